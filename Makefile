@@ -1,0 +1,44 @@
+# tdsl: `make demo` and `make test` do everything on a fresh Debian 12 machine.
+JOBS ?= $(shell nproc)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build demo test test-fast test-asan bench clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@echo "== examples/storage_views.tdsl: every result is a view of x's storage =="
+	$(BUILD)/tdslc run examples/storage_views.tdsl --fn views
+	@echo
+	@echo "== the same program's IR: shapes, strides, offsets, storages =="
+	$(BUILD)/tdslc examples/storage_views.tdsl --emit=ir --fn views
+
+# The suite twice: the release build, then one built with address and undefined-behaviour sanitizers.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory test-asan
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDSLC_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@scripts/deps.sh --bench
+	@echo "bench: the benchmark harness arrives with the performance work (issue 6)"
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

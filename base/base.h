@@ -1,0 +1,87 @@
+// base/base.h: what every stage of tdslc shares and nothing else — the context,
+// the arena, source files and locations, diagnostics and internal assertions.
+// Includes only libc. Everything the compiler allocates lives in cx->arena and is
+// released at once by ctx_free().
+#ifndef TDSLC_BASE_BASE_H
+#define TDSLC_BASE_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct Arena Arena;
+typedef struct ArenaChunk ArenaChunk;
+typedef struct SrcFile SrcFile;
+typedef struct Loc Loc;
+typedef struct Ctx Ctx;
+
+#define TD_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TD_NORETURN _Noreturn
+
+// ---- arena: zeroed bump allocation, freed all at once ----
+struct Arena {
+  ArenaChunk *head;
+  size_t total;
+};
+void *arena_alloc(Arena *a, size_t size);  // zeroed, 16-byte aligned
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_printf(Arena *a, const char *fmt, ...) TD_PRINTF(2, 3);
+void arena_reset(Arena *a);
+
+// ---- growable arrays in the arena: VEC(T) v = {0}; vec_push(cx, &v, x) ----
+#define VEC(T) struct { T *data; int len, cap; }
+void *vec_grow(Arena *a, void *data, int *cap, size_t elem);
+#define vec_push(arena, v, x)                                                        \
+  do {                                                                               \
+    if ((v)->len == (v)->cap)                                                        \
+      (v)->data = vec_grow((arena), (v)->data, &(v)->cap, sizeof(*(v)->data));       \
+    (v)->data[(v)->len++] = (x);                                                     \
+  } while (0)
+
+// ---- source files and locations ----
+// A Loc is a byte range [begin, end) of one source file; line:col is computed
+// lazily from the file's line map when a diagnostic is printed.
+struct SrcFile {
+  const char *path;
+  const char *text;  // NUL-terminated copy (the file may contain NUL bytes: len is the truth)
+  size_t len;
+  uint32_t *line_starts;  // offset of each line, built when the file is read
+  int nlines;
+};
+struct Loc {
+  const SrcFile *file;
+  uint32_t begin, end;
+};
+SrcFile *srcfile_read(Ctx *cx, const char *path);  // NULL (and a message) when unreadable
+SrcFile *srcfile_from_string(Ctx *cx, const char *path, const char *text, size_t len);
+void srcfile_linecol(const SrcFile *f, uint32_t off, int *line, int *col);  // 1-based, byte columns
+Loc loc_join(Loc a, Loc b);  // the range covering both
+
+// ---- the context: one per compilation ----
+struct Ctx {
+  Arena arena;
+  int nerrors, nwarnings;
+  FILE *diag_out;      // stderr unless a test redirects it
+  uint64_t *reported;  // hashes of (loc, message) already printed: inlining may meet one mistake twice
+  int nreported, capreported;
+};
+void ctx_init(Ctx *cx);
+void ctx_free(Ctx *cx);
+
+// ---- diagnostics: path:line:col: error: msg, the source line, ^~~~ under [begin, end) ----
+void diag_error(Ctx *cx, Loc loc, const char *fmt, ...) TD_PRINTF(3, 4);
+void diag_warning(Ctx *cx, Loc loc, const char *fmt, ...) TD_PRINTF(3, 4);
+void diag_note(Ctx *cx, Loc loc, const char *fmt, ...) TD_PRINTF(3, 4);
+// A run-time data error found at loc: printed as "path:line:col: error: msg" (exit 3 follows).
+void diag_verror(Ctx *cx, const char *kind, Loc loc, const char *fmt, va_list ap);
+
+// ---- internal errors: never a signal, exit status 4 ----
+TD_NORETURN void td_internal_error(const char *file, int line, const char *fmt, ...) TD_PRINTF(3, 4);
+#define TD_ASSERT(c) \
+  ((c) ? (void)0 : td_internal_error(__FILE__, __LINE__, "assertion failed: %s", #c))
+#define td_unreachable() td_internal_error(__FILE__, __LINE__, "unreachable")
+
+#endif

@@ -1,0 +1,534 @@
+// driver/tdslc.c: the command line (LANGUAGE.md §10). A flat list of stages —
+// read, parse, sema, lower, fuse — then either an --emit dump or `run`, which
+// executes a compiled function on .npy or seeded inputs. Exit status: 0 ok, 1 an
+// error in the program, 2 a bad command line or input file, 3 a run-time data
+// error, 4 an internal error (td_internal_error).
+#include "frontend/frontend.h"
+#include "tdsl.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert((int)TDSL_F64 == (int)DT_F64 && (int)TDSL_BF16 == (int)DT_BF16 && (int)TDSL_DTYPE_COUNT == (int)DT_COUNT,
+               "runtime and compiler dtypes share one order");
+
+#define TDSLC_VERSION "0.1.0"
+
+enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_DATA = 3 };
+
+typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_IR, EMIT_KERNELS, EMIT_C, EMIT_HEADER, EMIT_LLVM, EMIT_ASM,
+               EMIT_OBJ, EMIT_CUDA, EMIT_PTX, EMIT_DOT, EMIT_COUNT } EmitKind;
+static const char *const emit_names[EMIT_COUNT] = {"tokens", "ast", "ir", "kernels", "c", "header", "llvm",
+                                                   "asm", "obj", "cuda", "ptx", "dot"};
+
+typedef enum { MODE_COMPILE, MODE_RUN, MODE_BENCH } Mode;
+
+typedef struct Input {
+  const char *name, *path;
+} Input;
+
+typedef struct Options {
+  Mode mode;
+  const char *file, *out, *fn, *target, *backend, *cpu, *gpu_arch, *out_dir;
+  EmitKind emit;
+  int opt;
+  bool json, time;
+  uint64_t seed;
+  int reps;
+  Input inputs[64];
+  int ninputs;
+} Options;
+
+TD_PRINTF(1, 2) static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tdslc: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs("\n", stderr);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+static void print_help(void) {
+  puts("usage: tdslc FILE.tdsl [--emit=KIND] [-o OUT] [-O0|-O1|-O2|-O3] [--fn NAME] [--target cpu|cuda]\n"
+       "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--time]\n"
+       "           KIND: tokens ast ir kernels c header llvm asm obj cuda ptx dot   (default: c)\n"
+       "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--seed N] [--out-dir DIR] [--json]\n"
+       "                             [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
+       "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--json]\n"
+       "       tdslc --print-include-dir | --print-lib-dir | --version | --help");
+}
+
+// "--name=value" or "--name value": the value, advancing *i; NULL if this is not --name.
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) != 0)
+    return NULL;
+  if (a[n] == '=')
+    return a + n + 1;
+  if (a[n] != 0)
+    return NULL;
+  if (*i + 1 >= argc) {
+    *missing = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (!*s || *s == '-')
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+static int parse_args(int argc, char **argv, Options *o) {
+  *o = (Options){.emit = EMIT_C, .opt = 2, .reps = 20, .target = NULL};
+  int i = 1;
+  if (argc > 1 && strcmp(argv[1], "run") == 0)
+    o->mode = MODE_RUN, i = 2;
+  else if (argc > 1 && strcmp(argv[1], "bench") == 0)
+    o->mode = MODE_BENCH, i = 2;
+  bool emit_given = false;
+  for (; i < argc; i++) {
+    const char *a = argv[i], *v;
+    bool missing = false;
+#define VALUE(name) ((v = opt_value(argc, argv, &i, name, &missing)) != NULL || missing)
+    if (VALUE("--emit") && o->mode == MODE_COMPILE) {
+      if (missing)
+        return usage_error("missing value after '--emit'");
+      int k = 0;
+      while (k < EMIT_COUNT && strcmp(emit_names[k], v) != 0)
+        k++;
+      if (k == EMIT_COUNT)
+        return usage_error("unknown --emit kind '%s' (expected one of: tokens ast ir kernels c header llvm asm obj cuda ptx dot)", v);
+      o->emit = (EmitKind)k;
+      emit_given = true;
+    } else if (VALUE("-o") && o->mode == MODE_COMPILE) {
+      if (missing)
+        return usage_error("missing file name after '-o'");
+      o->out = v;
+    } else if (VALUE("--fn")) {
+      if (missing)
+        return usage_error("missing function name after '--fn'");
+      o->fn = v;
+    } else if (VALUE("--target")) {
+      if (missing || (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0))
+        return usage_error("--target takes 'cpu' or 'cuda'");
+      o->target = v;
+    } else if (VALUE("--cpu") && o->mode == MODE_COMPILE) {
+      if (missing)
+        return usage_error("missing CPU name after '--cpu'");
+      o->cpu = v;
+    } else if (VALUE("--gpu-arch") && o->mode == MODE_COMPILE) {
+      if (missing || strncmp(v, "sm_", 3) != 0)
+        return usage_error("--gpu-arch takes sm_NN (for example sm_80)");
+      o->gpu_arch = v;
+    } else if (VALUE("--backend") && o->mode != MODE_COMPILE) {
+      if (missing || (strcmp(v, "c") && strcmp(v, "llvm") && strcmp(v, "cuda") && strcmp(v, "ptx")))
+        return usage_error("--backend takes c, llvm, cuda or ptx");
+      o->backend = v;
+    } else if (VALUE("--in") && o->mode == MODE_RUN) {
+      const char *eq = missing ? NULL : strchr(v, '=');
+      if (!eq || eq == v || !eq[1])
+        return usage_error("--in takes NAME=FILE.npy");
+      if (o->ninputs == 64)
+        return usage_error("too many --in options");
+      o->inputs[o->ninputs++] = (Input){strndup(v, (size_t)(eq - v)), eq + 1};
+    } else if (VALUE("--seed") && o->mode == MODE_RUN) {
+      if (missing || !parse_u64(v, &o->seed))
+        return usage_error("--seed takes a non-negative integer");
+    } else if (VALUE("--out-dir") && o->mode == MODE_RUN) {
+      if (missing)
+        return usage_error("missing directory after '--out-dir'");
+      o->out_dir = v;
+    } else if (VALUE("--reps") && o->mode == MODE_BENCH) {
+      uint64_t r;
+      if (missing || !parse_u64(v, &r) || r == 0 || r > 1000000)
+        return usage_error("--reps takes a positive integer");
+      o->reps = (int)r;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = true;
+    } else if (strcmp(a, "--time") == 0 && o->mode == MODE_COMPILE) {
+      o->time = true;
+    } else if (o->mode == MODE_COMPILE && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o->opt = a[2] - '0';
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option '%s' (see tdslc --help)", a);
+    } else if (o->file) {
+      return usage_error("more than one input file ('%s' and '%s')", o->file, a);
+    } else {
+      o->file = a;
+    }
+#undef VALUE
+  }
+  if (!o->file)
+    return usage_error("no input file (see tdslc --help)");
+  if (o->json && o->mode == MODE_COMPILE && emit_given && o->emit != EMIT_IR)
+    return usage_error("--json goes with --emit=ir, run or bench");
+  // --emit=cuda|ptx and --backend cuda|ptx imply --target cuda; a conflicting --target is an error.
+  bool wants_cuda = (o->mode == MODE_COMPILE && (o->emit == EMIT_CUDA || o->emit == EMIT_PTX)) ||
+                    (o->backend && (!strcmp(o->backend, "cuda") || !strcmp(o->backend, "ptx")));
+  bool wants_cpu = o->backend && (!strcmp(o->backend, "c") || !strcmp(o->backend, "llvm"));
+  if (wants_cuda && o->target && strcmp(o->target, "cuda") != 0)
+    return usage_error("--target %s conflicts with %s", o->target,
+                       o->backend ? "--backend cuda/ptx" : "--emit=cuda/ptx");
+  if (wants_cpu && o->target && strcmp(o->target, "cpu") != 0)
+    return usage_error("--target %s conflicts with --backend %s", o->target, o->backend);
+  if (wants_cuda)
+    o->target = "cuda";
+  if (!o->target)
+    o->target = "cpu";
+  return 0;
+}
+
+// ---- timing (--time) ----
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct Timer {
+  bool on;
+  double t;
+} Timer;
+
+static void lap(Timer *tm, const char *stage) {
+  double t = now_ms();
+  if (tm->on)
+    fprintf(stderr, "tdslc: time %-8s %8.3f ms\n", stage, t - tm->t);
+  tm->t = t;
+}
+
+// ---- choosing the function ----
+static void list_fns(const Program *p, FILE *out) {
+  for (int i = 0; i < p->fns.len; i++)
+    fprintf(out, "%s%s", i ? ", " : "", p->fns.data[i]->name);
+}
+
+// The function the per-function kinds and run act on; NULL (after a message) if none.
+static const Ast *pick_fn(const Program *p, const Options *o) {
+  if (o->fn) {
+    const Ast *fn = sema_find_fn(p, o->fn);
+    if (!fn) {
+      fprintf(stderr, "tdslc: error: no function '%s' in %s (it has: ", o->fn, o->file);
+      list_fns(p, stderr);
+      fputs(")\n", stderr);
+    }
+    return fn;
+  }
+  if (p->fns.len == 1)
+    return p->fns.data[0];
+  if (p->fns.len == 0)
+    fprintf(stderr, "tdslc: error: %s defines no function\n", o->file);
+  else {
+    fprintf(stderr, "tdslc: error: %s defines several functions; choose one with --fn (", o->file);
+    list_fns(p, stderr);
+    fputs(")\n", stderr);
+  }
+  return NULL;
+}
+
+// ---- output files: written whole or not at all ----
+typedef struct OutFile {
+  FILE *fp;
+  char *tmp;
+  const char *path;
+} OutFile;
+
+static bool out_open(OutFile *of, const char *path) {
+  *of = (OutFile){.fp = stdout, .path = path};
+  if (!path)
+    return true;
+  size_t n = strlen(path) + 32;
+  of->tmp = malloc(n);
+  snprintf(of->tmp, n, "%s.tmp%ld", path, (long)getpid());
+  of->fp = fopen(of->tmp, "wb");
+  if (!of->fp) {
+    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", path, strerror(errno));
+    free(of->tmp);
+    return false;
+  }
+  return true;
+}
+
+static bool out_close(OutFile *of, bool keep) {
+  if (!of->path) {
+    fflush(stdout);
+    return true;
+  }
+  bool ok = fclose(of->fp) == 0 && keep;
+  if (ok && rename(of->tmp, of->path) != 0) {
+    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", of->path, strerror(errno));
+    ok = false;
+  }
+  if (!ok)
+    remove(of->tmp);
+  free(of->tmp);
+  return ok;
+}
+
+// ---- run: inputs, execution of a view-only graph, outputs ----
+static void shape_text(char *buf, size_t n, int ndim, const int64_t *shape) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", shape[i]);
+  if (k < n)
+    snprintf(buf + k, n - k, "]");
+}
+
+static int load_input(const Options *o, const Value *param, const char *path, tdsl_tensor *t) {
+  const char *name = param->name;
+  if (tdsl_load_npy_as(path, (tdsl_dtype)param->dtype, t) != 0) {
+    fprintf(stderr, "tdslc: error: --in %s=%s: %s\n", name, path, tdsl_last_error());
+    return EXIT_USAGE;
+  }
+  View want = param->view;
+  bool same = t->ndim == want.ndim;
+  for (int i = 0; same && i < want.ndim; i++)
+    same = t->shape[i] == want.shape[i];
+  if (!same) {
+    char a[256], b[256];
+    shape_text(a, sizeof a, want.ndim, want.shape);
+    shape_text(b, sizeof b, t->ndim, t->shape);
+    fprintf(stderr, "tdslc: error: --in %s=%s: parameter '%s' is %s%s but the file holds %s%s\n", name, path, name,
+            dtype_name(param->dtype), a, tdsl_dtype_name(t->dtype), b);
+    tdsl_tensor_release(t);
+    return EXIT_USAGE;
+  }
+  (void)o;
+  return 0;
+}
+
+static int make_dir(const char *dir) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "tdslc: error: cannot create '%s': %s\n", dir, strerror(errno));
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+static int save_npy(const char *dir, const char *name, const tdsl_tensor *t) {
+  size_t n = strlen(dir) + strlen(name) + 8;
+  char *path = malloc(n);
+  snprintf(path, n, "%s/%s.npy", dir, name);
+  int rc = tdsl_save_npy(path, t);
+  if (rc != 0)
+    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", path, tdsl_last_error());
+  free(path);
+  return rc ? EXIT_USAGE : 0;
+}
+
+static void print_ints_json(FILE *out, const int64_t *xs, int n) {
+  fputc('[', out);
+  for (int i = 0; i < n; i++)
+    fprintf(out, "%s%" PRId64, i ? ", " : "", xs[i]);
+  fputc(']', out);
+}
+
+static void print_output(FILE *out, const Options *o, int idx, const Value *v, const tdsl_tensor *t) {
+  const char *storage = v->buf->kind == BUF_INPUT ? v->buf->name : NULL;
+  if (o->json) {
+    fprintf(out, "%s\n  {\"index\": %d, \"dtype\": \"%s\", \"shape\": ", idx ? "," : "", idx, tdsl_dtype_name(t->dtype));
+    print_ints_json(out, t->shape, t->ndim);
+    fputs(", \"strides\": ", out);
+    print_ints_json(out, t->strides, t->ndim);
+    fprintf(out, ", \"offset\": %" PRId64 ", \"contiguous\": %s, \"storage\": ", t->offset,
+            tdsl_tensor_is_contiguous(t) ? "true" : "false");
+    if (storage)
+      fprintf(out, "\"input:%s\"", storage);
+    else
+      fputs("\"new\"", out);
+    fputs(", \"data\": ", out);
+    tdsl_write_json_data(out, t);
+    fputc('}', out);
+    return;
+  }
+  fprintf(out, "out%d = ", idx);
+  tdsl_print(out, t);
+  char sh[256], st[256];
+  shape_text(sh, sizeof sh, t->ndim, t->shape);
+  shape_text(st, sizeof st, t->ndim, t->strides);
+  fprintf(out, "  shape %s  strides %s  offset %" PRId64 "  %s  storage %s%s\n", sh, st, t->offset,
+          tdsl_tensor_is_contiguous(t) ? "contiguous" : "non-contiguous", storage ? "input:" : "new",
+          storage ? storage : "");
+}
+
+static int run_graph(Ctx *cx, const Options *o, const Graph *g) {
+  if (strcmp(o->target, "cuda") == 0) {
+    fprintf(stderr, "tdslc: error: --target cuda: running on a GPU is not supported yet\n");
+    return EXIT_DATA;
+  }
+  if (!graph_is_view_only(g)) {
+    const Node *n = g->nodes.data[0];
+    diag_error(cx, n->loc, "'%s' needs a kernel: running materializing ops is not supported yet", op_name(n->op));
+    return EXIT_PROGRAM;
+  }
+  for (int i = 0; i < o->ninputs; i++) {
+    bool found = false;
+    for (int j = 0; j < g->params.len; j++)
+      found |= strcmp(g->params.data[j]->name, o->inputs[i].name) == 0;
+    if (!found)
+      return usage_error("--in %s: '%s' has no parameter '%s'", o->inputs[i].name, g->name, o->inputs[i].name);
+  }
+  int rc = 0;
+  if (o->out_dir && (rc = make_dir(o->out_dir)))
+    return rc;
+  int np = g->params.len;
+  tdsl_tensor *ins = calloc((size_t)(np ? np : 1), sizeof *ins);
+  uint64_t state = o->seed;
+  for (int j = 0; j < np && !rc; j++) {
+    const Value *p = g->params.data[j];
+    const char *path = NULL;
+    for (int i = 0; i < o->ninputs; i++)
+      if (strcmp(o->inputs[i].name, p->name) == 0)
+        path = o->inputs[i].path;
+    if (path) {
+      rc = load_input(o, p, path, &ins[j]);
+      continue;
+    }
+    if (tdsl_tensor_empty(&ins[j], (tdsl_dtype)p->dtype, p->view.ndim, p->view.shape) != 0) {
+      fprintf(stderr, "tdslc: error: parameter '%s': %s\n", p->name, tdsl_last_error());
+      rc = EXIT_USAGE;
+      break;
+    }
+    tdsl_fill_random(&ins[j], &state);
+    if (o->out_dir) {
+      char name[256];
+      snprintf(name, sizeof name, "in_%s", p->name);
+      rc = save_npy(o->out_dir, name, &ins[j]);
+    }
+  }
+  int no = g->outputs.len;
+  tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
+  for (int k = 0; k < no && !rc; k++) {
+    const Value *v = g->outputs.data[k];
+    TD_ASSERT(v->buf && v->buf->kind == BUF_INPUT);
+    if (tdsl_tensor_view(&outs[k], &ins[v->buf->param], v->view.ndim, v->view.shape, v->view.strides,
+                         v->view.offset) != 0) {
+      fprintf(stderr, "tdslc: internal error: output %d: %s\n", k, tdsl_last_error());
+      rc = 4;
+    }
+  }
+  if (!rc) {
+    if (o->json)
+      fprintf(stdout, "{\"function\": \"%s\", \"outputs\": [", g->name);
+    for (int k = 0; k < no; k++)
+      print_output(stdout, o, k, g->outputs.data[k], &outs[k]);
+    if (o->json)
+      fputs("]}\n", stdout);
+    for (int k = 0; k < no && o->out_dir && !rc; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "out%d", k);
+      rc = save_npy(o->out_dir, name, &outs[k]);
+    }
+  }
+  for (int k = 0; k < no; k++)
+    tdsl_tensor_release(&outs[k]);
+  for (int j = 0; j < np; j++)
+    tdsl_tensor_release(&ins[j]);
+  free(outs);
+  free(ins);
+  return rc;
+}
+
+// ---- the pipeline ----
+static int compile_and_act(Ctx *cx, const Options *o) {
+  Timer tm = {o->time, now_ms()};
+  SrcFile *src = srcfile_read(cx, o->file);
+  if (!src)
+    return EXIT_USAGE;
+  lap(&tm, "read");
+  if (o->mode == MODE_COMPILE && o->emit == EMIT_TOKENS) {
+    parse_dump_tokens(cx, src, stdout);
+    return cx->nerrors ? EXIT_PROGRAM : 0;
+  }
+  Program prog = {0};
+  prog.ast = parse_program(cx, src);
+  lap(&tm, "parse");
+  if (cx->nerrors || !prog.ast)
+    return EXIT_PROGRAM;
+  if (o->mode == MODE_COMPILE && o->emit == EMIT_AST) {
+    OutFile of;
+    if (!out_open(&of, o->out))
+      return EXIT_USAGE;
+    ast_dump(prog.ast, of.fp);
+    return out_close(&of, true) ? 0 : EXIT_USAGE;
+  }
+  bool ok = sema_check(cx, &prog);
+  lap(&tm, "sema");
+  if (!ok || cx->nerrors)
+    return EXIT_PROGRAM;
+
+  bool per_fn = o->mode != MODE_COMPILE || o->emit == EMIT_IR || o->emit == EMIT_KERNELS || o->emit == EMIT_DOT;
+  const Ast *only = NULL;
+  if (per_fn || o->fn) {
+    if (!(only = pick_fn(&prog, o)))
+      return EXIT_USAGE;
+  }
+  if (o->mode == MODE_BENCH)
+    return usage_error("bench: timing compiled functions is not supported yet");
+
+  if (o->mode == MODE_RUN) {
+    Graph *g = lower_fn(cx, &prog, only);
+    fuse_graph(g);
+    lap(&tm, "lower");
+    return run_graph(cx, o, g);
+  }
+  if (o->emit != EMIT_IR && o->emit != EMIT_KERNELS)
+    return usage_error("--emit=%s: code generation is not supported yet", emit_names[o->emit]);
+  OutFile of;
+  if (!out_open(&of, o->out))
+    return EXIT_USAGE;
+  Graph *g = lower_fn(cx, &prog, only);
+  fuse_graph(g);
+  lap(&tm, "lower");
+  if (o->emit == EMIT_IR && o->json)
+    graph_print_json(g, of.fp);
+  else
+    graph_print(g, of.fp);
+  lap(&tm, "emit");
+  return out_close(&of, true) ? 0 : EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    print_help();
+    return 0;
+  }
+  if (argc == 2 && !strcmp(argv[1], "--version")) {
+    puts("tdslc " TDSLC_VERSION);
+    return 0;
+  }
+  if (argc == 2 && !strcmp(argv[1], "--print-include-dir")) {
+    puts(TDSL_INCLUDE_DIR);
+    return 0;
+  }
+  if (argc == 2 && !strcmp(argv[1], "--print-lib-dir")) {
+    puts(TDSL_LIB_DIR);
+    return 0;
+  }
+  Options o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc == 0) {
+    Ctx cx;
+    ctx_init(&cx);
+    rc = compile_and_act(&cx, &o);
+    ctx_free(&cx);
+  }
+  for (int i = 0; i < o.ninputs; i++)
+    free((char *)o.inputs[i].name);
+  return rc;
+}

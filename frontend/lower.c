@@ -1,0 +1,195 @@
+// frontend/lower.c: a checked function -> Graph. View ops are free: a BK_VIEW call
+// becomes a new Value with the View sema computed over the same Buffer, so no node
+// and no kernel can ever come from it. Materializing ops (BK_NODE) become one Node
+// each. Calls of user functions are inlined: their type-checked clone (e->inlined)
+// is lowered in a new scope with the parameters bound to the argument values.
+// Lowering reports nothing: sema has already said everything there is to say.
+#include "frontend/frontend.h"
+
+#include <string.h>
+
+typedef struct Binding Binding;
+struct Binding {
+  const char *name;
+  Value *value;
+  Binding *next;
+};
+
+typedef struct Lower {
+  Ctx *cx;
+  const Program *prog;
+  Graph *g;
+  Binding *scope;  // innermost first
+  int depth;       // inlining depth: bindings are recorded only at depth 0
+} Lower;
+
+typedef VEC(Value *) ValueList;
+
+static Value *lower_expr(Lower *lw, const Ast *e);
+static void lower_body(Lower *lw, const Ast *fn, ValueList *rets);
+
+static void bind(Lower *lw, const char *name, Value *v) {
+  Binding *b = arena_alloc(&lw->cx->arena, sizeof *b);
+  *b = (Binding){name, v, lw->scope};
+  lw->scope = b;
+}
+
+static Value *lookup(Lower *lw, const char *name) {
+  for (Binding *b = lw->scope; b; b = b->next)
+    if (strcmp(b->name, name) == 0)
+      return b->value;
+  return NULL;
+}
+
+static Value *scalar_of(Lower *lw, const TType *t, Loc loc) {
+  return graph_scalar(lw->g, t->dtype, t->fval, t->ival, loc);
+}
+
+// The declared shape of a parameter: from its type when sema gave the parameter one,
+// else from the folded dims of its AST_TYPE.
+static void param_shape(const Ast *p, int *ndim, int64_t *shape) {
+  if (p->ty && p->ty->kind == TY_TENSOR) {
+    *ndim = p->ty->view.ndim;
+    memcpy(shape, p->ty->view.shape, sizeof(int64_t) * (size_t)*ndim);
+    return;
+  }
+  *ndim = p->type->list.len;
+  for (int i = 0; i < *ndim; i++) {
+    const Ast *d = p->type->list.data[i];
+    TD_ASSERT(d->ty && d->ty->kind == TY_SCALAR);
+    shape[i] = d->ty->ival;
+  }
+}
+
+// A call of a user function: arguments bound to the clone's parameters (positional
+// first, then by keyword), its body lowered in a scope of its own.
+static void lower_inlined(Lower *lw, const Ast *call, ValueList *rets) {
+  const Ast *fn = call->inlined;
+  Value *args[64] = {0};
+  int npos = 0;
+  for (int i = 0; i < call->list.len; i++) {
+    const Ast *a = call->list.data[i];
+    if (a->kind == AST_KWARG) {
+      for (int j = 0; j < fn->list.len && j < 64; j++)
+        if (strcmp(fn->list.data[j]->name, a->name) == 0)
+          args[j] = lower_expr(lw, a->rhs);
+    } else if (npos < 64) {
+      args[npos++] = lower_expr(lw, a);
+    }
+  }
+  Binding *saved = lw->scope;
+  lw->scope = NULL;
+  for (int j = 0; j < fn->list.len && j < 64; j++) {
+    TD_ASSERT(args[j]);
+    bind(lw, fn->list.data[j]->name, args[j]);
+  }
+  lw->depth++;
+  lower_body(lw, fn, rets);
+  lw->depth--;
+  lw->scope = saved;
+}
+
+static Value *lower_node(Lower *lw, const Ast *e) {
+  Value *srcs[64];
+  int n = e->noperands < 64 ? e->noperands : 64;
+  for (int i = 0; i < n; i++)
+    srcs[i] = lower_expr(lw, e->operands[i]);
+  const TType *t = e->ty;
+  Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
+  // A store or in-place update yields its target: later reads see the written storage.
+  return e->bi->op == OP_STORE ? srcs[0] : nd->out;
+}
+
+static Value *lower_view(Lower *lw, const Ast *e) {
+  TD_ASSERT(e->noperands >= 1);
+  Value *src = lower_expr(lw, e->operands[0]);
+  if (e->needs_copy) {
+    NodeAttr none = {0};
+    Node *copy = graph_node(lw->g, OP_COPY, src->dtype, src->view.ndim, src->view.shape, &src, 1, none, e->loc);
+    src = copy->out;
+  }
+  return graph_view(lw->g, src, e->ty->view, e->loc);
+}
+
+static Value *lower_expr(Lower *lw, const Ast *e) {
+  TD_ASSERT(e->ty);
+  if (e->ty->kind == TY_SCALAR)
+    return scalar_of(lw, e->ty, e->loc);
+  if (e->kind == AST_CALL && e->inlined) {
+    ValueList rets = {0};
+    lower_inlined(lw, e, &rets);
+    TD_ASSERT(rets.len >= 1);
+    return rets.data[0];
+  }
+  if (e->bi)
+    return e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
+  if (e->kind == AST_NAME) {
+    Value *v = lookup(lw, e->name);
+    TD_ASSERT(v);
+    return v;
+  }
+  td_internal_error(__FILE__, __LINE__, "cannot lower a %s expression", ast_kind_name(e->kind));
+}
+
+static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
+  switch (s->kind) {
+  case AST_ASSIGN: {
+    if (s->list.len == 1) {
+      Value *v = lower_expr(lw, s->rhs);
+      bind(lw, s->list.data[0]->name, v);
+      if (lw->depth == 0)
+        graph_name(lw->g, v, s->list.data[0]->name);
+      return;
+    }
+    ValueList vals = {0};
+    TD_ASSERT(s->rhs->kind == AST_CALL && s->rhs->inlined);
+    lower_inlined(lw, s->rhs, &vals);
+    TD_ASSERT(vals.len == s->list.len);
+    for (int i = 0; i < vals.len; i++) {
+      bind(lw, s->list.data[i]->name, vals.data[i]);
+      if (lw->depth == 0)
+        graph_name(lw->g, vals.data[i], s->list.data[i]->name);
+    }
+    return;
+  }
+  case AST_AUGASSIGN:
+  case AST_STORE:
+    lower_expr(lw, s);
+    return;
+  case AST_RETURN:
+    for (int i = 0; i < s->list.len; i++) {
+      const Ast *r = s->list.data[i];
+      if (r->kind == AST_CALL && r->inlined && r->ty->kind == TY_TUPLE)
+        lower_inlined(lw, r, rets);
+      else
+        vec_push(&lw->cx->arena, rets, lower_expr(lw, r));
+    }
+    return;
+  default:
+    td_internal_error(__FILE__, __LINE__, "unexpected statement %s", ast_kind_name(s->kind));
+  }
+}
+
+static void lower_body(Lower *lw, const Ast *fn, ValueList *rets) {
+  for (int i = 0; i < fn->body.len && rets->len == 0; i++)
+    lower_stmt(lw, fn->body.data[i], rets);
+}
+
+Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
+  Lower lw = {.cx = cx, .prog = p};
+  lw.g = graph_new(cx, fn->name, fn->loc);
+  for (int i = 0; i < fn->list.len; i++) {
+    const Ast *prm = fn->list.data[i];
+    int ndim;
+    int64_t shape[TD_MAX_DIMS];
+    param_shape(prm, &ndim, shape);
+    Value *v = graph_param(lw.g, prm->name, prm->type->dtype, ndim, shape, prm->mut, prm->loc);
+    bind(&lw, prm->name, v);
+  }
+  ValueList rets = {0};
+  lower_body(&lw, fn, &rets);
+  for (int i = 0; i < rets.len; i++)
+    graph_output(lw.g, rets.data[i]);
+  graph_verify(lw.g);
+  return lw.g;
+}

@@ -1,0 +1,281 @@
+// ir/graph.c: the graph IR's values and nodes, and its two printed forms (--emit=ir,
+// text and JSON). Invariants: every Value that is not a scalar has a Buffer; a view
+// op never creates a Node, it only makes a new Value with another View of the same
+// Buffer; nodes are created in topological order; a node's result is a fresh Buffer
+// read through its contiguous View.
+#include "ir/ir.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+Graph *graph_new(Ctx *cx, const char *name, Loc loc) {
+  Graph *g = arena_alloc(&cx->arena, sizeof *g);
+  g->cx = cx;
+  g->name = name;
+  g->loc = loc;
+  return g;
+}
+
+static Value *new_value(Graph *g, DType dt, View v, Buffer *buf, Loc loc) {
+  Value *val = arena_alloc(&g->cx->arena, sizeof *val);
+  val->id = g->values.len;
+  val->dtype = dt;
+  val->view = v;
+  val->buf = buf;
+  val->loc = loc;
+  vec_push(&g->cx->arena, &g->values, val);
+  return val;
+}
+
+static Buffer *new_buffer(Graph *g, BufKind kind, DType dt, int64_t numel) {
+  Buffer *b = arena_alloc(&g->cx->arena, sizeof *b);
+  b->id = g->bufs.len;
+  b->kind = kind;
+  b->dtype = dt;
+  b->numel = numel;
+  b->param = -1;
+  vec_push(&g->cx->arena, &g->bufs, b);
+  return b;
+}
+
+Value *graph_param(Graph *g, const char *name, DType dt, int ndim, const int64_t *shape, bool mut, Loc loc) {
+  View v = view_contiguous(ndim, shape);
+  Buffer *b = new_buffer(g, BUF_INPUT, dt, view_numel(v));
+  b->name = name;
+  b->param = g->params.len;
+  b->mut = mut;
+  Value *val = new_value(g, dt, v, b, loc);
+  val->name = name;
+  vec_push(&g->cx->arena, &g->params, val);
+  return val;
+}
+
+Value *graph_scalar(Graph *g, DType dt, double v, int64_t iv, Loc loc) {
+  Value *val = new_value(g, dt, view_scalar(), NULL, loc);
+  val->is_scalar = true;
+  val->sval = v;
+  val->ival = iv;
+  return val;
+}
+
+Value *graph_view(Graph *g, const Value *src, View v, Loc loc) {
+  TD_ASSERT(src->buf);
+  return new_value(g, src->dtype, v, src->buf, loc);
+}
+
+Node *graph_node(Graph *g, Op op, DType out_dt, int ndim, const int64_t *shape, Value **srcs, int nsrc,
+                 NodeAttr attr, Loc loc) {
+  Node *n = arena_alloc(&g->cx->arena, sizeof *n);
+  n->id = g->nodes.len;
+  n->op = op;
+  n->loc = loc;
+  n->attr = attr;
+  n->kernel = -1;
+  n->nsrc = nsrc;
+  n->srcs = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)(nsrc > 0 ? nsrc : 1));
+  for (int i = 0; i < nsrc; i++)
+    n->srcs[i] = srcs[i];
+  View v = view_contiguous(ndim, shape);
+  Buffer *b = new_buffer(g, BUF_KERNEL, out_dt, view_numel(v));
+  b->producer = n;
+  n->out = new_value(g, out_dt, v, b, loc);
+  n->out->node = n;
+  vec_push(&g->cx->arena, &g->nodes, n);
+  return n;
+}
+
+void graph_name(Graph *g, Value *v, const char *name) {
+  if (!v->name)
+    v->name = name;
+  if (v->buf && v->buf->kind == BUF_KERNEL && !v->buf->name)
+    v->buf->name = name;
+  vec_push(&g->cx->arena, &g->named, ((NamedValue){name, v}));
+}
+
+void graph_output(Graph *g, Value *v) { vec_push(&g->cx->arena, &g->outputs, v); }
+
+bool graph_is_view_only(const Graph *g) { return g->nodes.len == 0; }
+
+// ---- printing: the rows every form shares ----
+
+typedef struct Row {
+  const char *name;
+  const Value *v;
+} Row;
+
+// Parameters, each binding in source order, then each output: what --emit=ir lists.
+static int collect_rows(const Graph *g, Row *rows, int cap) {
+  int n = 0;
+  for (int i = 0; i < g->params.len && n < cap; i++)
+    rows[n++] = (Row){g->params.data[i]->name, g->params.data[i]};
+  for (int i = 0; i < g->named.len && n < cap; i++)
+    rows[n++] = (Row){g->named.data[i].name, g->named.data[i].value};
+  for (int i = 0; i < g->outputs.len && n < cap; i++) {
+    char *name = arena_printf(&g->cx->arena, "out%d", i);
+    rows[n++] = (Row){name, g->outputs.data[i]};
+  }
+  return n;
+}
+
+static const char *value_kind(const Value *v) {
+  if (v->is_scalar)
+    return "const";
+  if (!v->buf)
+    return "fused";
+  bool own = (v->node && v->node->out == v) || (v->buf->kind == BUF_INPUT && v->buf->param >= 0 &&
+                                                 v->name && strcmp(v->name, v->buf->name) == 0 &&
+                                                 view_equal(v->view, view_contiguous(v->view.ndim, v->view.shape)));
+  return own ? "buffer" : "view";
+}
+
+static void print_storage(const Value *v, FILE *out) {
+  if (v->is_scalar)
+    fputs("const", out);
+  else if (v->buf->kind == BUF_INPUT)
+    fprintf(out, "input:%s", v->buf->name);
+  else if (v->buf->kind == BUF_CONST)
+    fputs("const", out);
+  else
+    fprintf(out, "kernel:k%d", v->buf->producer->kernel);
+}
+
+static void print_ints(FILE *out, const int64_t *xs, int n, const char *open, const char *close) {
+  fputs(open, out);
+  for (int i = 0; i < n; i++)
+    fprintf(out, "%s%" PRId64, i ? ", " : "", xs[i]);
+  fputs(close, out);
+}
+
+static int loc_line(Loc loc) {
+  if (!loc.file)
+    return 0;
+  int line, col;
+  srcfile_linecol(loc.file, loc.begin, &line, &col);
+  return line;
+}
+
+// The distinct source lines of kernel k's nodes, ascending, comma-separated.
+static void print_kernel_lines(const Graph *g, int k, FILE *out, const char *sep) {
+  int lines[256], n = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *nd = g->nodes.data[i];
+    if (nd->kernel != k)
+      continue;
+    int l = loc_line(nd->loc);
+    bool dup = false;
+    for (int j = 0; j < n; j++)
+      dup |= lines[j] == l;
+    if (!dup && n < 256)
+      lines[n++] = l;
+  }
+  for (int i = 1; i < n; i++)  // insertion sort: a handful of lines
+    for (int j = i; j > 0 && lines[j - 1] > lines[j]; j--) {
+      int t = lines[j];
+      lines[j] = lines[j - 1];
+      lines[j - 1] = t;
+    }
+  for (int i = 0; i < n; i++)
+    fprintf(out, "%s%d", i ? sep : "", lines[i]);
+}
+
+void graph_print(const Graph *g, FILE *out) {
+  fprintf(out, "fn %s\n", g->name);
+  Row rows[512];
+  int n = collect_rows(g, rows, 512);
+  for (int i = 0; i < n; i++) {
+    const Value *v = rows[i].v;
+    fprintf(out, "  %-8s %-6s %s", rows[i].name, value_kind(v), dtype_name(v->dtype));
+    print_ints(out, v->view.shape, v->view.ndim, "[", "]");
+    if (v->is_scalar) {
+      fprintf(out, " = %g\n", v->sval);
+      continue;
+    }
+    print_ints(out, v->view.strides, v->view.ndim, "  strides (", ")");
+    fprintf(out, "  offset %" PRId64 "  storage ", v->view.offset);
+    print_storage(v, out);
+    fprintf(out, "  line %d\n", loc_line(v->loc));
+  }
+  fprintf(out, "kernels: %d\n", g->nkernels);
+  for (int k = 0; k < g->nkernels; k++) {
+    fprintf(out, "  k%d:", k);
+    for (int i = 0; i < g->nodes.len; i++)
+      if (g->nodes.data[i]->kernel == k)
+        fprintf(out, " %s", op_name(g->nodes.data[i]->op));
+    fputs("  lines ", out);
+    print_kernel_lines(g, k, out, ",");
+    fputc('\n', out);
+  }
+}
+
+static void json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(out, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(out, "\\u%04x", c);
+    else
+      fputc(c, out);
+  }
+  fputc('"', out);
+}
+
+void graph_print_json(const Graph *g, FILE *out) {
+  fputs("{\"function\": ", out);
+  json_string(out, g->name);
+  fputs(",\n \"values\": [", out);
+  Row rows[512];
+  int n = collect_rows(g, rows, 512);
+  for (int i = 0; i < n; i++) {
+    const Value *v = rows[i].v;
+    fputs(i ? ",\n   {\"name\": " : "{\"name\": ", out);
+    json_string(out, rows[i].name);
+    fprintf(out, ", \"line\": %d, \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ", loc_line(v->loc),
+            value_kind(v), dtype_name(v->dtype));
+    print_ints(out, v->view.shape, v->view.ndim, "[", "]");
+    if (!v->buf) {
+      fputs(", \"strides\": null, \"offset\": null, \"storage\": ", out);
+      fputs(v->is_scalar ? "\"const\"}" : "null}", out);
+      continue;
+    }
+    fputs(", \"strides\": ", out);
+    print_ints(out, v->view.strides, v->view.ndim, "[", "]");
+    fprintf(out, ", \"offset\": %" PRId64 ", \"storage\": \"", v->view.offset);
+    print_storage(v, out);
+    fputs("\"}", out);
+  }
+  fputs("],\n \"kernels\": [", out);
+  for (int k = 0; k < g->nkernels; k++) {
+    fprintf(out, "%s{\"name\": \"k%d\", \"ops\": [", k ? ",\n   " : "", k);
+    bool first = true;
+    for (int i = 0; i < g->nodes.len; i++)
+      if (g->nodes.data[i]->kernel == k) {
+        fprintf(out, "%s\"%s\"", first ? "" : ", ", op_name(g->nodes.data[i]->op));
+        first = false;
+      }
+    fputs("], \"lines\": [", out);
+    print_kernel_lines(g, k, out, ", ");
+    fputs("]}", out);
+  }
+  fputs("]}\n", out);
+}
+
+void graph_verify(const Graph *g) {
+  for (int i = 0; i < g->values.len; i++) {
+    const Value *v = g->values.data[i];
+    TD_ASSERT(v->is_scalar || v->buf);
+    TD_ASSERT(v->view.ndim >= 0 && v->view.ndim <= TD_MAX_DIMS);
+    if (v->buf && view_numel(v->view) > 0) {
+      int64_t lo, hi;
+      TD_ASSERT(view_extent(v->view, &lo, &hi));
+      TD_ASSERT(lo >= 0 && hi < v->buf->numel);
+    }
+  }
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    TD_ASSERT(n->out && n->out->node == n);
+    for (int j = 0; j < n->nsrc; j++)
+      TD_ASSERT(n->srcs[j] && n->srcs[j]->id < n->out->id);
+  }
+}

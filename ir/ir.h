@@ -1,0 +1,119 @@
+// ir/ir.h: the graph IR. A Value is either a buffer (a parameter, a constant, or the
+// result of a materializing Node) or a View of a buffer; building the graph folds every
+// view op into the Value's View, so view chains leave no node behind. Only Nodes
+// (materializing ops, ir/ops.def) can become kernels. Depends only on base/ and ir/view.h.
+#ifndef TDSLC_IR_IR_H
+#define TDSLC_IR_IR_H
+
+#include "base/base.h"
+#include "ir/view.h"
+
+typedef struct Buffer Buffer;
+typedef struct Value Value;
+typedef struct Node Node;
+typedef struct Graph Graph;
+
+// ---- dtypes (same order as tdsl_dtype in runtime/tdsl.h) ----
+typedef enum { DT_BOOL, DT_I32, DT_I64, DT_F16, DT_BF16, DT_F32, DT_F64, DT_COUNT } DType;
+const char *dtype_name(DType t);  // "f32"
+int dtype_size(DType t);          // bytes
+bool dtype_is_float(DType t);
+bool dtype_is_int(DType t);       // i32, i64 (not bool)
+bool dtype_from_name(const char *s, DType *out);
+
+// ---- ops ----
+typedef enum {
+#define X(id, name, arity) OP_##id,
+#include "ir/ops.def"
+#undef X
+  OP_COUNT
+} Op;
+const char *op_name(Op op);
+
+// Attributes of a materializing node; which fields mean something depends on the op.
+typedef struct NodeAttr {
+  uint32_t dims;        // reductions: bit k set = reduce input dim k; softmax/cat/stack/gather/index_select: bit of the dim
+  int dim;              // the single dim of softmax, cat, stack, gather, index_select, argmax (-1: all)
+  bool keepdim;
+  bool unbiased;
+  bool has_lo, has_hi;  // clamp bounds
+  double lo, hi;        // clamp bounds; full's value; arange start/step in lo/hi
+  int64_t ilo, ihi;     // integer twins of lo/hi when the dtype is an integer
+  int aug;              // OP_STORE: OP_COUNT for '=', else the op of '+=' ... ('-1' never)
+} NodeAttr;
+
+// ---- buffers and values ----
+typedef enum { BUF_INPUT, BUF_KERNEL, BUF_CONST } BufKind;
+struct Buffer {
+  int id;
+  BufKind kind;
+  DType dtype;
+  int64_t numel;
+  const char *name;  // parameter name, or the name of the value that owns the kernel storage
+  int param;         // BUF_INPUT: the parameter index
+  bool mut;          // BUF_INPUT: a 'mut' parameter
+  Node *producer;    // BUF_KERNEL: the node that writes it
+};
+
+struct Value {
+  int id;
+  const char *name;  // binding name, parameter name, or NULL
+  Loc loc;
+  DType dtype;
+  View view;         // over buf (a buffer's own value has its contiguous view)
+  Buffer *buf;       // NULL for a compile-time scalar
+  Node *node;        // the node that produced it (materializing), else NULL
+  bool is_scalar;    // a Python scalar operand (x + 1): value in sval/ival
+  double sval;
+  int64_t ival;
+};
+
+struct Node {
+  int id;
+  Op op;
+  Loc loc;
+  Value *out;
+  Value **srcs;
+  int nsrc;
+  NodeAttr attr;
+  int kernel;  // index of the kernel that computes it (ir/fuse), -1 before fusion
+};
+
+typedef struct NamedValue {
+  const char *name;
+  Value *value;
+} NamedValue;
+
+struct Graph {
+  Ctx *cx;
+  const char *name;
+  Loc loc;
+  VEC(Value *) params;   // in declaration order
+  VEC(Value *) outputs;  // in return order
+  VEC(Value *) values;   // every value, creation order
+  VEC(NamedValue) named; // each binding in source order (a name may appear twice)
+  VEC(Node *) nodes;     // topological (creation) order
+  VEC(Buffer *) bufs;
+  int nkernels;
+};
+
+// ---- graph.c ----
+Graph *graph_new(Ctx *cx, const char *name, Loc loc);
+Value *graph_param(Graph *g, const char *name, DType dt, int ndim, const int64_t *shape, bool mut, Loc loc);
+Value *graph_scalar(Graph *g, DType dt, double v, int64_t iv, Loc loc);
+// A view of src's buffer: no node, no kernel.
+Value *graph_view(Graph *g, const Value *src, View v, Loc loc);
+// A materializing op: a node and a fresh buffer holding a contiguous result.
+Node *graph_node(Graph *g, Op op, DType out_dt, int ndim, const int64_t *shape, Value **srcs, int nsrc,
+                 NodeAttr attr, Loc loc);
+void graph_name(Graph *g, Value *v, const char *name);  // record a binding
+void graph_output(Graph *g, Value *v);
+bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
+void graph_print(const Graph *g, FILE *out);       // --emit=ir
+void graph_print_json(const Graph *g, FILE *out);  // --emit=ir --json
+void graph_verify(const Graph *g);                 // TD_ASSERTs
+
+// ---- fuse.c ----
+void fuse_graph(Graph *g);  // fills Node.kernel and Graph.nkernels
+
+#endif

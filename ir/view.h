@@ -1,0 +1,65 @@
+// ir/view.h: a View maps a logical index to a storage element:
+//   elem = offset + sum_k i_k * strides[k]   (strides in elements; 0 = broadcast)
+// Strides are kept exactly as PyTorch 1.13 reports them (size-1 and zero-size dims
+// included), so t.stride() and t.storage_offset() can be compared number for number.
+// Every function here is pure: a View in, a View out, no allocation, no I/O, libc only.
+// This file and view.c are compiled into both the compiler and libtdslrt.
+//
+// Arguments are expected already validated (dims in range and non-negative, indices
+// normalised); the functions that can fail for reasons only known here (reshape,
+// expand, as_strided) say so in their return value and the caller reports the error.
+#ifndef TDSLC_IR_VIEW_H
+#define TDSLC_IR_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { TD_MAX_DIMS = 8 };
+
+typedef struct View {
+  int ndim;
+  int64_t shape[TD_MAX_DIMS], strides[TD_MAX_DIMS];
+  int64_t offset;
+} View;
+
+// Sentinels for omitted slice bounds (x[:b], x[a:]).
+#define VIEW_SLICE_NONE INT64_MIN
+
+View view_contiguous(int ndim, const int64_t *shape);     // row-major strides, PyTorch's: max(size,1)
+View view_scalar(void);                                   // 0-d, offset 0
+int64_t view_numel(View v);                               // product of shape (0 if any dim is 0)
+bool view_numel_checked(int ndim, const int64_t *shape, int64_t *numel);  // false on int64 overflow
+bool view_is_contiguous(View v);                          // PyTorch's is_contiguous (size-1 dims ignored)
+bool view_equal(View a, View b);
+// The range of storage elements the view touches: [*lo, *hi] inclusive; false when numel == 0.
+bool view_extent(View v, int64_t *lo, int64_t *hi);
+
+View view_transpose(View v, int a, int b);
+View view_permute(View v, const int *perm);               // perm: a permutation of 0..ndim-1
+View view_unsqueeze(View v, int dim);                     // dim in [0, ndim]; PyTorch's new stride
+View view_squeeze_all(View v);                            // drop every size-1 dim
+View view_squeeze(View v, int dim);                       // drop dim if its size is 1, else unchanged
+// PyTorch's expand: shape may hold -1 (keep) and may add leading dims.
+// false: the sizes don't match (*bad_dim is the target dim that failed).
+bool view_expand(View v, int ndim, const int64_t *shape, View *out, int *bad_dim);
+// x[start:stop:step] on one dim with Python's clamping; bounds may be negative or
+// VIEW_SLICE_NONE; step > 0.
+View view_slice(View v, int dim, int64_t start, int64_t stop, int64_t step);
+View view_narrow(View v, int dim, int64_t start, int64_t length);  // start in range, no clamping
+View view_select(View v, int dim, int64_t index);                  // index in [0, size)
+View view_diagonal(View v, int64_t offset, int dim1, int dim2);    // dim1 != dim2
+View view_flip(View v, int ndim, const int *dims);                 // negative strides, zero-copy
+// PyTorch's view(): shape fully specified (no -1) with the same numel. false when
+// the sizes cannot be expressed over the current strides (caller copies or reports).
+bool view_reshape(View v, int ndim, const int64_t *shape, View *out);
+// Resolve one -1 in a requested shape against numel. false: invalid (more than one -1,
+// a negative size, or the product does not match); the caller reports PyTorch's error.
+bool view_infer_shape(int64_t numel, int ndim, const int64_t *req, int64_t *shape);
+// as_strided(size, stride, offset) over a storage of storage_numel elements. false
+// when a stride is negative or the view would read past the storage.
+bool view_as_strided(int ndim, const int64_t *shape, const int64_t *strides, int64_t offset,
+                     int64_t storage_numel, View *out);
+// Storage element of a logical index (idx has v.ndim entries).
+int64_t view_index(View v, const int64_t *idx);
+
+#endif

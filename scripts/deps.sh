@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# scripts/deps.sh: install the Debian 12 packages tdsl needs, only those missing.
+# `apt-get update` runs once, and only when something has to be installed.
+# Usage: scripts/deps.sh [--bench]   (--bench adds python3-torch)
+set -euo pipefail
+pkgs=(gcc cmake flex bison llvm-14-dev libcmocka-dev python3-numpy)
+[[ "${1:-}" == "--bench" ]] && pkgs+=(python3-torch)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "deps.sh: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

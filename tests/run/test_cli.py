@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""tests/run/test_cli.py TDSLC: the command line of LANGUAGE.md §10 and bad input.
+
+Exit statuses (0 ok, 1 program error, 2 bad command line or input file), messages that
+name the parameter and both dtypes or shapes, the seeded generator checked against an
+independent splitmix64 written here with NumPy, .npy inputs in every layout NumPy
+writes, and robustness: deep nesting, NUL bytes, invalid UTF-8, an empty file, size
+overflow, too many dims, const division by zero — never a signal, always located.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import same_values  # noqa: E402
+
+TDSLC = os.path.abspath(sys.argv[1])
+TMP = tempfile.mkdtemp(prefix="tdsl-cli-")
+failures = []
+count = 0
+
+
+def write(name, data):
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+def tdslc(*args, timeout=60):
+    return subprocess.run([TDSLC] + list(args), capture_output=True, timeout=timeout, cwd=TMP)
+
+
+def check(name, cond, detail=""):
+    global count
+    count += 1
+    if not cond:
+        failures.append(name)
+        print(f"FAIL {name} {detail}")
+    else:
+        print(f"ok   {name}")
+
+
+def expect(name, p, status, pattern=None):
+    err = p.stderr.decode("utf-8", "replace")
+    ok = p.returncode == status and (pattern is None or re.search(pattern, err, re.M))
+    check(name, ok, f"\n     exit {p.returncode} (want {status}), stderr:\n{err}")
+
+
+TR = write("tr.tdsl", "fn tr(x: f32[2, 3]) -> f32[3, 2] { return x.t() }\n")
+TWO = write("two.tdsl", "fn a(x: f32[2]) -> f32[2] { return x }\nfn b(x: f32[2]) -> f32[1] { return x[1:] }\n")
+
+
+def splitmix(seed, n):
+    mask = (1 << 64) - 1
+    s, out = seed, []
+    for _ in range(n):
+        s = (s + 0x9E3779B97F4A7C15) & mask
+        z = s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def gen_floats(seed, n, dtype):
+    return np.array([((u >> 11) * 2.0 ** -53) * 2 - 1 for u in splitmix(seed, n)], dtype=np.float64).astype(dtype)
+
+
+def main():
+    # --- the seeded generator and the JSON of a view ---
+    p = tdslc("run", TR, "--json")
+    check("run --json exits 0", p.returncode == 0, p.stderr.decode())
+    doc = json.loads(p.stdout) if p.returncode == 0 else {"outputs": [{}]}
+    out = doc["outputs"][0]
+    x = gen_floats(0, 6, np.float32).reshape(2, 3)
+    check("json names the function", doc.get("function") == "tr")
+    check("json output is PyTorch's transposed view",
+          out.get("shape") == [3, 2] and out.get("strides") == [1, 3] and out.get("offset") == 0 and
+          out.get("contiguous") is False and out.get("storage") == "input:x" and out.get("dtype") == "f32")
+    got = np.array(out.get("data", []), dtype=np.float32)
+    check("seed 0 draws splitmix64 values, row-major, rounded to f32", same_values(got, x.T.reshape(-1)))
+    p = tdslc("run", TR, "--json", "--seed", "12345")
+    got = np.array(json.loads(p.stdout)["outputs"][0]["data"], dtype=np.float32)
+    check("--seed changes the stream", same_values(got, gen_floats(12345, 6, np.float32).reshape(2, 3).T.reshape(-1)))
+    ints = write("ints.tdsl", "fn f(a: i32[5], b: bool[4], c: f32[2]) -> (i32[5], bool[4], f32[2]) { return a, b, c }\n")
+    p = tdslc("run", ints, "--json", "--seed", "7")
+    outs = json.loads(p.stdout)["outputs"] if p.returncode == 0 else []
+    u = splitmix(7, 11)
+    check("ints draw u >> 62, bools u >> 63, in declaration order",
+          len(outs) == 3 and outs[0]["data"] == [v >> 62 for v in u[:5]] and
+          outs[1]["data"] == [bool(v >> 63) for v in u[5:9]], p.stderr.decode())
+    given = write("given.npy", b"")
+    np.save(given, np.arange(5, dtype=np.int32))
+    p = tdslc("run", ints, "--json", "--seed", "7", "--in", f"a={given}")
+    outs = json.loads(p.stdout)["outputs"] if p.returncode == 0 else []
+    check("a parameter given by --in draws nothing",
+          len(outs) == 3 and outs[0]["data"] == [0, 1, 2, 3, 4] and outs[1]["data"] == [bool(v >> 63) for v in u[:4]])
+
+    # --- --in with every layout NumPy writes ---
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) * 1.5
+    for label, arr in [("C order", a), ("Fortran order", np.asfortranarray(a))]:
+        path = write(f"in_{label[0]}.npy", b"")
+        np.save(path, arr)
+        p = tdslc("run", TR, "--json", "--in", f"x={path}")
+        data = json.loads(p.stdout)["outputs"][0]["data"] if p.returncode == 0 else None
+        check(f"--in reads a {label} .npy", data == a.T.reshape(-1).tolist(), p.stderr.decode())
+    outdir = os.path.join(TMP, "outs", "nested")
+    p = tdslc("run", TR, "--out-dir", outdir)
+    check("--out-dir is created and holds out0.npy and in_x.npy",
+          p.returncode == 0 and os.path.exists(os.path.join(outdir, "out0.npy")) and
+          os.path.exists(os.path.join(outdir, "in_x.npy")), p.stderr.decode())
+    if p.returncode == 0:
+        o, i = np.load(os.path.join(outdir, "out0.npy")), np.load(os.path.join(outdir, "in_x.npy"))
+        check("out0.npy is the transpose of in_x.npy", same_values(o, i.T))
+    p = tdslc("run", TR)
+    check("run without --json prints the tensor with its strides",
+          p.returncode == 0 and b"tensor(" in p.stdout and b"strides [1, 3]" in p.stdout, p.stdout.decode())
+
+    # --- bad inputs: exit 2, a message naming the parameter ---
+    wrong_dtype = write("f64.npy", b"")
+    np.save(wrong_dtype, a.astype(np.float64))
+    expect("an .npy of the wrong dtype is refused", tdslc("run", TR, "--in", f"x={wrong_dtype}"), 2,
+           r"x.*f32.*f64|x.*f64.*f32")
+    wrong_shape = write("shape.npy", b"")
+    np.save(wrong_shape, a.T.copy())
+    expect("an .npy of the wrong shape is refused", tdslc("run", TR, "--in", f"x={wrong_shape}"), 2,
+           r"'x' is f32\[2, 3\] but the file holds f32\[3, 2\]")
+    good = open(os.path.join(TMP, "in_C.npy"), "rb").read()
+    expect("a truncated .npy is refused", tdslc("run", TR, "--in", f"x={write('trunc.npy', good[:-5])}"), 2, r"--in x=")
+    expect("a truncated .npy header is refused", tdslc("run", TR, "--in", f"x={write('trunch.npy', good[:20])}"), 2,
+           r"--in x=")
+    expect("a file that is not .npy is refused", tdslc("run", TR, "--in", f"x={write('not.npy', 'hello, world')}"), 2,
+           r"--in x=")
+    expect("a missing .npy is refused", tdslc("run", TR, "--in", "x=/nonexistent/x.npy"), 2, r"--in x=")
+    expect("--in naming no parameter is refused", tdslc("run", TR, "--in", f"y={wrong_dtype}"), 2, r"no parameter 'y'")
+    expect("--in without '=' is refused", tdslc("run", TR, "--in", "x"), 2, r"NAME=FILE")
+
+    # --- the command line ---
+    expect("a missing source file is exit 2", tdslc("run", "/nonexistent.tdsl"), 2, r"cannot open")
+    expect("several functions without --fn list them", tdslc("run", TWO), 2, r"choose one with --fn \(a, b\)")
+    expect("--fn naming no function lists them", tdslc("run", TWO, "--fn", "c"), 2, r"no function 'c'.*a, b")
+    p = tdslc("run", TWO, "--fn", "b", "--json")
+    check("--fn picks the function", p.returncode == 0 and json.loads(p.stdout)["function"] == "b")
+    expect("an unknown option is exit 2", tdslc(TR, "--frobnicate"), 2, r"unknown option")
+    expect("an unknown --emit kind is exit 2", tdslc(TR, "--emit=exe"), 2, r"unknown --emit kind")
+    expect("a conflicting --target is exit 2", tdslc(TR, "--emit=ptx", "--target", "cpu"), 2, r"conflicts")
+    expect("a bad --seed is exit 2", tdslc("run", TR, "--seed", "-1"), 2, r"--seed")
+    p = tdslc("--version")
+    check("--version prints a version", p.returncode == 0 and p.stdout.startswith(b"tdslc "))
+    p = tdslc("--print-include-dir")
+    inc = p.stdout.decode().strip()
+    check("--print-include-dir holds tdsl.h", os.path.exists(os.path.join(inc, "tdsl.h")), inc)
+    p = tdslc("--help")
+    check("--help prints the usage", p.returncode == 0 and b"usage: tdslc" in p.stdout)
+    p = tdslc(TR, "--emit=ir", "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    check("--emit=ir --json lists the parameter and the view result",
+          [v["name"] for v in doc.get("values", [])] == ["x", "out0"] and doc["values"][1]["kind"] == "view" and
+          doc["values"][1]["strides"] == [1, 3] and doc["kernels"] == [], p.stdout.decode())
+    out_path = os.path.join(TMP, "ir.txt")
+    p = tdslc(TR, "--emit=ir", "-o", out_path)
+    check("-o writes the output file", p.returncode == 0 and os.path.getsize(out_path) > 0)
+    p = tdslc(TR, "--emit=tokens")
+    check("--emit=tokens prints tokens", p.returncode == 0 and b"IDENT" in p.stdout, p.stdout.decode()[:200])
+    p = tdslc(TR, "--emit=ast")
+    check("--emit=ast prints the tree", p.returncode == 0 and b"tr" in p.stdout)
+    kern = write("kern.tdsl", "fn f(x: f32[2, 3]) -> f32[2, 3] {\n  return x * 2\n}\n")
+    expect("a program needing a kernel says so at its location", tdslc("run", kern), 1,
+           r"kern\.tdsl:2:\d+: error: .*not supported yet")
+
+    # --- robustness: located errors, exit 1, never a signal ---
+    cases = {
+        "deep parentheses": "fn f(x: f32[2]) -> f32[2] { return " + "(" * 50000 + "x" + ")" * 50000 + " }\n",
+        "deep brackets": "fn f(x: f32[2]) -> f32[2] { return x" + "[" * 50000 + "0" + "]" * 50000 + " }\n",
+        "a long operator chain": "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n",
+        "a long unary chain": "fn f(x: f32[2]) -> f32[2] { return " + "-" * 50000 + "x }\n",
+        "a NUL byte": "fn f(x: f32[2]) -> f32[2] {\n  return x\0\n}\n",
+        "invalid UTF-8": b"fn f(x: f32[2]) -> f32[2] {\n  return \xff\xfe x\n}\n",
+        "invalid UTF-8 in a comment": b"# caf\xc3\n fn f(x: f32[2]) -> f32[2] { return x }\n",
+        "sizes overflowing 64 bits": "fn f(x: f32[4294967296, 4294967296, 16]) -> f32[1] { return x[0, 0, 0:1] }\n",
+        "more than 8 dims": "fn f(x: f32[1, 1, 1, 1, 1, 1, 1, 1, 1]) -> f32[1] { return x.view(1) }\n",
+        "const division by zero": "const A = 4 // 0\nfn f(x: f32[2]) -> f32[2] { return x }\n",
+        "a float const division by zero": "const A = 1.0 / 0\nfn f(x: f32[2]) -> f32[2] { return x }\n",
+        "a huge integer literal": "fn f(x: f32[99999999999999999999999]) -> f32[1] { return x }\n",
+        "a lone brace": "}\n",
+        "an unterminated function": "fn f(x: f32[2]) -> f32[2] {\n  return x\n",
+    }
+    for label, src in cases.items():
+        path = write("robust.tdsl", src)
+        for args in (["--emit=ir"], ["run"]):
+            argv = ["run", path] if args == ["run"] else [path] + args
+            p = tdslc(*argv)
+            err = p.stderr.decode("utf-8", "replace")
+            check(f"{label} ({args[0]}): located error, exit 1",
+                  p.returncode == 1 and re.search(r"robust\.tdsl:\d+:\d+: error: ", err) and "^" in err,
+                  f"exit {p.returncode}: {err[:500]}")
+    p = tdslc(write("empty.tdsl", ""), "--emit=ir")
+    check("an empty file: no function, exit 2, no crash",
+          p.returncode == 2 and b"defines no function" in p.stderr, p.stderr.decode())
+    p = tdslc(write("empty.tdsl", ""), "--emit=ast")
+    check("an empty file parses to an empty program", p.returncode == 0)
+    p = tdslc(write("empty.tdsl", ""), "--emit=tokens")
+    check("an empty file has no tokens to speak of", p.returncode == 0)
+
+    print(f"{count - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
