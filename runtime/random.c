@@ -1,0 +1,29 @@
+// runtime/random.c: the seeded input generator of `tdslc run` (LANGUAGE.md §10).
+// One splitmix64 stream; one draw per element in logical row-major order (through
+// the tensor's strides, so a view is filled in the order its elements are read).
+// A float is ((u >> 11) * 2^-53) * 2 - 1, exact in f64, then rounded once to nearest
+// even in its dtype; an int is u >> 62 (0..3); a bool is u >> 63.
+#include "tdsl.h"
+
+uint64_t tdsl_splitmix64_next(uint64_t *state) {
+  uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+void tdsl_fill_random(tdsl_tensor *t, uint64_t *state) {
+  if (!t->storage || tdsl_tensor_numel(t) == 0) return;
+  int64_t idx[TDSL_MAX_DIMS] = {0};
+  do {
+    uint64_t u = tdsl_splitmix64_next(state);
+    double v;
+    switch (t->dtype) {
+    case TDSL_BOOL: v = (double)(u >> 63); break;
+    case TDSL_I32:
+    case TDSL_I64: v = (double)(u >> 62); break;
+    default: v = (double)(u >> 11) * 0x1p-53 * 2.0 - 1.0; break;
+    }
+    tdsl_tensor_set_f64(t, idx, v);
+  } while (tdsl_index_next(t->ndim, t->shape, idx));
+}

@@ -1,0 +1,140 @@
+// runtime/tdsl.h: the public C ABI of libtdslrt, used by generated code, by the
+// driver and by users' C programs around a compiled function.
+//
+// A tensor is a reference-counted 1-D storage of bytes plus a projection
+// (dtype, shape, strides, offset); strides and offset count elements and are
+// PyTorch's numbers (contiguous strides use max(size, 1)). Views share storage.
+// Every function that can fail returns 0 on success and non-zero on failure, with
+// tdsl_last_error() saying why; bad data never aborts the process.
+//
+// This header includes libc headers only: it never includes compiler headers.
+#ifndef TDSLC_RUNTIME_TDSL_H
+#define TDSLC_RUNTIME_TDSL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TDSL_MAX_DIMS 8
+
+// Same order as the compiler's DType.
+typedef enum {
+  TDSL_BOOL,
+  TDSL_I32,
+  TDSL_I64,
+  TDSL_F16,
+  TDSL_BF16,
+  TDSL_F32,
+  TDSL_F64,
+  TDSL_DTYPE_COUNT
+} tdsl_dtype;
+
+typedef struct tdsl_storage {
+  int64_t refcount;
+  void *data;
+  size_t nbytes;
+  int device;  // 0 = host; CUDA later
+} tdsl_storage;
+
+typedef struct tdsl_tensor {
+  tdsl_storage *storage;
+  tdsl_dtype dtype;
+  int ndim;
+  int64_t shape[TDSL_MAX_DIMS], strides[TDSL_MAX_DIMS];  // strides in elements
+  int64_t offset;                                        // in elements
+} tdsl_tensor;
+
+// ---- errors (runtime/error.c) ----
+const char *tdsl_last_error(void);  // thread-local message of the last failure ("" if none)
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+int tdsl_set_error(const char *fmt, ...);  // sets it, returns a non-zero code (1)
+void tdsl_clear_error(void);
+
+// ---- dtypes and half floats (runtime/dtype.c) ----
+const char *tdsl_dtype_name(tdsl_dtype dt);  // "bool", "i32", ..., "f64"; "?" if out of range
+size_t tdsl_dtype_size(tdsl_dtype dt);       // bytes per element; 0 if out of range
+int tdsl_dtype_from_name(const char *name, tdsl_dtype *out);  // 0 ok
+bool tdsl_dtype_is_float(tdsl_dtype dt);
+// Conversions round to nearest even; NaN stays NaN (quiet), overflow gives inf.
+float tdsl_f16_to_f32(uint16_t h);
+uint16_t tdsl_f32_to_f16(float f);
+float tdsl_bf16_to_f32(uint16_t h);
+uint16_t tdsl_f32_to_bf16(float f);
+// Rounded once from f64 (no double rounding through f32).
+uint16_t tdsl_f64_to_f16(double d);
+uint16_t tdsl_f64_to_bf16(double d);
+
+// ---- storage and tensors (runtime/tensor.c) ----
+tdsl_storage *tdsl_storage_new(size_t nbytes);  // zeroed; refcount 1; NULL (+error) on failure
+void tdsl_storage_retain(tdsl_storage *s);
+void tdsl_storage_release(tdsl_storage *s);  // frees at refcount 0; NULL is a no-op
+
+// Contiguous, zeroed, PyTorch contiguous strides. 0 = ok.
+int tdsl_tensor_empty(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape);
+// Copies nbytes of data into a new storage and views it with (shape, strides, offset);
+// strides NULL means contiguous. The view must lie inside the nbytes given.
+int tdsl_tensor_from_data(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape,
+                          const int64_t *strides, int64_t offset, const void *data, size_t nbytes);
+// A view of base's storage (retained); checks that it stays inside the storage.
+// Negative strides are allowed (flip). out may be base itself: base's reference then
+// passes to the view. Constructors overwrite *out without releasing it.
+int tdsl_tensor_view(tdsl_tensor *out, const tdsl_tensor *base, int ndim, const int64_t *shape,
+                     const int64_t *strides, int64_t offset);
+void tdsl_tensor_release(tdsl_tensor *t);  // releases storage, zeroes t; safe on a zeroed tensor
+// A new contiguous copy in logical row-major order (always a new storage).
+int tdsl_tensor_contiguous(tdsl_tensor *out, const tdsl_tensor *src);
+// Copies src's elements into dst's (same dtype and shape, any strides on both).
+int tdsl_tensor_copy(tdsl_tensor *dst, const tdsl_tensor *src);
+bool tdsl_tensor_is_contiguous(const tdsl_tensor *t);  // PyTorch's is_contiguous
+int64_t tdsl_tensor_numel(const tdsl_tensor *t);
+void *tdsl_tensor_data(const tdsl_tensor *t);  // pointer to element `offset`
+// Storage element (not byte) of a logical index; idx has t->ndim entries (NULL for 0-d).
+int64_t tdsl_tensor_elem(const tdsl_tensor *t, const int64_t *idx);
+// Advances idx (ndim entries, row-major, last dim fastest); false after the last index.
+bool tdsl_index_next(int ndim, const int64_t *shape, int64_t *idx);
+// Reads/writes any dtype as double (tests, printing, the seeded generator).
+// Writing rounds to nearest even for floats; ints truncate toward zero and saturate
+// at the dtype's range (NaN gives 0); bool is v != 0.
+double tdsl_tensor_get_f64(const tdsl_tensor *t, const int64_t *idx);
+void tdsl_tensor_set_f64(tdsl_tensor *t, const int64_t *idx, double v);
+int64_t tdsl_tensor_get_i64(const tdsl_tensor *t, const int64_t *idx);  // exact for ints
+
+// ---- .npy files (runtime/npy.c) ----
+// Loads versions 1.0, 2.0, 3.0, C or Fortran order; the result is always contiguous
+// row-major. `<u2` (how bf16 travels) loads as TDSL_BF16, the only 16-bit raw dtype.
+int tdsl_load_npy(const char *path, tdsl_tensor *out);
+// As tdsl_load_npy, but the file must hold `want` (for TDSL_BF16: `<u2`); otherwise
+// fails with a message naming both dtypes, before reading the data.
+int tdsl_load_npy_as(const char *path, tdsl_dtype want, tdsl_tensor *out);
+// Writes the logical tensor in C order through a temp file + rename, so a failure
+// leaves nothing half-written at path.
+int tdsl_save_npy(const char *path, const tdsl_tensor *t);
+
+// ---- text output (runtime/print.c, runtime/json.c) ----
+// PyTorch 1.13's repr, followed by a newline (as Python's print).
+void tdsl_print(FILE *out, const tdsl_tensor *t);
+// The JSON array of the elements in logical row-major order (LANGUAGE.md §10).
+void tdsl_write_json_data(FILE *out, const tdsl_tensor *t);
+// Writes into buf (at least 32 bytes) the shortest decimal that reads back (as a
+// double, then rounded to dt) to the same value of dt, in Python repr style
+// ("1.0", "1e-05", "-0.0"); "nan", "inf", "-inf" without quotes. Returns buf.
+char *tdsl_format_float(char *buf, size_t size, double v, tdsl_dtype dt);
+
+// ---- the seeded generator (runtime/random.c, LANGUAGE.md §10) ----
+uint64_t tdsl_splitmix64_next(uint64_t *state);
+// One draw per element in logical row-major order: float ((u >> 11) * 2^-53) * 2 - 1
+// rounded to its dtype, int u >> 62, bool u >> 63.
+void tdsl_fill_random(tdsl_tensor *t, uint64_t *state);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,681 @@
+// tests/unit/test_runtime.c: libtdslrt's tensors, storage refcounting, views,
+// contiguous copies, f16/bf16 conversions, JSON number text, the seeded generator
+// and PyTorch-style printing. Expected numbers were computed independently (NumPy,
+// exact arithmetic) and pasted in as literals, each with a note saying how.
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/tdsl.h"
+
+// ---- helpers ----
+
+static tdsl_tensor f32_tensor(int ndim, const int64_t *shape, const float *vals, size_t n) {
+  tdsl_tensor t = {0};
+  assert_int_equal(
+      tdsl_tensor_from_data(&t, TDSL_F32, ndim, shape, NULL, 0, vals, n * sizeof(float)), 0);
+  return t;
+}
+
+// Captures what fn writes to a FILE * into a malloc'ed string.
+static char *capture_json(const tdsl_tensor *t) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  tdsl_write_json_data(f, t);
+  fclose(f);
+  return buf;
+}
+
+static char *capture_print(const tdsl_tensor *t) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  tdsl_print(f, t);
+  fclose(f);
+  return buf;
+}
+
+static void assert_json(const tdsl_tensor *t, const char *want) {
+  char *got = capture_json(t);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static void assert_print(const tdsl_tensor *t, const char *want) {
+  char *got = capture_print(t);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static const char *fmt(double v, tdsl_dtype dt) {
+  static char buf[64];
+  return tdsl_format_float(buf, sizeof buf, v, dt);
+}
+
+// ---- errors ----
+
+static void set_error_returns_nonzero_and_keeps_the_message(void **state) {
+  (void)state;
+  assert_int_not_equal(tdsl_set_error("bad %s %d", "thing", 3), 0);
+  assert_string_equal(tdsl_last_error(), "bad thing 3");
+  assert_int_not_equal(tdsl_set_error("again: %s", tdsl_last_error()), 0);
+  assert_string_equal(tdsl_last_error(), "again: bad thing 3");
+  tdsl_clear_error();
+  assert_string_equal(tdsl_last_error(), "");
+}
+
+static void dtype_names_round_trip(void **state) {
+  (void)state;
+  for (int i = 0; i < TDSL_DTYPE_COUNT; i++) {
+    tdsl_dtype dt;
+    assert_int_equal(tdsl_dtype_from_name(tdsl_dtype_name((tdsl_dtype)i), &dt), 0);
+    assert_int_equal(dt, i);
+  }
+  assert_int_equal(tdsl_dtype_size(TDSL_BF16), 2);
+  assert_int_equal(tdsl_dtype_size(TDSL_BOOL), 1);
+  tdsl_dtype dt;
+  assert_int_not_equal(tdsl_dtype_from_name("f128", &dt), 0);
+  assert_string_equal(tdsl_last_error(), "unknown dtype 'f128'");
+}
+
+// ---- storage and tensors ----
+
+static void new_storage_is_zeroed_with_one_reference(void **state) {
+  (void)state;
+  tdsl_storage *s = tdsl_storage_new(16);
+  assert_non_null(s);
+  assert_int_equal(s->refcount, 1);
+  assert_int_equal(s->nbytes, 16);
+  assert_int_equal(s->device, 0);
+  for (int i = 0; i < 16; i++) assert_int_equal(((unsigned char *)s->data)[i], 0);
+  tdsl_storage_retain(s);
+  assert_int_equal(s->refcount, 2);
+  tdsl_storage_release(s);
+  assert_int_equal(s->refcount, 1);
+  tdsl_storage_release(s);  // freed: the sanitizer would report a leak otherwise
+  tdsl_storage_release(NULL);
+}
+
+static void empty_tensor_has_pytorch_contiguous_strides(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F64, 3, (int64_t[]){2, 0, 3}), 0);
+  // torch.empty(2, 0, 3).stride() == (3, 3, 1): max(size, 1)
+  assert_int_equal(t.strides[0], 3);
+  assert_int_equal(t.strides[1], 3);
+  assert_int_equal(t.strides[2], 1);
+  assert_int_equal(tdsl_tensor_numel(&t), 0);
+  assert_true(tdsl_tensor_is_contiguous(&t));
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_I32, 3, (int64_t[]){4, 1, 5}), 0);
+  assert_int_equal(t.strides[0], 5);
+  assert_int_equal(t.strides[1], 5);
+  assert_int_equal(t.strides[2], 1);
+  assert_int_equal(t.storage->nbytes, 4 * 5 * 4);
+  assert_int_equal(tdsl_tensor_get_f64(&t, (int64_t[]){3, 0, 4}), 0);
+  tdsl_tensor_release(&t);
+  assert_null(t.storage);
+  tdsl_tensor_release(&t);  // safe on a zeroed tensor
+}
+
+static void zero_dim_tensor_has_one_element(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F32, 0, NULL), 0);
+  assert_int_equal(tdsl_tensor_numel(&t), 1);
+  tdsl_tensor_set_f64(&t, NULL, 2.5);
+  assert_true(tdsl_tensor_get_f64(&t, NULL) == 2.5);
+  tdsl_tensor_release(&t);
+}
+
+static void views_share_storage_and_keep_it_alive(void **state) {
+  (void)state;
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  tdsl_tensor base = f32_tensor(2, (int64_t[]){2, 3}, v, 6), col = {0};
+  // base[:, 1]: shape (2,), stride (3,), offset 1
+  assert_int_equal(tdsl_tensor_view(&col, &base, 1, (int64_t[]){2}, (int64_t[]){3}, 1), 0);
+  assert_ptr_equal(col.storage, base.storage);
+  assert_int_equal(base.storage->refcount, 2);
+  tdsl_tensor_set_f64(&col, (int64_t[]){0}, 999);
+  assert_true(tdsl_tensor_get_f64(&base, (int64_t[]){0, 1}) == 999);
+  tdsl_tensor_release(&base);
+  assert_int_equal(col.storage->refcount, 1);
+  assert_true(tdsl_tensor_get_f64(&col, (int64_t[]){1}) == 5);
+  tdsl_tensor_release(&col);
+}
+
+static void view_of_itself_keeps_one_reference(void **state) {
+  (void)state;
+  float v[4] = {1, 2, 3, 4};
+  tdsl_tensor t = f32_tensor(1, (int64_t[]){4}, v, 4);
+  assert_int_equal(tdsl_tensor_view(&t, &t, 1, (int64_t[]){2}, (int64_t[]){2}, 1), 0);
+  assert_int_equal(t.storage->refcount, 1);
+  assert_true(tdsl_tensor_get_f64(&t, (int64_t[]){1}) == 4);
+  tdsl_tensor_release(&t);
+}
+
+static void view_outside_storage_is_refused(void **state) {
+  (void)state;
+  float v[6] = {0};
+  tdsl_tensor base = f32_tensor(1, (int64_t[]){6}, v, 6), out = {0};
+  assert_int_not_equal(tdsl_tensor_view(&out, &base, 2, (int64_t[]){2, 3}, (int64_t[]){3, 1}, 1),
+                       0);
+  assert_string_equal(tdsl_last_error(), "view reaches outside its storage of 6 elements");
+  assert_int_not_equal(tdsl_tensor_view(&out, &base, 1, (int64_t[]){2}, (int64_t[]){-1}, 0), 0);
+  assert_int_not_equal(tdsl_tensor_view(&out, &base, 1, (int64_t[]){2}, (int64_t[]){INT64_MAX}, 0),
+                       0);
+  assert_int_not_equal(tdsl_tensor_view(&out, &base, 1, (int64_t[]){1}, (int64_t[]){1}, -1), 0);
+  assert_int_not_equal(tdsl_tensor_view(&out, &base, 1, (int64_t[]){-2}, (int64_t[]){1}, 0), 0);
+  assert_string_equal(tdsl_last_error(), "negative size -2 in dim 0");
+  assert_int_not_equal(tdsl_tensor_view(&out, &base, 9, (int64_t[9]){0}, NULL, 0), 0);
+  assert_string_equal(tdsl_last_error(), "a tensor has 0 to 8 dims, not 9");
+  assert_int_equal(base.storage->refcount, 1);  // failures take no reference
+  // A zero-size view reaches nothing, so any offset and strides are fine.
+  assert_int_equal(tdsl_tensor_view(&out, &base, 2, (int64_t[]){0, 5}, (int64_t[]){100, 7}, 50), 0);
+  tdsl_tensor_release(&out);
+  tdsl_tensor_release(&base);
+}
+
+static void absurd_shapes_are_refused(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  assert_int_not_equal(tdsl_tensor_empty(&t, TDSL_F32, 2, (int64_t[]){INT64_MAX, 4}), 0);
+  assert_string_equal(tdsl_last_error(), "tensor too large");
+  assert_int_not_equal(tdsl_tensor_empty(&t, TDSL_F32, 3, (int64_t[]){0, INT64_MAX, 4}), 0);
+  assert_int_not_equal(tdsl_tensor_empty(&t, TDSL_F64, 1, (int64_t[]){INT64_MAX / 4 + 1}),
+                       0);  // 2^64 bytes
+  assert_null(t.storage);
+}
+
+static void view_with_negative_stride_inside_storage_is_accepted(void **state) {
+  (void)state;
+  float v[4] = {1, 2, 3, 4};
+  tdsl_tensor base = f32_tensor(1, (int64_t[]){4}, v, 4), flip = {0};
+  assert_int_equal(tdsl_tensor_view(&flip, &base, 1, (int64_t[]){4}, (int64_t[]){-1}, 3), 0);
+  assert_false(tdsl_tensor_is_contiguous(&flip));
+  assert_true(tdsl_tensor_get_f64(&flip, (int64_t[]){0}) == 4);
+  assert_json(&flip, "[4.0, 3.0, 2.0, 1.0]");
+  tdsl_tensor_release(&flip);
+  tdsl_tensor_release(&base);
+}
+
+static void from_data_copies_the_bytes(void **state) {
+  (void)state;
+  int32_t v[3] = {7, 8, 9};
+  tdsl_tensor t = {0};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_I32, 1, (int64_t[]){3}, NULL, 0, v, sizeof v), 0);
+  v[0] = 0;
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){0}), 7);
+  assert_ptr_not_equal(t.storage->data, v);
+  tdsl_tensor_release(&t);
+  // A view that needs more bytes than were given is refused.
+  assert_int_not_equal(tdsl_tensor_from_data(&t, TDSL_I32, 1, (int64_t[]){4}, NULL, 0, v, sizeof v),
+                       0);
+  assert_null(t.storage);
+}
+
+static void contiguous_copy_of_transposed_view_is_row_major(void **state) {
+  (void)state;
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  tdsl_tensor base = f32_tensor(2, (int64_t[]){2, 3}, v, 6), tr = {0}, c = {0};
+  assert_int_equal(tdsl_tensor_view(&tr, &base, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0), 0);
+  assert_false(tdsl_tensor_is_contiguous(&tr));
+  assert_int_equal(tdsl_tensor_contiguous(&c, &tr), 0);
+  assert_true(tdsl_tensor_is_contiguous(&c));
+  assert_ptr_not_equal(c.storage, base.storage);
+  assert_int_equal(c.strides[0], 2);
+  assert_int_equal(c.strides[1], 1);
+  const float want[6] = {1, 4, 2, 5, 3, 6};
+  assert_memory_equal(tdsl_tensor_data(&c), want, sizeof want);
+  tdsl_tensor_release(&c);
+  tdsl_tensor_release(&tr);
+  tdsl_tensor_release(&base);
+}
+
+static void contiguous_copy_of_flipped_strided_view_reverses_it(void **state) {
+  (void)state;
+  int64_t v[12];
+  for (int i = 0; i < 12; i++) v[i] = i;
+  tdsl_tensor base = {0}, view = {0}, c = {0};
+  assert_int_equal(
+      tdsl_tensor_from_data(&base, TDSL_I64, 2, (int64_t[]){3, 4}, NULL, 0, v, sizeof v), 0);
+  // base.flip(0)[:, ::2]: shape (3, 2), strides (-4, 2), offset 8
+  assert_int_equal(tdsl_tensor_view(&view, &base, 2, (int64_t[]){3, 2}, (int64_t[]){-4, 2}, 8), 0);
+  assert_int_equal(tdsl_tensor_contiguous(&c, &view), 0);
+  const int64_t want[6] = {8, 10, 4, 6, 0, 2};
+  assert_memory_equal(tdsl_tensor_data(&c), want, sizeof want);
+  tdsl_tensor_release(&c);
+  tdsl_tensor_release(&view);
+  tdsl_tensor_release(&base);
+}
+
+static void copy_writes_through_the_destination_strides(void **state) {
+  (void)state;
+  float z[6] = {0}, s[3] = {1, 2, 3};
+  tdsl_tensor dst = f32_tensor(2, (int64_t[]){2, 3}, z, 6),
+              src = f32_tensor(1, (int64_t[]){3}, s, 3);
+  tdsl_tensor row = {0}, col = {0};
+  assert_int_equal(tdsl_tensor_view(&row, &dst, 1, (int64_t[]){3}, (int64_t[]){1}, 3), 0);
+  assert_int_equal(tdsl_tensor_copy(&row, &src), 0);
+  assert_json(&dst, "[0.0, 0.0, 0.0, 1.0, 2.0, 3.0]");
+  assert_int_equal(tdsl_tensor_view(&col, &dst, 1, (int64_t[]){2}, (int64_t[]){3}, 0), 0);
+  assert_int_not_equal(tdsl_tensor_copy(&col, &src), 0);
+  assert_string_equal(tdsl_last_error(), "copy between tensors of different shapes");
+  tdsl_tensor_release(&col);
+  tdsl_tensor_release(&row);
+  tdsl_tensor_release(&src);
+  tdsl_tensor_release(&dst);
+}
+
+static void set_f64_saturates_ints_and_rounds_floats(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_I32, 1, (int64_t[]){3}), 0);
+  tdsl_tensor_set_f64(&t, (int64_t[]){0}, 1e20);
+  tdsl_tensor_set_f64(&t, (int64_t[]){1}, NAN);
+  tdsl_tensor_set_f64(&t, (int64_t[]){2}, -2.7);
+  assert_json(&t, "[2147483647, 0, -2]");
+  tdsl_tensor_release(&t);
+}
+
+// ---- f16 / bf16 ----
+
+static void f16_conversion_rounds_to_nearest_even(void **state) {
+  (void)state;
+  assert_int_equal(tdsl_f32_to_f16(1.0f), 0x3c00);
+  assert_int_equal(tdsl_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);             // tie, even stays
+  assert_int_equal(tdsl_f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);         // tie, odd goes up
+  assert_int_equal(tdsl_f32_to_f16(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);  // above the tie
+  assert_int_equal(tdsl_f32_to_f16(0.1f), 0x2e66);                        // np.float16(0.1)
+  assert_int_equal(tdsl_f32_to_f16(-2.0f), 0xc000);
+  assert_int_equal(tdsl_f32_to_f16(65504.0f), 0x7bff);  // largest finite
+  assert_int_equal(tdsl_f32_to_f16(65519.0f), 0x7bff);
+  assert_int_equal(tdsl_f32_to_f16(65520.0f), 0x7c00);  // rounds to inf
+  assert_int_equal(tdsl_f32_to_f16(INFINITY), 0x7c00);
+  assert_int_equal(tdsl_f32_to_f16(-INFINITY), 0xfc00);
+  assert_int_equal(tdsl_f32_to_f16(-0.0f), 0x8000);
+}
+
+static void f16_conversion_handles_subnormals_and_nan(void **state) {
+  (void)state;
+  assert_int_equal(tdsl_f32_to_f16(0x1p-24f), 0x0001);             // smallest subnormal
+  assert_int_equal(tdsl_f32_to_f16(0x1p-25f), 0x0000);             // tie with 0: even
+  assert_int_equal(tdsl_f32_to_f16(0x1.8p-25f), 0x0001);           // 0.75 ulp rounds up
+  assert_int_equal(tdsl_f32_to_f16(3 * 0x1p-25f), 0x0002);         // 1.5 ulp: tie to even
+  assert_int_equal(tdsl_f32_to_f16(0x1p-14f), 0x0400);             // smallest normal
+  assert_int_equal(tdsl_f32_to_f16(0x1p-14f - 0x1p-25f), 0x0400);  // subnormal rounds up into it
+  assert_int_equal(tdsl_f32_to_f16(-1e-10f), 0x8000);
+  assert_true(tdsl_f16_to_f32(0x0001) == 0x1p-24f);
+  assert_true(tdsl_f16_to_f32(0x03ff) == 0x3ffp-24f);
+  assert_true(tdsl_f16_to_f32(0x7bff) == 65504.0f);
+  assert_true(isinf(tdsl_f16_to_f32(0xfc00)) && tdsl_f16_to_f32(0xfc00) < 0);
+  assert_true(isnan(tdsl_f16_to_f32(0x7e00)));
+  assert_true(isnan(tdsl_f16_to_f32(0x7c01)));  // signalling NaN is still NaN
+  uint16_t h = tdsl_f32_to_f16(NAN);
+  assert_int_equal(h & 0x7c00, 0x7c00);
+  assert_int_not_equal(h & 0x03ff, 0);
+  assert_true(signbit(tdsl_f16_to_f32(0x8000)));
+  for (uint32_t b = 0; b < 0x10000; b++) {  // every non-NaN f16 survives a round trip
+    if ((b & 0x7c00) == 0x7c00 && (b & 0x3ff)) continue;
+    assert_int_equal(tdsl_f32_to_f16(tdsl_f16_to_f32((uint16_t)b)), b);
+  }
+}
+
+static void bf16_conversion_rounds_to_nearest_even(void **state) {
+  (void)state;
+  assert_int_equal(tdsl_f32_to_bf16(1.0f), 0x3f80);
+  assert_int_equal(tdsl_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);      // tie, even stays
+  assert_int_equal(tdsl_f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);  // tie, odd goes up
+  assert_int_equal(tdsl_f32_to_bf16(0.1f), 0x3dcd);
+  assert_int_equal(tdsl_f32_to_bf16(3.4028235e38f), 0x7f80);  // f32 max rounds to inf
+  assert_int_equal(tdsl_f32_to_bf16(-INFINITY), 0xff80);
+  assert_int_equal(tdsl_f32_to_bf16(0x1p-133f), 0x0001);  // smallest bf16 subnormal
+  assert_int_equal(tdsl_f32_to_bf16(0x1p-134f), 0x0000);  // tie with 0: even
+  assert_true(isnan(tdsl_bf16_to_f32(tdsl_f32_to_bf16(NAN))));
+  assert_true(isnan(tdsl_bf16_to_f32(0x7f81)));
+  assert_true(tdsl_bf16_to_f32(0x3dcd) == 0.10009765625f);
+  assert_true(tdsl_bf16_to_f32(0x0001) == 0x1p-133f);
+}
+
+static void f64_narrowing_rounds_once(void **state) {
+  (void)state;
+  // 1 + 2^-11 + 2^-40 is just above an f16 tie; through f32 it would land on the
+  // tie and round down to 1.0.
+  double d = 1.0 + 0x1p-11 + 0x1p-40;
+  assert_int_equal(tdsl_f64_to_f16(d), 0x3c01);
+  assert_int_equal(tdsl_f32_to_f16((float)d), 0x3c00);
+  d = 1.0 + 0x1p-8 + 0x1p-40;
+  assert_int_equal(tdsl_f64_to_bf16(d), 0x3f81);
+  assert_int_equal(tdsl_f64_to_f16(1e300), 0x7c00);
+  assert_int_equal(tdsl_f64_to_f16(5e-324), 0x0000);
+}
+
+// ---- JSON ----
+
+static void json_floats_are_the_shortest_text_in_python_style(void **state) {
+  (void)state;
+  assert_string_equal(fmt(1.0, TDSL_F64), "1.0");
+  assert_string_equal(fmt(1e-05, TDSL_F64), "1e-05");
+  assert_string_equal(fmt(0.1, TDSL_F64), "0.1");
+  assert_string_equal(fmt(100.0, TDSL_F64), "100.0");
+  assert_string_equal(fmt(1e16, TDSL_F64), "1e+16");
+  assert_string_equal(fmt(1234567890123456.0, TDSL_F64), "1234567890123456.0");
+  assert_string_equal(fmt(0.0001, TDSL_F64), "0.0001");
+  assert_string_equal(fmt(0.00012, TDSL_F64), "0.00012");
+  assert_string_equal(fmt(1.5e-7, TDSL_F64), "1.5e-07");
+  assert_string_equal(fmt(-2.5e300, TDSL_F64), "-2.5e+300");
+  assert_string_equal(fmt(0.3, TDSL_F64), "0.3");
+  assert_string_equal(fmt(0.1 + 0.2, TDSL_F64), "0.30000000000000004");  // repr(0.1 + 0.2)
+  assert_string_equal(fmt(5e-324, TDSL_F64), "5e-324");
+  assert_string_equal(fmt(1.7976931348623157e308, TDSL_F64), "1.7976931348623157e+308");
+  assert_string_equal(fmt(-0.0, TDSL_F64), "-0.0");
+  assert_string_equal(fmt(0.0, TDSL_F64), "0.0");
+  assert_string_equal(fmt(NAN, TDSL_F64), "nan");
+  assert_string_equal(fmt(-INFINITY, TDSL_F64), "-inf");
+}
+
+static void json_floats_are_shortest_for_their_own_dtype(void **state) {
+  (void)state;
+  // repr(np.float32(0.1)), repr(np.float32(1/3)), repr(np.float32(16777217)),
+  // repr(np.float32(1e-5)):
+  assert_string_equal(fmt(0.1f, TDSL_F32), "0.1");
+  assert_string_equal(fmt(1.0f / 3.0f, TDSL_F32), "0.33333334");
+  assert_string_equal(fmt(16777216.0f, TDSL_F32), "16777216.0");
+  assert_string_equal(fmt(1e-5f, TDSL_F32), "1e-05");
+  // f16 0.1 is 0.0999755859375 (0x2e66); "0.1" rounds back to it:
+  // repr(np.float16(0.1)) == '0.1', repr(np.float16(65504)) == '65500.0',
+  // repr(np.float16(1/3)) == '0.3333', repr(np.float16(2**-24)) == '6e-08'.
+  assert_string_equal(fmt(tdsl_f16_to_f32(0x2e66), TDSL_F16), "0.1");
+  assert_string_equal(fmt(65504.0, TDSL_F16), "65500.0");
+  assert_string_equal(fmt(tdsl_f16_to_f32(0x3555), TDSL_F16), "0.3333");
+  assert_string_equal(fmt(0x1p-24, TDSL_F16), "6e-08");
+  // bf16 0x3dcd is 0.10009765625; "0.1" rounds back to it. 0x4018 is 2.375, whose
+  // 3-digit neighbours 2.37 and 2.38 are equally close: the even digit wins, as
+  // correctly rounded printf does (checked against an exact-fraction search).
+  assert_string_equal(fmt(tdsl_bf16_to_f32(0x3dcd), TDSL_BF16), "0.1");
+  assert_string_equal(fmt(2.375, TDSL_BF16), "2.38");
+  assert_string_equal(fmt(tdsl_bf16_to_f32(0x7f7f), TDSL_BF16), "3.39e+38");
+}
+
+static void json_data_is_flat_and_row_major(void **state) {
+  (void)state;
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  tdsl_tensor base = f32_tensor(2, (int64_t[]){2, 3}, v, 6), tr = {0};
+  assert_int_equal(tdsl_tensor_view(&tr, &base, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0), 0);
+  assert_json(&tr, "[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]");  // LANGUAGE.md §10's example
+  tdsl_tensor_release(&tr);
+  tdsl_tensor_release(&base);
+}
+
+static void json_data_writes_each_dtype_its_own_way(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  uint8_t b[3] = {1, 0, 1};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_BOOL, 1, (int64_t[]){3}, NULL, 0, b, 3), 0);
+  assert_json(&t, "[true, false, true]");
+  tdsl_tensor_release(&t);
+  int64_t i[2] = {INT64_MIN, 42};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_I64, 1, (int64_t[]){2}, NULL, 0, i, sizeof i), 0);
+  assert_json(&t, "[-9223372036854775808, 42]");
+  tdsl_tensor_release(&t);
+  double d[4] = {NAN, INFINITY, -INFINITY, -0.0};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_F64, 1, (int64_t[]){4}, NULL, 0, d, sizeof d), 0);
+  assert_json(&t, "[\"nan\", \"inf\", \"-inf\", -0.0]");
+  tdsl_tensor_release(&t);
+  uint16_t h[2] = {0x2e66, 0x3c00};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_F16, 1, (int64_t[]){2}, NULL, 0, h, sizeof h), 0);
+  assert_json(&t, "[0.1, 1.0]");
+  tdsl_tensor_release(&t);
+}
+
+static void json_data_of_zero_dim_and_empty_tensors(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  float x = 1.5f;
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_F32, 0, NULL, NULL, 0, &x, sizeof x), 0);
+  assert_json(&t, "[1.5]");
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F32, 2, (int64_t[]){3, 0}), 0);
+  assert_json(&t, "[]");
+  tdsl_tensor_release(&t);
+}
+
+// ---- the seeded generator ----
+
+// Expected values from /usr/bin/python3 with NumPy 1.24, independently of this code:
+//   s = 0; each draw: s = (s + 0x9E3779B97F4A7C15) % 2**64; z = s;
+//   z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64;
+//   z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2**64; u = z ^ (z >> 31)
+//   f = ((u >> 11) * 2.0**-53) * 2 - 1;  repr(np.float32(f)), repr(np.float16(f)),
+//   u >> 62, u >> 63
+static void splitmix_seed_zero_gives_the_reference_stream(void **state) {
+  (void)state;
+  uint64_t s = 0;
+  const uint64_t want[6] = {0xe220a8397b1dcdafu, 0x6e789e6aa1b965f4u, 0x06c45d188009454fu,
+                            0xf88bb8a8724c81ecu, 0x1b39896a51a8749bu, 0x53cb9f0c747ea2eau};
+  for (int i = 0; i < 6; i++) assert_true(tdsl_splitmix64_next(&s) == want[i]);
+  s = 42;
+  assert_true(tdsl_splitmix64_next(&s) == 0xbdd732262feb6e95u);
+}
+
+static void fill_random_draws_one_value_per_element_in_row_major_order(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  uint64_t s = 0;
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F32, 2, (int64_t[]){2, 3}), 0);
+  tdsl_fill_random(&t, &s);
+  assert_json(&t, "[0.7666216, -0.13694401, -0.94713247, 0.94176394, -0.7873066, -0.34534848]");
+  tdsl_tensor_release(&t);
+
+  s = 0;
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F64, 1, (int64_t[]){2}), 0);
+  tdsl_fill_random(&t, &s);
+  assert_json(&t, "[0.7666216164272852, -0.13694400590298006]");
+  tdsl_tensor_release(&t);
+
+  s = 0;
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F16, 1, (int64_t[]){6}), 0);
+  tdsl_fill_random(&t, &s);
+  assert_json(&t, "[0.7666, -0.137, -0.9473, 0.942, -0.787, -0.3455]");
+  tdsl_tensor_release(&t);
+
+  s = 0;
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_I32, 1, (int64_t[]){6}), 0);
+  tdsl_fill_random(&t, &s);
+  assert_json(&t, "[3, 1, 0, 3, 0, 1]");
+  tdsl_tensor_release(&t);
+
+  s = 0;
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_BOOL, 1, (int64_t[]){6}), 0);
+  tdsl_fill_random(&t, &s);
+  assert_json(&t, "[true, false, false, true, false, false]");
+  tdsl_tensor_release(&t);
+  assert_true(s == 6 * 0x9E3779B97F4A7C15u);  // six draws, no more
+}
+
+static void fill_random_follows_the_logical_order_of_a_view(void **state) {
+  (void)state;
+  tdsl_tensor base = {0}, tr = {0};
+  uint64_t s = 0;
+  assert_int_equal(tdsl_tensor_empty(&base, TDSL_I64, 2, (int64_t[]){2, 3}), 0);
+  assert_int_equal(tdsl_tensor_view(&tr, &base, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0), 0);
+  tdsl_fill_random(&tr, &s);
+  assert_json(&tr, "[3, 1, 0, 3, 0, 1]");
+  assert_json(&base, "[3, 0, 0, 1, 3, 1]");
+  tdsl_tensor_release(&tr);
+  tdsl_tensor_release(&base);
+}
+
+// ---- printing (expected text follows torch/_tensor_str.py of PyTorch 1.13) ----
+
+static void print_uses_four_decimals_aligned_like_torch(void **state) {
+  (void)state;
+  float v[4] = {0.1f, -2, 3, 4};
+  tdsl_tensor t = f32_tensor(2, (int64_t[]){2, 2}, v, 4);
+  assert_print(&t, "tensor([[ 0.1000, -2.0000],\n        [ 3.0000,  4.0000]])\n");
+  tdsl_tensor_release(&t);
+}
+
+static void print_shows_whole_floats_with_a_trailing_point(void **state) {
+  (void)state;
+  float v[4] = {1, 2, -30, NAN};
+  tdsl_tensor t = f32_tensor(1, (int64_t[]){4}, v, 4);
+  assert_print(&t, "tensor([  1.,   2., -30.,  nan])\n");
+  tdsl_tensor_release(&t);
+  float w[3] = {NAN, 1, INFINITY};
+  t = f32_tensor(1, (int64_t[]){3}, w, 3);
+  assert_print(&t, "tensor([nan, 1., inf])\n");  // width counts finite non-zero values only
+  tdsl_tensor_release(&t);
+}
+
+static void print_switches_to_scientific_for_wide_ranges(void **state) {
+  (void)state;
+  float v[2] = {1e-5f, 1};
+  tdsl_tensor t = f32_tensor(1, (int64_t[]){2}, v, 2);
+  assert_print(&t, "tensor([1.0000e-05, 1.0000e+00])\n");
+  tdsl_tensor_release(&t);
+  float w[2] = {1, 1e9f};
+  t = f32_tensor(1, (int64_t[]){2}, w, 2);
+  assert_print(&t, "tensor([1.0000e+00, 1.0000e+09])\n");
+  tdsl_tensor_release(&t);
+}
+
+static void print_adds_the_dtype_for_non_default_dtypes(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  int32_t i[3] = {1, 2, 3};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_I32, 1, (int64_t[]){3}, NULL, 0, i, sizeof i), 0);
+  assert_print(&t, "tensor([1, 2, 3], dtype=torch.int32)\n");
+  tdsl_tensor_release(&t);
+  int64_t l[2] = {1, -10};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_I64, 1, (int64_t[]){2}, NULL, 0, l, sizeof l), 0);
+  assert_print(&t, "tensor([  1, -10])\n");
+  tdsl_tensor_release(&t);
+  uint8_t b[2] = {1, 0};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_BOOL, 1, (int64_t[]){2}, NULL, 0, b, 2), 0);
+  assert_print(&t, "tensor([ True, False])\n");
+  tdsl_tensor_release(&t);
+  double d = 2.5;
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_F64, 0, NULL, NULL, 0, &d, sizeof d), 0);
+  assert_print(&t, "tensor(2.5000, dtype=torch.float64)\n");
+  tdsl_tensor_release(&t);
+  uint16_t h[2] = {0x3c00, 0x3800};
+  assert_int_equal(tdsl_tensor_from_data(&t, TDSL_BF16, 1, (int64_t[]){1}, NULL, 0, h, sizeof h),
+                   0);
+  assert_print(&t, "tensor([0.0078], dtype=torch.bfloat16)\n");  // bf16 0x3c00 = 2^-7
+  tdsl_tensor_release(&t);
+}
+
+static void print_shows_size_and_dtype_of_empty_tensors(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F32, 1, (int64_t[]){0}), 0);
+  assert_print(&t, "tensor([])\n");
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_I32, 2, (int64_t[]){0, 3}), 0);
+  assert_print(&t, "tensor([], size=(0, 3), dtype=torch.int32)\n");
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_I64, 1, (int64_t[]){0}), 0);
+  assert_print(&t, "tensor([], dtype=torch.int64)\n");
+  tdsl_tensor_release(&t);
+}
+
+static void print_separates_nested_dims_with_blank_lines(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  int64_t v[4] = {1, 2, 3, 4};
+  assert_int_equal(
+      tdsl_tensor_from_data(&t, TDSL_I64, 3, (int64_t[]){2, 1, 2}, NULL, 0, v, sizeof v), 0);
+  assert_print(&t, "tensor([[[1, 2]],\n\n        [[3, 4]]])\n");
+  tdsl_tensor_release(&t);
+}
+
+static void print_wraps_long_rows_at_eighty_columns(void **state) {
+  (void)state;
+  float v[20];
+  for (int i = 0; i < 20; i++) v[i] = (float)i;
+  tdsl_tensor t = f32_tensor(1, (int64_t[]){20}, v, 20);
+  // width 3 ("19."), so (80 - 7) / 5 = 14 elements per line
+  assert_print(&t,
+               "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
+               "        14., 15., 16., 17., 18., 19.])\n");
+  tdsl_tensor_release(&t);
+}
+
+static void print_summarises_more_than_a_thousand_elements(void **state) {
+  (void)state;
+  tdsl_tensor t = {0};
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_F32, 1, (int64_t[]){1001}), 0);
+  for (int64_t i = 0; i < 1001; i++) tdsl_tensor_set_f64(&t, &i, (double)i);
+  assert_print(
+      &t, "tensor([   0.,    1.,    2.,  ...,  998.,  999., 1000.])\n");  // torch.arange(1001.)
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_tensor_empty(&t, TDSL_I64, 2, (int64_t[]){100, 20}), 0);
+  for (int64_t i = 0; i < 100; i++) {
+    for (int64_t j = 0; j < 20; j++)
+      tdsl_tensor_set_f64(&t, (int64_t[]){i, j}, (double)(i * 20 + j));
+  }
+  // torch.arange(2000).view(100, 20)
+  assert_print(&t,
+               "tensor([[   0,    1,    2,  ...,   17,   18,   19],\n"
+               "        [  20,   21,   22,  ...,   37,   38,   39],\n"
+               "        [  40,   41,   42,  ...,   57,   58,   59],\n"
+               "        ...,\n"
+               "        [1940, 1941, 1942,  ..., 1957, 1958, 1959],\n"
+               "        [1960, 1961, 1962,  ..., 1977, 1978, 1979],\n"
+               "        [1980, 1981, 1982,  ..., 1997, 1998, 1999]])\n");
+  tdsl_tensor_release(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(set_error_returns_nonzero_and_keeps_the_message),
+      cmocka_unit_test(dtype_names_round_trip),
+      cmocka_unit_test(new_storage_is_zeroed_with_one_reference),
+      cmocka_unit_test(empty_tensor_has_pytorch_contiguous_strides),
+      cmocka_unit_test(zero_dim_tensor_has_one_element),
+      cmocka_unit_test(views_share_storage_and_keep_it_alive),
+      cmocka_unit_test(view_of_itself_keeps_one_reference),
+      cmocka_unit_test(view_outside_storage_is_refused),
+      cmocka_unit_test(absurd_shapes_are_refused),
+      cmocka_unit_test(view_with_negative_stride_inside_storage_is_accepted),
+      cmocka_unit_test(from_data_copies_the_bytes),
+      cmocka_unit_test(contiguous_copy_of_transposed_view_is_row_major),
+      cmocka_unit_test(contiguous_copy_of_flipped_strided_view_reverses_it),
+      cmocka_unit_test(copy_writes_through_the_destination_strides),
+      cmocka_unit_test(set_f64_saturates_ints_and_rounds_floats),
+      cmocka_unit_test(f16_conversion_rounds_to_nearest_even),
+      cmocka_unit_test(f16_conversion_handles_subnormals_and_nan),
+      cmocka_unit_test(bf16_conversion_rounds_to_nearest_even),
+      cmocka_unit_test(f64_narrowing_rounds_once),
+      cmocka_unit_test(json_floats_are_the_shortest_text_in_python_style),
+      cmocka_unit_test(json_floats_are_shortest_for_their_own_dtype),
+      cmocka_unit_test(json_data_is_flat_and_row_major),
+      cmocka_unit_test(json_data_writes_each_dtype_its_own_way),
+      cmocka_unit_test(json_data_of_zero_dim_and_empty_tensors),
+      cmocka_unit_test(splitmix_seed_zero_gives_the_reference_stream),
+      cmocka_unit_test(fill_random_draws_one_value_per_element_in_row_major_order),
+      cmocka_unit_test(fill_random_follows_the_logical_order_of_a_view),
+      cmocka_unit_test(print_uses_four_decimals_aligned_like_torch),
+      cmocka_unit_test(print_shows_whole_floats_with_a_trailing_point),
+      cmocka_unit_test(print_switches_to_scientific_for_wide_ranges),
+      cmocka_unit_test(print_adds_the_dtype_for_non_default_dtypes),
+      cmocka_unit_test(print_shows_size_and_dtype_of_empty_tensors),
+      cmocka_unit_test(print_separates_nested_dims_with_blank_lines),
+      cmocka_unit_test(print_wraps_long_rows_at_eighty_columns),
+      cmocka_unit_test(print_summarises_more_than_a_thousand_elements),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
