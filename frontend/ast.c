@@ -1,0 +1,462 @@
+// frontend/ast.c: AST nodes — the constructors the grammar calls, deep copy for
+// inlining, and the --emit=ast dump. Invariants kept here:
+// - every node lives in cx->arena and is zeroed except what its constructor sets;
+// - `depth` is 1 + the largest depth of its children (1 for a leaf); AST_LIST
+//   holders count like nodes. An expression deeper than TD_MAX_NESTING is reported
+//   once ("expression nested too deeply", at its operator/method/bracket) by the
+//   constructor that first exceeds the limit, and every expression constructor that
+//   would exceed it returns an AST_NONE leaf (depth TD_MAX_NESTING + 1) instead, so
+//   no later pass ever recurses deeper than the limit and the error is not repeated;
+// - statements and declarations are not depth-checked (a long body is not deep).
+//
+// --emit=ast format (ast_dump): one node per line, indented two spaces per level,
+// Lisp-style, the closing parentheses at the end of a node's last line:
+//   (KIND [ATTRS] @L:C-L:C
+//     CHILD
+//     CHILD)
+// where @L:C-L:C is node->loc (1-based line and byte column of begin and of the
+// exclusive end) and, by kind:
+//   (int 42)  (float 1e-05)  (bool true)  (none)  (ellipsis)  (name x)  (dtype f32)
+//   (unary neg X)  (unary bitwise_not X)        (binary OP A B) with OP a binop_name
+//   (call NAME ARGS...)                          function form
+//   (method NAME RECV ARGS...)                   x.f(...)
+//   (attr NAME RECV)  (index BASE ITEMS...)  (list ELEMS...)  (kwarg NAME VALUE)
+//   (slice LO HI STEP)                           a missing part is the line `_`
+//   (assign TARGETS... RHS)  (augassign OP TARGET RHS)  (store INDEX RHS)
+//   (store OP INDEX RHS)  (return VALUES...)
+//   (const NAME VALUE)  (param NAME TYPE)  (param mut NAME TYPE)  (type DTYPE DIMS...)
+//   (fn NAME (params PARAMS...) (returns TYPES...) (body STMTS...))
+//     — `(returns tuple ...)` when written as a parenthesised tuple
+//   (program DECLS...)
+// Floats print as Python's repr does: 0.5, 2500.0, 1e-05, 1.5e+20.
+#include "frontend/frontend.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+  [AST_INT] = "int", [AST_FLOAT] = "float", [AST_BOOL] = "bool", [AST_NONE] = "none",
+  [AST_NAME] = "name", [AST_DTYPE] = "dtype", [AST_UNARY] = "unary", [AST_BINARY] = "binary",
+  [AST_CALL] = "call", [AST_ATTR] = "attr", [AST_INDEX] = "index", [AST_LIST] = "list",
+  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_KWARG] = "kwarg",
+  [AST_ASSIGN] = "assign", [AST_AUGASSIGN] = "augassign", [AST_STORE] = "store",
+  [AST_RETURN] = "return", [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type",
+  [AST_FN] = "fn", [AST_PROGRAM] = "program",
+};
+_Static_assert(sizeof kind_names / sizeof kind_names[0] == AST_COUNT, "kind_names follows AstKind");
+
+static const char *const binop_names[] = {
+  "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "matmul",
+  "eq", "ne", "lt", "le", "gt", "ge",
+};
+_Static_assert(sizeof binop_names / sizeof binop_names[0] == BIN_COUNT, "binop_names follows BinOp");
+
+static const char *const binop_texts[] = {
+  "+", "-", "*", "/", "//", "%", "**", "@", "==", "!=", "<", "<=", ">", ">=",
+};
+_Static_assert(sizeof binop_texts / sizeof binop_texts[0] == BIN_COUNT, "binop_texts follows BinOp");
+
+static const char *const unop_names[] = {"neg", "bitwise_not"};
+_Static_assert(sizeof unop_names / sizeof unop_names[0] == UN_COUNT, "unop_names follows UnOp");
+
+const char *ast_kind_name(AstKind k) {
+  return (unsigned)k < AST_COUNT ? kind_names[k] : "?";
+}
+
+const char *binop_name(BinOp op) {
+  return (unsigned)op < BIN_COUNT ? binop_names[op] : "?";
+}
+
+const char *binop_text(BinOp op) {
+  return (unsigned)op < BIN_COUNT ? binop_texts[op] : "?";
+}
+
+// ---- depth ----
+
+static int max_depth(const Ast *a, int d) {
+  return a && a->depth > d ? a->depth : d;
+}
+
+static int list_depth(const AstList *l, int d) {
+  for (int i = 0; i < l->len; i++) d = max_depth(l->data[i], d);
+  return d;
+}
+
+static bool is_expr(AstKind k) {
+  return k <= AST_KWARG;
+}
+
+// Sets a->depth from its children; an expression over the limit is reported (only
+// where it first goes over) and becomes a leaf.
+static Ast *finish(Ctx *cx, Ast *a) {
+  int d = max_depth(a->lhs, 0);
+  d = max_depth(a->rhs, d);
+  d = max_depth(a->step, d);
+  d = max_depth(a->type, d);
+  d = list_depth(&a->list, d);
+  d = list_depth(&a->rets, d);
+  d = list_depth(&a->body, d);
+  a->depth = d + 1;
+  if (a->depth <= TD_MAX_NESTING || !is_expr(a->kind)) return a;
+  if (d == TD_MAX_NESTING) diag_error(cx, a->oploc.file ? a->oploc : a->loc, "expression nested too deeply");
+  Loc loc = a->loc;
+  memset(a, 0, sizeof *a);
+  a->kind = AST_NONE;
+  a->loc = loc;
+  a->depth = TD_MAX_NESTING + 1;
+  return a;
+}
+
+// Moves the elements of an AST_LIST holder (which may be NULL) into dst.
+static void take(AstList *dst, Ast *holder) {
+  if (holder) *dst = holder->list;
+}
+
+// ---- constructors ----
+
+Ast *ast_new(Ctx *cx, AstKind kind, Loc loc) {
+  Ast *a = arena_alloc(&cx->arena, sizeof(Ast));
+  a->kind = kind;
+  a->loc = loc;
+  a->depth = 1;
+  return a;
+}
+
+Ast *ast_int(Ctx *cx, int64_t v, Loc loc) {
+  Ast *a = ast_new(cx, AST_INT, loc);
+  a->ival = v;
+  return a;
+}
+
+Ast *ast_float(Ctx *cx, double v, Loc loc) {
+  Ast *a = ast_new(cx, AST_FLOAT, loc);
+  a->fval = v;
+  return a;
+}
+
+Ast *ast_bool(Ctx *cx, bool v, Loc loc) {
+  Ast *a = ast_new(cx, AST_BOOL, loc);
+  a->bval = v;
+  return a;
+}
+
+Ast *ast_name(Ctx *cx, const char *name, Loc loc) {
+  Ast *a = ast_new(cx, AST_NAME, loc);
+  a->name = name;
+  return a;
+}
+
+Ast *ast_dtype(Ctx *cx, DType t, Loc loc) {
+  Ast *a = ast_new(cx, AST_DTYPE, loc);
+  a->dtype = t;
+  return a;
+}
+
+Ast *ast_unary(Ctx *cx, UnOp op, Ast *x, Loc oploc) {
+  Ast *a = ast_new(cx, AST_UNARY, loc_join(oploc, x->loc));
+  a->op = op;
+  a->oploc = oploc;
+  a->lhs = x;
+  return finish(cx, a);
+}
+
+Ast *ast_binary(Ctx *cx, BinOp op, Ast *l, Ast *r, Loc oploc) {
+  Ast *a = ast_new(cx, AST_BINARY, loc_join(l->loc, r->loc));
+  a->op = op;
+  a->oploc = oploc;
+  a->lhs = l;
+  a->rhs = r;
+  return finish(cx, a);
+}
+
+Ast *ast_paren(Ctx *cx, Ast *e, Loc loc) {
+  (void)cx;
+  e->loc = loc;
+  return e;
+}
+
+Ast *ast_list(Ctx *cx, Loc loc) {
+  return ast_new(cx, AST_LIST, loc);
+}
+
+Ast *ast_list_of(Ctx *cx, Ast *first, Loc loc) {
+  return ast_append(cx, ast_list(cx, loc), first);
+}
+
+Ast *ast_append(Ctx *cx, Ast *list, Ast *item) {
+  vec_push(&cx->arena, &list->list, item);
+  if (item->depth + 1 > list->depth) list->depth = item->depth + 1;
+  if (item->loc.end > list->loc.end) list->loc.end = item->loc.end;
+  return list;
+}
+
+Ast *ast_list_expr(Ctx *cx, Ast *items, Loc loc) {
+  Ast *a = ast_new(cx, AST_LIST, loc);
+  take(&a->list, items);
+  return finish(cx, a);
+}
+
+Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc) {
+  Ast *a = ast_new(cx, AST_CALL, loc);
+  a->lhs = recv;
+  a->name = name;
+  a->oploc = nameloc;
+  take(&a->list, args);
+  return finish(cx, a);
+}
+
+Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc) {
+  Ast *a = ast_new(cx, AST_ATTR, loc);
+  a->lhs = recv;
+  a->name = name;
+  a->oploc = nameloc;
+  return finish(cx, a);
+}
+
+Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc) {
+  Ast *a = ast_new(cx, AST_INDEX, loc);
+  a->lhs = base;
+  a->oploc = bracket;
+  take(&a->list, items);
+  return finish(cx, a);
+}
+
+Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc) {
+  Ast *a = ast_new(cx, AST_SLICE, loc);
+  a->lhs = lo;
+  a->rhs = hi;
+  a->step = step;
+  return finish(cx, a);
+}
+
+Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc) {
+  Ast *a = ast_new(cx, AST_KWARG, loc);
+  a->name = name;
+  a->oploc = nameloc;
+  a->rhs = value;
+  return finish(cx, a);
+}
+
+Ast *ast_assign(Ctx *cx, Ast *targets, Ast *rhs, Loc oploc, Loc loc) {
+  Ast *a = ast_new(cx, AST_ASSIGN, loc);
+  take(&a->list, targets);
+  a->rhs = rhs;
+  a->oploc = oploc;
+  return finish(cx, a);
+}
+
+Ast *ast_augassign(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc) {
+  Ast *a = ast_new(cx, AST_AUGASSIGN, loc);
+  a->lhs = target;
+  a->op = op;
+  a->rhs = rhs;
+  a->oploc = oploc;
+  return finish(cx, a);
+}
+
+Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc) {
+  Ast *a = ast_new(cx, AST_STORE, loc);
+  a->lhs = index;
+  a->op = op;
+  a->rhs = rhs;
+  a->oploc = oploc;
+  return finish(cx, a);
+}
+
+Ast *ast_return(Ctx *cx, Ast *values, Loc loc) {
+  Ast *a = ast_new(cx, AST_RETURN, loc);
+  take(&a->list, values);
+  return finish(cx, a);
+}
+
+Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc) {
+  Ast *a = ast_new(cx, AST_CONST, loc);
+  a->name = name;
+  a->rhs = value;
+  return finish(cx, a);
+}
+
+Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Loc loc) {
+  Ast *a = ast_new(cx, AST_PARAM, loc);
+  a->mut = mut;
+  a->name = name;
+  a->type = type;
+  return finish(cx, a);
+}
+
+Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc) {
+  Ast *a = ast_new(cx, AST_TYPE, loc);
+  a->dtype = t;
+  take(&a->list, dims);
+  return finish(cx, a);
+}
+
+// rets: one AST_TYPE, or an AST_LIST holder of them (the tuple form).
+Ast *ast_fn(Ctx *cx, const char *name, Ast *params, Ast *rets, bool ret_tuple, Ast *body, Loc loc) {
+  Ast *a = ast_new(cx, AST_FN, loc);
+  a->name = name;
+  take(&a->list, params);
+  if (rets && rets->kind == AST_TYPE)
+    vec_push(&cx->arena, &a->rets, rets);
+  else
+    take(&a->rets, rets);
+  a->ret_tuple = ret_tuple;
+  if (body) a->body = body->list;
+  return finish(cx, a);
+}
+
+Ast *ast_program(Ctx *cx, Loc loc) {
+  return ast_new(cx, AST_PROGRAM, loc);
+}
+
+// ---- deep copy ----
+
+static void clone_list(Ctx *cx, AstList *dst, const AstList *src) {
+  *dst = (AstList){0};
+  for (int i = 0; i < src->len; i++) vec_push(&cx->arena, dst, ast_clone(cx, src->data[i]));
+}
+
+Ast *ast_clone(Ctx *cx, const Ast *a) {
+  if (!a) return NULL;
+  Ast *c = arena_alloc(&cx->arena, sizeof(Ast));
+  c->kind = a->kind;
+  c->loc = a->loc;
+  c->oploc = a->oploc;
+  c->op = a->op;
+  c->depth = a->depth;
+  c->ival = a->ival;
+  c->fval = a->fval;
+  c->bval = a->bval;
+  c->mut = a->mut;
+  c->dtype = a->dtype;
+  c->name = a->name;
+  c->ret_tuple = a->ret_tuple;
+  c->lhs = ast_clone(cx, a->lhs);
+  c->rhs = ast_clone(cx, a->rhs);
+  c->step = ast_clone(cx, a->step);
+  c->type = ast_clone(cx, a->type);
+  clone_list(cx, &c->list, &a->list);
+  clone_list(cx, &c->rets, &a->rets);
+  clone_list(cx, &c->body, &a->body);
+  return c;  // sema fields stay zero (the arena zeroes)
+}
+
+// ---- --emit=ast ----
+
+// Python's repr: the fewest digits that read back exactly, positional notation for
+// exponents -4..15 (always with a '.'), else d.ddde±XX.
+static void print_float(FILE *out, double v) {
+  if (v != v || v - v != 0) {  // nan, inf
+    fputs(v != v ? "nan" : v < 0 ? "-inf" : "inf", out);
+    return;
+  }
+  char buf[64];
+  int prec = 1;
+  for (; prec < 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
+  int exp = atoi(strchr(buf, 'e') + 1);
+  if (exp < -4 || exp >= 16) {
+    fputs(buf, out);
+    return;
+  }
+  int decimals = prec - 1 - exp;
+  fprintf(out, decimals > 0 ? "%.*f" : "%.*f.0", decimals > 0 ? decimals : 0, v);
+}
+
+static void print_loc(FILE *out, Loc loc) {
+  if (!loc.file) return;
+  int l1, c1, l2, c2;
+  srcfile_linecol(loc.file, loc.begin, &l1, &c1);
+  srcfile_linecol(loc.file, loc.end, &l2, &c2);
+  fprintf(out, " @%d:%d-%d:%d", l1, c1, l2, c2);
+}
+
+static void dump(const Ast *a, FILE *out, int indent);
+
+static void child(const Ast *a, FILE *out, int indent) {
+  fprintf(out, "\n%*s", indent, "");
+  if (a)
+    dump(a, out, indent);
+  else
+    fputc('_', out);
+}
+
+static void children(const AstList *l, FILE *out, int indent) {
+  for (int i = 0; i < l->len; i++) child(l->data[i], out, indent);
+}
+
+// A header-only pseudo node such as (params ...), holding a list.
+static void group(const char *head, const AstList *l, FILE *out, int indent) {
+  fprintf(out, "\n%*s(%s", indent, "", head);
+  children(l, out, indent + 2);
+  fputc(')', out);
+}
+
+static void dump(const Ast *a, FILE *out, int indent) {
+  int in = indent + 2;
+  fprintf(out, "(%s", a->kind == AST_CALL && a->lhs ? "method" : ast_kind_name(a->kind));
+  switch (a->kind) {
+  case AST_INT: fprintf(out, " %" PRId64, a->ival); break;
+  case AST_FLOAT: fputc(' ', out); print_float(out, a->fval); break;
+  case AST_BOOL: fputs(a->bval ? " true" : " false", out); break;
+  case AST_DTYPE: case AST_TYPE: fprintf(out, " %s", dtype_name(a->dtype)); break;
+  case AST_UNARY: fprintf(out, " %s", (unsigned)a->op < UN_COUNT ? unop_names[a->op] : "?"); break;
+  case AST_BINARY: case AST_AUGASSIGN: fprintf(out, " %s", binop_name(a->op)); break;
+  case AST_STORE: if (a->op >= 0) fprintf(out, " %s", binop_name(a->op)); break;
+  case AST_PARAM: if (a->mut) fputs(" mut", out); fprintf(out, " %s", a->name); break;
+  case AST_NAME: case AST_CALL: case AST_ATTR: case AST_KWARG: case AST_CONST: case AST_FN:
+    fprintf(out, " %s", a->name ? a->name : "?");
+    break;
+  default: break;
+  }
+  print_loc(out, a->loc);
+  switch (a->kind) {
+  case AST_UNARY: case AST_ATTR: case AST_AUGASSIGN: case AST_STORE:
+    child(a->lhs, out, in);
+    if (a->kind != AST_UNARY && a->kind != AST_ATTR) child(a->rhs, out, in);
+    break;
+  case AST_BINARY:
+    child(a->lhs, out, in);
+    child(a->rhs, out, in);
+    break;
+  case AST_CALL: case AST_INDEX:
+    if (a->lhs) child(a->lhs, out, in);
+    children(&a->list, out, in);
+    break;
+  case AST_SLICE:
+    child(a->lhs, out, in);
+    child(a->rhs, out, in);
+    child(a->step, out, in);
+    break;
+  case AST_KWARG: case AST_CONST:
+    child(a->rhs, out, in);
+    break;
+  case AST_ASSIGN:
+    children(&a->list, out, in);
+    child(a->rhs, out, in);
+    break;
+  case AST_PARAM:
+    child(a->type, out, in);
+    break;
+  case AST_FN:
+    group("params", &a->list, out, in);
+    group(a->ret_tuple ? "returns tuple" : "returns", &a->rets, out, in);
+    group("body", &a->body, out, in);
+    break;
+  case AST_LIST: case AST_RETURN: case AST_TYPE: case AST_PROGRAM:
+    children(&a->list, out, in);
+    break;
+  default: break;
+  }
+  fputc(')', out);
+}
+
+void ast_dump(const Ast *a, FILE *out) {
+  if (!a) return;
+  dump(a, out, 0);
+  fputc('\n', out);
+}

@@ -1,0 +1,178 @@
+// frontend/frontend.h: the AST that grammar/ builds, the types sema gives it, and the
+// entry points of parse, sema and lower. One banner section per .c file.
+#ifndef TDSLC_FRONTEND_FRONTEND_H
+#define TDSLC_FRONTEND_FRONTEND_H
+
+#include "base/base.h"
+#include "ir/ir.h"
+
+typedef struct Ast Ast;
+typedef struct TType TType;
+typedef struct Parse Parse;
+typedef struct Builtin Builtin;
+
+typedef VEC(Ast *) AstList;
+
+// ============================================================================
+// ast.c — nodes, constructors, --emit=ast
+// ============================================================================
+typedef enum {
+  // expressions
+  AST_INT,       // ival
+  AST_FLOAT,     // fval
+  AST_BOOL,      // bval
+  AST_NONE,
+  AST_NAME,      // name
+  AST_DTYPE,     // dtype (a dtype name used as a value: x.to(f64), dtype=i32)
+  AST_UNARY,     // op (UN_*) lhs
+  AST_BINARY,    // lhs op (BIN_*) rhs
+  AST_CALL,      // name(list) or lhs.name(list); lhs NULL for the function form
+  AST_ATTR,      // lhs.name without parentheses (x.T)
+  AST_INDEX,     // lhs[list]; items are exprs, AST_SLICE, AST_ELLIPSIS or AST_NONE
+  AST_LIST,      // [list]
+  AST_SLICE,     // lhs:rhs:step, each may be NULL
+  AST_ELLIPSIS,
+  AST_KWARG,     // name=rhs, only inside call arguments
+  // statements
+  AST_ASSIGN,    // list (AST_NAME targets) = rhs
+  AST_AUGASSIGN, // lhs (AST_NAME) op= rhs, op is BIN_ADD/SUB/MUL/DIV
+  AST_STORE,     // lhs (an AST_INDEX) = rhs (op < 0) or op= rhs
+  AST_RETURN,    // list
+  // declarations
+  AST_CONST,     // const name = rhs
+  AST_PARAM,     // [mut] name: type
+  AST_TYPE,      // dtype[list]
+  AST_FN,        // fn name(params) -> rets { body }
+  AST_PROGRAM,   // list of AST_CONST / AST_FN
+  AST_COUNT
+} AstKind;
+
+typedef enum { UN_NEG, UN_NOT, UN_COUNT } UnOp;
+typedef enum {
+  BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_FLOORDIV, BIN_MOD, BIN_POW, BIN_MATMUL,
+  BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE, BIN_COUNT
+} BinOp;
+
+struct Ast {
+  AstKind kind;
+  Loc loc;           // the whole construct; for AST_BINARY/UNARY the operator token is oploc
+  Loc oploc;         // operator token (binary, unary, aug-assign, store), method name of a call/attr
+  int op;            // UnOp / BinOp; AST_STORE: -1 for plain '='
+  int depth;         // nesting depth of the expression (1 for a leaf)
+  int64_t ival;
+  double fval;
+  bool bval;
+  bool mut;          // AST_PARAM
+  DType dtype;       // AST_DTYPE, AST_TYPE
+  const char *name;  // NAME, CALL/ATTR method or function, KWARG, CONST, PARAM, FN
+  Ast *lhs, *rhs, *step;
+  Ast *type;         // AST_PARAM
+  AstList list;      // CALL args, INDEX items, LIST elems, ASSIGN targets, RETURN values,
+                     // TYPE dims, FN params, PROGRAM decls
+  AstList rets;      // FN return types (AST_TYPE)
+  AstList body;      // FN statements
+  bool ret_tuple;    // FN: return type written as a parenthesised tuple
+
+  // ---- filled by sema ----
+  TType *ty;             // expression type
+  const Builtin *bi;     // AST_CALL/AST_ATTR/operators: the builtin op it resolved to
+  Ast **bargs;           // bound arguments in the builtin's parameter order (NULL = default)
+  int nbargs;
+  NodeAttr attr;         // normalised attributes for lowering (dims, keepdim, bounds ...)
+  bool needs_copy;       // reshape/flatten/contiguous/to that must materialize
+  Ast *inlined;          // AST_CALL of a user fn: the type-checked clone of the callee
+  Ast **operands;        // BK_NODE: the expressions that become the node's inputs, in op order
+  int noperands;
+};
+
+Ast *ast_new(Ctx *cx, AstKind kind, Loc loc);
+Ast *ast_int(Ctx *cx, int64_t v, Loc loc);
+Ast *ast_float(Ctx *cx, double v, Loc loc);
+Ast *ast_bool(Ctx *cx, bool v, Loc loc);
+Ast *ast_name(Ctx *cx, const char *name, Loc loc);
+Ast *ast_unary(Ctx *cx, UnOp op, Ast *x, Loc oploc);
+Ast *ast_binary(Ctx *cx, BinOp op, Ast *a, Ast *b, Loc oploc);
+// The grammar's other constructors. `items` arguments are AST_LIST holders made by
+// ast_list/ast_list_of/ast_append; their elements move into the new node. An
+// expression deeper than TD_MAX_NESTING is reported once and collapses to a leaf.
+Ast *ast_dtype(Ctx *cx, DType t, Loc loc);
+Ast *ast_paren(Ctx *cx, Ast *e, Loc loc);  // widens e->loc over the parentheses
+Ast *ast_list(Ctx *cx, Loc loc);           // an empty AST_LIST
+Ast *ast_list_of(Ctx *cx, Ast *first, Loc loc);
+Ast *ast_append(Ctx *cx, Ast *list, Ast *item);  // any node with a `list`; returns it
+Ast *ast_list_expr(Ctx *cx, Ast *items, Loc loc);  // [a, b] as a value
+Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc);
+Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc);
+Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
+Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc);
+Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc);
+Ast *ast_assign(Ctx *cx, Ast *targets, Ast *rhs, Loc oploc, Loc loc);
+Ast *ast_augassign(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc);
+Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // op -1: '='
+Ast *ast_return(Ctx *cx, Ast *values, Loc loc);
+Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc);
+Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Loc loc);
+Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc);
+Ast *ast_fn(Ctx *cx, const char *name, Ast *params, Ast *rets, bool ret_tuple, Ast *body, Loc loc);
+Ast *ast_program(Ctx *cx, Loc loc);
+Ast *ast_clone(Ctx *cx, const Ast *a);  // deep copy (inlining), sema fields cleared
+void ast_dump(const Ast *a, FILE *out);  // --emit=ast (golden format)
+const char *ast_kind_name(AstKind k);
+const char *binop_name(BinOp op);        // "add", "sub" ... as --emit=ir names them
+const char *binop_text(BinOp op);        // "+", "-" ...
+
+// ============================================================================
+// parse.c — source text -> AST (flex + bison); errors through diag_error
+// ============================================================================
+enum { TD_MAX_NESTING = 1000 };  // deeper expressions are a located error, never a stack overflow
+Ast *parse_program(Ctx *cx, const SrcFile *f);   // NULL only when nothing could be built
+void parse_dump_tokens(Ctx *cx, const SrcFile *f, FILE *out);  // --emit=tokens
+
+// ============================================================================
+// sema.c — names, constants, inlining, dtypes, shapes, views; the last stage that
+// reports user errors
+// ============================================================================
+// A builtin op of LANGUAGE.md §5-6 (and the operators): how sema binds its arguments
+// and how lower turns a checked call into graph edits.
+typedef enum {
+  BK_VIEW,  // a view op: lower makes graph_view(operand 0, e->ty->view), after a copy node if e->needs_copy
+  BK_NODE,  // a materializing op: one graph node of `op` over e->operands with e->attr
+} BuiltinKind;
+struct Builtin {
+  const char *name;  // as written: "transpose", "softmax", "add" for '+'
+  BuiltinKind kind;
+  Op op;             // BK_NODE: the node's op (BK_VIEW with needs_copy: OP_COPY)
+  const char *sig;   // PyTorch 1.13's parameters: "input, dim0, dim1"
+};
+
+typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE } TyKind;
+
+struct TType {
+  TyKind kind;
+  DType dtype;           // TENSOR; SCALAR: DT_BOOL, DT_I64 or DT_F64 (Python bool/int/float); DTYPE: the one named
+  View view;             // TENSOR: shape, and PyTorch's strides/offset over its storage
+  int64_t storage_numel; // TENSOR: elements of the storage it views
+  int storage;           // TENSOR: storage identity (0..nparams-1: that parameter; else a fresh one)
+  bool writable;         // TENSOR: a local or a 'mut' parameter's storage
+  double fval;           // SCALAR value (also for ints and bools)
+  int64_t ival;          // SCALAR value as an integer (ints and bools)
+  int nelem;             // LIST / TUPLE
+  TType **elems;
+};
+
+typedef struct Program {
+  Ast *ast;
+  AstList fns;  // the AST_FN declarations, in source order
+} Program;
+
+// Check every function as an entry point (parameters contiguous). Returns false if
+// any error was reported.
+bool sema_check(Ctx *cx, Program *p);
+Ast *sema_find_fn(const Program *p, const char *name);
+
+// ============================================================================
+// lower.c — a checked function -> Graph (view ops become View edits, no nodes)
+// ============================================================================
+Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn);
+
+#endif
