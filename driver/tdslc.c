@@ -6,6 +6,7 @@
 #include "frontend/frontend.h"
 #include "tdsl.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -150,7 +151,7 @@ static int parse_args(int argc, char **argv, Options *o) {
       if (missing || !parse_u64(v, &o->seed))
         return usage_error("--seed takes a non-negative integer");
     } else if (VALUE("--out-dir") && o->mode == MODE_RUN) {
-      if (missing)
+      if (missing || !*v)
         return usage_error("missing directory after '--out-dir'");
       o->out_dir = v;
     } else if (VALUE("--reps") && o->mode == MODE_BENCH) {
@@ -289,7 +290,7 @@ static void shape_text(char *buf, size_t n, int ndim, const int64_t *shape) {
     snprintf(buf + k, n - k, "]");
 }
 
-static int load_input(const Options *o, const Value *param, const char *path, tdsl_tensor *t) {
+static int load_input(const Value *param, const char *path, tdsl_tensor *t) {
   const char *name = param->name;
   if (tdsl_load_npy_as(path, (tdsl_dtype)param->dtype, t) != 0) {
     fprintf(stderr, "tdslc: error: --in %s=%s: %s\n", name, path, tdsl_last_error());
@@ -308,16 +309,28 @@ static int load_input(const Options *o, const Value *param, const char *path, td
     tdsl_tensor_release(t);
     return EXIT_USAGE;
   }
-  (void)o;
   return 0;
 }
 
+// mkdir -p: the folder and any missing parents.
 static int make_dir(const char *dir) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    fprintf(stderr, "tdslc: error: cannot create '%s': %s\n", dir, strerror(errno));
-    return EXIT_USAGE;
+  char *path = strdup(dir);
+  int rc = 0;
+  for (char *s = path + 1; !rc; s++) {
+    bool end = *s == 0;
+    if (*s != '/' && !end)
+      continue;
+    *s = 0;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      fprintf(stderr, "tdslc: error: cannot create '%s': %s\n", path, strerror(errno));
+      rc = EXIT_USAGE;
+    }
+    if (end)
+      break;
+    *s = '/';
   }
-  return 0;
+  free(path);
+  return rc;
 }
 
 static int save_npy(const char *dir, const char *name, const tdsl_tensor *t) {
@@ -368,8 +381,13 @@ static void print_output(FILE *out, const Options *o, int idx, const Value *v, c
 
 static int run_graph(Ctx *cx, const Options *o, const Graph *g) {
   if (strcmp(o->target, "cuda") == 0) {
-    fprintf(stderr, "tdslc: error: --target cuda: running on a GPU is not supported yet\n");
-    return EXIT_DATA;
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) {
+      fprintf(stderr, "tdslc: error: --target cuda: no GPU here (libcuda.so.1 cannot be loaded)\n");
+      return EXIT_DATA;
+    }
+    dlclose(cuda);
+    return usage_error("--target cuda: running on the GPU is not supported yet");
   }
   if (!graph_is_view_only(g)) {
     const Node *n = g->nodes.data[0];
@@ -396,7 +414,7 @@ static int run_graph(Ctx *cx, const Options *o, const Graph *g) {
       if (strcmp(o->inputs[i].name, p->name) == 0)
         path = o->inputs[i].path;
     if (path) {
-      rc = load_input(o, p, path, &ins[j]);
+      rc = load_input(p, path, &ins[j]);
       continue;
     }
     if (tdsl_tensor_empty(&ins[j], (tdsl_dtype)p->dtype, p->view.ndim, p->view.shape) != 0) {

@@ -117,9 +117,10 @@ static int collect_rows(const Graph *g, Row *rows, int cap) {
   return n;
 }
 
+// A compile-time scalar is a buffer whose storage is "const" (LANGUAGE.md §10).
 static const char *value_kind(const Value *v) {
   if (v->is_scalar)
-    return "const";
+    return "buffer";
   if (!v->buf)
     return "fused";
   bool own = (v->node && v->node->out == v) || (v->buf->kind == BUF_INPUT && v->buf->param >= 0 &&
@@ -234,9 +235,12 @@ void graph_print_json(const Graph *g, FILE *out) {
     fprintf(out, ", \"line\": %d, \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": ", loc_line(v->loc),
             value_kind(v), dtype_name(v->dtype));
     print_ints(out, v->view.shape, v->view.ndim, "[", "]");
+    if (v->is_scalar) {
+      fputs(", \"strides\": [], \"offset\": 0, \"storage\": \"const\"}", out);
+      continue;
+    }
     if (!v->buf) {
-      fputs(", \"strides\": null, \"offset\": null, \"storage\": ", out);
-      fputs(v->is_scalar ? "\"const\"}" : "null}", out);
+      fputs(", \"strides\": null, \"offset\": null, \"storage\": null}", out);
       continue;
     }
     fputs(", \"strides\": ", out);

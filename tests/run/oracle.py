@@ -32,12 +32,22 @@ def tdslc_run(tdslc, src, args=(), name="case"):
     return p, doc, out_dir
 
 
+def f32_to_bf16_bits(a):
+    """Round-to-nearest-even of float32 values to bfloat16 bits (NaN stays NaN)."""
+    u = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(np.asarray(a, dtype=np.float32))
+    return np.where(nan, (u >> 16) | 0x40, r).astype(np.uint16)
+
+
 def json_values(data, dtype):
-    """The JSON 'data' array as a NumPy array of dtype (non-finite strings decoded)."""
+    """The JSON 'data' array as a NumPy array of dtype (non-finite strings decoded).
+    bf16 text is the shortest decimal that rounds back to the same bf16: it is read as
+    float32, rounded to bf16 and widened again, so it compares with the oracle's bits."""
     conv = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf}
     vals = [conv[v] if isinstance(v, str) else v for v in data]
     if dtype == "bf16":
-        return np.array(vals, dtype=np.float32)
+        return bf16_bits_to_f32(f32_to_bf16_bits(np.array(vals, dtype=np.float32)))
     return np.array(vals, dtype=NP_DTYPES[dtype])
 
 

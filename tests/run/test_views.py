@@ -20,7 +20,7 @@ from view_cases import CASES  # noqa: E402
 
 
 def check_case(tdslc, expected, name, src, np_exprs):
-    p, doc, out_dir = tdslc_run(tdslc, src, name=name)
+    p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", "f"], name=name)
     if p.returncode != 0:
         return [f"exit {p.returncode}: {p.stderr.decode()}"]
     errs = []

@@ -79,8 +79,8 @@ CASES = [
      ["x[2:]"], ["x[2:]"]),
     ("rebinding", "fn f(x: f32[4, 4]) -> f32[2, 2] {\n  y = x[1:3]\n  y = y[:, ::2]\n  return y\n}",
      ["x[1:3][:, ::2]"], ["x[1:3][:, ::2]"]),
-    ("inlined_call", "fn half(t: f32[4, 4]) -> f32[2, 4] { return t[::2] }\n"
-     "fn f(x: f32[4, 4]) -> f32[4, 2] { return half(x).t() }", ["x[::2].T"], ["x[::2].t()"]),
+    ("inlined_call", "fn halve(t: f32[4, 4]) -> f32[2, 4] { return t[::2] }\n"
+     "fn f(x: f32[4, 4]) -> f32[4, 2] { return halve(x).t() }", ["x[::2].T"], ["x[::2].t()"]),
     ("bool_dtype", "fn f(x: bool[3, 4]) -> bool[4, 3] { return x.t() }", ["x.T"], ["x.t()"]),
     ("f16_dtype", "fn f(x: f16[3, 4]) -> f16[3, 2] { return x[:, 1::2] }", ["x[:, 1::2]"], ["x[:, 1::2]"]),
     ("bf16_dtype", "fn f(x: bf16[3, 4]) -> bf16[4] { return x[2] }", ["x[2]"], ["x[2]"]),
