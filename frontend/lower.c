@@ -108,6 +108,9 @@ static Value *lower_view(Lower *lw, const Ast *e) {
     Node *copy = graph_node(lw->g, OP_COPY, src->dtype, src->view.ndim, src->view.shape, &src, 1, none, e->loc);
     src = copy->out;
   }
+  // x.contiguous() of a contiguous x, x.to(its own dtype): the same tensor, not a new value.
+  if (view_equal(src->view, e->ty->view))
+    return src;
   return graph_view(lw->g, src, e->ty->view, e->loc);
 }
 

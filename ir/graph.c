@@ -46,6 +46,7 @@ Value *graph_param(Graph *g, const char *name, DType dt, int ndim, const int64_t
   b->mut = mut;
   Value *val = new_value(g, dt, v, b, loc);
   val->name = name;
+  b->own = val;
   vec_push(&g->cx->arena, &g->params, val);
   return val;
 }
@@ -80,6 +81,7 @@ Node *graph_node(Graph *g, Op op, DType out_dt, int ndim, const int64_t *shape, 
   b->producer = n;
   n->out = new_value(g, out_dt, v, b, loc);
   n->out->node = n;
+  b->own = n->out;
   vec_push(&g->cx->arena, &g->nodes, n);
   return n;
 }
@@ -123,10 +125,7 @@ static const char *value_kind(const Value *v) {
     return "buffer";
   if (!v->buf)
     return "fused";
-  bool own = (v->node && v->node->out == v) || (v->buf->kind == BUF_INPUT && v->buf->param >= 0 &&
-                                                 v->name && strcmp(v->name, v->buf->name) == 0 &&
-                                                 view_equal(v->view, view_contiguous(v->view.ndim, v->view.shape)));
-  return own ? "buffer" : "view";
+  return v->buf->own == v ? "buffer" : "view";
 }
 
 static void print_storage(const Value *v, FILE *out) {
@@ -182,10 +181,12 @@ static void print_kernel_lines(const Graph *g, int k, FILE *out, const char *sep
 void graph_print(const Graph *g, FILE *out) {
   fprintf(out, "fn %s\n", g->name);
   Row rows[512];
-  int n = collect_rows(g, rows, 512);
+  int n = collect_rows(g, rows, 512), width = 4;
+  for (int i = 0; i < n; i++)
+    width = (int)strlen(rows[i].name) > width ? (int)strlen(rows[i].name) : width;
   for (int i = 0; i < n; i++) {
     const Value *v = rows[i].v;
-    fprintf(out, "  %-8s %-6s %s", rows[i].name, value_kind(v), dtype_name(v->dtype));
+    fprintf(out, "  %-*s  %-6s %s", width, rows[i].name, value_kind(v), dtype_name(v->dtype));
     print_ints(out, v->view.shape, v->view.ndim, "[", "]");
     if (v->is_scalar) {
       fprintf(out, " = %g\n", v->sval);

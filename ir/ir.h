@@ -53,6 +53,7 @@ struct Buffer {
   int param;         // BUF_INPUT: the parameter index
   bool mut;          // BUF_INPUT: a 'mut' parameter
   Node *producer;    // BUF_KERNEL: the node that writes it
+  Value *own;        // the value that is the buffer itself (the parameter, the node's result)
 };
 
 struct Value {
