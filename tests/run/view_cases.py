@@ -81,6 +81,10 @@ CASES = [
      ["x[1:3][:, ::2]"], ["x[1:3][:, ::2]"]),
     ("inlined_call", "fn halve(t: f32[4, 4]) -> f32[2, 4] { return t[::2] }\n"
      "fn f(x: f32[4, 4]) -> f32[4, 2] { return halve(x).t() }", ["x[::2].T"], ["x[::2].t()"]),
+    ("tuple_through_calls", "fn two(t: f32[4]) -> (f32[4], f32[2]) { return t, t[1::2] }\n"
+     "fn h(t: f32[4]) -> (f32[4], f32[2]) { return two(t) }\n"
+     "fn f(x: f32[4]) -> (f32[2], f32[1, 4]) {\n  a, b = h(x)\n  return b, a.unsqueeze(0)\n}",
+     ["x[1::2]", "x[None]"], ["x[1::2]", "x.unsqueeze(0)"]),
     ("bool_dtype", "fn f(x: bool[3, 4]) -> bool[4, 3] { return x.t() }", ["x.T"], ["x.t()"]),
     ("f16_dtype", "fn f(x: f16[3, 4]) -> f16[3, 2] { return x[:, 1::2] }", ["x[:, 1::2]"], ["x[:, 1::2]"]),
     ("bf16_dtype", "fn f(x: bf16[3, 4]) -> bf16[4] { return x[2] }", ["x[2]"], ["x[2]"]),
