@@ -119,11 +119,16 @@ static int collect_rows(const Graph *g, Row *rows, int cap) {
   return n;
 }
 
+// A value the fusion plan computes inside kernels without storing it.
+static bool value_fused(const Value *v) {
+  return v->buf && v->buf->kind == BUF_KERNEL && v->buf->producer->mode != NM_STORED;
+}
+
 // A compile-time scalar is a buffer whose storage is "const" (LANGUAGE.md §10).
 static const char *value_kind(const Value *v) {
   if (v->is_scalar)
     return "buffer";
-  if (!v->buf)
+  if (!v->buf || value_fused(v))
     return "fused";
   return v->buf->own == v ? "buffer" : "view";
 }
@@ -192,6 +197,10 @@ void graph_print(const Graph *g, FILE *out) {
       fprintf(out, " = %g\n", v->sval);
       continue;
     }
+    if (value_fused(v)) {
+      fprintf(out, "  (computed inside k%d)  line %d\n", v->buf->producer->kernel, loc_line(v->loc));
+      continue;
+    }
     print_ints(out, v->view.strides, v->view.ndim, "  strides (", ")");
     fprintf(out, "  offset %" PRId64 "  storage ", v->view.offset);
     print_storage(v, out);
@@ -240,7 +249,7 @@ void graph_print_json(const Graph *g, FILE *out) {
       fputs(", \"strides\": [], \"offset\": 0, \"storage\": \"const\"}", out);
       continue;
     }
-    if (!v->buf) {
+    if (!v->buf || value_fused(v)) {
       fputs(", \"strides\": null, \"offset\": null, \"storage\": null}", out);
       continue;
     }

@@ -69,6 +69,16 @@ struct Value {
   int64_t ival;
 };
 
+// How the fusion plan computes a node's result (ir/fuse.c decides, ir/kernel.c obeys):
+typedef enum {
+  NM_STORED,  // computed by kernel `kernel` and written to its buffer
+  NM_INLINE,  // elementwise, never stored: every reader recomputes it at the index it
+              // reads (through its View), in whatever kernel that reader is
+  NM_LOCAL,   // computed inside kernel `kernel` and consumed only there, by that kernel's
+              // epilogue, without being stored (a matmul under its bias/activation, a
+              // reduction read only by the row epilogue of its own kernel)
+} NodeMode;
+
 struct Node {
   int id;
   Op op;
@@ -77,7 +87,9 @@ struct Node {
   Value **srcs;
   int nsrc;
   NodeAttr attr;
-  int kernel;  // index of the kernel that computes it (ir/fuse), -1 before fusion
+  NodeMode mode;
+  int kernel;  // NM_STORED/NM_LOCAL: the kernel computing it; NM_INLINE: the first kernel
+               // that reads it (for --emit=ir); -1 before fusion
 };
 
 typedef struct NamedValue {
@@ -115,6 +127,21 @@ void graph_print_json(const Graph *g, FILE *out);  // --emit=ir --json
 void graph_verify(const Graph *g);                 // TD_ASSERTs
 
 // ---- fuse.c ----
-void fuse_graph(Graph *g);  // fills Node.kernel and Graph.nkernels
+// The fusion plan: fills Node.mode, Node.kernel and Graph.nkernels. Kernels are
+// numbered in execution order; a kernel's non-inline nodes are, in node order, one of:
+//  - EW: one NM_STORED elementwise-class node (unary, binary, where, clamp, casts,
+//    copies, creation ops, gathers) whose shape is the iteration space;
+//  - ROW: row nodes (reductions, softmax, log_softmax, logsumexp) over the same input
+//    shape and the same reduced dims, then epilogue nodes (elementwise) over either the
+//    row input's shape or the reduced output's shape, reading the row nodes of this
+//    kernel only through views that stay on the current row;
+//  - MATMUL: one matmul (NM_LOCAL when only its epilogue reads it), then elementwise
+//    epilogue nodes over the matmul's output shape reading it at the same index;
+//  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused).
+typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE } KernelKind;
+bool op_is_elementwise(Op op);  // unary, binary, where, clamp, to, copy, clone, creation, gathers
+bool op_is_row(Op op);          // reductions, softmax, log_softmax
+void fuse_graph(Graph *g);
+KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 
 #endif

@@ -1,0 +1,202 @@
+// ir/loop.h: the backend-neutral loop IR. A fused kernel is a list of statements —
+// loop nests with constant extents, stores through affine indices, scalar locals
+// (accumulators) — over scalar expressions. Backends (codegen/) only print or build
+// what is here; every numeric meaning is defined in this header, once:
+//
+// Scalar types. Expressions are typed by DType. DT_F16 / DT_BF16 values are carried as
+// f32 numbers that are exactly representable in that format (a load from an f16 buffer
+// yields one; LX_CAST to DT_F16 rounds an f32 to nearest-even f16 precision). Arithmetic
+// is never done on DT_F16/DT_BF16 operands: the kernel builder casts them to DT_F32
+// first, computes, and casts the result back (PyTorch's "compute in f32, round each
+// materialized result"). A store converts the value to the buffer's dtype (exact for
+// values already of that dtype; for f32 -> f16 it rounds to nearest even).
+//
+// Op semantics (operands of LX_UNARY / LX_BINARY have the expression's own dtype,
+// except comparisons, whose operands share a dtype and whose result is DT_BOOL):
+//   NEG ABS SIGN SQUARE                 int and float (sign(0) = 0, sign(nan) = nan; int NEG wraps)
+//   BITWISE_NOT                         ints: ~a; bool: !a
+//   LOGICAL_NOT                         bool -> bool
+//   EXP LOG LOG2 EXP2 SQRT RSQRT SIN COS TAN TANH ERF FLOOR CEIL RECIPROCAL   f32/f64, libm meaning
+//   ROUND                               f32/f64: half to even (nearbyint)
+//   SIGMOID  1 / (1 + exp(-a))          GELU  0.5 * a * (1 + erf(a / sqrt(2)))
+//   SILU     a / (1 + exp(-a))          RELU  a > 0 ? a : 0 (nan stays nan; ints too)
+//   ADD SUB MUL                         ints wrap (two's complement), floats IEEE
+//   DIV                                 floats only (the builder casts ints to f32)
+//   FLOOR_DIVIDE                        ints: Python floor division; b == 0 raises `err`
+//                                       (INT_MIN // -1 wraps to INT_MIN);
+//                                       floats: PyTorch's div_floor (b == 0: a / b;
+//                                       else mod = fmod(a, b), div = (a - mod) / b, minus 1
+//                                       if mod != 0 and (b < 0) != (mod < 0); then floor,
+//                                       +1 if div - floor(div) > 0.5; div == 0: copysign(0, a / b))
+//   REMAINDER                           ints: Python modulo (sign of b); b == 0 raises `err`;
+//                                       INT_MIN % -1 = 0. floats: r = fmod(a, b);
+//                                       r != 0 and (r < 0) != (b < 0) => r += b
+//   POW                                 floats: pow(a, b); ints: exact integer power with
+//                                       wrapping, b < 0 raises `err` (PyTorch: "Integers to
+//                                       negative integer powers are not allowed.")
+//   MAXIMUM MINIMUM                     floats propagate nan
+//   ATAN2                               f32/f64
+//   EQ NE LT LE GT GE                   -> DT_BOOL (nan compares false, != true)
+//   LOGICAL_AND LOGICAL_OR              bool x bool -> bool
+// LX_CAST to an integer from a float truncates toward zero; nan or out of range gives
+// the target's minimum (x86's answer, what PyTorch's CPU build returns there). To bool:
+// a != 0. From bool: 0 or 1.
+// LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).
+// LX_CHECKED_INDEX: a is an i64 index into a dim of size `i`; in [-i, i) it yields
+// a (+ i if negative), else it raises `err` with a's value and yields 0.
+//
+// Errors. A kernel has a table of messages, each already located
+// ("file.tdsl:3:9: error: ZeroDivisionError"); a message may hold one "%lld" for the
+// value that failed. Raising error k records the first failure (k and the value) and
+// the kernel returns non-zero after its loops finish; the entry reports it (exit 3).
+#ifndef TDSLC_IR_LOOP_H
+#define TDSLC_IR_LOOP_H
+
+#include "ir/ir.h"
+
+typedef struct LExpr LExpr;
+typedef struct LStmt LStmt;
+typedef struct LKernel LKernel;
+typedef struct LProgram LProgram;
+
+typedef enum {
+  LX_CONST,          // f (floats) or i (ints and bools)
+  LX_VAR,            // a loop variable: var (i64)
+  LX_LOCAL,          // a scalar local: local
+  LX_LOAD,           // buf[idx]
+  LX_UNARY,          // op a
+  LX_BINARY,         // a op b
+  LX_SELECT,         // a ? b : c
+  LX_CAST,           // a converted to dt
+  LX_CHECKED_INDEX,  // see above: a, i (the size), err
+  LX_COUNT
+} LExprKind;
+
+// An element index: base + sum_k coef[k] * var[k] (+ dyn, an i64 expression, if set).
+enum { LI_MAX_TERMS = 24 };
+typedef struct LIndex {
+  int64_t base;
+  int nterms;
+  int var[LI_MAX_TERMS];
+  int64_t coef[LI_MAX_TERMS];
+  LExpr *dyn;
+} LIndex;
+
+struct LExpr {
+  LExprKind kind;
+  DType dt;       // the scalar type of the result
+  Op op;          // LX_UNARY / LX_BINARY
+  LExpr *a, *b, *c;
+  double f;       // LX_CONST of a float dtype
+  int64_t i;      // LX_CONST of int/bool; LX_CHECKED_INDEX: the dim size
+  int var;        // LX_VAR
+  int local;      // LX_LOCAL
+  int buf;        // LX_LOAD: index into the kernel's args
+  LIndex idx;     // LX_LOAD
+  int err;        // raising ops: index into the kernel's errors, -1 if none
+};
+
+typedef enum {
+  LS_LOOP,   // for (var = 0; var < extent; var++) body
+  LS_STORE,  // buf[idx] = val (converted to the buffer's dtype)
+  LS_LET,    // declare local (dt) = val
+  LS_SET,    // local = val
+  LS_IF,     // if (cond) body
+  LS_COUNT
+} LStmtKind;
+
+typedef VEC(LStmt *) LStmtList;
+
+struct LStmt {
+  LStmtKind kind;
+  int var;          // LS_LOOP
+  int64_t extent;   // LS_LOOP
+  bool parallel;    // LS_LOOP: iterations are independent and the work is worth threads
+  int vector;       // LS_LOOP: a vector width hint (0: none)
+  LStmtList body;   // LS_LOOP, LS_IF
+  int buf;          // LS_STORE
+  LIndex idx;       // LS_STORE
+  LExpr *val;       // LS_STORE, LS_LET, LS_SET
+  int local;        // LS_LET, LS_SET
+  LExpr *cond;      // LS_IF
+};
+
+// A kernel argument: one buffer of the program, read and/or written.
+typedef struct LArg {
+  int buf;       // index into LProgram.bufs
+  bool read, written;
+} LArg;
+
+struct LKernel {
+  const char *name;    // "k0"
+  VEC(LArg) args;
+  VEC(DType) locals;   // the dtype of each local
+  int nvars;           // loop variables are 0..nvars-1
+  LStmtList body;
+  VEC(const char *) errors;  // located messages, each may hold one %lld
+  VEC(const char *) ops;     // op names fused into it, for --emit=kernels
+  VEC(int) lines;            // source lines it came from
+};
+
+typedef enum {
+  LB_PARAM,   // a parameter's storage (contiguous as the kernels see it)
+  LB_TEMP,    // an intermediate, freed when the entry returns
+  LB_RESULT,  // a buffer some output views: allocated by the entry, handed to the caller
+} LBufKind;
+
+typedef struct LBuf {
+  LBufKind kind;
+  DType dtype;
+  int64_t numel;
+  const char *name;  // parameter name, or a readable name of the value it holds
+  int param;         // LB_PARAM: parameter index
+  bool mut;          // LB_PARAM: declared 'mut'
+} LBuf;
+
+typedef struct LParam {
+  const char *name;
+  DType dtype;
+  int ndim;
+  int64_t shape[TD_MAX_DIMS];
+  bool mut;
+  int buf;
+} LParam;
+
+typedef struct LOutput {
+  int buf;    // the buffer it views (a parameter's for a returned view of it)
+  DType dtype;
+  View view;  // over that buffer
+} LOutput;
+
+struct LProgram {
+  const char *name;       // the function: the C symbol of the entry
+  const char *file;       // the source path, for messages
+  VEC(LParam) params;
+  VEC(LBuf) bufs;
+  VEC(LOutput) outputs;
+  VEC(LKernel *) kernels;  // run in this order
+};
+
+// ---- loop.c: construction helpers, printing (--emit=kernels), verification ----
+LExpr *lx_const_f(Ctx *cx, DType dt, double v);
+LExpr *lx_const_i(Ctx *cx, DType dt, int64_t v);
+LExpr *lx_var(Ctx *cx, int var);
+LExpr *lx_local(Ctx *cx, DType dt, int local);
+LExpr *lx_load(Ctx *cx, DType dt, int buf, LIndex idx);
+LExpr *lx_unary(Ctx *cx, Op op, DType dt, LExpr *a);
+LExpr *lx_binary(Ctx *cx, Op op, DType dt, LExpr *a, LExpr *b);
+LExpr *lx_select(Ctx *cx, LExpr *c, LExpr *a, LExpr *b);
+LExpr *lx_cast(Ctx *cx, DType dt, LExpr *a);
+LStmt *ls_loop(Ctx *cx, int var, int64_t extent);
+LStmt *ls_store(Ctx *cx, int buf, LIndex idx, LExpr *val);
+LStmt *ls_let(Ctx *cx, int local, LExpr *val);
+LStmt *ls_set(Ctx *cx, int local, LExpr *val);
+LStmt *ls_if(Ctx *cx, LExpr *cond);
+LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (vars[k] for dim k; -1: index 0)
+void loop_print(const LProgram *p, FILE *out);     // --emit=kernels
+void loop_verify(const LProgram *p);               // TD_ASSERTs
+
+// ---- kernel.c: the fused graph -> loop IR ----
+LProgram *kernel_build(Ctx *cx, const Graph *g);
+
+#endif
