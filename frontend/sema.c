@@ -157,13 +157,20 @@ static bool check_rank(Sema *S, Loc loc, int ndim) {
   }
   return true;
 }
+// The runtime also needs the product of max(size, 1) (which bounds every contiguous
+// stride) to fit, so a zero-size tensor with huge other dims is refused here too.
 static bool check_numel(Sema *S, Loc loc, int ndim, const int64_t *shape) {
-  int64_t n;
+  int64_t n, span = 1;
   if (!view_numel_checked(ndim, shape, &n)) {
     diag_error(S->cx, loc, "tensor size %s is too large: its number of elements overflows int64",
                shape_str(S, ndim, shape));
     return false;
   }
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] > 1 && __builtin_mul_overflow(span, shape[i], &span)) {
+      diag_error(S->cx, loc, "tensor size %s is too large: its strides overflow int64", shape_str(S, ndim, shape));
+      return false;
+    }
   return true;
 }
 
@@ -504,18 +511,16 @@ static bool bind_args(Sema *S, Ast *e, const Def *d, Ast *self) {
   // missing ones
   const char *miss[MAX_PARAMS];
   int nmiss = 0;
-  for (int i = 0; i < np; i++) {
-    if (ps[i].vararg && !given[i]) out[i] = synth_list(S, NULL, 0, call_loc(e));
-    else if (!given[i] && !ps[i].opt) miss[nmiss++] = ps[i].name;
-  }
+  for (int i = 0; i < np; i++)  // a size or dims list may not be left out: x.view() is an error
+    if (!given[i] && (!ps[i].opt || ps[i].vararg)) miss[nmiss++] = ps[i].name;
   if (nmiss) {
+    // PyTorch's argument parser, verbatim (its plural is "arguments" for exactly one)
     char buf[256];
     int len = 0;
-    for (int i = 0; i < nmiss; i++)
-      len += snprintf(buf + len, sizeof buf - (size_t)len, "%s'%s'",
-                      i == 0 ? "" : (i == nmiss - 1 ? (nmiss > 2 ? ", and " : " and ") : ", "), miss[i]);
+    for (int i = 0; i < nmiss && len < (int)sizeof buf; i++)
+      len += snprintf(buf + len, sizeof buf - (size_t)len, "%s\"%s\"", i == 0 ? "" : ", ", miss[i]);
     diag_error(S->cx, call_loc(e), "%s() missing %d required positional argument%s: %s", fname, nmiss,
-               nmiss == 1 ? "" : "s", buf);
+               nmiss == 1 ? "s" : "", buf);
     return false;
   }
   e->bargs = out;
@@ -622,12 +627,14 @@ static TType *view_result(Sema *S, Ast *e, const TType *x, View v) {
   return ty_view_of(S, x, v);
 }
 
-// Resolve a requested shape with one -1 against numel, with PyTorch's messages.
+// Resolve a requested shape with one -1 against numel, with PyTorch's messages. As in
+// PyTorch's infer_size, the product of the given sizes wraps (so [2^62, 4, 0] matches
+// 0 elements); a shape that passes but whose numel overflows fails afterwards, as
+// PyTorch's numel check does (uint64, in order, so a 0 after an overflow still fails).
 static bool infer_shape(Sema *S, Loc loc, int64_t numel, int n, const int64_t *req, int64_t *shape) {
   if (!check_rank(S, loc, n)) return false;
   int infer = -1;
-  int64_t prod = 1;
-  bool overflow = false;
+  uint64_t prod = 1;
   for (int i = 0; i < n; i++) {
     if (req[i] == -1) {
       if (infer >= 0) {
@@ -639,23 +646,31 @@ static bool infer_shape(Sema *S, Loc loc, int64_t numel, int n, const int64_t *r
       diag_error(S->cx, loc, "invalid shape dimension %" PRId64, req[i]);
       return false;
     } else {
-      if (req[i] && prod > INT64_MAX / req[i]) overflow = true;
-      prod *= req[i];
+      prod *= (uint64_t)req[i];
     }
     shape[i] = req[i];
   }
-  if (!overflow && infer >= 0 && prod > 0 && numel % prod == 0) {
-    shape[infer] = numel / prod;
-    return true;
-  }
-  if (!overflow && infer >= 0 && prod == 0 && numel == 0) {
-    diag_error(S->cx, loc, "cannot reshape tensor of 0 elements into shape %s because the unspecified dimension "
-               "size -1 can be any value and is ambiguous", shape_str(S, n, req));
+  int64_t newsize = (int64_t)prod;
+  if (!(numel == newsize || (infer >= 0 && newsize > 0 && numel % newsize == 0))) {
+    diag_error(S->cx, loc, "shape '%s' is invalid for input of size %" PRId64, shape_str(S, n, req), numel);
     return false;
   }
-  if (!overflow && infer < 0 && prod == numel) return true;
-  diag_error(S->cx, loc, "shape '%s' is invalid for input of size %" PRId64, shape_str(S, n, req), numel);
-  return false;
+  if (infer >= 0) {
+    if (newsize == 0) {
+      diag_error(S->cx, loc, "cannot reshape tensor of 0 elements into shape %s because the unspecified dimension "
+                 "size -1 can be any value and is ambiguous", shape_str(S, n, req));
+      return false;
+    }
+    shape[infer] = numel / newsize;
+  }
+  uint64_t total = 1;
+  bool overflow = false;
+  for (int i = 0; i < n; i++) overflow |= __builtin_mul_overflow(total, (uint64_t)shape[i], &total);
+  if (overflow || total > (uint64_t)INT64_MAX) {
+    diag_error(S->cx, loc, "numel: integer multiplication overflow");
+    return false;
+  }
+  return check_numel(S, loc, n, shape);
 }
 
 static TType *ck_view(Sema *S, Ast *e, const Def *d) {
@@ -810,23 +825,33 @@ static bool expand_to(Sema *S, Loc loc, const TType *x, int n, const int64_t *re
     return false;
   }
   if (!check_rank(S, loc, n)) return false;
-  for (int i = 0; i < n - nd; i++)
-    if (req[i] < 0) {
-      if (req[i] == -1)
+  // PyTorch's inferExpandGeometry walks the dims from the right and stops at the first
+  // leading -1 or mismatch; a negative size that survives the walk only fails its numel
+  // check afterwards.
+  bool negative = false;
+  for (int i = n - 1; i >= 0; i--) {
+    int xd = i - (n - nd);
+    int64_t have = xd >= 0 ? x->view.shape[xd] : 1, want = req[i];
+    if (want == -1) {
+      if (xd < 0) {
         diag_error(S->cx, loc, "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
                    "dimension %d", i);
-      else
-        diag_error(S->cx, loc, "Trying to create tensor with negative dimension %" PRId64 ": %s", req[i],
-                   shape_str(S, n, req));
+        return false;
+      }
+      want = have;
+    }
+    if (want != have && have != 1) {
+      diag_error(S->cx, loc, "The expanded size of the tensor (%" PRId64 ") must match the existing size (%" PRId64
+                 ") at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", want, have, i,
+                 shape_str(S, n, req), shape_str(S, nd, x->view.shape));
       return false;
     }
+    negative |= want < 0;
+  }
   int bad = 0;
-  if (!view_expand(x->view, n, req, out, &bad)) {
-    int xd = bad - (n - nd);
-    int64_t have = xd >= 0 && xd < nd ? x->view.shape[xd] : 1;
-    diag_error(S->cx, loc, "The expanded size of the tensor (%" PRId64 ") must match the existing size (%" PRId64
-               ") at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s", req[bad], have, bad,
-               shape_str(S, n, req), shape_str(S, nd, x->view.shape));
+  int64_t numel;
+  if (negative || !view_expand(x->view, n, req, out, &bad) || !view_numel_checked(out->ndim, out->shape, &numel)) {
+    diag_error(S->cx, loc, "numel: integer multiplication overflow");
     return false;
   }
   return check_numel(S, loc, out->ndim, out->shape);
@@ -876,7 +901,7 @@ static TType *ck_narrow(Sema *S, Ast *e, const Def *d) {
   (void)d;
   TType *x = e->bargs[0]->ty;
   int64_t dim, start, len;
-  int a, st;
+  int a;
   if (!get_int(S, e, e->bargs[1], "dim", &dim) || !get_int(S, e, e->bargs[2], "start", &start) ||
       !get_int(S, e, e->bargs[3], "length", &len))
     return poison(S);
@@ -886,10 +911,21 @@ static TType *ck_narrow(Sema *S, Ast *e, const Def *d) {
   }
   if (!wrap_dim(S, e->bargs[1]->loc, dim, x->view.ndim, &a)) return poison(S);
   int64_t size = x->view.shape[a];
-  if (!wrap_dim(S, e->bargs[2]->loc, start, (int)(size > INT32_MAX ? INT32_MAX : size), &st)) return poison(S);
+  // PyTorch 1.13 wraps start like a dim index over `size` dims, except that start ==
+  // size (an empty narrow at the end) is allowed
+  int64_t st = start;
+  if (start != size) {
+    int64_t m = size <= 0 ? 1 : size;
+    if (start < -m || start > m - 1) {
+      diag_error(S->cx, e->bargs[2]->loc, "Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                 "], but got %" PRId64 ")", -m, m - 1, start);
+      return poison(S);
+    }
+    if (st < 0) st += m;
+  }
   if (len < 0 || st > size - len) {
-    diag_error(S->cx, e->bargs[3]->loc, "start (%d) + length (%" PRId64 ") exceeds dimension size (%" PRId64 ").", st,
-               len, size);
+    diag_error(S->cx, e->bargs[3]->loc, "start (%" PRId64 ") + length (%" PRId64 ") exceeds dimension size (%" PRId64
+               ").", st, len, size);
     return poison(S);
   }
   return view_result(S, e, x, view_narrow(x->view, a, st, len));
@@ -926,33 +962,55 @@ static TType *ck_as_strided(Sema *S, Ast *e, const Def *d) {
     return poison(S);
   }
   if (!check_rank(S, e->bargs[1]->loc, n)) return poison(S);
-  for (int i = 0; i < n; i++)
-    if (size[i] < 0) {
-      diag_error(S->cx, e->bargs[1]->loc, "Trying to create tensor with negative dimension %" PRId64 ": %s", size[i],
-                 shape_str(S, n, size));
-      return poison(S);
-    }
+  // PyTorch's setStrided, in its order: negative strides, then the storage bounds
+  // (computeStorageNbytes in uint64 with its overflow checks; nothing to check when a
+  // size is 0), then the storage offset.
   for (int i = 0; i < n; i++)
     if (stride[i] < 0) {
       diag_error(S->cx, e->bargs[2]->loc, "as_strided: Negative strides are not supported at the moment, got strides: %s",
                  shape_str(S, n, stride));
       return poison(S);
     }
+  bool empty = false, overflow = false;
+  uint64_t bytes = 1;
+  for (int i = 0; i < n; i++) empty |= size[i] == 0;
+  int isz = dtype_size(x->dtype);
+  if (!empty) {
+    for (int i = 0; i < n; i++) {
+      uint64_t span;
+      overflow |= __builtin_mul_overflow((uint64_t)stride[i], (uint64_t)size[i] - 1, &span);
+      overflow |= __builtin_add_overflow(bytes, span, &bytes);
+    }
+    overflow |= __builtin_mul_overflow(bytes, (uint64_t)isz, &bytes);
+    if (overflow) {
+      diag_error(S->cx, call_loc(e), "Storage size calculation overflowed with sizes=%s and strides=%s",
+                 shape_str(S, n, size), shape_str(S, n, stride));
+      return poison(S);
+    }
+    int64_t need = wrap_add((int64_t)bytes, wrap_mul(off, isz));
+    if (need > wrap_mul(x->storage_numel, isz)) {
+      diag_error(S->cx, call_loc(e), "setStorage: sizes %s, strides %s, storage offset %" PRId64 ", and itemsize %d "
+                 "requiring a storage size of %" PRId64 " are out of bounds for storage of size %" PRId64,
+                 shape_str(S, n, size), shape_str(S, n, stride), off, isz, need, x->storage_numel * isz);
+      return poison(S);
+    }
+  }
   if (off < 0) {
     diag_error(S->cx, e->bargs[3]->loc, "Tensor: invalid storage offset %" PRId64, off);
     return poison(S);
   }
+  for (int i = 0; i < n; i++)  // PyTorch lets some of these through, as tensors of negative size
+    if (size[i] < 0) {
+      diag_error(S->cx, e->bargs[1]->loc, "Trying to create tensor with negative dimension %" PRId64 ": %s", size[i],
+                 shape_str(S, n, size));
+      return poison(S);
+    }
   if (!check_numel(S, e->bargs[1]->loc, n, size)) return poison(S);
   View v;
   if (!view_as_strided(n, size, stride, off, x->storage_numel, &v)) {
-    // PyTorch reports bytes: (offset + sum (size-1)*stride + 1) * itemsize
-    int64_t need = wrap_add(off, 1);
-    for (int i = 0; i < n; i++) need = wrap_add(need, wrap_mul(size[i] - 1, stride[i]));
-    int isz = dtype_size(x->dtype);
-    need = wrap_mul(need, isz);
     diag_error(S->cx, call_loc(e), "setStorage: sizes %s, strides %s, storage offset %" PRId64 ", and itemsize %d "
-               "requiring a storage size of %" PRId64 " are out of bounds for storage of size %" PRId64,
-               shape_str(S, n, size), shape_str(S, n, stride), off, isz, need, x->storage_numel * isz);
+               "are out of bounds for storage of size %" PRId64, shape_str(S, n, size), shape_str(S, n, stride), off,
+               isz, x->storage_numel * isz);
     return poison(S);
   }
   return view_result(S, e, x, v);
@@ -1080,6 +1138,11 @@ static TType *unary_node(Sema *S, Ast *e, Op op, Ast *x, Loc loc) {
   TType *t = x->ty;
   DType dt;
   if (op == OP_BITWISE_NOT && t->dtype == DT_BOOL) op = OP_LOGICAL_NOT;
+  if (op == OP_BITWISE_NOT && e->kind == AST_CALL && dtype_is_float(t->dtype)) {
+    // bitwise_not(x) reaches the kernel's dtype dispatch; only `~x` has the Python message
+    diag_error(S->cx, loc, "\"bitwise_not_cuda\" not implemented for '%s'", torch_name(t->dtype));
+    return poison(S);
+  }
   if (!unary_dtype(S, loc, op, t->dtype, &dt)) return poison(S);
   set_operand1(S, e, x);
   return ty_fresh(S, dt, t->view.ndim, t->view.shape);
@@ -1325,19 +1388,22 @@ static TType *ck_reduce(Sema *S, Ast *e, const Def *d) {
   // reductions without an identity need elements
   if (op == OP_AMAX || op == OP_AMIN || op == OP_ARGMAX || op == OP_ARGMIN || op == OP_MAX || op == OP_MIN) {
     if (!da && view_numel(x->view) == 0) {
-      if (op == OP_MAX || op == OP_MIN)
-        diag_error(S->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-                   "the reduction dim with the 'dim' argument.", d->b.name);
-      else if (op == OP_ARGMAX || op == OP_ARGMIN)
+      if (op == OP_ARGMAX || op == OP_ARGMIN)
         diag_error(S->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0.",
                    d->b.name);
       else
-        diag_error(S->cx, call_loc(e), "%s(): Expected reduction dim %d to have non-zero size.", d->b.name, 0);
+        diag_error(S->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                   "the reduction dim with the 'dim' argument.", d->b.name);
       return poison(S);
     }
-    for (int i = 0; da && i < nd; i++)
-      if ((mask >> i & 1) && x->view.shape[i] == 0) {
-        diag_error(S->cx, da->loc, "%s(): Expected reduction dim %d to have non-zero size.", d->b.name, i);
+    // the first empty dim in the order given; amax/amin name it as written, argmax/argmin wrapped
+    for (int k = 0; da && k < n; k++)
+      if (x->view.shape[dims[k]] == 0) {
+        int64_t raw[MAX_LIST], shown = dims[k];
+        int nr;
+        if ((op == OP_AMAX || op == OP_AMIN) && get_ints(S, e, da, "dim", raw, &nr) && k < nr) shown = raw[k];
+        diag_error(S->cx, da->loc, "%s(): Expected reduction dim %" PRId64 " to have non-zero size.", d->b.name,
+                   shown);
         return poison(S);
       }
   }
@@ -1942,7 +2008,7 @@ static bool slice_bound(Sema *S, Ast *b, int64_t *out, int64_t none) {
     return true;
   }
   if (!is_poison(b->ty))
-    diag_error(S->cx, b->loc, "slice indices must be integers or None, not %s", py_type_name(b->ty));
+    diag_error(S->cx, b->loc, "slice indices must be integers or None or have an __index__ method");
   return false;
 }
 
@@ -1979,25 +2045,26 @@ static TType *check_index(Sema *S, Ast *e) {
   View v = base->view;
   if (consumed > v.ndim) {
     Ast *first = e->list.data[0];
-    if (v.ndim == 0 && is_scalar(first->ty))
+    // PyTorch's fast paths for a lone int or slice index have their own messages
+    if (v.ndim == 0 && e->list.len == 1 && is_scalar(first->ty))
       diag_error(S->cx, first->loc, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                  "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+    else if (v.ndim == 0 && e->list.len == 1 && first->kind == AST_SLICE)
+      diag_error(S->cx, first->loc, "slice() cannot be applied to a 0-dim tensor.");
     else
       diag_error(S->cx, e->oploc, "too many indices for tensor of dimension %d", v.ndim);
     return poison(S);
   }
   Ast *idx[TD_MAX_DIMS];
   int pos[TD_MAX_DIMS], nidx = 0;
-  int d = 0, real = 0;
+  int d = 0;
   for (int i = 0; i < e->list.len; i++) {
     Ast *it = e->list.data[i];
     if (it->kind == AST_NONE) {
       if (!check_rank(S, it->loc, v.ndim + 1)) return poison(S);
       v = view_unsqueeze(v, d++);
     } else if (it->kind == AST_ELLIPSIS) {
-      int span = base->view.ndim - consumed;
-      d += span;
-      real += span;
+      d += base->view.ndim - consumed;
     } else if (it->kind == AST_SLICE) {
       int64_t lo, hi, step;
       if (!slice_bound(S, it->lhs, &lo, VIEW_SLICE_NONE) || !slice_bound(S, it->rhs, &hi, VIEW_SLICE_NONE) ||
@@ -2012,20 +2079,17 @@ static TType *check_index(Sema *S, Ast *e) {
         return poison(S);
       }
       v = view_slice(v, d++, lo, hi, step);
-      real++;
     } else if (is_tensor(it->ty)) {
       idx[nidx] = it;
       pos[nidx++] = d++;
-      real++;
     } else if (is_scalar(it->ty) && it->ty->dtype == DT_I64) {
       int64_t size = v.shape[d], k = it->ty->ival;
-      if (k < -size || k >= size) {
-        diag_error(S->cx, it->loc, "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, k, real,
+      if (k < -size || k >= size) {  // PyTorch names the position in the index, not a dim
+        diag_error(S->cx, it->loc, "index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, k, i,
                    size);
         return poison(S);
       }
       v = view_select(v, d, k < 0 ? k + size : k);
-      real++;
     } else if (it->ty->kind == TY_LIST) {
       diag_error(S->cx, it->loc, "indexing with a list is not supported: use an i64 tensor");
       return poison(S);
@@ -2168,7 +2232,9 @@ static TType *check_call(Sema *S, Ast *e) {
   if (d && !(d->forms & (e->lhs ? F_METH : F_FN))) d = NULL;
   if (!d) {
     if (bad) return poison(S);
-    if (e->lhs)
+    if (e->lhs && is_tensor(self) && !strcmp(e->name, "T"))  // x.T() calls the tensor x.T
+      diag_error(S->cx, e->oploc, "'Tensor' object is not callable");
+    else if (e->lhs)
       diag_error(S->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
     else
       diag_error(S->cx, call_loc(e), "use of undeclared name '%s'", e->name);
@@ -2484,7 +2550,7 @@ static TType *param_type(Sema *S, Ast *ty) {
   if (ty->ty) return ty->ty;
   Sym *saved = S->scope;
   S->scope = NULL;  // dims see constants only
-  int64_t shape[MAX_LIST];
+  int64_t shape[MAX_LIST] = {0};
   bool ok = true;
   int n = ty->list.len;
   for (int i = 0; i < n && i < MAX_LIST; i++) {

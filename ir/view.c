@@ -53,7 +53,9 @@ View view_contiguous(int ndim, const int64_t *shape) {
     assert(shape[i] >= 0);
     v.shape[i] = shape[i];
     v.strides[i] = stride;
-    stride *= shape[i] > 1 ? shape[i] : 1;  // a zero-size dim does not zero the strides
+    // a zero-size dim does not zero the strides; the product wraps as PyTorch's int64
+    // does (only a zero-size view can have strides that overflow)
+    stride = (int64_t)((uint64_t)stride * (uint64_t)(shape[i] > 1 ? shape[i] : 1));
   }
   return v;
 }
@@ -219,7 +221,9 @@ View view_slice(View v, int dim, int64_t start, int64_t stop, int64_t step) {
   View r = v;
   r.offset += start * v.strides[dim];
   r.shape[dim] = stop == start ? 0 : (stop - start - 1) / step + 1;
-  r.strides[dim] *= step;
+  // wraps like PyTorch's int64 product when a huge step overflows it (the dim then has
+  // size 1, where the stride is never used to address an element)
+  r.strides[dim] = (int64_t)((uint64_t)v.strides[dim] * (uint64_t)step);
   return r;
 }
 

@@ -223,7 +223,7 @@ static void expand_gives_stride_zero_and_size_lists_may_be_one_list(void **state
 // ---- dtypes ----
 static const char *dtype_of(const char *params, const char *expr) {
   char src[512];
-  snprintf(src, sizeof src, "fn f(%s) -> f32[] {\n  y = %s\n  return zeros()\n}\n", params, expr);
+  snprintf(src, sizeof src, "fn f(%s) -> f32[] {\n  y = %s\n  return zeros([])\n}\n", params, expr);
   Checked *c = check(src);
   const char *r = c->ok ? dtype_name(stmt_type(c, 0)->dtype) : "error";
   if (!c->ok) fprintf(stderr, "%s", c->diags);
@@ -440,7 +440,7 @@ static void arguments_bind_in_python_style(void **state) {
   STRIDES(stmt_type(c, 0), 0, 1, 4);
   done(c);
   c = check("fn f(x: f32[3, 4]) -> f32[4, 3] {\n  return transpose(x, 0)\n}\n");
-  assert_non_null(strstr(c->diags, "t.tdsl:2:10: error: transpose() missing 1 required positional argument: 'dim1'"));
+  assert_non_null(strstr(c->diags, "t.tdsl:2:10: error: transpose() missing 1 required positional arguments: \"dim1\""));
   done(c);
   c = check("fn f(x: f32[3, 4], c: bool[3, 4]) -> f32[3, 4] {\n  return x.where(c, 0.0)\n}\n");
   assert_true(c->ok);

@@ -192,6 +192,17 @@ static void slice_clamps_bounds_like_python(void **state) {
   assert_view(view_slice(v, 0, 7, 3, 1), 1, I64(0), I64(1), 7);
 }
 
+// x[::INT64_MAX] on a dim of stride 4: one element; the stride product wraps as
+// PyTorch's int64 does instead of overflowing (UB, caught by the sanitizer build).
+static void slice_with_a_huge_step_keeps_one_element(void **state) {
+  (void)state;
+  View v = contig(2, I64(3, 4));
+  View r = view_slice(v, 0, VIEW_SLICE_NONE, VIEW_SLICE_NONE, INT64_MAX);
+  assert_int_equal(r.shape[0], 1);
+  assert_int_equal(r.strides[0], (int64_t)((uint64_t)4 * (uint64_t)INT64_MAX));
+  assert_int_equal(r.offset, 0);
+}
+
 static void narrow_is_a_unit_step_slice(void **state) {
   (void)state;
   assert_view(view_narrow(contig(2, I64(3, 4)), 1, 1, 2), 2, I64(3, 2), I64(4, 1), 1);
@@ -426,6 +437,7 @@ int main(void) {
     cmocka_unit_test(expand_gives_new_size_one_leading_dims_the_next_span),
     cmocka_unit_test(expand_reports_the_dim_that_does_not_match),
     cmocka_unit_test(slice_clamps_bounds_like_python),
+    cmocka_unit_test(slice_with_a_huge_step_keeps_one_element),
     cmocka_unit_test(narrow_is_a_unit_step_slice),
     cmocka_unit_test(select_moves_the_offset_and_drops_the_dim),
     cmocka_unit_test(diagonal_appends_a_dim_with_summed_strides),
