@@ -110,6 +110,8 @@ static bool seen_before(Ctx *cx, uint64_t h) {
   return false;
 }
 
+static bool is_continuation(char c) { return ((unsigned char)c & 0xC0) == 0x80; }
+
 // Prints the source line holding loc.begin and a caret under the part of [begin, end)
 // that lies on it. Tabs are kept so the caret lines up in a terminal.
 static void print_caret(FILE *out, Loc loc) {
@@ -125,12 +127,15 @@ static void print_caret(FILE *out, Loc loc) {
     unsigned char c = (unsigned char)f->text[i];
     fputc(c == 0 || c == '\r' ? ' ' : c, out);
   }
+  // One column per character: UTF-8 continuation bytes take no column of their own.
   fputs("\n    ", out);
   for (uint32_t i = start; i < begin; i++)
-    fputc(f->text[i] == '\t' ? '\t' : ' ', out);
+    if (!is_continuation(f->text[i]))
+      fputc(f->text[i] == '\t' ? '\t' : ' ', out);
   fputc('^', out);
   for (uint32_t i = begin + 1; i < end; i++)
-    fputc('~', out);
+    if (!is_continuation(f->text[i]))
+      fputc('~', out);
   fputc('\n', out);
 }
 
