@@ -1,14 +1,688 @@
-// ir/fuse.c: groups materializing nodes into kernels (the fusion plan). For now each
-// node is its own kernel, in node order; view values never reach here, so they can
-// never cost a kernel. The fusing rules of DESIGN.md replace this one pass.
+// ir/fuse.c: the fusion plan. Fills Node.mode, Node.kernel and Graph.nkernels in three
+// steps over the nodes in creation (topological) order:
+//  1. inline: an elementwise-class node that no output returns and no store writes
+//     into becomes NM_INLINE when every reader can recompute it at the index it reads:
+//     the reader is not a matmul and does not gather from it, its View decomposes onto
+//     the node's contiguous result (view_decompose), recomputing is cheap when it
+//     happens more than once (several reads or a broadcast read: at most INLINE_MAX_OPS
+//     ops and one transcendental), a node that can raise is read whole, no store between
+//     the node and a reader writes a buffer its expression reads, and a store's value
+//     reads the stored-into buffer only through the store's own View.
+//  2. kernels: every other node roots a kernel or joins one (ir.h's kernel kinds). A row
+//     node joins an open ROW kernel of the same input shape and dims that it does not
+//     read; an elementwise root joins the ROW or MATMUL kernel it reads, as an epilogue,
+//     when its shape is the row input's, the reduced one or the matmul's, and every
+//     read of that kernel's values (through inline nodes, views composed) stays on the
+//     current row / is the same index. Joining moves a kernel's execution to its last
+//     node; that is allowed only when no node in between reads the kernel's values and
+//     no store in between writes a buffer the kernel reads (PyTorch's order of stores).
+//  3. modes: a row node or matmul read only by its own kernel (and not returned) is
+//     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
+//     inline node's kernel is the first kernel that recomputes it.
+// Invariants kept: outputs and store targets are NM_STORED; an NM_LOCAL value is read
+// only inside its kernel; every kernel runs after the kernels it reads and in the order
+// of the stores around it; views never cost a kernel (they make no nodes).
 #include "ir/ir.h"
 
-void fuse_graph(Graph *g) {
-  for (int i = 0; i < g->nodes.len; i++) {
-    g->nodes.data[i]->kernel = i;
-    g->nodes.data[i]->mode = NM_STORED;
+#include <stdlib.h>
+#include <string.h>
+
+enum { INLINE_MAX_OPS = 8, INLINE_MAX_TRANSCENDENTAL = 1 };
+
+// ---- views: how a reader's View walks a producer's contiguous result ----
+
+// r decomposes and reads every element of the producer (each producer dim is walked
+// whole by one reader dim): recomputing there computes everything.
+bool fuse_view_covers(View r, int pndim, const int64_t *pshape) {
+  ViewMap m;
+  if (!view_decompose(r, pndim, pshape, &m) || view_numel(r) == 0)
+    return false;
+  for (int q = 0; q < pndim; q++) {
+    if (pshape[q] <= 1)
+      continue;
+    bool whole = false;
+    for (int d = 0; d < r.ndim; d++)
+      whole |= m.pdim[d] == q && (m.mult[d] == 1 || m.mult[d] == -1) && r.shape[d] == pshape[q];
+    if (!whole)
+      return false;
   }
-  g->nkernels = g->nodes.len;
+  return true;
+}
+
+// src broadcast to shape (right-aligned, stride 0 where it is broadcast).
+static View expand_to(View v, int ndim, const int64_t *shape) {
+  TD_ASSERT(v.ndim <= ndim);
+  View r = {.ndim = ndim, .offset = v.offset};
+  for (int i = 0; i < ndim; i++) {
+    int j = i - (ndim - v.ndim);
+    r.shape[i] = shape[i];
+    if (j >= 0 && v.shape[j] == shape[i]) {
+      r.strides[i] = v.strides[j];
+    } else {
+      TD_ASSERT(j < 0 || v.shape[j] == 1);
+      r.strides[i] = 0;
+    }
+  }
+  return r;
+}
+
+// at reads a producer of shape pshape; inner reads some buffer in the producer's index
+// space. The composite reads that buffer in at's index space. false: at doesn't decompose.
+static bool compose(View at, int pndim, const int64_t *pshape, View inner, View *out) {
+  ViewMap m;
+  if (!view_decompose(at, pndim, pshape, &m))
+    return false;
+  TD_ASSERT(inner.ndim == pndim);
+  View r = {.ndim = at.ndim, .offset = inner.offset};
+  for (int q = 0; q < pndim; q++)
+    r.offset += inner.strides[q] * m.start[q];
+  for (int d = 0; d < at.ndim; d++) {
+    r.shape[d] = at.shape[d];
+    r.strides[d] = m.pdim[d] >= 0 ? inner.strides[m.pdim[d]] * m.mult[d] : 0;
+  }
+  *out = r;
+  return true;
+}
+
+static bool same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
+  if (na != nb)
+    return false;
+  for (int i = 0; i < na; i++)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
+// v reads a buffer of the same shape at the same index (size-1 dims don't matter).
+static bool is_identity(View v, int ndim, const int64_t *shape) {
+  if (!same_shape(v.ndim, v.shape, ndim, shape))
+    return false;
+  if (view_numel(v) == 0)
+    return true;
+  View c = view_contiguous(ndim, shape);
+  if (v.offset != 0)
+    return false;
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] > 1 && v.strides[d] != c.strides[d])
+      return false;
+  return true;
+}
+
+// ---- op classes ----
+
+static bool op_is_gather(Op op) { return op == OP_INDEX || op == OP_INDEX_SELECT || op == OP_GATHER; }
+
+static bool op_is_creation(Op op) {
+  return op == OP_ZEROS || op == OP_ONES || op == OP_FULL || op == OP_ARANGE || op == OP_EYE;
+}
+
+// Elementwise ops whose operands broadcast to the result's shape.
+static bool op_is_pointwise(Op op) { return op_is_elementwise(op) && !op_is_gather(op) && !op_is_creation(op); }
+
+static bool op_is_transcendental(Op op) {
+  switch (op) {
+  case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH:
+  case OP_SIGMOID: case OP_GELU: case OP_ERF: case OP_SILU: case OP_POW: case OP_ATAN2:
+    return true;
+  default:
+    return false;
+  }
+}
+
+// Ops that may raise at run time (an index out of range, an integer division by zero):
+// recomputing them on part of their elements would miss the error.
+static bool op_can_raise(const Node *n) {
+  if (op_is_gather(n->op))
+    return true;
+  bool ints = dtype_is_int(n->out->dtype);
+  return ints && (n->op == OP_FLOOR_DIVIDE || n->op == OP_REMAINDER || n->op == OP_POW);
+}
+
+// ---- the planner's state ----
+
+typedef VEC(int) IntList;
+
+typedef struct Edge {
+  int reader;  // node index
+  int src;     // operand index
+} Edge;
+
+typedef struct Kern {
+  int id;
+  KernelKind kind;
+  int pos;        // the node position it executes at: its last member
+  IntList members;
+  bool closed;    // ROW: an epilogue joined, no more row nodes
+  int in_ndim;    // ROW: the row input's shape and reduced dims
+  int64_t in_shape[TD_MAX_DIMS];
+  uint32_t dims;
+  const Node *mm; // MATMUL: the matmul
+} Kern;
+
+typedef struct Fuse {
+  Graph *g;
+  Ctx *cx;
+  int n;
+  VEC(Edge) *readers;  // per node: the (reader, operand) edges reading its buffer
+  bool *output;        // per node: an output views its buffer
+  bool *target;        // per node: a store writes into its buffer
+  bool *inl;           // per node: NM_INLINE
+  int *size, *trans;   // per node: ops and transcendental ops of its inline expression
+  bool *raises;        // per node: its inline expression can raise
+  IntList *deps;       // per non-inline node: the non-inline nodes its expression reads
+  IntList *bufs;       // per node: the buffers its expression reads (ids)
+  int *kern;           // per node: index into kerns (non-inline)
+  VEC(Kern *) kerns;
+  // row layout of kernel values: per node, for row dims k, the stride of row coordinate
+  // k in its own buffer (ROWV), or full = it has the row input's shape
+  bool *full;
+  int64_t (*row_coef)[TD_MAX_DIMS];
+} Fuse;
+
+static Node *node_of(const Fuse *f, int i) { return f->g->nodes.data[i]; }
+
+static int producer_of(const Value *v) {
+  return v && v->buf && v->buf->kind == BUF_KERNEL && v->buf->producer ? v->buf->producer->id : -1;
+}
+
+static void push_unique(Ctx *cx, IntList *l, int x) {
+  for (int i = 0; i < l->len; i++)
+    if (l->data[i] == x)
+      return;
+  vec_push(&cx->arena, l, x);
+}
+
+static bool list_has(const IntList *l, int x) {
+  for (int i = 0; i < l->len; i++)
+    if (l->data[i] == x)
+      return true;
+  return false;
+}
+
+// ---- walking an expression through its inline nodes ----
+
+// One read at the leaves of an expression: a buffer (of a non-inline node, a
+// parameter, a constant), the View through which the expression's root index space
+// reads it (known = false when an op in between reads at data-dependent or
+// op-specific positions: gathers, cat, matmul).
+typedef struct Leaf {
+  const Value *src;
+  View v;
+  bool known;
+} Leaf;
+
+typedef void (*LeafFn)(Fuse *f, void *ctx, const Leaf *leaf);
+
+typedef struct Walk {
+  Fuse *f;
+  LeafFn fn;
+  void *ctx;
+  int mark;  // >= 0: record this kernel in the inline nodes walked through
+} Walk;
+
+static void walk_src(Walk *w, const Value *src, View sv, bool known);
+
+// The reads of node n's operands, each in n's iteration space (its result's shape, or
+// a row node's input shape).
+static void walk_operands(Walk *w, const Node *n, bool known) {
+  for (int s = 0; s < n->nsrc; s++) {
+    const Value *src = n->srcs[s];
+    if (src->is_scalar)
+      continue;
+    if (op_is_pointwise(n->op))
+      walk_src(w, src, expand_to(src->view, n->out->view.ndim, n->out->view.shape), known);
+    else
+      walk_src(w, src, src->view, known && op_is_row(n->op));
+  }
+}
+
+static void walk_src(Walk *w, const Value *src, View sv, bool known) {
+  int p = producer_of(src);
+  if (p < 0 || !w->f->inl[p]) {
+    Leaf leaf = {src, sv, known};
+    w->fn(w->f, w->ctx, &leaf);
+    return;
+  }
+  Node *pn = node_of(w->f, p);
+  if (w->mark >= 0 && (pn->kernel < 0 || w->mark < pn->kernel))
+    pn->kernel = w->mark;
+  const View *pv = &pn->out->view;
+  for (int s = 0; s < pn->nsrc; s++) {
+    const Value *s2 = pn->srcs[s];
+    if (s2->is_scalar)
+      continue;
+    bool k2 = known && op_is_pointwise(pn->op);
+    View c = s2->view;
+    if (k2) {
+      View inner = expand_to(s2->view, pv->ndim, pv->shape);
+      k2 = compose(sv, pv->ndim, pv->shape, inner, &c);
+    }
+    walk_src(w, s2, c, k2);
+  }
+}
+
+// The iteration-space View of operand s of a root node (what walk_operands uses).
+static void walk_node(Fuse *f, const Node *n, LeafFn fn, void *ctx, int mark) {
+  Walk w = {f, fn, ctx, mark};
+  walk_operands(&w, n, true);
+}
+
+static void collect_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  int i = *(int *)ctx;
+  push_unique(f->cx, &f->bufs[i], leaf->src->buf->id);
+  int p = producer_of(leaf->src);
+  if (p >= 0 && f->deps)
+    push_unique(f->cx, &f->deps[i], p);
+}
+
+// ---- step 1: which nodes are recomputed by their readers ----
+
+// A store strictly between positions a and b writes one of the buffers in bufs.
+static bool store_between_writes(const Fuse *f, int a, int b, const IntList *bufs) {
+  for (int x = a + 1; x < b; x++) {
+    const Node *s = node_of(f, x);
+    if (s->op == OP_STORE && list_has(bufs, s->srcs[0]->buf->id))
+      return true;
+  }
+  return false;
+}
+
+typedef struct StoreCheck {
+  int target;     // buffer id written
+  View tv;        // the store's View of it
+  bool ok;
+} StoreCheck;
+
+static void check_store_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  (void)f;
+  StoreCheck *sc = ctx;
+  if (leaf->src->buf->id != sc->target)
+    return;
+  View a = leaf->v, b = sc->tv;
+  bool same = leaf->known && same_shape(a.ndim, a.shape, b.ndim, b.shape) && a.offset == b.offset;
+  for (int d = 0; same && d < a.ndim; d++)
+    same = a.shape[d] <= 1 || a.strides[d] == b.strides[d];
+  sc->ok &= same;
+}
+
+// Inlining producer p into store st (as its value) is safe: the value reads the
+// stored-into buffer, if at all, only at the element being written.
+static bool store_value_inlinable(Fuse *f, const Node *st, const Node *p) {
+  const View *tv = &st->srcs[0]->view, *vv = &st->srcs[1]->view;
+  if (!same_shape(vv->ndim, vv->shape, tv->ndim, tv->shape))  // setitem broadcasts the value
+    return !list_has(&f->bufs[p->id], st->srcs[0]->buf->id);
+  StoreCheck sc = {st->srcs[0]->buf->id, *tv, true};
+  Walk w = {f, check_store_leaf, &sc, -1};
+  f->inl[p->id] = true;  // walk p's expression in the store's index space
+  walk_src(&w, st->srcs[1], st->srcs[1]->view, true);
+  f->inl[p->id] = false;
+  return sc.ok;
+}
+
+static bool inlinable(Fuse *f, int i) {
+  Node *n = node_of(f, i);
+  if (!op_is_elementwise(n->op) || f->output[i] || f->target[i] || f->readers[i].len == 0)
+    return false;
+  const View *pv = &n->out->view;
+  int64_t pnumel = view_numel(*pv);
+  bool multi = f->readers[i].len > 1;
+  for (int e = 0; e < f->readers[i].len; e++) {
+    Edge ed = f->readers[i].data[e];
+    const Node *r = node_of(f, ed.reader);
+    if (r->op == OP_MATMUL || op_is_gather(r->op))
+      return false;
+    View rv = r->srcs[ed.src]->view;
+    if (op_is_pointwise(r->op))
+      rv = expand_to(rv, r->out->view.ndim, r->out->view.shape);
+    ViewMap m;
+    if (!view_decompose(rv, pv->ndim, pv->shape, &m))
+      return false;
+    if (view_numel(rv) > pnumel)
+      multi = true;  // a broadcast read recomputes elements
+    if (f->raises[i] && !fuse_view_covers(rv, pv->ndim, pv->shape))
+      return false;
+    if (store_between_writes(f, i, ed.reader, &f->bufs[i]))
+      return false;
+    if (r->op == OP_STORE && !store_value_inlinable(f, r, n))
+      return false;
+  }
+  if (multi && (f->size[i] > INLINE_MAX_OPS || f->trans[i] > INLINE_MAX_TRANSCENDENTAL))
+    return false;
+  return true;
+}
+
+static void plan_inline(Fuse *f) {
+  for (int i = 0; i < f->n; i++) {
+    Node *n = node_of(f, i);
+    walk_node(f, n, collect_leaf, &i, -1);
+    f->size[i] = 1;
+    f->trans[i] = op_is_transcendental(n->op);
+    f->raises[i] = op_can_raise(n);
+    for (int s = 0; s < n->nsrc; s++) {
+      int p = producer_of(n->srcs[s]);
+      if (p >= 0 && f->inl[p]) {
+        f->size[i] += f->size[p];
+        f->trans[i] += f->trans[p];
+        f->raises[i] |= f->raises[p];
+      }
+    }
+    f->inl[i] = inlinable(f, i);
+  }
+}
+
+// ---- step 2: kernels ----
+
+static Kern *new_kern(Fuse *f, KernelKind kind, int i) {
+  Kern *k = arena_alloc(&f->cx->arena, sizeof *k);
+  k->id = f->kerns.len;
+  k->kind = kind;
+  k->pos = i;
+  vec_push(&f->cx->arena, &k->members, i);
+  vec_push(&f->cx->arena, &f->kerns, k);
+  f->kern[i] = k->id;
+  return k;
+}
+
+static void join(Fuse *f, Kern *k, int i) {
+  vec_push(&f->cx->arena, &k->members, i);
+  k->pos = i;
+  f->kern[i] = k->id;
+}
+
+// Kernel k may execute at position `to` instead of k->pos: no non-inline node in
+// between reads one of its values, and no store in between writes a buffer it reads.
+static bool can_move(const Fuse *f, const Kern *k, int to) {
+  for (int x = k->pos + 1; x < to; x++) {
+    if (f->inl[x] || f->kern[x] == k->id)
+      continue;
+    for (int m = 0; m < k->members.len; m++) {
+      int mi = k->members.data[m];
+      if (list_has(&f->deps[x], mi))
+        return false;
+      const Node *s = node_of(f, x);
+      if (s->op == OP_STORE && list_has(&f->bufs[mi], s->srcs[0]->buf->id))
+        return false;
+    }
+  }
+  return true;
+}
+
+static bool kern_has(const Kern *k, int i) { return list_has(&k->members, i); }
+
+// The row layout of a value of shape (ndim, shape) in row kernel k: full (the row
+// input's shape) or one element per row, with row_coef[k] the stride of row
+// coordinate k. false: neither.
+static bool row_layout(const Kern *k, int ndim, const int64_t *shape, bool *full, int64_t *row_coef) {
+  if (same_shape(ndim, shape, k->in_ndim, k->in_shape)) {
+    *full = true;
+    return true;
+  }
+  *full = false;
+  int64_t keep[TD_MAX_DIMS], drop[TD_MAX_DIMS];
+  int nk = k->in_ndim, nd = 0;
+  for (int d = 0; d < k->in_ndim; d++) {
+    bool red = k->dims >> d & 1;
+    keep[d] = red ? 1 : k->in_shape[d];
+    if (!red)
+      drop[nd++] = k->in_shape[d];
+  }
+  bool kept = same_shape(ndim, shape, nk, keep);
+  if (!kept && !same_shape(ndim, shape, nd, drop))
+    return false;
+  View c = view_contiguous(ndim, shape);
+  for (int d = 0, j = 0; d < k->in_ndim; d++) {
+    bool red = k->dims >> d & 1;
+    row_coef[d] = red ? 0 : c.strides[kept ? d : j];
+    if (!red)
+      j++;
+  }
+  return true;
+}
+
+// The row coordinate (input dim) of each dim of a value with this layout, -1 for dims
+// that move within the row (or are reduced away to size 1).
+static void row_dims(const Kern *k, bool full, int ndim, const int64_t *shape, int *rd) {
+  if (full) {
+    for (int d = 0; d < ndim; d++)
+      rd[d] = (k->dims >> d & 1) ? -1 : d;
+    return;
+  }
+  int64_t keep[TD_MAX_DIMS];
+  for (int d = 0; d < k->in_ndim; d++)
+    keep[d] = (k->dims >> d & 1) ? 1 : k->in_shape[d];
+  bool kept = same_shape(ndim, shape, k->in_ndim, keep);
+  for (int d = 0, j = 0; d < k->in_ndim; d++) {
+    bool red = k->dims >> d & 1;
+    if (kept)
+      rd[d] = red ? -1 : d;
+    else if (!red)
+      rd[j++] = d;
+  }
+}
+
+typedef struct EpiCheck {
+  const Kern *k;
+  const Node *root;
+  bool full;            // ROW: the root's layout
+  int rd[TD_MAX_DIMS];  // ROW: row coordinate of each root dim
+  bool reads, ok;
+} EpiCheck;
+
+static void check_epi_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  EpiCheck *ec = ctx;
+  int p = producer_of(leaf->src);
+  if (p < 0 || !kern_has(ec->k, p))
+    return;
+  ec->reads = true;
+  const View *rs = &ec->root->out->view;
+  if (!leaf->known) {
+    ec->ok = false;
+    return;
+  }
+  const View *pv = &node_of(f, p)->out->view;
+  if (ec->k->kind == KK_MATMUL || f->full[p]) {  // the same element
+    ec->ok &= (ec->k->kind == KK_MATMUL || ec->full) && is_identity(leaf->v, pv->ndim, pv->shape) &&
+              same_shape(rs->ndim, rs->shape, pv->ndim, pv->shape);
+    return;
+  }
+  // one value per row: read at the root's row
+  const View *v = &leaf->v;
+  bool ok = v->offset == 0 || view_numel(*v) == 0;
+  for (int d = 0; ok && d < v->ndim; d++) {
+    if (v->shape[d] <= 1)
+      continue;
+    int64_t want = ec->rd[d] >= 0 ? f->row_coef[p][ec->rd[d]] : 0;
+    ok = v->strides[d] == want;
+  }
+  ec->ok &= ok;
+}
+
+// Root i joins kernel k as an epilogue node.
+static bool epilogue_fits(Fuse *f, Kern *k, int i) {
+  const Node *n = node_of(f, i);
+  if (!op_is_pointwise(n->op) || (k->kind != KK_ROW && k->kind != KK_MATMUL))
+    return false;
+  const View *ov = &n->out->view;
+  EpiCheck ec = {.k = k, .root = n, .ok = true};
+  int64_t coef[TD_MAX_DIMS] = {0};
+  if (k->kind == KK_ROW) {
+    if (!row_layout(k, ov->ndim, ov->shape, &ec.full, coef))
+      return false;
+    row_dims(k, ec.full, ov->ndim, ov->shape, ec.rd);
+  } else if (!same_shape(ov->ndim, ov->shape, k->mm->out->view.ndim, k->mm->out->view.shape)) {
+    return false;
+  }
+  walk_node(f, n, check_epi_leaf, &ec, -1);
+  if (!ec.reads || !ec.ok || !can_move(f, k, i))
+    return false;
+  f->full[i] = ec.full;
+  memcpy(f->row_coef[i], coef, sizeof coef);
+  return true;
+}
+
+static bool row_fits(Fuse *f, Kern *k, int i) {
+  const Node *n = node_of(f, i);
+  const View *in = &n->srcs[0]->view;
+  if (k->kind != KK_ROW || k->closed || k->dims != n->attr.dims || !same_shape(in->ndim, in->shape, k->in_ndim, k->in_shape))
+    return false;
+  for (int m = 0; m < k->members.len; m++)
+    if (list_has(&f->deps[i], k->members.data[m]))
+      return false;
+  return can_move(f, k, i);
+}
+
+static void plan_kernels(Fuse *f) {
+  for (int i = 0; i < f->n; i++) {
+    if (f->inl[i])
+      continue;
+    Node *n = node_of(f, i);
+    if (op_is_row(n->op)) {
+      Kern *k = NULL;
+      for (int j = f->kerns.len - 1; j >= 0 && !k; j--)
+        if (row_fits(f, f->kerns.data[j], i))
+          k = f->kerns.data[j];
+      if (k) {
+        join(f, k, i);
+      } else {
+        k = new_kern(f, KK_ROW, i);
+        const View *in = &n->srcs[0]->view;
+        k->in_ndim = in->ndim;
+        memcpy(k->in_shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
+        k->dims = n->attr.dims;
+      }
+      const View *ov = &n->out->view;
+      if (n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX)
+        f->full[i] = true;
+      else
+        TD_ASSERT(row_layout(k, ov->ndim, ov->shape, &f->full[i], f->row_coef[i]));
+      continue;
+    }
+    if (n->op == OP_MATMUL) {
+      new_kern(f, KK_MATMUL, i)->mm = n;
+      continue;
+    }
+    if (op_is_elementwise(n->op)) {
+      // the kernels it reads, latest first
+      Kern *k = NULL;
+      for (int j = f->kerns.len - 1; j >= 0 && !k; j--) {
+        Kern *c = f->kerns.data[j];
+        bool reads = false;
+        for (int m = 0; m < c->members.len && !reads; m++)
+          reads = list_has(&f->deps[i], c->members.data[m]);
+        if (reads && epilogue_fits(f, c, i))
+          k = c;
+      }
+      if (k) {
+        join(f, k, i);
+        k->closed = true;
+      } else {
+        new_kern(f, KK_EW, i);
+      }
+      continue;
+    }
+    new_kern(f, KK_ONE, i);
+  }
+}
+
+// ---- step 3: modes and numbering ----
+
+typedef struct ReadMark {
+  int kern;
+  bool *other;  // per node: read from a kernel other than its own
+} ReadMark;
+
+static void mark_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  ReadMark *rm = ctx;
+  int p = producer_of(leaf->src);
+  if (p >= 0 && !f->inl[p] && f->kern[p] != rm->kern)
+    rm->other[p] = true;
+}
+
+static int cmp_pos(const void *a, const void *b) {
+  const Kern *x = *(Kern *const *)a, *y = *(Kern *const *)b;
+  return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static void plan_modes(Fuse *f) {
+  // kernels run in the order of their positions
+  Kern **order = arena_alloc(&f->cx->arena, sizeof(Kern *) * (size_t)(f->kerns.len + 1));
+  for (int j = 0; j < f->kerns.len; j++)
+    order[j] = f->kerns.data[j];
+  if (f->kerns.len > 1)
+    qsort(order, (size_t)f->kerns.len, sizeof *order, cmp_pos);
+  int *number = arena_alloc(&f->cx->arena, sizeof(int) * (size_t)(f->kerns.len + 1));
+  for (int j = 0; j < f->kerns.len; j++)
+    number[order[j]->id] = j;
+  bool *other = arena_alloc(&f->cx->arena, sizeof(bool) * (size_t)f->n);
+  for (int i = 0; i < f->n; i++) {
+    Node *n = node_of(f, i);
+    n->kernel = -1;
+    if (f->inl[i])
+      continue;
+    ReadMark rm = {f->kern[i], other};
+    walk_node(f, n, mark_leaf, &rm, -1);
+  }
+  for (int i = 0; i < f->n; i++) {
+    Node *n = node_of(f, i);
+    if (f->inl[i]) {
+      n->mode = NM_INLINE;
+      continue;
+    }
+    n->kernel = number[f->kern[i]];
+    const Kern *k = f->kerns.data[f->kern[i]];
+    bool local_kind = (op_is_row(n->op) && k->kind == KK_ROW) || (n->op == OP_MATMUL && k->kind == KK_MATMUL);
+    bool local = local_kind && !f->output[i] && !f->target[i] && !other[i] && f->readers[i].len > 0;
+    n->mode = local ? NM_LOCAL : NM_STORED;
+  }
+  // an inline node belongs (for --emit=ir) to the first kernel recomputing it
+  for (int i = 0; i < f->n; i++)
+    if (!f->inl[i])
+      walk_node(f, node_of(f, i), mark_leaf, &(ReadMark){f->kern[i], other}, node_of(f, i)->kernel);
+  f->g->nkernels = f->kerns.len;
+}
+
+void fuse_graph(Graph *g) {
+  Ctx *cx = g->cx;
+  Fuse F = {.g = g, .cx = cx, .n = g->nodes.len};
+  Fuse *f = &F;
+  size_t n = (size_t)(f->n > 0 ? f->n : 1);
+  f->readers = arena_alloc(&cx->arena, sizeof *f->readers * n);
+  f->output = arena_alloc(&cx->arena, sizeof(bool) * n);
+  f->target = arena_alloc(&cx->arena, sizeof(bool) * n);
+  f->inl = arena_alloc(&cx->arena, sizeof(bool) * n);
+  f->raises = arena_alloc(&cx->arena, sizeof(bool) * n);
+  f->full = arena_alloc(&cx->arena, sizeof(bool) * n);
+  f->size = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->trans = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
+  f->bufs = arena_alloc(&cx->arena, sizeof(IntList) * n);
+  f->row_coef = arena_alloc(&cx->arena, sizeof *f->row_coef * n);
+  for (int i = 0; i < f->n; i++) {
+    const Node *nd = g->nodes.data[i];
+    TD_ASSERT(nd->id == i);
+    for (int s = 0; s < nd->nsrc; s++) {
+      int p = producer_of(nd->srcs[s]);
+      if (p >= 0)
+        vec_push(&cx->arena, &f->readers[p], ((Edge){i, s}));
+    }
+    if (nd->op == OP_STORE && (nd->srcs[0]->buf->kind == BUF_KERNEL))
+      f->target[producer_of(nd->srcs[0])] = true;
+  }
+  for (int i = 0; i < g->outputs.len; i++) {
+    int p = producer_of(g->outputs.data[i]);
+    if (p >= 0)
+      f->output[p] = true;
+  }
+  plan_inline(f);
+  // what each kernel root reads, now that the inline nodes are known
+  for (int i = 0; i < f->n; i++) {
+    f->deps[i] = (IntList){0};
+    f->bufs[i] = (IntList){0};
+    walk_node(f, node_of(f, i), collect_leaf, &i, -1);
+  }
+  plan_kernels(f);
+  plan_modes(f);
 }
 
 bool op_is_row(Op op) {

@@ -143,5 +143,8 @@ bool op_is_elementwise(Op op);  // unary, binary, where, clamp, to, copy, clone,
 bool op_is_row(Op op);          // reductions, softmax, log_softmax
 void fuse_graph(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
+// r (a View over a contiguous result of shape pshape) decomposes (view_decompose) and
+// walks every element of it: recomputing the result there computes all of it.
+bool fuse_view_covers(View r, int pndim, const int64_t *pshape);
 
 #endif

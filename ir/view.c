@@ -387,3 +387,49 @@ int64_t view_index(View v, const int64_t *idx) {
   }
   return e;
 }
+
+// Unravels r's offset into per-dim starts, then gives each reader dim the outermost
+// dim whose contiguous stride divides its own; the bounds check makes the unravel unique.
+bool view_decompose(View r, int pndim, const int64_t *pshape, ViewMap *m) {
+  *m = (ViewMap){0};
+  for (int d = 0; d < r.ndim; d++)
+    m->pdim[d] = -1;
+  if (view_numel(r) == 0)
+    return true;  // reads nothing
+  int64_t cs[TD_MAX_DIMS], numel = 1;
+  for (int q = pndim - 1; q >= 0; q--) {
+    cs[q] = numel;
+    numel *= pshape[q] > 1 ? pshape[q] : 1;
+  }
+  if (r.offset < 0 || r.offset >= numel)
+    return false;
+  int64_t rem = r.offset;
+  for (int q = 0; q < pndim; q++) {
+    m->start[q] = rem / cs[q];
+    rem -= m->start[q] * cs[q];
+  }
+  for (int d = 0; d < r.ndim; d++) {
+    if (r.shape[d] == 1 || r.strides[d] == 0)
+      continue;
+    int best = -1;  // the outermost producer dim whose stride divides this one
+    for (int q = 0; q < pndim && best < 0; q++)
+      if (pshape[q] > 1 && r.strides[d] % cs[q] == 0)
+        best = q;
+    if (best < 0)
+      return false;
+    m->pdim[d] = best;
+    m->mult[d] = r.strides[d] / cs[best];
+  }
+  for (int q = 0; q < pndim; q++) {
+    int64_t lo = m->start[q], hi = m->start[q];
+    for (int d = 0; d < r.ndim; d++)
+      if (m->pdim[d] == q) {
+        int64_t span = m->mult[d] * (r.shape[d] - 1);
+        lo += span < 0 ? span : 0;
+        hi += span > 0 ? span : 0;
+      }
+    if (lo < 0 || hi >= (pshape[q] > 1 ? pshape[q] : 1))
+      return false;
+  }
+  return true;
+}

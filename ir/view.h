@@ -62,4 +62,18 @@ bool view_as_strided(int ndim, const int64_t *shape, const int64_t *strides, int
 // Storage element of a logical index (idx has v.ndim entries).
 int64_t view_index(View v, const int64_t *idx);
 
+// How a View r over a contiguous tensor of shape pshape walks that tensor's logical
+// index: per reader dim d, pdim[d] is the dim it walks (-1: none — broadcast or size 1)
+// with step mult[d]; start[q] is the index in dim q at reader index 0. Then the index
+// in dim q is start[q] + sum over {d : pdim[d] = q} of mult[d] * i_d.
+typedef struct ViewMap {
+  int pdim[TD_MAX_DIMS];
+  int64_t mult[TD_MAX_DIMS];
+  int64_t start[TD_MAX_DIMS];
+} ViewMap;
+// false when r mixes dims (a diagonal, a merged view(-1)) or leaves the tensor. A view
+// of no element decomposes trivially. Fusion uses this to recompute a producer at the
+// reader's index without div/mod.
+bool view_decompose(View r, int pndim, const int64_t *pshape, ViewMap *m);
+
 #endif

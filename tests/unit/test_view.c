@@ -416,8 +416,70 @@ static void pytorch_table_is_reproduced_exactly(void **state) {
   assert_int_equal(bad, 0);
 }
 
+static void decompose_maps_a_transpose_to_the_producer_dims(void **state) {
+  (void)state;
+  int64_t p3[3] = {2, 3, 4};
+  ViewMap m;
+  assert_true(view_decompose(view_transpose(view_contiguous(3, p3), 0, 2), 3, p3, &m));
+  assert_int_equal(m.pdim[0], 2);
+  assert_int_equal(m.pdim[1], 1);
+  assert_int_equal(m.pdim[2], 0);
+  assert_int_equal(m.mult[0], 1);
+}
+
+static void decompose_unravels_the_offset_of_a_select_and_a_stepped_slice(void **state) {
+  (void)state;
+  int64_t p3[3] = {2, 3, 4};
+  View s = view_slice(view_select(view_contiguous(3, p3), 1, 2), 1, 1, 4, 2);  // x[:, 2, 1::2]
+  ViewMap m;
+  assert_true(view_decompose(s, 3, p3, &m));
+  assert_int_equal(m.start[1], 2);
+  assert_int_equal(m.start[2], 1);
+  assert_int_equal(m.pdim[1], 2);
+  assert_int_equal(m.mult[1], 2);
+}
+
+static void decompose_walks_a_flip_backwards_from_the_last_element(void **state) {
+  (void)state;
+  int64_t p3[3] = {2, 3, 4};
+  int d0 = 0;
+  ViewMap m;
+  assert_true(view_decompose(view_flip(view_contiguous(3, p3), 1, &d0), 3, p3, &m));
+  assert_int_equal(m.start[0], 1);
+  assert_int_equal(m.pdim[0], 0);
+  assert_int_equal(m.mult[0], -1);
+}
+
+static void decompose_refuses_merged_dims_and_diagonals(void **state) {
+  (void)state;
+  int64_t p3[3] = {2, 3, 4};
+  View merged;
+  ViewMap m;
+  assert_true(view_reshape(view_contiguous(3, p3), 2, (int64_t[]){6, 4}, &merged));
+  assert_false(view_decompose(merged, 3, p3, &m));
+  assert_false(view_decompose(view_diagonal(view_contiguous(2, (int64_t[]){4, 4}), 0, 0, 1), 2,
+                              (int64_t[]){4, 4}, &m));
+}
+
+static void decompose_maps_broadcast_dims_to_no_producer_dim(void **state) {
+  (void)state;
+  View e;
+  int bad;
+  ViewMap m;
+  assert_true(view_expand(view_contiguous(1, (int64_t[]){4}), 2, (int64_t[]){5, 4}, &e, &bad));
+  assert_true(view_decompose(e, 1, (int64_t[]){4}, &m));
+  assert_int_equal(m.pdim[0], -1);
+  assert_int_equal(m.pdim[1], 0);
+  assert_int_equal(m.mult[1], 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(decompose_maps_a_transpose_to_the_producer_dims),
+      cmocka_unit_test(decompose_unravels_the_offset_of_a_select_and_a_stepped_slice),
+      cmocka_unit_test(decompose_walks_a_flip_backwards_from_the_last_element),
+      cmocka_unit_test(decompose_refuses_merged_dims_and_diagonals),
+      cmocka_unit_test(decompose_maps_broadcast_dims_to_no_producer_dim),
     cmocka_unit_test(contiguous_strides_are_row_major),
     cmocka_unit_test(contiguous_strides_treat_zero_size_dims_as_one),
     cmocka_unit_test(scalar_has_no_dims_and_one_element),
