@@ -13,7 +13,7 @@
 //
 // Op semantics (operands of LX_UNARY / LX_BINARY have the expression's own dtype,
 // except comparisons, whose operands share a dtype and whose result is DT_BOOL):
-//   NEG ABS SIGN SQUARE                 int and float (sign(0) = 0, sign(nan) = nan; int NEG wraps)
+//   NEG ABS SIGN SQUARE                 int and float (sign(0) = sign(-0) = 0, sign(nan) = 0 as PyTorch; int NEG wraps)
 //   BITWISE_NOT                         ints: ~a; bool: !a
 //   LOGICAL_NOT                         bool -> bool
 //   EXP LOG LOG2 EXP2 SQRT RSQRT SIN COS TAN TANH ERF FLOOR CEIL RECIPROCAL   f32/f64, libm meaning
@@ -42,8 +42,10 @@
 // the target's minimum (x86's answer, what PyTorch's CPU build returns there). To bool:
 // a != 0. From bool: 0 or 1.
 // LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).
-// LX_CHECKED_INDEX: a is an i64 index into a dim of size `i`; in [-i, i) it yields
-// a (+ i if negative), else it raises `err` with a's value and yields 0.
+// LX_CHECKED_INDEX: a is an i64 index into a dim of size `i`. With `wrap` (advanced
+// indexing) the valid range is [-i, i) and a negative index counts from the end;
+// without it (gather, index_select) it is [0, i). Valid: yields the index; else it
+// raises `err` with a's value and yields 0.
 //
 // Errors. A kernel has a table of messages, each already located
 // ("file.tdsl:3:9: error: ZeroDivisionError"); a message may hold one "%lld" for the
@@ -94,6 +96,7 @@ struct LExpr {
   int buf;        // LX_LOAD: index into the kernel's args
   LIndex idx;     // LX_LOAD
   int err;        // raising ops: index into the kernel's errors, -1 if none
+  bool wrap;      // LX_CHECKED_INDEX: negative indices count from the end
 };
 
 typedef enum {

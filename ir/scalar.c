@@ -1,0 +1,681 @@
+// ir/scalar.c: the scalar half of the kernel builder (ir/kernel.c is the driver): typed
+// expression and statement constructors, affine indices, the value of any graph Value
+// at a logical index (a load through its View, a recomputed NM_INLINE producer, or a
+// local of the kernel being built), and the expression of every elementwise op with
+// PyTorch's dtype rules.
+//
+// Invariants: every expression is built with its final dtype and operands of the dtype
+// ir/loop.h requires (the computation dtype: F16/BF16 work is done in F32 and each
+// node's result is cast back to its dtype, which is the rounding PyTorch does when it
+// materializes a half tensor); casts from/to F16/BF16 go through F32; raising ops get
+// an explicit err (-1 when they cannot raise); bool arithmetic never reaches a backend
+// (+ and * on bools become logical or/and, ordered comparisons of bools compare i32).
+#include "ir/kernel.h"
+
+#include <math.h>
+#include <string.h>
+
+// ============================================================================
+// Constructors
+// ============================================================================
+LExpr *kb_expr(KB *kb, LExprKind kind, DType dt) {
+  LExpr *e = arena_alloc(&kb->cx->arena, sizeof *e);
+  e->kind = kind;
+  e->dt = dt;
+  e->op = OP_COUNT;
+  e->err = -1;
+  e->var = -1;
+  e->local = -1;
+  e->buf = -1;
+  return e;
+}
+
+LExpr *kb_fconst(KB *kb, DType dt, double v) {
+  TD_ASSERT(dtype_is_float(dt));
+  if (dt == DT_F16 || dt == DT_BF16)
+    return kb_cast(kb, kb_fconst(kb, DT_F32, v), dt);
+  LExpr *e = kb_expr(kb, LX_CONST, dt);
+  e->f = dt == DT_F32 ? (double)(float)v : v;
+  return e;
+}
+
+static int64_t wrap_int(DType dt, int64_t v) {
+  if (dt == DT_BOOL)
+    return v != 0;
+  if (dt == DT_I32)
+    return (int32_t)(uint32_t)(uint64_t)v;
+  return v;
+}
+
+LExpr *kb_iconst(KB *kb, DType dt, int64_t v) {
+  TD_ASSERT(!dtype_is_float(dt));
+  LExpr *e = kb_expr(kb, LX_CONST, dt);
+  e->i = wrap_int(dt, v);
+  e->f = (double)e->i;
+  return e;
+}
+
+LExpr *kb_num(KB *kb, DType dt, double f, int64_t i) {
+  return dtype_is_float(dt) ? kb_fconst(kb, dt, f) : kb_iconst(kb, dt, i);
+}
+
+LExpr *kb_local_ref(KB *kb, int local) {
+  TD_ASSERT(local >= 0 && local < kb->k->locals.len);
+  LExpr *e = kb_expr(kb, LX_LOCAL, kb->k->locals.data[local]);
+  e->local = local;
+  return e;
+}
+
+LExpr *kb_unary(KB *kb, Op op, DType dt, LExpr *a) {
+  LExpr *e = kb_expr(kb, LX_UNARY, dt);
+  e->op = op;
+  e->a = a;
+  return e;
+}
+
+LExpr *kb_binary(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
+  LExpr *e = kb_expr(kb, LX_BINARY, dt);
+  e->op = op;
+  e->a = a;
+  e->b = b;
+  return e;
+}
+
+LExpr *kb_select(KB *kb, LExpr *c, LExpr *a, LExpr *b) {
+  TD_ASSERT(c->dt == DT_BOOL && a->dt == b->dt);
+  LExpr *e = kb_expr(kb, LX_SELECT, a->dt);
+  e->a = c;
+  e->b = a;
+  e->c = b;
+  return e;
+}
+
+static bool is_half(DType dt) { return dt == DT_F16 || dt == DT_BF16; }
+
+// A float converted to an integer dtype: truncation; nan or out of range gives the minimum.
+static int64_t float_to_int(DType dt, double f) {
+  if (dt == DT_I32)
+    return f >= -2147483648.0 && f < 2147483648.0 ? (int64_t)f : INT32_MIN;
+  return f >= -9223372036854775808.0 && f < 9223372036854775808.0 ? (int64_t)f : INT64_MIN;
+}
+
+LExpr *kb_cast(KB *kb, LExpr *a, DType dt) {
+  if (a->dt == dt)
+    return a;
+  if (a->kind == LX_CONST && !is_half(dt) && !is_half(a->dt)) {
+    bool from_float = dtype_is_float(a->dt);
+    if (dtype_is_float(dt))
+      return kb_fconst(kb, dt, from_float ? a->f : (double)a->i);
+    if (dt == DT_BOOL)
+      return kb_iconst(kb, dt, from_float ? a->f != 0 : a->i != 0);
+    return kb_iconst(kb, dt, from_float ? float_to_int(dt, a->f) : a->i);
+  }
+  if (is_half(a->dt) && dt != DT_F32)
+    return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
+  if (is_half(dt) && a->dt != DT_F32)
+    return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
+  LExpr *e = kb_expr(kb, LX_CAST, dt);
+  e->a = a;
+  return e;
+}
+
+LExpr *kb_arith(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
+  TD_ASSERT(a->dt == dt && b->dt == dt && !is_half(dt));
+  if (dt == DT_BOOL) {
+    if (op == OP_ADD || op == OP_MAXIMUM)
+      op = OP_LOGICAL_OR;
+    else if (op == OP_MUL || op == OP_MINIMUM)
+      op = OP_LOGICAL_AND;
+  }
+  return kb_binary(kb, op, dt, a, b);
+}
+
+LStmt *kb_loop(KB *kb, int var, int64_t extent) {
+  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
+  s->kind = LS_LOOP;
+  s->var = var;
+  s->extent = extent;
+  s->buf = s->local = -1;
+  return s;
+}
+
+LStmt *kb_store_stmt(KB *kb, int buf, LIndex idx, LExpr *val) {
+  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
+  s->kind = LS_STORE;
+  s->buf = buf;
+  s->idx = idx;
+  s->val = val;
+  s->var = s->local = -1;
+  return s;
+}
+
+LStmt *kb_let(KB *kb, int local, LExpr *val) {
+  TD_ASSERT(val->dt == kb->k->locals.data[local]);
+  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
+  s->kind = LS_LET;
+  s->local = local;
+  s->val = val;
+  s->var = s->buf = -1;
+  return s;
+}
+
+LStmt *kb_set(KB *kb, int local, LExpr *val) {
+  LStmt *s = kb_let(kb, local, val);
+  s->kind = LS_SET;
+  return s;
+}
+
+LStmt *kb_if(KB *kb, LExpr *cond) {
+  TD_ASSERT(cond->dt == DT_BOOL);
+  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
+  s->kind = LS_IF;
+  s->cond = cond;
+  s->var = s->buf = s->local = -1;
+  return s;
+}
+
+int kb_new_local(KB *kb, DType dt) {
+  vec_push(&kb->cx->arena, &kb->k->locals, dt);
+  return kb->k->locals.len - 1;
+}
+
+int kb_new_var(KB *kb) { return kb->k->nvars++; }
+
+int kb_arg(KB *kb, int buf, bool read, bool written) {
+  TD_ASSERT(buf >= 0 && buf < kb->p->bufs.len);
+  LKernel *k = kb->k;
+  for (int i = 0; i < k->args.len; i++)
+    if (k->args.data[i].buf == buf) {
+      k->args.data[i].read |= read;
+      k->args.data[i].written |= written;
+      return i;
+    }
+  vec_push(&kb->cx->arena, &k->args, ((LArg){buf, read, written}));
+  return k->args.len - 1;
+}
+
+// "PATH:LINE:COL: error: MSG"; a '%' of the path is doubled (messages are printf formats).
+int kb_error(KB *kb, Loc loc, const char *msg) {
+  char path[1024];
+  size_t n = 0;
+  const char *src = loc.file ? loc.file->path : "<input>";
+  for (; *src && n + 2 < sizeof path; src++) {
+    if (*src == '%')
+      path[n++] = '%';
+    path[n++] = *src;
+  }
+  path[n] = 0;
+  int line = 0, col = 0;
+  if (loc.file)
+    srcfile_linecol(loc.file, loc.begin, &line, &col);
+  const char *full = arena_printf(&kb->cx->arena, "%s:%d:%d: error: %s", path, line, col, msg);
+  for (int i = 0; i < kb->k->errors.len; i++)
+    if (strcmp(kb->k->errors.data[i], full) == 0)
+      return i;
+  vec_push(&kb->cx->arena, &kb->k->errors, full);
+  return kb->k->errors.len - 1;
+}
+
+// ============================================================================
+// Indices
+// ============================================================================
+LIndex kb_ix_const(int64_t c) {
+  LIndex r;
+  memset(&r, 0, sizeof r);
+  r.base = c;
+  return r;
+}
+
+LIndex kb_ix_var(int var) {
+  LIndex r = kb_ix_const(0);
+  r.nterms = 1;
+  r.var[0] = var;
+  r.coef[0] = 1;
+  return r;
+}
+
+void kb_ix_addmul(KB *kb, LIndex *acc, const LIndex *x, int64_t m) {
+  if (m == 0)
+    return;
+  acc->base += m * x->base;
+  for (int t = 0; t < x->nterms; t++) {
+    int j = 0;
+    while (j < acc->nterms && acc->var[j] != x->var[t])
+      j++;
+    if (j == acc->nterms) {
+      TD_ASSERT(acc->nterms < LI_MAX_TERMS);
+      acc->var[j] = x->var[t];
+      acc->coef[j] = 0;
+      acc->nterms++;
+    }
+    acc->coef[j] += m * x->coef[t];
+  }
+  // drop terms that cancelled
+  int w = 0;
+  for (int j = 0; j < acc->nterms; j++)
+    if (acc->coef[j] != 0) {
+      acc->var[w] = acc->var[j];
+      acc->coef[w++] = acc->coef[j];
+    }
+  acc->nterms = w;
+  if (x->dyn) {
+    LExpr *d = m == 1 ? x->dyn : kb_binary(kb, OP_MUL, DT_I64, x->dyn, kb_iconst(kb, DT_I64, m));
+    acc->dyn = acc->dyn ? kb_binary(kb, OP_ADD, DT_I64, acc->dyn, d) : d;
+  }
+}
+
+LExpr *kb_ix_expr(KB *kb, const LIndex *x) {
+  LExpr *e = NULL;
+  for (int t = 0; t < x->nterms; t++) {
+    LExpr *v = kb_expr(kb, LX_VAR, DT_I64);
+    v->var = x->var[t];
+    if (x->coef[t] != 1)
+      v = kb_binary(kb, OP_MUL, DT_I64, v, kb_iconst(kb, DT_I64, x->coef[t]));
+    e = e ? kb_binary(kb, OP_ADD, DT_I64, e, v) : v;
+  }
+  if (x->dyn)
+    e = e ? kb_binary(kb, OP_ADD, DT_I64, e, x->dyn) : x->dyn;
+  if (!e)
+    return kb_iconst(kb, DT_I64, x->base);
+  if (x->base != 0)
+    e = kb_binary(kb, OP_ADD, DT_I64, e, kb_iconst(kb, DT_I64, x->base));
+  return e;
+}
+
+LIndex kb_view_index(KB *kb, const View *v, const LIndex *idx) {
+  LIndex r = kb_ix_const(v->offset);
+  for (int k = 0; k < v->ndim; k++)
+    if (v->shape[k] != 1)  // a size-1 dim's index is 0
+      kb_ix_addmul(kb, &r, &idx[k], v->strides[k]);
+  return r;
+}
+
+bool kb_ix_equal(const LIndex *a, const LIndex *b) {
+  if (a->base != b->base || a->nterms != b->nterms || a->dyn || b->dyn)
+    return false;
+  for (int i = 0; i < a->nterms; i++) {
+    int j = 0;
+    while (j < b->nterms && b->var[j] != a->var[i])
+      j++;
+    if (j == b->nterms || b->coef[j] != a->coef[i])
+      return false;
+  }
+  return true;
+}
+
+void kb_broadcast_index(const View *src, int out_ndim, const LIndex *idx, LIndex *sidx) {
+  int lead = out_ndim - src->ndim;
+  TD_ASSERT(lead >= 0);
+  for (int j = 0; j < src->ndim; j++)
+    sidx[j] = src->shape[j] == 1 ? kb_ix_const(0) : idx[j + lead];
+}
+
+// ============================================================================
+// Dtypes: the computation dtype and torch.result_type
+// ============================================================================
+DType kb_compute_dtype(DType dt) { return is_half(dt) ? DT_F32 : dt; }
+
+static int category(DType t) { return t == DT_BOOL ? 0 : dtype_is_float(t) ? 2 : 1; }
+
+static int promote2(int a, int b) {
+  if (a < 0)
+    return b;
+  if (b < 0 || a == b)
+    return a;
+  if (a == DT_BOOL)
+    return b;
+  if (b == DT_BOOL)
+    return a;
+  int ca = category((DType)a), cb = category((DType)b);
+  if (ca != cb)
+    return ca > cb ? a : b;
+  if (ca == 1)
+    return DT_I64;
+  if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
+    return DT_F32;
+  return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32;
+}
+
+static int combine_categories(int higher, int lower) {
+  if (higher >= 0 && dtype_is_float((DType)higher))
+    return higher;
+  if (higher == DT_BOOL || (lower >= 0 && dtype_is_float((DType)lower)))
+    return promote2(higher, lower);
+  return higher >= 0 ? higher : lower;
+}
+
+DType kb_result_type(Value *const *vs, int n) {
+  int dimr = -1, zeror = -1, wrapr = -1;
+  for (int i = 0; i < n; i++) {
+    const Value *v = vs[i];
+    if (v->is_scalar)
+      wrapr = promote2(wrapr, v->dtype == DT_F64 ? DT_F32 : v->dtype);
+    else if (v->view.ndim > 0)
+      dimr = promote2(dimr, v->dtype);
+    else
+      zeror = promote2(zeror, v->dtype);
+  }
+  int r = combine_categories(dimr, combine_categories(zeror, wrapr));
+  return r < 0 ? DT_F32 : (DType)r;
+}
+
+// ============================================================================
+// Values at an index
+// ============================================================================
+static LExpr *scalar_value(KB *kb, const Value *v) {
+  if (v->dtype == DT_F64)
+    return kb_fconst(kb, DT_F64, v->sval);
+  return kb_iconst(kb, v->dtype, v->ival);
+}
+
+// The producer's logical index for a reader of value v at idx.
+static void producer_index(KB *kb, const Value *v, const LIndex *idx, LIndex *pidx) {
+  const View *pv = &v->buf->producer->out->view;
+  ViewMap m;
+  TD_ASSERT(view_decompose(v->view, pv->ndim, pv->shape, &m));
+  for (int p = 0; p < pv->ndim; p++)
+    pidx[p] = kb_ix_const(m.start[p]);
+  for (int k = 0; k < v->view.ndim; k++)
+    if (m.pdim[k] >= 0)
+      kb_ix_addmul(kb, &pidx[m.pdim[k]], &idx[k], m.mult[k]);
+}
+
+// A local holds its node's value at one index: a reader must be reading that one.
+static void check_at(const LocalVal *lv, const int64_t *shape, const LIndex *pidx) {
+  for (int p = 0; p < lv->nat; p++)
+    if (lv->fixed[p] && shape[p] > 1)
+      TD_ASSERT(kb_ix_equal(&lv->at[p], &pidx[p]));
+}
+
+LExpr *kb_value(KB *kb, const Value *v, const LIndex *idx) {
+  if (v->is_scalar)
+    return scalar_value(kb, v);
+  const Buffer *b = v->buf;
+  TD_ASSERT(b && b->kind != BUF_CONST);
+  if (b->kind == BUF_KERNEL) {
+    const Node *n = b->producer;
+    const LocalVal *lv = &kb->lv[n->id];
+    bool here = n->kernel == kb->kid && op_is_elementwise(n->op);
+    if (lv->kind != LV_NONE || n->mode == NM_INLINE || here) {
+      LIndex pidx[TD_MAX_DIMS];
+      producer_index(kb, v, idx, pidx);
+      if (lv->kind == LV_LOCAL) {
+        check_at(lv, n->out->view.shape, pidx);
+        return kb_cast(kb, kb_local_ref(kb, lv->local), n->out->dtype);
+      }
+      if (lv->kind == LV_SOFTMAX) {
+        check_at(lv, n->out->view.shape, pidx);
+        return kb_softmax_value(kb, n, pidx);
+      }
+      return kb_node_expr(kb, n, pidx);
+    }
+    TD_ASSERT(n->mode == NM_STORED && n->op != OP_STORE);
+  }
+  int buf = kb->buf_of[b->id];
+  TD_ASSERT(buf >= 0);
+  LExpr *e = kb_expr(kb, LX_LOAD, b->dtype);
+  e->buf = kb_arg(kb, buf, true, false);
+  e->idx = kb_view_index(kb, &v->view, idx);
+  return e;
+}
+
+LExpr *kb_src(KB *kb, const Node *n, int i, const LIndex *idx) {
+  const Value *s = n->srcs[i];
+  if (s->is_scalar)
+    return scalar_value(kb, s);
+  LIndex sidx[TD_MAX_DIMS];
+  kb_broadcast_index(&s->view, n->out->view.ndim, idx, sidx);
+  return kb_value(kb, s, sidx);
+}
+
+LExpr *kb_softmax_value(KB *kb, const Node *n, const LIndex *idx) {
+  const LocalVal *lv = &kb->lv[n->id];
+  TD_ASSERT(lv->kind == LV_SOFTMAX);
+  DType cd = kb->k->locals.data[lv->max];
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  LExpr *d = kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, lv->max));
+  LExpr *r = n->op == OP_SOFTMAX
+                 ? kb_binary(kb, OP_DIV, cd, kb_unary(kb, OP_EXP, cd, d), kb_local_ref(kb, lv->sum))
+                 : kb_binary(kb, OP_SUB, cd, d, kb_local_ref(kb, lv->sum));
+  return kb_cast(kb, r, n->out->dtype);
+}
+
+// ============================================================================
+// Elementwise ops
+// ============================================================================
+static bool ordered_cmp(Op op) { return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
+
+// PyTorch's integer power: b < 0 gives 1 for a == 1, +-1 for a == -1, else 0.
+static LExpr *int_pow(KB *kb, DType dt, LExpr *a, LExpr *b) {
+  if (b->kind == LX_CONST && b->i >= 0)
+    return kb_binary(kb, OP_POW, dt, a, b);
+  LExpr *zero = kb_iconst(kb, dt, 0), *one = kb_iconst(kb, dt, 1), *mone = kb_iconst(kb, dt, -1);
+  LExpr *neg = kb_binary(kb, OP_LT, DT_BOOL, b, zero);
+  LExpr *p = kb_binary(kb, OP_POW, dt, a, kb_select(kb, neg, zero, b));  // never raises: b >= 0
+  LExpr *odd = kb_binary(kb, OP_NE, DT_BOOL, kb_binary(kb, OP_REMAINDER, dt, b, kb_iconst(kb, dt, 2)), zero);
+  LExpr *small = kb_select(kb, kb_binary(kb, OP_EQ, DT_BOOL, a, one), one,
+                           kb_select(kb, kb_binary(kb, OP_EQ, DT_BOOL, a, mone), kb_select(kb, odd, mone, one), zero));
+  return kb_select(kb, neg, small, p);
+}
+
+// wrap: negative indices count from the end (advanced indexing); else they are
+// out of range (gather, index_select), as in PyTorch.
+static LExpr *checked_index(KB *kb, LExpr *a, int64_t size, int err, bool wrap) {
+  LExpr *e = kb_expr(kb, LX_CHECKED_INDEX, DT_I64);
+  e->a = kb_cast(kb, a, DT_I64);
+  e->i = size;
+  e->err = err;
+  e->wrap = wrap;
+  return e;
+}
+
+// An index tensor's element used as an index into a dim: its LIndex (dyn only).
+static LIndex dyn_index(LExpr *e) {
+  LIndex r = kb_ix_const(0);
+  r.dyn = e;
+  return r;
+}
+
+// x at xi, where a 0-d x still evaluates the check `chk` (it has nowhere to go).
+static LExpr *gathered(KB *kb, const Node *n, const Value *x, const LIndex *xi, LExpr *chk) {
+  LExpr *v = kb_cast(kb, kb_value(kb, x, xi), n->out->dtype);
+  if (x->view.ndim == 0 && chk)
+    v = kb_select(kb, kb_binary(kb, OP_EQ, DT_BOOL, chk, chk), v, v);
+  return v;
+}
+
+static LExpr *index_select_expr(KB *kb, const Node *n, const LIndex *idx) {
+  const Value *x = n->srcs[0], *ix = n->srcs[1];
+  int a = n->attr.dim, ond = n->out->view.ndim;
+  LIndex ii[1] = {ond ? idx[a] : kb_ix_const(0)};
+  if (ix->view.ndim == 1 && ix->view.shape[0] == 1)
+    ii[0] = kb_ix_const(0);
+  LExpr *iv = kb_value(kb, ix, ii);
+  int64_t size = x->view.ndim ? x->view.shape[a] : 1;
+  int err = kb_error(kb, n->loc, "index out of range in self");
+  LExpr *chk = checked_index(kb, iv, size, err, false);
+  LIndex xi[TD_MAX_DIMS];
+  for (int k = 0; k < x->view.ndim; k++)
+    xi[k] = k == a ? dyn_index(chk) : idx[k];
+  return gathered(kb, n, x, xi, chk);
+}
+
+static LExpr *gather_expr(KB *kb, const Node *n, const LIndex *idx) {
+  const Value *x = n->srcs[0], *ix = n->srcs[1];
+  int a = n->attr.dim;
+  LExpr *iv = kb_value(kb, ix, idx);
+  int64_t size = x->view.ndim ? x->view.shape[a] : 1;
+  char *msg = arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", a,
+                           (long long)size);
+  LExpr *chk = checked_index(kb, iv, size, kb_error(kb, n->loc, msg), false);
+  LIndex xi[TD_MAX_DIMS];
+  for (int k = 0; k < x->view.ndim; k++)
+    xi[k] = k == a ? dyn_index(chk) : (ix->view.ndim > k ? idx[k] : kb_ix_const(0));
+  return gathered(kb, n, x, xi, chk);
+}
+
+// Advanced indexing: srcs[0] the base, srcs[1..] the index tensors at the set bits of
+// attr.dims; PyTorch puts the broadcast index dims at the first indexed dim when the
+// indexed dims are adjacent, else first.
+static LExpr *index_expr(KB *kb, const Node *n, const LIndex *idx) {
+  const Value *x = n->srcs[0];
+  int nidx = n->nsrc - 1, pos[TD_MAX_DIMS], np = 0;
+  for (int d = 0; d < x->view.ndim; d++)
+    if (n->attr.dims >> d & 1)
+      pos[np++] = d;
+  TD_ASSERT(np == nidx && nidx >= 1);
+  int nb = 0;
+  for (int i = 0; i < nidx; i++)
+    nb = n->srcs[i + 1]->view.ndim > nb ? n->srcs[i + 1]->view.ndim : nb;
+  bool adjacent = pos[nidx - 1] - pos[0] == nidx - 1;
+  int bstart = adjacent ? pos[0] : 0;  // where the broadcast dims sit in the output
+  LIndex xi[TD_MAX_DIMS];
+  int o = 0;
+  for (int d = 0; d < x->view.ndim; d++) {
+    if (o == bstart)
+      o += nb;
+    if (!(n->attr.dims >> d & 1))
+      xi[d] = idx[o++];
+  }
+  for (int i = 0; i < nidx; i++) {
+    const Value *t = n->srcs[i + 1];
+    LIndex ti[TD_MAX_DIMS];
+    kb_broadcast_index(&t->view, nb, idx + bstart, ti);
+    int64_t size = x->view.shape[pos[i]];
+    char *msg = arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", i,
+                             (long long)size);
+    xi[pos[i]] = dyn_index(checked_index(kb, kb_value(kb, t, ti), size, kb_error(kb, n->loc, msg), true));
+  }
+  return kb_cast(kb, kb_value(kb, x, xi), n->out->dtype);
+}
+
+static LExpr *clamp_expr(KB *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+  LExpr *r = kb_cast(kb, kb_src(kb, n, 0, idx), cd);
+  if (n->attr.has_lo)
+    r = kb_arith(kb, OP_MAXIMUM, cd, r, kb_num(kb, cd, n->attr.lo, n->attr.ilo));
+  if (n->attr.has_hi)
+    r = kb_arith(kb, OP_MINIMUM, cd, r, kb_num(kb, cd, n->attr.hi, n->attr.ihi));
+  return kb_cast(kb, r, od);
+}
+
+static LExpr *creation_expr(KB *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype;
+  switch (n->op) {
+  case OP_ZEROS: return kb_cast(kb, kb_iconst(kb, DT_I64, 0), od);
+  case OP_ONES: return kb_cast(kb, kb_iconst(kb, DT_I64, 1), od);
+  case OP_FULL:
+    if (dtype_is_float(od))
+      return kb_fconst(kb, od, n->attr.lo);
+    return kb_iconst(kb, od, od == DT_BOOL ? n->attr.ilo != 0 || n->attr.lo != 0 : n->attr.ilo);
+  case OP_ARANGE: {
+    LExpr *i = kb_ix_expr(kb, &idx[0]);
+    if (dtype_is_float(od)) {  // start + i * step in double, then rounded (PyTorch's CPU arange)
+      LExpr *v = kb_binary(kb, OP_ADD, DT_F64, kb_fconst(kb, DT_F64, n->attr.lo),
+                           kb_binary(kb, OP_MUL, DT_F64, kb_cast(kb, i, DT_F64), kb_fconst(kb, DT_F64, n->attr.hi)));
+      return kb_cast(kb, v, od);
+    }
+    LExpr *v = kb_binary(kb, OP_ADD, DT_I64, kb_iconst(kb, DT_I64, n->attr.ilo),
+                         kb_binary(kb, OP_MUL, DT_I64, i, kb_iconst(kb, DT_I64, n->attr.ihi)));
+    return kb_cast(kb, v, od);
+  }
+  case OP_EYE: {
+    LExpr *c = kb_binary(kb, OP_EQ, DT_BOOL, kb_ix_expr(kb, &idx[0]), kb_ix_expr(kb, &idx[1]));
+    return kb_cast(kb, c, od);
+  }
+  default: td_unreachable();
+  }
+}
+
+static LExpr *unary_expr(KB *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+  LExpr *x = kb_src(kb, n, 0, idx);
+  Op op = n->op;
+  switch (op) {
+  case OP_LOGICAL_NOT:
+    return kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_cast(kb, x, DT_BOOL)), od);
+  case OP_BITWISE_NOT:
+    if (x->dt == DT_BOOL)
+      return kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, x), od);
+    break;
+  case OP_SIGN:
+    if (cd == DT_BOOL)
+      return kb_cast(kb, x, od);
+    if (dtype_is_float(cd)) {  // PyTorch: sign(nan) = 0, whatever the backend's sign does with nan
+      x = kb_cast(kb, x, cd);
+      LExpr *isnan = kb_binary(kb, OP_NE, DT_BOOL, x, x);
+      return kb_cast(kb, kb_select(kb, isnan, kb_fconst(kb, cd, 0), kb_unary(kb, OP_SIGN, cd, x)), od);
+    }
+    break;
+  case OP_FLOOR: case OP_CEIL: case OP_ROUND:
+    if (!dtype_is_float(cd))
+      return kb_cast(kb, x, od);
+    break;
+  case OP_ABS:
+    if (cd == DT_BOOL)
+      return kb_cast(kb, x, od);
+    break;
+  default: break;
+  }
+  return kb_cast(kb, kb_unary(kb, op, cd, kb_cast(kb, x, cd)), od);
+}
+
+static LExpr *binary_expr(KB *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+  Op op = n->op;
+  LExpr *a = kb_src(kb, n, 0, idx), *b = kb_src(kb, n, 1, idx);
+  switch (op) {
+  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
+    DType c = kb_compute_dtype(kb_result_type(n->srcs, 2));
+    if (c == DT_BOOL && ordered_cmp(op))
+      c = DT_I32;
+    return kb_cast(kb, kb_binary(kb, op, DT_BOOL, kb_cast(kb, a, c), kb_cast(kb, b, c)), od);
+  }
+  case OP_LOGICAL_AND: case OP_LOGICAL_OR:
+    return kb_cast(kb, kb_binary(kb, op, DT_BOOL, kb_cast(kb, a, DT_BOOL), kb_cast(kb, b, DT_BOOL)), od);
+  default: break;
+  }
+  a = kb_cast(kb, a, cd);
+  b = kb_cast(kb, b, cd);
+  LExpr *r;
+  if (!dtype_is_float(cd) && (op == OP_FLOOR_DIVIDE || op == OP_REMAINDER)) {
+    r = kb_binary(kb, op, cd, a, b);
+    r->err = kb_error(kb, n->loc, "ZeroDivisionError");
+  } else if (!dtype_is_float(cd) && op == OP_POW) {
+    r = int_pow(kb, cd, a, b);
+  } else {
+    TD_ASSERT(op != OP_DIV || dtype_is_float(cd));
+    r = kb_arith(kb, op, cd, a, b);
+  }
+  return kb_cast(kb, r, od);
+}
+
+LExpr *kb_node_expr(KB *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+  switch (n->op) {
+  case OP_COPY: case OP_CLONE: case OP_TO:
+    return kb_cast(kb, kb_src(kb, n, 0, idx), od);
+  case OP_NEG: case OP_BITWISE_NOT: case OP_LOGICAL_NOT: case OP_ABS: case OP_EXP: case OP_LOG: case OP_LOG2:
+  case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH: case OP_SIGMOID:
+  case OP_RELU: case OP_GELU: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SIGN:
+  case OP_RECIPROCAL: case OP_SQUARE: case OP_SILU:
+    return unary_expr(kb, n, idx);
+  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOOR_DIVIDE: case OP_REMAINDER: case OP_POW:
+  case OP_MAXIMUM: case OP_MINIMUM: case OP_ATAN2: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
+  case OP_GE: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
+    return binary_expr(kb, n, idx);
+  case OP_WHERE: {
+    LExpr *c = kb_cast(kb, kb_src(kb, n, 0, idx), DT_BOOL);
+    LExpr *a = kb_cast(kb, kb_src(kb, n, 1, idx), cd), *b = kb_cast(kb, kb_src(kb, n, 2, idx), cd);
+    return kb_cast(kb, kb_select(kb, c, a, b), od);
+  }
+  case OP_CLAMP: return clamp_expr(kb, n, idx);
+  case OP_INDEX: return index_expr(kb, n, idx);
+  case OP_INDEX_SELECT: return index_select_expr(kb, n, idx);
+  case OP_GATHER: return gather_expr(kb, n, idx);
+  case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
+    return creation_expr(kb, n, idx);
+  default:
+    td_internal_error(__FILE__, __LINE__, "%s is not an elementwise op", op_name(n->op));
+  }
+}

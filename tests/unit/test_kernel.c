@@ -1,0 +1,999 @@
+// tests/unit/test_kernel.c: ir/kernel.c + ir/scalar.c (kernel_build). Each test compiles
+// a small program (parse, sema, lower, fuse, kernel_build, loop_verify) and EXECUTES the
+// loop IR with the reference interpreter below, which gives every expression the
+// meaning ir/loop.h defines (floats in double, rounded to the dtype on store and cast;
+// ints in int64, wrapped to their width). Expected values are PyTorch 1.13's.
+// Fused plans are tested by overriding the plan of fuse_graph node by node.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend/frontend.h"
+#include "ir/kernel.h"
+
+// ============================================================================
+// The reference interpreter
+// ============================================================================
+typedef struct Num {
+  double f;
+  int64_t i;
+} Num;
+
+typedef struct Run {
+  Ctx cx;
+  Program prog;
+  Graph *g;
+  LProgram *lp;
+  Num **mem;     // per program buffer
+  Num *locals;   // of the kernel being run
+  int64_t vars[64];
+  const LKernel *k;
+  int err;       // first raised error of the kernel: index, or -1
+  int64_t errval;
+  char errmsg[512];  // the formatted message of the first failing kernel
+} Run;
+
+static bool is_fl(DType t) { return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64; }
+
+static double round_bf16(double v) {
+  float f = (float)v;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (isnan(f))
+    return v;
+  u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static Num fit(DType t, Num x) {  // the value as dtype t holds it
+  switch (t) {
+  case DT_BOOL: x.i = x.i != 0; break;
+  case DT_I32: x.i = (int32_t)(uint32_t)(uint64_t)x.i; break;
+  case DT_I64: break;
+  case DT_F16: x.f = (double)(_Float16)(float)x.f; break;
+  case DT_BF16: x.f = round_bf16(x.f); break;
+  case DT_F32: x.f = (float)x.f; break;
+  case DT_F64: break;
+  default: fail();
+  }
+  return x;
+}
+
+static int64_t ftoi(DType t, double f) {
+  if (t == DT_I32)
+    return f >= -2147483648.0 && f < 2147483648.0 ? (int64_t)f : INT32_MIN;
+  return f >= -9223372036854775808.0 && f < 9223372036854775808.0 ? (int64_t)f : INT64_MIN;
+}
+
+static Num cast(DType from, DType to, Num x) {
+  Num r = {0, 0};
+  if (is_fl(to))
+    r.f = is_fl(from) ? x.f : (double)x.i;
+  else if (to == DT_BOOL)
+    r.i = is_fl(from) ? x.f != 0 : x.i != 0;
+  else
+    r.i = is_fl(from) ? ftoi(to, x.f) : x.i;
+  return fit(to, r);
+}
+
+static void raise(Run *r, int err, int64_t v) {
+  assert_true(err >= 0 && err < r->k->errors.len);
+  if (r->err < 0) {
+    r->err = err;
+    r->errval = v;
+  }
+}
+
+static Num eval(Run *r, const LExpr *e);
+
+static int64_t index_of(Run *r, const LIndex *ix) {
+  int64_t v = ix->base;
+  for (int t = 0; t < ix->nterms; t++)
+    v += ix->coef[t] * r->vars[ix->var[t]];
+  if (ix->dyn)
+    v += eval(r, ix->dyn).i;
+  return v;
+}
+
+static double sign_of(double a) { return isnan(a) ? a : (a > 0) - (a < 0); }
+
+static Num unary(Run *r, const LExpr *e, Num a) {
+  (void)r;
+  DType t = e->dt;
+  Num x = {0, 0};
+  double f = a.f;
+  if (!is_fl(t)) {
+    int64_t v = a.i;
+    switch (e->op) {
+    case OP_NEG: x.i = (int64_t)(0 - (uint64_t)v); break;
+    case OP_ABS: x.i = v < 0 ? (int64_t)(0 - (uint64_t)v) : v; break;
+    case OP_SIGN: x.i = (v > 0) - (v < 0); break;
+    case OP_SQUARE: x.i = (int64_t)((uint64_t)v * (uint64_t)v); break;
+    case OP_RELU: x.i = v > 0 ? v : 0; break;
+    case OP_BITWISE_NOT: x.i = t == DT_BOOL ? !v : ~v; break;
+    case OP_LOGICAL_NOT: x.i = !v; break;
+    default: fail_msg("int unary %s", op_name(e->op));
+    }
+    return fit(t, x);
+  }
+  switch (e->op) {
+  case OP_NEG: x.f = -f; break;
+  case OP_ABS: x.f = fabs(f); break;
+  case OP_SIGN: x.f = sign_of(f); break;
+  case OP_SQUARE: x.f = f * f; break;
+  case OP_RELU: x.f = isnan(f) ? f : f > 0 ? f : 0; break;
+  case OP_EXP: x.f = exp(f); break;
+  case OP_LOG: x.f = log(f); break;
+  case OP_LOG2: x.f = log2(f); break;
+  case OP_EXP2: x.f = exp2(f); break;
+  case OP_SQRT: x.f = sqrt(f); break;
+  case OP_RSQRT: x.f = 1 / sqrt(f); break;
+  case OP_SIN: x.f = sin(f); break;
+  case OP_COS: x.f = cos(f); break;
+  case OP_TAN: x.f = tan(f); break;
+  case OP_TANH: x.f = tanh(f); break;
+  case OP_ERF: x.f = erf(f); break;
+  case OP_FLOOR: x.f = floor(f); break;
+  case OP_CEIL: x.f = ceil(f); break;
+  case OP_ROUND: x.f = nearbyint(f); break;
+  case OP_RECIPROCAL: x.f = 1 / f; break;
+  case OP_SIGMOID: x.f = 1 / (1 + exp(-f)); break;
+  case OP_GELU: x.f = 0.5 * f * (1 + erf(f / sqrt(2.0))); break;
+  case OP_SILU: x.f = f / (1 + exp(-f)); break;
+  default: fail_msg("float unary %s", op_name(e->op));
+  }
+  return fit(t, x);
+}
+
+static double fl_floordiv(double a, double b) {
+  if (b == 0)
+    return a / b;
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0))
+    div -= 1;
+  if (div == 0)
+    return copysign(0, a / b);
+  double fl = floor(div);
+  if (div - fl > 0.5)
+    fl += 1;
+  return fl;
+}
+
+static Num binary(Run *r, const LExpr *e, Num a, Num b) {
+  DType t = e->a->dt;
+  Num x = {0, 0};
+  switch (e->op) {
+  case OP_EQ: x.i = is_fl(t) ? a.f == b.f : a.i == b.i; return x;
+  case OP_NE: x.i = is_fl(t) ? a.f != b.f : a.i != b.i; return x;
+  case OP_LT: x.i = is_fl(t) ? a.f < b.f : a.i < b.i; return x;
+  case OP_LE: x.i = is_fl(t) ? a.f <= b.f : a.i <= b.i; return x;
+  case OP_GT: x.i = is_fl(t) ? a.f > b.f : a.i > b.i; return x;
+  case OP_GE: x.i = is_fl(t) ? a.f >= b.f : a.i >= b.i; return x;
+  case OP_LOGICAL_AND: x.i = a.i && b.i; return x;
+  case OP_LOGICAL_OR: x.i = a.i || b.i; return x;
+  default: break;
+  }
+  t = e->dt;
+  if (is_fl(t)) {
+    double p = a.f, q = b.f;
+    switch (e->op) {
+    case OP_ADD: x.f = p + q; break;
+    case OP_SUB: x.f = p - q; break;
+    case OP_MUL: x.f = p * q; break;
+    case OP_DIV: x.f = p / q; break;
+    case OP_FLOOR_DIVIDE: x.f = fl_floordiv(p, q); break;
+    case OP_REMAINDER: {
+      double m = fmod(p, q);
+      if (m != 0 && (m < 0) != (q < 0))
+        m += q;
+      x.f = m;
+      break;
+    }
+    case OP_POW: x.f = pow(p, q); break;
+    case OP_MAXIMUM: x.f = isnan(p) || isnan(q) ? NAN : p > q ? p : q; break;
+    case OP_MINIMUM: x.f = isnan(p) || isnan(q) ? NAN : p < q ? p : q; break;
+    case OP_ATAN2: x.f = atan2(p, q); break;
+    default: fail_msg("float binary %s", op_name(e->op));
+    }
+    return fit(t, x);
+  }
+  int64_t p = a.i, q = b.i;
+  switch (e->op) {
+  case OP_ADD: x.i = (int64_t)((uint64_t)p + (uint64_t)q); break;
+  case OP_SUB: x.i = (int64_t)((uint64_t)p - (uint64_t)q); break;
+  case OP_MUL: x.i = (int64_t)((uint64_t)p * (uint64_t)q); break;
+  case OP_MAXIMUM: x.i = p > q ? p : q; break;
+  case OP_MINIMUM: x.i = p < q ? p : q; break;
+  case OP_FLOOR_DIVIDE:
+    if (q == 0) {
+      raise(r, e->err, 0);
+      break;
+    }
+    if (q == -1) {
+      x.i = (int64_t)(0 - (uint64_t)p);
+      break;
+    }
+    x.i = p / q;
+    if (p % q != 0 && (p < 0) != (q < 0))
+      x.i--;
+    break;
+  case OP_REMAINDER:
+    if (q == 0) {
+      raise(r, e->err, 0);
+      break;
+    }
+    if (q == -1)
+      break;
+    x.i = p % q;
+    if (x.i != 0 && (x.i < 0) != (q < 0))
+      x.i += q;
+    break;
+  case OP_POW: {
+    if (q < 0) {
+      raise(r, e->err, q);
+      break;
+    }
+    uint64_t acc = 1, base = (uint64_t)p;
+    for (int64_t i = 0; i < q; i++)
+      acc *= base;
+    x.i = (int64_t)acc;
+    break;
+  }
+  default: fail_msg("int binary %s", op_name(e->op));
+  }
+  return fit(t, x);
+}
+
+static Num eval(Run *r, const LExpr *e) {
+  Num x = {0, 0};
+  switch (e->kind) {
+  case LX_CONST:
+    if (is_fl(e->dt))
+      x.f = e->f;
+    else
+      x.i = e->i;
+    return x;
+  case LX_VAR: x.i = r->vars[e->var]; return x;
+  case LX_LOCAL: return r->locals[e->local];
+  case LX_LOAD: {
+    int b = r->k->args.data[e->buf].buf;
+    int64_t i = index_of(r, &e->idx);
+    assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
+    return r->mem[b][i];
+  }
+  case LX_UNARY: return unary(r, e, eval(r, e->a));
+  case LX_BINARY: return binary(r, e, eval(r, e->a), eval(r, e->b));
+  case LX_SELECT: {
+    Num c = eval(r, e->a), a = eval(r, e->b), b = eval(r, e->c);
+    return c.i ? a : b;
+  }
+  case LX_CAST: return cast(e->a->dt, e->dt, eval(r, e->a));
+  case LX_CHECKED_INDEX: {
+    int64_t a = eval(r, e->a).i;
+    if (a < (e->wrap ? -e->i : 0) || a >= e->i) {
+      raise(r, e->err, a);
+      return x;
+    }
+    x.i = a < 0 ? a + e->i : a;
+    return x;
+  }
+  default: fail();
+  }
+  return x;
+}
+
+static void exec_stmts(Run *r, const LStmtList *body);
+
+static void exec_stmt(Run *r, const LStmt *s) {
+  switch (s->kind) {
+  case LS_LOOP:
+    for (int64_t i = 0; i < s->extent; i++) {
+      r->vars[s->var] = i;
+      exec_stmts(r, &s->body);
+    }
+    return;
+  case LS_STORE: {
+    int b = r->k->args.data[s->buf].buf;
+    int64_t i = index_of(r, &s->idx);
+    assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
+    assert_int_equal(s->val->dt, r->lp->bufs.data[b].dtype);
+    r->mem[b][i] = fit(r->lp->bufs.data[b].dtype, eval(r, s->val));
+    return;
+  }
+  case LS_LET:
+  case LS_SET: r->locals[s->local] = eval(r, s->val); return;
+  case LS_IF:
+    if (eval(r, s->cond).i)
+      exec_stmts(r, &s->body);
+    return;
+  default: fail();
+  }
+}
+
+static void exec_stmts(Run *r, const LStmtList *body) {
+  for (int i = 0; i < body->len; i++)
+    exec_stmt(r, body->data[i]);
+}
+
+// Runs every kernel; false (with r->errmsg) at the first kernel that raised.
+static bool execute(Run *r) {
+  for (int ki = 0; ki < r->lp->kernels.len; ki++) {
+    r->k = r->lp->kernels.data[ki];
+    assert_true(r->k->nvars <= 64);
+    r->locals = calloc((size_t)r->k->locals.len + 1, sizeof(Num));
+    r->err = -1;
+    exec_stmts(r, &r->k->body);
+    free(r->locals);
+    if (r->err >= 0) {
+      snprintf(r->errmsg, sizeof r->errmsg, r->k->errors.data[r->err], (long long)r->errval);
+      return false;
+    }
+  }
+  return true;
+}
+
+// ============================================================================
+// Building and running programs
+// ============================================================================
+// Run every program under the trivial plan (each node stored, its own kernel) too.
+static bool trivial_plan;
+
+typedef struct PlanStep {
+  int node;
+  NodeMode mode;
+  int kernel;
+} PlanStep;
+
+static Run *compile_plan(const char *src, const PlanStep *plan, int nplan, int nkernels) {
+  Run *r = calloc(1, sizeof *r);
+  ctx_init(&r->cx);
+  SrcFile *f = srcfile_from_string(&r->cx, "t.tdsl", src, strlen(src));
+  r->prog.ast = parse_program(&r->cx, f);
+  assert_non_null(r->prog.ast);
+  assert_true(sema_check(&r->cx, &r->prog));
+  r->g = lower_fn(&r->cx, &r->prog, r->prog.fns.data[0]);
+  if (!graph_is_view_only(r->g))
+    fuse_graph(r->g);
+  if (trivial_plan && !nplan) {
+    for (int i = 0; i < r->g->nodes.len; i++) {
+      r->g->nodes.data[i]->mode = NM_STORED;
+      r->g->nodes.data[i]->kernel = i;
+    }
+    r->g->nkernels = r->g->nodes.len;
+  }
+  for (int i = 0; i < nplan; i++) {
+    assert_true(plan[i].node < r->g->nodes.len);
+    r->g->nodes.data[plan[i].node]->mode = plan[i].mode;
+    r->g->nodes.data[plan[i].node]->kernel = plan[i].kernel;
+  }
+  if (nplan)
+    r->g->nkernels = nkernels;
+  r->lp = kernel_build(&r->cx, r->g);
+  loop_verify(r->lp);
+  r->mem = calloc((size_t)r->lp->bufs.len, sizeof(Num *));
+  for (int i = 0; i < r->lp->bufs.len; i++)
+    r->mem[i] = calloc((size_t)r->lp->bufs.data[i].numel + 1, sizeof(Num));
+  return r;
+}
+
+static Run *compile(const char *src) { return compile_plan(src, NULL, 0, 0); }
+
+static void done(Run *r) {
+  for (int i = 0; i < r->lp->bufs.len; i++)
+    free(r->mem[i]);
+  free(r->mem);
+  ctx_free(&r->cx);
+  free(r);
+}
+
+// Parameter p's elements in row-major order (ints and bools given as doubles).
+static void input(Run *r, int p, const double *vals) {
+  const LParam *prm = &r->lp->params.data[p];
+  const LBuf *b = &r->lp->bufs.data[prm->buf];
+  for (int64_t i = 0; i < b->numel; i++) {
+    Num x = {vals[i], (int64_t)vals[i]};
+    r->mem[prm->buf][i] = fit(b->dtype, x);
+  }
+}
+
+// Output o's element at logical row-major position i, as a double.
+static double out_at(Run *r, int o, int64_t i) {
+  const LOutput *out = &r->lp->outputs.data[o];
+  int64_t idx[TD_MAX_DIMS];
+  for (int d = out->view.ndim - 1; d >= 0; d--) {
+    idx[d] = i % out->view.shape[d];
+    i /= out->view.shape[d];
+  }
+  Num x = r->mem[out->buf][view_index(out->view, idx)];
+  return is_fl(out->dtype) ? x.f : (double)x.i;
+}
+
+static void expect_out(Run *r, int o, const double *want, int n, double tol) {
+  const LOutput *out = &r->lp->outputs.data[o];
+  assert_int_equal(view_numel(out->view), n);
+  for (int i = 0; i < n; i++) {
+    double got = out_at(r, o, i);
+    if (isnan(want[i])) {
+      if (!isnan(got))
+        fail_msg("output %d element %d: got %g, want nan", o, i, got);
+    } else if (got != want[i] && !(fabs(got - want[i]) <= tol * (1 + fabs(want[i])))) {
+      fail_msg("output %d element %d: got %.9g, want %.9g", o, i, got, want[i]);
+    }
+  }
+}
+
+#define D(...) ((const double[]){__VA_ARGS__})
+#define N(...) (int)(sizeof((double[]){__VA_ARGS__}) / sizeof(double))
+#define EXPECT(r, o, tol, ...) expect_out((r), (o), D(__VA_ARGS__), N(__VA_ARGS__), (tol))
+
+static Run *run1(const char *src, const double *in0, const double *in1) {
+  Run *r = compile(src);
+  if (in0)
+    input(r, 0, in0);
+  if (in1)
+    input(r, 1, in1);
+  assert_true(execute(r));
+  return r;
+}
+
+// ============================================================================
+// Elementwise ops
+// ============================================================================
+static void broadcast_add_aligns_dims_from_the_right(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 3], y: f32[3]) -> f32[2, 3] {\n  return x + y\n}\n", D(0, 1, 2, 3, 4, 5),
+                D(10, 20, 30));
+  EXPECT(r, 0, 0, 10, 21, 32, 13, 24, 35);
+  done(r);
+}
+
+static void size_one_dims_broadcast_against_each_other(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 1], y: f32[1, 3]) -> f32[2, 3] {\n  return x * y + 1\n}\n", D(2, 3), D(1, 2, 3));
+  EXPECT(r, 0, 0, 3, 5, 7, 4, 7, 10);
+  done(r);
+}
+
+static void integer_floor_division_and_remainder_follow_python_signs(void **state) {
+  (void)state;
+  const char *src = "fn f(a: i64[4], b: i64[4]) -> (i64[4], i64[4]) {\n  return a // b, a % b\n}\n";
+  Run *r = run1(src, D(-7, 7, -7, 7), D(2, -2, -2, 2));
+  EXPECT(r, 0, 0, -4, -4, 3, 3);
+  EXPECT(r, 1, 0, 1, -1, -1, 1);
+  done(r);
+}
+
+static void integer_division_by_zero_raises_located_zero_division_error(void **state) {
+  (void)state;
+  Run *r = compile("fn f(a: i32[2], b: i32[2]) -> i32[2] {\n  return a // b\n}\n");
+  input(r, 0, D(1, 2));
+  input(r, 1, D(1, 0));
+  assert_false(execute(r));
+  assert_string_equal(r->errmsg, "t.tdsl:2:10: error: ZeroDivisionError");
+  done(r);
+}
+
+static void float_floor_division_and_remainder_match_pytorch(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: f32[3]) -> (f32[3], f32[3]) {\n  return a // -2.0, a % -2.0\n}\n", D(7, -7, 0.5), NULL);
+  EXPECT(r, 0, 0, -4, 3, -1);
+  EXPECT(r, 1, 0, -1, -1, -1.5);
+  done(r);
+}
+
+static void int_true_division_computes_in_f32(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: i32[2]) -> f32[2] {\n  return a / 2\n}\n", D(3, -5), NULL);
+  EXPECT(r, 0, 0, 1.5, -2.5);
+  done(r);
+}
+
+static void int_tensor_powers_follow_pytorch_for_negative_exponents(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: i64[5], b: i64[5]) -> i64[5] {\n  return a ** b\n}\n", D(2, 1, -1, 0, 3), D(-1, -1, -1, -1, 2));
+  EXPECT(r, 0, 0, 0, 1, -1, 0, 9);
+  done(r);
+}
+
+static void comparison_of_int_with_float_scalar_compares_in_float(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: i32[3]) -> bool[3] {\n  return a < 1.5\n}\n", D(1, 2, -3), NULL);
+  EXPECT(r, 0, 0, 1, 0, 1);
+  done(r);
+}
+
+static void bool_addition_is_logical_or(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: bool[4], b: bool[4]) -> (bool[4], bool[4]) {\n  return a + b, a * b\n}\n", D(1, 1, 0, 0),
+                D(1, 0, 1, 0));
+  EXPECT(r, 0, 0, 1, 1, 1, 0);
+  EXPECT(r, 1, 0, 1, 0, 0, 0);
+  done(r);
+}
+
+static void where_selects_per_element_with_broadcast(void **state) {
+  (void)state;
+  Run *r = run1("fn f(c: bool[2, 1], x: f32[2, 2]) -> f32[2, 2] {\n  return where(c, x, -1.0)\n}\n", D(1, 0),
+                D(1, 2, 3, 4));
+  EXPECT(r, 0, 0, 1, 2, -1, -1);
+  done(r);
+}
+
+static void clamp_keeps_nan_and_max_wins_over_min(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[3]) -> (f32[3], f32[3]) {\n  return clamp(x, 2, 1), x.clamp(min=2)\n}\n",
+                D(1, NAN, 3), NULL);
+  EXPECT(r, 0, 0, 1, NAN, 1);
+  EXPECT(r, 1, 0, 2, NAN, 3);
+  done(r);
+}
+
+static void clamp_of_int_with_float_bound_promotes_to_float(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: i64[2]) -> f32[2] {\n  return x.clamp(min=0.5)\n}\n", D(5, -5), NULL);
+  EXPECT(r, 0, 0, 5, 0.5);
+  done(r);
+}
+
+static void unary_float_ops_of_ints_cast_their_input(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: i32[2]) -> (f32[2], i32[2], i32[2]) {\n  return exp(x), abs(x), -x\n}\n", D(0, -2), NULL);
+  EXPECT(r, 0, 1e-6, 1, exp(-2));
+  EXPECT(r, 1, 0, 0, 2);
+  EXPECT(r, 2, 0, 0, 2);
+  done(r);
+}
+
+static void casts_truncate_and_half_rounds(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[3]) -> (i32[3], f16[3], bool[3]) {\n  return x.int(), x.half(), x.bool()\n}\n",
+                D(-2.7, 1.0001, 0), NULL);
+  EXPECT(r, 0, 0, -2, 1, 0);
+  EXPECT(r, 1, 0, -2.69921875, 1, 0);
+  EXPECT(r, 2, 0, 1, 1, 0);
+  done(r);
+}
+
+static void half_arithmetic_is_done_in_f32_and_rounded(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f16[1]) -> f16[1] {\n  return x + 0.1\n}\n", D(1.5), NULL);
+  EXPECT(r, 0, 0, 1.599609375);
+  done(r);
+}
+
+// ============================================================================
+// Reductions and softmax
+// ============================================================================
+static void sum_over_two_dims_with_keepdim(void **state) {
+  (void)state;
+  double x[24];
+  for (int i = 0; i < 24; i++)
+    x[i] = i;
+  Run *r = run1("fn f(x: f32[2, 3, 4]) -> f32[1, 3, 1] {\n  return x.sum([0, 2], keepdim=true)\n}\n", x, NULL);
+  // sum over i, k of 12 i + 4 j + k = 4 * 12 + 8 * 4j + 2 * 6
+  EXPECT(r, 0, 0, 60, 92, 124);
+  done(r);
+}
+
+static void sum_of_bools_counts_in_i64_and_mean_of_empty_is_nan(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: bool[4], e: f32[0]) -> (i64[], f32[]) {\n  return x.sum(), e.mean()\n}\n", D(1, 0, 1, 1),
+                D(0));
+  EXPECT(r, 0, 0, 3);
+  EXPECT(r, 1, 0, NAN);
+  done(r);
+}
+
+static void var_is_unbiased_by_default_and_std_is_its_root(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 3]) -> (f32[2], f32[2], f32[]) {\n"
+                "  return x.var(1), x.std(1, unbiased=false), x[0, :1].var()\n}\n",
+                D(1, 2, 3, 2, 4, 9), NULL);
+  EXPECT(r, 0, 1e-6, 1, 13);
+  EXPECT(r, 1, 1e-6, sqrt(2.0 / 3), sqrt(26.0 / 3));
+  EXPECT(r, 2, 0, NAN);
+  done(r);
+}
+
+static void argmax_takes_the_first_max_and_nan_wins(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 4]) -> (i64[2], i64[2], i64[]) {\n"
+                "  return x.argmax(1), x.argmin(1), x.argmax()\n}\n",
+                D(3, 1, 3, 0, 1, NAN, 5, NAN), NULL);
+  EXPECT(r, 0, 0, 0, 1);
+  EXPECT(r, 1, 0, 3, 1);
+  EXPECT(r, 2, 0, 5);
+  done(r);
+}
+
+static void amax_propagates_nan_and_prod_of_ints_is_i64(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[3], y: i32[3]) -> (f32[], i64[], f32[]) {\n  return x.amax(), y.prod(), x.min()\n}\n",
+                D(1, NAN, 3), D(2, -3, 4));
+  EXPECT(r, 0, 0, NAN);
+  EXPECT(r, 1, 0, -24);
+  EXPECT(r, 2, 0, NAN);
+  done(r);
+}
+
+static void all_and_any_reduce_to_bool(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 2]) -> (bool[2], bool[2]) {\n  return x.all(1), x.any(1)\n}\n", D(1, 0, 0, 0),
+                NULL);
+  EXPECT(r, 0, 0, 0, 0);
+  EXPECT(r, 1, 0, 1, 0);
+  done(r);
+}
+
+static void logsumexp_is_stable_and_all_minus_inf_gives_minus_inf(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 2]) -> f32[2] {\n  return x.logsumexp(1)\n}\n", D(1000, 1000, -INFINITY, -INFINITY),
+                NULL);
+  EXPECT(r, 0, 1e-6, 1000 + log(2.0), -INFINITY);
+  done(r);
+}
+
+static void softmax_rows_sum_to_one(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 3]) -> (f32[2, 3], f32[2, 3]) {\n"
+                "  return softmax(x, dim=-1), log_softmax(x, dim=0)\n}\n",
+                D(1, 2, 3, 1000, 1000, 1000), NULL);
+  double e1 = exp(-2.0), e2 = exp(-1.0), s = e1 + e2 + 1;
+  EXPECT(r, 0, 1e-6, e1 / s, e2 / s, 1 / s, 1.0 / 3, 1.0 / 3, 1.0 / 3);
+  EXPECT(r, 1, 1e-5, -999, -998, -997, 0, 0, 0);
+  done(r);
+}
+
+// ============================================================================
+// matmul
+// ============================================================================
+static void matmul_of_vectors_and_matrices(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: f32[2, 3], v: f32[3]) -> (f32[], f32[2], f32[2], f32[2, 2]) {\n"
+                "  return v @ v, a @ v, a[:, :2].t() @ v[:2], a @ a.t()\n}\n",
+                D(1, 2, 3, 4, 5, 6), D(1, 0, -1));
+  EXPECT(r, 0, 0, 2);
+  EXPECT(r, 1, 0, -2, -2);
+  EXPECT(r, 2, 0, 1, 2);
+  EXPECT(r, 3, 0, 14, 32, 32, 77);
+  done(r);
+}
+
+static void batched_matmul_broadcasts_batches_and_reads_transposed_operands(void **state) {
+  (void)state;
+  // a: [2, 1, 2, 2], b: [3, 2, 2] transposed in its last two dims
+  double a[8] = {1, 2, 3, 4, 0, 1, 1, 0}, b[12];
+  for (int i = 0; i < 12; i++)
+    b[i] = i;
+  Run *r = run1("fn f(a: f32[2, 1, 2, 2], b: f32[3, 2, 2]) -> f32[2, 3, 2, 2] {\n"
+                "  return a @ b.transpose(-2, -1)\n}\n",
+                a, b);
+  double want[24];
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++)
+      for (int m = 0; m < 2; m++)
+        for (int n = 0; n < 2; n++) {
+          double s = 0;
+          for (int k = 0; k < 2; k++)
+            s += a[i * 4 + m * 2 + k] * b[j * 4 + n * 2 + k];  // bT[k][n] = b[n][k]
+          want[((i * 3 + j) * 2 + m) * 2 + n] = s;
+        }
+  expect_out(r, 0, want, 24, 0);
+  done(r);
+}
+
+static void matmul_of_matrix_and_batch_folds_the_batch(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: f32[1, 2], b: f32[2, 2, 1]) -> f32[2, 1, 1] {\n  return a @ b\n}\n", D(1, 2), D(1, 2, 3, 4));
+  EXPECT(r, 0, 0, 5, 11);
+  done(r);
+}
+
+// ============================================================================
+// cat, stack, gathers, creation, stores
+// ============================================================================
+static void cat_and_stack_write_each_input_into_its_slice(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: f32[2, 1], b: f32[2, 2]) -> (f32[2, 3], f32[2, 2, 2]) {\n"
+                "  return cat([a, b], dim=1), stack([b, b.t()], dim=1)\n}\n",
+                D(1, 2), D(3, 4, 5, 6));
+  EXPECT(r, 0, 0, 1, 3, 4, 2, 5, 6);
+  EXPECT(r, 1, 0, 3, 4, 3, 5, 5, 6, 4, 6);
+  done(r);
+}
+
+static void gather_picks_along_dim(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 3], i: i64[2, 2]) -> f32[2, 2] {\n  return x.gather(1, i)\n}\n",
+                D(1, 2, 3, 4, 5, 6), D(2, 0, 1, 1));
+  EXPECT(r, 0, 0, 3, 1, 5, 5);
+  done(r);
+}
+
+static void gather_out_of_range_names_the_value_and_dim(void **state) {
+  (void)state;
+  Run *r = compile("fn f(x: f32[2, 3], i: i64[2, 1]) -> f32[2, 1] {\n  return x.gather(1, i)\n}\n");
+  input(r, 0, D(1, 2, 3, 4, 5, 6));
+  input(r, 1, D(0, 4));
+  assert_false(execute(r));
+  assert_string_equal(r->errmsg, "t.tdsl:2:10: error: index 4 is out of bounds for dimension 1 with size 3");
+  done(r);
+}
+
+static void index_with_negative_indices_wraps(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[3, 2], i: i64[2]) -> f32[2, 2] {\n  return x[i]\n}\n", D(1, 2, 3, 4, 5, 6), D(-1, 0));
+  EXPECT(r, 0, 0, 5, 6, 1, 2);
+  done(r);
+}
+
+static void index_of_second_dim_and_two_tensors(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[2, 3], i: i64[2]) -> (f32[2, 2], f32[2]) {\n  return x[:, i], x[i - 1, i]\n}\n",
+                D(1, 2, 3, 4, 5, 6), D(2, 1));
+  EXPECT(r, 0, 0, 3, 2, 6, 5);
+  EXPECT(r, 1, 0, 6, 2);
+  done(r);
+}
+
+static void index_with_separated_tensors_puts_their_dims_first(void **state) {
+  (void)state;
+  double x[24];
+  for (int i = 0; i < 24; i++)
+    x[i] = i;
+  Run *r = run1("fn f(x: f32[2, 3, 4], i: i64[2]) -> (f32[2, 3], f32[3]) {\n"
+                "  return x[i, :, i + 1], x[i[0], :, i[1]]\n}\n",
+                x, D(1, 0));
+  // x[[1, 0], :, [2, 1]] and x[1, :, 0] (0-d index tensors)
+  EXPECT(r, 0, 0, 14, 18, 22, 1, 5, 9);
+  EXPECT(r, 1, 0, 12, 16, 20);
+  done(r);
+}
+
+static void cat_promotes_its_inputs_and_setitem_broadcasts_the_value(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: f16[1, 2], b: i32[1, 2]) -> (f32[2, 2], f32[2, 2]) {\n"
+                "  c = cat([a.float(), b], dim=0)\n  d = zeros(2, 2)\n  d[:, :] = b[0]\n  return c, d\n}\n",
+                D(0.5, 1.5), D(3, 4));
+  EXPECT(r, 0, 0, 0.5, 1.5, 3, 4);
+  EXPECT(r, 1, 0, 3, 4, 3, 4);
+  done(r);
+}
+
+static void zero_size_matmul_and_reductions_give_identities(void **state) {
+  (void)state;
+  Run *r = run1("fn f(a: f32[2, 0], b: f32[0, 3]) -> (f32[2, 3], f32[2], f32[2]) {\n"
+                "  return a @ b, a.sum(1), a.prod(1)\n}\n",
+                D(0), D(0));
+  EXPECT(r, 0, 0, 0, 0, 0, 0, 0, 0);
+  EXPECT(r, 1, 0, 0, 0);
+  EXPECT(r, 2, 0, 1, 1);
+  done(r);
+}
+
+static void index_out_of_range_raises_with_its_value(void **state) {
+  (void)state;
+  Run *r = compile("fn f(x: f32[3, 2], i: i64[2]) -> f32[2, 2] {\n  return x[i]\n}\n");
+  input(r, 0, D(1, 2, 3, 4, 5, 6));
+  input(r, 1, D(0, -4));
+  assert_false(execute(r));
+  assert_string_equal(r->errmsg, "t.tdsl:2:10: error: index -4 is out of bounds for dimension 0 with size 3");
+  done(r);
+}
+
+static void index_select_reads_rows(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: f32[3, 2], i: i32[2]) -> f32[2, 2] {\n  return x.index_select(0, i)\n}\n",
+                D(1, 2, 3, 4, 5, 6), D(2, 2));
+  EXPECT(r, 0, 0, 5, 6, 5, 6);
+  done(r);
+}
+
+static void arange_and_eye_generate_from_the_index(void **state) {
+  (void)state;
+  Run *r = compile("fn f() -> (i64[4], f32[3], f32[2, 3], f32[2]) {\n"
+                   "  return arange(1, 9, 2), arange(0.1, 0.35, 0.1), eye(2, 3), full([2], 2.5)\n}\n");
+  assert_true(execute(r));
+  EXPECT(r, 0, 0, 1, 3, 5, 7);
+  EXPECT(r, 1, 0, (float)0.1, (float)0.2, (float)(0.1 + 2 * 0.1));
+  EXPECT(r, 2, 0, 1, 0, 0, 0, 1, 0);
+  EXPECT(r, 3, 0, 2.5, 2.5);
+  done(r);
+}
+
+static void store_through_a_view_with_plus_equals_updates_the_parameter(void **state) {
+  (void)state;
+  Run *r = run1("fn f(mut x: f32[2, 3], v: f32[2]) -> f32[2, 3] {\n"
+                "  y = x[:, 1]\n  y += v\n  x[0] = 9.0\n  return x\n}\n",
+                D(0, 1, 2, 3, 4, 5), D(10, 20));
+  EXPECT(r, 0, 0, 9, 9, 9, 3, 24, 5);
+  assert_int_equal(r->lp->outputs.data[0].buf, r->lp->params.data[0].buf);
+  done(r);
+}
+
+static void store_into_a_local_tensor_is_seen_by_later_reads(void **state) {
+  (void)state;
+  Run *r = run1("fn f(x: i32[3]) -> i32[3] {\n  z = zeros(3, dtype=i32)\n  z[1:] = x[:2]\n  z *= 2\n"
+                "  return z + 1\n}\n",
+                D(5, 6, 7), NULL);
+  EXPECT(r, 0, 0, 1, 11, 13);
+  done(r);
+}
+
+static void a_returned_view_of_a_parameter_points_at_its_buffer(void **state) {
+  (void)state;
+  Run *r = compile("fn f(x: f32[2, 3]) -> f32[3, 2] {\n  return x.t()\n}\n");
+  assert_int_equal(r->lp->kernels.len, 0);
+  assert_int_equal(r->lp->outputs.data[0].buf, r->lp->params.data[0].buf);
+  assert_int_equal(r->lp->outputs.data[0].view.strides[0], 1);
+  done(r);
+}
+
+static void large_kernels_mark_their_outer_loop_parallel(void **state) {
+  (void)state;
+  Run *r = compile("fn f(x: f32[256, 256]) -> (f32[256, 256], f32[256]) {\n  return x + 1, x.sum(1)\n}\n");
+  for (int k = 0; k < 2; k++) {
+    const LStmt *s = r->lp->kernels.data[k]->body.data[0];
+    assert_int_equal(s->kind, LS_LOOP);
+    assert_true(s->parallel);
+  }
+  done(r);
+}
+
+// ============================================================================
+// Fused plans (set by hand over the trivial plan)
+// ============================================================================
+static void inline_producers_are_recomputed_through_their_views(void **state) {
+  (void)state;
+  // nodes: 0 exp, 1 add (reads exp transposed); exp inline in kernel 0
+  PlanStep plan[] = {{0, NM_INLINE, 0}, {1, NM_STORED, 0}};
+  Run *r = compile_plan("fn f(x: f32[2, 3]) -> f32[3, 2] {\n  e = x * 2.0\n  return e.t() + 1\n}\n", plan, 2, 1);
+  assert_int_equal(r->lp->kernels.len, 1);
+  assert_int_equal(r->lp->bufs.len, 2);  // x and the result: e has no buffer
+  input(r, 0, D(0, 1, 2, 3, 4, 5));
+  assert_true(execute(r));
+  EXPECT(r, 0, 0, 1, 7, 3, 9, 5, 11);
+  done(r);
+}
+
+static void inline_producer_read_through_a_slice_and_broadcast(void **state) {
+  (void)state;
+  PlanStep plan[] = {{0, NM_INLINE, 0}, {1, NM_STORED, 0}};
+  Run *r = compile_plan("fn f(x: f32[4, 3]) -> f32[2, 3] {\n  e = -x\n  return e[1::2] * e[0]\n}\n", plan, 2, 1);
+  double x[12];
+  for (int i = 0; i < 12; i++)
+    x[i] = i;
+  input(r, 0, x);
+  assert_true(execute(r));
+  EXPECT(r, 0, 0, 0, 4, 10, 0, 10, 22);
+  done(r);
+}
+
+static void layer_norm_row_kernel_with_local_mean_and_epilogue(void **state) {
+  (void)state;
+  // 0 mean, 1 sub, 2 pow, 3 mean, 4 add, 5 sqrt, 6 div
+  const char *src = "fn f(x: f32[2, 4]) -> f32[2, 4] {\n  m = x.mean(-1, keepdim=true)\n"
+                    "  v = ((x - m) ** 2).mean(-1, keepdim=true)\n  return (x - m) / sqrt(v + 1e-5)\n}\n";
+  PlanStep plan[] = {{0, NM_LOCAL, 0}, {1, NM_INLINE, 0}, {2, NM_INLINE, 0}, {3, NM_LOCAL, 0},
+                     {4, NM_INLINE, 0}, {5, NM_INLINE, 0}, {6, NM_INLINE, 0}, {7, NM_INLINE, 0},
+                     {8, NM_STORED, 0}};
+  Run *probe = compile(src);
+  int nn = probe->g->nodes.len;
+  done(probe);
+  assert_true(nn <= 9);
+  for (int i = 0; i < nn; i++)
+    plan[i] = (PlanStep){i, i == nn - 1 ? NM_STORED : (i == 0 || i == 3) ? NM_LOCAL : NM_INLINE, 0};
+  Run *r = compile_plan(src, plan, nn, 1);
+  assert_int_equal(r->lp->kernels.len, 1);
+  input(r, 0, D(1, 2, 3, 4, -1, -1, 1, 1));
+  assert_true(execute(r));
+  double s1 = sqrt(1.25 + 1e-5), s2 = sqrt(1 + 1e-5);
+  EXPECT(r, 0, 1e-5, -1.5 / s1, -0.5 / s1, 0.5 / s1, 1.5 / s1, -1 / s2, -1 / s2, 1 / s2, 1 / s2);
+  done(r);
+}
+
+static void softmax_kernel_fuses_its_producer_and_epilogue(void **state) {
+  (void)state;
+  // 0 mul, 1 softmax, 2 mul: scale inline, softmax local, epilogue stored
+  PlanStep plan[] = {{0, NM_INLINE, 0}, {1, NM_LOCAL, 0}, {2, NM_STORED, 0}};
+  Run *r = compile_plan("fn f(x: f32[2, 2]) -> f32[2, 2] {\n  return softmax(x * 0.5, dim=1) * 2.0\n}\n", plan, 3,
+                        1);
+  input(r, 0, D(0, 0, 2, 0));
+  assert_true(execute(r));
+  double a = 2 * exp(1.0) / (exp(1.0) + 1), b = 2 / (exp(1.0) + 1);
+  EXPECT(r, 0, 1e-6, 1, 1, a, b);
+  done(r);
+}
+
+static void matmul_kernel_keeps_its_result_local_for_the_epilogue(void **state) {
+  (void)state;
+  // 0 matmul, 1 add, 2 relu
+  PlanStep plan[] = {{0, NM_LOCAL, 0}, {1, NM_INLINE, 0}, {2, NM_STORED, 0}};
+  Run *r = compile_plan("fn f(a: f32[2, 2], b: f32[2, 2], c: f32[2]) -> f32[2, 2] {\n"
+                        "  return relu(a @ b + c)\n}\n",
+                        plan, 3, 1);
+  assert_int_equal(r->lp->bufs.len, 4);
+  input(r, 0, D(1, 2, 3, 4));
+  input(r, 1, D(1, 0, 0, 1));
+  input(r, 2, D(-2, -3));
+  assert_true(execute(r));
+  EXPECT(r, 0, 0, 0, 0, 1, 1);
+  done(r);
+}
+
+static void reduction_with_stored_result_and_reduced_shape_epilogue(void **state) {
+  (void)state;
+  // 0 amax (stored, also returned), 1 sub on the reduced shape (stored)
+  PlanStep plan[] = {{0, NM_STORED, 0}, {1, NM_STORED, 0}};
+  Run *r = compile_plan("fn f(x: f32[2, 3]) -> (f32[2], f32[2]) {\n  m = x.amax(1)\n  return m, m - 1\n}\n",
+                        plan, 2, 1);
+  input(r, 0, D(1, 5, 2, -1, -2, -3));
+  assert_true(execute(r));
+  EXPECT(r, 0, 0, 5, -1);
+  EXPECT(r, 1, 0, 4, -2);
+  done(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(broadcast_add_aligns_dims_from_the_right),
+      cmocka_unit_test(size_one_dims_broadcast_against_each_other),
+      cmocka_unit_test(integer_floor_division_and_remainder_follow_python_signs),
+      cmocka_unit_test(integer_division_by_zero_raises_located_zero_division_error),
+      cmocka_unit_test(float_floor_division_and_remainder_match_pytorch),
+      cmocka_unit_test(int_true_division_computes_in_f32),
+      cmocka_unit_test(int_tensor_powers_follow_pytorch_for_negative_exponents),
+      cmocka_unit_test(comparison_of_int_with_float_scalar_compares_in_float),
+      cmocka_unit_test(bool_addition_is_logical_or),
+      cmocka_unit_test(where_selects_per_element_with_broadcast),
+      cmocka_unit_test(clamp_keeps_nan_and_max_wins_over_min),
+      cmocka_unit_test(clamp_of_int_with_float_bound_promotes_to_float),
+      cmocka_unit_test(unary_float_ops_of_ints_cast_their_input),
+      cmocka_unit_test(casts_truncate_and_half_rounds),
+      cmocka_unit_test(half_arithmetic_is_done_in_f32_and_rounded),
+      cmocka_unit_test(sum_over_two_dims_with_keepdim),
+      cmocka_unit_test(sum_of_bools_counts_in_i64_and_mean_of_empty_is_nan),
+      cmocka_unit_test(var_is_unbiased_by_default_and_std_is_its_root),
+      cmocka_unit_test(argmax_takes_the_first_max_and_nan_wins),
+      cmocka_unit_test(amax_propagates_nan_and_prod_of_ints_is_i64),
+      cmocka_unit_test(all_and_any_reduce_to_bool),
+      cmocka_unit_test(logsumexp_is_stable_and_all_minus_inf_gives_minus_inf),
+      cmocka_unit_test(softmax_rows_sum_to_one),
+      cmocka_unit_test(matmul_of_vectors_and_matrices),
+      cmocka_unit_test(batched_matmul_broadcasts_batches_and_reads_transposed_operands),
+      cmocka_unit_test(matmul_of_matrix_and_batch_folds_the_batch),
+      cmocka_unit_test(cat_and_stack_write_each_input_into_its_slice),
+      cmocka_unit_test(gather_picks_along_dim),
+      cmocka_unit_test(gather_out_of_range_names_the_value_and_dim),
+      cmocka_unit_test(index_with_negative_indices_wraps),
+      cmocka_unit_test(index_of_second_dim_and_two_tensors),
+      cmocka_unit_test(index_with_separated_tensors_puts_their_dims_first),
+      cmocka_unit_test(cat_promotes_its_inputs_and_setitem_broadcasts_the_value),
+      cmocka_unit_test(zero_size_matmul_and_reductions_give_identities),
+      cmocka_unit_test(index_out_of_range_raises_with_its_value),
+      cmocka_unit_test(index_select_reads_rows),
+      cmocka_unit_test(arange_and_eye_generate_from_the_index),
+      cmocka_unit_test(store_through_a_view_with_plus_equals_updates_the_parameter),
+      cmocka_unit_test(store_into_a_local_tensor_is_seen_by_later_reads),
+      cmocka_unit_test(a_returned_view_of_a_parameter_points_at_its_buffer),
+      cmocka_unit_test(large_kernels_mark_their_outer_loop_parallel),
+      cmocka_unit_test(inline_producers_are_recomputed_through_their_views),
+      cmocka_unit_test(inline_producer_read_through_a_slice_and_broadcast),
+      cmocka_unit_test(layer_norm_row_kernel_with_local_mean_and_epilogue),
+      cmocka_unit_test(softmax_kernel_fuses_its_producer_and_epilogue),
+      cmocka_unit_test(matmul_kernel_keeps_its_result_local_for_the_epilogue),
+      cmocka_unit_test(reduction_with_stored_result_and_reduced_shape_epilogue),
+  };
+  int failed = cmocka_run_group_tests_name("fusion plan of fuse_graph", tests, NULL, NULL);
+  trivial_plan = true;
+  failed += cmocka_run_group_tests_name("trivial plan", tests, NULL, NULL);
+  return failed;
+}
