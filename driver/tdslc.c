@@ -1,26 +1,35 @@
 // driver/tdslc.c: the command line (LANGUAGE.md §10). A flat list of stages —
-// read, parse, sema, lower, fuse — then either an --emit dump or `run`, which
-// executes a compiled function on .npy or seeded inputs. Exit status: 0 ok, 1 an
-// error in the program, 2 a bad command line or input file, 3 a run-time data
-// error, 4 an internal error (td_internal_error).
+// read, parse, sema, lower, fuse, kernels — then either an --emit dump or `run`,
+// which prints the function as C, builds it with the system cc into a shared
+// object in a private temp folder, loads it and calls its entry on .npy or seeded
+// inputs. The shared object leaves tdsl_* undefined: they resolve to this
+// process's runtime (tdslc exports them), so errors and storages are shared.
+// Exit status: 0 ok, 1 an error in the program, 2 a bad command line or input
+// file, 3 a run-time data error, 4 an internal error (td_internal_error).
+#include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "tdsl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 _Static_assert((int)TDSL_F64 == (int)DT_F64 && (int)TDSL_BF16 == (int)DT_BF16 && (int)TDSL_DTYPE_COUNT == (int)DT_COUNT,
                "runtime and compiler dtypes share one order");
 
 #define TDSLC_VERSION "0.1.0"
 
-enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_DATA = 3 };
+enum { EXIT_PROGRAM = 1, EXIT_USAGE = 2, EXIT_DATA = 3, EXIT_INTERNAL = 4 };
 
 typedef enum { EMIT_TOKENS, EMIT_AST, EMIT_IR, EMIT_KERNELS, EMIT_C, EMIT_HEADER, EMIT_LLVM, EMIT_ASM,
                EMIT_OBJ, EMIT_CUDA, EMIT_PTX, EMIT_DOT, EMIT_COUNT } EmitKind;
@@ -290,19 +299,18 @@ static void shape_text(char *buf, size_t n, int ndim, const int64_t *shape) {
     snprintf(buf + k, n - k, "]");
 }
 
-static int load_input(const Value *param, const char *path, tdsl_tensor *t) {
+static int load_input(const LParam *param, const char *path, tdsl_tensor *t) {
   const char *name = param->name;
   if (tdsl_load_npy_as(path, (tdsl_dtype)param->dtype, t) != 0) {
     fprintf(stderr, "tdslc: error: --in %s=%s: %s\n", name, path, tdsl_last_error());
     return EXIT_USAGE;
   }
-  View want = param->view;
-  bool same = t->ndim == want.ndim;
-  for (int i = 0; same && i < want.ndim; i++)
-    same = t->shape[i] == want.shape[i];
+  bool same = t->ndim == param->ndim;
+  for (int i = 0; same && i < param->ndim; i++)
+    same = t->shape[i] == param->shape[i];
   if (!same) {
     char a[256], b[256];
-    shape_text(a, sizeof a, want.ndim, want.shape);
+    shape_text(a, sizeof a, param->ndim, param->shape);
     shape_text(b, sizeof b, t->ndim, t->shape);
     fprintf(stderr, "tdslc: error: --in %s=%s: parameter '%s' is %s%s but the file holds %s%s\n", name, path, name,
             dtype_name(param->dtype), a, tdsl_dtype_name(t->dtype), b);
@@ -351,8 +359,8 @@ static void print_ints_json(FILE *out, const int64_t *xs, int n) {
   fputc(']', out);
 }
 
-static void print_output(FILE *out, const Options *o, int idx, const Value *v, const tdsl_tensor *t) {
-  const char *storage = v->buf->kind == BUF_INPUT ? v->buf->name : NULL;
+// storage: the parameter whose storage t shares, or NULL for a new one.
+static void print_output(FILE *out, const Options *o, int idx, const char *storage, const tdsl_tensor *t) {
   if (o->json) {
     fprintf(out, "%s\n  {\"index\": %d, \"dtype\": \"%s\", \"shape\": ", idx ? "," : "", idx, tdsl_dtype_name(t->dtype));
     print_ints_json(out, t->shape, t->ndim);
@@ -379,7 +387,136 @@ static void print_output(FILE *out, const Options *o, int idx, const Value *v, c
           storage ? storage : "");
 }
 
-static int run_graph(Ctx *cx, const Options *o, const Graph *g) {
+// ---- run: the function as C, built by cc into a shared object and called ----
+typedef int (*RunFn)(const tdsl_tensor *const *args, tdsl_tensor *outs);
+
+typedef struct Build {
+  char dir[4096];  // the private temp folder, "" once removed
+  void *so;
+  RunFn fn;
+} Build;
+
+static char *join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+static void remove_build_dir(Build *b) {
+  if (!b->dir[0])
+    return;
+  static const char *const files[] = {"fn.c", "fn.so", "cc.log"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    char *p = join(b->dir, files[i]);
+    unlink(p);
+    free(p);
+  }
+  rmdir(b->dir);
+  b->dir[0] = 0;
+}
+
+TD_PRINTF(1, 2) static int internal_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tdslc: internal error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs("\n", stderr);
+  va_end(ap);
+  return EXIT_INTERNAL;
+}
+
+// Copies what cc printed to stderr.
+static void show_log(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    fwrite(buf, 1, n, stderr);
+  fclose(f);
+}
+
+// Writes p as C plus a packed caller (tdsl_g_run: arguments and results as arrays),
+// builds it with cc and loads it. The folder is removed before returning, whatever
+// happens; the loaded object stays open (libgomp's threads must outlive it).
+static int build_and_load(Ctx *cx, LProgram *p, Build *b, Timer *tm) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(b->dir, sizeof b->dir, "%s/tdslc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(b->dir)) {
+    b->dir[0] = 0;
+    return internal_error("cannot create a temp folder: %s", strerror(errno));
+  }
+  char *src = join(b->dir, "fn.c"), *so = join(b->dir, "fn.so"), *log = join(b->dir, "cc.log");
+  int rc = 0;
+  FILE *f = fopen(src, "wb");
+  if (!f) {
+    rc = internal_error("cannot write '%s': %s", src, strerror(errno));
+    goto out;
+  }
+  target_c.emit(cx, &p, 1, f);
+  fprintf(f, "\nint tdsl_g_run(const tdsl_tensor *const *args, tdsl_tensor *outs) {\n  return %s(", p->name);
+  int n = 0;
+  for (int i = 0; i < p->params.len; i++, n++)
+    fprintf(f, "%s%sargs[%d]", n ? ", " : "", p->params.data[i].mut ? "(tdsl_tensor *)" : "", i);
+  for (int k = 0; k < p->outputs.len; k++, n++)
+    fprintf(f, "%s&outs[%d]", n ? ", " : "", k);
+  fputs(");\n}\n", f);
+  if (fclose(f) != 0) {
+    rc = internal_error("cannot write '%s': %s", src, strerror(errno));
+    goto out;
+  }
+  lap(tm, "emit");
+
+  // cc -std=c11 -O2 -fopenmp -shared -fPIC ...; -Bsymbolic: the entry's own calls never
+  // bind to a symbol of tdslc that happens to share the function's name.
+  char *argv[] = {"cc", "-std=c11", "-O2", "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic",
+                  "-I" TDSL_INCLUDE_DIR, "-o", so, src, "-lm", NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int err = posix_spawnp(&pid, "cc", &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0) {
+    rc = internal_error("cannot run the C compiler 'cc': %s", strerror(err));
+    goto out;
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      rc = internal_error("waiting for cc: %s", strerror(errno));
+      goto out;
+    }
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+      rc = internal_error("cannot run the C compiler 'cc' (exit status 127):");
+    else
+      rc = internal_error("the C compiler failed on the generated code:");
+    show_log(log);
+    goto out;
+  }
+  lap(tm, "cc");
+  b->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  if (!b->so) {
+    rc = internal_error("cannot load the compiled function: %s", dlerror());
+    goto out;
+  }
+  *(void **)&b->fn = dlsym(b->so, "tdsl_g_run");
+  if (!b->fn)
+    rc = internal_error("the compiled object has no entry: %s", dlerror());
+out:
+  remove_build_dir(b);
+  free(src);
+  free(so);
+  free(log);
+  return rc;
+}
+
+static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   if (strcmp(o->target, "cuda") == 0) {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!cuda) {
@@ -389,62 +526,71 @@ static int run_graph(Ctx *cx, const Options *o, const Graph *g) {
     dlclose(cuda);
     return usage_error("--target cuda: running on the GPU is not supported yet");
   }
-  if (!graph_is_view_only(g)) {
-    const Node *n = g->nodes.data[0];
-    diag_error(cx, n->loc, "'%s' needs a kernel: running materializing ops is not supported yet", op_name(n->op));
-    return EXIT_PROGRAM;
-  }
   for (int i = 0; i < o->ninputs; i++) {
     bool found = false;
-    for (int j = 0; j < g->params.len; j++)
-      found |= strcmp(g->params.data[j]->name, o->inputs[i].name) == 0;
+    for (int j = 0; j < p->params.len; j++)
+      found |= strcmp(p->params.data[j].name, o->inputs[i].name) == 0;
     if (!found)
-      return usage_error("--in %s: '%s' has no parameter '%s'", o->inputs[i].name, g->name, o->inputs[i].name);
+      return usage_error("--in %s: '%s' has no parameter '%s'", o->inputs[i].name, p->name, o->inputs[i].name);
   }
   int rc = 0;
   if (o->out_dir && (rc = make_dir(o->out_dir)))
     return rc;
-  int np = g->params.len;
+  int np = p->params.len;
   tdsl_tensor *ins = calloc((size_t)(np ? np : 1), sizeof *ins);
   uint64_t state = o->seed;
   for (int j = 0; j < np && !rc; j++) {
-    const Value *p = g->params.data[j];
+    const LParam *q = &p->params.data[j];
     const char *path = NULL;
     for (int i = 0; i < o->ninputs; i++)
-      if (strcmp(o->inputs[i].name, p->name) == 0)
+      if (strcmp(o->inputs[i].name, q->name) == 0)
         path = o->inputs[i].path;
     if (path) {
-      rc = load_input(p, path, &ins[j]);
+      rc = load_input(q, path, &ins[j]);
       continue;
     }
-    if (tdsl_tensor_empty(&ins[j], (tdsl_dtype)p->dtype, p->view.ndim, p->view.shape) != 0) {
-      fprintf(stderr, "tdslc: error: parameter '%s': %s\n", p->name, tdsl_last_error());
+    if (tdsl_tensor_empty(&ins[j], (tdsl_dtype)q->dtype, q->ndim, q->shape) != 0) {
+      fprintf(stderr, "tdslc: error: parameter '%s': %s\n", q->name, tdsl_last_error());
       rc = EXIT_USAGE;
       break;
     }
     tdsl_fill_random(&ins[j], &state);
     if (o->out_dir) {
       char name[256];
-      snprintf(name, sizeof name, "in_%s", p->name);
+      snprintf(name, sizeof name, "in_%s", q->name);
       rc = save_npy(o->out_dir, name, &ins[j]);
     }
   }
-  int no = g->outputs.len;
+  Build b = {0};
+  if (!rc)
+    rc = build_and_load(cx, p, &b, tm);
+  int no = p->outputs.len;
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
-  for (int k = 0; k < no && !rc; k++) {
-    const Value *v = g->outputs.data[k];
-    TD_ASSERT(v->buf && v->buf->kind == BUF_INPUT);
-    if (tdsl_tensor_view(&outs[k], &ins[v->buf->param], v->view.ndim, v->view.shape, v->view.strides,
-                         v->view.offset) != 0) {
-      fprintf(stderr, "tdslc: internal error: output %d: %s\n", k, tdsl_last_error());
-      rc = 4;
+  if (!rc) {
+    const tdsl_tensor **args = calloc((size_t)(np ? np : 1), sizeof *args);
+    for (int j = 0; j < np; j++)
+      args[j] = &ins[j];
+    tdsl_clear_error();
+    int erc = b.fn(args, outs);
+    free(args);
+    lap(tm, "run");
+    if (erc == TDSL_ERR_DATA) {
+      fprintf(stderr, "%s\n", tdsl_last_error());
+      rc = EXIT_DATA;
+    } else if (erc != 0) {
+      rc = internal_error("%s returned %d: %s", p->name, erc, tdsl_last_error());
     }
   }
   if (!rc) {
     if (o->json)
-      fprintf(stdout, "{\"function\": \"%s\", \"outputs\": [", g->name);
-    for (int k = 0; k < no; k++)
-      print_output(stdout, o, k, g->outputs.data[k], &outs[k]);
+      fprintf(stdout, "{\"function\": \"%s\", \"outputs\": [", p->name);
+    for (int k = 0; k < no; k++) {
+      const char *storage = NULL;
+      for (int j = 0; j < np && !storage; j++)
+        if (outs[k].storage && outs[k].storage == ins[j].storage)
+          storage = p->params.data[j].name;
+      print_output(stdout, o, k, storage, &outs[k]);
+    }
     if (o->json)
       fputs("]}\n", stdout);
     for (int k = 0; k < no && o->out_dir && !rc; k++) {
@@ -500,23 +646,46 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     return usage_error("bench: timing compiled functions is not supported yet");
 
   if (o->mode == MODE_RUN) {
+    if (o->backend && strcmp(o->backend, "c") != 0 && strcmp(o->target, "cpu") == 0)
+      return usage_error("--backend %s is not supported yet", o->backend);
     Graph *g = lower_fn(cx, &prog, only);
     fuse_graph(g);
     lap(&tm, "lower");
-    return run_graph(cx, o, g);
+    LProgram *lp = kernel_build(cx, g);
+    lap(&tm, "kernels");
+    if (cx->nerrors)
+      return EXIT_PROGRAM;
+    return run_program(o, cx, lp, &tm);
   }
-  if (o->emit != EMIT_IR && o->emit != EMIT_KERNELS)
+  if (o->emit != EMIT_IR && o->emit != EMIT_KERNELS && o->emit != EMIT_C && o->emit != EMIT_HEADER)
     return usage_error("--emit=%s: code generation is not supported yet", emit_names[o->emit]);
+  // The per-function kinds act on one function; C and the header on every function
+  // of the file unless --fn names one.
+  int nfns = only ? 1 : prog.fns.len;
+  LProgram **lps = arena_alloc(&cx->arena, sizeof *lps * (size_t)(nfns ? nfns : 1));
+  Graph *g = NULL;
+  for (int i = 0; i < nfns; i++) {
+    g = lower_fn(cx, &prog, only ? only : prog.fns.data[i]);
+    fuse_graph(g);
+    if (o->emit != EMIT_IR)
+      lps[i] = kernel_build(cx, g);
+  }
+  lap(&tm, "lower");
+  if (cx->nerrors)
+    return EXIT_PROGRAM;
   OutFile of;
   if (!out_open(&of, o->out))
     return EXIT_USAGE;
-  Graph *g = lower_fn(cx, &prog, only);
-  fuse_graph(g);
-  lap(&tm, "lower");
   if (o->emit == EMIT_IR && o->json)
     graph_print_json(g, of.fp);
-  else
+  else if (o->emit == EMIT_IR)
     graph_print(g, of.fp);
+  else if (o->emit == EMIT_KERNELS)
+    loop_print(lps[0], of.fp);
+  else if (o->emit == EMIT_C)
+    target_c.emit(cx, lps, nfns, of.fp);
+  else
+    emit_header(cx, lps, nfns, of.fp);
   lap(&tm, "emit");
   return out_close(&of, true) ? 0 : EXIT_USAGE;
 }

@@ -133,6 +133,65 @@ uint64_t tdsl_splitmix64_next(uint64_t *state);
 // rounded to its dtype, int u >> 62, bool u >> 63.
 void tdsl_fill_random(tdsl_tensor *t, uint64_t *state);
 
+// ==== entry glue (runtime/entry.c): used by generated entries, not by users ====
+// Error codes of a generated entry (LANGUAGE.md §9's exit statuses where they meet).
+// Names beginning with "tdsl_g_" are reserved for generated code.
+#define TDSL_OK 0
+#define TDSL_ERR_ARG 2    // an argument of the wrong dtype or shape, or an invalid tensor
+#define TDSL_ERR_DATA 3   // a run-time error in the data: index out of range, division by zero
+#define TDSL_ERR_NOMEM 5  // out of memory
+
+// What the generated entry knows of its function, as static tables.
+typedef struct tdsl_entry_param {
+  const char *name;
+  tdsl_dtype dtype;
+  int ndim;
+  int64_t shape[TDSL_MAX_DIMS];
+  int mut;  // declared 'mut': written back to the caller's storage if copied in
+  int buf;  // the buffer the kernels see it as
+} tdsl_entry_param;
+
+typedef struct tdsl_entry_buf {
+  tdsl_dtype dtype;
+  int64_t numel;
+  int param;  // the parameter whose storage this is, or -1: a new zeroed storage
+} tdsl_entry_buf;
+
+typedef struct tdsl_entry_output {
+  int buf;  // the buffer it views
+  int ndim;
+  int64_t shape[TDSL_MAX_DIMS], strides[TDSL_MAX_DIMS];
+  int64_t offset;  // relative to the buffer's first element
+} tdsl_entry_output;
+
+typedef struct tdsl_entry_info {
+  const char *name;
+  int nparams;
+  const tdsl_entry_param *params;
+  int nbufs;
+  const tdsl_entry_buf *bufs;
+  int noutputs;
+  const tdsl_entry_output *outputs;
+} tdsl_entry_info;
+
+// Zeroes every *outs[k]; checks each argument against its declaration ("NAME:
+// argument 'x' must be f32[2, 3] but is f64[2, 3]"); makes bufs[b] (nbufs
+// tensors): a view of the caller's storage for a contiguous argument, a contiguous
+// copy for any other (or for one sharing storage with a 'mut' argument), a new
+// zeroed storage for a temp or result. On failure everything made is released and
+// the error code is returned.
+int tdsl_entry_begin(const tdsl_entry_info *fi, const tdsl_tensor *const *args, tdsl_tensor *const *outs,
+                     tdsl_tensor *bufs);
+// If rc is 0: writes copied 'mut' arguments back into the caller's storage and
+// points each *outs[k] at its buffer's storage (offset by the buffer's own
+// offset, so a view of an argument views the caller's storage). Always releases
+// bufs; returns rc, or the error met.
+int tdsl_entry_end(const tdsl_entry_info *fi, const tdsl_tensor *const *args, tdsl_tensor *const *outs,
+                   tdsl_tensor *bufs, int rc);
+// Sets the error to a kernel's located message, read as a printf format that holds
+// at most one "%lld" (value) and "%%" for a '%'; returns TDSL_ERR_DATA.
+int tdsl_entry_kernel_error(const char *msg, long long value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,235 @@
+// codegen/emit.c: what the text backends (C, CUDA) share — a growable text buffer
+// living in cx->arena, the renderer of affine element indices, the naming rule that
+// keeps generated names apart from user names, and the C declarations of the
+// entries (--emit=header), which every backend shares because the ABI is one.
+//
+// Invariant: every name the generated code makes up begins with "tdsl_g_" (a
+// function name may not begin with "tdsl_", LANGUAGE.md §3) or is a parameter
+// name checked by safe_name().
+#include "codegen/codegen.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+void buf_init(Buf *b, Ctx *cx) {
+  *b = (Buf){.cx = cx, .cap = 256};
+  b->data = arena_alloc(&cx->arena, b->cap);
+}
+
+static void buf_reserve(Buf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap)
+    return;
+  size_t cap = b->cap * 2;
+  while (cap < b->len + extra + 1)
+    cap *= 2;
+  char *d = arena_alloc(&b->cx->arena, cap);
+  memcpy(d, b->data, b->len + 1);
+  b->data = d;
+  b->cap = cap;
+}
+
+void buf_printf(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  TD_ASSERT(n >= 0);
+  if ((size_t)n >= b->cap - b->len) {
+    buf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+  }
+  b->len += (size_t)n;
+}
+
+void buf_puts(Buf *b, const char *s) {
+  size_t n = strlen(s);
+  buf_reserve(b, n);
+  memcpy(b->data + b->len, s, n + 1);
+  b->len += n;
+}
+
+void buf_indent(Buf *b, int level) {
+  for (int i = 0; i < level; i++)
+    buf_puts(b, "  ");
+}
+
+// Printable ASCII stays as is (with \" \\ escaped, and '?' escaped so no trigraph
+// can form); anything else becomes an octal escape, so the literal is plain ASCII.
+void buf_c_string(Buf *b, const char *s) {
+  buf_puts(b, "\"");
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      buf_printf(b, "\\%c", *p);
+    else if (*p == '?')
+      buf_puts(b, "\\?");
+    else if (*p >= 0x20 && *p < 0x7f)
+      buf_printf(b, "%c", *p);
+    else
+      buf_printf(b, "\\%03o", *p);
+  }
+  buf_puts(b, "\"");
+}
+
+void buf_write(const Buf *b, FILE *out) { fwrite(b->data, 1, b->len, out); }
+
+void emit_index(Buf *b, const LIndex *ix, void (*dyn)(void *ctx, Buf *b, const LExpr *e), void *ctx) {
+  bool any = false;
+  if (ix->base != 0 || (ix->nterms == 0 && !ix->dyn)) {
+    buf_printf(b, "%" PRId64, ix->base);
+    any = true;
+  }
+  for (int k = 0; k < ix->nterms; k++) {
+    int64_t c = ix->coef[k];
+    if (c == 0)
+      continue;
+    const char *sign = c < 0 ? "-" : "+";
+    uint64_t mag = c < 0 ? 0u - (uint64_t)c : (uint64_t)c;
+    if (any)
+      buf_printf(b, " %s ", sign);
+    else if (c < 0)
+      buf_puts(b, "-");
+    if (mag == 1)
+      buf_printf(b, "v%d", ix->var[k]);
+    else
+      buf_printf(b, "%" PRIu64 " * v%d", mag, ix->var[k]);
+    any = true;
+  }
+  if (ix->dyn) {
+    if (any)
+      buf_puts(b, " + ");
+    buf_puts(b, "(");
+    dyn(ctx, b, ix->dyn);
+    buf_puts(b, ")");
+    any = true;
+  }
+  if (!any)
+    buf_puts(b, "0");
+}
+
+// ---- names ----
+static const char *const unsafe_names[] = {
+    // C11 keywords
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+    // macros and types of the headers the generated code includes
+    "bool", "true", "false", "NULL", "errno", "assert", "stdin", "stdout", "stderr", "EOF", "NAN", "INFINITY",
+    "HUGE_VAL", "HUGE_VALF", "FILE", "size_t", "offsetof", "static_assert", "alignas", "alignof", "noreturn",
+    "complex", "imaginary", "I", "math_errhandling", "MATH_ERRNO", "MATH_ERREXCEPT", "FP_NAN", "FP_INFINITE",
+    "FP_ZERO", "FP_NORMAL", "FP_SUBNORMAL", "signbit", "isnan", "isinf", "isfinite", "fpclassify", "isnormal",
+    "isgreater", "isless", "isgreaterequal", "islessequal", "islessgreater", "isunordered", "ptrdiff_t",
+    "va_list", "va_start", "va_end", "va_arg", "va_copy", "wchar_t",
+    // the names the entry itself uses
+    "rc", "args", "outs", "b",
+};
+
+static bool safe_name(const char *s) {
+  if (!*s || s[0] == '_' || strncmp(s, "tdsl", 4) == 0)
+    return false;
+  for (size_t i = 0; i < sizeof unsafe_names / sizeof *unsafe_names; i++) {
+    if (strcmp(s, unsafe_names[i]) == 0)
+      return false;
+  }
+  // out0, out1, ... name the results; int8_t, INT64_MAX, ... come from stdint.h
+  if (strncmp(s, "out", 3) == 0 && s[3] >= '0' && s[3] <= '9')
+    return false;
+  size_t n = strlen(s);
+  if (n > 2 && strcmp(s + n - 2, "_t") == 0)
+    return false;
+  if (strncmp(s, "INT", 3) == 0 || strncmp(s, "UINT", 4) == 0 || strncmp(s, "SIZE_", 5) == 0 ||
+      strncmp(s, "PTRDIFF_", 8) == 0 || strncmp(s, "FLT_", 4) == 0 || strncmp(s, "DBL_", 4) == 0)
+    return false;
+  for (const char *p = s; *p; p++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (p != s && c >= '0' && c <= '9')))
+      return false;
+  }
+  return true;
+}
+
+const char *emit_param_name(Ctx *cx, const LProgram *p, int i) {
+  const char *n = p->params.data[i].name;
+  if (safe_name(n))
+    return n;
+  return arena_printf(&cx->arena, "tdsl_g_p%d", i);
+}
+
+void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p) {
+  buf_printf(b, "int %s(", p->name);
+  int n = 0;
+  for (int i = 0; i < p->params.len; i++, n++) {
+    const LParam *q = &p->params.data[i];
+    buf_printf(b, "%s%stdsl_tensor *%s", n ? ", " : "", q->mut ? "" : "const ", emit_param_name(cx, p, i));
+  }
+  for (int k = 0; k < p->outputs.len; k++, n++)
+    buf_printf(b, "%stdsl_tensor *out%d", n ? ", " : "", k);
+  if (n == 0)
+    buf_puts(b, "void");
+  buf_puts(b, ")");
+}
+
+static void shape_text(Buf *b, DType dt, int ndim, const int64_t *shape) {
+  buf_printf(b, "%s[", dtype_name(dt));
+  for (int i = 0; i < ndim; i++)
+    buf_printf(b, "%s%" PRId64, i ? ", " : "", shape[i]);
+  buf_puts(b, "]");
+}
+
+// "// f(x: f32[2, 3], mut y: i64[4]) -> (f32[3, 2])"
+static void emit_signature_comment(Buf *b, const LProgram *p) {
+  buf_printf(b, "// %s(", p->name);
+  for (int i = 0; i < p->params.len; i++) {
+    const LParam *q = &p->params.data[i];
+    buf_printf(b, "%s%s%s: ", i ? ", " : "", q->mut ? "mut " : "", q->name);
+    shape_text(b, q->dtype, q->ndim, q->shape);
+  }
+  buf_puts(b, ") -> (");
+  for (int k = 0; k < p->outputs.len; k++) {
+    const LOutput *o = &p->outputs.data[k];
+    buf_puts(b, k ? ", " : "");
+    shape_text(b, o->dtype, o->view.ndim, o->view.shape);
+  }
+  buf_puts(b, ")\n");
+}
+
+// The include guard: TDSL_GEN_<FILE STEM>_H, the stem reduced to [A-Z0-9_].
+static void guard_name(Buf *b, const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  const char *dot = strrchr(base, '.');
+  size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  buf_puts(b, "TDSL_GEN_");
+  for (size_t i = 0; i < n; i++) {
+    char c = base[i];
+    if (c >= 'a' && c <= 'z')
+      c = (char)(c - 'a' + 'A');
+    else if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      c = '_';
+    buf_printf(b, "%c", c);
+  }
+  buf_puts(b, "_H");
+}
+
+void emit_header(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
+  Buf b, g;
+  buf_init(&b, cx);
+  buf_init(&g, cx);
+  guard_name(&g, nprogs ? progs[0]->file : "tdsl");
+  buf_printf(&b, "// Generated by tdslc from %s: the C entry of each compiled function.\n",
+             nprogs ? progs[0]->file : "?");
+  buf_puts(&b, "// Each returns 0 on success, else an error code (TDSL_ERR_*) with tdsl_last_error()\n"
+               "// saying why. It fills every *outN; the caller releases them with tdsl_tensor_release.\n");
+  buf_printf(&b, "#ifndef %s\n#define %s\n\n#include \"tdsl.h\"\n\n", g.data, g.data);
+  buf_puts(&b, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  for (int i = 0; i < nprogs; i++) {
+    emit_signature_comment(&b, progs[i]);
+    emit_entry_decl(cx, &b, progs[i]);
+    buf_puts(&b, ";\n");
+  }
+  buf_puts(&b, "\n#ifdef __cplusplus\n}\n#endif\n\n");
+  buf_printf(&b, "#endif\n");
+  buf_write(&b, out);
+}
