@@ -19,8 +19,11 @@ demo: build
 	@echo "== examples/storage_views.tdsl: every result is a view of x's storage =="
 	$(BUILD)/tdslc run examples/storage_views.tdsl --fn views
 	@echo
-	@echo "== the same program's IR: shapes, strides, offsets, storages =="
-	$(BUILD)/tdslc examples/storage_views.tdsl --emit=ir --fn views
+	@echo "== examples/attention.tdsl: the fusion plan (views cost nothing; each kernel lists its ops and lines) =="
+	$(BUILD)/tdslc examples/attention.tdsl --emit=ir
+	@echo
+	@echo "== examples/attention.tdsl compiled to C and run on seeded inputs (first rows) =="
+	$(BUILD)/tdslc run examples/attention.tdsl | head -n 8
 
 # The suite twice: the release build, then one built with address and undefined-behaviour sanitizers.
 test: build

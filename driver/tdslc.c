@@ -155,6 +155,9 @@ static int parse_args(int argc, char **argv, Options *o) {
         return usage_error("--in takes NAME=FILE.npy");
       if (o->ninputs == 64)
         return usage_error("too many --in options");
+      for (int k = 0; k < o->ninputs; k++)
+        if (strlen(o->inputs[k].name) == (size_t)(eq - v) && strncmp(o->inputs[k].name, v, (size_t)(eq - v)) == 0)
+          return usage_error("--in %.*s is given twice", (int)(eq - v), v);
       o->inputs[o->ninputs++] = (Input){strndup(v, (size_t)(eq - v)), eq + 1};
     } else if (VALUE("--seed") && o->mode == MODE_RUN) {
       if (missing || !parse_u64(v, &o->seed))

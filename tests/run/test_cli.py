@@ -141,6 +141,8 @@ def main():
     expect("a missing .npy is refused", tdslc("run", TR, "--in", "x=/nonexistent/x.npy"), 2, r"--in x=")
     expect("--in naming no parameter is refused", tdslc("run", TR, "--in", f"y={wrong_dtype}"), 2, r"no parameter 'y'")
     expect("--in without '=' is refused", tdslc("run", TR, "--in", "x"), 2, r"NAME=FILE")
+    expect("--in naming one parameter twice is refused",
+           tdslc("run", TR, "--in", f"x={wrong_dtype}", "--in", f"x={wrong_shape}"), 2, r"--in x is given twice")
 
     # --- the command line ---
     expect("a missing source file is exit 2", tdslc("run", "/nonexistent.tdsl"), 2, r"cannot open")
