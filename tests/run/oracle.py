@@ -13,7 +13,8 @@ NP_DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float
 
 
 def bf16_bits_to_f32(a):
-    return (a.astype(np.uint32) << 16).view(np.float32)
+    a = np.asarray(a)
+    return (a.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(a.shape)
 
 
 def tdslc_run(tdslc, src, args=(), name="case"):
@@ -34,10 +35,11 @@ def tdslc_run(tdslc, src, args=(), name="case"):
 
 def f32_to_bf16_bits(a):
     """Round-to-nearest-even of float32 values to bfloat16 bits (NaN stays NaN)."""
-    u = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    f = np.asarray(a, dtype=np.float32)
+    u = f.reshape(-1).view(np.uint32).astype(np.uint64)
     r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    nan = np.isnan(np.asarray(a, dtype=np.float32))
-    return np.where(nan, (u >> 16) | 0x40, r).astype(np.uint16)
+    nan = np.isnan(f.reshape(-1))
+    return np.where(nan, (u >> 16) | 0x40, r).astype(np.uint16).reshape(f.shape)
 
 
 def json_values(data, dtype):
@@ -62,3 +64,180 @@ def same_values(got, want):
     if got.dtype.kind == "f":
         return bool(np.all((got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want))))
     return bool(np.array_equal(got, want))
+
+
+# ---------------------------------------------------------------------------
+# Value-level harness for the op tests (test_ops, test_examples, test_random).
+# A tensor's *value* array holds exactly what the program sees: bf16 values as
+# float32 numbers that bf16 represents, every other dtype as its own NumPy dtype.
+# Oracles compute in PyTorch's "opmath" type (f32 for f16/bf16, the dtype itself
+# otherwise) and round the result to the output dtype with `rnd`.
+# ---------------------------------------------------------------------------
+INT_DTYPES = ("bool", "i32", "i64")
+FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
+ALL_DTYPES = INT_DTYPES + FLOAT_DTYPES
+VALUE_NP = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float16,
+            "bf16": np.float32, "f32": np.float32, "f64": np.float64}
+
+
+def rnd(a, dtype):
+    """a (any NumPy array) converted to dtype's value array as PyTorch converts:
+    floats to ints truncate toward zero, f64 goes to f16/bf16 through f32."""
+    a = np.asarray(a)
+    if dtype == "bf16":
+        with np.errstate(over="ignore"):
+            return bf16_bits_to_f32(f32_to_bf16_bits(a.astype(np.float32)))
+    if dtype == "f16":
+        with np.errstate(over="ignore"):
+            return a.astype(np.float32).astype(np.float16)
+    if dtype == "bool":
+        return a != 0
+    if dtype in ("i32", "i64") and a.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            return np.trunc(a).astype(np.int64).astype(VALUE_NP[dtype])
+    with np.errstate(over="ignore"):
+        return a.astype(VALUE_NP[dtype])
+
+
+def opm(a, dtype=None):
+    """The value array in the type PyTorch computes with: f16 -> f32, else unchanged."""
+    a = np.asarray(a)
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
+def to_npy(a, dtype):
+    """The array written to an .npy file for a parameter of dtype."""
+    a = np.array(a, order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
+    return f32_to_bf16_bits(a) if dtype == "bf16" else a.astype(VALUE_NP[dtype])
+
+
+def from_npy(a, dtype):
+    return bf16_bits_to_f32(a) if dtype == "bf16" else a
+
+
+def rand_values(rng, dtype, shape, lo=-1.0, hi=1.0, ilo=0, ihi=3):
+    """Random values of dtype: floats uniform in [lo, hi), ints in ilo..ihi, bools random."""
+    shape = tuple(shape)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in ("i32", "i64"):
+        return rng.integers(ilo, ihi + 1, size=shape).astype(VALUE_NP[dtype])
+    return rnd(rng.uniform(lo, hi, size=shape), dtype)
+
+
+# (rtol, atol) for one rounding of an elementwise result
+ELEM_TOL = {"f16": (2e-3, 2e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (2e-5, 2e-6), "f64": (1e-10, 1e-12)}
+# per-term accumulation slack for reductions (scaled by the number of terms)
+ACC_EPS = {"f16": 2e-6, "bf16": 2e-6, "f32": 2e-6, "f64": 1e-14}
+# normalised mean squared error bound for matmul (ggml's nmse)
+NMSE_TOL = {"f16": 1e-5, "bf16": 2e-4, "f32": 1e-10, "f64": 1e-24}
+
+
+def compare(got, want, dtype, kind="elem", n=1):
+    """None when got matches want, else a short reason. kind: 'exact' (bitwise, nan==nan),
+    'elem' (one rounding), 'red' (a reduction over n terms), 'mm' (nmse)."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} != {list(want.shape)}"
+    if dtype in INT_DTYPES or kind == "exact":
+        want = want.astype(got.dtype)
+        if same_values(got, want):
+            return None
+        if dtype in FLOAT_DTYPES:
+            bad = np.argwhere(~((got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want))))
+        else:
+            bad = np.argwhere(got != want)
+        i = tuple(bad[0]) if len(bad) else ()
+        return f"differs at {list(i)}: got {got[i] if got.ndim else got}, want {want[i] if want.ndim else want}"
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    gn, wn = np.isnan(g), np.isnan(w)
+    if not np.array_equal(gn, wn):
+        i = tuple(np.argwhere(gn != wn)[0])
+        return f"nan mismatch at {list(i)}: got {g[i]}, want {w[i]}"
+    gi, wi = np.isinf(g), np.isinf(w)
+    if not np.array_equal(gi, wi) or not np.array_equal(g[gi], w[wi]):
+        i = tuple(np.argwhere((gi != wi) | (gi & (g != w)))[0])
+        return f"inf mismatch at {list(i)}: got {g[i]}, want {w[i]}"
+    fin = ~(gn | gi)
+    g, w = g[fin], w[fin]
+    if g.size == 0:
+        return None
+    if kind == "mm":
+        den = float(np.sum(w * w))
+        nmse = float(np.sum((g - w) ** 2)) / (den if den > 0 else 1.0)
+        return None if nmse <= NMSE_TOL[dtype] else f"nmse {nmse:.3g} > {NMSE_TOL[dtype]:.3g}"
+    rtol, atol = ELEM_TOL[dtype]
+    if kind == "red":
+        rtol, atol = rtol * 4, atol + ACC_EPS[dtype] * max(1, n)
+    err = np.abs(g - w) - (atol + rtol * np.abs(w))
+    if np.all(err <= 0):
+        return None
+    k = int(np.argmax(err))
+    return f"got {g[k]!r}, want {w[k]!r} (|diff| {abs(g[k] - w[k]):.3g}, rtol {rtol:g} atol {atol:g})"
+
+
+def type_str(dtype, shape):
+    return f"{dtype}[{', '.join(str(d) for d in shape)}]"
+
+
+def run_function(tdslc, src, fn, inputs, name="case", extra=()):
+    """Runs `fn` of src with inputs {param: (dtype, value array)} passed as .npy files.
+    Returns (process, JSON document or None, out_dir)."""
+    d = tempfile.mkdtemp(prefix="tdsl-in-")
+    args = ["--fn", fn]
+    for pname, (dt, val) in inputs.items():
+        path = os.path.join(d, pname + ".npy")
+        np.save(path, to_npy(val, dt))
+        args += ["--in", f"{pname}={path}"]
+    p, doc, out_dir = tdslc_run(tdslc, src, args=args + list(extra), name=name)
+    p.in_dir = d  # run_cleanup removes it with the run's own folder
+    return p, doc, out_dir
+
+
+def run_cleanup(p, out_dir):
+    """Removes the temporary folders of one run_function call."""
+    import shutil
+    shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+    if getattr(p, "in_dir", None):
+        shutil.rmtree(p.in_dir, ignore_errors=True)
+
+
+def check_outputs(doc, out_dir, outs):
+    """outs: [(dtype, want value array, kind, n, view)] in output order. Checks dtype,
+    shape, row-major strides of materialized results, the values, and that outK.npy
+    holds the same values as the JSON. Returns a list of (index, reason)."""
+    errs = []
+    got_outs = doc["outputs"]
+    if len(got_outs) != len(outs):
+        return [(-1, f"{len(got_outs)} outputs, expected {len(outs)}")]
+    for k, (o, (dt, want, kind, n, view)) in enumerate(zip(got_outs, outs)):
+        want = np.asarray(want)
+        if o["dtype"] != dt:
+            errs.append((k, f"dtype {o['dtype']}, expected {dt}"))
+            continue
+        if list(o["shape"]) != list(want.shape):
+            errs.append((k, f"shape {o['shape']}, expected {list(want.shape)}"))
+            continue
+        if not view:
+            st, acc = [], 1
+            for s in reversed(want.shape):
+                st.append(acc)
+                acc *= max(s, 1)
+            if o["strides"] != st[::-1] or o["storage"] != "new":
+                errs.append((k, f"materialized result: strides {o['strides']} storage {o['storage']}, "
+                                f"expected {st[::-1]} new"))
+        got = json_values(o["data"], dt).reshape(want.shape)
+        r = compare(got, want, dt, kind, n)
+        if r:
+            errs.append((k, r))
+            continue
+        path = os.path.join(out_dir, f"out{k}.npy")
+        if os.path.exists(path):
+            saved = from_npy(np.load(path), dt)
+            if saved.shape != want.shape or not same_values(np.array(saved, order="C"), got.astype(saved.dtype)):
+                errs.append((k, f"out{k}.npy differs from the JSON data"))
+        else:
+            errs.append((k, f"out{k}.npy missing"))
+    return errs

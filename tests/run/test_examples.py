@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""tests/run/test_examples.py TDSLC: every function of examples/*.tdsl through `tdslc run`.
+
+Inputs come from the seeded generator (`--out-dir` writes them as in_NAME.npy); each
+result is compared with a NumPy implementation written here (computed in f64 from
+the very inputs, then compared with a tolerance for f32: nmse for matmul chains).
+An example function with no NumPy model here is a failure, so a new example comes
+with its check.
+"""
+import os
+import re
+import shutil
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import compare, json_values, tdslc_run  # noqa: E402
+
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+
+
+def softmax(a, axis):
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def attention(x, wq, wk, wv, wo):
+    B, L, E = x.shape
+    H = 8
+    D = E // H
+    q = (x @ wq).reshape(B, L, H, D).transpose(0, 2, 1, 3)
+    k = (x @ wk).reshape(B, L, H, D).transpose(0, 2, 1, 3)
+    v = (x @ wv).reshape(B, L, H, D).transpose(0, 2, 1, 3)
+    a = softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(D), -1)
+    return [((a @ v).transpose(0, 2, 1, 3).reshape(B, L, E) @ wo, "mm")]
+
+
+def causal_softmax(s):
+    keep = np.arange(4)[None, :] <= np.arange(4)[:, None]
+    return [(softmax(np.where(keep, s, -1e9), -1), "red")]
+
+
+def views(x):
+    xt = x.T
+    return [(o, "exact") for o in (x.reshape(-1), xt, x[:, ::2], x[-1], x[:, None], np.broadcast_to(x, (2, 3, 4)), x,
+                                   xt[1:, 1:].T.reshape(2, 1, 3))]
+
+
+# (file, function) -> NumPy model: inputs in declaration order -> [(value, kind)]
+MODELS = {
+    ("mlp.tdsl", "mlp"): lambda x, w1, b1, w2, b2: [(np.maximum(x @ w1 + b1, 0) @ w2 + b2, "mm")],
+    ("attention.tdsl", "attention"): attention,
+    ("layer_norm.tdsl", "layer_norm"): lambda x: [((x - x.mean(-1, keepdims=True)) /
+                                                   np.sqrt(x.var(-1, keepdims=True) + 1e-5), "red")],
+    ("broadcast.tdsl", "outer"): lambda a, b: [(np.outer(a, b), "elem")],
+    ("broadcast.tdsl", "outer_expand"): lambda a, b: [(np.outer(a, b), "elem"), (a[:, None] + b[None, :], "elem")],
+    ("broadcast.tdsl", "batched_outer"): lambda a, b: [(np.einsum("bi,bj->bij", a, b), "elem")],
+    ("broadcast.tdsl", "bias"): lambda m, row, col: [(m + row - col[:, None], "elem")],
+    ("broadcast.tdsl", "pairwise_distance"): lambda x, y: [
+        (np.sqrt(((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)), "red")],
+    ("broadcast.tdsl", "causal_softmax"): causal_softmax,
+    ("storage_views.tdsl", "views"): views,
+    ("storage_views.tdsl", "window"): lambda x: [(x[1:5].T[::2, 1:][:, 0:3].T.T, "exact")],
+}
+
+
+def params_of(src, fn):
+    m = re.search(r"fn\s+" + fn + r"\s*\((.*?)\)\s*->", src, re.S)
+    return [p.split(":")[0].replace("mut", "").strip() for p in re.split(r",\s*(?![^\[]*\])", m.group(1)) if p.strip()]
+
+
+def main():
+    tdslc = os.path.abspath(sys.argv[1])
+    failed = total = 0
+    files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl"))
+    for fname in files:
+        path = os.path.join(EXAMPLES, fname)
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", src, re.M):
+            total += 1
+            errs = []
+            model = MODELS.get((fname, fn))
+            if model is None:
+                errs.append("no NumPy model for this example function in test_examples.py")
+            else:
+                p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5])
+                if p.returncode != 0:
+                    errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}")
+                else:
+                    ins = [np.load(os.path.join(out_dir, f"in_{n}.npy")) for n in params_of(src, fn)]
+                    wants = model(*[a.astype(np.float64) for a in ins])
+                    if len(wants) != len(doc["outputs"]):
+                        errs.append(f"{len(doc['outputs'])} outputs, expected {len(wants)}")
+                    for k, (o, (want, kind)) in enumerate(zip(doc["outputs"], wants)):
+                        want = np.asarray(want).astype(np.float32)
+                        got = json_values(o["data"], o["dtype"])
+                        if o["dtype"] != "f32" or list(o["shape"]) != list(want.shape):
+                            errs.append(f"out{k}: {o['dtype']}{o['shape']}, expected f32{list(want.shape)}")
+                            continue
+                        n = max(int(np.prod(want.shape[-1:])), 1)
+                        r = compare(got.reshape(want.shape), want, "f32", kind, n)
+                        if r:
+                            errs.append(f"out{k}: {r}")
+                shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+            print(f"{'ok  ' if not errs else 'FAIL'} {fname} {fn}")
+            for e in errs:
+                print("     " + e.replace("\n", "\n     "))
+            failed += bool(errs)
+    print(f"{total - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""tests/run/test_fusion.py TDSLC: the fusion plan of `tdslc FILE --emit=ir --json` (§10).
+
+  - an elementwise chain of any length, with views (transpose, slices, flip, expand,
+    unsqueeze, reshape of a fused value) between its ops, is one kernel;
+  - softmax and log_softmax are one kernel each; the seed layer norm at most two;
+    relu(x @ w + b) is one kernel;
+  - programs of views only, contiguous() of a contiguous tensor and a same-dtype
+    .to() have no kernel;
+  - a transposed or sliced matmul operand is read through its strides: no kernel
+    with a "contiguous" op;
+  - each kernel's "lines" are the source lines of its ops; values computed inside a
+    kernel are "fused" (no strides, offset or storage), the result is a buffer
+    whose storage is that kernel.
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+TDSLC = os.path.abspath(sys.argv[1])
+TMP = tempfile.mkdtemp(prefix="tdsl-fusion-")
+results = []
+
+
+def plan(name, src, fn=None):
+    path = os.path.join(TMP, name + ".tdsl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(src + "\n")
+    p = subprocess.run([TDSLC, path, "--emit=ir", "--json"] + (["--fn", fn] if fn else []),
+                       capture_output=True, timeout=60)
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"
+    try:
+        return json.loads(p.stdout.decode()), None
+    except ValueError as e:
+        return None, f"bad JSON: {e}"
+
+
+def report(name, errs, src=None, doc=None):
+    results.append(not errs)
+    print(f"{'ok  ' if not errs else 'FAIL'} {name}")
+    for e in errs:
+        print("     " + e)
+    if errs and src:
+        print("     program:\n" + "\n".join("       " + ln for ln in src.split("\n")))
+    if errs and doc:
+        print("     kernels: " + json.dumps(doc.get("kernels")))
+
+
+def check(name, src, nkernels=None, max_kernels=None, fused=(), lines=None, no_op=None, fn=None, ops=None):
+    """nkernels: exact count; max_kernels: an upper bound; fused: names that must be
+    'fused' values; lines: the expected 'lines' of the only kernel; no_op: an op name
+    no kernel may hold; ops: op names the only kernel must hold (in any order)."""
+    doc, err = plan(name, src, fn)
+    if err:
+        return report(name, [err], src)
+    errs = []
+    ks = doc.get("kernels", [])
+    if nkernels is not None and len(ks) != nkernels:
+        errs.append(f"{len(ks)} kernels, want {nkernels}")
+    if max_kernels is not None and len(ks) > max_kernels:
+        errs.append(f"{len(ks)} kernels, want at most {max_kernels}")
+    vals = {v["name"]: v for v in doc.get("values", [])}
+    for n in fused:
+        v = vals.get(n)
+        if v is None:
+            errs.append(f"no value '{n}'")
+        elif v["kind"] != "fused" or v["strides"] is not None or v["offset"] is not None or v["storage"] is not None:
+            errs.append(f"'{n}' is {v['kind']} (strides {v['strides']}, storage {v['storage']}), want fused")
+    if lines is not None and len(ks) == 1 and ks[0]["lines"] != lines:
+        errs.append(f"kernel lines {ks[0]['lines']}, want {lines}")
+    if ops is not None and len(ks) == 1 and sorted(ks[0]["ops"]) != sorted(ops):
+        errs.append(f"kernel ops {ks[0]['ops']}, want {sorted(ops)}")
+    if no_op is not None:
+        for k in ks:
+            if no_op in k["ops"]:
+                errs.append(f"kernel {k['name']} holds '{no_op}': {k['ops']}")
+    # every kernel names lines that exist, sorted and unique; results of kernels are buffers
+    nlines = src.count("\n") + 1
+    for k in ks:
+        if k["lines"] != sorted(set(k["lines"])) or any(not 1 <= ln <= nlines for ln in k["lines"]):
+            errs.append(f"kernel {k['name']} lines {k['lines']}")
+    for v in doc.get("values", []):
+        if v["kind"] == "buffer" and v["storage"] and v["storage"].startswith("kernel:"):
+            if v["storage"][7:] not in {k["name"] for k in ks}:
+                errs.append(f"'{v['name']}' names an unknown kernel {v['storage']}")
+    report(name, errs, src, doc)
+
+
+# ---------------------------------------------------------------------------
+# Elementwise chains with views between the ops
+# ---------------------------------------------------------------------------
+UNARY = [("exp", "exp({a})"), ("tanh", "{a}.tanh()"), ("neg", "-{a}"), ("abs", "abs({a})"),
+         ("sigmoid", "sigmoid({a})"), ("sin", "{a}.sin()"), ("relu", "relu({a})"), ("sqrt", "sqrt({a})"),
+         ("gelu", "gelu({a})"), ("clamp", "{a}.clamp(min=0)"), ("mul", "{a} * 2"), ("add", "{a} + 1.5"),
+         ("div", "{a} / 3"), ("pow", "{a} ** 2"), ("to", "{a}.to(f64).float()")]
+BINARY = [("add", "{a} + {b}"), ("sub", "{a} - {b}"), ("mul", "{a} * {b}"), ("div", "{a} / {b}"),
+          ("maximum", "maximum({a}, {b})"), ("minimum", "{a}.minimum({b})")]
+# views that keep a [6, 6] shape, applied to fused values
+VIEWS = ["{a}.t()", "{a}.transpose(0, 1)", "{a}.flip(0)", "{a}.permute(1, 0)", "{a}.view(36).view(6, 6)",
+         "{a}.reshape(3, 12).reshape(6, 6)", "{a}[::1]", "{a}.unsqueeze(0)[0]", "{a}.T"]
+# operands: parameters read through views of every kind
+OPERANDS = ["x", "y.t()", "z[1:7, ::2]", "v.unsqueeze(0).expand(6, 6)", "w.flip(1)", "x.T"]
+BCAST = OPERANDS + ["v[:, None]", "v", "w[2]"]   # right operands may also broadcast
+PARAMS = "x: f32[6, 6], y: f32[6, 6], z: f32[8, 12], v: f32[6], w: f32[6, 6]"
+
+
+def chain(seed, length):
+    r = random.Random(seed)
+    body, cur, names = [], r.choice(OPERANDS), []
+    for i in range(length):
+        if r.random() < 0.5:
+            _, spell = r.choice(UNARY)
+            e = spell.format(a=f"({cur})" if not cur.isidentifier() else cur)
+        else:
+            _, spell = r.choice(BINARY)
+            a, b = f"({cur})", f"({r.choice(BCAST)})"
+            e = spell.format(a=a, b=b) if r.random() < 0.5 else spell.format(a=b, b=a)
+        name = f"t{i}"
+        body.append(f"    {name} = {e}")
+        names.append(name)
+        cur = name
+        if r.random() < 0.5:  # a view of the fused value, bound to a name
+            body.append(f"    u{i} = {r.choice(VIEWS).format(a=cur)}")
+            cur = f"u{i}"
+    src = f"fn f({PARAMS}) -> f32[6, 6] {{\n" + "\n".join(body) + f"\n    return {cur} * 1.0\n}}"
+    return src, names[:], list(range(2, len(body) + 3))
+
+
+def main():
+    for length in (1, 2, 3, 5, 8, 13, 21, 40):
+        for seed in range(3):
+            src, names, _ = chain(length * 100 + seed, length)
+            op_lines = [i + 1 for i, ln in enumerate(src.split("\n")) if ln.strip().startswith(("t", "return"))]
+            check(f"elementwise_chain_{length}_{seed}", src, nkernels=1, fused=names, lines=op_lines)
+    # a chain written as one expression over many views
+    src = ("fn f(x: f32[4, 6], y: f32[6, 4], z: f32[6]) -> f32[6, 4] {\n"
+           "    return tanh((exp(x).t() * 2 + y)[::1].flip(1) - z.unsqueeze(1).expand(6, 4)).abs()\n}")
+    check("elementwise_one_line", src, nkernels=1, lines=[2])
+    # bool, int and mixed-dtype chains fuse too
+    src = ("fn f(x: i32[4, 5], y: f32[5, 4], m: bool[4, 5]) -> f32[4, 5] {\n    a = (x * 3 + 1) // 2\n"
+           "    b = where(logical_and(m, a > 2), a.float(), y.t())\n    c = logical_not(b < 0.5)\n"
+           "    return where(c, y.t(), -x.float())\n}")
+    check("elementwise_mixed_dtypes", src, nkernels=1, fused=["a", "b", "c"], lines=[2, 3, 4, 5])
+
+    # a fused value read by several ops of the same kernel
+    src = "fn f(x: f32[6, 6]) -> f32[6, 6] {\n    a = exp(x)\n    return a * a + sin(a)\n}"
+    check("elementwise_reused_value", src, nkernels=1, fused=["a"], lines=[2, 3])
+    # softmax, log_softmax, layer norm, relu(x @ w + b)
+    for dim in (-1, 0, 1):
+        check(f"softmax_dim{dim}", f"fn f(x: f32[8, 16]) -> f32[8, 16] {{\n    return softmax(x, dim={dim})\n}}",
+              nkernels=1, lines=[2])
+        check(f"log_softmax_dim{dim}", f"fn f(x: f32[8, 16]) -> f32[8, 16] {{\n    return log_softmax(x, {dim})\n}}",
+              nkernels=1, lines=[2])
+    check("softmax_of_view", "fn f(x: f32[16, 8]) -> f32[8, 16] {\n    return x.t().softmax(-1)\n}", nkernels=1)
+    with open(os.path.join(EXAMPLES, "layer_norm.tdsl"), encoding="utf-8") as f:
+        check("layer_norm_seed", f.read().rstrip("\n"), max_kernels=2)
+    src = ("fn f(x: f32[32, 64], w: f32[64, 16], b: f32[16]) -> f32[32, 16] {\n"
+           "    return relu(x @ w + b)\n}")
+    check("relu_matmul_bias", src, nkernels=1, lines=[2], ops=["matmul", "add", "relu"])
+    src = ("fn f(x: f32[32, 64], w: f32[64, 16], b: f32[16]) -> f32[32, 16] {\n"
+           "    h = x @ w\n    h2 = h + b\n    return h2.clamp(min=0)\n}")
+    check("relu_matmul_bias_lines", src, nkernels=1, lines=[2, 3, 4], fused=["h", "h2"])
+
+    # no kernels at all
+    with open(os.path.join(EXAMPLES, "storage_views.tdsl"), encoding="utf-8") as f:
+        sv = f.read().rstrip("\n")
+    check("views_only_storage_views", sv, nkernels=0, fn="views")
+    check("views_only_window", sv, nkernels=0, fn="window")
+    check("contiguous_of_contiguous", "fn f(x: f32[3, 4]) -> f32[3, 4] {\n    return x.contiguous()\n}", nkernels=0)
+    check("contiguous_after_double_transpose",
+          "fn f(x: f32[3, 4]) -> f32[4, 3] {\n    return x.t().t().contiguous().t()\n}", nkernels=0)
+    check("contiguous_of_row_slice", "fn f(x: f32[3, 4]) -> f32[2, 4] {\n    return x[1:].contiguous()\n}", nkernels=0)
+    check("same_dtype_to", "fn f(x: f32[3, 4]) -> (f32[3, 4], f32[4, 3]) {\n    return x.to(f32), x.t().float()\n}",
+          nkernels=0)
+    check("contiguous_of_transpose_copies",
+          "fn f(x: f32[3, 4]) -> f32[4, 3] {\n    return x.t().contiguous()\n}", nkernels=1, lines=[2])
+
+    # matmul operands read through strides
+    for name, operand_a, operand_b, decl in [
+            ("transposed_lhs", "x.t()", "w", "x: f32[16, 8], w: f32[16, 4]"),
+            ("transposed_rhs", "x", "w.t()", "x: f32[8, 16], w: f32[4, 16]"),
+            ("sliced_lhs", "x[::2, 1:]", "w", "x: f32[16, 17], w: f32[16, 4]"),
+            ("sliced_rhs", "x", "w[:, ::3]", "x: f32[8, 16], w: f32[16, 12]"),
+            ("expanded_lhs", "x.expand(8, 16)", "w", "x: f32[1, 16], w: f32[16, 4]"),
+            ("batched_transposed", "x.transpose(1, 2)", "w.transpose(-2, -1)", "x: f32[2, 16, 8], w: f32[2, 4, 16]")]:
+        out = "f32[2, 8, 4]" if "batched" in name else "f32[8, 4]"
+        src = f"fn f({decl}) -> {out} {{\n    return {operand_a} @ {operand_b}\n}}"
+        check(f"matmul_{name}", src, nkernels=1, no_op="contiguous", lines=[2])
+    # the attention example: heads are views, never copied before their matmuls
+    with open(os.path.join(EXAMPLES, "attention.tdsl"), encoding="utf-8") as f:
+        att = f.read().rstrip("\n")
+    doc, err = plan("attention_views", att)
+    errs = [err] if err else []
+    if doc:
+        vals = {v["name"]: v for v in doc["values"]}
+        for n in ("q", "k", "v"):
+            if vals.get(n, {}).get("kind") not in ("view", "fused"):
+                errs.append(f"'{n}' is {vals.get(n, {}).get('kind')}, want a view")
+        n_contig = sum("contiguous" in k["ops"] for k in doc["kernels"])
+        if n_contig > 1:
+            errs.append(f"{n_contig} kernels copy with contiguous: only the one before view(2, 10, E) is needed")
+        sm = [k for k in doc["kernels"] if "softmax" in k["ops"]]
+        if len(sm) != 1:
+            errs.append(f"softmax spread over {len(sm)} kernels")
+    report("attention_views", errs)
+
+    shutil.rmtree(TMP, ignore_errors=True)
+    failed = results.count(False)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
