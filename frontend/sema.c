@@ -1181,6 +1181,11 @@ static bool binary_dtype(Sema *S, Loc loc, Op op, TType *a, TType *b, DType *out
                  "`logical_xor()` operator instead.");
       return false;
     }
+    if ((is_tensor(a) && a->dtype == DT_BOOL) || (is_tensor(b) && b->dtype == DT_BOOL)) {
+      diag_error(S->cx, loc, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                 "invert a mask, use the `~` or `logical_not()` operator instead.");
+      return false;
+    }
     break;
   case OP_DIV:
   case OP_ATAN2:

@@ -7,9 +7,11 @@ independent splitmix64 written here with NumPy, .npy inputs in every layout NumP
 writes, and robustness: deep nesting, NUL bytes, invalid UTF-8, an empty file, size
 overflow, too many dims, const division by zero — never a signal, always located.
 """
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ from oracle import same_values  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="tdsl-cli-")
+atexit.register(shutil.rmtree, TMP, True)
 failures = []
 count = 0
 

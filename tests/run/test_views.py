@@ -9,6 +9,7 @@ storage with them gives the oracle too.
 """
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -21,6 +22,13 @@ from view_cases import CASES  # noqa: E402
 
 def check_case(tdslc, expected, name, src, np_exprs):
     p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", "f"], name=name)
+    try:
+        return check_outputs(p, doc, out_dir, expected, np_exprs)
+    finally:
+        shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+
+
+def check_outputs(p, doc, out_dir, expected, np_exprs):
     if p.returncode != 0:
         return [f"exit {p.returncode}: {p.stderr.decode()}"]
     errs = []
