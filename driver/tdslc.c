@@ -660,7 +660,8 @@ static int compile_and_act(Ctx *cx, const Options *o) {
       return EXIT_PROGRAM;
     return run_program(o, cx, lp, &tm);
   }
-  if (o->emit != EMIT_IR && o->emit != EMIT_KERNELS && o->emit != EMIT_C && o->emit != EMIT_HEADER)
+  if (o->emit != EMIT_IR && o->emit != EMIT_DOT && o->emit != EMIT_KERNELS && o->emit != EMIT_C &&
+      o->emit != EMIT_HEADER)
     return usage_error("--emit=%s: code generation is not supported yet", emit_names[o->emit]);
   // The per-function kinds act on one function; C and the header on every function
   // of the file unless --fn names one.
@@ -670,7 +671,7 @@ static int compile_and_act(Ctx *cx, const Options *o) {
   for (int i = 0; i < nfns; i++) {
     g = lower_fn(cx, &prog, only ? only : prog.fns.data[i]);
     fuse_graph(g);
-    if (o->emit != EMIT_IR)
+    if (o->emit != EMIT_IR && o->emit != EMIT_DOT)
       lps[i] = kernel_build(cx, g);
   }
   lap(&tm, "lower");
@@ -683,6 +684,8 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     graph_print_json(g, of.fp);
   else if (o->emit == EMIT_IR)
     graph_print(g, of.fp);
+  else if (o->emit == EMIT_DOT)
+    graph_print_dot(g, of.fp);
   else if (o->emit == EMIT_KERNELS)
     loop_print(lps[0], of.fp);
   else if (o->emit == EMIT_C)

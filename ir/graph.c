@@ -293,3 +293,70 @@ void graph_verify(const Graph *g) {
       TD_ASSERT(n->srcs[j] && n->srcs[j]->id < n->out->id);
   }
 }
+
+// ---- --emit=dot: the same graph for Graphviz, each kernel a cluster ----
+
+// The dot node a value comes from: its parameter, its producing node, or a constant.
+static void dot_source(const Value *v, FILE *out) {
+  if (v->is_scalar)
+    fprintf(out, "c%d", v->id);
+  else if (v->buf->kind == BUF_INPUT)
+    fprintf(out, "p%d", v->buf->param);
+  else
+    fprintf(out, "n%d", v->buf->producer->id);
+}
+
+// An edge that reads through a view is labelled with the view's projection.
+static void dot_edge_label(const Value *v, FILE *out) {
+  if (v->is_scalar || v->buf->own == v)
+    return;
+  fputs(" [label=\"", out);
+  print_ints(out, v->view.shape, v->view.ndim, "[", "]");
+  print_ints(out, v->view.strides, v->view.ndim, " (", ")");
+  fprintf(out, "+%" PRId64 "\", style=dashed]", v->view.offset);
+}
+
+void graph_print_dot(const Graph *g, FILE *out) {
+  fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n", g->name);
+  for (int i = 0; i < g->params.len; i++) {
+    const Value *p = g->params.data[i];
+    fprintf(out, "  p%d [shape=ellipse, label=\"%s: %s", i, p->name, dtype_name(p->dtype));
+    print_ints(out, p->view.shape, p->view.ndim, "[", "]\"];\n");
+  }
+  for (int k = 0; k < g->nkernels; k++) {
+    fprintf(out, "  subgraph cluster_k%d {\n    label=\"k%d (lines ", k, k);
+    print_kernel_lines(g, k, out, ",");
+    fputs(")\";\n", out);
+    for (int i = 0; i < g->nodes.len; i++) {
+      const Node *n = g->nodes.data[i];
+      if (n->kernel != k)
+        continue;
+      fprintf(out, "    n%d [label=\"%s\\n%s", n->id, op_name(n->op), dtype_name(n->out->dtype));
+      print_ints(out, n->out->view.shape, n->out->view.ndim, "[", "]\"");
+      fputs(n->mode == NM_STORED ? "];\n" : ", style=dashed];\n", out);
+    }
+    fputs("  }\n", out);
+  }
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    for (int j = 0; j < n->nsrc; j++) {
+      const Value *s = n->srcs[j];
+      if (s->is_scalar)
+        fprintf(out, "  c%d [shape=plaintext, label=\"%g\"];\n", s->id, s->sval);
+      fputs("  ", out);
+      dot_source(s, out);
+      fprintf(out, " -> n%d", n->id);
+      dot_edge_label(s, out);
+      fputs(";\n", out);
+    }
+  }
+  for (int i = 0; i < g->outputs.len; i++) {
+    const Value *v = g->outputs.data[i];
+    fprintf(out, "  out%d [shape=ellipse];\n  ", i);
+    dot_source(v, out);
+    fprintf(out, " -> out%d", i);
+    dot_edge_label(v, out);
+    fputs(";\n", out);
+  }
+  fputs("}\n", out);
+}

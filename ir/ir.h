@@ -124,6 +124,7 @@ void graph_output(Graph *g, Value *v);
 bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
 void graph_print(const Graph *g, FILE *out);       // --emit=ir
 void graph_print_json(const Graph *g, FILE *out);  // --emit=ir --json
+void graph_print_dot(const Graph *g, FILE *out);   // --emit=dot
 void graph_verify(const Graph *g);                 // TD_ASSERTs
 
 // ---- fuse.c ----
