@@ -4,16 +4,30 @@
 // its NM_STORED nodes into their buffers; NM_INLINE producers are recomputed inside
 // their readers, NM_LOCAL matmul/reduction results live in locals of their kernel.
 //
+// Scheduling is decided here, where the loops are built, not by a later pass over the
+// loop IR: the builder knows what each loop computes, so it can reorder a nest and
+// move accumulators into buffers without recovering that from the IR. Two kernel
+// shapes get a loop order other than the output's row-major one (below, with their
+// own comments): matmuls whose k loop would stride through b accumulate whole output
+// rows (build_matmul_rows), and reductions that keep the input's unit-stride dim
+// accumulate whole rows of partial results (COL, build_col). Both add every term of
+// an output in the same order as the row-major nest, so results are bit-identical to
+// kernel_build_naive, which builds without them (the tests' reference).
+//
 // Invariants kept:
 //   - buffers: one LB_PARAM per parameter (in order), then one per NM_STORED node that
 //     owns storage (not OP_STORE, which writes its target's buffer), LB_RESULT when an
 //     output views it; outputs that view a parameter point at that parameter's buffer;
+//     then the LB_TEMP accumulators the schedules add, kernel by kernel;
 //   - every store writes a value of the buffer's own dtype (casts are explicit);
 //   - loops iterate the written tensor's dims in row-major order (innermost unit stride
-//     on the output); size-1 dims get no loop; the outermost loop is `parallel` when its
-//     iterations are independent and the kernel's work is >= PARALLEL_WORK;
-//   - locals of a reduction are declared (LS_LET) inside the loop over the rows, so
-//     they are private to an iteration of a parallel loop.
+//     on the output), except in the two schedules above; size-1 dims get no loop; the
+//     outermost loop is `parallel` when its iterations are independent and the
+//     kernel's work is >= PARALLEL_WORK (the schedules pick the first loop that gives
+//     PARALLEL_MIN_ITERS iterations, or split a dim into parallel blocks);
+//   - locals are declared (LS_LET) inside the loop they serve, so they are private to
+//     an iteration of a parallel loop; a temp accumulator is indexed by the output
+//     element, so parallel iterations never share one.
 #include "ir/kernel.h"
 
 #include <math.h>
@@ -60,6 +74,87 @@ static bool same_shape(const View *a, const View *b) {
       return false;
   return true;
 }
+
+static int add_buf(KB *kb, LBuf b) {
+  vec_push(&kb->cx->arena, &kb->p->bufs, b);
+  return kb->p->bufs.len - 1;
+}
+
+// ============================================================================
+// Schedule helpers: temps, loads and stores of accumulator rows, parallel loops
+// ============================================================================
+enum {
+  PARALLEL_MIN_ITERS = 16,  // a parallel loop should have at least this many iterations
+  BLOCK_TARGET = 16,        // blocks a split dim aims for
+  PROBE_VAR = 1 << 24,      // loop variables of probe indices: never in a kernel
+};
+
+// A new LB_TEMP of numel elements of dt (the entry allocates and frees it).
+static int new_temp(KB *kb, DType dt, int64_t numel, const char *what) {
+  const char *name = arena_printf(&kb->cx->arena, "%s.%s", kb->k->name, what);
+  return add_buf(kb, (LBuf){LB_TEMP, dt, numel, name, -1, false});
+}
+
+static LExpr *buf_load(KB *kb, int buf, LIndex idx) {
+  LExpr *e = kb_expr(kb, LX_LOAD, kb->p->bufs.data[buf].dtype);
+  e->buf = kb_arg(kb, buf, true, false);
+  e->idx = idx;
+  return e;
+}
+
+static void buf_store(KB *kb, LStmtList *into, int buf, LIndex idx, LExpr *val) {
+  int arg = kb_arg(kb, buf, false, true);
+  push(kb, into, kb_store_stmt(kb, arg, idx, kb_cast(kb, val, kb->p->bufs.data[buf].dtype)));
+}
+
+// Consecutive indices per parallel block of a dim of size S whose index covers w
+// elements of an accumulator row: about S / BLOCK_TARGET, a multiple of 64 when w == 1
+// (the dim is innermost: vector loops stay whole); 0 when fewer than two blocks fill.
+static int64_t block_size(int64_t S, int64_t w) {
+  int64_t b = (S + BLOCK_TARGET - 1) / BLOCK_TARGET;
+  if (w == 1)
+    b = (b + 63) / 64 * 64;
+  return b > 0 && S / b >= 2 ? b : 0;
+}
+
+// Loops over dims[0..n) (each of size > 1), outermost first; idx[dims[p]] gets each
+// loop's var. With par, the first loop by which PARALLEL_MIN_ITERS iterations are
+// reached is parallel (the outermost if none is). Returns the innermost body.
+static LStmtList *outer_loops(KB *kb, LStmtList *into, int n, const int *dims, const int64_t *shape, LIndex *idx,
+                              bool par) {
+  int pp = par && n > 0 ? 0 : -1;
+  int64_t iters = 1;
+  for (int p = 0; p < n && pp >= 0; p++)
+    if ((iters *= shape[dims[p]]) >= PARALLEL_MIN_ITERS) {
+      pp = p;
+      break;
+    }
+  for (int p = 0; p < n; p++) {
+    int v = kb_new_var(kb);
+    LStmt *s = kb_loop(kb, v, shape[dims[p]]);
+    s->parallel = p == pp;
+    push(kb, into, s);
+    into = &s->body;
+    idx[dims[p]] = kb_ix_var(v);
+  }
+  return into;
+}
+
+static int let_local(KB *kb, LStmtList *into, LExpr *val) {
+  int l = kb_new_local(kb, val->dt);
+  push(kb, into, kb_let(kb, l, val));
+  return l;
+}
+
+// The coefficient of variable var in x (0 if it has none).
+static int64_t ix_coef(const LIndex *x, int var) {
+  for (int t = 0; t < x->nterms; t++)
+    if (x->var[t] == var)
+      return x->coef[t];
+  return 0;
+}
+
+static int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
 
 // ============================================================================
 // EW: elementwise nodes over one shape
@@ -158,6 +253,145 @@ static void build_matmul(KB *kb, const NodeList *ns) {
   }
 }
 
+// Row schedule: out[..., i, :] is accumulated a whole row at a time, so the innermost
+// loop walks the output's last dim j (unit stride in the accumulator and, for a
+// row-major b, in b) instead of k:
+//   for batch, i [parallel] {
+//     for j: acc[.., i, j] = 0
+//     for k { let h = a[.., i, k]; for j: acc[.., i, j] = acc[.., i, j] + h * b[.., k, j] }
+//     for j: out[.., i, j] = acc[.., i, j]; epilogues
+//   }
+// (for a matrix @ vector the roles turn: a walks j, the vector's element is hoisted).
+// Every output still sums its k terms in order from 0: bit-identical to build_matmul.
+// acc is the matmul's own buffer when it is stored in the accumulation dtype, else an
+// epilogue's buffer of that dtype (updated in place by the last pass), else a temp of
+// the whole output's size (rows of a parallel loop never share it). With few rows, j
+// is split into parallel blocks instead (plus a serial tail).
+typedef struct MMRows {
+  const NodeList *ns;
+  DType cd;               // the accumulation dtype
+  bool bwalks;            // b walks j (a's element is hoisted), else a walks j
+  int acc;                // the accumulator buffer
+  const Node *own;        // the node whose buffer acc is, or NULL (a temp)
+  View cv;                // the output's contiguous View (acc's index)
+  LIndex o[TD_MAX_DIMS];  // the outer loops' indices (j and size-1 dims: 0)
+} MMRows;
+
+// A loop over j in base + 0..ext; o[d] gets its index.
+static LStmtList *j_loop(KB *kb, LStmtList *into, LIndex *o, int d, LIndex base, int64_t ext) {
+  int v = kb_new_var(kb);
+  LStmt *s = kb_loop(kb, v, ext);
+  push(kb, into, s);
+  LIndex vi = kb_ix_var(v);
+  o[d] = base;
+  kb_ix_addmul(kb, &o[d], &vi, 1);
+  return &s->body;
+}
+
+static void mm_rows_instance(KB *kb, const MMRows *m, LStmtList *into, LIndex jbase, int64_t jext) {
+  const Node *mm = m->ns->data[0];
+  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
+  int on = ov->ndim;
+  DType cd = m->cd;
+  LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  memcpy(o, m->o, sizeof o);
+  LStmtList *in = j_loop(kb, into, o, on - 1, jbase, jext);
+  buf_store(kb, in, m->acc, kb_view_index(kb, &m->cv, o), kb_num(kb, cd, 0, 0));
+  int kvar = kb_new_var(kb);
+  LStmt *kl = kb_loop(kb, kvar, av->shape[av->ndim - 1]);
+  push(kb, into, kl);
+  LIndex kv = kb_ix_var(kvar);
+  o[on - 1] = kb_ix_const(0);  // the hoisted operand does not read it
+  matmul_indices(mm, o, kv, ai, bi);
+  LExpr *hv = m->bwalks ? kb_value(kb, mm->srcs[0], ai) : kb_value(kb, mm->srcs[1], bi);
+  int h = let_local(kb, &kl->body, kb_cast(kb, hv, cd));
+  in = j_loop(kb, &kl->body, o, on - 1, jbase, jext);
+  matmul_indices(mm, o, kv, ai, bi);
+  LExpr *x = m->bwalks ? kb_local_ref(kb, h) : kb_cast(kb, kb_value(kb, mm->srcs[0], ai), cd);
+  LExpr *y = m->bwalks ? kb_cast(kb, kb_value(kb, mm->srcs[1], bi), cd) : kb_local_ref(kb, h);
+  LIndex oi = kb_view_index(kb, &m->cv, o);
+  buf_store(kb, in, m->acc, oi, kb_arith(kb, OP_ADD, cd, buf_load(kb, m->acc, oi), kb_arith(kb, OP_MUL, cd, x, y)));
+  if (m->own == mm && m->ns->len == 1)
+    return;  // the result is in place
+  in = j_loop(kb, into, o, on - 1, jbase, jext);
+  int l = let_local(kb, in, buf_load(kb, m->acc, kb_view_index(kb, &m->cv, o)));
+  LocalVal *lv = &kb->lv[mm->id];
+  lv->kind = LV_LOCAL;
+  lv->local = l;
+  lv->nat = on;
+  for (int d = 0; d < on; d++)
+    lv->at[d] = o[d], lv->fixed[d] = true;
+  if (mm->mode == NM_STORED && m->own != mm)
+    store_node(kb, in, mm, o, kb_local_ref(kb, l));
+  for (int i = 1; i < m->ns->len; i++) {
+    const Node *e = m->ns->data[i];
+    TD_ASSERT(op_is_elementwise(e->op) && same_shape(&e->out->view, ov));
+    store_node(kb, in, e, o, kb_node_expr(kb, e, o));
+  }
+}
+
+// Builds the row schedule when it makes the innermost loop walk memory with unit
+// stride in more operands than build_matmul's k loop does; false: not built.
+static bool build_matmul_rows(KB *kb, const NodeList *ns) {
+  const Node *mm = ns->data[0];
+  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view, *bv = &mm->srcs[1]->view;
+  int on = ov->ndim;
+  int64_t K = av->shape[av->ndim - 1];
+  if (on == 0 || K <= 1 || ov->shape[on - 1] <= 1 || view_numel(*ov) == 0)
+    return false;
+  int64_t N = ov->shape[on - 1];
+  // which operand walks j, and each operand's strides along j and k
+  LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  for (int d = 0; d < on; d++)
+    o[d] = ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+  matmul_indices(mm, o, kb_ix_var(PROBE_VAR + on), ai, bi);
+  LIndex ia = kb_view_index(kb, av, ai), ib = kb_view_index(kb, bv, bi);
+  int64_t aj = ix_coef(&ia, PROBE_VAR + on - 1), bj = ix_coef(&ib, PROBE_VAR + on - 1);
+  int64_t ak = ix_coef(&ia, PROBE_VAR + on), bk = ix_coef(&ib, PROBE_VAR + on);
+  if ((aj != 0) == (bj != 0))
+    return false;
+  int strided_k = (iabs(ak) > 1) + (iabs(bk) > 1), strided_j = iabs(aj ? aj : bj) > 1;
+  if (strided_j >= strided_k)
+    return false;
+  kb_value(kb, mm->srcs[0], ai);  // the operands come first in the kernel's args
+  kb_value(kb, mm->srcs[1], bi);
+  MMRows m = {.ns = ns, .cd = kb_compute_dtype(mm->out->dtype), .bwalks = bj != 0};
+  if (mm->mode == NM_STORED && mm->out->dtype == m.cd)
+    m.own = mm;
+  for (int i = 1; i < ns->len && !m.own; i++)
+    if (ns->data[i]->out->dtype == m.cd)
+      m.own = ns->data[i];
+  m.acc = m.own ? kb->buf_of[m.own->out->buf->id] : new_temp(kb, m.cd, view_numel(*ov), "acc");
+  TD_ASSERT(m.acc >= 0);
+  m.cv = view_contiguous(on, ov->shape);
+  // the outer loops: every output dim but j
+  int dims[TD_MAX_DIMS], nd = 0;
+  int64_t rows = 1;
+  for (int d = 0; d < on; d++) {
+    m.o[d] = kb_ix_const(0);
+    if (d < on - 1 && ov->shape[d] > 1)
+      dims[nd++] = d, rows *= ov->shape[d];
+  }
+  bool par = view_numel(*ov) * K >= PARALLEL_WORK;
+  int64_t B = par && rows < PARALLEL_MIN_ITERS ? block_size(N, 1) : 0;
+  LStmtList *body = outer_loops(kb, &kb->k->body, nd, dims, ov->shape, m.o, par && !B);
+  if (!B) {
+    mm_rows_instance(kb, &m, body, kb_ix_const(0), N);
+    return true;
+  }
+  int64_t nb = N / B;
+  int jb = kb_new_var(kb);
+  LStmt *bl = kb_loop(kb, jb, nb);
+  bl->parallel = true;
+  push(kb, body, bl);
+  LIndex base = kb_ix_const(0), jbi = kb_ix_var(jb);
+  kb_ix_addmul(kb, &base, &jbi, B);
+  mm_rows_instance(kb, &m, &bl->body, base, B);
+  if (N > nb * B)
+    mm_rows_instance(kb, &m, body, kb_ix_const(nb * B), N - nb * B);
+  return true;
+}
+
 // ============================================================================
 // ROW: reductions / softmax over the same input shape and reduced dims, then
 // elementwise epilogues over the reduced or the input shape
@@ -193,14 +427,14 @@ static LStmtList *row_pass(KB *kb, Row *r, LIndex *idx) {
   return into;
 }
 
-// The row-major position of idx within the reduced dims (argmax's answer).
-static LIndex row_position(const Row *r, const LIndex *idx, KB *kb) {
+// The row-major position of idx within the reduced dims `mask` of xv (argmax's answer).
+static LIndex row_position(KB *kb, const View *xv, uint32_t mask, const LIndex *idx) {
   LIndex pos = kb_ix_const(0);
   int64_t mul = 1;
-  for (int d = r->xv->ndim - 1; d >= 0; d--)
-    if (r->mask >> d & 1) {
+  for (int d = xv->ndim - 1; d >= 0; d--)
+    if (mask >> d & 1) {
       kb_ix_addmul(kb, &pos, &idx[d], mul);
-      mul *= r->xv->shape[d];
+      mul *= xv->shape[d];
     }
   return pos;
 }
@@ -234,10 +468,14 @@ static int row_fold(KB *kb, Row *r, const Node *n, Op op, DType cd, LExpr *init,
   return acc;
 }
 
-static int let_local(KB *kb, LStmtList *into, LExpr *val) {
-  int l = kb_new_local(kb, val->dt);
-  push(kb, into, kb_let(kb, l, val));
-  return l;
+// Whether x replaces the best so far of argmax (mx) or argmin, both of dtype cd.
+static LExpr *argext_cond(KB *kb, bool mx, DType cd, LExpr *xv, LExpr *bv) {
+  LExpr *cond = kb_binary(kb, mx ? OP_GT : OP_LT, DT_BOOL, xv, bv);
+  if (dtype_is_float(cd)) {  // nan is the extreme; the first nan wins
+    LExpr *xnan = kb_binary(kb, OP_NE, DT_BOOL, xv, xv), *bnum = kb_binary(kb, OP_EQ, DT_BOOL, bv, bv);
+    cond = kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, cond, kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, xnan, bnum));
+  }
+  return cond;
 }
 
 static int row_argext(KB *kb, Row *r, const Node *n) {
@@ -248,18 +486,33 @@ static int row_argext(KB *kb, Row *r, const Node *n) {
   LIndex idx[TD_MAX_DIMS];
   LStmtList *in = row_pass(kb, r, idx);
   int x = let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
-  LExpr *xv = kb_local_ref(kb, x), *bv = kb_local_ref(kb, best);
-  LExpr *cond = kb_binary(kb, mx ? OP_GT : OP_LT, DT_BOOL, xv, bv);
-  if (dtype_is_float(cd)) {  // nan is the extreme; the first nan wins
-    LExpr *xnan = kb_binary(kb, OP_NE, DT_BOOL, xv, xv), *bnum = kb_binary(kb, OP_EQ, DT_BOOL, bv, bv);
-    cond = kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, cond, kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, xnan, bnum));
-  }
+  LExpr *cond = argext_cond(kb, mx, cd, kb_local_ref(kb, x), kb_local_ref(kb, best));
   LStmt *upd = kb_if(kb, cond);
   push(kb, in, upd);
   push(kb, &upd->body, kb_set(kb, best, kb_local_ref(kb, x)));
-  LIndex p = row_position(r, idx, kb);
+  LIndex p = row_position(kb, r->xv, r->mask, idx);
   push(kb, &upd->body, kb_set(kb, pos, kb_ix_expr(kb, &p)));
   return pos;
+}
+
+// Row node n's result is `local`, valid at the reduced index of input index xidx (the
+// kept dims' indices; keepdim dims have size 1).
+static void reduced_local(KB *kb, const Node *n, const View *xv, uint32_t mask, const LIndex *xidx, int local) {
+  LocalVal *lv = &kb->lv[n->id];
+  lv->kind = LV_LOCAL;
+  lv->local = local;
+  lv->nat = n->out->view.ndim;
+  int o = 0;
+  for (int d = 0; d < xv->ndim; d++) {
+    if (!(mask >> d & 1)) {
+      lv->at[o] = xidx[d];
+      lv->fixed[o++] = true;
+    } else if (n->attr.keepdim) {
+      lv->at[o] = kb_ix_const(0);
+      lv->fixed[o++] = false;
+    }
+  }
+  TD_ASSERT(o == lv->nat);
 }
 
 // The local of a mean of the same input in dtype cd already computed on this row, or -1.
@@ -338,46 +591,33 @@ static void row_node(KB *kb, Row *r, const Node *n) {
   }
   default: td_unreachable();
   }
-  lv->kind = LV_LOCAL;
-  lv->local = res;
-  // the reduced output's index: the outer dims' vars (keepdim dims have size 1)
-  lv->nat = n->out->view.ndim;
-  int o = 0;
-  for (int d = 0; d < r->xv->ndim; d++) {
-    if (!(r->mask >> d & 1)) {
-      lv->at[o] = r->xidx[d];
-      lv->fixed[o++] = true;
-    } else if (n->attr.keepdim) {
-      lv->at[o] = kb_ix_const(0);
-      lv->fixed[o++] = false;
-    }
-  }
-  TD_ASSERT(o == lv->nat);
+  reduced_local(kb, n, r->xv, r->mask, r->xidx, res);
 }
 
-// The index of a node of the reduced shape (with or without keepdim) in the row
-// kernel's outer loops; false if its shape is neither.
-static bool reduced_index(const Row *r, const View *v, LIndex *idx) {
+// The index of a node of the reduced shape (with or without keepdim) of input shape xv
+// reduced over `mask`, at input index xidx (only its kept dims are read); false if
+// its shape is neither.
+static bool reduced_index(const View *xv, uint32_t mask, const LIndex *xidx, const View *v, LIndex *idx) {
   int nout = 0;
-  for (int d = 0; d < r->xv->ndim; d++)
-    nout += !(r->mask >> d & 1);
+  for (int d = 0; d < xv->ndim; d++)
+    nout += !(mask >> d & 1);
   if (v->ndim == nout) {
     int o = 0;
-    for (int d = 0; d < r->xv->ndim; d++)
-      if (!(r->mask >> d & 1)) {
-        if (v->shape[o] != r->xv->shape[d])
+    for (int d = 0; d < xv->ndim; d++)
+      if (!(mask >> d & 1)) {
+        if (v->shape[o] != xv->shape[d])
           return false;
-        idx[o++] = r->xidx[d];
+        idx[o++] = xidx[d];
       }
     return true;
   }
-  if (v->ndim != r->xv->ndim)
+  if (v->ndim != xv->ndim)
     return false;
   for (int d = 0; d < v->ndim; d++) {
-    bool red = r->mask >> d & 1;
-    if (v->shape[d] != (red ? 1 : r->xv->shape[d]))
+    bool red = mask >> d & 1;
+    if (v->shape[d] != (red ? 1 : xv->shape[d]))
       return false;
-    idx[d] = red ? kb_ix_const(0) : r->xidx[d];
+    idx[d] = red ? kb_ix_const(0) : xidx[d];
   }
   return true;
 }
@@ -418,11 +658,12 @@ static void build_row(KB *kb, const NodeList *ns) {
       TD_ASSERT(op_is_elementwise(n->op));
     if (n->mode != NM_STORED && j < i)
       continue;
-    if (softmax || (j >= i && same_shape(&n->out->view, r.xv) && !reduced_index(&r, &n->out->view, idx))) {
+    bool full_shape = j >= i && same_shape(&n->out->view, r.xv);
+    if (softmax || (full_shape && !reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx))) {
       vec_push(&kb->cx->arena, &full, n);
       continue;
     }
-    TD_ASSERT(reduced_index(&r, &n->out->view, idx));
+    TD_ASSERT(reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx));
     store_node(kb, r.body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
                                          : kb_node_expr(kb, n, idx));
   }
@@ -436,6 +677,403 @@ static void build_row(KB *kb, const NodeList *ns) {
     bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
     store_node(kb, in, n, idx, softmax ? kb_softmax_value(kb, n, idx) : kb_node_expr(kb, n, idx));
   }
+}
+
+// ============================================================================
+// COL: a ROW kernel whose input's unit-stride dim is kept (x.sum(0) of a row-major
+// x). Run row by row, its reduction loop would stride through memory; the column
+// schedule runs the input's dims in memory order instead, every pass sweeping whole
+// rows of partial results held in buffers (a result's own buffer when it is stored in
+// the accumulator's dtype, else a temp of the reduced shape):
+//   for o in outer kept dims [parallel] {
+//     for j in inner kept dims: acc[o, j] = identity
+//     for the reduced and inner kept dims, in memory order: acc[o, j] = acc[o, j] op x[..]
+//     for j in inner kept dims: out[o, j] = finish(acc[o, j]); epilogues
+//   }
+// (var/std: a mean pass, a pass dividing it, a pass of squared deviations; argmax:
+// the best value in a temp, the position in the result; logsumexp: the max pass, its
+// shift, the pass of exp). The reduced dims keep their row-major order among
+// themselves, so every output combines the same terms in the same order as build_row:
+// bit-identical. With fewer than PARALLEL_MIN_ITERS outer iterations the outermost
+// inner kept dim is split into blocks run in parallel (plus a serial tail). Kernels
+// whose epilogues need the input's shape (softmax, a row epilogue) or whose row nodes
+// read each other keep build_row.
+// ============================================================================
+typedef struct Col {
+  const View *xv;
+  uint32_t mask;                 // reduced dims of xv
+  int64_t n;                     // elements reduced into each output
+  int order[TD_MAX_DIMS], nord;  // xv's dims of size > 1, in loop order
+  int nouter;                    // order[0..nouter): kept dims looped outside every pass
+  int64_t ostride[TD_MAX_DIMS];  // kept dims: their stride in the contiguous reduced shape
+  int bdim;                      // the kept dim split into blocks, -1 if none
+  LIndex bbase;                  // this instance's first index of bdim
+  int64_t bext;                  // and its extent
+  LIndex xidx[TD_MAX_DIMS];      // outer kept dims: their loop vars; other dims 0
+  LStmtList *body;               // where this instance's passes go
+  int *acc, *aux;                // per row node: its accumulator buffer and a second one (-1: none)
+} Col;
+
+static bool reduced(const Col *c, int d) { return c->mask >> d & 1; }
+
+// The loops of a pass over order[nouter..]: every dim (all) or the kept ones only; idx
+// gets the input index (the reduced dims 0 when not looped).
+static LStmtList *col_pass(KB *kb, const Col *c, bool all, LIndex *idx) {
+  LStmtList *into = c->body;
+  memcpy(idx, c->xidx, sizeof(LIndex) * (size_t)c->xv->ndim);
+  for (int p = c->nouter; p < c->nord; p++) {
+    int d = c->order[p];
+    if (reduced(c, d) && !all)
+      continue;
+    int v = kb_new_var(kb);
+    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : c->xv->shape[d]);
+    push(kb, into, s);
+    into = &s->body;
+    idx[d] = kb_ix_var(v);
+    if (d == c->bdim)
+      kb_ix_addmul(kb, &idx[d], &c->bbase, 1);
+  }
+  return into;
+}
+
+// The accumulators' element for input index idx (the contiguous reduced index).
+static LIndex col_slot(KB *kb, const Col *c, const LIndex *idx) {
+  LIndex o = kb_ix_const(0);
+  for (int d = 0; d < c->xv->ndim; d++)
+    if (!reduced(c, d) && c->xv->shape[d] > 1)
+      kb_ix_addmul(kb, &o, &idx[d], c->ostride[d]);
+  return o;
+}
+
+// A pass acc = acc op f(x) over every dim, f as in row_fold (sub: a buffer to subtract).
+static void col_fold(KB *kb, const Col *c, const Node *n, int acc, Op op, DType cd, int sub, bool square) {
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, true, idx);
+  LIndex o = col_slot(kb, c, idx);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  if (sub >= 0)
+    x = kb_binary(kb, OP_SUB, cd, x, buf_load(kb, sub, o));
+  if (square)
+    x = kb_unary(kb, OP_SQUARE, cd, x);
+  if (op == OP_EXP) {  // sum of exp
+    x = kb_unary(kb, OP_EXP, cd, x);
+    op = OP_ADD;
+  }
+  buf_store(kb, in, acc, o, kb_arith(kb, op, cd, buf_load(kb, acc, o), x));
+}
+
+// The argmax/argmin pass: best value in `best`, its row-major position in `pos`.
+static void col_argext(KB *kb, const Col *c, const Node *n, int best, int pos) {
+  DType cd = kb_compute_dtype(n->srcs[0]->dtype);
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, true, idx);
+  LIndex o = col_slot(kb, c, idx);
+  int x = let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  int b = let_local(kb, in, buf_load(kb, best, o));
+  LStmt *upd = kb_if(kb, argext_cond(kb, n->op == OP_ARGMAX, cd, kb_local_ref(kb, x), kb_local_ref(kb, b)));
+  push(kb, in, upd);
+  buf_store(kb, &upd->body, best, o, kb_local_ref(kb, x));
+  LIndex p = row_position(kb, c->xv, c->mask, idx);
+  buf_store(kb, &upd->body, pos, o, kb_ix_expr(kb, &p));
+}
+
+// Whether row node i's result is its accumulator and that is its own buffer.
+static bool col_in_place(const KB *kb, const Col *c, const Node *n, int i) {
+  bool bare = n->op != OP_MEAN && n->op != OP_VAR && n->op != OP_STD && n->op != OP_LOGSUMEXP;
+  return bare && n->mode == NM_STORED && c->acc[i] == kb->buf_of[n->out->buf->id];
+}
+
+// One copy of the passes over the current block (or everything): init, the row
+// nodes' passes, and the final pass that stores results and epilogues.
+static void col_instance(KB *kb, const Col *c, const NodeList *ns, int nrow) {
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, false, idx);
+  LIndex o = col_slot(kb, c, idx);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = kb_compute_dtype(n->out->dtype), xd = kb_compute_dtype(n->srcs[0]->dtype);
+    LExpr *init;
+    switch (n->op) {
+    case OP_PROD: init = kb_num(kb, cd, 1, 1); break;
+    case OP_AMAX: case OP_MAX: init = inf_of(kb, cd, true, true); break;
+    case OP_AMIN: case OP_MIN: init = inf_of(kb, cd, false, false); break;
+    case OP_ALL: init = kb_iconst(kb, DT_BOOL, 1); break;
+    case OP_ANY: init = kb_iconst(kb, DT_BOOL, 0); break;
+    case OP_ARGMAX: case OP_ARGMIN: {
+      bool mx = n->op == OP_ARGMAX;
+      buf_store(kb, in, c->aux[i], o, inf_of(kb, xd, mx, mx));
+      init = kb_iconst(kb, DT_I64, 0);
+      break;
+    }
+    case OP_LOGSUMEXP:
+      buf_store(kb, in, c->aux[i], o, inf_of(kb, cd, true, true));
+      init = kb_fconst(kb, cd, 0);
+      break;
+    case OP_VAR: case OP_STD:
+      buf_store(kb, in, c->aux[i], o, kb_num(kb, cd, 0, 0));
+      init = kb_num(kb, cd, 0, 0);
+      break;
+    default: init = kb_num(kb, cd, 0, 0); break;  // sum, mean
+    }
+    buf_store(kb, in, c->acc[i], o, init);
+  }
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = kb_compute_dtype(n->out->dtype);
+    LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)c->n, c->n);
+    int acc = c->acc[i], aux = c->aux[i];
+    switch (n->op) {
+    case OP_SUM: case OP_MEAN: col_fold(kb, c, n, acc, OP_ADD, cd, -1, false); break;
+    case OP_PROD: col_fold(kb, c, n, acc, OP_MUL, cd, -1, false); break;
+    case OP_AMAX: case OP_MAX: col_fold(kb, c, n, acc, OP_MAXIMUM, cd, -1, false); break;
+    case OP_AMIN: case OP_MIN: col_fold(kb, c, n, acc, OP_MINIMUM, cd, -1, false); break;
+    case OP_ALL: col_fold(kb, c, n, acc, OP_LOGICAL_AND, DT_BOOL, -1, false); break;
+    case OP_ANY: col_fold(kb, c, n, acc, OP_LOGICAL_OR, DT_BOOL, -1, false); break;
+    case OP_ARGMAX: case OP_ARGMIN: col_argext(kb, c, n, aux, acc); break;
+    case OP_VAR: case OP_STD:  // the mean, then the squared deviations from it
+      col_fold(kb, c, n, aux, OP_ADD, cd, -1, false);
+      in = col_pass(kb, c, false, idx);
+      o = col_slot(kb, c, idx);
+      buf_store(kb, in, aux, o, kb_binary(kb, OP_DIV, cd, buf_load(kb, aux, o), N));
+      col_fold(kb, c, n, acc, OP_ADD, cd, aux, true);
+      break;
+    case OP_LOGSUMEXP: {  // the max, the shift (0 for an infinite max), the sum of exp
+      col_fold(kb, c, n, aux, OP_MAXIMUM, cd, -1, false);
+      in = col_pass(kb, c, false, idx);
+      o = col_slot(kb, c, idx);
+      LExpr *mv = buf_load(kb, aux, o);
+      LExpr *isinf = kb_binary(kb, OP_EQ, DT_BOOL, kb_unary(kb, OP_ABS, cd, mv), kb_fconst(kb, cd, INFINITY));
+      buf_store(kb, in, aux, o, kb_select(kb, isinf, kb_fconst(kb, cd, 0), mv));
+      col_fold(kb, c, n, acc, OP_EXP, cd, aux, false);
+      break;
+    }
+    default: td_unreachable();
+    }
+  }
+  bool final = ns->len > nrow;
+  for (int i = 0; i < nrow; i++)
+    final |= !col_in_place(kb, c, ns->data[i], i);
+  if (!final)
+    return;
+  in = col_pass(kb, c, false, idx);
+  o = col_slot(kb, c, idx);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    if (col_in_place(kb, c, n, i) && ns->len == nrow)
+      continue;  // done, and no epilogue reads it
+    DType cd = kb_compute_dtype(n->out->dtype);
+    LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)c->n, c->n);
+    LExpr *v = buf_load(kb, c->acc[i], o);
+    switch (n->op) {
+    case OP_MEAN: v = kb_binary(kb, OP_DIV, cd, v, N); break;
+    case OP_VAR: case OP_STD: {
+      int64_t div = c->n - (n->attr.unbiased ? 1 : 0);
+      v = kb_binary(kb, OP_DIV, cd, v, kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
+      if (n->op == OP_STD)
+        v = kb_unary(kb, OP_SQRT, cd, v);
+      break;
+    }
+    case OP_LOGSUMEXP: v = kb_binary(kb, OP_ADD, cd, kb_unary(kb, OP_LOG, cd, v), buf_load(kb, c->aux[i], o)); break;
+    default: break;
+    }
+    int l = let_local(kb, in, v);
+    reduced_local(kb, n, c->xv, c->mask, idx, l);
+    if (n->mode != NM_STORED || col_in_place(kb, c, n, i))
+      continue;
+    LIndex oi[TD_MAX_DIMS];
+    TD_ASSERT(reduced_index(c->xv, c->mask, idx, &n->out->view, oi));
+    store_node(kb, in, n, oi, kb_local_ref(kb, l));
+  }
+  for (int j = nrow; j < ns->len; j++) {
+    const Node *n = ns->data[j];
+    LIndex oi[TD_MAX_DIMS];
+    TD_ASSERT(op_is_elementwise(n->op) && reduced_index(c->xv, c->mask, idx, &n->out->view, oi));
+    store_node(kb, in, n, oi, kb_node_expr(kb, n, oi));
+  }
+}
+
+// Whether v, through the producers it recomputes, reads a row node of this kernel.
+static bool reads_kernel_row(const KB *kb, const Value *v) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
+    return false;
+  const Node *n = v->buf->producer;
+  if (n->kernel == kb->kid && op_is_row(n->op))
+    return true;
+  if (n->mode != NM_INLINE && !(n->kernel == kb->kid && op_is_elementwise(n->op)))
+    return false;
+  for (int i = 0; i < n->nsrc; i++)
+    if (reads_kernel_row(kb, n->srcs[i]))
+      return true;
+  return false;
+}
+
+// stride[d]: the smallest nonzero |coefficient| of probe variable PROBE_VAR + d over
+// the loads of e (dim d's memory stride; untouched where no load moves with d).
+static void probe_strides(const LExpr *e, int nd, int64_t *stride) {
+  if (!e)
+    return;
+  if (e->kind == LX_LOAD) {
+    for (int t = 0; t < e->idx.nterms; t++) {
+      int d = e->idx.var[t] - PROBE_VAR;
+      int64_t s = iabs(e->idx.coef[t]);
+      if (d >= 0 && d < nd && s && (!stride[d] || s < stride[d]))
+        stride[d] = s;
+    }
+    probe_strides(e->idx.dyn, nd, stride);
+  }
+  probe_strides(e->a, nd, stride);
+  probe_strides(e->b, nd, stride);
+  probe_strides(e->c, nd, stride);
+}
+
+// The loop order of the column schedule, or false when the row schedule is kept: dims
+// by decreasing memory stride of the inputs' loads, the reduced ones then put back in
+// their row-major order in the places they got; the column schedule applies when the
+// innermost dim is kept.
+static bool col_plan(KB *kb, const NodeList *ns, int nrow, Col *c) {
+  const Node *first = ns->data[0];
+  c->xv = &first->srcs[0]->view;
+  c->mask = first->attr.dims;
+  const View *xv = c->xv;
+  if (view_numel(*xv) == 0)
+    return false;
+  LIndex zero[TD_MAX_DIMS], oi[TD_MAX_DIMS], pidx[TD_MAX_DIMS];
+  for (int d = 0; d < xv->ndim; d++) {
+    zero[d] = kb_ix_const(0);
+    pidx[d] = xv->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+  }
+  for (int i = 0; i < ns->len; i++) {
+    const Node *n = ns->data[i];
+    if (i >= nrow) {  // epilogues: of the reduced shape only
+      if (!reduced_index(xv, c->mask, zero, &n->out->view, oi))
+        return false;
+      continue;
+    }
+    switch (n->op) {
+    case OP_SUM: case OP_PROD: case OP_MEAN: case OP_AMAX: case OP_MAX: case OP_AMIN: case OP_MIN: case OP_ALL:
+    case OP_ANY: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMAX: case OP_ARGMIN: break;
+    default: return false;  // softmax, log_softmax
+    }
+    if (reads_kernel_row(kb, n->srcs[0]))
+      return false;
+  }
+  int64_t stride[TD_MAX_DIMS] = {0};
+  for (int i = 0; i < nrow; i++)
+    probe_strides(kb_value(kb, ns->data[i]->srcs[0], pidx), xv->ndim, stride);
+  c->nord = 0;
+  for (int d = 0; d < xv->ndim; d++)
+    if (xv->shape[d] > 1)
+      c->order[c->nord++] = d;
+  for (int p = 1; p < c->nord; p++)  // stable; a dim no load moves with goes outermost
+    for (int q = p; q > 0; q--) {
+      int64_t s0 = stride[c->order[q - 1]], s1 = stride[c->order[q]];
+      if ((s0 ? s0 : INT64_MAX) >= (s1 ? s1 : INT64_MAX))
+        break;
+      int t = c->order[q];
+      c->order[q] = c->order[q - 1];
+      c->order[q - 1] = t;
+    }
+  int red[TD_MAX_DIMS], nred = 0;
+  for (int d = 0; d < xv->ndim; d++)
+    if (xv->shape[d] > 1 && reduced(c, d))
+      red[nred++] = d;
+  for (int p = 0, r = 0; p < c->nord; p++)
+    if (reduced(c, c->order[p]))
+      c->order[p] = red[r++];
+  if (nred == 0 || reduced(c, c->order[c->nord - 1]))
+    return false;
+  c->nouter = 0;
+  while (!reduced(c, c->order[c->nouter]))
+    c->nouter++;
+  c->n = 1;
+  int64_t s = 1;
+  for (int d = xv->ndim - 1; d >= 0; d--) {
+    if (reduced(c, d))
+      c->n *= xv->shape[d];
+    else
+      c->ostride[d] = s, s *= xv->shape[d];
+  }
+  return true;
+}
+
+// An accumulator buffer of dtype dt for row node n: its own when stored in dt.
+static int col_buffer(KB *kb, const Node *n, DType dt, int64_t numel, const char *what) {
+  if (n->mode == NM_STORED && n->out->dtype == dt)
+    return kb->buf_of[n->out->buf->id];
+  return new_temp(kb, dt, numel, what);
+}
+
+// Builds the column schedule when it applies; false: not built.
+static bool build_col(KB *kb, const NodeList *ns) {
+  int nrow = 0;
+  while (nrow < ns->len && op_is_row(ns->data[nrow]->op))
+    nrow++;
+  Col c;
+  memset(&c, 0, sizeof c);
+  if (!col_plan(kb, ns, nrow, &c))
+    return false;
+  const View *xv = c.xv;
+  int64_t onumel = view_numel(*xv) / c.n;
+  c.acc = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  c.aux = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = kb_compute_dtype(n->out->dtype);
+    c.aux[i] = -1;
+    switch (n->op) {
+    case OP_ARGMAX: case OP_ARGMIN:
+      c.aux[i] = new_temp(kb, kb_compute_dtype(n->srcs[0]->dtype), onumel, "best");
+      break;
+    case OP_VAR: case OP_STD: c.aux[i] = new_temp(kb, cd, onumel, "mean"); break;
+    case OP_LOGSUMEXP: c.aux[i] = new_temp(kb, cd, onumel, "shift"); break;
+    default: break;
+    }
+    c.acc[i] = col_buffer(kb, n, cd, onumel, "acc");
+  }
+  // the outer loops, parallel; or, with too few of them, blocks of an inner kept dim
+  for (int d = 0; d < xv->ndim; d++)
+    c.xidx[d] = kb_ix_const(0);
+  int64_t outer = 1;
+  for (int p = 0; p < c.nouter; p++)
+    outer *= xv->shape[c.order[p]];
+  bool par = view_numel(*xv) >= PARALLEL_WORK;
+  int64_t B = 0;
+  c.bdim = -1;
+  if (par && outer < PARALLEL_MIN_ITERS) {
+    int bp = c.nouter;
+    while (reduced(&c, c.order[bp]))
+      bp++;
+    int64_t w = 1;
+    for (int p = bp + 1; p < c.nord; p++)
+      if (!reduced(&c, c.order[p]))
+        w *= xv->shape[c.order[p]];
+    if ((B = block_size(xv->shape[c.order[bp]], w)))
+      c.bdim = c.order[bp];
+  }
+  LStmtList *body = outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
+  c.body = body;
+  if (!B) {
+    col_instance(kb, &c, ns, nrow);
+    return true;
+  }
+  int64_t S = xv->shape[c.bdim], nb = S / B;
+  int jb = kb_new_var(kb);
+  LStmt *bl = kb_loop(kb, jb, nb);
+  bl->parallel = true;
+  push(kb, body, bl);
+  LIndex jbi = kb_ix_var(jb);
+  c.bbase = kb_ix_const(0);
+  kb_ix_addmul(kb, &c.bbase, &jbi, B);
+  c.bext = B;
+  c.body = &bl->body;
+  col_instance(kb, &c, ns, nrow);
+  if (S > nb * B) {
+    c.bbase = kb_ix_const(nb * B);
+    c.bext = S - nb * B;
+    c.body = body;
+    col_instance(kb, &c, ns, nrow);
+  }
+  return true;
 }
 
 // ============================================================================
@@ -528,11 +1166,13 @@ static void build_kernel(KB *kb, int kid) {
   }
   TD_ASSERT(ns.len > 0);
   const Node *first = ns.data[0];
-  if (first->op == OP_MATMUL)
-    build_matmul(kb, &ns);
-  else if (op_is_row(first->op))
-    build_row(kb, &ns);
-  else if (first->op == OP_CAT || first->op == OP_STACK || first->op == OP_STORE) {
+  if (first->op == OP_MATMUL) {
+    if (kb->naive || !build_matmul_rows(kb, &ns))
+      build_matmul(kb, &ns);
+  } else if (op_is_row(first->op)) {
+    if (kb->naive || !build_col(kb, &ns))
+      build_row(kb, &ns);
+  } else if (first->op == OP_CAT || first->op == OP_STACK || first->op == OP_STORE) {
     TD_ASSERT(ns.len == 1);
     if (first->op == OP_STORE)
       build_store(kb, first);
@@ -543,16 +1183,11 @@ static void build_kernel(KB *kb, int kid) {
   vec_push(&kb->cx->arena, &kb->p->kernels, k);
 }
 
-static int add_buf(KB *kb, LBuf b) {
-  vec_push(&kb->cx->arena, &kb->p->bufs, b);
-  return kb->p->bufs.len - 1;
-}
-
-LProgram *kernel_build(Ctx *cx, const Graph *g) {
+static LProgram *build(Ctx *cx, const Graph *g, bool naive) {
   LProgram *p = arena_alloc(&cx->arena, sizeof *p);
   p->name = g->name;
   p->file = g->loc.file ? g->loc.file->path : NULL;
-  KB kb = {.cx = cx, .g = g, .p = p};
+  KB kb = {.cx = cx, .g = g, .p = p, .naive = naive};
   kb.buf_of = arena_alloc(&cx->arena, sizeof(int) * (size_t)(g->bufs.len + 1));
   for (int i = 0; i < g->bufs.len; i++)
     kb.buf_of[i] = -1;
@@ -587,3 +1222,7 @@ LProgram *kernel_build(Ctx *cx, const Graph *g) {
     build_kernel(&kb, k);
   return p;
 }
+
+LProgram *kernel_build(Ctx *cx, const Graph *g) { return build(cx, g, false); }
+
+LProgram *kernel_build_naive(Ctx *cx, const Graph *g) { return build(cx, g, true); }

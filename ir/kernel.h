@@ -37,7 +37,12 @@ typedef struct KB {
   int kid;       // the kernel being built
   LKernel *k;
   LocalVal *lv;  // per node id, valid for the kernel being built
+  bool naive;    // every kernel in its output's row-major order (no row/column schedules)
 } KB;
+
+// kernel_build without the schedules that reorder loops (ir/kernel.c: the matmul row
+// schedule, column reductions): the reference the tests compare them with, bit for bit.
+LProgram *kernel_build_naive(Ctx *cx, const Graph *g);
 
 // ---- scalar.c: constructors (every field set; err = -1 unless said) ----
 LExpr *kb_expr(KB *kb, LExprKind kind, DType dt);

@@ -3,7 +3,9 @@
 // loop IR with the reference interpreter below, which gives every expression the
 // meaning ir/loop.h defines (floats in double, rounded to the dtype on store and cast;
 // ints in int64, wrapped to their width). Expected values are PyTorch 1.13's.
-// Fused plans are tested by overriding the plan of fuse_graph node by node.
+// Fused plans are tested by overriding the plan of fuse_graph node by node. The loop
+// orders kernel_build schedules (column reductions, matmuls accumulating whole rows)
+// are run against kernel_build_naive's row-major nests: same bits in every output.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -942,6 +944,246 @@ static void reduction_with_stored_result_and_reduced_shape_epilogue(void **state
   done(r);
 }
 
+// ============================================================================
+// Schedules: column reductions and row-accumulating matmuls give the same bits as
+// the row-major order of kernel_build_naive
+// ============================================================================
+// Values of many magnitudes and both signs (a few nan/inf where asked), so that any
+// change in the order of a sum changes its bits.
+static void fill_mixed(Run *r, int p, uint64_t *state, bool specials) {
+  const LBuf *b = &r->lp->bufs.data[r->lp->params.data[p].buf];
+  double *v = calloc((size_t)b->numel + 1, sizeof *v);
+  for (int64_t i = 0; i < b->numel; i++) {
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t u = (uint32_t)(*state >> 33);
+    double m = (double)(u % 1000) / 1000 - 0.5;
+    v[i] = is_fl(b->dtype) ? m * pow(10, (int)(u / 1000 % 7) - 3) : (double)((int)(u % 7) - 3);
+    if (b->dtype == DT_BOOL)
+      v[i] = u % 5 != 0;
+    if (specials && is_fl(b->dtype) && u % 97 == 0)
+      v[i] = u % 3 == 0 ? NAN : u % 3 == 1 ? INFINITY : -INFINITY;
+  }
+  input(r, p, v);
+  free(v);
+}
+
+static bool same_bits(double a, double b) { return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0; }
+
+// Runs src under kernel_build and kernel_build_naive on the same inputs; every output
+// must be equal bit for bit. Returns the scheduled run (executed) for more checks.
+static Run *same_as_naive(const char *src, bool specials) {
+  Run *r = compile(src);
+  Run *n = calloc(1, sizeof *n);
+  *n = *r;
+  n->lp = kernel_build_naive(&r->cx, r->g);
+  loop_verify(n->lp);
+  n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
+  for (int i = 0; i < n->lp->bufs.len; i++)
+    n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
+  uint64_t s1 = 7, s2 = 7;
+  for (int p = 0; p < r->lp->params.len; p++) {
+    fill_mixed(r, p, &s1, specials);
+    fill_mixed(n, p, &s2, specials);
+  }
+  assert_true(execute(r));
+  assert_true(execute(n));
+  assert_int_equal(r->lp->outputs.len, n->lp->outputs.len);
+  for (int o = 0; o < r->lp->outputs.len; o++) {
+    int64_t numel = view_numel(r->lp->outputs.data[o].view);
+    for (int64_t i = 0; i < numel; i++) {
+      double got = out_at(r, o, i), want = out_at(n, o, i);
+      if (!same_bits(got, want))
+        fail_msg("output %d element %lld: scheduled %.17g, naive %.17g", o, (long long)i, got, want);
+    }
+  }
+  for (int i = 0; i < n->lp->bufs.len; i++)
+    free(n->mem[i]);
+  free(n->mem);
+  free(n);
+  return r;
+}
+
+// Whether every load inside an innermost loop moves by at most one element per
+// iteration of that loop.
+static bool unit_expr(const LExpr *e, int var) {
+  if (!e)
+    return true;
+  if (e->kind == LX_LOAD)
+    for (int t = 0; t < e->idx.nterms; t++)
+      if (e->idx.var[t] == var && (e->idx.coef[t] > 1 || e->idx.coef[t] < -1))
+        return false;
+  return unit_expr(e->a, var) && unit_expr(e->b, var) && unit_expr(e->c, var) && unit_expr(e->idx.dyn, var);
+}
+
+static bool has_loop(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++)
+    if (l->data[i]->kind == LS_LOOP || (l->data[i]->kind == LS_IF && has_loop(&l->data[i]->body)))
+      return true;
+  return false;
+}
+
+static bool unit_body(const LStmtList *l, int var) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (!unit_expr(s->val, var) || !unit_expr(s->cond, var) || !unit_expr(s->idx.dyn, var))
+      return false;
+    if (s->kind == LS_IF && !unit_body(&s->body, var))
+      return false;
+  }
+  return true;
+}
+
+static bool inner_loads_unit(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (s->kind == LS_LOOP && !has_loop(&s->body) && !unit_body(&s->body, s->var))
+      return false;
+    if ((s->kind == LS_LOOP || s->kind == LS_IF) && has_loop(&s->body) && !inner_loads_unit(&s->body))
+      return false;
+  }
+  return true;
+}
+
+static bool all_inner_loads_unit(const Run *r) {
+  for (int k = 0; k < r->lp->kernels.len; k++)
+    if (!inner_loads_unit(&r->lp->kernels.data[k]->body))
+      return false;
+  return true;
+}
+
+static int count_temps(const Run *r) {
+  int n = 0;
+  for (int i = 0; i < r->lp->bufs.len; i++)
+    n += r->lp->bufs.data[i].kind == LB_TEMP;
+  return n;
+}
+
+static bool any_parallel(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++)
+    if ((l->data[i]->kind == LS_LOOP && l->data[i]->parallel) || any_parallel(&l->data[i]->body))
+      return true;
+  return false;
+}
+
+static void column_sum_reads_rows_with_unit_stride(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[37, 130]) -> f32[130] {\n  return x.sum(0)\n}\n", false);
+  assert_true(all_inner_loads_unit(r));
+  assert_int_equal(count_temps(r), 0);  // accumulates into the result
+  done(r);
+}
+
+static void every_column_reduction_matches_the_row_order(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[5, 3, 70]) -> (f32[3, 70], f32[3, 70], f32[3, 70], f32[3, 70],\n"
+                         "    f32[3, 70], f32[3, 70], f32[1, 3, 70], f32[3, 70], i64[3, 70], i64[3, 70],\n"
+                         "    bool[3, 70], bool[3, 70]) {\n"
+                         "  a = x.std(0, unbiased=false, keepdim=true)\n"
+                         "  return x.sum(0), x.mean(0), x.amax(0), x.amin(0), x.prod(0), x.var(0), a, x.logsumexp(0), "
+                         "x.argmax(0), x.argmin(0), x.all(0), x.any(0)\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+  r = same_as_naive("fn f(x: f32[6, 65]) -> (f32[65], f32[65], i64[65], f32[65], f32[65]) {\n"
+                    "  return x.amax(0), x.amin(0), x.argmax(0), x.logsumexp(0), x.sum(0)\n}\n",
+                    true);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void column_reductions_of_halves_and_ints_accumulate_in_temps(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f16[9, 70], y: bf16[9, 70], i: i32[9, 70]) -> (f16[70], f16[70], bf16[70], i64[70],\n"
+                         "    i64[70]) {\n  return x.sum(0), x.mean(0), y.var(0), i.sum(0), i.prod(0)\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  assert_true(count_temps(r) >= 3);  // f32 accumulators of the f16/bf16 results
+  done(r);
+}
+
+static void column_reduction_over_interleaved_and_transposed_dims(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[4, 5, 6, 7], y: f32[9, 11]) -> (f32[5, 7], f32[1, 5, 1, 7], f32[11], f32[11]) {\n"
+                         "  return x.sum([0, 2]), x.mean([0, 2], keepdim=true), y.amax(0), y.t().sum(1)\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void column_reduction_with_epilogue_and_local_results(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[8, 33]) -> (f32[33], f32[33]) {\n"
+                         "  s = x.sum(0)\n  return s * 2.0 + 1.0, x.mean(0) - x.amax(0)\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void large_column_reduction_runs_blocks_in_parallel(void **state) {
+  (void)state;
+  // 8 x 4100 elements: one outer iteration, so the kept dim is split into blocks
+  // (a multiple of 64 each) run in parallel, then a serial tail
+  Run *r = same_as_naive("fn f(x: f32[8, 4100]) -> (f32[4100], f32[4100]) {\n  return x.sum(0), x.std(0)\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  for (int k = 0; k < r->lp->kernels.len; k++)
+    assert_true(any_parallel(&r->lp->kernels.data[k]->body));
+  done(r);
+}
+
+static void row_reductions_and_softmax_keep_the_row_order(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[6, 40]) -> (f32[6], f32[6, 40], f32[6, 40]) {\n"
+                         "  return x.sum(1), softmax(x, dim=1), softmax(x, dim=0)\n}\n",
+                         false);
+  assert_int_equal(count_temps(r), 0);
+  done(r);
+}
+
+static void matmul_accumulates_whole_rows_of_the_output(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false);
+  assert_true(all_inner_loads_unit(r));
+  assert_int_equal(count_temps(r), 0);  // into the result itself
+  done(r);
+}
+
+static void matmul_epilogues_halves_and_batches_match_the_row_order(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
+                         "    x: f32[2, 3, 4, 5], w: f32[5, 6], i: f64[3, 4], j: f64[4, 5]) -> (f32[7, 9], f16[5, 4],\n"
+                         "    f32[2, 3, 4, 6], f64[3, 5]) {\n"
+                         "  return relu(a @ b + c), h @ g, x @ w, i @ j\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+  r = same_as_naive("fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
+                    "  return a.t() @ v, b @ c.t().t()\n}\n",
+                    false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(a: f32[7, 13], b: f32[9, 13]) -> f32[7, 9] {\n  return a @ b.t()\n}\n", false);
+  assert_true(all_inner_loads_unit(r));  // a and b both walk k with unit stride
+  assert_int_equal(count_temps(r), 0);
+  const LStmt *s = r->lp->kernels.data[0]->body.data[0];
+  assert_int_equal(s->kind, LS_LOOP);
+  assert_int_equal(s->body.data[0]->kind, LS_LOOP);
+  assert_int_equal(s->body.data[0]->body.data[0]->kind, LS_LET);  // acc = 0 per output
+  done(r);
+}
+
+static void vector_matrix_product_runs_column_blocks_in_parallel(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false);
+  assert_true(all_inner_loads_unit(r));
+  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+  done(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(broadcast_add_aligns_dims_from_the_right),
@@ -991,6 +1233,17 @@ int main(void) {
       cmocka_unit_test(softmax_kernel_fuses_its_producer_and_epilogue),
       cmocka_unit_test(matmul_kernel_keeps_its_result_local_for_the_epilogue),
       cmocka_unit_test(reduction_with_stored_result_and_reduced_shape_epilogue),
+      cmocka_unit_test(column_sum_reads_rows_with_unit_stride),
+      cmocka_unit_test(every_column_reduction_matches_the_row_order),
+      cmocka_unit_test(column_reductions_of_halves_and_ints_accumulate_in_temps),
+      cmocka_unit_test(column_reduction_over_interleaved_and_transposed_dims),
+      cmocka_unit_test(column_reduction_with_epilogue_and_local_results),
+      cmocka_unit_test(large_column_reduction_runs_blocks_in_parallel),
+      cmocka_unit_test(row_reductions_and_softmax_keep_the_row_order),
+      cmocka_unit_test(matmul_accumulates_whole_rows_of_the_output),
+      cmocka_unit_test(matmul_epilogues_halves_and_batches_match_the_row_order),
+      cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
+      cmocka_unit_test(vector_matrix_product_runs_column_blocks_in_parallel),
   };
   int failed = cmocka_run_group_tests_name("fusion plan of fuse_graph", tests, NULL, NULL);
   trivial_plan = true;
