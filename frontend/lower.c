@@ -89,11 +89,27 @@ static void lower_inlined(Lower *lw, const Ast *call, ValueList *rets) {
   lw->scope = saved;
 }
 
+// Whether a and b, views of one buffer, share a storage element range.
+static bool ranges_meet(const Value *a, const Value *b) {
+  int64_t alo, ahi, blo, bhi;
+  return a->buf == b->buf && view_extent(a->view, &alo, &ahi) && view_extent(b->view, &blo, &bhi) && alo <= bhi &&
+         blo <= ahi;
+}
+
 static Value *lower_node(Lower *lw, const Ast *e) {
   Value *srcs[64];
   int n = e->noperands < 64 ? e->noperands : 64;
   for (int i = 0; i < n; i++)
     srcs[i] = lower_expr(lw, e->operands[i]);
+  // x += x.flip(0): PyTorch's flip is a copy, so the value is read as it was before the
+  // write. Any overlapping view of the target (sema let only these through) is first
+  // copied, so the store never reads what it has already written.
+  if (e->bi->op == OP_STORE && n == 2 && !srcs[1]->is_scalar && !view_equal(srcs[0]->view, srcs[1]->view) &&
+      ranges_meet(srcs[0], srcs[1])) {
+    NodeAttr none = {0};
+    srcs[1] = graph_node(lw->g, OP_COPY, srcs[1]->dtype, srcs[1]->view.ndim, srcs[1]->view.shape, &srcs[1], 1, none,
+                         e->operands[1]->loc)->out;
+  }
   const TType *t = e->ty;
   Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
   // A store or in-place update yields its target: later reads see the written storage.

@@ -2330,6 +2330,25 @@ static const char *target_name(const Ast *t) {
   return r ? r->name : "tensor";
 }
 
+// PyTorch's partial-overlap check of an in-place write: both tensors non-overlapping
+// and dense over one storage, their element ranges intersecting without being the
+// same tensor (same range and strides). Other overlaps (a flip, strided views) are
+// not errors; lowering reads such a value from a copy made before the write.
+static bool partial_overlap(const TType *w, const TType *r) {
+  if (w->storage != r->storage || view_numel(w->view) == 0 || view_numel(r->view) == 0)
+    return false;
+  if (!view_is_dense(w->view) || !view_is_dense(r->view))
+    return false;
+  int64_t wb = w->view.offset, we = wb + view_numel(w->view), rb = r->view.offset, re = rb + view_numel(r->view);
+  if (wb == rb && we == re) {
+    for (int i = 0; i < w->view.ndim && i < r->view.ndim; i++)
+      if (w->view.strides[i] != r->view.strides[i])
+        return true;
+    return w->view.ndim != r->view.ndim;
+  }
+  return wb < re && rb < we;
+}
+
 static void check_store_common(Sema *S, Ast *st, Ast *target, Ast *rhs, int binop) {
   TType *t = target->ty, *v = rhs->ty;
   if (is_poison(t) || is_poison(v)) return;
@@ -2359,6 +2378,11 @@ static void check_store_common(Sema *S, Ast *st, Ast *target, Ast *rhs, int bino
                  "single memory location. Please clone() the tensor before performing the operation.");
       return;
     }
+  if (is_tensor(v) && partial_overlap(t, v)) {
+    diag_error(S->cx, st->oploc, "unsupported operation: some elements of the input tensor and the written-to tensor "
+               "refer to a single memory location. Please clone() the tensor before performing the operation.");
+    return;
+  }
   static const Op aug_op[BIN_COUNT] = {[BIN_ADD] = OP_ADD, [BIN_SUB] = OP_SUB, [BIN_MUL] = OP_MUL, [BIN_DIV] = OP_DIV};
   if (binop >= 0) {
     TD_ASSERT(binop <= BIN_DIV);

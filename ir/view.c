@@ -433,3 +433,32 @@ bool view_decompose(View r, int pndim, const int64_t *pshape, ViewMap *m) {
   }
   return true;
 }
+
+// Walk the dims from the smallest stride up (size-1 dims last): each stride must be the
+// product of the sizes below it. Negative strides never qualify.
+bool view_is_dense(View v) {
+  if (view_is_contiguous(v))
+    return true;
+  int perm[TD_MAX_DIMS];
+  for (int i = 0; i < v.ndim; i++)
+    perm[i] = i;
+  for (int i = 1; i < v.ndim; i++)  // insertion sort: at most 8 dims
+    for (int j = i; j > 0; j--) {
+      int a = perm[j - 1], b = perm[j];
+      bool a_last = v.shape[a] < 2, b_last = v.shape[b] < 2;
+      if (a_last == b_last ? v.strides[a] <= v.strides[b] : !a_last)
+        break;
+      perm[j - 1] = b;
+      perm[j] = a;
+    }
+  int64_t need = 1;
+  for (int i = 0; i < v.ndim; i++) {
+    int d = perm[i];
+    if (v.shape[d] < 2)
+      return true;
+    if (v.strides[d] != need)
+      return false;
+    need *= v.shape[d];
+  }
+  return true;
+}

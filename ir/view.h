@@ -30,6 +30,8 @@ View view_scalar(void);                                   // 0-d, offset 0
 int64_t view_numel(View v);                               // product of shape (0 if any dim is 0)
 bool view_numel_checked(int ndim, const int64_t *shape, int64_t *numel);  // false on int64 overflow
 bool view_is_contiguous(View v);                          // PyTorch's is_contiguous (size-1 dims ignored)
+// PyTorch's is_non_overlapping_and_dense: some permutation of the dims is contiguous.
+bool view_is_dense(View v);
 bool view_equal(View a, View b);
 // The range of storage elements the view touches: [*lo, *hi] inclusive; false when numel == 0.
 bool view_extent(View v, int64_t *lo, int64_t *hi);

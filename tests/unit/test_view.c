@@ -473,8 +473,25 @@ static void decompose_maps_broadcast_dims_to_no_producer_dim(void **state) {
   assert_int_equal(m.mult[1], 1);
 }
 
+static void dense_means_some_permutation_of_the_dims_is_contiguous(void **state) {
+  (void)state;
+  View c = view_contiguous(3, (int64_t[]){2, 3, 4});
+  assert_true(view_is_dense(c));
+  assert_true(view_is_dense(view_transpose(c, 0, 2)));
+  assert_true(view_is_dense(view_permute(c, (int[]){1, 2, 0})));
+  assert_true(view_is_dense(view_unsqueeze(view_transpose(c, 1, 2), 1)));
+  assert_false(view_is_dense(view_slice(c, 2, 0, 4, 2)));  // every other element
+  assert_false(view_is_dense(view_select(c, 2, 1)));       // a column
+  int d = 0, bad;
+  assert_false(view_is_dense(view_flip(c, 1, &d)));        // negative strides never qualify
+  View e;
+  assert_true(view_expand(view_contiguous(1, (int64_t[]){4}), 2, (int64_t[]){3, 4}, &e, &bad));
+  assert_false(view_is_dense(e));                          // stride 0 overlaps
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(dense_means_some_permutation_of_the_dims_is_contiguous),
       cmocka_unit_test(decompose_maps_a_transpose_to_the_producer_dims),
       cmocka_unit_test(decompose_unravels_the_offset_of_a_select_and_a_stepped_slice),
       cmocka_unit_test(decompose_walks_a_flip_backwards_from_the_last_element),
