@@ -59,6 +59,7 @@ SrcFile *srcfile_read(Ctx *cx, const char *path);  // NULL (and a message) when 
 SrcFile *srcfile_from_string(Ctx *cx, const char *path, const char *text, size_t len);
 void srcfile_linecol(const SrcFile *f, uint32_t off, int *line, int *col);  // 1-based, byte columns
 Loc loc_join(Loc a, Loc b);  // the range covering both
+int loc_line(Loc loc);       // 1-based line of loc.begin; 0 for a Loc without a file
 
 // ---- the context: one per compilation ----
 struct Ctx {

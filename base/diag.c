@@ -74,6 +74,14 @@ void srcfile_linecol(const SrcFile *f, uint32_t off, int *line, int *col) {
   *col = (int)(off - f->line_starts[l]) + 1;
 }
 
+int loc_line(Loc loc) {
+  if (!loc.file)
+    return 0;
+  int line, col;
+  srcfile_linecol(loc.file, loc.begin, &line, &col);
+  return line;
+}
+
 Loc loc_join(Loc a, Loc b) {
   if (!a.file)
     return b;

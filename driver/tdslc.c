@@ -54,14 +54,20 @@ typedef struct Options {
   int ninputs;
 } Options;
 
+// "tdslc: KIND: message" on stderr; returns status.
+static int vreport(int status, const char *kind, const char *fmt, va_list ap) {
+  fprintf(stderr, "tdslc: %s: ", kind);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  return status;
+}
+
 TD_PRINTF(1, 2) static int usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("tdslc: error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputs("\n", stderr);
+  int rc = vreport(EXIT_USAGE, "error", fmt, ap);
   va_end(ap);
-  return EXIT_USAGE;
+  return rc;
 }
 
 static void print_help(void) {
@@ -422,11 +428,9 @@ static void remove_build_dir(Build *b) {
 TD_PRINTF(1, 2) static int internal_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("tdslc: internal error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputs("\n", stderr);
+  int rc = vreport(EXIT_INTERNAL, "internal error", fmt, ap);
   va_end(ap);
-  return EXIT_INTERNAL;
+  return rc;
 }
 
 // Copies what cc printed to stderr.

@@ -1661,14 +1661,21 @@ static TType *ck_cat(Sema *S, Ast *e, const Def *d) {
   return ty_fresh(S, result_type(ts, n), on, shape);
 }
 
+// The (input, dim, index) arguments shared by index_select and gather: false after
+// reporting a bad one.
+static bool input_dim_index(Sema *S, Ast *e, TType **x, TType **ix, int *a) {
+  int64_t dim;
+  *x = get_tensor(S, e, e->bargs[0], "input");
+  *ix = *x ? get_tensor(S, e, e->bargs[2], "index") : NULL;
+  return *ix && get_int(S, e, e->bargs[1], "dim", &dim) && wrap_dim(S, e->bargs[1]->loc, dim, (*x)->view.ndim, a);
+}
+
 static TType *ck_index_select(Sema *S, Ast *e, const Def *d) {
   (void)d;
   Ast *xa = e->bargs[0], *ia = e->bargs[2];
-  TType *x = get_tensor(S, e, xa, "input"), *ix = x ? get_tensor(S, e, ia, "index") : NULL;
-  int64_t dim;
+  TType *x, *ix;
   int a;
-  if (!ix || !get_int(S, e, e->bargs[1], "dim", &dim)) return poison(S);
-  if (!wrap_dim(S, e->bargs[1]->loc, dim, x->view.ndim, &a)) return poison(S);
+  if (!input_dim_index(S, e, &x, &ix, &a)) return poison(S);
   if (ix->dtype != DT_I32 && ix->dtype != DT_I64) {
     diag_error(S->cx, ia->loc, "index_select(): Expected dtype int32 or int64 for index");
     return poison(S);
@@ -1691,11 +1698,9 @@ static TType *ck_index_select(Sema *S, Ast *e, const Def *d) {
 static TType *ck_gather(Sema *S, Ast *e, const Def *d) {
   (void)d;
   Ast *xa = e->bargs[0], *ia = e->bargs[2];
-  TType *x = get_tensor(S, e, xa, "input"), *ix = x ? get_tensor(S, e, ia, "index") : NULL;
-  int64_t dim;
+  TType *x, *ix;
   int a;
-  if (!ix || !get_int(S, e, e->bargs[1], "dim", &dim)) return poison(S);
-  if (!wrap_dim(S, e->bargs[1]->loc, dim, x->view.ndim, &a)) return poison(S);
+  if (!input_dim_index(S, e, &x, &ix, &a)) return poison(S);
   if (ix->dtype != DT_I64) {
     diag_error(S->cx, ia->loc, "gather(): Expected dtype int64 for index");
     return poison(S);

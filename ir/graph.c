@@ -151,13 +151,6 @@ static void print_ints(FILE *out, const int64_t *xs, int n, const char *open, co
   fputs(close, out);
 }
 
-static int loc_line(Loc loc) {
-  if (!loc.file)
-    return 0;
-  int line, col;
-  srcfile_linecol(loc.file, loc.begin, &line, &col);
-  return line;
-}
 
 // The distinct source lines of kernel k's nodes, ascending, comma-separated.
 static void print_kernel_lines(const Graph *g, int k, FILE *out, const char *sep) {

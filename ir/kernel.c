@@ -1132,13 +1132,6 @@ static void build_store(KB *kb, const Node *n) {
 // ============================================================================
 // The pass
 // ============================================================================
-static int loc_line(Loc loc) {
-  if (!loc.file)
-    return 0;
-  int line, col;
-  srcfile_linecol(loc.file, loc.begin, &line, &col);
-  return line;
-}
 
 static void build_kernel(KB *kb, int kid) {
   const Graph *g = kb->g;

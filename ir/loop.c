@@ -15,10 +15,11 @@
 
 // ---- construction ----
 
-static LExpr *new_expr(Ctx *cx, LExprKind kind, DType dt) {
+LExpr *lx_new(Ctx *cx, LExprKind kind, DType dt) {
   LExpr *e = arena_alloc(&cx->arena, sizeof *e);
   e->kind = kind;
   e->dt = dt;
+  e->op = OP_COUNT;
   e->err = -1;
   e->var = -1;
   e->local = -1;
@@ -27,46 +28,46 @@ static LExpr *new_expr(Ctx *cx, LExprKind kind, DType dt) {
 }
 
 LExpr *lx_const_f(Ctx *cx, DType dt, double v) {
-  LExpr *e = new_expr(cx, LX_CONST, dt);
+  LExpr *e = lx_new(cx, LX_CONST, dt);
   e->f = v;
   return e;
 }
 
 LExpr *lx_const_i(Ctx *cx, DType dt, int64_t v) {
-  LExpr *e = new_expr(cx, LX_CONST, dt);
+  LExpr *e = lx_new(cx, LX_CONST, dt);
   e->i = v;
   e->f = (double)v;
   return e;
 }
 
 LExpr *lx_var(Ctx *cx, int var) {
-  LExpr *e = new_expr(cx, LX_VAR, DT_I64);
+  LExpr *e = lx_new(cx, LX_VAR, DT_I64);
   e->var = var;
   return e;
 }
 
 LExpr *lx_local(Ctx *cx, DType dt, int local) {
-  LExpr *e = new_expr(cx, LX_LOCAL, dt);
+  LExpr *e = lx_new(cx, LX_LOCAL, dt);
   e->local = local;
   return e;
 }
 
 LExpr *lx_load(Ctx *cx, DType dt, int buf, LIndex idx) {
-  LExpr *e = new_expr(cx, LX_LOAD, dt);
+  LExpr *e = lx_new(cx, LX_LOAD, dt);
   e->buf = buf;
   e->idx = idx;
   return e;
 }
 
 LExpr *lx_unary(Ctx *cx, Op op, DType dt, LExpr *a) {
-  LExpr *e = new_expr(cx, LX_UNARY, dt);
+  LExpr *e = lx_new(cx, LX_UNARY, dt);
   e->op = op;
   e->a = a;
   return e;
 }
 
 LExpr *lx_binary(Ctx *cx, Op op, DType dt, LExpr *a, LExpr *b) {
-  LExpr *e = new_expr(cx, LX_BINARY, dt);
+  LExpr *e = lx_new(cx, LX_BINARY, dt);
   e->op = op;
   e->a = a;
   e->b = b;
@@ -74,7 +75,7 @@ LExpr *lx_binary(Ctx *cx, Op op, DType dt, LExpr *a, LExpr *b) {
 }
 
 LExpr *lx_select(Ctx *cx, LExpr *c, LExpr *a, LExpr *b) {
-  LExpr *e = new_expr(cx, LX_SELECT, a->dt);
+  LExpr *e = lx_new(cx, LX_SELECT, a->dt);
   e->a = c;
   e->b = a;
   e->c = b;
@@ -82,7 +83,7 @@ LExpr *lx_select(Ctx *cx, LExpr *c, LExpr *a, LExpr *b) {
 }
 
 LExpr *lx_cast(Ctx *cx, DType dt, LExpr *a) {
-  LExpr *e = new_expr(cx, LX_CAST, dt);
+  LExpr *e = lx_new(cx, LX_CAST, dt);
   e->a = a;
   return e;
 }

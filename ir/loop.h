@@ -181,6 +181,7 @@ struct LProgram {
 };
 
 // ---- loop.c: construction helpers, printing (--emit=kernels), verification ----
+LExpr *lx_new(Ctx *cx, LExprKind kind, DType dt);  // zeroed; op OP_COUNT, err/var/local/buf -1
 LExpr *lx_const_f(Ctx *cx, DType dt, double v);
 LExpr *lx_const_i(Ctx *cx, DType dt, int64_t v);
 LExpr *lx_var(Ctx *cx, int var);

@@ -18,17 +18,7 @@
 // ============================================================================
 // Constructors
 // ============================================================================
-LExpr *kb_expr(KB *kb, LExprKind kind, DType dt) {
-  LExpr *e = arena_alloc(&kb->cx->arena, sizeof *e);
-  e->kind = kind;
-  e->dt = dt;
-  e->op = OP_COUNT;
-  e->err = -1;
-  e->var = -1;
-  e->local = -1;
-  e->buf = -1;
-  return e;
-}
+LExpr *kb_expr(KB *kb, LExprKind kind, DType dt) { return lx_new(kb->cx, kind, dt); }
 
 LExpr *kb_fconst(KB *kb, DType dt, double v) {
   TD_ASSERT(dtype_is_float(dt));
@@ -61,33 +51,16 @@ LExpr *kb_num(KB *kb, DType dt, double f, int64_t i) {
 
 LExpr *kb_local_ref(KB *kb, int local) {
   TD_ASSERT(local >= 0 && local < kb->k->locals.len);
-  LExpr *e = kb_expr(kb, LX_LOCAL, kb->k->locals.data[local]);
-  e->local = local;
-  return e;
+  return lx_local(kb->cx, kb->k->locals.data[local], local);
 }
 
-LExpr *kb_unary(KB *kb, Op op, DType dt, LExpr *a) {
-  LExpr *e = kb_expr(kb, LX_UNARY, dt);
-  e->op = op;
-  e->a = a;
-  return e;
-}
+LExpr *kb_unary(KB *kb, Op op, DType dt, LExpr *a) { return lx_unary(kb->cx, op, dt, a); }
 
-LExpr *kb_binary(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
-  LExpr *e = kb_expr(kb, LX_BINARY, dt);
-  e->op = op;
-  e->a = a;
-  e->b = b;
-  return e;
-}
+LExpr *kb_binary(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) { return lx_binary(kb->cx, op, dt, a, b); }
 
 LExpr *kb_select(KB *kb, LExpr *c, LExpr *a, LExpr *b) {
   TD_ASSERT(c->dt == DT_BOOL && a->dt == b->dt);
-  LExpr *e = kb_expr(kb, LX_SELECT, a->dt);
-  e->a = c;
-  e->b = a;
-  e->c = b;
-  return e;
+  return lx_select(kb->cx, c, a, b);
 }
 
 static bool is_half(DType dt) { return dt == DT_F16 || dt == DT_BF16; }
@@ -114,9 +87,7 @@ LExpr *kb_cast(KB *kb, LExpr *a, DType dt) {
     return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
   if (is_half(dt) && a->dt != DT_F32)
     return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
-  LExpr *e = kb_expr(kb, LX_CAST, dt);
-  e->a = a;
-  return e;
+  return lx_cast(kb->cx, dt, a);
 }
 
 LExpr *kb_arith(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
@@ -130,48 +101,23 @@ LExpr *kb_arith(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
   return kb_binary(kb, op, dt, a, b);
 }
 
-LStmt *kb_loop(KB *kb, int var, int64_t extent) {
-  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
-  s->kind = LS_LOOP;
-  s->var = var;
-  s->extent = extent;
-  s->buf = s->local = -1;
-  return s;
-}
+LStmt *kb_loop(KB *kb, int var, int64_t extent) { return ls_loop(kb->cx, var, extent); }
 
-LStmt *kb_store_stmt(KB *kb, int buf, LIndex idx, LExpr *val) {
-  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
-  s->kind = LS_STORE;
-  s->buf = buf;
-  s->idx = idx;
-  s->val = val;
-  s->var = s->local = -1;
-  return s;
-}
+LStmt *kb_store_stmt(KB *kb, int buf, LIndex idx, LExpr *val) { return ls_store(kb->cx, buf, idx, val); }
 
 LStmt *kb_let(KB *kb, int local, LExpr *val) {
   TD_ASSERT(val->dt == kb->k->locals.data[local]);
-  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
-  s->kind = LS_LET;
-  s->local = local;
-  s->val = val;
-  s->var = s->buf = -1;
-  return s;
+  return ls_let(kb->cx, local, val);
 }
 
 LStmt *kb_set(KB *kb, int local, LExpr *val) {
-  LStmt *s = kb_let(kb, local, val);
-  s->kind = LS_SET;
-  return s;
+  TD_ASSERT(val->dt == kb->k->locals.data[local]);
+  return ls_set(kb->cx, local, val);
 }
 
 LStmt *kb_if(KB *kb, LExpr *cond) {
   TD_ASSERT(cond->dt == DT_BOOL);
-  LStmt *s = arena_alloc(&kb->cx->arena, sizeof *s);
-  s->kind = LS_IF;
-  s->cond = cond;
-  s->var = s->buf = s->local = -1;
-  return s;
+  return ls_if(kb->cx, cond);
 }
 
 int kb_new_local(KB *kb, DType dt) {
