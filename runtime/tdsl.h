@@ -192,6 +192,37 @@ int tdsl_entry_end(const tdsl_entry_info *fi, const tdsl_tensor *const *args, td
 // at most one "%lld" (value) and "%%" for a '%'; returns TDSL_ERR_DATA.
 int tdsl_entry_kernel_error(const char *msg, long long value);
 
+// ==== parallel loops (runtime/pool.c): used by generated code, not by users ====
+// A persistent pool of tdsl_num_threads() - 1 workers, started by the first parallel
+// loop; the calling thread works too. Idle workers sleep; they are joined at exit.
+typedef void (*tdsl_range_fn)(void *ctx, int64_t begin, int64_t end);
+// Runs fn(ctx, b, e) over disjoint chunks covering [0, n), on the pool's threads and the
+// caller's; returns when all chunks are done (their writes are then visible to the
+// caller). Chunks are contiguous ranges of at least `grain` iterations (grain <= 0: 1),
+// at most 4 per thread. Serial (one call fn(ctx, 0, n) on the caller's thread) when
+// n < 2 * grain, when the pool has one thread, when called from inside a pool task (no
+// nesting), and when another thread's loop holds the pool (one loop at a time; the
+// second caller does not wait). n <= 0 calls nothing.
+void tdsl_parallel_for(int64_t n, int64_t grain, tdsl_range_fn fn, void *ctx);
+// TDSL_NUM_THREADS if set to a whole number >= 1 (at most 1024), else the online CPUs.
+// Read once, at the first call of this or of tdsl_parallel_for.
+int tdsl_num_threads(void);
+// A kernel's first run-time error, shared by the threads of a parallel loop: raise keeps
+// the failure with the lowest iteration `iter` (so the message is deterministic; equal
+// iterations: the first raised), ignoring k < 0; sequential code passes INT64_MAX, so
+// its first raise wins. seal is called between loops so later loops cannot replace an
+// earlier loop's error. Both are thread-safe; read the record only after the loop.
+typedef struct tdsl_kernel_error {
+  int k;  // -1: none
+  int sealed;
+  long long value;
+  int64_t iter;
+} tdsl_kernel_error;
+#define TDSL_KERNEL_ERROR_INIT {-1, 0, 0, INT64_MAX}
+void tdsl_kernel_error_raise(tdsl_kernel_error *e, int k, long long value, int64_t iter);
+void tdsl_kernel_error_seal(tdsl_kernel_error *e);
+// ==== end of parallel loops ====
+
 #ifdef __cplusplus
 }
 #endif
