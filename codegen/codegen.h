@@ -21,6 +21,7 @@ struct Target {
 };
 
 extern const Target target_c;
+extern const Target target_llvm;  // codegen/llvm.c (built with TDSLC_WITH_LLVM): optimised .ll
 
 // ---- emit.c: a growable text buffer in cx->arena ----
 struct Buf {

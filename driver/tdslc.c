@@ -1,14 +1,19 @@
 // driver/tdslc.c: the command line (LANGUAGE.md §10). A flat list of stages —
 // read, parse, sema, lower, fuse, kernels — then either an --emit dump or `run`,
-// which prints the function as C, builds it with the system cc into a shared
-// object in a private temp folder, loads it and calls its entry on .npy or seeded
-// inputs. The shared object leaves tdsl_* undefined: they resolve to this
-// process's runtime (tdslc exports them), so errors and storages are shared.
+// which compiles the function in-process with LLVM's ORC JIT (--backend llvm, the
+// default when built with LLVM), or prints it as C, builds it with the system cc
+// into a shared object in a private temp folder and loads it (--backend c), and
+// calls its entry on .npy or seeded inputs. Either way the code calls this
+// process's runtime (the JIT is given the tdsl_* addresses; the shared object
+// leaves tdsl_* undefined and tdslc exports them), so errors and storages are shared.
 // Exit status: 0 ok, 1 an error in the program, 2 a bad command line or input
 // file, 3 a run-time data error, 4 an internal error (td_internal_error).
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "tdsl.h"
+#ifdef TDSLC_WITH_LLVM
+#include "codegen/llvm.h"
+#endif
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -179,7 +184,7 @@ static int parse_args(int argc, char **argv, Options *o) {
       o->reps = (int)r;
     } else if (strcmp(a, "--json") == 0) {
       o->json = true;
-    } else if (strcmp(a, "--time") == 0 && o->mode == MODE_COMPILE) {
+    } else if (strcmp(a, "--time") == 0 && o->mode != MODE_BENCH) {
       o->time = true;
     } else if (o->mode == MODE_COMPILE && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
       o->opt = a[2] - '0';
@@ -209,6 +214,13 @@ static int parse_args(int argc, char **argv, Options *o) {
     o->target = "cuda";
   if (!o->target)
     o->target = "cpu";
+#ifdef TDSLC_WITH_LLVM
+  if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cpu") == 0)
+    o->backend = "llvm";
+#else
+  if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cpu") == 0)
+    o->backend = "c";
+#endif
   return 0;
 }
 
@@ -230,6 +242,10 @@ static void lap(Timer *tm, const char *stage) {
     fprintf(stderr, "tdslc: time %-8s %8.3f ms\n", stage, t - tm->t);
   tm->t = t;
 }
+
+#ifdef TDSLC_WITH_LLVM
+static void llvm_lap(void *tm, const char *stage) { lap(tm, stage); }
+#endif
 
 // ---- choosing the function ----
 static void list_fns(const Program *p, FILE *out) {
@@ -396,7 +412,7 @@ static void print_output(FILE *out, const Options *o, int idx, const char *stora
           storage ? storage : "");
 }
 
-// ---- run: the function as C, built by cc into a shared object and called ----
+// ---- run: the function as C, built by cc into a shared object, or through LLVM's JIT ----
 typedef int (*RunFn)(const tdsl_tensor *const *args, tdsl_tensor *outs);
 
 typedef struct Build {
@@ -523,6 +539,9 @@ out:
   return rc;
 }
 
+static int call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn, Timer *tm);
+static int run_llvm(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
+
 static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   if (strcmp(o->target, "cuda") == 0) {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -568,17 +587,31 @@ static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
       rc = save_npy(o->out_dir, name, &ins[j]);
     }
   }
-  Build b = {0};
-  if (!rc)
+  if (!rc && strcmp(o->backend, "llvm") == 0) {
+    rc = run_llvm(o, cx, p, ins, tm);
+  } else if (!rc) {
+    Build b = {0};
     rc = build_and_load(cx, p, &b, tm);
-  int no = p->outputs.len;
+    if (!rc)
+      rc = call_and_report(o, p, ins, b.fn, tm);
+  }
+  for (int j = 0; j < np; j++)
+    tdsl_tensor_release(&ins[j]);
+  free(ins);
+  return rc;
+}
+
+// ---- run: calling the compiled entry, printing and saving its outputs ----
+// One path for every backend: fn is the packed caller of the function's entry.
+static int call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn, Timer *tm) {
+  int rc = 0, np = p->params.len, no = p->outputs.len;
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
-  if (!rc) {
+  {
     const tdsl_tensor **args = calloc((size_t)(np ? np : 1), sizeof *args);
     for (int j = 0; j < np; j++)
       args[j] = &ins[j];
     tdsl_clear_error();
-    int erc = b.fn(args, outs);
+    int erc = fn(args, outs);
     free(args);
     lap(tm, "run");
     if (erc == TDSL_ERR_DATA) {
@@ -608,12 +641,50 @@ static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   }
   for (int k = 0; k < no; k++)
     tdsl_tensor_release(&outs[k]);
-  for (int j = 0; j < np; j++)
-    tdsl_tensor_release(&ins[j]);
   free(outs);
-  free(ins);
   return rc;
 }
+
+#ifdef TDSLC_WITH_LLVM
+// The runtime functions generated modules call (llvm_runtime_names), at their
+// addresses in tdslc, which links libtdslrt: the JIT is given exactly these.
+#define RT(f) {#f, (void (*)(void))f}
+static const LlvmSymbol runtime_symbols[] = {
+    RT(tdsl_entry_begin),  RT(tdsl_entry_end),          RT(tdsl_entry_kernel_error), RT(tdsl_tensor_data),
+    RT(tdsl_parallel_for), RT(tdsl_kernel_error_raise), RT(tdsl_kernel_error_seal),
+};
+#undef RT
+
+typedef struct JitCall {
+  const Options *o;
+  const LProgram *p;
+  const tdsl_tensor *ins;
+  Timer *tm;
+} JitCall;
+
+static int jit_use(void *ctx, void *const *addrs) {
+  JitCall *jc = ctx;
+  RunFn fn;
+  *(void **)&fn = addrs[0];
+  return call_and_report(jc->o, jc->p, jc->ins, fn, jc->tm);
+}
+
+// Compiles p with LLVM into this process (ORC LLJIT) and calls it.
+static int run_llvm(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm) {
+  const char *name = arena_printf(&cx->arena, "tdsl_g_run_%s", p->name);
+  LlvmOptions lo = {.opt = o->opt, .lap = llvm_lap, .lap_ctx = tm};
+  JitCall jc = {o, p, ins, tm};
+  int rc = 0;
+  const char *err = llvm_jit_run(cx, &p, 1, &lo, runtime_symbols, (int)(sizeof runtime_symbols / sizeof *runtime_symbols),
+                                 &name, 1, jit_use, &jc, &rc);
+  return err ? internal_error("%s", err) : rc;
+}
+#else
+static int run_llvm(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm) {
+  (void)o, (void)cx, (void)p, (void)ins, (void)tm;
+  return usage_error("--backend llvm: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)");
+}
+#endif
 
 // ---- the pipeline ----
 static int compile_and_act(Ctx *cx, const Options *o) {
@@ -653,7 +724,7 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     return usage_error("bench: timing compiled functions is not supported yet");
 
   if (o->mode == MODE_RUN) {
-    if (o->backend && strcmp(o->backend, "c") != 0 && strcmp(o->target, "cpu") == 0)
+    if (strcmp(o->target, "cpu") == 0 && strcmp(o->backend, "c") != 0 && strcmp(o->backend, "llvm") != 0)
       return usage_error("--backend %s is not supported yet", o->backend);
     Graph *g = lower_fn(cx, &prog, only);
     fuse_graph(g);
@@ -664,8 +735,13 @@ static int compile_and_act(Ctx *cx, const Options *o) {
       return EXIT_PROGRAM;
     return run_program(o, cx, lp, &tm);
   }
+  bool llvm_kind = o->emit == EMIT_LLVM || o->emit == EMIT_ASM || o->emit == EMIT_OBJ;
+#ifndef TDSLC_WITH_LLVM
+  if (llvm_kind)
+    return usage_error("--emit=%s: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)", emit_names[o->emit]);
+#endif
   if (o->emit != EMIT_IR && o->emit != EMIT_DOT && o->emit != EMIT_KERNELS && o->emit != EMIT_C &&
-      o->emit != EMIT_HEADER)
+      o->emit != EMIT_HEADER && !llvm_kind)
     return usage_error("--emit=%s: code generation is not supported yet", emit_names[o->emit]);
   // The per-function kinds act on one function; C and the header on every function
   // of the file unless --fn names one.
@@ -694,8 +770,20 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     loop_print(lps[0], of.fp);
   else if (o->emit == EMIT_C)
     target_c.emit(cx, lps, nfns, of.fp);
-  else
+  else if (o->emit == EMIT_HEADER)
     emit_header(cx, lps, nfns, of.fp);
+#ifdef TDSLC_WITH_LLVM
+  else if (llvm_kind) {
+    LlvmOptions lo = {.opt = o->opt, .cpu = o->cpu, .lap = llvm_lap, .lap_ctx = &tm};
+    LlvmOut k = o->emit == EMIT_LLVM ? LLVM_OUT_IR : o->emit == EMIT_ASM ? LLVM_OUT_ASM : LLVM_OUT_OBJ;
+    const char *err = llvm_emit(cx, lps, nfns, &lo, k, of.fp);
+    if (err) {
+      out_close(&of, false);
+      return internal_error("%s", err);
+    }
+    return out_close(&of, true) ? 0 : EXIT_USAGE;
+  }
+#endif
   lap(&tm, "emit");
   return out_close(&of, true) ? 0 : EXIT_USAGE;
 }

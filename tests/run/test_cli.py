@@ -181,8 +181,27 @@ def main():
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     check("a program needing a kernel runs through the C backend",
           p.returncode == 0 and doc["outputs"][0]["storage"] == "new", p.stderr.decode())
-    expect("--backend llvm is refused until it exists", tdslc("run", kern, "--backend", "llvm"), 2,
-           r"--backend llvm is not supported yet")
+    p_c = tdslc("run", kern, "--json", "--backend", "c")
+    p_l = tdslc("run", kern, "--json", "--backend", "llvm")
+    llvm_built = not (p_l.returncode == 2 and b"built without LLVM" in p_l.stderr)
+    if llvm_built:
+        check("--backend llvm runs and agrees with --backend c",
+              p_l.returncode == 0 and p_c.returncode == 0 and json.loads(p_l.stdout) == json.loads(p_c.stdout),
+              p_l.stderr.decode() + p_c.stderr.decode())
+        # the default backend is llvm: in-process, so no C compiler is needed at all
+        mlp = os.path.join(HERE, "..", "..", "examples", "mlp.tdsl")
+        p = subprocess.run([TDSLC, "run", mlp], capture_output=True, timeout=120, cwd=TMP,
+                           env=dict(os.environ, PATH="/nonexistent"))
+        check("run works with no cc on PATH (the default backend is llvm)",
+              p.returncode == 0 and b"tensor(" in p.stdout, p.stderr.decode())
+        p = subprocess.run([TDSLC, "run", kern, "--backend", "c"], capture_output=True, timeout=120, cwd=TMP,
+                           env=dict(os.environ, PATH="/nonexistent"))
+        expect("--backend c with no cc on PATH is an internal error naming cc", p, 4, r"'cc'")
+        p = tdslc("run", kern, "--time")
+        check("run --time prints the LLVM stages", p.returncode == 0 and b"tdslc: time optimize" in p.stderr and
+              b"tdslc: time jit" in p.stderr, p.stderr.decode())
+    else:
+        expect("--backend llvm says the build has no LLVM", p_l, 2, r"built without LLVM")
 
     # --- robustness: located errors, exit 1, never a signal ---
     cases = {

@@ -1,0 +1,59 @@
+// codegen/llvm.h: the LLVM backend (codegen/llvm.c) beyond its Target: emitting
+// LLVM IR, assembly or an object for a CPU, and running programs in-process
+// through ORC LLJIT. Only llvm.c (and ptx.c) include llvm-c/*; this header names
+// LLVM's types only as incomplete structs, so its users never see LLVM.
+//
+// Every function that can fail returns NULL on success, else the message
+// "<context>: <LLVM's message>" in cx->arena (the driver prints it as an internal
+// error, exit status 4). Nothing LLVM made outlives a call.
+#ifndef TDSLC_CODEGEN_LLVM_H
+#define TDSLC_CODEGEN_LLVM_H
+
+#include "codegen/codegen.h"
+
+struct LLVMOpaqueContext;
+struct LLVMOpaqueModule;
+
+typedef enum { LLVM_OUT_IR, LLVM_OUT_ASM, LLVM_OUT_OBJ } LlvmOut;
+
+typedef struct LlvmOptions {
+  int opt;          // 0..3: the default<On> pipeline (the driver's -O, default 2)
+  const char *cpu;  // NULL: the host CPU with its features; else this CPU, features ""
+  // Per-stage timing (--time): called after each stage ("llvm-build", ...); may be NULL.
+  void (*lap)(void *ctx, const char *stage);
+  void *lap_ctx;
+} LlvmOptions;
+
+// A symbol the JIT-ed code may call, at its address in this process.
+typedef struct LlvmSymbol {
+  const char *name;
+  void (*addr)(void);
+} LlvmSymbol;
+
+// Builds the module of progs in lc (no verification, no optimisation): per program
+// its kernels (internal), the outlined bodies of parallel loops, the entry tables
+// and the entry `int NAME(const tdsl_tensor *, ..., tdsl_tensor *out0, ...)`. With
+// run_wrappers, also `int tdsl_g_run_NAME(const tdsl_tensor *const *args,
+// tdsl_tensor *outs)` per program, the packed caller `tdslc run` uses.
+struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc, LProgram *const *progs, int nprogs,
+                                           const char *triple, const char *data_layout, bool run_wrappers);
+
+// --emit=llvm|asm|obj: build, verify, optimise and write (a .ll text after
+// optimisation, assembly, or a relocatable object) to out.
+const char *llvm_emit(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, LlvmOut kind, FILE *out);
+
+// `tdslc run`: builds, verifies and optimises progs for the host (with the packed
+// callers), adds them to a new ORC LLJIT whose main JITDylib defines exactly
+// rt[0..nrt) (the runtime's functions, llvm_runtime_names) plus the libm and libc
+// functions generated code may call, at their addresses in this process; looks up
+// names[0..nnames) (compiling them) and calls use(ctx, their addresses), whose
+// result goes to *use_rc; then disposes of the JIT. use is not called on failure.
+const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
+                         int nrt, const char *const *names, int nnames, int (*use)(void *ctx, void *const *addrs),
+                         void *ctx, int *use_rc);
+
+// The names of the runtime functions generated modules may call (NULL-terminated):
+// a JIT's rt table must give an address for each.
+extern const char *const llvm_runtime_names[];
+
+#endif

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""tests/run/test_llvm_abi.py TDSLC: the LLVM backend's object files as a user meets them.
+
+The same user program and checks as test_c_abi.py (its SRC and MAIN), but the functions
+come from `--emit=obj` (a relocatable ELF object built by LLVM) instead of C:
+cc main.c gen.o -I$(tdslc --print-include-dir) -L$(tdslc --print-lib-dir) -ltdslrt -lm.
+Also: the object defines exactly the entries as global symbols (everything else it
+makes up is local, so objects of several files link together), every example and
+golden program's --emit=obj, --emit=asm and --emit=llvm succeed (the .ll is accepted
+by llvm-as-14 when it is installed), -O0..-O3 and --cpu are honoured, and --time names
+the LLVM stages. Exit 77 (skip) without cc or without LLVM in this tdslc.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from test_c_abi import MAIN, SRC  # noqa: E402
+
+TDSLC = os.path.abspath(sys.argv[1])
+failures = []
+count = 0
+
+
+def check(name, cond, detail=""):
+    global count
+    count += 1
+    if cond:
+        print(f"ok   {name}")
+    else:
+        failures.append(name)
+        print(f"FAIL {name} {detail}")
+
+
+def run(cmd, cwd, env=None):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=300, env=env)
+
+
+def main():
+    if not shutil.which("cc"):
+        print("no cc: skipped")
+        return 77
+    d = tempfile.mkdtemp(prefix="tdsl-llvm-abi-")
+    try:
+        with open(os.path.join(d, "probe.tdsl"), "w") as f:
+            f.write("fn f(x: f32[2]) -> f32[2] { return x + 1 }\n")
+        p = run([TDSLC, "probe.tdsl", "--emit=obj", "-o", "probe.o"], d)
+        if p.returncode == 2 and b"without LLVM" in p.stderr:
+            print("tdslc built without LLVM: skipped")
+            return 77
+        return body(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def body(d):
+    with open(os.path.join(d, "abi.tdsl"), "w") as f:
+        f.write(SRC)
+    with open(os.path.join(d, "main.c"), "w") as f:
+        f.write(MAIN)
+    for kind, out in (("obj", "gen.o"), ("header", "gen.h")):
+        p = run([TDSLC, "abi.tdsl", f"--emit={kind}", "-o", out], d)
+        check(f"--emit={kind} writes {out}", p.returncode == 0, p.stderr.decode())
+        if p.returncode != 0:
+            return 1
+    with open(os.path.join(d, "gen.o"), "rb") as f:
+        head = f.read(18)
+    check("--emit=obj is a relocatable ELF object", head[:4] == b"\x7fELF" and head[16:18] == b"\x01\x00", head)
+    p = run(["nm", "-g", "--defined-only", "gen.o"], d)
+    defined = sorted(line.split()[-1] for line in p.stdout.decode().splitlines() if line.strip())
+    check("the object defines exactly the entries as global symbols",
+          defined == ["affine", "bump", "pick", "tr"], defined)
+
+    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
+    lib = run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
+    san = []
+    so = os.path.join(lib, "libtdslrt.so")
+    if os.path.exists(so):
+        with open(so, "rb") as f:
+            if b"__asan_init" in f.read():
+                san = ["-fsanitize=address,undefined"]
+    p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.o", f"-I{inc}", f"-L{lib}", "-ltdslrt",
+             "-lm", "-lpthread", "-o", "main"] + san, d)
+    check("the user program links with the object, the header and libtdslrt", p.returncode == 0, p.stderr.decode())
+    if p.returncode != 0:
+        return 1
+
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
+    w = rng.uniform(-1, 1, (8, 3)).astype(np.float32)
+    b = rng.uniform(-1, 1, 3).astype(np.float32)
+    s = np.arange(8, dtype=np.float32) * 1.5 - 2
+    px = np.array([1.5, -2.0, 3.25, 4.0, -5.5], dtype=np.float32)
+    pi = np.array([4, -1, 0], dtype=np.int64)
+    pi_bad = np.array([1, 7, -9], dtype=np.int64)
+    m = np.arange(6, dtype=np.int32).reshape(2, 3) - 2
+    mt = np.arange(6, dtype=np.int32).reshape(3, 2) * 3
+    for name, a in (("x", x), ("w", w), ("b", b), ("s", s), ("px", px), ("pi", pi), ("pi_bad", pi_bad), ("m", m),
+                    ("mt", mt)):
+        np.save(os.path.join(d, name + ".npy"), a)
+    env = dict(os.environ, LD_LIBRARY_PATH=lib + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
+    p = run(["./main"], d, env)
+    out = p.stdout.decode()
+    check("the user program runs", p.returncode == 0, out + p.stderr.decode())
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+    def load(name):
+        return np.load(os.path.join(d, name + ".npy"))
+
+    check("affine returns 0", lines.get("affine") == "rc=0", out)
+    want = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0)
+    got = load("affine")
+    check("affine matches NumPy", got.dtype == np.float32 and np.allclose(got, want, rtol=1e-5, atol=1e-6),
+          f"{got} vs {want}")
+    v = s[2:8].reshape(2, 3)
+    check("tr returns 0", lines.get("tr") == "rc=0", out)
+    check("a returned view shares the caller's storage, offset by the caller's offset",
+          lines.get("tr0") == "ndim=2 strides=1,3 offset=5 shares=1", lines.get("tr0"))
+    check("a materialized result is new and contiguous", lines.get("tr1") == "ndim=1 strides=1 offset=0 shares=0",
+          lines.get("tr1"))
+    check("the view's values", np.array_equal(load("tr0"), v.T[:, 1:]))
+    check("the f64 sum", np.allclose(load("tr1"), v.astype(np.float64).sum(1), rtol=1e-12))
+    check("a wrong argument is TDSL_ERR_ARG with both types named",
+          lines.get("wrong") == "rc=2 msg=tr: argument 'x' must be f32[2, 3] but is f32[8] null=1", lines.get("wrong"))
+    check("pick returns 0", lines.get("pick") == "rc=0", out)
+    check("pick matches NumPy", np.array_equal(load("pick"), px[pi] * 2))
+    check("an index out of range is TDSL_ERR_DATA with PyTorch's message, located",
+          lines.get("pickbad") == "rc=3 msg=abi.tdsl:11:12: error: index 7 is out of bounds for dimension 0 with size 5",
+          lines.get("pickbad"))
+    check("bump returns 0", lines.get("bump") == "rc=0" and lines.get("bumpt") == "rc=0", out)
+    check("a contiguous mut argument is updated in place", np.array_equal(load("bump_x"), m + 1))
+    check("bump's result", np.array_equal(load("bump_r"), np.floor_divide((m + 1).sum(0), 2)))
+    check("a non-contiguous mut argument is written back through its strides",
+          np.array_equal(load("bumpt_base"), mt + 1), load("bumpt_base"))
+    check("bump's result on the transposed argument",
+          np.array_equal(load("bumpt_r"), np.floor_divide((mt.T + 1).sum(0), 2)))
+
+    # every example and golden program through every LLVM output kind
+    goldens = [f for f in glob.glob(os.path.join(ROOT, "tests", "golden", "*.tdsl"))
+               if not os.path.basename(f).startswith("grammar_")]
+    llvm_as = shutil.which("llvm-as-14")
+    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.tdsl")) + goldens):
+        stem = os.path.splitext(os.path.basename(f))[0]
+        errs = []
+        for kind in ("obj", "asm", "llvm"):
+            out_path = os.path.join(d, f"{stem}.{kind}")
+            p = run([TDSLC, f, f"--emit={kind}", "-o", out_path], d)
+            if p.returncode != 0:
+                errs.append(f"--emit={kind}: exit {p.returncode}: {p.stderr.decode()}")
+            elif kind == "llvm" and llvm_as:
+                q = run([llvm_as, "-o", "/dev/null", out_path], d)
+                if q.returncode != 0:
+                    errs.append(f"llvm-as-14: {q.stderr.decode()}")
+        check(f"{stem}: --emit=obj, asm and llvm", not errs, "\n".join(errs))
+
+    ex = os.path.join(ROOT, "examples", "mlp.tdsl")
+    for opt in ("-O0", "-O1", "-O2", "-O3"):
+        p = run([TDSLC, ex, "--emit=obj", opt, "-o", os.path.join(d, "o.o")], d)
+        check(f"{opt} is accepted", p.returncode == 0, p.stderr.decode())
+    p = run([TDSLC, ex, "--emit=asm", "--cpu=haswell"], d)
+    check("--cpu=haswell uses AVX2 registers", p.returncode == 0 and b"ymm" in p.stdout, p.stderr.decode())
+    p = run([TDSLC, ex, "--emit=asm", "--cpu=x86-64"], d)
+    check("--cpu=x86-64 uses SSE only", p.returncode == 0 and b"xmm" in p.stdout and b"ymm" not in p.stdout,
+          p.stderr.decode())
+    p = run([TDSLC, ex, "--emit=llvm", "--cpu=x86-64"], d)
+    q = run([TDSLC, ex, "--emit=llvm", "--cpu=x86-64"], d)
+    check("--emit=llvm with --cpu is deterministic", p.returncode == 0 and p.stdout == q.stdout)
+    p = run([TDSLC, os.path.join(ROOT, "examples", "attention.tdsl"), "--emit=obj", "-o", "a.o", "--time"], d)
+    err = p.stderr.decode()
+    check("--time names the LLVM stages",
+          p.returncode == 0 and all(f"tdslc: time {s}" in err for s in ("llvm-ir", "verify", "optimize", "emit")),
+          err)
+    print(f"{count - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
