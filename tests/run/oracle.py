@@ -3,7 +3,9 @@ its --json output and .npy files, and comparing with NumPy. NumPy is the oracle;
 expected number comes from tdslc itself."""
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -17,15 +19,81 @@ def bf16_bits_to_f32(a):
     return (a.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(a.shape)
 
 
-def tdslc_run(tdslc, src, args=(), name="case"):
-    """Writes src to a temporary folder, runs `tdslc run --json --out-dir`, returns
-    (process, parsed JSON or None, out_dir)."""
+# ---------------------------------------------------------------------------
+# Backends. Every script that runs programs takes the backend from TDSL_BACKEND
+# (c or llvm; unset or empty: tdslc's own default, no --backend flag) and calls
+# require_backend() first, which exits 77 (ctest's skip) when tdslc cannot run
+# that backend. tests/CMakeLists.txt registers each script that calls
+# require_backend() once per backend, as run.NAME.c and run.NAME.llvm.
+# ---------------------------------------------------------------------------
+BACKENDS = ("c", "llvm")
+SKIP = 77
+_PROBE_SRC = "fn f(x: f32[2]) -> f32[2] {\n    return x + 1\n}"
+# what tdslc says when a backend is not there (not written yet, or built without it)
+_UNAVAILABLE = ("not supported yet", "not supported in this build", "built without", "TDSLC_WITH_LLVM")
+_available = {}
+
+
+def env_backend():
+    """The backend named by TDSL_BACKEND, or None for tdslc's default."""
+    b = os.environ.get("TDSL_BACKEND", "").strip()
+    return b or None
+
+
+def backend_args(backend):
+    return ["--backend", backend] if backend else []
+
+
+def backend_available(tdslc, backend):
+    """(available, reason): runs a trivial program with `--backend backend`. Only tdslc
+    saying the backend is missing (exit 2, 'not supported yet' or 'built without')
+    makes it unavailable; any other failure counts as available so that the tests run
+    and report it."""
+    key = (tdslc, backend)
+    if key not in _available:
+        d = tempfile.mkdtemp(prefix="tdsl-probe-")
+        path = os.path.join(d, "probe.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_PROBE_SRC + "\n")
+        p = subprocess.run([tdslc, "run", path, "--json"] + backend_args(backend), capture_output=True, timeout=120)
+        shutil.rmtree(d, ignore_errors=True)
+        err = p.stderr.decode(errors="replace").strip()
+        if p.returncode == 2 and any(s in err for s in _UNAVAILABLE):
+            _available[key] = (False, err)
+        else:
+            _available[key] = (True, "")
+    return _available[key]
+
+
+def require_backend(tdslc, backend="env"):
+    """Exits 77 (skip) when the backend (default: TDSL_BACKEND) is unavailable; returns
+    the backend (None: tdslc's default). Prints which backend the script runs."""
+    if backend == "env":
+        backend = env_backend()
+    if backend is not None and backend not in BACKENDS:
+        print(f"TDSL_BACKEND={backend!r}: expected one of {', '.join(BACKENDS)}")
+        sys.exit(2)
+    ok, why = backend_available(tdslc, backend)
+    if not ok:
+        print(f"SKIP: backend {backend}: {why}")
+        sys.exit(SKIP)
+    print(f"backend: {backend or 'default'}")
+    sys.stdout.flush()
+    return backend
+
+
+def tdslc_run(tdslc, src, args=(), name="case", backend="env"):
+    """Writes src to a temporary folder, runs `tdslc run --json --out-dir [--backend B]`,
+    returns (process, parsed JSON or None, out_dir). backend: "env" (TDSL_BACKEND),
+    None (tdslc's default) or a backend name."""
+    if backend == "env":
+        backend = env_backend()
     d = tempfile.mkdtemp(prefix="tdsl-")
     path = os.path.join(d, name + ".tdsl")
     with open(path, "w", encoding="utf-8") as f:
         f.write(src + "\n")
     out_dir = os.path.join(d, "out")
-    p = subprocess.run([tdslc, "run", path, "--json", "--out-dir", out_dir] + list(args),
+    p = subprocess.run([tdslc, "run", path, "--json", "--out-dir", out_dir] + backend_args(backend) + list(args),
                        capture_output=True, timeout=120)
     doc = None
     if p.returncode == 0:
@@ -182,23 +250,22 @@ def type_str(dtype, shape):
     return f"{dtype}[{', '.join(str(d) for d in shape)}]"
 
 
-def run_function(tdslc, src, fn, inputs, name="case", extra=()):
-    """Runs `fn` of src with inputs {param: (dtype, value array)} passed as .npy files.
-    Returns (process, JSON document or None, out_dir)."""
+def run_function(tdslc, src, fn, inputs, name="case", extra=(), backend="env"):
+    """Runs `fn` of src with inputs {param: (dtype, value array)} passed as .npy files,
+    on backend (see tdslc_run). Returns (process, JSON document or None, out_dir)."""
     d = tempfile.mkdtemp(prefix="tdsl-in-")
     args = ["--fn", fn]
     for pname, (dt, val) in inputs.items():
         path = os.path.join(d, pname + ".npy")
         np.save(path, to_npy(val, dt))
         args += ["--in", f"{pname}={path}"]
-    p, doc, out_dir = tdslc_run(tdslc, src, args=args + list(extra), name=name)
+    p, doc, out_dir = tdslc_run(tdslc, src, args=args + list(extra), name=name, backend=backend)
     p.in_dir = d  # run_cleanup removes it with the run's own folder
     return p, doc, out_dir
 
 
 def run_cleanup(p, out_dir):
     """Removes the temporary folders of one run_function call."""
-    import shutil
     shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
     if getattr(p, "in_dir", None):
         shutil.rmtree(p.in_dir, ignore_errors=True)

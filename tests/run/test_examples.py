@@ -6,6 +6,9 @@ result is compared with a NumPy implementation written here (computed in f64 fro
 the very inputs, then compared with a tolerance for f32: nmse for matmul chains).
 An example function with no NumPy model here is a failure, so a new example comes
 with its check.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
 import re
@@ -16,7 +19,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import compare, json_values, tdslc_run  # noqa: E402
+from oracle import compare, json_values, require_backend, tdslc_run  # noqa: E402
 
 EXAMPLES = os.path.join(HERE, "..", "..", "examples")
 
@@ -73,6 +76,7 @@ def params_of(src, fn):
 
 def main():
     tdslc = os.path.abspath(sys.argv[1])
+    require_backend(tdslc)
     failed = total = 0
     files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl"))
     for fname in files:

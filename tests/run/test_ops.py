@@ -8,6 +8,9 @@ passed with --in, and every output is compared with NumPy computing the same thi
 (in PyTorch's opmath type, rounded to the result dtype) with a tolerance for the
 dtype: exact for ints, bools, copies and casts. When a program fails, each of its
 outputs is retried alone so the report names the op at fault.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import concurrent.futures
 import os
@@ -18,7 +21,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, opm, rand_values, rnd  # noqa: E402
+from oracle import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, opm, rand_values, require_backend, rnd  # noqa: E402
 from op_cases import (BINARY, SPECIALS, UNARY, UNARY_SPECIAL, Case, gen_base, gen_coarse, gen_divisor,  # noqa: E402
                       gen_exponent, gen_general, gen_numerator, gen_positive, run_case)
 
@@ -722,6 +725,7 @@ BUILDERS = [cast_cases, unary_cases, binary_cases, promotion_cases, select_cases
 
 def main():
     tdslc = os.path.abspath(sys.argv[1])
+    require_backend(tdslc)
     cases = [c for b in BUILDERS for c in b()]
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:

@@ -5,7 +5,11 @@ PyTorch refuses partial overlaps of dense views (tests/errors covers those); the
 must read each element as it was before the write: `x += x.flip(0)` (flip copies in
 PyTorch), strided views that interleave, a value computed from the target, a 0-d
 element broadcast over the rest. NumPy's in-place operators buffer overlapping operands
-the same way, so the same statements in NumPy are the oracle."""
+the same way, so the same statements in NumPy are the oracle.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
 import os
 import shutil
 import sys
@@ -14,7 +18,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import same_values, tdslc_run  # noqa: E402
+from oracle import require_backend, same_values, tdslc_run  # noqa: E402
 
 CASES = [
     ("flip", 5, ["x += x.flip(0)"], ["x += x[::-1]"]),
@@ -28,7 +32,8 @@ CASES = [
 
 
 def main():
-    tdslc = sys.argv[1]
+    tdslc = os.path.abspath(sys.argv[1])
+    require_backend(tdslc)
     failed = 0
     tmp = tempfile.mkdtemp(prefix="tdsl-overlap-")
     try:

@@ -5,6 +5,9 @@ An index out of range (x[idx], index_select, gather) and integer // or % by zero
 with status 3 and one line `FILE:line:col: error: MSG` located at the op that raised
 it (PyTorch's message), never with a signal; float division by zero is not an error
 (inf and nan, as in PyTorch) and INT_MIN // -1 wraps. Bad input files still exit 2.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
 import re
@@ -16,9 +19,10 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import compare, json_values, tdslc_run  # noqa: E402
+from oracle import compare, json_values, require_backend, tdslc_run  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
+BACKEND = require_backend(TDSLC)  # exits 77 when TDSL_BACKEND names a backend tdslc lacks
 TMP = tempfile.mkdtemp(prefix="tdsl-rterr-")
 results = []
 

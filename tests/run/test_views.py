@@ -6,6 +6,9 @@ numbers recorded in views_expected.json, (2) the data against the NumPy oracle
 expression evaluated on the generated inputs, and (3) that the reported strides and
 offset really address those values: np.lib.stride_tricks.as_strided over the input's
 storage with them gives the oracle too.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import json
 import os
@@ -16,7 +19,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import as_float_view, json_values, same_values, tdslc_run  # noqa: E402
+from oracle import as_float_view, json_values, require_backend, same_values, tdslc_run  # noqa: E402
 from view_cases import CASES  # noqa: E402
 
 
@@ -63,7 +66,8 @@ def check_outputs(p, doc, out_dir, expected, np_exprs):
 
 
 def main():
-    tdslc = sys.argv[1]
+    tdslc = os.path.abspath(sys.argv[1])
+    require_backend(tdslc)
     with open(os.path.join(HERE, "views_expected.json")) as f:
         expected = json.load(f)
     failed = 0

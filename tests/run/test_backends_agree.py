@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""tests/run/test_backends_agree.py TDSLC: the C and LLVM backends give the same results.
+
+For each of TDSL_AGREE_COUNT random programs (randprog.py, default 100, seeds from
+TDSL_AGREE_SEED, default 100000: other programs than test_random's) it runs
+`tdslc run --backend c` and `--backend llvm` on the same .npy inputs and checks
+  - each backend against the program's NumPy values (randprog.run);
+  - the two against each other: the same output count, dtype, shape, strides, offset,
+    contiguity and storage; ints and bools equal; outputs that share an input's
+    storage (views) bitwise equal; floats with the same nan/inf positions and finite
+    values within rtol 1e-5 (f32; f64 1e-12) of the larger and atol 1e-5 (f64 1e-12)
+    times the tree's magnitude, which scales with the terms of sums and matmuls.
+Then every function of examples/*.tdsl runs on both backends with the seeded
+generator's inputs (`--seed`), which must be bitwise equal, and its outputs must agree
+within rtol 1e-5 of the larger value and 1e-5 of the output's largest magnitude
+(test_examples.py checks each backend against NumPy).
+
+Exits 77 (skip) when tdslc lacks either backend (oracle.backend_available). It is
+registered once; it ignores TDSL_BACKEND. (TDSL_AGREE_BACKENDS=c,c runs the harness with
+one backend twice, to test the test.)
+"""
+import concurrent.futures
+import os
+import re
+import shutil
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import SKIP, backend_available, json_values, tdslc_run  # noqa: E402
+from randprog import Program, report, run  # noqa: E402
+
+EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+AGREE_TOL = {"f16": (2e-3, 2e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-5, 1e-5), "f64": (1e-12, 1e-12)}
+# TDSL_AGREE_BACKENDS=c,c checks the harness itself against one backend
+PAIR = tuple(os.environ.get("TDSL_AGREE_BACKENDS", "c,llvm").split(","))
+META = ("dtype", "shape", "strides", "offset", "contiguous", "storage")
+stats = {"outputs": 0, "bitwise": 0, "max_rel": 0.0}
+
+
+def agree(doc_c, doc_l, mags):
+    """Failure lines comparing the two backends' documents; mags[k]: the magnitude that
+    scales output k's absolute tolerance."""
+    oc, ol = doc_c["outputs"], doc_l["outputs"]
+    if len(oc) != len(ol):
+        return [f"C gives {len(oc)} outputs, LLVM {len(ol)}"]
+    errs = []
+    for k, (c, ll) in enumerate(zip(oc, ol)):
+        diff = [f"{key} C {c.get(key)} LLVM {ll.get(key)}" for key in META if c.get(key) != ll.get(key)]
+        if diff:
+            errs.append(f"out{k}: " + "; ".join(diff))
+            continue
+        dt = c["dtype"]
+        gc = json_values(c["data"], dt)
+        gl = json_values(ll["data"], dt)
+        shape = tuple(c["shape"])
+        if gc.size != int(np.prod(shape)) or gl.size != gc.size:
+            errs.append(f"out{k}: {gc.size} (C) and {gl.size} (LLVM) elements for shape {list(shape)}")
+            continue
+        gc, gl = gc.reshape(shape), gl.reshape(shape)
+        stats["outputs"] += 1
+        if dt not in AGREE_TOL or c["storage"] != "new":
+            if np.array_equal(gc, gl, equal_nan=dt in AGREE_TOL) and \
+                    (dt not in AGREE_TOL or np.array_equal(np.signbit(gc), np.signbit(gl))):
+                stats["bitwise"] += 1
+                continue
+            if dt in AGREE_TOL:
+                bad = ~((gc == gl) & (np.signbit(gc) == np.signbit(gl)) | (np.isnan(gc) & np.isnan(gl)))
+            else:
+                bad = gc != gl
+            i = tuple(np.argwhere(bad)[0]) if bad.any() else ()
+            errs.append(f"out{k}{list(i)} ({dt}{', view of ' + c['storage'] if c['storage'] != 'new' else ''}, "
+                        f"must be exact): C {gc[i]!r}, LLVM {gl[i]!r}")
+            continue
+        a, b = gc.astype(np.float64), gl.astype(np.float64)
+        if np.array_equal(a, b, equal_nan=True):
+            stats["bitwise"] += 1
+            continue
+        an, bn = np.isnan(a), np.isnan(b)
+        ai, bi = np.isinf(a), np.isinf(b)
+        if not np.array_equal(an, bn) or not np.array_equal(ai, bi) or not np.array_equal(a[ai], b[bi]):
+            i = tuple(np.argwhere((an != bn) | (ai != bi) | (ai & (a != b)))[0])
+            errs.append(f"out{k}{list(i)} ({dt}): non-finite mismatch: C {a[i]!r}, LLVM {b[i]!r}")
+            continue
+        fin = ~(an | ai)
+        rtol, atol = AGREE_TOL[dt]
+        d = np.where(fin, np.abs(a - b), 0.0)
+        lim = rtol * np.maximum(np.abs(a), np.abs(b)) + atol * mags[k]
+        scale = np.where(fin, np.maximum(np.maximum(np.abs(a), np.abs(b)), mags[k]), 1.0)
+        stats["max_rel"] = max(stats["max_rel"], float(np.max(d / scale)) if d.size else 0.0)
+        if np.any(d > lim):
+            i = tuple(np.argwhere(d > lim)[0])
+            errs.append(f"out{k}{list(i)} ({dt}): C {a[i]!r}, LLVM {b[i]!r} (|diff| {d[i]:.3g} > "
+                        f"{lim[i]:.3g}: rtol {rtol:g}, atol {atol:g} x magnitude {mags[k]:.3g})")
+    return errs
+
+
+def check_random(tdslc, prog):
+    errs_c, doc_c = run(tdslc, prog, PAIR[0])
+    errs_l, doc_l = run(tdslc, prog, PAIR[1])
+    errs = [f"C: {e}" for e in errs_c] + [f"LLVM: {e}" for e in errs_l]
+    if doc_c is not None and doc_l is not None:
+        errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.mag for n in prog.outs])]
+    return errs
+
+
+def example_functions():
+    for fname in sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl")):
+        with open(os.path.join(EXAMPLES, fname), encoding="utf-8") as f:
+            src = f.read()
+        for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", src, re.M):
+            yield fname, src, fn
+
+
+def check_example(tdslc, fname, src, fn, seed):
+    runs = []
+    errs = []
+    for b in PAIR:
+        p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn, "--seed", str(seed)], name=fname[:-5], backend=b)
+        if p.returncode != 0:
+            errs.append(f"{b}: exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}")
+        else:
+            ins = {f: np.load(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir)) if f.startswith("in_")}
+            runs.append((doc, ins))
+        shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+    if len(runs) == 2:
+        (dc, ic), (dl, il) = runs
+        if sorted(ic) != sorted(il) or any(not np.array_equal(ic[f], il[f]) or ic[f].dtype != il[f].dtype for f in ic):
+            errs.append(f"generated inputs differ: C {sorted(ic)}, LLVM {sorted(il)}")
+        mags = []
+        for o in dc["outputs"]:
+            v = json_values(o["data"], o["dtype"]) if o["dtype"] in AGREE_TOL else np.zeros(0)
+            v = v[np.isfinite(v)] if v.size else v
+            mags.append(float(np.max(np.abs(v))) if v.size else 1.0)
+        errs += [f"C vs LLVM: {e}" for e in agree(dc, dl, mags)]
+    return errs
+
+
+def main():
+    tdslc = os.path.abspath(sys.argv[1])
+    for b in sorted(set(PAIR)):
+        ok, why = backend_available(tdslc, b)
+        if not ok:
+            print(f"SKIP: backend {b}: {why}")
+            return SKIP
+    count = int(os.environ.get("TDSL_AGREE_COUNT", "100"))
+    first = int(os.environ.get("TDSL_AGREE_SEED", "100000"))
+    progs = [Program(s).build() for s in range(first, first + count)]
+    failed = total = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        for prog, errs in zip(progs, ex.map(lambda q: check_random(tdslc, q), progs)):
+            report(prog, errs)
+            failed += bool(errs)
+            total += 1
+        exs = list(example_functions())
+        for seed in (0, 1):
+            res = ex.map(lambda e: check_example(tdslc, *e, seed), exs)
+            for (fname, _, fn), errs in zip(exs, res):
+                print(f"{'ok  ' if not errs else 'FAIL'} {fname} {fn} --seed {seed}")
+                for e in errs:
+                    print("     " + e.replace("\n", "\n     "))
+                failed += bool(errs)
+                total += 1
+    print(f"{stats['outputs']} outputs compared, {stats['bitwise']} bitwise equal, "
+          f"largest relative C-LLVM difference {stats['max_rel']:.3g}")
+    print(f"{total - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
