@@ -2766,7 +2766,7 @@ static const char *const libc_names[] = {
     "scalbln", "cbrt", "fabs", "hypot", "pow", "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor",
     "nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround", "trunc", "fmod", "remainder", "remquo",
     "copysign", "nan", "nextafter", "nexttoward", "fdim", "fmax", "fmin", "fma", "isnan", "isinf", "isfinite",
-    "signbit", "fpclassify", "isnormal", NULL};
+    "signbit", "fpclassify", "isnormal", "sincos", "exp10", "pow10", NULL};
 
 static bool in_list(const char *const *list, const char *name) {
   for (int i = 0; list[i]; i++)
