@@ -23,6 +23,39 @@ struct Target {
 extern const Target target_c;
 extern const Target target_llvm;  // codegen/llvm.c (built with TDSLC_WITH_LLVM): optimised .ll
 
+// ---- GPU backends (cuda.c: CUDA C; ptx.c: PTX through LLVM's NVPTX target) ----
+// Both turn each LKernel of a program into one __global__ kernel with the same
+// parameters and a 1-D launch, so the runtime runs either image the same way:
+//   kernel(tdsl_gpu_error *err, T0 *b0, T1 *b1, ...)
+// b0.. are device pointers to the program buffers of LKernel.args, in that order
+// (f16/bf16 buffers as uint16_t), each buffer contiguous as on the CPU. err is a
+// device record { int k; long long value; } where the kernel records a run-time
+// error (error index k of that kernel's LKernel.errors, with its value): the first
+// raise wins (atomicCAS on a flag), so on the GPU which of several failing
+// elements is reported is not fixed. Launches happen in kernel order on one stream;
+// the runtime checks err after each one.
+typedef struct GpuKernel {
+  const char *name;  // the kernel's symbol in the image ("tdsl_g_<fn>_k<N>"), extern "C"
+  int64_t grid;      // blocks
+  int64_t block;     // threads per block
+  int shmem;         // bytes of dynamic shared memory
+} GpuKernel;
+typedef struct GpuImage {
+  const char *text;     // CUDA C (device code only, for NVRTC) or PTX
+  GpuKernel *kernels;   // one per LKernel of the program, same order
+  int nkernels;
+} GpuImage;
+// cuda.c. --emit=cuda: for every program, the device kernels and a host entry with
+// the CPU entry's ABI (CUDA runtime API: device buffers, launches, errors checked
+// after every call), compiling with `nvcc -c` on its own with the runtime header.
+extern const Target target_cuda;
+// The device code alone of one program, for NVRTC at run time, and its launches.
+void cuda_device_image(Ctx *cx, const LProgram *p, GpuImage *out);
+// ptx.c. --emit=ptx for arch ("sm_80"), optimisation level opt; and one program's
+// image for the runtime. NULL on success, else "<context>: <LLVM's message>".
+const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, FILE *out);
+const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, GpuImage *out);
+
 // ---- emit.c: a growable text buffer in cx->arena ----
 struct Buf {
   Ctx *cx;

@@ -32,6 +32,11 @@
 //   - every name the module defines begins with tdsl_g_ except the entries;
 //   - every LLVM object is disposed in the function that created it, and every
 //     LLVM failure comes back as "<context>: <LLVM's message>".
+// The GPU mode (llvm_build_gpu_module, for codegen/ptx.c) builds the same kernels
+// with the same formulas but as NVPTX kernels: libdevice's __nv_* for the math the
+// CPU gets from libm or LLVM intrinsics NVPTX cannot lower (and for fmod, which NVPTX
+// would expand inexactly), the device error record instead of the runtime's, and
+// no outlining: its own section below spreads loops over GPU threads.
 #include "codegen/llvm.h"
 
 #include <llvm-c/Analysis.h>
@@ -65,6 +70,8 @@ typedef struct LG {
   LLVMTypeRef tensor, tensorp, err, errp;
   LLVMTypeRef range_fn;  // void (i8*, i64, i64)
   LLVMValueRef ipow[DT_COUNT];
+  bool gpu;                // the GPU mode (llvm_build_gpu_module): libdevice math, device error record
+  LLVMTypeRef gerr, gerrp;  // GPU: tdsl_gpu_error {flag, k, value}
 } LG;
 
 typedef struct KG {
@@ -148,13 +155,32 @@ static LLVMValueRef intrinsic1(LG *g, const char *name, LLVMValueRef a) {
   return intrinsic(g, name, LLVMTypeOf(a), &a, 1);
 }
 
-// libm's NAME (float: NAMEf) of one or two arguments.
+// libm's NAME (float: NAMEf) of one or two arguments; on the GPU libdevice's
+// __nv_NAME (__nv_NAMEf).
 static LLVMValueRef libm(LG *g, const char *name, DType dt, LLVMValueRef a, LLVMValueRef b) {
   LLVMTypeRef t = vtype(g, dt);
   const char *fn = dt == DT_F64 ? name : arena_printf(&g->cx->arena, "%sf", name);
+  if (g->gpu)
+    fn = arena_printf(&g->cx->arena, "__nv_%s", fn);
   LLVMTypeRef pt[2] = {t, t};
   LLVMValueRef args[2] = {a, b};
   return call(g, fn, t, pt, b ? 2 : 1, args);
+}
+
+// llvm.NAME of a float (the CPU lowers it to libm), or libdevice's function of the
+// same meaning on the GPU, where NVPTX cannot lower these intrinsics.
+static LLVMValueRef math1(LG *g, const char *name, DType dt, LLVMValueRef a) {
+  if (g->gpu)
+    return libm(g, name, dt, a, NULL);
+  return intrinsic1(g, arena_printf(&g->cx->arena, "llvm.%s", name), a);
+}
+
+// C's fmod: frem on the CPU; on the GPU libdevice's fmod (NVPTX expands frem to
+// a - trunc(a / b) * b, which is not exact).
+static LLVMValueRef fmod_(LG *g, DType dt, LLVMValueRef a, LLVMValueRef b) {
+  if (g->gpu)
+    return libm(g, "fmod", dt, a, b);
+  return LLVMBuildFRem(g->b, a, b, "");
 }
 
 static void init_types(LG *g) {
@@ -355,6 +381,23 @@ static LLVMBasicBlockRef new_block(KG *c, const char *name) {
   return LLVMAppendBasicBlockInContext(c->g->lc, c->fn, name);
 }
 
+// On the GPU: the first raise sets err->flag from 0 to 1 (cmpxchg, atomicCAS) and
+// then writes k and the value; later raises change nothing.
+static void gpu_raise(KG *c, int err, LLVMValueRef value) {
+  LG *g = c->g;
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef flag = LLVMBuildStructGEP2(b, g->gerr, c->errp, 0, "");
+  LLVMValueRef r = LLVMBuildAtomicCmpXchg(b, flag, ci(g->i32, 0), ci(g->i32, 1), LLVMAtomicOrderingMonotonic,
+                                          LLVMAtomicOrderingMonotonic, 0);
+  LLVMBasicBlockRef first = new_block(c, "first"), cont = new_block(c, "recorded");
+  LLVMBuildCondBr(b, LLVMBuildExtractValue(b, r, 1, ""), first, cont);
+  LLVMPositionBuilderAtEnd(b, first);
+  LLVMBuildStore(b, ci(g->i32, err), LLVMBuildStructGEP2(b, g->gerr, c->errp, 1, ""));
+  LLVMBuildStore(b, value, LLVMBuildStructGEP2(b, g->gerr, c->errp, 2, ""));
+  LLVMBuildBr(b, cont);
+  LLVMPositionBuilderAtEnd(b, cont);
+}
+
 // if (cond) tdsl_kernel_error_raise(err, k, value, iteration): a cold block.
 static void raise_if(KG *c, LLVMValueRef cond, int err, LLVMValueRef value) {
   if (err < 0 || !c->has_err)
@@ -366,6 +409,12 @@ static void raise_if(KG *c, LLVMValueRef cond, int err, LLVMValueRef value) {
   LLVMPositionBuilderAtEnd(g->b, yes);
   if (LLVMTypeOf(value) != g->i64)
     value = LLVMBuildSExt(g->b, value, g->i64, "");
+  if (g->gpu) {
+    gpu_raise(c, err, value);
+    LLVMBuildBr(g->b, cont);
+    LLVMPositionBuilderAtEnd(g->b, cont);
+    return;
+  }
   LLVMTypeRef pt[] = {g->errp, g->i32, g->i64, g->i64};
   LLVMValueRef args[] = {c->errp, ci(g->i32, err), value, c->iter ? c->iter : ci(g->i64, INT64_MAX)};
   call(g, "tdsl_kernel_error_raise", g->vd, pt, 4, args);
@@ -491,22 +540,22 @@ static LLVMValueRef unary(KG *c, const LExpr *e, LLVMValueRef a) {
     unsupported(e, dt);
   LLVMValueRef one = cf(t, 1);
   switch (e->op) {
-  case OP_EXP: return intrinsic1(g, "llvm.exp", a);
-  case OP_LOG: return intrinsic1(g, "llvm.log", a);
-  case OP_LOG2: return intrinsic1(g, "llvm.log2", a);
-  case OP_EXP2: return intrinsic1(g, "llvm.exp2", a);
+  case OP_EXP: return math1(g, "exp", dt, a);
+  case OP_LOG: return math1(g, "log", dt, a);
+  case OP_LOG2: return math1(g, "log2", dt, a);
+  case OP_EXP2: return math1(g, "exp2", dt, a);
   case OP_SQRT: return intrinsic1(g, "llvm.sqrt", a);
   case OP_RSQRT: return LLVMBuildFDiv(b, one, intrinsic1(g, "llvm.sqrt", a), "");
   case OP_RECIPROCAL: return LLVMBuildFDiv(b, one, a, "");
-  case OP_SIN: return intrinsic1(g, "llvm.sin", a);
-  case OP_COS: return intrinsic1(g, "llvm.cos", a);
+  case OP_SIN: return math1(g, "sin", dt, a);
+  case OP_COS: return math1(g, "cos", dt, a);
   case OP_TAN: return libm(g, "tan", dt, a, NULL);
   case OP_TANH: return libm(g, "tanh", dt, a, NULL);
   case OP_ERF: return libm(g, "erf", dt, a, NULL);
   case OP_SIGMOID:  // 1 / (1 + exp(-a))
-    return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, intrinsic1(g, "llvm.exp", LLVMBuildFNeg(b, a, "")), ""), "");
+    return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, math1(g, "exp", dt, LLVMBuildFNeg(b, a, "")), ""), "");
   case OP_SILU:  // a / (1 + exp(-a))
-    return LLVMBuildFDiv(b, a, LLVMBuildFAdd(b, one, intrinsic1(g, "llvm.exp", LLVMBuildFNeg(b, a, "")), ""), "");
+    return LLVMBuildFDiv(b, a, LLVMBuildFAdd(b, one, math1(g, "exp", dt, LLVMBuildFNeg(b, a, "")), ""), "");
   case OP_GELU: {  // a * 0.5 * (1 + erf(a * 0.70710678118654752440))
     LLVMValueRef h = LLVMBuildFMul(b, a, cf(t, 0.5), "");
     double r2 = dt == DT_F32 ? (double)0.70710678118654752440f : 0.70710678118654752440;
@@ -521,7 +570,7 @@ static LLVMValueRef unary(KG *c, const LExpr *e, LLVMValueRef a) {
 static LLVMValueRef floordiv_float(LG *g, LLVMTypeRef t, LLVMValueRef a, LLVMValueRef bv) {
   LLVMBuilderRef b = g->b;
   LLVMValueRef q = LLVMBuildFDiv(b, a, bv, "");
-  LLVMValueRef mod = LLVMBuildFRem(b, a, bv, "");
+  LLVMValueRef mod = fmod_(g, t == g->f32 ? DT_F32 : DT_F64, a, bv);
   LLVMValueRef div = LLVMBuildFDiv(b, LLVMBuildFSub(b, a, mod, ""), bv, "");
   LLVMValueRef adj = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealUNE, mod, cf(t, 0), ""),
                                   LLVMBuildXor(b, LLVMBuildFCmp(b, LLVMRealOLT, bv, cf(t, 0), ""),
@@ -582,7 +631,7 @@ static LLVMValueRef binary(KG *c, const LExpr *e, LLVMValueRef a, LLVMValueRef b
     if (fl && e->op == OP_FLOOR_DIVIDE)
       return floordiv_float(g, t, a, bv);
     if (fl) {  // r = fmod(a, b); r != 0 and (r < 0) != (b < 0) => r += b
-      LLVMValueRef r = LLVMBuildFRem(b, a, bv, "");
+      LLVMValueRef r = fmod_(g, dt, a, bv);
       LLVMValueRef adj = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealUNE, r, cf(t, 0), ""),
                                       LLVMBuildXor(b, LLVMBuildFCmp(b, LLVMRealOLT, r, cf(t, 0), ""),
                                                    LLVMBuildFCmp(b, LLVMRealOLT, bv, cf(t, 0), ""), ""), "");
@@ -942,7 +991,7 @@ static void stmt(KG *c, const LStmt *s) {
   case LS_LOOP:
     if (s->extent <= 0)
       return;
-    if (s->parallel && !c->iter)
+    if (s->parallel && !c->iter && !g->gpu)  // on the GPU the mapping is decided by gpu_kernel
       parallel_loop(c, s);
     else
       counted_loop(c, s->var, ci(g->i64, 0), ci(g->i64, s->extent), false, false, &s->body);
@@ -1235,6 +1284,407 @@ struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc
     if (run_wrappers)
       build_run_wrapper(&g, p, entry);
   }
+  LLVMDisposeBuilder(g.b);
+  return g.m;
+}
+
+// ============================================================================
+// The GPU mode: kernels for NVPTX (codegen/ptx.c)
+// ============================================================================
+// Each LKernel becomes `void tdsl_g_<fn>_<k>(tdsl_gpu_error *err, T0 *b0, ...)`, a
+// kernel in !nvvm.annotations. A kernel spreads work over the threads of a 1-D
+// grid: each top-level statement (all must be loops) contributes its
+// perfect nest (loops whose body is one loop), flattened row-major so the innermost
+// (unit-stride) dim goes to consecutive threads, and run grid-stride from the global
+// thread id ctaid.x * ntid.x + tid.x. Only the outermost m loops of a nest whose
+// iterations provably touch disjoint elements are spread (distributable below); a
+// nest with none spread runs on thread 0. The loops' parallel marks are not used.
+// Several top-level statements run one after another in each thread, so they must
+// not touch what another writes (independent below); else the kernel is serial.
+typedef struct GAccess {
+  int arg;
+  const LIndex *idx;
+  bool store;
+} GAccess;
+typedef VEC(GAccess) GAccessList;
+
+typedef struct GScan {
+  Arena *ar;
+  GAccessList acc;
+  int64_t *ext;  // per loop variable bound in the scanned code: its extent
+} GScan;
+
+static void gscan_expr(GScan *s, const LExpr *e) {
+  if (!e)
+    return;
+  if (e->kind == LX_LOAD) {
+    GAccess a = {e->buf, &e->idx, false};
+    vec_push(s->ar, &s->acc, a);
+    gscan_expr(s, e->idx.dyn);
+  }
+  gscan_expr(s, e->a);
+  gscan_expr(s, e->b);
+  gscan_expr(s, e->c);
+}
+
+static void gscan(GScan *s, const LStmt *st) {
+  switch (st->kind) {
+  case LS_LOOP:
+    if (st->extent <= 0)
+      return;  // never runs
+    s->ext[st->var] = st->extent;
+    for (int i = 0; i < st->body.len; i++)
+      gscan(s, st->body.data[i]);
+    return;
+  case LS_STORE: {
+    GAccess a = {st->buf, &st->idx, true};
+    vec_push(s->ar, &s->acc, a);
+    gscan_expr(s, st->idx.dyn);
+    gscan_expr(s, st->val);
+    return;
+  }
+  case LS_LET:
+  case LS_SET: gscan_expr(s, st->val); return;
+  case LS_IF:
+    gscan_expr(s, st->cond);
+    for (int i = 0; i < st->body.len; i++)
+      gscan(s, st->body.data[i]);
+    return;
+  case LS_COUNT: break;
+  }
+  td_unreachable();
+}
+
+// Marks in used the locals st reads, declares or sets.
+static void locals_used(const LStmt *st, bool *used) {
+  scan_locals_expr(st->val, used);
+  scan_locals_expr(st->cond, used);
+  if (st->kind == LS_STORE)
+    scan_locals_expr(st->idx.dyn, used);
+  if (st->kind == LS_LET || st->kind == LS_SET)
+    used[st->local] = true;
+  scan_locals(&st->body, used, used);
+}
+
+static const int64_t GLIMIT = (int64_t)1 << 60;  // larger magnitudes: "unknown"
+
+static int64_t gcoef(const LIndex *ix, int v) {
+  int64_t c = 0;
+  for (int t = 0; t < ix->nterms; t++)
+    if (ix->var[t] == v)
+      c += ix->coef[t];
+  return c;
+}
+
+// [*lo, *hi]: what the terms of ix over variables not in skip add to its base, the
+// variables ranging over [0, ext); false when unknown (no extent, or too large).
+static bool term_range(const LIndex *ix, const bool *skip, const int64_t *ext, int nvars, int64_t *lo, int64_t *hi) {
+  *lo = *hi = 0;
+  for (int v = 0; v < nvars; v++) {
+    if (skip && skip[v])
+      continue;
+    int64_t c = gcoef(ix, v);
+    if (c == 0)
+      continue;
+    if (ext[v] <= 0 || c > GLIMIT || c < -GLIMIT || ext[v] - 1 > GLIMIT / (c < 0 ? -c : c))
+      return false;
+    int64_t x = c * (ext[v] - 1);
+    *(x > 0 ? hi : lo) += x;
+    if (*hi > GLIMIT || *lo < -GLIMIT)
+      return false;
+  }
+  return true;
+}
+
+// The loops chain[0..m), the first m of a perfect nest, may run their iterations in
+// any order on any threads when, for every buffer written in their body, all
+// accesses to it share the base and the coefficients of the chain's variables, and
+// these coefficients, by magnitude, each exceed what the smaller ones and the rest of
+// the index can reach: then the element determines the iteration, and no iteration
+// touches an element another one writes.
+static bool distributable(Arena *ar, const LKernel *k, const LStmt *const *chain, int m) {
+  int nv = k->nvars;
+  bool *isd = arena_alloc(ar, (size_t)nv + 1);
+  int64_t *ext = arena_alloc(ar, sizeof *ext * (size_t)(nv + 1));
+  GScan s = {ar, {0}, ext};
+  for (int i = 0; i < m; i++)
+    isd[chain[i]->var] = true, ext[chain[i]->var] = chain[i]->extent;
+  for (int i = 0; i < chain[m - 1]->body.len; i++)
+    gscan(&s, chain[m - 1]->body.data[i]);
+  int64_t *c = arena_alloc(ar, sizeof *c * (size_t)(m + 1)), *e = arena_alloc(ar, sizeof *e * (size_t)(m + 1));
+  for (int w = 0; w < k->args.len; w++) {
+    bool written = false;
+    for (int i = 0; i < s.acc.len; i++)
+      written |= s.acc.data[i].arg == w && s.acc.data[i].store;
+    if (!written)
+      continue;
+    const LIndex *first = NULL;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int i = 0; i < s.acc.len; i++) {
+      const GAccess *a = &s.acc.data[i];
+      if (a->arg != w)
+        continue;
+      if (a->idx->dyn)
+        return false;
+      if (!first)
+        first = a->idx;
+      if (a->idx->base != first->base)
+        return false;
+      for (int j = 0; j < m; j++)
+        if (gcoef(a->idx, chain[j]->var) != gcoef(first, chain[j]->var))
+          return false;
+      int64_t l, h;
+      if (!term_range(a->idx, isd, ext, nv, &l, &h))
+        return false;
+      lo = l < lo ? l : lo;
+      hi = h > hi ? h : hi;
+    }
+    for (int j = 0; j < m; j++) {  // |coefficients|, sorted ascending with their extents
+      int64_t cj = gcoef(first, chain[j]->var), ej = chain[j]->extent;
+      if (cj == 0 || cj > GLIMIT || cj < -GLIMIT)
+        return false;
+      cj = cj < 0 ? -cj : cj;
+      int p = j;
+      for (; p > 0 && c[p - 1] > cj; p--)
+        c[p] = c[p - 1], e[p] = e[p - 1];
+      c[p] = cj, e[p] = ej;
+    }
+    int64_t reach = hi - lo;
+    for (int j = 0; j < m; j++) {
+      if (c[j] <= reach || e[j] - 1 > GLIMIT / c[j])
+        return false;
+      if ((reach += c[j] * (e[j] - 1)) > GLIMIT)
+        return false;
+    }
+  }
+  return true;
+}
+
+// Whether top-level statements a and b touch no element the other one writes
+// (comparing the ranges of their indices).
+static bool independent(Arena *ar, const LKernel *k, const LStmt *a, const LStmt *b) {
+  int nv = k->nvars;
+  GScan sa = {ar, {0}, arena_alloc(ar, sizeof(int64_t) * (size_t)(nv + 1))};
+  GScan sb = {ar, {0}, arena_alloc(ar, sizeof(int64_t) * (size_t)(nv + 1))};
+  gscan(&sa, a);
+  gscan(&sb, b);
+  for (int i = 0; i < sa.acc.len; i++)
+    for (int j = 0; j < sb.acc.len; j++) {
+      const GAccess *x = &sa.acc.data[i], *y = &sb.acc.data[j];
+      if (x->arg != y->arg || (!x->store && !y->store))
+        continue;
+      int64_t xl, xh, yl, yh;
+      if (x->idx->dyn || y->idx->dyn || !term_range(x->idx, NULL, sa.ext, nv, &xl, &xh) ||
+          !term_range(y->idx, NULL, sb.ext, nv, &yl, &yh))
+        return false;
+      if (x->idx->base + xl <= y->idx->base + yh && y->idx->base + yl <= x->idx->base + xh)
+        return false;
+    }
+  return true;
+}
+
+// The perfect nest of s (s, then while a body is one loop, that loop): its length.
+static int perfect_nest(const LStmt *s, const LStmt **chain, int max) {
+  int n = 0;
+  while (n < max && s->kind == LS_LOOP && s->extent > 0) {
+    chain[n++] = s;
+    if (s->body.len != 1)
+      break;
+    s = s->body.data[0];
+  }
+  return n;
+}
+
+// The plan of kernel k: m[i] loops of top-level statement i spread over threads
+// (0: it runs on thread 0); returns the most iterations spread, 0 for a serial kernel.
+// The loops' parallel marks are not needed: they say which loop is worth the CPU's
+// threads, while GPU threads are cheap, and distributable proves independence.
+static int64_t gpu_plan(Arena *ar, const LKernel *k, int *m) {
+  const LStmtList *body = &k->body;
+  int nl = k->locals.len;
+  int *owner = arena_alloc(ar, sizeof *owner * (size_t)(nl + 1));
+  for (int l = 0; l < nl; l++)
+    owner[l] = -1;
+  for (int i = 0; i < body->len; i++) {
+    if (body->data[i]->kind != LS_LOOP)
+      return 0;  // a top-level statement every thread would run
+    bool *used = arena_alloc(ar, (size_t)nl + 1);
+    locals_used(body->data[i], used);
+    for (int l = 0; l < nl; l++) {  // a local lives in one top-level statement
+      if (used[l] && owner[l] >= 0)
+        return 0;
+      if (used[l])
+        owner[l] = i;
+    }
+  }
+  for (int i = 0; i < body->len; i++)
+    for (int j = i + 1; j < body->len; j++)
+      if (!independent(ar, k, body->data[i], body->data[j]))
+        return 0;
+  const LStmt **chain = arena_alloc(ar, sizeof *chain * (size_t)(k->nvars + 1));
+  int64_t most = 0;
+  for (int i = 0; i < body->len; i++) {
+    int n = perfect_nest(body->data[i], chain, k->nvars);
+    m[i] = n;
+    while (m[i] > 0 && !distributable(ar, k, chain, m[i]))
+      m[i]--;
+    int64_t iters = 1;
+    for (int j = 0; j < m[i]; j++)
+      iters = iters > INT64_MAX / chain[j]->extent ? INT64_MAX : iters * chain[j]->extent;
+    if (m[i] > 0 && iters > most)
+      most = iters;
+  }
+  return most;
+}
+
+// llvm.nvvm.read.ptx.sreg.NAME as an i64.
+static LLVMValueRef sreg(LG *g, const char *name) {
+  const char *full = arena_printf(&g->cx->arena, "llvm.nvvm.read.ptx.sreg.%s", name);
+  unsigned id = LLVMLookupIntrinsicID(full, strlen(full));
+  TD_ASSERT(id != 0);
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->m, id, NULL, 0);
+  LLVMValueRef v = LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->lc, id, NULL, 0), f, NULL, 0, "");
+  return LLVMBuildZExt(g->b, v, g->i64, "");
+}
+
+// a * b of two special registers, widened to i64, as PTX's mul.wide.u32 in inline
+// asm: opaque to LLVM 14, whose loop strength reduction would otherwise rebuild it
+// narrowed to an i1 multiply that the NVPTX back end cannot select.
+static LLVMValueRef mul_wide(LG *g, const char *a, const char *b) {
+  LLVMValueRef args[2] = {LLVMBuildTrunc(g->b, sreg(g, a), g->i32, ""), LLVMBuildTrunc(g->b, sreg(g, b), g->i32, "")};
+  LLVMTypeRef pt[2] = {g->i32, g->i32};
+  LLVMTypeRef ft = LLVMFunctionType(g->i64, pt, 2, 0);
+  static char text[] = "mul.wide.u32 $0, $1, $2;", cons[] = "=l,r,r";
+  LLVMValueRef f = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), 0, 0, LLVMInlineAsmDialectATT, 0);
+  return LLVMBuildCall2(g->b, ft, f, args, 2, "");
+}
+
+// if (cond) { s } on the current thread.
+static void stmt_if(KG *c, LLVMValueRef cond, const LStmt *s, const LStmtList *l) {
+  LG *g = c->g;
+  LLVMBasicBlockRef then = new_block(c, "then"), cont = new_block(c, "endif");
+  LLVMBuildCondBr(g->b, cond, then, cont);
+  LLVMPositionBuilderAtEnd(g->b, then);
+  if (s)
+    stmt(c, s);
+  else
+    stmts(c, l);
+  LLVMMoveBasicBlockAfter(cont, LLVMGetInsertBlock(g->b));
+  LLVMBuildBr(g->b, cont);
+  LLVMPositionBuilderAtEnd(g->b, cont);
+}
+
+// for (f = gtid; f < total; f += nthreads): the loops chain[0..m) of the nest of s
+// get their indices from f, row-major (in i32 when total fits), then the body of
+// the innermost runs.
+static void grid_stride(KG *c, const LStmt *s, int m, LLVMValueRef gtid, LLVMValueRef nthreads) {
+  LG *g = c->g;
+  LLVMBuilderRef b = g->b;
+  const LStmt **chain = arena_alloc(&g->cx->arena, sizeof *chain * (size_t)(m + 1));
+  TD_ASSERT(perfect_nest(s, chain, m) == m);
+  int64_t total = 1;
+  for (int j = 0; j < m; j++)
+    total *= chain[j]->extent;  // no overflow: gpu_plan counted it
+  bool narrow = total <= INT32_MAX;
+  LLVMTypeRef it = narrow ? g->i32 : g->i64;
+  LLVMValueRef tot = ci(g->i64, total);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), head = new_block(c, "grid"), exit = new_block(c, "endgrid");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, gtid, tot, ""), head, exit);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef f = LLVMBuildPhi(b, g->i64, "");
+  LLVMValueRef rem = narrow ? LLVMBuildTrunc(b, f, g->i32, "") : f;
+  for (int j = m - 1; j >= 0; j--) {
+    LLVMValueRef v = rem;
+    if (j > 0) {
+      v = LLVMBuildURem(b, rem, ci(it, chain[j]->extent), "");
+      rem = LLVMBuildUDiv(b, rem, ci(it, chain[j]->extent), "");
+    }
+    c->vars[chain[j]->var] = narrow ? LLVMBuildZExt(b, v, g->i64, "") : v;
+  }
+  stmts(c, &chain[m - 1]->body);
+  LLVMValueRef next = LLVMBuildAdd(b, f, nthreads, "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, tot, ""), head, exit);
+  LLVMValueRef in[2] = {gtid, next};
+  LLVMBasicBlockRef from[2] = {pre, latch};
+  LLVMAddIncoming(f, in, from, 2);
+  LLVMMoveBasicBlockAfter(exit, latch);
+  LLVMPositionBuilderAtEnd(b, exit);
+  for (int j = 0; j < m; j++)
+    c->vars[chain[j]->var] = NULL;
+}
+
+// void tdsl_g_<fn>_<k>(tdsl_gpu_error *err, T0 *b0, ...): *iters gets the
+// iterations spread over threads (0: serial, thread 0 alone).
+static LLVMValueRef build_gpu_kernel(LG *g, const LProgram *p, int ki, int64_t *iters) {
+  const LKernel *k = p->kernels.data[ki];
+  Arena *ar = &g->cx->arena;
+  KG c = {.g = g, .p = p, .k = k};
+  c.kname = arena_printf(ar, "tdsl_g_%s_%s", p->name, k->name);
+  c.has_err = stmts_raise(&k->body);
+  int nargs = k->args.len;
+  LLVMTypeRef *pt = arena_alloc(ar, sizeof *pt * (size_t)(nargs + 1));
+  pt[0] = g->gerrp;
+  for (int i = 0; i < nargs; i++)
+    pt[i + 1] = arg_ptr_type(&c, i);
+  c.fn = LLVMAddFunction(g->m, c.kname, LLVMFunctionType(g->vd, pt, (unsigned)nargs + 1, 0));
+  add_attr(g, c.fn, LLVMAttributeFunctionIndex, "nounwind");
+  pointer_attrs(&c, c.fn, 1);
+  LLVMBuilderRef b = g->b;
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, c.fn, "entry"));
+  c.errp = LLVMGetParam(c.fn, 0);
+  c.args = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(nargs + 1));
+  for (int i = 0; i < nargs; i++)
+    c.args[i] = LLVMGetParam(c.fn, (unsigned)i + 1);
+  c.vars = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(k->nvars + 1));
+  c.locals = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(k->locals.len + 1));
+  for (int l = 0; l < k->locals.len; l++)
+    c.locals[l] = LLVMBuildAlloca(b, vtype(g, k->locals.data[l]), "");
+  int *m = arena_alloc(ar, sizeof *m * (size_t)(k->body.len + 1));
+  *iters = gpu_plan(ar, k, m);
+  LLVMValueRef gtid = LLVMBuildAdd(b, mul_wide(g, "ctaid.x", "ntid.x"), sreg(g, "tid.x"), "");
+  LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, gtid, ci(g->i64, 0), "");
+  if (*iters == 0) {
+    stmt_if(&c, first, NULL, &k->body);
+  } else {
+    LLVMValueRef nthreads = mul_wide(g, "nctaid.x", "ntid.x");
+    for (int i = 0; i < k->body.len; i++) {
+      const LStmt *s = k->body.data[i];
+      if (s->extent <= 0)
+        continue;
+      if (m[i] == 0)
+        stmt_if(&c, first, s, NULL);
+      else
+        grid_stride(&c, s, m[i], gtid, nthreads);
+    }
+  }
+  LLVMBuildRetVoid(b);
+  // !nvvm.annotations: {fn, !"kernel", i32 1}
+  LLVMMetadataRef md[3] = {LLVMValueAsMetadata(c.fn), LLVMMDStringInContext2(g->lc, "kernel", 6),
+                           LLVMValueAsMetadata(ci(g->i32, 1))};
+  LLVMAddNamedMetadataOperand(g->m, "nvvm.annotations", LLVMMetadataAsValue(g->lc, LLVMMDNodeInContext2(g->lc, md, 3)));
+  return c.fn;
+}
+
+struct LLVMOpaqueModule *llvm_build_gpu_module(Ctx *cx, struct LLVMOpaqueContext *lc, LProgram *const *progs,
+                                               int nprogs, const char *triple, const char *data_layout,
+                                               int64_t *iters) {
+  LG g = {.cx = cx, .lc = lc, .gpu = true};
+  init_types(&g);
+  g.gerr = LLVMStructCreateNamed(lc, "tdsl_g_gpu_error");  // {flag, k, value}
+  LLVMTypeRef ef[] = {g.i32, g.i32, g.i64};
+  LLVMStructSetBody(g.gerr, ef, 3, 0);
+  g.gerrp = LLVMPointerType(g.gerr, 0);
+  g.m = LLVMModuleCreateWithNameInContext(nprogs ? progs[0]->file : "tdsl", lc);
+  if (triple)
+    LLVMSetTarget(g.m, triple);
+  if (data_layout)
+    LLVMSetDataLayout(g.m, data_layout);
+  g.b = LLVMCreateBuilderInContext(lc);
+  int n = 0;
+  for (int i = 0; i < nprogs; i++)
+    for (int k = 0; k < progs[i]->kernels.len; k++, n++)
+      build_gpu_kernel(&g, progs[i], k, &iters[n]);
   LLVMDisposeBuilder(g.b);
   return g.m;
 }

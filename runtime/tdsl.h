@@ -223,6 +223,60 @@ void tdsl_kernel_error_raise(tdsl_kernel_error *e, int k, long long value, int64
 void tdsl_kernel_error_seal(tdsl_kernel_error *e);
 // ==== end of parallel loops ====
 
+// ==== GPU runs (runtime/cuda.c): CUDA through the driver API, loaded at run time ====
+// libcuda.so.1 (and, for CUDA C images, NVRTC: libnvrtc.so) are opened with dlopen
+// on first use, so libtdslrt builds and runs everything else on a machine without a
+// GPU; there the functions below fail with a clear message and never crash.
+#define TDSL_ERR_GPU 6  // a CUDA or NVRTC call failed (no GPU, a bad image, a launch error)
+
+// 1 when a CUDA device can be used; else 0, and tdsl_last_error() says why:
+// "no GPU here (libcuda.so.1 cannot be loaded)", "no GPU here (no CUDA device)", ...
+int tdsl_gpu_available(void);
+// The compute capability of the device runs use (device 0), e.g. 9 and 0. 0 = ok.
+int tdsl_gpu_compute_capability(int *major, int *minor);
+
+// The device record every kernel of an image takes first (codegen/codegen.h): zeroed
+// before the first launch; a kernel raising its error k sets flag to 1 with
+// atomicCAS and then writes k and the value, so the first raise wins.
+typedef struct tdsl_gpu_error {
+  int flag;  // 0: no error raised
+  int k;     // index into the raising kernel's errors
+  long long value;
+} tdsl_gpu_error;
+
+// One kernel of an image, launched as name<<<grid, block, shmem>>>(err, b[args[0]], ...)
+// with 1-D grid and block; grid or block 0 launches nothing.
+typedef struct tdsl_gpu_kernel {
+  const char *name;  // its symbol in the image
+  int64_t grid, block;
+  int shmem;  // bytes of dynamic shared memory
+  int nargs;
+  const int *args;  // program buffer indices, in parameter order
+  int nerrors;
+  const char *const *errors;  // located messages, each may hold one %lld (tdsl_entry_kernel_error)
+} tdsl_gpu_kernel;
+
+typedef enum { TDSL_GPU_PTX, TDSL_GPU_CUDA_C } tdsl_gpu_image_kind;
+
+typedef struct tdsl_gpu_program {
+  const tdsl_entry_info *info;  // the CPU entry's tables (argument checks, buffers, outputs)
+  tdsl_gpu_image_kind kind;
+  const char *image;  // PTX text, or CUDA C device code compiled by NVRTC
+  const char *arch;   // CUDA C: "sm_80" compiles for compute_80; NULL: the device's own
+  int nkernels;
+  const tdsl_gpu_kernel *kernels;  // launched in this order
+} tdsl_gpu_program;
+
+// Runs p as a generated entry would: tdsl_entry_begin (argument checks, contiguous
+// copies), a device buffer per program buffer (parameters copied in, the rest zeroed),
+// each kernel launched in order and checked after it (launch and sync results, then the
+// error record), results and 'mut' parameters copied back, tdsl_entry_end. Device
+// memory and the module are freed on every path. Returns TDSL_OK; TDSL_ERR_DATA with
+// the kernel's located message; TDSL_ERR_GPU with "cuda: cuLaunchKernel(NAME): ..."
+// or "nvrtc: ..."; or the entry glue's codes. On failure every *outs[k] is zeroed.
+int tdsl_gpu_run(const tdsl_gpu_program *p, const tdsl_tensor *const *args, tdsl_tensor *const *outs);
+// ==== end of GPU runs ====
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,306 @@
+// codegen/ptx.c: PTX through LLVM's NVPTX target. The module comes from the GPU mode
+// of llvm.c's builder (llvm_build_gpu_module: one kernel per LKernel, the convention
+// of codegen.h); here it is verified, linked with libdevice when its math needs it,
+// every function but the kernels made internal (so the optimiser keeps only the
+// libdevice code used), optimised with default<On> for the NVPTX TargetMachine, and
+// printed as PTX by LLVMTargetMachineEmitToMemoryBuffer.
+//
+// Invariants:
+//   - the triple is nvptx64-nvidia-cuda; the processor is --gpu-arch when LLVM 14
+//     knows it, else the newest one it knows below it: LLVM 14 stops at sm_86, so
+//     sm_89 and sm_90 get `.target sm_86` PTX, which the CUDA driver and
+//     `ptxas -arch=sm_90` compile for the newer GPU; below sm_30 is refused;
+//   - PTX ISA 7.2 (+ptx72: enough for every processor LLVM 14 knows);
+//   - libdevice (TDSLC_LIBDEVICE, else /usr/local/cuda/nvvm/libdevice/libdevice.10.bc)
+//     is linked with flush-to-zero off (module flag nvvm-reflect-ftz = 0), so math
+//     keeps IEEE subnormals as on the CPU;
+//   - the launch of a kernel is 256 threads per block and enough blocks for the
+//     iterations it spreads (at most 65535; the kernels are grid-stride loops), or one
+//     thread for a serial kernel;
+//   - every LLVM object is disposed in the function that created it, every LLVM
+//     failure comes back as "ptx: <context>: <LLVM's message>", and LLVM's
+//     diagnostics never reach stderr.
+#include "codegen/codegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { PTX_BLOCK = 256, PTX_MAX_GRID = 65535 };
+
+#ifndef TDSLC_WITH_LLVM
+
+static const char *no_llvm(Ctx *cx) {
+  return arena_printf(&cx->arena, "ptx: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)");
+}
+
+const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, FILE *out) {
+  (void)progs, (void)nprogs, (void)arch, (void)opt, (void)out;
+  return no_llvm(cx);
+}
+
+const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, GpuImage *out) {
+  (void)p, (void)arch, (void)opt, (void)out;
+  return no_llvm(cx);
+}
+
+#else
+
+#include "codegen/llvm.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+static const char *const TRIPLE = "nvptx64-nvidia-cuda";
+static const char *const LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+
+// The processors LLVM 14's NVPTX target knows, oldest first.
+static const int known_sm[] = {30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86};
+
+// "sm_NN" (a suffix such as the 'a' of sm_90a is ignored) -> the processor to emit
+// for, in the arena; NULL with *err set when arch is no such name or too old.
+static const char *processor(Ctx *cx, const char *arch, const char **err) {
+  if (!arch)
+    arch = "sm_80";
+  const char *d = arch + 3;
+  int n = 0, nd = 0;
+  if (strncmp(arch, "sm_", 3) == 0)
+    for (; d[nd] >= '0' && d[nd] <= '9' && nd < 4; nd++)
+      n = n * 10 + (d[nd] - '0');
+  if (nd == 0 || (d[nd] && d[nd + 1]) || (d[nd] && (d[nd] < 'a' || d[nd] > 'z'))) {
+    *err = arena_printf(&cx->arena, "ptx: unknown GPU architecture '%s' (expected sm_NN, for example sm_80)", arch);
+    return NULL;
+  }
+  int best = 0;
+  for (size_t i = 0; i < sizeof known_sm / sizeof *known_sm; i++)
+    if (known_sm[i] <= n)
+      best = known_sm[i];
+  if (!best) {
+    *err = arena_printf(&cx->arena, "ptx: GPU architecture '%s' is too old (sm_30 or newer)", arch);
+    return NULL;
+  }
+  return arena_printf(&cx->arena, "sm_%d", best);
+}
+
+// LLVM's diagnostics (the linker's among them): the first error is kept, the rest
+// (warnings, remarks) are dropped rather than printed.
+typedef struct Diags {
+  Ctx *cx;
+  const char *first;
+} Diags;
+
+static void on_diagnostic(LLVMDiagnosticInfoRef di, void *ctx) {
+  Diags *d = ctx;
+  if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || d->first)
+    return;
+  char *msg = LLVMGetDiagInfoDescription(di);
+  d->first = arena_strdup(&d->cx->arena, msg);
+  LLVMDisposeMessage(msg);
+}
+
+static const char *llvm_message(Ctx *cx, const char *context, char *msg) {
+  const char *r = arena_printf(&cx->arena, "ptx: %s: %s", context, msg && *msg ? msg : "(no message)");
+  if (msg)
+    LLVMDisposeMessage(msg);
+  return r;
+}
+
+static void init_nvptx(void) {
+  static bool done;
+  if (done)
+    return;
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+  done = true;
+}
+
+static const char *make_target_machine(Ctx *cx, const char *arch, int opt, LLVMTargetMachineRef *tm) {
+  const char *err = NULL;
+  const char *cpu = processor(cx, arch, &err);
+  if (!cpu)
+    return err;
+  init_nvptx();
+  LLVMTargetRef t;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(TRIPLE, &t, &msg))
+    return llvm_message(cx, "target nvptx64-nvidia-cuda", msg);
+  if (msg)
+    LLVMDisposeMessage(msg);
+  static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+                                               LLVMCodeGenLevelAggressive};
+  *tm = LLVMCreateTargetMachine(t, TRIPLE, cpu, "+ptx72", levels[opt], LLVMRelocDefault, LLVMCodeModelDefault);
+  if (!*tm)
+    return arena_printf(&cx->arena, "ptx: cannot create a target machine for %s (%s)", TRIPLE, cpu);
+  return NULL;
+}
+
+// Whether m calls a libdevice function (declared, not yet defined).
+static bool needs_libdevice(LLVMModuleRef m) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    if (LLVMIsDeclaration(f) && len > 5 && strncmp(name, "__nv_", 5) == 0)
+      return true;
+  }
+  return false;
+}
+
+// Links libdevice into m (which keeps its triple and data layout).
+static const char *link_libdevice(Ctx *cx, LLVMContextRef lc, LLVMModuleRef m, const Diags *d) {
+  const char *path = getenv("TDSLC_LIBDEVICE");
+  if (!path || !*path)
+    path = LIBDEVICE;
+  LLVMMemoryBufferRef mb = NULL;
+  char *msg = NULL;
+  if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg))
+    return llvm_message(cx, arena_printf(&cx->arena, "cannot read libdevice '%s'", path), msg);
+  LLVMModuleRef lib = NULL;
+  bool bad = LLVMParseBitcodeInContext2(lc, mb, &lib);
+  LLVMDisposeMemoryBuffer(mb);
+  if (bad)
+    return arena_printf(&cx->arena, "ptx: cannot parse libdevice '%s': %s", path, d->first ? d->first : "invalid bitcode");
+  LLVMSetTarget(lib, LLVMGetTarget(m));
+  LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(m));
+  if (LLVMLinkModules2(m, lib))  // consumes lib
+    return arena_printf(&cx->arena, "ptx: linking libdevice '%s': %s", path, d->first ? d->first : "failed");
+  return NULL;
+}
+
+static bool is_kernel(Ctx *cx, LProgram *const *progs, int nprogs, const char *name) {
+  for (int i = 0; i < nprogs; i++)
+    for (int k = 0; k < progs[i]->kernels.len; k++)
+      if (strcmp(name, arena_printf(&cx->arena, "tdsl_g_%s_%s", progs[i]->name, progs[i]->kernels.data[k]->name)) == 0)
+        return true;
+  return false;
+}
+
+// Every function and global variable m defines becomes internal, but the kernels.
+static void internalize(Ctx *cx, LLVMModuleRef m, LProgram *const *progs, int nprogs) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t len;
+    if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) != LLVMInternalLinkage &&
+        !is_kernel(cx, progs, nprogs, LLVMGetValueName2(f, &len)))
+      LLVMSetLinkage(f, LLVMInternalLinkage);
+  }
+  for (LLVMValueRef v = LLVMGetFirstGlobal(m); v; v = LLVMGetNextGlobal(v))
+    if (!LLVMIsDeclaration(v) && LLVMGetLinkage(v) != LLVMPrivateLinkage)
+      LLVMSetLinkage(v, LLVMInternalLinkage);
+}
+
+// The PTX of progs (malloc'd, NUL-terminated) in *text; iters as llvm_build_gpu_module.
+static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, int64_t *iters,
+                             char **text) {
+  opt = opt < 0 ? 0 : opt > 3 ? 3 : opt;
+  LLVMTargetMachineRef tm = NULL;
+  const char *err = make_target_machine(cx, arch, opt, &tm);
+  if (err)
+    return err;
+  LLVMContextRef lc = LLVMContextCreate();
+  Diags d = {cx, NULL};
+  LLVMContextSetDiagnosticHandler(lc, on_diagnostic, &d);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMModuleRef m = llvm_build_gpu_module(cx, lc, progs, nprogs, TRIPLE, layout, iters);
+  LLVMDisposeMessage(layout);
+  LLVMDisposeTargetData(td);
+  // libdevice's __nvvm_reflect("__CUDA_FTZ") reads this: 0 keeps subnormals
+  LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
+                    LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(lc), 0, 0)));
+  char *msg = NULL;
+  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
+    err = llvm_message(cx, "the generated module does not verify", msg), msg = NULL;
+  if (msg)
+    LLVMDisposeMessage(msg);
+  msg = NULL;
+  if (!err && needs_libdevice(m))
+    err = link_libdevice(cx, lc, m, &d);
+  if (!err) {
+    internalize(cx, m, progs, nprogs);
+    char passes[32];
+    snprintf(passes, sizeof passes, "default<O%d>", opt);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopUnrolling(po, opt >= 2);
+    LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      char *em = LLVMGetErrorMessage(e);  // consumes e
+      err = arena_printf(&cx->arena, "ptx: optimizing: %s", em);
+      LLVMDisposeErrorMessage(em);
+    }
+  }
+  if (!err) {
+    LLVMMemoryBufferRef mb = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &msg, &mb)) {
+      err = llvm_message(cx, "emitting PTX", msg);
+    } else {
+      if (msg)
+        LLVMDisposeMessage(msg);
+      size_t n = LLVMGetBufferSize(mb);
+      *text = malloc(n + 1);
+      TD_ASSERT(*text);
+      memcpy(*text, LLVMGetBufferStart(mb), n);
+      (*text)[n] = 0;
+      LLVMDisposeMemoryBuffer(mb);
+    }
+  }
+  if (!err && d.first)
+    err = arena_printf(&cx->arena, "ptx: %s", d.first);
+  if (err && *text) {
+    free(*text);
+    *text = NULL;
+  }
+  LLVMDisposeModule(m);
+  LLVMContextDispose(lc);
+  LLVMDisposeTargetMachine(tm);
+  return err;
+}
+
+static int count_kernels(LProgram *const *progs, int nprogs) {
+  int n = 0;
+  for (int i = 0; i < nprogs; i++)
+    n += progs[i]->kernels.len;
+  return n;
+}
+
+const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, FILE *out) {
+  int64_t *iters = arena_alloc(&cx->arena, sizeof *iters * (size_t)(count_kernels(progs, nprogs) + 1));
+  char *text = NULL;
+  const char *err = build_ptx(cx, progs, nprogs, arch, opt, iters, &text);
+  if (err)
+    return err;
+  fputs(text, out);
+  free(text);
+  return NULL;
+}
+
+const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, GpuImage *out) {
+  int nk = p->kernels.len;
+  int64_t *iters = arena_alloc(&cx->arena, sizeof *iters * (size_t)(nk + 1));
+  char *text = NULL;
+  LProgram *const progs[1] = {(LProgram *)p};
+  const char *err = build_ptx(cx, progs, 1, arch, opt, iters, &text);
+  if (err)
+    return err;
+  out->text = arena_strdup(&cx->arena, text);
+  free(text);
+  out->nkernels = nk;
+  out->kernels = arena_alloc(&cx->arena, sizeof *out->kernels * (size_t)(nk + 1));
+  for (int k = 0; k < nk; k++) {
+    GpuKernel *g = &out->kernels[k];
+    g->name = arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, p->kernels.data[k]->name);
+    g->block = iters[k] ? PTX_BLOCK : 1;
+    int64_t grid = (iters[k] + PTX_BLOCK - 1) / PTX_BLOCK;
+    g->grid = iters[k] ? (grid < PTX_MAX_GRID ? grid : PTX_MAX_GRID) : 1;
+    g->shmem = 0;
+  }
+  return NULL;
+}
+
+#endif

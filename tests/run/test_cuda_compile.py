@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""tests/run/test_cuda_compile.py TDSLC: --emit=cuda compiles warning-free with nvcc, and
+its device part compiles with NVRTC (what `run --target cuda` hands the runtime). No GPU
+is needed; exits 77 (skip) when /usr/local/cuda/bin/nvcc is missing.
+
+nvcc costs about 1.4 s a file, so programs are batched: every example is one file; the
+op programs of test_ops.py (each renamed) make two files, the kernel shapes cuda.c
+recognises (rows, reductions, argmax, matmuls, large and odd sizes) another, and 100
+random programs of randprog.py one more. Each .cu is compiled with
+`nvcc -arch=sm_90 -c -Werror all-warnings` (the batches, thousands of kernels, with
+-Ofc=max: the same front end and checks, a fraction of the optimisation time); the text
+between its includes and the host helpers (the device code, as cuda_device_image prints
+it) is compiled again through NVRTC (libnvrtc.so by ctypes) for compute_90, when the
+library loads.
+"""
+import concurrent.futures
+import ctypes
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+CUDA = "/usr/local/cuda"
+NVCC = os.path.join(CUDA, "bin", "nvcc")
+
+# The shapes codegen/cuda.c maps (see its file comment), with sizes that exercise the
+# grid-stride loops, partial tiles, partial warps and the thread-per-row fallback.
+SHAPES = """
+fn sm(x: f32[8, 100]) -> f32[8, 100] { return x.softmax(-1) }
+fn sm_h(x: f16[300, 70]) -> f16[300, 70] { return x.softmax(-1) }
+fn ln(x: f32[32, 10, 512]) -> f32[32, 10, 512] {
+    m = x.mean(-1, keepdim=true)
+    v = x.var(-1, keepdim=true, unbiased=false)
+    return (x - m) / sqrt(v + 1e-5)
+}
+fn rs(x: f32[6, 7]) -> f32[6] { return x.sum(-1) }
+fn rs_big(x: f64[100000, 3]) -> f64[100000] { return x.sum(-1) }
+fn rmax(x: f32[6, 7]) -> f32[6] { return x.amax(-1) }
+fn rmin_i(x: i32[9, 33]) -> i32[9] { return x.amin(-1) }
+fn rprod(x: i64[5, 40]) -> i64[5] { return x.prod(-1) }
+fn rall(x: bool[5, 40]) -> (bool[5], bool[5]) { return x.all(-1), x.any(-1) }
+fn amax_(x: f32[6, 7]) -> i64[6] { return x.argmax(-1) }
+fn amin_h(x: f16[600, 700]) -> i64[600] { return x.argmin(-1) }
+fn amax_all(x: f32[6, 7]) -> i64[] { return x.argmax() }
+fn lse(x: f32[6, 7]) -> f32[6] { return x.logsumexp(-1) }
+fn var_(x: f64[40, 300]) -> f64[40] { return x.var(-1) }
+fn colsum(x: f32[6, 7]) -> f32[7] { return x.sum(0) }
+fn colsum_big(x: f32[512, 1024]) -> f32[1024] { return x.sum(0) }
+fn total(x: f32[6, 7]) -> f32[] { return x.sum() }
+fn mm_relu(a: f32[16, 32], b: f32[32, 24], c: f32[24]) -> f32[16, 24] { return relu(a @ b + c) }
+fn mm_t(a: f32[16, 32], b: f32[24, 32]) -> f32[16, 24] { return a @ b.T }
+fn mm_b(a: f32[3, 17, 33], b: f32[3, 33, 25]) -> f32[3, 17, 25] { return a @ b }
+fn mm_big(a: f32[256, 512], b: f32[512, 384]) -> f32[256, 384] { return a @ b }
+fn mm_h(a: f16[64, 64], b: f16[64, 64]) -> f16[64, 64] { return a @ b }
+fn mm_bf(a: bf16[40, 24], b: bf16[24, 8]) -> bf16[40, 8] { return gelu(a @ b) }
+fn mm_d(a: f64[20, 30], b: f64[30, 10]) -> f64[20, 10] { return a @ b }
+fn mv(a: f32[256, 512], b: f32[512]) -> f32[256] { return a @ b }
+fn vm(a: f32[512], b: f32[512, 256]) -> f32[256] { return a @ b }
+fn ew(x: f32[1000, 1000], y: f32[1000]) -> f32[1000, 1000] { return sigmoid(x * 2 + y) }
+fn ew_t(x: f32[64, 48]) -> f32[48, 64] { return (x.t() + 1).exp() }
+fn ew_i(x: i32[7, 9], y: i32[9]) -> (i32[7, 9], i32[7, 9]) { return x // y, x % y }
+fn ew_pow(x: i64[50], y: i64[50]) -> i64[50] { return x ** y }
+fn ew_cast(x: f32[33, 65]) -> (i32[33, 65], i64[33, 65], bf16[33, 65], bool[33, 65]) {
+    return x.int(), x.long(), x.bfloat16(), x > 0
+}
+fn gat(x: f32[10, 20], i: i64[10, 5]) -> f32[10, 5] { return x.gather(1, i) }
+fn scal(x: f32[]) -> f32[] { return x * 2 }
+"""
+
+
+def nvrtc_lib():
+    for name in ("libnvrtc.so", "libnvrtc.so.13"):
+        try:
+            return ctypes.CDLL(os.path.join(CUDA, "lib64", name))
+        except OSError:
+            pass
+    return None
+
+
+def nvrtc_compile(lib, src, name, fast):
+    """Compiles src with NVRTC for compute_90; returns an error text or None."""
+    prog = ctypes.c_void_p()
+    rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None)
+    if rc != 0:
+        return f"nvrtcCreateProgram: {rc}"
+    opts = [b"--gpu-architecture=compute_90", b"-default-device"] + ([b"--Ofast-compile=max"] if fast else [])
+    arr = (ctypes.c_char_p * len(opts))(*opts)
+    rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value + 1)
+    lib.nvrtcGetProgramLog(prog, log)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    text = log.value.decode(errors="replace").strip()
+    if rc != 0:
+        return f"nvrtc: {rc}\n{text}"
+    if "warning" in text:
+        return f"nvrtc warnings:\n{text}"
+    return None
+
+
+def device_part(cu):
+    """The device code of a .cu: after the runtime header's include, before the host."""
+    start = cu.index('#include "tdsl.h"\n') + len('#include "tdsl.h"\n')
+    end = cu.index("// ---- host helpers ----") if "// ---- host helpers ----" in cu else len(cu)
+    return cu[start:end]
+
+
+def rename(src, old, new):
+    return re.sub(rf"^fn {old}\(", f"fn {new}(", src, count=1, flags=re.M)
+
+
+def op_programs(part, nparts):
+    import test_ops  # noqa: E402  (its main() runs only as a script)
+    srcs = []
+    for i, c in enumerate(cb for b in test_ops.BUILDERS for cb in b()):
+        if i % nparts == part:
+            srcs.append(rename(c.source(), "f", f"op{i}_{re.sub(r'[^A-Za-z0-9_]', '_', c.name)}"))
+    return "\n\n".join(srcs) + "\n"
+
+
+def random_programs(first, count):
+    from randprog import Program  # noqa: E402
+    return "\n\n".join(rename(Program(s).build().src, "f", f"rand{s}") for s in range(first, first + count)) + "\n"
+
+
+def main():
+    tdslc = os.path.abspath(sys.argv[1])
+    if not os.path.exists(NVCC):
+        print(f"skip: {NVCC} not found")
+        return 77
+    inc = subprocess.run([tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
+    tmp = tempfile.mkdtemp(prefix="tdsl-cuda-")
+    try:
+        # (label, path, fast): the big batches first, so the two cores share them
+        jobs = []
+        for name, text in (("ops_a", op_programs(0, 2)), ("ops_b", op_programs(1, 2)),
+                           ("random", random_programs(0, 100)), ("shapes", SHAPES)):
+            path = os.path.join(tmp, name + ".tdsl")
+            with open(path, "w") as f:
+                f.write(text)
+            nfn = len(re.findall(r"^fn ", text, flags=re.M))
+            jobs.append((f"{name} ({nfn} functions)", path, name != "shapes"))
+        jobs += [(os.path.relpath(f, ROOT), f, False) for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.tdsl")))]
+        goldens = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "cuda_*.tdsl")))
+        jobs += [(os.path.relpath(f, ROOT), f, False) for f in goldens]
+        lib = nvrtc_lib()
+        if lib is None:
+            print("note: libnvrtc.so not found: NVRTC compiles skipped")
+
+        def check(job):
+            label, path, fast = job
+            stem = os.path.splitext(os.path.basename(path))[0]
+            cu = os.path.join(tmp, stem + ".cu")
+            p = subprocess.run([tdslc, path, "--emit=cuda", "-o", cu], capture_output=True, text=True)
+            if p.returncode != 0:
+                return label, [f"--emit=cuda exit {p.returncode}: {p.stderr.strip()[:2000]}"]
+            errs = []
+            p = subprocess.run([NVCC, "-arch=sm_90"] + (["-Ofc=max"] if fast else []) +
+                               ["-c", "-Werror", "all-warnings", "-I", inc, cu, "-o", cu + ".o"],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                errs.append(f"nvcc:\n{(p.stdout + p.stderr).strip()[:3000]}")
+            if lib is not None:
+                with open(cu) as f:
+                    e = nvrtc_compile(lib, device_part(f.read()), stem + ".cu", fast)
+                if e:
+                    errs.append(e[:3000])
+            return label, errs
+
+        failed = 0
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, max(2, os.cpu_count() or 2))) as ex:
+            for label, errs in ex.map(check, jobs):
+                print(f"{'ok  ' if not errs else 'FAIL'} {label}")
+                for e in errs:
+                    print("     " + e.replace("\n", "\n     "))
+                failed += bool(errs)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{len(jobs) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

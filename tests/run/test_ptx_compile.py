@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""tests/run/test_ptx_compile.py TDSLC: `tdslc --emit=ptx` (codegen/ptx.c) on every
+example, on every program of test_ops.py's tables and on seeded random programs
+(randprog.py), each group combined into a few files of many functions, and every PTX
+file assembled by CUDA's `ptxas -arch=sm_90` (LLVM 14 emits `.target sm_80` PTX, which
+Hopper's ptxas must accept). Nothing runs: no GPU is needed, only ptxas; without
+/usr/local/cuda/bin/ptxas (or $PTXAS), or with a tdslc built without LLVM, the test
+exits 77, a skip. TDSL_PTX_RANDOM_COUNT sets the number of random programs (200). Also checked: each
+kernel `tdsl_g_<fn>_k<N>` of the loop IR is an .entry of the PTX, and --gpu-arch=sm_90
+(newer than LLVM 14 knows) gives PTX for sm_86.
+"""
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+PTXAS = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
+RANDOM_COUNT = int(os.environ.get("TDSL_PTX_RANDOM_COUNT", "200"))
+PER_FILE = 40  # functions per combined .tdsl
+
+
+def combine(sources):
+    """One .tdsl holding every `fn f` of sources, renamed t0, t1, ..."""
+    out = []
+    for i, src in enumerate(sources):
+        out.append(re.sub(r"^fn f\(", f"fn t{i}(", src, count=1, flags=re.M))
+    return "\n\n".join(out) + "\n"
+
+
+def emit_and_assemble(tdslc, path, tmp, extra=()):
+    """--emit=ptx then ptxas; returns a list of failure lines."""
+    ptx = os.path.join(tmp, os.path.basename(path) + ".ptx")
+    p = subprocess.run([tdslc, path, "--emit=ptx", "-o", ptx, *extra], capture_output=True, timeout=600)
+    if p.returncode != 0:
+        return [f"{path}: tdslc --emit=ptx exited {p.returncode}: {p.stderr.decode(errors='replace')[:2000]}"]
+    q = subprocess.run([PTXAS, "-arch=sm_90", ptx, "-o", ptx + ".cubin"], capture_output=True, timeout=600)
+    if q.returncode != 0:
+        return [f"{path}: ptxas -arch=sm_90 failed: {q.stderr.decode(errors='replace')[:2000]}"]
+    with open(ptx, encoding="utf-8") as f:
+        text = f.read()
+    errs = []
+    k = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, timeout=600)
+    if k.returncode == 0:  # one function (or one chosen): its kernels are entries
+        fn = re.search(r"^program (\S+)", k.stdout.decode(), re.M).group(1)
+        for kn in re.findall(r"^kernel (k\d+)", k.stdout.decode(), re.M):
+            if f".entry tdsl_g_{fn}_{kn}(" not in text:
+                errs.append(f"{path}: no .entry tdsl_g_{fn}_{kn} in the PTX")
+    return errs
+
+
+def main():
+    tdslc = os.path.abspath(sys.argv[1])
+    if not os.access(PTXAS, os.X_OK):
+        print(f"skipped: no ptxas at {PTXAS}")
+        return 77
+    probe = subprocess.run([tdslc, os.path.join(ROOT, "examples", "mlp.tdsl"), "--emit=ptx", "-o", os.devnull],
+                           capture_output=True, timeout=600)
+    if b"built without LLVM" in probe.stderr:
+        print("skipped: tdslc was built without LLVM")
+        return 77
+    import test_ops  # noqa: E402  (its tables; its main() is not run)
+    from randprog import Program  # noqa: E402
+    with tempfile.TemporaryDirectory(prefix="tdsl_ptx_") as tmp:
+        files = []
+        ex_dir = os.path.join(ROOT, "examples")
+        for name in sorted(os.listdir(ex_dir)):
+            if name.endswith(".tdsl"):
+                files.append(os.path.join(ex_dir, name))
+        ops = [c.source() for b in test_ops.BUILDERS for c in b()]
+        rand = [Program(s).build().src for s in range(RANDOM_COUNT)]
+        for label, srcs in (("ops", ops), ("random", rand)):
+            for i in range(0, len(srcs), PER_FILE):
+                path = os.path.join(tmp, f"{label}{i // PER_FILE}.tdsl")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(combine(srcs[i:i + PER_FILE]))
+                files.append(path)
+        failed = 0
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+            for path, errs in zip(files, ex.map(lambda f: emit_and_assemble(tdslc, f, tmp), files)):
+                print(f"{'ok  ' if not errs else 'FAIL'} {os.path.basename(path)}")
+                for e in errs:
+                    print("     " + e.replace("\n", "\n     "))
+                failed += bool(errs)
+        # an architecture newer than LLVM 14 knows: PTX for sm_86, still assembled for sm_90
+        ln = os.path.join(ex_dir, "layer_norm.tdsl")
+        errs = emit_and_assemble(tdslc, ln, tmp, ["--gpu-arch=sm_90"])
+        with open(os.path.join(tmp, "layer_norm.tdsl.ptx"), encoding="utf-8") as f:
+            if not errs and ".target sm_86" not in f.read():
+                errs.append("--gpu-arch=sm_90: expected .target sm_86")
+        print(f"{'ok  ' if not errs else 'FAIL'} layer_norm --gpu-arch=sm_90")
+        for e in errs:
+            print("     " + e)
+        failed += bool(errs)
+        print(f"{len(files) + 1 - failed} passed, {failed} failed "
+              f"({len(ops)} op programs, {len(rand)} random programs, in {len(files)} files)")
+        return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+// tests/unit/test_ptx.c: codegen/ptx.c and the GPU mode of codegen/llvm.c's builder.
+// Programs go through the whole pipeline; the PTX is checked as text (its entries,
+// its target) and the launches of ptx_image against the iterations each kernel
+// spreads over threads. Assembling the PTX is tests/run/test_ptx_compile.py's job.
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#ifndef TDSLC_WITH_LLVM
+int main(void) { return 0; }  // built without LLVM: nothing to test
+#else
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+
+// The whole pipeline on src: every function of the file, in order.
+static int compile_src(Ctx *cx, const char *src, LProgram **out, int max) {
+  SrcFile *f = srcfile_from_string(cx, "t.tdsl", src, strlen(src));
+  Program prog = {0};
+  prog.ast = parse_program(cx, f);
+  assert_non_null(prog.ast);
+  assert_true(sema_check(cx, &prog));
+  assert_true(prog.fns.len <= max);
+  for (int i = 0; i < prog.fns.len; i++) {
+    Graph *g = lower_fn(cx, &prog, prog.fns.data[i]);
+    fuse_graph(g);
+    out[i] = kernel_build(cx, g);
+  }
+  assert_int_equal(cx->nerrors, 0);
+  return prog.fns.len;
+}
+
+static GpuImage image(Ctx *cx, const char *src, const char *arch) {
+  LProgram *p[1];
+  compile_src(cx, src, p, 1);
+  GpuImage im = {0};
+  const char *err = ptx_image(cx, p[0], arch, 2, &im);
+  if (err)
+    fprintf(stderr, "ptx_image: %s\n", err);
+  assert_null(err);
+  assert_int_equal(im.nkernels, p[0]->kernels.len);
+  return im;
+}
+
+static void a_layer_norm_spreads_its_rows_over_threads(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  GpuImage im = image(&cx,
+                      "fn ln(x: f32[32, 10, 512]) -> f32[32, 10, 512] {\n"
+                      "    m = x.mean(-1, keepdim=true)\n"
+                      "    return (x - m) / (x.var(-1, keepdim=true, unbiased=false) + 1e-5).sqrt()\n"
+                      "}\n",
+                      "sm_80");
+  assert_int_equal(im.nkernels, 1);
+  assert_string_equal(im.kernels[0].name, "tdsl_g_ln_k0");
+  assert_int_equal(im.kernels[0].block, 256);
+  assert_int_equal(im.kernels[0].grid, 2);  // 320 rows, grid-stride
+  assert_int_equal(im.kernels[0].shmem, 0);
+  assert_non_null(strstr(im.text, ".target sm_80"));
+  assert_non_null(strstr(im.text, ".entry tdsl_g_ln_k0("));
+  ctx_free(&cx);
+}
+
+static void an_elementwise_kernel_gets_one_thread_per_element_up_to_the_grid_limit(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  GpuImage im = image(&cx, "fn e(x: f32[64, 256]) -> f32[64, 256] {\n    return x.exp() * 2.0\n}\n", NULL);
+  assert_int_equal(im.kernels[0].grid, 64);
+  assert_int_equal(im.kernels[0].block, 256);
+  assert_non_null(strstr(im.text, ".target sm_80"));  // the default
+  assert_null(strstr(im.text, "__nv_expf"));          // libdevice linked and inlined
+  im = image(&cx, "fn big(x: f32[8192, 4096]) -> f32[8192, 4096] {\n    return x + 1.0\n}\n", "sm_80");
+  assert_int_equal(im.kernels[0].grid, 65535);
+  ctx_free(&cx);
+}
+
+static void writes_that_may_overlap_run_on_one_thread(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  // cat along dim 1: two nests whose ranges of output elements interleave
+  GpuImage im = image(&cx, "fn c(a: f32[64, 300], b: f32[64, 500]) -> f32[64, 800] {\n    return cat([a, b], 1)\n}\n",
+                      "sm_80");
+  assert_int_equal(im.kernels[0].grid, 1);
+  assert_int_equal(im.kernels[0].block, 1);
+  // along dim 0 the ranges are disjoint: both nests are spread
+  im = image(&cx, "fn d(a: f32[300, 64], b: f32[500, 64]) -> f32[800, 64] {\n    return cat([a, b], 0)\n}\n", "sm_80");
+  assert_int_equal(im.kernels[0].block, 256);
+  assert_int_equal(im.kernels[0].grid, (500 * 64 + 255) / 256);
+  ctx_free(&cx);
+}
+
+static void a_newer_architecture_than_llvm_knows_gets_sm_86(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  GpuImage im = image(&cx, "fn e(x: f32[4]) -> f32[4] {\n    return x + 1.0\n}\n", "sm_90");
+  assert_non_null(strstr(im.text, ".target sm_86"));
+  ctx_free(&cx);
+}
+
+static void a_bad_architecture_is_an_error(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *p[1];
+  compile_src(&cx, "fn e(x: f32[4]) -> f32[4] {\n    return x + 1.0\n}\n", p, 1);
+  GpuImage im = {0};
+  const char *err = ptx_image(&cx, p[0], "sm_20", 2, &im);
+  assert_non_null(err);
+  assert_non_null(strstr(err, "too old"));
+  err = ptx_image(&cx, p[0], "compute_80", 2, &im);
+  assert_non_null(err);
+  assert_non_null(strstr(err, "unknown GPU architecture 'compute_80'"));
+  ctx_free(&cx);
+}
+
+static void ptx_emit_writes_every_program(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *p[2];
+  int n = compile_src(&cx,
+                      "fn f(x: f32[4]) -> f32[4] {\n    return x.tanh()\n}\n"
+                      "fn g(a: i32[8], b: i32[8]) -> i32[8] {\n    return a % b\n}\n",
+                      p, 2);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_non_null(out);
+  const char *err = ptx_emit(&cx, p, n, "sm_80", 2, out);
+  fclose(out);
+  assert_null(err);
+  assert_non_null(strstr(text, ".entry tdsl_g_f_k0("));
+  assert_non_null(strstr(text, ".entry tdsl_g_g_k0("));
+  assert_non_null(strstr(text, "atom.global.cas.b32"));  // b == 0 raises
+  assert_null(strstr(text, ".extern"));                  // nothing left to link
+  free(text);
+  ctx_free(&cx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_layer_norm_spreads_its_rows_over_threads),
+      cmocka_unit_test(an_elementwise_kernel_gets_one_thread_per_element_up_to_the_grid_limit),
+      cmocka_unit_test(writes_that_may_overlap_run_on_one_thread),
+      cmocka_unit_test(a_newer_architecture_than_llvm_knows_gets_sm_86),
+      cmocka_unit_test(a_bad_architecture_is_an_error),
+      cmocka_unit_test(ptx_emit_writes_every_program),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#endif
