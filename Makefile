@@ -39,9 +39,11 @@ test-asan: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		ctest --output-on-failure -j $(JOBS)
 
+# Timings only, never asserted (not part of `make test`); writes bench/RESULTS.md.
+# BENCH_FLAGS passes options to bench/run.py, e.g. BENCH_FLAGS="--reps-scale 0.3 --only matmul,mlp".
 bench: build
 	@scripts/deps.sh --bench
-	@echo "bench: the benchmark harness arrives with the performance work (issue 6)"
+	/usr/bin/python3 bench/run.py --tdslc $(BUILD)/tdslc $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

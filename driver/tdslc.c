@@ -6,8 +6,12 @@
 // calls its entry on .npy or seeded inputs. Either way the code calls this
 // process's runtime (the JIT is given the tdsl_* addresses; the shared object
 // leaves tdsl_* undefined and tdslc exports them), so errors and storages are shared.
+// On --target cuda, run makes the function's image (PTX through LLVM's NVPTX target,
+// --backend ptx, the default; or CUDA C for NVRTC, --backend cuda) and hands it with
+// the entry tables to the runtime's tdsl_gpu_run, which loads libcuda.so.1 itself.
 // Exit status: 0 ok, 1 an error in the program, 2 a bad command line or input
-// file, 3 a run-time data error, 4 an internal error (td_internal_error).
+// file, 3 a run-time data error, or no usable GPU (no driver, no device, a failed
+// CUDA or NVRTC call: TDSL_ERR_GPU), 4 an internal error (td_internal_error).
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "tdsl.h"
@@ -152,7 +156,7 @@ static int parse_args(int argc, char **argv, Options *o) {
       if (missing)
         return usage_error("missing CPU name after '--cpu'");
       o->cpu = v;
-    } else if (VALUE("--gpu-arch") && o->mode == MODE_COMPILE) {
+    } else if (VALUE("--gpu-arch")) {
       if (missing || strncmp(v, "sm_", 3) != 0)
         return usage_error("--gpu-arch takes sm_NN (for example sm_80)");
       o->gpu_arch = v;
@@ -214,6 +218,8 @@ static int parse_args(int argc, char **argv, Options *o) {
     o->target = "cuda";
   if (!o->target)
     o->target = "cpu";
+  if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cuda") == 0)
+    o->backend = "ptx";
 #ifdef TDSLC_WITH_LLVM
   if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cpu") == 0)
     o->backend = "llvm";
@@ -539,18 +545,16 @@ out:
   return rc;
 }
 
-static int call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn, Timer *tm);
+static int call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn,
+                           const tdsl_gpu_program *gpu, Timer *tm);
 static int run_llvm(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
+static int run_gpu(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
 
 static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
-  if (strcmp(o->target, "cuda") == 0) {
-    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!cuda) {
-      fprintf(stderr, "tdslc: error: --target cuda: no GPU here (libcuda.so.1 cannot be loaded)\n");
-      return EXIT_DATA;
-    }
-    dlclose(cuda);
-    return usage_error("--target cuda: running on the GPU is not supported yet");
+  bool gpu = strcmp(o->target, "cuda") == 0;
+  if (gpu && !tdsl_gpu_available()) {
+    fprintf(stderr, "tdslc: error: --target cuda: %s\n", tdsl_last_error());
+    return EXIT_DATA;
   }
   for (int i = 0; i < o->ninputs; i++) {
     bool found = false;
@@ -587,13 +591,15 @@ static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
       rc = save_npy(o->out_dir, name, &ins[j]);
     }
   }
-  if (!rc && strcmp(o->backend, "llvm") == 0) {
+  if (!rc && gpu) {
+    rc = run_gpu(o, cx, p, ins, tm);
+  } else if (!rc && strcmp(o->backend, "llvm") == 0) {
     rc = run_llvm(o, cx, p, ins, tm);
   } else if (!rc) {
     Build b = {0};
     rc = build_and_load(cx, p, &b, tm);
     if (!rc)
-      rc = call_and_report(o, p, ins, b.fn, tm);
+      rc = call_and_report(o, p, ins, b.fn, NULL, tm);
   }
   for (int j = 0; j < np; j++)
     tdsl_tensor_release(&ins[j]);
@@ -602,20 +608,101 @@ static int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
 }
 
 // ---- run: calling the compiled entry, printing and saving its outputs ----
-// One path for every backend: fn is the packed caller of the function's entry.
-static int call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn, Timer *tm) {
+// One path for every backend: fn is the packed caller of the function's entry, or,
+// when gpu is given, tdsl_gpu_run runs that program.
+// One call of the compiled function: outputs into outs (the caller releases them).
+static int call_once(const LProgram *p, const tdsl_tensor **args, tdsl_tensor *outs, RunFn fn,
+                     const tdsl_gpu_program *gpu) {
+  if (!gpu)
+    return fn(args, outs);
+  int no = p->outputs.len;
+  tdsl_tensor **outp = calloc((size_t)(no ? no : 1), sizeof *outp);
+  for (int k = 0; k < no; k++)
+    outp[k] = &outs[k];
+  int erc = tdsl_gpu_run(gpu, args, outp);
+  free(outp);
+  return erc;
+}
+
+// ---- bench: time repeated calls of the compiled function ----
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+// Bytes every call must move: each parameter read once, each result written once.
+static int64_t program_bytes(const LProgram *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < p->bufs.len; i++) {
+    const LBuf *b = &p->bufs.data[i];
+    if (b->kind != LB_TEMP)
+      bytes += b->numel * dtype_size(b->dtype);
+  }
+  return bytes;
+}
+
+// Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its
+// outputs as a PyTorch call does; prints median/min/max and the rates they imply.
+static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn,
+                       const tdsl_gpu_program *gpu) {
+  int no = p->outputs.len, warm = o->reps < 10 ? 1 : o->reps / 10;
+  double *ms = calloc((size_t)o->reps, sizeof *ms);
+  tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
+  int erc = 0;
+  for (int r = -warm; r < o->reps && !erc; r++) {
+    double t0 = now_ms();
+    erc = call_once(p, args, outs, fn, gpu);
+    for (int k = 0; k < no; k++)
+      tdsl_tensor_release(&outs[k]);
+    if (r >= 0)
+      ms[r] = now_ms() - t0;
+  }
+  free(outs);
+  if (erc) {
+    free(ms);
+    fprintf(stderr, "%s\n", tdsl_last_error());
+    return erc == TDSL_ERR_DATA || erc == TDSL_ERR_GPU ? EXIT_DATA : EXIT_INTERNAL;
+  }
+  qsort(ms, (size_t)o->reps, sizeof *ms, cmp_double);
+  double med = o->reps % 2 ? ms[o->reps / 2] : (ms[o->reps / 2 - 1] + ms[o->reps / 2]) / 2;
+  int64_t bytes = program_bytes(p);
+  double gbps = med > 0 ? (double)bytes / (med * 1e6) : 0, gflops = med > 0 ? (double)p->flops / (med * 1e6) : 0;
+  if (o->json)
+    printf("{\"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, \"bytes\": %" PRId64 ", \"flops\": %" PRId64
+           ", \"gbps\": %.6g, \"gflops\": %.6g}\n", med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops);
+  else
+    printf("%s: %d calls, median %.4f ms (min %.4f, max %.4f); %" PRId64 " bytes, %" PRId64
+           " flops: %.2f GB/s, %.2f GFLOP/s\n", p->name, o->reps, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps,
+           gflops);
+  free(ms);
+  return 0;
+}
+
+static int call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn,
+                           const tdsl_gpu_program *gpu, Timer *tm) {
   int rc = 0, np = p->params.len, no = p->outputs.len;
+  if (o->mode == MODE_BENCH) {
+    const tdsl_tensor **args = calloc((size_t)(np ? np : 1), sizeof *args);
+    for (int j = 0; j < np; j++)
+      args[j] = &ins[j];
+    rc = bench_calls(o, p, args, fn, gpu);
+    free(args);
+    return rc;
+  }
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
   {
     const tdsl_tensor **args = calloc((size_t)(np ? np : 1), sizeof *args);
     for (int j = 0; j < np; j++)
       args[j] = &ins[j];
     tdsl_clear_error();
-    int erc = fn(args, outs);
+    int erc = call_once(p, args, outs, fn, gpu);
     free(args);
     lap(tm, "run");
     if (erc == TDSL_ERR_DATA) {
       fprintf(stderr, "%s\n", tdsl_last_error());
+      rc = EXIT_DATA;
+    } else if (erc == TDSL_ERR_GPU) {
+      fprintf(stderr, "tdslc: error: --target cuda: %s\n", tdsl_last_error());
       rc = EXIT_DATA;
     } else if (erc != 0) {
       rc = internal_error("%s returned %d: %s", p->name, erc, tdsl_last_error());
@@ -666,7 +753,7 @@ static int jit_use(void *ctx, void *const *addrs) {
   JitCall *jc = ctx;
   RunFn fn;
   *(void **)&fn = addrs[0];
-  return call_and_report(jc->o, jc->p, jc->ins, fn, jc->tm);
+  return call_and_report(jc->o, jc->p, jc->ins, fn, NULL, jc->tm);
 }
 
 // Compiles p with LLVM into this process (ORC LLJIT) and calls it.
@@ -685,6 +772,88 @@ static int run_llvm(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *i
   return usage_error("--backend llvm: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)");
 }
 #endif
+
+// ---- run on the GPU: the entry's tables, the kernels' image, tdsl_gpu_run ----
+_Static_assert(TD_MAX_DIMS == TDSL_MAX_DIMS, "compiler and runtime share the dims limit");
+
+// The runtime tables of p, as codegen/c.c prints them and codegen/llvm.c builds them.
+static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
+  Arena *ar = &cx->arena;
+  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  tdsl_entry_param *ps = arena_alloc(ar, sizeof *ps * (size_t)(np + 1));
+  for (int i = 0; i < np; i++) {
+    const LParam *q = &p->params.data[i];
+    ps[i] = (tdsl_entry_param){.name = q->name, .dtype = (tdsl_dtype)q->dtype, .ndim = q->ndim, .mut = q->mut,
+                               .buf = q->buf};
+    memcpy(ps[i].shape, q->shape, sizeof ps[i].shape);
+  }
+  tdsl_entry_buf *bs = arena_alloc(ar, sizeof *bs * (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++) {
+    const LBuf *lb = &p->bufs.data[b];
+    bs[b] = (tdsl_entry_buf){(tdsl_dtype)lb->dtype, lb->numel, lb->kind == LB_PARAM ? lb->param : -1};
+  }
+  tdsl_entry_output *os = arena_alloc(ar, sizeof *os * (size_t)(no + 1));
+  for (int k = 0; k < no; k++) {
+    const LOutput *lo = &p->outputs.data[k];
+    os[k] = (tdsl_entry_output){.buf = lo->buf, .ndim = lo->view.ndim, .offset = lo->view.offset};
+    memcpy(os[k].shape, lo->view.shape, sizeof os[k].shape);
+    memcpy(os[k].strides, lo->view.strides, sizeof os[k].strides);
+  }
+  tdsl_entry_info *fi = arena_alloc(ar, sizeof *fi);
+  *fi = (tdsl_entry_info){p->name, np, np ? ps : NULL, nb, nb ? bs : NULL, no, no ? os : NULL};
+  return fi;
+}
+
+#ifdef TDSLC_WITH_LLVM
+// The PTX target of a run: --gpu-arch, else the device's own, at most sm_86 (the newest
+// LLVM 14 knows; its PTX runs on newer GPUs through the driver's JIT).
+static const char *run_ptx_arch(Ctx *cx, const Options *o) {
+  if (o->gpu_arch)
+    return o->gpu_arch;
+  int major, minor;
+  if (tdsl_gpu_compute_capability(&major, &minor) != 0)
+    return "sm_80";
+  int cc = major * 10 + minor;
+  return arena_printf(&cx->arena, "sm_%d", cc > 86 ? 86 : cc);
+}
+#endif
+
+static int run_gpu(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm) {
+  GpuImage img = {0};
+  tdsl_gpu_program gp = {.info = entry_info(cx, p)};
+  if (strcmp(o->backend, "cuda") == 0) {
+    cuda_device_image(cx, p, &img);
+    gp.kind = TDSL_GPU_CUDA_C;
+    gp.arch = o->gpu_arch;  // NULL: NVRTC compiles for the device's own
+  } else {
+#ifdef TDSLC_WITH_LLVM
+    const char *err = ptx_image(cx, p, run_ptx_arch(cx, o), o->opt, &img);
+    if (err)
+      return internal_error("%s", err);
+    gp.kind = TDSL_GPU_PTX;
+#else
+    return usage_error("--backend ptx: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)");
+#endif
+  }
+  lap(tm, "emit");
+  int nk = p->kernels.len;
+  if (img.nkernels != nk || (nk && !img.text))
+    return internal_error("the %s image of '%s' has %d kernels, not %d", o->backend, p->name, img.nkernels, nk);
+  tdsl_gpu_kernel *ks = arena_alloc(&cx->arena, sizeof *ks * (size_t)(nk + 1));
+  for (int k = 0; k < nk; k++) {
+    const LKernel *lk = p->kernels.data[k];
+    const GpuKernel *g = &img.kernels[k];
+    int *args = arena_alloc(&cx->arena, sizeof *args * (size_t)(lk->args.len + 1));
+    for (int i = 0; i < lk->args.len; i++)
+      args[i] = lk->args.data[i].buf;
+    ks[k] = (tdsl_gpu_kernel){g->name, g->grid, g->block, g->shmem, lk->args.len, args, lk->errors.len,
+                              (const char *const *)lk->errors.data};
+  }
+  gp.image = img.text;
+  gp.nkernels = nk;
+  gp.kernels = ks;
+  return call_and_report(o, p, ins, NULL, &gp, tm);
+}
 
 // ---- the pipeline ----
 static int compile_and_act(Ctx *cx, const Options *o) {
@@ -720,16 +889,14 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     if (!(only = pick_fn(&prog, o)))
       return EXIT_USAGE;
   }
-  if (o->mode == MODE_BENCH)
-    return usage_error("bench: timing compiled functions is not supported yet");
-
-  if (o->mode == MODE_RUN) {
+  if (o->mode == MODE_RUN || o->mode == MODE_BENCH) {
     if (strcmp(o->target, "cpu") == 0 && strcmp(o->backend, "c") != 0 && strcmp(o->backend, "llvm") != 0)
       return usage_error("--backend %s is not supported yet", o->backend);
     Graph *g = lower_fn(cx, &prog, only);
     fuse_graph(g);
     lap(&tm, "lower");
     LProgram *lp = kernel_build(cx, g);
+    lp->flops = graph_flops(g);
     lap(&tm, "kernels");
     if (cx->nerrors)
       return EXIT_PROGRAM;
@@ -737,12 +904,9 @@ static int compile_and_act(Ctx *cx, const Options *o) {
   }
   bool llvm_kind = o->emit == EMIT_LLVM || o->emit == EMIT_ASM || o->emit == EMIT_OBJ;
 #ifndef TDSLC_WITH_LLVM
-  if (llvm_kind)
+  if (llvm_kind || o->emit == EMIT_PTX)
     return usage_error("--emit=%s: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)", emit_names[o->emit]);
 #endif
-  if (o->emit != EMIT_IR && o->emit != EMIT_DOT && o->emit != EMIT_KERNELS && o->emit != EMIT_C &&
-      o->emit != EMIT_HEADER && !llvm_kind)
-    return usage_error("--emit=%s: code generation is not supported yet", emit_names[o->emit]);
   // The per-function kinds act on one function; C and the header on every function
   // of the file unless --fn names one.
   int nfns = only ? 1 : prog.fns.len;
@@ -772,8 +936,18 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     target_c.emit(cx, lps, nfns, of.fp);
   else if (o->emit == EMIT_HEADER)
     emit_header(cx, lps, nfns, of.fp);
+  else if (o->emit == EMIT_CUDA)
+    target_cuda.emit(cx, lps, nfns, of.fp);
 #ifdef TDSLC_WITH_LLVM
-  else if (llvm_kind) {
+  else if (o->emit == EMIT_PTX) {
+    const char *err = ptx_emit(cx, lps, nfns, o->gpu_arch ? o->gpu_arch : "sm_80", o->opt, of.fp);
+    if (err) {
+      out_close(&of, false);
+      return internal_error("%s", err);
+    }
+    lap(&tm, "emit");
+    return out_close(&of, true) ? 0 : EXIT_USAGE;
+  } else if (llvm_kind) {
     LlvmOptions lo = {.opt = o->opt, .cpu = o->cpu, .lap = llvm_lap, .lap_ctx = &tm};
     LlvmOut k = o->emit == EMIT_LLVM ? LLVM_OUT_IR : o->emit == EMIT_ASM ? LLVM_OUT_ASM : LLVM_OUT_OBJ;
     const char *err = llvm_emit(cx, lps, nfns, &lo, k, of.fp);

@@ -98,6 +98,30 @@ void graph_output(Graph *g, Value *v) { vec_push(&g->cx->arena, &g->outputs, v);
 
 bool graph_is_view_only(const Graph *g) { return g->nodes.len == 0; }
 
+int64_t graph_flops(const Graph *g) {
+  int64_t flops = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    int64_t out = view_numel(n->out->view);
+    switch (n->op) {
+    case OP_MATMUL: {
+      const View *a = &n->srcs[0]->view;
+      int64_t k = a->ndim ? a->shape[a->ndim - 1] : 1;
+      flops += 2 * out * k;
+      break;
+    }
+    case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
+    case OP_GATHER: case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
+      break;
+    default: {
+      int64_t in = n->nsrc && !n->srcs[0]->is_scalar ? view_numel(n->srcs[0]->view) : 0;
+      flops += op_is_row(n->op) && in > out ? in : out;
+    }
+    }
+  }
+  return flops;
+}
+
 // ---- printing: the rows every form shares ----
 
 typedef struct Row {

@@ -122,6 +122,9 @@ Node *graph_node(Graph *g, Op op, DType out_dt, int ndim, const int64_t *shape, 
 void graph_name(Graph *g, Value *v, const char *name);  // record a binding
 void graph_output(Graph *g, Value *v);
 bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
+// The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, one operation per
+// element computed or reduced for every other node (copies and creation ops: none).
+int64_t graph_flops(const Graph *g);
 void graph_print(const Graph *g, FILE *out);       // --emit=ir
 void graph_print_json(const Graph *g, FILE *out);  // --emit=ir --json
 void graph_print_dot(const Graph *g, FILE *out);   // --emit=dot

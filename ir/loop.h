@@ -178,6 +178,7 @@ struct LProgram {
   VEC(LBuf) bufs;
   VEC(LOutput) outputs;
   VEC(LKernel *) kernels;  // run in this order
+  int64_t flops;           // the arithmetic of one call (graph_flops), for `tdslc bench`
 };
 
 // ---- loop.c: construction helpers, printing (--emit=kernels), verification ----

@@ -203,6 +203,21 @@ def main():
     else:
         expect("--backend llvm says the build has no LLVM", p_l, 2, r"built without LLVM")
 
+    # --- bench: one JSON object; flops and bytes follow from the program, never timing thresholds ---
+    mm = write("mm.tdsl", "fn f(a: f32[8, 16], b: f32[16, 4]) -> f32[8, 4] { return relu(a @ b) }\n")
+    p = tdslc("bench", mm, "--reps", "3", "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    check("bench --json prints the documented keys",
+          sorted(doc) == ["bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms"], p.stderr.decode())
+    check("bench counts 2*M*N*K flops for the matmul plus one per relu element",
+          doc.get("flops") == 2 * 8 * 4 * 16 + 8 * 4, str(doc))
+    check("bench counts the bytes of the parameters and the result", doc.get("bytes") == 4 * (8 * 16 + 16 * 4 + 8 * 4))
+    check("bench times are ordered", doc and doc["min_ms"] <= doc["median_ms"] <= doc["max_ms"])
+    p = tdslc("bench", mm, "--reps", "2", "--backend", "c")
+    check("bench without --json prints a summary line", p.returncode == 0 and b"2 calls, median" in p.stdout,
+          p.stderr.decode())
+    expect("bench --reps 0 is refused", tdslc("bench", mm, "--reps", "0"), 2, r"--reps")
+
     # --- robustness: located errors, exit 1, never a signal ---
     cases = {
         "deep parentheses": "fn f(x: f32[2]) -> f32[2] { return " + "(" * 50000 + "x" + ")" * 50000 + " }\n",
