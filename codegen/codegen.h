@@ -29,7 +29,7 @@ extern const Target target_llvm;  // codegen/llvm.c (built with TDSLC_WITH_LLVM)
 //   kernel(tdsl_gpu_error *err, T0 *b0, T1 *b1, ...)
 // b0.. are device pointers to the program buffers of LKernel.args, in that order
 // (f16/bf16 buffers as uint16_t), each buffer contiguous as on the CPU. err is a
-// device record { int k; long long value; } where the kernel records a run-time
+// device record { int flag; int k; long long value; } (tdsl_gpu_error) where the kernel records a run-time
 // error (error index k of that kernel's LKernel.errors, with its value): the first
 // raise wins (atomicCAS on a flag), so on the GPU which of several failing
 // elements is reported is not fixed. Launches happen in kernel order on one stream;
