@@ -22,7 +22,7 @@ demo: build
 	@echo "== examples/attention.tdsl: the fusion plan (views cost nothing; each kernel lists its ops and lines) =="
 	$(BUILD)/tdslc examples/attention.tdsl --emit=ir
 	@echo
-	@echo "== examples/attention.tdsl compiled to C and run on seeded inputs (first rows) =="
+	@echo "== examples/attention.tdsl compiled in process with LLVM and run on seeded inputs (first rows) =="
 	$(BUILD)/tdslc run examples/attention.tdsl | head -n 8
 
 # The suite twice: the release build, then one built with address and undefined-behaviour sanitizers.
