@@ -218,15 +218,14 @@ static int parse_args(int argc, char **argv, Options *o) {
     o->target = "cuda";
   if (!o->target)
     o->target = "cpu";
-  if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cuda") == 0)
-    o->backend = "ptx";
 #ifdef TDSLC_WITH_LLVM
-  if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cpu") == 0)
-    o->backend = "llvm";
+  const char *cpu_backend = "llvm";
 #else
-  if (!o->backend && o->mode != MODE_COMPILE && strcmp(o->target, "cpu") == 0)
-    o->backend = "c";
+  const char *cpu_backend = "c";
 #endif
+  // After the checks above, run and bench on the cpu target use c or llvm, on cuda ptx or cuda.
+  if (!o->backend && o->mode != MODE_COMPILE)
+    o->backend = strcmp(o->target, "cuda") == 0 ? "ptx" : cpu_backend;
   return 0;
 }
 
@@ -890,8 +889,6 @@ static int compile_and_act(Ctx *cx, const Options *o) {
       return EXIT_USAGE;
   }
   if (o->mode == MODE_RUN || o->mode == MODE_BENCH) {
-    if (strcmp(o->target, "cpu") == 0 && strcmp(o->backend, "c") != 0 && strcmp(o->backend, "llvm") != 0)
-      return usage_error("--backend %s is not supported yet", o->backend);
     Graph *g = lower_fn(cx, &prog, only);
     fuse_graph(g);
     lap(&tm, "lower");
