@@ -1,7 +1,8 @@
 // runtime/entry.c: the glue every generated entry calls around its kernels, so the
 // generated code stays small (DESIGN.md, "The generated C ABI"). begin checks the
-// arguments and makes the buffers the kernels see; end writes copied 'mut'
-// arguments back, makes the outputs and releases the buffers.
+// arguments and makes the buffers the kernels see (temps and results uninitialised,
+// from the storage cache when large); end writes copied 'mut' arguments back, makes
+// the outputs and releases the buffers.
 //
 // Invariants: kernels see every parameter as a row-major contiguous run of
 // elements that no other buffer of the same call overlaps when either is written;
@@ -105,8 +106,10 @@ int tdsl_entry_begin(const tdsl_entry_info *fi, const tdsl_tensor *const *args, 
     const tdsl_entry_buf *eb = &fi->bufs[b];
     if (eb->param >= 0)
       continue;
+    // Uninitialised: the kernels write every element of a temp or result before
+    // reading it (checked by running the tests with TDSL_STORAGE_POISON set).
     int64_t shape[1] = {eb->numel};
-    if (tdsl_tensor_empty(&bufs[b], eb->dtype, 1, shape) != 0)
+    if (tdsl_tensor_empty_uninit(&bufs[b], eb->dtype, 1, shape) != 0)
       return release_all(fi, bufs, TDSL_ERR_NOMEM);
   }
   return TDSL_OK;

@@ -71,13 +71,30 @@ uint16_t tdsl_f32_to_bf16(float f);
 uint16_t tdsl_f64_to_f16(double d);
 uint16_t tdsl_f64_to_bf16(double d);
 
-// ---- storage and tensors (runtime/tensor.c) ----
+// ---- storages and the storage cache (runtime/storage.c) ----
+// Data is 64-byte aligned (page aligned from 256 KiB on). Storages are made only by
+// these functions: release needs what they record beside the tdsl_storage.
 tdsl_storage *tdsl_storage_new(size_t nbytes);  // zeroed; refcount 1; NULL (+error) on failure
+tdsl_storage *tdsl_storage_new_uninit(size_t nbytes);  // the same, but the bytes are unspecified
 void tdsl_storage_retain(tdsl_storage *s);
 void tdsl_storage_release(tdsl_storage *s);  // frees at refcount 0; NULL is a no-op
+// The storage cache: released data blocks of 256 KiB or more are kept (at most 16
+// blocks and tdsl_storage_cache_limit() bytes, the oldest evicted first) and reused by
+// later storages needing between half and all of a block, so repeated calls do not
+// fault in fresh pages. Thread-safe. The limit is min(1 GiB, physical memory / 8);
+// TDSL_STORAGE_CACHE=0 turns the cache off, and sanitizer builds (ASan, MSan) never
+// have one. Both read once, at the first storage made.
+// Debugging aid: TDSL_STORAGE_POISON=B (a byte: 0xff, 0x7f, ...) fills every
+// uninitialised storage with B, to catch kernels that read memory before writing it.
+size_t tdsl_storage_cache_limit(void);  // 0: no cache
+size_t tdsl_storage_cache_bytes(int *nblocks);  // bytes (and blocks, if non-NULL) cached now
+void tdsl_storage_cache_trim(void);  // gives every cached block back to the system
 
+// ---- tensors (runtime/tensor.c) ----
 // Contiguous, zeroed, PyTorch contiguous strides. 0 = ok.
 int tdsl_tensor_empty(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape);
+// The same with unspecified elements, for a caller that writes them all before reading.
+int tdsl_tensor_empty_uninit(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape);
 // Copies nbytes of data into a new storage and views it with (shape, strides, offset);
 // strides NULL means contiguous. The view must lie inside the nbytes given.
 int tdsl_tensor_from_data(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape,
@@ -154,7 +171,7 @@ typedef struct tdsl_entry_param {
 typedef struct tdsl_entry_buf {
   tdsl_dtype dtype;
   int64_t numel;
-  int param;  // the parameter whose storage this is, or -1: a new zeroed storage
+  int param;  // the parameter whose storage this is, or -1: a new uninitialised storage
 } tdsl_entry_buf;
 
 typedef struct tdsl_entry_output {
@@ -178,8 +195,8 @@ typedef struct tdsl_entry_info {
 // argument 'x' must be f32[2, 3] but is f64[2, 3]"); makes bufs[b] (nbufs
 // tensors): a view of the caller's storage for a contiguous argument, a contiguous
 // copy for any other (or for one sharing storage with a 'mut' argument), a new
-// zeroed storage for a temp or result. On failure everything made is released and
-// the error code is returned.
+// uninitialised storage for a temp or result (the kernels write all of it first).
+// On failure everything made is released and the error code is returned.
 int tdsl_entry_begin(const tdsl_entry_info *fi, const tdsl_tensor *const *args, tdsl_tensor *const *outs,
                      tdsl_tensor *bufs);
 // If rc is 0: writes copied 'mut' arguments back into the caller's storage and

@@ -1,5 +1,5 @@
-// runtime/tensor.c: storage, tensor constructors, views, strided copies and
-// element access.
+// runtime/tensor.c: tensor constructors, views, strided copies and element access
+// (storages themselves are runtime/storage.c's).
 //
 // Invariants: a tdsl_tensor with a storage holds one reference to it; every
 // element its (shape, strides, offset) can reach lies inside the storage, checked
@@ -10,7 +10,6 @@
 #include "tdsl.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ir/view.h"
@@ -24,31 +23,6 @@ static View view_of(const tdsl_tensor *t) {
     v.strides[i] = t->strides[i];
   }
   return v;
-}
-
-tdsl_storage *tdsl_storage_new(size_t nbytes) {
-  tdsl_storage *s = calloc(1, sizeof *s);
-  void *data = calloc(nbytes ? nbytes : 1, 1);  // never NULL for a live storage
-  if (!s || !data) {
-    free(s);
-    free(data);
-    tdsl_set_error("out of memory allocating %zu bytes", nbytes);
-    return NULL;
-  }
-  s->refcount = 1;
-  s->data = data;
-  s->nbytes = nbytes;
-  return s;
-}
-
-void tdsl_storage_retain(tdsl_storage *s) {
-  if (s) s->refcount++;
-}
-
-void tdsl_storage_release(tdsl_storage *s) {
-  if (!s || --s->refcount > 0) return;
-  free(s->data);
-  free(s);
 }
 
 void tdsl_tensor_release(tdsl_tensor *t) {
@@ -110,14 +84,23 @@ static void set_view(tdsl_tensor *t, tdsl_storage *s, tdsl_dtype dt, const View 
   t->offset = v->offset;
 }
 
-int tdsl_tensor_empty(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape) {
+static int tensor_new(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape, bool zero) {
   int64_t numel;
   if (check_shape(dt, ndim, shape, &numel)) return 1;
-  tdsl_storage *s = tdsl_storage_new((size_t)numel * tdsl_dtype_size(dt));
+  size_t nbytes = (size_t)numel * tdsl_dtype_size(dt);
+  tdsl_storage *s = zero ? tdsl_storage_new(nbytes) : tdsl_storage_new_uninit(nbytes);
   if (!s) return 1;
   View v = view_contiguous(ndim, shape);
   set_view(out, s, dt, &v);
   return 0;
+}
+
+int tdsl_tensor_empty(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape) {
+  return tensor_new(out, dt, ndim, shape, true);
+}
+
+int tdsl_tensor_empty_uninit(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64_t *shape) {
+  return tensor_new(out, dt, ndim, shape, false);
 }
 
 // Builds the View for (shape, strides or contiguous, offset) after checking it.
@@ -140,7 +123,7 @@ int tdsl_tensor_from_data(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64
   if (make_view(dt, ndim, shape, strides, offset, esize ? (int64_t)(nbytes / esize) : 0, &v))
     return 1;
   if (nbytes && !data) return tdsl_set_error("no data given for %zu bytes", nbytes);
-  tdsl_storage *s = tdsl_storage_new(nbytes);
+  tdsl_storage *s = tdsl_storage_new_uninit(nbytes);
   if (!s) return 1;
   if (nbytes) memcpy(s->data, data, nbytes);
   set_view(out, s, dt, &v);
@@ -208,8 +191,8 @@ static void strided_copy(const tdsl_tensor *dst, const tdsl_tensor *src) {
 int tdsl_tensor_contiguous(tdsl_tensor *out, const tdsl_tensor *src) {
   if (!src->storage) return tdsl_set_error("contiguous copy of a tensor without storage");
   tdsl_tensor r;
-  if (tdsl_tensor_empty(&r, src->dtype, src->ndim, src->shape)) return 1;
-  strided_copy(&r, src);
+  if (tdsl_tensor_empty_uninit(&r, src->dtype, src->ndim, src->shape)) return 1;
+  strided_copy(&r, src);  // writes every element
   *out = r;  // after the copy: out may be src
   return 0;
 }

@@ -1,4 +1,5 @@
-// tests/unit/test_runtime.c: libtdslrt's tensors, storage refcounting, views,
+// tests/unit/test_runtime.c: libtdslrt's tensors, storage refcounting and the
+// storage cache, views,
 // contiguous copies, f16/bf16 conversions, JSON number text, the seeded generator
 // and PyTorch-style printing. Expected numbers were computed independently (NumPy,
 // exact arithmetic) and pasted in as literals, each with a note saying how.
@@ -12,8 +13,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/tdsl.h"
 
@@ -106,6 +111,213 @@ static void new_storage_is_zeroed_with_one_reference(void **state) {
   assert_int_equal(s->refcount, 1);
   tdsl_storage_release(s);  // freed: the sanitizer would report a leak otherwise
   tdsl_storage_release(NULL);
+}
+
+// ---- the storage cache ----
+#define KIB ((size_t)1 << 10)
+#define MIB ((size_t)1 << 20)
+
+// Skips the test in builds without a cache (sanitizers); starts from an empty cache.
+static void need_cache(void) {
+  if (tdsl_storage_cache_limit() == 0) skip();
+  tdsl_storage_cache_trim();
+}
+
+static void storage_data_is_64_byte_aligned(void **state) {
+  (void)state;
+  size_t sizes[] = {0, 1, 100, 300 * KIB, 5 * MIB};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    tdsl_storage *s = tdsl_storage_new_uninit(sizes[i]), *z = tdsl_storage_new(sizes[i]);
+    assert_int_equal((uintptr_t)s->data % 64, 0);
+    assert_int_equal((uintptr_t)z->data % 64, 0);
+    tdsl_storage_release(s);
+    tdsl_storage_release(z);
+  }
+}
+
+static void a_released_large_block_is_reused_for_the_same_size(void **state) {
+  (void)state;
+  need_cache();
+  tdsl_storage *s = tdsl_storage_new_uninit(MIB);
+  void *data = s->data;
+  tdsl_storage_release(s);
+  int n;
+  assert_true(tdsl_storage_cache_bytes(&n) >= MIB);
+  assert_int_equal(n, 1);
+  s = tdsl_storage_new_uninit(MIB);
+  assert_ptr_equal(s->data, data);
+  assert_int_equal(tdsl_storage_cache_bytes(&n), 0);
+  tdsl_storage_release(s);
+}
+
+static void small_blocks_are_not_cached(void **state) {
+  (void)state;
+  need_cache();
+  tdsl_storage_release(tdsl_storage_new(200 * KIB));
+  assert_int_equal(tdsl_storage_cache_bytes(NULL), 0);
+}
+
+static void a_reused_dirty_block_comes_back_zeroed(void **state) {
+  (void)state;
+  need_cache();
+  tdsl_storage *s = tdsl_storage_new(MIB);
+  void *data = s->data;
+  memset(data, 0xa5, MIB);
+  tdsl_storage_release(s);
+  s = tdsl_storage_new(MIB - 100);
+  assert_ptr_equal(s->data, data);
+  const unsigned char *b = s->data;
+  for (size_t i = 0; i < MIB - 100; i++) {
+    if (b[i] != 0) fail_msg("byte %zu is %d", i, b[i]);
+  }
+  tdsl_storage_release(s);
+}
+
+static void a_block_is_reused_only_when_at_most_twice_the_size(void **state) {
+  (void)state;
+  need_cache();
+  tdsl_storage *big = tdsl_storage_new_uninit(4 * MIB);
+  void *data = big->data;
+  tdsl_storage_release(big);
+  tdsl_storage *small = tdsl_storage_new_uninit(MIB);  // 4 MiB would waste 3
+  assert_ptr_not_equal(small->data, data);
+  tdsl_storage *fits = tdsl_storage_new_uninit(3 * MIB);
+  assert_ptr_equal(fits->data, data);
+  tdsl_storage_release(small);
+  tdsl_storage_release(fits);
+}
+
+static void the_smallest_fitting_block_is_taken(void **state) {
+  (void)state;
+  need_cache();
+  tdsl_storage *a = tdsl_storage_new_uninit(3 * MIB), *b = tdsl_storage_new_uninit(2 * MIB);
+  void *da = a->data, *db = b->data;
+  tdsl_storage_release(a);
+  tdsl_storage_release(b);
+  size_t want = 1536 * KIB + 4 * KIB;  // both blocks fit; 2 MiB is the better one
+  tdsl_storage *s = tdsl_storage_new_uninit(want), *t = tdsl_storage_new_uninit(want);
+  assert_ptr_equal(s->data, db);
+  assert_ptr_equal(t->data, da);
+  tdsl_storage_release(s);
+  tdsl_storage_release(t);
+}
+
+static void the_cache_keeps_at_most_sixteen_blocks(void **state) {
+  (void)state;
+  need_cache();
+  tdsl_storage *s[20];
+  for (int i = 0; i < 20; i++) s[i] = tdsl_storage_new(256 * KIB);
+  for (int i = 0; i < 20; i++) tdsl_storage_release(s[i]);
+  int n;
+  assert_int_equal(tdsl_storage_cache_bytes(&n), 16 * 256 * KIB);
+  assert_int_equal(n, 16);
+  tdsl_storage_cache_trim();
+  assert_int_equal(tdsl_storage_cache_bytes(&n), 0);
+  assert_int_equal(n, 0);
+}
+
+static void the_cache_keeps_within_its_byte_limit(void **state) {
+  (void)state;
+  need_cache();
+  // Zeroed storages of fresh blocks are never written: these cost address space only.
+  size_t limit = tdsl_storage_cache_limit(), part = limit / 5 * 3;
+  tdsl_storage *a = tdsl_storage_new(part), *b = tdsl_storage_new(part);
+  void *db = b->data;
+  tdsl_storage_release(a);
+  tdsl_storage_release(b);  // evicts a
+  int n;
+  assert_true(tdsl_storage_cache_bytes(&n) <= limit);
+  assert_int_equal(n, 1);
+  tdsl_storage *c = tdsl_storage_new(part);
+  assert_ptr_equal(c->data, db);
+  tdsl_storage_release(c);
+  tdsl_storage_cache_trim();
+  tdsl_storage_release(tdsl_storage_new(limit + 1));  // larger than the whole cache
+  assert_int_equal(tdsl_storage_cache_bytes(&n), 0);
+  assert_int_equal(n, 0);
+}
+
+// Each thread takes and releases blocks of a few sizes, checking that no other
+// thread wrote into a block while it held it.
+static void *churn(void *arg) {
+  unsigned char mark = (unsigned char)(uintptr_t)arg;
+  for (int i = 0; i < 200; i++) {
+    size_t n = (256 + 64 * (size_t)(i % 8)) * KIB;
+    tdsl_storage *s = tdsl_storage_new_uninit(n);
+    if (!s) return "allocation failed";
+    unsigned char *b = s->data;
+    memset(b, mark, 4 * KIB);
+    memset(b + n - 4 * KIB, mark, 4 * KIB);
+    sched_yield();
+    for (size_t k = 0; k < 4 * KIB; k++) {
+      if (b[k] != mark || b[n - 1 - k] != mark) return "a block was shared";
+    }
+    tdsl_storage_release(s);
+  }
+  return NULL;
+}
+
+static void threads_sharing_the_cache_never_share_a_block(void **state) {
+  (void)state;
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(i + 1)), 0);
+  for (int i = 0; i < 4; i++) {
+    void *r;
+    assert_int_equal(pthread_join(t[i], &r), 0);
+    if (r) fail_msg("%s", (const char *)r);
+  }
+  int n;
+  assert_true(tdsl_storage_cache_bytes(&n) <= tdsl_storage_cache_limit());
+  assert_true(n <= 16);
+}
+
+// `test_runtime --storage-child` prints "limit cached zeroed uninit": the cache's
+// limit, the bytes it holds after a 1 MiB block is released, and the first byte of a
+// zeroed and of an uninitialised 1 MiB storage made after that.
+static int storage_child(void) {
+  tdsl_storage_release(tdsl_storage_new(MIB));
+  size_t cached = tdsl_storage_cache_bytes(NULL);
+  tdsl_storage *z = tdsl_storage_new(MIB), *u = tdsl_storage_new_uninit(MIB);
+  printf("%zu %zu %d %d\n", tdsl_storage_cache_limit(), cached, ((unsigned char *)z->data)[0],
+         ((unsigned char *)u->data)[0]);
+  tdsl_storage_release(z);
+  tdsl_storage_release(u);
+  return 0;
+}
+
+// Runs `test_runtime --storage-child` with the environment setting env.
+static void run_storage_child(const char *env, size_t *limit, size_t *cached, int *zeroed, int *uninit) {
+  char self[4096], cmd[4200 + 64];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  assert_true(len > 0);
+  self[len] = '\0';
+  snprintf(cmd, sizeof cmd, "env -u TDSL_STORAGE_CACHE -u TDSL_STORAGE_POISON %s '%s' --storage-child", env,
+           self);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  assert_int_equal(fscanf(p, "%zu %zu %d %d", limit, cached, zeroed, uninit), 4);
+  assert_int_equal(pclose(p), 0);
+}
+
+static void storage_cache_zero_turns_the_cache_off(void **state) {
+  (void)state;
+  size_t limit, cached;
+  int zeroed, uninit;
+  run_storage_child("TDSL_STORAGE_CACHE=0", &limit, &cached, &zeroed, &uninit);
+  assert_int_equal(limit, 0);
+  assert_int_equal(cached, 0);
+  assert_int_equal(zeroed, 0);
+}
+
+static void storage_poison_fills_only_uninitialised_storages(void **state) {
+  (void)state;
+  size_t limit, cached;
+  int zeroed, uninit;
+  run_storage_child("TDSL_STORAGE_POISON=0xa5", &limit, &cached, &zeroed, &uninit);
+  assert_int_equal(cached, limit ? MIB : 0);
+  assert_int_equal(zeroed, 0);
+  assert_int_equal(uninit, 0xa5);
 }
 
 static void empty_tensor_has_pytorch_contiguous_strides(void **state) {
@@ -639,11 +851,23 @@ static void print_summarises_more_than_a_thousand_elements(void **state) {
   tdsl_tensor_release(&t);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--storage-child") == 0) return storage_child();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(set_error_returns_nonzero_and_keeps_the_message),
       cmocka_unit_test(dtype_names_round_trip),
       cmocka_unit_test(new_storage_is_zeroed_with_one_reference),
+      cmocka_unit_test(storage_data_is_64_byte_aligned),
+      cmocka_unit_test(a_released_large_block_is_reused_for_the_same_size),
+      cmocka_unit_test(small_blocks_are_not_cached),
+      cmocka_unit_test(a_reused_dirty_block_comes_back_zeroed),
+      cmocka_unit_test(a_block_is_reused_only_when_at_most_twice_the_size),
+      cmocka_unit_test(the_smallest_fitting_block_is_taken),
+      cmocka_unit_test(the_cache_keeps_at_most_sixteen_blocks),
+      cmocka_unit_test(the_cache_keeps_within_its_byte_limit),
+      cmocka_unit_test(threads_sharing_the_cache_never_share_a_block),
+      cmocka_unit_test(storage_cache_zero_turns_the_cache_off),
+      cmocka_unit_test(storage_poison_fills_only_uninitialised_storages),
       cmocka_unit_test(empty_tensor_has_pytorch_contiguous_strides),
       cmocka_unit_test(zero_dim_tensor_has_one_element),
       cmocka_unit_test(views_share_storage_and_keep_it_alive),
