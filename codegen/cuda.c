@@ -870,6 +870,12 @@ static void expr(CG *c, const LExpr *e) {
     buf_puts(c->b, post);
     return;
   }
+  case LX_BITCAST:
+    buf_puts(c->b, e->dt == DT_F32 ? "__int_as_float(" : e->dt == DT_I32 ? "__float_as_int(" :
+                   e->dt == DT_F64 ? "__longlong_as_double(" : "__double_as_longlong(");
+    expr(c, e->a);
+    buf_puts(c->b, ")");
+    return;
   case LX_CHECKED_INDEX:
     c->pr->single[H_INDEX] = true;
     buf_puts(c->b, "tdsl_g_index(");

@@ -772,6 +772,7 @@ static LLVMValueRef expr(KG *c, const LExpr *e) {
     return sel(g, cond, a, b);
   }
   case LX_CAST: return cast(g, expr(c, e->a), e->a->dt, e->dt);
+  case LX_BITCAST: return LLVMBuildBitCast(g->b, expr(c, e->a), vtype(g, e->dt), "");
   case LX_CHECKED_INDEX: {  // valid in [lo, n): the index (negative ones from the end), else raise and 0
     LLVMBuilderRef b = g->b;
     LLVMValueRef a = expr(c, e->a);

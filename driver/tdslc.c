@@ -497,9 +497,12 @@ static int build_and_load(Ctx *cx, LProgram *p, Build *b, Timer *tm) {
   }
   lap(tm, "emit");
 
-  // cc -std=c11 -O2 -fopenmp -shared -fPIC ...; -Bsymbolic: the entry's own calls never
-  // bind to a symbol of tdslc that happens to share the function's name.
-  char *argv[] = {"cc", "-std=c11", "-O2", "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic",
+  // cc -std=c11 -O2 -march=native -fopenmp -shared -fPIC ...: the host's vector units, as
+  // the LLVM backend uses them (ISO C mode keeps -ffp-contract=off: no fused multiply-add
+  // unless the loop IR says so). Not -O3: gcc 12's -O3 -march=native miscompiles an
+  // if-converted column sum here (test_backends_agree.py, seed 100079). -Bsymbolic: the
+  // entry's own calls never bind to a symbol of tdslc that happens to share the function's name.
+  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic",
                   "-I" TDSL_INCLUDE_DIR, "-o", so, src, "-lm", NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -528,6 +531,10 @@ static int build_and_load(Ctx *cx, LProgram *p, Build *b, Timer *tm) {
     goto out;
   }
   lap(tm, "cc");
+  // libgomp reads its environment when it is loaded. Its default lets idle threads spin,
+  // which costs whole time slices per parallel loop on a busy machine (the MLP took 30 ms
+  // instead of 0.1 ms under load): idle threads sleep unless the user says otherwise.
+  setenv("OMP_WAIT_POLICY", "passive", 0);
   b->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
   if (!b->so) {
     rc = internal_error("cannot load the compiled function: %s", dlerror());
@@ -894,6 +901,8 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     lap(&tm, "lower");
     LProgram *lp = kernel_build(cx, g);
     lp->flops = graph_flops(g);
+    if (strcmp(o->target, "cpu") == 0)
+      sched_cpu(cx, lp);
     lap(&tm, "kernels");
     if (cx->nerrors)
       return EXIT_PROGRAM;
@@ -912,8 +921,11 @@ static int compile_and_act(Ctx *cx, const Options *o) {
   for (int i = 0; i < nfns; i++) {
     g = lower_fn(cx, &prog, only ? only : prog.fns.data[i]);
     fuse_graph(g);
-    if (o->emit != EMIT_IR && o->emit != EMIT_DOT)
-      lps[i] = kernel_build(cx, g);
+    if (o->emit == EMIT_IR || o->emit == EMIT_DOT)
+      continue;
+    lps[i] = kernel_build(cx, g);
+    if (strcmp(o->target, "cpu") == 0)
+      sched_cpu(cx, lps[i]);
   }
   lap(&tm, "lower");
   if (cx->nerrors)

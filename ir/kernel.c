@@ -6,13 +6,15 @@
 //
 // Scheduling is decided here, where the loops are built, not by a later pass over the
 // loop IR: the builder knows what each loop computes, so it can reorder a nest and
-// move accumulators into buffers without recovering that from the IR. Two kernel
+// move accumulators into buffers without recovering that from the IR. Three kernel
 // shapes get a loop order other than the output's row-major one (below, with their
-// own comments): matmuls whose k loop would stride through b accumulate whole output
-// rows (build_matmul_rows), and reductions that keep the input's unit-stride dim
-// accumulate whole rows of partial results (COL, build_col). Both add every term of
-// an output in the same order as the row-major nest, so results are bit-identical to
-// kernel_build_naive, which builds without them (the tests' reference).
+// own comments): elementwise kernels that read a transposed operand run in tiles
+// (build_ew); matmuls whose k loop would stride through b accumulate blocks of output
+// rows in place (build_matmul_rows); and reductions that keep the input's unit-stride
+// dim accumulate whole rows of partial results (COL, build_col). Each computes every
+// element, and adds every term of an output, in the same order as the row-major nest,
+// so results are bit-identical to kernel_build_naive, which builds without them (the
+// tests' reference).
 //
 // Invariants kept:
 //   - buffers: one LB_PARAM per parameter (in order), then one per NM_STORED node that
@@ -21,10 +23,11 @@
 //     then the LB_TEMP accumulators the schedules add, kernel by kernel;
 //   - every store writes a value of the buffer's own dtype (casts are explicit);
 //   - loops iterate the written tensor's dims in row-major order (innermost unit stride
-//     on the output), except in the two schedules above; size-1 dims get no loop; the
-//     outermost loop is `parallel` when its iterations are independent and the
-//     kernel's work is >= PARALLEL_WORK (the schedules pick the first loop that gives
-//     PARALLEL_MIN_ITERS iterations, or split a dim into parallel blocks);
+//     on the output), except in the three schedules above; size-1 dims get no loop;
+//     the outermost loop is `parallel` when its iterations are independent and the
+//     kernel's work is >= PARALLEL_WORK (the reduction and matmul schedules pick the
+//     first loop that gives PARALLEL_MIN_ITERS iterations, or split a dim into
+//     parallel blocks);
 //   - locals are declared (LS_LET) inside the loop they serve, so they are private to
 //     an iteration of a parallel loop; a temp accumulator is indexed by the output
 //     element, so parallel iterations never share one.
@@ -140,6 +143,21 @@ static LStmtList *outer_loops(KB *kb, LStmtList *into, int n, const int *dims, c
   return into;
 }
 
+// A loop of n iterations whose index *at is base + step * var; no loop when n == 1
+// (*at is base). Returns its body.
+static LStmtList *step_loop(KB *kb, LStmtList *into, int64_t n, LIndex base, int64_t step, bool par, LIndex *at) {
+  *at = base;
+  if (n == 1)
+    return into;
+  int v = kb_new_var(kb);
+  LStmt *s = kb_loop(kb, v, n);
+  s->parallel = par;
+  push(kb, into, s);
+  LIndex vi = kb_ix_var(v);
+  kb_ix_addmul(kb, at, &vi, step);
+  return &s->body;
+}
+
 static int let_local(KB *kb, LStmtList *into, LExpr *val) {
   int l = kb_new_local(kb, val->dt);
   push(kb, into, kb_let(kb, l, val));
@@ -159,15 +177,93 @@ static int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
 // ============================================================================
 // EW: elementwise nodes over one shape
 // ============================================================================
+// Loops follow the output's row-major order, except when a load's unit-stride dim di
+// is not the output's innermost dim dj (a transposed read: x.t().contiguous()). Then
+// both are tiled, so each tile reads and writes whole cache lines and few pages:
+//   for ..., i0 in 0..Si step T [parallel], ..., j0 in 0..Sj step T, ... {
+//     for i in i0..i0+T, j in j0..j0+T: out[.., i, .., j] = f(..)
+//   }
+// (the tile loops in their dims' places, the intra-tile loops innermost; the last
+// Si % T indices of a dim get a nest of their own, and a dim shorter than T no tile
+// loop). Only the order changes: every element is computed as in the row-major nest.
+enum { EW_TILE = 32 };
+
+typedef struct EwTile {
+  const NodeList *ns;
+  const View *ov;
+  int di, dj;                // the tiled dims (di < dj)
+  LIndex idx[TD_MAX_DIMS];   // the index of each dim; of di and dj: their tile's first
+  int64_t ext[TD_MAX_DIMS];  // di and dj: their tile's extent
+} EwTile;
+
+// The dim by which a load of e moves with unit stride while it strides along probe
+// dim dj, or -1.
+static int transposed_dim(const LExpr *e, int nd, int dj) {
+  if (!e)
+    return -1;
+  if (e->kind == LX_LOAD && iabs(ix_coef(&e->idx, PROBE_VAR + dj)) > 1)
+    for (int d = 0; d < nd; d++)
+      if (iabs(ix_coef(&e->idx, PROBE_VAR + d)) == 1)
+        return d;
+  int d = transposed_dim(e->a, nd, dj);
+  if (d < 0)
+    d = transposed_dim(e->b, nd, dj);
+  if (d < 0)
+    d = transposed_dim(e->c, nd, dj);
+  return d < 0 && e->kind == LX_LOAD ? transposed_dim(e->idx.dyn, nd, dj) : d;
+}
+
+// The loops of dims d.. (the first loop made is parallel with par), then the stores.
+static void ew_nest(KB *kb, EwTile *t, LStmtList *into, int d, bool par) {
+  const View *ov = t->ov;
+  if (d == ov->ndim) {
+    LIndex idx[TD_MAX_DIMS];
+    memcpy(idx, t->idx, sizeof idx);
+    if (t->di >= 0) {
+      into = step_loop(kb, into, t->ext[t->di], t->idx[t->di], 1, par, &idx[t->di]);
+      into = step_loop(kb, into, t->ext[t->dj], t->idx[t->dj], 1, par && t->ext[t->di] == 1, &idx[t->dj]);
+    }
+    for (int i = 0; i < t->ns->len; i++) {
+      const Node *n = t->ns->data[i];
+      TD_ASSERT(op_is_elementwise(n->op) && same_shape(&n->out->view, ov));
+      store_node(kb, into, n, idx, kb_node_expr(kb, n, idx));
+    }
+    return;
+  }
+  int64_t S = ov->shape[d], nt = S / EW_TILE;
+  if (d != t->di && d != t->dj) {
+    ew_nest(kb, t, step_loop(kb, into, S, kb_ix_const(0), 1, par, &t->idx[d]), d + 1, par && S == 1);
+    return;
+  }
+  t->ext[d] = EW_TILE;
+  if (nt)
+    ew_nest(kb, t, step_loop(kb, into, nt, kb_ix_const(0), EW_TILE, par, &t->idx[d]), d + 1, par && nt == 1);
+  if (S % EW_TILE) {  // the last tile, shorter
+    t->idx[d] = kb_ix_const(nt * EW_TILE);
+    t->ext[d] = S % EW_TILE;
+    ew_nest(kb, t, into, d + 1, par && !nt);
+  }
+}
+
 static void build_ew(KB *kb, const NodeList *ns) {
   const View *ov = &ns->data[0]->out->view;
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *body = nest(kb, &kb->k->body, ov->ndim, ov->shape, idx, view_numel(*ov) >= PARALLEL_WORK);
-  for (int i = 0; i < ns->len; i++) {
-    const Node *n = ns->data[i];
-    TD_ASSERT(op_is_elementwise(n->op) && same_shape(&n->out->view, ov));
-    store_node(kb, body, n, idx, kb_node_expr(kb, n, idx));
+  EwTile t = {.ns = ns, .ov = ov, .di = -1, .dj = -1};
+  LIndex pidx[TD_MAX_DIMS];
+  for (int d = 0; d < ov->ndim; d++) {
+    pidx[d] = ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+    if (ov->shape[d] > 1)
+      t.dj = d;
   }
+  // probe the loads; the args and errors that registers are dropped again (they come
+  // back in store order when the nest is built)
+  int nargs = kb->k->args.len, nerr = kb->k->errors.len;
+  for (int i = 0; i < ns->len && t.dj >= 0 && t.di < 0 && !kb->naive; i++)
+    t.di = transposed_dim(kb_node_expr(kb, ns->data[i], pidx), ov->ndim, t.dj);
+  kb->k->args.len = nargs;
+  kb->k->errors.len = nerr;
+  if (t.di < 0)
+    t.dj = -1;
+  ew_nest(kb, &t, &kb->k->body, 0, view_numel(*ov) >= PARALLEL_WORK);
 }
 
 // ============================================================================
@@ -253,20 +349,47 @@ static void build_matmul(KB *kb, const NodeList *ns) {
   }
 }
 
-// Row schedule: out[..., i, :] is accumulated a whole row at a time, so the innermost
-// loop walks the output's last dim j (unit stride in the accumulator and, for a
-// row-major b, in b) instead of k:
-//   for batch, i [parallel] {
-//     for j: acc[.., i, j] = 0
-//     for k { let h = a[.., i, k]; for j: acc[.., i, j] = acc[.., i, j] + h * b[.., k, j] }
-//     for j: out[.., i, j] = acc[.., i, j]; epilogues
-//   }
-// (for a matrix @ vector the roles turn: a walks j, the vector's element is hoisted).
-// Every output still sums its k terms in order from 0: bit-identical to build_matmul.
+// Row schedule, register and cache blocked. The innermost loop walks the output's
+// last dim j (unit stride in the accumulator and, for a row-major b, in b) instead of
+// k, and the output is accumulated in place in a buffer acc of the accumulation dtype:
+//   for batch, i0 in 0..M step MC [parallel] {       // macro rows: their acc tile stays in L2
+//     for j0 in 0..N step JT {                       // column tile: whole rows unless N is large
+//       for i in i0..i0+MC step R, j: acc[i+r, j0+j] = 0              (every r < R)
+//       for kc in 0..K step KC {                     // k block: its KC x JT block of b stays in L2
+//         for i in i0..i0+MC step R {                // R rows: their R x JT block of acc stays in L1
+//           for k0 in kc..kc+KC step U {
+//             let h[r][u] = a[i+r, k0+u]                               (every r < R, u < U)
+//             for j {
+//               let w[u] = b[k0+u, j0+j]                               (every u < U)
+//               acc[i+r, j0+j] = (..(acc[i+r, j0+j] + h[r][0] * w[0]) + ..) + h[r][U-1] * w[U-1]
+//             }
+//           }
+//           (when U does not divide KC: one more step with the KC % U terms left)
+//       } }
+//       for i in i0..i0+MC step R, j: out[i+r, j0+j] = acc[i+r, j0+j]; epilogues there
+//   } }
+// Each remainder (M % MC rows, then M % R rows; N % JT columns; K % KC terms) gets a
+// nest of its own. Each w loaded feeds R products, and acc is loaded and stored once
+// per U of them. Every output still adds its k terms one at a time in order from 0,
+// each sum rounded to the accumulation dtype: bit-identical to build_matmul.
+// For a matrix @ vector the roles turn (a walks j, the vector's elements are hoisted);
+// R rows are blocked only when the walking operand does not read the row dim.
 // acc is the matmul's own buffer when it is stored in the accumulation dtype, else an
 // epilogue's buffer of that dtype (updated in place by the last pass), else a temp of
-// the whole output's size (rows of a parallel loop never share it). With few rows, j
-// is split into parallel blocks instead (plus a serial tail).
+// the whole output's size (blocks of a parallel loop never share it). With few row
+// blocks the column tiles, made smaller, are the parallel loop instead (MC = M).
+// The sizes were measured on 1024^2 and 256x2048x4096 f32 matmuls (48 KiB L1d, 2 MiB
+// L2): JT tiles narrower than the row make b's rows start 4 KiB apart and fight over
+// cache sets; k blocks of 128-256 rows keep b in L2; R x U from 4x4 up to 8x4 all
+// keep the vector units busy, 4x4 keeps the least code.
+enum {
+  MM_R = 4,               // rows per block: each element of b loaded feeds R products
+  MM_U = 4,               // k terms per pass over a block: acc moves once per U products
+  MM_MC = 64,             // at most this many rows per macro block
+  MM_JT = 1024,           // columns per tile when N >= 2 * MM_JT (else one tile)
+  MM_PANEL = 512 * 1024,  // bytes of the KC x JT block of b a k block reads (kept in L2)
+};
+
 typedef struct MMRows {
   const NodeList *ns;
   DType cd;               // the accumulation dtype
@@ -274,60 +397,131 @@ typedef struct MMRows {
   int acc;                // the accumulator buffer
   const Node *own;        // the node whose buffer acc is, or NULL (a temp)
   View cv;                // the output's contiguous View (acc's index)
-  LIndex o[TD_MAX_DIMS];  // the outer loops' indices (j and size-1 dims: 0)
+  int rd;                 // the row dim blocked by MM_R (the walking operand does not read it), or -1
+  int64_t K, N, jt, kc;   // the k extent, the j extent, the column tile, the k block
+  LIndex o[TD_MAX_DIMS];  // the outer loops' indices (rd, j and size-1 dims: 0)
 } MMRows;
 
-// A loop over j in base + 0..ext; o[d] gets its index.
-static LStmtList *j_loop(KB *kb, LStmtList *into, LIndex *o, int d, LIndex base, int64_t ext) {
-  int v = kb_new_var(kb);
-  LStmt *s = kb_loop(kb, v, ext);
-  push(kb, into, s);
-  LIndex vi = kb_ix_var(v);
-  o[d] = base;
-  kb_ix_addmul(kb, &o[d], &vi, 1);
-  return &s->body;
+// One step of U = nu k terms, from k0, for the nr rows o[0..nr) of a block.
+static void mm_kstep(KB *kb, const MMRows *m, LStmtList *into, LIndex (*o)[TD_MAX_DIMS], int nr, LIndex k0, int nu,
+                     LIndex jbase, int64_t jext) {
+  const Node *mm = m->ns->data[0];
+  const Value *hold = mm->srcs[m->bwalks ? 0 : 1], *walk = mm->srcs[m->bwalks ? 1 : 0];
+  int on = mm->out->view.ndim;
+  LIndex ai[TD_MAX_DIMS], bi[TD_MAX_DIMS], kv[MM_U], j;
+  int h[MM_R][MM_U], w[MM_U];
+  for (int u = 0; u < nu; u++)
+    kv[u] = k0, kv[u].base += u;
+  for (int r = 0; r < nr; r++)
+    for (int u = 0; u < nu; u++) {
+      o[r][on - 1] = kb_ix_const(0);  // the hoisted operand does not read it
+      matmul_indices(mm, o[r], kv[u], ai, bi);
+      h[r][u] = let_local(kb, into, kb_cast(kb, kb_value(kb, hold, m->bwalks ? ai : bi), m->cd));
+    }
+  LStmtList *in = step_loop(kb, into, jext, jbase, 1, false, &j);
+  for (int r = 0; r < nr; r++)
+    o[r][on - 1] = j;
+  for (int u = 0; u < nu; u++) {
+    matmul_indices(mm, o[0], kv[u], ai, bi);
+    w[u] = let_local(kb, in, kb_cast(kb, kb_value(kb, walk, m->bwalks ? bi : ai), m->cd));
+  }
+  for (int r = 0; r < nr; r++) {
+    LIndex oi = kb_view_index(kb, &m->cv, o[r]);
+    LExpr *s = buf_load(kb, m->acc, oi);
+    for (int u = 0; u < nu; u++) {
+      LExpr *x = kb_local_ref(kb, m->bwalks ? h[r][u] : w[u]), *y = kb_local_ref(kb, m->bwalks ? w[u] : h[r][u]);
+      s = kb_arith(kb, OP_ADD, m->cd, s, kb_arith(kb, OP_MUL, m->cd, x, y));
+    }
+    buf_store(kb, in, m->acc, oi, s);
+  }
 }
 
-static void mm_rows_instance(KB *kb, const MMRows *m, LStmtList *into, LIndex jbase, int64_t jext) {
+// What a pass over a block does: zero acc, add k terms kbase .. kbase + kext, or
+// store the results and epilogues.
+typedef enum { MM_ZERO, MM_ADD, MM_FINAL } MMPass;
+
+// One pass over the block of nr rows from row (dim rd) and columns jbase + 0..jext.
+static void mm_block(KB *kb, const MMRows *m, LStmtList *into, MMPass pass, LIndex row, int nr, LIndex jbase,
+                     int64_t jext, LIndex kbase, int64_t kext) {
   const Node *mm = m->ns->data[0];
-  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
+  const View *ov = &mm->out->view;
   int on = ov->ndim;
-  DType cd = m->cd;
-  LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
-  memcpy(o, m->o, sizeof o);
-  LStmtList *in = j_loop(kb, into, o, on - 1, jbase, jext);
-  buf_store(kb, in, m->acc, kb_view_index(kb, &m->cv, o), kb_num(kb, cd, 0, 0));
-  int kvar = kb_new_var(kb);
-  LStmt *kl = kb_loop(kb, kvar, av->shape[av->ndim - 1]);
-  push(kb, into, kl);
-  LIndex kv = kb_ix_var(kvar);
-  o[on - 1] = kb_ix_const(0);  // the hoisted operand does not read it
-  matmul_indices(mm, o, kv, ai, bi);
-  LExpr *hv = m->bwalks ? kb_value(kb, mm->srcs[0], ai) : kb_value(kb, mm->srcs[1], bi);
-  int h = let_local(kb, &kl->body, kb_cast(kb, hv, cd));
-  in = j_loop(kb, &kl->body, o, on - 1, jbase, jext);
-  matmul_indices(mm, o, kv, ai, bi);
-  LExpr *x = m->bwalks ? kb_local_ref(kb, h) : kb_cast(kb, kb_value(kb, mm->srcs[0], ai), cd);
-  LExpr *y = m->bwalks ? kb_cast(kb, kb_value(kb, mm->srcs[1], bi), cd) : kb_local_ref(kb, h);
-  LIndex oi = kb_view_index(kb, &m->cv, o);
-  buf_store(kb, in, m->acc, oi, kb_arith(kb, OP_ADD, cd, buf_load(kb, m->acc, oi), kb_arith(kb, OP_MUL, cd, x, y)));
-  if (m->own == mm && m->ns->len == 1)
-    return;  // the result is in place
-  in = j_loop(kb, into, o, on - 1, jbase, jext);
-  int l = let_local(kb, in, buf_load(kb, m->acc, kb_view_index(kb, &m->cv, o)));
-  LocalVal *lv = &kb->lv[mm->id];
-  lv->kind = LV_LOCAL;
-  lv->local = l;
-  lv->nat = on;
-  for (int d = 0; d < on; d++)
-    lv->at[d] = o[d], lv->fixed[d] = true;
-  if (mm->mode == NM_STORED && m->own != mm)
-    store_node(kb, in, mm, o, kb_local_ref(kb, l));
-  for (int i = 1; i < m->ns->len; i++) {
-    const Node *e = m->ns->data[i];
-    TD_ASSERT(op_is_elementwise(e->op) && same_shape(&e->out->view, ov));
-    store_node(kb, in, e, o, kb_node_expr(kb, e, o));
+  LIndex o[MM_R][TD_MAX_DIMS], j, k0;
+  for (int r = 0; r < nr; r++) {
+    memcpy(o[r], m->o, sizeof o[r]);
+    if (m->rd >= 0)
+      o[r][m->rd] = row, o[r][m->rd].base += r;
   }
+  if (pass == MM_ADD) {
+    if (kext >= MM_U)
+      mm_kstep(kb, m, step_loop(kb, into, kext / MM_U, kbase, MM_U, false, &k0), o, nr, k0, MM_U, jbase, jext);
+    k0 = kbase;
+    k0.base += kext - kext % MM_U;
+    if (kext % MM_U)
+      mm_kstep(kb, m, into, o, nr, k0, (int)(kext % MM_U), jbase, jext);
+    return;
+  }
+  LStmtList *in = step_loop(kb, into, jext, jbase, 1, false, &j);
+  for (int r = 0; r < nr; r++) {
+    o[r][on - 1] = j;
+    LIndex oi = kb_view_index(kb, &m->cv, o[r]);
+    if (pass == MM_ZERO) {
+      buf_store(kb, in, m->acc, oi, kb_num(kb, m->cd, 0, 0));
+      continue;
+    }
+    int l = let_local(kb, in, buf_load(kb, m->acc, oi));
+    LocalVal *lv = &kb->lv[mm->id];
+    lv->kind = LV_LOCAL;
+    lv->local = l;
+    lv->nat = on;
+    for (int d = 0; d < on; d++)
+      lv->at[d] = o[r][d], lv->fixed[d] = true;
+    if (mm->mode == NM_STORED && m->own != mm)
+      store_node(kb, in, mm, o[r], kb_local_ref(kb, l));
+    for (int i = 1; i < m->ns->len; i++) {
+      const Node *e = m->ns->data[i];
+      TD_ASSERT(op_is_elementwise(e->op) && same_shape(&e->out->view, ov));
+      store_node(kb, in, e, o[r], kb_node_expr(kb, e, o[r]));
+    }
+  }
+}
+
+// One pass over rows row .. row + nrows (of dim rd; one row without it) of the column
+// tile jbase + 0..jext: blocks of MM_R rows, then the rest.
+static void mm_rows(KB *kb, const MMRows *m, LStmtList *into, MMPass pass, LIndex row, int64_t nrows, LIndex jbase,
+                    int64_t jext, LIndex kbase, int64_t kext) {
+  int64_t R = m->rd >= 0 ? MM_R : 1, nb = nrows / R;
+  LIndex at;
+  if (nb)
+    mm_block(kb, m, step_loop(kb, into, nb, row, R, false, &at), pass, at, (int)R, jbase, jext, kbase, kext);
+  at = row;
+  at.base += nb * R;
+  if (nrows % R)
+    mm_block(kb, m, into, pass, at, (int)(nrows % R), jbase, jext, kbase, kext);
+}
+
+// Rows row .. row + nrows of the column tile jbase + 0..jext, whole: zero, k blocks of
+// m->kc terms (then the rest), results.
+static void mm_tile(KB *kb, const MMRows *m, LStmtList *into, LIndex row, int64_t nrows, LIndex jbase, int64_t jext) {
+  LIndex none = kb_ix_const(0), k0;
+  int64_t nk = m->K / m->kc;
+  mm_rows(kb, m, into, MM_ZERO, row, nrows, jbase, jext, none, 0);
+  if (nk)
+    mm_rows(kb, m, step_loop(kb, into, nk, none, m->kc, false, &k0), MM_ADD, row, nrows, jbase, jext, k0, m->kc);
+  if (m->K % m->kc)
+    mm_rows(kb, m, into, MM_ADD, row, nrows, jbase, jext, kb_ix_const(nk * m->kc), m->K % m->kc);
+  if (!(m->own == m->ns->data[0] && m->ns->len == 1))  // else the result is in place
+    mm_rows(kb, m, into, MM_FINAL, row, nrows, jbase, jext, none, 0);
+}
+
+// Rows row .. row + nrows, every column: tiles of m->jt columns, then the rest.
+static void mm_macro(KB *kb, const MMRows *m, LStmtList *into, LIndex row, int64_t nrows, bool par) {
+  int64_t nt = m->N / m->jt;
+  LIndex j0;
+  if (nt)
+    mm_tile(kb, m, step_loop(kb, into, nt, kb_ix_const(0), m->jt, par && nt > 1, &j0), row, nrows, j0, m->jt);
+  if (m->N % m->jt)
+    mm_tile(kb, m, into, row, nrows, kb_ix_const(nt * m->jt), m->N % m->jt);
 }
 
 // Builds the row schedule when it makes the innermost loop walk memory with unit
@@ -340,7 +534,7 @@ static bool build_matmul_rows(KB *kb, const NodeList *ns) {
   if (on == 0 || K <= 1 || ov->shape[on - 1] <= 1 || view_numel(*ov) == 0)
     return false;
   int64_t N = ov->shape[on - 1];
-  // which operand walks j, and each operand's strides along j and k
+  // which operand walks j, and each operand's strides along j, k and the row dim
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   for (int d = 0; d < on; d++)
     o[d] = ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
@@ -355,7 +549,7 @@ static bool build_matmul_rows(KB *kb, const NodeList *ns) {
     return false;
   kb_value(kb, mm->srcs[0], ai);  // the operands come first in the kernel's args
   kb_value(kb, mm->srcs[1], bi);
-  MMRows m = {.ns = ns, .cd = kb_compute_dtype(mm->out->dtype), .bwalks = bj != 0};
+  MMRows m = {.ns = ns, .cd = kb_compute_dtype(mm->out->dtype), .bwalks = bj != 0, .rd = -1, .K = K, .N = N};
   if (mm->mode == NM_STORED && mm->out->dtype == m.cd)
     m.own = mm;
   for (int i = 1; i < ns->len && !m.own; i++)
@@ -364,31 +558,38 @@ static bool build_matmul_rows(KB *kb, const NodeList *ns) {
   m.acc = m.own ? kb->buf_of[m.own->out->buf->id] : new_temp(kb, m.cd, view_numel(*ov), "acc");
   TD_ASSERT(m.acc >= 0);
   m.cv = view_contiguous(on, ov->shape);
-  // the outer loops: every output dim but j
+  if (on >= 2 && ov->shape[on - 2] > 1 && !ix_coef(m.bwalks ? &ib : &ia, PROBE_VAR + on - 2))
+    m.rd = on - 2;
+  m.jt = N < 2 * MM_JT ? N : MM_JT;  // a whole row of acc when it is not too long
+  // the outer loops: every output dim but rd and j
   int dims[TD_MAX_DIMS], nd = 0;
-  int64_t rows = 1;
+  int64_t bat = 1, M = m.rd >= 0 ? ov->shape[m.rd] : 1;
   for (int d = 0; d < on; d++) {
     m.o[d] = kb_ix_const(0);
-    if (d < on - 1 && ov->shape[d] > 1)
-      dims[nd++] = d, rows *= ov->shape[d];
+    if (d < on - 1 && d != m.rd && ov->shape[d] > 1)
+      dims[nd++] = d, bat *= ov->shape[d];
   }
+  // macro blocks of MC rows, about PARALLEL_MIN_ITERS of them. The parallel loop is
+  // the first of batch and macro rows to reach PARALLEL_MIN_ITERS iterations, or the
+  // column tiles, made smaller, when they give more iterations than rows do
+  int64_t mc = M / (MM_R * PARALLEL_MIN_ITERS), cb = block_size(N, 1);
+  mc = MM_R * (mc < 1 ? 1 : mc > MM_MC / MM_R ? MM_MC / MM_R : mc);
+  if (mc > M)
+    mc = M;
   bool par = view_numel(*ov) * K >= PARALLEL_WORK;
-  int64_t B = par && rows < PARALLEL_MIN_ITERS ? block_size(N, 1) : 0;
-  LStmtList *body = outer_loops(kb, &kb->k->body, nd, dims, ov->shape, m.o, par && !B);
-  if (!B) {
-    mm_rows_instance(kb, &m, body, kb_ix_const(0), N);
-    return true;
-  }
-  int64_t nb = N / B;
-  int jb = kb_new_var(kb);
-  LStmt *bl = kb_loop(kb, jb, nb);
-  bl->parallel = true;
-  push(kb, body, bl);
-  LIndex base = kb_ix_const(0), jbi = kb_ix_var(jb);
-  kb_ix_addmul(kb, &base, &jbi, B);
-  mm_rows_instance(kb, &m, &bl->body, base, B);
-  if (N > nb * B)
-    mm_rows_instance(kb, &m, body, kb_ix_const(nb * B), N - nb * B);
+  bool pcol = par && bat * (M / mc) < PARALLEL_MIN_ITERS && cb && N / cb > bat * (M / mc);
+  if (pcol)
+    mc = M, m.jt = cb < m.jt ? cb : m.jt;
+  bool pmac = par && !pcol && bat < PARALLEL_MIN_ITERS && M / mc > 1;
+  m.kc = MM_PANEL / (m.jt * dtype_size(mm->srcs[m.bwalks ? 1 : 0]->dtype)) / MM_U * MM_U;
+  if (m.kc < MM_U)
+    m.kc = MM_U;
+  LStmtList *body = outer_loops(kb, &kb->k->body, nd, dims, ov->shape, m.o, par && !pcol && !pmac);
+  LIndex i0;
+  if (M / mc)
+    mm_macro(kb, &m, step_loop(kb, body, M / mc, kb_ix_const(0), mc, pmac, &i0), i0, mc, pcol);
+  if (M % mc)
+    mm_macro(kb, &m, body, kb_ix_const(M - M % mc), M % mc, false);
   return true;
 }
 

@@ -40,8 +40,10 @@ typedef struct KB {
   bool naive;    // every kernel in its output's row-major order (no row/column schedules)
 } KB;
 
-// kernel_build without the schedules that reorder loops (ir/kernel.c: the matmul row
-// schedule, column reductions): the reference the tests compare them with, bit for bit.
+// kernel_build without the schedules that reorder loops (ir/kernel.c: the blocked matmul
+// row schedule, column reductions, tiled transposed copies): the reference the tests
+// compare them with, bit for bit. (sched_cpu's lanes, applied after kernel_build, do
+// change the rounding of reductions: tests compare those with a tolerance.)
 LProgram *kernel_build_naive(Ctx *cx, const Graph *g);
 
 // ---- scalar.c: constructors (every field set; err = -1 unless said) ----

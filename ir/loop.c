@@ -88,6 +88,12 @@ LExpr *lx_cast(Ctx *cx, DType dt, LExpr *a) {
   return e;
 }
 
+LExpr *lx_bitcast(Ctx *cx, DType dt, LExpr *a) {
+  LExpr *e = lx_new(cx, LX_BITCAST, dt);
+  e->a = a;
+  return e;
+}
+
 static LStmt *new_stmt(Ctx *cx, LStmtKind kind) {
   LStmt *s = arena_alloc(&cx->arena, sizeof *s);
   s->kind = kind;
@@ -296,7 +302,8 @@ static void print_expr(const LKernel *k, const LExpr *e, FILE *out) {
     fputc(')', out);
     return;
   case LX_CAST:
-    fprintf(out, "%s(", dtype_name(e->dt));
+  case LX_BITCAST:
+    fprintf(out, "%s%s(", e->kind == LX_BITCAST ? "bits_" : "", dtype_name(e->dt));
     print_expr(k, e->a, out);
     fputc(')', out);
     return;
@@ -594,6 +601,11 @@ static void verify_expr(Verify *V, const LExpr *e) {
     TD_ASSERT(e->a->dt == DT_BOOL && e->b->dt == e->dt && e->c->dt == e->dt);
     return;
   case LX_CAST: verify_expr(V, e->a); return;
+  case LX_BITCAST:
+    verify_expr(V, e->a);
+    TD_ASSERT((e->dt == DT_I32 && e->a->dt == DT_F32) || (e->dt == DT_F32 && e->a->dt == DT_I32) ||
+              (e->dt == DT_I64 && e->a->dt == DT_F64) || (e->dt == DT_F64 && e->a->dt == DT_I64));
+    return;
   case LX_CHECKED_INDEX:
     verify_expr(V, e->a);
     TD_ASSERT(dtype_is_int(e->a->dt) && e->dt == DT_I64 && e->i >= 0);

@@ -41,6 +41,8 @@
 // LX_CAST to an integer from a float truncates toward zero; nan or out of range gives
 // the target's minimum (x86's answer, what PyTorch's CPU build returns there). To bool:
 // a != 0. From bool: 0 or 1.
+// LX_BITCAST reinterprets a's bits as dt: f32 <-> i32, f64 <-> i64 only (the CPU
+// schedule's vector exp builds 2^n from an exponent field with it).
 // LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).
 // LX_CHECKED_INDEX: a is an i64 index into a dim of size `i`. With `wrap` (advanced
 // indexing) the valid range is [-i, i) and a negative index counts from the end;
@@ -71,6 +73,7 @@ typedef enum {
   LX_SELECT,         // a ? b : c
   LX_CAST,           // a converted to dt
   LX_CHECKED_INDEX,  // see above: a, i (the size), err
+  LX_BITCAST,        // a's bits as dt (same width, float <-> int)
   LX_COUNT
 } LExprKind;
 
@@ -192,6 +195,7 @@ LExpr *lx_unary(Ctx *cx, Op op, DType dt, LExpr *a);
 LExpr *lx_binary(Ctx *cx, Op op, DType dt, LExpr *a, LExpr *b);
 LExpr *lx_select(Ctx *cx, LExpr *c, LExpr *a, LExpr *b);
 LExpr *lx_cast(Ctx *cx, DType dt, LExpr *a);
+LExpr *lx_bitcast(Ctx *cx, DType dt, LExpr *a);
 LStmt *ls_loop(Ctx *cx, int var, int64_t extent);
 LStmt *ls_store(Ctx *cx, int buf, LIndex idx, LExpr *val);
 LStmt *ls_let(Ctx *cx, int local, LExpr *val);
@@ -203,5 +207,10 @@ void loop_verify(const LProgram *p);               // TD_ASSERTs
 
 // ---- kernel.c: the fused graph -> loop IR ----
 LProgram *kernel_build(Ctx *cx, const Graph *g);
+
+// ---- sched.c: the CPU schedule over built loop IR (the C and LLVM backends) ----
+// f32 exp/sigmoid/silu as vectorizable arithmetic; float reductions of innermost
+// loops accumulated in lanes (a fixed association, the same in every backend).
+void sched_cpu(Ctx *cx, LProgram *p);
 
 #endif

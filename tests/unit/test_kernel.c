@@ -4,8 +4,9 @@
 // meaning ir/loop.h defines (floats in double, rounded to the dtype on store and cast;
 // ints in int64, wrapped to their width). Expected values are PyTorch 1.13's.
 // Fused plans are tested by overriding the plan of fuse_graph node by node. The loop
-// orders kernel_build schedules (column reductions, matmuls accumulating whole rows)
-// are run against kernel_build_naive's row-major nests: same bits in every output.
+// orders kernel_build schedules (column reductions, blocked matmuls accumulating rows
+// in place, tiled transposed copies) are run against kernel_build_naive's row-major
+// nests: same bits in every output.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -278,6 +279,26 @@ static Num eval(Run *r, const LExpr *e) {
     return c.i ? a : b;
   }
   case LX_CAST: return cast(e->a->dt, e->dt, eval(r, e->a));
+  case LX_BITCAST: {
+    x = eval(r, e->a);
+    Num y = {0, 0};
+    if (e->dt == DT_F32) {
+      int32_t i = (int32_t)x.i;
+      float f;
+      memcpy(&f, &i, sizeof f);
+      y.f = f;
+    } else if (e->dt == DT_I32) {
+      float f = (float)x.f;
+      int32_t i;
+      memcpy(&i, &f, sizeof i);
+      y.i = i;
+    } else if (e->dt == DT_F64) {
+      memcpy(&y.f, &x.i, sizeof y.f);
+    } else {
+      memcpy(&y.i, &x.f, sizeof y.i);
+    }
+    return y;
+  }
   case LX_CHECKED_INDEX: {
     int64_t a = eval(r, e->a).i;
     if (a < (e->wrap ? -e->i : 0) || a >= e->i) {
@@ -945,8 +966,8 @@ static void reduction_with_stored_result_and_reduced_shape_epilogue(void **state
 }
 
 // ============================================================================
-// Schedules: column reductions and row-accumulating matmuls give the same bits as
-// the row-major order of kernel_build_naive
+// Schedules: column reductions, blocked matmuls and tiled transposes give the same
+// bits as the row-major order of kernel_build_naive
 // ============================================================================
 // Values of many magnitudes and both signs (a few nan/inf where asked), so that any
 // change in the order of a sum changes its bits.
@@ -1184,6 +1205,210 @@ static void vector_matrix_product_runs_column_blocks_in_parallel(void **state) {
   done(r);
 }
 
+// The most stores in one innermost loop (a blocked matmul stores each of its rows there).
+static int max_inner_stores(const LStmtList *l) {
+  int best = 0, here = 0;
+  bool inner = true;
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    here += s->kind == LS_STORE;
+    if (s->kind == LS_LOOP || s->kind == LS_IF) {
+      int b = max_inner_stores(&s->body);
+      best = b > best ? b : best;
+      inner &= s->kind != LS_LOOP;
+    }
+  }
+  return inner && here > best ? here : best;
+}
+
+static void matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order(void **state) {
+  (void)state;
+  // 130 rows: macro blocks of 8 rows (run in parallel), 2 rows left over; 4 rows per
+  // block, so each element of b loaded feeds 4 products
+  Run *r = same_as_naive("fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true);
+  assert_true(all_inner_loads_unit(r));
+  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+  assert_int_equal(max_inner_stores(&r->lp->kernels.data[0]->body), 4);
+  assert_int_equal(count_temps(r), 0);
+  done(r);
+  // k blocks of 32 terms (a 512 KiB block of b), then 6 terms: a step of 4 and one of 2
+  r = same_as_naive("fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+  // column tiles of 1024, then 52 columns; 5 rows: one block of 4 and one row
+  r = same_as_naive("fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void blocked_matmul_reads_transposed_and_batched_operands(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
+                         "    w: f32[12, 7], t: f32[3, 6, 9], v: f32[6]) -> (f32[10, 6], f32[3, 9, 11],\n"
+                         "    f32[2, 10, 7], f32[3, 9, 11], f32[3, 9]) {\n"
+                         "  return a.t() @ b, x @ y, z @ w, t.transpose(1, 2) @ y, t.transpose(1, 2) @ v\n}\n",
+                         true);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void blocked_matmul_epilogues_in_every_dtype(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
+                         "    g: f16[10, 6], e: f16[6], u: bf16[5, 6], v: bf16[6, 7]) -> (f32[11, 70], f32[11, 70],\n"
+                         "    f64[6, 5], f16[9, 6], f32[9, 6], bf16[5, 7]) {\n"
+                         "  y = x @ w + c\n"
+                         "  hg = h @ g\n"
+                         "  return relu(y), y * 2.0, p @ q - 1.0, hg + e, hg.float(), u @ v\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  done(r);
+}
+
+static void matmul_with_few_rows_runs_column_tiles_in_parallel(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n",
+                         false);
+  assert_true(all_inner_loads_unit(r));
+  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+  done(r);
+}
+
+// The extents of the first innermost loop and of the loop around it (0: none).
+static void first_inner_pair(const LStmtList *l, int64_t outer, int64_t *o, int64_t *i) {
+  for (int k = 0; k < l->len; k++) {
+    const LStmt *s = l->data[k];
+    if (s->kind != LS_LOOP)
+      continue;
+    if (!has_loop(&s->body)) {
+      *o = outer, *i = s->extent;
+      return;
+    }
+    first_inner_pair(&s->body, s->extent, o, i);
+    return;
+  }
+}
+
+static void transposed_copies_run_in_tiles_of_both_dims(void **state) {
+  (void)state;
+  // 170 x 200: tiles of 32 x 32, then the last 10 rows and 8 columns in nests of their own
+  Run *r = same_as_naive("fn f(x: f32[200, 170]) -> f32[170, 200] {\n  return x.t().contiguous()\n}\n", true);
+  int64_t o = 0, i = 0;
+  first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
+  assert_int_equal(o, 32);
+  assert_int_equal(i, 32);
+  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+  done(r);
+  // contiguous reads keep the row-major nest
+  r = same_as_naive("fn f(x: f32[100, 70]) -> f32[100, 70] {\n  return x * 2.0\n}\n", false);
+  first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
+  assert_int_equal(o, 100);
+  assert_int_equal(i, 70);
+  done(r);
+}
+
+static void permutes_and_mixed_operands_are_tiled_with_the_same_results(void **state) {
+  (void)state;
+  Run *r = same_as_naive("fn f(x: f32[40, 3, 70], y: f32[70, 3, 40], z: f64[33, 65], w: i32[65, 33]) -> (\n"
+                         "    f32[70, 3, 40], f32[3, 70, 40], f64[65, 33], f64[65, 33], i32[33, 65]) {\n"
+                         "  p = x.permute(2, 1, 0)\n"
+                         "  return p + y, x.permute(1, 2, 0).contiguous(), z.t() * 2.0 + w, exp(z.t()), w.t() + 1\n}\n",
+                         true);
+  done(r);
+  r = same_as_naive("fn f(x: f16[50, 64], b: bf16[64, 50], i: f32[31, 5, 32]) -> (f16[64, 50], f32[64, 50],\n"
+                    "    f32[32, 5, 31]) {\n  return x.t() + 1.0, b + x.t(), i.transpose(0, 2).contiguous()\n}\n",
+                    false);
+  done(r);
+}
+
+// ============================================================================
+// The CPU schedule (ir/sched.c): polynomial exp and reductions in lanes change the
+// rounding, not the meaning: scheduled outputs stay within a few ulps of the naive
+// order's (nan, inf and -0.0 where the naive run has them), and no f32 exp is left.
+// ============================================================================
+static bool has_f32_exp(const LExpr *e) {
+  if (!e)
+    return false;
+  if (e->kind == LX_UNARY && e->dt == DT_F32 && (e->op == OP_EXP || e->op == OP_SIGMOID || e->op == OP_SILU))
+    return true;
+  return has_f32_exp(e->a) || has_f32_exp(e->b) || has_f32_exp(e->c) || has_f32_exp(e->idx.dyn);
+}
+
+static bool body_has_f32_exp(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (has_f32_exp(s->val) || has_f32_exp(s->cond) || body_has_f32_exp(&s->body))
+      return true;
+  }
+  return false;
+}
+
+// The extent of the first innermost loop (in program order) whose body holds a SET
+// (a reduction), or -1.
+static int64_t reduction_extent(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (s->kind != LS_LOOP)
+      continue;
+    int64_t inner = reduction_extent(&s->body);
+    if (inner >= 0)
+      return inner;
+    for (int j = 0; j < s->body.len && !has_loop(&s->body); j++)
+      if (s->body.data[j]->kind == LS_SET)
+        return s->extent;
+  }
+  return -1;
+}
+
+static void near_naive_after_sched(const char *src, int64_t want_extent, double tol) {
+  Run *r = compile(src);
+  sched_cpu(&r->cx, r->lp);
+  int64_t extent = -1;  // of the first reduction loop of any kernel
+  for (int k = 0; k < r->lp->kernels.len; k++) {
+    assert_false(body_has_f32_exp(&r->lp->kernels.data[k]->body));
+    if (extent < 0)
+      extent = reduction_extent(&r->lp->kernels.data[k]->body);
+  }
+  assert_int_equal(extent, want_extent);
+  Run *n = compile(src);
+  n->lp = kernel_build_naive(&n->cx, n->g);
+  loop_verify(n->lp);
+  uint64_t s1 = 11, s2 = 11;
+  for (int p = 0; p < r->lp->params.len; p++) {
+    fill_mixed(r, p, &s1, true);
+    fill_mixed(n, p, &s2, true);
+  }
+  assert_true(execute(r));
+  assert_true(execute(n));
+  for (int o = 0; o < r->lp->outputs.len; o++) {
+    int64_t numel = view_numel(r->lp->outputs.data[o].view);
+    double scale = 1;  // sums cancel: errors are relative to the output's largest value
+    for (int64_t i = 0; i < numel; i++)
+      if (isfinite(out_at(n, o, i)))
+        scale = fmax(scale, fabs(out_at(n, o, i)));
+    for (int64_t i = 0; i < numel; i++) {
+      double got = out_at(r, o, i), want = out_at(n, o, i);
+      bool ok = isnan(want) ? isnan(got) : isinf(want) ? got == want : fabs(got - want) <= tol * scale;
+      if (!ok)
+        fail_msg("output %d element %lld: scheduled %.17g, naive %.17g", o, (long long)i, got, want);
+    }
+  }
+  done(n);
+  done(r);
+}
+
+static void cpu_schedule_exp_and_reductions_stay_near_the_naive_order(void **state) {
+  (void)state;
+  // softmax: max and sum in 16 lanes over 100 = 6 * 16 + 4 columns; exp kept for the last pass
+  near_naive_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n", 6, 1e-6);
+  near_naive_after_sched("fn f(x: f32[5, 40]) -> (f32[5], f32[5], f32[5]) {\n"
+                         "    return x.sum(-1), x.amax(-1), exp(x).mean(-1)\n}\n", 2, 1e-6);
+  near_naive_after_sched("fn f(x: f64[4, 33]) -> f64[4] {\n    return x.prod(-1)\n}\n", 4, 1e-12);
+  near_naive_after_sched("fn f(x: f32[64]) -> (f32[64], f32[64]) {\n    return sigmoid(x), silu(x)\n}\n", -1, 1e-6);
+  // too short for lanes: left alone
+  near_naive_after_sched("fn f(x: f32[4, 20]) -> f32[4] {\n    return x.sum(-1)\n}\n", 20, 1e-6);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(broadcast_add_aligns_dims_from_the_right),
@@ -1240,10 +1465,17 @@ int main(void) {
       cmocka_unit_test(column_reduction_with_epilogue_and_local_results),
       cmocka_unit_test(large_column_reduction_runs_blocks_in_parallel),
       cmocka_unit_test(row_reductions_and_softmax_keep_the_row_order),
+      cmocka_unit_test(cpu_schedule_exp_and_reductions_stay_near_the_naive_order),
       cmocka_unit_test(matmul_accumulates_whole_rows_of_the_output),
       cmocka_unit_test(matmul_epilogues_halves_and_batches_match_the_row_order),
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
       cmocka_unit_test(vector_matrix_product_runs_column_blocks_in_parallel),
+      cmocka_unit_test(matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order),
+      cmocka_unit_test(blocked_matmul_reads_transposed_and_batched_operands),
+      cmocka_unit_test(blocked_matmul_epilogues_in_every_dtype),
+      cmocka_unit_test(matmul_with_few_rows_runs_column_tiles_in_parallel),
+      cmocka_unit_test(transposed_copies_run_in_tiles_of_both_dims),
+      cmocka_unit_test(permutes_and_mixed_operands_are_tiled_with_the_same_results),
   };
   int failed = cmocka_run_group_tests_name("fusion plan of fuse_graph", tests, NULL, NULL);
   trivial_plan = true;

@@ -1,0 +1,441 @@
+// ir/sched.c: the CPU schedule applied to built loop IR (sched_cpu in ir/loop.h).
+// Three rewrites, each an exact description of what the backends then print:
+//
+// 0. A sum whose terms the next loop divides by it (softmax) stores its terms in that
+//    loop's output, which then only divides: each exp is computed once per element.
+// 1. f32 exp, and sigmoid and silu through it, become plain arithmetic (below), so
+//    a loop that uses them vectorizes like any other instead of calling libm once
+//    per element. Intermediate values are hoisted into lets before the statement.
+// 2. A float reduction in an innermost loop (`acc = acc + e(j)`, max, min, product)
+//    accumulates in LANES independent partial results: the loop is unrolled LANES
+//    times, lane l takes the iterations j = l (mod LANES), the remainder goes to
+//    lane 0, and the lanes are combined in a fixed tree. Every side effect keeps its
+//    order; only the association of the reduction changes (NumPy's pairwise sum does
+//    the same), identically in every backend.
+//
+// exp(x) for f32: x is clamped to [-104, 88.8] (NaN passes through: the comparisons
+// are false); n = round(x * log2(e)) by adding and subtracting 1.5 * 2^23; r = x - n*ln2
+// with ln2 split in two (n * LN2_HI is exact and so is the subtraction); e^r by its
+// Taylor polynomial to degree 7 on |r| <= 0.35 (truncation below 1e-8 relative);
+// then * 2^n, built in an exponent field. n is split so that both factors are normal:
+// below -125 the second factor is 2^-60 (results round once, into subnormals), above
+// 127 it is 2 (overflow gives inf).
+#include <string.h>
+
+#include "ir/loop.h"
+
+enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
+
+static const double MAGIC = 12582912.0;  // 1.5 * 2^23: x + MAGIC - MAGIC rounds x to an integer
+static const double LOG2E = 1.44269504088896340736;
+static const double LN2_HI = 0.693359375;  // 9 significant bits: n * LN2_HI is exact for |n| < 2^15
+static const double LN2_LO = -2.12194440054690582e-4;  // ln 2 - LN2_HI
+
+typedef struct S {
+  Ctx *cx;
+  LKernel *k;
+} S;
+
+static void push(S *s, LStmtList *list, LStmt *st) { vec_push(&s->cx->arena, list, st); }
+
+static int new_local(S *s, DType dt) {
+  vec_push(&s->cx->arena, &s->k->locals, dt);
+  return s->k->locals.len - 1;
+}
+
+// A let of v appended to pre; the local's reference.
+static LExpr *hoist(S *s, LStmtList *pre, LExpr *v) {
+  int l = new_local(s, v->dt);
+  push(s, pre, ls_let(s->cx, l, v));
+  return lx_local(s->cx, v->dt, l);
+}
+
+static LExpr *f32c(S *s, double v) { return lx_const_f(s->cx, DT_F32, v); }
+static LExpr *bin(S *s, Op op, LExpr *a, LExpr *b) { return lx_binary(s->cx, op, a->dt, a, b); }
+static LExpr *lt(S *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_LT, DT_BOOL, a, b); }
+static LExpr *gt(S *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
+
+// exp(x) of an f32 x (a local or constant: it is read more than once); see the top.
+static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
+  LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 88.8)), f32c(s, 88.8), x));
+  c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -104)), f32c(s, -104), c));
+  LExpr *t = bin(s, OP_ADD, bin(s, OP_MUL, c, f32c(s, LOG2E)), f32c(s, MAGIC));
+  LExpr *n = hoist(s, pre, bin(s, OP_SUB, t, f32c(s, MAGIC)));
+  LExpr *r = bin(s, OP_SUB, c, bin(s, OP_MUL, n, f32c(s, LN2_HI)));
+  r = hoist(s, pre, bin(s, OP_SUB, r, bin(s, OP_MUL, n, f32c(s, LN2_LO))));
+  LExpr *q = f32c(s, 1.0 / 5040);
+  for (int k = 6; k >= 2; k--) {
+    double f = 1;
+    for (int i = 2; i <= k; i++)
+      f *= i;
+    q = bin(s, OP_ADD, f32c(s, 1 / f), bin(s, OP_MUL, r, q));
+  }
+  LExpr *p = bin(s, OP_ADD, bin(s, OP_ADD, f32c(s, 1), r), bin(s, OP_MUL, bin(s, OP_MUL, r, r), q));
+  LExpr *low = hoist(s, pre, lt(s, n, f32c(s, -125))), *high = hoist(s, pre, gt(s, n, f32c(s, 127)));
+  LExpr *shift = lx_select(s->cx, low, f32c(s, -60), lx_select(s->cx, high, f32c(s, 1), f32c(s, 0)));
+  LExpr *second = lx_select(s->cx, low, f32c(s, 0x1p-60), lx_select(s->cx, high, f32c(s, 2), f32c(s, 1)));
+  // (n1 + MAGIC)'s bits are 0x4B400000 + n1; the exponent field of 2^n1 is n1 + 127.
+  LExpr *bits = lx_bitcast(s->cx, DT_I32, bin(s, OP_ADD, bin(s, OP_SUB, n, shift), f32c(s, MAGIC)));
+  bits = bin(s, OP_ADD, bits, lx_const_i(s->cx, DT_I32, 127 - 0x4B400000));
+  LExpr *first = lx_bitcast(s->cx, DT_F32, bin(s, OP_MUL, bits, lx_const_i(s->cx, DT_I32, 1 << 23)));
+  return bin(s, OP_MUL, bin(s, OP_MUL, p, first), second);
+}
+
+static bool is_exp_kind(const LExpr *e) {
+  return e->kind == LX_UNARY && e->dt == DT_F32 && (e->op == OP_EXP || e->op == OP_SIGMOID || e->op == OP_SILU);
+}
+
+static bool has_exp(const LExpr *e);
+
+// e with every f32 exp/sigmoid/silu replaced, lets into pre. Expressions may be
+// shared between statements, so the path to a replaced node is copied, not edited.
+static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
+  if (!has_exp(e))
+    return e;
+  LExpr *n = arena_alloc(&s->cx->arena, sizeof *n);
+  *n = *e;
+  e = n;
+  e->a = expand(s, pre, e->a);
+  e->b = expand(s, pre, e->b);
+  e->c = expand(s, pre, e->c);
+  e->idx.dyn = expand(s, pre, e->idx.dyn);
+  if (!is_exp_kind(e))
+    return e;
+  if (e->op == OP_EXP)
+    return exp_f32(s, pre, hoist(s, pre, e->a));
+  // sigmoid = 1 / (1 + exp(-a)), silu = a / (1 + exp(-a)) (ir/loop.h)
+  LExpr *a = hoist(s, pre, e->a);
+  LExpr *d = bin(s, OP_ADD, f32c(s, 1), exp_f32(s, pre, hoist(s, pre, lx_unary(s->cx, OP_NEG, DT_F32, a))));
+  return bin(s, OP_DIV, e->op == OP_SIGMOID ? f32c(s, 1) : a, d);
+}
+
+static bool has_exp(const LExpr *e) {
+  if (!e)
+    return false;
+  return is_exp_kind(e) || has_exp(e->a) || has_exp(e->b) || has_exp(e->c) || has_exp(e->idx.dyn);
+}
+
+static bool stmt_has_exp(const LStmt *st) {
+  return has_exp(st->val) || has_exp(st->cond) || has_exp(st->idx.dyn);
+}
+
+static void expand_list(S *s, LStmtList *body) {
+  LStmtList out = {0};
+  for (int i = 0; i < body->len; i++) {
+    LStmt *st = body->data[i];
+    if (st->kind == LS_LOOP || st->kind == LS_IF)
+      expand_list(s, &st->body);
+    if (stmt_has_exp(st)) {  // a statement belongs to one list: edited in place
+      st->val = expand(s, &out, st->val);
+      st->cond = expand(s, &out, st->cond);
+      st->idx.dyn = expand(s, &out, st->idx.dyn);
+    }
+    push(s, &out, st);
+  }
+  *body = out;
+}
+
+static bool reads_local(const LExpr *e, int local) {
+  if (!e)
+    return false;
+  if (e->kind == LX_LOCAL && e->local == local)
+    return true;
+  return reads_local(e->a, local) || reads_local(e->b, local) || reads_local(e->c, local) ||
+         reads_local(e->idx.dyn, local);
+}
+
+// ---- a sum's terms kept for a later pass (softmax's exp(x - max) / sum) ----
+// for j: acc = acc + E(j); ...; for j': buf[f(j')] = E(j') / acc  becomes
+// for j: t = E(j); buf[f(j)] = t; acc = acc + t; ...; for j': buf[f(j')] = buf[f(j')] / acc
+// when E does not read buf and buf holds E's dtype exactly: each term is computed once.
+
+static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb);
+
+// Whether a (over loop var va) and b (over vb) are the same expression.
+static bool expr_equal(const LExpr *a, int va, const LExpr *b, int vb) {
+  if (!a || !b)
+    return a == b;
+  if (a->kind != b->kind || a->dt != b->dt || a->op != b->op)
+    return false;
+  switch (a->kind) {
+  case LX_CONST: return dtype_is_float(a->dt) ? memcmp(&a->f, &b->f, sizeof a->f) == 0 : a->i == b->i;
+  case LX_VAR: return a->var == b->var || (a->var == va && b->var == vb);
+  case LX_LOCAL: return a->local == b->local;
+  case LX_LOAD: return a->buf == b->buf && index_equal(&a->idx, va, &b->idx, vb);
+  case LX_CHECKED_INDEX:
+    if (a->i != b->i || a->wrap != b->wrap || a->err != b->err)
+      return false;
+    break;
+  default: break;
+  }
+  return expr_equal(a->a, va, b->a, vb) && expr_equal(a->b, va, b->b, vb) && expr_equal(a->c, va, b->c, vb);
+}
+
+static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb) {
+  if (a->base != b->base || a->nterms != b->nterms || !expr_equal(a->dyn, va, b->dyn, vb))
+    return false;
+  for (int t = 0; t < a->nterms; t++) {
+    bool same = a->var[t] == b->var[t] || (a->var[t] == va && b->var[t] == vb);
+    if (!same || a->coef[t] != b->coef[t])
+      return false;
+  }
+  return true;
+}
+
+static bool reads_buf(const LExpr *e, int buf) {
+  if (!e)
+    return false;
+  if (e->kind == LX_LOAD && e->buf == buf)
+    return true;
+  return reads_buf(e->a, buf) || reads_buf(e->b, buf) || reads_buf(e->c, buf) || reads_buf(e->idx.dyn, buf);
+}
+
+static const LStmt *only_stmt(const LStmt *l, LStmtKind kind) {
+  return l->kind == LS_LOOP && l->body.len == 1 && l->body.data[0]->kind == kind ? l->body.data[0] : NULL;
+}
+
+static LIndex rename_var(LIndex x, int from, int to) {
+  for (int t = 0; t < x.nterms; t++)
+    if (x.var[t] == from)
+      x.var[t] = to;
+  return x;
+}
+
+static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
+  for (int i = 0; i < body->len; i++) {
+    LStmt *st = body->data[i];
+    if (st->kind == LS_LOOP || st->kind == LS_IF)
+      keep_terms(s, p, &st->body);
+    const LStmt *set = only_stmt(st, LS_SET);
+    if (!set || set->val->kind != LX_BINARY || set->val->op != OP_ADD || set->val->a->kind != LX_LOCAL ||
+        set->val->a->local != set->local || reads_local(set->val->b, set->local))
+      continue;
+    const LExpr *term = set->val->b;
+    LStmt *sj = i + 1 < body->len ? body->data[i + 1] : NULL;  // the very next loop: nothing changes E between
+    const LStmt *store = sj ? only_stmt(sj, LS_STORE) : NULL;
+    const LExpr *v = store ? store->val : NULL;
+    if (!store || sj->extent != st->extent || v->kind != LX_BINARY || v->op != OP_DIV || v->b->kind != LX_LOCAL ||
+        v->b->local != set->local || !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
+        p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
+      continue;
+    int t = new_local(s, term->dt);
+    LExpr *tv = lx_local(s->cx, term->dt, t);
+    LStmtList nb = {0};
+    push(s, &nb, ls_let(s->cx, t, set->val->b));
+    push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
+    push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
+    st->body = nb;
+    LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
+    s->k->args.data[store->buf].read = true;
+    sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_DIV, term->dt, again, v->b));
+  }
+}
+
+// ---- reductions in lanes ----
+
+static bool stmt_reads_local(const LStmt *st, int local) {
+  return reads_local(st->val, local) || reads_local(st->cond, local) || reads_local(st->idx.dyn, local);
+}
+
+static bool folds(Op op) { return op == OP_ADD || op == OP_MUL || op == OP_MAXIMUM || op == OP_MINIMUM; }
+
+// The operand of SET acc = acc op x (or x op acc) that is not acc, or NULL.
+static LExpr *fold_operand(const LStmt *st) {
+  const LExpr *v = st->val;
+  if (st->kind != LS_SET || v->kind != LX_BINARY || !folds(v->op) || !dtype_is_float(v->dt))
+    return NULL;
+  bool left = v->a->kind == LX_LOCAL && v->a->local == st->local;
+  LExpr *x = left ? v->b : v->a;
+  if (!left && !(v->b->kind == LX_LOCAL && v->b->local == st->local))
+    return NULL;
+  return reads_local(x, st->local) ? NULL : x;
+}
+
+static double identity(Op op) {
+  switch (op) {
+  case OP_ADD: return -0.0;  // -0 + x == x for every x, +0 included
+  case OP_MUL: return 1;
+  case OP_MAXIMUM: return -__builtin_inf();
+  case OP_MINIMUM: return __builtin_inf();
+  default: td_unreachable();
+  }
+}
+
+// Cloning a loop body for one lane: the loop var becomes mul * var2 + add, the
+// reduction locals and every local the body declares are renamed through map.
+typedef struct Clone {
+  int var, var2;
+  int64_t mul, add;
+  int *map;  // old local -> new local (itself where not renamed)
+} Clone;
+
+static LIndex clone_index(S *s, const Clone *c, const LIndex *x);
+
+static LExpr *clone_expr(S *s, const Clone *c, const LExpr *e) {
+  if (!e)
+    return NULL;
+  if (e->kind == LX_VAR && e->var == c->var) {
+    LExpr *v = lx_var(s->cx, c->var2);
+    if (c->mul != 1)
+      v = lx_binary(s->cx, OP_MUL, DT_I64, v, lx_const_i(s->cx, DT_I64, c->mul));
+    if (c->add)
+      v = lx_binary(s->cx, OP_ADD, DT_I64, v, lx_const_i(s->cx, DT_I64, c->add));
+    return e->dt == DT_I64 ? v : lx_cast(s->cx, e->dt, v);
+  }
+  LExpr *n = arena_alloc(&s->cx->arena, sizeof *n);
+  *n = *e;
+  if (e->kind == LX_LOCAL)
+    n->local = c->map[e->local];
+  n->a = clone_expr(s, c, e->a);
+  n->b = clone_expr(s, c, e->b);
+  n->c = clone_expr(s, c, e->c);
+  if (e->kind == LX_LOAD)
+    n->idx = clone_index(s, c, &e->idx);
+  return n;
+}
+
+static LIndex clone_index(S *s, const Clone *c, const LIndex *x) {
+  LIndex r = *x;
+  r.nterms = 0;
+  int64_t coef = 0;
+  for (int t = 0; t < x->nterms; t++) {
+    if (x->var[t] == c->var) {
+      coef += x->coef[t];
+      continue;
+    }
+    r.var[r.nterms] = x->var[t];
+    r.coef[r.nterms++] = x->coef[t];
+  }
+  if (coef) {
+    TD_ASSERT(r.nterms < LI_MAX_TERMS);
+    r.var[r.nterms] = c->var2;
+    r.coef[r.nterms++] = coef * c->mul;
+    r.base += coef * c->add;
+  }
+  r.dyn = clone_expr(s, c, x->dyn);
+  return r;
+}
+
+static LStmt *clone_stmt(S *s, Clone *c, const LStmt *st) {
+  LStmt *n = arena_alloc(&s->cx->arena, sizeof *n);
+  *n = *st;
+  n->val = clone_expr(s, c, st->val);
+  n->cond = clone_expr(s, c, st->cond);
+  if (st->kind == LS_STORE)
+    n->idx = clone_index(s, c, &st->idx);
+  if (st->kind == LS_LET)  // declared anew in this copy
+    c->map[st->local] = new_local(s, s->k->locals.data[st->local]);
+  if (st->kind == LS_LET || st->kind == LS_SET)
+    n->local = c->map[st->local];
+  TD_ASSERT(st->kind != LS_LOOP && st->kind != LS_IF);
+  return n;
+}
+
+// Whether loop l is an innermost loop holding at least one float reduction and no
+// other assignment to an outer local; red[i] marks the reduction statements.
+static bool splittable(const LStmt *l, bool *red, DType *dt) {
+  bool any = false;
+  *dt = DT_COUNT;
+  const LStmtList *b = &l->body;
+  for (int i = 0; i < b->len; i++) {
+    const LStmt *st = b->data[i];
+    red[i] = false;
+    if (st->kind == LS_LOOP || st->kind == LS_IF)
+      return false;
+    if (st->kind != LS_SET)
+      continue;
+    if (!fold_operand(st))
+      return false;
+    for (int j = 0; j < b->len; j++) {  // acc is read or written by nothing else
+      const LStmt *o = b->data[j];
+      if (j != i && (stmt_reads_local(o, st->local) || ((o->kind == LS_SET || o->kind == LS_LET) && o->local == st->local)))
+        return false;
+    }
+    if (*dt != DT_COUNT && *dt != st->val->dt)
+      return false;  // one lane count per loop
+    *dt = st->val->dt;
+    red[i] = any = true;
+  }
+  return any;
+}
+
+// The body of l for lane `lane` of the unrolled loop (var2 = the unrolled loop's var),
+// or for the remainder (mul 1, var2 its var, add its start), appended to into.
+static void emit_copy(S *s, const LStmt *l, Clone *c, LStmtList *into) {
+  for (int i = 0; i < l->body.len; i++)
+    push(s, into, clone_stmt(s, c, l->body.data[i]));
+}
+
+// Replaces innermost float reduction loops in body (recursively) by their lane form.
+static void split_list(S *s, LStmtList *body) {
+  LStmtList out = {0};
+  for (int i = 0; i < body->len; i++) {
+    LStmt *l = body->data[i];
+    if (l->kind == LS_IF)
+      split_list(s, &l->body);
+    if (l->kind != LS_LOOP) {
+      push(s, &out, l);
+      continue;
+    }
+    split_list(s, &l->body);
+    bool red[l->body.len > 0 ? l->body.len : 1];
+    DType dt;
+    int lanes = 0;
+    if (!l->parallel && splittable(l, red, &dt))
+      lanes = LANES_BYTES / (dt == DT_F64 ? 8 : 4);
+    if (!lanes || l->extent < 2 * lanes) {
+      push(s, &out, l);
+      continue;
+    }
+    int nloc = s->k->locals.len;
+    int *map[lanes];
+    for (int ln = 0; ln < lanes; ln++) {
+      map[ln] = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(nloc + 1));
+      for (int m = 0; m < nloc; m++)
+        map[ln][m] = m;
+    }
+    for (int j = 0; j < l->body.len; j++) {  // lanes 1.. start from the op's identity
+      const LStmt *st = l->body.data[j];
+      for (int ln = 1; ln < lanes && red[j]; ln++) {
+        map[ln][st->local] = new_local(s, dt);
+        push(s, &out, ls_let(s->cx, map[ln][st->local], lx_const_f(s->cx, dt, identity(st->val->op))));
+      }
+    }
+    int64_t nmain = l->extent / lanes;
+    LStmt *main = ls_loop(s->cx, s->k->nvars++, nmain);
+    for (int ln = 0; ln < lanes; ln++) {
+      Clone c = {l->var, main->var, lanes, ln, map[ln]};
+      emit_copy(s, l, &c, &main->body);
+    }
+    push(s, &out, main);
+    if (l->extent % lanes) {
+      LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
+      Clone c = {l->var, rest->var, 1, nmain * lanes, map[0]};
+      emit_copy(s, l, &c, &rest->body);
+      push(s, &out, rest);
+    }
+    for (int j = 0; j < l->body.len; j++) {  // acc = ((acc . lane1) . (lane2 . lane3)) . ...
+      const LStmt *st = l->body.data[j];
+      if (!red[j])
+        continue;
+      LExpr *v[lanes];
+      for (int ln = 0; ln < lanes; ln++)
+        v[ln] = lx_local(s->cx, dt, map[ln][st->local]);
+      for (int w = lanes; w > 1; w /= 2)
+        for (int m = 0; m < w / 2; m++)
+          v[m] = lx_binary(s->cx, st->val->op, dt, v[2 * m], v[2 * m + 1]);
+      push(s, &out, ls_set(s->cx, st->local, v[0]));
+    }
+  }
+  *body = out;
+}
+
+void sched_cpu(Ctx *cx, LProgram *p) {
+  for (int i = 0; i < p->kernels.len; i++) {
+    S s = {cx, p->kernels.data[i]};
+    keep_terms(&s, p, &s.k->body);
+    expand_list(&s, &s.k->body);
+    split_list(&s, &s.k->body);
+  }
+  loop_verify(p);
+}

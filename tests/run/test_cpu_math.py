@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""tests/run/test_cpu_math.py TDSLC: the CPU schedule's own arithmetic (ir/sched.c)
+against NumPy in float64.
+
+- f32 exp, sigmoid and silu (PyTorch's 1 / (1 + exp(-x)) and x / (1 + exp(-x)), whose
+  exp overflows below x = -88.7) are computed by a polynomial, not libm: checked over a
+  dense sweep of [-110, 95], the overflow and underflow thresholds, subnormal
+  results, specials (nan, +-inf, +-0) and huge inputs. exp must be within 2 ulp of
+  the float64 result rounded to f32 (subnormal results: within one subnormal step),
+  and exact on specials; sigmoid and silu within 4 ulp.
+- float reductions accumulate in lanes: sum, prod, amax, amin, mean and softmax
+  over rows whose length is and is not a multiple of the lane count, rows of -0.0 (PyTorch
+  sums them to +0.0), rows holding nan and inf.
+
+Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import backend_args, require_backend  # noqa: E402
+
+F32 = np.float32
+
+
+def run(tdslc, backend, src, inputs):
+    """Runs fn f of src with inputs {name: f32 array}; returns the outputs (out0.npy...)."""
+    d = tempfile.mkdtemp(prefix="tdsl-math-")
+    try:
+        path = os.path.join(d, "m.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src)
+        args = [tdslc, "run", path, "--fn", "f", "--out-dir", os.path.join(d, "out")] + backend_args(backend)
+        for name, val in inputs.items():
+            np.save(os.path.join(d, name + ".npy"), val)
+            args += ["--in", f"{name}={os.path.join(d, name + '.npy')}"]
+        p = subprocess.run(args, capture_output=True, timeout=300)
+        if p.returncode != 0:
+            sys.exit(f"FAIL: tdslc exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
+        outs, k = [], 0
+        while os.path.exists(os.path.join(d, "out", f"out{k}.npy")):
+            outs.append(np.load(os.path.join(d, "out", f"out{k}.npy")))
+            k += 1
+        return outs
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def ulp_error(got, want64):
+    """|got - want| in ulps of the f32 result want64 rounds to (subnormals: steps of 2^-149)."""
+    want = want64.astype(F32)
+    spacing = np.maximum(np.spacing(np.abs(want)), np.float32(2.0**-149))
+    return np.abs(got.astype(np.float64) - want64) / spacing.astype(np.float64)
+
+
+FAILS = []
+
+
+def check(name, got, want64, max_ulp):
+    got = np.asarray(got).reshape(-1)
+    want64 = np.asarray(want64, dtype=np.float64).reshape(-1)
+    want = want64.astype(F32)
+    special = ~np.isfinite(want) | (want == 0)
+    bad = special & ~((got == want) | (np.isnan(got) & np.isnan(want)))
+    err = np.where(special, 0, ulp_error(got, want64))
+    bad |= err > max_ulp
+    worst = float(err[np.isfinite(err)].max()) if err.size else 0.0
+    print(f"{name}: {got.size} values, worst {worst:.2f} ulp")
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        FAILS.append(f"{name}: {int(bad.sum())} values off, e.g. index {i}: got {got[i]!r}, want {want[i]!r} "
+                     f"({err[i]:.2f} ulp)")
+
+
+def sweep():
+    edges = [88.72283, 88.722832, 88.7228394, 88.72284, 88.8, 89.0, -87.33654, -87.336548, -103.972, -103.97208,
+             -103.9721, -104.0, -110.0, 1e-8, -1e-8, 0.5 * np.log(2), -0.5 * np.log(2), 1e30, -1e30,
+             np.finfo(F32).max, -np.finfo(F32).max, 1e-45, -1e-45]
+    x = np.concatenate([np.linspace(-110, 95, 400_000, dtype=F32), np.array(edges, dtype=F32),
+                        np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=F32)])
+    with np.errstate(over="ignore"):
+        x = np.concatenate([x, np.nextafter(np.array(edges, dtype=F32), F32(np.inf))])
+    return np.concatenate([x, np.zeros((-x.size) % 64, dtype=F32)])
+
+
+def main():
+    tdslc = sys.argv[1]
+    backend = require_backend(tdslc)
+    x = sweep()
+    n = x.size
+    src = (f"fn f(x: f32[{n}]) -> (f32[{n}], f32[{n}], f32[{n}]) {{\n"
+           "    return x.exp(), sigmoid(x), silu(x)\n}\n")
+    # the polynomial is what runs: no exp call is left in the scheduled kernels
+    with tempfile.TemporaryDirectory(prefix="tdsl-math-") as d:
+        path = os.path.join(d, "k.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src)
+        k = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, text=True, timeout=60)
+        if k.returncode != 0 or "exp(" in k.stdout or "sigmoid(" in k.stdout or "bits_f32(" not in k.stdout:
+            sys.exit(f"FAIL: --emit=kernels should show exp as a polynomial:\n{k.stdout}{k.stderr}")
+    e, s, si = run(tdslc, backend, src, {"x": x})
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        check("exp", e, np.exp(x64), 2)
+        # PyTorch's formulas: exp(-x) overflows to inf in f32 below x = -88.7 (the result is 0)
+        den = 1 + np.exp(-x64).astype(F32).astype(np.float64)
+        check("sigmoid", s, 1 / den, 4)
+        check("silu", si, x64 / den, 4)
+
+    # reductions in lanes: row lengths around the lane counts (16 f32, 8 f64)
+    rng = np.random.default_rng(7)
+    for cols in (31, 32, 33, 47, 100, 1000):
+        a = rng.uniform(-3, 3, size=(6, cols)).astype(F32)
+        a[1, :] = -0.0
+        a[2, cols // 2] = np.nan
+        a[3, 3] = np.inf
+        a[4, :] = rng.uniform(0.9, 1.1, size=cols).astype(F32)
+        src = (f"fn f(x: f32[6, {cols}]) -> (f32[6], f32[6], f32[6], f32[6], f32[6], f32[6, {cols}], f64[6]) {{\n"
+               "    return x.sum(-1), x.prod(-1), x.amax(-1), x.amin(-1), x.mean(-1), softmax(x, -1), "
+               "x.to(f64).sum(-1)\n}\n")
+        outs = run(tdslc, backend, src, {"x": a})
+        a64 = a.astype(np.float64)
+        tag = f"[6, {cols}]"
+        # a sum's rounding grows with its length: allow ~cols ulps of the largest term
+        scale = np.abs(a64).max(axis=1) * cols * 2.0**-23
+        with np.errstate(invalid="ignore"):
+            want = a64.sum(axis=1)
+            ok = (np.abs(outs[0] - want) <= scale) | (np.isnan(outs[0]) & np.isnan(want)) | (outs[0] == want)
+            if not ok.all():
+                FAILS.append(f"sum {tag}: got {outs[0]}, want {want}")
+            if outs[0][1] != 0 or np.signbit(outs[0][1]):  # PyTorch: a row of -0.0 sums to +0.0
+                FAILS.append(f"sum {tag}: a row of -0.0 gave {outs[0][1]!r}")
+            check(f"prod {tag} (rows 4)", outs[1][4:5], np.prod(a64[4:5], axis=1), 4 + cols / 4)
+            check(f"amax {tag}", outs[2], a64.max(axis=1), 0)
+            check(f"amin {tag}", outs[3], a64.min(axis=1), 0)
+            wmean = a64.mean(axis=1)
+            ok = (np.abs(outs[4] - wmean) <= scale / cols + 1e-6) | (np.isnan(outs[4]) & np.isnan(wmean))
+            ok |= outs[4] == wmean
+            if not ok.all():
+                FAILS.append(f"mean {tag}: got {outs[4]}, want {wmean}")
+            ex = np.exp(a64 - a64.max(axis=1, keepdims=True))
+            sm = ex / ex.sum(axis=1, keepdims=True)
+            fin = np.isfinite(a64).all(axis=1)
+            check(f"softmax {tag} (finite rows)", outs[5][fin], sm[fin], 8)
+            if not np.isnan(outs[5][~fin]).all():
+                FAILS.append(f"softmax {tag}: rows with nan/inf should be nan")
+            want = a64.sum(axis=1)
+            ok = (np.abs(outs[6] - want) <= 1e-12 * cols) | (np.isnan(outs[6]) & np.isnan(want)) | (outs[6] == want)
+            if not ok.all():
+                FAILS.append(f"f64 sum {tag}: got {outs[6]}, want {want}")
+    if FAILS:
+        print("\n".join("FAIL: " + f for f in FAILS))
+        sys.exit(1)
+    print("ok")
+
+
+main()
