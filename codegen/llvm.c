@@ -3,7 +3,7 @@
 // prints: kernels `tdsl_g_<fn>_<k>` taking raw noalias pointers, then the entry with
 // the ABI of DESIGN.md, whose argument checks, copies and outputs live in
 // runtime/entry.c and whose tables are the ones c.c emits. Then it verifies the
-// module, runs `default<On>` for a TargetMachine of the host (or of --cpu), and
+// module, optimises it for a TargetMachine of the host (or of --cpu), and
 // writes .ll, assembly or an object, or hands the module to an ORC LLJIT.
 //
 // Invariants:
@@ -23,8 +23,8 @@
 //     its error record and the enclosing loop variables and locals the body reads
 //     (by value: a local the body declares is private to an iteration, as in c.c;
 //     the kernel builder never writes a local declared outside a parallel loop).
-//     The body proper is an internal always-inline function with noalias pointer
-//     parameters, so after inlining the vectorizer still knows they don't alias;
+//     The body proper is an internal function with noalias pointer parameters, so
+//     the vectorizer knows they don't alias, called or inlined;
 //   - errors: a kernel records its first failure in a tdsl_kernel_error on its
 //     stack through the runtime (raise/seal exactly where c.c calls
 //     tdsl_g_raise/tdsl_g_seal: lowest iteration of a parallel loop wins) and
@@ -44,6 +44,7 @@
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -82,6 +83,8 @@ typedef struct KG {
   LLVMValueRef fn;       // the function being built
   LLVMValueRef *args;    // per kernel arg: a typed pointer
   LLVMValueRef *vars;    // per loop variable: its i64 value where bound, else NULL
+  int *depth;            // per loop variable: how many loops enclose its own (shared with outlined bodies)
+  int level;             // the loops enclosing the statement being built
   LLVMValueRef *locals;  // per local: an alloca in fn
   LLVMValueRef errp;     // the error record, NULL when nothing raises
   LLVMValueRef iter;     // the parallel loop's iteration inside an outlined body, else NULL
@@ -125,6 +128,13 @@ static void add_attr(LG *g, LLVMValueRef fn, LLVMAttributeIndex at, const char *
   unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
   TD_ASSERT(kind != 0);
   LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(g->lc, kind, 0));
+}
+
+// Internal, and its address is never compared: mergefunc may replace the function
+// by an identical one everywhere (the kernels of repeated layers are the same code).
+static void set_internal(LLVMValueRef fn) {
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMSetUnnamedAddress(fn, LLVMGlobalUnnamedAddr);
 }
 
 // A function declared (or found) by name.
@@ -441,7 +451,7 @@ static LLVMValueRef ipow_fn(LG *g, DType dt) {
     return g->ipow[dt];
   LLVMTypeRef t = vtype(g, dt), pt[2] = {t, t};
   LLVMValueRef f = LLVMAddFunction(g->m, dt == DT_I32 ? "tdsl_g_pow_i32" : "tdsl_g_pow_i64", LLVMFunctionType(t, pt, 2, 0));
-  LLVMSetLinkage(f, LLVMInternalLinkage);
+  set_internal(f);
   add_attr(g, f, LLVMAttributeFunctionIndex, "nounwind");
   add_attr(g, f, LLVMAttributeFunctionIndex, "alwaysinline");
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
@@ -696,19 +706,35 @@ static LLVMValueRef binary(KG *c, const LExpr *e, LLVMValueRef a, LLVMValueRef b
   }
 }
 
-// base + sum coef * var (+ dyn): an i64.
-static LLVMValueRef index(KG *c, const LIndex *ix) {
+// sum coef * var + base (+ dyn): an i64; with_base false leaves base out. The terms
+// are added outermost loop first and the constant last, so the accesses of a nest
+// share one sum per loop that LICM hoists and CSE merges (a tile's accesses then
+// differ by their constants alone), and ScalarEvolution and the vectorizers see a
+// few short expressions, not one long chain per access.
+static LLVMValueRef index(KG *c, const LIndex *ix, bool with_base) {
   LG *g = c->g;
-  LLVMValueRef v = ci(g->i64, ix->base);
+  int order[LI_MAX_TERMS], n = 0;
   for (int k = 0; k < ix->nterms; k++) {
     if (ix->coef[k] == 0)
       continue;
     TD_ASSERT(ix->var[k] >= 0 && ix->var[k] < c->k->nvars && c->vars[ix->var[k]]);
+    int at = n++;
+    for (; at > 0 && c->depth[ix->var[order[at - 1]]] > c->depth[ix->var[k]]; at--)
+      order[at] = order[at - 1];
+    order[at] = k;
+  }
+  LLVMValueRef v = NULL;
+  for (int i = 0; i < n; i++) {
+    int k = order[i];
     LLVMValueRef t = c->vars[ix->var[k]];
     if (ix->coef[k] != 1)
       t = LLVMBuildNSWMul(g->b, t, ci(g->i64, ix->coef[k]), "");
-    v = LLVMBuildNSWAdd(g->b, v, t, "");
+    v = v ? LLVMBuildNSWAdd(g->b, v, t, "") : t;
   }
+  if (!v)
+    v = ci(g->i64, with_base ? ix->base : 0);
+  else if (with_base && ix->base != 0)
+    v = LLVMBuildNSWAdd(g->b, v, ci(g->i64, ix->base), "");
   if (ix->dyn) {
     LLVMValueRef d = expr(c, ix->dyn);
     if (LLVMTypeOf(d) != g->i64)
@@ -723,9 +749,22 @@ static DType arg_dtype(const KG *c, int arg) {
   return c->p->bufs.data[c->k->args.data[arg].buf].dtype;
 }
 
+// &arg[ix]. When every term is non-negative, the element at the loop terms alone
+// lies in the buffer too: that is one GEP, shared by the accesses that differ by their
+// constants only, and a second GEP adds the constant (an x86 displacement). The SLP
+// vectorizer then has one index computation to look at where it had one per access.
 static LLVMValueRef elem_ptr(KG *c, int arg, const LIndex *ix) {
-  LLVMValueRef i = index(c, ix);
-  return LLVMBuildInBoundsGEP2(c->g->b, stype(c->g, arg_dtype(c, arg)), c->args[arg], &i, 1, "");
+  LLVMBuilderRef b = c->g->b;
+  LLVMTypeRef t = stype(c->g, arg_dtype(c, arg));
+  bool split = ix->base > 0 && !ix->dyn;
+  for (int k = 0; k < ix->nterms && split; k++)
+    split = ix->coef[k] >= 0;
+  LLVMValueRef i = index(c, ix, !split);
+  LLVMValueRef p = LLVMBuildInBoundsGEP2(b, t, c->args[arg], &i, 1, "");
+  if (!split)
+    return p;
+  LLVMValueRef d = ci(c->g->i64, ix->base);
+  return LLVMBuildInBoundsGEP2(b, t, p, &d, 1, "");
 }
 
 static LLVMValueRef load(KG *c, const LExpr *e) {
@@ -826,9 +865,11 @@ static void counted_loop(KG *c, int var, LLVMValueRef lo, LLVMValueRef hi, bool 
   TD_ASSERT(var >= 0 && var < c->k->nvars);
   LLVMValueRef saved = c->vars[var], saved_iter = c->iter;
   c->vars[var] = phi;
+  c->depth[var] = c->level++;
   if (iter)
     c->iter = phi;
   stmts(c, body);
+  c->level--;
   LLVMValueRef next = LLVMBuildNSWAdd(b, phi, ci(g->i64, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, hi, ""), head, exit);
@@ -921,14 +962,13 @@ static void parallel_loop(KG *c, const LStmt *s) {
   for (int i = 0; i < nf; i++)
     LLVMBuildStore(b, fv[i], LLVMBuildStructGEP2(b, ctxty, ctx, (unsigned)i, ""));
 
-  // the body proper: internal, always inlined into the range function
+  // the body proper: internal, called by the range function (default<On> inlines it)
   const char *name = arena_printf(&g->cx->arena, "%s_p%d", c->kname, c->npar++);
   ft[nf] = g->i64, ft[nf + 1] = g->i64;  // begin, end
   LLVMValueRef inner = LLVMAddFunction(g->m, arena_printf(&g->cx->arena, "%s_body", name),
                                        LLVMFunctionType(g->vd, ft, (unsigned)nf + 2, 0));
-  LLVMSetLinkage(inner, LLVMInternalLinkage);
+  set_internal(inner);
   add_attr(g, inner, LLVMAttributeFunctionIndex, "nounwind");
-  add_attr(g, inner, LLVMAttributeFunctionIndex, "alwaysinline");
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(b);
   KG sub = *c;
   sub.fn = inner;
@@ -955,7 +995,7 @@ static void parallel_loop(KG *c, const LStmt *s) {
 
   // void NAME(void *ctx, i64 begin, i64 end): unpacks ctx and runs the body
   LLVMValueRef range = LLVMAddFunction(g->m, name, g->range_fn);
-  LLVMSetLinkage(range, LLVMInternalLinkage);
+  set_internal(range);
   add_attr(g, range, LLVMAttributeFunctionIndex, "nounwind");
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, range, "entry"));
   LLVMValueRef cp = LLVMBuildBitCast(b, LLVMGetParam(range, 0), LLVMPointerType(ctxty, 0), "");
@@ -1063,7 +1103,7 @@ static LLVMValueRef build_kernel(LG *g, const LProgram *p, int ki) {
   for (int i = 0; i < nargs; i++)
     pt[i] = arg_ptr_type(&c, i);
   c.fn = LLVMAddFunction(g->m, c.kname, LLVMFunctionType(g->i32, pt, (unsigned)nargs, 0));
-  LLVMSetLinkage(c.fn, LLVMInternalLinkage);
+  set_internal(c.fn);
   add_attr(g, c.fn, LLVMAttributeFunctionIndex, "nounwind");
   pointer_attrs(&c, c.fn, 0);
   LLVMBuilderRef b = g->b;
@@ -1072,6 +1112,7 @@ static LLVMValueRef build_kernel(LG *g, const LProgram *p, int ki) {
   for (int i = 0; i < nargs; i++)
     c.args[i] = LLVMGetParam(c.fn, (unsigned)i);
   c.vars = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->nvars + 1));
+  c.depth = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(k->nvars + 1));
   c.locals = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->locals.len + 1));
   for (int l = 0; l < k->locals.len; l++)
     c.locals[l] = LLVMBuildAlloca(b, vtype(g, k->locals.data[l]), "");
@@ -1638,6 +1679,7 @@ static LLVMValueRef build_gpu_kernel(LG *g, const LProgram *p, int ki, int64_t *
   for (int i = 0; i < nargs; i++)
     c.args[i] = LLVMGetParam(c.fn, (unsigned)i + 1);
   c.vars = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(k->nvars + 1));
+  c.depth = arena_alloc(ar, sizeof(int) * (size_t)(k->nvars + 1));
   c.locals = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(k->locals.len + 1));
   for (int l = 0; l < k->locals.len; l++)
     c.locals[l] = LLVMBuildAlloca(b, vtype(g, k->locals.data[l]), "");
@@ -1720,6 +1762,15 @@ static void init_native(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
   LLVMInitializeNativeAsmParser();
+  // Process-wide codegen options, for every TargetMachine here and the JIT's, at every
+  // -O. Loop strength reduction costs more than all the rest of a compile on tiled
+  // nests (its formula search grows with the address uses of a nest), and x86
+  // addressing modes already take base + index * 4 + displacement. FastISel selects
+  // what it can (the scalar code) and leaves the rest of a block, the vector loop
+  // bodies, to SelectionDAG, whose code there is the same. Parsed once: LLVM keeps
+  // options, and a second parse of one is an error.
+  const char *argv[] = {"tdslc", "-disable-lsr", "-fast-isel"};
+  LLVMParseCommandLineOptions(3, argv, NULL);
   done = true;
 }
 
@@ -1754,8 +1805,36 @@ static const char *make_target_machine(Ctx *cx, const LlvmOptions *o, LLVMTarget
   return err;
 }
 
-// Builds progs into a module of lc for tm, verifies it and runs default<On>. On
-// success *out owns the module; on failure it is disposed here.
+// -O2, the default: the passes the loop nests of ir/loop.h need, at a small part of
+// the cost of default<O2> (which spends most of it inlining, unrolling and re-running
+// scalar passes over code that has nothing for them). In order: mergefunc keeps one
+// copy of identical kernels (x @ wq, x @ wk and x @ wv are one loop nest on other
+// pointers); always-inline takes in the integer pow helpers; sroa puts locals in
+// registers; early-cse and licm leave one index sum per loop, hoisted (see index());
+// loop-vectorize (interleaving as its cost model picks) and slp-vectorizer (for the
+// lanes ir/sched.c unrolls), then instcombine and simplifycfg clean up after them.
+// The kernels keep their calls: a parallel body's noalias parameters tell the
+// vectorizers what inlining would.
+static const char *const O2_PASSES = "mergefunc,always-inline,function(sroa,early-cse,simplifycfg,loop-mssa(licm),"
+                                     "loop-vectorize,slp-vectorizer,instcombine,simplifycfg)";
+
+// With AVX-512 on the host, 512-bit vectors: LLVM prefers 256 bits for every CPU
+// that has them (the clock may drop on some); the benchmarks run faster at 512.
+static void prefer_host_vectors(LLVMContextRef lc, LLVMModuleRef m, LLVMTargetMachineRef tm) {
+  char *features = LLVMGetTargetMachineFeatureString(tm);
+  bool avx512 = strstr(features, "+avx512f") != NULL;
+  LLVMDisposeMessage(features);
+  if (!avx512)
+    return;
+  static const char key[] = "prefer-vector-width", val[] = "512";
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f))
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(lc, key, sizeof key - 1, val, sizeof val - 1));
+}
+
+// Builds progs into a module of lc for tm, verifies it and optimises it (O2_PASSES,
+// else default<On>). On success *out owns the module; on failure it is disposed here.
 static const char *build_verified(Ctx *cx, LLVMContextRef lc, LProgram *const *progs, int nprogs,
                                   const LlvmOptions *o, LLVMTargetMachineRef tm, bool run_wrappers,
                                   LLVMModuleRef *out) {
@@ -1778,12 +1857,13 @@ static const char *build_verified(Ctx *cx, LLVMContextRef lc, LProgram *const *p
     char passes[32];
     int opt = o->opt < 0 ? 0 : o->opt > 3 ? 3 : o->opt;
     snprintf(passes, sizeof passes, "default<O%d>", opt);
+    prefer_host_vectors(lc, m, tm);
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMPassBuilderOptionsSetLoopVectorization(po, opt >= 2);
     LLVMPassBuilderOptionsSetSLPVectorization(po, opt >= 2);
     LLVMPassBuilderOptionsSetLoopInterleaving(po, opt >= 2);
     LLVMPassBuilderOptionsSetLoopUnrolling(po, opt >= 2);
-    LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
+    LLVMErrorRef e = LLVMRunPasses(m, opt == 2 ? O2_PASSES : passes, tm, po);
     LLVMDisposePassBuilderOptions(po);
     if (e)
       err = error_message(cx, "llvm: optimizing", e);

@@ -17,7 +17,7 @@ struct LLVMOpaqueModule;
 typedef enum { LLVM_OUT_IR, LLVM_OUT_ASM, LLVM_OUT_OBJ } LlvmOut;
 
 typedef struct LlvmOptions {
-  int opt;          // 0..3: the default<On> pipeline (the driver's -O, default 2)
+  int opt;          // 0..3 (the driver's -O, default 2): 2 is llvm.c's pipeline, else default<On>
   const char *cpu;  // NULL: the host CPU with its features; else this CPU, features ""
   // Per-stage timing (--time): called after each stage ("llvm-build", ...); may be NULL.
   void (*lap)(void *ctx, const char *stage);

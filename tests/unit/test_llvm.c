@@ -434,6 +434,62 @@ static void parallel_blocks_inside_a_serial_loop_compute_the_matmul(void **state
   ctx_free(&cx);
 }
 
+typedef int (*Fn3to2)(const tdsl_tensor *, const tdsl_tensor *, const tdsl_tensor *, tdsl_tensor *, tdsl_tensor *);
+
+// x @ a and x @ b for x = i + j, a = i - j, b = 2i + j (4x8 @ 8x8): small integers,
+// so every sum is exact.
+static int use_two_matmuls(void *ctx, void *const *addrs) {
+  (void)ctx;
+  Fn3to2 f = (Fn3to2)(uintptr_t)addrs[0];
+  tdsl_tensor x = make(TDSL_F32, 2, (int64_t[]){4, 8}), a = make(TDSL_F32, 2, (int64_t[]){8, 8});
+  tdsl_tensor b = make(TDSL_F32, 2, (int64_t[]){8, 8}), out[2] = {0};
+  float *xv = tdsl_tensor_data(&x), *av = tdsl_tensor_data(&a), *bv = tdsl_tensor_data(&b);
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 8; j++) {
+      if (i < 4)
+        xv[i * 8 + j] = (float)(i + j);
+      av[i * 8 + j] = (float)(i - j);
+      bv[i * 8 + j] = (float)(2 * i + j);
+    }
+  assert_int_equal(f(&x, &a, &b, &out[0], &out[1]), TDSL_OK);
+  for (int k = 0; k < 2; k++) {
+    const float *o = tdsl_tensor_data(&out[k]), *w = k ? bv : av;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 8; j++) {
+        float want = 0;
+        for (int l = 0; l < 8; l++)
+          want += xv[i * 8 + l] * w[l * 8 + j];
+        assert_true(o[i * 8 + j] == want);
+      }
+    tdsl_tensor_release(&out[k]);
+  }
+  tdsl_tensor_release(&x);
+  tdsl_tensor_release(&a);
+  tdsl_tensor_release(&b);
+  return 0;
+}
+
+// The two kernels are one loop nest on other pointers: at -O2 the module keeps one
+// function for both (mergefunc), and each result is still its own.
+static void identical_kernels_are_compiled_once_at_O2(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *progs[1];
+  compile_src(&cx,
+              "fn f(x: f32[4, 8], a: f32[8, 8], b: f32[8, 8]) -> (f32[4, 8], f32[4, 8]) {\n"
+              "  return x @ a, x @ b\n}\n",
+              progs, 1);
+  assert_int_equal(progs[0]->kernels.len, 2);
+  const char *names[] = {"f"};
+  jit(&cx, progs, 1, names, 1, use_two_matmuls, NULL);
+  char *ir = emit(&cx, progs, 1, LLVM_OUT_IR, "x86-64", 2, NULL);
+  assert_non_null(strstr(ir, "define internal i32 @tdsl_g_f_k0("));
+  assert_null(strstr(ir, "@tdsl_g_f_k1("));
+  free(ir);
+  ctx_free(&cx);
+}
+
 static void emitted_ir_is_accepted_by_llvm_as(void **state) {
   (void)state;
   Ctx cx;
@@ -539,6 +595,7 @@ int main(void) {
       cmocka_unit_test(float_ops_propagate_nan_and_floor_like_pytorch),
       cmocka_unit_test(first_index_error_wins_even_in_a_parallel_loop),
       cmocka_unit_test(parallel_blocks_inside_a_serial_loop_compute_the_matmul),
+      cmocka_unit_test(identical_kernels_are_compiled_once_at_O2),
       cmocka_unit_test(emitted_ir_is_accepted_by_llvm_as),
       cmocka_unit_test(elementwise_loops_are_vectorized_at_O2),
       cmocka_unit_test(object_output_is_a_relocatable_elf),
