@@ -289,6 +289,8 @@ typedef struct OutFile {
 } OutFile;
 
 static bool out_open(OutFile *of, const char *path) {
+  if (path && strcmp(path, "-") == 0)
+    path = NULL;  // `-o -`: standard output, as most compilers take it
   *of = (OutFile){.fp = stdout, .path = path};
   if (!path)
     return true;

@@ -172,6 +172,10 @@ def main():
     out_path = os.path.join(TMP, "ir.txt")
     p = tdslc(TR, "--emit=ir", "-o", out_path)
     check("-o writes the output file", p.returncode == 0 and os.path.getsize(out_path) > 0)
+    p = tdslc(TR, "--emit=ir", "-o", "-")
+    with open(out_path, "rb") as f:
+        check("-o - writes to stdout, no file named '-'",
+              p.returncode == 0 and p.stdout == f.read() and not os.path.exists(os.path.join(TMP, "-")), p.stderr.decode())
     p = tdslc(TR, "--emit=tokens")
     check("--emit=tokens prints tokens", p.returncode == 0 and b"IDENT" in p.stdout, p.stdout.decode()[:200])
     p = tdslc(TR, "--emit=ast")
