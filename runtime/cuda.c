@@ -247,8 +247,10 @@ static int load_module(Run *run, const char *ptx) {
   return TDSL_ERR_GPU;
 }
 
-// Device buffers: parameters copied in from the host buffers, the rest zeroed (as
-// tdsl_entry_begin zeroes new storage), and the error record zeroed.
+// Device buffers: parameters copied in from the host buffers, the rest zeroed (the
+// kernels write every element before reading it, as on the CPU, where tdsl_entry_begin
+// no longer zeroes; zeroing keeps a stray read on the device deterministic), and the
+// error record zeroed.
 static int upload(Run *run, const tdsl_tensor *bufs) {
   const tdsl_entry_info *fi = run->p->info;
   CUresult r;

@@ -286,7 +286,7 @@ static int load(const char *path, int want, tdsl_tensor *out) {
     tdsl_set_error("cannot seek in '%s': %s", path, strerror(errno));
     goto fail;
   }
-  if (tdsl_tensor_empty(&t, h.dtype, h.ndim, h.shape)) goto fail;
+  if (tdsl_tensor_empty_uninit(&t, h.dtype, h.ndim, h.shape)) goto fail;  // every byte is read below
   if (nbytes && read_exact(f, t.storage->data, (size_t)nbytes)) {
     tdsl_set_error("'%s': read error", path);
     goto fail;
