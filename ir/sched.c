@@ -81,16 +81,31 @@ static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
   return bin(s, OP_MUL, bin(s, OP_MUL, p, first), second);
 }
 
-static bool is_exp_kind(const LExpr *e) {
+static bool is_exp_kind(const LExpr *e, int unused) {
+  (void)unused;
   return e->kind == LX_UNARY && e->dt == DT_F32 && (e->op == OP_EXP || e->op == OP_SIGMOID || e->op == OP_SILU);
 }
 
-static bool has_exp(const LExpr *e);
+static bool is_local(const LExpr *e, int local) { return e->kind == LX_LOCAL && e->local == local; }
+static bool is_load_of(const LExpr *e, int buf) { return e->kind == LX_LOAD && e->buf == buf; }
+
+// Whether e or any expression under it satisfies pred(., arg).
+static bool any_expr(const LExpr *e, bool (*pred)(const LExpr *, int), int arg) {
+  if (!e)
+    return false;
+  return pred(e, arg) || any_expr(e->a, pred, arg) || any_expr(e->b, pred, arg) || any_expr(e->c, pred, arg) ||
+         any_expr(e->idx.dyn, pred, arg);
+}
+
+// The same over a statement's own expressions (not its body's).
+static bool any_in_stmt(const LStmt *st, bool (*pred)(const LExpr *, int), int arg) {
+  return any_expr(st->val, pred, arg) || any_expr(st->cond, pred, arg) || any_expr(st->idx.dyn, pred, arg);
+}
 
 // e with every f32 exp/sigmoid/silu replaced, lets into pre. Expressions may be
 // shared between statements, so the path to a replaced node is copied, not edited.
 static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
-  if (!has_exp(e))
+  if (!any_expr(e, is_exp_kind, 0))
     return e;
   LExpr *n = arena_alloc(&s->cx->arena, sizeof *n);
   *n = *e;
@@ -99,7 +114,7 @@ static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
   e->b = expand(s, pre, e->b);
   e->c = expand(s, pre, e->c);
   e->idx.dyn = expand(s, pre, e->idx.dyn);
-  if (!is_exp_kind(e))
+  if (!is_exp_kind(e, 0))
     return e;
   if (e->op == OP_EXP)
     return exp_f32(s, pre, hoist(s, pre, e->a));
@@ -109,23 +124,13 @@ static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
   return bin(s, OP_DIV, e->op == OP_SIGMOID ? f32c(s, 1) : a, d);
 }
 
-static bool has_exp(const LExpr *e) {
-  if (!e)
-    return false;
-  return is_exp_kind(e) || has_exp(e->a) || has_exp(e->b) || has_exp(e->c) || has_exp(e->idx.dyn);
-}
-
-static bool stmt_has_exp(const LStmt *st) {
-  return has_exp(st->val) || has_exp(st->cond) || has_exp(st->idx.dyn);
-}
-
 static void expand_list(S *s, LStmtList *body) {
   LStmtList out = {0};
   for (int i = 0; i < body->len; i++) {
     LStmt *st = body->data[i];
     if (st->kind == LS_LOOP || st->kind == LS_IF)
       expand_list(s, &st->body);
-    if (stmt_has_exp(st)) {  // a statement belongs to one list: edited in place
+    if (any_in_stmt(st, is_exp_kind, 0)) {  // a statement belongs to one list: edited in place
       st->val = expand(s, &out, st->val);
       st->cond = expand(s, &out, st->cond);
       st->idx.dyn = expand(s, &out, st->idx.dyn);
@@ -135,14 +140,7 @@ static void expand_list(S *s, LStmtList *body) {
   *body = out;
 }
 
-static bool reads_local(const LExpr *e, int local) {
-  if (!e)
-    return false;
-  if (e->kind == LX_LOCAL && e->local == local)
-    return true;
-  return reads_local(e->a, local) || reads_local(e->b, local) || reads_local(e->c, local) ||
-         reads_local(e->idx.dyn, local);
-}
+static bool reads_local(const LExpr *e, int local) { return any_expr(e, is_local, local); }
 
 // ---- a sum's terms kept for a later pass (softmax's exp(x - max) / sum) ----
 // for j: acc = acc + E(j); ...; for j': buf[f(j')] = E(j') / acc  becomes
@@ -182,13 +180,7 @@ static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb) {
   return true;
 }
 
-static bool reads_buf(const LExpr *e, int buf) {
-  if (!e)
-    return false;
-  if (e->kind == LX_LOAD && e->buf == buf)
-    return true;
-  return reads_buf(e->a, buf) || reads_buf(e->b, buf) || reads_buf(e->c, buf) || reads_buf(e->idx.dyn, buf);
-}
+static bool reads_buf(const LExpr *e, int buf) { return any_expr(e, is_load_of, buf); }
 
 static const LStmt *only_stmt(const LStmt *l, LStmtKind kind) {
   return l->kind == LS_LOOP && l->body.len == 1 && l->body.data[0]->kind == kind ? l->body.data[0] : NULL;
@@ -233,9 +225,7 @@ static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
 
 // ---- reductions in lanes ----
 
-static bool stmt_reads_local(const LStmt *st, int local) {
-  return reads_local(st->val, local) || reads_local(st->cond, local) || reads_local(st->idx.dyn, local);
-}
+static bool stmt_reads_local(const LStmt *st, int local) { return any_in_stmt(st, is_local, local); }
 
 static bool folds(Op op) { return op == OP_ADD || op == OP_MUL || op == OP_MAXIMUM || op == OP_MINIMUM; }
 

@@ -990,6 +990,36 @@ static void fill_mixed(Run *r, int p, uint64_t *state, bool specials) {
 
 static bool same_bits(double a, double b) { return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0; }
 
+// Runs r (scheduled) and n (kernel_build_naive's program) on the same inputs and
+// compares every output: bit for bit when tol is 0, else within tol of the output's
+// largest finite value (sums cancel), with nan and inf where n has them.
+static void compare_with_naive(Run *r, Run *n, bool specials, double tol) {
+  uint64_t s1 = 7, s2 = 7;
+  for (int p = 0; p < r->lp->params.len; p++) {
+    fill_mixed(r, p, &s1, specials);
+    fill_mixed(n, p, &s2, specials);
+  }
+  assert_true(execute(r));
+  assert_true(execute(n));
+  assert_int_equal(r->lp->outputs.len, n->lp->outputs.len);
+  for (int o = 0; o < r->lp->outputs.len; o++) {
+    int64_t numel = view_numel(r->lp->outputs.data[o].view);
+    double scale = 1;
+    for (int64_t i = 0; i < numel; i++)
+      if (isfinite(out_at(n, o, i)))
+        scale = fmax(scale, fabs(out_at(n, o, i)));
+    for (int64_t i = 0; i < numel; i++) {
+      double got = out_at(r, o, i), want = out_at(n, o, i);
+      bool ok = tol == 0      ? same_bits(got, want)
+                : isnan(want) ? isnan(got)
+                : isinf(want) ? got == want
+                              : fabs(got - want) <= tol * scale;
+      if (!ok)
+        fail_msg("output %d element %lld: scheduled %.17g, naive %.17g", o, (long long)i, got, want);
+    }
+  }
+}
+
 // Runs src under kernel_build and kernel_build_naive on the same inputs; every output
 // must be equal bit for bit. Returns the scheduled run (executed) for more checks.
 static Run *same_as_naive(const char *src, bool specials) {
@@ -1001,22 +1031,7 @@ static Run *same_as_naive(const char *src, bool specials) {
   n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
   for (int i = 0; i < n->lp->bufs.len; i++)
     n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
-  uint64_t s1 = 7, s2 = 7;
-  for (int p = 0; p < r->lp->params.len; p++) {
-    fill_mixed(r, p, &s1, specials);
-    fill_mixed(n, p, &s2, specials);
-  }
-  assert_true(execute(r));
-  assert_true(execute(n));
-  assert_int_equal(r->lp->outputs.len, n->lp->outputs.len);
-  for (int o = 0; o < r->lp->outputs.len; o++) {
-    int64_t numel = view_numel(r->lp->outputs.data[o].view);
-    for (int64_t i = 0; i < numel; i++) {
-      double got = out_at(r, o, i), want = out_at(n, o, i);
-      if (!same_bits(got, want))
-        fail_msg("output %d element %lld: scheduled %.17g, naive %.17g", o, (long long)i, got, want);
-    }
-  }
+  compare_with_naive(r, n, specials, 0);
   for (int i = 0; i < n->lp->bufs.len; i++)
     free(n->mem[i]);
   free(n->mem);
@@ -1373,26 +1388,7 @@ static void near_naive_after_sched(const char *src, int64_t want_extent, double 
   Run *n = compile(src);
   n->lp = kernel_build_naive(&n->cx, n->g);
   loop_verify(n->lp);
-  uint64_t s1 = 11, s2 = 11;
-  for (int p = 0; p < r->lp->params.len; p++) {
-    fill_mixed(r, p, &s1, true);
-    fill_mixed(n, p, &s2, true);
-  }
-  assert_true(execute(r));
-  assert_true(execute(n));
-  for (int o = 0; o < r->lp->outputs.len; o++) {
-    int64_t numel = view_numel(r->lp->outputs.data[o].view);
-    double scale = 1;  // sums cancel: errors are relative to the output's largest value
-    for (int64_t i = 0; i < numel; i++)
-      if (isfinite(out_at(n, o, i)))
-        scale = fmax(scale, fabs(out_at(n, o, i)));
-    for (int64_t i = 0; i < numel; i++) {
-      double got = out_at(r, o, i), want = out_at(n, o, i);
-      bool ok = isnan(want) ? isnan(got) : isinf(want) ? got == want : fabs(got - want) <= tol * scale;
-      if (!ok)
-        fail_msg("output %d element %lld: scheduled %.17g, naive %.17g", o, (long long)i, got, want);
-    }
-  }
+  compare_with_naive(r, n, true, tol);
   done(n);
   done(r);
 }
