@@ -780,8 +780,12 @@ static void row_node(KB *kb, Row *r, const Node *n) {
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
     int m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
     int s = row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
+    // log_softmax subtracts log(sum); softmax multiplies by 1 / sum, as PyTorch's CPU
+    // kernel does (a division per element would cost more and round differently)
     if (n->op == OP_LOG_SOFTMAX)
       s = let_local(kb, r->body, kb_unary(kb, OP_LOG, cd, kb_local_ref(kb, s)));
+    else
+      s = let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_fconst(kb, cd, 1), kb_local_ref(kb, s)));
     lv->kind = LV_SOFTMAX;
     lv->max = m;
     lv->sum = s;

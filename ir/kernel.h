@@ -23,7 +23,7 @@ typedef enum {
 typedef struct LocalVal {
   LocalKind kind;
   int local;           // LV_LOCAL
-  int max, sum;        // LV_SOFTMAX: the row max and sum of exp (log_softmax: log of the sum)
+  int max, sum;        // LV_SOFTMAX: the row max and 1 / the sum of exp (log_softmax: log of the sum)
   int nat;             // LV_LOCAL/LV_SOFTMAX: dims of `at` that must match a reader's index
   LIndex at[TD_MAX_DIMS];
   bool fixed[TD_MAX_DIMS];  // which dims of `at` are checked

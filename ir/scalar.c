@@ -381,7 +381,7 @@ LExpr *kb_softmax_value(KB *kb, const Node *n, const LIndex *idx) {
   LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
   LExpr *d = kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, lv->max));
   LExpr *r = n->op == OP_SOFTMAX
-                 ? kb_binary(kb, OP_DIV, cd, kb_unary(kb, OP_EXP, cd, d), kb_local_ref(kb, lv->sum))
+                 ? kb_binary(kb, OP_MUL, cd, kb_unary(kb, OP_EXP, cd, d), kb_local_ref(kb, lv->sum))
                  : kb_binary(kb, OP_SUB, cd, d, kb_local_ref(kb, lv->sum));
   return kb_cast(kb, r, n->out->dtype);
 }

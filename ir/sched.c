@@ -1,8 +1,9 @@
 // ir/sched.c: the CPU schedule applied to built loop IR (sched_cpu in ir/loop.h).
 // Three rewrites, each an exact description of what the backends then print:
 //
-// 0. A sum whose terms the next loop divides by it (softmax) stores its terms in that
-//    loop's output, which then only divides: each exp is computed once per element.
+// 0. A sum whose terms the next loop multiplies by its reciprocal (softmax) stores its
+//    terms in that loop's output, which then only multiplies: each exp is computed once
+//    per element.
 // 1. f32 exp, and sigmoid and silu through it, become plain arithmetic (below), so
 //    a loop that uses them vectorizes like any other instead of calling libm once
 //    per element. Intermediate values are hoisted into lets before the statement.
@@ -55,12 +56,14 @@ static LExpr *bin(S *s, Op op, LExpr *a, LExpr *b) { return lx_binary(s->cx, op,
 static LExpr *lt(S *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_LT, DT_BOOL, a, b); }
 static LExpr *gt(S *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
 
-// exp(x) of an f32 x (a local or constant: it is read more than once); see the top.
-static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
-  LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 88.8)), f32c(s, 88.8), x));
-  c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -104)), f32c(s, -104), c));
+// n = round(c * log2(e)) of a clamped c, as an f32 local.
+static LExpr *round_log2e(S *s, LStmtList *pre, LExpr *c) {
   LExpr *t = bin(s, OP_ADD, bin(s, OP_MUL, c, f32c(s, LOG2E)), f32c(s, MAGIC));
-  LExpr *n = hoist(s, pre, bin(s, OP_SUB, t, f32c(s, MAGIC)));
+  return hoist(s, pre, bin(s, OP_SUB, t, f32c(s, MAGIC)));
+}
+
+// e^r for r = c - n*ln2 (|r| <= 0.35), the Taylor polynomial to degree 7.
+static LExpr *exp_reduced(S *s, LStmtList *pre, LExpr *c, LExpr *n) {
   LExpr *r = bin(s, OP_SUB, c, bin(s, OP_MUL, n, f32c(s, LN2_HI)));
   r = hoist(s, pre, bin(s, OP_SUB, r, bin(s, OP_MUL, n, f32c(s, LN2_LO))));
   LExpr *q = f32c(s, 1.0 / 5040);
@@ -70,15 +73,37 @@ static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
       f *= i;
     q = bin(s, OP_ADD, f32c(s, 1 / f), bin(s, OP_MUL, r, q));
   }
-  LExpr *p = bin(s, OP_ADD, bin(s, OP_ADD, f32c(s, 1), r), bin(s, OP_MUL, bin(s, OP_MUL, r, r), q));
+  return bin(s, OP_ADD, bin(s, OP_ADD, f32c(s, 1), r), bin(s, OP_MUL, bin(s, OP_MUL, r, r), q));
+}
+
+// 2^(m + bias) for an integral f32 m with m + bias in [-127, 128], built in an exponent
+// field: (m + MAGIC)'s bits are 0x4B400000 + m, the field of 2^k is k + 127 (0 gives
+// +0, 255 gives inf).
+static LExpr *pow2(S *s, LExpr *m, int bias) {
+  LExpr *bits = lx_bitcast(s->cx, DT_I32, bin(s, OP_ADD, m, f32c(s, MAGIC)));
+  bits = bin(s, OP_ADD, bits, lx_const_i(s->cx, DT_I32, 127 + bias - 0x4B400000));
+  return lx_bitcast(s->cx, DT_F32, bin(s, OP_MUL, bits, lx_const_i(s->cx, DT_I32, 1 << 23)));
+}
+
+// exp(x) of an f32 x (a local or constant: it is read more than once); see the top.
+static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
+  LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 88.8)), f32c(s, 88.8), x));
+  c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -104)), f32c(s, -104), c));
+  LExpr *n = round_log2e(s, pre, c);
   LExpr *low = hoist(s, pre, lt(s, n, f32c(s, -125))), *high = hoist(s, pre, gt(s, n, f32c(s, 127)));
   LExpr *shift = lx_select(s->cx, low, f32c(s, -60), lx_select(s->cx, high, f32c(s, 1), f32c(s, 0)));
   LExpr *second = lx_select(s->cx, low, f32c(s, 0x1p-60), lx_select(s->cx, high, f32c(s, 2), f32c(s, 1)));
-  // (n1 + MAGIC)'s bits are 0x4B400000 + n1; the exponent field of 2^n1 is n1 + 127.
-  LExpr *bits = lx_bitcast(s->cx, DT_I32, bin(s, OP_ADD, bin(s, OP_SUB, n, shift), f32c(s, MAGIC)));
-  bits = bin(s, OP_ADD, bits, lx_const_i(s->cx, DT_I32, 127 - 0x4B400000));
-  LExpr *first = lx_bitcast(s->cx, DT_F32, bin(s, OP_MUL, bits, lx_const_i(s->cx, DT_I32, 1 << 23)));
-  return bin(s, OP_MUL, bin(s, OP_MUL, p, first), second);
+  return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), pow2(s, bin(s, OP_SUB, n, shift), 0)), second);
+}
+
+// exp(x) where a result below 2^-24 counts as 0 (the 1 + exp(-a) of sigmoid and silu,
+// where 1 + e == 1 anyway): x is clamped to [-87, 89], n to [-126, 128], and
+// (p * 2) * 2^(n-1) is p * 2^n with one normal factor (2^-127 is 0, 2^128 overflows).
+static LExpr *exp_f32_plus1(S *s, LStmtList *pre, LExpr *x) {
+  LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 89)), f32c(s, 89), x));
+  c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -87)), f32c(s, -87), c));
+  LExpr *n = round_log2e(s, pre, c);
+  return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), f32c(s, 2)), pow2(s, n, -1));
 }
 
 static bool is_exp_kind(const LExpr *e, int unused) {
@@ -120,7 +145,7 @@ static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
     return exp_f32(s, pre, hoist(s, pre, e->a));
   // sigmoid = 1 / (1 + exp(-a)), silu = a / (1 + exp(-a)) (ir/loop.h)
   LExpr *a = hoist(s, pre, e->a);
-  LExpr *d = bin(s, OP_ADD, f32c(s, 1), exp_f32(s, pre, hoist(s, pre, lx_unary(s->cx, OP_NEG, DT_F32, a))));
+  LExpr *d = bin(s, OP_ADD, f32c(s, 1), exp_f32_plus1(s, pre, hoist(s, pre, lx_unary(s->cx, OP_NEG, DT_F32, a))));
   return bin(s, OP_DIV, e->op == OP_SIGMOID ? f32c(s, 1) : a, d);
 }
 
@@ -193,6 +218,13 @@ static LIndex rename_var(LIndex x, int from, int to) {
   return x;
 }
 
+// The local r of `let r = 1 / acc` (softmax's reciprocal of its sum), or -1.
+static int reciprocal_of(const LStmt *st, int acc) {
+  const LExpr *v = st->kind == LS_LET ? st->val : NULL;
+  bool one = v && v->kind == LX_BINARY && v->op == OP_DIV && v->a->kind == LX_CONST && v->a->f == 1;
+  return one && v->b->kind == LX_LOCAL && v->b->local == acc ? st->local : -1;
+}
+
 static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
   for (int i = 0; i < body->len; i++) {
     LStmt *st = body->data[i];
@@ -203,11 +235,13 @@ static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
         set->val->a->local != set->local || reads_local(set->val->b, set->local))
       continue;
     const LExpr *term = set->val->b;
-    LStmt *sj = i + 1 < body->len ? body->data[i + 1] : NULL;  // the very next loop: nothing changes E between
+    // then `let r = 1 / acc` and the loop that stores term * r: nothing changes E between
+    int r = i + 2 < body->len ? reciprocal_of(body->data[i + 1], set->local) : -1;
+    LStmt *sj = r >= 0 ? body->data[i + 2] : NULL;
     const LStmt *store = sj ? only_stmt(sj, LS_STORE) : NULL;
     const LExpr *v = store ? store->val : NULL;
-    if (!store || sj->extent != st->extent || v->kind != LX_BINARY || v->op != OP_DIV || v->b->kind != LX_LOCAL ||
-        v->b->local != set->local || !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
+    if (!store || sj->extent != st->extent || v->kind != LX_BINARY || v->op != OP_MUL || v->b->kind != LX_LOCAL ||
+        v->b->local != r || !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
         p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
       continue;
     int t = new_local(s, term->dt);
@@ -219,7 +253,7 @@ static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
     st->body = nb;
     LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
     s->k->args.data[store->buf].read = true;
-    sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_DIV, term->dt, again, v->b));
+    sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, again, v->b));
   }
 }
 
