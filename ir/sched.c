@@ -96,6 +96,17 @@ static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
   return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), pow2(s, bin(s, OP_SUB, n, shift), 0)), second);
 }
 
+// exp(x) for x <= 0 (or NaN, or where the result is not used: see softmax_max): only
+// the lower clamp and the subnormal step of exp_f32.
+static LExpr *exp_f32_nonpos(S *s, LStmtList *pre, LExpr *x) {
+  LExpr *c = hoist(s, pre, lx_select(s->cx, lt(s, x, f32c(s, -104)), f32c(s, -104), x));
+  LExpr *n = round_log2e(s, pre, c);
+  LExpr *low = hoist(s, pre, lt(s, n, f32c(s, -125)));
+  LExpr *shift = lx_select(s->cx, low, f32c(s, -60), f32c(s, 0));
+  LExpr *second = lx_select(s->cx, low, f32c(s, 0x1p-60), f32c(s, 1));
+  return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), pow2(s, bin(s, OP_SUB, n, shift), 0)), second);
+}
+
 // exp(x) where a result below 2^-24 counts as 0 (the 1 + exp(-a) of sigmoid and silu,
 // where 1 + e == 1 anyway): x is clamped to [-87, 89], n to [-126, 128], and
 // (p * 2) * 2^(n-1) is p * 2^n with one normal factor (2^-127 is 0, 2^128 overflows).
@@ -225,6 +236,48 @@ static int reciprocal_of(const LStmt *st, int acc) {
   return one && v->b->kind == LX_LOCAL && v->b->local == acc ? st->local : -1;
 }
 
+// How many statements in list (and under them) read local l.
+static int count_reads(const LStmtList *list, int l) {
+  int n = 0;
+  for (int i = 0; i < list->len; i++)
+    n += any_in_stmt(list->data[i], is_local, l) + count_reads(&list->data[i]->body, l);
+  return n;
+}
+
+static bool declares(const LStmtList *list, int l) {
+  for (int i = 0; i < list->len; i++)
+    if (list->data[i]->kind == LS_LET && list->data[i]->local == l)
+      return true;
+  return false;
+}
+
+// Softmax's row max, when the sum loop sl's term is exp(x - m) and loop ml just before
+// it is m = maximum(m, x) with m read nowhere else: a NaN in x makes the sum, and so
+// every output, NaN whatever m is, so m needs no NaN propagation. Its loop becomes
+// `let y = x; m = (y > m) ? y : m` (one max instruction instead of a max, a NaN test
+// and a blend), and the term, whose argument is then <= 0 (or irrelevant), the
+// one-sided exp, its lets appended to pre. Returns the term (rewritten or not).
+static LExpr *softmax_max(S *s, const LStmtList *body, LStmt *ml, const LStmt *sl, LStmtList *pre) {
+  LExpr *term = sl->body.data[0]->val->b;
+  const LStmt *mset = only_stmt(ml, LS_SET);
+  if (!mset || ml->extent != sl->extent || term->kind != LX_UNARY || term->op != OP_EXP || term->dt != DT_F32)
+    return term;
+  LExpr *d = term->a;
+  const LExpr *mv = mset->val;
+  int m = mset->local;
+  if (d->kind != LX_BINARY || d->op != OP_SUB || d->b->kind != LX_LOCAL || d->b->local != m ||
+      mv->kind != LX_BINARY || mv->op != OP_MAXIMUM || mv->a->kind != LX_LOCAL || mv->a->local != m ||
+      !expr_equal(mv->b, ml->var, d->a, sl->var) || count_reads(body, m) != 2 || !declares(body, m))
+    return term;
+  int y = new_local(s, DT_F32);
+  LExpr *yv = lx_local(s->cx, DT_F32, y), *mref = lx_local(s->cx, DT_F32, m);
+  LStmtList nb = {0};
+  push(s, &nb, ls_let(s->cx, y, mv->b));
+  push(s, &nb, ls_set(s->cx, m, lx_select(s->cx, gt(s, yv, mref), yv, mref)));
+  ml->body = nb;
+  return exp_f32_nonpos(s, pre, hoist(s, pre, d));
+}
+
 static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
   for (int i = 0; i < body->len; i++) {
     LStmt *st = body->data[i];
@@ -244,16 +297,18 @@ static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
         v->b->local != r || !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
         p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
       continue;
-    int t = new_local(s, term->dt);
-    LExpr *tv = lx_local(s->cx, term->dt, t);
-    LStmtList nb = {0};
-    push(s, &nb, ls_let(s->cx, t, set->val->b));
-    push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
-    push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
-    st->body = nb;
     LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
     s->k->args.data[store->buf].read = true;
     sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, again, v->b));
+    int t = new_local(s, term->dt), ml = i - 1;  // ml: the loop before, past lets
+    while (ml >= 0 && body->data[ml]->kind == LS_LET)
+      ml--;
+    LExpr *tv = lx_local(s->cx, term->dt, t);
+    LStmtList nb = {0};
+    push(s, &nb, ls_let(s->cx, t, ml >= 0 ? softmax_max(s, body, body->data[ml], st, &nb) : set->val->b));
+    push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
+    push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
+    st->body = nb;
   }
 }
 
@@ -263,9 +318,36 @@ static bool stmt_reads_local(const LStmt *st, int local) { return any_in_stmt(st
 
 static bool folds(Op op) { return op == OP_ADD || op == OP_MUL || op == OP_MAXIMUM || op == OP_MINIMUM; }
 
-// The operand of SET acc = acc op x (or x op acc) that is not acc, or NULL.
+static bool is_acc(const LExpr *e, const LStmt *st) { return e->kind == LX_LOCAL && e->local == st->local; }
+
+// SET acc = (y > acc) ? y : acc with a local y (softmax_max's max without NaNs)
+static bool is_select_max(const LStmt *st) {
+  const LExpr *v = st->val, *c = v->a;
+  return v->kind == LX_SELECT && c->kind == LX_BINARY && c->op == OP_GT && c->a->kind == LX_LOCAL &&
+         v->b->kind == LX_LOCAL && v->b->local == c->a->local && is_acc(c->b, st) && is_acc(v->c, st) &&
+         c->a->local != st->local;
+}
+
+// The fold of a SET: its binary op, or OP_GT for a select max.
+static Op fold_op(const LStmt *st) { return st->val->kind == LX_SELECT ? OP_GT : st->val->op; }
+
+// acc . x for a fold op: the binary op, or the select max (which reads its operands
+// twice: they are lets in pre, so no expression is printed twice).
+static LExpr *fold_apply(S *s, LStmtList *pre, Op op, DType dt, LExpr *acc, LExpr *x) {
+  if (op != OP_GT)
+    return lx_binary(s->cx, op, dt, acc, x);
+  if (acc->kind != LX_LOCAL)
+    acc = hoist(s, pre, acc);
+  if (x->kind != LX_LOCAL)
+    x = hoist(s, pre, x);
+  return lx_select(s->cx, gt(s, x, acc), x, acc);
+}
+
+// The operand of SET acc = acc op x (or x op acc, or a select max) that is not acc, or NULL.
 static LExpr *fold_operand(const LStmt *st) {
   const LExpr *v = st->val;
+  if (st->kind == LS_SET && is_select_max(st) && dtype_is_float(v->dt))
+    return v->b;
   if (st->kind != LS_SET || v->kind != LX_BINARY || !folds(v->op) || !dtype_is_float(v->dt))
     return NULL;
   bool left = v->a->kind == LX_LOCAL && v->a->local == st->local;
@@ -279,7 +361,7 @@ static double identity(Op op) {
   switch (op) {
   case OP_ADD: return -0.0;  // -0 + x == x for every x, +0 included
   case OP_MUL: return 1;
-  case OP_MAXIMUM: return -__builtin_inf();
+  case OP_MAXIMUM: case OP_GT: return -__builtin_inf();
   case OP_MINIMUM: return __builtin_inf();
   default: td_unreachable();
   }
@@ -422,7 +504,7 @@ static void split_list(S *s, LStmtList *body) {
       const LStmt *st = l->body.data[j];
       for (int ln = 1; ln < lanes && red[j]; ln++) {
         map[ln][st->local] = new_local(s, dt);
-        push(s, &out, ls_let(s->cx, map[ln][st->local], lx_const_f(s->cx, dt, identity(st->val->op))));
+        push(s, &out, ls_let(s->cx, map[ln][st->local], lx_const_f(s->cx, dt, identity(fold_op(st)))));
       }
     }
     int64_t nmain = l->extent / lanes;
@@ -447,7 +529,7 @@ static void split_list(S *s, LStmtList *body) {
         v[ln] = lx_local(s->cx, dt, map[ln][st->local]);
       for (int w = lanes; w > 1; w /= 2)
         for (int m = 0; m < w / 2; m++)
-          v[m] = lx_binary(s->cx, st->val->op, dt, v[2 * m], v[2 * m + 1]);
+          v[m] = fold_apply(s, &out, fold_op(st), dt, v[2 * m], v[2 * m + 1]);
       push(s, &out, ls_set(s->cx, st->local, v[0]));
     }
   }

@@ -11,6 +11,8 @@ against NumPy in float64.
 - float reductions accumulate in lanes: sum, prod, amax, amin, mean and softmax
   over rows whose length is and is not a multiple of the lane count, rows of -0.0 (PyTorch
   sums them to +0.0), rows holding nan and inf.
+- softmax alone (its max without NaN propagation, its one-sided exp): nan and inf at every
+  position, rows of -inf, subnormal results.
 
 Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
 """
@@ -89,6 +91,42 @@ def sweep():
     return np.concatenate([x, np.zeros((-x.size) % 64, dtype=F32)])
 
 
+def softmax_alone(tdslc, backend):
+    """softmax on its own: its row max needs no NaN propagation (a NaN makes the sum NaN), so
+    the schedule uses a plain max and an exp for arguments <= 0. NaN at every lane position
+    and in the remainder, +-inf, rows of -inf and subnormal results against NumPy."""
+    rng = np.random.default_rng(11)
+    for cols in (16, 37, 100):
+        rows = 4 + 2 * cols
+        a = rng.uniform(-5, 5, size=(rows, cols)).astype(F32)
+        for j in range(cols):
+            a[4 + j, j] = np.nan  # a nan at each position, then an inf at each
+            a[4 + cols + j, j] = np.inf
+        a[0, :] = -np.inf
+        a[1, 0] = 0
+        a[1, 1:] = -100  # exp(-100): subnormal results
+        a[2, :] = -np.inf
+        a[2, cols - 1] = 3  # one finite value: 1 there, 0 elsewhere
+        a[3, :] = 1e30
+        src = f"fn f(x: f32[{rows}, {cols}]) -> f32[{rows}, {cols}] {{\n    return softmax(x, -1)\n}}\n"
+        path = os.path.join(tempfile.mkdtemp(prefix="tdsl-math-"), "s.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src)
+        k = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, text=True, timeout=60)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+        if "maximum(" in k.stdout or " > " not in k.stdout:
+            FAILS.append(f"softmax [{rows}, {cols}]: --emit=kernels should show a plain max:\n{k.stdout}")
+        out = run(tdslc, backend, src, {"x": a})[0]
+        a64 = a.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            ex = np.exp(a64 - a64.max(axis=1, keepdims=True))
+            want = ex / ex.sum(axis=1, keepdims=True)
+        fin = ~np.isnan(want).any(axis=1)
+        check(f"softmax alone [{rows}, {cols}] (rows without nan)", out[fin], want[fin], 8)
+        if not np.isnan(out[~fin]).all():
+            FAILS.append(f"softmax alone [{rows}, {cols}]: rows with nan or +inf (or all -inf) should be nan")
+
+
 def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
@@ -154,6 +192,7 @@ def main():
             ok = (np.abs(outs[6] - want) <= 1e-12 * cols) | (np.isnan(outs[6]) & np.isnan(want)) | (outs[6] == want)
             if not ok.all():
                 FAILS.append(f"f64 sum {tag}: got {outs[6]}, want {want}")
+    softmax_alone(tdslc, backend)
     if FAILS:
         print("\n".join("FAIL: " + f for f in FAILS))
         sys.exit(1)
