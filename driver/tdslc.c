@@ -499,15 +499,17 @@ static int build_and_load(Ctx *cx, LProgram *p, Build *b, Timer *tm) {
   }
   lap(tm, "emit");
 
-  // cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fopenmp -shared -fPIC ...:
-  // the host's vector units, as the LLVM backend uses them, and loops vectorized even
-  // when they need a remainder (-O2's own model leaves an exp polynomial's loop scalar).
+  // cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fno-math-errno -fopenmp
+  // -shared -fPIC ...: the host's vector units, as the LLVM backend uses them, and loops
+  // vectorized even when they need a remainder (-O2's own model leaves an exp
+  // polynomial's loop scalar). -fno-math-errno: nothing reads errno, and a libm call that
+  // may set it (sqrtf of a negative) is neither vectorized nor hoisted out of a loop.
   // ISO C mode keeps -ffp-contract=off: no fused multiply-add unless the loop IR says
   // so. Not -O3: gcc 12's -O3 -march=native miscompiles an if-converted column sum here
   // (test_backends_agree.py, seed 100079). -Bsymbolic: the entry's own calls never bind
   // to a symbol of tdslc that happens to share the function's name.
-  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fopenmp", "-shared",
-                  "-fPIC", "-Wl,-Bsymbolic",
+  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
+                  "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic",
                   "-I" TDSL_INCLUDE_DIR, "-o", so, src, "-lm", NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
