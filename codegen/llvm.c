@@ -165,6 +165,64 @@ static LLVMValueRef intrinsic1(LG *g, const char *name, LLVMValueRef a) {
   return intrinsic(g, name, LLVMTypeOf(a), &a, 1);
 }
 
+// ---- streaming stores (LArg.stream) ----
+// The loop vectorizer refuses a scalar store marked !nontemporal unless it is aligned
+// to two elements, so the mark is made after optimisation, on the vector stores: a
+// store of a streamed arg carries a !tbaa tag of its own through the vectorizers
+// (which keep !tbaa; no load has a tag, so it changes no alias answer), each streamed
+// pointer is assumed 64-byte aligned (every storage is, runtime/storage.c), and
+// instcombine raises a vector store's alignment where it follows from that. Then
+// mark_streams makes every tagged vector store of 16, 32 or 64 bytes whose alignment
+// covers its size non-temporal (MOVNTPS and kin need it; any other store stays as is).
+static const char STREAM_TBAA[] = "tdsl stream";
+
+// The tag (uniqued: the same node each time in one context).
+static LLVMValueRef stream_tag(LLVMContextRef lc) {
+  LLVMMetadataRef root_name = LLVMMDStringInContext2(lc, "tdsl", 4);
+  LLVMMetadataRef root = LLVMMDNodeInContext2(lc, &root_name, 1);
+  LLVMMetadataRef zero = LLVMValueAsMetadata(LLVMConstInt(LLVMInt64TypeInContext(lc), 0, 0));
+  LLVMMetadataRef type_ops[] = {LLVMMDStringInContext2(lc, STREAM_TBAA, sizeof STREAM_TBAA - 1), root, zero};
+  LLVMMetadataRef type = LLVMMDNodeInContext2(lc, type_ops, 3);
+  LLVMMetadataRef tag_ops[] = {type, type, zero};
+  return LLVMMetadataAsValue(lc, LLVMMDNodeInContext2(lc, tag_ops, 3));
+}
+
+// llvm.assume(ptr % 64 == 0) for each streamed arg of the kernel being built.
+static void assume_stream_aligned(KG *c) {
+  LG *g = c->g;
+  unsigned id = LLVMLookupIntrinsicID("llvm.assume", 11);
+  for (int i = 0; i < c->k->args.len; i++) {
+    if (!c->k->args.data[i].stream || g->gpu)
+      continue;
+    LLVMValueRef low = LLVMBuildAnd(g->b, LLVMBuildPtrToInt(g->b, c->args[i], g->i64, ""), ci(g->i64, 63), "");
+    LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntEQ, low, ci(g->i64, 0), "");
+    LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->lc, id, NULL, 0), LLVMGetIntrinsicDeclaration(g->m, id, NULL, 0),
+                   &ok, 1, "");
+  }
+}
+
+// After optimisation: the tagged vector stores that may stream get !nontemporal.
+static void mark_streams(LLVMContextRef lc, LLVMModuleRef m) {
+  unsigned tbaa = LLVMGetMDKindIDInContext(lc, "tbaa", 4), nt = LLVMGetMDKindIDInContext(lc, "nontemporal", 11);
+  LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(lc), 1, 0));
+  LLVMValueRef nt_node = LLVMMetadataAsValue(lc, LLVMMDNodeInContext2(lc, &one, 1));
+  LLVMValueRef want = stream_tag(lc);
+  LLVMTargetDataRef td = LLVMGetModuleDataLayout(m);
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+        if (LLVMGetInstructionOpcode(in) != LLVMStore || !LLVMHasMetadata(in))
+          continue;
+        LLVMValueRef tag = LLVMGetMetadata(in, tbaa);
+        LLVMTypeRef vt = LLVMTypeOf(LLVMGetOperand(in, 0));
+        unsigned long long size = LLVMStoreSizeOfType(td, vt);
+        if (tag != want || LLVMGetTypeKind(vt) != LLVMVectorTypeKind ||
+            (size != 16 && size != 32 && size != 64) || LLVMGetAlignment(in) < size)
+          continue;
+        LLVMSetMetadata(in, nt, nt_node);
+      }
+}
+
 // libm's NAME (float: NAMEf) of one or two arguments; on the GPU libdevice's
 // __nv_NAME (__nv_NAMEf).
 static LLVMValueRef libm(LG *g, const char *name, DType dt, LLVMValueRef a, LLVMValueRef b) {
@@ -980,6 +1038,7 @@ static void parallel_loop(KG *c, const LStmt *s) {
   int pi = 0;
   for (int i = 0; i < nargs; i++)
     sub.args[i] = LLVMGetParam(inner, (unsigned)pi++);
+  assume_stream_aligned(&sub);
   if (c->has_err)
     sub.errp = LLVMGetParam(inner, (unsigned)pi++);
   for (int i = 0; i < ncv; i++)
@@ -1040,7 +1099,9 @@ static void stmt(KG *c, const LStmt *s) {
   case LS_STORE: {
     TD_ASSERT(c->k->args.data[s->buf].written);
     LLVMValueRef p = elem_ptr(c, s->buf, &s->idx);
-    LLVMBuildStore(b, store_value(c, s->val->dt, arg_dtype(c, s->buf), s->val), p);
+    LLVMValueRef st = LLVMBuildStore(b, store_value(c, s->val->dt, arg_dtype(c, s->buf), s->val), p);
+    if (c->k->args.data[s->buf].stream && !g->gpu)
+      LLVMSetMetadata(st, LLVMGetMDKindIDInContext(g->lc, "tbaa", 4), stream_tag(g->lc));
     return;
   }
   case LS_LET:
@@ -1111,6 +1172,7 @@ static LLVMValueRef build_kernel(LG *g, const LProgram *p, int ki) {
   c.args = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(nargs + 1));
   for (int i = 0; i < nargs; i++)
     c.args[i] = LLVMGetParam(c.fn, (unsigned)i);
+  assume_stream_aligned(&c);
   c.vars = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->nvars + 1));
   c.depth = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(k->nvars + 1));
   c.locals = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->locals.len + 1));
@@ -1867,6 +1929,8 @@ static const char *build_verified(Ctx *cx, LLVMContextRef lc, LProgram *const *p
     LLVMDisposePassBuilderOptions(po);
     if (e)
       err = error_message(cx, "llvm: optimizing", e);
+    else
+      mark_streams(lc, m);
     lap(o, "optimize");
   }
   if (err) {

@@ -163,7 +163,7 @@ LIndex li_affine(const View *v, const int *vars) {
 //   output K: DTYPE[SHAPE] strides (..) offset O of bN
 //   kernel kN
 //     ops: OP OP ...      lines: L, L
-//     args: bN (read|write|read write), ...
+//     args: bN (read|write|read write|write stream), ...   stream: non-temporal stores
 //     locals: lN DTYPE, ...
 //     error eN: "MESSAGE"
 //     STATEMENTS, two spaces per nesting level:
@@ -420,8 +420,8 @@ void loop_print(const LProgram *p, FILE *out) {
     fputs("\n  args:", out);
     for (int i = 0; i < k->args.len; i++) {
       const LArg *a = &k->args.data[i];
-      fprintf(out, "%s b%d (%s%s%s)", i ? "," : "", a->buf, a->read ? "read" : "", a->read && a->written ? " " : "",
-              a->written ? "write" : "");
+      fprintf(out, "%s b%d (%s%s%s%s)", i ? "," : "", a->buf, a->read ? "read" : "", a->read && a->written ? " " : "",
+              a->written ? "write" : "", a->stream ? " stream" : "");
     }
     fputc('\n', out);
     if (k->locals.len) {

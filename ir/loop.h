@@ -131,6 +131,8 @@ struct LStmt {
 typedef struct LArg {
   int buf;       // index into LProgram.bufs
   bool read, written;
+  bool stream;   // stores may bypass the caches (non-temporal): a large result no kernel
+                 // reads, 64-byte aligned as every storage is (set by sched_cpu)
 } LArg;
 
 struct LKernel {
@@ -210,7 +212,8 @@ LProgram *kernel_build(Ctx *cx, const Graph *g);
 
 // ---- sched.c: the CPU schedule over built loop IR (the C and LLVM backends) ----
 // f32 exp/sigmoid/silu as vectorizable arithmetic; float reductions of innermost
-// loops accumulated in lanes (a fixed association, the same in every backend).
+// loops accumulated in lanes (a fixed association, the same in every backend);
+// large write-only results marked for streaming stores (LArg.stream).
 void sched_cpu(Ctx *cx, LProgram *p);
 
 #endif

@@ -136,7 +136,7 @@ int kb_arg(KB *kb, int buf, bool read, bool written) {
       k->args.data[i].written |= written;
       return i;
     }
-  vec_push(&kb->cx->arena, &k->args, ((LArg){buf, read, written}));
+  vec_push(&kb->cx->arena, &k->args, ((LArg){.buf = buf, .read = read, .written = written}));
   return k->args.len - 1;
 }
 

@@ -1,9 +1,10 @@
 // ir/sched.c: the CPU schedule applied to built loop IR (sched_cpu in ir/loop.h).
-// Three rewrites, each an exact description of what the backends then print:
+// Three rewrites, each an exact description of what the backends then print, and
+// one mark (3.):
 //
 // 0. A sum whose terms the next loop multiplies by its reciprocal (softmax) stores its
 //    terms in that loop's output, which then only multiplies: each exp is computed once
-//    per element.
+//    per element. Softmax's row max then needs no NaN propagation (softmax_max).
 // 1. f32 exp, and sigmoid and silu through it, become plain arithmetic (below), so
 //    a loop that uses them vectorizes like any other instead of calling libm once
 //    per element. Intermediate values are hoisted into lets before the statement.
@@ -13,6 +14,8 @@
 //    lane 0, and the lanes are combined in a fixed tree. Every side effect keeps its
 //    order; only the association of the reduction changes (NumPy's pairwise sum does
 //    the same), identically in every backend.
+// 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
+//    LLVM backend stores it non-temporally wherever it proves a vector store aligned.
 //
 // exp(x) for f32: x is clamped to [-104, 88.8] (NaN passes through: the comparisons
 // are false); n = round(x * log2(e)) by adding and subtracting 1.5 * 2^23; r = x - n*ln2
@@ -26,6 +29,8 @@
 #include "ir/loop.h"
 
 enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
+// results from this size on are stored past the caches: 4x a core's L2 here (2 MiB)
+static const int64_t STREAM_BYTES = (int64_t)8 << 20;
 
 static const double MAGIC = 12582912.0;  // 1.5 * 2^23: x + MAGIC - MAGIC rounds x to an integer
 static const double LOG2E = 1.44269504088896340736;
@@ -536,6 +541,30 @@ static void split_list(S *s, LStmtList *body) {
   *body = out;
 }
 
+// ---- streaming stores ----
+
+// Whether some kernel reads program buffer b.
+static bool buf_read(const LProgram *p, int b) {
+  for (int i = 0; i < p->kernels.len; i++)
+    for (int a = 0; a < p->kernels.data[i]->args.len; a++)
+      if (p->kernels.data[i]->args.data[a].buf == b && p->kernels.data[i]->args.data[a].read)
+        return true;
+  return false;
+}
+
+// A result of at least STREAM_BYTES that no kernel reads back (no accumulation, no
+// later pass) is written past the caches: the caller cannot find it there anyway, and
+// a normal store first reads every line it writes. Only the LLVM backend acts on it.
+static void mark_streams(LProgram *p) {
+  for (int i = 0; i < p->kernels.len; i++)
+    for (int a = 0; a < p->kernels.data[i]->args.len; a++) {
+      LArg *arg = &p->kernels.data[i]->args.data[a];
+      const LBuf *b = &p->bufs.data[arg->buf];
+      arg->stream = b->kind == LB_RESULT && arg->written && b->numel * dtype_size(b->dtype) >= STREAM_BYTES &&
+                    !buf_read(p, arg->buf);
+    }
+}
+
 void sched_cpu(Ctx *cx, LProgram *p) {
   for (int i = 0; i < p->kernels.len; i++) {
     S s = {cx, p->kernels.data[i]};
@@ -543,5 +572,6 @@ void sched_cpu(Ctx *cx, LProgram *p) {
     expand_list(&s, &s.k->body);
     split_list(&s, &s.k->body);
   }
+  mark_streams(p);
   loop_verify(p);
 }

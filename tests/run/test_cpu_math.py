@@ -13,6 +13,8 @@ against NumPy in float64.
   sums them to +0.0), rows holding nan and inf.
 - softmax alone (its max without NaN propagation, its one-sided exp): nan and inf at every
   position, rows of -inf, subnormal results.
+- streaming stores: large write-only results are marked and keep their values (rows of
+  any length); an accumulated result (matmul) is not marked.
 
 Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
 """
@@ -127,6 +129,52 @@ def softmax_alone(tdslc, backend):
             FAILS.append(f"softmax alone [{rows}, {cols}]: rows with nan or +inf (or all -inf) should be nan")
 
 
+def kernels_text(tdslc, src, emit="kernels"):
+    d = tempfile.mkdtemp(prefix="tdsl-math-")
+    try:
+        path = os.path.join(d, "s.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src)
+        k = subprocess.run([tdslc, path, f"--emit={emit}"], capture_output=True, text=True, timeout=120)
+        if k.returncode != 0:
+            sys.exit(f"FAIL: --emit={emit}: {k.stderr}")
+        return k.stdout
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def streaming(tdslc, backend):
+    """Results of 8 MiB or more that no kernel reads back are marked `stream` (LLVM stores
+    them non-temporally where it proves a vector store aligned); the values must not
+    change, whatever the row length, and an accumulated result must not stream."""
+    rng = np.random.default_rng(5)
+    cases = [  # (source, inputs, NumPy's result, streams)
+        ("fn f(x: f32[2048, 1024]) -> f32[1024, 2048] {\n    return x.t().contiguous()\n}\n",
+         {"x": rng.standard_normal((2048, 1024)).astype(F32)}, lambda x: x.T, True),
+        ("fn f(x: f32[2048, 1031]) -> f32[2048, 1031] {\n    return relu(x) + 1\n}\n",
+         {"x": rng.standard_normal((2048, 1031)).astype(F32)}, lambda x: np.maximum(x, 0) + 1, True),
+        ("fn f(a: f64[1024, 1], b: f64[1, 1024]) -> f64[1024, 1024] {\n    return a + b\n}\n",
+         {"a": rng.standard_normal((1024, 1)), "b": rng.standard_normal((1, 1024))}, lambda a, b: a + b, True),
+        ("fn f(a: f32[2048, 64], b: f32[64, 1024]) -> f32[2048, 1024] {\n    return a @ b\n}\n",
+         {"a": rng.standard_normal((2048, 64)).astype(F32), "b": rng.standard_normal((64, 1024)).astype(F32)},
+         lambda a, b: a.astype(np.float64) @ b.astype(np.float64), False),
+    ]
+    for src, inputs, want_fn, streams in cases:
+        head = src.split("{")[0]
+        text = kernels_text(tdslc, src)
+        if ("stream)" in text) != streams:
+            FAILS.append(f"streaming {head}: --emit=kernels should{'' if streams else ' not'} show a stream:\n{text}")
+        if streams and backend in (None, "llvm") and "x.t()" in src:
+            if "!nontemporal" not in kernels_text(tdslc, src, "llvm"):
+                FAILS.append(f"streaming {head}: --emit=llvm has no !nontemporal store")
+        got = run(tdslc, backend, src, inputs)[0]
+        want = want_fn(*inputs.values())
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-4):
+            FAILS.append(f"streaming {head}: values differ from NumPy")
+        else:
+            print(f"streaming {head}: ok")
+
+
 def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
@@ -193,6 +241,7 @@ def main():
             if not ok.all():
                 FAILS.append(f"f64 sum {tag}: got {outs[6]}, want {want}")
     softmax_alone(tdslc, backend)
+    streaming(tdslc, backend)
     if FAILS:
         print("\n".join("FAIL: " + f for f in FAILS))
         sys.exit(1)

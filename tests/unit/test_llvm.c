@@ -329,9 +329,9 @@ static LProgram *gather_program(Ctx *cx, bool parallel) {
   vec_push(&cx->arena, &p->outputs, o);
   LKernel *k = arena_alloc(&cx->arena, sizeof *k);
   k->name = "k0";
-  vec_push(&cx->arena, &k->args, ((LArg){0, true, false}));
-  vec_push(&cx->arena, &k->args, ((LArg){1, true, false}));
-  vec_push(&cx->arena, &k->args, ((LArg){2, false, true}));
+  vec_push(&cx->arena, &k->args, ((LArg){.buf = 0, .read = true, .written = false}));
+  vec_push(&cx->arena, &k->args, ((LArg){.buf = 1, .read = true, .written = false}));
+  vec_push(&cx->arena, &k->args, ((LArg){.buf = 2, .read = false, .written = true}));
   vec_push(&cx->arena, &k->errors, "t.tdsl:1:5: error: index %lld is out of bounds for dimension 0 with size 10");
   k->nvars = 1;
   LIndex at_i = {.nterms = 1, .var = {0}, .coef = {1}};

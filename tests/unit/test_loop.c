@@ -58,8 +58,8 @@ static LProgram *row_sum_program(void) {
   vec_push(&cx.arena, &p->outputs, out);
   LKernel *k = arena_alloc(&cx.arena, sizeof *k);
   k->name = "k0";
-  vec_push(&cx.arena, &k->args, ((LArg){0, true, false}));
-  vec_push(&cx.arena, &k->args, ((LArg){1, false, true}));
+  vec_push(&cx.arena, &k->args, ((LArg){.buf = 0, .read = true, .written = false}));
+  vec_push(&cx.arena, &k->args, ((LArg){.buf = 1, .read = false, .written = true}));
   vec_push(&cx.arena, &k->locals, DT_F32);
   vec_push(&cx.arena, &k->ops, "sum");
   vec_push(&cx.arena, &k->ops, "exp");
