@@ -1,9 +1,10 @@
 // codegen/codegen.h: the backends. Each one prints or builds the loop IR of
 // ir/loop.h — it decides nothing the schedule did not — and exports only its
 // Target. emit.c holds what the text backends share: the Buf text writer, the
-// affine index renderer, names that cannot clash with user names, and the C
-// declarations of the entries (--emit=header), which are the same for every
-// backend (DESIGN.md, "The generated C ABI").
+// affine index renderer, names that cannot clash with user names, kernel comments,
+// the entry's tables and glue, and the C declarations of the entries
+// (--emit=header), which are the same for every backend (DESIGN.md, "The generated
+// C ABI"). cexpr.c (codegen/cexpr.h) is the C dialect that c.c and cuda.c print.
 #ifndef TDSLC_CODEGEN_CODEGEN_H
 #define TDSLC_CODEGEN_CODEGEN_H
 
@@ -79,6 +80,17 @@ void emit_index(Buf *b, const LIndex *ix, void (*dyn)(void *ctx, Buf *b, const L
 const char *emit_param_name(Ctx *cx, const LProgram *p, int i);
 // "int NAME(const tdsl_tensor *x, ..., tdsl_tensor *out0, ...)", no ';'.
 void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p);
+// The symbol of kernel i of p: "tdsl_g_<fn>_<its name>" ("tdsl_g_mlp_k0").
+const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i);
+// "// fn.k0: ops (lines ...)", the note's line if any, then "// b0: name (kind dtype[n]), ...".
+void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note);
+// The static tables of runtime/entry.c for p: tdsl_g_<fn>_params, _bufs, _outputs, _info.
+void emit_entry_tables(Buf *b, const LProgram *p);
+// The entry's definition up to the kernels: its arguments, results and buffers
+// gathered, tdsl_entry_begin called (tdsl_g_rc), returning on failure.
+void emit_entry_begin(Ctx *cx, Buf *b, const LProgram *p);
+// "return tdsl_entry_end(...);" and the entry's closing brace.
+void emit_entry_end(Buf *b, const LProgram *p);
 // --emit=header: the declarations of every program's entry, with an include guard.
 void emit_header(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out);
 

@@ -33,66 +33,17 @@
 // window narrower than |c| (or all accesses share one index that is injective over the
 // loop's var and the inner vars it moves with), and no local may carry a value across
 // iterations.
-// Numerics are those of codegen/c.c (the same helpers as __device__ functions): only
-// the association of a reduction across threads differs. Errors: the first raise sets
-// the record's flag with atomicCAS and writes k and the value.
-#include "codegen/codegen.h"
+// Numerics are those of codegen/c.c (the helpers and expressions of the C dialect in
+// codegen/cexpr.c, as __device__ functions): only the association of a reduction
+// across threads differs. Errors: the first raise sets the record's flag with
+// atomicCAS and writes k and the value.
+#include "codegen/cexpr.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
-// ---- the device prelude: helper groups, printed per compute type ----
-typedef enum {
-  G_INT,       // wrapping add sub mul neg abs square (ints)
-  G_FLOAT,     // square sigmoid silu gelu (floats)
-  G_MAXMIN,    // maximum, minimum
-  G_SIGN,
-  G_RELU,
-  G_FLOORDIV,  // floor_divide
-  G_REM,       // remainder
-  G_POW,       // ints (floats use pow)
-  G_SEL,       // a select whose arms may raise: both evaluated
-  G_F2I,       // float -> int cast, per target int type
-  G_COUNT
-} Group;
-
-typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_COUNT } Single;
-
-typedef struct Prelude {
-  bool group[G_COUNT][DT_COUNT];
-  bool single[H_COUNT];
-} Prelude;
-
-// Type substitutions: $T the C type, $U its unsigned twin, $S the suffix, $F the math
-// suffix, $L the literal suffix, $M the minimum.
-typedef struct TypeText {
-  const char *T, *U, *S, *F, *L, *M;
-} TypeText;
-
-static const TypeText type_text[DT_COUNT] = {
-    [DT_BOOL] = {"bool", "bool", "bool", "", "", "false"},
-    [DT_I32] = {"int32_t", "uint32_t", "i32", "", "", "INT32_MIN"},
-    [DT_I64] = {"int64_t", "uint64_t", "i64", "", "", "INT64_MIN"},
-    [DT_F32] = {"float", "uint32_t", "f32", "f", "f", "(-TDSL_G_INF)"},
-    [DT_F64] = {"double", "uint64_t", "f64", "", "", "(-TDSL_G_DINF)"},
-};
-
-static void templ(Buf *b, const char *text, DType dt) {
-  const TypeText *t = &type_text[dt];
-  for (const char *p = text; *p; p++) {
-    if (*p != '$') {
-      char c[2] = {*p, 0};
-      buf_puts(b, c);
-      continue;
-    }
-    p++;
-    const char *s = *p == 'T' ? t->T : *p == 'U' ? t->U : *p == 'S' ? t->S : *p == 'F' ? t->F : *p == 'L' ? t->L : t->M;
-    buf_puts(b, s);
-  }
-}
-
+// ---- the dialect: what CUDA C spells its own way ----
 #define DEV "static __device__ __forceinline__ __attribute__((unused)) "
 
 // What every device text begins with. NVRTC has no libc headers: the fixed-width
@@ -142,7 +93,6 @@ static const char *const err_text =
     "}\n";
 
 static const char *const f16_text =
-    "// f16 <-> f32 by bit arithmetic, rounding to nearest even.\n"
     DEV "float tdsl_g_h2f(uint16_t h) {\n"
     "  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;\n"
     "  if (e == 0x1f)\n"
@@ -154,45 +104,15 @@ static const char *const f16_text =
     "}\n"
     DEV "uint16_t tdsl_g_f2h(float f) {\n"
     "  uint32_t u = __float_as_uint(f);\n"
-    "  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
-    "  if (a > 0x7f800000u)\n"
-    "    return (uint16_t)(sign | 0x7e00u);  // nan stays a quiet nan\n"
-    "  if (a >= 0x477ff000u)\n"
-    "    return (uint16_t)(sign | 0x7c00u);  // inf, or rounds past 65504\n"
-    "  if (a >= 0x38800000u) {              // a normal f16\n"
-    "    uint32_t r = a - 0x38000000u;\n"
-    "    r += 0xfffu + ((r >> 13) & 1u);\n"
-    "    return (uint16_t)(sign | (r >> 13));\n"
-    "  }\n"
-    "  uint32_t e = a >> 23;\n"
-    "  if (e < 102)\n"
-    "    return (uint16_t)sign;  // below half the smallest subnormal\n"
-    "  uint32_t m = (a & 0x7fffffu) | 0x800000u, s = 126 - e;\n"
-    "  uint32_t q = m >> s, rem = m & ((1u << s) - 1), half = 1u << (s - 1);\n"
-    "  if (rem > half || (rem == half && (q & 1u)))\n"
-    "    q++;\n"
-    "  return (uint16_t)(sign | q);\n"
-    "}\n"
-    DEV "float tdsl_g_round_f16(float f) { return tdsl_g_h2f(tdsl_g_f2h(f)); }\n";
+    "  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n";
 
 static const char *const bf16_text =
-    "// bf16 <-> f32: the high half of the f32 bits, rounding to nearest even.\n"
     DEV "float tdsl_g_bf2f(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }\n"
     DEV "uint16_t tdsl_g_f2bf(float f) {\n"
     "  uint32_t u = __float_as_uint(f);\n"
     "  if ((u & 0x7fffffffu) > 0x7f800000u)\n"
     "    return (uint16_t)((u >> 16) | 0x40u);  // nan stays a quiet nan\n"
     "  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
-    "}\n"
-    DEV "float tdsl_g_round_bf16(float f) { return tdsl_g_bf2f(tdsl_g_f2bf(f)); }\n";
-
-static const char *const index_text =
-    "// An index into a dim of size n, valid in [lo, n): lo = -n counts negative ones from the end.\n"
-    DEV "int64_t tdsl_g_index(int64_t a, int64_t lo, int64_t n, tdsl_gpu_error *e, int k) {\n"
-    "  if (a >= lo && a < n)\n"
-    "    return a < 0 ? a + n : a;\n"
-    "  tdsl_g_raise(e, k, a);\n"
-    "  return 0;\n"
     "}\n";
 
 static const char *const reduce_text =
@@ -225,182 +145,49 @@ static const char *const reduce_text =
     "  return v;\n"
     "}\n";
 
-static const char *const int_text =
-    DEV "$T tdsl_g_add_$S($T a, $T b) { return ($T)(($U)a + ($U)b); }\n"
-    DEV "$T tdsl_g_sub_$S($T a, $T b) { return ($T)(($U)a - ($U)b); }\n"
-    DEV "$T tdsl_g_mul_$S($T a, $T b) { return ($T)(($U)a * ($U)b); }\n"
-    DEV "$T tdsl_g_neg_$S($T a) { return ($T)(($U)0 - ($U)a); }\n"
-    DEV "$T tdsl_g_abs_$S($T a) { return a < 0 ? tdsl_g_neg_$S(a) : a; }\n"
-    DEV "$T tdsl_g_square_$S($T a) { return tdsl_g_mul_$S(a, a); }\n";
-
-static const char *const float_text =
-    DEV "$T tdsl_g_square_$S($T a) { return a * a; }\n"
-    DEV "$T tdsl_g_sigmoid_$S($T a) { return 1.0$L / (1.0$L + exp$F(-a)); }\n"
-    DEV "$T tdsl_g_silu_$S($T a) { return a / (1.0$L + exp$F(-a)); }\n"
-    DEV "$T tdsl_g_gelu_$S($T a) { return a * 0.5$L * (1.0$L + erf$F(a * 0.70710678118654752440$L)); }\n";
-
-static const char *const maxmin_float_text =
-    DEV "$T tdsl_g_max_$S($T a, $T b) { return a != a ? a : b != b ? b : a < b ? b : a; }\n"
-    DEV "$T tdsl_g_min_$S($T a, $T b) { return a != a ? a : b != b ? b : b < a ? b : a; }\n";
-static const char *const maxmin_int_text =
-    DEV "$T tdsl_g_max_$S($T a, $T b) { return a < b ? b : a; }\n"
-    DEV "$T tdsl_g_min_$S($T a, $T b) { return b < a ? b : a; }\n";
-
-static const char *const sign_float_text =
-    DEV "$T tdsl_g_sign_$S($T a) { return a > 0 ? 1.0$L : a < 0 ? -1.0$L : 0.0$L; }\n";
-static const char *const sign_int_text = DEV "$T tdsl_g_sign_$S($T a) { return ($T)((a > 0) - (a < 0)); }\n";
-
-static const char *const relu_float_text = DEV "$T tdsl_g_relu_$S($T a) { return a > 0 ? a : a != a ? a : 0.0$L; }\n";
-static const char *const relu_int_text = DEV "$T tdsl_g_relu_$S($T a) { return a > 0 ? a : 0; }\n";
-
-static const char *const floordiv_int_text =
-    "// Python's a // b; b == 0 raises error k; $M // -1 wraps.\n"
-    DEV "$T tdsl_g_floordiv_$S($T a, $T b, tdsl_gpu_error *e, int k) {\n"
-    "  if (b == 0) {\n"
-    "    tdsl_g_raise(e, k, 0);\n"
-    "    return 0;\n"
-    "  }\n"
-    "  if (b == -1)\n"
-    "    return tdsl_g_neg_$S(a);\n"
-    "  $T q = a / b;\n"
-    "  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
-    "}\n";
-static const char *const floordiv_float_text =
-    "// PyTorch's div_floor.\n"
-    DEV "$T tdsl_g_floordiv_$S($T a, $T b) {\n"
-    "  if (b == 0)\n"
-    "    return a / b;\n"
-    "  $T mod = fmod$F(a, b), div = (a - mod) / b;\n"
-    "  if (mod != 0 && (b < 0) != (mod < 0))\n"
-    "    div -= 1;\n"
-    "  if (div == 0)\n"
-    "    return copysign$F(0.0$L, a / b);\n"
-    "  $T fl = floor$F(div);\n"
-    "  return div - fl > 0.5$L ? fl + 1 : fl;\n"
-    "}\n";
-
-static const char *const rem_int_text =
-    "// Python's a % b (the sign of b); b == 0 raises error k; $M % -1 is 0.\n"
-    DEV "$T tdsl_g_rem_$S($T a, $T b, tdsl_gpu_error *e, int k) {\n"
-    "  if (b == 0) {\n"
-    "    tdsl_g_raise(e, k, 0);\n"
-    "    return 0;\n"
-    "  }\n"
-    "  if (b == -1)\n"
-    "    return 0;\n"
-    "  $T r = a % b;\n"
-    "  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
-    "}\n";
-static const char *const rem_float_text =
-    DEV "$T tdsl_g_rem_$S($T a, $T b) {\n"
-    "  $T r = fmod$F(a, b);\n"
-    "  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
-    "}\n";
-
-static const char *const pow_int_text =
-    "// The exact power, wrapping; b < 0 raises error k (without one: PyTorch's answer).\n"
-    DEV "$T tdsl_g_pow_$S($T a, $T b, tdsl_gpu_error *e, int k) {\n"
-    "  if (b < 0) {\n"
-    "    if (k >= 0) {\n"
-    "      tdsl_g_raise(e, k, b);\n"
-    "      return 0;\n"
-    "    }\n"
-    "    return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
-    "  }\n"
-    "  $U r = 1, x = ($U)a;\n"
-    "  for ($U n = ($U)b; n; n >>= 1) {\n"
-    "    if (n & 1)\n"
-    "      r *= x;\n"
-    "    x *= x;\n"
-    "  }\n"
-    "  return ($T)r;\n"
-    "}\n";
-
-static const char *const sel_text = DEV "$T tdsl_g_sel_$S(bool c, $T a, $T b) { return c ? a : b; }\n";
-
-static const char *const f2i_text[DT_COUNT] = {
-    [DT_I32] = "// Truncation toward zero; nan or out of range gives the minimum (x86's answer).\n"
-               DEV "int32_t tdsl_g_f2i32(double x) {\n"
-               "  return x > -2147483649.0 && x < 2147483648.0 ? (int32_t)x : INT32_MIN;\n"
-               "}\n",
-    [DT_I64] = DEV "int64_t tdsl_g_f2i64(double x) {\n"
-               "  return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;\n"
-               "}\n",
+// NVRTC has no math.h: nan and inf come from bit patterns (base_text).
+static const TypeText type_text[DT_COUNT] = {
+    [DT_BOOL] = {"bool", "bool", "bool", "", "", "false"},
+    [DT_I32] = {"int32_t", "uint32_t", "i32", "", "", "INT32_MIN"},
+    [DT_I64] = {"int64_t", "uint64_t", "i64", "", "", "INT64_MIN"},
+    [DT_F32] = {"float", "uint32_t", "f32", "f", "f", "(-TDSL_G_INF)", "0.0f", "TDSL_G_NAN", "TDSL_G_INF",
+                "(-TDSL_G_INF)"},
+    [DT_F64] = {"double", "uint64_t", "f64", "", "", "(-TDSL_G_DINF)", "0.0", "TDSL_G_DNAN", "TDSL_G_DINF",
+                "(-TDSL_G_DINF)"},
 };
 
+// The kernel's error record and the error index.
+static void err_args(CGen *g, int err) { buf_printf(g->b, "tdsl_g_err, %d", err); }
+
+static void bitcast(CGen *g, DType from, DType to, const char **pre, const char **post) {
+  (void)g, (void)from;
+  *pre = to == DT_F32 ? "__int_as_float(" : to == DT_I32 ? "__float_as_int(" :
+         to == DT_F64 ? "__longlong_as_double(" : "__double_as_longlong(";
+  *post = ")";
+}
+
+static const CDialect dialect_cuda = {
+    .name = "cuda",
+    .decl = DEV,
+    .err_params = ", tdsl_gpu_error *e, int k",
+    .raise_rank = "",
+    .types = type_text,
+    .round = "rint",
+    .no_err = "0, -1",
+    .err_args = err_args,
+    .bitcast = bitcast,
+    .err_text = err_text,
+    .f16_text = f16_text,
+    .bf16_text = bf16_text,
+    .reduce_text = reduce_text,
+};
+
+// The device prelude: base_text, then the helpers the kernels use.
 static void emit_prelude(Buf *b, Prelude *pr) {
-  for (int d = 0; d < DT_COUNT; d++) {
-    if (dtype_is_int((DType)d) && (pr->group[G_FLOORDIV][d] || pr->group[G_REM][d] || pr->group[G_POW][d])) {
-      pr->single[H_ERR] = true;
-      pr->group[G_INT][d] = true;
-    }
-  }
-  if (pr->single[H_INDEX])
-    pr->single[H_ERR] = true;
   buf_puts(b, base_text);
-  if (pr->single[H_ERR])
-    buf_puts(b, err_text);
-  if (pr->single[H_F16])
-    buf_puts(b, f16_text);
-  if (pr->single[H_BF16])
-    buf_puts(b, bf16_text);
-  if (pr->single[H_INDEX])
-    buf_puts(b, index_text);
-  if (pr->single[H_REDUCE])
-    buf_puts(b, reduce_text);
-  for (int g = 0; g < G_COUNT; g++) {
-    for (int d = 0; d < DT_COUNT; d++) {
-      if (!pr->group[g][d])
-        continue;
-      DType dt = (DType)d;
-      bool fl = dt == DT_F32 || dt == DT_F64;
-      const char *t = NULL;
-      switch ((Group)g) {
-      case G_INT: t = int_text; break;
-      case G_FLOAT: t = float_text; break;
-      case G_MAXMIN: t = fl ? maxmin_float_text : maxmin_int_text; break;
-      case G_SIGN: t = fl ? sign_float_text : sign_int_text; break;
-      case G_RELU: t = fl ? relu_float_text : relu_int_text; break;
-      case G_FLOORDIV: t = fl ? floordiv_float_text : floordiv_int_text; break;
-      case G_REM: t = fl ? rem_float_text : rem_int_text; break;
-      case G_POW: t = pow_int_text; break;
-      case G_SEL: t = sel_text; break;
-      case G_F2I: t = f2i_text[d]; break;
-      case G_COUNT: td_unreachable();
-      }
-      TD_ASSERT(t);
-      templ(b, t, dt);
-    }
-  }
+  cexpr_prelude(b, &dialect_cuda, pr);
   buf_puts(b, "\n");
 }
-
-// ---- types ----
-static const char *ctype(DType dt) {
-  switch (dt) {
-  case DT_BOOL: return "bool";
-  case DT_I32: return "int32_t";
-  case DT_I64: return "int64_t";
-  case DT_F16:
-  case DT_BF16:
-  case DT_F32: return "float";
-  case DT_F64: return "double";
-  case DT_COUNT: break;
-  }
-  td_unreachable();
-}
-
-static const char *storage_type(DType dt) {
-  switch (dt) {
-  case DT_BOOL: return "uint8_t";
-  case DT_F16:
-  case DT_BF16: return "uint16_t";
-  default: return ctype(dt);
-  }
-}
-
-static bool is_half(DType dt) { return dt == DT_F16 || dt == DT_BF16; }
-static DType compute_type(DType dt) { return is_half(dt) ? DT_F32 : dt; }
 
 // ---- sets of kernel args (which buffers a statement reads and writes) ----
 enum { MAX_ARGS = 256 };
@@ -482,460 +269,20 @@ typedef struct MM {
 } MM;
 
 typedef struct CG {
-  Ctx *cx;
-  Prelude *pr;
-  const LProgram *p;
-  const LKernel *k;
-  Buf *b;
-  bool has_err;
-  bool *arg_used;    // per kernel arg
-  bool *local_read;  // per local
-  int *decl_depth;   // per local: the block depth it was declared at, -1 if not in scope
-  const char **lname;  // per local: its name in the text being printed
+  CGen g;            // the locals' names in g.lname change while a reduction is printed
   int64_t *extent;   // per loop var: its loop's extent
-  int depth;
   int nsh;           // 32-element slots of shared scratch the kernel needs
   int uniq;          // fresh-name counter
   int64_t max_split; // the largest split loop of a ROWS kernel
   const char *key_set;  // argmax form: the statement appended to the `better` branch
 } CG;
 
-static DType arg_dtype(const CG *c, int arg) {
-  TD_ASSERT(arg >= 0 && arg < c->k->args.len);
-  return c->p->bufs.data[c->k->args.data[arg].buf].dtype;
-}
-
-static bool raises_here(const LExpr *e) {
-  if (e->err < 0)
-    return false;
-  if (e->kind == LX_CHECKED_INDEX)
-    return true;
-  return e->kind == LX_BINARY && dtype_is_int(e->dt) &&
-         (e->op == OP_FLOOR_DIVIDE || e->op == OP_REMAINDER || e->op == OP_POW);
-}
-
-static bool expr_raises(const LExpr *e) {
-  if (!e)
-    return false;
-  if (raises_here(e) || (e->kind == LX_LOAD && expr_raises(e->idx.dyn)))
-    return true;
-  return expr_raises(e->a) || expr_raises(e->b) || expr_raises(e->c);
-}
-
-static void expr(CG *c, const LExpr *e);
-
-static void err_args(CG *c, int err) {
-  if (err < 0 || !c->has_err) {
-    buf_puts(c->b, "0, -1");
-    return;
-  }
-  TD_ASSERT(err < c->k->errors.len);
-  buf_printf(c->b, "tdsl_g_err, %d", err);
-}
-
-static void dyn_index(void *ctx, Buf *b, const LExpr *e) {
-  CG *c = ctx;
-  TD_ASSERT(b == c->b);
-  expr(c, e);
-}
-
-// The text around a value of dtype `from` that makes it a value of dtype `to`.
-static void cast_text(CG *c, DType from, DType to, const char **pre, const char **post) {
-  *pre = *post = "";
-  if (from == to)
-    return;
-  if (to == DT_BOOL) {
-    *pre = "(", *post = " != 0)";
-    return;
-  }
-  bool ffl = dtype_is_float(from), tfl = dtype_is_float(to);
-  if (to == DT_F16 || to == DT_BF16) {
-    const char *r = to == DT_F16 ? "tdsl_g_round_f16(" : "tdsl_g_round_bf16(";
-    c->pr->single[to == DT_F16 ? H_F16 : H_BF16] = true;
-    if (from == DT_F32 || is_half(from))
-      *pre = r, *post = ")";
-    else
-      *pre = arena_printf(&c->cx->arena, "%s(float)(", r), *post = "))";
-    return;
-  }
-  if (tfl) {
-    if (to == DT_F32 && is_half(from))
-      return;
-    *pre = to == DT_F32 ? "(float)(" : "(double)(", *post = ")";
-    return;
-  }
-  if (ffl) {
-    c->pr->group[G_F2I][to] = true;
-    *pre = to == DT_I32 ? "tdsl_g_f2i32(" : "tdsl_g_f2i64(", *post = ")";
-    return;
-  }
-  if (to == DT_I32 && from == DT_I64)
-    *pre = "(int32_t)(uint32_t)(", *post = ")";
-  else
-    *pre = to == DT_I32 ? "(int32_t)(" : "(int64_t)(", *post = ")";
-}
-
-static void float_const(Buf *b, DType dt, double v) {
-  bool f32 = dt != DT_F64;
-  if (f32)
-    v = (float)v;
-  if (isnan(v)) {
-    buf_puts(b, f32 ? "TDSL_G_NAN" : "TDSL_G_DNAN");
-    return;
-  }
-  if (isinf(v)) {
-    buf_puts(b, v > 0 ? (f32 ? "TDSL_G_INF" : "TDSL_G_DINF") : (f32 ? "(-TDSL_G_INF)" : "(-TDSL_G_DINF)"));
-    return;
-  }
-  char s[64];
-  snprintf(s, sizeof s, f32 ? "%.9g" : "%.17g", v);
-  bool neg = s[0] == '-';
-  if (neg)
-    buf_puts(b, "(");
-  buf_puts(b, s);
-  if (!strpbrk(s, ".en"))
-    buf_puts(b, ".0");
-  if (f32)
-    buf_puts(b, "f");
-  if (neg)
-    buf_puts(b, ")");
-}
-
-static void int_const(Buf *b, DType dt, int64_t v) {
-  if (dt == DT_BOOL) {
-    buf_puts(b, v ? "true" : "false");
-  } else if (dt == DT_I32) {
-    int32_t x = (int32_t)v;
-    if (x == INT32_MIN)
-      buf_puts(b, "INT32_MIN");
-    else
-      buf_printf(b, x < 0 ? "(%" PRId32 ")" : "%" PRId32, x);
-  } else if (v == INT64_MIN) {
-    buf_puts(b, "INT64_MIN");
-  } else if (v >= INT32_MIN && v <= INT32_MAX) {
-    buf_printf(b, v < 0 ? "(%" PRId64 ")" : "%" PRId64, v);
-  } else {
-    buf_printf(b, "INT64_C(%" PRId64 ")", v);
-  }
-}
-
-static void call1(CG *c, const char *fn, const LExpr *a) {
-  buf_printf(c->b, "%s(", fn);
-  expr(c, a);
-  buf_puts(c->b, ")");
-}
-
-static void call2(CG *c, const char *fn, const LExpr *a, const LExpr *b, int err) {
-  buf_printf(c->b, "%s(", fn);
-  expr(c, a);
-  buf_puts(c->b, ", ");
-  expr(c, b);
-  if (err != -2) {
-    buf_puts(c->b, ", ");
-    err_args(c, err);
-  }
-  buf_puts(c->b, ")");
-}
-
-static void infix(CG *c, const char *op, const LExpr *a, const LExpr *b) {
-  buf_puts(c->b, "(");
-  expr(c, a);
-  buf_printf(c->b, " %s ", op);
-  expr(c, b);
-  buf_puts(c->b, ")");
-}
-
-static const char *helper(CG *c, Group g, const char *name, DType dt) {
-  c->pr->group[g][dt] = true;
-  return arena_printf(&c->cx->arena, "tdsl_g_%s_%s", name, type_text[dt].S);
-}
-
-static const char *libm(CG *c, const char *name, DType dt) {
-  return arena_printf(&c->cx->arena, "%s%s", name, dt == DT_F32 ? "f" : "");
-}
-
-static TD_NORETURN void unsupported(const LExpr *e, DType dt) {
-  td_internal_error(__FILE__, __LINE__, "cuda backend: op '%s' on %s", op_name(e->op), dtype_name(dt));
-}
-
-static void unary(CG *c, const LExpr *e) {
-  DType dt = compute_type(e->dt);
-  bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
-  const LExpr *a = e->a;
-  switch (e->op) {
-  case OP_NEG:
-    if (fl)
-      buf_puts(c->b, "(-"), expr(c, a), buf_puts(c->b, ")");
-    else if (in)
-      call1(c, helper(c, G_INT, "neg", dt), a);
-    else
-      expr(c, a);
-    return;
-  case OP_ABS:
-    if (fl)
-      call1(c, libm(c, "fabs", dt), a);
-    else if (in)
-      call1(c, helper(c, G_INT, "abs", dt), a);
-    else
-      expr(c, a);
-    return;
-  case OP_SIGN: call1(c, helper(c, G_SIGN, "sign", dt), a); return;
-  case OP_RELU: call1(c, helper(c, G_RELU, "relu", dt), a); return;
-  case OP_SQUARE:
-    if (bo)
-      expr(c, a);
-    else
-      call1(c, helper(c, fl ? G_FLOAT : G_INT, "square", dt), a);
-    return;
-  case OP_BITWISE_NOT:
-    if (bo)
-      buf_puts(c->b, "(!"), expr(c, a), buf_puts(c->b, ")");
-    else if (in)
-      buf_printf(c->b, "(%s)(~", ctype(dt)), expr(c, a), buf_puts(c->b, ")");
-    else
-      unsupported(e, dt);
-    return;
-  case OP_LOGICAL_NOT: buf_puts(c->b, "(!"), expr(c, a), buf_puts(c->b, ")"); return;
-  case OP_FLOOR:
-  case OP_CEIL:
-  case OP_ROUND:
-    if (!fl) {
-      expr(c, a);
-      return;
-    }
-    call1(c, libm(c, e->op == OP_FLOOR ? "floor" : e->op == OP_CEIL ? "ceil" : "rint", dt), a);
-    return;
-  default: break;
-  }
-  if (!fl)
-    unsupported(e, dt);
-  const char *one = dt == DT_F32 ? "1.0f" : "1.0";
-  switch (e->op) {
-  case OP_EXP: call1(c, libm(c, "exp", dt), a); return;
-  case OP_LOG: call1(c, libm(c, "log", dt), a); return;
-  case OP_LOG2: call1(c, libm(c, "log2", dt), a); return;
-  case OP_EXP2: call1(c, libm(c, "exp2", dt), a); return;
-  case OP_SQRT: call1(c, libm(c, "sqrt", dt), a); return;
-  case OP_RSQRT: buf_printf(c->b, "(%s / ", one), call1(c, libm(c, "sqrt", dt), a), buf_puts(c->b, ")"); return;
-  case OP_RECIPROCAL: buf_printf(c->b, "(%s / ", one), expr(c, a), buf_puts(c->b, ")"); return;
-  case OP_SIN: call1(c, libm(c, "sin", dt), a); return;
-  case OP_COS: call1(c, libm(c, "cos", dt), a); return;
-  case OP_TAN: call1(c, libm(c, "tan", dt), a); return;
-  case OP_TANH: call1(c, libm(c, "tanh", dt), a); return;
-  case OP_ERF: call1(c, libm(c, "erf", dt), a); return;
-  case OP_SIGMOID: call1(c, helper(c, G_FLOAT, "sigmoid", dt), a); return;
-  case OP_SILU: call1(c, helper(c, G_FLOAT, "silu", dt), a); return;
-  case OP_GELU: call1(c, helper(c, G_FLOAT, "gelu", dt), a); return;
-  default: unsupported(e, dt);
-  }
-}
-
-static void binary(CG *c, const LExpr *e) {
-  const LExpr *a = e->a, *b = e->b;
-  bool cmp = e->op == OP_EQ || e->op == OP_NE || e->op == OP_LT || e->op == OP_LE || e->op == OP_GT ||
-             e->op == OP_GE;
-  if (cmp) {
-    static const char *const sym[] = {"==", "!=", "<", "<=", ">", ">="};
-    infix(c, sym[e->op - OP_EQ], a, b);
-    return;
-  }
-  DType dt = compute_type(e->dt);
-  bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
-  bool safe = !expr_raises(b);
-  switch (e->op) {
-  case OP_LOGICAL_AND: infix(c, safe ? "&&" : "&", a, b); return;
-  case OP_LOGICAL_OR: infix(c, safe ? "||" : "|", a, b); return;
-  case OP_ADD:
-  case OP_SUB:
-  case OP_MUL:
-    if (fl)
-      infix(c, e->op == OP_ADD ? "+" : e->op == OP_SUB ? "-" : "*", a, b);
-    else if (in)
-      call2(c, helper(c, G_INT, e->op == OP_ADD ? "add" : e->op == OP_SUB ? "sub" : "mul", dt), a, b, -2);
-    else
-      infix(c, e->op == OP_ADD ? "|" : e->op == OP_SUB ? "^" : "&", a, b);
-    return;
-  case OP_DIV:
-    if (!fl)
-      unsupported(e, dt);
-    infix(c, "/", a, b);
-    return;
-  case OP_FLOOR_DIVIDE:
-    if (bo)
-      unsupported(e, dt);
-    call2(c, helper(c, G_FLOORDIV, "floordiv", dt), a, b, fl ? -2 : e->err);
-    return;
-  case OP_REMAINDER:
-    if (bo)
-      unsupported(e, dt);
-    call2(c, helper(c, G_REM, "rem", dt), a, b, fl ? -2 : e->err);
-    return;
-  case OP_POW:
-    if (fl)
-      call2(c, libm(c, "pow", dt), a, b, -2);
-    else if (in)
-      call2(c, helper(c, G_POW, "pow", dt), a, b, e->err);
-    else
-      unsupported(e, dt);
-    return;
-  case OP_MAXIMUM:
-  case OP_MINIMUM:
-    call2(c, helper(c, G_MAXMIN, e->op == OP_MAXIMUM ? "max" : "min", dt), a, b, -2);
-    return;
-  case OP_ATAN2:
-    if (!fl)
-      unsupported(e, dt);
-    call2(c, libm(c, "atan2", dt), a, b, -2);
-    return;
-  default: unsupported(e, dt);
-  }
-}
-
-static void load(CG *c, const LExpr *e) {
-  DType bt = arg_dtype(c, e->buf);
-  c->arg_used[e->buf] = true;
-  const char *pre, *post;
-  cast_text(c, bt, e->dt, &pre, &post);
-  buf_puts(c->b, pre);
-  if (is_half(bt)) {
-    c->pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
-    buf_puts(c->b, bt == DT_F16 ? "tdsl_g_h2f(" : "tdsl_g_bf2f(");
-  } else if (bt == DT_BOOL) {
-    buf_puts(c->b, "(");
-  }
-  buf_printf(c->b, "b%d[", e->buf);
-  emit_index(c->b, &e->idx, dyn_index, c);
-  buf_puts(c->b, "]");
-  if (is_half(bt))
-    buf_puts(c->b, ")");
-  else if (bt == DT_BOOL)
-    buf_puts(c->b, " != 0)");
-  buf_puts(c->b, post);
-}
-
-static void expr(CG *c, const LExpr *e) {
-  switch (e->kind) {
-  case LX_CONST:
-    if (dtype_is_float(e->dt))
-      float_const(c->b, e->dt, e->f);
-    else
-      int_const(c->b, e->dt, e->i);
-    return;
-  case LX_VAR: buf_printf(c->b, "v%d", e->var); return;
-  case LX_LOCAL:
-    TD_ASSERT(e->local >= 0 && e->local < c->k->locals.len);
-    buf_puts(c->b, c->lname[e->local]);
-    return;
-  case LX_LOAD: load(c, e); return;
-  case LX_UNARY:
-  case LX_BINARY: {
-    bool round = is_half(e->dt);
-    if (round) {
-      c->pr->single[e->dt == DT_F16 ? H_F16 : H_BF16] = true;
-      buf_puts(c->b, e->dt == DT_F16 ? "tdsl_g_round_f16(" : "tdsl_g_round_bf16(");
-    }
-    if (e->kind == LX_UNARY)
-      unary(c, e);
-    else
-      binary(c, e);
-    if (round)
-      buf_puts(c->b, ")");
-    return;
-  }
-  case LX_SELECT:
-    if (expr_raises(e->b) || expr_raises(e->c)) {
-      DType dt = compute_type(e->dt);
-      buf_printf(c->b, "%s(", helper(c, G_SEL, "sel", dt));
-      expr(c, e->a);
-      buf_puts(c->b, ", ");
-      expr(c, e->b);
-      buf_puts(c->b, ", ");
-      expr(c, e->c);
-      buf_puts(c->b, ")");
-    } else {
-      buf_puts(c->b, "(");
-      expr(c, e->a);
-      buf_puts(c->b, " ? ");
-      expr(c, e->b);
-      buf_puts(c->b, " : ");
-      expr(c, e->c);
-      buf_puts(c->b, ")");
-    }
-    return;
-  case LX_CAST: {
-    const char *pre, *post;
-    cast_text(c, e->a->dt, e->dt, &pre, &post);
-    buf_puts(c->b, pre);
-    expr(c, e->a);
-    buf_puts(c->b, post);
-    return;
-  }
-  case LX_BITCAST:
-    buf_puts(c->b, e->dt == DT_F32 ? "__int_as_float(" : e->dt == DT_I32 ? "__float_as_int(" :
-                   e->dt == DT_F64 ? "__longlong_as_double(" : "__double_as_longlong(");
-    expr(c, e->a);
-    buf_puts(c->b, ")");
-    return;
-  case LX_CHECKED_INDEX:
-    c->pr->single[H_INDEX] = true;
-    buf_puts(c->b, "tdsl_g_index(");
-    expr(c, e->a);
-    buf_printf(c->b, ", %" PRId64 ", %" PRId64 ", ", e->wrap ? -e->i : 0, e->i);
-    err_args(c, e->err);
-    buf_puts(c->b, ")");
-    return;
-  case LX_COUNT: break;
-  }
-  td_unreachable();
-}
-
-// The value of dtype vt stored into a buffer of dtype bt.
-static void store_value(CG *c, DType vt, DType bt, const LExpr *val) {
-  const char *pre, *post;
-  if (is_half(bt)) {
-    c->pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
-    buf_puts(c->b, bt == DT_F16 ? "tdsl_g_f2h(" : "tdsl_g_f2bf(");
-    if (val->kind == LX_CAST && val->dt == bt && val->a->dt == DT_F32)
-      val = val->a, vt = DT_F32;
-    cast_text(c, vt, is_half(vt) ? vt : DT_F32, &pre, &post);
-    buf_puts(c->b, pre);
-    expr(c, val);
-    buf_printf(c->b, "%s)", post);
-    return;
-  }
-  cast_text(c, vt, bt, &pre, &post);
-  if (bt == DT_BOOL)
-    buf_puts(c->b, "(uint8_t)");
-  buf_puts(c->b, pre);
-  expr(c, val);
-  buf_puts(c->b, post);
-}
-
-// ---- pre-scan: which args and locals a kernel uses, whether anything raises ----
-static void scan_expr(CG *c, const LExpr *e) {
-  if (!e)
-    return;
-  if (e->kind == LX_LOCAL)
-    c->local_read[e->local] = true;
-  if (raises_here(e))
-    c->has_err = true;
-  if (e->kind == LX_LOAD)
-    scan_expr(c, e->idx.dyn);
-  scan_expr(c, e->a);
-  scan_expr(c, e->b);
-  scan_expr(c, e->c);
-}
-
-static void scan_stmts(CG *c, const LStmtList *l) {
+// The extent of every loop var of l.
+static void loop_extents(CG *c, const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    scan_expr(c, s->val);
-    scan_expr(c, s->cond);
-    if (s->kind == LS_STORE)
-      scan_expr(c, s->idx.dyn);
-    if (s->kind == LS_LOOP)
-      c->extent[s->var] = s->extent;
-    scan_stmts(c, &s->body);
+    if (l->data[i]->kind == LS_LOOP)
+      c->extent[l->data[i]->var] = l->data[i]->extent;
+    loop_extents(c, &l->data[i]->body);
   }
 }
 
@@ -1007,7 +354,7 @@ static bool stmts_mention_local(const LStmtList *l, int local, const LStmt *skip
 static bool carries_local(const CG *c, const LStmtList *l, const LStmt *loop) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
-    if ((s->kind == LS_LET || s->kind == LS_SET) && stmts_mention_local(&c->k->body, s->local, loop))
+    if ((s->kind == LS_LET || s->kind == LS_SET) && stmts_mention_local(&c->g.k->body, s->local, loop))
       return true;
     if (carries_local(c, &s->body, loop))
       return true;
@@ -1081,12 +428,12 @@ static bool same_index(const LIndex *a, const LIndex *b, int nvars);
 // injective — each |coef| (sorted) exceeds the span of all smaller ones.
 static bool radix_disjoint(CG *c, const AccessList *acc, int arg, const LIndex *first, const bool *inner,
                            const LStmt *loop) {
-  int nv = c->k->nvars;
+  int nv = c->g.k->nvars;
   for (int i = 0; i < acc->len; i++)
     if (acc->data[i].arg == arg && !same_index(acc->data[i].idx, first, nv))
       return false;
-  int64_t *mag = arena_alloc(&c->cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
-  int64_t *span = arena_alloc(&c->cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
+  int64_t *mag = arena_alloc(&c->g.cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
+  int64_t *span = arena_alloc(&c->g.cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
   int n = 0;
   for (int v = 0; v < nv; v++) {
     if (!inner[v] && v != loop->var)
@@ -1115,19 +462,19 @@ static bool radix_disjoint(CG *c, const AccessList *acc, int arg, const LIndex *
 // Whether the iterations of `loop` are independent (see the file comment), with every
 // var outside it fixed.
 static bool loop_independent(CG *c, const LStmt *loop) {
-  Ctx *cx = c->cx;
+  Ctx *cx = c->g.cx;
   if (carries_local(c, &loop->body, loop))
     return false;
   ArgSet r = {0}, w = {0};
   stmts_access(&loop->body, &r, &w);
   if (set_empty(&w))
     return true;
-  int nv = c->k->nvars;
+  int nv = c->g.k->nvars;
   bool *inner = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nv + 1));
   inner_vars(&loop->body, inner);
   AccessList acc = {0};
   stmts_accesses(cx, &loop->body, &acc);
-  for (int a = 0; a < c->k->args.len; a++) {
+  for (int a = 0; a < c->g.k->args.len; a++) {
     if (!set_has(&w, a))
       continue;
     const LIndex *first = NULL;
@@ -1174,17 +521,7 @@ static bool loop_independent(CG *c, const LStmt *loop) {
 // ---- statement printing ----
 static void stmts_seq(CG *c, const LStmtList *l);
 
-static void open_scope(CG *c) { c->depth++; }
-
-static void close_block(CG *c) {
-  c->depth--;
-  for (int i = 0; i < c->k->locals.len; i++) {
-    if (c->decl_depth[i] > c->depth)
-      c->decl_depth[i] = -1;
-  }
-  buf_indent(c->b, c->depth);
-  buf_puts(c->b, "}\n");
-}
+static void open_scope(CG *c) { c->g.depth++; }
 
 static void line(CG *c, const char *fmt, ...) TD_PRINTF(2, 3);
 static void line(CG *c, const char *fmt, ...) {
@@ -1193,70 +530,30 @@ static void line(CG *c, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
-  buf_indent(c->b, c->depth);
-  buf_puts(c->b, tmp);
-  buf_puts(c->b, "\n");
-}
-
-static void let_set(CG *c, const LStmt *s) {
-  Buf *b = c->b;
-  TD_ASSERT(s->local >= 0 && s->local < c->k->locals.len);
-  DType lt = c->k->locals.data[s->local];
-  buf_indent(b, c->depth);
-  bool declare = s->kind == LS_LET && c->decl_depth[s->local] < 0;
-  if (declare) {
-    buf_printf(b, "%s ", ctype(lt));
-    c->decl_depth[s->local] = c->depth;
-  }
-  buf_printf(b, "%s = ", c->lname[s->local]);
-  const char *pre, *post;
-  cast_text(c, s->val->dt, lt, &pre, &post);
-  buf_puts(b, pre);
-  expr(c, s->val);
-  buf_printf(b, "%s;\n", post);
-  if (declare && !c->local_read[s->local])
-    line(c, "(void)%s;", c->lname[s->local]);
-}
-
-static void store(CG *c, const LStmt *s) {
-  Buf *b = c->b;
-  DType bt = arg_dtype(c, s->buf);
-  c->arg_used[s->buf] = true;
-  TD_ASSERT(c->k->args.data[s->buf].written);
-  buf_indent(b, c->depth);
-  buf_printf(b, "b%d[", s->buf);
-  emit_index(b, &s->idx, dyn_index, c);
-  buf_puts(b, "] = ");
-  store_value(c, s->val->dt, bt, s->val);
-  buf_puts(b, ";\n");
+  buf_indent(c->g.b, c->g.depth);
+  buf_puts(c->g.b, tmp);
+  buf_puts(c->g.b, "\n");
 }
 
 // A statement run by one thread, as the C backend runs it.
 static void stmt_seq(CG *c, const LStmt *s) {
-  Buf *b = c->b;
   switch (s->kind) {
   case LS_LOOP:
-    buf_indent(b, c->depth);
-    buf_printf(b, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d++) {\n", s->var, s->var, s->extent, s->var);
-    open_scope(c);
+    cexpr_open_loop(&c->g, s);
     stmts_seq(c, &s->body);
-    close_block(c);
+    cexpr_close(&c->g);
     return;
-  case LS_STORE: store(c, s); return;
+  case LS_STORE: cexpr_store(&c->g, s); return;
   case LS_LET:
-  case LS_SET: let_set(c, s); return;
+  case LS_SET: cexpr_let(&c->g, s); return;
   case LS_IF:
-    buf_indent(b, c->depth);
-    buf_puts(b, "if (");
-    expr(c, s->cond);
-    buf_puts(b, ") {\n");
-    open_scope(c);
+    cexpr_open_if(&c->g, s->cond);
     stmts_seq(c, &s->body);
     if (c->key_set) {
       line(c, "%s", c->key_set);
       c->key_set = NULL;
     }
-    close_block(c);
+    cexpr_close(&c->g);
     return;
   case LS_COUNT: break;
   }
@@ -1352,7 +649,7 @@ static int acc_index(const Red *r, int local) {
 static bool pure_of_locals(const LExpr *e) {
   if (!e)
     return true;
-  if (e->kind == LX_VAR || e->kind == LX_LOAD || e->kind == LX_CHECKED_INDEX || raises_here(e))
+  if (e->kind == LX_VAR || e->kind == LX_LOAD || e->kind == LX_CHECKED_INDEX || cexpr_raises_here(e))
     return false;
   return pure_of_locals(e->a) && pure_of_locals(e->b) && pure_of_locals(e->c);
 }
@@ -1362,7 +659,7 @@ static bool is_private(const CG *c, const LStmtList *body, int local, const LStm
   for (int i = 0; i < body->len; i++)
     if (body->data[i]->kind == LS_LET && body->data[i]->local == local)
       let_here = true;
-  return let_here && !stmts_mention_local(&c->k->body, local, nest);
+  return let_here && !stmts_mention_local(&c->g.k->body, local, nest);
 }
 
 // A perfect nest whose innermost body combines values into accumulator locals.
@@ -1386,7 +683,7 @@ static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n
       plain = false;
       break;
     }
-    DType lt = c->k->locals.data[t->local];
+    DType lt = c->g.k->locals.data[t->local];
     const LExpr *v = t->val;
     if (is_half(lt) || v->kind != LX_BINARY || !is_assoc(v->op) || v->dt != lt) {
       plain = false;
@@ -1444,7 +741,7 @@ static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n
   }
   for (int i = 0; i < iff->body.len; i++) {
     const LStmt *t = iff->body.data[i];
-    if (c->k->locals.data[t->local] != t->val->dt || is_half(t->val->dt))
+    if (c->g.k->locals.data[t->local] != t->val->dt || is_half(t->val->dt))
       return false;
     for (int a = 0; a < r->nacc; a++)
       if (expr_reads_local(t->val, r->acc[a]))
@@ -1457,7 +754,7 @@ static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n
   // the condition: accumulators and private locals that some accumulator takes
   if (!pure_of_locals(iff->cond))
     return false;
-  for (int lo = 0; lo < c->k->locals.len; lo++) {
+  for (int lo = 0; lo < c->g.k->locals.len; lo++) {
     if (!expr_reads_local(iff->cond, lo) || acc_index(r, lo) >= 0)
       continue;
     bool taken = false;
@@ -1489,16 +786,17 @@ static const char *identity(Op op, DType dt) {
 
 // `x OP y` for the block combine lambda.
 static const char *combine_text(CG *c, Op op, DType dt) {
+  CGen *g = &c->g;
   bool fl = dtype_is_float(dt), bo = dt == DT_BOOL;
   switch (op) {
   case OP_ADD:
-    return bo ? "x | y" : fl ? "x + y" : arena_printf(&c->cx->arena, "%s(x, y)", helper(c, G_INT, "add", dt));
+    return bo ? "x | y" : fl ? "x + y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_INT, "add", dt));
   case OP_MUL:
-    return bo ? "x & y" : fl ? "x * y" : arena_printf(&c->cx->arena, "%s(x, y)", helper(c, G_INT, "mul", dt));
+    return bo ? "x & y" : fl ? "x * y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_INT, "mul", dt));
   case OP_MAXIMUM:
-    return bo ? "x | y" : arena_printf(&c->cx->arena, "%s(x, y)", helper(c, G_MAXMIN, "max", dt));
+    return bo ? "x | y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_MAXMIN, "max", dt));
   case OP_MINIMUM:
-    return bo ? "x & y" : arena_printf(&c->cx->arena, "%s(x, y)", helper(c, G_MAXMIN, "min", dt));
+    return bo ? "x & y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_MAXMIN, "min", dt));
   case OP_LOGICAL_AND: return "x & y";
   case OP_LOGICAL_OR: return "x | y";
   default: td_unreachable();
@@ -1522,59 +820,59 @@ static void emit_plain_reduction(CG *c, const LStmt *const *loops, int n, const 
   const char *saved[MAX_ACC];
   for (int a = 0; a < r->nacc; a++) {
     int lo = r->acc[a];
-    DType dt = c->k->locals.data[lo];
-    saved[a] = c->lname[lo];
-    const char *pn = arena_printf(&c->cx->arena, "tdsl_g_p%d", c->uniq++);
-    line(c, "%s %s = threadIdx.x == 0 ? %s : %s;", ctype(dt), pn, saved[a], identity(r->op[a], dt));
-    c->lname[lo] = pn;
+    DType dt = c->g.k->locals.data[lo];
+    saved[a] = c->g.lname[lo];
+    const char *pn = arena_printf(&c->g.cx->arena, "tdsl_g_p%d", c->uniq++);
+    line(c, "%s %s = threadIdx.x == 0 ? %s : %s;", cexpr_type(dt), pn, saved[a], identity(r->op[a], dt));
+    c->g.lname[lo] = pn;
   }
   split_open(c, loops, n, body);
   stmts_seq(c, body);
-  close_block(c);
-  c->pr->single[H_REDUCE] = true;
+  cexpr_close(&c->g);
+  c->g.pr->single[H_REDUCE] = true;
   if (c->nsh < 1)
     c->nsh = 1;
   for (int a = 0; a < r->nacc; a++) {
     int lo = r->acc[a];
-    DType dt = c->k->locals.data[lo];
-    const char *t = dt == DT_BOOL ? "int" : ctype(dt);
+    DType dt = c->g.k->locals.data[lo];
+    const char *t = dt == DT_BOOL ? "int" : cexpr_type(dt);
     line(c, "%s = tdsl_g_block_reduce(%s%s, [](%s x, %s y) { return %s; }, (%s *)tdsl_g_sh)%s;", saved[a],
-         dt == DT_BOOL ? "(int)" : "", c->lname[lo], t, t, combine_text(c, r->op[a], dt), t,
+         dt == DT_BOOL ? "(int)" : "", c->g.lname[lo], t, t, combine_text(c, r->op[a], dt), t,
          dt == DT_BOOL ? " != 0" : "");
-    c->lname[lo] = saved[a];
+    c->g.lname[lo] = saved[a];
   }
-  close_block(c);
+  cexpr_close(&c->g);
 }
 
 // cond of the argform with each private local read as `pre` + its accumulator's slot
 // and each accumulator as `acc_pre` + its slot.
 static void argform_cond(CG *c, const Red *r, const char *new_pre, const char *old_pre) {
-  const char **saved = arena_alloc(&c->cx->arena, sizeof(char *) * (size_t)c->k->locals.len);
-  memcpy(saved, c->lname, sizeof(char *) * (size_t)c->k->locals.len);
+  const char **saved = arena_alloc(&c->g.cx->arena, sizeof(char *) * (size_t)c->g.k->locals.len);
+  memcpy(saved, c->g.lname, sizeof(char *) * (size_t)c->g.k->locals.len);
   for (int a = 0; a < r->nacc; a++) {
-    c->lname[r->acc[a]] = arena_printf(&c->cx->arena, "%s%d", old_pre, a);
+    c->g.lname[r->acc[a]] = arena_printf(&c->g.cx->arena, "%s%d", old_pre, a);
     if (r->src[a] >= 0)
-      c->lname[r->src[a]] = arena_printf(&c->cx->arena, "%s%d", new_pre, a);
+      c->g.lname[r->src[a]] = arena_printf(&c->g.cx->arena, "%s%d", new_pre, a);
   }
-  expr(c, r->cond_if->cond);
-  memcpy(c->lname, saved, sizeof(char *) * (size_t)c->k->locals.len);
+  cexpr_expr(&c->g, r->cond_if->cond);
+  memcpy(c->g.lname, saved, sizeof(char *) * (size_t)c->g.k->locals.len);
 }
 
 // One step of the argform combine: the candidate (tdsl_g_o*, tdsl_g_okey) replaces the
 // thread's (tdsl_g_a*, tdsl_g_key) when it is better, or as good and earlier.
 static void argform_step(CG *c, const Red *r, const char *bound) {
-  Buf *b = c->b;
+  Buf *b = c->g.b;
   line(c, "for (int tdsl_g_s = 16; tdsl_g_s > 0; tdsl_g_s >>= 1) {");
   open_scope(c);
   for (int a = 0; a < r->nacc; a++) {
-    DType dt = c->k->locals.data[r->acc[a]];
+    DType dt = c->g.k->locals.data[r->acc[a]];
     if (dt == DT_BOOL)
       line(c, "bool tdsl_g_o%d = __shfl_down_sync(0xffffffffu, (int)tdsl_g_a%d, tdsl_g_s) != 0;", a, a);
     else
-      line(c, "%s tdsl_g_o%d = __shfl_down_sync(0xffffffffu, tdsl_g_a%d, tdsl_g_s);", ctype(dt), a, a);
+      line(c, "%s tdsl_g_o%d = __shfl_down_sync(0xffffffffu, tdsl_g_a%d, tdsl_g_s);", cexpr_type(dt), a, a);
   }
   line(c, "long long tdsl_g_okey = __shfl_down_sync(0xffffffffu, tdsl_g_key, tdsl_g_s);");
-  buf_indent(b, c->depth);
+  buf_indent(b, c->g.depth);
   buf_printf(b, "if (tdsl_g_lane + tdsl_g_s < %s && tdsl_g_okey != INT64_MAX && (tdsl_g_key == INT64_MAX || ", bound);
   argform_cond(c, r, "tdsl_g_o", "tdsl_g_a");
   buf_puts(b, " || (!");
@@ -1584,8 +882,8 @@ static void argform_step(CG *c, const Red *r, const char *bound) {
   for (int a = 0; a < r->nacc; a++)
     line(c, "tdsl_g_a%d = tdsl_g_o%d;", a, a);
   line(c, "tdsl_g_key = tdsl_g_okey;");
-  close_block(c);
-  close_block(c);
+  cexpr_close(&c->g);
+  cexpr_close(&c->g);
 }
 
 static void emit_arg_reduction(CG *c, const LStmt *const *loops, int n, const LStmtList *body, const Red *r) {
@@ -1594,18 +892,18 @@ static void emit_arg_reduction(CG *c, const LStmt *const *loops, int n, const LS
   const char *saved[MAX_ACC];
   for (int a = 0; a < r->nacc; a++) {
     int lo = r->acc[a];
-    saved[a] = c->lname[lo];
-    line(c, "%s tdsl_g_a%d = %s;", ctype(c->k->locals.data[lo]), a, saved[a]);
-    c->lname[lo] = arena_printf(&c->cx->arena, "tdsl_g_a%d", a);
+    saved[a] = c->g.lname[lo];
+    line(c, "%s tdsl_g_a%d = %s;", cexpr_type(c->g.k->locals.data[lo]), a, saved[a]);
+    c->g.lname[lo] = arena_printf(&c->g.cx->arena, "tdsl_g_a%d", a);
   }
   line(c, "long long tdsl_g_key = threadIdx.x == 0 ? -1 : INT64_MAX;  // -1: the initial values");
   split_open(c, loops, n, body);
   c->key_set = "tdsl_g_key = tdsl_g_t;";
   stmts_seq(c, body);
   TD_ASSERT(!c->key_set);
-  close_block(c);
+  cexpr_close(&c->g);
   for (int a = 0; a < r->nacc; a++)
-    c->lname[r->acc[a]] = saved[a];
+    c->g.lname[r->acc[a]] = saved[a];
   // combine: within each warp, then the warps' results in warp 0 through shared memory
   if (c->nsh < r->nacc + 1)
     c->nsh = r->nacc + 1;
@@ -1614,29 +912,30 @@ static void emit_arg_reduction(CG *c, const LStmt *const *loops, int n, const LS
   line(c, "if (tdsl_g_lane == 0) {");
   open_scope(c);
   for (int a = 0; a < r->nacc; a++)
-    line(c, "((%s *)(tdsl_g_sh + %d))[tdsl_g_w] = tdsl_g_a%d;", ctype(c->k->locals.data[r->acc[a]]), 32 * a, a);
+    line(c, "((%s *)(tdsl_g_sh + %d))[tdsl_g_w] = tdsl_g_a%d;", cexpr_type(c->g.k->locals.data[r->acc[a]]), 32 * a, a);
   line(c, "((long long *)(tdsl_g_sh + %d))[tdsl_g_w] = tdsl_g_key;", 32 * r->nacc);
-  close_block(c);
+  cexpr_close(&c->g);
   line(c, "__syncthreads();");
   line(c, "if (tdsl_g_w == 0) {");
   open_scope(c);
   line(c, "int tdsl_g_from = tdsl_g_lane < tdsl_g_nw ? tdsl_g_lane : 0;");
   for (int a = 0; a < r->nacc; a++)
-    line(c, "tdsl_g_a%d = ((%s *)(tdsl_g_sh + %d))[tdsl_g_from];", a, ctype(c->k->locals.data[r->acc[a]]), 32 * a);
+    line(c, "tdsl_g_a%d = ((%s *)(tdsl_g_sh + %d))[tdsl_g_from];", a, cexpr_type(c->g.k->locals.data[r->acc[a]]),
+         32 * a);
   line(c, "tdsl_g_key = ((long long *)(tdsl_g_sh + %d))[tdsl_g_from];", 32 * r->nacc);
   argform_step(c, r, "tdsl_g_nw");
   line(c, "__syncwarp();");
   line(c, "if (tdsl_g_lane == 0) {");
   open_scope(c);
   for (int a = 0; a < r->nacc; a++)
-    line(c, "((%s *)(tdsl_g_sh + %d))[0] = tdsl_g_a%d;", ctype(c->k->locals.data[r->acc[a]]), 32 * a, a);
-  close_block(c);
-  close_block(c);
+    line(c, "((%s *)(tdsl_g_sh + %d))[0] = tdsl_g_a%d;", cexpr_type(c->g.k->locals.data[r->acc[a]]), 32 * a, a);
+  cexpr_close(&c->g);
+  cexpr_close(&c->g);
   line(c, "__syncthreads();");
   for (int a = 0; a < r->nacc; a++)
-    line(c, "%s = ((%s *)(tdsl_g_sh + %d))[0];", saved[a], ctype(c->k->locals.data[r->acc[a]]), 32 * a);
+    line(c, "%s = ((%s *)(tdsl_g_sh + %d))[0];", saved[a], cexpr_type(c->g.k->locals.data[r->acc[a]]), 32 * a);
   line(c, "__syncthreads();");
-  close_block(c);
+  cexpr_close(&c->g);
 }
 
 // Statements run by the whole block for one row, every thread alike: see the file
@@ -1652,21 +951,17 @@ static void stmt_block(CG *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
   }
   switch (s->kind) {
   case LS_LET:
-  case LS_SET: let_set(c, s); break;
+  case LS_SET: cexpr_let(&c->g, s); break;
   case LS_STORE:
     line(c, "if (threadIdx.x == 0)");
-    c->depth++;
-    store(c, s);
-    c->depth--;
+    c->g.depth++;
+    cexpr_store(&c->g, s);
+    c->g.depth--;
     break;
   case LS_IF:
-    buf_indent(c->b, c->depth);
-    buf_puts(c->b, "if (");
-    expr(c, s->cond);
-    buf_puts(c->b, ") {\n");
-    open_scope(c);
+    cexpr_open_if(&c->g, s->cond);
     stmts_block(c, &s->body, pr, pw);
-    close_block(c);
+    cexpr_close(&c->g);
     break;
   case LS_LOOP: {
     const LStmt *loops[MAX_NEST];
@@ -1676,7 +971,7 @@ static void stmt_block(CG *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
     if (is_map_nest(c, s, loops, &n, &body)) {
       split_open(c, loops, n, body);
       stmts_seq(c, body);
-      close_block(c);
+      cexpr_close(&c->g);
       break;
     }
     if (is_reduction_nest(c, s, loops, &n, &body, &red)) {
@@ -1688,20 +983,19 @@ static void stmt_block(CG *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
       return;
     }
     // every thread runs the loop; its body is block-level again
-    line(c, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d++) {", s->var, s->var, s->extent, s->var);
-    open_scope(c);
+    cexpr_open_loop(&c->g, s);
     ArgSet br = {0}, bw = {0};
     stmts_access(&s->body, &br, &bw);
     ArgSet er = *pr, ew = *pw;  // pending before the loop, if it runs no iteration
     stmts_block(c, &s->body, pr, pw);
     if (set_meets(&bw, pr) || set_meets(&bw, pw) || set_meets(&br, pw)) {  // the next iteration
       line(c, "__syncthreads();");
-      close_block(c);
+      cexpr_close(&c->g);
       *pr = s->extent > 0 ? (ArgSet){0} : er;  // the last iteration ended synchronised
       *pw = s->extent > 0 ? (ArgSet){0} : ew;
       return;
     }
-    close_block(c);
+    cexpr_close(&c->g);
     break;
   }
   case LS_COUNT: td_unreachable();
@@ -1784,9 +1078,9 @@ static bool expr_has_dyn(const LExpr *e) {
 // Finds the matmul: outer independent loops [batch..., i] (or [batch..., i, j] in the
 // dot form) and a row body of the shapes in ir/kernel.c's build_matmul*.
 static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStmtList *row, MM *m) {
-  int nv = c->k->nvars;
+  int nv = c->g.k->nvars;
   *m = (MM){0};
-  if (!kernel_has_op(c->k, "matmul") || nouter < 1 || nouter > TD_MAX_DIMS + 1)
+  if (!kernel_has_op(c->g.k, "matmul") || nouter < 1 || nouter > TD_MAX_DIMS + 1)
     return false;
   for (int i = 0; i < nouter; i++)
     m->outer[i] = outer[i];
@@ -1795,7 +1089,7 @@ static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStm
   if (row->len >= 3 && row->data[0]->kind == LS_LET && row->data[1]->kind == LS_LOOP && nouter >= 2) {
     const LStmt *let = row->data[0], *kl = row->data[1];
     int acc = let->local;
-    DType dt = c->k->locals.data[acc];
+    DType dt = c->g.k->locals.data[acc];
     if ((dt != DT_F32 && dt != DT_F64) || expr_has_load(let->val) || expr_reads_any_local(let->val))
       return false;
     if (kl->body.len != 1 || kl->body.data[0]->kind != LS_SET || kl->body.data[0]->local != acc)
@@ -1836,7 +1130,7 @@ static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStm
     if (jl->extent != il->extent || jl->body.len != 1 || jl->body.data[0]->kind != LS_STORE)
       return false;
     const LStmt *acc = jl->body.data[0];
-    DType dt = arg_dtype(c, acc->buf);
+    DType dt = cexpr_arg_dtype(&c->g, acc->buf);
     const LExpr *v = acc->val;
     if ((dt != DT_F32 && dt != DT_F64) || acc->buf != ist->buf || acc->idx.dyn || v->kind != LX_BINARY ||
         v->op != OP_ADD || v->dt != dt || v->a->kind != LX_LOAD || v->a->buf != acc->buf ||
@@ -1844,7 +1138,7 @@ static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStm
       return false;
     const LExpr *mul = v->b;
     if (mul->kind != LX_BINARY || mul->op != OP_MUL || mul->dt != dt || mul->a->kind != LX_LOCAL ||
-        mul->a->local != alet->local || c->k->locals.data[alet->local] != dt)
+        mul->a->local != alet->local || c->g.k->locals.data[alet->local] != dt)
       return false;
     // the init store, reindexed from its j var to the accumulate loop's
     LIndex ii = ist->idx;
@@ -1872,7 +1166,7 @@ static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStm
         return false;
       // every access of the accumulator buffer at the element's own index
       AccessList al = {0};
-      stmts_accesses(c->cx, &el->body, &al);
+      stmts_accesses(c->g.cx, &el->body, &al);
       for (int i = 0; i < al.len; i++) {
         if (al.data[i].arg != acc->buf)
           continue;
@@ -1900,7 +1194,7 @@ static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStm
   allowed[na] = m->jvar;
   if (!reads_only_vars(m->bexp, allowed, na + 2, nv) || expr_reads_any_local(m->bexp) || expr_has_dyn(m->bexp))
     return false;
-  if (expr_raises(m->a) || expr_raises(m->bexp) || m->a->dt != m->acc_dt || m->bexp->dt != m->acc_dt)
+  if (cexpr_raises(m->a) || cexpr_raises(m->bexp) || m->a->dt != m->acc_dt || m->bexp->dt != m->acc_dt)
     return false;
   return true;
 }
@@ -1925,19 +1219,19 @@ static void emit_matmul(CG *c, const MM *m, int64_t *grid) {
   int64_t nb = nest_size(m->outer, m->nbatch);
   int64_t ntiles = nb * ti * tj;
   *grid = ntiles < 65535 ? ntiles : 65535;
-  const char *T = ctype(m->acc_dt);
+  const char *T = cexpr_type(m->acc_dt);
   line(c, "__shared__ %s tdsl_g_as[%d][%d + 1], tdsl_g_bs[%d][%d + 1];", T, TILE, TILE, TILE, TILE);
   line(c, "const int tdsl_g_tx = threadIdx.x %% %d, tdsl_g_ty = threadIdx.x / %d;", TILE, TILE);
   line(c, "for (int64_t tdsl_g_tile = blockIdx.x; tdsl_g_tile < %" PRId64 "; tdsl_g_tile += gridDim.x) {", ntiles);
   open_scope(c);
   if (m->nbatch)
-    decompose(c, m->outer, m->nbatch, arena_printf(&c->cx->arena, "(tdsl_g_tile / %" PRId64 ")", ti * tj), NULL);
+    decompose(c, m->outer, m->nbatch, arena_printf(&c->g.cx->arena, "(tdsl_g_tile / %" PRId64 ")", ti * tj), NULL);
   line(c, "const int64_t tdsl_g_i0 = tdsl_g_tile / %" PRId64 " %% %" PRId64 " * %d, tdsl_g_j0 = tdsl_g_tile %% %" PRId64
           " * %d;", tj, ti, TILE, tj, TILE);
-  buf_indent(c->b, c->depth);
-  buf_printf(c->b, "%s tdsl_g_acc = ", T);
-  expr(c, m->init);
-  buf_puts(c->b, ";\n");
+  buf_indent(c->g.b, c->g.depth);
+  buf_printf(c->g.b, "%s tdsl_g_acc = ", T);
+  cexpr_expr(&c->g, m->init);
+  buf_puts(c->g.b, ";\n");
   line(c, "for (int64_t tdsl_g_k0 = 0; tdsl_g_k0 < %" PRId64 "; tdsl_g_k0 += %d) {", m->K, TILE);
   open_scope(c);
   // the loads: consecutive threads take consecutive addresses where the operand has
@@ -1948,66 +1242,57 @@ static void emit_matmul(CG *c, const MM *m, int64_t *grid) {
   open_scope(c);
   line(c, "const int64_t v%d = tdsl_g_i0 + %s, v%d = tdsl_g_k0 + %s;", m->ivar, a_kfast ? "tdsl_g_ty" : "tdsl_g_tx",
        m->kvar, a_kfast ? "tdsl_g_tx" : "tdsl_g_ty");
-  buf_indent(c->b, c->depth);
-  buf_printf(c->b, "tdsl_g_as[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ", a_kfast ? "tdsl_g_ty" : "tdsl_g_tx",
-             a_kfast ? "tdsl_g_tx" : "tdsl_g_ty", m->ivar, m->I, m->kvar, m->K);
-  expr(c, m->a);
-  buf_printf(c->b, " : (%s)0;\n", T);
-  close_block(c);
+  buf_indent(c->g.b, c->g.depth);
+  buf_printf(c->g.b, "tdsl_g_as[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ",
+             a_kfast ? "tdsl_g_ty" : "tdsl_g_tx", a_kfast ? "tdsl_g_tx" : "tdsl_g_ty", m->ivar, m->I, m->kvar, m->K);
+  cexpr_expr(&c->g, m->a);
+  buf_printf(c->g.b, " : (%s)0;\n", T);
+  cexpr_close(&c->g);
   line(c, "{");
   open_scope(c);
   line(c, "const int64_t v%d = tdsl_g_k0 + %s, v%d = tdsl_g_j0 + %s;", m->kvar, b_jfast ? "tdsl_g_ty" : "tdsl_g_tx",
        m->jvar, b_jfast ? "tdsl_g_tx" : "tdsl_g_ty");
-  buf_indent(c->b, c->depth);
-  buf_printf(c->b, "tdsl_g_bs[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ", b_jfast ? "tdsl_g_ty" : "tdsl_g_tx",
-             b_jfast ? "tdsl_g_tx" : "tdsl_g_ty", m->kvar, m->K, m->jvar, m->J);
-  expr(c, m->bexp);
-  buf_printf(c->b, " : (%s)0;\n", T);
-  close_block(c);
+  buf_indent(c->g.b, c->g.depth);
+  buf_printf(c->g.b, "tdsl_g_bs[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ",
+             b_jfast ? "tdsl_g_ty" : "tdsl_g_tx", b_jfast ? "tdsl_g_tx" : "tdsl_g_ty", m->kvar, m->K, m->jvar, m->J);
+  cexpr_expr(&c->g, m->bexp);
+  buf_printf(c->g.b, " : (%s)0;\n", T);
+  cexpr_close(&c->g);
   line(c, "__syncthreads();");
   line(c, "const int tdsl_g_kn = %" PRId64 " - tdsl_g_k0 < %d ? (int)(%" PRId64 " - tdsl_g_k0) : %d;", m->K, TILE, m->K,
        TILE);
   line(c, "for (int tdsl_g_kk = 0; tdsl_g_kk < tdsl_g_kn; tdsl_g_kk++)");
   line(c, "  tdsl_g_acc = tdsl_g_acc + tdsl_g_as[tdsl_g_ty][tdsl_g_kk] * tdsl_g_bs[tdsl_g_kk][tdsl_g_tx];");
   line(c, "__syncthreads();");
-  close_block(c);
+  cexpr_close(&c->g);
   line(c, "const int64_t v%d = tdsl_g_i0 + tdsl_g_ty, v%d = tdsl_g_j0 + tdsl_g_tx;", m->ivar, m->jvar);
   line(c, "if (v%d < %" PRId64 " && v%d < %" PRId64 ") {", m->ivar, m->I, m->jvar, m->J);
   open_scope(c);
   if (m->dot) {
-    const char *saved = c->lname[m->acc_local];
-    c->lname[m->acc_local] = "tdsl_g_acc";
+    const char *saved = c->g.lname[m->acc_local];
+    c->g.lname[m->acc_local] = "tdsl_g_acc";
     for (int i = m->rest_from; i < m->rest->len; i++)
       stmt_seq(c, m->rest->data[i]);
-    c->lname[m->acc_local] = saved;
+    c->g.lname[m->acc_local] = saved;
   } else {
-    c->arg_used[m->acc_arg] = true;
-    buf_indent(c->b, c->depth);
-    buf_printf(c->b, "b%d[", m->acc_arg);
-    emit_index(c->b, &m->acc_idx, dyn_index, c);
-    buf_puts(c->b, "] = tdsl_g_acc;\n");
+    c->g.arg_used[m->acc_arg] = true;
+    buf_indent(c->g.b, c->g.depth);
+    buf_printf(c->g.b, "b%d[", m->acc_arg);
+    cexpr_index(&c->g, &m->acc_idx);
+    buf_puts(c->g.b, "] = tdsl_g_acc;\n");
     if (m->epi) {
       line(c, "{");
       open_scope(c);
       line(c, "const int64_t v%d = v%d;", m->epi->var, m->jvar);
       stmts_seq(c, &m->epi->body);
-      close_block(c);
+      cexpr_close(&c->g);
     }
   }
-  close_block(c);
-  close_block(c);
+  cexpr_close(&c->g);
+  cexpr_close(&c->g);
 }
 
 // ---- kernels ----
-static const char *kernel_fn(Ctx *cx, const LProgram *p, int i) {
-  return arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, p->kernels.data[i]->name);
-}
-
-static void comment_line(Buf *b, const char *s) {
-  for (const char *q = s; *q; q++)
-    buf_printf(b, "%c", *q == '\n' || *q == '\r' ? ' ' : *q);
-}
-
 static int64_t pow2_at_least(int64_t n, int64_t lo, int64_t hi) {
   int64_t b = lo;
   while (b < n && b < hi)
@@ -2019,21 +1304,12 @@ static const char *const shape_names[] = {"elementwise", "block per row", "tiled
 
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki, GpuKernel *launch) {
   const LKernel *k = p->kernels.data[ki];
-  int nargs = k->args.len, nlocals = k->locals.len;
+  int nargs = k->args.len;
   TD_ASSERT(nargs <= MAX_ARGS);
-  CG c = {.cx = cx, .pr = pr, .p = p, .k = k, .depth = 1};
-  c.arg_used = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nargs + 1));
-  c.local_read = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nlocals + 1));
-  c.decl_depth = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nlocals + 1));
-  c.lname = arena_alloc(&cx->arena, sizeof(char *) * (size_t)(nlocals + 1));
+  CG c = {0};
+  cexpr_begin(&c.g, cx, &dialect_cuda, pr, p, k);
   c.extent = arena_alloc(&cx->arena, sizeof(int64_t) * (size_t)(k->nvars + 1));
-  for (int i = 0; i < nlocals; i++) {
-    c.decl_depth[i] = -1;
-    c.lname[i] = arena_printf(&cx->arena, "t%d", i);
-  }
-  scan_stmts(&c, &k->body);
-  if (c.has_err)
-    pr->single[H_ERR] = true;
+  loop_extents(&c, &k->body);
 
   // the outer nest of independent loops: the rows (or the elements)
   const LStmt *outer[MAX_NEST];
@@ -2057,7 +1333,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
 
   Buf body;
   buf_init(&body, cx);
-  c.b = &body;
+  c.g.b = &body;
   int64_t grid = 1, block = 1;
   switch (shape) {
   case K_FLAT:
@@ -2069,7 +1345,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     open_scope(&c);
     decompose(&c, outer, nouter, "tdsl_g_i", row);
     stmts_seq(&c, row);
-    close_block(&c);
+    cexpr_close(&c.g);
     break;
   case K_ROWS: {
     grid = nrows < 65535 ? nrows : 65535;
@@ -2078,7 +1354,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     decompose(&c, outer, nouter, "tdsl_g_r", row);
     ArgSet r = {0}, w = {0};
     stmts_block(&c, row, &r, &w);
-    close_block(&c);
+    cexpr_close(&c.g);
     block = pow2_at_least(c.max_split, 32, 256);
     break;
   }
@@ -2095,44 +1371,29 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     open_scope(&c);
     decompose(&c, outer, nouter, "tdsl_g_r", row);
     stmts_seq(&c, row);
-    close_block(&c);
+    cexpr_close(&c.g);
     break;
   }
   if (nrows == 0)
     grid = 0;
-  *launch = (GpuKernel){kernel_fn(cx, p, ki), grid, block, 0};
+  *launch = (GpuKernel){emit_kernel_name(cx, p, ki), grid, block, 0};
 
   // header comment: what it computes, its shape and launch, what each pointer is
-  buf_printf(out, "// %s.%s:", p->name, k->name);
-  for (int i = 0; i < k->ops.len; i++)
-    buf_printf(out, "%s %s", i ? "," : "", k->ops.data[i]);
-  if (k->lines.len) {
-    buf_printf(out, " (line%s", k->lines.len > 1 ? "s" : "");
-    for (int i = 0; i < k->lines.len; i++)
-      buf_printf(out, "%s %d", i ? "," : "", k->lines.data[i]);
-    buf_puts(out, ")");
-  }
-  buf_printf(out, "\n// %s: grid %" PRId64 ", block %" PRId64 "\n//", shape_names[shape], grid, block);
-  for (int i = 0; i < nargs; i++) {
-    const LBuf *lb = &p->bufs.data[k->args.data[i].buf];
-    static const char *const kinds[] = {"param", "temp", "result"};
-    buf_printf(out, " b%d: ", i);
-    comment_line(out, lb->name ? lb->name : "?");
-    buf_printf(out, " (%s %s[%" PRId64 "])%s", kinds[lb->kind], dtype_name(lb->dtype), lb->numel,
-               i + 1 < nargs ? "," : "");
-  }
-  buf_printf(out, "\nextern \"C\" __global__ void __launch_bounds__(%" PRId64 ") %s(tdsl_gpu_error *tdsl_g_err", block,
+  const char *launch_note =
+      arena_printf(&cx->arena, "%s: grid %" PRId64 ", block %" PRId64, shape_names[shape], grid, block);
+  emit_kernel_comment(out, p, ki, launch_note);
+  buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%" PRId64 ") %s(tdsl_gpu_error *tdsl_g_err", block,
              launch->name);
   for (int i = 0; i < nargs; i++) {
     const LArg *a = &k->args.data[i];
     DType dt = p->bufs.data[a->buf].dtype;
-    buf_printf(out, ", %s%s *__restrict__ b%d", a->written ? "" : "const ", storage_type(dt), i);
+    buf_printf(out, ", %s%s *__restrict__ b%d", a->written ? "" : "const ", cexpr_storage_type(dt), i);
   }
   buf_puts(out, ") {\n");
-  if (!c.has_err)
+  if (!c.g.has_err)
     buf_puts(out, "  (void)tdsl_g_err;\n");
   for (int i = 0; i < nargs; i++) {
-    if (!c.arg_used[i])
+    if (!c.g.arg_used[i])
       buf_printf(out, "  (void)b%d;\n", i);
   }
   if (c.nsh)
@@ -2142,16 +1403,6 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
 }
 
 // ---- the host side (--emit=cuda) ----
-static const char *const dtype_enum[DT_COUNT] = {"TDSL_BOOL", "TDSL_I32", "TDSL_I64", "TDSL_F16",
-                                                 "TDSL_BF16", "TDSL_F32", "TDSL_F64"};
-
-static void int_list(Buf *b, int n, const int64_t *xs) {
-  buf_puts(b, "{");
-  for (int i = 0; i < n; i++)
-    buf_printf(b, "%s%" PRId64, i ? ", " : "", xs[i]);
-  buf_puts(b, n ? "}" : "0}");
-}
-
 static const char *const host_text =
     "// ---- host helpers ----\n"
     "static __attribute__((unused)) int tdsl_g_cuda(cudaError_t st, const char *what) {\n"
@@ -2176,48 +1427,8 @@ static const char *const host_text =
 
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p, const GpuKernel *launch) {
   const char *fn = p->name;
-  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
-  if (np) {
-    buf_printf(out, "static const tdsl_entry_param tdsl_g_%s_params[%d] = {\n", fn, np);
-    for (int i = 0; i < np; i++) {
-      const LParam *q = &p->params.data[i];
-      buf_puts(out, "  {");
-      buf_c_string(out, q->name);
-      buf_printf(out, ", %s, %d, ", dtype_enum[q->dtype], q->ndim);
-      int_list(out, q->ndim, q->shape);
-      buf_printf(out, ", %d, %d},\n", q->mut, q->buf);
-    }
-    buf_puts(out, "};\n");
-  }
-  if (nb) {
-    buf_printf(out, "static const tdsl_entry_buf tdsl_g_%s_bufs[%d] = {\n", fn, nb);
-    for (int i = 0; i < nb; i++) {
-      const LBuf *lb = &p->bufs.data[i];
-      static const char *const kinds[] = {"param", "temp", "result"};
-      buf_printf(out, "  {%s, %" PRId64 ", %d},  // b%d: ", dtype_enum[lb->dtype], lb->numel,
-                 lb->kind == LB_PARAM ? lb->param : -1, i);
-      comment_line(out, lb->name ? lb->name : "?");
-      buf_printf(out, " (%s)\n", kinds[lb->kind]);
-    }
-    buf_puts(out, "};\n");
-  }
-  if (no) {
-    buf_printf(out, "static const tdsl_entry_output tdsl_g_%s_outputs[%d] = {\n", fn, no);
-    for (int k = 0; k < no; k++) {
-      const LOutput *o = &p->outputs.data[k];
-      buf_printf(out, "  {%d, %d, ", o->buf, o->view.ndim);
-      int_list(out, o->view.ndim, o->view.shape);
-      buf_puts(out, ", ");
-      int_list(out, o->view.ndim, o->view.strides);
-      buf_printf(out, ", %" PRId64 "},\n", o->view.offset);
-    }
-    buf_puts(out, "};\n");
-  }
-  buf_printf(out, "static const tdsl_entry_info tdsl_g_%s_info = {", fn);
-  buf_c_string(out, fn);
-  buf_printf(out, ", %d, %s%s%s, %d, %s%s%s, %d, %s%s%s};\n", np, np ? "tdsl_g_" : "NULL", np ? fn : "",
-             np ? "_params" : "", nb, nb ? "tdsl_g_" : "NULL", nb ? fn : "", nb ? "_bufs" : "", no,
-             no ? "tdsl_g_" : "NULL", no ? fn : "", no ? "_outputs" : "");
+  int nb = p->bufs.len;
+  emit_entry_tables(out, p);
   // the located messages of each kernel
   for (int i = 0; i < p->kernels.len; i++) {
     const LKernel *k = p->kernels.data[i];
@@ -2266,7 +1477,7 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p, const GpuKernel *la
     for (int a = 0; a < k->args.len; a++) {
       const LArg *la = &k->args.data[a];
       DType dt = p->bufs.data[la->buf].dtype;
-      buf_printf(out, ", (%s *)d[%d]", storage_type(dt), la->buf);
+      buf_printf(out, ", (%s *)d[%d]", cexpr_storage_type(dt), la->buf);
       if (la->written)
         written[la->buf] = true;
     }
@@ -2285,37 +1496,13 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p, const GpuKernel *la
   buf_puts(out, "  return rc;\n}\n\n");
 
   buf_puts(out, "extern \"C\" ");
-  emit_entry_decl(cx, out, p);
-  buf_puts(out, " {\n");
-  if (np) {
-    buf_puts(out, "  const tdsl_tensor *tdsl_g_args[] = {");
-    for (int i = 0; i < np; i++)
-      buf_printf(out, "%s%s", i ? ", " : "", emit_param_name(cx, p, i));
-    buf_puts(out, "};\n");
-  } else {
-    buf_puts(out, "  const tdsl_tensor *const *tdsl_g_args = NULL;\n");
-  }
-  if (no) {
-    buf_puts(out, "  tdsl_tensor *tdsl_g_outs[] = {");
-    for (int k = 0; k < no; k++)
-      buf_printf(out, "%sout%d", k ? ", " : "", k);
-    buf_puts(out, "};\n");
-  } else {
-    buf_puts(out, "  tdsl_tensor *const *tdsl_g_outs = NULL;\n");
-  }
+  emit_entry_begin(cx, out, p);
   int nd = nb ? nb : 1;
-  if (nb)
-    buf_printf(out, "  tdsl_tensor tdsl_g_b[%d];\n", nb);
-  else
-    buf_puts(out, "  tdsl_tensor *tdsl_g_b = NULL;\n");
-  buf_printf(out, "  int tdsl_g_rc = tdsl_entry_begin(&tdsl_g_%s_info, tdsl_g_args, tdsl_g_outs, tdsl_g_b);\n", fn);
-  buf_puts(out, "  if (tdsl_g_rc != 0)\n    return tdsl_g_rc;\n");
   buf_printf(out, "  void *tdsl_g_d[%d] = {NULL};\n  tdsl_gpu_error *tdsl_g_derr = NULL;\n", nd);
   buf_printf(out, "  tdsl_g_rc = tdsl_g_%s_run(tdsl_g_b, tdsl_g_d, &tdsl_g_derr);\n", fn);
   buf_printf(out, "  for (int i = 0; i < %d; i++)\n    if (tdsl_g_d[i])\n      cudaFree(tdsl_g_d[i]);\n", nd);
   buf_puts(out, "  if (tdsl_g_derr)\n    cudaFree(tdsl_g_derr);\n");
-  buf_printf(out, "  return tdsl_entry_end(&tdsl_g_%s_info, tdsl_g_args, tdsl_g_outs, tdsl_g_b, tdsl_g_rc);\n}\n",
-             fn);
+  emit_entry_end(out, p);
 }
 
 static void cuda_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {

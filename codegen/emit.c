@@ -1,7 +1,9 @@
 // codegen/emit.c: what the text backends (C, CUDA) share — a growable text buffer
 // living in cx->arena, the renderer of affine element indices, the naming rule that
-// keeps generated names apart from user names, and the C declarations of the
-// entries (--emit=header), which every backend shares because the ABI is one.
+// keeps generated names apart from user names, the names and header comments of
+// kernels, the entry's static tables and its opening and closing lines (runtime/entry.c
+// does the work between), and the C declarations of the entries (--emit=header),
+// which every backend shares because the ABI is one.
 //
 // Invariant: every name the generated code makes up begins with "tdsl_g_" (a
 // function name may not begin with "tdsl_", LANGUAGE.md §3) or is a parameter
@@ -169,6 +171,132 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p) {
   if (n == 0)
     buf_puts(b, "void");
   buf_puts(b, ")");
+}
+
+// ---- kernels and entries: the text both C backends print around their own ----
+const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i) {
+  return arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, p->kernels.data[i]->name);
+}
+
+// s inside a // comment: a comment never holds a newline or the end of a block comment
+static void comment_text(Buf *b, const char *s) {
+  for (const char *q = s; *q; q++)
+    buf_printf(b, "%c", *q == '\n' || *q == '\r' ? ' ' : *q);
+}
+
+static const char *const buf_kinds[] = {"param", "temp", "result"};
+
+void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note) {
+  const LKernel *k = p->kernels.data[i];
+  buf_printf(b, "// %s.%s:", p->name, k->name);
+  for (int j = 0; j < k->ops.len; j++)
+    buf_printf(b, "%s %s", j ? "," : "", k->ops.data[j]);
+  if (k->lines.len) {
+    buf_printf(b, " (line%s", k->lines.len > 1 ? "s" : "");
+    for (int j = 0; j < k->lines.len; j++)
+      buf_printf(b, "%s %d", j ? "," : "", k->lines.data[j]);
+    buf_puts(b, ")");
+  }
+  if (note)
+    buf_printf(b, "\n// %s", note);
+  buf_puts(b, "\n//");
+  int nargs = k->args.len;
+  for (int j = 0; j < nargs; j++) {
+    const LBuf *lb = &p->bufs.data[k->args.data[j].buf];
+    buf_printf(b, " b%d: ", j);
+    comment_text(b, lb->name ? lb->name : "?");
+    buf_printf(b, " (%s %s[%" PRId64 "])%s", buf_kinds[lb->kind], dtype_name(lb->dtype), lb->numel,
+               j + 1 < nargs ? "," : "");
+  }
+  buf_puts(b, "\n");
+}
+
+static const char *const dtype_enum[DT_COUNT] = {"TDSL_BOOL", "TDSL_I32", "TDSL_I64", "TDSL_F16",
+                                                 "TDSL_BF16", "TDSL_F32", "TDSL_F64"};
+
+static void int_list(Buf *b, int n, const int64_t *xs) {
+  buf_puts(b, "{");
+  for (int i = 0; i < n; i++)
+    buf_printf(b, "%s%" PRId64, i ? ", " : "", xs[i]);
+  buf_puts(b, n ? "}" : "0}");
+}
+
+void emit_entry_tables(Buf *b, const LProgram *p) {
+  const char *fn = p->name;
+  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  if (np) {
+    buf_printf(b, "static const tdsl_entry_param tdsl_g_%s_params[%d] = {\n", fn, np);
+    for (int i = 0; i < np; i++) {
+      const LParam *q = &p->params.data[i];
+      buf_puts(b, "  {");
+      buf_c_string(b, q->name);
+      buf_printf(b, ", %s, %d, ", dtype_enum[q->dtype], q->ndim);
+      int_list(b, q->ndim, q->shape);
+      buf_printf(b, ", %d, %d},\n", q->mut, q->buf);
+    }
+    buf_puts(b, "};\n");
+  }
+  if (nb) {
+    buf_printf(b, "static const tdsl_entry_buf tdsl_g_%s_bufs[%d] = {\n", fn, nb);
+    for (int i = 0; i < nb; i++) {
+      const LBuf *lb = &p->bufs.data[i];
+      buf_printf(b, "  {%s, %" PRId64 ", %d},  // b%d: ", dtype_enum[lb->dtype], lb->numel,
+                 lb->kind == LB_PARAM ? lb->param : -1, i);
+      comment_text(b, lb->name ? lb->name : "?");
+      buf_printf(b, " (%s)\n", buf_kinds[lb->kind]);
+    }
+    buf_puts(b, "};\n");
+  }
+  if (no) {
+    buf_printf(b, "static const tdsl_entry_output tdsl_g_%s_outputs[%d] = {\n", fn, no);
+    for (int k = 0; k < no; k++) {
+      const LOutput *o = &p->outputs.data[k];
+      buf_printf(b, "  {%d, %d, ", o->buf, o->view.ndim);
+      int_list(b, o->view.ndim, o->view.shape);
+      buf_puts(b, ", ");
+      int_list(b, o->view.ndim, o->view.strides);
+      buf_printf(b, ", %" PRId64 "},\n", o->view.offset);
+    }
+    buf_puts(b, "};\n");
+  }
+  buf_printf(b, "static const tdsl_entry_info tdsl_g_%s_info = {", fn);
+  buf_c_string(b, fn);
+  buf_printf(b, ", %d, %s%s%s, %d, %s%s%s, %d, %s%s%s};\n", np, np ? "tdsl_g_" : "NULL", np ? fn : "",
+             np ? "_params" : "", nb, nb ? "tdsl_g_" : "NULL", nb ? fn : "", nb ? "_bufs" : "", no,
+             no ? "tdsl_g_" : "NULL", no ? fn : "", no ? "_outputs" : "");
+}
+
+void emit_entry_begin(Ctx *cx, Buf *b, const LProgram *p) {
+  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  emit_entry_decl(cx, b, p);
+  buf_puts(b, " {\n");
+  if (np) {
+    buf_puts(b, "  const tdsl_tensor *tdsl_g_args[] = {");
+    for (int i = 0; i < np; i++)
+      buf_printf(b, "%s%s", i ? ", " : "", emit_param_name(cx, p, i));
+    buf_puts(b, "};\n");
+  } else {
+    buf_puts(b, "  const tdsl_tensor *const *tdsl_g_args = NULL;\n");
+  }
+  if (no) {
+    buf_puts(b, "  tdsl_tensor *tdsl_g_outs[] = {");
+    for (int k = 0; k < no; k++)
+      buf_printf(b, "%sout%d", k ? ", " : "", k);
+    buf_puts(b, "};\n");
+  } else {
+    buf_puts(b, "  tdsl_tensor *const *tdsl_g_outs = NULL;\n");
+  }
+  if (nb)
+    buf_printf(b, "  tdsl_tensor tdsl_g_b[%d];\n", nb);
+  else
+    buf_puts(b, "  tdsl_tensor *tdsl_g_b = NULL;\n");
+  buf_printf(b, "  int tdsl_g_rc = tdsl_entry_begin(&tdsl_g_%s_info, tdsl_g_args, tdsl_g_outs, tdsl_g_b);\n", p->name);
+  buf_puts(b, "  if (tdsl_g_rc != 0)\n    return tdsl_g_rc;\n");
+}
+
+void emit_entry_end(Buf *b, const LProgram *p) {
+  buf_printf(b, "  return tdsl_entry_end(&tdsl_g_%s_info, tdsl_g_args, tdsl_g_outs, tdsl_g_b, tdsl_g_rc);\n}\n",
+             p->name);
 }
 
 static void shape_text(Buf *b, DType dt, int ndim, const int64_t *shape) {

@@ -142,42 +142,20 @@ def run(cmd, cwd, env=None):
     return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=120, env=env)
 
 
-def main():
-    if not shutil.which("cc"):
-        print("no cc: skipped")
-        return 77
-    d = tempfile.mkdtemp(prefix="tdsl-abi-")
-    try:
-        return body(d)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def body(d):
-    with open(os.path.join(d, "abi.tdsl"), "w") as f:
-        f.write(SRC)
-    with open(os.path.join(d, "main.c"), "w") as f:
-        f.write(MAIN)
-    for kind, out in (("c", "gen.c"), ("header", "gen.h")):
-        p = run([TDSLC, "abi.tdsl", f"--emit={kind}", "-o", out], d)
-        check(f"--emit={kind} writes {out}", p.returncode == 0, p.stderr.decode())
-        if p.returncode != 0:
-            return 1
-    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
-    lib = run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
-    # A sanitizer build of libtdslrt needs its users built with the sanitizer too.
-    san = []
+def sanitizer_flags(lib):
+    """A sanitizer build of libtdslrt needs its users built with the sanitizer too."""
     so = os.path.join(lib, "libtdslrt.so")
     if os.path.exists(so):
         with open(so, "rb") as f:
             if b"__asan_init" in f.read():
-                san = ["-fsanitize=address,undefined"]
-    p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.c", f"-I{inc}", f"-L{lib}", "-ltdslrt",
-             "-lm", "-fopenmp", "-o", "main"] + san, d)
-    check("the user program compiles against the header and libtdslrt", p.returncode == 0, p.stderr.decode())
-    if p.returncode != 0:
-        return 1
+                return ["-fsanitize=address,undefined"]
+    return []
 
+
+def run_main(d, lib, check):
+    """Runs ./main (MAIN, built in d against libtdslrt in lib) on the inputs it loads and
+    checks what it prints and saves against NumPy; check(name, cond, detail) records each
+    result (test_llvm_abi.py runs the same program built from LLVM's object)."""
     rng = np.random.default_rng(7)
     x = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
     w = rng.uniform(-1, 1, (8, 3)).astype(np.float32)
@@ -229,8 +207,39 @@ def body(d):
     check("bump's result", np.array_equal(load("bump_r"), np.floor_divide((m + 1).sum(0), 2)))
     check("a non-contiguous mut argument is written back through its strides",
           np.array_equal(load("bumpt_base"), mt + 1), load("bumpt_base"))
-    check("bump's result on the transposed argument", np.array_equal(load("bumpt_r"), np.floor_divide((mt.T + 1).sum(0), 2)))
+    check("bump's result on the transposed argument",
+          np.array_equal(load("bumpt_r"), np.floor_divide((mt.T + 1).sum(0), 2)))
 
+
+def main():
+    if not shutil.which("cc"):
+        print("no cc: skipped")
+        return 77
+    d = tempfile.mkdtemp(prefix="tdsl-abi-")
+    try:
+        return body(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def body(d):
+    with open(os.path.join(d, "abi.tdsl"), "w") as f:
+        f.write(SRC)
+    with open(os.path.join(d, "main.c"), "w") as f:
+        f.write(MAIN)
+    for kind, out in (("c", "gen.c"), ("header", "gen.h")):
+        p = run([TDSLC, "abi.tdsl", f"--emit={kind}", "-o", out], d)
+        check(f"--emit={kind} writes {out}", p.returncode == 0, p.stderr.decode())
+        if p.returncode != 0:
+            return 1
+    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
+    lib = run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
+    p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.c", f"-I{inc}", f"-L{lib}", "-ltdslrt",
+             "-lm", "-fopenmp", "-o", "main"] + sanitizer_flags(lib), d)
+    check("the user program compiles against the header and libtdslrt", p.returncode == 0, p.stderr.decode())
+    if p.returncode != 0:
+        return 1
+    run_main(d, lib, check)
     print(f"{count - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 

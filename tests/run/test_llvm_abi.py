@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """tests/run/test_llvm_abi.py TDSLC: the LLVM backend's object files as a user meets them.
 
-The same user program and checks as test_c_abi.py (its SRC and MAIN), but the functions
-come from `--emit=obj` (a relocatable ELF object built by LLVM) instead of C:
+The same user program and checks as test_c_abi.py (its SRC, MAIN and run_main), but the
+functions come from `--emit=obj` (a relocatable ELF object built by LLVM) instead of C:
 cc main.c gen.o -I$(tdslc --print-include-dir) -L$(tdslc --print-lib-dir) -ltdslrt -lm.
 Also: the object defines exactly the entries as global symbols (everything else it
 makes up is local, so objects of several files link together), every example and
@@ -17,12 +17,10 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from test_c_abi import MAIN, SRC  # noqa: E402
+from test_c_abi import MAIN, SRC, run_main, sanitizer_flags  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 failures = []
@@ -80,67 +78,13 @@ def body(d):
 
     inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
     lib = run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
-    san = []
-    so = os.path.join(lib, "libtdslrt.so")
-    if os.path.exists(so):
-        with open(so, "rb") as f:
-            if b"__asan_init" in f.read():
-                san = ["-fsanitize=address,undefined"]
     p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.o", f"-I{inc}", f"-L{lib}", "-ltdslrt",
-             "-lm", "-lpthread", "-o", "main"] + san, d)
+             "-lm", "-lpthread", "-o", "main"] + sanitizer_flags(lib), d)
     check("the user program links with the object, the header and libtdslrt", p.returncode == 0, p.stderr.decode())
     if p.returncode != 0:
         return 1
 
-    rng = np.random.default_rng(7)
-    x = rng.uniform(-1, 1, (4, 8)).astype(np.float32)
-    w = rng.uniform(-1, 1, (8, 3)).astype(np.float32)
-    b = rng.uniform(-1, 1, 3).astype(np.float32)
-    s = np.arange(8, dtype=np.float32) * 1.5 - 2
-    px = np.array([1.5, -2.0, 3.25, 4.0, -5.5], dtype=np.float32)
-    pi = np.array([4, -1, 0], dtype=np.int64)
-    pi_bad = np.array([1, 7, -9], dtype=np.int64)
-    m = np.arange(6, dtype=np.int32).reshape(2, 3) - 2
-    mt = np.arange(6, dtype=np.int32).reshape(3, 2) * 3
-    for name, a in (("x", x), ("w", w), ("b", b), ("s", s), ("px", px), ("pi", pi), ("pi_bad", pi_bad), ("m", m),
-                    ("mt", mt)):
-        np.save(os.path.join(d, name + ".npy"), a)
-    env = dict(os.environ, LD_LIBRARY_PATH=lib + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
-    p = run(["./main"], d, env)
-    out = p.stdout.decode()
-    check("the user program runs", p.returncode == 0, out + p.stderr.decode())
-    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-
-    def load(name):
-        return np.load(os.path.join(d, name + ".npy"))
-
-    check("affine returns 0", lines.get("affine") == "rc=0", out)
-    want = np.maximum(x.astype(np.float64) @ w.astype(np.float64) + b, 0)
-    got = load("affine")
-    check("affine matches NumPy", got.dtype == np.float32 and np.allclose(got, want, rtol=1e-5, atol=1e-6),
-          f"{got} vs {want}")
-    v = s[2:8].reshape(2, 3)
-    check("tr returns 0", lines.get("tr") == "rc=0", out)
-    check("a returned view shares the caller's storage, offset by the caller's offset",
-          lines.get("tr0") == "ndim=2 strides=1,3 offset=5 shares=1", lines.get("tr0"))
-    check("a materialized result is new and contiguous", lines.get("tr1") == "ndim=1 strides=1 offset=0 shares=0",
-          lines.get("tr1"))
-    check("the view's values", np.array_equal(load("tr0"), v.T[:, 1:]))
-    check("the f64 sum", np.allclose(load("tr1"), v.astype(np.float64).sum(1), rtol=1e-12))
-    check("a wrong argument is TDSL_ERR_ARG with both types named",
-          lines.get("wrong") == "rc=2 msg=tr: argument 'x' must be f32[2, 3] but is f32[8] null=1", lines.get("wrong"))
-    check("pick returns 0", lines.get("pick") == "rc=0", out)
-    check("pick matches NumPy", np.array_equal(load("pick"), px[pi] * 2))
-    check("an index out of range is TDSL_ERR_DATA with PyTorch's message, located",
-          lines.get("pickbad") == "rc=3 msg=abi.tdsl:11:12: error: index 7 is out of bounds for dimension 0 with size 5",
-          lines.get("pickbad"))
-    check("bump returns 0", lines.get("bump") == "rc=0" and lines.get("bumpt") == "rc=0", out)
-    check("a contiguous mut argument is updated in place", np.array_equal(load("bump_x"), m + 1))
-    check("bump's result", np.array_equal(load("bump_r"), np.floor_divide((m + 1).sum(0), 2)))
-    check("a non-contiguous mut argument is written back through its strides",
-          np.array_equal(load("bumpt_base"), mt + 1), load("bumpt_base"))
-    check("bump's result on the transposed argument",
-          np.array_equal(load("bumpt_r"), np.floor_divide((mt.T + 1).sum(0), 2)))
+    run_main(d, lib, check)
 
     # every example and golden program through every LLVM output kind
     goldens = [f for f in glob.glob(os.path.join(ROOT, "tests", "golden", "*.tdsl"))

@@ -1,0 +1,777 @@
+// codegen/cexpr.c: the C dialect shared by the C and CUDA C backends. Prints the
+// prelude of `tdsl_g_*` helpers (each the exact meaning ir/loop.h gives an op:
+// wrapping int arithmetic done in unsigned, Python's floor division and modulo,
+// PyTorch's div_floor, NaN-propagating max/min, float->int casts without UB, f16/bf16
+// by bit arithmetic), the scalar expressions of a kernel, and its stores, lets, ifs and
+// plain loops. The dialect (codegen/cexpr.h) says how a helper is declared, how a
+// raising helper learns where to record its error, and how constants and bit casts
+// are spelled; everything else is one text for both, so the numerics are too.
+// Values of f16/bf16 are carried as float; arithmetic typed f16/bf16 (which the
+// kernel builder never makes) would be done in float and rounded.
+#include "codegen/cexpr.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+// ---- the prelude ----
+// Substitutes $D $E $R (the dialect) and the TypeText letters of dt in text.
+static void templ(Buf *b, const CDialect *d, const char *text, DType dt) {
+  const TypeText *t = &d->types[dt];
+  for (const char *p = text; *p; p++) {
+    if (*p != '$') {
+      char c[2] = {*p, 0};
+      buf_puts(b, c);
+      continue;
+    }
+    p++;
+    const char *s = *p == 'D'   ? d->decl
+                    : *p == 'E' ? d->err_params
+                    : *p == 'R' ? d->raise_rank
+                    : *p == 'T' ? t->T
+                    : *p == 'U' ? t->U
+                    : *p == 'S' ? t->S
+                    : *p == 'F' ? t->F
+                    : *p == 'L' ? t->L
+                    : *p == 'Z' ? t->Z
+                                : t->M;
+    buf_puts(b, s);
+  }
+}
+
+// The rest of tdsl_g_f2h once the dialect has the sign and the magnitude's bits.
+static const char *const f2h_tail_text =
+    "  if (a > 0x7f800000u)\n"
+    "    return (uint16_t)(sign | 0x7e00u);  // nan stays a quiet nan\n"
+    "  if (a >= 0x477ff000u)\n"
+    "    return (uint16_t)(sign | 0x7c00u);  // inf, or rounds past 65504\n"
+    "  if (a >= 0x38800000u) {              // a normal f16\n"
+    "    uint32_t r = a - 0x38000000u;\n"
+    "    r += 0xfffu + ((r >> 13) & 1u);\n"
+    "    return (uint16_t)(sign | (r >> 13));\n"
+    "  }\n"
+    "  uint32_t e = a >> 23;\n"
+    "  if (e < 102)\n"
+    "    return (uint16_t)sign;  // below half the smallest subnormal\n"
+    "  uint32_t m = (a & 0x7fffffu) | 0x800000u, s = 126 - e;\n"
+    "  uint32_t q = m >> s, rem = m & ((1u << s) - 1), half = 1u << (s - 1);\n"
+    "  if (rem > half || (rem == half && (q & 1u)))\n"
+    "    q++;\n"
+    "  return (uint16_t)(sign | q);\n"
+    "}\n"
+    "$Dfloat tdsl_g_round_f16(float f) { return tdsl_g_h2f(tdsl_g_f2h(f)); }\n";
+
+static const char *const index_text =
+    "// An index into a dim of size n, valid in [lo, n): lo = -n counts negative ones from the end.\n"
+    "$Dint64_t tdsl_g_index(int64_t a, int64_t lo, int64_t n$E) {\n"
+    "  if (a >= lo && a < n)\n"
+    "    return a < 0 ? a + n : a;\n"
+    "  tdsl_g_raise(e, k, a$R);\n"
+    "  return 0;\n"
+    "}\n";
+
+static const char *const int_text =
+    "$D$T tdsl_g_add_$S($T a, $T b) { return ($T)(($U)a + ($U)b); }\n"
+    "$D$T tdsl_g_sub_$S($T a, $T b) { return ($T)(($U)a - ($U)b); }\n"
+    "$D$T tdsl_g_mul_$S($T a, $T b) { return ($T)(($U)a * ($U)b); }\n"
+    "$D$T tdsl_g_neg_$S($T a) { return ($T)(($U)0 - ($U)a); }\n"
+    "$D$T tdsl_g_abs_$S($T a) { return a < 0 ? tdsl_g_neg_$S(a) : a; }\n"
+    "$D$T tdsl_g_square_$S($T a) { return tdsl_g_mul_$S(a, a); }\n";
+
+static const char *const float_text =
+    "$D$T tdsl_g_square_$S($T a) { return a * a; }\n"
+    "$D$T tdsl_g_sigmoid_$S($T a) { return 1.0$L / (1.0$L + exp$F(-a)); }\n"
+    "$D$T tdsl_g_silu_$S($T a) { return a / (1.0$L + exp$F(-a)); }\n"
+    "$D$T tdsl_g_gelu_$S($T a) { return a * 0.5$L * (1.0$L + erf$F(a * 0.70710678118654752440$L)); }\n";
+
+static const char *const maxmin_float_text =
+    "$D$T tdsl_g_max_$S($T a, $T b) { return a != a ? a : b != b ? b : a < b ? b : a; }\n"
+    "$D$T tdsl_g_min_$S($T a, $T b) { return a != a ? a : b != b ? b : b < a ? b : a; }\n";
+static const char *const maxmin_int_text =
+    "$D$T tdsl_g_max_$S($T a, $T b) { return a < b ? b : a; }\n"
+    "$D$T tdsl_g_min_$S($T a, $T b) { return b < a ? b : a; }\n";
+
+static const char *const sign_float_text =
+    "$D$T tdsl_g_sign_$S($T a) { return a > 0 ? 1.0$L : a < 0 ? -1.0$L : 0.0$L; }\n";
+static const char *const sign_int_text = "$D$T tdsl_g_sign_$S($T a) { return ($T)((a > 0) - (a < 0)); }\n";
+
+static const char *const relu_float_text = "$D$T tdsl_g_relu_$S($T a) { return a > 0 ? a : a != a ? a : 0.0$L; }\n";
+static const char *const relu_int_text = "$D$T tdsl_g_relu_$S($T a) { return a > 0 ? a : 0; }\n";
+
+static const char *const floordiv_int_text =
+    "// Python's a // b; b == 0 raises error k; $M // -1 wraps.\n"
+    "$D$T tdsl_g_floordiv_$S($T a, $T b$E) {\n"
+    "  if (b == 0) {\n"
+    "    tdsl_g_raise(e, k, 0$R);\n"
+    "    return 0;\n"
+    "  }\n"
+    "  if (b == -1)\n"
+    "    return tdsl_g_neg_$S(a);\n"
+    "  $T q = a / b;\n"
+    "  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;\n"
+    "}\n";
+static const char *const floordiv_float_text =
+    "// PyTorch's div_floor.\n"
+    "$D$T tdsl_g_floordiv_$S($T a, $T b) {\n"
+    "  if (b == 0)\n"
+    "    return a / b;\n"
+    "  $T mod = fmod$F(a, b), div = (a - mod) / b;\n"
+    "  if (mod != 0 && (b < 0) != (mod < 0))\n"
+    "    div -= 1;\n"
+    "  if (div == 0)\n"
+    "    return copysign$F($Z, a / b);\n"
+    "  $T fl = floor$F(div);\n"
+    "  return div - fl > 0.5$L ? fl + 1 : fl;\n"
+    "}\n";
+
+static const char *const rem_int_text =
+    "// Python's a % b (the sign of b); b == 0 raises error k; $M % -1 is 0.\n"
+    "$D$T tdsl_g_rem_$S($T a, $T b$E) {\n"
+    "  if (b == 0) {\n"
+    "    tdsl_g_raise(e, k, 0$R);\n"
+    "    return 0;\n"
+    "  }\n"
+    "  if (b == -1)\n"
+    "    return 0;\n"
+    "  $T r = a % b;\n"
+    "  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
+    "}\n";
+static const char *const rem_float_text =
+    "$D$T tdsl_g_rem_$S($T a, $T b) {\n"
+    "  $T r = fmod$F(a, b);\n"
+    "  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n"
+    "}\n";
+
+static const char *const pow_int_text =
+    "// The exact power, wrapping; b < 0 raises error k (without one: PyTorch's answer).\n"
+    "$D$T tdsl_g_pow_$S($T a, $T b$E) {\n"
+    "  if (b < 0) {\n"
+    "    if (k >= 0) {\n"
+    "      tdsl_g_raise(e, k, b$R);\n"
+    "      return 0;\n"
+    "    }\n"
+    "    return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    "  }\n"
+    "  $U r = 1, x = ($U)a;\n"
+    "  for ($U n = ($U)b; n; n >>= 1) {\n"
+    "    if (n & 1)\n"
+    "      r *= x;\n"
+    "    x *= x;\n"
+    "  }\n"
+    "  return ($T)r;\n"
+    "}\n";
+
+static const char *const sel_text = "$D$T tdsl_g_sel_$S(bool c, $T a, $T b) { return c ? a : b; }\n";
+
+static const char *const f2i_text[DT_COUNT] = {
+    [DT_I32] = "// Truncation toward zero; nan or out of range gives the minimum (x86's answer).\n"
+               "$Dint32_t tdsl_g_f2i32(double x) {\n"
+               "  return x > -2147483649.0 && x < 2147483648.0 ? (int32_t)x : INT32_MIN;\n"
+               "}\n",
+    [DT_I64] = "$Dint64_t tdsl_g_f2i64(double x) {\n"
+               "  return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (int64_t)x : INT64_MIN;\n"
+               "}\n",
+};
+
+static const char *group_text(Group g, DType dt) {
+  bool fl = dt == DT_F32 || dt == DT_F64;
+  switch (g) {
+  case G_INT: return int_text;
+  case G_FLOAT: return float_text;
+  case G_MAXMIN: return fl ? maxmin_float_text : maxmin_int_text;
+  case G_SIGN: return fl ? sign_float_text : sign_int_text;
+  case G_RELU: return fl ? relu_float_text : relu_int_text;
+  case G_FLOORDIV: return fl ? floordiv_float_text : floordiv_int_text;
+  case G_REM: return fl ? rem_float_text : rem_int_text;
+  case G_POW: return pow_int_text;
+  case G_SEL: return sel_text;
+  case G_F2I: return f2i_text[dt];
+  case G_COUNT: break;
+  }
+  td_unreachable();
+}
+
+bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
+  // dependencies
+  for (int dt = 0; dt < DT_COUNT; dt++) {
+    if (dtype_is_int((DType)dt) && (pr->group[G_FLOORDIV][dt] || pr->group[G_REM][dt] || pr->group[G_POW][dt])) {
+      pr->single[H_ERR] = true;
+      pr->group[G_INT][dt] = true;
+    }
+  }
+  if (pr->single[H_INDEX])
+    pr->single[H_ERR] = true;
+  if (pr->single[H_ERR])
+    buf_puts(b, d->err_text);
+  if (pr->single[H_F16]) {
+    buf_puts(b, "// f16 <-> f32 by bit arithmetic, rounding to nearest even.\n");
+    buf_puts(b, d->f16_text);
+    templ(b, d, f2h_tail_text, DT_F32);
+  }
+  if (pr->single[H_BF16]) {
+    buf_puts(b, "// bf16 <-> f32: the high half of the f32 bits, rounding to nearest even.\n");
+    buf_puts(b, d->bf16_text);
+    templ(b, d, "$Dfloat tdsl_g_round_bf16(float f) { return tdsl_g_bf2f(tdsl_g_f2bf(f)); }\n", DT_F32);
+  }
+  if (pr->single[H_INDEX])
+    templ(b, d, index_text, DT_I64);
+  if (pr->single[H_REDUCE]) {
+    TD_ASSERT(d->reduce_text);
+    buf_puts(b, d->reduce_text);
+  }
+  bool any = false;
+  for (int h = 0; h < H_COUNT; h++)
+    any |= pr->single[h];
+  for (int g = 0; g < G_COUNT; g++) {
+    for (int dt = 0; dt < DT_COUNT; dt++) {
+      if (!pr->group[g][dt])
+        continue;
+      any = true;
+      const char *t = group_text((Group)g, (DType)dt);
+      TD_ASSERT(t);
+      templ(b, d, t, (DType)dt);
+    }
+  }
+  return any;
+}
+
+// ---- types ----
+const char *cexpr_type(DType dt) {
+  switch (dt) {
+  case DT_BOOL: return "bool";
+  case DT_I32: return "int32_t";
+  case DT_I64: return "int64_t";
+  case DT_F16:
+  case DT_BF16:
+  case DT_F32: return "float";
+  case DT_F64: return "double";
+  case DT_COUNT: break;
+  }
+  td_unreachable();
+}
+
+const char *cexpr_storage_type(DType dt) {
+  switch (dt) {
+  case DT_BOOL: return "uint8_t";
+  case DT_F16:
+  case DT_BF16: return "uint16_t";
+  default: return cexpr_type(dt);
+  }
+}
+
+// ---- the kernel printer ----
+static void scan_expr(CGen *g, const LExpr *e) {
+  if (!e)
+    return;
+  if (e->kind == LX_LOCAL)
+    g->local_read[e->local] = true;
+  if (cexpr_raises_here(e))
+    g->has_err = true;
+  if (e->kind == LX_LOAD)
+    scan_expr(g, e->idx.dyn);
+  scan_expr(g, e->a);
+  scan_expr(g, e->b);
+  scan_expr(g, e->c);
+}
+
+static void scan_stmts(CGen *g, const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    scan_expr(g, s->val);
+    scan_expr(g, s->cond);
+    if (s->kind == LS_STORE)
+      scan_expr(g, s->idx.dyn);
+    scan_stmts(g, &s->body);
+  }
+}
+
+void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k) {
+  int nargs = k->args.len, nlocals = k->locals.len;
+  *g = (CGen){.cx = cx, .d = d, .pr = pr, .p = p, .k = k, .depth = 1};
+  g->arg_used = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nargs + 1));
+  g->local_read = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nlocals + 1));
+  g->decl_depth = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nlocals + 1));
+  g->lname = arena_alloc(&cx->arena, sizeof(char *) * (size_t)(nlocals + 1));
+  for (int i = 0; i < nlocals; i++) {
+    g->decl_depth[i] = -1;
+    g->lname[i] = arena_printf(&cx->arena, "t%d", i);
+  }
+  scan_stmts(g, &k->body);
+  if (g->has_err)
+    pr->single[H_ERR] = true;
+}
+
+DType cexpr_arg_dtype(const CGen *g, int arg) {
+  TD_ASSERT(arg >= 0 && arg < g->k->args.len);
+  return g->p->bufs.data[g->k->args.data[arg].buf].dtype;
+}
+
+bool cexpr_raises_here(const LExpr *e) {
+  if (e->err < 0)
+    return false;
+  if (e->kind == LX_CHECKED_INDEX)
+    return true;
+  return e->kind == LX_BINARY && dtype_is_int(e->dt) &&
+         (e->op == OP_FLOOR_DIVIDE || e->op == OP_REMAINDER || e->op == OP_POW);
+}
+
+// Such an operand must be evaluated even where C would skip it (?:, &&, ||).
+bool cexpr_raises(const LExpr *e) {
+  if (!e)
+    return false;
+  if (cexpr_raises_here(e) || (e->kind == LX_LOAD && cexpr_raises(e->idx.dyn)))
+    return true;
+  return cexpr_raises(e->a) || cexpr_raises(e->b) || cexpr_raises(e->c);
+}
+
+// The trailing arguments of a raising helper: where and which error it records.
+static void err_args(CGen *g, int err) {
+  if (err < 0 || !g->has_err) {
+    buf_puts(g->b, g->d->no_err);
+    return;
+  }
+  TD_ASSERT(err < g->k->errors.len);
+  g->d->err_args(g, err);
+}
+
+static void dyn_index(void *ctx, Buf *b, const LExpr *e) {
+  CGen *g = ctx;
+  TD_ASSERT(b == g->b);
+  cexpr_expr(g, e);
+}
+
+void cexpr_index(CGen *g, const LIndex *ix) { emit_index(g->b, ix, dyn_index, g); }
+
+// The text around a value of dtype `from` that makes it a value of dtype `to`
+// (ir/loop.h's LX_CAST): pre + value + post.
+static void cast_text(CGen *g, DType from, DType to, const char **pre, const char **post) {
+  *pre = *post = "";
+  if (from == to)
+    return;
+  if (to == DT_BOOL) {
+    *pre = "(", *post = " != 0)";
+    return;
+  }
+  bool ffl = dtype_is_float(from), tfl = dtype_is_float(to);
+  if (to == DT_F16 || to == DT_BF16) {
+    const char *r = to == DT_F16 ? "tdsl_g_round_f16(" : "tdsl_g_round_bf16(";
+    g->pr->single[to == DT_F16 ? H_F16 : H_BF16] = true;
+    if (from == DT_F32 || is_half(from))
+      *pre = r, *post = ")";
+    else
+      *pre = arena_printf(&g->cx->arena, "%s(float)(", r), *post = "))";  // via f32, as PyTorch does
+    return;
+  }
+  if (tfl) {  // to f32 or f64
+    if (to == DT_F32 && is_half(from))
+      return;  // carried as f32 already
+    *pre = to == DT_F32 ? "(float)(" : "(double)(", *post = ")";
+    return;
+  }
+  // to an int
+  if (ffl) {
+    g->pr->group[G_F2I][to] = true;
+    *pre = to == DT_I32 ? "tdsl_g_f2i32(" : "tdsl_g_f2i64(", *post = ")";
+    return;
+  }
+  if (to == DT_I32 && from == DT_I64)
+    *pre = "(int32_t)(uint32_t)(", *post = ")";  // wraps (gcc: modulo 2^32)
+  else
+    *pre = to == DT_I32 ? "(int32_t)(" : "(int64_t)(", *post = ")";
+}
+
+static void float_const(CGen *g, DType dt, double v) {
+  bool f32 = dt != DT_F64;
+  const TypeText *t = &g->d->types[f32 ? DT_F32 : DT_F64];
+  if (f32)
+    v = (float)v;
+  if (isnan(v)) {
+    buf_puts(g->b, t->nan);
+    return;
+  }
+  if (isinf(v)) {
+    buf_puts(g->b, v > 0 ? t->inf : t->ninf);
+    return;
+  }
+  char s[64];
+  snprintf(s, sizeof s, f32 ? "%.9g" : "%.17g", v);
+  bool neg = s[0] == '-';
+  if (neg)
+    buf_puts(g->b, "(");
+  buf_puts(g->b, s);
+  if (!strpbrk(s, ".en"))
+    buf_puts(g->b, ".0");
+  if (f32)
+    buf_puts(g->b, "f");
+  if (neg)
+    buf_puts(g->b, ")");
+}
+
+static void int_const(Buf *b, DType dt, int64_t v) {
+  if (dt == DT_BOOL) {
+    buf_puts(b, v ? "true" : "false");
+  } else if (dt == DT_I32) {
+    int32_t x = (int32_t)v;
+    if (x == INT32_MIN)
+      buf_puts(b, "INT32_MIN");
+    else
+      buf_printf(b, x < 0 ? "(%" PRId32 ")" : "%" PRId32, x);
+  } else if (v == INT64_MIN) {
+    buf_puts(b, "INT64_MIN");
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    buf_printf(b, v < 0 ? "(%" PRId64 ")" : "%" PRId64, v);
+  } else {
+    buf_printf(b, "INT64_C(%" PRId64 ")", v);
+  }
+}
+
+static void call1(CGen *g, const char *fn, const LExpr *a) {
+  buf_printf(g->b, "%s(", fn);
+  cexpr_expr(g, a);
+  buf_puts(g->b, ")");
+}
+
+// fn(a, b), and the error arguments unless err is -2 (a helper that never raises).
+static void call2(CGen *g, const char *fn, const LExpr *a, const LExpr *b, int err) {
+  buf_printf(g->b, "%s(", fn);
+  cexpr_expr(g, a);
+  buf_puts(g->b, ", ");
+  cexpr_expr(g, b);
+  if (err != -2) {
+    buf_puts(g->b, ", ");
+    err_args(g, err);
+  }
+  buf_puts(g->b, ")");
+}
+
+static void infix(CGen *g, const char *op, const LExpr *a, const LExpr *b) {
+  buf_puts(g->b, "(");
+  cexpr_expr(g, a);
+  buf_printf(g->b, " %s ", op);
+  cexpr_expr(g, b);
+  buf_puts(g->b, ")");
+}
+
+const char *cexpr_helper(CGen *g, Group grp, const char *name, DType dt) {
+  g->pr->group[grp][dt] = true;
+  return arena_printf(&g->cx->arena, "tdsl_g_%s_%s", name, g->d->types[dt].S);
+}
+
+// The math library's function for dt (the f suffix for f32).
+static const char *libm(CGen *g, const char *name, DType dt) {
+  return arena_printf(&g->cx->arena, "%s%s", name, dt == DT_F32 ? "f" : "");
+}
+
+static TD_NORETURN void unsupported(const CGen *g, const LExpr *e, DType dt) {
+  td_internal_error(__FILE__, __LINE__, "%s backend: op '%s' on %s", g->d->name, op_name(e->op), dtype_name(dt));
+}
+
+static void unary(CGen *g, const LExpr *e) {
+  DType dt = compute_type(e->dt);
+  bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
+  const LExpr *a = e->a;
+  switch (e->op) {
+  case OP_NEG:
+    if (fl)
+      buf_puts(g->b, "(-"), cexpr_expr(g, a), buf_puts(g->b, ")");
+    else if (in)
+      call1(g, cexpr_helper(g, G_INT, "neg", dt), a);
+    else
+      cexpr_expr(g, a);  // bool: PyTorch refuses; never built
+    return;
+  case OP_ABS:
+    if (fl)
+      call1(g, libm(g, "fabs", dt), a);
+    else if (in)
+      call1(g, cexpr_helper(g, G_INT, "abs", dt), a);
+    else
+      cexpr_expr(g, a);
+    return;
+  case OP_SIGN: call1(g, cexpr_helper(g, G_SIGN, "sign", dt), a); return;
+  case OP_RELU: call1(g, cexpr_helper(g, G_RELU, "relu", dt), a); return;
+  case OP_SQUARE:
+    if (bo)
+      cexpr_expr(g, a);
+    else
+      call1(g, cexpr_helper(g, fl ? G_FLOAT : G_INT, "square", dt), a);
+    return;
+  case OP_BITWISE_NOT:
+    if (bo)
+      buf_puts(g->b, "(!"), cexpr_expr(g, a), buf_puts(g->b, ")");
+    else if (in)
+      buf_printf(g->b, "(%s)(~", cexpr_type(dt)), cexpr_expr(g, a), buf_puts(g->b, ")");
+    else
+      unsupported(g, e, dt);
+    return;
+  case OP_LOGICAL_NOT:
+    buf_puts(g->b, "(!"), cexpr_expr(g, a), buf_puts(g->b, ")");
+    return;
+  case OP_FLOOR:
+  case OP_CEIL:
+  case OP_ROUND:
+    if (!fl) {
+      cexpr_expr(g, a);  // integral already
+      return;
+    }
+    call1(g, libm(g, e->op == OP_FLOOR ? "floor" : e->op == OP_CEIL ? "ceil" : g->d->round, dt), a);
+    return;
+  default: break;
+  }
+  if (!fl)
+    unsupported(g, e, dt);
+  const char *one = dt == DT_F32 ? "1.0f" : "1.0";
+  switch (e->op) {
+  case OP_EXP: call1(g, libm(g, "exp", dt), a); return;
+  case OP_LOG: call1(g, libm(g, "log", dt), a); return;
+  case OP_LOG2: call1(g, libm(g, "log2", dt), a); return;
+  case OP_EXP2: call1(g, libm(g, "exp2", dt), a); return;
+  case OP_SQRT: call1(g, libm(g, "sqrt", dt), a); return;
+  case OP_RSQRT: buf_printf(g->b, "(%s / ", one), call1(g, libm(g, "sqrt", dt), a), buf_puts(g->b, ")"); return;
+  case OP_RECIPROCAL: buf_printf(g->b, "(%s / ", one), cexpr_expr(g, a), buf_puts(g->b, ")"); return;
+  case OP_SIN: call1(g, libm(g, "sin", dt), a); return;
+  case OP_COS: call1(g, libm(g, "cos", dt), a); return;
+  case OP_TAN: call1(g, libm(g, "tan", dt), a); return;
+  case OP_TANH: call1(g, libm(g, "tanh", dt), a); return;
+  case OP_ERF: call1(g, libm(g, "erf", dt), a); return;
+  case OP_SIGMOID: call1(g, cexpr_helper(g, G_FLOAT, "sigmoid", dt), a); return;
+  case OP_SILU: call1(g, cexpr_helper(g, G_FLOAT, "silu", dt), a); return;
+  case OP_GELU: call1(g, cexpr_helper(g, G_FLOAT, "gelu", dt), a); return;
+  default: unsupported(g, e, dt);
+  }
+}
+
+static void binary(CGen *g, const LExpr *e) {
+  const LExpr *a = e->a, *b = e->b;
+  bool cmp = e->op == OP_EQ || e->op == OP_NE || e->op == OP_LT || e->op == OP_LE || e->op == OP_GT ||
+             e->op == OP_GE;
+  if (cmp) {
+    static const char *const sym[] = {"==", "!=", "<", "<=", ">", ">="};
+    infix(g, sym[e->op - OP_EQ], a, b);
+    return;
+  }
+  DType dt = compute_type(e->dt);
+  bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
+  bool safe = !cexpr_raises(b);  // && and || may skip b
+  switch (e->op) {
+  case OP_LOGICAL_AND: infix(g, safe ? "&&" : "&", a, b); return;
+  case OP_LOGICAL_OR: infix(g, safe ? "||" : "|", a, b); return;
+  case OP_ADD:
+  case OP_SUB:
+  case OP_MUL:
+    if (fl)
+      infix(g, e->op == OP_ADD ? "+" : e->op == OP_SUB ? "-" : "*", a, b);
+    else if (in)
+      call2(g, cexpr_helper(g, G_INT, e->op == OP_ADD ? "add" : e->op == OP_SUB ? "sub" : "mul", dt), a, b, -2);
+    else  // bool: add is or, mul is and (PyTorch); sub is refused
+      infix(g, e->op == OP_ADD ? "|" : e->op == OP_SUB ? "^" : "&", a, b);
+    return;
+  case OP_DIV:
+    if (!fl)
+      unsupported(g, e, dt);
+    infix(g, "/", a, b);
+    return;
+  case OP_FLOOR_DIVIDE:
+    if (bo)
+      unsupported(g, e, dt);
+    call2(g, cexpr_helper(g, G_FLOORDIV, "floordiv", dt), a, b, fl ? -2 : e->err);
+    return;
+  case OP_REMAINDER:
+    if (bo)
+      unsupported(g, e, dt);
+    call2(g, cexpr_helper(g, G_REM, "rem", dt), a, b, fl ? -2 : e->err);
+    return;
+  case OP_POW:
+    if (fl)
+      call2(g, libm(g, "pow", dt), a, b, -2);
+    else if (in)
+      call2(g, cexpr_helper(g, G_POW, "pow", dt), a, b, e->err);
+    else
+      unsupported(g, e, dt);
+    return;
+  case OP_MAXIMUM:
+  case OP_MINIMUM:
+    call2(g, cexpr_helper(g, G_MAXMIN, e->op == OP_MAXIMUM ? "max" : "min", dt), a, b, -2);
+    return;
+  case OP_ATAN2:
+    if (!fl)
+      unsupported(g, e, dt);
+    call2(g, libm(g, "atan2", dt), a, b, -2);
+    return;
+  default: unsupported(g, e, dt);
+  }
+}
+
+static void load(CGen *g, const LExpr *e) {
+  DType bt = cexpr_arg_dtype(g, e->buf);
+  g->arg_used[e->buf] = true;
+  const char *pre, *post;
+  cast_text(g, bt, e->dt, &pre, &post);
+  buf_puts(g->b, pre);
+  if (is_half(bt)) {
+    g->pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
+    buf_puts(g->b, bt == DT_F16 ? "tdsl_g_h2f(" : "tdsl_g_bf2f(");
+  } else if (bt == DT_BOOL) {
+    buf_puts(g->b, "(");
+  }
+  buf_printf(g->b, "b%d[", e->buf);
+  cexpr_index(g, &e->idx);
+  buf_puts(g->b, "]");
+  if (is_half(bt))
+    buf_puts(g->b, ")");
+  else if (bt == DT_BOOL)
+    buf_puts(g->b, " != 0)");
+  buf_puts(g->b, post);
+}
+
+// c ? a : b, or, when an arm may raise, a helper call that evaluates both.
+static void ternary(CGen *g, const LExpr *e) {
+  bool both = cexpr_raises(e->b) || cexpr_raises(e->c);
+  if (both)
+    buf_printf(g->b, "%s(", cexpr_helper(g, G_SEL, "sel", compute_type(e->dt)));
+  else
+    buf_puts(g->b, "(");
+  cexpr_expr(g, e->a);
+  buf_puts(g->b, both ? ", " : " ? ");
+  cexpr_expr(g, e->b);
+  buf_puts(g->b, both ? ", " : " : ");
+  cexpr_expr(g, e->c);
+  buf_puts(g->b, ")");
+}
+
+// pre + a + post
+static void around(CGen *g, const char *pre, const LExpr *a, const char *post) {
+  buf_puts(g->b, pre);
+  cexpr_expr(g, a);
+  buf_puts(g->b, post);
+}
+
+void cexpr_expr(CGen *g, const LExpr *e) {
+  const char *pre, *post;
+  switch (e->kind) {
+  case LX_CONST:
+    if (dtype_is_float(e->dt))
+      float_const(g, e->dt, e->f);
+    else
+      int_const(g->b, e->dt, e->i);
+    return;
+  case LX_VAR: buf_printf(g->b, "v%d", e->var); return;
+  case LX_LOCAL:
+    TD_ASSERT(e->local >= 0 && e->local < g->k->locals.len);
+    buf_puts(g->b, g->lname[e->local]);
+    return;
+  case LX_LOAD: load(g, e); return;
+  case LX_UNARY:
+  case LX_BINARY: {
+    // Arithmetic typed f16/bf16 is done in f32 and rounded (never built by kernel.c).
+    bool round = is_half(e->dt);
+    if (round) {
+      g->pr->single[e->dt == DT_F16 ? H_F16 : H_BF16] = true;
+      buf_puts(g->b, e->dt == DT_F16 ? "tdsl_g_round_f16(" : "tdsl_g_round_bf16(");
+    }
+    if (e->kind == LX_UNARY)
+      unary(g, e);
+    else
+      binary(g, e);
+    if (round)
+      buf_puts(g->b, ")");
+    return;
+  }
+  case LX_SELECT: ternary(g, e); return;
+  case LX_CAST:
+    cast_text(g, e->a->dt, e->dt, &pre, &post);
+    around(g, pre, e->a, post);
+    return;
+  case LX_BITCAST:
+    g->d->bitcast(g, e->a->dt, e->dt, &pre, &post);
+    around(g, pre, e->a, post);
+    return;
+  case LX_CHECKED_INDEX:
+    g->pr->single[H_INDEX] = true;
+    buf_puts(g->b, "tdsl_g_index(");
+    cexpr_expr(g, e->a);
+    buf_printf(g->b, ", %" PRId64 ", %" PRId64 ", ", e->wrap ? -e->i : 0, e->i);
+    err_args(g, e->err);
+    buf_puts(g->b, ")");
+    return;
+  case LX_COUNT: break;
+  }
+  td_unreachable();
+}
+
+// ---- statements ----
+// The value of dtype vt stored into a buffer of dtype bt.
+static void store_value(CGen *g, DType vt, DType bt, const LExpr *val) {
+  const char *pre, *post;
+  if (is_half(bt)) {
+    g->pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
+    buf_puts(g->b, bt == DT_F16 ? "tdsl_g_f2h(" : "tdsl_g_f2bf(");
+    if (val->kind == LX_CAST && val->dt == bt && val->a->dt == DT_F32)
+      val = val->a, vt = DT_F32;  // f2h rounds as the cast would: round once
+    cast_text(g, vt, is_half(vt) ? vt : DT_F32, &pre, &post);
+    around(g, pre, val, post);
+    buf_puts(g->b, ")");
+    return;
+  }
+  cast_text(g, vt, bt, &pre, &post);
+  if (bt == DT_BOOL)
+    buf_puts(g->b, "(uint8_t)");
+  around(g, pre, val, post);
+}
+
+void cexpr_store(CGen *g, const LStmt *s) {
+  DType bt = cexpr_arg_dtype(g, s->buf);
+  g->arg_used[s->buf] = true;
+  TD_ASSERT(g->k->args.data[s->buf].written);
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "b%d[", s->buf);
+  cexpr_index(g, &s->idx);
+  buf_puts(g->b, "] = ");
+  store_value(g, s->val->dt, bt, s->val);
+  buf_puts(g->b, ";\n");
+}
+
+// A let declares its local where it is not in scope yet (a loop body lets it again
+// each iteration); a local never read is voided so -Wall stays quiet.
+void cexpr_let(CGen *g, const LStmt *s) {
+  TD_ASSERT(s->local >= 0 && s->local < g->k->locals.len);
+  DType lt = g->k->locals.data[s->local];
+  buf_indent(g->b, g->depth);
+  bool declare = s->kind == LS_LET && g->decl_depth[s->local] < 0;
+  if (declare) {
+    buf_printf(g->b, "%s ", cexpr_type(lt));
+    g->decl_depth[s->local] = g->depth;
+  }
+  buf_printf(g->b, "%s = ", g->lname[s->local]);
+  const char *pre, *post;
+  cast_text(g, s->val->dt, lt, &pre, &post);
+  around(g, pre, s->val, post);
+  buf_puts(g->b, ";\n");
+  if (declare && !g->local_read[s->local]) {
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "(void)%s;\n", g->lname[s->local]);
+  }
+}
+
+void cexpr_open_loop(CGen *g, const LStmt *s) {
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d++) {\n", s->var, s->var, s->extent, s->var);
+  g->depth++;
+}
+
+void cexpr_open_if(CGen *g, const LExpr *cond) {
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "if (");
+  cexpr_expr(g, cond);
+  buf_puts(g->b, ") {\n");
+  g->depth++;
+}
+
+void cexpr_close(CGen *g) {
+  g->depth--;
+  for (int i = 0; i < g->k->locals.len; i++) {
+    if (g->decl_depth[i] > g->depth)
+      g->decl_depth[i] = -1;
+  }
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "}\n");
+}

@@ -1,0 +1,105 @@
+// codegen/cexpr.h: the C dialect that c.c (C11) and cuda.c (CUDA C) both print — the
+// prelude of helper functions, the scalar expressions of ir/loop.h and the statements
+// every kernel shape shares — parameterised by a CDialect, which holds only what the
+// two languages spell differently. Each backend keeps its loops, kernels and entry.
+#ifndef TDSLC_CODEGEN_CEXPR_H
+#define TDSLC_CODEGEN_CEXPR_H
+
+#include "codegen/codegen.h"
+
+typedef struct CDialect CDialect;
+typedef struct CGen CGen;
+
+// ---- the prelude: helper groups, printed per compute type ----
+typedef enum {
+  G_INT,       // wrapping add sub mul neg abs square (ints)
+  G_FLOAT,     // square sigmoid silu gelu (floats)
+  G_MAXMIN,    // maximum, minimum
+  G_SIGN,
+  G_RELU,
+  G_FLOORDIV,  // floor_divide
+  G_REM,       // remainder
+  G_POW,       // ints (floats use the math library's pow)
+  G_SEL,       // a select whose arms may raise: both evaluated
+  G_F2I,       // float -> int cast, per target int type
+  G_COUNT
+} Group;
+
+typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_COUNT } Single;  // H_REDUCE: CUDA's block reduction
+
+typedef struct Prelude {
+  bool group[G_COUNT][DT_COUNT];
+  bool single[H_COUNT];
+} Prelude;
+
+// How a dtype is spelled. Substitutions in helper texts: $T the C type, $U its
+// unsigned twin, $S the suffix, $F the math suffix, $L the literal suffix, $M the
+// minimum, $Z a zero for copysign. Floats also name their nan, inf and -inf.
+typedef struct TypeText {
+  const char *T, *U, *S, *F, *L, *M, *Z;
+  const char *nan, *inf, *ninf;
+} TypeText;
+
+struct CDialect {
+  const char *name;        // "c", in internal errors
+  const char *decl;        // $D: what a helper's definition begins with ("static inline ")
+  const char *err_params;  // $E: a raising helper's parameters after its operands
+  const char *raise_rank;  // $R: what tdsl_g_raise takes after the value
+  const TypeText *types;   // per DType; f32 and f64 for constants of f16/bf16 too
+  const char *round;       // OP_ROUND: the math function rounding half to even
+  const char *no_err;      // the trailing arguments of a raising helper that may not raise
+  // ... of one that raises error err of the kernel
+  void (*err_args)(CGen *g, int err);
+  // The text around a value of dtype `from` whose bits become a `to` (LX_BITCAST).
+  void (*bitcast)(CGen *g, DType from, DType to, const char **pre, const char **post);
+  const char *err_text;     // H_ERR: the error record and tdsl_g_raise
+  const char *f16_text;     // H_F16: tdsl_g_h2f, and tdsl_g_f2h up to its `sign` and `a`
+  const char *bf16_text;    // H_BF16: tdsl_g_bf2f, tdsl_g_f2bf
+  const char *reduce_text;  // H_REDUCE, if the dialect has it
+};
+
+// Prints the helpers pr asks for (and those they need); whether there were any.
+bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr);
+
+// ---- types ----
+const char *cexpr_type(DType dt);          // the C type a value is carried in
+const char *cexpr_storage_type(DType dt);  // the element type of a buffer
+static inline bool is_half(DType dt) { return dt == DT_F16 || dt == DT_BF16; }
+// The type arithmetic of dt is done in: f16/bf16 compute in f32.
+static inline DType compute_type(DType dt) { return is_half(dt) ? DT_F32 : dt; }
+
+// ---- the printer of one kernel ----
+struct CGen {
+  Ctx *cx;
+  const CDialect *d;
+  Prelude *pr;
+  const LProgram *p;
+  const LKernel *k;
+  Buf *b;               // where the text goes
+  bool has_err;         // some expression of the kernel can raise
+  bool *arg_used;       // per kernel arg
+  bool *local_read;     // per local
+  int *decl_depth;      // per local: the block depth it was declared at, -1 if not in scope
+  const char **lname;   // per local: its name in the text being printed ("t<i>")
+  int depth;            // the block depth of the statement being printed
+};
+
+// Readies g for kernel k of p: which args and locals it uses, whether it raises (then
+// pr gets the error record). The caller sets g->b.
+void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k);
+DType cexpr_arg_dtype(const CGen *g, int arg);
+bool cexpr_raises_here(const LExpr *e);  // e itself can raise one of the kernel's errors
+bool cexpr_raises(const LExpr *e);       // evaluating e can raise
+// "tdsl_g_<name>_<suffix>", the helper of group grp for dt, which the prelude will print.
+const char *cexpr_helper(CGen *g, Group grp, const char *name, DType dt);
+void cexpr_expr(CGen *g, const LExpr *e);
+void cexpr_index(CGen *g, const LIndex *ix);
+
+// ---- statements, each on its own lines at g->depth ----
+void cexpr_let(CGen *g, const LStmt *s);    // LS_LET, LS_SET
+void cexpr_store(CGen *g, const LStmt *s);  // LS_STORE
+void cexpr_open_loop(CGen *g, const LStmt *s);     // "for (int64_t vN = 0; ...) {", one level deeper
+void cexpr_open_if(CGen *g, const LExpr *cond);    // "if (cond) {", one level deeper
+void cexpr_close(CGen *g);  // "}": one level up; the locals declared below go out of scope
+
+#endif
