@@ -538,10 +538,14 @@ static int build_and_load(Ctx *cx, LProgram *p, Build *b, Timer *tm) {
     goto out;
   }
   lap(tm, "cc");
-  // libgomp reads its environment when it is loaded. Its default lets idle threads spin,
-  // which costs whole time slices per parallel loop on a busy machine (the MLP took 30 ms
-  // instead of 0.1 ms under load): idle threads sleep unless the user says otherwise.
-  setenv("OMP_WAIT_POLICY", "passive", 0);
+  // libgomp reads its environment when it is loaded. By default an idle thread spins
+  // ~3 ms before it sleeps, which costs whole time slices on a busy machine (the MLP
+  // took 30 ms instead of 0.1 ms under load); sleeping at once (OMP_WAIT_POLICY=passive)
+  // makes every parallel loop wait for a wake-up, slow in a VM (attention 1.7 ms instead
+  // of 0.6). Unless the user chose: spin 20000 rounds (~0.2 ms, libgomp's estimate is
+  // 100000 a ms), so the loops of one call find the threads awake, then sleep.
+  if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
+    setenv("GOMP_SPINCOUNT", "20000", 1);
   b->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
   if (!b->so) {
     rc = internal_error("cannot load the compiled function: %s", dlerror());
