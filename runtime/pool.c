@@ -2,8 +2,10 @@
 // cannot use OpenMP (the LLVM backend), and the first-error record its kernels share.
 //
 // Threads: tdsl_num_threads() - 1 persistent workers, created by the first loop that
-// needs them; the calling thread works too. Idle workers sleep on a condition variable
-// (no spinning). At exit an atexit handler wakes and joins them.
+// needs them; the calling thread works too. An idle worker watches for the next loop for
+// SPIN_NS (the loops of one call come back to back, and waking a sleeping thread takes
+// tens of microseconds in a VM), then sleeps on a condition variable. At exit an atexit
+// handler wakes and joins them.
 //
 // One loop at a time: `call_mu` is held for the whole of a parallel loop. A caller
 // that finds it taken (a second user thread, or a task of the running loop) does not
@@ -31,12 +33,14 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 enum {
   MAX_THREADS = 1024,      // TDSL_NUM_THREADS is clamped to this
   CHUNKS_PER_THREAD = 4,   // load balance against uneven chunks and busy cores
   CHUNK_BITS = 24,         // MAX_THREADS * CHUNKS_PER_THREAD < 2^CHUNK_BITS
+  SPIN_NS = 200000,        // how long an idle worker watches for work before it sleeps
 };
 _Static_assert((int64_t)MAX_THREADS * CHUNKS_PER_THREAD < ((int64_t)1 << CHUNK_BITS), "chunk field too small");
 #define CHUNK_MASK ((UINT64_C(1) << CHUNK_BITS) - 1)
@@ -63,8 +67,9 @@ static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;  // the last chunk is 
 static Job job;
 static bool quit;
 
+static _Atomic uint64_t posted;      // job.gen, readable without mu (for spinning workers)
 static _Atomic uint64_t next_chunk;  // (gen & GEN_MASK) << CHUNK_BITS | next chunk to claim
-static _Atomic int64_t done;         // chunks of the current job whose fn has returned
+static _Atomic uint64_t done;        // chunks of the current job whose fn has returned
 static atomic_bool forked;           // set in a fork() child: it has no workers
 
 static _Thread_local bool in_task;  // this thread is running chunks of a parallel loop
@@ -109,11 +114,36 @@ static void run_chunks(const Job *j) {
     int64_t c = (int64_t)(v & CHUNK_MASK);
     int64_t begin = c * q + (c < r ? c : r);
     j->fn(j->ctx, begin, begin + q + (c < r));
-    if (atomic_fetch_add_explicit(&done, 1, memory_order_acq_rel) + 1 == j->nchunks) {
+    if (atomic_fetch_add_explicit(&done, 1, memory_order_acq_rel) + 1 == (uint64_t)j->nchunks) {
       pthread_mutex_lock(&mu);
       pthread_cond_signal(&done_cv);
       pthread_mutex_unlock(&mu);
     }
+  }
+}
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Watches w for up to SPIN_NS while it is below `until` (done) or equal to it (posted).
+static void spin_while(_Atomic uint64_t *w, uint64_t until, bool below) {
+  int64_t end = now_ns() + SPIN_NS;
+  for (int i = 1;; i++) {
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+    if (below ? v >= until : v != until)
+      return;
+    cpu_relax();
+    if (i % 64 == 0 && now_ns() > end)
+      return;
   }
 }
 
@@ -123,6 +153,11 @@ static void *worker_main(void *arg) {
   uint64_t seen = 0;
   pthread_mutex_lock(&mu);
   for (;;) {
+    if (job.gen == seen && !quit) {
+      pthread_mutex_unlock(&mu);
+      spin_while(&posted, seen, false);
+      pthread_mutex_lock(&mu);
+    }
     while (job.gen == seen && !quit)
       pthread_cond_wait(&work_cv, &mu);
     if (quit)
@@ -205,6 +240,7 @@ void tdsl_parallel_for(int64_t n, int64_t grain, tdsl_range_fn fn, void *ctx) {
   pthread_mutex_lock(&mu);
   Job j = {fn, ctx, n, nchunks, job.gen + 1};
   job = j;
+  atomic_store_explicit(&posted, j.gen, memory_order_release);
   atomic_store_explicit(&done, 0, memory_order_relaxed);
   atomic_store_explicit(&next_chunk, (j.gen & GEN_MASK) << CHUNK_BITS, memory_order_relaxed);
   int64_t helpers = nchunks - 1;  // the caller takes a chunk too
@@ -219,8 +255,9 @@ void tdsl_parallel_for(int64_t n, int64_t grain, tdsl_range_fn fn, void *ctx) {
   run_chunks(&j);
   in_task = false;
 
+  spin_while(&done, (uint64_t)nchunks, true);  // the last chunks are usually nearly done
   pthread_mutex_lock(&mu);
-  while (atomic_load_explicit(&done, memory_order_acquire) < nchunks)
+  while (atomic_load_explicit(&done, memory_order_acquire) < (uint64_t)nchunks)
     pthread_cond_wait(&done_cv, &mu);
   pthread_mutex_unlock(&mu);
   pthread_mutex_unlock(&call_mu);
