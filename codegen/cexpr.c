@@ -265,7 +265,7 @@ static void scan_expr(CGen *g, const LExpr *e) {
     return;
   if (e->kind == LX_LOCAL)
     g->local_read[e->local] = true;
-  if (cexpr_raises_here(e))
+  if (lx_raises_here(e))
     g->has_err = true;
   if (e->kind == LX_LOAD)
     scan_expr(g, e->idx.dyn);
@@ -304,24 +304,6 @@ void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgra
 DType cexpr_arg_dtype(const CGen *g, int arg) {
   TD_ASSERT(arg >= 0 && arg < g->k->args.len);
   return g->p->bufs.data[g->k->args.data[arg].buf].dtype;
-}
-
-bool cexpr_raises_here(const LExpr *e) {
-  if (e->err < 0)
-    return false;
-  if (e->kind == LX_CHECKED_INDEX)
-    return true;
-  return e->kind == LX_BINARY && dtype_is_int(e->dt) &&
-         (e->op == OP_FLOOR_DIVIDE || e->op == OP_REMAINDER || e->op == OP_POW);
-}
-
-// Such an operand must be evaluated even where C would skip it (?:, &&, ||).
-bool cexpr_raises(const LExpr *e) {
-  if (!e)
-    return false;
-  if (cexpr_raises_here(e) || (e->kind == LX_LOAD && cexpr_raises(e->idx.dyn)))
-    return true;
-  return cexpr_raises(e->a) || cexpr_raises(e->b) || cexpr_raises(e->c);
 }
 
 // The trailing arguments of a raising helper: where and which error it records.
@@ -551,7 +533,7 @@ static void binary(CGen *g, const LExpr *e) {
   }
   DType dt = compute_type(e->dt);
   bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
-  bool safe = !cexpr_raises(b);  // && and || may skip b
+  bool safe = !lx_raises(b);  // && and || may skip b
   switch (e->op) {
   case OP_LOGICAL_AND: infix(g, safe ? "&&" : "&", a, b); return;
   case OP_LOGICAL_OR: infix(g, safe ? "||" : "|", a, b); return;
@@ -625,7 +607,7 @@ static void load(CGen *g, const LExpr *e) {
 
 // c ? a : b, or, when an arm may raise, a helper call that evaluates both.
 static void ternary(CGen *g, const LExpr *e) {
-  bool both = cexpr_raises(e->b) || cexpr_raises(e->c);
+  bool both = lx_raises(e->b) || lx_raises(e->c);
   if (both)
     buf_printf(g->b, "%s(", cexpr_helper(g, G_SEL, "sel", compute_type(e->dt)));
   else

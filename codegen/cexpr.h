@@ -88,8 +88,6 @@ struct CGen {
 // pr gets the error record). The caller sets g->b.
 void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k);
 DType cexpr_arg_dtype(const CGen *g, int arg);
-bool cexpr_raises_here(const LExpr *e);  // e itself can raise one of the kernel's errors
-bool cexpr_raises(const LExpr *e);       // evaluating e can raise
 // "tdsl_g_<name>_<suffix>", the helper of group grp for dt, which the prelude will print.
 const char *cexpr_helper(CGen *g, Group grp, const char *name, DType dt);
 void cexpr_expr(CGen *g, const LExpr *e);

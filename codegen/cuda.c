@@ -649,7 +649,7 @@ static int acc_index(const Red *r, int local) {
 static bool pure_of_locals(const LExpr *e) {
   if (!e)
     return true;
-  if (e->kind == LX_VAR || e->kind == LX_LOAD || e->kind == LX_CHECKED_INDEX || cexpr_raises_here(e))
+  if (e->kind == LX_VAR || e->kind == LX_LOAD || e->kind == LX_CHECKED_INDEX || lx_raises_here(e))
     return false;
   return pure_of_locals(e->a) && pure_of_locals(e->b) && pure_of_locals(e->c);
 }
@@ -1194,7 +1194,7 @@ static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStm
   allowed[na] = m->jvar;
   if (!reads_only_vars(m->bexp, allowed, na + 2, nv) || expr_reads_any_local(m->bexp) || expr_has_dyn(m->bexp))
     return false;
-  if (cexpr_raises(m->a) || cexpr_raises(m->bexp) || m->a->dt != m->acc_dt || m->bexp->dt != m->acc_dt)
+  if (lx_raises(m->a) || lx_raises(m->bexp) || m->a->dt != m->acc_dt || m->bexp->dt != m->acc_dt)
     return false;
   return true;
 }

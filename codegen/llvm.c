@@ -492,16 +492,6 @@ static void raise_if(KG *c, LLVMValueRef cond, int err, LLVMValueRef value) {
 
 static LLVMValueRef expr(KG *c, const LExpr *e);
 
-// Whether e itself can raise one of the kernel's errors (c.c's raises_here).
-static bool raises_here(const LExpr *e) {
-  if (e->err < 0)
-    return false;
-  if (e->kind == LX_CHECKED_INDEX)
-    return true;
-  return e->kind == LX_BINARY && dtype_is_int(e->dt) &&
-         (e->op == OP_FLOOR_DIVIDE || e->op == OP_REMAINDER || e->op == OP_POW);
-}
-
 // The exact integer power a ** b, wrapping; b < 0 gives PyTorch's answer (c.c's
 // tdsl_g_pow_* without an error): an internal always-inline function with a loop.
 static LLVMValueRef ipow_fn(LG *g, DType dt) {
@@ -1132,18 +1122,11 @@ static void stmts(KG *c, const LStmtList *l) {
     stmt(c, l->data[i]);
 }
 
-static bool expr_raises(const LExpr *e) {
-  if (!e)
-    return false;
-  if (raises_here(e) || (e->kind == LX_LOAD && expr_raises(e->idx.dyn)))
-    return true;
-  return expr_raises(e->a) || expr_raises(e->b) || expr_raises(e->c);
-}
 
 static bool stmts_raise(const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
-    if (expr_raises(s->val) || expr_raises(s->cond) || (s->kind == LS_STORE && expr_raises(s->idx.dyn)) ||
+    if (lx_raises(s->val) || lx_raises(s->cond) || (s->kind == LS_STORE && lx_raises(s->idx.dyn)) ||
         stmts_raise(&s->body))
       return true;
   }

@@ -155,6 +155,25 @@ LIndex li_affine(const View *v, const int *vars) {
   return ix;
 }
 
+// A checked index, or an integer floor_divide, remainder or pow (division by zero, a
+// negative exponent) that carries an error.
+bool lx_raises_here(const LExpr *e) {
+  if (e->err < 0)
+    return false;
+  if (e->kind == LX_CHECKED_INDEX)
+    return true;
+  return e->kind == LX_BINARY && dtype_is_int(e->dt) &&
+         (e->op == OP_FLOOR_DIVIDE || e->op == OP_REMAINDER || e->op == OP_POW);
+}
+
+bool lx_raises(const LExpr *e) {
+  if (!e)
+    return false;
+  if (lx_raises_here(e) || (e->kind == LX_LOAD && lx_raises(e->idx.dyn)))
+    return true;
+  return lx_raises(e->a) || lx_raises(e->b) || lx_raises(e->c);
+}
+
 // ---- printing (--emit=kernels) ----
 // The format, one item a line:
 //   program NAME

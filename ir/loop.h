@@ -204,6 +204,8 @@ LStmt *ls_let(Ctx *cx, int local, LExpr *val);
 LStmt *ls_set(Ctx *cx, int local, LExpr *val);
 LStmt *ls_if(Ctx *cx, LExpr *cond);
 LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (vars[k] for dim k; -1: index 0)
+bool lx_raises_here(const LExpr *e);  // e itself can raise one of its kernel's errors
+bool lx_raises(const LExpr *e);       // evaluating e (any operand) can raise
 void loop_print(const LProgram *p, FILE *out);     // --emit=kernels
 void loop_verify(const LProgram *p);               // TD_ASSERTs
 
