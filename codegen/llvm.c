@@ -201,6 +201,17 @@ static void assume_stream_aligned(KG *c) {
   }
 }
 
+// Non-temporal stores are weakly ordered: whoever reads the result next (the caller,
+// or the thread that waits for this chunk) must see them, so a body or kernel that may
+// stream ends with a fence (MFENCE: a store of a flag alone would not order them).
+static void fence_streams(KG *c) {
+  for (int i = 0; i < c->k->args.len; i++)
+    if (c->k->args.data[i].stream && !c->g->gpu) {
+      LLVMBuildFence(c->g->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+      return;
+    }
+}
+
 // After optimisation: the tagged vector stores that may stream get !nontemporal.
 static void mark_streams(LLVMContextRef lc, LLVMModuleRef m) {
   unsigned tbaa = LLVMGetMDKindIDInContext(lc, "tbaa", 4), nt = LLVMGetMDKindIDInContext(lc, "nontemporal", 11);
@@ -1039,6 +1050,7 @@ static void parallel_loop(KG *c, const LStmt *s) {
     LLVMBuildStore(b, LLVMGetParam(inner, (unsigned)pi++), sub.locals[cloc[i]]);
   LLVMValueRef begin = LLVMGetParam(inner, (unsigned)pi), end = LLVMGetParam(inner, (unsigned)pi + 1);
   counted_loop(&sub, s->var, begin, end, true, true, &s->body);
+  fence_streams(&sub);
   LLVMBuildRetVoid(b);
   c->npar = sub.npar;
 
@@ -1167,6 +1179,7 @@ static LLVMValueRef build_kernel(LG *g, const LProgram *p, int ki) {
     LLVMBuildStore(b, LLVMConstNamedStruct(g->err, init, 4), c.errp);
   }
   stmts(&c, &k->body);
+  fence_streams(&c);
   if (!c.has_err) {
     LLVMBuildRet(b, ci(g->i32, 0));
     return c.fn;

@@ -165,8 +165,9 @@ def streaming(tdslc, backend):
         if ("stream)" in text) != streams:
             FAILS.append(f"streaming {head}: --emit=kernels should{'' if streams else ' not'} show a stream:\n{text}")
         if streams and backend in (None, "llvm") and "x.t()" in src:
-            if "!nontemporal" not in kernels_text(tdslc, src, "llvm"):
-                FAILS.append(f"streaming {head}: --emit=llvm has no !nontemporal store")
+            ir = kernels_text(tdslc, src, "llvm")
+            if "!nontemporal" not in ir or "fence seq_cst" not in ir:
+                FAILS.append(f"streaming {head}: --emit=llvm needs a !nontemporal store and a fence after it")
         got = run(tdslc, backend, src, inputs)[0]
         want = want_fn(*inputs.values())
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-4):
