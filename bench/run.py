@@ -730,8 +730,15 @@ def main():
     ap.add_argument("--json-out", default=os.path.join(ROOT, "build", "bench", "results.json"))
     ap.add_argument("--blas-coretype", default="",
                     help="set OPENBLAS_CORETYPE to this for every timed process (default: unset)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="measure nothing: rewrite --out from the numbers in --json-out (after editing GAPS.md)")
     ap.add_argument("--worker", choices=("numpy", "torch"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.report_only:
+        with open(args.json_out) as f:
+            report(json.load(f), args.out)
+        log("wrote %s from %s" % (os.path.relpath(args.out, ROOT), os.path.relpath(args.json_out, ROOT)))
+        return 0
     only = set(x for x in args.only.split(",") if x)
     if args.worker:
         worker(args.worker, args.threads, args.reps_scale, only)
