@@ -1134,7 +1134,6 @@ static void stmts(KG *c, const LStmtList *l) {
     stmt(c, l->data[i]);
 }
 
-
 static bool stmts_raise(const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];

@@ -179,21 +179,27 @@ static int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
 // ============================================================================
 // Loops follow the output's row-major order, except when a load's unit-stride dim di
 // is not the output's innermost dim dj (a transposed read: x.t().contiguous()). Then
-// both are tiled, so each tile reads and writes whole cache lines and few pages:
-//   for ..., i0 in 0..Si step T [parallel], ..., j0 in 0..Sj step T, ... {
-//     for i in i0..i0+T, j in j0..j0+T: out[.., i, .., j] = f(..)
+// both are tiled:
+//   for ..., i0 in 0..Si step Ti [parallel], ..., j0 in 0..Sj step Tj, ... {
+//     for i in i0..i0+Ti, j in j0..j0+Tj: out[.., i, .., j] = f(..)
 //   }
 // (the tile loops in their dims' places, the intra-tile loops innermost; the last
-// Si % T indices of a dim get a nest of their own, and a dim shorter than T no tile
-// loop). Only the order changes: every element is computed as in the row-major nest.
-enum { EW_TILE = 32 };
+// Si % Ti indices of a dim get a nest of their own, and a dim shorter than its tile no
+// tile loop). A tile writes Tj elements = EW_ROW_BYTES of each of Ti output rows (whole
+// lines, a 512-bit gather each for f32) and reads Ti = EW_RUN_BYTES along each of Tj
+// source rows: long runs keep the hardware prefetchers streaming (4096² f32 with the
+// LLVM backend: 32×32 tiles 6.4 ms, 512×32 5.0 ms; C 11.9 -> 8.5 ms). Ti shrinks, down
+// to Tj, while it leaves fewer than EW_MIN_TILES tiles of Si to share among threads.
+// Only the order changes: every element is computed as in the row-major nest.
+enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8 };
 
 typedef struct EwTile {
   const NodeList *ns;
   const View *ov;
-  int di, dj;                // the tiled dims (di < dj)
-  LIndex idx[TD_MAX_DIMS];   // the index of each dim; of di and dj: their tile's first
-  int64_t ext[TD_MAX_DIMS];  // di and dj: their tile's extent
+  int di, dj;                 // the tiled dims (di < dj)
+  int64_t tile[TD_MAX_DIMS];  // di and dj: Ti and Tj
+  LIndex idx[TD_MAX_DIMS];    // the index of each dim; of di and dj: their tile's first
+  int64_t ext[TD_MAX_DIMS];   // di and dj: their tile's extent
 } EwTile;
 
 // The dim by which a load of e moves with unit stride while it strides along probe
@@ -230,17 +236,18 @@ static void ew_nest(KB *kb, EwTile *t, LStmtList *into, int d, bool par) {
     }
     return;
   }
-  int64_t S = ov->shape[d], nt = S / EW_TILE;
   if (d != t->di && d != t->dj) {
+    int64_t S = ov->shape[d];
     ew_nest(kb, t, step_loop(kb, into, S, kb_ix_const(0), 1, par, &t->idx[d]), d + 1, par && S == 1);
     return;
   }
-  t->ext[d] = EW_TILE;
+  int64_t S = ov->shape[d], T = t->tile[d], nt = S / T;
+  t->ext[d] = T;
   if (nt)
-    ew_nest(kb, t, step_loop(kb, into, nt, kb_ix_const(0), EW_TILE, par, &t->idx[d]), d + 1, par && nt == 1);
-  if (S % EW_TILE) {  // the last tile, shorter
-    t->idx[d] = kb_ix_const(nt * EW_TILE);
-    t->ext[d] = S % EW_TILE;
+    ew_nest(kb, t, step_loop(kb, into, nt, kb_ix_const(0), T, par, &t->idx[d]), d + 1, par && nt == 1);
+  if (S % T) {  // the last tile, shorter
+    t->idx[d] = kb_ix_const(nt * T);
+    t->ext[d] = S % T;
     ew_nest(kb, t, into, d + 1, par && !nt);
   }
 }
@@ -261,8 +268,15 @@ static void build_ew(KB *kb, const NodeList *ns) {
     t.di = transposed_dim(kb_node_expr(kb, ns->data[i], pidx), ov->ndim, t.dj);
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
-  if (t.di < 0)
+  if (t.di < 0) {
     t.dj = -1;
+  } else {  // the tile shape of the comment above, in elements of the (first) output
+    int64_t es = dtype_size(ns->data[0]->out->dtype), tj = EW_ROW_BYTES / es, ti = EW_RUN_BYTES / es;
+    while (ti > tj && ov->shape[t.di] / ti < EW_MIN_TILES)
+      ti /= 2;
+    t.tile[t.di] = ti;
+    t.tile[t.dj] = tj;
+  }
   ew_nest(kb, &t, &kb->k->body, 0, view_numel(*ov) >= PARALLEL_WORK);
 }
 

@@ -1306,13 +1306,26 @@ static void first_inner_pair(const LStmtList *l, int64_t outer, int64_t *o, int6
 
 static void transposed_copies_run_in_tiles_of_both_dims(void **state) {
   (void)state;
-  // 170 x 200: tiles of 32 x 32, then the last 10 rows and 8 columns in nests of their own
+  // 170 x 200: tiles of 32 x 32 (170 rows leave too few taller tiles for the threads),
+  // then the last 10 rows and 8 columns in nests of their own
   Run *r = same_as_naive("fn f(x: f32[200, 170]) -> f32[170, 200] {\n  return x.t().contiguous()\n}\n", true);
   int64_t o = 0, i = 0;
   first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
   assert_int_equal(o, 32);
   assert_int_equal(i, 32);
   assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+  done(r);
+  // 2048 rows: 8 tiles of 256 rows (2 KiB runs would leave only 4) x 128 B of each row;
+  // f64: 16 per row
+  r = same_as_naive("fn f(x: f32[40, 2048]) -> f32[2048, 40] {\n  return x.t().contiguous()\n}\n", false);
+  first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
+  assert_int_equal(o, 256);
+  assert_int_equal(i, 32);
+  done(r);
+  r = same_as_naive("fn f(x: f64[40, 8192]) -> f64[8192, 40] {\n  return x.t() * 2.0\n}\n", false);
+  first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
+  assert_int_equal(o, 256);
+  assert_int_equal(i, 16);
   done(r);
   // contiguous reads keep the row-major nest
   r = same_as_naive("fn f(x: f32[100, 70]) -> f32[100, 70] {\n  return x * 2.0\n}\n", false);
