@@ -152,6 +152,22 @@ def sanitizer_flags(lib):
     return []
 
 
+def write_user_program(d, kind, out, run, check):
+    """abi.tdsl and main.c in d, then tdslc's --emit=KIND -o OUT and --emit=header -o gen.h
+    of abi.tdsl; (include dir, lib dir) of tdslc, or None when an emit failed."""
+    with open(os.path.join(d, "abi.tdsl"), "w") as f:
+        f.write(SRC)
+    with open(os.path.join(d, "main.c"), "w") as f:
+        f.write(MAIN)
+    for k, o in ((kind, out), ("header", "gen.h")):
+        p = run([TDSLC, "abi.tdsl", f"--emit={k}", "-o", o], d)
+        check(f"--emit={k} writes {o}", p.returncode == 0, p.stderr.decode())
+        if p.returncode != 0:
+            return None
+    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
+    return inc, run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
+
+
 def run_main(d, lib, check):
     """Runs ./main (MAIN, built in d against libtdslrt in lib) on the inputs it loads and
     checks what it prints and saves against NumPy; check(name, cond, detail) records each
@@ -223,17 +239,10 @@ def main():
 
 
 def body(d):
-    with open(os.path.join(d, "abi.tdsl"), "w") as f:
-        f.write(SRC)
-    with open(os.path.join(d, "main.c"), "w") as f:
-        f.write(MAIN)
-    for kind, out in (("c", "gen.c"), ("header", "gen.h")):
-        p = run([TDSLC, "abi.tdsl", f"--emit={kind}", "-o", out], d)
-        check(f"--emit={kind} writes {out}", p.returncode == 0, p.stderr.decode())
-        if p.returncode != 0:
-            return 1
-    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
-    lib = run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
+    dirs = write_user_program(d, "c", "gen.c", run, check)
+    if not dirs:
+        return 1
+    inc, lib = dirs
     p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.c", f"-I{inc}", f"-L{lib}", "-ltdslrt",
              "-lm", "-fopenmp", "-o", "main"] + sanitizer_flags(lib), d)
     check("the user program compiles against the header and libtdslrt", p.returncode == 0, p.stderr.decode())

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tests/run/test_llvm_abi.py TDSLC: the LLVM backend's object files as a user meets them.
 
-The same user program and checks as test_c_abi.py (its SRC, MAIN and run_main), but the
+The same user program and checks as test_c_abi.py (its write_user_program and run_main), but the
 functions come from `--emit=obj` (a relocatable ELF object built by LLVM) instead of C:
 cc main.c gen.o -I$(tdslc --print-include-dir) -L$(tdslc --print-lib-dir) -ltdslrt -lm.
 Also: the object defines exactly the entries as global symbols (everything else it
@@ -20,7 +20,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from test_c_abi import MAIN, SRC, run_main, sanitizer_flags  # noqa: E402
+from test_c_abi import run_main, sanitizer_flags, write_user_program  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 failures = []
@@ -59,15 +59,10 @@ def main():
 
 
 def body(d):
-    with open(os.path.join(d, "abi.tdsl"), "w") as f:
-        f.write(SRC)
-    with open(os.path.join(d, "main.c"), "w") as f:
-        f.write(MAIN)
-    for kind, out in (("obj", "gen.o"), ("header", "gen.h")):
-        p = run([TDSLC, "abi.tdsl", f"--emit={kind}", "-o", out], d)
-        check(f"--emit={kind} writes {out}", p.returncode == 0, p.stderr.decode())
-        if p.returncode != 0:
-            return 1
+    dirs = write_user_program(d, "obj", "gen.o", run, check)
+    if not dirs:
+        return 1
+    inc, lib = dirs
     with open(os.path.join(d, "gen.o"), "rb") as f:
         head = f.read(18)
     check("--emit=obj is a relocatable ELF object", head[:4] == b"\x7fELF" and head[16:18] == b"\x01\x00", head)
@@ -76,8 +71,6 @@ def body(d):
     check("the object defines exactly the entries as global symbols",
           defined == ["affine", "bump", "pick", "tr"], defined)
 
-    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
-    lib = run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
     p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.o", f"-I{inc}", f"-L{lib}", "-ltdslrt",
              "-lm", "-lpthread", "-o", "main"] + sanitizer_flags(lib), d)
     check("the user program links with the object, the header and libtdslrt", p.returncode == 0, p.stderr.decode())
