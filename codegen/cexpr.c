@@ -675,7 +675,7 @@ void cexpr_expr(CGen *g, const LExpr *e) {
     err_args(g, e->err);
     buf_puts(g->b, ")");
     return;
-  case LX_COUNT: break;
+  case LX_FMA: case LX_SPLAT: case LX_LANE: case LX_COUNT: break;  // vectors: not yet
   }
   td_unreachable();
 }

@@ -24,6 +24,7 @@ LExpr *lx_new(Ctx *cx, LExprKind kind, DType dt) {
   e->var = -1;
   e->local = -1;
   e->buf = -1;
+  e->lanes = 1;
   return e;
 }
 
@@ -92,6 +93,57 @@ LExpr *lx_bitcast(Ctx *cx, DType dt, LExpr *a) {
   LExpr *e = lx_new(cx, LX_BITCAST, dt);
   e->a = a;
   return e;
+}
+
+LExpr *lx_fma(Ctx *cx, LExpr *a, LExpr *b, LExpr *c) {
+  LExpr *e = lx_new(cx, LX_FMA, a->dt);
+  e->a = a;
+  e->b = b;
+  e->c = c;
+  e->lanes = a->lanes;
+  return e;
+}
+
+LExpr *lx_splat(Ctx *cx, int lanes, LExpr *a) {
+  LExpr *e = lx_new(cx, LX_SPLAT, a->dt);
+  e->a = a;
+  e->lanes = lanes;
+  return e;
+}
+
+LExpr *lx_vload(Ctx *cx, DType dt, int lanes, int buf, LIndex idx) {
+  LExpr *e = lx_load(cx, dt, buf, idx);
+  e->lanes = lanes;
+  return e;
+}
+
+LExpr *lx_local_v(Ctx *cx, DType dt, int lanes, int local) {
+  LExpr *e = lx_local(cx, dt, local);
+  e->lanes = lanes;
+  return e;
+}
+
+LExpr *lx_lane(Ctx *cx, LExpr *v, int lane) {
+  LExpr *e = lx_new(cx, LX_LANE, v->dt);
+  e->a = v;
+  e->i = lane;
+  return e;
+}
+
+static void lanes_of(const LStmtList *body, int *lanes) {
+  for (int i = 0; i < body->len; i++) {
+    const LStmt *s = body->data[i];
+    if (s->kind == LS_LET)
+      lanes[s->local] = s->val->lanes;
+    else if (s->kind == LS_LOOP || s->kind == LS_IF)
+      lanes_of(&s->body, lanes);
+  }
+}
+
+void loop_local_lanes(const LKernel *k, int *lanes) {
+  for (int i = 0; i < k->locals.len; i++)
+    lanes[i] = 1;
+  lanes_of(&k->body, lanes);
 }
 
 static LStmt *new_stmt(Ctx *cx, LStmtKind kind) {
@@ -183,15 +235,17 @@ bool lx_raises(const LExpr *e) {
 //   kernel kN
 //     ops: OP OP ...      lines: L, L
 //     args: bN (read|write|read write|write stream), ...   stream: non-temporal stores
-//     locals: lN DTYPE, ...
+//     locals: lN DTYPE, ...                      a vector local: DTYPExLANES
 //     error eN: "MESSAGE"
 //     STATEMENTS, two spaces per nesting level:
 //       for iN in 0..EXTENT [parallel] [vector W] {  ...  }
-//       bN[INDEX] = EXPR            (store; INDEX is `COEF*iN + ... + BASE`)
+//       bN[INDEX] = EXPR            (store; INDEX is `COEF*iN + ... + BASE`; a vector
+//                                    store or load of L lanes: `bN[INDEX +0..L]`)
 //       let lN: DTYPE = EXPR / lN = EXPR / if EXPR { ... }
 // Expressions print as pseudo-C: infix operators parenthesised, other ops as calls
 // named as in --emit=ir, casts as `DTYPE(x)`, selects as `(c ? a : b)`, checked
 // indices as `checked(x, SIZE, eN)`, and raising ops carry `!eN` after their call.
+// Vectors: `splatL(x)`, `fma(a, b, c)`, lane k of a local `lN.k`.
 
 static const char *infix(Op op) {
   switch (op) {
@@ -279,7 +333,27 @@ static void print_expr(const LKernel *k, const LExpr *e, FILE *out) {
   case LX_LOAD:
     fprintf(out, "b%d[", arg_buf(k, e->buf));
     print_index(k, &e->idx, out);
+    if (e->lanes > 1)
+      fprintf(out, " +0..%d", e->lanes);
     fputc(']', out);
+    return;
+  case LX_FMA:
+    fputs("fma(", out);
+    print_expr(k, e->a, out);
+    fputs(", ", out);
+    print_expr(k, e->b, out);
+    fputs(", ", out);
+    print_expr(k, e->c, out);
+    fputc(')', out);
+    return;
+  case LX_SPLAT:
+    fprintf(out, "splat%d(", e->lanes);
+    print_expr(k, e->a, out);
+    fputc(')', out);
+    return;
+  case LX_LANE:
+    print_expr(k, e->a, out);
+    fprintf(out, ".%" PRId64, e->i);
     return;
   case LX_UNARY:
     if (e->op == OP_NEG) {
@@ -354,12 +428,17 @@ static void print_stmt(const LKernel *k, const LStmt *s, int depth, FILE *out) {
   case LS_STORE:
     fprintf(out, "b%d[", arg_buf(k, s->buf));
     print_index(k, &s->idx, out);
+    if (s->val->lanes > 1)
+      fprintf(out, " +0..%d", s->val->lanes);
     fputs("] = ", out);
     print_expr(k, s->val, out);
     fputc('\n', out);
     return;
   case LS_LET:
-    fprintf(out, "let l%d: %s = ", s->local, s->val ? dtype_name(s->val->dt) : "?");
+    fprintf(out, "let l%d: %s", s->local, s->val ? dtype_name(s->val->dt) : "?");
+    if (s->val && s->val->lanes > 1)
+      fprintf(out, "x%d", s->val->lanes);
+    fputs(" = ", out);
     print_expr(k, s->val, out);
     fputc('\n', out);
     return;
@@ -445,8 +524,13 @@ void loop_print(const LProgram *p, FILE *out) {
     fputc('\n', out);
     if (k->locals.len) {
       fputs("  locals:", out);
-      for (int i = 0; i < k->locals.len; i++)
+      int lanes[k->locals.len];
+      loop_local_lanes(k, lanes);
+      for (int i = 0; i < k->locals.len; i++) {
         fprintf(out, "%s l%d %s", i ? "," : "", i, dtype_name(k->locals.data[i]));
+        if (lanes[i] > 1)
+          fprintf(out, "x%d", lanes[i]);
+      }
       fputc('\n', out);
     }
     for (int i = 0; i < k->errors.len; i++) {
@@ -465,6 +549,7 @@ typedef struct Verify {
   const LKernel *k;
   int64_t *extent;  // per var: the extent of its enclosing loop, -1 when not inside it
   bool *declared;   // per local: an LS_LET of it is in scope
+  const int *lanes; // per local: its lanes (loop_local_lanes)
   bool dead;        // inside a loop of extent 0: nothing here ever runs
 } Verify;
 
@@ -520,7 +605,8 @@ static void verify_expr(Verify *V, const LExpr *e);
 
 // Every variable of the index is live, and (when the index can be bounded) every
 // element it reaches over the loops' iterations lies inside the argument's buffer.
-static void verify_index(Verify *V, int arg, const LIndex *ix) {
+// Elements ix + 0..lanes must stay in the buffer.
+static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) {
   TD_ASSERT(arg >= 0 && arg < V->k->args.len);
   int b = V->k->args.data[arg].buf;
   TD_ASSERT(b >= 0 && b < V->p->bufs.len);
@@ -545,7 +631,7 @@ static void verify_index(Verify *V, int arg, const LIndex *ix) {
   }
   if (bounded && !V->dead) {
     TD_ASSERT(lo >= 0);
-    TD_ASSERT(hi < V->p->bufs.data[b].numel);
+    TD_ASSERT(hi + lanes - 1 < V->p->bufs.data[b].numel);
   }
 }
 
@@ -588,6 +674,17 @@ static void verify_binary(const LExpr *e) {
 static void verify_expr(Verify *V, const LExpr *e) {
   TD_ASSERT(e && e->kind < LX_COUNT && e->dt < DT_COUNT);
   TD_ASSERT(e->err >= -1 && e->err < V->k->errors.len);
+  TD_ASSERT(e->lanes >= 1);
+  if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
+    TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
+              (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
+    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->a->lanes == e->lanes);
+    TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
+    TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
+  } else if (e->kind != LX_LANE && e->kind != LX_CONST && e->kind != LX_VAR && e->kind != LX_LOCAL &&
+             e->kind != LX_LOAD) {
+    TD_ASSERT(e->a->lanes == 1 && (!e->b || e->b->lanes == 1) && (!e->c || e->c->lanes == 1));
+  }
   switch (e->kind) {
   case LX_CONST: return;
   case LX_VAR:
@@ -598,9 +695,10 @@ static void verify_expr(Verify *V, const LExpr *e) {
     TD_ASSERT(e->local >= 0 && e->local < V->k->locals.len);
     TD_ASSERT(V->declared[e->local]);
     TD_ASSERT(V->k->locals.data[e->local] == e->dt);
+    TD_ASSERT(V->lanes[e->local] == e->lanes);
     return;
   case LX_LOAD:
-    verify_index(V, e->buf, &e->idx);
+    verify_index_lanes(V, e->buf, &e->idx, e->lanes);
     TD_ASSERT(V->k->args.data[e->buf].read);
     TD_ASSERT(V->p->bufs.data[V->k->args.data[e->buf].buf].dtype == e->dt);
     return;
@@ -630,6 +728,20 @@ static void verify_expr(Verify *V, const LExpr *e) {
     TD_ASSERT(dtype_is_int(e->a->dt) && e->dt == DT_I64 && e->i >= 0);
     TD_ASSERT(e->err >= 0);
     return;
+  case LX_FMA:
+    verify_expr(V, e->a);
+    verify_expr(V, e->b);
+    verify_expr(V, e->c);
+    TD_ASSERT((e->dt == DT_F32 || e->dt == DT_F64) && e->a->dt == e->dt && e->b->dt == e->dt && e->c->dt == e->dt);
+    return;
+  case LX_SPLAT:
+    verify_expr(V, e->a);
+    TD_ASSERT(e->a->lanes == 1 && e->a->dt == e->dt && e->lanes > 1);
+    return;
+  case LX_LANE:
+    verify_expr(V, e->a);
+    TD_ASSERT(e->a->kind == LX_LOCAL && e->a->lanes > 1 && e->i >= 0 && e->i < e->a->lanes && e->a->dt == e->dt);
+    return;
   case LX_COUNT: break;
   }
   td_unreachable();
@@ -654,20 +766,21 @@ static void verify_stmt(Verify *V, const LStmt *s) {
   }
   case LS_STORE:
     verify_expr(V, s->val);
-    verify_index(V, s->buf, &s->idx);
+    verify_index_lanes(V, s->buf, &s->idx, s->val->lanes);
+    TD_ASSERT(s->val->lanes == 1 || V->p->bufs.data[k->args.data[s->buf].buf].dtype == s->val->dt);
     TD_ASSERT(k->args.data[s->buf].written);
     return;
   case LS_LET:
     TD_ASSERT(s->local >= 0 && s->local < k->locals.len);
     verify_expr(V, s->val);
-    TD_ASSERT(s->val->dt == k->locals.data[s->local]);
+    TD_ASSERT(s->val->dt == k->locals.data[s->local] && s->val->lanes == V->lanes[s->local]);
     V->declared[s->local] = true;
     return;
   case LS_SET:
     TD_ASSERT(s->local >= 0 && s->local < k->locals.len);
     TD_ASSERT(V->declared[s->local]);
     verify_expr(V, s->val);
-    TD_ASSERT(s->val->dt == k->locals.data[s->local]);
+    TD_ASSERT(s->val->dt == k->locals.data[s->local] && s->val->lanes == V->lanes[s->local]);
     return;
   case LS_IF:
     verify_expr(V, s->cond);
@@ -714,7 +827,9 @@ void loop_verify(const LProgram *p) {
     for (int i = 0; i < k->nvars; i++)
       extent[i] = -1;
     memset(declared, 0, sizeof declared);
-    Verify V = {p, k, extent, declared, false};
+    int lanes[k->locals.len > 0 ? k->locals.len : 1];
+    loop_local_lanes(k, lanes);
+    Verify V = {p, k, extent, declared, lanes, false};
     verify_stmts(&V, &k->body);
   }
 }

@@ -44,6 +44,18 @@
 // LX_BITCAST reinterprets a's bits as dt: f32 <-> i32, f64 <-> i64 only (the CPU
 // schedule's vector exp builds 2^n from an exponent field with it).
 // LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).
+//
+// Lanes. An expression of `lanes` > 1 is a vector of that many values of dt (lanes 1 is
+// a scalar; every constructor but lx_splat/lx_vload/lx_local_v makes scalars). Vector
+// expressions are only these: LX_LOAD of `lanes` consecutive elements buf[idx + l];
+// LX_LOCAL of a vector local; LX_SPLAT (scalar a in every lane); LX_BINARY (ADD SUB
+// MUL) and LX_FMA lane by lane over operands of the same lanes (LX_FMA may be scalar);
+// and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). LX_FMA is
+// a * b + c of one float dtype (f32/f64): the product may be rounded or not before the
+// add (fused where the target has FMA), so backends may differ in the last bit. A
+// store of a vector value writes buf[idx + l] for every lane l; a local takes the
+// lanes of its LS_LET's value (loop_local_lanes), and every later LS_SET and reference
+// of it has the same lanes. Only the CPU schedules (ir/gemm.c) make vectors.
 // LX_CHECKED_INDEX: a is an i64 index into a dim of size `i`. With `wrap` (advanced
 // indexing) the valid range is [-i, i) and a negative index counts from the end;
 // without it (gather, index_select) it is [0, i). Valid: yields the index; else it
@@ -74,6 +86,9 @@ typedef enum {
   LX_CAST,           // a converted to dt
   LX_CHECKED_INDEX,  // see above: a, i (the size), err
   LX_BITCAST,        // a's bits as dt (same width, float <-> int)
+  LX_FMA,            // a * b + c (see Lanes above)
+  LX_SPLAT,          // scalar a in each of `lanes` lanes
+  LX_LANE,           // lane i of the vector local a
   LX_COUNT
 } LExprKind;
 
@@ -100,6 +115,7 @@ struct LExpr {
   LIndex idx;     // LX_LOAD
   int err;        // raising ops: index into the kernel's errors, -1 if none
   bool wrap;      // LX_CHECKED_INDEX: negative indices count from the end
+  int lanes;      // 1 for a scalar; see Lanes above
 };
 
 typedef enum {
@@ -198,6 +214,11 @@ LExpr *lx_binary(Ctx *cx, Op op, DType dt, LExpr *a, LExpr *b);
 LExpr *lx_select(Ctx *cx, LExpr *c, LExpr *a, LExpr *b);
 LExpr *lx_cast(Ctx *cx, DType dt, LExpr *a);
 LExpr *lx_bitcast(Ctx *cx, DType dt, LExpr *a);
+LExpr *lx_fma(Ctx *cx, LExpr *a, LExpr *b, LExpr *c);          // a * b + c, lanes of a
+LExpr *lx_splat(Ctx *cx, int lanes, LExpr *a);                  // a scalar in every lane
+LExpr *lx_vload(Ctx *cx, DType dt, int lanes, int buf, LIndex idx);  // buf[idx + 0..lanes)
+LExpr *lx_local_v(Ctx *cx, DType dt, int lanes, int local);     // a vector local
+LExpr *lx_lane(Ctx *cx, LExpr *v, int lane);                    // lane of vector local v
 LStmt *ls_loop(Ctx *cx, int var, int64_t extent);
 LStmt *ls_store(Ctx *cx, int buf, LIndex idx, LExpr *val);
 LStmt *ls_let(Ctx *cx, int local, LExpr *val);
@@ -206,6 +227,9 @@ LStmt *ls_if(Ctx *cx, LExpr *cond);
 LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (vars[k] for dim k; -1: index 0)
 bool lx_raises_here(const LExpr *e);  // e itself can raise one of its kernel's errors
 bool lx_raises(const LExpr *e);       // evaluating e (any operand) can raise
+// lanes[l] = the lanes of local l (its LS_LET's value; 1 if it has none); lanes has
+// k->locals.len entries.
+void loop_local_lanes(const LKernel *k, int *lanes);
 void loop_print(const LProgram *p, FILE *out);     // --emit=kernels
 void loop_verify(const LProgram *p);               // TD_ASSERTs
 

@@ -410,7 +410,7 @@ static LProgram *gather_program(Ctx *cx, bool parallel) {
   LIndex at_i = {.nterms = 1, .var = {0}, .coef = {1}};
   LExpr *ci = arena_alloc(&cx->arena, sizeof *ci);
   *ci = (LExpr){.kind = LX_CHECKED_INDEX, .dt = DT_I64, .a = lx_load(cx, DT_I64, 0, at_i), .i = 10, .err = 0, .wrap = true,
-                .buf = -1, .local = -1, .var = -1};
+                .buf = -1, .local = -1, .var = -1, .lanes = 1};
   LIndex at_dyn = {.dyn = ci};
   LStmt *loop = ls_loop(cx, 0, 1000);
   loop->parallel = parallel;
