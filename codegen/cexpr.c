@@ -6,6 +6,13 @@
 // plain loops. The dialect (codegen/cexpr.h) says how a helper is declared, how a
 // raising helper learns where to record its error, and how constants and bit casts
 // are spelled; everything else is one text for both, so the numerics are too.
+// Vectors (ir/loop.h's Lanes) are plain C: a vector local is an array `float t3[16]`
+// and a statement of a vector value is a loop over its lanes, in which each vector
+// operand prints the element of lane tdsl_g_l (a splat: its scalar); gcc vectorizes
+// the loop, and keeps an accumulator array in registers across an enclosing loop (a
+// lane loop that only copies or fills is unrolled for that, see open_lanes). Where a
+// lane could read what an earlier lane of the same statement wrote, the vector goes
+// through a temporary array, so it is assigned whole as the IR says.
 // Values of f16/bf16 are carried as float; arithmetic typed f16/bf16 (which the
 // kernel builder never makes) would be done in float and rounded.
 #include "codegen/cexpr.h"
@@ -292,6 +299,8 @@ void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgra
   g->local_read = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nlocals + 1));
   g->decl_depth = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nlocals + 1));
   g->lname = arena_alloc(&cx->arena, sizeof(char *) * (size_t)(nlocals + 1));
+  g->lanes = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nlocals + 1));
+  loop_local_lanes(k, g->lanes);
   for (int i = 0; i < nlocals; i++) {
     g->decl_depth[i] = -1;
     g->lname[i] = arena_printf(&cx->arena, "t%d", i);
@@ -323,6 +332,19 @@ static void dyn_index(void *ctx, Buf *b, const LExpr *e) {
 }
 
 void cexpr_index(CGen *g, const LIndex *ix) { emit_index(g->b, ix, dyn_index, g); }
+
+// The index of lane tdsl_g_l of a vector load or store at ix.
+static void lane_index(CGen *g, const LIndex *ix) {
+  TD_ASSERT(g->lane);
+  bool zero = ix->base == 0 && !ix->dyn;
+  for (int t = 0; t < ix->nterms; t++)
+    zero &= ix->coef[t] == 0;
+  if (!zero) {
+    cexpr_index(g, ix);
+    buf_puts(g->b, " + ");
+  }
+  buf_puts(g->b, "tdsl_g_l");
+}
 
 // The text around a value of dtype `from` that makes it a value of dtype `to`
 // (ir/loop.h's LX_CAST): pre + value + post.
@@ -596,7 +618,10 @@ static void load(CGen *g, const LExpr *e) {
     buf_puts(g->b, "(");
   }
   buf_printf(g->b, "b%d[", e->buf);
-  cexpr_index(g, &e->idx);
+  if (e->lanes > 1)
+    lane_index(g, &e->idx);
+  else
+    cexpr_index(g, &e->idx);
   buf_puts(g->b, "]");
   if (is_half(bt))
     buf_puts(g->b, ")");
@@ -640,6 +665,10 @@ void cexpr_expr(CGen *g, const LExpr *e) {
   case LX_LOCAL:
     TD_ASSERT(e->local >= 0 && e->local < g->k->locals.len);
     buf_puts(g->b, g->lname[e->local]);
+    if (e->lanes > 1) {
+      TD_ASSERT(g->lane);
+      buf_puts(g->b, "[tdsl_g_l]");
+    }
     return;
   case LX_LOAD: load(g, e); return;
   case LX_UNARY:
@@ -675,7 +704,25 @@ void cexpr_expr(CGen *g, const LExpr *e) {
     err_args(g, e->err);
     buf_puts(g->b, ")");
     return;
-  case LX_FMA: case LX_SPLAT: case LX_LANE: case LX_COUNT: break;  // vectors: not yet
+  case LX_FMA:  // fused: ISO C keeps -ffp-contract=off, so a * b + c would not be
+    TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64);
+    buf_printf(g->b, "%s(", libm(g, "fma", e->dt));
+    cexpr_expr(g, e->a);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->b);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->c);
+    buf_puts(g->b, ")");
+    return;
+  case LX_SPLAT:  // the same scalar in every lane
+    TD_ASSERT(g->lane && e->a->lanes == 1);
+    cexpr_expr(g, e->a);
+    return;
+  case LX_LANE:
+    TD_ASSERT(e->a->kind == LX_LOCAL && e->a->local >= 0 && e->a->local < g->k->locals.len);
+    buf_printf(g->b, "%s[%" PRId64 "]", g->lname[e->a->local], e->i);
+    return;
+  case LX_COUNT: break;
   }
   td_unreachable();
 }
@@ -700,10 +747,112 @@ static void store_value(CGen *g, DType vt, DType bt, const LExpr *val) {
   around(g, pre, val, post);
 }
 
+// ---- statements of vector values ----
+// Whether e reads a single lane of local `local` (an LX_LANE of it).
+static bool reads_lane_of(const LExpr *e, int local) {
+  if (!e)
+    return false;
+  if (e->kind == LX_LANE && e->a->local == local)
+    return true;
+  if (e->kind == LX_LOAD && reads_lane_of(e->idx.dyn, local))
+    return true;
+  return reads_lane_of(e->a, local) || reads_lane_of(e->b, local) || reads_lane_of(e->c, local);
+}
+
+static bool same_index(const LIndex *x, const LIndex *y) {
+  if (x->dyn || y->dyn || x->base != y->base || x->nterms != y->nterms)
+    return false;
+  for (int t = 0; t < x->nterms; t++) {
+    if (x->var[t] != y->var[t] || x->coef[t] != y->coef[t])
+      return false;
+  }
+  return true;
+}
+
+// Whether e reads an element of arg buf other than the one each lane of a vector
+// store at ix writes (any load of buf but a vector load at ix itself). Conservative.
+static bool reads_other_elem(const LExpr *e, int buf, const LIndex *ix) {
+  if (!e)
+    return false;
+  if (e->kind == LX_LOAD) {
+    if (e->buf == buf && !(e->lanes > 1 && same_index(&e->idx, ix)))
+      return true;
+    if (reads_other_elem(e->idx.dyn, buf, ix))
+      return true;
+  }
+  return reads_other_elem(e->a, buf, ix) || reads_other_elem(e->b, buf, ix) || reads_other_elem(e->c, buf, ix);
+}
+
+// The element of lane tdsl_g_l that s writes.
+static void lane_target(CGen *g, const LStmt *s) {
+  if (s->kind == LS_STORE) {
+    buf_printf(g->b, "b%d[", s->buf);
+    lane_index(g, &s->idx);
+    buf_puts(g->b, "]");
+  } else {
+    buf_printf(g->b, "%s[tdsl_g_l]", g->lname[s->local]);
+  }
+}
+
+// A lane loop that only copies or fills is unrolled: gcc's loop distribution would make
+// it a memcpy or memset, which keeps the local array in memory, and with 16 vector
+// registers (AVX2) the register allocator then spills accumulators to it inside the
+// loop that updates them (a 6x16 f32 micro-kernel: 12 of 12 accumulators in memory).
+static void open_lanes(CGen *g, int lanes, bool copy) {
+  buf_indent(g->b, g->depth);
+  if (copy)
+    buf_printf(g->b, "_Pragma(\"GCC unroll %d\") ", lanes);
+  buf_printf(g->b, "for (int tdsl_g_l = 0; tdsl_g_l < %d; tdsl_g_l++) ", lanes);
+}
+
+// A store, let or set of a vector value: one loop over the lanes. The IR assigns the
+// whole vector at once, so when a lane could read what an earlier lane wrote (a lane
+// of the local set, another element of the buffer stored) the value goes through a
+// temporary array first.
+static void lane_stmt(CGen *g, const LStmt *s) {
+  const LExpr *val = s->val;
+  int n = val->lanes;
+  TD_ASSERT(n > 1 && !g->lane && (val->dt == DT_F32 || val->dt == DT_F64));
+  bool temp = s->kind == LS_STORE
+                  ? reads_other_elem(val, s->buf, &s->idx) || reads_other_elem(s->idx.dyn, s->buf, &s->idx)
+                  : reads_lane_of(val, s->local);
+  if (temp) {
+    buf_indent(g->b, g->depth);
+    buf_puts(g->b, "{\n");
+    g->depth++;
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "%s tdsl_g_v[%d];\n", cexpr_type(val->dt), n);
+  }
+  bool copy = val->kind == LX_LOAD || val->kind == LX_LOCAL || (val->kind == LX_SPLAT && val->a->kind == LX_CONST);
+  open_lanes(g, n, copy);
+  g->lane = true;
+  if (temp)
+    buf_puts(g->b, "tdsl_g_v[tdsl_g_l]");
+  else
+    lane_target(g, s);
+  buf_puts(g->b, " = ");
+  cexpr_expr(g, val);  // a vector store's buffer has the value's dtype: no conversion
+  buf_puts(g->b, ";\n");
+  if (temp) {
+    open_lanes(g, n, true);
+    lane_target(g, s);
+    buf_puts(g->b, " = tdsl_g_v[tdsl_g_l];\n");
+    g->depth--;
+    buf_indent(g->b, g->depth);
+    buf_puts(g->b, "}\n");
+  }
+  g->lane = false;
+}
+
 void cexpr_store(CGen *g, const LStmt *s) {
   DType bt = cexpr_arg_dtype(g, s->buf);
   g->arg_used[s->buf] = true;
   TD_ASSERT(g->k->args.data[s->buf].written);
+  if (s->val->lanes > 1) {
+    TD_ASSERT(bt == s->val->dt);
+    lane_stmt(g, s);
+    return;
+  }
   buf_indent(g->b, g->depth);
   buf_printf(g->b, "b%d[", s->buf);
   cexpr_index(g, &s->idx);
@@ -717,17 +866,28 @@ void cexpr_store(CGen *g, const LStmt *s) {
 void cexpr_let(CGen *g, const LStmt *s) {
   TD_ASSERT(s->local >= 0 && s->local < g->k->locals.len);
   DType lt = g->k->locals.data[s->local];
-  buf_indent(g->b, g->depth);
+  int lanes = s->val->lanes;
+  TD_ASSERT(lanes == g->lanes[s->local]);
   bool declare = s->kind == LS_LET && g->decl_depth[s->local] < 0;
-  if (declare) {
-    buf_printf(g->b, "%s ", cexpr_type(lt));
+  if (declare)
     g->decl_depth[s->local] = g->depth;
+  if (lanes > 1) {  // a vector local is an array, its value a lane loop
+    TD_ASSERT(lt == s->val->dt);
+    if (declare) {
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "%s %s[%d];\n", cexpr_type(lt), g->lname[s->local], lanes);
+    }
+    lane_stmt(g, s);
+  } else {
+    buf_indent(g->b, g->depth);
+    if (declare)
+      buf_printf(g->b, "%s ", cexpr_type(lt));
+    buf_printf(g->b, "%s = ", g->lname[s->local]);
+    const char *pre, *post;
+    cast_text(g, s->val->dt, lt, &pre, &post);
+    around(g, pre, s->val, post);
+    buf_puts(g->b, ";\n");
   }
-  buf_printf(g->b, "%s = ", g->lname[s->local]);
-  const char *pre, *post;
-  cast_text(g, s->val->dt, lt, &pre, &post);
-  around(g, pre, s->val, post);
-  buf_puts(g->b, ";\n");
   if (declare && !g->local_read[s->local]) {
     buf_indent(g->b, g->depth);
     buf_printf(g->b, "(void)%s;\n", g->lname[s->local]);

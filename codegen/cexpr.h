@@ -81,7 +81,9 @@ struct CGen {
   bool *local_read;     // per local
   int *decl_depth;      // per local: the block depth it was declared at, -1 if not in scope
   const char **lname;   // per local: its name in the text being printed ("t<i>")
+  int *lanes;           // per local: its lanes (loop_local_lanes); a vector local is an array
   int depth;            // the block depth of the statement being printed
+  bool lane;            // printing the statement of a lane loop: vectors print lane tdsl_g_l
 };
 
 // Readies g for kernel k of p: which args and locals it uses, whether it raises (then
@@ -94,6 +96,8 @@ void cexpr_expr(CGen *g, const LExpr *e);
 void cexpr_index(CGen *g, const LIndex *ix);
 
 // ---- statements, each on its own lines at g->depth ----
+// A statement whose value is a vector of N lanes is a loop over the lanes, which gcc
+// vectorizes: `for (int tdsl_g_l = 0; tdsl_g_l < N; tdsl_g_l++) t3[tdsl_g_l] = ...;`.
 void cexpr_let(CGen *g, const LStmt *s);    // LS_LET, LS_SET
 void cexpr_store(CGen *g, const LStmt *s);  // LS_STORE
 void cexpr_open_loop(CGen *g, const LStmt *s);     // "for (int64_t vN = 0; ...) {", one level deeper

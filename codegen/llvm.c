@@ -12,6 +12,12 @@
 //     fast-math flag anywhere, so reductions keep the IR's order; integer arithmetic
 //     wraps (no nsw/nuw on user values); division and float->int conversion never
 //     reach UB or poison (divisors are made safe, fptosi only sees in-range values);
+//     LX_FMA is the one exception ir/loop.h allows: llvm.fmuladd, fused where the
+//     target has FMA, so it may differ from c.c in the last bit;
+//   - vector lanes (ir/loop.h's Lanes) are LLVM vectors <N x T>: a vector load or
+//     store is one access through the element pointer cast to <N x T>* with the
+//     element's alignment, a splat is insertelement + shufflevector, a lane is an
+//     extractelement, and a vector local is an alloca of <N x T> that sroa promotes;
 //   - f16/bf16 values are carried as f32 and converted by integer bit arithmetic
 //     (h2f/f2h/bf2f/f2bf below are c.c's tdsl_g_* helpers, made branch-free);
 //   - loops are counted i64 loops in rotated form (preheader, one header phi, one
@@ -86,6 +92,7 @@ typedef struct KG {
   int *depth;            // per loop variable: how many loops enclose its own (shared with outlined bodies)
   int level;             // the loops enclosing the statement being built
   LLVMValueRef *locals;  // per local: an alloca in fn
+  int *lanes;            // per local: its lanes (loop_local_lanes)
   LLVMValueRef errp;     // the error record, NULL when nothing raises
   LLVMValueRef iter;     // the parallel loop's iteration inside an outlined body, else NULL
   bool has_err;
@@ -119,6 +126,12 @@ static LLVMTypeRef stype(LG *g, DType dt) {
   case DT_BF16: return g->i16;
   default: return vtype(g, dt);
   }
+}
+
+// A value of dt in `lanes` lanes: vtype, or <lanes x vtype>.
+static LLVMTypeRef lanes_type(LG *g, DType dt, int lanes) {
+  LLVMTypeRef t = vtype(g, dt);
+  return lanes > 1 ? LLVMVectorType(t, (unsigned)lanes) : t;
 }
 
 static LLVMValueRef ci(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, v < 0); }
@@ -173,7 +186,10 @@ static LLVMValueRef intrinsic1(LG *g, const char *name, LLVMValueRef a) {
 // pointer is assumed 64-byte aligned (every storage is, runtime/storage.c), and
 // instcombine raises a vector store's alignment where it follows from that. Then
 // mark_streams makes every tagged vector store of 16, 32 or 64 bytes whose alignment
-// covers its size non-temporal (MOVNTPS and kin need it; any other store stays as is).
+// covers its size non-temporal (MOVNTPS and kin need it; any other store stays as is),
+// and one of a wider power of two aligned to 64 (the vectors of ir/gemm.c's schedule:
+// the target splits it into stores of at most 64 bytes that each stay aligned). The
+// explicit vector stores of LExpr lanes carry the tag as the scalar ones do.
 static const char STREAM_TBAA[] = "tdsl stream";
 
 // The tag (uniqued: the same node each time in one context).
@@ -227,8 +243,8 @@ static void mark_streams(LLVMContextRef lc, LLVMModuleRef m) {
         LLVMValueRef tag = LLVMGetMetadata(in, tbaa);
         LLVMTypeRef vt = LLVMTypeOf(LLVMGetOperand(in, 0));
         unsigned long long size = LLVMStoreSizeOfType(td, vt);
-        if (tag != want || LLVMGetTypeKind(vt) != LLVMVectorTypeKind ||
-            (size != 16 && size != 32 && size != 64) || LLVMGetAlignment(in) < size)
+        if (tag != want || LLVMGetTypeKind(vt) != LLVMVectorTypeKind || size < 16 || (size & (size - 1)) != 0 ||
+            LLVMGetAlignment(in) < (size < 64 ? size : 64))
           continue;
         LLVMSetMetadata(in, nt, nt_node);
       }
@@ -839,6 +855,36 @@ static LLVMValueRef load(KG *c, const LExpr *e) {
   return cast(g, v, bt, e->dt);
 }
 
+// ---- vector lanes (ir/loop.h's Lanes) ----
+// The type local l is carried in: its dtype's, in its lanes.
+static LLVMTypeRef local_type(KG *c, int l) { return lanes_type(c->g, c->k->locals.data[l], c->lanes[l]); }
+
+// &arg[ix] as a pointer to `lanes` consecutive elements. Vector buffers are stored as
+// they are carried (f32, f64, i32, i64); an access keeps the element's alignment
+// (*align): the IR promises no more, and instcombine raises it where it can prove it.
+static LLVMValueRef vec_ptr(KG *c, int arg, const LIndex *ix, int lanes, unsigned *align) {
+  DType bt = arg_dtype(c, arg);
+  TD_ASSERT(lanes > 1 && !is_half(bt) && bt != DT_BOOL);
+  *align = (unsigned)dtype_size(bt);
+  return LLVMBuildBitCast(c->g->b, elem_ptr(c, arg, ix), LLVMPointerType(lanes_type(c->g, bt, lanes), 0), "");
+}
+
+static LLVMValueRef vec_load(KG *c, const LExpr *e) {
+  unsigned align;
+  LLVMValueRef p = vec_ptr(c, e->buf, &e->idx, e->lanes, &align);
+  LLVMValueRef v = LLVMBuildLoad2(c->g->b, lanes_type(c->g, e->dt, e->lanes), p, "");
+  LLVMSetAlignment(v, align);
+  return v;
+}
+
+// The scalar a in each of `lanes` lanes: insertelement, then a shuffle of lane 0.
+static LLVMValueRef splat(LG *g, LLVMValueRef a, int lanes) {
+  LLVMTypeRef vt = LLVMVectorType(LLVMTypeOf(a), (unsigned)lanes);
+  LLVMValueRef v = LLVMBuildInsertElement(g->b, LLVMGetPoison(vt), a, ci(g->i32, 0), "");
+  return LLVMBuildShuffleVector(g->b, v, LLVMGetPoison(vt), LLVMConstNull(LLVMVectorType(g->i32, (unsigned)lanes)),
+                                "");
+}
+
 static LLVMValueRef expr(KG *c, const LExpr *e) {
   LG *g = c->g;
   switch (e->kind) {
@@ -855,12 +901,15 @@ static LLVMValueRef expr(KG *c, const LExpr *e) {
   case LX_LOCAL: {
     TD_ASSERT(e->local >= 0 && e->local < c->k->locals.len);
     DType lt = c->k->locals.data[e->local];
-    return cast(g, LLVMBuildLoad2(g->b, vtype(g, lt), c->locals[e->local], ""), lt, e->dt);
+    TD_ASSERT(c->lanes[e->local] == e->lanes);
+    return cast(g, LLVMBuildLoad2(g->b, local_type(c, e->local), c->locals[e->local], ""), lt, e->dt);
   }
-  case LX_LOAD: return load(c, e);
+  case LX_LOAD: return e->lanes > 1 ? vec_load(c, e) : load(c, e);
   case LX_UNARY:
   case LX_BINARY: {
     // Arithmetic typed f16/bf16 is done in f32 and rounded (never built by kernel.c).
+    // Vectors (ADD SUB MUL of f32/f64) go through the same builders lane by lane.
+    TD_ASSERT(e->lanes == 1 || !is_half(e->dt));
     LLVMValueRef a = expr(c, e->a);
     LLVMValueRef v = e->kind == LX_UNARY ? unary(c, e, a) : binary(c, e, a, expr(c, e->b));
     return is_half(e->dt) ? round_half(g, v, e->dt) : v;
@@ -883,7 +932,14 @@ static LLVMValueRef expr(KG *c, const LExpr *e) {
     raise_if(c, LLVMBuildNot(b, ok, ""), e->err, a);
     return cast(g, r, DT_I64, e->dt);
   }
-  case LX_FMA: case LX_SPLAT: case LX_LANE: case LX_COUNT: break;  // vectors: not yet
+  case LX_FMA: {  // llvm.fmuladd: fused where the target has FMA (the IR allows either)
+    TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64);
+    LLVMValueRef args[3] = {expr(c, e->a), expr(c, e->b), expr(c, e->c)};
+    return intrinsic(g, "llvm.fmuladd", lanes_type(g, e->dt, e->lanes), args, 3);
+  }
+  case LX_SPLAT: return splat(g, expr(c, e->a), e->lanes);
+  case LX_LANE: return LLVMBuildExtractElement(g->b, expr(c, e->a), ci(g->i32, e->i), "");
+  case LX_COUNT: break;
   }
   td_unreachable();
 }
@@ -1008,9 +1064,9 @@ static void parallel_loop(KG *c, const LStmt *s) {
   for (int i = 0; i < ncv; i++)
     ft[nf] = g->i64, fv[nf++] = c->vars[cvar[i]];
   for (int i = 0; i < ncl; i++) {
-    DType lt = k->locals.data[cloc[i]];
-    ft[nf] = vtype(g, lt);
-    fv[nf++] = LLVMBuildLoad2(b, vtype(g, lt), c->locals[cloc[i]], "");
+    ft[nf] = local_type(c, cloc[i]);
+    fv[nf] = LLVMBuildLoad2(b, ft[nf], c->locals[cloc[i]], "");
+    nf++;
   }
   LLVMTypeRef ctxty = LLVMStructTypeInContext(g->lc, ft, (unsigned)nf, 0);
   if (c->has_err) {
@@ -1045,7 +1101,7 @@ static void parallel_loop(KG *c, const LStmt *s) {
   for (int i = 0; i < ncv; i++)
     sub.vars[cvar[i]] = LLVMGetParam(inner, (unsigned)pi++);
   for (int l = 0; l < nl; l++)
-    sub.locals[l] = LLVMBuildAlloca(b, vtype(g, k->locals.data[l]), "");
+    sub.locals[l] = LLVMBuildAlloca(b, local_type(&sub, l), "");
   for (int i = 0; i < ncl; i++)
     LLVMBuildStore(b, LLVMGetParam(inner, (unsigned)pi++), sub.locals[cloc[i]]);
   LLVMValueRef begin = LLVMGetParam(inner, (unsigned)pi), end = LLVMGetParam(inner, (unsigned)pi + 1);
@@ -1100,8 +1156,17 @@ static void stmt(KG *c, const LStmt *s) {
     return;
   case LS_STORE: {
     TD_ASSERT(c->k->args.data[s->buf].written);
-    LLVMValueRef p = elem_ptr(c, s->buf, &s->idx);
-    LLVMValueRef st = LLVMBuildStore(b, store_value(c, s->val->dt, arg_dtype(c, s->buf), s->val), p);
+    LLVMValueRef st;
+    if (s->val->lanes > 1) {  // buf[idx + 0..lanes): the buffer has the value's dtype
+      TD_ASSERT(arg_dtype(c, s->buf) == s->val->dt);
+      unsigned align;
+      LLVMValueRef p = vec_ptr(c, s->buf, &s->idx, s->val->lanes, &align);
+      st = LLVMBuildStore(b, expr(c, s->val), p);
+      LLVMSetAlignment(st, align);
+    } else {
+      LLVMValueRef p = elem_ptr(c, s->buf, &s->idx);
+      st = LLVMBuildStore(b, store_value(c, s->val->dt, arg_dtype(c, s->buf), s->val), p);
+    }
     if (c->k->args.data[s->buf].stream && !g->gpu)
       LLVMSetMetadata(st, LLVMGetMDKindIDInContext(g->lc, "tbaa", 4), stream_tag(g->lc));
     return;
@@ -1170,8 +1235,10 @@ static LLVMValueRef build_kernel(LG *g, const LProgram *p, int ki) {
   c.vars = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->nvars + 1));
   c.depth = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(k->nvars + 1));
   c.locals = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->locals.len + 1));
+  c.lanes = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(k->locals.len + 1));
+  loop_local_lanes(k, c.lanes);
   for (int l = 0; l < k->locals.len; l++)
-    c.locals[l] = LLVMBuildAlloca(b, vtype(g, k->locals.data[l]), "");
+    c.locals[l] = LLVMBuildAlloca(b, local_type(&c, l), "");
   if (c.has_err) {  // {-1, 0, 0, INT64_MAX}
     c.errp = LLVMBuildAlloca(b, g->err, "err");
     LLVMValueRef init[] = {ci(g->i32, -1), ci(g->i32, 0), ci(g->i64, 0), ci(g->i64, INT64_MAX)};
@@ -1738,8 +1805,10 @@ static LLVMValueRef build_gpu_kernel(LG *g, const LProgram *p, int ki, int64_t *
   c.vars = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(k->nvars + 1));
   c.depth = arena_alloc(ar, sizeof(int) * (size_t)(k->nvars + 1));
   c.locals = arena_alloc(ar, sizeof(LLVMValueRef) * (size_t)(k->locals.len + 1));
+  c.lanes = arena_alloc(ar, sizeof(int) * (size_t)(k->locals.len + 1));
+  loop_local_lanes(k, c.lanes);
   for (int l = 0; l < k->locals.len; l++)
-    c.locals[l] = LLVMBuildAlloca(b, vtype(g, k->locals.data[l]), "");
+    c.locals[l] = LLVMBuildAlloca(b, local_type(&c, l), "");
   int *m = arena_alloc(ar, sizeof *m * (size_t)(k->body.len + 1));
   *iters = gpu_plan(ar, k, m);
   LLVMValueRef gtid = LLVMBuildAdd(b, mul_wide(g, "ctaid.x", "ntid.x"), sreg(g, "tid.x"), "");

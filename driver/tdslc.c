@@ -906,11 +906,14 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     if (!(only = pick_fn(&prog, o)))
       return EXIT_USAGE;
   }
+  // The CPU the schedules are for: --cpu, else the host (cuda: none).
+  bool cpu_prog = strcmp(o->target, "cpu") == 0;
+  CpuTarget cpu = cpu_target(o->cpu);
   if (o->mode == MODE_RUN || o->mode == MODE_BENCH) {
     Graph *g = lower_fn(cx, &prog, only);
     fuse_graph(g);
     lap(&tm, "lower");
-    LProgram *lp = kernel_build(cx, g);
+    LProgram *lp = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     lp->flops = graph_flops(g);
     if (strcmp(o->target, "cpu") == 0)
       sched_cpu(cx, lp);
@@ -932,9 +935,17 @@ static int compile_and_act(Ctx *cx, const Options *o) {
   for (int i = 0; i < nfns; i++) {
     g = lower_fn(cx, &prog, only ? only : prog.fns.data[i]);
     fuse_graph(g);
-    if (o->emit == EMIT_IR || o->emit == EMIT_DOT)
+    if (o->emit == EMIT_IR || o->emit == EMIT_DOT) {
+      // --emit=ir names the schedule each kernel gets on the CPU (a matmul's tile)
+      if (o->emit == EMIT_IR && cpu_prog) {
+        LProgram *lp = kernel_build(cx, g, &cpu);
+        g->sched = arena_alloc(&cx->arena, sizeof *g->sched * (size_t)(lp->kernels.len + 1));
+        for (int k = 0; k < lp->kernels.len; k++)
+          g->sched[k] = lp->kernels.data[k]->sched;
+      }
       continue;
-    lps[i] = kernel_build(cx, g);
+    }
+    lps[i] = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     if (strcmp(o->target, "cpu") == 0)
       sched_cpu(cx, lps[i]);
   }

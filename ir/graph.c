@@ -231,6 +231,8 @@ void graph_print(const Graph *g, FILE *out) {
         fprintf(out, " %s", op_name(g->nodes.data[i]->op));
     fputs("  lines ", out);
     print_kernel_lines(g, k, out, ",");
+    if (g->sched && g->sched[k])
+      fprintf(out, "  schedule: %s", g->sched[k]);
     fputc('\n', out);
   }
 }
@@ -287,7 +289,12 @@ void graph_print_json(const Graph *g, FILE *out) {
       }
     fputs("], \"lines\": [", out);
     print_kernel_lines(g, k, out, ", ");
-    fputs("]}", out);
+    fputc(']', out);
+    if (g->sched && g->sched[k]) {
+      fputs(", \"schedule\": ", out);
+      json_string(out, g->sched[k]);
+    }
+    fputc('}', out);
   }
   fputs("]}\n", out);
 }

@@ -108,6 +108,7 @@ struct Graph {
   VEC(Node *) nodes;     // topological (creation) order
   VEC(Buffer *) bufs;
   int nkernels;
+  const char **sched;    // per kernel, the schedule a CPU build gave it (--emit=ir), or NULL
 };
 
 // ---- graph.c ----

@@ -36,10 +36,6 @@
 #include <math.h>
 #include <string.h>
 
-enum { PARALLEL_WORK = 32768 };
-
-typedef VEC(const Node *) NodeList;
-
 static void push(KB *kb, LStmtList *list, LStmt *s) { vec_push(&kb->cx->arena, list, s); }
 
 // Loops over the dims of shape (size-1 dims get index 0 and no loop); idx[d] receives
@@ -61,8 +57,7 @@ static LStmtList *nest(KB *kb, LStmtList *into, int nd, const int64_t *shape, LI
   return into;
 }
 
-// buf[contiguous index of idx] = val, for a stored node.
-static void store_node(KB *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val) {
+void kb_store_node(KB *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val) {
   int buf = kb->buf_of[n->out->buf->id];
   TD_ASSERT(buf >= 0);
   int arg = kb_arg(kb, buf, false, true);
@@ -87,13 +82,11 @@ static int add_buf(KB *kb, LBuf b) {
 // Schedule helpers: temps, loads and stores of accumulator rows, parallel loops
 // ============================================================================
 enum {
-  PARALLEL_MIN_ITERS = 16,  // a parallel loop should have at least this many iterations
   BLOCK_TARGET = 16,        // blocks a split dim aims for
   PROBE_VAR = 1 << 24,      // loop variables of probe indices: never in a kernel
 };
 
-// A new LB_TEMP of numel elements of dt (the entry allocates and frees it).
-static int new_temp(KB *kb, DType dt, int64_t numel, const char *what) {
+int kb_new_temp(KB *kb, DType dt, int64_t numel, const char *what) {
   const char *name = arena_printf(&kb->cx->arena, "%s.%s", kb->k->name, what);
   return add_buf(kb, (LBuf){LB_TEMP, dt, numel, name, -1, false});
 }
@@ -232,7 +225,7 @@ static void ew_nest(KB *kb, EwTile *t, LStmtList *into, int d, bool par) {
     for (int i = 0; i < t->ns->len; i++) {
       const Node *n = t->ns->data[i];
       TD_ASSERT(op_is_elementwise(n->op) && same_shape(&n->out->view, ov));
-      store_node(kb, into, n, idx, kb_node_expr(kb, n, idx));
+      kb_store_node(kb, into, n, idx, kb_node_expr(kb, n, idx));
     }
     return;
   }
@@ -284,7 +277,7 @@ static void build_ew(KB *kb, const NodeList *ns) {
 // MATMUL: out[o] = sum_k a[..] * b[..] with PyTorch's 1-D / 2-D / batched rules,
 // then elementwise epilogues at the same index
 // ============================================================================
-static void matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi) {
+void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi) {
   const View *a = &n->srcs[0]->view, *b = &n->srcs[1]->view;
   int da = a->ndim, db = b->ndim, on = n->out->view.ndim;
   if (da == 1)
@@ -345,7 +338,7 @@ static void build_matmul(KB *kb, const NodeList *ns) {
     kv = kb_ix_var(v);
   }
   LIndex ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
-  matmul_indices(mm, o, kv, ai, bi);
+  kb_matmul_indices(mm, o, kv, ai, bi);
   LExpr *x = kb_cast(kb, kb_value(kb, mm->srcs[0], ai), cd), *y = kb_cast(kb, kb_value(kb, mm->srcs[1], bi), cd);
   push(kb, kbody, kb_set(kb, acc, kb_arith(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_arith(kb, OP_MUL, cd, x, y))));
   LocalVal *lv = &kb->lv[mm->id];
@@ -355,11 +348,11 @@ static void build_matmul(KB *kb, const NodeList *ns) {
   for (int d = 0; d < ov->ndim; d++)
     lv->at[d] = o[d], lv->fixed[d] = true;
   if (mm->mode == NM_STORED)
-    store_node(kb, body, mm, o, kb_local_ref(kb, acc));
+    kb_store_node(kb, body, mm, o, kb_local_ref(kb, acc));
   for (int i = 1; i < ns->len; i++) {
     const Node *e = ns->data[i];
     TD_ASSERT(op_is_elementwise(e->op) && same_shape(&e->out->view, ov));
-    store_node(kb, body, e, o, kb_node_expr(kb, e, o));
+    kb_store_node(kb, body, e, o, kb_node_expr(kb, e, o));
   }
 }
 
@@ -429,14 +422,14 @@ static void mm_kstep(KB *kb, const MMRows *m, LStmtList *into, LIndex (*o)[TD_MA
   for (int r = 0; r < nr; r++)
     for (int u = 0; u < nu; u++) {
       o[r][on - 1] = kb_ix_const(0);  // the hoisted operand does not read it
-      matmul_indices(mm, o[r], kv[u], ai, bi);
+      kb_matmul_indices(mm, o[r], kv[u], ai, bi);
       h[r][u] = let_local(kb, into, kb_cast(kb, kb_value(kb, hold, m->bwalks ? ai : bi), m->cd));
     }
   LStmtList *in = step_loop(kb, into, jext, jbase, 1, false, &j);
   for (int r = 0; r < nr; r++)
     o[r][on - 1] = j;
   for (int u = 0; u < nu; u++) {
-    matmul_indices(mm, o[0], kv[u], ai, bi);
+    kb_matmul_indices(mm, o[0], kv[u], ai, bi);
     w[u] = let_local(kb, in, kb_cast(kb, kb_value(kb, walk, m->bwalks ? bi : ai), m->cd));
   }
   for (int r = 0; r < nr; r++) {
@@ -491,11 +484,11 @@ static void mm_block(KB *kb, const MMRows *m, LStmtList *into, MMPass pass, LInd
     for (int d = 0; d < on; d++)
       lv->at[d] = o[r][d], lv->fixed[d] = true;
     if (mm->mode == NM_STORED && m->own != mm)
-      store_node(kb, in, mm, o[r], kb_local_ref(kb, l));
+      kb_store_node(kb, in, mm, o[r], kb_local_ref(kb, l));
     for (int i = 1; i < m->ns->len; i++) {
       const Node *e = m->ns->data[i];
       TD_ASSERT(op_is_elementwise(e->op) && same_shape(&e->out->view, ov));
-      store_node(kb, in, e, o[r], kb_node_expr(kb, e, o[r]));
+      kb_store_node(kb, in, e, o[r], kb_node_expr(kb, e, o[r]));
     }
   }
 }
@@ -552,7 +545,7 @@ static bool build_matmul_rows(KB *kb, const NodeList *ns) {
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   for (int d = 0; d < on; d++)
     o[d] = ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
-  matmul_indices(mm, o, kb_ix_var(PROBE_VAR + on), ai, bi);
+  kb_matmul_indices(mm, o, kb_ix_var(PROBE_VAR + on), ai, bi);
   LIndex ia = kb_view_index(kb, av, ai), ib = kb_view_index(kb, bv, bi);
   int64_t aj = ix_coef(&ia, PROBE_VAR + on - 1), bj = ix_coef(&ib, PROBE_VAR + on - 1);
   int64_t ak = ix_coef(&ia, PROBE_VAR + on), bk = ix_coef(&ib, PROBE_VAR + on);
@@ -569,7 +562,7 @@ static bool build_matmul_rows(KB *kb, const NodeList *ns) {
   for (int i = 1; i < ns->len && !m.own; i++)
     if (ns->data[i]->out->dtype == m.cd)
       m.own = ns->data[i];
-  m.acc = m.own ? kb->buf_of[m.own->out->buf->id] : new_temp(kb, m.cd, view_numel(*ov), "acc");
+  m.acc = m.own ? kb->buf_of[m.own->out->buf->id] : kb_new_temp(kb, m.cd, view_numel(*ov), "acc");
   TD_ASSERT(m.acc >= 0);
   m.cv = view_contiguous(on, ov->shape);
   if (on >= 2 && ov->shape[on - 2] > 1 && !ix_coef(m.bwalks ? &ib : &ia, PROBE_VAR + on - 2))
@@ -883,7 +876,7 @@ static void build_row(KB *kb, const NodeList *ns) {
       continue;
     }
     TD_ASSERT(reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx));
-    store_node(kb, r.body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
+    kb_store_node(kb, r.body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
                                          : kb_node_expr(kb, n, idx));
   }
   if (full.len == 0)
@@ -894,7 +887,7 @@ static void build_row(KB *kb, const NodeList *ns) {
     const Node *n = full.data[j];
     TD_ASSERT(same_shape(&n->out->view, r.xv));
     bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
-    store_node(kb, in, n, idx, softmax ? kb_softmax_value(kb, n, idx) : kb_node_expr(kb, n, idx));
+    kb_store_node(kb, in, n, idx, softmax ? kb_softmax_value(kb, n, idx) : kb_node_expr(kb, n, idx));
   }
 }
 
@@ -1101,13 +1094,13 @@ static void col_instance(KB *kb, const Col *c, const NodeList *ns, int nrow) {
       continue;
     LIndex oi[TD_MAX_DIMS];
     TD_ASSERT(reduced_index(c->xv, c->mask, idx, &n->out->view, oi));
-    store_node(kb, in, n, oi, kb_local_ref(kb, l));
+    kb_store_node(kb, in, n, oi, kb_local_ref(kb, l));
   }
   for (int j = nrow; j < ns->len; j++) {
     const Node *n = ns->data[j];
     LIndex oi[TD_MAX_DIMS];
     TD_ASSERT(op_is_elementwise(n->op) && reduced_index(c->xv, c->mask, idx, &n->out->view, oi));
-    store_node(kb, in, n, oi, kb_node_expr(kb, n, oi));
+    kb_store_node(kb, in, n, oi, kb_node_expr(kb, n, oi));
   }
 }
 
@@ -1219,7 +1212,7 @@ static bool col_plan(KB *kb, const NodeList *ns, int nrow, Col *c) {
 static int col_buffer(KB *kb, const Node *n, DType dt, int64_t numel, const char *what) {
   if (n->mode == NM_STORED && n->out->dtype == dt)
     return kb->buf_of[n->out->buf->id];
-  return new_temp(kb, dt, numel, what);
+  return kb_new_temp(kb, dt, numel, what);
 }
 
 // Builds the column schedule when it applies; false: not built.
@@ -1241,10 +1234,10 @@ static bool build_col(KB *kb, const NodeList *ns) {
     c.aux[i] = -1;
     switch (n->op) {
     case OP_ARGMAX: case OP_ARGMIN:
-      c.aux[i] = new_temp(kb, kb_compute_dtype(n->srcs[0]->dtype), onumel, "best");
+      c.aux[i] = kb_new_temp(kb, kb_compute_dtype(n->srcs[0]->dtype), onumel, "best");
       break;
-    case OP_VAR: case OP_STD: c.aux[i] = new_temp(kb, cd, onumel, "mean"); break;
-    case OP_LOGSUMEXP: c.aux[i] = new_temp(kb, cd, onumel, "shift"); break;
+    case OP_VAR: case OP_STD: c.aux[i] = kb_new_temp(kb, cd, onumel, "mean"); break;
+    case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
     default: break;
     }
     c.acc[i] = col_buffer(kb, n, cd, onumel, "acc");
@@ -1318,7 +1311,7 @@ static void build_cat(KB *kb, const Node *n) {
     }
     if (!stack)
       off += s->view.shape[a];
-    store_node(kb, body, n, oidx, kb_value(kb, s, idx));
+    kb_store_node(kb, body, n, oidx, kb_value(kb, s, idx));
   }
 }
 
@@ -1379,7 +1372,8 @@ static void build_kernel(KB *kb, int kid) {
   TD_ASSERT(ns.len > 0);
   const Node *first = ns.data[0];
   if (first->op == OP_MATMUL) {
-    if (kb->naive || !build_matmul_rows(kb, &ns))
+    // on a CPU every matmul with arithmetic to do goes through ir/gemm.c
+    if (kb->naive || !(kb->cpu ? gemm_build(kb, &ns) : build_matmul_rows(kb, &ns)))
       build_matmul(kb, &ns);
   } else if (op_is_row(first->op)) {
     if (kb->naive || !build_col(kb, &ns))
@@ -1395,11 +1389,11 @@ static void build_kernel(KB *kb, int kid) {
   vec_push(&kb->cx->arena, &kb->p->kernels, k);
 }
 
-static LProgram *build(Ctx *cx, const Graph *g, bool naive) {
+static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive) {
   LProgram *p = arena_alloc(&cx->arena, sizeof *p);
   p->name = g->name;
   p->file = g->loc.file ? g->loc.file->path : NULL;
-  KB kb = {.cx = cx, .g = g, .p = p, .naive = naive};
+  KB kb = {.cx = cx, .g = g, .p = p, .naive = naive, .cpu = cpu};
   kb.buf_of = arena_alloc(&cx->arena, sizeof(int) * (size_t)(g->bufs.len + 1));
   for (int i = 0; i < g->bufs.len; i++)
     kb.buf_of[i] = -1;
@@ -1435,6 +1429,6 @@ static LProgram *build(Ctx *cx, const Graph *g, bool naive) {
   return p;
 }
 
-LProgram *kernel_build(Ctx *cx, const Graph *g) { return build(cx, g, false); }
+LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu) { return build(cx, g, cpu, false); }
 
-LProgram *kernel_build_naive(Ctx *cx, const Graph *g) { return build(cx, g, true); }
+LProgram *kernel_build_naive(Ctx *cx, const Graph *g) { return build(cx, g, NULL, true); }

@@ -29,6 +29,13 @@ typedef struct LocalVal {
   bool fixed[TD_MAX_DIMS];  // which dims of `at` are checked
 } LocalVal;
 
+enum {
+  PARALLEL_WORK = 32768,    // a kernel with less arithmetic than this runs on one thread
+  PARALLEL_MIN_ITERS = 16,  // a parallel loop should have at least this many iterations
+};
+
+typedef VEC(const Node *) NodeList;
+
 typedef struct KB {
   Ctx *cx;
   const Graph *g;
@@ -38,6 +45,7 @@ typedef struct KB {
   LKernel *k;
   LocalVal *lv;  // per node id, valid for the kernel being built
   bool naive;    // every kernel in its output's row-major order (no row/column schedules)
+  const CpuTarget *cpu;  // the CPU the schedules are for (ir/gemm.c), NULL for a GPU
 } KB;
 
 // kernel_build without the schedules that reorder loops (ir/kernel.c: the blocked matmul
@@ -45,6 +53,18 @@ typedef struct KB {
 // compare them with, bit for bit. (sched_cpu's lanes, applied after kernel_build, do
 // change the rounding of reductions: tests compare those with a tolerance.)
 LProgram *kernel_build_naive(Ctx *cx, const Graph *g);
+
+// ---- kernel.c: shared with gemm.c ----
+// buf[contiguous index of idx] = val, for a stored node.
+void kb_store_node(KB *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val);
+// A new LB_TEMP of numel elements of dt (the entry allocates and frees it).
+int kb_new_temp(KB *kb, DType dt, int64_t numel, const char *what);
+// The logical indices of matmul n's operands for output index o and k index kv.
+void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi);
+
+// ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
+// or K == 0), build the plain nest ----
+bool gemm_build(KB *kb, const NodeList *ns);
 
 // ---- scalar.c: constructors (every field set; err = -1 unless said) ----
 LExpr *kb_expr(KB *kb, LExprKind kind, DType dt);

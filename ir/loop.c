@@ -515,6 +515,8 @@ void loop_print(const LProgram *p, FILE *out) {
     fputs("  lines:", out);
     for (int i = 0; i < k->lines.len; i++)
       fprintf(out, "%s %d", i ? "," : "", k->lines.data[i]);
+    if (k->sched)
+      fprintf(out, "\n  schedule: %s", k->sched);
     fputs("\n  args:", out);
     for (int i = 0; i < k->args.len; i++) {
       const LArg *a = &k->args.data[i];

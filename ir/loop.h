@@ -160,6 +160,7 @@ struct LKernel {
   VEC(const char *) errors;  // located messages, each may hold one %lld
   VEC(const char *) ops;     // op names fused into it, for --emit=kernels
   VEC(int) lines;            // source lines it came from
+  const char *sched;         // the schedule it got, when one was chosen ("gemm packed 6x16 nc 128")
 };
 
 typedef enum {
@@ -233,8 +234,21 @@ void loop_local_lanes(const LKernel *k, int *lanes);
 void loop_print(const LProgram *p, FILE *out);     // --emit=kernels
 void loop_verify(const LProgram *p);               // TD_ASSERTs
 
+// ---- cpu.c: what the CPU schedules are made for ----
+typedef struct CpuTarget {
+  const char *name;  // the CPU ("host" for the machine tdslc runs on)
+  int vec_bytes;     // the widest vector register: 16 (SSE), 32 (AVX2), 64 (AVX-512)
+  int nregs;         // vector registers: 16, or 32 with AVX-512
+  bool fma;          // fused multiply-add instructions
+  int64_t l1d, l2;   // data cache bytes per core
+} CpuTarget;
+// cpu NULL or "host": the machine tdslc runs on (cpuid, sysconf cache sizes; sane
+// defaults where they say nothing); else an LLVM CPU name (--cpu), by its family.
+CpuTarget cpu_target(const char *cpu);
+
 // ---- kernel.c: the fused graph -> loop IR ----
-LProgram *kernel_build(Ctx *cx, const Graph *g);
+// cpu: the schedules for that CPU (ir/gemm.c for every matmul); NULL: a GPU program.
+LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 
 // ---- sched.c: the CPU schedule over built loop IR (the C and LLVM backends) ----
 // f32 exp/sigmoid/silu as vectorizable arithmetic; float reductions of innermost

@@ -194,9 +194,13 @@ static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb);
 static bool expr_equal(const LExpr *a, int va, const LExpr *b, int vb) {
   if (!a || !b)
     return a == b;
-  if (a->kind != b->kind || a->dt != b->dt || a->op != b->op)
+  if (a->kind != b->kind || a->dt != b->dt || a->op != b->op || a->lanes != b->lanes)
     return false;
   switch (a->kind) {
+  case LX_LANE:
+    if (a->i != b->i)
+      return false;
+    break;
   case LX_CONST: return dtype_is_float(a->dt) ? memcmp(&a->f, &b->f, sizeof a->f) == 0 : a->i == b->i;
   case LX_VAR: return a->var == b->var || (a->var == va && b->var == vb);
   case LX_LOCAL: return a->local == b->local;
@@ -353,7 +357,7 @@ static LExpr *fold_operand(const LStmt *st) {
   const LExpr *v = st->val;
   if (st->kind == LS_SET && is_select_max(st) && dtype_is_float(v->dt))
     return v->b;
-  if (st->kind != LS_SET || v->kind != LX_BINARY || !folds(v->op) || !dtype_is_float(v->dt))
+  if (st->kind != LS_SET || v->kind != LX_BINARY || !folds(v->op) || !dtype_is_float(v->dt) || v->lanes > 1)
     return NULL;
   bool left = v->a->kind == LX_LOCAL && v->a->local == st->local;
   LExpr *x = left ? v->b : v->a;

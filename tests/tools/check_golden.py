@@ -2,7 +2,9 @@
 """tests/tools/check_golden.py TDSLC CASE.KIND.golden
 
 Runs `tdslc CASE.tdsl --emit=KIND` (plus any '# golden-args: ...' of the case) from the
-case's folder and compares stdout byte for byte with the golden file. With
+case's folder and compares stdout byte for byte with the golden file. CPU code kinds
+get `--cpu=haswell` unless the case names a CPU: the schedules follow the CPU (the
+matmul tile its vector width), and a golden must not depend on the machine. With
 TDSLC_UPDATE_GOLDEN=1 the golden file is rewritten instead. Goldens hold text, never
 numbers computed at run time.
 """
@@ -23,6 +25,8 @@ def main():
             if line.startswith("# golden-args:"):
                 args = line[len("# golden-args:"):].split()
     emit = {"json": ["--emit=ir", "--json"]}.get(kind, [f"--emit={kind}"])
+    if kind in ("c", "llvm", "asm", "kernels", "ir", "json") and not any(a.startswith("--cpu") for a in args):
+        args.append("--cpu=haswell")
     p = subprocess.run([tdslc, src] + emit + args, cwd=folder, capture_output=True, timeout=60)
     if p.returncode != 0:
         print(f"tdslc exited {p.returncode}\n" + p.stderr.decode("utf-8", "replace"))

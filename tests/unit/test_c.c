@@ -1,7 +1,8 @@
 // tests/unit/test_c.c: codegen/c.c and runtime/entry.c. Each test prints programs as C
 // (built by the whole pipeline from source, or by hand with the lx_*/ls_* constructors),
 // compiles them with `cc -std=c11 -O2 -fopenmp -Wall -Werror -shared -fPIC`, loads the
-// object with dlopen and calls the entry the way a C user would. The object resolves
+// object with dlopen and calls the entry the way a C user would (vector programs with
+// the driver's -march=native flags, for the host's vector units). The object resolves
 // tdsl_* to this executable's runtime (the build exports it, as it does for tdslc).
 // Expected values are computed here independently: by hand, by the runtime's own
 // f16/bf16 conversions, or by plain C arithmetic on int64.
@@ -75,10 +76,11 @@ static int compile_src(Lib *l, const char *src, LProgram **out, int max) {
   assert_true(sema_check(&l->cx, &prog));
   assert_int_equal(l->cx.nerrors, 0);
   assert_true(prog.fns.len <= max);
+  CpuTarget host = cpu_target(NULL);
   for (int i = 0; i < prog.fns.len; i++) {
     Graph *g = lower_fn(&l->cx, &prog, prog.fns.data[i]);
     fuse_graph(g);
-    out[i] = kernel_build(&l->cx, g);
+    out[i] = kernel_build(&l->cx, g, &host);
     loop_verify(out[i]);
   }
   assert_int_equal(l->cx.nerrors, 0);
@@ -109,6 +111,7 @@ static void *sym(Lib *l, const char *name) {
 typedef int (*Fn1)(const tdsl_tensor *, tdsl_tensor *);
 typedef int (*Fn2)(const tdsl_tensor *, const tdsl_tensor *, tdsl_tensor *);
 typedef int (*Fn1x2)(const tdsl_tensor *, tdsl_tensor *, tdsl_tensor *);
+typedef int (*Fn2x2)(const tdsl_tensor *, const tdsl_tensor *, tdsl_tensor *, tdsl_tensor *);
 
 static tdsl_tensor make(tdsl_dtype dt, int ndim, const int64_t *shape) {
   tdsl_tensor t;
@@ -450,11 +453,227 @@ static void first_index_error_wins_even_in_a_parallel_loop(void **state) {
   unload(l);
 }
 
+// ---- vector programs, by hand ----
+static LProgram *new_program(Ctx *cx, const char *name) {
+  LProgram *p = arena_alloc(&cx->arena, sizeof *p);
+  p->name = name;
+  p->file = "t.tdsl";
+  return p;
+}
+
+// A parameter of n elements; its buffer.
+static int vparam(Ctx *cx, LProgram *p, const char *name, DType dt, int64_t n) {
+  int b = p->bufs.len;
+  vec_push(&cx->arena, &p->params, ((LParam){.name = name, .dtype = dt, .ndim = 1, .shape = {n}, .buf = b}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, dt, n, name, p->params.len - 1, false}));
+  return b;
+}
+
+// A result of n elements; its buffer.
+static int vresult(Ctx *cx, LProgram *p, const char *name, DType dt, int64_t n) {
+  int b = p->bufs.len;
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, dt, n, name, -1, false}));
+  vec_push(&cx->arena, &p->outputs, ((LOutput){.buf = b, .dtype = dt, .view = view_contiguous(1, (int64_t[]){n})}));
+  return b;
+}
+
+// a op b lane by lane (lx_binary makes scalars).
+static LExpr *vbinary(Ctx *cx, Op op, LExpr *a, LExpr *b) {
+  LExpr *e = lx_binary(cx, op, a->dt, a, b);
+  e->lanes = a->lanes;
+  return e;
+}
+
+// A kernel whose argument i is buffer i of p, read and written as said.
+static LKernel *vkernel(Ctx *cx, LProgram *p, const bool *read, const bool *written, int nvars) {
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = "k0";
+  k->nvars = nvars;
+  for (int i = 0; i < p->bufs.len; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = read[i], .written = written[i]}));
+  vec_push(&cx->arena, &p->kernels, k);
+  return k;
+}
+
+// base + sum of coef * var over the (var, coef) pairs given.
+static LIndex at(int64_t base, int nterms, int v0, int64_t c0, int v1, int64_t c1) {
+  return (LIndex){.base = base, .nterms = nterms, .var = {v0, v1}, .coef = {c0, c1}};
+}
+
+// The 3x16 f32 micro-kernel over two column blocks (a parallel loop) of
+// c[3, 32] = a[3, 7] @ b[7, 32]: three accumulators of 16 lanes, fma over k. Row 2
+// starts from b's row 0 and then has its lane 0 subtracted from every lane (the whole
+// vector is read before it is written); e gets single lanes: e[3 * blk + 0..3] =
+// t0.5, t1.15 * 2, fma(t0.0, t1.1, 3).
+static LProgram *micro_kernel_program(Ctx *cx) {
+  LProgram *p = new_program(cx, "mk");
+  int a = vparam(cx, p, "a", DT_F32, 21), b = vparam(cx, p, "b", DT_F32, 224);
+  int c = vresult(cx, p, "c", DT_F32, 96), e = vresult(cx, p, "e", DT_F32, 6);
+  LKernel *k = vkernel(cx, p, (bool[]){true, true, false, false}, (bool[]){false, false, true, true}, 2);
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &k->locals, DT_F32);
+  LStmt *blk = ls_loop(cx, 0, 2), *kl = ls_loop(cx, 1, 7);
+  blk->parallel = true;
+  LExpr *zero = lx_const_f(cx, DT_F32, 0);
+  vec_push(&cx->arena, &blk->body, ls_let(cx, 0, lx_splat(cx, 16, zero)));
+  vec_push(&cx->arena, &blk->body, ls_let(cx, 1, lx_splat(cx, 16, zero)));
+  vec_push(&cx->arena, &blk->body, ls_let(cx, 2, lx_vload(cx, DT_F32, 16, b, at(0, 1, 0, 16, -1, 0))));
+  for (int r = 0; r < 3; r++) {
+    LExpr *ar = lx_splat(cx, 16, lx_load(cx, DT_F32, a, at(7 * r, 1, 1, 1, -1, 0)));
+    LExpr *brow = lx_vload(cx, DT_F32, 16, b, at(0, 2, 1, 32, 0, 16));
+    vec_push(&cx->arena, &kl->body, ls_set(cx, r, lx_fma(cx, ar, brow, lx_local_v(cx, DT_F32, 16, r))));
+  }
+  vec_push(&cx->arena, &blk->body, kl);
+  LExpr *t0 = lx_local_v(cx, DT_F32, 16, 0), *t1 = lx_local_v(cx, DT_F32, 16, 1), *t2 = lx_local_v(cx, DT_F32, 16, 2);
+  vec_push(&cx->arena, &blk->body, ls_store(cx, c, at(0, 1, 0, 16, -1, 0), t0));
+  LExpr *one = lx_splat(cx, 16, lx_const_f(cx, DT_F32, 1));
+  vec_push(&cx->arena, &blk->body, ls_store(cx, c, at(32, 1, 0, 16, -1, 0), vbinary(cx, OP_ADD, t1, one)));
+  LExpr *lane0 = lx_splat(cx, 16, lx_lane(cx, t2, 0));
+  vec_push(&cx->arena, &blk->body, ls_set(cx, 2, vbinary(cx, OP_SUB, t2, lane0)));
+  vec_push(&cx->arena, &blk->body, ls_store(cx, c, at(64, 1, 0, 16, -1, 0), t2));
+  vec_push(&cx->arena, &blk->body, ls_store(cx, e, at(0, 1, 0, 3, -1, 0), lx_lane(cx, t0, 5)));
+  LExpr *twice = lx_binary(cx, OP_MUL, DT_F32, lx_lane(cx, t1, 15), lx_const_f(cx, DT_F32, 2));
+  vec_push(&cx->arena, &blk->body, ls_store(cx, e, at(1, 1, 0, 3, -1, 0), twice));
+  LExpr *sfma = lx_fma(cx, lx_lane(cx, t0, 0), lx_lane(cx, t1, 1), lx_const_f(cx, DT_F32, 3));
+  vec_push(&cx->arena, &blk->body, ls_store(cx, e, at(2, 1, 0, 3, -1, 0), sfma));
+  vec_push(&cx->arena, &k->body, blk);
+  loop_verify(p);
+  return p;
+}
+
+// f64 vectors of 4 lanes: for each of two blocks, t0 = fma(x, y, splat(2)),
+// o[4 * blk + 0..4] = t0 - y, s[blk] = t0.3; then o[1 + 0..4] = o[0 + 0..4] + splat(10)
+// (a store over its own source: the whole vector is read first) and
+// o[8] = fma(x[0], y[0], o[0]) in scalars.
+static LProgram *f64_lanes_program(Ctx *cx) {
+  LProgram *p = new_program(cx, "v4");
+  int x = vparam(cx, p, "x", DT_F64, 8), y = vparam(cx, p, "y", DT_F64, 8);
+  int o = vresult(cx, p, "o", DT_F64, 9), s = vresult(cx, p, "s", DT_F64, 2);
+  LKernel *k = vkernel(cx, p, (bool[]){true, true, true, false}, (bool[]){false, false, true, true}, 1);
+  vec_push(&cx->arena, &k->locals, DT_F64);
+  LStmt *blk = ls_loop(cx, 0, 2);
+  LIndex i4 = at(0, 1, 0, 4, -1, 0);
+  LExpr *yv = lx_vload(cx, DT_F64, 4, y, i4);
+  LExpr *f = lx_fma(cx, lx_vload(cx, DT_F64, 4, x, i4), yv, lx_splat(cx, 4, lx_const_f(cx, DT_F64, 2)));
+  vec_push(&cx->arena, &blk->body, ls_let(cx, 0, f));
+  LExpr *t0 = lx_local_v(cx, DT_F64, 4, 0);
+  vec_push(&cx->arena, &blk->body, ls_store(cx, o, i4, vbinary(cx, OP_SUB, t0, yv)));
+  vec_push(&cx->arena, &blk->body, ls_store(cx, s, at(0, 1, 0, 1, -1, 0), lx_lane(cx, t0, 3)));
+  vec_push(&cx->arena, &k->body, blk);
+  LExpr *ten = lx_splat(cx, 4, lx_const_f(cx, DT_F64, 10));
+  LExpr *shifted = vbinary(cx, OP_ADD, lx_vload(cx, DT_F64, 4, o, at(0, 0, 0, 0, 0, 0)), ten);
+  vec_push(&cx->arena, &k->body, ls_store(cx, o, at(1, 0, 0, 0, 0, 0), shifted));
+  LExpr *sf = lx_fma(cx, lx_load(cx, DT_F64, x, at(0, 0, 0, 0, 0, 0)), lx_load(cx, DT_F64, y, at(0, 0, 0, 0, 0, 0)),
+                     lx_load(cx, DT_F64, o, at(0, 0, 0, 0, 0, 0)));
+  vec_push(&cx->arena, &k->body, ls_store(cx, o, at(8, 0, 0, 0, 0, 0), sf));
+  loop_verify(p);
+  return p;
+}
+
+// The C text of progs.
+static char *c_text(Ctx *cx, LProgram **progs, int n) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  target_c.emit(cx, progs, n, f);
+  fclose(f);
+  return text;
+}
+
+// The driver's flags: the host's vector units, which the lane loops are written for.
+static const char *const native_flags = "-fopenmp -march=native -fvect-cost-model=dynamic -fno-math-errno";
+
+static void f32_micro_kernel_of_fma_lanes_computes_exact_sums(void **state) {
+  (void)state;
+  Lib *l = calloc(1, sizeof *l);
+  ctx_init(&l->cx);
+  LProgram *prog = micro_kernel_program(&l->cx);
+  char *text = c_text(&l->cx, &prog, 1);
+  // accumulators are lane arrays; each statement of a vector value is one lane loop,
+  // unrolled where it only fills or copies (so gcc makes no memset or memcpy of it)
+  assert_non_null(strstr(text, "    float t0[16];\n    _Pragma(\"GCC unroll 16\") "
+                               "for (int tdsl_g_l = 0; tdsl_g_l < 16; tdsl_g_l++) t0[tdsl_g_l] = 0.0f;\n"));
+  assert_non_null(strstr(text, "    _Pragma(\"GCC unroll 16\") for (int tdsl_g_l = 0; tdsl_g_l < 16; tdsl_g_l++) "
+                               "b2[16 * v0 + tdsl_g_l] = t0[tdsl_g_l];\n"));
+  assert_non_null(strstr(text, "\n      for (int tdsl_g_l = 0; tdsl_g_l < 16; tdsl_g_l++) "
+                               "t1[tdsl_g_l] = fmaf(b0[7 + v1], b1[32 * v1 + 16 * v0 + tdsl_g_l], t1[tdsl_g_l]);\n"));
+  assert_non_null(strstr(text, "b3[2 + 3 * v0] = fmaf(t0[0], t1[1], 3.0f);\n"));
+  assert_non_null(strstr(text, "float tdsl_g_v[16];\n"));  // t2 - t2.0 goes through a temporary
+  free(text);
+  assert_int_equal(cc_build(l, &prog, 1, native_flags, true), 0);
+  assert_non_null(l->so);
+  float av[21], bv[224];
+  for (int i = 0; i < 21; i++)
+    av[i] = (float)(i % 5 - 2);
+  for (int i = 0; i < 224; i++)
+    bv[i] = (float)(i % 7 - 3);
+  tdsl_tensor a = f32_vec(21, av), b = f32_vec(224, bv), c = {0}, e = {0};
+  assert_int_equal(((Fn2x2)sym(l, "mk"))(&a, &b, &c, &e), TDSL_OK);
+  const float *cp = tdsl_tensor_data(&c), *ep = tdsl_tensor_data(&e);
+  double t[3][32];
+  for (int r = 0; r < 3; r++)
+    for (int j = 0; j < 32; j++) {
+      t[r][j] = r == 2 ? bv[j] : 0;
+      for (int kk = 0; kk < 7; kk++)
+        t[r][j] += (double)av[7 * r + kk] * bv[32 * kk + j];
+    }
+  for (int j = 0; j < 32; j++) {
+    assert_true(cp[j] == t[0][j]);
+    assert_true(cp[32 + j] == t[1][j] + 1);
+    assert_true(cp[64 + j] == t[2][j] - t[2][j / 16 * 16]);
+  }
+  for (int blk = 0; blk < 2; blk++) {
+    assert_true(ep[3 * blk] == t[0][16 * blk + 5]);
+    assert_true(ep[3 * blk + 1] == t[1][16 * blk + 15] * 2);
+    assert_true(ep[3 * blk + 2] == t[0][16 * blk] * t[1][16 * blk + 1] + 3);
+  }
+  assert_true(cp[5] != 0 && cp[64 + 17] != 0);  // the inputs make a non-trivial test
+  tdsl_tensor *all[] = {&a, &b, &c, &e};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    tdsl_tensor_release(all[i]);
+  unload(l);
+}
+
+static void f64_lanes_of_four_store_whole_vectors_even_over_their_source(void **state) {
+  (void)state;
+  Lib *l = calloc(1, sizeof *l);
+  ctx_init(&l->cx);
+  LProgram *prog = f64_lanes_program(&l->cx);
+  char *text = c_text(&l->cx, &prog, 1);
+  assert_non_null(strstr(text, "for (int tdsl_g_l = 0; tdsl_g_l < 4; tdsl_g_l++) "
+                               "t0[tdsl_g_l] = fma(b0[4 * v0 + tdsl_g_l], b1[4 * v0 + tdsl_g_l], 2.0);\n"));
+  assert_non_null(strstr(text, "double tdsl_g_v[4];\n"));
+  free(text);
+  assert_int_equal(cc_build(l, &prog, 1, native_flags, true), 0);
+  assert_non_null(l->so);
+  double xv[8], yv[8];
+  for (int i = 0; i < 8; i++)
+    xv[i] = i - 3, yv[i] = 2 * i + 1;
+  tdsl_tensor x = make(TDSL_F64, 1, (int64_t[]){8}), y = make(TDSL_F64, 1, (int64_t[]){8}), o = {0}, s = {0};
+  memcpy(tdsl_tensor_data(&x), xv, sizeof xv);
+  memcpy(tdsl_tensor_data(&y), yv, sizeof yv);
+  assert_int_equal(((Fn2x2)sym(l, "v4"))(&x, &y, &o, &s), TDSL_OK);
+  const double *op = tdsl_tensor_data(&o), *sp = tdsl_tensor_data(&s);
+  double want[9];
+  for (int i = 0; i < 8; i++)
+    want[i] = xv[i] * yv[i] + 2 - yv[i];
+  for (int i = 4; i >= 1; i--)
+    want[i] = want[i - 1] + 10;
+  want[8] = xv[0] * yv[0] + want[0];
+  for (int i = 0; i < 9; i++)
+    assert_true(op[i] == want[i]);
+  assert_true(sp[0] == xv[3] * yv[3] + 2 && sp[1] == xv[7] * yv[7] + 2);
+  tdsl_tensor *all[] = {&x, &y, &o, &s};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    tdsl_tensor_release(all[i]);
+  unload(l);
+}
+
 static void generated_code_compiles_without_openmp_and_with_wextra(void **state) {
   (void)state;
   Lib *l = calloc(1, sizeof *l);
   ctx_init(&l->cx);
-  LProgram *progs[4];
+  LProgram *progs[6];
   int n = compile_src(l,
                       "fn a(x: f16[4, 8], i: i64[3]) -> (f16[4], f32[3, 8], bf16[4, 8]) {\n"
                       "  return x.sum(1), x.float()[i], softmax(x.bfloat16(), -1)\n}\n"
@@ -462,8 +681,10 @@ static void generated_code_compiles_without_openmp_and_with_wextra(void **state)
                       "  y += 3\n  return where(z, y // 2, y % 3) ** 2, ~z\n}\n",
                       progs, 4);
   progs[n] = gather_program(&l->cx, true);
-  assert_int_equal(cc_build(l, progs, n + 1, "-Wextra -pedantic", false), 0);
-  assert_int_equal(cc_build(l, progs, n + 1, "-Wextra -fopenmp", false), 0);
+  progs[n + 1] = micro_kernel_program(&l->cx);
+  progs[n + 2] = f64_lanes_program(&l->cx);
+  assert_int_equal(cc_build(l, progs, n + 3, "-Wextra -pedantic", false), 0);
+  assert_int_equal(cc_build(l, progs, n + 3, "-Wextra -fopenmp", false), 0);
   unload(l);
 }
 
@@ -502,6 +723,8 @@ int main(void) {
       cmocka_unit_test(mut_argument_is_updated_in_the_callers_storage),
       cmocka_unit_test(view_only_program_needs_no_kernel),
       cmocka_unit_test(first_index_error_wins_even_in_a_parallel_loop),
+      cmocka_unit_test(f32_micro_kernel_of_fma_lanes_computes_exact_sums),
+      cmocka_unit_test(f64_lanes_of_four_store_whole_vectors_even_over_their_source),
       cmocka_unit_test(generated_code_compiles_without_openmp_and_with_wextra),
       cmocka_unit_test(header_declares_every_entry),
   };

@@ -6,7 +6,7 @@
 // Fused plans are tested by overriding the plan of fuse_graph node by node. The loop
 // orders kernel_build schedules (column reductions, blocked matmuls accumulating rows
 // in place, tiled transposed copies) are run against kernel_build_naive's row-major
-// nests: same bits in every output.
+// nests: same bits in every output. Vectors (ir/loop.h's Lanes) run lane by lane.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -36,6 +36,7 @@ typedef struct Run {
   LProgram *lp;
   Num **mem;     // per program buffer
   Num *locals;   // of the kernel being run
+  Num **vlocals; // per local of the kernel being run: its lanes if it is a vector, else NULL
   int64_t vars[64];
   const LKernel *k;
   int err;       // first raised error of the kernel: index, or -1
@@ -96,6 +97,15 @@ static void raise(Run *r, int err, int64_t v) {
 }
 
 static Num eval(Run *r, const LExpr *e);
+
+// a * b + c rounded once (fmaf / fma), as a backend with FMA computes it; a backend may
+// round the product too (ir/loop.h), so tests comparing with one use small integers or
+// a tolerance.
+static Num fma_of(DType t, Num a, Num b, Num c) {
+  Num x = {0, 0};
+  x.f = t == DT_F32 ? fmaf((float)a.f, (float)b.f, (float)c.f) : fma(a.f, b.f, c.f);
+  return x;
+}
 
 static int64_t index_of(Run *r, const LIndex *ix) {
   int64_t v = ix->base;
@@ -308,14 +318,64 @@ static Num eval(Run *r, const LExpr *e) {
     x.i = a < 0 ? a + e->i : a;
     return x;
   }
+  case LX_FMA: return fma_of(e->dt, eval(r, e->a), eval(r, e->b), eval(r, e->c));
+  case LX_LANE:
+    assert_non_null(r->vlocals[e->a->local]);
+    return r->vlocals[e->a->local][e->i];
   default: fail();
   }
   return x;
 }
 
+// Lane l of e (a scalar e is the same in every lane).
+static Num eval_lane(Run *r, const LExpr *e, int l) {
+  if (e->lanes == 1)
+    return eval(r, e);
+  assert_true(l >= 0 && l < e->lanes);
+  switch (e->kind) {
+  case LX_LOAD: {
+    int b = r->k->args.data[e->buf].buf;
+    int64_t i = index_of(r, &e->idx) + l;
+    assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
+    return r->mem[b][i];
+  }
+  case LX_LOCAL:
+    assert_non_null(r->vlocals[e->local]);
+    return r->vlocals[e->local][l];
+  case LX_SPLAT: return eval(r, e->a);
+  case LX_BINARY: return binary(r, e, eval_lane(r, e->a, l), eval_lane(r, e->b, l));
+  case LX_FMA: return fma_of(e->dt, eval_lane(r, e->a, l), eval_lane(r, e->b, l), eval_lane(r, e->c, l));
+  default: fail();
+  }
+  return (Num){0, 0};
+}
+
+// A store, let or set of a vector value: every lane is computed before any is written.
+static void exec_lanes(Run *r, const LStmt *s) {
+  int n = s->val->lanes;
+  Num v[n];
+  for (int l = 0; l < n; l++)
+    v[l] = eval_lane(r, s->val, l);
+  if (s->kind != LS_STORE) {
+    assert_non_null(r->vlocals[s->local]);
+    memcpy(r->vlocals[s->local], v, sizeof v);
+    return;
+  }
+  int b = r->k->args.data[s->buf].buf;
+  int64_t i = index_of(r, &s->idx);
+  assert_true(i >= 0 && i + n <= r->lp->bufs.data[b].numel);
+  assert_int_equal(s->val->dt, r->lp->bufs.data[b].dtype);
+  for (int l = 0; l < n; l++)
+    r->mem[b][i + l] = fit(s->val->dt, v[l]);
+}
+
 static void exec_stmts(Run *r, const LStmtList *body);
 
 static void exec_stmt(Run *r, const LStmt *s) {
+  if (s->val && s->val->lanes > 1) {
+    exec_lanes(r, s);
+    return;
+  }
   switch (s->kind) {
   case LS_LOOP:
     for (int64_t i = 0; i < s->extent; i++) {
@@ -351,9 +411,17 @@ static bool execute(Run *r) {
   for (int ki = 0; ki < r->lp->kernels.len; ki++) {
     r->k = r->lp->kernels.data[ki];
     assert_true(r->k->nvars <= 64);
-    r->locals = calloc((size_t)r->k->locals.len + 1, sizeof(Num));
+    int nlocals = r->k->locals.len, lanes[nlocals + 1];
+    r->locals = calloc((size_t)nlocals + 1, sizeof(Num));
+    r->vlocals = calloc((size_t)nlocals + 1, sizeof(Num *));
+    loop_local_lanes(r->k, lanes);
+    for (int i = 0; i < nlocals; i++)
+      r->vlocals[i] = lanes[i] > 1 ? calloc((size_t)lanes[i], sizeof(Num)) : NULL;
     r->err = -1;
     exec_stmts(r, &r->k->body);
+    for (int i = 0; i < nlocals; i++)
+      free(r->vlocals[i]);
+    free(r->vlocals);
     free(r->locals);
     if (r->err >= 0) {
       snprintf(r->errmsg, sizeof r->errmsg, r->k->errors.data[r->err], (long long)r->errval);
@@ -374,6 +442,11 @@ typedef struct PlanStep {
   NodeMode mode;
   int kernel;
 } PlanStep;
+
+// The CPU programs are built for (kernel_build): the host's unless a test says
+// otherwise; NULL builds a GPU program, whose matmuls keep the row schedule.
+static CpuTarget host_cpu;
+static const CpuTarget *build_cpu = &host_cpu;
 
 static Run *compile_plan(const char *src, const PlanStep *plan, int nplan, int nkernels) {
   Run *r = calloc(1, sizeof *r);
@@ -399,7 +472,7 @@ static Run *compile_plan(const char *src, const PlanStep *plan, int nplan, int n
   }
   if (nplan)
     r->g->nkernels = nkernels;
-  r->lp = kernel_build(&r->cx, r->g);
+  r->lp = kernel_build(&r->cx, r->g, build_cpu);
   loop_verify(r->lp);
   r->mem = calloc((size_t)r->lp->bufs.len, sizeof(Num *));
   for (int i = 0; i < r->lp->bufs.len; i++)
@@ -1020,8 +1093,9 @@ static void compare_with_naive(Run *r, Run *n, bool specials, double tol) {
   }
 }
 
-// Runs src under kernel_build and kernel_build_naive on the same inputs; every output
-// must be equal bit for bit. Returns the scheduled run (executed) for more checks.
+// Runs src under kernel_build (for build_cpu) and kernel_build_naive on the same
+// inputs; every output must be equal bit for bit. Returns the scheduled run (executed)
+// for more checks.
 static Run *same_as_naive(const char *src, bool specials) {
   Run *r = compile(src);
   Run *n = calloc(1, sizeof *n);
@@ -1176,9 +1250,17 @@ static void row_reductions_and_softmax_keep_the_row_order(void **state) {
   done(r);
 }
 
+// The row schedule of a GPU program's matmuls (a CPU program's go through ir/gemm.c).
+static Run *same_as_naive_gpu(const char *src, bool specials) {
+  build_cpu = NULL;
+  Run *r = same_as_naive(src, specials);
+  build_cpu = &host_cpu;
+  return r;
+}
+
 static void matmul_accumulates_whole_rows_of_the_output(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false);
+  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false);
   assert_true(all_inner_loads_unit(r));
   assert_int_equal(count_temps(r), 0);  // into the result itself
   done(r);
@@ -1186,14 +1268,14 @@ static void matmul_accumulates_whole_rows_of_the_output(void **state) {
 
 static void matmul_epilogues_halves_and_batches_match_the_row_order(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
+  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
                          "    x: f32[2, 3, 4, 5], w: f32[5, 6], i: f64[3, 4], j: f64[4, 5]) -> (f32[7, 9], f16[5, 4],\n"
                          "    f32[2, 3, 4, 6], f64[3, 5]) {\n"
                          "  return relu(a @ b + c), h @ g, x @ w, i @ j\n}\n",
                          false);
   assert_true(all_inner_loads_unit(r));
   done(r);
-  r = same_as_naive("fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
+  r = same_as_naive_gpu("fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
                     "  return a.t() @ v, b @ c.t().t()\n}\n",
                     false);
   assert_true(all_inner_loads_unit(r));
@@ -1202,7 +1284,7 @@ static void matmul_epilogues_halves_and_batches_match_the_row_order(void **state
 
 static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(a: f32[7, 13], b: f32[9, 13]) -> f32[7, 9] {\n  return a @ b.t()\n}\n", false);
+  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[9, 13]) -> f32[7, 9] {\n  return a @ b.t()\n}\n", false);
   assert_true(all_inner_loads_unit(r));  // a and b both walk k with unit stride
   assert_int_equal(count_temps(r), 0);
   const LStmt *s = r->lp->kernels.data[0]->body.data[0];
@@ -1214,10 +1296,128 @@ static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) 
 
 static void vector_matrix_product_runs_column_blocks_in_parallel(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false);
+  Run *r = same_as_naive_gpu("fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false);
   assert_true(all_inner_loads_unit(r));
   assert_true(any_parallel(&r->lp->kernels.data[0]->body));
   done(r);
+}
+
+// ---- ir/gemm.c: the CPU matmul schedules ----
+// They sum in another order than the naive nest (FMA micro-tiles, lanes along k), so
+// they are compared within tol of the output's largest finite value; fill_mixed's
+// magnitudes (1e-3 .. 1e3) make K * 2^-24 * K * 1e6 / 1e6 the scale of an f32 error.
+
+// src built for the CPU named cpu ("haswell": 6x16 f32 tiles, "skylake-avx512": 14x32,
+// "x86-64": SSE, 6x8), run against the naive nest within tol.
+static Run *gemm_near_naive(const char *src, const char *cpu, double tol) {
+  CpuTarget t = cpu_target(cpu);
+  build_cpu = &t;
+  Run *r = compile(src);
+  build_cpu = &host_cpu;
+  Run *n = calloc(1, sizeof *n);
+  *n = *r;
+  n->lp = kernel_build_naive(&r->cx, r->g);
+  loop_verify(n->lp);
+  n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
+  for (int i = 0; i < n->lp->bufs.len; i++)
+    n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
+  compare_with_naive(r, n, false, tol);
+  for (int i = 0; i < n->lp->bufs.len; i++)
+    free(n->mem[i]);
+  free(n->mem);
+  free(n);
+  return r;
+}
+
+static const char *const GEMM_CPUS[] = {"haswell", "skylake-avx512", "x86-64"};
+
+static void gemm_tiles_of_every_layout_stay_near_the_naive_sum(void **state) {
+  (void)state;
+  for (int c = 0; c < 3; c++) {
+    // nn, nt, tn, tt with edges in every dim (M % MR, N % NR, odd K), and a sliced operand
+    done(gemm_near_naive("fn f(a: f32[31, 37], b: f32[37, 41], c: f32[37, 31], d: f32[41, 37]) -> (f32[31, 41],\n"
+                         "    f32[31, 41], f32[31, 41], f32[31, 41], f32[15, 21]) {\n"
+                         "  return a @ b, a @ d.t(), c.t() @ b, c.t() @ d.t(), a[1::2, 2:35] @ b[3:36, ::2]\n}\n",
+                         GEMM_CPUS[c], 2e-4));
+    // batches (one expanded), 1-D operands, decoding rows (the dot schedule), epilogues
+    done(gemm_near_naive("fn f(x: f32[3, 17, 20], w: f32[23, 20], v: f32[20], y: f32[3, 20, 9], e: f32[5, 20],\n"
+                         "    c: f32[23]) -> (f32[3, 17, 23], f32[3, 17], f32[23], f32[3, 17, 9], f32[5, 23], f32[]) {\n"
+                         "  return x @ w.t(), x @ v, v @ w.t(), x @ y, relu(e @ w.t() + c), v @ v\n}\n",
+                         GEMM_CPUS[c], 2e-4));
+    // f16 operands (packed as f32) and f64
+    done(gemm_near_naive("fn f(h: f16[9, 21], g: f16[21, 19], p: f64[13, 30], q: f64[19, 30]) -> (f16[9, 19],\n"
+                         "    f64[13, 19]) {\n"
+                         "  return h @ g, p @ q.t()\n}\n",
+                         GEMM_CPUS[c], 2e-3));
+  }
+}
+
+// The FMA of the first innermost loop that has one, or NULL.
+static const LExpr *first_fma(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (s->kind == LS_SET && s->val->kind == LX_FMA)
+      return s->val;
+    const LExpr *e = first_fma(&s->body);
+    if (e)
+      return e;
+  }
+  return NULL;
+}
+
+static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
+  (void)state;
+  static const struct {
+    const char *cpu, *src, *sched;
+    int lanes, temps;
+  } cases[] = {
+      {"haswell", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
+       "gemm packed 6x16 nc 16", 16, 2},
+      {"skylake-avx512", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
+       "gemm packed 14x32 nc 32", 32, 2},
+      {"haswell", "fn f(a: f64[64, 40], b: f64[40, 48]) -> f64[64, 48] {\n  return a @ b\n}\n",
+       "gemm packed 6x8 nc 8", 8, 2},
+      {"haswell", "fn f(a: f32[4, 40], b: f32[40, 48]) -> f32[4, 48] {\n  return a @ b\n}\n",
+       "gemm direct 4x16 nc 48", 16, 0},
+      {"haswell", "fn f(a: f32[2, 40], b: f32[48, 40]) -> f32[2, 48] {\n  return a @ b.t()\n}\n",
+       "gemm dot 4x4 lanes 8", 8, 0},
+      {"x86-64", "fn f(a: f32[40], b: f32[48, 40]) -> f32[48] {\n  return a @ b.t()\n}\n", "gemm dot 1x8 lanes 4", 4,
+       0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    CpuTarget t = cpu_target(cases[i].cpu);
+    build_cpu = &t;
+    Run *r = compile(cases[i].src);
+    build_cpu = &host_cpu;
+    const LKernel *k = r->lp->kernels.data[0];
+    assert_non_null(k->sched);
+    assert_string_equal(k->sched, cases[i].sched);
+    const LExpr *fma = first_fma(&k->body);
+    assert_non_null(fma);
+    assert_int_equal(fma->lanes, cases[i].lanes);
+    assert_int_equal(count_temps(r), cases[i].temps);  // packed panels of a and b
+    done(r);
+  }
+}
+
+// A GEMM big enough for threads has a parallel loop whatever its shape: batches, row
+// panels or column blocks.
+static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
+  (void)state;
+  static const char *const srcs[] = {
+      "fn f(a: f32[32, 9, 16], b: f32[32, 16, 9]) -> f32[32, 9, 9] {\n  return a @ b\n}\n",
+      "fn f(a: f32[200, 64], b: f32[64, 40]) -> f32[200, 40] {\n  return a @ b\n}\n",
+      "fn f(a: f32[12, 64], b: f32[64, 900]) -> f32[12, 900] {\n  return a @ b\n}\n",
+      "fn f(a: f32[3, 256], b: f32[700, 256]) -> f32[3, 700] {\n  return a @ b.t()\n}\n",
+  };
+  for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+    CpuTarget t = cpu_target("haswell");
+    build_cpu = &t;
+    Run *r = compile(srcs[i]);
+    build_cpu = &host_cpu;
+    assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+    done(r);
+  }
 }
 
 // The most stores in one innermost loop (a blocked matmul stores each of its rows there).
@@ -1240,25 +1440,25 @@ static void matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order(void **s
   (void)state;
   // 130 rows: macro blocks of 8 rows (run in parallel), 2 rows left over; 4 rows per
   // block, so each element of b loaded feeds 4 products
-  Run *r = same_as_naive("fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true);
+  Run *r = same_as_naive_gpu("fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true);
   assert_true(all_inner_loads_unit(r));
   assert_true(any_parallel(&r->lp->kernels.data[0]->body));
   assert_int_equal(max_inner_stores(&r->lp->kernels.data[0]->body), 4);
   assert_int_equal(count_temps(r), 0);
   done(r);
   // k blocks of 32 terms (a 512 KiB block of b), then 6 terms: a step of 4 and one of 2
-  r = same_as_naive("fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false);
+  r = same_as_naive_gpu("fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false);
   assert_true(all_inner_loads_unit(r));
   done(r);
   // column tiles of 1024, then 52 columns; 5 rows: one block of 4 and one row
-  r = same_as_naive("fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false);
+  r = same_as_naive_gpu("fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false);
   assert_true(all_inner_loads_unit(r));
   done(r);
 }
 
 static void blocked_matmul_reads_transposed_and_batched_operands(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
+  Run *r = same_as_naive_gpu("fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
                          "    w: f32[12, 7], t: f32[3, 6, 9], v: f32[6]) -> (f32[10, 6], f32[3, 9, 11],\n"
                          "    f32[2, 10, 7], f32[3, 9, 11], f32[3, 9]) {\n"
                          "  return a.t() @ b, x @ y, z @ w, t.transpose(1, 2) @ y, t.transpose(1, 2) @ v\n}\n",
@@ -1269,7 +1469,7 @@ static void blocked_matmul_reads_transposed_and_batched_operands(void **state) {
 
 static void blocked_matmul_epilogues_in_every_dtype(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
+  Run *r = same_as_naive_gpu("fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
                          "    g: f16[10, 6], e: f16[6], u: bf16[5, 6], v: bf16[6, 7]) -> (f32[11, 70], f32[11, 70],\n"
                          "    f64[6, 5], f16[9, 6], f32[9, 6], bf16[5, 7]) {\n"
                          "  y = x @ w + c\n"
@@ -1282,7 +1482,7 @@ static void blocked_matmul_epilogues_in_every_dtype(void **state) {
 
 static void matmul_with_few_rows_runs_column_tiles_in_parallel(void **state) {
   (void)state;
-  Run *r = same_as_naive("fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n",
+  Run *r = same_as_naive_gpu("fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n",
                          false);
   assert_true(all_inner_loads_unit(r));
   assert_true(any_parallel(&r->lp->kernels.data[0]->body));
@@ -1418,7 +1618,84 @@ static void cpu_schedule_exp_and_reductions_stay_near_the_naive_order(void **sta
   near_naive_after_sched("fn f(x: f32[4, 20]) -> f32[4] {\n    return x.sum(-1)\n}\n", 20, 1e-6);
 }
 
+// a op b lane by lane (lx_binary makes scalars).
+static LExpr *vbinary(Ctx *cx, Op op, LExpr *a, LExpr *b) {
+  LExpr *e = lx_binary(cx, op, a->dt, a, b);
+  e->lanes = a->lanes;
+  return e;
+}
+
+// By hand (no source makes vectors but ir/gemm.c): c[2, 8] = a[2, 5] @ b[5, 8] with
+// two accumulators of 8 f32 lanes, t0 from splat(0.5), t1 from b's row 0; then
+// t1 = t1 - splat(t1.7), which reads lane 7 before any lane is written, and
+// c[16..18] = t0.3, fma(t0.0, t0.1, 2) in scalars.
+static void vector_lanes_run_lane_by_lane_and_assign_whole_vectors(void **state) {
+  (void)state;
+  Run *r = calloc(1, sizeof *r);
+  ctx_init(&r->cx);
+  Ctx *cx = &r->cx;
+  LProgram *p = arena_alloc(&cx->arena, sizeof *p);
+  p->name = "f";
+  p->file = "t.tdsl";
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 10, "a", 0, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 40, "b", 1, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, 18, "c", -1, false}));
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = "k0";
+  k->nvars = 1;
+  vec_push(&cx->arena, &k->args, ((LArg){.buf = 0, .read = true}));
+  vec_push(&cx->arena, &k->args, ((LArg){.buf = 1, .read = true}));
+  vec_push(&cx->arena, &k->args, ((LArg){.buf = 2, .written = true}));
+  vec_push(&cx->arena, &k->locals, DT_F32);
+  vec_push(&cx->arena, &k->locals, DT_F32);
+  LIndex zero = {0}, brow = {.nterms = 1, .var = {0}, .coef = {8}};
+  vec_push(&cx->arena, &k->body, ls_let(cx, 0, lx_splat(cx, 8, lx_const_f(cx, DT_F32, 0.5))));
+  vec_push(&cx->arena, &k->body, ls_let(cx, 1, lx_vload(cx, DT_F32, 8, 1, zero)));
+  LStmt *kl = ls_loop(cx, 0, 5);
+  for (int row = 0; row < 2; row++) {
+    LIndex ai = {.base = 5 * row, .nterms = 1, .var = {0}, .coef = {1}};
+    LExpr *f = lx_fma(cx, lx_splat(cx, 8, lx_load(cx, DT_F32, 0, ai)), lx_vload(cx, DT_F32, 8, 1, brow),
+                      lx_local_v(cx, DT_F32, 8, row));
+    vec_push(&cx->arena, &kl->body, ls_set(cx, row, f));
+  }
+  vec_push(&cx->arena, &k->body, kl);
+  LExpr *t0 = lx_local_v(cx, DT_F32, 8, 0), *t1 = lx_local_v(cx, DT_F32, 8, 1);
+  vec_push(&cx->arena, &k->body, ls_set(cx, 1, vbinary(cx, OP_SUB, t1, lx_splat(cx, 8, lx_lane(cx, t1, 7)))));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 2, zero, t0));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 2, (LIndex){.base = 8}, t1));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 2, (LIndex){.base = 16}, lx_lane(cx, t0, 3)));
+  LExpr *f = lx_fma(cx, lx_lane(cx, t0, 0), lx_lane(cx, t0, 1), lx_const_f(cx, DT_F32, 2));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 2, (LIndex){.base = 17}, f));
+  vec_push(&cx->arena, &p->kernels, k);
+  loop_verify(p);
+  r->lp = p;
+  r->mem = calloc((size_t)p->bufs.len, sizeof(Num *));
+  for (int i = 0; i < p->bufs.len; i++)
+    r->mem[i] = calloc((size_t)p->bufs.data[i].numel + 1, sizeof(Num));
+  double a[10], b[40], t[2][8];
+  for (int i = 0; i < 10; i++)
+    r->mem[0][i].f = a[i] = i % 4 - 1.5;
+  for (int i = 0; i < 40; i++)
+    r->mem[1][i].f = b[i] = i % 6 - 2;
+  for (int j = 0; j < 8; j++) {
+    t[0][j] = 0.5, t[1][j] = b[j];
+    for (int kk = 0; kk < 5; kk++)
+      for (int row = 0; row < 2; row++)
+        t[row][j] += a[5 * row + kk] * b[8 * kk + j];
+  }
+  assert_true(execute(r));
+  for (int j = 0; j < 8; j++) {
+    assert_true(r->mem[2][j].f == t[0][j]);
+    assert_true(r->mem[2][8 + j].f == t[1][j] - t[1][7]);
+  }
+  assert_true(r->mem[2][16].f == t[0][3]);
+  assert_true(r->mem[2][17].f == t[0][0] * t[0][1] + 2);
+  assert_true(r->mem[2][8].f != 0 && r->mem[2][5].f != 0.5);  // the inputs make a non-trivial test
+  done(r);
+}
+
 int main(void) {
+  host_cpu = cpu_target(NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(broadcast_add_aligns_dims_from_the_right),
       cmocka_unit_test(size_one_dims_broadcast_against_each_other),
@@ -1483,8 +1760,12 @@ int main(void) {
       cmocka_unit_test(blocked_matmul_reads_transposed_and_batched_operands),
       cmocka_unit_test(blocked_matmul_epilogues_in_every_dtype),
       cmocka_unit_test(matmul_with_few_rows_runs_column_tiles_in_parallel),
+      cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
+      cmocka_unit_test(gemm_schedule_and_tile_follow_the_shape_and_the_cpu),
+      cmocka_unit_test(gemm_is_parallel_over_batches_rows_or_columns),
       cmocka_unit_test(transposed_copies_run_in_tiles_of_both_dims),
       cmocka_unit_test(permutes_and_mixed_operands_are_tiled_with_the_same_results),
+      cmocka_unit_test(vector_lanes_run_lane_by_lane_and_assign_whole_vectors),
   };
   int failed = cmocka_run_group_tests_name("fusion plan of fuse_graph", tests, NULL, NULL);
   trivial_plan = true;

@@ -47,7 +47,8 @@ static int compile_src(Ctx *cx, const char *src, LProgram **out, int max) {
   for (int i = 0; i < prog.fns.len; i++) {
     Graph *g = lower_fn(cx, &prog, prog.fns.data[i]);
     fuse_graph(g);
-    out[i] = kernel_build(cx, g);
+    CpuTarget host = cpu_target(NULL);
+    out[i] = kernel_build(cx, g, &host);
     loop_verify(out[i]);
   }
   assert_int_equal(cx->nerrors, 0);
@@ -556,6 +557,281 @@ static void object_output_is_a_relocatable_elf(void **state) {
   ctx_free(&cx);
 }
 
+// ---- vector lanes, by hand ----
+// A program's parameter (buffer i = parameter i) or result (an output of its own buffer).
+static void add_param(Ctx *cx, LProgram *p, const char *name, DType dt, int ndim, const int64_t *shape) {
+  int64_t numel = 1;
+  for (int d = 0; d < ndim; d++)
+    numel *= shape[d];
+  LParam q = {.name = name, .dtype = dt, .ndim = ndim, .buf = p->bufs.len};
+  memcpy(q.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  vec_push(&cx->arena, &p->params, q);
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, dt, numel, name, p->params.len - 1, false}));
+}
+
+static void add_result(Ctx *cx, LProgram *p, const char *name, DType dt, int ndim, const int64_t *shape) {
+  int64_t numel = 1;
+  for (int d = 0; d < ndim; d++)
+    numel *= shape[d];
+  LOutput o = {.buf = p->bufs.len, .dtype = dt, .view = view_contiguous(ndim, shape)};
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, dt, numel, name, -1, false}));
+  vec_push(&cx->arena, &p->outputs, o);
+}
+
+// a op b lane by lane (lx_binary makes scalars).
+static LExpr *vbinary(Ctx *cx, Op op, LExpr *a, LExpr *b) {
+  LExpr *e = lx_binary(cx, op, a->dt, a, b);
+  e->lanes = a->lanes;
+  return e;
+}
+
+// An affine index base + sum coef_i * var_i over up to two variables (coef 0: unused).
+static LIndex at2(int64_t base, int v0, int64_t c0, int v1, int64_t c1) {
+  LIndex ix = {.base = base};
+  if (c0)
+    ix.var[ix.nterms] = v0, ix.coef[ix.nterms++] = c0;
+  if (c1)
+    ix.var[ix.nterms] = v1, ix.coef[ix.nterms++] = c1;
+  return ix;
+}
+
+// A GEMM micro-kernel of R rows by 16 f32 lanes, the shape ir/gemm.c schedules, over
+// T tiles of R rows (a parallel loop, t) and K steps (k):
+//   let bias x16 = c[0..16)                       (read inside the parallel loop: ctx)
+//   parallel for t < T:
+//     let acc0 = bias; let acc1..acc(R-1) = splat(r)
+//     for k < K: let bv x16 = b[k, 0..16); acc_r = fma(splat(a[R t + r, k]), bv, acc_r)
+//     out[R t + r, 0..16) = acc_r                 (vector stores; out may stream)
+//     lanes[R t + r] = lane (7 r) % 16 of acc_r   (scalar stores)
+//     mix[t, 0..16) = (acc0 + acc1) * acc(R-1) - bias
+enum { VK = 8, VL = 16 };
+static LProgram *vgemm_program(Ctx *cx, const char *name, int R, int T, bool stream) {
+  LProgram *p = arena_alloc(&cx->arena, sizeof *p);
+  p->name = name;
+  p->file = "t.tdsl";
+  add_param(cx, p, "a", DT_F32, 2, (int64_t[]){R * T, VK});
+  add_param(cx, p, "b", DT_F32, 2, (int64_t[]){VK, VL});
+  add_param(cx, p, "c", DT_F32, 1, (int64_t[]){VL});
+  add_result(cx, p, "out", DT_F32, 2, (int64_t[]){R * T, VL});
+  add_result(cx, p, "lanes", DT_F32, 1, (int64_t[]){R * T});
+  add_result(cx, p, "mix", DT_F32, 2, (int64_t[]){T, VL});
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = "k0";
+  for (int i = 0; i < 6; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = i < 3, .written = i >= 3, .stream = i == 3 && stream}));
+  for (int l = 0; l < R + 2; l++)  // bias, acc0..acc(R-1), bv
+    vec_push(&cx->arena, &k->locals, DT_F32);
+  k->nvars = 2;
+  enum { T_ = 0, K_ = 1 };
+  int bias = 0, bv = R + 1;
+  vec_push(&cx->arena, &k->body, ls_let(cx, bias, lx_vload(cx, DT_F32, VL, 2, at2(0, 0, 0, 0, 0))));
+  LStmt *tl = ls_loop(cx, T_, T);
+  tl->parallel = true;
+  vec_push(&cx->arena, &k->body, tl);
+  for (int r = 0; r < R; r++) {
+    LExpr *init = r == 0 ? lx_local_v(cx, DT_F32, VL, bias) : lx_splat(cx, VL, lx_const_f(cx, DT_F32, r));
+    vec_push(&cx->arena, &tl->body, ls_let(cx, 1 + r, init));
+  }
+  LStmt *kl = ls_loop(cx, K_, VK);
+  vec_push(&cx->arena, &tl->body, kl);
+  vec_push(&cx->arena, &kl->body, ls_let(cx, bv, lx_vload(cx, DT_F32, VL, 1, at2(0, K_, VL, 0, 0))));
+  for (int r = 0; r < R; r++) {
+    LExpr *ar = lx_load(cx, DT_F32, 0, at2(r * VK, T_, R * VK, K_, 1));
+    LExpr *f = lx_fma(cx, lx_splat(cx, VL, ar), lx_local_v(cx, DT_F32, VL, bv), lx_local_v(cx, DT_F32, VL, 1 + r));
+    vec_push(&cx->arena, &kl->body, ls_set(cx, 1 + r, f));
+  }
+  for (int r = 0; r < R; r++) {
+    LExpr *acc = lx_local_v(cx, DT_F32, VL, 1 + r);
+    vec_push(&cx->arena, &tl->body, ls_store(cx, 3, at2(r * VL, T_, R * VL, 0, 0), acc));
+    vec_push(&cx->arena, &tl->body, ls_store(cx, 4, at2(r, T_, R, 0, 0), lx_lane(cx, acc, (7 * r) % VL)));
+  }
+  LExpr *sum = vbinary(cx, OP_ADD, lx_local_v(cx, DT_F32, VL, 1), lx_local_v(cx, DT_F32, VL, 2));
+  LExpr *prod = vbinary(cx, OP_MUL, sum, lx_local_v(cx, DT_F32, VL, R));
+  LExpr *mix = vbinary(cx, OP_SUB, prod, lx_local_v(cx, DT_F32, VL, bias));
+  vec_push(&cx->arena, &tl->body, ls_store(cx, 5, at2(0, T_, VL, 0, 0), mix));
+  vec_push(&cx->arena, &p->kernels, k);
+  loop_verify(p);
+  return p;
+}
+
+typedef int (*Fn3to3)(const tdsl_tensor *, const tdsl_tensor *, const tdsl_tensor *, tdsl_tensor *, tdsl_tensor *,
+                      tdsl_tensor *);
+
+// Small integers everywhere: every product and sum is exact, fused or not.
+static int use_vgemm(void *ctx, void *const *addrs) {
+  const int *rt = ctx, R = rt[0], T = rt[1];
+  tdsl_tensor a = make(TDSL_F32, 2, (int64_t[]){R * T, VK}), b = make(TDSL_F32, 2, (int64_t[]){VK, VL});
+  tdsl_tensor c = make(TDSL_F32, 1, (int64_t[]){VL}), out[3] = {0};
+  float *av = tdsl_tensor_data(&a), *bv = tdsl_tensor_data(&b), *cv = tdsl_tensor_data(&c);
+  for (int i = 0; i < R * T * VK; i++)
+    av[i] = (float)((i * 5) % 7 - 3);
+  for (int i = 0; i < VK * VL; i++)
+    bv[i] = (float)((i * 11) % 9 - 4);
+  for (int j = 0; j < VL; j++)
+    cv[j] = (float)(j % 5 - 2);
+  for (int rep = 0; rep < 2; rep++) {  // the second call reuses nothing of the first
+    assert_int_equal(((Fn3to3)(uintptr_t)addrs[0])(&a, &b, &c, &out[0], &out[1], &out[2]), TDSL_OK);
+    const float *o = tdsl_tensor_data(&out[0]), *lanes = tdsl_tensor_data(&out[1]), *mix = tdsl_tensor_data(&out[2]);
+    for (int t = 0; t < T; t++) {
+      float acc[8][VL];
+      for (int r = 0; r < R; r++)
+        for (int j = 0; j < VL; j++) {
+          acc[r][j] = r == 0 ? cv[j] : (float)r;
+          for (int k = 0; k < VK; k++)
+            acc[r][j] += av[(R * t + r) * VK + k] * bv[k * VL + j];
+          assert_true(o[(R * t + r) * VL + j] == acc[r][j]);
+        }
+      for (int r = 0; r < R; r++)
+        assert_true(lanes[R * t + r] == acc[r][(7 * r) % VL]);
+      for (int j = 0; j < VL; j++)
+        assert_true(mix[t * VL + j] == (acc[0][j] + acc[1][j]) * acc[R - 1][j] - cv[j]);
+    }
+    for (int i = 0; i < 3; i++)
+      tdsl_tensor_release(&out[i]);
+  }
+  tdsl_tensor_release(&a);
+  tdsl_tensor_release(&b);
+  tdsl_tensor_release(&c);
+  return 0;
+}
+
+static void vector_fma_micro_kernel_computes_a_gemm_tile(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *progs[2] = {vgemm_program(&cx, "v3", 3, 4, false), vgemm_program(&cx, "v3s", 3, 4, true)};
+  const char *names[] = {"v3", "v3s"};
+  for (int i = 0; i < 2; i++) {
+    int rt[2] = {3, 4};
+    jit(&cx, progs + i, 1, names + i, 1, use_vgemm, rt);
+  }
+  // vector types, the fmuladd overload, splats and lane extracts, before optimisation
+  char *ir = emit(&cx, progs, 1, LLVM_OUT_IR, "x86-64", 0, NULL);
+  assert_non_null(strstr(ir, "@llvm.fmuladd.v16f32(<16 x float>"));
+  assert_non_null(strstr(ir, "shufflevector <16 x float>"));
+  assert_non_null(strstr(ir, "extractelement <16 x float>"));
+  assert_non_null(strstr(ir, "alloca <16 x float>"));
+  assert_non_null(strstr(ir, "load <16 x float>, <16 x float>* "));
+  free(ir);
+  // at -O2 sroa keeps the accumulators in registers: no vector alloca is left
+  ir = emit(&cx, progs, 1, LLVM_OUT_IR, "haswell", 2, NULL);
+  assert_null(strstr(ir, "alloca <16 x float>"));
+  assert_non_null(strstr(ir, "@llvm.fmuladd.v16f32("));
+  free(ir);
+  ctx_free(&cx);
+}
+
+// A streamed result written by 64-byte vector stores from 64-byte aligned rows: the
+// stores become non-temporal, and the FMA loop runs on ymm registers on an AVX2 CPU.
+static void streamed_vector_stores_are_nontemporal(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *progs[1] = {vgemm_program(&cx, "v3s", 3, 4, true)};
+  char *ir = emit(&cx, progs, 1, LLVM_OUT_IR, "haswell", 2, NULL);
+  const char *st = strstr(ir, "store <16 x float>");
+  bool nt = false;
+  for (; st && !nt; st = strstr(st + 1, "store <16 x float>")) {
+    const char *eol = strchr(st, '\n');
+    const char *mark = strstr(st, "!nontemporal");
+    nt = mark && (!eol || mark < eol);
+  }
+  assert_true(nt);
+  free(ir);
+  char *s = emit(&cx, progs, 1, LLVM_OUT_ASM, "haswell", 2, NULL);
+  assert_non_null(strstr(s, "vfmadd"));
+  assert_non_null(strstr(s, "vmovntps"));
+  free(s);
+  ctx_free(&cx);
+}
+
+// f64 in 4 lanes, and the scalar fmuladd:
+//   let acc x4 = splat(0.5); let t = 0
+//   for k < 8: acc = fma(splat(s[k]), x[k, 0..4), acc); t = fma(s[k], s[k], t)
+//   out[0..4) = acc; out[4..8) = acc - splat(t); sc[0] = t; sc[1] = lane 3 of acc
+static LProgram *vf64_program(Ctx *cx) {
+  LProgram *p = arena_alloc(&cx->arena, sizeof *p);
+  p->name = "v64";
+  p->file = "t.tdsl";
+  add_param(cx, p, "s", DT_F64, 1, (int64_t[]){8});
+  add_param(cx, p, "x", DT_F64, 2, (int64_t[]){8, 4});
+  add_result(cx, p, "out", DT_F64, 1, (int64_t[]){8});
+  add_result(cx, p, "sc", DT_F64, 1, (int64_t[]){2});
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = "k0";
+  for (int i = 0; i < 4; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = i < 2, .written = i >= 2}));
+  vec_push(&cx->arena, &k->locals, DT_F64);  // acc x4
+  vec_push(&cx->arena, &k->locals, DT_F64);  // t
+  k->nvars = 1;
+  vec_push(&cx->arena, &k->body, ls_let(cx, 0, lx_splat(cx, 4, lx_const_f(cx, DT_F64, 0.5))));
+  vec_push(&cx->arena, &k->body, ls_let(cx, 1, lx_const_f(cx, DT_F64, 0)));
+  LStmt *kl = ls_loop(cx, 0, 8);
+  vec_push(&cx->arena, &k->body, kl);
+  LExpr *sk = lx_load(cx, DT_F64, 0, at2(0, 0, 1, 0, 0));
+  LExpr *f = lx_fma(cx, lx_splat(cx, 4, sk), lx_vload(cx, DT_F64, 4, 1, at2(0, 0, 4, 0, 0)),
+                    lx_local_v(cx, DT_F64, 4, 0));
+  vec_push(&cx->arena, &kl->body, ls_set(cx, 0, f));
+  vec_push(&cx->arena, &kl->body, ls_set(cx, 1, lx_fma(cx, sk, sk, lx_local(cx, DT_F64, 1))));
+  LExpr *acc = lx_local_v(cx, DT_F64, 4, 0);
+  vec_push(&cx->arena, &k->body, ls_store(cx, 2, at2(0, 0, 0, 0, 0), acc));
+  LExpr *d = vbinary(cx, OP_SUB, acc, lx_splat(cx, 4, lx_local(cx, DT_F64, 1)));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 2, at2(4, 0, 0, 0, 0), d));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 3, at2(0, 0, 0, 0, 0), lx_local(cx, DT_F64, 1)));
+  vec_push(&cx->arena, &k->body, ls_store(cx, 3, at2(1, 0, 0, 0, 0), lx_lane(cx, acc, 3)));
+  vec_push(&cx->arena, &p->kernels, k);
+  loop_verify(p);
+  return p;
+}
+
+static int use_vf64(void *ctx, void *const *addrs) {
+  (void)ctx;
+  int (*f)(const tdsl_tensor *, const tdsl_tensor *, tdsl_tensor *, tdsl_tensor *) =
+      (int (*)(const tdsl_tensor *, const tdsl_tensor *, tdsl_tensor *, tdsl_tensor *))(uintptr_t)addrs[0];
+  tdsl_tensor s = make(TDSL_F64, 1, (int64_t[]){8}), x = make(TDSL_F64, 2, (int64_t[]){8, 4}), out[2] = {0};
+  double *sv = tdsl_tensor_data(&s), *xv = tdsl_tensor_data(&x);
+  for (int i = 0; i < 8; i++)
+    sv[i] = i - 3;
+  for (int i = 0; i < 32; i++)
+    xv[i] = (i * 7) % 11 - 5;
+  assert_int_equal(f(&s, &x, &out[0], &out[1]), TDSL_OK);
+  const double *o = tdsl_tensor_data(&out[0]), *sc = tdsl_tensor_data(&out[1]);
+  double acc[4], t = 0;
+  for (int j = 0; j < 4; j++) {
+    acc[j] = 0.5;
+    for (int k = 0; k < 8; k++)
+      acc[j] += sv[k] * xv[k * 4 + j];
+  }
+  for (int k = 0; k < 8; k++)
+    t += sv[k] * sv[k];
+  for (int j = 0; j < 4; j++) {
+    assert_true(o[j] == acc[j]);
+    assert_true(o[4 + j] == acc[j] - t);
+  }
+  assert_true(sc[0] == t);
+  assert_true(sc[1] == acc[3]);
+  tdsl_tensor_release(&out[0]);
+  tdsl_tensor_release(&out[1]);
+  tdsl_tensor_release(&s);
+  tdsl_tensor_release(&x);
+  return 0;
+}
+
+static void f64_vectors_and_scalar_fma_compute_exact_values(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *progs[1] = {vf64_program(&cx)};
+  const char *names[] = {"v64"};
+  jit(&cx, progs, 1, names, 1, use_vf64, NULL);
+  char *ir = emit(&cx, progs, 1, LLVM_OUT_IR, "x86-64", 0, NULL);
+  assert_non_null(strstr(ir, "@llvm.fmuladd.v4f64(<4 x double>"));
+  assert_non_null(strstr(ir, "@llvm.fmuladd.f64(double"));
+  assert_non_null(strstr(ir, "store <4 x double>"));
+  free(ir);
+  ctx_free(&cx);
+}
+
 static int use_never(void *ctx, void *const *addrs) {
   (void)ctx, (void)addrs;
   fail_msg("use must not be called when the JIT fails");
@@ -599,6 +875,9 @@ int main(void) {
       cmocka_unit_test(emitted_ir_is_accepted_by_llvm_as),
       cmocka_unit_test(elementwise_loops_are_vectorized_at_O2),
       cmocka_unit_test(object_output_is_a_relocatable_elf),
+      cmocka_unit_test(vector_fma_micro_kernel_computes_a_gemm_tile),
+      cmocka_unit_test(streamed_vector_stores_are_nontemporal),
+      cmocka_unit_test(f64_vectors_and_scalar_fma_compute_exact_values),
       cmocka_unit_test(jit_failure_is_an_error_message_not_a_crash),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

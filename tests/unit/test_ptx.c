@@ -30,7 +30,7 @@ static int compile_src(Ctx *cx, const char *src, LProgram **out, int max) {
   for (int i = 0; i < prog.fns.len; i++) {
     Graph *g = lower_fn(cx, &prog, prog.fns.data[i]);
     fuse_graph(g);
-    out[i] = kernel_build(cx, g);
+    out[i] = kernel_build(cx, g, NULL);
   }
   assert_int_equal(cx->nerrors, 0);
   return prog.fns.len;

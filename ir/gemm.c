@@ -1,0 +1,503 @@
+// ir/gemm.c: the CPU matmul schedules (gemm_build, called by kernel_build for a CPU).
+// Every matmul, mm, bmm and batched @ of a CPU program with arithmetic to do becomes
+// one of three loop nests, whatever the operands' strides (a transposed, sliced or
+// expanded operand is an index here, never a copy the user sees). The output is seen
+// as [batch..., M, N] with k the reduced dim (PyTorch's 1-D rules make M or N 1).
+//
+// PACKED — the general schedule, register- and cache-blocked:
+//   pack b: bp[batch][jp][k][0..NR) = b[k, jp*NR + c]       (the last panel N % NR wide)
+//   pack a: ap[batch][ip][k][0..MR) = a[ip*MR + r, k]       (the last panel M % MR tall)
+//   for batch, column blocks of NB panels (its b block stays in L2), ip [parallel], jp:
+//     let acc[r]: NR lanes = 0                              (r < MR)
+//     for k: let w = bp[.. k*NR +0..NR]; acc[r] = fma(splat(ap[.. k*MR + r]), w, acc[r])
+//     out[i+r, j..j+NR] = acc[r] (a vector store), or lane by lane with the epilogue
+// DIRECT — the same micro-kernel reading a and b where they are, when b's rows are
+// unit-stride in j, of the accumulation dtype, and a has few rows (packing would cost
+// more than it saves).
+// DOT — rows of a and columns of b both unit-stride in k (nn.Linear's x @ w.t()) with
+// few rows (decoding) or one column: lanes run along k, a tile of IB x JB outputs
+// keeps IB x JB vector accumulators, each weight is loaded once per IB rows, and the
+// lanes are summed in a fixed tree after the k loop (then the K % V terms left).
+//
+// MR x NR comes from the target (CpuTarget): NR is two vectors, MR the rows whose
+// accumulators and operands fit the registers (AVX2 f32: 6 x 16, AVX-512: 14 x 32).
+// The column block NB keeps K x NB*NR of packed b within half the L2. Float sums use
+// LX_FMA (fused where the target has FMA), so results differ from the naive k order
+// in rounding. f16/bf16 operands are packed as f32 (the
+// accumulation dtype); DIRECT and DOT read only operands of the accumulation dtype.
+// Parallel: the batch loop when it has PARALLEL_MIN_ITERS iterations, else the row
+// panels when they do, else the column blocks (made small enough to give as many).
+#include <inttypes.h>
+#include <string.h>
+
+#include "ir/kernel.h"
+
+enum { SCHED_PACKED, SCHED_DIRECT, SCHED_DOT };
+static const char *const SCHED_NAMES[] = {"packed", "direct", "dot"};
+
+enum {
+  DOT_MAX_M = 8,  // at most this many rows use the DOT schedule
+  MAX_MR = 16,
+};
+
+typedef struct Gemm {
+  KB *kb;
+  const NodeList *ns;
+  const Node *mm;
+  DType cd;       // the accumulation dtype
+  int on;         // output dims
+  int rd, jd;     // the output dims of M and N, -1 when the output has none
+  int nbat;       // batch dims of the output (size > 1)
+  int bat[TD_MAX_DIMS];
+  int64_t M, N, K, nbatch;
+  int V, MR, NR;  // lanes of a vector, the micro-tile
+  int64_t nb;     // panels per column block
+  int sched;
+  bool par, par_bat, par_rows, par_cols;  // par: the work is worth threads
+  int ap, bp;               // packed scratch (program buffers), -1 when not packed
+  bool ap_bat, bp_bat;      // packed per batch (the operand depends on the batch)
+  int64_t ap_per, bp_per;   // elements per batch
+  LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
+  LIndex obat;              // the current batch, linear (for packed scratch)
+} Gemm;
+
+static void push(Gemm *G, LStmtList *list, LStmt *s) { vec_push(&G->kb->cx->arena, list, s); }
+
+// A loop of n iterations whose index *at is base + step * var; no loop when n == 1.
+static LStmtList *loop(Gemm *G, LStmtList *into, int64_t n, LIndex base, int64_t step, bool par, LIndex *at) {
+  *at = base;
+  if (n == 1)
+    return into;
+  int v = kb_new_var(G->kb);
+  LStmt *s = kb_loop(G->kb, v, n);
+  s->parallel = par && n > 1;
+  push(G, into, s);
+  LIndex vi = kb_ix_var(v);
+  kb_ix_addmul(G->kb, at, &vi, step);
+  return &s->body;
+}
+
+static LIndex plus(LIndex x, int64_t c) {
+  x.base += c;
+  return x;
+}
+
+// The output index of row i and column j (of the current batch).
+static void out_index(const Gemm *G, LIndex i, LIndex j, LIndex *o) {
+  memcpy(o, G->o, sizeof(LIndex) * TD_MAX_DIMS);
+  if (G->rd >= 0)
+    o[G->rd] = i;
+  if (G->jd >= 0)
+    o[G->jd] = j;
+}
+
+// Operand which (0: a, 1: b) at row i, column j, k: its value (of its own dtype).
+static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, LIndex k) {
+  LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  out_index(G, i, j, o);
+  kb_matmul_indices(G->mm, o, k, ai, bi);
+  return kb_value(G->kb, G->mm->srcs[which], which ? bi : ai);
+}
+
+static LExpr *operand_cd(Gemm *G, int which, LIndex i, LIndex j, LIndex k) {
+  return kb_cast(G->kb, operand(G, which, i, j, k), G->cd);
+}
+
+// The operand's load as a vector of lanes elements from (i, j, k), when `along` (the
+// loop var of i, j or k in a probe) has unit stride: only for a plain load of the
+// accumulation dtype (checked by plain_unit before the schedule is chosen).
+static LExpr *operand_vec(Gemm *G, int which, LIndex i, LIndex j, LIndex k, int lanes) {
+  LExpr *e = operand(G, which, i, j, k);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
+  return lx_vload(G->kb->cx, e->dt, lanes, e->buf, e->idx);
+}
+
+// Whether operand which is a plain load (of the accumulation dtype, with cd) moving
+// with unit stride along dim `dim` (0: i, 1: j, 2: k) of a probe.
+static bool unit_along(Gemm *G, int which, int dim, bool cd) {
+  enum { PROBE = 1 << 24 };
+  LIndex p[3] = {kb_ix_var(PROBE), kb_ix_var(PROBE + 1), kb_ix_var(PROBE + 2)}, saved[TD_MAX_DIMS];
+  memcpy(saved, G->o, sizeof saved);
+  for (int d = 0; d < G->on; d++)
+    G->o[d] = kb_ix_var(PROBE + 3 + d);
+  LExpr *e = operand(G, which, p[0], p[1], p[2]);
+  memcpy(G->o, saved, sizeof saved);
+  if (e->kind == LX_CAST && !cd)
+    e = e->kind == LX_CAST && e->a->kind == LX_CAST ? e->a->a : e->a;
+  if (e->kind != LX_LOAD || (cd && e->dt != G->cd) || e->idx.dyn)
+    return false;
+  for (int t = 0; t < e->idx.nterms; t++)
+    if (e->idx.var[t] == PROBE + dim)
+      return e->idx.coef[t] == 1;
+  return false;
+}
+
+// Whether operand which reads some batch dim.
+static bool reads_batch(Gemm *G, int which) {
+  enum { PROBE = 1 << 24 };
+  LIndex saved[TD_MAX_DIMS];
+  memcpy(saved, G->o, sizeof saved);
+  for (int d = 0; d < G->on; d++)
+    G->o[d] = kb_ix_var(PROBE + d);
+  LIndex z = kb_ix_const(0);
+  LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  out_index(G, z, z, o);
+  kb_matmul_indices(G->mm, o, z, ai, bi);
+  const View *v = &G->mm->srcs[which]->view;
+  const LIndex *x = which ? bi : ai;
+  bool reads = false;
+  for (int d = 0; d < v->ndim; d++)
+    for (int t = 0; t < x[d].nterms; t++)
+      for (int b = 0; b < G->nbat; b++)
+        reads |= x[d].var[t] == PROBE + G->bat[b];
+  memcpy(G->o, saved, sizeof saved);
+  return reads;
+}
+
+// ---- packing ----
+
+// Operand which packed in panels of width w (a: rows, b: columns) of n rows or
+// columns: panel p, element (k, q) at p*K*w + k*w + q; the last panel n % w wide.
+static void pack(Gemm *G, LStmtList *into, int which, int buf, bool per_batch, int64_t per, int w, int64_t n) {
+  KB *kb = G->kb;
+  int arg = kb_arg(kb, buf, false, true);
+  LIndex base = kb_ix_const(0);
+  if (per_batch)
+    kb_ix_addmul(kb, &base, &G->obat, per);
+  // the source's unit-stride dim inside: k when it moves by 1, else the panel's
+  bool k_inner = unit_along(G, which, 2, false) || !unit_along(G, which, which ? 1 : 0, false);
+  int64_t full = n / w;
+  bool par = G->par && (!per_batch || !G->par_bat) && n * G->K >= PARALLEL_WORK;
+  for (int part = 0; part < 2; part++) {
+    int64_t np = part ? (n % w ? 1 : 0) : full;
+    int width = part ? (int)(n % w) : w;
+    if (!np)
+      continue;
+    LIndex p;
+    LStmtList *body = loop(G, into, np, kb_ix_const(part ? full * w : 0), w, par && !part && np > 1, &p);
+    LIndex pb = base;  // p*K*w (p advances by w in index units)
+    kb_ix_addmul(kb, &pb, &p, G->K);
+    LIndex k, q;
+    LStmtList *in;
+    if (k_inner) {
+      in = loop(G, body, width, kb_ix_const(0), 1, false, &q);
+      in = loop(G, in, G->K, kb_ix_const(0), 1, false, &k);
+    } else {
+      in = loop(G, body, G->K, kb_ix_const(0), 1, false, &k);
+      in = loop(G, in, width, kb_ix_const(0), 1, false, &q);
+    }
+    LIndex at = pb;
+    kb_ix_addmul(kb, &at, &k, width);
+    kb_ix_addmul(kb, &at, &q, 1);
+    LIndex row = p, col = p;
+    kb_ix_addmul(kb, which ? &col : &row, &q, 1);
+    LExpr *v = operand_cd(G, which, which ? kb_ix_const(0) : row, which ? col : kb_ix_const(0), k);
+    push(G, in, kb_store_stmt(kb, arg, at, v));
+  }
+}
+
+// ---- the micro-kernel ----
+
+// Stores the tile's results: out[i0 + r, j0 + c] for r < mr, c < nl, with epilogues.
+static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl) {
+  KB *kb = G->kb;
+  const Node *mm = G->mm;
+  const View *ov = &mm->out->view;
+  bool vec = G->ns->len == 1 && mm->mode == NM_STORED && mm->out->dtype == G->cd && G->jd == G->on - 1;
+  for (int r = 0; r < mr; r++) {
+    LIndex o[TD_MAX_DIMS];
+    if (vec) {
+      out_index(G, plus(i0, r), j0, o);
+      int buf = kb->buf_of[mm->out->buf->id];
+      push(G, into, kb_store_stmt(kb, kb_arg(kb, buf, false, true), kb_view_index(kb, ov, o),
+                                  lx_local_v(kb->cx, G->cd, nl, acc[r])));
+      continue;
+    }
+    for (int c = 0; c < nl; c++) {
+      out_index(G, plus(i0, r), plus(j0, c), o);
+      LExpr *s = nl > 1 ? lx_lane(kb->cx, lx_local_v(kb->cx, G->cd, nl, acc[r]), c) : kb_local_ref(kb, acc[r]);
+      int l = kb_new_local(kb, G->cd);
+      push(G, into, kb_let(kb, l, s));
+      LocalVal *lv = &kb->lv[mm->id];
+      lv->kind = LV_LOCAL;
+      lv->local = l;
+      lv->nat = G->on;
+      for (int d = 0; d < G->on; d++)
+        lv->at[d] = o[d], lv->fixed[d] = true;
+      if (mm->mode == NM_STORED)
+        kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
+      for (int i = 1; i < G->ns->len; i++)
+        kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+    }
+  }
+}
+
+static LExpr *mul_add(Gemm *G, LExpr *x, LExpr *y, LExpr *acc) { return lx_fma(G->kb->cx, x, y, acc); }
+
+static LExpr *zero(Gemm *G, int lanes) {
+  LExpr *z = kb_num(G->kb, G->cd, 0, 0);
+  return lanes > 1 ? lx_splat(G->kb->cx, lanes, z) : z;
+}
+
+// One tile: rows i0 + 0..mr (packed: panel at apan), columns j0 + 0..nl (packed: bpan).
+static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LIndex j0, int nl, LIndex bpan) {
+  KB *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int acc[MAX_MR];
+  for (int r = 0; r < mr; r++) {
+    acc[r] = kb_new_local(kb, G->cd);
+    push(G, into, kb_let(kb, acc[r], zero(G, nl)));
+  }
+  LIndex k;
+  LStmtList *in = loop(G, into, G->K, kb_ix_const(0), 1, false, &k);
+  LExpr *w;
+  if (G->bp >= 0) {
+    LIndex at = bpan;
+    kb_ix_addmul(kb, &at, &k, nl);
+    w = lx_vload(cx, G->cd, nl, kb_arg(kb, G->bp, true, false), at);
+  } else {
+    w = nl > 1 ? operand_vec(G, 1, i0, j0, k, nl) : operand_cd(G, 1, i0, j0, k);
+  }
+  int wl = kb_new_local(kb, G->cd);
+  push(G, in, kb_let(kb, wl, w));
+  for (int r = 0; r < mr; r++) {
+    LExpr *x;
+    if (G->ap >= 0) {  // the panel is mr wide (the last one M % MR)
+      LIndex at = apan;
+      kb_ix_addmul(kb, &at, &k, mr);
+      at.base += r;
+      x = lx_load(cx, G->cd, kb_arg(kb, G->ap, true, false), at);
+    } else {
+      x = operand_cd(G, 0, plus(i0, r), j0, k);
+    }
+    if (nl > 1)
+      x = lx_splat(cx, nl, x);
+    LExpr *cur = nl > 1 ? lx_local_v(cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
+    LExpr *wv = nl > 1 ? lx_local_v(cx, G->cd, nl, wl) : kb_local_ref(kb, wl);
+    push(G, in, kb_set(kb, acc[r], mul_add(G, x, wv, cur)));
+  }
+  store_tile(G, into, acc, mr, i0, j0, nl);
+}
+
+// The packed panel of the tile at row i0 / column j0: it starts at i0*K (j0*K), the
+// panels before it being MR (NR) wide.
+static LIndex panel(Gemm *G, bool per_batch, int64_t per, LIndex ij0) {
+  LIndex at = kb_ix_const(0);
+  if (per_batch)
+    kb_ix_addmul(G->kb, &at, &G->obat, per);
+  kb_ix_addmul(G->kb, &at, &ij0, G->K);
+  return at;
+}
+
+// The tiles of one row panel (rows i0 + 0..mr): npanels column panels of nl columns
+// from column j0.
+static void row_tiles(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex j0, int64_t npanels, int nl) {
+  LIndex j;
+  LStmtList *body = loop(G, into, npanels, j0, nl, false, &j);
+  micro(G, body, i0, mr, panel(G, G->ap_bat, G->ap_per, i0), j, nl, panel(G, G->bp_bat, G->bp_per, j));
+}
+
+// Every row panel (the row loop parallel with par) over npanels column panels of nl
+// columns from column j0: each row panel of a stays in L1/L2 while it meets them.
+static void row_panels(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int nl, bool par) {
+  int64_t full = G->M / G->MR;
+  if (full) {
+    LIndex i0;
+    row_tiles(G, loop(G, into, full, kb_ix_const(0), G->MR, par, &i0), i0, G->MR, j0, npanels, nl);
+  }
+  if (G->M % G->MR)
+    row_tiles(G, into, kb_ix_const(full * G->MR), (int)(G->M % G->MR), j0, npanels, nl);
+}
+
+// Column blocks of nb full panels (their packed b stays in L2 while every row panel
+// meets them), the rest of the full panels, then the last N % NR columns.
+static void build_tiles(Gemm *G, LStmtList *into) {
+  int64_t full = G->N / G->NR, blocks = full / G->nb;
+  if (blocks) {
+    LIndex jb;
+    LStmtList *body = loop(G, into, blocks, kb_ix_const(0), G->nb * G->NR, G->par_cols, &jb);
+    row_panels(G, body, jb, G->nb, G->NR, G->par_rows);
+  }
+  if (full % G->nb)
+    row_panels(G, into, kb_ix_const(blocks * G->nb * G->NR), full % G->nb, G->NR, G->par_rows);
+  if (G->N % G->NR)
+    row_panels(G, into, kb_ix_const(full * G->NR), 1, (int)(G->N % G->NR), G->par_rows);
+}
+
+// ---- DOT: lanes along k ----
+
+// Sum of the lanes of vector local l, in a fixed tree.
+static LExpr *lane_sum(Gemm *G, int l, int lo, int n) {
+  Ctx *cx = G->kb->cx;
+  if (n == 1)
+    return lx_lane(cx, lx_local_v(cx, G->cd, G->V, l), lo);
+  return kb_arith(G->kb, OP_ADD, G->cd, lane_sum(G, l, lo, n / 2), lane_sum(G, l, lo + n / 2, n - n / 2));
+}
+
+enum { DOT_IB = 4, DOT_JB = 8 };
+
+static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int jb) {
+  KB *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int V = G->V, acc[DOT_IB][DOT_JB];
+  for (int r = 0; r < ib; r++)
+    for (int c = 0; c < jb; c++) {
+      acc[r][c] = kb_new_local(kb, G->cd);
+      push(G, into, kb_let(kb, acc[r][c], zero(G, V)));
+    }
+  LIndex kv;
+  LStmtList *in = loop(G, into, G->K / V, kb_ix_const(0), V, false, &kv);
+  int xs[DOT_IB], ws[DOT_JB];
+  for (int r = 0; r < ib; r++) {
+    xs[r] = kb_new_local(kb, G->cd);
+    push(G, in, kb_let(kb, xs[r], operand_vec(G, 0, plus(i0, r), j0, kv, V)));
+  }
+  for (int c = 0; c < jb; c++) {
+    ws[c] = kb_new_local(kb, G->cd);
+    push(G, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, plus(j0, c), kv, V)));
+  }
+  for (int r = 0; r < ib; r++)
+    for (int c = 0; c < jb; c++)
+      push(G, in, kb_set(kb, acc[r][c], mul_add(G, lx_local_v(cx, G->cd, V, xs[r]), lx_local_v(cx, G->cd, V, ws[c]),
+                                                lx_local_v(cx, G->cd, V, acc[r][c]))));
+  int sums[DOT_IB];
+  for (int r = 0; r < ib; r++)
+    for (int c = 0; c < jb; c++) {
+      int s = kb_new_local(kb, G->cd);
+      push(G, into, kb_let(kb, s, lane_sum(G, acc[r][c], 0, V)));
+      if (G->K % V) {
+        LIndex k;
+        LStmtList *tail = loop(G, into, G->K % V, kb_ix_const(G->K - G->K % V), 1, false, &k);
+        LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), k);
+        push(G, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
+      }
+      sums[r] = s;
+      store_tile(G, into, &sums[r], 1, plus(i0, r), plus(j0, c), 1);
+    }
+}
+
+static void dot_rows(Gemm *G, LStmtList *into, LIndex j0, int jb) {
+  int ib = G->M < DOT_IB ? (int)G->M : jb > 4 ? 1 : DOT_IB;
+  int64_t full = G->M / ib;
+  if (full) {
+    LIndex i0;
+    dot_tile(G, loop(G, into, full, kb_ix_const(0), ib, false, &i0), i0, ib, j0, jb);
+  }
+  if (G->M % ib)
+    dot_tile(G, into, kb_ix_const(full * ib), (int)(G->M % ib), j0, jb);
+}
+
+static void build_dot(Gemm *G, LStmtList *into) {
+  int jb = G->M == 1 ? DOT_JB : 4;
+  int64_t full = G->N / jb;
+  if (full) {
+    LIndex j0;
+    dot_rows(G, loop(G, into, full, kb_ix_const(0), jb, G->par_cols, &j0), j0, jb);
+  }
+  if (G->N % jb)
+    dot_rows(G, into, kb_ix_const(full * jb), (int)(G->N % jb));
+}
+
+// ---- the pass ----
+
+bool gemm_build(KB *kb, const NodeList *ns) {
+  const Node *mm = ns->data[0];
+  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view, *bv = &mm->srcs[1]->view;
+  Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = kb_compute_dtype(mm->out->dtype), .on = ov->ndim, .ap = -1,
+            .bp = -1, .rd = -1, .jd = -1, .nbatch = 1};
+  G.K = av->shape[av->ndim - 1];
+  if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
+    return false;
+  // which output dims are M and N (PyTorch's 1-D rules drop them)
+  if (bv->ndim >= 2)
+    G.jd = G.on - 1;
+  if (av->ndim >= 2)
+    G.rd = G.jd >= 0 ? G.on - 2 : G.on - 1;
+  G.M = G.rd >= 0 ? ov->shape[G.rd] : 1;
+  G.N = G.jd >= 0 ? ov->shape[G.jd] : 1;
+  for (int d = 0; d < G.on; d++) {
+    G.o[d] = kb_ix_const(0);
+    if (d != G.rd && d != G.jd && ov->shape[d] > 1)
+      G.bat[G.nbat++] = d, G.nbatch *= ov->shape[d];
+  }
+  // the micro-tile from the target
+  const CpuTarget *t = kb->cpu;
+  G.V = t->vec_bytes / dtype_size(G.cd);
+  if (G.V < 2)
+    G.V = 2;
+  G.NR = 2 * G.V;
+  G.MR = (t->nregs - 3) / 2;
+  G.MR = G.MR > 14 ? 14 : G.MR < 1 ? 1 : G.MR;
+  if (G.M < G.MR)
+    G.MR = (int)G.M;
+  // the schedule
+  bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true), b_j = unit_along(&G, 1, 1, true);
+  if (a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1))
+    G.sched = SCHED_DOT;
+  else if (b_j && G.M <= 2 * G.MR)
+    G.sched = SCHED_DIRECT;
+  else
+    G.sched = SCHED_PACKED;
+  // column blocks: K x NB*NR of b within half the L2
+  int64_t panels = G.N / G.NR, per_panel = G.K * G.NR * dtype_size(G.cd);
+  G.nb = t->l2 / 2 / (per_panel ? per_panel : 1);
+  G.nb = G.nb < 1 ? 1 : G.nb;
+  // parallel: batch, else row panels, else column blocks
+  G.par = view_numel(*ov) * G.K >= PARALLEL_WORK;
+  if (G.par && G.nbatch >= PARALLEL_MIN_ITERS)
+    G.par_bat = true;
+  else if (G.par && G.sched != SCHED_DOT && G.M / G.MR >= PARALLEL_MIN_ITERS)
+    G.par_rows = true;
+  else if (G.par) {
+    G.par_cols = true;
+    int64_t want = panels / PARALLEL_MIN_ITERS;
+    if (want < G.nb)
+      G.nb = want < 1 ? 1 : want;
+  }
+  if (G.nb > panels && panels > 0)
+    G.nb = panels;
+  // packed scratch
+  if (G.sched == SCHED_PACKED) {
+    G.bp_bat = reads_batch(&G, 1);
+    G.ap_bat = reads_batch(&G, 0);
+    G.bp_per = G.N * G.K;
+    G.ap_per = G.M * G.K;
+    G.bp = kb_new_temp(kb, G.cd, G.bp_per * (G.bp_bat ? G.nbatch : 1), "bpack");
+    G.ap = kb_new_temp(kb, G.cd, G.ap_per * (G.ap_bat ? G.nbatch : 1), "apack");
+  }
+  // the batch loops, then packing and tiles inside them
+  LStmtList *body = &kb->k->body;
+  int64_t stride = 1;
+  G.obat = kb_ix_const(0);
+  for (int b = G.nbat - 1; b >= 0; b--)
+    stride *= ov->shape[G.bat[b]];
+  // packing what does not depend on the batch comes first, once
+  if (G.sched == SCHED_PACKED && !G.bp_bat)
+    pack(&G, body, 1, G.bp, false, G.bp_per, G.NR, G.N);
+  if (G.sched == SCHED_PACKED && !G.ap_bat)
+    pack(&G, body, 0, G.ap, false, G.ap_per, G.MR, G.M);
+  for (int b = 0; b < G.nbat; b++) {
+    int d = G.bat[b];
+    stride /= ov->shape[d];
+    LIndex v;
+    body = loop(&G, body, ov->shape[d], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
+    G.o[d] = v;
+    kb_ix_addmul(kb, &G.obat, &v, stride);
+  }
+  if (G.sched == SCHED_PACKED && G.bp_bat)
+    pack(&G, body, 1, G.bp, true, G.bp_per, G.NR, G.N);
+  if (G.sched == SCHED_PACKED && G.ap_bat)
+    pack(&G, body, 0, G.ap, true, G.ap_per, G.MR, G.M);
+  if (G.sched == SCHED_DOT)
+    build_dot(&G, body);
+  else
+    build_tiles(&G, body);
+  // what --emit=kernels shows: the schedule and its tiles
+  const char *what = G.sched == SCHED_DOT
+                         ? arena_printf(&kb->cx->arena, "gemm %s %dx%d lanes %d", SCHED_NAMES[G.sched],
+                                        G.M == 1 ? 1 : DOT_IB, G.M == 1 ? DOT_JB : 4, G.V)
+                         : arena_printf(&kb->cx->arena, "gemm %s %dx%d nc %" PRId64, SCHED_NAMES[G.sched], G.MR, G.NR,
+                                        G.nb * G.NR);
+  kb->k->sched = what;
+  return true;
+}

@@ -1,0 +1,243 @@
+"""tests/run/test_gemm.py: the CPU matmul schedules of ir/gemm.c (packed, direct, dot)
+against NumPy, on one backend (TDSL_BACKEND). Every layout (nn, nt, tn, tt), sliced and
+expanded operands, batches that broadcast, PyTorch's 1-D rules, odd sizes (1, 3, 7, 17,
+129, prime K), zero-size dims, f16/bf16/f32/f64/i32/i64 and fused epilogues.
+
+Tolerance, per element: the schedules sum in another order than NumPy and may fuse each
+multiply-add, so a float result may differ from the exact one by the classic dot-product
+bound, which grows with K:  |got - exact| <= (2K + 4) * u * (|a| @ |b| + |bias|) + 2 * v * |exact|
+with u the unit roundoff of the accumulation dtype (2^-24 for f16/bf16/f32, 2^-53 for
+f64) and v that of the output dtype (the final rounding of f16 and bf16 results). The
+exact product is computed in float64 from the same inputs (for f64 inputs with exact
+small-integer-valued parts, see `values`). Integer results must be exact."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import f32_to_bf16_bits, bf16_bits_to_f32, require_backend, backend_args  # noqa: E402
+
+U_ACC = {"f16": 2.0**-24, "bf16": 2.0**-24, "f32": 2.0**-24, "f64": 2.0**-53}
+U_OUT = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
+NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
+
+failures = []
+ran = 0
+
+
+def values(rng, dt, shape):
+    """Random inputs of dt as float64 (the exact values the program sees) and the array
+    to save. bf16 travels as its bits."""
+    if dt in ("i32", "i64"):
+        v = rng.integers(-3, 4, size=shape)
+        return v.astype(np.float64), v.astype(NP[dt])
+    v = rng.uniform(-1, 1, size=shape)
+    if dt == "bf16":
+        bits = f32_to_bf16_bits(v.astype(np.float32))
+        return bf16_bits_to_f32(bits).astype(np.float64), bits
+    x = v.astype(NP[dt])
+    return x.astype(np.float64), x
+
+
+def run(tdslc, backend, src, inputs, fn="f"):
+    d = tempfile.mkdtemp(prefix="tdsl-gemm-")
+    path = os.path.join(d, "g.tdsl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(src + "\n")
+    args = []
+    for name, arr in inputs.items():
+        p = os.path.join(d, name + ".npy")
+        np.save(p, arr)
+        args += ["--in", f"{name}={p}"]
+    out = os.path.join(d, "out")
+    p = subprocess.run([tdslc, "run", path, "--fn", fn, "--out-dir", out] + backend_args(backend) + args,
+                       capture_output=True, timeout=300)
+    if p.returncode != 0:
+        return None, p.stderr.decode(errors="replace")
+    return np.load(os.path.join(out, "out0.npy")), ""
+
+
+def check(name, got, exact, bound, dt):
+    global ran
+    ran += 1
+    if got is None:
+        failures.append(f"{name}: no result")
+        return
+    if dt == "bf16":
+        got = bf16_bits_to_f32(got)
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != exact.shape:
+        failures.append(f"{name}: shape {list(got.shape)} != {list(exact.shape)}")
+        return
+    err = np.abs(got - exact) - bound
+    if got.size and np.any(err > 0):
+        i = np.unravel_index(int(np.argmax(err)), err.shape)
+        failures.append(f"{name}: at {list(i)} got {got[i]!r}, exact {exact[i]!r}, bound {bound[i]:.3g}")
+
+
+def shape_str(dt, shape):
+    return f"{dt}[{', '.join(str(s) for s in shape)}]"
+
+
+def case(tdslc, backend, rng, name, params, expr, dt="f32", out_dt=None, epilogue=None):
+    """params: [(name, shape)] of dt; expr: the result written with them, and `exact`
+    computes it from the float64 values (returns (result, |a|@|b| bound base))."""
+    out_dt = out_dt or dt
+    vals, arrs = {}, {}
+    for pname, shape in params:
+        vals[pname], arrs[pname] = values(rng, dt, shape)
+    want, mag, k = epilogue(vals)
+    src = (f"fn f({', '.join(f'{p}: {shape_str(dt, s)}' for p, s in params)}) -> {shape_str(out_dt, want.shape)} "
+           f"{{\n    return {expr}\n}}")
+    got, err = run(tdslc, backend, src, arrs)
+    if got is None:
+        failures.append(f"{name}: tdslc failed: {err.strip()[:300]}")
+        return
+    if out_dt in ("i32", "i64"):
+        global ran
+        ran += 1
+        if not np.array_equal(got, want.astype(NP[out_dt])):
+            failures.append(f"{name}: integer result differs")
+        return
+    acc = dt if dt in U_ACC else "f32"
+    bound = (2 * k + 4) * U_ACC[acc] * mag + 2 * U_OUT[out_dt] * np.abs(want) + 1e-300
+    if out_dt in ("f16", "bf16"):
+        bound = bound + 2 * U_OUT[out_dt] * np.abs(want)
+    check(name, got, want, bound, out_dt)
+
+
+def mm(a_expr, b_expr):
+    """An epilogue-free exact product of the transformed inputs."""
+    def f(v):
+        a, b = a_expr(v), b_expr(v)
+        return np.matmul(a, b), np.matmul(np.abs(a), np.abs(b)), a.shape[-1]
+    return f
+
+
+LAYOUTS = {
+    # name: (a's declared shape, b's declared shape, expression, a, b as NumPy views)
+    "nn": (lambda m, k, n: ((m, k), (k, n)), "a @ b", lambda v: v["a"], lambda v: v["b"]),
+    "nt": (lambda m, k, n: ((m, k), (n, k)), "a @ b.t()", lambda v: v["a"], lambda v: v["b"].T),
+    "tn": (lambda m, k, n: ((k, m), (k, n)), "a.t() @ b", lambda v: v["a"].T, lambda v: v["b"]),
+    "tt": (lambda m, k, n: ((k, m), (n, k)), "a.t() @ b.t()", lambda v: v["a"].T, lambda v: v["b"].T),
+}
+
+SIZES = [(1, 1, 1), (1, 131, 37), (3, 7, 17), (8, 64, 33), (9, 17, 129), (17, 129, 3), (7, 131, 40),
+         (37, 29, 41), (64, 64, 64), (129, 17, 7), (100, 257, 70)]
+
+
+def layouts(tdslc, backend, rng):
+    for lname, (shapes, expr, fa, fb) in LAYOUTS.items():
+        for m, k, n in SIZES:
+            sa, sb = shapes(m, k, n)
+            case(tdslc, backend, rng, f"{lname} {m}x{k}x{n}", [("a", sa), ("b", sb)], expr, epilogue=mm(fa, fb))
+
+
+def views_and_batches(tdslc, backend, rng):
+    # sliced operands (steps and offsets), a flipped one, a row of a matrix
+    case(tdslc, backend, rng, "sliced", [("a", (40, 70)), ("b", (100, 50))], "a[1::2, 3:53] @ b[::2, 5:40]",
+         epilogue=mm(lambda v: v["a"][1::2, 3:53], lambda v: v["b"][::2, 5:40]))
+    case(tdslc, backend, rng, "sliced nt", [("a", (30, 70)), ("b", (90, 61))], "a[2:29, :60] @ b[1::3, 1:].t()",
+         epilogue=mm(lambda v: v["a"][2:29, :60], lambda v: v["b"][1::3, 1:].T))
+    case(tdslc, backend, rng, "flipped", [("a", (20, 33)), ("b", (33, 19))], "a.flip(0) @ b.flip(1)",
+         epilogue=mm(lambda v: v["a"][::-1], lambda v: v["b"][:, ::-1]))
+    # batches: plain, expanded (stride 0), broadcast from the right, a 2-D weight
+    case(tdslc, backend, rng, "bmm", [("a", (4, 17, 9)), ("b", (4, 9, 23))], "bmm(a, b)",
+         epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
+    case(tdslc, backend, rng, "expanded batch", [("a", (5, 20, 31)), ("b", (31, 18))],
+         "a @ b.unsqueeze(0).expand(5, 31, 18)", epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
+    case(tdslc, backend, rng, "broadcast batch", [("a", (2, 3, 13, 16)), ("b", (3, 16, 21))], "a @ b",
+         epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
+    case(tdslc, backend, rng, "linear 3d", [("x", (2, 24, 48)), ("w", (40, 48))], "x @ w.t()",
+         epilogue=mm(lambda v: v["x"], lambda v: v["w"].T))
+    case(tdslc, backend, rng, "heads", [("q", (2, 3, 20, 16)), ("k", (2, 3, 20, 16))], "q @ k.transpose(-2, -1)",
+         epilogue=mm(lambda v: v["q"], lambda v: np.swapaxes(v["k"], -2, -1)))
+    case(tdslc, backend, rng, "many batches", [("q", (24, 9, 16)), ("k", (24, 16, 9))], "q @ k",
+         epilogue=mm(lambda v: v["q"], lambda v: v["k"]))
+    # PyTorch's 1-D rules
+    case(tdslc, backend, rng, "vec @ mat", [("v", (70,)), ("b", (70, 45))], "v @ b",
+         epilogue=mm(lambda v: v["v"], lambda v: v["b"]))
+    case(tdslc, backend, rng, "mat @ vec", [("a", (45, 70)), ("v", (70,))], "a @ v",
+         epilogue=mm(lambda v: v["a"], lambda v: v["v"]))
+    case(tdslc, backend, rng, "vec @ vec", [("u", (77,)), ("v", (77,))], "u @ v",
+         epilogue=mm(lambda v: v["u"], lambda v: v["v"]))
+    case(tdslc, backend, rng, "batch @ vec", [("a", (3, 19, 40)), ("v", (40,))], "a @ v",
+         epilogue=mm(lambda v: v["a"], lambda v: v["v"]))
+    case(tdslc, backend, rng, "vec @ batch", [("v", (40,)), ("b", (3, 40, 19))], "v @ b",
+         epilogue=mm(lambda v: v["v"], lambda v: v["b"]))
+
+
+def dtypes(tdslc, backend, rng):
+    for dt in ("f16", "bf16", "f64"):  # matmul of ints is PyTorch's error (its CUDA table)
+        for lname in ("nn", "nt"):
+            shapes, expr, fa, fb = LAYOUTS[lname]
+            for m, k, n in ((5, 33, 19), (40, 70, 37)):
+                sa, sb = shapes(m, k, n)
+                case(tdslc, backend, rng, f"{dt} {lname} {m}x{k}x{n}", [("a", sa), ("b", sb)], expr, dt=dt,
+                     epilogue=mm(fa, fb))
+
+
+def epilogues(tdslc, backend, rng):
+    def biased(v):
+        p = v["x"] @ v["w"].T
+        return np.maximum(p + v["c"], 0), np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["c"]), v["x"].shape[-1]
+    case(tdslc, backend, rng, "linear relu", [("x", (33, 50)), ("w", (29, 50)), ("c", (29,))],
+         "relu(x @ w.t() + c)", epilogue=biased)
+    case(tdslc, backend, rng, "linear relu decode", [("x", (2, 50)), ("w", (29, 50)), ("c", (29,))],
+         "relu(x @ w.t() + c)", epilogue=biased)
+
+    def scaled(v):
+        p = v["a"] @ v["b"]
+        return p * 0.5 - 1, np.abs(v["a"]) @ np.abs(v["b"]) + 2, v["a"].shape[-1]
+    case(tdslc, backend, rng, "scaled f16 out", [("a", (21, 40)), ("b", (40, 35))], "(a @ b * 0.5 - 1).half()",
+         out_dt="f16", epilogue=scaled)
+    case(tdslc, backend, rng, "residual", [("a", (21, 40)), ("b", (40, 40))], "a @ b * 0.5 - 1",
+         epilogue=scaled)
+
+
+def empty(tdslc, backend, rng):
+    for (m, k, n) in ((0, 5, 4), (3, 0, 4), (3, 5, 0)):
+        case(tdslc, backend, rng, f"empty {m}x{k}x{n}", [("a", (m, k)), ("b", (k, n))], "a @ b",
+             epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
+
+
+def schedules(tdslc):
+    """--emit=kernels names the schedule each shape gets, with its tile."""
+    global ran
+    want = {"fn f(a: f32[200, 64], b: f32[64, 96]) -> f32[200, 96] {\n    return a @ b\n}": "gemm packed",
+            "fn f(a: f32[200, 64], b: f32[96, 64]) -> f32[200, 96] {\n    return a @ b.t()\n}": "gemm packed",
+            "fn f(a: f32[4, 64], b: f32[64, 96]) -> f32[4, 96] {\n    return a @ b\n}": "gemm direct",
+            "fn f(a: f32[4, 64], b: f32[96, 64]) -> f32[4, 96] {\n    return a @ b.t()\n}": "gemm dot"}
+    for src, sched in want.items():
+        ran += 1
+        d = tempfile.mkdtemp(prefix="tdsl-gemm-")
+        path = os.path.join(d, "s.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src + "\n")
+        p = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, timeout=60)
+        text = p.stdout.decode()
+        if p.returncode != 0 or f"schedule: {sched}" not in text:
+            failures.append(f"--emit=kernels of {src.splitlines()[0]!r} does not say '{sched}'")
+
+
+def main():
+    tdslc = sys.argv[1]
+    backend = require_backend(tdslc)
+    rng = np.random.default_rng(12)
+    layouts(tdslc, backend, rng)
+    views_and_batches(tdslc, backend, rng)
+    dtypes(tdslc, backend, rng)
+    epilogues(tdslc, backend, rng)
+    empty(tdslc, backend, rng)
+    schedules(tdslc)
+    for f in failures:
+        print("FAIL", f)
+    print(f"{ran - len(failures)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
