@@ -5,15 +5,19 @@
 // as [batch..., M, N] with k the reduced dim (PyTorch's 1-D rules make M or N 1).
 //
 // PACKED — the general schedule, register- and cache-blocked:
-//   pack b: bp[batch][jp][k][0..NR) = b[k, jp*NR + c]       (the last panel N % NR wide)
-//   pack a: ap[batch][ip][k][0..MR) = a[ip*MR + r, k]       (the last panel M % MR tall)
-//   for batch, column blocks of NB panels (its b block stays in L2), ip [parallel], jp:
-//     let acc[r]: NR lanes = 0                              (r < MR)
-//     for k: let w = bp[.. k*NR +0..NR]; acc[r] = fma(splat(ap[.. k*MR + r]), w, acc[r])
-//     out[i+r, j..j+NR] = acc[r] (a vector store), or lane by lane with the epilogue
+//   pack a: ap[batch][i*K + k*MR + r] = a[i + r, k]  (panels of MR rows, the last M % MR)
+//   for batch, column blocks of NB panels of NR columns {
+//     pack b's block: bp[batch][j*K + k*NR + c] = b[k, j + c]   (the last panel N % NR)
+//     for row panels i [parallel], column panels j of the block {
+//       let acc[r]: NR lanes = 0                                      (r < MR)
+//       for k: let w = bp[j*K + k*NR +0..NR]; acc[r] = fma(splat(ap[i*K + k*MR + r]), w, acc[r])
+//       out[i+r, j..j+NR] = acc[r] (a vector store), or lane by lane with the epilogue
+//   } }
+//   A b that does not depend on the batch is packed whole, once, before the batch loops;
+//   else block by block, so the panels just written are read back from L2.
 // DIRECT — the same micro-kernel reading a and b where they are, when b's rows are
-// unit-stride in j, of the accumulation dtype, and a has few rows (packing would cost
-// more than it saves).
+// unit-stride in j, of the accumulation dtype, and either a has few rows (packing would
+// cost more than it saves) or b's rows are short (DIRECT_MAX_ROW: no cache-set fights).
 // DOT — rows of a and columns of b both unit-stride in k (nn.Linear's x @ w.t()) with
 // few rows (decoding) or one column: lanes run along k, a tile of IB x JB outputs
 // keeps IB x JB vector accumulators, each weight is loaded once per IB rows, and the
@@ -23,10 +27,11 @@
 // accumulators and operands fit the registers (AVX2 f32: 6 x 16, AVX-512: 14 x 32).
 // The column block NB keeps K x NB*NR of packed b within half the L2. Float sums use
 // LX_FMA (fused where the target has FMA), so results differ from the naive k order
-// in rounding. f16/bf16 operands are packed as f32 (the
-// accumulation dtype); DIRECT and DOT read only operands of the accumulation dtype.
-// Parallel: the batch loop when it has PARALLEL_MIN_ITERS iterations, else the row
-// panels when they do, else the column blocks (made small enough to give as many).
+// in rounding. f16/bf16 operands are packed as f32 (the accumulation dtype); DIRECT
+// and DOT read only operands of the accumulation dtype.
+// Parallel (one loop): the batch loop when it has PARALLEL_MIN_ITERS iterations, else
+// the row panels when they do, else the batch loop when it has FEW_BATCHES, else the
+// column blocks (made small enough to give PARALLEL_MIN_ITERS where N allows).
 #include <inttypes.h>
 #include <string.h>
 
@@ -36,7 +41,9 @@ enum { SCHED_PACKED, SCHED_DIRECT, SCHED_DOT };
 static const char *const SCHED_NAMES[] = {"packed", "direct", "dot"};
 
 enum {
-  DOT_MAX_M = 8,  // at most this many rows use the DOT schedule
+  DOT_MAX_M = 8,         // at most this many rows use the DOT schedule
+  DIRECT_MAX_ROW = 1024, // b's rows of at most this many bytes are read in place (no packing)
+  FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
 };
 
@@ -56,6 +63,7 @@ typedef struct Gemm {
   bool par, par_bat, par_rows, par_cols;  // par: the work is worth threads
   int ap, bp;               // packed scratch (program buffers), -1 when not packed
   bool ap_bat, bp_bat;      // packed per batch (the operand depends on the batch)
+  bool bp_block;            // b is packed block by block, just before its tiles
   int64_t ap_per, bp_per;   // elements per batch
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
   LIndex obat;              // the current batch, linear (for packed scratch)
@@ -156,44 +164,45 @@ static bool reads_batch(Gemm *G, int which) {
 
 // ---- packing ----
 
-// Operand which packed in panels of width w (a: rows, b: columns) of n rows or
-// columns: panel p, element (k, q) at p*K*w + k*w + q; the last panel n % w wide.
-static void pack(Gemm *G, LStmtList *into, int which, int buf, bool per_batch, int64_t per, int w, int64_t n) {
+// np panels of operand which (a: rows, b: columns), each `width` wide, from row or
+// column `start`: the panel at row/column x holds element (k, q) at x*K + k*width + q
+// (the panels before it are MR or NR wide, the last one of a matrix M % MR or N % NR),
+// in scratch buf (per batch: plus the batch's `per` elements).
+static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64_t np, int width, bool par) {
   KB *kb = G->kb;
+  int buf = which ? G->bp : G->ap;
   int arg = kb_arg(kb, buf, false, true);
   LIndex base = kb_ix_const(0);
-  if (per_batch)
-    kb_ix_addmul(kb, &base, &G->obat, per);
+  if (which ? G->bp_bat : G->ap_bat)
+    kb_ix_addmul(kb, &base, &G->obat, which ? G->bp_per : G->ap_per);
   // the source's unit-stride dim inside: k when it moves by 1, else the panel's
   bool k_inner = unit_along(G, which, 2, false) || !unit_along(G, which, which ? 1 : 0, false);
-  int64_t full = n / w;
-  bool par = G->par && (!per_batch || !G->par_bat) && n * G->K >= PARALLEL_WORK;
-  for (int part = 0; part < 2; part++) {
-    int64_t np = part ? (n % w ? 1 : 0) : full;
-    int width = part ? (int)(n % w) : w;
-    if (!np)
-      continue;
-    LIndex p;
-    LStmtList *body = loop(G, into, np, kb_ix_const(part ? full * w : 0), w, par && !part && np > 1, &p);
-    LIndex pb = base;  // p*K*w (p advances by w in index units)
-    kb_ix_addmul(kb, &pb, &p, G->K);
-    LIndex k, q;
-    LStmtList *in;
-    if (k_inner) {
-      in = loop(G, body, width, kb_ix_const(0), 1, false, &q);
-      in = loop(G, in, G->K, kb_ix_const(0), 1, false, &k);
-    } else {
-      in = loop(G, body, G->K, kb_ix_const(0), 1, false, &k);
-      in = loop(G, in, width, kb_ix_const(0), 1, false, &q);
-    }
-    LIndex at = pb;
-    kb_ix_addmul(kb, &at, &k, width);
-    kb_ix_addmul(kb, &at, &q, 1);
-    LIndex row = p, col = p;
-    kb_ix_addmul(kb, which ? &col : &row, &q, 1);
-    LExpr *v = operand_cd(G, which, which ? kb_ix_const(0) : row, which ? col : kb_ix_const(0), k);
-    push(G, in, kb_store_stmt(kb, arg, at, v));
+  LIndex p, k, q;
+  LStmtList *body = loop(G, into, np, start, width, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
+  LIndex at = base;
+  kb_ix_addmul(kb, &at, &p, G->K);
+  LStmtList *in;
+  if (k_inner) {
+    in = loop(G, body, width, kb_ix_const(0), 1, false, &q);
+    in = loop(G, in, G->K, kb_ix_const(0), 1, false, &k);
+  } else {
+    in = loop(G, body, G->K, kb_ix_const(0), 1, false, &k);
+    in = loop(G, in, width, kb_ix_const(0), 1, false, &q);
   }
+  kb_ix_addmul(kb, &at, &k, width);
+  kb_ix_addmul(kb, &at, &q, 1);
+  LIndex x = p;
+  kb_ix_addmul(kb, &x, &q, 1);
+  LExpr *v = operand_cd(G, which, which ? kb_ix_const(0) : x, which ? x : kb_ix_const(0), k);
+  push(G, in, kb_store_stmt(kb, arg, at, v));
+}
+
+// Every panel of operand which: n rows or columns in panels of w, then the rest.
+static void pack_all(Gemm *G, LStmtList *into, int which, int w, int64_t n, bool par) {
+  if (n / w)
+    pack_panels(G, into, which, kb_ix_const(0), n / w, w, par);
+  if (n % w)
+    pack_panels(G, into, which, kb_ix_const(n - n % w), 1, (int)(n % w), false);
 }
 
 // ---- the micro-kernel ----
@@ -309,19 +318,29 @@ static void row_panels(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int
     row_tiles(G, into, kb_ix_const(full * G->MR), (int)(G->M % G->MR), j0, npanels, nl);
 }
 
-// Column blocks of nb full panels (their packed b stays in L2 while every row panel
-// meets them), the rest of the full panels, then the last N % NR columns.
+// Columns from j0: npanels panels of nl columns, packed first when b is packed block
+// by block (bp_block), then every row panel over them. Outside the parallel loop of
+// column blocks (the rest of the panels), the row panels are the parallel loop.
+static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int nl, bool in_block) {
+  bool par = G->par_rows || (G->par_cols && !in_block);
+  if (G->bp_block)
+    pack_panels(G, into, 1, j0, npanels, nl, par);
+  row_panels(G, into, j0, npanels, nl, par);
+}
+
+// Column blocks of nb full panels (packed b stays in L2 while every row panel meets
+// it), the rest of the full panels, then the last N % NR columns.
 static void build_tiles(Gemm *G, LStmtList *into) {
   int64_t full = G->N / G->NR, blocks = full / G->nb;
   if (blocks) {
     LIndex jb;
     LStmtList *body = loop(G, into, blocks, kb_ix_const(0), G->nb * G->NR, G->par_cols, &jb);
-    row_panels(G, body, jb, G->nb, G->NR, G->par_rows);
+    col_group(G, body, jb, G->nb, G->NR, true);
   }
   if (full % G->nb)
-    row_panels(G, into, kb_ix_const(blocks * G->nb * G->NR), full % G->nb, G->NR, G->par_rows);
+    col_group(G, into, kb_ix_const(blocks * G->nb * G->NR), full % G->nb, G->NR, false);
   if (G->N % G->NR)
-    row_panels(G, into, kb_ix_const(full * G->NR), 1, (int)(G->N % G->NR), G->par_rows);
+    col_group(G, into, kb_ix_const(full * G->NR), 1, (int)(G->N % G->NR), false);
 }
 
 // ---- DOT: lanes along k ----
@@ -434,7 +453,7 @@ bool gemm_build(KB *kb, const NodeList *ns) {
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true), b_j = unit_along(&G, 1, 1, true);
   if (a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1))
     G.sched = SCHED_DOT;
-  else if (b_j && G.M <= 2 * G.MR)
+  else if (b_j && (G.M <= 2 * G.MR || G.N * dtype_size(G.cd) <= DIRECT_MAX_ROW))
     G.sched = SCHED_DIRECT;
   else
     G.sched = SCHED_PACKED;
@@ -444,9 +463,14 @@ bool gemm_build(KB *kb, const NodeList *ns) {
   G.nb = G.nb < 1 ? 1 : G.nb;
   // parallel: batch, else row panels, else column blocks
   G.par = view_numel(*ov) * G.K >= PARALLEL_WORK;
+  int64_t rows = G.sched == SCHED_DOT ? 0 : G.M / G.MR;
   if (G.par && G.nbatch >= PARALLEL_MIN_ITERS)
     G.par_bat = true;
-  else if (G.par && G.sched != SCHED_DOT && G.M / G.MR >= PARALLEL_MIN_ITERS)
+  else if (G.par && rows >= PARALLEL_MIN_ITERS)
+    G.par_rows = true;
+  else if (G.par && G.nbatch >= FEW_BATCHES)  // (attention's heads: each a small GEMM)
+    G.par_bat = true;
+  else if (G.par && panels < 2 && rows >= 2)
     G.par_rows = true;
   else if (G.par) {
     G.par_cols = true;
@@ -471,11 +495,15 @@ bool gemm_build(KB *kb, const NodeList *ns) {
   G.obat = kb_ix_const(0);
   for (int b = G.nbat - 1; b >= 0; b--)
     stride *= ov->shape[G.bat[b]];
-  // packing what does not depend on the batch comes first, once
-  if (G.sched == SCHED_PACKED && !G.bp_bat)
-    pack(&G, body, 1, G.bp, false, G.bp_per, G.NR, G.N);
-  if (G.sched == SCHED_PACKED && !G.ap_bat)
-    pack(&G, body, 0, G.ap, false, G.ap_per, G.MR, G.M);
+  // What does not depend on the batch is packed once, before the batch loops; b is
+  // packed block by block where it is packed once per tile loop (no batch, or per
+  // batch): the panels just written are read from L2, not from memory.
+  bool packed = G.sched == SCHED_PACKED;
+  G.bp_block = packed && (G.bp_bat || G.nbat == 0);
+  if (packed && !G.bp_block)
+    pack_all(&G, body, 1, G.NR, G.N, G.par);
+  if (packed && !G.ap_bat)
+    pack_all(&G, body, 0, G.MR, G.M, G.par);
   for (int b = 0; b < G.nbat; b++) {
     int d = G.bat[b];
     stride /= ov->shape[d];
@@ -484,10 +512,8 @@ bool gemm_build(KB *kb, const NodeList *ns) {
     G.o[d] = v;
     kb_ix_addmul(kb, &G.obat, &v, stride);
   }
-  if (G.sched == SCHED_PACKED && G.bp_bat)
-    pack(&G, body, 1, G.bp, true, G.bp_per, G.NR, G.N);
-  if (G.sched == SCHED_PACKED && G.ap_bat)
-    pack(&G, body, 0, G.ap, true, G.ap_per, G.MR, G.M);
+  if (packed && G.ap_bat)
+    pack_all(&G, body, 0, G.MR, G.M, G.par && !G.par_bat);
   if (G.sched == SCHED_DOT)
     build_dot(&G, body);
   else

@@ -6,7 +6,7 @@
 // page of its results (16k faults for a 64 MB f32[4096, 4096]), and that cost several
 // times the kernel itself.
 //
-// Blocks: data under CACHE_MIN bytes comes from posix_memalign and goes back to free.
+// Blocks: data under CACHE_MIN bytes (128 KiB) comes from posix_memalign and goes back to free.
 // Larger data is mmap'ed here: page aligned and zeroed by the kernel; from HUGE_MIN on
 // its start is 2 MiB aligned and the range is marked MADV_HUGEPAGE (THP in "madvise"
 // mode then backs it with huge pages: fewer first-touch faults and TLB misses; with
@@ -49,7 +49,7 @@
 #endif
 
 enum { CACHE_BLOCKS = 16, ALIGN = 64 };
-#define CACHE_MIN ((size_t)256 << 10)
+#define CACHE_MIN ((size_t)128 << 10)  // glibc malloc's first mmap threshold: what it would mmap and unmap per call
 #define HUGE_MIN ((size_t)2 << 20)  // also the huge page size
 #define DEFAULT_LIMIT ((size_t)1 << 30)
 

@@ -72,13 +72,13 @@ uint16_t tdsl_f64_to_f16(double d);
 uint16_t tdsl_f64_to_bf16(double d);
 
 // ---- storages and the storage cache (runtime/storage.c) ----
-// Data is 64-byte aligned (page aligned from 256 KiB on). Storages are made only by
+// Data is 64-byte aligned (page aligned from 128 KiB on). Storages are made only by
 // these functions: release needs what they record beside the tdsl_storage.
 tdsl_storage *tdsl_storage_new(size_t nbytes);  // zeroed; refcount 1; NULL (+error) on failure
 tdsl_storage *tdsl_storage_new_uninit(size_t nbytes);  // the same, but the bytes are unspecified
 void tdsl_storage_retain(tdsl_storage *s);
 void tdsl_storage_release(tdsl_storage *s);  // frees at refcount 0; NULL is a no-op
-// The storage cache: released data blocks of 256 KiB or more are kept (at most 16
+// The storage cache: released data blocks of 128 KiB or more are kept (at most 16
 // blocks and tdsl_storage_cache_limit() bytes, the oldest evicted first) and reused by
 // later storages needing between half and all of a block, so repeated calls do not
 // fault in fresh pages. Thread-safe. The limit is min(1 GiB, physical memory / 8);

@@ -1375,8 +1375,10 @@ static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
        "gemm packed 6x16 nc 16", 16, 2},
       {"skylake-avx512", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
        "gemm packed 14x32 nc 32", 32, 2},
-      {"haswell", "fn f(a: f64[64, 40], b: f64[40, 48]) -> f64[64, 48] {\n  return a @ b\n}\n",
+      {"haswell", "fn f(a: f64[64, 40], b: f64[40, 200]) -> f64[64, 200] {\n  return a @ b\n}\n",
        "gemm packed 6x8 nc 8", 8, 2},
+      {"haswell", "fn f(a: f64[64, 40], b: f64[40, 48]) -> f64[64, 48] {\n  return a @ b\n}\n",
+       "gemm direct 6x8 nc 8", 8, 0},  // b's rows are short: read in place
       {"haswell", "fn f(a: f32[4, 40], b: f32[40, 48]) -> f32[4, 48] {\n  return a @ b\n}\n",
        "gemm direct 4x16 nc 48", 16, 0},
       {"haswell", "fn f(a: f32[2, 40], b: f32[48, 40]) -> f32[2, 48] {\n  return a @ b.t()\n}\n",

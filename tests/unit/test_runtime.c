@@ -153,7 +153,7 @@ static void a_released_large_block_is_reused_for_the_same_size(void **state) {
 static void small_blocks_are_not_cached(void **state) {
   (void)state;
   need_cache();
-  tdsl_storage_release(tdsl_storage_new(200 * KIB));
+  tdsl_storage_release(tdsl_storage_new(100 * KIB));
   assert_int_equal(tdsl_storage_cache_bytes(NULL), 0);
 }
 
