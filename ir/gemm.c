@@ -45,6 +45,7 @@ enum {
   DIRECT_MAX_ROW = 1024, // b's rows of at most this many bytes are read in place (no packing)
   FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
+  PROBE = 1 << 24,       // loop variables of probe indices: never in a kernel
 };
 
 typedef struct Gemm {
@@ -111,9 +112,9 @@ static LExpr *operand_cd(Gemm *G, int which, LIndex i, LIndex j, LIndex k) {
   return kb_cast(G->kb, operand(G, which, i, j, k), G->cd);
 }
 
-// The operand's load as a vector of lanes elements from (i, j, k), when `along` (the
-// loop var of i, j or k in a probe) has unit stride: only for a plain load of the
-// accumulation dtype (checked by plain_unit before the schedule is chosen).
+// The operand's load as a vector of lanes elements from (i, j, k): only where the
+// schedule was chosen for it (unit_along: a plain load of the accumulation dtype with
+// unit stride along the lanes).
 static LExpr *operand_vec(Gemm *G, int which, LIndex i, LIndex j, LIndex k, int lanes) {
   LExpr *e = operand(G, which, i, j, k);
   TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
@@ -123,15 +124,14 @@ static LExpr *operand_vec(Gemm *G, int which, LIndex i, LIndex j, LIndex k, int 
 // Whether operand which is a plain load (of the accumulation dtype, with cd) moving
 // with unit stride along dim `dim` (0: i, 1: j, 2: k) of a probe.
 static bool unit_along(Gemm *G, int which, int dim, bool cd) {
-  enum { PROBE = 1 << 24 };
   LIndex p[3] = {kb_ix_var(PROBE), kb_ix_var(PROBE + 1), kb_ix_var(PROBE + 2)}, saved[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
     G->o[d] = kb_ix_var(PROBE + 3 + d);
   LExpr *e = operand(G, which, p[0], p[1], p[2]);
   memcpy(G->o, saved, sizeof saved);
-  if (e->kind == LX_CAST && !cd)
-    e = e->kind == LX_CAST && e->a->kind == LX_CAST ? e->a->a : e->a;
+  while (!cd && e->kind == LX_CAST)  // f16 -> f32 (and bf16 through f32)
+    e = e->a;
   if (e->kind != LX_LOAD || (cd && e->dt != G->cd) || e->idx.dyn)
     return false;
   for (int t = 0; t < e->idx.nterms; t++)
@@ -142,7 +142,6 @@ static bool unit_along(Gemm *G, int which, int dim, bool cd) {
 
 // Whether operand which reads some batch dim.
 static bool reads_batch(Gemm *G, int which) {
-  enum { PROBE = 1 << 24 };
   LIndex saved[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
@@ -207,38 +206,75 @@ static void pack_all(Gemm *G, LStmtList *into, int which, int w, int64_t n, bool
 
 // ---- the micro-kernel ----
 
-// Stores the tile's results: out[i0 + r, j0 + c] for r < mr, c < nl, with epilogues.
-static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl) {
+// The node whose buffer takes the accumulators as vectors: the matmul's own when it
+// is stored in the accumulation dtype, else a stored epilogue node of that dtype (it
+// is then updated in place by the epilogue pass), else NULL.
+static const Node *acc_owner(const Gemm *G) {
+  if (G->jd != G->on - 1)
+    return NULL;  // no column dim: nothing to store as a vector
+  if (G->mm->mode == NM_STORED && G->mm->out->dtype == G->cd)
+    return G->mm;
+  for (int i = 1; i < G->ns->len; i++)
+    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->out->dtype == G->cd)
+      return G->ns->data[i];
+  return NULL;
+}
+
+// The matmul's result (local l) at output index o, stored with the epilogues; `own`
+// (if any) already holds it there.
+static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const Node *own) {
   KB *kb = G->kb;
   const Node *mm = G->mm;
-  const View *ov = &mm->out->view;
-  bool vec = G->ns->len == 1 && mm->mode == NM_STORED && mm->out->dtype == G->cd && G->jd == G->on - 1;
-  for (int r = 0; r < mr; r++) {
-    LIndex o[TD_MAX_DIMS];
-    if (vec) {
+  LocalVal *lv = &kb->lv[mm->id];
+  lv->kind = LV_LOCAL;
+  lv->local = l;
+  lv->nat = G->on;
+  for (int d = 0; d < G->on; d++)
+    lv->at[d] = o[d], lv->fixed[d] = true;
+  if (mm->mode == NM_STORED && mm != own)
+    kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
+  for (int i = 1; i < G->ns->len; i++)
+    kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+}
+
+// Stores the tile's results, out[i0 + r, j0 + c] for r < mr, c < nl, and applies the
+// epilogues. With an owner buffer (acc_owner) the accumulators go there as vectors,
+// and a loop over the tile then reads them back for the epilogues (a loop the
+// vectorizers take, not mr * nl copies of the epilogue); else lane by lane.
+static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl) {
+  KB *kb = G->kb;
+  Ctx *cx = kb->cx;
+  const Node *own = acc_owner(G);
+  LIndex o[TD_MAX_DIMS];
+  if (own) {
+    int buf = kb->buf_of[own->out->buf->id];
+    for (int r = 0; r < mr; r++) {
       out_index(G, plus(i0, r), j0, o);
-      int buf = kb->buf_of[mm->out->buf->id];
-      push(G, into, kb_store_stmt(kb, kb_arg(kb, buf, false, true), kb_view_index(kb, ov, o),
-                                  lx_local_v(kb->cx, G->cd, nl, acc[r])));
-      continue;
+      LExpr *v = nl > 1 ? lx_local_v(cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
+      push(G, into, kb_store_stmt(kb, kb_arg(kb, buf, G->ns->len > 1, true), kb_view_index(kb, &own->out->view, o), v));
     }
+    if (G->ns->len == 1)
+      return;
+    LIndex i, j;
+    LStmtList *in = loop(G, into, mr, i0, 1, false, &i);
+    in = loop(G, in, nl, j0, 1, false, &j);
+    out_index(G, i, j, o);
+    LExpr *x = kb_expr(kb, LX_LOAD, G->cd);
+    x->buf = kb_arg(kb, buf, true, false);
+    x->idx = kb_view_index(kb, &own->out->view, o);
+    int l = kb_new_local(kb, G->cd);
+    push(G, in, kb_let(kb, l, x));
+    epilogue_at(G, in, o, l, own);
+    return;
+  }
+  for (int r = 0; r < mr; r++)
     for (int c = 0; c < nl; c++) {
       out_index(G, plus(i0, r), plus(j0, c), o);
-      LExpr *s = nl > 1 ? lx_lane(kb->cx, lx_local_v(kb->cx, G->cd, nl, acc[r]), c) : kb_local_ref(kb, acc[r]);
+      LExpr *s = nl > 1 ? lx_lane(cx, lx_local_v(cx, G->cd, nl, acc[r]), c) : kb_local_ref(kb, acc[r]);
       int l = kb_new_local(kb, G->cd);
       push(G, into, kb_let(kb, l, s));
-      LocalVal *lv = &kb->lv[mm->id];
-      lv->kind = LV_LOCAL;
-      lv->local = l;
-      lv->nat = G->on;
-      for (int d = 0; d < G->on; d++)
-        lv->at[d] = o[d], lv->fixed[d] = true;
-      if (mm->mode == NM_STORED)
-        kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
-      for (int i = 1; i < G->ns->len; i++)
-        kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+      epilogue_at(G, into, o, l, NULL);
     }
-  }
 }
 
 static LExpr *mul_add(Gemm *G, LExpr *x, LExpr *y, LExpr *acc) { return lx_fma(G->kb->cx, x, y, acc); }
@@ -379,7 +415,6 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
     for (int c = 0; c < jb; c++)
       push(G, in, kb_set(kb, acc[r][c], mul_add(G, lx_local_v(cx, G->cd, V, xs[r]), lx_local_v(cx, G->cd, V, ws[c]),
                                                 lx_local_v(cx, G->cd, V, acc[r][c]))));
-  int sums[DOT_IB];
   for (int r = 0; r < ib; r++)
     for (int c = 0; c < jb; c++) {
       int s = kb_new_local(kb, G->cd);
@@ -390,8 +425,7 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
         LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), k);
         push(G, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
       }
-      sums[r] = s;
-      store_tile(G, into, &sums[r], 1, plus(i0, r), plus(j0, c), 1);
+      store_tile(G, into, &s, 1, plus(i0, r), plus(j0, c), 1);
     }
 }
 
@@ -523,7 +557,7 @@ bool gemm_build(KB *kb, const NodeList *ns) {
                          ? arena_printf(&kb->cx->arena, "gemm %s %dx%d lanes %d", SCHED_NAMES[G.sched],
                                         G.M == 1 ? 1 : DOT_IB, G.M == 1 ? DOT_JB : 4, G.V)
                          : arena_printf(&kb->cx->arena, "gemm %s %dx%d nc %" PRId64, SCHED_NAMES[G.sched], G.MR, G.NR,
-                                        G.nb * G.NR);
+                                        G.nb * G.NR < G.N ? G.nb * G.NR : G.N);
   kb->k->sched = what;
   return true;
 }
