@@ -451,6 +451,78 @@ static void build_dot(Gemm *G, LStmtList *into) {
     dot_rows(G, into, kb_ix_const(full * jb), (int)(G->N % jb));
 }
 
+// ---- folding the batch into the rows ----
+// x @ w.t() with x [B, T, C] is one GEMM of B*T rows when w reads no batch dim and
+// every tensor indexed by the output's (batch..., row) dims steps through them as one
+// flat dim: then the row index alone, running over B*T, addresses all of them (the
+// batch dims' indices stay 0). Checked on every load and store the kernel would make,
+// built over probe indices.
+
+// Whether every load in e (and the store index at, if not NULL) walks the chain of
+// dims dims[0..n) (outermost first, the last the row dim) as one flat dim: the
+// coefficient of each dim's probe is the next one's times the next dim's size.
+static bool flat_index(const Gemm *G, const LIndex *at, const int *dims, int n) {
+  if (at->dyn)
+    return false;
+  int64_t c[TD_MAX_DIMS + 1] = {0};
+  for (int t = 0; t < at->nterms; t++)
+    for (int p = 0; p < n; p++)
+      if (at->var[t] == PROBE + dims[p])
+        c[p] = at->coef[t];
+  for (int p = 0; p + 1 < n; p++)
+    if (c[p] != c[p + 1] * G->mm->out->view.shape[dims[p + 1]])
+      return false;
+  return true;
+}
+
+static bool flat_loads(const Gemm *G, const LExpr *e, const int *dims, int n) {
+  if (!e)
+    return true;
+  if (e->kind == LX_LOAD && !flat_index(G, &e->idx, dims, n))
+    return false;
+  return flat_loads(G, e->a, dims, n) && flat_loads(G, e->b, dims, n) && flat_loads(G, e->c, dims, n);
+}
+
+static bool foldable(Gemm *G) {
+  if (G->nbat == 0 || G->rd < 0 || reads_batch(G, 1))
+    return false;
+  int dims[TD_MAX_DIMS + 1], n = 0;
+  for (int b = 0; b < G->nbat; b++)
+    if (G->bat[b] > G->rd)
+      return false;  // (the batch dims come first)
+    else
+      dims[n++] = G->bat[b];
+  dims[n++] = G->rd;
+  KB *kb = G->kb;
+  LIndex o[TD_MAX_DIMS];
+  for (int d = 0; d < G->on; d++)
+    o[d] = kb_ix_var(PROBE + d);
+  memcpy(G->o, o, sizeof o);
+  bool ok = flat_loads(G, operand(G, 0, o[G->rd], G->jd >= 0 ? o[G->jd] : kb_ix_const(0), kb_ix_var(PROBE + 99)), dims, n);
+  // the epilogues read the matmul's value at o (a placeholder local here)
+  LocalVal *lv = &kb->lv[G->mm->id];
+  lv->kind = LV_LOCAL;
+  lv->local = kb_new_local(kb, G->cd);
+  lv->nat = G->on;
+  for (int d = 0; d < G->on; d++)
+    lv->at[d] = o[d], lv->fixed[d] = true;
+  for (int i = 0; i < G->ns->len && ok; i++) {
+    const Node *e = G->ns->data[i];
+    if (e->mode == NM_STORED) {
+      LIndex at = kb_view_index(kb, &e->out->view, o);
+      ok = flat_index(G, &at, dims, n);
+    }
+    if (i > 0 && ok)
+      ok = flat_loads(G, kb_node_expr(kb, e, o), dims, n);
+  }
+  lv->kind = LV_NONE;
+  if (kb->k->locals.len == lv->local + 1)  // the placeholder is never declared: drop it
+    kb->k->locals.len--;
+  for (int d = 0; d < G->on; d++)
+    G->o[d] = kb_ix_const(0);
+  return ok;
+}
+
 // ---- the pass ----
 
 bool gemm_build(KB *kb, const NodeList *ns) {
@@ -472,6 +544,11 @@ bool gemm_build(KB *kb, const NodeList *ns) {
     G.o[d] = kb_ix_const(0);
     if (d != G.rd && d != G.jd && ov->shape[d] > 1)
       G.bat[G.nbat++] = d, G.nbatch *= ov->shape[d];
+  }
+  if (foldable(&G)) {  // one GEMM of nbatch * M rows
+    G.M *= G.nbatch;
+    G.nbat = 0;
+    G.nbatch = 1;
   }
   // the micro-tile from the target
   const CpuTarget *t = kb->cpu;

@@ -153,6 +153,15 @@ def views_and_batches(tdslc, backend, rng):
          epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
     case(tdslc, backend, rng, "linear 3d", [("x", (2, 24, 48)), ("w", (40, 48))], "x @ w.t()",
          epilogue=mm(lambda v: v["x"], lambda v: v["w"].T))
+    # the batch folded into the rows (w reads no batch dim, everything flat) or not
+    case(tdslc, backend, rng, "folded residual", [("x", (2, 24, 48)), ("w", (40, 48)), ("r", (2, 24, 40))],
+         "x @ w.t() + r", epilogue=lambda v: (v["x"] @ v["w"].T + v["r"],
+                                              np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["r"]), 48))
+    case(tdslc, backend, rng, "broadcast residual", [("x", (2, 24, 48)), ("w", (40, 48)), ("r", (2, 1, 40))],
+         "x @ w.t() + r", epilogue=lambda v: (v["x"] @ v["w"].T + v["r"],
+                                              np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["r"]), 48))
+    case(tdslc, backend, rng, "batch not flat", [("x", (24, 2, 48)), ("w", (40, 48))], "x.transpose(0, 1) @ w.t()",
+         epilogue=mm(lambda v: np.swapaxes(v["x"], 0, 1), lambda v: v["w"].T))
     case(tdslc, backend, rng, "heads", [("q", (2, 3, 20, 16)), ("k", (2, 3, 20, 16))], "q @ k.transpose(-2, -1)",
          epilogue=mm(lambda v: v["q"], lambda v: np.swapaxes(v["k"], -2, -1)))
     case(tdslc, backend, rng, "many batches", [("q", (24, 9, 16)), ("k", (24, 16, 9))], "q @ k",
