@@ -9,10 +9,10 @@
 // Vectors (ir/loop.h's Lanes) are plain C: a vector local is an array `float t3[16]`
 // and a statement of a vector value is a loop over its lanes, in which each vector
 // operand prints the element of lane tdsl_g_l (a splat: its scalar); gcc vectorizes
-// the loop, and keeps an accumulator array in registers across an enclosing loop (a
-// lane loop that only copies or fills is unrolled for that, see open_lanes). Where a
-// lane could read what an earlier lane of the same statement wrote, the vector goes
-// through a temporary array, so it is assigned whole as the IR says.
+// the loop, and keeps an accumulator array in registers across an enclosing loop (c.c
+// turns off gcc's memcpy/memset patterns in such kernels for that). Where a lane could
+// read what an earlier lane of the same statement wrote, the vector goes through a
+// temporary array, so it is assigned whole as the IR says.
 // Values of f16/bf16 are carried as float; arithmetic typed f16/bf16 (which the
 // kernel builder never makes) would be done in float and rounded.
 #include "codegen/cexpr.h"
@@ -274,6 +274,8 @@ static void scan_expr(CGen *g, const LExpr *e) {
     g->local_read[e->local] = true;
   if (lx_raises_here(e))
     g->has_err = true;
+  if (e->lanes > 1)
+    g->has_lanes = true;
   if (e->kind == LX_LOAD)
     scan_expr(g, e->idx.dyn);
   scan_expr(g, e->a);
@@ -794,14 +796,8 @@ static void lane_target(CGen *g, const LStmt *s) {
   }
 }
 
-// A lane loop that only copies or fills is unrolled: gcc's loop distribution would make
-// it a memcpy or memset, which keeps the local array in memory, and with 16 vector
-// registers (AVX2) the register allocator then spills accumulators to it inside the
-// loop that updates them (a 6x16 f32 micro-kernel: 12 of 12 accumulators in memory).
-static void open_lanes(CGen *g, int lanes, bool copy) {
+static void open_lanes(CGen *g, int lanes) {
   buf_indent(g->b, g->depth);
-  if (copy)
-    buf_printf(g->b, "_Pragma(\"GCC unroll %d\") ", lanes);
   buf_printf(g->b, "for (int tdsl_g_l = 0; tdsl_g_l < %d; tdsl_g_l++) ", lanes);
 }
 
@@ -823,8 +819,7 @@ static void lane_stmt(CGen *g, const LStmt *s) {
     buf_indent(g->b, g->depth);
     buf_printf(g->b, "%s tdsl_g_v[%d];\n", cexpr_type(val->dt), n);
   }
-  bool copy = val->kind == LX_LOAD || val->kind == LX_LOCAL || (val->kind == LX_SPLAT && val->a->kind == LX_CONST);
-  open_lanes(g, n, copy);
+  open_lanes(g, n);
   g->lane = true;
   if (temp)
     buf_puts(g->b, "tdsl_g_v[tdsl_g_l]");
@@ -834,7 +829,7 @@ static void lane_stmt(CGen *g, const LStmt *s) {
   cexpr_expr(g, val);  // a vector store's buffer has the value's dtype: no conversion
   buf_puts(g->b, ";\n");
   if (temp) {
-    open_lanes(g, n, true);
+    open_lanes(g, n);
     lane_target(g, s);
     buf_puts(g->b, " = tdsl_g_v[tdsl_g_l];\n");
     g->depth--;

@@ -77,6 +77,7 @@ struct CGen {
   const LKernel *k;
   Buf *b;               // where the text goes
   bool has_err;         // some expression of the kernel can raise
+  bool has_lanes;       // some expression of the kernel is a vector (lanes > 1)
   bool *arg_used;       // per kernel arg
   bool *local_read;     // per local
   int *decl_depth;      // per local: the block depth it was declared at, -1 if not in scope
