@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """bench/run.py — tdsl's benchmark harness (`make bench`). See bench/README.md.
 
-In one run: a STREAM-style copy/triad measurement of the memory bandwidth
-(bench/stream.c), then for every workload in bench/workloads/ the tdsl time
-(`tdslc bench --json`, C and LLVM backends), NumPy's and PyTorch's (eager, in
-subprocesses with a cleaned environment), and the compile latency of
-examples/attention.tdsl. Writes bench/RESULTS.md (and the raw numbers as JSON under
-build/bench/). Timings are reported, never asserted.
+In one run: the machine's bars (a STREAM-style copy/triad bandwidth, bench/stream.c, and
+the peak FMA rate, bench/peak.c), the compile latency of examples/attention.tdsl, which
+OPENBLAS_CORETYPE is fastest here, then in interleaved rounds
+  - the workloads of bench/workloads/ (tdsl C and LLVM backends, NumPy, PyTorch),
+  - the GEMM table of bench/gemm/ (the same, plus OpenBLAS with the fastest core type),
+  - the models of bench/models/ (tdsl against the same block as a torch.nn.Module, after a
+    check that both compute the same thing).
+tdsl runs through `tdslc bench --json` (timing) and `tdslc run` (the checks); NumPy and
+PyTorch in subprocesses with a cleaned environment. Writes bench/RESULTS.md (and the raw
+numbers as JSON under build/bench/). Timings are reported, never asserted.
 
 Usage: /usr/bin/python3 bench/run.py [--tdslc build/tdslc] [--threads 2]
-           [--reps-scale 1.0] [--out bench/RESULTS.md] [--only NAME,...]
-Internal: run.py --worker numpy|torch --threads N --reps-scale X   (prints JSON)
+           [--reps-scale 1.0] [--out bench/RESULTS.md] [--only NAME|GROUP,...]
+Internal: run.py --worker numpy|torch|blasprobe|check ...   (prints JSON)
 """
 import argparse
 import datetime
@@ -95,6 +99,140 @@ WORKLOADS = [
 E, H, D = 512, 8, 64
 LAST_BLAS = ("blas_numpy", "blas_torch")  # the 1024² BLAS matmul reference entries
 
+# ---------------------------------------------------------------------------------------
+# The GEMM table (bench/gemm/*.tdsl, one function per case). `op` picks the eager form
+# NumPy and PyTorch run; `params` are the function's parameters in order. Large shapes get
+# few repetitions. `predict_from` names a smaller case of the same form: when its check run
+# took so long that this one would take more than PREDICT_CAP_S per call, this one is
+# neither checked nor timed (the table says why). `weight_bytes` (M = 1 rows): the bytes of
+# w, which every call must read once.
+# ---------------------------------------------------------------------------------------
+GEMM_FORMS = {  # op -> (how the .tdsl writes it, NumPy's eager form, PyTorch's eager form)
+    "nn": ("a @ b", lambda a, b: a @ b, lambda a, b: a @ b),
+    "nt": ("a @ b.t()", lambda a, b: a @ b.T, lambda a, b: a @ b.t()),
+    "tn": ("a.t() @ b", lambda a, b: a.T @ b, lambda a, b: a.t() @ b),
+    "tt": ("a.t() @ b.t()", lambda a, b: a.T @ b.T, lambda a, b: a.t() @ b.t()),
+    "linear": ("x @ w.t()", lambda x, w: x @ w.T, lambda x, w: x @ w.t()),
+    "scores": ("q @ k.transpose(-2, -1)", lambda q, k: q @ k.transpose(0, 2, 1),
+               lambda q, k: q @ k.transpose(-2, -1)),
+    "pv": ("p @ v", lambda p, v: p @ v, lambda p, v: p @ v),
+}
+GEMM_GROUPS = ("gemm_square", "gemm_linear", "gemm_attention")
+ATT_BH, ATT_D = 12, 64
+
+
+def _gemm_cases():
+    cases = []
+    for n, warm, reps in ((1024, 2, 10), (2048, 1, 3)):
+        for op in ("nn", "nt", "tn", "tt"):
+            cases.append(dict(
+                name="%s_%d" % (op, n), group="gemm_square", file="square.tdsl", op=op,
+                shape="%d²" % n, params=[("a", (n, n)), ("b", (n, n))],
+                flops=_mm_flops(n, n, n), warmup=warm, reps=reps,
+                predict_from="%s_1024" % op if n == 2048 else None))
+    for k, n in ((768, 3072), (3072, 768), (4096, 4096)):
+        for m, warm, reps in ((1, 5, 50), (8, 5, 30), (128, 2, 10), (2048, 1, 3)):
+            cases.append(dict(
+                name="linear_%d_%d_%d" % (m, k, n), group="gemm_linear", file="linear.tdsl",
+                op="linear", shape="M=%d, K=%d, N=%d" % (m, k, n), m=m,
+                params=[("x", (m, k)), ("w", (n, k))], flops=_mm_flops(m, k, n),
+                weight_bytes=n * k * F32, warmup=warm, reps=reps,
+                predict_from="linear_128_%d_%d" % (k, n) if m == 2048 else None))
+    for t, warm, reps in ((64, 10, 100), (128, 5, 50), (512, 2, 15)):
+        cases.append(dict(
+            name="scores_%d" % t, group="gemm_attention", file="attention.tdsl", op="scores",
+            shape="[%d, %d, %d] @ [%d, %d, %d]" % (ATT_BH, t, ATT_D, ATT_BH, ATT_D, t),
+            params=[("q", (ATT_BH, t, ATT_D)), ("k", (ATT_BH, t, ATT_D))],
+            flops=ATT_BH * _mm_flops(t, ATT_D, t), warmup=warm, reps=reps, predict_from=None))
+        cases.append(dict(
+            name="pv_%d" % t, group="gemm_attention", file="attention.tdsl", op="pv",
+            shape="[%d, %d, %d] @ [%d, %d, %d]" % (ATT_BH, t, t, ATT_BH, t, ATT_D),
+            params=[("p", (ATT_BH, t, t)), ("v", (ATT_BH, t, ATT_D))],
+            flops=ATT_BH * _mm_flops(t, t, ATT_D), warmup=warm, reps=reps, predict_from=None))
+    for c in cases:
+        c["fn"] = c["name"]
+        c["what"] = GEMM_FORMS[c["op"]][0]
+    return cases
+
+
+GEMM_CASES = _gemm_cases()
+
+# The models (bench/models/*.tdsl; their PyTorch twins and parameter lists live in
+# bench/models/reference.py, which imports torch only when a model is built).
+sys.path.insert(0, os.path.join(BENCH, "models"))
+import reference as model_ref  # noqa: E402
+
+MODELS = model_ref.MODELS
+
+# Time limits for the new groups, per implementation, case and round (reps are cut to fit
+# TIME_BUDGET_S; a tdsl case whose last round used the budget, or whose `tdslc bench`
+# took longer than REPEAT_CAP_S, is not timed again; a case whose single call takes more
+# than SLOW_CAP_S is checked but not timed; one predicted to take more than PREDICT_CAP_S
+# is neither). CHECK_TOL: the largest
+# max|tdsl - reference| / max|reference| a check accepts.
+TIME_BUDGET_S = 4.0
+REPEAT_CAP_S = 10.0  # a `tdslc bench` command (compiling included) longer than this runs in one round only
+SLOW_CAP_S = 5.0
+PREDICT_CAP_S = 10.0
+CHECK_TOL = 1e-4
+
+# OPENBLAS_CORETYPE candidates, each tried when the CPU has the flags it needs; the probe
+# keeps the ones OpenBLAS really runs (openblas_get_corename() answers the same name).
+CORETYPES = (("Haswell", ("avx2", "fma")), ("Zen", ("avx2", "fma", "AuthenticAMD")),
+             ("SkylakeX", ("avx512f", "avx512bw", "avx512vl")),
+             ("Cooperlake", ("avx512f", "avx512_bf16")),
+             ("SapphireRapids", ("avx512f", "avx512_fp16", "amx_tile")))
+
+
+def tdslc_inputs(shapes, np, seed=0):
+    """The f32 inputs `tdslc run` and `tdslc bench` draw when none is given (LANGUAGE.md
+    §10): one splitmix64 stream, one draw per element in row-major order, parameters in
+    order, ((u >> 11) * 2^-53) * 2 - 1 in f64 rounded to f32. PyTorch's model timings use
+    these, so both sides compute on the same numbers."""
+    out, pos = [], 0
+    gamma = np.uint64(0x9E3779B97F4A7C15)
+    for s in shapes:
+        n = int(np.prod(s, dtype=np.int64))
+        with np.errstate(over="ignore"):
+            z = np.arange(pos + 1, pos + n + 1, dtype=np.uint64) * gamma + np.uint64(seed)
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z ^= z >> np.uint64(31)
+        out.append(((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 * 2 - 1)
+                   .astype(np.float32).reshape(s))
+        pos += n
+    return out
+
+
+def select(only):
+    """--only: names of workloads, GEMM cases or models, or the groups `workloads`, `gemm`,
+    `gemm_square`, `gemm_linear`, `gemm_attention`, `models`. Empty: everything.
+    Returns (workload names, GEMM case names, model names, unknown names)."""
+    wn = [w["name"] for w in WORKLOADS]
+    gn = [c["name"] for c in GEMM_CASES]
+    mn = [m["name"] for m in MODELS]
+    if not only:
+        return wn, gn, mn, []
+    sw, sg, sm, unknown = set(), set(), set(), []
+    for x in only:
+        if x == "workloads":
+            sw.update(wn)
+        elif x == "gemm":
+            sg.update(gn)
+        elif x in GEMM_GROUPS:
+            sg.update(c["name"] for c in GEMM_CASES if c["group"] == x)
+        elif x == "models":
+            sm.update(mn)
+        elif x in wn:
+            sw.add(x)
+        elif x in gn:
+            sg.add(x)
+        elif x in mn:
+            sm.add(x)
+        else:
+            unknown.append(x)
+    return [n for n in wn if n in sw], [n for n in gn if n in sg], [n for n in mn if n in sm], unknown
+
 
 # ---------------------------------------------------------------------------------------
 # Worker: NumPy or PyTorch timings, in a subprocess whose environment the parent cleaned.
@@ -164,8 +302,19 @@ def _torch_fns(torch):
     }
 
 
-def _time_calls(f, args, warmup, reps):
-    for _ in range(warmup):
+def _time_calls(f, args, warmup, reps, budget_s=None):
+    """warmup calls, then reps timed calls (perf_counter around each). With budget_s, the
+    first warm-up call is timed, and when the whole would take longer than budget_s the
+    remaining warm-ups are dropped and reps cut to fit (at least 1)."""
+    done = 0
+    if budget_s and warmup > 0:
+        t0 = time.perf_counter()
+        f(*args)
+        t1 = time.perf_counter() - t0
+        done = 1
+        if t1 * (warmup - 1 + reps) > budget_s:
+            warmup, reps = 1, max(1, min(reps, int(budget_s / max(t1, 1e-9))))
+    for _ in range(warmup - done):
         f(*args)
     ts = []
     for _ in range(reps):
@@ -237,9 +386,12 @@ def _blas_info(np):
     return info
 
 
-def worker(which, threads, scale, only):
+def worker(which, threads, scale, cases):
+    """Times, in this process, every case named in `cases` (workloads, GEMM cases and, for
+    PyTorch, models) that `which` implements; prints one JSON object."""
     import numpy as np
-    out = {"framework": which, "env_dropped_check": {k: os.environ.get(k) for k in BLAS_ENV_DROP}}
+    out = {"framework": which, "env_dropped_check": {k: os.environ.get(k) for k in BLAS_ENV_DROP},
+           "coretype_env": os.environ.get("OPENBLAS_CORETYPE")}
     if which == "torch":
         import torch
         torch.set_num_threads(threads)
@@ -263,7 +415,7 @@ def worker(which, threads, scale, only):
     results = {}
     with ctx:
         for w in WORKLOADS:
-            if only and w["name"] not in only:
+            if w["name"] not in cases:
                 continue
             args = [conv(a) for a in _inputs(w, np)]
             reps = max(3, int(round(w["reps"] * scale)))
@@ -275,8 +427,152 @@ def worker(which, threads, scale, only):
             w = next(w for w in WORKLOADS if w["name"] == "matmul")
             args = [conv(a) for a in _inputs(w, np)]
             results["matmul"] = _time_calls(fns["matmul"], args, 2, max(3, int(round(10 * scale))))
+        # the GEMM table, on the inputs tdslc bench draws
+        for c in GEMM_CASES:
+            if c["name"] not in cases:
+                continue
+            f = GEMM_FORMS[c["op"]][2 if which == "torch" else 1]
+            args = [conv(a) for a in tdslc_inputs([s for _, s in c["params"]], np)]
+            reps = max(1, int(round(c["reps"] * scale)))
+            warm = max(1, int(round(c["warmup"] * min(scale, 1.0))))
+            results[c["name"]] = _time_calls(f, args, warm, reps, TIME_BUDGET_S)
+            del args
+        # the models: eager torch.nn.Modules, on the inputs and weights tdslc bench draws
+        if which == "torch":
+            for md in MODELS:
+                if md["name"] not in cases:
+                    continue
+                arrays = dict(zip([n for n, _, _ in md["params"]],
+                                  tdslc_inputs([s for _, _, s in md["params"]], np)))
+                mod, ins = model_ref.load(md, arrays)
+                reps = max(1, int(round(md["reps"] * scale)))
+                warm = max(1, int(round(md["warmup"] * min(scale, 1.0))))
+                results[md["name"]] = _time_calls(mod, ins, warm, reps, TIME_BUDGET_S)
+                del mod, ins, arrays
     out["results"] = results
     out["blas"] = _blas_info(np)
+    print(json.dumps(out))
+
+
+def blasprobe_worker():
+    """NumPy's matmul 1024² (f32), best of 10 after 3 warm-ups, and the OpenBLAS kernels that
+    ran: one probe of one OPENBLAS_CORETYPE (set by the parent)."""
+    import numpy as np
+    a, b = tdslc_inputs([(1024, 1024), (1024, 1024)], np)
+    r = _time_calls(lambda x, y: x @ y, (a, b), 3, 10)
+    info = _blas_info(np)
+    print(json.dumps({"coretype_env": os.environ.get("OPENBLAS_CORETYPE"), "best_ms": r["min_ms"],
+                      "gflops": _mm_flops(1024, 1024, 1024) / (r["min_ms"] / 1e3) / 1e9,
+                      "corename": info.get("openblas_corename"), "summary": info.get("summary")}))
+
+
+def _npy_compare(out, ref):
+    import numpy as np
+    if out.shape != ref.shape:
+        return {"ok": False, "error": "shape %s, expected %s" % (list(out.shape), list(ref.shape))}
+    d = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+    scale = float(np.abs(ref).max()) if ref.size else 0.0
+    err_abs = float(d.max()) if d.size else 0.0
+    err_rel = err_abs / scale if scale > 0 else err_abs
+    ok = math.isfinite(err_rel) and err_rel <= CHECK_TOL  # a NaN where the reference has none fails
+    return {"ok": ok, "err_abs": err_abs, "err_rel": err_rel, "tol": CHECK_TOL}
+
+
+def _tdsl_check_run(tdslc, path, fn, backend, arrays, ref, workdir):
+    """`tdslc run` on the given inputs (.npy); compares out0.npy with `ref`. Also returns
+    the time of the call itself (`--time`'s run stage) as an estimate for timing."""
+    import numpy as np
+    cmd = [tdslc, "run", path, "--fn", fn, "--backend", backend, "--time",
+           "--out-dir", os.path.join(workdir, "out")]
+    for name, a in arrays.items():
+        f = os.path.join(workdir, "in_%s.npy" % name)
+        if not os.path.exists(f):
+            np.save(f, a)
+        cmd += ["--in", "%s=%s" % (name, f)]
+    t0 = time.perf_counter()
+    r = sh(cmd, timeout=600)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        what = {1: "compile error", 2: "bad input", 3: "run-time error", 4: "internal compiler error"}.get(
+            r.returncode, "exit %d" % r.returncode)
+        errs = [ln for ln in (r.stderr or "").splitlines() if ln.strip() and not ln.startswith("tdslc: time")]
+        msg = errs[0].strip() if errs else first_line(r.stdout)
+        return {"ok": False, "error": "%s: %s" % (what, msg), "wall_s": wall}
+    res = {"wall_s": wall}
+    for line in r.stderr.splitlines():
+        m = re.match(r"tdslc: time\s+run\s+([\d.]+) ms", line)
+        if m:
+            res["run_ms"] = float(m.group(1))
+    try:
+        out = np.load(os.path.join(workdir, "out", "out0.npy"))
+    except (OSError, ValueError) as e:
+        res.update(ok=False, error="no out0.npy: %s" % e)
+        return res
+    res.update(_npy_compare(out, ref))
+    return res
+
+
+def check_worker(tdslc, workdir, cases, backends, threads):
+    """Runs every selected GEMM case and model once through `tdslc run` per backend, on
+    inputs of its own (uniform in [-1, 1) for GEMM operands; the model's own kind of
+    weights, see reference.check_data), and compares the result: GEMM with NumPy in f64,
+    models with the torch.nn.Module in f32 (its own error against f64 is given beside)."""
+    import numpy as np
+    out = {}
+    for c in GEMM_CASES:
+        if c["name"] not in cases:
+            continue
+        res = {}
+        pred = out.get(c["predict_from"] or "", {})
+        need = []
+        for b in backends:
+            p = pred.get(b, {})
+            est = p.get("run_ms") or p.get("predicted_ms")
+            if est is not None:
+                small = next(x for x in GEMM_CASES if x["name"] == c["predict_from"])
+                est = est * c["flops"] / small["flops"]
+                if est / 1e3 > PREDICT_CAP_S:
+                    res[b] = {"ok": None, "predicted_ms": est,
+                              "skipped": "one call would take about %.0f s (%s took %.1f s)"
+                              % (est / 1e3, small["name"], p.get("run_ms", p.get("predicted_ms", 0)) / 1e3)}
+                    continue
+            need.append(b)
+        if need:
+            d = os.path.join(workdir, "check_" + c["name"])
+            os.makedirs(d, exist_ok=True)
+            rng = np.random.default_rng(1)
+            arrays = {n: rng.uniform(-1, 1, s).astype(np.float32) for n, s in c["params"]}
+            a, b_ = [arrays[n].astype(np.float64) for n, _ in c["params"]]
+            ref = GEMM_FORMS[c["op"]][1](a, b_)
+            for b in need:
+                res[b] = _tdsl_check_run(tdslc, os.path.join(BENCH, "gemm", c["file"]), c["fn"], b,
+                                         arrays, ref, d)
+            shutil.rmtree(d, ignore_errors=True)
+        out[c["name"]] = res
+    sel = [md for md in MODELS if md["name"] in cases]
+    if sel:
+        import torch
+        torch.set_num_threads(threads)
+        for md in sel:
+            d = os.path.join(workdir, "check_" + md["name"])
+            os.makedirs(d, exist_ok=True)
+            res = {}
+            try:
+                arrays = model_ref.check_data(md, np.random.default_rng(2), np)
+                mod, ins = model_ref.load(md, arrays)
+                with torch.no_grad():
+                    ref = mod(*ins).numpy()
+                    ref64 = mod.double()(*[t.double() for t in ins]).numpy()
+                own = _npy_compare(ref, ref64)
+                res["torch_vs_f64"] = own["err_rel"]
+            except Exception as e:  # a broken twin is reported, not fatal
+                out[md["name"]] = {b: {"ok": False, "error": "PyTorch model failed: %s" % e} for b in backends}
+                continue
+            for b in backends:
+                res[b] = _tdsl_check_run(tdslc, os.path.join(BENCH, "models", md["file"]), md["fn"], b,
+                                         arrays, ref, d)
+            shutil.rmtree(d, ignore_errors=True)
+            out[md["name"]] = res
     print(json.dumps(out))
 
 
@@ -297,8 +593,11 @@ def clean_env(threads, coretype=""):
     return env
 
 
+T_START = time.time()
+
+
 def log(msg):
-    print("bench: " + msg, file=sys.stderr, flush=True)
+    print("bench: [%4.0f s] %s" % (time.time() - T_START, msg), file=sys.stderr, flush=True)
 
 
 def sh(cmd, **kw):
@@ -346,11 +645,47 @@ def run_stream(env, workdir):
     return res
 
 
-def run_tdslc_bench(tdslc, w, backend, env, scale):
-    path = os.path.join(BENCH, "workloads", w["file"])
-    reps = max(3, int(round(w["reps"] * scale)))
-    cmd = [tdslc, "bench", path, "--fn", w["fn"], "--backend", backend, "--reps", str(reps), "--json"]
-    r = sh(cmd, env=env, timeout=600)
+def build_peak(workdir):
+    exe = os.path.join(workdir, "peak")
+    cc = sh(["cc", "-O3", "-march=native", "-fopenmp", os.path.join(BENCH, "peak.c"), "-o", exe])
+    return exe if cc.returncode == 0 else {"error": "cc failed: " + first_line(cc.stderr)}
+
+
+def run_peak(exe, env, threads, kept):
+    """One measurement of bench/peak.c (about 2 s), merged into `kept`: every rate keeps its
+    best over the rounds, as STREAM keeps its best of 10 (another tenant taking a core
+    during one measurement would otherwise set the bar low)."""
+    if isinstance(exe, dict):
+        return exe
+    r = sh([exe, str(threads), "5"], env=env, timeout=300)
+    if r.returncode != 0:
+        return kept or {"error": "peak failed: " + first_line(r.stderr or r.stdout)}
+    new = json.loads(r.stdout.strip().splitlines()[-1])
+    new["measurements"] = 1
+    if not kept or "error" in kept:
+        return new
+    out = dict(kept)
+    out["measurements"] = kept.get("measurements", 1) + 1
+    for k in ("f32_1t_gflops", "f32_gflops", "f64_1t_gflops", "f64_gflops"):
+        if new.get(k, 0) > kept.get(k, 0):
+            out[k] = new[k]
+            isa = {"f32_gflops": "f32_isa", "f64_gflops": "f64_isa"}.get(k)
+            if isa:
+                out[isa] = new[isa]
+    runs = {(x["isa"], x["dtype"], x["threads"]): x for x in kept.get("runs", [])}
+    for x in new.get("runs", []):
+        key = (x["isa"], x["dtype"], x["threads"])
+        if key not in runs or x["gflops"] > runs[key]["gflops"]:
+            runs[key] = x
+    out["runs"] = list(runs.values())
+    return out
+
+
+def tdslc_bench(tdslc, path, fn, backend, reps, env):
+    cmd = [tdslc, "bench", path, "--fn", fn, "--backend", backend, "--reps", str(reps), "--json"]
+    t0 = time.perf_counter()
+    r = sh(cmd, env=env, timeout=900)
+    wall = time.perf_counter() - t0
     if r.returncode == 2 and "not supported yet" in (r.stderr + r.stdout):
         return {"na": "tdslc bench: not supported yet"}
     if r.returncode != 0:
@@ -362,22 +697,97 @@ def run_tdslc_bench(tdslc, w, backend, env, scale):
                 res = json.loads(line)
                 if "median_ms" in res:
                     res["reps"] = reps
+                    res["wall_s"] = wall  # the whole command: compiling included
                     return res
             except ValueError:
                 pass
     return {"error": "no JSON object with median_ms in: " + first_line(r.stdout)}
 
 
-def run_worker(which, env, args):
+def run_tdslc_bench(tdslc, w, backend, env, scale):
+    reps = max(3, int(round(w["reps"] * scale)))
+    return tdslc_bench(tdslc, os.path.join(BENCH, "workloads", w["file"]), w["fn"], backend, reps, env)
+
+
+def run_tdslc_case(tdslc, path, c, backend, env, scale, check, prev):
+    """One round of a GEMM case or model in tdsl. Not timed when its check failed or was
+    skipped, or when one call takes over SLOW_CAP_S; reps cut to TIME_BUDGET_S from the
+    check's call time or the last round's median; a case whose last round already used the
+    budget is not timed again (returns None: keep that round)."""
+    if check is not None:  # the check's notes say why (from_check: no second note)
+        if check.get("skipped"):
+            return {"skipped": check["skipped"], "from_check": True}
+        if check.get("error"):
+            return {"error": check["error"], "from_check": True}
+        if check.get("ok") is False:
+            return {"wrong": "the check failed (max rel. error %.2g)" % check.get("err_rel", float("nan")),
+                    "from_check": True}
+    reps = max(1, int(round(c["reps"] * scale)))
+    est = None
+    if prev and "median_ms" in prev:
+        if (prev["median_ms"] * (prev.get("reps", 1) + 1) > TIME_BUDGET_S * 1e3
+                or prev.get("wall_s", 0) > REPEAT_CAP_S):
+            return None
+        est = prev["median_ms"]
+    elif check and check.get("run_ms"):
+        est = check["run_ms"]
+        if est > SLOW_CAP_S * 1e3:
+            return {"skipped": "one call takes %.1f s (the check's call): not timed" % (est / 1e3),
+                    "estimate_ms": est}
+    if est:
+        reps = max(1, min(reps, int(TIME_BUDGET_S * 1e3 / est) - 1))
+    return tdslc_bench(tdslc, path, c["fn"], backend, reps, env)
+
+
+def run_worker(which, env, args, cases, timeout=900):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", which,
-           "--threads", str(args.threads), "--reps-scale", str(args.reps_scale)]
-    if args.only:
-        cmd += ["--only", args.only]
-    r = sh(cmd, env=env, timeout=900)
+           "--threads", str(args.threads), "--reps-scale", str(args.reps_scale),
+           "--cases", ",".join(cases)]
+    r = sh(cmd, env=env, timeout=timeout)
     if r.returncode != 0:
         return {"error": "worker %s failed (exit %d): %s" % (which, r.returncode,
-                                                             (r.stderr or "").strip()[-400:])}
+                                                             (r.stderr or r.stdout or "").strip()[-400:])}
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": "worker %s printed no JSON: %s" % (which, first_line(r.stderr) or first_line(r.stdout))}
+
+
+def run_check_worker(env, args, tdslc, workdir, cases, backends):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "check",
+           "--threads", str(args.threads), "--cases", ",".join(cases), "--tdslc", tdslc,
+           "--workdir", workdir, "--backends", ",".join(backends)]
+    r = sh(cmd, env=env, timeout=3600)
+    if r.returncode != 0:
+        return {"error": "check worker failed (exit %d): %s" % (r.returncode, (r.stderr or "").strip()[-400:])}
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def probe_coretypes(args, mi):
+    """NumPy's matmul 1024² with OPENBLAS_CORETYPE unset, then set to each candidate this CPU
+    has the flags for; keeps the candidates OpenBLAS accepts (it reports the same core
+    name) and picks the fastest of all."""
+    flags = set(mi.get("cpu_flags", ()))
+    probes = []
+    for name, need in [("", ())] + list(CORETYPES):
+        if not all(f in flags for f in need):
+            continue
+        env = clean_env(args.threads, name)
+        r = sh([sys.executable, os.path.abspath(__file__), "--worker", "blasprobe"], env=env, timeout=120)
+        try:
+            p = json.loads(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            probes.append({"coretype": name, "error": first_line(r.stderr) or "no output"})
+            continue
+        p["coretype"] = name
+        core = (p.get("corename") or "")
+        p["accepted"] = (not name) or core.lower() == name.lower()
+        probes.append(p)
+        log("  OPENBLAS_CORETYPE=%-14s -> %-12s %.1f GFLOP/s" % (name or "(unset)", core or "?", p["gflops"]))
+    ok = [p for p in probes if p.get("accepted") and p.get("gflops")]
+    best = max(ok, key=lambda p: p["gflops"]) if ok else None
+    return {"probes": probes, "best": best["coretype"] if best else None,
+            "best_corename": best.get("corename") if best else None}
 
 
 def compile_latency(tdslc, env, workdir):
@@ -410,7 +820,7 @@ def loadavg():
 
 def machine_info(tdslc, env):
     info = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")}
-    model, flags = "?", ""
+    model, flags, vendor = "?", "", ""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -418,11 +828,14 @@ def machine_info(tdslc, env):
                     model = line.split(":", 1)[1].strip()
                 if line.startswith("flags") and not flags:
                     flags = line.split(":", 1)[1]
+                if line.startswith("vendor_id") and not vendor:
+                    vendor = line.split(":", 1)[1].strip()
     except OSError:
         pass
     info["cpu"] = model
     fl = flags.split()
     info["simd"] = " ".join(f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile") if f in fl)
+    info["cpu_flags"] = sorted(set(fl) | ({"AuthenticAMD"} if vendor == "AuthenticAMD" else set()))
     info["cpus_online"] = os.cpu_count()
     info["cpus_usable"] = len(os.sched_getaffinity(0))
     ls = sh(["lscpu"])
@@ -472,7 +885,7 @@ def fmt_ms(r):
 
 
 def fmt_x(v):
-    return "n/a" if v is None else "%.2f×" % v
+    return "n/a" if v is None else "%.2f×" % v if v >= 0.1 else "%.2g×" % v
 
 
 def fmt_pct(v):
@@ -496,6 +909,25 @@ def fraction(w, ms, bw_gbps, blas_gflops):
     return w["flops"] / s / 1e9 / blas_gflops if blas_gflops else None
 
 
+def peak_widths(pk):
+    parts = []
+    for isa in sorted({x["isa"] for x in pk.get("runs", [])}, reverse=True):
+        cells = []
+        for dt in ("f32", "f64"):
+            xs = sorted((x for x in pk["runs"] if x["isa"] == isa and x["dtype"] == dt), key=lambda x: x["threads"])
+            cells.append(" → ".join("%.1f" % x["gflops"] for x in xs) or "?")
+        parts.append("%s %s" % (isa, " / ".join(cells)))
+    return "; ".join(parts)
+
+
+def of_peak(flops, ms, peak_gflops):
+    return flops / (ms / 1e3) / 1e9 / peak_gflops if ms and peak_gflops else None
+
+
+def gflops(flops, ms):
+    return flops / (ms / 1e3) / 1e9 if ms else None
+
+
 def geomean(xs):
     xs = [x for x in xs if x]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
@@ -507,12 +939,295 @@ def target_row(name, need, value, ok, by):
     return "| %s | %s | %s | %s |" % (name, need, value, ("**met** (%s)" if ok else "**not met** (%s)") % by)
 
 
+def cell_ms(r, notes, label):
+    """A time cell of the GEMM and models tables; why a cell has no time goes to notes."""
+    if r is None:
+        return "n/a"
+    if "median_ms" in r:
+        return fmt_ms(r)
+    for k, text in (("wrong", "**wrong**"), ("skipped", "not timed"), ("error", "error"), ("na", "n/a")):
+        if k in r:
+            if not r.get("from_check"):
+                notes.append("- %s: %s" % (label, r[k]))
+            return text
+    return "n/a"
+
+
+def round_notes(name, entry, backends, rounds, notes):
+    for b in backends:
+        r = entry["tdsl"].get(b) or {}
+        if "median_ms" in r and r.get("wall_s", 0) > REPEAT_CAP_S and rounds > 1:
+            notes.append("- tdsl %s %s: one `tdslc bench` command took %.0f s (%.0f ms of it timed calls; "
+                         "the rest is mostly compiling): measured in one round"
+                         % ({"c": "C", "llvm": "LLVM"}[b], name, r["wall_s"],
+                            r["median_ms"] * (r.get("reps", 1) + 1)))
+
+
+def check_cell(c):
+    if not c:
+        return "—"
+    if c.get("skipped"):
+        return "not run"
+    if c.get("error") and "err_rel" not in c:
+        return "**error**"
+    if c.get("ok"):
+        return "ok %.1e / %.1e" % (c["err_abs"], c["err_rel"])
+    return "**WRONG** %.2g / %.2g" % (c.get("err_abs", float("nan")), c.get("err_rel", float("nan")))
+
+
+def check_notes(name, checks, backends, notes):
+    for b in backends:
+        c = checks.get(name, {}).get(b) or {}
+        label = "tdsl %s %s, check" % ({"c": "C", "llvm": "LLVM"}[b], name)
+        if c.get("skipped"):
+            notes.append("- %s not run: %s" % (label, c["skipped"]))
+        elif c.get("error"):
+            notes.append("- %s: %s" % (label, c["error"]))
+        elif c.get("ok") is False:
+            notes.append("- %s: max abs error %.3g, max abs error / max |reference| %.3g > %.0e"
+                         % (label, c.get("err_abs", float("nan")), c.get("err_rel", float("nan")), c.get("tol", CHECK_TOL)))
+
+
+def gemm_impls(data):
+    """(key, column label) of the GEMM table's implementations; the best OpenBLAS is the
+    NumPy worker run with the fastest OPENBLAS_CORETYPE (or NumPy's own column when unset
+    was fastest)."""
+    ct = data.get("coretypes") or {}
+    best = ct.get("best")
+    impls = [("c", "tdsl C"), ("llvm", "tdsl LLVM"), ("numpy", "NumPy"), ("torch", "PyTorch")]
+    if best:
+        impls.append(("blas_best", "OpenBLAS %s" % best))
+    elif best == "":
+        impls.append(("numpy", "OpenBLAS (unset)"))
+    return impls
+
+
+def impl_result(entry, key):
+    return entry["tdsl"].get(key) if key in ("c", "llvm") else entry.get(key)
+
+
+def best_blas_ms(entry, impls):
+    """The fastest BLAS time of a GEMM case: NumPy, PyTorch or OpenBLAS with the fastest core
+    type (all three call the BLAS for these shapes)."""
+    ts = [med(impl_result(entry, k)) for k, _ in impls if k not in ("c", "llvm")]
+    ts = [t for t in ts if t]
+    return min(ts) if ts else None
+
+
+def report_gemm(data, L, peak, bw):
+    a = L.append
+    g, checks, backends = data.get("gemm") or {}, data.get("checks") or {}, data["backends"]
+    if not g:
+        return
+    impls = gemm_impls(data)
+    notes = []
+    a("")
+    a("## GEMM")
+    a("")
+    a("f32 matmuls (`bench/gemm/*.tdsl`), every operand layout written with views; NumPy and PyTorch "
+      "run the same eager expression on the same inputs (the ones `tdslc bench` draws).%s Best BLAS is "
+      "the fastest of the BLAS columns, case by case. Speedup = other's time / tdsl's time. "
+      "Check: `tdslc run` on other inputs against NumPy in f64: max abs error / max abs error ÷ "
+      "max |reference| (tolerance %.0e)."
+      % (("" if len(impls) <= 4 else
+          " %s repeats NumPy's column: OpenBLAS's own choice of kernels was the fastest in the probe "
+          "above." % impls[-1][1] if impls[-1][0] == "numpy" else
+          " %s is NumPy with the `OPENBLAS_CORETYPE` that was fastest in the probe above." % impls[-1][1]),
+         CHECK_TOL))
+    a("")
+    cols = " | ".join("%s ms" % lab for _, lab in impls)
+    a("| case | shape | %s | vs PyTorch (C / LLVM) | vs NumPy (C / LLVM) | vs best BLAS (C / LLVM) | check C | check LLVM |"
+      % cols)
+    a("|---|---|%s---:|---:|---:|---|---|" % ("---:|" * len(impls)))
+    for c in GEMM_CASES:
+        if c["name"] not in g:
+            continue
+        e = g[c["name"]]
+        t = {k: med(impl_result(e, k)) for k, _ in impls}
+        cells = [cell_ms(impl_result(e, k), notes, "%s %s" % (lab, c["name"])) for k, lab in impls]
+        a("| %s<br><sub>%s</sub> | %s | %s | %s | %s | %s | %s | %s |" % (
+            c["name"], c["what"], c["shape"], " | ".join(cells),
+            " / ".join(fmt_x(ratio(t[b], t["torch"])) for b in backends),
+            " / ".join(fmt_x(ratio(t[b], t["numpy"])) for b in backends),
+            " / ".join(fmt_x(ratio(t[b], best_blas_ms(e, impls))) for b in backends),
+            check_cell(checks.get(c["name"], {}).get("c")), check_cell(checks.get(c["name"], {}).get("llvm"))))
+        check_notes(c["name"], checks, backends, notes)
+        round_notes(c["name"], e, backends, data.get("rounds", 1), notes)
+    a("")
+    a("Rates: GFLOP/s (2·M·N·K per matrix) and the share of the f32 peak (%s GFLOP/s), in the order %s."
+      % ("%.1f" % peak if peak else "not measured", " / ".join(lab for _, lab in impls)))
+    a("")
+    a("| case | GFLOP | GFLOP/s | % of f32 peak | reps |")
+    a("|---|---:|---:|---:|---|")
+    for c in GEMM_CASES:
+        if c["name"] not in g:
+            continue
+        e = g[c["name"]]
+        t = [med(impl_result(e, k)) for k, _ in impls]
+        reps = [str((impl_result(e, k) or {}).get("reps", "–")) for k, _ in impls]
+        a("| %s | %.3g | %s | %s | %s |" % (
+            c["name"], c["flops"] / 1e9,
+            " / ".join("%.0f" % gflops(c["flops"], x) if x else "n/a" for x in t),
+            " / ".join(fmt_pct(of_peak(c["flops"], x, peak)) for x in t), " / ".join(reps)))
+    ones = [c for c in GEMM_CASES if c["name"] in g and c.get("m") == 1]
+    if ones:
+        a("")
+        a("M = 1 (a matrix-vector product: every call reads all of w once): GB/s of weights read "
+          "(N·K·4 bytes / time) and the share of the copy bandwidth (%s GB/s), in the same order. "
+          "Weights smaller than the L3 cache stay in it from one call to the next, so those rows "
+          "can exceed the DRAM bandwidth." % ("%.1f" % bw if bw else "not measured"))
+        a("")
+        a("| case | weights MB | GB/s of weights | % of copy bandwidth |")
+        a("|---|---:|---:|---:|")
+        llc = (data.get("stream") or {}).get("llc_bytes") or 0
+        for c in ones:
+            e = g[c["name"]]
+            t = [med(impl_result(e, k)) for k, _ in impls]
+            a("| %s | %.1f%s | %s | %s |" % (
+                c["name"], c["weight_bytes"] / MB, " (< L3)" if c["weight_bytes"] < llc else "",
+                " / ".join("%.1f" % (c["weight_bytes"] / (x / 1e3) / 1e9) if x else "n/a" for x in t),
+                " / ".join(fmt_pct(c["weight_bytes"] / (x / 1e3) / 1e9 / bw) if x and bw else "n/a" for x in t)))
+    for k, lab in (("numpy", "NumPy"), ("torch", "PyTorch"), ("blas_best", "OpenBLAS (best core type)")):
+        if "error" in (data.get(k) or {}):
+            notes.append("- %s worker: %s" % (lab, data[k]["error"]))
+    if notes:
+        a("")
+        a("Notes:")
+        L.extend(notes)
+
+
+def report_models(data, L, peak):
+    a = L.append
+    mr, checks, backends = data.get("models") or {}, data.get("checks") or {}, data["backends"]
+    if not mr:
+        return
+    notes = []
+    a("")
+    a("## Models")
+    a("")
+    a("One block of each model (`bench/models/*.tdsl`) against the same block written as a "
+      "`torch.nn.Module` (`bench/models/reference.py`), eager, under `torch.no_grad()`, with its "
+      "state and inputs copied from the arrays `tdslc bench` draws. Before timing, `tdslc run` "
+      "computes the block on realistic weights and inputs, compared with the module's output: max abs "
+      "error / max abs error ÷ max |PyTorch| (tolerance %.0e; PyTorch's own f32 error against its f64 "
+      "run is given for scale). A block that disagrees is reported as wrong and not timed. GFLOP counts "
+      "the matmuls and convolutions only." % CHECK_TOL)
+    a("")
+    a("| model | GFLOP | tdsl C ms | tdsl LLVM ms | PyTorch ms | vs PyTorch (C / LLVM) | f32 peak: C / LLVM / PyTorch | check C | check LLVM | PyTorch f32 vs f64 |")
+    a("|---|---:|---:|---:|---:|---:|---:|---|---|---:|")
+    for md in MODELS:
+        if md["name"] not in mr:
+            continue
+        e = mr[md["name"]]
+        t = {k: med(impl_result(e, k)) for k in ("c", "llvm", "torch")}
+        ck = checks.get(md["name"], {})
+        own = ck.get("torch_vs_f64")
+        a("| %s<br><sub>%s</sub> | %.3g | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            md["name"], md["what"], md["flops"] / 1e9,
+            cell_ms(e["tdsl"].get("c"), notes, "tdsl C %s" % md["name"]),
+            cell_ms(e["tdsl"].get("llvm"), notes, "tdsl LLVM %s" % md["name"]),
+            cell_ms(e.get("torch"), notes, "PyTorch %s" % md["name"]),
+            " / ".join(fmt_x(ratio(t[b], t["torch"])) for b in backends),
+            " / ".join(fmt_pct(of_peak(md["flops"], t[k], peak)) for k in ("c", "llvm", "torch")),
+            check_cell(ck.get("c")), check_cell(ck.get("llvm")),
+            "%.1e" % own if own is not None else "n/a"))
+        check_notes(md["name"], checks, backends, notes)
+        round_notes(md["name"], e, backends, data.get("rounds", 1), notes)
+    if notes:
+        a("")
+        a("Notes:")
+        L.extend(notes)
+
+
+def report_targets12(data, L, peak, bw):
+    a = L.append
+    g, mr, backends = data.get("gemm") or {}, data.get("models") or {}, data["backends"]
+    if not g and not mr:
+        return
+    impls = gemm_impls(data)
+    a("")
+    a("## Targets (issue 12)")
+    a("")
+    a("| target | required | measured | status |")
+    a("|---|---|---|---|")
+    for b in backends:
+        label = {"c": "C", "llvm": "LLVM"}[b]
+        for op in ("nn", "nt", "tn", "tt"):
+            n = "%s_1024" % op
+            if n not in g:
+                continue
+            e = g[n]
+            tb = med(e["tdsl"].get(b))
+            f = of_peak(2 * 1024 ** 3, tb, peak)
+            x = ratio(tb, best_blas_ms(e, impls))
+            need = "≥ 70% of f32 peak and ≥ 1.50× the best BLAS"
+            if f is None:
+                r = e["tdsl"].get(b) or {}
+                why = next((k for k in ("wrong", "error", "skipped") if k in r), None)
+                L.append("| %s matmul 1024² `%s` | %s | %s | %s |" % (
+                    label, GEMM_FORMS[op][0], need, why or "n/a",
+                    "**not met** (%s)" % why if why else "not measured"))
+                continue
+            L.append(target_row("%s matmul 1024² `%s`" % (label, GEMM_FORMS[op][0]), need,
+                                "%s of peak, %s" % (fmt_pct(f), fmt_x(x)),
+                                f >= 0.70 and x is not None and x >= 1.5,
+                                "%+.0f points, %s the required" % (100 * (f - 0.70), fmt_x(x / 1.5) if x else "n/a")))
+        lin = [c for c in GEMM_CASES if c["name"] in g and c["group"] == "gemm_linear"]
+        big = [c for c in lin if c["m"] >= 8]
+        if big:
+            sp = [(ratio(med(g[c["name"]]["tdsl"].get(b)), med(g[c["name"]].get("torch"))), c["name"]) for c in big]
+            if all(x for x, _ in sp):
+                lo, lon = min(sp)
+                k = sum(1 for x, _ in sp if x >= 1.2)
+                L.append(target_row("%s nn.Linear `x @ w.t()`, M ≥ 8, vs PyTorch (slowest of %d shapes)" % (label, len(sp)),
+                                    "≥ 1.20×", "%s (%s); %d of %d met" % (fmt_x(lo), lon, k, len(sp)), lo >= 1.2,
+                                    "%s the required" % fmt_x(lo / 1.2)))
+            else:
+                L.append(target_row("%s nn.Linear M ≥ 8 vs PyTorch" % label, "≥ 1.20×", None, False, ""))
+        ones = [c for c in lin if c["m"] == 1]
+        if ones:
+            fr = []
+            for c in ones:
+                tb = med(g[c["name"]]["tdsl"].get(b))
+                fr.append((c["weight_bytes"] / (tb / 1e3) / 1e9 / bw if tb and bw else None, c["name"]))
+            if all(x for x, _ in fr):
+                lo, lon = min(fr)
+                L.append(target_row("%s nn.Linear M = 1: weights / time, share of copy bandwidth (lowest of %d)"
+                                    % (label, len(fr)), "≥ 80%", "%s (%s)" % (fmt_pct(lo), lon), lo >= 0.8,
+                                    "%+.0f points" % (100 * (lo - 0.8))))
+            else:
+                L.append(target_row("%s nn.Linear M = 1: share of copy bandwidth" % label, "≥ 80%", None, False, ""))
+        if mr:
+            sp = []
+            for md in MODELS:
+                if md["name"] in mr:
+                    e = mr[md["name"]]
+                    sp.append((ratio(med(e["tdsl"].get(b)), med(e.get("torch"))), md["name"],
+                               "wrong" in (e["tdsl"].get(b) or {})))
+            if all(x for x, _, _ in sp):
+                lo, lon, _ = min(sp)
+                L.append(target_row("%s every model block vs PyTorch eager (slowest of %d)" % (label, len(sp)),
+                                    "≥ 1.00×", "%s (%s)" % (fmt_x(lo), lon), lo >= 1.0, "%s the required" % fmt_x(lo)))
+                gm = geomean([x for x, _, _ in sp])
+                L.append(target_row("%s geometric mean over the model blocks vs PyTorch eager" % label,
+                                    "≥ 2.00×", fmt_x(gm), gm >= 2.0, "%s the required" % fmt_x(gm / 2.0)))
+            else:
+                wrong = [n for x, n, w in sp if w]
+                bad = [n for x, n, w in sp if not x and not w]
+                why = "; ".join(p for p in ("wrong: " + ", ".join(wrong) if wrong else "",
+                                            "not timed: " + ", ".join(bad) if bad else "") if p)
+                L.append("| %s every model block vs PyTorch eager | ≥ 1.00× | %s | **not met** (%s) |"
+                         % (label, why, "wrong" if wrong else "not timed"))
+                L.append(target_row("%s geometric mean over the model blocks vs PyTorch eager" % label,
+                                    "≥ 2.00×", None, False, ""))
+
+
 def report(data, path):
     mi, st, res = data["machine"], data["stream"], data["results"]
     npw, thw = data["numpy"], data["torch"]
     bw = st.get("copy_gbps")
-    blas_np = med(npw.get("results", {}).get("matmul")) if "results" in npw else None
-    blas_th = med(thw.get("results", {}).get("matmul")) if "results" in thw else None
+    ref = data.get("blas_ref") or {k: (w.get("results") or {}).get("matmul") for k, w in (("numpy", npw), ("torch", thw))}
+    blas_np, blas_th = med(ref.get("numpy")), med(ref.get("torch"))
     mmf = next(w for w in WORKLOADS if w["name"] == "matmul")["flops"]
     gf = {k: (mmf / (v / 1e3) / 1e9 if v else None) for k, v in (("NumPy", blas_np), ("PyTorch", blas_th))}
     best_blas_name = max((k for k in gf if gf[k]), key=lambda k: gf[k], default=None)
@@ -546,6 +1261,33 @@ def report(data, path):
              "%.1f" % gf["PyTorch"] if gf["PyTorch"] else "n/a"))
     else:
         a("- Best BLAS matmul: **not measured**")
+    pk = data.get("peak") or {}
+    peak = pk.get("f32_gflops")
+    if "error" in pk:
+        a("- Peak FLOP/s: **not measured** (%s)" % pk["error"])
+    elif peak:
+        a("- Peak FLOP/s (`bench/peak.c`: independent FMA chains in registers, best of %d × %d "
+          "measurements): **f32 %.1f GFLOP/s** with %d threads (%.1f on 1), f64 %.1f (%.1f on 1). "
+          "Every compute-bound row also gives its share of the f32 peak with %d threads."
+          % (pk.get("reps", 0), pk.get("measurements", 1), peak, pk.get("threads", 0),
+             pk.get("f32_1t_gflops", 0), pk.get("f64_gflops", 0), pk.get("f64_1t_gflops", 0),
+             pk.get("threads", 0)))
+        a("  Per vector width (f32 / f64 GFLOP/s, 1 thread → %d threads): %s."
+          % (pk.get("threads", 0), peak_widths(pk)))
+        if pk.get("f32_gflops", 0) < pk.get("threads", 1) * pk.get("f32_1t_gflops", 0) * 0.8:
+            a("  **Note:** %d threads reached less than 80%% of %d × the 1-thread rate: another process "
+              "probably held a core in every measurement, and the bar is low." % (pk["threads"], pk["threads"]))
+    ct = data.get("coretypes")
+    if ct:
+        a("- OpenBLAS core types (NumPy matmul 1024², best of 10; `OPENBLAS_CORETYPE` → kernels that ran: "
+          "GFLOP/s): " + ", ".join(
+              "%s → %s: %s" % (p["coretype"] or "unset", p.get("corename") or "?",
+                               ("%.1f" % p["gflops"]) if p.get("gflops") else p.get("error", "n/a"))
+              + ("" if p.get("accepted", True) else " (not accepted)")
+              for p in ct["probes"])
+          + ". Fastest: **%s**." % (("OPENBLAS_CORETYPE=" + ct["best"]) if ct.get("best")
+                                   else "unset (OpenBLAS's own choice)" if ct.get("best") == ""
+                                   else "none"))
     blas_sum = [w.get("blas", {}).get("summary") for w in (npw, thw)]
     a("- BLAS that ran: NumPy → %s; PyTorch → %s (torch BLAS_INFO=%s)."
       % (blas_sum[0] or "?", blas_sum[1] or "?", thw.get("torch_blas_info", "?")))
@@ -560,69 +1302,75 @@ def report(data, path):
         a("  several times below what OpenBLAS can reach here; `--blas-coretype SkylakeX` (or")
         a("  `Cooperlake`) picks the AVX-512 kernels explicitly (a choice shown below).")
     a("")
-    a("## Workloads")
-    a("")
-    a("tdsl columns: `tdslc bench --json` with the C backend / the LLVM backend. "
-      "Speedup = other's time / tdsl's time (> 1: tdsl is faster). "
-      "Bar = the fraction of the copy bandwidth (memory-bound: bytes moved / time) or of "
-      "the best BLAS GFLOP/s (compute-bound: FLOPs / time) that each implementation reached.")
-    a("")
-    a("| workload | bound | tdsl C ms | tdsl LLVM ms | NumPy ms | PyTorch ms | vs PyTorch (C / LLVM) | vs NumPy (C / LLVM) | bar: C / LLVM / NumPy / PyTorch |")
-    a("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     speed_th = {b: [] for b in backends}
-    for w in WORKLOADS:
-        n = w["name"]
-        if n not in res:
-            continue
-        r = res[n]
-        t = {b: med(r["tdsl"].get(b)) for b in backends}
-        tn, tt = med(r.get("numpy")), med(r.get("torch"))
-        for b in backends:
-            speed_th[b].append(ratio(t[b], tt))
-        a("| %s<br><sub>%s</sub> | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            n, w["what"], w["kind"],
-            fmt_ms(r["tdsl"].get("c")), fmt_ms(r["tdsl"].get("llvm")),
-            fmt_ms(r.get("numpy")), fmt_ms(r.get("torch")),
-            " / ".join(fmt_x(ratio(t[b], tt)) for b in backends),
-            " / ".join(fmt_x(ratio(t[b], tn)) for b in backends),
-            " / ".join(fmt_pct(fraction(w, x, bw, blas_gflops)) for x in (t["c"], t["llvm"], tn, tt))))
-    a("")
-    a("Bytes and FLOPs per call (the harness's counts: every input read once, every output "
-      "written once; see README):")
-    a("")
-    a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps |")
-    a("|---|---:|---:|---:|---:|---:|")
-    for w in WORKLOADS:
-        n = w["name"]
-        if n not in res:
-            continue
-        r = res[n]
-        rng = lambda x: "%.3g–%.3g" % (x["min_ms"], x["max_ms"]) if x and "min_ms" in x else "n/a"  # noqa: E731
-        reps = (r.get("torch") or r.get("numpy") or {}).get("reps", "?")
-        a("| %s | %.2f | %.2f | %s | %s | %s |" % (n, w["bytes"] / MB, w["flops"] / 1e6,
-                                                 rng(r.get("numpy")), rng(r.get("torch")), reps))
-    notes = []
-    for w in WORKLOADS:
-        n = w["name"]
-        if n not in res:
-            continue
-        for b in backends:
-            x = res[n]["tdsl"].get(b) or {}
-            if "error" in x:
-                notes.append("- tdsl %s on %s: %s" % (b, n, x["error"]))
-            elif "bytes" in x and x["bytes"] and abs(x["bytes"] - w["bytes"]) > 0.01 * w["bytes"]:
-                notes.append("- tdsl %s on %s: `tdslc bench` counts %d bytes, the harness %d "
-                             "(the table uses the harness's count)" % (b, n, x["bytes"], w["bytes"]))
-    nas = sorted({x["na"] for r in res.values() for x in r["tdsl"].values() if x and "na" in x})
-    for e in ("numpy", "torch"):
-        if "error" in data[e]:
-            notes.append("- %s: %s" % (e, data[e]["error"]))
-    if nas or notes:
+    if res:
+        a("## Workloads")
         a("")
-        a("Notes:")
-        for s in nas:
-            a("- tdsl columns are n/a: %s (`build/tdslc bench` exited 2)." % s)
-        L.extend(notes)
+        a("tdsl columns: `tdslc bench --json` with the C backend / the LLVM backend. "
+          "Speedup = other's time / tdsl's time (> 1: tdsl is faster). "
+          "Bar = the fraction of the copy bandwidth (memory-bound: bytes moved / time) or of "
+          "the best BLAS GFLOP/s (compute-bound: FLOPs / time) that each implementation reached.")
+        a("")
+        a("| workload | bound | tdsl C ms | tdsl LLVM ms | NumPy ms | PyTorch ms | vs PyTorch (C / LLVM) | vs NumPy (C / LLVM) | bar: C / LLVM / NumPy / PyTorch | f32 peak: C / LLVM / NumPy / PyTorch |")
+        a("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for w in WORKLOADS:
+            n = w["name"]
+            if n not in res:
+                continue
+            r = res[n]
+            t = {b: med(r["tdsl"].get(b)) for b in backends}
+            tn, tt = med(r.get("numpy")), med(r.get("torch"))
+            for b in backends:
+                speed_th[b].append(ratio(t[b], tt))
+            a("| %s<br><sub>%s</sub> | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                n, w["what"], w["kind"],
+                fmt_ms(r["tdsl"].get("c")), fmt_ms(r["tdsl"].get("llvm")),
+                fmt_ms(r.get("numpy")), fmt_ms(r.get("torch")),
+                " / ".join(fmt_x(ratio(t[b], tt)) for b in backends),
+                " / ".join(fmt_x(ratio(t[b], tn)) for b in backends),
+                " / ".join(fmt_pct(fraction(w, x, bw, blas_gflops)) for x in (t["c"], t["llvm"], tn, tt)),
+                " / ".join(fmt_pct(of_peak(w["flops"], x, peak)) for x in (t["c"], t["llvm"], tn, tt))
+                if w["kind"] == "compute" else "—"))
+        a("")
+        a("Bytes and FLOPs per call (the harness's counts: every input read once, every output "
+          "written once; see README):")
+        a("")
+        a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps |")
+        a("|---|---:|---:|---:|---:|---:|")
+        for w in WORKLOADS:
+            n = w["name"]
+            if n not in res:
+                continue
+            r = res[n]
+            rng = lambda x: "%.3g–%.3g" % (x["min_ms"], x["max_ms"]) if x and "min_ms" in x else "n/a"  # noqa: E731
+            reps = (r.get("torch") or r.get("numpy") or {}).get("reps", "?")
+            a("| %s | %.2f | %.2f | %s | %s | %s |" % (n, w["bytes"] / MB, w["flops"] / 1e6,
+                                                     rng(r.get("numpy")), rng(r.get("torch")), reps))
+        notes = []
+        for w in WORKLOADS:
+            n = w["name"]
+            if n not in res:
+                continue
+            for b in backends:
+                x = res[n]["tdsl"].get(b) or {}
+                if "error" in x:
+                    notes.append("- tdsl %s on %s: %s" % (b, n, x["error"]))
+                elif "bytes" in x and x["bytes"] and abs(x["bytes"] - w["bytes"]) > 0.01 * w["bytes"]:
+                    notes.append("- tdsl %s on %s: `tdslc bench` counts %d bytes, the harness %d "
+                                 "(the table uses the harness's count)" % (b, n, x["bytes"], w["bytes"]))
+        nas = sorted({x["na"] for r in res.values() for x in r["tdsl"].values() if x and "na" in x})
+        for e in ("numpy", "torch"):
+            if "error" in data[e]:
+                notes.append("- %s: %s" % (e, data[e]["error"]))
+        if nas or notes:
+            a("")
+            a("Notes:")
+            for s in nas:
+                a("- tdsl columns are n/a: %s (`build/tdslc bench` exited 2)." % s)
+            L.extend(notes)
+
+    report_gemm(data, L, peak, bw)
+    report_models(data, L, peak)
 
     # targets
     a("")
@@ -659,7 +1407,7 @@ def report(data, path):
             lo = min(sp)
             L.append(target_row("%s slowest workload vs PyTorch" % label, "≥ 0.50×", fmt_x(lo),
                                 lo >= 0.5, "%.2f× the required" % (lo / 0.5)))
-        else:
+        elif res:
             L.append(target_row("%s geometric mean speedup over PyTorch" % label, "≥ 1.50×", None, False, ""))
             L.append(target_row("%s slowest workload vs PyTorch" % label, "≥ 0.50×", None, False, ""))
     cl = data["compile"]
@@ -675,6 +1423,7 @@ def report(data, path):
         L.append(target_row("compile examples/attention.tdsl to an object", "≤ 50 ms", None, False, ""))
         a("")
         a("Compile latency: %s" % cl.get("error"))
+    report_targets12(data, L, peak, bw)
     # why the missed targets are missed: written by hand in bench/GAPS.md, kept with the numbers
     gaps = os.path.join(ROOT, "bench", "GAPS.md")
     if os.path.exists(gaps):
@@ -700,6 +1449,9 @@ def report(data, path):
     a("| C compiler | %s |" % mi["cc"])
     a("| tdslc | %s, commit %s |" % (mi["tdslc"], mi.get("commit", "?")))
     a("| NumPy | %s; BLAS: %s |" % (npw.get("version", "?"), npw.get("blas", {}).get("summary", "?")))
+    if data.get("blas_best", {}).get("blas"):
+        a("| OpenBLAS, fastest core type | NumPy with OPENBLAS_CORETYPE=%s (GEMM table only); BLAS: %s |" % (
+            data["blas_best"].get("coretype_env"), data["blas_best"]["blas"].get("summary", "?")))
     a("| PyTorch | %s (CPU capability %s, %s threads); BLAS: %s |" % (
         thw.get("version", "?"), thw.get("torch_cpu_capability", "?"), thw.get("threads", "?"),
         thw.get("blas", {}).get("summary", "?")))
@@ -721,8 +1473,10 @@ def main():
     ap.add_argument("--tdslc", default=os.path.join(ROOT, "build", "tdslc"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps-scale", type=float, default=1.0,
-                    help="multiply every workload's repetition count (e.g. 0.3 for a quick run)")
-    ap.add_argument("--only", default="", help="comma-separated workload names")
+                    help="multiply every case's repetition count (e.g. 0.3 for a quick run)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated names of workloads, GEMM cases or models, or groups: "
+                         "workloads, gemm, gemm_square, gemm_linear, gemm_attention, models")
     ap.add_argument("--rounds", type=int, default=3,
                     help="measure every implementation this many times, interleaved; keep each one's "
                          "best median")
@@ -732,22 +1486,30 @@ def main():
                     help="set OPENBLAS_CORETYPE to this for every timed process (default: unset)")
     ap.add_argument("--report-only", action="store_true",
                     help="measure nothing: rewrite --out from the numbers in --json-out (after editing GAPS.md)")
-    ap.add_argument("--worker", choices=("numpy", "torch"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("numpy", "torch", "blasprobe", "check"), help=argparse.SUPPRESS)
+    ap.add_argument("--cases", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--workdir", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--backends", default="c,llvm", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.report_only:
         with open(args.json_out) as f:
             report(json.load(f), args.out)
         log("wrote %s from %s" % (os.path.relpath(args.out, ROOT), os.path.relpath(args.json_out, ROOT)))
         return 0
-    only = set(x for x in args.only.split(",") if x)
     if args.worker:
-        worker(args.worker, args.threads, args.reps_scale, only)
+        cases = set(x for x in args.cases.split(",") if x)
+        if args.worker == "blasprobe":
+            blasprobe_worker()
+        elif args.worker == "check":
+            check_worker(args.tdslc, args.workdir, cases, args.backends.split(","), args.threads)
+        else:
+            worker(args.worker, args.threads, args.reps_scale, cases)
         return 0
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
-    unknown = only - {w["name"] for w in WORKLOADS}
+    sel_w, sel_g, sel_m, unknown = select([x for x in args.only.split(",") if x])
     if unknown:
-        ap.error("unknown workload(s): %s" % ", ".join(sorted(unknown)))
+        ap.error("unknown workload(s), case(s) or group(s): %s" % ", ".join(unknown))
 
     t_start = time.time()
     env = clean_env(args.threads, args.blas_coretype)
@@ -758,38 +1520,85 @@ def main():
     workdir = tempfile.mkdtemp(prefix="tdsl-bench-")
     try:
         data = {"threads": args.threads, "backends": ["c", "llvm"], "blas_coretype": args.blas_coretype}
-        data["machine"] = machine_info(tdslc, env)
+        backends = data["backends"]
+        data["machine"] = mi = machine_info(tdslc, env)
         log("memory bandwidth (bench/stream.c)...")
         data["stream"] = run_stream(env, workdir)
         log("  %s" % json.dumps(data["stream"]))
+        log("peak FLOP/s (bench/peak.c; measured again in every round)...")
+        peak_exe = build_peak(workdir)
+        data["peak"] = run_peak(peak_exe, env, args.threads, None)
+        log("  %s" % json.dumps({k: v for k, v in data["peak"].items() if k != "runs"}))
         log("compile latency (examples/attention.tdsl --emit=obj, best of 5)...")
         data["compile"] = compile_latency(tdslc, env, workdir)
         log("  %s" % json.dumps({k: v for k, v in data["compile"].items() if k != "stages_ms"}))
-        res = {w["name"]: {"tdsl": {}} for w in WORKLOADS if not only or w["name"] in only}
+        env_best = None
+        if sel_g:
+            log("OpenBLAS core types (NumPy matmul 1024², best of 10 each)...")
+            data["coretypes"] = probe_coretypes(args, mi)
+            best = data["coretypes"]["best"]
+            if best:  # unset fastest: the NumPy column already is the best OpenBLAS
+                env_best = clean_env(args.threads, best)
+            log("  fastest: %s" % (best if best else "unset" if best is not None else "none"))
+        if sel_g or sel_m:
+            log("checks: `tdslc run` on %d GEMM cases and %d models against NumPy / PyTorch..."
+                % (len(sel_g), len(sel_m)))
+            data["checks"] = run_check_worker(env, args, tdslc, workdir, sel_g + sel_m, backends)
+            for n, r in data["checks"].items():
+                log("  %-22s %s" % (n, json.dumps(r)))
+        checks = data.get("checks", {})
+        res = {n: {"tdsl": {}} for n in sel_w}
+        gres = {n: {"tdsl": {}} for n in sel_g}
+        mres = {n: {"tdsl": {}} for n in sel_m}
         data["rounds"] = args.rounds
         for rnd in range(1, args.rounds + 1):
             log("round %d of %d" % (rnd, args.rounds))
+            if rnd > 1:
+                data["peak"] = run_peak(peak_exe, env, args.threads, data["peak"])
+                log("  peak: %s" % json.dumps({k: v for k, v in data["peak"].items() if k != "runs"}))
             for w in WORKLOADS:
                 if w["name"] not in res:
                     continue
-                for b in data["backends"]:
+                for b in backends:
                     log("tdsl %-5s %s..." % (b, w["name"]))
                     r = run_tdslc_bench(tdslc, w, b, env, args.reps_scale)
                     res[w["name"]]["tdsl"][b] = best_round(res[w["name"]]["tdsl"].get(b), r)
                     log("  %s" % json.dumps(r))
-            for which in ("numpy", "torch"):
-                log("%s (all workloads, one subprocess)..." % which)
-                wr = run_worker(which, env, args)
-                data[which] = wr
+            for table, cases, sub in ((gres, GEMM_CASES, "gemm"), (mres, MODELS, "models")):
+                for c in cases:
+                    if c["name"] not in table:
+                        continue
+                    for b in backends:
+                        prev = table[c["name"]]["tdsl"].get(b)
+                        r = run_tdslc_case(tdslc, os.path.join(BENCH, sub, c["file"]), c, b, env,
+                                           args.reps_scale, checks.get(c["name"], {}).get(b), prev)
+                        if r is None:
+                            continue
+                        log("tdsl %-5s %-22s %s" % (b, c["name"], json.dumps(r)))
+                        table[c["name"]]["tdsl"][b] = best_round(prev, r)
+            workers = [("numpy", env, sel_w + sel_g), ("torch", env, sel_w + sel_g + sel_m)]
+            if env_best is not None and sel_g:
+                workers.append(("numpy", env_best, sel_g))
+            for which, wenv, cases in workers:
+                key = which if wenv is env else "blas_best"
+                log("%s (%d cases, one subprocess)..." % (key, len(cases)))
+                wr = run_worker(which, wenv, args, cases)
+                data[key] = wr
                 if "error" in wr:
                     log("  " + wr["error"])
+                if key in ("numpy", "torch") and "matmul" in wr.get("results", {}):
+                    ref = data.setdefault("blas_ref", {})  # the BLAS bar: its best round too
+                    ref[key] = best_round(ref.get(key), wr["results"]["matmul"])
                 for n, r in wr.get("results", {}).items():
-                    if n in res:
-                        res[n][which] = best_round(res[n].get(which), r)
-                    log("  %-13s %s" % (n, json.dumps(r)))
+                    for table in (res, gres, mres):
+                        if n in table:
+                            table[n][key] = best_round(table[n].get(key), r)
+                    log("  %-22s %s" % (n, json.dumps(r)))
                 if "blas" in wr:
                     log("  BLAS: %s" % wr["blas"]["summary"])
         data["results"] = res
+        data["gemm"] = gres
+        data["models"] = mres
         data["elapsed_s"] = time.time() - t_start
         data["machine"]["load_end"] = loadavg()
         os.makedirs(os.path.dirname(os.path.abspath(args.json_out)), exist_ok=True)

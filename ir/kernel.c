@@ -14,7 +14,9 @@
 // dim accumulate whole rows of partial results (COL, build_col). Each computes every
 // element, and adds every term of an output, in the same order as the row-major nest,
 // so results are bit-identical to kernel_build_naive, which builds without them (the
-// tests' reference).
+// tests' reference). That row schedule serves GPU programs only: on a CPU (kernel_build
+// with a CpuTarget) every matmul goes through ir/gemm.c, whose FMA tiles sum in
+// another order.
 //
 // Invariants kept:
 //   - buffers: one LB_PARAM per parameter (in order), then one per NM_STORED node that
