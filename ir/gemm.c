@@ -225,12 +225,7 @@ static const Node *acc_owner(const Gemm *G) {
 static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const Node *own) {
   KB *kb = G->kb;
   const Node *mm = G->mm;
-  LocalVal *lv = &kb->lv[mm->id];
-  lv->kind = LV_LOCAL;
-  lv->local = l;
-  lv->nat = G->on;
-  for (int d = 0; d < G->on; d++)
-    lv->at[d] = o[d], lv->fixed[d] = true;
+  kb_local_at(kb, mm, l, o);
   if (mm->mode == NM_STORED && mm != own)
     kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
   for (int i = 1; i < G->ns->len; i++)
@@ -500,12 +495,8 @@ static bool foldable(Gemm *G) {
   memcpy(G->o, o, sizeof o);
   bool ok = flat_loads(G, operand(G, 0, o[G->rd], G->jd >= 0 ? o[G->jd] : kb_ix_const(0), kb_ix_var(PROBE + 99)), dims, n);
   // the epilogues read the matmul's value at o (a placeholder local here)
-  LocalVal *lv = &kb->lv[G->mm->id];
-  lv->kind = LV_LOCAL;
-  lv->local = kb_new_local(kb, G->cd);
-  lv->nat = G->on;
-  for (int d = 0; d < G->on; d++)
-    lv->at[d] = o[d], lv->fixed[d] = true;
+  int placeholder = kb_new_local(kb, G->cd);
+  kb_local_at(kb, G->mm, placeholder, o);
   for (int i = 0; i < G->ns->len && ok; i++) {
     const Node *e = G->ns->data[i];
     if (e->mode == NM_STORED) {
@@ -515,8 +506,8 @@ static bool foldable(Gemm *G) {
     if (i > 0 && ok)
       ok = flat_loads(G, kb_node_expr(kb, e, o), dims, n);
   }
-  lv->kind = LV_NONE;
-  if (kb->k->locals.len == lv->local + 1)  // the placeholder is never declared: drop it
+  kb->lv[G->mm->id].kind = LV_NONE;
+  if (kb->k->locals.len == placeholder + 1)  // it is never declared: drop it
     kb->k->locals.len--;
   for (int d = 0; d < G->on; d++)
     G->o[d] = kb_ix_const(0);

@@ -59,6 +59,15 @@ static LStmtList *nest(KB *kb, LStmtList *into, int nd, const int64_t *shape, LI
   return into;
 }
 
+void kb_local_at(KB *kb, const Node *n, int local, const LIndex *at) {
+  LocalVal *lv = &kb->lv[n->id];
+  lv->kind = LV_LOCAL;
+  lv->local = local;
+  lv->nat = n->out->view.ndim;
+  for (int d = 0; d < lv->nat; d++)
+    lv->at[d] = at[d], lv->fixed[d] = true;
+}
+
 void kb_store_node(KB *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val) {
   int buf = kb->buf_of[n->out->buf->id];
   TD_ASSERT(buf >= 0);
@@ -343,12 +352,7 @@ static void build_matmul(KB *kb, const NodeList *ns) {
   kb_matmul_indices(mm, o, kv, ai, bi);
   LExpr *x = kb_cast(kb, kb_value(kb, mm->srcs[0], ai), cd), *y = kb_cast(kb, kb_value(kb, mm->srcs[1], bi), cd);
   push(kb, kbody, kb_set(kb, acc, kb_arith(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_arith(kb, OP_MUL, cd, x, y))));
-  LocalVal *lv = &kb->lv[mm->id];
-  lv->kind = LV_LOCAL;
-  lv->local = acc;
-  lv->nat = ov->ndim;
-  for (int d = 0; d < ov->ndim; d++)
-    lv->at[d] = o[d], lv->fixed[d] = true;
+  kb_local_at(kb, mm, acc, o);
   if (mm->mode == NM_STORED)
     kb_store_node(kb, body, mm, o, kb_local_ref(kb, acc));
   for (int i = 1; i < ns->len; i++) {
@@ -479,12 +483,7 @@ static void mm_block(KB *kb, const MMRows *m, LStmtList *into, MMPass pass, LInd
       continue;
     }
     int l = let_local(kb, in, buf_load(kb, m->acc, oi));
-    LocalVal *lv = &kb->lv[mm->id];
-    lv->kind = LV_LOCAL;
-    lv->local = l;
-    lv->nat = on;
-    for (int d = 0; d < on; d++)
-      lv->at[d] = o[r][d], lv->fixed[d] = true;
+    kb_local_at(kb, mm, l, o[r]);
     if (mm->mode == NM_STORED && m->own != mm)
       kb_store_node(kb, in, mm, o[r], kb_local_ref(kb, l));
     for (int i = 1; i < m->ns->len; i++) {

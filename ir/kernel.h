@@ -59,6 +59,8 @@ LProgram *kernel_build_naive(Ctx *cx, const Graph *g);
 void kb_store_node(KB *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val);
 // A new LB_TEMP of numel elements of dt (the entry allocates and frees it).
 int kb_new_temp(KB *kb, DType dt, int64_t numel, const char *what);
+// Node n's value at its output index at (every dim fixed) is local `local` from here on.
+void kb_local_at(KB *kb, const Node *n, int local, const LIndex *at);
 // The logical indices of matmul n's operands for output index o and k index kv.
 void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi);
 

@@ -1093,11 +1093,9 @@ static void compare_with_naive(Run *r, Run *n, bool specials, double tol) {
   }
 }
 
-// Runs src under kernel_build (for build_cpu) and kernel_build_naive on the same
-// inputs; every output must be equal bit for bit. Returns the scheduled run (executed)
-// for more checks.
-static Run *same_as_naive(const char *src, bool specials) {
-  Run *r = compile(src);
+// Runs r and kernel_build_naive's program of the same graph on the same inputs and
+// compares them (compare_with_naive).
+static void check_against_naive(Run *r, bool specials, double tol) {
   Run *n = calloc(1, sizeof *n);
   *n = *r;
   n->lp = kernel_build_naive(&r->cx, r->g);
@@ -1105,11 +1103,19 @@ static Run *same_as_naive(const char *src, bool specials) {
   n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
   for (int i = 0; i < n->lp->bufs.len; i++)
     n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
-  compare_with_naive(r, n, specials, 0);
+  compare_with_naive(r, n, specials, tol);
   for (int i = 0; i < n->lp->bufs.len; i++)
     free(n->mem[i]);
   free(n->mem);
   free(n);
+}
+
+// Runs src under kernel_build (for build_cpu) and kernel_build_naive on the same
+// inputs; every output must be equal bit for bit. Returns the scheduled run (executed)
+// for more checks.
+static Run *same_as_naive(const char *src, bool specials) {
+  Run *r = compile(src);
+  check_against_naive(r, specials, 0);
   return r;
 }
 
@@ -1314,18 +1320,7 @@ static Run *gemm_near_naive(const char *src, const char *cpu, double tol) {
   build_cpu = &t;
   Run *r = compile(src);
   build_cpu = &host_cpu;
-  Run *n = calloc(1, sizeof *n);
-  *n = *r;
-  n->lp = kernel_build_naive(&r->cx, r->g);
-  loop_verify(n->lp);
-  n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
-  for (int i = 0; i < n->lp->bufs.len; i++)
-    n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
-  compare_with_naive(r, n, false, tol);
-  for (int i = 0; i < n->lp->bufs.len; i++)
-    free(n->mem[i]);
-  free(n->mem);
-  free(n);
+  check_against_naive(r, false, tol);
   return r;
 }
 
