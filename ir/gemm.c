@@ -8,10 +8,11 @@
 //   pack a: ap[batch][i*K + k*MR + r] = a[i + r, k]  (panels of MR rows, the last M % MR)
 //   for batch, column blocks of NB panels of NR columns {
 //     pack b's block: bp[batch][j*K + k*NR + c] = b[k, j + c]   (the last panel N % NR)
-//     for row panels i [parallel], column panels j of the block {
-//       let acc[r]: NR lanes = 0                                      (r < MR)
+//     for k blocks of KC, row panels i [parallel], column panels j of the block {
+//       let acc[r]: NR lanes = 0, or (after the first k block) out[i+r, j..j+NR]
 //       for k: let w = bp[j*K + k*NR +0..NR]; acc[r] = fma(splat(ap[i*K + k*MR + r]), w, acc[r])
-//       out[i+r, j..j+NR] = acc[r] (a vector store), or lane by lane with the epilogue
+//       out[i+r, j..j+NR] = acc[r] (vector stores), then (last k block) one loop over
+//       the tile applies the epilogues
 //   } }
 //   A b that does not depend on the batch is packed whole, once, before the batch loops;
 //   else block by block, so the panels just written are read back from L2.
@@ -25,7 +26,8 @@
 //
 // MR x NR comes from the target (CpuTarget): NR is two vectors, MR the rows whose
 // accumulators and operands fit the registers (AVX2 f32: 6 x 16, AVX-512: 14 x 32).
-// The column block NB keeps K x NB*NR of packed b within half the L2. Float sums use
+// The column block NB keeps K x NB*NR of packed b within half the L2; k blocks (KC)
+// keep a row panel and a column panel within half the L2 (only for very long K). Float sums use
 // LX_FMA (fused where the target has FMA), so results differ from the naive k order
 // in rounding. f16/bf16 operands are packed as f32 (the accumulation dtype); DIRECT
 // and DOT read only operands of the accumulation dtype.
@@ -46,6 +48,7 @@ enum {
   FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
   PROBE = 1 << 24,       // loop variables of probe indices: never in a kernel
+  KC_MIN = 64,           // shorter k blocks would reload the sums too often
 };
 
 typedef struct Gemm {
@@ -66,6 +69,10 @@ typedef struct Gemm {
   bool ap_bat, bp_bat;      // packed per batch (the operand depends on the batch)
   bool bp_block;            // b is packed block by block, just before its tiles
   int64_t ap_per, bp_per;   // elements per batch
+  int64_t kc;               // k terms per k block (KC), 0: one block of all K
+  LIndex k0;                // the k block being built: its first k, its length, and
+  int64_t klen;             //   whether it is the first / the last (bool expressions,
+  LExpr *kfirst, *klast;    //   constants where the block loop decides statically)
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
   LIndex obat;              // the current batch, linear (for packed scratch)
 } Gemm;
@@ -232,6 +239,20 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
     kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
 }
 
+// The accumulators, as vectors, to own's buffer at rows i0 + 0..mr, columns j0 + 0..nl.
+static void store_acc(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl,
+                      const Node *own) {
+  KB *kb = G->kb;
+  int buf = kb->buf_of[own->out->buf->id];
+  bool read = G->ns->len > 1 || G->kc;  // by the epilogue pass, or by the next k block
+  for (int r = 0; r < mr; r++) {
+    LIndex o[TD_MAX_DIMS];
+    out_index(G, plus(i0, r), j0, o);
+    LExpr *v = nl > 1 ? lx_local_v(kb->cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
+    push(G, into, kb_store_stmt(kb, kb_arg(kb, buf, read, true), kb_view_index(kb, &own->out->view, o), v));
+  }
+}
+
 // Stores the tile's results, out[i0 + r, j0 + c] for r < mr, c < nl, and applies the
 // epilogues. With an owner buffer (acc_owner) the accumulators go there as vectors,
 // and a loop over the tile then reads them back for the epilogues (a loop the
@@ -243,11 +264,7 @@ static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex 
   LIndex o[TD_MAX_DIMS];
   if (own) {
     int buf = kb->buf_of[own->out->buf->id];
-    for (int r = 0; r < mr; r++) {
-      out_index(G, plus(i0, r), j0, o);
-      LExpr *v = nl > 1 ? lx_local_v(cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
-      push(G, into, kb_store_stmt(kb, kb_arg(kb, buf, G->ns->len > 1, true), kb_view_index(kb, &own->out->view, o), v));
-    }
+    store_acc(G, into, acc, mr, i0, j0, nl, own);
     if (G->ns->len == 1)
       return;
     LIndex i, j;
@@ -279,7 +296,18 @@ static LExpr *zero(Gemm *G, int lanes) {
   return lanes > 1 ? lx_splat(G->kb->cx, lanes, z) : z;
 }
 
-// One tile: rows i0 + 0..mr (packed: panel at apan), columns j0 + 0..nl (packed: bpan).
+// Where statements run when cond (a bool expression) is `is`: into itself for a
+// constant that says so, NULL for one that says otherwise, else the body of an if.
+static LStmtList *when(Gemm *G, LStmtList *into, LExpr *cond, bool is) {
+  if (cond->kind == LX_CONST)
+    return (cond->i != 0) == is ? into : NULL;
+  LStmt *s = kb_if(G->kb, is ? cond : lx_unary(G->kb->cx, OP_LOGICAL_NOT, DT_BOOL, cond));
+  push(G, into, s);
+  return &s->body;
+}
+
+// One tile over the k block G->k0 + 0..klen: rows i0 + 0..mr (packed: panel at apan),
+// columns j0 + 0..nl (packed: bpan).
 static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LIndex j0, int nl, LIndex bpan) {
   KB *kb = G->kb;
   Ctx *cx = kb->cx;
@@ -288,8 +316,18 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
     acc[r] = kb_new_local(kb, G->cd);
     push(G, into, kb_let(kb, acc[r], zero(G, nl)));
   }
+  // after the first k block the sums so far come back from the owner's buffer
+  const Node *own = G->kc ? acc_owner(G) : NULL;
+  LStmtList *resume = when(G, into, G->kfirst, false);
+  for (int r = 0; resume && r < mr; r++) {
+    LIndex o[TD_MAX_DIMS];
+    out_index(G, plus(i0, r), j0, o);
+    LExpr *v = lx_vload(cx, G->cd, nl, kb_arg(kb, kb->buf_of[own->out->buf->id], true, false),
+                        kb_view_index(kb, &own->out->view, o));
+    push(G, resume, kb_set(kb, acc[r], v));
+  }
   LIndex k;
-  LStmtList *in = loop(G, into, G->K, kb_ix_const(0), 1, false, &k);
+  LStmtList *in = loop(G, into, G->klen, G->k0, 1, false, &k);
   LExpr *w;
   if (G->bp >= 0) {
     LIndex at = bpan;
@@ -316,7 +354,11 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
     LExpr *wv = nl > 1 ? lx_local_v(cx, G->cd, nl, wl) : kb_local_ref(kb, wl);
     push(G, in, kb_set(kb, acc[r], mul_add(G, x, wv, cur)));
   }
-  store_tile(G, into, acc, mr, i0, j0, nl);
+  LStmtList *fin = when(G, into, G->klast, true), *part = when(G, into, G->klast, false);
+  if (fin)
+    store_tile(G, fin, acc, mr, i0, j0, nl);
+  if (part)
+    store_acc(G, part, acc, mr, i0, j0, nl, own);
 }
 
 // The packed panel of the tile at row i0 / column j0: it starts at i0*K (j0*K), the
@@ -356,7 +398,28 @@ static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int 
   bool par = G->par_rows || (G->par_cols && !in_block);
   if (G->bp_block)
     pack_panels(G, into, 1, j0, npanels, nl, par);
-  row_panels(G, into, j0, npanels, nl, par);
+  KB *kb = G->kb;
+  LExpr *yes = kb_iconst(kb, DT_BOOL, 1), *no = kb_iconst(kb, DT_BOOL, 0);
+  if (!G->kc) {
+    G->k0 = kb_ix_const(0), G->klen = G->K, G->kfirst = yes, G->klast = yes;
+    row_panels(G, into, j0, npanels, nl, par);
+    return;
+  }
+  // k blocks of kc terms (the first and the last known by the block's index), then the rest
+  int64_t nfull = G->K / G->kc, rest = G->K % G->kc;
+  if (nfull) {
+    LIndex kb0;
+    LStmtList *body = loop(G, into, nfull, kb_ix_const(0), G->kc, false, &kb0);
+    LExpr *at = kb_ix_expr(kb, &kb0);
+    G->k0 = kb0, G->klen = G->kc;
+    G->kfirst = nfull == 1 ? yes : lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, 0));
+    G->klast = rest ? no : nfull == 1 ? yes : lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, G->K - G->kc));
+    row_panels(G, body, j0, npanels, nl, par);
+  }
+  if (rest) {
+    G->k0 = kb_ix_const(nfull * G->kc), G->klen = rest, G->kfirst = nfull ? no : yes, G->klast = yes;
+    row_panels(G, into, j0, npanels, nl, par);
+  }
 }
 
 // Column blocks of nb full panels (packed b stays in L2 while every row panel meets
@@ -559,6 +622,16 @@ bool gemm_build(KB *kb, const NodeList *ns) {
     G.sched = SCHED_DIRECT;
   else
     G.sched = SCHED_PACKED;
+  // k blocks (KC) where a row panel of a and a column panel of b, the tile's operands,
+  // would not fit half the L2 (split evenly; the sums in between wait in a buffer of
+  // the accumulation dtype). Sized from the L1 instead (the textbook choice) they made
+  // 1024² and x[128, 4096] @ w.t() 2-6% slower here: panels in L2 feed the tile fast
+  // enough, and each block reloads the sums.
+  int64_t kcmax = t->l2 / 2 / ((G.MR + G.NR) * dtype_size(G.cd));
+  if (G.sched != SCHED_DOT && kcmax >= KC_MIN && G.K > kcmax && acc_owner(&G)) {
+    int64_t nblocks = (G.K + kcmax - 1) / kcmax;
+    G.kc = ((G.K + nblocks - 1) / nblocks + 7) / 8 * 8;
+  }
   // column blocks: K x NB*NR of b within half the L2
   int64_t panels = G.N / G.NR, per_panel = G.K * G.NR * dtype_size(G.cd);
   G.nb = t->l2 / 2 / (per_panel ? per_panel : 1);
@@ -624,8 +697,9 @@ bool gemm_build(KB *kb, const NodeList *ns) {
   const char *what = G.sched == SCHED_DOT
                          ? arena_printf(&kb->cx->arena, "gemm %s %dx%d lanes %d", SCHED_NAMES[G.sched],
                                         G.M == 1 ? 1 : DOT_IB, G.M == 1 ? DOT_JB : 4, G.V)
-                         : arena_printf(&kb->cx->arena, "gemm %s %dx%d nc %" PRId64, SCHED_NAMES[G.sched], G.MR, G.NR,
-                                        G.nb * G.NR < G.N ? G.nb * G.NR : G.N);
+                         : arena_printf(&kb->cx->arena, "gemm %s %dx%d nc %" PRId64 "%s", SCHED_NAMES[G.sched], G.MR,
+                                        G.NR, G.nb * G.NR < G.N ? G.nb * G.NR : G.N,
+                                        G.kc ? arena_printf(&kb->cx->arena, " kc %" PRId64, G.kc) : "");
   kb->k->sched = what;
   return true;
 }

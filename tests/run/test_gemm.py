@@ -195,6 +195,12 @@ def epilogues(tdslc, backend, rng):
         return np.maximum(p + v["c"], 0), np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["c"]), v["x"].shape[-1]
     case(tdslc, backend, rng, "linear relu", [("x", (33, 50)), ("w", (29, 50)), ("c", (29,))],
          "relu(x @ w.t() + c)", epilogue=biased)
+    case(tdslc, backend, rng, "linear relu long k", [("x", (33, 7000)), ("w", (29, 7000)), ("c", (29,))],
+         "relu(x @ w.t() + c)", epilogue=biased)  # k blocks: the sums wait in relu's buffer
+    case(tdslc, backend, rng, "long k", [("a", (40, 7001)), ("b", (7001, 37))], "a @ b",
+         epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
+    case(tdslc, backend, rng, "f16 out long k", [("x", (33, 7000)), ("w", (29, 7000))], "(x @ w.t()).half()",
+         out_dt="f16", epilogue=mm(lambda v: v["x"], lambda v: v["w"].T))
     case(tdslc, backend, rng, "linear relu decode", [("x", (2, 50)), ("w", (29, 50)), ("c", (29,))],
          "relu(x @ w.t() + c)", epilogue=biased)
 

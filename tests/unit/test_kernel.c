@@ -1339,6 +1339,13 @@ static void gemm_tiles_of_every_layout_stay_near_the_naive_sum(void **state) {
                          "    c: f32[23]) -> (f32[3, 17, 23], f32[3, 17], f32[23], f32[3, 17, 9], f32[5, 23], f32[]) {\n"
                          "  return x @ w.t(), x @ v, v @ w.t(), x @ y, relu(e @ w.t() + c), v @ v\n}\n",
                          GEMM_CPUS[c], 2e-4));
+    // k blocks (K 6100: 3 of 2040 for haswell's 512 KiB L2, 2 of 3056 for
+    // skylake-avx512's 1 MiB), the sums in between waiting in the result or in the
+    // epilogue's buffer
+    done(gemm_near_naive("fn f(a: f32[7, 6100], b: f32[9, 6100], c: f32[9], d: f32[6100, 5]) -> (f32[7, 9],\n"
+                         "    f32[7, 5]) {\n"
+                         "  return relu(a @ b.t() + c), a @ d\n}\n",
+                         GEMM_CPUS[c], 1e-2));
     // f16 operands (packed as f32) and f64
     done(gemm_near_naive("fn f(h: f16[9, 21], g: f16[21, 19], p: f64[13, 30], q: f64[19, 30]) -> (f16[9, 19],\n"
                          "    f64[13, 19]) {\n"
@@ -1376,6 +1383,8 @@ static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
        "gemm direct 6x8 nc 8", 8, 0},  // b's rows are short: read in place
       {"haswell", "fn f(a: f32[4, 40], b: f32[40, 48]) -> f32[4, 48] {\n  return a @ b\n}\n",
        "gemm direct 4x16 nc 48", 16, 0},
+      {"haswell", "fn f(a: f32[64, 4000], b: f32[4000, 300]) -> f32[64, 300] {\n  return a @ b\n}\n",
+       "gemm packed 6x16 nc 16 kc 2000", 16, 2},
       {"haswell", "fn f(a: f32[2, 40], b: f32[48, 40]) -> f32[2, 48] {\n  return a @ b.t()\n}\n",
        "gemm dot 4x4 lanes 8", 8, 0},
       {"x86-64", "fn f(a: f32[40], b: f32[48, 40]) -> f32[48] {\n  return a @ b.t()\n}\n", "gemm dot 1x8 lanes 4", 4,
