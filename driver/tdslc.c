@@ -915,7 +915,7 @@ static int compile_and_act(Ctx *cx, const Options *o) {
     lap(&tm, "lower");
     LProgram *lp = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     lp->flops = graph_flops(g);
-    if (strcmp(o->target, "cpu") == 0)
+    if (cpu_prog)
       sched_cpu(cx, lp);
     lap(&tm, "kernels");
     if (cx->nerrors)
@@ -946,7 +946,7 @@ static int compile_and_act(Ctx *cx, const Options *o) {
       continue;
     }
     lps[i] = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
-    if (strcmp(o->target, "cpu") == 0)
+    if (cpu_prog)
       sched_cpu(cx, lps[i]);
   }
   lap(&tm, "lower");

@@ -47,7 +47,6 @@ enum {
   DIRECT_MAX_ROW = 1024, // b's rows of at most this many bytes are read in place (no packing)
   FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
-  PROBE = 1 << 24,       // loop variables of probe indices: never in a kernel
   KC_MIN = 64,           // shorter k blocks would reload the sums too often
 };
 
@@ -131,10 +130,10 @@ static LExpr *operand_vec(Gemm *G, int which, LIndex i, LIndex j, LIndex k, int 
 // Whether operand which is a plain load (of the accumulation dtype, with cd) moving
 // with unit stride along dim `dim` (0: i, 1: j, 2: k) of a probe.
 static bool unit_along(Gemm *G, int which, int dim, bool cd) {
-  LIndex p[3] = {kb_ix_var(PROBE), kb_ix_var(PROBE + 1), kb_ix_var(PROBE + 2)}, saved[TD_MAX_DIMS];
+  LIndex p[3] = {kb_ix_var(PROBE_VAR), kb_ix_var(PROBE_VAR + 1), kb_ix_var(PROBE_VAR + 2)}, saved[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
-    G->o[d] = kb_ix_var(PROBE + 3 + d);
+    G->o[d] = kb_ix_var(PROBE_VAR + 3 + d);
   LExpr *e = operand(G, which, p[0], p[1], p[2]);
   memcpy(G->o, saved, sizeof saved);
   while (!cd && e->kind == LX_CAST)  // f16 -> f32 (and bf16 through f32)
@@ -142,7 +141,7 @@ static bool unit_along(Gemm *G, int which, int dim, bool cd) {
   if (e->kind != LX_LOAD || (cd && e->dt != G->cd) || e->idx.dyn)
     return false;
   for (int t = 0; t < e->idx.nterms; t++)
-    if (e->idx.var[t] == PROBE + dim)
+    if (e->idx.var[t] == PROBE_VAR + dim)
       return e->idx.coef[t] == 1;
   return false;
 }
@@ -152,7 +151,7 @@ static bool reads_batch(Gemm *G, int which) {
   LIndex saved[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
-    G->o[d] = kb_ix_var(PROBE + d);
+    G->o[d] = kb_ix_var(PROBE_VAR + d);
   LIndex z = kb_ix_const(0);
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   out_index(G, z, z, o);
@@ -163,7 +162,7 @@ static bool reads_batch(Gemm *G, int which) {
   for (int d = 0; d < v->ndim; d++)
     for (int t = 0; t < x[d].nterms; t++)
       for (int b = 0; b < G->nbat; b++)
-        reads |= x[d].var[t] == PROBE + G->bat[b];
+        reads |= x[d].var[t] == PROBE_VAR + G->bat[b];
   memcpy(G->o, saved, sizeof saved);
   return reads;
 }
@@ -271,9 +270,7 @@ static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex 
     LStmtList *in = loop(G, into, mr, i0, 1, false, &i);
     in = loop(G, in, nl, j0, 1, false, &j);
     out_index(G, i, j, o);
-    LExpr *x = kb_expr(kb, LX_LOAD, G->cd);
-    x->buf = kb_arg(kb, buf, true, false);
-    x->idx = kb_view_index(kb, &own->out->view, o);
+    LExpr *x = lx_load(cx, G->cd, kb_arg(kb, buf, true, false), kb_view_index(kb, &own->out->view, o));
     int l = kb_new_local(kb, G->cd);
     push(G, in, kb_let(kb, l, x));
     epilogue_at(G, in, o, l, own);
@@ -412,8 +409,10 @@ static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int 
     LStmtList *body = loop(G, into, nfull, kb_ix_const(0), G->kc, false, &kb0);
     LExpr *at = kb_ix_expr(kb, &kb0);
     G->k0 = kb0, G->klen = G->kc;
-    G->kfirst = nfull == 1 ? yes : lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, 0));
-    G->klast = rest ? no : nfull == 1 ? yes : lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, G->K - G->kc));
+    LExpr *at_first = lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, 0));
+    LExpr *at_last = lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, G->K - G->kc));
+    G->kfirst = nfull == 1 ? yes : at_first;
+    G->klast = rest ? no : nfull == 1 ? yes : at_last;
     row_panels(G, body, j0, npanels, nl, par);
   }
   if (rest) {
@@ -525,7 +524,7 @@ static bool flat_index(const Gemm *G, const LIndex *at, const int *dims, int n) 
   int64_t c[TD_MAX_DIMS + 1] = {0};
   for (int t = 0; t < at->nterms; t++)
     for (int p = 0; p < n; p++)
-      if (at->var[t] == PROBE + dims[p])
+      if (at->var[t] == PROBE_VAR + dims[p])
         c[p] = at->coef[t];
   for (int p = 0; p + 1 < n; p++)
     if (c[p] != c[p + 1] * G->mm->out->view.shape[dims[p + 1]])
@@ -554,9 +553,10 @@ static bool foldable(Gemm *G) {
   KB *kb = G->kb;
   LIndex o[TD_MAX_DIMS];
   for (int d = 0; d < G->on; d++)
-    o[d] = kb_ix_var(PROBE + d);
+    o[d] = kb_ix_var(PROBE_VAR + d);
   memcpy(G->o, o, sizeof o);
-  bool ok = flat_loads(G, operand(G, 0, o[G->rd], G->jd >= 0 ? o[G->jd] : kb_ix_const(0), kb_ix_var(PROBE + 99)), dims, n);
+  LIndex j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k = kb_ix_var(PROBE_VAR + TD_MAX_DIMS);
+  bool ok = flat_loads(G, operand(G, 0, o[G->rd], j, k), dims, n);
   // the epilogues read the matmul's value at o (a placeholder local here)
   int placeholder = kb_new_local(kb, G->cd);
   kb_local_at(kb, G->mm, placeholder, o);

@@ -94,7 +94,6 @@ static int add_buf(KB *kb, LBuf b) {
 // ============================================================================
 enum {
   BLOCK_TARGET = 16,        // blocks a split dim aims for
-  PROBE_VAR = 1 << 24,      // loop variables of probe indices: never in a kernel
 };
 
 int kb_new_temp(KB *kb, DType dt, int64_t numel, const char *what) {
@@ -878,7 +877,7 @@ static void build_row(KB *kb, const NodeList *ns) {
     }
     TD_ASSERT(reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx));
     kb_store_node(kb, r.body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
-                                         : kb_node_expr(kb, n, idx));
+                                            : kb_node_expr(kb, n, idx));
   }
   if (full.len == 0)
     return;

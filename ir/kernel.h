@@ -32,6 +32,7 @@ typedef struct LocalVal {
 enum {
   PARALLEL_WORK = 32768,    // a kernel with less arithmetic than this runs on one thread
   PARALLEL_MIN_ITERS = 16,  // a parallel loop should have at least this many iterations
+  PROBE_VAR = 1 << 24,      // loop variables of probe indices: never in a kernel
 };
 
 typedef VEC(const Node *) NodeList;
