@@ -620,7 +620,7 @@ static void set_operands(Sema *S, Ast *e, Ast **ops, int n) {
 static void set_operand1(Sema *S, Ast *e, Ast *a) { set_operands(S, e, &a, 1); }
 
 // ============================================================================
-// View ops (§5): a new View over the same storage, computed by ir/view.h
+// View ops (§5): a new View over the same storage, computed by view/view.h
 // ============================================================================
 static TType *view_result(Sema *S, Ast *e, const TType *x, View v) {
   set_operand1(S, e, e->bargs[0]);

@@ -1,5 +1,5 @@
-// ir/dtype.c: facts about dtypes and op names, in one table each. The DType order
-// is the runtime's tdsl_dtype order (checked where both are visible, in the driver).
+// ir/dtype.c: facts about dtypes (view/dtypes.def, the table the runtime reads too) and
+// op names (ir/ops.def).
 #include "ir/ir.h"
 
 #include <string.h>
@@ -7,16 +7,18 @@
 static const struct {
   const char *name;
   int size;
+  char cls;
 } dtypes[] = {
-    [DT_BOOL] = {"bool", 1}, [DT_I32] = {"i32", 4},  [DT_I64] = {"i64", 8}, [DT_F16] = {"f16", 2},
-    [DT_BF16] = {"bf16", 2}, [DT_F32] = {"f32", 4}, [DT_F64] = {"f64", 8},
+#define X(id, name, size, cls) [DT_##id] = {name, size, cls},
+#include "view/dtypes.def"
+#undef X
 };
 _Static_assert(sizeof dtypes / sizeof dtypes[0] == DT_COUNT, "one row per dtype");
 
 const char *dtype_name(DType t) { return t < DT_COUNT ? dtypes[t].name : "?"; }
 int dtype_size(DType t) { return dtypes[t].size; }
-bool dtype_is_float(DType t) { return t == DT_F16 || t == DT_BF16 || t == DT_F32 || t == DT_F64; }
-bool dtype_is_int(DType t) { return t == DT_I32 || t == DT_I64; }
+bool dtype_is_float(DType t) { return t < DT_COUNT && dtypes[t].cls == 'f'; }
+bool dtype_is_int(DType t) { return t < DT_COUNT && dtypes[t].cls == 'i'; }
 
 bool dtype_from_name(const char *s, DType *out) {
   for (int i = 0; i < DT_COUNT; i++)

@@ -1,12 +1,12 @@
 // ir/ir.h: the graph IR. A Value is either a buffer (a parameter, a constant, or the
 // result of a materializing Node) or a View of a buffer; building the graph folds every
 // view op into the Value's View, so view chains leave no node behind. Only Nodes
-// (materializing ops, ir/ops.def) can become kernels. Depends only on base/ and ir/view.h.
+// (materializing ops, ir/ops.def) can become kernels. Depends only on base/ and view/view.h.
 #ifndef TDSLC_IR_IR_H
 #define TDSLC_IR_IR_H
 
 #include "base/base.h"
-#include "ir/view.h"
+#include "view/view.h"
 
 typedef struct Buffer Buffer;
 typedef struct Value Value;
@@ -14,7 +14,12 @@ typedef struct Node Node;
 typedef struct Graph Graph;
 
 // ---- dtypes (same order as tdsl_dtype in runtime/tdsl.h) ----
-typedef enum { DT_BOOL, DT_I32, DT_I64, DT_F16, DT_BF16, DT_F32, DT_F64, DT_COUNT } DType;
+typedef enum {
+#define X(id, name, size, cls) DT_##id,
+#include "view/dtypes.def"
+#undef X
+  DT_COUNT
+} DType;
 const char *dtype_name(DType t);  // "f32"
 int dtype_size(DType t);          // bytes
 bool dtype_is_float(DType t);

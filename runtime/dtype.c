@@ -9,9 +9,32 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const dtype_names[TDSL_DTYPE_COUNT] = {"bool", "i32", "i64", "f16",
-                                                          "bf16", "f32", "f64"};
-static const size_t dtype_sizes[TDSL_DTYPE_COUNT] = {1, 4, 8, 2, 2, 4, 8};
+// view/dtypes.def is the table; tdsl.h's enum must list it in its order.
+enum {
+#define X(id, name, size, cls) ROW_##id,
+#include "dtypes.def"
+#undef X
+  ROWS
+};
+#define X(id, name, size, cls) _Static_assert((int)TDSL_##id == ROW_##id, "tdsl.h's dtype order");
+#include "dtypes.def"
+#undef X
+_Static_assert((int)ROWS == (int)TDSL_DTYPE_COUNT, "tdsl.h's dtype count");
+static const char *const dtype_names[TDSL_DTYPE_COUNT] = {
+#define X(id, name, size, cls) name,
+#include "dtypes.def"
+#undef X
+};
+static const size_t dtype_sizes[TDSL_DTYPE_COUNT] = {
+#define X(id, name, size, cls) size,
+#include "dtypes.def"
+#undef X
+};
+static const char dtype_classes[TDSL_DTYPE_COUNT] = {
+#define X(id, name, size, cls) cls,
+#include "dtypes.def"
+#undef X
+};
 
 const char *tdsl_dtype_name(tdsl_dtype dt) {
   return (unsigned)dt < TDSL_DTYPE_COUNT ? dtype_names[dt] : "?";
@@ -32,7 +55,7 @@ int tdsl_dtype_from_name(const char *name, tdsl_dtype *out) {
 }
 
 bool tdsl_dtype_is_float(tdsl_dtype dt) {
-  return dt == TDSL_F16 || dt == TDSL_BF16 || dt == TDSL_F32 || dt == TDSL_F64;
+  return (unsigned)dt < TDSL_DTYPE_COUNT && dtype_classes[dt] == 'f';
 }
 
 static uint64_t f64_bits(double d) {

@@ -5,14 +5,14 @@
 // element its (shape, strides, offset) can reach lies inside the storage, checked
 // with overflow-safe arithmetic when the tensor is built (so later strided loops
 // need no checks); a zeroed tdsl_tensor owns nothing and is safe to release.
-// Layout questions (contiguity, element index) are answered by ir/view.c, the same
+// Layout questions (contiguity, element index) are answered by view/view.c, the same
 // code the compiler uses.
 #include "tdsl.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "ir/view.h"
+#include "view.h"
 
 _Static_assert(TDSL_MAX_DIMS == TD_MAX_DIMS, "runtime and compiler disagree on max dims");
 

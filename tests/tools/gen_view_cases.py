@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tests/tools/gen_view_cases.py: builds tests/unit/view_cases.inc, the table of view-op
-# chains that tests/unit/test_view.c replays with the ir/view.h functions.
+# chains that tests/unit/test_view.c replays with the view/view.h functions.
 #
 # Each case starts from torch.empty(shape) (contiguous, storage of exactly numel elements,
 # which is also the storage as_strided sees), applies a short chain of view ops and

@@ -21,7 +21,7 @@
 
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
-#include "runtime/tdsl.h"
+#include "tdsl.h"
 
 #ifndef TDSL_INCLUDE_DIR
 #define TDSL_INCLUDE_DIR "../../runtime"

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/tdsl.h"
+#include "tdsl.h"
 
 extern char **environ;
 

@@ -22,7 +22,7 @@ int main(void) { return 0; }  // built without LLVM: nothing to test
 
 #include "codegen/llvm.h"
 #include "frontend/frontend.h"
-#include "runtime/tdsl.h"
+#include "tdsl.h"
 
 #define RT(f) {#f, (void (*)(void))f}
 static const LlvmSymbol runtime[] = {

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/tdsl.h"
+#include "tdsl.h"
 
 static char dir[64];
 

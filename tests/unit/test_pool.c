@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/tdsl.h"
+#include "tdsl.h"
 
 enum { TEST_THREADS = 4, MAX_SEEN = 64 };
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/tdsl.h"
+#include "tdsl.h"
 
 // ---- helpers ----
 

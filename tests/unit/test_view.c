@@ -1,4 +1,4 @@
-// tests/unit/test_view.c: the view algebra of ir/view.c. Hand-written tests pin one
+// tests/unit/test_view.c: the view algebra of view/view.c. Hand-written tests pin one
 // behaviour each; pytorch_table_is_reproduced_exactly replays every chain of
 // view_cases.inc (generated from PyTorch 1.13 by tests/tools/gen_view_cases.py) and
 // compares shape, strides, offset and contiguity number for number.
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/view.h"
+#include "view/view.h"
 
 #define I64(...) ((const int64_t[]){__VA_ARGS__})
 

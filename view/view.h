@@ -1,4 +1,4 @@
-// ir/view.h: a View maps a logical index to a storage element:
+// view/view.h: a View maps a logical index to a storage element:
 //   elem = offset + sum_k i_k * strides[k]   (strides in elements; 0 = broadcast)
 // Strides are kept exactly as PyTorch 1.13 reports them (size-1 and zero-size dims
 // included), so t.stride() and t.storage_offset() can be compared number for number.
@@ -8,8 +8,8 @@
 // Arguments are expected already validated (dims in range and non-negative, indices
 // normalised); the functions that can fail for reasons only known here (reshape,
 // expand, as_strided) say so in their return value and the caller reports the error.
-#ifndef TDSLC_IR_VIEW_H
-#define TDSLC_IR_VIEW_H
+#ifndef TDSL_VIEW_VIEW_H
+#define TDSL_VIEW_VIEW_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
-// ir/view.c: the pure stride/offset algebra on View values, matching PyTorch 1.13
+// view/view.c: the pure stride/offset algebra on View values, matching PyTorch 1.13
 // number for number (shape, stride(), storage_offset(), is_contiguous()).
 // Invariants: every function takes and returns Views by value, allocates nothing,
 // does no I/O and includes only libc, because this file is compiled into both the
 // compiler and libtdslrt. Preconditions (dims in range, indices normalised) are the
 // caller's job and are asserted; the operations that can fail for reasons only known
 // here (reshape, expand, as_strided, infer_shape) return false instead.
-#include "ir/view.h"
+#include "view.h"
 
 #include <assert.h>
 
