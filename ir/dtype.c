@@ -29,6 +29,54 @@ bool dtype_from_name(const char *s, DType *out) {
   return false;
 }
 
+bool dtype_is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
+DType dtype_compute(DType t) { return dtype_is_half(t) ? DT_F32 : t; }
+
+static int category(DType t) { return t == DT_BOOL ? 0 : dtype_is_float(t) ? 2 : 1; }
+
+DType dtype_promote(DType a, DType b) {
+  if (a == b || b == DT_BOOL)
+    return a;
+  if (a == DT_BOOL)
+    return b;
+  int ca = category(a), cb = category(b);
+  if (ca != cb)
+    return ca > cb ? a : b;
+  if (ca == 1)
+    return DT_I64;  // i32 with i64
+  if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
+    return DT_F32;
+  return a == DT_F64 || b == DT_F64 ? DT_F64 : dtype_size(a) >= dtype_size(b) ? a : b;
+}
+
+// DT_COUNT stands for "no operand of this kind".
+static DType promote_opt(DType a, DType b) { return a == DT_COUNT ? b : b == DT_COUNT ? a : dtype_promote(a, b); }
+
+// The higher kind's dtype, unless the lower kind is of a higher category.
+static DType combine(DType higher, DType lower) {
+  if (higher != DT_COUNT && dtype_is_float(higher))
+    return higher;
+  if (higher == DT_BOOL || (lower != DT_COUNT && dtype_is_float(lower)))
+    return promote_opt(higher, lower);
+  return higher != DT_COUNT ? higher : lower;
+}
+
+DType dtype_result_type(const DTypeOperand *ops, int n) {
+  DType r[3] = {DT_COUNT, DT_COUNT, DT_COUNT};
+  for (int i = 0; i < n; i++) {
+    DType dt = ops[i].kind == DTO_WRAPPED && ops[i].dtype == DT_F64 ? DT_F32 : ops[i].dtype;
+    r[ops[i].kind] = promote_opt(r[ops[i].kind], dt);
+  }
+  DType t = combine(r[DTO_DIMMED], combine(r[DTO_ZERO_DIM], r[DTO_WRAPPED]));
+  return t == DT_COUNT ? DT_F32 : t;
+}
+
+bool dtype_can_cast(DType from, DType to) {
+  if (dtype_is_float(from) && !dtype_is_float(to))
+    return false;
+  return from == DT_BOOL || to != DT_BOOL;
+}
+
 static const char *const op_names[] = {
 #define X(id, name, arity) [OP_##id] = name,
 #include "ir/ops.def"

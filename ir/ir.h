@@ -25,6 +25,20 @@ int dtype_size(DType t);          // bytes
 bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);       // i32, i64 (not bool)
 bool dtype_from_name(const char *s, DType *out);
+bool dtype_is_half(DType t);      // f16, bf16: stored narrow, computed in f32
+DType dtype_compute(DType t);     // the dtype arithmetic on t is done in (f32 for halves)
+// PyTorch's promote_types: bool < ints < floats; i32 with i64 is i64; f16 with bf16 is f32.
+DType dtype_promote(DType a, DType b);
+// torch.result_type: operands with dims decide over 0-d tensors, which decide over
+// wrapped Python scalars (a Python float counts as f32), each only when it is of a
+// higher category (bool < int < float).
+typedef enum { DTO_DIMMED, DTO_ZERO_DIM, DTO_WRAPPED } DTypeOperandKind;
+typedef struct DTypeOperand {
+  DType dtype;
+  DTypeOperandKind kind;
+} DTypeOperand;
+DType dtype_result_type(const DTypeOperand *ops, int n);
+bool dtype_can_cast(DType from, DType to);  // canCast: no float into an int, nothing but bool into bool
 
 // ---- ops ----
 typedef enum {
