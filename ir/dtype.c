@@ -1,5 +1,5 @@
-// ir/dtype.c: facts about dtypes (view/dtypes.def, the table the runtime reads too) and
-// op names (ir/ops.def).
+// ir/dtype.c: facts about dtypes (view/dtypes.def, the table the runtime reads too):
+// names, sizes, classes, promotion, casting.
 #include "ir/ir.h"
 
 #include <string.h>
@@ -76,11 +76,3 @@ bool dtype_can_cast(DType from, DType to) {
     return false;
   return from == DT_BOOL || to != DT_BOOL;
 }
-
-static const char *const op_names[] = {
-#define X(id, name, arity) [OP_##id] = name,
-#include "ir/ops.def"
-#undef X
-};
-
-const char *op_name(Op op) { return op < OP_COUNT ? op_names[op] : "?"; }

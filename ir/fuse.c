@@ -108,36 +108,6 @@ static bool is_identity(View v, int ndim, const int64_t *shape) {
   return true;
 }
 
-// ---- op classes ----
-
-static bool op_is_gather(Op op) { return op == OP_INDEX || op == OP_INDEX_SELECT || op == OP_GATHER; }
-
-static bool op_is_creation(Op op) {
-  return op == OP_ZEROS || op == OP_ONES || op == OP_FULL || op == OP_ARANGE || op == OP_EYE;
-}
-
-// Elementwise ops whose operands broadcast to the result's shape.
-static bool op_is_pointwise(Op op) { return op_is_elementwise(op) && !op_is_gather(op) && !op_is_creation(op); }
-
-static bool op_is_transcendental(Op op) {
-  switch (op) {
-  case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH:
-  case OP_SIGMOID: case OP_GELU: case OP_ERF: case OP_SILU: case OP_POW: case OP_ATAN2:
-    return true;
-  default:
-    return false;
-  }
-}
-
-// Ops that may raise at run time (an index out of range, an integer division by zero):
-// recomputing them on part of their elements would miss the error.
-static bool op_can_raise(const Node *n) {
-  if (op_is_gather(n->op))
-    return true;
-  bool ints = dtype_is_int(n->out->dtype);
-  return ints && (n->op == OP_FLOOR_DIVIDE || n->op == OP_REMAINDER || n->op == OP_POW);
-}
-
 // ---- the planner's state ----
 
 typedef VEC(int) IntList;
@@ -357,7 +327,7 @@ static void plan_inline(Fuse *f) {
     walk_node(f, n, collect_leaf, &i, -1);
     f->size[i] = 1;
     f->trans[i] = op_is_transcendental(n->op);
-    f->raises[i] = op_can_raise(n);
+    f->raises[i] = op_may_raise(n->op, n->out->dtype);
     for (int s = 0; s < n->nsrc; s++) {
       int p = producer_of(n->srcs[s]);
       if (p >= 0 && f->inl[p]) {
@@ -683,21 +653,6 @@ void fuse_graph(Graph *g) {
   }
   plan_kernels(f);
   plan_modes(f);
-}
-
-bool op_is_row(Op op) {
-  switch (op) {
-  case OP_SUM: case OP_MEAN: case OP_AMAX: case OP_AMIN: case OP_VAR: case OP_STD: case OP_LOGSUMEXP:
-  case OP_PROD: case OP_ARGMAX: case OP_ARGMIN: case OP_ALL: case OP_ANY: case OP_MAX: case OP_MIN:
-  case OP_SOFTMAX: case OP_LOG_SOFTMAX:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool op_is_elementwise(Op op) {
-  return !op_is_row(op) && op != OP_MATMUL && op != OP_CAT && op != OP_STACK && op != OP_STORE;
 }
 
 KernelKind fuse_kernel_kind(const Graph *g, int kernel) {

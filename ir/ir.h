@@ -40,14 +40,42 @@ typedef struct DTypeOperand {
 DType dtype_result_type(const DTypeOperand *ops, int n);
 bool dtype_can_cast(DType from, DType to);  // canCast: no float into an int, nothing but bool into bool
 
-// ---- ops ----
+// ---- ops: the table of ir/ops.def, read through these (ir/op.c) ----
 typedef enum {
-#define X(id, name, arity) OP_##id,
+#define X(id, name, arity, cls, flags) OP_##id,
 #include "ir/ops.def"
 #undef X
   OP_COUNT
 } Op;
+typedef enum {
+  OC_COPY, OC_UNARY, OC_BINARY, OC_SELECT, OC_GATHER, OC_CREATE,  // elementwise
+  OC_REDUCE, OC_ROW, OC_MATMUL, OC_JOIN, OC_STORE,
+} OpClass;
+enum {  // OpFlags: what ir/ops.def's flags column says
+  OF_NUM = 1 << 0,       // the loop IR computes it in ints, f32 and f64
+  OF_NUM_BOOL = 1 << 1,  // ... and in bool
+  OF_FLOAT = 1 << 2,     // in f32 and f64 only
+  OF_INT_BOOL = 1 << 3,  // in ints and bool only
+  OF_BOOL = 1 << 4,      // in bool only
+  OF_COMPARE = 1 << 5,   // operands of one dtype (any but half), a bool result
+  OF_TRANS = 1 << 6,     // transcendental: costly enough that fusion keeps its value
+  OF_RAISES_INT = 1 << 7,  // may raise a run-time error when computed on integers
+  OF_RAISES = 1 << 8,      // may raise a run-time error (an index out of range)
+};
 const char *op_name(Op op);
+int op_arity(Op op);        // -1: variadic or none fixed
+OpClass op_class(Op op);
+unsigned op_flags(Op op);
+bool op_is_elementwise(Op op);     // classes COPY, UNARY, BINARY, SELECT, GATHER, CREATE
+bool op_is_pointwise(Op op);       // elementwise with operands broadcast to the result (not gathers, creation)
+bool op_is_row(Op op);             // REDUCE and ROW: reductions, softmax, log_softmax
+bool op_is_gather(Op op);
+bool op_is_creation(Op op);
+bool op_is_transcendental(Op op);
+bool op_may_raise(Op op, DType dt);  // computing it in dt may raise a run-time error
+// Whether the loop IR computes op (unary or binary) with operands of dtype dt (its
+// flags' dtype column; compare ops: any dtype but the halves).
+bool op_computes_in(Op op, DType dt);
 
 // Attributes of a materializing node; which fields mean something depends on the op.
 typedef struct NodeAttr {
@@ -163,8 +191,6 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //    epilogue nodes over the matmul's output shape reading it at the same index;
 //  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused).
 typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE } KernelKind;
-bool op_is_elementwise(Op op);  // unary, binary, where, clamp, to, copy, clone, creation, gathers
-bool op_is_row(Op op);          // reductions, softmax, log_softmax
 void fuse_graph(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // r (a View over a contiguous result of shape pshape) decomposes (view_decompose) and

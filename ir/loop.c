@@ -555,10 +555,6 @@ typedef struct Verify {
   bool dead;        // inside a loop of extent 0: nothing here ever runs
 } Verify;
 
-static bool is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
-static bool is_math_float(DType t) { return t == DT_F32 || t == DT_F64; }
-static bool is_number(DType t) { return dtype_is_int(t) || is_math_float(t); }
-
 // The range [*lo, *hi] of an integer expression over the active loops, when one can
 // be bounded (constants, loop vars, checked indices and + - * of those).
 static bool expr_range(const Verify *V, const LExpr *e, int64_t *lo, int64_t *hi) {
@@ -638,39 +634,19 @@ static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) 
 }
 
 static void verify_unary(const LExpr *e) {
-  TD_ASSERT(e->a->dt == e->dt);
-  DType t = e->dt;
-  switch (e->op) {
-  case OP_NEG: case OP_ABS: case OP_SIGN: case OP_SQUARE: case OP_RELU: TD_ASSERT(is_number(t)); return;
-  case OP_BITWISE_NOT: TD_ASSERT(dtype_is_int(t) || t == DT_BOOL); return;
-  case OP_LOGICAL_NOT: TD_ASSERT(t == DT_BOOL); return;
-  case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
-  case OP_TAN: case OP_TANH: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_RECIPROCAL: case OP_ROUND:
-  case OP_SIGMOID: case OP_GELU: case OP_SILU:
-    TD_ASSERT(is_math_float(t));
-    return;
-  default: td_internal_error(__FILE__, __LINE__, "'%s' is not a unary op of the loop IR", op_name(e->op));
-  }
+  if (op_class(e->op) != OC_UNARY || !op_flags(e->op))
+    td_internal_error(__FILE__, __LINE__, "'%s' is not a unary op of the loop IR", op_name(e->op));
+  TD_ASSERT(e->a->dt == e->dt && op_computes_in(e->op, e->dt));
 }
 
 static void verify_binary(const LExpr *e) {
+  if (op_class(e->op) != OC_BINARY)
+    td_internal_error(__FILE__, __LINE__, "'%s' is not a binary op of the loop IR", op_name(e->op));
   DType a = e->a->dt, b = e->b->dt, t = e->dt;
-  switch (e->op) {
-  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
-    TD_ASSERT(a == b && t == DT_BOOL && !is_half(a));
-    return;
-  case OP_LOGICAL_AND: case OP_LOGICAL_OR: TD_ASSERT(a == DT_BOOL && b == DT_BOOL && t == DT_BOOL); return;
-  default: break;
-  }
-  TD_ASSERT(a == t && b == t && !is_half(t));
-  switch (e->op) {
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAXIMUM: case OP_MINIMUM:
-    TD_ASSERT(is_number(t) || t == DT_BOOL);
-    return;
-  case OP_FLOOR_DIVIDE: case OP_REMAINDER: case OP_POW: TD_ASSERT(is_number(t)); return;
-  case OP_DIV: case OP_ATAN2: TD_ASSERT(is_math_float(t)); return;
-  default: td_internal_error(__FILE__, __LINE__, "'%s' is not a binary op of the loop IR", op_name(e->op));
-  }
+  if (op_flags(e->op) & OF_COMPARE)
+    TD_ASSERT(a == b && t == DT_BOOL && op_computes_in(e->op, a));
+  else
+    TD_ASSERT(a == t && b == t && op_computes_in(e->op, t));
 }
 
 static void verify_expr(Verify *V, const LExpr *e) {

@@ -1,0 +1,49 @@
+// ir/op.c: the facts of each op, read from its row of ir/ops.def; every op_is_* question
+// the compiler asks is answered here and nowhere else.
+#include "ir/ir.h"
+
+static const struct {
+  const char *name;
+  int arity;
+  OpClass cls;
+  unsigned flags;
+} ops[] = {
+#define X(id, name, arity, cls, flags) [OP_##id] = {name, arity, cls, flags},
+#include "ir/ops.def"
+#undef X
+};
+_Static_assert(sizeof ops / sizeof ops[0] == OP_COUNT, "one row per op");
+
+const char *op_name(Op op) { return op < OP_COUNT ? ops[op].name : "?"; }
+int op_arity(Op op) { return ops[op].arity; }
+OpClass op_class(Op op) { return ops[op].cls; }
+unsigned op_flags(Op op) { return ops[op].flags; }
+
+bool op_is_elementwise(Op op) { return ops[op].cls <= OC_CREATE; }
+bool op_is_pointwise(Op op) { return ops[op].cls <= OC_SELECT; }
+bool op_is_row(Op op) { return ops[op].cls == OC_REDUCE || ops[op].cls == OC_ROW; }
+bool op_is_gather(Op op) { return ops[op].cls == OC_GATHER; }
+bool op_is_creation(Op op) { return ops[op].cls == OC_CREATE; }
+bool op_is_transcendental(Op op) { return ops[op].flags & OF_TRANS; }
+
+bool op_may_raise(Op op, DType dt) {
+  return (ops[op].flags & OF_RAISES) || ((ops[op].flags & OF_RAISES_INT) && dtype_is_int(dt));
+}
+
+bool op_computes_in(Op op, DType dt) {
+  unsigned f = ops[op].flags;
+  bool fl = dt == DT_F32 || dt == DT_F64, in = dtype_is_int(dt), bo = dt == DT_BOOL;
+  if (f & OF_COMPARE)
+    return !dtype_is_half(dt);
+  if (f & OF_NUM_BOOL)
+    return fl || in || bo;
+  if (f & OF_NUM)
+    return fl || in;
+  if (f & OF_FLOAT)
+    return fl;
+  if (f & OF_INT_BOOL)
+    return in || bo;
+  if (f & OF_BOOL)
+    return bo;
+  return false;
+}
