@@ -129,8 +129,8 @@ Ast *parse_program(Ctx *cx, const SrcFile *f);   // NULL only when nothing could
 void parse_dump_tokens(Ctx *cx, const SrcFile *f, FILE *out);  // --emit=tokens
 
 // ============================================================================
-// sema.c — names, constants, inlining, dtypes, shapes, views; the last stage that
-// reports user errors
+// sema.c (and its pieces sema_*.c, see sema_internal.h) — names, constants, inlining,
+// dtypes, shapes, views; the last stage that reports user errors
 // ============================================================================
 // A builtin op of LANGUAGE.md §5-6 (and the operators): how sema binds its arguments
 // and how lower turns a checked call into graph edits.

@@ -42,6 +42,9 @@ struct Parse {
 %code provides {
 #define YYSTYPE TDSLC_YYSTYPE  // flex's bison-bridge expects these two names
 #define YYLTYPE TDSLC_YYLTYPE
+// grammar/lexer.l, the scanner: every word that is not a keyword is an IDENT
+int tdslc_yyscan(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
+// what the parser reads (frontend/parse.c): the scanner's tokens, a dtype name as DTYPE
 int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 }
 
@@ -87,7 +90,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> IDENT "identifier"
 %token <ival> INT "integer"
 %token <fval> FLOAT "float"
-%token <dtype> DTYPE "dtype"
+%token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token NEWLINE "newline"
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..."

@@ -343,6 +343,20 @@ static void dtype_names_are_values(void **state) {
   assert_expr("x.to(dtype=i32), zeros(2, dtype=bool), bf16", "x.to(dtype=i32), zeros(2, dtype=bool), bf16");
 }
 
+// The scanner returns dtype names as identifiers; the parser reads them as dtypes where
+// a type or a value is written, and they stay keywords: never a declared name.
+static void dtype_names_are_types_and_values_but_never_names(void **state) {
+  (void)state;
+  assert_shows("fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }",
+               "fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }");
+  assert_errors("fn f(x: foo[3]) -> f32[3] { return x }\n", 1, "t.tdsl:1:9: error: expected dtype before 'foo'");
+  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected dtype or '(' before '3'");
+  assert_errors("fn f32() -> f32[] { return 1 }\n", 1, "t.tdsl:1:4: error: expected identifier before 'f32'");
+  assert_errors("const i64 = 1\n", 1, "t.tdsl:1:7: error: expected identifier before 'i64'");
+  assert_errors("fn f() -> f32[] {\n  a, f32 = 1, 2\n  return a\n}\n", 1,
+                "t.tdsl:2:6: error: expected identifier before 'f32'");
+}
+
 static void index_items_cover_slices_ellipsis_and_none(void **state) {
   (void)state;
   assert_expr("x[0, 1:, :3, 1:2:3, ::2, :, ::, a:b:]", "x[0, 1:, :3, 1:2:3, ::2, :, :, a:b]");  // show() omits an empty step
@@ -792,6 +806,7 @@ int main(void) {
     cmocka_unit_test(calls_take_positional_and_keyword_arguments),
     cmocka_unit_test(methods_accept_any_word_even_keywords),
     cmocka_unit_test(dtype_names_are_values),
+    cmocka_unit_test(dtype_names_are_types_and_values_but_never_names),
     cmocka_unit_test(index_items_cover_slices_ellipsis_and_none),
     cmocka_unit_test(list_literals_nest),
     cmocka_unit_test(newlines_inside_brackets_continue_the_expression),

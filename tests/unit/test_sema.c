@@ -1,4 +1,4 @@
-// tests/unit/test_sema.c: frontend/sema.c. Programs are parsed from strings and
+// tests/unit/test_sema.c: frontend/sema*.c. Programs are parsed from strings and
 // checked; each test states the dtype, shape, strides, offset and storage PyTorch 1.13
 // gives (numbers taken from t.stride() / t.storage_offset()), the builtin and operands
 // lowering relies on, or the exact diagnostic with its line:col.

@@ -1,0 +1,342 @@
+// frontend/sema_builtin.c: the op table (LANGUAGE.md §5-6), one BuiltinDef per op with
+// PyTorch 1.13's parameter list, and the binding of a call's arguments to it the way
+// PyTorch's argument parser does (positional, keyword, *varargs, keyword-only), with its
+// messages; the get_* readers of bound arguments.
+// Invariant: after bind_args, e->bargs has a slot per parameter, in the signature's order.
+#include "frontend/sema_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+// ============================================================================
+// Argument binding in PyTorch 1.13's style
+// ============================================================================
+enum { MAX_PARAMS = 8 };
+typedef struct Param {
+  char name[24];
+  bool opt, vararg, kwonly;
+} Param;
+
+// "input, dim=None, keepdim=False, *, dtype=None" -> params
+static int parse_sig(const char *sig, Param *ps) {
+  int n = 0;
+  bool kwonly = false;
+  const char *s = sig;
+  while (*s) {
+    while (*s == ' ' || *s == ',') s++;
+    if (!*s) break;
+    const char *t = s;
+    while (*t && *t != ',') t++;
+    size_t len = (size_t)(t - s);
+    if (len == 1 && *s == '*') {
+      kwonly = true;
+    } else {
+      TD_ASSERT(n < MAX_PARAMS);
+      Param *p = &ps[n++];
+      memset(p, 0, sizeof *p);
+      p->kwonly = kwonly;
+      if (*s == '*') {
+        p->vararg = p->opt = true;
+        s++, len--;
+        kwonly = true;
+      }
+      const char *eq = memchr(s, '=', len);
+      size_t nl = eq ? (size_t)(eq - s) : len;
+      if (eq) p->opt = true;
+      TD_ASSERT(nl < sizeof p->name);
+      memcpy(p->name, s, nl);
+    }
+    s = t;
+  }
+  return n;
+}
+
+static Ast *synth_list(Sema *sema, Ast **items, int n, Loc loc) {
+  Ast *l = ast_new(sema->cx, AST_LIST, loc);
+  for (int i = 0; i < n; i++) vec_push(&sema->cx->arena, &l->list, items[i]);
+  if (n > 0) l->loc = loc_join(items[0]->loc, items[n - 1]->loc);
+  TType *t = ty_new(sema, TY_LIST);
+  t->nelem = n;
+  t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) t->elems[i] = items[i]->ty;
+  l->ty = t;
+  return l;
+}
+
+// Bind self (method form) and e->list to the parameters of d; fills e->bargs.
+bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
+  Param ps[MAX_PARAMS];
+  int np = parse_sig(d->b.sig, ps);
+  const char *fname = d->b.name;
+  Ast **out = arena_alloc(&sema->cx->arena, sizeof(Ast *) * MAX_PARAMS);
+  bool given[MAX_PARAMS] = {0};
+  int self_at = -1;
+  if (self) {
+    for (int i = 0; i < np; i++)
+      if (!strcmp(ps[i].name, "input")) self_at = i;
+    if (self_at < 0) self_at = 0;
+    out[self_at] = self;
+    given[self_at] = true;
+  }
+  // positional arguments
+  Ast *pos[MAX_LIST];
+  int npos = 0, total_pos = self ? 1 : 0;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG) continue;
+    total_pos++;
+    if (npos < MAX_LIST) pos[npos++] = a;
+  }
+  int k = 0, maxpos = 0;
+  for (int i = 0; i < np; i++)
+    if (!ps[i].kwonly || ps[i].vararg) maxpos++;
+  for (int i = 0; i < np && k < npos; i++) {
+    if (given[i] || (ps[i].kwonly && !ps[i].vararg)) continue;
+    if (ps[i].vararg) {
+      if (npos - k == 1 && pos[k]->ty && pos[k]->ty->kind == TY_LIST) out[i] = pos[k];
+      else out[i] = synth_list(sema, pos + k, npos - k, pos[k]->loc);
+      k = npos;
+    } else {
+      out[i] = pos[k++];
+    }
+    given[i] = true;
+  }
+  if (k < npos) {
+    diag_error(sema->cx, pos[k]->loc, "%s() takes %d positional argument%s but %d were given", fname, maxpos,
+               maxpos == 1 ? "" : "s", total_pos);
+    return false;
+  }
+  // keyword arguments
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind != AST_KWARG) continue;
+    int j = 0;
+    while (j < np && strcmp(ps[j].name, a->name)) j++;
+    if (j == np) {
+      diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", fname, a->name);
+      return false;
+    }
+    if (given[j]) {
+      diag_error(sema->cx, a->loc, "%s() got multiple values for argument '%s'", fname, a->name);
+      return false;
+    }
+    out[j] = a->rhs;
+    given[j] = true;
+  }
+  // missing ones
+  const char *miss[MAX_PARAMS];
+  int nmiss = 0;
+  for (int i = 0; i < np; i++)  // a size or dims list may not be left out: x.view() is an error
+    if (!given[i] && (!ps[i].opt || ps[i].vararg)) miss[nmiss++] = ps[i].name;
+  if (nmiss) {
+    // PyTorch's argument parser, verbatim (its plural is "arguments" for exactly one)
+    char buf[256];
+    int len = 0;
+    for (int i = 0; i < nmiss && len < (int)sizeof buf; i++)
+      len += snprintf(buf + len, sizeof buf - (size_t)len, "%s\"%s\"", i == 0 ? "" : ", ", miss[i]);
+    diag_error(sema->cx, call_loc(e), "%s() missing %d required positional argument%s: %s", fname, nmiss,
+               nmiss == 1 ? "s" : "", buf);
+    return false;
+  }
+  e->bargs = out;
+  e->nbargs = np;
+  return true;
+}
+
+// The bound argument i, or NULL when absent or None.
+Ast *barg(const Ast *e, int i) {
+  if (i >= e->nbargs) return NULL;
+  Ast *a = e->bargs[i];
+  if (!a || !a->ty || a->ty->kind == TY_NONE) return NULL;
+  return a;
+}
+
+// PyTorch names an argument "'dim' (position 2)": 1-based, self not counted in the method form.
+const char *arg_name(Sema *sema, const Ast *e, const char *pname) {
+  if (!e->bi || !e->bi->sig) return arena_printf(&sema->cx->arena, "'%s'", pname);
+  Param ps[MAX_PARAMS];
+  int np = parse_sig(e->bi->sig, ps), self = e->kind == AST_CALL && e->lhs ? 1 : 0;
+  for (int i = 0; i < np; i++)
+    if (!strcmp(ps[i].name, pname) && !ps[i].kwonly && i + 1 - self > 0)
+      return arena_printf(&sema->cx->arena, "'%s' (position %d)", pname, i + 1 - self);
+  return arena_printf(&sema->cx->arena, "'%s'", pname);
+}
+
+bool get_int(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out) {
+  if (is_scalar(a->ty) && a->ty->dtype != DT_F64) {
+    *out = a->ty->ival;
+    return true;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument %s must be int, not %s", e->bi ? e->bi->name : e->name,
+             arg_name(sema, e, pname), py_type_name(a->ty));
+  return false;
+}
+bool get_bool(Sema *sema, const Ast *e, Ast *a, const char *pname, bool *out) {
+  if (is_scalar(a->ty) && a->ty->dtype == DT_BOOL) {
+    *out = a->ty->ival != 0;
+    return true;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument %s must be bool, not %s", e->bi ? e->bi->name : e->name,
+             arg_name(sema, e, pname), py_type_name(a->ty));
+  return false;
+}
+// An int, or a list of ints (sizes, dims); at most MAX_LIST entries.
+bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out, int *n) {
+  const TType *t = a->ty;
+  if (is_scalar(t) && t->dtype != DT_F64) {
+    out[0] = t->ival;
+    *n = 1;
+    return true;
+  }
+  if (t->kind == TY_LIST && t->nelem <= MAX_LIST) {
+    for (int i = 0; i < t->nelem; i++) {
+      const TType *el = t->elems[i];
+      if (!is_scalar(el) || el->dtype == DT_F64) {
+        const Ast *ea = a->kind == AST_LIST && i < a->list.len ? a->list.data[i] : a;
+        if (is_poison(el)) return false;
+        diag_error(sema->cx, ea->loc, "%s(): argument %s must be tuple of ints, but found element of type %s at pos %d",
+                   e->bi ? e->bi->name : e->name, arg_name(sema, e, pname), py_type_name(el), i);
+        return false;
+      }
+      out[i] = el->ival;
+    }
+    *n = t->nelem;
+    return true;
+  }
+  if (t->kind == TY_LIST) {
+    diag_error(sema->cx, a->loc, "too many dimensions in '%s': at most %d", pname, MAX_LIST);
+    return false;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument %s must be tuple of ints, not %s", e->bi ? e->bi->name : e->name,
+             arg_name(sema, e, pname), py_type_name(t));
+  return false;
+}
+TType *get_tensor(Sema *sema, const Ast *e, Ast *a, const char *pname) {
+  if (is_tensor(a->ty)) return a->ty;
+  diag_error(sema->cx, a->loc, "%s(): argument %s must be Tensor, not %s", e->bi ? e->bi->name : e->name,
+             arg_name(sema, e, pname), py_type_name(a->ty));
+  return NULL;
+}
+bool get_dtype(Sema *sema, const Ast *e, Ast *a, DType *out) {
+  if (a->ty->kind == TY_DTYPE) {
+    *out = a->ty->dtype;
+    return true;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument 'dtype' must be torch.dtype, not %s", e->bi ? e->bi->name : e->name,
+             py_type_name(a->ty));
+  return false;
+}
+
+// Wrap a list of dims and reject repeats ("dim 0 appears multiple times ...").
+bool get_dims(Sema *sema, const Ast *e, Ast *a, const char *pname, int ndim, int *dims, int *n) {
+  int64_t req[MAX_LIST];
+  if (!get_ints(sema, e, a, pname, req, n)) return false;
+  uint32_t seen = 0;
+  for (int i = 0; i < *n; i++) {
+    if (!wrap_dim(sema, a->loc, req[i], ndim, &dims[i])) return false;
+    if (seen & (1u << dims[i])) {
+      diag_error(sema->cx, a->loc, "dim %d appears multiple times in the list of dims", dims[i]);
+      return false;
+    }
+    seen |= 1u << dims[i];
+  }
+  return true;
+}
+
+void set_operands(Sema *sema, Ast *e, Ast **ops, int n) {
+  e->operands = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) e->operands[i] = ops[i];
+  e->noperands = n;
+}
+void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
+
+// ============================================================================
+// The op table (LANGUAGE.md §5-6) with PyTorch 1.13's parameter lists
+// ============================================================================
+#define VIEWOP(n, sig, ck) {{n, BK_VIEW, OP_COPY, sig}, ck, F_BOTH, OP_COUNT}
+#define NODE(n, op, sig, ck, forms) {{n, BK_NODE, OP_##op, sig}, ck, forms, OP_COUNT}
+#define UNARY(n, op) NODE(n, op, "input", ck_unary, F_BOTH)
+#define BINARY(n, op) NODE(n, op, "input, other", ck_binary, F_BOTH)
+#define REDUCE(n, op, sig) NODE(n, op, sig, ck_reduce, F_BOTH)
+#define CAST(n, dt) {{n, BK_VIEW, OP_COPY, "input"}, ck_cast, F_METH, (Op)dt}
+
+static const BuiltinDef builtins[] = {
+    // views
+    VIEWOP("view", "input, *size", ck_view),
+    VIEWOP("reshape", "input, *shape", ck_reshape),
+    VIEWOP("flatten", "input, start_dim=0, end_dim=-1", ck_flatten),
+    VIEWOP("transpose", "input, dim0, dim1", ck_transpose),
+    VIEWOP("t", "input", ck_t),
+    {{"T", BK_VIEW, OP_COPY, "input"}, ck_T, 0, OP_COUNT},
+    VIEWOP("permute", "input, *dims", ck_permute),
+    VIEWOP("unsqueeze", "input, dim", ck_unsqueeze),
+    VIEWOP("squeeze", "input, dim=None", ck_squeeze),
+    VIEWOP("expand", "input, *size", ck_expand),
+    VIEWOP("expand_as", "input, other", ck_expand_as),
+    VIEWOP("select", "input, dim, index", ck_select),
+    VIEWOP("narrow", "input, dim, start, length", ck_narrow),
+    VIEWOP("diagonal", "input, offset=0, dim1=0, dim2=1", ck_diagonal),
+    VIEWOP("as_strided", "input, size, stride, storage_offset=None", ck_as_strided),
+    VIEWOP("flip", "input, *dims", ck_flip),
+    VIEWOP("contiguous", "input", ck_contiguous),
+    VIEWOP("to", "input, dtype", ck_to),
+    CAST("float", DT_F32), CAST("double", DT_F64), CAST("int", DT_I32), CAST("long", DT_I64),
+    CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL),
+    NODE("clone", CLONE, "input", ck_clone, F_BOTH),
+    // unary
+    UNARY("neg", NEG), UNARY("abs", ABS), UNARY("exp", EXP), UNARY("log", LOG), UNARY("log2", LOG2),
+    UNARY("exp2", EXP2), UNARY("sqrt", SQRT), UNARY("rsqrt", RSQRT), UNARY("sin", SIN), UNARY("cos", COS),
+    UNARY("tan", TAN), UNARY("tanh", TANH), UNARY("sigmoid", SIGMOID), UNARY("relu", RELU), UNARY("gelu", GELU),
+    UNARY("erf", ERF), UNARY("floor", FLOOR), UNARY("ceil", CEIL), UNARY("round", ROUND), UNARY("sign", SIGN),
+    UNARY("reciprocal", RECIPROCAL), UNARY("square", SQUARE), UNARY("silu", SILU),
+    UNARY("bitwise_not", BITWISE_NOT), UNARY("logical_not", LOGICAL_NOT),
+    // binary
+    BINARY("add", ADD), BINARY("sub", SUB), BINARY("mul", MUL), BINARY("div", DIV),
+    BINARY("floor_divide", FLOOR_DIVIDE), BINARY("remainder", REMAINDER),
+    NODE("pow", POW, "input, exponent", ck_binary, F_BOTH),
+    BINARY("maximum", MAXIMUM), BINARY("minimum", MINIMUM), BINARY("atan2", ATAN2),
+    BINARY("eq", EQ), BINARY("ne", NE), BINARY("lt", LT), BINARY("le", LE), BINARY("gt", GT), BINARY("ge", GE),
+    BINARY("logical_and", LOGICAL_AND), BINARY("logical_or", LOGICAL_OR),
+    NODE("where", WHERE, "condition, input, other", ck_where, F_BOTH),
+    NODE("clamp", CLAMP, "input, min=None, max=None", ck_clamp, F_BOTH),
+    // reductions
+    REDUCE("sum", SUM, "input, dim=None, keepdim=False, *, dtype=None"),
+    REDUCE("mean", MEAN, "input, dim=None, keepdim=False, *, dtype=None"),
+    REDUCE("amax", AMAX, "input, dim=None, keepdim=False"),
+    REDUCE("amin", AMIN, "input, dim=None, keepdim=False"),
+    REDUCE("var", VAR, "input, dim=None, unbiased=True, keepdim=False"),
+    REDUCE("std", STD, "input, dim=None, unbiased=True, keepdim=False"),
+    REDUCE("logsumexp", LOGSUMEXP, "input, dim=None, keepdim=False"),
+    REDUCE("prod", PROD, "input, dim=None, keepdim=False, *, dtype=None"),
+    REDUCE("argmax", ARGMAX, "input, dim=None, keepdim=False"),
+    REDUCE("argmin", ARGMIN, "input, dim=None, keepdim=False"),
+    REDUCE("all", ALL, "input, dim=None, keepdim=False"),
+    REDUCE("any", ANY, "input, dim=None, keepdim=False"),
+    REDUCE("max", MAX, "input, dim=None, keepdim=False"),
+    REDUCE("min", MIN, "input, dim=None, keepdim=False"),
+    NODE("softmax", SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH),
+    NODE("log_softmax", LOG_SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH),
+    // matmul
+    NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH),
+    NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH),
+    NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH),
+    // joins and gathers
+    NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN),
+    NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN),
+    NODE("index_select", INDEX_SELECT, "input, dim, index", ck_index_select, F_BOTH),
+    NODE("gather", GATHER, "input, dim, index", ck_gather, F_BOTH),
+    // creation
+    NODE("zeros", ZEROS, "*size, dtype=None", ck_zeros, F_FN),
+    NODE("ones", ONES, "*size, dtype=None", ck_zeros, F_FN),
+    NODE("full", FULL, "size, fill_value, *, dtype=None", ck_full, F_FN),
+    NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None", ck_arange, F_FN),
+    NODE("eye", EYE, "n, m=None, *, dtype=None", ck_eye, F_FN),
+};
+enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
+
+const BuiltinDef *builtin_find(const char *name) {
+  for (int i = 0; i < NBUILTINS; i++)
+    if (!strcmp(builtins[i].b.name, name)) return &builtins[i];
+  return NULL;
+}
+bool is_op_name(const char *name) { return builtin_find(name) != NULL; }

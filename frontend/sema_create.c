@@ -1,0 +1,126 @@
+// frontend/sema_create.c: the creation ops zeros, ones, full, arange and eye, with
+// PyTorch's default dtypes (f32; i64 for an all-int arange; full takes its value's) and
+// its checks of sizes.
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+// ============================================================================
+// Creation ops: zeros ones full arange eye (PyTorch's default dtypes)
+// ============================================================================
+static bool creation_shape(Sema *sema, const Ast *e, Ast *a, int64_t *shape, int *n) {
+  if (!get_ints(sema, e, a, "size", shape, n)) return false;
+  if (!check_rank(sema, a->loc, *n)) return false;
+  for (int i = 0; i < *n; i++)
+    if (shape[i] < 0) {
+      diag_error(sema->cx, a->loc, "Trying to create tensor with negative dimension %" PRId64 ": %s", shape[i],
+                 shape_str(sema, *n, shape));
+      return false;
+    }
+  return check_numel(sema, a->loc, *n, shape);
+}
+
+TType *ck_zeros(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  int64_t shape[MAX_LIST];
+  int n;
+  DType dt = DT_F32;
+  if (!creation_shape(sema, e, e->bargs[0], shape, &n)) return poison(sema);
+  if (barg(e, 1) && !get_dtype(sema, e, e->bargs[1], &dt)) return poison(sema);
+  set_operands(sema, e, NULL, 0);
+  return ty_fresh(sema, dt, n, shape);
+}
+
+TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  int64_t shape[MAX_LIST];
+  int n;
+  Ast *va = e->bargs[1];
+  if (!creation_shape(sema, e, e->bargs[0], shape, &n)) return poison(sema);
+  if (!is_scalar(va->ty)) {
+    diag_error(sema->cx, va->loc, "full(): argument 'fill_value' must be Number, not %s", py_type_name(va->ty));
+    return poison(sema);
+  }
+  DType dt = va->ty->dtype == DT_F64 ? DT_F32 : va->ty->dtype;
+  if (barg(e, 2) && !get_dtype(sema, e, e->bargs[2], &dt)) return poison(sema);
+  e->attr.lo = va->ty->fval;
+  e->attr.ilo = va->ty->ival;
+  if (!dtype_is_float(dt) && va->ty->dtype == DT_F64) e->attr.ilo = (int64_t)va->ty->ival;
+  set_operands(sema, e, NULL, 0);
+  return ty_fresh(sema, dt, n, shape);
+}
+
+TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *as[3] = {e->bargs[0], barg(e, 1), barg(e, 2)};
+  if (!as[1]) as[1] = as[0], as[0] = NULL;  // arange(end)
+  double v[3] = {0, 0, 1};
+  int64_t iv[3] = {0, 0, 1};
+  bool all_int = true;
+  static const char *names[3] = {"start", "end", "step"};
+  for (int i = 0; i < 3; i++) {
+    if (!as[i]) continue;
+    if (!is_scalar(as[i]->ty)) {
+      diag_error(sema->cx, as[i]->loc, "arange(): argument '%s' must be Number, not %s", names[i],
+                 py_type_name(as[i]->ty));
+      return poison(sema);
+    }
+    v[i] = as[i]->ty->fval;
+    iv[i] = as[i]->ty->ival;
+    if (as[i]->ty->dtype == DT_F64) all_int = false;
+  }
+  DType dt = all_int ? DT_I64 : DT_F32;
+  if (barg(e, 3) && !get_dtype(sema, e, e->bargs[3], &dt)) return poison(sema);
+  if (v[2] == 0) {
+    diag_error(sema->cx, as[2] ? as[2]->loc : call_loc(e), "step must be nonzero");
+    return poison(sema);
+  }
+  if ((v[2] > 0 && v[1] < v[0]) || (v[2] < 0 && v[1] > v[0])) {
+    diag_error(sema->cx, call_loc(e), "upper bound and larger bound inconsistent with step sign");
+    return poison(sema);
+  }
+  int64_t count;
+  if (all_int) {
+    if (fabs((double)iv[1] - (double)iv[0]) > 4e18 || iv[2] == INT64_MIN) {
+      diag_error(sema->cx, call_loc(e), "invalid size, possible overflow?");
+      return poison(sema);
+    }
+    int64_t span = iv[1] - iv[0], st = iv[2];
+    count = st > 0 ? (span + st - 1) / st : (span + st + 1) / st;
+  } else {
+    double c = ceil((v[1] - v[0]) / v[2]);
+    if (!(c < 9.2e18)) {
+      diag_error(sema->cx, call_loc(e), "invalid size, possible overflow?");
+      return poison(sema);
+    }
+    count = (int64_t)c;
+  }
+  e->attr.lo = v[0];
+  e->attr.hi = v[2];
+  e->attr.ilo = iv[0];
+  e->attr.ihi = iv[2];
+  set_operands(sema, e, NULL, 0);
+  return ty_fresh(sema, dt, 1, &count);
+}
+
+TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  int64_t shape[2];
+  DType dt = DT_F32;
+  if (!get_int(sema, e, e->bargs[0], "n", &shape[0])) return poison(sema);
+  shape[1] = shape[0];
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "m", &shape[1])) return poison(sema);
+  if (shape[0] < 0) {
+    diag_error(sema->cx, e->bargs[0]->loc, "n must be greater or equal to 0, got %" PRId64, shape[0]);
+    return poison(sema);
+  }
+  if (shape[1] < 0) {
+    diag_error(sema->cx, e->bargs[1]->loc, "m must be greater or equal to 0, got %" PRId64, shape[1]);
+    return poison(sema);
+  }
+  if (!check_numel(sema, call_loc(e), 2, shape)) return poison(sema);
+  if (barg(e, 2) && !get_dtype(sema, e, e->bargs[2], &dt)) return poison(sema);
+  set_operands(sema, e, NULL, 0);
+  return ty_fresh(sema, dt, 2, shape);
+}

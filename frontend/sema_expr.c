@@ -1,0 +1,209 @@
+// frontend/sema_expr.c: expressions: literals, names (locals, then constants), operators,
+// calls of builtins and of user functions, attributes and list values. An operator on
+// two Python scalars folds; any other resolves to its builtin (a + b is add).
+#include "frontend/sema_internal.h"
+
+#include <string.h>
+
+// ============================================================================
+// Names
+// ============================================================================
+void bind_name(Sema *sema, const char *name, TType *t, Loc loc) {
+  Sym *s = arena_alloc(&sema->cx->arena, sizeof *s);
+  s->name = name;
+  s->ty = t;
+  s->loc = loc;
+  s->next = sema->scope;
+  sema->scope = s;
+}
+Sym *find_local(Sema *sema, const char *name) {
+  for (Sym *s = sema->scope; s; s = s->next)
+    if (!strcmp(s->name, name)) return s;
+  return NULL;
+}
+Const *find_const(Sema *sema, const char *name) {
+  for (int i = 0; i < sema->consts.len; i++)
+    if (!strcmp(sema->consts.data[i].name, name)) return &sema->consts.data[i];
+  return NULL;
+}
+
+static TType *check_name(Sema *sema, Ast *e) {
+  Sym *s = find_local(sema, e->name);
+  if (s) return s->ty;
+  Const *c = find_const(sema, e->name);
+  if (c) return c->ty;
+  if (sema_find_fn(sema->p, e->name)) {
+    diag_error(sema->cx, e->loc, "'%s' is a function: call it as %s(...)", e->name, e->name);
+    return poison(sema);
+  }
+  diag_error(sema->cx, e->loc, "use of undeclared name '%s'", e->name);
+  return poison(sema);
+}
+
+static bool ident_char(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// The location of a declaration's name inside its whole-construct loc.
+Loc name_loc(const Ast *d) {
+  Loc l = d->loc;
+  if (!l.file || !d->name) return l;
+  size_t n = strlen(d->name);
+  const char *t = l.file->text;
+  for (uint32_t i = l.begin; i + n <= l.end && i + n <= l.file->len; i++) {
+    bool start = i == l.begin || !ident_char(t[i - 1]);
+    bool end = i + n >= l.file->len || !ident_char(t[i + n]);
+    if (start && end && !memcmp(t + i, d->name, n)) {
+      l.begin = i;
+      l.end = i + (uint32_t)n;
+      return l;
+    }
+  }
+  return d->loc;
+}
+
+// ============================================================================
+// Operators and calls
+// ============================================================================
+static TType *check_binary(Sema *sema, Ast *e) {
+  TType *a = check_expr(sema, e->lhs), *b = check_expr(sema, e->rhs);
+  if (is_poison(a) || is_poison(b)) return poison(sema);
+  int op = e->op;
+  TD_ASSERT(op >= 0 && op < BIN_COUNT);
+  bool oka = is_tensor(a) || is_scalar(a), okb = is_tensor(b) || is_scalar(b);
+  if (!oka || !okb || (op == BIN_MATMUL && (!is_tensor(a) || !is_tensor(b)))) {
+    diag_error(sema->cx, e->oploc, "unsupported operand type(s) for %s: '%s' and '%s'", binop_text((BinOp)op),
+               py_type_name(a), py_type_name(b));
+    return poison(sema);
+  }
+  if (is_scalar(a) && is_scalar(b)) {
+    TType *r = fold_binary(sema, e->oploc, op, a, b);
+    return r ? r : poison(sema);
+  }
+  const BuiltinDef *d = builtin_find(binop_name((BinOp)op));
+  e->bi = &d->b;
+  if (op == BIN_MATMUL) return matmul_node(sema, e, e->lhs, e->rhs, e->oploc);
+  return binary_node(sema, e, d->b.op, e->lhs, e->rhs, e->oploc);
+}
+
+static TType *check_unary(Sema *sema, Ast *e) {
+  TType *a = check_expr(sema, e->lhs);
+  if (is_poison(a)) return poison(sema);
+  if (is_scalar(a)) {
+    TType *r = fold_unary(sema, e->oploc, e->op, a);
+    return r ? r : poison(sema);
+  }
+  if (!is_tensor(a)) {
+    diag_error(sema->cx, e->oploc, "bad operand type for unary %s: '%s'", e->op == UN_NEG ? "-" : "~", py_type_name(a));
+    return poison(sema);
+  }
+  const char *name = e->op == UN_NEG ? "neg" : a->dtype == DT_BOOL ? "logical_not" : "bitwise_not";
+  const BuiltinDef *d = builtin_find(name);
+  e->bi = &d->b;
+  return unary_node(sema, e, d->b.op, e->lhs, e->oploc);
+}
+
+// The arguments of call e, in order (a keyword argument's node gets its value's type);
+// false when one of them is poison.
+bool check_args(Sema *sema, Ast *e) {
+  bool ok = true;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    TType *t = check_expr(sema, a->kind == AST_KWARG ? a->rhs : a);
+    if (a->kind == AST_KWARG) a->ty = t;
+    if (is_poison(t)) ok = false;
+  }
+  return ok;
+}
+
+static TType *check_call(Sema *sema, Ast *e) {
+  if (!e->lhs && !find_local(sema, e->name) && !find_const(sema, e->name)) {
+    Ast *fn = sema_find_fn(sema->p, e->name);
+    if (fn) return inline_call(sema, e, fn);
+  }
+  bool bad = false;
+  TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
+  if (self && is_poison(self)) bad = true;
+  if (!check_args(sema, e)) bad = true;
+  const BuiltinDef *d = builtin_find(e->name);
+  if (d && !(d->forms & (e->lhs ? F_METH : F_FN))) d = NULL;
+  if (!d) {
+    if (bad) return poison(sema);
+    if (e->lhs && is_tensor(self) && !strcmp(e->name, "T"))  // x.T() calls the tensor x.T
+      diag_error(sema->cx, e->oploc, "'Tensor' object is not callable");
+    else if (e->lhs)
+      diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    else
+      diag_error(sema->cx, call_loc(e), "use of undeclared name '%s'", e->name);
+    return poison(sema);
+  }
+  if (bad) return poison(sema);
+  if (self && !is_tensor(self)) {
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    return poison(sema);
+  }
+  e->bi = &d->b;
+  if (!bind_args(sema, e, d, e->lhs)) return poison(sema);
+  if (!strncmp(d->b.sig, "input", 5) && d->check != ck_unary && d->check != ck_binary &&
+      !get_tensor(sema, e, e->bargs[0], "input"))
+    return poison(sema);
+  return d->check(sema, e, d);
+}
+
+static TType *check_attr(Sema *sema, Ast *e) {
+  TType *self = check_expr(sema, e->lhs);
+  if (is_poison(self)) return poison(sema);
+  if (!strcmp(e->name, "T") && is_tensor(self)) {
+    const BuiltinDef *d = builtin_find("T");
+    e->bi = &d->b;
+    e->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *));
+    e->bargs[0] = e->lhs;
+    e->nbargs = 1;
+    return ck_T(sema, e, d);
+  }
+  if (is_tensor(self) && builtin_find(e->name))
+    diag_error(sema->cx, e->oploc, "'%s' is a method: call it as .%s(...)", e->name, e->name);
+  else
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+  return poison(sema);
+}
+
+static TType *check_list(Sema *sema, Ast *e) {
+  TType *t = ty_new(sema, TY_LIST);
+  t->nelem = e->list.len;
+  t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(t->nelem + 1));
+  for (int i = 0; i < e->list.len; i++) {
+    t->elems[i] = check_expr(sema, e->list.data[i]);
+    if (is_poison(t->elems[i])) return poison(sema);
+  }
+  return t;
+}
+
+TType *check_expr(Sema *sema, Ast *e) {
+  TType *t;
+  switch (e->kind) {
+  case AST_INT: t = ty_int(sema, e->ival); break;
+  case AST_FLOAT: t = ty_float(sema, e->fval); break;
+  case AST_BOOL: t = ty_bool(sema, e->bval); break;
+  case AST_NONE: t = ty_new(sema, TY_NONE); break;
+  case AST_DTYPE: t = ty_dtype(sema, e->dtype); break;
+  case AST_NAME: t = check_name(sema, e); break;
+  case AST_UNARY: t = check_unary(sema, e); break;
+  case AST_BINARY: t = check_binary(sema, e); break;
+  case AST_CALL: t = check_call(sema, e); break;
+  case AST_ATTR: t = check_attr(sema, e); break;
+  case AST_INDEX: t = check_index(sema, e); break;
+  case AST_LIST: t = check_list(sema, e); break;
+  case AST_SLICE:
+  case AST_ELLIPSIS:
+    diag_error(sema->cx, e->loc, "'%s' is only allowed inside an index [...]", e->kind == AST_SLICE ? ":" : "...");
+    t = poison(sema);
+    break;
+  default:
+    diag_error(sema->cx, e->loc, "expected an expression");
+    t = poison(sema);
+    break;
+  }
+  e->ty = t;
+  return t;
+}

@@ -1,0 +1,196 @@
+// frontend/sema_internal.h: internal to semantic analysis, the files frontend/sema*.c.
+// Nothing else includes it: the public entry points (sema_check, sema_find_fn) and the
+// types sema gives the AST (TType, Builtin) are in frontend/frontend.h.
+//
+// The pieces, from the entry points down (the prototypes below follow the same order):
+//   sema.c          declarations, declared types, every function checked as an entry
+//                   point, inlining of calls to user functions
+//   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
+//   sema_expr.c     names and the expression checker: operators, calls, attributes
+//   sema_index.c    x[...]: basic indices make one view, index tensors one node
+//   sema_builtin.c  the op table and the binding of its arguments, PyTorch 1.13's style
+//   sema_view.c     the op table's checkers: view ops (§5), contiguous, to, casts, clone
+//   sema_math.c     ... elementwise ops, where, clamp, reductions, softmax, matmul (§6)
+//   sema_join.c     ... cat, stack, index_select, gather
+//   sema_create.c   ... zeros, ones, full, arange, eye
+//   sema_fold.c     constant folding of Python scalars
+//   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
+//
+// Conventions every piece keeps: a check reports its error (PyTorch's words where
+// PyTorch has them) and returns poison(sema), or false/NULL where it returns no type;
+// an operand whose type is already poison is not reported again.
+#ifndef TDSLC_FRONTEND_SEMA_INTERNAL_H
+#define TDSLC_FRONTEND_SEMA_INTERNAL_H
+
+#include "frontend/frontend.h"
+
+typedef struct BuiltinDef BuiltinDef;
+
+// ---- the state of one sema_check ----
+typedef struct Sym Sym;
+struct Sym {
+  const char *name;
+  TType *ty;
+  Loc loc;
+  Sym *next;  // older bindings
+};
+
+typedef struct Const {
+  const char *name;
+  TType *ty;
+  Loc loc;
+} Const;
+
+typedef struct Sema {
+  Ctx *cx;
+  Program *p;
+  VEC(Const) consts;
+  Sym *scope;                // locals of the body being checked, newest first
+  int nstorage;              // next fresh storage id
+  VEC(Ast *) stack;          // user functions being checked or inlined (recursion)
+  const Ast *entry;          // the function checked as an entry point
+} Sema;
+
+// ---- an entry of the op table (sema_builtin.c) ----
+// A checker sees e->bargs bound to the op's parameters (NULL: left out) and returns
+// e's type; it sets e->operands (and e->attr, e->needs_copy) for lower.c.
+typedef TType *(*CheckFn)(Sema *sema, Ast *e, const BuiltinDef *d);
+enum { F_FN = 1, F_METH = 2, F_BOTH = 3 };  // forms: torch.f(x, ...), x.f(...)
+struct BuiltinDef {
+  Builtin b;       // first: e->bi points here
+  CheckFn check;
+  int forms;
+  Op aux;          // the op a shared checker applies (unary/binary/reduction kind)
+};
+
+enum { MAX_LIST = 64 };  // the most entries of a size or dims list
+
+// ---- small helpers ----
+static inline bool is_tensor(const TType *t) { return t && t->kind == TY_TENSOR; }
+static inline bool is_scalar(const TType *t) { return t && t->kind == TY_SCALAR; }
+static inline bool is_poison(const TType *t) { return !t || t->kind == TY_POISON; }
+
+static inline bool same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
+  if (na != nb) return false;
+  for (int i = 0; i < na; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// int64 arithmetic that wraps (Python ints folded, sizes multiplied as PyTorch does).
+static inline int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t wrap_sub(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+
+// Where a call's errors point: its method or function name when it has one.
+static inline Loc call_loc(const Ast *e) { return e->oploc.end > e->oploc.begin ? e->oploc : e->loc; }
+
+// ---- sema.c ----
+TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a contiguous tensor type
+TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
+
+// ---- sema_stmt.c ----
+const char *target_name(const Ast *t);  // the variable a store target writes through
+TType *check_body(Sema *sema, Ast *fn, TType **params);
+
+// ---- sema_expr.c ----
+TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
+bool check_args(Sema *sema, Ast *e);    // a call's arguments: false when one is poison
+void bind_name(Sema *sema, const char *name, TType *t, Loc loc);
+Sym *find_local(Sema *sema, const char *name);
+Const *find_const(Sema *sema, const char *name);
+Loc name_loc(const Ast *d);
+
+// ---- sema_index.c ----
+TType *check_index(Sema *sema, Ast *e);
+
+// ---- sema_builtin.c ----
+const BuiltinDef *builtin_find(const char *name);
+bool is_op_name(const char *name);
+bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self);
+Ast *barg(const Ast *e, int i);  // the bound argument i, or NULL when absent or None
+const char *arg_name(Sema *sema, const Ast *e, const char *pname);
+// The bound argument a of e as the type parameter pname needs: false (NULL) after
+// PyTorch's message when it is not.
+bool get_int(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out);
+bool get_bool(Sema *sema, const Ast *e, Ast *a, const char *pname, bool *out);
+bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out, int *n);
+TType *get_tensor(Sema *sema, const Ast *e, Ast *a, const char *pname);
+bool get_dtype(Sema *sema, const Ast *e, Ast *a, DType *out);
+bool get_dims(Sema *sema, const Ast *e, Ast *a, const char *pname, int ndim, int *dims, int *n);
+void set_operands(Sema *sema, Ast *e, Ast **ops, int n);
+void set_operand1(Sema *sema, Ast *e, Ast *a);
+
+// ---- the checkers of the op table ----
+// sema_view.c
+TType *ck_view(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_reshape(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_flatten(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_transpose(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_t(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_T(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_permute(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_unsqueeze(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_squeeze(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_expand(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_expand_as(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_select(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_diagonal(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_as_strided(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_flip(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d);
+// PyTorch's expand of x to req (also the check of a stored value's shape).
+bool expand_to(Sema *sema, Loc loc, const TType *x, int n, const int64_t *req, View *out);
+// sema_math.c
+TType *ck_unary(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
+// The node of an operator (-x, a + b, a @ b) or call once its operands are checked.
+TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
+TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
+TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
+bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out);
+// sema_join.c
+TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_gather(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_create.c
+TType *ck_zeros(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_fold.c: NULL after an error (division by zero ...) ----
+TType *fold_binary(Sema *sema, Loc loc, int op, const TType *a, const TType *b);
+TType *fold_unary(Sema *sema, Loc loc, int op, const TType *a);
+TType *fold_math(Sema *sema, Op op, const TType *a);  // NULL: op has no scalar form
+
+// ---- sema_type.c ----
+TType *ty_new(Sema *sema, TyKind k);
+TType *poison(Sema *sema);
+TType *ty_int(Sema *sema, int64_t v);
+TType *ty_float(Sema *sema, double v);
+TType *ty_bool(Sema *sema, bool v);
+TType *ty_dtype(Sema *sema, DType dt);
+TType *ty_fresh(Sema *sema, DType dt, int ndim, const int64_t *shape);  // a new contiguous storage
+TType *ty_view_of(Sema *sema, const TType *src, View v);                // another view of src's storage
+const char *torch_name(DType dt);         // "Float", as PyTorch's messages name dtypes
+const char *torch_tensor_name(DType dt);  // "FloatTensor"
+const char *py_type_name(const TType *t);  // "int", "Tensor", "torch.dtype" ...
+const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
+const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"
+bool check_rank(Sema *sema, Loc loc, int ndim);
+bool check_numel(Sema *sema, Loc loc, int ndim, const int64_t *shape);
+DType result_type(Sema *sema, TType **ts, int n);  // torch.result_type of tensors and scalars
+bool wrap_dim(Sema *sema, Loc loc, int64_t d, int ndim, int *out);
+bool broadcast(Sema *sema, Loc loc, int *na, int64_t *a, int nb, const int64_t *b);
+
+#endif

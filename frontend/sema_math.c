@@ -1,0 +1,517 @@
+// frontend/sema_math.c: the computing ops of §6: elementwise unary and binary ops, where,
+// clamp, reductions, softmax and matmul. Result dtypes follow PyTorch's CUDA kernels
+// (and their messages for the dtypes they reject), shapes broadcast as PyTorch's
+// infer_size; a math function of a Python scalar folds (sema_fold.c).
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+// ============================================================================
+// Elementwise ops (§6): dtype rules of PyTorch's CUDA kernels, broadcasting
+// ============================================================================
+// Dtype of a unary op's result; false (after PyTorch's message) when not implemented.
+static bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
+  bool fl = dtype_is_float(in);
+  const char *kname = NULL;
+  switch (op) {
+  case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
+  case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_RECIPROCAL:
+    *out = fl ? in : DT_F32;
+    return true;
+  case OP_GELU: kname = "GeluCUDAKernelImpl"; break;
+  case OP_SILU: kname = "silu_cuda"; break;
+  case OP_ABS: kname = "abs_cuda"; break;
+  case OP_FLOOR: kname = "floor_cuda"; break;
+  case OP_CEIL: kname = "ceil_cuda"; break;
+  case OP_ROUND: kname = "round_cuda"; break;
+  case OP_NEG:
+    if (in == DT_BOOL) {
+      diag_error(sema->cx, loc, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                 "invert a mask, use the `~` or `logical_not()` operator instead.");
+      return false;
+    }
+    *out = in;
+    return true;
+  case OP_RELU:
+    if (in == DT_BOOL) {
+      diag_error(sema->cx, loc, "Boolean inputs not supported for relu");
+      return false;
+    }
+    *out = in;
+    return true;
+  case OP_SIGN: *out = in; return true;
+  case OP_SQUARE: *out = in == DT_BOOL ? DT_I64 : in; return true;
+  case OP_BITWISE_NOT:
+    if (fl) {
+      diag_error(sema->cx, loc, "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+      return false;
+    }
+    *out = in;
+    return true;
+  case OP_LOGICAL_NOT: *out = DT_BOOL; return true;
+  default: td_unreachable();
+  }
+  // gelu/silu take floats only; abs/floor/ceil/round anything but bool
+  bool ok = (op == OP_GELU || op == OP_SILU) ? fl : in != DT_BOOL;
+  if (!ok) {
+    diag_error(sema->cx, loc, "\"%s\" not implemented for '%s'", kname, torch_name(in));
+    return false;
+  }
+  *out = in;
+  return true;
+}
+
+TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
+  TType *t = x->ty;
+  DType dt;
+  if (op == OP_BITWISE_NOT && t->dtype == DT_BOOL) op = OP_LOGICAL_NOT;
+  if (op == OP_BITWISE_NOT && e->kind == AST_CALL && dtype_is_float(t->dtype)) {
+    // bitwise_not(x) reaches the kernel's dtype dispatch; only `~x` has the Python message
+    diag_error(sema->cx, loc, "\"bitwise_not_cuda\" not implemented for '%s'", torch_name(t->dtype));
+    return poison(sema);
+  }
+  if (!unary_dtype(sema, loc, op, t->dtype, &dt)) return poison(sema);
+  set_operand1(sema, e, x);
+  return ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+}
+
+TType *ck_unary(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0];
+  if (is_scalar(x->ty)) {  // sqrt(D): a compile-time scalar
+    e->bi = NULL;
+    TType *r = fold_math(sema, d->b.op, x->ty);
+    return r ? r : poison(sema);
+  }
+  if (!get_tensor(sema, e, x, "input")) return poison(sema);
+  return unary_node(sema, e, d->b.op, x, call_loc(e));
+}
+
+// Broadcast the shapes of the tensor operands; scalars take no part.
+static bool broadcast_all(Sema *sema, Loc loc, Ast **xs, int n, int *nd, int64_t *shape) {
+  *nd = 0;
+  for (int i = 0; i < n; i++)
+    if (is_tensor(xs[i]->ty) && !broadcast(sema, loc, nd, shape, xs[i]->ty->view.ndim, xs[i]->ty->view.shape))
+      return false;
+  return true;
+}
+
+static bool is_bool_operand(const TType *t) { return t->dtype == DT_BOOL; }
+
+// The dtype of a binary op's result (PyTorch's rules and messages).
+bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out) {
+  TType *ts[2] = {a, b};
+  DType r = result_type(sema, ts, 2);
+  switch (op) {
+  case OP_SUB:
+    if (is_bool_operand(a) && is_bool_operand(b)) {
+      diag_error(sema->cx, loc, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                 "`logical_xor()` operator instead.");
+      return false;
+    }
+    if ((is_tensor(a) && a->dtype == DT_BOOL) || (is_tensor(b) && b->dtype == DT_BOOL)) {
+      diag_error(sema->cx, loc, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                 "to invert a mask, use the `~` or `logical_not()` operator instead.");
+      return false;
+    }
+    break;
+  case OP_DIV:
+  case OP_ATAN2:
+    if (!dtype_is_float(r)) r = DT_F32;
+    break;
+  case OP_FLOOR_DIVIDE:
+  case OP_REMAINDER:
+  case OP_POW:
+    if (r == DT_BOOL) {
+      diag_error(sema->cx, loc, "\"%s\" not implemented for 'Bool'",
+                 op == OP_POW ? "pow_cuda" : op == OP_REMAINDER ? "remainder_cuda" : "div_floor_cuda");
+      return false;
+    }
+    if (op == OP_POW && !dtype_is_float(r) && is_scalar(b) && b->dtype == DT_I64 && b->ival < 0) {
+      diag_error(sema->cx, loc, "Integers to negative integer powers are not allowed.");
+      return false;
+    }
+    break;
+  case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_LOGICAL_AND:
+  case OP_LOGICAL_OR:
+    r = DT_BOOL;
+    break;
+  default: break;
+  }
+  *out = r;
+  return true;
+}
+
+TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
+  Ast *xs[2] = {a, b};
+  int nd;
+  int64_t shape[TD_MAX_DIMS];
+  DType dt;
+  if (!binary_dtype(sema, loc, op, a->ty, b->ty, &dt)) return poison(sema);
+  if (!broadcast_all(sema, loc, xs, 2, &nd, shape) || !check_numel(sema, loc, nd, shape)) return poison(sema);
+  set_operands(sema, e, xs, 2);
+  return ty_fresh(sema, dt, nd, shape);
+}
+
+TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  static const int binop_of[OP_COUNT] = {
+      [OP_ADD] = BIN_ADD + 1, [OP_SUB] = BIN_SUB + 1, [OP_MUL] = BIN_MUL + 1, [OP_DIV] = BIN_DIV + 1,
+      [OP_FLOOR_DIVIDE] = BIN_FLOORDIV + 1, [OP_REMAINDER] = BIN_MOD + 1, [OP_POW] = BIN_POW + 1,
+      [OP_EQ] = BIN_EQ + 1, [OP_NE] = BIN_NE + 1, [OP_LT] = BIN_LT + 1, [OP_LE] = BIN_LE + 1,
+      [OP_GT] = BIN_GT + 1, [OP_GE] = BIN_GE + 1};
+  Op op = d->b.op;
+  if (op == OP_MAXIMUM || op == OP_MINIMUM) {  // tensors only, as in PyTorch
+    if (!get_tensor(sema, e, a, "input") || !get_tensor(sema, e, b, "other")) return poison(sema);
+  }
+  if (is_scalar(a->ty) && is_scalar(b->ty)) {
+    e->bi = NULL;
+    TType *r = NULL;
+    if (binop_of[op]) r = fold_binary(sema, call_loc(e), binop_of[op] - 1, a->ty, b->ty);
+    else if (op == OP_ATAN2) r = ty_float(sema, atan2(a->ty->fval, b->ty->fval));
+    else if (op == OP_LOGICAL_AND) r = ty_bool(sema, a->ty->fval != 0 && b->ty->fval != 0);
+    else if (op == OP_LOGICAL_OR) r = ty_bool(sema, a->ty->fval != 0 || b->ty->fval != 0);
+    if (!r) {
+      if (!binop_of[op] && op != OP_ATAN2)
+        diag_error(sema->cx, a->loc, "%s(): argument 'input' must be Tensor, not %s", d->b.name, py_type_name(a->ty));
+      return poison(sema);
+    }
+    return r;
+  }
+  if (!is_tensor(a->ty) && !is_scalar(a->ty)) return get_tensor(sema, e, a, "input"), poison(sema);
+  if (!is_tensor(b->ty) && !is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
+  return binary_node(sema, e, op, a, b, call_loc(e));
+}
+
+TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *c = e->bargs[0], *a = e->bargs[1], *b = e->bargs[2];
+  TType *ct = get_tensor(sema, e, c, "condition");
+  if (!ct) return poison(sema);
+  for (int i = 1; i < 3; i++)
+    if (!is_tensor(e->bargs[i]->ty) && !is_scalar(e->bargs[i]->ty))
+      return get_tensor(sema, e, e->bargs[i], i == 1 ? "input" : "other"), poison(sema);
+  if (ct->dtype != DT_BOOL) {
+    diag_error(sema->cx, c->loc, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+               torch_name(ct->dtype));
+    return poison(sema);
+  }
+  Ast *xs[3] = {c, a, b};
+  TType *ts[2] = {a->ty, b->ty};
+  int nd;
+  int64_t shape[TD_MAX_DIMS];
+  if (!broadcast_all(sema, call_loc(e), xs, 3, &nd, shape) || !check_numel(sema, call_loc(e), nd, shape))
+    return poison(sema);
+  set_operands(sema, e, xs, 3);
+  return ty_fresh(sema, result_type(sema, ts, 2), nd, shape);
+}
+
+TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *lo = barg(e, 1), *hi = barg(e, 2);
+  TType *t = get_tensor(sema, e, x, "input");
+  if (!t) return poison(sema);
+  if (!lo && !hi) {
+    diag_error(sema->cx, call_loc(e), "torch.clamp: At least one of 'min' or 'max' must not be None");
+    return poison(sema);
+  }
+  TType *ts[3] = {t, lo ? lo->ty : NULL, hi ? hi->ty : NULL};
+  for (int i = 1; i < 3; i++)
+    if (ts[i] && !is_scalar(ts[i])) {
+      diag_error(sema->cx, e->bargs[i]->loc, "clamp(): '%s' must be a number: tensor bounds are not supported (use "
+                 "maximum/minimum)", i == 1 ? "min" : "max");
+      return poison(sema);
+    }
+  DType dt = result_type(sema, ts, 3);
+  e->attr.has_lo = lo != NULL;
+  e->attr.has_hi = hi != NULL;
+  if (lo) e->attr.lo = lo->ty->fval, e->attr.ilo = lo->ty->ival;
+  if (hi) e->attr.hi = hi->ty->fval, e->attr.ihi = hi->ty->ival;
+  set_operand1(sema, e, x);
+  return ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+}
+
+// ============================================================================
+// Reductions and softmax
+// ============================================================================
+// Which reductions take only one int dim (PyTorch's signatures).
+static bool single_dim_reduction(Op op) {
+  return op == OP_PROD || op == OP_ARGMAX || op == OP_ARGMIN || op == OP_ALL || op == OP_ANY || op == OP_MAX ||
+         op == OP_MIN;
+}
+
+TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Op op = d->b.op;
+  Ast *xa = e->bargs[0], *da = barg(e, 1);
+  int ki = (op == OP_VAR || op == OP_STD) ? 3 : 2;
+  Ast *ka = barg(e, ki), *dta = (op == OP_SUM || op == OP_MEAN || op == OP_PROD) ? barg(e, 3) : NULL;
+  if ((op == OP_MAX || op == OP_MIN) && da && is_tensor(da->ty)) {  // max(a, b) is maximum(a, b)
+    static const BuiltinDef dmax = {{"maximum", BK_NODE, OP_MAXIMUM, "input, other"}, ck_binary, F_BOTH, OP_COUNT};
+    static const BuiltinDef dmin = {{"minimum", BK_NODE, OP_MINIMUM, "input, other"}, ck_binary, F_BOTH, OP_COUNT};
+    const BuiltinDef *m = op == OP_MAX ? &dmax : &dmin;
+    e->bi = &m->b;
+    return ck_binary(sema, e, m);
+  }
+  TType *x = get_tensor(sema, e, xa, "input");
+  if (!x) return poison(sema);
+  int nd = x->view.ndim;
+  bool keepdim = false, unbiased = true;
+  // var(x, True) means unbiased=True in PyTorch's var(input, unbiased) overload
+  if ((op == OP_VAR || op == OP_STD) && da && is_scalar(da->ty) && da->ty->dtype == DT_BOOL) {
+    unbiased = da->ty->ival != 0;
+    da = NULL;
+  } else if ((op == OP_VAR || op == OP_STD) && barg(e, 2) && !get_bool(sema, e, e->bargs[2], "unbiased", &unbiased)) {
+    return poison(sema);
+  }
+  if (ka && !get_bool(sema, e, ka, "keepdim", &keepdim)) return poison(sema);
+  if ((op == OP_MAX || op == OP_MIN) && da) {
+    diag_error(sema->cx, da->loc, "%s(dim) is not supported: use %s or arg%s", d->b.name,
+               op == OP_MAX ? "amax" : "amin", d->b.name);
+    return poison(sema);
+  }
+  uint32_t mask = 0;
+  int dims[MAX_LIST], n = 0;
+  if (da) {
+    if (single_dim_reduction(op) && da->ty->kind == TY_LIST) {
+      diag_error(sema->cx, da->loc, "%s(): argument %s must be int, not list", d->b.name, arg_name(sema, e, "dim"));
+      return poison(sema);
+    }
+    if (!get_dims(sema, e, da, "dim", nd, dims, &n)) return poison(sema);
+    for (int i = 0; i < n; i++) mask |= 1u << dims[i];
+    if (n == 0) da = NULL;  // sum(x, []) reduces everything
+  }
+  if (!da) mask = nd ? (uint32_t)((1ull << nd) - 1) : 0;
+  if (nd == 0) mask = 0;
+  // dtypes
+  DType in = x->dtype, dt = in;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  switch (op) {
+  case OP_SUM:
+  case OP_PROD:
+    if (!dta && !dtype_is_float(in)) dt = DT_I64;
+    break;
+  case OP_MEAN:
+    if (!dtype_is_float(dta ? dt : in)) {
+      diag_error(sema->cx, call_loc(e), "mean(): could not infer output dtype. Input dtype must be either a floating "
+                 "point or complex dtype. Got: %s", torch_name(dta ? dt : in));
+      return poison(sema);
+    }
+    break;
+  case OP_VAR:
+  case OP_STD:
+    if (!dtype_is_float(in)) {
+      diag_error(sema->cx, call_loc(e), "std and var only support floating point and complex dtypes");
+      return poison(sema);
+    }
+    break;
+  case OP_LOGSUMEXP:
+    if (!dtype_is_float(in)) dt = DT_F32;
+    break;
+  case OP_ARGMAX:
+  case OP_ARGMIN:
+    if (in == DT_BOOL) {
+      diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for 'Bool'", d->b.name);
+      return poison(sema);
+    }
+    dt = DT_I64;
+    break;
+  case OP_ALL:
+  case OP_ANY: dt = DT_BOOL; break;
+  default: break;
+  }
+  // reductions without an identity need elements
+  if (op == OP_AMAX || op == OP_AMIN || op == OP_ARGMAX || op == OP_ARGMIN || op == OP_MAX || op == OP_MIN) {
+    if (!da && view_numel(x->view) == 0) {
+      if (op == OP_ARGMAX || op == OP_ARGMIN)
+        diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0.",
+                   d->b.name);
+      else
+        diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0. "
+                   "Specify the reduction dim with the 'dim' argument.", d->b.name);
+      return poison(sema);
+    }
+    // the first empty dim in the order given; amax/amin name it as written, argmax/argmin wrapped
+    for (int k = 0; da && k < n; k++)
+      if (x->view.shape[dims[k]] == 0) {
+        int64_t raw[MAX_LIST], shown = dims[k];
+        int nr;
+        if ((op == OP_AMAX || op == OP_AMIN) && get_ints(sema, e, da, "dim", raw, &nr) && k < nr) shown = raw[k];
+        diag_error(sema->cx, da->loc, "%s(): Expected reduction dim %" PRId64 " to have non-zero size.", d->b.name,
+                   shown);
+        return poison(sema);
+      }
+  }
+  int64_t shape[TD_MAX_DIMS];
+  int on = 0;
+  for (int i = 0; i < nd; i++) {
+    if (!(mask >> i & 1)) shape[on++] = x->view.shape[i];
+    else if (keepdim) shape[on++] = 1;
+  }
+  e->attr.dims = mask;
+  e->attr.keepdim = keepdim;
+  e->attr.unbiased = unbiased;
+  e->attr.dim = (da && n == 1) ? dims[0] : -1;
+  set_operand1(sema, e, xa);
+  return ty_fresh(sema, dt, on, shape);
+}
+
+TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *xa = e->bargs[0];
+  TType *x = get_tensor(sema, e, xa, "input");
+  int64_t dim;
+  int a;
+  if (!x || !get_int(sema, e, e->bargs[1], "dim", &dim)) return poison(sema);
+  if (!wrap_dim(sema, e->bargs[1]->loc, dim, x->view.ndim, &a)) return poison(sema);
+  DType dt = x->dtype;
+  if (barg(e, 2) && !get_dtype(sema, e, e->bargs[2], &dt)) return poison(sema);
+  if (!dtype_is_float(dt)) {
+    diag_error(sema->cx, call_loc(e), "\"host_softmax\" not implemented for '%s'", torch_name(dt));
+    return poison(sema);
+  }
+  (void)d;
+  e->attr.dim = a;
+  e->attr.dims = x->view.ndim ? 1u << a : 0;
+  set_operand1(sema, e, xa);
+  return ty_fresh(sema, dt, x->view.ndim, x->view.shape);
+}
+
+// ============================================================================
+// matmul, mm, bmm: PyTorch's 1-D / 2-D / folded / batched rules and messages
+// ============================================================================
+static bool matmul_dtypes(Sema *sema, Loc loc, const TType *a, const TType *b, const char *kernel) {
+  if (a->dtype != b->dtype) {
+    if (a->view.ndim == 1 && b->view.ndim == 1)
+      diag_error(sema->cx, loc, "dot : expected both vectors to have same dtype, but found %s and %s",
+                 torch_name(a->dtype), torch_name(b->dtype));
+    else
+      diag_error(sema->cx, loc, "expected scalar type %s but found %s", torch_name(a->dtype), torch_name(b->dtype));
+    return false;
+  }
+  if (!dtype_is_float(a->dtype)) {
+    diag_error(sema->cx, loc, "\"%s\" not implemented for '%s'",
+               a->view.ndim == 1 && b->view.ndim == 1 ? "dot" : kernel, torch_name(a->dtype));
+    return false;
+  }
+  return true;
+}
+
+static void mm_error(Sema *sema, Loc loc, int64_t r1, int64_t c1, int64_t r2, int64_t c2) {
+  diag_error(sema->cx, loc, "mat1 and mat2 shapes cannot be multiplied (%" PRId64 "x%" PRId64 " and %" PRId64
+             "x%" PRId64 ")", r1, c1, r2, c2);
+}
+static void mv_error(Sema *sema, Loc loc, int64_t r, int64_t c, int64_t k) {
+  diag_error(sema->cx, loc, "size mismatch, got %" PRId64 ", %" PRId64 "x%" PRId64 ",%" PRId64, r, r, c, k);
+}
+
+static bool matmul_shape(Sema *sema, Loc loc, const TType *ta, const TType *tb, int *on, int64_t *out) {
+  const View *a = &ta->view, *b = &tb->view;
+  int d1 = a->ndim, d2 = b->ndim;
+  if (d1 == 0 || d2 == 0) {
+    diag_error(sema->cx, loc, "both arguments to matmul need to be at least 1D, but they are %dD and %dD", d1, d2);
+    return false;
+  }
+  if (!matmul_dtypes(sema, loc, ta, tb, d1 >= 3 && d2 >= 3 ? "bmm_cuda" : "addmm_cuda")) return false;
+  const int64_t *sa = a->shape, *sb = b->shape;
+  *on = 0;
+  if (d1 == 1 && d2 == 1) {
+    if (sa[0] != sb[0]) {
+      diag_error(sema->cx, loc, "inconsistent tensor size, expected tensor [%" PRId64 "] and src [%" PRId64 "] to have "
+                 "the same number of elements, but got %" PRId64 " and %" PRId64 " elements respectively",
+                 sa[0], sb[0], sa[0], sb[0]);
+      return false;
+    }
+    return true;
+  }
+  if (d1 == 2 && d2 == 1) {
+    if (sa[1] != sb[0]) return mv_error(sema, loc, sa[0], sa[1], sb[0]), false;
+    out[(*on)++] = sa[0];
+    return true;
+  }
+  if (d1 == 1 && d2 == 2) {
+    if (sa[0] != sb[0]) return mm_error(sema, loc, 1, sa[0], sb[0], sb[1]), false;
+    out[(*on)++] = sb[1];
+    return true;
+  }
+  if (d1 == 2 && d2 == 2) {
+    if (sa[1] != sb[0]) return mm_error(sema, loc, sa[0], sa[1], sb[0], sb[1]), false;
+    out[(*on)++] = sa[0];
+    out[(*on)++] = sb[1];
+    return true;
+  }
+  if (d1 >= 3 && d2 <= 2) {  // fold a's batch into its rows
+    int64_t rows = 1;
+    for (int i = 0; i < d1 - 1; i++) rows = wrap_mul(rows, sa[i]);
+    int64_t m = sa[d1 - 1];
+    if (m != sb[0]) {
+      if (d2 == 1) mv_error(sema, loc, rows, m, sb[0]);
+      else mm_error(sema, loc, rows, m, sb[0], sb[1]);
+      return false;
+    }
+    for (int i = 0; i < d1 - 1; i++) out[(*on)++] = sa[i];
+    if (d2 == 2) out[(*on)++] = sb[1];
+    return true;
+  }
+  if (d2 >= 3 && d1 <= 2) {  // fold b's batch: computed as (b^T @ a^T)^T
+    int64_t rows = 1;
+    for (int i = 0; i < d2 - 2; i++) rows = wrap_mul(rows, sb[i]);
+    rows = wrap_mul(rows, sb[d2 - 1]);
+    int64_t k = sb[d2 - 2], m = sa[d1 - 1];
+    if (k != m) {
+      if (d1 == 1) mv_error(sema, loc, rows, k, m);
+      else mm_error(sema, loc, rows, k, m, sa[0]);
+      return false;
+    }
+    for (int i = 0; i < d2 - 2; i++) out[(*on)++] = sb[i];
+    if (d1 == 2) out[(*on)++] = sa[0];
+    out[(*on)++] = sb[d2 - 1];
+    return true;
+  }
+  // batched: broadcast the batch dims, then bmm's check
+  int nb = d1 - 2;
+  int64_t batch[TD_MAX_DIMS];
+  memcpy(batch, sa, sizeof(int64_t) * (size_t)nb);
+  if (!broadcast(sema, loc, &nb, batch, d2 - 2, sb)) return false;
+  int64_t B = 1;
+  for (int i = 0; i < nb; i++) B = wrap_mul(B, batch[i]);
+  if (sa[d1 - 1] != sb[d2 - 2]) {
+    diag_error(sema->cx, loc, "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64 ", %" PRId64
+               "] but got: [%" PRId64 ", %" PRId64 "].", B, sa[d1 - 1], B, sb[d2 - 2]);
+    return false;
+  }
+  for (int i = 0; i < nb; i++) out[(*on)++] = batch[i];
+  out[(*on)++] = sa[d1 - 2];
+  out[(*on)++] = sb[d2 - 1];
+  return true;
+}
+
+TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
+  int n;
+  int64_t shape[TD_MAX_DIMS];
+  if (!matmul_shape(sema, loc, a->ty, b->ty, &n, shape) || !check_numel(sema, loc, n, shape)) return poison(sema);
+  Ast *xs[2] = {a, b};
+  set_operands(sema, e, xs, 2);
+  return ty_fresh(sema, a->ty->dtype, n, shape);
+}
+
+TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  TType *ta = get_tensor(sema, e, a, "input");
+  TType *tb = ta ? get_tensor(sema, e, b, d->aux == OP_COUNT ? "other" : "mat2") : NULL;
+  if (!ta || !tb) return poison(sema);
+  Loc loc = call_loc(e);
+  if (!strcmp(d->b.name, "mm")) {
+    if (ta->view.ndim != 2) return diag_error(sema->cx, a->loc, "self must be a matrix"), poison(sema);
+    if (tb->view.ndim != 2) return diag_error(sema->cx, b->loc, "mat2 must be a matrix"), poison(sema);
+  } else if (!strcmp(d->b.name, "bmm")) {
+    if (ta->view.ndim != 3) return diag_error(sema->cx, a->loc, "batch1 must be a 3D tensor"), poison(sema);
+    if (tb->view.ndim != 3) return diag_error(sema->cx, b->loc, "batch2 must be a 3D tensor"), poison(sema);
+    if (ta->view.shape[0] != tb->view.shape[0] || ta->view.shape[2] != tb->view.shape[1]) {
+      diag_error(sema->cx, loc, "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64 ", %" PRId64
+                 "] but got: [%" PRId64 ", %" PRId64 "].", ta->view.shape[0], ta->view.shape[2], tb->view.shape[0],
+                 tb->view.shape[1]);
+      return poison(sema);
+    }
+  }
+  return matmul_node(sema, e, a, b, loc);
+}

@@ -1,0 +1,263 @@
+// frontend/sema_stmt.c: statements and function bodies: assignments (names hold tensors
+// and numbers), augmented assignments, stores through a view (§7) with PyTorch's in-place
+// checks (a writable storage, no overlap, a dtype the result casts to) and return
+// against the declared types.
+#include "frontend/sema_internal.h"
+
+#include <string.h>
+
+// ============================================================================
+// Stores (§7): x[...] = v, x[...] op= v, x op= v
+// ============================================================================
+static const BuiltinDef def_store = {{"store", BK_NODE, OP_STORE, ""}, NULL, 0, OP_COUNT};
+
+// The variable a store target is written through (x in x.t()[0]).
+static const Ast *root_name(const Ast *t) {
+  while (t && t->kind != AST_NAME) t = t->lhs;
+  return t;
+}
+
+const char *target_name(const Ast *t) {
+  const Ast *r = root_name(t);
+  return r ? r->name : "tensor";
+}
+
+// PyTorch's partial-overlap check of an in-place write: both tensors non-overlapping
+// and dense over one storage, their element ranges intersecting without being the
+// same tensor (same range and strides). Other overlaps (a flip, strided views) are
+// not errors; lowering reads such a value from a copy made before the write.
+static bool partial_overlap(const TType *w, const TType *r) {
+  if (w->storage != r->storage || view_numel(w->view) == 0 || view_numel(r->view) == 0)
+    return false;
+  if (!view_is_dense(w->view) || !view_is_dense(r->view))
+    return false;
+  int64_t wb = w->view.offset, we = wb + view_numel(w->view), rb = r->view.offset, re = rb + view_numel(r->view);
+  if (wb == rb && we == re) {
+    for (int i = 0; i < w->view.ndim && i < r->view.ndim; i++)
+      if (w->view.strides[i] != r->view.strides[i])
+        return true;
+    return w->view.ndim != r->view.ndim;
+  }
+  return wb < re && rb < we;
+}
+
+static void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
+  TType *t = target->ty, *v = rhs->ty;
+  if (is_poison(t) || is_poison(v)) return;
+  if (!is_tensor(t)) {
+    diag_error(sema->cx, target->loc, "cannot assign to an element of a %s", py_type_name(t));
+    return;
+  }
+  if (target->bi && target->bi->kind == BK_NODE) {
+    diag_error(sema->cx, target->loc, "assignment through an index tensor is not supported");
+    return;
+  }
+  if (!is_tensor(v) && !is_scalar(v)) {
+    diag_error(sema->cx, rhs->loc, "cannot assign a %s to a tensor", py_type_name(v));
+    return;
+  }
+  const char *name = target_name(target);
+  if (!t->writable) {
+    diag_error(sema->cx, target->loc, "cannot write to '%s': parameters are read-only unless declared 'mut'", name);
+    const Ast *r = root_name(target);
+    Sym *s = r ? find_local(sema, r->name) : NULL;
+    if (s) diag_note(sema->cx, s->loc, "'%s' declared here", name);
+    return;
+  }
+  for (int i = 0; i < t->view.ndim; i++)
+    if (t->view.strides[i] == 0 && t->view.shape[i] > 1) {
+      diag_error(sema->cx, st->oploc, "unsupported operation: more than one element of the written-to tensor refers to "
+                 "a single memory location. Please clone() the tensor before performing the operation.");
+      return;
+    }
+  if (is_tensor(v) && partial_overlap(t, v)) {
+    diag_error(sema->cx, st->oploc, "unsupported operation: some elements of the input tensor and the written-to "
+               "tensor refer to a single memory location. Please clone() the tensor before performing the operation.");
+    return;
+  }
+  static const Op aug_op[BIN_COUNT] = {[BIN_ADD] = OP_ADD, [BIN_SUB] = OP_SUB, [BIN_MUL] = OP_MUL, [BIN_DIV] = OP_DIV};
+  if (binop >= 0) {
+    TD_ASSERT(binop <= BIN_DIV);
+    Op op = aug_op[binop];
+    DType dt;
+    if (!binary_dtype(sema, st->oploc, op, t, v, &dt)) return;
+    if (!dtype_can_cast(dt, t->dtype)) {
+      diag_error(sema->cx, st->oploc, "result type %s can't be cast to the desired output type %s", torch_name(dt),
+                 torch_name(t->dtype));
+      return;
+    }
+    if (is_tensor(v)) {
+      int nd = t->view.ndim;
+      int64_t shape[TD_MAX_DIMS];
+      memcpy(shape, t->view.shape, sizeof(int64_t) * (size_t)nd);
+      if (!broadcast(sema, st->oploc, &nd, shape, v->view.ndim, v->view.shape)) return;
+      if (!same_shape(nd, shape, t->view.ndim, t->view.shape)) {
+        diag_error(sema->cx, st->oploc, "output with shape %s doesn't match the broadcast shape %s",
+                   shape_str(sema, t->view.ndim, t->view.shape), shape_str(sema, nd, shape));
+        return;
+      }
+    }
+    st->attr.aug = op;
+  } else {
+    if (is_tensor(v)) {  // PyTorch's setitem drops leading size-1 dims of the value, then expands
+      TType tmp = *v;
+      while (tmp.view.ndim > t->view.ndim && tmp.view.shape[0] == 1) tmp.view = view_select(tmp.view, 0, 0);
+      View out;
+      if (!expand_to(sema, rhs->loc, &tmp, t->view.ndim, t->view.shape, &out)) return;
+    }
+    st->attr.aug = OP_COUNT;
+  }
+  st->bi = &def_store.b;
+  Ast *ops[2] = {target, rhs};
+  set_operands(sema, st, ops, 2);
+  st->ty = t;
+}
+
+// ============================================================================
+// Statements and function bodies
+// ============================================================================
+typedef struct Body {
+  Ast *fn;          // the function (or its inlined clone)
+  TType *ret;       // what the return statement gave
+  bool returned;
+} Body;
+
+static void check_return(Sema *sema, Body *body, Ast *st) {
+  Ast *fn = body->fn;
+  int n = st->list.len;
+  TType **ts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(n + 1));
+  bool bad = false;
+  for (int i = 0; i < n; i++) {
+    ts[i] = check_expr(sema, st->list.data[i]);
+    if (is_poison(ts[i])) bad = true;
+  }
+  bool spread = n == 1 && ts[0]->kind == TY_TUPLE;  // return g(x), where g returns a tuple
+  if (spread) {
+    n = ts[0]->nelem;
+    ts = ts[0]->elems;
+  }
+  if (n != fn->rets.len) {
+    diag_error(sema->cx, st->loc, "'%s' returns %d value%s but its type declares %d", fn->name, n, n == 1 ? "" : "s",
+               fn->rets.len);
+    bad = true;
+  }
+  for (int i = 0; i < n && i < fn->rets.len && !bad; i++) {
+    Ast *v = st->list.data[spread ? 0 : i];
+    TType *want = param_type(sema, fn->rets.data[i]);
+    if (is_poison(want)) {
+      bad = true;
+    } else if (!is_tensor(ts[i])) {
+      diag_error(sema->cx, v->loc, "'%s' must return a tensor %s, not a %s", fn->name, type_str(sema, want),
+                 py_type_name(ts[i]));
+      bad = true;
+    } else if (ts[i]->dtype != want->dtype ||
+               !same_shape(ts[i]->view.ndim, ts[i]->view.shape, want->view.ndim, want->view.shape)) {
+      diag_error(sema->cx, v->loc, "return type mismatch: '%s' is declared to return %s but this is %s", fn->name,
+                 type_str(sema, want), type_str(sema, ts[i]));
+      diag_note(sema->cx, fn->rets.data[i]->loc, "declared here");
+      bad = true;
+    }
+  }
+  if (bad) {
+    body->ret = poison(sema);
+  } else if (n == 1 && !fn->ret_tuple) {
+    body->ret = ts[0];
+  } else {
+    TType *t = ty_new(sema, TY_TUPLE);
+    t->nelem = n;
+    t->elems = ts;
+    body->ret = t;
+  }
+  st->ty = body->ret;
+}
+
+static void check_assign(Sema *sema, Ast *st) {
+  TType *v = check_expr(sema, st->rhs);
+  int n = st->list.len;
+  if (v->kind == TY_LIST || v->kind == TY_NONE || v->kind == TY_DTYPE) {  // names hold tensors and numbers
+    diag_error(sema->cx, st->rhs->loc, "cannot assign a %s to a name: write it where it is used", py_type_name(v));
+    v = poison(sema);
+  } else if (v->kind == TY_TUPLE && n == 1) {  // names hold one tensor: a tuple result is unpacked
+    diag_error(sema->cx, st->rhs->loc, "cannot assign a tuple of %d values to one name '%s': unpack it (a, b = ...)",
+               v->nelem, st->list.data[0]->name);
+    v = poison(sema);
+  }
+  if (n == 1) {
+    Ast *t = st->list.data[0];
+    t->ty = v;
+    bind_name(sema, t->name, v, t->loc);
+    return;
+  }
+  bool ok = is_poison(v);
+  if (!ok && (v->kind == TY_TUPLE || v->kind == TY_LIST)) {
+    if (v->nelem > n) diag_error(sema->cx, st->oploc, "too many values to unpack (expected %d)", n);
+    else if (v->nelem < n)
+      diag_error(sema->cx, st->oploc, "not enough values to unpack (expected %d, got %d)", n, v->nelem);
+    else ok = true;
+  } else if (!ok) {
+    diag_error(sema->cx, st->oploc, "cannot unpack non-iterable %s object", py_type_name(v));
+  }
+  for (int i = 0; i < n; i++) {
+    Ast *t = st->list.data[i];
+    t->ty = ok && !is_poison(v) ? v->elems[i] : poison(sema);
+    bind_name(sema, t->name, t->ty, t->loc);
+  }
+}
+
+static void check_augassign(Sema *sema, Ast *st) {
+  TType *t = check_expr(sema, st->lhs), *v = check_expr(sema, st->rhs);
+  if (is_poison(t) || is_poison(v)) return;
+  if (is_scalar(t) && is_scalar(v)) {  // n += 1 rebinds a Python scalar
+    TType *r = fold_binary(sema, st->oploc, st->op, t, v);
+    if (r) bind_name(sema, st->lhs->name, r, st->lhs->loc);
+    else bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc);
+    st->ty = r;
+    return;
+  }
+  if (is_scalar(t) && is_tensor(v)) {
+    diag_error(sema->cx, st->oploc, "'%s' is a Python scalar and cannot be updated in place by a tensor: write "
+               "%s = %s %s ...", st->lhs->name, st->lhs->name, st->lhs->name, binop_text((BinOp)st->op));
+    bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc);
+    return;
+  }
+  check_store_common(sema, st, st->lhs, st->rhs, st->op);
+}
+
+static void check_store(Sema *sema, Ast *st) {
+  check_expr(sema, st->lhs);
+  check_expr(sema, st->rhs);
+  check_store_common(sema, st, st->lhs, st->rhs, st->op);
+}
+
+static void check_stmt(Sema *sema, Body *body, Ast *st) {
+  switch (st->kind) {
+  case AST_ASSIGN: check_assign(sema, st); break;
+  case AST_AUGASSIGN: check_augassign(sema, st); break;
+  case AST_STORE: check_store(sema, st); break;
+  case AST_RETURN:
+    check_return(sema, body, st);
+    body->returned = true;
+    break;
+  default: diag_error(sema->cx, st->loc, "expected a statement"); break;
+  }
+}
+
+// Check fn's body with its parameters bound to params; returns what it returns.
+TType *check_body(Sema *sema, Ast *fn, TType **params) {
+  Sym *saved = sema->scope;
+  sema->scope = NULL;
+  for (int i = 0; i < fn->list.len; i++) bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
+  Body body = {fn, NULL, false};
+  bool warned = false;
+  for (int i = 0; i < fn->body.len; i++) {
+    Ast *st = fn->body.data[i];
+    if (body.returned && !warned) {
+      diag_error(sema->cx, st->loc, "unreachable statement after 'return'");
+      warned = true;
+    }
+    check_stmt(sema, &body, st);
+  }
+  if (!body.returned) diag_error(sema->cx, name_loc(fn), "function '%s' must end with a 'return'", fn->name);
+  sema->scope = saved;
+  return body.ret ? body.ret : poison(sema);
+}
