@@ -77,14 +77,14 @@ static const TypeText type_text[DT_COUNT] = {
                 "(-(double)INFINITY)"},
 };
 
-typedef struct CG {
-  CGen g;       // first: the dialect's hooks get &c->g
+typedef struct CKernelGen {
+  CExprGen g;   // first: the dialect's hooks get &c->g
   int par_var;  // the loop variable of the enclosing parallel loop, -1 outside
-} CG;
+} CKernelGen;
 
 // The error record, the error index and the rank of the current iteration.
-static void err_args(CGen *g, int err) {
-  const CG *c = (const CG *)g;
+static void err_args(CExprGen *g, int err) {
+  const CKernelGen *c = (const CKernelGen *)g;
   if (c->par_var >= 0)
     buf_printf(g->b, "&err, %d, v%d", err, c->par_var);
   else
@@ -92,7 +92,7 @@ static void err_args(CGen *g, int err) {
 }
 
 // A union pun: defined in C, folded to a register move.
-static void bitcast(CGen *g, DType from, DType to, const char **pre, const char **post) {
+static void bitcast(CExprGen *g, DType from, DType to, const char **pre, const char **post) {
   *pre = arena_printf(&g->cx->arena, "((union { %s a; %s r; }){.a = ", cexpr_type(from), cexpr_type(to));
   *post = "}).r";
 }
@@ -126,10 +126,10 @@ static const char *const lanes_end = "#if defined(__GNUC__) && !defined(__clang_
                                      "#endif\n\n";
 
 // ---- the kernel printer ----
-static void stmts(CG *c, const LStmtList *l);
+static void stmts(CKernelGen *c, const LStmtList *l);
 
-static void stmt(CG *c, const LStmt *s) {
-  CGen *g = &c->g;
+static void stmt(CKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
   switch (s->kind) {
   case LS_LOOP: {
     bool par = s->parallel && c->par_var < 0;
@@ -162,7 +162,7 @@ static void stmt(CG *c, const LStmt *s) {
   td_unreachable();
 }
 
-static void stmts(CG *c, const LStmtList *l) {
+static void stmts(CKernelGen *c, const LStmtList *l) {
   for (int i = 0; i < l->len; i++)
     stmt(c, l->data[i]);
 }
@@ -170,7 +170,7 @@ static void stmts(CG *c, const LStmtList *l) {
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
-  CG c = {.par_var = -1};
+  CKernelGen c = {.par_var = -1};
   cexpr_begin(&c.g, cx, &dialect_c, pr, p, k);
   Buf body;
   buf_init(&body, cx);

@@ -180,7 +180,7 @@ static const char *const f2i_text[DT_COUNT] = {
                "}\n",
 };
 
-static const char *group_text(Group g, DType dt) {
+static const char *group_text(HelperGroup g, DType dt) {
   bool fl = dt == DT_F32 || dt == DT_F64;
   switch (g) {
   case G_INT: return int_text;
@@ -234,7 +234,7 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
       if (!pr->group[g][dt])
         continue;
       any = true;
-      const char *t = group_text((Group)g, (DType)dt);
+      const char *t = group_text((HelperGroup)g, (DType)dt);
       TD_ASSERT(t);
       templ(b, d, t, (DType)dt);
     }
@@ -267,7 +267,7 @@ const char *cexpr_storage_type(DType dt) {
 }
 
 // ---- the kernel printer ----
-static void scan_expr(CGen *g, const LExpr *e) {
+static void scan_expr(CExprGen *g, const LExpr *e) {
   if (!e)
     return;
   if (e->kind == LX_LOCAL)
@@ -283,7 +283,7 @@ static void scan_expr(CGen *g, const LExpr *e) {
   scan_expr(g, e->c);
 }
 
-static void scan_stmts(CGen *g, const LStmtList *l) {
+static void scan_stmts(CExprGen *g, const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
     scan_expr(g, s->val);
@@ -294,9 +294,9 @@ static void scan_stmts(CGen *g, const LStmtList *l) {
   }
 }
 
-void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k) {
+void cexpr_begin(CExprGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k) {
   int nargs = k->args.len, nlocals = k->locals.len;
-  *g = (CGen){.cx = cx, .d = d, .pr = pr, .p = p, .k = k, .depth = 1};
+  *g = (CExprGen){.cx = cx, .d = d, .pr = pr, .p = p, .k = k, .depth = 1};
   g->arg_used = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nargs + 1));
   g->local_read = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nlocals + 1));
   g->decl_depth = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nlocals + 1));
@@ -312,13 +312,13 @@ void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgra
     pr->single[H_ERR] = true;
 }
 
-DType cexpr_arg_dtype(const CGen *g, int arg) {
+DType cexpr_arg_dtype(const CExprGen *g, int arg) {
   TD_ASSERT(arg >= 0 && arg < g->k->args.len);
   return g->p->bufs.data[g->k->args.data[arg].buf].dtype;
 }
 
 // The trailing arguments of a raising helper: where and which error it records.
-static void err_args(CGen *g, int err) {
+static void err_args(CExprGen *g, int err) {
   if (err < 0 || !g->has_err) {
     buf_puts(g->b, g->d->no_err);
     return;
@@ -328,15 +328,15 @@ static void err_args(CGen *g, int err) {
 }
 
 static void dyn_index(void *ctx, Buf *b, const LExpr *e) {
-  CGen *g = ctx;
+  CExprGen *g = ctx;
   TD_ASSERT(b == g->b);
   cexpr_expr(g, e);
 }
 
-void cexpr_index(CGen *g, const LIndex *ix) { emit_index(g->b, ix, dyn_index, g); }
+void cexpr_index(CExprGen *g, const LIndex *ix) { emit_index(g->b, ix, dyn_index, g); }
 
 // The index of lane tdsl_g_l of a vector load or store at ix.
-static void lane_index(CGen *g, const LIndex *ix) {
+static void lane_index(CExprGen *g, const LIndex *ix) {
   TD_ASSERT(g->lane);
   bool zero = ix->base == 0 && !ix->dyn;
   for (int t = 0; t < ix->nterms; t++)
@@ -350,7 +350,7 @@ static void lane_index(CGen *g, const LIndex *ix) {
 
 // The text around a value of dtype `from` that makes it a value of dtype `to`
 // (ir/loop.h's LX_CAST): pre + value + post.
-static void cast_text(CGen *g, DType from, DType to, const char **pre, const char **post) {
+static void cast_text(CExprGen *g, DType from, DType to, const char **pre, const char **post) {
   *pre = *post = "";
   if (from == to)
     return;
@@ -362,14 +362,14 @@ static void cast_text(CGen *g, DType from, DType to, const char **pre, const cha
   if (to == DT_F16 || to == DT_BF16) {
     const char *r = to == DT_F16 ? "tdsl_g_round_f16(" : "tdsl_g_round_bf16(";
     g->pr->single[to == DT_F16 ? H_F16 : H_BF16] = true;
-    if (from == DT_F32 || is_half(from))
+    if (from == DT_F32 || dtype_is_half(from))
       *pre = r, *post = ")";
     else
       *pre = arena_printf(&g->cx->arena, "%s(float)(", r), *post = "))";  // via f32, as PyTorch does
     return;
   }
   if (tfl) {  // to f32 or f64
-    if (to == DT_F32 && is_half(from))
+    if (to == DT_F32 && dtype_is_half(from))
       return;  // carried as f32 already
     *pre = to == DT_F32 ? "(float)(" : "(double)(", *post = ")";
     return;
@@ -386,7 +386,7 @@ static void cast_text(CGen *g, DType from, DType to, const char **pre, const cha
     *pre = to == DT_I32 ? "(int32_t)(" : "(int64_t)(", *post = ")";
 }
 
-static void float_const(CGen *g, DType dt, double v) {
+static void float_const(CExprGen *g, DType dt, double v) {
   bool f32 = dt != DT_F64;
   const TypeText *t = &g->d->types[f32 ? DT_F32 : DT_F64];
   if (f32)
@@ -431,14 +431,14 @@ static void int_const(Buf *b, DType dt, int64_t v) {
   }
 }
 
-static void call1(CGen *g, const char *fn, const LExpr *a) {
+static void call1(CExprGen *g, const char *fn, const LExpr *a) {
   buf_printf(g->b, "%s(", fn);
   cexpr_expr(g, a);
   buf_puts(g->b, ")");
 }
 
 // fn(a, b), and the error arguments unless err is -2 (a helper that never raises).
-static void call2(CGen *g, const char *fn, const LExpr *a, const LExpr *b, int err) {
+static void call2(CExprGen *g, const char *fn, const LExpr *a, const LExpr *b, int err) {
   buf_printf(g->b, "%s(", fn);
   cexpr_expr(g, a);
   buf_puts(g->b, ", ");
@@ -450,7 +450,7 @@ static void call2(CGen *g, const char *fn, const LExpr *a, const LExpr *b, int e
   buf_puts(g->b, ")");
 }
 
-static void infix(CGen *g, const char *op, const LExpr *a, const LExpr *b) {
+static void infix(CExprGen *g, const char *op, const LExpr *a, const LExpr *b) {
   buf_puts(g->b, "(");
   cexpr_expr(g, a);
   buf_printf(g->b, " %s ", op);
@@ -458,22 +458,22 @@ static void infix(CGen *g, const char *op, const LExpr *a, const LExpr *b) {
   buf_puts(g->b, ")");
 }
 
-const char *cexpr_helper(CGen *g, Group grp, const char *name, DType dt) {
+const char *cexpr_helper(CExprGen *g, HelperGroup grp, const char *name, DType dt) {
   g->pr->group[grp][dt] = true;
   return arena_printf(&g->cx->arena, "tdsl_g_%s_%s", name, g->d->types[dt].S);
 }
 
 // The math library's function for dt (the f suffix for f32).
-static const char *libm(CGen *g, const char *name, DType dt) {
+static const char *libm(CExprGen *g, const char *name, DType dt) {
   return arena_printf(&g->cx->arena, "%s%s", name, dt == DT_F32 ? "f" : "");
 }
 
-static TD_NORETURN void unsupported(const CGen *g, const LExpr *e, DType dt) {
+static TD_NORETURN void unsupported(const CExprGen *g, const LExpr *e, DType dt) {
   td_internal_error(__FILE__, __LINE__, "%s backend: op '%s' on %s", g->d->name, op_name(e->op), dtype_name(dt));
 }
 
-static void unary(CGen *g, const LExpr *e) {
-  DType dt = compute_type(e->dt);
+static void unary(CExprGen *g, const LExpr *e) {
+  DType dt = dtype_compute(e->dt);
   bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
   const LExpr *a = e->a;
   switch (e->op) {
@@ -546,7 +546,7 @@ static void unary(CGen *g, const LExpr *e) {
   }
 }
 
-static void binary(CGen *g, const LExpr *e) {
+static void binary(CExprGen *g, const LExpr *e) {
   const LExpr *a = e->a, *b = e->b;
   bool cmp = e->op == OP_EQ || e->op == OP_NE || e->op == OP_LT || e->op == OP_LE || e->op == OP_GT ||
              e->op == OP_GE;
@@ -555,7 +555,7 @@ static void binary(CGen *g, const LExpr *e) {
     infix(g, sym[e->op - OP_EQ], a, b);
     return;
   }
-  DType dt = compute_type(e->dt);
+  DType dt = dtype_compute(e->dt);
   bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
   bool safe = !lx_raises(b);  // && and || may skip b
   switch (e->op) {
@@ -607,13 +607,13 @@ static void binary(CGen *g, const LExpr *e) {
   }
 }
 
-static void load(CGen *g, const LExpr *e) {
+static void load(CExprGen *g, const LExpr *e) {
   DType bt = cexpr_arg_dtype(g, e->buf);
   g->arg_used[e->buf] = true;
   const char *pre, *post;
   cast_text(g, bt, e->dt, &pre, &post);
   buf_puts(g->b, pre);
-  if (is_half(bt)) {
+  if (dtype_is_half(bt)) {
     g->pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
     buf_puts(g->b, bt == DT_F16 ? "tdsl_g_h2f(" : "tdsl_g_bf2f(");
   } else if (bt == DT_BOOL) {
@@ -625,7 +625,7 @@ static void load(CGen *g, const LExpr *e) {
   else
     cexpr_index(g, &e->idx);
   buf_puts(g->b, "]");
-  if (is_half(bt))
+  if (dtype_is_half(bt))
     buf_puts(g->b, ")");
   else if (bt == DT_BOOL)
     buf_puts(g->b, " != 0)");
@@ -633,10 +633,10 @@ static void load(CGen *g, const LExpr *e) {
 }
 
 // c ? a : b, or, when an arm may raise, a helper call that evaluates both.
-static void ternary(CGen *g, const LExpr *e) {
+static void ternary(CExprGen *g, const LExpr *e) {
   bool both = lx_raises(e->b) || lx_raises(e->c);
   if (both)
-    buf_printf(g->b, "%s(", cexpr_helper(g, G_SEL, "sel", compute_type(e->dt)));
+    buf_printf(g->b, "%s(", cexpr_helper(g, G_SEL, "sel", dtype_compute(e->dt)));
   else
     buf_puts(g->b, "(");
   cexpr_expr(g, e->a);
@@ -648,13 +648,13 @@ static void ternary(CGen *g, const LExpr *e) {
 }
 
 // pre + a + post
-static void around(CGen *g, const char *pre, const LExpr *a, const char *post) {
+static void around(CExprGen *g, const char *pre, const LExpr *a, const char *post) {
   buf_puts(g->b, pre);
   cexpr_expr(g, a);
   buf_puts(g->b, post);
 }
 
-void cexpr_expr(CGen *g, const LExpr *e) {
+void cexpr_expr(CExprGen *g, const LExpr *e) {
   const char *pre, *post;
   switch (e->kind) {
   case LX_CONST:
@@ -676,7 +676,7 @@ void cexpr_expr(CGen *g, const LExpr *e) {
   case LX_UNARY:
   case LX_BINARY: {
     // Arithmetic typed f16/bf16 is done in f32 and rounded (never built by kernel.c).
-    bool round = is_half(e->dt);
+    bool round = dtype_is_half(e->dt);
     if (round) {
       g->pr->single[e->dt == DT_F16 ? H_F16 : H_BF16] = true;
       buf_puts(g->b, e->dt == DT_F16 ? "tdsl_g_round_f16(" : "tdsl_g_round_bf16(");
@@ -731,14 +731,14 @@ void cexpr_expr(CGen *g, const LExpr *e) {
 
 // ---- statements ----
 // The value of dtype vt stored into a buffer of dtype bt.
-static void store_value(CGen *g, DType vt, DType bt, const LExpr *val) {
+static void store_value(CExprGen *g, DType vt, DType bt, const LExpr *val) {
   const char *pre, *post;
-  if (is_half(bt)) {
+  if (dtype_is_half(bt)) {
     g->pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
     buf_puts(g->b, bt == DT_F16 ? "tdsl_g_f2h(" : "tdsl_g_f2bf(");
     if (val->kind == LX_CAST && val->dt == bt && val->a->dt == DT_F32)
       val = val->a, vt = DT_F32;  // f2h rounds as the cast would: round once
-    cast_text(g, vt, is_half(vt) ? vt : DT_F32, &pre, &post);
+    cast_text(g, vt, dtype_is_half(vt) ? vt : DT_F32, &pre, &post);
     around(g, pre, val, post);
     buf_puts(g->b, ")");
     return;
@@ -786,7 +786,7 @@ static bool reads_other_elem(const LExpr *e, int buf, const LIndex *ix) {
 }
 
 // The element of lane tdsl_g_l that s writes.
-static void lane_target(CGen *g, const LStmt *s) {
+static void lane_target(CExprGen *g, const LStmt *s) {
   if (s->kind == LS_STORE) {
     buf_printf(g->b, "b%d[", s->buf);
     lane_index(g, &s->idx);
@@ -796,7 +796,7 @@ static void lane_target(CGen *g, const LStmt *s) {
   }
 }
 
-static void open_lanes(CGen *g, int lanes) {
+static void open_lanes(CExprGen *g, int lanes) {
   buf_indent(g->b, g->depth);
   buf_printf(g->b, "for (int tdsl_g_l = 0; tdsl_g_l < %d; tdsl_g_l++) ", lanes);
 }
@@ -805,7 +805,7 @@ static void open_lanes(CGen *g, int lanes) {
 // whole vector at once, so when a lane could read what an earlier lane wrote (a lane
 // of the local set, another element of the buffer stored) the value goes through a
 // temporary array first.
-static void lane_stmt(CGen *g, const LStmt *s) {
+static void lane_stmt(CExprGen *g, const LStmt *s) {
   const LExpr *val = s->val;
   int n = val->lanes;
   TD_ASSERT(n > 1 && !g->lane && (val->dt == DT_F32 || val->dt == DT_F64));
@@ -839,7 +839,7 @@ static void lane_stmt(CGen *g, const LStmt *s) {
   g->lane = false;
 }
 
-void cexpr_store(CGen *g, const LStmt *s) {
+void cexpr_store(CExprGen *g, const LStmt *s) {
   DType bt = cexpr_arg_dtype(g, s->buf);
   g->arg_used[s->buf] = true;
   TD_ASSERT(g->k->args.data[s->buf].written);
@@ -858,7 +858,7 @@ void cexpr_store(CGen *g, const LStmt *s) {
 
 // A let declares its local where it is not in scope yet (a loop body lets it again
 // each iteration); a local never read is voided so -Wall stays quiet.
-void cexpr_let(CGen *g, const LStmt *s) {
+void cexpr_let(CExprGen *g, const LStmt *s) {
   TD_ASSERT(s->local >= 0 && s->local < g->k->locals.len);
   DType lt = g->k->locals.data[s->local];
   int lanes = s->val->lanes;
@@ -889,13 +889,13 @@ void cexpr_let(CGen *g, const LStmt *s) {
   }
 }
 
-void cexpr_open_loop(CGen *g, const LStmt *s) {
+void cexpr_open_loop(CExprGen *g, const LStmt *s) {
   buf_indent(g->b, g->depth);
   buf_printf(g->b, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d++) {\n", s->var, s->var, s->extent, s->var);
   g->depth++;
 }
 
-void cexpr_open_if(CGen *g, const LExpr *cond) {
+void cexpr_open_if(CExprGen *g, const LExpr *cond) {
   buf_indent(g->b, g->depth);
   buf_puts(g->b, "if (");
   cexpr_expr(g, cond);
@@ -903,7 +903,7 @@ void cexpr_open_if(CGen *g, const LExpr *cond) {
   g->depth++;
 }
 
-void cexpr_close(CGen *g) {
+void cexpr_close(CExprGen *g) {
   g->depth--;
   for (int i = 0; i < g->k->locals.len; i++) {
     if (g->decl_depth[i] > g->depth)

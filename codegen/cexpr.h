@@ -8,7 +8,7 @@
 #include "codegen/codegen.h"
 
 typedef struct CDialect CDialect;
-typedef struct CGen CGen;
+typedef struct CExprGen CExprGen;
 
 // ---- the prelude: helper groups, printed per compute type ----
 typedef enum {
@@ -23,9 +23,9 @@ typedef enum {
   G_SEL,       // a select whose arms may raise: both evaluated
   G_F2I,       // float -> int cast, per target int type
   G_COUNT
-} Group;
+} HelperGroup;
 
-typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_COUNT } Single;  // H_REDUCE: CUDA's block reduction
+typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_COUNT } SingleHelper;  // H_REDUCE: CUDA's block reduction
 
 typedef struct Prelude {
   bool group[G_COUNT][DT_COUNT];
@@ -49,9 +49,9 @@ struct CDialect {
   const char *round;       // OP_ROUND: the math function rounding half to even
   const char *no_err;      // the trailing arguments of a raising helper that may not raise
   // ... of one that raises error err of the kernel
-  void (*err_args)(CGen *g, int err);
+  void (*err_args)(CExprGen *g, int err);
   // The text around a value of dtype `from` whose bits become a `to` (LX_BITCAST).
-  void (*bitcast)(CGen *g, DType from, DType to, const char **pre, const char **post);
+  void (*bitcast)(CExprGen *g, DType from, DType to, const char **pre, const char **post);
   const char *err_text;     // H_ERR: the error record and tdsl_g_raise
   const char *f16_text;     // H_F16: tdsl_g_h2f, and tdsl_g_f2h up to its `sign` and `a`
   const char *bf16_text;    // H_BF16: tdsl_g_bf2f, tdsl_g_f2bf
@@ -64,12 +64,9 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr);
 // ---- types ----
 const char *cexpr_type(DType dt);          // the C type a value is carried in
 const char *cexpr_storage_type(DType dt);  // the element type of a buffer
-static inline bool is_half(DType dt) { return dt == DT_F16 || dt == DT_BF16; }
-// The type arithmetic of dt is done in: f16/bf16 compute in f32.
-static inline DType compute_type(DType dt) { return is_half(dt) ? DT_F32 : dt; }
 
 // ---- the printer of one kernel ----
-struct CGen {
+struct CExprGen {
   Ctx *cx;
   const CDialect *d;
   Prelude *pr;
@@ -89,20 +86,20 @@ struct CGen {
 
 // Readies g for kernel k of p: which args and locals it uses, whether it raises (then
 // pr gets the error record). The caller sets g->b.
-void cexpr_begin(CGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k);
-DType cexpr_arg_dtype(const CGen *g, int arg);
+void cexpr_begin(CExprGen *g, Ctx *cx, const CDialect *d, Prelude *pr, const LProgram *p, const LKernel *k);
+DType cexpr_arg_dtype(const CExprGen *g, int arg);
 // "tdsl_g_<name>_<suffix>", the helper of group grp for dt, which the prelude will print.
-const char *cexpr_helper(CGen *g, Group grp, const char *name, DType dt);
-void cexpr_expr(CGen *g, const LExpr *e);
-void cexpr_index(CGen *g, const LIndex *ix);
+const char *cexpr_helper(CExprGen *g, HelperGroup grp, const char *name, DType dt);
+void cexpr_expr(CExprGen *g, const LExpr *e);
+void cexpr_index(CExprGen *g, const LIndex *ix);
 
 // ---- statements, each on its own lines at g->depth ----
 // A statement whose value is a vector of N lanes is a loop over the lanes, which gcc
 // vectorizes: `for (int tdsl_g_l = 0; tdsl_g_l < N; tdsl_g_l++) t3[tdsl_g_l] = ...;`.
-void cexpr_let(CGen *g, const LStmt *s);    // LS_LET, LS_SET
-void cexpr_store(CGen *g, const LStmt *s);  // LS_STORE
-void cexpr_open_loop(CGen *g, const LStmt *s);     // "for (int64_t vN = 0; ...) {", one level deeper
-void cexpr_open_if(CGen *g, const LExpr *cond);    // "if (cond) {", one level deeper
-void cexpr_close(CGen *g);  // "}": one level up; the locals declared below go out of scope
+void cexpr_let(CExprGen *g, const LStmt *s);    // LS_LET, LS_SET
+void cexpr_store(CExprGen *g, const LStmt *s);  // LS_STORE
+void cexpr_open_loop(CExprGen *g, const LStmt *s);     // "for (int64_t vN = 0; ...) {", one level deeper
+void cexpr_open_if(CExprGen *g, const LExpr *cond);    // "if (cond) {", one level deeper
+void cexpr_close(CExprGen *g);  // "}": one level up; the locals declared below go out of scope
 
 #endif

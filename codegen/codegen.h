@@ -22,7 +22,7 @@ struct Target {
 };
 
 extern const Target target_c;
-extern const Target target_llvm;  // codegen/llvm.c (built with TDSLC_WITH_LLVM): optimised .ll
+extern const Target target_llvm;  // codegen/llvm_emit.c (built with TDSLC_WITH_LLVM): optimised .ll
 
 // ---- GPU backends (cuda.c: CUDA C; ptx.c: PTX through LLVM's NVPTX target) ----
 // Both turn each LKernel of a program into one __global__ kernel with the same

@@ -157,9 +157,9 @@ static const TypeText type_text[DT_COUNT] = {
 };
 
 // The kernel's error record and the error index.
-static void err_args(CGen *g, int err) { buf_printf(g->b, "tdsl_g_err, %d", err); }
+static void err_args(CExprGen *g, int err) { buf_printf(g->b, "tdsl_g_err, %d", err); }
 
-static void bitcast(CGen *g, DType from, DType to, const char **pre, const char **post) {
+static void bitcast(CExprGen *g, DType from, DType to, const char **pre, const char **post) {
   (void)g, (void)from;
   *pre = to == DT_F32 ? "__int_as_float(" : to == DT_I32 ? "__float_as_int(" :
          to == DT_F64 ? "__longlong_as_double(" : "__double_as_longlong(";
@@ -245,10 +245,10 @@ static void stmts_access(const LStmtList *l, ArgSet *r, ArgSet *w) {
 }
 
 // ---- the kernel printer ----
-typedef enum { K_FLAT, K_ROWS, K_MATMUL, K_SERIAL } KShape;
+typedef enum { K_FLAT, K_ROWS, K_MATMUL, K_SERIAL } KernelShape;
 
 // A matmul found in a kernel's loops (the MATMUL shape).
-typedef struct MM {
+typedef struct Matmul {
   bool dot;              // dot form: acc local; else rows form: acc buffer
   int nbatch;            // outer loops before i (batch dims)
   const LStmt *outer[TD_MAX_DIMS + 2];
@@ -266,19 +266,19 @@ typedef struct MM {
   int rest_from;          // dot form: index in the row body of the first of them
   const LStmt *epi;       // rows form: the epilogue loop over j (NULL if none)
   int a_local;            // rows form: the local holding A's element
-} MM;
+} Matmul;
 
-typedef struct CG {
-  CGen g;            // the locals' names in g.lname change while a reduction is printed
-  int64_t *extent;   // per loop var: its loop's extent
-  int nsh;           // 32-element slots of shared scratch the kernel needs
-  int uniq;          // fresh-name counter
-  int64_t max_split; // the largest split loop of a ROWS kernel
+typedef struct CudaKernelGen {
+  CExprGen g;         // the locals' names in g.lname change while a reduction is printed
+  int64_t *extent;    // per loop var: its loop's extent
+  int nsh;            // 32-element slots of shared scratch the kernel needs
+  int uniq;           // fresh-name counter
+  int64_t max_split;  // the largest split loop of a ROWS kernel
   const char *key_set;  // argmax form: the statement appended to the `better` branch
-} CG;
+} CudaKernelGen;
 
 // The extent of every loop var of l.
-static void loop_extents(CG *c, const LStmtList *l) {
+static void loop_extents(CudaKernelGen *c, const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
     if (l->data[i]->kind == LS_LOOP)
       c->extent[l->data[i]->var] = l->data[i]->extent;
@@ -351,7 +351,7 @@ static bool stmts_mention_local(const LStmtList *l, int local, const LStmt *skip
 
 // Locals that `loop` lets or sets, and that the rest of the kernel mentions: they
 // carry a value across iterations (or out of the loop).
-static bool carries_local(const CG *c, const LStmtList *l, const LStmt *loop) {
+static bool carries_local(const CudaKernelGen *c, const LStmtList *l, const LStmt *loop) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
     if ((s->kind == LS_LET || s->kind == LS_SET) && stmts_mention_local(&c->g.k->body, s->local, loop))
@@ -426,7 +426,7 @@ static bool same_index(const LIndex *a, const LIndex *b, int nvars);
 // dim that is not the outermost of the buffer): every access of arg has the same
 // index, and that index, over the loop's var and the inner vars it moves with, is
 // injective — each |coef| (sorted) exceeds the span of all smaller ones.
-static bool radix_disjoint(CG *c, const AccessList *acc, int arg, const LIndex *first, const bool *inner,
+static bool radix_disjoint(CudaKernelGen *c, const AccessList *acc, int arg, const LIndex *first, const bool *inner,
                            const LStmt *loop) {
   int nv = c->g.k->nvars;
   for (int i = 0; i < acc->len; i++)
@@ -461,7 +461,7 @@ static bool radix_disjoint(CG *c, const AccessList *acc, int arg, const LIndex *
 
 // Whether the iterations of `loop` are independent (see the file comment), with every
 // var outside it fixed.
-static bool loop_independent(CG *c, const LStmt *loop) {
+static bool loop_independent(CudaKernelGen *c, const LStmt *loop) {
   Ctx *cx = c->g.cx;
   if (carries_local(c, &loop->body, loop))
     return false;
@@ -519,12 +519,12 @@ static bool loop_independent(CG *c, const LStmt *loop) {
 }
 
 // ---- statement printing ----
-static void stmts_seq(CG *c, const LStmtList *l);
+static void stmts_seq(CudaKernelGen *c, const LStmtList *l);
 
-static void open_scope(CG *c) { c->g.depth++; }
+static void open_scope(CudaKernelGen *c) { c->g.depth++; }
 
-static void line(CG *c, const char *fmt, ...) TD_PRINTF(2, 3);
-static void line(CG *c, const char *fmt, ...) {
+static void line(CudaKernelGen *c, const char *fmt, ...) TD_PRINTF(2, 3);
+static void line(CudaKernelGen *c, const char *fmt, ...) {
   char tmp[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -536,7 +536,7 @@ static void line(CG *c, const char *fmt, ...) {
 }
 
 // A statement run by one thread, as the C backend runs it.
-static void stmt_seq(CG *c, const LStmt *s) {
+static void stmt_seq(CudaKernelGen *c, const LStmt *s) {
   switch (s->kind) {
   case LS_LOOP:
     cexpr_open_loop(&c->g, s);
@@ -560,7 +560,7 @@ static void stmt_seq(CG *c, const LStmt *s) {
   td_unreachable();
 }
 
-static void stmts_seq(CG *c, const LStmtList *l) {
+static void stmts_seq(CudaKernelGen *c, const LStmtList *l) {
   for (int i = 0; i < l->len; i++)
     stmt_seq(c, l->data[i]);
 }
@@ -590,7 +590,7 @@ static bool stmts_read_var(const LStmtList *l, int var);
 
 // Declares each loop var of the nest from the flattened index `t` (innermost fastest),
 // those that `body` reads.
-static void decompose(CG *c, const LStmt *const *loops, int n, const char *t, const LStmtList *body) {
+static void decompose(CudaKernelGen *c, const LStmt *const *loops, int n, const char *t, const LStmtList *body) {
   int64_t div = 1;
   for (int i = n - 1; i >= 0; i--) {
     const LStmt *s = loops[i];
@@ -613,7 +613,7 @@ enum { MAX_NEST = 32, MAX_ACC = 8 };
 
 // A perfect nest whose iterations are independent and whose innermost body has no
 // loop: split across the block's threads.
-static bool is_map_nest(CG *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
+static bool is_map_nest(CudaKernelGen *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
   *n = perfect_nest(s, loops, MAX_NEST, body);
   if (*n == 0 || stmts_has_loop(*body))
     return false;
@@ -623,21 +623,21 @@ static bool is_map_nest(CG *c, const LStmt *s, const LStmt **loops, int *n, cons
   return true;
 }
 
-typedef struct Red {
+typedef struct Reduction {
   bool argform;           // the `if (better) { acc = ... }` form
   int nacc;
   int acc[MAX_ACC];       // the accumulator locals
   Op op[MAX_ACC];         // plain form: each one's combine op
   int src[MAX_ACC];       // argform: the private local each acc takes, or -1
   const LStmt *cond_if;   // argform: the if
-} Red;
+} Reduction;
 
 static bool is_assoc(Op op) {
   return op == OP_ADD || op == OP_MUL || op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_LOGICAL_AND ||
          op == OP_LOGICAL_OR;
 }
 
-static int acc_index(const Red *r, int local) {
+static int acc_index(const Reduction *r, int local) {
   for (int i = 0; i < r->nacc; i++)
     if (r->acc[i] == local)
       return i;
@@ -654,7 +654,7 @@ static bool pure_of_locals(const LExpr *e) {
   return pure_of_locals(e->a) && pure_of_locals(e->b) && pure_of_locals(e->c);
 }
 
-static bool is_private(const CG *c, const LStmtList *body, int local, const LStmt *nest) {
+static bool is_private(const CudaKernelGen *c, const LStmtList *body, int local, const LStmt *nest) {
   bool let_here = false;
   for (int i = 0; i < body->len; i++)
     if (body->data[i]->kind == LS_LET && body->data[i]->local == local)
@@ -663,9 +663,10 @@ static bool is_private(const CG *c, const LStmtList *body, int local, const LStm
 }
 
 // A perfect nest whose innermost body combines values into accumulator locals.
-static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body, Red *r) {
+static bool is_reduction_nest(CudaKernelGen *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body,
+                              Reduction *r) {
   *n = perfect_nest(s, loops, MAX_NEST, body);
-  *r = (Red){0};
+  *r = (Reduction){0};
   if (*n == 0 || stmts_has_loop(*body))
     return false;
   const LStmtList *l = *body;
@@ -685,7 +686,7 @@ static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n
     }
     DType lt = c->g.k->locals.data[t->local];
     const LExpr *v = t->val;
-    if (is_half(lt) || v->kind != LX_BINARY || !is_assoc(v->op) || v->dt != lt) {
+    if (dtype_is_half(lt) || v->kind != LX_BINARY || !is_assoc(v->op) || v->dt != lt) {
       plain = false;
       break;
     }
@@ -722,7 +723,7 @@ static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n
     return true;
   }
   // argform: lets of private locals, then one `if (cond) { acc = x; ... }`
-  *r = (Red){.argform = true};
+  *r = (Reduction){.argform = true};
   if (l->len < 1 || l->data[l->len - 1]->kind != LS_IF)
     return false;
   const LStmt *iff = l->data[l->len - 1];
@@ -741,7 +742,7 @@ static bool is_reduction_nest(CG *c, const LStmt *s, const LStmt **loops, int *n
   }
   for (int i = 0; i < iff->body.len; i++) {
     const LStmt *t = iff->body.data[i];
-    if (c->g.k->locals.data[t->local] != t->val->dt || is_half(t->val->dt))
+    if (c->g.k->locals.data[t->local] != t->val->dt || dtype_is_half(t->val->dt))
       return false;
     for (int a = 0; a < r->nacc; a++)
       if (expr_reads_local(t->val, r->acc[a]))
@@ -785,8 +786,8 @@ static const char *identity(Op op, DType dt) {
 }
 
 // `x OP y` for the block combine lambda.
-static const char *combine_text(CG *c, Op op, DType dt) {
-  CGen *g = &c->g;
+static const char *combine_text(CudaKernelGen *c, Op op, DType dt) {
+  CExprGen *g = &c->g;
   bool fl = dtype_is_float(dt), bo = dt == DT_BOOL;
   switch (op) {
   case OP_ADD:
@@ -805,7 +806,7 @@ static const char *combine_text(CG *c, Op op, DType dt) {
 
 // The split loop header over n flattened iterations: each thread takes every
 // blockDim.x-th one.
-static void split_open(CG *c, const LStmt *const *loops, int n, const LStmtList *body) {
+static void split_open(CudaKernelGen *c, const LStmt *const *loops, int n, const LStmtList *body) {
   int64_t total = nest_size(loops, n);
   if (total > c->max_split)
     c->max_split = total;
@@ -814,7 +815,8 @@ static void split_open(CG *c, const LStmt *const *loops, int n, const LStmtList 
   decompose(c, loops, n, "tdsl_g_t", body);
 }
 
-static void emit_plain_reduction(CG *c, const LStmt *const *loops, int n, const LStmtList *body, const Red *r) {
+static void emit_plain_reduction(CudaKernelGen *c, const LStmt *const *loops, int n, const LStmtList *body,
+                                 const Reduction *r) {
   line(c, "{");
   open_scope(c);
   const char *saved[MAX_ACC];
@@ -846,7 +848,7 @@ static void emit_plain_reduction(CG *c, const LStmt *const *loops, int n, const 
 
 // cond of the argform with each private local read as `pre` + its accumulator's slot
 // and each accumulator as `acc_pre` + its slot.
-static void argform_cond(CG *c, const Red *r, const char *new_pre, const char *old_pre) {
+static void argform_cond(CudaKernelGen *c, const Reduction *r, const char *new_pre, const char *old_pre) {
   const char **saved = arena_alloc(&c->g.cx->arena, sizeof(char *) * (size_t)c->g.k->locals.len);
   memcpy(saved, c->g.lname, sizeof(char *) * (size_t)c->g.k->locals.len);
   for (int a = 0; a < r->nacc; a++) {
@@ -860,7 +862,7 @@ static void argform_cond(CG *c, const Red *r, const char *new_pre, const char *o
 
 // One step of the argform combine: the candidate (tdsl_g_o*, tdsl_g_okey) replaces the
 // thread's (tdsl_g_a*, tdsl_g_key) when it is better, or as good and earlier.
-static void argform_step(CG *c, const Red *r, const char *bound) {
+static void argform_step(CudaKernelGen *c, const Reduction *r, const char *bound) {
   Buf *b = c->g.b;
   line(c, "for (int tdsl_g_s = 16; tdsl_g_s > 0; tdsl_g_s >>= 1) {");
   open_scope(c);
@@ -886,7 +888,8 @@ static void argform_step(CG *c, const Red *r, const char *bound) {
   cexpr_close(&c->g);
 }
 
-static void emit_arg_reduction(CG *c, const LStmt *const *loops, int n, const LStmtList *body, const Red *r) {
+static void emit_arg_reduction(CudaKernelGen *c, const LStmt *const *loops, int n, const LStmtList *body,
+                               const Reduction *r) {
   line(c, "{");
   open_scope(c);
   const char *saved[MAX_ACC];
@@ -940,9 +943,9 @@ static void emit_arg_reduction(CG *c, const LStmt *const *loops, int n, const LS
 
 // Statements run by the whole block for one row, every thread alike: see the file
 // comment. pr/pw: the buffers read and written since the last __syncthreads().
-static void stmts_block(CG *c, const LStmtList *l, ArgSet *pr, ArgSet *pw);
+static void stmts_block(CudaKernelGen *c, const LStmtList *l, ArgSet *pr, ArgSet *pw);
 
-static void stmt_block(CG *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
+static void stmt_block(CudaKernelGen *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
   ArgSet r = {0}, w = {0};
   stmt_access(s, &r, &w);
   if (set_meets(&w, pr) || set_meets(&w, pw) || set_meets(&r, pw)) {
@@ -967,7 +970,7 @@ static void stmt_block(CG *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
     const LStmt *loops[MAX_NEST];
     const LStmtList *body;
     int n;
-    Red red;
+    Reduction red;
     if (is_map_nest(c, s, loops, &n, &body)) {
       split_open(c, loops, n, body);
       stmts_seq(c, body);
@@ -1004,19 +1007,19 @@ static void stmt_block(CG *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
   set_union(pw, &w);
 }
 
-static void stmts_block(CG *c, const LStmtList *l, ArgSet *pr, ArgSet *pw) {
+static void stmts_block(CudaKernelGen *c, const LStmtList *l, ArgSet *pr, ArgSet *pw) {
   for (int i = 0; i < l->len; i++)
     stmt_block(c, l->data[i], pr, pw);
 }
 
 // Whether a block-level list has a loop worth splitting across threads.
-static bool has_split(CG *c, const LStmtList *l) {
+static bool has_split(CudaKernelGen *c, const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
     const LStmt *loops[MAX_NEST];
     const LStmtList *body;
     int n;
-    Red red;
+    Reduction red;
     if (s->kind == LS_LOOP &&
         (is_map_nest(c, s, loops, &n, &body) || is_reduction_nest(c, s, loops, &n, &body, &red)))
       return true;
@@ -1077,9 +1080,9 @@ static bool expr_has_dyn(const LExpr *e) {
 
 // Finds the matmul: outer independent loops [batch..., i] (or [batch..., i, j] in the
 // dot form) and a row body of the shapes in ir/kernel.c's build_matmul*.
-static bool find_matmul(CG *c, const LStmt *const *outer, int nouter, const LStmtList *row, MM *m) {
+static bool find_matmul(CudaKernelGen *c, const LStmt *const *outer, int nouter, const LStmtList *row, Matmul *m) {
   int nv = c->g.k->nvars;
-  *m = (MM){0};
+  *m = (Matmul){0};
   if (!kernel_has_op(c->g.k, "matmul") || nouter < 1 || nouter > TD_MAX_DIMS + 1)
     return false;
   for (int i = 0; i < nouter; i++)
@@ -1214,7 +1217,7 @@ static int64_t stride_of(const LExpr *e, int var) {
 enum { TILE = 16 };
 
 // The tiled matmul: block (TILE*TILE threads) per output tile of one batch element.
-static void emit_matmul(CG *c, const MM *m, int64_t *grid) {
+static void emit_matmul(CudaKernelGen *c, const Matmul *m, int64_t *grid) {
   int64_t ti = (m->I + TILE - 1) / TILE, tj = (m->J + TILE - 1) / TILE;
   int64_t nb = nest_size(m->outer, m->nbatch);
   int64_t ntiles = nb * ti * tj;
@@ -1306,7 +1309,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
   TD_ASSERT(nargs <= MAX_ARGS);
-  CG c = {0};
+  CudaKernelGen c = {0};
   cexpr_begin(&c.g, cx, &dialect_cuda, pr, p, k);
   c.extent = arena_alloc(&cx->arena, sizeof(int64_t) * (size_t)(k->nvars + 1));
   loop_extents(&c, &k->body);
@@ -1320,8 +1323,8 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     row = &row->data[0]->body;
   }
   int64_t nrows = nest_size(outer, nouter);
-  KShape shape;
-  MM mm;
+  KernelShape shape;
+  Matmul mm;
   if (nouter > 0 && !stmts_has_loop(row))
     shape = K_FLAT;
   else if (find_matmul(&c, outer, nouter, row, &mm))

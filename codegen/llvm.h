@@ -1,6 +1,6 @@
-// codegen/llvm.h: the LLVM backend (codegen/llvm.c) beyond its Target: emitting
+// codegen/llvm.h: the LLVM backend (codegen/llvm_*.c) beyond its Target: emitting
 // LLVM IR, assembly or an object for a CPU, and running programs in-process
-// through ORC LLJIT. Only llvm.c (and ptx.c) include llvm-c/*; this header names
+// through ORC LLJIT. Only llvm_*.c (and ptx.c) include llvm-c/*; this header names
 // LLVM's types only as incomplete structs, so its users never see LLVM.
 //
 // Every function that can fail returns NULL on success, else the message
@@ -17,7 +17,7 @@ struct LLVMOpaqueModule;
 typedef enum { LLVM_OUT_IR, LLVM_OUT_ASM, LLVM_OUT_OBJ } LlvmOut;
 
 typedef struct LlvmOptions {
-  int opt;          // 0..3 (the driver's -O, default 2): 2 is llvm.c's pipeline, else default<On>
+  int opt;          // 0..3 (the driver's -O, default 2): 2 is llvm_emit.c's pipeline, else default<On>
   const char *cpu;  // NULL: the host CPU with its features; else this CPU, features ""
   // Per-stage timing (--time): called after each stage ("llvm-build", ...); may be NULL.
   void (*lap)(void *ctx, const char *stage);

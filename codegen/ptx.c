@@ -1,9 +1,10 @@
 // codegen/ptx.c: PTX through LLVM's NVPTX target. The module comes from the GPU mode
-// of llvm.c's builder (llvm_build_gpu_module: one kernel per LKernel, the convention
-// of codegen.h); here it is verified, linked with libdevice when its math needs it,
-// every function but the kernels made internal (so the optimiser keeps only the
-// libdevice code used), optimised with default<On> for the NVPTX TargetMachine, and
-// printed as PTX by LLVMTargetMachineEmitToMemoryBuffer.
+// of the LLVM backend's builder (llvm_build_gpu_module in llvm_gpu.c: one kernel per
+// LKernel, the convention of codegen.h); here it is verified, linked with libdevice
+// when its math needs it, every function but the kernels made internal (so the
+// optimiser keeps only the libdevice code used), optimised with default<On> for the
+// NVPTX TargetMachine, and printed as PTX. The LLVM plumbing (target lookup, levels,
+// data layout, verification, passes, emission) is llvm_target.c's, shared with the host.
 //
 // Invariants:
 //   - the triple is nvptx64-nvidia-cuda; the processor is --gpu-arch when LLVM 14
@@ -45,16 +46,11 @@ const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, Gpu
 
 #else
 
-#include "codegen/llvm.h"
+#include "codegen/llvm_internal.h"
 
-#include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
-#include <llvm-c/Core.h>
-#include <llvm-c/Error.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
-#include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 static const char *const TRIPLE = "nvptx64-nvidia-cuda";
 static const char *const LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
@@ -103,13 +99,6 @@ static void on_diagnostic(LLVMDiagnosticInfoRef di, void *ctx) {
   LLVMDisposeMessage(msg);
 }
 
-static const char *llvm_message(Ctx *cx, const char *context, char *msg) {
-  const char *r = arena_printf(&cx->arena, "ptx: %s: %s", context, msg && *msg ? msg : "(no message)");
-  if (msg)
-    LLVMDisposeMessage(msg);
-  return r;
-}
-
 static void init_nvptx(void) {
   static bool done;
   if (done)
@@ -128,14 +117,10 @@ static const char *make_target_machine(Ctx *cx, const char *arch, int opt, LLVMT
     return err;
   init_nvptx();
   LLVMTargetRef t;
-  char *msg = NULL;
-  if (LLVMGetTargetFromTriple(TRIPLE, &t, &msg))
-    return llvm_message(cx, "target nvptx64-nvidia-cuda", msg);
-  if (msg)
-    LLVMDisposeMessage(msg);
-  static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
-                                               LLVMCodeGenLevelAggressive};
-  *tm = LLVMCreateTargetMachine(t, TRIPLE, cpu, "+ptx72", levels[opt], LLVMRelocDefault, LLVMCodeModelDefault);
+  if ((err = llvm_lookup_target(cx, TRIPLE, "ptx: target nvptx64-nvidia-cuda", &t)))
+    return err;
+  *tm = LLVMCreateTargetMachine(t, TRIPLE, cpu, "+ptx72", llvm_codegen_level(opt), LLVMRelocDefault,
+                                LLVMCodeModelDefault);
   if (!*tm)
     return arena_printf(&cx->arena, "ptx: cannot create a target machine for %s (%s)", TRIPLE, cpu);
   return NULL;
@@ -160,7 +145,7 @@ static const char *link_libdevice(Ctx *cx, LLVMContextRef lc, LLVMModuleRef m, c
   LLVMMemoryBufferRef mb = NULL;
   char *msg = NULL;
   if (LLVMCreateMemoryBufferWithContentsOfFile(path, &mb, &msg))
-    return llvm_message(cx, arena_printf(&cx->arena, "cannot read libdevice '%s'", path), msg);
+    return llvm_message(cx, arena_printf(&cx->arena, "ptx: cannot read libdevice '%s'", path), msg);
   LLVMModuleRef lib = NULL;
   bool bad = LLVMParseBitcodeInContext2(lc, mb, &lib);
   LLVMDisposeMemoryBuffer(mb);
@@ -194,10 +179,10 @@ static void internalize(Ctx *cx, LLVMModuleRef m, LProgram *const *progs, int np
       LLVMSetLinkage(v, LLVMInternalLinkage);
 }
 
-// The PTX of progs (malloc'd, NUL-terminated) in *text; iters as llvm_build_gpu_module.
+// The PTX of progs (in the arena, NUL-terminated) in *text; iters as llvm_build_gpu_module.
 static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, int64_t *iters,
-                             char **text) {
-  opt = opt < 0 ? 0 : opt > 3 ? 3 : opt;
+                             const char **text) {
+  opt = llvm_opt_level(opt);
   LLVMTargetMachineRef tm = NULL;
   const char *err = make_target_machine(cx, arch, opt, &tm);
   if (err)
@@ -205,57 +190,24 @@ static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const 
   LLVMContextRef lc = LLVMContextCreate();
   Diags d = {cx, NULL};
   LLVMContextSetDiagnosticHandler(lc, on_diagnostic, &d);
-  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-  char *layout = LLVMCopyStringRepOfTargetData(td);
-  LLVMModuleRef m = llvm_build_gpu_module(cx, lc, progs, nprogs, TRIPLE, layout, iters);
-  LLVMDisposeMessage(layout);
-  LLVMDisposeTargetData(td);
+  LLVMModuleRef m = llvm_build_gpu_module(cx, lc, progs, nprogs, TRIPLE, llvm_data_layout(cx, tm), iters);
   // libdevice's __nvvm_reflect("__CUDA_FTZ") reads this: 0 keeps subnormals
   LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                     LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(lc), 0, 0)));
-  char *msg = NULL;
-  if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
-    err = llvm_message(cx, "the generated module does not verify", msg), msg = NULL;
-  if (msg)
-    LLVMDisposeMessage(msg);
-  msg = NULL;
+  err = llvm_verify(cx, m, "ptx: the generated module does not verify");
   if (!err && needs_libdevice(m))
     err = link_libdevice(cx, lc, m, &d);
   if (!err) {
     internalize(cx, m, progs, nprogs);
-    char passes[32];
-    snprintf(passes, sizeof passes, "default<O%d>", opt);
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMPassBuilderOptionsSetLoopUnrolling(po, opt >= 2);
-    LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (e) {
-      char *em = LLVMGetErrorMessage(e);  // consumes e
-      err = arena_printf(&cx->arena, "ptx: optimizing: %s", em);
-      LLVMDisposeErrorMessage(em);
-    }
+    err = llvm_run_passes(cx, m, tm, NULL, opt, false, "ptx: optimizing");
   }
-  if (!err) {
-    LLVMMemoryBufferRef mb = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &msg, &mb)) {
-      err = llvm_message(cx, "emitting PTX", msg);
-    } else {
-      if (msg)
-        LLVMDisposeMessage(msg);
-      size_t n = LLVMGetBufferSize(mb);
-      *text = malloc(n + 1);
-      TD_ASSERT(*text);
-      memcpy(*text, LLVMGetBufferStart(mb), n);
-      (*text)[n] = 0;
-      LLVMDisposeMemoryBuffer(mb);
-    }
-  }
+  const char *code = NULL;
+  size_t len;
+  if (!err)
+    err = llvm_emit_code(cx, tm, m, LLVMAssemblyFile, "ptx: emitting PTX", &code, &len);
   if (!err && d.first)
     err = arena_printf(&cx->arena, "ptx: %s", d.first);
-  if (err && *text) {
-    free(*text);
-    *text = NULL;
-  }
+  *text = err ? NULL : code;
   LLVMDisposeModule(m);
   LLVMContextDispose(lc);
   LLVMDisposeTargetMachine(tm);
@@ -271,25 +223,23 @@ static int count_kernels(LProgram *const *progs, int nprogs) {
 
 const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, FILE *out) {
   int64_t *iters = arena_alloc(&cx->arena, sizeof *iters * (size_t)(count_kernels(progs, nprogs) + 1));
-  char *text = NULL;
+  const char *text = NULL;
   const char *err = build_ptx(cx, progs, nprogs, arch, opt, iters, &text);
   if (err)
     return err;
   fputs(text, out);
-  free(text);
   return NULL;
 }
 
 const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, GpuImage *out) {
   int nk = p->kernels.len;
   int64_t *iters = arena_alloc(&cx->arena, sizeof *iters * (size_t)(nk + 1));
-  char *text = NULL;
   LProgram *const progs[1] = {(LProgram *)p};
+  const char *text = NULL;
   const char *err = build_ptx(cx, progs, 1, arch, opt, iters, &text);
   if (err)
     return err;
-  out->text = arena_strdup(&cx->arena, text);
-  free(text);
+  out->text = text;
   out->nkernels = nk;
   out->kernels = arena_alloc(&cx->arena, sizeof *out->kernels * (size_t)(nk + 1));
   for (int k = 0; k < nk; k++) {

@@ -1,0 +1,283 @@
+// codegen/llvm_emit.c: the LLVM backend on the host. It builds the module of
+// llvm_entry.c for a TargetMachine of the host (or of --cpu), verifies it, optimises
+// it (O2_PASSES at -O2, else default<On>), marks its streaming stores, and writes
+// .ll, assembly or an object (llvm_emit, and target_llvm for the driver's Target
+// table), or hands it to an ORC LLJIT that resolves the runtime and libm/libc
+// functions to their addresses in this process (llvm_jit_run).
+//
+// Invariants: every LLVM object is disposed in the function that created it, and
+// every LLVM failure comes back as "<context>: <LLVM's message>" ("llvm: ...",
+// "llvm jit: ..."); nothing LLVM made outlives a call.
+#include "codegen/llvm_internal.h"
+
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Target.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ============================================================================
+// The host's TargetMachine, optimisation, output
+// ============================================================================
+static void lap(const LlvmOptions *o, const char *stage) {
+  if (o->lap)
+    o->lap(o->lap_ctx, stage);
+}
+
+static void init_native(void) {
+  static bool done;
+  if (done)
+    return;
+  LLVMInitializeNativeTarget();
+  LLVMInitializeNativeAsmPrinter();
+  LLVMInitializeNativeAsmParser();
+  // Process-wide codegen options, for every TargetMachine here and the JIT's, at every
+  // -O. Loop strength reduction costs more than all the rest of a compile on tiled
+  // nests (its formula search grows with the address uses of a nest), and x86
+  // addressing modes already take base + index * 4 + displacement. FastISel selects
+  // what it can (the scalar code) and leaves the rest of a block, the vector loop
+  // bodies, to SelectionDAG, whose code there is the same. Parsed once: LLVM keeps
+  // options, and a second parse of one is an error.
+  const char *argv[] = {"tdslc", "-disable-lsr", "-fast-isel"};
+  LLVMParseCommandLineOptions(3, argv, NULL);
+  done = true;
+}
+
+// A TargetMachine for the host, or for o->cpu with no extra features.
+static const char *make_target_machine(Ctx *cx, const LlvmOptions *o, LLVMTargetMachineRef *tm) {
+  init_native();
+  char *triple = LLVMGetDefaultTargetTriple();
+  LLVMTargetRef t;
+  const char *err = llvm_lookup_target(cx, triple, arena_printf(&cx->arena, "llvm: target '%s'", triple), &t);
+  if (err) {
+    LLVMDisposeMessage(triple);
+    return err;
+  }
+  LLVMCodeGenOptLevel level = llvm_codegen_level(o->opt);
+  if (o->cpu) {
+    *tm = LLVMCreateTargetMachine(t, triple, o->cpu, "", level, LLVMRelocPIC, LLVMCodeModelDefault);
+  } else {
+    char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    *tm = LLVMCreateTargetMachine(t, triple, cpu, features, level, LLVMRelocPIC, LLVMCodeModelDefault);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+  }
+  if (!*tm)
+    err = arena_printf(&cx->arena, "llvm: cannot create a target machine for '%s'", triple);
+  LLVMDisposeMessage(triple);
+  return err;
+}
+
+// -O2, the default: the passes the loop nests of ir/loop.h need, at a small part of
+// the cost of default<O2> (which spends most of it inlining, unrolling and re-running
+// scalar passes over code that has nothing for them). In order: mergefunc keeps one
+// copy of identical kernels (x @ wq, x @ wk and x @ wv are one loop nest on other
+// pointers); always-inline takes in the integer pow helpers; sroa puts locals in
+// registers; early-cse and licm leave one index sum per loop, hoisted (see index()
+// in llvm_expr.c); loop-vectorize (interleaving as its cost model picks) and
+// slp-vectorizer (for the lanes ir/sched.c unrolls), then instcombine and simplifycfg
+// clean up after them. The kernels keep their calls: a parallel body's noalias
+// parameters tell the vectorizers what inlining would.
+static const char *const O2_PASSES = "mergefunc,always-inline,function(sroa,early-cse,simplifycfg,loop-mssa(licm),"
+                                     "loop-vectorize,slp-vectorizer,instcombine,simplifycfg)";
+
+// With AVX-512 on the host, 512-bit vectors: LLVM prefers 256 bits for every CPU
+// that has them (the clock may drop on some); the benchmarks run faster at 512.
+static void prefer_host_vectors(LLVMContextRef lc, LLVMModuleRef m, LLVMTargetMachineRef tm) {
+  char *features = LLVMGetTargetMachineFeatureString(tm);
+  bool avx512 = strstr(features, "+avx512f") != NULL;
+  LLVMDisposeMessage(features);
+  if (!avx512)
+    return;
+  static const char key[] = "prefer-vector-width", val[] = "512";
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f))
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(lc, key, sizeof key - 1, val, sizeof val - 1));
+}
+
+// Builds progs into a module of lc for tm, verifies it and optimises it (O2_PASSES,
+// else default<On>). On success *out owns the module; on failure it is disposed here.
+static const char *build_verified(Ctx *cx, LLVMContextRef lc, LProgram *const *progs, int nprogs,
+                                  const LlvmOptions *o, LLVMTargetMachineRef tm, bool run_wrappers,
+                                  LLVMModuleRef *out) {
+  char *triple = LLVMGetTargetMachineTriple(tm);
+  LLVMModuleRef m = llvm_build_module(cx, lc, progs, nprogs, triple, llvm_data_layout(cx, tm), run_wrappers);
+  LLVMDisposeMessage(triple);
+  lap(o, "llvm-ir");
+  const char *err = llvm_verify(cx, m, "llvm: the generated module does not verify");
+  lap(o, "verify");
+  if (!err) {
+    int opt = llvm_opt_level(o->opt);
+    prefer_host_vectors(lc, m, tm);
+    err = llvm_run_passes(cx, m, tm, opt == 2 ? O2_PASSES : NULL, opt, true, "llvm: optimizing");
+    if (!err)
+      llvm_mark_streams(lc, m);
+    lap(o, "optimize");
+  }
+  if (err) {
+    LLVMDisposeModule(m);
+    return err;
+  }
+  *out = m;
+  return NULL;
+}
+
+const char *llvm_emit(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, LlvmOut kind, FILE *out) {
+  LLVMTargetMachineRef tm = NULL;
+  const char *err = make_target_machine(cx, o, &tm);
+  if (err)
+    return err;
+  LLVMContextRef lc = LLVMContextCreate();
+  LLVMModuleRef m = NULL;
+  err = build_verified(cx, lc, progs, nprogs, o, tm, false, &m);
+  if (!err && kind == LLVM_OUT_IR) {
+    char *text = LLVMPrintModuleToString(m);
+    fputs(text, out);
+    LLVMDisposeMessage(text);
+  } else if (!err) {
+    const char *code;
+    size_t len;
+    err = llvm_emit_code(cx, tm, m, kind == LLVM_OUT_ASM ? LLVMAssemblyFile : LLVMObjectFile, "llvm: emitting code",
+                         &code, &len);
+    if (!err)
+      fwrite(code, 1, len, out);
+  }
+  lap(o, "emit");
+  if (m)
+    LLVMDisposeModule(m);
+  LLVMContextDispose(lc);
+  LLVMDisposeTargetMachine(tm);
+  return err;
+}
+
+// ============================================================================
+// The JIT
+// ============================================================================
+// The libm and libc functions LLVM may call from generated code: the ones the ops
+// use, the ones it turns instructions into (frem: fmod; sin and cos: sincos;
+// rounding without SSE4.1; exp2 of an int: ldexp) and loop idioms (memset, memcpy).
+typedef void (*VoidFn)(void);
+extern void sincosf(float, float *, float *);
+extern void sincos(double, double *, double *);
+#define LIBM2(x) {#x "f", (VoidFn)x##f}, {#x, (VoidFn)x}
+static const struct {
+  const char *name;
+  VoidFn fn;
+} libc_symbols[] = {
+    LIBM2(exp),   LIBM2(log),   LIBM2(log2),  LIBM2(exp2),      LIBM2(sqrt),  LIBM2(sin),   LIBM2(cos),
+    LIBM2(tan),   LIBM2(tanh),  LIBM2(erf),   LIBM2(atan2),     LIBM2(pow),   LIBM2(fmod),  LIBM2(floor),
+    LIBM2(ceil),  LIBM2(rint),  LIBM2(nearbyint), LIBM2(trunc), LIBM2(round), LIBM2(fabs),  LIBM2(copysign),
+    LIBM2(ldexp), LIBM2(sincos), LIBM2(fmin), LIBM2(fmax),      {"memset", (VoidFn)memset},
+    {"memcpy", (VoidFn)memcpy},   {"memmove", (VoidFn)memmove},
+};
+#undef LIBM2
+
+// Defines each of the given symbols in jd at its address here, but for a libc name
+// that one of progs defines itself (an entry may be called like a libm function that
+// sema does not know, e.g. sincos): the module's own definition wins.
+static LLVMErrorRef define_symbols(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd, const LlvmSymbol *rt, int nrt,
+                                   LProgram *const *progs, int nprogs) {
+  int nlib = (int)(sizeof libc_symbols / sizeof *libc_symbols), n = 0;
+  LLVMJITCSymbolMapPair *pairs = calloc((size_t)(nrt + nlib), sizeof *pairs);
+  TD_ASSERT(pairs);
+  LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0};
+  for (int i = 0; i < nrt + nlib; i++) {
+    const char *name = i < nrt ? rt[i].name : libc_symbols[i - nrt].name;
+    VoidFn fn = i < nrt ? rt[i].addr : libc_symbols[i - nrt].fn;
+    bool own = false;
+    for (int p = 0; p < nprogs && i >= nrt; p++)
+      own |= strcmp(progs[p]->name, name) == 0;
+    if (own)
+      continue;
+    pairs[n].Name = LLVMOrcLLJITMangleAndIntern(jit, name);
+    pairs[n].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)fn;
+    pairs[n++].Sym.Flags = flags;
+  }
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);  // takes the names
+  free(pairs);
+  LLVMErrorRef e = LLVMOrcJITDylibDefine(jd, mu);
+  if (e)
+    LLVMOrcDisposeMaterializationUnit(mu);
+  return e;
+}
+
+// The JIT's session errors (a symbol that cannot be resolved, ...) arrive here rather
+// than on stderr; the first one explains a failed lookup.
+typedef struct SessionErrors {
+  Ctx *cx;
+  const char *first;
+} SessionErrors;
+
+static void session_error(void *ctx, LLVMErrorRef e) {
+  SessionErrors *se = ctx;
+  char *msg = LLVMGetErrorMessage(e);
+  if (!se->first)
+    se->first = arena_strdup(&se->cx->arena, msg);
+  LLVMDisposeErrorMessage(msg);
+}
+
+const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
+                         int nrt, const char *const *names, int nnames, int (*use)(void *ctx, void *const *addrs),
+                         void *ctx, int *use_rc) {
+  LLVMTargetMachineRef tm = NULL;
+  const char *err = make_target_machine(cx, o, &tm);
+  if (err)
+    return err;
+  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
+  LLVMModuleRef m = NULL;
+  err = build_verified(cx, LLVMOrcThreadSafeContextGetContext(tsc), progs, nprogs, o, tm, true, &m);
+  LLVMDisposeTargetMachine(tm);
+  LLVMOrcLLJITRef jit = NULL;
+  LLVMErrorRef e = NULL;
+  if (!err && (e = LLVMOrcCreateLLJIT(&jit, LLVMOrcCreateLLJITBuilder())))
+    err = llvm_error_message(cx, "llvm jit: creating the JIT", e), jit = NULL;
+  SessionErrors se = {cx, NULL};
+  if (jit)
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), session_error, &se);
+  LLVMOrcJITDylibRef jd = jit ? LLVMOrcLLJITGetMainJITDylib(jit) : NULL;
+  if (!err && (e = define_symbols(jit, jd, rt, nrt, progs, nprogs)))
+    err = llvm_error_message(cx, "llvm jit: defining the runtime's symbols", e);
+  if (!err) {
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc);  // takes m
+    m = NULL;
+    if ((e = LLVMOrcLLJITAddLLVMIRModule(jit, jd, tsm))) {
+      LLVMOrcDisposeThreadSafeModule(tsm);
+      err = llvm_error_message(cx, "llvm jit: adding the module", e);
+    }
+  }
+  if (m)
+    LLVMDisposeModule(m);
+  LLVMOrcDisposeThreadSafeContext(tsc);  // the module keeps it alive while it needs it
+  void **addrs = arena_alloc(&cx->arena, sizeof *addrs * (size_t)(nnames + 1));
+  for (int i = 0; i < nnames && !err; i++) {
+    LLVMOrcExecutorAddress a = 0;
+    if ((e = LLVMOrcLLJITLookup(jit, &a, names[i]))) {
+      err = llvm_error_message(cx, arena_printf(&cx->arena, "llvm jit: looking up '%s'", names[i]), e);
+      if (se.first)
+        err = arena_printf(&cx->arena, "%s (%s)", err, se.first);
+    }
+    addrs[i] = (void *)(uintptr_t)a;
+  }
+  lap(o, "jit");
+  if (!err)
+    *use_rc = use(ctx, addrs);
+  if (jit && (e = LLVMOrcDisposeLLJIT(jit)) && !err)
+    err = llvm_error_message(cx, "llvm jit: disposing the JIT", e);
+  else if (e)
+    LLVMConsumeError(e);
+  return err;
+}
+
+// The Target of codegen.h: the optimised .ll of the host; failures are internal errors.
+static void llvm_emit_target(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
+  LlvmOptions o = {.opt = 2};
+  const char *err = llvm_emit(cx, progs, nprogs, &o, LLVM_OUT_IR, out);
+  if (err)
+    td_internal_error(__FILE__, __LINE__, "%s", err);
+}
+
+const Target target_llvm = {"llvm", ".ll", llvm_emit_target};

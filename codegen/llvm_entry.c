@@ -1,0 +1,199 @@
+// codegen/llvm_entry.c: the CPU module of the LLVM backend (llvm_build_module): per
+// program its kernels (llvm_kernel.c), then the entry with the C ABI of DESIGN.md,
+// `int NAME(const tdsl_tensor *x, ..., tdsl_tensor *out0, ...)`, what c.c prints as
+// C: the static tables of runtime/entry.c (the ones c.c emits), tdsl_entry_begin
+// (which checks the arguments' dtypes and shapes, makes contiguous copies and
+// allocates the results), the kernels in order while each returns 0, then
+// tdsl_entry_end. With run wrappers, also the packed caller `tdslc run` uses.
+//
+// Invariants: every name the module defines begins with tdsl_g_ except the entries;
+// the only runtime functions it calls are those of llvm_runtime_names.
+#include "codegen/llvm_internal.h"
+
+#include <string.h>
+
+// The runtime functions a module may call; the JIT must be given each of them.
+const char *const llvm_runtime_names[] = {
+    "tdsl_entry_begin",        "tdsl_entry_end",          "tdsl_entry_kernel_error", "tdsl_tensor_data",
+    "tdsl_parallel_for",       "tdsl_kernel_error_raise", "tdsl_kernel_error_seal",  NULL,
+};
+
+static LLVMValueRef dims_const(LlvmModuleGen *g, int n, const int64_t *xs) {
+  LLVMValueRef v[TD_MAX_DIMS];
+  for (int i = 0; i < TD_MAX_DIMS; i++)
+    v[i] = ci(g->i64, i < n ? xs[i] : 0);
+  return LLVMConstArray(g->i64, v, TD_MAX_DIMS);
+}
+
+// A private constant array of n structs (each already a constant), as an i8*; NULL if n is 0.
+static LLVMValueRef table_const(LlvmModuleGen *g, const char *name, LLVMValueRef *elems, int n) {
+  if (n == 0)
+    return LLVMConstPointerNull(g->i8p);
+  LLVMValueRef gv = llvm_private_const(g, name, LLVMConstArray(LLVMTypeOf(elems[0]), elems, (unsigned)n));
+  return LLVMConstBitCast(gv, g->i8p);
+}
+
+// The static tables of runtime/entry.c, as c.c emits them; returns &info as an i8*.
+static LLVMValueRef entry_tables(LlvmModuleGen *g, const LProgram *p) {
+  Arena *ar = &g->cx->arena;
+  const char *fn = p->name;
+  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  LLVMValueRef *ps = arena_alloc(ar, sizeof *ps * (size_t)(np + 1));
+  for (int i = 0; i < np; i++) {  // {name, dtype, ndim, shape, mut, buf}
+    const LParam *q = &p->params.data[i];
+    LLVMValueRef f[] = {llvm_cstring(g, q->name), ci(g->i32, q->dtype), ci(g->i32, q->ndim),
+                        dims_const(g, q->ndim, q->shape), ci(g->i32, q->mut), ci(g->i32, q->buf)};
+    ps[i] = LLVMConstStructInContext(g->lc, f, 6, 0);
+  }
+  LLVMValueRef *bs = arena_alloc(ar, sizeof *bs * (size_t)(nb + 1));
+  for (int i = 0; i < nb; i++) {  // {dtype, numel, param}
+    const LBuf *lb = &p->bufs.data[i];
+    LLVMValueRef f[] = {ci(g->i32, lb->dtype), ci(g->i64, lb->numel),
+                        ci(g->i32, lb->kind == LB_PARAM ? lb->param : -1)};
+    bs[i] = LLVMConstStructInContext(g->lc, f, 3, 0);
+  }
+  LLVMValueRef *os = arena_alloc(ar, sizeof *os * (size_t)(no + 1));
+  for (int k = 0; k < no; k++) {  // {buf, ndim, shape, strides, offset}
+    const LOutput *o = &p->outputs.data[k];
+    LLVMValueRef f[] = {ci(g->i32, o->buf), ci(g->i32, o->view.ndim), dims_const(g, o->view.ndim, o->view.shape),
+                        dims_const(g, o->view.ndim, o->view.strides), ci(g->i64, o->view.offset)};
+    os[k] = LLVMConstStructInContext(g->lc, f, 5, 0);
+  }
+  LLVMValueRef info[] = {llvm_cstring(g, fn),
+                         ci(g->i32, np),
+                         table_const(g, arena_printf(ar, "tdsl_g_%s_params", fn), ps, np),
+                         ci(g->i32, nb),
+                         table_const(g, arena_printf(ar, "tdsl_g_%s_bufs", fn), bs, nb),
+                         ci(g->i32, no),
+                         table_const(g, arena_printf(ar, "tdsl_g_%s_outputs", fn), os, no)};
+  LLVMValueRef gv =
+      llvm_private_const(g, arena_printf(ar, "tdsl_g_%s_info", fn), LLVMConstStructInContext(g->lc, info, 7, 0));
+  return LLVMConstBitCast(gv, g->i8p);
+}
+
+// A local array of n values of type t (NULL as an i8* when n is 0), filled with vals.
+static LLVMValueRef local_array(LlvmModuleGen *g, LLVMTypeRef t, LLVMValueRef *vals, int n) {
+  if (n == 0)
+    return LLVMConstPointerNull(g->i8p);
+  LLVMTypeRef at = LLVMArrayType(t, (unsigned)n);
+  LLVMValueRef a = LLVMBuildAlloca(g->b, at, "");
+  for (int i = 0; vals && i < n; i++) {
+    LLVMValueRef idx[2] = {ci(g->i64, 0), ci(g->i64, i)};
+    LLVMBuildStore(g->b, vals[i], LLVMBuildInBoundsGEP2(g->b, at, a, idx, 2, ""));
+  }
+  return LLVMBuildBitCast(g->b, a, g->i8p, "");
+}
+
+// int NAME(const tdsl_tensor *x, ..., tdsl_tensor *out0, ...): c.c's entry.
+static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRef *kernels) {
+  Arena *ar = &g->cx->arena;
+  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  LLVMValueRef info = entry_tables(g, p);
+  LLVMTypeRef *pt = arena_alloc(ar, sizeof *pt * (size_t)(np + no + 1));
+  for (int i = 0; i < np + no; i++)
+    pt[i] = g->tensorp;
+  LLVMValueRef fn = LLVMAddFunction(g->m, p->name, LLVMFunctionType(g->i32, pt, (unsigned)(np + no), 0));
+  llvm_add_attr(g, fn, LLVMAttributeFunctionIndex, "nounwind");
+  LLVMValueRef *pv = arena_alloc(ar, sizeof *pv * (size_t)(np + no + 1));
+  for (int i = 0; i < np + no; i++) {
+    pv[i] = LLVMGetParam(fn, (unsigned)i);
+    const char *n = i < np ? p->params.data[i].name : arena_printf(ar, "out%d", i - np);
+    LLVMSetValueName2(pv[i], n, strlen(n));
+  }
+  LLVMBuilderRef b = g->b;
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->lc, fn, "entry");
+  LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->lc, fn, "run");
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->lc, fn, "fail");
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef args = local_array(g, g->tensorp, pv, np);
+  LLVMValueRef outs = local_array(g, g->tensorp, pv + np, no);
+  LLVMValueRef bufs = nb ? LLVMBuildAlloca(b, LLVMArrayType(g->tensor, (unsigned)nb), "") : NULL;
+  LLVMValueRef bufp = bufs ? LLVMBuildBitCast(b, bufs, g->i8p, "") : LLVMConstPointerNull(g->i8p);
+  LLVMTypeRef bt[] = {g->i8p, g->i8p, g->i8p, g->i8p, g->i32};
+  LLVMValueRef ba[] = {info, args, outs, bufp};
+  LLVMValueRef rc = llvm_call(g, "tdsl_entry_begin", g->i32, bt, 4, ba);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, rc, ci(g->i32, 0), ""), fail, run);
+  LLVMPositionBuilderAtEnd(b, fail);
+  LLVMBuildRet(b, rc);
+  // rc = k0(...); if (rc == 0) rc = k1(...); ...
+  LLVMPositionBuilderAtEnd(b, run);
+  int nk = p->kernels.len, nrc = 0;
+  LLVMValueRef *rcs = arena_alloc(ar, sizeof *rcs * (size_t)(nk + 1));
+  LLVMBasicBlockRef *from = arena_alloc(ar, sizeof *from * (size_t)(nk + 1));
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, fn, "done");
+  LLVMValueRef last = ci(g->i32, 0);
+  for (int ki = 0; ki < p->kernels.len; ki++) {
+    const LKernel *k = p->kernels.data[ki];
+    if (ki > 0) {
+      LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->lc, fn, "kernel");
+      LLVMMoveBasicBlockBefore(next, done);
+      rcs[nrc] = last, from[nrc++] = LLVMGetInsertBlock(b);
+      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, last, ci(g->i32, 0), ""), next, done);
+      LLVMPositionBuilderAtEnd(b, next);
+    }
+    LLVMValueRef *ka = arena_alloc(ar, sizeof *ka * (size_t)(k->args.len + 1));
+    LLVMTypeRef *kt = arena_alloc(ar, sizeof *kt * (size_t)(k->args.len + 1));
+    for (int a = 0; a < k->args.len; a++) {
+      LLVMValueRef at[2] = {ci(g->i64, 0), ci(g->i64, k->args.data[a].buf)};
+      LLVMValueRef t = LLVMBuildInBoundsGEP2(b, LLVMArrayType(g->tensor, (unsigned)nb), bufs, at, 2, "");
+      LLVMTypeRef dt[] = {g->tensorp};
+      LLVMValueRef data = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
+      kt[a] = LLVMPointerType(stype(g, p->bufs.data[k->args.data[a].buf].dtype), 0);
+      ka[a] = LLVMBuildBitCast(b, data, kt[a], "");
+    }
+    last = LLVMBuildCall2(b, LLVMFunctionType(g->i32, kt, (unsigned)k->args.len, 0), kernels[ki], ka,
+                          (unsigned)k->args.len, "");
+  }
+  rcs[nrc] = last, from[nrc++] = LLVMGetInsertBlock(b);
+  LLVMBuildBr(b, done);
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMValueRef phi = LLVMBuildPhi(b, g->i32, "rc");
+  LLVMAddIncoming(phi, rcs, from, (unsigned)nrc);
+  LLVMValueRef ea[] = {info, args, outs, bufp, phi};
+  LLVMBuildRet(b, llvm_call(g, "tdsl_entry_end", g->i32, bt, 5, ea));
+  return fn;
+}
+
+// int tdsl_g_run_NAME(const tdsl_tensor *const *args, tdsl_tensor *outs): the packed caller.
+static void build_run_wrapper(LlvmModuleGen *g, const LProgram *p, LLVMValueRef entry) {
+  Arena *ar = &g->cx->arena;
+  int np = p->params.len, no = p->outputs.len;
+  LLVMTypeRef pt[] = {LLVMPointerType(g->tensorp, 0), g->tensorp};
+  LLVMValueRef fn =
+      LLVMAddFunction(g->m, arena_printf(ar, "tdsl_g_run_%s", p->name), LLVMFunctionType(g->i32, pt, 2, 0));
+  llvm_add_attr(g, fn, LLVMAttributeFunctionIndex, "nounwind");
+  LLVMBuilderRef b = g->b;
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, fn, "entry"));
+  LLVMValueRef *a = arena_alloc(ar, sizeof *a * (size_t)(np + no + 1));
+  LLVMTypeRef *at = arena_alloc(ar, sizeof *at * (size_t)(np + no + 1));
+  for (int i = 0; i < np; i++) {
+    LLVMValueRef ix = ci(g->i64, i);
+    a[i] = LLVMBuildLoad2(b, g->tensorp, LLVMBuildInBoundsGEP2(b, g->tensorp, LLVMGetParam(fn, 0), &ix, 1, ""), "");
+    at[i] = g->tensorp;
+  }
+  for (int k = 0; k < no; k++) {
+    LLVMValueRef ix = ci(g->i64, k);
+    a[np + k] = LLVMBuildInBoundsGEP2(b, g->tensor, LLVMGetParam(fn, 1), &ix, 1, "");
+    at[np + k] = g->tensorp;
+  }
+  LLVMBuildRet(b, LLVMBuildCall2(b, LLVMFunctionType(g->i32, at, (unsigned)(np + no), 0), entry, a,
+                                 (unsigned)(np + no), ""));
+}
+
+struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc, LProgram *const *progs, int nprogs,
+                                           const char *triple, const char *data_layout, bool run_wrappers) {
+  LlvmModuleGen g;
+  llvm_module_begin(&g, cx, lc, progs, nprogs, triple, data_layout, false);
+  g.b = LLVMCreateBuilderInContext(lc);
+  for (int i = 0; i < nprogs; i++) {
+    const LProgram *p = progs[i];
+    LLVMValueRef *ks = arena_alloc(&cx->arena, sizeof *ks * (size_t)(p->kernels.len + 1));
+    for (int k = 0; k < p->kernels.len; k++)
+      ks[k] = llvm_build_kernel(&g, p, k);
+    LLVMValueRef entry = build_entry(&g, p, ks);
+    if (run_wrappers)
+      build_run_wrapper(&g, p, entry);
+  }
+  LLVMDisposeBuilder(g.b);
+  return g.m;
+}
