@@ -1,0 +1,88 @@
+// driver/gpu.c: run and bench on --target cuda. The function's kernels become one
+// image, PTX through LLVM's NVPTX target (--backend ptx, the default) or CUDA C for
+// NVRTC (--backend cuda), and go with the entry's tables (as the CPU entry has them)
+// to the runtime's tdsl_gpu_run, which loads libcuda.so.1 itself.
+#include "driver/driver.h"
+
+#include <string.h>
+
+_Static_assert(TD_MAX_DIMS == TDSL_MAX_DIMS, "compiler and runtime share the dims limit");
+
+// The runtime tables of p, as codegen/c.c prints them and codegen/llvm.c builds them.
+static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
+  Arena *ar = &cx->arena;
+  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  tdsl_entry_param *ps = arena_alloc(ar, sizeof *ps * (size_t)(np + 1));
+  for (int i = 0; i < np; i++) {
+    const LParam *q = &p->params.data[i];
+    ps[i] = (tdsl_entry_param){.name = q->name, .dtype = (tdsl_dtype)q->dtype, .ndim = q->ndim, .mut = q->mut,
+                               .buf = q->buf};
+    memcpy(ps[i].shape, q->shape, sizeof ps[i].shape);
+  }
+  tdsl_entry_buf *bs = arena_alloc(ar, sizeof *bs * (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++) {
+    const LBuf *lb = &p->bufs.data[b];
+    bs[b] = (tdsl_entry_buf){(tdsl_dtype)lb->dtype, lb->numel, lb->kind == LB_PARAM ? lb->param : -1};
+  }
+  tdsl_entry_output *os = arena_alloc(ar, sizeof *os * (size_t)(no + 1));
+  for (int k = 0; k < no; k++) {
+    const LOutput *lo = &p->outputs.data[k];
+    os[k] = (tdsl_entry_output){.buf = lo->buf, .ndim = lo->view.ndim, .offset = lo->view.offset};
+    memcpy(os[k].shape, lo->view.shape, sizeof os[k].shape);
+    memcpy(os[k].strides, lo->view.strides, sizeof os[k].strides);
+  }
+  tdsl_entry_info *fi = arena_alloc(ar, sizeof *fi);
+  *fi = (tdsl_entry_info){p->name, np, np ? ps : NULL, nb, nb ? bs : NULL, no, no ? os : NULL};
+  return fi;
+}
+
+#ifdef TDSLC_WITH_LLVM
+// The PTX target of a run: --gpu-arch, else the device's own, at most sm_86 (the newest
+// LLVM 14 knows; its PTX runs on newer GPUs through the driver's JIT).
+static const char *run_ptx_arch(Ctx *cx, const Options *o) {
+  if (o->gpu_arch)
+    return o->gpu_arch;
+  int major, minor;
+  if (tdsl_gpu_compute_capability(&major, &minor) != 0)
+    return "sm_80";
+  int cc = major * 10 + minor;
+  return arena_printf(&cx->arena, "sm_%d", cc > 86 ? 86 : cc);
+}
+#endif
+
+int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm) {
+  GpuImage img = {0};
+  tdsl_gpu_program gp = {.info = entry_info(cx, p)};
+  if (strcmp(o->backend, "cuda") == 0) {
+    cuda_device_image(cx, p, &img);
+    gp.kind = TDSL_GPU_CUDA_C;
+    gp.arch = o->gpu_arch;  // NULL: NVRTC compiles for the device's own
+  } else {
+#ifdef TDSLC_WITH_LLVM
+    const char *err = ptx_image(cx, p, run_ptx_arch(cx, o), o->opt, &img);
+    if (err)
+      return internal_error("%s", err);
+    gp.kind = TDSL_GPU_PTX;
+#else
+    return usage_error("--backend ptx: this tdslc was built without LLVM (TDSLC_WITH_LLVM=OFF)");
+#endif
+  }
+  lap(tm, "emit");
+  int nk = p->kernels.len;
+  if (img.nkernels != nk || (nk && !img.text))
+    return internal_error("the %s image of '%s' has %d kernels, not %d", o->backend, p->name, img.nkernels, nk);
+  tdsl_gpu_kernel *ks = arena_alloc(&cx->arena, sizeof *ks * (size_t)(nk + 1));
+  for (int k = 0; k < nk; k++) {
+    const LKernel *lk = p->kernels.data[k];
+    const GpuKernel *g = &img.kernels[k];
+    int *args = arena_alloc(&cx->arena, sizeof *args * (size_t)(lk->args.len + 1));
+    for (int i = 0; i < lk->args.len; i++)
+      args[i] = lk->args.data[i].buf;
+    ks[k] = (tdsl_gpu_kernel){g->name, g->grid, g->block, g->shmem, lk->args.len, args, lk->errors.len,
+                              (const char *const *)lk->errors.data};
+  }
+  gp.image = img.text;
+  gp.nkernels = nk;
+  gp.kernels = ks;
+  return run_call_and_report(o, p, ins, NULL, &gp, tm);
+}

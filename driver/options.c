@@ -1,0 +1,168 @@
+// driver/options.c: the command line (LANGUAGE.md §10) into Options, and --help.
+// Each mode takes only its own options (--emit, -o, -O, --cpu: compile; --in, --seed,
+// --out-dir: run; --reps: bench); anything else is a usage error. After parsing,
+// --target is settled ("cpu" or "cuda", implied by --emit=cuda|ptx and --backend
+// cuda|ptx, conflicts reported) and run and bench have a backend.
+#include "driver/driver.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const emit_kind_names[EMIT_COUNT] = {"tokens", "ast", "ir", "kernels", "c", "header", "llvm",
+                                                 "asm", "obj", "cuda", "ptx", "dot"};
+
+void options_print_help(void) {
+  puts("usage: tdslc FILE.tdsl [--emit=KIND] [-o OUT] [-O0|-O1|-O2|-O3] [--fn NAME] [--target cpu|cuda]\n"
+       "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--time]\n"
+       "           KIND: tokens ast ir kernels c header llvm asm obj cuda ptx dot   (default: c)\n"
+       "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--seed N] [--out-dir DIR] [--json]\n"
+       "                             [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
+       "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--json]\n"
+       "       tdslc --print-include-dir | --print-lib-dir | --version | --help");
+}
+
+// "--name=value" or "--name value": the value, advancing *i; NULL if this is not --name.
+static const char *opt_value(int argc, char **argv, int *i, const char *name, bool *missing) {
+  size_t n = strlen(name);
+  const char *a = argv[*i];
+  if (strncmp(a, name, n) != 0)
+    return NULL;
+  if (a[n] == '=')
+    return a + n + 1;
+  if (a[n] != 0)
+    return NULL;
+  if (*i + 1 >= argc) {
+    *missing = true;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+  if (!*s || *s == '-')
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+int options_parse(int argc, char **argv, Options *o) {
+  *o = (Options){.emit = EMIT_C, .opt = 2, .reps = 20, .target = NULL};
+  int i = 1;
+  if (argc > 1 && strcmp(argv[1], "run") == 0)
+    o->mode = MODE_RUN, i = 2;
+  else if (argc > 1 && strcmp(argv[1], "bench") == 0)
+    o->mode = MODE_BENCH, i = 2;
+  bool emit_given = false;
+  for (; i < argc; i++) {
+    const char *a = argv[i], *v;
+    bool missing = false;
+#define VALUE(name) ((v = opt_value(argc, argv, &i, name, &missing)) != NULL || missing)
+    if (VALUE("--emit") && o->mode == MODE_COMPILE) {
+      if (missing)
+        return usage_error("missing value after '--emit'");
+      int k = 0;
+      while (k < EMIT_COUNT && strcmp(emit_kind_names[k], v) != 0)
+        k++;
+      if (k == EMIT_COUNT)
+        return usage_error("unknown --emit kind '%s' (expected one of: tokens ast ir kernels c header llvm asm obj cuda ptx dot)", v);
+      o->emit = (EmitKind)k;
+      emit_given = true;
+    } else if (VALUE("-o") && o->mode == MODE_COMPILE) {
+      if (missing)
+        return usage_error("missing file name after '-o'");
+      o->out = v;
+    } else if (VALUE("--fn")) {
+      if (missing)
+        return usage_error("missing function name after '--fn'");
+      o->fn = v;
+    } else if (VALUE("--target")) {
+      if (missing || (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0))
+        return usage_error("--target takes 'cpu' or 'cuda'");
+      o->target = v;
+    } else if (VALUE("--cpu") && o->mode == MODE_COMPILE) {
+      if (missing)
+        return usage_error("missing CPU name after '--cpu'");
+      o->cpu = v;
+    } else if (VALUE("--gpu-arch")) {
+      if (missing || strncmp(v, "sm_", 3) != 0)
+        return usage_error("--gpu-arch takes sm_NN (for example sm_80)");
+      o->gpu_arch = v;
+    } else if (VALUE("--backend") && o->mode != MODE_COMPILE) {
+      if (missing || (strcmp(v, "c") && strcmp(v, "llvm") && strcmp(v, "cuda") && strcmp(v, "ptx")))
+        return usage_error("--backend takes c, llvm, cuda or ptx");
+      o->backend = v;
+    } else if (VALUE("--in") && o->mode == MODE_RUN) {
+      const char *eq = missing ? NULL : strchr(v, '=');
+      if (!eq || eq == v || !eq[1])
+        return usage_error("--in takes NAME=FILE.npy");
+      if (o->ninputs == 64)
+        return usage_error("too many --in options");
+      for (int k = 0; k < o->ninputs; k++)
+        if (strlen(o->inputs[k].name) == (size_t)(eq - v) && strncmp(o->inputs[k].name, v, (size_t)(eq - v)) == 0)
+          return usage_error("--in %.*s is given twice", (int)(eq - v), v);
+      o->inputs[o->ninputs++] = (Input){strndup(v, (size_t)(eq - v)), eq + 1};
+    } else if (VALUE("--seed") && o->mode == MODE_RUN) {
+      if (missing || !parse_u64(v, &o->seed))
+        return usage_error("--seed takes a non-negative integer");
+    } else if (VALUE("--out-dir") && o->mode == MODE_RUN) {
+      if (missing || !*v)
+        return usage_error("missing directory after '--out-dir'");
+      o->out_dir = v;
+    } else if (VALUE("--reps") && o->mode == MODE_BENCH) {
+      uint64_t r;
+      if (missing || !parse_u64(v, &r) || r == 0 || r > 1000000)
+        return usage_error("--reps takes a positive integer");
+      o->reps = (int)r;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = true;
+    } else if (strcmp(a, "--time") == 0 && o->mode != MODE_BENCH) {
+      o->time = true;
+    } else if (o->mode == MODE_COMPILE && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o->opt = a[2] - '0';
+    } else if (a[0] == '-' && a[1]) {
+      return usage_error("unknown option '%s' (see tdslc --help)", a);
+    } else if (o->file) {
+      return usage_error("more than one input file ('%s' and '%s')", o->file, a);
+    } else {
+      o->file = a;
+    }
+#undef VALUE
+  }
+  if (!o->file)
+    return usage_error("no input file (see tdslc --help)");
+  if (o->json && o->mode == MODE_COMPILE && emit_given && o->emit != EMIT_IR)
+    return usage_error("--json goes with --emit=ir, run or bench");
+  // --emit=cuda|ptx and --backend cuda|ptx imply --target cuda; a conflicting --target is an error.
+  bool wants_cuda = (o->mode == MODE_COMPILE && (o->emit == EMIT_CUDA || o->emit == EMIT_PTX)) ||
+                    (o->backend && (!strcmp(o->backend, "cuda") || !strcmp(o->backend, "ptx")));
+  bool wants_cpu = o->backend && (!strcmp(o->backend, "c") || !strcmp(o->backend, "llvm"));
+  if (wants_cuda && o->target && strcmp(o->target, "cuda") != 0)
+    return usage_error("--target %s conflicts with %s", o->target,
+                       o->backend ? "--backend cuda/ptx" : "--emit=cuda/ptx");
+  if (wants_cpu && o->target && strcmp(o->target, "cpu") != 0)
+    return usage_error("--target %s conflicts with --backend %s", o->target, o->backend);
+  if (wants_cuda)
+    o->target = "cuda";
+  if (!o->target)
+    o->target = "cpu";
+#ifdef TDSLC_WITH_LLVM
+  const char *cpu_backend = "llvm";
+#else
+  const char *cpu_backend = "c";
+#endif
+  // After the checks above, run and bench on the cpu target use c or llvm, on cuda ptx or cuda.
+  if (!o->backend && o->mode != MODE_COMPILE)
+    o->backend = strcmp(o->target, "cuda") == 0 ? "ptx" : cpu_backend;
+  return 0;
+}
+
+void options_free(Options *o) {
+  for (int i = 0; i < o->ninputs; i++)
+    free((char *)o->inputs[i].name);
+}

@@ -1,0 +1,291 @@
+// driver/run.c: `tdslc run` and `tdslc bench` once the function is compiled. The
+// inputs: each parameter from its --in NAME=FILE.npy (dtype and shape checked), else
+// seeded random data (saved to --out-dir as in_NAME.npy). Then the backend gives a
+// callable function (cc.c, jit.c, gpu.c), and one path for every backend calls it:
+// run calls it once and prints each output (text or --json; out<k>.npy in --out-dir),
+// naming the input whose storage an output shares; bench times o->reps calls after a
+// warm-up and prints the median, min, max and the rates they imply.
+#include "driver/driver.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+// ---- run: inputs, execution of a view-only graph, outputs ----
+static void shape_text(char *buf, size_t n, int ndim, const int64_t *shape) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", shape[i]);
+  if (k < n)
+    snprintf(buf + k, n - k, "]");
+}
+
+static int load_input(const LParam *param, const char *path, tdsl_tensor *t) {
+  const char *name = param->name;
+  if (tdsl_load_npy_as(path, (tdsl_dtype)param->dtype, t) != 0) {
+    fprintf(stderr, "tdslc: error: --in %s=%s: %s\n", name, path, tdsl_last_error());
+    return EXIT_USAGE;
+  }
+  bool same = t->ndim == param->ndim;
+  for (int i = 0; same && i < param->ndim; i++)
+    same = t->shape[i] == param->shape[i];
+  if (!same) {
+    char a[256], b[256];
+    shape_text(a, sizeof a, param->ndim, param->shape);
+    shape_text(b, sizeof b, t->ndim, t->shape);
+    fprintf(stderr, "tdslc: error: --in %s=%s: parameter '%s' is %s%s but the file holds %s%s\n", name, path, name,
+            dtype_name(param->dtype), a, tdsl_dtype_name(t->dtype), b);
+    tdsl_tensor_release(t);
+    return EXIT_USAGE;
+  }
+  return 0;
+}
+
+// mkdir -p: the folder and any missing parents.
+static int make_dir(const char *dir) {
+  char *path = strdup(dir);
+  int rc = 0;
+  for (char *s = path + 1; !rc; s++) {
+    bool end = *s == 0;
+    if (*s != '/' && !end)
+      continue;
+    *s = 0;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      fprintf(stderr, "tdslc: error: cannot create '%s': %s\n", path, strerror(errno));
+      rc = EXIT_USAGE;
+    }
+    if (end)
+      break;
+    *s = '/';
+  }
+  free(path);
+  return rc;
+}
+
+static int save_npy(const char *dir, const char *name, const tdsl_tensor *t) {
+  size_t n = strlen(dir) + strlen(name) + 8;
+  char *path = malloc(n);
+  snprintf(path, n, "%s/%s.npy", dir, name);
+  int rc = tdsl_save_npy(path, t);
+  if (rc != 0)
+    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", path, tdsl_last_error());
+  free(path);
+  return rc ? EXIT_USAGE : 0;
+}
+
+static void print_ints_json(FILE *out, const int64_t *xs, int n) {
+  fputc('[', out);
+  for (int i = 0; i < n; i++)
+    fprintf(out, "%s%" PRId64, i ? ", " : "", xs[i]);
+  fputc(']', out);
+}
+
+// storage: the parameter whose storage t shares, or NULL for a new one.
+static void print_output(FILE *out, const Options *o, int idx, const char *storage, const tdsl_tensor *t) {
+  if (o->json) {
+    fprintf(out, "%s\n  {\"index\": %d, \"dtype\": \"%s\", \"shape\": ", idx ? "," : "", idx, tdsl_dtype_name(t->dtype));
+    print_ints_json(out, t->shape, t->ndim);
+    fputs(", \"strides\": ", out);
+    print_ints_json(out, t->strides, t->ndim);
+    fprintf(out, ", \"offset\": %" PRId64 ", \"contiguous\": %s, \"storage\": ", t->offset,
+            tdsl_tensor_is_contiguous(t) ? "true" : "false");
+    if (storage)
+      fprintf(out, "\"input:%s\"", storage);
+    else
+      fputs("\"new\"", out);
+    fputs(", \"data\": ", out);
+    tdsl_write_json_data(out, t);
+    fputc('}', out);
+    return;
+  }
+  fprintf(out, "out%d = ", idx);
+  tdsl_print(out, t);
+  char sh[256], st[256];
+  shape_text(sh, sizeof sh, t->ndim, t->shape);
+  shape_text(st, sizeof st, t->ndim, t->strides);
+  fprintf(out, "  shape %s  strides %s  offset %" PRId64 "  %s  storage %s%s\n", sh, st, t->offset,
+          tdsl_tensor_is_contiguous(t) ? "contiguous" : "non-contiguous", storage ? "input:" : "new",
+          storage ? storage : "");
+}
+
+int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
+  bool gpu = strcmp(o->target, "cuda") == 0;
+  if (gpu && !tdsl_gpu_available()) {
+    fprintf(stderr, "tdslc: error: --target cuda: %s\n", tdsl_last_error());
+    return EXIT_DATA;
+  }
+  for (int i = 0; i < o->ninputs; i++) {
+    bool found = false;
+    for (int j = 0; j < p->params.len; j++)
+      found |= strcmp(p->params.data[j].name, o->inputs[i].name) == 0;
+    if (!found)
+      return usage_error("--in %s: '%s' has no parameter '%s'", o->inputs[i].name, p->name, o->inputs[i].name);
+  }
+  int rc = 0;
+  if (o->out_dir && (rc = make_dir(o->out_dir)))
+    return rc;
+  int np = p->params.len;
+  tdsl_tensor *ins = calloc((size_t)(np ? np : 1), sizeof *ins);
+  uint64_t state = o->seed;
+  for (int j = 0; j < np && !rc; j++) {
+    const LParam *q = &p->params.data[j];
+    const char *path = NULL;
+    for (int i = 0; i < o->ninputs; i++)
+      if (strcmp(o->inputs[i].name, q->name) == 0)
+        path = o->inputs[i].path;
+    if (path) {
+      rc = load_input(q, path, &ins[j]);
+      continue;
+    }
+    if (tdsl_tensor_empty(&ins[j], (tdsl_dtype)q->dtype, q->ndim, q->shape) != 0) {
+      fprintf(stderr, "tdslc: error: parameter '%s': %s\n", q->name, tdsl_last_error());
+      rc = EXIT_USAGE;
+      break;
+    }
+    tdsl_fill_random(&ins[j], &state);
+    if (o->out_dir) {
+      char name[256];
+      snprintf(name, sizeof name, "in_%s", q->name);
+      rc = save_npy(o->out_dir, name, &ins[j]);
+    }
+  }
+  if (!rc && gpu) {
+    rc = gpu_run(o, cx, p, ins, tm);
+  } else if (!rc && strcmp(o->backend, "llvm") == 0) {
+    rc = jit_run(o, cx, p, ins, tm);
+  } else if (!rc) {
+    RunFn fn;
+    rc = cc_build_and_load(cx, p, tm, &fn);
+    if (!rc)
+      rc = run_call_and_report(o, p, ins, fn, NULL, tm);
+  }
+  for (int j = 0; j < np; j++)
+    tdsl_tensor_release(&ins[j]);
+  free(ins);
+  return rc;
+}
+
+// ---- run: calling the compiled entry, printing and saving its outputs ----
+// One path for every backend: fn is the packed caller of the function's entry, or,
+// when gpu is given, tdsl_gpu_run runs that program.
+// One call of the compiled function: outputs into outs (the caller releases them).
+static int call_once(const LProgram *p, const tdsl_tensor **args, tdsl_tensor *outs, RunFn fn,
+                     const tdsl_gpu_program *gpu) {
+  if (!gpu)
+    return fn(args, outs);
+  int no = p->outputs.len;
+  tdsl_tensor **outp = calloc((size_t)(no ? no : 1), sizeof *outp);
+  for (int k = 0; k < no; k++)
+    outp[k] = &outs[k];
+  int erc = tdsl_gpu_run(gpu, args, outp);
+  free(outp);
+  return erc;
+}
+
+// ---- bench: time repeated calls of the compiled function ----
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+// Bytes every call must move: each parameter read once, each result written once.
+static int64_t program_bytes(const LProgram *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < p->bufs.len; i++) {
+    const LBuf *b = &p->bufs.data[i];
+    if (b->kind != LB_TEMP)
+      bytes += b->numel * dtype_size(b->dtype);
+  }
+  return bytes;
+}
+
+// Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its
+// outputs as a PyTorch call does; prints median/min/max and the rates they imply.
+static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn,
+                       const tdsl_gpu_program *gpu) {
+  int no = p->outputs.len, warm = o->reps < 10 ? 1 : o->reps / 10;
+  double *ms = calloc((size_t)o->reps, sizeof *ms);
+  tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
+  int erc = 0;
+  for (int r = -warm; r < o->reps && !erc; r++) {
+    double t0 = now_ms();
+    erc = call_once(p, args, outs, fn, gpu);
+    for (int k = 0; k < no; k++)
+      tdsl_tensor_release(&outs[k]);
+    if (r >= 0)
+      ms[r] = now_ms() - t0;
+  }
+  free(outs);
+  if (erc) {
+    free(ms);
+    fprintf(stderr, "%s\n", tdsl_last_error());
+    return erc == TDSL_ERR_DATA || erc == TDSL_ERR_GPU ? EXIT_DATA : EXIT_INTERNAL;
+  }
+  qsort(ms, (size_t)o->reps, sizeof *ms, cmp_double);
+  double med = o->reps % 2 ? ms[o->reps / 2] : (ms[o->reps / 2 - 1] + ms[o->reps / 2]) / 2;
+  int64_t bytes = program_bytes(p);
+  double gbps = med > 0 ? (double)bytes / (med * 1e6) : 0, gflops = med > 0 ? (double)p->flops / (med * 1e6) : 0;
+  if (o->json)
+    printf("{\"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, \"bytes\": %" PRId64 ", \"flops\": %" PRId64
+           ", \"gbps\": %.6g, \"gflops\": %.6g}\n", med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops);
+  else
+    printf("%s: %d calls, median %.4f ms (min %.4f, max %.4f); %" PRId64 " bytes, %" PRId64
+           " flops: %.2f GB/s, %.2f GFLOP/s\n", p->name, o->reps, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps,
+           gflops);
+  free(ms);
+  return 0;
+}
+
+// One call with its outputs printed (and saved to --out-dir).
+static int run_once(const Options *o, const LProgram *p, const tdsl_tensor *ins, const tdsl_tensor **args, RunFn fn,
+                    const tdsl_gpu_program *gpu, Timer *tm) {
+  int rc = 0, np = p->params.len, no = p->outputs.len;
+  tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
+  tdsl_clear_error();
+  int erc = call_once(p, args, outs, fn, gpu);
+  lap(tm, "run");
+  if (erc == TDSL_ERR_DATA) {
+    fprintf(stderr, "%s\n", tdsl_last_error());
+    rc = EXIT_DATA;
+  } else if (erc == TDSL_ERR_GPU) {
+    fprintf(stderr, "tdslc: error: --target cuda: %s\n", tdsl_last_error());
+    rc = EXIT_DATA;
+  } else if (erc != 0) {
+    rc = internal_error("%s returned %d: %s", p->name, erc, tdsl_last_error());
+  }
+  if (!rc) {
+    if (o->json)
+      fprintf(stdout, "{\"function\": \"%s\", \"outputs\": [", p->name);
+    for (int k = 0; k < no; k++) {
+      const char *storage = NULL;
+      for (int j = 0; j < np && !storage; j++)
+        if (outs[k].storage && outs[k].storage == ins[j].storage)
+          storage = p->params.data[j].name;
+      print_output(stdout, o, k, storage, &outs[k]);
+    }
+    if (o->json)
+      fputs("]}\n", stdout);
+    for (int k = 0; k < no && o->out_dir && !rc; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "out%d", k);
+      rc = save_npy(o->out_dir, name, &outs[k]);
+    }
+  }
+  for (int k = 0; k < no; k++)
+    tdsl_tensor_release(&outs[k]);
+  free(outs);
+  return rc;
+}
+
+int run_call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn,
+                        const tdsl_gpu_program *gpu, Timer *tm) {
+  int np = p->params.len;
+  const tdsl_tensor **args = calloc((size_t)(np ? np : 1), sizeof *args);
+  for (int j = 0; j < np; j++)
+    args[j] = &ins[j];
+  int rc = o->mode == MODE_BENCH ? bench_calls(o, p, args, fn, gpu) : run_once(o, p, ins, args, fn, gpu, tm);
+  free(args);
+  return rc;
+}
