@@ -1,4 +1,4 @@
-// ir/gemm.c: the CPU matmul schedules (gemm_build, called by kernel_build for a CPU).
+// ir/gemm.c: the CPU matmul schedules (gemm_build, called by ir/matmul.c for a CPU).
 // Every matmul, mm, bmm and batched @ of a CPU program with arithmetic to do becomes
 // one of three loop nests, whatever the operands' strides (a transposed, sliced or
 // expanded operand is an index here, never a copy the user sees). The output is seen
@@ -51,7 +51,7 @@ enum {
 };
 
 typedef struct Gemm {
-  KB *kb;
+  KernelBuilder *kb;
   const NodeList *ns;
   const Node *mm;
   DType cd;       // the accumulation dtype
@@ -75,22 +75,6 @@ typedef struct Gemm {
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
   LIndex obat;              // the current batch, linear (for packed scratch)
 } Gemm;
-
-static void push(Gemm *G, LStmtList *list, LStmt *s) { vec_push(&G->kb->cx->arena, list, s); }
-
-// A loop of n iterations whose index *at is base + step * var; no loop when n == 1.
-static LStmtList *loop(Gemm *G, LStmtList *into, int64_t n, LIndex base, int64_t step, bool par, LIndex *at) {
-  *at = base;
-  if (n == 1)
-    return into;
-  int v = kb_new_var(G->kb);
-  LStmt *s = kb_loop(G->kb, v, n);
-  s->parallel = par && n > 1;
-  push(G, into, s);
-  LIndex vi = kb_ix_var(v);
-  kb_ix_addmul(G->kb, at, &vi, step);
-  return &s->body;
-}
 
 static LIndex plus(LIndex x, int64_t c) {
   x.base += c;
@@ -174,7 +158,7 @@ static bool reads_batch(Gemm *G, int which) {
 // (the panels before it are MR or NR wide, the last one of a matrix M % MR or N % NR),
 // in scratch buf (per batch: plus the batch's `per` elements).
 static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64_t np, int width, bool par) {
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   int buf = which ? G->bp : G->ap;
   int arg = kb_arg(kb, buf, false, true);
   LIndex base = kb_ix_const(0);
@@ -183,23 +167,24 @@ static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64
   // the source's unit-stride dim inside: k when it moves by 1, else the panel's
   bool k_inner = unit_along(G, which, 2, false) || !unit_along(G, which, which ? 1 : 0, false);
   LIndex p, k, q;
-  LStmtList *body = loop(G, into, np, start, width, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
+  LStmtList *body =
+      kb_step_loop(G->kb, into, np, start, width, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
   LIndex at = base;
   kb_ix_addmul(kb, &at, &p, G->K);
   LStmtList *in;
   if (k_inner) {
-    in = loop(G, body, width, kb_ix_const(0), 1, false, &q);
-    in = loop(G, in, G->K, kb_ix_const(0), 1, false, &k);
+    in = kb_step_loop(G->kb, body, width, kb_ix_const(0), 1, false, &q);
+    in = kb_step_loop(G->kb, in, G->K, kb_ix_const(0), 1, false, &k);
   } else {
-    in = loop(G, body, G->K, kb_ix_const(0), 1, false, &k);
-    in = loop(G, in, width, kb_ix_const(0), 1, false, &q);
+    in = kb_step_loop(G->kb, body, G->K, kb_ix_const(0), 1, false, &k);
+    in = kb_step_loop(G->kb, in, width, kb_ix_const(0), 1, false, &q);
   }
   kb_ix_addmul(kb, &at, &k, width);
   kb_ix_addmul(kb, &at, &q, 1);
   LIndex x = p;
   kb_ix_addmul(kb, &x, &q, 1);
   LExpr *v = operand_cd(G, which, which ? kb_ix_const(0) : x, which ? x : kb_ix_const(0), k);
-  push(G, in, kb_store_stmt(kb, arg, at, v));
+  kb_push(G->kb, in, kb_store_stmt(kb, arg, at, v));
 }
 
 // Every panel of operand which: n rows or columns in panels of w, then the rest.
@@ -229,7 +214,7 @@ static const Node *acc_owner(const Gemm *G) {
 // The matmul's result (local l) at output index o, stored with the epilogues; `own`
 // (if any) already holds it there.
 static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const Node *own) {
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   const Node *mm = G->mm;
   kb_local_at(kb, mm, l, o);
   if (mm->mode == NM_STORED && mm != own)
@@ -241,14 +226,14 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
 // The accumulators, as vectors, to own's buffer at rows i0 + 0..mr, columns j0 + 0..nl.
 static void store_acc(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl,
                       const Node *own) {
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   int buf = kb->buf_of[own->out->buf->id];
   bool read = G->ns->len > 1 || G->kc;  // by the epilogue pass, or by the next k block
   for (int r = 0; r < mr; r++) {
     LIndex o[TD_MAX_DIMS];
     out_index(G, plus(i0, r), j0, o);
     LExpr *v = nl > 1 ? lx_local_v(kb->cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
-    push(G, into, kb_store_stmt(kb, kb_arg(kb, buf, read, true), kb_view_index(kb, &own->out->view, o), v));
+    kb_push(G->kb, into, kb_store_stmt(kb, kb_arg(kb, buf, read, true), kb_view_index(kb, &own->out->view, o), v));
   }
 }
 
@@ -257,7 +242,7 @@ static void store_acc(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i
 // and a loop over the tile then reads them back for the epilogues (a loop the
 // vectorizers take, not mr * nl copies of the epilogue); else lane by lane.
 static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl) {
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   Ctx *cx = kb->cx;
   const Node *own = acc_owner(G);
   LIndex o[TD_MAX_DIMS];
@@ -267,12 +252,12 @@ static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex 
     if (G->ns->len == 1)
       return;
     LIndex i, j;
-    LStmtList *in = loop(G, into, mr, i0, 1, false, &i);
-    in = loop(G, in, nl, j0, 1, false, &j);
+    LStmtList *in = kb_step_loop(G->kb, into, mr, i0, 1, false, &i);
+    in = kb_step_loop(G->kb, in, nl, j0, 1, false, &j);
     out_index(G, i, j, o);
     LExpr *x = lx_load(cx, G->cd, kb_arg(kb, buf, true, false), kb_view_index(kb, &own->out->view, o));
     int l = kb_new_local(kb, G->cd);
-    push(G, in, kb_let(kb, l, x));
+    kb_push(G->kb, in, kb_let(kb, l, x));
     epilogue_at(G, in, o, l, own);
     return;
   }
@@ -281,7 +266,7 @@ static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex 
       out_index(G, plus(i0, r), plus(j0, c), o);
       LExpr *s = nl > 1 ? lx_lane(cx, lx_local_v(cx, G->cd, nl, acc[r]), c) : kb_local_ref(kb, acc[r]);
       int l = kb_new_local(kb, G->cd);
-      push(G, into, kb_let(kb, l, s));
+      kb_push(G->kb, into, kb_let(kb, l, s));
       epilogue_at(G, into, o, l, NULL);
     }
 }
@@ -299,19 +284,19 @@ static LStmtList *when(Gemm *G, LStmtList *into, LExpr *cond, bool is) {
   if (cond->kind == LX_CONST)
     return (cond->i != 0) == is ? into : NULL;
   LStmt *s = kb_if(G->kb, is ? cond : lx_unary(G->kb->cx, OP_LOGICAL_NOT, DT_BOOL, cond));
-  push(G, into, s);
+  kb_push(G->kb, into, s);
   return &s->body;
 }
 
 // One tile over the k block G->k0 + 0..klen: rows i0 + 0..mr (packed: panel at apan),
 // columns j0 + 0..nl (packed: bpan).
 static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LIndex j0, int nl, LIndex bpan) {
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   Ctx *cx = kb->cx;
   int acc[MAX_MR];
   for (int r = 0; r < mr; r++) {
     acc[r] = kb_new_local(kb, G->cd);
-    push(G, into, kb_let(kb, acc[r], zero(G, nl)));
+    kb_push(G->kb, into, kb_let(kb, acc[r], zero(G, nl)));
   }
   // after the first k block the sums so far come back from the owner's buffer
   const Node *own = G->kc ? acc_owner(G) : NULL;
@@ -321,10 +306,10 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
     out_index(G, plus(i0, r), j0, o);
     LExpr *v = lx_vload(cx, G->cd, nl, kb_arg(kb, kb->buf_of[own->out->buf->id], true, false),
                         kb_view_index(kb, &own->out->view, o));
-    push(G, resume, kb_set(kb, acc[r], v));
+    kb_push(G->kb, resume, kb_set(kb, acc[r], v));
   }
   LIndex k;
-  LStmtList *in = loop(G, into, G->klen, G->k0, 1, false, &k);
+  LStmtList *in = kb_step_loop(G->kb, into, G->klen, G->k0, 1, false, &k);
   LExpr *w;
   if (G->bp >= 0) {
     LIndex at = bpan;
@@ -334,7 +319,7 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
     w = nl > 1 ? operand_vec(G, 1, i0, j0, k, nl) : operand_cd(G, 1, i0, j0, k);
   }
   int wl = kb_new_local(kb, G->cd);
-  push(G, in, kb_let(kb, wl, w));
+  kb_push(G->kb, in, kb_let(kb, wl, w));
   for (int r = 0; r < mr; r++) {
     LExpr *x;
     if (G->ap >= 0) {  // the panel is mr wide (the last one M % MR)
@@ -349,7 +334,7 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
       x = lx_splat(cx, nl, x);
     LExpr *cur = nl > 1 ? lx_local_v(cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
     LExpr *wv = nl > 1 ? lx_local_v(cx, G->cd, nl, wl) : kb_local_ref(kb, wl);
-    push(G, in, kb_set(kb, acc[r], mul_add(G, x, wv, cur)));
+    kb_push(G->kb, in, kb_set(kb, acc[r], mul_add(G, x, wv, cur)));
   }
   LStmtList *fin = when(G, into, G->klast, true), *part = when(G, into, G->klast, false);
   if (fin)
@@ -372,7 +357,7 @@ static LIndex panel(Gemm *G, bool per_batch, int64_t per, LIndex ij0) {
 // from column j0.
 static void row_tiles(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex j0, int64_t npanels, int nl) {
   LIndex j;
-  LStmtList *body = loop(G, into, npanels, j0, nl, false, &j);
+  LStmtList *body = kb_step_loop(G->kb, into, npanels, j0, nl, false, &j);
   micro(G, body, i0, mr, panel(G, G->ap_bat, G->ap_per, i0), j, nl, panel(G, G->bp_bat, G->bp_per, j));
 }
 
@@ -382,7 +367,7 @@ static void row_panels(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int
   int64_t full = G->M / G->MR;
   if (full) {
     LIndex i0;
-    row_tiles(G, loop(G, into, full, kb_ix_const(0), G->MR, par, &i0), i0, G->MR, j0, npanels, nl);
+    row_tiles(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->MR, par, &i0), i0, G->MR, j0, npanels, nl);
   }
   if (G->M % G->MR)
     row_tiles(G, into, kb_ix_const(full * G->MR), (int)(G->M % G->MR), j0, npanels, nl);
@@ -395,7 +380,7 @@ static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int 
   bool par = G->par_rows || (G->par_cols && !in_block);
   if (G->bp_block)
     pack_panels(G, into, 1, j0, npanels, nl, par);
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   LExpr *yes = kb_iconst(kb, DT_BOOL, 1), *no = kb_iconst(kb, DT_BOOL, 0);
   if (!G->kc) {
     G->k0 = kb_ix_const(0), G->klen = G->K, G->kfirst = yes, G->klast = yes;
@@ -406,7 +391,7 @@ static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int 
   int64_t nfull = G->K / G->kc, rest = G->K % G->kc;
   if (nfull) {
     LIndex kb0;
-    LStmtList *body = loop(G, into, nfull, kb_ix_const(0), G->kc, false, &kb0);
+    LStmtList *body = kb_step_loop(G->kb, into, nfull, kb_ix_const(0), G->kc, false, &kb0);
     LExpr *at = kb_ix_expr(kb, &kb0);
     G->k0 = kb0, G->klen = G->kc;
     LExpr *at_first = lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, 0));
@@ -427,7 +412,7 @@ static void build_tiles(Gemm *G, LStmtList *into) {
   int64_t full = G->N / G->NR, blocks = full / G->nb;
   if (blocks) {
     LIndex jb;
-    LStmtList *body = loop(G, into, blocks, kb_ix_const(0), G->nb * G->NR, G->par_cols, &jb);
+    LStmtList *body = kb_step_loop(G->kb, into, blocks, kb_ix_const(0), G->nb * G->NR, G->par_cols, &jb);
     col_group(G, body, jb, G->nb, G->NR, true);
   }
   if (full % G->nb)
@@ -449,38 +434,40 @@ static LExpr *lane_sum(Gemm *G, int l, int lo, int n) {
 enum { DOT_IB = 4, DOT_JB = 8 };
 
 static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int jb) {
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   Ctx *cx = kb->cx;
   int V = G->V, acc[DOT_IB][DOT_JB];
   for (int r = 0; r < ib; r++)
     for (int c = 0; c < jb; c++) {
       acc[r][c] = kb_new_local(kb, G->cd);
-      push(G, into, kb_let(kb, acc[r][c], zero(G, V)));
+      kb_push(G->kb, into, kb_let(kb, acc[r][c], zero(G, V)));
     }
   LIndex kv;
-  LStmtList *in = loop(G, into, G->K / V, kb_ix_const(0), V, false, &kv);
+  LStmtList *in = kb_step_loop(G->kb, into, G->K / V, kb_ix_const(0), V, false, &kv);
   int xs[DOT_IB], ws[DOT_JB];
   for (int r = 0; r < ib; r++) {
     xs[r] = kb_new_local(kb, G->cd);
-    push(G, in, kb_let(kb, xs[r], operand_vec(G, 0, plus(i0, r), j0, kv, V)));
+    kb_push(G->kb, in, kb_let(kb, xs[r], operand_vec(G, 0, plus(i0, r), j0, kv, V)));
   }
   for (int c = 0; c < jb; c++) {
     ws[c] = kb_new_local(kb, G->cd);
-    push(G, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, plus(j0, c), kv, V)));
+    kb_push(G->kb, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, plus(j0, c), kv, V)));
   }
   for (int r = 0; r < ib; r++)
     for (int c = 0; c < jb; c++)
-      push(G, in, kb_set(kb, acc[r][c], mul_add(G, lx_local_v(cx, G->cd, V, xs[r]), lx_local_v(cx, G->cd, V, ws[c]),
-                                                lx_local_v(cx, G->cd, V, acc[r][c]))));
+      kb_push(G->kb, in,
+              kb_set(kb, acc[r][c],
+                     mul_add(G, lx_local_v(cx, G->cd, V, xs[r]), lx_local_v(cx, G->cd, V, ws[c]),
+                             lx_local_v(cx, G->cd, V, acc[r][c]))));
   for (int r = 0; r < ib; r++)
     for (int c = 0; c < jb; c++) {
       int s = kb_new_local(kb, G->cd);
-      push(G, into, kb_let(kb, s, lane_sum(G, acc[r][c], 0, V)));
+      kb_push(G->kb, into, kb_let(kb, s, lane_sum(G, acc[r][c], 0, V)));
       if (G->K % V) {
         LIndex k;
-        LStmtList *tail = loop(G, into, G->K % V, kb_ix_const(G->K - G->K % V), 1, false, &k);
+        LStmtList *tail = kb_step_loop(G->kb, into, G->K % V, kb_ix_const(G->K - G->K % V), 1, false, &k);
         LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), k);
-        push(G, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
+        kb_push(G->kb, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
       }
       store_tile(G, into, &s, 1, plus(i0, r), plus(j0, c), 1);
     }
@@ -491,7 +478,7 @@ static void dot_rows(Gemm *G, LStmtList *into, LIndex j0, int jb) {
   int64_t full = G->M / ib;
   if (full) {
     LIndex i0;
-    dot_tile(G, loop(G, into, full, kb_ix_const(0), ib, false, &i0), i0, ib, j0, jb);
+    dot_tile(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), ib, false, &i0), i0, ib, j0, jb);
   }
   if (G->M % ib)
     dot_tile(G, into, kb_ix_const(full * ib), (int)(G->M % ib), j0, jb);
@@ -502,7 +489,7 @@ static void build_dot(Gemm *G, LStmtList *into) {
   int64_t full = G->N / jb;
   if (full) {
     LIndex j0;
-    dot_rows(G, loop(G, into, full, kb_ix_const(0), jb, G->par_cols, &j0), j0, jb);
+    dot_rows(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), jb, G->par_cols, &j0), j0, jb);
   }
   if (G->N % jb)
     dot_rows(G, into, kb_ix_const(full * jb), (int)(G->N % jb));
@@ -550,7 +537,7 @@ static bool foldable(Gemm *G) {
     else
       dims[n++] = G->bat[b];
   dims[n++] = G->rd;
-  KB *kb = G->kb;
+  KernelBuilder *kb = G->kb;
   LIndex o[TD_MAX_DIMS];
   for (int d = 0; d < G->on; d++)
     o[d] = kb_ix_var(PROBE_VAR + d);
@@ -579,19 +566,16 @@ static bool foldable(Gemm *G) {
 
 // ---- the pass ----
 
-bool gemm_build(KB *kb, const NodeList *ns) {
+bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
-  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view, *bv = &mm->srcs[1]->view;
-  Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = kb_compute_dtype(mm->out->dtype), .on = ov->ndim, .ap = -1,
+  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
+  Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
             .bp = -1, .rd = -1, .jd = -1, .nbatch = 1};
   G.K = av->shape[av->ndim - 1];
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
     return false;
   // which output dims are M and N (PyTorch's 1-D rules drop them)
-  if (bv->ndim >= 2)
-    G.jd = G.on - 1;
-  if (av->ndim >= 2)
-    G.rd = G.jd >= 0 ? G.on - 2 : G.on - 1;
+  kb_matmul_dims(mm, &G.rd, &G.jd);
   G.M = G.rd >= 0 ? ov->shape[G.rd] : 1;
   G.N = G.jd >= 0 ? ov->shape[G.jd] : 1;
   for (int d = 0; d < G.on; d++) {
@@ -683,7 +667,7 @@ bool gemm_build(KB *kb, const NodeList *ns) {
     int d = G.bat[b];
     stride /= ov->shape[d];
     LIndex v;
-    body = loop(&G, body, ov->shape[d], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
+    body = kb_step_loop(G.kb, body, ov->shape[d], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
     G.o[d] = v;
     kb_ix_addmul(kb, &G.obat, &v, stride);
   }

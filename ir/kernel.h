@@ -1,7 +1,15 @@
-// ir/kernel.h: internal to the kernel builder (ir/kernel.c drives the pass and builds
-// the loop nests, ir/scalar.c builds the scalar expression of every op). Nothing
-// outside these two files includes it: the pass's public entry is kernel_build in
-// ir/loop.h.
+// ir/kernel.h: internal to the kernel builder, the pass that turns the fused graph into
+// loop IR (kernel_build, whose public entry is in ir/loop.h). Nothing outside its files
+// includes it (but tests/unit/test_kernel.c, for kernel_build_naive). Its files:
+//   ir/kernel.c  the driver: the program's buffers, one LKernel per fused kernel (its
+//                kind from fusion), and the loop helpers every schedule shares;
+//   ir/ew.c      EW kernels (elementwise nodes over one shape, tiled transposed reads)
+//                and ONE kernels (cat, stack, store);
+//   ir/matmul.c  MATMUL kernels: the plain nest, the GPU row schedule, the glue to
+//                ir/gemm.c (the CPU schedules); fills LKernel.mm;
+//   ir/row.c     ROW kernels: reductions and softmax row by row, or (COL) by columns;
+//                fills LKernel.softmax;
+//   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
 // variables, plus an optional i64 expression `dyn` for data-dependent indices).
@@ -37,7 +45,8 @@ enum {
 
 typedef VEC(const Node *) NodeList;
 
-typedef struct KB {
+// The builder's state while it builds one program (kernel.c's kernel_build).
+typedef struct KernelBuilder {
   Ctx *cx;
   const Graph *g;
   LProgram *p;
@@ -47,68 +56,105 @@ typedef struct KB {
   LocalVal *lv;  // per node id, valid for the kernel being built
   bool naive;    // every kernel in its output's row-major order (no row/column schedules)
   const CpuTarget *cpu;  // the CPU the schedules are for (ir/gemm.c), NULL for a GPU
-} KB;
+} KernelBuilder;
 
-// kernel_build without the schedules that reorder loops (ir/kernel.c: the blocked matmul
-// row schedule, column reductions, tiled transposed copies): the reference the tests
+// kernel_build without the schedules that reorder loops (the blocked matmul row
+// schedule, column reductions, tiled transposed copies): the reference the tests
 // compare them with, bit for bit. (sched_cpu's lanes, applied after kernel_build, do
 // change the rounding of reductions: tests compare those with a tolerance.)
 LProgram *kernel_build_naive(Ctx *cx, const Graph *g);
 
-// ---- kernel.c: shared with gemm.c ----
+// ---- kernel.c: the loop helpers the schedules share ----
+static inline int64_t kb_iabs(int64_t x) { return x < 0 ? -x : x; }
+void kb_push(KernelBuilder *kb, LStmtList *list, LStmt *s);
+// Loops over the dims of shape (size-1 dims get index 0 and no loop), the outermost
+// parallel if `parallel`; idx[d] receives each dim's index, loops[0..) (unless NULL)
+// the loops made, outermost first. Returns the innermost body.
+LStmtList *kb_nest(KernelBuilder *kb, LStmtList *into, int nd, const int64_t *shape, LIndex *idx, bool parallel,
+                   LStmt **loops);
+// Loops over dims[0..n) (each of size > 1), outermost first; idx[dims[p]] gets each
+// loop's var. With par, the first loop by which PARALLEL_MIN_ITERS iterations are
+// reached is parallel (the outermost if none is). Returns the innermost body.
+LStmtList *kb_outer_loops(KernelBuilder *kb, LStmtList *into, int n, const int *dims, const int64_t *shape,
+                          LIndex *idx, bool par);
+// A loop of n iterations whose index *at is base + step * var; no loop when n == 1
+// (*at is base). Returns its body.
+LStmtList *kb_step_loop(KernelBuilder *kb, LStmtList *into, int64_t n, LIndex base, int64_t step, bool par,
+                        LIndex *at);
+// Consecutive indices per parallel block of a dim of size S whose index covers w
+// elements of an accumulator row: about S / BLOCK_TARGET, a multiple of 64 when w == 1
+// (the dim is innermost: vector loops stay whole); 0 when fewer than two blocks fill.
+int64_t kb_block_size(int64_t S, int64_t w);
+int kb_let_local(KernelBuilder *kb, LStmtList *into, LExpr *val);  // a new local let to val
+bool kb_same_shape(const View *a, const View *b);
+int64_t kb_ix_coef(const LIndex *x, int var);  // the coefficient of var in x (0 if it has none)
+// A load of / a store to program buffer buf (of its own dtype: val is cast to it).
+LExpr *kb_buf_load(KernelBuilder *kb, int buf, LIndex idx);
+void kb_buf_store(KernelBuilder *kb, LStmtList *into, int buf, LIndex idx, LExpr *val);
 // buf[contiguous index of idx] = val, for a stored node.
-void kb_store_node(KB *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val);
+void kb_store_node(KernelBuilder *kb, LStmtList *into, const Node *n, const LIndex *idx, LExpr *val);
 // A new LB_TEMP of numel elements of dt (the entry allocates and frees it).
-int kb_new_temp(KB *kb, DType dt, int64_t numel, const char *what);
+int kb_new_temp(KernelBuilder *kb, DType dt, int64_t numel, const char *what);
 // Node n's value at its output index at (every dim fixed) is local `local` from here on.
-void kb_local_at(KB *kb, const Node *n, int local, const LIndex *at);
+void kb_local_at(KernelBuilder *kb, const Node *n, int local, const LIndex *at);
+
+// ---- ew.c: EW and ONE kernels ----
+void ew_build(KernelBuilder *kb, const NodeList *ns);  // elementwise nodes over one shape
+void ew_build_one(KernelBuilder *kb, const Node *n);   // cat, stack, store
+
+// ---- matmul.c: MATMUL kernels (sets kb->k->mm) ----
+void matmul_build(KernelBuilder *kb, const NodeList *ns);
+// The output dims of M (*rd) and N (*jd) of matmul n, -1 where PyTorch's 1-D rules drop them.
+void kb_matmul_dims(const Node *n, int *rd, int *jd);
 // The logical indices of matmul n's operands for output index o and k index kv.
 void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi);
 
+// ---- row.c: ROW kernels (sets kb->k->softmax) ----
+void row_build(KernelBuilder *kb, const NodeList *ns);
+
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----
-bool gemm_build(KB *kb, const NodeList *ns);
+bool gemm_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- scalar.c: constructors (every field set; err = -1 unless said) ----
-LExpr *kb_expr(KB *kb, LExprKind kind, DType dt);
-LExpr *kb_fconst(KB *kb, DType dt, double v);   // dt float; F16/BF16 give a cast of an F32 const
-LExpr *kb_iconst(KB *kb, DType dt, int64_t v);  // dt int or bool
-LExpr *kb_num(KB *kb, DType dt, double f, int64_t i);  // f for float dt, i otherwise
-LExpr *kb_local_ref(KB *kb, int local);
-LExpr *kb_unary(KB *kb, Op op, DType dt, LExpr *a);
-LExpr *kb_binary(KB *kb, Op op, DType dt, LExpr *a, LExpr *b);
-LExpr *kb_select(KB *kb, LExpr *c, LExpr *a, LExpr *b);
-LExpr *kb_cast(KB *kb, LExpr *a, DType dt);  // folds constants, routes F16/BF16 through F32
-LExpr *kb_arith(KB *kb, Op op, DType dt, LExpr *a, LExpr *b);  // bool + is or, bool * is and
-LStmt *kb_loop(KB *kb, int var, int64_t extent);
-LStmt *kb_store_stmt(KB *kb, int buf, LIndex idx, LExpr *val);
-LStmt *kb_let(KB *kb, int local, LExpr *val);
-LStmt *kb_set(KB *kb, int local, LExpr *val);
-LStmt *kb_if(KB *kb, LExpr *cond);
-int kb_new_local(KB *kb, DType dt);
-int kb_new_var(KB *kb);
-int kb_arg(KB *kb, int buf, bool read, bool written);  // the kernel's arg for a program buffer
-int kb_error(KB *kb, Loc loc, const char *msg);        // a located message, deduplicated
+LExpr *kb_expr(KernelBuilder *kb, LExprKind kind, DType dt);
+LExpr *kb_fconst(KernelBuilder *kb, DType dt, double v);   // dt float; F16/BF16 give a cast of an F32 const
+LExpr *kb_iconst(KernelBuilder *kb, DType dt, int64_t v);  // dt int or bool
+LExpr *kb_num(KernelBuilder *kb, DType dt, double f, int64_t i);  // f for float dt, i otherwise
+LExpr *kb_local_ref(KernelBuilder *kb, int local);
+LExpr *kb_unary(KernelBuilder *kb, Op op, DType dt, LExpr *a);
+LExpr *kb_binary(KernelBuilder *kb, Op op, DType dt, LExpr *a, LExpr *b);
+LExpr *kb_select(KernelBuilder *kb, LExpr *c, LExpr *a, LExpr *b);
+LExpr *kb_cast(KernelBuilder *kb, LExpr *a, DType dt);  // folds constants, routes F16/BF16 through F32
+LExpr *kb_arith(KernelBuilder *kb, Op op, DType dt, LExpr *a, LExpr *b);  // bool + is or, bool * is and
+LStmt *kb_loop(KernelBuilder *kb, int var, int64_t extent);
+LStmt *kb_store_stmt(KernelBuilder *kb, int buf, LIndex idx, LExpr *val);
+LStmt *kb_let(KernelBuilder *kb, int local, LExpr *val);
+LStmt *kb_set(KernelBuilder *kb, int local, LExpr *val);
+LStmt *kb_if(KernelBuilder *kb, LExpr *cond);
+int kb_new_local(KernelBuilder *kb, DType dt);
+int kb_new_var(KernelBuilder *kb);
+int kb_arg(KernelBuilder *kb, int buf, bool read, bool written);  // the kernel's arg for a program buffer
+int kb_error(KernelBuilder *kb, Loc loc, const char *msg);        // a located message, deduplicated
 
 // ---- scalar.c: indices ----
 LIndex kb_ix_const(int64_t c);
 LIndex kb_ix_var(int var);
-void kb_ix_addmul(KB *kb, LIndex *acc, const LIndex *x, int64_t m);  // acc += m * x
-LExpr *kb_ix_expr(KB *kb, const LIndex *x);                          // as an i64 expression
-LIndex kb_view_index(KB *kb, const View *v, const LIndex *idx);      // storage element of v at idx
+void kb_ix_addmul(KernelBuilder *kb, LIndex *acc, const LIndex *x, int64_t m);  // acc += m * x
+LExpr *kb_ix_expr(KernelBuilder *kb, const LIndex *x);                          // as an i64 expression
+LIndex kb_view_index(KernelBuilder *kb, const View *v, const LIndex *idx);      // storage element of v at idx
 bool kb_ix_equal(const LIndex *a, const LIndex *b);
 
 // ---- scalar.c: values ----
-DType kb_compute_dtype(DType dt);  // F16/BF16 -> F32, else dt
 DType kb_result_type(Value *const *vs, int n);  // torch.result_type over values (scalars included)
 // The value of v at logical index idx (v->view.ndim entries), of dtype v->dtype.
-LExpr *kb_value(KB *kb, const Value *v, const LIndex *idx);
+LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx);
 // The value of an elementwise node at a logical index of its output, of its out dtype.
-LExpr *kb_node_expr(KB *kb, const Node *n, const LIndex *idx);
+LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx);
 // Softmax/log_softmax row value (LV_SOFTMAX) at a logical index of its output.
-LExpr *kb_softmax_value(KB *kb, const Node *n, const LIndex *idx);
+LExpr *kb_softmax_value(KernelBuilder *kb, const Node *n, const LIndex *idx);
 // Operand i of n at n's output index idx, PyTorch's broadcasting (aligned from the right).
-LExpr *kb_src(KB *kb, const Node *n, int i, const LIndex *idx);
+LExpr *kb_src(KernelBuilder *kb, const Node *n, int i, const LIndex *idx);
 void kb_broadcast_index(const View *src, int out_ndim, const LIndex *idx, LIndex *sidx);
 
 #endif

@@ -151,8 +151,80 @@ typedef struct LArg {
                  // reads, 64-byte aligned as every storage is (set by sched_cpu)
 } LArg;
 
+// ---- what the kernel builder records about a kernel it built (LKernel.mm, .softmax) ----
+// Facts a backend or ir/sched.c reads instead of recovering them from the loops. They
+// point into the kernel's body as kernel_build leaves it; sched_cpu (CPU programs
+// only) rewrites some of those statements afterwards.
+//
+// A MATMUL kernel: out[batch.., i, j] = sum_k a[batch.., i, k] * b[batch.., k, j] with
+// PyTorch's matmul rules (a 1-D a has no i, a 1-D b no j; batch dims broadcast), then
+// elementwise epilogues at the same output index.
+typedef enum {
+  LM_DOT,   // the plain nest (ir/matmul.c's build_matmul): one output element per
+            // iteration of the outer loops, its k terms added in a local (fields below)
+  LM_ROWS,  // the row schedule of GPU programs (build_matmul_rows): blocks of output rows
+            // accumulated in place in a buffer, k unrolled by 4 over up to 4 rows (no
+            // single i, j or k loop exists)
+  LM_GEMM,  // ir/gemm.c's CPU tiles (LKernel.sched names them): only the shape is set
+  LM_COUNT
+} LMatmulForm;
+
+typedef struct LMatmul {
+  LMatmulForm form;
+  DType dt;                // the accumulation dtype: the output's (f16/bf16: f32)
+  int rdim, jdim;          // the output dims of i and j; -1 where a 1-D operand drops it
+  int64_t batch, M, N, K;  // batch: the product of the other output dims; M (N): the size
+                           // of rdim (jdim), 1 without it; K: a's last dim
+  // LM_DOT (else 0 / NULL; iouter, jouter, acc -1). The kernel's body is exactly
+  //   outer[0] { outer[1] { ... outer[nouter-1] { body } } }
+  // each outer loop the only statement of the list that holds it, and body is
+  //   [0] let acc = init
+  //   [1] kloop: for k in 0..K { acc = acc + a * b }   (its only statement; with K == 1
+  //       no loop: [1] is that statement itself, with k = 0)
+  //   [epi..] per output element, reading acc: the matmul's store (when it is stored)
+  //       and its epilogues' stores; no loops
+  int nouter;                 // loops over the output dims of size > 1, outermost first
+  LStmt *outer[TD_MAX_DIMS];  //   (independent iterations: each writes its own element)
+  int odim[TD_MAX_DIMS];      // the output dim outer[p] iterates
+  int iouter, jouter;         // the index in outer of rdim's (jdim's) loop; -1: none (size 1 or no dim)
+  LStmtList *body;            // the innermost outer loop's body (the kernel's body when nouter == 0)
+  int acc;                    // the accumulator local, of dtype dt
+  LExpr *init;                // its initial value: a constant 0 of dt
+  LStmt *kloop;               // NULL when K == 1 (K == 0: a loop of no iterations)
+  LExpr *a, *b;               // the factors in acc + a * b, of dtype dt: a reads only the batch
+                              // loops, i and k; b only the batch loops, k and j; k's var
+                              // is kloop->var
+  int epi;                    // the first statement of body after the k loop (2)
+  // LM_ROWS (else -1): the program buffer (LProgram.bufs) accumulating the sums, of
+  // dtype dt, indexed as the output's contiguous View; the result's own buffer (then
+  // the sums are the result) or an epilogue's, else an LB_TEMP
+  int acc_buf;
+} LMatmul;
+
+// A ROW kernel's softmax row (not log_softmax) whose passes are single loops, laid out
+// consecutively at the end of `list` (ir/row.c):
+//   let m = -inf
+//   max_loop:   for j { m = maximum(m, x(j)) }
+//   let s = 0
+//   sum_loop:   for j { s = s + exp(x(j) - m) }
+//   recip:      let r = 1 / s
+//   final_loop: for j' { out[f(j')] = v(j') }
+// x(j) is the softmax's input at element j of the row in its computation dtype, the
+// same expression of each loop's var; each loop holds only the statement shown. The
+// last pass stores one node of the row's shape: the softmax itself (v = exp(x(j') - m)
+// * r, cast to its dtype) or one epilogue reading it. A row of one element (no loops),
+// other row nodes or reduced results after the softmax's, or a last pass storing more
+// than one node: none.
+typedef struct LSoftmax {
+  LStmtList *list;
+  LStmt *max_loop, *sum_loop, *recip, *final_loop;
+} LSoftmax;
+
 struct LKernel {
   const char *name;    // "k0"
+  KernelKind kind;     // fusion's decision (fuse_kernel_kind): EW, ROW, MATMUL or ONE
+  LMatmul *mm;         // KK_MATMUL: how it computes the matmul; NULL for every other kind
+  LSoftmax *softmax;   // KK_ROW: its softmax row of that form, NULL if none
   VEC(LArg) args;
   VEC(DType) locals;   // the dtype of each local
   int nvars;           // loop variables are 0..nvars-1
@@ -246,14 +318,16 @@ typedef struct CpuTarget {
 // defaults where they say nothing); else an LLVM CPU name (--cpu), by its family.
 CpuTarget cpu_target(const char *cpu);
 
-// ---- kernel.c: the fused graph -> loop IR ----
+// ---- kernel.c: the fused graph -> loop IR (the kernel builder, ir/kernel.h's files) ----
 // cpu: the schedules for that CPU (ir/gemm.c for every matmul); NULL: a GPU program.
+// Sets every LKernel's kind, and its mm or softmax where it has one.
 LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 
 // ---- sched.c: the CPU schedule over built loop IR (the C and LLVM backends) ----
-// f32 exp/sigmoid/silu as vectorizable arithmetic; float reductions of innermost
-// loops accumulated in lanes (a fixed association, the same in every backend);
-// large write-only results marked for streaming stores (LArg.stream).
+// softmax terms kept for the last pass (LKernel.softmax); f32 exp/sigmoid/silu as
+// vectorizable arithmetic; float reductions of innermost loops accumulated in lanes
+// (a fixed association, the same in every backend); large write-only results marked
+// for streaming stores (LArg.stream).
 void sched_cpu(Ctx *cx, LProgram *p);
 
 #endif

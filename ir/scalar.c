@@ -18,11 +18,11 @@
 // ============================================================================
 // Constructors
 // ============================================================================
-LExpr *kb_expr(KB *kb, LExprKind kind, DType dt) { return lx_new(kb->cx, kind, dt); }
+LExpr *kb_expr(KernelBuilder *kb, LExprKind kind, DType dt) { return lx_new(kb->cx, kind, dt); }
 
-LExpr *kb_fconst(KB *kb, DType dt, double v) {
+LExpr *kb_fconst(KernelBuilder *kb, DType dt, double v) {
   TD_ASSERT(dtype_is_float(dt));
-  if (dt == DT_F16 || dt == DT_BF16)
+  if (dtype_is_half(dt))
     return kb_cast(kb, kb_fconst(kb, DT_F32, v), dt);
   LExpr *e = kb_expr(kb, LX_CONST, dt);
   e->f = dt == DT_F32 ? (double)(float)v : v;
@@ -37,7 +37,7 @@ static int64_t wrap_int(DType dt, int64_t v) {
   return v;
 }
 
-LExpr *kb_iconst(KB *kb, DType dt, int64_t v) {
+LExpr *kb_iconst(KernelBuilder *kb, DType dt, int64_t v) {
   TD_ASSERT(!dtype_is_float(dt));
   LExpr *e = kb_expr(kb, LX_CONST, dt);
   e->i = wrap_int(dt, v);
@@ -45,25 +45,23 @@ LExpr *kb_iconst(KB *kb, DType dt, int64_t v) {
   return e;
 }
 
-LExpr *kb_num(KB *kb, DType dt, double f, int64_t i) {
+LExpr *kb_num(KernelBuilder *kb, DType dt, double f, int64_t i) {
   return dtype_is_float(dt) ? kb_fconst(kb, dt, f) : kb_iconst(kb, dt, i);
 }
 
-LExpr *kb_local_ref(KB *kb, int local) {
+LExpr *kb_local_ref(KernelBuilder *kb, int local) {
   TD_ASSERT(local >= 0 && local < kb->k->locals.len);
   return lx_local(kb->cx, kb->k->locals.data[local], local);
 }
 
-LExpr *kb_unary(KB *kb, Op op, DType dt, LExpr *a) { return lx_unary(kb->cx, op, dt, a); }
+LExpr *kb_unary(KernelBuilder *kb, Op op, DType dt, LExpr *a) { return lx_unary(kb->cx, op, dt, a); }
 
-LExpr *kb_binary(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) { return lx_binary(kb->cx, op, dt, a, b); }
+LExpr *kb_binary(KernelBuilder *kb, Op op, DType dt, LExpr *a, LExpr *b) { return lx_binary(kb->cx, op, dt, a, b); }
 
-LExpr *kb_select(KB *kb, LExpr *c, LExpr *a, LExpr *b) {
+LExpr *kb_select(KernelBuilder *kb, LExpr *c, LExpr *a, LExpr *b) {
   TD_ASSERT(c->dt == DT_BOOL && a->dt == b->dt);
   return lx_select(kb->cx, c, a, b);
 }
-
-static bool is_half(DType dt) { return dt == DT_F16 || dt == DT_BF16; }
 
 // A float converted to an integer dtype: truncation; nan or out of range gives the minimum.
 static int64_t float_to_int(DType dt, double f) {
@@ -72,10 +70,10 @@ static int64_t float_to_int(DType dt, double f) {
   return f >= -9223372036854775808.0 && f < 9223372036854775808.0 ? (int64_t)f : INT64_MIN;
 }
 
-LExpr *kb_cast(KB *kb, LExpr *a, DType dt) {
+LExpr *kb_cast(KernelBuilder *kb, LExpr *a, DType dt) {
   if (a->dt == dt)
     return a;
-  if (a->kind == LX_CONST && !is_half(dt) && !is_half(a->dt)) {
+  if (a->kind == LX_CONST && !dtype_is_half(dt) && !dtype_is_half(a->dt)) {
     bool from_float = dtype_is_float(a->dt);
     if (dtype_is_float(dt))
       return kb_fconst(kb, dt, from_float ? a->f : (double)a->i);
@@ -83,15 +81,15 @@ LExpr *kb_cast(KB *kb, LExpr *a, DType dt) {
       return kb_iconst(kb, dt, from_float ? a->f != 0 : a->i != 0);
     return kb_iconst(kb, dt, from_float ? float_to_int(dt, a->f) : a->i);
   }
-  if (is_half(a->dt) && dt != DT_F32)
+  if (dtype_is_half(a->dt) && dt != DT_F32)
     return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
-  if (is_half(dt) && a->dt != DT_F32)
+  if (dtype_is_half(dt) && a->dt != DT_F32)
     return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
   return lx_cast(kb->cx, dt, a);
 }
 
-LExpr *kb_arith(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
-  TD_ASSERT(a->dt == dt && b->dt == dt && !is_half(dt));
+LExpr *kb_arith(KernelBuilder *kb, Op op, DType dt, LExpr *a, LExpr *b) {
+  TD_ASSERT(a->dt == dt && b->dt == dt && !dtype_is_half(dt));
   if (dt == DT_BOOL) {
     if (op == OP_ADD || op == OP_MAXIMUM)
       op = OP_LOGICAL_OR;
@@ -101,33 +99,33 @@ LExpr *kb_arith(KB *kb, Op op, DType dt, LExpr *a, LExpr *b) {
   return kb_binary(kb, op, dt, a, b);
 }
 
-LStmt *kb_loop(KB *kb, int var, int64_t extent) { return ls_loop(kb->cx, var, extent); }
+LStmt *kb_loop(KernelBuilder *kb, int var, int64_t extent) { return ls_loop(kb->cx, var, extent); }
 
-LStmt *kb_store_stmt(KB *kb, int buf, LIndex idx, LExpr *val) { return ls_store(kb->cx, buf, idx, val); }
+LStmt *kb_store_stmt(KernelBuilder *kb, int buf, LIndex idx, LExpr *val) { return ls_store(kb->cx, buf, idx, val); }
 
-LStmt *kb_let(KB *kb, int local, LExpr *val) {
+LStmt *kb_let(KernelBuilder *kb, int local, LExpr *val) {
   TD_ASSERT(val->dt == kb->k->locals.data[local]);
   return ls_let(kb->cx, local, val);
 }
 
-LStmt *kb_set(KB *kb, int local, LExpr *val) {
+LStmt *kb_set(KernelBuilder *kb, int local, LExpr *val) {
   TD_ASSERT(val->dt == kb->k->locals.data[local]);
   return ls_set(kb->cx, local, val);
 }
 
-LStmt *kb_if(KB *kb, LExpr *cond) {
+LStmt *kb_if(KernelBuilder *kb, LExpr *cond) {
   TD_ASSERT(cond->dt == DT_BOOL);
   return ls_if(kb->cx, cond);
 }
 
-int kb_new_local(KB *kb, DType dt) {
+int kb_new_local(KernelBuilder *kb, DType dt) {
   vec_push(&kb->cx->arena, &kb->k->locals, dt);
   return kb->k->locals.len - 1;
 }
 
-int kb_new_var(KB *kb) { return kb->k->nvars++; }
+int kb_new_var(KernelBuilder *kb) { return kb->k->nvars++; }
 
-int kb_arg(KB *kb, int buf, bool read, bool written) {
+int kb_arg(KernelBuilder *kb, int buf, bool read, bool written) {
   TD_ASSERT(buf >= 0 && buf < kb->p->bufs.len);
   LKernel *k = kb->k;
   for (int i = 0; i < k->args.len; i++)
@@ -141,7 +139,7 @@ int kb_arg(KB *kb, int buf, bool read, bool written) {
 }
 
 // "PATH:LINE:COL: error: MSG"; a '%' of the path is doubled (messages are printf formats).
-int kb_error(KB *kb, Loc loc, const char *msg) {
+int kb_error(KernelBuilder *kb, Loc loc, const char *msg) {
   char path[1024];
   size_t n = 0;
   const char *src = loc.file ? loc.file->path : "<input>";
@@ -180,7 +178,7 @@ LIndex kb_ix_var(int var) {
   return r;
 }
 
-void kb_ix_addmul(KB *kb, LIndex *acc, const LIndex *x, int64_t m) {
+void kb_ix_addmul(KernelBuilder *kb, LIndex *acc, const LIndex *x, int64_t m) {
   if (m == 0)
     return;
   acc->base += m * x->base;
@@ -210,7 +208,7 @@ void kb_ix_addmul(KB *kb, LIndex *acc, const LIndex *x, int64_t m) {
   }
 }
 
-LExpr *kb_ix_expr(KB *kb, const LIndex *x) {
+LExpr *kb_ix_expr(KernelBuilder *kb, const LIndex *x) {
   LExpr *e = NULL;
   for (int t = 0; t < x->nterms; t++) {
     LExpr *v = kb_expr(kb, LX_VAR, DT_I64);
@@ -228,7 +226,7 @@ LExpr *kb_ix_expr(KB *kb, const LIndex *x) {
   return e;
 }
 
-LIndex kb_view_index(KB *kb, const View *v, const LIndex *idx) {
+LIndex kb_view_index(KernelBuilder *kb, const View *v, const LIndex *idx) {
   LIndex r = kb_ix_const(v->offset);
   for (int k = 0; k < v->ndim; k++)
     if (v->shape[k] != 1)  // a size-1 dim's index is 0
@@ -257,65 +255,29 @@ void kb_broadcast_index(const View *src, int out_ndim, const LIndex *idx, LIndex
 }
 
 // ============================================================================
-// Dtypes: the computation dtype and torch.result_type
+// Dtypes: torch.result_type of graph values
 // ============================================================================
-DType kb_compute_dtype(DType dt) { return is_half(dt) ? DT_F32 : dt; }
-
-static int category(DType t) { return t == DT_BOOL ? 0 : dtype_is_float(t) ? 2 : 1; }
-
-static int promote2(int a, int b) {
-  if (a < 0)
-    return b;
-  if (b < 0 || a == b)
-    return a;
-  if (a == DT_BOOL)
-    return b;
-  if (b == DT_BOOL)
-    return a;
-  int ca = category((DType)a), cb = category((DType)b);
-  if (ca != cb)
-    return ca > cb ? a : b;
-  if (ca == 1)
-    return DT_I64;
-  if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
-    return DT_F32;
-  return a == DT_F64 || b == DT_F64 ? DT_F64 : DT_F32;
-}
-
-static int combine_categories(int higher, int lower) {
-  if (higher >= 0 && dtype_is_float((DType)higher))
-    return higher;
-  if (higher == DT_BOOL || (lower >= 0 && dtype_is_float((DType)lower)))
-    return promote2(higher, lower);
-  return higher >= 0 ? higher : lower;
-}
-
 DType kb_result_type(Value *const *vs, int n) {
-  int dimr = -1, zeror = -1, wrapr = -1;
+  DTypeOperand ops[n > 0 ? n : 1];
   for (int i = 0; i < n; i++) {
     const Value *v = vs[i];
-    if (v->is_scalar)
-      wrapr = promote2(wrapr, v->dtype == DT_F64 ? DT_F32 : v->dtype);
-    else if (v->view.ndim > 0)
-      dimr = promote2(dimr, v->dtype);
-    else
-      zeror = promote2(zeror, v->dtype);
+    ops[i].dtype = v->dtype;
+    ops[i].kind = v->is_scalar ? DTO_WRAPPED : v->view.ndim > 0 ? DTO_DIMMED : DTO_ZERO_DIM;
   }
-  int r = combine_categories(dimr, combine_categories(zeror, wrapr));
-  return r < 0 ? DT_F32 : (DType)r;
+  return dtype_result_type(ops, n);
 }
 
 // ============================================================================
 // Values at an index
 // ============================================================================
-static LExpr *scalar_value(KB *kb, const Value *v) {
+static LExpr *scalar_value(KernelBuilder *kb, const Value *v) {
   if (v->dtype == DT_F64)
     return kb_fconst(kb, DT_F64, v->sval);
   return kb_iconst(kb, v->dtype, v->ival);
 }
 
 // The producer's logical index for a reader of value v at idx.
-static void producer_index(KB *kb, const Value *v, const LIndex *idx, LIndex *pidx) {
+static void producer_index(KernelBuilder *kb, const Value *v, const LIndex *idx, LIndex *pidx) {
   const View *pv = &v->buf->producer->out->view;
   ViewMap m;
   TD_ASSERT(view_decompose(v->view, pv->ndim, pv->shape, &m));
@@ -333,7 +295,7 @@ static void check_at(const LocalVal *lv, const int64_t *shape, const LIndex *pid
       TD_ASSERT(kb_ix_equal(&lv->at[p], &pidx[p]));
 }
 
-LExpr *kb_value(KB *kb, const Value *v, const LIndex *idx) {
+LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx) {
   if (v->is_scalar)
     return scalar_value(kb, v);
   const Buffer *b = v->buf;
@@ -365,7 +327,7 @@ LExpr *kb_value(KB *kb, const Value *v, const LIndex *idx) {
   return e;
 }
 
-LExpr *kb_src(KB *kb, const Node *n, int i, const LIndex *idx) {
+LExpr *kb_src(KernelBuilder *kb, const Node *n, int i, const LIndex *idx) {
   const Value *s = n->srcs[i];
   if (s->is_scalar)
     return scalar_value(kb, s);
@@ -374,7 +336,7 @@ LExpr *kb_src(KB *kb, const Node *n, int i, const LIndex *idx) {
   return kb_value(kb, s, sidx);
 }
 
-LExpr *kb_softmax_value(KB *kb, const Node *n, const LIndex *idx) {
+LExpr *kb_softmax_value(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   const LocalVal *lv = &kb->lv[n->id];
   TD_ASSERT(lv->kind == LV_SOFTMAX);
   DType cd = kb->k->locals.data[lv->max];
@@ -392,7 +354,7 @@ LExpr *kb_softmax_value(KB *kb, const Node *n, const LIndex *idx) {
 static bool ordered_cmp(Op op) { return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE; }
 
 // PyTorch's integer power: b < 0 gives 1 for a == 1, +-1 for a == -1, else 0.
-static LExpr *int_pow(KB *kb, DType dt, LExpr *a, LExpr *b) {
+static LExpr *int_pow(KernelBuilder *kb, DType dt, LExpr *a, LExpr *b) {
   if (b->kind == LX_CONST && b->i >= 0)
     return kb_binary(kb, OP_POW, dt, a, b);
   LExpr *zero = kb_iconst(kb, dt, 0), *one = kb_iconst(kb, dt, 1), *mone = kb_iconst(kb, dt, -1);
@@ -406,7 +368,7 @@ static LExpr *int_pow(KB *kb, DType dt, LExpr *a, LExpr *b) {
 
 // wrap: negative indices count from the end (advanced indexing); else they are
 // out of range (gather, index_select), as in PyTorch.
-static LExpr *checked_index(KB *kb, LExpr *a, int64_t size, int err, bool wrap) {
+static LExpr *checked_index(KernelBuilder *kb, LExpr *a, int64_t size, int err, bool wrap) {
   LExpr *e = kb_expr(kb, LX_CHECKED_INDEX, DT_I64);
   e->a = kb_cast(kb, a, DT_I64);
   e->i = size;
@@ -423,14 +385,14 @@ static LIndex dyn_index(LExpr *e) {
 }
 
 // x at xi, where a 0-d x still evaluates the check `chk` (it has nowhere to go).
-static LExpr *gathered(KB *kb, const Node *n, const Value *x, const LIndex *xi, LExpr *chk) {
+static LExpr *gathered(KernelBuilder *kb, const Node *n, const Value *x, const LIndex *xi, LExpr *chk) {
   LExpr *v = kb_cast(kb, kb_value(kb, x, xi), n->out->dtype);
   if (x->view.ndim == 0 && chk)
     v = kb_select(kb, kb_binary(kb, OP_EQ, DT_BOOL, chk, chk), v, v);
   return v;
 }
 
-static LExpr *index_select_expr(KB *kb, const Node *n, const LIndex *idx) {
+static LExpr *index_select_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   const Value *x = n->srcs[0], *ix = n->srcs[1];
   int a = n->attr.dim, ond = n->out->view.ndim;
   LIndex ii[1] = {ond ? idx[a] : kb_ix_const(0)};
@@ -446,7 +408,7 @@ static LExpr *index_select_expr(KB *kb, const Node *n, const LIndex *idx) {
   return gathered(kb, n, x, xi, chk);
 }
 
-static LExpr *gather_expr(KB *kb, const Node *n, const LIndex *idx) {
+static LExpr *gather_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   const Value *x = n->srcs[0], *ix = n->srcs[1];
   int a = n->attr.dim;
   LExpr *iv = kb_value(kb, ix, idx);
@@ -463,7 +425,7 @@ static LExpr *gather_expr(KB *kb, const Node *n, const LIndex *idx) {
 // Advanced indexing: srcs[0] the base, srcs[1..] the index tensors at the set bits of
 // attr.dims; PyTorch puts the broadcast index dims at the first indexed dim when the
 // indexed dims are adjacent, else first.
-static LExpr *index_expr(KB *kb, const Node *n, const LIndex *idx) {
+static LExpr *index_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   const Value *x = n->srcs[0];
   int nidx = n->nsrc - 1, pos[TD_MAX_DIMS], np = 0;
   for (int d = 0; d < x->view.ndim; d++)
@@ -495,8 +457,8 @@ static LExpr *index_expr(KB *kb, const Node *n, const LIndex *idx) {
   return kb_cast(kb, kb_value(kb, x, xi), n->out->dtype);
 }
 
-static LExpr *clamp_expr(KB *kb, const Node *n, const LIndex *idx) {
-  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+static LExpr *clamp_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = dtype_compute(od);
   LExpr *r = kb_cast(kb, kb_src(kb, n, 0, idx), cd);
   if (n->attr.has_lo)
     r = kb_arith(kb, OP_MAXIMUM, cd, r, kb_num(kb, cd, n->attr.lo, n->attr.ilo));
@@ -505,7 +467,7 @@ static LExpr *clamp_expr(KB *kb, const Node *n, const LIndex *idx) {
   return kb_cast(kb, r, od);
 }
 
-static LExpr *creation_expr(KB *kb, const Node *n, const LIndex *idx) {
+static LExpr *creation_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   DType od = n->out->dtype;
   switch (n->op) {
   case OP_ZEROS: return kb_cast(kb, kb_iconst(kb, DT_I64, 0), od);
@@ -533,8 +495,8 @@ static LExpr *creation_expr(KB *kb, const Node *n, const LIndex *idx) {
   }
 }
 
-static LExpr *unary_expr(KB *kb, const Node *n, const LIndex *idx) {
-  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+static LExpr *unary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = dtype_compute(od);
   LExpr *x = kb_src(kb, n, 0, idx);
   Op op = n->op;
   switch (op) {
@@ -566,13 +528,13 @@ static LExpr *unary_expr(KB *kb, const Node *n, const LIndex *idx) {
   return kb_cast(kb, kb_unary(kb, op, cd, kb_cast(kb, x, cd)), od);
 }
 
-static LExpr *binary_expr(KB *kb, const Node *n, const LIndex *idx) {
-  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+static LExpr *binary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = dtype_compute(od);
   Op op = n->op;
   LExpr *a = kb_src(kb, n, 0, idx), *b = kb_src(kb, n, 1, idx);
   switch (op) {
   case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
-    DType c = kb_compute_dtype(kb_result_type(n->srcs, 2));
+    DType c = dtype_compute(kb_result_type(n->srcs, 2));
     if (c == DT_BOOL && ordered_cmp(op))
       c = DT_I32;
     return kb_cast(kb, kb_binary(kb, op, DT_BOOL, kb_cast(kb, a, c), kb_cast(kb, b, c)), od);
@@ -596,8 +558,8 @@ static LExpr *binary_expr(KB *kb, const Node *n, const LIndex *idx) {
   return kb_cast(kb, r, od);
 }
 
-LExpr *kb_node_expr(KB *kb, const Node *n, const LIndex *idx) {
-  DType od = n->out->dtype, cd = kb_compute_dtype(od);
+LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  DType od = n->out->dtype, cd = dtype_compute(od);
   switch (n->op) {
   case OP_COPY: case OP_CLONE: case OP_TO:
     return kb_cast(kb, kb_src(kb, n, 0, idx), od);

@@ -2,9 +2,10 @@
 // Three rewrites, each an exact description of what the backends then print, and
 // one mark (3.):
 //
-// 0. A sum whose terms the next loop multiplies by its reciprocal (softmax) stores its
-//    terms in that loop's output, which then only multiplies: each exp is computed once
-//    per element. Softmax's row max then needs no NaN propagation (softmax_max).
+// 0. A sum whose terms the next loop multiplies by its reciprocal (a softmax row, as
+//    LKernel.softmax records it) stores its terms in that loop's output, which then only
+//    multiplies: each exp is computed once per element. Softmax's row max then needs no
+//    NaN propagation (softmax_max).
 // 1. f32 exp, and sigmoid and silu through it, become plain arithmetic (below), so
 //    a loop that uses them vectorizes like any other instead of calling libm once
 //    per element. Intermediate values are hoisted into lets before the statement.
@@ -37,38 +38,39 @@ static const double LOG2E = 1.44269504088896340736;
 static const double LN2_HI = 0.693359375;  // 9 significant bits: n * LN2_HI is exact for |n| < 2^15
 static const double LN2_LO = -2.12194440054690582e-4;  // ln 2 - LN2_HI
 
-typedef struct S {
+// The kernel being scheduled.
+typedef struct Sched {
   Ctx *cx;
   LKernel *k;
-} S;
+} Sched;
 
-static void push(S *s, LStmtList *list, LStmt *st) { vec_push(&s->cx->arena, list, st); }
+static void push(Sched *s, LStmtList *list, LStmt *st) { vec_push(&s->cx->arena, list, st); }
 
-static int new_local(S *s, DType dt) {
+static int new_local(Sched *s, DType dt) {
   vec_push(&s->cx->arena, &s->k->locals, dt);
   return s->k->locals.len - 1;
 }
 
 // A let of v appended to pre; the local's reference.
-static LExpr *hoist(S *s, LStmtList *pre, LExpr *v) {
+static LExpr *hoist(Sched *s, LStmtList *pre, LExpr *v) {
   int l = new_local(s, v->dt);
   push(s, pre, ls_let(s->cx, l, v));
   return lx_local(s->cx, v->dt, l);
 }
 
-static LExpr *f32c(S *s, double v) { return lx_const_f(s->cx, DT_F32, v); }
-static LExpr *bin(S *s, Op op, LExpr *a, LExpr *b) { return lx_binary(s->cx, op, a->dt, a, b); }
-static LExpr *lt(S *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_LT, DT_BOOL, a, b); }
-static LExpr *gt(S *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
+static LExpr *f32c(Sched *s, double v) { return lx_const_f(s->cx, DT_F32, v); }
+static LExpr *bin(Sched *s, Op op, LExpr *a, LExpr *b) { return lx_binary(s->cx, op, a->dt, a, b); }
+static LExpr *lt(Sched *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_LT, DT_BOOL, a, b); }
+static LExpr *gt(Sched *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
 
 // n = round(c * log2(e)) of a clamped c, as an f32 local.
-static LExpr *round_log2e(S *s, LStmtList *pre, LExpr *c) {
+static LExpr *round_log2e(Sched *s, LStmtList *pre, LExpr *c) {
   LExpr *t = bin(s, OP_ADD, bin(s, OP_MUL, c, f32c(s, LOG2E)), f32c(s, MAGIC));
   return hoist(s, pre, bin(s, OP_SUB, t, f32c(s, MAGIC)));
 }
 
 // e^r for r = c - n*ln2 (|r| <= 0.35), the Taylor polynomial to degree 7.
-static LExpr *exp_reduced(S *s, LStmtList *pre, LExpr *c, LExpr *n) {
+static LExpr *exp_reduced(Sched *s, LStmtList *pre, LExpr *c, LExpr *n) {
   LExpr *r = bin(s, OP_SUB, c, bin(s, OP_MUL, n, f32c(s, LN2_HI)));
   r = hoist(s, pre, bin(s, OP_SUB, r, bin(s, OP_MUL, n, f32c(s, LN2_LO))));
   LExpr *q = f32c(s, 1.0 / 5040);
@@ -84,14 +86,14 @@ static LExpr *exp_reduced(S *s, LStmtList *pre, LExpr *c, LExpr *n) {
 // 2^(m + bias) for an integral f32 m with m + bias in [-127, 128], built in an exponent
 // field: (m + MAGIC)'s bits are 0x4B400000 + m, the field of 2^k is k + 127 (0 gives
 // +0, 255 gives inf).
-static LExpr *pow2(S *s, LExpr *m, int bias) {
+static LExpr *pow2(Sched *s, LExpr *m, int bias) {
   LExpr *bits = lx_bitcast(s->cx, DT_I32, bin(s, OP_ADD, m, f32c(s, MAGIC)));
   bits = bin(s, OP_ADD, bits, lx_const_i(s->cx, DT_I32, 127 + bias - 0x4B400000));
   return lx_bitcast(s->cx, DT_F32, bin(s, OP_MUL, bits, lx_const_i(s->cx, DT_I32, 1 << 23)));
 }
 
 // exp(x) of an f32 x (a local or constant: it is read more than once); see the top.
-static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
+static LExpr *exp_f32(Sched *s, LStmtList *pre, LExpr *x) {
   LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 88.8)), f32c(s, 88.8), x));
   c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -104)), f32c(s, -104), c));
   LExpr *n = round_log2e(s, pre, c);
@@ -103,7 +105,7 @@ static LExpr *exp_f32(S *s, LStmtList *pre, LExpr *x) {
 
 // exp(x) for x <= 0 (or NaN, or where the result is not used: see softmax_max): only
 // the lower clamp and the subnormal step of exp_f32.
-static LExpr *exp_f32_nonpos(S *s, LStmtList *pre, LExpr *x) {
+static LExpr *exp_f32_nonpos(Sched *s, LStmtList *pre, LExpr *x) {
   LExpr *c = hoist(s, pre, lx_select(s->cx, lt(s, x, f32c(s, -104)), f32c(s, -104), x));
   LExpr *n = round_log2e(s, pre, c);
   LExpr *low = hoist(s, pre, lt(s, n, f32c(s, -125)));
@@ -115,7 +117,7 @@ static LExpr *exp_f32_nonpos(S *s, LStmtList *pre, LExpr *x) {
 // exp(x) where a result below 2^-24 counts as 0 (the 1 + exp(-a) of sigmoid and silu,
 // where 1 + e == 1 anyway): x is clamped to [-87, 89], n to [-126, 128], and
 // (p * 2) * 2^(n-1) is p * 2^n with one normal factor (2^-127 is 0, 2^128 overflows).
-static LExpr *exp_f32_plus1(S *s, LStmtList *pre, LExpr *x) {
+static LExpr *exp_f32_plus1(Sched *s, LStmtList *pre, LExpr *x) {
   LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 89)), f32c(s, 89), x));
   c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -87)), f32c(s, -87), c));
   LExpr *n = round_log2e(s, pre, c);
@@ -145,7 +147,7 @@ static bool any_in_stmt(const LStmt *st, bool (*pred)(const LExpr *, int), int a
 
 // e with every f32 exp/sigmoid/silu replaced, lets into pre. Expressions may be
 // shared between statements, so the path to a replaced node is copied, not edited.
-static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
+static LExpr *expand(Sched *s, LStmtList *pre, LExpr *e) {
   if (!any_expr(e, is_exp_kind, 0))
     return e;
   LExpr *n = arena_alloc(&s->cx->arena, sizeof *n);
@@ -165,7 +167,7 @@ static LExpr *expand(S *s, LStmtList *pre, LExpr *e) {
   return bin(s, OP_DIV, e->op == OP_SIGMOID ? f32c(s, 1) : a, d);
 }
 
-static void expand_list(S *s, LStmtList *body) {
+static void expand_list(Sched *s, LStmtList *body) {
   LStmtList out = {0};
   for (int i = 0; i < body->len; i++) {
     LStmt *st = body->data[i];
@@ -184,9 +186,11 @@ static void expand_list(S *s, LStmtList *body) {
 static bool reads_local(const LExpr *e, int local) { return any_expr(e, is_local, local); }
 
 // ---- a sum's terms kept for a later pass (softmax's exp(x - max) / sum) ----
-// for j: acc = acc + E(j); ...; for j': buf[f(j')] = E(j') / acc  becomes
-// for j: t = E(j); buf[f(j)] = t; acc = acc + t; ...; for j': buf[f(j')] = buf[f(j')] / acc
+// for j: acc = acc + E(j); let r = 1 / acc; for j': buf[f(j')] = E(j') * r  becomes
+// for j: t = E(j); buf[f(j)] = t; acc = acc + t; let r = 1 / acc; for j': buf[f(j')] = buf[f(j')] * r
 // when E does not read buf and buf holds E's dtype exactly: each term is computed once.
+// The kernel builder says where such a row is (LKernel.softmax): nothing here searches
+// the loops for it.
 
 static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb);
 
@@ -238,13 +242,6 @@ static LIndex rename_var(LIndex x, int from, int to) {
   return x;
 }
 
-// The local r of `let r = 1 / acc` (softmax's reciprocal of its sum), or -1.
-static int reciprocal_of(const LStmt *st, int acc) {
-  const LExpr *v = st->kind == LS_LET ? st->val : NULL;
-  bool one = v && v->kind == LX_BINARY && v->op == OP_DIV && v->a->kind == LX_CONST && v->a->f == 1;
-  return one && v->b->kind == LX_LOCAL && v->b->local == acc ? st->local : -1;
-}
-
 // How many statements in list (and under them) read local l.
 static int count_reads(const LStmtList *list, int l) {
   int n = 0;
@@ -260,23 +257,22 @@ static bool declares(const LStmtList *list, int l) {
   return false;
 }
 
-// Softmax's row max, when the sum loop sl's term is exp(x - m) and loop ml just before
-// it is m = maximum(m, x) with m read nowhere else: a NaN in x makes the sum, and so
+// Softmax's row max (LSoftmax: max_loop is m = maximum(m, x), the sum's term exp(x - m)),
+// when the term is f32 and m is read nowhere else: a NaN in x makes the sum, and so
 // every output, NaN whatever m is, so m needs no NaN propagation. Its loop becomes
 // `let y = x; m = (y > m) ? y : m` (one max instruction instead of a max, a NaN test
 // and a blend), and the term, whose argument is then <= 0 (or irrelevant), the
 // one-sided exp, its lets appended to pre. Returns the term (rewritten or not).
-static LExpr *softmax_max(S *s, const LStmtList *body, LStmt *ml, const LStmt *sl, LStmtList *pre) {
-  LExpr *term = sl->body.data[0]->val->b;
-  const LStmt *mset = only_stmt(ml, LS_SET);
-  if (!mset || ml->extent != sl->extent || term->kind != LX_UNARY || term->op != OP_EXP || term->dt != DT_F32)
-    return term;
-  LExpr *d = term->a;
+static LExpr *softmax_max(Sched *s, const LSoftmax *sm, LStmtList *pre) {
+  LStmt *ml = sm->max_loop;
+  const LStmt *sl = sm->sum_loop, *mset = only_stmt(ml, LS_SET);
+  LExpr *term = sl->body.data[0]->val->b, *d = term->a;
+  TD_ASSERT(mset && ml->extent == sl->extent && term->kind == LX_UNARY && term->op == OP_EXP);
   const LExpr *mv = mset->val;
   int m = mset->local;
-  if (d->kind != LX_BINARY || d->op != OP_SUB || d->b->kind != LX_LOCAL || d->b->local != m ||
-      mv->kind != LX_BINARY || mv->op != OP_MAXIMUM || mv->a->kind != LX_LOCAL || mv->a->local != m ||
-      !expr_equal(mv->b, ml->var, d->a, sl->var) || count_reads(body, m) != 2 || !declares(body, m))
+  TD_ASSERT(d->kind == LX_BINARY && d->op == OP_SUB && is_local(d->b, m) && mv->kind == LX_BINARY &&
+            mv->op == OP_MAXIMUM && is_local(mv->a, m) && expr_equal(mv->b, ml->var, d->a, sl->var));
+  if (term->dt != DT_F32 || count_reads(sm->list, m) != 2 || !declares(sm->list, m))
     return term;
   int y = new_local(s, DT_F32);
   LExpr *yv = lx_local(s->cx, DT_F32, y), *mref = lx_local(s->cx, DT_F32, m);
@@ -287,38 +283,31 @@ static LExpr *softmax_max(S *s, const LStmtList *body, LStmt *ml, const LStmt *s
   return exp_f32_nonpos(s, pre, hoist(s, pre, d));
 }
 
-static void keep_terms(S *s, const LProgram *p, LStmtList *body) {
-  for (int i = 0; i < body->len; i++) {
-    LStmt *st = body->data[i];
-    if (st->kind == LS_LOOP || st->kind == LS_IF)
-      keep_terms(s, p, &st->body);
-    const LStmt *set = only_stmt(st, LS_SET);
-    if (!set || set->val->kind != LX_BINARY || set->val->op != OP_ADD || set->val->a->kind != LX_LOCAL ||
-        set->val->a->local != set->local || reads_local(set->val->b, set->local))
-      continue;
-    const LExpr *term = set->val->b;
-    // then `let r = 1 / acc` and the loop that stores term * r: nothing changes E between
-    int r = i + 2 < body->len ? reciprocal_of(body->data[i + 1], set->local) : -1;
-    LStmt *sj = r >= 0 ? body->data[i + 2] : NULL;
-    const LStmt *store = sj ? only_stmt(sj, LS_STORE) : NULL;
-    const LExpr *v = store ? store->val : NULL;
-    if (!store || sj->extent != st->extent || v->kind != LX_BINARY || v->op != OP_MUL || v->b->kind != LX_LOCAL ||
-        v->b->local != r || !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
-        p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
-      continue;
-    LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
-    s->k->args.data[store->buf].read = true;
-    sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, again, v->b));
-    int t = new_local(s, term->dt), ml = i - 1;  // ml: the loop before, past lets
-    while (ml >= 0 && body->data[ml]->kind == LS_LET)
-      ml--;
-    LExpr *tv = lx_local(s->cx, term->dt, t);
-    LStmtList nb = {0};
-    push(s, &nb, ls_let(s->cx, t, ml >= 0 ? softmax_max(s, body, body->data[ml], st, &nb) : set->val->b));
-    push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
-    push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
-    st->body = nb;
-  }
+// The sum's terms kept (LKernel.softmax: which loops those are, ir/row.c says), when
+// the last pass stores exactly term * r (the softmax itself, or an epilogue that is
+// its value unchanged) into a buffer of the term's dtype that the term does not read.
+static void keep_terms(Sched *s, const LProgram *p) {
+  const LSoftmax *sm = s->k->softmax;
+  if (!sm)
+    return;
+  LStmt *st = sm->sum_loop, *sj = sm->final_loop;
+  const LStmt *set = only_stmt(st, LS_SET), *store = only_stmt(sj, LS_STORE);
+  TD_ASSERT(set && store && set->val->kind == LX_BINARY && set->val->op == OP_ADD && sj->extent == st->extent);
+  const LExpr *term = set->val->b, *v = store->val;
+  if (v->kind != LX_BINARY || v->op != OP_MUL || !is_local(v->b, sm->recip->local) ||
+      !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
+      p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
+    return;
+  LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
+  s->k->args.data[store->buf].read = true;
+  sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, again, v->b));
+  int t = new_local(s, term->dt);
+  LExpr *tv = lx_local(s->cx, term->dt, t);
+  LStmtList nb = {0};
+  push(s, &nb, ls_let(s->cx, t, softmax_max(s, sm, &nb)));
+  push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
+  push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
+  st->body = nb;
 }
 
 // ---- reductions in lanes ----
@@ -342,7 +331,7 @@ static Op fold_op(const LStmt *st) { return st->val->kind == LX_SELECT ? OP_GT :
 
 // acc . x for a fold op: the binary op, or the select max (which reads its operands
 // twice: they are lets in pre, so no expression is printed twice).
-static LExpr *fold_apply(S *s, LStmtList *pre, Op op, DType dt, LExpr *acc, LExpr *x) {
+static LExpr *fold_apply(Sched *s, LStmtList *pre, Op op, DType dt, LExpr *acc, LExpr *x) {
   if (op != OP_GT)
     return lx_binary(s->cx, op, dt, acc, x);
   if (acc->kind != LX_LOCAL)
@@ -384,9 +373,9 @@ typedef struct Clone {
   int *map;  // old local -> new local (itself where not renamed)
 } Clone;
 
-static LIndex clone_index(S *s, const Clone *c, const LIndex *x);
+static LIndex clone_index(Sched *s, const Clone *c, const LIndex *x);
 
-static LExpr *clone_expr(S *s, const Clone *c, const LExpr *e) {
+static LExpr *clone_expr(Sched *s, const Clone *c, const LExpr *e) {
   if (!e)
     return NULL;
   if (e->kind == LX_VAR && e->var == c->var) {
@@ -409,7 +398,7 @@ static LExpr *clone_expr(S *s, const Clone *c, const LExpr *e) {
   return n;
 }
 
-static LIndex clone_index(S *s, const Clone *c, const LIndex *x) {
+static LIndex clone_index(Sched *s, const Clone *c, const LIndex *x) {
   LIndex r = *x;
   r.nterms = 0;
   int64_t coef = 0;
@@ -431,7 +420,7 @@ static LIndex clone_index(S *s, const Clone *c, const LIndex *x) {
   return r;
 }
 
-static LStmt *clone_stmt(S *s, Clone *c, const LStmt *st) {
+static LStmt *clone_stmt(Sched *s, Clone *c, const LStmt *st) {
   LStmt *n = arena_alloc(&s->cx->arena, sizeof *n);
   *n = *st;
   n->val = clone_expr(s, c, st->val);
@@ -476,13 +465,13 @@ static bool splittable(const LStmt *l, bool *red, DType *dt) {
 
 // The body of l for lane `lane` of the unrolled loop (var2 = the unrolled loop's var),
 // or for the remainder (mul 1, var2 its var, add its start), appended to into.
-static void emit_copy(S *s, const LStmt *l, Clone *c, LStmtList *into) {
+static void emit_copy(Sched *s, const LStmt *l, Clone *c, LStmtList *into) {
   for (int i = 0; i < l->body.len; i++)
     push(s, into, clone_stmt(s, c, l->body.data[i]));
 }
 
 // Replaces innermost float reduction loops in body (recursively) by their lane form.
-static void split_list(S *s, LStmtList *body) {
+static void split_list(Sched *s, LStmtList *body) {
   LStmtList out = {0};
   for (int i = 0; i < body->len; i++) {
     LStmt *l = body->data[i];
@@ -571,8 +560,8 @@ static void mark_streams(LProgram *p) {
 
 void sched_cpu(Ctx *cx, LProgram *p) {
   for (int i = 0; i < p->kernels.len; i++) {
-    S s = {cx, p->kernels.data[i]};
-    keep_terms(&s, p, &s.k->body);
+    Sched s = {cx, p->kernels.data[i]};
+    keep_terms(&s, p);
     expand_list(&s, &s.k->body);
     split_list(&s, &s.k->body);
   }

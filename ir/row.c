@@ -1,0 +1,727 @@
+// ir/row.c: the kernel builder's ROW kernels (ir/kernel.h): reductions, softmax,
+// log_softmax and logsumexp over the same input shape and reduced dims, then
+// elementwise epilogues over the reduced or the input shape. Two schedules: row by row
+// (build_row: a pass over the row per accumulation, the results in locals, a last pass
+// for what has the input's shape), and by columns when the reduction would stride
+// through memory (build_col, below). Where a softmax's last pass multiplies its terms
+// by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
+//
+// Invariants: every output combines the same terms in the same order in both
+// schedules (bit-identical results); a row node's result is valid only on its row
+// (LocalVal.at), and readers are checked against it.
+#include "ir/kernel.h"
+
+#include <math.h>
+#include <string.h>
+
+// ============================================================================
+// ROW: row by row (build_row, the reference)
+// ============================================================================
+typedef struct Row {
+  const View *xv;  // the row nodes' input shape
+  uint32_t mask;   // reduced dims of it
+  LIndex xidx[TD_MAX_DIMS];  // outer dims: the outer loop vars
+  LStmtList *body;           // inside the outer loops
+  int64_t n;                 // elements per row
+  const Node *done[64];      // row nodes already computed, for reuse
+  int ndone;
+  LStmt *pass;               // the last pass's loop when it made exactly one, else NULL
+  LSoftmax sm;               // the last softmax's passes (its loops single), for LKernel.softmax
+} Row;
+
+// A pass over the current row: loops over the reduced dims; idx gets the input index.
+static LStmtList *row_pass(KernelBuilder *kb, Row *r, LIndex *idx) {
+  LStmtList *into = r->body;
+  int nloops = 0;
+  r->pass = NULL;
+  for (int d = 0; d < r->xv->ndim; d++) {
+    if (!(r->mask >> d & 1)) {
+      idx[d] = r->xidx[d];
+      continue;
+    }
+    if (r->xv->shape[d] == 1) {
+      idx[d] = kb_ix_const(0);
+      continue;
+    }
+    int v = kb_new_var(kb);
+    LStmt *s = kb_loop(kb, v, r->xv->shape[d]);
+    kb_push(kb, into, s);
+    into = &s->body;
+    idx[d] = kb_ix_var(v);
+    r->pass = nloops++ ? NULL : s;
+  }
+  return into;
+}
+
+// The row-major position of idx within the reduced dims `mask` of xv (argmax's answer).
+static LIndex row_position(KernelBuilder *kb, const View *xv, uint32_t mask, const LIndex *idx) {
+  LIndex pos = kb_ix_const(0);
+  int64_t mul = 1;
+  for (int d = xv->ndim - 1; d >= 0; d--)
+    if (mask >> d & 1) {
+      kb_ix_addmul(kb, &pos, &idx[d], mul);
+      mul *= xv->shape[d];
+    }
+  return pos;
+}
+
+static LExpr *inf_of(KernelBuilder *kb, DType dt, bool neg, bool for_max) {
+  // the identity of max (for_max) or min in dt
+  if (dtype_is_float(dt))
+    return kb_fconst(kb, dt, neg ? -INFINITY : INFINITY);
+  if (dt == DT_BOOL)
+    return kb_iconst(kb, dt, for_max ? 0 : 1);
+  int64_t lo = dt == DT_I32 ? INT32_MIN : INT64_MIN, hi = dt == DT_I32 ? INT32_MAX : INT64_MAX;
+  return kb_iconst(kb, dt, neg ? lo : hi);
+}
+
+// One accumulation pass: local acc (init) updated by acc = acc op f(x) over the row.
+static int row_fold(KernelBuilder *kb, Row *r, const Node *n, Op op, DType cd, LExpr *init, int sub_local,
+                    bool square) {
+  int acc = kb_new_local(kb, cd);
+  kb_push(kb, r->body, kb_let(kb, acc, init));
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = row_pass(kb, r, idx);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  if (sub_local >= 0)
+    x = kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, sub_local));
+  if (square)
+    x = kb_unary(kb, OP_SQUARE, cd, x);
+  if (op == OP_EXP) {  // sum of exp
+    x = kb_unary(kb, OP_EXP, cd, x);
+    op = OP_ADD;
+  }
+  kb_push(kb, in, kb_set(kb, acc, kb_arith(kb, op, cd, kb_local_ref(kb, acc), x)));
+  return acc;
+}
+
+// Whether x replaces the best so far of argmax (mx) or argmin, both of dtype cd.
+static LExpr *argext_cond(KernelBuilder *kb, bool mx, DType cd, LExpr *xv, LExpr *bv) {
+  LExpr *cond = kb_binary(kb, mx ? OP_GT : OP_LT, DT_BOOL, xv, bv);
+  if (dtype_is_float(cd)) {  // nan is the extreme; the first nan wins
+    LExpr *xnan = kb_binary(kb, OP_NE, DT_BOOL, xv, xv), *bnum = kb_binary(kb, OP_EQ, DT_BOOL, bv, bv);
+    cond = kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, cond, kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, xnan, bnum));
+  }
+  return cond;
+}
+
+static int row_argext(KernelBuilder *kb, Row *r, const Node *n) {
+  DType cd = dtype_compute(n->srcs[0]->dtype);
+  bool mx = n->op == OP_ARGMAX;
+  int best = kb_let_local(kb, r->body, inf_of(kb, cd, mx, mx));
+  int pos = kb_let_local(kb, r->body, kb_iconst(kb, DT_I64, 0));
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = row_pass(kb, r, idx);
+  int x = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  LExpr *cond = argext_cond(kb, mx, cd, kb_local_ref(kb, x), kb_local_ref(kb, best));
+  LStmt *upd = kb_if(kb, cond);
+  kb_push(kb, in, upd);
+  kb_push(kb, &upd->body, kb_set(kb, best, kb_local_ref(kb, x)));
+  LIndex p = row_position(kb, r->xv, r->mask, idx);
+  kb_push(kb, &upd->body, kb_set(kb, pos, kb_ix_expr(kb, &p)));
+  return pos;
+}
+
+// Row node n's result is `local`, valid at the reduced index of input index xidx (the
+// kept dims' indices; keepdim dims have size 1).
+static void reduced_local(KernelBuilder *kb, const Node *n, const View *xv, uint32_t mask, const LIndex *xidx,
+                          int local) {
+  LocalVal *lv = &kb->lv[n->id];
+  lv->kind = LV_LOCAL;
+  lv->local = local;
+  lv->nat = n->out->view.ndim;
+  int o = 0;
+  for (int d = 0; d < xv->ndim; d++) {
+    if (!(mask >> d & 1)) {
+      lv->at[o] = xidx[d];
+      lv->fixed[o++] = true;
+    } else if (n->attr.keepdim) {
+      lv->at[o] = kb_ix_const(0);
+      lv->fixed[o++] = false;
+    }
+  }
+  TD_ASSERT(o == lv->nat);
+}
+
+// The local of a mean of the same input in dtype cd already computed on this row, or -1.
+static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
+  const Value *x = n->srcs[0];
+  for (int i = 0; i < r->ndone; i++) {
+    const Node *m = r->done[i];
+    const Value *y = m->srcs[0];
+    const LocalVal *lv = &kb->lv[m->id];
+    if (m->op == OP_MEAN && lv->kind == LV_LOCAL && kb->k->locals.data[lv->local] == cd &&
+        (x == y || (x->buf == y->buf && x->buf && view_equal(x->view, y->view))) && x->dtype == y->dtype)
+      return lv->local;
+  }
+  return -1;
+}
+
+// Computes row node n over the current row; sets its LocalVal.
+static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
+  DType od = n->out->dtype, cd = dtype_compute(od);
+  LocalVal *lv = &kb->lv[n->id];
+  int res = -1;
+  LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)r->n, r->n);
+  switch (n->op) {
+  case OP_SUM: res = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false); break;
+  case OP_PROD: res = row_fold(kb, r, n, OP_MUL, cd, kb_num(kb, cd, 1, 1), -1, false); break;
+  case OP_MEAN: {
+    int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
+    res = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
+    break;
+  }
+  case OP_AMAX: case OP_MAX:
+    res = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    break;
+  case OP_AMIN: case OP_MIN:
+    res = row_fold(kb, r, n, OP_MINIMUM, cd, inf_of(kb, cd, false, false), -1, false);
+    break;
+  case OP_ALL: res = row_fold(kb, r, n, OP_LOGICAL_AND, DT_BOOL, kb_iconst(kb, DT_BOOL, 1), -1, false); break;
+  case OP_ANY: res = row_fold(kb, r, n, OP_LOGICAL_OR, DT_BOOL, kb_iconst(kb, DT_BOOL, 0), -1, false); break;
+  case OP_VAR: case OP_STD: {  // two passes: the mean (reused if computed), then the squared deviations
+    int m = same_mean(kb, r, n, cd);
+    if (m < 0) {
+      int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
+      m = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
+    }
+    int ss = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), m, true);
+    int64_t div = r->n - (n->attr.unbiased ? 1 : 0);
+    LExpr *v = kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, ss), kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
+    if (n->op == OP_STD)
+      v = kb_unary(kb, OP_SQRT, cd, v);
+    res = kb_let_local(kb, r->body, v);
+    break;
+  }
+  case OP_LOGSUMEXP: {  // max-shifted; an infinite max shifts by 0 (all -inf gives -inf)
+    int m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    LExpr *mv = kb_local_ref(kb, m);
+    LExpr *isinf = kb_binary(kb, OP_EQ, DT_BOOL, kb_unary(kb, OP_ABS, cd, mv), kb_fconst(kb, cd, INFINITY));
+    int sh = kb_let_local(kb, r->body, kb_select(kb, isinf, kb_fconst(kb, cd, 0), mv));
+    int s = row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), sh, false);
+    res = kb_let_local(kb, r->body,
+                       kb_binary(kb, OP_ADD, cd, kb_unary(kb, OP_LOG, cd, kb_local_ref(kb, s)), kb_local_ref(kb, sh)));
+    break;
+  }
+  case OP_ARGMAX: case OP_ARGMIN: res = row_argext(kb, r, n); break;
+  case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
+    int m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    LStmt *max_loop = r->pass;
+    int s = row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
+    LStmt *sum_loop = r->pass;
+    // log_softmax subtracts log(sum); softmax multiplies by 1 / sum, as PyTorch's CPU
+    // kernel does (a division per element would cost more and round differently)
+    if (n->op == OP_LOG_SOFTMAX)
+      s = kb_let_local(kb, r->body, kb_unary(kb, OP_LOG, cd, kb_local_ref(kb, s)));
+    else
+      s = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_fconst(kb, cd, 1), kb_local_ref(kb, s)));
+    if (n->op == OP_SOFTMAX && max_loop && sum_loop)  // the let just made is the reciprocal
+      r->sm = (LSoftmax){r->body, max_loop, sum_loop, r->body->data[r->body->len - 1], NULL};
+    lv->kind = LV_SOFTMAX;
+    lv->max = m;
+    lv->sum = s;
+    lv->nat = r->xv->ndim;
+    for (int d = 0; d < r->xv->ndim; d++)
+      lv->at[d] = r->xidx[d], lv->fixed[d] = !(r->mask >> d & 1);
+    return;
+  }
+  default: td_unreachable();
+  }
+  reduced_local(kb, n, r->xv, r->mask, r->xidx, res);
+}
+
+// The index of a node of the reduced shape (with or without keepdim) of input shape xv
+// reduced over `mask`, at input index xidx (only its kept dims are read); false if
+// its shape is neither.
+static bool reduced_index(const View *xv, uint32_t mask, const LIndex *xidx, const View *v, LIndex *idx) {
+  int nout = 0;
+  for (int d = 0; d < xv->ndim; d++)
+    nout += !(mask >> d & 1);
+  if (v->ndim == nout) {
+    int o = 0;
+    for (int d = 0; d < xv->ndim; d++)
+      if (!(mask >> d & 1)) {
+        if (v->shape[o] != xv->shape[d])
+          return false;
+        idx[o++] = xidx[d];
+      }
+    return true;
+  }
+  if (v->ndim != xv->ndim)
+    return false;
+  for (int d = 0; d < v->ndim; d++) {
+    bool red = mask >> d & 1;
+    if (v->shape[d] != (red ? 1 : xv->shape[d]))
+      return false;
+    idx[d] = red ? kb_ix_const(0) : xidx[d];
+  }
+  return true;
+}
+
+static void build_row(KernelBuilder *kb, const NodeList *ns) {
+  const Node *first = ns->data[0];
+  Row r = {.xv = &first->srcs[0]->view, .mask = first->attr.dims};
+  int64_t total = view_numel(*r.xv);
+  r.n = 1;
+  for (int d = 0; d < r.xv->ndim; d++)
+    if (r.mask >> d & 1)
+      r.n *= r.xv->shape[d];
+  // outer loops: the dims that are not reduced
+  int64_t oshape[TD_MAX_DIMS];
+  int no = 0;
+  for (int d = 0; d < r.xv->ndim; d++)
+    if (!(r.mask >> d & 1))
+      oshape[no++] = r.xv->shape[d];
+  LIndex oidx[TD_MAX_DIMS];
+  r.body = kb_nest(kb, &kb->k->body, no, oshape, oidx, total >= PARALLEL_WORK, NULL);
+  for (int d = 0, o = 0; d < r.xv->ndim; d++)
+    r.xidx[d] = (r.mask >> d & 1) ? kb_ix_const(0) : oidx[o++];
+  int i = 0;
+  for (; i < ns->len && op_is_row(ns->data[i]->op); i++) {
+    const Node *n = ns->data[i];
+    TD_ASSERT(kb_same_shape(&n->srcs[0]->view, r.xv) && n->attr.dims == r.mask);
+    row_node(kb, &r, n);
+    if (r.ndone < 64)
+      r.done[r.ndone++] = n;
+  }
+  // results of the reduced shape, then a last pass over the row for the rest
+  NodeList full = {0};
+  for (int j = 0; j < ns->len; j++) {
+    const Node *n = ns->data[j];
+    LIndex idx[TD_MAX_DIMS];
+    bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
+    if (j >= i)
+      TD_ASSERT(op_is_elementwise(n->op));
+    if (n->mode != NM_STORED && j < i)
+      continue;
+    bool full_shape = j >= i && kb_same_shape(&n->out->view, r.xv);
+    if (softmax || (full_shape && !reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx))) {
+      vec_push(&kb->cx->arena, &full, n);
+      continue;
+    }
+    TD_ASSERT(reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx));
+    kb_store_node(kb, r.body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
+                                            : kb_node_expr(kb, n, idx));
+  }
+  if (full.len == 0)
+    return;
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = row_pass(kb, &r, idx);
+  for (int j = 0; j < full.len; j++) {
+    const Node *n = full.data[j];
+    TD_ASSERT(kb_same_shape(&n->out->view, r.xv));
+    bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
+    kb_store_node(kb, in, n, idx, softmax ? kb_softmax_value(kb, n, idx) : kb_node_expr(kb, n, idx));
+  }
+  // LKernel.softmax: the last row node was a softmax, and the last pass, one store,
+  // follows its reciprocal directly
+  const LStmtList *b = r.body;
+  if (r.sm.sum_loop && r.pass && full.len == 1 && b->len >= 3 && b->data[b->len - 3] == r.sm.sum_loop &&
+      b->data[b->len - 2] == r.sm.recip && b->data[b->len - 1] == r.pass) {
+    r.sm.final_loop = r.pass;
+    kb->k->softmax = arena_alloc(&kb->cx->arena, sizeof *kb->k->softmax);
+    *kb->k->softmax = r.sm;
+  }
+}
+
+// ============================================================================
+// COL: a ROW kernel whose input's unit-stride dim is kept (x.sum(0) of a row-major
+// x). Run row by row, its reduction loop would stride through memory; the column
+// schedule runs the input's dims in memory order instead, every pass sweeping whole
+// rows of partial results held in buffers (a result's own buffer when it is stored in
+// the accumulator's dtype, else a temp of the reduced shape):
+//   for o in outer kept dims [parallel] {
+//     for j in inner kept dims: acc[o, j] = identity
+//     for the reduced and inner kept dims, in memory order: acc[o, j] = acc[o, j] op x[..]
+//     for j in inner kept dims: out[o, j] = finish(acc[o, j]); epilogues
+//   }
+// (var/std: a mean pass, a pass dividing it, a pass of squared deviations; argmax:
+// the best value in a temp, the position in the result; logsumexp: the max pass, its
+// shift, the pass of exp). The reduced dims keep their row-major order among
+// themselves, so every output combines the same terms in the same order as build_row:
+// bit-identical. With fewer than PARALLEL_MIN_ITERS outer iterations the outermost
+// inner kept dim is split into blocks run in parallel (plus a serial tail). Kernels
+// whose epilogues need the input's shape (softmax, a row epilogue) or whose row nodes
+// read each other keep build_row.
+// ============================================================================
+typedef struct Col {
+  const View *xv;
+  uint32_t mask;                 // reduced dims of xv
+  int64_t n;                     // elements reduced into each output
+  int order[TD_MAX_DIMS], nord;  // xv's dims of size > 1, in loop order
+  int nouter;                    // order[0..nouter): kept dims looped outside every pass
+  int64_t ostride[TD_MAX_DIMS];  // kept dims: their stride in the contiguous reduced shape
+  int bdim;                      // the kept dim split into blocks, -1 if none
+  LIndex bbase;                  // this instance's first index of bdim
+  int64_t bext;                  // and its extent
+  LIndex xidx[TD_MAX_DIMS];      // outer kept dims: their loop vars; other dims 0
+  LStmtList *body;               // where this instance's passes go
+  int *acc, *aux;                // per row node: its accumulator buffer and a second one (-1: none)
+} Col;
+
+static bool reduced(const Col *c, int d) { return c->mask >> d & 1; }
+
+// The loops of a pass over order[nouter..]: every dim (all) or the kept ones only; idx
+// gets the input index (the reduced dims 0 when not looped).
+static LStmtList *col_pass(KernelBuilder *kb, const Col *c, bool all, LIndex *idx) {
+  LStmtList *into = c->body;
+  memcpy(idx, c->xidx, sizeof(LIndex) * (size_t)c->xv->ndim);
+  for (int p = c->nouter; p < c->nord; p++) {
+    int d = c->order[p];
+    if (reduced(c, d) && !all)
+      continue;
+    int v = kb_new_var(kb);
+    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : c->xv->shape[d]);
+    kb_push(kb, into, s);
+    into = &s->body;
+    idx[d] = kb_ix_var(v);
+    if (d == c->bdim)
+      kb_ix_addmul(kb, &idx[d], &c->bbase, 1);
+  }
+  return into;
+}
+
+// The accumulators' element for input index idx (the contiguous reduced index).
+static LIndex col_slot(KernelBuilder *kb, const Col *c, const LIndex *idx) {
+  LIndex o = kb_ix_const(0);
+  for (int d = 0; d < c->xv->ndim; d++)
+    if (!reduced(c, d) && c->xv->shape[d] > 1)
+      kb_ix_addmul(kb, &o, &idx[d], c->ostride[d]);
+  return o;
+}
+
+// A pass acc = acc op f(x) over every dim, f as in row_fold (sub: a buffer to subtract).
+static void col_fold(KernelBuilder *kb, const Col *c, const Node *n, int acc, Op op, DType cd, int sub, bool square) {
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, true, idx);
+  LIndex o = col_slot(kb, c, idx);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  if (sub >= 0)
+    x = kb_binary(kb, OP_SUB, cd, x, kb_buf_load(kb, sub, o));
+  if (square)
+    x = kb_unary(kb, OP_SQUARE, cd, x);
+  if (op == OP_EXP) {  // sum of exp
+    x = kb_unary(kb, OP_EXP, cd, x);
+    op = OP_ADD;
+  }
+  kb_buf_store(kb, in, acc, o, kb_arith(kb, op, cd, kb_buf_load(kb, acc, o), x));
+}
+
+// The argmax/argmin pass: best value in `best`, its row-major position in `pos`.
+static void col_argext(KernelBuilder *kb, const Col *c, const Node *n, int best, int pos) {
+  DType cd = dtype_compute(n->srcs[0]->dtype);
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, true, idx);
+  LIndex o = col_slot(kb, c, idx);
+  int x = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  int b = kb_let_local(kb, in, kb_buf_load(kb, best, o));
+  LStmt *upd = kb_if(kb, argext_cond(kb, n->op == OP_ARGMAX, cd, kb_local_ref(kb, x), kb_local_ref(kb, b)));
+  kb_push(kb, in, upd);
+  kb_buf_store(kb, &upd->body, best, o, kb_local_ref(kb, x));
+  LIndex p = row_position(kb, c->xv, c->mask, idx);
+  kb_buf_store(kb, &upd->body, pos, o, kb_ix_expr(kb, &p));
+}
+
+// Whether row node i's result is its accumulator and that is its own buffer.
+static bool col_in_place(const KernelBuilder *kb, const Col *c, const Node *n, int i) {
+  bool bare = n->op != OP_MEAN && n->op != OP_VAR && n->op != OP_STD && n->op != OP_LOGSUMEXP;
+  return bare && n->mode == NM_STORED && c->acc[i] == kb->buf_of[n->out->buf->id];
+}
+
+// One copy of the passes over the current block (or everything): init, the row
+// nodes' passes, and the final pass that stores results and epilogues.
+static void col_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, int nrow) {
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, false, idx);
+  LIndex o = col_slot(kb, c, idx);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = dtype_compute(n->out->dtype), xd = dtype_compute(n->srcs[0]->dtype);
+    LExpr *init;
+    switch (n->op) {
+    case OP_PROD: init = kb_num(kb, cd, 1, 1); break;
+    case OP_AMAX: case OP_MAX: init = inf_of(kb, cd, true, true); break;
+    case OP_AMIN: case OP_MIN: init = inf_of(kb, cd, false, false); break;
+    case OP_ALL: init = kb_iconst(kb, DT_BOOL, 1); break;
+    case OP_ANY: init = kb_iconst(kb, DT_BOOL, 0); break;
+    case OP_ARGMAX: case OP_ARGMIN: {
+      bool mx = n->op == OP_ARGMAX;
+      kb_buf_store(kb, in, c->aux[i], o, inf_of(kb, xd, mx, mx));
+      init = kb_iconst(kb, DT_I64, 0);
+      break;
+    }
+    case OP_LOGSUMEXP:
+      kb_buf_store(kb, in, c->aux[i], o, inf_of(kb, cd, true, true));
+      init = kb_fconst(kb, cd, 0);
+      break;
+    case OP_VAR: case OP_STD:
+      kb_buf_store(kb, in, c->aux[i], o, kb_num(kb, cd, 0, 0));
+      init = kb_num(kb, cd, 0, 0);
+      break;
+    default: init = kb_num(kb, cd, 0, 0); break;  // sum, mean
+    }
+    kb_buf_store(kb, in, c->acc[i], o, init);
+  }
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = dtype_compute(n->out->dtype);
+    LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)c->n, c->n);
+    int acc = c->acc[i], aux = c->aux[i];
+    switch (n->op) {
+    case OP_SUM: case OP_MEAN: col_fold(kb, c, n, acc, OP_ADD, cd, -1, false); break;
+    case OP_PROD: col_fold(kb, c, n, acc, OP_MUL, cd, -1, false); break;
+    case OP_AMAX: case OP_MAX: col_fold(kb, c, n, acc, OP_MAXIMUM, cd, -1, false); break;
+    case OP_AMIN: case OP_MIN: col_fold(kb, c, n, acc, OP_MINIMUM, cd, -1, false); break;
+    case OP_ALL: col_fold(kb, c, n, acc, OP_LOGICAL_AND, DT_BOOL, -1, false); break;
+    case OP_ANY: col_fold(kb, c, n, acc, OP_LOGICAL_OR, DT_BOOL, -1, false); break;
+    case OP_ARGMAX: case OP_ARGMIN: col_argext(kb, c, n, aux, acc); break;
+    case OP_VAR: case OP_STD:  // the mean, then the squared deviations from it
+      col_fold(kb, c, n, aux, OP_ADD, cd, -1, false);
+      in = col_pass(kb, c, false, idx);
+      o = col_slot(kb, c, idx);
+      kb_buf_store(kb, in, aux, o, kb_binary(kb, OP_DIV, cd, kb_buf_load(kb, aux, o), N));
+      col_fold(kb, c, n, acc, OP_ADD, cd, aux, true);
+      break;
+    case OP_LOGSUMEXP: {  // the max, the shift (0 for an infinite max), the sum of exp
+      col_fold(kb, c, n, aux, OP_MAXIMUM, cd, -1, false);
+      in = col_pass(kb, c, false, idx);
+      o = col_slot(kb, c, idx);
+      LExpr *mv = kb_buf_load(kb, aux, o);
+      LExpr *isinf = kb_binary(kb, OP_EQ, DT_BOOL, kb_unary(kb, OP_ABS, cd, mv), kb_fconst(kb, cd, INFINITY));
+      kb_buf_store(kb, in, aux, o, kb_select(kb, isinf, kb_fconst(kb, cd, 0), mv));
+      col_fold(kb, c, n, acc, OP_EXP, cd, aux, false);
+      break;
+    }
+    default: td_unreachable();
+    }
+  }
+  bool final = ns->len > nrow;
+  for (int i = 0; i < nrow; i++)
+    final |= !col_in_place(kb, c, ns->data[i], i);
+  if (!final)
+    return;
+  in = col_pass(kb, c, false, idx);
+  o = col_slot(kb, c, idx);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    if (col_in_place(kb, c, n, i) && ns->len == nrow)
+      continue;  // done, and no epilogue reads it
+    DType cd = dtype_compute(n->out->dtype);
+    LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)c->n, c->n);
+    LExpr *v = kb_buf_load(kb, c->acc[i], o);
+    switch (n->op) {
+    case OP_MEAN: v = kb_binary(kb, OP_DIV, cd, v, N); break;
+    case OP_VAR: case OP_STD: {
+      int64_t div = c->n - (n->attr.unbiased ? 1 : 0);
+      v = kb_binary(kb, OP_DIV, cd, v, kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
+      if (n->op == OP_STD)
+        v = kb_unary(kb, OP_SQRT, cd, v);
+      break;
+    }
+    case OP_LOGSUMEXP: v = kb_binary(kb, OP_ADD, cd, kb_unary(kb, OP_LOG, cd, v), kb_buf_load(kb, c->aux[i], o)); break;
+    default: break;
+    }
+    int l = kb_let_local(kb, in, v);
+    reduced_local(kb, n, c->xv, c->mask, idx, l);
+    if (n->mode != NM_STORED || col_in_place(kb, c, n, i))
+      continue;
+    LIndex oi[TD_MAX_DIMS];
+    TD_ASSERT(reduced_index(c->xv, c->mask, idx, &n->out->view, oi));
+    kb_store_node(kb, in, n, oi, kb_local_ref(kb, l));
+  }
+  for (int j = nrow; j < ns->len; j++) {
+    const Node *n = ns->data[j];
+    LIndex oi[TD_MAX_DIMS];
+    TD_ASSERT(op_is_elementwise(n->op) && reduced_index(c->xv, c->mask, idx, &n->out->view, oi));
+    kb_store_node(kb, in, n, oi, kb_node_expr(kb, n, oi));
+  }
+}
+
+// Whether v, through the producers it recomputes, reads a row node of this kernel.
+static bool reads_kernel_row(const KernelBuilder *kb, const Value *v) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
+    return false;
+  const Node *n = v->buf->producer;
+  if (n->kernel == kb->kid && op_is_row(n->op))
+    return true;
+  if (n->mode != NM_INLINE && !(n->kernel == kb->kid && op_is_elementwise(n->op)))
+    return false;
+  for (int i = 0; i < n->nsrc; i++)
+    if (reads_kernel_row(kb, n->srcs[i]))
+      return true;
+  return false;
+}
+
+// stride[d]: the smallest nonzero |coefficient| of probe variable PROBE_VAR + d over
+// the loads of e (dim d's memory stride; untouched where no load moves with d).
+static void probe_strides(const LExpr *e, int nd, int64_t *stride) {
+  if (!e)
+    return;
+  if (e->kind == LX_LOAD) {
+    for (int t = 0; t < e->idx.nterms; t++) {
+      int d = e->idx.var[t] - PROBE_VAR;
+      int64_t s = kb_iabs(e->idx.coef[t]);
+      if (d >= 0 && d < nd && s && (!stride[d] || s < stride[d]))
+        stride[d] = s;
+    }
+    probe_strides(e->idx.dyn, nd, stride);
+  }
+  probe_strides(e->a, nd, stride);
+  probe_strides(e->b, nd, stride);
+  probe_strides(e->c, nd, stride);
+}
+
+// The loop order of the column schedule, or false when the row schedule is kept: dims
+// by decreasing memory stride of the inputs' loads, the reduced ones then put back in
+// their row-major order in the places they got; the column schedule applies when the
+// innermost dim is kept.
+static bool col_plan(KernelBuilder *kb, const NodeList *ns, int nrow, Col *c) {
+  const Node *first = ns->data[0];
+  c->xv = &first->srcs[0]->view;
+  c->mask = first->attr.dims;
+  const View *xv = c->xv;
+  if (view_numel(*xv) == 0)
+    return false;
+  LIndex zero[TD_MAX_DIMS], oi[TD_MAX_DIMS], pidx[TD_MAX_DIMS];
+  for (int d = 0; d < xv->ndim; d++) {
+    zero[d] = kb_ix_const(0);
+    pidx[d] = xv->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+  }
+  for (int i = 0; i < ns->len; i++) {
+    const Node *n = ns->data[i];
+    if (i >= nrow) {  // epilogues: of the reduced shape only
+      if (!reduced_index(xv, c->mask, zero, &n->out->view, oi))
+        return false;
+      continue;
+    }
+    switch (n->op) {
+    case OP_SUM: case OP_PROD: case OP_MEAN: case OP_AMAX: case OP_MAX: case OP_AMIN: case OP_MIN: case OP_ALL:
+    case OP_ANY: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMAX: case OP_ARGMIN: break;
+    default: return false;  // softmax, log_softmax
+    }
+    if (reads_kernel_row(kb, n->srcs[0]))
+      return false;
+  }
+  int64_t stride[TD_MAX_DIMS] = {0};
+  for (int i = 0; i < nrow; i++)
+    probe_strides(kb_value(kb, ns->data[i]->srcs[0], pidx), xv->ndim, stride);
+  c->nord = 0;
+  for (int d = 0; d < xv->ndim; d++)
+    if (xv->shape[d] > 1)
+      c->order[c->nord++] = d;
+  for (int p = 1; p < c->nord; p++)  // stable; a dim no load moves with goes outermost
+    for (int q = p; q > 0; q--) {
+      int64_t s0 = stride[c->order[q - 1]], s1 = stride[c->order[q]];
+      if ((s0 ? s0 : INT64_MAX) >= (s1 ? s1 : INT64_MAX))
+        break;
+      int t = c->order[q];
+      c->order[q] = c->order[q - 1];
+      c->order[q - 1] = t;
+    }
+  int red[TD_MAX_DIMS], nred = 0;
+  for (int d = 0; d < xv->ndim; d++)
+    if (xv->shape[d] > 1 && reduced(c, d))
+      red[nred++] = d;
+  for (int p = 0, r = 0; p < c->nord; p++)
+    if (reduced(c, c->order[p]))
+      c->order[p] = red[r++];
+  if (nred == 0 || reduced(c, c->order[c->nord - 1]))
+    return false;
+  c->nouter = 0;
+  while (!reduced(c, c->order[c->nouter]))
+    c->nouter++;
+  c->n = 1;
+  int64_t s = 1;
+  for (int d = xv->ndim - 1; d >= 0; d--) {
+    if (reduced(c, d))
+      c->n *= xv->shape[d];
+    else
+      c->ostride[d] = s, s *= xv->shape[d];
+  }
+  return true;
+}
+
+// An accumulator buffer of dtype dt for row node n: its own when stored in dt.
+static int col_buffer(KernelBuilder *kb, const Node *n, DType dt, int64_t numel, const char *what) {
+  if (n->mode == NM_STORED && n->out->dtype == dt)
+    return kb->buf_of[n->out->buf->id];
+  return kb_new_temp(kb, dt, numel, what);
+}
+
+// Builds the column schedule when it applies; false: not built.
+static bool build_col(KernelBuilder *kb, const NodeList *ns) {
+  int nrow = 0;
+  while (nrow < ns->len && op_is_row(ns->data[nrow]->op))
+    nrow++;
+  Col c;
+  memset(&c, 0, sizeof c);
+  if (!col_plan(kb, ns, nrow, &c))
+    return false;
+  const View *xv = c.xv;
+  int64_t onumel = view_numel(*xv) / c.n;
+  c.acc = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  c.aux = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = dtype_compute(n->out->dtype);
+    c.aux[i] = -1;
+    switch (n->op) {
+    case OP_ARGMAX: case OP_ARGMIN:
+      c.aux[i] = kb_new_temp(kb, dtype_compute(n->srcs[0]->dtype), onumel, "best");
+      break;
+    case OP_VAR: case OP_STD: c.aux[i] = kb_new_temp(kb, cd, onumel, "mean"); break;
+    case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
+    default: break;
+    }
+    c.acc[i] = col_buffer(kb, n, cd, onumel, "acc");
+  }
+  // the outer loops, parallel; or, with too few of them, blocks of an inner kept dim
+  for (int d = 0; d < xv->ndim; d++)
+    c.xidx[d] = kb_ix_const(0);
+  int64_t outer = 1;
+  for (int p = 0; p < c.nouter; p++)
+    outer *= xv->shape[c.order[p]];
+  bool par = view_numel(*xv) >= PARALLEL_WORK;
+  int64_t B = 0;
+  c.bdim = -1;
+  if (par && outer < PARALLEL_MIN_ITERS) {
+    int bp = c.nouter;
+    while (reduced(&c, c.order[bp]))
+      bp++;
+    int64_t w = 1;
+    for (int p = bp + 1; p < c.nord; p++)
+      if (!reduced(&c, c.order[p]))
+        w *= xv->shape[c.order[p]];
+    if ((B = kb_block_size(xv->shape[c.order[bp]], w)))
+      c.bdim = c.order[bp];
+  }
+  LStmtList *body = kb_outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
+  c.body = body;
+  if (!B) {
+    col_instance(kb, &c, ns, nrow);
+    return true;
+  }
+  int64_t S = xv->shape[c.bdim], nb = S / B;
+  int jb = kb_new_var(kb);
+  LStmt *bl = kb_loop(kb, jb, nb);
+  bl->parallel = true;
+  kb_push(kb, body, bl);
+  LIndex jbi = kb_ix_var(jb);
+  c.bbase = kb_ix_const(0);
+  kb_ix_addmul(kb, &c.bbase, &jbi, B);
+  c.bext = B;
+  c.body = &bl->body;
+  col_instance(kb, &c, ns, nrow);
+  if (S > nb * B) {
+    c.bbase = kb_ix_const(nb * B);
+    c.bext = S - nb * B;
+    c.body = body;
+    col_instance(kb, &c, ns, nrow);
+  }
+  return true;
+}
+
+void row_build(KernelBuilder *kb, const NodeList *ns) {
+  if (kb->naive || !build_col(kb, ns))
+    build_row(kb, ns);
+}
