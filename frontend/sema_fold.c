@@ -3,6 +3,7 @@
 // functions of §6 applied to a scalar. A folded value is a TY_SCALAR with no builtin:
 // lowering never sees it.
 #include "frontend/sema_internal.h"
+#include "ir/opmath.h"
 
 #include <math.h>
 
@@ -94,36 +95,23 @@ static int64_t d2i(double x) {
   return (int64_t)x;
 }
 
-// Math functions of §6 applied to a Python scalar (sqrt(D) of an int const is a float).
+// Math functions of §6 applied to a Python scalar, computed as the loop IR computes the
+// op in f64 (ir/opmath.c: the formula every backend uses); sqrt(D) of an int const is a
+// float. NULL: not foldable.
 TType *fold_math(Sema *sema, Op op, const TType *a) {
-  double x = a->fval;
+  bool fl = a->dtype == DT_F64;
   switch (op) {
-  case OP_ABS:
-    return a->dtype == DT_F64 ? ty_float(sema, fabs(x)) : ty_int(sema, a->ival < 0 ? wrap_sub(0, a->ival) : a->ival);
   case OP_NEG: return fold_unary(sema, (Loc){0}, UN_NEG, a);
-  case OP_EXP: return ty_float(sema, exp(x));
-  case OP_LOG: return ty_float(sema, log(x));
-  case OP_LOG2: return ty_float(sema, log2(x));
-  case OP_EXP2: return ty_float(sema, exp2(x));
-  case OP_SQRT: return ty_float(sema, sqrt(x));
-  case OP_RSQRT: return ty_float(sema, 1 / sqrt(x));
-  case OP_SIN: return ty_float(sema, sin(x));
-  case OP_COS: return ty_float(sema, cos(x));
-  case OP_TAN: return ty_float(sema, tan(x));
-  case OP_TANH: return ty_float(sema, tanh(x));
-  case OP_SIGMOID: return ty_float(sema, 1 / (1 + exp(-x)));
-  case OP_RELU: return a->dtype == DT_F64 ? ty_float(sema, x > 0 ? x : 0) : ty_int(sema, a->ival > 0 ? a->ival : 0);
-  case OP_GELU: return ty_float(sema, 0.5 * x * (1 + erf(x / sqrt(2.0))));
-  case OP_SILU: return ty_float(sema, x / (1 + exp(-x)));
-  case OP_ERF: return ty_float(sema, erf(x));
-  case OP_FLOOR: return a->dtype == DT_F64 ? ty_int(sema, d2i(floor(x))) : ty_int(sema, a->ival);
-  case OP_CEIL: return a->dtype == DT_F64 ? ty_int(sema, d2i(ceil(x))) : ty_int(sema, a->ival);
-  case OP_ROUND: return a->dtype == DT_F64 ? ty_int(sema, d2i(nearbyint(x))) : ty_int(sema, a->ival);
-  case OP_SIGN:
-    return a->dtype == DT_F64 ? ty_float(sema, (x > 0) - (x < 0)) : ty_int(sema, (a->ival > 0) - (a->ival < 0));
-  case OP_RECIPROCAL: return ty_float(sema, 1 / x);
-  case OP_SQUARE: return a->dtype == DT_F64 ? ty_float(sema, x * x) : ty_int(sema, wrap_mul(a->ival, a->ival));
-  case OP_LOGICAL_NOT: return ty_bool(sema, x == 0);
-  default: return NULL;
+  case OP_LOGICAL_NOT: return ty_bool(sema, a->fval == 0);
+  case OP_FLOOR: case OP_CEIL: case OP_ROUND:  // Python's math.floor, ceil, round give an int
+    return ty_int(sema, fl ? d2i(opmath_unary(sema->cx, op, DT_F64, (OpValue){a->fval, 0}).f) : a->ival);
+  case OP_ABS: case OP_RELU: case OP_SIGN: case OP_SQUARE:  // of an int: an int (wrapping at 64 bits)
+    if (!fl)
+      return ty_int(sema, opmath_unary(sema->cx, op, DT_I64, (OpValue){0, a->ival}).i);
+    break;
+  default: break;
   }
+  if (op_class(op) != OC_UNARY || !op_computes_in(op, DT_F64))
+    return NULL;
+  return ty_float(sema, opmath_unary(sema->cx, op, DT_F64, (OpValue){a->fval, 0}).f);
 }
