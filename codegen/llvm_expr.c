@@ -5,7 +5,8 @@
 //
 // Invariants:
 //   - every value computes bit for bit what c.c's C computes: the same formulas
-//     (its prelude helpers are mirrored below op by op), in the same order, with no
+//     (a composite op — sigmoid, gelu, ... — is built from its formula in ir/opmath.c,
+//     which c.c prints too; the other helpers are mirrored below op by op), in the same order, with no
 //     fast-math flag anywhere, so reductions keep the IR's order; integer arithmetic
 //     wraps (no nsw/nuw on user values); division and float->int conversion never
 //     reach UB or poison (divisors are made safe, fptosi only sees in-range values);
@@ -21,6 +22,7 @@
 //     intrinsics NVPTX cannot lower (and fmod, which NVPTX would expand inexactly) is
 //     libdevice's __nv_*, and a raise goes to the device error record (llvm_gpu.c).
 #include "codegen/llvm_internal.h"
+#include "ir/opmath.h"
 
 #include <string.h>
 
@@ -379,12 +381,31 @@ static LLVMValueRef ipow_fn(LlvmModuleGen *g, DType dt) {
   return g->ipow[dt] = f;
 }
 
+static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a);
+static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLVMValueRef bv);
+
+// The value of formula f (ir/opmath.c) whose operand x has the value xv: built node by
+// node, operands left to right, x never rebuilt.
+static LLVMValueRef formula(LlvmKernelGen *c, const LExpr *f, const LExpr *x, LLVMValueRef xv) {
+  if (f == x)
+    return xv;
+  if (f->kind == LX_UNARY)
+    return unary(c, f, formula(c, f->a, x, xv));
+  if (f->kind == LX_BINARY) {
+    LLVMValueRef a = formula(c, f->a, x, xv);
+    return binary(c, f, a, formula(c, f->b, x, xv));
+  }
+  return llvm_expr(c, f);  // a constant
+}
+
 static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
   LlvmModuleGen *g = c->g;
   LLVMBuilderRef b = g->b;
   DType dt = dtype_compute(e->dt);
   bool fl = dtype_is_float(dt), in = dtype_is_int(dt), bo = dt == DT_BOOL;
   LLVMTypeRef t = vtype(g, dt);
+  if (op_is_composite(e->op, e->dt))
+    return formula(c, op_formula(g->cx, e->op, e->dt, e->a), e->a, a);
   switch (e->op) {
   case OP_NEG:
     if (fl)
@@ -411,10 +432,7 @@ static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
     if (bo)
       return a;
     return sel(g, LLVMBuildICmp(b, LLVMIntSGT, a, ci(t, 0), ""), a, ci(t, 0));
-  case OP_SQUARE:
-    if (bo)
-      return a;
-    return fl ? LLVMBuildFMul(b, a, a, "") : LLVMBuildMul(b, a, a, "");
+  case OP_SQUARE: return bo ? a : LLVMBuildMul(b, a, a, "");  // of a float: its formula
   case OP_BITWISE_NOT:
     if (bo || in)
       return LLVMBuildNot(b, a, "");
@@ -430,30 +448,17 @@ static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
   }
   if (!fl)
     unsupported(e, dt);
-  LLVMValueRef one = cf(t, 1);
   switch (e->op) {
   case OP_EXP: return math1(g, "exp", dt, a);
   case OP_LOG: return math1(g, "log", dt, a);
   case OP_LOG2: return math1(g, "log2", dt, a);
   case OP_EXP2: return math1(g, "exp2", dt, a);
   case OP_SQRT: return intrinsic1(g, "llvm.sqrt", a);
-  case OP_RSQRT: return LLVMBuildFDiv(b, one, intrinsic1(g, "llvm.sqrt", a), "");
-  case OP_RECIPROCAL: return LLVMBuildFDiv(b, one, a, "");
   case OP_SIN: return math1(g, "sin", dt, a);
   case OP_COS: return math1(g, "cos", dt, a);
   case OP_TAN: return libm(g, "tan", dt, a, NULL);
   case OP_TANH: return libm(g, "tanh", dt, a, NULL);
   case OP_ERF: return libm(g, "erf", dt, a, NULL);
-  case OP_SIGMOID:  // 1 / (1 + exp(-a))
-    return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, math1(g, "exp", dt, LLVMBuildFNeg(b, a, "")), ""), "");
-  case OP_SILU:  // a / (1 + exp(-a))
-    return LLVMBuildFDiv(b, a, LLVMBuildFAdd(b, one, math1(g, "exp", dt, LLVMBuildFNeg(b, a, "")), ""), "");
-  case OP_GELU: {  // a * 0.5 * (1 + erf(a * 0.70710678118654752440))
-    LLVMValueRef h = LLVMBuildFMul(b, a, cf(t, 0.5), "");
-    double r2 = dt == DT_F32 ? (double)0.70710678118654752440f : 0.70710678118654752440;
-    LLVMValueRef er = libm(g, "erf", dt, LLVMBuildFMul(b, a, cf(t, r2), ""), NULL);
-    return LLVMBuildFMul(b, h, LLVMBuildFAdd(b, one, er, ""), "");
-  }
   default: unsupported(e, dt);
   }
 }
