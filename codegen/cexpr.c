@@ -2,7 +2,8 @@
 // prelude of `tdsl_g_*` helpers (each the exact meaning ir/loop.h gives an op:
 // wrapping int arithmetic done in unsigned, Python's floor division and modulo,
 // PyTorch's div_floor, NaN-propagating max/min, float->int casts without UB, f16/bf16
-// by bit arithmetic), the scalar expressions of a kernel, and its stores, lets, ifs and
+// by bit arithmetic; a composite op's helper is its formula from ir/opmath.c, printed),
+// the scalar expressions of a kernel, and its stores, lets, ifs and
 // plain loops. The dialect (codegen/cexpr.h) says how a helper is declared, how a
 // raising helper learns where to record its error, and how constants and bit casts
 // are spelled; everything else is one text for both, so the numerics are too.
@@ -16,6 +17,7 @@
 // Values of f16/bf16 are carried as float; arithmetic typed f16/bf16 (which the
 // kernel builder never makes) would be done in float and rounded.
 #include "codegen/cexpr.h"
+#include "ir/opmath.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -85,11 +87,119 @@ static const char *const int_text =
     "$D$T tdsl_g_abs_$S($T a) { return a < 0 ? tdsl_g_neg_$S(a) : a; }\n"
     "$D$T tdsl_g_square_$S($T a) { return tdsl_g_mul_$S(a, a); }\n";
 
-static const char *const float_text =
-    "$D$T tdsl_g_square_$S($T a) { return a * a; }\n"
-    "$D$T tdsl_g_sigmoid_$S($T a) { return 1.0$L / (1.0$L + exp$F(-a)); }\n"
-    "$D$T tdsl_g_silu_$S($T a) { return a / (1.0$L + exp$F(-a)); }\n"
-    "$D$T tdsl_g_gelu_$S($T a) { return a * 0.5$L * (1.0$L + erf$F(a * 0.70710678118654752440$L)); }\n";
+// ---- composite ops (ir/opmath.c): a formula is printed inline where it is cheap and
+// reads its operand once (rsqrt: 1 / sqrt(a)), else as a helper of group G_FLOAT whose
+// body is the formula, printed with as few parentheses as C needs ----
+
+// The math library's function computing a unary op (the f suffix added per dtype).
+static const char *libm_name(Op op) {
+  switch (op) {
+  case OP_ABS: return "fabs";
+  case OP_EXP: return "exp";
+  case OP_LOG: return "log";
+  case OP_LOG2: return "log2";
+  case OP_EXP2: return "exp2";
+  case OP_SQRT: return "sqrt";
+  case OP_SIN: return "sin";
+  case OP_COS: return "cos";
+  case OP_TAN: return "tan";
+  case OP_TANH: return "tanh";
+  case OP_ERF: return "erf";
+  case OP_FLOOR: return "floor";
+  case OP_CEIL: return "ceil";
+  default: return NULL;
+  }
+}
+
+static int uses_of(const LExpr *f, const LExpr *x) {
+  return !f ? 0 : f == x ? 1 : uses_of(f->a, x) + uses_of(f->b, x);
+}
+
+static bool any_transcendental(const LExpr *f) {
+  return f && ((f->kind == LX_UNARY && op_is_transcendental(f->op)) || any_transcendental(f->a) ||
+               any_transcendental(f->b));
+}
+
+static bool formula_inline(const LExpr *f, const LExpr *x) { return uses_of(f, x) == 1 && !any_transcendental(f); }
+
+// Constants whose decimal spelling is kept to more digits than a double's 17: the
+// helper texts are shared by f32 and f64 ($L) and always spelled them so.
+static const struct {
+  double v;
+  const char *text;
+} spelled[] = {{0.70710678118654752440, "0.70710678118654752440"}};
+
+static void helper_const(Buf *b, double v) {
+  for (size_t i = 0; i < sizeof spelled / sizeof spelled[0]; i++) {
+    if (spelled[i].v == v) {
+      buf_printf(b, "%s$L", spelled[i].text);
+      return;
+    }
+  }
+  char t[32];
+  snprintf(t, sizeof t, "%.17g", v);
+  buf_printf(b, "%s%s$L", t, strpbrk(t, ".en") ? "" : ".0");
+}
+
+static int precedence(const LExpr *f) {
+  if (f->kind == LX_BINARY)
+    return f->op == OP_ADD || f->op == OP_SUB ? 1 : 2;
+  return f->kind == LX_UNARY && f->op == OP_NEG ? 3 : 4;
+}
+
+// Formula f over the parameter x (printed "a") as template text, in parentheses when
+// its precedence is below min.
+static void helper_body(Buf *b, const LExpr *f, const LExpr *x, int min) {
+  int p = precedence(f);
+  if (p < min)
+    buf_puts(b, "(");
+  if (f == x) {
+    buf_puts(b, "a");
+  } else if (f->kind == LX_CONST) {
+    helper_const(b, f->f);
+  } else if (f->kind == LX_BINARY) {
+    static const char *const sym[] = {[OP_ADD] = " + ", [OP_SUB] = " - ", [OP_MUL] = " * ", [OP_DIV] = " / "};
+    TD_ASSERT(f->op <= OP_DIV && sym[f->op]);
+    helper_body(b, f->a, x, p);
+    buf_puts(b, sym[f->op]);
+    helper_body(b, f->b, x, p + 1);  // a - (b - c), a / (b * c)
+  } else if (f->op == OP_NEG) {
+    buf_puts(b, "-");
+    helper_body(b, f->a, x, p);
+  } else {
+    TD_ASSERT(f->kind == LX_UNARY && libm_name(f->op));
+    buf_printf(b, "%s$F(", libm_name(f->op));
+    helper_body(b, f->a, x, 0);
+    buf_puts(b, ")");
+  }
+  if (p < min)
+    buf_puts(b, ")");
+}
+
+// The G_FLOAT group: a helper per composite op that is not printed inline, the four
+// first in the order the prelude has always had them, then any other in ops.def's.
+static void float_helpers(Buf *b, const CDialect *d, DType dt) {
+  static const Op first[] = {OP_SQUARE, OP_SIGMOID, OP_SILU, OP_GELU};
+  Ctx cx;
+  ctx_init(&cx);
+  LExpr *x = lx_local(&cx, DT_F64, 0);
+  for (int i = 0; i < (int)(sizeof first / sizeof first[0]) + OP_COUNT; i++) {
+    Op op = i < 4 ? first[i] : (Op)(i - 4);
+    bool again = false;
+    for (int j = 0; i >= 4 && j < 4; j++)
+      again |= first[j] == op;
+    LExpr *f = again ? NULL : op_formula(&cx, op, DT_F64, x);
+    if (!f || formula_inline(f, x))
+      continue;
+    Buf t;
+    buf_init(&t, &cx);
+    buf_printf(&t, "$D$T tdsl_g_%s_$S($T a) { return ", op_name(op));
+    helper_body(&t, f, x, 0);
+    buf_puts(&t, "; }\n");
+    templ(b, d, t.data, dt);
+  }
+  ctx_free(&cx);
+}
 
 static const char *const maxmin_float_text =
     "$D$T tdsl_g_max_$S($T a, $T b) { return a != a ? a : b != b ? b : a < b ? b : a; }\n"
@@ -184,7 +294,6 @@ static const char *group_text(HelperGroup g, DType dt) {
   bool fl = dt == DT_F32 || dt == DT_F64;
   switch (g) {
   case G_INT: return int_text;
-  case G_FLOAT: return float_text;
   case G_MAXMIN: return fl ? maxmin_float_text : maxmin_int_text;
   case G_SIGN: return fl ? sign_float_text : sign_int_text;
   case G_RELU: return fl ? relu_float_text : relu_int_text;
@@ -192,6 +301,7 @@ static const char *group_text(HelperGroup g, DType dt) {
   case G_REM: return fl ? rem_float_text : rem_int_text;
   case G_POW: return pow_int_text;
   case G_SEL: return sel_text;
+  case G_FLOAT: break;  // float_helpers
   case G_F2I: return f2i_text[dt];
   case G_COUNT: break;
   }
@@ -234,6 +344,10 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
       if (!pr->group[g][dt])
         continue;
       any = true;
+      if (g == G_FLOAT) {
+        float_helpers(b, d, (DType)dt);
+        continue;
+      }
       const char *t = group_text((HelperGroup)g, (DType)dt);
       TD_ASSERT(t);
       templ(b, d, t, (DType)dt);
@@ -495,11 +609,13 @@ static void unary(CExprGen *g, const LExpr *e) {
     return;
   case OP_SIGN: call1(g, cexpr_helper(g, G_SIGN, "sign", dt), a); return;
   case OP_RELU: call1(g, cexpr_helper(g, G_RELU, "relu", dt), a); return;
-  case OP_SQUARE:
+  case OP_SQUARE:  // of a float: its formula, below
+    if (fl)
+      break;
     if (bo)
       cexpr_expr(g, a);
     else
-      call1(g, cexpr_helper(g, fl ? G_FLOAT : G_INT, "square", dt), a);
+      call1(g, cexpr_helper(g, G_INT, "square", dt), a);
     return;
   case OP_BITWISE_NOT:
     if (bo)
@@ -525,25 +641,17 @@ static void unary(CExprGen *g, const LExpr *e) {
   }
   if (!fl)
     unsupported(g, e, dt);
-  const char *one = dt == DT_F32 ? "1.0f" : "1.0";
-  switch (e->op) {
-  case OP_EXP: call1(g, libm(g, "exp", dt), a); return;
-  case OP_LOG: call1(g, libm(g, "log", dt), a); return;
-  case OP_LOG2: call1(g, libm(g, "log2", dt), a); return;
-  case OP_EXP2: call1(g, libm(g, "exp2", dt), a); return;
-  case OP_SQRT: call1(g, libm(g, "sqrt", dt), a); return;
-  case OP_RSQRT: buf_printf(g->b, "(%s / ", one), call1(g, libm(g, "sqrt", dt), a), buf_puts(g->b, ")"); return;
-  case OP_RECIPROCAL: buf_printf(g->b, "(%s / ", one), cexpr_expr(g, a), buf_puts(g->b, ")"); return;
-  case OP_SIN: call1(g, libm(g, "sin", dt), a); return;
-  case OP_COS: call1(g, libm(g, "cos", dt), a); return;
-  case OP_TAN: call1(g, libm(g, "tan", dt), a); return;
-  case OP_TANH: call1(g, libm(g, "tanh", dt), a); return;
-  case OP_ERF: call1(g, libm(g, "erf", dt), a); return;
-  case OP_SIGMOID: call1(g, cexpr_helper(g, G_FLOAT, "sigmoid", dt), a); return;
-  case OP_SILU: call1(g, cexpr_helper(g, G_FLOAT, "silu", dt), a); return;
-  case OP_GELU: call1(g, cexpr_helper(g, G_FLOAT, "gelu", dt), a); return;
-  default: unsupported(g, e, dt);
+  if (op_is_composite(e->op, dt)) {
+    const LExpr *f = op_formula(g->cx, e->op, dt, a);
+    if (formula_inline(f, a))
+      cexpr_expr(g, f);
+    else
+      call1(g, cexpr_helper(g, G_FLOAT, op_name(e->op), dt), a);
+    return;
   }
+  if (!libm_name(e->op))
+    unsupported(g, e, dt);
+  call1(g, libm(g, libm_name(e->op), dt), a);
 }
 
 static void binary(CExprGen *g, const LExpr *e) {

@@ -13,7 +13,7 @@ typedef struct CExprGen CExprGen;
 // ---- the prelude: helper groups, printed per compute type ----
 typedef enum {
   G_INT,       // wrapping add sub mul neg abs square (ints)
-  G_FLOAT,     // square sigmoid silu gelu (floats)
+  G_FLOAT,     // composite ops printed as helpers: their formulas (ir/opmath.c), floats
   G_MAXMIN,    // maximum, minimum
   G_SIGN,
   G_RELU,

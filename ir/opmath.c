@@ -20,9 +20,10 @@ bool op_is_composite(Op op, DType dt) {
   }
 }
 
-LExpr *op_formula(Ctx *cx, Op op, DType dt, LExpr *a) {
+LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *operand) {
   if (!op_is_composite(op, dt))
     return NULL;
+  LExpr *a = (LExpr *)operand;  // only read: the formula's nodes point at it
   TD_ASSERT(a->dt == dt && a->lanes == 1);
   LExpr *one = fconst(cx, dt, 1);
   switch (op) {

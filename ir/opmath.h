@@ -18,7 +18,7 @@
 // composite ops in floats only) as a new expression of primitive ops, which reads a
 // where the formula uses the operand (a may be shared: it is not copied). NULL when
 // op is not composite for dt.
-LExpr *op_formula(Ctx *cx, Op op, DType dt, LExpr *a);
+LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *a);
 bool op_is_composite(Op op, DType dt);
 
 // A scalar of the loop IR: f for float dtypes, i for ints and bool.
