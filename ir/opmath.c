@@ -41,6 +41,21 @@ LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *operand) {
   }
 }
 
+static bool uses(const LExpr *e, Op prim) {
+  return e && (((e->kind == LX_UNARY || e->kind == LX_BINARY) && e->op == prim) || uses(e->a, prim) ||
+               uses(e->b, prim));
+}
+
+bool op_formula_uses(Op op, DType dt, Op prim) {
+  if (!op_is_composite(op, dt))
+    return false;
+  Ctx cx;
+  ctx_init(&cx);
+  bool r = uses(op_formula(&cx, op, dt, lx_local(&cx, dt, 0)), prim);
+  ctx_free(&cx);
+  return r;
+}
+
 // ---- scalar values ----
 OpValue opmath_fit(DType dt, OpValue v) {
   switch (dt) {

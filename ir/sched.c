@@ -27,7 +27,7 @@
 // 127 it is 2 (overflow gives inf).
 #include <string.h>
 
-#include "ir/loop.h"
+#include "ir/opmath.h"
 
 enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
 // results from this size on are stored past the caches: 4x a core's L2 here (2 MiB)
@@ -124,9 +124,10 @@ static LExpr *exp_f32_plus1(Sched *s, LStmtList *pre, LExpr *x) {
   return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), f32c(s, 2)), pow2(s, n, -1));
 }
 
+// f32 exp, and a composite op whose formula computes one (sigmoid, silu).
 static bool is_exp_kind(const LExpr *e, int unused) {
   (void)unused;
-  return e->kind == LX_UNARY && e->dt == DT_F32 && (e->op == OP_EXP || e->op == OP_SIGMOID || e->op == OP_SILU);
+  return e->kind == LX_UNARY && e->dt == DT_F32 && (e->op == OP_EXP || op_formula_uses(e->op, DT_F32, OP_EXP));
 }
 
 static bool is_local(const LExpr *e, int local) { return e->kind == LX_LOCAL && e->local == local; }
@@ -147,6 +148,19 @@ static bool any_in_stmt(const LStmt *st, bool (*pred)(const LExpr *, int), int a
 
 // e with every f32 exp/sigmoid/silu replaced, lets into pre. Expressions may be
 // shared between statements, so the path to a replaced node is copied, not edited.
+// Formula f (ir/opmath.c) with each exp in it replaced, operands left to right. An exp
+// whose result is added to 1 (plus1) is exp_f32_plus1: the f32 sum rounds away what
+// it flushes.
+static LExpr *expand_formula(Sched *s, LStmtList *pre, LExpr *f, bool plus1) {
+  if (f->kind == LX_UNARY && f->op == OP_EXP)
+    return plus1 ? exp_f32_plus1(s, pre, hoist(s, pre, f->a)) : exp_f32(s, pre, hoist(s, pre, f->a));
+  if (f->kind != LX_BINARY || !any_expr(f, is_exp_kind, 0))
+    return f;
+  bool one_plus = f->op == OP_ADD && f->a->kind == LX_CONST && f->a->f == 1;
+  LExpr *a = expand_formula(s, pre, f->a, false);
+  return bin(s, f->op, a, expand_formula(s, pre, f->b, one_plus));
+}
+
 static LExpr *expand(Sched *s, LStmtList *pre, LExpr *e) {
   if (!any_expr(e, is_exp_kind, 0))
     return e;
@@ -161,10 +175,7 @@ static LExpr *expand(Sched *s, LStmtList *pre, LExpr *e) {
     return e;
   if (e->op == OP_EXP)
     return exp_f32(s, pre, hoist(s, pre, e->a));
-  // sigmoid = 1 / (1 + exp(-a)), silu = a / (1 + exp(-a)) (ir/loop.h)
-  LExpr *a = hoist(s, pre, e->a);
-  LExpr *d = bin(s, OP_ADD, f32c(s, 1), exp_f32_plus1(s, pre, hoist(s, pre, lx_unary(s->cx, OP_NEG, DT_F32, a))));
-  return bin(s, OP_DIV, e->op == OP_SIGMOID ? f32c(s, 1) : a, d);
+  return expand_formula(s, pre, op_formula(s->cx, e->op, DT_F32, hoist(s, pre, e->a)), false);
 }
 
 static void expand_list(Sched *s, LStmtList *body) {
