@@ -10,6 +10,7 @@ The layouts make operands non-contiguous the way real programs do:
   e  declared with a leading 1, used as x.expand(...) (stride 0)
 Expected values always come from NumPy at test time, on the very arrays passed in.
 """
+import concurrent.futures
 import math
 import os
 import sys
@@ -86,30 +87,39 @@ class Case:
         return {n: (dt, v) for n, dt, v, _ in self.params}
 
 
-def run_case(tdslc, case):
-    """Runs the case; on a failed run each output is retried alone so the report names
-    the op at fault. Returns a list of failure lines (empty: passed)."""
+def run_case(tdslc, case, backend="env"):
+    """Runs the case on backend (see oracle.tdslc_run); on a failed run each output is
+    retried alone so the report names the op at fault. Returns a list of failure lines
+    (empty: passed)."""
     src = case.source()
-    p, doc, out_dir = run_function(tdslc, src, "f", case.inputs(), name=case.name)
+    p, doc, out_dir = run_function(tdslc, src, "f", case.inputs(), name=case.name, backend=backend)
     if p.returncode == 0:
         errs = check_outputs(doc, out_dir, [o[1:] for o in case.outs])
-        run_cleanup(p, out_dir)
+        run_cleanup(out_dir)
         return [f"{case.outs[k][0] if k >= 0 else ''}: {r}" for k, r in errs]
-    run_cleanup(p, out_dir)
+    run_cleanup(out_dir)
     first = f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"
     if len(case.outs) == 1:
         return [first, "program:\n" + src]
     fails = []
     for k, o in enumerate(case.outs):
-        p1, doc1, od1 = run_function(tdslc, case.source(k), "f", case.inputs(), name=case.name)
+        p1, doc1, od1 = run_function(tdslc, case.source(k), "f", case.inputs(), name=case.name, backend=backend)
         if p1.returncode != 0:
             fails.append(f"{o[0]}: exit {p1.returncode}: {p1.stderr.decode(errors='replace').strip()[:400]}")
         else:
             fails += [f"{o[0]}: {r}" for _, r in check_outputs(doc1, od1, [o[1:]])]
-        run_cleanup(p1, od1)
+        run_cleanup(od1)
     if not fails:
         fails = [first + " (every output passes alone)"]
     return fails + ["program:\n" + src]
+
+
+def run_cases(tdslc, cases, tally, backend="env", tag=""):
+    """Runs the cases two at a time (run_case) and reports each to tally, its name
+    prefixed with tag."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        for c, errs in zip(cases, ex.map(lambda c: run_case(tdslc, c, backend), cases)):
+            tally.report(f"{tag}{c.name} ({len(c.outs)} outputs)", errs)
 
 
 # ---------------------------------------------------------------------------

@@ -1,14 +1,21 @@
-"""tests/run/oracle.py: helpers shared by the end-to-end tests — running tdslc, reading
-its --json output and .npy files, and comparing with NumPy. NumPy is the oracle; no
-expected number comes from tdslc itself."""
+"""tests/run/oracle.py: helpers shared by the end-to-end tests — running tdslc (on a
+source text, with .npy inputs, for its --json output, its outK.npy files or an --emit
+text), reading what it wrote, comparing with NumPy, and the bookkeeping of checks
+(Tally: one ok/FAIL line each and the closing count). NumPy is the oracle; no expected
+number comes from tdslc itself."""
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
 
 NP_DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float16,
              "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
@@ -82,10 +89,24 @@ def require_backend(tdslc, backend="env"):
     return backend
 
 
-def tdslc_run(tdslc, src, args=(), name="case", backend="env"):
-    """Writes src to a temporary folder, runs `tdslc run --json --out-dir [--backend B]`,
-    returns (process, parsed JSON or None, out_dir). backend: "env" (TDSL_BACKEND),
-    None (tdslc's default) or a backend name."""
+def save_inputs(d, inputs):
+    """Saves inputs {param: array} in folder d as PARAM.npy, each array as it is (bf16
+    as its bits); returns the `--in PARAM=PATH` arguments that pass them."""
+    args = []
+    for pname, arr in inputs.items():
+        path = os.path.join(d, pname + ".npy")
+        np.save(path, arr)
+        args += ["--in", f"{pname}={path}"]
+    return args
+
+
+def tdslc_run(tdslc, src, args=(), name="case", backend="env", inputs=None, json_out=True, timeout=120):
+    """Writes src (as NAME.tdsl) and inputs {param: array} (see save_inputs) to a new
+    temporary folder, runs `tdslc run --out-dir OUT [--json] [--backend B] ARGS [--in ...]`,
+    returns (process, parsed JSON or None, OUT). backend: "env" (TDSL_BACKEND), None
+    (tdslc's default) or a backend name. json_out=False: no --json (large results), the
+    document is None and the results are only OUT's outK.npy (load_outputs). The folder
+    is OUT's parent: run_cleanup(OUT) removes it."""
     if backend == "env":
         backend = env_backend()
     d = tempfile.mkdtemp(prefix="tdsl-")
@@ -93,12 +114,124 @@ def tdslc_run(tdslc, src, args=(), name="case", backend="env"):
     with open(path, "w", encoding="utf-8") as f:
         f.write(src + "\n")
     out_dir = os.path.join(d, "out")
-    p = subprocess.run([tdslc, "run", path, "--json", "--out-dir", out_dir] + backend_args(backend) + list(args),
-                       capture_output=True, timeout=120)
+    argv = [tdslc, "run", path] + (["--json"] if json_out else []) + ["--out-dir", out_dir] + backend_args(backend)
+    argv += list(args) + save_inputs(d, inputs or {})
+    p = subprocess.run(argv, capture_output=True, timeout=timeout)
     doc = None
-    if p.returncode == 0:
+    if p.returncode == 0 and json_out:
         doc = json.loads(p.stdout.decode())
     return p, doc, out_dir
+
+
+def run_cleanup(out_dir):
+    """Removes the temporary folder of one tdslc_run (or run_function) call."""
+    shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+
+
+def tdslc_run_clean(*args, **kwargs):
+    """tdslc_run for a caller that needs only the process and the JSON: the folder is
+    removed before it returns. Returns (process, parsed JSON or None)."""
+    p, doc, out_dir = tdslc_run(*args, **kwargs)
+    run_cleanup(out_dir)
+    return p, doc
+
+
+def load_outputs(out_dir):
+    """The arrays of out0.npy, out1.npy, ... in out_dir, in order."""
+    outs = []
+    while os.path.exists(os.path.join(out_dir, f"out{len(outs)}.npy")):
+        outs.append(np.load(os.path.join(out_dir, f"out{len(outs)}.npy")))
+    return outs
+
+
+def run_outputs(tdslc, src, inputs, fn="f", backend="env", timeout=300):
+    """Runs fn of src with inputs {param: array} (saved as they are) without --json, for
+    results too large to print; returns (process, [the outK.npy arrays]) ([] on failure)."""
+    p, _, out_dir = tdslc_run(tdslc, src, ["--fn", fn], backend=backend, inputs=inputs, json_out=False,
+                              timeout=timeout)
+    try:
+        return p, load_outputs(out_dir) if p.returncode == 0 else []
+    finally:
+        run_cleanup(out_dir)
+
+
+def emit_text(tdslc, src, kind, args=(), timeout=120):
+    """`tdslc FILE --emit=KIND ARGS` of the source text src (written to a temporary
+    file, removed after); returns the process, its stdout and stderr as text."""
+    d = tempfile.mkdtemp(prefix="tdsl-emit-")
+    try:
+        path = os.path.join(d, "s.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src + "\n")
+        return subprocess.run([tdslc, path, f"--emit={kind}"] + list(args), capture_output=True, encoding="utf-8",
+                              errors="replace", timeout=timeout)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_cmd(cmd, cwd=None, env=None, timeout=300):
+    """Runs cmd (a list), capturing its output as bytes."""
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env)
+
+
+# ---------------------------------------------------------------------------
+# The programs every backend must handle: examples/*.tdsl and the golden cases.
+# ---------------------------------------------------------------------------
+def example_functions():
+    """(file name, source, function name) of every function of examples/*.tdsl, in order."""
+    for fname in sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl")):
+        with open(os.path.join(EXAMPLES, fname), encoding="utf-8") as f:
+            src = f.read()
+        for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", src, re.M):
+            yield fname, src, fn
+
+
+def program_files():
+    """examples/*.tdsl and tests/golden/*.tdsl, sorted: every program that type-checks (the
+    grammar_* goldens exercise the parser only and are left out)."""
+    goldens = [f for f in glob.glob(os.path.join(ROOT, "tests", "golden", "*.tdsl"))
+               if not os.path.basename(f).startswith("grammar_")]
+    return sorted(glob.glob(os.path.join(EXAMPLES, "*.tdsl")) + goldens)
+
+
+# ---------------------------------------------------------------------------
+# Bookkeeping: each check prints `ok   NAME` or `FAIL NAME` with its failure lines
+# indented below; summary() prints `N passed, M failed` and gives the exit status.
+# ---------------------------------------------------------------------------
+class Tally:
+    def __init__(self):
+        self.total = 0
+        self.failed = []  # (name, first failure line)
+
+    def report(self, name, errs, program=None):
+        """One check whose failure lines are errs (empty: passed). program: a source
+        text printed in full under a failure. Returns whether it passed."""
+        errs = [str(e) for e in errs]
+        self.total += 1
+        print(f"{'ok  ' if not errs else 'FAIL'} {name}")
+        for e in errs:
+            print("     " + e.replace("\n", "\n     "))
+        if errs:
+            self.failed.append((name, errs[0].split("\n")[0]))
+            if program is not None:
+                print("     program:\n" + "\n".join("       " + ln for ln in program.split("\n")))
+        return not errs
+
+    def check(self, name, cond, detail=""):
+        """One check of a condition; detail (any value) is printed under a failure."""
+        if cond:
+            return self.report(name, [])
+        empty = detail is None or (isinstance(detail, (str, bytes)) and not detail)
+        return self.report(name, ["(condition false)" if empty else detail])
+
+    def summary(self, note="", recap=False):
+        """Prints `N passed, M failed` (and note), with recap each failure's name and
+        first line again; returns the exit status: 1 when a check failed, else 0."""
+        print(f"{self.total - len(self.failed)} passed, {len(self.failed)} failed{note}")
+        if recap:
+            for name, first in self.failed:
+                print(f"FAIL {name}: {first}")
+        return 1 if self.failed else 0
 
 
 def f32_to_bf16_bits(a):
@@ -252,23 +385,10 @@ def type_str(dtype, shape):
 
 def run_function(tdslc, src, fn, inputs, name="case", extra=(), backend="env"):
     """Runs `fn` of src with inputs {param: (dtype, value array)} passed as .npy files,
-    on backend (see tdslc_run). Returns (process, JSON document or None, out_dir)."""
-    d = tempfile.mkdtemp(prefix="tdsl-in-")
-    args = ["--fn", fn]
-    for pname, (dt, val) in inputs.items():
-        path = os.path.join(d, pname + ".npy")
-        np.save(path, to_npy(val, dt))
-        args += ["--in", f"{pname}={path}"]
-    p, doc, out_dir = tdslc_run(tdslc, src, args=args + list(extra), name=name, backend=backend)
-    p.in_dir = d  # run_cleanup removes it with the run's own folder
-    return p, doc, out_dir
-
-
-def run_cleanup(p, out_dir):
-    """Removes the temporary folders of one run_function call."""
-    shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
-    if getattr(p, "in_dir", None):
-        shutil.rmtree(p.in_dir, ignore_errors=True)
+    on backend (see tdslc_run). Returns (process, JSON document or None, out_dir);
+    run_cleanup(out_dir) removes its folder."""
+    npy = {pname: to_npy(val, dt) for pname, (dt, val) in inputs.items()}
+    return tdslc_run(tdslc, src, args=["--fn", fn] + list(extra), name=name, backend=backend, inputs=npy)
 
 
 def check_outputs(doc, out_dir, outs):

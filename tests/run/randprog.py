@@ -9,6 +9,7 @@ text and a NumPy value computed in f64 (exact int64 for i32 programs), so the or
 never depends on tdslc. Some nodes are bound to names, some parameters are shared
 between outputs. `Program(seed).build()` is deterministic in the seed.
 """
+import concurrent.futures
 import math
 import os
 import random
@@ -411,15 +412,19 @@ def run(tdslc, prog, backend="env"):
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"]
     else:
         errs = check_doc(prog, doc)
-    run_cleanup(p, out_dir)
+    run_cleanup(out_dir)
     return errs, doc
 
 
-def report(prog, errs, label=""):
-    """Prints one program's line, its failures and, on failure, the whole program."""
-    print(f"{'ok  ' if not errs else 'FAIL'} seed {prog.seed} ({prog.dt}, {len(prog.params)} params, "
-          f"{len(prog.outs)} outputs){label}")
-    for e in errs:
-        print("     " + e.replace("\n", "\n     "))
-    if errs:
-        print("     program:\n" + "\n".join("       " + ln for ln in prog.src.split("\n")))
+def report(tally, prog, errs, label=""):
+    """Reports one program to tally (an oracle.Tally): its line, its failures and, on
+    failure, the whole program."""
+    return tally.report(f"seed {prog.seed} ({prog.dt}, {len(prog.params)} params, {len(prog.outs)} outputs){label}",
+                        errs, program=prog.src)
+
+
+def run_programs(tdslc, progs, tally, backend="env", label=""):
+    """Runs the programs two at a time on backend and reports each to tally (report)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
+        for prog, (errs, _) in zip(progs, ex.map(lambda q: run(tdslc, q, backend), progs)):
+            report(tally, prog, errs, label)

@@ -21,18 +21,16 @@ one backend twice, to test the test.)
 """
 import concurrent.futures
 import os
-import re
-import shutil
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import SKIP, backend_available, json_values, tdslc_run  # noqa: E402
+from oracle import (SKIP, Tally, backend_available, example_functions, json_values, run_cleanup,  # noqa: E402
+                    tdslc_run)
 from randprog import Program, report, run  # noqa: E402
 
-EXAMPLES = os.path.join(HERE, "..", "..", "examples")
 AGREE_TOL = {"f16": (2e-3, 2e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-5, 1e-5), "f64": (1e-12, 1e-12)}
 # TDSL_AGREE_BACKENDS=c,c checks the harness itself against one backend
 PAIR = tuple(os.environ.get("TDSL_AGREE_BACKENDS", "c,llvm").split(","))
@@ -106,14 +104,6 @@ def check_random(tdslc, prog):
     return errs
 
 
-def example_functions():
-    for fname in sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl")):
-        with open(os.path.join(EXAMPLES, fname), encoding="utf-8") as f:
-            src = f.read()
-        for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", src, re.M):
-            yield fname, src, fn
-
-
 def check_example(tdslc, fname, src, fn, seed):
     runs = []
     errs = []
@@ -124,7 +114,7 @@ def check_example(tdslc, fname, src, fn, seed):
         else:
             ins = {f: np.load(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir)) if f.startswith("in_")}
             runs.append((doc, ins))
-        shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+        run_cleanup(out_dir)
     if len(runs) == 2:
         (dc, ic), (dl, il) = runs
         if sorted(ic) != sorted(il) or any(not np.array_equal(ic[f], il[f]) or ic[f].dtype != il[f].dtype for f in ic):
@@ -148,25 +138,18 @@ def main():
     count = int(os.environ.get("TDSL_AGREE_COUNT", "100"))
     first = int(os.environ.get("TDSL_AGREE_SEED", "100000"))
     progs = [Program(s).build() for s in range(first, first + count)]
-    failed = total = 0
+    tally = Tally()
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
         for prog, errs in zip(progs, ex.map(lambda q: check_random(tdslc, q), progs)):
-            report(prog, errs)
-            failed += bool(errs)
-            total += 1
+            report(tally, prog, errs)
         exs = list(example_functions())
         for seed in (0, 1):
             res = ex.map(lambda e: check_example(tdslc, *e, seed), exs)
             for (fname, _, fn), errs in zip(exs, res):
-                print(f"{'ok  ' if not errs else 'FAIL'} {fname} {fn} --seed {seed}")
-                for e in errs:
-                    print("     " + e.replace("\n", "\n     "))
-                failed += bool(errs)
-                total += 1
+                tally.report(f"{fname} {fn} --seed {seed}", errs)
     print(f"{stats['outputs']} outputs compared, {stats['bitwise']} bitwise equal, "
           f"largest relative C-LLVM difference {stats['max_rel']:.3g}")
-    print(f"{total - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -11,11 +11,13 @@ messages of a wrong argument and of an index out of range. Exit 77 (skip) withou
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oracle import Tally, run_cmd  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 
@@ -124,24 +126,6 @@ int main(void) {
 }
 """
 
-failures = []
-count = 0
-
-
-def check(name, cond, detail=""):
-    global count
-    count += 1
-    if cond:
-        print(f"ok   {name}")
-    else:
-        failures.append(name)
-        print(f"FAIL {name} {detail}")
-
-
-def run(cmd, cwd, env=None):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=120, env=env)
-
-
 def sanitizer_flags(lib):
     """A sanitizer build of libtdslrt needs its users built with the sanitizer too."""
     so = os.path.join(lib, "libtdslrt.so")
@@ -152,7 +136,7 @@ def sanitizer_flags(lib):
     return []
 
 
-def write_user_program(d, kind, out, run, check):
+def write_user_program(d, kind, out, check):
     """abi.tdsl and main.c in d, then tdslc's --emit=KIND -o OUT and --emit=header -o gen.h
     of abi.tdsl; (include dir, lib dir) of tdslc, or None when an emit failed."""
     with open(os.path.join(d, "abi.tdsl"), "w") as f:
@@ -160,12 +144,12 @@ def write_user_program(d, kind, out, run, check):
     with open(os.path.join(d, "main.c"), "w") as f:
         f.write(MAIN)
     for k, o in ((kind, out), ("header", "gen.h")):
-        p = run([TDSLC, "abi.tdsl", f"--emit={k}", "-o", o], d)
+        p = run_cmd([TDSLC, "abi.tdsl", f"--emit={k}", "-o", o], d)
         check(f"--emit={k} writes {o}", p.returncode == 0, p.stderr.decode())
         if p.returncode != 0:
             return None
-    inc = run([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
-    return inc, run([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
+    inc = run_cmd([TDSLC, "--print-include-dir"], d).stdout.decode().strip()
+    return inc, run_cmd([TDSLC, "--print-lib-dir"], d).stdout.decode().strip()
 
 
 def run_main(d, lib, check):
@@ -186,7 +170,7 @@ def run_main(d, lib, check):
                     ("mt", mt)):
         np.save(os.path.join(d, name + ".npy"), a)
     env = dict(os.environ, LD_LIBRARY_PATH=lib + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""))
-    p = run(["./main"], d, env)
+    p = run_cmd(["./main"], d, env)
     out = p.stdout.decode()
     check("the user program runs", p.returncode == 0, out + p.stderr.decode())
     lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
@@ -239,18 +223,18 @@ def main():
 
 
 def body(d):
-    dirs = write_user_program(d, "c", "gen.c", run, check)
+    tally = Tally()
+    dirs = write_user_program(d, "c", "gen.c", tally.check)
     if not dirs:
         return 1
     inc, lib = dirs
-    p = run(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.c", f"-I{inc}", f"-L{lib}", "-ltdslrt",
+    p = run_cmd(["cc", "-std=c11", "-O2", "-Wall", "-Werror", "main.c", "gen.c", f"-I{inc}", f"-L{lib}", "-ltdslrt",
              "-lm", "-fopenmp", "-o", "main"] + sanitizer_flags(lib), d)
-    check("the user program compiles against the header and libtdslrt", p.returncode == 0, p.stderr.decode())
+    tally.check("the user program compiles against the header and libtdslrt", p.returncode == 0, p.stderr.decode())
     if p.returncode != 0:
         return 1
-    run_main(d, lib, check)
-    print(f"{count - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    run_main(d, lib, tally.check)
+    return tally.summary()
 
 
 if __name__ == "__main__":

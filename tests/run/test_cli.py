@@ -20,13 +20,13 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import same_values  # noqa: E402
+from oracle import Tally, same_values  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="tdsl-cli-")
 atexit.register(shutil.rmtree, TMP, True)
-failures = []
-count = 0
+T = Tally()
+check = T.check
 
 
 def write(name, data):
@@ -38,16 +38,6 @@ def write(name, data):
 
 def tdslc(*args, timeout=60):
     return subprocess.run([TDSLC] + list(args), capture_output=True, timeout=timeout, cwd=TMP)
-
-
-def check(name, cond, detail=""):
-    global count
-    count += 1
-    if not cond:
-        failures.append(name)
-        print(f"FAIL {name} {detail}")
-    else:
-        print(f"ok   {name}")
 
 
 def expect(name, p, status, pattern=None):
@@ -256,8 +246,7 @@ def main():
     p = tdslc(write("empty.tdsl", ""), "--emit=tokens")
     check("an empty file has no tokens to speak of", p.returncode == 0)
 
-    print(f"{count - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

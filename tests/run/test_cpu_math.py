@@ -19,41 +19,24 @@ against NumPy in float64.
 Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
 """
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import backend_args, require_backend  # noqa: E402
+from oracle import Tally, emit_text, require_backend, run_outputs  # noqa: E402
 
 F32 = np.float32
+T = Tally()
 
 
 def run(tdslc, backend, src, inputs):
     """Runs fn f of src with inputs {name: f32 array}; returns the outputs (out0.npy...)."""
-    d = tempfile.mkdtemp(prefix="tdsl-math-")
-    try:
-        path = os.path.join(d, "m.tdsl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(src)
-        args = [tdslc, "run", path, "--fn", "f", "--out-dir", os.path.join(d, "out")] + backend_args(backend)
-        for name, val in inputs.items():
-            np.save(os.path.join(d, name + ".npy"), val)
-            args += ["--in", f"{name}={os.path.join(d, name + '.npy')}"]
-        p = subprocess.run(args, capture_output=True, timeout=300)
-        if p.returncode != 0:
-            sys.exit(f"FAIL: tdslc exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
-        outs, k = [], 0
-        while os.path.exists(os.path.join(d, "out", f"out{k}.npy")):
-            outs.append(np.load(os.path.join(d, "out", f"out{k}.npy")))
-            k += 1
-        return outs
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    p, outs = run_outputs(tdslc, src, inputs, backend=backend)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: tdslc exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
+    return outs
 
 
 def ulp_error(got, want64):
@@ -63,10 +46,8 @@ def ulp_error(got, want64):
     return np.abs(got.astype(np.float64) - want64) / spacing.astype(np.float64)
 
 
-FAILS = []
-
-
-def check(name, got, want64, max_ulp):
+def check_ulp(name, got, want64, max_ulp):
+    """got within max_ulp of want64 rounded to f32, and exact where that is 0, inf or nan."""
     got = np.asarray(got).reshape(-1)
     want64 = np.asarray(want64, dtype=np.float64).reshape(-1)
     want = want64.astype(F32)
@@ -75,11 +56,12 @@ def check(name, got, want64, max_ulp):
     err = np.where(special, 0, ulp_error(got, want64))
     bad |= err > max_ulp
     worst = float(err[np.isfinite(err)].max()) if err.size else 0.0
-    print(f"{name}: {got.size} values, worst {worst:.2f} ulp")
+    errs = []
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        FAILS.append(f"{name}: {int(bad.sum())} values off, e.g. index {i}: got {got[i]!r}, want {want[i]!r} "
-                     f"({err[i]:.2f} ulp)")
+        errs.append(f"{int(bad.sum())} values off, e.g. index {i}: got {got[i]!r}, want {want[i]!r} "
+                    f"({err[i]:.2f} ulp)")
+    T.report(f"{name}: {got.size} values, worst {worst:.2f} ulp", errs)
 
 
 def sweep():
@@ -111,36 +93,25 @@ def softmax_alone(tdslc, backend):
         a[2, cols - 1] = 3  # one finite value: 1 there, 0 elsewhere
         a[3, :] = 1e30
         src = f"fn f(x: f32[{rows}, {cols}]) -> f32[{rows}, {cols}] {{\n    return softmax(x, -1)\n}}\n"
-        path = os.path.join(tempfile.mkdtemp(prefix="tdsl-math-"), "s.tdsl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(src)
-        k = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, text=True, timeout=60)
-        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
-        if "maximum(" in k.stdout or " > " not in k.stdout:
-            FAILS.append(f"softmax [{rows}, {cols}]: --emit=kernels should show a plain max:\n{k.stdout}")
+        k = emit_text(tdslc, src, "kernels")
+        T.check(f"softmax [{rows}, {cols}]: --emit=kernels shows a plain max",
+                not ("maximum(" in k.stdout or " > " not in k.stdout), k.stdout)
         out = run(tdslc, backend, src, {"x": a})[0]
         a64 = a.astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
             ex = np.exp(a64 - a64.max(axis=1, keepdims=True))
             want = ex / ex.sum(axis=1, keepdims=True)
         fin = ~np.isnan(want).any(axis=1)
-        check(f"softmax alone [{rows}, {cols}] (rows without nan)", out[fin], want[fin], 8)
-        if not np.isnan(out[~fin]).all():
-            FAILS.append(f"softmax alone [{rows}, {cols}]: rows with nan or +inf (or all -inf) should be nan")
+        check_ulp(f"softmax alone [{rows}, {cols}] (rows without nan)", out[fin], want[fin], 8)
+        T.check(f"softmax alone [{rows}, {cols}]: rows with nan or +inf (or all -inf) are nan",
+                np.isnan(out[~fin]).all())
 
 
 def kernels_text(tdslc, src, emit="kernels"):
-    d = tempfile.mkdtemp(prefix="tdsl-math-")
-    try:
-        path = os.path.join(d, "s.tdsl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(src)
-        k = subprocess.run([tdslc, path, f"--emit={emit}"], capture_output=True, text=True, timeout=120)
-        if k.returncode != 0:
-            sys.exit(f"FAIL: --emit={emit}: {k.stderr}")
-        return k.stdout
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    k = emit_text(tdslc, src, emit)
+    if k.returncode != 0:
+        sys.exit(f"FAIL: --emit={emit}: {k.stderr}")
+    return k.stdout
 
 
 def streaming(tdslc, backend):
@@ -163,18 +134,16 @@ def streaming(tdslc, backend):
     for src, inputs, want_fn, streams in cases:
         head = src.split("{")[0]
         text = kernels_text(tdslc, src)
-        if ("stream)" in text) != streams:
-            FAILS.append(f"streaming {head}: --emit=kernels should{'' if streams else ' not'} show a stream:\n{text}")
+        T.check(f"streaming {head}: --emit=kernels {'shows' if streams else 'does not show'} a stream",
+                ("stream)" in text) == streams, text)
         if streams and backend in (None, "llvm") and "x.t()" in src:
             ir = kernels_text(tdslc, src, "llvm")
-            if "!nontemporal" not in ir or "fence seq_cst" not in ir:
-                FAILS.append(f"streaming {head}: --emit=llvm needs a !nontemporal store and a fence after it")
+            T.check(f"streaming {head}: --emit=llvm has a !nontemporal store and a fence after it",
+                    "!nontemporal" in ir and "fence seq_cst" in ir)
         got = run(tdslc, backend, src, inputs)[0]
         want = want_fn(*inputs.values())
-        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-4):
-            FAILS.append(f"streaming {head}: values differ from NumPy")
-        else:
-            print(f"streaming {head}: ok")
+        T.check(f"streaming {head}: values match NumPy",
+                got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-4))
 
 
 def main():
@@ -185,21 +154,17 @@ def main():
     src = (f"fn f(x: f32[{n}]) -> (f32[{n}], f32[{n}], f32[{n}]) {{\n"
            "    return x.exp(), sigmoid(x), silu(x)\n}\n")
     # the polynomial is what runs: no exp call is left in the scheduled kernels
-    with tempfile.TemporaryDirectory(prefix="tdsl-math-") as d:
-        path = os.path.join(d, "k.tdsl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(src)
-        k = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, text=True, timeout=60)
-        if k.returncode != 0 or "exp(" in k.stdout or "sigmoid(" in k.stdout or "bits_f32(" not in k.stdout:
-            sys.exit(f"FAIL: --emit=kernels should show exp as a polynomial:\n{k.stdout}{k.stderr}")
+    k = emit_text(tdslc, src, "kernels")
+    if k.returncode != 0 or "exp(" in k.stdout or "sigmoid(" in k.stdout or "bits_f32(" not in k.stdout:
+        sys.exit(f"FAIL: --emit=kernels should show exp as a polynomial:\n{k.stdout}{k.stderr}")
     e, s, si = run(tdslc, backend, src, {"x": x})
     x64 = x.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        check("exp", e, np.exp(x64), 2)
+        check_ulp("exp", e, np.exp(x64), 2)
         # PyTorch's formulas: exp(-x) overflows to inf in f32 below x = -88.7 (the result is 0)
         den = 1 + np.exp(-x64).astype(F32).astype(np.float64)
-        check("sigmoid", s, 1 / den, 4)
-        check("silu", si, x64 / den, 4)
+        check_ulp("sigmoid", s, 1 / den, 4)
+        check_ulp("silu", si, x64 / den, 4)
 
     # reductions in lanes: row lengths around the lane counts (16 f32, 8 f64)
     rng = np.random.default_rng(7)
@@ -220,34 +185,29 @@ def main():
         with np.errstate(invalid="ignore"):
             want = a64.sum(axis=1)
             ok = (np.abs(outs[0] - want) <= scale) | (np.isnan(outs[0]) & np.isnan(want)) | (outs[0] == want)
-            if not ok.all():
-                FAILS.append(f"sum {tag}: got {outs[0]}, want {want}")
-            if outs[0][1] != 0 or np.signbit(outs[0][1]):  # PyTorch: a row of -0.0 sums to +0.0
-                FAILS.append(f"sum {tag}: a row of -0.0 gave {outs[0][1]!r}")
-            check(f"prod {tag} (rows 4)", outs[1][4:5], np.prod(a64[4:5], axis=1), 4 + cols / 4)
-            check(f"amax {tag}", outs[2], a64.max(axis=1), 0)
-            check(f"amin {tag}", outs[3], a64.min(axis=1), 0)
+            T.check(f"sum {tag}", ok.all(), f"got {outs[0]}, want {want}")
+            # PyTorch: a row of -0.0 sums to +0.0
+            T.check(f"sum {tag}: a row of -0.0 gives +0.0", outs[0][1] == 0 and not np.signbit(outs[0][1]),
+                    repr(outs[0][1]))
+            check_ulp(f"prod {tag} (rows 4)", outs[1][4:5], np.prod(a64[4:5], axis=1), 4 + cols / 4)
+            check_ulp(f"amax {tag}", outs[2], a64.max(axis=1), 0)
+            check_ulp(f"amin {tag}", outs[3], a64.min(axis=1), 0)
             wmean = a64.mean(axis=1)
             ok = (np.abs(outs[4] - wmean) <= scale / cols + 1e-6) | (np.isnan(outs[4]) & np.isnan(wmean))
             ok |= outs[4] == wmean
-            if not ok.all():
-                FAILS.append(f"mean {tag}: got {outs[4]}, want {wmean}")
+            T.check(f"mean {tag}", ok.all(), f"got {outs[4]}, want {wmean}")
             ex = np.exp(a64 - a64.max(axis=1, keepdims=True))
             sm = ex / ex.sum(axis=1, keepdims=True)
             fin = np.isfinite(a64).all(axis=1)
-            check(f"softmax {tag} (finite rows)", outs[5][fin], sm[fin], 8)
-            if not np.isnan(outs[5][~fin]).all():
-                FAILS.append(f"softmax {tag}: rows with nan/inf should be nan")
+            check_ulp(f"softmax {tag} (finite rows)", outs[5][fin], sm[fin], 8)
+            T.check(f"softmax {tag}: rows with nan/inf are nan", np.isnan(outs[5][~fin]).all())
             want = a64.sum(axis=1)
             ok = (np.abs(outs[6] - want) <= 1e-12 * cols) | (np.isnan(outs[6]) & np.isnan(want)) | (outs[6] == want)
-            if not ok.all():
-                FAILS.append(f"f64 sum {tag}: got {outs[6]}, want {want}")
+            T.check(f"f64 sum {tag}", ok.all(), f"got {outs[6]}, want {want}")
     softmax_alone(tdslc, backend)
     streaming(tdslc, backend)
-    if FAILS:
-        print("\n".join("FAIL: " + f for f in FAILS))
-        sys.exit(1)
-    print("ok")
+    return T.summary()
 
 
-main()
+if __name__ == "__main__":
+    sys.exit(main())

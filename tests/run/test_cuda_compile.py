@@ -24,8 +24,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+from oracle import ROOT, Tally  # noqa: E402
+
 CUDA = "/usr/local/cuda"
 NVCC = os.path.join(CUDA, "bin", "nvcc")
 
@@ -119,7 +120,7 @@ def rename(src, old, new):
 def op_programs(part, nparts):
     import test_ops  # noqa: E402  (its main() runs only as a script)
     srcs = []
-    for i, c in enumerate(cb for b in test_ops.BUILDERS for cb in b()):
+    for i, c in enumerate(test_ops.all_cases()):
         if i % nparts == part:
             srcs.append(rename(c.source(), "f", f"op{i}_{re.sub(r'[^A-Za-z0-9_]', '_', c.name)}"))
     return "\n\n".join(srcs) + "\n"
@@ -154,7 +155,7 @@ def main():
         if lib is None:
             print("note: libnvrtc.so not found: NVRTC compiles skipped")
 
-        def check(job):
+        def compile_job(job):
             label, path, fast = job
             stem = os.path.splitext(os.path.basename(path))[0]
             cu = os.path.join(tmp, stem + ".cu")
@@ -174,17 +175,13 @@ def main():
                     errs.append(e[:3000])
             return label, errs
 
-        failed = 0
+        tally = Tally()
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, max(2, os.cpu_count() or 2))) as ex:
-            for label, errs in ex.map(check, jobs):
-                print(f"{'ok  ' if not errs else 'FAIL'} {label}")
-                for e in errs:
-                    print("     " + e.replace("\n", "\n     "))
-                failed += bool(errs)
+            for label, errs in ex.map(compile_job, jobs):
+                tally.report(label, errs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(jobs) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 """tests/run/test_emit_c.py TDSLC: every example and golden program's --emit=c compiles
 with `cc -std=c11 -O2 -fopenmp -Wall -Werror` (the flags issue 3 names), and its
 --emit=header compiles on its own and next to the C."""
-import glob
 import os
 import shutil
 import subprocess
@@ -10,20 +9,17 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from oracle import ROOT, Tally, program_files  # noqa: E402
 
 
 def main():
     tdslc = os.path.abspath(sys.argv[1])
     inc = subprocess.run([tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
-    # grammar_* goldens exercise the parser only and need not type-check.
-    goldens = [f for f in glob.glob(os.path.join(ROOT, "tests", "golden", "*.tdsl"))
-               if not os.path.basename(f).startswith("grammar_")]
-    files = sorted(glob.glob(os.path.join(ROOT, "examples", "*.tdsl")) + goldens)
+    tally = Tally()
     tmp = tempfile.mkdtemp(prefix="tdsl-emitc-")
-    failed = 0
     try:
-        for f in files:
+        for f in program_files():
             stem = os.path.splitext(os.path.basename(f))[0]
             c, h = os.path.join(tmp, stem + ".c"), os.path.join(tmp, stem + ".h")
             errs = []
@@ -40,14 +36,10 @@ def main():
                                         "-c", src, "-o", src + ".o"], capture_output=True, text=True)
                     if p.returncode != 0:
                         errs.append(f"cc {os.path.basename(src)}:\n{p.stderr.strip()[:2000]}")
-            print(f"{'ok  ' if not errs else 'FAIL'} {os.path.relpath(f, ROOT)}")
-            for e in errs:
-                print("     " + e.replace("\n", "\n     "))
-            failed += bool(errs)
+            tally.report(os.path.relpath(f, ROOT), errs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(files) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -12,16 +12,14 @@ exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
 import re
-import shutil
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import compare, json_values, require_backend, tdslc_run  # noqa: E402
-
-EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+from oracle import (Tally, compare, example_functions, json_values, require_backend, run_cleanup,  # noqa: E402
+                    tdslc_run)
 
 
 def softmax(a, axis):
@@ -74,47 +72,42 @@ def params_of(src, fn):
     return [p.split(":")[0].replace("mut", "").strip() for p in re.split(r",\s*(?![^\[]*\])", m.group(1)) if p.strip()]
 
 
+def check_example(tdslc, fname, src, fn, backend="env"):
+    """Runs fn of example fname (source src) on backend with the seeded generator's
+    inputs and compares each result with its NumPy model; returns failure lines
+    (test_gpu_run.py runs it on the GPU backends)."""
+    model = MODELS.get((fname, fn))
+    if model is None:
+        return ["no NumPy model for this example function in test_examples.py"]
+    p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5], backend=backend)
+    errs = []
+    if p.returncode != 0:
+        errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}")
+    else:
+        ins = [np.load(os.path.join(out_dir, f"in_{n}.npy")) for n in params_of(src, fn)]
+        wants = model(*[a.astype(np.float64) for a in ins])
+        if len(wants) != len(doc["outputs"]):
+            errs.append(f"{len(doc['outputs'])} outputs, expected {len(wants)}")
+        for k, (o, (want, kind)) in enumerate(zip(doc["outputs"], wants)):
+            want = np.asarray(want).astype(np.float32)
+            if o["dtype"] != "f32" or list(o["shape"]) != list(want.shape):
+                errs.append(f"out{k}: {o['dtype']}{o['shape']}, expected f32{list(want.shape)}")
+                continue
+            n = max(int(np.prod(want.shape[-1:])), 1)
+            r = compare(json_values(o["data"], o["dtype"]).reshape(want.shape), want, "f32", kind, n)
+            if r:
+                errs.append(f"out{k}: {r}")
+    run_cleanup(out_dir)
+    return errs
+
+
 def main():
     tdslc = os.path.abspath(sys.argv[1])
     require_backend(tdslc)
-    failed = total = 0
-    files = sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl"))
-    for fname in files:
-        path = os.path.join(EXAMPLES, fname)
-        with open(path, encoding="utf-8") as f:
-            src = f.read()
-        for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", src, re.M):
-            total += 1
-            errs = []
-            model = MODELS.get((fname, fn))
-            if model is None:
-                errs.append("no NumPy model for this example function in test_examples.py")
-            else:
-                p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5])
-                if p.returncode != 0:
-                    errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}")
-                else:
-                    ins = [np.load(os.path.join(out_dir, f"in_{n}.npy")) for n in params_of(src, fn)]
-                    wants = model(*[a.astype(np.float64) for a in ins])
-                    if len(wants) != len(doc["outputs"]):
-                        errs.append(f"{len(doc['outputs'])} outputs, expected {len(wants)}")
-                    for k, (o, (want, kind)) in enumerate(zip(doc["outputs"], wants)):
-                        want = np.asarray(want).astype(np.float32)
-                        got = json_values(o["data"], o["dtype"])
-                        if o["dtype"] != "f32" or list(o["shape"]) != list(want.shape):
-                            errs.append(f"out{k}: {o['dtype']}{o['shape']}, expected f32{list(want.shape)}")
-                            continue
-                        n = max(int(np.prod(want.shape[-1:])), 1)
-                        r = compare(got.reshape(want.shape), want, "f32", kind, n)
-                        if r:
-                            errs.append(f"out{k}: {r}")
-                shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
-            print(f"{'ok  ' if not errs else 'FAIL'} {fname} {fn}")
-            for e in errs:
-                print("     " + e.replace("\n", "\n     "))
-            failed += bool(errs)
-    print(f"{total - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    tally = Tally()
+    for fname, src, fn in example_functions():
+        tally.report(f"{fname} {fn}", check_example(tdslc, fname, src, fn))
+    return tally.summary()
 
 
 if __name__ == "__main__":

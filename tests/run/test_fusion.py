@@ -16,48 +16,38 @@
 import json
 import os
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = os.path.join(HERE, "..", "..", "examples")
+sys.path.insert(0, HERE)
+from oracle import EXAMPLES, Tally, emit_text  # noqa: E402
+
 TDSLC = os.path.abspath(sys.argv[1])
-TMP = tempfile.mkdtemp(prefix="tdsl-fusion-")
-results = []
+T = Tally()
 
 
-def plan(name, src, fn=None):
-    path = os.path.join(TMP, name + ".tdsl")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(src + "\n")
-    p = subprocess.run([TDSLC, path, "--emit=ir", "--json"] + (["--fn", fn] if fn else []),
-                       capture_output=True, timeout=60)
+def plan(src, fn=None):
+    p = emit_text(TDSLC, src, "ir", ["--json"] + (["--fn", fn] if fn else []))
     if p.returncode != 0:
-        return None, f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"
+        return None, f"exit {p.returncode}: {p.stderr.strip()[:800]}"
     try:
-        return json.loads(p.stdout.decode()), None
+        return json.loads(p.stdout), None
     except ValueError as e:
         return None, f"bad JSON: {e}"
 
 
 def report(name, errs, src=None, doc=None):
-    results.append(not errs)
-    print(f"{'ok  ' if not errs else 'FAIL'} {name}")
-    for e in errs:
-        print("     " + e)
-    if errs and src:
-        print("     program:\n" + "\n".join("       " + ln for ln in src.split("\n")))
+    """On a failure also the program and the kernels of its plan."""
     if errs and doc:
-        print("     kernels: " + json.dumps(doc.get("kernels")))
+        errs = errs + ["kernels: " + json.dumps(doc.get("kernels"))]
+    T.report(name, errs, program=src)
 
 
 def check(name, src, nkernels=None, max_kernels=None, fused=(), lines=None, no_op=None, fn=None, ops=None):
     """nkernels: exact count; max_kernels: an upper bound; fused: names that must be
     'fused' values; lines: the expected 'lines' of the only kernel; no_op: an op name
     no kernel may hold; ops: op names the only kernel must hold (in any order)."""
-    doc, err = plan(name, src, fn)
+    doc, err = plan(src, fn)
     if err:
         return report(name, [err], src)
     errs = []
@@ -196,7 +186,7 @@ def main():
     # the attention example: heads are views, never copied before their matmuls
     with open(os.path.join(EXAMPLES, "attention.tdsl"), encoding="utf-8") as f:
         att = f.read().rstrip("\n")
-    doc, err = plan("attention_views", att)
+    doc, err = plan(att)
     errs = [err] if err else []
     if doc:
         vals = {v["name"]: v for v in doc["values"]}
@@ -211,10 +201,7 @@ def main():
             errs.append(f"softmax spread over {len(sm)} kernels")
     report("attention_views", errs)
 
-    shutil.rmtree(TMP, ignore_errors=True)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

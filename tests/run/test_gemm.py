@@ -11,21 +11,18 @@ f64) and v that of the output dtype (the final rounding of f16 and bf16 results)
 exact product is computed in float64 from the same inputs (for f64 inputs with exact
 small-integer-valued parts, see `values`). Integer results must be exact."""
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import f32_to_bf16_bits, bf16_bits_to_f32, require_backend, backend_args  # noqa: E402
+from oracle import Tally, bf16_bits_to_f32, emit_text, f32_to_bf16_bits, require_backend, run_outputs  # noqa: E402
 
 U_ACC = {"f16": 2.0**-24, "bf16": 2.0**-24, "f32": 2.0**-24, "f64": 2.0**-53}
 U_OUT = {"f16": 2.0**-11, "bf16": 2.0**-8, "f32": 2.0**-24, "f64": 2.0**-53}
 NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64}
 
-failures = []
-ran = 0
+T = Tally()
 
 
 def values(rng, dt, shape):
@@ -42,40 +39,26 @@ def values(rng, dt, shape):
     return x.astype(np.float64), x
 
 
-def run(tdslc, backend, src, inputs, fn="f"):
-    d = tempfile.mkdtemp(prefix="tdsl-gemm-")
-    path = os.path.join(d, "g.tdsl")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(src + "\n")
-    args = []
-    for name, arr in inputs.items():
-        p = os.path.join(d, name + ".npy")
-        np.save(p, arr)
-        args += ["--in", f"{name}={p}"]
-    out = os.path.join(d, "out")
-    p = subprocess.run([tdslc, "run", path, "--fn", fn, "--out-dir", out] + backend_args(backend) + args,
-                       capture_output=True, timeout=300)
+def run(tdslc, backend, src, inputs):
+    """(out0 of fn f, "") or (None, tdslc's stderr)."""
+    p, outs = run_outputs(tdslc, src, inputs, backend=backend)
     if p.returncode != 0:
         return None, p.stderr.decode(errors="replace")
-    return np.load(os.path.join(out, "out0.npy")), ""
+    return outs[0], ""
 
 
-def check(name, got, exact, bound, dt):
-    global ran
-    ran += 1
-    if got is None:
-        failures.append(f"{name}: no result")
-        return
+def bound_errors(got, exact, bound, dt):
+    """Failure lines: got (dt's saved array) against exact, within bound per element."""
     if dt == "bf16":
         got = bf16_bits_to_f32(got)
     got = np.asarray(got, dtype=np.float64)
     if got.shape != exact.shape:
-        failures.append(f"{name}: shape {list(got.shape)} != {list(exact.shape)}")
-        return
+        return [f"shape {list(got.shape)} != {list(exact.shape)}"]
     err = np.abs(got - exact) - bound
     if got.size and np.any(err > 0):
         i = np.unravel_index(int(np.argmax(err)), err.shape)
-        failures.append(f"{name}: at {list(i)} got {got[i]!r}, exact {exact[i]!r}, bound {bound[i]:.3g}")
+        return [f"at {list(i)} got {got[i]!r}, exact {exact[i]!r}, bound {bound[i]:.3g}"]
+    return []
 
 
 def shape_str(dt, shape):
@@ -94,19 +77,16 @@ def case(tdslc, backend, rng, name, params, expr, dt="f32", out_dt=None, epilogu
            f"{{\n    return {expr}\n}}")
     got, err = run(tdslc, backend, src, arrs)
     if got is None:
-        failures.append(f"{name}: tdslc failed: {err.strip()[:300]}")
+        T.report(name, [f"tdslc failed: {err.strip()[:300]}"])
         return
     if out_dt in ("i32", "i64"):
-        global ran
-        ran += 1
-        if not np.array_equal(got, want.astype(NP[out_dt])):
-            failures.append(f"{name}: integer result differs")
+        T.check(name, np.array_equal(got, want.astype(NP[out_dt])), "integer result differs")
         return
     acc = dt if dt in U_ACC else "f32"
     bound = (2 * k + 4) * U_ACC[acc] * mag + 2 * U_OUT[out_dt] * np.abs(want) + 1e-300
     if out_dt in ("f16", "bf16"):
         bound = bound + 2 * U_OUT[out_dt] * np.abs(want)
-    check(name, got, want, bound, out_dt)
+    T.report(name, bound_errors(got, want, bound, out_dt))
 
 
 def mm(a_expr, b_expr):
@@ -221,22 +201,15 @@ def empty(tdslc, backend, rng):
 
 def schedules(tdslc):
     """--emit=kernels names the schedule each shape gets, with its tile."""
-    global ran
     want = {"fn f(a: f32[200, 64], b: f32[64, 300]) -> f32[200, 300] {\n    return a @ b\n}": "gemm packed",
             "fn f(a: f32[200, 64], b: f32[64, 96]) -> f32[200, 96] {\n    return a @ b\n}": "gemm direct",
             "fn f(a: f32[200, 64], b: f32[96, 64]) -> f32[200, 96] {\n    return a @ b.t()\n}": "gemm packed",
             "fn f(a: f32[4, 64], b: f32[64, 96]) -> f32[4, 96] {\n    return a @ b\n}": "gemm direct",
             "fn f(a: f32[4, 64], b: f32[96, 64]) -> f32[4, 96] {\n    return a @ b.t()\n}": "gemm dot"}
     for src, sched in want.items():
-        ran += 1
-        d = tempfile.mkdtemp(prefix="tdsl-gemm-")
-        path = os.path.join(d, "s.tdsl")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(src + "\n")
-        p = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, timeout=60)
-        text = p.stdout.decode()
-        if p.returncode != 0 or f"schedule: {sched}" not in text:
-            failures.append(f"--emit=kernels of {src.splitlines()[0]!r} does not say '{sched}'")
+        p = emit_text(tdslc, src, "kernels")
+        T.check(f"--emit=kernels of {src.splitlines()[0]!r} says '{sched}'",
+                p.returncode == 0 and f"schedule: {sched}" in p.stdout, p.stdout + p.stderr)
 
 
 def main():
@@ -249,10 +222,7 @@ def main():
     epilogues(tdslc, backend, rng)
     empty(tdslc, backend, rng)
     schedules(tdslc)
-    for f in failures:
-        print("FAIL", f)
-    print(f"{ran - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

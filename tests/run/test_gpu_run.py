@@ -15,7 +15,6 @@ located message). Tolerances are the CPU tests' own: they are relative to each
 result's magnitude and already allow reassociated reductions, which GPU reductions
 are. A failure prints the program.
 """
-import concurrent.futures
 import os
 import re
 import shutil
@@ -27,9 +26,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import compare, json_values, tdslc_run  # noqa: E402
+from oracle import SKIP, Tally, example_functions, tdslc_run_clean  # noqa: E402
 
-SKIP = 77
 GPU_BACKENDS = ("ptx", "cuda")
 PROBE = "fn f(x: f32[2]) -> f32[2] {\n    return x + 1\n}\n"
 NO_GPU = re.compile(r"\Atdslc: error: --target cuda: no GPU here \(.+\)\n\Z")
@@ -61,71 +59,27 @@ def check_no_gpu(tdslc, d):
     return errs
 
 
-# ---- with a GPU ----
-def gpu_examples(tdslc, backend):
+# ---- with a GPU: each part reports to the tally ----
+def gpu_examples(tdslc, backend, tally):
     """Every function of examples/*.tdsl against test_examples.MODELS."""
-    from test_examples import EXAMPLES, MODELS, params_of
-    fails, total = [], 0
-    for fname in sorted(f for f in os.listdir(EXAMPLES) if f.endswith(".tdsl")):
-        with open(os.path.join(EXAMPLES, fname), encoding="utf-8") as f:
-            src = f.read()
-        for fn in re.findall(r"^fn\s+([A-Za-z_]\w*)", src, re.M):
-            total += 1
-            model = MODELS.get((fname, fn))
-            if model is None:
-                fails.append(f"{fname}:{fn}: no NumPy model in test_examples.py")
-                continue
-            p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5], backend=backend)
-            errs = []
-            if p.returncode != 0:
-                errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}")
-            else:
-                ins = [np.load(os.path.join(out_dir, f"in_{n}.npy")) for n in params_of(src, fn)]
-                wants = model(*[a.astype(np.float64) for a in ins])
-                if len(wants) != len(doc["outputs"]):
-                    errs.append(f"{len(doc['outputs'])} outputs, expected {len(wants)}")
-                for k, (o, (want, kind)) in enumerate(zip(doc["outputs"], wants)):
-                    want = np.asarray(want).astype(np.float32)
-                    if o["dtype"] != "f32" or list(o["shape"]) != list(want.shape):
-                        errs.append(f"out{k}: {o['dtype']}{o['shape']}, expected f32{list(want.shape)}")
-                        continue
-                    got = json_values(o["data"], o["dtype"]).reshape(want.shape)
-                    r = compare(got, want, "f32", kind, max(int(np.prod(want.shape[-1:])), 1))
-                    if r:
-                        errs.append(f"out{k}: {r}")
-            shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
-            print(f"{'ok  ' if not errs else 'FAIL'} [{backend}] example {fname}:{fn}")
-            fails += [f"{fname}:{fn}: {e}" for e in errs[:1]]
-    return fails, total
+    from test_examples import check_example
+    for fname, src, fn in example_functions():
+        tally.report(f"[{backend}] example {fname}:{fn}", check_example(tdslc, fname, src, fn, backend))
 
 
-def gpu_ops(tdslc, backend):
-    """test_ops.py's programs (every op, dtype and layout), run through op_cases.run_case."""
+def gpu_ops(tdslc, backend, tally):
+    """test_ops.py's programs (every op, dtype and layout), run through op_cases.run_cases."""
     import test_ops
-    from op_cases import run_case
-    os.environ["TDSL_BACKEND"] = backend  # oracle.run_function reads it at each call
-    cases = [c for b in test_ops.BUILDERS for c in b()]
-    fails = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for c, errs in zip(cases, ex.map(lambda c: run_case(tdslc, c), cases)):
-            print(f"{'ok  ' if not errs else 'FAIL'} [{backend}] {c.name} ({len(c.outs)} outputs)")
-            for e in errs:
-                print("     " + e.replace("\n", "\n     "))
-            fails += [f"{c.name}: {e}" for e in errs[:1]]
-    return fails, len(cases)
+    from op_cases import run_cases
+    run_cases(tdslc, test_ops.all_cases(), tally, backend, f"[{backend}] ")
 
 
-def gpu_random(tdslc, backend):
-    from randprog import Program, report, run
+def gpu_random(tdslc, backend, tally):
+    from randprog import Program, run_programs
     count = int(os.environ.get("TDSL_GPU_RANDOM_COUNT", "100"))
     first = int(os.environ.get("TDSL_RANDOM_SEED", "0"))
     progs = [Program(s).build() for s in range(first, first + count)]
-    fails = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for prog, (errs, _) in zip(progs, ex.map(lambda q: run(tdslc, q, backend), progs)):
-            report(prog, errs, f" [{backend}]")
-            fails += [f"random seed {prog.seed}: {e}" for e in errs[:1]]
-    return fails, len(progs)
+    run_programs(tdslc, progs, tally, backend, f" [{backend}]")
 
 
 # (name, source, inputs, message regex): one failing element each, so the message is
@@ -140,25 +94,16 @@ DATA_ERRORS = [
 ]
 
 
-def gpu_data_errors(tdslc, backend, d):
-    fails = []
+def gpu_data_errors(tdslc, backend, tally):
     for name, src, inputs, msg in DATA_ERRORS:
-        args = []
-        for pname, arr in inputs.items():
-            path = os.path.join(d, f"{name}_{pname}.npy")
-            np.save(path, arr)
-            args += ["--in", f"{pname}={path}"]
-        p, _, out_dir = tdslc_run(tdslc, src, args=args, name="f", backend=backend)
-        shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+        p, _ = tdslc_run_clean(tdslc, src, name="f", backend=backend, inputs=inputs)
         err = p.stderr.decode(errors="replace")
         errs = []
         if p.returncode != 3:
             errs.append(f"exit {p.returncode}, expected 3: {err.strip()[:600]}")
         elif not re.fullmatch(msg + r"\n", err.split("\n", 1)[0] + "\n"):
             errs.append(f"stderr {err!r}, expected /{msg}/")
-        print(f"{'ok  ' if not errs else 'FAIL'} [{backend}] data error {name}")
-        fails += [f"data error {name}: {e}" for e in errs]
-    return fails, len(DATA_ERRORS)
+        tally.report(f"[{backend}] data error {name}", errs)
 
 
 def main():
@@ -177,19 +122,11 @@ def main():
             print(f"ok   no GPU: exit 3 and one line for --target cuda and --backend ptx|cuda ({err.strip()})")
             print("SKIP: no GPU here, so nothing runs on one")
             return SKIP
-        total, fails = 0, []
+        tally = Tally()
         for backend in GPU_BACKENDS:
-            for part in (gpu_examples, gpu_ops, gpu_random):
-                f, n = part(tdslc, backend)
-                fails += [f"[{backend}] {x}" for x in f]
-                total += n
-            f, n = gpu_data_errors(tdslc, backend, d)
-            fails += [f"[{backend}] {x}" for x in f]
-            total += n
-        print(f"{total - len(fails)} passed, {len(fails)} failed")
-        for x in fails:
-            print("FAIL " + x.split("\n")[0])
-        return 1 if fails else 0
+            for part in (gpu_examples, gpu_ops, gpu_random, gpu_data_errors):
+                part(tdslc, backend, tally)
+        return tally.summary(recap=True)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

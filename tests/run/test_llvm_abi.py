@@ -10,35 +10,19 @@ golden program's --emit=obj, --emit=asm and --emit=llvm succeed (the .ll is acce
 by llvm-as-14 when it is installed), -O0..-O3 and --cpu are honoured, and --time names
 the LLVM stages. Exit 77 (skip) without cc or without LLVM in this tdslc.
 """
-import glob
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+from oracle import EXAMPLES, Tally, program_files, run_cmd as run  # noqa: E402
 from test_c_abi import run_main, sanitizer_flags, write_user_program  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
-failures = []
-count = 0
-
-
-def check(name, cond, detail=""):
-    global count
-    count += 1
-    if cond:
-        print(f"ok   {name}")
-    else:
-        failures.append(name)
-        print(f"FAIL {name} {detail}")
-
-
-def run(cmd, cwd, env=None):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=300, env=env)
+T = Tally()
+check = T.check
 
 
 def main():
@@ -59,7 +43,7 @@ def main():
 
 
 def body(d):
-    dirs = write_user_program(d, "obj", "gen.o", run, check)
+    dirs = write_user_program(d, "obj", "gen.o", check)
     if not dirs:
         return 1
     inc, lib = dirs
@@ -80,10 +64,8 @@ def body(d):
     run_main(d, lib, check)
 
     # every example and golden program through every LLVM output kind
-    goldens = [f for f in glob.glob(os.path.join(ROOT, "tests", "golden", "*.tdsl"))
-               if not os.path.basename(f).startswith("grammar_")]
     llvm_as = shutil.which("llvm-as-14")
-    for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.tdsl")) + goldens):
+    for f in program_files():
         stem = os.path.splitext(os.path.basename(f))[0]
         errs = []
         for kind in ("obj", "asm", "llvm"):
@@ -97,7 +79,7 @@ def body(d):
                     errs.append(f"llvm-as-14: {q.stderr.decode()}")
         check(f"{stem}: --emit=obj, asm and llvm", not errs, "\n".join(errs))
 
-    ex = os.path.join(ROOT, "examples", "mlp.tdsl")
+    ex = os.path.join(EXAMPLES, "mlp.tdsl")
     for opt in ("-O0", "-O1", "-O2", "-O3"):
         p = run([TDSLC, ex, "--emit=obj", opt, "-o", os.path.join(d, "o.o")], d)
         check(f"{opt} is accepted", p.returncode == 0, p.stderr.decode())
@@ -109,13 +91,12 @@ def body(d):
     p = run([TDSLC, ex, "--emit=llvm", "--cpu=x86-64"], d)
     q = run([TDSLC, ex, "--emit=llvm", "--cpu=x86-64"], d)
     check("--emit=llvm with --cpu is deterministic", p.returncode == 0 and p.stdout == q.stdout)
-    p = run([TDSLC, os.path.join(ROOT, "examples", "attention.tdsl"), "--emit=obj", "-o", "a.o", "--time"], d)
+    p = run([TDSLC, os.path.join(EXAMPLES, "attention.tdsl"), "--emit=obj", "-o", "a.o", "--time"], d)
     err = p.stderr.decode()
     check("--time names the LLVM stages",
           p.returncode == 0 and all(f"tdslc: time {s}" in err for s in ("llvm-ir", "verify", "optimize", "emit")),
           err)
-    print(f"{count - len(failures)} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

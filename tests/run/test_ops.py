@@ -12,7 +12,6 @@ outputs is retried alone so the report names the op at fault.
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
-import concurrent.futures
 import os
 import sys
 import zlib
@@ -21,9 +20,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, opm, rand_values, require_backend, rnd  # noqa: E402
+from oracle import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Tally, opm, rand_values, require_backend, rnd  # noqa: E402
 from op_cases import (BINARY, SPECIALS, UNARY, UNARY_SPECIAL, Case, gen_base, gen_coarse, gen_divisor,  # noqa: E402
-                      gen_exponent, gen_general, gen_numerator, gen_positive, run_case)
+                      gen_exponent, gen_general, gen_numerator, gen_positive, run_cases)
 
 F64 = np.float64
 METHOD = {"f32": "float", "f64": "double", "i32": "int", "i64": "long", "f16": "half", "bf16": "bfloat16",
@@ -723,19 +722,18 @@ BUILDERS = [cast_cases, unary_cases, binary_cases, promotion_cases, select_cases
             matmul_cases, join_cases, index_cases, creation_cases, edge_cases, store_cases]
 
 
+def all_cases():
+    """Every case of every builder, in order (test_gpu_run.py, test_ptx_compile.py and
+    test_cuda_compile.py run or compile them too)."""
+    return [c for b in BUILDERS for c in b()]
+
+
 def main():
     tdslc = os.path.abspath(sys.argv[1])
     require_backend(tdslc)
-    cases = [c for b in BUILDERS for c in b()]
-    failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for c, errs in zip(cases, ex.map(lambda c: run_case(tdslc, c), cases)):
-            print(f"{'ok  ' if not errs else 'FAIL'} {c.name} ({len(c.outs)} outputs)")
-            for e in errs:
-                print("     " + e.replace("\n", "\n     "))
-            failed += bool(errs)
-    print(f"{len(cases) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    tally = Tally()
+    run_cases(tdslc, all_cases(), tally)
+    return tally.summary()
 
 
 if __name__ == "__main__":

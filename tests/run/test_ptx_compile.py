@@ -17,7 +17,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from oracle import EXAMPLES, Tally  # noqa: E402
+
 sys.path.insert(0, HERE)
 PTXAS = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
 RANDOM_COUNT = int(os.environ.get("TDSL_PTX_RANDOM_COUNT", "200"))
@@ -58,7 +60,7 @@ def main():
     if not os.access(PTXAS, os.X_OK):
         print(f"skipped: no ptxas at {PTXAS}")
         return 77
-    probe = subprocess.run([tdslc, os.path.join(ROOT, "examples", "mlp.tdsl"), "--emit=ptx", "-o", os.devnull],
+    probe = subprocess.run([tdslc, os.path.join(EXAMPLES, "mlp.tdsl"), "--emit=ptx", "-o", os.devnull],
                            capture_output=True, timeout=600)
     if b"built without LLVM" in probe.stderr:
         print("skipped: tdslc was built without LLVM")
@@ -67,11 +69,10 @@ def main():
     from randprog import Program  # noqa: E402
     with tempfile.TemporaryDirectory(prefix="tdsl_ptx_") as tmp:
         files = []
-        ex_dir = os.path.join(ROOT, "examples")
-        for name in sorted(os.listdir(ex_dir)):
+        for name in sorted(os.listdir(EXAMPLES)):
             if name.endswith(".tdsl"):
-                files.append(os.path.join(ex_dir, name))
-        ops = [c.source() for b in test_ops.BUILDERS for c in b()]
+                files.append(os.path.join(EXAMPLES, name))
+        ops = [c.source() for c in test_ops.all_cases()]
         rand = [Program(s).build().src for s in range(RANDOM_COUNT)]
         for label, srcs in (("ops", ops), ("random", rand)):
             for i in range(0, len(srcs), PER_FILE):
@@ -79,26 +80,18 @@ def main():
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(combine(srcs[i:i + PER_FILE]))
                 files.append(path)
-        failed = 0
+        tally = Tally()
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
             for path, errs in zip(files, ex.map(lambda f: emit_and_assemble(tdslc, f, tmp), files)):
-                print(f"{'ok  ' if not errs else 'FAIL'} {os.path.basename(path)}")
-                for e in errs:
-                    print("     " + e.replace("\n", "\n     "))
-                failed += bool(errs)
+                tally.report(os.path.basename(path), errs)
         # an architecture newer than LLVM 14 knows: PTX for sm_86, still assembled for sm_90
-        ln = os.path.join(ex_dir, "layer_norm.tdsl")
+        ln = os.path.join(EXAMPLES, "layer_norm.tdsl")
         errs = emit_and_assemble(tdslc, ln, tmp, ["--gpu-arch=sm_90"])
         with open(os.path.join(tmp, "layer_norm.tdsl.ptx"), encoding="utf-8") as f:
             if not errs and ".target sm_86" not in f.read():
                 errs.append("--gpu-arch=sm_90: expected .target sm_86")
-        print(f"{'ok  ' if not errs else 'FAIL'} layer_norm --gpu-arch=sm_90")
-        for e in errs:
-            print("     " + e)
-        failed += bool(errs)
-        print(f"{len(files) + 1 - failed} passed, {failed} failed "
-              f"({len(ops)} op programs, {len(rand)} random programs, in {len(files)} files)")
-        return 1 if failed else 0
+        tally.report("layer_norm --gpu-arch=sm_90", errs)
+        return tally.summary(f" ({len(ops)} op programs, {len(rand)} random programs, in {len(files)} files)")
 
 
 if __name__ == "__main__":

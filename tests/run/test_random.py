@@ -10,14 +10,13 @@ time budget: 300 programs on LLVM (and on tdslc's default, which is LLVM), 150 (
 test_backends_agree.py runs 100 more (other seeds) through both backends and compares
 them. A failure prints the whole program.
 """
-import concurrent.futures
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import require_backend  # noqa: E402
-from randprog import Program, report, run  # noqa: E402
+from oracle import Tally, require_backend  # noqa: E402
+from randprog import Program, run_programs  # noqa: E402
 
 DEFAULT_COUNT = {"c": 150, "llvm": 300, None: 300}
 
@@ -28,13 +27,9 @@ def main():
     count = int(os.environ.get("TDSL_RANDOM_COUNT", DEFAULT_COUNT.get(backend, 300)))
     first = int(os.environ.get("TDSL_RANDOM_SEED", "0"))
     progs = [Program(s).build() for s in range(first, first + count)]
-    failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for prog, (errs, _) in zip(progs, ex.map(lambda q: run(tdslc, q, backend), progs)):
-            report(prog, errs)
-            failed += bool(errs)
-    print(f"{len(progs) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    tally = Tally()
+    run_programs(tdslc, progs, tally, backend)
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -19,42 +19,23 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import compare, json_values, require_backend, tdslc_run  # noqa: E402
+from oracle import Tally, compare, json_values, require_backend, tdslc_run_clean  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 BACKEND = require_backend(TDSLC)  # exits 77 when TDSL_BACKEND names a backend tdslc lacks
 TMP = tempfile.mkdtemp(prefix="tdsl-rterr-")
-results = []
-
-
-def tdslc_run_clean(*a, **k):
-    p, doc, out_dir = tdslc_run(*a, **k)
-    shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
-    return p, doc, out_dir
+T = Tally()
 
 
 def run(name, src, inputs, extra=()):
-    d = os.path.join(TMP, name)
-    os.makedirs(d, exist_ok=True)
-    args = []
-    for pname, arr in inputs.items():
-        path = os.path.join(d, pname + ".npy")
-        np.save(path, arr)
-        args += ["--in", f"{pname}={path}"]
-    return tdslc_run_clean(TDSLC, src, args=args + list(extra), name=name)
-
-
-def report(name, errs):
-    results.append(not errs)
-    print(f"{'ok  ' if not errs else 'FAIL'} {name}")
-    for e in errs:
-        print("     " + e.replace("\n", "\n     "))
+    """Runs src with inputs {param: array}; returns (process, JSON document or None)."""
+    return tdslc_run_clean(TDSLC, src, args=extra, name=name, inputs=inputs)
 
 
 def expect_error(name, src, inputs, msg, at, extra=()):
     """msg: the message (a regex when it is a re.Pattern); at: the text of the op on its
     line: the reported line must be that line and the column inside that text."""
-    p, _, out_dir = run(name, src, inputs, extra)
+    p, _ = run(name, src, inputs, extra)
     err = p.stderr.decode(errors="replace")
     errs = []
     if p.returncode != 3:
@@ -76,11 +57,11 @@ def expect_error(name, src, inputs, msg, at, extra=()):
             errs.append(f"message {text!r}, want {msg.pattern if isinstance(msg, re.Pattern) else msg!r}")
     if errs:
         errs.append("stderr:\n" + err.strip()[:1500])
-    report(name, errs)
+    T.report(name, errs)
 
 
 def expect_values(name, src, inputs, wants):
-    p, doc, _ = run(name, src, inputs)
+    p, doc = run(name, src, inputs)
     errs = []
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}, want 0: {p.stderr.decode(errors='replace').strip()[:800]}")
@@ -91,18 +72,18 @@ def expect_values(name, src, inputs, wants):
             r = compare(got, want, dt, "exact" if dt in ("i32", "i64") else "elem")
             if o["dtype"] != dt or r:
                 errs.append(f"out{k} ({o['dtype']}): {r or 'dtype'}")
-    report(name, errs)
+    T.report(name, errs)
 
 
 def expect_exit2(name, src, inputs, pattern):
-    p, _, _ = run(name, src, inputs)
+    p, _ = run(name, src, inputs)
     err = p.stderr.decode(errors="replace")
     errs = []
     if p.returncode != 2:
         errs.append(f"exit {p.returncode}, want 2")
     if not re.search(pattern, err):
         errs.append(f"stderr does not match {pattern!r}:\n{err.strip()[:800]}")
-    report(name, errs)
+    T.report(name, errs)
 
 
 def oob(i, dim, size):
@@ -191,15 +172,13 @@ def main():
         data = f.read()
     with open(os.path.join(d, "x_trunc.npy"), "wb") as f:
         f.write(data[:-8])
-    p, _, _ = tdslc_run_clean(TDSLC, src, args=["--in", f"x={os.path.join(d, 'x_trunc.npy')}"], name="bad_input_truncated")
-    report("bad_input_truncated", [] if p.returncode == 2 else [f"exit {p.returncode}, want 2"])
-    p, _, _ = tdslc_run_clean(TDSLC, src, args=["--in", f"x={os.path.join(d, 'missing.npy')}"], name="bad_input_missing")
-    report("bad_input_missing", [] if p.returncode == 2 else [f"exit {p.returncode}, want 2"])
+    p, _ = tdslc_run_clean(TDSLC, src, args=["--in", f"x={os.path.join(d, 'x_trunc.npy')}"], name="bad_input_truncated")
+    T.report("bad_input_truncated", [] if p.returncode == 2 else [f"exit {p.returncode}, want 2"])
+    p, _ = tdslc_run_clean(TDSLC, src, args=["--in", f"x={os.path.join(d, 'missing.npy')}"], name="bad_input_missing")
+    T.report("bad_input_missing", [] if p.returncode == 2 else [f"exit {p.returncode}, want 2"])
 
     shutil.rmtree(TMP, ignore_errors=True)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

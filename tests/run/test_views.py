@@ -12,14 +12,14 @@ exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import json
 import os
-import shutil
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import as_float_view, json_values, require_backend, same_values, tdslc_run  # noqa: E402
+from oracle import (Tally, as_float_view, json_values, require_backend, run_cleanup, same_values,  # noqa: E402
+                    tdslc_run)
 from view_cases import CASES  # noqa: E402
 
 
@@ -28,7 +28,7 @@ def check_case(tdslc, expected, name, src, np_exprs):
     try:
         return check_outputs(p, doc, out_dir, expected, np_exprs)
     finally:
-        shutil.rmtree(os.path.dirname(out_dir), ignore_errors=True)
+        run_cleanup(out_dir)
 
 
 def check_outputs(p, doc, out_dir, expected, np_exprs):
@@ -70,15 +70,10 @@ def main():
     require_backend(tdslc)
     with open(os.path.join(HERE, "views_expected.json")) as f:
         expected = json.load(f)
-    failed = 0
+    tally = Tally()
     for name, src, np_exprs, _ in CASES:
-        errs = check_case(tdslc, expected[name], name, src, np_exprs)
-        print(f"{'ok  ' if not errs else 'FAIL'} {name}")
-        for e in errs:
-            print("     " + e)
-        failed += bool(errs)
-    print(f"{len(CASES) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+        tally.report(name, check_case(tdslc, expected[name], name, src, np_exprs))
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 // Programs go through the whole pipeline; the PTX is checked as text (its entries,
 // its target) and the launches of ptx_image against the iterations each kernel
 // spreads over threads. Assembling the PTX is tests/run/test_ptx_compile.py's job.
+// GPU programs are built by codegen_fixture.c's fx_compile_gpu.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,28 +18,11 @@ int main(void) { return 0; }  // built without LLVM: nothing to test
 #include <string.h>
 
 #include "codegen/codegen.h"
-#include "frontend/frontend.h"
-
-// The whole pipeline on src: every function of the file, in order.
-static int compile_src(Ctx *cx, const char *src, LProgram **out, int max) {
-  SrcFile *f = srcfile_from_string(cx, "t.tdsl", src, strlen(src));
-  Program prog = {0};
-  prog.ast = parse_program(cx, f);
-  assert_non_null(prog.ast);
-  assert_true(sema_check(cx, &prog));
-  assert_true(prog.fns.len <= max);
-  for (int i = 0; i < prog.fns.len; i++) {
-    Graph *g = lower_fn(cx, &prog, prog.fns.data[i]);
-    fuse_graph(g);
-    out[i] = kernel_build(cx, g, NULL);
-  }
-  assert_int_equal(cx->nerrors, 0);
-  return prog.fns.len;
-}
+#include "codegen_fixture.h"
 
 static GpuImage image(Ctx *cx, const char *src, const char *arch) {
   LProgram *p[1];
-  compile_src(cx, src, p, 1);
+  fx_compile_gpu(cx, src, p, 1);
   GpuImage im = {0};
   const char *err = ptx_image(cx, p[0], arch, 2, &im);
   if (err)
@@ -112,7 +96,7 @@ static void a_bad_architecture_is_an_error(void **state) {
   Ctx cx;
   ctx_init(&cx);
   LProgram *p[1];
-  compile_src(&cx, "fn e(x: f32[4]) -> f32[4] {\n    return x + 1.0\n}\n", p, 1);
+  fx_compile_gpu(&cx, "fn e(x: f32[4]) -> f32[4] {\n    return x + 1.0\n}\n", p, 1);
   GpuImage im = {0};
   const char *err = ptx_image(&cx, p[0], "sm_20", 2, &im);
   assert_non_null(err);
@@ -128,16 +112,13 @@ static void ptx_emit_writes_every_program(void **state) {
   Ctx cx;
   ctx_init(&cx);
   LProgram *p[2];
-  int n = compile_src(&cx,
-                      "fn f(x: f32[4]) -> f32[4] {\n    return x.tanh()\n}\n"
-                      "fn g(a: i32[8], b: i32[8]) -> i32[8] {\n    return a % b\n}\n",
-                      p, 2);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&text, &len);
-  assert_non_null(out);
-  const char *err = ptx_emit(&cx, p, n, "sm_80", 2, out);
-  fclose(out);
+  int n = fx_compile_gpu(&cx,
+                         "fn f(x: f32[4]) -> f32[4] {\n    return x.tanh()\n}\n"
+                         "fn g(a: i32[8], b: i32[8]) -> i32[8] {\n    return a % b\n}\n",
+                         p, 2);
+  FxText t;
+  const char *err = ptx_emit(&cx, p, n, "sm_80", 2, fx_text_open(&t));
+  char *text = fx_text_close(&t);
   assert_null(err);
   assert_non_null(strstr(text, ".entry tdsl_g_f_k0("));
   assert_non_null(strstr(text, ".entry tdsl_g_g_k0("));
