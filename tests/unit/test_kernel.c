@@ -1,8 +1,8 @@
 // tests/unit/test_kernel.c: ir/kernel.c + ir/scalar.c (kernel_build). Each test compiles
 // a small program (parse, sema, lower, fuse, kernel_build, loop_verify) and EXECUTES the
 // loop IR with the reference interpreter below, which gives every expression the
-// meaning ir/loop.h defines (floats in double, rounded to the dtype on store and cast;
-// ints in int64, wrapped to their width). Expected values are PyTorch 1.13's.
+// meaning ir/loop.h defines (floats in double, rounded to the dtype after each op, store
+// and cast; ints in int64, wrapped to their width; the ops' values are ir/opmath.c's). Expected values are PyTorch 1.13's.
 // Fused plans are tested by overriding the plan of fuse_graph node by node. The loop
 // orders kernel_build schedules (column reductions, blocked matmuls accumulating rows
 // in place, tiled transposed copies) are run against kernel_build_naive's row-major
@@ -20,14 +20,12 @@
 
 #include "frontend/frontend.h"
 #include "ir/kernel.h"
+#include "ir/opmath.h"
 
 // ============================================================================
 // The reference interpreter
 // ============================================================================
-typedef struct Num {
-  double f;
-  int64_t i;
-} Num;
+typedef OpValue Num;  // f for floats, i for ints and bool
 
 typedef struct Run {
   Ctx cx;
@@ -116,153 +114,15 @@ static int64_t index_of(Run *r, const LIndex *ix) {
   return v;
 }
 
-static double sign_of(double a) { return isnan(a) ? a : (a > 0) - (a < 0); }
-
-static Num unary(Run *r, const LExpr *e, Num a) {
-  (void)r;
-  DType t = e->dt;
-  Num x = {0, 0};
-  double f = a.f;
-  if (!is_fl(t)) {
-    int64_t v = a.i;
-    switch (e->op) {
-    case OP_NEG: x.i = (int64_t)(0 - (uint64_t)v); break;
-    case OP_ABS: x.i = v < 0 ? (int64_t)(0 - (uint64_t)v) : v; break;
-    case OP_SIGN: x.i = (v > 0) - (v < 0); break;
-    case OP_SQUARE: x.i = (int64_t)((uint64_t)v * (uint64_t)v); break;
-    case OP_RELU: x.i = v > 0 ? v : 0; break;
-    case OP_BITWISE_NOT: x.i = t == DT_BOOL ? !v : ~v; break;
-    case OP_LOGICAL_NOT: x.i = !v; break;
-    default: fail_msg("int unary %s", op_name(e->op));
-    }
-    return fit(t, x);
-  }
-  switch (e->op) {
-  case OP_NEG: x.f = -f; break;
-  case OP_ABS: x.f = fabs(f); break;
-  case OP_SIGN: x.f = sign_of(f); break;
-  case OP_SQUARE: x.f = f * f; break;
-  case OP_RELU: x.f = isnan(f) ? f : f > 0 ? f : 0; break;
-  case OP_EXP: x.f = exp(f); break;
-  case OP_LOG: x.f = log(f); break;
-  case OP_LOG2: x.f = log2(f); break;
-  case OP_EXP2: x.f = exp2(f); break;
-  case OP_SQRT: x.f = sqrt(f); break;
-  case OP_RSQRT: x.f = 1 / sqrt(f); break;
-  case OP_SIN: x.f = sin(f); break;
-  case OP_COS: x.f = cos(f); break;
-  case OP_TAN: x.f = tan(f); break;
-  case OP_TANH: x.f = tanh(f); break;
-  case OP_ERF: x.f = erf(f); break;
-  case OP_FLOOR: x.f = floor(f); break;
-  case OP_CEIL: x.f = ceil(f); break;
-  case OP_ROUND: x.f = nearbyint(f); break;
-  case OP_RECIPROCAL: x.f = 1 / f; break;
-  case OP_SIGMOID: x.f = 1 / (1 + exp(-f)); break;
-  case OP_GELU: x.f = 0.5 * f * (1 + erf(f / sqrt(2.0))); break;
-  case OP_SILU: x.f = f / (1 + exp(-f)); break;
-  default: fail_msg("float unary %s", op_name(e->op));
-  }
-  return fit(t, x);
-}
-
-static double fl_floordiv(double a, double b) {
-  if (b == 0)
-    return a / b;
-  double mod = fmod(a, b), div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0))
-    div -= 1;
-  if (div == 0)
-    return copysign(0, a / b);
-  double fl = floor(div);
-  if (div - fl > 0.5)
-    fl += 1;
-  return fl;
-}
+// Unary and binary ops: their meaning in ir/opmath.c (composite ops through their formula).
+static Num unary(Run *r, const LExpr *e, Num a) { return opmath_unary(&r->cx, e->op, e->dt, a); }
 
 static Num binary(Run *r, const LExpr *e, Num a, Num b) {
-  DType t = e->a->dt;
-  Num x = {0, 0};
-  switch (e->op) {
-  case OP_EQ: x.i = is_fl(t) ? a.f == b.f : a.i == b.i; return x;
-  case OP_NE: x.i = is_fl(t) ? a.f != b.f : a.i != b.i; return x;
-  case OP_LT: x.i = is_fl(t) ? a.f < b.f : a.i < b.i; return x;
-  case OP_LE: x.i = is_fl(t) ? a.f <= b.f : a.i <= b.i; return x;
-  case OP_GT: x.i = is_fl(t) ? a.f > b.f : a.i > b.i; return x;
-  case OP_GE: x.i = is_fl(t) ? a.f >= b.f : a.i >= b.i; return x;
-  case OP_LOGICAL_AND: x.i = a.i && b.i; return x;
-  case OP_LOGICAL_OR: x.i = a.i || b.i; return x;
-  default: break;
-  }
-  t = e->dt;
-  if (is_fl(t)) {
-    double p = a.f, q = b.f;
-    switch (e->op) {
-    case OP_ADD: x.f = p + q; break;
-    case OP_SUB: x.f = p - q; break;
-    case OP_MUL: x.f = p * q; break;
-    case OP_DIV: x.f = p / q; break;
-    case OP_FLOOR_DIVIDE: x.f = fl_floordiv(p, q); break;
-    case OP_REMAINDER: {
-      double m = fmod(p, q);
-      if (m != 0 && (m < 0) != (q < 0))
-        m += q;
-      x.f = m;
-      break;
-    }
-    case OP_POW: x.f = pow(p, q); break;
-    case OP_MAXIMUM: x.f = isnan(p) || isnan(q) ? NAN : p > q ? p : q; break;
-    case OP_MINIMUM: x.f = isnan(p) || isnan(q) ? NAN : p < q ? p : q; break;
-    case OP_ATAN2: x.f = atan2(p, q); break;
-    default: fail_msg("float binary %s", op_name(e->op));
-    }
-    return fit(t, x);
-  }
-  int64_t p = a.i, q = b.i;
-  switch (e->op) {
-  case OP_ADD: x.i = (int64_t)((uint64_t)p + (uint64_t)q); break;
-  case OP_SUB: x.i = (int64_t)((uint64_t)p - (uint64_t)q); break;
-  case OP_MUL: x.i = (int64_t)((uint64_t)p * (uint64_t)q); break;
-  case OP_MAXIMUM: x.i = p > q ? p : q; break;
-  case OP_MINIMUM: x.i = p < q ? p : q; break;
-  case OP_FLOOR_DIVIDE:
-    if (q == 0) {
-      raise(r, e->err, 0);
-      break;
-    }
-    if (q == -1) {
-      x.i = (int64_t)(0 - (uint64_t)p);
-      break;
-    }
-    x.i = p / q;
-    if (p % q != 0 && (p < 0) != (q < 0))
-      x.i--;
-    break;
-  case OP_REMAINDER:
-    if (q == 0) {
-      raise(r, e->err, 0);
-      break;
-    }
-    if (q == -1)
-      break;
-    x.i = p % q;
-    if (x.i != 0 && (x.i < 0) != (q < 0))
-      x.i += q;
-    break;
-  case OP_POW: {
-    if (q < 0) {
-      raise(r, e->err, q);
-      break;
-    }
-    uint64_t acc = 1, base = (uint64_t)p;
-    for (int64_t i = 0; i < q; i++)
-      acc *= base;
-    x.i = (int64_t)acc;
-    break;
-  }
-  default: fail_msg("int binary %s", op_name(e->op));
-  }
-  return fit(t, x);
+  bool raised = false;
+  Num x = opmath_binary(e->op, op_flags(e->op) & OF_COMPARE ? e->a->dt : e->dt, a, b, &raised);
+  if (raised)  // floor_divide, remainder by 0 (value 0); a negative power (its exponent)
+    raise(r, e->err, e->op == OP_POW ? b.i : 0);
+  return x;
 }
 
 static Num eval(Run *r, const LExpr *e) {
