@@ -560,18 +560,13 @@ static LExpr *binary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
 
 LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   DType od = n->out->dtype, cd = dtype_compute(od);
+  if (op_class(n->op) == OC_UNARY && n->op != OP_CLAMP)
+    return unary_expr(kb, n, idx);
+  if (op_class(n->op) == OC_BINARY)
+    return binary_expr(kb, n, idx);
   switch (n->op) {
   case OP_COPY: case OP_CLONE: case OP_TO:
     return kb_cast(kb, kb_src(kb, n, 0, idx), od);
-  case OP_NEG: case OP_BITWISE_NOT: case OP_LOGICAL_NOT: case OP_ABS: case OP_EXP: case OP_LOG: case OP_LOG2:
-  case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS: case OP_TAN: case OP_TANH: case OP_SIGMOID:
-  case OP_RELU: case OP_GELU: case OP_ERF: case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_SIGN:
-  case OP_RECIPROCAL: case OP_SQUARE: case OP_SILU:
-    return unary_expr(kb, n, idx);
-  case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_FLOOR_DIVIDE: case OP_REMAINDER: case OP_POW:
-  case OP_MAXIMUM: case OP_MINIMUM: case OP_ATAN2: case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT:
-  case OP_GE: case OP_LOGICAL_AND: case OP_LOGICAL_OR:
-    return binary_expr(kb, n, idx);
   case OP_WHERE: {
     LExpr *c = kb_cast(kb, kb_src(kb, n, 0, idx), DT_BOOL);
     LExpr *a = kb_cast(kb, kb_src(kb, n, 1, idx), cd), *b = kb_cast(kb, kb_src(kb, n, 2, idx), cd);
