@@ -154,8 +154,10 @@ static bool any_in_stmt(const LStmt *st, bool (*pred)(const LExpr *, int), int a
 static LExpr *expand_formula(Sched *s, LStmtList *pre, LExpr *f, bool plus1) {
   if (f->kind == LX_UNARY && f->op == OP_EXP)
     return plus1 ? exp_f32_plus1(s, pre, hoist(s, pre, f->a)) : exp_f32(s, pre, hoist(s, pre, f->a));
-  if (f->kind != LX_BINARY || !any_expr(f, is_exp_kind, 0))
+  if ((f->kind != LX_UNARY && f->kind != LX_BINARY) || !any_expr(f, is_exp_kind, 0))
     return f;
+  if (f->kind == LX_UNARY)
+    return lx_unary(s->cx, f->op, f->dt, expand_formula(s, pre, f->a, false));
   bool one_plus = f->op == OP_ADD && f->a->kind == LX_CONST && f->a->f == 1;
   LExpr *a = expand_formula(s, pre, f->a, false);
   return bin(s, f->op, a, expand_formula(s, pre, f->b, one_plus));
