@@ -8,7 +8,7 @@
 
 _Static_assert(TD_MAX_DIMS == TDSL_MAX_DIMS, "compiler and runtime share the dims limit");
 
-// The runtime tables of p, as codegen/c.c prints them and codegen/llvm.c builds them.
+// The runtime tables of p, as codegen/c.c prints them and codegen/llvm_entry.c builds them.
 static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
   Arena *ar = &cx->arena;
   int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;

@@ -116,7 +116,7 @@ struct Value {
   int64_t ival;
 };
 
-// How the fusion plan computes a node's result (ir/fuse.c decides, ir/kernel.c obeys):
+// How the fusion plan computes a node's result (ir/fuse.c decides, the kernel builder obeys):
 typedef enum {
   NM_STORED,  // computed by kernel `kernel` and written to its buffer
   NM_INLINE,  // elementwise, never stored: every reader recomputes it at the index it

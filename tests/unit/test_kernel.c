@@ -1,11 +1,12 @@
-// tests/unit/test_kernel.c: ir/kernel.c + ir/scalar.c (kernel_build). Each test compiles
-// a small program (parse, sema, lower, fuse, kernel_build, loop_verify) and EXECUTES the
-// loop IR with the reference interpreter below, which gives every expression the
-// meaning ir/loop.h defines (floats in double, rounded to the dtype after each op, store
-// and cast; ints in int64, wrapped to their width; the ops' values are ir/opmath.c's). Expected values are PyTorch 1.13's.
-// Fused plans are tested by overriding the plan of fuse_graph node by node. The loop
-// orders kernel_build schedules (column reductions, blocked matmuls accumulating rows
-// in place, tiled transposed copies) are run against kernel_build_naive's row-major
+// tests/unit/test_kernel.c: the kernel builder (kernel_build: ir/kernel.c, ew.c, row.c,
+// matmul.c, gemm.c, scalar.c). Each test compiles a small program (parse, sema, lower,
+// fuse, kernel_build, loop_verify) and EXECUTES the loop IR with the reference
+// interpreter below, which gives every expression the meaning ir/loop.h defines (floats
+// in double, rounded to the dtype after each op, store and cast; ints in int64, wrapped
+// to their width; the ops' values are ir/opmath.c's). Expected values are PyTorch
+// 1.13's. Fused plans are tested by overriding the plan of fuse_graph node by node. The
+// loop orders kernel_build schedules (column reductions, blocked matmuls accumulating
+// rows in place, tiled transposed copies) are run against kernel_build_naive's row-major
 // nests: same bits in every output. Vectors (ir/loop.h's Lanes) run lane by lane.
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
-// tests/unit/test_llvm.c: codegen/llvm.c. Each test builds programs through the whole
-// pipeline (or by hand with the lx_*/ls_* constructors), compiles them in-process with
-// llvm_jit_run — given this executable's runtime, as tdslc gives its own — and calls
-// the entries the way a C user would, or emits .ll / assembly / objects and checks
-// them. Expected values are computed here independently: by hand, by the runtime's
-// own f16/bf16 conversions, or by plain C arithmetic. Building programs, tensors and
-// the checks test_c.c runs on its own entries come from codegen_fixture.c.
+// tests/unit/test_llvm.c: the LLVM backend (codegen/llvm_*.c). Each test builds programs
+// through the whole pipeline (or by hand with the lx_*/ls_* constructors), compiles them
+// in-process with llvm_jit_run — given this executable's runtime, as tdslc gives its own
+// — and calls the entries the way a C user would, or emits .ll / assembly / objects and
+// checks them. Expected values are computed here independently: by hand, by the
+// runtime's own f16/bf16 conversions, or by plain C arithmetic. Building programs,
+// tensors and the checks test_c.c runs on its own entries come from codegen_fixture.c.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

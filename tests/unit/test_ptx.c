@@ -1,8 +1,9 @@
-// tests/unit/test_ptx.c: codegen/ptx.c and the GPU mode of codegen/llvm.c's builder.
-// Programs go through the whole pipeline; the PTX is checked as text (its entries,
-// its target) and the launches of ptx_image against the iterations each kernel
-// spreads over threads. Assembling the PTX is tests/run/test_ptx_compile.py's job.
-// GPU programs are built by codegen_fixture.c's fx_compile_gpu.
+// tests/unit/test_ptx.c: codegen/ptx.c and the GPU mode of the LLVM builder
+// (codegen/llvm_gpu.c). Programs go through the whole pipeline; the PTX is checked as
+// text (its entries, its target) and the launches of ptx_image against the iterations
+// each kernel spreads over threads. Assembling the PTX is
+// tests/run/test_ptx_compile.py's job. GPU programs are built by codegen_fixture.c's
+// fx_compile_gpu.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
