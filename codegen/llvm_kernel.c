@@ -352,7 +352,7 @@ static bool stmts_raise(const LStmtList *l) {
 void llvm_kernel_begin(LlvmKernelGen *c, LlvmModuleGen *g, const LProgram *p, int ki) {
   const LKernel *k = p->kernels.data[ki];
   *c = (LlvmKernelGen){.g = g, .p = p, .k = k};
-  c->kname = arena_printf(&g->cx->arena, "tdsl_g_%s_%s", p->name, k->name);
+  c->kname = emit_kernel_name(g->cx, p, ki);
   c->has_err = stmts_raise(&k->body);
 }
 

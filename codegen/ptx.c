@@ -161,7 +161,7 @@ static const char *link_libdevice(Ctx *cx, LLVMContextRef lc, LLVMModuleRef m, c
 static bool is_kernel(Ctx *cx, LProgram *const *progs, int nprogs, const char *name) {
   for (int i = 0; i < nprogs; i++)
     for (int k = 0; k < progs[i]->kernels.len; k++)
-      if (strcmp(name, arena_printf(&cx->arena, "tdsl_g_%s_%s", progs[i]->name, progs[i]->kernels.data[k]->name)) == 0)
+      if (strcmp(name, emit_kernel_name(cx, progs[i], k)) == 0)
         return true;
   return false;
 }
@@ -244,7 +244,7 @@ const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, Gpu
   out->kernels = arena_alloc(&cx->arena, sizeof *out->kernels * (size_t)(nk + 1));
   for (int k = 0; k < nk; k++) {
     GpuKernel *g = &out->kernels[k];
-    g->name = arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, p->kernels.data[k]->name);
+    g->name = emit_kernel_name(cx, p, k);
     g->block = iters[k] ? PTX_BLOCK : 1;
     int64_t grid = (iters[k] + PTX_BLOCK - 1) / PTX_BLOCK;
     g->grid = iters[k] ? (grid < PTX_MAX_GRID ? grid : PTX_MAX_GRID) : 1;
