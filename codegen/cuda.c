@@ -7,32 +7,20 @@
 // launch of each kernel. Every kernel takes (tdsl_gpu_error *err, b0, b1, ...), the
 // convention of codegen/codegen.h, and is launched with a 1-D grid and block.
 //
-// Each LKernel gets one of four shapes, chosen from the structure of its loops:
-//   FLAT    elementwise: a perfect nest of independent loops whose innermost body has
-//           no loop. One grid-stride loop over the flattened iteration space; the
-//           innermost loop is the fastest-varying index, so consecutive threads touch
-//           consecutive elements. Block 256.
-//   ROWS    an outer nest of independent loops (the rows; none: one row) whose body has
-//           inner loops: one block per row (grid-stride over rows). In the row, scalar
-//           statements run in every thread (uniform values; stores by thread 0); an
-//           inner loop nest whose iterations are independent is split across the
-//           block's threads; a reduction nest (`acc = acc OP e`, OP associative, or the
-//           argmax/argmin `if (better) { acc = ... }` form) is split across the threads
-//           and combined with warp shuffles and shared memory, the result broadcast to
-//           every thread; any other inner loop runs in every thread, its body treated
-//           the same way. __syncthreads() separates statements whose accesses meet.
-//   MATMUL  a matmul whose loops have the shapes ir/kernel.c builds (the i-k-j rows with
-//           an accumulator buffer, or the dot form with an accumulator local): 16x16
-//           output tiles per block, A and B staged through shared memory 16 deep in k,
-//           one output element per thread, the epilogue applied before the store.
-//   SERIAL  anything else: one thread per row (the outer independent nest, or a
-//           single thread), its body run sequentially as the C backend does.
-// Independence is decided here from the affine indices (the `parallel` flag of the
-// loop IR marks only loops worth CPU threads): every access inside a loop to a buffer
-// written inside it must move by the same stride c per iteration and stay within a
-// window narrower than |c| (or all accesses share one index that is injective over the
-// loop's var and the inner vars it moves with), and no local may carry a value across
-// iterations.
+// How each LKernel maps onto threads is the GPU schedule's (LKernel.gpu, decided by
+// ir/sched_gpu.c; LGpuSched in ir/loop.h), and this file prints what it says:
+//   FLAT    one grid-stride loop over the flattened elements, the innermost loop the
+//           fastest-varying index, so consecutive threads touch consecutive elements.
+//   ROWS    one block per row (grid-stride over rows). Statements every thread runs
+//           are printed as they are (stores guarded by thread 0); a split nest as a
+//           loop over the flattened iterations stepping by blockDim.x; a reduction as
+//           per-thread partial results combined by tdsl_g_block_reduce (plain form) or
+//           by warp shuffles and shared memory (argform, keeping the earliest best), the
+//           result in every thread; __syncthreads() where the schedule puts a barrier.
+//   MATMUL  LKernel.mm's nest (ir/matmul.c) as 16x16 output tiles per block: A and B
+//           staged through shared memory 16 deep in k, one output element per thread,
+//           the statements after the k loop applied with the sum before the store.
+//   SERIAL  one thread per row, its body run sequentially as the C backend does.
 // Numerics are those of codegen/c.c (the helpers and expressions of the C dialect in
 // codegen/cexpr.c, as __device__ functions): only the association of a reduction
 // across threads differs. Errors: the first raise sets the record's flag with
@@ -189,334 +177,12 @@ static void emit_prelude(Buf *b, Prelude *pr) {
   buf_puts(b, "\n");
 }
 
-// ---- sets of kernel args (which buffers a statement reads and writes) ----
-enum { MAX_ARGS = 256 };
-typedef struct ArgSet {
-  uint64_t w[MAX_ARGS / 64];
-} ArgSet;
-
-static void set_add(ArgSet *s, int i) {
-  TD_ASSERT(i >= 0 && i < MAX_ARGS);
-  s->w[i / 64] |= (uint64_t)1 << (i % 64);
-}
-static bool set_has(const ArgSet *s, int i) { return (s->w[i / 64] >> (i % 64)) & 1; }
-static bool set_meets(const ArgSet *a, const ArgSet *b) {
-  for (int i = 0; i < MAX_ARGS / 64; i++)
-    if (a->w[i] & b->w[i])
-      return true;
-  return false;
-}
-static void set_union(ArgSet *a, const ArgSet *b) {
-  for (int i = 0; i < MAX_ARGS / 64; i++)
-    a->w[i] |= b->w[i];
-}
-static bool set_empty(const ArgSet *a) {
-  for (int i = 0; i < MAX_ARGS / 64; i++)
-    if (a->w[i])
-      return false;
-  return true;
-}
-
-static void expr_access(const LExpr *e, ArgSet *r) {
-  if (!e)
-    return;
-  if (e->kind == LX_LOAD) {
-    set_add(r, e->buf);
-    expr_access(e->idx.dyn, r);
-  }
-  expr_access(e->a, r);
-  expr_access(e->b, r);
-  expr_access(e->c, r);
-}
-
-static void stmts_access(const LStmtList *l, ArgSet *r, ArgSet *w);
-static void stmt_access(const LStmt *s, ArgSet *r, ArgSet *w) {
-  expr_access(s->val, r);
-  expr_access(s->cond, r);
-  if (s->kind == LS_STORE) {
-    set_add(w, s->buf);
-    expr_access(s->idx.dyn, r);
-  }
-  stmts_access(&s->body, r, w);
-}
-static void stmts_access(const LStmtList *l, ArgSet *r, ArgSet *w) {
-  for (int i = 0; i < l->len; i++)
-    stmt_access(l->data[i], r, w);
-}
-
 // ---- the kernel printer ----
-typedef enum { K_FLAT, K_ROWS, K_MATMUL, K_SERIAL } KernelShape;
-
-// A matmul found in a kernel's loops (the MATMUL shape).
-typedef struct Matmul {
-  bool dot;              // dot form: acc local; else rows form: acc buffer
-  int nbatch;            // outer loops before i (batch dims)
-  const LStmt *outer[TD_MAX_DIMS + 2];
-  int nouter;
-  int ivar, jvar, kvar;  // loop vars of i, j, k
-  int64_t I, J, K;
-  const LExpr *a, *bexp;  // the two factors (a reads i and k, b reads k and j)
-  const LExpr *init;      // the accumulator's initial value
-  DType acc_dt;
-  int acc_local;          // dot form
-  int acc_arg;            // rows form: the accumulator buffer arg
-  LIndex acc_idx;         // rows form: its index in the accumulate loop (over ivar, jvar)
-  const LStmt *kloop;     // the k loop
-  const LStmtList *rest;  // dot form: statements after the k loop (per output element)
-  int rest_from;          // dot form: index in the row body of the first of them
-  const LStmt *epi;       // rows form: the epilogue loop over j (NULL if none)
-  int a_local;            // rows form: the local holding A's element
-} Matmul;
-
 typedef struct CudaKernelGen {
-  CExprGen g;         // the locals' names in g.lname change while a reduction is printed
-  int64_t *extent;    // per loop var: its loop's extent
-  int nsh;            // 32-element slots of shared scratch the kernel needs
-  int uniq;           // fresh-name counter
-  int64_t max_split;  // the largest split loop of a ROWS kernel
-  const char *key_set;  // argmax form: the statement appended to the `better` branch
+  CExprGen g;           // the locals' names in g.lname change while a reduction is printed
+  int uniq;             // fresh-name counter
+  const char *key_set;  // argform: the statement appended to the `better` branch
 } CudaKernelGen;
-
-// The extent of every loop var of l.
-static void loop_extents(CudaKernelGen *c, const LStmtList *l) {
-  for (int i = 0; i < l->len; i++) {
-    if (l->data[i]->kind == LS_LOOP)
-      c->extent[l->data[i]->var] = l->data[i]->extent;
-    loop_extents(c, &l->data[i]->body);
-  }
-}
-
-// ---- structure queries ----
-static bool expr_reads_local(const LExpr *e, int local) {
-  if (!e)
-    return false;
-  if (e->kind == LX_LOCAL && e->local == local)
-    return true;
-  if (e->kind == LX_LOAD && expr_reads_local(e->idx.dyn, local))
-    return true;
-  return expr_reads_local(e->a, local) || expr_reads_local(e->b, local) || expr_reads_local(e->c, local);
-}
-
-static bool index_reads_var(const LIndex *ix, int var);
-
-static bool expr_reads_var(const LExpr *e, int var) {
-  if (!e)
-    return false;
-  if (e->kind == LX_VAR && e->var == var)
-    return true;
-  if (e->kind == LX_LOAD && index_reads_var(&e->idx, var))
-    return true;
-  return expr_reads_var(e->a, var) || expr_reads_var(e->b, var) || expr_reads_var(e->c, var);
-}
-
-static bool index_reads_var(const LIndex *ix, int var) {
-  for (int t = 0; t < ix->nterms; t++)
-    if (ix->var[t] == var && ix->coef[t] != 0)
-      return true;
-  return expr_reads_var(ix->dyn, var);
-}
-
-static bool stmts_read_var(const LStmtList *l, int var) {
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    if (expr_reads_var(s->val, var) || expr_reads_var(s->cond, var) ||
-        (s->kind == LS_STORE && index_reads_var(&s->idx, var)) || stmts_read_var(&s->body, var))
-      return true;
-  }
-  return false;
-}
-
-static bool expr_has_load(const LExpr *e) {
-  if (!e)
-    return false;
-  return e->kind == LX_LOAD || expr_has_load(e->a) || expr_has_load(e->b) || expr_has_load(e->c);
-}
-
-// Whether any statement of l (or below) mentions local (reads it, lets or sets it).
-static bool stmts_mention_local(const LStmtList *l, int local, const LStmt *skip) {
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    if (s == skip)
-      continue;
-    if ((s->kind == LS_LET || s->kind == LS_SET) && s->local == local)
-      return true;
-    if (expr_reads_local(s->val, local) || expr_reads_local(s->cond, local) ||
-        (s->kind == LS_STORE && expr_reads_local(s->idx.dyn, local)))
-      return true;
-    if (stmts_mention_local(&s->body, local, skip))
-      return true;
-  }
-  return false;
-}
-
-// Locals that `loop` lets or sets, and that the rest of the kernel mentions: they
-// carry a value across iterations (or out of the loop).
-static bool carries_local(const CudaKernelGen *c, const LStmtList *l, const LStmt *loop) {
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    if ((s->kind == LS_LET || s->kind == LS_SET) && stmts_mention_local(&c->g.k->body, s->local, loop))
-      return true;
-    if (carries_local(c, &s->body, loop))
-      return true;
-  }
-  return false;
-}
-
-static bool stmts_has_loop(const LStmtList *l) {
-  for (int i = 0; i < l->len; i++) {
-    if (l->data[i]->kind == LS_LOOP || stmts_has_loop(&l->data[i]->body))
-      return true;
-  }
-  return false;
-}
-
-// The vars of loops inside l.
-static void inner_vars(const LStmtList *l, bool *inner) {
-  for (int i = 0; i < l->len; i++) {
-    if (l->data[i]->kind == LS_LOOP)
-      inner[l->data[i]->var] = true;
-    inner_vars(&l->data[i]->body, inner);
-  }
-}
-
-// One access to a written buffer, for the independence test.
-typedef struct Access {
-  int arg;
-  const LIndex *idx;
-} Access;
-typedef VEC(Access) AccessList;
-
-static void expr_loads(Ctx *cx, const LExpr *e, AccessList *out) {
-  if (!e)
-    return;
-  if (e->kind == LX_LOAD) {
-    vec_push(&cx->arena, out, ((Access){e->buf, &e->idx}));
-    expr_loads(cx, e->idx.dyn, out);
-  }
-  expr_loads(cx, e->a, out);
-  expr_loads(cx, e->b, out);
-  expr_loads(cx, e->c, out);
-}
-
-static void stmts_accesses(Ctx *cx, const LStmtList *l, AccessList *out) {
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    expr_loads(cx, s->val, out);
-    expr_loads(cx, s->cond, out);
-    if (s->kind == LS_STORE) {
-      vec_push(&cx->arena, out, ((Access){s->buf, &s->idx}));
-      expr_loads(cx, s->idx.dyn, out);
-    }
-    stmts_accesses(cx, &s->body, out);
-  }
-}
-
-// The coefficient of var in ix.
-static int64_t coef_of(const LIndex *ix, int var) {
-  int64_t s = 0;
-  for (int t = 0; t < ix->nterms; t++)
-    if (ix->var[t] == var)
-      s += ix->coef[t];
-  return s;
-}
-
-static bool same_index(const LIndex *a, const LIndex *b, int nvars);
-
-// The second test of loop_independent, for interleaved layouts (a loop over a
-// dim that is not the outermost of the buffer): every access of arg has the same
-// index, and that index, over the loop's var and the inner vars it moves with, is
-// injective — each |coef| (sorted) exceeds the span of all smaller ones.
-static bool radix_disjoint(CudaKernelGen *c, const AccessList *acc, int arg, const LIndex *first, const bool *inner,
-                           const LStmt *loop) {
-  int nv = c->g.k->nvars;
-  for (int i = 0; i < acc->len; i++)
-    if (acc->data[i].arg == arg && !same_index(acc->data[i].idx, first, nv))
-      return false;
-  int64_t *mag = arena_alloc(&c->g.cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
-  int64_t *span = arena_alloc(&c->g.cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
-  int n = 0;
-  for (int v = 0; v < nv; v++) {
-    if (!inner[v] && v != loop->var)
-      continue;
-    int64_t k = coef_of(first, v);
-    int64_t e = v == loop->var ? loop->extent : c->extent[v];
-    if (k == 0 || e <= 1)
-      continue;
-    k = k < 0 ? -k : k;
-    int j = n++;
-    while (j > 0 && mag[j - 1] > k) {  // insertion sort by |coef|
-      mag[j] = mag[j - 1], span[j] = span[j - 1];
-      j--;
-    }
-    mag[j] = k, span[j] = k * (e - 1);
-  }
-  int64_t below = 0;
-  for (int j = 0; j < n; j++) {
-    if (mag[j] <= below)
-      return false;
-    below += span[j];
-  }
-  return true;
-}
-
-// Whether the iterations of `loop` are independent (see the file comment), with every
-// var outside it fixed.
-static bool loop_independent(CudaKernelGen *c, const LStmt *loop) {
-  Ctx *cx = c->g.cx;
-  if (carries_local(c, &loop->body, loop))
-    return false;
-  ArgSet r = {0}, w = {0};
-  stmts_access(&loop->body, &r, &w);
-  if (set_empty(&w))
-    return true;
-  int nv = c->g.k->nvars;
-  bool *inner = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nv + 1));
-  inner_vars(&loop->body, inner);
-  AccessList acc = {0};
-  stmts_accesses(cx, &loop->body, &acc);
-  for (int a = 0; a < c->g.k->args.len; a++) {
-    if (!set_has(&w, a))
-      continue;
-    const LIndex *first = NULL;
-    int64_t cv = 0, lo = 0, hi = 0;
-    for (int i = 0; i < acc.len; i++) {
-      if (acc.data[i].arg != a)
-        continue;
-      const LIndex *ix = acc.data[i].idx;
-      if (ix->dyn)
-        return false;
-      int64_t l = ix->base, h = ix->base;
-      for (int v = 0; v < nv; v++) {
-        int64_t k = coef_of(ix, v);
-        if (inner[v]) {
-          int64_t span = k * (c->extent[v] - 1);
-          if (span < 0)
-            l += span;
-          else
-            h += span;
-        } else if (first && k != coef_of(first, v)) {
-          return false;  // outer vars (and the loop's own) must move every access alike
-        }
-      }
-      if (!first) {
-        first = ix;
-        cv = coef_of(ix, loop->var);
-        lo = l, hi = h;
-      } else {
-        lo = l < lo ? l : lo;
-        hi = h > hi ? h : hi;
-      }
-    }
-    if (!first)
-      continue;
-    int64_t mag = cv < 0 ? -cv : cv;
-    if (mag == 0)
-      return false;
-    if (hi - lo >= mag && !radix_disjoint(c, &acc, a, first, inner, loop))
-      return false;
-  }
-  return true;
-}
 
 // ---- statement printing ----
 static void stmts_seq(CudaKernelGen *c, const LStmtList *l);
@@ -565,36 +231,13 @@ static void stmts_seq(CudaKernelGen *c, const LStmtList *l) {
     stmt_seq(c, l->data[i]);
 }
 
-// The loops of a perfect nest starting at s (each body exactly one loop, down to the
-// first body that is not); returns how many, with the innermost body.
-static int perfect_nest(const LStmt *s, const LStmt **loops, int max, const LStmtList **body) {
-  int n = 0;
-  while (s->kind == LS_LOOP && n < max) {
-    loops[n++] = s;
-    *body = &s->body;
-    if (s->body.len != 1 || s->body.data[0]->kind != LS_LOOP)
-      break;
-    s = s->body.data[0];
-  }
-  return n;
-}
-
-static int64_t nest_size(const LStmt *const *loops, int n) {
-  int64_t t = 1;
-  for (int i = 0; i < n; i++)
-    t *= loops[i]->extent;
-  return t;
-}
-
-static bool stmts_read_var(const LStmtList *l, int var);
-
 // Declares each loop var of the nest from the flattened index `t` (innermost fastest),
-// those that `body` reads.
-static void decompose(CudaKernelGen *c, const LStmt *const *loops, int n, const char *t, const LStmtList *body) {
+// those its body reads (all where the nest says nothing of it).
+static void decompose(CudaKernelGen *c, const LGpuNest *x, const char *t) {
   int64_t div = 1;
-  for (int i = n - 1; i >= 0; i--) {
-    const LStmt *s = loops[i];
-    if (body && !stmts_read_var(body, s->var))
+  for (int i = x->n - 1; i >= 0; i--) {
+    const LStmt *s = x->loops[i];
+    if (x->read && !x->read[i])
       ;
     else if (div == 1 && i == 0)
       line(c, "const int64_t v%d = %s;", s->var, t);
@@ -608,165 +251,7 @@ static void decompose(CudaKernelGen *c, const LStmt *const *loops, int n, const 
   }
 }
 
-// ---- block-level analysis: map nests and reduction nests ----
-enum { MAX_NEST = 32, MAX_ACC = 8 };
-
-// A perfect nest whose iterations are independent and whose innermost body has no
-// loop: split across the block's threads.
-static bool is_map_nest(CudaKernelGen *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
-  *n = perfect_nest(s, loops, MAX_NEST, body);
-  if (*n == 0 || stmts_has_loop(*body))
-    return false;
-  for (int i = 0; i < *n; i++)
-    if (!loop_independent(c, loops[i]))
-      return false;
-  return true;
-}
-
-typedef struct Reduction {
-  bool argform;           // the `if (better) { acc = ... }` form
-  int nacc;
-  int acc[MAX_ACC];       // the accumulator locals
-  Op op[MAX_ACC];         // plain form: each one's combine op
-  int src[MAX_ACC];       // argform: the private local each acc takes, or -1
-  const LStmt *cond_if;   // argform: the if
-} Reduction;
-
-static bool is_assoc(Op op) {
-  return op == OP_ADD || op == OP_MUL || op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_LOGICAL_AND ||
-         op == OP_LOGICAL_OR;
-}
-
-static int acc_index(const Reduction *r, int local) {
-  for (int i = 0; i < r->nacc; i++)
-    if (r->acc[i] == local)
-      return i;
-  return -1;
-}
-
-// Whether the expression reads only locals, constants and pure arithmetic (no var, no
-// load): the argform's condition, evaluated again when partial results are combined.
-static bool pure_of_locals(const LExpr *e) {
-  if (!e)
-    return true;
-  if (e->kind == LX_VAR || e->kind == LX_LOAD || e->kind == LX_CHECKED_INDEX || lx_raises_here(e))
-    return false;
-  return pure_of_locals(e->a) && pure_of_locals(e->b) && pure_of_locals(e->c);
-}
-
-static bool is_private(const CudaKernelGen *c, const LStmtList *body, int local, const LStmt *nest) {
-  bool let_here = false;
-  for (int i = 0; i < body->len; i++)
-    if (body->data[i]->kind == LS_LET && body->data[i]->local == local)
-      let_here = true;
-  return let_here && !stmts_mention_local(&c->g.k->body, local, nest);
-}
-
-// A perfect nest whose innermost body combines values into accumulator locals.
-static bool is_reduction_nest(CudaKernelGen *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body,
-                              Reduction *r) {
-  *n = perfect_nest(s, loops, MAX_NEST, body);
-  *r = (Reduction){0};
-  if (*n == 0 || stmts_has_loop(*body))
-    return false;
-  const LStmtList *l = *body;
-  ArgSet rd = {0}, wr = {0};
-  stmts_access(l, &rd, &wr);
-  if (!set_empty(&wr))
-    return false;
-  // plain form: lets of private locals, then `acc = acc OP e`
-  bool plain = true;
-  for (int i = 0; i < l->len && plain; i++) {
-    const LStmt *t = l->data[i];
-    if (t->kind == LS_LET && is_private(c, l, t->local, s))
-      continue;
-    if (t->kind != LS_SET || r->nacc == MAX_ACC || acc_index(r, t->local) >= 0) {
-      plain = false;
-      break;
-    }
-    DType lt = c->g.k->locals.data[t->local];
-    const LExpr *v = t->val;
-    if (dtype_is_half(lt) || v->kind != LX_BINARY || !is_assoc(v->op) || v->dt != lt) {
-      plain = false;
-      break;
-    }
-    const LExpr *other = NULL;
-    if (v->a->kind == LX_LOCAL && v->a->local == t->local)
-      other = v->b;
-    else if (v->b->kind == LX_LOCAL && v->b->local == t->local)
-      other = v->a;
-    if (!other || expr_reads_local(other, t->local)) {
-      plain = false;
-      break;
-    }
-    r->acc[r->nacc] = t->local;
-    r->op[r->nacc++] = v->op;
-  }
-  if (plain && r->nacc > 0) {
-    // no accumulator read anywhere else in the body
-    for (int a = 0; a < r->nacc; a++)
-      for (int i = 0; i < l->len; i++) {
-        const LStmt *t = l->data[i];
-        if (t->kind == LS_SET && t->local == r->acc[a])
-          continue;
-        if (expr_reads_local(t->val, r->acc[a]))
-          return false;
-      }
-    for (int a = 0; a < r->nacc; a++)
-      for (int b2 = 0; b2 < r->nacc; b2++)
-        if (a != b2) {
-          for (int i = 0; i < l->len; i++)
-            if (l->data[i]->kind == LS_SET && l->data[i]->local == r->acc[a] &&
-                expr_reads_local(l->data[i]->val, r->acc[b2]))
-              return false;
-        }
-    return true;
-  }
-  // argform: lets of private locals, then one `if (cond) { acc = x; ... }`
-  *r = (Reduction){.argform = true};
-  if (l->len < 1 || l->data[l->len - 1]->kind != LS_IF)
-    return false;
-  const LStmt *iff = l->data[l->len - 1];
-  r->cond_if = iff;
-  for (int i = 0; i + 1 < l->len; i++)
-    if (l->data[i]->kind != LS_LET || !is_private(c, l, l->data[i]->local, s))
-      return false;
-  if (iff->body.len == 0 || iff->body.len > MAX_ACC)
-    return false;
-  for (int i = 0; i < iff->body.len; i++) {
-    const LStmt *t = iff->body.data[i];
-    if (t->kind != LS_SET || acc_index(r, t->local) >= 0 || is_private(c, l, t->local, s))
-      return false;
-    r->acc[r->nacc] = t->local;
-    r->src[r->nacc++] = t->val->kind == LX_LOCAL && is_private(c, l, t->val->local, s) ? t->val->local : -1;
-  }
-  for (int i = 0; i < iff->body.len; i++) {
-    const LStmt *t = iff->body.data[i];
-    if (c->g.k->locals.data[t->local] != t->val->dt || dtype_is_half(t->val->dt))
-      return false;
-    for (int a = 0; a < r->nacc; a++)
-      if (expr_reads_local(t->val, r->acc[a]))
-        return false;
-  }
-  for (int i = 0; i + 1 < l->len; i++)
-    for (int a = 0; a < r->nacc; a++)
-      if (expr_reads_local(l->data[i]->val, r->acc[a]))
-        return false;
-  // the condition: accumulators and private locals that some accumulator takes
-  if (!pure_of_locals(iff->cond))
-    return false;
-  for (int lo = 0; lo < c->g.k->locals.len; lo++) {
-    if (!expr_reads_local(iff->cond, lo) || acc_index(r, lo) >= 0)
-      continue;
-    bool taken = false;
-    for (int a = 0; a < r->nacc; a++)
-      taken |= r->src[a] == lo;
-    if (!taken)
-      return false;
-  }
-  return true;
-}
-
+// ---- the block statements of a row (GK_ROWS) ----
 // The identity of op on dt (plain reductions: what threads other than 0 start from).
 static const char *identity(Op op, DType dt) {
   bool f32 = dt == DT_F32, f64 = dt == DT_F64;
@@ -804,22 +289,18 @@ static const char *combine_text(CudaKernelGen *c, Op op, DType dt) {
   }
 }
 
-// The split loop header over n flattened iterations: each thread takes every
+// The split loop header over a nest's flattened iterations: each thread takes every
 // blockDim.x-th one.
-static void split_open(CudaKernelGen *c, const LStmt *const *loops, int n, const LStmtList *body) {
-  int64_t total = nest_size(loops, n);
-  if (total > c->max_split)
-    c->max_split = total;
-  line(c, "for (int64_t tdsl_g_t = threadIdx.x; tdsl_g_t < %" PRId64 "; tdsl_g_t += blockDim.x) {", total);
+static void split_open(CudaKernelGen *c, const LGpuNest *x) {
+  line(c, "for (int64_t tdsl_g_t = threadIdx.x; tdsl_g_t < %" PRId64 "; tdsl_g_t += blockDim.x) {", x->total);
   open_scope(c);
-  decompose(c, loops, n, "tdsl_g_t", body);
+  decompose(c, x, "tdsl_g_t");
 }
 
-static void emit_plain_reduction(CudaKernelGen *c, const LStmt *const *loops, int n, const LStmtList *body,
-                                 const Reduction *r) {
+static void emit_plain_reduction(CudaKernelGen *c, const LGpuNest *x, const LGpuReduce *r) {
   line(c, "{");
   open_scope(c);
-  const char *saved[MAX_ACC];
+  const char *saved[LG_MAX_ACC];
   for (int a = 0; a < r->nacc; a++) {
     int lo = r->acc[a];
     DType dt = c->g.k->locals.data[lo];
@@ -828,12 +309,10 @@ static void emit_plain_reduction(CudaKernelGen *c, const LStmt *const *loops, in
     line(c, "%s %s = threadIdx.x == 0 ? %s : %s;", cexpr_type(dt), pn, saved[a], identity(r->op[a], dt));
     c->g.lname[lo] = pn;
   }
-  split_open(c, loops, n, body);
-  stmts_seq(c, body);
+  split_open(c, x);
+  stmts_seq(c, x->body);
   cexpr_close(&c->g);
   c->g.pr->single[H_REDUCE] = true;
-  if (c->nsh < 1)
-    c->nsh = 1;
   for (int a = 0; a < r->nacc; a++) {
     int lo = r->acc[a];
     DType dt = c->g.k->locals.data[lo];
@@ -848,7 +327,7 @@ static void emit_plain_reduction(CudaKernelGen *c, const LStmt *const *loops, in
 
 // cond of the argform with each private local read as `pre` + its accumulator's slot
 // and each accumulator as `acc_pre` + its slot.
-static void argform_cond(CudaKernelGen *c, const Reduction *r, const char *new_pre, const char *old_pre) {
+static void argform_cond(CudaKernelGen *c, const LGpuReduce *r, const char *new_pre, const char *old_pre) {
   const char **saved = arena_alloc(&c->g.cx->arena, sizeof(char *) * (size_t)c->g.k->locals.len);
   memcpy(saved, c->g.lname, sizeof(char *) * (size_t)c->g.k->locals.len);
   for (int a = 0; a < r->nacc; a++) {
@@ -862,7 +341,7 @@ static void argform_cond(CudaKernelGen *c, const Reduction *r, const char *new_p
 
 // One step of the argform combine: the candidate (tdsl_g_o*, tdsl_g_okey) replaces the
 // thread's (tdsl_g_a*, tdsl_g_key) when it is better, or as good and earlier.
-static void argform_step(CudaKernelGen *c, const Reduction *r, const char *bound) {
+static void argform_step(CudaKernelGen *c, const LGpuReduce *r, const char *bound) {
   Buf *b = c->g.b;
   line(c, "for (int tdsl_g_s = 16; tdsl_g_s > 0; tdsl_g_s >>= 1) {");
   open_scope(c);
@@ -888,11 +367,10 @@ static void argform_step(CudaKernelGen *c, const Reduction *r, const char *bound
   cexpr_close(&c->g);
 }
 
-static void emit_arg_reduction(CudaKernelGen *c, const LStmt *const *loops, int n, const LStmtList *body,
-                               const Reduction *r) {
+static void emit_arg_reduction(CudaKernelGen *c, const LGpuNest *x, const LGpuReduce *r) {
   line(c, "{");
   open_scope(c);
-  const char *saved[MAX_ACC];
+  const char *saved[LG_MAX_ACC];
   for (int a = 0; a < r->nacc; a++) {
     int lo = r->acc[a];
     saved[a] = c->g.lname[lo];
@@ -900,16 +378,14 @@ static void emit_arg_reduction(CudaKernelGen *c, const LStmt *const *loops, int 
     c->g.lname[lo] = arena_printf(&c->g.cx->arena, "tdsl_g_a%d", a);
   }
   line(c, "long long tdsl_g_key = threadIdx.x == 0 ? -1 : INT64_MAX;  // -1: the initial values");
-  split_open(c, loops, n, body);
+  split_open(c, x);
   c->key_set = "tdsl_g_key = tdsl_g_t;";
-  stmts_seq(c, body);
+  stmts_seq(c, x->body);
   TD_ASSERT(!c->key_set);
   cexpr_close(&c->g);
   for (int a = 0; a < r->nacc; a++)
     c->g.lname[r->acc[a]] = saved[a];
   // combine: within each warp, then the warps' results in warp 0 through shared memory
-  if (c->nsh < r->nacc + 1)
-    c->nsh = r->nacc + 1;
   line(c, "int tdsl_g_lane = threadIdx.x & 31, tdsl_g_w = threadIdx.x >> 5, tdsl_g_nw = (blockDim.x + 31) >> 5;");
   argform_step(c, r, "32");
   line(c, "if (tdsl_g_lane == 0) {");
@@ -941,452 +417,168 @@ static void emit_arg_reduction(CudaKernelGen *c, const LStmt *const *loops, int 
   cexpr_close(&c->g);
 }
 
-// Statements run by the whole block for one row, every thread alike: see the file
-// comment. pr/pw: the buffers read and written since the last __syncthreads().
-static void stmts_block(CudaKernelGen *c, const LStmtList *l, ArgSet *pr, ArgSet *pw);
+// The statements of a row as the schedule says the block runs them.
+static void blocks_print(CudaKernelGen *c, const LGpuBlockList *l);
 
-static void stmt_block(CudaKernelGen *c, const LStmt *s, ArgSet *pr, ArgSet *pw) {
-  ArgSet r = {0}, w = {0};
-  stmt_access(s, &r, &w);
-  if (set_meets(&w, pr) || set_meets(&w, pw) || set_meets(&r, pw)) {
+static void block_print(CudaKernelGen *c, const LGpuBlock *b) {
+  const LStmt *s = b->s;
+  if (b->sync)
     line(c, "__syncthreads();");
-    *pr = *pw = (ArgSet){0};
+  switch (b->role) {
+  case GB_SPLIT:
+    split_open(c, &b->nest);
+    stmts_seq(c, b->nest.body);
+    cexpr_close(&c->g);
+    return;
+  case GB_REDUCE:
+    if (b->red.argform)
+      emit_arg_reduction(c, &b->nest, &b->red);
+    else
+      emit_plain_reduction(c, &b->nest, &b->red);
+    return;
+  case GB_EVERY: break;
+  case GB_COUNT: td_unreachable();
   }
   switch (s->kind) {
   case LS_LET:
-  case LS_SET: cexpr_let(&c->g, s); break;
+  case LS_SET: cexpr_let(&c->g, s); return;
   case LS_STORE:
     line(c, "if (threadIdx.x == 0)");
     c->g.depth++;
     cexpr_store(&c->g, s);
     c->g.depth--;
-    break;
+    return;
   case LS_IF:
     cexpr_open_if(&c->g, s->cond);
-    stmts_block(c, &s->body, pr, pw);
+    blocks_print(c, &b->body);
     cexpr_close(&c->g);
-    break;
-  case LS_LOOP: {
-    const LStmt *loops[MAX_NEST];
-    const LStmtList *body;
-    int n;
-    Reduction red;
-    if (is_map_nest(c, s, loops, &n, &body)) {
-      split_open(c, loops, n, body);
-      stmts_seq(c, body);
-      cexpr_close(&c->g);
-      break;
-    }
-    if (is_reduction_nest(c, s, loops, &n, &body, &red)) {
-      if (red.argform)
-        emit_arg_reduction(c, loops, n, body, &red);
-      else
-        emit_plain_reduction(c, loops, n, body, &red);
-      *pr = *pw = (ArgSet){0};  // the combine synchronised the block after every read
-      return;
-    }
-    // every thread runs the loop; its body is block-level again
+    return;
+  case LS_LOOP:  // every thread runs the loop
     cexpr_open_loop(&c->g, s);
-    ArgSet br = {0}, bw = {0};
-    stmts_access(&s->body, &br, &bw);
-    ArgSet er = *pr, ew = *pw;  // pending before the loop, if it runs no iteration
-    stmts_block(c, &s->body, pr, pw);
-    if (set_meets(&bw, pr) || set_meets(&bw, pw) || set_meets(&br, pw)) {  // the next iteration
+    blocks_print(c, &b->body);
+    if (b->sync_each)
       line(c, "__syncthreads();");
-      cexpr_close(&c->g);
-      *pr = s->extent > 0 ? (ArgSet){0} : er;  // the last iteration ended synchronised
-      *pw = s->extent > 0 ? (ArgSet){0} : ew;
-      return;
-    }
     cexpr_close(&c->g);
-    break;
+    return;
+  case LS_COUNT: break;
   }
-  case LS_COUNT: td_unreachable();
-  }
-  set_union(pr, &r);
-  set_union(pw, &w);
+  td_unreachable();
 }
 
-static void stmts_block(CudaKernelGen *c, const LStmtList *l, ArgSet *pr, ArgSet *pw) {
+static void blocks_print(CudaKernelGen *c, const LGpuBlockList *l) {
   for (int i = 0; i < l->len; i++)
-    stmt_block(c, l->data[i], pr, pw);
+    block_print(c, l->data[i]);
 }
 
-// Whether a block-level list has a loop worth splitting across threads.
-static bool has_split(CudaKernelGen *c, const LStmtList *l) {
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    const LStmt *loops[MAX_NEST];
-    const LStmtList *body;
-    int n;
-    Reduction red;
-    if (s->kind == LS_LOOP &&
-        (is_map_nest(c, s, loops, &n, &body) || is_reduction_nest(c, s, loops, &n, &body, &red)))
-      return true;
-    if ((s->kind == LS_LOOP || s->kind == LS_IF) && has_split(c, &s->body))
-      return true;
-  }
-  return false;
-}
-
-// ---- matmul: detection of the shapes ir/kernel.c builds ----
-static bool kernel_has_op(const LKernel *k, const char *name) {
-  for (int i = 0; i < k->ops.len; i++)
-    if (strcmp(k->ops.data[i], name) == 0)
-      return true;
-  return false;
-}
-
-static bool same_index(const LIndex *a, const LIndex *b, int nvars) {
-  if (a->dyn || b->dyn || a->base != b->base)
-    return false;
-  for (int v = 0; v < nvars; v++)
-    if (coef_of(a, v) != coef_of(b, v))
-      return false;
-  return true;
-}
-
-// Whether e reads the loop var v, or a local let from an expression that does.
-static bool reads_only_vars(const LExpr *e, const int *allowed, int nallowed, int nvars) {
-  for (int v = 0; v < nvars; v++) {
-    if (!expr_reads_var(e, v))
-      continue;
-    bool ok = false;
-    for (int i = 0; i < nallowed; i++)
-      ok |= allowed[i] == v;
-    if (!ok)
-      return false;
-  }
-  return true;
-}
-
-static bool expr_reads_any_local(const LExpr *e) {
-  if (!e)
-    return false;
-  if (e->kind == LX_LOCAL)
-    return true;
-  if (e->kind == LX_LOAD && expr_reads_any_local(e->idx.dyn))
-    return true;
-  return expr_reads_any_local(e->a) || expr_reads_any_local(e->b) || expr_reads_any_local(e->c);
-}
-
-static bool expr_has_dyn(const LExpr *e) {
-  if (!e)
-    return false;
-  if (e->kind == LX_LOAD && e->idx.dyn)
-    return true;
-  return expr_has_dyn(e->a) || expr_has_dyn(e->b) || expr_has_dyn(e->c);
-}
-
-// Finds the matmul: outer independent loops [batch..., i] (or [batch..., i, j] in the
-// dot form) and a row body of the shapes in ir/kernel.c's build_matmul*.
-static bool find_matmul(CudaKernelGen *c, const LStmt *const *outer, int nouter, const LStmtList *row, Matmul *m) {
-  int nv = c->g.k->nvars;
-  *m = (Matmul){0};
-  if (!kernel_has_op(c->g.k, "matmul") || nouter < 1 || nouter > TD_MAX_DIMS + 1)
-    return false;
-  for (int i = 0; i < nouter; i++)
-    m->outer[i] = outer[i];
-  m->nouter = nouter;
-  // dot form: let acc = init; for k { acc = acc + a * b }; rest (no loops)
-  if (row->len >= 3 && row->data[0]->kind == LS_LET && row->data[1]->kind == LS_LOOP && nouter >= 2) {
-    const LStmt *let = row->data[0], *kl = row->data[1];
-    int acc = let->local;
-    DType dt = c->g.k->locals.data[acc];
-    if ((dt != DT_F32 && dt != DT_F64) || expr_has_load(let->val) || expr_reads_any_local(let->val))
-      return false;
-    if (kl->body.len != 1 || kl->body.data[0]->kind != LS_SET || kl->body.data[0]->local != acc)
-      return false;
-    const LExpr *v = kl->body.data[0]->val;
-    if (v->kind != LX_BINARY || v->op != OP_ADD || v->dt != dt || v->a->kind != LX_LOCAL || v->a->local != acc)
-      return false;
-    const LExpr *mul = v->b;
-    if (mul->kind != LX_BINARY || mul->op != OP_MUL || mul->dt != dt)
-      return false;
-    m->dot = true;
-    m->ivar = outer[nouter - 2]->var;
-    m->jvar = outer[nouter - 1]->var;
-    m->kvar = kl->var;
-    m->I = outer[nouter - 2]->extent, m->J = outer[nouter - 1]->extent, m->K = kl->extent;
-    m->nbatch = nouter - 2;
-    m->a = mul->a, m->bexp = mul->b;
-    m->init = let->val;
-    m->acc_dt = dt;
-    m->acc_local = acc;
-    m->kloop = kl;
-    m->rest = row;
-    m->rest_from = 2;
-    for (int i = 2; i < row->len; i++)
-      if (row->data[i]->kind == LS_LOOP || stmts_has_loop(&row->data[i]->body))
-        return false;
-    if (stmts_mention_local(&kl->body, acc, kl->body.data[0]))
-      return false;
-  } else if (row->len >= 2 && row->len <= 3 && row->data[0]->kind == LS_LOOP && row->data[1]->kind == LS_LOOP) {
-    // rows form: for j { C = init }; for k { let l = A; for j { C = C + l * B } }; [for j { epilogue }]
-    const LStmt *il = row->data[0], *kl = row->data[1];
-    if (il->body.len != 1 || il->body.data[0]->kind != LS_STORE)
-      return false;
-    const LStmt *ist = il->body.data[0];
-    if (kl->body.len != 2 || kl->body.data[0]->kind != LS_LET || kl->body.data[1]->kind != LS_LOOP)
-      return false;
-    const LStmt *alet = kl->body.data[0], *jl = kl->body.data[1];
-    if (jl->extent != il->extent || jl->body.len != 1 || jl->body.data[0]->kind != LS_STORE)
-      return false;
-    const LStmt *acc = jl->body.data[0];
-    DType dt = cexpr_arg_dtype(&c->g, acc->buf);
-    const LExpr *v = acc->val;
-    if ((dt != DT_F32 && dt != DT_F64) || acc->buf != ist->buf || acc->idx.dyn || v->kind != LX_BINARY ||
-        v->op != OP_ADD || v->dt != dt || v->a->kind != LX_LOAD || v->a->buf != acc->buf ||
-        !same_index(&v->a->idx, &acc->idx, nv))
-      return false;
-    const LExpr *mul = v->b;
-    if (mul->kind != LX_BINARY || mul->op != OP_MUL || mul->dt != dt || mul->a->kind != LX_LOCAL ||
-        mul->a->local != alet->local || c->g.k->locals.data[alet->local] != dt)
-      return false;
-    // the init store, reindexed from its j var to the accumulate loop's
-    LIndex ii = ist->idx;
-    for (int t = 0; t < ii.nterms; t++)
-      if (ii.var[t] == il->var)
-        ii.var[t] = jl->var;
-    if (!same_index(&ii, &acc->idx, nv) || expr_has_load(ist->val) || expr_reads_any_local(ist->val) ||
-        ist->val->dt != dt)
-      return false;
-    m->ivar = outer[nouter - 1]->var;
-    m->jvar = jl->var;
-    m->kvar = kl->var;
-    m->I = outer[nouter - 1]->extent, m->J = jl->extent, m->K = kl->extent;
-    m->nbatch = nouter - 1;
-    m->a = alet->val, m->bexp = mul->b;
-    m->a_local = alet->local;
-    m->init = ist->val;
-    m->acc_dt = dt;
-    m->acc_arg = acc->buf;
-    m->acc_idx = acc->idx;
-    m->kloop = kl;
-    if (row->len == 3) {
-      const LStmt *el = row->data[2];
-      if (el->extent != jl->extent || stmts_has_loop(&el->body))
-        return false;
-      // every access of the accumulator buffer at the element's own index
-      AccessList al = {0};
-      stmts_accesses(c->g.cx, &el->body, &al);
-      for (int i = 0; i < al.len; i++) {
-        if (al.data[i].arg != acc->buf)
-          continue;
-        LIndex x = *al.data[i].idx;
-        for (int t = 0; t < x.nterms; t++)
-          if (x.var[t] == el->var)
-            x.var[t] = jl->var;
-        if (!same_index(&x, &acc->idx, nv))
-          return false;
-      }
-      if (!loop_independent(c, el))
-        return false;
-      m->epi = el;
-    }
-  } else {
-    return false;
-  }
-  // A reads only batch vars, i and k; B only batch vars, k and j; no dynamic indices
-  int allowed[TD_MAX_DIMS + 4], na = 0;
-  for (int i = 0; i < m->nbatch; i++)
-    allowed[na++] = outer[i]->var;
-  allowed[na] = m->ivar, allowed[na + 1] = m->kvar;
-  if (!reads_only_vars(m->a, allowed, na + 2, nv) || expr_reads_any_local(m->a) || expr_has_dyn(m->a))
-    return false;
-  allowed[na] = m->jvar;
-  if (!reads_only_vars(m->bexp, allowed, na + 2, nv) || expr_reads_any_local(m->bexp) || expr_has_dyn(m->bexp))
-    return false;
-  if (lx_raises(m->a) || lx_raises(m->bexp) || m->a->dt != m->acc_dt || m->bexp->dt != m->acc_dt)
-    return false;
-  return true;
-}
-
-// The sum of |coef| of var over the loads of e: how far e moves in memory per step of var.
-static int64_t stride_of(const LExpr *e, int var) {
-  if (!e)
-    return 0;
-  int64_t s = 0;
-  if (e->kind == LX_LOAD) {
-    int64_t k = coef_of(&e->idx, var);
-    s += k < 0 ? -k : k;
-  }
-  return s + stride_of(e->a, var) + stride_of(e->b, var) + stride_of(e->c, var);
-}
-
-enum { TILE = 16 };
-
-// The tiled matmul: block (TILE*TILE threads) per output tile of one batch element.
-static void emit_matmul(CudaKernelGen *c, const Matmul *m, int64_t *grid) {
-  int64_t ti = (m->I + TILE - 1) / TILE, tj = (m->J + TILE - 1) / TILE;
-  int64_t nb = nest_size(m->outer, m->nbatch);
-  int64_t ntiles = nb * ti * tj;
-  *grid = ntiles < 65535 ? ntiles : 65535;
-  const char *T = cexpr_type(m->acc_dt);
-  line(c, "__shared__ %s tdsl_g_as[%d][%d + 1], tdsl_g_bs[%d][%d + 1];", T, TILE, TILE, TILE, TILE);
-  line(c, "const int tdsl_g_tx = threadIdx.x %% %d, tdsl_g_ty = threadIdx.x / %d;", TILE, TILE);
-  line(c, "for (int64_t tdsl_g_tile = blockIdx.x; tdsl_g_tile < %" PRId64 "; tdsl_g_tile += gridDim.x) {", ntiles);
+// ---- the matmul tile (GK_MATMUL) ----
+// A block per output tile of one batch element: LKernel.mm's factors staged through
+// shared memory, its statements after the k loop applied with the sum.
+static void emit_matmul(CudaKernelGen *c, const LMatmul *mm, const LGpuTile *t) {
+  int E = t->edge, ivar = t->i->var, jvar = t->j->var, kvar = mm->kloop->var;
+  int64_t I = t->i->extent, J = t->j->extent, K = mm->kloop->extent;
+  const char *T = cexpr_type(mm->dt);
+  line(c, "__shared__ %s tdsl_g_as[%d][%d + 1], tdsl_g_bs[%d][%d + 1];", T, E, E, E, E);
+  line(c, "const int tdsl_g_tx = threadIdx.x %% %d, tdsl_g_ty = threadIdx.x / %d;", E, E);
+  line(c, "for (int64_t tdsl_g_tile = blockIdx.x; tdsl_g_tile < %" PRId64 "; tdsl_g_tile += gridDim.x) {", t->ntiles);
   open_scope(c);
-  if (m->nbatch)
-    decompose(c, m->outer, m->nbatch, arena_printf(&c->g.cx->arena, "(tdsl_g_tile / %" PRId64 ")", ti * tj), NULL);
+  if (t->batch.n)
+    decompose(c, &t->batch, arena_printf(&c->g.cx->arena, "(tdsl_g_tile / %" PRId64 ")", t->ni * t->nj));
   line(c, "const int64_t tdsl_g_i0 = tdsl_g_tile / %" PRId64 " %% %" PRId64 " * %d, tdsl_g_j0 = tdsl_g_tile %% %" PRId64
-          " * %d;", tj, ti, TILE, tj, TILE);
+          " * %d;", t->nj, t->ni, E, t->nj, E);
   buf_indent(c->g.b, c->g.depth);
   buf_printf(c->g.b, "%s tdsl_g_acc = ", T);
-  cexpr_expr(&c->g, m->init);
+  cexpr_expr(&c->g, mm->init);
   buf_puts(c->g.b, ";\n");
-  line(c, "for (int64_t tdsl_g_k0 = 0; tdsl_g_k0 < %" PRId64 "; tdsl_g_k0 += %d) {", m->K, TILE);
+  line(c, "for (int64_t tdsl_g_k0 = 0; tdsl_g_k0 < %" PRId64 "; tdsl_g_k0 += %d) {", K, E);
   open_scope(c);
-  // the loads: consecutive threads take consecutive addresses where the operand has
-  // unit stride along k (As[i][k] natural) or along i/j (transposed thread roles)
-  bool a_kfast = stride_of(m->a, m->kvar) <= stride_of(m->a, m->ivar);
-  bool b_jfast = stride_of(m->bexp, m->jvar) <= stride_of(m->bexp, m->kvar);
+  // the loads, with the thread roles the schedule chose
+  const char *ar = t->a_kfast ? "tdsl_g_ty" : "tdsl_g_tx", *ac = t->a_kfast ? "tdsl_g_tx" : "tdsl_g_ty";
+  const char *br = t->b_jfast ? "tdsl_g_ty" : "tdsl_g_tx", *bc = t->b_jfast ? "tdsl_g_tx" : "tdsl_g_ty";
   line(c, "{");
   open_scope(c);
-  line(c, "const int64_t v%d = tdsl_g_i0 + %s, v%d = tdsl_g_k0 + %s;", m->ivar, a_kfast ? "tdsl_g_ty" : "tdsl_g_tx",
-       m->kvar, a_kfast ? "tdsl_g_tx" : "tdsl_g_ty");
+  line(c, "const int64_t v%d = tdsl_g_i0 + %s, v%d = tdsl_g_k0 + %s;", ivar, ar, kvar, ac);
   buf_indent(c->g.b, c->g.depth);
-  buf_printf(c->g.b, "tdsl_g_as[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ",
-             a_kfast ? "tdsl_g_ty" : "tdsl_g_tx", a_kfast ? "tdsl_g_tx" : "tdsl_g_ty", m->ivar, m->I, m->kvar, m->K);
-  cexpr_expr(&c->g, m->a);
+  buf_printf(c->g.b, "tdsl_g_as[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ", ar, ac, ivar, I, kvar, K);
+  cexpr_expr(&c->g, mm->a);
   buf_printf(c->g.b, " : (%s)0;\n", T);
   cexpr_close(&c->g);
   line(c, "{");
   open_scope(c);
-  line(c, "const int64_t v%d = tdsl_g_k0 + %s, v%d = tdsl_g_j0 + %s;", m->kvar, b_jfast ? "tdsl_g_ty" : "tdsl_g_tx",
-       m->jvar, b_jfast ? "tdsl_g_tx" : "tdsl_g_ty");
+  line(c, "const int64_t v%d = tdsl_g_k0 + %s, v%d = tdsl_g_j0 + %s;", kvar, br, jvar, bc);
   buf_indent(c->g.b, c->g.depth);
-  buf_printf(c->g.b, "tdsl_g_bs[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ",
-             b_jfast ? "tdsl_g_ty" : "tdsl_g_tx", b_jfast ? "tdsl_g_tx" : "tdsl_g_ty", m->kvar, m->K, m->jvar, m->J);
-  cexpr_expr(&c->g, m->bexp);
+  buf_printf(c->g.b, "tdsl_g_bs[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ", br, bc, kvar, K, jvar, J);
+  cexpr_expr(&c->g, mm->b);
   buf_printf(c->g.b, " : (%s)0;\n", T);
   cexpr_close(&c->g);
   line(c, "__syncthreads();");
-  line(c, "const int tdsl_g_kn = %" PRId64 " - tdsl_g_k0 < %d ? (int)(%" PRId64 " - tdsl_g_k0) : %d;", m->K, TILE, m->K,
-       TILE);
+  line(c, "const int tdsl_g_kn = %" PRId64 " - tdsl_g_k0 < %d ? (int)(%" PRId64 " - tdsl_g_k0) : %d;", K, E, K, E);
   line(c, "for (int tdsl_g_kk = 0; tdsl_g_kk < tdsl_g_kn; tdsl_g_kk++)");
   line(c, "  tdsl_g_acc = tdsl_g_acc + tdsl_g_as[tdsl_g_ty][tdsl_g_kk] * tdsl_g_bs[tdsl_g_kk][tdsl_g_tx];");
   line(c, "__syncthreads();");
   cexpr_close(&c->g);
-  line(c, "const int64_t v%d = tdsl_g_i0 + tdsl_g_ty, v%d = tdsl_g_j0 + tdsl_g_tx;", m->ivar, m->jvar);
-  line(c, "if (v%d < %" PRId64 " && v%d < %" PRId64 ") {", m->ivar, m->I, m->jvar, m->J);
+  line(c, "const int64_t v%d = tdsl_g_i0 + tdsl_g_ty, v%d = tdsl_g_j0 + tdsl_g_tx;", ivar, jvar);
+  line(c, "if (v%d < %" PRId64 " && v%d < %" PRId64 ") {", ivar, I, jvar, J);
   open_scope(c);
-  if (m->dot) {
-    const char *saved = c->g.lname[m->acc_local];
-    c->g.lname[m->acc_local] = "tdsl_g_acc";
-    for (int i = m->rest_from; i < m->rest->len; i++)
-      stmt_seq(c, m->rest->data[i]);
-    c->g.lname[m->acc_local] = saved;
-  } else {
-    c->g.arg_used[m->acc_arg] = true;
-    buf_indent(c->g.b, c->g.depth);
-    buf_printf(c->g.b, "b%d[", m->acc_arg);
-    cexpr_index(&c->g, &m->acc_idx);
-    buf_puts(c->g.b, "] = tdsl_g_acc;\n");
-    if (m->epi) {
-      line(c, "{");
-      open_scope(c);
-      line(c, "const int64_t v%d = v%d;", m->epi->var, m->jvar);
-      stmts_seq(c, &m->epi->body);
-      cexpr_close(&c->g);
-    }
-  }
+  const char *saved = c->g.lname[mm->acc];
+  c->g.lname[mm->acc] = "tdsl_g_acc";
+  for (int i = mm->epi; i < mm->body->len; i++)
+    stmt_seq(c, mm->body->data[i]);
+  c->g.lname[mm->acc] = saved;
   cexpr_close(&c->g);
   cexpr_close(&c->g);
 }
 
 // ---- kernels ----
-static int64_t pow2_at_least(int64_t n, int64_t lo, int64_t hi) {
-  int64_t b = lo;
-  while (b < n && b < hi)
-    b *= 2;
-  return b;
-}
-
 static const char *const shape_names[] = {"elementwise", "block per row", "tiled matmul", "thread per row"};
+_Static_assert(sizeof shape_names / sizeof *shape_names == GK_COUNT, "a name per LGpuShape");
 
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki, GpuKernel *launch) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
-  TD_ASSERT(nargs <= MAX_ARGS);
+  const LGpuSched *gs = sched_gpu_kernel(cx, k);
+  TD_ASSERT(gs->shape != GK_COUNT);  // more arguments than LG_MAX_ARGS
   CudaKernelGen c = {0};
   cexpr_begin(&c.g, cx, &dialect_cuda, pr, p, k);
-  c.extent = arena_alloc(&cx->arena, sizeof(int64_t) * (size_t)(k->nvars + 1));
-  loop_extents(&c, &k->body);
-
-  // the outer nest of independent loops: the rows (or the elements)
-  const LStmt *outer[MAX_NEST];
-  int nouter = 0;
-  const LStmtList *row = &k->body;
-  while (nouter < MAX_NEST && row->len == 1 && row->data[0]->kind == LS_LOOP && loop_independent(&c, row->data[0])) {
-    outer[nouter++] = row->data[0];
-    row = &row->data[0]->body;
-  }
-  int64_t nrows = nest_size(outer, nouter);
-  KernelShape shape;
-  Matmul mm;
-  if (nouter > 0 && !stmts_has_loop(row))
-    shape = K_FLAT;
-  else if (find_matmul(&c, outer, nouter, row, &mm))
-    shape = K_MATMUL;
-  else if (has_split(&c, row))
-    shape = K_ROWS;
-  else
-    shape = K_SERIAL;
 
   Buf body;
   buf_init(&body, cx);
   c.g.b = &body;
-  int64_t grid = 1, block = 1;
-  switch (shape) {
-  case K_FLAT:
-    block = 256;
-    grid = (nrows + block - 1) / block;
-    grid = grid < 65535 ? grid : 65535;
+  const LGpuNest *outer = &gs->outer;
+  switch (gs->shape) {
+  case GK_FLAT:
     line(&c, "for (int64_t tdsl_g_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; tdsl_g_i < %" PRId64
-             "; tdsl_g_i += (int64_t)gridDim.x * blockDim.x) {", nrows);
+             "; tdsl_g_i += (int64_t)gridDim.x * blockDim.x) {", outer->total);
     open_scope(&c);
-    decompose(&c, outer, nouter, "tdsl_g_i", row);
-    stmts_seq(&c, row);
+    decompose(&c, outer, "tdsl_g_i");
+    stmts_seq(&c, outer->body);
     cexpr_close(&c.g);
     break;
-  case K_ROWS: {
-    grid = nrows < 65535 ? nrows : 65535;
-    line(&c, "for (int64_t tdsl_g_r = blockIdx.x; tdsl_g_r < %" PRId64 "; tdsl_g_r += gridDim.x) {", nrows);
+  case GK_ROWS:
+    line(&c, "for (int64_t tdsl_g_r = blockIdx.x; tdsl_g_r < %" PRId64 "; tdsl_g_r += gridDim.x) {", outer->total);
     open_scope(&c);
-    decompose(&c, outer, nouter, "tdsl_g_r", row);
-    ArgSet r = {0}, w = {0};
-    stmts_block(&c, row, &r, &w);
+    decompose(&c, outer, "tdsl_g_r");
+    blocks_print(&c, &gs->row);
     cexpr_close(&c.g);
-    block = pow2_at_least(c.max_split, 32, 256);
     break;
-  }
-  case K_MATMUL:
-    block = TILE * TILE;
-    emit_matmul(&c, &mm, &grid);
-    break;
-  case K_SERIAL:
-    block = pow2_at_least(nrows, 32, 128);
-    grid = (nrows + block - 1) / block;
-    grid = grid < 65535 ? grid : 65535;
+  case GK_MATMUL: emit_matmul(&c, k->mm, &gs->tile); break;
+  case GK_SERIAL:
     line(&c, "for (int64_t tdsl_g_r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; tdsl_g_r < %" PRId64
-             "; tdsl_g_r += (int64_t)gridDim.x * blockDim.x) {", nrows);
+             "; tdsl_g_r += (int64_t)gridDim.x * blockDim.x) {", outer->total);
     open_scope(&c);
-    decompose(&c, outer, nouter, "tdsl_g_r", row);
-    stmts_seq(&c, row);
+    decompose(&c, outer, "tdsl_g_r");
+    stmts_seq(&c, outer->body);
     cexpr_close(&c.g);
     break;
+  case GK_COUNT: td_unreachable();
   }
-  if (nrows == 0)
-    grid = 0;
-  *launch = (GpuKernel){emit_kernel_name(cx, p, ki), grid, block, 0};
+  *launch = (GpuKernel){emit_kernel_name(cx, p, ki), gs->grid, gs->block, 0};
 
   // header comment: what it computes, its shape and launch, what each pointer is
   const char *launch_note =
-      arena_printf(&cx->arena, "%s: grid %" PRId64 ", block %" PRId64, shape_names[shape], grid, block);
+      arena_printf(&cx->arena, "%s: grid %" PRId64 ", block %" PRId64, shape_names[gs->shape], gs->grid, gs->block);
   emit_kernel_comment(out, p, ki, launch_note);
-  buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%" PRId64 ") %s(tdsl_gpu_error *tdsl_g_err", block,
-             launch->name);
+  buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%" PRId64 ") %s(tdsl_gpu_error *tdsl_g_err",
+             gs->block, launch->name);
   for (int i = 0; i < nargs; i++) {
     const LArg *a = &k->args.data[i];
     DType dt = p->bufs.data[a->buf].dtype;
@@ -1399,8 +591,8 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     if (!c.g.arg_used[i])
       buf_printf(out, "  (void)b%d;\n", i);
   }
-  if (c.nsh)
-    buf_printf(out, "  __shared__ unsigned long long tdsl_g_sh[%d];\n", 32 * c.nsh);
+  if (gs->nshared)
+    buf_printf(out, "  __shared__ unsigned long long tdsl_g_sh[%d];\n", 32 * gs->nshared);
   buf_puts(out, body.data);
   buf_puts(out, "}\n\n");
 }

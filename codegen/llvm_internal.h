@@ -8,8 +8,9 @@
 //                  stores, and the CPU kernel function
 //   llvm_entry.c   the CPU entry with the C ABI (its tables, the kernels' calls), the
 //                  packed run wrappers, and llvm_build_module
-//   llvm_gpu.c     the GPU mode for ptx.c: the device error record, the spreading
-//                  of loops over NVVM threads, and llvm_build_gpu_module
+//   llvm_gpu.c     the GPU mode for ptx.c: the device error record, the NVVM plan
+//                  of the GPU schedule (ir/sched_gpu.c) built over the threads, and
+//                  llvm_build_gpu_module
 //   llvm_target.c  LLVM plumbing shared with ptx.c: messages, target machines, the
 //                  data layout, verification, the pass pipeline, code emission
 //   llvm_emit.c    the host: its TargetMachine, optimisation, .ll/.s/.o, the ORC

@@ -2,8 +2,8 @@
 // a file (and --fn) to the compiled program. A flat list of stages, each followed by
 // a --time lap: read, parse, sema (the last that reports errors in the program: the
 // driver stops after it if there were any), choosing the function, then for each
-// function lower and fuse, and build the kernels with their CPU schedules (none on
-// --target cuda). The caller says how far to go (CompileStage).
+// function lower and fuse, and build the kernels with their CPU schedules (on
+// --target cuda, the GPU schedule instead). The caller says how far to go (CompileStage).
 #include "driver/driver.h"
 
 #include <string.h>
@@ -87,6 +87,8 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     lp->flops = graph_flops(g);
     if (cpu_prog)
       sched_cpu(cx, lp);
+    else
+      sched_gpu(cx, lp);
     out->lps[i] = lp;
   }
   lap(tm, co->time_kernels ? "kernels" : "lower");

@@ -74,6 +74,7 @@ typedef struct LExpr LExpr;
 typedef struct LStmt LStmt;
 typedef struct LKernel LKernel;
 typedef struct LProgram LProgram;
+typedef struct LGpuSched LGpuSched;
 
 typedef enum {
   LX_CONST,          // f (floats) or i (ints and bools)
@@ -233,6 +234,7 @@ struct LKernel {
   VEC(const char *) ops;     // op names fused into it, for --emit=kernels
   VEC(int) lines;            // source lines it came from
   const char *sched;         // the schedule it got, when one was chosen ("gemm packed 6x16 nc 128")
+  LGpuSched *gpu;            // GPU programs: its mapping onto threads (sched_gpu), else NULL
 };
 
 typedef enum {
@@ -329,5 +331,126 @@ LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 // (a fixed association, the same in every backend); large write-only results marked
 // for streaming stores (LArg.stream).
 void sched_cpu(Ctx *cx, LProgram *p);
+
+// ---- sched_gpu.c: the GPU schedule over built loop IR (the CUDA and NVVM backends) ----
+// How the iterations of a kernel of a GPU program map to the threads of a 1-D grid,
+// decided once from the loops kernel_build left: codegen/cuda.c prints it and
+// codegen/llvm_gpu.c builds it; neither analyses the loops again. Iterations run on
+// different threads only where sched_gpu proved from the affine indices that they
+// touch disjoint elements (a loop's `parallel` mark only says where CPU threads pay).
+// The two backends map differently — CUDA C with blocks, shared memory and warp
+// shuffles, the NVVM builder with grid-stride loops alone — so a kernel carries both
+// plans, each proved by its own test (ir/sched_gpu.c says which).
+enum { LG_MAX_ACC = 8, LG_MAX_ARGS = 256 };
+
+// A perfect nest (each loop's body the next loop alone) run as one flat loop over the
+// product of its extents, split row-major: the innermost loop varies fastest, so
+// consecutive threads take consecutive iterations.
+typedef struct LGpuNest {
+  int n;                  // its loops (0: none)
+  const LStmt **loops;    // outermost first
+  const LStmtList *body;  // what an iteration runs: the innermost loop's body (for
+                          // LGpuSched.outer with n == 0, the kernel's body); NULL for a
+                          // matmul's batch loops
+  int64_t total;          // the iterations: the product of the extents
+  bool *read;             // per loop: whether body reads its var (the others need no
+                          // index); NULL: every var is needed
+} LGpuNest;
+
+// A reduction nest of a block (GB_REDUCE): its innermost body combines values into
+// accumulator locals, either plainly — lets of locals private to the body, then
+// `acc = acc op e` (op add, mul, maximum, minimum, logical and/or; no half dtype) — or
+// in the argform of argmax/argmin: lets of private locals, then one
+// `if (better) { acc = x; ... }` whose condition reads only accumulators and the
+// private locals they take (the earliest of equally good iterations wins).
+typedef struct LGpuReduce {
+  bool argform;
+  int nacc;
+  int acc[LG_MAX_ACC];   // the accumulator locals
+  Op op[LG_MAX_ACC];     // plain form: each one's combine op
+  int src[LG_MAX_ACC];   // argform: the private local each accumulator takes, or -1
+  const LStmt *cond_if;  // argform: the if
+} LGpuReduce;
+
+// How the threads of a block run a statement of a row (GK_ROWS).
+typedef enum {
+  GB_EVERY,   // every thread runs it alike, with the same values (a store: thread 0
+              // alone); the body of a loop or an if is block statements again (`body`)
+  GB_SPLIT,   // `nest`: independent iterations, no loop inside, split over the threads
+  GB_REDUCE,  // `nest` split over the threads, its accumulators (`red`) combined across
+              // the block (warp shuffles, then shared memory); every thread gets them
+  GB_COUNT
+} LGpuRole;
+
+typedef struct LGpuBlock LGpuBlock;
+typedef VEC(LGpuBlock *) LGpuBlockList;
+struct LGpuBlock {
+  const LStmt *s;
+  LGpuRole role;
+  bool sync;           // a barrier before it: it touches a buffer that a statement since
+                       // the last barrier wrote, or writes one that such a statement read
+  bool sync_each;      // GB_EVERY loop: a barrier ending each iteration (the next one
+                       // touches what this one wrote)
+  LGpuBlockList body;  // GB_EVERY loop or if: the statements of its body
+  LGpuNest nest;       // GB_SPLIT, GB_REDUCE
+  LGpuReduce red;      // GB_REDUCE
+};
+
+// A matmul as output tiles (GK_MATMUL), from LKernel.mm's LM_DOT nest: a block of
+// edge * edge threads per tile of one batch element (grid-stride over the tiles), one
+// output element per thread, A and B staged through shared memory edge deep in k, the
+// statements after the k loop (mm->body from mm->epi) applied before the store.
+typedef struct LGpuTile {
+  int edge;                 // 16
+  LGpuNest batch;           // mm->outer's loops before i and j, flattened with the tiles
+  const LStmt *i, *j;       // the tile's rows and columns: mm->outer[nouter - 2], [nouter - 1]
+  int64_t ni, nj, ntiles;   // tiles along i, along j, in all (times the batch)
+  bool a_kfast;             // A's staging: consecutive threads walk k (its stride along k
+                            // is no larger than along i), else i
+  bool b_jfast;             // B's: consecutive threads walk j, else k
+} LGpuTile;
+
+// The CUDA printer's shape of a kernel.
+typedef enum {
+  GK_FLAT,    // elementwise: `outer` holds every loop (its body none): one grid-stride loop
+              // over the flat index, a thread per element
+  GK_ROWS,    // a block per row (an iteration of `outer`, grid-stride over the rows), the
+              // row's statements run as `row` says
+  GK_MATMUL,  // `tile`
+  GK_SERIAL,  // a thread per row, its statements run one after another as on the CPU
+  GK_COUNT    // none: more than LG_MAX_ARGS arguments, which codegen/cuda.c refuses
+} LGpuShape;
+
+struct LGpuSched {
+  // codegen/cuda.c. Its independence test: every access inside a loop to a buffer
+  // written inside it moves by the same stride c per iteration and stays within a
+  // window narrower than |c| (or all of them share one index, injective over the loop's
+  // var and the inner vars it moves with), and no local carries a value across
+  // iterations.
+  LGpuShape shape;
+  LGpuNest outer;       // the outermost loops, each alone in its list, whose iterations
+                        // are independent: the rows (FLAT: the elements); body: the row
+  LGpuBlockList row;    // GK_ROWS
+  LGpuTile tile;        // GK_MATMUL
+  int64_t grid, block;  // the launch: blocks (0: nothing to do) and threads per block
+  int nshared;          // 32-slot groups of 8-byte shared scratch the reductions use
+  // codegen/llvm_gpu.c. Every top-level statement must be a loop, no local used by two
+  // of them, and no two of them touching an element one writes (ranges of indices);
+  // each then runs in turn on every thread, the first spread[i].n loops of its perfect
+  // nest grid-stride from the global thread id (0: thread 0 runs it), the most loops
+  // whose iterations provably touch disjoint elements: all accesses to a buffer written
+  // in them share the base and the coefficients of the spread vars, and each such
+  // coefficient, by magnitude, exceeds what the smaller ones and the rest of the index
+  // can reach.
+  int64_t iters;        // the most iterations one statement spreads (launch that many
+                        // threads or fewer); 0: serial, thread 0 runs the whole body
+  LGpuNest *spread;     // per top-level statement (iters > 0)
+};
+
+// Sets every kernel's gpu.
+void sched_gpu(Ctx *cx, LProgram *p);
+// k->gpu; for a kernel sched_gpu has not seen (built by hand, or by kernel_build alone
+// as in unit tests), its schedule decided now (not stored).
+const LGpuSched *sched_gpu_kernel(Ctx *cx, const LKernel *k);
 
 #endif
