@@ -16,10 +16,11 @@
 //   NEG ABS SIGN SQUARE                 int and float (sign(0) = sign(-0) = 0, sign(nan) = 0 as PyTorch; int NEG wraps)
 //   BITWISE_NOT                         ints: ~a; bool: !a
 //   LOGICAL_NOT                         bool -> bool
-//   EXP LOG LOG2 EXP2 SQRT RSQRT SIN COS TAN TANH ERF FLOOR CEIL RECIPROCAL   f32/f64, libm meaning
+//   EXP LOG LOG2 EXP2 SQRT SIN COS TAN TANH ERF FLOOR CEIL   f32/f64, libm meaning
 //   ROUND                               f32/f64: half to even (nearbyint)
-//   SIGMOID  1 / (1 + exp(-a))          GELU  0.5 * a * (1 + erf(a / sqrt(2)))
-//   SILU     a / (1 + exp(-a))          RELU  a > 0 ? a : 0 (nan stays nan; ints too)
+//   SIGMOID SILU GELU (and RSQRT RECIPROCAL, SQUARE of floats): composite, each its
+//                                       formula over the ops here (ir/opmath.c)
+//   RELU                                a > 0 ? a : 0 (nan stays nan; ints too)
 //   ADD SUB MUL                         ints wrap (two's complement), floats IEEE
 //   DIV                                 floats only (the builder casts ints to f32)
 //   FLOOR_DIVIDE                        ints: Python floor division; b == 0 raises `err`
