@@ -104,14 +104,14 @@ TType *fold_math(Sema *sema, Op op, const TType *a) {
   case OP_NEG: return fold_unary(sema, (Loc){0}, UN_NEG, a);
   case OP_LOGICAL_NOT: return ty_bool(sema, a->fval == 0);
   case OP_FLOOR: case OP_CEIL: case OP_ROUND:  // Python's math.floor, ceil, round give an int
-    return ty_int(sema, fl ? d2i(opmath_unary(sema->cx, op, DT_F64, (OpValue){a->fval, 0}).f) : a->ival);
+    return ty_int(sema, fl ? d2i(opmath_unary(op, DT_F64, (OpValue){a->fval, 0}).f) : a->ival);
   case OP_ABS: case OP_RELU: case OP_SIGN: case OP_SQUARE:  // of an int: an int (wrapping at 64 bits)
     if (!fl)
-      return ty_int(sema, opmath_unary(sema->cx, op, DT_I64, (OpValue){0, a->ival}).i);
+      return ty_int(sema, opmath_unary(op, DT_I64, (OpValue){0, a->ival}).i);
     break;
   default: break;
   }
   if (op_class(op) != OC_UNARY || !op_computes_in(op, DT_F64))
     return NULL;
-  return ty_float(sema, opmath_unary(sema->cx, op, DT_F64, (OpValue){a->fval, 0}).f);
+  return ty_float(sema, opmath_unary(op, DT_F64, (OpValue){a->fval, 0}).f);
 }

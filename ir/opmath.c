@@ -74,13 +74,13 @@ static int64_t wrap_neg(int64_t v) { return (int64_t)(0 - (uint64_t)v); }
 
 // The constant value of a tree of constants, unary and binary ops (a formula over a
 // constant operand).
-static OpValue eval_const(Ctx *cx, const LExpr *e) {
+static OpValue eval_const(const LExpr *e) {
   switch (e->kind) {
   case LX_CONST: return (OpValue){e->f, e->i};
-  case LX_UNARY: return opmath_unary(cx, e->op, e->dt, eval_const(cx, e->a));
+  case LX_UNARY: return opmath_unary(e->op, e->dt, eval_const(e->a));
   case LX_BINARY: {
     bool raised = false;
-    return opmath_binary(e->op, e->a->dt, eval_const(cx, e->a), eval_const(cx, e->b), &raised);
+    return opmath_binary(e->op, e->a->dt, eval_const(e->a), eval_const(e->b), &raised);
   }
   default: td_unreachable();  // formulas hold nothing else
   }
@@ -88,11 +88,14 @@ static OpValue eval_const(Ctx *cx, const LExpr *e) {
 
 static double sign_of(double a) { return isnan(a) ? 0 : (a > 0) - (a < 0); }
 
-OpValue opmath_unary(Ctx *cx, Op op, DType dt, OpValue a) {
+OpValue opmath_unary(Op op, DType dt, OpValue a) {
   OpValue x = {0, 0};
-  if (op_is_composite(op, dt)) {
-    LExpr *leaf = lx_const_f(cx, dt, a.f);
-    return eval_const(cx, op_formula(cx, op, dt, leaf));
+  if (op_is_composite(op, dt)) {  // the formula over a constant, in a context of its own
+    Ctx cx;
+    ctx_init(&cx);
+    x = eval_const(op_formula(&cx, op, dt, lx_const_f(&cx, dt, a.f)));
+    ctx_free(&cx);
+    return x;
   }
   if (!is_fl(dt)) {
     int64_t v = a.i;

@@ -32,8 +32,8 @@ typedef struct OpValue {
 // comparisons: the operands' dtype; the result is then a bool in .i), rounded to dt as
 // a backend holds it (f32 rounds each result to float, i32 wraps). An integer op that
 // raises (floor_divide or remainder by 0, a negative power) sets *raised and gives 0.
-// A composite op is evaluated through its formula (cx: where its nodes are made).
-OpValue opmath_unary(Ctx *cx, Op op, DType dt, OpValue a);
+// A composite op is evaluated through its formula.
+OpValue opmath_unary(Op op, DType dt, OpValue a);
 OpValue opmath_binary(Op op, DType dt, OpValue a, OpValue b, bool *raised);
 OpValue opmath_fit(DType dt, OpValue v);  // v as dtype dt holds it
 

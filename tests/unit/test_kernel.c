@@ -116,7 +116,7 @@ static int64_t index_of(Run *r, const LIndex *ix) {
 }
 
 // Unary and binary ops: their meaning in ir/opmath.c (composite ops through their formula).
-static Num unary(Run *r, const LExpr *e, Num a) { return opmath_unary(&r->cx, e->op, e->dt, a); }
+static Num unary(const LExpr *e, Num a) { return opmath_unary(e->op, e->dt, a); }
 
 static Num binary(Run *r, const LExpr *e, Num a, Num b) {
   bool raised = false;
@@ -143,7 +143,7 @@ static Num eval(Run *r, const LExpr *e) {
     assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
     return r->mem[b][i];
   }
-  case LX_UNARY: return unary(r, e, eval(r, e->a));
+  case LX_UNARY: return unary(e, eval(r, e->a));
   case LX_BINARY: return binary(r, e, eval(r, e->a), eval(r, e->b));
   case LX_SELECT: {
     Num c = eval(r, e->a), a = eval(r, e->b), b = eval(r, e->c);
