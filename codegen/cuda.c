@@ -535,7 +535,8 @@ _Static_assert(sizeof shape_names / sizeof *shape_names == GK_COUNT, "a name per
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki, GpuKernel *launch) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
-  const LGpuSched *gs = sched_gpu_kernel(cx, k);
+  const LGpuSched *gs = k->gpu;  // sched_gpu's
+  TD_ASSERT(gs);
   TD_ASSERT(gs->shape != GK_COUNT);  // more arguments than LG_MAX_ARGS
   CudaKernelGen c = {0};
   cexpr_begin(&c.g, cx, &dialect_cuda, pr, p, k);

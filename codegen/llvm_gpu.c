@@ -140,7 +140,8 @@ static LLVMValueRef build_gpu_kernel(LlvmModuleGen *g, const LProgram *p, int ki
   for (int i = 0; i < nargs; i++)
     c.args[i] = LLVMGetParam(c.fn, (unsigned)i + 1);
   llvm_kernel_locals(&c);
-  const LGpuSched *gs = sched_gpu_kernel(g->cx, k);
+  const LGpuSched *gs = k->gpu;  // sched_gpu's
+  TD_ASSERT(gs);
   *iters = gs->iters;
   LLVMValueRef gtid = LLVMBuildAdd(b, mul_wide(g, "ctaid.x", "ntid.x"), sreg(g, "tid.x"), "");
   LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, gtid, ci(g->i64, 0), "");

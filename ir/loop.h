@@ -448,10 +448,10 @@ struct LGpuSched {
   LGpuNest *spread;     // per top-level statement (iters > 0)
 };
 
-// Sets every kernel's gpu.
+// Sets every kernel's gpu: the GPU backends print and build only what it holds.
 void sched_gpu(Ctx *cx, LProgram *p);
-// k->gpu; for a kernel sched_gpu has not seen (built by hand, or by kernel_build alone
-// as in unit tests), its schedule decided now (not stored).
+// k->gpu; for a kernel sched_gpu has not seen (built by hand in a unit test), its
+// schedule decided now (not stored).
 const LGpuSched *sched_gpu_kernel(Ctx *cx, const LKernel *k);
 
 #endif
