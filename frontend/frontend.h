@@ -145,7 +145,7 @@ struct Builtin {
   const char *sig;   // PyTorch 1.13's parameters: "input, dim0, dim1"
 };
 
-typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE } TyKind;
+typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE } TyKind;
 
 struct TType {
   TyKind kind;
@@ -158,6 +158,7 @@ struct TType {
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE
   TType **elems;
+  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"
 };
 
 typedef struct Program {

@@ -251,86 +251,94 @@ void set_operands(Sema *sema, Ast *e, Ast **ops, int n) {
 void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
 
 // ============================================================================
-// The op table (LANGUAGE.md §5-6) with PyTorch 1.13's parameter lists
+// The op table (LANGUAGE.md §5-6) with PyTorch 1.13's parameter lists; the last column
+// says where PyTorch 1.13 has the function besides the bare name and the method:
+// torch.NAME (F_TORCH), torch.nn.functional.NAME (F_NNF)
 // ============================================================================
-#define VIEWOP(n, sig, ck) {{n, BK_VIEW, OP_COPY, sig}, ck, F_BOTH, OP_COUNT}
-#define NODE(n, op, sig, ck, forms) {{n, BK_NODE, OP_##op, sig}, ck, forms, OP_COUNT}
-#define UNARY(n, op) NODE(n, op, "input", ck_unary, F_BOTH)
-#define BINARY(n, op) NODE(n, op, "input, other", ck_binary, F_BOTH)
-#define REDUCE(n, op, sig) NODE(n, op, sig, ck_reduce, F_BOTH)
+#define VIEWOP(n, sig, ck, ns) {{n, BK_VIEW, OP_COPY, sig}, ck, F_BOTH | (ns), OP_COUNT}
+#define NODE(n, op, sig, ck, forms, ns) {{n, BK_NODE, OP_##op, sig}, ck, (forms) | (ns), OP_COUNT}
+#define UNARY(n, op, ns) NODE(n, op, "input", ck_unary, F_BOTH, ns)
+#define BINARY(n, op, ns) NODE(n, op, "input, other", ck_binary, F_BOTH, ns)
+#define REDUCE(n, op, sig, ns) NODE(n, op, sig, ck_reduce, F_BOTH, ns)
 #define CAST(n, dt) {{n, BK_VIEW, OP_COPY, "input"}, ck_cast, F_METH, (Op)dt}
 
 static const BuiltinDef builtins[] = {
     // views
-    VIEWOP("view", "input, *size", ck_view),
-    VIEWOP("reshape", "input, *shape", ck_reshape),
-    VIEWOP("flatten", "input, start_dim=0, end_dim=-1", ck_flatten),
-    VIEWOP("transpose", "input, dim0, dim1", ck_transpose),
-    VIEWOP("t", "input", ck_t),
+    VIEWOP("view", "input, *size", ck_view, 0),
+    VIEWOP("reshape", "input, *shape", ck_reshape, F_TORCH),
+    VIEWOP("flatten", "input, start_dim=0, end_dim=-1", ck_flatten, F_TORCH),
+    VIEWOP("transpose", "input, dim0, dim1", ck_transpose, F_TORCH),
+    VIEWOP("t", "input", ck_t, F_TORCH),
     {{"T", BK_VIEW, OP_COPY, "input"}, ck_T, 0, OP_COUNT},
-    VIEWOP("permute", "input, *dims", ck_permute),
-    VIEWOP("unsqueeze", "input, dim", ck_unsqueeze),
-    VIEWOP("squeeze", "input, dim=None", ck_squeeze),
-    VIEWOP("expand", "input, *size", ck_expand),
-    VIEWOP("expand_as", "input, other", ck_expand_as),
-    VIEWOP("select", "input, dim, index", ck_select),
-    VIEWOP("narrow", "input, dim, start, length", ck_narrow),
-    VIEWOP("diagonal", "input, offset=0, dim1=0, dim2=1", ck_diagonal),
-    VIEWOP("as_strided", "input, size, stride, storage_offset=None", ck_as_strided),
-    VIEWOP("flip", "input, *dims", ck_flip),
-    VIEWOP("contiguous", "input", ck_contiguous),
-    VIEWOP("to", "input, dtype", ck_to),
+    VIEWOP("permute", "input, *dims", ck_permute, F_TORCH),
+    VIEWOP("unsqueeze", "input, dim", ck_unsqueeze, F_TORCH),
+    VIEWOP("squeeze", "input, dim=None", ck_squeeze, F_TORCH),
+    VIEWOP("expand", "input, *size", ck_expand, 0),
+    VIEWOP("expand_as", "input, other", ck_expand_as, 0),
+    VIEWOP("select", "input, dim, index", ck_select, F_TORCH),
+    VIEWOP("narrow", "input, dim, start, length", ck_narrow, F_TORCH),
+    VIEWOP("diagonal", "input, offset=0, dim1=0, dim2=1", ck_diagonal, F_TORCH),
+    VIEWOP("as_strided", "input, size, stride, storage_offset=None", ck_as_strided, F_TORCH),
+    VIEWOP("flip", "input, *dims", ck_flip, F_TORCH),
+    VIEWOP("contiguous", "input", ck_contiguous, 0),
+    VIEWOP("to", "input, dtype", ck_to, 0),
     CAST("float", DT_F32), CAST("double", DT_F64), CAST("int", DT_I32), CAST("long", DT_I64),
     CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL),
-    NODE("clone", CLONE, "input", ck_clone, F_BOTH),
+    NODE("clone", CLONE, "input", ck_clone, F_BOTH, F_TORCH),
     // unary
-    UNARY("neg", NEG), UNARY("abs", ABS), UNARY("exp", EXP), UNARY("log", LOG), UNARY("log2", LOG2),
-    UNARY("exp2", EXP2), UNARY("sqrt", SQRT), UNARY("rsqrt", RSQRT), UNARY("sin", SIN), UNARY("cos", COS),
-    UNARY("tan", TAN), UNARY("tanh", TANH), UNARY("sigmoid", SIGMOID), UNARY("relu", RELU), UNARY("gelu", GELU),
-    UNARY("erf", ERF), UNARY("floor", FLOOR), UNARY("ceil", CEIL), UNARY("round", ROUND), UNARY("sign", SIGN),
-    UNARY("reciprocal", RECIPROCAL), UNARY("square", SQUARE), UNARY("silu", SILU),
-    UNARY("bitwise_not", BITWISE_NOT), UNARY("logical_not", LOGICAL_NOT),
+    UNARY("neg", NEG, F_TORCH), UNARY("abs", ABS, F_TORCH), UNARY("exp", EXP, F_TORCH), UNARY("log", LOG, F_TORCH),
+    UNARY("log2", LOG2, F_TORCH),
+    UNARY("exp2", EXP2, F_TORCH), UNARY("sqrt", SQRT, F_TORCH), UNARY("rsqrt", RSQRT, F_TORCH),
+    UNARY("sin", SIN, F_TORCH), UNARY("cos", COS, F_TORCH),
+    UNARY("tan", TAN, F_TORCH), UNARY("tanh", TANH, F_TORCH | F_NNF), UNARY("sigmoid", SIGMOID, F_TORCH | F_NNF),
+    UNARY("relu", RELU, F_TORCH | F_NNF), UNARY("gelu", GELU, F_NNF),
+    UNARY("erf", ERF, F_TORCH), UNARY("floor", FLOOR, F_TORCH), UNARY("ceil", CEIL, F_TORCH),
+    UNARY("round", ROUND, F_TORCH), UNARY("sign", SIGN, F_TORCH),
+    UNARY("reciprocal", RECIPROCAL, F_TORCH), UNARY("square", SQUARE, F_TORCH), UNARY("silu", SILU, F_NNF),
+    UNARY("bitwise_not", BITWISE_NOT, F_TORCH), UNARY("logical_not", LOGICAL_NOT, F_TORCH),
     // binary
-    BINARY("add", ADD), BINARY("sub", SUB), BINARY("mul", MUL), BINARY("div", DIV),
-    BINARY("floor_divide", FLOOR_DIVIDE), BINARY("remainder", REMAINDER),
-    NODE("pow", POW, "input, exponent", ck_binary, F_BOTH),
-    BINARY("maximum", MAXIMUM), BINARY("minimum", MINIMUM), BINARY("atan2", ATAN2),
-    BINARY("eq", EQ), BINARY("ne", NE), BINARY("lt", LT), BINARY("le", LE), BINARY("gt", GT), BINARY("ge", GE),
-    BINARY("logical_and", LOGICAL_AND), BINARY("logical_or", LOGICAL_OR),
-    NODE("where", WHERE, "condition, input, other", ck_where, F_BOTH),
-    NODE("clamp", CLAMP, "input, min=None, max=None", ck_clamp, F_BOTH),
+    BINARY("add", ADD, F_TORCH), BINARY("sub", SUB, F_TORCH), BINARY("mul", MUL, F_TORCH),
+    BINARY("div", DIV, F_TORCH),
+    BINARY("floor_divide", FLOOR_DIVIDE, F_TORCH), BINARY("remainder", REMAINDER, F_TORCH),
+    NODE("pow", POW, "input, exponent", ck_binary, F_BOTH, F_TORCH),
+    BINARY("maximum", MAXIMUM, F_TORCH), BINARY("minimum", MINIMUM, F_TORCH), BINARY("atan2", ATAN2, F_TORCH),
+    BINARY("eq", EQ, F_TORCH), BINARY("ne", NE, F_TORCH), BINARY("lt", LT, F_TORCH), BINARY("le", LE, F_TORCH),
+    BINARY("gt", GT, F_TORCH), BINARY("ge", GE, F_TORCH),
+    BINARY("logical_and", LOGICAL_AND, F_TORCH), BINARY("logical_or", LOGICAL_OR, F_TORCH),
+    NODE("where", WHERE, "condition, input, other", ck_where, F_BOTH, F_TORCH),
+    NODE("clamp", CLAMP, "input, min=None, max=None", ck_clamp, F_BOTH, F_TORCH),
     // reductions
-    REDUCE("sum", SUM, "input, dim=None, keepdim=False, *, dtype=None"),
-    REDUCE("mean", MEAN, "input, dim=None, keepdim=False, *, dtype=None"),
-    REDUCE("amax", AMAX, "input, dim=None, keepdim=False"),
-    REDUCE("amin", AMIN, "input, dim=None, keepdim=False"),
-    REDUCE("var", VAR, "input, dim=None, unbiased=True, keepdim=False"),
-    REDUCE("std", STD, "input, dim=None, unbiased=True, keepdim=False"),
-    REDUCE("logsumexp", LOGSUMEXP, "input, dim=None, keepdim=False"),
-    REDUCE("prod", PROD, "input, dim=None, keepdim=False, *, dtype=None"),
-    REDUCE("argmax", ARGMAX, "input, dim=None, keepdim=False"),
-    REDUCE("argmin", ARGMIN, "input, dim=None, keepdim=False"),
-    REDUCE("all", ALL, "input, dim=None, keepdim=False"),
-    REDUCE("any", ANY, "input, dim=None, keepdim=False"),
-    REDUCE("max", MAX, "input, dim=None, keepdim=False"),
-    REDUCE("min", MIN, "input, dim=None, keepdim=False"),
-    NODE("softmax", SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH),
-    NODE("log_softmax", LOG_SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH),
+    REDUCE("sum", SUM, "input, dim=None, keepdim=False, *, dtype=None", F_TORCH),
+    REDUCE("mean", MEAN, "input, dim=None, keepdim=False, *, dtype=None", F_TORCH),
+    REDUCE("amax", AMAX, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("amin", AMIN, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("var", VAR, "input, dim=None, unbiased=True, keepdim=False", F_TORCH),
+    REDUCE("std", STD, "input, dim=None, unbiased=True, keepdim=False", F_TORCH),
+    REDUCE("logsumexp", LOGSUMEXP, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("prod", PROD, "input, dim=None, keepdim=False, *, dtype=None", F_TORCH),
+    REDUCE("argmax", ARGMAX, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("argmin", ARGMIN, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("all", ALL, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("any", ANY, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("max", MAX, "input, dim=None, keepdim=False", F_TORCH),
+    REDUCE("min", MIN, "input, dim=None, keepdim=False", F_TORCH),
+    NODE("softmax", SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH, F_TORCH | F_NNF),
+    NODE("log_softmax", LOG_SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH, F_TORCH | F_NNF),
     // matmul
-    NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH),
-    NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH),
-    NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH),
+    NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH, F_TORCH),
+    NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
+    NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     // joins and gathers
-    NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN),
-    NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN),
-    NODE("index_select", INDEX_SELECT, "input, dim, index", ck_index_select, F_BOTH),
-    NODE("gather", GATHER, "input, dim, index", ck_gather, F_BOTH),
+    NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
+    NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
+    NODE("index_select", INDEX_SELECT, "input, dim, index", ck_index_select, F_BOTH, F_TORCH),
+    NODE("gather", GATHER, "input, dim, index", ck_gather, F_BOTH, F_TORCH),
     // creation
-    NODE("zeros", ZEROS, "*size, dtype=None", ck_zeros, F_FN),
-    NODE("ones", ONES, "*size, dtype=None", ck_zeros, F_FN),
-    NODE("full", FULL, "size, fill_value, *, dtype=None", ck_full, F_FN),
-    NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None", ck_arange, F_FN),
-    NODE("eye", EYE, "n, m=None, *, dtype=None", ck_eye, F_FN),
+    NODE("zeros", ZEROS, "*size, dtype=None", ck_zeros, F_FN, F_TORCH),
+    NODE("ones", ONES, "*size, dtype=None", ck_zeros, F_FN, F_TORCH),
+    NODE("full", FULL, "size, fill_value, *, dtype=None", ck_full, F_FN, F_TORCH),
+    NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None", ck_arange, F_FN, F_TORCH),
+    NODE("eye", EYE, "n, m=None, *, dtype=None", ck_eye, F_FN, F_TORCH),
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 

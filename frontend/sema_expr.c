@@ -27,6 +27,16 @@ Const *find_const(Sema *sema, const char *name) {
   return NULL;
 }
 
+// The module a free name stands for, as `import torch`, `import torch.nn as nn` and
+// `import torch.nn.functional as F` bind them in the forward passes people paste; NULL
+// for any other name.
+static const char *module_named(const char *name) {
+  return !strcmp(name, "torch") ? "torch"
+         : !strcmp(name, "nn")  ? "torch.nn"
+         : !strcmp(name, "F")   ? "torch.nn.functional"
+                                : NULL;
+}
+
 static TType *check_name(Sema *sema, Ast *e) {
   Sym *s = find_local(sema, e->name);
   if (s) return s->ty;
@@ -36,7 +46,51 @@ static TType *check_name(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->loc, "'%s' is a function: call it as %s(...)", e->name, e->name);
     return poison(sema);
   }
+  const char *module = module_named(e->name);
+  if (module) return ty_module(sema, module);
   diag_error(sema->cx, e->loc, "use of undeclared name '%s'", e->name);
+  return poison(sema);
+}
+
+// torch's dtype attributes (torch.float32, torch.long, ...) that tdsl has.
+static const struct {
+  const char *name;
+  DType dt;
+} torch_dtypes[] = {
+    {"float32", DT_F32}, {"float", DT_F32},   {"float64", DT_F64}, {"double", DT_F64}, {"float16", DT_F16},
+    {"half", DT_F16},    {"bfloat16", DT_BF16}, {"int32", DT_I32}, {"int", DT_I32},    {"int64", DT_I64},
+    {"long", DT_I64},    {"bool", DT_BOOL},
+};
+
+// The forms bit a call through module m takes (F_TORCH, F_NNF); 0 for a module with no
+// functions of ours.
+static int module_form(const TType *m) {
+  return !strcmp(m->module, "torch") ? F_TORCH : !strcmp(m->module, "torch.nn.functional") ? F_NNF : 0;
+}
+
+// m.NAME without a call: a submodule or a dtype.
+static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
+  if (!strcmp(m->module, "torch")) {
+    for (size_t i = 0; i < sizeof torch_dtypes / sizeof torch_dtypes[0]; i++)
+      if (!strcmp(e->name, torch_dtypes[i].name)) return ty_dtype(sema, torch_dtypes[i].dt);
+    if (!strcmp(e->name, "nn")) return ty_module(sema, "torch.nn");
+  }
+  if (!strcmp(m->module, "torch.nn") && !strcmp(e->name, "functional")) return ty_module(sema, "torch.nn.functional");
+  static const char *const other_dtypes[] = {"uint8", "int8", "int16", "short", "complex32", "complex64",
+                                             "complex128", "chalf", "cfloat", "cdouble", "qint8", "qint32",
+                                             "quint8", "quint4x2", "quint2x4"};
+  for (size_t i = 0; !strcmp(m->module, "torch") && i < sizeof other_dtypes / sizeof other_dtypes[0]; i++) {
+    if (!strcmp(e->name, other_dtypes[i])) {
+      diag_error(sema->cx, e->oploc, "dtype torch.%s is not supported by tdsl", e->name);
+      return poison(sema);
+    }
+  }
+  const BuiltinDef *d = builtin_find(e->name);
+  if (d && (d->forms & module_form(m)))
+    diag_error(sema->cx, e->oploc, "'%s.%s' is a function: call it as %s.%s(...)", m->module, e->name, m->module,
+               e->name);
+  else
+    diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'", m->module, e->name);
   return poison(sema);
 }
 
@@ -124,6 +178,15 @@ static TType *check_call(Sema *sema, Ast *e) {
   bool bad = false;
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
+  if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f
+    const BuiltinDef *d = builtin_find(e->name);
+    if (!d || !(d->forms & module_form(self))) {
+      diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'", self->module, e->name);
+      return poison(sema);
+    }
+    e->lhs = NULL;
+    self = NULL;
+  }
   if (!check_args(sema, e)) bad = true;
   const BuiltinDef *d = builtin_find(e->name);
   if (d && !(d->forms & (e->lhs ? F_METH : F_FN))) d = NULL;
@@ -133,6 +196,8 @@ static TType *check_call(Sema *sema, Ast *e) {
       diag_error(sema->cx, e->oploc, "'Tensor' object is not callable");
     else if (e->lhs)
       diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    else if (module_named(e->name))
+      diag_error(sema->cx, call_loc(e), "'module' object is not callable");
     else
       diag_error(sema->cx, call_loc(e), "use of undeclared name '%s'", e->name);
     return poison(sema);
@@ -153,6 +218,7 @@ static TType *check_call(Sema *sema, Ast *e) {
 static TType *check_attr(Sema *sema, Ast *e) {
   TType *self = check_expr(sema, e->lhs);
   if (is_poison(self)) return poison(sema);
+  if (self->kind == TY_MODULE) return module_attr(sema, e, self);
   if (!strcmp(e->name, "T") && is_tensor(self)) {
     const BuiltinDef *d = builtin_find("T");
     e->bi = &d->b;

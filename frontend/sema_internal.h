@@ -55,7 +55,9 @@ typedef struct Sema {
 // A checker sees e->bargs bound to the op's parameters (NULL: left out) and returns
 // e's type; it sets e->operands (and e->attr, e->needs_copy) for lower.c.
 typedef TType *(*CheckFn)(Sema *sema, Ast *e, const BuiltinDef *d);
-enum { F_FN = 1, F_METH = 2, F_BOTH = 3 };  // forms: torch.f(x, ...), x.f(...)
+// forms: f(x, ...) and x.f(...); where PyTorch has the function too: torch.f(x, ...),
+// torch.nn.functional.f(x, ...) (F.f)
+enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8 };
 struct BuiltinDef {
   Builtin b;       // first: e->bi points here
   CheckFn check;
@@ -180,6 +182,7 @@ TType *ty_int(Sema *sema, int64_t v);
 TType *ty_float(Sema *sema, double v);
 TType *ty_bool(Sema *sema, bool v);
 TType *ty_dtype(Sema *sema, DType dt);
+TType *ty_module(Sema *sema, const char *name);  // "torch", "torch.nn", "torch.nn.functional"
 TType *ty_fresh(Sema *sema, DType dt, int ndim, const int64_t *shape);  // a new contiguous storage
 TType *ty_view_of(Sema *sema, const TType *src, View v);                // another view of src's storage
 const char *torch_name(DType dt);         // "Float", as PyTorch's messages name dtypes

@@ -43,6 +43,11 @@ TType *ty_dtype(Sema *sema, DType dt) {
   t->dtype = dt;
   return t;
 }
+TType *ty_module(Sema *sema, const char *name) {
+  TType *t = ty_new(sema, TY_MODULE);
+  t->module = name;
+  return t;
+}
 // A fresh, writable, contiguous storage (a materialized result).
 TType *ty_fresh(Sema *sema, DType dt, int ndim, const int64_t *shape) {
   TType *t = ty_new(sema, TY_TENSOR);
@@ -79,6 +84,7 @@ const char *py_type_name(const TType *t) {
   case TY_TENSOR: return "Tensor";
   case TY_LIST: return "list";
   case TY_TUPLE: return "tuple";
+  case TY_MODULE: return "module";
   default: return "?";
   }
 }

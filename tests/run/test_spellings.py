@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""tests/run/test_spellings.py TDSLC: PyTorch's spellings of the ops tdsl has — torch.NAME,
+F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as F` and
+`import torch.nn as nn` bind them), and torch's dtype names (torch.float64, torch.long) —
+run as written and compared with NumPy on the same inputs.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, require_backend, run_outputs  # noqa: E402
+
+
+def gelu(a):
+    return 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))
+
+
+def softmax(a, axis):
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+X = np.random.default_rng(3).standard_normal((4, 6)).astype(np.float32)
+Y = np.random.default_rng(4).standard_normal((6, 5)).astype(np.float32)
+
+# (name, the returned expressions, their dtypes, the NumPy values over x [4, 6] and y [6, 5])
+CASES = [
+    ("torch_functions", "torch.exp(x), torch.sigmoid(x), torch.relu(x), torch.tanh(x)", ["f32"] * 4,
+     lambda x, y: [np.exp(x), sigmoid(x), np.maximum(x, 0), np.tanh(x)]),
+    ("torch_math", "torch.matmul(x, y), torch.softmax(x, dim=-1), torch.sum(x, 1), torch.clamp(x, min=0.5)", ["f32"] * 4,
+     lambda x, y: [x @ y, softmax(x, -1), x.sum(1), np.maximum(x, 0.5)]),
+    ("functional", "F.gelu(x), F.silu(x), F.relu(x), F.softmax(x, -1), F.log_softmax(x, dim=0)", ["f32"] * 5,
+     lambda x, y: [gelu(x), x * sigmoid(x), np.maximum(x, 0), softmax(x, -1), np.log(softmax(x, 0))]),
+    ("nn_functional", "torch.nn.functional.gelu(x), nn.functional.sigmoid(x)", ["f32"] * 2,
+     lambda x, y: [gelu(x), sigmoid(x)]),
+    ("torch_views", "torch.transpose(x, 0, 1), torch.cat([x, x], dim=1), torch.stack([x, x]).sum(0)", ["f32"] * 3,
+     lambda x, y: [x.T, np.concatenate([x, x], 1), 2 * x]),
+    ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
+     "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
+     lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
+                   x.astype(np.float64).sum(0)]),
+]
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    for name, exprs, kinds, model in CASES:
+        want = model(X.astype(np.float64), Y.astype(np.float64))
+        rets = ", ".join(f"{k}[{', '.join(str(d) for d in np.shape(w))}]" for k, w in zip(kinds, want))
+        src = f"fn f(x: f32[4, 6], y: f32[6, 5]) -> ({rets}) {{\n    return {exprs}\n}}\n"
+        p, outs = run_outputs(tdslc, src, {"x": X, "y": Y})
+        errs = []
+        if p.returncode != 0:
+            errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}")
+        else:
+            for k, (got, w, kind) in enumerate(zip(outs, want, kinds)):
+                w = np.asarray(w)
+                if got.shape != w.shape:
+                    errs.append(f"out{k}: shape {got.shape}, want {w.shape}")
+                elif kind == "i64":
+                    if got.dtype != np.int64 or not np.array_equal(got, w):
+                        errs.append(f"out{k}: {got.dtype} {got.ravel()[:4]}, want {w.ravel()[:4]}")
+                else:
+                    tol = 1e-12 if kind == "f64" else 1e-5
+                    bad = ~(np.abs(got.astype(np.float64) - w) <= tol * (1 + np.abs(w)))
+                    if got.dtype != (np.float64 if kind == "f64" else np.float32) or bad.any():
+                        i = np.argwhere(bad)[0] if bad.any() else None
+                        errs.append(f"out{k}: {got.dtype}, at {i}: got {got[tuple(i)] if i is not None else ''}, "
+                                    f"want {w[tuple(i)] if i is not None else ''}")
+        t.report(name, errs, src)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
