@@ -3,6 +3,7 @@
 // two Python scalars folds; any other resolves to its builtin (a + b is add).
 #include "frontend/sema_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 // ============================================================================
@@ -34,6 +35,7 @@ static const char *module_named(const char *name) {
   return !strcmp(name, "torch") ? "torch"
          : !strcmp(name, "nn")  ? "torch.nn"
          : !strcmp(name, "F")   ? "torch.nn.functional"
+         : !strcmp(name, "math") ? "math"
                                 : NULL;
 }
 
@@ -68,8 +70,26 @@ static int module_form(const TType *m) {
   return !strcmp(m->module, "torch") ? F_TORCH : !strcmp(m->module, "torch.nn.functional") ? F_NNF : 0;
 }
 
-// m.NAME without a call: a submodule or a dtype.
+// Python's math module: its constants, and the functions of it that tdsl folds on a
+// Python number (fold_math).
+static const struct {
+  const char *name;
+  double v;
+} math_constants[] = {{"pi", 3.14159265358979323846}, {"e", 2.71828182845904523536},
+                      {"tau", 6.28318530717958647692}, {"inf", INFINITY}, {"nan", NAN}};
+static const char *const math_functions[] = {"sqrt", "exp", "log", "log2", "sin", "cos",
+                                             "tan", "tanh", "erf", "floor", "ceil"};
+
+static bool is_math_function(const char *name) {
+  for (size_t i = 0; i < sizeof math_functions / sizeof math_functions[0]; i++)
+    if (!strcmp(name, math_functions[i])) return true;
+  return false;
+}
+
+// m.NAME without a call: a submodule, a dtype or a constant.
 static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
+  for (size_t i = 0; !strcmp(m->module, "math") && i < sizeof math_constants / sizeof math_constants[0]; i++)
+    if (!strcmp(e->name, math_constants[i].name)) return ty_float(sema, math_constants[i].v);
   if (!strcmp(m->module, "torch")) {
     for (size_t i = 0; i < sizeof torch_dtypes / sizeof torch_dtypes[0]; i++)
       if (!strcmp(e->name, torch_dtypes[i].name)) return ty_dtype(sema, torch_dtypes[i].dt);
@@ -178,9 +198,10 @@ static TType *check_call(Sema *sema, Ast *e) {
   bool bad = false;
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
+  bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f
     const BuiltinDef *d = builtin_find(e->name);
-    if (!d || !(d->forms & module_form(self))) {
+    if (!d || !(math ? is_math_function(e->name) : (d->forms & module_form(self)))) {
       diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'", self->module, e->name);
       return poison(sema);
     }
@@ -188,6 +209,14 @@ static TType *check_call(Sema *sema, Ast *e) {
     self = NULL;
   }
   if (!check_args(sema, e)) bad = true;
+  if (math && !bad && e->list.len != 1) {  // math.sqrt(D): one number
+    diag_error(sema->cx, call_loc(e), "math.%s() takes exactly one argument (%d given)", e->name, e->list.len);
+    return poison(sema);
+  }
+  if (math && !bad && !is_scalar(e->list.data[0]->ty)) {
+    diag_error(sema->cx, e->list.data[0]->loc, "must be real number, not %s", py_type_name(e->list.data[0]->ty));
+    return poison(sema);
+  }
   const BuiltinDef *d = builtin_find(e->name);
   if (d && !(d->forms & (e->lhs ? F_METH : F_FN))) d = NULL;
   if (!d) {

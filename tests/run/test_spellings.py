@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """tests/run/test_spellings.py TDSLC: PyTorch's spellings of the ops tdsl has — torch.NAME,
 F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as F` and
-`import torch.nn as nn` bind them), and torch's dtype names (torch.float64, torch.long) —
-run as written and compared with NumPy on the same inputs.
+`import torch.nn as nn` bind them), torch's dtype names (torch.float64, torch.long),
+Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers — run as written
+and compared with NumPy on the same inputs.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -38,7 +39,8 @@ Y = np.random.default_rng(4).standard_normal((6, 5)).astype(np.float32)
 CASES = [
     ("torch_functions", "torch.exp(x), torch.sigmoid(x), torch.relu(x), torch.tanh(x)", ["f32"] * 4,
      lambda x, y: [np.exp(x), sigmoid(x), np.maximum(x, 0), np.tanh(x)]),
-    ("torch_math", "torch.matmul(x, y), torch.softmax(x, dim=-1), torch.sum(x, 1), torch.clamp(x, min=0.5)", ["f32"] * 4,
+    ("torch_math", "torch.matmul(x, y), torch.softmax(x, dim=-1), torch.sum(x, 1), torch.clamp(x, min=0.5)",
+     ["f32"] * 4,
      lambda x, y: [x @ y, softmax(x, -1), x.sum(1), np.maximum(x, 0.5)]),
     ("functional", "F.gelu(x), F.silu(x), F.relu(x), F.softmax(x, -1), F.log_softmax(x, dim=0)", ["f32"] * 5,
      lambda x, y: [gelu(x), x * sigmoid(x), np.maximum(x, 0), softmax(x, -1), np.log(softmax(x, 0))]),
@@ -46,6 +48,11 @@ CASES = [
      lambda x, y: [gelu(x), sigmoid(x)]),
     ("torch_views", "torch.transpose(x, 0, 1), torch.cat([x, x], dim=1), torch.stack([x, x]).sum(0)", ["f32"] * 3,
      lambda x, y: [x.T, np.concatenate([x, x], 1), 2 * x]),
+    ("python_literals", "x.sum(1, keepdim=True) * math.pi, where(x > 0, x, -math.inf), "
+     "x / math.sqrt(4) + math.floor(2.5), x.amax(dim=0, keepdim=False) * math.e, "
+     "x.mean(-1, keepdim=True).expand(4, 6) + math.tau", ["f32"] * 5,
+     lambda x, y: [x.sum(1, keepdims=True) * math.pi, np.where(x > 0, x, -np.inf), x / 2 + 2, x.max(0) * math.e,
+                   np.broadcast_to(x.mean(-1, keepdims=True), (4, 6)) + math.tau]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
@@ -75,7 +82,8 @@ def main():
                         errs.append(f"out{k}: {got.dtype} {got.ravel()[:4]}, want {w.ravel()[:4]}")
                 else:
                     tol = 1e-12 if kind == "f64" else 1e-5
-                    bad = ~(np.abs(got.astype(np.float64) - w) <= tol * (1 + np.abs(w)))
+                    g = got.astype(np.float64)
+                    bad = ~((g == w) | (np.abs(g - w) <= tol * (1 + np.abs(w))))  # == : infinities
                     if got.dtype != (np.float64 if kind == "f64" else np.float32) or bad.any():
                         i = np.argwhere(bad)[0] if bad.any() else None
                         errs.append(f"out{k}: {got.dtype}, at {i}: got {got[tuple(i)] if i is not None else ''}, "
