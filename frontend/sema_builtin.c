@@ -328,6 +328,7 @@ static const BuiltinDef builtins[] = {
     NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH, F_TORCH),
     NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
+    NODE("linear", MATMUL, "input, weight, bias=None", ck_linear, F_FN, F_NNF),
     // joins and gathers
     NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),

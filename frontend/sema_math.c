@@ -494,6 +494,37 @@ TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   return ty_fresh(sema, a->ty->dtype, n, shape);
 }
 
+// F.linear(input, weight, bias=None) is input @ weight.t() (+ bias): a view of weight
+// and a matmul node (with the add as its epilogue), made here as nodes of their own.
+TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *w = e->bargs[1], *bias = barg(e, 2);
+  if (!get_tensor(sema, e, x, "input") || !get_tensor(sema, e, w, "weight") ||
+      (bias && !get_tensor(sema, e, bias, "bias")))
+    return poison(sema);
+  Loc loc = call_loc(e);
+  const BuiltinDef *td = builtin_find("t"), *md = builtin_find("matmul"), *ad = builtin_find("add");
+  Ast *wt = ast_new(sema->cx, AST_CALL, w->loc);
+  wt->name = "t";
+  wt->bi = &td->b;
+  wt->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *));
+  wt->bargs[0] = w;
+  wt->nbargs = 1;
+  wt->ty = ck_t(sema, wt, td);
+  if (is_poison(wt->ty)) return poison(sema);
+  if (!bias) {
+    e->bi = &md->b;
+    return matmul_node(sema, e, x, wt, loc);
+  }
+  Ast *mm = ast_new(sema->cx, AST_BINARY, loc);
+  mm->op = BIN_MATMUL;
+  mm->bi = &md->b;
+  mm->ty = matmul_node(sema, mm, x, wt, loc);
+  if (is_poison(mm->ty)) return poison(sema);
+  e->bi = &ad->b;
+  return binary_node(sema, e, OP_ADD, mm, bias, loc);
+}
+
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *a = e->bargs[0], *b = e->bargs[1];
   TType *ta = get_tensor(sema, e, a, "input");

@@ -53,6 +53,8 @@ CASES = [
      "x.mean(-1, keepdim=True).expand(4, 6) + math.tau", ["f32"] * 5,
      lambda x, y: [x.sum(1, keepdims=True) * math.pi, np.where(x > 0, x, -np.inf), x / 2 + 2, x.max(0) * math.e,
                    np.broadcast_to(x.mean(-1, keepdims=True), (4, 6)) + math.tau]),
+    ("linear", "F.linear(x, y.t(), y[0]), F.linear(x, y.t()), torch.nn.functional.linear(x, y[:, 0], bias=None)",
+     ["f32"] * 3, lambda x, y: [x @ y + y[0], x @ y, x @ y[:, 0]]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
