@@ -260,6 +260,8 @@ void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
 #define UNARY(n, op, ns) NODE(n, op, "input", ck_unary, F_BOTH, ns)
 #define BINARY(n, op, ns) NODE(n, op, "input, other", ck_binary, F_BOTH, ns)
 #define REDUCE(n, op, sig, ns) NODE(n, op, sig, ck_reduce, F_BOTH, ns)
+#define DROPOUT(n, training) \
+  {{n, BK_VIEW, OP_COPY, "input, p=0.5, training=" training ", inplace=False"}, ck_dropout, F_FN | F_NNF, OP_COUNT}
 #define CAST(n, dt) {{n, BK_VIEW, OP_COPY, "input"}, ck_cast, F_METH, (Op)dt}
 
 static const BuiltinDef builtins[] = {
@@ -281,6 +283,8 @@ static const BuiltinDef builtins[] = {
     VIEWOP("as_strided", "input, size, stride, storage_offset=None", ck_as_strided, F_TORCH),
     VIEWOP("flip", "input, *dims", ck_flip, F_TORCH),
     VIEWOP("contiguous", "input", ck_contiguous, 0),
+    DROPOUT("dropout", "True"), DROPOUT("dropout1d", "True"), DROPOUT("dropout2d", "True"),
+    DROPOUT("dropout3d", "True"), DROPOUT("alpha_dropout", "False"), DROPOUT("feature_alpha_dropout", "False"),
     VIEWOP("to", "input, dtype", ck_to, 0),
     CAST("float", DT_F32), CAST("double", DT_F64), CAST("int", DT_I32), CAST("long", DT_I64),
     CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL),

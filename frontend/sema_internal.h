@@ -141,6 +141,7 @@ TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_diagonal(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_as_strided(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_flip(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d);

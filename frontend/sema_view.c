@@ -6,6 +6,7 @@
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 // ============================================================================
 // View ops (§5): a new View over the same storage, computed by view/view.h
@@ -422,6 +423,33 @@ TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (view_is_contiguous(x->view)) return x;
   e->needs_copy = true;
   return ty_fresh(sema, x->dtype, x->view.ndim, x->view.shape);
+}
+
+// F.dropout and its kin, as a forward pass in inference calls them (training=False):
+// the input itself, as PyTorch returns it. Training is random, which a compiled
+// inference function is not: refused with a message that says so.
+TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *pa = barg(e, 1), *ta = barg(e, 2), *ia = barg(e, 3);
+  bool training = !strstr(d->b.name, "alpha"), inplace = false;  // the alpha kinds default to False
+  if (!get_tensor(sema, e, x, "input")) return poison(sema);
+  if (pa && !is_scalar(pa->ty)) {
+    diag_error(sema->cx, pa->loc, "%s(): argument 'p' must be float, not %s", d->b.name, py_type_name(pa->ty));
+    return poison(sema);
+  }
+  double p = pa ? pa->ty->fval : 0.5;
+  if (!(p >= 0 && p <= 1)) {
+    diag_error(sema->cx, pa->loc, "dropout probability has to be between 0 and 1, but got %g", p);
+    return poison(sema);
+  }
+  if ((ta && !get_bool(sema, e, ta, "training", &training)) || (ia && !get_bool(sema, e, ia, "inplace", &inplace)))
+    return poison(sema);
+  if (training) {
+    diag_error(sema->cx, ta ? ta->loc : call_loc(e),
+               "%s() with training=True is random and tdsl compiles inference: pass training=False", d->b.name);
+    return poison(sema);
+  }
+  set_operand1(sema, e, x);
+  return x->ty;
 }
 
 static const BuiltinDef def_to_view = {{"to", BK_VIEW, OP_COPY, "input, dtype"}, NULL, 0, OP_COUNT};

@@ -55,6 +55,9 @@ CASES = [
                    np.broadcast_to(x.mean(-1, keepdims=True), (4, 6)) + math.tau]),
     ("linear", "F.linear(x, y.t(), y[0]), F.linear(x, y.t()), torch.nn.functional.linear(x, y[:, 0], bias=None)",
      ["f32"] * 3, lambda x, y: [x @ y + y[0], x @ y, x @ y[:, 0]]),
+    ("dropout", "F.dropout(x, 0.1, training=False) * 2, F.alpha_dropout(x, 0.3) + 1, "
+     "F.dropout2d(x, p=0.5, training=False)",
+     ["f32"] * 3, lambda x, y: [x * 2, x + 1, x]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
