@@ -333,6 +333,8 @@ static const BuiltinDef builtins[] = {
     NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("linear", MATMUL, "input, weight, bias=None", ck_linear, F_FN, F_NNF),
+    NODE("layer_norm", MEAN, "input, normalized_shape, weight=None, bias=None, eps=1e-05", ck_layer_norm, F_FN,
+         F_TORCH | F_NNF),
     // joins and gathers
     NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
@@ -352,4 +354,10 @@ const BuiltinDef *builtin_find(const char *name) {
     if (!strcmp(builtins[i].b.name, name)) return &builtins[i];
   return NULL;
 }
-bool is_op_name(const char *name) { return builtin_find(name) != NULL; }
+// The ops of LANGUAGE.md §5-6 are reserved names; a function of torch.nn.functional that is
+// no tensor method (linear, layer_norm, dropout) is not: a function of the file may take
+// its name, as a Python `def` would (F.NAME still means PyTorch's).
+bool is_op_name(const char *name) {
+  const BuiltinDef *d = builtin_find(name);
+  return d && (!(d->forms & F_NNF) || (d->forms & F_METH));
+}

@@ -155,6 +155,7 @@ TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_layer_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
 // The node of an operator (-x, a + b, a @ b) or call once its operands are checked.

@@ -494,6 +494,127 @@ TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   return ty_fresh(sema, a->ty->dtype, n, shape);
 }
 
+// ---- F.layer_norm: built from the nodes it is made of (fusion makes them one or two
+// kernels), each a node of its own under the call's location ----
+static Ast *part(Sema *sema, const Ast *e, const char *builtin) {
+  Ast *n = ast_new(sema->cx, AST_CALL, e->loc);
+  n->name = builtin;
+  n->oploc = e->oploc;
+  n->bi = &builtin_find(builtin)->b;
+  return n;
+}
+
+static Ast *part_binary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *a, Ast *b) {
+  Ast *n = part(sema, e, builtin);
+  n->ty = binary_node(sema, n, op, a, b, call_loc(e));
+  return n;
+}
+
+// mean over the dims of mask, kept
+static Ast *part_mean(Sema *sema, const Ast *e, Ast *x, uint32_t mask) {
+  Ast *n = part(sema, e, "mean");
+  int nd = x->ty->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  for (int i = 0; i < nd; i++) shape[i] = mask >> i & 1 ? 1 : x->ty->view.shape[i];
+  n->attr.dims = mask;
+  n->attr.keepdim = true;
+  n->attr.dim = -1;
+  set_operand1(sema, n, x);
+  n->ty = ty_fresh(sema, x->ty->dtype, nd, shape);
+  return n;
+}
+
+static Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to) {
+  Ast *n = part(sema, e, to);
+  const BuiltinDef *d = builtin_find(to);
+  n->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *));
+  n->bargs[0] = x;
+  n->nbargs = 1;
+  n->ty = d->check(sema, n, d);
+  return n;
+}
+
+// weight or bias of layer_norm: normalized_shape's shape, the input's dtype.
+static bool norm_param(Sema *sema, const Ast *e, Ast *a, const char *pname, const TType *x, int k,
+                       const int64_t *ns) {
+  const TType *t = get_tensor(sema, e, a, pname);
+  if (!t) return false;
+  bool same = t->view.ndim == k;
+  for (int i = 0; same && i < k; i++) same = t->view.shape[i] == ns[i];
+  if (!same) {
+    diag_error(sema->cx, a->loc, "Expected %s to be of same shape as normalized_shape, but got %s of shape %s and "
+               "normalized_shape = %s", pname, pname, shape_str(sema, t->view.ndim, t->view.shape),
+               shape_str(sema, k, ns));
+    return false;
+  }
+  if (t->dtype != x->dtype) {
+    diag_error(sema->cx, a->loc, "expected scalar type %s but found %s", torch_name(x->dtype), torch_name(t->dtype));
+    return false;
+  }
+  return true;
+}
+
+// F.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05) over the last
+// dims: c = x - mean(x), y = c * rsqrt(mean(c * c) + eps) (* weight) (+ bias); halves are
+// computed in f32 and rounded once, as PyTorch's CUDA kernel does.
+TType *ck_layer_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *nsa = e->bargs[1], *w = barg(e, 2), *b = barg(e, 3), *epsa = barg(e, 4);
+  TType *xt = get_tensor(sema, e, x, "input");
+  if (!xt) return poison(sema);
+  int64_t ns[MAX_LIST];
+  int k;
+  if (is_scalar(nsa->ty)) {
+    diag_error(sema->cx, nsa->loc, "layer_norm(): argument %s must be tuple of ints, not %s",
+               arg_name(sema, e, "normalized_shape"), py_type_name(nsa->ty));
+    return poison(sema);
+  }
+  if (!get_ints(sema, e, nsa, "normalized_shape", ns, &k)) return poison(sema);
+  if (k == 0) {
+    diag_error(sema->cx, nsa->loc, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+               "one element, but got normalized_shape = []");
+    return poison(sema);
+  }
+  int nd = xt->view.ndim;
+  bool fits = k <= nd;
+  for (int i = 0; fits && i < k; i++) fits = xt->view.shape[nd - k + i] == ns[i];
+  if (!fits) {
+    const char *want = shape_str(sema, k, ns);
+    diag_error(sema->cx, call_loc(e), "Given normalized_shape=%s, expected input with shape [*, %.*s], but got input "
+               "of size%s", want, (int)strlen(want) - 2, want + 1, shape_str(sema, nd, xt->view.shape));
+    return poison(sema);
+  }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"LayerNormKernelImpl\" not implemented for '%s'", torch_name(xt->dtype));
+    return poison(sema);
+  }
+  if ((w && !norm_param(sema, e, w, "weight", xt, k, ns)) || (b && !norm_param(sema, e, b, "bias", xt, k, ns)))
+    return poison(sema);
+  if (epsa && !is_scalar(epsa->ty)) {
+    diag_error(sema->cx, epsa->loc, "layer_norm(): argument 'eps' must be float, not %s", py_type_name(epsa->ty));
+    return poison(sema);
+  }
+  Ast *eps = ast_float(sema->cx, epsa ? epsa->ty->fval : 1e-5, e->loc);
+  eps->ty = ty_float(sema, eps->fval);
+  bool half = dtype_is_half(xt->dtype);
+  Ast *xf = half ? part_cast(sema, e, x, "float") : x;
+  uint32_t mask = (uint32_t)(((1ull << k) - 1) << (nd - k));
+  Ast *c = part_binary(sema, e, OP_SUB, "sub", xf, part_mean(sema, e, xf, mask));
+  Ast *var = part_mean(sema, e, part_binary(sema, e, OP_MUL, "mul", c, c), mask);
+  Ast *r = part(sema, e, "rsqrt");
+  r->ty = unary_node(sema, r, OP_RSQRT, part_binary(sema, e, OP_ADD, "add", var, eps), call_loc(e));
+  Ast *y = part_binary(sema, e, OP_MUL, "mul", c, r);
+  if (w) y = part_binary(sema, e, OP_MUL, "mul", y, half ? part_cast(sema, e, w, "float") : w);
+  if (b) y = part_binary(sema, e, OP_ADD, "add", y, half ? part_cast(sema, e, b, "float") : b);
+  if (half) y = part_cast(sema, e, y, xt->dtype == DT_F16 ? "half" : "bfloat16");
+  // e becomes y's node: the call is the last part
+  e->bi = y->bi;
+  e->attr = y->attr;
+  e->needs_copy = y->needs_copy;
+  set_operands(sema, e, y->operands, y->noperands);
+  return y->ty;
+}
+
 // F.linear(input, weight, bias=None) is input @ weight.t() (+ bias): a view of weight
 // and a matmul node (with the add as its epilogue), made here as nodes of their own.
 TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d) {
