@@ -176,29 +176,31 @@ static void helper_body(Buf *b, const LExpr *f, const LExpr *x, int min) {
     buf_puts(b, ")");
 }
 
-// The G_FLOAT group: a helper per composite op that is not printed inline, the four
-// first in the order the prelude has always had them, then any other in ops.def's.
-static void float_helpers(Buf *b, const CDialect *d, DType dt) {
-  static const Op first[] = {OP_SQUARE, OP_SIGMOID, OP_SILU, OP_GELU};
+// The helper of composite op op for dt: its formula as the body.
+static void float_helper(Buf *b, const CDialect *d, Op op, DType dt) {
   Ctx cx;
   ctx_init(&cx);
   LExpr *x = lx_local(&cx, DT_F64, 0);
-  for (int i = 0; i < (int)(sizeof first / sizeof first[0]) + OP_COUNT; i++) {
-    Op op = i < 4 ? first[i] : (Op)(i - 4);
-    bool again = false;
-    for (int j = 0; i >= 4 && j < 4; j++)
-      again |= first[j] == op;
-    LExpr *f = again ? NULL : op_formula(&cx, op, DT_F64, x);
-    if (!f || formula_inline(f, x))
-      continue;
-    Buf t;
-    buf_init(&t, &cx);
-    buf_printf(&t, "$D$T tdsl_g_%s_$S($T a) { return ", op_name(op));
-    helper_body(&t, f, x, 0);
-    buf_puts(&t, "; }\n");
-    templ(b, d, t.data, dt);
-  }
+  LExpr *f = op_formula(&cx, op, DT_F64, x);
+  Buf t;
+  buf_init(&t, &cx);
+  buf_printf(&t, "$D$T tdsl_g_%s_$S($T a) { return ", op_name(op));
+  helper_body(&t, f, x, 0);
+  buf_puts(&t, "; }\n");
+  templ(b, d, t.data, dt);
   ctx_free(&cx);
+}
+
+// The G_FLOAT group: the helpers of the composite ops the prelude has always printed
+// together; any other composite op's helper is printed alone, where a kernel uses it
+// (Prelude.composite).
+static const Op float_group[] = {OP_SQUARE, OP_SIGMOID, OP_SILU, OP_GELU};
+
+static bool in_float_group(Op op) {
+  for (size_t i = 0; i < sizeof float_group / sizeof float_group[0]; i++)
+    if (float_group[i] == op)
+      return true;
+  return false;
 }
 
 static const char *const maxmin_float_text =
@@ -301,7 +303,7 @@ static const char *group_text(HelperGroup g, DType dt) {
   case G_REM: return fl ? rem_float_text : rem_int_text;
   case G_POW: return pow_int_text;
   case G_SEL: return sel_text;
-  case G_FLOAT: break;  // float_helpers
+  case G_FLOAT: break;  // float_helper, for each of float_group
   case G_F2I: return f2i_text[dt];
   case G_COUNT: break;
   }
@@ -345,12 +347,21 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
         continue;
       any = true;
       if (g == G_FLOAT) {
-        float_helpers(b, d, (DType)dt);
+        for (size_t i = 0; i < sizeof float_group / sizeof float_group[0]; i++)
+          float_helper(b, d, float_group[i], (DType)dt);
         continue;
       }
       const char *t = group_text((HelperGroup)g, (DType)dt);
       TD_ASSERT(t);
       templ(b, d, t, (DType)dt);
+    }
+  }
+  for (int op = 0; op < OP_COUNT; op++) {
+    for (int dt = 0; dt < DT_COUNT; dt++) {
+      if (pr->composite[op][dt]) {
+        any = true;
+        float_helper(b, d, (Op)op, (DType)dt);
+      }
     }
   }
   return any;
@@ -577,6 +588,12 @@ const char *cexpr_helper(CExprGen *g, HelperGroup grp, const char *name, DType d
   return arena_printf(&g->cx->arena, "tdsl_g_%s_%s", name, g->d->types[dt].S);
 }
 
+// "tdsl_g_<op>_<suffix>", the helper of a composite op outside G_FLOAT's four.
+static const char *composite_helper(CExprGen *g, Op op, DType dt) {
+  g->pr->composite[op][dt] = true;
+  return arena_printf(&g->cx->arena, "tdsl_g_%s_%s", op_name(op), g->d->types[dt].S);
+}
+
 // The math library's function for dt (the f suffix for f32).
 static const char *libm(CExprGen *g, const char *name, DType dt) {
   return arena_printf(&g->cx->arena, "%s%s", name, dt == DT_F32 ? "f" : "");
@@ -645,8 +662,10 @@ static void unary(CExprGen *g, const LExpr *e) {
     const LExpr *f = op_formula(g->cx, e->op, dt, a);
     if (formula_inline(f, a))
       cexpr_expr(g, f);
-    else
+    else if (in_float_group(e->op))
       call1(g, cexpr_helper(g, G_FLOAT, op_name(e->op), dt), a);
+    else
+      call1(g, composite_helper(g, e->op, dt), a);
     return;
   }
   if (!libm_name(e->op))

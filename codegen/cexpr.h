@@ -30,6 +30,7 @@ typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_COUNT } SingleHelper; 
 typedef struct Prelude {
   bool group[G_COUNT][DT_COUNT];
   bool single[H_COUNT];
+  bool composite[OP_COUNT][DT_COUNT];  // a composite op's helper outside G_FLOAT's first four
 } Prelude;
 
 // How a dtype is spelled. Substitutions in helper texts: $T the C type, $U its

@@ -36,7 +36,7 @@
 #include <string.h>
 
 static const char *const kind_names[] = {
-  [AST_INT] = "int", [AST_FLOAT] = "float", [AST_BOOL] = "bool", [AST_NONE] = "none",
+  [AST_INT] = "int", [AST_FLOAT] = "float", [AST_BOOL] = "bool", [AST_STR] = "str", [AST_NONE] = "none",
   [AST_NAME] = "name", [AST_DTYPE] = "dtype", [AST_UNARY] = "unary", [AST_BINARY] = "binary",
   [AST_CALL] = "call", [AST_ATTR] = "attr", [AST_INDEX] = "index", [AST_LIST] = "list",
   [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_KWARG] = "kwarg",
@@ -126,6 +126,12 @@ Ast *ast_new(Ctx *cx, AstKind kind, Loc loc) {
 Ast *ast_int(Ctx *cx, int64_t v, Loc loc) {
   Ast *a = ast_new(cx, AST_INT, loc);
   a->ival = v;
+  return a;
+}
+
+Ast *ast_str(Ctx *cx, const char *text, Loc loc) {
+  Ast *a = ast_new(cx, AST_STR, loc);
+  a->name = text;
   return a;
 }
 
@@ -403,6 +409,7 @@ static void dump(const Ast *a, FILE *out, int indent) {
   case AST_INT: fprintf(out, " %" PRId64, a->ival); break;
   case AST_FLOAT: fputc(' ', out); print_float(out, a->fval); break;
   case AST_BOOL: fputs(a->bval ? " true" : " false", out); break;
+  case AST_STR: fprintf(out, " '%s'", a->name); break;
   case AST_DTYPE: case AST_TYPE: fprintf(out, " %s", dtype_name(a->dtype)); break;
   case AST_UNARY: fprintf(out, " %s", (unsigned)a->op < UN_COUNT ? unop_names[a->op] : "?"); break;
   case AST_BINARY: case AST_AUGASSIGN: fprintf(out, " %s", binop_name(a->op)); break;

@@ -21,6 +21,7 @@ typedef enum {
   AST_INT,       // ival
   AST_FLOAT,     // fval
   AST_BOOL,      // bval
+  AST_STR,       // name: the text of a string literal, quotes removed
   AST_NONE,
   AST_NAME,      // name
   AST_DTYPE,     // dtype (a dtype name used as a value: x.to(f64), dtype=i32)
@@ -89,6 +90,7 @@ Ast *ast_new(Ctx *cx, AstKind kind, Loc loc);
 Ast *ast_int(Ctx *cx, int64_t v, Loc loc);
 Ast *ast_float(Ctx *cx, double v, Loc loc);
 Ast *ast_bool(Ctx *cx, bool v, Loc loc);
+Ast *ast_str(Ctx *cx, const char *text, Loc loc);
 Ast *ast_name(Ctx *cx, const char *name, Loc loc);
 Ast *ast_unary(Ctx *cx, UnOp op, Ast *x, Loc oploc);
 Ast *ast_binary(Ctx *cx, BinOp op, Ast *a, Ast *b, Loc oploc);
@@ -145,7 +147,7 @@ struct Builtin {
   const char *sig;   // PyTorch 1.13's parameters: "input, dim0, dim1"
 };
 
-typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE } TyKind;
+typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE, TY_STR } TyKind;
 
 struct TType {
   TyKind kind;
@@ -158,7 +160,7 @@ struct TType {
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE
   TType **elems;
-  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"
+  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
 };
 
 typedef struct Program {

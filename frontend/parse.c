@@ -52,6 +52,7 @@ static const char *token_kind(int tok) {
   case IDENT: return "IDENT";
   case INT: return "INT";
   case FLOAT: return "FLOAT";
+  case STRING: return "STRING";
   case NEWLINE: return "NEWLINE";
   case TDSLC_YYUNDEF: return "INVALID";
   default: return NULL;

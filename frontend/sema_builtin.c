@@ -295,7 +295,7 @@ static const BuiltinDef builtins[] = {
     UNARY("exp2", EXP2, F_TORCH), UNARY("sqrt", SQRT, F_TORCH), UNARY("rsqrt", RSQRT, F_TORCH),
     UNARY("sin", SIN, F_TORCH), UNARY("cos", COS, F_TORCH),
     UNARY("tan", TAN, F_TORCH), UNARY("tanh", TANH, F_TORCH | F_NNF), UNARY("sigmoid", SIGMOID, F_TORCH | F_NNF),
-    UNARY("relu", RELU, F_TORCH | F_NNF), UNARY("gelu", GELU, F_NNF),
+    UNARY("relu", RELU, F_TORCH | F_NNF), NODE("gelu", GELU, "input, approximate='none'", ck_gelu, F_BOTH, F_NNF),
     UNARY("erf", ERF, F_TORCH), UNARY("floor", FLOOR, F_TORCH), UNARY("ceil", CEIL, F_TORCH),
     UNARY("round", ROUND, F_TORCH), UNARY("sign", SIGN, F_TORCH),
     UNARY("reciprocal", RECIPROCAL, F_TORCH), UNARY("square", SQUARE, F_TORCH), UNARY("silu", SILU, F_NNF),

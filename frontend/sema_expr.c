@@ -280,6 +280,10 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_INT: t = ty_int(sema, e->ival); break;
   case AST_FLOAT: t = ty_float(sema, e->fval); break;
   case AST_BOOL: t = ty_bool(sema, e->bval); break;
+  case AST_STR:
+    t = ty_new(sema, TY_STR);
+    t->module = e->name;
+    break;
   case AST_NONE: t = ty_new(sema, TY_NONE); break;
   case AST_DTYPE: t = ty_dtype(sema, e->dtype); break;
   case AST_NAME: t = check_name(sema, e); break;

@@ -149,6 +149,7 @@ TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d);
 // PyTorch's expand of x to req (also the check of a stored value's shape).
 bool expand_to(Sema *sema, Loc loc, const TType *x, int n, const int64_t *req, View *out);
 // sema_math.c
+TType *ck_gelu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unary(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -20,7 +20,7 @@ static bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
   case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_RECIPROCAL:
     *out = fl ? in : DT_F32;
     return true;
-  case OP_GELU: kname = "GeluCUDAKernelImpl"; break;
+  case OP_GELU: case OP_GELU_TANH: kname = "GeluCUDAKernelImpl"; break;
   case OP_SILU: kname = "silu_cuda"; break;
   case OP_ABS: kname = "abs_cuda"; break;
   case OP_FLOOR: kname = "floor_cuda"; break;
@@ -54,7 +54,7 @@ static bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
   default: td_unreachable();
   }
   // gelu/silu take floats only; abs/floor/ceil/round anything but bool
-  bool ok = (op == OP_GELU || op == OP_SILU) ? fl : in != DT_BOOL;
+  bool ok = (op == OP_GELU || op == OP_GELU_TANH || op == OP_SILU) ? fl : in != DT_BOOL;
   if (!ok) {
     diag_error(sema->cx, loc, "\"%s\" not implemented for '%s'", kname, torch_name(in));
     return false;
@@ -75,6 +75,26 @@ TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   if (!unary_dtype(sema, loc, op, t->dtype, &dt)) return poison(sema);
   set_operand1(sema, e, x);
   return ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+}
+
+// gelu(input, approximate='none'): 'tanh' is its own op, PyTorch's tanh approximation.
+TType *ck_gelu(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const BuiltinDef tanh_def = {{"gelu", BK_NODE, OP_GELU_TANH, "input, approximate='none'"}, ck_gelu,
+                                      F_BOTH, OP_COUNT};
+  Ast *aa = barg(e, 1);
+  if (aa && aa->ty->kind != TY_STR) {
+    diag_error(sema->cx, aa->loc, "gelu(): argument 'approximate' must be str, not %s", py_type_name(aa->ty));
+    return poison(sema);
+  }
+  if (aa && strcmp(aa->ty->module, "none") && strcmp(aa->ty->module, "tanh")) {
+    diag_error(sema->cx, aa->loc, "approximate argument must be either none or tanh.");
+    return poison(sema);
+  }
+  if (aa && !strcmp(aa->ty->module, "tanh")) {
+    e->bi = &tanh_def.b;
+    d = &tanh_def;
+  }
+  return ck_unary(sema, e, d);
 }
 
 TType *ck_unary(Sema *sema, Ast *e, const BuiltinDef *d) {

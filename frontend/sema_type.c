@@ -85,6 +85,7 @@ const char *py_type_name(const TType *t) {
   case TY_LIST: return "list";
   case TY_TUPLE: return "tuple";
   case TY_MODULE: return "module";
+  case TY_STR: return "str";
   default: return "?";
   }
 }

@@ -90,6 +90,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> IDENT "identifier"
 %token <ival> INT "integer"
 %token <fval> FLOAT "float"
+%token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token NEWLINE "newline"
@@ -261,6 +262,7 @@ primary
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
   | INT                         { $$ = ast_int(p->cx, $1, @$); }
   | FLOAT                       { $$ = ast_float(p->cx, $1, @$); }
+  | STRING                      { $$ = ast_str(p->cx, $1, @$); }
   | TRUE                        { $$ = ast_bool(p->cx, true, @$); }
   | FALSE                       { $$ = ast_bool(p->cx, false, @$); }
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
@@ -313,6 +315,7 @@ static const char *symbol_text(yysymbol_kind_t s, char *buf, size_t n) {
   case YYSYMBOL_IDENT: return "identifier";
   case YYSYMBOL_INT: return "integer";
   case YYSYMBOL_FLOAT: return "float";
+  case YYSYMBOL_STRING: return "string";
   case YYSYMBOL_DTYPE: return "dtype";
   case YYSYMBOL_NEWLINE: return "newline";
   default: break;
@@ -333,7 +336,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
   return false;
 }
 
-static const char *const start_expr = "identifier integer float dtype 'true' 'false' 'None' '(' '[' '-' '~'";
+static const char *const start_expr = "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '.' '[' '('";

@@ -15,7 +15,8 @@ bool op_is_composite(Op op, DType dt) {
   if (dt != DT_F32 && dt != DT_F64)
     return false;
   switch (op) {
-  case OP_SIGMOID: case OP_SILU: case OP_GELU: case OP_RSQRT: case OP_RECIPROCAL: case OP_SQUARE: return true;
+  case OP_SIGMOID: case OP_SILU: case OP_GELU: case OP_GELU_TANH: case OP_RSQRT: case OP_RECIPROCAL: case OP_SQUARE:
+    return true;
   default: return false;
   }
 }
@@ -33,6 +34,12 @@ LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *operand) {
     LExpr *half = bin(cx, OP_MUL, a, fconst(cx, dt, 0.5));
     LExpr *er = un(cx, OP_ERF, bin(cx, OP_MUL, a, fconst(cx, dt, 0.70710678118654752440)));
     return bin(cx, OP_MUL, half, bin(cx, OP_ADD, one, er));
+  }
+  case OP_GELU_TANH: {  // 0.5 * a * (1 + tanh(sqrt(2 / pi) * (a + 0.044715 * a^3))), PyTorch's order
+    LExpr *cube = bin(cx, OP_MUL, bin(cx, OP_MUL, a, a), a);
+    LExpr *inner = bin(cx, OP_ADD, a, bin(cx, OP_MUL, fconst(cx, dt, 0.044715), cube));
+    LExpr *t = un(cx, OP_TANH, bin(cx, OP_MUL, fconst(cx, dt, 0.79788456080286535588), inner));
+    return bin(cx, OP_MUL, bin(cx, OP_MUL, fconst(cx, dt, 0.5), a), bin(cx, OP_ADD, one, t));
   }
   case OP_RSQRT: return bin(cx, OP_DIV, one, un(cx, OP_SQRT, a));
   case OP_RECIPROCAL: return bin(cx, OP_DIV, one, a);

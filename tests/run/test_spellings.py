@@ -2,7 +2,8 @@
 """tests/run/test_spellings.py TDSLC: PyTorch's spellings of the ops tdsl has — torch.NAME,
 F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as F` and
 `import torch.nn as nn` bind them), torch's dtype names (torch.float64, torch.long),
-Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers — run as written
+Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers, string arguments
+(approximate='tanh') — run as written
 and compared with NumPy on the same inputs.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
@@ -21,6 +22,10 @@ from oracle import Tally, require_backend, run_outputs  # noqa: E402
 
 def gelu(a):
     return 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))
+
+
+def gelu_tanh(a):
+    return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))
 
 
 def softmax(a, axis):
@@ -67,6 +72,8 @@ CASES = [
      "F.layer_norm(x.half(), [6], weight=y[:, 2].half())", ["f32", "f32", "f16"],
      lambda x, y: [layer_norm(x, 1) * y[:, 0] + y[:, 1], layer_norm(x, (0, 1), 0.1),
                    layer_norm(x.astype(np.float16).astype(np.float64), 1) * y[:, 2].astype(np.float16)]),
+    ("gelu_tanh", "F.gelu(x, approximate='tanh'), x.double().gelu(approximate=\"tanh\"), F.gelu(x, approximate='none')",
+     ["f32", "f64", "f32"], lambda x, y: [gelu_tanh(x), gelu_tanh(x), gelu(x)]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),

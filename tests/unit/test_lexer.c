@@ -205,7 +205,8 @@ static void invalid_utf8_outside_a_comment_is_an_error(void **state) {
 static void a_stray_character_is_a_located_error(void **state) {
   (void)state;
   assert_lex_error("x = 1 $ 2", "t.tdsl:1:7: error: invalid character '$'");
-  assert_lex_error("x = \"s", "t.tdsl:1:5: error: invalid character '\"'");
+  assert_lex_error("x = \"s", "t.tdsl:1:5: error: unterminated string literal (detected at line 1)");
+  assert_lex_error("x = 'a\\n'", "t.tdsl:1:5: error: string literals hold plain ASCII text, without escapes");
   assert_lex_error("a ? b", "t.tdsl:1:3: error: invalid character '?'");
   assert_lex_error("x = 1 \x01", "t.tdsl:1:7: error: invalid character U+0001");
 }

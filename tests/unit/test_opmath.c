@@ -99,7 +99,7 @@ static void composite_ops_are_formulas_of_primitives(void **state) {
       }
     }
   }
-  assert_int_equal(n, 12);  // six composite ops, in f32 and f64
+  assert_int_equal(n, 14);  // seven composite ops, in f32 and f64
   assert_null(op_formula(&cx, OP_SQUARE, DT_I64, lx_const_i(&cx, DT_I64, 3)));
 }
 
@@ -110,6 +110,11 @@ static void composite_values_match_closed_forms(void **state) {
   assert_true(fabs(unary_f64(OP_SILU, 2) - 1.7615941559557646) < 1e-15);
   assert_true(fabs(unary_f64(OP_GELU, 1) - 0.8413447460685429) < 1e-15);  // PyTorch's gelu(1.0)
   assert_true(fabs(unary_f64(OP_GELU, -3) - -0.00404969409489031) < 1e-15);
+  // PyTorch's gelu(approximate='tanh') of -3, -1, 0.5, 2 in f64
+  assert_true(fabs(unary_f64(OP_GELU_TANH, -3) - -0.0036373920817729943) < 1e-15);
+  assert_true(fabs(unary_f64(OP_GELU_TANH, -1) - -0.15880800939172324) < 1e-15);
+  assert_true(fabs(unary_f64(OP_GELU_TANH, 0.5) - 0.34571400982514394) < 1e-15);
+  assert_true(fabs(unary_f64(OP_GELU_TANH, 2) - 1.954597694087775) < 1e-15);
   assert_true(unary_f64(OP_RSQRT, 4) == 0.5);
   assert_true(unary_f64(OP_RECIPROCAL, 8) == 0.125);
   assert_true(unary_f64(OP_SQUARE, -3) == 9);
