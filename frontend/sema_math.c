@@ -261,6 +261,23 @@ static bool single_dim_reduction(Op op) {
          op == OP_MIN;
 }
 
+// e as the reduction of x over the dims of mask (dim: the one dim written, else -1),
+// of result dtype dt.
+static TType *reduce_node(Sema *sema, Ast *e, Ast *x, uint32_t mask, bool keepdim, int dim, DType dt) {
+  const View *v = &x->ty->view;
+  int64_t shape[TD_MAX_DIMS];
+  int on = 0;
+  for (int i = 0; i < v->ndim; i++) {
+    if (!(mask >> i & 1)) shape[on++] = v->shape[i];
+    else if (keepdim) shape[on++] = 1;
+  }
+  e->attr.dims = mask;
+  e->attr.keepdim = keepdim;
+  e->attr.dim = dim;
+  set_operand1(sema, e, x);
+  return ty_fresh(sema, dt, on, shape);
+}
+
 TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
   Op op = d->b.op;
   Ast *xa = e->bargs[0], *da = barg(e, 1);
@@ -362,18 +379,8 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
         return poison(sema);
       }
   }
-  int64_t shape[TD_MAX_DIMS];
-  int on = 0;
-  for (int i = 0; i < nd; i++) {
-    if (!(mask >> i & 1)) shape[on++] = x->view.shape[i];
-    else if (keepdim) shape[on++] = 1;
-  }
-  e->attr.dims = mask;
-  e->attr.keepdim = keepdim;
   e->attr.unbiased = unbiased;
-  e->attr.dim = (da && n == 1) ? dims[0] : -1;
-  set_operand1(sema, e, xa);
-  return ty_fresh(sema, dt, on, shape);
+  return reduce_node(sema, e, xa, mask, keepdim, (da && n == 1) ? dims[0] : -1, dt);
 }
 
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -533,14 +540,7 @@ static Ast *part_binary(Sema *sema, const Ast *e, Op op, const char *builtin, As
 // mean over the dims of mask, kept
 static Ast *part_mean(Sema *sema, const Ast *e, Ast *x, uint32_t mask) {
   Ast *n = part(sema, e, "mean");
-  int nd = x->ty->view.ndim;
-  int64_t shape[TD_MAX_DIMS];
-  for (int i = 0; i < nd; i++) shape[i] = mask >> i & 1 ? 1 : x->ty->view.shape[i];
-  n->attr.dims = mask;
-  n->attr.keepdim = true;
-  n->attr.dim = -1;
-  set_operand1(sema, n, x);
-  n->ty = ty_fresh(sema, x->ty->dtype, nd, shape);
+  n->ty = reduce_node(sema, n, x, mask, true, -1, x->ty->dtype);
   return n;
 }
 

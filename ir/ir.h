@@ -61,6 +61,7 @@ enum {  // OpFlags: what ir/ops.def's flags column says
   OF_TRANS = 1 << 6,     // transcendental: costly enough that fusion keeps its value
   OF_RAISES_INT = 1 << 7,  // may raise a run-time error when computed on integers
   OF_RAISES = 1 << 8,      // may raise a run-time error (an index out of range)
+  OF_COMPOSITE = 1 << 9,   // in f32/f64: its formula over other ops (ir/opmath.c)
 };
 const char *op_name(Op op);
 int op_arity(Op op);        // -1: variadic or none fixed

@@ -11,15 +11,7 @@ static LExpr *fconst(Ctx *cx, DType dt, double v) { return lx_const_f(cx, dt, dt
 static LExpr *un(Ctx *cx, Op op, LExpr *a) { return lx_unary(cx, op, a->dt, a); }
 static LExpr *bin(Ctx *cx, Op op, LExpr *a, LExpr *b) { return lx_binary(cx, op, a->dt, a, b); }
 
-bool op_is_composite(Op op, DType dt) {
-  if (dt != DT_F32 && dt != DT_F64)
-    return false;
-  switch (op) {
-  case OP_SIGMOID: case OP_SILU: case OP_GELU: case OP_GELU_TANH: case OP_RSQRT: case OP_RECIPROCAL: case OP_SQUARE:
-    return true;
-  default: return false;
-  }
-}
+bool op_is_composite(Op op, DType dt) { return (dt == DT_F32 || dt == DT_F64) && (op_flags(op) & OF_COMPOSITE); }
 
 LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *operand) {
   if (!op_is_composite(op, dt))

@@ -19,7 +19,7 @@
 // where the formula uses the operand (a may be shared: it is not copied). NULL when
 // op is not composite for dt.
 LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *a);
-bool op_is_composite(Op op, DType dt);
+bool op_is_composite(Op op, DType dt);  // OF_COMPOSITE in its ops.def row, and dt f32 or f64
 bool op_formula_uses(Op op, DType dt, Op prim);  // op is composite for dt and its formula computes prim
 
 // A scalar of the loop IR: f for float dtypes, i for ints and bool.
