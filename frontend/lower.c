@@ -15,12 +15,21 @@ struct Binding {
   Binding *next;
 };
 
+// An expression's value once lowered: a part that builders share (layer_norm's centred
+// input feeds its variance and its result) becomes one node, not one per reader.
+typedef struct Memo {
+  const Ast *key;
+  Value *value;
+} Memo;
+
 typedef struct Lower {
   Ctx *cx;
   const Program *prog;
   Graph *g;
   Binding *scope;  // innermost first
   int depth;       // inlining depth: bindings are recorded only at depth 0
+  Memo *memo;      // open addressing, a power of two slots
+  int nmemo, cap;
 } Lower;
 
 typedef VEC(Value *) ValueList;
@@ -39,6 +48,34 @@ static Value *lookup(Lower *lw, const char *name) {
     if (strcmp(b->name, name) == 0)
       return b->value;
   return NULL;
+}
+
+static size_t memo_slot(const Lower *lw, const Ast *e) {
+  return ((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ull & (size_t)(lw->cap - 1);
+}
+
+static Value *memo_get(const Lower *lw, const Ast *e) {
+  if (!lw->cap) return NULL;
+  for (size_t i = memo_slot(lw, e);; i = (i + 1) & (size_t)(lw->cap - 1)) {
+    if (!lw->memo[i].key) return NULL;
+    if (lw->memo[i].key == e) return lw->memo[i].value;
+  }
+}
+
+static void memo_put(Lower *lw, const Ast *e, Value *v) {
+  if (2 * (lw->nmemo + 1) > lw->cap) {
+    Memo *old = lw->memo;
+    int oldcap = lw->cap;
+    lw->cap = oldcap ? 2 * oldcap : 64;
+    lw->memo = arena_alloc(&lw->cx->arena, sizeof(Memo) * (size_t)lw->cap);
+    lw->nmemo = 0;
+    for (int i = 0; i < oldcap; i++)
+      if (old[i].key) memo_put(lw, old[i].key, old[i].value);
+  }
+  size_t i = memo_slot(lw, e);
+  while (lw->memo[i].key) i = (i + 1) & (size_t)(lw->cap - 1);
+  lw->memo[i] = (Memo){e, v};
+  lw->nmemo++;
 }
 
 static Value *scalar_of(Lower *lw, const TType *t, Loc loc) {
@@ -140,8 +177,14 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     TD_ASSERT(rets.len >= 1);
     return rets.data[0];
   }
-  if (e->bi)
-    return e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
+  if (e->bi) {
+    Value *v = memo_get(lw, e);
+    if (!v) {
+      v = e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
+      memo_put(lw, e, v);
+    }
+    return v;
+  }
   if (e->kind == AST_NAME) {
     Value *v = lookup(lw, e->name);
     TD_ASSERT(v);

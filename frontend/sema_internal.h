@@ -11,6 +11,7 @@
 //   sema_builtin.c  the op table and the binding of its arguments, PyTorch 1.13's style
 //   sema_view.c     the op table's checkers: view ops (§5), contiguous, to, casts, clone
 //   sema_math.c     ... elementwise ops, where, clamp, reductions, softmax, matmul (§6)
+//   sema_nn.c       ... torch.nn.functional ops built from parts (layer_norm, linear)
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_fold.c     constant folding of Python scalars
@@ -156,14 +157,29 @@ TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_layer_norm(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
 // The node of an operator (-x, a + b, a @ b) or call once its operands are checked.
 TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
 TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
 bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out);
+// e as the reduction of x over the dims of mask (dim: the one dim written, else -1), of dtype dt.
+TType *reduce_node(Sema *sema, Ast *e, Ast *x, uint32_t mask, bool keepdim, int dim, DType dt);
+// sema_nn.c: torch.nn.functional ops built from parts, and the part builders
+TType *ck_layer_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d);
+// A part: a new call node of builtin `builtin` under e's location, checked by the
+// builder (part alone leaves its type to the caller).
+Ast *part(Sema *sema, const Ast *e, const char *builtin);
+Ast *part_binary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *a, Ast *b);
+Ast *part_mean(Sema *sema, const Ast *e, Ast *x, uint32_t mask);  // mean over mask's dims, kept
+Ast *part_unary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *x);
+// builtin's checker over args[0..n) in its signature's order (NULL: the default)
+Ast *part_call(Sema *sema, const Ast *e, const char *builtin, Ast *const *args, int n);
+Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to);  // to: "float", "half" ...
+Ast *part_float(Sema *sema, const Ast *e, double v);  // a Python float at e's location
+Ast *part_int(Sema *sema, const Ast *e, int64_t v);
+TType *become(Sema *sema, Ast *e, const Ast *y);  // e becomes the node of its last part y
 // sema_join.c
 TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);
