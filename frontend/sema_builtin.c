@@ -11,7 +11,7 @@
 // ============================================================================
 // Argument binding in PyTorch 1.13's style
 // ============================================================================
-enum { MAX_PARAMS = 8 };
+enum { MAX_PARAMS = 12 };
 typedef struct Param {
   char name[24];
   bool opt, vararg, kwonly;
