@@ -39,7 +39,7 @@ static const char *const kind_names[] = {
   [AST_INT] = "int", [AST_FLOAT] = "float", [AST_BOOL] = "bool", [AST_STR] = "str", [AST_NONE] = "none",
   [AST_NAME] = "name", [AST_DTYPE] = "dtype", [AST_UNARY] = "unary", [AST_BINARY] = "binary",
   [AST_CALL] = "call", [AST_ATTR] = "attr", [AST_INDEX] = "index", [AST_LIST] = "list",
-  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_KWARG] = "kwarg",
+  [AST_TUPLE] = "tuple",  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_KWARG] = "kwarg",
   [AST_ASSIGN] = "assign", [AST_AUGASSIGN] = "augassign", [AST_STORE] = "store",
   [AST_RETURN] = "return", [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type",
   [AST_FN] = "fn", [AST_PROGRAM] = "program",
@@ -199,6 +199,12 @@ Ast *ast_append(Ctx *cx, Ast *list, Ast *item) {
 
 Ast *ast_list_expr(Ctx *cx, Ast *items, Loc loc) {
   Ast *a = ast_new(cx, AST_LIST, loc);
+  take(&a->list, items);
+  return finish(cx, a);
+}
+
+Ast *ast_tuple_expr(Ctx *cx, Ast *items, Loc loc) {
+  Ast *a = ast_new(cx, AST_TUPLE, loc);
   take(&a->list, items);
   return finish(cx, a);
 }
@@ -454,7 +460,7 @@ static void dump(const Ast *a, FILE *out, int indent) {
     group(a->ret_tuple ? "returns tuple" : "returns", &a->rets, out, in);
     group("body", &a->body, out, in);
     break;
-  case AST_LIST: case AST_RETURN: case AST_TYPE: case AST_PROGRAM:
+  case AST_LIST: case AST_TUPLE: case AST_RETURN: case AST_TYPE: case AST_PROGRAM:
     children(&a->list, out, in);
     break;
   default: break;

@@ -31,6 +31,7 @@ typedef enum {
   AST_ATTR,      // lhs.name without parentheses (x.T)
   AST_INDEX,     // lhs[list]; items are exprs, AST_SLICE, AST_ELLIPSIS or AST_NONE
   AST_LIST,      // [list]
+  AST_TUPLE,     // (list): (a, b), (a,), ()
   AST_SLICE,     // lhs:rhs:step, each may be NULL
   AST_ELLIPSIS,
   AST_KWARG,     // name=rhs, only inside call arguments
@@ -103,6 +104,7 @@ Ast *ast_list(Ctx *cx, Loc loc);           // an empty AST_LIST
 Ast *ast_list_of(Ctx *cx, Ast *first, Loc loc);
 Ast *ast_append(Ctx *cx, Ast *list, Ast *item);  // any node with a `list`; returns it
 Ast *ast_list_expr(Ctx *cx, Ast *items, Loc loc);  // [a, b] as a value
+Ast *ast_tuple_expr(Ctx *cx, Ast *items, Loc loc);  // (a, b), (a,) and () as a value
 Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc);
 Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc);
 Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
@@ -160,6 +162,7 @@ struct TType {
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE
   TType **elems;
+  const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
 };
 

@@ -8,10 +8,13 @@
 
 #include <string.h>
 
+typedef VEC(Value *) ValueList;
+
 typedef struct Binding Binding;
 struct Binding {
   const char *name;
-  Value *value;
+  Value *value;       // a tensor or number
+  ValueList *tuple;   // or a sequence: its elements (NULL where one is no tensor or number)
   Binding *next;
 };
 
@@ -32,21 +35,24 @@ typedef struct Lower {
   int nmemo, cap;
 } Lower;
 
-typedef VEC(Value *) ValueList;
-
 static Value *lower_expr(Lower *lw, const Ast *e);
 static void lower_body(Lower *lw, const Ast *fn, ValueList *rets);
 
 static void bind(Lower *lw, const char *name, Value *v) {
   Binding *b = arena_alloc(&lw->cx->arena, sizeof *b);
-  *b = (Binding){name, v, lw->scope};
+  *b = (Binding){name, v, NULL, lw->scope};
   lw->scope = b;
 }
 
-static Value *lookup(Lower *lw, const char *name) {
+static void bind_tuple(Lower *lw, const char *name, ValueList *vs) {
+  bind(lw, name, NULL);
+  lw->scope->tuple = vs;
+}
+
+static Binding *lookup(Lower *lw, const char *name) {
   for (Binding *b = lw->scope; b; b = b->next)
     if (strcmp(b->name, name) == 0)
-      return b->value;
+      return b;
   return NULL;
 }
 
@@ -167,6 +173,35 @@ static Value *lower_view(Lower *lw, const Ast *e) {
   return graph_view(lw->g, src, e->ty->view, e->loc);
 }
 
+static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST; }
+
+// The elements of sequence e, in order; NULL for one that is no tensor or number (a
+// dtype, a nested sequence), which nothing lowered reads.
+static void lower_seq(Lower *lw, const Ast *e, ValueList *out) {
+  if (e->kind == AST_CALL && e->inlined) {
+    lower_inlined(lw, e, out);
+    return;
+  }
+  if (e->kind == AST_NAME) {
+    Binding *b = lookup(lw, e->name);
+    TD_ASSERT(b && b->tuple);
+    for (int i = 0; i < b->tuple->len; i++) vec_push(&lw->cx->arena, out, b->tuple->data[i]);
+    return;
+  }
+  for (int i = 0; i < e->ty->nelem; i++) {
+    const TType *t = e->ty->elems[i];
+    bool value = t->kind == TY_SCALAR || t->kind == TY_TENSOR;
+    vec_push(&lw->cx->arena, out, value ? lower_expr(lw, e->operands[i]) : NULL);
+  }
+}
+
+static Value *lower_element(Lower *lw, const Ast *seq, int i) {
+  ValueList all = {0};
+  lower_seq(lw, seq, &all);
+  TD_ASSERT(i < all.len && all.data[i]);
+  return all.data[i];
+}
+
 static Value *lower_expr(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty);
   if (e->ty->kind == TY_SCALAR)
@@ -177,6 +212,8 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     TD_ASSERT(rets.len >= 1);
     return rets.data[0];
   }
+  if ((e->kind == AST_INDEX || e->kind == AST_ATTR) && is_seq(e->lhs->ty))  // t[0], t.values
+    return e->noperands ? lower_expr(lw, e->operands[0]) : lower_element(lw, e->lhs, (int)e->ival);
   if (e->bi) {
     Value *v = memo_get(lw, e);
     if (!v) {
@@ -186,9 +223,9 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     return v;
   }
   if (e->kind == AST_NAME) {
-    Value *v = lookup(lw, e->name);
-    TD_ASSERT(v);
-    return v;
+    Binding *b = lookup(lw, e->name);
+    TD_ASSERT(b && b->value);
+    return b->value;
   }
   td_internal_error(__FILE__, __LINE__, "cannot lower a %s expression", ast_kind_name(e->kind));
 }
@@ -196,6 +233,14 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
 static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
   switch (s->kind) {
   case AST_ASSIGN: {
+    if (s->list.len == 1 && is_seq(s->rhs->ty)) {  // t = x.split(2): every element now
+      ValueList *vs = arena_alloc(&lw->cx->arena, sizeof *vs);
+      lower_seq(lw, s->rhs, vs);
+      bind_tuple(lw, s->list.data[0]->name, vs);
+      return;
+    }
+    if (s->list.len == 1 && s->rhs->ty->kind != TY_TENSOR && s->rhs->ty->kind != TY_SCALAR)
+      return;  // a dtype or a string: sema has used it
     if (s->list.len == 1) {
       Value *v = lower_expr(lw, s->rhs);
       bind(lw, s->list.data[0]->name, v);
@@ -204,13 +249,20 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
       return;
     }
     ValueList vals = {0};
-    TD_ASSERT(s->rhs->kind == AST_CALL && s->rhs->inlined);
-    lower_inlined(lw, s->rhs, &vals);
+    lower_seq(lw, s->rhs, &vals);
     TD_ASSERT(vals.len == s->list.len);
     for (int i = 0; i < vals.len; i++) {
-      bind(lw, s->list.data[i]->name, vals.data[i]);
-      if (lw->depth == 0)
-        graph_name(lw->g, vals.data[i], s->list.data[i]->name);
+      const Ast *t = s->list.data[i];
+      if (is_seq(t->ty)) {  // a, b = (x.shape, y): a's elements, from its expression when there is one
+        ValueList *vs = arena_alloc(&lw->cx->arena, sizeof *vs);
+        bool expr = s->rhs->kind != AST_NAME && !(s->rhs->kind == AST_CALL && s->rhs->inlined);
+        if (expr) lower_seq(lw, s->rhs->operands[i], vs);
+        bind_tuple(lw, t->name, vs);
+        continue;
+      }
+      bind(lw, t->name, vals.data[i]);
+      if (lw->depth == 0 && vals.data[i] && !vals.data[i]->is_scalar)
+        graph_name(lw->g, vals.data[i], t->name);
     }
     return;
   }
@@ -221,8 +273,8 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
   case AST_RETURN:
     for (int i = 0; i < s->list.len; i++) {
       const Ast *r = s->list.data[i];
-      if (r->kind == AST_CALL && r->inlined && r->ty->kind == TY_TUPLE)
-        lower_inlined(lw, r, rets);
+      if (r->ty->kind == TY_TUPLE)
+        lower_seq(lw, r, rets);
       else
         vec_push(&lw->cx->arena, rets, lower_expr(lw, r));
     }
@@ -252,6 +304,7 @@ Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
   lower_body(&lw, fn, &rets);
   for (int i = 0; i < rets.len; i++)
     graph_output(lw.g, rets.data[i]);
+  graph_prune(lw.g);
   graph_verify(lw.g);
   return lw.g;
 }

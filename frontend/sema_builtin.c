@@ -60,6 +60,7 @@ static Ast *synth_list(Sema *sema, Ast **items, int n, Loc loc) {
   t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) t->elems[i] = items[i]->ty;
   l->ty = t;
+  set_operands(sema, l, items, n);
   return l;
 }
 
@@ -93,7 +94,8 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
   for (int i = 0; i < np && k < npos; i++) {
     if (given[i] || (ps[i].kwonly && !ps[i].vararg)) continue;
     if (ps[i].vararg) {
-      if (npos - k == 1 && pos[k]->ty && pos[k]->ty->kind == TY_LIST) out[i] = pos[k];
+      if (npos - k == 1 && pos[k]->ty && (pos[k]->ty->kind == TY_LIST || pos[k]->ty->kind == TY_TUPLE))
+        out[i] = pos[k];  // x.view((2, 3)), x.view(y.shape): the sequence itself
       else out[i] = synth_list(sema, pos + k, npos - k, pos[k]->loc);
       k = npos;
     } else {
@@ -188,11 +190,12 @@ bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out,
     *n = 1;
     return true;
   }
-  if (t->kind == TY_LIST && t->nelem <= MAX_LIST) {
+  bool seq = t->kind == TY_LIST || t->kind == TY_TUPLE;
+  if (seq && t->nelem <= MAX_LIST) {
     for (int i = 0; i < t->nelem; i++) {
       const TType *el = t->elems[i];
       if (!is_scalar(el) || el->dtype == DT_F64) {
-        const Ast *ea = a->kind == AST_LIST && i < a->list.len ? a->list.data[i] : a;
+        const Ast *ea = (a->kind == AST_LIST || a->kind == AST_TUPLE) && i < a->list.len ? a->list.data[i] : a;
         if (is_poison(el)) return false;
         diag_error(sema->cx, ea->loc, "%s(): argument %s must be tuple of ints, but found element of type %s at pos %d",
                    e->bi ? e->bi->name : e->name, arg_name(sema, e, pname), py_type_name(el), i);
@@ -203,7 +206,7 @@ bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out,
     *n = t->nelem;
     return true;
   }
-  if (t->kind == TY_LIST) {
+  if (seq) {
     diag_error(sema->cx, a->loc, "too many dimensions in '%s': at most %d", pname, MAX_LIST);
     return false;
   }
@@ -282,6 +285,19 @@ static const BuiltinDef builtins[] = {
     VIEWOP("diagonal", "input, offset=0, dim1=0, dim2=1", ck_diagonal, F_TORCH),
     VIEWOP("as_strided", "input, size, stride, storage_offset=None", ck_as_strided, F_TORCH),
     VIEWOP("flip", "input, *dims", ck_flip, F_TORCH),
+    // several tensors: tuples of views (and max/min with a dim, among the reductions)
+    VIEWOP("split", "input, split_size, dim=0", ck_split, F_TORCH),
+    VIEWOP("chunk", "input, chunks, dim=0", ck_split, F_TORCH),
+    VIEWOP("tensor_split", "input, indices_or_sections, dim=0", ck_split, F_TORCH),
+    VIEWOP("unbind", "input, dim=0", ck_unbind, F_TORCH),
+    {{"broadcast_tensors", BK_VIEW, OP_COPY, "*tensors"}, ck_broadcast_tensors, F_FN | F_TORCH, OP_COUNT},
+    // a tensor's Python values: compile-time numbers, no node
+    {{"size", BK_VIEW, OP_COPY, "input, dim=None"}, ck_size, F_METH, OP_COUNT},
+    {{"dim", BK_VIEW, OP_COPY, "input"}, ck_size, F_METH, OP_COUNT},
+    {{"ndimension", BK_VIEW, OP_COPY, "input"}, ck_size, F_METH, OP_COUNT},
+    {{"numel", BK_VIEW, OP_COPY, "input"}, ck_size, F_METH | F_TORCH, OP_COUNT},
+    {{"nelement", BK_VIEW, OP_COPY, "input"}, ck_size, F_METH, OP_COUNT},
+    {{"is_floating_point", BK_VIEW, OP_COPY, "input"}, ck_size, F_BOTH | F_TORCH, OP_COUNT},
     VIEWOP("contiguous", "input", ck_contiguous, 0),
     DROPOUT("dropout", "True"), DROPOUT("dropout1d", "True"), DROPOUT("dropout2d", "True"),
     DROPOUT("dropout3d", "True"), DROPOUT("alpha_dropout", "False"), DROPOUT("feature_alpha_dropout", "False"),
@@ -311,6 +327,9 @@ static const BuiltinDef builtins[] = {
     BINARY("logical_and", LOGICAL_AND, F_TORCH), BINARY("logical_or", LOGICAL_OR, F_TORCH),
     NODE("where", WHERE, "condition, input, other", ck_where, F_BOTH, F_TORCH),
     NODE("clamp", CLAMP, "input, min=None, max=None", ck_clamp, F_BOTH, F_TORCH),
+    NODE("masked_fill", WHERE, "input, mask, value", ck_masked_fill, F_BOTH, F_TORCH),
+    NODE("tril", WHERE, "input, diagonal=0", ck_tril, F_BOTH, F_TORCH),
+    NODE("triu", WHERE, "input, diagonal=0", ck_tril, F_BOTH, F_TORCH),
     // reductions
     REDUCE("sum", SUM, "input, dim=None, keepdim=False, *, dtype=None", F_TORCH),
     REDUCE("mean", MEAN, "input, dim=None, keepdim=False, *, dtype=None", F_TORCH),

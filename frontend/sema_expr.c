@@ -144,6 +144,7 @@ static TType *check_binary(Sema *sema, Ast *e) {
   if (is_poison(a) || is_poison(b)) return poison(sema);
   int op = e->op;
   TD_ASSERT(op >= 0 && op < BIN_COUNT);
+  if ((op == BIN_ADD || op == BIN_MUL) && (a->kind == TY_TUPLE || a->kind == TY_LIST)) return seq_binary(sema, e);
   bool oka = is_tensor(a) || is_scalar(a), okb = is_tensor(b) || is_scalar(b);
   if (!oka || !okb || (op == BIN_MATMUL && (!is_tensor(a) || !is_tensor(b)))) {
     diag_error(sema->cx, e->oploc, "unsupported operand type(s) for %s: '%s' and '%s'", binop_text((BinOp)op),
@@ -195,6 +196,12 @@ static TType *check_call(Sema *sema, Ast *e) {
     Ast *fn = sema_find_fn(sema->p, e->name);
     if (fn) return inline_call(sema, e, fn);
   }
+  bool args_done = !e->lhs;
+  if (!e->lhs) {  // Python's len, float, int, bool; min and max of numbers
+    if (!check_args(sema, e)) return poison(sema);
+    TType *pv = python_builtin(sema, e);
+    if (pv) return pv;
+  }
   bool bad = false;
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
@@ -208,7 +215,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     e->lhs = NULL;
     self = NULL;
   }
-  if (!check_args(sema, e)) bad = true;
+  if (!args_done && !check_args(sema, e)) bad = true;
   if (math && !bad && e->list.len != 1) {  // math.sqrt(D): one number
     diag_error(sema->cx, call_loc(e), "math.%s() takes exactly one argument (%d given)", e->name, e->list.len);
     return poison(sema);
@@ -248,6 +255,9 @@ static TType *check_attr(Sema *sema, Ast *e) {
   TType *self = check_expr(sema, e->lhs);
   if (is_poison(self)) return poison(sema);
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
+  if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
+  TType *pv = is_tensor(self) ? tensor_attr(sema, e) : NULL;
+  if (pv) return pv;
   if (!strcmp(e->name, "T") && is_tensor(self)) {
     const BuiltinDef *d = builtin_find("T");
     e->bi = &d->b;
@@ -261,17 +271,6 @@ static TType *check_attr(Sema *sema, Ast *e) {
   else
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
   return poison(sema);
-}
-
-static TType *check_list(Sema *sema, Ast *e) {
-  TType *t = ty_new(sema, TY_LIST);
-  t->nelem = e->list.len;
-  t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(t->nelem + 1));
-  for (int i = 0; i < e->list.len; i++) {
-    t->elems[i] = check_expr(sema, e->list.data[i]);
-    if (is_poison(t->elems[i])) return poison(sema);
-  }
-  return t;
 }
 
 TType *check_expr(Sema *sema, Ast *e) {
@@ -292,7 +291,8 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_CALL: t = check_call(sema, e); break;
   case AST_ATTR: t = check_attr(sema, e); break;
   case AST_INDEX: t = check_index(sema, e); break;
-  case AST_LIST: t = check_list(sema, e); break;
+  case AST_LIST:
+  case AST_TUPLE: t = check_seq(sema, e); break;
   case AST_SLICE:
   case AST_ELLIPSIS:
     diag_error(sema->cx, e->loc, "'%s' is only allowed inside an index [...]", e->kind == AST_SLICE ? ":" : "...");

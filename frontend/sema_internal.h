@@ -13,6 +13,8 @@
 //   sema_math.c     ... elementwise ops, where, clamp, reductions, softmax, matmul (§6)
 //   sema_nn.c       ... torch.nn.functional ops built from parts (layer_norm, linear)
 //   sema_join.c     ... cat, stack, index_select, gather
+//   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
+//   sema_mask.c     ... masked_fill, tril, triu
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
@@ -33,6 +35,7 @@ struct Sym {
   const char *name;
   TType *ty;
   Loc loc;
+  Ast *src;   // a sequence's expression (the elements of `t` in t[0], cat(t))
   Sym *next;  // older bindings
 };
 
@@ -189,6 +192,25 @@ TType *ck_zeros(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
+TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
+// The element expressions of sequence a; false for the tuple a user function returns.
+bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
+TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
+TType *seq_attr(Sema *sema, Ast *e);    // t.values
+TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
+TType *tensor_attr(Sema *sema, Ast *e);  // x.shape, x.ndim, x.dtype, x.mT; NULL for another name
+TType *python_builtin(Sema *sema, Ast *e);  // len, float, int, bool, min, max of numbers; NULL: not one
+TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim);
+TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_mask.c ----
+TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
 
 // ---- sema_fold.c: NULL after an error (division by zero ...) ----
 TType *fold_binary(Sema *sema, Loc loc, int op, const TType *a, const TType *b);

@@ -8,14 +8,15 @@
 // ============================================================================
 // cat, stack, index_select, gather
 // ============================================================================
-static bool tensor_list(Sema *sema, const Ast *e, Ast *l, const char *pname) {
-  if (l->kind != AST_LIST) {
-    diag_error(sema->cx, l->loc, "%s(): argument '%s' must be a list of tensors written [a, b, ...]", e->bi->name,
-               pname);
+// The tensors of sequence l: [a, b], (a, b), x.split(2), a name holding one.
+static bool tensor_list(Sema *sema, const Ast *e, Ast *l, const char *pname, Ast ***xs, int *n) {
+  if (!seq_items(sema, l, xs, n)) {
+    diag_error(sema->cx, l->loc, "%s(): argument '%s' (position 1) must be tuple of Tensors, not %s", e->bi->name,
+               pname, py_type_name(l->ty));
     return false;
   }
-  for (int i = 0; i < l->list.len; i++)
-    if (!get_tensor(sema, e, l->list.data[i], pname)) return false;
+  for (int i = 0; i < *n; i++)
+    if (!get_tensor(sema, e, (*xs)[i], pname)) return false;
   return true;
 }
 
@@ -23,17 +24,18 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
   bool stack = d->b.op == OP_STACK;
   Ast *l = e->bargs[0];
   int64_t dim = 0;
-  if (!tensor_list(sema, e, l, "tensors")) return poison(sema);
+  Ast **xs;
+  int n;
+  if (!tensor_list(sema, e, l, "tensors", &xs, &n)) return poison(sema);
   if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "dim", &dim)) return poison(sema);
   Loc dloc = barg(e, 1) ? e->bargs[1]->loc : call_loc(e);
-  int n = l->list.len;
   if (n == 0) {
     diag_error(sema->cx, l->loc, stack ? "stack expects a non-empty TensorList"
                                     : "torch.cat(): expected a non-empty list of Tensors");
     return poison(sema);
   }
   TType **ts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)n);
-  for (int i = 0; i < n; i++) ts[i] = l->list.data[i]->ty;
+  for (int i = 0; i < n; i++) ts[i] = xs[i]->ty;
   const View *v0 = &ts[0]->view;
   int a;
   int64_t shape[TD_MAX_DIMS + 1];
@@ -41,7 +43,7 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (stack) {
     for (int i = 1; i < n; i++)
       if (!same_shape(v0->ndim, v0->shape, ts[i]->view.ndim, ts[i]->view.shape)) {
-        diag_error(sema->cx, l->list.data[i]->loc, "stack expects each tensor to be equal size, but got %s at entry 0 "
+        diag_error(sema->cx, xs[i]->loc, "stack expects each tensor to be equal size, but got %s at entry 0 "
                    "and %s at entry %d", shape_str(sema, v0->ndim, v0->shape),
                    shape_str(sema, ts[i]->view.ndim, ts[i]->view.shape), i);
         return poison(sema);
@@ -53,7 +55,7 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
   } else {
     for (int i = 0; i < n; i++)
       if (ts[i]->view.ndim == 0) {
-        diag_error(sema->cx, l->list.data[i]->loc, "zero-dimensional tensor (at position %d) cannot be concatenated",
+        diag_error(sema->cx, xs[i]->loc, "zero-dimensional tensor (at position %d) cannot be concatenated",
                    i);
         return poison(sema);
       }
@@ -63,13 +65,13 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
     for (int i = 1; i < n; i++) {
       const View *vi = &ts[i]->view;
       if (vi->ndim != v0->ndim) {
-        diag_error(sema->cx, l->list.data[i]->loc, "Tensors must have same number of dimensions: got %d and %d",
+        diag_error(sema->cx, xs[i]->loc, "Tensors must have same number of dimensions: got %d and %d",
                    v0->ndim, vi->ndim);
         return poison(sema);
       }
       for (int k = 0; k < on; k++)
         if (k != a && vi->shape[k] != v0->shape[k]) {
-          diag_error(sema->cx, l->list.data[i]->loc, "Sizes of tensors must match except in dimension %d. Expected "
+          diag_error(sema->cx, xs[i]->loc, "Sizes of tensors must match except in dimension %d. Expected "
                      "size %" PRId64 " but got size %" PRId64 " for tensor number %d in the list.", a, v0->shape[k],
                      vi->shape[k], i);
           return poison(sema);
@@ -80,7 +82,7 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   e->attr.dim = a;
   e->attr.dims = 1u << a;
-  set_operands(sema, e, l->list.data, n);
+  set_operands(sema, e, xs, n);
   return ty_fresh(sema, result_type(sema, ts, n), on, shape);
 }
 

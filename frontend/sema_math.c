@@ -302,11 +302,7 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (ka && !get_bool(sema, e, ka, "keepdim", &keepdim)) return poison(sema);
-  if ((op == OP_MAX || op == OP_MIN) && da) {
-    diag_error(sema->cx, da->loc, "%s(dim) is not supported: use %s or arg%s", d->b.name,
-               op == OP_MAX ? "amax" : "amin", d->b.name);
-    return poison(sema);
-  }
+  if ((op == OP_MAX || op == OP_MIN) && da) return tuple_max(sema, e, op == OP_MAX, xa, da, ka);
   uint32_t mask = 0;
   int dims[MAX_LIST], n = 0;
   if (da) {

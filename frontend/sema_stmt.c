@@ -174,19 +174,23 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
 static void check_assign(Sema *sema, Ast *st) {
   TType *v = check_expr(sema, st->rhs);
   int n = st->list.len;
-  if (v->kind == TY_LIST || v->kind == TY_NONE || v->kind == TY_DTYPE) {  // names hold tensors and numbers
+  if (v->kind == TY_NONE || v->kind == TY_MODULE) {  // names hold values: tensors, numbers, sequences, dtypes
     diag_error(sema->cx, st->rhs->loc, "cannot assign a %s to a name: write it where it is used", py_type_name(v));
-    v = poison(sema);
-  } else if (v->kind == TY_TUPLE && n == 1) {  // names hold one tensor: a tuple result is unpacked
-    diag_error(sema->cx, st->rhs->loc, "cannot assign a tuple of %d values to one name '%s': unpack it (a, b = ...)",
-               v->nelem, st->list.data[0]->name);
     v = poison(sema);
   }
   if (n == 1) {
     Ast *t = st->list.data[0];
     t->ty = v;
     bind_name(sema, t->name, v, t->loc);
+    if (v->kind == TY_TUPLE || v->kind == TY_LIST) sema->scope->src = st->rhs;
     return;
+  }
+  if (is_tensor(v) && v->view.ndim == 0) {
+    diag_error(sema->cx, st->rhs->loc, "iteration over a 0-d tensor");
+    v = poison(sema);
+  } else if (is_tensor(v)) {  // a, b = x iterates over x's first dim: x.unbind()
+    st->rhs = part_call(sema, st->rhs, "unbind", &st->rhs, 1);
+    v = st->rhs->ty;
   }
   bool ok = is_poison(v);
   if (!ok && (v->kind == TY_TUPLE || v->kind == TY_LIST)) {
@@ -197,10 +201,14 @@ static void check_assign(Sema *sema, Ast *st) {
   } else if (!ok) {
     diag_error(sema->cx, st->oploc, "cannot unpack non-iterable %s object", py_type_name(v));
   }
+  Ast **items;
+  int ni;
+  bool have_items = ok && !is_poison(v) && seq_items(sema, st->rhs, &items, &ni);
   for (int i = 0; i < n; i++) {
     Ast *t = st->list.data[i];
     t->ty = ok && !is_poison(v) ? v->elems[i] : poison(sema);
     bind_name(sema, t->name, t->ty, t->loc);
+    if (have_items && (t->ty->kind == TY_TUPLE || t->ty->kind == TY_LIST)) sema->scope->src = items[i];
   }
 }
 

@@ -268,6 +268,9 @@ primary
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
   | DTYPE                       { $$ = ast_dtype(p->cx, $1, @$); }
   | '(' expr ')'                { $$ = ast_paren(p->cx, $2, @$); }
+  | '(' ')'                     { $$ = ast_tuple_expr(p->cx, NULL, @$); }
+  | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
+  | '(' exprs ',' expr ')'      { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
   | '[' ']'                     { $$ = ast_list_expr(p->cx, NULL, @$); }
   | '[' exprs ']'               { $$ = ast_list_expr(p->cx, $2, @$); }
   ;

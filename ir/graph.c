@@ -96,6 +96,52 @@ void graph_name(Graph *g, Value *v, const char *name) {
 
 void graph_output(Graph *g, Value *v) { vec_push(&g->cx->arena, &g->outputs, v); }
 
+// Whether a value is kept: a parameter, a scalar, or over a buffer still produced.
+static bool value_kept(const Value *v, const bool *live) {
+  return !v->buf || v->buf->kind != BUF_KERNEL || live[v->buf->producer->id];
+}
+
+void graph_prune(Graph *g) {
+  int n = g->nodes.len;
+  bool *live = arena_alloc(&g->cx->arena, (size_t)(n ? n : 1));
+  for (int i = 0; i < g->outputs.len; i++) {
+    const Value *v = g->outputs.data[i];
+    if (v->buf && v->buf->kind == BUF_KERNEL) live[v->buf->producer->id] = true;
+  }
+  for (int i = n - 1; i >= 0; i--) {  // a reader comes after what it reads
+    Node *nd = g->nodes.data[i];
+    if (nd->op == OP_STORE || op_may_raise(nd->op, nd->out->dtype)) live[i] = true;
+    if (!live[i]) continue;
+    for (int j = 0; j < nd->nsrc; j++) {
+      const Buffer *b = nd->srcs[j]->buf;
+      if (b && b->kind == BUF_KERNEL) live[b->producer->id] = true;
+    }
+  }
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (live[i]) g->nodes.data[k++] = g->nodes.data[i];
+  if (k == n) return;
+  g->nodes.len = k;
+  k = 0;
+  for (int i = 0; i < g->values.len; i++)
+    if (value_kept(g->values.data[i], live)) g->values.data[k++] = g->values.data[i];
+  g->values.len = k;
+  k = 0;
+  for (int i = 0; i < g->named.len; i++)
+    if (value_kept(g->named.data[i].value, live)) g->named.data[k++] = g->named.data[i];
+  g->named.len = k;
+  k = 0;
+  for (int i = 0; i < g->bufs.len; i++) {
+    Buffer *b = g->bufs.data[i];
+    if (b->kind != BUF_KERNEL || live[b->producer->id]) g->bufs.data[k++] = b;
+  }
+  g->bufs.len = k;
+  // ids are positions again (fusion and the kernel builder index arrays by them)
+  for (int i = 0; i < g->nodes.len; i++) g->nodes.data[i]->id = i;
+  for (int i = 0; i < g->values.len; i++) g->values.data[i]->id = i;
+  for (int i = 0; i < g->bufs.len; i++) g->bufs.data[i]->id = i;
+}
+
 bool graph_is_view_only(const Graph *g) { return g->nodes.len == 0; }
 
 int64_t graph_flops(const Graph *g) {

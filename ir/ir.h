@@ -170,6 +170,10 @@ Node *graph_node(Graph *g, Op op, DType out_dt, int ndim, const int64_t *shape, 
                  NodeAttr attr, Loc loc);
 void graph_name(Graph *g, Value *v, const char *name);  // record a binding
 void graph_output(Graph *g, Value *v);
+// Drop the nodes no output, store or live node reads (an unpacked max(dim)'s unused
+// indices, a local never used); a node that may raise stays, as PyTorch would have
+// raised. Ids are renumbered.
+void graph_prune(Graph *g);
 bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
 // The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, one operation per
 // element computed or reduced for every other node (copies and creation ops: none).

@@ -428,3 +428,35 @@ def check_outputs(doc, out_dir, outs):
         else:
             errs.append((k, f"out{k}.npy missing"))
     return errs
+
+
+KIND_TOL = {"f64": 1e-12, "f32": 1e-5, "f16": 1e-3, "bf16": 1e-2}
+KIND_NP = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.uint16}  # bf16 .npy: its bits
+
+
+def compare_kinds(p, outs, want, kinds):
+    """The errors of a run (p, outs from run_outputs) against NumPy values `want` (f64
+    arrays) whose dtypes are `kinds` ("f32", "i64", "bool" ...): ints and bools exactly,
+    floats within the kind's relative tolerance, infinities and NaN where NumPy has them."""
+    if p.returncode != 0:
+        return [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}"]
+    errs = []
+    if len(outs) != len(want):
+        return [f"{len(outs)} outputs, want {len(want)}"]
+    for k, (got, w, kind) in enumerate(zip(outs, want, kinds)):
+        w = np.asarray(w)
+        if got.shape != w.shape:
+            errs.append(f"out{k}: shape {got.shape}, want {w.shape}")
+        elif kind not in KIND_TOL:
+            if got.dtype != np.dtype({"i64": np.int64, "i32": np.int32, "bool": np.bool_}[kind]) or \
+                    not np.array_equal(got, w.astype(got.dtype)):
+                errs.append(f"out{k}: {got.dtype} {got.ravel()[:4]}, want {w.ravel()[:4]}")
+        else:
+            g = (bf16_bits_to_f32(got) if kind == "bf16" else got).astype(np.float64)
+            with np.errstate(invalid="ignore"):  # inf - inf
+                bad = ~((g == w) | (np.abs(g - w) <= KIND_TOL[kind] * (1 + np.abs(w))) | (np.isnan(g) & np.isnan(w)))
+            if got.dtype != KIND_NP[kind] or bad.any():
+                i = np.argwhere(bad)[0] if bad.any() else None
+                errs.append(f"out{k}: {got.dtype}, at {i}: got {got[tuple(i)] if i is not None else ''}, "
+                            f"want {w[tuple(i)] if i is not None else ''}")
+    return errs

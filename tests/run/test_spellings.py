@@ -17,7 +17,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, require_backend, run_outputs  # noqa: E402
+from oracle import Tally, compare_kinds, require_backend, run_outputs  # noqa: E402
 
 
 def gelu(a):
@@ -74,6 +74,18 @@ CASES = [
                    layer_norm(x.astype(np.float16).astype(np.float64), 1) * y[:, 2].astype(np.float16)]),
     ("gelu_tanh", "F.gelu(x, approximate='tanh'), x.double().gelu(approximate=\"tanh\"), F.gelu(x, approximate='none')",
      ["f32", "f64", "f32"], lambda x, y: [gelu_tanh(x), gelu_tanh(x), gelu(x)]),
+    ("masked_fill", "x.masked_fill(x > 0, 0.5), torch.masked_fill(x, x[0] < 0, float('-inf')), "
+     "x.long().masked_fill(x < 0, 7.9), (x > 0).masked_fill(x < -0.5, 1), x.masked_fill(x > 0, y[0, 0]), "
+     "x[0].masked_fill(y[:, :1] > 0, 2.0)", ["f32", "f32", "i64", "bool", "f32", "f32"],
+     lambda x, y: [np.where(x > 0, 0.5, x), np.where(x[0] < 0, -np.inf, x), np.where(x < 0, 7, np.trunc(x)),
+                   np.where(x < -0.5, True, x > 0), np.where(x > 0, y[0, 0], x),
+                   np.where(y[:, :1] > 0, 2.0, x[0])]),
+    ("tril_triu", "x.tril(), torch.triu(x, 1), x.tril(diagonal=-2), torch.triu(x.t(), diagonal=-1), "
+     "x.masked_fill(torch.tril(torch.ones(4, 6)) == 0, float('-inf')).softmax(-1), "
+     "torch.stack([x, x]).long().triu(2), (x > 0).tril()", ["f32", "f32", "f32", "f32", "f32", "i64", "bool"],
+     lambda x, y: [np.tril(x), np.triu(x, 1), np.tril(x, -2), np.triu(x.T, -1),
+                   softmax(np.where(np.tril(np.ones((4, 6))) == 0, -np.inf, x), -1),
+                   np.triu(np.stack([np.trunc(x)] * 2), 2), np.tril(x > 0)]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
@@ -90,26 +102,7 @@ def main():
         rets = ", ".join(f"{k}[{', '.join(str(d) for d in np.shape(w))}]" for k, w in zip(kinds, want))
         src = f"fn f(x: f32[4, 6], y: f32[6, 5]) -> ({rets}) {{\n    return {exprs}\n}}\n"
         p, outs = run_outputs(tdslc, src, {"x": X, "y": Y})
-        errs = []
-        if p.returncode != 0:
-            errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}")
-        else:
-            for k, (got, w, kind) in enumerate(zip(outs, want, kinds)):
-                w = np.asarray(w)
-                if got.shape != w.shape:
-                    errs.append(f"out{k}: shape {got.shape}, want {w.shape}")
-                elif kind == "i64":
-                    if got.dtype != np.int64 or not np.array_equal(got, w):
-                        errs.append(f"out{k}: {got.dtype} {got.ravel()[:4]}, want {w.ravel()[:4]}")
-                else:
-                    tol = {"f64": 1e-12, "f32": 1e-5, "f16": 1e-3}[kind]
-                    g = got.astype(np.float64)
-                    with np.errstate(invalid="ignore"):  # inf - inf
-                        bad = ~((g == w) | (np.abs(g - w) <= tol * (1 + np.abs(w))))
-                    if got.dtype != {"f64": np.float64, "f32": np.float32, "f16": np.float16}[kind] or bad.any():
-                        i = np.argwhere(bad)[0] if bad.any() else None
-                        errs.append(f"out{k}: {got.dtype}, at {i}: got {got[tuple(i)] if i is not None else ''}, "
-                                    f"want {w[tuple(i)] if i is not None else ''}")
+        errs = compare_kinds(p, outs, want, kinds)
         t.report(name, errs, src)
     # a function of the file may be called like a torch.nn.functional function (not
     # reserved); the bare name then calls it, F.NAME still PyTorch's

@@ -545,7 +545,7 @@ static void depth_counts_the_longest_path_to_a_leaf(void **state) {
 static void a_syntax_error_names_what_was_expected_at_the_token(void **state) {
   (void)state;
   Parsed *p = parse("fn f(x: f32[3]) -> f32[3] {\n  y = (x + 1\n  return y\n}\n");
-  assert_string_equal(p->diags, "t.tdsl:3:3: error: expected ')' before 'return'\n"
+  assert_string_equal(p->diags, "t.tdsl:3:3: error: expected ')' or ',' before 'return'\n"
                                 "      return y\n"
                                 "      ^~~~~~\n");
   parsed_free(p);

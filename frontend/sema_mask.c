@@ -1,0 +1,87 @@
+// frontend/sema_mask.c: the ops that keep or replace elements by a mask — masked_fill,
+// tril, triu — built from where and (for the triangles) the comparison of two aranges,
+// which fusion computes inside the kernel that reads them: no mask is ever stored.
+#include "frontend/sema_internal.h"
+
+#include <float.h>
+#include <math.h>
+
+// The Python number v as a value of dtype dt, as PyTorch converts a fill value: false
+// (after PyTorch's message) when it does not fit.
+static bool fill_value(Sema *sema, const Ast *e, Loc loc, const TType *v, DType dt, Ast **out) {
+  static const char *const ctype[DT_COUNT] = {"bool", "int", "int64_t", "at::Half", "at::BFloat16", "float",
+                                              "double"};
+  double f = v->dtype == DT_F64 ? v->fval : (double)v->ival;
+  bool fits = true;
+  if (dt == DT_I32) fits = isfinite(f) && f > -2147483649.0 && f < 2147483648.0;
+  else if (dt == DT_I64) fits = v->dtype != DT_F64 || (isfinite(f) && fabs(f) < 9.2233720368547758e18);
+  else if (dt == DT_F16) fits = !isfinite(f) || fabs(f) <= 65504.0;
+  else if (dt == DT_BF16 || dt == DT_F32) fits = !isfinite(f) || fabs(f) <= FLT_MAX;
+  if (!fits) {
+    diag_error(sema->cx, loc, "value cannot be converted to type %s without overflow", ctype[dt]);
+    return false;
+  }
+  if (dt == DT_BOOL) {
+    *out = part_int(sema, e, f != 0);
+    (*out)->ty = ty_bool(sema, f != 0);
+  } else if (dtype_is_float(dt)) {
+    *out = part_float(sema, e, f);
+  } else {
+    *out = part_int(sema, e, v->dtype == DT_F64 ? (int64_t)f : v->ival);  // a float truncates toward zero
+  }
+  return true;
+}
+
+// masked_fill(input, mask, value): where(mask, value, input) in input's dtype, of the
+// shape input and mask broadcast to (PyTorch's out-of-place form expands input).
+TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *m = e->bargs[1], *v = e->bargs[2];
+  const TType *xt = x->ty, *mt = get_tensor(sema, e, m, "mask");
+  if (!mt) return poison(sema);
+  if (mt->dtype != DT_BOOL) {
+    diag_error(sema->cx, m->loc, "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+               torch_name(mt->dtype));
+    return poison(sema);
+  }
+  Ast *fill;
+  if (is_scalar(v->ty)) {
+    if (!fill_value(sema, e, v->loc, v->ty, xt->dtype, &fill)) return poison(sema);
+  } else if (is_tensor(v->ty)) {
+    if (v->ty->view.ndim != 0) {
+      diag_error(sema->cx, v->loc, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
+                 "dimension(s).", v->ty->view.ndim);
+      return poison(sema);
+    }
+    static const char *const cast[DT_COUNT] = {"bool", "int", "long", "half", "bfloat16", "float", "double"};
+    fill = v->ty->dtype == xt->dtype ? v : part_cast(sema, e, v, cast[xt->dtype]);
+  } else {
+    diag_error(sema->cx, v->loc, "masked_fill() received an invalid combination of arguments - got (%s, %s), but "
+               "expected (Tensor mask, Tensor value) or (Tensor mask, Number value)", py_type_name(m->ty),
+               py_type_name(v->ty));
+    return poison(sema);
+  }
+  Ast *args[3] = {m, fill, x};
+  return become(sema, e, part_call(sema, e, "where", args, 3));
+}
+
+// tril(input, diagonal=0) / triu: input where column - row <= diagonal (>= for triu) in
+// the last two dims, else zero.
+TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *ka = barg(e, 1);
+  const TType *xt = x->ty;
+  int64_t k = 0;
+  int r;
+  if (ka && !get_int(sema, e, ka, "diagonal", &k)) return poison(sema);
+  if (!wrap_dim(sema, call_loc(e), -2, xt->view.ndim, &r)) return poison(sema);
+  Ast *rows = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, xt->view.shape[r])}, 1);
+  Ast *cols = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, xt->view.shape[r + 1])}, 1);
+  rows = part_call(sema, e, "unsqueeze", (Ast *[]){rows, part_int(sema, e, 1)}, 2);
+  Ast *diff = part_binary(sema, e, OP_SUB, "sub", cols, rows);
+  bool lower = d->b.name[3] == 'l';
+  Ast *keep = part_binary(sema, e, lower ? OP_LE : OP_GE, lower ? "le" : "ge", diff, part_int(sema, e, k));
+  Ast *zero;
+  if (!fill_value(sema, e, call_loc(e), ty_int(sema, 0), xt->dtype, &zero)) return poison(sema);
+  Ast *args[3] = {keep, x, zero};
+  return become(sema, e, part_call(sema, e, "where", args, 3));
+}

@@ -1,0 +1,480 @@
+// frontend/sema_tuple.c: Python sequences and the Python values of a tensor. Tuple and
+// list values, indexing, slicing and attributes of them (x.max(1).values); a tensor's
+// shape, size(), ndim, dim(), numel() and dtype; Python's len, float, int, bool, min
+// and max of numbers; and the ops that return several tensors (split, chunk, unbind,
+// tensor_split, max/min with a dim, broadcast_tensors), each element a part of its own.
+// Invariant: a sequence value (TY_TUPLE, TY_LIST) that is not a name or a call of a user
+// function has one operand per element, the element's expression (lower.c reads them).
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_seq(const TType *t) { return t && (t->kind == TY_TUPLE || t->kind == TY_LIST); }
+
+static TType *seq_type(Sema *sema, TyKind k, Ast **items, int n) {
+  TType *t = ty_new(sema, k);
+  t->nelem = n;
+  t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) t->elems[i] = items[i]->ty;
+  return t;
+}
+
+// e becomes the sequence of kind k of items[0..n).
+static TType *seq_of(Sema *sema, Ast *e, TyKind k, Ast **items, int n) {
+  set_operands(sema, e, items, n);
+  return seq_type(sema, k, items, n);
+}
+
+// [a, b] and (a, b)
+TType *check_seq(Sema *sema, Ast *e) {
+  for (int i = 0; i < e->list.len; i++)
+    if (is_poison(check_expr(sema, e->list.data[i]))) return poison(sema);
+  return seq_of(sema, e, e->kind == AST_TUPLE ? TY_TUPLE : TY_LIST, e->list.data, e->list.len);
+}
+
+bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n) {
+  if (!is_seq(a->ty) || (a->kind == AST_CALL && a->inlined)) return false;
+  if (a->kind == AST_NAME) {
+    Sym *s = find_local(sema, a->name);
+    return s && s->src && seq_items(sema, s->src, items, n);
+  }
+  TD_ASSERT(a->noperands == a->ty->nelem);
+  *items = a->operands;
+  *n = a->noperands;
+  return true;
+}
+
+// ============================================================================
+// t[i], t[a:b:c], t.values
+// ============================================================================
+// e is element k of the sequence e->lhs.
+static TType *seq_element(Sema *sema, Ast *e, int k) {
+  Ast **items;
+  int n;
+  e->ival = k;
+  if (seq_items(sema, e->lhs, &items, &n)) set_operand1(sema, e, items[k]);
+  return e->lhs->ty->elems[k];
+}
+
+static int64_t slice_clamp(int64_t v, int64_t n, int64_t step) {
+  if (v < 0) v += n;
+  if (v < 0) return step < 0 ? -1 : 0;
+  if (v >= n) return step < 0 ? n - 1 : n;
+  return v;
+}
+
+static bool slice_part(Sema *sema, Ast *b, int64_t *out, bool *given) {
+  *given = b && b->kind != AST_NONE && !(b->ty && b->ty->kind == TY_NONE);
+  if (!*given) return true;
+  if (is_scalar(b->ty) && b->ty->dtype != DT_F64) {
+    *out = b->ty->ival;
+    return true;
+  }
+  diag_error(sema->cx, b->loc, "slice indices must be integers or None or have an __index__ method");
+  return false;
+}
+
+TType *seq_index(Sema *sema, Ast *e) {
+  const TType *t = e->lhs->ty;
+  const char *what = t->kind == TY_TUPLE ? "tuple" : "list";
+  if (e->list.len != 1) {
+    diag_error(sema->cx, e->oploc, "%s indices must be integers or slices, not tuple", what);
+    return poison(sema);
+  }
+  Ast *it = e->list.data[0];
+  if (it->kind == AST_SLICE) {
+    int64_t lo = 0, hi = 0, step = 1;
+    bool glo, ghi, gst;
+    if (!slice_part(sema, it->lhs, &lo, &glo) || !slice_part(sema, it->rhs, &hi, &ghi) ||
+        !slice_part(sema, it->step, &step, &gst))
+      return poison(sema);
+    if (step == 0) {
+      diag_error(sema->cx, it->step->loc, "slice step cannot be zero");
+      return poison(sema);
+    }
+    int64_t n = t->nelem;
+    lo = glo ? slice_clamp(lo, n, step) : step > 0 ? 0 : n - 1;
+    hi = ghi ? slice_clamp(hi, n, step) : step > 0 ? n : -1;
+    Ast **items, *picked[MAX_LIST];
+    int ni, np = 0;
+    if (!seq_items(sema, e->lhs, &items, &ni)) {
+      diag_error(sema->cx, e->oploc, "a slice of the tuple a function returns is not supported: unpack it first");
+      return poison(sema);
+    }
+    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+      if (np < MAX_LIST) picked[np++] = items[i];
+    return seq_of(sema, e, t->kind, picked, np);
+  }
+  if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
+    diag_error(sema->cx, it->loc, "%s indices must be integers or slices, not %s", what,
+               it->kind == AST_ELLIPSIS ? "ellipsis" : it->kind == AST_NONE ? "NoneType" : py_type_name(it->ty));
+    return poison(sema);
+  }
+  int64_t k = it->ty->ival;
+  if (k < -t->nelem || k >= t->nelem) {
+    diag_error(sema->cx, it->loc, "%s index out of range", what);
+    return poison(sema);
+  }
+  return seq_element(sema, e, (int)(k < 0 ? k + t->nelem : k));
+}
+
+// t + u (both tuples or both lists), t * n
+TType *seq_binary(Sema *sema, Ast *e) {
+  const TType *a = e->lhs->ty, *b = e->rhs->ty;
+  const char *an = py_type_name(a), *bn = py_type_name(b);
+  Ast **ia, **ib, *items[MAX_LIST];
+  int na, nb, n = 0;
+  if (e->op == BIN_ADD && a->kind != b->kind) {
+    diag_error(sema->cx, e->oploc, "can only concatenate %s (not \"%s\") to %s", an, bn, an);
+    return poison(sema);
+  }
+  if (e->op == BIN_MUL && !(is_scalar(b) && b->dtype != DT_F64)) {
+    diag_error(sema->cx, e->oploc, "can't multiply sequence by non-int of type '%s'", bn);
+    return poison(sema);
+  }
+  if (!seq_items(sema, e->lhs, &ia, &na) || (e->op == BIN_ADD && !seq_items(sema, e->rhs, &ib, &nb))) {
+    diag_error(sema->cx, e->oploc, "the tuple a function returns cannot be joined: unpack it first");
+    return poison(sema);
+  }
+  int64_t reps = e->op == BIN_MUL ? (b->ival < 0 ? 0 : b->ival) : 1;
+  if ((int64_t)na * reps + (e->op == BIN_ADD ? nb : 0) > MAX_LIST) {
+    diag_error(sema->cx, e->oploc, "a sequence of more than %d elements is not supported", MAX_LIST);
+    return poison(sema);
+  }
+  for (int64_t r = 0; r < reps; r++)
+    for (int i = 0; i < na; i++) items[n++] = ia[i];
+  for (int i = 0; e->op == BIN_ADD && i < nb; i++) items[n++] = ib[i];
+  return seq_of(sema, e, a->kind, items, n);
+}
+
+// ============================================================================
+// Attributes: x.shape, x.ndim, x.dtype, x.mT; t.values, t.indices
+// ============================================================================
+static Ast *shape_tuple(Sema *sema, Ast *e, const TType *x) {
+  Ast *items[TD_MAX_DIMS];
+  for (int i = 0; i < x->view.ndim; i++) items[i] = part_int(sema, e, x->view.shape[i]);
+  e->ty = seq_of(sema, e, TY_TUPLE, items, x->view.ndim);
+  return e;
+}
+
+TType *seq_attr(Sema *sema, Ast *e) {
+  const TType *t = e->lhs->ty;
+  for (int i = 0; t->kind == TY_TUPLE && t->fields && i < t->nelem; i++)
+    if (!strcmp(t->fields[i], e->name)) return seq_element(sema, e, i);
+  if (t->fields && e->lhs->bi)
+    diag_error(sema->cx, e->oploc, "'torch.return_types.%s' object has no attribute '%s'", e->lhs->bi->name, e->name);
+  else
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(t), e->name);
+  return poison(sema);
+}
+
+// NULL when name is no Python attribute of a tensor.
+TType *tensor_attr(Sema *sema, Ast *e) {
+  const TType *x = e->lhs->ty;
+  if (!strcmp(e->name, "shape")) return shape_tuple(sema, e, x)->ty;
+  if (!strcmp(e->name, "ndim")) return ty_int(sema, x->view.ndim);
+  if (!strcmp(e->name, "dtype")) return ty_dtype(sema, x->dtype);
+  if (!strcmp(e->name, "mT")) {  // the last two dims swapped: a view
+    if (x->view.ndim < 2) {
+      diag_error(sema->cx, e->oploc, "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",
+                 x->view.ndim);
+      return poison(sema);
+    }
+    Ast *args[3] = {e->lhs, part_int(sema, e, -2), part_int(sema, e, -1)};
+    return become(sema, e, part_call(sema, e, "transpose", args, 3));
+  }
+  return NULL;
+}
+
+// x.size(dim=None), x.dim(), x.ndimension(), x.numel(), x.nelement(), x.is_floating_point()
+TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d) {
+  const TType *x = e->bargs[0]->ty;
+  const char *n = d->b.name;
+  e->bi = NULL;  // a Python value, no node
+  if (!strcmp(n, "dim") || !strcmp(n, "ndimension")) return ty_int(sema, x->view.ndim);
+  if (!strcmp(n, "numel") || !strcmp(n, "nelement")) return ty_int(sema, view_numel(x->view));
+  if (!strcmp(n, "is_floating_point")) return ty_bool(sema, dtype_is_float(x->dtype));
+  Ast *da = barg(e, 1);
+  if (!da) return shape_tuple(sema, e, x)->ty;
+  int64_t dim;
+  int a;
+  if (!get_int(sema, e, da, "dim", &dim) || !wrap_dim(sema, da->loc, dim, x->view.ndim, &a)) return poison(sema);
+  return ty_int(sema, x->view.shape[a]);
+}
+
+// ============================================================================
+// Python's builtins of numbers: len, float, int, bool, min, max
+// ============================================================================
+static bool python_number(const char *text, double *out) {
+  while (*text == ' ' || *text == '\t' || *text == '\n') text++;
+  char *end;
+  *out = strtod(text, &end);
+  if (end == text) return false;
+  while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+  return *end == 0;
+}
+
+// NULL when e is no call of such a builtin (or a torch op of the same name applies).
+TType *python_builtin(Sema *sema, Ast *e) {
+  const char *n = e->name;
+  bool conv = !strcmp(n, "float") || !strcmp(n, "int") || !strcmp(n, "bool");
+  bool minmax = !strcmp(n, "min") || !strcmp(n, "max");
+  if (!conv && !minmax && strcmp(n, "len")) return NULL;
+  int np = 0;
+  Ast *pos[MAX_LIST];
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG) {
+      if (minmax) return NULL;  // max(x, dim=1): the torch op
+      diag_error(sema->cx, a->loc, "%s() takes no keyword arguments", n);
+      return poison(sema);
+    }
+    if (np < MAX_LIST) pos[np++] = a;
+  }
+  if (minmax) {  // min(a, b, ...) or min(seq) of Python numbers; anything else is torch's
+    Ast **items = pos;
+    int ni = np;
+    if (np == 1 && is_seq(pos[0]->ty) && !seq_items(sema, pos[0], &items, &ni)) return NULL;
+    if (np == 0 || (np == 1 && !is_seq(pos[0]->ty))) return NULL;
+    for (int i = 0; i < ni; i++)
+      if (!is_scalar(items[i]->ty)) return NULL;
+    if (ni == 0) {
+      diag_error(sema->cx, call_loc(e), "%s() arg is an empty sequence", n);
+      return poison(sema);
+    }
+    const TType *best = items[0]->ty;
+    for (int i = 1; i < ni; i++) {
+      const TType *c = items[i]->ty;
+      if (n[1] == 'a' ? c->fval > best->fval : c->fval < best->fval) best = c;
+    }
+    return (TType *)best;
+  }
+  if (np != 1) {
+    diag_error(sema->cx, call_loc(e), "%s() takes exactly one argument (%d given)", n, np);
+    return poison(sema);
+  }
+  const TType *a = pos[0]->ty;
+  if (!strcmp(n, "len")) {
+    if (is_seq(a)) return ty_int(sema, a->nelem);
+    if (is_tensor(a) && a->view.ndim > 0) return ty_int(sema, a->view.shape[0]);
+    diag_error(sema->cx, pos[0]->loc, is_tensor(a) ? "len() of a 0-d tensor" : "object of type '%s' has no len()",
+               py_type_name(a));
+    return poison(sema);
+  }
+  double v;
+  if (a->kind == TY_STR && n[0] != 'b') {
+    if (!python_number(a->module, &v) || (n[0] == 'i' && (v != floor(v) || strpbrk(a->module, ".eEnN")))) {
+      diag_error(sema->cx, pos[0]->loc, n[0] == 'f' ? "could not convert string to float: '%s'"
+                                                    : "invalid literal for int() with base 10: '%s'", a->module);
+      return poison(sema);
+    }
+  } else if (is_scalar(a) || a->kind == TY_STR) {
+    v = a->kind == TY_STR ? (double)(a->module[0] != 0) : a->dtype == DT_F64 ? a->fval : (double)a->ival;
+  } else {
+    diag_error(sema->cx, pos[0]->loc, "%s() argument must be a string or a number, not '%s'", n, py_type_name(a));
+    return poison(sema);
+  }
+  if (n[0] == 'f') return is_scalar(a) && a->dtype != DT_F64 ? ty_float(sema, (double)a->ival) : ty_float(sema, v);
+  if (n[0] == 'b') return ty_bool(sema, v != 0);
+  if (is_scalar(a) && a->dtype != DT_F64) return ty_int(sema, a->ival);
+  if (!isfinite(v) || fabs(v) >= 9.2e18) {
+    diag_error(sema->cx, pos[0]->loc, isnan(v) ? "cannot convert float NaN to integer"
+                                               : "cannot convert float infinity to integer");
+    return poison(sema);
+  }
+  return ty_int(sema, (int64_t)v);  // truncates toward zero, as Python's int()
+}
+
+// ============================================================================
+// Ops that return several tensors
+// ============================================================================
+// A narrow of x (the call's input) along dim a: a view part.
+static Ast *narrow_part(Sema *sema, Ast *e, Ast *x, int a, int64_t start, int64_t len) {
+  Ast *p = part(sema, e, "narrow");
+  set_operand1(sema, p, x);
+  p->ty = ty_view_of(sema, x->ty, view_slice(x->ty->view, a, start, start + len, 1));
+  return p;
+}
+
+static TType *tuple_of_narrows(Sema *sema, Ast *e, Ast *x, int a, const int64_t *sizes, int n) {
+  Ast *items[MAX_LIST];
+  int64_t at = 0;
+  for (int i = 0; i < n; i++) {
+    items[i] = narrow_part(sema, e, x, a, at, sizes[i]);
+    at += sizes[i];
+  }
+  return seq_of(sema, e, TY_TUPLE, items, n);
+}
+
+static bool too_many(Sema *sema, const Ast *e, int64_t n) {
+  if (n <= MAX_LIST) return false;
+  diag_error(sema->cx, call_loc(e), "%s() would return %" PRId64 " tensors: tdsl returns at most %d", e->bi->name, n,
+             MAX_LIST);
+  return true;
+}
+
+// split(split_size_or_sections, dim=0), chunk(chunks, dim=0), tensor_split(indices_or_sections, dim=0)
+TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *sa = e->bargs[1];
+  const TType *xt = x->ty;
+  const char *name = d->b.name;
+  int64_t dim = 0;
+  int a;
+  if (barg(e, 2) && !get_int(sema, e, e->bargs[2], "dim", &dim)) return poison(sema);
+  if (xt->view.ndim == 0) {
+    diag_error(sema->cx, call_loc(e), "%s expects at least a 1-dimensional tensor", name);
+    return poison(sema);
+  }
+  if (!wrap_dim(sema, barg(e, 2) ? e->bargs[2]->loc : call_loc(e), dim, xt->view.ndim, &a)) return poison(sema);
+  int64_t size = xt->view.shape[a], sizes[MAX_LIST];
+  int n = 0;
+  if (is_seq(sa->ty) && name[0] != 'c') {  // split_with_sizes, or tensor_split at indices
+    int64_t req[MAX_LIST];
+    int k;
+    if (!get_ints(sema, e, sa, name[0] == 's' ? "split_size" : "indices", req, &k)) return poison(sema);
+    if (name[0] == 's') {
+      int64_t sum = 0;
+      for (int i = 0; i < k; i++) {
+        if (req[i] < 0) {
+          diag_error(sema->cx, sa->loc, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                     "split_sizes=%s", shape_str(sema, k, req));
+          return poison(sema);
+        }
+        sum = wrap_add(sum, req[i]);
+      }
+      if (sum != size) {
+        diag_error(sema->cx, sa->loc, "split_with_sizes expects split_sizes to sum exactly to %" PRId64 " (input "
+                   "tensor's size at dimension %d), but got split_sizes=%s", size, a, shape_str(sema, k, req));
+        return poison(sema);
+      }
+      memcpy(sizes, req, sizeof(int64_t) * (size_t)k);
+      n = k;
+    } else {
+      if (too_many(sema, e, (int64_t)k + 1)) return poison(sema);
+      // the pieces [prev, end) between the indices, each clamped into [0, size]
+      Ast *items[MAX_LIST];
+      int64_t prev = 0;
+      for (int i = 0; i <= k; i++) {
+        int64_t end = i < k ? req[i] : size;
+        if (end < 0) end += size;
+        end = end < 0 ? 0 : end > size ? size : end;
+        items[i] = narrow_part(sema, e, x, a, prev, end > prev ? end - prev : 0);
+        prev = end;
+      }
+      return seq_of(sema, e, TY_TUPLE, items, k + 1);
+    }
+  } else {
+    int64_t s;
+    if (!get_int(sema, e, sa, name[0] == 's' ? "split_size" : name[0] == 'c' ? "chunks" : "sections", &s))
+      return poison(sema);
+    if (name[0] == 's') {
+      if (s < 0) {
+        diag_error(sema->cx, sa->loc, "split expects split_size be non-negative, but got split_size=%" PRId64, s);
+        return poison(sema);
+      }
+      if (s == 0 && size != 0) {
+        diag_error(sema->cx, sa->loc, "split_size can only be 0 if dimension size is 0, but got dimension size of %"
+                   PRId64, size);
+        return poison(sema);
+      }
+      int64_t parts = s == 0 ? 1 : (size + s - 1) / s;
+      if (parts < 1) parts = 1;
+      if (too_many(sema, e, parts)) return poison(sema);
+      for (int64_t i = 0; i < parts; i++) sizes[n++] = i + 1 < parts ? s : size - s * (parts - 1);
+    } else if (name[0] == 'c') {
+      if (s <= 0) {
+        diag_error(sema->cx, sa->loc, "chunk expects `chunks` to be greater than 0, got: %" PRId64, s);
+        return poison(sema);
+      }
+      int64_t each = (size + s - 1) / s, parts = each == 0 ? s : (size + each - 1) / each;
+      if (each == 0 && size != 0) parts = 1;
+      if (too_many(sema, e, parts)) return poison(sema);
+      for (int64_t i = 0; i < parts; i++) sizes[n++] = each == 0 ? 0 : i + 1 < parts ? each : size - each * (parts - 1);
+    } else {
+      if (s <= 0) {
+        diag_error(sema->cx, sa->loc, "number of sections must be larger than 0, got %" PRId64, s);
+        return poison(sema);
+      }
+      if (too_many(sema, e, s)) return poison(sema);
+      for (int64_t i = 0; i < s; i++) sizes[n++] = size / s + (i < size % s ? 1 : 0);
+    }
+  }
+  if (too_many(sema, e, n)) return poison(sema);
+  return tuple_of_narrows(sema, e, x, a, sizes, n);
+}
+
+// unbind(dim=0): the selects along dim
+TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  const TType *xt = x->ty;
+  int64_t dim = 0;
+  int a;
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "dim", &dim)) return poison(sema);
+  if (xt->view.ndim == 0) {
+    diag_error(sema->cx, call_loc(e), "Dimension specified as 0 but tensor has no dimensions");
+    return poison(sema);
+  }
+  if (!wrap_dim(sema, barg(e, 1) ? e->bargs[1]->loc : call_loc(e), dim, xt->view.ndim, &a)) return poison(sema);
+  int64_t n = xt->view.shape[a];
+  if (too_many(sema, e, n)) return poison(sema);
+  Ast *items[MAX_LIST];
+  for (int i = 0; i < n; i++) {
+    items[i] = part(sema, e, "select");
+    set_operand1(sema, items[i], x);
+    items[i]->ty = ty_view_of(sema, xt, view_select(xt->view, a, i));
+  }
+  return seq_of(sema, e, TY_TUPLE, items, (int)n);
+}
+
+// torch.broadcast_tensors(*tensors): each expanded to the common shape, a view
+TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast **xs;
+  int n;
+  if (!seq_items(sema, e->bargs[0], &xs, &n)) return poison(sema);
+  int nd = 0;
+  int64_t shape[TD_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    const TType *t = get_tensor(sema, e, xs[i], "tensors");
+    if (!t || !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
+  }
+  Ast *items[MAX_LIST], *size = ast_new(sema->cx, AST_LIST, e->loc);
+  Ast *sz[TD_MAX_DIMS];
+  for (int k = 0; k < nd; k++) sz[k] = part_int(sema, e, shape[k]);
+  size->ty = seq_of(sema, size, TY_LIST, sz, nd);
+  for (int i = 0; i < n; i++) {
+    Ast *args[2] = {xs[i], size};
+    items[i] = part_call(sema, e, "expand", args, 2);
+    if (is_poison(items[i]->ty)) return poison(sema);
+  }
+  return seq_of(sema, e, TY_TUPLE, items, n);
+}
+
+// max(dim, keepdim=False) / min(...): (values, indices), torch.return_types.max
+TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim) {
+  static const char *const fields[] = {"values", "indices"};
+  int64_t d;
+  int a;
+  const TType *xt = x->ty;
+  if (!get_int(sema, e, dim, "dim", &d) || !wrap_dim(sema, dim->loc, d, xt->view.ndim, &a)) return poison(sema);
+  if (xt->view.ndim && xt->view.shape[a] == 0) {
+    diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim %d to have non-zero size.", is_max ? "max" : "min",
+               a);
+    return poison(sema);
+  }
+  Ast *args[3] = {x, dim, keepdim};
+  Ast *v = part_call(sema, e, is_max ? "amax" : "amin", args, 3);
+  if (is_poison(v->ty)) return poison(sema);
+  Ast *xi = x->ty->dtype == DT_BOOL ? part_cast(sema, e, x, "int") : x;  // argmax refuses bool; its index is the same
+  args[0] = xi;
+  Ast *ix = part_call(sema, e, is_max ? "argmax" : "argmin", args, 3);
+  if (is_poison(ix->ty)) return poison(sema);
+  Ast *items[2] = {v, ix};
+  TType *t = seq_of(sema, e, TY_TUPLE, items, 2);
+  t->fields = fields;
+  return t;
+}
