@@ -15,6 +15,7 @@
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
+//   sema_alias.c    ... ops PyTorch defines by others (zeros_like, movedim, repeat, addmm ...)
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
@@ -195,6 +196,7 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
 TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
+Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
 // The element expressions of sequence a; false for the tuple a user function returns.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
 TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
@@ -207,6 +209,22 @@ TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_alias.c: ops PyTorch defines by others, built from them ----
+TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d);  // zeros_like ..., new_zeros ...
+TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d);  // view_as, reshape_as, type_as, broadcast_to, swapaxes
+TType *ck_flip_lr(Sema *sema, Ast *e, const BuiltinDef *d);  // fliplr, flipud
+TType *ck_movedim(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_unflatten(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_atleast(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_unfold(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_repeat(Sema *sema, Ast *e, const BuiltinDef *d);  // repeat, tile
+TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_outer(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm
+TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -28,6 +28,14 @@ static TType *seq_of(Sema *sema, Ast *e, TyKind k, Ast **items, int n) {
   return seq_type(sema, k, items, n);
 }
 
+// A list or tuple node of items already checked, at e's location.
+Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n) {
+  Ast *l = ast_new(sema->cx, k == TY_TUPLE ? AST_TUPLE : AST_LIST, e->loc);
+  for (int i = 0; i < n; i++) vec_push(&sema->cx->arena, &l->list, items[i]);
+  l->ty = seq_of(sema, l, k, items, n);
+  return l;
+}
+
 // [a, b] and (a, b)
 TType *check_seq(Sema *sema, Ast *e) {
   for (int i = 0; i < e->list.len; i++)
@@ -442,10 +450,9 @@ TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d) {
     const TType *t = get_tensor(sema, e, xs[i], "tensors");
     if (!t || !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
   }
-  Ast *items[MAX_LIST], *size = ast_new(sema->cx, AST_LIST, e->loc);
-  Ast *sz[TD_MAX_DIMS];
+  Ast *items[MAX_LIST], *sz[TD_MAX_DIMS];
   for (int k = 0; k < nd; k++) sz[k] = part_int(sema, e, shape[k]);
-  size->ty = seq_of(sema, size, TY_LIST, sz, nd);
+  Ast *size = part_seq(sema, e, TY_LIST, sz, nd);
   for (int i = 0; i < n; i++) {
     Ast *args[2] = {xs[i], size};
     items[i] = part_call(sema, e, "expand", args, 2);

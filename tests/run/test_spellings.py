@@ -86,6 +86,33 @@ CASES = [
      lambda x, y: [np.tril(x), np.triu(x, 1), np.tril(x, -2), np.triu(x.T, -1),
                    softmax(np.where(np.tril(np.ones((4, 6))) == 0, -np.inf, x), -1),
                    np.triu(np.stack([np.trunc(x)] * 2), 2), np.tril(x > 0)]),
+    ("like", "torch.zeros_like(x) + 1, torch.ones_like(x, dtype=torch.long), torch.full_like(x, 2.5), "
+     "x.new_zeros(2, 3) + x[0, 0], x.new_full((2, 2), 7), x.new_ones([3]).double(), torch.empty_like(y) * 0",
+     ["f32", "i64", "f32", "f32", "f32", "f64", "f32"],
+     lambda x, y: [np.ones((4, 6)), np.ones((4, 6)), np.full((4, 6), 2.5), np.zeros((2, 3)) + x[0, 0],
+                   np.full((2, 2), 7.0), np.ones(3), np.zeros((6, 5))]),
+    ("view_aliases", "x.view_as(torch.zeros(6, 4)) * 1, x.reshape_as(x.t()), x.type_as(y.long()), "
+     "torch.broadcast_to(y[0], (3, 5)) * 1, x.swapaxes(0, 1), torch.swapdims(x, 1, 0) + 0, x.mT * 1, "
+     "torch.movedim(x.view(2, 3, 4), (0, 1), (2, 0)) * 1, x.moveaxis(-1, 0) * 1, x.unflatten(1, (2, -1)) * 1, "
+     "torch.atleast_3d(x) * 1, torch.atleast_2d(y[0, 0]) * 1, x.unfold(1, 3, 2) * 1, torch.fliplr(x) * 1, "
+     "x.flipud() * 1",
+     ["f32", "f32", "i64"] + ["f32"] * 12,
+     lambda x, y: [x.reshape(6, 4), x.reshape(6, 4), np.trunc(x),
+                   np.broadcast_to(y[0], (3, 5)), x.T, x.T, x.T, np.moveaxis(x.reshape(2, 3, 4), (0, 1), (2, 0)),
+                   np.moveaxis(x, -1, 0), x.reshape(4, 2, 3), x[:, :, None], np.array([[y[0, 0]]]),
+                   np.stack([x[:, 0:3], x[:, 2:5]], 1), x[:, ::-1], x[::-1]]),
+    ("repeats", "x.repeat(2, 1, 3), torch.tile(x, (2,)), x.repeat_interleave(2, dim=1), "
+     "torch.repeat_interleave(y[0], 3), x.roll(1), torch.roll(x, (1, -2), (0, 1)), x.roll(6, 1)",
+     ["f32"] * 7,
+     lambda x, y: [np.tile(x, (2, 1, 3)), np.tile(x, (1, 2)), np.repeat(x, 2, 1), np.repeat(y[0], 3),
+                   np.roll(x, 1), np.roll(x, (1, -2), (0, 1)), x]),
+    ("products", "torch.outer(x[0], y[:, 0]), x[1].dot(y[:, 1]), torch.addmm(y[0, 0], x, y), "
+     "torch.addmm(y[0], x, y, beta=0.5, alpha=2), torch.baddbmm(x[:2, :5], x.view(2, 2, 6), y.expand(2, 6, 5)), "
+     "x.norm(), torch.norm(x, p=1, dim=1), x.norm(float('inf'), 0, True), x.norm(3, 1), x.norm(0)",
+     ["f32"] * 10,
+     lambda x, y: [np.outer(x[0], y[:, 0]), x[1] @ y[:, 1], y[0, 0] + x @ y, 0.5 * y[0] + 2 * (x @ y),
+                   x[:2, :5] + x.reshape(2, 2, 6) @ y, np.sqrt((x * x).sum()), np.abs(x).sum(1),
+                   np.abs(x).max(0, keepdims=True), (np.abs(x) ** 3).sum(1) ** (1 / 3), np.count_nonzero(x) * 1.0]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
