@@ -107,6 +107,18 @@ static const char *libm_name(Op op) {
   case OP_ERF: return "erf";
   case OP_FLOOR: return "floor";
   case OP_CEIL: return "ceil";
+  case OP_TRUNC: return "trunc";
+  case OP_EXPM1: return "expm1";
+  case OP_LOG1P: return "log1p";
+  case OP_LOG10: return "log10";
+  case OP_SINH: return "sinh";
+  case OP_COSH: return "cosh";
+  case OP_ASIN: return "asin";
+  case OP_ACOS: return "acos";
+  case OP_ATAN: return "atan";
+  case OP_ASINH: return "asinh";
+  case OP_ACOSH: return "acosh";
+  case OP_ATANH: return "atanh";
   default: return NULL;
   }
 }
@@ -726,9 +738,41 @@ static void binary(CExprGen *g, const LExpr *e) {
     call2(g, cexpr_helper(g, G_MAXMIN, e->op == OP_MAXIMUM ? "max" : "min", dt), a, b, -2);
     return;
   case OP_ATAN2:
+  case OP_HYPOT:
+  case OP_COPYSIGN:
+  case OP_FMOD:
     if (!fl)
       unsupported(g, e, dt);
-    call2(g, libm(g, "atan2", dt), a, b, -2);
+    call2(g, libm(g, e->op == OP_ATAN2 ? "atan2" : e->op == OP_HYPOT ? "hypot" : e->op == OP_FMOD ? "fmod" : "copysign",
+                  dt), a, b, -2);
+    return;
+  case OP_BITWISE_AND:
+  case OP_BITWISE_OR:
+  case OP_BITWISE_XOR: {
+    const char *sym = e->op == OP_BITWISE_AND ? "&" : e->op == OP_BITWISE_OR ? "|" : "^";
+    if (bo) {
+      infix(g, sym, a, b);  // bool & bool is an int 0 or 1: a bool again
+    } else if (in) {
+      buf_printf(g->b, "(%s)", cexpr_type(dt));
+      infix(g, sym, a, b);
+    } else {
+      unsupported(g, e, dt);
+    }
+    return;
+  }
+  case OP_LSHIFT:  // the count is in [0, bits) (ir/scalar.c masks it); << on the unsigned bits
+    if (!in)
+      unsupported(g, e, dt);
+    buf_printf(g->b, "(%s)((%s)(", cexpr_type(dt), dt == DT_I32 ? "uint32_t" : "uint64_t");
+    cexpr_expr(g, a);
+    buf_puts(g->b, ") << (");
+    cexpr_expr(g, b);
+    buf_puts(g->b, "))");
+    return;
+  case OP_RSHIFT:  // arithmetic (gcc and nvcc shift a negative int so)
+    if (!in)
+      unsupported(g, e, dt);
+    infix(g, ">>", a, b);
     return;
   default: unsupported(g, e, dt);
   }

@@ -171,7 +171,9 @@ static const struct {
     LIBM2(exp),   LIBM2(log),   LIBM2(log2),  LIBM2(exp2),      LIBM2(sqrt),  LIBM2(sin),   LIBM2(cos),
     LIBM2(tan),   LIBM2(tanh),  LIBM2(erf),   LIBM2(atan2),     LIBM2(pow),   LIBM2(fmod),  LIBM2(floor),
     LIBM2(ceil),  LIBM2(rint),  LIBM2(nearbyint), LIBM2(trunc), LIBM2(round), LIBM2(fabs),  LIBM2(copysign),
-    LIBM2(ldexp), LIBM2(sincos), LIBM2(fmin), LIBM2(fmax),      {"memset", (VoidFn)memset},
+    LIBM2(ldexp), LIBM2(sincos), LIBM2(fmin), LIBM2(fmax),      LIBM2(expm1), LIBM2(log1p), LIBM2(log10),
+    LIBM2(sinh),  LIBM2(cosh),  LIBM2(asin),  LIBM2(acos),      LIBM2(atan),  LIBM2(asinh), LIBM2(acosh),
+    LIBM2(atanh), LIBM2(hypot), {"memset", (VoidFn)memset},
     {"memcpy", (VoidFn)memcpy},   {"memmove", (VoidFn)memmove},
 };
 #undef LIBM2

@@ -459,6 +459,18 @@ static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
   case OP_TAN: return libm(g, "tan", dt, a, NULL);
   case OP_TANH: return libm(g, "tanh", dt, a, NULL);
   case OP_ERF: return libm(g, "erf", dt, a, NULL);
+  case OP_TRUNC: return intrinsic1(g, "llvm.trunc", a);  // NVPTX lowers it (cvt.rzi)
+  case OP_LOG10: return math1(g, "log10", dt, a);
+  case OP_EXPM1: return libm(g, "expm1", dt, a, NULL);
+  case OP_LOG1P: return libm(g, "log1p", dt, a, NULL);
+  case OP_SINH: return libm(g, "sinh", dt, a, NULL);
+  case OP_COSH: return libm(g, "cosh", dt, a, NULL);
+  case OP_ASIN: return libm(g, "asin", dt, a, NULL);
+  case OP_ACOS: return libm(g, "acos", dt, a, NULL);
+  case OP_ATAN: return libm(g, "atan", dt, a, NULL);
+  case OP_ASINH: return libm(g, "asinh", dt, a, NULL);
+  case OP_ACOSH: return libm(g, "acosh", dt, a, NULL);
+  case OP_ATANH: return libm(g, "atanh", dt, a, NULL);
   default: unsupported(e, dt);
   }
 }
@@ -586,9 +598,31 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
     return sel(g, lt, bv, a);
   }
   case OP_ATAN2:
+  case OP_HYPOT:
     if (!fl)
       unsupported(e, dt);
-    return libm(g, "atan2", dt, a, bv);
+    return libm(g, e->op == OP_ATAN2 ? "atan2" : "hypot", dt, a, bv);
+  case OP_COPYSIGN: {
+    if (!fl)
+      unsupported(e, dt);
+    LLVMValueRef cs[2] = {a, bv};
+    return intrinsic(g, "llvm.copysign", t, cs, 2);
+  }
+  case OP_FMOD:
+    if (!fl)
+      unsupported(e, dt);
+    return fmod_(g, dt, a, bv);
+  case OP_BITWISE_AND: return LLVMBuildAnd(b, a, bv, "");
+  case OP_BITWISE_OR: return LLVMBuildOr(b, a, bv, "");
+  case OP_BITWISE_XOR: return LLVMBuildXor(b, a, bv, "");
+  case OP_LSHIFT:  // the count is in [0, bits): ir/scalar.c masks it
+    if (!in)
+      unsupported(e, dt);
+    return LLVMBuildShl(b, a, bv, "");
+  case OP_RSHIFT:
+    if (!in)
+      unsupported(e, dt);
+    return LLVMBuildAShr(b, a, bv, "");
   default: unsupported(e, dt);
   }
 }

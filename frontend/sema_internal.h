@@ -162,6 +162,12 @@ TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d);  // isnan, isinf, isfinite, isposinf, isneginf
+TType *ck_nan_to_num(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_lerp(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_logaddexp(Sema *sema, Ast *e, const BuiltinDef *d);  // logaddexp, logaddexp2
 // The node of an operator (-x, a + b, a @ b) or call once its operands are checked.
 TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);

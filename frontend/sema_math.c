@@ -17,9 +17,13 @@ static bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
   const char *kname = NULL;
   switch (op) {
   case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
-  case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_RECIPROCAL:
+  case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_RECIPROCAL: case OP_EXPM1: case OP_LOG1P:
+  case OP_LOG10: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_ASINH:
+  case OP_ACOSH: case OP_ATANH:
     *out = fl ? in : DT_F32;
     return true;
+  case OP_FRAC: kname = "frac_cuda"; break;
+  case OP_TRUNC: kname = "trunc_cuda"; break;
   case OP_GELU: case OP_GELU_TANH: kname = "GeluCUDAKernelImpl"; break;
   case OP_SILU: kname = "silu_cuda"; break;
   case OP_ABS: kname = "abs_cuda"; break;
@@ -53,8 +57,8 @@ static bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
   case OP_LOGICAL_NOT: *out = DT_BOOL; return true;
   default: td_unreachable();
   }
-  // gelu/silu take floats only; abs/floor/ceil/round anything but bool
-  bool ok = (op == OP_GELU || op == OP_GELU_TANH || op == OP_SILU) ? fl : in != DT_BOOL;
+  // gelu/silu/frac take floats only; abs/floor/ceil/round/trunc anything but bool
+  bool ok = (op == OP_GELU || op == OP_GELU_TANH || op == OP_SILU || op == OP_FRAC) ? fl : in != DT_BOOL;
   if (!ok) {
     diag_error(sema->cx, loc, "\"%s\" not implemented for '%s'", kname, torch_name(in));
     return false;
@@ -138,7 +142,32 @@ bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out) {
     break;
   case OP_DIV:
   case OP_ATAN2:
+  case OP_COPYSIGN:
     if (!dtype_is_float(r)) r = DT_F32;
+    break;
+  case OP_HYPOT:
+    if (!dtype_is_float(r)) {
+      diag_error(sema->cx, loc, "\"hypot_cuda\" not implemented for '%s'", torch_name(r));
+      return false;
+    }
+    break;
+  case OP_FMOD:
+  case OP_DIV_TRUNC:
+    if (r == DT_BOOL) {
+      diag_error(sema->cx, loc, "\"%s\" not implemented for 'Bool'", op == OP_FMOD ? "fmod_cuda" : "div_trunc_cuda");
+      return false;
+    }
+    break;
+  case OP_BITWISE_AND:
+  case OP_BITWISE_OR:
+  case OP_BITWISE_XOR:
+  case OP_LSHIFT:
+  case OP_RSHIFT:
+    if (dtype_is_float(r) || (r == DT_BOOL && (op == OP_LSHIFT || op == OP_RSHIFT))) {
+      diag_error(sema->cx, loc, "\"%s_cuda\" not implemented for '%s'",
+                 op == OP_LSHIFT ? "lshift" : op == OP_RSHIFT ? "rshift" : op_name(op), torch_name(r));
+      return false;
+    }
     break;
   case OP_FLOOR_DIVIDE:
   case OP_REMAINDER:
@@ -182,9 +211,10 @@ TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
       [OP_EQ] = BIN_EQ + 1, [OP_NE] = BIN_NE + 1, [OP_LT] = BIN_LT + 1, [OP_LE] = BIN_LE + 1,
       [OP_GT] = BIN_GT + 1, [OP_GE] = BIN_GE + 1};
   Op op = d->b.op;
-  if (op == OP_MAXIMUM || op == OP_MINIMUM) {  // tensors only, as in PyTorch
+  if (op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_HYPOT) {  // tensors only, as in PyTorch
     if (!get_tensor(sema, e, a, "input") || !get_tensor(sema, e, b, "other")) return poison(sema);
   }
+  if ((op == OP_COPYSIGN || op == OP_FMOD) && !get_tensor(sema, e, a, "input")) return poison(sema);
   if (is_scalar(a->ty) && is_scalar(b->ty)) {
     e->bi = NULL;
     TType *r = NULL;
@@ -202,6 +232,231 @@ TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!is_tensor(a->ty) && !is_scalar(a->ty)) return get_tensor(sema, e, a, "input"), poison(sema);
   if (!is_tensor(b->ty) && !is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
   return binary_node(sema, e, op, a, b, call_loc(e));
+}
+
+// div(input, other, *, rounding_mode=None): 'trunc' is div_trunc, 'floor' floor_divide.
+TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const BuiltinDef trunc_def = {{"div", BK_NODE, OP_DIV_TRUNC, "input, other, *, rounding_mode=None"},
+                                       ck_div, F_BOTH, OP_COUNT};
+  static const BuiltinDef floor_def = {{"div", BK_NODE, OP_FLOOR_DIVIDE, "input, other, *, rounding_mode=None"},
+                                       ck_div, F_BOTH, OP_COUNT};
+  Ast *rm = barg(e, 2);
+  if (rm && rm->ty->kind != TY_STR) {
+    diag_error(sema->cx, rm->loc, "%s(): argument 'rounding_mode' must be str, not %s", d->b.name,
+               py_type_name(rm->ty));
+    return poison(sema);
+  }
+  if (rm && strcmp(rm->ty->module, "trunc") && strcmp(rm->ty->module, "floor")) {
+    diag_error(sema->cx, rm->loc, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'",
+               rm->ty->module);
+    return poison(sema);
+  }
+  if (rm) {
+    d = !strcmp(rm->ty->module, "trunc") ? &trunc_def : &floor_def;
+    e->bi = &d->b;
+  }
+  return ck_binary(sema, e, d);
+}
+
+// ============================================================================
+// Elementwise ops built from parts (frontend/sema_nn.c's builders): PyTorch composes
+// them of other ops too (isnan is x != x, isclose ...), or fusion joins the parts again
+// ============================================================================
+static const char *cast_name(DType dt) {
+  switch (dt) {
+  case DT_F16: return "half";
+  case DT_BF16: return "bfloat16";
+  case DT_F32: return "float";
+  case DT_F64: return "double";
+  default: td_unreachable();  // the parts here compute in floats
+  }
+}
+
+// x as a value of dt (a part casting it when its dtype differs).
+static Ast *as_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
+  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_name(dt));
+}
+
+static Ast *part_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
+  Ast *args[3] = {c, a, b};
+  return part_call(sema, e, "where", args, 3);
+}
+
+// isnan, isinf, isfinite, isposinf, isneginf: x != x, |x| == inf, |x| < inf, x == inf,
+// x == -inf; of an int or bool tensor false (x != x) or, for isfinite, true (x == x).
+TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0];
+  TType *t = get_tensor(sema, e, x, "input");
+  if (!t) return poison(sema);
+  const char *n = d->b.name;
+  bool finite = !strcmp(n, "isfinite");
+  if (!dtype_is_float(t->dtype) || !strcmp(n, "isnan"))
+    return become(sema, e, part_binary(sema, e, finite ? OP_EQ : OP_NE, finite ? "eq" : "ne", x, x));
+  if (!strcmp(n, "isposinf") || !strcmp(n, "isneginf"))
+    return become(sema, e, part_binary(sema, e, OP_EQ, "eq", x, part_float(sema, e, n[2] == 'p' ? INFINITY : -INFINITY)));
+  Ast *ax = part_unary(sema, e, OP_ABS, "abs", x);
+  return become(sema, e, part_binary(sema, e, finite ? OP_LT : OP_EQ, finite ? "lt" : "eq", ax,
+                                     part_float(sema, e, INFINITY)));
+}
+
+// A number argument of a float parameter: its value (an int or bool too, as PyTorch's
+// parser takes them).
+static bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out) {
+  if (is_scalar(a->ty)) {
+    *out = a->ty->fval;
+    return true;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument %s must be float, not %s", e->bi->name, arg_name(sema, e, pname),
+             py_type_name(a->ty));
+  return false;
+}
+
+// The largest finite value of a float dtype.
+static double float_max(DType dt) {
+  switch (dt) {
+  case DT_F16: return 65504.0;
+  case DT_BF16: return 3.38953138925153547590e38;
+  case DT_F32: return 3.40282346638528859812e38;
+  default: return 1.79769313486231570815e308;
+  }
+}
+
+// nan_to_num(input, nan=0.0, posinf=None, neginf=None): the dtype's largest (lowest)
+// finite value where posinf (neginf) is None; ints and bool are copied.
+TType *ck_nan_to_num(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  TType *t = get_tensor(sema, e, x, "input");
+  if (!t) return poison(sema);
+  static const char *const pnames[3] = {"nan", "posinf", "neginf"};
+  double v[3] = {0, float_max(t->dtype), -float_max(t->dtype)};
+  for (int i = 0; i < 3; i++)
+    if (barg(e, i + 1) && !get_float(sema, e, e->bargs[i + 1], pnames[i], &v[i])) return poison(sema);
+  if (!dtype_is_float(t->dtype)) return become(sema, e, part_call(sema, e, "clone", &x, 1));
+  Ast *y = part_where(sema, e, part_binary(sema, e, OP_EQ, "eq", x, part_float(sema, e, -INFINITY)),
+                      part_float(sema, e, v[2]), x);
+  y = part_where(sema, e, part_binary(sema, e, OP_EQ, "eq", x, part_float(sema, e, INFINITY)), part_float(sema, e, v[1]),
+                 y);
+  return become(sema, e, part_where(sema, e, part_binary(sema, e, OP_NE, "ne", x, x), part_float(sema, e, v[0]), y));
+}
+
+// isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False), PyTorch's composition:
+// a == b (or both nan), or |a - b| finite and <= atol + |rtol * b|, computed in a's
+// dtype (ints and bool in f32).
+TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  TType *ta = get_tensor(sema, e, a, "input"), *tb = ta ? get_tensor(sema, e, b, "other") : NULL;
+  if (!tb) return poison(sema);
+  double rtol = 1e-05, atol = 1e-08;
+  bool equal_nan = false;
+  if ((barg(e, 2) && !get_float(sema, e, e->bargs[2], "rtol", &rtol)) ||
+      (barg(e, 3) && !get_float(sema, e, e->bargs[3], "atol", &atol)) ||
+      (barg(e, 4) && !get_bool(sema, e, e->bargs[4], "equal_nan", &equal_nan)))
+    return poison(sema);
+  if (ta->dtype != tb->dtype) {
+    diag_error(sema->cx, call_loc(e), "%s did not match %s", torch_name(ta->dtype), torch_name(tb->dtype));
+    return poison(sema);
+  }
+  if (rtol < 0 || atol < 0) {
+    diag_error(sema->cx, e->bargs[rtol < 0 ? 2 : 3]->loc, "%s must be greater than or equal to zero, but got %g",
+               rtol < 0 ? "rtol" : "atol", rtol < 0 ? rtol : atol);
+    return poison(sema);
+  }
+  DType dt = ta->dtype;
+  bool fl = dtype_is_float(dt);
+  Ast *close = part_binary(sema, e, OP_EQ, "eq", a, b);
+  if (equal_nan && fl) {
+    Ast *nans = part_binary(sema, e, OP_LOGICAL_AND, "logical_and", part_binary(sema, e, OP_NE, "ne", a, a),
+                            part_binary(sema, e, OP_NE, "ne", b, b));
+    close = part_binary(sema, e, OP_LOGICAL_OR, "logical_or", close, nans);
+  }
+  if (rtol == 0 && atol == 0) return become(sema, e, close);
+  Ast *ca = dt == DT_BOOL ? part_cast(sema, e, a, "float") : a, *cb = fl ? b : part_cast(sema, e, b, "float");
+  Ast *allowed = part_binary(sema, e, OP_ADD, "add", part_float(sema, e, atol),
+                             part_unary(sema, e, OP_ABS, "abs", part_binary(sema, e, OP_MUL, "mul", part_float(sema, e, rtol), cb)));
+  Ast *actual = part_unary(sema, e, OP_ABS, "abs", part_binary(sema, e, OP_SUB, "sub", ca, cb));
+  Ast *within = part_binary(sema, e, OP_LOGICAL_AND, "logical_and",
+                            part_binary(sema, e, OP_LT, "lt", actual, part_float(sema, e, INFINITY)),
+                            part_binary(sema, e, OP_LE, "le", actual, allowed));
+  return become(sema, e, part_binary(sema, e, OP_LOGICAL_OR, "logical_or", close, within));
+}
+
+// The C++ name PyTorch's lerp messages give a dtype ("expected dtype float for `end`").
+static const char *cpp_name(DType dt) {
+  static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long int",
+                                               [DT_F16] = "c10::Half", [DT_BF16] = "c10::BFloat16",
+                                               [DT_F32] = "float", [DT_F64] = "double"};
+  return names[dt];
+}
+
+// lerp(input, end, weight), PyTorch's formula in the opmath dtype (halves in f32, rounded
+// once): weight < 0.5 ? input + weight * (end - input) : end - (end - input) * (1 - weight).
+TType *ck_lerp(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *y = e->bargs[1], *w = e->bargs[2];
+  TType *tx = get_tensor(sema, e, x, "input"), *ty = tx ? get_tensor(sema, e, y, "end") : NULL;
+  if (!ty) return poison(sema);
+  if (!is_tensor(w->ty) && !is_scalar(w->ty)) return get_tensor(sema, e, w, "weight"), poison(sema);
+  DType dt = tx->dtype;
+  for (int i = 1; i < 3; i++) {
+    const TType *t = e->bargs[i]->ty;
+    if (is_tensor(t) && t->dtype != dt) {
+      diag_error(sema->cx, e->bargs[i]->loc, "expected dtype %s for `%s` but got dtype %s", cpp_name(dt),
+                 i == 1 ? "end" : "weight", cpp_name(t->dtype));
+      return poison(sema);
+    }
+  }
+  if (!dtype_is_float(dt)) {
+    diag_error(sema->cx, call_loc(e), "\"lerp_cuda\" not implemented for '%s'", torch_name(dt));
+    return poison(sema);
+  }
+  DType cd = dtype_compute(dt);
+  Ast *xc = as_dtype(sema, e, x, cd), *yc = as_dtype(sema, e, y, cd);
+  Ast *diff = part_binary(sema, e, OP_SUB, "sub", yc, xc), *r;
+  if (is_scalar(w->ty)) {  // the branch known now; the weight and 1 - weight as the opmath dtype holds them
+    double wv = w->ty->fval, rest = 1 - wv;
+    if (cd == DT_F32) wv = (float)wv, rest = (float)(1.0f - (float)wv);
+    if (wv < 0.5)
+      r = part_binary(sema, e, OP_ADD, "add", xc, part_binary(sema, e, OP_MUL, "mul", part_float(sema, e, wv), diff));
+    else
+      r = part_binary(sema, e, OP_SUB, "sub", yc, part_binary(sema, e, OP_MUL, "mul", diff, part_float(sema, e, rest)));
+  } else {
+    Ast *wc = as_dtype(sema, e, w, cd);
+    Ast *small = part_binary(sema, e, OP_ADD, "add", xc, part_binary(sema, e, OP_MUL, "mul", wc, diff));
+    Ast *rest = part_binary(sema, e, OP_SUB, "sub", part_int(sema, e, 1), wc);
+    Ast *large = part_binary(sema, e, OP_SUB, "sub", yc, part_binary(sema, e, OP_MUL, "mul", diff, rest));
+    r = part_where(sema, e, part_binary(sema, e, OP_LT, "lt", wc, part_float(sema, e, 0.5)), small, large);
+  }
+  return become(sema, e, as_dtype(sema, e, r, dt));
+}
+
+// logaddexp and logaddexp2 (tensors only), as PyTorch's CUDA kernels compute them in the
+// opmath dtype: a where a and b are the same infinity, else max(a, b) + log1p(exp(-|a -
+// b|)) (exp2, and times 1 / ln 2, for logaddexp2).
+TType *ck_logaddexp(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  TType *ta = get_tensor(sema, e, a, "input"), *tb = ta ? get_tensor(sema, e, b, "other") : NULL;
+  if (!tb) return poison(sema);
+  bool two = !strcmp(d->b.name, "logaddexp2");
+  TType *ts[2] = {ta, tb};
+  DType dt = result_type(sema, ts, 2);
+  if (!dtype_is_float(dt) || (two && dt == DT_F16)) {
+    diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for '%s'", d->b.name, torch_name(dt));
+    return poison(sema);
+  }
+  DType cd = dtype_compute(dt);
+  Ast *ac = as_dtype(sema, e, a, cd), *bc = as_dtype(sema, e, b, cd);
+  Ast *m = part_binary(sema, e, OP_MAXIMUM, "maximum", ac, bc);
+  Ast *nd = part_unary(sema, e, OP_NEG, "neg", part_unary(sema, e, OP_ABS, "abs", part_binary(sema, e, OP_SUB, "sub", ac, bc)));
+  Ast *l = part_unary(sema, e, OP_LOG1P, "log1p", part_unary(sema, e, two ? OP_EXP2 : OP_EXP, two ? "exp2" : "exp", nd));
+  if (two) l = part_binary(sema, e, OP_MUL, "mul", l, part_float(sema, e, 1.0 / 0.69314718055994530942));
+  Ast *same_inf = part_binary(sema, e, OP_LOGICAL_AND, "logical_and",
+                              part_binary(sema, e, OP_EQ, "eq", part_unary(sema, e, OP_ABS, "abs", ac),
+                                          part_float(sema, e, INFINITY)),
+                              part_binary(sema, e, OP_EQ, "eq", ac, bc));
+  Ast *r = part_where(sema, e, same_inf, ac, part_binary(sema, e, OP_ADD, "add", m, l));
+  return become(sema, e, as_dtype(sema, e, r, dt));
 }
 
 TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d) {

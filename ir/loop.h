@@ -17,8 +17,9 @@
 //   BITWISE_NOT                         ints: ~a; bool: !a
 //   LOGICAL_NOT                         bool -> bool
 //   EXP LOG LOG2 EXP2 SQRT SIN COS TAN TANH ERF FLOOR CEIL   f32/f64, libm meaning
+//   EXPM1 LOG1P LOG10 SINH COSH ASIN ACOS ATAN ASINH ACOSH ATANH TRUNC   f32/f64, libm meaning
 //   ROUND                               f32/f64: half to even (nearbyint)
-//   SIGMOID SILU GELU (and RSQRT RECIPROCAL, SQUARE of floats): composite, each its
+//   SIGMOID SILU GELU FRAC (and RSQRT RECIPROCAL, SQUARE of floats): composite, each its
 //                                       formula over the ops here (ir/opmath.c)
 //   RELU                                a > 0 ? a : 0 (nan stays nan; ints too)
 //   ADD SUB MUL                         ints wrap (two's complement), floats IEEE
@@ -36,7 +37,14 @@
 //                                       wrapping, b < 0 raises `err` (PyTorch: "Integers to
 //                                       negative integer powers are not allowed.")
 //   MAXIMUM MINIMUM                     floats propagate nan
-//   ATAN2                               f32/f64
+//   ATAN2 HYPOT COPYSIGN FMOD           f32/f64, libm meaning (atan2, hypot, copysign, fmod)
+//                                       (DIV_TRUNC, and FMOD of ints, are graph ops only:
+//                                       ir/scalar.c builds them from the ops here)
+//   BITWISE_AND BITWISE_OR BITWISE_XOR  ints and bool: & | ^
+//   LSHIFT RSHIFT                       ints: a << (b & (bits - 1)) on a's unsigned bits
+//                                       (wrapping), a >> (b & (bits - 1)) arithmetic: the
+//                                       shift count masked as x86 does (PyTorch's CPU answer
+//                                       for counts out of range)
 //   EQ NE LT LE GT GE                   -> DT_BOOL (nan compares false, != true)
 //   LOGICAL_AND LOGICAL_OR              bool x bool -> bool
 // LX_CAST to an integer from a float truncates toward zero; nan or out of range gives

@@ -36,6 +36,7 @@ LExpr *op_formula(Ctx *cx, Op op, DType dt, const LExpr *operand) {
   case OP_RSQRT: return bin(cx, OP_DIV, one, un(cx, OP_SQRT, a));
   case OP_RECIPROCAL: return bin(cx, OP_DIV, one, a);
   case OP_SQUARE: return bin(cx, OP_MUL, a, a);
+  case OP_FRAC: return bin(cx, OP_SUB, a, un(cx, OP_TRUNC, a));  // PyTorch's a - trunc(a)
   default: td_unreachable();
   }
 }
@@ -129,6 +130,18 @@ OpValue opmath_unary(Op op, DType dt, OpValue a) {
   case OP_FLOOR: x.f = floor(f); break;
   case OP_CEIL: x.f = ceil(f); break;
   case OP_ROUND: x.f = nearbyint(f); break;
+  case OP_EXPM1: x.f = expm1(f); break;
+  case OP_LOG1P: x.f = log1p(f); break;
+  case OP_LOG10: x.f = log10(f); break;
+  case OP_SINH: x.f = sinh(f); break;
+  case OP_COSH: x.f = cosh(f); break;
+  case OP_ASIN: x.f = asin(f); break;
+  case OP_ACOS: x.f = acos(f); break;
+  case OP_ATAN: x.f = atan(f); break;
+  case OP_ASINH: x.f = asinh(f); break;
+  case OP_ACOSH: x.f = acosh(f); break;
+  case OP_ATANH: x.f = atanh(f); break;
+  case OP_TRUNC: x.f = trunc(f); break;
   default: td_internal_error(__FILE__, __LINE__, "'%s' on %s", op_name(op), dtype_name(dt));
   }
   return opmath_fit(dt, x);
@@ -164,6 +177,9 @@ static OpValue float_binary(Op op, DType dt, double p, double q) {
   case OP_MAXIMUM: x.f = isnan(p) || isnan(q) ? NAN : p > q ? p : q; break;
   case OP_MINIMUM: x.f = isnan(p) || isnan(q) ? NAN : p < q ? p : q; break;
   case OP_ATAN2: x.f = atan2(p, q); break;
+  case OP_HYPOT: x.f = hypot(p, q); break;
+  case OP_COPYSIGN: x.f = copysign(p, q); break;
+  case OP_FMOD: x.f = fmod(p, q); break;
   default: td_internal_error(__FILE__, __LINE__, "'%s' on %s", op_name(op), dtype_name(dt));
   }
   return opmath_fit(dt, x);
@@ -179,6 +195,18 @@ static OpValue int_binary(Op op, DType dt, int64_t p, int64_t q, bool *raised) {
   case OP_MINIMUM: x.i = p < q ? p : q; break;
   case OP_LOGICAL_AND: x.i = p && q; break;
   case OP_LOGICAL_OR: x.i = p || q; break;
+  case OP_BITWISE_AND: x.i = p & q; break;
+  case OP_BITWISE_OR: x.i = p | q; break;
+  case OP_BITWISE_XOR: x.i = p ^ q; break;
+  case OP_LSHIFT:
+  case OP_RSHIFT: {
+    int bits = dt == DT_I32 ? 32 : 64, n = (int)(q & (bits - 1));
+    if (op == OP_LSHIFT)
+      x.i = (int64_t)((uint64_t)p << n);  // fits dt once wrapped: p holds a value of dt
+    else
+      x.i = p < 0 ? ~(~p >> n) : p >> n;  // arithmetic, without relying on C's >> of a negative
+    break;
+  }
   case OP_FLOOR_DIVIDE:
   case OP_REMAINDER:
     if (q == 0) {

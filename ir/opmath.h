@@ -1,6 +1,6 @@
 // ir/opmath.h: what each elementwise op of the loop IR computes, defined once.
 //
-// A *composite* op (sigmoid, silu, gelu, rsqrt, reciprocal, and square of a float) is
+// A *composite* op (sigmoid, silu, gelu, frac, rsqrt, reciprocal, square of a float) is
 // its formula over the loop IR's primitive ops (op_formula): backends build or print
 // that formula instead of a meaning of their own, constant folding and the test
 // interpreter evaluate it. A *primitive* op (exp, add, floor_divide, ...) is computed

@@ -366,6 +366,25 @@ static LExpr *int_pow(KernelBuilder *kb, DType dt, LExpr *a, LExpr *b) {
   return kb_select(kb, neg, small, p);
 }
 
+// C's truncating a / b (DIV_TRUNC) or a % b (FMOD, the sign of a) of ints, from
+// Python's floor ones: b == 0 raises ZeroDivisionError (the remainder's error), INT_MIN
+// / -1 wraps, INT_MIN % -1 is 0. q = a // b' (b' = b, or 1 where b == 0: it never
+// raises), r = a % b; where r != 0 and the signs of r and a differ, C's answers are q + 1
+// and r - b.
+static LExpr *int_trunc_div(KernelBuilder *kb, const Node *n, Op op, DType dt, LExpr *a, LExpr *b) {
+  LExpr *zero = kb_iconst(kb, dt, 0);
+  LExpr *r = kb_binary(kb, OP_REMAINDER, dt, a, b);
+  r->err = kb_error(kb, n->loc, "ZeroDivisionError");
+  LExpr *fix = kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, kb_binary(kb, OP_NE, DT_BOOL, r, zero),
+                         kb_binary(kb, OP_NE, DT_BOOL, kb_binary(kb, OP_LT, DT_BOOL, r, zero),
+                                   kb_binary(kb, OP_LT, DT_BOOL, a, zero)));
+  if (op == OP_FMOD)
+    return kb_select(kb, fix, kb_binary(kb, OP_SUB, dt, r, b), r);
+  LExpr *safe = kb_select(kb, kb_binary(kb, OP_EQ, DT_BOOL, b, zero), kb_iconst(kb, dt, 1), b);
+  LExpr *q = kb_binary(kb, OP_FLOOR_DIVIDE, dt, a, safe);  // err -1: safe is never 0
+  return kb_select(kb, fix, kb_binary(kb, OP_ADD, dt, q, kb_iconst(kb, dt, 1)), q);
+}
+
 // wrap: negative indices count from the end (advanced indexing); else they are
 // out of range (gather, index_select), as in PyTorch.
 static LExpr *checked_index(KernelBuilder *kb, LExpr *a, int64_t size, int err, bool wrap) {
@@ -515,7 +534,7 @@ static LExpr *unary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
       return kb_cast(kb, kb_select(kb, isnan, kb_fconst(kb, cd, 0), kb_unary(kb, OP_SIGN, cd, x)), od);
     }
     break;
-  case OP_FLOOR: case OP_CEIL: case OP_ROUND:
+  case OP_FLOOR: case OP_CEIL: case OP_ROUND: case OP_TRUNC:
     if (!dtype_is_float(cd))
       return kb_cast(kb, x, od);
     break;
@@ -546,7 +565,14 @@ static LExpr *binary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   a = kb_cast(kb, a, cd);
   b = kb_cast(kb, b, cd);
   LExpr *r;
-  if (!dtype_is_float(cd) && (op == OP_FLOOR_DIVIDE || op == OP_REMAINDER)) {
+  if (dtype_is_float(cd) && op == OP_DIV_TRUNC) {  // PyTorch's trunc(a / b)
+    r = kb_unary(kb, OP_TRUNC, cd, kb_binary(kb, OP_DIV, cd, a, b));
+  } else if (!dtype_is_float(cd) && (op == OP_FMOD || op == OP_DIV_TRUNC)) {
+    r = int_trunc_div(kb, n, op, cd, a, b);
+  } else if (!dtype_is_float(cd) && (op == OP_LSHIFT || op == OP_RSHIFT)) {
+    int bits = cd == DT_I32 ? 32 : 64;  // the count masked as x86 does (ir/loop.h)
+    r = kb_binary(kb, op, cd, a, kb_binary(kb, OP_BITWISE_AND, cd, b, kb_iconst(kb, cd, bits - 1)));
+  } else if (!dtype_is_float(cd) && (op == OP_FLOOR_DIVIDE || op == OP_REMAINDER)) {
     r = kb_binary(kb, op, cd, a, b);
     r->err = kb_error(kb, n->loc, "ZeroDivisionError");
   } else if (!dtype_is_float(cd) && op == OP_POW) {

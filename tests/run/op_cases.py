@@ -170,10 +170,36 @@ UNARY = {
              if a.dtype.kind == "f" else np.sign(a), "{x}.sign()"),
     "square": (lambda d: "i64" if d == "bool" else d, lambda a: a.astype(np.int64) ** 2 if a.dtype == np.bool_ else a * a,
                "square({x})"),
+    "expm1": (_float_out, lambda a: np.expm1(_as_float(a)), "expm1({x})"),
+    "log1p": (_float_out, lambda a: np.log1p(_as_float(a)), "{x}.log1p()"),
+    "log10": (_float_out, lambda a: np.log10(_as_float(a)), "torch.log10({x})"),
+    "sinh": (_float_out, lambda a: np.sinh(_as_float(a)), "sinh({x})"),
+    "cosh": (_float_out, lambda a: np.cosh(_as_float(a)), "{x}.cosh()"),
+    "asin": (_float_out, lambda a: np.arcsin(_as_float(a)), "asin({x})"),
+    "acos": (_float_out, lambda a: np.arccos(_as_float(a)), "{x}.arccos()"),
+    "atan": (_float_out, lambda a: np.arctan(_as_float(a)), "torch.atan({x})"),
+    "asinh": (_float_out, lambda a: np.arcsinh(_as_float(a)), "{x}.asinh()"),
+    "acosh": (_float_out, lambda a: np.arccosh(_as_float(a)), "torch.arccosh({x})"),
+    "atanh": (_float_out, lambda a: np.arctanh(_as_float(a)), "atanh({x})"),
+    "trunc": (lambda d: None if d == "bool" else d, np.trunc, "trunc({x})"),
+    "fix": (lambda d: None if d == "bool" else d, np.trunc, "{x}.fix()"),
+    "frac": (lambda d: d if d in FLOAT_DTYPES else None, lambda a: a - np.trunc(a), "{x}.frac()"),
+    "isnan": (lambda d: "bool", lambda a: np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool),
+              "isnan({x})"),
+    "isinf": (lambda d: "bool", lambda a: np.isinf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool),
+              "{x}.isinf()"),
+    "isfinite": (lambda d: "bool", lambda a: np.isfinite(a) if a.dtype.kind == "f" else np.ones(a.shape, bool),
+                 "torch.isfinite({x})"),
+    "isposinf": (lambda d: "bool", lambda a: np.isposinf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool),
+                 "isposinf({x})"),
+    "isneginf": (lambda d: "bool", lambda a: np.isneginf(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool),
+                 "{x}.isneginf()"),
 }
 # ops whose results on nan/inf/±0 inputs are plain IEEE (checked on a special-values input)
 UNARY_SPECIAL = ["neg", "abs", "exp", "log", "log2", "exp2", "sqrt", "sin", "cos", "tanh", "sigmoid", "erf",
-                 "reciprocal", "relu", "floor", "ceil", "round", "sign", "square", "logical_not"]
+                 "reciprocal", "relu", "floor", "ceil", "round", "sign", "square", "logical_not", "expm1", "log1p",
+                 "log10", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "trunc", "frac", "isnan",
+                 "isinf", "isfinite", "isposinf", "isneginf"]
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5, 1e-3, 100.0]
 
 
@@ -193,6 +219,27 @@ def _no_bool(dt):
 def _npdiv(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         return _as_float(a) / _as_float(b)
+
+
+def _float_only(dt):
+    return dt if dt in FLOAT_DTYPES else None
+
+
+def _int_bool(dt):
+    return None if dt in FLOAT_DTYPES else dt
+
+
+def _int_only(dt):
+    return dt if dt in ("i32", "i64") else None
+
+
+def _trunc_div(a, b):
+    """div(rounding_mode='trunc'): C's truncating division of ints, trunc(a / b) of floats."""
+    if a.dtype.kind == "f":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.trunc(a / b)
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q).astype(a.dtype)
 
 
 def _bool_or(f_bool, f):
@@ -219,6 +266,19 @@ BINARY = {
     "ge": (lambda d: "bool", np.greater_equal, "{a} >= {b}", "y"),
     "logical_and": (lambda d: "bool", lambda a, b: (a != 0) & (b != 0), "logical_and({a}, {b})", "y"),
     "logical_or": (lambda d: "bool", lambda a, b: (a != 0) | (b != 0), "{a}.logical_or({b})", "y"),
+    "true_divide": (_div_out, _npdiv, "torch.true_divide({a}, {b})", "y"),
+    "div_trunc": (_no_bool, _trunc_div, "div({a}, {b}, rounding_mode='trunc')", "d"),
+    "div_floor": (_no_bool, np.floor_divide, "{a}.divide({b}, rounding_mode='floor')", "d"),
+    "fmod": (_no_bool, np.fmod, "fmod({a}, {b})", "d"),
+    "hypot": (_float_only, np.hypot, "hypot({a}, {b})", "y"),
+    "copysign": (_div_out, lambda a, b: np.copysign(_as_float(a), _as_float(b)), "{a}.copysign({b})", "y"),
+    "logaddexp": (_float_only, np.logaddexp, "logaddexp({a}, {b})", "y"),
+    "logaddexp2": (lambda d: None if d == "f16" else _float_only(d), np.logaddexp2, "{a}.logaddexp2({b})", "y"),
+    "bitwise_and": (_int_bool, np.bitwise_and, "bitwise_and({a}, {b})", "y"),
+    "bitwise_or": (_int_bool, np.bitwise_or, "{a}.bitwise_or({b})", "y"),
+    "bitwise_xor": (_int_bool, np.bitwise_xor, "torch.bitwise_xor({a}, {b})", "y"),
+    "bitwise_left_shift": (_int_only, np.left_shift, "bitwise_left_shift({a}, {b})", "e"),
+    "bitwise_right_shift": (_int_only, np.right_shift, "{a}.bitwise_right_shift({b})", "e"),
 }
 
 

@@ -99,7 +99,7 @@ static void composite_ops_are_formulas_of_primitives(void **state) {
       }
     }
   }
-  assert_int_equal(n, 14);  // seven composite ops, in f32 and f64
+  assert_int_equal(n, 16);  // eight composite ops, in f32 and f64
   assert_null(op_formula(&cx, OP_SQUARE, DT_I64, lx_const_i(&cx, DT_I64, 3)));
 }
 
@@ -118,6 +118,9 @@ static void composite_values_match_closed_forms(void **state) {
   assert_true(unary_f64(OP_RSQRT, 4) == 0.5);
   assert_true(unary_f64(OP_RECIPROCAL, 8) == 0.125);
   assert_true(unary_f64(OP_SQUARE, -3) == 9);
+  // frac is PyTorch's a - trunc(a): the sign of a; nan at infinities
+  assert_true(unary_f64(OP_FRAC, -2.75) == -0.75 && unary_f64(OP_FRAC, 3.5) == 0.5);
+  assert_true(isnan(unary_f64(OP_FRAC, INFINITY)) && unary_f64(OP_FRAC, -0.0) == 0);
   // f32: the formula's steps are rounded to float
   OpValue s = opmath_unary(OP_SIGMOID, DT_F32, (OpValue){1, 0});
   assert_true(s.f == (double)(1.0f / (1.0f + (float)exp(-1.0))));
@@ -152,6 +155,27 @@ static void integer_ops_follow_python(void **state) {
   assert_int_equal(ibin(OP_LT, DT_I64, -1, 0, &raised), 1);
 }
 
+static void bitwise_ops_and_shifts_follow_pytorchs_cpu(void **state) {
+  (void)state;
+  bool raised = false;
+  assert_int_equal(ibin(OP_BITWISE_AND, DT_I32, -8, 13, &raised), 8);
+  assert_int_equal(ibin(OP_BITWISE_OR, DT_I64, -8, 3, &raised), -5);
+  assert_int_equal(ibin(OP_BITWISE_XOR, DT_BOOL, 1, 1, &raised), 0);
+  // torch.bitwise_left_shift / right_shift of int32 [-8, 5, 1, -1, 7] by [1, 31, 32, 33, -1]
+  // on PyTorch 1.13's CPU: the count masked to 5 bits, >> arithmetic
+  assert_int_equal(ibin(OP_LSHIFT, DT_I32, -8, 1, &raised), -16);
+  assert_int_equal(ibin(OP_LSHIFT, DT_I32, 5, 31, &raised), INT32_MIN);
+  assert_int_equal(ibin(OP_LSHIFT, DT_I32, 1, 32, &raised), 1);
+  assert_int_equal(ibin(OP_LSHIFT, DT_I32, -1, 33, &raised), -2);
+  assert_int_equal(ibin(OP_LSHIFT, DT_I32, 7, -1, &raised), INT32_MIN);
+  assert_int_equal(ibin(OP_RSHIFT, DT_I32, -8, 1, &raised), -4);
+  assert_int_equal(ibin(OP_RSHIFT, DT_I32, 1, 32, &raised), 1);
+  assert_int_equal(ibin(OP_RSHIFT, DT_I32, -1, 33, &raised), -1);
+  assert_int_equal(ibin(OP_RSHIFT, DT_I64, 5, 63, &raised), 0);
+  assert_int_equal(ibin(OP_LSHIFT, DT_I64, 1, 64, &raised), 1);
+  assert_false(raised);
+}
+
 static double fbin(Op op, double a, double b) {
   bool raised = false;
   double r = opmath_binary(op, DT_F64, (OpValue){a, 0}, (OpValue){b, 0}, &raised).f;
@@ -167,6 +191,12 @@ static void float_ops_follow_pytorch(void **state) {
   assert_true(fbin(OP_REMAINDER, -7.5, 2) == 0.5);
   assert_true(isnan(fbin(OP_MAXIMUM, 1, NAN)) && isnan(fbin(OP_MINIMUM, NAN, 1)));
   assert_true(fbin(OP_POW, 2, 0.5) == sqrt(2));
+  assert_true(fbin(OP_FMOD, -7.5, 2) == -1.5 && fbin(OP_FMOD, 7.5, -2) == 1.5);  // C's fmod: the sign of a
+  assert_true(isnan(fbin(OP_FMOD, 1, 0)) && fbin(OP_HYPOT, 3, 4) == 5 && fbin(OP_HYPOT, INFINITY, NAN) == INFINITY);
+  assert_true(fbin(OP_COPYSIGN, 2, -0.0) == -2 && fbin(OP_COPYSIGN, -3, 1) == 3);
+  assert_true(unary_f64(OP_TRUNC, -2.5) == -2 && unary_f64(OP_EXPM1, 1e-10) == expm1(1e-10));
+  assert_true(unary_f64(OP_LOG1P, -1) == -INFINITY && unary_f64(OP_LOG10, 1000) == 3);
+  assert_true(isnan(unary_f64(OP_ASIN, 2)) && isnan(unary_f64(OP_ACOSH, 0.5)) && unary_f64(OP_ATANH, 1) == INFINITY);
   OpValue ne = opmath_binary(OP_NE, DT_F64, (OpValue){NAN, 0}, (OpValue){NAN, 0}, NULL);
   assert_int_equal(ne.i, 1);
 }
@@ -178,6 +208,7 @@ int main(void) {
       cmocka_unit_test(composite_ops_are_formulas_of_primitives),
       cmocka_unit_test(composite_values_match_closed_forms),
       cmocka_unit_test(integer_ops_follow_python),
+      cmocka_unit_test(bitwise_ops_and_shifts_follow_pytorchs_cpu),
       cmocka_unit_test(float_ops_follow_pytorch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
