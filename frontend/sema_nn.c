@@ -662,10 +662,8 @@ TType *ck_group_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
 
 // The per-channel tensors of batch_norm / instance_norm (running_mean, running_var,
 // weight, bias: NULL when None): tensors of `want` elements (shown as `want`, `got`
-// times `scale`), one dtype among them, the input's or f32 beside a half input (PyTorch's
-// mixed precision). False after PyTorch's message.
-static bool bn_params(Sema *sema, const Ast *e, const TType *xt, Ast **ps, const char *const *names, int64_t want,
-                      int64_t scale) {
+// times `scale`). False after PyTorch's message.
+static bool bn_params(Sema *sema, const Ast *e, Ast **ps, const char *const *names, int64_t want, int64_t scale) {
   for (int i = 0; i < 4; i++) {
     if (!ps[i]) continue;
     const TType *t = get_tensor(sema, e, ps[i], names[i]);
@@ -677,6 +675,12 @@ static bool bn_params(Sema *sema, const Ast *e, const TType *xt, Ast **ps, const
       return false;
     }
   }
+  return true;
+}
+
+// Their layout and dtype, which the kernel finds after its dispatch on the input's dtype:
+// vectors of one dtype, the input's or f32 beside a half input (PyTorch's mixed precision).
+static bool bn_dtypes(Sema *sema, const TType *xt, Ast **ps) {
   DType pt = DT_COUNT;
   for (int i = 0; i < 4; i++) {
     if (!ps[i]) continue;
@@ -736,7 +740,7 @@ TType *ck_batch_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
       diag_error(sema->cx, e->bargs[1 + i]->loc, "%s must be defined in evaluation mode", names[i]);
       return poison(sema);
     }
-  if (!bn_params(sema, e, xt, ps, names, c, 1)) return poison(sema);
+  if (!bn_params(sema, e, ps, names, c, 1)) return poison(sema);
   int a1;
   if (!wrap_dim(sema, call_loc(e), 1, nd, &a1)) return poison(sema);
   if (!dtype_is_float(xt->dtype)) {
@@ -744,6 +748,7 @@ TType *ck_batch_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(xt->dtype));
     return poison(sema);
   }
+  if (!bn_dtypes(sema, xt, ps)) return poison(sema);
   return bn_apply(sema, e, xt, ps, eps);
 }
 
@@ -785,12 +790,13 @@ TType *ck_instance_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   int a1;
   if (!wrap_dim(sema, call_loc(e), 1, nd, &a1)) return poison(sema);
-  if (!bn_params(sema, e, xt, ps, names, v->shape[1], v->shape[0])) return poison(sema);
+  if (!bn_params(sema, e, ps, names, v->shape[1], v->shape[0])) return poison(sema);
   if (!dtype_is_float(xt->dtype)) {
     diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'",
                stats ? "batch_norm_stats_cuda" : "batch_norm_elementwise_cuda", torch_name(xt->dtype));
     return poison(sema);
   }
+  if (!bn_dtypes(sema, xt, ps)) return poison(sema);
   if (!stats) return bn_apply(sema, e, xt, ps, eps);
   uint32_t mask = (uint32_t)(((1ull << nd) - 1) & ~3ull);
   Ast *xf = up(sema, e, e->bargs[0]);
