@@ -1,7 +1,9 @@
 // frontend/sema_nn.c: the functions of torch.nn.functional that are no single node
-// (layer_norm, linear, ...): each is built here from the nodes it is made of, as parts
-// (checked ASTs of their own under the call's location) that fusion joins again. The
-// part builders are shared with any checker that composes ops.
+// (layer_norm, linear, the activations, normalizations, embedding, one_hot, bilinear):
+// each is built here from the nodes it is made of, as parts (checked ASTs of their own
+// under the call's location) that fusion joins again. The part builders are shared with
+// any checker that composes ops. Each checker reports every misuse (PyTorch's message,
+// in PyTorch's order) before it builds a part, so a part never fails.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -975,9 +977,11 @@ TType *ck_embedding(Sema *sema, Ast *e, const BuiltinDef *d) {
   return become(sema, e, take_rows(sema, e, wa, ia));
 }
 
-// F.one_hot(tensor, num_classes=-1): the rows of an i64 identity at tensor's values. A
-// value outside [0, num_classes) is a run-time error ("index out of range in self").
-// num_classes=-1 takes the count from the data, which is not known when compiling.
+// F.one_hot(tensor, num_classes=-1): (tensor.unsqueeze(-1) == arange(num_classes)).long(),
+// one elementwise kernel the size of the result. PyTorch's CPU build checks the values
+// (its CUDA build leaves it to a device assert); here a value outside [0, num_classes)
+// gives a row of zeros. num_classes=-1 takes the count from the values, which are not
+// known when compiling: refused.
 TType *ck_one_hot(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   Ast *ta = e->bargs[0];
@@ -1003,13 +1007,11 @@ TType *ck_one_hot(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!check_rank(sema, call_loc(e), t->view.ndim + 1)) return poison(sema);
-  Ast *dt = ast_new(sema->cx, AST_DTYPE, e->loc);
-  dt->dtype = DT_I64;
-  dt->ty = ty_dtype(sema, DT_I64);
-  Ast *args[3] = {part_int(sema, e, n), NULL, dt};
-  Ast *eye = part_call(sema, e, "eye", args, 3);
-  if (is_poison(eye->ty)) return poison(sema);
-  return become(sema, e, take_rows(sema, e, eye, ta));
+  Ast *uargs[2] = {ta, part_int(sema, e, -1)}, *rargs[1] = {part_int(sema, e, n)};
+  Ast *eq = part_binary(sema, e, OP_EQ, "eq", part_call(sema, e, "unsqueeze", uargs, 2),
+                        part_call(sema, e, "arange", rargs, 1));
+  if (is_poison(eq->ty)) return poison(sema);
+  return become(sema, e, to_dtype(sema, e, eq, DT_I64));
 }
 
 // F.bilinear(input1, input2, weight, bias=None): y[..., o] = sum_ij x1[..., i] W[o, i, j]
