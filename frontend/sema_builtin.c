@@ -403,6 +403,40 @@ static const BuiltinDef builtins[] = {
     NODE("linear", MATMUL, "input, weight, bias=None", ck_linear, F_FN, F_NNF),
     NODE("layer_norm", MEAN, "input, normalized_shape, weight=None, bias=None, eps=1e-05", ck_layer_norm, F_FN,
          F_TORCH | F_NNF),
+    // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
+    // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
+    // embedding are ATen's, with other parameter lists: not these)
+#define NNF(n, sig, ck, ns) {{n, BK_NODE, OP_COUNT, sig}, ck, F_FN | F_NNF | (ns), OP_COUNT}
+    NNF("softplus", "input, beta=1, threshold=20", ck_softplus, 0),
+    NNF("leaky_relu", "input, negative_slope=0.01, inplace=False", ck_leaky_relu, 0),
+    NNF("elu", "input, alpha=1.0, inplace=False", ck_elu, 0),
+    NNF("selu", "input, inplace=False", ck_selu, F_TORCH),
+    NNF("celu", "input, alpha=1.0, inplace=False", ck_celu, F_TORCH),
+    NNF("relu6", "input, inplace=False", ck_relu6, 0),
+    NNF("hardtanh", "input, min_val=-1.0, max_val=1.0, inplace=False", ck_hardtanh, 0),
+    NNF("hardsigmoid", "input, inplace=False", ck_hardsigmoid, 0),
+    NNF("hardswish", "input, inplace=False", ck_hardsigmoid, 0),
+    NNF("mish", "input, inplace=False", ck_mish, 0),
+    NNF("softsign", "input", ck_softsign, 0),
+    NNF("logsigmoid", "input", ck_logsigmoid, 0),
+    NNF("tanhshrink", "input", ck_tanhshrink, 0),
+    NNF("threshold", "input, threshold, value, inplace=False", ck_threshold, F_TORCH),
+    NNF("glu", "input, dim=-1", ck_glu, 0),
+    NNF("softmin", "input, dim=None, _stacklevel=3, dtype=None", ck_softmin, 0),
+    NNF("rms_norm", "input, normalized_shape, weight=None, eps=None", ck_rms_norm, F_TORCH),
+    NNF("group_norm", "input, num_groups, weight=None, bias=None, eps=1e-05", ck_group_norm, F_TORCH),
+    NNF("batch_norm", "input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, "
+        "eps=1e-05", ck_batch_norm, 0),
+    NNF("instance_norm", "input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, "
+        "momentum=0.1, eps=1e-05", ck_instance_norm, 0),
+    NNF("normalize", "input, p=2.0, dim=1, eps=1e-12, out=None", ck_normalize, 0),
+    NNF("cosine_similarity", "x1, x2, dim=1, eps=1e-08", ck_cosine_similarity, F_TORCH),
+    NNF("pairwise_distance", "x1, x2, p=2.0, eps=1e-06, keepdim=False", ck_pairwise_distance, F_TORCH),
+    NNF("embedding", "input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, "
+        "sparse=False", ck_embedding, 0),
+    NNF("one_hot", "tensor, num_classes=-1", ck_one_hot, 0),
+    NNF("bilinear", "input1, input2, weight, bias=None", ck_bilinear, F_TORCH),
+#undef NNF
     // joins and gathers
     NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),

@@ -190,6 +190,32 @@ Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to);  // to: "float
 Ast *part_float(Sema *sema, const Ast *e, double v);  // a Python float at e's location
 Ast *part_int(Sema *sema, const Ast *e, int64_t v);
 TType *become(Sema *sema, Ast *e, const Ast *y);  // e becomes the node of its last part y
+// activations, normalizations, embedding, one_hot, bilinear of torch.nn.functional
+TType *ck_softplus(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_leaky_relu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_elu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_selu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_celu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_hardtanh(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_relu6(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_hardsigmoid(Sema *sema, Ast *e, const BuiltinDef *d);  // and hardswish
+TType *ck_mish(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_softsign(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_logsigmoid(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_tanhshrink(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_threshold(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_glu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_softmin(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_rms_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_group_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_batch_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_instance_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_normalize(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_cosine_similarity(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_pairwise_distance(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_embedding(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_one_hot(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_bilinear(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_join.c
 TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);
