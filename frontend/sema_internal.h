@@ -180,6 +180,17 @@ Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to);  // to: "float
 Ast *part_float(Sema *sema, const Ast *e, double v);  // a Python float at e's location
 Ast *part_int(Sema *sema, const Ast *e, int64_t v);
 TType *become(Sema *sema, Ast *e, const Ast *y);  // e becomes the node of its last part y
+// sema_loss.c: the losses of torch.nn.functional, built from parts
+TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_smooth_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_huber_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_join.c
 TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);
