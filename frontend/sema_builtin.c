@@ -456,6 +456,31 @@ static const BuiltinDef builtins[] = {
     NODE("full", FULL, "size, fill_value, *, dtype=None", ck_full, F_FN, F_TORCH),
     NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None", ck_arange, F_FN, F_TORCH),
     NODE("eye", EYE, "n, m=None, *, dtype=None", ck_eye, F_FN, F_TORCH),
+    // losses: torch.nn.functional's Python signatures (the deprecated size_average and
+    // reduce take only None). torch.kl_div and torch.binary_cross_entropy_with_logits
+    // take another signature (an int reduction) and are not offered.
+    NODE("mse_loss", MEAN, "input, target, size_average=None, reduce=None, reduction='mean'", ck_mse_loss, F_FN,
+         F_NNF),
+    NODE("l1_loss", MEAN, "input, target, size_average=None, reduce=None, reduction='mean'", ck_l1_loss, F_FN, F_NNF),
+    NODE("smooth_l1_loss", MEAN, "input, target, size_average=None, reduce=None, reduction='mean', beta=1.0",
+         ck_smooth_l1_loss, F_FN, F_NNF),
+    NODE("huber_loss", MEAN, "input, target, reduction='mean', delta=1.0", ck_huber_loss, F_FN, F_NNF),
+    NODE("soft_margin_loss", MEAN, "input, target, size_average=None, reduce=None, reduction='mean'",
+         ck_soft_margin_loss, F_FN, F_NNF),
+    NODE("binary_cross_entropy", MEAN,
+         "input, target, weight=None, size_average=None, reduce=None, reduction='mean'", ck_binary_cross_entropy,
+         F_FN, F_NNF),
+    NODE("binary_cross_entropy_with_logits", MEAN,
+         "input, target, weight=None, size_average=None, reduce=None, reduction='mean', pos_weight=None",
+         ck_binary_cross_entropy_with_logits, F_FN, F_NNF),
+    NODE("kl_div", MEAN, "input, target, size_average=None, reduce=None, reduction='mean', log_target=False",
+         ck_kl_div, F_FN, F_NNF),
+    NODE("nll_loss", MEAN,
+         "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+         ck_nll_loss, F_FN, F_NNF),
+    NODE("cross_entropy", MEAN,
+         "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
+         "label_smoothing=0.0", ck_cross_entropy, F_FN, F_NNF),
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 

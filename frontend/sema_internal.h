@@ -11,7 +11,9 @@
 //   sema_builtin.c  the op table and the binding of its arguments, PyTorch 1.13's style
 //   sema_view.c     the op table's checkers: view ops (§5), contiguous, to, casts, clone
 //   sema_math.c     ... elementwise ops, where, clamp, reductions, softmax, matmul (§6)
-//   sema_nn.c       ... torch.nn.functional ops built from parts (layer_norm, linear)
+//   sema_nn.c       ... torch.nn.functional ops built from parts: layer_norm, linear,
+//                   activations, the other norms, embedding, one_hot, bilinear
+//   sema_loss.c     ... the losses of torch.nn.functional
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
@@ -216,6 +218,17 @@ TType *ck_pairwise_distance(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_embedding(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_one_hot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_bilinear(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_loss.c: the losses of torch.nn.functional, built from parts
+TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_smooth_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_huber_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_join.c
 TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -1,0 +1,705 @@
+// frontend/sema_loss.c: the loss functions of torch.nn.functional (mse_loss, l1_loss,
+// smooth_l1_loss, huber_loss, soft_margin_loss, binary_cross_entropy(_with_logits),
+// kl_div, nll_loss, cross_entropy), each built from the nodes it is made of as parts
+// (sema_nn.c's part builders) that fusion joins again.
+// Invariants: every check PyTorch 1.13 makes before it computes is made here first, with
+// its message at the argument; a loss PyTorch computes in one CUDA kernel is computed in
+// f32 for f16/bf16 and rounded once, before its reduction, as the kernel's output is; a
+// loss PyTorch composes of several ops is built of the same ops in the same dtypes. The
+// class index of nll_loss is read by gather, whose run-time check reports an index out
+// of range; a target equal to ignore_index is replaced by 0 before it is read.
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+// ============================================================================
+// Shared pieces: reduction, the deprecated size_average/reduce, casts, shapes
+// ============================================================================
+enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
+
+// reduction='none' | 'mean' | 'sum' (| 'batchmean' for kl_div): the bound argument i.
+static bool get_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *red) {
+  *red = RED_MEAN;
+  Ast *a = i < e->nbargs ? e->bargs[i] : NULL;
+  if (!a) return true;
+  const TType *t = a->ty;
+  if (t->kind == TY_STR) {
+    const char *s = t->module;
+    if (!strcmp(s, "none")) *red = RED_NONE;
+    else if (!strcmp(s, "mean")) *red = RED_MEAN;
+    else if (!strcmp(s, "sum")) *red = RED_SUM;
+    else if (batchmean && !strcmp(s, "batchmean")) *red = RED_BATCHMEAN;
+    else return diag_error(sema->cx, a->loc, "%s is not a valid value for reduction", s), false;
+    return true;
+  }
+  // Python's ValueError shows the value as Python prints it
+  if (t->kind == TY_NONE) diag_error(sema->cx, a->loc, "None is not a valid value for reduction");
+  else if (is_scalar(t) && t->dtype == DT_BOOL)
+    diag_error(sema->cx, a->loc, "%s is not a valid value for reduction", t->ival ? "True" : "False");
+  else if (is_scalar(t) && t->dtype == DT_F64) diag_error(sema->cx, a->loc, "%g is not a valid value for reduction",
+                                                          t->fval);
+  else if (is_scalar(t))
+    diag_error(sema->cx, a->loc, "%" PRId64 " is not a valid value for reduction", t->ival);
+  else
+    diag_error(sema->cx, a->loc, "argument 'reduction' must be str, not %s", py_type_name(t));
+  return false;
+}
+
+// size_average and reduce (deprecated in PyTorch): only None is taken.
+static bool no_legacy(Sema *sema, const Ast *e, int i) {
+  Ast *a = barg(e, i);
+  if (!a) return true;
+  diag_error(sema->cx, a->loc, "size_average and reduce are deprecated and not supported: use reduction='mean', "
+             "'sum' or 'none' instead");
+  return false;
+}
+
+static const char *cast_name(DType dt) {
+  switch (dt) {
+  case DT_F32: return "float";
+  case DT_F64: return "double";
+  case DT_F16: return "half";
+  case DT_BF16: return "bfloat16";
+  case DT_I32: return "int";
+  case DT_I64: return "long";
+  case DT_BOOL: return "bool";
+  default: td_unreachable();
+  }
+}
+
+// x as dtype dt: x itself when it has it, else a cast part.
+static Ast *to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
+  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_name(dt));
+}
+
+// The dtype a one-kernel loss computes in: f32 for halves.
+static DType compute_dtype(DType dt) { return dtype_is_half(dt) ? DT_F32 : dt; }
+
+// loss reduced as `red` says: mean or sum of all elements (0-d), or loss itself.
+static Ast *reduce_loss(Sema *sema, const Ast *e, Ast *loss, int red) {
+  if (red == RED_NONE) return loss;
+  return part_call(sema, e, red == RED_SUM ? "sum" : "mean", &loss, 1);
+}
+
+static const char *torch_size(Sema *sema, const TType *t) {
+  return arena_printf(&sema->cx->arena, "torch.Size(%s)", shape_str(sema, t->view.ndim, t->view.shape));
+}
+
+// The target of a loss whose Python code reads target.size(): a tensor.
+static TType *target_with_size(Sema *sema, Ast *a) {
+  if (is_tensor(a->ty)) return a->ty;
+  diag_error(sema->cx, a->loc, "'%s' object has no attribute 'size'", py_type_name(a->ty));
+  return NULL;
+}
+
+// A tensor argument of the ATen function fname (PyTorch's argument parser's words).
+static TType *aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos) {
+  if (is_tensor(a->ty)) return a->ty;
+  diag_error(sema->cx, a->loc, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, pname, pos,
+             py_type_name(a->ty));
+  return NULL;
+}
+
+// A float argument of the ATen function fname (a Python int or float), or its default.
+static bool aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out) {
+  *out = dflt;
+  if (!a) return true;
+  if (is_scalar(a->ty)) {
+    *out = a->ty->fval;
+    return true;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument '%s' (position %d) must be float, not %s", fname, pname, pos,
+             py_type_name(a->ty));
+  return false;
+}
+
+// An int argument of fname (a Python int, not a bool), or its default.
+static bool aten_int(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, int64_t dflt, int64_t *out) {
+  *out = dflt;
+  if (!a) return true;
+  if (is_scalar(a->ty) && a->ty->dtype == DT_I64) {
+    *out = a->ty->ival;
+    return true;
+  }
+  diag_error(sema->cx, a->loc, "%s(): argument '%s' (position %d) must be int, not %s", fname, pname, pos,
+             py_type_name(a->ty));
+  return false;
+}
+
+// PyTorch's Python warning for a target of another size than the input (it broadcasts).
+static void warn_size(Sema *sema, const Ast *e, const TType *x, const TType *t) {
+  if (same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) return;
+  diag_warning(sema->cx, call_loc(e), "Using a target size (%s) that is different to the input size (%s). This will "
+               "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+               torch_size(sema, t), torch_size(sema, x));
+}
+
+// An operand an in-place op writes into `into`: it must broadcast to into's shape
+// exactly (PyTorch's messages for the two ways it can fail).
+static bool broadcasts_into(Sema *sema, Loc loc, const TType *into, const TType *b) {
+  int nd = into->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, into->view.shape, sizeof(int64_t) * (size_t)nd);
+  if (!broadcast(sema, loc, &nd, shape, b->view.ndim, b->view.shape)) return false;
+  if (!same_shape(nd, shape, into->view.ndim, into->view.shape)) {
+    diag_error(sema->cx, loc, "output with shape %s doesn't match the broadcast shape %s",
+               shape_str(sema, into->view.ndim, into->view.shape), shape_str(sema, nd, shape));
+    return false;
+  }
+  return true;
+}
+
+// Shorthands for parts.
+static Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
+  static const char *const names[OP_COUNT] = {[OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul",
+                                              [OP_DIV] = "div", [OP_EQ] = "eq", [OP_NE] = "ne", [OP_LT] = "lt",
+                                              [OP_MAXIMUM] = "maximum"};
+  TD_ASSERT(names[op]);
+  return part_binary(sema, e, op, names[op], a, b);
+}
+static Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) {
+  static const char *const names[OP_COUNT] = {[OP_NEG] = "neg", [OP_ABS] = "abs", [OP_EXP] = "exp",
+                                              [OP_LOG] = "log"};
+  TD_ASSERT(names[op]);
+  return part_unary(sema, e, op, names[op], x);
+}
+static Ast *p_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
+  Ast *args[3] = {c, a, b};
+  return part_call(sema, e, "where", args, 3);
+}
+static Ast *p_clamp_min(Sema *sema, const Ast *e, Ast *x, double lo) {
+  Ast *args[3] = {x, part_float(sema, e, lo), NULL};
+  return part_call(sema, e, "clamp", args, 3);
+}
+static Ast *p_dim_op(Sema *sema, const Ast *e, const char *builtin, Ast *x, int64_t dim) {
+  Ast *args[2] = {x, part_int(sema, e, dim)};
+  return part_call(sema, e, builtin, args, 2);
+}
+static Ast *p_f(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
+
+// ============================================================================
+// mse_loss, l1_loss, smooth_l1_loss, huber_loss, soft_margin_loss
+// ============================================================================
+enum { L_MSE, L_SMOOTH_L1, L_HUBER };
+
+// The (input, target) of the losses whose Python code warns about another size and
+// broadcasts; false after an error.
+static bool pointwise_operands(Sema *sema, Ast *e, TType **x, TType **t) {
+  *x = e->bargs[0]->ty;
+  if (!(*t = target_with_size(sema, e->bargs[1]))) return false;
+  warn_size(sema, e, *x, *t);
+  return true;
+}
+
+// The shape input and target broadcast to (PyTorch's torch.broadcast_tensors).
+static bool broadcast_pair(Sema *sema, const Ast *e, const TType *x, const TType *t) {
+  int nd = x->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, x->view.shape, sizeof(int64_t) * (size_t)nd);
+  return broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape);
+}
+
+// mse_loss, smooth_l1_loss and huber_loss: one CUDA kernel each (mse_cuda, smooth_l1_cuda,
+// huber_cuda) over the broadcast operands, then the reduction.
+static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
+  static const char *const kernels[] = {"mse_cuda", "smooth_l1_cuda", "huber_cuda"};
+  TType *x, *t;
+  int red;
+  double p = 1.0;
+  int ri = kind == L_HUBER ? 2 : 4;
+  if (!pointwise_operands(sema, e, &x, &t)) return poison(sema);
+  if (kind != L_HUBER && (!no_legacy(sema, e, 2) || !no_legacy(sema, e, 3))) return poison(sema);
+  if (!broadcast_pair(sema, e, x, t) || !get_reduction(sema, e, ri, false, &red)) return poison(sema);
+  if (kind == L_SMOOTH_L1) {
+    if (!aten_float(sema, barg(e, 5), "smooth_l1_loss", "beta", 4, 1.0, &p)) return poison(sema);
+    if (p < 0) {
+      diag_error(sema->cx, e->bargs[5]->loc, "smooth_l1_loss does not support negative values for beta.");
+      return poison(sema);
+    }
+  } else if (kind == L_HUBER) {
+    if (!aten_float(sema, barg(e, 3), "huber_loss", "delta", 4, 1.0, &p)) return poison(sema);
+    if (p <= 0) {
+      diag_error(sema->cx, e->bargs[3] ? e->bargs[3]->loc : call_loc(e),
+                 "huber_loss does not support non-positive values for delta.");
+      return poison(sema);
+    }
+  }
+  TType *ts[2] = {x, t};
+  DType common = result_type(sema, ts, 2), out = common;
+  if (kind == L_HUBER) {  // the output is the input's dtype: the common one is cast into it
+    out = x->dtype;
+    if (dtype_is_float(common) && !dtype_is_float(out)) {
+      diag_error(sema->cx, call_loc(e), "result type %s can't be cast to the desired output type %s",
+                 torch_name(common), torch_name(out));
+      return poison(sema);
+    }
+  }
+  if (!dtype_is_float(common)) {
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", kernels[kind], torch_name(common));
+    return poison(sema);
+  }
+  DType cd = compute_dtype(common);
+  Ast *a = to_dtype(sema, e, e->bargs[0], cd), *b = to_dtype(sema, e, e->bargs[1], cd);
+  Ast *d = p_bin(sema, e, OP_SUB, a, b), *loss;
+  if (kind == L_MSE) {
+    loss = p_bin(sema, e, OP_MUL, d, d);
+  } else {
+    // z = |a - b|; smooth_l1: z < beta ? 0.5 * z * z / beta : z - 0.5 * beta
+    //              huber:     z < delta ? 0.5 * z * z : delta * (z - 0.5 * delta)
+    Ast *z = p_un(sema, e, OP_ABS, d);
+    Ast *sq = p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_MUL, p_f(sema, e, 0.5), z), z);
+    Ast *lin = p_bin(sema, e, OP_SUB, z, p_f(sema, e, 0.5 * p));
+    if (kind == L_SMOOTH_L1) sq = p_bin(sema, e, OP_DIV, sq, p_f(sema, e, p));
+    else lin = p_bin(sema, e, OP_MUL, p_f(sema, e, p), lin);
+    loss = p_where(sema, e, p_bin(sema, e, OP_LT, z, p_f(sema, e, p)), sq, lin);
+  }
+  return become(sema, e, reduce_loss(sema, e, to_dtype(sema, e, loss, out), red));
+}
+
+TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  return pointwise_loss(sema, e, L_MSE);
+}
+TType *ck_smooth_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  return pointwise_loss(sema, e, L_SMOOTH_L1);
+}
+TType *ck_huber_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  return pointwise_loss(sema, e, L_HUBER);
+}
+
+// l1_loss is (input - target).abs() and its reduction in PyTorch: those ops, with their
+// dtypes and messages (ints work with 'none' and 'sum').
+TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  TType *x, *t;
+  int red;
+  if (!pointwise_operands(sema, e, &x, &t) || !no_legacy(sema, e, 2) || !no_legacy(sema, e, 3) ||
+      !broadcast_pair(sema, e, x, t) || !get_reduction(sema, e, 4, false, &red))
+    return poison(sema);
+  Ast *diff = p_bin(sema, e, OP_SUB, e->bargs[0], e->bargs[1]);
+  if (is_poison(diff->ty)) return poison(sema);
+  Ast *loss = reduce_loss(sema, e, p_un(sema, e, OP_ABS, diff), red);
+  return become(sema, e, loss);
+}
+
+// log1p(u) for u = exp(z) >= 0: log(w) corrected by the rounding of w = 1 + u, exact to
+// a rounding where log(1 + u) loses all of a small u; u = inf gives inf.
+static Ast *log1p_part(Sema *sema, const Ast *e, Ast *u) {
+  Ast *w = p_bin(sema, e, OP_ADD, p_f(sema, e, 1.0), u);
+  Ast *err = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_SUB, w, p_f(sema, e, 1.0)), u);
+  Ast *r = p_bin(sema, e, OP_SUB, p_un(sema, e, OP_LOG, w), p_bin(sema, e, OP_DIV, err, w));
+  Ast *inf = p_bin(sema, e, OP_EQ, u, p_f(sema, e, (double)INFINITY));
+  return p_where(sema, e, inf, u, r);
+}
+
+// soft_margin_loss: log1p(exp(-input * target)), written into a tensor of the input's
+// shape and dtype (PyTorch's in-place chain), then reduced.
+TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1];
+  TType *x = xa->ty, *t = get_tensor(sema, e, ta, "target");
+  int red;
+  if (!t || !no_legacy(sema, e, 2) || !no_legacy(sema, e, 3) || !get_reduction(sema, e, 4, false, &red))
+    return poison(sema);
+  if (x->dtype == DT_BOOL) {
+    diag_error(sema->cx, call_loc(e), "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return poison(sema);
+  }
+  if (!broadcasts_into(sema, call_loc(e), x, t)) return poison(sema);
+  if (!dtype_is_float(x->dtype)) {
+    TType *ts[2] = {x, t};
+    DType r = result_type(sema, ts, 2);
+    diag_error(sema->cx, call_loc(e), "result type %s can't be cast to the desired output type %s",
+               torch_name(dtype_is_float(r) ? r : DT_F32), torch_name(x->dtype));
+    return poison(sema);
+  }
+  TType *ts[2] = {x, t};
+  DType cd = compute_dtype(result_type(sema, ts, 2));
+  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, to_dtype(sema, e, xa, cd)), to_dtype(sema, e, ta, cd));
+  Ast *loss = to_dtype(sema, e, log1p_part(sema, e, p_un(sema, e, OP_EXP, z)), x->dtype);
+  return become(sema, e, reduce_loss(sema, e, loss, red));
+}
+
+// ============================================================================
+// binary_cross_entropy, binary_cross_entropy_with_logits, kl_div
+// ============================================================================
+// binary_cross_entropy: PyTorch's kernel (binary_cross_entropy_out_cuda) computes
+// (t - 1) * max(log(1 - x), -100) - t * max(log(x), -100), then times weight.
+TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2);
+  TType *x = xa->ty, *t, *w = NULL;
+  int red;
+  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 4) || !get_reduction(sema, e, 5, false, &red)) return poison(sema);
+  if (!(t = target_with_size(sema, ta)) || (wa && !(w = target_with_size(sema, wa)))) return poison(sema);
+  if (!same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) {
+    diag_error(sema->cx, ta->loc, "Using a target size (%s) that is different to the input size (%s) is deprecated. "
+               "Please ensure they have the same size.", torch_size(sema, t), torch_size(sema, x));
+    return poison(sema);
+  }
+  if (w && !broadcasts_into(sema, wa->loc, t, w)) return poison(sema);
+  if (t->dtype != x->dtype) {
+    diag_error(sema->cx, ta->loc, "Found dtype %s but expected %s", torch_name(t->dtype), torch_name(x->dtype));
+    return poison(sema);
+  }
+  if (!dtype_is_float(x->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"binary_cross_entropy_out_cuda\" not implemented for '%s'",
+               torch_name(x->dtype));
+    return poison(sema);
+  }
+  DType cd = compute_dtype(x->dtype);
+  Ast *xc = to_dtype(sema, e, xa, cd), *tc = to_dtype(sema, e, ta, cd);
+  Ast *log_x = p_clamp_min(sema, e, p_un(sema, e, OP_LOG, xc), -100);
+  Ast *log_1mx = p_clamp_min(sema, e, p_un(sema, e, OP_LOG, p_bin(sema, e, OP_SUB, p_f(sema, e, 1.0), xc)), -100);
+  Ast *loss = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, tc, p_f(sema, e, 1.0)), log_1mx),
+                    p_bin(sema, e, OP_MUL, tc, log_x));
+  if (wa) loss = p_bin(sema, e, OP_MUL, loss, wa);  // the in-place mul_: promoted, then the input's dtype
+  loss = to_dtype(sema, e, loss, x->dtype);
+  return become(sema, e, reduce_loss(sema, e, loss, red));
+}
+
+// binary_cross_entropy_with_logits: PyTorch's composite formula, stable for large |x|:
+//   m = max(-x, 0)
+//   loss = (1 - t) * x + m + log(exp(-m) + exp(-x - m))
+//   with pos_weight: (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m)
+// then times weight; the result has the target's dtype (PyTorch's in-place chain).
+TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *pa = barg(e, 6);
+  TType *x = xa->ty, *t, *w = NULL, *pw = NULL;
+  int red;
+  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 4) || !get_reduction(sema, e, 5, false, &red)) return poison(sema);
+  if (!(t = target_with_size(sema, ta))) return poison(sema);
+  if (!same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) {
+    diag_error(sema->cx, ta->loc, "Target size (%s) must be the same as input size (%s)", torch_size(sema, t),
+               torch_size(sema, x));
+    return poison(sema);
+  }
+  if ((wa && !(w = aten_tensor(sema, wa, "binary_cross_entropy_with_logits", "weight", 3))) ||
+      (pa && !(pw = aten_tensor(sema, pa, "binary_cross_entropy_with_logits", "pos_weight", 4))))
+    return poison(sema);
+  if (t->dtype == DT_BOOL) {
+    diag_error(sema->cx, ta->loc, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+               "or `logical_xor()` operator instead.");
+    return poison(sema);
+  }
+  if (x->dtype == DT_BOOL) {
+    diag_error(sema->cx, xa->loc, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+               "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return poison(sema);
+  }
+  if (!dtype_is_float(x->dtype)) {  // exp_ of the int max(-x, 0) in place
+    diag_error(sema->cx, xa->loc, "result type Float can't be cast to the desired output type %s",
+               torch_name(x->dtype));
+    return poison(sema);
+  }
+  if (!dtype_is_float(t->dtype)) {  // (1 - t).mul_(x) in place
+    diag_error(sema->cx, ta->loc, "result type %s can't be cast to the desired output type %s", torch_name(x->dtype),
+               torch_name(t->dtype));
+    return poison(sema);
+  }
+  if (pw && pw->dtype == DT_BOOL) {
+    diag_error(sema->cx, pa->loc, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return poison(sema);
+  }
+  if (pw) {  // (pos_weight - 1) * t is a new tensor; it is added into the loss in place
+    int nd = pw->view.ndim;
+    int64_t shape[TD_MAX_DIMS];
+    memcpy(shape, pw->view.shape, sizeof(int64_t) * (size_t)nd);
+    if (!broadcast(sema, pa->loc, &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
+    TType *lw = ty_fresh(sema, pw->dtype, nd, shape);
+    if (!broadcasts_into(sema, pa->loc, t, lw)) return poison(sema);
+  }
+  if (w && !broadcasts_into(sema, wa->loc, t, w)) return poison(sema);
+  DType cd = compute_dtype(t->dtype);
+  Ast *xc = to_dtype(sema, e, xa, cd), *tc = to_dtype(sema, e, ta, cd);
+  Ast *m = p_clamp_min(sema, e, p_un(sema, e, OP_NEG, xc), 0);
+  Ast *lse = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_ADD, p_un(sema, e, OP_EXP, p_un(sema, e, OP_NEG, m)),
+                                         p_un(sema, e, OP_EXP, p_bin(sema, e, OP_SUB, p_un(sema, e, OP_NEG, xc), m))));
+  Ast *loss = p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, p_f(sema, e, 1.0), tc), xc);
+  if (pw) {
+    Ast *pwc = to_dtype(sema, e, pa, compute_dtype(pw->dtype));
+    Ast *lw = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, pwc, p_f(sema, e, 1.0)), tc),
+                    p_f(sema, e, 1.0));
+    loss = p_bin(sema, e, OP_ADD, loss, p_bin(sema, e, OP_MUL, lw, p_bin(sema, e, OP_ADD, lse, m)));
+  } else {
+    loss = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_ADD, loss, m), lse);
+  }
+  if (wa) loss = p_bin(sema, e, OP_MUL, loss, wa);
+  loss = to_dtype(sema, e, loss, t->dtype);
+  return become(sema, e, reduce_loss(sema, e, loss, red));
+}
+
+// kl_div: target * log(target) - target * input (0 where target is 0: xlogy), or with
+// log_target exp(target) * (target - input); 'batchmean' is the sum over input.size(0).
+TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *la = barg(e, 5);
+  TType *x = xa->ty, *t = get_tensor(sema, e, ta, "target");
+  int red;
+  bool log_target = false;
+  if (!t || !no_legacy(sema, e, 2) || !no_legacy(sema, e, 3) || !get_reduction(sema, e, 4, true, &red))
+    return poison(sema);
+  if (la && !(is_scalar(la->ty) && la->ty->dtype == DT_BOOL)) {
+    diag_error(sema->cx, la->loc, "kl_div(): argument 'log_target' must be bool, not %s", py_type_name(la->ty));
+    return poison(sema);
+  }
+  if (la) log_target = la->ty->ival != 0;
+  if (!dtype_is_float(x->dtype) || !dtype_is_float(t->dtype)) {
+    diag_error(sema->cx, dtype_is_float(x->dtype) ? ta->loc : xa->loc, "kl_div: Integral inputs not supported.");
+    return poison(sema);
+  }
+  if (!broadcast_pair(sema, e, x, t)) return poison(sema);
+  if (red == RED_MEAN)  // PyTorch's UserWarning
+    diag_warning(sema->cx, call_loc(e), "reduction: 'mean' divides the total loss by both the batch size and the "
+                 "support size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+                 "definition.'mean' will be changed to behave the same as 'batchmean' in the next major release.");
+  Ast *loss;
+  if (log_target) {
+    loss = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_EXP, ta), p_bin(sema, e, OP_SUB, ta, xa));
+  } else {
+    Ast *zero = p_bin(sema, e, OP_EQ, ta, p_f(sema, e, 0.0));
+    Ast *xlogy = p_where(sema, e, zero, p_f(sema, e, 0.0), p_bin(sema, e, OP_MUL, ta, p_un(sema, e, OP_LOG, ta)));
+    loss = p_bin(sema, e, OP_SUB, xlogy, p_bin(sema, e, OP_MUL, ta, xa));
+  }
+  loss = reduce_loss(sema, e, loss, red == RED_BATCHMEAN ? RED_SUM : red);
+  if (red == RED_BATCHMEAN && x->view.ndim != 0) loss = p_bin(sema, e, OP_DIV, loss, part_int(sema, e, x->view.shape[0]));
+  return become(sema, e, loss);
+}
+
+// ============================================================================
+// nll_loss, cross_entropy
+// ============================================================================
+// PyTorch's checks of nll_loss's input (N, C, d1, ...), (N, C) or (C), target and weight;
+// fname names the ATen function in the messages of its argument parser.
+static bool nll_check(Sema *sema, Ast *e, const char *fname, const TType *x, Ast *ta, Ast *wa, int red) {
+  int nd = x->view.ndim;
+  const int64_t *xs = x->view.shape;
+  if (nd < 1) {
+    diag_error(sema->cx, e->bargs[0]->loc, "Expected 1 or more dimensions (got 0)");
+    return false;
+  }
+  TType *t = aten_tensor(sema, ta, fname, "target", 2), *w = NULL;
+  if (!t || (wa && !(w = aten_tensor(sema, wa, fname, "weight", 3)))) return false;
+  int tn = t->view.ndim;
+  const int64_t *tsz = t->view.shape;
+  if (nd != 1 && xs[0] != (tn ? tsz[0] : 0)) {
+    diag_error(sema->cx, ta->loc, "Expected input batch_size (%" PRId64 ") to match target batch_size (%" PRId64 ").",
+               xs[0], tn ? tsz[0] : 0);
+    return false;
+  }
+  int64_t ncls = xs[nd == 1 ? 0 : 1];
+  const char *kernel;
+  if (nd <= 2) {
+    if (tn > 1) {
+      diag_error(sema->cx, ta->loc, "0D or 1D target tensor expected, multi-target not supported");
+      return false;
+    }
+    if (nd == 1 && tn == 1) {  // PyTorch reads target[0] when the sizes happen to agree
+      if (xs[0] != tsz[0])
+        diag_error(sema->cx, ta->loc, "size mismatch (got input: %s, target: %s)", shape_str(sema, 1, xs),
+                   shape_str(sema, 1, tsz));
+      else
+        diag_error(sema->cx, ta->loc, "the target of a 1-D input (one sample) must be 0-d");
+      return false;
+    }
+    if (w && (w->view.ndim != 1 || view_numel(w->view) != ncls)) {
+      diag_error(sema->cx, wa->loc, "weight tensor should be defined either for all %" PRId64 " classes or no classes "
+                 "but got weight tensor of shape: %s", ncls, shape_str(sema, w->view.ndim, w->view.shape));
+      return false;
+    }
+    kernel = nd == 1 ? "nll_loss_forward_reduce_cuda_kernel_1d"
+             : red == RED_NONE ? "nll_loss_forward_no_reduce_cuda_kernel" : "nll_loss_forward_reduce_cuda_kernel_2d";
+  } else {
+    if (nd == 4) {
+      if (tn != 3) {
+        diag_error(sema->cx, ta->loc, "only batches of spatial targets supported (3D tensors) but got targets of "
+                   "dimension: %d", tn);
+        return false;
+      }
+    } else {
+      int64_t want[TD_MAX_DIMS];
+      want[0] = xs[0];
+      for (int i = 2; i < nd; i++) want[i - 1] = xs[i];
+      if (!same_shape(nd - 1, want, tn, tsz)) {
+        diag_error(sema->cx, ta->loc, "Expected target size %s, got %s", shape_str(sema, nd - 1, want),
+                   shape_str(sema, tn, tsz));
+        return false;
+      }
+    }
+    if (w && view_numel(w->view) != ncls) {
+      diag_error(sema->cx, wa->loc, "weight tensor should be defined either for all or no classes");
+      return false;
+    }
+    if (nd == 4 && (tsz[0] != xs[0] || tsz[1] != xs[2] || tsz[2] != xs[3])) {
+      diag_error(sema->cx, ta->loc, "size mismatch (got input: %s , target: %s", shape_str(sema, nd, xs),
+                 shape_str(sema, tn, tsz));
+      return false;
+    }
+    kernel = red == RED_NONE ? "nll_loss2d_forward_no_reduce_kernel" : "nll_loss2d_forward_kernel";
+  }
+  if (!dtype_is_float(x->dtype)) {
+    diag_error(sema->cx, e->bargs[0]->loc, "\"%s\" not implemented for '%s'", kernel, torch_name(x->dtype));
+    return false;
+  }
+  if (t->dtype != DT_I64) {
+    if (nd <= 2)
+      diag_error(sema->cx, ta->loc, "\"%s_index\" not implemented for '%s'", kernel, torch_name(t->dtype));
+    else
+      diag_error(sema->cx, ta->loc, "expected scalar type Long but found %s", torch_name(t->dtype));
+    return false;
+  }
+  if (w && w->dtype != x->dtype) {
+    diag_error(sema->cx, wa->loc, "expected scalar type %s but found %s", torch_name(x->dtype), torch_name(w->dtype));
+    return false;
+  }
+  return true;
+}
+
+// The weight of the classes, shaped to broadcast along dim 1 of an n-dim input.
+static Ast *class_weight(Sema *sema, const Ast *e, Ast *w, int nd) {
+  if (w->ty->view.ndim != 1) w = part_call(sema, e, "flatten", &w, 1);
+  if (nd == 1) return w;
+  w = p_dim_op(sema, e, "unsqueeze", w, 0);
+  for (int i = 2; i < nd; i++) w = p_dim_op(sema, e, "unsqueeze", w, -1);
+  return w;
+}
+
+// nll_loss of the checked lp (input or log-probabilities): -weight[t] * lp[n, t, ...] for
+// each target t but ignore_index (0 there), reduced; 'mean' divides by the sum of the
+// weights of the targets not ignored. Halves are computed in f32 and rounded once, as
+// PyTorch's CUDA kernels do. *wsum: that sum (in the compute dtype).
+static Ast *nll_part(Sema *sema, const Ast *e, Ast *lp, Ast *ta, Ast *wa, int64_t ignore, int red, Ast **wsum) {
+  int nd = lp->ty->view.ndim, cd = nd == 1 ? 0 : 1;
+  DType out = lp->ty->dtype, c = compute_dtype(out);
+  Ast *keep = p_bin(sema, e, OP_NE, ta, part_int(sema, e, ignore));
+  Ast *safe = p_where(sema, e, keep, ta, part_int(sema, e, 0));  // ignored targets read class 0
+  Ast *idx = p_dim_op(sema, e, "unsqueeze", safe, cd);
+  Ast *args[3] = {lp, part_int(sema, e, cd), idx};
+  Ast *picked = to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", args, 3), cd), c);
+  Ast *wt;
+  if (wa) {
+    Ast *w = class_weight(sema, e, wa, nd);
+    if (nd > 1) {
+      Ast *ea[2] = {w, lp};
+      w = part_call(sema, e, "expand_as", ea, 2);
+    }
+    Ast *wargs[3] = {w, part_int(sema, e, cd), idx};
+    wt = to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", wargs, 3), cd), c);
+    picked = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, wt), picked);
+    wt = p_where(sema, e, keep, wt, p_f(sema, e, 0.0));
+  } else {
+    picked = p_un(sema, e, OP_NEG, picked);
+    wt = to_dtype(sema, e, keep, c);
+  }
+  Ast *loss = p_where(sema, e, keep, picked, p_f(sema, e, 0.0));
+  *wsum = part_call(sema, e, "sum", &wt, 1);
+  if (red == RED_SUM) loss = part_call(sema, e, "sum", &loss, 1);
+  else if (red == RED_MEAN) loss = p_bin(sema, e, OP_DIV, part_call(sema, e, "sum", &loss, 1), *wsum);
+  return to_dtype(sema, e, loss, out);
+}
+
+// nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+// reduction='mean')
+TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *wsum;
+  int red;
+  int64_t ignore;
+  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 5) || !get_reduction(sema, e, 6, false, &red) ||
+      !aten_int(sema, barg(e, 4), "nll_loss_nd", "ignore_index", 5, -100, &ignore) ||
+      !nll_check(sema, e, "nll_loss_nd", xa->ty, ta, wa, red))
+    return poison(sema);
+  return become(sema, e, nll_part(sema, e, xa, ta, wa, ignore, red, &wsum));
+}
+
+// cross_entropy with class probabilities (a float target of the input's shape):
+// -(log_softmax(x) * t' * weight) summed over the classes, t' = t * (1 - ls) + ls / C;
+// 'mean' divides the sum by numel / C.
+static TType *cross_entropy_probs(Sema *sema, Ast *e, Ast *xa, Ast *ta, Ast *wa, int64_t ignore, int red, double ls) {
+  TType *x = xa->ty, *t = ta->ty;
+  int nd = x->view.ndim, cd = nd == 1 ? 0 : 1;
+  if (!dtype_is_float(t->dtype)) {
+    diag_error(sema->cx, ta->loc, "Expected floating point type for target with class probabilities, got %s",
+               torch_name(t->dtype));
+    return poison(sema);
+  }
+  if (ignore >= 0) {
+    diag_error(sema->cx, e->bargs[4]->loc, "ignore_index is not supported for floating point target");
+    return poison(sema);
+  }
+  if (nd == 0) {
+    diag_error(sema->cx, xa->loc, "Dimension specified as 1 but tensor has no dimensions");
+    return poison(sema);
+  }
+  int64_t ncls = x->view.shape[cd];
+  if (wa && (wa->ty->view.ndim != 1 || view_numel(wa->ty->view) != ncls)) {
+    diag_error(sema->cx, wa->loc, "cross_entropy: weight tensor should be defined either for all %" PRId64 " classes "
+               "or no classes but got weight tensor of shape: %s", ncls,
+               shape_str(sema, wa->ty->view.ndim, wa->ty->view.shape));
+    return poison(sema);
+  }
+  Ast *lp = p_dim_op(sema, e, "log_softmax", xa, cd);
+  if (is_poison(lp->ty)) return poison(sema);
+  if (ls > 0) {
+    if (ls > 1) {
+      diag_error(sema->cx, e->bargs[7]->loc, "label_smoothing must be between 0.0 and 1.0. Got: %g", ls);
+      return poison(sema);
+    }
+    ta = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, ta, p_f(sema, e, 1 - ls)), p_f(sema, e, ls / (double)ncls));
+  }
+  Ast *prod = p_bin(sema, e, OP_MUL, lp, ta);
+  if (wa) prod = p_bin(sema, e, OP_MUL, prod, class_weight(sema, e, wa, nd));
+  if (red == RED_NONE) return become(sema, e, p_un(sema, e, OP_NEG, p_dim_op(sema, e, "sum", prod, cd)));
+  Ast *loss = p_un(sema, e, OP_NEG, part_call(sema, e, "sum", &prod, 1));
+  if (red == RED_MEAN)
+    loss = p_bin(sema, e, OP_DIV, loss, part_int(sema, e, ncls ? view_numel(x->view) / ncls : 0));
+  return become(sema, e, loss);
+}
+
+// cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+// reduce=None, reduction='mean', label_smoothing=0.0): nll_loss of log_softmax(input)
+// for class indices; with label_smoothing ls > 0,
+//   (1 - ls) * nll + ls / C * smooth, smooth = -sum_c(weight[c] * log_softmax(x)[c])
+// (0 for ignored targets), reduced as nll is (its 'mean' divides by the same weights).
+TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *wsum;
+  TType *x = xa->ty, *t;
+  int red;
+  int64_t ignore;
+  double ls;
+  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 5) || !get_reduction(sema, e, 6, false, &red) ||
+      !aten_int(sema, barg(e, 4), "cross_entropy_loss", "ignore_index", 5, -100, &ignore) ||
+      !aten_float(sema, barg(e, 7), "cross_entropy_loss", "label_smoothing", 6, 0.0, &ls) ||
+      !(t = aten_tensor(sema, ta, "cross_entropy_loss", "target", 2)) ||
+      (wa && !aten_tensor(sema, wa, "cross_entropy_loss", "weight", 3)))
+    return poison(sema);
+  if (same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape))
+    return cross_entropy_probs(sema, e, xa, ta, wa, ignore, red, ls);
+  int nd = x->view.ndim, cd = nd == 1 ? 0 : 1;
+  if (ls > 1) {
+    diag_error(sema->cx, e->bargs[7]->loc, "label_smoothing must be between 0.0 and 1.0. Got: %g", ls);
+    return poison(sema);
+  }
+  Ast *lp = p_dim_op(sema, e, "log_softmax", xa, cd);
+  if (is_poison(lp->ty)) return poison(sema);
+  if (!nll_check(sema, e, "cross_entropy_loss", lp->ty, ta, wa, red)) return poison(sema);
+  Ast *nll = nll_part(sema, e, lp, ta, wa, ignore, red, &wsum);
+  if (ls <= 0) return become(sema, e, nll);
+  int64_t ncls = x->view.shape[cd];
+  Ast *s = wa ? p_bin(sema, e, OP_MUL, lp, class_weight(sema, e, wa, nd)) : lp;
+  s = p_un(sema, e, OP_NEG, p_dim_op(sema, e, "sum", s, cd));
+  s = p_where(sema, e, p_bin(sema, e, OP_EQ, ta, part_int(sema, e, ignore)), p_f(sema, e, 0.0), s);
+  if (red != RED_NONE) s = part_call(sema, e, "sum", &s, 1);
+  if (red == RED_MEAN) s = to_dtype(sema, e, p_bin(sema, e, OP_DIV, s, wsum), lp->ty->dtype);
+  Ast *r = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, p_f(sema, e, 1 - ls), nll),
+                 p_bin(sema, e, OP_MUL, s, p_f(sema, e, ls / (double)ncls)));
+  return become(sema, e, r);
+}
