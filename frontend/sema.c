@@ -228,7 +228,6 @@ static void check_fn_name(Sema *sema, Ast *fn) {
   if (!strcmp(n, "main")) why = "it is the C program's entry point";
   else if (!strncmp(n, "tdsl_", 5)) why = "names beginning with 'tdsl_' belong to the runtime";
   else if (in_list(c_keywords, n)) why = "it is a C keyword";
-  else if (is_op_name(n)) why = "it is the name of a tensor op";
   else if (is_libc_name(n)) why = "it is a C library function";
   if (why) diag_error(sema->cx, name_loc(fn), "invalid function name '%s': %s", n, why);
 }

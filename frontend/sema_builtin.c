@@ -489,10 +489,3 @@ const BuiltinDef *builtin_find(const char *name) {
     if (!strcmp(builtins[i].b.name, name)) return &builtins[i];
   return NULL;
 }
-// The ops of LANGUAGE.md §5-6 are reserved names; a function of torch.nn.functional that is
-// no tensor method (linear, layer_norm, dropout) is not: a function of the file may take
-// its name, as a Python `def` would (F.NAME still means PyTorch's).
-bool is_op_name(const char *name) {
-  const BuiltinDef *d = builtin_find(name);
-  return d && (!(d->forms & F_NNF) || (d->forms & F_METH));
-}

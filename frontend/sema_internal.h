@@ -115,7 +115,6 @@ TType *check_index(Sema *sema, Ast *e);
 
 // ---- sema_builtin.c ----
 const BuiltinDef *builtin_find(const char *name);
-bool is_op_name(const char *name);
 bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self);
 Ast *barg(const Ast *e, int i);  // the bound argument i, or NULL when absent or None
 const char *arg_name(Sema *sema, const Ast *e, const char *pname);

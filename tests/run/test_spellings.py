@@ -131,16 +131,18 @@ def main():
         p, outs = run_outputs(tdslc, src, {"x": X, "y": Y})
         errs = compare_kinds(p, outs, want, kinds)
         t.report(name, errs, src)
-    # a function of the file may be called like a torch.nn.functional function (not
-    # reserved); the bare name then calls it, F.NAME still PyTorch's
+    # a function of the file may take an op's name, as a Python `def` would: the bare
+    # name then calls it; F.NAME, torch.NAME and the method are still PyTorch's
     src = ("fn linear(a: f32[4, 6]) -> f32[4, 6] {\n    return a * 2\n}\n"
-           "fn f(x: f32[4, 6], y: f32[6, 5]) -> (f32[4, 6], f32[4, 5]) {\n"
-           "    return linear(x), F.linear(x, y.t())\n}\n")
+           "fn softmax(a: f32[4, 6]) -> f32[4, 6] {\n    return a + 1\n}\n"
+           "fn f(x: f32[4, 6], y: f32[6, 5]) -> (f32[4, 6], f32[4, 5], f32[4, 6], f32[4, 6]) {\n"
+           "    return linear(x), F.linear(x, y.t()), softmax(x), x.softmax(-1) + torch.softmax(x, 1)\n}\n")
     p, outs = run_outputs(tdslc, src, {"x": X, "y": Y})
-    want = [X.astype(np.float64) * 2, X.astype(np.float64) @ Y.astype(np.float64)]
-    ok = p.returncode == 0 and len(outs) == 2 and all(
+    x64 = X.astype(np.float64)
+    want = [x64 * 2, x64 @ Y.astype(np.float64), x64 + 1, 2 * softmax(x64, -1)]
+    ok = p.returncode == 0 and len(outs) == 4 and all(
         np.allclose(g.astype(np.float64), w, rtol=1e-5, atol=1e-5) for g, w in zip(outs, want))
-    t.check("a function named linear beside F.linear", ok, p.stderr.decode(errors="replace")[:400])
+    t.check("functions named linear and softmax beside PyTorch's", ok, p.stderr.decode(errors="replace")[:400])
     return t.summary()
 
 
