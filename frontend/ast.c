@@ -48,12 +48,13 @@ _Static_assert(sizeof kind_names / sizeof kind_names[0] == AST_COUNT, "kind_name
 
 static const char *const binop_names[] = {
   "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "matmul",
-  "eq", "ne", "lt", "le", "gt", "ge",
+  "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+  "bitwise_right_shift",
 };
 _Static_assert(sizeof binop_names / sizeof binop_names[0] == BIN_COUNT, "binop_names follows BinOp");
 
 static const char *const binop_texts[] = {
-  "+", "-", "*", "/", "//", "%", "**", "@", "==", "!=", "<", "<=", ">", ">=",
+  "+", "-", "*", "/", "//", "%", "**", "@", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^", "<<", ">>",
 };
 _Static_assert(sizeof binop_texts / sizeof binop_texts[0] == BIN_COUNT, "binop_texts follows BinOp");
 

@@ -72,9 +72,22 @@ TType *fold_binary(Sema *sema, Loc loc, int op, const TType *a, const TType *b) 
   case BIN_LE: return ty_bool(sema, fl ? x <= y : i <= j);
   case BIN_GT: return ty_bool(sema, fl ? x > y : i > j);
   case BIN_GE: return ty_bool(sema, fl ? x >= y : i >= j);
+  case BIN_AND: case BIN_OR: case BIN_XOR: {  // ints and bools; bool op bool is a bool
+    if (fl) break;
+    int64_t r = op == BIN_AND ? i & j : op == BIN_OR ? i | j : i ^ j;
+    return a->dtype == DT_BOOL && b->dtype == DT_BOOL ? ty_bool(sema, r != 0) : ty_int(sema, r);
+  }
+  case BIN_LSHIFT: case BIN_RSHIFT:
+    if (fl) break;
+    if (j < 0) {
+      diag_error(sema->cx, loc, "negative shift count");
+      return NULL;
+    }
+    if (op == BIN_RSHIFT) return ty_int(sema, j >= 64 ? (i < 0 ? -1 : 0) : i >> j);
+    return ty_int(sema, j >= 64 ? 0 : (int64_t)((uint64_t)i << j));  // wraps at 64 bits, as ints here do
   default: break;
   }
-  diag_error(sema->cx, loc, "unsupported operand types for %s: '%s' and '%s'", binop_text((BinOp)op),
+  diag_error(sema->cx, loc, "unsupported operand type(s) for %s: '%s' and '%s'", binop_text((BinOp)op),
              py_type_name(a), py_type_name(b));
   return NULL;
 }

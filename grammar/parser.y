@@ -94,11 +94,12 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token NEWLINE "newline"
-%token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..."
+%token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/="
 
 %type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
-%type <ast> block body stmt targets target store_target exprs expr additive multiplic unary power postfix
+%type <ast> block body stmt targets target store_target exprs expr bitor bitxor bitand shift additive multiplic
+%type <ast> unary power postfix
 %type <ast> primary args arg_list arg items item opt_expr
 %type <op> augop
 %type <flag> opt_mut
@@ -212,15 +213,37 @@ exprs
   | exprs ',' expr              { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-/* comparison: non-associative, so `a < b < c` is a syntax error */
+/* comparison: non-associative, so `a < b < c` is a syntax error; below it Python's
+   bitwise levels: | then ^ then & then << >> */
 expr
+  : bitor
+  | bitor EQ bitor              { $$ = ast_binary(p->cx, BIN_EQ, $1, $3, @2); }
+  | bitor NE bitor              { $$ = ast_binary(p->cx, BIN_NE, $1, $3, @2); }
+  | bitor '<' bitor             { $$ = ast_binary(p->cx, BIN_LT, $1, $3, @2); }
+  | bitor LE bitor              { $$ = ast_binary(p->cx, BIN_LE, $1, $3, @2); }
+  | bitor '>' bitor             { $$ = ast_binary(p->cx, BIN_GT, $1, $3, @2); }
+  | bitor GE bitor              { $$ = ast_binary(p->cx, BIN_GE, $1, $3, @2); }
+  ;
+
+bitor
+  : bitxor
+  | bitor '|' bitxor            { $$ = ast_binary(p->cx, BIN_OR, $1, $3, @2); }
+  ;
+
+bitxor
+  : bitand
+  | bitxor '^' bitand           { $$ = ast_binary(p->cx, BIN_XOR, $1, $3, @2); }
+  ;
+
+bitand
+  : shift
+  | bitand '&' shift            { $$ = ast_binary(p->cx, BIN_AND, $1, $3, @2); }
+  ;
+
+shift
   : additive
-  | additive EQ additive        { $$ = ast_binary(p->cx, BIN_EQ, $1, $3, @2); }
-  | additive NE additive        { $$ = ast_binary(p->cx, BIN_NE, $1, $3, @2); }
-  | additive '<' additive       { $$ = ast_binary(p->cx, BIN_LT, $1, $3, @2); }
-  | additive LE additive        { $$ = ast_binary(p->cx, BIN_LE, $1, $3, @2); }
-  | additive '>' additive       { $$ = ast_binary(p->cx, BIN_GT, $1, $3, @2); }
-  | additive GE additive        { $$ = ast_binary(p->cx, BIN_GE, $1, $3, @2); }
+  | shift LSHIFT additive       { $$ = ast_binary(p->cx, BIN_LSHIFT, $1, $3, @2); }
+  | shift RSHIFT additive       { $$ = ast_binary(p->cx, BIN_RSHIFT, $1, $3, @2); }
   ;
 
 additive
@@ -342,7 +365,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 static const char *const start_expr = "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
-  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '.' '[' '('";
+  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '('";
 static const char *const compare = "'==' '!=' '<' '<=' '>' '>='";
 
 // "expected ')' or ',' before 'x'": the tokens that could have come, shown as

@@ -63,6 +63,11 @@ CASES = [
      "torch.zeros((2, 3)) + x[0, 0], (x, y)[1]",
      ["f32"] * 8,
      lambda x, y, i: [x + y, 2 * x, np.concatenate([x, x], 0), 2 * x, x.T, x.sum(), np.zeros((2, 3)) + x[0, 0], y]),
+    ("bitwise_operators", ["m = (x > 0) & (i < 2) | (x < -1) ^ (i == 0)", "k = (6 & 3) | (1 << 4) ^ (64 >> 2)"],
+     "m, i & 3, i | -8, i ^ i.flip(0), (i & 7) << 2, i >> 1, i * k, ~(x > 0) & (i != 0)",
+     ["bool"] + ["i64"] * 6 + ["bool"],
+     lambda x, y, i: [((x > 0) & (i < 2)) | ((x < -1) ^ (i == 0)), i & 3, i | -8, i ^ i[::-1], (i & 7) << 2,
+                      i >> 1, i * ((6 & 3) | (1 << 4) ^ (64 >> 2)), ~(x > 0) & (i != 0)]),
     ("python_numbers", ["big = float('inf')", "k = int('3') + int(2.9) + max(1, 2, 0) - min(3, 1)"],
      "x.clamp(max=big), where(x > 0, x, float('-inf')), x * k, x + float(\"1e-3\") + float(2), "
      "where(x > 10, float('nan'), x)",

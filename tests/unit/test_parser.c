@@ -709,14 +709,32 @@ static void a_too_deep_expression_becomes_a_leaf(void **state) {
 static void operator_names_follow_the_ir(void **state) {
   (void)state;
   static const char *names[] = {"add", "sub", "mul", "div", "floor_divide", "remainder", "pow",
-                                "matmul", "eq", "ne", "lt", "le", "gt", "ge"};
-  static const char *texts[] = {"+", "-", "*", "/", "//", "%", "**", "@", "==", "!=", "<", "<=", ">", ">="};
+                                "matmul", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"};
+  static const char *texts[] = {"+", "-", "*", "/", "//", "%", "**", "@", "==", "!=", "<", "<=", ">", ">=",
+                                "&", "|", "^", "<<", ">>"};
+  _Static_assert(sizeof names / sizeof names[0] == BIN_COUNT, "a name per operator");
   for (int i = 0; i < BIN_COUNT; i++) {
     assert_string_equal(binop_name((BinOp)i), names[i]);
     assert_string_equal(binop_text((BinOp)i), texts[i]);
   }
   assert_string_equal(ast_kind_name(AST_FN), "fn");
   assert_string_equal(ast_kind_name(AST_AUGASSIGN), "augassign");
+}
+
+// Python's levels: comparison < | < ^ < & < shifts < + -
+static void bitwise_operators_bind_as_in_python(void **state) {
+  (void)state;
+  Parsed *p = parse("fn f() -> f32[] {\n  return a < b | c ^ d & e << 1 + 2\n}\n");
+  const Ast *e = first_stmt(p)->list.data[0];
+  assert_int_equal(e->op, BIN_LT);
+  const Ast *o = e->rhs, *x = o->rhs, *n = x->rhs, *sh = n->rhs;
+  assert_int_equal(o->op, BIN_OR);
+  assert_int_equal(x->op, BIN_XOR);
+  assert_int_equal(n->op, BIN_AND);
+  assert_int_equal(sh->op, BIN_LSHIFT);
+  assert_int_equal(sh->rhs->op, BIN_ADD);
+  parsed_free(p);
 }
 
 static void clone_is_deep_and_clears_sema_fields(void **state) {
@@ -843,6 +861,7 @@ int main(void) {
     cmocka_unit_test(expressions_at_the_nesting_limit_parse),
     cmocka_unit_test(a_too_deep_expression_becomes_a_leaf),
     cmocka_unit_test(operator_names_follow_the_ir),
+    cmocka_unit_test(bitwise_operators_bind_as_in_python),
     cmocka_unit_test(clone_is_deep_and_clears_sema_fields),
     cmocka_unit_test(the_ast_dump_has_one_node_per_line),
   };
