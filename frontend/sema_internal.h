@@ -162,6 +162,7 @@ TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_var_mean(Sema *sema, Ast *e, const BuiltinDef *d);  // var_mean, std_mean
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d);  // isnan, isinf, isfinite, isposinf, isneginf
@@ -217,6 +218,7 @@ TType *ck_pairwise_distance(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_embedding(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_one_hot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_bilinear(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_sdpa(Sema *sema, Ast *e, const BuiltinDef *d);  // scaled_dot_product_attention
 // sema_loss.c: the losses of torch.nn.functional, built from parts
 TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -241,6 +243,7 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
 TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
+TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
 // The element expressions of sequence a; false for the tuple a user function returns.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
 TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
@@ -273,6 +276,8 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
+// bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper)
+Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower);
 
 // ---- sema_fold.c: NULL after an error (division by zero ...) ----
 TType *fold_binary(Sema *sema, Loc loc, int op, const TType *a, const TType *b);

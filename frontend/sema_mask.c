@@ -65,6 +65,15 @@ TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
   return become(sema, e, part_call(sema, e, "where", args, 3));
 }
 
+// bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper), compared aranges
+Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower) {
+  Ast *r = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, rows)}, 1);
+  Ast *c = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, cols)}, 1);
+  r = part_call(sema, e, "unsqueeze", (Ast *[]){r, part_int(sema, e, 1)}, 2);
+  Ast *diff = part_binary(sema, e, OP_SUB, "sub", c, r);
+  return part_binary(sema, e, lower ? OP_LE : OP_GE, lower ? "le" : "ge", diff, part_int(sema, e, diagonal));
+}
+
 // tril(input, diagonal=0) / triu: input where column - row <= diagonal (>= for triu) in
 // the last two dims, else zero.
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -74,12 +83,7 @@ TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d) {
   int r;
   if (ka && !get_int(sema, e, ka, "diagonal", &k)) return poison(sema);
   if (!wrap_dim(sema, call_loc(e), -2, xt->view.ndim, &r)) return poison(sema);
-  Ast *rows = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, xt->view.shape[r])}, 1);
-  Ast *cols = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, xt->view.shape[r + 1])}, 1);
-  rows = part_call(sema, e, "unsqueeze", (Ast *[]){rows, part_int(sema, e, 1)}, 2);
-  Ast *diff = part_binary(sema, e, OP_SUB, "sub", cols, rows);
-  bool lower = d->b.name[3] == 'l';
-  Ast *keep = part_binary(sema, e, lower ? OP_LE : OP_GE, lower ? "le" : "ge", diff, part_int(sema, e, k));
+  Ast *keep = part_triangle(sema, e, xt->view.shape[r], xt->view.shape[r + 1], k, d->b.name[3] == 'l');
   Ast *zero;
   if (!fill_value(sema, e, call_loc(e), ty_int(sema, 0), xt->dtype, &zero)) return poison(sema);
   Ast *args[3] = {keep, x, zero};

@@ -556,6 +556,13 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
   } else if ((op == OP_VAR || op == OP_STD) && barg(e, 2) && !get_bool(sema, e, e->bargs[2], "unbiased", &unbiased)) {
     return poison(sema);
   }
+  int64_t correction = unbiased ? 1 : 0;
+  Ast *ca = (op == OP_VAR || op == OP_STD) ? barg(e, 4) : NULL;
+  if (ca && barg(e, 2)) {  // PyTorch's overloads take one or the other
+    diag_error(sema->cx, ca->loc, "%s(): pass either unbiased or correction, not both", d->b.name);
+    return poison(sema);
+  }
+  if (ca && !get_int(sema, e, ca, "correction", &correction)) return poison(sema);
   if (ka && !get_bool(sema, e, ka, "keepdim", &keepdim)) return poison(sema);
   if ((op == OP_MAX || op == OP_MIN) && da) return tuple_max(sema, e, op == OP_MAX, xa, da, ka);
   uint32_t mask = 0;
@@ -630,8 +637,19 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
         return poison(sema);
       }
   }
-  e->attr.unbiased = unbiased;
+  e->attr.correction = correction;
   return reduce_node(sema, e, xa, mask, keepdim, (da && n == 1) ? dims[0] : -1, dt);
+}
+
+// var_mean / std_mean: (var or std, mean) over the same dims, a tuple of two parts
+TType *ck_var_mean(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *v = part_call(sema, e, d->b.op == OP_VAR ? "var" : "std", e->bargs, e->nbargs);
+  if (is_poison(v->ty)) return poison(sema);
+  Ast *x = e->bargs[0], *dim = barg(e, 1), *keep = barg(e, 3);
+  if (dim && is_scalar(dim->ty) && dim->ty->dtype == DT_BOOL) dim = NULL;  // var_mean(x, True): unbiased
+  Ast *m = part_call(sema, e, "mean", (Ast *[]){x, dim, keep}, 3);
+  if (is_poison(m->ty)) return poison(sema);
+  return tuple_result(sema, e, (Ast *[]){v, m}, 2);
 }
 
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d) {

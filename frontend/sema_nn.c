@@ -1089,3 +1089,63 @@ TType *ck_bilinear(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (b) y = add(sema, e, y, b);
   return become(sema, e, y);
 }
+
+// ============================================================================
+// scaled_dot_product_attention
+// ============================================================================
+// F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+// is_causal=False, scale=None) as PyTorch 2 defines it: softmax(q @ k^T * scale + bias) @ v,
+// the bias -inf where a bool mask is false or above the diagonal when causal, or a float
+// mask added. The causal mask is compared aranges, computed where it is read.
+TType *ck_sdpa(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *q = e->bargs[0], *k = e->bargs[1], *v = e->bargs[2], *mask = barg(e, 3), *pa = barg(e, 4), *ca = barg(e, 5),
+      *sa = barg(e, 6);
+  const TType *qt = q->ty, *kt = get_tensor(sema, e, k, "key"), *vt = kt ? get_tensor(sema, e, v, "value") : NULL;
+  if (!vt || (mask && !get_tensor(sema, e, mask, "attn_mask"))) return poison(sema);
+  if (qt->dtype != kt->dtype || qt->dtype != vt->dtype) {
+    diag_error(sema->cx, call_loc(e), "Expected query, key, and value to have the same dtype, but got query.dtype: %s "
+               "key.dtype: %s and value.dtype: %s instead.", torch_name(qt->dtype), torch_name(kt->dtype),
+               torch_name(vt->dtype));
+    return poison(sema);
+  }
+  if (qt->view.ndim < 2 || kt->view.ndim < 2 || vt->view.ndim < 2) {
+    diag_error(sema->cx, call_loc(e), "scaled_dot_product_attention: query, key and value must have at least 2 "
+               "dimensions");
+    return poison(sema);
+  }
+  bool causal = false;
+  if (ca && !get_bool(sema, e, ca, "is_causal", &causal)) return poison(sema);
+  if (causal && mask) {
+    diag_error(sema->cx, mask->loc, "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+               "is_causal=True");
+    return poison(sema);
+  }
+  if (pa && (!is_scalar(pa->ty) || pa->ty->fval != 0)) {
+    diag_error(sema->cx, pa->loc, "dropout_p must be 0: tdsl computes inference, where PyTorch's callers pass 0.0");
+    return poison(sema);
+  }
+  if (sa && !is_scalar(sa->ty)) {
+    diag_error(sema->cx, sa->loc, "scaled_dot_product_attention(): argument 'scale' must be float, not %s",
+               py_type_name(sa->ty));
+    return poison(sema);
+  }
+  int64_t E = qt->view.shape[qt->view.ndim - 1], L = qt->view.shape[qt->view.ndim - 2],
+          S = kt->view.shape[kt->view.ndim - 2];
+  double scale = sa ? sa->ty->fval : 1.0 / sqrt((double)E);
+  Ast *kT = part_call(sema, e, "transpose", (Ast *[]){k, part_int(sema, e, -2), part_int(sema, e, -1)}, 3);
+  Ast *s = part_call(sema, e, "matmul", (Ast *[]){q, kT}, 2);
+  if (is_poison(s->ty)) return poison(sema);
+  s = part_binary(sema, e, OP_MUL, "mul", s, part_float(sema, e, scale));
+  Ast *neg_inf = part_float(sema, e, -INFINITY);
+  if (causal) {
+    s = part_call(sema, e, "where", (Ast *[]){part_triangle(sema, e, L, S, 0, true), s, neg_inf}, 3);
+  } else if (mask && mask->ty->dtype == DT_BOOL) {
+    s = part_call(sema, e, "where", (Ast *[]){mask, s, neg_inf}, 3);
+  } else if (mask) {
+    s = part_binary(sema, e, OP_ADD, "add", s, mask);
+  }
+  if (is_poison(s->ty)) return poison(sema);
+  Ast *p = part_call(sema, e, "softmax", (Ast *[]){s, part_int(sema, e, -1)}, 2);
+  return become(sema, e, part_call(sema, e, "matmul", (Ast *[]){p, v}, 2));
+}

@@ -28,6 +28,11 @@ static TType *seq_of(Sema *sema, Ast *e, TyKind k, Ast **items, int n) {
   return seq_type(sema, k, items, n);
 }
 
+// e becomes the tuple of items (checked parts), a call returning several tensors.
+TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n) {
+  return seq_of(sema, e, TY_TUPLE, (Ast **)items, n);
+}
+
 // A list or tuple node of items already checked, at e's location.
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n) {
   Ast *l = ast_new(sema->cx, k == TY_TUPLE ? AST_TUPLE : AST_LIST, e->loc);

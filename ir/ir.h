@@ -83,7 +83,7 @@ typedef struct NodeAttr {
   uint32_t dims;        // reductions: bit k set = reduce input dim k; softmax/cat/stack/gather/index_select: bit of the dim
   int dim;              // the single dim of softmax, cat, stack, gather, index_select, argmax (-1: all)
   bool keepdim;
-  bool unbiased;
+  int64_t correction;   // var, std: the divisor is N - correction (unbiased: 1)
   bool has_lo, has_hi;  // clamp bounds
   double lo, hi;        // clamp bounds; full's value; arange start/step in lo/hi
   int64_t ilo, ihi;     // integer twins of lo/hi when the dtype is an integer

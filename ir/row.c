@@ -186,7 +186,7 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
       m = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
     }
     int ss = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), m, true);
-    int64_t div = r->n - (n->attr.unbiased ? 1 : 0);
+    int64_t div = r->n - n->attr.correction;
     LExpr *v = kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, ss), kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
     if (n->op == OP_STD)
       v = kb_unary(kb, OP_SQRT, cd, v);
@@ -512,7 +512,7 @@ static void col_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, in
     switch (n->op) {
     case OP_MEAN: v = kb_binary(kb, OP_DIV, cd, v, N); break;
     case OP_VAR: case OP_STD: {
-      int64_t div = c->n - (n->attr.unbiased ? 1 : 0);
+      int64_t div = c->n - n->attr.correction;
       v = kb_binary(kb, OP_DIV, cd, v, kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
       if (n->op == OP_STD)
         v = kb_unary(kb, OP_SQRT, cd, v);

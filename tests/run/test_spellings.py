@@ -29,13 +29,19 @@ def gelu_tanh(a):
 
 
 def softmax(a, axis):
-    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    with np.errstate(invalid="ignore"):  # a row of -inf (an attention mask) is NaN, as in PyTorch
+        e = np.exp(a - a.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
 def layer_norm(a, axes, eps=1e-5):
     c = a - a.mean(axis=axes, keepdims=True)
     return c / np.sqrt((c * c).mean(axis=axes, keepdims=True) + eps)
+
+
+def sdpa(q, k, v, bias=0.0, scale=None):
+    s = q @ np.swapaxes(k, -1, -2) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale) + bias
+    return softmax(s, -1) @ v
 
 
 def sigmoid(a):
@@ -113,6 +119,19 @@ CASES = [
      lambda x, y: [np.outer(x[0], y[:, 0]), x[1] @ y[:, 1], y[0, 0] + x @ y, 0.5 * y[0] + 2 * (x @ y),
                    x[:2, :5] + x.reshape(2, 2, 6) @ y, np.sqrt((x * x).sum()), np.abs(x).sum(1),
                    np.abs(x).max(0, keepdims=True), (np.abs(x) ** 3).sum(1) ** (1 / 3), np.count_nonzero(x) * 1.0]),
+    ("correction", "x.var(1, correction=0), torch.std(x, 0, correction=2, keepdim=True), x.var(), "
+     "torch.var_mean(x, 1)[0], torch.var_mean(x, 1, correction=0)[1], torch.std_mean(x, True)[0], "
+     "torch.std_mean(x, dim=(0, 1), keepdim=True)[1]", ["f32"] * 7,
+     lambda x, y: [x.var(1), x.std(0, ddof=2, keepdims=True), x.var(ddof=1), x.var(1, ddof=1), x.mean(1),
+                   x.std(ddof=1), x.mean(keepdims=True)]),
+    ("sdpa", "F.scaled_dot_product_attention(x, x.flip(0), x), "
+     "F.scaled_dot_product_attention(x, x, x * 2, is_causal=True), "
+     "F.scaled_dot_product_attention(x, x, x, attn_mask=x[:, :4] > 0, scale=0.5), "
+     "F.scaled_dot_product_attention(x.view(2, 2, 6), x.view(2, 2, 6), x.view(2, 2, 6), x[:2, :2])",
+     ["f32"] * 4,
+     lambda x, y: [sdpa(x, x[::-1], x), sdpa(x, x, 2 * x, bias=np.where(np.tril(np.ones((4, 4))) > 0, 0, -np.inf)),
+                   sdpa(x, x, x, bias=np.where(x[:, :4] > 0, 0, -np.inf), scale=0.5),
+                   sdpa(x.reshape(2, 2, 6), x.reshape(2, 2, 6), x.reshape(2, 2, 6), bias=x[:2, :2])]),
     ("torch_dtypes", "x.to(torch.float64) * 2, torch.zeros(4, 6, dtype=torch.long) + 3, x.to(torch.half).float(), "
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),

@@ -274,7 +274,7 @@ static void reductions_follow_pytorch_dtypes_and_shapes(void **state) {
   SHAPE(b->ty, 1, 1, 1);
   assert_int_equal(b->attr.dim, -1);
   assert_int_equal(b->attr.dims, 7);
-  assert_false(stmt_expr(c, 2)->attr.unbiased);
+  assert_int_equal(stmt_expr(c, 2)->attr.correction, 0);
   assert_int_equal(stmt_expr(c, 2)->attr.dim, 1);
   SHAPE(stmt_type(c, 3), 2, 1, 1);
   assert_true(stmt_expr(c, 3)->attr.keepdim);
