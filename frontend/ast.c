@@ -210,6 +210,11 @@ Ast *ast_tuple_expr(Ctx *cx, Ast *items, Loc loc) {
   return finish(cx, a);
 }
 
+Ast *ast_exprs_value(Ctx *cx, Ast *items, Loc loc) {
+  if (items->list.len == 1) return items->list.data[0];
+  return ast_tuple_expr(cx, items, loc);
+}
+
 Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc) {
   Ast *a = ast_new(cx, AST_CALL, loc);
   a->lhs = recv;

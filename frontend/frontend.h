@@ -105,6 +105,7 @@ Ast *ast_list_of(Ctx *cx, Ast *first, Loc loc);
 Ast *ast_append(Ctx *cx, Ast *list, Ast *item);  // any node with a `list`; returns it
 Ast *ast_list_expr(Ctx *cx, Ast *items, Loc loc);  // [a, b] as a value
 Ast *ast_tuple_expr(Ctx *cx, Ast *items, Loc loc);  // (a, b), (a,) and () as a value
+Ast *ast_exprs_value(Ctx *cx, Ast *items, Loc loc);  // `a, b` after '=': the tuple, or a lone expression
 Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc);
 Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc);
 Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);

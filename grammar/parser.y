@@ -185,7 +185,7 @@ body
   ;
 
 stmt
-  : targets '=' expr            { $$ = ast_assign(p->cx, $1, $3, @2, @$); }
+  : targets '=' exprs           { $$ = ast_assign(p->cx, $1, ast_exprs_value(p->cx, $3, @3), @2, @$); }
   | target augop expr           { $$ = ast_augassign(p->cx, $1, $2, $3, @2, @$); }
   | store_target '=' expr       { $$ = ast_store(p->cx, $1, -1, $3, @2, @$); }
   | store_target augop expr     { $$ = ast_store(p->cx, $1, $2, $3, @2, @$); }

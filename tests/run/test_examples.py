@@ -10,6 +10,7 @@ with its check.
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
+import math
 import os
 import re
 import sys
@@ -49,6 +50,67 @@ def views(x):
                                    xt[1:, 1:].T.reshape(2, 1, 3))]
 
 
+def gelu(a):
+    return 0.5 * a * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))
+
+
+def layer_norm(x, w, b, eps=1e-5):
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * w + b
+
+
+def gpt_attention(x, wa, ba, wp, bp, nh=4):
+    B, T, C = x.shape
+    q, k, v = np.split(x @ wa.T + ba, 3, axis=2)
+    q, k, v = (a.reshape(B, T, nh, C // nh).transpose(0, 2, 1, 3) for a in (q, k, v))
+    att = q @ k.transpose(0, 1, 3, 2) / math.sqrt(C // nh)
+    att = softmax(np.where(np.tril(np.ones((T, T))) == 0, -np.inf, att), -1)
+    return (att @ v).transpose(0, 2, 1, 3).reshape(B, T, C) @ wp.T + bp
+
+
+def gpt_mlp(x, wf, bf, wp, bp):
+    return gelu(x @ wf.T + bf) @ wp.T + bp
+
+
+def gpt_block(x, l1w, l1b, aw, ab, apw, apb, l2w, l2b, fw, fb, mw, mb):
+    x = x + gpt_attention(layer_norm(x, l1w, l1b), aw, ab, apw, apb)
+    return x + gpt_mlp(layer_norm(x, l2w, l2b), fw, fb, mw, mb)
+
+
+def rms_norm(x, w, eps=1e-6):
+    return w * (x / np.sqrt((x * x).mean(-1, keepdims=True) + eps))
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return np.concatenate([-x[..., h:], x[..., :h]], -1)
+
+
+def llama_attention(x, wq, wk, wv, wo, nh=4, nkv=2):
+    B, T, D = x.shape
+    hd = D // nh
+    q = (x @ wq.T).reshape(B, T, nh, hd).transpose(0, 2, 1, 3)
+    k = (x @ wk.T).reshape(B, T, nkv, hd).transpose(0, 2, 1, 3)
+    v = (x @ wv.T).reshape(B, T, nkv, hd).transpose(0, 2, 1, 3)
+    inv_freq = 1.0 / 10000 ** (np.arange(0, hd, 2) / hd)
+    emb = np.concatenate([np.outer(np.arange(T), inv_freq)] * 2, -1)
+    q = q * np.cos(emb) + rotate_half(q) * np.sin(emb)
+    k = k * np.cos(emb) + rotate_half(k) * np.sin(emb)
+    k, v = np.repeat(k, nh // nkv, 1), np.repeat(v, nh // nkv, 1)
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(hd) + np.triu(np.full((T, T), -np.inf), 1)
+    return (softmax(s, -1) @ v).transpose(0, 2, 1, 3).reshape(B, T, D) @ wo.T
+
+
+def feed_forward(x, w1, w2, w3):
+    a = x @ w1.T
+    return (a / (1 + np.exp(-a)) * (x @ w3.T)) @ w2.T
+
+
+def llama_layer(x, an, wq, wk, wv, wo, fn, w1, w2, w3):
+    h = x + llama_attention(rms_norm(x, an), wq, wk, wv, wo)
+    return h + feed_forward(rms_norm(h, fn), w1, w2, w3)
+
+
 # (file, function) -> NumPy model: inputs in declaration order -> [(value, kind)]
 MODELS = {
     ("mlp.tdsl", "mlp"): lambda x, w1, b1, w2, b2: [(np.maximum(x @ w1 + b1, 0) @ w2 + b2, "mm")],
@@ -63,6 +125,15 @@ MODELS = {
         (np.sqrt(((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)), "red")],
     ("broadcast.tdsl", "causal_softmax"): causal_softmax,
     ("storage_views.tdsl", "views"): views,
+    ("nanogpt_block.tdsl", "causal_self_attention"): lambda *a: [(gpt_attention(*a), "mm")],
+    ("nanogpt_block.tdsl", "mlp"): lambda *a: [(gpt_mlp(*a), "mm")],
+    ("nanogpt_block.tdsl", "block"): lambda *a: [(gpt_block(*a), "mm")],
+    ("llama_layer.tdsl", "rms_norm"): lambda x, w: [(rms_norm(x, w), "red")],
+    ("llama_layer.tdsl", "rotate_half"): lambda x: [(rotate_half(x), "exact")],
+    ("llama_layer.tdsl", "rotate_half_kv"): lambda x: [(rotate_half(x), "exact")],
+    ("llama_layer.tdsl", "attention"): lambda *a: [(llama_attention(*a), "mm")],
+    ("llama_layer.tdsl", "feed_forward"): lambda *a: [(feed_forward(*a), "mm")],
+    ("llama_layer.tdsl", "llama_layer"): lambda *a: [(llama_layer(*a), "mm")],
     ("storage_views.tdsl", "window"): lambda x: [(x[1:5].T[::2, 1:][:, 0:3].T.T, "exact")],
 }
 
