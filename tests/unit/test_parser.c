@@ -411,7 +411,7 @@ static void statements_end_at_newlines_or_semicolons(void **state) {
 static void two_statements_on_one_line_are_an_error(void **state) {
   (void)state;
   assert_errors("fn f() -> f32[] {\n  a = 1 b = 2\n  return a\n}\n", 1,
-                "t.tdsl:2:9: error: expected newline, ';' or '}' before 'b'");
+                "t.tdsl:2:9: error: expected newline, ';', ',' or '}' before 'b'");
 }
 
 static void a_bare_expression_is_not_a_statement(void **state) {
@@ -569,7 +569,7 @@ static void unterminated_constructs_are_reported_at_the_end(void **state) {
 static void a_second_bad_statement_is_also_reported(void **state) {
   (void)state;
   assert_errors("fn f() -> f32[] {\n  y = x +\n  z = 1 2\n  w = ok\n  v = )\n  return y\n}\n", 3,
-                "t.tdsl:3:9: error: expected newline, ';' or '}' before '2'");
+                "t.tdsl:3:9: error: expected newline, ';', ',' or '}' before '2'");
   assert_errors("fn f() -> f32[] {\n  y = x +\n  z = 1 2\n  w = ok\n  v = )\n  return y\n}\n", 3,
                 "t.tdsl:5:7: error: expected expression before ')'");
 }
