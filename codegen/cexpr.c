@@ -804,8 +804,19 @@ static void load(CExprGen *g, const LExpr *e) {
 }
 
 // c ? a : b, or, when an arm may raise, a helper call that evaluates both.
+// Whether e reads memory.
+static bool reads_memory(const LExpr *e) {
+  return e && (e->kind == LX_LOAD || reads_memory(e->a) || reads_memory(e->b) || reads_memory(e->c));
+}
+
+// c ? a : b, or through the sel helper, which evaluates both arms: when an arm may raise
+// (the error is reported whichever the condition picks, as PyTorch computes both), and
+// when an arm reads memory. Every load of the loop IR is in bounds, so reading it
+// unconditionally is safe, and it keeps gcc from if-converting the conditional load into
+// a masked vector load: gcc 12 (-O2 -march=native, AVX-512) addresses such a load
+// wrongly in an unrolled softmax row (a causal mask's where), reading past the buffer.
 static void ternary(CExprGen *g, const LExpr *e) {
-  bool both = lx_raises(e->b) || lx_raises(e->c);
+  bool both = lx_raises(e->b) || lx_raises(e->c) || reads_memory(e->b) || reads_memory(e->c);
   if (both)
     buf_printf(g->b, "%s(", cexpr_helper(g, G_SEL, "sel", dtype_compute(e->dt)));
   else
