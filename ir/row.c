@@ -825,7 +825,10 @@ static void acc_put(KernelBuilder *kb, LStmtList *into, const ScanAcc *a, int wh
 static void scan_step(KernelBuilder *kb, const NodeList *ns, LStmtList *into, const Node *n, const ScanAcc *a,
                       const LIndex *idx) {
   DType cd = scan_dtype(n);
-  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  LExpr *x = kb_value(kb, n->srcs[0], idx);
+  if (n->op == OP_CUMSUM || n->op == OP_CUMPROD)  // dtype=: the input converted to it first
+    x = kb_cast(kb, x, n->out->dtype);
+  x = kb_cast(kb, x, cd);
   int t;
   switch (n->op) {
   case OP_CUMSUM: case OP_CUMPROD:

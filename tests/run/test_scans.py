@@ -25,7 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Tally, compare_kinds, emit_text, opm,  # noqa: E402
-                    require_backend, run_outputs)
+                    require_backend, rnd, run_outputs)
 from op_cases import Case  # noqa: E402
 
 
@@ -97,6 +97,9 @@ def scan_cases():
         e, v = xc
         c.out(f"{e}.cumsum(1, dtype=f64)", "f64", cum(v.astype(np.float64), 1, "sum"), "red", 5)
         c.out(f"torch.cumprod({e}, 0, dtype=f32)", "f32", cum(v.astype(np.float32), 0, "prod"), "red", 4)
+        if dt in ("f32", "f64", "i32"):  # a narrower float: the input rounded to it first
+            c.out(f"{e}.cumsum(-1, dtype=bf16)", "bf16", cum(opm(rnd(v, "bf16")), 2, "sum"), "red", 6)
+            c.out(f"{e}.cumprod(1, dtype=f16)", "f16", cum(opm(rnd(v, "f16")), 1, "prod"), "red", 5)
         if dt != "bool":
             iv = v.astype(np.float64)
             iv = np.trunc(iv).astype(np.int32)
