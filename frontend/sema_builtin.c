@@ -443,6 +443,12 @@ static const BuiltinDef builtins[] = {
     NNF("one_hot", "tensor, num_classes=-1", ck_one_hot, 0),
     NNF("bilinear", "input1, input2, weight, bias=None", ck_bilinear, F_TORCH),
 #undef NNF
+    // scans
+    NODE("cumsum", CUMSUM, "input, dim, *, dtype=None", ck_scan, F_BOTH, F_TORCH),
+    NODE("cumprod", CUMPROD, "input, dim, *, dtype=None", ck_scan, F_BOTH, F_TORCH),
+    NODE("logcumsumexp", LOGCUMSUMEXP, "input, dim", ck_scan, F_BOTH, F_TORCH),
+    NODE("cummax", CUMMAX, "input, dim", ck_cummax, F_BOTH, F_TORCH),
+    NODE("cummin", CUMMIN, "input, dim", ck_cummax, F_BOTH, F_TORCH),
     // joins and gathers
     NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),

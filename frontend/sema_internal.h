@@ -279,6 +279,10 @@ TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
 // bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper)
 Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower);
 
+// ---- sema_scan.c: the cumulative ops ----
+TType *ck_scan(Sema *sema, Ast *e, const BuiltinDef *d);    // cumsum, cumprod, logcumsumexp
+TType *ck_cummax(Sema *sema, Ast *e, const BuiltinDef *d);  // cummax, cummin: (values, indices)
+
 // ---- sema_fold.c: NULL after an error (division by zero ...) ----
 TType *fold_binary(Sema *sema, Loc loc, int op, const TType *a, const TType *b);
 TType *fold_unary(Sema *sema, Loc loc, int op, const TType *a);

@@ -13,7 +13,9 @@
 //     read; an elementwise root joins the ROW or MATMUL kernel it reads, as an epilogue,
 //     when its shape is the row input's, the reduced one or the matmul's, and every
 //     read of that kernel's values (through inline nodes, views composed) stays on the
-//     current row / is the same index. Joining moves a kernel's execution to its last
+//     current row / is the same index. Scans (cumsum ...) keep ROW kernels of their
+//     own: they join only scans, take no epilogue (their readers read them from
+//     memory) and are always stored. Joining moves a kernel's execution to its last
 //     node; that is allowed only when no node in between reads the kernel's values and
 //     no store in between writes a buffer the kernel reads (PyTorch's order of stores).
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
@@ -123,6 +125,7 @@ typedef struct Kern {
   int pos;        // the node position it executes at: its last member
   IntList members;
   bool closed;    // ROW: an epilogue joined, no more row nodes
+  bool scan;      // ROW: of scans only (no epilogue)
   int in_ndim;    // ROW: the row input's shape and reduced dims
   int64_t in_shape[TD_MAX_DIMS];
   uint32_t dims;
@@ -470,7 +473,7 @@ static void check_epi_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
 // Root i joins kernel k as an epilogue node.
 static bool epilogue_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
-  if (!op_is_pointwise(n->op) || (k->kind != KK_ROW && k->kind != KK_MATMUL))
+  if (!op_is_pointwise(n->op) || (k->kind != KK_ROW && k->kind != KK_MATMUL) || k->scan)
     return false;
   const View *ov = &n->out->view;
   EpiCheck ec = {.k = k, .root = n, .ok = true};
@@ -493,7 +496,7 @@ static bool epilogue_fits(Fuse *f, Kern *k, int i) {
 static bool row_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
   const View *in = &n->srcs[0]->view;
-  if (k->kind != KK_ROW || k->closed || k->dims != n->attr.dims || !same_shape(in->ndim, in->shape, k->in_ndim, k->in_shape))
+  if (k->kind != KK_ROW || k->closed || k->scan != op_is_scan(n->op) || k->dims != n->attr.dims || !same_shape(in->ndim, in->shape, k->in_ndim, k->in_shape))
     return false;
   for (int m = 0; m < k->members.len; m++)
     if (list_has(&f->deps[i], k->members.data[m]))
@@ -519,9 +522,10 @@ static void plan_kernels(Fuse *f) {
         k->in_ndim = in->ndim;
         memcpy(k->in_shape, in->shape, sizeof(int64_t) * (size_t)in->ndim);
         k->dims = n->attr.dims;
+        k->scan = op_is_scan(n->op);
       }
       const View *ov = &n->out->view;
-      if (n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX)
+      if (n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX || op_is_scan(n->op))
         f->full[i] = true;
       else
         TD_ASSERT(row_layout(k, ov->ndim, ov->shape, &f->full[i], f->row_coef[i]));
@@ -600,7 +604,7 @@ static void plan_modes(Fuse *f) {
     }
     n->kernel = number[f->kern[i]];
     const Kern *k = f->kerns.data[f->kern[i]];
-    bool local_kind = (op_is_row(n->op) && k->kind == KK_ROW) || (n->op == OP_MATMUL && k->kind == KK_MATMUL);
+    bool local_kind = (op_is_row(n->op) && !op_is_scan(n->op) && k->kind == KK_ROW) || (n->op == OP_MATMUL && k->kind == KK_MATMUL);
     bool local = local_kind && !f->output[i] && !f->target[i] && !other[i] && f->readers[i].len > 0;
     n->mode = local ? NM_LOCAL : NM_STORED;
   }

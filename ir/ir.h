@@ -49,7 +49,7 @@ typedef enum {
 } Op;
 typedef enum {
   OC_COPY, OC_UNARY, OC_BINARY, OC_SELECT, OC_GATHER, OC_CREATE,  // elementwise
-  OC_REDUCE, OC_ROW, OC_MATMUL, OC_JOIN, OC_STORE,
+  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE,
 } OpClass;
 enum {  // OpFlags: what ir/ops.def's flags column says
   OF_NUM = 1 << 0,       // the loop IR computes it in ints, f32 and f64
@@ -69,7 +69,8 @@ OpClass op_class(Op op);
 unsigned op_flags(Op op);
 bool op_is_elementwise(Op op);     // classes COPY, UNARY, BINARY, SELECT, GATHER, CREATE
 bool op_is_pointwise(Op op);       // elementwise with operands broadcast to the result (not gathers, creation)
-bool op_is_row(Op op);             // REDUCE and ROW: reductions, softmax, log_softmax
+bool op_is_row(Op op);             // REDUCE, ROW and SCAN: reductions, softmax, log_softmax, scans
+bool op_is_scan(Op op);            // SCAN: cumsum, cumprod, cummax, cummin (values, indices), logcumsumexp
 bool op_is_gather(Op op);
 bool op_is_creation(Op op);
 bool op_is_transcendental(Op op);
@@ -80,8 +81,8 @@ bool op_computes_in(Op op, DType dt);
 
 // Attributes of a materializing node; which fields mean something depends on the op.
 typedef struct NodeAttr {
-  uint32_t dims;        // reductions: bit k set = reduce input dim k; softmax/cat/stack/gather/index_select: bit of the dim
-  int dim;              // the single dim of softmax, cat, stack, gather, index_select, argmax (-1: all)
+  uint32_t dims;        // reductions: bit k set = reduce input dim k; softmax/scans/cat/stack/gather/index_select: bit of the dim
+  int dim;              // the single dim of softmax, scans, cat, stack, gather, index_select, argmax (-1: all)
   bool keepdim;
   int64_t correction;   // var, std: the divisor is N - correction (unbiased: 1)
   bool has_lo, has_hi;  // clamp bounds
@@ -192,6 +193,7 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //    shape and the same reduced dims, then epilogue nodes (elementwise) over either the
 //    row input's shape or the reduced output's shape, reading the row nodes of this
 //    kernel only through views that stay on the current row;
+//    or scan nodes alone (cumsum ...: the same input shape and dim, always stored);
 //  - MATMUL: one matmul (NM_LOCAL when only its epilogue reads it), then elementwise
 //    epilogue nodes over the matmul's output shape reading it at the same index;
 //  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused).

@@ -21,7 +21,8 @@ unsigned op_flags(Op op) { return ops[op].flags; }
 
 bool op_is_elementwise(Op op) { return ops[op].cls <= OC_CREATE; }
 bool op_is_pointwise(Op op) { return ops[op].cls <= OC_SELECT; }
-bool op_is_row(Op op) { return ops[op].cls == OC_REDUCE || ops[op].cls == OC_ROW; }
+bool op_is_row(Op op) { return ops[op].cls == OC_REDUCE || ops[op].cls == OC_ROW || ops[op].cls == OC_SCAN; }
+bool op_is_scan(Op op) { return ops[op].cls == OC_SCAN; }
 bool op_is_gather(Op op) { return ops[op].cls == OC_GATHER; }
 bool op_is_creation(Op op) { return ops[op].cls == OC_CREATE; }
 bool op_is_transcendental(Op op) { return ops[op].flags & OF_TRANS; }

@@ -6,6 +6,11 @@
 // through memory (build_col, below). Where a softmax's last pass multiplies its terms
 // by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
 //
+// Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
+// kernels of their own (section SCAN, at the end): an accumulator per row, stored at
+// every step of the scan dim, by rows or, in CPU programs, by columns (the column
+// schedule's plan and passes).
+//
 // Invariants: every output combines the same terms in the same order in both
 // schedules (bit-identical results); a row node's result is valid only on its row
 // (LocalVal.at), and readers are checked against it.
@@ -597,7 +602,10 @@ static bool col_plan(KernelBuilder *kb, const NodeList *ns, int nrow, Col *c) {
     switch (n->op) {
     case OP_SUM: case OP_PROD: case OP_MEAN: case OP_AMAX: case OP_MAX: case OP_AMIN: case OP_MIN: case OP_ALL:
     case OP_ANY: case OP_VAR: case OP_STD: case OP_LOGSUMEXP: case OP_ARGMAX: case OP_ARGMIN: break;
-    default: return false;  // softmax, log_softmax
+    default:
+      if (op_is_scan(n->op))
+        break;
+      return false;  // softmax, log_softmax
     }
     if (reads_kernel_row(kb, n->srcs[0]))
       return false;
@@ -648,6 +656,9 @@ static int col_buffer(KernelBuilder *kb, const Node *n, DType dt, int64_t numel,
   return kb_new_temp(kb, dt, numel, what);
 }
 
+static void scan_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, int nrow);
+static void scan_buffers(KernelBuilder *kb, Col *c, const NodeList *ns, int64_t onumel);
+
 // Builds the column schedule when it applies; false: not built.
 static bool build_col(KernelBuilder *kb, const NodeList *ns) {
   int nrow = 0;
@@ -659,9 +670,13 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     return false;
   const View *xv = c.xv;
   int64_t onumel = view_numel(*xv) / c.n;
+  bool scan = op_is_scan(ns->data[0]->op);
+  void (*instance)(KernelBuilder *, const Col *, const NodeList *, int) = scan ? scan_instance : col_instance;
   c.acc = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
   c.aux = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
-  for (int i = 0; i < nrow; i++) {
+  if (scan)
+    scan_buffers(kb, &c, ns, onumel);
+  for (int i = 0; i < nrow && !scan; i++) {
     const Node *n = ns->data[i];
     DType cd = dtype_compute(n->out->dtype);
     c.aux[i] = -1;
@@ -698,7 +713,7 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
   LStmtList *body = kb_outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
   c.body = body;
   if (!B) {
-    col_instance(kb, &c, ns, nrow);
+    instance(kb, &c, ns, nrow);
     return true;
   }
   int64_t S = xv->shape[c.bdim], nb = S / B;
@@ -711,17 +726,235 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
   kb_ix_addmul(kb, &c.bbase, &jbi, B);
   c.bext = B;
   c.body = &bl->body;
-  col_instance(kb, &c, ns, nrow);
+  instance(kb, &c, ns, nrow);
   if (S > nb * B) {
     c.bbase = kb_ix_const(nb * B);
     c.bext = S - nb * B;
     c.body = body;
-    col_instance(kb, &c, ns, nrow);
+    instance(kb, &c, ns, nrow);
   }
   return true;
 }
 
+// ============================================================================
+// SCAN: cumsum, cumprod, cummax/cummin (values, indices), logcumsumexp
+// ============================================================================
+// A ROW kernel of scan nodes over one input shape and dim (fusion gives them no
+// epilogue, and stores each). Each row (an index of the other dims) runs its scan dim
+// in order, every node's accumulator updated and stored at every step:
+//   for o in the other dims [parallel] {            (build_scan, the reference)
+//     let acc = identity; (cummax/cummin: let pos = 0)
+//     for j in the scan dim { let t = acc op x[o, j]; acc = t; out[o, j] = t }
+//   }
+// A GPU program runs it as it is (sched_gpu: a thread per row). Where the scan dim is
+// not the input's innermost in memory, the CPU runs the column schedule above
+// (col_plan: the other dims in memory order, the scan dim after the outer ones): the
+// accumulators of the rows in temps of the non-scan shape, swept whole at every j:
+//   for o in outer dims [parallel] {
+//     for i in inner dims: acc[o, i] = identity
+//     for j in the scan dim { for i in inner dims { t = acc[o, i] op x[o, j, i];
+//                                                   acc[o, i] = t; out[o, j, i] = t } }
+//   }
+// (blocks of the first inner dim in parallel when the outer dims are too few). Both
+// combine the same terms in the same order: bit-identical.
+//
+// The steps, in the accumulation dtype (the result's compute dtype; for cummax and
+// cummin the input's): cumsum acc + x, cumprod acc * x; logcumsumexp PyTorch's
+// _log_add_exp_helper: mn, mx = the smaller and larger of acc and x (x when x is nan),
+// then log1p(exp(mn - mx)) + mx, or acc when mn == mx is infinite; cummax (cummin)
+// takes x when x >= acc (x <= acc) or x is nan, as PyTorch's cummax_cummin_helper: a
+// tie or a later nan moves the index. A values node whose indices node (same op and
+// input) is in the kernel is stored by that node's step.
+
+// The indices node of the same op and input as values node n in ns, or NULL.
+static const Node *scan_partner(const NodeList *ns, const Node *n) {
+  Op want = n->op == OP_CUMMAX ? OP_CUMMAX_INDICES : n->op == OP_CUMMIN ? OP_CUMMIN_INDICES : OP_COUNT;
+  const Value *x = n->srcs[0];
+  for (int i = 0; i < ns->len && want != OP_COUNT; i++) {
+    const Node *m = ns->data[i];
+    const Value *y = m->srcs[0];
+    if (m->op == want && x->dtype == y->dtype &&
+        (x == y || (x->buf && x->buf == y->buf && view_equal(x->view, y->view))))
+      return m;
+  }
+  return NULL;
+}
+
+static bool scan_has_pos(Op op) { return op == OP_CUMMAX_INDICES || op == OP_CUMMIN_INDICES; }
+
+static bool scan_is_max(Op op) { return op == OP_CUMMAX || op == OP_CUMMAX_INDICES; }
+
+// The dtype node n accumulates in.
+static DType scan_dtype(const Node *n) {
+  bool ext = n->op == OP_CUMMAX || n->op == OP_CUMMIN || scan_has_pos(n->op);
+  return dtype_compute(ext ? n->srcs[0]->dtype : n->out->dtype);
+}
+
+static LExpr *scan_identity(KernelBuilder *kb, const Node *n, DType cd) {
+  switch (n->op) {
+  case OP_CUMSUM: return kb_num(kb, cd, 0, 0);
+  case OP_CUMPROD: return kb_num(kb, cd, 1, 1);
+  case OP_LOGCUMSUMEXP: return kb_fconst(kb, cd, -INFINITY);
+  default: {
+    bool mx = scan_is_max(n->op);
+    return inf_of(kb, cd, mx, mx);
+  }
+  }
+}
+
+// Where a node's accumulators live: locals (build_scan) or buffers at slot o (the
+// column schedule). acc: the accumulator, pos: cummax/cummin's index (-1: none).
+typedef struct ScanAcc {
+  bool in_buf;
+  int acc, pos;
+  LIndex o;
+} ScanAcc;
+
+static LExpr *acc_get(KernelBuilder *kb, const ScanAcc *a, int which) {
+  return a->in_buf ? kb_buf_load(kb, which, a->o) : kb_local_ref(kb, which);
+}
+
+static void acc_put(KernelBuilder *kb, LStmtList *into, const ScanAcc *a, int which, LExpr *v) {
+  if (a->in_buf)
+    kb_buf_store(kb, into, which, a->o, v);
+  else
+    kb_push(kb, into, kb_set(kb, which, v));
+}
+
+// One step of node n at input index idx (its scan dim's index idx[dim]) into `into`.
+static void scan_step(KernelBuilder *kb, const NodeList *ns, LStmtList *into, const Node *n, const ScanAcc *a,
+                      const LIndex *idx) {
+  DType cd = scan_dtype(n);
+  LExpr *x = kb_value(kb, n->srcs[0], idx);
+  if (n->op == OP_CUMSUM || n->op == OP_CUMPROD)  // dtype=: the input converted to it first
+    x = kb_cast(kb, x, n->out->dtype);
+  x = kb_cast(kb, x, cd);
+  int t;
+  switch (n->op) {
+  case OP_CUMSUM: case OP_CUMPROD:
+    t = kb_let_local(kb, into, kb_arith(kb, n->op == OP_CUMSUM ? OP_ADD : OP_MUL, cd, acc_get(kb, a, a->acc), x));
+    break;
+  case OP_LOGCUMSUMEXP: {
+    int xl = kb_let_local(kb, into, x), al = kb_let_local(kb, into, acc_get(kb, a, a->acc));
+    LExpr *xv = kb_local_ref(kb, xl), *av = kb_local_ref(kb, al);
+    LExpr *xnan = kb_binary(kb, OP_NE, DT_BOOL, xv, xv);
+    int mn = kb_let_local(kb, into, kb_select(kb, xnan, xv, kb_select(kb, kb_binary(kb, OP_LT, DT_BOOL, xv, av), xv, av)));
+    int mx = kb_let_local(kb, into, kb_select(kb, xnan, xv, kb_select(kb, kb_binary(kb, OP_LT, DT_BOOL, av, xv), xv, av)));
+    LExpr *mnv = kb_local_ref(kb, mn), *mxv = kb_local_ref(kb, mx);
+    LExpr *finite = kb_binary(kb, OP_LT, DT_BOOL, kb_unary(kb, OP_ABS, cd, mnv), kb_fconst(kb, cd, INFINITY));
+    LExpr *use = kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, kb_binary(kb, OP_NE, DT_BOOL, mnv, mxv), finite);
+    LExpr *sum = kb_binary(kb, OP_ADD, cd,
+                           kb_unary(kb, OP_LOG1P, cd, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, mnv, mxv))),
+                           kb_local_ref(kb, mx));
+    t = kb_let_local(kb, into, kb_select(kb, use, sum, kb_local_ref(kb, al)));
+    break;
+  }
+  default: {  // cummax, cummin: values and indices
+    bool mx = scan_is_max(n->op);
+    int xl = kb_let_local(kb, into, x), al = kb_let_local(kb, into, acc_get(kb, a, a->acc));
+    LExpr *xv = kb_local_ref(kb, xl), *av = kb_local_ref(kb, al);
+    LExpr *cond = kb_binary(kb, mx ? OP_GE : OP_LE, DT_BOOL, xv, av);
+    if (dtype_is_float(cd))
+      cond = kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, cond, kb_binary(kb, OP_NE, DT_BOOL, xv, xv));
+    int c = kb_let_local(kb, into, cond);
+    t = kb_let_local(kb, into, kb_select(kb, kb_local_ref(kb, c), kb_local_ref(kb, xl), kb_local_ref(kb, al)));
+    if (scan_has_pos(n->op)) {
+      LExpr *j = kb_ix_expr(kb, &idx[n->attr.dim]);
+      int p = kb_let_local(kb, into, kb_select(kb, kb_local_ref(kb, c), j, acc_get(kb, a, a->pos)));
+      acc_put(kb, into, a, a->pos, kb_local_ref(kb, p));
+      acc_put(kb, into, a, a->acc, kb_local_ref(kb, t));
+      kb_store_node(kb, into, n, idx, kb_local_ref(kb, p));
+      for (int i = 0; i < ns->len; i++) {  // the values this step computed
+        const Node *v = ns->data[i];
+        if (scan_partner(ns, v) == n)
+          kb_store_node(kb, into, v, idx, kb_cast(kb, kb_local_ref(kb, t), v->out->dtype));
+      }
+      return;
+    }
+    break;
+  }
+  }
+  acc_put(kb, into, a, a->acc, kb_local_ref(kb, t));
+  kb_store_node(kb, into, n, idx, kb_cast(kb, kb_local_ref(kb, t), n->out->dtype));
+}
+
+// Each scan node's accumulator buffers in the column schedule: temps of the non-scan
+// shape (a values node stored by its partner has none).
+static void scan_buffers(KernelBuilder *kb, Col *c, const NodeList *ns, int64_t onumel) {
+  for (int i = 0; i < ns->len; i++) {
+    const Node *n = ns->data[i];
+    c->acc[i] = c->aux[i] = -1;
+    if (scan_partner(ns, n))
+      continue;
+    c->acc[i] = kb_new_temp(kb, scan_dtype(n), onumel, "acc");
+    if (scan_has_pos(n->op))
+      c->aux[i] = kb_new_temp(kb, DT_I64, onumel, "pos");
+  }
+}
+
+// The column schedule's passes over the current block: init, then the scan.
+static void scan_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, int nrow) {
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, false, idx);
+  LIndex o = col_slot(kb, c, idx);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    if (c->acc[i] < 0)
+      continue;
+    kb_buf_store(kb, in, c->acc[i], o, scan_identity(kb, n, scan_dtype(n)));
+    if (c->aux[i] >= 0)
+      kb_buf_store(kb, in, c->aux[i], o, kb_iconst(kb, DT_I64, 0));
+  }
+  in = col_pass(kb, c, true, idx);
+  o = col_slot(kb, c, idx);
+  for (int i = 0; i < nrow; i++) {
+    if (c->acc[i] < 0)
+      continue;
+    ScanAcc a = {true, c->acc[i], c->aux[i], o};
+    scan_step(kb, ns, in, ns->data[i], &a, idx);
+  }
+}
+
+// Row by row: the other dims outside (the outermost parallel), the scan dim inside.
+static void build_scan(KernelBuilder *kb, const NodeList *ns) {
+  const Node *first = ns->data[0];
+  const View *xv = &first->srcs[0]->view;
+  int dim = first->attr.dim;
+  int64_t oshape[TD_MAX_DIMS];
+  int no = 0;
+  for (int d = 0; d < xv->ndim; d++)
+    if (d != dim)
+      oshape[no++] = xv->shape[d];
+  LIndex oidx[TD_MAX_DIMS], idx[TD_MAX_DIMS];
+  LStmtList *body = kb_nest(kb, &kb->k->body, no, oshape, oidx, view_numel(*xv) >= PARALLEL_WORK, NULL);
+  idx[0] = kb_ix_const(0);  // a 0-d input's index along its one "dim"
+  for (int d = 0, o = 0; d < xv->ndim; d++)
+    idx[d] = d == dim ? kb_ix_const(0) : oidx[o++];
+  ScanAcc *acc = arena_alloc(&kb->cx->arena, sizeof(ScanAcc) * (size_t)ns->len);
+  for (int i = 0; i < ns->len; i++) {
+    const Node *n = ns->data[i];
+    TD_ASSERT(op_is_scan(n->op) && kb_same_shape(&n->srcs[0]->view, xv) && n->attr.dim == dim);
+    acc[i].acc = acc[i].pos = -1;
+    if (scan_partner(ns, n))
+      continue;
+    acc[i].acc = kb_let_local(kb, body, scan_identity(kb, n, scan_dtype(n)));
+    if (scan_has_pos(n->op))
+      acc[i].pos = kb_let_local(kb, body, kb_iconst(kb, DT_I64, 0));
+  }
+  LStmtList *in = body;
+  if (xv->ndim > 0)
+    in = kb_step_loop(kb, body, xv->shape[dim], kb_ix_const(0), 1, false, &idx[dim]);
+  for (int i = 0; i < ns->len; i++)
+    if (acc[i].acc >= 0)
+      scan_step(kb, ns, in, ns->data[i], &acc[i], idx);
+}
+
 void row_build(KernelBuilder *kb, const NodeList *ns) {
+  if (op_is_scan(ns->data[0]->op)) {  // a GPU program runs a scan row by row
+    if (kb->naive || !kb->cpu || !build_col(kb, ns))
+      build_scan(kb, ns);
+    return;
+  }
   if (kb->naive || !build_col(kb, ns))
     build_row(kb, ns);
 }

@@ -718,8 +718,11 @@ def store_cases():
     return cases
 
 
+from test_scans import scan_cases  # noqa: E402  (the cumulative ops' matrix)
+
 BUILDERS = [cast_cases, unary_cases, binary_cases, promotion_cases, select_cases, reduce_cases, softmax_cases,
             matmul_cases, join_cases, index_cases, creation_cases, edge_cases, store_cases]
+BUILDERS.append(scan_cases)
 
 
 def all_cases():
