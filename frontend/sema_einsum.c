@@ -150,6 +150,11 @@ static bool pair_matmul(Sema *sema, const Ast *e, Term *x, Term *y, const bool *
   }
   for (int i = 0; i < y->n; i++)
     if (term_find(x, y->lab[i]) < 0) N[nn++] = y->lab[i];
+  // several contracted labels are merged in the order of the larger side: where the
+  // other's strides do not allow a view, the smaller one is copied
+  if (nc > 1 && view_numel(tb->view) > view_numel(ta->view))
+    for (int i = 0, k = 0; i < y->n; i++)
+      if (!keep[y->lab[i]] && term_find(x, y->lab[i]) >= 0) C[k++] = y->lab[i];
   // rows: x's last own label, columns: y's; their other own labels are batch dims the
   // other side broadcasts: x [B, M', 1.., m, C], y [B, 1.., N', C, n] -> [B, M', N', m, n]
   int mr = nm ? nm - 1 : 0, nr = nn ? nn - 1 : 0;
