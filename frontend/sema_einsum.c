@@ -377,6 +377,43 @@ static bool read_operand(Sema *sema, const Ast *e, Loc loc, const char *s, const
 // ============================================================================
 // einsum(*args): torch.einsum's Python wrapper, then ATen's einsum
 // ============================================================================
+// The letters of subscript list a (0..25: 'A'..'Z', 26..51: 'a'..'z') appended to s.
+static bool sublist(Sema *sema, const Ast *e, Ast *a, char *s, int *len) {
+  int64_t v[MAX_LIST];
+  int n;
+  if (!get_ints(sema, e, a, "subscripts", v, &n)) return false;
+  for (int i = 0; i < n; i++) {
+    if (v[i] < 0 || v[i] >= NLETTER) {
+      diag_error(sema->cx, a->loc, "einsum(): subscript in subscript list is not within the valid range [0, 52)");
+      return false;
+    }
+    s[(*len)++] = (char)(v[i] < 26 ? 'A' + v[i] : 'a' + v[i] - 26);
+  }
+  return true;
+}
+
+// einsum(op0, sub0, op1, sub1, ..., [out]): the wrapper writes the equation of the
+// lists; the operands are the arguments between them.
+static bool sublist_equation(Sema *sema, const Ast *e, Ast **args, int nargs, const char **eq, Ast ***ops,
+                             int *nops) {
+  char *s = arena_alloc(&sema->cx->arena, (size_t)nargs * (MAX_LIST + 1) + 3);
+  int len = 0;
+  for (int k = 1; k < nargs; k += 2) {
+    if (k > 1) s[len++] = ',';
+    if (!sublist(sema, e, args[k], s, &len)) return false;
+  }
+  if (nargs % 2) {
+    s[len++] = '-', s[len++] = '>';
+    if (!sublist(sema, e, args[nargs - 1], s, &len)) return false;
+  }
+  s[len] = 0;
+  *eq = s;
+  *nops = 0;
+  *ops = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)nargs);
+  for (int k = 0; k < nargs - nargs % 2; k += 2) (*ops)[(*nops)++] = args[k];
+  return true;
+}
+
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   Ast **args, **ops;
@@ -388,18 +425,20 @@ TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   Ast *eqa = args[0];
-  if (is_tensor(eqa->ty)) {
-    diag_error(sema->cx, eqa->loc, "einsum's sublist format (operands, each followed by its list of subscripts) is "
-               "not supported: write the equation string");
-    return poison(sema);
-  }
-  if (eqa->ty->kind != TY_STR) {
+  const char *s;
+  Loc loc = eqa->loc;
+  if (is_tensor(eqa->ty)) {  // einsum(op0, sub0, op1, sub1, ..., [out])
+    loc = call_loc(e);
+    if (!sublist_equation(sema, e, args, nargs, &s, &ops, &nops)) return poison(sema);
+  } else if (eqa->ty->kind != TY_STR) {
     diag_error(sema->cx, eqa->loc, "einsum(): argument 'equation' (position 1) must be str, not %s",
                py_type_name(eqa->ty));
     return poison(sema);
+  } else {
+    s = eqa->ty->module;
+    ops = args + 1;
+    nops = nargs - 1;
   }
-  ops = args + 1;
-  nops = nargs - 1;
   while (nops == 1 && (ops[0]->ty->kind == TY_LIST || ops[0]->ty->kind == TY_TUPLE)) {  // einsum(eq, [a, b])
     Ast *l = ops[0];
     if (!seq_items(sema, l, &ops, &nops)) {
@@ -423,8 +462,6 @@ TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   // the equation, as ATen reads it
-  const char *s = eqa->ty->module;
-  Loc loc = eqa->loc;
   const char *arrow = strstr(s, "->");
   int lhs_len = arrow ? (int)(arrow - s) : (int)strlen(s);
   Equation q;

@@ -4,7 +4,8 @@
 traces and diagonals, transposes, sums, '...' with broadcast dims, implicit outputs,
 repeated labels in an operand, three and four operands, spaces and uppercase letters,
 size-1 labels that broadcast, several contracted labels, non-contiguous operands, f64,
-f16, bf16 and ints, the list form einsum(eq, [a, b]) and an equation held by a name.
+f16, bf16 and ints, the list form einsum(eq, [a, b]), the sublist form einsum(a, [0, 1],
+b, [1, 2]) and an equation held by a name.
 Each program runs and is compared with NumPy on the same inputs; the matmul forms are
 checked to compile to one matmul kernel that reads the operands where they lie.
 
@@ -158,8 +159,9 @@ CASES = [
      ["i64", "i32", "i64", "bool", "i64", "bool", "i32"],
      lambda i, j, m: [i.sum(0), i * i[0], i * j, m.T, m.sum(), np.outer(m[0], m[1]), np.diag(i[:, :3])], False),
     ("list_form", [("a", "f32", (3, 4)), ("b", "f32", (4, 5))], ["eq = 'ij,jk->ik'", "ops = [a, b]"],
-     "torch.einsum('ij,jk->ik', [a, b]), einsum(eq, a, b), einsum(eq, ops), einsum('ij,jk', (a, b))", ["f32"] * 4,
-     lambda a, b: [a @ b] * 4, False),
+     "torch.einsum('ij,jk->ik', [a, b]), einsum(eq, a, b), einsum(eq, ops), einsum('ij,jk', (a, b)), "
+     "torch.einsum(a, [0, 1], b, [1, 2]), einsum(a, [0, 26], b, [26, 51], [51, 0])", ["f32"] * 6,
+     lambda a, b: [a @ b] * 5 + [(a @ b).T], False),
 ]
 
 
