@@ -394,6 +394,8 @@ static const BuiltinDef builtins[] = {
     REDUCE("min", MIN, "input, dim=None, keepdim=False", F_TORCH),
     NODE("softmax", SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH, F_TORCH | F_NNF),
     NODE("log_softmax", LOG_SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH, F_TORCH | F_NNF),
+    // einsum (sema_einsum.c): torch.einsum's Python signature, (equation, *operands) or (equation, [operands])
+    NODE("einsum", MATMUL, "*args", ck_einsum, F_FN, F_TORCH),
     // matmul
     NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH, F_TORCH),
     NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),

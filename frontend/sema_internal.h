@@ -273,6 +273,9 @@ TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 
+// ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
+TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
+
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
