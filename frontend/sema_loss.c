@@ -161,7 +161,7 @@ static Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
 }
 static Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) {
   static const char *const names[OP_COUNT] = {[OP_NEG] = "neg", [OP_ABS] = "abs", [OP_EXP] = "exp",
-                                              [OP_LOG] = "log"};
+                                              [OP_LOG] = "log", [OP_LOG1P] = "log1p"};
   TD_ASSERT(names[op]);
   return part_unary(sema, e, op, names[op], x);
 }
@@ -286,16 +286,6 @@ TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   return become(sema, e, loss);
 }
 
-// log1p(u) for u = exp(z) >= 0: log(w) corrected by the rounding of w = 1 + u, exact to
-// a rounding where log(1 + u) loses all of a small u; u = inf gives inf.
-static Ast *log1p_part(Sema *sema, const Ast *e, Ast *u) {
-  Ast *w = p_bin(sema, e, OP_ADD, p_f(sema, e, 1.0), u);
-  Ast *err = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_SUB, w, p_f(sema, e, 1.0)), u);
-  Ast *r = p_bin(sema, e, OP_SUB, p_un(sema, e, OP_LOG, w), p_bin(sema, e, OP_DIV, err, w));
-  Ast *inf = p_bin(sema, e, OP_EQ, u, p_f(sema, e, (double)INFINITY));
-  return p_where(sema, e, inf, u, r);
-}
-
 // soft_margin_loss: log1p(exp(-input * target)), written into a tensor of the input's
 // shape and dtype (PyTorch's in-place chain), then reduced.
 TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -321,7 +311,7 @@ TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   TType *ts[2] = {x, t};
   DType cd = compute_dtype(result_type(sema, ts, 2));
   Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, to_dtype(sema, e, xa, cd)), to_dtype(sema, e, ta, cd));
-  Ast *loss = to_dtype(sema, e, log1p_part(sema, e, p_un(sema, e, OP_EXP, z)), x->dtype);
+  Ast *loss = to_dtype(sema, e, p_un(sema, e, OP_LOG1P, p_un(sema, e, OP_EXP, z)), x->dtype);
   return become(sema, e, reduce_loss(sema, e, loss, red));
 }
 

@@ -202,7 +202,8 @@ static Ast *mul(Sema *s, const Ast *e, Ast *a, Ast *b) { return part_binary(s, e
 static Ast *dvd(Sema *s, const Ast *e, Ast *a, Ast *b) { return part_binary(s, e, OP_DIV, "div", a, b); }
 static Ast *num(Sema *s, const Ast *e, double v) { return part_float(s, e, v); }
 static Ast *exp_(Sema *s, const Ast *e, Ast *x) { return part_unary(s, e, OP_EXP, "exp", x); }
-static Ast *log_(Sema *s, const Ast *e, Ast *x) { return part_unary(s, e, OP_LOG, "log", x); }
+static Ast *log1p_(Sema *s, const Ast *e, Ast *x) { return part_unary(s, e, OP_LOG1P, "log1p", x); }
+static Ast *expm1_(Sema *s, const Ast *e, Ast *x) { return part_unary(s, e, OP_EXPM1, "expm1", x); }
 static Ast *abs_(Sema *s, const Ast *e, Ast *x) { return part_unary(s, e, OP_ABS, "abs", x); }
 
 static Ast *where_(Sema *s, const Ast *e, Ast *c, Ast *a, Ast *b) {
@@ -323,7 +324,7 @@ TType *ck_softplus(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   Ast *x = up(sema, e, e->bargs[0]);
   Ast *bx = beta == 1 ? x : mul(sema, e, x, num(sema, e, beta));
-  Ast *sp = log_(sema, e, add(sema, e, num(sema, e, 1), exp_(sema, e, bx)));  // TODO(expm1): log1p(exp(bx))
+  Ast *sp = log1p_(sema, e, exp_(sema, e, bx));
   if (beta != 1) sp = dvd(sema, e, sp, num(sema, e, beta));
   Ast *y = where_(sema, e, part_binary(sema, e, OP_GT, "gt", bx, num(sema, e, th)), x, sp);
   return become(sema, e, down(sema, e, y, xt->dtype));
@@ -346,7 +347,7 @@ TType *ck_leaky_relu(Sema *sema, Ast *e, const BuiltinDef *d) {
 static TType *elu_parts(Sema *sema, Ast *e, const TType *xt, double alpha, double scale, double input_scale) {
   Ast *x = up(sema, e, e->bargs[0]);
   Ast *xi = input_scale == 1 ? x : mul(sema, e, x, num(sema, e, input_scale));
-  Ast *neg = sub(sema, e, exp_(sema, e, xi), num(sema, e, 1));  // TODO(expm1): expm1(xi)
+  Ast *neg = expm1_(sema, e, xi);
   neg = mul(sema, e, neg, num(sema, e, alpha * scale));
   Ast *pos = scale == 1 ? x : mul(sema, e, x, num(sema, e, scale));
   Ast *y = where_(sema, e, part_binary(sema, e, OP_LE, "le", x, num(sema, e, 0)), neg, pos);
@@ -429,7 +430,7 @@ TType *ck_mish(Sema *sema, Ast *e, const BuiltinDef *d) {
   TType *xt = act_input(sema, e, "mish_cuda", 1);
   if (!xt) return poison(sema);
   Ast *x = up(sema, e, e->bargs[0]);
-  Ast *sp = log_(sema, e, add(sema, e, num(sema, e, 1), exp_(sema, e, x)));  // TODO(expm1): log1p(exp(x))
+  Ast *sp = log1p_(sema, e, exp_(sema, e, x));
   Ast *y = mul(sema, e, x, part_unary(sema, e, OP_TANH, "tanh", sp));
   return become(sema, e, down(sema, e, y, xt->dtype));
 }
@@ -455,7 +456,7 @@ TType *ck_logsigmoid(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = up(sema, e, e->bargs[0]);
   Ast *z = exp_(sema, e, part_unary(sema, e, OP_NEG, "neg", abs_(sema, e, x)));
   Ast *y = sub(sema, e, clamp_(sema, e, x, NULL, num(sema, e, 0)),
-               log_(sema, e, add(sema, e, num(sema, e, 1), z)));  // TODO(expm1): log1p(z)
+               log1p_(sema, e, z));
   return become(sema, e, down(sema, e, y, xt->dtype));
 }
 
