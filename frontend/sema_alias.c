@@ -18,12 +18,6 @@ static Ast *ints(Sema *sema, const Ast *e, int n, const int64_t *v) {
   return part_seq(sema, e, TY_LIST, items, n);
 }
 
-static Ast *dtype_arg(Sema *sema, const Ast *e, DType dt) {
-  Ast *a = ast_dtype(sema->cx, dt, e->loc);
-  a->ty = ty_dtype(sema, dt);
-  return a;
-}
-
 static Ast *call2(Sema *sema, const Ast *e, const char *op, Ast *a, Ast *b) {
   return part_call(sema, e, op, (Ast *[]){a, b}, 2);
 }
@@ -44,7 +38,7 @@ TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
     get_dtype(sema, e, dta, &ignored);
     return poison(sema);
   }
-  Ast *dt = dta ? dta : dtype_arg(sema, e, x->dtype);
+  Ast *dt = dta ? dta : part_dtype(sema, e, x->dtype);
   if (full) return become(sema, e, part_call(sema, e, "full", (Ast *[]){size, e->bargs[fresh ? 2 : 1], dt}, 3));
   const char *op = strstr(n, "ones") ? "ones" : "zeros";  // empty is zeros: its values are any
   return become(sema, e, call2(sema, e, op, size, dt));
@@ -62,7 +56,7 @@ TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d) {
     return become(sema, e, part_call(sema, e, "transpose", (Ast *[]){x, a, e->bargs[2]}, 3));
   const TType *o = get_tensor(sema, e, a, "other");
   if (!o) return poison(sema);
-  if (!strcmp(n, "type_as")) return become(sema, e, call2(sema, e, "to", x, dtype_arg(sema, e, o->dtype)));
+  if (!strcmp(n, "type_as")) return become(sema, e, call2(sema, e, "to", x, part_dtype(sema, e, o->dtype)));
   Ast *shape = ints(sema, e, o->view.ndim, o->view.shape);
   return become(sema, e, call2(sema, e, n[0] == 'v' ? "view" : "reshape", x, shape));
 }
@@ -416,6 +410,6 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
                                                  keep}, 3);
     r = part_binary(sema, e, OP_POW, "pow", s, part_float(sema, e, 1.0 / p));
   }
-  if (dtype_is_half(x->ty->dtype) && r->ty->dtype != x->ty->dtype) r = call2(sema, e, "to", r, dtype_arg(sema, e, x->ty->dtype));
+  if (dtype_is_half(x->ty->dtype) && r->ty->dtype != x->ty->dtype) r = call2(sema, e, "to", r, part_dtype(sema, e, x->ty->dtype));
   return become(sema, e, r);
 }

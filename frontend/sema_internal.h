@@ -18,6 +18,7 @@
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
 //   sema_alias.c    ... ops PyTorch defines by others (zeros_like, movedim, repeat, addmm ...)
+//   sema_more.c     ... more such spellings (clamp_min, xlogy, diag, aminmax, rot90 ...)
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
@@ -191,6 +192,7 @@ Ast *part_call(Sema *sema, const Ast *e, const char *builtin, Ast *const *args, 
 Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to);  // to: "float", "half" ...
 Ast *part_float(Sema *sema, const Ast *e, double v);  // a Python float at e's location
 Ast *part_int(Sema *sema, const Ast *e, int64_t v);
+Ast *part_dtype(Sema *sema, const Ast *e, DType dt);  // a dtype value (dtype=, x.to(dt))
 TType *become(Sema *sema, Ast *e, const Ast *y);  // e becomes the node of its last part y
 // activations, normalizations, embedding, one_hot, bilinear of torch.nn.functional
 TType *ck_softplus(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -275,6 +277,33 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_more.c: more spellings built from ops tdsl has ----
+TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max
+TType *ck_logical_xor(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_deg2rad(Sema *sema, Ast *e, const BuiltinDef *d);  // deg2rad, rad2deg
+TType *ck_xlogy(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_heaviside(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_logit(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_sinc(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_fmax(Sema *sema, Ast *e, const BuiltinDef *d);  // fmax, fmin
+TType *ck_float_power(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_signbit(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d);  // hardshrink, softshrink
+TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d);  // addcmul, addcdiv
+TType *ck_addmv(Sema *sema, Ast *e, const BuiltinDef *d);  // addmv, addr
+TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_count_nonzero(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_nansum(Sema *sema, Ast *e, const BuiltinDef *d);  // nansum, nanmean
+TType *ck_aminmax(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_ravel(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_diag(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d);  // hsplit, vsplit, dsplit
+TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d);  // nonzero, unique ...: refused
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

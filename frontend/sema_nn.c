@@ -60,6 +60,11 @@ Ast *part_float(Sema *sema, const Ast *e, double v) {
   n->ty = ty_float(sema, v);
   return n;
 }
+Ast *part_dtype(Sema *sema, const Ast *e, DType dt) {
+  Ast *n = ast_dtype(sema->cx, dt, e->loc);
+  n->ty = ty_dtype(sema, dt);
+  return n;
+}
 Ast *part_int(Sema *sema, const Ast *e, int64_t v) {
   Ast *n = ast_int(sema->cx, v, e->loc);
   n->ty = ty_int(sema, v);

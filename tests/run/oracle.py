@@ -460,3 +460,13 @@ def compare_kinds(p, outs, want, kinds):
                 errs.append(f"out{k}: {got.dtype}, at {i}: got {got[tuple(i)] if i is not None else ''}, "
                             f"want {w[tuple(i)] if i is not None else ''}")
     return errs
+
+
+def run_case(tdslc, params, body, exprs, kinds, want, inputs):
+    """Runs `fn f(PARAMS) -> (the types of want) { BODY; return EXPRS }` on inputs and
+    compares with want (see compare_kinds); returns (failure lines, the program)."""
+    rets = ", ".join(f"{k}[{', '.join(str(d) for d in np.shape(w))}]" for k, w in zip(kinds, want))
+    lines = "".join(f"    {b}\n" for b in body)
+    src = f"fn f({params}) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
+    p, outs = run_outputs(tdslc, src, inputs)
+    return compare_kinds(p, outs, want, kinds), src

@@ -17,7 +17,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs  # noqa: E402
+from oracle import Tally, compare_kinds, emit_text, require_backend, run_case, run_outputs  # noqa: E402
 
 X = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
 Y = np.random.default_rng(6).standard_normal((6,)).astype(np.float32)
@@ -83,11 +83,8 @@ def main():
     inputs = {"x": X, "y": Y, "i": I}
     for name, body, exprs, kinds, model in CASES:
         want = model(X.astype(np.float64), Y.astype(np.float64), I)
-        rets = ", ".join(f"{k}[{', '.join(str(d) for d in np.shape(w))}]" for k, w in zip(kinds, want))
-        lines = "".join(f"    {b}\n" for b in body)
-        src = f"fn f(x: f32[4, 6], y: f32[6], i: i64[4, 6]) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
-        p, outs = run_outputs(tdslc, src, inputs)
-        t.report(name, compare_kinds(p, outs, want, kinds), src)
+        errs, src = run_case(tdslc, "x: f32[4, 6], y: f32[6], i: i64[4, 6]", body, exprs, kinds, want, inputs)
+        t.report(name, errs, src)
     # an unpacked result that is not used computes nothing: max(dim)'s indices alone
     src = "fn f(x: f32[4, 6]) -> i64[4] {\n    _, ix = x.max(1)\n    return ix\n}\n"
     p, outs = run_outputs(tdslc, src, {"x": X})

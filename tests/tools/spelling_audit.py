@@ -7,7 +7,8 @@ torch.nn.functional, and every op PyTorch has both as torch.NAME and as a Tensor
 (in-place `_` forms, dunders and non-tensor utilities left out). For each spelling
 (F.NAME, torch.NAME, x.NAME) a one-line program reads the name without calling it;
 tdslc's answer tells whether it knows it: "is a function: call it" / "is a method" means
-known, "has no attribute" means refused. Prints the refused spellings, grouped, and the
+known, "has no attribute" means refused; a known one is then called with a tensor, and
+"is not supported: ..." (an op whose result depends on the values) counts as refused. Prints the refused spellings, grouped, and the
 counts. A report, not a test: it asserts nothing.
 """
 import os
@@ -41,11 +42,11 @@ def candidates():
     return ops, fns
 
 
-def knows(tdslc, exprs):
+def knows(tdslc, exprs, probe_calls=True):
     """The subset of exprs (each 'torch.NAME', 'F.NAME' or 'x.NAME') tdslc knows, asked
     ten at a time (tdslc stops reporting after a number of errors)."""
     if len(exprs) > 10:
-        return [e for k in range(0, len(exprs), 10) for e in knows(tdslc, exprs[k:k + 10])]
+        return [e for k in range(0, len(exprs), 10) for e in knows(tdslc, exprs[k:k + 10], probe_calls)]
     src = "".join(f"fn f{i}(x: f32[3]) -> f32[3] {{\n    t = {e}\n    return x\n}}\n" for i, e in enumerate(exprs))
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "audit.tdsl")
@@ -58,6 +59,19 @@ def knows(tdslc, exprs):
         i = (line - 2) // 4
         if "has no attribute" in msg or "undeclared" in msg:
             refused.add(exprs[i])
+    known = [e for e in exprs if e not in refused]
+    if not probe_calls:
+        return known
+    # called with one tensor, an op whose result depends on the values says so
+    src = "".join(f"fn f{i}(x: f32[3]) -> f32[3] {{\n    t = {e}(x)\n    return x\n}}\n" for i, e in enumerate(known))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "audit.tdsl")
+        with open(path, "w") as f:
+            f.write(src)
+        p = subprocess.run([tdslc, path, "--emit=ir"], capture_output=True, text=True, timeout=120)
+    for m in re.finditer(r"audit\.tdsl:(\d+):\d+: error: (.*)", p.stderr):
+        if "is not supported:" in m.group(2):
+            refused.add(known[(int(m.group(1)) - 2) // 4])
     return [e for e in exprs if e not in refused]
 
 

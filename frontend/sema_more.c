@@ -1,0 +1,441 @@
+// frontend/sema_more.c: more of PyTorch's spellings, each built from ops tdsl has:
+// clamp_min/clamp_max, logical_xor, deg2rad/rad2deg, ravel, trace, diag, mv, addcmul,
+// addcdiv, addmv, addr, aminmax, count_nonzero, nansum, nanmean, xlogy, heaviside, logit,
+// sinc, fmax/fmin, float_power, signbit, hardshrink/softshrink, prelu, rot90,
+// hsplit/vsplit/dsplit, take_along_dim; and the ops whose result depends on the values
+// (nonzero, unique, masked_select, equal ...), refused with a message that says why.
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+static const double PI = 3.14159265358979323846;
+
+static Ast *call(Sema *sema, const Ast *e, const char *op, Ast *a, Ast *b) {
+  Ast *args[2] = {a, b};
+  return part_call(sema, e, op, args, b ? 2 : 1);
+}
+static Ast *num(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
+static Ast *bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) { return part_binary(sema, e, op, op_name(op), a, b); }
+static Ast *where3(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
+  return part_call(sema, e, "where", (Ast *[]){c, a, b}, 3);
+}
+static Ast *as_float(Sema *sema, const Ast *e, Ast *x) {  // ints and bool as f32, as float math promotes them
+  return dtype_is_float(x->ty->dtype) ? x : part_cast(sema, e, x, "float");
+}
+static TType *done(Sema *sema, Ast *e, Ast *y) { return is_poison(y->ty) ? poison(sema) : become(sema, e, y); }
+
+// ============================================================================
+// Elementwise
+// ============================================================================
+// clamp_min(input, min) / clamp_max(input, max)
+TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d) {
+  bool lo = !strcmp(d->b.name, "clamp_min");
+  Ast *args[3] = {e->bargs[0], lo ? e->bargs[1] : NULL, lo ? NULL : e->bargs[1]};
+  return done(sema, e, part_call(sema, e, "clamp", args, 3));
+}
+
+// logical_xor(input, other): (input != 0) != (other != 0)
+TType *ck_logical_xor(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = call(sema, e, "bool", e->bargs[0], NULL), *b = e->bargs[1];
+  if (is_tensor(b->ty)) b = call(sema, e, "bool", b, NULL);
+  else if (!is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
+  else b = part_int(sema, e, b->ty->fval != 0), b->ty = ty_bool(sema, b->ival != 0);
+  return done(sema, e, bin(sema, e, OP_NE, a, b));
+}
+
+// deg2rad / rad2deg: a product with pi / 180 or its inverse (ints give f32)
+TType *ck_deg2rad(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0];
+  if (x->ty->dtype == DT_BOOL) {
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for 'Bool'", d->b.name);
+    return poison(sema);
+  }
+  double k = d->b.name[0] == 'd' ? PI / 180.0 : 180.0 / PI;
+  return done(sema, e, bin(sema, e, OP_MUL, as_float(sema, e, x), num(sema, e, k)));
+}
+
+// xlogy(self, other): nan where other is nan, 0 where self is 0, else self * log(other)
+TType *ck_xlogy(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *y = e->bargs[1];
+  if (!is_tensor(y->ty) && !is_scalar(y->ty)) return get_tensor(sema, e, y, "other"), poison(sema);
+  Ast *lg = part_unary(sema, e, OP_LOG, "log", is_tensor(y->ty) ? as_float(sema, e, y) : y);
+  if (is_poison(lg->ty)) return poison(sema);
+  Ast *p = bin(sema, e, OP_MUL, x, lg);
+  if (is_poison(p->ty)) return poison(sema);
+  Ast *r = where3(sema, e, bin(sema, e, OP_EQ, x, part_int(sema, e, 0)), num(sema, e, 0), p);
+  if (is_tensor(y->ty) && dtype_is_float(y->ty->dtype))
+    r = where3(sema, e, bin(sema, e, OP_NE, y, y), num(sema, e, NAN), r);
+  return done(sema, e, r);
+}
+
+// heaviside(input, values): values where input == 0, else input > 0; one dtype
+TType *ck_heaviside(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *v = e->bargs[1];
+  if (!get_tensor(sema, e, v, "values")) return poison(sema);
+  if (x->ty->dtype != v->ty->dtype) {
+    diag_error(sema->cx, call_loc(e), "heaviside is not yet implemented for tensors with different dtypes.");
+    return poison(sema);
+  }
+  Ast *zero = part_int(sema, e, 0);
+  Ast *step = call(sema, e, "to", bin(sema, e, OP_GT, x, zero), part_dtype(sema, e, x->ty->dtype));
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_EQ, x, zero), v, step));
+}
+
+// logit(input, eps=None): log(z / (1 - z)), z clamped to [eps, 1 - eps] when eps is given
+TType *ck_logit(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *z = as_float(sema, e, e->bargs[0]), *ea = barg(e, 1);
+  if (ea && !is_scalar(ea->ty)) {
+    diag_error(sema->cx, ea->loc, "logit(): argument 'eps' must be float, not %s", py_type_name(ea->ty));
+    return poison(sema);
+  }
+  if (ea) z = part_call(sema, e, "clamp", (Ast *[]){z, num(sema, e, ea->ty->fval), num(sema, e, 1 - ea->ty->fval)}, 3);
+  Ast *q = bin(sema, e, OP_DIV, z, bin(sema, e, OP_SUB, num(sema, e, 1), z));
+  return done(sema, e, part_unary(sema, e, OP_LOG, "log", q));
+}
+
+// sinc(input): sin(pi x) / (pi x), 1 at 0
+TType *ck_sinc(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = as_float(sema, e, e->bargs[0]);
+  Ast *px = bin(sema, e, OP_MUL, x, num(sema, e, PI));
+  Ast *s = bin(sema, e, OP_DIV, part_unary(sema, e, OP_SIN, "sin", px), px);
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_EQ, x, part_int(sema, e, 0)), num(sema, e, 1), s));
+}
+
+// fmax / fmin: maximum / minimum where a NaN loses to a number
+TType *ck_fmax(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  if (!get_tensor(sema, e, b, "other")) return poison(sema);
+  bool mx = d->b.name[1] == 'm' && d->b.name[2] == 'a';
+  Ast *m = bin(sema, e, mx ? OP_MAXIMUM : OP_MINIMUM, a, b);
+  if (is_poison(m->ty) || !dtype_is_float(m->ty->dtype)) return done(sema, e, m);
+  Ast *r = where3(sema, e, bin(sema, e, OP_NE, b, b), a, m);
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_NE, a, a), b, r));
+}
+
+// float_power(input, exponent): pow computed in f64
+TType *ck_float_power(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  if (is_tensor(b->ty)) b = call(sema, e, "double", b, NULL);
+  else if (!is_scalar(b->ty)) return get_tensor(sema, e, b, "exponent"), poison(sema);
+  return done(sema, e, bin(sema, e, OP_POW, call(sema, e, "double", a, NULL), b));
+}
+
+// signbit(input): copysign(1, x) < 0 (so -0.0 and -nan count); ints x < 0; bool false
+TType *ck_signbit(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  if (dtype_is_float(x->ty->dtype))
+    x = part_call(sema, e, "copysign", (Ast *[]){part_call(sema, e, "ones_like", &x, 1), x}, 2);
+  return done(sema, e, bin(sema, e, OP_LT, x, part_int(sema, e, 0)));
+}
+
+// hardshrink(input, lambd=0.5): x where |x| > lambd, else 0; softshrink moves x toward 0 by lambd
+TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *la = barg(e, 1);
+  bool hard = d->b.name[0] == 'h';
+  if (!dtype_is_float(x->ty->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for '%s'", d->b.name, torch_name(x->ty->dtype));
+    return poison(sema);
+  }
+  if (la && !is_scalar(la->ty)) {
+    diag_error(sema->cx, la->loc, "%s(): argument 'lambd' must be Number, not %s", d->b.name, py_type_name(la->ty));
+    return poison(sema);
+  }
+  double l = la ? la->ty->fval : 0.5;
+  if (!hard && l < 0) {
+    diag_error(sema->cx, la->loc, "lambda must be greater or equal to 0, but found to be %g.", l);
+    return poison(sema);
+  }
+  Ast *zero = num(sema, e, 0);
+  if (hard) {
+    Ast *keep = bin(sema, e, OP_GT, part_unary(sema, e, OP_ABS, "abs", x), num(sema, e, l));
+    return done(sema, e, where3(sema, e, keep, x, zero));
+  }
+  Ast *lo = where3(sema, e, bin(sema, e, OP_LT, x, num(sema, e, -l)), bin(sema, e, OP_ADD, x, num(sema, e, l)), zero);
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_GT, x, num(sema, e, l)), bin(sema, e, OP_SUB, x, num(sema, e, l)),
+                              lo));
+}
+
+// F.prelu(input, weight): x where x >= 0, else weight * x, weight per channel (dim 1)
+TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *w = e->bargs[1];
+  const TType *wt = get_tensor(sema, e, w, "weight");
+  if (!wt) return poison(sema);
+  const View *xv = &x->ty->view;
+  int64_t c = xv->ndim >= 2 ? xv->shape[1] : 1, n = view_numel(wt->view);
+  if (wt->view.ndim > 1 || (n != 1 && n != c)) {
+    diag_error(sema->cx, w->loc, "Mismatch of parameter numbers and input channel size. Found parameter numbers = %"
+               PRId64 " and channel size = %" PRId64 ".", n, c);
+    return poison(sema);
+  }
+  if (n != 1 && xv->ndim > 2) {  // [C] against [N, C, *]: C then ones
+    int64_t shape[TD_MAX_DIMS];
+    for (int i = 0; i < xv->ndim - 1; i++) shape[i] = i == 0 ? c : 1;
+    Ast *items[TD_MAX_DIMS];
+    for (int i = 0; i < xv->ndim - 1; i++) items[i] = part_int(sema, e, shape[i]);
+    w = call(sema, e, "view", w, part_seq(sema, e, TY_LIST, items, xv->ndim - 1));
+  }
+  Ast *neg = bin(sema, e, OP_MUL, w, x);
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_GE, x, part_int(sema, e, 0)), x, neg));
+}
+
+// addcmul(input, tensor1, tensor2, *, value=1) / addcdiv: input + value * t1 (* or /) t2
+TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *in = e->bargs[0], *t1 = e->bargs[1], *t2 = e->bargs[2], *va = barg(e, 3);
+  bool div = !strcmp(d->b.name, "addcdiv");
+  if (!get_tensor(sema, e, t1, "tensor1") || !get_tensor(sema, e, t2, "tensor2")) return poison(sema);
+  if (va && !is_scalar(va->ty)) {
+    diag_error(sema->cx, va->loc, "%s(): argument 'value' must be Number, not %s", d->b.name, py_type_name(va->ty));
+    return poison(sema);
+  }
+  if (div && !dtype_is_float(t1->ty->dtype) && !dtype_is_float(t2->ty->dtype)) {
+    diag_error(sema->cx, call_loc(e), "Integer division with addcdiv is no longer supported, and in a future  release "
+               "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+               "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs "
+               "and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the "
+               "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    return poison(sema);
+  }
+  Ast *p = bin(sema, e, div ? OP_DIV : OP_MUL, t1, t2);
+  if (va && va->ty->fval != 1) p = bin(sema, e, OP_MUL, va, p);
+  return done(sema, e, bin(sema, e, OP_ADD, in, p));
+}
+
+// addmv(input, mat, vec, *, beta=1, alpha=1), addr(input, vec1, vec2, ...): beta * input +
+// alpha * (mat @ vec or outer(vec1, vec2))
+TType *ck_addmv(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *in = e->bargs[0], *ba = barg(e, 3), *aa = barg(e, 4);
+  bool outer = !strcmp(d->b.name, "addr");
+  for (Ast *s = ba; s; s = s == ba ? aa : NULL)
+    if (!is_scalar(s->ty)) {
+      diag_error(sema->cx, s->loc, "%s(): argument '%s' must be Number, not %s", d->b.name, s == ba ? "beta" : "alpha",
+                 py_type_name(s->ty));
+      return poison(sema);
+    }
+  Ast *p = call(sema, e, outer ? "outer" : "mv", e->bargs[1], e->bargs[2]);
+  if (is_poison(p->ty)) return poison(sema);
+  View ev;
+  if (!expand_to(sema, call_loc(e), in->ty, p->ty->view.ndim, p->ty->view.shape, &ev)) return poison(sema);
+  if (aa && aa->ty->fval != 1) p = bin(sema, e, OP_MUL, p, aa);
+  if (ba && ba->ty->fval == 0) return done(sema, e, call(sema, e, "clone", p, NULL));
+  return done(sema, e, bin(sema, e, OP_ADD, ba && ba->ty->fval != 1 ? bin(sema, e, OP_MUL, in, ba) : in, p));
+}
+
+// mv(input, vec): a 2-D by 1-D matmul
+TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *m = e->bargs[0], *v = e->bargs[1];
+  if (!get_tensor(sema, e, v, "vec")) return poison(sema);
+  if (m->ty->view.ndim != 2 || v->ty->view.ndim != 1) {
+    diag_error(sema->cx, call_loc(e), "vector + matrix @ vector expected, got 1, %d, %d", m->ty->view.ndim,
+               v->ty->view.ndim);
+    return poison(sema);
+  }
+  return done(sema, e, call(sema, e, "matmul", m, v));
+}
+
+// ============================================================================
+// Reductions
+// ============================================================================
+// trace(input): the sum of the main diagonal of a matrix
+TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  if (x->ty->view.ndim != 2) {
+    diag_error(sema->cx, call_loc(e), "trace: expected a matrix, but got tensor with dim %d", x->ty->view.ndim);
+    return poison(sema);
+  }
+  return done(sema, e, call(sema, e, "sum", call(sema, e, "diagonal", x, NULL), NULL));
+}
+
+// count_nonzero(input, dim=None): sum(input != 0) in i64
+TType *ck_count_nonzero(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *nz = bin(sema, e, OP_NE, e->bargs[0], part_int(sema, e, 0));
+  return done(sema, e, part_call(sema, e, "sum", (Ast *[]){nz, barg(e, 1)}, 2));
+}
+
+// nansum(input, dim=None, keepdim=False, *, dtype=None): the sum with NaN as 0;
+// nanmean: that sum over the count of the others
+TType *ck_nansum(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *dim = barg(e, 1), *keep = barg(e, 2), *dt = barg(e, 3);
+  bool mean = !strcmp(d->b.name, "nanmean");
+  if (mean && !dtype_is_float(x->ty->dtype)) {
+    diag_error(sema->cx, call_loc(e), "nanmean(): expected input to have floating point dtype but got %s",
+               torch_name(x->ty->dtype));
+    return poison(sema);
+  }
+  Ast *ok = dtype_is_float(x->ty->dtype) ? bin(sema, e, OP_EQ, x, x) : NULL;
+  Ast *v = ok ? where3(sema, e, ok, x, num(sema, e, 0)) : x;
+  Ast *s = part_call(sema, e, "sum", (Ast *[]){v, dim, keep, dt}, 4);
+  if (!mean || is_poison(s->ty)) return done(sema, e, s);
+  Ast *n = part_call(sema, e, "sum", (Ast *[]){ok, dim, keep}, 3);
+  return done(sema, e, bin(sema, e, OP_DIV, s, n));
+}
+
+// aminmax(input, *, dim=None, keepdim=False): (min, max), torch.return_types.aminmax
+TType *ck_aminmax(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  static const char *const fields[] = {"min", "max"};
+  Ast *x = e->bargs[0], *dim = barg(e, 1), *keep = barg(e, 2);
+  Ast *lo = part_call(sema, e, "amin", (Ast *[]){x, dim, keep}, 3);
+  Ast *hi = part_call(sema, e, "amax", (Ast *[]){x, dim, keep}, 3);
+  if (is_poison(lo->ty) || is_poison(hi->ty)) return poison(sema);
+  TType *t = tuple_result(sema, e, (Ast *[]){lo, hi}, 2);
+  t->fields = fields;
+  return t;
+}
+
+// ============================================================================
+// Views and tuples
+// ============================================================================
+// ravel(input): flatten, a view when it can be
+TType *ck_ravel(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  return done(sema, e, call(sema, e, "reshape", e->bargs[0], part_int(sema, e, -1)));
+}
+
+// diag(input, diagonal=0): of a matrix its diagonal (a view, copied as PyTorch's is); of
+// a vector the square matrix with it on the diagonal (where over compared aranges)
+TType *ck_diag(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *ka = barg(e, 1);
+  int64_t k = 0;
+  if (ka && !get_int(sema, e, ka, "diagonal", &k)) return poison(sema);
+  int nd = x->ty->view.ndim;
+  if (nd != 1 && nd != 2) {
+    diag_error(sema->cx, call_loc(e), "diag(): Supports 1D or 2D tensors. Got %dD", nd);
+    return poison(sema);
+  }
+  if (nd == 2) {
+    Ast *dg = part_call(sema, e, "diagonal", (Ast *[]){x, part_int(sema, e, k)}, 2);
+    return done(sema, e, call(sema, e, "clone", dg, NULL));
+  }
+  int64_t n = x->ty->view.shape[0], ak = k < 0 ? -k : k, m = n + ak;
+  Ast *v = x;
+  if (ak) {  // x padded with |k| zeros, read along rows (k >= 0) or columns (k < 0)
+    Ast *z = part_call(sema, e, "zeros", (Ast *[]){part_int(sema, e, ak), NULL}, 2);
+    z = call(sema, e, "to", z, part_dtype(sema, e, x->ty->dtype));
+    v = call(sema, e, "cat", part_seq(sema, e, TY_LIST, (Ast *[]){x, z}, 2), NULL);
+  }
+  if (k >= 0) v = call(sema, e, "unsqueeze", v, part_int(sema, e, 1));
+  Ast *on = part_triangle(sema, e, m, m, k, true), *below = part_triangle(sema, e, m, m, k, false);
+  Ast *zero = x->ty->dtype == DT_BOOL ? part_int(sema, e, 0) : num(sema, e, 0);
+  if (x->ty->dtype == DT_BOOL) zero->ty = ty_bool(sema, false);
+  else if (!dtype_is_float(x->ty->dtype)) zero = part_int(sema, e, 0);
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_LOGICAL_AND, on, below), v, zero));
+}
+
+// rot90(input, k=1, dims=[0, 1]): flips and a transpose, views
+TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *ka = barg(e, 1), *da = barg(e, 2);
+  int64_t k = 1;
+  int dims[MAX_LIST] = {0, 1}, n = 2;
+  if (ka && !get_int(sema, e, ka, "k", &k)) return poison(sema);
+  if (da && !get_dims(sema, e, da, "dims", x->ty->view.ndim, dims, &n)) return poison(sema);
+  if (n != 2) {
+    diag_error(sema->cx, da->loc, "expected total rotation dims == 2, but got dims = %d", n);
+    return poison(sema);
+  }
+  if (x->ty->view.ndim < 2) {
+    diag_error(sema->cx, call_loc(e), "expected total dims >= 2, but got total dims = %d", x->ty->view.ndim);
+    return poison(sema);
+  }
+  k = ((k % 4) + 4) % 4;
+  Ast *d0 = part_int(sema, e, dims[0]), *d1 = part_int(sema, e, dims[1]);
+  Ast *y = x;  // PyTorch's: k = 1 flips dims[1] then transposes, k = 3 flips dims[0] then transposes
+  if (k == 1 || k == 3) y = call(sema, e, "flip", x, part_seq(sema, e, TY_LIST, k == 1 ? &d1 : &d0, 1));
+  if (k == 2) y = call(sema, e, "flip", x, part_seq(sema, e, TY_LIST, (Ast *[]){d0, d1}, 2));
+  if (k == 1 || k == 3) y = part_call(sema, e, "transpose", (Ast *[]){y, d0, d1}, 3);
+  return done(sema, e, y);
+}
+
+// hsplit / vsplit / dsplit(input, indices_or_sections): tensor_split along dim 1 (0 for a
+// vector), 0 or 2, an int count dividing the dim
+TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *s = e->bargs[1];
+  int nd = x->ty->view.ndim;
+  char c = d->b.name[0];
+  int need = c == 'h' ? 1 : c == 'v' ? 2 : 3, dim = c == 'h' ? (nd == 1 ? 0 : 1) : c == 'v' ? 0 : 2;
+  if (nd < need) {
+    diag_error(sema->cx, call_loc(e), "torch.%s requires a tensor with at least %d dimension, but got a tensor with %d "
+               "dimensions!", d->b.name, need, nd);
+    return poison(sema);
+  }
+  if (is_scalar(s->ty) && s->ty->dtype != DT_F64 && s->ty->ival != 0 && x->ty->view.shape[dim] % s->ty->ival) {
+    diag_error(sema->cx, s->loc, "torch.%s attempted to split along dimension %d, but the size of the dimension %"
+               PRId64 " is not divisible by the split_size %" PRId64 "!", d->b.name, dim, x->ty->view.shape[dim],
+               s->ty->ival);
+    return poison(sema);
+  }
+  Ast *t = part_call(sema, e, "tensor_split", (Ast *[]){x, s, part_int(sema, e, dim)}, 3);
+  if (is_poison(t->ty)) return poison(sema);
+  return tuple_result(sema, e, t->operands, t->noperands);
+}
+
+// take_along_dim(input, indices, dim=None): gather along dim after broadcasting the other
+// dims; without dim, of the flattened input
+TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *ix = e->bargs[1], *da = barg(e, 2);
+  if (!get_tensor(sema, e, ix, "indices")) return poison(sema);
+  if (!da) {
+    Ast *fx = call(sema, e, "reshape", x, part_int(sema, e, -1)), *fi = call(sema, e, "reshape", ix, part_int(sema, e, -1));
+    return done(sema, e, part_call(sema, e, "gather", (Ast *[]){fx, part_int(sema, e, 0), fi}, 3));
+  }
+  int64_t dim;
+  int a;
+  if (!get_int(sema, e, da, "dim", &dim) || !wrap_dim(sema, da->loc, dim, x->ty->view.ndim, &a)) return poison(sema);
+  const View *xv = &x->ty->view, *iv = &ix->ty->view;
+  if (xv->ndim != iv->ndim) {
+    diag_error(sema->cx, ix->loc, "torch.take_along_dim(): input and indices should have the same number of dimensions, "
+               "but got %d dimensions for input, and %d dimensions for indices", xv->ndim, iv->ndim);
+    return poison(sema);
+  }
+  int64_t xs[TD_MAX_DIMS], is[TD_MAX_DIMS];
+  for (int i = 0; i < xv->ndim; i++) {
+    int64_t b = xv->shape[i] == 1 ? iv->shape[i] : xv->shape[i];
+    xs[i] = i == a ? xv->shape[i] : b;
+    is[i] = i == a ? iv->shape[i] : b;
+  }
+  Ast *xitems[TD_MAX_DIMS], *iitems[TD_MAX_DIMS];
+  for (int i = 0; i < xv->ndim; i++) xitems[i] = part_int(sema, e, xs[i]), iitems[i] = part_int(sema, e, is[i]);
+  Ast *bx = call(sema, e, "expand", x, part_seq(sema, e, TY_LIST, xitems, xv->ndim));
+  Ast *bi = call(sema, e, "expand", ix, part_seq(sema, e, TY_LIST, iitems, xv->ndim));
+  if (is_poison(bx->ty) || is_poison(bi->ty)) return poison(sema);
+  return done(sema, e, part_call(sema, e, "gather", (Ast *[]){bx, part_int(sema, e, a), bi}, 3));
+}
+
+// ============================================================================
+// Ops whose result depends on the values
+// ============================================================================
+TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const struct {
+    const char *name, *why;
+  } whys[] = {
+      {"nonzero", "its shape is the number of nonzero elements"},
+      {"argwhere", "its shape is the number of nonzero elements"},
+      {"masked_select", "its shape is the number of true elements of the mask: use where"},
+      {"unique", "its shape is the number of distinct values"},
+      {"unique_consecutive", "its shape is the number of runs"},
+      {"bincount", "its shape is the largest value plus one"},
+      {"equal", "it is a Python bool; torch.eq(a, b).all() is a tensor"},
+      {"allclose", "it is a Python bool; torch.isclose(a, b).all() is a tensor"},
+  };
+  const char *why = "its result depends on the values";
+  for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
+    if (!strcmp(whys[i].name, d->b.name)) why = whys[i].why;
+  diag_error(sema->cx, call_loc(e), "%s() is not supported: %s, which tdsl does not know when compiling", d->b.name,
+             why);
+  return poison(sema);
+}
