@@ -191,8 +191,7 @@ TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *da = e->nbargs > 1 ? e->bargs[1] : NULL;
   if (!da) {
     if (barg(e, 2)) {
-      diag_error(sema->cx, e->bargs[2]->loc, "median() received an invalid combination of arguments: keepdim "
-                 "needs a dim");
+      diag_error(sema->cx, e->bargs[2]->loc, "median(): 'keepdim' is given without a 'dim'");
       return poison(sema);
     }
     int64_t n = view_numel(x->view);
