@@ -30,11 +30,23 @@ static Ast *call_ints(Sema *sema, const Ast *e, const char *builtin, Ast *x, int
   return part_call(sema, e, builtin, args, n + 1);
 }
 
-// x with dim a moved to the end (to: true) or back from it.
+// x with dim a moved to the end (to: true) or back from it: a permuted view, or a
+// reshape when the dims it moves past are all of size 1 (the same order of elements,
+// and a result whose strides are the contiguous ones PyTorch reports).
 static Ast *move(Sema *sema, const Ast *e, Ast *x, int a, bool to) {
-  int last = x->ty->view.ndim - 1;
-  if (x->ty->view.ndim == 0 || a == last) return x;
-  return call_ints(sema, e, "movedim", x, 2, (int64_t[]){to ? a : last, to ? last : a});
+  const View *v = &x->ty->view;
+  int last = v->ndim - 1;
+  if (v->ndim == 0 || a == last) return x;
+  bool ones = true;
+  for (int d = to ? a + 1 : a; d < (to ? v->ndim : last); d++) ones &= v->shape[d] == 1;
+  if (!ones) return call_ints(sema, e, "movedim", x, 2, (int64_t[]){to ? a : last, to ? last : a});
+  Ast *items[TD_MAX_DIMS];
+  for (int d = 0, k = 0; d < v->ndim; d++) {
+    int from = to ? (d < a ? d : d == last ? a : d + 1) : (d < a ? d : d == a ? last : d - 1);
+    items[k++] = part_int(sema, e, v->shape[from]);
+  }
+  Ast *args[2] = {x, part_seq(sema, e, TY_LIST, items, v->ndim)};
+  return part_call(sema, e, "reshape", args, 2);
 }
 
 static Ast *contiguous(Sema *sema, const Ast *e, Ast *x) { return part_call(sema, e, "contiguous", &x, 1); }
