@@ -3,7 +3,7 @@
 // input along its last dim, which fusion computes in one kernel (ir/sort.c) and of which
 // lowering drops the one nothing reads — and views of it: the sorted dim is first moved
 // last (movedim) and back, topk narrows it to k, kthvalue and median select one
-// element of it. A result that is a moved view is copied contiguous, as PyTorch returns
+// element of it. topk and kthvalue ask for the first k only (NodeAttr.first). A result that is a moved view is copied contiguous, as PyTorch returns
 // it. PyTorch 1.13's checks and messages; dtypes as its CUDA kernels take them (sort,
 // argsort, msort and median() every dtype; topk, kthvalue and median(dim) no bool).
 #include "frontend/sema_internal.h"
@@ -139,6 +139,7 @@ TType *ck_topk(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!no_bool(sema, e, x, "topk_out_cuda")) return poison(sema);
   Ast *xm = move(sema, e, e->bargs[0], a, true);
   Ast *v = sort_part(sema, e, "sort", xm, largest), *i = sort_part(sema, e, "argsort", xm, largest);
+  v->attr.first = i->attr.first = k < n ? k : 0;  // only the first k are sorted
   if (x->view.ndim && k < n) {
     int64_t last = x->view.ndim - 1;
     v = call_ints(sema, e, "narrow", v, 3, (int64_t[]){last, 0, k});
@@ -156,6 +157,8 @@ static TType *select_kth(Sema *sema, Ast *e, int a, int64_t k, bool keepdim, boo
   int nd = x->ty->view.ndim;
   Ast *xm = move(sema, e, x, a, true);
   Ast *v = sort_part(sema, e, "sort", xm, false), *i = sort_part(sema, e, "argsort", xm, false);
+  if (!median)  // kthvalue: the first k sorted (the median's NaN test reads the last)
+    v->attr.first = i->attr.first = k + 1;
   if (nd == 0) return pair(sema, e, v, i);
   int64_t last = nd - 1, n = x->ty->view.shape[a];
   Ast *vk = call_ints(sema, e, "select", v, 2, (int64_t[]){last, k});

@@ -559,7 +559,7 @@ static void plan_kernels(Fuse *f) {
       for (int j = f->kerns.len - 1; j >= 0 && !k; j--) {
         Kern *c = f->kerns.data[j];
         const Node *m = c->kind == KK_SORT && c->members.len == 1 ? node_of(f, c->members.data[0]) : NULL;
-        if (m && m->op != n->op && m->srcs[0] == n->srcs[0] && m->attr.descending == n->attr.descending &&
+        if (m && m->op != n->op && m->srcs[0] == n->srcs[0] && m->attr.descending == n->attr.descending && m->attr.first == n->attr.first &&
             !store_between_writes(f, c->pos, i, &f->bufs[i]))
           k = c;
       }

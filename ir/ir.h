@@ -85,6 +85,7 @@ typedef struct NodeAttr {
   bool keepdim;
   bool unbiased;
   bool descending;      // sort, argsort
+  int64_t first;        // sort, argsort: only the first `first` of each row are read (0: all)
   bool has_lo, has_hi;  // clamp bounds
   double lo, hi;        // clamp bounds; full's value; arange start/step in lo/hi
   int64_t ilo, ihi;     // integer twins of lo/hi when the dtype is an integer

@@ -91,6 +91,43 @@ static void step(KernelBuilder *kb, const Sort *s, LStmtList *into, LIndex rb, i
   }
 }
 
+// The first k (a power of two) of each pair of sorted blocks of k at distance w (a
+// power of two, k <= w; a block's elements from its start, blocks 2w apart), kept in
+// the first block sorted: element i of the first against element k-1-i of the second,
+// the earlier of the two kept (a bitonic sequence holding the first k of both), then
+// steps at distances k/2, ..., 1 within it. A second block past n has nothing to give.
+static void keep_first(KernelBuilder *kb, const Sort *s, LStmtList *into, LIndex rb, int64_t n, int64_t k, int64_t w) {
+  int64_t pairs = n / (2 * w), rem = n - pairs * 2 * w;  // full pairs; a last one whose second block
+  int64_t part = rem > w ? rem - w : 0;                    // holds part elements (< k ones: a short block)
+  for (int last = 0; last < 2; last++) {
+    int64_t np = last ? (part > 0) : pairs;
+    if (np == 0)
+      continue;
+    LIndex base = rb;
+    if (last)
+      base.base += pairs * 2 * w;
+    LStmtList *body = loop_into(kb, into, np, &base, 2 * w);
+    int64_t cnt = last && part < k ? part : k;  // elements of the second block
+    LIndex lo = base, hi = base, iv = kb_ix_const(0);
+    LStmtList *inner = loop_into(kb, body, cnt, &iv, 1);
+    lo.base += k - cnt;  // against the second block's element cnt-1-i'
+    kb_ix_addmul(kb, &lo, &iv, 1);
+    hi.base += w + cnt - 1;
+    kb_ix_addmul(kb, &hi, &iv, -1);
+    compare_exchange(kb, s, inner, lo, hi);
+    for (int64_t d = k / 2; d >= 1; d /= 2) {  // the first block, whole: a sort of its k
+      LIndex b0 = base;
+      LStmtList *blk = loop_into(kb, body, k / (2 * d), &b0, 2 * d);
+      LIndex l2 = b0, h2 = b0, bv = kb_ix_const(0);
+      LStmtList *in2 = loop_into(kb, blk, d, &bv, 1);
+      kb_ix_addmul(kb, &l2, &bv, 1);
+      kb_ix_addmul(kb, &h2, &bv, 1);
+      h2.base += d;
+      compare_exchange(kb, s, in2, l2, h2);
+    }
+  }
+}
+
 void sort_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *vn = NULL, *in = NULL;
   for (int i = 0; i < ns->len; i++) {
@@ -135,9 +172,16 @@ void sort_build(KernelBuilder *kb, const NodeList *ns) {
   kb_buf_store(kb, copy, s.vbuf, at, kb_value(kb, x, idx));
   kb_buf_store(kb, copy, s.ibuf, at, kb_ix_expr(kb, &j));
   // the network
-  for (int64_t h = 1; h < n; h *= 2) {
+  int64_t kk = 1;  // a power of two: with `first` read, the rows' blocks of kk are sorted
+  while (kk < n0->attr.first)
+    kk *= 2;
+  if (n0->attr.first <= 0 || 2 * kk > n)
+    kk = n;
+  for (int64_t h = 1; h < kk; h *= 2) {
     step(kb, &s, row, rb, n, h, true);
     for (int64_t d = h / 2; d >= 1; d /= 2)
       step(kb, &s, row, rb, n, d, false);
   }
+  for (int64_t w = kk; w < n; w *= 2)
+    keep_first(kb, &s, row, rb, n, kk, w);
 }

@@ -243,6 +243,24 @@ def main():
     errs = [f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')[:400]}"] if proc.returncode else \
         [f"out{k}" for k, (g, w) in enumerate(zip(outs, want)) if not same(g, w)]
     t.report("distinct values: indices", errs, src)
+    # topk and kthvalue sort the first k only (blocks merged pairwise): rows of odd lengths, many k
+    for n in (2, 9, 77, 130):
+        p = Program("f32")
+        x = values(rng, "f32", (3, n))
+        for k in sorted({1, 2, 3, 5, 8, 13, 31, 64, n // 2, n - 1, n} & set(range(1, n + 1))):
+            for largest in (True, False):
+                v = model_sort(x, -1, largest)[0][:, :k]
+                p.exact(f"x.topk({k}, largest={largest})[0]", "f32", v)
+                p.points(f"x.topk({k}, largest={largest})[1]", x, -1, v, keepdim=True)
+            v = model_sort(x, -1)[0][:, k - 1]
+            p.exact(f"x.kthvalue({k})[0]", "f32", v)
+            p.points(f"x.kthvalue({k})[1]", x, -1, v)
+        rets = ", ".join(type_str(d, sh) for _, d, sh, _ in p.outs)
+        src = f"fn f(x: f32[3, {n}]) -> ({rets}) {{\n    return {', '.join(o[0] for o in p.outs)}\n}}\n"
+        proc, outs = run_outputs(tdslc, src, {"x": x})
+        errs = [f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')[:400]}"] if proc.returncode else \
+            [f"{o[0]}: {o[3](g)}" for o, g in zip(p.outs, outs) if o[3](g)]
+        t.report(f"topk and kthvalue of rows of {n} ({len(p.outs)} outputs)", errs, src)
     # values alone: the indices' node is dropped, one sort kernel
     x = np.random.default_rng(4).standard_normal((300, 1000)).astype(np.float32)
     src = "fn f(x: f32[300, 1000]) -> (f32[300, 1000], f32[300, 10]) {\n    return x.sort()[0], x.topk(10, largest=False)[0]\n}\n"
