@@ -510,6 +510,13 @@ static const BuiltinDef builtins[] = {
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("index_select", INDEX_SELECT, "input, dim, index", ck_index_select, F_BOTH, F_TORCH),
     NODE("gather", GATHER, "input, dim, index", ck_gather, F_BOTH, F_TORCH),
+    // sorting (sema_sort.c): a sort node pair and views of it
+    NODE("sort", SORT, "input, dim=-1, descending=False, *, stable=False", ck_sort, F_BOTH, F_TORCH),
+    NODE("argsort", ARGSORT, "input, dim=-1, descending=False, *, stable=False", ck_sort, F_BOTH, F_TORCH),
+    NODE("msort", SORT, "input", ck_sort, F_BOTH, F_TORCH),
+    NODE("topk", SORT, "input, k, dim=-1, largest=True, sorted=True", ck_topk, F_BOTH, F_TORCH),
+    NODE("kthvalue", SORT, "input, k, dim=-1, keepdim=False", ck_kthvalue, F_BOTH, F_TORCH),
+    NODE("median", SORT, "input, dim=None, keepdim=False", ck_median, F_BOTH, F_TORCH),
     // creation
     NODE("zeros", ZEROS, "*size, dtype=None", ck_zeros, F_FN, F_TORCH),
     NODE("zeros_like", ZEROS, "input, *, dtype=None", ck_like, F_FN, F_TORCH),

@@ -305,6 +305,12 @@ TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d);  // hsplit, vsplit, d
 TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d);  // nonzero, unique ...: refused
 
+// ---- sema_sort.c: sort, argsort, msort, topk, kthvalue, median: a sort node pair and views ----
+TType *ck_sort(Sema *sema, Ast *e, const BuiltinDef *d);  // sort, argsort, msort
+TType *ck_topk(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_kthvalue(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d);
+
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu

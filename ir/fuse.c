@@ -18,6 +18,7 @@
 //     memory) and are always stored. Joining moves a kernel's execution to its last
 //     node; that is allowed only when no node in between reads the kernel's values and
 //     no store in between writes a buffer the kernel reads (PyTorch's order of stores).
+//     A sort and an argsort of one input and order share a kernel where the first runs.
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
 //     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
 //     inline node's kernel is the first kernel that recomputes it.
@@ -554,6 +555,26 @@ static void plan_kernels(Fuse *f) {
       }
       continue;
     }
+    if (op_class(n->op) == OC_SORT) {
+      // a sort and an argsort of one input and order: one kernel, at the first one's
+      // position (the second reads only what the first does: it may run that early
+      // unless a store in between writes what it reads)
+      Kern *k = NULL;
+      for (int j = f->kerns.len - 1; j >= 0 && !k; j--) {
+        Kern *c = f->kerns.data[j];
+        const Node *m = c->kind == KK_SORT && c->members.len == 1 ? node_of(f, c->members.data[0]) : NULL;
+        if (m && m->op != n->op && m->srcs[0] == n->srcs[0] && m->attr.descending == n->attr.descending && m->attr.first == n->attr.first &&
+            !store_between_writes(f, c->pos, i, &f->bufs[i]))
+          k = c;
+      }
+      if (k) {
+        vec_push(&f->cx->arena, &k->members, i);
+        f->kern[i] = k->id;
+      } else {
+        new_kern(f, KK_SORT, i);
+      }
+      continue;
+    }
     new_kern(f, KK_ONE, i);
   }
 }
@@ -668,6 +689,8 @@ KernelKind fuse_kernel_kind(const Graph *g, int kernel) {
       return KK_MATMUL;
     if (op_is_row(n->op))
       return KK_ROW;
+    if (op_class(n->op) == OC_SORT)
+      return KK_SORT;
     return op_is_elementwise(n->op) ? KK_EW : KK_ONE;
   }
   return KK_ONE;

@@ -49,7 +49,7 @@ typedef enum {
 } Op;
 typedef enum {
   OC_COPY, OC_UNARY, OC_BINARY, OC_SELECT, OC_GATHER, OC_CREATE,  // elementwise
-  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE,
+  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE, OC_SORT,
 } OpClass;
 enum {  // OpFlags: what ir/ops.def's flags column says
   OF_NUM = 1 << 0,       // the loop IR computes it in ints, f32 and f64
@@ -85,6 +85,8 @@ typedef struct NodeAttr {
   int dim;              // the single dim of softmax, scans, cat, stack, gather, index_select, argmax (-1: all)
   bool keepdim;
   int64_t correction;   // var, std: the divisor is N - correction (unbiased: 1)
+  bool descending;      // sort, argsort
+  int64_t first;        // sort, argsort: only the first `first` of each row are read (0: all)
   bool has_lo, has_hi;  // clamp bounds
   double lo, hi;        // clamp bounds; full's value; arange start/step in lo/hi
   int64_t ilo, ihi;     // integer twins of lo/hi when the dtype is an integer
@@ -196,8 +198,9 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //    or scan nodes alone (cumsum ...: the same input shape and dim, always stored);
 //  - MATMUL: one matmul (NM_LOCAL when only its epilogue reads it), then elementwise
 //    epilogue nodes over the matmul's output shape reading it at the same index;
-//  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused).
-typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE } KernelKind;
+//  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused);
+//  - SORT: a sort, an argsort, or both of one input and order: one sort computes both.
+typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT } KernelKind;
 void fuse_graph(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // r (a View over a contiguous result of shape pshape) decomposes (view_decompose) and

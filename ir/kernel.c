@@ -206,6 +206,7 @@ static void build_kernel(KernelBuilder *kb, int kid) {
   switch (k->kind) {
   case KK_MATMUL: matmul_build(kb, &ns); break;
   case KK_ROW: row_build(kb, &ns); break;
+  case KK_SORT: sort_build(kb, &ns); break;
   case KK_EW: ew_build(kb, &ns); break;
   case KK_ONE:
     TD_ASSERT(ns.len == 1);

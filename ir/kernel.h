@@ -9,6 +9,8 @@
 //                ir/gemm.c (the CPU schedules); fills LKernel.mm;
 //   ir/row.c     ROW kernels: reductions and softmax row by row, or (COL) by columns;
 //                fills LKernel.softmax;
+//   ir/sort.c    SORT kernels: each row sorted in place in the results by a sorting
+//                network of affine compare-exchange loops;
 //   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
@@ -111,6 +113,9 @@ void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LI
 
 // ---- row.c: ROW kernels (sets kb->k->softmax) ----
 void row_build(KernelBuilder *kb, const NodeList *ns);
+
+// ---- sort.c: SORT kernels (a sort and/or an argsort of one input, along its last dim) ----
+void sort_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----

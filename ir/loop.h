@@ -434,8 +434,9 @@ struct LGpuSched {
   // codegen/cuda.c. Its independence test: every access inside a loop to a buffer
   // written inside it moves by the same stride c per iteration and stays within a
   // window narrower than |c| (or all of them share one index, injective over the loop's
-  // var and the inner vars it moves with), and no local carries a value across
-  // iterations.
+  // var and the inner vars it moves with; or, in a SORT kernel, any two of them either
+  // walk disjoint ranges or lie apart by no multiple of their common stride within the
+  // loop), and no local carries a value across iterations.
   LGpuShape shape;
   LGpuNest outer;       // the outermost loops, each alone in its list, whose iterations
                         // are independent: the rows (FLAT: the elements); body: the row
@@ -448,9 +449,9 @@ struct LGpuSched {
   // each then runs in turn on every thread, the first spread[i].n loops of its perfect
   // nest grid-stride from the global thread id (0: thread 0 runs it), the most loops
   // whose iterations provably touch disjoint elements: all accesses to a buffer written
-  // in them share the base and the coefficients of the spread vars, and each such
-  // coefficient, by magnitude, exceeds what the smaller ones and the rest of the index
-  // can reach.
+  // in them share the coefficients of the spread vars (and the base, but in a SORT
+  // kernel), and each such coefficient, by magnitude, exceeds what the smaller ones and
+  // the rest of the indices (bases included) can reach.
   int64_t iters;        // the most iterations one statement spreads (launch that many
                         // threads or fewer); 0: serial, thread 0 runs the whole body
   LGpuNest *spread;     // per top-level statement (iters > 0)

@@ -382,6 +382,53 @@ static bool radix_disjoint(SchedGpu *c, const AccessList *acc, int arg, const LI
   return true;
 }
 
+static const int64_t GLIMIT = (int64_t)1 << 60;  // larger magnitudes: "unknown"
+static int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
+
+// The third test of loop_independent, for accesses at several offsets (a sort's
+// compare-exchange of elements b and b + h, or b and 2h-1-b): no access of arg moves
+// with an inner var, all move alike with the outer vars, and any two of them either
+// have the same index (injective over the loop's var, whose coefficient is not 0), or
+// walk disjoint ranges over the loop, or move alike with it by c and lie apart by a
+// distance that is no multiple c * m with 0 < |m| < its extent.
+// Used for SORT kernels only, for now: it proves other kernels' loops independent too
+// (the matmul row form's), whose schedules stay as they were until measured on a GPU.
+static bool offsets_disjoint(SchedGpu *c, const AccessList *acc, int arg, const bool *inner, const LStmt *loop) {
+  if (c->k->kind != KK_SORT)
+    return false;
+  int nv = c->k->nvars;
+  int64_t e = loop->extent;
+  for (int i = 0; i < acc->len; i++) {
+    const LIndex *x = acc->data[i].idx;
+    if (acc->data[i].arg != arg)
+      continue;
+    for (int v = 0; v < nv; v++)
+      if (inner[v] && coef_of(x, v) != 0)
+        return false;
+    if (coef_of(x, loop->var) == 0)
+      return false;
+    for (int j = i + 1; j < acc->len; j++) {
+      const LIndex *y = acc->data[j].idx;
+      if (acc->data[j].arg != arg || same_index(x, y, nv))
+        continue;
+      for (int v = 0; v < nv; v++)
+        if (!inner[v] && v != loop->var && coef_of(x, v) != coef_of(y, v))
+          return false;
+      int64_t cx = coef_of(x, loop->var), cy = coef_of(y, loop->var);
+      if (iabs(cx) > GLIMIT / (e > 1 ? e : 1) || iabs(cy) > GLIMIT / (e > 1 ? e : 1))
+        return false;
+      int64_t xl = x->base + (cx < 0 ? cx * (e - 1) : 0), xh = x->base + (cx > 0 ? cx * (e - 1) : 0);
+      int64_t yl = y->base + (cy < 0 ? cy * (e - 1) : 0), yh = y->base + (cy > 0 ? cy * (e - 1) : 0);
+      if (xh < yl || yh < xl)
+        continue;
+      int64_t d = y->base - x->base;
+      if (cx != cy || (d % cx == 0 && iabs(d / cx) < e))
+        return false;
+    }
+  }
+  return true;
+}
+
 // Whether the iterations of `loop` are independent (LGpuSched's test), with every var
 // outside it fixed.
 static bool loop_independent(SchedGpu *c, const LStmt *loop) {
@@ -419,8 +466,10 @@ static bool loop_independent(SchedGpu *c, const LStmt *loop) {
             l += span;
           else
             h += span;
-        } else if (first && k != coef_of(first, v)) {
-          return false;  // outer vars (and the loop's own) must move every access alike
+        } else if (first && k != coef_of(first, v)) {  // outer vars (and the loop's own) must move every
+          if (!offsets_disjoint(c, acc, a, inner, loop))  // access alike, or the offsets keep apart
+            return false;
+          goto next_arg;
         }
       }
       if (!first) {
@@ -437,8 +486,9 @@ static bool loop_independent(SchedGpu *c, const LStmt *loop) {
     int64_t mag = cv < 0 ? -cv : cv;
     if (mag == 0)
       return false;
-    if (hi - lo >= mag && !radix_disjoint(c, acc, a, first, inner, loop))
+    if (hi - lo >= mag && !radix_disjoint(c, acc, a, first, inner, loop) && !offsets_disjoint(c, acc, a, inner, loop))
       return false;
+  next_arg:;
   }
   return true;
 }
@@ -805,7 +855,6 @@ static void cuda_plan(SchedGpu *c, LGpuSched *gs) {
 // ============================================================================
 // The NVVM plan: grid-stride loops over top-level statements
 // ============================================================================
-static const int64_t GLIMIT = (int64_t)1 << 60;  // larger magnitudes: "unknown"
 
 // [*lo, *hi]: what the terms of ix over variables not in skip add to its base, the
 // variables ranging over [0, ext); false when unknown (no extent, or too large).
@@ -829,9 +878,10 @@ static bool term_range(const LIndex *ix, const bool *skip, const int64_t *ext, i
 
 // The loops chain[0..m), the first m of a perfect nest, may run their iterations in
 // any order on any threads when, for every buffer written in their body, all
-// accesses to it share the base and the coefficients of the chain's variables, and
-// these coefficients, by magnitude, each exceed what the smaller ones and the rest of
-// the index can reach: then the element determines the iteration, and no iteration
+// accesses to it share the coefficients of the chain's variables (and, but in a SORT
+// kernel, the base), and these
+// coefficients, by magnitude, each exceed what the smaller ones and the rest of the
+// indices (their bases included) can reach: then the element determines the iteration, and no iteration
 // touches an element another one writes.
 static bool distributable(Arena *ar, const LKernel *k, const LStmt *const *chain, int m) {
   int nv = k->nvars;
@@ -859,14 +909,15 @@ static bool distributable(Arena *ar, const LKernel *k, const LStmt *const *chain
         return false;
       if (!first)
         first = a->idx;
-      if (a->idx->base != first->base)
+      if (a->idx->base != first->base && k->kind != KK_SORT)  // (as offsets_disjoint: SORT only)
         return false;
       for (int j = 0; j < m; j++)
         if (coef_of(a->idx, chain[j]->var) != coef_of(first, chain[j]->var))
           return false;
-      int64_t l, h;
-      if (!term_range(a->idx, isd, ext, nv, &l, &h))
+      int64_t l, h, b = a->idx->base;
+      if (!term_range(a->idx, isd, ext, nv, &l, &h) || b > GLIMIT || b < -GLIMIT)
         return false;
+      l += b, h += b;  // the bases count in the reach: accesses at several offsets
       lo = l < lo ? l : lo;
       hi = h > hi ? h : hi;
     }

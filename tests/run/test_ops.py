@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 from oracle import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Tally, opm, rand_values, require_backend, rnd  # noqa: E402
 from op_cases import (BINARY, SPECIALS, UNARY, UNARY_SPECIAL, Case, gen_base, gen_coarse, gen_divisor,  # noqa: E402
                       gen_exponent, gen_general, gen_numerator, gen_positive, run_cases)
+from sort_cases import sort_cases  # noqa: E402
 
 F64 = np.float64
 METHOD = {"f32": "float", "f64": "double", "i32": "int", "i64": "long", "f16": "half", "bf16": "bfloat16",
@@ -723,6 +724,7 @@ from test_scans import scan_cases  # noqa: E402  (the cumulative ops' matrix)
 BUILDERS = [cast_cases, unary_cases, binary_cases, promotion_cases, select_cases, reduce_cases, softmax_cases,
             matmul_cases, join_cases, index_cases, creation_cases, edge_cases, store_cases]
 BUILDERS.append(scan_cases)
+BUILDERS.append(sort_cases)  # sorting: tests/run/sort_cases.py
 
 
 def all_cases():
