@@ -405,6 +405,14 @@ static const BuiltinDef builtins[] = {
          F_TORCH | F_NNF),
     // padding, convolution, pooling (sema_conv.c): F.NAME and the bare name
     NODE("pad", CAT, "input, pad, mode='constant', value=None", ck_pad, F_FN, F_NNF),
+    NODE("max_pool1d", AMAX, "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+         "return_indices=False", ck_max_pool, F_FN, F_NNF | F_TORCH),
+    NODE("max_pool2d", AMAX, "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+         "return_indices=False", ck_max_pool, F_FN, F_NNF | F_TORCH),
+    NODE("avg_pool1d", SUM, "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
+         ck_avg_pool, F_FN, F_NNF | F_TORCH),
+    NODE("avg_pool2d", SUM, "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+         "divisor_override=None", ck_avg_pool, F_FN, F_NNF),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
     // embedding are ATen's, with other parameter lists: not these)

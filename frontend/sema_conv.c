@@ -44,7 +44,7 @@ static Ast *narrow(Sema *sema, const Ast *e, Ast *x, int d, int64_t start, int64
 }
 
 // A view of x's storage: (shape, strides, offset) computed here, as x.unfold's.
-__attribute__((unused)) static Ast *view_part(Sema *sema, const Ast *e, Ast *x, View v) {
+static Ast *view_part(Sema *sema, const Ast *e, Ast *x, View v) {
   Ast *n = part(sema, e, "as_strided");
   set_operand1(sema, n, x);
   n->ty = ty_view_of(sema, x->ty, v);
@@ -219,4 +219,223 @@ TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (y == x || y->ty->kind != TY_TENSOR || y->bi->kind == BK_VIEW)  // a view (no pad, or crops only): a new tensor
     y = part_call(sema, e, "clone", &y, 1);
   return become(sema, e, y);
+}
+
+// ============================================================================
+// Pooling: window views of the (padded) input, reduced over the window dims
+// ============================================================================
+// An int or a tuple of 1 or nsp ints, as nsp values; false after the message.
+static bool pool_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int nsp, int64_t *out) {
+  int64_t v[MAX_LIST];
+  int n;
+  if (!get_ints(sema, e, a, pname, v, &n)) return false;
+  if (n != 1 && n != nsp) {
+    if (nsp == 1)
+      diag_error(sema->cx, a->loc, "%s must be a single int, or a tuple of one int", pname);  // PyTorch's wording varies
+    else
+      diag_error(sema->cx, a->loc, "%s: %s must either be a single int, or a tuple of two ints", e->bi->name, pname);
+    return false;
+  }
+  for (int i = 0; i < nsp; i++) out[i] = v[n == 1 ? 0 : i];
+  return true;
+}
+
+// PyTorch's pooling_output_shape
+static int64_t pool_out(int64_t in, int64_t k, int64_t p, int64_t s, int64_t dil, bool ceil_mode) {
+  int64_t num = in + 2 * p - dil * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+  if (ceil_mode && (o - 1) * s >= in + p) o--;
+  return o;
+}
+
+// The windows of x's last nsp dims as a view [..., O0, O1, k0, k1] of x: x is read at
+// o * s + j * dil (its pads already made).
+static Ast *windows(Sema *sema, const Ast *e, Ast *x, int nsp, const int64_t *out, const int64_t *k,
+                    const int64_t *s, const int64_t *dil) {
+  View v = x->ty->view;
+  int nd = v.ndim;
+  for (int i = 0; i < nsp; i++) {
+    int sd = nd - nsp + i;
+    int64_t st = v.strides[sd];
+    v.shape[sd] = out[i];
+    v.strides[sd] = st * s[i];
+    v.shape[nd + i] = k[i];
+    v.strides[nd + i] = st * dil[i];
+  }
+  v.ndim = nd + nsp;
+  return view_part(sema, e, x, v);
+}
+
+// x padded on its last nsp dims by p on the left and what the last window needs on the right
+static Ast *pool_pad(Sema *sema, const Ast *e, Ast *x, int nsp, const int64_t *out, const int64_t *k,
+                     const int64_t *p, const int64_t *s, const int64_t *dil, Ast *value) {
+  int64_t pads[2 * TD_MAX_DIMS];
+  bool any = false;
+  int nd = x->ty->view.ndim;
+  for (int i = 0; i < nsp; i++) {
+    int64_t in = x->ty->view.shape[nd - nsp + i], need = (out[i] - 1) * s[i] + dil[i] * (k[i] - 1) + 1;
+    int64_t r = need - in - p[i];
+    pads[2 * (nsp - 1 - i)] = p[i];
+    pads[2 * (nsp - 1 - i) + 1] = r > 0 ? r : 0;
+    any |= p[i] > 0 || r > 0;
+  }
+  return any ? pad_all(sema, e, x, nsp, pads, PAD_CONSTANT, value) : x;
+}
+
+static Ast *window_dims(Sema *sema, const Ast *e, int nd, int nsp) {
+  int64_t dims[TD_MAX_DIMS];
+  for (int i = 0; i < nsp; i++) dims[i] = nd + i;
+  return ints(sema, e, nsp, dims);
+}
+
+static Ast *to_half(Sema *sema, const Ast *e, Ast *y, DType dt) {
+  return dt == DT_F16 ? part_cast(sema, e, y, "half") : dt == DT_BF16 ? part_cast(sema, e, y, "bfloat16") : y;
+}
+
+// The checks every pool makes of input, kernel_size, stride, padding (and dilation);
+// fills nsp values of each. fname: PyTorch's name in its messages.
+static bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p,
+                      int64_t *dil, bool *ceil_mode, int64_t *out) {
+  Ast *x = e->bargs[0];
+  const TType *xt = get_tensor(sema, e, x, "input");
+  if (!xt) return false;
+  Ast *sa = barg(e, 2), *pa = barg(e, 3), *da = dilated ? barg(e, 4) : NULL, *ca = barg(e, dilated ? 5 : 4);
+  if (!pool_ints(sema, e, e->bargs[1], "kernel_size", nsp, k)) return false;
+  if (sa && sa->ty->kind != TY_SCALAR && sa->ty->nelem == 0) sa = NULL;  // stride=[]: the kernel size
+  if (sa ? !pool_ints(sema, e, sa, "stride", nsp, s) : (memcpy(s, k, sizeof(int64_t) * (size_t)nsp), false))
+    return false;
+  for (int i = 0; i < nsp; i++) p[i] = 0, dil[i] = 1;
+  if ((pa && !pool_ints(sema, e, pa, "padding", nsp, p)) || (da && !pool_ints(sema, e, da, "dilation", nsp, dil)))
+    return false;
+  *ceil_mode = false;
+  if (ca && !get_bool(sema, e, ca, "ceil_mode", ceil_mode)) return false;
+  int nd = xt->view.ndim;
+  if (nd != nsp + 1 && nd != nsp + 2) {
+    diag_error(sema->cx, x->loc, "Expected %d to %d dimensions, but got %d-dimensional tensor for argument #1 'self' "
+               "(while checking arguments for %s)", nsp + 1, nsp + 2, nd, e->bi->name);
+    return false;
+  }
+  for (int i = 0; i < nsp; i++) {
+    if (k[i] <= 0) {
+      diag_error(sema->cx, e->bargs[1]->loc, "kernel size should be greater than zero, but got kernel_size: %" PRId64,
+                 k[i]);
+      return false;
+    }
+    if (s[i] <= 0) {
+      diag_error(sema->cx, sa ? sa->loc : call_loc(e), "stride should be greater than zero, but got stride: %" PRId64,
+                 s[i]);
+      return false;
+    }
+    if (dil[i] <= 0) {
+      diag_error(sema->cx, da->loc, "dilation should be greater than zero, but got dilation: %" PRId64, dil[i]);
+      return false;
+    }
+    if (p[i] < 0) {
+      diag_error(sema->cx, pa->loc, "pad must be non-negative, but got pad: %" PRId64, p[i]);
+      return false;
+    }
+    if (p[i] > k[i] / 2) {
+      diag_error(sema->cx, pa->loc, "pad should be at most half of kernel size, but got pad=%" PRId64
+                 " and kernel_size=%" PRId64, p[i], k[i]);
+      return false;
+    }
+    out[i] = pool_out(xt->view.shape[nd - nsp + i], k[i], p[i], s[i], dil[i], *ceil_mode);
+  }
+  for (int i = 0; i < nsp; i++)
+    if (out[i] <= 0) {
+      const int64_t *sh = xt->view.shape + nd - nsp - 1;
+      if (nsp == 1)
+        diag_error(sema->cx, call_loc(e), "Given input size: (%" PRId64 "x1x%" PRId64 "). Calculated output size: (%"
+                   PRId64 "x1x%" PRId64 "). Output size is too small", sh[0], sh[1], sh[0], out[0]);
+      else
+        diag_error(sema->cx, call_loc(e), "Given input size: (%" PRId64 "x%" PRId64 "x%" PRId64 "). Calculated output "
+                   "size: (%" PRId64 "x%" PRId64 "x%" PRId64 "). Output size is too small", sh[0], sh[1], sh[2], sh[0],
+                   out[0], out[1]);
+      return false;
+    }
+  if (!dtype_is_float(xt->dtype)) {  // PyTorch's CUDA kernels take floats
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'",
+               dilated ? "max_pool2d_with_indices_out_cuda_frame" : "avg_pool2d_out_cuda_frame", torch_name(xt->dtype));
+    return false;
+  }
+  return true;
+}
+
+// max_pool1d/2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+// return_indices=False): amax over the windows of the input padded with -inf
+TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
+  int nsp = d->b.name[8] - '0';
+  int64_t k[2], s[2], p[2], dil[2], out[2];
+  bool ceil_mode, ri = false;
+  if (!pool_args(sema, e, nsp, true, k, s, p, dil, &ceil_mode, out)) return poison(sema);
+  Ast *ra = barg(e, 6);
+  if (ra && !get_bool(sema, e, ra, "return_indices", &ri)) return poison(sema);
+  if (ri) {
+    diag_error(sema->cx, ra->loc, "%s: return_indices=True is not supported: use the windows' argmax", d->b.name);
+    return poison(sema);
+  }
+  Ast *x = e->bargs[0];
+  Ast *xp = pool_pad(sema, e, x, nsp, out, k, p, s, dil, part_float(sema, e, -INFINITY));
+  if (!xp) return poison(sema);
+  Ast *w = windows(sema, e, xp, nsp, out, k, s, dil);
+  Ast *y = part_call(sema, e, "amax", (Ast *[]){w, window_dims(sema, e, x->ty->view.ndim, nsp)}, 2);
+  return become(sema, e, y);
+}
+
+// The counts of the windows along one dim (length in): positions inside [lo, hi) of
+// the padded axis, as a 1-D f32 tensor [out] (a window sum over a padded ones tensor).
+static Ast *window_counts(Sema *sema, const Ast *e, int64_t in, int64_t k, int64_t p, int64_t s, int64_t out,
+                          bool include_pad) {
+  int64_t n = include_pad ? in + 2 * p : in;
+  Ast *ones = full_part(sema, e, 1, &n, part_int(sema, e, 1), DT_F32);
+  int64_t pp = include_pad ? 0 : p, dil = 1;
+  Ast *mp = pool_pad(sema, e, ones, 1, &out, &k, &pp, &s, &dil, part_int(sema, e, 0));
+  Ast *w = windows(sema, e, mp, 1, &out, &k, &s, &dil);
+  return part_call(sema, e, "sum", (Ast *[]){w, window_dims(sema, e, 1, 1)}, 2);
+}
+
+// avg_pool1d/2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+// count_include_pad=True, divisor_override=None): the windows' sums of the zero-padded
+// input over their divisors; halves summed in f32 and rounded once
+TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
+  int nsp = d->b.name[8] - '0';
+  int64_t k[2], s[2], p[2], dil[2], out[2];
+  bool ceil_mode, cip = true;
+  if (!pool_args(sema, e, nsp, false, k, s, p, dil, &ceil_mode, out)) return poison(sema);
+  Ast *ca = barg(e, 5), *da = nsp == 2 ? barg(e, 6) : NULL;
+  if (ca && !get_bool(sema, e, ca, "count_include_pad", &cip)) return poison(sema);
+  int64_t div = 0;
+  if (da && !get_int(sema, e, da, "divisor_override", &div)) return poison(sema);
+  if (da && div == 0) {
+    diag_error(sema->cx, da->loc, "divisor must be not zero");
+    return poison(sema);
+  }
+  Ast *x = e->bargs[0];
+  DType dt = x->ty->dtype;
+  int nd = x->ty->view.ndim;
+  Ast *xp = pool_pad(sema, e, x, nsp, out, k, p, s, dil, NULL);
+  if (!xp) return poison(sema);
+  Ast *w = windows(sema, e, xp, nsp, out, k, s, dil);
+  if (dtype_is_half(dt)) w = part_cast(sema, e, w, "float");
+  Ast *sum = part_call(sema, e, "sum", (Ast *[]){w, window_dims(sema, e, nd, nsp)}, 2);
+  bool uniform = true;  // every window counts k0 * k1
+  for (int i = 0; i < nsp; i++) {
+    int64_t in = x->ty->view.shape[nd - nsp + i];
+    uniform &= (cip || p[i] == 0) && (out[i] - 1) * s[i] + k[i] <= in + (cip ? 2 * p[i] : 0);
+  }
+  Ast *y;
+  if (da || uniform) {
+    int64_t n = da ? div : nsp == 2 ? k[0] * k[1] : k[0];
+    y = part_binary(sema, e, OP_DIV, "div", sum, part_int(sema, e, n));
+  } else {
+    Ast *cnt = NULL;
+    for (int i = 0; i < nsp; i++) {
+      Ast *c = window_counts(sema, e, x->ty->view.shape[nd - nsp + i], k[i], p[i], s[i], out[i], cip);
+      if (i == 0 && nsp == 2) c = call2(sema, e, "unsqueeze", c, part_int(sema, e, 1));
+      cnt = cnt ? part_binary(sema, e, OP_MUL, "mul", cnt, c) : c;
+    }
+    if (dt == DT_F64) cnt = part_cast(sema, e, cnt, "double");
+    y = part_binary(sema, e, OP_DIV, "div", sum, cnt);
+  }
+  return become(sema, e, to_half(sema, e, y, dt));
 }

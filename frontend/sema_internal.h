@@ -273,6 +273,8 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_conv.c: padding, pooling, convolution of torch.nn.functional, built from parts ----
 TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max_pool2d
+TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

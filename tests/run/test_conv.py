@@ -44,6 +44,32 @@ def np_pad(x, pads, mode="constant", value=0.0):
     return x
 
 
+def np_pool(x, nsp, k, s=None, p=0, dil=1, ceil=False, kind="max", cip=True, div=None):
+    """PyTorch's max_pool/avg_pool over x's last nsp dims, by direct loops over windows."""
+    k, s, p, dil = [(v,) * nsp if np.isscalar(v) else tuple(v) for v in (k, s if s is not None else k, p, dil)]
+    sp = x.shape[-nsp:]
+    out = []
+    for i in range(nsp):
+        num = sp[i] + 2 * p[i] - dil[i] * (k[i] - 1) - 1 + (s[i] - 1 if ceil else 0)
+        o = num // s[i] + 1
+        if ceil and (o - 1) * s[i] >= sp[i] + p[i]:
+            o -= 1
+        out.append(o)
+    y = np.zeros(x.shape[:-nsp] + tuple(out))
+    for o in np.ndindex(*out):
+        lo = [o[i] * s[i] - p[i] for i in range(nsp)]
+        taps = [[lo[i] + j * dil[i] for j in range(k[i])] for i in range(nsp)]
+        inside = [[t for t in taps[i] if 0 <= t < sp[i]] for i in range(nsp)]
+        win = x[(...,) + np.ix_(*inside)]
+        if kind == "max":
+            y[(...,) + o] = win.reshape(x.shape[:-nsp] + (-1,)).max(-1)
+        else:
+            ends = [min(lo[i] + k[i], sp[i] + p[i]) for i in range(nsp)]
+            size = np.prod([ends[i] - lo[i] for i in range(nsp)]) if cip else np.prod([len(v) for v in inside])
+            y[(...,) + o] = win.reshape(x.shape[:-nsp] + (-1,)).sum(-1) / (div if div else size)
+    return y
+
+
 X4 = RNG.standard_normal((2, 3, 5, 6))
 X3 = RNG.standard_normal((2, 4, 9))
 
@@ -59,6 +85,23 @@ PAD_CASES = [
      lambda x: [np_pad(x, (1, 7, 3, 1), "replicate"), np_pad(x, (-1, 3, 2, -2), "replicate")]),
     ("pad_circular", "F.pad(x, (1, 4, 3, 1), mode='circular'), F.pad(x, (-1, 3, 2, -2), mode='circular')",
      lambda x: [np_pad(x, (1, 4, 3, 1), "circular"), np_pad(x, (-1, 3, 2, -2), "circular")]),
+]
+
+POOL_CASES = [
+    ("max_pool2d", "F.max_pool2d(x, 2), F.max_pool2d(x, (3, 2), stride=(2, 1), padding=1), "
+     "torch.max_pool2d(x, 3, 2, 1, 2, True), F.max_pool2d(x, kernel_size=2, stride=3, ceil_mode=True)",
+     lambda x: [np_pool(x, 2, 2), np_pool(x, 2, (3, 2), (2, 1), 1), np_pool(x, 2, 3, 2, 1, 2, True),
+                np_pool(x, 2, 2, 3, ceil=True)]),
+    ("max_pool1d", "F.max_pool1d(x[0], 3), F.max_pool1d(x[:, 1], 3, 2, 1, 2, True)",
+     lambda x: [np_pool(x[0], 1, 3), np_pool(x[:, 1], 1, 3, 2, 1, 2, True)]),
+    ("avg_pool2d", "F.avg_pool2d(x, 2), F.avg_pool2d(x, 3, stride=2, padding=1), "
+     "F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), F.avg_pool2d(x, (3, 2), 2, 1, True), "
+     "F.avg_pool2d(x, 3, 2, 1, True, False), F.avg_pool2d(x, 2, divisor_override=3)",
+     lambda x: [np_pool(x, 2, 2, kind="avg"), np_pool(x, 2, 3, 2, 1, kind="avg"),
+                np_pool(x, 2, 3, 2, 1, kind="avg", cip=False), np_pool(x, 2, (3, 2), 2, 1, ceil=True, kind="avg"),
+                np_pool(x, 2, 3, 2, 1, ceil=True, kind="avg", cip=False), np_pool(x, 2, 2, kind="avg", div=3)]),
+    ("avg_pool1d", "F.avg_pool1d(x[0], 3), torch.avg_pool1d(x[:, 1], 3, 2, 1, True, False)",
+     lambda x: [np_pool(x[0], 1, 3, kind="avg"), np_pool(x[:, 1], 1, 3, 2, 1, ceil=True, kind="avg", cip=False)]),
 ]
 
 
@@ -95,6 +138,12 @@ def main():
     for name, exprs, model in PAD_CASES:
         for dt, tr in (("f32", False), ("f64", True)):
             x = X4.astype(np.float32).astype(np.float64) if dt == "f32" else X4
+            want = model(x)
+            sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}",
+                                    [("x", dt, x, tr)], exprs, want, [dt] * len(want)))
+    for name, exprs, model in POOL_CASES:
+        for dt, tr in (("f32", True), ("f64", False), ("f16", False)):
+            x = X4.astype(np.float32 if dt == "f32" else np.float16 if dt == "f16" else np.float64).astype(np.float64)
             want = model(x)
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}",
                                     [("x", dt, x, tr)], exprs, want, [dt] * len(want)))
