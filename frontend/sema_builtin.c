@@ -413,6 +413,10 @@ static const BuiltinDef builtins[] = {
          ck_avg_pool, F_FN, F_NNF | F_TORCH),
     NODE("avg_pool2d", SUM, "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
          "divisor_override=None", ck_avg_pool, F_FN, F_NNF),
+    NODE("conv1d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,
+         F_NNF | F_TORCH),
+    NODE("conv2d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,
+         F_NNF | F_TORCH),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
     // embedding are ATen's, with other parameter lists: not these)

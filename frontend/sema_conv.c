@@ -17,6 +17,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 // ============================================================================
@@ -438,4 +439,217 @@ TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
     y = part_binary(sema, e, OP_DIV, "div", sum, cnt);
   }
   return become(sema, e, to_half(sema, e, y, dt));
+}
+
+// ============================================================================
+// conv1d / conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)
+// ============================================================================
+// An int or 1 or nsp ints of conv's argument a (def: its default), as nsp values.
+static bool conv_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int nsp, int64_t def, int64_t *out) {
+  if (!a) {
+    for (int i = 0; i < nsp; i++) out[i] = def;
+    return true;
+  }
+  int64_t v[MAX_LIST];
+  int n;
+  if (!get_ints(sema, e, a, pname, v, &n)) return false;
+  if (n != 1 && n != nsp) {
+    char buf[128];
+    int len = 0;
+    for (int i = 0; i < n && len < 100; i++) len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%" PRId64,
+                                                               i ? ", " : "", v[i]);
+    diag_error(sema->cx, a->loc, "expected %s to be a single integer value or a list of %d values to match the "
+               "convolution dimensions, but got %s=[%s]", pname, nsp, pname, buf);
+    return false;
+  }
+  for (int i = 0; i < nsp; i++) out[i] = v[n == 1 ? 0 : i];
+  return true;
+}
+
+TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
+  int nsp = d->b.name[4] - '0';
+  Ast *x = e->bargs[0], *w = e->bargs[1], *bias = barg(e, 2), *sa = barg(e, 3), *pa = barg(e, 4), *da = barg(e, 5),
+      *ga = barg(e, 6);
+  const TType *xt = get_tensor(sema, e, x, "input"), *wt = xt ? get_tensor(sema, e, w, "weight") : NULL;
+  if (!xt || !wt || (bias && !get_tensor(sema, e, bias, "bias"))) return poison(sema);
+  int64_t s[2], p[2] = {0, 0}, dil[2], groups = 1;
+  bool same = false;
+  if (!conv_ints(sema, e, sa, "stride", nsp, 1, s)) return poison(sema);
+  if (pa && pa->ty->kind == TY_STR) {
+    same = !strcmp(pa->ty->module, "same");
+    if (!same && strcmp(pa->ty->module, "valid")) {
+      diag_error(sema->cx, pa->loc, "Invalid padding string: '%s'", pa->ty->module);
+      return poison(sema);
+    }
+  } else if (!conv_ints(sema, e, pa, "padding", nsp, 0, p)) {
+    return poison(sema);
+  }
+  if (!conv_ints(sema, e, da, "dilation", nsp, 1, dil) || (ga && !get_int(sema, e, ga, "groups", &groups)))
+    return poison(sema);
+  const View *xv = &xt->view, *wv = &wt->view;
+  if (wv->ndim != nsp + 2) {
+    diag_error(sema->cx, w->loc, "expected stride to be a single integer value or a list of %d values to match the "
+               "convolution dimensions, but got stride=[%s]", wv->ndim - 2, nsp == 1 ? "1" : "1, 1");
+    return poison(sema);
+  }
+  if (xv->ndim != nsp + 1 && xv->ndim != nsp + 2) {
+    diag_error(sema->cx, x->loc, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+               nsp + 1, nsp + 2, d->b.name, shape_str(sema, xv->ndim, xv->shape));
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++) {
+    const char *bad = p[i] < 0 ? "negative padding" : s[i] <= 0 ? "non-positive stride"
+                      : dil[i] <= 0 ? "non-positive dilation" : NULL;
+    if (bad) {
+      diag_error(sema->cx, call_loc(e), "%s is not supported", bad);
+      return poison(sema);
+    }
+  }
+  if (groups <= 0) {
+    diag_error(sema->cx, ga->loc, "non-positive groups is not supported");
+    return poison(sema);
+  }
+  if (same)
+    for (int i = 0; i < nsp; i++)
+      if (s[i] != 1) {
+        diag_error(sema->cx, pa->loc, "padding='same' is not supported for strided convolutions");
+        return poison(sema);
+      }
+  bool batched = xv->ndim == nsp + 2;
+  int64_t xs[4];  // the input's shape as batched
+  xs[0] = batched ? xv->shape[0] : 1;
+  for (int i = 0; i < nsp + 1; i++) xs[i + 1] = xv->shape[xv->ndim - nsp - 1 + i];
+  int64_t O = wv->shape[0], Cg = wv->shape[1], C = xs[1];
+  if (O % groups) {
+    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64 " at dimension "
+               "0, but got weight of size %s instead", groups, groups, shape_str(sema, wv->ndim, wv->shape));
+    return poison(sema);
+  }
+  if (Cg * groups != C) {
+    diag_error(sema->cx, call_loc(e), "Given groups=%" PRId64 ", weight of size %s, expected input%s to have %" PRId64
+               " channels, but got %" PRId64 " channels instead", groups, shape_str(sema, wv->ndim, wv->shape),
+               shape_str(sema, nsp + 2, xs), Cg * groups, C);
+    return poison(sema);
+  }
+  int64_t pl[2], pr[2], k[2], in[2], out[2];
+  for (int i = 0; i < nsp; i++) {
+    k[i] = wv->shape[2 + i];
+    in[i] = xs[2 + i];
+    int64_t tot = same ? dil[i] * (k[i] - 1) : 2 * p[i];
+    pl[i] = same ? tot / 2 : p[i];
+    pr[i] = tot - pl[i];
+  }
+  bool too_big = false;
+  for (int i = 0; i < nsp; i++) too_big |= dil[i] * (k[i] - 1) + 1 > in[i] + pl[i] + pr[i];
+  if (too_big) {
+    char a[64], b[64];
+    if (nsp == 1) {
+      snprintf(a, sizeof a, "%" PRId64, in[0] + pl[0] + pr[0]);
+      snprintf(b, sizeof b, "%" PRId64, dil[0] * (k[0] - 1) + 1);
+    } else {
+      snprintf(a, sizeof a, "%" PRId64 " x %" PRId64, in[0] + pl[0] + pr[0], in[1] + pl[1] + pr[1]);
+      snprintf(b, sizeof b, "%" PRId64 " x %" PRId64, dil[0] * (k[0] - 1) + 1, dil[1] * (k[1] - 1) + 1);
+    }
+    diag_error(sema->cx, call_loc(e), "Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel size "
+               "can't be greater than actual input size", a, b);
+    return poison(sema);
+  }
+  if (xt->dtype != wt->dtype) {
+    diag_error(sema->cx, w->loc, "expected scalar type %s but found %s", torch_name(xt->dtype), torch_name(wt->dtype));
+    return poison(sema);
+  }
+  if (bias) {
+    const View *bv = &bias->ty->view;
+    if (bv->ndim != 1 || bv->shape[0] != O) {
+      diag_error(sema->cx, bias->loc, "Given weight of size %s, expected bias to be 1-dimensional with %" PRId64
+                 " elements, but got bias of size %s instead", shape_str(sema, wv->ndim, wv->shape), O,
+                 shape_str(sema, bv->ndim, bv->shape));
+      return poison(sema);
+    }
+    if (bias->ty->dtype != xt->dtype) {
+      static const char *const low[DT_COUNT] = {"bool", "int", "long", "c10::Half", "c10::BFloat16", "float", "double"};
+      diag_error(sema->cx, bias->loc, "Input type (%s) and bias type (%s) should be the same", low[xt->dtype],
+                 low[bias->ty->dtype]);
+      return poison(sema);
+    }
+  }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"slow_conv2d_cuda\" not implemented for '%s'", torch_name(xt->dtype));
+    return poison(sema);
+  }
+  // the parts: halves in f32, the input batched and padded
+  DType dt = xt->dtype;
+  bool half = dtype_is_half(dt);
+  Ast *xb = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
+  if (half) xb = part_cast(sema, e, xb, "float"), w = part_cast(sema, e, w, "float");
+  if (half && bias) bias = part_cast(sema, e, bias, "float");
+  int64_t pads[4];
+  bool padded = false;
+  for (int i = 0; i < nsp; i++) {
+    pads[2 * (nsp - 1 - i)] = pl[i], pads[2 * (nsp - 1 - i) + 1] = pr[i];
+    padded |= pl[i] || pr[i];
+  }
+  Ast *xp = padded ? pad_all(sema, e, xb, nsp, pads, PAD_CONSTANT, NULL) : xb;
+  if (!xp) return poison(sema);
+  const View *pv = &xp->ty->view;
+  int64_t ph = nsp == 2 ? pv->shape[2] : 1, pw = pv->shape[nsp + 1];
+  for (int i = 0; i < nsp; i++) out[i] = (pv->shape[2 + i] - dil[i] * (k[i] - 1) - 1) / s[i] + 1;
+  int64_t sh = nsp == 2 ? pv->strides[2] : 0, sw = pv->strides[nsp + 1];
+  // "wide" columns: output (oh, ow) is column q = oh * R + ow * cstep, read at q * u
+  int64_t oh = nsp == 2 ? out[0] : 1, ow = out[nsp - 1], shs = nsp == 2 ? s[0] : 1, sws = s[nsp - 1];
+  bool rows = nsp == 1 || ow == 1 || (sw > 0 && sh % sw == 0 && sh / sw >= pw);
+  if (!rows) {  // a plane that is not row-major: one copy makes it so
+    xp = part_call(sema, e, "contiguous", &xp, 1);
+    pv = &xp->ty->view;
+    sh = pv->strides[2], sw = pv->strides[3];
+  }
+  (void)ph;
+  int64_t u, cstep, R;
+  if (nsp == 1 || (shs * sh) % (sws * sw) == 0) {
+    u = sws * sw, cstep = 1, R = nsp == 2 ? shs * sh / u : 0;
+  } else {
+    u = sw, cstep = sws, R = shs * sh / sw;
+  }
+  int64_t Q = (oh - 1) * R + (ow - 1) * cstep + 1, Og = O / groups;
+  const View *wv2 = &w->ty->view;
+  Ast *y = NULL;
+  int64_t kh = nsp == 2 ? k[0] : 1, kw = k[nsp - 1];
+  for (int64_t i = 0; i < kh; i++)
+    for (int64_t j = 0; j < kw; j++) {
+      int64_t tap = (nsp == 2 ? i * dil[0] * sh : 0) + j * dil[nsp - 1] * sw;
+      View bvw = {0}, avw = {0};
+      // B: [N, (g,) C/g, Q]; A: [(g,) O/g, C/g] = weight[:, :, i, j]
+      int64_t woff = wv2->offset + (nsp == 2 ? i * wv2->strides[2] : 0) + j * wv2->strides[nsp + 1];
+      if (groups == 1) {
+        bvw = (View){3, {pv->shape[0], C, Q}, {pv->strides[0], pv->strides[1], u}, pv->offset + tap};
+        avw = (View){2, {O, C}, {wv2->strides[0], wv2->strides[1]}, woff};
+      } else {
+        bvw = (View){4, {pv->shape[0], groups, Cg, Q}, {pv->strides[0], pv->strides[1] * Cg, pv->strides[1], u},
+                     pv->offset + tap};
+        avw = (View){3, {groups, Og, Cg}, {wv2->strides[0] * Og, wv2->strides[0], wv2->strides[1]}, woff};
+      }
+      Ast *mm = call2(sema, e, "matmul", view_part(sema, e, w, avw), view_part(sema, e, xp, bvw));
+      if (!y && bias) {
+        View bb = bias->ty->view;  // [(g,) O/g, 1]
+        if (groups == 1)
+          bb = (View){2, {O, 1}, {bb.strides[0], 0}, bb.offset};
+        else
+          bb = (View){3, {groups, Og, 1}, {bb.strides[0] * Og, bb.strides[0], 0}, bb.offset};
+        mm = part_binary(sema, e, OP_ADD, "add", mm, view_part(sema, e, bias, bb));
+      }
+      y = y ? part_binary(sema, e, OP_ADD, "add", y, mm) : mm;
+      if (is_poison(y->ty)) return poison(sema);
+    }
+  if (y->bi->kind == BK_VIEW || y->ty->view.offset != 0) y = part_call(sema, e, "contiguous", &y, 1);
+  // the output: a view of the wide columns
+  View ov = {0};
+  ov.ndim = nsp + 2;
+  ov.shape[0] = pv->shape[0], ov.strides[0] = O * Q;
+  ov.shape[1] = O, ov.strides[1] = Q;
+  if (nsp == 2) ov.shape[2] = oh, ov.strides[2] = R;
+  ov.shape[nsp + 1] = ow, ov.strides[nsp + 1] = cstep;
+  Ast *r = view_part(sema, e, y, ov);
+  if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
+  if (half) r = to_half(sema, e, r, dt);
+  return become(sema, e, r);
 }

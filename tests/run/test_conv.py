@@ -70,6 +70,40 @@ def np_pool(x, nsp, k, s=None, p=0, dil=1, ceil=False, kind="max", cip=True, div
     return y
 
 
+def np_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """PyTorch's conv1d/conv2d: x [N, C, *sp] (or unbatched), w [O, C/g, *k]; an einsum
+    over the windows of the zero-padded input (sliding_window_view)."""
+    nsp = w.ndim - 2
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x[None]
+    k = w.shape[2:]
+    s, d = [(v,) * nsp if np.isscalar(v) else tuple(v) for v in (stride, dilation)]
+    if padding == "same":
+        tot = [d[i] * (k[i] - 1) for i in range(nsp)]
+        pads = [(t // 2, t - t // 2) for t in tot]
+    elif padding == "valid":
+        pads = [(0, 0)] * nsp
+    else:
+        p = (padding,) * nsp if np.isscalar(padding) else tuple(padding)
+        pads = [(v, v) for v in p]
+    xp = np.pad(x, [(0, 0), (0, 0)] + pads)
+    span = [d[i] * (k[i] - 1) + 1 for i in range(nsp)]
+    win = sliding_window_view(xp, span, axis=tuple(range(2, 2 + nsp)))  # [N, C, *out_full, *span]
+    sl = tuple(slice(None, None, s[i]) for i in range(nsp)) + tuple(slice(None, None, d[i]) for i in range(nsp))
+    win = win[(slice(None), slice(None)) + sl]  # [N, C, *out, *k]
+    N, C = x.shape[:2]
+    O = w.shape[0]
+    win = win.reshape((N, groups, C // groups) + win.shape[2:])
+    wg = w.reshape((groups, O // groups) + w.shape[1:])
+    sub = "hw"[:nsp] if nsp == 2 else "w"
+    outs = "yz"[:nsp] if nsp == 2 else "z"
+    y = np.einsum(f"ngc{outs}{sub},goc{sub}->ngo{outs}", win, wg).reshape((N, O) + win.shape[3:3 + nsp])
+    if b is not None:
+        y = y + b.reshape((O,) + (1,) * nsp)
+    return y[0] if unbatched else y
+
+
 X4 = RNG.standard_normal((2, 3, 5, 6))
 X3 = RNG.standard_normal((2, 4, 9))
 
@@ -102,6 +136,32 @@ POOL_CASES = [
                 np_pool(x, 2, 3, 2, 1, ceil=True, kind="avg", cip=False), np_pool(x, 2, 2, kind="avg", div=3)]),
     ("avg_pool1d", "F.avg_pool1d(x[0], 3), torch.avg_pool1d(x[:, 1], 3, 2, 1, True, False)",
      lambda x: [np_pool(x[0], 1, 3, kind="avg"), np_pool(x[:, 1], 1, 3, 2, 1, ceil=True, kind="avg", cip=False)]),
+]
+
+W2 = RNG.standard_normal((6, 3, 3, 2))
+W2G = RNG.standard_normal((4, 1, 2, 3))
+B6 = RNG.standard_normal(6)
+W1 = RNG.standard_normal((6, 2, 3))
+# (name, convolutions of x [2, 3, 5, 6], w [6, 3, 3, 2], g [4, 1, 2, 3] (groups=... of a 4-channel slice),
+#  b [6], v [2, 4, 9], u [6, 2, 3]; their NumPy values)
+CONV_CASES = [
+    ("conv2d", "F.conv2d(x, w), F.conv2d(x, w, b, 1, 1), torch.conv2d(x, w, b, stride=2, padding=(2, 1)), "
+     "F.conv2d(x, w, padding='same', dilation=(1, 2)), F.conv2d(x[0], w, bias=b, dilation=2, padding='valid'), "
+     "F.conv2d(x, w, stride=(2, 3), padding=1, dilation=(2, 1))",
+     lambda x, w, g, b, v, u: [np_conv(x, w), np_conv(x, w, b, 1, 1), np_conv(x, w, b, 2, (2, 1)),
+                               np_conv(x, w, padding="same", dilation=(1, 2)),
+                               np_conv(x[0], w, b, dilation=2, padding="valid"),
+                               np_conv(x, w, stride=(2, 3), padding=1, dilation=(2, 1))]),
+    ("conv2d_groups", "F.conv2d(v.view(2, 4, 3, 3), g, groups=4, padding=1), "
+     "F.conv2d(x.permute(0, 1, 3, 2), w.transpose(2, 3), b, padding=1, stride=(1, 2))",
+     lambda x, w, g, b, v, u: [np_conv(v.reshape(2, 4, 3, 3), g, groups=4, padding=1),
+                               np_conv(x.transpose(0, 1, 3, 2), w.transpose(0, 1, 3, 2), b, padding=1, stride=(1, 2))]),
+    ("conv1d", "F.conv1d(v, u, groups=2), F.conv1d(v, u, b, stride=2, padding=2, dilation=2, groups=2), "
+     "torch.conv1d(v[0], u[:4].repeat(1, 2, 1), padding='same', dilation=3), F.conv1d(v.transpose(1, 2)[:, :4], "
+     "u[:, :1].repeat(1, 2, 1), groups=2, stride=3)",
+     lambda x, w, g, b, v, u: [np_conv(v, u, groups=2), np_conv(v, u, b, 2, 2, 2, 2),
+                               np_conv(v[0], np.tile(u[:4], (1, 2, 1)), padding="same", dilation=3),
+                               np_conv(v.transpose(0, 2, 1)[:, :4], np.tile(u[:, :1], (1, 2, 1)), groups=2, stride=3)]),
 ]
 
 
@@ -147,6 +207,14 @@ def main():
             want = model(x)
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}",
                                     [("x", dt, x, tr)], exprs, want, [dt] * len(want)))
+    for name, exprs, model in CONV_CASES:
+        for dt, tr in (("f32", True), ("f64", False), ("f16", False)):
+            cast = {"f32": np.float32, "f16": np.float16, "f64": np.float64}[dt]
+            arrs = [a.astype(cast).astype(np.float64) for a in (X4, W2, W2G, B6, X3, W1)]
+            want = model(*arrs)
+            params = [(n, dt, a, tr and n == "x") for n, a in zip("xwgbvu", arrs)]
+            sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}", params, exprs, want,
+                                    [dt] * len(want)))
     return t.summary()
 
 
