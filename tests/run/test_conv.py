@@ -11,14 +11,18 @@ Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) an
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs  # noqa: E402
+from oracle import Tally, compare_kinds, env_backend, require_backend, run_outputs  # noqa: E402
 
 RNG = np.random.default_rng(14)
 
@@ -190,6 +194,33 @@ def run_case(t, tdslc, name, params, exprs, want, kinds, body=()):
     return src
 
 
+def check_gpu_emit(t, tdslc, sources):
+    """Every program in one file (its function renamed conv_I): --emit=cuda compiles with nvcc
+    and --emit=ptx assembles with ptxas, where /usr/local/cuda has them."""
+    src = "\n".join(re.sub(r"^fn f\(", f"fn conv_{i}(", s, flags=re.M) for i, s in enumerate(sources))
+    inc = subprocess.run([tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
+    tmp = tempfile.mkdtemp(prefix="tdsl-conv-")
+    try:
+        path = os.path.join(tmp, "conv.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src)
+        for kind, tool, args in (("cuda", "nvcc", ["-arch=sm_90", "-c", "-Werror", "all-warnings", "-I", inc]),
+                                 ("ptx", "ptxas", ["-arch=sm_90"])):
+            out = os.path.join(tmp, "conv." + ("cu" if kind == "cuda" else "ptx"))
+            p = subprocess.run([tdslc, path, f"--emit={kind}", "-o", out], capture_output=True, timeout=600)
+            errs = [f"--emit={kind} exited {p.returncode}: {p.stderr.decode(errors='replace')[:1000]}"] \
+                if p.returncode else []
+            exe = os.path.join("/usr/local/cuda/bin", tool)
+            if not errs and os.path.exists(exe):
+                q = subprocess.run([exe, *args, out, "-o", out + ".o"], capture_output=True, timeout=600)
+                if q.returncode:
+                    errs.append(f"{tool} failed: {q.stderr.decode(errors='replace')[:1000]}")
+            t.report(f"--emit={kind} of {len(sources)} programs" + ("" if os.path.exists(exe) else " (no " + tool + ")"),
+                     errs, "")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -215,6 +246,8 @@ def main():
             params = [(n, dt, a, tr and n == "x") for n, a in zip("xwgbvu", arrs)]
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}", params, exprs, want,
                                     [dt] * len(want)))
+    if env_backend() in (None, "c"):  # once, not once per CPU backend
+        check_gpu_emit(t, tdslc, sources)
     return t.summary()
 
 
