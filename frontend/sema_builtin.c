@@ -413,6 +413,10 @@ static const BuiltinDef builtins[] = {
          ck_avg_pool, F_FN, F_NNF | F_TORCH),
     NODE("avg_pool2d", SUM, "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
          "divisor_override=None", ck_avg_pool, F_FN, F_NNF),
+    NODE("adaptive_avg_pool1d", MEAN, "input, output_size", ck_adaptive_pool, F_FN, F_NNF | F_TORCH),
+    NODE("adaptive_avg_pool2d", MEAN, "input, output_size", ck_adaptive_pool, F_FN, F_NNF),
+    NODE("adaptive_max_pool1d", AMAX, "input, output_size, return_indices=False", ck_adaptive_pool, F_FN, F_NNF),
+    NODE("adaptive_max_pool2d", AMAX, "input, output_size, return_indices=False", ck_adaptive_pool, F_FN, F_NNF),
     NODE("conv1d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,
          F_NNF | F_TORCH),
     NODE("conv2d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,

@@ -653,3 +653,96 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (half) r = to_half(sema, e, r, dt);
   return become(sema, e, r);
 }
+
+// ============================================================================
+// adaptive_avg_pool1d/2d(input, output_size), adaptive_max_pool1d/2d(input,
+// output_size, return_indices=False): output i of a dim of length n reduces
+// [floor(i n / o), ceil((i + 1) n / o)). Windows are rectangles, so the pool is separable:
+// uniform windows (o divides n) are one window view and one reduction; otherwise each
+// dim in turn is a cat of one narrow and reduction per output index.
+// ============================================================================
+TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
+  bool is_max = strstr(d->b.name, "max") != NULL;
+  int nsp = d->b.name[strlen(d->b.name) - 2] - '0';
+  Ast *x = e->bargs[0], *oa = e->bargs[1], *ra = is_max ? barg(e, 2) : NULL;
+  const TType *xt = get_tensor(sema, e, x, "input");
+  if (!xt) return poison(sema);
+  int64_t o[MAX_LIST];
+  int n;
+  if (!get_ints(sema, e, oa, "output_size", o, &n)) return poison(sema);
+  if (n == 1 && is_scalar(oa->ty)) o[1] = o[0], n = nsp;
+  if (n != nsp) {
+    if (nsp == 1)
+      diag_error(sema->cx, oa->loc, "%s() argument 'output_size' should contain one int (got %d)", d->b.name, n);
+    else if (is_max)
+      diag_error(sema->cx, oa->loc, "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
+    else
+      diag_error(sema->cx, oa->loc, "adaptive_avg_pool2d: output_size must be 2");
+    return poison(sema);
+  }
+  bool ri = false;
+  if (ra && !get_bool(sema, e, ra, "return_indices", &ri)) return poison(sema);
+  if (ri) {
+    diag_error(sema->cx, ra->loc, "%s: return_indices=True is not supported", d->b.name);
+    return poison(sema);
+  }
+  int nd = xt->view.ndim;
+  if (nd != nsp + 1 && nd != nsp + 2) {
+    if (nsp == 1)
+      diag_error(sema->cx, x->loc, "Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument #1 'self' "
+                 "(while checking arguments for %s)", nd, d->b.name);
+    else
+      diag_error(sema->cx, x->loc, "%s(): Expected 3D or 4D tensor, but got%s %s", d->b.name, is_max ? ":" : "",
+                 shape_str(sema, nd, xt->view.shape));
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++)
+    if (o[i] < 0) {
+      const char *got = nsp == 1 ? arena_printf(&sema->cx->arena, "%" PRId64, o[0])
+                                 : arena_printf(&sema->cx->arena, "%" PRId64 ", %" PRId64, o[0], o[1]);
+      diag_error(sema->cx, oa->loc, "adaptive_avg_pool%dd: elements of output_size must be greater than or equal to 0 "
+                 "but received {%s}", nsp, got);
+      return poison(sema);
+    }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'",
+               is_max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", torch_name(xt->dtype));
+    return poison(sema);
+  }
+  DType dt = xt->dtype;
+  Ast *y = !is_max && dtype_is_half(dt) ? part_cast(sema, e, x, "float") : x;
+  const char *red = is_max ? "amax" : "mean";
+  bool uniform = true;
+  int64_t k[2] = {0, 0}, one[2] = {1, 1};
+  for (int i = 0; i < nsp; i++) {
+    int64_t len = xt->view.shape[nd - nsp + i];
+    uniform &= o[i] > 0 && len % o[i] == 0;
+    k[i] = o[i] > 0 ? len / o[i] : 0;
+  }
+  if (uniform) {
+    Ast *w = windows(sema, e, y, nsp, o, k, k, one);
+    y = part_call(sema, e, red, (Ast *[]){w, window_dims(sema, e, nd, nsp)}, 2);
+  } else {
+    Ast *keep = part_int(sema, e, 1);
+    keep->ty = ty_bool(sema, true);
+    for (int i = 0; i < nsp; i++) {
+      int dim = nd - nsp + i;
+      int64_t len = xt->view.shape[dim];
+      if (o[i] == 0) {
+        y = narrow(sema, e, y, dim, 0, 0);
+        continue;
+      }
+      if (o[i] == len) continue;
+      Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)o[i]);
+      for (int64_t j = 0; j < o[i]; j++) {
+        int64_t lo = j * len / o[i], hi = ((j + 1) * len + o[i] - 1) / o[i];
+        Ast *dd = part_int(sema, e, dim);
+        items[j] = part_call(sema, e, red, (Ast *[]){narrow(sema, e, y, dim, lo, hi - lo), dd, keep}, 3);
+      }
+      y = call2(sema, e, "cat", part_seq(sema, e, TY_LIST, items, (int)o[i]), part_int(sema, e, dim));
+    }
+    if (y == x || y->bi->kind == BK_VIEW) y = part_call(sema, e, "clone", &y, 1);
+  }
+  if (!is_max) y = to_half(sema, e, y, dt);
+  return become(sema, e, y);
+}

@@ -275,6 +275,7 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max_pool2d
 TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
+TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d
 TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
 
 // ---- sema_mask.c ----

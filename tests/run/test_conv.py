@@ -108,6 +108,18 @@ def np_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     return y[0] if unbatched else y
 
 
+def np_adaptive(x, nsp, out, kind):
+    """PyTorch's adaptive pools: output i of a dim of length n reduces [floor(i n / o), ceil((i + 1) n / o))."""
+    out = (out,) * nsp if np.isscalar(out) else tuple(out)
+    sp = x.shape[-nsp:]
+    y = np.zeros(x.shape[:-nsp] + out)
+    for o in np.ndindex(*out):
+        sl = tuple(slice(o[i] * sp[i] // out[i], -((-(o[i] + 1) * sp[i]) // out[i])) for i in range(nsp))
+        win = x[(...,) + sl].reshape(x.shape[:-nsp] + (-1,))
+        y[(...,) + o] = win.max(-1) if kind == "max" else win.mean(-1)
+    return y
+
+
 X4 = RNG.standard_normal((2, 3, 5, 6))
 X3 = RNG.standard_normal((2, 4, 9))
 
@@ -138,6 +150,14 @@ POOL_CASES = [
      lambda x: [np_pool(x, 2, 2, kind="avg"), np_pool(x, 2, 3, 2, 1, kind="avg"),
                 np_pool(x, 2, 3, 2, 1, kind="avg", cip=False), np_pool(x, 2, (3, 2), 2, 1, ceil=True, kind="avg"),
                 np_pool(x, 2, 3, 2, 1, ceil=True, kind="avg", cip=False), np_pool(x, 2, 2, kind="avg", div=3)]),
+    ("adaptive_pool2d", "F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (5, 3)), F.adaptive_avg_pool2d(x, (3, 4)), "
+     "F.adaptive_max_pool2d(x, (5, 2)), F.adaptive_max_pool2d(x, 4), F.adaptive_avg_pool2d(x[0], (7, 8))",
+     lambda x: [np_adaptive(x, 2, 1, "avg"), np_adaptive(x, 2, (5, 3), "avg"), np_adaptive(x, 2, (3, 4), "avg"),
+                np_adaptive(x, 2, (5, 2), "max"), np_adaptive(x, 2, 4, "max"), np_adaptive(x[0], 2, (7, 8), "avg")]),
+    ("adaptive_pool1d", "F.adaptive_avg_pool1d(x[0], 4), torch.adaptive_avg_pool1d(x[:, 1], 3), "
+     "F.adaptive_max_pool1d(x[0], 4), F.adaptive_max_pool1d(x[1, 2], 2)",
+     lambda x: [np_adaptive(x[0], 1, 4, "avg"), np_adaptive(x[:, 1], 1, 3, "avg"), np_adaptive(x[0], 1, 4, "max"),
+                np_adaptive(x[1, 2], 1, 2, "max")]),
     ("avg_pool1d", "F.avg_pool1d(x[0], 3), torch.avg_pool1d(x[:, 1], 3, 2, 1, True, False)",
      lambda x: [np_pool(x[0], 1, 3, kind="avg"), np_pool(x[:, 1], 1, 3, 2, 1, ceil=True, kind="avg", cip=False)]),
 ]
