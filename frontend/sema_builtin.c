@@ -421,6 +421,10 @@ static const BuiltinDef builtins[] = {
          F_NNF | F_TORCH),
     NODE("conv2d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,
          F_NNF | F_TORCH),
+    NODE("conv_transpose1d", MATMUL, "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
+         "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
+    NODE("conv_transpose2d", MATMUL, "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
+         "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
     // embedding are ATen's, with other parameter lists: not these)

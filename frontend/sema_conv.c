@@ -746,3 +746,144 @@ TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!is_max) y = to_half(sema, e, y, dt);
   return become(sema, e, y);
 }
+
+// ============================================================================
+// conv_transpose1d/2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,
+// groups=1, dilation=1): the convolution (stride 1, the same dilation) of the input
+// with s - 1 zeros put between its elements and d (k - 1) - p zeros around it
+// (output_padding more on the right), by the kernel flipped, in and out channels swapped
+// within each group. The spread input is a copy (one cat a dim, then the pad's).
+// ============================================================================
+TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
+  int nsp = d->b.name[14] - '0';
+  Ast *x = e->bargs[0], *w = e->bargs[1], *bias = barg(e, 2), *sa = barg(e, 3), *pa = barg(e, 4), *oa = barg(e, 5),
+      *ga = barg(e, 6), *da = barg(e, 7);
+  const TType *xt = get_tensor(sema, e, x, "input"), *wt = xt ? get_tensor(sema, e, w, "weight") : NULL;
+  if (!xt || !wt || (bias && !get_tensor(sema, e, bias, "bias"))) return poison(sema);
+  if (pa && pa->ty->kind == TY_STR) {
+    diag_error(sema->cx, pa->loc, "%s(): argument 'padding' must be tuple of ints, not str", d->b.name);
+    return poison(sema);
+  }
+  int64_t s[2], p[2], op[2], dil[2], groups = 1;
+  if (!conv_ints(sema, e, sa, "stride", nsp, 1, s) || !conv_ints(sema, e, pa, "padding", nsp, 0, p) ||
+      !conv_ints(sema, e, oa, "output_padding", nsp, 0, op) || !conv_ints(sema, e, da, "dilation", nsp, 1, dil) ||
+      (ga && !get_int(sema, e, ga, "groups", &groups)))
+    return poison(sema);
+  const View *xv = &xt->view, *wv = &wt->view;
+  if (wv->ndim != nsp + 2 || (xv->ndim != nsp + 1 && xv->ndim != nsp + 2)) {
+    diag_error(sema->cx, call_loc(e), "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s"
+               " and weight of size: %s", nsp + 1, nsp + 2, d->b.name, shape_str(sema, xv->ndim, xv->shape),
+               shape_str(sema, wv->ndim, wv->shape));
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++) {
+    const char *bad = p[i] < 0 ? "negative padding" : op[i] < 0 ? "negative output_padding"
+                      : s[i] <= 0 ? "non-positive stride" : dil[i] <= 0 ? "non-positive dilation" : NULL;
+    if (bad) {
+      diag_error(sema->cx, call_loc(e), "%s is not supported", bad);
+      return poison(sema);
+    }
+  }
+  if (groups <= 0) {
+    diag_error(sema->cx, ga->loc, "non-positive groups is not supported");
+    return poison(sema);
+  }
+  bool batched = xv->ndim == nsp + 2;
+  int64_t xs[4];
+  xs[0] = batched ? xv->shape[0] : 1;
+  for (int i = 0; i < nsp + 1; i++) xs[i + 1] = xv->shape[xv->ndim - nsp - 1 + i];
+  int64_t Cin = wv->shape[0], Og = wv->shape[1], O = Og * groups;
+  if (Cin % groups) {
+    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64 " at dimension "
+               "0, but got weight of size [%s] instead", groups, groups, shape_str(sema, wv->ndim, wv->shape));
+    return poison(sema);
+  }
+  if (xs[1] != Cin) {
+    diag_error(sema->cx, call_loc(e), "Given transposed=1, weight of size %s, expected input%s to have %" PRId64
+               " channels, but got %" PRId64 " channels instead", shape_str(sema, wv->ndim, wv->shape),
+               shape_str(sema, nsp + 2, xs), Cin, xs[1]);
+    return poison(sema);
+  }
+  bool op_bad = false;
+  for (int i = 0; i < nsp; i++) op_bad |= op[i] >= s[i] && op[i] >= dil[i];
+  if (op_bad) {
+    if (nsp == 1)
+      diag_error(sema->cx, oa->loc, "output padding must be smaller than either stride or dilation, but got "
+                 "output_padding: %" PRId64 " stride: %" PRId64 " dilation: %" PRId64, op[0], s[0], dil[0]);
+    else
+      diag_error(sema->cx, oa->loc, "output padding must be smaller than either stride or dilation, but got "
+                 "output_padding_height: %" PRId64 " output_padding_width: %" PRId64 " stride_height: %" PRId64
+                 " stride_width: %" PRId64 " dilation_height: %" PRId64 " dilation_width: %" PRId64, op[0], op[1],
+                 s[0], s[1], dil[0], dil[1]);
+    return poison(sema);
+  }
+  int64_t out[2];
+  bool small = false;
+  for (int i = 0; i < nsp; i++) {
+    out[i] = (xs[2 + i] - 1) * s[i] - 2 * p[i] + dil[i] * (wv->shape[2 + i] - 1) + op[i] + 1;
+    small |= out[i] <= 0;
+  }
+  if (small) {
+    if (nsp == 1)
+      diag_error(sema->cx, call_loc(e), "Given input size per channel: (%" PRId64 "). Calculated output size per "
+                 "channel: (%" PRId64 "). Output size is too small", xs[2], out[0]);
+    else
+      diag_error(sema->cx, call_loc(e), "Given input size per channel: (%" PRId64 " x %" PRId64 "). Calculated output "
+                 "size per channel: (%" PRId64 " x %" PRId64 "). Output size is too small", xs[2], xs[3], out[0],
+                 out[1]);
+    return poison(sema);
+  }
+  if (bias && (bias->ty->view.ndim != 1 || bias->ty->view.shape[0] != O)) {
+    diag_error(sema->cx, bias->loc, "Given transposed=1, weight of size %s, expected bias to be 1-dimensional with %"
+               PRId64 " elements, but got bias of size %s instead", shape_str(sema, wv->ndim, wv->shape), O,
+               shape_str(sema, bias->ty->view.ndim, bias->ty->view.shape));
+    return poison(sema);
+  }
+  if (xt->dtype != wt->dtype) {
+    diag_error(sema->cx, w->loc, "expected scalar type %s but found %s", torch_name(xt->dtype), torch_name(wt->dtype));
+    return poison(sema);
+  }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"slow_conv_transpose2d_out_cuda\" not implemented for '%s'",
+               torch_name(xt->dtype));
+    return poison(sema);
+  }
+  // the input spread by the stride, then padded
+  Ast *y = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
+  for (int i = 0; i < nsp; i++) {
+    int dim = 2 + i;
+    if (s[i] == 1) continue;
+    const View *v = &y->ty->view;
+    int64_t shape[TD_MAX_DIMS + 1];
+    for (int j = 0; j <= dim; j++) shape[j] = v->shape[j];
+    shape[dim + 1] = s[i] - 1;
+    for (int j = dim + 1; j < v->ndim; j++) shape[j + 1] = v->shape[j];
+    Ast *col = call2(sema, e, "unsqueeze", y, part_int(sema, e, dim + 1));
+    Ast *z = full_part(sema, e, v->ndim + 1, shape, part_int(sema, e, 0), y->ty->dtype);
+    Ast *c = call2(sema, e, "cat", part_seq(sema, e, TY_LIST, (Ast *[]){col, z}, 2), part_int(sema, e, dim + 1));
+    int64_t merged[TD_MAX_DIMS];
+    memcpy(merged, v->shape, sizeof merged);
+    merged[dim] = v->shape[dim] * s[i];
+    y = narrow(sema, e, call2(sema, e, "view", c, ints(sema, e, v->ndim, merged)), dim, 0,
+               (v->shape[dim] - 1) * s[i] + 1);
+  }
+  int64_t pads[4];
+  for (int i = 0; i < nsp; i++) {
+    int64_t k = wv->shape[2 + i], q = dil[i] * (k - 1) - p[i];
+    pads[2 * (nsp - 1 - i)] = q, pads[2 * (nsp - 1 - i) + 1] = q + op[i];
+  }
+  y = pad_all(sema, e, y, nsp, pads, PAD_CONSTANT, NULL);
+  if (!y) return poison(sema);
+  // the weight [Cin, O/g, k...] as a convolution's [O, Cin/g, k...], flipped
+  int64_t fd[2] = {2, 3};
+  Ast *wf = call2(sema, e, "flip", w, ints(sema, e, nsp, fd));
+  int64_t gshape[TD_MAX_DIMS] = {groups, Cin / groups, Og}, cshape[TD_MAX_DIMS] = {O, Cin / groups};
+  for (int i = 0; i < nsp; i++) gshape[3 + i] = cshape[2 + i] = wv->shape[2 + i];
+  Ast *wg = call2(sema, e, "reshape", wf, ints(sema, e, nsp + 3, gshape));
+  wg = part_call(sema, e, "transpose", (Ast *[]){wg, part_int(sema, e, 1), part_int(sema, e, 2)}, 3);
+  wg = call2(sema, e, "reshape", wg, ints(sema, e, nsp + 2, cshape));
+  Ast *r = part_call(sema, e, nsp == 1 ? "conv1d" : "conv2d",
+                     (Ast *[]){y, wg, bias, NULL, NULL, ints(sema, e, nsp, dil), part_int(sema, e, groups)}, 7);
+  if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
+  return become(sema, e, r);
+}

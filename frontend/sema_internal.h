@@ -277,6 +277,7 @@ TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max
 TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
 TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d
 TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
+TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -120,6 +120,34 @@ def np_adaptive(x, nsp, out, kind):
     return y
 
 
+def np_conv_transpose(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """PyTorch's conv_transpose1d/2d by scattering: each input element adds its weight
+    window at out[h * s + i * d - p]."""
+    nsp = w.ndim - 2
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = x[None]
+    s, p, op, d = [(v,) * nsp if np.isscalar(v) else tuple(v) for v in (stride, padding, output_padding, dilation)]
+    N, C = x.shape[:2]
+    k = w.shape[2:]
+    Og = w.shape[1]
+    cg = C // groups
+    out = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(nsp)]
+    full = [(x.shape[2 + i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nsp)]
+    y = np.zeros((N, Og * groups) + tuple(full))
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * cg:(g + 1) * cg]
+        for tap in np.ndindex(*k):
+            contrib = np.einsum("nc...,co->no...", xs, ws[(slice(None), slice(None)) + tap])
+            sl = tuple(slice(tap[i] * d[i], tap[i] * d[i] + (x.shape[2 + i] - 1) * s[i] + 1, s[i]) for i in range(nsp))
+            y[(slice(None), slice(g * Og, (g + 1) * Og)) + sl] += contrib
+    y = y[(slice(None), slice(None)) + tuple(slice(p[i], p[i] + out[i]) for i in range(nsp))]
+    if b is not None:
+        y = y + b.reshape((-1,) + (1,) * nsp)
+    return y[0] if unbatched else y
+
+
 X4 = RNG.standard_normal((2, 3, 5, 6))
 X3 = RNG.standard_normal((2, 4, 9))
 
@@ -186,6 +214,20 @@ CONV_CASES = [
      lambda x, w, g, b, v, u: [np_conv(v, u, groups=2), np_conv(v, u, b, 2, 2, 2, 2),
                                np_conv(v[0], np.tile(u[:4], (1, 2, 1)), padding="same", dilation=3),
                                np_conv(v.transpose(0, 2, 1)[:, :4], np.tile(u[:, :1], (1, 2, 1)), groups=2, stride=3)]),
+]
+
+W2T = RNG.standard_normal((3, 2, 3, 2))
+W1T = RNG.standard_normal((4, 3, 3))
+# (name, transposed convolutions of x [2, 3, 5, 6], w [3, 2, 3, 2], b [6], v [2, 4, 9], u [4, 3, 3])
+CONVT_CASES = [
+    ("conv_transpose2d", "F.conv_transpose2d(x, w), F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), "
+     "torch.conv_transpose2d(x[0], w, None, (2, 3), (2, 1), (0, 2), 1, (2, 1))",
+     lambda x, w, b, v, u: [np_conv_transpose(x, w), np_conv_transpose(x, w, stride=2, padding=1, output_padding=1),
+                            np_conv_transpose(x[0], w, None, (2, 3), (2, 1), (0, 2), 1, (2, 1))]),
+    ("conv_transpose1d", "F.conv_transpose1d(v, u, b, groups=2), F.conv_transpose1d(v, u, stride=3, padding=2, "
+     "dilation=2, groups=2, output_padding=1)",
+     lambda x, w, b, v, u: [np_conv_transpose(v, u, b, groups=2),
+                            np_conv_transpose(v, u, stride=3, padding=2, dilation=2, groups=2, output_padding=1)]),
 ]
 
 
@@ -264,6 +306,14 @@ def main():
             arrs = [a.astype(cast).astype(np.float64) for a in (X4, W2, W2G, B6, X3, W1)]
             want = model(*arrs)
             params = [(n, dt, a, tr and n == "x") for n, a in zip("xwgbvu", arrs)]
+            sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}", params, exprs, want,
+                                    [dt] * len(want)))
+    for name, exprs, model in CONVT_CASES:
+        for dt, tr in (("f32", True), ("f64", False), ("f16", False)):
+            cast = {"f32": np.float32, "f16": np.float16, "f64": np.float64}[dt]
+            arrs = [a.astype(cast).astype(np.float64) for a in (X4, W2T, B6, X3, W1T)]
+            want = model(*arrs)
+            params = [(n, dt, a, tr and n == "x") for n, a in zip("xwbvu", arrs)]
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}", params, exprs, want,
                                     [dt] * len(want)))
     if env_backend() in (None, "c"):  # once, not once per CPU backend
