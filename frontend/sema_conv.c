@@ -487,14 +487,18 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!conv_ints(sema, e, da, "dilation", nsp, 1, dil) || (ga && !get_int(sema, e, ga, "groups", &groups)))
     return poison(sema);
   const View *xv = &xt->view, *wv = &wt->view;
-  if (wv->ndim != nsp + 2) {
-    diag_error(sema->cx, w->loc, "expected stride to be a single integer value or a list of %d values to match the "
-               "convolution dimensions, but got stride=[%s]", wv->ndim - 2, nsp == 1 ? "1" : "1, 1");
-    return poison(sema);
-  }
   if (xv->ndim != nsp + 1 && xv->ndim != nsp + 2) {
     diag_error(sema->cx, x->loc, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
                nsp + 1, nsp + 2, d->b.name, shape_str(sema, xv->ndim, xv->shape));
+    return poison(sema);
+  }
+  if (wv->ndim < 3) {
+    diag_error(sema->cx, w->loc, "weight should have at least three dimensions");
+    return poison(sema);
+  }
+  if (wv->ndim != nsp + 2) {
+    diag_error(sema->cx, w->loc, "expected stride to be a single integer value or a list of %d values to match the "
+               "convolution dimensions, but got stride=[%s]", wv->ndim - 2, nsp == 1 ? "1" : "1, 1");
     return poison(sema);
   }
   for (int i = 0; i < nsp; i++) {
@@ -520,6 +524,17 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   xs[0] = batched ? xv->shape[0] : 1;
   for (int i = 0; i < nsp + 1; i++) xs[i + 1] = xv->shape[xv->ndim - nsp - 1 + i];
   int64_t O = wv->shape[0], Cg = wv->shape[1], C = xs[1];
+  if (O == 0) {
+    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be at least %" PRId64 " at dimension 0, "
+               "but got weight of size %s instead", groups, groups, shape_str(sema, wv->ndim, wv->shape));
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++)
+    if (wv->shape[2 + i] == 0) {
+      diag_error(sema->cx, w->loc, "%s of a kernel with a dimension of size 0 (weight of size %s)", d->b.name,
+                 shape_str(sema, wv->ndim, wv->shape));
+      return poison(sema);
+    }
   if (O % groups) {
     diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64 " at dimension "
                "0, but got weight of size %s instead", groups, groups, shape_str(sema, wv->ndim, wv->shape));
@@ -577,8 +592,20 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"slow_conv2d_cuda\" not implemented for '%s'", torch_name(xt->dtype));
     return poison(sema);
   }
-  // the parts: halves in f32, the input batched and padded
   DType dt = xt->dtype;
+  if (xs[0] == 0 || Cg == 0) {  // no batch, or nothing to sum: zeros (and the bias)
+    int64_t os[4] = {xs[0], O};
+    for (int i = 0; i < nsp; i++)
+      os[2 + i] = (in[i] + pl[i] + pr[i] - dil[i] * (k[i] - 1) - 1) / s[i] + 1;
+    Ast *z = full_part(sema, e, nsp + 2, os, part_int(sema, e, 0), dt);
+    if (bias) {
+      View bb = {nsp + 1, {O, 1, 1}, {bias->ty->view.strides[0], 0, 0}, bias->ty->view.offset};
+      z = part_binary(sema, e, OP_ADD, "add", z, view_part(sema, e, bias, bb));
+    }
+    if (!batched) z = call2(sema, e, "squeeze", z, part_int(sema, e, 0));
+    return become(sema, e, z);
+  }
+  // the parts: halves in f32, the input batched and padded
   bool half = dtype_is_half(dt);
   Ast *xb = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
   if (half) xb = part_cast(sema, e, xb, "float"), w = part_cast(sema, e, w, "float");
@@ -804,6 +831,15 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
                shape_str(sema, nsp + 2, xs), Cin, xs[1]);
     return poison(sema);
   }
+  for (int i = 0; i < nsp; i++)
+    if (wv->shape[2 + i] == 0) {
+      if (nsp == 1)
+        diag_error(sema->cx, w->loc, "kernel size should be greater than zero, but got kernel_width: 0");
+      else
+        diag_error(sema->cx, w->loc, "kernel size should be greater than zero, but got kernel_height: %" PRId64
+                   " kernel_width: %" PRId64, wv->shape[2], wv->shape[3]);
+      return poison(sema);
+    }
   bool op_bad = false;
   for (int i = 0; i < nsp; i++) op_bad |= op[i] >= s[i] && op[i] >= dil[i];
   if (op_bad) {
