@@ -12,6 +12,10 @@
 //                view of the (padded) input: the view's columns walk the input rows
 //                "wide" (q = oh * Wp + ow, read at q * stride), so each tap is one GEMM
 //                over C with no im2col copy; the output is a view of the wide result
+//   conv_transpose  conv of the input spread by the stride and padded, by the kernel
+//                flipped with its channels swapped
+//   interpolate  nearest, linear, bilinear: per dim, a gather at source indices computed
+//                in f32 from an arange (and the two neighbours' weights)
 // Each checker reports every misuse (PyTorch's message) before it builds parts.
 #include "frontend/sema_internal.h"
 
@@ -232,7 +236,7 @@ static bool pool_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int n
   if (!get_ints(sema, e, a, pname, v, &n)) return false;
   if (n != 1 && n != nsp) {
     if (nsp == 1)
-      diag_error(sema->cx, a->loc, "%s must be a single int, or a tuple of one int", pname);  // PyTorch's wording varies
+      diag_error(sema->cx, a->loc, "%s must be a single int, or a tuple of one int", pname);
     else
       diag_error(sema->cx, a->loc, "%s: %s must either be a single int, or a tuple of two ints", e->bi->name, pname);
     return false;
@@ -536,8 +540,9 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
   if (O % groups) {
-    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64 " at dimension "
-               "0, but got weight of size %s instead", groups, groups, shape_str(sema, wv->ndim, wv->shape));
+    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
+               " at dimension 0, but got weight of size %s instead", groups, groups,
+               shape_str(sema, wv->ndim, wv->shape));
     return poison(sema);
   }
   if (Cg * groups != C) {
@@ -821,8 +826,9 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
   for (int i = 0; i < nsp + 1; i++) xs[i + 1] = xv->shape[xv->ndim - nsp - 1 + i];
   int64_t Cin = wv->shape[0], Og = wv->shape[1], O = Og * groups;
   if (Cin % groups) {
-    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64 " at dimension "
-               "0, but got weight of size [%s] instead", groups, groups, shape_str(sema, wv->ndim, wv->shape));
+    diag_error(sema->cx, w->loc, "Given groups=%" PRId64 ", expected weight to be divisible by %" PRId64
+               " at dimension 0, but got weight of size [%s] instead", groups, groups,
+               shape_str(sema, wv->ndim, wv->shape));
     return poison(sema);
   }
   if (xs[1] != Cin) {
@@ -922,4 +928,176 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
                      (Ast *[]){y, wg, bias, NULL, NULL, ints(sema, e, nsp, dil), part_int(sema, e, groups)}, 7);
   if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
   return become(sema, e, r);
+}
+
+// ============================================================================
+// interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None,
+// recompute_scale_factor=None, antialias=False): modes nearest, linear, bilinear. Each
+// spatial dim in turn gathers (index_select) the input at source indices computed in
+// f32 from an arange, as PyTorch's kernels compute them; linear modes add the two
+// neighbours by their weights. Halves are interpolated in f32 and rounded once.
+// ============================================================================
+static Ast *arange_f32(Sema *sema, const Ast *e, int64_t n) {
+  Ast *a = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, n), NULL, NULL, dtype_arg(sema, e, DT_F32)}, 4);
+  return a;
+}
+
+static Ast *clamp_part(Sema *sema, const Ast *e, Ast *x, Ast *lo, Ast *hi) {
+  return part_call(sema, e, "clamp", (Ast *[]){x, lo, hi}, 3);
+}
+
+TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *sza = barg(e, 1), *sfa = barg(e, 2), *ma = barg(e, 3), *aca = barg(e, 4),
+      *rsa = barg(e, 5), *aa = barg(e, 6);
+  const TType *xt = get_tensor(sema, e, x, "input");
+  if (!xt) return poison(sema);
+  const char *mode = "nearest";
+  if (ma) {
+    if (ma->ty->kind != TY_STR) {
+      diag_error(sema->cx, ma->loc, "interpolate(): argument 'mode' must be str, not %s", py_type_name(ma->ty));
+      return poison(sema);
+    }
+    mode = ma->ty->module;
+  }
+  int nd = xt->view.ndim, nsp = nd - 2;
+  bool nearest = !strcmp(mode, "nearest"), linear = !strcmp(mode, "linear"), bilinear = !strcmp(mode, "bilinear");
+  bool ac = false, rs = false, anti = false;
+  if ((aca && !get_bool(sema, e, aca, "align_corners", &ac)) ||
+      (rsa && !get_bool(sema, e, rsa, "recompute_scale_factor", &rs)) ||
+      (aa && !get_bool(sema, e, aa, "antialias", &anti)))
+    return poison(sema);
+  if (nearest && aca) {
+    diag_error(sema->cx, aca->loc, "align_corners option can only be set with the interpolating modes: linear | "
+               "bilinear | bicubic | trilinear");
+    return poison(sema);
+  }
+  if (!sza && !sfa) {
+    diag_error(sema->cx, call_loc(e), "either size or scale_factor should be defined");
+    return poison(sema);
+  }
+  if (sza && sfa) {
+    diag_error(sema->cx, sfa->loc, "only one of size or scale_factor should be defined");
+    return poison(sema);
+  }
+  if (nsp < 1 || nsp > 3) {
+    diag_error(sema->cx, x->loc, "interpolate: input of %d dimensions: PyTorch takes 3D, 4D and 5D input", nd);
+    return poison(sema);
+  }
+  int64_t out[3];
+  double sf[3] = {0, 0, 0};
+  if (sza) {
+    int64_t v[MAX_LIST];
+    int n;
+    if (!get_ints(sema, e, sza, "size", v, &n)) return poison(sema);
+    if (n != 1 || !is_scalar(sza->ty)) {
+      if (n != nsp) {
+        diag_error(sema->cx, sza->loc, "Input and output must have the same number of spatial dimensions, but got "
+                   "input with spatial dimensions of %s and output size of %s. Please provide input tensor in (N, C, "
+                   "d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.",
+                   shape_str(sema, nsp, xt->view.shape + 2), shape_str(sema, n, v));
+        return poison(sema);
+      }
+    }
+    for (int i = 0; i < nsp; i++) out[i] = v[n == 1 ? 0 : i];
+  } else {
+    const TType *t = sfa->ty;
+    int n = is_scalar(t) ? 1 : (t->kind == TY_LIST || t->kind == TY_TUPLE) ? t->nelem : -1;
+    if (n < 0) {
+      diag_error(sema->cx, sfa->loc, "interpolate(): argument 'scale_factor' must be float or a tuple of floats, "
+                 "not %s", py_type_name(t));
+      return poison(sema);
+    }
+    if (n != 1 && n != nsp) {
+      diag_error(sema->cx, sfa->loc, "Input and scale_factor must have the same number of spatial dimensions, but "
+                 "got input with spatial dimensions of %s and scale_factor of %d values. Please provide input tensor "
+                 "in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.",
+                 shape_str(sema, nsp, xt->view.shape + 2), n);
+      return poison(sema);
+    }
+    for (int i = 0; i < nsp; i++) {
+      const TType *el = n == 1 && is_scalar(t) ? t : t->elems[n == 1 ? 0 : i];
+      if (!is_scalar(el)) {
+        diag_error(sema->cx, sfa->loc, "interpolate(): scale_factor must hold numbers, not %s", py_type_name(el));
+        return poison(sema);
+      }
+      sf[i] = el->dtype == DT_F64 ? el->fval : (double)el->ival;
+      out[i] = (int64_t)floor((double)xt->view.shape[2 + i] * sf[i]);
+    }
+  }
+  if (!nearest && !linear && !bilinear) {
+    static const char *const known[] = {"bicubic", "trilinear", "area", "nearest-exact"};
+    bool k = false;
+    for (int i = 0; i < 4; i++) k |= !strcmp(mode, known[i]);
+    if (k)
+      diag_error(sema->cx, ma->loc, "interpolate: mode '%s' is not supported: tdsl has nearest, linear and bilinear",
+                 mode);
+    else
+      diag_error(sema->cx, ma->loc, "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: "
+                 "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got %s)", nd, mode);
+    return poison(sema);
+  }
+  if ((linear && nd != 3) || (bilinear && nd != 4)) {
+    diag_error(sema->cx, x->loc, "Got %dD input, but %s mode needs %dD input", nd, mode, linear ? 3 : 4);
+    return poison(sema);
+  }
+  if (anti) {
+    diag_error(sema->cx, aa->loc, "interpolate: antialias=True is not supported");
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++)
+    if (out[i] <= 0 || xt->view.shape[2 + i] <= 0) {
+      diag_error(sema->cx, call_loc(e), "Input and output sizes should be greater than 0, but got input %s output %s",
+                 shape_str(sema, nsp, xt->view.shape + 2), shape_str(sema, nsp, out));
+      return poison(sema);
+    }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"compute_indices_weights_%s\" not implemented for '%s'",
+               nearest ? "nearest" : "linear", torch_name(xt->dtype));
+    return poison(sema);
+  }
+  DType dt = xt->dtype;
+  bool half = dtype_is_half(dt) && !nearest;
+  Ast *y = half ? part_cast(sema, e, x, "float") : x;
+  for (int i = 0; i < nsp; i++) {
+    int dim = 2 + i;
+    int64_t in = xt->view.shape[dim], o = out[i];
+    if (o == in && nearest) continue;
+    bool use_sf = sfa && !rs;
+    float sc = use_sf ? (float)(1.0 / sf[i]) : (float)in / (float)o;
+    Ast *dd = part_int(sema, e, dim);
+    if (nearest) {
+      Ast *src = part_binary(sema, e, OP_MUL, "mul", arange_f32(sema, e, o), part_float(sema, e, sc));
+      src = part_unary(sema, e, OP_FLOOR, "floor", src);
+      src = part_cast(sema, e, clamp_part(sema, e, src, NULL, part_int(sema, e, in - 1)), "long");
+      y = part_call(sema, e, "index_select", (Ast *[]){y, dd, src}, 3);
+      continue;
+    }
+    Ast *src;
+    if (ac) {
+      float s2 = o > 1 ? (float)(in - 1) / (float)(o - 1) : 0.0f;
+      src = part_binary(sema, e, OP_MUL, "mul", arange_f32(sema, e, o), part_float(sema, e, s2));
+    } else {
+      src = part_binary(sema, e, OP_ADD, "add", arange_f32(sema, e, o), part_float(sema, e, 0.5));
+      src = part_binary(sema, e, OP_SUB, "sub", part_binary(sema, e, OP_MUL, "mul", src, part_float(sema, e, sc)),
+                        part_float(sema, e, 0.5));
+      src = clamp_part(sema, e, src, part_int(sema, e, 0), NULL);
+    }
+    Ast *i0 = part_cast(sema, e, src, "long");
+    Ast *i1 = part_call(sema, e, "clamp", (Ast *[]){part_binary(sema, e, OP_ADD, "add", i0, part_int(sema, e, 1)), NULL,
+                                                    part_int(sema, e, in - 1)}, 3);
+    Ast *l1 = part_binary(sema, e, OP_SUB, "sub", src, i0);
+    Ast *l0 = part_binary(sema, e, OP_SUB, "sub", part_float(sema, e, 1.0), l1);
+    if (dim != nd - 1) {  // the weights along dim: [o, 1]
+      l0 = call2(sema, e, "unsqueeze", l0, part_int(sema, e, 1));
+      l1 = call2(sema, e, "unsqueeze", l1, part_int(sema, e, 1));
+    }
+    if (dt == DT_F64) l0 = part_cast(sema, e, l0, "double"), l1 = part_cast(sema, e, l1, "double");
+    Ast *a = part_binary(sema, e, OP_MUL, "mul", part_call(sema, e, "index_select", (Ast *[]){y, dd, i0}, 3), l0);
+    Ast *b = part_binary(sema, e, OP_MUL, "mul", part_call(sema, e, "index_select", (Ast *[]){y, dd, i1}, 3), l1);
+    y = part_binary(sema, e, OP_ADD, "add", a, b);
+  }
+  if (y == x) y = part_call(sema, e, "clone", &y, 1);
+  if (half) y = to_half(sema, e, y, dt);
+  return become(sema, e, y);
 }

@@ -14,6 +14,7 @@
 //   sema_nn.c       ... torch.nn.functional ops built from parts: layer_norm, linear,
 //                   activations, the other norms, embedding, one_hot, bilinear
 //   sema_loss.c     ... the losses of torch.nn.functional
+//   sema_conv.c     ... pad, pooling, convolution, interpolate of torch.nn.functional
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
@@ -278,6 +279,7 @@ TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg
 TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d
 TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
 TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
+TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -148,12 +148,47 @@ def np_conv_transpose(x, w, b=None, stride=1, padding=0, output_padding=0, group
     return y[0] if unbatched else y
 
 
+def np_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False):
+    """PyTorch's F.interpolate (nearest, linear, bilinear): source indices computed in
+    float32 as its kernels do, one spatial dim after another."""
+    nsp = x.ndim - 2
+    for i in range(nsp):
+        d = 2 + i
+        n = x.shape[d]
+        if size is not None:
+            o = size if np.isscalar(size) else size[i]
+            sc = np.float32(n) / np.float32(o)
+        else:
+            f = scale_factor if np.isscalar(scale_factor) else scale_factor[i]
+            o = int(np.floor(n * f))
+            sc = np.float32(1.0 / f)
+        dst = np.arange(o, dtype=np.float32)
+        if mode == "nearest":
+            if o == n:
+                continue
+            idx = np.minimum(np.floor(dst * sc).astype(np.int64), n - 1)
+            x = np.take(x, idx, axis=d)
+            continue
+        if align_corners:
+            src = dst * (np.float32(n - 1) / np.float32(o - 1) if o > 1 else np.float32(0))
+        else:
+            src = np.maximum((dst + np.float32(0.5)) * sc - np.float32(0.5), np.float32(0))
+        i0 = src.astype(np.int64)
+        i1 = np.minimum(i0 + 1, n - 1)
+        l1 = (src - i0).astype(np.float64)
+        shape = [1] * x.ndim
+        shape[d] = o
+        x = np.take(x, i0, axis=d) * (1 - l1).reshape(shape) + np.take(x, i1, axis=d) * l1.reshape(shape)
+    return x
+
+
 X4 = RNG.standard_normal((2, 3, 5, 6))
 X3 = RNG.standard_normal((2, 4, 9))
 
 # (name, params {name: (dtype, array)}, returned expressions, their dtypes, NumPy values of the params)
 PAD_CASES = [
-    ("pad_constant", "F.pad(x, (1, 2, 2, 1), value=-1.5), F.pad(x, (1, 1)), torch.nn.functional.pad(x, [0, 0, 0, 0, 1, 0])",
+    ("pad_constant", "F.pad(x, (1, 2, 2, 1), value=-1.5), F.pad(x, (1, 1)), "
+     "torch.nn.functional.pad(x, [0, 0, 0, 0, 1, 0])",
      lambda x: [np_pad(x, (1, 2, 2, 1), value=-1.5), np_pad(x, (1, 1)), np_pad(x, (0, 0, 0, 0, 1, 0))]),
     ("pad_negative", "F.pad(x, (-1, 2, 2, -3)), F.pad(x, (-2, -1))",
      lambda x: [np_pad(x, (-1, 2, 2, -3)), np_pad(x, (-2, -1))]),
@@ -178,7 +213,8 @@ POOL_CASES = [
      lambda x: [np_pool(x, 2, 2, kind="avg"), np_pool(x, 2, 3, 2, 1, kind="avg"),
                 np_pool(x, 2, 3, 2, 1, kind="avg", cip=False), np_pool(x, 2, (3, 2), 2, 1, ceil=True, kind="avg"),
                 np_pool(x, 2, 3, 2, 1, ceil=True, kind="avg", cip=False), np_pool(x, 2, 2, kind="avg", div=3)]),
-    ("adaptive_pool2d", "F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (5, 3)), F.adaptive_avg_pool2d(x, (3, 4)), "
+    ("adaptive_pool2d", "F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (5, 3)), "
+     "F.adaptive_avg_pool2d(x, (3, 4)), "
      "F.adaptive_max_pool2d(x, (5, 2)), F.adaptive_max_pool2d(x, 4), F.adaptive_avg_pool2d(x[0], (7, 8))",
      lambda x: [np_adaptive(x, 2, 1, "avg"), np_adaptive(x, 2, (5, 3), "avg"), np_adaptive(x, 2, (3, 4), "avg"),
                 np_adaptive(x, 2, (5, 2), "max"), np_adaptive(x, 2, 4, "max"), np_adaptive(x[0], 2, (7, 8), "avg")]),
@@ -186,6 +222,13 @@ POOL_CASES = [
      "F.adaptive_max_pool1d(x[0], 4), F.adaptive_max_pool1d(x[1, 2], 2)",
      lambda x: [np_adaptive(x[0], 1, 4, "avg"), np_adaptive(x[:, 1], 1, 3, "avg"), np_adaptive(x[0], 1, 4, "max"),
                 np_adaptive(x[1, 2], 1, 2, "max")]),
+    ("interpolate", "F.interpolate(x, size=(3, 4)), F.interpolate(x, scale_factor=1.7), "
+     "F.interpolate(x, size=(8, 12), mode='bilinear'), F.interpolate(x, scale_factor=(0.6, 2.5), mode='bilinear', "
+     "align_corners=True), F.interpolate(x[0], size=10, mode='linear'), F.interpolate(x[:, 0], 11)",
+     lambda x: [np_interpolate(x, (3, 4)), np_interpolate(x, scale_factor=1.7),
+                np_interpolate(x, (8, 12), mode="bilinear"),
+                np_interpolate(x, scale_factor=(0.6, 2.5), mode="bilinear", align_corners=True),
+                np_interpolate(x[0], 10, mode="linear"), np_interpolate(x[:, 0], 11)]),
     ("avg_pool1d", "F.avg_pool1d(x[0], 3), torch.avg_pool1d(x[:, 1], 3, 2, 1, True, False)",
      lambda x: [np_pool(x[0], 1, 3, kind="avg"), np_pool(x[:, 1], 1, 3, 2, 1, ceil=True, kind="avg", cip=False)]),
 ]
@@ -277,8 +320,8 @@ def check_gpu_emit(t, tdslc, sources):
                 q = subprocess.run([exe, *args, out, "-o", out + ".o"], capture_output=True, timeout=600)
                 if q.returncode:
                     errs.append(f"{tool} failed: {q.stderr.decode(errors='replace')[:1000]}")
-            t.report(f"--emit={kind} of {len(sources)} programs" + ("" if os.path.exists(exe) else " (no " + tool + ")"),
-                     errs, "")
+            missing = "" if os.path.exists(exe) else f" (no {tool})"
+            t.report(f"--emit={kind} of {len(sources)} programs{missing}", errs, "")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
