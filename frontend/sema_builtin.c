@@ -427,6 +427,7 @@ static const BuiltinDef builtins[] = {
          "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
     NODE("interpolate", INDEX_SELECT, "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
          "recompute_scale_factor=None, antialias=False", ck_interpolate, F_FN, F_NNF),
+    NODE("fold", MATMUL, "input, output_size, kernel_size, dilation=1, padding=0, stride=1", ck_fold, F_FN, F_NNF),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
     // embedding are ATen's, with other parameter lists: not these)

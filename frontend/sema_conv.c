@@ -16,6 +16,7 @@
 //                flipped with its channels swapped
 //   interpolate  nearest, linear, bilinear: per dim, a gather at source indices computed
 //                in f32 from an arange (and the two neighbours' weights)
+//   fold         conv_transpose2d of the blocks by one-hot kernels, C groups
 // Each checker reports every misuse (PyTorch's message) before it builds parts.
 #include "frontend/sema_internal.h"
 
@@ -1099,5 +1100,101 @@ TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (y == x) y = part_call(sema, e, "clone", &y, 1);
   if (half) y = to_half(sema, e, y, dt);
+  return become(sema, e, y);
+}
+
+// ============================================================================
+// fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1): the sum of the
+// blocks [N, C * kh * kw, L] at their places, i.e. conv_transpose2d of the blocks
+// [N, C * kh * kw, OH, OW] by the one-hot kernel of each tap, C groups
+// ============================================================================
+static bool pair_arg(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t def, int64_t *out) {
+  if (!a) {
+    out[0] = out[1] = def;
+    return true;
+  }
+  int64_t v[MAX_LIST];
+  int n;
+  if (!get_ints(sema, e, a, pname, v, &n)) return false;
+  if (n != 1 && n != 2) {
+    diag_error(sema->cx, a->loc, "It is expected %s equals to 2, but got size %d", pname, n);
+    return false;
+  }
+  out[0] = v[0], out[1] = v[n - 1];
+  return true;
+}
+
+TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  const TType *xt = get_tensor(sema, e, x, "input");
+  if (!xt) return poison(sema);
+  int64_t os[2], k[2], dil[2], p[2], s[2];
+  if (!pair_arg(sema, e, e->bargs[1], "output_size", 0, os) || !pair_arg(sema, e, e->bargs[2], "kernel_size", 0, k) ||
+      !pair_arg(sema, e, barg(e, 3), "dilation", 1, dil) || !pair_arg(sema, e, barg(e, 4), "padding", 0, p) ||
+      !pair_arg(sema, e, barg(e, 5), "stride", 1, s))
+    return poison(sema);
+  const View *xv = &xt->view;
+  bool zero = false;
+  for (int i = 0; i < xv->ndim; i++) zero |= xv->shape[i] == 0 && (i > 0 || xv->ndim == 2);
+  if ((xv->ndim != 2 && xv->ndim != 3) || zero) {
+    diag_error(sema->cx, x->loc, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+               "non-zero dimensions for input, but got: %s", shape_str(sema, xv->ndim, xv->shape));
+    return poison(sema);
+  }
+  const char *bad = NULL;
+  for (int i = 0; i < 2 && !bad; i++) bad = k[i] <= 0 ? "kernel size" : s[i] <= 0 ? "stride" : dil[i] <= 0 ? "dilation"
+                                                                                                      : NULL;
+  if (!bad)
+    for (int i = 0; i < 2; i++)
+      if (p[i] < 0) bad = "padding";
+  if (bad) {
+    const char *nm = !strcmp(bad, "kernel size") ? "kernel" : bad;
+    int64_t *v = !strcmp(bad, "kernel size") ? k : !strcmp(bad, "stride") ? s : !strcmp(bad, "dilation") ? dil : p;
+    diag_error(sema->cx, call_loc(e), "%s should be greater than %s, but got %s_height: %" PRId64 " %s_width: %"
+               PRId64, bad, strcmp(bad, "padding") ? "zero" : "or equal to zero", nm, v[0], nm, v[1]);
+    return poison(sema);
+  }
+  bool batched = xv->ndim == 3;
+  int64_t CK = xv->shape[batched ? 1 : 0], L = xv->shape[batched ? 2 : 1], K = k[0] * k[1];
+  if (CK % K) {
+    diag_error(sema->cx, x->loc, "Expected size of input's dimension %d to be divisible by the product of kernel_size, "
+               "but got input.size(%d)=%" PRId64 " and kernel_size=(%" PRId64 ", %" PRId64 ").", batched ? 1 : 0,
+               batched ? 1 : 0, CK, k[0], k[1]);
+    return poison(sema);
+  }
+  int64_t b0 = (os[0] + 2 * p[0] - (dil[0] * (k[0] - 1) + 1)) / s[0] + 1;
+  int64_t b1 = (os[1] + 2 * p[1] - (dil[1] * (k[1] - 1) + 1)) / s[1] + 1;
+  if (b0 < 1 || b1 < 1 || os[0] + 2 * p[0] < dil[0] * (k[0] - 1) + 1 || os[1] + 2 * p[1] < dil[1] * (k[1] - 1) + 1) {
+    diag_error(sema->cx, call_loc(e), "Given output_size=(%" PRId64 ", %" PRId64 "), kernel_size=(%" PRId64 ", %" PRId64
+               "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64 ", %" PRId64 "), calculated shape of the "
+               "array of sliding blocks as (%" PRId64 ", %" PRId64 "), but its components must be at least one.",
+               os[0], os[1], k[0], k[1], dil[0], dil[1], p[0], p[1], b0, b1);
+    return poison(sema);
+  }
+  if (b0 * b1 != L) {
+    diag_error(sema->cx, x->loc, "Given output_size=(%" PRId64 ", %" PRId64 "), kernel_size=(%" PRId64 ", %" PRId64
+               "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64 ", %" PRId64 "), stride=(%" PRId64 ", %"
+               PRId64 "), expected size of input's dimension %d to match the calculated number of sliding blocks %"
+               PRId64 " * %" PRId64 " = %" PRId64 ", but got input.size(%d)=%" PRId64 ".", os[0], os[1], k[0], k[1],
+               dil[0], dil[1], p[0], p[1], s[0], s[1], batched ? 2 : 1, b0, b1, b0 * b1, batched ? 2 : 1, L);
+    return poison(sema);
+  }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"col2im_out_cuda\" not implemented for '%s'", torch_name(xt->dtype));
+    return poison(sema);
+  }
+  int64_t N = batched ? xv->shape[0] : 1, C = CK / K;
+  Ast *xb = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
+  Ast *x4 = call2(sema, e, "reshape", xb, ints(sema, e, 4, (int64_t[]){N, CK, b0, b1}));
+  Ast *eye = part_call(sema, e, "eye", (Ast *[]){part_int(sema, e, K), NULL, dtype_arg(sema, e, xt->dtype)}, 3);
+  Ast *w = call2(sema, e, "reshape", eye, ints(sema, e, 4, (int64_t[]){K, 1, k[0], k[1]}));
+  if (C > 1) w = call2(sema, e, "repeat", w, ints(sema, e, 4, (int64_t[]){C, 1, 1, 1}));
+  int64_t op[2];
+  for (int i = 0; i < 2; i++) op[i] = os[i] + 2 * p[i] - dil[i] * (k[i] - 1) - 1 - ((i ? b1 : b0) - 1) * s[i];
+  Ast *y = part_call(sema, e, "conv_transpose2d",
+                     (Ast *[]){x4, w, NULL, ints(sema, e, 2, s), ints(sema, e, 2, p), ints(sema, e, 2, op),
+                               part_int(sema, e, C), ints(sema, e, 2, dil)}, 8);
+  if (!batched) y = call2(sema, e, "squeeze", y, part_int(sema, e, 0));
   return become(sema, e, y);
 }

@@ -280,6 +280,7 @@ TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{
 TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
 TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -182,6 +182,28 @@ def np_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corner
     return x
 
 
+def np_fold(x, output_size, k, dilation=1, padding=0, stride=1):
+    """PyTorch's F.fold (col2im): block l's column (c, i, j) adds at
+    (bh * s - p + i * d, bw * s - p + j * d) of channel c."""
+    unbatched = x.ndim == 2
+    if unbatched:
+        x = x[None]
+    k, d, p, s = [(v, v) if np.isscalar(v) else tuple(v) for v in (k, dilation, padding, stride)]
+    oh, ow = output_size
+    nb = [(output_size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    N, CK, L = x.shape
+    C = CK // (k[0] * k[1])
+    y = np.zeros((N, C, oh + 2 * p[0] + s[0] * k[0] * d[0], ow + 2 * p[1] + s[1] * k[1] * d[1]))
+    cols = x.reshape(N, C, k[0], k[1], nb[0], nb[1])
+    for i in range(k[0]):
+        for j in range(k[1]):
+            for bh in range(nb[0]):
+                for bw in range(nb[1]):
+                    y[:, :, bh * s[0] + i * d[0], bw * s[1] + j * d[1]] += cols[:, :, i, j, bh, bw]
+    y = y[:, :, p[0]:p[0] + oh, p[1]:p[1] + ow]
+    return y[0] if unbatched else y
+
+
 X4 = RNG.standard_normal((2, 3, 5, 6))
 X3 = RNG.standard_normal((2, 4, 9))
 
@@ -359,6 +381,15 @@ def main():
             params = [(n, dt, a, tr and n == "x") for n, a in zip("xwbvu", arrs)]
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}", params, exprs, want,
                                     [dt] * len(want)))
+    cols = RNG.standard_normal((2, 12, 20))
+    for dt, tr in (("f32", True), ("f64", False), ("f16", False)):
+        c = cols.astype({"f32": np.float32, "f16": np.float16, "f64": np.float64}[dt]).astype(np.float64)
+        c2 = RNG.standard_normal((8, 9)).astype(np.float16).astype(np.float64)
+        want = [np_fold(c, (5, 6), 2), np_fold(c2, (4, 5), (2, 1), dilation=(1, 2), padding=1, stride=(2, 3))]
+        sources.append(run_case(t, tdslc, f"fold {dt}{' transposed' if tr else ''}",
+                                [("c", dt, c, tr), ("c2", dt, c2, False)],
+                                "F.fold(c, (5, 6), 2), F.fold(c2, (4, 5), (2, 1), dilation=(1, 2), padding=1, "
+                                "stride=(2, 3))", want, [dt] * 2))
     # empty tensors: no batch, no input channels (the bias alone), an empty padded input.
     # Not in the GPU batch: --emit=cuda of any kernel over an empty dim divides by 0
     # (`tdsl_g_i % 0`, which nvcc refuses), a codegen/cuda.c matter of its own.
