@@ -465,6 +465,31 @@ static const BuiltinDef builtins[] = {
     NODE("linear", MATMUL, "input, weight, bias=None", ck_linear, F_FN, F_NNF),
     NODE("layer_norm", MEAN, "input, normalized_shape, weight=None, bias=None, eps=1e-05", ck_layer_norm, F_FN,
          F_TORCH | F_NNF),
+    // padding, convolution, pooling (sema_conv.c): F.NAME and the bare name
+    NODE("pad", CAT, "input, pad, mode='constant', value=None", ck_pad, F_FN, F_NNF),
+    NODE("max_pool1d", AMAX, "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+         "return_indices=False", ck_max_pool, F_FN, F_NNF | F_TORCH),
+    NODE("max_pool2d", AMAX, "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+         "return_indices=False", ck_max_pool, F_FN, F_NNF | F_TORCH),
+    NODE("avg_pool1d", SUM, "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
+         ck_avg_pool, F_FN, F_NNF | F_TORCH),
+    NODE("avg_pool2d", SUM, "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+         "divisor_override=None", ck_avg_pool, F_FN, F_NNF),
+    NODE("adaptive_avg_pool1d", MEAN, "input, output_size", ck_adaptive_pool, F_FN, F_NNF | F_TORCH),
+    NODE("adaptive_avg_pool2d", MEAN, "input, output_size", ck_adaptive_pool, F_FN, F_NNF),
+    NODE("adaptive_max_pool1d", AMAX, "input, output_size, return_indices=False", ck_adaptive_pool, F_FN, F_NNF),
+    NODE("adaptive_max_pool2d", AMAX, "input, output_size, return_indices=False", ck_adaptive_pool, F_FN, F_NNF),
+    NODE("conv1d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,
+         F_NNF | F_TORCH),
+    NODE("conv2d", MATMUL, "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, F_FN,
+         F_NNF | F_TORCH),
+    NODE("conv_transpose1d", MATMUL, "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
+         "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
+    NODE("conv_transpose2d", MATMUL, "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
+         "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
+    NODE("interpolate", INDEX_SELECT, "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
+         "recompute_scale_factor=None, antialias=False", ck_interpolate, F_FN, F_NNF),
+    NODE("fold", MATMUL, "input, output_size, kernel_size, dilation=1, padding=0, stride=1", ck_fold, F_FN, F_NNF),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
     // embedding are ATen's, with other parameter lists: not these)

@@ -14,6 +14,7 @@
 //   sema_nn.c       ... torch.nn.functional ops built from parts: layer_norm, linear,
 //                   activations, the other norms, embedding, one_hot, bilinear
 //   sema_loss.c     ... the losses of torch.nn.functional
+//   sema_conv.c     ... pad, pooling, convolution, interpolate of torch.nn.functional
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
@@ -310,6 +311,16 @@ TType *ck_sort(Sema *sema, Ast *e, const BuiltinDef *d);  // sort, argsort, msor
 TType *ck_topk(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_kthvalue(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_conv.c: padding, pooling, convolution of torch.nn.functional, built from parts ----
+TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max_pool2d
+TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
+TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d
+TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
+TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
+TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
