@@ -233,21 +233,24 @@ static void stmts_seq(CudaKernelGen *c, const LStmtList *l) {
 
 // Declares each loop var of the nest from the flattened index `t` (innermost fastest),
 // those its body reads (all where the nest says nothing of it).
+// A nest with an empty loop runs no thread; its divisors print as 1 so the text still
+// compiles (nvcc rejects a literal % 0).
 static void decompose(CudaKernelGen *c, const LGpuNest *x, const char *t) {
   int64_t div = 1;
   for (int i = x->n - 1; i >= 0; i--) {
     const LStmt *s = x->loops[i];
+    int64_t ext = s->extent > 0 ? s->extent : 1;
     if (x->read && !x->read[i])
       ;
     else if (div == 1 && i == 0)
       line(c, "const int64_t v%d = %s;", s->var, t);
     else if (div == 1)
-      line(c, "const int64_t v%d = %s %% %" PRId64 ";", s->var, t, s->extent);
+      line(c, "const int64_t v%d = %s %% %" PRId64 ";", s->var, t, ext);
     else if (i == 0)
       line(c, "const int64_t v%d = %s / %" PRId64 ";", s->var, t, div);
     else
-      line(c, "const int64_t v%d = %s / %" PRId64 " %% %" PRId64 ";", s->var, t, div, s->extent);
-    div *= s->extent;
+      line(c, "const int64_t v%d = %s / %" PRId64 " %% %" PRId64 ";", s->var, t, div, ext);
+    div *= ext;
   }
 }
 

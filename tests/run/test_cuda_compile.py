@@ -34,6 +34,8 @@ NVCC = os.path.join(CUDA, "bin", "nvcc")
 # grid-stride loops, partial tiles, partial warps and the thread-per-row fallback.
 SHAPES = """
 fn sm(x: f32[8, 100]) -> f32[8, 100] { return x.softmax(-1) }
+fn empty_dim(x: f32[2, 3, 0]) -> f32[2, 3, 0] { return x * 2 + 1 }
+fn empty_inner(x: f32[2, 0, 3]) -> (f32[2, 0, 3], f32[2, 3]) { return x.exp(), x.sum(1) }
 fn sm_h(x: f16[300, 70]) -> f16[300, 70] { return x.softmax(-1) }
 fn ln(x: f32[32, 10, 512]) -> f32[32, 10, 512] {
     m = x.mean(-1, keepdim=true)
