@@ -16,6 +16,9 @@
 //   sema_loss.c     ... the losses of torch.nn.functional
 //   sema_conv.c     ... pad, pooling, convolution, interpolate of torch.nn.functional
 //   sema_join.c     ... cat, stack, index_select, gather
+//   sema_scan.c     ... cumsum, cumprod, cummax, cummin, logcumsumexp
+//   sema_sort.c     ... sort, argsort, msort, topk, kthvalue, median
+//   sema_einsum.c   ... einsum, from views, matmul, mul and sum
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
 //   sema_alias.c    ... ops PyTorch defines by others (zeros_like, movedim, repeat, addmm ...)

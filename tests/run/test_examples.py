@@ -111,6 +111,27 @@ def llama_layer(x, an, wq, wk, wv, wo, fn, w1, w2, w3):
     return h + feed_forward(rms_norm(h, fn), w1, w2, w3)
 
 
+def conv3x3(x, w):
+    n, c, h, wd = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    win = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))  # n, c, h, w, 3, 3
+    return np.einsum("nchwij,ocij->nohw", win, w)
+
+
+def batch_norm(x, mean, var, g, b, eps=1e-5):
+    s = lambda a: a[None, :, None, None]  # noqa: E731
+    return (x - s(mean)) / np.sqrt(s(var) + eps) * s(g) + s(b)
+
+
+def conv_bn(x, w, mean, var, g, b):
+    return batch_norm(conv3x3(x, w), mean, var, g, b)
+
+
+def basic_block(x, w1, m1, v1, g1, b1, w2, m2, v2, g2, b2):
+    out = np.maximum(batch_norm(conv3x3(x, w1), m1, v1, g1, b1), 0)
+    return np.maximum(batch_norm(conv3x3(out, w2), m2, v2, g2, b2) + x, 0)
+
+
 # (file, function) -> NumPy model: inputs in declaration order -> [(value, kind)]
 MODELS = {
     ("mlp.tdsl", "mlp"): lambda x, w1, b1, w2, b2: [(np.maximum(x @ w1 + b1, 0) @ w2 + b2, "mm")],
@@ -128,6 +149,8 @@ MODELS = {
     ("nanogpt_block.tdsl", "causal_self_attention"): lambda *a: [(gpt_attention(*a), "mm")],
     ("nanogpt_block.tdsl", "mlp"): lambda *a: [(gpt_mlp(*a), "mm")],
     ("nanogpt_block.tdsl", "block"): lambda *a: [(gpt_block(*a), "mm")],
+    ("resnet_block.tdsl", "conv_bn"): lambda *a: [(conv_bn(*a), "mm")],
+    ("resnet_block.tdsl", "basic_block"): lambda *a: [(basic_block(*a), "mm")],
     ("llama_layer.tdsl", "rms_norm"): lambda x, w: [(rms_norm(x, w), "red")],
     ("llama_layer.tdsl", "rotate_half"): lambda x: [(rotate_half(x), "exact")],
     ("llama_layer.tdsl", "rotate_half_kv"): lambda x: [(rotate_half(x), "exact")],
@@ -143,6 +166,17 @@ def params_of(src, fn):
     return [p.split(":")[0].replace("mut", "").strip() for p in re.split(r",\s*(?![^\[]*\])", m.group(1)) if p.strip()]
 
 
+def shape_of(src, fn, pname):
+    """The shape of parameter pname of fn, its dims evaluated with the file's constants."""
+    consts = {m.group(1): m.group(2) for m in re.finditer(r"^const\s+(\w+)\s*=\s*(.+)$", src, re.M)}
+    m = re.search(r"fn\s+" + fn + r"\s*\((.*?)\)\s*->", src, re.S)
+    decl = re.search(r"\b" + pname + r"\s*:\s*\w+\[(.*?)\]", m.group(1)).group(1)
+    env = {}
+    for k, v in consts.items():
+        env[k] = eval(v, {}, env)  # noqa: S307 (the file's own constant expressions)
+    return tuple(int(eval(d, {}, env)) for d in decl.split(",") if d.strip())  # noqa: S307
+
+
 def check_example(tdslc, fname, src, fn, backend="env"):
     """Runs fn of example fname (source src) on backend with the seeded generator's
     inputs and compares each result with its NumPy model; returns failure lines
@@ -150,12 +184,17 @@ def check_example(tdslc, fname, src, fn, backend="env"):
     model = MODELS.get((fname, fn))
     if model is None:
         return ["no NumPy model for this example function in test_examples.py"]
-    p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5], backend=backend)
+    # a variance is positive: the running variances of a batch norm are given, the rest generated
+    params = params_of(src, fn)
+    rng = np.random.default_rng(0)
+    inputs = {n: rng.uniform(0.5, 1.5, size=shape_of(src, fn, n)).astype(np.float32) for n in params if
+              n.endswith("var")}
+    p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5], backend=backend, inputs=inputs)
     errs = []
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}")
     else:
-        ins = [np.load(os.path.join(out_dir, f"in_{n}.npy")) for n in params_of(src, fn)]
+        ins = [inputs[n] if n in inputs else np.load(os.path.join(out_dir, f"in_{n}.npy")) for n in params]
         wants = model(*[a.astype(np.float64) for a in ins])
         if len(wants) != len(doc["outputs"]):
             errs.append(f"{len(doc['outputs'])} outputs, expected {len(wants)}")
