@@ -9,8 +9,8 @@
 // The Python number v as a value of dtype dt, as PyTorch converts a fill value: false
 // (after PyTorch's message) when it does not fit.
 static bool fill_value(Sema *sema, const Ast *e, Loc loc, const TType *v, DType dt, Ast **out) {
-  static const char *const ctype[DT_COUNT] = {"bool", "int", "int64_t", "at::Half", "at::BFloat16", "float",
-                                              "double"};
+  static const char *const ctype[DT_COUNT] = {"bool",  "int",     "int64_t", "at::Half", "at::BFloat16",
+                                              "float", "double",  "uint8_t", "int8_t",   "int16_t"};
   double f = v->dtype == DT_F64 ? v->fval : (double)v->ival;
   bool fits = true;
   if (dt == DT_I32) fits = isfinite(f) && f > -2147483649.0 && f < 2147483648.0;
@@ -53,7 +53,8 @@ TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
                  "dimension(s).", v->ty->view.ndim);
       return poison(sema);
     }
-    static const char *const cast[DT_COUNT] = {"bool", "int", "long", "half", "bfloat16", "float", "double"};
+    static const char *const cast[DT_COUNT] = {"bool",   "int",  "long", "half", "bfloat16",
+                                               "float",  "double", "byte", "char", "short"};
     fill = v->ty->dtype == xt->dtype ? v : part_cast(sema, e, v, cast[xt->dtype]);
   } else {
     diag_error(sema->cx, v->loc, "masked_fill() received an invalid combination of arguments - got (%s, %s), but "

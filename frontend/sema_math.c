@@ -386,7 +386,8 @@ TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d) {
 static const char *cpp_name(DType dt) {
   static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long int",
                                                [DT_F16] = "c10::Half", [DT_BF16] = "c10::BFloat16",
-                                               [DT_F32] = "float", [DT_F64] = "double"};
+                                               [DT_F32] = "float", [DT_F64] = "double", [DT_U8] = "unsigned char",
+                                               [DT_I8] = "signed char", [DT_I16] = "short int"};
   return names[dt];
 }
 
