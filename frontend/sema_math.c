@@ -500,6 +500,8 @@ TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
   DType dt = result_type(sema, ts, 3);
+  for (int i = 1; i < 3; i++)  // an int result: PyTorch converts each bound to it, checked
+    if (ts[i] && dtype_is_int(dt) && !scalar_fits(sema, e->bargs[i]->loc, ts[i], dt)) return poison(sema);
   e->attr.has_lo = lo != NULL;
   e->attr.has_hi = hi != NULL;
   if (lo) e->attr.lo = lo->ty->fval, e->attr.ilo = lo->ty->ival;
