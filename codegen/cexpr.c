@@ -383,6 +383,9 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
 const char *cexpr_type(DType dt) {
   switch (dt) {
   case DT_BOOL: return "bool";
+  case DT_U8: return "uint8_t";
+  case DT_I8: return "int8_t";
+  case DT_I16: return "int16_t";
   case DT_I32: return "int32_t";
   case DT_I64: return "int64_t";
   case DT_F16:
@@ -512,6 +515,15 @@ static void cast_text(CExprGen *g, DType from, DType to, const char **pre, const
     return;
   }
   // to an int
+  if (dtype_is_small_int(to)) {  // wraps (gcc and nvcc: modulo 2^bits); a float goes through f2i
+    DType via = from == DT_F64 && to == DT_U8 ? DT_I64 : DT_I32;  // PyTorch's CPU answer (kb_cast)
+    const char *wrap = to == DT_U8 ? "(uint8_t)" : to == DT_I8 ? "(int8_t)(uint8_t)" : "(int16_t)(uint16_t)";
+    if (ffl)
+      g->pr->group[G_F2I][via] = true;
+    *pre = arena_printf(&g->cx->arena, "%s%s(", wrap, !ffl ? "" : via == DT_I32 ? "tdsl_g_f2i32" : "tdsl_g_f2i64");
+    *post = ")";
+    return;
+  }
   if (ffl) {
     g->pr->group[G_F2I][to] = true;
     *pre = to == DT_I32 ? "tdsl_g_f2i32(" : "tdsl_g_f2i64(", *post = ")";

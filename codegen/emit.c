@@ -211,8 +211,8 @@ void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note) {
   buf_puts(b, "\n");
 }
 
-static const char *const dtype_enum[DT_COUNT] = {"TDSL_BOOL", "TDSL_I32", "TDSL_I64", "TDSL_F16",
-                                                 "TDSL_BF16", "TDSL_F32", "TDSL_F64"};
+static const char *const dtype_enum[DT_COUNT] = {"TDSL_BOOL", "TDSL_I32", "TDSL_I64", "TDSL_F16", "TDSL_BF16",
+                                                 "TDSL_F32",  "TDSL_F64", "TDSL_U8",  "TDSL_I8",  "TDSL_I16"};
 
 static void int_list(Buf *b, int n, const int64_t *xs) {
   buf_puts(b, "{");

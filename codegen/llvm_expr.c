@@ -78,6 +78,33 @@ void llvm_add_attr(LlvmModuleGen *g, LLVMValueRef fn, LLVMAttributeIndex at, con
   LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(g->lc, kind, 0));
 }
 
+static bool small_int_expr(const LExpr *e) {
+  return e && (dtype_is_small_int(e->dt) || small_int_expr(e->a) || small_int_expr(e->b) || small_int_expr(e->c) ||
+               (e->kind == LX_LOAD && small_int_expr(e->idx.dyn)));
+}
+
+static bool small_int_stmts(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (small_int_expr(s->val) || small_int_expr(s->cond) || small_int_expr(s->idx.dyn) || small_int_stmts(&s->body))
+      return true;
+  }
+  return false;
+}
+
+// Tells the optimizer that fn has no ldexp when kernel k computes with u8, i8 or i16:
+// LLVM 14's instcombine rewrites exp2 (and pow(2, .)) of a vector of i8 or i16
+// converted to float into a call of ldexp with a vector and a scalar, which instruction
+// selection then crashes on. Without ldexp the rewrite does not happen.
+void llvm_no_ldexp(LlvmModuleGen *g, const LKernel *k, LLVMValueRef fn) {
+  if (!small_int_stmts(&k->body))
+    return;
+  static const char *const names[] = {"no-builtin-ldexp", "no-builtin-ldexpf", "no-builtin-ldexpl"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(g->lc, names[i], (unsigned)strlen(names[i]), "", 0));
+}
+
 // A function declared (or found) by name.
 static LLVMValueRef declare(LlvmModuleGen *g, const char *name, LLVMTypeRef ft) {
   LLVMValueRef f = LLVMGetNamedFunction(g->m, name);
@@ -245,7 +272,7 @@ static LLVMValueRef to_float(LlvmModuleGen *g, LLVMValueRef v, DType from, DType
       return v;
     return cf_ == DT_F64 ? LLVMBuildFPTrunc(g->b, v, t, "") : LLVMBuildFPExt(g->b, v, t, "");
   }
-  if (from == DT_BOOL)
+  if (from == DT_BOOL || dtype_is_unsigned(from))
     return LLVMBuildUIToFP(g->b, v, t, "");
   return LLVMBuildSIToFP(g->b, v, t, "");
 }
@@ -287,13 +314,21 @@ LLVMValueRef llvm_cast(LlvmModuleGen *g, LLVMValueRef v, DType from, DType to) {
       return v;  // carried as f32 already
     return to_float(g, v, from, to);
   }
-  if (dtype_is_float(from))
-    return f2i(g, v, from, to);
-  if (from == DT_BOOL)
+  if (dtype_is_float(from)) {
+    if (!dtype_is_small_int(to))
+      return f2i(g, v, from, to);
+    DType via = from == DT_F64 && to == DT_U8 ? DT_I64 : DT_I32;  // PyTorch's CPU answer (kb_cast)
+    v = f2i(g, v, from, via);
+    from = via;
+  }
+  unsigned fw = LLVMGetIntTypeWidth(LLVMTypeOf(v)), tw = LLVMGetIntTypeWidth(vtype(g, to));
+  if (fw > tw)
+    return LLVMBuildTrunc(b, v, vtype(g, to), "");  // wraps
+  if (fw == tw)
+    return v;  // u8 <-> i8: the same bits
+  if (from == DT_BOOL || dtype_is_unsigned(from))
     return LLVMBuildZExt(b, v, vtype(g, to), "");
-  if (to == DT_I32)
-    return LLVMBuildTrunc(b, v, g->i32, "");  // wraps
-  return LLVMBuildSExt(b, v, g->i64, "");
+  return LLVMBuildSExt(b, v, vtype(g, to), "");
 }
 
 // ============================================================================

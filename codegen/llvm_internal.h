@@ -69,6 +69,9 @@ struct LlvmKernelGen {
 static inline LLVMTypeRef vtype(const LlvmModuleGen *g, DType dt) {
   switch (dt) {
   case DT_BOOL: return g->i1;
+  case DT_U8:
+  case DT_I8: return g->i8;
+  case DT_I16: return g->i16;
   case DT_I32: return g->i32;
   case DT_I64: return g->i64;
   case DT_F16:
@@ -131,6 +134,7 @@ static inline LLVMTypeRef local_type(const LlvmKernelGen *c, int l) {
 void llvm_module_begin(LlvmModuleGen *g, Ctx *cx, LLVMContextRef lc, LProgram *const *progs, int nprogs,
                        const char *triple, const char *data_layout, bool gpu);
 void llvm_add_attr(LlvmModuleGen *g, LLVMValueRef fn, LLVMAttributeIndex at, const char *name);
+void llvm_no_ldexp(LlvmModuleGen *g, const LKernel *k, LLVMValueRef fn);  // see llvm_expr.c
 // A call of the function `name` (declared nounwind on first use).
 LLVMValueRef llvm_call(LlvmModuleGen *g, const char *name, LLVMTypeRef ret, LLVMTypeRef *pt, int np,
                        LLVMValueRef *args);

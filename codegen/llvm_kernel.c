@@ -234,6 +234,7 @@ static void parallel_loop(LlvmKernelGen *c, const LStmt *s) {
                                        LLVMFunctionType(g->vd, ft, (unsigned)nf + 2, 0));
   set_internal(inner);
   llvm_add_attr(g, inner, LLVMAttributeFunctionIndex, "nounwind");
+  llvm_no_ldexp(g, c->k, inner);
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(b);
   LlvmKernelGen sub = *c;
   sub.fn = inner;
@@ -264,6 +265,7 @@ static void parallel_loop(LlvmKernelGen *c, const LStmt *s) {
   LLVMValueRef range = LLVMAddFunction(g->m, name, g->range_fn);
   set_internal(range);
   llvm_add_attr(g, range, LLVMAttributeFunctionIndex, "nounwind");
+  llvm_no_ldexp(g, c->k, range);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, range, "entry"));
   LLVMValueRef cp = LLVMBuildBitCast(b, LLVMGetParam(range, 0), LLVMPointerType(ctxty, 0), "");
   for (int i = 0; i < nf; i++)
@@ -380,6 +382,7 @@ LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki) {
   c.fn = LLVMAddFunction(g->m, c.kname, LLVMFunctionType(g->i32, pt, (unsigned)nargs, 0));
   set_internal(c.fn);
   llvm_add_attr(g, c.fn, LLVMAttributeFunctionIndex, "nounwind");
+  llvm_no_ldexp(g, k, c.fn);
   llvm_pointer_attrs(&c, c.fn, 0);
   LLVMBuilderRef b = g->b;
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, c.fn, "entry"));

@@ -378,7 +378,8 @@ static const BuiltinDef builtins[] = {
     DROPOUT("dropout3d", "True"), DROPOUT("alpha_dropout", "False"), DROPOUT("feature_alpha_dropout", "False"),
     VIEWOP("to", "input, dtype", ck_to, 0),
     CAST("float", DT_F32), CAST("double", DT_F64), CAST("int", DT_I32), CAST("long", DT_I64),
-    CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL),
+    CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL), CAST("byte", DT_U8),
+    CAST("char", DT_I8), CAST("short", DT_I16),
     NODE("clone", CLONE, "input", ck_clone, F_BOTH, F_TORCH),
     // unary
     UNARY("neg", NEG, F_TORCH), UNARY("abs", ABS, F_TORCH), UNARY("exp", EXP, F_TORCH), UNARY("log", LOG, F_TORCH),

@@ -44,6 +44,7 @@ TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   DType dt = va->ty->dtype == DT_F64 ? DT_F32 : va->ty->dtype;
   if (barg(e, 2) && !get_dtype(sema, e, e->bargs[2], &dt)) return poison(sema);
+  if (dtype_is_int(dt) && !scalar_fits(sema, va->loc, va->ty, dt)) return poison(sema);
   e->attr.lo = va->ty->fval;
   e->attr.ilo = va->ty->ival;
   if (!dtype_is_float(dt) && va->ty->dtype == DT_F64) e->attr.ilo = (int64_t)va->ty->ival;

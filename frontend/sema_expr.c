@@ -61,7 +61,8 @@ static const struct {
 } torch_dtypes[] = {
     {"float32", DT_F32}, {"float", DT_F32},   {"float64", DT_F64}, {"double", DT_F64}, {"float16", DT_F16},
     {"half", DT_F16},    {"bfloat16", DT_BF16}, {"int32", DT_I32}, {"int", DT_I32},    {"int64", DT_I64},
-    {"long", DT_I64},    {"bool", DT_BOOL},
+    {"long", DT_I64},    {"bool", DT_BOOL},     {"uint8", DT_U8},  {"int8", DT_I8},    {"int16", DT_I16},
+    {"short", DT_I16},
 };
 
 // The forms bit a call through module m takes (F_TORCH, F_NNF); 0 for a module with no
@@ -96,9 +97,8 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     if (!strcmp(e->name, "nn")) return ty_module(sema, "torch.nn");
   }
   if (!strcmp(m->module, "torch.nn") && !strcmp(e->name, "functional")) return ty_module(sema, "torch.nn.functional");
-  static const char *const other_dtypes[] = {"uint8", "int8", "int16", "short", "complex32", "complex64",
-                                             "complex128", "chalf", "cfloat", "cdouble", "qint8", "qint32",
-                                             "quint8", "quint4x2", "quint2x4"};
+  static const char *const other_dtypes[] = {"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
+                                             "qint8",     "qint32",    "quint8",     "quint4x2", "quint2x4"};
   for (size_t i = 0; !strcmp(m->module, "torch") && i < sizeof other_dtypes / sizeof other_dtypes[0]; i++) {
     if (!strcmp(e->name, other_dtypes[i])) {
       diag_error(sema->cx, e->oploc, "dtype torch.%s is not supported by tdsl", e->name);

@@ -18,7 +18,7 @@ static const BuiltinDef def_index_node = {{"index", BK_NODE, OP_INDEX, ""}, NULL
 static TType *advanced_index(Sema *sema, Ast *e, const TType *base, View v, Ast **idx, int *pos, int n) {
   for (int i = 0; i < n; i++) {
     DType dt = idx[i]->ty->dtype;
-    if (dt == DT_BOOL) {
+    if (dt == DT_BOOL || dt == DT_U8) {  // PyTorch takes a u8 index as a mask too
       diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: use where");
       return poison(sema);
     }

@@ -330,6 +330,7 @@ TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
 // bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper)
 Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower);
+bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt);  // PyTorch's checked_convert of a number
 
 // ---- sema_scan.c: the cumulative ops ----
 TType *ck_scan(Sema *sema, Ast *e, const BuiltinDef *d);    // cumsum, cumprod, logcumsumexp

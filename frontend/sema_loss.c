@@ -65,6 +65,9 @@ static const char *cast_name(DType dt) {
   case DT_I32: return "int";
   case DT_I64: return "long";
   case DT_BOOL: return "bool";
+  case DT_U8: return "byte";
+  case DT_I8: return "char";
+  case DT_I16: return "short";
   default: td_unreachable();
   }
 }

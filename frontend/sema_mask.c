@@ -6,21 +6,32 @@
 #include <float.h>
 #include <math.h>
 
-// The Python number v as a value of dtype dt, as PyTorch converts a fill value: false
-// (after PyTorch's message) when it does not fit.
-static bool fill_value(Sema *sema, const Ast *e, Loc loc, const TType *v, DType dt, Ast **out) {
-  static const char *const ctype[DT_COUNT] = {"bool", "int", "int64_t", "at::Half", "at::BFloat16", "float",
-                                              "double"};
+// Whether the Python number v converts to dtype dt as PyTorch's checked_convert has it
+// (reporting PyTorch's message at loc when not). An int converts to u8 from -255 up
+// (wrapping), a float to a small int only inside its range.
+bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt) {
+  static const char *const ctype[DT_COUNT] = {"bool",  "int",     "int64_t", "at::Half", "at::BFloat16",
+                                              "float", "double",  "uint8_t", "int8_t",   "int16_t"};
   double f = v->dtype == DT_F64 ? v->fval : (double)v->ival;
   bool fits = true;
-  if (dt == DT_I32) fits = isfinite(f) && f > -2147483649.0 && f < 2147483648.0;
+  if (dtype_is_small_int(dt)) {
+    double lo = dt == DT_U8 ? 0 : dt == DT_I8 ? -128 : -32768, hi = dt == DT_U8 ? 255 : dt == DT_I8 ? 127 : 32767;
+    fits = v->dtype == DT_F64 ? f >= lo && f <= hi : f >= (dt == DT_U8 ? -hi : lo) && f <= hi;
+  } else if (dt == DT_I32) fits = isfinite(f) && f > -2147483649.0 && f < 2147483648.0;
   else if (dt == DT_I64) fits = v->dtype != DT_F64 || (isfinite(f) && fabs(f) < 9.2233720368547758e18);
   else if (dt == DT_F16) fits = !isfinite(f) || fabs(f) <= 65504.0;
   else if (dt == DT_BF16 || dt == DT_F32) fits = !isfinite(f) || fabs(f) <= FLT_MAX;
-  if (!fits) {
+  if (!fits)
     diag_error(sema->cx, loc, "value cannot be converted to type %s without overflow", ctype[dt]);
+  return fits;
+}
+
+// The Python number v as a value of dtype dt, as PyTorch converts a fill value: false
+// (after PyTorch's message) when it does not fit.
+static bool fill_value(Sema *sema, const Ast *e, Loc loc, const TType *v, DType dt, Ast **out) {
+  if (!scalar_fits(sema, loc, v, dt))
     return false;
-  }
+  double f = v->dtype == DT_F64 ? v->fval : (double)v->ival;
   if (dt == DT_BOOL) {
     *out = part_int(sema, e, f != 0);
     (*out)->ty = ty_bool(sema, f != 0);
@@ -53,7 +64,8 @@ TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
                  "dimension(s).", v->ty->view.ndim);
       return poison(sema);
     }
-    static const char *const cast[DT_COUNT] = {"bool", "int", "long", "half", "bfloat16", "float", "double"};
+    static const char *const cast[DT_COUNT] = {"bool",   "int",  "long", "half", "bfloat16",
+                                               "float",  "double", "byte", "char", "short"};
     fill = v->ty->dtype == xt->dtype ? v : part_cast(sema, e, v, cast[xt->dtype]);
   } else {
     diag_error(sema->cx, v->loc, "masked_fill() received an invalid combination of arguments - got (%s, %s), but "

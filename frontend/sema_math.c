@@ -386,7 +386,8 @@ TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d) {
 static const char *cpp_name(DType dt) {
   static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long int",
                                                [DT_F16] = "c10::Half", [DT_BF16] = "c10::BFloat16",
-                                               [DT_F32] = "float", [DT_F64] = "double"};
+                                               [DT_F32] = "float", [DT_F64] = "double", [DT_U8] = "unsigned char",
+                                               [DT_I8] = "signed char", [DT_I16] = "short int"};
   return names[dt];
 }
 
@@ -499,6 +500,8 @@ TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
   DType dt = result_type(sema, ts, 3);
+  for (int i = 1; i < 3; i++)  // an int result: PyTorch converts each bound to it, checked
+    if (ts[i] && dtype_is_int(dt) && !scalar_fits(sema, e->bargs[i]->loc, ts[i], dt)) return poison(sema);
   e->attr.has_lo = lo != NULL;
   e->attr.has_hi = hi != NULL;
   if (lo) e->attr.lo = lo->ty->fval, e->attr.ilo = lo->ty->ival;

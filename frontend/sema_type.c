@@ -68,12 +68,13 @@ TType *ty_view_of(Sema *sema, const TType *src, View v) {
 
 // PyTorch's names of dtypes in its messages ("expected scalar type Float").
 const char *torch_name(DType dt) {
-  static const char *n[DT_COUNT] = {"Bool", "Int", "Long", "Half", "BFloat16", "Float", "Double"};
+  static const char *n[DT_COUNT] = {"Bool", "Int", "Long", "Half", "BFloat16", "Float", "Double", "Byte", "Char", "Short"};
   return n[dt];
 }
 const char *torch_tensor_name(DType dt) {
-  static const char *n[DT_COUNT] = {"BoolTensor", "IntTensor", "LongTensor", "HalfTensor",
-                                    "BFloat16Tensor", "FloatTensor", "DoubleTensor"};
+  static const char *n[DT_COUNT] = {"BoolTensor",     "IntTensor",   "LongTensor",   "HalfTensor",
+                                    "BFloat16Tensor", "FloatTensor", "DoubleTensor", "ByteTensor",
+                                    "CharTensor",     "ShortTensor"};
   return n[dt];
 }
 const char *py_type_name(const TType *t) {

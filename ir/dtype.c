@@ -18,7 +18,9 @@ _Static_assert(sizeof dtypes / sizeof dtypes[0] == DT_COUNT, "one row per dtype"
 const char *dtype_name(DType t) { return t < DT_COUNT ? dtypes[t].name : "?"; }
 int dtype_size(DType t) { return dtypes[t].size; }
 bool dtype_is_float(DType t) { return t < DT_COUNT && dtypes[t].cls == 'f'; }
-bool dtype_is_int(DType t) { return t < DT_COUNT && dtypes[t].cls == 'i'; }
+bool dtype_is_int(DType t) { return t < DT_COUNT && (dtypes[t].cls == 'i' || dtypes[t].cls == 'u'); }
+bool dtype_is_unsigned(DType t) { return t < DT_COUNT && dtypes[t].cls == 'u'; }
+bool dtype_is_small_int(DType t) { return dtype_is_int(t) && dtypes[t].size < 4; }
 
 bool dtype_from_name(const char *s, DType *out) {
   for (int i = 0; i < DT_COUNT; i++)
@@ -30,7 +32,7 @@ bool dtype_from_name(const char *s, DType *out) {
 }
 
 bool dtype_is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
-DType dtype_compute(DType t) { return dtype_is_half(t) ? DT_F32 : t; }
+DType dtype_compute(DType t) { return dtype_is_half(t) ? DT_F32 : dtype_is_small_int(t) ? DT_I32 : t; }
 
 static int category(DType t) { return t == DT_BOOL ? 0 : dtype_is_float(t) ? 2 : 1; }
 
@@ -42,8 +44,11 @@ DType dtype_promote(DType a, DType b) {
   int ca = category(a), cb = category(b);
   if (ca != cb)
     return ca > cb ? a : b;
-  if (ca == 1)
-    return DT_I64;  // i32 with i64
+  if (ca == 1) {  // the wider; u8 with i8 is i16, the narrowest holding both
+    if (dtype_size(a) == dtype_size(b))
+      return DT_I16;
+    return dtype_size(a) > dtype_size(b) ? a : b;
+  }
   if ((a == DT_F16 && b == DT_BF16) || (a == DT_BF16 && b == DT_F16))
     return DT_F32;
   return a == DT_F64 || b == DT_F64 ? DT_F64 : dtype_size(a) >= dtype_size(b) ? a : b;

@@ -23,11 +23,14 @@ typedef enum {
 const char *dtype_name(DType t);  // "f32"
 int dtype_size(DType t);          // bytes
 bool dtype_is_float(DType t);
-bool dtype_is_int(DType t);       // i32, i64 (not bool)
+bool dtype_is_int(DType t);       // u8, i8, i16, i32, i64 (not bool)
+bool dtype_is_unsigned(DType t);  // u8
+bool dtype_is_small_int(DType t); // u8, i8, i16: stored narrow, computed in i32
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_half(DType t);      // f16, bf16: stored narrow, computed in f32
-DType dtype_compute(DType t);     // the dtype arithmetic on t is done in (f32 for halves)
-// PyTorch's promote_types: bool < ints < floats; i32 with i64 is i64; f16 with bf16 is f32.
+DType dtype_compute(DType t);     // the dtype arithmetic on t is done in (f32 for halves, i32 for small ints)
+// PyTorch's promote_types: bool < ints < floats; ints give the wider (u8 with i8 is i16);
+// f16 with bf16 is f32.
 DType dtype_promote(DType a, DType b);
 // torch.result_type: operands with dims decide over 0-d tensors, which decide over
 // wrapped Python scalars (a Python float counts as f32), each only when it is of a

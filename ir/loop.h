@@ -9,7 +9,10 @@
 // is never done on DT_F16/DT_BF16 operands: the kernel builder casts them to DT_F32
 // first, computes, and casts the result back (PyTorch's "compute in f32, round each
 // materialized result"). A store converts the value to the buffer's dtype (exact for
-// values already of that dtype; for f32 -> f16 it rounds to nearest even).
+// values already of that dtype; for f32 -> f16 it rounds to nearest even). Likewise
+// DT_U8 / DT_I8 / DT_I16 values are loaded, stored, cast and held in locals, but
+// arithmetic and comparisons on them are done in DT_I32 (exact: the result wraps to the
+// small type when it is cast back, as PyTorch's wrapping kernels do).
 //
 // Op semantics (operands of LX_UNARY / LX_BINARY have the expression's own dtype,
 // except comparisons, whose operands share a dtype and whose result is DT_BOOL):
@@ -48,8 +51,10 @@
 //   EQ NE LT LE GT GE                   -> DT_BOOL (nan compares false, != true)
 //   LOGICAL_AND LOGICAL_OR              bool x bool -> bool
 // LX_CAST to an integer from a float truncates toward zero; nan or out of range gives
-// the target's minimum (x86's answer, what PyTorch's CPU build returns there). To bool:
-// a != 0. From bool: 0 or 1.
+// the target's minimum (x86's answer, what PyTorch's CPU build returns there). To a
+// small int from a float: to i32 so (f64 to u8: to i64), then wrapped, which is what
+// PyTorch's CPU build gives for every value. Between ints: wraps to the target's bits
+// (u8 zero-extends, the signed ones sign-extend). To bool: a != 0. From bool: 0 or 1.
 // LX_BITCAST reinterprets a's bits as dt: f32 <-> i32, f64 <-> i64 only (the CPU
 // schedule's vector exp builds 2^n from an exponent field with it).
 // LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).

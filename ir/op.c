@@ -33,9 +33,9 @@ bool op_may_raise(Op op, DType dt) {
 
 bool op_computes_in(Op op, DType dt) {
   unsigned f = ops[op].flags;
-  bool fl = dt == DT_F32 || dt == DT_F64, in = dtype_is_int(dt), bo = dt == DT_BOOL;
+  bool fl = dt == DT_F32 || dt == DT_F64, in = dt == DT_I32 || dt == DT_I64, bo = dt == DT_BOOL;
   if (f & OF_COMPARE)
-    return !dtype_is_half(dt);
+    return dtype_compute(dt) == dt;
   if (f & OF_NUM_BOOL)
     return fl || in || bo;
   if (f & OF_NUM)

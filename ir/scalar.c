@@ -34,6 +34,12 @@ static int64_t wrap_int(DType dt, int64_t v) {
     return v != 0;
   if (dt == DT_I32)
     return (int32_t)(uint32_t)(uint64_t)v;
+  if (dt == DT_I16)
+    return (int16_t)(uint16_t)(uint64_t)v;
+  if (dt == DT_I8)
+    return (int8_t)(uint8_t)(uint64_t)v;
+  if (dt == DT_U8)
+    return (uint8_t)(uint64_t)v;
   return v;
 }
 
@@ -63,8 +69,11 @@ LExpr *kb_select(KernelBuilder *kb, LExpr *c, LExpr *a, LExpr *b) {
   return lx_select(kb->cx, c, a, b);
 }
 
-// A float converted to an integer dtype: truncation; nan or out of range gives the minimum.
-static int64_t float_to_int(DType dt, double f) {
+// A float of dtype `from` converted to an integer dtype: truncation; nan or out of range
+// gives the minimum. A small int takes the i32 (f64 to u8: the i64) of it, wrapped.
+static int64_t float_to_int(DType from, DType dt, double f) {
+  if (dtype_is_small_int(dt))
+    return wrap_int(dt, float_to_int(from, from == DT_F64 && dt == DT_U8 ? DT_I64 : DT_I32, f));
   if (dt == DT_I32)
     return f >= -2147483648.0 && f < 2147483648.0 ? (int64_t)f : INT32_MIN;
   return f >= -9223372036854775808.0 && f < 9223372036854775808.0 ? (int64_t)f : INT64_MIN;
@@ -79,7 +88,7 @@ LExpr *kb_cast(KernelBuilder *kb, LExpr *a, DType dt) {
       return kb_fconst(kb, dt, from_float ? a->f : (double)a->i);
     if (dt == DT_BOOL)
       return kb_iconst(kb, dt, from_float ? a->f != 0 : a->i != 0);
-    return kb_iconst(kb, dt, from_float ? float_to_int(dt, a->f) : a->i);
+    return kb_iconst(kb, dt, from_float ? float_to_int(a->dt, dt, a->f) : a->i);
   }
   if (dtype_is_half(a->dt) && dt != DT_F32)
     return kb_cast(kb, kb_cast(kb, a, DT_F32), dt);
@@ -89,7 +98,7 @@ LExpr *kb_cast(KernelBuilder *kb, LExpr *a, DType dt) {
 }
 
 LExpr *kb_arith(KernelBuilder *kb, Op op, DType dt, LExpr *a, LExpr *b) {
-  TD_ASSERT(a->dt == dt && b->dt == dt && !dtype_is_half(dt));
+  TD_ASSERT(a->dt == dt && b->dt == dt && dtype_compute(dt) == dt);
   if (dt == DT_BOOL) {
     if (op == OP_ADD || op == OP_MAXIMUM)
       op = OP_LOGICAL_OR;
@@ -476,13 +485,20 @@ static LExpr *index_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   return kb_cast(kb, kb_value(kb, x, xi), n->out->dtype);
 }
 
+// Operand a of an op PyTorch computes in dtype rt, in the compute dtype cd: PyTorch
+// casts every operand to rt, so a literal or 0-d operand of a small int op wraps to it
+// first (u8 < -1 compares with 255). (Halves keep theirs: CUDA passes a scalar in f32.)
+static LExpr *operand(KernelBuilder *kb, LExpr *a, DType rt, DType cd) {
+  return kb_cast(kb, dtype_is_small_int(rt) ? kb_cast(kb, a, rt) : a, cd);
+}
+
 static LExpr *clamp_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   DType od = n->out->dtype, cd = dtype_compute(od);
   LExpr *r = kb_cast(kb, kb_src(kb, n, 0, idx), cd);
   if (n->attr.has_lo)
-    r = kb_arith(kb, OP_MAXIMUM, cd, r, kb_num(kb, cd, n->attr.lo, n->attr.ilo));
+    r = kb_arith(kb, OP_MAXIMUM, cd, r, operand(kb, kb_num(kb, cd, n->attr.lo, n->attr.ilo), od, cd));
   if (n->attr.has_hi)
-    r = kb_arith(kb, OP_MINIMUM, cd, r, kb_num(kb, cd, n->attr.hi, n->attr.ihi));
+    r = kb_arith(kb, OP_MINIMUM, cd, r, operand(kb, kb_num(kb, cd, n->attr.hi, n->attr.ihi), od, cd));
   return kb_cast(kb, r, od);
 }
 
@@ -553,17 +569,17 @@ static LExpr *binary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   LExpr *a = kb_src(kb, n, 0, idx), *b = kb_src(kb, n, 1, idx);
   switch (op) {
   case OP_EQ: case OP_NE: case OP_LT: case OP_LE: case OP_GT: case OP_GE: {
-    DType c = dtype_compute(kb_result_type(n->srcs, 2));
+    DType rt = kb_result_type(n->srcs, 2), c = dtype_compute(rt);
     if (c == DT_BOOL && ordered_cmp(op))
       c = DT_I32;
-    return kb_cast(kb, kb_binary(kb, op, DT_BOOL, kb_cast(kb, a, c), kb_cast(kb, b, c)), od);
+    return kb_cast(kb, kb_binary(kb, op, DT_BOOL, operand(kb, a, rt, c), operand(kb, b, rt, c)), od);
   }
   case OP_LOGICAL_AND: case OP_LOGICAL_OR:
     return kb_cast(kb, kb_binary(kb, op, DT_BOOL, kb_cast(kb, a, DT_BOOL), kb_cast(kb, b, DT_BOOL)), od);
   default: break;
   }
-  a = kb_cast(kb, a, cd);
-  b = kb_cast(kb, b, cd);
+  a = operand(kb, a, od, cd);
+  b = operand(kb, b, od, cd);
   LExpr *r;
   if (dtype_is_float(cd) && op == OP_DIV_TRUNC) {  // PyTorch's trunc(a / b)
     r = kb_unary(kb, OP_TRUNC, cd, kb_binary(kb, OP_DIV, cd, a, b));

@@ -130,6 +130,9 @@ static void write_elem(FILE *out, const tdsl_tensor *t, const int64_t *idx) {
   char buf[64];
   switch (t->dtype) {
   case TDSL_BOOL: fputs(tdsl_tensor_get_f64(t, idx) != 0 ? "true" : "false", out); break;
+  case TDSL_U8:
+  case TDSL_I8:
+  case TDSL_I16:
   case TDSL_I32:
   case TDSL_I64: fprintf(out, "%lld", (long long)tdsl_tensor_get_i64(t, idx)); break;
   default: {

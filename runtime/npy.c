@@ -43,7 +43,8 @@ static const struct {
   tdsl_dtype dtype;
 } descrs[] = {
     {"|b1", TDSL_BOOL}, {"<i4", TDSL_I32}, {"<i8", TDSL_I64}, {"<f2", TDSL_F16},
-    {"<u2", TDSL_BF16}, {"<f4", TDSL_F32}, {"<f8", TDSL_F64},
+    {"<u2", TDSL_BF16}, {"<f4", TDSL_F32}, {"<f8", TDSL_F64}, {"|u1", TDSL_U8},
+    {"|i1", TDSL_I8},   {"<i2", TDSL_I16},
 };
 
 static const char *descr_of(tdsl_dtype dt) {
@@ -124,7 +125,7 @@ static int parse_descr(Parser *ps, Header *h) {
     return tdsl_set_error("'%s': big-endian dtype '%s' is not supported", ps->path, d);
   if (strchr(d, 'O')) return tdsl_set_error("'%s': object arrays are not supported", ps->path);
   return tdsl_set_error(
-      "'%s': unsupported dtype '%s' (expected one of |b1 <i4 <i8 <f2 <u2 <f4 <f8)", ps->path, d);
+      "'%s': unsupported dtype '%s' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8)", ps->path, d);
 }
 
 static int parse_shape(Parser *ps, Header *h) {

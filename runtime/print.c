@@ -68,6 +68,9 @@ static int raw_text(const Formatter *f, char *buf, size_t size, const tdsl_tenso
   switch (t->dtype) {
   case TDSL_BOOL:
     return snprintf(buf, size, "%s", tdsl_tensor_get_f64(t, idx) != 0 ? "True" : "False");
+  case TDSL_U8:
+  case TDSL_I8:
+  case TDSL_I16:
   case TDSL_I32:
   case TDSL_I64: return snprintf(buf, size, "%lld", (long long)tdsl_tensor_get_i64(t, idx));
   default: break;
@@ -207,7 +210,8 @@ static void add_dims(Str *b, const Formatter *f, const tdsl_tensor *t, int64_t *
 static const char *torch_dtype(tdsl_dtype dt) {
   static const char *const names[TDSL_DTYPE_COUNT] = {
       "torch.bool",     "torch.int32",   "torch.int64",  "torch.float16",
-      "torch.bfloat16", "torch.float32", "torch.float64"};
+      "torch.bfloat16", "torch.float32", "torch.float64", "torch.uint8",
+      "torch.int8",     "torch.int16"};
   return (unsigned)dt < TDSL_DTYPE_COUNT ? names[dt] : "?";
 }
 

@@ -20,6 +20,9 @@ void tdsl_fill_random(tdsl_tensor *t, uint64_t *state) {
     double v;
     switch (t->dtype) {
     case TDSL_BOOL: v = (double)(u >> 63); break;
+    case TDSL_U8:
+    case TDSL_I8:
+    case TDSL_I16:
     case TDSL_I32:
     case TDSL_I64: v = (double)(u >> 62); break;
     default: v = (double)(u >> 11) * 0x1p-53 * 2.0 - 1.0; break;

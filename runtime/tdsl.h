@@ -31,6 +31,9 @@ typedef enum {
   TDSL_BF16,
   TDSL_F32,
   TDSL_F64,
+  TDSL_U8,
+  TDSL_I8,
+  TDSL_I16,
   TDSL_DTYPE_COUNT
 } tdsl_dtype;
 

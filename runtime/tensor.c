@@ -217,6 +217,8 @@ static void *elem_ptr(const tdsl_tensor *t, const int64_t *idx) {
 // offsets carry no alignment promise).
 typedef union Elem {
   uint8_t b;
+  int8_t i8;
+  int16_t i16;
   int32_t i32;
   int64_t i64;
   uint16_t h;
@@ -229,6 +231,9 @@ double tdsl_tensor_get_f64(const tdsl_tensor *t, const int64_t *idx) {
   memcpy(&e, elem_ptr(t, idx), tdsl_dtype_size(t->dtype));
   switch (t->dtype) {
   case TDSL_BOOL: return e.b != 0;
+  case TDSL_U8: return e.b;
+  case TDSL_I8: return e.i8;
+  case TDSL_I16: return e.i16;
   case TDSL_I32: return e.i32;
   case TDSL_I64: return (double)e.i64;
   case TDSL_F16: return tdsl_f16_to_f32(e.h);
@@ -242,6 +247,9 @@ double tdsl_tensor_get_f64(const tdsl_tensor *t, const int64_t *idx) {
 int64_t tdsl_tensor_get_i64(const tdsl_tensor *t, const int64_t *idx) {
   Elem e;
   memcpy(&e, elem_ptr(t, idx), tdsl_dtype_size(t->dtype));
+  if (t->dtype == TDSL_U8) return e.b;
+  if (t->dtype == TDSL_I8) return e.i8;
+  if (t->dtype == TDSL_I16) return e.i16;
   if (t->dtype == TDSL_I32) return e.i32;
   if (t->dtype == TDSL_I64) return e.i64;
   double d = tdsl_tensor_get_f64(t, idx);
@@ -255,6 +263,9 @@ void tdsl_tensor_set_f64(tdsl_tensor *t, const int64_t *idx, double v) {
   Elem e;
   switch (t->dtype) {
   case TDSL_BOOL: e.b = v != 0; break;
+  case TDSL_U8: e.b = isnan(v) ? 0 : v >= 255 ? 255 : v <= 0 ? 0 : (uint8_t)v; break;
+  case TDSL_I8: e.i8 = isnan(v) ? 0 : v >= 127 ? 127 : v <= -128 ? -128 : (int8_t)v; break;
+  case TDSL_I16: e.i16 = isnan(v) ? 0 : v >= 32767 ? 32767 : v <= -32768 ? -32768 : (int16_t)v; break;
   case TDSL_I32:
     e.i32 = isnan(v) ? 0 : v >= 0x1p31 ? INT32_MAX : v < -0x1p31 ? INT32_MIN : (int32_t)v;
     break;

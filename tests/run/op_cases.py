@@ -18,8 +18,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle import (FLOAT_DTYPES, check_outputs, opm, rand_values, rnd,  # noqa: E402
-                    run_cleanup, run_function, type_str)
+from oracle import (FLOAT_DTYPES, INT_DTYPES, INTS, VALUE_NP, check_outputs, opm, rand_values,  # noqa: E402
+                    rnd, run_cleanup, run_function, type_str)
 
 LAYOUTS = ("c", "t", "s", "e")
 
@@ -230,7 +230,7 @@ def _int_bool(dt):
 
 
 def _int_only(dt):
-    return dt if dt in ("i32", "i64") else None
+    return dt if dt in INTS else None
 
 
 def _trunc_div(a, b):
@@ -284,7 +284,7 @@ BINARY = {
 
 def gen_general(rng, dt, shape):
     """Operands for + - * / and friends: ints -9..9 (negatives included)."""
-    if dt in ("i32", "i64"):
+    if dt in INTS:
         return rand_values(rng, dt, shape, ilo=-9, ihi=9)
     return rand_values(rng, dt, shape)
 
@@ -292,7 +292,7 @@ def gen_general(rng, dt, shape):
 def gen_numerator(rng, dt, shape):
     """Floats that are multiples of 1/4 in [-8, 8]: quotients and remainders are exact,
     so // and % are compared without rounding ambiguity."""
-    if dt in ("i32", "i64"):
+    if dt in INTS:
         return rand_values(rng, dt, shape, ilo=-20, ihi=20)
     return rnd(rng.integers(-32, 33, size=tuple(shape)) / 4.0, dt)
 
@@ -300,32 +300,32 @@ def gen_numerator(rng, dt, shape):
 def gen_divisor(rng, dt, shape):
     """Non-zero divisors of both signs."""
     v = rng.integers(1, 5, size=tuple(shape)) * rng.choice([-1, 1], size=tuple(shape))
-    if dt in ("i32", "i64"):
-        return v.astype(np.int32 if dt == "i32" else np.int64)
+    if dt in INTS:
+        return v.astype(VALUE_NP[dt])
     return rnd(v / 2.0, dt)
 
 
 def gen_exponent(rng, dt, shape):
-    if dt in ("i32", "i64"):
+    if dt in INTS:
         return rand_values(rng, dt, shape, ilo=0, ihi=3)
     return rnd(rng.uniform(-2, 3, size=tuple(shape)), dt)
 
 
 def gen_base(rng, dt, shape):
     """pow bases: ints -3..3, floats positive mostly (a few negative ones give nan)."""
-    if dt in ("i32", "i64"):
+    if dt in INTS:
         return rand_values(rng, dt, shape, ilo=-3, ihi=3)
     return rnd(rng.uniform(-0.25, 2, size=tuple(shape)), dt)
 
 
 def gen_coarse(rng, dt, shape):
     """Values with many exact ties (for argmax/argmin and amax)."""
-    if dt in ("bool", "i32", "i64"):
+    if dt in INT_DTYPES:
         return rand_values(rng, dt, shape)
     return rnd(rng.integers(-4, 5, size=tuple(shape)) / 4.0, dt)
 
 
 def gen_positive(rng, dt, shape):
-    if dt in ("i32", "i64"):
+    if dt in INTS:
         return rand_values(rng, dt, shape, ilo=1, ihi=4)
     return rnd(rng.uniform(0.05, 2.0, size=tuple(shape)), dt)

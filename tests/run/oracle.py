@@ -17,8 +17,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
 
-NP_DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float16,
-             "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
+NP_DTYPES = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+             "i64": np.int64, "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
 
 
 def bf16_bits_to_f32(a):
@@ -274,16 +274,18 @@ def same_values(got, want):
 # Oracles compute in PyTorch's "opmath" type (f32 for f16/bf16, the dtype itself
 # otherwise) and round the result to the output dtype with `rnd`.
 # ---------------------------------------------------------------------------
-INT_DTYPES = ("bool", "i32", "i64")
+INTS = ("u8", "i8", "i16", "i32", "i64")  # the integer dtypes (bool is not one)
+INT_DTYPES = ("bool",) + INTS
 FLOAT_DTYPES = ("f16", "bf16", "f32", "f64")
 ALL_DTYPES = INT_DTYPES + FLOAT_DTYPES
-VALUE_NP = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float16,
-            "bf16": np.float32, "f32": np.float32, "f64": np.float64}
+VALUE_NP = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+            "i64": np.int64, "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64}
 
 
 def rnd(a, dtype):
     """a (any NumPy array) converted to dtype's value array as PyTorch converts:
-    floats to ints truncate toward zero, f64 goes to f16/bf16 through f32."""
+    floats to ints truncate toward zero (and wrap to a small int), f64 goes to f16/bf16
+    through f32; ints wrap to a narrower int."""
     a = np.asarray(a)
     if dtype == "bf16":
         with np.errstate(over="ignore"):
@@ -293,7 +295,7 @@ def rnd(a, dtype):
             return a.astype(np.float32).astype(np.float16)
     if dtype == "bool":
         return a != 0
-    if dtype in ("i32", "i64") and a.dtype.kind == "f":
+    if dtype in INTS and a.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             return np.trunc(a).astype(np.int64).astype(VALUE_NP[dtype])
     with np.errstate(over="ignore"):
@@ -321,7 +323,7 @@ def rand_values(rng, dtype, shape, lo=-1.0, hi=1.0, ilo=0, ihi=3):
     shape = tuple(shape)
     if dtype == "bool":
         return rng.random(shape) < 0.5
-    if dtype in ("i32", "i64"):
+    if dtype in INTS:
         return rng.integers(ilo, ihi + 1, size=shape).astype(VALUE_NP[dtype])
     return rnd(rng.uniform(lo, hi, size=shape), dtype)
 
@@ -448,7 +450,7 @@ def compare_kinds(p, outs, want, kinds):
         if got.shape != w.shape:
             errs.append(f"out{k}: shape {got.shape}, want {w.shape}")
         elif kind not in KIND_TOL:
-            if got.dtype != np.dtype({"i64": np.int64, "i32": np.int32, "bool": np.bool_}[kind]) or \
+            if got.dtype != np.dtype(VALUE_NP[kind]) or \
                     not np.array_equal(got, w.astype(got.dtype)):
                 errs.append(f"out{k}: {got.dtype} {got.ravel()[:4]}, want {w.ravel()[:4]}")
         else:

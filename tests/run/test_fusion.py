@@ -117,8 +117,8 @@ def chain(seed, length):
         names.append(name)
         cur = name
         if r.random() < 0.5:  # a view of the fused value, bound to a name
-            body.append(f"    u{i} = {r.choice(VIEWS).format(a=cur)}")
-            cur = f"u{i}"
+            body.append(f"    r{i} = {r.choice(VIEWS).format(a=cur)}")
+            cur = f"r{i}"  # (u8 and i8 name dtypes)
     src = f"fn f({PARAMS}) -> f32[6, 6] {{\n" + "\n".join(body) + f"\n    return {cur} * 1.0\n}}"
     return src, names[:], list(range(2, len(body) + 3))
 

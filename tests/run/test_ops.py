@@ -20,14 +20,15 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, Tally, opm, rand_values, require_backend, rnd  # noqa: E402
+from oracle import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, INTS, VALUE_NP, Tally, opm, rand_values,  # noqa: E402
+                    require_backend, rnd)
 from op_cases import (BINARY, SPECIALS, UNARY, UNARY_SPECIAL, Case, gen_base, gen_coarse, gen_divisor,  # noqa: E402
                       gen_exponent, gen_general, gen_numerator, gen_positive, run_cases)
 from sort_cases import sort_cases  # noqa: E402
 
 F64 = np.float64
 METHOD = {"f32": "float", "f64": "double", "i32": "int", "i64": "long", "f16": "half", "bf16": "bfloat16",
-          "bool": "bool"}
+          "bool": "bool", "u8": "byte", "i8": "char", "i16": "short"}
 
 
 def rng_for(name):
@@ -41,7 +42,7 @@ def f64(a):
 # ---------------------------------------------------------------------------
 # PyTorch's torch.result_type (c10 promoteTypes + the dims > 0-d > literal rule)
 # ---------------------------------------------------------------------------
-ORDER = ["bool", "i32", "i64", "f16", "bf16", "f32", "f64"]
+ORDER = ["bool", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64"]
 
 
 def promote(a, b):
@@ -50,13 +51,15 @@ def promote(a, b):
     fa, fb = a in FLOAT_DTYPES, b in FLOAT_DTYPES
     if {a, b} == {"f16", "bf16"}:
         return "f32"
+    if {a, b} == {"u8", "i8"}:
+        return "i16"
     if fa != fb:
         return a if fa else b
     return max(a, b, key=ORDER.index)
 
 
 def category(d):
-    return 0 if d is None else 1 if d == "bool" else 2 if d in ("i32", "i64") else 3
+    return 0 if d is None else 1 if d == "bool" else 2 if d in INTS else 3
 
 
 def combine(higher, lower):
@@ -79,7 +82,7 @@ def result_type(operands):
 # Case builders
 # ---------------------------------------------------------------------------
 def gen_wide(rng, dt, shape):
-    if dt in ("i32", "i64"):
+    if dt in INTS:
         return rand_values(rng, dt, shape, ilo=-50, ihi=50)
     return rand_values(rng, dt, shape, lo=-100, hi=100)
 
@@ -153,6 +156,12 @@ def unary_cases():
 GENS = {"y": (gen_general, gen_general), "d": (gen_numerator, gen_divisor), "e": (gen_base, gen_exponent)}
 
 
+def _lit(v, a):
+    """An int literal as PyTorch's op on int tensor a sees it: converted to a's dtype
+    (a u8 operand makes -2 254), where NumPy would widen a instead."""
+    return np.array(v).astype(a.dtype) if a.dtype.kind in "iu" else v
+
+
 def binary_cases():
     cases = []
     for dt in ALL_DTYPES:
@@ -194,10 +203,10 @@ def binary_cases():
             en, vn = ops["d"]["Lc"]
             eb_, vb_ = ops["e"]["Lc"]
             er_, vr_ = ops["e"]["Rt"]
-            lits += [("{n} // 2", lambda a: np.floor_divide(opm(vn), 2), ("lit", "i64")),
-                     ("{n} % 3", lambda a: np.remainder(opm(vn), 3), ("lit", "i64")),
-                     ("{n} // -2", lambda a: np.floor_divide(opm(vn), -2), ("lit", "i64")),
-                     ("{n} % -3", lambda a: np.remainder(opm(vn), -3), ("lit", "i64")),
+            lits += [("{n} // 2", lambda a: np.floor_divide(opm(vn), _lit(2, vn)), ("lit", "i64")),
+                     ("{n} % 3", lambda a: np.remainder(opm(vn), _lit(3, vn)), ("lit", "i64")),
+                     ("{n} // -2", lambda a: np.floor_divide(opm(vn), _lit(-2, vn)), ("lit", "i64")),
+                     ("{n} % -3", lambda a: np.remainder(opm(vn), _lit(-3, vn)), ("lit", "i64")),
                      ("{b} ** 2", lambda a: opm(vb_) ** 2, ("lit", "i64")),
                      ("2 ** {r}", lambda a: 2 ** opm(vr_) if dt in FLOAT_DTYPES else
                       (np.int64(2) ** opm(vr_)).astype(opm(vr_).dtype), ("lit", "i64")),
@@ -237,20 +246,31 @@ def promotion_cases():
         ("i32", True, "*", "f16", False), ("i32", False, "/", "i32", False), ("i64", False, "/", "i64", True),
         ("i32", False, "<", "f32", True), ("f16", False, ">=", "f64", False), ("bf16", False, "==", "bf16", True),
     ]
+    small = [  # u8, i8, i16 (a program of their own: tdslc takes at most 64 --in)
+        ("u8", False, "+", "i8", False), ("u8", False, "*", "i16", False), ("i8", False, "-", "i32", False),
+        ("u8", False, "+", "i64", False), ("bool", False, "+", "u8", False), ("u8", False, "+", "f16", False),
+        ("u8", False, "/", "u8", False), ("i16", False, "//", "u8", False), ("u8", False, "<", "i8", False),
+        ("u8", False, "+", "i64", True), ("i8", False, "*", "u8", True), ("i16", False, "-", "i8", True),
+        ("u8", False, "+", "f32", True), ("i8", True, "+", "u8", True), ("u8", False, ">=", "i64", True),
+        ("u8", False, "//", "i64", True), ("i8", False, "==", "i16", True), ("u8", True, "-", "bf16", False),
+    ]
     fns = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide, "//": np.floor_divide,
            "<": np.less, ">=": np.greater_equal, "==": np.equal}
-    for da, za, op, db, zb in combos:
-        gl = gen_numerator if op in ("//",) else gen_general
-        gr = gen_divisor if op in ("//", "/") else gen_general
-        ea, va = c.param(da, [] if za else [3, 4], "c", rng, gen=gl)
-        eb, vb = c.param(db, [] if zb else [4], "c", rng, gen=gr)
-        rt = result_type([(da, "0d" if za else "dim"), (db, "0d" if zb else "dim")])
-        if op == "/" and rt not in FLOAT_DTYPES:
-            rt = "f32"
-        od = "bool" if op in ("<", ">=", "==") else rt
-        with np.errstate(all="ignore"):
-            want = fns[op](opm(rnd(va, rt)), opm(rnd(vb, rt)))
-        c.out(f"{ea} {op} {eb}", od, want, "exact" if od in INT_DTYPES else "elem")
+    cs = Case("promotion_small_int")
+    for case, cmb in ((c, combos), (cs, small)):
+        r = rng if case is c else rng_for(case.name)
+        for da, za, op, db, zb in cmb:
+            gl = gen_numerator if op in ("//",) else gen_general
+            gr = gen_divisor if op in ("//", "/") else gen_general
+            ea, va = case.param(da, [] if za else [3, 4], "c", r, gen=gl)
+            eb, vb = case.param(db, [] if zb else [4], "c", r, gen=gr)
+            rt = result_type([(da, "0d" if za else "dim"), (db, "0d" if zb else "dim")])
+            if op == "/" and rt not in FLOAT_DTYPES:
+                rt = "f32"
+            od = "bool" if op in ("<", ">=", "==") else rt
+            with np.errstate(all="ignore"):
+                want = fns[op](opm(rnd(va, rt)), opm(rnd(vb, rt)))
+            case.out(f"{ea} {op} {eb}", od, want, "exact" if od in INT_DTYPES else "elem")
     # literals with 0-d tensors; where and cat promote too
     e0, v0 = c.param("i32", [], "c", rng, gen=gen_general)
     c.out(f"{e0} + 1.5", "f32", v0.astype(np.float32) + np.float32(1.5))
@@ -266,7 +286,7 @@ def promotion_cases():
     e5, v5 = c.param("f32", [2, 2], "c", rng)
     c.out(f"cat([{e3}, {e5}], 1)", "f32", np.concatenate([v3.astype(np.float32), v5], 1), "exact")
     c.out(f"{e3}.clamp(min=0.5)", "f32", np.maximum(v3.astype(np.float32), np.float32(0.5)))
-    return [c]
+    return [c, cs]
 
 
 def select_cases():
@@ -296,9 +316,9 @@ def select_cases():
                 e, v = a["cse"[k % 3]]
                 w = opm(v)
                 if lo is not None:
-                    w = np.maximum(w, np.array(lo, dtype=w.dtype))
+                    w = np.maximum(w, np.array(lo).astype(w.dtype))
                 if hi is not None:
-                    w = np.minimum(w, np.array(hi, dtype=w.dtype))
+                    w = np.minimum(w, np.array(hi).astype(w.dtype))
                 form = f"clamp({e}, {spell})" if k % 2 else f"{e}.clamp({spell})"
                 c.out(form, dt, w, "exact" if dt in INT_DTYPES else "elem")
             if dt in FLOAT_DTYPES:
@@ -541,6 +561,85 @@ def index_cases():
     return cases
 
 
+SMALL_RANGE = {"u8": (0, 255), "i8": (-128, 127), "i16": (-32768, 32767)}
+TORCH_NAME = {"u8": "torch.uint8", "i8": "torch.int8", "i16": "torch.int16"}
+
+
+def f2int(v, src, dt):
+    """PyTorch's (CPU) float -> small int: truncated to i32 (f64 to u8: to i64), nan and
+    out of range giving that type's minimum (x86), then wrapped to dt."""
+    v = np.asarray(v, dtype=F64)
+    wide, bits = (np.int64, 63) if (src == "f64" and dt == "u8") else (np.int32, 31)
+    ok = (v >= -2.0 ** bits) & (v < 2.0 ** bits)
+    with np.errstate(invalid="ignore"):
+        t = np.where(ok, np.trunc(np.where(ok, v, 0)), -2.0 ** bits)
+    return t.astype(np.int64).astype(wide).astype(VALUE_NP[dt])
+
+
+def small_int_cases():
+    """u8, i8 and i16 over their whole range: wrapping arithmetic, operands converted to
+    the op's dtype first (u8 < -1 compares with 255), unsigned order and division of u8,
+    shifts past the width, float casts out of range, reductions to i64, creation and
+    PyTorch's spellings."""
+    cases = []
+    for dt in ("u8", "i8", "i16"):
+        c = Case(f"small_int_{dt}")
+        rng = rng_for(c.name)
+        lo, hi = SMALL_RANGE[dt]
+        npt = VALUE_NP[dt]
+        full = lambda r, d, s: r.integers(lo, hi + 1, size=tuple(s)).astype(npt)  # noqa: E731
+        ex, vx = c.param(dt, [4, 6], "c", rng, gen=full)
+        ey, vy = c.param(dt, [4, 6], "t", rng, gen=full)
+        nz = np.where(vy == 0, npt(1), vy)
+        ed, vd = c.param(dt, [4, 6], "c", rng, val=nz)
+        L = lambda v: np.array(v).astype(npt)  # noqa: E731 - a literal converted to dt
+        with np.errstate(all="ignore"):
+            outs = [(f"{ex} + {ey}", dt, vx + vy), (f"{ex} - {ey}", dt, vx - vy), (f"{ex} * {ey}", dt, vx * vy),
+                    (f"{ex} // {ed}", dt, np.floor_divide(vx, vd)), (f"{ex} % {ed}", dt, np.remainder(vx, vd)),
+                    (f"-{ex}", dt, -vx), (f"{ex}.abs()", dt, np.abs(vx)), (f"~{ex}", dt, ~vx),
+                    (f"{ex} < {ey}", "bool", vx < vy), (f"maximum({ex}, {ey})", dt, np.maximum(vx, vy)),
+                    (f"{ex} + 300", dt, vx + L(300)), (f"{ex} * -3", dt, vx * L(-3)), (f"{ex} < -1", "bool", vx < L(-1)),
+                    (f"{ex} == 266", "bool", vx == L(266)), (f"{ex} >= 200", "bool", vx >= L(200)),
+                    (f"{ex} // -2", dt, np.floor_divide(vx, L(-2))), (f"{ex} % -3", dt, np.remainder(vx, L(-3))),
+                    (f"{ex} << 9", dt, np.left_shift(vx, L(9))), (f"{ex} >> 9", dt, np.right_shift(vx, L(9))),
+                    (f"{ex} >> 3", dt, np.right_shift(vx, L(3))), (f"{ex} ** 3", dt, vx ** L(3)),
+                    (f"{ex} / 7", "f32", vx.astype(np.float32) / np.float32(7)),
+                    (f"{ex}.clamp(min=-5)", dt, np.maximum(vx, L(-5))), (f"clamp({ex}, 3, 100)", dt,
+                                                                         np.minimum(np.maximum(vx, L(3)), L(100))),
+                    (f"where({ex} > {ey}, {ex}, -1)", dt, np.where(vx > vy, vx, L(-1))),
+                    (f"{ex}.sum()", "i64", vx.astype(np.int64).sum()), (f"{ex}.sum(1)", "i64", vx.astype(np.int64).sum(1)),
+                    (f"{ex}.sum(0, dtype={TORCH_NAME[dt]})", dt, vx.astype(np.int64).sum(0)),
+                    (f"{ex}.prod(1)", "i64", np.prod(vx.astype(np.int64), 1)),
+                    (f"{ex}.cumsum(1)", "i64", np.cumsum(vx.astype(np.int64), 1)),
+                    (f"{ex}.amax(1)", dt, vx.max(1)), (f"{ex}.amin()", dt, vx.min()), (f"{ex}.max()", dt, vx.max()),
+                    (f"{ex}.argmax(1)", "i64", np.argmax(vx, 1)), (f"{ex}.argmin()", "i64", np.argmin(vx)),
+                    (f"{ex}.float()", "f32", vx.astype(np.float32)), (f"{ex}.half()", "f16", vx.astype(np.float16)),
+                    (f"{ex}.long()", "i64", vx.astype(np.int64)), (f"{ex}.bool()", "bool", vx != 0),
+                    (f"{ex}.to(torch.int32) * 1000", "i32", vx.astype(np.int32) * np.int32(1000)),
+                    (f"({ex} * 1000).to(dtype={TORCH_NAME[dt]})", dt, vx * L(1000)),
+                    (f"torch.full([3], -1, dtype={TORCH_NAME[dt]})", dt, np.full(3, -1).astype(npt)),
+                    (f"torch.arange(5, dtype={TORCH_NAME[dt]})", dt, np.arange(5)),
+                    (f"ones(2, 3, dtype={dt}) + zeros(3, dtype={dt})", dt, np.ones((2, 3))),
+                    (f"eye(3, dtype={TORCH_NAME[dt]})", dt, np.eye(3)),
+                    (f"cat([{ex}, {ey}], 0)", dt, np.concatenate([vx, vy], 0)),
+                    (f"{ex}.masked_fill({ex} > {ey}, -1)", dt, np.where(vx > vy, L(-1), vx))]
+        for e, od, want in outs:
+            c.out(e, od, want, "exact" if od in INT_DTYPES else "elem")
+        for m, d in (("byte", "u8"), ("char", "i8"), ("short", "i16")):  # the input itself when dt is d
+            c.out(f"{ex}.{m}()", d, vx.astype(VALUE_NP[d]), "exact", view=d == dt)
+        # floats out of range: through i32 (f64 to u8: i64), as PyTorch's CPU build
+        sp = [-1.0, -129.5, 256.0, 300.7, 1e10, np.nan, np.inf, -np.inf, -3.7, 40000.0, -40000.0, 3e9, 2147483653.0,
+              -2.5e9, 65535.9]
+        for src in ("f32", "f64", "f16", "bf16"):
+            es, vs = c.param(src, [len(sp)], val=rnd(np.array(sp), src))
+            c.out(f"{es}.to({dt})", dt, f2int(vs, src, dt), "exact")
+        for src in ("i32", "i64"):
+            es, vs = c.param(src, [6], val=np.array([-1, 255, 256, -129, 40000, -2 ** 31], dtype=VALUE_NP[src]))
+            c.out(f"{es}.to({dt})", dt, vs.astype(npt), "exact")
+        cases.append(c)
+    return cases
+
+
 def creation_cases():
     c = Case("creation")
     rng = rng_for(c.name)
@@ -722,7 +821,7 @@ def store_cases():
 from test_scans import scan_cases  # noqa: E402  (the cumulative ops' matrix)
 
 BUILDERS = [cast_cases, unary_cases, binary_cases, promotion_cases, select_cases, reduce_cases, softmax_cases,
-            matmul_cases, join_cases, index_cases, creation_cases, edge_cases, store_cases]
+            matmul_cases, join_cases, index_cases, creation_cases, edge_cases, store_cases, small_int_cases]
 BUILDERS.append(scan_cases)
 BUILDERS.append(sort_cases)  # sorting: tests/run/sort_cases.py
 

@@ -151,6 +151,9 @@ static void saved_header_is_version_one_padded_to_64_bytes(void **state) {
       {TDSL_I32, 1, {1}, "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }"},
       {TDSL_I64, 1, {1}, "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }"},
       {TDSL_F64, 1, {1}, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }"},
+      {TDSL_U8, 1, {3}, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }"},
+      {TDSL_I8, 2, {1, 2}, "{'descr': '|i1', 'fortran_order': False, 'shape': (1, 2), }"},
+      {TDSL_I16, 1, {1}, "{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tdsl_tensor t = {0};
@@ -360,6 +363,45 @@ static void u2_loads_as_bf16_and_load_as_names_both_dtypes(void **state) {
   assert_string_equal(tdsl_last_error(), want);
 }
 
+// NumPy's uint8, int8 and int16 files (descr '|u1', '|i1', '<i2') load as u8, i8, i16
+// with every value kept, and a file of one of them is refused for another.
+static void small_int_files_load_with_their_values(void **state) {
+  (void)state;
+  const uint8_t u[3] = {0, 200, 255};
+  const int8_t s[3] = {-128, -1, 127};
+  const int16_t h[3] = {-32768, -300, 32767};
+  tdsl_tensor t = {0};
+  char pu[512], ps[512], ph[512];  // path_of's buffer is reused
+  strcpy(pu, write_npy("u1.npy", 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }\n", u, 3));
+  strcpy(ps, write_npy("i1.npy", 1, "{'descr': '|i1', 'fortran_order': False, 'shape': (3,), }\n", s, 3));
+  strcpy(ph, write_npy("i2.npy", 1, "{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }\n", h, 6));
+  assert_int_equal(tdsl_load_npy_as(pu, TDSL_U8, &t), 0);
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){1}), 200);
+  assert_true(tdsl_tensor_get_f64(&t, (int64_t[]){2}) == 255.0);
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_load_npy(ps, &t), 0);
+  assert_int_equal(t.dtype, TDSL_I8);
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){0}), -128);
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){1}), -1);
+  tdsl_tensor_release(&t);
+  assert_int_equal(tdsl_load_npy(ph, &t), 0);
+  assert_int_equal(t.dtype, TDSL_I16);
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){0}), -32768);
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){2}), 32767);
+  tdsl_tensor_set_f64(&t, (int64_t[]){1}, 1e9);  // saturates, as for i32
+  assert_int_equal(tdsl_tensor_get_i64(&t, (int64_t[]){1}), 32767);
+  tdsl_tensor_release(&t);
+
+  char want[1024];
+  assert_int_not_equal(tdsl_load_npy_as(pu, TDSL_I8, &t), 0);
+  snprintf(want, sizeof want, "'%s' holds dtype u8, expected i8", pu);
+  assert_string_equal(tdsl_last_error(), want);
+  assert_int_not_equal(tdsl_load_npy_as(ph, TDSL_I32, &t), 0);
+  snprintf(want, sizeof want, "'%s' holds dtype i16, expected i32", ph);
+  assert_string_equal(tdsl_last_error(), want);
+  assert_null(t.storage);
+}
+
 // ---- refusals ----
 
 static void files_that_are_not_npy_are_refused(void **state) {
@@ -432,10 +474,13 @@ static void unsupported_dtypes_are_refused(void **state) {
       "structured dtypes are not supported");
   assert_refused(write_npy("c8.npy", 1,
                            "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }\n", data, 8),
-                 "unsupported dtype '<c8' (expected one of |b1 <i4 <i8 <f2 <u2 <f4 <f8)");
-  assert_refused(write_npy("u1.npy", 1,
-                           "{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }\n", data, 1),
-                 "unsupported dtype '|u1' (expected one of |b1 <i4 <i8 <f2 <u2 <f4 <f8)");
+                 "unsupported dtype '<c8' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8)");
+  assert_refused(write_npy("u4.npy", 1,
+                           "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }\n", data, 4),
+                 "unsupported dtype '<u4' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8)");
+  assert_refused(write_npy("be2.npy", 1,
+                           "{'descr': '>i2', 'fortran_order': False, 'shape': (1,), }\n", data, 2),
+                 "big-endian dtype '>i2' is not supported");
 }
 
 static void bad_shapes_are_refused(void **state) {
@@ -519,6 +564,7 @@ int main(void) {
       cmocka_unit_test(header_dict_may_be_written_loosely),
       cmocka_unit_test(bool_bytes_load_as_zero_or_one),
       cmocka_unit_test(u2_loads_as_bf16_and_load_as_names_both_dtypes),
+      cmocka_unit_test(small_int_files_load_with_their_values),
       cmocka_unit_test(files_that_are_not_npy_are_refused),
       cmocka_unit_test(unknown_versions_are_refused),
       cmocka_unit_test(truncated_headers_and_data_are_refused),

@@ -73,6 +73,41 @@ static void dtype_rules_are_pytorchs(void **state) {
   assert_true(dtype_is_half(DT_F16) && !dtype_is_half(DT_F32));
 }
 
+// torch.promote_types and torch.result_type of u8, i8 and i16 (PyTorch 1.13's answers).
+static void small_int_dtype_rules_are_pytorchs(void **state) {
+  (void)state;
+  static const DType ints[] = {DT_BOOL, DT_U8, DT_I8, DT_I16, DT_I32, DT_I64};
+  // promote_types(ints[i], ints[j]), as torch.promote_types prints it
+  static const DType want[6][6] = {
+      {DT_BOOL, DT_U8, DT_I8, DT_I16, DT_I32, DT_I64},  {DT_U8, DT_U8, DT_I16, DT_I16, DT_I32, DT_I64},
+      {DT_I8, DT_I16, DT_I8, DT_I16, DT_I32, DT_I64},   {DT_I16, DT_I16, DT_I16, DT_I16, DT_I32, DT_I64},
+      {DT_I32, DT_I32, DT_I32, DT_I32, DT_I32, DT_I64}, {DT_I64, DT_I64, DT_I64, DT_I64, DT_I64, DT_I64},
+  };
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 6; j++)
+      assert_int_equal(dtype_promote(ints[i], ints[j]), want[i][j]);
+  assert_int_equal(dtype_promote(DT_U8, DT_F16), DT_F16);
+  assert_int_equal(dtype_promote(DT_BF16, DT_I16), DT_BF16);
+  // (u8 tensor, -5) stays u8; (i8 tensor, i64 0-d) is i8; (u8 tensor, f64 0-d) is f64;
+  // (u8 tensor, 1.5) is f32; (bool tensor, u8 0-d) is u8; (u8 0-d, i8 0-d) is i16
+  assert_int_equal(dtype_result_type((DTypeOperand[]){{DT_U8, DTO_DIMMED}, {DT_I64, DTO_WRAPPED}}, 2), DT_U8);
+  assert_int_equal(dtype_result_type((DTypeOperand[]){{DT_I8, DTO_DIMMED}, {DT_I64, DTO_ZERO_DIM}}, 2), DT_I8);
+  assert_int_equal(dtype_result_type((DTypeOperand[]){{DT_U8, DTO_DIMMED}, {DT_F64, DTO_ZERO_DIM}}, 2), DT_F64);
+  assert_int_equal(dtype_result_type((DTypeOperand[]){{DT_U8, DTO_DIMMED}, {DT_F64, DTO_WRAPPED}}, 2), DT_F32);
+  assert_int_equal(dtype_result_type((DTypeOperand[]){{DT_BOOL, DTO_DIMMED}, {DT_U8, DTO_ZERO_DIM}}, 2), DT_U8);
+  assert_int_equal(dtype_result_type((DTypeOperand[]){{DT_U8, DTO_ZERO_DIM}, {DT_I8, DTO_ZERO_DIM}}, 2), DT_I16);
+  assert_true(dtype_can_cast(DT_U8, DT_I8) && dtype_can_cast(DT_I8, DT_U8) && !dtype_can_cast(DT_I16, DT_BOOL));
+  assert_false(dtype_can_cast(DT_F16, DT_U8));
+  assert_int_equal(dtype_compute(DT_U8), DT_I32);
+  assert_int_equal(dtype_compute(DT_I16), DT_I32);
+  assert_true(dtype_is_int(DT_U8) && dtype_is_unsigned(DT_U8) && !dtype_is_unsigned(DT_I8));
+  assert_true(dtype_is_small_int(DT_I16) && !dtype_is_small_int(DT_I32) && !dtype_is_small_int(DT_BOOL));
+  assert_int_equal(dtype_size(DT_I16), 2);
+  DType d;
+  assert_true(dtype_from_name("u8", &d) && d == DT_U8);
+  assert_true(dtype_from_name("i16", &d) && d == DT_I16);
+}
+
 // ---- formulas ----
 static bool only_primitives(const LExpr *e) {
   if (!e)
@@ -205,6 +240,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_op_has_a_consistent_row),
       cmocka_unit_test(dtype_rules_are_pytorchs),
+      cmocka_unit_test(small_int_dtype_rules_are_pytorchs),
       cmocka_unit_test(composite_ops_are_formulas_of_primitives),
       cmocka_unit_test(composite_values_match_closed_forms),
       cmocka_unit_test(integer_ops_follow_python),
