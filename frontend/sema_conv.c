@@ -588,9 +588,8 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
     if (bias->ty->dtype != xt->dtype) {
-      static const char *const low[DT_COUNT] = {"bool", "int", "long", "c10::Half", "c10::BFloat16", "float", "double"};
-      diag_error(sema->cx, bias->loc, "Input type (%s) and bias type (%s) should be the same", low[xt->dtype],
-                 low[bias->ty->dtype]);
+      diag_error(sema->cx, bias->loc, "Input type (%s) and bias type (%s) should be the same",
+                 cpp_type_name(xt->dtype), cpp_type_name(bias->ty->dtype));
       return poison(sema);
     }
   }

@@ -156,6 +156,7 @@ TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d);
+const char *cast_method(DType dt);  // "float", "byte" ...: the method casting to dt
 TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d);
 // PyTorch's expand of x to req (also the check of a stored value's shape).
 bool expand_to(Sema *sema, Loc loc, const TType *x, int n, const int64_t *req, View *out);
@@ -353,6 +354,7 @@ TType *ty_fresh(Sema *sema, DType dt, int ndim, const int64_t *shape);  // a new
 TType *ty_view_of(Sema *sema, const TType *src, View v);                // another view of src's storage
 const char *torch_name(DType dt);         // "Float", as PyTorch's messages name dtypes
 const char *torch_tensor_name(DType dt);  // "FloatTensor"
+const char *cpp_type_name(DType dt);      // "float", "c10::Half", "long int"
 const char *py_type_name(const TType *t);  // "int", "Tensor", "torch.dtype" ...
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
 const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"

@@ -64,9 +64,7 @@ TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
                  "dimension(s).", v->ty->view.ndim);
       return poison(sema);
     }
-    static const char *const cast[DT_COUNT] = {"bool",   "int",  "long", "half", "bfloat16",
-                                               "float",  "double", "byte", "char", "short"};
-    fill = v->ty->dtype == xt->dtype ? v : part_cast(sema, e, v, cast[xt->dtype]);
+    fill = v->ty->dtype == xt->dtype ? v : part_cast(sema, e, v, cast_method(xt->dtype));
   } else {
     diag_error(sema->cx, v->loc, "masked_fill() received an invalid combination of arguments - got (%s, %s), but "
                "expected (Tensor mask, Tensor value) or (Tensor mask, Number value)", py_type_name(m->ty),

@@ -382,14 +382,6 @@ TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d) {
   return become(sema, e, part_binary(sema, e, OP_LOGICAL_OR, "logical_or", close, within));
 }
 
-// The C++ name PyTorch's lerp messages give a dtype ("expected dtype float for `end`").
-static const char *cpp_name(DType dt) {
-  static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long int",
-                                               [DT_F16] = "c10::Half", [DT_BF16] = "c10::BFloat16",
-                                               [DT_F32] = "float", [DT_F64] = "double", [DT_U8] = "unsigned char",
-                                               [DT_I8] = "signed char", [DT_I16] = "short int"};
-  return names[dt];
-}
 
 // lerp(input, end, weight), PyTorch's formula in the opmath dtype (halves in f32, rounded
 // once): weight < 0.5 ? input + weight * (end - input) : end - (end - input) * (1 - weight).
@@ -403,8 +395,8 @@ TType *ck_lerp(Sema *sema, Ast *e, const BuiltinDef *d) {
   for (int i = 1; i < 3; i++) {
     const TType *t = e->bargs[i]->ty;
     if (is_tensor(t) && t->dtype != dt) {
-      diag_error(sema->cx, e->bargs[i]->loc, "expected dtype %s for `%s` but got dtype %s", cpp_name(dt),
-                 i == 1 ? "end" : "weight", cpp_name(t->dtype));
+      diag_error(sema->cx, e->bargs[i]->loc, "expected dtype %s for `%s` but got dtype %s", cpp_type_name(dt),
+                 i == 1 ? "end" : "weight", cpp_type_name(t->dtype));
       return poison(sema);
     }
   }

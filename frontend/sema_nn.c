@@ -250,10 +250,7 @@ static Ast *part_reduce(Sema *sema, const Ast *e, const char *builtin, Ast *x, u
 
 // x as dtype dt (itself when it has it).
 static Ast *to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
-  static const char *cast[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long", [DT_F16] = "half",
-                                       [DT_BF16] = "bfloat16", [DT_F32] = "float", [DT_F64] = "double",
-                                       [DT_U8] = "byte", [DT_I8] = "char", [DT_I16] = "short"};
-  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast[dt]);
+  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_method(dt));
 }
 // Halves are computed in f32 and rounded once at the end, as PyTorch's CUDA kernels do.
 static Ast *up(Sema *sema, const Ast *e, Ast *x) {

@@ -77,6 +77,15 @@ const char *torch_tensor_name(DType dt) {
                                     "CharTensor",     "ShortTensor"};
   return n[dt];
 }
+// The C++ name PyTorch's messages give a dtype ("expected dtype float for `end`", conv's
+// "bias type (c10::Half)").
+const char *cpp_type_name(DType dt) {
+  static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long int",
+                                               [DT_F16] = "c10::Half", [DT_BF16] = "c10::BFloat16",
+                                               [DT_F32] = "float", [DT_F64] = "double", [DT_U8] = "unsigned char",
+                                               [DT_I8] = "signed char", [DT_I16] = "short int"};
+  return names[dt];
+}
 const char *py_type_name(const TType *t) {
   switch (t->kind) {
   case TY_SCALAR: return t->dtype == DT_BOOL ? "bool" : t->dtype == DT_I64 ? "int" : "float";

@@ -472,6 +472,16 @@ TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d) {
   return cast_to(sema, e, dt);
 }
 // float() double() ... : the dtype is in d->aux as a DType
+// The method that casts to dt (x.float(), x.byte() ...).
+const char *cast_method(DType dt) {
+  static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int",      [DT_I64] = "long",
+                                              [DT_F16] = "half",  [DT_BF16] = "bfloat16", [DT_F32] = "float",
+                                              [DT_F64] = "double", [DT_U8] = "byte",      [DT_I8] = "char",
+                                              [DT_I16] = "short"};
+  TD_ASSERT(names[dt]);
+  return names[dt];
+}
+
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d) { return cast_to(sema, e, (DType)d->aux); }
 
 TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d) {

@@ -35,8 +35,9 @@ def sort_cases():
         c.out(f"{e}.sort()[1]", "i64", np.zeros((5, 1), np.int64), "exact")
         if dt != "bool":
             e, v = c.param(dt, [7, 9], "t", rng, val=distinct(rng, dt, [9, 7]))
-            c.out(f"{e}.topk(4)[0]", dt, -np.sort(-v, -1)[:, :4], "exact")
-            c.out(f"{e}.topk(4)[1]", "i64", np.argsort(-v, -1)[:, :4], "exact")
+            # distinct values: descending is ascending reversed (-v would wrap for u8)
+            c.out(f"{e}.topk(4)[0]", dt, np.sort(v, -1)[:, ::-1][:, :4], "exact")
+            c.out(f"{e}.topk(4)[1]", "i64", np.argsort(v, -1)[:, ::-1][:, :4], "exact")
             c.out(f"{e}.topk(3, 0, False)[1]", "i64", np.argsort(v, 0)[:3], "exact")
             c.out(f"{e}.kthvalue(5)[0]", dt, np.sort(v, -1)[:, 4], "exact")
             c.out(f"{e}.kthvalue(5, 0, True)[1]", "i64", np.argsort(v, 0)[4:5], "exact")
