@@ -471,6 +471,24 @@ static bool conv_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int n
   return true;
 }
 
+// PyTorch's checks of a convolution's numbers (output padding: the transposed ones).
+static bool conv_params_ok(Sema *sema, const Ast *e, int nsp, const int64_t *p, const int64_t *op, const int64_t *s,
+                           const int64_t *dil, int64_t groups, const Ast *ga) {
+  for (int i = 0; i < nsp; i++) {
+    const char *bad = p[i] < 0 ? "negative padding" : op && op[i] < 0 ? "negative output_padding"
+                      : s[i] <= 0 ? "non-positive stride" : dil[i] <= 0 ? "non-positive dilation" : NULL;
+    if (bad) {
+      diag_error(sema->cx, call_loc(e), "%s is not supported", bad);
+      return false;
+    }
+  }
+  if (groups <= 0) {
+    diag_error(sema->cx, ga->loc, "non-positive groups is not supported");
+    return false;
+  }
+  return true;
+}
+
 TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   int nsp = d->b.name[4] - '0';
   Ast *x = e->bargs[0], *w = e->bargs[1], *bias = barg(e, 2), *sa = barg(e, 3), *pa = barg(e, 4), *da = barg(e, 5),
@@ -506,18 +524,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
                "convolution dimensions, but got stride=[%s]", wv->ndim - 2, nsp == 1 ? "1" : "1, 1");
     return poison(sema);
   }
-  for (int i = 0; i < nsp; i++) {
-    const char *bad = p[i] < 0 ? "negative padding" : s[i] <= 0 ? "non-positive stride"
-                      : dil[i] <= 0 ? "non-positive dilation" : NULL;
-    if (bad) {
-      diag_error(sema->cx, call_loc(e), "%s is not supported", bad);
-      return poison(sema);
-    }
-  }
-  if (groups <= 0) {
-    diag_error(sema->cx, ga->loc, "non-positive groups is not supported");
-    return poison(sema);
-  }
+  if (!conv_params_ok(sema, e, nsp, p, NULL, s, dil, groups, ga)) return poison(sema);
   if (same)
     for (int i = 0; i < nsp; i++)
       if (s[i] != 1) {
@@ -808,18 +815,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
                shape_str(sema, wv->ndim, wv->shape));
     return poison(sema);
   }
-  for (int i = 0; i < nsp; i++) {
-    const char *bad = p[i] < 0 ? "negative padding" : op[i] < 0 ? "negative output_padding"
-                      : s[i] <= 0 ? "non-positive stride" : dil[i] <= 0 ? "non-positive dilation" : NULL;
-    if (bad) {
-      diag_error(sema->cx, call_loc(e), "%s is not supported", bad);
-      return poison(sema);
-    }
-  }
-  if (groups <= 0) {
-    diag_error(sema->cx, ga->loc, "non-positive groups is not supported");
-    return poison(sema);
-  }
+  if (!conv_params_ok(sema, e, nsp, p, op, s, dil, groups, ga)) return poison(sema);
   bool batched = xv->ndim == nsp + 2;
   int64_t xs[4];
   xs[0] = batched ? xv->shape[0] : 1;

@@ -42,36 +42,27 @@ def candidates():
     return ops, fns
 
 
+def errors(tdslc, stmts):
+    """(i, message) for each error tdslc reports in a file of one function per statement."""
+    src = "".join(f"fn f{i}(x: f32[3]) -> f32[3] {{\n    t = {st}\n    return x\n}}\n" for i, st in enumerate(stmts))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "audit.tdsl")
+        with open(path, "w") as f:
+            f.write(src)
+        p = subprocess.run([tdslc, path, "--emit=ir"], capture_output=True, text=True, timeout=120)
+    return [((int(m.group(1)) - 2) // 4, m.group(2))
+            for m in re.finditer(r"audit\.tdsl:(\d+):\d+: error: (.*)", p.stderr)]
+
+
 def knows(tdslc, exprs, probe_calls=True):
     """The subset of exprs (each 'torch.NAME', 'F.NAME' or 'x.NAME') tdslc knows, asked
     ten at a time (tdslc stops reporting after a number of errors)."""
     if len(exprs) > 10:
         return [e for k in range(0, len(exprs), 10) for e in knows(tdslc, exprs[k:k + 10], probe_calls)]
-    src = "".join(f"fn f{i}(x: f32[3]) -> f32[3] {{\n    t = {e}\n    return x\n}}\n" for i, e in enumerate(exprs))
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "audit.tdsl")
-        with open(path, "w") as f:
-            f.write(src)
-        p = subprocess.run([tdslc, path, "--emit=ir"], capture_output=True, text=True, timeout=120)
-    refused = set()
-    for m in re.finditer(r"audit\.tdsl:(\d+):\d+: error: (.*)", p.stderr):
-        line, msg = int(m.group(1)), m.group(2)
-        i = (line - 2) // 4
-        if "has no attribute" in msg or "undeclared" in msg:
-            refused.add(exprs[i])
+    refused = {exprs[i] for i, msg in errors(tdslc, exprs) if "has no attribute" in msg or "undeclared" in msg}
     known = [e for e in exprs if e not in refused]
-    if not probe_calls:
-        return known
-    # called with one tensor, an op whose result depends on the values says so
-    src = "".join(f"fn f{i}(x: f32[3]) -> f32[3] {{\n    t = {e}(x)\n    return x\n}}\n" for i, e in enumerate(known))
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "audit.tdsl")
-        with open(path, "w") as f:
-            f.write(src)
-        p = subprocess.run([tdslc, path, "--emit=ir"], capture_output=True, text=True, timeout=120)
-    for m in re.finditer(r"audit\.tdsl:(\d+):\d+: error: (.*)", p.stderr):
-        if "is not supported:" in m.group(2):
-            refused.add(known[(int(m.group(1)) - 2) // 4])
+    if probe_calls:  # called with one tensor, an op whose result depends on the values says so
+        refused |= {known[i] for i, msg in errors(tdslc, [f"{e}(x)" for e in known]) if "is not supported:" in msg}
     return [e for e in exprs if e not in refused]
 
 
