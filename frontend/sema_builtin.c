@@ -490,6 +490,7 @@ static const BuiltinDef builtins[] = {
          "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
     NODE("interpolate", INDEX_SELECT, "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
          "recompute_scale_factor=None, antialias=False", ck_interpolate, F_FN, F_NNF),
+    NODE("unfold", COPY, "input, kernel_size, dilation=1, padding=0, stride=1", ck_im2col, F_FN, F_NNF),
     NODE("fold", MATMUL, "input, output_size, kernel_size, dilation=1, padding=0, stride=1", ck_fold, F_FN, F_NNF),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
     // where PyTorch 1.13 has it with the same parameters (torch.batch_norm, instance_norm and
@@ -588,5 +589,12 @@ enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 const BuiltinDef *builtin_find(const char *name) {
   for (int i = 0; i < NBUILTINS; i++)
     if (!strcmp(builtins[i].b.name, name)) return &builtins[i];
+  return NULL;
+}
+// The row of name callable in form (F_FN, F_METH, F_TORCH, F_NNF): PyTorch's x.unfold
+// (a view) and F.unfold (im2col) are two rows of one name.
+const BuiltinDef *builtin_find_form(const char *name, int form) {
+  for (int i = 0; i < NBUILTINS; i++)
+    if (!strcmp(builtins[i].b.name, name) && (builtins[i].forms & form)) return &builtins[i];
   return NULL;
 }

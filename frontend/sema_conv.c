@@ -1193,3 +1193,56 @@ TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!batched) y = call2(sema, e, "squeeze", y, part_int(sema, e, 0));
   return become(sema, e, y);
 }
+
+// ============================================================================
+// F.unfold(input, kernel_size, dilation=1, padding=0, stride=1): the sliding blocks of a
+// 4-D input as columns [N, C * kh * kw, L] — PyTorch's im2col, a copy by definition: the
+// windows are a view of the padded input, permuted and reshaped
+// ============================================================================
+TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  const TType *xt = x->ty;
+  int64_t k[2], dil[2], p[2], s[2];
+  if (!pair_arg(sema, e, e->bargs[1], "kernel_size", 0, k) || !pair_arg(sema, e, barg(e, 2), "dilation", 1, dil) ||
+      !pair_arg(sema, e, barg(e, 3), "padding", 0, p) || !pair_arg(sema, e, barg(e, 4), "stride", 1, s))
+    return poison(sema);
+  const View *xv = &xt->view;
+  if (xv->ndim != 4) {
+    diag_error(sema->cx, x->loc, "Input Error: Only 4D input Tensors are supported (got %dD)", xv->ndim);
+    return poison(sema);
+  }
+  const char *bad = NULL;
+  for (int i = 0; i < 2 && !bad; i++)
+    bad = k[i] <= 0 ? "kernel size" : s[i] <= 0 ? "stride" : dil[i] <= 0 ? "dilation" : p[i] < 0 ? "padding" : NULL;
+  if (bad) {
+    diag_error(sema->cx, call_loc(e), "%s should be greater than %s", bad,
+               strcmp(bad, "padding") ? "zero" : "or equal to zero");
+    return poison(sema);
+  }
+  int64_t out[2];
+  for (int i = 0; i < 2; i++) {
+    int64_t span = dil[i] * (k[i] - 1) + 1, in = xv->shape[2 + i] + 2 * p[i];
+    out[i] = in >= span ? (in - span) / s[i] + 1 : 0;
+    if (out[i] < 1) {
+      diag_error(sema->cx, call_loc(e), "Given input with spatial size (%" PRId64 ", %" PRId64 "), kernel_size=(%"
+                 PRId64 ", %" PRId64 "), dilation=(%" PRId64 ", %" PRId64 "), padding=(%" PRId64 ", %" PRId64
+                 "), calculated shape of the array of sliding blocks as (%" PRId64 ", %" PRId64 "), but its "
+                 "components must be at least one.", xv->shape[2], xv->shape[3], k[0], k[1], dil[0], dil[1], p[0],
+                 p[1], (xv->shape[2] + 2 * p[0] - (dil[0] * (k[0] - 1) + 1)) / s[0] + 1,
+                 (xv->shape[3] + 2 * p[1] - (dil[1] * (k[1] - 1) + 1)) / s[1] + 1);
+      return poison(sema);
+    }
+  }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"im2col_out_cuda\" not implemented for '%s'", torch_name(xt->dtype));
+    return poison(sema);
+  }
+  Ast *xp = pool_pad(sema, e, x, 2, out, k, p, s, dil, part_float(sema, e, 0));
+  if (is_poison(xp->ty)) return poison(sema);
+  Ast *w = windows(sema, e, xp, 2, out, k, s, dil);  // [N, C, OH, OW, kh, kw]
+  w = call2(sema, e, "permute", w, ints(sema, e, 6, (int64_t[]){0, 1, 4, 5, 2, 3}));
+  int64_t N = xv->shape[0], C = xv->shape[1];
+  return become(sema, e, call2(sema, e, "reshape", w, ints(sema, e, 3, (int64_t[]){N, C * k[0] * k[1],
+                                                                                     out[0] * out[1]})));
+}

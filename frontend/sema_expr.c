@@ -105,8 +105,8 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
       return poison(sema);
     }
   }
-  const BuiltinDef *d = builtin_find(e->name);
-  if (d && (d->forms & module_form(m)))
+  const BuiltinDef *d = module_form(m) ? builtin_find_form(e->name, module_form(m)) : NULL;
+  if (d)
     diag_error(sema->cx, e->oploc, "'%s.%s' is a function: call it as %s.%s(...)", m->module, e->name, m->module,
                e->name);
   else
@@ -207,7 +207,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   if (self && is_poison(self)) bad = true;
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f
-    const BuiltinDef *d = builtin_find(e->name);
+    const BuiltinDef *d = math ? builtin_find(e->name) : builtin_find_form(e->name, module_form(self));
     if (!d || !(math ? is_math_function(e->name) : (d->forms & module_form(self)))) {
       diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'", self->module, e->name);
       return poison(sema);
@@ -224,8 +224,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->list.data[0]->loc, "must be real number, not %s", py_type_name(e->list.data[0]->ty));
     return poison(sema);
   }
-  const BuiltinDef *d = builtin_find(e->name);
-  if (d && !(d->forms & (e->lhs ? F_METH : F_FN))) d = NULL;
+  const BuiltinDef *d = builtin_find_form(e->name, e->lhs ? F_METH : F_FN);
   if (!d) {
     if (bad) return poison(sema);
     if (e->lhs && is_tensor(self) && !strcmp(e->name, "T"))  // x.T() calls the tensor x.T

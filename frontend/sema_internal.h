@@ -120,6 +120,7 @@ TType *check_index(Sema *sema, Ast *e);
 
 // ---- sema_builtin.c ----
 const BuiltinDef *builtin_find(const char *name);
+const BuiltinDef *builtin_find_form(const char *name, int form);  // the row of name with that form
 bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self);
 Ast *barg(const Ast *e, int i);  // the bound argument i, or NULL when absent or None
 const char *arg_name(Sema *sema, const Ast *e, const char *pname);
@@ -325,6 +326,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
 TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d);  // F.unfold
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -182,6 +182,21 @@ def np_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corner
     return x
 
 
+def np_unfold(x, k, dilation=1, padding=0, stride=1):
+    """PyTorch's F.unfold (im2col): column (c, i, j) of block (bh, bw) is
+    x[c, bh * s - p + i * d, bw * s - p + j * d] (zero outside)."""
+    k, d, p, s = [(v, v) if np.isscalar(v) else tuple(v) for v in (k, dilation, padding, stride)]
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    N, C, H, W = xp.shape
+    nb = [((H, W)[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    out = np.zeros((N, C, k[0], k[1], nb[0], nb[1]))
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out[:, :, i, j] = xp[:, :, i * d[0]:i * d[0] + (nb[0] - 1) * s[0] + 1:s[0],
+                                 j * d[1]:j * d[1] + (nb[1] - 1) * s[1] + 1:s[1]]
+    return out.reshape(N, C * k[0] * k[1], nb[0] * nb[1])
+
+
 def np_fold(x, output_size, k, dilation=1, padding=0, stride=1):
     """PyTorch's F.fold (col2im): block l's column (c, i, j) adds at
     (bh * s - p + i * d, bw * s - p + j * d) of channel c."""
@@ -390,6 +405,14 @@ def main():
                                 [("c", dt, c, tr), ("c2", dt, c2, False)],
                                 "F.fold(c, (5, 6), 2), F.fold(c2, (4, 5), (2, 1), dilation=(1, 2), padding=1, "
                                 "stride=(2, 3))", want, [dt] * 2))
+    im = RNG.standard_normal((2, 3, 6, 7))
+    for dt, tr in (("f32", True), ("f64", False), ("f16", False)):
+        a = im.astype({"f32": np.float32, "f16": np.float16, "f64": np.float64}[dt]).astype(np.float64)
+        want = [np_unfold(a, 2), np_unfold(a, (2, 3), dilation=(2, 1), padding=1, stride=(2, 3)),
+                np_fold(np_unfold(a, 3, padding=1), (6, 7), 3, padding=1)]
+        sources.append(run_case(t, tdslc, f"unfold {dt}{' transposed' if tr else ''}", [("a", dt, a, tr)],
+                                "F.unfold(a, 2), F.unfold(a, (2, 3), dilation=(2, 1), padding=1, stride=(2, 3)), "
+                                "F.fold(F.unfold(a, 3, padding=1), (6, 7), 3, padding=1)", want, [dt] * 3))
     # empty tensors: no batch, no input channels (the bias alone), an empty padded input.
     # Not in the GPU batch: --emit=cuda of any kernel over an empty dim divides by 0
     # (`tdsl_g_i % 0`, which nvcc refuses), a codegen/cuda.c matter of its own.
