@@ -52,6 +52,9 @@ TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *a = e->bargs[1];
   const char *n = d->b.name;
   if (!strcmp(n, "broadcast_to")) return become(sema, e, call2(sema, e, "expand", x, a));
+  if (!strcmp(n, "adjoint"))  // of a real tensor: its last two dims swapped
+    return become(sema, e, part_call(sema, e, "transpose", (Ast *[]){x, part_int(sema, e, -2), part_int(sema, e, -1)},
+                                     3));
   if (!strncmp(n, "swap", 4))
     return become(sema, e, part_call(sema, e, "transpose", (Ast *[]){x, a, e->bargs[2]}, 3));
   const TType *o = get_tensor(sema, e, a, "other");

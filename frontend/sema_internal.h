@@ -310,6 +310,13 @@ TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d);  // hsplit, vsplit, dsplit
 TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d);  // nonzero, unique ...: refused
+TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d);  // real, isreal, angle of real tensors
+TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_diff(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_diagflat(Sema *sema, Ast *e, const BuiltinDef *d);  // diagflat, narrow_copy
 
 // ---- sema_sort.c: sort, argsort, msort, topk, kthvalue, median: a sort node pair and views ----
 TType *ck_sort(Sema *sema, Ast *e, const BuiltinDef *d);  // sort, argsort, msort

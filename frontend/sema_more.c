@@ -439,3 +439,121 @@ TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d) {
              why);
   return poison(sema);
 }
+
+// ============================================================================
+// A few more: real-valued forms of complex helpers, and small compositions
+// ============================================================================
+// real(x): x itself; isreal(x): all true; angle(x): pi where x < 0, else 0 (nan kept)
+TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0];
+  if (!strcmp(d->b.name, "real")) return done(sema, e, part_call(sema, e, "view_as", (Ast *[]){x, x}, 2));
+  if (!strcmp(d->b.name, "isreal"))  // every element of a real tensor, NaN included
+    return done(sema, e, part_call(sema, e, "ones_like", (Ast *[]){x, part_dtype(sema, e, DT_BOOL)}, 2));
+  Ast *xf = as_float(sema, e, x);
+  Ast *a = where3(sema, e, bin(sema, e, OP_LT, xf, part_int(sema, e, 0)), num(sema, e, PI), num(sema, e, 0));
+  return done(sema, e, where3(sema, e, bin(sema, e, OP_NE, xf, xf), xf, a));
+}
+
+// ldexp(input, other): input * 2 ** other, in floats
+TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *o = e->bargs[1];
+  if (!get_tensor(sema, e, o, "other")) return poison(sema);
+  Ast *p = bin(sema, e, OP_POW, num(sema, e, 2), as_float(sema, e, o));
+  return done(sema, e, bin(sema, e, OP_MUL, as_float(sema, e, x), p));
+}
+
+// dist(input, other, p=2): norm(input - other, p)
+TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *o = e->bargs[1];
+  if (!get_tensor(sema, e, o, "other")) return poison(sema);
+  Ast *df = bin(sema, e, OP_SUB, x, o);
+  if (is_poison(df->ty)) return poison(sema);
+  return done(sema, e, part_call(sema, e, "norm", (Ast *[]){df, barg(e, 2)}, 2));
+}
+
+// diff(input, n=1, dim=-1): x[1:] - x[:-1] along dim, n times (bool: !=)
+TType *ck_diff(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0];
+  int64_t n = 1, dim = -1;
+  int a;
+  if ((barg(e, 1) && !get_int(sema, e, e->bargs[1], "n", &n)) || (barg(e, 2) && !get_int(sema, e, e->bargs[2], "dim",
+                                                                                          &dim)))
+    return poison(sema);
+  if (barg(e, 3) || barg(e, 4)) {
+    diag_error(sema->cx, (barg(e, 3) ? e->bargs[3] : e->bargs[4])->loc, "diff(): prepend and append are not supported");
+    return poison(sema);
+  }
+  if (x->ty->view.ndim == 0) {
+    diag_error(sema->cx, call_loc(e), "diff expects input to be at least one-dimensional");
+    return poison(sema);
+  }
+  if (!wrap_dim(sema, barg(e, 2) ? e->bargs[2]->loc : call_loc(e), dim, x->ty->view.ndim, &a)) return poison(sema);
+  if (n < 0) {
+    diag_error(sema->cx, e->bargs[1]->loc, "order must be non-negative but got %" PRId64, n);
+    return poison(sema);
+  }
+  Ast *y = x;
+  for (int64_t i = 0; i < n && y->ty->view.shape[a] > 0; i++) {
+    int64_t len = y->ty->view.shape[a] - 1;
+    Ast *ad = part_int(sema, e, a);
+    Ast *hi = part_call(sema, e, "narrow", (Ast *[]){y, ad, part_int(sema, e, 1), part_int(sema, e, len)}, 4);
+    Ast *lo = part_call(sema, e, "narrow", (Ast *[]){y, ad, part_int(sema, e, 0), part_int(sema, e, len)}, 4);
+    y = bin(sema, e, y->ty->dtype == DT_BOOL ? OP_NE : OP_SUB, hi, lo);
+  }
+  return done(sema, e, y == x ? call(sema, e, "clone", x, NULL) : y);
+}
+
+// inner(input, other): the sum over the last dims of both, a matmul with other's last
+// dims moved first (1-D both: dot; a 0-d one: a product)
+TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  if (!get_tensor(sema, e, b, "other")) return poison(sema);
+  int na = a->ty->view.ndim, nb = b->ty->view.ndim;
+  if (na == 0 || nb == 0) return done(sema, e, bin(sema, e, OP_MUL, a, b));
+  if (a->ty->view.shape[na - 1] != b->ty->view.shape[nb - 1]) {
+    diag_error(sema->cx, call_loc(e), "inner() the last dimension must match on both input tensors but got shapes %s "
+               "and %s", shape_str(sema, na, a->ty->view.shape), shape_str(sema, nb, b->ty->view.shape));
+    return poison(sema);
+  }
+  // b [*, K] -> [K, prod(*)]; a @ that -> [*a, prod(*b)] -> [*a, *b]
+  int64_t K = b->ty->view.shape[nb - 1], rest = view_numel(b->ty->view) / (K ? K : 1);
+  Ast *bm = part_call(sema, e, "reshape", (Ast *[]){b, part_seq(sema, e, TY_LIST, (Ast *[]){part_int(sema, e, K ? rest : 0),
+                                                                                          part_int(sema, e, K)}, 2)}, 2);
+  Ast *p = call(sema, e, "matmul", a, call(sema, e, "t", bm, NULL));
+  if (is_poison(p->ty)) return poison(sema);
+  int64_t shape[2 * TD_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < na - 1; i++) shape[n++] = a->ty->view.shape[i];
+  for (int i = 0; i < nb - 1; i++) shape[n++] = b->ty->view.shape[i];
+  Ast *items[2 * TD_MAX_DIMS];
+  for (int i = 0; i < n; i++) items[i] = part_int(sema, e, shape[i]);
+  return done(sema, e, call(sema, e, "reshape", p, part_seq(sema, e, TY_LIST, items, n)));
+}
+
+// take(input, index): the flattened input gathered at index, of index's shape
+TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *ix = e->bargs[1];
+  if (!get_tensor(sema, e, ix, "index")) return poison(sema);
+  Ast *flat = call(sema, e, "reshape", x, part_int(sema, e, -1));
+  Ast *fi = call(sema, e, "reshape", ix, part_int(sema, e, -1));
+  Ast *g = part_call(sema, e, "index_select", (Ast *[]){flat, part_int(sema, e, 0), fi}, 3);
+  if (is_poison(g->ty)) return poison(sema);
+  const View *iv = &ix->ty->view;
+  Ast *items[TD_MAX_DIMS];
+  for (int i = 0; i < iv->ndim; i++) items[i] = part_int(sema, e, iv->shape[i]);
+  return done(sema, e, call(sema, e, "reshape", g, part_seq(sema, e, TY_LIST, items, iv->ndim)));
+}
+
+// diagflat(input, offset=0): diag of the flattened input; narrow_copy: a narrow, copied
+TType *ck_diagflat(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0];
+  if (!strcmp(d->b.name, "narrow_copy"))
+    return done(sema, e, call(sema, e, "clone", part_call(sema, e, "narrow", e->bargs, 4), NULL));
+  Ast *flat = call(sema, e, "reshape", x, part_int(sema, e, -1));
+  return done(sema, e, part_call(sema, e, "diag", (Ast *[]){flat, barg(e, 1)}, 2));
+}

@@ -78,6 +78,17 @@ CASES = [
      lambda x, y, i, idx: [np.trace(y), np.trace(i[:, :4]), np.count_nonzero(i), np.count_nonzero(i, 1),
                            np.nansum(x), np.nansum(x, 1), np.nanmean(x, 0, keepdims=True), y.min(1), y.max(1),
                            y.min(), y.max()]),
+    ("real_forms", [], "torch.real(x) * 1, torch.isreal(x), torch.angle(x), torch.angle(i), "
+     "torch.ldexp(x, i), torch.dist(x, x.flip(0)), torch.dist(y, y * 2, 1), torch.diff(x, dim=0), "
+     "torch.diff(y, n=2), torch.diff(x > 0), torch.inner(x, y.t()), torch.inner(y[0], y[1]), "
+     "torch.take(x, idx), torch.diagflat(x[:2, :2], 1), x.narrow_copy(1, 2, 3), x.adjoint() * 1",
+     ["f32", "bool", "f32", "f32", "f32", "f32", "f32", "f32", "f32", "bool", "f32", "f32", "f32", "f32", "f32",
+      "f32"],
+     lambda x, y, i, idx: [x, np.ones_like(x, bool), np.where(np.isnan(x), x, np.where(x < 0, math.pi, 0.0)),
+                           np.where(i < 0, math.pi, 0.0), x * 2.0 ** i,
+                           np.sqrt(np.nansum((x - x[::-1]) ** 2)) * (np.nan if np.isnan(x).any() else 1),
+                           np.abs(y - 2 * y).sum(), np.diff(x, axis=0), np.diff(y, 2), np.diff(x > 0),
+                           x @ y, y[0] @ y[1], x.reshape(-1)[idx], np.diagflat(x[:2, :2], 1), x[:, 2:5], x.T]),
     ("views", ["a, b = torch.hsplit(x, 2)", "c, d = x.vsplit([1])", "e, f = torch.split_with_sizes(x, [2, 4], 1)"],
      "torch.ravel(x.t()), torch.diag(x), torch.diag(x, 2), torch.diag(y[0]), torch.diag(y[:, 0], -2), "
      "torch.diag(i[0], 1), torch.rot90(x), torch.rot90(x, 2), torch.rot90(x, -1, [1, 0]), "
