@@ -109,6 +109,8 @@ static const char *libm_name(Op op) {
   case OP_CEIL: return "ceil";
   case OP_TRUNC: return "trunc";
   case OP_EXPM1: return "expm1";
+  case OP_ERFC: return "erfc";
+  case OP_LGAMMA: return "lgamma";
   case OP_LOG1P: return "log1p";
   case OP_LOG10: return "log10";
   case OP_SINH: return "sinh";

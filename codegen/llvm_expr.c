@@ -497,6 +497,8 @@ static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
   case OP_TRUNC: return intrinsic1(g, "llvm.trunc", a);  // NVPTX lowers it (cvt.rzi)
   case OP_LOG10: return math1(g, "log10", dt, a);
   case OP_EXPM1: return libm(g, "expm1", dt, a, NULL);
+  case OP_ERFC: return libm(g, "erfc", dt, a, NULL);
+  case OP_LGAMMA: return libm(g, "lgamma", dt, a, NULL);
   case OP_LOG1P: return libm(g, "log1p", dt, a, NULL);
   case OP_SINH: return libm(g, "sinh", dt, a, NULL);
   case OP_COSH: return libm(g, "cosh", dt, a, NULL);

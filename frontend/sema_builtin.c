@@ -403,6 +403,7 @@ static const BuiltinDef builtins[] = {
     UNARY("round", ROUND, F_TORCH), UNARY("sign", SIGN, F_TORCH),
     UNARY("reciprocal", RECIPROCAL, F_TORCH), UNARY("square", SQUARE, F_TORCH), UNARY("silu", SILU, F_NNF),
     UNARY("bitwise_not", BITWISE_NOT, F_TORCH), UNARY("logical_not", LOGICAL_NOT, F_TORCH),
+    UNARY("erfc", ERFC, F_TORCH), UNARY("lgamma", LGAMMA, F_TORCH),
     UNARY("expm1", EXPM1, F_TORCH), UNARY("log1p", LOG1P, F_TORCH), UNARY("log10", LOG10, F_TORCH),
     UNARY("trunc", TRUNC, F_TORCH), UNARY("fix", TRUNC, F_TORCH), UNARY("frac", FRAC, F_TORCH),
     UNARY("sinh", SINH, F_TORCH), UNARY("cosh", COSH, F_TORCH),

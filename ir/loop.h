@@ -21,6 +21,7 @@
 //   LOGICAL_NOT                         bool -> bool
 //   EXP LOG LOG2 EXP2 SQRT SIN COS TAN TANH ERF FLOOR CEIL   f32/f64, libm meaning
 //   EXPM1 LOG1P LOG10 SINH COSH ASIN ACOS ATAN ASINH ACOSH ATANH TRUNC   f32/f64, libm meaning
+//   ERFC LGAMMA                         f32/f64, libm meaning
 //   ROUND                               f32/f64: half to even (nearbyint)
 //   SIGMOID SILU GELU FRAC (and RSQRT RECIPROCAL, SQUARE of floats): composite, each its
 //                                       formula over the ops here (ir/opmath.c)

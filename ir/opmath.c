@@ -131,6 +131,8 @@ OpValue opmath_unary(Op op, DType dt, OpValue a) {
   case OP_CEIL: x.f = ceil(f); break;
   case OP_ROUND: x.f = nearbyint(f); break;
   case OP_EXPM1: x.f = expm1(f); break;
+  case OP_ERFC: x.f = erfc(f); break;
+  case OP_LGAMMA: x.f = lgamma(f); break;
   case OP_LOG1P: x.f = log1p(f); break;
   case OP_LOG10: x.f = log10(f); break;
   case OP_SINH: x.f = sinh(f); break;

@@ -24,6 +24,20 @@ from oracle import (FLOAT_DTYPES, INT_DTYPES, INTS, VALUE_NP, check_outputs, opm
 LAYOUTS = ("c", "t", "s", "e")
 
 
+def _vec(fn, a):
+    """fn (a math function of one float) elementwise, computed in f64, in a's float type."""
+    a = np.asarray(a)
+    return np.vectorize(fn, otypes=[np.float64])(a.astype(np.float64)).astype(a.dtype)
+
+
+def _lgamma(v):
+    """math.lgamma, with C's +inf at its poles (0, -1, -2, ...) where Python raises."""
+    try:
+        return math.lgamma(v)
+    except ValueError:
+        return math.inf
+
+
 def erf(a):
     """erf elementwise, computed in f64 and returned in a's float type."""
     a = np.asarray(a)
@@ -171,6 +185,8 @@ UNARY = {
     "square": (lambda d: "i64" if d == "bool" else d, lambda a: a.astype(np.int64) ** 2 if a.dtype == np.bool_ else a * a,
                "square({x})"),
     "expm1": (_float_out, lambda a: np.expm1(_as_float(a)), "expm1({x})"),
+    "erfc": (_float_out, lambda a: _vec(math.erfc, _as_float(a)), "{x}.erfc()"),
+    "lgamma": (_float_out, lambda a: _vec(_lgamma, _as_float(a)), "torch.lgamma({x})"),
     "log1p": (_float_out, lambda a: np.log1p(_as_float(a)), "{x}.log1p()"),
     "log10": (_float_out, lambda a: np.log10(_as_float(a)), "torch.log10({x})"),
     "sinh": (_float_out, lambda a: np.sinh(_as_float(a)), "sinh({x})"),
@@ -199,7 +215,7 @@ UNARY = {
 UNARY_SPECIAL = ["neg", "abs", "exp", "log", "log2", "exp2", "sqrt", "sin", "cos", "tanh", "sigmoid", "erf",
                  "reciprocal", "relu", "floor", "ceil", "round", "sign", "square", "logical_not", "expm1", "log1p",
                  "log10", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "trunc", "frac", "isnan",
-                 "isinf", "isfinite", "isposinf", "isneginf"]
+                 "isinf", "isfinite", "isposinf", "isneginf", "erfc", "lgamma"]
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5, 1e-3, 100.0]
 
 
