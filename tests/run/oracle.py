@@ -472,3 +472,12 @@ def run_case(tdslc, params, body, exprs, kinds, want, inputs):
     src = f"fn f({params}) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
     p, outs = run_outputs(tdslc, src, inputs)
     return compare_kinds(p, outs, want, kinds), src
+
+
+def test_subset():
+    """TDSL_TEST_SUBSET=N (the sanitizer pass of `make test` sets it): the long scripts run
+    every Nth of their programs, the rest having run in the plain pass; 1 otherwise."""
+    try:
+        return max(1, int(os.environ.get("TDSL_TEST_SUBSET", "1")))
+    except ValueError:
+        return 1

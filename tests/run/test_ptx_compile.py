@@ -18,7 +18,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import EXAMPLES, Tally  # noqa: E402
+from oracle import EXAMPLES, Tally, test_subset  # noqa: E402
 
 sys.path.insert(0, HERE)
 PTXAS = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
@@ -72,8 +72,9 @@ def main():
         for name in sorted(os.listdir(EXAMPLES)):
             if name.endswith(".tdsl"):
                 files.append(os.path.join(EXAMPLES, name))
-        ops = [c.source() for c in test_ops.all_cases()]
-        rand = [Program(s).build().src for s in range(RANDOM_COUNT)]
+        every = test_subset()
+        ops = [c.source() for c in test_ops.all_cases()][::every]
+        rand = [Program(s).build().src for s in range(RANDOM_COUNT // every)]
         for label, srcs in (("ops", ops), ("random", rand)):
             for i in range(0, len(srcs), PER_FILE):
                 path = os.path.join(tmp, f"{label}{i // PER_FILE}.tdsl")
