@@ -342,20 +342,26 @@ TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d) {
   return become(sema, e, call2(sema, e, "matmul", a, b));
 }
 
-// addmm(input, mat1, mat2, *, beta=1, alpha=1) and baddbmm (batch1, batch2):
-// beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape
+// addmm(input, mat1, mat2, *, beta=1, alpha=1), baddbmm (batch1, batch2), addmv (mat,
+// vec), addr (vec1, vec2): beta * input + alpha * (the product), input broadcast to the
+// product's shape
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const struct {
+    const char *name, *product, *p1, *p2;
+  } forms[] = {{"addmm", "mm", "mat1", "mat2"}, {"baddbmm", "bmm", "batch1", "batch2"},
+               {"addmv", "mv", "mat", "vec"},   {"addr", "outer", "vec1", "vec2"}};
+  int f = 0;
+  while (strcmp(forms[f].name, d->b.name)) f++;
   Ast *in = e->bargs[0], *ba = barg(e, 3), *aa = barg(e, 4);
-  bool batched = d->b.name[0] == 'b';
-  const char *p1 = batched ? "batch1" : "mat1", *p2 = batched ? "batch2" : "mat2";
-  if (!get_tensor(sema, e, e->bargs[1], p1) || !get_tensor(sema, e, e->bargs[2], p2)) return poison(sema);
+  if (!get_tensor(sema, e, e->bargs[1], forms[f].p1) || !get_tensor(sema, e, e->bargs[2], forms[f].p2))
+    return poison(sema);
   for (Ast *s = ba; s; s = s == ba ? aa : NULL)
     if (!is_scalar(s->ty)) {
       diag_error(sema->cx, s->loc, "%s(): argument '%s' must be Number, not %s", d->b.name, s == ba ? "beta" : "alpha",
                  py_type_name(s->ty));
       return poison(sema);
     }
-  Ast *p = part_call(sema, e, batched ? "bmm" : "mm", (Ast *[]){e->bargs[1], e->bargs[2]}, 2);
+  Ast *p = part_call(sema, e, forms[f].product, (Ast *[]){e->bargs[1], e->bargs[2]}, 2);
   if (is_poison(p->ty)) return poison(sema);
   View ev;
   if (!expand_to(sema, call_loc(e), in->ty, p->ty->view.ndim, p->ty->view.shape, &ev)) return poison(sema);

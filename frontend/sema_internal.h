@@ -278,7 +278,7 @@ TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_outer(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm
+TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm, addmv, addr
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
@@ -298,7 +298,6 @@ TType *ck_signbit(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d);  // hardshrink, softshrink
 TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d);  // addcmul, addcdiv
-TType *ck_addmv(Sema *sema, Ast *e, const BuiltinDef *d);  // addmv, addr
 TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_count_nonzero(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -1,6 +1,6 @@
 // frontend/sema_more.c: more of PyTorch's spellings, each built from ops tdsl has:
 // clamp_min/clamp_max, logical_xor, deg2rad/rad2deg, ravel, trace, diag, mv, addcmul,
-// addcdiv, addmv, addr, aminmax, count_nonzero, nansum, nanmean, xlogy, heaviside, logit,
+// addcdiv, aminmax, count_nonzero, nansum, nanmean, xlogy, heaviside, logit,
 // sinc, fmax/fmin, float_power, signbit, hardshrink/softshrink, prelu, rot90,
 // hsplit/vsplit/dsplit, take_along_dim; and the ops whose result depends on the values
 // (nonzero, unique, masked_select, equal ...), refused with a message that says why.
@@ -208,26 +208,6 @@ TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *p = bin(sema, e, div ? OP_DIV : OP_MUL, t1, t2);
   if (va && va->ty->fval != 1) p = bin(sema, e, OP_MUL, va, p);
   return done(sema, e, bin(sema, e, OP_ADD, in, p));
-}
-
-// addmv(input, mat, vec, *, beta=1, alpha=1), addr(input, vec1, vec2, ...): beta * input +
-// alpha * (mat @ vec or outer(vec1, vec2))
-TType *ck_addmv(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *in = e->bargs[0], *ba = barg(e, 3), *aa = barg(e, 4);
-  bool outer = !strcmp(d->b.name, "addr");
-  for (Ast *s = ba; s; s = s == ba ? aa : NULL)
-    if (!is_scalar(s->ty)) {
-      diag_error(sema->cx, s->loc, "%s(): argument '%s' must be Number, not %s", d->b.name, s == ba ? "beta" : "alpha",
-                 py_type_name(s->ty));
-      return poison(sema);
-    }
-  Ast *p = call(sema, e, outer ? "outer" : "mv", e->bargs[1], e->bargs[2]);
-  if (is_poison(p->ty)) return poison(sema);
-  View ev;
-  if (!expand_to(sema, call_loc(e), in->ty, p->ty->view.ndim, p->ty->view.shape, &ev)) return poison(sema);
-  if (aa && aa->ty->fval != 1) p = bin(sema, e, OP_MUL, p, aa);
-  if (ba && ba->ty->fval == 0) return done(sema, e, call(sema, e, "clone", p, NULL));
-  return done(sema, e, bin(sema, e, OP_ADD, ba && ba->ty->fval != 1 ? bin(sema, e, OP_MUL, in, ba) : in, p));
 }
 
 // mv(input, vec): a 2-D by 1-D matmul
