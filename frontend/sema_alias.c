@@ -11,13 +11,6 @@
 // ============================================================================
 // Argument parts
 // ============================================================================
-// [v0, v1, ...]: a list of Python ints at e's location
-static Ast *ints(Sema *sema, const Ast *e, int n, const int64_t *v) {
-  Ast *items[MAX_LIST];
-  for (int i = 0; i < n; i++) items[i] = part_int(sema, e, v[i]);
-  return part_seq(sema, e, TY_LIST, items, n);
-}
-
 static Ast *call2(Sema *sema, const Ast *e, const char *op, Ast *a, Ast *b) {
   return part_call(sema, e, op, (Ast *[]){a, b}, 2);
 }
@@ -31,7 +24,7 @@ TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
   const TType *x = e->bargs[0]->ty;
   const char *n = d->b.name;
   bool fresh = !strncmp(n, "new_", 4), full = strstr(n, "full") != NULL;
-  Ast *size = fresh ? e->bargs[1] : ints(sema, e, x->view.ndim, x->view.shape);
+  Ast *size = fresh ? e->bargs[1] : part_ints(sema, e, x->view.ndim, x->view.shape);
   Ast *dta = barg(e, 1 + fresh + full);  // dtype follows input (, size) (, fill_value)
   if (dta && dta->ty->kind != TY_DTYPE) {
     DType ignored;
@@ -60,7 +53,7 @@ TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d) {
   const TType *o = get_tensor(sema, e, a, "other");
   if (!o) return poison(sema);
   if (!strcmp(n, "type_as")) return become(sema, e, call2(sema, e, "to", x, part_dtype(sema, e, o->dtype)));
-  Ast *shape = ints(sema, e, o->view.ndim, o->view.shape);
+  Ast *shape = part_ints(sema, e, o->view.ndim, o->view.shape);
   return become(sema, e, call2(sema, e, n[0] == 'v' ? "view" : "reshape", x, shape));
 }
 
@@ -72,7 +65,7 @@ TType *ck_flip_lr(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "Input must be >= %d-d.", lr ? 2 : 1);
     return poison(sema);
   }
-  return become(sema, e, call2(sema, e, "flip", x, ints(sema, e, 1, (int64_t[]){lr ? 1 : 0})));
+  return become(sema, e, call2(sema, e, "flip", x, part_ints(sema, e, 1, (int64_t[]){lr ? 1 : 0})));
 }
 
 // movedim(input, source, destination) / moveaxis: a permute
@@ -102,7 +95,7 @@ TType *ck_movedim(Sema *sema, Ast *e, const BuiltinDef *d) {
     while (src_used[s]) s++;
     perm[i] = s++;
   }
-  return become(sema, e, call2(sema, e, "permute", x, ints(sema, e, nd, perm)));
+  return become(sema, e, call2(sema, e, "permute", x, part_ints(sema, e, nd, perm)));
 }
 
 // unflatten(input, dim, sizes): a view with dim split into sizes (one may be -1)
@@ -137,7 +130,7 @@ TType *ck_unflatten(Sema *sema, Ast *e, const BuiltinDef *d) {
     else for (int j = 0; j < k; j++) shape[n++] = sizes[j];
   }
   if (!check_rank(sema, call_loc(e), n)) return poison(sema);
-  return become(sema, e, call2(sema, e, "view", x, ints(sema, e, n, shape)));
+  return become(sema, e, call2(sema, e, "view", x, part_ints(sema, e, n, shape)));
 }
 
 // atleast_1d / 2d / 3d of one tensor: PyTorch's reshapes of 0-, 1- and 2-d inputs
@@ -145,14 +138,14 @@ TType *ck_atleast(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0];
   const View *v = &x->ty->view;
   int want = d->b.name[8] - '0';
-  if (v->ndim >= want) return become(sema, e, part_call(sema, e, "view", (Ast *[]){x, ints(sema, e, v->ndim,
+  if (v->ndim >= want) return become(sema, e, part_call(sema, e, "view", (Ast *[]){x, part_ints(sema, e, v->ndim,
                                                                                         v->shape)}, 2));
   int64_t s[3] = {1, 1, 1};
   int64_t n0 = v->ndim >= 1 ? v->shape[0] : 1, n1 = v->ndim >= 2 ? v->shape[1] : 1;
   if (want == 2) s[1] = n0;
   if (want == 3 && v->ndim == 1) s[1] = n0;
   if (want == 3 && v->ndim == 2) s[0] = n0, s[1] = n1;
-  return become(sema, e, call2(sema, e, "view", x, ints(sema, e, want, s)));
+  return become(sema, e, call2(sema, e, "view", x, part_ints(sema, e, want, s)));
 }
 
 // x.unfold(dimension, size, step): the windows of dim as a new last dim, a view
@@ -239,9 +232,9 @@ TType *ck_repeat(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   int64_t ones[2 * MAX_LIST];
   for (int i = 0; i < k; i++) ones[2 * i] = 1, ones[2 * i + 1] = src[i];
-  Ast *y = call2(sema, e, "view", x, ints(sema, e, 2 * k, ones));
-  y = call2(sema, e, "expand", y, ints(sema, e, 2 * k, pairs));
-  return become(sema, e, call2(sema, e, "reshape", y, ints(sema, e, k, out)));
+  Ast *y = call2(sema, e, "view", x, part_ints(sema, e, 2 * k, ones));
+  y = call2(sema, e, "expand", y, part_ints(sema, e, 2 * k, pairs));
+  return become(sema, e, call2(sema, e, "reshape", y, part_ints(sema, e, k, out)));
 }
 
 // repeat_interleave(input, repeats, dim=None) with an int count
@@ -273,8 +266,8 @@ TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d) {
     out[i] = i == a ? wrap_mul(v->shape[i], r) : v->shape[i];
   }
   Ast *y = call2(sema, e, "unsqueeze", x, part_int(sema, e, a + 1));
-  y = call2(sema, e, "expand", y, ints(sema, e, n, big));
-  return become(sema, e, call2(sema, e, "reshape", y, ints(sema, e, v->ndim, out)));
+  y = call2(sema, e, "expand", y, part_ints(sema, e, n, big));
+  return become(sema, e, call2(sema, e, "reshape", y, part_ints(sema, e, v->ndim, out)));
 }
 
 // roll(input, shifts, dims=None): per dim, the last `shift` elements first — a cat of
@@ -308,7 +301,7 @@ TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d) {
     Ast *head = part_call(sema, e, "narrow", (Ast *[]){y, dim, part_int(sema, e, 0), part_int(sema, e, n - s)}, 4);
     y = call2(sema, e, "cat", part_seq(sema, e, TY_LIST, (Ast *[]){tail, head}, 2), dim);
   }
-  if (!da) y = call2(sema, e, "view", y, ints(sema, e, v0->ndim, v0->shape));
+  if (!da) y = call2(sema, e, "view", y, part_ints(sema, e, v0->ndim, v0->shape));
   if (y == x) y = part_call(sema, e, "clone", &x, 1);  // a roll by whole turns is still a new tensor
   return become(sema, e, y);
 }
@@ -399,7 +392,7 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   Ast *a = part_call(sema, e, "abs", &x, 1);
-  Ast *dims = da ? da : ints(sema, e, 0, NULL);
+  Ast *dims = da ? da : part_ints(sema, e, 0, NULL);
   Ast *keep = ka ? ka : part_int(sema, e, 0);
   if (!ka) keep->ty = ty_bool(sema, false);
   Ast *r;

@@ -28,18 +28,6 @@
 // ============================================================================
 // Parts
 // ============================================================================
-static Ast *ints(Sema *sema, const Ast *e, int n, const int64_t *v) {
-  Ast *items[MAX_LIST];
-  for (int i = 0; i < n; i++) items[i] = part_int(sema, e, v[i]);
-  return part_seq(sema, e, TY_LIST, items, n);
-}
-
-static Ast *dtype_arg(Sema *sema, const Ast *e, DType dt) {
-  Ast *a = ast_dtype(sema->cx, dt, e->loc);
-  a->ty = ty_dtype(sema, dt);
-  return a;
-}
-
 static Ast *call2(Sema *sema, const Ast *e, const char *op, Ast *a, Ast *b) {
   return part_call(sema, e, op, (Ast *[]){a, b}, 2);
 }
@@ -64,12 +52,12 @@ static Ast *cat_parts(Sema *sema, const Ast *e, Ast **items, int n, int d) {
 
 // full(shape, value, dtype=dt)
 static Ast *full_part(Sema *sema, const Ast *e, int nd, const int64_t *shape, Ast *value, DType dt) {
-  return part_call(sema, e, "full", (Ast *[]){ints(sema, e, nd, shape), value, dtype_arg(sema, e, dt)}, 3);
+  return part_call(sema, e, "full", (Ast *[]){part_ints(sema, e, nd, shape), value, part_dtype(sema, e, dt)}, 3);
 }
 
 static Ast *flip_dim(Sema *sema, const Ast *e, Ast *x, int d) {
   int64_t dd = d;
-  return call2(sema, e, "flip", x, ints(sema, e, 1, &dd));
+  return call2(sema, e, "flip", x, part_ints(sema, e, 1, &dd));
 }
 
 static const char *dtype_kind_name(DType dt) { return torch_name(dt); }
@@ -107,7 +95,7 @@ static Ast *pad_dim(Sema *sema, const Ast *e, Ast *x, int d, int64_t l, int64_t 
       int64_t shape[TD_MAX_DIMS];
       memcpy(shape, edge->ty->view.shape, sizeof shape);
       shape[d] = p;
-      s = call2(sema, e, "expand", edge, ints(sema, e, v->ndim, shape));
+      s = call2(sema, e, "expand", edge, part_ints(sema, e, v->ndim, shape));
     } else {
       s = narrow(sema, e, mid, d, side == 0 ? m - p : 0, p);
     }
@@ -291,7 +279,7 @@ static Ast *pool_pad(Sema *sema, const Ast *e, Ast *x, int nsp, const int64_t *o
 static Ast *window_dims(Sema *sema, const Ast *e, int nd, int nsp) {
   int64_t dims[TD_MAX_DIMS];
   for (int i = 0; i < nsp; i++) dims[i] = nd + i;
-  return ints(sema, e, nsp, dims);
+  return part_ints(sema, e, nsp, dims);
 }
 
 static Ast *to_half(Sema *sema, const Ast *e, Ast *y, DType dt) {
@@ -902,7 +890,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
     int64_t merged[TD_MAX_DIMS];
     memcpy(merged, v->shape, sizeof merged);
     merged[dim] = v->shape[dim] * s[i];
-    y = narrow(sema, e, call2(sema, e, "view", c, ints(sema, e, v->ndim, merged)), dim, 0,
+    y = narrow(sema, e, call2(sema, e, "view", c, part_ints(sema, e, v->ndim, merged)), dim, 0,
                (v->shape[dim] - 1) * s[i] + 1);
   }
   int64_t pads[4];
@@ -914,14 +902,14 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!y) return poison(sema);
   // the weight [Cin, O/g, k...] as a convolution's [O, Cin/g, k...], flipped
   int64_t fd[2] = {2, 3};
-  Ast *wf = call2(sema, e, "flip", w, ints(sema, e, nsp, fd));
+  Ast *wf = call2(sema, e, "flip", w, part_ints(sema, e, nsp, fd));
   int64_t gshape[TD_MAX_DIMS] = {groups, Cin / groups, Og}, cshape[TD_MAX_DIMS] = {O, Cin / groups};
   for (int i = 0; i < nsp; i++) gshape[3 + i] = cshape[2 + i] = wv->shape[2 + i];
-  Ast *wg = call2(sema, e, "reshape", wf, ints(sema, e, nsp + 3, gshape));
+  Ast *wg = call2(sema, e, "reshape", wf, part_ints(sema, e, nsp + 3, gshape));
   wg = part_call(sema, e, "transpose", (Ast *[]){wg, part_int(sema, e, 1), part_int(sema, e, 2)}, 3);
-  wg = call2(sema, e, "reshape", wg, ints(sema, e, nsp + 2, cshape));
+  wg = call2(sema, e, "reshape", wg, part_ints(sema, e, nsp + 2, cshape));
   Ast *r = part_call(sema, e, nsp == 1 ? "conv1d" : "conv2d",
-                     (Ast *[]){y, wg, bias, NULL, NULL, ints(sema, e, nsp, dil), part_int(sema, e, groups)}, 7);
+                     (Ast *[]){y, wg, bias, NULL, NULL, part_ints(sema, e, nsp, dil), part_int(sema, e, groups)}, 7);
   if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
   return become(sema, e, r);
 }
@@ -934,7 +922,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
 // neighbours by their weights. Halves are interpolated in f32 and rounded once.
 // ============================================================================
 static Ast *arange_f32(Sema *sema, const Ast *e, int64_t n) {
-  Ast *a = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, n), NULL, NULL, dtype_arg(sema, e, DT_F32)}, 4);
+  Ast *a = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, n), NULL, NULL, part_dtype(sema, e, DT_F32)}, 4);
   return a;
 }
 
@@ -1181,15 +1169,15 @@ TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   int64_t N = batched ? xv->shape[0] : 1, C = CK / K;
   Ast *xb = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
-  Ast *x4 = call2(sema, e, "reshape", xb, ints(sema, e, 4, (int64_t[]){N, CK, b0, b1}));
-  Ast *eye = part_call(sema, e, "eye", (Ast *[]){part_int(sema, e, K), NULL, dtype_arg(sema, e, xt->dtype)}, 3);
-  Ast *w = call2(sema, e, "reshape", eye, ints(sema, e, 4, (int64_t[]){K, 1, k[0], k[1]}));
-  if (C > 1) w = call2(sema, e, "repeat", w, ints(sema, e, 4, (int64_t[]){C, 1, 1, 1}));
+  Ast *x4 = call2(sema, e, "reshape", xb, part_ints(sema, e, 4, (int64_t[]){N, CK, b0, b1}));
+  Ast *eye = part_call(sema, e, "eye", (Ast *[]){part_int(sema, e, K), NULL, part_dtype(sema, e, xt->dtype)}, 3);
+  Ast *w = call2(sema, e, "reshape", eye, part_ints(sema, e, 4, (int64_t[]){K, 1, k[0], k[1]}));
+  if (C > 1) w = call2(sema, e, "repeat", w, part_ints(sema, e, 4, (int64_t[]){C, 1, 1, 1}));
   int64_t op[2];
   for (int i = 0; i < 2; i++) op[i] = os[i] + 2 * p[i] - dil[i] * (k[i] - 1) - 1 - ((i ? b1 : b0) - 1) * s[i];
   Ast *y = part_call(sema, e, "conv_transpose2d",
-                     (Ast *[]){x4, w, NULL, ints(sema, e, 2, s), ints(sema, e, 2, p), ints(sema, e, 2, op),
-                               part_int(sema, e, C), ints(sema, e, 2, dil)}, 8);
+                     (Ast *[]){x4, w, NULL, part_ints(sema, e, 2, s), part_ints(sema, e, 2, p), part_ints(sema, e, 2, op),
+                               part_int(sema, e, C), part_ints(sema, e, 2, dil)}, 8);
   if (!batched) y = call2(sema, e, "squeeze", y, part_int(sema, e, 0));
   return become(sema, e, y);
 }
@@ -1241,8 +1229,8 @@ TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xp = pool_pad(sema, e, x, 2, out, k, p, s, dil, part_float(sema, e, 0));
   if (is_poison(xp->ty)) return poison(sema);
   Ast *w = windows(sema, e, xp, 2, out, k, s, dil);  // [N, C, OH, OW, kh, kw]
-  w = call2(sema, e, "permute", w, ints(sema, e, 6, (int64_t[]){0, 1, 4, 5, 2, 3}));
+  w = call2(sema, e, "permute", w, part_ints(sema, e, 6, (int64_t[]){0, 1, 4, 5, 2, 3}));
   int64_t N = xv->shape[0], C = xv->shape[1];
-  return become(sema, e, call2(sema, e, "reshape", w, ints(sema, e, 3, (int64_t[]){N, C * k[0] * k[1],
+  return become(sema, e, call2(sema, e, "reshape", w, part_ints(sema, e, 3, (int64_t[]){N, C * k[0] * k[1],
                                                                                      out[0] * out[1]})));
 }

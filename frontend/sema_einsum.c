@@ -35,12 +35,6 @@ static int term_find(const Term *t, int l) {
   return -1;
 }
 
-static Ast *ints(Sema *sema, const Ast *e, int n, const int64_t *v) {
-  Ast *items[TD_MAX_DIMS];
-  for (int i = 0; i < n; i++) items[i] = part_int(sema, e, v[i]);
-  return part_seq(sema, e, TY_LIST, items, n);
-}
-
 static bool step(Term *t, Ast *y) {
   t->x = y;
   return !is_poison(y->ty);
@@ -57,7 +51,7 @@ static bool term_permute(Sema *sema, const Ast *e, Term *t, const int *order) {
   }
   if (same) return true;
   memcpy(t->lab, order, sizeof(int) * (size_t)t->n);
-  return step(t, part_call(sema, e, "permute", (Ast *[]){t->x, ints(sema, e, t->n, perm)}, 2));
+  return step(t, part_call(sema, e, "permute", (Ast *[]){t->x, part_ints(sema, e, t->n, perm)}, 2));
 }
 
 // a new size-1 dim labelled l at position at
@@ -85,7 +79,7 @@ static bool term_sum(Sema *sema, const Ast *e, Term *t, const bool *need) {
   }
   if (nd == 0) return true;
   t->n = k;
-  return step(t, part_call(sema, e, "sum", (Ast *[]){t->x, ints(sema, e, nd, dims)}, 2));
+  return step(t, part_call(sema, e, "sum", (Ast *[]){t->x, part_ints(sema, e, nd, dims)}, 2));
 }
 
 // t with its dims at [from, from + k) merged into one (a view when the strides allow)
@@ -100,7 +94,7 @@ static bool term_merge(Sema *sema, const Ast *e, Term *t, int from, int k) {
   }
   memmove(t->lab + from + 1, t->lab + from + k, sizeof(int) * (size_t)(t->n - from - k));
   t->n = n;
-  return step(t, part_call(sema, e, "reshape", (Ast *[]){t->x, ints(sema, e, n, shape)}, 2));
+  return step(t, part_call(sema, e, "reshape", (Ast *[]){t->x, part_ints(sema, e, n, shape)}, 2));
 }
 
 // ============================================================================
@@ -519,7 +513,7 @@ TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (r->x == ops[0]) {  // 'ij->ij': the operand itself, as a view
     int64_t id[TD_MAX_DIMS];
     for (int j = 0; j < r->n; j++) id[j] = j;
-    step(r, part_call(sema, e, "permute", (Ast *[]){r->x, ints(sema, e, r->n, id)}, 2));
+    step(r, part_call(sema, e, "permute", (Ast *[]){r->x, part_ints(sema, e, r->n, id)}, 2));
   }
   return become(sema, e, r->x);
 }

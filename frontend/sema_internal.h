@@ -251,6 +251,7 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
 TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
+Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
 // The element expressions of sequence a; false for the tuple a user function returns.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);

@@ -156,17 +156,10 @@ static bool broadcasts_into(Sema *sema, Loc loc, const TType *into, const TType 
 
 // Shorthands for parts.
 static Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
-  static const char *const names[OP_COUNT] = {[OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul",
-                                              [OP_DIV] = "div", [OP_EQ] = "eq", [OP_NE] = "ne", [OP_LT] = "lt",
-                                              [OP_MAXIMUM] = "maximum"};
-  TD_ASSERT(names[op]);
-  return part_binary(sema, e, op, names[op], a, b);
+  return part_binary(sema, e, op, op_name(op), a, b);
 }
 static Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) {
-  static const char *const names[OP_COUNT] = {[OP_NEG] = "neg", [OP_ABS] = "abs", [OP_EXP] = "exp",
-                                              [OP_LOG] = "log", [OP_LOG1P] = "log1p"};
-  TD_ASSERT(names[op]);
-  return part_unary(sema, e, op, names[op], x);
+  return part_unary(sema, e, op, op_name(op), x);
 }
 static Ast *p_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
   Ast *args[3] = {c, a, b};

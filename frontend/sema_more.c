@@ -180,9 +180,7 @@ TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (n != 1 && xv->ndim > 2) {  // [C] against [N, C, *]: C then ones
     int64_t shape[TD_MAX_DIMS];
     for (int i = 0; i < xv->ndim - 1; i++) shape[i] = i == 0 ? c : 1;
-    Ast *items[TD_MAX_DIMS];
-    for (int i = 0; i < xv->ndim - 1; i++) items[i] = part_int(sema, e, shape[i]);
-    w = call(sema, e, "view", w, part_seq(sema, e, TY_LIST, items, xv->ndim - 1));
+    w = call(sema, e, "view", w, part_ints(sema, e, xv->ndim - 1, shape));
   }
   Ast *neg = bin(sema, e, OP_MUL, w, x);
   return done(sema, e, where3(sema, e, bin(sema, e, OP_GE, x, part_int(sema, e, 0)), x, neg));
@@ -388,10 +386,8 @@ TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d) {
     xs[i] = i == a ? xv->shape[i] : b;
     is[i] = i == a ? iv->shape[i] : b;
   }
-  Ast *xitems[TD_MAX_DIMS], *iitems[TD_MAX_DIMS];
-  for (int i = 0; i < xv->ndim; i++) xitems[i] = part_int(sema, e, xs[i]), iitems[i] = part_int(sema, e, is[i]);
-  Ast *bx = call(sema, e, "expand", x, part_seq(sema, e, TY_LIST, xitems, xv->ndim));
-  Ast *bi = call(sema, e, "expand", ix, part_seq(sema, e, TY_LIST, iitems, xv->ndim));
+  Ast *bx = call(sema, e, "expand", x, part_ints(sema, e, xv->ndim, xs));
+  Ast *bi = call(sema, e, "expand", ix, part_ints(sema, e, xv->ndim, is));
   if (is_poison(bx->ty) || is_poison(bi->ty)) return poison(sema);
   return done(sema, e, part_call(sema, e, "gather", (Ast *[]){bx, part_int(sema, e, a), bi}, 3));
 }
@@ -501,17 +497,14 @@ TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   // b [*, K] -> [K, prod(*)]; a @ that -> [*a, prod(*b)] -> [*a, *b]
   int64_t K = b->ty->view.shape[nb - 1], rest = view_numel(b->ty->view) / (K ? K : 1);
-  Ast *bm = part_call(sema, e, "reshape", (Ast *[]){b, part_seq(sema, e, TY_LIST, (Ast *[]){part_int(sema, e, K ? rest : 0),
-                                                                                          part_int(sema, e, K)}, 2)}, 2);
+  Ast *bm = call(sema, e, "reshape", b, part_ints(sema, e, 2, (int64_t[]){K ? rest : 0, K}));
   Ast *p = call(sema, e, "matmul", a, call(sema, e, "t", bm, NULL));
   if (is_poison(p->ty)) return poison(sema);
   int64_t shape[2 * TD_MAX_DIMS];
   int n = 0;
   for (int i = 0; i < na - 1; i++) shape[n++] = a->ty->view.shape[i];
   for (int i = 0; i < nb - 1; i++) shape[n++] = b->ty->view.shape[i];
-  Ast *items[2 * TD_MAX_DIMS];
-  for (int i = 0; i < n; i++) items[i] = part_int(sema, e, shape[i]);
-  return done(sema, e, call(sema, e, "reshape", p, part_seq(sema, e, TY_LIST, items, n)));
+  return done(sema, e, call(sema, e, "reshape", p, part_ints(sema, e, n, shape)));
 }
 
 // take(input, index): the flattened input gathered at index, of index's shape
@@ -523,10 +516,7 @@ TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *fi = call(sema, e, "reshape", ix, part_int(sema, e, -1));
   Ast *g = part_call(sema, e, "index_select", (Ast *[]){flat, part_int(sema, e, 0), fi}, 3);
   if (is_poison(g->ty)) return poison(sema);
-  const View *iv = &ix->ty->view;
-  Ast *items[TD_MAX_DIMS];
-  for (int i = 0; i < iv->ndim; i++) items[i] = part_int(sema, e, iv->shape[i]);
-  return done(sema, e, call(sema, e, "reshape", g, part_seq(sema, e, TY_LIST, items, iv->ndim)));
+  return done(sema, e, call(sema, e, "reshape", g, part_ints(sema, e, ix->ty->view.ndim, ix->ty->view.shape)));
 }
 
 // diagflat(input, offset=0): diag of the flattened input; narrow_copy: a narrow, copied

@@ -220,24 +220,9 @@ static Ast *clamp_(Sema *s, const Ast *e, Ast *x, Ast *lo, Ast *hi) {
   return part_call(s, e, "clamp", args, 3);
 }
 
-// A list literal of ints (a size or dims argument) at e's location.
-static Ast *part_list(Sema *sema, const Ast *e, int n, const int64_t *v) {
-  Ast *l = ast_new(sema->cx, AST_LIST, e->loc);
-  TType *t = ty_new(sema, TY_LIST);
-  t->nelem = n;
-  t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) {
-    Ast *it = part_int(sema, e, v[i]);
-    vec_push(&sema->cx->arena, &l->list, it);
-    t->elems[i] = it->ty;
-  }
-  l->ty = t;
-  return l;
-}
-
 // x (a view op or a reshape) with the shape shape[0..n).
 static Ast *reshape_(Sema *sema, const Ast *e, Ast *x, int n, const int64_t *shape) {
-  Ast *args[2] = {x, part_list(sema, e, n, shape)};
+  Ast *args[2] = {x, part_ints(sema, e, n, shape)};
   return part_call(sema, e, "reshape", args, 2);
 }
 
@@ -882,7 +867,7 @@ TType *ck_cosine_similarity(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!broadcast(sema, call_loc(e), &nd, shape, t2->view.ndim, t2->view.shape)) return poison(sema);
   if (!wrap_dim(sema, barg(e, 2) ? e->bargs[2]->loc : call_loc(e), dim, nd, &a)) return poison(sema);
   DType cf = dtype_is_half(ct) ? DT_F32 : ct;
-  Ast *args[2] = {NULL, part_list(sema, e, nd, shape)};
+  Ast *args[2] = {NULL, part_ints(sema, e, nd, shape)};
   Ast *q[2];
   for (int i = 0; i < 2; i++) {
     args[0] = to_dtype(sema, e, e->bargs[i], cf);
@@ -1077,7 +1062,7 @@ TType *ck_bilinear(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   int64_t perm[3] = {1, 0, 2}, wshape[2] = {in1, wrap_mul(o, in2)}, tshape[TD_MAX_DIMS];
-  Ast *pargs[2] = {w, part_list(sema, e, 3, perm)};
+  Ast *pargs[2] = {w, part_ints(sema, e, 3, perm)};
   Ast *wr = reshape_(sema, e, part_call(sema, e, "permute", pargs, 2), 2, wshape);
   Ast *margs[2] = {x1, wr};
   Ast *t = part_call(sema, e, "matmul", margs, 2);

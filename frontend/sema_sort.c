@@ -40,12 +40,12 @@ static Ast *move(Sema *sema, const Ast *e, Ast *x, int a, bool to) {
   bool ones = true;
   for (int d = to ? a + 1 : a; d < (to ? v->ndim : last); d++) ones &= v->shape[d] == 1;
   if (!ones) return call_ints(sema, e, "movedim", x, 2, (int64_t[]){to ? a : last, to ? last : a});
-  Ast *items[TD_MAX_DIMS];
-  for (int d = 0, k = 0; d < v->ndim; d++) {
+  int64_t shape[TD_MAX_DIMS];
+  for (int d = 0; d < v->ndim; d++) {
     int from = to ? (d < a ? d : d == last ? a : d + 1) : (d < a ? d : d == a ? last : d - 1);
-    items[k++] = part_int(sema, e, v->shape[from]);
+    shape[d] = v->shape[from];
   }
-  Ast *args[2] = {x, part_seq(sema, e, TY_LIST, items, v->ndim)};
+  Ast *args[2] = {x, part_ints(sema, e, v->ndim, shape)};
   return part_call(sema, e, "reshape", args, 2);
 }
 

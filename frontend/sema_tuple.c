@@ -41,6 +41,14 @@ Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n) {
   return l;
 }
 
+// [v0, v1, ...]: a list of Python ints (a size or dims argument) at e's location.
+Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v) {
+  Ast *items[MAX_LIST];
+  TD_ASSERT(n <= MAX_LIST);
+  for (int i = 0; i < n; i++) items[i] = part_int(sema, e, v[i]);
+  return part_seq(sema, e, TY_LIST, items, n);
+}
+
 // [a, b] and (a, b)
 TType *check_seq(Sema *sema, Ast *e) {
   for (int i = 0; i < e->list.len; i++)
@@ -455,9 +463,7 @@ TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d) {
     const TType *t = get_tensor(sema, e, xs[i], "tensors");
     if (!t || !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
   }
-  Ast *items[MAX_LIST], *sz[TD_MAX_DIMS];
-  for (int k = 0; k < nd; k++) sz[k] = part_int(sema, e, shape[k]);
-  Ast *size = part_seq(sema, e, TY_LIST, sz, nd);
+  Ast *items[MAX_LIST], *size = part_ints(sema, e, nd, shape);
   for (int i = 0; i < n; i++) {
     Ast *args[2] = {xs[i], size};
     items[i] = part_call(sema, e, "expand", args, 2);
