@@ -467,6 +467,7 @@ static const BuiltinDef builtins[] = {
     NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH, F_TORCH),
     NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
+    NODE("matmul_k", MATMUL, "input, other, nk", ck_matmul_k, 0, 0),  // a part only (no form)
     NODE("outer", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
     NODE("ger", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
     NODE("dot", MATMUL, "input, tensor", ck_dot, F_BOTH, F_TORCH),

@@ -8,10 +8,11 @@
 //                count_include_pad are the same window sums over a padded ones tensor
 //   adaptive     uniform windows when the output divides the input, else one narrow
 //                and reduction per output index along each dim (both are separable)
-//   conv         the sum over kernel taps of a matmul weight[:, :, i, j] @ a strided
-//                view of the (padded) input: the view's columns walk the input rows
-//                "wide" (q = oh * Wp + ow, read at q * stride), so each tap is one GEMM
-//                over C with no im2col copy; the output is a view of the wide result
+//   conv         one GEMM (matmul_k) of the weight [O, C, kh, kw] by a window view of
+//                the (padded) input [N, C, kh, kw, Q], summed over C and the taps (k
+//                spans three dims, which the GEMM's packing reads in place: no im2col
+//                copy). The view's columns walk the input rows "wide" (q = oh * Wp +
+//                ow, read at q * stride); the output is a view of the wide result
 //   conv_transpose  conv of the input spread by the stride and padded, by the kernel
 //                flipped with its channels swapped
 //   interpolate  nearest, linear, bilinear: per dim, a gather at source indices computed
@@ -619,7 +620,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xp = padded ? pad_all(sema, e, xb, nsp, pads, PAD_CONSTANT, NULL) : xb;
   if (!xp) return poison(sema);
   const View *pv = &xp->ty->view;
-  int64_t ph = nsp == 2 ? pv->shape[2] : 1, pw = pv->shape[nsp + 1];
+  int64_t pw = pv->shape[nsp + 1];
   for (int i = 0; i < nsp; i++) out[i] = (pv->shape[2 + i] - dil[i] * (k[i] - 1) - 1) / s[i] + 1;
   int64_t sh = nsp == 2 ? pv->strides[2] : 0, sw = pv->strides[nsp + 1];
   // "wide" columns: output (oh, ow) is column q = oh * R + ow * cstep, read at q * u
@@ -630,7 +631,6 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
     pv = &xp->ty->view;
     sh = pv->strides[2], sw = pv->strides[3];
   }
-  (void)ph;
   int64_t u, cstep, R;
   if (nsp == 1 || (shs * sh) % (sws * sw) == 0) {
     u = sws * sw, cstep = 1, R = nsp == 2 ? shs * sh / u : 0;
@@ -639,34 +639,37 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   int64_t Q = (oh - 1) * R + (ow - 1) * cstep + 1, Og = O / groups;
   const View *wv2 = &w->ty->view;
-  Ast *y = NULL;
-  int64_t kh = nsp == 2 ? k[0] : 1, kw = k[nsp - 1];
-  for (int64_t i = 0; i < kh; i++)
-    for (int64_t j = 0; j < kw; j++) {
-      int64_t tap = (nsp == 2 ? i * dil[0] * sh : 0) + j * dil[nsp - 1] * sw;
-      View bvw = {0}, avw = {0};
-      // B: [N, (g,) C/g, Q]; A: [(g,) O/g, C/g] = weight[:, :, i, j]
-      int64_t woff = wv2->offset + (nsp == 2 ? i * wv2->strides[2] : 0) + j * wv2->strides[nsp + 1];
-      if (groups == 1) {
-        bvw = (View){3, {pv->shape[0], C, Q}, {pv->strides[0], pv->strides[1], u}, pv->offset + tap};
-        avw = (View){2, {O, C}, {wv2->strides[0], wv2->strides[1]}, woff};
-      } else {
-        bvw = (View){4, {pv->shape[0], groups, Cg, Q}, {pv->strides[0], pv->strides[1] * Cg, pv->strides[1], u},
-                     pv->offset + tap};
-        avw = (View){3, {groups, Og, Cg}, {wv2->strides[0] * Og, wv2->strides[0], wv2->strides[1]}, woff};
-      }
-      Ast *mm = call2(sema, e, "matmul", view_part(sema, e, w, avw), view_part(sema, e, xp, bvw));
-      if (!y && bias) {
-        View bb = bias->ty->view;  // [(g,) O/g, 1]
-        if (groups == 1)
-          bb = (View){2, {O, 1}, {bb.strides[0], 0}, bb.offset};
-        else
-          bb = (View){3, {groups, Og, 1}, {bb.strides[0] * Og, bb.strides[0], 0}, bb.offset};
-        mm = part_binary(sema, e, OP_ADD, "add", mm, view_part(sema, e, bias, bb));
-      }
-      y = y ? part_binary(sema, e, OP_ADD, "add", y, mm) : mm;
-      if (is_poison(y->ty)) return poison(sema);
-    }
+  // one GEMM summing over channels and taps: A is the weight [(g,) O/g, C/g, k...], B
+  // the window view [N, (g,) C/g, k..., Q] of the input, each tap's columns the wide ones
+  // moved by the tap's offset
+  View bvw = {0}, avw = {0};
+  int nb = 0, na = 0;
+  bvw.shape[nb] = pv->shape[0], bvw.strides[nb++] = pv->strides[0];
+  if (groups > 1) {
+    bvw.shape[nb] = groups, bvw.strides[nb++] = pv->strides[1] * Cg;
+    avw.shape[na] = groups, avw.strides[na++] = wv2->strides[0] * Og;
+  }
+  avw.shape[na] = Og, avw.strides[na++] = wv2->strides[0];
+  bvw.shape[nb] = Cg, bvw.strides[nb++] = pv->strides[1];
+  avw.shape[na] = Cg, avw.strides[na++] = wv2->strides[1];
+  for (int i = 0; i < nsp; i++) {
+    bvw.shape[nb] = k[i], bvw.strides[nb++] = dil[i] * pv->strides[2 + i];
+    avw.shape[na] = k[i], avw.strides[na++] = wv2->strides[2 + i];
+  }
+  bvw.shape[nb] = Q, bvw.strides[nb++] = u;
+  bvw.ndim = nb, bvw.offset = pv->offset;
+  avw.ndim = na, avw.offset = wv2->offset;
+  Ast *y = part_call(sema, e, "matmul_k",
+                     (Ast *[]){view_part(sema, e, w, avw), view_part(sema, e, xp, bvw), part_int(sema, e, nsp + 1)}, 3);
+  if (bias) {
+    View bb = bias->ty->view;  // [(g,) O/g, 1]
+    if (groups == 1)
+      bb = (View){2, {O, 1}, {bb.strides[0], 0}, bb.offset};
+    else
+      bb = (View){3, {groups, Og, 1}, {bb.strides[0] * Og, bb.strides[0], 0}, bb.offset};
+    y = part_binary(sema, e, OP_ADD, "add", y, view_part(sema, e, bias, bb));
+  }
+  if (is_poison(y->ty)) return poison(sema);
   if (y->bi->kind == BK_VIEW || y->ty->view.offset != 0) y = part_call(sema, e, "contiguous", &y, 1);
   // the output: a view of the wide columns
   View ov = {0};

@@ -785,6 +785,32 @@ TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   return ty_fresh(sema, a->ty->dtype, n, shape);
 }
 
+// matmul_k(a, b, nk), a part (no spelling reaches it): a [batch..., M, K1..Knk] times
+// b [batch..., K1..Knk, N] summed over all nk dims of k, batch dims broadcast from the
+// right; sema_conv's convolutions, whose b is a window view of the input.
+TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  int64_t nk = 0;
+  if (!get_int(sema, e, e->bargs[2], "nk", &nk)) return poison(sema);
+  const View *va = &a->ty->view, *vb = &b->ty->view;
+  int ba = va->ndim - 1 - (int)nk, bb = vb->ndim - 1 - (int)nk, nbt = ba > bb ? ba : bb;
+  TD_ASSERT(nk >= 2 && ba >= 0 && bb >= 0 && nbt + 2 <= TD_MAX_DIMS && a->ty->dtype == b->ty->dtype);
+  for (int q = 0; q < nk; q++) TD_ASSERT(va->shape[ba + 1 + q] == vb->shape[bb + q]);
+  int64_t shape[TD_MAX_DIMS];
+  for (int i = 0; i < nbt; i++) {
+    int64_t x = i - (nbt - ba) >= 0 ? va->shape[i - (nbt - ba)] : 1, y = i - (nbt - bb) >= 0 ? vb->shape[i - (nbt - bb)] : 1;
+    TD_ASSERT(x == y || x == 1 || y == 1);
+    shape[i] = x == 1 ? y : x;
+  }
+  shape[nbt] = va->shape[ba], shape[nbt + 1] = vb->shape[vb->ndim - 1];
+  if (!check_numel(sema, call_loc(e), nbt + 2, shape)) return poison(sema);
+  Ast *xs[2] = {a, b};
+  set_operands(sema, e, xs, 2);
+  e->attr.nk = (int)nk;
+  return ty_fresh(sema, a->ty->dtype, nbt + 2, shape);
+}
+
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *a = e->bargs[0], *b = e->bargs[1];
   TType *ta = get_tensor(sema, e, a, "input");

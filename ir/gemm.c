@@ -24,6 +24,10 @@
 // keeps IB x JB vector accumulators, each weight is loaded once per IB rows, and the
 // lanes are summed in a fixed tree after the k loop (then the K % V terms left).
 //
+// K may span several dims of a and b (attr.nk: a convolution's channels and taps, b a
+// window view of its input): packing walks them as nested loops and lays their terms
+// out linearly, so the micro-kernel of PACKED sees one k; DIRECT, which reads in place,
+// runs the nested loops in its tile; DOT takes only a single k dim.
 // MR x NR comes from the target (CpuTarget): NR is two vectors, MR the rows whose
 // accumulators and operands fit the registers (AVX2 f32: 6 x 16, AVX-512: 14 x 32).
 // The column block NB keeps K x NB*NR of packed b within half the L2; k blocks (KC)
@@ -60,6 +64,8 @@ typedef struct Gemm {
   int nbat;       // batch dims of the output (size > 1)
   int bat[TD_MAX_DIMS];
   int64_t M, N, K, nbatch;
+  int nk;                   // the dims k spans (a convolution's window: channels and taps)
+  int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR;  // lanes of a vector, the micro-tile
   int64_t nb;     // panels per column block
   int sched;
@@ -90,42 +96,52 @@ static void out_index(const Gemm *G, LIndex i, LIndex j, LIndex *o) {
     o[G->jd] = j;
 }
 
-// Operand which (0: a, 1: b) at row i, column j, k: its value (of its own dtype).
-static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, LIndex k) {
+// Operand which (0: a, 1: b) at row i, column j, k (an index per dim k spans): its
+// value (of its own dtype).
+static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   out_index(G, i, j, o);
   kb_matmul_indices(G->mm, o, k, ai, bi);
   return kb_value(G->kb, G->mm->srcs[which], which ? bi : ai);
 }
 
-static LExpr *operand_cd(Gemm *G, int which, LIndex i, LIndex j, LIndex k) {
+static LExpr *operand_cd(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   return kb_cast(G->kb, operand(G, which, i, j, k), G->cd);
 }
 
 // The operand's load as a vector of lanes elements from (i, j, k): only where the
 // schedule was chosen for it (unit_along: a plain load of the accumulation dtype with
 // unit stride along the lanes).
-static LExpr *operand_vec(Gemm *G, int which, LIndex i, LIndex j, LIndex k, int lanes) {
+static LExpr *operand_vec(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k, int lanes) {
   LExpr *e = operand(G, which, i, j, k);
   TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
   return lx_vload(G->kb->cx, e->dt, lanes, e->buf, e->idx);
 }
 
+// k's probe indices, after any the output's probes use.
+enum { K_PROBE = PROBE_VAR + 3 + TD_MAX_DIMS };
+static void k_probe(const Gemm *G, LIndex *k) {
+  for (int q = 0; q < G->nk; q++)
+    k[q] = kb_ix_var(K_PROBE + q);
+}
+
 // Whether operand which is a plain load (of the accumulation dtype, with cd) moving
-// with unit stride along dim `dim` (0: i, 1: j, 2: k) of a probe.
+// with unit stride along dim `dim` (0: i, 1: j, 2: k, its last dim) of a probe.
 static bool unit_along(Gemm *G, int which, int dim, bool cd) {
-  LIndex p[3] = {kb_ix_var(PROBE_VAR), kb_ix_var(PROBE_VAR + 1), kb_ix_var(PROBE_VAR + 2)}, saved[TD_MAX_DIMS];
+  LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
     G->o[d] = kb_ix_var(PROBE_VAR + 3 + d);
-  LExpr *e = operand(G, which, p[0], p[1], p[2]);
+  k_probe(G, k);
+  LExpr *e = operand(G, which, kb_ix_var(PROBE_VAR), kb_ix_var(PROBE_VAR + 1), k);
   memcpy(G->o, saved, sizeof saved);
   while (!cd && e->kind == LX_CAST)  // f16 -> f32 (and bf16 through f32)
     e = e->a;
   if (e->kind != LX_LOAD || (cd && e->dt != G->cd) || e->idx.dyn)
     return false;
+  int var = dim == 2 ? K_PROBE + G->nk - 1 : PROBE_VAR + dim;
   for (int t = 0; t < e->idx.nterms; t++)
-    if (e->idx.var[t] == PROBE_VAR + dim)
+    if (e->idx.var[t] == var)
       return e->idx.coef[t] == 1;
   return false;
 }
@@ -136,9 +152,11 @@ static bool reads_batch(Gemm *G, int which) {
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
     G->o[d] = kb_ix_var(PROBE_VAR + d);
-  LIndex z = kb_ix_const(0);
+  LIndex z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
-  out_index(G, z, z, o);
+  out_index(G, z[0], z[0], o);
   kb_matmul_indices(G->mm, o, z, ai, bi);
   const View *v = &G->mm->srcs[which]->view;
   const LIndex *x = which ? bi : ai;
@@ -153,6 +171,27 @@ static bool reads_batch(Gemm *G, int which) {
 
 // ---- packing ----
 
+// The loops over k's terms k0 + 0..klen into `into`: one loop, or where k spans several
+// dims and an operand is read in place (`dims`; all of K then, never blocked) one per
+// dim, outermost first. Sets *lin, the term's linear number (what packed panels are
+// laid out by), and k[] (an index per dim; with one loop only where k has one dim).
+static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, bool dims, LIndex *k, LIndex *lin) {
+  if (G->nk == 1 || !dims) {
+    into = kb_step_loop(G->kb, into, klen, k0, 1, false, &k[0]);
+    *lin = k[0];
+    return into;
+  }
+  TD_ASSERT(klen == G->K && k0.nterms == 0 && k0.base == 0);
+  *lin = kb_ix_const(0);
+  int64_t stride = G->K;
+  for (int q = 0; q < G->nk; q++) {
+    stride /= G->kn[q];
+    into = kb_step_loop(G->kb, into, G->kn[q], kb_ix_const(0), 1, false, &k[q]);
+    kb_ix_addmul(G->kb, lin, &k[q], stride);
+  }
+  return into;
+}
+
 // np panels of operand which (a: rows, b: columns), each `width` wide, from row or
 // column `start`: the panel at row/column x holds element (k, q) at x*K + k*width + q
 // (the panels before it are MR or NR wide, the last one of a matrix M % MR or N % NR),
@@ -164,9 +203,11 @@ static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64
   LIndex base = kb_ix_const(0);
   if (which ? G->bp_bat : G->ap_bat)
     kb_ix_addmul(kb, &base, &G->obat, which ? G->bp_per : G->ap_per);
-  // the source's unit-stride dim inside: k when it moves by 1, else the panel's
-  bool k_inner = unit_along(G, which, 2, false) || !unit_along(G, which, which ? 1 : 0, false);
-  LIndex p, k, q;
+  // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
+  // panel's first where k spans several dims: its last is a window's short row)
+  bool p_unit = unit_along(G, which, which ? 1 : 0, false);
+  bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, which, 2, false));
+  LIndex p, k[TD_MAX_DIMS], kl, q;
   LStmtList *body =
       kb_step_loop(G->kb, into, np, start, width, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
   LIndex at = base;
@@ -174,12 +215,12 @@ static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64
   LStmtList *in;
   if (k_inner) {
     in = kb_step_loop(G->kb, body, width, kb_ix_const(0), 1, false, &q);
-    in = kb_step_loop(G->kb, in, G->K, kb_ix_const(0), 1, false, &k);
+    in = k_loops(G, in, kb_ix_const(0), G->K, true, k, &kl);
   } else {
-    in = kb_step_loop(G->kb, body, G->K, kb_ix_const(0), 1, false, &k);
+    in = k_loops(G, body, kb_ix_const(0), G->K, true, k, &kl);
     in = kb_step_loop(G->kb, in, width, kb_ix_const(0), 1, false, &q);
   }
-  kb_ix_addmul(kb, &at, &k, width);
+  kb_ix_addmul(kb, &at, &kl, width);
   kb_ix_addmul(kb, &at, &q, 1);
   LIndex x = p;
   kb_ix_addmul(kb, &x, &q, 1);
@@ -308,12 +349,12 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
                         kb_view_index(kb, &own->out->view, o));
     kb_push(G->kb, resume, kb_set(kb, acc[r], v));
   }
-  LIndex k;
-  LStmtList *in = kb_step_loop(G->kb, into, G->klen, G->k0, 1, false, &k);
+  LIndex k[TD_MAX_DIMS], kl;
+  LStmtList *in = k_loops(G, into, G->k0, G->klen, G->ap < 0 || G->bp < 0, k, &kl);
   LExpr *w;
   if (G->bp >= 0) {
     LIndex at = bpan;
-    kb_ix_addmul(kb, &at, &k, nl);
+    kb_ix_addmul(kb, &at, &kl, nl);
     w = lx_vload(cx, G->cd, nl, kb_arg(kb, G->bp, true, false), at);
   } else {
     w = nl > 1 ? operand_vec(G, 1, i0, j0, k, nl) : operand_cd(G, 1, i0, j0, k);
@@ -324,7 +365,7 @@ static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LInd
     LExpr *x;
     if (G->ap >= 0) {  // the panel is mr wide (the last one M % MR)
       LIndex at = apan;
-      kb_ix_addmul(kb, &at, &k, mr);
+      kb_ix_addmul(kb, &at, &kl, mr);
       at.base += r;
       x = lx_load(cx, G->cd, kb_arg(kb, G->ap, true, false), at);
     } else {
@@ -447,11 +488,11 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
   int xs[DOT_IB], ws[DOT_JB];
   for (int r = 0; r < ib; r++) {
     xs[r] = kb_new_local(kb, G->cd);
-    kb_push(G->kb, in, kb_let(kb, xs[r], operand_vec(G, 0, plus(i0, r), j0, kv, V)));
+    kb_push(G->kb, in, kb_let(kb, xs[r], operand_vec(G, 0, plus(i0, r), j0, &kv, V)));
   }
   for (int c = 0; c < jb; c++) {
     ws[c] = kb_new_local(kb, G->cd);
-    kb_push(G->kb, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, plus(j0, c), kv, V)));
+    kb_push(G->kb, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, plus(j0, c), &kv, V)));
   }
   for (int r = 0; r < ib; r++)
     for (int c = 0; c < jb; c++)
@@ -466,7 +507,7 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
       if (G->K % V) {
         LIndex k;
         LStmtList *tail = kb_step_loop(G->kb, into, G->K % V, kb_ix_const(G->K - G->K % V), 1, false, &k);
-        LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), k);
+        LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), &k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), &k);
         kb_push(G->kb, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
       }
       store_tile(G, into, &s, 1, plus(i0, r), plus(j0, c), 1);
@@ -542,7 +583,8 @@ static bool foldable(Gemm *G) {
   for (int d = 0; d < G->on; d++)
     o[d] = kb_ix_var(PROBE_VAR + d);
   memcpy(G->o, o, sizeof o);
-  LIndex j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k = kb_ix_var(PROBE_VAR + TD_MAX_DIMS);
+  LIndex j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k[TD_MAX_DIMS];
+  k_probe(G, k);
   bool ok = flat_loads(G, operand(G, 0, o[G->rd], j, k), dims, n);
   // the epilogues read the matmul's value at o (a placeholder local here)
   int placeholder = kb_new_local(kb, G->cd);
@@ -571,7 +613,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
             .bp = -1, .rd = -1, .jd = -1, .nbatch = 1};
-  G.K = av->shape[av->ndim - 1];
+  G.K = matmul_k(mm);
+  G.nk = matmul_nk(mm);
+  for (int q = 0; q < G.nk; q++)
+    G.kn[q] = av->shape[av->ndim - G.nk + q];
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
     return false;
   // which output dims are M and N (PyTorch's 1-D rules drop them)
@@ -600,7 +645,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.MR = (int)G.M;
   // the schedule
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true), b_j = unit_along(&G, 1, 1, true);
-  if (a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1))
+  if (G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1))
     G.sched = SCHED_DOT;
   else if (b_j && (G.M <= 2 * G.MR || G.N * dtype_size(G.cd) <= DIRECT_MAX_ROW))
     G.sched = SCHED_DIRECT;
@@ -612,7 +657,8 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   // 1024² and x[128, 4096] @ w.t() 2-6% slower here: panels in L2 feed the tile fast
   // enough, and each block reloads the sums.
   int64_t kcmax = t->l2 / 2 / ((G.MR + G.NR) * dtype_size(G.cd));
-  if (G.sched != SCHED_DOT && kcmax >= KC_MIN && G.K > kcmax && acc_owner(&G)) {
+  if ((G.nk == 1 ? G.sched != SCHED_DOT : G.sched == SCHED_PACKED) && kcmax >= KC_MIN && G.K > kcmax &&
+      acc_owner(&G)) {
     int64_t nblocks = (G.K + kcmax - 1) / kcmax;
     G.kc = ((G.K + nblocks - 1) / nblocks + 7) / 8 * 8;
   }

@@ -144,18 +144,25 @@ void graph_prune(Graph *g) {
 
 bool graph_is_view_only(const Graph *g) { return g->nodes.len == 0; }
 
+int matmul_nk(const Node *mm) { return mm->attr.nk > 1 ? mm->attr.nk : 1; }
+
+int64_t matmul_k(const Node *mm) {
+  const View *a = &mm->srcs[0]->view;
+  int64_t k = 1;
+  for (int d = a->ndim - matmul_nk(mm); d < a->ndim; d++)
+    k *= d >= 0 ? a->shape[d] : 1;
+  return k;
+}
+
 int64_t graph_flops(const Graph *g) {
   int64_t flops = 0;
   for (int i = 0; i < g->nodes.len; i++) {
     const Node *n = g->nodes.data[i];
     int64_t out = view_numel(n->out->view);
     switch (n->op) {
-    case OP_MATMUL: {
-      const View *a = &n->srcs[0]->view;
-      int64_t k = a->ndim ? a->shape[a->ndim - 1] : 1;
-      flops += 2 * out * k;
+    case OP_MATMUL:
+      flops += 2 * out * matmul_k(n);
       break;
-    }
     case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
     case OP_GATHER: case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
       break;

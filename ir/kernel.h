@@ -108,8 +108,9 @@ void ew_build_one(KernelBuilder *kb, const Node *n);   // cat, stack, store
 void matmul_build(KernelBuilder *kb, const NodeList *ns);
 // The output dims of M (*rd) and N (*jd) of matmul n, -1 where PyTorch's 1-D rules drop them.
 void kb_matmul_dims(const Node *n, int *rd, int *jd);
-// The logical indices of matmul n's operands for output index o and k index kv.
-void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi);
+// The logical indices of matmul n's operands for output index o and k index kv (one
+// index per dim k spans, matmul_nk(n) of them).
+void kb_matmul_indices(const Node *n, const LIndex *o, const LIndex *kv, LIndex *ai, LIndex *bi);
 
 // ---- row.c: ROW kernels (sets kb->k->softmax) ----
 void row_build(KernelBuilder *kb, const NodeList *ns);

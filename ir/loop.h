@@ -190,7 +190,8 @@ typedef struct LMatmul {
   DType dt;                // the accumulation dtype: the output's (f16/bf16: f32)
   int rdim, jdim;          // the output dims of i and j; -1 where a 1-D operand drops it
   int64_t batch, M, N, K;  // batch: the product of the other output dims; M (N): the size
-                           // of rdim (jdim), 1 without it; K: a's last dim
+                           // of rdim (jdim), 1 without it; K: a's last dim (the product of
+                           // its last attr.nk dims where k spans several)
   // LM_DOT (else 0 / NULL; iouter, jouter, acc -1). The kernel's body is exactly
   //   outer[0] { outer[1] { ... outer[nouter-1] { body } } }
   // each outer loop the only statement of the list that holds it, and body is
@@ -206,7 +207,8 @@ typedef struct LMatmul {
   LStmtList *body;            // the innermost outer loop's body (the kernel's body when nouter == 0)
   int acc;                    // the accumulator local, of dtype dt
   LExpr *init;                // its initial value: a constant 0 of dt
-  LStmt *kloop;               // NULL when K == 1 (K == 0: a loop of no iterations)
+  LStmt *kloop;               // NULL when K == 1 (K == 0: a loop of no iterations), and
+                              // where k spans several dims: [1] is then their loops, nested
   LExpr *a, *b;               // the factors in acc + a * b, of dtype dt: a reads only the batch
                               // loops, i and k; b only the batch loops, k and j; k's var
                               // is kloop->var

@@ -19,35 +19,46 @@ void kb_matmul_dims(const Node *n, int *rd, int *jd) {
   *rd = n->srcs[0]->view.ndim >= 2 ? (*jd >= 0 ? on - 2 : on - 1) : -1;
 }
 
-void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LIndex *bi) {
+void kb_matmul_indices(const Node *n, const LIndex *o, const LIndex *kv, LIndex *ai, LIndex *bi) {
   const View *a = &n->srcs[0]->view, *b = &n->srcs[1]->view;
-  int da = a->ndim, db = b->ndim, on = n->out->view.ndim;
+  int da = a->ndim, db = b->ndim, on = n->out->view.ndim, nk = matmul_nk(n);
+  if (nk > 1) {  // a [batch..., M, K...], b [batch..., K..., N]: batch dims broadcast from the right
+    int nbt = on - 2, ba = da - 1 - nk, bb = db - 1 - nk;
+    for (int i = 0; i < ba; i++)
+      ai[i] = a->shape[i] == 1 ? kb_ix_const(0) : o[i + nbt - ba];
+    for (int i = 0; i < bb; i++)
+      bi[i] = b->shape[i] == 1 ? kb_ix_const(0) : o[i + nbt - bb];
+    ai[ba] = o[nbt], bi[db - 1] = o[nbt + 1];
+    for (int q = 0; q < nk; q++)
+      ai[ba + 1 + q] = kv[q], bi[bb + q] = kv[q];
+    return;
+  }
   if (da == 1)
-    ai[0] = kv;
+    ai[0] = kv[0];
   if (db == 1)
-    bi[0] = kv;
+    bi[0] = kv[0];
   if (da >= 3 && db <= 2) {  // a's leading dims are the output's
     for (int i = 0; i < da - 1; i++)
       ai[i] = o[i];
-    ai[da - 1] = kv;
+    ai[da - 1] = kv[0];
     if (db == 2)
-      bi[0] = kv, bi[1] = o[on - 1];
+      bi[0] = kv[0], bi[1] = o[on - 1];
     return;
   }
   if (db >= 3 && da <= 2) {
     for (int i = 0; i < db - 2; i++)
       bi[i] = o[i];
-    bi[db - 2] = kv;
+    bi[db - 2] = kv[0];
     bi[db - 1] = o[on - 1];
     if (da == 2)
-      ai[0] = o[on - 2], ai[1] = kv;
+      ai[0] = o[on - 2], ai[1] = kv[0];
     return;
   }
   if (da <= 2 && db <= 2) {
     if (da == 2)
-      ai[0] = o[0], ai[1] = kv;
+      ai[0] = o[0], ai[1] = kv[0];
     if (db == 2)
-      bi[0] = kv, bi[1] = o[on - 1];
+      bi[0] = kv[0], bi[1] = o[on - 1];
     return;
   }
   // batched: batch dims broadcast from the right
@@ -56,8 +67,8 @@ void kb_matmul_indices(const Node *n, const LIndex *o, LIndex kv, LIndex *ai, LI
     ai[i] = a->shape[i] == 1 ? kb_ix_const(0) : o[i + nbt - (da - 2)];
   for (int i = 0; i < db - 2; i++)
     bi[i] = b->shape[i] == 1 ? kb_ix_const(0) : o[i + nbt - (db - 2)];
-  ai[da - 2] = o[nbt], ai[da - 1] = kv;
-  bi[db - 2] = kv, bi[db - 1] = o[nbt + 1];
+  ai[da - 2] = o[nbt], ai[da - 1] = kv[0];
+  bi[db - 2] = kv[0], bi[db - 1] = o[nbt + 1];
 }
 
 // The plain nest (LM_DOT): for each output element, acc = sum over k in order, then
@@ -66,7 +77,8 @@ static void build_matmul(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   LMatmul *m = kb->k->mm;
   const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
-  int64_t K = av->shape[av->ndim - 1];
+  int64_t K = matmul_k(mm);
+  int nk = matmul_nk(mm);
   DType od = mm->out->dtype, cd = dtype_compute(od);
   LIndex o[TD_MAX_DIMS];
   LStmtList *body = kb_nest(kb, &kb->k->body, ov->ndim, ov->shape, o, view_numel(*ov) * (K ? K : 1) >= PARALLEL_WORK,
@@ -82,15 +94,18 @@ static void build_matmul(KernelBuilder *kb, const NodeList *ns) {
   int acc = kb_new_local(kb, cd);
   LExpr *init = kb_num(kb, cd, 0, 0);
   kb_push(kb, body, kb_let(kb, acc, init));
-  LIndex kv = kb_ix_const(0);
+  LIndex kv[TD_MAX_DIMS] = {kb_ix_const(0)};
   LStmtList *kbody = body;
   LStmt *kl = NULL;
-  if (K != 1) {
+  if (nk > 1) {  // a loop per dim k spans, in order (no single k loop: kloop stays NULL)
+    for (int q = 0; q < nk; q++)
+      kbody = kb_step_loop(kb, kbody, av->shape[av->ndim - nk + q], kb_ix_const(0), 1, false, &kv[q]);
+  } else if (K != 1) {
     int v = kb_new_var(kb);
     kl = kb_loop(kb, v, K);
     kb_push(kb, body, kl);
     kbody = &kl->body;
-    kv = kb_ix_var(v);
+    kv[0] = kb_ix_var(v);
   }
   LIndex ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   kb_matmul_indices(mm, o, kv, ai, bi);
@@ -180,14 +195,14 @@ static void mm_kstep(KernelBuilder *kb, const MMRows *m, LStmtList *into, LIndex
   for (int r = 0; r < nr; r++)
     for (int u = 0; u < nu; u++) {
       o[r][on - 1] = kb_ix_const(0);  // the hoisted operand does not read it
-      kb_matmul_indices(mm, o[r], kv[u], ai, bi);
+      kb_matmul_indices(mm, o[r], &kv[u], ai, bi);
       h[r][u] = kb_let_local(kb, into, kb_cast(kb, kb_value(kb, hold, m->bwalks ? ai : bi), m->cd));
     }
   LStmtList *in = kb_step_loop(kb, into, jext, jbase, 1, false, &j);
   for (int r = 0; r < nr; r++)
     o[r][on - 1] = j;
   for (int u = 0; u < nu; u++) {
-    kb_matmul_indices(mm, o[0], kv[u], ai, bi);
+    kb_matmul_indices(mm, o[0], &kv[u], ai, bi);
     w[u] = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, walk, m->bwalks ? bi : ai), m->cd));
   }
   for (int r = 0; r < nr; r++) {
@@ -293,14 +308,15 @@ static bool build_matmul_rows(KernelBuilder *kb, const NodeList *ns) {
   const View *ov = &mm->out->view, *av = &mm->srcs[0]->view, *bv = &mm->srcs[1]->view;
   int on = ov->ndim;
   int64_t K = av->shape[av->ndim - 1];
-  if (on == 0 || K <= 1 || ov->shape[on - 1] <= 1 || view_numel(*ov) == 0)
+  if (matmul_nk(mm) > 1 || on == 0 || K <= 1 || ov->shape[on - 1] <= 1 || view_numel(*ov) == 0)
     return false;
   int64_t N = ov->shape[on - 1];
   // which operand walks j, and each operand's strides along j, k and the row dim
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   for (int d = 0; d < on; d++)
     o[d] = ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
-  kb_matmul_indices(mm, o, kb_ix_var(PROBE_VAR + on), ai, bi);
+  LIndex kp = kb_ix_var(PROBE_VAR + on);
+  kb_matmul_indices(mm, o, &kp, ai, bi);
   LIndex ia = kb_view_index(kb, av, ai), ib = kb_view_index(kb, bv, bi);
   int64_t aj = kb_ix_coef(&ia, PROBE_VAR + on - 1), bj = kb_ix_coef(&ib, PROBE_VAR + on - 1);
   int64_t ak = kb_ix_coef(&ia, PROBE_VAR + on), bk = kb_ix_coef(&ib, PROBE_VAR + on);
@@ -359,13 +375,13 @@ static bool build_matmul_rows(KernelBuilder *kb, const NodeList *ns) {
 void matmul_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   TD_ASSERT(mm->op == OP_MATMUL);
-  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
+  const View *ov = &mm->out->view;
   LMatmul *m = arena_alloc(&kb->cx->arena, sizeof *m);
   m->dt = dtype_compute(mm->out->dtype);
   kb_matmul_dims(mm, &m->rdim, &m->jdim);
   m->M = m->rdim >= 0 ? ov->shape[m->rdim] : 1;
   m->N = m->jdim >= 0 ? ov->shape[m->jdim] : 1;
-  m->K = av->shape[av->ndim - 1];
+  m->K = matmul_k(mm);
   m->batch = 1;
   for (int d = 0; d < ov->ndim; d++)
     if (d != m->rdim && d != m->jdim)

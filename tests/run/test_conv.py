@@ -369,6 +369,38 @@ def check_gpu_emit(t, tdslc, sources):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# A convolution is one GEMM over channels and taps reading windows of its input in
+# place: one kernel, the matmul with the bias as its epilogue, and no buffer but the
+# result (no im2col copy, no sum of per-tap products).
+ONE_GEMM = [
+    ("conv2d", "x: f32[2, 4, 9, 8], w: f32[6, 2, 3, 2], b: f32[6]", "f32[2, 6, 3, 3]",
+     "F.conv2d(x, w, b, stride=(2, 3), dilation=(2, 1), groups=2)"),
+    ("conv1d", "v: f64[3, 5, 11], u: f64[4, 5, 3]", "f64[3, 4, 9]", "F.conv1d(v, u)"),
+]
+
+
+def check_one_gemm(t, tdslc):
+    d = tempfile.mkdtemp(prefix="tdsl-conv-")
+    try:
+        for name, params, ret, expr in ONE_GEMM:
+            path = os.path.join(d, "f.tdsl")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"fn f({params}) -> {ret} {{\n    return {expr}\n}}\n")
+            p = subprocess.run([tdslc, path, "--emit=ir"], capture_output=True, timeout=120)
+            ir = p.stdout.decode(errors="replace")
+            errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr.decode(errors='replace')[:600]}"]
+            kernels = re.findall(r"^  k\d+: (.*?)  lines", ir, re.M)
+            if not errs and kernels not in (["matmul add"], ["matmul"]):
+                errs.append(f"kernels {kernels}, expected one matmul kernel\n{ir}")
+            temps = [r for r in re.findall(r"^  (\S+) +buffer .*storage kernel", ir, re.M)
+                     if not re.fullmatch(r"out\d+", r)]
+            if not errs and temps:
+                errs.append(f"intermediate buffers {temps}, expected none\n{ir}")
+            t.report(f"{name} is one GEMM: {expr}", errs)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -433,6 +465,7 @@ def main():
              "F.pad(x, (1, 2, 1, 1), value=3.0), F.pad(x[:0], (1, 1))",
              [np_pad(x, (1, 2, 1, 1), value=3.0), np.zeros((0, 3, 4, 2))], ["f32", "f32"])
     if env_backend() in (None, "c"):  # once, not once per CPU backend
+        check_one_gemm(t, tdslc)
         check_gpu_emit(t, tdslc, sources)
     return t.summary()
 
