@@ -1,7 +1,7 @@
 // frontend/sema_alias.c: the ops PyTorch defines in terms of others, built here from
 // them as parts: *_like and new_* creation, view_as, reshape_as, type_as, broadcast_to,
 // swapaxes, movedim, unflatten, atleast_Nd, repeat, tile, repeat_interleave, roll,
-// outer, dot, addmm, baddbmm, norm; and x.unfold, a view of its own.
+// outer, dot, tensordot, addmm, baddbmm, norm; and x.unfold, a view of its own.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -333,6 +333,94 @@ TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   return become(sema, e, call2(sema, e, "matmul", a, b));
+}
+
+// tensordot(a, b, dims=2): the sum over a's dims ca and b's cb (an int n: a's last n
+// and b's first n; else two lists), a's free dims then b's. a is permuted to
+// [free..., contracted...] and b to [contracted..., free...], each side's free dims
+// reshaped into one (a view where they merge), and one GEMM whose k spans every
+// contracted dim reads them where they are (matmul_k).
+TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1], *da = barg(e, 2);
+  TType *ta = get_tensor(sema, e, a, "a"), *tb = ta ? get_tensor(sema, e, b, "b") : NULL;
+  if (!ta || !tb) return poison(sema);
+  if (barg(e, 3)) {
+    diag_error(sema->cx, e->bargs[3]->loc, "tensordot(): out= is not supported: the result is returned");
+    return poison(sema);
+  }
+  const View *va = &ta->view, *vb = &tb->view;
+  int ca[TD_MAX_DIMS], cb[TD_MAX_DIMS], n = 2;
+  int64_t ra[TD_MAX_DIMS], rb[TD_MAX_DIMS];  // the dims as written, for the message
+  if (!da || da->ty->kind == TY_SCALAR) {
+    int64_t k = 2;
+    if (da && !get_int(sema, e, da, "dims", &k)) return poison(sema);
+    if (k < 0) {
+      diag_error(sema->cx, da->loc, "tensordot expects dims >= 0, but got dims=%" PRId64, k);
+      return poison(sema);
+    }
+    n = (int)(k < TD_MAX_DIMS ? k : TD_MAX_DIMS);
+    for (int i = 0; i < n; i++) {
+      ra[i] = i - k, rb[i] = i;
+      if (!wrap_dim(sema, e->bargs[0]->loc, ra[i], va->ndim, &ca[i]) ||
+          !wrap_dim(sema, e->bargs[1]->loc, rb[i], vb->ndim, &cb[i]))
+        return poison(sema);
+    }
+  } else {
+    Ast **items;
+    int ni, n2;
+    if (!seq_items(sema, da, &items, &ni) || ni != 2) {
+      diag_error(sema->cx, da->loc, "tensordot expects dims to be int or Tuple[List[int], List[int]] or "
+                 "List[List[int]] containing two lists, but got %s", py_type_name(da->ty));
+      return poison(sema);
+    }
+    if (!get_dims(sema, e, items[0], "dims", va->ndim, ca, &n) || !get_dims(sema, e, items[1], "dims", vb->ndim, cb, &n2))
+      return poison(sema);
+    if (n != n2) {
+      diag_error(sema->cx, da->loc, "both dimension lists should have same length");
+      return poison(sema);
+    }
+    get_ints(sema, e, items[0], "dims", ra, &n);
+    get_ints(sema, e, items[1], "dims", rb, &n2);
+  }
+  for (int i = 0; i < n; i++)
+    if (va->shape[ca[i]] != vb->shape[cb[i]]) {
+      diag_error(sema->cx, call_loc(e), "contracted dimensions need to match, but first has size %" PRId64 " in dim %"
+                 PRId64 " and second has size %" PRId64 " in dim %" PRId64, va->shape[ca[i]], ra[i],
+                 vb->shape[cb[i]], rb[i]);
+      return poison(sema);
+    }
+  // the permutations and the free dims' sizes
+  int64_t pa[TD_MAX_DIMS], pb[TD_MAX_DIMS], ks[TD_MAX_DIMS + 2], out[2 * TD_MAX_DIMS];
+  int npa = 0, npb = 0, no = 0;
+  int64_t M = 1, N = 1;
+  uint32_t in_a = 0, in_b = 0;
+  for (int i = 0; i < n; i++) in_a |= 1u << ca[i], in_b |= 1u << cb[i];
+  for (int i = 0; i < va->ndim; i++)
+    if (!(in_a & (1u << i))) pa[npa++] = i, M *= va->shape[i], out[no++] = va->shape[i];
+  for (int i = 0; i < n; i++) pa[npa++] = ca[i], pb[npb++] = cb[i];
+  for (int i = 0; i < vb->ndim; i++)
+    if (!(in_b & (1u << i))) pb[npb++] = i, N *= vb->shape[i], out[no++] = vb->shape[i];
+  if (no > TD_MAX_DIMS) {
+    diag_error(sema->cx, call_loc(e), "tensordot: the result would have %d dims; tdsl allows at most %d", no,
+               TD_MAX_DIMS);
+    return poison(sema);
+  }
+  Ast *ap = call2(sema, e, "permute", a, part_ints(sema, e, npa, pa));
+  Ast *bp = call2(sema, e, "permute", b, part_ints(sema, e, npb, pb));
+  // a: [M, k...] (k: at least one dim, [M, 1] for an outer product); b: [k..., N]
+  int nk = n ? n : 1;
+  ks[0] = M;
+  for (int i = 0; i < nk; i++) ks[1 + i] = n ? va->shape[ca[i]] : 1;
+  ap = call2(sema, e, "reshape", ap, part_ints(sema, e, nk + 1, ks));
+  ks[nk] = N;
+  for (int i = 0; i < nk; i++) ks[i] = n ? vb->shape[cb[i]] : 1;
+  bp = call2(sema, e, "reshape", bp, part_ints(sema, e, nk + 1, ks));
+  if (is_poison(ap->ty) || is_poison(bp->ty)) return poison(sema);
+  Ast *y = nk == 1 ? call2(sema, e, "matmul", ap, bp)
+                   : part_call(sema, e, "matmul_k", (Ast *[]){ap, bp, part_int(sema, e, nk)}, 3);
+  if (is_poison(y->ty)) return poison(sema);
+  return become(sema, e, call2(sema, e, "reshape", y, part_ints(sema, e, no, out)));
 }
 
 // addmm(input, mat1, mat2, *, beta=1, alpha=1), baddbmm (batch1, batch2), addmv (mat,

@@ -469,6 +469,7 @@ static const BuiltinDef builtins[] = {
     NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("matmul_k", MATMUL, "input, other, nk", ck_matmul_k, 0, 0),  // a part only (no form)
     NODE("outer", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
+    NODE("tensordot", MATMUL, "a, b, dims=2, out=None", ck_tensordot, F_FN, F_TORCH),
     NODE("ger", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
     NODE("dot", MATMUL, "input, tensor", ck_dot, F_BOTH, F_TORCH),
     NODE("addmm", ADD, "input, mat1, mat2, *, beta=1, alpha=1", ck_addmm, F_BOTH, F_TORCH),

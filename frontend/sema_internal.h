@@ -279,6 +279,7 @@ TType *ck_repeat(Sema *sema, Ast *e, const BuiltinDef *d);  // repeat, tile
 TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_outer(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm, addmv, addr
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -787,15 +787,16 @@ TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
 
 // matmul_k(a, b, nk), a part (no spelling reaches it): a [batch..., M, K1..Knk] times
 // b [batch..., K1..Knk, N] summed over all nk dims of k, batch dims broadcast from the
-// right; sema_conv's convolutions, whose b is a window view of the input.
+// right; sema_conv's convolutions (b a window view of the input) and tensordot.
 TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   Ast *a = e->bargs[0], *b = e->bargs[1];
   int64_t nk = 0;
   if (!get_int(sema, e, e->bargs[2], "nk", &nk)) return poison(sema);
+  if (!matmul_dtypes(sema, call_loc(e), a->ty, b->ty, "addmm_cuda")) return poison(sema);
   const View *va = &a->ty->view, *vb = &b->ty->view;
   int ba = va->ndim - 1 - (int)nk, bb = vb->ndim - 1 - (int)nk, nbt = ba > bb ? ba : bb;
-  TD_ASSERT(nk >= 2 && ba >= 0 && bb >= 0 && nbt + 2 <= TD_MAX_DIMS && a->ty->dtype == b->ty->dtype);
+  TD_ASSERT(nk >= 2 && ba >= 0 && bb >= 0 && nbt + 2 <= TD_MAX_DIMS);
   for (int q = 0; q < nk; q++) TD_ASSERT(va->shape[ba + 1 + q] == vb->shape[bb + q]);
   int64_t shape[TD_MAX_DIMS];
   for (int i = 0; i < nbt; i++) {

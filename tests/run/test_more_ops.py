@@ -3,7 +3,7 @@
 has (frontend/sema_more.c): the aliases (absolute, clip, greater, multiply ...),
 clamp_min/clamp_max, logical_xor, deg2rad, xlogy, heaviside, logit, sinc, fmax/fmin,
 float_power, signbit, hardshrink/softshrink, prelu, addcmul/addcdiv, addmv/addr, mv,
-vdot, trace, count_nonzero, nansum/nanmean, aminmax, ravel, diag, rot90,
+vdot, tensordot, trace, count_nonzero, nansum/nanmean, aminmax, ravel, diag, rot90,
 hsplit/vsplit/dsplit, split_with_sizes, take_along_dim. Each program runs and is
 compared with NumPy on the same inputs, on the backend named by TDSL_BACKEND.
 """
@@ -71,6 +71,14 @@ CASES = [
      "torch.vdot(y[:, 0], y[:, 1])", ["f32"] * 6,
      lambda x, y, i, idx: [x + 0.5 * x * x[:, ::-1], x + x / (y[:4, :1] + 3), 2 * y[:4, 0] + 0.5 * (x @ y[:, 1]),
                            x + np.outer(y[:4, 0], y[:, 2]), x @ y[:, 3], y[:, 0] @ y[:, 1]]),
+    ("tensordot", [], "torch.tensordot(x, y, dims=1), torch.tensordot(x.view(4, 2, 3), y.view(2, 3, 5)), "
+     "torch.tensordot(x.view(4, 2, 3).permute(2, 0, 1), y.view(2, 3, 5), dims=([2, 0], [0, 1])), "
+     "torch.tensordot(y[:, 0], y[0], dims=0), torch.tensordot(x.view(2, 2, 6).transpose(0, 1), y, ([-1], [0])), "
+     "torch.tensordot(y.t(), x.t()[:, :3], [[1], [0]]), torch.tensordot(x, x, 2)",
+     ["f32"] * 7,
+     lambda x, y, i, idx: [x @ y, x @ y, x @ y, np.multiply.outer(y[:, 0], y[0]),
+                           x.reshape(2, 2, 6).transpose(1, 0, 2) @ y, y.T @ x.T[:, :3],
+                           np.tensordot(x, x, 2)]),
     ("reductions", ["s = torch.aminmax(y, dim=1)", "lo, hi = y.aminmax()"],
      "torch.trace(y), i[:, :4].trace(), torch.count_nonzero(i), i.count_nonzero(dim=1), torch.nansum(x), "
      "x.nansum(1), torch.nanmean(x, 0, keepdim=True), s.min, s.max, lo, hi",
