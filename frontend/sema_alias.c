@@ -424,13 +424,14 @@ TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d) {
 }
 
 // addmm(input, mat1, mat2, *, beta=1, alpha=1), baddbmm (batch1, batch2), addmv (mat,
-// vec), addr (vec1, vec2): beta * input + alpha * (the product), input broadcast to the
-// product's shape
+// vec), addr (vec1, vec2), addbmm (batch1, batch2, summed over the batch): beta * input
+// + alpha * (the product), input broadcast to the product's shape
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d) {
   static const struct {
     const char *name, *product, *p1, *p2;
-  } forms[] = {{"addmm", "mm", "mat1", "mat2"}, {"baddbmm", "bmm", "batch1", "batch2"},
-               {"addmv", "mv", "mat", "vec"},   {"addr", "outer", "vec1", "vec2"}};
+  } forms[] = {{"addmm", "mm", "mat1", "mat2"},   {"baddbmm", "bmm", "batch1", "batch2"},
+               {"addmv", "mv", "mat", "vec"},     {"addr", "outer", "vec1", "vec2"},
+               {"addbmm", "bmm_sum", "batch1", "batch2"}};
   int f = 0;
   while (strcmp(forms[f].name, d->b.name)) f++;
   Ast *in = e->bargs[0], *ba = barg(e, 3), *aa = barg(e, 4);

@@ -470,10 +470,17 @@ static const BuiltinDef builtins[] = {
     NODE("matmul_k", MATMUL, "input, other, nk", ck_matmul_k, 0, 0),  // a part only (no form)
     NODE("outer", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
     NODE("tensordot", MATMUL, "a, b, dims=2, out=None", ck_tensordot, F_FN, F_TORCH),
+    NODE("cross", MUL, "input, other, dim=None", ck_cross, F_BOTH, F_TORCH),
+    NODE("kron", MUL, "input, other", ck_kron, F_BOTH, F_TORCH),
+    NODE("diag_embed", WHERE, "input, offset=0, dim1=-2, dim2=-1", ck_diag_embed, F_BOTH, F_TORCH),
+    NODE("bmm_sum", MATMUL, "batch1, batch2", ck_bmm_sum, 0, 0),  // a part only (addbmm's product)
+    NODE("cov", MATMUL, "input, *, correction=1, fweights=None, aweights=None", ck_cov, F_BOTH, F_TORCH),
+    NODE("corrcoef", MATMUL, "input", ck_corrcoef, F_BOTH, F_TORCH),
     NODE("ger", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
     NODE("dot", MATMUL, "input, tensor", ck_dot, F_BOTH, F_TORCH),
     NODE("addmm", ADD, "input, mat1, mat2, *, beta=1, alpha=1", ck_addmm, F_BOTH, F_TORCH),
     NODE("baddbmm", ADD, "input, batch1, batch2, *, beta=1, alpha=1", ck_addmm, F_BOTH, F_TORCH),
+    NODE("addbmm", ADD, "input, batch1, batch2, *, beta=1, alpha=1", ck_addmm, F_BOTH, F_TORCH),
     NODE("norm", SUM, "input, p='fro', dim=None, keepdim=False, dtype=None", ck_norm, F_BOTH, F_TORCH),
     NODE("scaled_dot_product_attention", MATMUL,
          "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None", ck_sdpa, F_FN, F_NNF),

@@ -280,6 +280,13 @@ TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_outer(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_linalg.c
+TType *ck_cross(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_kron(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_diag_embed(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_bmm_sum(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_cov(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_corrcoef(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm, addmv, addr
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);

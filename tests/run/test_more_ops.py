@@ -3,7 +3,8 @@
 has (frontend/sema_more.c): the aliases (absolute, clip, greater, multiply ...),
 clamp_min/clamp_max, logical_xor, deg2rad, xlogy, heaviside, logit, sinc, fmax/fmin,
 float_power, signbit, hardshrink/softshrink, prelu, addcmul/addcdiv, addmv/addr, mv,
-vdot, tensordot, trace, count_nonzero, nansum/nanmean, aminmax, ravel, diag, rot90,
+vdot, tensordot, cross, kron, diag_embed, addbmm, cov, corrcoef, trace,
+count_nonzero, nansum/nanmean, aminmax, ravel, diag, rot90,
 hsplit/vsplit/dsplit, split_with_sizes, take_along_dim. Each program runs and is
 compared with NumPy on the same inputs, on the backend named by TDSL_BACKEND.
 """
@@ -79,6 +80,29 @@ CASES = [
      lambda x, y, i, idx: [x @ y, x @ y, x @ y, np.multiply.outer(y[:, 0], y[0]),
                            x.reshape(2, 2, 6).transpose(1, 0, 2) @ y, y.T @ x.T[:, :3],
                            np.tensordot(x, x, 2)]),
+    ("linalg", ["v = x.view(2, 4, 3)", "w = y[:, :3].reshape(2, 3, 3)[:, :1, :]", "fw = i[0, :5].abs()"],
+     "torch.cross(v, v.flip(1)), v.cross(w, dim=2), torch.cross(x.view(3, 8), x.view(3, 8).flip(1), dim=0), "
+     "torch.kron(y[:2, :3], x[:3, :2]), torch.kron(i[:2], i[0, :3]), torch.kron(y[0], x[:2, :2]), "
+     "torch.diag_embed(x[:2]), x[:2].diag_embed(1), torch.diag_embed(i[:2, :3], -1, 0, 2), "
+     "torch.diag_embed(x[0] > 0), torch.addbmm(y[:4, :2], x.view(2, 4, 3), y[:6, :2].reshape(2, 3, 2)), "
+     "x[:, :5].addbmm(x.view(3, 4, 2), y.view(3, 2, 5), beta=0.5, alpha=2), torch.cov(y), y.cov(correction=0), "
+     "torch.cov(y[0]), torch.cov(i[:3].t()), torch.cov(y, fweights=fw), torch.cov(y, aweights=y[0].abs()), "
+     "torch.cov(y, correction=2, fweights=fw, aweights=y[1].abs()), torch.corrcoef(y), torch.corrcoef(y[0])",
+     ["f32", "f32", "f32", "f32", "i64", "f32", "f32", "f32", "i64", "bool", "f32", "f32", "f32", "f32", "f32", "f32",
+      "f32", "f32", "f32", "f32", "f32"],
+     lambda x, y, i, idx: [np.cross(x.reshape(2, 4, 3), x.reshape(2, 4, 3)[:, ::-1]),
+                           np.cross(x.reshape(2, 4, 3), y[:, :3].reshape(2, 3, 3)[:, :1, :], axis=2),
+                           np.cross(x.reshape(3, 8), x.reshape(3, 8)[:, ::-1], axis=0),
+                           np.kron(y[:2, :3], x[:3, :2]), np.kron(i[:2], i[0, :3]), np.kron(y[0], x[:2, :2]),
+                           np.stack([np.diag(r) for r in x[:2]]), np.stack([np.diag(r, 1) for r in x[:2]]),
+                           np.stack([np.diag(r, -1) for r in i[:2, :3]]).transpose(1, 0, 2),
+                           np.diag(x[0] > 0),
+                           y[:4, :2] + sum(x.reshape(2, 4, 3)[b] @ y[:6, :2].reshape(2, 3, 2)[b] for b in range(2)),
+                           0.5 * x[:, :5] + 2 * sum(x.reshape(3, 4, 2)[b] @ y.reshape(3, 2, 5)[b] for b in range(3)),
+                           np.cov(y), np.cov(y, ddof=0), np.cov(y[0]), np.cov(i[:3].T.astype(np.float64)),
+                           np.cov(y, fweights=np.abs(i[0, :5])), np.cov(y, aweights=np.abs(y[0])),
+                           np.cov(y, ddof=2, fweights=np.abs(i[0, :5]), aweights=np.abs(y[1])),
+                           np.corrcoef(y), np.corrcoef(y[0])]),
     ("reductions", ["s = torch.aminmax(y, dim=1)", "lo, hi = y.aminmax()"],
      "torch.trace(y), i[:, :4].trace(), torch.count_nonzero(i), i.count_nonzero(dim=1), torch.nansum(x), "
      "x.nansum(1), torch.nanmean(x, 0, keepdim=True), s.min, s.max, lo, hi",
