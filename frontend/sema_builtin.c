@@ -468,6 +468,7 @@ static const BuiltinDef builtins[] = {
     NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("bmm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
     NODE("matmul_k", MATMUL, "input, other, nk", ck_matmul_k, 0, 0),  // a part only (no form)
+    NODE("contract", MATMUL, "input, other, roles_a, roles_b", ck_contract, 0, 0),  // a part only
     NODE("outer", MUL, "input, vec2", ck_outer, F_BOTH, F_TORCH),
     NODE("tensordot", MATMUL, "a, b, dims=2, out=None", ck_tensordot, F_FN, F_TORCH),
     NODE("cross", MUL, "input, other, dim=None", ck_cross, F_BOTH, F_TORCH),

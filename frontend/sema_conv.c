@@ -8,11 +8,11 @@
 //                count_include_pad are the same window sums over a padded ones tensor
 //   adaptive     uniform windows when the output divides the input, else one narrow
 //                and reduction per output index along each dim (both are separable)
-//   conv         one GEMM (matmul_k) of the weight [O, C, kh, kw] by a window view of
-//                the (padded) input [N, C, kh, kw, Q], summed over C and the taps (k
-//                spans three dims, which the GEMM's packing reads in place: no im2col
-//                copy). The view's columns walk the input rows "wide" (q = oh * Wp +
-//                ow, read at q * stride); the output is a view of the wide result
+//   conv         one GEMM (a contraction) of the weight [O, C, kh, kw] by the window
+//                view [N, C, kh, kw, OH, OW] of the (padded) input, summed over C and
+//                the taps: k spans three dims, which the GEMM's packing reads in place
+//                (no im2col copy); the output [N, O, OH, OW] is the GEMM's own, so the
+//                bias and what follows elementwise (batch_norm, relu) are its epilogue
 //   conv_transpose  conv of the input spread by the stride and padded, by the kernel
 //                flipped with its channels swapped
 //   interpolate  nearest, linear, bilinear: per dim, a gather at source indices computed
@@ -619,66 +619,52 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   Ast *xp = padded ? pad_all(sema, e, xb, nsp, pads, PAD_CONSTANT, NULL) : xb;
   if (!xp) return poison(sema);
-  const View *pv = &xp->ty->view;
-  int64_t pw = pv->shape[nsp + 1];
+  const View *pv = &xp->ty->view, *wv2 = &w->ty->view;
   for (int i = 0; i < nsp; i++) out[i] = (pv->shape[2 + i] - dil[i] * (k[i] - 1) - 1) / s[i] + 1;
-  int64_t sh = nsp == 2 ? pv->strides[2] : 0, sw = pv->strides[nsp + 1];
-  // "wide" columns: output (oh, ow) is column q = oh * R + ow * cstep, read at q * u
-  int64_t oh = nsp == 2 ? out[0] : 1, ow = out[nsp - 1], shs = nsp == 2 ? s[0] : 1, sws = s[nsp - 1];
-  bool rows = nsp == 1 || ow == 1 || (sw > 0 && sh % sw == 0 && sh / sw >= pw);
-  if (!rows) {  // a plane that is not row-major: one copy makes it so
-    xp = part_call(sema, e, "contiguous", &xp, 1);
-    pv = &xp->ty->view;
-    sh = pv->strides[2], sw = pv->strides[3];
+  // one contraction over channels and taps: the weight A [(g,) O/g, C/g, k...] times the
+  // window view B [N, (g,) C/g, k..., out...] of the input (a tap moves by the dilation,
+  // an output by the stride), into [N, (g,) O/g, out...]; roles: output dims, or -1 - q
+  // for k's dim q (C/g, then the taps)
+  int G = groups > 1, Og = (int)(O / groups);
+  View av = {0}, bv = {0};
+  int64_t ra[TD_MAX_DIMS], rb[TD_MAX_DIMS];
+  int na = 0, nb = 0, no = 0;
+  bv.shape[nb] = pv->shape[0], bv.strides[nb] = pv->strides[0], rb[nb++] = no++;
+  if (G) {
+    av.shape[na] = groups, av.strides[na] = wv2->strides[0] * Og, ra[na++] = no;
+    bv.shape[nb] = groups, bv.strides[nb] = pv->strides[1] * Cg, rb[nb++] = no++;
   }
-  int64_t u, cstep, R;
-  if (nsp == 1 || (shs * sh) % (sws * sw) == 0) {
-    u = sws * sw, cstep = 1, R = nsp == 2 ? shs * sh / u : 0;
-  } else {
-    u = sw, cstep = sws, R = shs * sh / sw;
-  }
-  int64_t Q = (oh - 1) * R + (ow - 1) * cstep + 1, Og = O / groups;
-  const View *wv2 = &w->ty->view;
-  // one GEMM summing over channels and taps: A is the weight [(g,) O/g, C/g, k...], B
-  // the window view [N, (g,) C/g, k..., Q] of the input, each tap's columns the wide ones
-  // moved by the tap's offset
-  View bvw = {0}, avw = {0};
-  int nb = 0, na = 0;
-  bvw.shape[nb] = pv->shape[0], bvw.strides[nb++] = pv->strides[0];
-  if (groups > 1) {
-    bvw.shape[nb] = groups, bvw.strides[nb++] = pv->strides[1] * Cg;
-    avw.shape[na] = groups, avw.strides[na++] = wv2->strides[0] * Og;
-  }
-  avw.shape[na] = Og, avw.strides[na++] = wv2->strides[0];
-  bvw.shape[nb] = Cg, bvw.strides[nb++] = pv->strides[1];
-  avw.shape[na] = Cg, avw.strides[na++] = wv2->strides[1];
+  av.shape[na] = Og, av.strides[na] = wv2->strides[0], ra[na++] = no++;
+  av.shape[na] = Cg, av.strides[na] = wv2->strides[1], ra[na++] = -1;
+  bv.shape[nb] = Cg, bv.strides[nb] = pv->strides[1], rb[nb++] = -1;
   for (int i = 0; i < nsp; i++) {
-    bvw.shape[nb] = k[i], bvw.strides[nb++] = dil[i] * pv->strides[2 + i];
-    avw.shape[na] = k[i], avw.strides[na++] = wv2->strides[2 + i];
+    av.shape[na] = k[i], av.strides[na] = wv2->strides[2 + i], ra[na++] = -2 - i;
+    bv.shape[nb] = k[i], bv.strides[nb] = dil[i] * pv->strides[2 + i], rb[nb++] = -2 - i;
   }
-  bvw.shape[nb] = Q, bvw.strides[nb++] = u;
-  bvw.ndim = nb, bvw.offset = pv->offset;
-  avw.ndim = na, avw.offset = wv2->offset;
-  Ast *y = part_call(sema, e, "matmul_k",
-                     (Ast *[]){view_part(sema, e, w, avw), view_part(sema, e, xp, bvw), part_int(sema, e, nsp + 1)}, 3);
-  if (bias) {
-    View bb = bias->ty->view;  // [(g,) O/g, 1]
-    if (groups == 1)
-      bb = (View){2, {O, 1}, {bb.strides[0], 0}, bb.offset};
-    else
-      bb = (View){3, {groups, Og, 1}, {bb.strides[0] * Og, bb.strides[0], 0}, bb.offset};
-    y = part_binary(sema, e, OP_ADD, "add", y, view_part(sema, e, bias, bb));
+  for (int i = 0; i < nsp; i++) {
+    bv.shape[nb] = out[i], bv.strides[nb] = s[i] * pv->strides[2 + i], rb[nb++] = no++;
   }
-  if (is_poison(y->ty)) return poison(sema);
-  if (y->bi->kind == BK_VIEW || y->ty->view.offset != 0) y = part_call(sema, e, "contiguous", &y, 1);
-  // the output: a view of the wide columns
-  View ov = {0};
-  ov.ndim = nsp + 2;
-  ov.shape[0] = pv->shape[0], ov.strides[0] = O * Q;
-  ov.shape[1] = O, ov.strides[1] = Q;
-  if (nsp == 2) ov.shape[2] = oh, ov.strides[2] = R;
-  ov.shape[nsp + 1] = ow, ov.strides[nsp + 1] = cstep;
-  Ast *r = view_part(sema, e, y, ov);
+  av.ndim = na, av.offset = wv2->offset;
+  bv.ndim = nb, bv.offset = pv->offset;
+  Ast *r = part_call(sema, e, "contract",
+                     (Ast *[]){view_part(sema, e, w, av), view_part(sema, e, xp, bv), part_ints(sema, e, na, ra),
+                               part_ints(sema, e, nb, rb)}, 4);
+  if (bias) {  // [(g,) O/g, 1...]: the contraction's epilogue
+    View bb = {0};
+    const View *bvv = &bias->ty->view;
+    int nbb = 0;
+    if (G) bb.shape[nbb] = groups, bb.strides[nbb++] = bvv->strides[0] * Og;
+    bb.shape[nbb] = Og, bb.strides[nbb++] = bvv->strides[0];
+    for (int i = 0; i < nsp; i++) bb.shape[nbb] = 1, bb.strides[nbb++] = 0;
+    bb.ndim = nbb, bb.offset = bvv->offset;
+    r = part_binary(sema, e, OP_ADD, "add", r, view_part(sema, e, bias, bb));
+  }
+  if (is_poison(r->ty)) return poison(sema);
+  if (G) {  // [N, O, out...]: a view of the contiguous result
+    int64_t fs[TD_MAX_DIMS] = {pv->shape[0], O};
+    for (int i = 0; i < nsp; i++) fs[2 + i] = out[i];
+    r = call2(sema, e, "reshape", r, part_ints(sema, e, nsp + 2, fs));
+  }
   if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
   if (half) r = to_half(sema, e, r, dt);
   return become(sema, e, r);

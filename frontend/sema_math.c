@@ -785,31 +785,69 @@ TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   return ty_fresh(sema, a->ty->dtype, n, shape);
 }
 
+// A contraction node of a and b (e->attr.nk, e->attr.role: see NodeAttr): the output's
+// dims are the largest role + 1, each the size of the operand dims that walk it (1s
+// broadcast); k's dims have equal sizes in both (the callers, parts, make sure).
+static TType *contraction(Sema *sema, Ast *e, Ast *a, Ast *b) {
+  if (!matmul_dtypes(sema, call_loc(e), a->ty, b->ty, "addmm_cuda")) return poison(sema);
+  int64_t shape[TD_MAX_DIMS], kn[TD_MAX_DIMS];
+  int on = 0;
+  for (int t = 0; t < TD_MAX_DIMS; t++) shape[t] = 1, kn[t] = -1;
+  for (int w = 0; w < 2; w++) {
+    const View *v = &(w ? b : a)->ty->view;
+    for (int d = 0; d < v->ndim; d++) {
+      int r = e->attr.role[w][d];
+      if (r < 0) {
+        TD_ASSERT(-1 - r < e->attr.nk && (kn[-1 - r] < 0 || kn[-1 - r] == v->shape[d]));
+        kn[-1 - r] = v->shape[d];
+        continue;
+      }
+      TD_ASSERT(r < TD_MAX_DIMS && (shape[r] == 1 || v->shape[d] == 1 || shape[r] == v->shape[d]));
+      if (v->shape[d] != 1) shape[r] = v->shape[d];
+      on = r + 1 > on ? r + 1 : on;
+    }
+  }
+  if (!check_numel(sema, call_loc(e), on, shape)) return poison(sema);
+  Ast *xs[2] = {a, b};
+  set_operands(sema, e, xs, 2);
+  return ty_fresh(sema, a->ty->dtype, on, shape);
+}
+
 // matmul_k(a, b, nk), a part (no spelling reaches it): a [batch..., M, K1..Knk] times
 // b [batch..., K1..Knk, N] summed over all nk dims of k, batch dims broadcast from the
-// right; sema_conv's convolutions (b a window view of the input) and tensordot.
+// right (tensordot, addbmm's product).
 TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   Ast *a = e->bargs[0], *b = e->bargs[1];
   int64_t nk = 0;
   if (!get_int(sema, e, e->bargs[2], "nk", &nk)) return poison(sema);
-  if (!matmul_dtypes(sema, call_loc(e), a->ty, b->ty, "addmm_cuda")) return poison(sema);
   const View *va = &a->ty->view, *vb = &b->ty->view;
   int ba = va->ndim - 1 - (int)nk, bb = vb->ndim - 1 - (int)nk, nbt = ba > bb ? ba : bb;
-  TD_ASSERT(nk >= 2 && ba >= 0 && bb >= 0 && nbt + 2 <= TD_MAX_DIMS);
-  for (int q = 0; q < nk; q++) TD_ASSERT(va->shape[ba + 1 + q] == vb->shape[bb + q]);
-  int64_t shape[TD_MAX_DIMS];
-  for (int i = 0; i < nbt; i++) {
-    int64_t x = i - (nbt - ba) >= 0 ? va->shape[i - (nbt - ba)] : 1, y = i - (nbt - bb) >= 0 ? vb->shape[i - (nbt - bb)] : 1;
-    TD_ASSERT(x == y || x == 1 || y == 1);
-    shape[i] = x == 1 ? y : x;
-  }
-  shape[nbt] = va->shape[ba], shape[nbt + 1] = vb->shape[vb->ndim - 1];
-  if (!check_numel(sema, call_loc(e), nbt + 2, shape)) return poison(sema);
-  Ast *xs[2] = {a, b};
-  set_operands(sema, e, xs, 2);
+  TD_ASSERT(nk >= 1 && ba >= 0 && bb >= 0 && nbt + 2 <= TD_MAX_DIMS);
   e->attr.nk = (int)nk;
-  return ty_fresh(sema, a->ty->dtype, nbt + 2, shape);
+  for (int i = 0; i < ba; i++) e->attr.role[0][i] = (int8_t)(i + nbt - ba);
+  for (int i = 0; i < bb; i++) e->attr.role[1][i] = (int8_t)(i + nbt - bb);
+  e->attr.role[0][ba] = (int8_t)nbt, e->attr.role[1][vb->ndim - 1] = (int8_t)(nbt + 1);
+  for (int q = 0; q < nk; q++) e->attr.role[0][ba + 1 + q] = e->attr.role[1][bb + q] = (int8_t)(-1 - q);
+  return contraction(sema, e, a, b);
+}
+
+// contract(a, b, roles_a, roles_b), a part: the contraction whose operands' dims have
+// the roles given (NodeAttr.role), k spanning the dims of negative roles (convolutions)
+TType *ck_contract(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  int64_t r[2][MAX_LIST];
+  int n[2];
+  for (int w = 0; w < 2; w++) {
+    if (!get_ints(sema, e, e->bargs[2 + w], "roles", r[w], &n[w])) return poison(sema);
+    TD_ASSERT(n[w] == e->bargs[w]->ty->view.ndim);
+    for (int i = 0; i < n[w]; i++) {
+      e->attr.role[w][i] = (int8_t)r[w][i];
+      if (r[w][i] < 0 && -r[w][i] > e->attr.nk) e->attr.nk = (int)-r[w][i];
+    }
+  }
+  TD_ASSERT(e->attr.nk >= 1);
+  return contraction(sema, e, e->bargs[0], e->bargs[1]);
 }
 
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d) {

@@ -24,10 +24,11 @@
 // keeps IB x JB vector accumulators, each weight is loaded once per IB rows, and the
 // lanes are summed in a fixed tree after the k loop (then the K % V terms left).
 //
-// K may span several dims of a and b (attr.nk: a convolution's channels and taps, b a
-// window view of its input): packing walks them as nested loops and lays their terms
-// out linearly, so the micro-kernel of PACKED sees one k; DIRECT, which reads in place,
-// runs the nested loops in its tile; DOT takes only a single k dim.
+// A contraction (attr.nk: a convolution, the weight times a window view of its input)
+// may have k span several dims, and M, N and the batch be any output dims: packing
+// walks k's dims as nested loops and lays their terms out linearly, so the micro-kernel
+// of PACKED sees one k; DIRECT, which reads in place, runs the nested loops in its
+// tile; DOT takes only a single k dim.
 // MR x NR comes from the target (CpuTarget): NR is two vectors, MR the rows whose
 // accumulators and operands fit the registers (AVX2 f32: 6 x 16, AVX-512: 14 x 32).
 // The column block NB keeps K x NB*NR of packed b within half the L2; k blocks (KC)
@@ -194,7 +195,8 @@ static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, boo
 
 // np panels of operand which (a: rows, b: columns), each `width` wide, from row or
 // column `start`: the panel at row/column x holds element (k, q) at x*K + k*width + q
-// (the panels before it are MR or NR wide, the last one of a matrix M % MR or N % NR),
+// (the panels before it are MR or NR wide, then a's last M % MR rows are one panel,
+// b's last N % NR columns the panels last_panel gives),
 // in scratch buf (per batch: plus the batch's `per` elements).
 static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64_t np, int width, bool par) {
   KernelBuilder *kb = G->kb;
@@ -229,11 +231,23 @@ static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64
 }
 
 // Every panel of operand which: n rows or columns in panels of w, then the rest.
+// The widths of the last columns' panels, N % NR of them: powers of two, widest first
+// (a vector of 24 lanes, which LLVM 14 builds lane by lane, is one of 16 and one of 8).
+static int last_panel(int64_t rest) {
+  int w = 1;
+  while (2 * w <= rest)
+    w *= 2;
+  return w;
+}
+
 static void pack_all(Gemm *G, LStmtList *into, int which, int w, int64_t n, bool par) {
   if (n / w)
     pack_panels(G, into, which, kb_ix_const(0), n / w, w, par);
-  if (n % w)
-    pack_panels(G, into, which, kb_ix_const(n - n % w), 1, (int)(n % w), false);
+  for (int64_t at = n - n % w; at < n;) {
+    int pw = which ? last_panel(n - at) : (int)(n - at);
+    pack_panels(G, into, which, kb_ix_const(at), 1, pw, false);
+    at += pw;
+  }
 }
 
 // ---- the micro-kernel ----
@@ -448,7 +462,7 @@ static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int 
 }
 
 // Column blocks of nb full panels (packed b stays in L2 while every row panel meets
-// it), the rest of the full panels, then the last N % NR columns.
+// it), the rest of the full panels, then the last N % NR columns (last_panel's).
 static void build_tiles(Gemm *G, LStmtList *into) {
   int64_t full = G->N / G->NR, blocks = full / G->nb;
   if (blocks) {
@@ -458,8 +472,11 @@ static void build_tiles(Gemm *G, LStmtList *into) {
   }
   if (full % G->nb)
     col_group(G, into, kb_ix_const(blocks * G->nb * G->NR), full % G->nb, G->NR, false);
-  if (G->N % G->NR)
-    col_group(G, into, kb_ix_const(full * G->NR), 1, (int)(G->N % G->NR), false);
+  for (int64_t at = full * G->NR; at < G->N;) {
+    int w = last_panel(G->N - at);
+    col_group(G, into, kb_ix_const(at), 1, w, false);
+    at += w;
+  }
 }
 
 // ---- DOT: lanes along k ----
@@ -610,13 +627,11 @@ static bool foldable(Gemm *G) {
 
 bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
-  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
+  const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
             .bp = -1, .rd = -1, .jd = -1, .nbatch = 1};
-  G.K = matmul_k(mm);
+  G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
-  for (int q = 0; q < G.nk; q++)
-    G.kn[q] = av->shape[av->ndim - G.nk + q];
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
     return false;
   // which output dims are M and N (PyTorch's 1-D rules drop them)
@@ -647,7 +662,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true), b_j = unit_along(&G, 1, 1, true);
   if (G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1))
     G.sched = SCHED_DOT;
-  else if (b_j && (G.M <= 2 * G.MR || G.N * dtype_size(G.cd) <= DIRECT_MAX_ROW))
+  else if (b_j && G.nk == 1 && (G.M <= 2 * G.MR || G.N * dtype_size(G.cd) <= DIRECT_MAX_ROW))
     G.sched = SCHED_DIRECT;
   else
     G.sched = SCHED_PACKED;

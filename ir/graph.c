@@ -144,13 +144,21 @@ void graph_prune(Graph *g) {
 
 bool graph_is_view_only(const Graph *g) { return g->nodes.len == 0; }
 
-int matmul_nk(const Node *mm) { return mm->attr.nk > 1 ? mm->attr.nk : 1; }
+int matmul_nk(const Node *mm) { return mm->attr.nk ? mm->attr.nk : 1; }
 
-int64_t matmul_k(const Node *mm) {
+int64_t matmul_k(const Node *mm, int64_t *kn) {
   const View *a = &mm->srcs[0]->view;
-  int64_t k = 1;
-  for (int d = a->ndim - matmul_nk(mm); d < a->ndim; d++)
-    k *= d >= 0 ? a->shape[d] : 1;
+  int64_t k = 1, one[TD_MAX_DIMS];
+  kn = kn ? kn : one;
+  if (!mm->attr.nk) {
+    kn[0] = a->ndim ? a->shape[a->ndim - 1] : 1;
+    return kn[0];
+  }
+  for (int d = 0; d < a->ndim; d++)
+    if (mm->attr.role[0][d] < 0)
+      kn[-1 - mm->attr.role[0][d]] = a->shape[d];
+  for (int q = 0; q < mm->attr.nk; q++)
+    k *= kn[q];
   return k;
 }
 
@@ -161,7 +169,7 @@ int64_t graph_flops(const Graph *g) {
     int64_t out = view_numel(n->out->view);
     switch (n->op) {
     case OP_MATMUL:
-      flops += 2 * out * matmul_k(n);
+      flops += 2 * out * matmul_k(n, NULL);
       break;
     case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
     case OP_GATHER: case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:

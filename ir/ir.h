@@ -94,8 +94,12 @@ typedef struct NodeAttr {
   double lo, hi;        // clamp bounds; full's value; arange start/step in lo/hi
   int64_t ilo, ihi;     // integer twins of lo/hi when the dtype is an integer
   int aug;              // OP_STORE: OP_COUNT for '=', else the op of '+=' ... ('-1' never)
-  int nk;               // OP_MATMUL: the dims k spans (0: one). With nk > 1 a is [batch..., M, K1..Knk]
-                        //   and b [batch..., K1..Knk, N] (a convolution's window view)
+  // OP_MATMUL: 0, PyTorch's matmul; else a contraction whose k spans nk dims, each dim
+  // of an operand (role[0]: a's, role[1]: b's) walking the output dim role (>= 0; an
+  // operand dim of size 1 is broadcast) or k's dim -1 - role (a convolution: the weight
+  // times a window view of the input, summed over channels and taps)
+  int nk;
+  int8_t role[2][TD_MAX_DIMS];
 } NodeAttr;
 
 // ---- buffers and values ----
@@ -186,8 +190,9 @@ bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
 // The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, one operation per
 // element computed or reduced for every other node (copies and creation ops: none).
 int64_t graph_flops(const Graph *g);
-int matmul_nk(const Node *mm);      // the dims k spans (1, or attr.nk)
-int64_t matmul_k(const Node *mm);   // K: the product of a's last matmul_nk dims
+int matmul_nk(const Node *mm);  // the dims k spans (1, or attr.nk)
+// K, the product of k's dims' sizes; kn (if not NULL) gets each dim's size.
+int64_t matmul_k(const Node *mm, int64_t *kn);
 void graph_print(const Graph *g, FILE *out);       // --emit=ir
 void graph_print_json(const Graph *g, FILE *out);  // --emit=ir --json
 void graph_print_dot(const Graph *g, FILE *out);   // --emit=dot

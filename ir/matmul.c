@@ -15,22 +15,39 @@
 
 void kb_matmul_dims(const Node *n, int *rd, int *jd) {
   int on = n->out->view.ndim;
+  if (n->attr.nk) {  // a contraction: the last output dim only a walks, the last only b walks
+    bool walks[2][TD_MAX_DIMS] = {{false}};
+    for (int w = 0; w < 2; w++) {
+      const View *v = &n->srcs[w]->view;
+      for (int d = 0; d < v->ndim; d++)
+        if (n->attr.role[w][d] >= 0 && v->shape[d] == n->out->view.shape[n->attr.role[w][d]])
+          walks[w][n->attr.role[w][d]] = true;
+    }
+    *rd = *jd = -1;
+    for (int t = 0; t < on; t++) {
+      if (walks[0][t] && !walks[1][t])
+        *rd = t;
+      if (walks[1][t] && !walks[0][t])
+        *jd = t;
+    }
+    return;
+  }
   *jd = n->srcs[1]->view.ndim >= 2 ? on - 1 : -1;
   *rd = n->srcs[0]->view.ndim >= 2 ? (*jd >= 0 ? on - 2 : on - 1) : -1;
 }
 
 void kb_matmul_indices(const Node *n, const LIndex *o, const LIndex *kv, LIndex *ai, LIndex *bi) {
   const View *a = &n->srcs[0]->view, *b = &n->srcs[1]->view;
-  int da = a->ndim, db = b->ndim, on = n->out->view.ndim, nk = matmul_nk(n);
-  if (nk > 1) {  // a [batch..., M, K...], b [batch..., K..., N]: batch dims broadcast from the right
-    int nbt = on - 2, ba = da - 1 - nk, bb = db - 1 - nk;
-    for (int i = 0; i < ba; i++)
-      ai[i] = a->shape[i] == 1 ? kb_ix_const(0) : o[i + nbt - ba];
-    for (int i = 0; i < bb; i++)
-      bi[i] = b->shape[i] == 1 ? kb_ix_const(0) : o[i + nbt - bb];
-    ai[ba] = o[nbt], bi[db - 1] = o[nbt + 1];
-    for (int q = 0; q < nk; q++)
-      ai[ba + 1 + q] = kv[q], bi[bb + q] = kv[q];
+  int da = a->ndim, db = b->ndim, on = n->out->view.ndim;
+  if (n->attr.nk) {  // a contraction: each dim by its role
+    for (int w = 0; w < 2; w++) {
+      const View *v = w ? b : a;
+      LIndex *x = w ? bi : ai;
+      for (int d = 0; d < v->ndim; d++) {
+        int r = n->attr.role[w][d];
+        x[d] = r < 0 ? kv[-1 - r] : v->shape[d] == 1 ? kb_ix_const(0) : o[r];
+      }
+    }
     return;
   }
   if (da == 1)
@@ -76,9 +93,9 @@ void kb_matmul_indices(const Node *n, const LIndex *o, const LIndex *kv, LIndex 
 static void build_matmul(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   LMatmul *m = kb->k->mm;
-  const View *ov = &mm->out->view, *av = &mm->srcs[0]->view;
-  int64_t K = matmul_k(mm);
-  int nk = matmul_nk(mm);
+  const View *ov = &mm->out->view;
+  int64_t kn[TD_MAX_DIMS], K = matmul_k(mm, kn);
+  int nk = mm->attr.nk;
   DType od = mm->out->dtype, cd = dtype_compute(od);
   LIndex o[TD_MAX_DIMS];
   LStmtList *body = kb_nest(kb, &kb->k->body, ov->ndim, ov->shape, o, view_numel(*ov) * (K ? K : 1) >= PARALLEL_WORK,
@@ -97,9 +114,9 @@ static void build_matmul(KernelBuilder *kb, const NodeList *ns) {
   LIndex kv[TD_MAX_DIMS] = {kb_ix_const(0)};
   LStmtList *kbody = body;
   LStmt *kl = NULL;
-  if (nk > 1) {  // a loop per dim k spans, in order (no single k loop: kloop stays NULL)
+  if (nk) {  // a contraction: a loop per dim k spans, in order (no single k loop: kloop stays NULL)
     for (int q = 0; q < nk; q++)
-      kbody = kb_step_loop(kb, kbody, av->shape[av->ndim - nk + q], kb_ix_const(0), 1, false, &kv[q]);
+      kbody = kb_step_loop(kb, kbody, kn[q], kb_ix_const(0), 1, false, &kv[q]);
   } else if (K != 1) {
     int v = kb_new_var(kb);
     kl = kb_loop(kb, v, K);
@@ -308,7 +325,7 @@ static bool build_matmul_rows(KernelBuilder *kb, const NodeList *ns) {
   const View *ov = &mm->out->view, *av = &mm->srcs[0]->view, *bv = &mm->srcs[1]->view;
   int on = ov->ndim;
   int64_t K = av->shape[av->ndim - 1];
-  if (matmul_nk(mm) > 1 || on == 0 || K <= 1 || ov->shape[on - 1] <= 1 || view_numel(*ov) == 0)
+  if (mm->attr.nk || on == 0 || K <= 1 || ov->shape[on - 1] <= 1 || view_numel(*ov) == 0)
     return false;
   int64_t N = ov->shape[on - 1];
   // which operand walks j, and each operand's strides along j, k and the row dim
@@ -381,7 +398,7 @@ void matmul_build(KernelBuilder *kb, const NodeList *ns) {
   kb_matmul_dims(mm, &m->rdim, &m->jdim);
   m->M = m->rdim >= 0 ? ov->shape[m->rdim] : 1;
   m->N = m->jdim >= 0 ? ov->shape[m->jdim] : 1;
-  m->K = matmul_k(mm);
+  m->K = matmul_k(mm, NULL);
   m->batch = 1;
   for (int d = 0; d < ov->ndim; d++)
     if (d != m->rdim && d != m->jdim)
