@@ -56,7 +56,8 @@ enum { CACHE_BLOCKS = 16, ALIGN = 64 };
 // What tdsl_storage_new returns points at the `s` of one of these.
 typedef struct Storage {
   tdsl_storage s;
-  size_t cap;  // bytes mapped at s.data; 0: s.data came from posix_memalign
+  size_t cap;     // bytes mapped at s.data; 0: s.data came from posix_memalign
+  bool borrowed;  // s.data belongs to the caller of tdsl_storage_wrap
 } Storage;
 
 typedef struct Block {
@@ -187,6 +188,16 @@ tdsl_storage *tdsl_storage_new(size_t nbytes) { return storage_new(nbytes, true)
 
 tdsl_storage *tdsl_storage_new_uninit(size_t nbytes) { return storage_new(nbytes, false); }
 
+tdsl_storage *tdsl_storage_wrap(void *data, size_t nbytes) {
+  Storage *st = calloc(1, sizeof *st);
+  if (!st) return out_of_memory(sizeof *st);
+  st->borrowed = true;
+  st->s.refcount = 1;
+  st->s.data = data;
+  st->s.nbytes = nbytes;
+  return &st->s;
+}
+
 void tdsl_storage_retain(tdsl_storage *s) {
   if (s) s->refcount++;
 }
@@ -195,7 +206,7 @@ void tdsl_storage_release(tdsl_storage *s) {
   if (!s || --s->refcount > 0) return;
   Storage *st = (Storage *)s;
   if (st->cap) cache_put(s->data, st->cap);
-  else free(s->data);
+  else if (!st->borrowed) free(s->data);
   free(st);
 }
 
