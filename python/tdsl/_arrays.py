@@ -72,6 +72,7 @@ class Arg:
         if mut and not a.flags.writeable and not dlpack:
             raise ArgumentError("%s: argument '%s' is 'mut' but its array is read-only" % (fn_name, name))
         self.array = a
+        self.writeable = a.flags.writeable or dlpack  # NumPy marks DLPack arrays read-only
         item = a.dtype.itemsize
         lo = hi = 0
         if a.size:
@@ -121,6 +122,6 @@ def result(t, args):
     for arg in args:
         if ctypes.cast(arg.tensor.storage, ctypes.c_void_p).value == storage:
             lib.tdsl_tensor_release(ctypes.byref(t))
-            owner = _Owner(ptr, dtype, shape, strides, not arg.array.flags.writeable, keep=arg.array)
+            owner = _Owner(ptr, dtype, shape, strides, not arg.writeable, keep=arg.array)
             return np.asarray(owner)
     return np.asarray(_Owner(ptr, dtype, shape, strides, False, tensor=t))
