@@ -22,6 +22,9 @@
 // is dirty: tdsl_storage_new zeroes its nbytes, tdsl_storage_new_uninit does not
 // (under TDSL_STORAGE_POISON it fills them with the poison byte, fresh or reused).
 //
+// tdsl_storage_wrap makes a storage over the caller's memory (a NumPy array's, for the
+// Python package): its release frees the record and leaves the data alone.
+//
 // Invariants: the cache (`blocks`, `nblocks`, `bytes`) changes only under `mu`, and no
 // munmap or memset runs under it; a large block belongs either to one live storage or
 // to the cache; cached blocks stay mapped at exit (LeakSanitizer does not track mmap).

@@ -75,8 +75,9 @@ uint16_t tdsl_f64_to_f16(double d);
 uint16_t tdsl_f64_to_bf16(double d);
 
 // ---- storages and the storage cache (runtime/storage.c) ----
-// Data is 64-byte aligned (page aligned from 128 KiB on), but a wrapped storage's. Storages are made only by
-// these functions: release needs what they record beside the tdsl_storage.
+// Data is 64-byte aligned (page aligned from 128 KiB on; a wrapped storage's is the
+// caller's). Storages are made only by these functions: release needs what they
+// record beside the tdsl_storage.
 tdsl_storage *tdsl_storage_new(size_t nbytes);  // zeroed; refcount 1; NULL (+error) on failure
 tdsl_storage *tdsl_storage_new_uninit(size_t nbytes);  // the same, but the bytes are unspecified
 // A storage over nbytes at data, memory the caller owns and keeps alive while the

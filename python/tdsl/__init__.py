@@ -11,6 +11,7 @@
     y = f(x, w)                 # NumPy arrays in, NumPy arrays out
     f.ir(), f.kernels(), f.c_source(), f.llvm_ir()   # what tdslc --emit=KIND prints
 """
+import ctypes
 import hashlib
 import os
 import re
@@ -64,9 +65,9 @@ class Function:
         self._h = handle
         self.source, self.filename, self.opt = source, filename, opt
         self.name = lib.tdslpy_name(handle).decode()
-        dt, nd, mut = _native.ctypes.c_int(), _native.ctypes.c_int(), _native.ctypes.c_int()
-        shape = (_native.ctypes.c_int64 * _native.MAX_DIMS)()
-        ref = _native.ctypes.byref
+        dt, nd, mut = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        shape = (ctypes.c_int64 * _native.MAX_DIMS)()
+        ref = ctypes.byref
         self.params = []
         for i in range(lib.tdslpy_nparams(handle)):
             name = lib.tdslpy_param(handle, i, ref(dt), ref(nd), shape, ref(mut)).decode()
@@ -89,7 +90,6 @@ class Function:
         if len(arrays) != len(self.params):
             raise TypeError("%s() takes %d argument%s but %d were given" % (
                 self.name, len(self.params), "" if len(self.params) == 1 else "s", len(arrays)))
-        ctypes = _native.ctypes
         args = []
         try:
             for p, x in zip(self.params, arrays):
@@ -155,10 +155,10 @@ def compile(path=None, fn=None, *, source=None, filename=None, opt=2):
     with _lock:
         f = _cache.get(key)
         if f is None:
-            diag, status = _native.ctypes.c_void_p(), _native.ctypes.c_int()
+            diag, status = ctypes.c_void_p(), ctypes.c_int()
             h = lib.tdslpy_compile(filename.encode(), source.encode("utf-8", "surrogateescape"),
-                                   fn.encode() if fn else None, int(opt), _native.ctypes.byref(diag),
-                                   _native.ctypes.byref(status))
+                                   fn.encode() if fn else None, int(opt), ctypes.byref(diag),
+                                   ctypes.byref(status))
             text = _native.take_text(diag.value)
             if not h:
                 raise CompileError(text or "tdslc: error: compilation failed", status.value, filename)

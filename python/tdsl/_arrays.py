@@ -5,7 +5,8 @@
 # its buffer is wrapped in a tdsl storage (tdsl_storage_wrap: tdsl never frees it) and
 # its byte strides become element strides. Only an array that tdsl cannot address
 # (misaligned, non-native byte order, a stride that is not a multiple of the element
-# size) or an object that is no array at all (a list, a scalar) is copied first, and a
+# size) or an object that is no array at all (a list, a Python scalar: made an array of
+# the parameter's dtype) is copied first, and a
 # 'mut' argument is never copied: it must be addressable and writeable.
 # Out: a result that shares an argument's storage (a returned view) is a NumPy view of
 # that argument's memory with tdsl's strides; any other result is a NumPy array over
@@ -35,18 +36,19 @@ def type_text(dtype, shape):
     return "%s[%s]" % (dtype, ", ".join(str(n) for n in shape))
 
 
-def as_numpy(x):
-    """x as a NumPy array of the same memory where it can be: (array, from_dlpack)."""
+def as_numpy(x, dtype):
+    """x as a NumPy array of the same memory where it can be: (array, from_dlpack).
+    What is no array (a list, a Python scalar) becomes a new array of the parameter's dtype."""
     if isinstance(x, np.ndarray):
         return x, False
     if hasattr(x, "__array_interface__") or hasattr(x, "__array_struct__"):
-        return np.asarray(x), False
+        return np.asarray(x, dtype=NUMPY_DTYPES[dtype]), False
     if hasattr(x, "__dlpack__"):
         if str(getattr(x, "dtype", "")) == "torch.bfloat16":
             import torch  # only a torch tensor gets here
             return np.from_dlpack(x.detach().view(torch.int16)).view(np.uint16), True
         return np.from_dlpack(x.detach() if hasattr(x, "detach") else x), True
-    return np.asarray(x), False
+    return np.asarray(x, dtype=NUMPY_DTYPES[dtype]), False
 
 
 def _addressable(a):
@@ -59,7 +61,7 @@ class Arg:
 
     def __init__(self, fn_name, param, x):
         name, dtype, shape, mut = param
-        a, dlpack = as_numpy(x)
+        a, dlpack = as_numpy(x, dtype)
         if a.dtype.newbyteorder("=") not in _TDSL_OF:
             raise ArgumentError("%s: argument '%s' must be %s but is %s" % (
                 fn_name, name, type_text(dtype, shape), type_text(a.dtype.name, a.shape)))

@@ -1,7 +1,6 @@
 # python/tdsl/_native.py: libtdslpy.so (python/tdslpy.h) through ctypes: the library
 # found beside this file, the runtime's structs (runtime/tdsl.h) and the signature
-# of every function the package calls. Nothing here allocates Python objects but
-# the declarations.
+# of every function the package calls.
 import ctypes
 import os
 

@@ -242,4 +242,5 @@ def test_the_same_source_compiles_once(abi_file):
     assert tdsl.compile(abi_file, fn="tr") is tdsl.compile(abi_file, fn="tr")
     assert tdsl.compile(abi_file, fn="tr") is not tdsl.compile(abi_file, fn="affine")
     np.testing.assert_array_equal(f(np.ones(3, np.float32), np.arange(3, dtype=np.float32)), [1, 2, 3])
+    np.testing.assert_array_equal(f([1, 2, 3], [0.5, 0.5, 0.5]), [1.5, 2.5, 3.5])  # lists: the parameter's dtype
     assert [repr(p) for p in f.params] == ["a: f32[3]", "b: f32[3]"]
