@@ -5,7 +5,7 @@
 //
 // Every function that can fail returns NULL on success, else the message
 // "<context>: <LLVM's message>" in cx->arena (the driver prints it as an internal
-// error, exit status 4). Nothing LLVM made outlives a call.
+// error, exit status 4). Nothing LLVM made outlives a call but an open LlvmJit (llvm_jit_open).
 #ifndef TDSLC_CODEGEN_LLVM_H
 #define TDSLC_CODEGEN_LLVM_H
 
@@ -68,6 +68,15 @@ const char *llvm_emit(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOpt
 const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
                          int nrt, const char *const *names, int nnames, int (*use)(void *ctx, void *const *addrs),
                          void *ctx, int *use_rc);
+
+// The same in two steps, for a caller that keeps the compiled functions: the JIT
+// (*out, NULL on failure) and the addresses of names[0..nnames) in addrs, valid
+// until llvm_jit_close(cx, *out). cx must outlive the JIT (its session errors are
+// kept in cx's arena).
+typedef struct LlvmJit LlvmJit;
+const char *llvm_jit_open(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
+                          int nrt, const char *const *names, int nnames, LlvmJit **out, void **addrs);
+const char *llvm_jit_close(Ctx *cx, LlvmJit *jit);  // NULL is a no-op
 
 // The names of the runtime functions generated modules may call (NULL-terminated):
 // a JIT's rt table must give an address for each.

@@ -3,11 +3,13 @@
 // it (O2_PASSES at -O2, else default<On>), marks its streaming stores, and writes
 // .ll, assembly or an object (llvm_emit, and target_llvm for the driver's Target
 // table), or hands it to an ORC LLJIT that resolves the runtime and libm/libc
-// functions to their addresses in this process (llvm_jit_run).
+// functions to their addresses in this process (llvm_jit_run, or llvm_jit_open and
+// llvm_jit_close for a JIT kept between calls).
 //
 // Invariants: every LLVM object is disposed in the function that created it, and
 // every LLVM failure comes back as "<context>: <LLVM's message>" ("llvm: ...",
-// "llvm jit: ..."); nothing LLVM made outlives a call.
+// "llvm jit: ..."); nothing LLVM made outlives a call, but an open LlvmJit, which
+// llvm_jit_close disposes.
 #include "codegen/llvm_internal.h"
 
 #include <llvm-c/LLJIT.h>
@@ -222,9 +224,16 @@ static void session_error(void *ctx, LLVMErrorRef e) {
   LLVMDisposeErrorMessage(msg);
 }
 
-const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
-                         int nrt, const char *const *names, int nnames, int (*use)(void *ctx, void *const *addrs),
-                         void *ctx, int *use_rc) {
+// A JIT kept open: the LLJIT and the reporter of its session errors (which points
+// into it, so the two live and die together).
+struct LlvmJit {
+  LLVMOrcLLJITRef jit;
+  SessionErrors se;
+};
+
+const char *llvm_jit_open(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
+                          int nrt, const char *const *names, int nnames, LlvmJit **out, void **addrs) {
+  *out = NULL;
   LLVMTargetMachineRef tm = NULL;
   const char *err = make_target_machine(cx, o, &tm);
   if (err)
@@ -233,13 +242,15 @@ const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const Llvm
   LLVMModuleRef m = NULL;
   err = build_verified(cx, LLVMOrcThreadSafeContextGetContext(tsc), progs, nprogs, o, tm, true, &m);
   LLVMDisposeTargetMachine(tm);
-  LLVMOrcLLJITRef jit = NULL;
+  LlvmJit *lj = calloc(1, sizeof *lj);
+  TD_ASSERT(lj);
+  lj->se = (SessionErrors){cx, NULL};
   LLVMErrorRef e = NULL;
-  if (!err && (e = LLVMOrcCreateLLJIT(&jit, LLVMOrcCreateLLJITBuilder())))
-    err = llvm_error_message(cx, "llvm jit: creating the JIT", e), jit = NULL;
-  SessionErrors se = {cx, NULL};
+  if (!err && (e = LLVMOrcCreateLLJIT(&lj->jit, LLVMOrcCreateLLJITBuilder())))
+    err = llvm_error_message(cx, "llvm jit: creating the JIT", e), lj->jit = NULL;
+  LLVMOrcLLJITRef jit = lj->jit;
   if (jit)
-    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), session_error, &se);
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), session_error, &lj->se);
   LLVMOrcJITDylibRef jd = jit ? LLVMOrcLLJITGetMainJITDylib(jit) : NULL;
   if (!err && (e = define_symbols(jit, jd, rt, nrt, progs, nprogs)))
     err = llvm_error_message(cx, "llvm jit: defining the runtime's symbols", e);
@@ -254,24 +265,45 @@ const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const Llvm
   if (m)
     LLVMDisposeModule(m);
   LLVMOrcDisposeThreadSafeContext(tsc);  // the module keeps it alive while it needs it
-  void **addrs = arena_alloc(&cx->arena, sizeof *addrs * (size_t)(nnames + 1));
   for (int i = 0; i < nnames && !err; i++) {
     LLVMOrcExecutorAddress a = 0;
     if ((e = LLVMOrcLLJITLookup(jit, &a, names[i]))) {
       err = llvm_error_message(cx, arena_printf(&cx->arena, "llvm jit: looking up '%s'", names[i]), e);
-      if (se.first)
-        err = arena_printf(&cx->arena, "%s (%s)", err, se.first);
+      if (lj->se.first)
+        err = arena_printf(&cx->arena, "%s (%s)", err, lj->se.first);
     }
     addrs[i] = (void *)(uintptr_t)a;
   }
   lap(o, "jit");
-  if (!err)
-    *use_rc = use(ctx, addrs);
-  if (jit && (e = LLVMOrcDisposeLLJIT(jit)) && !err)
+  if (err) {
+    llvm_jit_close(cx, lj);
+    return err;
+  }
+  *out = lj;
+  return NULL;
+}
+
+const char *llvm_jit_close(Ctx *cx, LlvmJit *lj) {
+  if (!lj)
+    return NULL;
+  const char *err = NULL;
+  LLVMErrorRef e = lj->jit ? LLVMOrcDisposeLLJIT(lj->jit) : NULL;
+  if (e)
     err = llvm_error_message(cx, "llvm jit: disposing the JIT", e);
-  else if (e)
-    LLVMConsumeError(e);
+  free(lj);
   return err;
+}
+
+const char *llvm_jit_run(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOptions *o, const LlvmSymbol *rt,
+                         int nrt, const char *const *names, int nnames, int (*use)(void *ctx, void *const *addrs),
+                         void *ctx, int *use_rc) {
+  LlvmJit *lj;
+  void **addrs = arena_alloc(&cx->arena, sizeof *addrs * (size_t)(nnames + 1));
+  const char *err = llvm_jit_open(cx, progs, nprogs, o, rt, nrt, names, nnames, &lj, addrs);
+  if (err)
+    return err;
+  *use_rc = use(ctx, addrs);
+  return llvm_jit_close(cx, lj);
 }
 
 // The Target of codegen.h: the optimised .ll of the host; failures are internal errors.

@@ -15,31 +15,32 @@ static void list_fns(const Program *p, FILE *out) {
 }
 
 // The function the per-function kinds and run act on; NULL (after a message) if none.
-static const Ast *pick_fn(const Program *p, const CompileOptions *co) {
+static const Ast *pick_fn(Ctx *cx, const Program *p, const CompileOptions *co) {
+  FILE *out = cx->diag_out;  // stderr, unless the caller collects the messages
   if (co->fn) {
     const Ast *fn = sema_find_fn(p, co->fn);
     if (!fn) {
-      fprintf(stderr, "tdslc: error: no function '%s' in %s (it has: ", co->fn, co->file);
-      list_fns(p, stderr);
-      fputs(")\n", stderr);
+      fprintf(out, "tdslc: error: no function '%s' in %s (it has: ", co->fn, co->file);
+      list_fns(p, out);
+      fputs(")\n", out);
     }
     return fn;
   }
   if (p->fns.len == 1)
     return p->fns.data[0];
   if (p->fns.len == 0)
-    fprintf(stderr, "tdslc: error: %s defines no function\n", co->file);
+    fprintf(out, "tdslc: error: %s defines no function\n", co->file);
   else {
-    fprintf(stderr, "tdslc: error: %s defines several functions; choose one with --fn (", co->file);
-    list_fns(p, stderr);
-    fputs(")\n", stderr);
+    fprintf(out, "tdslc: error: %s defines several functions; choose one with --fn (", co->file);
+    list_fns(p, out);
+    fputs(")\n", out);
   }
   return NULL;
 }
 
 int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   *out = (Compiled){0};
-  out->src = srcfile_read(cx, co->file);
+  out->src = co->source ? srcfile_from_string(cx, co->file, co->source, strlen(co->source)) : srcfile_read(cx, co->file);
   if (!out->src)
     return EXIT_USAGE;
   lap(tm, "read");
@@ -56,7 +57,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   if (!ok || cx->nerrors)
     return EXIT_PROGRAM;
   if (co->one_fn || co->fn) {
-    if (!(out->fn = pick_fn(&out->prog, co)))
+    if (!(out->fn = pick_fn(cx, &out->prog, co)))
       return EXIT_USAGE;
   }
   if (co->upto == COMPILE_CHECK)

@@ -8,6 +8,9 @@
 #define TDSLC_DRIVER_DRIVER_H
 
 #include "codegen/codegen.h"
+#ifdef TDSLC_WITH_LLVM
+#include "codegen/llvm.h"
+#endif
 #include "frontend/frontend.h"
 #include "tdsl.h"
 
@@ -120,6 +123,7 @@ typedef enum {
 
 typedef struct CompileOptions {
   const char *file;
+  const char *source;  // the file's text (NUL-terminated), or NULL: read the file
   const char *fn;      // --fn, or NULL
   bool one_fn;         // exactly one function: --fn's, or the file's only one
   const char *target;  // "cpu" or "cuda": cuda programs get no CPU schedules
@@ -156,12 +160,17 @@ int run_call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *
                         const tdsl_gpu_program *gpu, Timer *tm);
 
 // ============================================================================
-// cc.c, jit.c, gpu.c — the backends of run and bench
+// cc.c, jit.c (with jit_load.c), gpu.c — the backends of run and bench
 // ============================================================================
 // p as C built by the system cc into a shared object and loaded: its packed caller.
 int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn);
 // p compiled into this process by LLVM's ORC JIT and called (--backend llvm).
 int jit_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
+#ifdef TDSLC_WITH_LLVM
+// jit_load.c: p compiled by LLVM's ORC JIT into this process: its packed caller, valid
+// until llvm_jit_close(cx, *jit).
+const char *jit_load(Ctx *cx, LProgram *p, const LlvmOptions *lo, LlvmJit **jit, RunFn *fn);
+#endif
 // p's kernels as a PTX or CUDA C image, run by the runtime's tdsl_gpu_run (--target cuda).
 int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
 

@@ -22,6 +22,9 @@
 // is dirty: tdsl_storage_new zeroes its nbytes, tdsl_storage_new_uninit does not
 // (under TDSL_STORAGE_POISON it fills them with the poison byte, fresh or reused).
 //
+// tdsl_storage_wrap makes a storage over the caller's memory (a NumPy array's, for the
+// Python package): its release frees the record and leaves the data alone.
+//
 // Invariants: the cache (`blocks`, `nblocks`, `bytes`) changes only under `mu`, and no
 // munmap or memset runs under it; a large block belongs either to one live storage or
 // to the cache; cached blocks stay mapped at exit (LeakSanitizer does not track mmap).
@@ -56,7 +59,8 @@ enum { CACHE_BLOCKS = 16, ALIGN = 64 };
 // What tdsl_storage_new returns points at the `s` of one of these.
 typedef struct Storage {
   tdsl_storage s;
-  size_t cap;  // bytes mapped at s.data; 0: s.data came from posix_memalign
+  size_t cap;     // bytes mapped at s.data; 0: s.data came from posix_memalign
+  bool borrowed;  // s.data belongs to the caller of tdsl_storage_wrap
 } Storage;
 
 typedef struct Block {
@@ -187,6 +191,16 @@ tdsl_storage *tdsl_storage_new(size_t nbytes) { return storage_new(nbytes, true)
 
 tdsl_storage *tdsl_storage_new_uninit(size_t nbytes) { return storage_new(nbytes, false); }
 
+tdsl_storage *tdsl_storage_wrap(void *data, size_t nbytes) {
+  Storage *st = calloc(1, sizeof *st);
+  if (!st) return out_of_memory(sizeof *st);
+  st->borrowed = true;
+  st->s.refcount = 1;
+  st->s.data = data;
+  st->s.nbytes = nbytes;
+  return &st->s;
+}
+
 void tdsl_storage_retain(tdsl_storage *s) {
   if (s) s->refcount++;
 }
@@ -195,7 +209,7 @@ void tdsl_storage_release(tdsl_storage *s) {
   if (!s || --s->refcount > 0) return;
   Storage *st = (Storage *)s;
   if (st->cap) cache_put(s->data, st->cap);
-  else free(s->data);
+  else if (!st->borrowed) free(s->data);
   free(st);
 }
 

@@ -75,10 +75,14 @@ uint16_t tdsl_f64_to_f16(double d);
 uint16_t tdsl_f64_to_bf16(double d);
 
 // ---- storages and the storage cache (runtime/storage.c) ----
-// Data is 64-byte aligned (page aligned from 128 KiB on). Storages are made only by
-// these functions: release needs what they record beside the tdsl_storage.
+// Data is 64-byte aligned (page aligned from 128 KiB on; a wrapped storage's is the
+// caller's). Storages are made only by these functions: release needs what they
+// record beside the tdsl_storage.
 tdsl_storage *tdsl_storage_new(size_t nbytes);  // zeroed; refcount 1; NULL (+error) on failure
 tdsl_storage *tdsl_storage_new_uninit(size_t nbytes);  // the same, but the bytes are unspecified
+// A storage over nbytes at data, memory the caller owns and keeps alive while the
+// storage lives (a NumPy array's buffer): release frees only the record, never data.
+tdsl_storage *tdsl_storage_wrap(void *data, size_t nbytes);
 void tdsl_storage_retain(tdsl_storage *s);
 void tdsl_storage_release(tdsl_storage *s);  // frees at refcount 0; NULL is a no-op
 // The storage cache: released data blocks of 128 KiB or more are kept (at most 16

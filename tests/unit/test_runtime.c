@@ -113,6 +113,22 @@ static void new_storage_is_zeroed_with_one_reference(void **state) {
   tdsl_storage_release(NULL);
 }
 
+static void wrapped_storage_views_the_callers_memory_and_never_frees_it(void **state) {
+  (void)state;
+  float data[6] = {0, 1, 2, 3, 4, 5};  // on the stack: freeing it would be caught
+  tdsl_storage *s = tdsl_storage_wrap(data, sizeof data);
+  assert_non_null(s);
+  assert_ptr_equal(s->data, data);
+  tdsl_tensor base = {.storage = s, .dtype = TDSL_F32, .ndim = 1, .shape = {6}, .strides = {1}}, t;
+  assert_int_equal(tdsl_tensor_view(&t, &base, 2, (int64_t[]){2, 2}, (int64_t[]){3, 1}, 1), 0);
+  tdsl_tensor_set_f64(&t, (int64_t[]){1, 1}, 9);
+  assert_true(data[5] == 9);
+  tdsl_tensor_release(&t);
+  assert_int_equal(s->refcount, 1);
+  tdsl_tensor_release(&base);  // frees the record only
+  assert_true(data[0] == 0);
+}
+
 // ---- the storage cache ----
 #define KIB ((size_t)1 << 10)
 #define MIB ((size_t)1 << 20)
@@ -858,6 +874,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(dtype_names_round_trip),
       cmocka_unit_test(new_storage_is_zeroed_with_one_reference),
       cmocka_unit_test(storage_data_is_64_byte_aligned),
+      cmocka_unit_test(wrapped_storage_views_the_callers_memory_and_never_frees_it),
       cmocka_unit_test(a_released_large_block_is_reused_for_the_same_size),
       cmocka_unit_test(small_blocks_are_not_cached),
       cmocka_unit_test(a_reused_dirty_block_comes_back_zeroed),
