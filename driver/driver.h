@@ -103,6 +103,13 @@ static inline void lap(Timer *tm, const char *stage) {
 #ifdef TDSLC_WITH_LLVM
 // LlvmOptions.lap: LLVM's own stages on the same clock.
 static inline void llvm_lap(void *tm, const char *stage) { lap(tm, stage); }
+// ============================================================================
+// paths.c — where tdsl.h and libtdslrt are: under an installed tdslc's prefix, else
+// in the source and build trees this tdslc was built from
+// ============================================================================
+const char *paths_include_dir(void);
+const char *paths_lib_dir(void);
+
 #endif
 
 // ============================================================================
@@ -164,5 +171,12 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn);
 int jit_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
 // p's kernels as a PTX or CUDA C image, run by the runtime's tdsl_gpu_run (--target cuda).
 int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
+
+// ============================================================================
+// paths.c — where tdsl.h and libtdslrt are: under an installed tdslc's prefix, else
+// in the source and build trees this tdslc was built from
+// ============================================================================
+const char *paths_include_dir(void);
+const char *paths_lib_dir(void);
 
 #endif
