@@ -184,6 +184,14 @@ int options_parse(int argc, char **argv, Options *o) {
   // After the checks above, run and bench on the cpu target use c or llvm, on cuda ptx or cuda.
   if (!o->backend && o->mode != MODE_COMPILE)
     o->backend = strcmp(o->target, "cuda") == 0 ? "ptx" : cpu_backend;
+  // PTX comes from LLVM 14, which stops at sm_86 (codegen/ptx.c); the CUDA C backend
+  // (NVRTC) compiles for the architecture as given, so only the PTX paths warn.
+  bool ptx = (o->mode == MODE_COMPILE && o->emit == EMIT_PTX) || (o->backend && !strcmp(o->backend, "ptx"));
+  long sm = o->gpu_arch ? strtol(o->gpu_arch + 3, NULL, 10) : 0;
+  if (ptx && sm > PTX_NEWEST_SM)
+    fprintf(stderr, "tdslc: warning: --gpu-arch=%s is newer than LLVM 14's PTX target (sm_%d): emitting "
+            "'.target sm_%d' PTX, which the CUDA driver and ptxas compile for %s\n", o->gpu_arch, PTX_NEWEST_SM,
+            PTX_NEWEST_SM, o->gpu_arch);
   return 0;
 }
 
