@@ -36,8 +36,8 @@ def write(name, data):
     return path
 
 
-def tdslc(*args, timeout=60):
-    return subprocess.run([TDSLC] + list(args), capture_output=True, timeout=timeout, cwd=TMP)
+def tdslc(*args, timeout=60, env=None):
+    return subprocess.run([TDSLC] + list(args), capture_output=True, timeout=timeout, cwd=TMP, env=env)
 
 
 def expect(name, p, status, pattern=None):
@@ -225,14 +225,17 @@ def main():
     p = tdslc("bench", mm, "--reps", "3", "--json")
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     check("bench --json prints the documented keys",
-          sorted(doc) == ["bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms"], p.stderr.decode())
+          sorted(doc) == ["backend", "bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms", "threads"],
+          p.stderr.decode())
+    check("bench --json names its backend and threads", doc.get("backend") in ("llvm", "c") and doc.get("threads", 0) >= 1,
+          str(doc))
     check("bench counts 2*M*N*K flops for the matmul plus one per relu element",
           doc.get("flops") == 2 * 8 * 4 * 16 + 8 * 4, str(doc))
     check("bench counts the bytes of the parameters and the result", doc.get("bytes") == 4 * (8 * 16 + 16 * 4 + 8 * 4))
     check("bench times are ordered", doc and doc["min_ms"] <= doc["median_ms"] <= doc["max_ms"])
-    p = tdslc("bench", mm, "--reps", "2", "--backend", "c")
-    check("bench without --json prints a summary line", p.returncode == 0 and b"2 calls, median" in p.stdout,
-          p.stderr.decode())
+    p = tdslc("bench", mm, "--reps", "2", "--backend", "c", env=dict(os.environ, OMP_NUM_THREADS="3"))
+    check("bench without --json prints a summary line naming its backend and threads",
+          p.returncode == 0 and b"f (c backend, 3 threads): 2 calls, median" in p.stdout, p.stdout.decode() + p.stderr.decode())
     expect("bench --reps 0 is refused", tdslc("bench", mm, "--reps", "0"), 2, r"--reps")
 
     # --- robustness: located errors, exit 1, never a signal ---
