@@ -103,13 +103,6 @@ static inline void lap(Timer *tm, const char *stage) {
 #ifdef TDSLC_WITH_LLVM
 // LlvmOptions.lap: LLVM's own stages on the same clock.
 static inline void llvm_lap(void *tm, const char *stage) { lap(tm, stage); }
-// ============================================================================
-// paths.c — where tdsl.h and libtdslrt are: under an installed tdslc's prefix, else
-// in the source and build trees this tdslc was built from
-// ============================================================================
-const char *paths_include_dir(void);
-const char *paths_lib_dir(void);
-
 #endif
 
 // ============================================================================
