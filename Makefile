@@ -3,8 +3,10 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
+MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build demo test test-fast test-asan bench clean
+.PHONY: all deps build demo test test-fast test-asan bench install clean
 
 all: build
 
@@ -15,15 +17,34 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
-	@echo "== examples/storage_views.tdsl: every result is a view of x's storage =="
-	$(BUILD)/tdslc run examples/storage_views.tdsl --fn views
+# Quiet: only tdslc is built (its log is printed only if the build fails), and each step
+# shows the source it runs and what to look at in its output.
+demo: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@echo "building $(BUILD)/tdslc..."
+	@cmake --build $(BUILD) --target tdslc -j $(JOBS) >$(BUILD)/demo-build.log 2>&1 \
+		|| { cat $(BUILD)/demo-build.log; exit 1; }
 	@echo
-	@echo "== examples/attention.tdsl: the fusion plan (views cost nothing; each kernel lists its ops and lines) =="
-	$(BUILD)/tdslc examples/attention.tdsl --emit=ir
+	@echo "== examples/storage_views.tdsl: eight views of one tensor =="
+	@sed -n '/^const/,/^}/p' examples/storage_views.tdsl
 	@echo
-	@echo "== examples/attention.tdsl compiled in process with LLVM and run on seeded inputs (first rows) =="
-	$(BUILD)/tdslc run examples/attention.tdsl | head -n 8
+	@echo "Look at the line under each result: all eight share x's storage (storage input:x); only"
+	@echo "the shape, strides and offset differ, as t.stride() and t.storage_offset() do in PyTorch."
+	@echo "\$$ $(BUILD)/tdslc run examples/storage_views.tdsl --fn views"
+	@$(BUILD)/tdslc run examples/storage_views.tdsl --fn views
+	@echo
+	@echo "== examples/attention.tdsl: multi-head attention =="
+	@sed -n '/^const/,/^}/p' examples/attention.tdsl
+	@echo
+	@echo "Look at the kernel plan: q, k and v are views of the matmuls' results (storage kernel:k0 to"
+	@echo "k2, no copy), and the division by sqrt(D) is computed inside the softmax kernel (k4)."
+	@echo "\$$ $(BUILD)/tdslc examples/attention.tdsl --emit=ir"
+	@$(BUILD)/tdslc examples/attention.tdsl --emit=ir
+	@echo
+	@echo "The same function compiled in process by LLVM and run on seeded inputs: the first rows of"
+	@echo "the result (--json prints every number; --backend c builds the C with cc instead)."
+	@echo "\$$ $(BUILD)/tdslc run examples/attention.tdsl | head -n 8"
+	@$(BUILD)/tdslc run examples/attention.tdsl | head -n 8
 
 # The suite twice: the release build, then one built with address and undefined-behaviour sanitizers
 # (TDSL_TEST_SUBSET=4: the longest scripts run every 4th of their programs there, see tests/run/oracle.py).
@@ -46,6 +67,10 @@ test-asan: deps
 bench: build
 	@scripts/deps.sh --bench
 	/usr/bin/python3 bench/run.py --tdslc $(BUILD)/tdslc $(BENCH_FLAGS)
+
+# tdslc, libtdslrt.{a,so}, tdsl.h, the man page, tdslrt.pc and the CMake package under PREFIX.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -52,6 +52,9 @@ typedef struct GpuImage {
 extern const Target target_cuda;
 // The device code alone of one program, for NVRTC at run time, and its launches.
 void cuda_device_image(Ctx *cx, const LProgram *p, GpuImage *out);
+// The newest GPU LLVM 14's NVPTX target knows, sm_86: a newer arch gets its PTX
+// (`.target sm_86`), which the CUDA driver and ptxas compile for the newer GPU.
+enum { PTX_NEWEST_SM = 86 };
 // ptx.c. --emit=ptx for arch ("sm_80"), optimisation level opt; and one program's
 // image for the runtime. NULL on success, else "<context>: <LLVM's message>".
 const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, FILE *out);

@@ -56,7 +56,7 @@ static const char *const TRIPLE = "nvptx64-nvidia-cuda";
 static const char *const LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
 
 // The processors LLVM 14's NVPTX target knows, oldest first.
-static const int known_sm[] = {30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86};
+static const int known_sm[] = {30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, PTX_NEWEST_SM};
 
 // "sm_NN" (a suffix such as the 'a' of sm_90a is ignored) -> the processor to emit
 // for, in the arena; NULL with *err set when arch is no such name or too old.

@@ -95,9 +95,9 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   // so. Not -O3: gcc 12's -O3 -march=native miscompiles an if-converted column sum here
   // (test_backends_agree.py, seed 100079). -Bsymbolic: the entry's own calls never bind
   // to a symbol of tdslc that happens to share the function's name.
+  char *inc = arena_printf(&cx->arena, "-I%s", paths_include_dir());
   char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-                  "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic",
-                  "-I" TDSL_INCLUDE_DIR, "-o", so, src, "-lm", NULL};
+                  "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src, "-lm", NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -174,4 +174,11 @@ const char *jit_load(Ctx *cx, LProgram *p, const LlvmOptions *lo, LlvmJit **jit,
 // p's kernels as a PTX or CUDA C image, run by the runtime's tdsl_gpu_run (--target cuda).
 int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
 
+// ============================================================================
+// paths.c — where tdsl.h and libtdslrt are: under an installed tdslc's prefix, else
+// in the source and build trees this tdslc was built from
+// ============================================================================
+const char *paths_include_dir(void);
+const char *paths_lib_dir(void);
+
 #endif

@@ -46,7 +46,7 @@ static const char *run_ptx_arch(Ctx *cx, const Options *o) {
   if (tdsl_gpu_compute_capability(&major, &minor) != 0)
     return "sm_80";
   int cc = major * 10 + minor;
-  return arena_printf(&cx->arena, "sm_%d", cc > 86 ? 86 : cc);
+  return arena_printf(&cx->arena, "sm_%d", cc > PTX_NEWEST_SM ? PTX_NEWEST_SM : cc);
 }
 #endif
 

@@ -12,6 +12,8 @@
 const char *const emit_kind_names[EMIT_COUNT] = {"tokens", "ast", "ir", "kernels", "c", "header", "llvm",
                                                  "asm", "obj", "cuda", "ptx", "dot"};
 
+// The usage lines of LANGUAGE.md §10, then one line per option and the exit statuses
+// (docs/tdslc.1 says the same at length).
 void options_print_help(void) {
   puts("usage: tdslc FILE.tdsl [--emit=KIND] [-o OUT] [-O0|-O1|-O2|-O3] [--fn NAME] [--target cpu|cuda]\n"
        "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--time]\n"
@@ -19,7 +21,30 @@ void options_print_help(void) {
        "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--seed N] [--out-dir DIR] [--json]\n"
        "                             [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
        "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--json]\n"
-       "       tdslc --print-include-dir | --print-lib-dir | --version | --help");
+       "       tdslc --print-include-dir | --print-lib-dir | --version | --help\n"
+       "\n"
+       "options (a value may follow '=' or come as the next argument):\n"
+       "  --emit=KIND           what to print: tokens ast ir kernels c header llvm asm obj cuda ptx dot\n"
+       "  -o OUT                write to OUT instead of standard output, whole or not at all\n"
+       "  -O0 -O1 -O2 -O3       the LLVM optimisation level of llvm, asm, obj and ptx (default -O2)\n"
+       "  --fn NAME             the function (run, bench, ir, kernels, dot; code kinds: only this one)\n"
+       "  --target cpu|cuda     the device (default cpu; --emit=cuda|ptx and --backend cuda|ptx imply cuda)\n"
+       "  --cpu=NAME            LLVM's CPU name for LLVM output and the CPU schedules (default: the host)\n"
+       "  --gpu-arch=sm_NN      the GPU of --emit=ptx (default sm_80) and run --target cuda (default: its own)\n"
+       "  --json                --emit=ir, run and bench print one JSON object\n"
+       "  --time                the time of each stage, on stderr (not bench)\n"
+       "  --in NAME=FILE.npy    run: parameter NAME from a .npy file (others: the seeded generator)\n"
+       "  --seed N              run: the seed of the generator (default 0)\n"
+       "  --out-dir DIR         run: write out0.npy, ... and each generated input as in_NAME.npy\n"
+       "  --backend B           run, bench: c or llvm (default) on cpu, ptx (default) or cuda on cuda\n"
+       "  --reps N              bench: the timed calls (default 20)\n"
+       "  --print-include-dir   the folder holding tdsl.h\n"
+       "  --print-lib-dir       the folder holding libtdslrt\n"
+       "  --version             tdslc's version\n"
+       "  --help, -h            this text\n"
+       "\n"
+       "exit status: 0 success, 1 an error in the program, 2 a bad command line or input file,\n"
+       "3 a run-time error in the data (or no GPU), 4 an internal compiler error");
 }
 
 // "--name=value" or "--name value": the value, advancing *i; NULL if this is not --name.
@@ -159,6 +184,14 @@ int options_parse(int argc, char **argv, Options *o) {
   // After the checks above, run and bench on the cpu target use c or llvm, on cuda ptx or cuda.
   if (!o->backend && o->mode != MODE_COMPILE)
     o->backend = strcmp(o->target, "cuda") == 0 ? "ptx" : cpu_backend;
+  // PTX comes from LLVM 14, which stops at sm_86 (codegen/ptx.c); the CUDA C backend
+  // (NVRTC) compiles for the architecture as given, so only the PTX paths warn.
+  bool ptx = (o->mode == MODE_COMPILE && o->emit == EMIT_PTX) || (o->backend && !strcmp(o->backend, "ptx"));
+  long sm = o->gpu_arch ? strtol(o->gpu_arch + 3, NULL, 10) : 0;
+  if (ptx && sm > PTX_NEWEST_SM)
+    fprintf(stderr, "tdslc: warning: --gpu-arch=%s is newer than LLVM 14's PTX target (sm_%d): emitting "
+            "'.target sm_%d' PTX, which the CUDA driver and ptxas compile for %s\n", o->gpu_arch, PTX_NEWEST_SM,
+            PTX_NEWEST_SM, o->gpu_arch);
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 // ---- run: inputs, execution of a view-only graph, outputs ----
 static void shape_text(char *buf, size_t n, int ndim, const int64_t *shape) {
@@ -201,6 +202,19 @@ static int64_t program_bytes(const LProgram *p) {
   return bytes;
 }
 
+// Which threads ran the calls, for bench's report: the runtime's pool (llvm:
+// TDSL_NUM_THREADS, else the online CPUs), OpenMP's (c: OMP_NUM_THREADS's first number,
+// else the online CPUs, as libgomp does without an affinity mask), none on the GPU (0).
+static int bench_threads(const char *backend) {
+  if (!strcmp(backend, "llvm"))
+    return tdsl_num_threads();
+  if (strcmp(backend, "c") != 0)
+    return 0;
+  const char *s = getenv("OMP_NUM_THREADS");
+  long v = s ? strtol(s, NULL, 10) : 0;
+  return v >= 1 ? (int)v : (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 // Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its
 // outputs as a PyTorch call does; prints median/min/max and the rates they imply.
 static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn,
@@ -227,13 +241,21 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
   double med = o->reps % 2 ? ms[o->reps / 2] : (ms[o->reps / 2 - 1] + ms[o->reps / 2]) / 2;
   int64_t bytes = program_bytes(p);
   double gbps = med > 0 ? (double)bytes / (med * 1e6) : 0, gflops = med > 0 ? (double)p->flops / (med * 1e6) : 0;
+  int threads = bench_threads(o->backend);
   if (o->json)
-    printf("{\"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, \"bytes\": %" PRId64 ", \"flops\": %" PRId64
-           ", \"gbps\": %.6g, \"gflops\": %.6g}\n", med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops);
-  else
-    printf("%s: %d calls, median %.4f ms (min %.4f, max %.4f); %" PRId64 " bytes, %" PRId64
-           " flops: %.2f GB/s, %.2f GFLOP/s\n", p->name, o->reps, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps,
-           gflops);
+    printf("{\"backend\": \"%s\", \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, "
+           "\"bytes\": %" PRId64 ", \"flops\": %" PRId64 ", \"gbps\": %.6g, \"gflops\": %.6g}\n",
+           o->backend, threads, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops);
+  else {
+    char who[64];
+    if (threads)
+      snprintf(who, sizeof who, "%s backend, %d thread%s", o->backend, threads, threads == 1 ? "" : "s");
+    else
+      snprintf(who, sizeof who, "%s backend, on the GPU", o->backend);
+    printf("%s (%s): %d calls, median %.4f ms (min %.4f, max %.4f); %" PRId64 " bytes, %" PRId64
+           " flops: %.2f GB/s, %.2f GFLOP/s\n", p->name, who, o->reps, med, ms[0], ms[o->reps - 1], bytes, p->flops,
+           gbps, gflops);
+  }
   free(ms);
   return 0;
 }

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TDSLC_VERSION "0.1.0"
-
 // ---- output files: written whole or not at all ----
 typedef struct OutFile {
   FILE *fp;
@@ -147,11 +145,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc == 2 && !strcmp(argv[1], "--print-include-dir")) {
-    puts(TDSL_INCLUDE_DIR);
+    puts(paths_include_dir());
     return 0;
   }
   if (argc == 2 && !strcmp(argv[1], "--print-lib-dir")) {
-    puts(TDSL_LIB_DIR);
+    puts(paths_lib_dir());
     return 0;
   }
   Options o;

@@ -3,7 +3,7 @@
 # `apt-get update` runs once, and only when something has to be installed.
 # Usage: scripts/deps.sh [--bench]   (--bench adds python3-torch and OpenBLAS)
 set -euo pipefail
-pkgs=(gcc cmake flex bison llvm-14-dev libcmocka-dev python3-numpy python3-pytest)
+pkgs=(gcc cmake flex bison pkg-config llvm-14-dev libcmocka-dev python3-numpy python3-pytest)
 [[ "${1:-}" == "--bench" ]] && pkgs+=(python3-torch libopenblas0-pthread)  # OpenBLAS: the BLAS bench compares with
 
 missing=()

@@ -20,7 +20,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, same_values  # noqa: E402
+from oracle import ROOT, Tally, same_values  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="tdsl-cli-")
@@ -36,8 +36,8 @@ def write(name, data):
     return path
 
 
-def tdslc(*args, timeout=60):
-    return subprocess.run([TDSLC] + list(args), capture_output=True, timeout=timeout, cwd=TMP)
+def tdslc(*args, timeout=60, env=None):
+    return subprocess.run([TDSLC] + list(args), capture_output=True, timeout=timeout, cwd=TMP, env=env)
 
 
 def expect(name, p, status, pattern=None):
@@ -154,6 +154,29 @@ def main():
     check("--print-include-dir holds tdsl.h", os.path.exists(os.path.join(inc, "tdsl.h")), inc)
     p = tdslc("--help")
     check("--help prints the usage", p.returncode == 0 and b"usage: tdslc" in p.stdout)
+    usage, _, rest = p.stdout.decode().partition("\n\n")
+    names = sorted(set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", usage.replace("usage: tdslc", ""))) - {"-h"})
+    columns = [line[:24] for line in rest.split("\n") if line.startswith("  -")]
+    def listed(name):
+        return any(re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", c) for c in columns)
+    check("--help has a line for each option of its usage", names and all(listed(n) for n in names),
+          [n for n in names if not listed(n)])
+    check("--help lists the exit statuses", "exit status: 0 success" in rest and "4 an internal" in rest, rest)
+    with open(os.path.join(ROOT, "docs", "tdslc.1"), encoding="utf-8") as f:
+        man = f.read().replace("\\-", "-")
+    check("the man page names each option of --help", all(n in man for n in names),
+          [n for n in names if n not in man])
+    if tdslc("--version").stdout.strip().endswith(b"0.1.0"):
+        check("the man page has tdslc's version", '"tdsl 0.1.0"' in man)
+    ln = os.path.join(ROOT, "examples", "layer_norm.tdsl")
+    p = tdslc(ln, "--emit=ptx", "--gpu-arch=sm_90", "-o", os.path.join(TMP, "ln.ptx"))
+    if p.returncode == 0:  # a tdslc with LLVM
+        check("--gpu-arch above sm_86 warns and says what it emits",
+              re.search(rb"tdslc: warning: --gpu-arch=sm_90 .*'.target sm_86'", p.stderr), p.stderr.decode())
+        p = tdslc(ln, "--emit=ptx", "--gpu-arch=sm_86", "-o", os.path.join(TMP, "ln.ptx"))
+        check("--gpu-arch=sm_86 does not warn", p.returncode == 0 and not p.stderr, p.stderr.decode())
+    p = tdslc(ln, "--emit=cuda", "--gpu-arch=sm_90", "-o", os.path.join(TMP, "ln.cu"))
+    check("--emit=cuda --gpu-arch=sm_90 does not warn", p.returncode == 0 and not p.stderr, p.stderr.decode())
     p = tdslc(TR, "--emit=ir", "--json")
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     check("--emit=ir --json lists the parameter and the view result",
@@ -202,14 +225,17 @@ def main():
     p = tdslc("bench", mm, "--reps", "3", "--json")
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     check("bench --json prints the documented keys",
-          sorted(doc) == ["bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms"], p.stderr.decode())
+          sorted(doc) == ["backend", "bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms", "threads"],
+          p.stderr.decode())
+    check("bench --json names its backend and threads", doc.get("backend") in ("llvm", "c") and doc.get("threads", 0) >= 1,
+          str(doc))
     check("bench counts 2*M*N*K flops for the matmul plus one per relu element",
           doc.get("flops") == 2 * 8 * 4 * 16 + 8 * 4, str(doc))
     check("bench counts the bytes of the parameters and the result", doc.get("bytes") == 4 * (8 * 16 + 16 * 4 + 8 * 4))
     check("bench times are ordered", doc and doc["min_ms"] <= doc["median_ms"] <= doc["max_ms"])
-    p = tdslc("bench", mm, "--reps", "2", "--backend", "c")
-    check("bench without --json prints a summary line", p.returncode == 0 and b"2 calls, median" in p.stdout,
-          p.stderr.decode())
+    p = tdslc("bench", mm, "--reps", "2", "--backend", "c", env=dict(os.environ, OMP_NUM_THREADS="3"))
+    check("bench without --json prints a summary line naming its backend and threads",
+          p.returncode == 0 and b"f (c backend, 3 threads): 2 calls, median" in p.stdout, p.stdout.decode() + p.stderr.decode())
     expect("bench --reps 0 is refused", tdslc("bench", mm, "--reps", "0"), 2, r"--reps")
 
     # --- robustness: located errors, exit 1, never a signal ---
