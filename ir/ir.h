@@ -183,7 +183,8 @@ void graph_output(Graph *g, Value *v);
 // raised. Ids are renumbered.
 void graph_prune(Graph *g);
 bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
-// The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, one operation per
+// The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, the two products and
+// the softmax of an attention (per query row, S·(2E + 2Ev + 1)), one operation per
 // element computed or reduced for every other node (copies and creation ops: none).
 int64_t graph_flops(const Graph *g);
 void graph_print(const Graph *g, FILE *out);       // --emit=ir

@@ -3,7 +3,7 @@
 (ir/attn.c), against NumPy's softmax(q @ k^T * scale + bias) @ v in f64 on the same
 inputs, rounded once to the dtype: f32, f64, f16 and bf16 inputs; 2-D, 3-D and 4-D
 ones with broadcast batch dims; bool and float masks broadcast from [L, S] and [B, 1,
-L, S], a mask computed by an elementwise op, rows whose keys are all hidden (NaN, as
+L, S], 1-D and [B, 1, L, S], a mask computed by elementwise ops, rows whose keys are all hidden (NaN, as
 PyTorch's softmax of a row of -inf); is_causal with L < S and L > S; an explicit
 scale; transposed, stepped and expanded operands, and an operand computed by another
 op; empty L and S (S == 0 gives zeros, as PyTorch's empty softmax times an empty
@@ -22,6 +22,7 @@ sys.path.insert(0, HERE)
 from oracle import Tally, emit_text, require_backend, rnd, run_case, to_npy  # noqa: E402
 
 B, H, L, S, E, EV = 2, 3, 5, 7, 8, 6
+SL = 70  # keys in several blocks (ir/attn.c's KEY_BLOCK) and a partial one
 
 
 def sdpa(q, k, v, mask=None, causal=False, scale=None):
@@ -44,7 +45,8 @@ def inputs(dt, seed):
     x = {
         "q": rng.standard_normal((B, H, L, E)), "k": rng.standard_normal((B, H, S, E)),
         "v": rng.standard_normal((B, H, S, EV)), "qt": rng.standard_normal((B, L, H, E)),
-        "k1": rng.standard_normal((1, 1, S, E)),
+        "k1": rng.standard_normal((1, 1, S, E)), "kl": rng.standard_normal((B, SL, E)),
+        "vl": rng.standard_normal((B, SL, EV)),
     }
     x = {n: rnd(a, dt).astype(np.float64) for n, a in x.items()}
     bm = rng.random((L, S)) < 0.6
@@ -52,13 +54,19 @@ def inputs(dt, seed):
     fm = rnd(rng.standard_normal((B, 1, L, S)), dt).astype(np.float64)
     fm[0, 0, 2] = -np.inf  # every key -inf: NaN
     fm[1, 0, 3, :3] = -np.inf
-    x["bm"], x["fm"] = bm, fm
+    ml = rng.random((L, SL)) < 0.3
+    ml[3] = False
+    x["bm"], x["fm"], x["ml"] = bm, fm, ml
     return x
 
 
-def cases(x):
+CAST = {"f32": "float", "f64": "double", "f16": "half", "bf16": "bfloat16"}
+
+
+def cases(x, dt):
     """(expression, NumPy value) pairs over the inputs x."""
     q, k, v, bm, fm, qt, k1 = x["q"], x["k"], x["v"], x["bm"], x["fm"], x["qt"], x["k1"]
+    kl, vl, ml = x["kl"], x["vl"], x["ml"]
     a = "F.scaled_dot_product_attention"
     return [
         (f"{a}(q, k, v)", sdpa(q, k, v)),
@@ -82,6 +90,11 @@ def cases(x):
         (f"{a}(q[:, :, :0], k, v)", sdpa(q[:, :, :0], k, v)),
         (f"{a}(q, k[:, :, :0], v[:, :, :0])", sdpa(q, k[:, :, :0], v[:, :, :0])),
         (f"{a}(q, k[:, :, :0], v[:, :, :0], is_causal=True)", sdpa(q, k[:, :, :0], v[:, :, :0], causal=True)),
+        (f"{a}(q[:, 1], kl, vl)", sdpa(q[:, 1], kl, vl)),
+        (f"{a}(q[:, 1], kl, vl, ml)", sdpa(q[:, 1], kl, vl, ml)),
+        (f"{a}(q[:, 1], kl, vl, is_causal=True)", sdpa(q[:, 1], kl, vl, causal=True)),
+        (f"{a}(kl, kl, vl, is_causal=True)", sdpa(kl, kl, vl, causal=True)),
+        (f"{a}(kl[:, 1:], kl, vl[1], ml[0].{CAST[dt]}().log())", sdpa(kl[:, 1:], kl, vl[1], np.where(ml[0], 0.0, -np.inf))),
     ]
 
 
@@ -107,11 +120,12 @@ def main():
     one_kernel(tdslc, t)
     for seed, dt in enumerate(("f32", "f64", "f16", "bf16")):
         x = inputs(dt, seed)
-        cs = cases(x)
+        cs = cases(x, dt)
         params = (f"q: {dt}[{B}, {H}, {L}, {E}], k: {dt}[{B}, {H}, {S}, {E}], v: {dt}[{B}, {H}, {S}, {EV}], "
                   f"bm: bool[{L}, {S}], fm: {dt}[{B}, 1, {L}, {S}], qt: {dt}[{B}, {L}, {H}, {E}], "
-                  f"k1: {dt}[1, 1, {S}, {E}]")
-        feed = {n: to_npy(a, "bool" if n == "bm" else dt) for n, a in x.items()}
+                  f"k1: {dt}[1, 1, {S}, {E}], kl: {dt}[{B}, {SL}, {E}], vl: {dt}[{B}, {SL}, {EV}], "
+                  f"ml: bool[{L}, {SL}]")
+        feed = {n: to_npy(a, "bool" if n in ("bm", "ml") else dt) for n, a in x.items()}
         for i in range(0, len(cs), 7):  # a few programs of several outputs each
             part = cs[i:i + 7]
             want = [rnd(w, dt).astype(np.float64) for _, w in part]
