@@ -7,17 +7,20 @@
 // tril(ones(L, S)), the top-left corner).
 //
 // For each query row (the loops over the batch dims and L, independent: the CPU runs
-// them in parallel, a GPU a block per row), the keys are taken one by one and the
-// softmax is computed online (a flash-attention row): with the running max m, the
-// running sum l of exp(score - m) and the running sums acc[e] of exp(score - m) * v[j, e],
-//   x  = dot(q[i, :], k[j, :]) * scale (+ mask[i, j])
-//   m' = maximum(m, x);  c = m == m' ? 1 : exp(m - m');  p = x == -inf ? 0 : exp(x - m')
-//   l  = l * c + p;  acc[e] = acc[e] * c + p * v[j, e];  m = m'
-// and at the end out[i, e] = acc[e] / l. A hidden key (a false bool mask, a key past the
-// diagonal) is skipped by an if. Everything is computed in the dtype arithmetic on the
-// inputs is done in (f32 for f16/bf16: the result rounded once, when stored). acc is
-// the result's own buffer when it has that dtype, else an LB_TEMP of the result's
-// shape, so each row's sums are its own elements.
+// them in parallel, a GPU a block per row), the keys are taken in blocks of KEY_BLOCK
+// (the last one shorter) and the softmax is computed online (a flash-attention row):
+// with the running max m, the running sum l of exp(score - m) and the running sums
+// acc[e] of exp(score - m) * v[j, e], a block of keys j does
+//   x[j] = dot(q[i, :], k[j, :]) * scale (+ mask[i, j]; -inf for a hidden key)
+//   m' = maximum(m, max_j x[j]);  c = m == m' ? 1 : exp(m - m')
+//   p[j] = x[j] == -inf ? 0 : exp(x[j] - m');  l = l * c + sum_j p[j]
+//   acc[e] = acc[e] * c + sum_j p[j] * v[j, e];  m = m'
+// and at the end out[i, e] = acc[e] / l. x and then p live in a small buffer, sc, of
+// KEY_BLOCK elements per row (the rows' scores are never all stored); a causal row
+// skips the blocks that start past its diagonal. Everything is computed in the dtype
+// arithmetic on the inputs is done in (f32 for f16/bf16: the result rounded once, when
+// stored). acc is the result's own buffer when it has that dtype, else an LB_TEMP of
+// the result's shape, so each row's sums are its own elements.
 //
 // What PyTorch's math gives at the edges, kept: a row whose keys are all hidden (or all
 // -inf) has l = 0 and acc = 0, so 0 / 0 = NaN (softmax of a row of -inf); NaN or +inf
@@ -30,7 +33,7 @@
 static LExpr *ref(KernelBuilder *kb, int local) { return kb_local_ref(kb, local); }
 
 // The value of src at idx, in dtype cd.
-static LExpr *at_(KernelBuilder *kb, const Value *src, const LIndex *idx, DType cd) {
+static LExpr *value_at(KernelBuilder *kb, const Value *src, const LIndex *idx, DType cd) {
   return kb_cast(kb, kb_value(kb, src, idx), cd);
 }
 
@@ -65,11 +68,11 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
   int dot = kb_let_local(kb, sl, fc(kb, a, 0));
   LStmtList *terms = kb_step_loop(kb, sl, a->E, kb_ix_const(0), 1, false, &qi[a->ed]);
   ki[a->ed] = qi[a->ed];
-  LExpr *qk = bin(kb, OP_MUL, a, at_(kb, a->q, qi, a->cd), at_(kb, a->k, ki, a->cd));
+  LExpr *qk = bin(kb, OP_MUL, a, value_at(kb, a->q, qi, a->cd), value_at(kb, a->k, ki, a->cd));
   kb_push(kb, terms, kb_set(kb, dot, bin(kb, OP_ADD, a, ref(kb, dot), qk)));
   LExpr *x = bin(kb, OP_MUL, a, ref(kb, dot), fc(kb, a, a->n->attr.scale));
   if (a->mask && a->mask->dtype != DT_BOOL)
-    x = bin(kb, OP_ADD, a, x, at_(kb, a->mask, mi, a->cd));
+    x = bin(kb, OP_ADD, a, x, value_at(kb, a->mask, mi, a->cd));
   if (a->n->attr.causal || (a->mask && a->mask->dtype == DT_BOOL)) {
     LExpr *seen = a->mask ? kb_value(kb, a->mask, mi)
                           : kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &ki[a->id]), kb_ix_expr(kb, &qi[a->id]));
@@ -113,7 +116,7 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
   LStmtList *el = kb_step_loop(kb, vl, a->Ev, kb_ix_const(0), 1, false, &oi[a->ed]);
   vi[a->ed] = oi[a->ed];
   ai = kb_view_index(kb, &a->n->out->view, oi);
-  LExpr *term = bin(kb, OP_MUL, a, ref(kb, pj), at_(kb, a->v, vi, a->cd));
+  LExpr *term = bin(kb, OP_MUL, a, ref(kb, pj), value_at(kb, a->v, vi, a->cd));
   kb_buf_store(kb, el, a->acc, ai, bin(kb, OP_ADD, a, kb_buf_load(kb, a->acc, ai), term));
   kb_push(kb, into, kb_set(kb, a->m, ref(kb, mn)));
 }

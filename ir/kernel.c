@@ -5,7 +5,8 @@
 // NM_STORED nodes into their buffers; NM_INLINE producers are recomputed inside their
 // readers, NM_LOCAL matmul/reduction results live in locals of their kernel. Each kind
 // has its file: EW and ONE ir/ew.c, MATMUL ir/matmul.c (and ir/gemm.c on a CPU), ROW
-// ir/row.c, SORT ir/sort.c, ATTN ir/attn.c; this file holds the program's buffers and the loop helpers they share.
+// ir/row.c, SORT ir/sort.c, ATTN ir/attn.c; this file holds the program's buffers and
+// the loop helpers they share.
 //
 // Scheduling is decided where the loops are built, not by a later pass over the loop
 // IR: the builder knows what each loop computes, so it can reorder a nest and move

@@ -11,8 +11,8 @@
 //                fills LKernel.softmax;
 //   ir/sort.c    SORT kernels: each row sorted in place in the results by a sorting
 //                network of affine compare-exchange loops;
-//   ir/attn.c    ATTN kernels: attention row by row, its softmax online (the scores
-//                never stored);
+//   ir/attn.c    ATTN kernels: attention row by row, the keys in blocks, the softmax
+//                online (only a block's scores are held);
 //   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
