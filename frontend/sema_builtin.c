@@ -483,7 +483,7 @@ static const BuiltinDef builtins[] = {
     NODE("baddbmm", ADD, "input, batch1, batch2, *, beta=1, alpha=1", ck_addmm, F_BOTH, F_TORCH),
     NODE("addbmm", ADD, "input, batch1, batch2, *, beta=1, alpha=1", ck_addmm, F_BOTH, F_TORCH),
     NODE("norm", SUM, "input, p='fro', dim=None, keepdim=False, dtype=None", ck_norm, F_BOTH, F_TORCH),
-    NODE("scaled_dot_product_attention", MATMUL,
+    NODE("scaled_dot_product_attention", SDPA,
          "query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None", ck_sdpa, F_FN, F_NNF),
     NODE("linear", MATMUL, "input, weight, bias=None", ck_linear, F_FN, F_NNF),
     NODE("layer_norm", MEAN, "input, normalized_shape, weight=None, bias=None, eps=1e-05", ck_layer_norm, F_FN,

@@ -1085,7 +1085,10 @@ TType *ck_bilinear(Sema *sema, Ast *e, const BuiltinDef *d) {
 // F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
 // is_causal=False, scale=None) as PyTorch 2 defines it: softmax(q @ k^T * scale + bias) @ v,
 // the bias -inf where a bool mask is false or above the diagonal when causal, or a float
-// mask added. The causal mask is compared aranges, computed where it is read.
+// mask added. That composition (PyTorch's math path) is built first, to check: its
+// diagnostics and its result's type are PyTorch's. The call then becomes one node,
+// OP_SDPA, of query, key, value and the mask, each expanded to the result's batch dims
+// (views), which ir/attn.c computes as one kernel; the parts are left unused.
 TType *ck_sdpa(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   Ast *q = e->bargs[0], *k = e->bargs[1], *v = e->bargs[2], *mask = barg(e, 3), *pa = barg(e, 4), *ca = barg(e, 5),
@@ -1136,5 +1139,26 @@ TType *ck_sdpa(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (is_poison(s->ty)) return poison(sema);
   Ast *p = part_call(sema, e, "softmax", (Ast *[]){s, part_int(sema, e, -1)}, 2);
-  return become(sema, e, part_call(sema, e, "matmul", (Ast *[]){p, v}, 2));
+  const TType *rt = part_call(sema, e, "matmul", (Ast *[]){p, v}, 2)->ty;
+  if (is_poison(rt)) return poison(sema);
+  int nd = rt->view.ndim;
+  TD_ASSERT(nd >= 2);
+  Ast *ops[4] = {q, k, v, mask};
+  int nops = mask ? 4 : 3;
+  for (int i = 0; i < nops; i++) {  // each to the result's batch dims, its own last two
+    const View *ov = &ops[i]->ty->view;
+    int64_t shape[TD_MAX_DIMS];
+    memcpy(shape, rt->view.shape, sizeof(int64_t) * (size_t)(nd - 2));
+    bool m = i == 3;  // a mask broadcasts in its last dims too
+    shape[nd - 2] = m ? L : ov->shape[ov->ndim - 2];
+    shape[nd - 1] = m ? S : ov->shape[ov->ndim - 1];
+    ops[i] = part_call(sema, e, "expand", (Ast *[]){ops[i], part_ints(sema, e, nd, shape)}, 2);
+    if (is_poison(ops[i]->ty)) return poison(sema);
+  }
+  Ast *n = part(sema, e, "scaled_dot_product_attention");
+  n->attr.scale = scale;
+  n->attr.causal = causal;
+  set_operands(sema, n, ops, nops);
+  n->ty = ty_fresh(sema, rt->dtype, nd, rt->view.shape);
+  return become(sema, e, n);
 }

@@ -2,7 +2,8 @@
 // steps over the nodes in creation (topological) order:
 //  1. inline: an elementwise-class node that no output returns and no store writes
 //     into becomes NM_INLINE when every reader can recompute it at the index it reads:
-//     the reader is not a matmul and does not gather from it, its View decomposes onto
+//     the reader is not a matmul, does not gather from it, is no attention reading it
+//     as query, key or value (each element is read by many rows), its View decomposes onto
 //     the node's contiguous result (view_decompose), recomputing is cheap when it
 //     happens more than once (several reads or a broadcast read: at most INLINE_MAX_OPS
 //     ops and one transcendental), a node that can raise is read whole, no store between
@@ -19,6 +20,7 @@
 //     node; that is allowed only when no node in between reads the kernel's values and
 //     no store in between writes a buffer the kernel reads (PyTorch's order of stores).
 //     A sort and an argsort of one input and order share a kernel where the first runs.
+//     An attention (scaled_dot_product_attention) is a kernel alone.
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
 //     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
 //     inline node's kernel is the first kernel that recomputes it.
@@ -303,7 +305,7 @@ static bool inlinable(Fuse *f, int i) {
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
-    if (r->op == OP_MATMUL || op_is_gather(r->op))
+    if (r->op == OP_MATMUL || op_is_gather(r->op) || (op_class(r->op) == OC_ATTN && ed.src < 3))
       return false;
     View rv = r->srcs[ed.src]->view;
     if (op_is_pointwise(r->op))
@@ -575,7 +577,7 @@ static void plan_kernels(Fuse *f) {
       }
       continue;
     }
-    new_kern(f, KK_ONE, i);
+    new_kern(f, op_class(n->op) == OC_ATTN ? KK_ATTN : KK_ONE, i);
   }
 }
 
@@ -691,6 +693,8 @@ KernelKind fuse_kernel_kind(const Graph *g, int kernel) {
       return KK_ROW;
     if (op_class(n->op) == OC_SORT)
       return KK_SORT;
+    if (op_class(n->op) == OC_ATTN)
+      return KK_ATTN;
     return op_is_elementwise(n->op) ? KK_EW : KK_ONE;
   }
   return KK_ONE;

@@ -171,6 +171,12 @@ int64_t graph_flops(const Graph *g) {
     case OP_MATMUL:
       flops += 2 * out * matmul_k(n, NULL);
       break;
+    case OP_SDPA: {  // both products, and the softmax's element each score
+      const View *q = &n->srcs[0]->view, *k = &n->srcs[1]->view, *o = &n->out->view;
+      int64_t E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2], Ev = o->shape[o->ndim - 1];
+      flops += (Ev ? out / Ev : 0) * S * (2 * E + 2 * Ev + 1);
+      break;
+    }
     case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
     case OP_GATHER: case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
       break;

@@ -52,7 +52,7 @@ typedef enum {
 } Op;
 typedef enum {
   OC_COPY, OC_UNARY, OC_BINARY, OC_SELECT, OC_GATHER, OC_CREATE,  // elementwise
-  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE, OC_SORT,
+  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE, OC_SORT, OC_ATTN,
 } OpClass;
 enum {  // OpFlags: what ir/ops.def's flags column says
   OF_NUM = 1 << 0,       // the loop IR computes it in ints, f32 and f64
@@ -100,6 +100,8 @@ typedef struct NodeAttr {
   // times a window view of the input, summed over channels and taps)
   int nk;
   int8_t role[2][TD_MAX_DIMS];
+  double scale;         // scaled_dot_product_attention: the factor of q @ k^T
+  bool causal;          // scaled_dot_product_attention: is_causal (query row i sees keys 0..i)
 } NodeAttr;
 
 // ---- buffers and values ----
@@ -187,7 +189,8 @@ void graph_output(Graph *g, Value *v);
 // raised. Ids are renumbered.
 void graph_prune(Graph *g);
 bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
-// The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, one operation per
+// The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, the two products and
+// the softmax of an attention (per query row, S·(2E + 2Ev + 1)), one operation per
 // element computed or reduced for every other node (copies and creation ops: none).
 int64_t graph_flops(const Graph *g);
 int matmul_nk(const Node *mm);  // the dims k spans (1, or attr.nk)
@@ -211,8 +214,9 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //  - MATMUL: one matmul (NM_LOCAL when only its epilogue reads it), then elementwise
 //    epilogue nodes over the matmul's output shape reading it at the same index;
 //  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused);
-//  - SORT: a sort, an argsort, or both of one input and order: one sort computes both.
-typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT } KernelKind;
+//  - SORT: a sort, an argsort, or both of one input and order: one sort computes both;
+//  - ATTN: one scaled_dot_product_attention alone (ir/attn.c): its scores never stored.
+typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN } KernelKind;
 void fuse_graph(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // r (a View over a contiguous result of shape pshape) decomposes (view_decompose) and

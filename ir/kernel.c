@@ -5,7 +5,8 @@
 // NM_STORED nodes into their buffers; NM_INLINE producers are recomputed inside their
 // readers, NM_LOCAL matmul/reduction results live in locals of their kernel. Each kind
 // has its file: EW and ONE ir/ew.c, MATMUL ir/matmul.c (and ir/gemm.c on a CPU), ROW
-// ir/row.c; this file holds the program's buffers and the loop helpers they share.
+// ir/row.c, SORT ir/sort.c, ATTN ir/attn.c; this file holds the program's buffers and
+// the loop helpers they share.
 //
 // Scheduling is decided where the loops are built, not by a later pass over the loop
 // IR: the builder knows what each loop computes, so it can reorder a nest and move
@@ -207,6 +208,7 @@ static void build_kernel(KernelBuilder *kb, int kid) {
   case KK_MATMUL: matmul_build(kb, &ns); break;
   case KK_ROW: row_build(kb, &ns); break;
   case KK_SORT: sort_build(kb, &ns); break;
+  case KK_ATTN: attn_build(kb, &ns); break;
   case KK_EW: ew_build(kb, &ns); break;
   case KK_ONE:
     TD_ASSERT(ns.len == 1);

@@ -11,6 +11,8 @@
 //                fills LKernel.softmax;
 //   ir/sort.c    SORT kernels: each row sorted in place in the results by a sorting
 //                network of affine compare-exchange loops;
+//   ir/attn.c    ATTN kernels: attention row by row, the keys in blocks, the softmax
+//                online (only a block's scores are held);
 //   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
@@ -117,6 +119,9 @@ void row_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- sort.c: SORT kernels (a sort and/or an argsort of one input, along its last dim) ----
 void sort_build(KernelBuilder *kb, const NodeList *ns);
+
+// ---- attn.c: ATTN kernels (one scaled_dot_product_attention) ----
+void attn_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----

@@ -31,7 +31,8 @@ CUDA = "/usr/local/cuda"
 NVCC = os.path.join(CUDA, "bin", "nvcc")
 
 # The shapes codegen/cuda.c maps (see its file comment), with sizes that exercise the
-# grid-stride loops, partial tiles, partial warps and the thread-per-row fallback.
+# grid-stride loops, partial tiles, partial warps and the thread-per-row fallback; and
+# attention rows (a block per query row).
 SHAPES = """
 fn sm(x: f32[8, 100]) -> f32[8, 100] { return x.softmax(-1) }
 fn empty_dim(x: f32[2, 3, 0]) -> f32[2, 3, 0] { return x * 2 + 1 }
@@ -74,6 +75,15 @@ fn ew_cast(x: f32[33, 65]) -> (i32[33, 65], i64[33, 65], bf16[33, 65], bool[33, 
 }
 fn gat(x: f32[10, 20], i: i64[10, 5]) -> f32[10, 5] { return x.gather(1, i) }
 fn scal(x: f32[]) -> f32[] { return x * 2 }
+fn attn(q: f32[2, 12, 64, 64], k: f32[2, 12, 80, 64], v: f32[2, 12, 80, 64]) -> f32[2, 12, 64, 64] {
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+}
+fn attn_h(q: f16[3, 200, 32], k: f16[3, 300, 32], v: f16[300, 16], m: bool[200, 300]) -> f16[3, 200, 16] {
+    return F.scaled_dot_product_attention(q, k, v, m)
+}
+fn attn_s0(q: f32[2, 5, 8], k: f32[2, 0, 8], v: f32[2, 0, 6]) -> f32[2, 5, 6] {
+    return F.scaled_dot_product_attention(q, k, v)
+}
 """
 
 

@@ -25,6 +25,7 @@ from oracle import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, INTS, VALUE_NP, Tally,
 from op_cases import (BINARY, SPECIALS, UNARY, UNARY_SPECIAL, Case, gen_base, gen_coarse, gen_divisor,  # noqa: E402
                       gen_exponent, gen_general, gen_numerator, gen_positive, run_cases)
 from sort_cases import sort_cases  # noqa: E402
+from attn_cases import attention_cases  # noqa: E402
 
 F64 = np.float64
 METHOD = {"f32": "float", "f64": "double", "i32": "int", "i64": "long", "f16": "half", "bf16": "bfloat16",
@@ -824,6 +825,7 @@ BUILDERS = [cast_cases, unary_cases, binary_cases, promotion_cases, select_cases
             matmul_cases, join_cases, index_cases, creation_cases, edge_cases, store_cases, small_int_cases]
 BUILDERS.append(scan_cases)
 BUILDERS.append(sort_cases)  # sorting: tests/run/sort_cases.py
+BUILDERS.append(attention_cases)  # scaled_dot_product_attention: tests/run/attn_cases.py
 
 
 def all_cases():

@@ -1,0 +1,186 @@
+// ir/attn.c: the kernel builder's ATTN kernels (ir/kernel.h): one
+// scaled_dot_product_attention, out = softmax(q @ k^T * scale + bias) @ v, as one loop
+// nest that never stores the [L, S] scores. Its sources (the front end expands them to
+// the result's batch dims): query [..., L, E], key [..., S, E], value [..., S, Ev] and,
+// optionally, attn_mask [..., L, S] (bool: false hides the key; any other dtype: added
+// to the score). With attr.causal, query row i sees keys 0..i (PyTorch's
+// tril(ones(L, S)), the top-left corner).
+//
+// For each query row (the loops over the batch dims and L, independent: the CPU runs
+// them in parallel, a GPU a block per row), the keys are taken in blocks of KEY_BLOCK
+// (the last one shorter) and the softmax is computed online (a flash-attention row):
+// with the running max m, the running sum l of exp(score - m) and the running sums
+// acc[e] of exp(score - m) * v[j, e], a block of keys j does
+//   x[j] = dot(q[i, :], k[j, :]) * scale (+ mask[i, j]; -inf for a hidden key)
+//   m' = maximum(m, max_j x[j]);  c = m == m' ? 1 : exp(m - m')
+//   p[j] = x[j] == -inf ? 0 : exp(x[j] - m');  l = l * c + sum_j p[j]
+//   acc[e] = acc[e] * c + sum_j p[j] * v[j, e];  m = m'
+// and at the end out[i, e] = acc[e] / l. x and then p live in a small buffer, sc, of
+// KEY_BLOCK elements per row (the rows' scores are never all stored); a causal row
+// skips the blocks that start past its diagonal. Everything is computed in the dtype
+// arithmetic on the inputs is done in (f32 for f16/bf16: the result rounded once, when
+// stored). acc is the result's own buffer when it has that dtype, else an LB_TEMP of
+// the result's shape, so each row's sums are its own elements.
+//
+// What PyTorch's math gives at the edges, kept: a row whose keys are all hidden (or all
+// -inf) has l = 0 and acc = 0, so 0 / 0 = NaN (softmax of a row of -inf); NaN or +inf
+// scores make the row NaN (maximum propagates NaN, exp(inf - inf)); no keys at all
+// (S == 0) give 0 (an empty softmax times an empty value matrix).
+#include "ir/kernel.h"
+
+#include <math.h>
+
+static LExpr *ref(KernelBuilder *kb, int local) { return kb_local_ref(kb, local); }
+
+// The value of src at idx, in dtype cd.
+static LExpr *value_at(KernelBuilder *kb, const Value *src, const LIndex *idx, DType cd) {
+  return kb_cast(kb, kb_value(kb, src, idx), cd);
+}
+
+enum { KEY_BLOCK = 32 };  // keys whose scores are held at once
+
+typedef struct Attn {
+  const Node *n;
+  const Value *q, *k, *v, *mask;
+  int nd, id, ed;     // dims: count, query rows, Ev
+  int64_t E, Ev;
+  DType cd;
+  int acc, sc;        // program buffers: the sums acc (the result's index), the block's scores sc
+  int m, l;           // locals: the running max and sum
+  LIndex idx[TD_MAX_DIMS];  // the row: batch dims and i
+  LIndex rb;          // sc's row: its first element
+} Attn;
+
+static LExpr *bin(KernelBuilder *kb, Op op, const Attn *a, LExpr *x, LExpr *y) { return kb_binary(kb, op, a->cd, x, y); }
+static LExpr *fc(KernelBuilder *kb, const Attn *a, double v) { return kb_fconst(kb, a->cd, v); }
+
+// The block of nb keys from j0 (a multiple of KEY_BLOCK): their scores into sc, then
+// the running max, sum and sums updated once for the block.
+static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex j0, int64_t nb) {
+  LIndex qi[TD_MAX_DIMS], ki[TD_MAX_DIMS], vi[TD_MAX_DIMS], mi[TD_MAX_DIMS], oi[TD_MAX_DIMS], jj, at;
+  for (int d = 0; d < a->ed; d++)
+    qi[d] = ki[d] = vi[d] = mi[d] = oi[d] = a->idx[d];
+  // scores: sc[jj] = dot(q[i], k[j]) * scale (+ mask), -inf where the key is hidden
+  LStmtList *sl = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  ki[a->id] = j0;
+  kb_ix_addmul(kb, &ki[a->id], &jj, 1);
+  mi[a->ed] = ki[a->id];
+  int dot = kb_let_local(kb, sl, fc(kb, a, 0));
+  LStmtList *terms = kb_step_loop(kb, sl, a->E, kb_ix_const(0), 1, false, &qi[a->ed]);
+  ki[a->ed] = qi[a->ed];
+  LExpr *qk = bin(kb, OP_MUL, a, value_at(kb, a->q, qi, a->cd), value_at(kb, a->k, ki, a->cd));
+  kb_push(kb, terms, kb_set(kb, dot, bin(kb, OP_ADD, a, ref(kb, dot), qk)));
+  LExpr *x = bin(kb, OP_MUL, a, ref(kb, dot), fc(kb, a, a->n->attr.scale));
+  if (a->mask && a->mask->dtype != DT_BOOL)
+    x = bin(kb, OP_ADD, a, x, value_at(kb, a->mask, mi, a->cd));
+  if (a->n->attr.causal || (a->mask && a->mask->dtype == DT_BOOL)) {
+    LExpr *seen = a->mask ? kb_value(kb, a->mask, mi)
+                          : kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &ki[a->id]), kb_ix_expr(kb, &qi[a->id]));
+    x = kb_select(kb, seen, x, fc(kb, a, -INFINITY));
+  }
+  at = a->rb;
+  kb_ix_addmul(kb, &at, &jj, 1);
+  kb_buf_store(kb, sl, a->sc, at, x);
+  // the block's max, the new running max mn, the factor c of the old terms
+  int bm = kb_let_local(kb, into, fc(kb, a, -INFINITY));
+  LStmtList *ml = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  at = a->rb;
+  kb_ix_addmul(kb, &at, &jj, 1);
+  kb_push(kb, ml, kb_set(kb, bm, bin(kb, OP_MAXIMUM, a, ref(kb, bm), kb_buf_load(kb, a->sc, at))));
+  int mn = kb_let_local(kb, into, bin(kb, OP_MAXIMUM, a, ref(kb, a->m), ref(kb, bm)));
+  LExpr *shift = kb_unary(kb, OP_EXP, a->cd, bin(kb, OP_SUB, a, ref(kb, a->m), ref(kb, mn)));
+  LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(kb, a->m), ref(kb, mn));
+  int c = kb_let_local(kb, into, kb_select(kb, same, fc(kb, a, 1), shift));
+  // p = exp(x - mn) (0 for a hidden key) in place of each score, summed
+  int bs = kb_let_local(kb, into, fc(kb, a, 0));
+  LStmtList *pl = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  at = a->rb;
+  kb_ix_addmul(kb, &at, &jj, 1);
+  int xs = kb_let_local(kb, pl, kb_buf_load(kb, a->sc, at));
+  LExpr *e = kb_unary(kb, OP_EXP, a->cd, bin(kb, OP_SUB, a, ref(kb, xs), ref(kb, mn)));
+  LExpr *hidden = kb_binary(kb, OP_EQ, DT_BOOL, ref(kb, xs), fc(kb, a, -INFINITY));
+  int p = kb_let_local(kb, pl, kb_select(kb, hidden, fc(kb, a, 0), e));
+  kb_buf_store(kb, pl, a->sc, at, ref(kb, p));
+  kb_push(kb, pl, kb_set(kb, bs, bin(kb, OP_ADD, a, ref(kb, bs), ref(kb, p))));
+  kb_push(kb, into, kb_set(kb, a->l, bin(kb, OP_ADD, a, bin(kb, OP_MUL, a, ref(kb, a->l), ref(kb, c)), ref(kb, bs))));
+  // acc = acc * c + sum over the block of p * v[j]
+  LStmtList *rl = kb_step_loop(kb, into, a->Ev, kb_ix_const(0), 1, false, &oi[a->ed]);
+  LIndex ai = kb_view_index(kb, &a->n->out->view, oi);
+  kb_buf_store(kb, rl, a->acc, ai, bin(kb, OP_MUL, a, kb_buf_load(kb, a->acc, ai), ref(kb, c)));
+  LStmtList *vl = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  vi[a->id] = j0;
+  kb_ix_addmul(kb, &vi[a->id], &jj, 1);
+  at = a->rb;
+  kb_ix_addmul(kb, &at, &jj, 1);
+  int pj = kb_let_local(kb, vl, kb_buf_load(kb, a->sc, at));
+  LStmtList *el = kb_step_loop(kb, vl, a->Ev, kb_ix_const(0), 1, false, &oi[a->ed]);
+  vi[a->ed] = oi[a->ed];
+  ai = kb_view_index(kb, &a->n->out->view, oi);
+  LExpr *term = bin(kb, OP_MUL, a, ref(kb, pj), value_at(kb, a->v, vi, a->cd));
+  kb_buf_store(kb, el, a->acc, ai, bin(kb, OP_ADD, a, kb_buf_load(kb, a->acc, ai), term));
+  kb_push(kb, into, kb_set(kb, a->m, ref(kb, mn)));
+}
+
+void attn_build(KernelBuilder *kb, const NodeList *ns) {
+  TD_ASSERT(ns->len == 1);
+  const Node *n = ns->data[0];
+  TD_ASSERT(op_class(n->op) == OC_ATTN && (n->nsrc == 3 || n->nsrc == 4));
+  Attn a = {.n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2], .mask = n->nsrc == 4 ? n->srcs[3] : NULL};
+  const View *ov = &n->out->view;
+  a.nd = ov->ndim, a.id = a.nd - 2, a.ed = a.nd - 1;
+  TD_ASSERT(a.nd >= 2 && a.q->view.ndim == a.nd && a.k->view.ndim == a.nd && a.v->view.ndim == a.nd &&
+            (!a.mask || a.mask->view.ndim == a.nd));
+  int64_t S = a.k->view.shape[a.id], rows = 1;
+  a.E = a.q->view.shape[a.ed], a.Ev = ov->shape[a.ed];
+  for (int d = 0; d < a.ed; d++)
+    rows *= ov->shape[d];
+  a.cd = dtype_compute(n->out->dtype);
+  int64_t blk = S < KEY_BLOCK ? S : KEY_BLOCK;
+
+  // the rows: loops over the batch dims and L (size 1: index 0, no loop)
+  int dims[TD_MAX_DIMS], nl = 0;
+  for (int d = 0; d < a.ed; d++) {
+    a.idx[d] = kb_ix_const(0);
+    if (ov->shape[d] != 1)
+      dims[nl++] = d;
+  }
+  bool par = rows >= 2 && rows * (S > 0 ? S : 1) * (a.E + a.Ev + 4) >= PARALLEL_WORK;
+  LStmtList *row = kb_outer_loops(kb, &kb->k->body, nl, dims, ov->shape, a.idx, par);
+  LIndex oi[TD_MAX_DIMS];
+  for (int d = 0; d < a.ed; d++)
+    oi[d] = a.idx[d];
+  if (S == 0) {  // no keys: zeros
+    LStmtList *e = kb_step_loop(kb, row, a.Ev, kb_ix_const(0), 1, false, &oi[a.ed]);
+    kb_store_node(kb, e, n, oi, kb_fconst(kb, a.cd, 0));
+    return;
+  }
+  a.acc = n->out->dtype == a.cd ? kb->buf_of[n->out->buf->id] : kb_new_temp(kb, a.cd, view_numel(*ov), "attention sums");
+  a.sc = kb_new_temp(kb, a.cd, rows * blk, "attention scores");
+  TD_ASSERT(a.acc >= 0);
+  a.rb = kb_ix_const(0);
+  int64_t st = blk;
+  for (int d = a.ed - 1; d >= 0; st *= ov->shape[d--])  // the rows row-major, blk each
+    kb_ix_addmul(kb, &a.rb, &a.idx[d], st);
+  a.m = kb_let_local(kb, row, kb_fconst(kb, a.cd, -INFINITY));
+  a.l = kb_let_local(kb, row, kb_fconst(kb, a.cd, 0));
+  LStmtList *zero = kb_step_loop(kb, row, a.Ev, kb_ix_const(0), 1, false, &oi[a.ed]);
+  kb_buf_store(kb, zero, a.acc, kb_view_index(kb, ov, oi), kb_fconst(kb, a.cd, 0));
+
+  // the keys, block by block (a causal row skips the blocks past its diagonal)
+  int64_t full = S / blk, rest = S - full * blk;
+  LIndex j0;
+  LStmtList *bl = kb_step_loop(kb, row, full, kb_ix_const(0), blk, false, &j0);
+  if (n->attr.causal) {
+    LStmt *s = kb_if(kb, kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &j0), kb_ix_expr(kb, &a.idx[a.id])));
+    kb_push(kb, bl, s);
+    bl = &s->body;
+  }
+  key_block(kb, &a, bl, j0, blk);
+  if (rest > 0)
+    key_block(kb, &a, row, kb_ix_const(full * blk), rest);
+
+  // the row's result
+  LStmtList *fin = kb_step_loop(kb, row, a.Ev, kb_ix_const(0), 1, false, &oi[a.ed]);
+  LExpr *sum = kb_buf_load(kb, a.acc, kb_view_index(kb, ov, oi));
+  kb_store_node(kb, fin, n, oi, kb_binary(kb, OP_DIV, a.cd, sum, kb_local_ref(kb, a.l)));
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""tests/run/test_sdpa.py TDSLC: F.scaled_dot_product_attention, one fused kernel
+(ir/attn.c), against NumPy's softmax(q @ k^T * scale + bias) @ v in f64 on the same
+inputs, rounded once to the dtype: f32, f64, f16 and bf16 inputs; 2-D, 3-D and 4-D
+ones with broadcast batch dims; bool and float masks broadcast from [L, S] and [B, 1,
+L, S], 1-D and [B, 1, L, S], a mask computed by elementwise ops, rows whose keys are all hidden (NaN, as
+PyTorch's softmax of a row of -inf); is_causal with L < S and L > S; an explicit
+scale; transposed, stepped and expanded operands, and an operand computed by another
+op; empty L and S (S == 0 gives zeros, as PyTorch's empty softmax times an empty
+value matrix does). Also: --emit=ir shows each call as one kernel.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, emit_text, require_backend, rnd, run_case, to_npy  # noqa: E402
+
+B, H, L, S, E, EV = 2, 3, 5, 7, 8, 6
+SL = 70  # keys in several blocks (ir/attn.c's KEY_BLOCK) and a partial one
+
+
+def sdpa(q, k, v, mask=None, causal=False, scale=None):
+    """PyTorch 2's math path in f64: softmax(q @ k^T * scale + bias) @ v."""
+    s = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    elif mask is not None and mask.dtype == np.bool_:
+        s = np.where(mask, s, -np.inf)
+    elif mask is not None:
+        s = s + mask
+    with np.errstate(invalid="ignore"):  # a row of -inf is NaN, as in PyTorch
+        e = np.exp(s - s.max(axis=-1, keepdims=True)) if s.shape[-1] else s
+        p = e / e.sum(axis=-1, keepdims=True)
+    return p @ v
+
+
+def inputs(dt, seed):
+    rng = np.random.default_rng(seed)
+    x = {
+        "q": rng.standard_normal((B, H, L, E)), "k": rng.standard_normal((B, H, S, E)),
+        "v": rng.standard_normal((B, H, S, EV)), "qt": rng.standard_normal((B, L, H, E)),
+        "k1": rng.standard_normal((1, 1, S, E)), "kl": rng.standard_normal((B, SL, E)),
+        "vl": rng.standard_normal((B, SL, EV)),
+    }
+    x = {n: rnd(a, dt).astype(np.float64) for n, a in x.items()}
+    bm = rng.random((L, S)) < 0.6
+    bm[1] = False  # a row that sees no key: NaN
+    fm = rnd(rng.standard_normal((B, 1, L, S)), dt).astype(np.float64)
+    fm[0, 0, 2] = -np.inf  # every key -inf: NaN
+    fm[1, 0, 3, :3] = -np.inf
+    ml = rng.random((L, SL)) < 0.3
+    ml[3] = False
+    x["bm"], x["fm"], x["ml"] = bm, fm, ml
+    return x
+
+
+CAST = {"f32": "float", "f64": "double", "f16": "half", "bf16": "bfloat16"}
+
+
+def cases(x, dt):
+    """(expression, NumPy value) pairs over the inputs x."""
+    q, k, v, bm, fm, qt, k1 = x["q"], x["k"], x["v"], x["bm"], x["fm"], x["qt"], x["k1"]
+    kl, vl, ml = x["kl"], x["vl"], x["ml"]
+    a = "F.scaled_dot_product_attention"
+    return [
+        (f"{a}(q, k, v)", sdpa(q, k, v)),
+        (f"{a}(q, k, v, bm)", sdpa(q, k, v, bm)),
+        (f"{a}(q, k, v, attn_mask=fm)", sdpa(q, k, v, fm)),
+        (f"{a}(q, k, v, fm[0, 0])", sdpa(q, k, v, fm[0, 0])),
+        (f"{a}(q, k, v, bm.logical_not())", sdpa(q, k, v, ~bm)),
+        (f"{a}(q, k, v, is_causal=True)", sdpa(q, k, v, causal=True)),
+        (f"{a}(k, q, q, is_causal=True)", sdpa(k, q, q, causal=True)),
+        (f"{a}(q, k, v, scale=0.3)", sdpa(q, k, v, scale=0.3)),
+        (f"{a}(q, k, v, bm, 0.0, False, 2.0)", sdpa(q, k, v, bm, scale=2.0)),
+        (f"{a}(q[0], k[1], v[0])", sdpa(q[0], k[1], v[0])),
+        (f"{a}(q[0, 1], k[1, 2], v[0, 0], bm)", sdpa(q[0, 1], k[1, 2], v[0, 0], bm)),
+        (f"{a}(q[1, 2], k, v)", sdpa(q[1, 2], k, v)),
+        (f"{a}(qt.transpose(1, 2), k, v)", sdpa(qt.transpose(0, 2, 1, 3), k, v)),
+        (f"{a}(q, k[:, :, ::2], v[:, :, ::2])", sdpa(q, k[:, :, ::2], v[:, :, ::2])),
+        (f"{a}(q, k.transpose(-1, -2).transpose(-1, -2), v[..., 1:5])", sdpa(q, k, v[..., 1:5])),
+        (f"{a}(q, k1.expand(2, 3, 7, 8), v)", sdpa(q, np.broadcast_to(k1, k.shape), v)),
+        (f"{a}(q, k1, v)", sdpa(q, k1, v)),
+        (f"{a}(q * 2, k, v + 1)", sdpa(q * 2, k, v + 1)),
+        (f"{a}(q[:, :, :0], k, v)", sdpa(q[:, :, :0], k, v)),
+        (f"{a}(q, k[:, :, :0], v[:, :, :0])", sdpa(q, k[:, :, :0], v[:, :, :0])),
+        (f"{a}(q, k[:, :, :0], v[:, :, :0], is_causal=True)", sdpa(q, k[:, :, :0], v[:, :, :0], causal=True)),
+        (f"{a}(q[:, 1], kl, vl)", sdpa(q[:, 1], kl, vl)),
+        (f"{a}(q[:, 1], kl, vl, ml)", sdpa(q[:, 1], kl, vl, ml)),
+        (f"{a}(q[:, 1], kl, vl, is_causal=True)", sdpa(q[:, 1], kl, vl, causal=True)),
+        (f"{a}(kl, kl, vl, is_causal=True)", sdpa(kl, kl, vl, causal=True)),
+        (f"{a}(kl[:, 1:], kl, vl[1], ml[0].{CAST[dt]}().log())", sdpa(kl[:, 1:], kl, vl[1], np.where(ml[0], 0.0, -np.inf))),
+    ]
+
+
+def one_kernel(tdslc, t):
+    """--emit=ir: each call is one kernel named after the op."""
+    src = ("fn f(q: f32[2, 3, 5, 8], k: f32[2, 3, 7, 8], v: f32[2, 3, 7, 6], m: bool[5, 7]) -> "
+           "(f32[2, 3, 5, 6], f32[2, 3, 5, 6]) {\n"
+           "    return F.scaled_dot_product_attention(q, k, v, m), "
+           "F.scaled_dot_product_attention(q, k, v, is_causal=True)\n}\n")
+    p = emit_text(tdslc, src, "ir")
+    out, err = p.stdout, p.stderr
+    lines = [ln.strip() for ln in out.splitlines()]
+    t.check("emit_ir_one_kernel_per_call",
+            p.returncode == 0 and "kernels: 2" in lines
+            and "k0: scaled_dot_product_attention  lines 2" in lines
+            and "k1: scaled_dot_product_attention  lines 2" in lines, out + err)
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    one_kernel(tdslc, t)
+    for seed, dt in enumerate(("f32", "f64", "f16", "bf16")):
+        x = inputs(dt, seed)
+        cs = cases(x, dt)
+        params = (f"q: {dt}[{B}, {H}, {L}, {E}], k: {dt}[{B}, {H}, {S}, {E}], v: {dt}[{B}, {H}, {S}, {EV}], "
+                  f"bm: bool[{L}, {S}], fm: {dt}[{B}, 1, {L}, {S}], qt: {dt}[{B}, {L}, {H}, {E}], "
+                  f"k1: {dt}[1, 1, {S}, {E}], kl: {dt}[{B}, {SL}, {E}], vl: {dt}[{B}, {SL}, {EV}], "
+                  f"ml: bool[{L}, {SL}]")
+        feed = {n: to_npy(a, "bool" if n in ("bm", "ml") else dt) for n, a in x.items()}
+        for i in range(0, len(cs), 7):  # a few programs of several outputs each
+            part = cs[i:i + 7]
+            want = [rnd(w, dt).astype(np.float64) for _, w in part]
+            errs, src = run_case(tdslc, params, [], ", ".join(e for e, _ in part), [dt] * len(part), want, feed)
+            t.report(f"{dt}_{i // 7}", errs, src)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
