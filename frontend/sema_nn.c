@@ -373,10 +373,15 @@ TType *ck_celu(Sema *sema, Ast *e, const BuiltinDef *d) {
   return elu_parts(sema, e, xt, alpha, 1, 1 / alpha);
 }
 
-// hardtanh's clamp: ints are accepted (bounds truncated to ints), bool is not.
+// hardtanh's clamp: ints are accepted (bounds truncated to ints; u8 with no negative
+// bound), bool is not.
 static TType *hardtanh_parts(Sema *sema, Ast *e, const TType *xt, double lo, double hi) {
   if (xt->dtype == DT_BOOL) {
     diag_error(sema->cx, call_loc(e), "Bool inputs not supported for hardtanh");
+    return poison(sema);
+  }
+  if (dtype_is_unsigned(xt->dtype) && (lo < 0 || hi < 0)) {
+    diag_error(sema->cx, call_loc(e), "cannot do hardtanh on an unsigned type with negative limits");
     return poison(sema);
   }
   Ast *y = clamp_(sema, e, e->bargs[0], scalar_for(sema, e, lo, xt->dtype), scalar_for(sema, e, hi, xt->dtype));

@@ -22,7 +22,8 @@ from oracle import Tally, require_backend, run_outputs  # noqa: E402
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
-DECL = {np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int32: "i32", np.int64: "i64", np.bool_: "bool"}
+DECL = {np.float32: "f32", np.float64: "f64", np.float16: "f16", np.int32: "i32", np.int64: "i64", np.bool_: "bool",
+        np.uint8: "u8", np.int8: "i8", np.int16: "i16"}
 # relative-and-absolute tolerance of each result kind; halves are computed in f32 and
 # rounded once, bf16 results are returned through .float()
 TOL = {"f64": 1e-12, "f32": 2e-5, "f16": 2e-3, "bf16": 2e-2}
@@ -144,6 +145,9 @@ XH = randn(4, 6, dtype=np.float16)
 XD = randn(4, 6, dtype=np.float64)
 XI = randint(-6, 7, 4, 6, dtype=np.int32)
 XL = randint(-6, 7, 4, 6)
+XU8 = randint(0, 256, 4, 6, dtype=np.uint8)
+XI8 = randint(-128, 128, 4, 6, dtype=np.int8)
+XI16 = randint(-300, 300, 4, 6, dtype=np.int16)
 N4 = randn(2, 6, 3, 4, scale=2.0)  # [N, C, H, W]
 CH = randn(6, scale=1.0)
 VAR = (np.abs(randn(6, scale=1.0)) + 0.5).astype(np.float32)
@@ -187,6 +191,15 @@ CASES = [
      "F.relu6(i), F.hardtanh(l, -2.5, 3.7), F.hardtanh(i.t(), min_val=-4, max_val=2), F.relu6(l)",
      ["i32", "i64", "i32", "i64"],
      lambda i, l: [hardtanh(i, 0, 6), hardtanh(l, -2, 3), hardtanh(i.T, -4, 2), hardtanh(l, 0, 6)]),
+    # the small ints: the result keeps the dtype (relu, relu6, hardtanh, threshold), softsign gives f32
+    ("small_ints", {"u": XU8, "c": XI8, "s": XI16},
+     "F.relu(u), F.relu6(c), F.hardtanh(s.t()), F.hardtanh(u, 2, 100), F.threshold(c, 1, 5), F.threshold(s, -3, 7), "
+     "F.softsign(c), F.relu(s[::2]), F.relu6(u)",
+     ["u8", "i8", "i16", "u8", "i8", "i16", "f32", "i16", "u8"],
+     lambda u, c, s: [u, hardtanh(c, 0, 6).astype(np.int8), hardtanh(s.T, -1, 1).astype(np.int16),
+                      hardtanh(u, 2, 100).astype(np.uint8), np.where(c > 1, c, 5).astype(np.int8),
+                      np.where(s > -3, s, 7).astype(np.int16), c / (1 + np.abs(c.astype(np.float64))),
+                      np.maximum(s[::2], 0), hardtanh(u, 0, 6).astype(np.uint8)]),
     ("hardsigmoid_hardswish", {"x": X, "xt": XT, "h": XH, "d": XD},
      "F.hardsigmoid(x), F.hardswish(xt.t()), F.hardsigmoid(h, inplace=False), hardswish(d), "
      "F.hardswish(x.bfloat16()).float()", ["f32", "f32", "f16", "f64", "bf16"],
@@ -301,7 +314,7 @@ CASES = [
 ]
 
 NP_KIND = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32, "i32": np.int32,
-           "i64": np.int64, "bool": np.bool_}
+           "i64": np.int64, "bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16}
 
 
 def compare(outs, want, kinds):
@@ -312,7 +325,7 @@ def compare(outs, want, kinds):
             errs.append(f"out{k}: shape {got.shape}, want {w.shape}")
         elif got.dtype != NP_KIND[kind]:
             errs.append(f"out{k}: dtype {got.dtype}, want {kind}")
-        elif kind in ("i32", "i64", "bool"):
+        elif kind in ("i32", "i64", "bool", "u8", "i8", "i16"):
             if not np.array_equal(got, w):
                 errs.append(f"out{k}: {got.ravel()[:6]}, want {w.ravel()[:6]}")
         else:
