@@ -231,20 +231,16 @@ static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64
 }
 
 // Every panel of operand which: n rows or columns in panels of w, then the rest.
-// The widths of the last columns' panels, N % NR of them: powers of two, widest first
-// (a vector of 24 lanes, which LLVM 14 builds lane by lane, is one of 16 and one of 8).
-static int last_panel(int64_t rest) {
-  int w = 1;
-  while (2 * w <= rest)
-    w *= 2;
-  return w;
-}
+// The width of the next of the last columns' panels, `rest` (< NR) of them left: one
+// vector register's lanes while more than that are left, then the rest (a vector of 24
+// lanes, which LLVM 14 builds lane by lane, is one of 16 and one of 8).
+static int last_panel(const Gemm *G, int64_t rest) { return rest > G->V ? G->V : (int)rest; }
 
 static void pack_all(Gemm *G, LStmtList *into, int which, int w, int64_t n, bool par) {
   if (n / w)
     pack_panels(G, into, which, kb_ix_const(0), n / w, w, par);
   for (int64_t at = n - n % w; at < n;) {
-    int pw = which ? last_panel(n - at) : (int)(n - at);
+    int pw = which ? last_panel(G, n - at) : (int)(n - at);
     pack_panels(G, into, which, kb_ix_const(at), 1, pw, false);
     at += pw;
   }
@@ -473,7 +469,7 @@ static void build_tiles(Gemm *G, LStmtList *into) {
   if (full % G->nb)
     col_group(G, into, kb_ix_const(blocks * G->nb * G->NR), full % G->nb, G->NR, false);
   for (int64_t at = full * G->NR; at < G->N;) {
-    int w = last_panel(G->N - at);
+    int w = last_panel(G, G->N - at);
     col_group(G, into, kb_ix_const(at), 1, w, false);
     at += w;
   }
