@@ -153,7 +153,7 @@ int64_t graph_flops(const Graph *g) {
     case OP_MATMUL: {
       const View *a = &n->srcs[0]->view;
       int64_t k = a->ndim ? a->shape[a->ndim - 1] : 1;
-      flops += 2 * out * k;
+      flops = td_sat_add(flops, td_sat_mul(td_sat_mul(2, out), k));
       break;
     }
     case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
@@ -161,7 +161,7 @@ int64_t graph_flops(const Graph *g) {
       break;
     default: {
       int64_t in = n->nsrc && !n->srcs[0]->is_scalar ? view_numel(n->srcs[0]->view) : 0;
-      flops += op_is_row(n->op) && in > out ? in : out;
+      flops = td_sat_add(flops, op_is_row(n->op) && in > out ? in : out);
     }
     }
   }
