@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-fast test-asan bench clean
+.PHONY: all deps build demo test test-fast test-asan bench fuzz clean
 
 all: build
 
@@ -47,5 +47,13 @@ bench: build
 	@scripts/deps.sh --bench
 	/usr/bin/python3 bench/run.py --tdslc $(BUILD)/tdslc $(BENCH_FLAGS)
 
+# A fuzzing campaign of about SECONDS: libFuzzer over the whole pipeline (clang, in
+# build-fuzz), then the random-program generator checked against NumPy (tests/fuzz/fuzz.sh).
+# `make test` runs the short fixed-seed smoke (ctest's fuzz.smoke) instead.
+SECONDS ?= 60
+fuzz: deps
+	@scripts/deps.sh --fuzz
+	tests/fuzz/fuzz.sh $(SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
