@@ -25,7 +25,7 @@ if [ "$STAGE" != differential ]; then
     CC=clang cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTDSLC_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
     cmake --build "$BUILD" --target tdsl_fuzz -j "$(nproc)"
     mkdir -p "$BUILD/corpus" "$BUILD/findings"
-    for f in "$ROOT"/examples/*.tdsl "$ROOT"/tests/golden/*.tdsl "$ROOT"/tests/errors/*.tdsl "$ROOT"/tests/fuzz/regressions/*; do
+    for f in "$ROOT"/examples/*.tdsl "$ROOT"/tests/golden/*.tdsl "$ROOT"/tests/errors/*.tdsl "$ROOT"/tests/fuzz/regressions/*.tdsl; do
       [ -f "$f" ] && cp "$f" "$BUILD/corpus/seed-$(basename "$f")"
     done
     ASAN_OPTIONS=detect_leaks=0 "$BUILD/tdsl_fuzz" "$BUILD/corpus" -dict="$ROOT/tests/fuzz/tdsl.dict" \

@@ -22,7 +22,7 @@ MUTANTS = 600 // int(os.environ.get("TDSL_TEST_SUBSET", "1"))  # the sanitizer p
 
 
 def seeds():
-    pats = ["examples/*.tdsl", "tests/golden/*.tdsl", "tests/errors/*.tdsl", "tests/fuzz/regressions/*"]
+    pats = ["examples/*.tdsl", "tests/golden/*.tdsl", "tests/errors/*.tdsl", "tests/fuzz/regressions/*.tdsl"]
     return sorted(f for p in pats for f in glob.glob(os.path.join(ROOT, p)))
 
 
