@@ -78,8 +78,9 @@ static bool inline_fits(Sema *sema, const Ast *e, const Ast *fn) {
   int64_t total = sema->inlined + fn->inline_size;
   if (e->inline_height > TD_MAX_NESTING) {
     if (!sema->over_budget)
-      diag_error(sema->cx, call_loc(e), "program too deeply nested: inlining '%s' here nests the program more than %d levels deep",
-                 fn->name, TD_MAX_NESTING);
+      diag_error(sema->cx, call_loc(e),
+                 "program too deeply nested: inlining '%s' here nests the program more than %d levels deep", fn->name,
+                 TD_MAX_NESTING);
     sema->over_budget = true;
     return false;
   }
