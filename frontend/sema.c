@@ -74,9 +74,10 @@ static bool on_stack(Sema *sema, const Ast *fn) {
 // inlining in the program clones stay within TD_MAX_INLINE_OPS (each entry point
 // inlines its calls anew, so the limit bounds the whole program's sema and memory).
 // A limit is reported once; a later call over one is refused silently.
+// A call outside every body (a const, a dimension) nests as deep as its callee.
 static bool inline_fits(Sema *sema, const Ast *e, const Ast *fn) {
   int64_t total = sema->inlined + fn->inline_size;
-  if (e->inline_height > TD_MAX_NESTING) {
+  if ((sema->stack.len ? e->inline_height : fn->inline_height) > TD_MAX_NESTING) {
     if (!sema->over_budget)
       diag_error(sema->cx, call_loc(e),
                  "program too deeply nested: inlining '%s' here nests the program more than %d levels deep", fn->name,
@@ -163,7 +164,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     pts[j]->writable = got->writable && p->mut;
   }
   if (bad) return poison(sema);
-  if (sema->stack.len == 1 && !inline_fits(sema, e, fn)) return poison(sema);
+  if (sema->stack.len <= 1 && !inline_fits(sema, e, fn)) return poison(sema);
   Ast *clone = ast_clone(sema->cx, fn);
   e->inlined = clone;
   set_operands(sema, e, args, np);

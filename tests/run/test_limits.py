@@ -76,6 +76,9 @@ def main():
     error("chain of 1000 calls", chain(1000, "{}"), "program too deeply nested", "--fn", "c0")
     error("doubling chain of 20", chain(20, "{0} + {0}"), "inlining this call would create", "--fn", "c0")
     error("900 minus signs per call", chain(16, "-" * 900 + "{}"), "program too deeply nested", "--fn", "c0")
+    nullary = "".join(f"fn c{i}() -> f32[4] {{\n    return c{i + 1}()\n}}\n" for i in range(3000))
+    nullary += "fn c3000() -> f32[4] {\n    return zeros(4)\n}\nfn f(x: f32[c0()]) -> f32[4] {\n    return x\n}\n"
+    error("a chain of 3000 calls in a dimension", nullary, "program too deeply nested", "--fn", "f")
     compiles("a chain within the limits", chain(40, "{}"), "--fn", "c0")
     compiles("a doubling chain within the limits", chain(8, "{0} + {0}"), "--fn", "c0")
     # statement and expression chains: fusion and kernel building stay shallow and linear
