@@ -29,7 +29,7 @@ if [ "$STAGE" != differential ]; then
       [ -f "$f" ] && cp "$f" "$BUILD/corpus/seed-$(basename "$f")"
     done
     ASAN_OPTIONS=detect_leaks=0 "$BUILD/tdsl_fuzz" "$BUILD/corpus" -dict="$ROOT/tests/fuzz/tdsl.dict" \
-      -max_total_time="$HALF" -timeout=20 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
+      -max_total_time="$HALF" -timeout=120 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
       -artifact_prefix="$BUILD/findings/"
   fi
 fi
