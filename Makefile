@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build demo test test-fast test-asan bench install clean
+.PHONY: all deps build demo test test-fast test-asan bench install fuzz clean
 
 all: build
 
@@ -72,5 +72,13 @@ bench: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# A fuzzing campaign of about SECONDS: libFuzzer over the whole pipeline (clang, in
+# build-fuzz), then the random-program generator checked against NumPy (tests/fuzz/fuzz.sh).
+# `make test` runs the short fixed-seed smoke (ctest's fuzz.smoke) instead.
+SECONDS ?= 60
+fuzz: deps
+	@scripts/deps.sh --fuzz
+	tests/fuzz/fuzz.sh $(SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

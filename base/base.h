@@ -85,4 +85,18 @@ TD_NORETURN void td_internal_error(const char *file, int line, const char *fmt, 
   ((c) ? (void)0 : td_internal_error(__FILE__, __LINE__, "assertion failed: %s", #c))
 #define td_unreachable() td_internal_error(__FILE__, __LINE__, "unreachable")
 
+// ---- checked int64 arithmetic: how sizes, strides, offsets and counts are computed ----
+// td_add/td_mul: false on overflow (*r is then the wrapped value). td_sat_*: for
+// estimates (FLOP and byte counts), saturating at INT64_MAX.
+static inline bool td_add(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+static inline bool td_mul(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static inline int64_t td_sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return td_add(a, b, &r) ? r : INT64_MAX;
+}
+static inline int64_t td_sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return td_mul(a, b, &r) ? r : INT64_MAX;
+}
+
 #endif

@@ -111,6 +111,20 @@ static void print_output(FILE *out, const Options *o, int idx, const char *stora
           storage ? storage : "");
 }
 
+// Bytes of every buffer a call of p holds at once (parameters, results, temporaries).
+static int64_t tensor_bytes(const LProgram *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < p->bufs.len; i++)
+    bytes = td_sat_add(bytes, td_sat_mul(p->bufs.data[i].numel, dtype_size(p->bufs.data[i].dtype)));
+  return bytes;
+}
+
+// Physical memory, or 0 when unknown.
+static int64_t memory_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? td_sat_mul(pages, size) : 0;
+}
+
 int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   bool gpu = strcmp(o->target, "cuda") == 0;
   if (gpu && !tdsl_gpu_available()) {
@@ -123,6 +137,12 @@ int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
       found |= strcmp(p->params.data[j].name, o->inputs[i].name) == 0;
     if (!found)
       return usage_error("--in %s: '%s' has no parameter '%s'", o->inputs[i].name, p->name, o->inputs[i].name);
+  }
+  int64_t need = tensor_bytes(p), have = memory_bytes();
+  if (have > 0 && need > have) {  // refused here rather than by the OOM killer halfway through
+    fprintf(stderr, "tdslc: error: running '%s' needs %" PRId64 " bytes of tensors; this machine has %" PRId64
+            " bytes of memory\n", p->name, need, have);
+    return EXIT_DATA;
   }
   int rc = 0;
   if (o->out_dir && (rc = make_dir(o->out_dir)))
@@ -197,7 +217,7 @@ static int64_t program_bytes(const LProgram *p) {
   for (int i = 0; i < p->bufs.len; i++) {
     const LBuf *b = &p->bufs.data[i];
     if (b->kind != LB_TEMP)
-      bytes += b->numel * dtype_size(b->dtype);
+      bytes = td_sat_add(bytes, td_sat_mul(b->numel, dtype_size(b->dtype)));
   }
   return bytes;
 }
@@ -273,6 +293,9 @@ static int run_once(const Options *o, const LProgram *p, const tdsl_tensor *ins,
     rc = EXIT_DATA;
   } else if (erc == TDSL_ERR_GPU) {
     fprintf(stderr, "tdslc: error: --target cuda: %s\n", tdsl_last_error());
+    rc = EXIT_DATA;
+  } else if (erc == TDSL_ERR_NOMEM) {
+    fprintf(stderr, "tdslc: error: running '%s': out of memory: %s\n", p->name, tdsl_last_error());
     rc = EXIT_DATA;
   } else if (erc != 0) {
     rc = internal_error("%s returned %d: %s", p->name, erc, tdsl_last_error());

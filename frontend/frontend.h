@@ -85,6 +85,8 @@ struct Ast {
   Ast *inlined;          // AST_CALL of a user fn: the type-checked clone of the callee
   Ast **operands;        // BK_NODE: the expressions that become the node's inputs, in op order
   int noperands;
+  int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
+  int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined
 };
 
 Ast *ast_new(Ctx *cx, AstKind kind, Loc loc);
@@ -129,7 +131,8 @@ const char *binop_text(BinOp op);        // "+", "-" ...
 // ============================================================================
 // parse.c — source text -> AST (flex + bison); errors through diag_error
 // ============================================================================
-enum { TD_MAX_NESTING = 1000 };  // deeper expressions are a located error, never a stack overflow
+enum { TD_MAX_NESTING = 1000 };
+enum { TD_MAX_INLINE_OPS = 100000 };  // AST nodes all inlined calls of a program may clone, in all  // deeper expressions are a located error, never a stack overflow
 Ast *parse_program(Ctx *cx, const SrcFile *f);   // NULL only when nothing could be built
 void parse_dump_tokens(Ctx *cx, const SrcFile *f, FILE *out);  // --emit=tokens
 
@@ -170,12 +173,15 @@ struct TType {
 typedef struct Program {
   Ast *ast;
   AstList fns;  // the AST_FN declarations, in source order
+  int *slots;   // fns by name: open addressing, index + 1 (0: empty); cap a power of two
+  int cap;
 } Program;
 
 // Check every function as an entry point (parameters contiguous). Returns false if
 // any error was reported.
 bool sema_check(Ctx *cx, Program *p);
 Ast *sema_find_fn(const Program *p, const char *name);
+int sema_fn_index(const Program *p, const char *name);  // its index in p->fns, or -1
 
 // ============================================================================
 // lower.c — a checked function -> Graph (view ops become View edits, no nodes)

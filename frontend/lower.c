@@ -38,7 +38,14 @@ typedef struct Lower {
 static Value *lower_expr(Lower *lw, const Ast *e);
 static void lower_body(Lower *lw, const Ast *fn, ValueList *rets);
 
+// Rebinding a name unlinks its older binding: the scope holds each name once (sema_expr.c's
+// bind_name does the same), so lookups do not grow with a body's length.
 static void bind(Lower *lw, const char *name, Value *v) {
+  for (Binding **p = &lw->scope; *p; p = &(*p)->next)
+    if (strcmp((*p)->name, name) == 0) {
+      *p = (*p)->next;
+      break;
+    }
   Binding *b = arena_alloc(&lw->cx->arena, sizeof *b);
   *b = (Binding){name, v, NULL, lw->scope};
   lw->scope = b;

@@ -69,6 +69,33 @@ static bool on_stack(Sema *sema, const Ast *fn) {
   return false;
 }
 
+// A call written in an entry point's own body (sema_budget.c's numbers cover the calls
+// it inlines in turn): its inlined body nests within TD_MAX_NESTING, and the ops every
+// inlining in the program clones stay within TD_MAX_INLINE_OPS (each entry point
+// inlines its calls anew, so the limit bounds the whole program's sema and memory).
+// A limit is reported once; a later call over one is refused silently.
+// A call outside every body (a const, a dimension) nests as deep as its callee.
+static bool inline_fits(Sema *sema, const Ast *e, const Ast *fn) {
+  int64_t total = sema->inlined + fn->inline_size;
+  if ((sema->stack.len ? e->inline_height : fn->inline_height) > TD_MAX_NESTING) {
+    if (!sema->over_budget)
+      diag_error(sema->cx, call_loc(e),
+                 "program too deeply nested: inlining '%s' here nests the program more than %d levels deep", fn->name,
+                 TD_MAX_NESTING);
+    sema->over_budget = true;
+    return false;
+  }
+  if (total > TD_MAX_INLINE_OPS) {
+    if (!sema->over_budget)
+      diag_error(sema->cx, call_loc(e), "inlining this call would create %" PRId64 " ops; the limit is %d", total,
+                 TD_MAX_INLINE_OPS);
+    sema->over_budget = true;
+    return false;
+  }
+  sema->inlined = total;
+  return true;
+}
+
 TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   bool bad = !check_args(sema, e);
   if (on_stack(sema, fn)) {
@@ -137,6 +164,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     pts[j]->writable = got->writable && p->mut;
   }
   if (bad) return poison(sema);
+  if (sema->stack.len <= 1 && !inline_fits(sema, e, fn)) return poison(sema);
   Ast *clone = ast_clone(sema->cx, fn);
   e->inlined = clone;
   set_operands(sema, e, args, np);
@@ -252,10 +280,42 @@ static void check_const(Sema *sema, Ast *c) {
   vec_push(&sema->cx->arena, &sema->consts, k);
 }
 
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+int sema_fn_index(const Program *p, const char *name) {
+  if (!p->cap) return -1;
+  for (size_t i = name_hash(name) & (size_t)(p->cap - 1);; i = (i + 1) & (size_t)(p->cap - 1)) {
+    int k = p->slots[i];
+    if (!k) return -1;
+    if (!strcmp(p->fns.data[k - 1]->name, name)) return k - 1;
+  }
+}
+
 Ast *sema_find_fn(const Program *p, const char *name) {
-  for (int i = 0; i < p->fns.len; i++)
-    if (!strcmp(p->fns.data[i]->name, name)) return p->fns.data[i];
-  return NULL;
+  int i = sema_fn_index(p, name);
+  return i < 0 ? NULL : p->fns.data[i];
+}
+
+// Appends fn (its name not yet taken) to p->fns and its name index.
+static void add_fn(Ctx *cx, Program *p, Ast *fn) {
+  vec_push(&cx->arena, &p->fns, fn);
+  if (2 * p->fns.len > p->cap) {  // grow and reinsert
+    p->cap = p->cap ? 2 * p->cap : 16;
+    p->slots = arena_alloc(&cx->arena, sizeof(int) * (size_t)p->cap);
+    for (int k = 0; k < p->fns.len; k++) {
+      size_t i = name_hash(p->fns.data[k]->name) & (size_t)(p->cap - 1);
+      while (p->slots[i]) i = (i + 1) & (size_t)(p->cap - 1);
+      p->slots[i] = k + 1;
+    }
+    return;
+  }
+  size_t i = name_hash(fn->name) & (size_t)(p->cap - 1);
+  while (p->slots[i]) i = (i + 1) & (size_t)(p->cap - 1);
+  p->slots[i] = p->fns.len;
 }
 
 bool sema_check(Ctx *cx, Program *p) {
@@ -264,6 +324,8 @@ bool sema_check(Ctx *cx, Program *p) {
   sema.p = p;
   int before = cx->nerrors;
   p->fns = (AstList){0};
+  p->slots = NULL;
+  p->cap = 0;
   if (!p->ast) return false;
   // functions first (a const may not share a function's name), then constants in order
   for (int i = 0; i < p->ast->list.len; i++) {
@@ -276,12 +338,13 @@ bool sema_check(Ctx *cx, Program *p) {
       continue;
     }
     check_fn_name(&sema, d);
-    vec_push(&cx->arena, &p->fns, d);
+    add_fn(cx, p, d);
   }
   for (int i = 0; i < p->ast->list.len; i++) {
     Ast *d = p->ast->list.data[i];
     if (d->kind == AST_CONST) check_const(&sema, d);
   }
+  sema_budget(&sema);
   for (int i = 0; i < p->fns.len; i++) check_entry(&sema, p->fns.data[i]);
   return cx->nerrors == before;
 }

@@ -87,8 +87,10 @@ TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d) {
       diag_error(sema->cx, call_loc(e), "invalid size, possible overflow?");
       return poison(sema);
     }
-    int64_t span = iv[1] - iv[0], st = iv[2];
-    count = st > 0 ? (span + st - 1) / st : (span + st + 1) / st;
+    int64_t span, st = iv[2];  // ceil(span / st), span and st of one sign
+    bool fits = td_add(iv[1], -iv[0], &span);  // |span| <= 4e18, checked above
+    TD_ASSERT(fits);
+    count = span / st + (span % st != 0);
   } else {
     double c = ceil((v[1] - v[0]) / v[2]);
     if (!(c < 9.2e18)) {

@@ -9,7 +9,14 @@
 // ============================================================================
 // Names
 // ============================================================================
+// A name's older binding leaves the scope as the new one enters it: the scope holds each
+// name once, so a body that rebinds one name N times costs N lookups of that list.
 void bind_name(Sema *sema, const char *name, TType *t, Loc loc) {
+  for (Sym **p = &sema->scope; *p; p = &(*p)->next)
+    if (!strcmp((*p)->name, name)) {
+      *p = (*p)->next;
+      break;
+    }
   Sym *s = arena_alloc(&sema->cx->arena, sizeof *s);
   s->name = name;
   s->ty = t;

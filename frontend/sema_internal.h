@@ -5,6 +5,8 @@
 // The pieces, from the entry points down (the prototypes below follow the same order):
 //   sema.c          declarations, declared types, every function checked as an entry
 //                   point, inlining of calls to user functions
+//   sema_budget.c   what inlining each function costs (nesting, ops), before any is
+//                   inlined: inline_call's limits
 //   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
 //   sema_expr.c     names and the expression checker: operators, calls, attributes
 //   sema_index.c    x[...]: basic indices make one view, index tensors one node
@@ -61,6 +63,8 @@ typedef struct Sema {
   int nstorage;              // next fresh storage id
   VEC(Ast *) stack;          // user functions being checked or inlined (recursion)
   const Ast *entry;          // the function checked as an entry point
+  int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
+  bool over_budget;          // an inlining limit was reported: later calls over one are silent
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -102,6 +106,7 @@ static inline Loc call_loc(const Ast *e) { return e->oploc.end > e->oploc.begin 
 // ---- sema.c ----
 TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a contiguous tensor type
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
+void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
 
 // ---- sema_stmt.c ----
 const char *target_name(const Ast *t);  // the variable a store target writes through

@@ -76,7 +76,11 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
                      vi->shape[k], i);
           return poison(sema);
         }
-      shape[a] += vi->shape[a];
+      if (!td_add(shape[a], vi->shape[a], &shape[a])) {
+        diag_error(sema->cx, call_loc(e), "tensor size is too large: dimension %d of the concatenation overflows int64",
+                   a);
+        return poison(sema);
+      }
     }
     if (!check_numel(sema, call_loc(e), on, shape)) return poison(sema);
   }

@@ -623,7 +623,7 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
     }
     // the first empty dim in the order given; amax/amin name it as written, argmax/argmin wrapped
     for (int k = 0; da && k < n; k++)
-      if (x->view.shape[dims[k]] == 0) {
+      if (x->view.ndim && x->view.shape[dims[k]] == 0) {  // a 0-d tensor reduces its one element
         int64_t raw[MAX_LIST], shown = dims[k];
         int nr;
         if ((op == OP_AMAX || op == OP_AMIN) && get_ints(sema, e, da, "dim", raw, &nr) && k < nr) shown = raw[k];

@@ -265,7 +265,11 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
     }
     check_stmt(sema, &body, st);
   }
-  if (!body.returned) diag_error(sema->cx, name_loc(fn), "function '%s' must end with a 'return'", fn->name);
+  if (!body.returned) {  // at the closing brace, where the return is missing
+    Loc brace = fn->loc;
+    if (brace.end > brace.begin) brace.begin = brace.end - 1;
+    diag_error(sema->cx, brace, "function '%s' must end with a 'return'", fn->name);
+  }
   sema->scope = saved;
   return body.ret ? body.ret : poison(sema);
 }

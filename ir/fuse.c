@@ -6,7 +6,8 @@
 //     as query, key or value (each element is read by many rows), its View decomposes onto
 //     the node's contiguous result (view_decompose), recomputing is cheap when it
 //     happens more than once (several reads or a broadcast read: at most INLINE_MAX_OPS
-//     ops and one transcendental), a node that can raise is read whole, no store between
+//     ops and one transcendental; any inline expression at most INLINE_MAX_TREE ops),
+//     a node that can raise is read whole, no store between
 //     the node and a reader writes a buffer its expression reads, and a store's value
 //     reads the stored-into buffer only through the store's own View.
 //  2. kernels: every other node roots a kernel or joins one (ir.h's kernel kinds). A row
@@ -32,7 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { INLINE_MAX_OPS = 8, INLINE_MAX_TRANSCENDENTAL = 1 };
+// INLINE_MAX_TREE bounds every inline expression (ops counted as the tree its walks and
+// the kernel builders' rebuilds visit): a longer chain is stored where it exceeds it, so
+// fusion and kernel building stay linear in the program and their recursion shallow.
+enum { INLINE_MAX_OPS = 8, INLINE_MAX_TRANSCENDENTAL = 1, INLINE_MAX_TREE = 64 };
 
 // ---- views: how a reader's View walks a producer's contiguous result ----
 
@@ -297,7 +301,8 @@ static bool store_value_inlinable(Fuse *f, const Node *st, const Node *p) {
 
 static bool inlinable(Fuse *f, int i) {
   Node *n = node_of(f, i);
-  if (!op_is_elementwise(n->op) || f->output[i] || f->target[i] || f->readers[i].len == 0)
+  if (!op_is_elementwise(n->op) || f->output[i] || f->target[i] || f->readers[i].len == 0 ||
+      f->size[i] > INLINE_MAX_TREE)
     return false;
   const View *pv = &n->out->view;
   int64_t pnumel = view_numel(*pv);

@@ -169,12 +169,12 @@ int64_t graph_flops(const Graph *g) {
     int64_t out = view_numel(n->out->view);
     switch (n->op) {
     case OP_MATMUL:
-      flops += 2 * out * matmul_k(n, NULL);
+      flops = td_sat_add(flops, td_sat_mul(td_sat_mul(2, out), matmul_k(n, NULL)));
       break;
     case OP_SDPA: {  // both products, and the softmax's element each score
       const View *q = &n->srcs[0]->view, *k = &n->srcs[1]->view, *o = &n->out->view;
       int64_t E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2], Ev = o->shape[o->ndim - 1];
-      flops += (Ev ? out / Ev : 0) * S * (2 * E + 2 * Ev + 1);
+      flops = td_sat_add(flops, td_sat_mul(td_sat_mul(Ev ? out / Ev : 0, S), 2 * E + 2 * Ev + 1));
       break;
     }
     case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
@@ -182,7 +182,7 @@ int64_t graph_flops(const Graph *g) {
       break;
     default: {
       int64_t in = n->nsrc && !n->srcs[0]->is_scalar ? view_numel(n->srcs[0]->view) : 0;
-      flops += op_is_row(n->op) && in > out ? in : out;
+      flops = td_sat_add(flops, op_is_row(n->op) && in > out ? in : out);
     }
     }
   }

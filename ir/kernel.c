@@ -178,18 +178,17 @@ void kb_local_at(KernelBuilder *kb, const Node *n, int local, const LIndex *at) 
 // ============================================================================
 // The pass
 // ============================================================================
-static void build_kernel(KernelBuilder *kb, int kid) {
+// members: the nodes of kernel kid in graph order (build's buckets, so that building
+// every kernel costs the graph's size once, not once a kernel).
+static void build_kernel(KernelBuilder *kb, int kid, const NodeList *members) {
   const Graph *g = kb->g;
   LKernel *k = arena_alloc(&kb->cx->arena, sizeof *k);
   k->name = arena_printf(&kb->cx->arena, "k%d", kid);
   kb->k = k;
   kb->kid = kid;
-  memset(kb->lv, 0, sizeof(LocalVal) * (size_t)(g->nodes.len ? g->nodes.len : 1));
   NodeList ns = {0};
-  for (int i = 0; i < g->nodes.len; i++) {
-    const Node *n = g->nodes.data[i];
-    if (n->kernel != kid)
-      continue;
+  for (int i = 0; i < members->len; i++) {
+    const Node *n = members->data[i];
     vec_push(&kb->cx->arena, &k->ops, op_name(n->op));
     int line = loc_line(n->loc), j = 0;
     while (j < k->lines.len && k->lines.data[j] < line)
@@ -216,6 +215,8 @@ static void build_kernel(KernelBuilder *kb, int kid) {
     break;
   }
   vec_push(&kb->cx->arena, &kb->p->kernels, k);
+  for (int i = 0; i < members->len; i++)  // the locals a kernel keeps are its own nodes'
+    kb->lv[members->data[i]->id] = (LocalVal){0};
 }
 
 static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive) {
@@ -253,8 +254,14 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
       p->bufs.data[bi].kind = LB_RESULT;
     vec_push(&cx->arena, &p->outputs, ((LOutput){bi, v->dtype, v->view}));
   }
+  NodeList *members = arena_alloc(&cx->arena, sizeof *members * (size_t)(g->nkernels + 1));
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    if (n->kernel >= 0 && n->kernel < g->nkernels)
+      vec_push(&cx->arena, &members[n->kernel], n);
+  }
   for (int k = 0; k < g->nkernels; k++)
-    build_kernel(&kb, k);
+    build_kernel(&kb, k, &members[k]);
   return p;
 }
 

@@ -567,10 +567,10 @@ static bool expr_range(const Verify *V, const LExpr *e, int64_t *lo, int64_t *hi
     *lo = 0;
     *hi = V->extent[e->var] - 1;
     return true;
-  case LX_CHECKED_INDEX:
+  case LX_CHECKED_INDEX:  // into a dim of size 0 it always raises: what it feeds never runs
     *lo = 0;
-    *hi = e->i > 0 ? e->i - 1 : 0;
-    return true;
+    *hi = e->i - 1;
+    return e->i > 0;
   case LX_CAST: return dtype_is_int(e->dt) && dtype_is_int(e->a->dt) && expr_range(V, e->a, lo, hi);
   case LX_BINARY:
     if (!expr_range(V, e->a, &alo, &ahi) || !expr_range(V, e->b, &blo, &bhi))

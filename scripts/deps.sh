@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # scripts/deps.sh: install the Debian 12 packages tdsl needs, only those missing.
 # `apt-get update` runs once, and only when something has to be installed.
-# Usage: scripts/deps.sh [--bench]   (--bench adds python3-torch and OpenBLAS)
+# Usage: scripts/deps.sh [--bench|--fuzz]   (--bench adds python3-torch and OpenBLAS; --fuzz
+# clang and its libFuzzer runtime, for `make fuzz`)
 set -euo pipefail
 pkgs=(gcc cmake flex bison pkg-config llvm-14-dev libcmocka-dev python3-numpy python3-pytest)
 [[ "${1:-}" == "--bench" ]] && pkgs+=(python3-torch libopenblas0-pthread)  # OpenBLAS: the BLAS bench compares with
+[[ "${1:-}" == "--fuzz" ]] && pkgs+=(clang libclang-rt-14-dev)  # -fsanitize=fuzzer
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,115 @@
+// frontend/sema_budget.c: what inlining costs, known before anything is inlined. Sema
+// inlines a call by checking a clone of the callee, and checks every function as an
+// entry point, so a chain of calls is cloned once per level and a function that calls
+// the next twice doubles its body at each level. Before any function is checked, this
+// pass gives every user function (Ast.inline_height, Ast.inline_size):
+//   - inline_height: how deep its body nests once every call in it is inlined (a
+//     statement is one level, an expression's depth adds to it, and a call adds
+//     CALL_LEVELS and its callee's height at the depth where it is written);
+//   - inline_size: the AST nodes of its body once every call is inlined (its own, plus
+//     each call's callee once per call site), saturating at INT32_MAX;
+//   - an AST_CALL of a user function gets inline_height too: the depth its inlined
+//     callee reaches in the caller's body.
+// inline_call (sema.c) refuses a call of an entry point's body whose inlining nests past
+// TD_MAX_NESTING ("program too deeply nested") or takes the ops the program's inlining
+// clones past TD_MAX_INLINE_OPS,
+// so sema, lowering and the kernel builders never recurse deeper than one expression
+// may, and the program's inlined bodies together stay within the limit.
+// Invariants kept: the call graph is walked with an explicit stack (a chain of any
+// length costs no C stack); one function's body is walked recursively, its depth being
+// bounded by the parser (TD_MAX_NESTING); a call to a function already on the stack (a
+// recursive call, which check_call reports) costs nothing here.
+#include "frontend/sema_internal.h"
+
+// SATURATE: sizes are exact up to here. CALL_LEVELS: the levels an inlined call adds
+// to the nesting besides its callee's body, as an inlining costs sema and lowering
+// several frames (the call, the body, the statement) where an operator costs one.
+enum { SATURATE = INT32_MAX, CALL_LEVELS = 8 };
+
+typedef struct Site {
+  Ast *call;
+  int callee;  // index in p->fns
+  int depth;   // its nesting in the function (statement level 1)
+} Site;
+
+typedef struct Cost {
+  VEC(Site) sites;
+  int own_depth;
+  int64_t own_size;
+  int state;  // 0 not seen, 1 on the stack, 2 done
+} Cost;
+
+typedef struct Budget {
+  Ctx *cx;
+  const Program *p;
+  Cost *cost;
+} Budget;
+
+static void walk(Budget *b, Cost *c, Ast *a, int depth) {
+  if (!a) return;
+  if (c->own_size < SATURATE) c->own_size++;
+  if (depth > c->own_depth) c->own_depth = depth;
+  if (a->kind == AST_CALL && !a->lhs) {
+    int k = sema_fn_index(b->p, a->name);
+    if (k >= 0) vec_push(&b->cx->arena, &c->sites, ((Site){a, k, depth}));
+  }
+  walk(b, c, a->lhs, depth + 1);
+  walk(b, c, a->rhs, depth + 1);
+  walk(b, c, a->step, depth + 1);
+  for (int i = 0; i < a->list.len; i++) walk(b, c, a->list.data[i], depth + 1);
+}
+
+static int64_t sat_add(int64_t a, int64_t b) { return a + b > SATURATE ? SATURATE : a + b; }
+
+// f's height and size from its callees' (those done; one on the stack is recursion).
+static void finish(Budget *b, int f) {
+  Ast *fn = b->p->fns.data[f];
+  Cost *c = &b->cost[f];
+  int height = c->own_depth;
+  int64_t size = c->own_size;
+  for (int i = 0; i < c->sites.len; i++) {
+    Site s = c->sites.data[i];
+    const Ast *callee = b->p->fns.data[s.callee];
+    if (b->cost[s.callee].state != 2) continue;
+    int h = s.depth + CALL_LEVELS + callee->inline_height;
+    if (h > TD_MAX_NESTING + 1) h = TD_MAX_NESTING + 1;
+    s.call->inline_height = h;
+    if (h > height) height = h;
+    size = sat_add(size, callee->inline_size);
+  }
+  fn->inline_height = height;
+  fn->inline_size = size;
+  c->state = 2;
+}
+
+void sema_budget(Sema *sema) {
+  const Program *p = sema->p;
+  int n = p->fns.len;
+  Budget b = {sema->cx, p, arena_alloc(&sema->cx->arena, sizeof(Cost) * (size_t)(n + 1))};
+  for (int f = 0; f < n; f++) {
+    Ast *fn = p->fns.data[f];
+    for (int i = 0; i < fn->body.len; i++) walk(&b, &b.cost[f], fn->body.data[i], 1);
+  }
+  // depth-first over the call graph, callees before callers: (function, next site)
+  int *stack = arena_alloc(&sema->cx->arena, sizeof(int) * 2 * (size_t)(n + 1));
+  for (int root = 0; root < n; root++) {
+    if (b.cost[root].state) continue;
+    int top = 0;
+    stack[0] = root, stack[1] = 0;
+    b.cost[root].state = 1;
+    while (top >= 0) {
+      int f = stack[2 * top], *next = &stack[2 * top + 1];
+      Cost *c = &b.cost[f];
+      if (*next == c->sites.len) {
+        finish(&b, f);
+        top--;
+        continue;
+      }
+      int callee = c->sites.data[(*next)++].callee;
+      if (b.cost[callee].state) continue;
+      b.cost[callee].state = 1;
+      top++;
+      stack[2 * top] = callee, stack[2 * top + 1] = 0;
+    }
+  }
+}

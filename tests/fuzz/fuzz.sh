@@ -1,0 +1,50 @@
+#!/bin/sh
+# tests/fuzz/fuzz.sh SECONDS [STAGE]: `make fuzz SECONDS=N`, a fuzzing campaign of about
+# SECONDS in two halves:
+#   1. libFuzzer over the whole pipeline (tests/fuzz/fuzz_pipeline.c, built with clang in
+#      build-fuzz with -fsanitize=fuzzer,address,undefined), with the language's
+#      dictionary, the seed corpus (examples/, tests/golden/, tests/errors/,
+#      tests/fuzz/regressions/) and the corpus it grows in build-fuzz/corpus; a finding
+#      lands in build-fuzz/findings/ (turn it into a regression: tests/fuzz/regressions/);
+#   2. the grammar-aware generator of valid programs (tests/run/randprog.py) checked
+#      against NumPy, on fresh seeds, through each CPU backend, until the time is up.
+# STAGE (optional): "libfuzzer" or "differential" runs that half alone for SECONDS.
+set -eu
+SECONDS_TOTAL=${1:-60}
+STAGE=${2:-both}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
+HALF=$SECONDS_TOTAL
+[ "$STAGE" = both ] && HALF=$((SECONDS_TOTAL / 2))
+
+if [ "$STAGE" != differential ]; then
+  if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }' |
+      clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
+    echo "fuzz: clang with libFuzzer is missing (scripts/deps.sh installs clang): libFuzzer half skipped"
+  else
+    CC=clang cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTDSLC_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
+    cmake --build "$BUILD" --target tdsl_fuzz -j "$(nproc)"
+    mkdir -p "$BUILD/corpus" "$BUILD/findings"
+    for f in "$ROOT"/examples/*.tdsl "$ROOT"/tests/golden/*.tdsl "$ROOT"/tests/errors/*.tdsl "$ROOT"/tests/fuzz/regressions/*.tdsl; do
+      [ -f "$f" ] && cp "$f" "$BUILD/corpus/seed-$(basename "$f")"
+    done
+    ASAN_OPTIONS=detect_leaks=0 "$BUILD/tdsl_fuzz" "$BUILD/corpus" -dict="$ROOT/tests/fuzz/tdsl.dict" \
+      -max_total_time="$HALF" -timeout=120 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
+      -artifact_prefix="$BUILD/findings/"
+  fi
+fi
+
+if [ "$STAGE" != libfuzzer ]; then
+  cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$ROOT/build" --target tdslc -j "$(nproc)"
+  end=$(($(date +%s) + HALF))
+  seed=$(date +%s)
+  while [ "$(date +%s)" -lt "$end" ]; do
+    for b in c llvm; do
+      echo "differential: seeds $seed.. on $b"
+      TDSL_BACKEND=$b TDSL_RANDOM_SEED=$seed TDSL_RANDOM_COUNT=50 \
+        /usr/bin/python3 "$ROOT/tests/run/test_random.py" "$ROOT/build/tdslc" | grep -v '^ok ' || exit 1
+    done
+    seed=$((seed + 50))
+  done
+fi

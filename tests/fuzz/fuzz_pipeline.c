@@ -1,0 +1,82 @@
+// tests/fuzz/fuzz_pipeline.c: the libFuzzer target over tdslc's whole pipeline. Each
+// input is a .tdsl file, compiled as `tdslc` would (driver/compile.c's compile_fn:
+// read, parse, sema, lower, fuse, kernels with their CPU schedules) and emitted as C
+// and LLVM IR, then compiled again for --target cuda and emitted as CUDA C and PTX.
+// Besides the sanitizers' findings and tdslc's internal errors (which exit: libFuzzer
+// reports the exit), two outcomes are bugs: a stage that fails without a diagnostic,
+// and a diagnostic not located as "fuzz.tdsl:LINE:COL: error: ".
+#include "driver/driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];  // the input, written where compile_fn reads it
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc, (void)argv;
+  snprintf(path, sizeof path, "/tmp/tdsl-fuzz-%d.tdsl", (int)getpid());
+  return 0;
+}
+
+// Every line of the diagnostics that names an error is located in the input.
+static void check_diagnostics(const char *text, int nerrors, int status) {
+  if (status == EXIT_PROGRAM && nerrors == 0) {
+    fprintf(stderr, "tdsl fuzz: a stage failed without a diagnostic\n");
+    abort();
+  }
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    const char *e = strstr(l, ": error: "), *nl = strchr(l, '\n');
+    if (!e || (nl && e > nl) || *l == ' ')  // the quoted source line is indented
+      continue;
+    int line, col, n = 0;
+    if (sscanf(l, "%*[^:]:%d:%d: error: %n", &line, &col, &n) != 2 || n == 0 || line < 1 || col < 1 ||
+        strncmp(l, path, strlen(path)) != 0) {
+      fprintf(stderr, "tdsl fuzz: a diagnostic without file:line:col:\n%.*s\n", nl ? (int)(nl - l) : 200, l);
+      abort();
+    }
+  }
+}
+
+static void compile_and_emit(const char *target) {
+  Ctx cx;
+  ctx_init(&cx);
+  char *diag = NULL;
+  size_t ndiag = 0;
+  cx.diag_out = open_memstream(&diag, &ndiag);
+  CompileOptions co = {.file = path, .target = target, .cpu = "x86-64-v3", .upto = COMPILE_KERNELS};
+  Compiled c;
+  Timer tm = {0};
+  int status = compile_fn(&cx, &co, &tm, &c);
+  FILE *sink = fopen("/dev/null", "w");
+  if (status == 0 && !strcmp(target, "cpu")) {
+    target_c.emit(&cx, c.lps, c.nfns, sink);
+#ifdef TDSLC_WITH_LLVM
+    target_llvm.emit(&cx, c.lps, c.nfns, sink);
+#endif
+  } else if (status == 0) {
+    target_cuda.emit(&cx, c.lps, c.nfns, sink);
+#ifdef TDSLC_WITH_LLVM
+    ptx_emit(&cx, c.lps, c.nfns, "sm_80", 2, sink);
+#endif
+  }
+  fclose(sink);
+  fclose(cx.diag_out);
+  check_diagnostics(diag, cx.nerrors, status);
+  free(diag);
+  ctx_free(&cx);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return 0;
+  fwrite(data, 1, size, f);
+  fclose(f);
+  compile_and_emit("cpu");
+  compile_and_emit("cuda");
+  return 0;
+}
