@@ -72,9 +72,9 @@ TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!enum_reduction(sema, e, 4, 5, 6, &red) || !(at = py_tensor(sema, a, "dim")) ||
       !(bt = py_tensor(sema, b, "dim")) || !(tt = py_tensor(sema, t, "dim")))
     return poison(sema);
-  if (at->view.ndim != bt->view.ndim || at->view.ndim != tt->view.ndim) {
+  if (at->view.ndim != bt->view.ndim || at->view.ndim != tt->view.ndim) {  // PyTorch's text ends in a space
     diag_error(sema->cx, call_loc(e), "margin_ranking_loss : All input tensors should have same dimension but got "
-               "sizes: input1: torch.Size(%s), input2: torch.Size(%s), target: torch.Size(%s) ", size_str(sema, at),
+               "sizes: input1: torch.Size(%s), input2: torch.Size(%s), target: torch.Size(%s)", size_str(sema, at),
                size_str(sema, bt), size_str(sema, tt));
     return poison(sema);
   }
