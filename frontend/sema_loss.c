@@ -117,7 +117,7 @@ bool loss_aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, i
 }
 
 // An int argument of fname (a Python int, not a bool), or its default.
-static bool loss_aten_int(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, int64_t dflt, int64_t *out) {
+static bool aten_int(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, int64_t dflt, int64_t *out) {
   *out = dflt;
   if (!a) return true;
   if (is_scalar(a->ty) && a->ty->dtype == DT_I64) {
@@ -283,7 +283,8 @@ TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   TType *ts[2] = {x, t};
   DType cd = loss_compute_dtype(result_type(sema, ts, 2));
-  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, loss_to_dtype(sema, e, xa, cd)), loss_to_dtype(sema, e, ta, cd));
+  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, loss_to_dtype(sema, e, xa, cd)),
+                 loss_to_dtype(sema, e, ta, cd));
   Ast *loss = loss_to_dtype(sema, e, p_un(sema, e, OP_LOG1P, p_un(sema, e, OP_EXP, z)), x->dtype);
   return become(sema, e, loss_reduce(sema, e, loss, red));
 }
@@ -298,7 +299,8 @@ TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2);
   TType *x = xa->ty, *t, *w = NULL;
   int red;
-  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !loss_reduction(sema, e, 5, false, &red)) return poison(sema);
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !loss_reduction(sema, e, 5, false, &red))
+    return poison(sema);
   if (!(t = target_with_size(sema, ta)) || (wa && !(w = target_with_size(sema, wa)))) return poison(sema);
   if (!same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) {
     diag_error(sema->cx, ta->loc, "Using a target size (%s) that is different to the input size (%s) is deprecated. "
@@ -336,7 +338,8 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *pa = barg(e, 6);
   TType *x = xa->ty, *t, *w = NULL, *pw = NULL;
   int red;
-  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !loss_reduction(sema, e, 5, false, &red)) return poison(sema);
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !loss_reduction(sema, e, 5, false, &red))
+    return poison(sema);
   if (!(t = target_with_size(sema, ta))) return poison(sema);
   if (!same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) {
     diag_error(sema->cx, ta->loc, "Target size (%s) must be the same as input size (%s)", torch_size(sema, t),
@@ -576,7 +579,7 @@ TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   int red;
   int64_t ignore;
   if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 5) || !loss_reduction(sema, e, 6, false, &red) ||
-      !loss_aten_int(sema, barg(e, 4), "nll_loss_nd", "ignore_index", 5, -100, &ignore) ||
+      !aten_int(sema, barg(e, 4), "nll_loss_nd", "ignore_index", 5, -100, &ignore) ||
       !nll_check(sema, e, "nll_loss_nd", xa->ty, ta, wa, red))
     return poison(sema);
   return become(sema, e, nll_part(sema, e, xa, ta, wa, ignore, red, &wsum));
@@ -639,7 +642,7 @@ TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
   int64_t ignore;
   double ls;
   if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 5) || !loss_reduction(sema, e, 6, false, &red) ||
-      !loss_aten_int(sema, barg(e, 4), "cross_entropy_loss", "ignore_index", 5, -100, &ignore) ||
+      !aten_int(sema, barg(e, 4), "cross_entropy_loss", "ignore_index", 5, -100, &ignore) ||
       !loss_aten_float(sema, barg(e, 7), "cross_entropy_loss", "label_smoothing", 6, 0.0, &ls) ||
       !(t = loss_aten_tensor(sema, ta, "cross_entropy_loss", "target", 2)) ||
       (wa && !loss_aten_tensor(sema, wa, "cross_entropy_loss", "weight", 3)))

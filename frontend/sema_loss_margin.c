@@ -224,8 +224,9 @@ TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   const char *fn = "multi_margin_loss";
   if (!loss_no_legacy(sema, e, 5) || !loss_no_legacy(sema, e, 6) || !loss_reduction(sema, e, 7, false, &red))
     return poison(sema);
-  bool p2 = pa && is_scalar(pa->ty) && pa->ty->fval == 2;
-  if (pa && !p2 && !(is_scalar(pa->ty) && pa->ty->fval == 1)) {
+  double pv = !pa ? 1 : !is_scalar(pa->ty) ? 0 : pa->ty->dtype == DT_BOOL ? (double)pa->ty->ival : pa->ty->fval;
+  bool p2 = pv == 2;
+  if (!p2 && pv != 1) {
     diag_error(sema->cx, pa->loc, "only p == 1 and p == 2 supported");
     return poison(sema);
   }
@@ -401,9 +402,13 @@ TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
       (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "full", &full)) ||
       !loss_aten_float(sema, barg(e, 5), fn, "eps", 5, 1e-8, &eps))
     return poison(sema);
-  Ast *loss = log_input ? p_bin(sema, e, OP_SUB, p_un(sema, e, OP_EXP, x), p_bin(sema, e, OP_MUL, t, x))
-                        : p_bin(sema, e, OP_SUB, x, p_bin(sema, e, OP_MUL, t, p_un(sema, e, OP_LOG,
-                                                                                  p_bin(sema, e, OP_ADD, x, p_f(sema, e, eps)))));
+  Ast *loss;
+  if (log_input) {
+    loss = p_bin(sema, e, OP_SUB, p_un(sema, e, OP_EXP, x), p_bin(sema, e, OP_MUL, t, x));
+  } else {
+    Ast *lx = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_ADD, x, p_f(sema, e, eps)));
+    loss = p_bin(sema, e, OP_SUB, x, p_bin(sema, e, OP_MUL, t, lx));
+  }
   if (is_poison(loss->ty)) return poison(sema);
   if (full) {
     Ast *st = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_MUL, t, p_un(sema, e, OP_LOG, t)), t);

@@ -20,7 +20,7 @@ TType *ck_lp_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, pa->loc, "pow(): argument 'exponent' must be Number, not %s", py_type_name(pa->ty));
     return poison(sema);
   }
-  double p = pa->ty->dtype == DT_I64 || pa->ty->dtype == DT_BOOL ? (double)pa->ty->ival : pa->ty->fval;
+  double p = pa->ty->dtype == DT_BOOL ? (double)pa->ty->ival : pa->ty->fval;
   int64_t k[MAX_LIST];
   int n;
   if (!get_ints(sema, e, ka, "kernel_size", k, &n)) return poison(sema);
