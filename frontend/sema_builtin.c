@@ -512,6 +512,15 @@ static const BuiltinDef builtins[] = {
          "dilation=1", ck_conv_transpose, F_FN, F_NNF | F_TORCH),
     NODE("interpolate", INDEX_SELECT, "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
          "recompute_scale_factor=None, antialias=False", ck_interpolate, F_FN, F_NNF),
+    // composed of avg_pool and interpolate (sema_pool_alias.c)
+    NODE("lp_pool1d", SUM, "input, norm_type, kernel_size, stride=None, ceil_mode=False", ck_lp_pool, F_FN, F_NNF),
+    NODE("lp_pool2d", SUM, "input, norm_type, kernel_size, stride=None, ceil_mode=False", ck_lp_pool, F_FN, F_NNF),
+    NODE("local_response_norm", SUM, "input, size, alpha=0.0001, beta=0.75, k=1.0", ck_local_response_norm, F_FN,
+         F_NNF),
+    NODE("upsample", INDEX_SELECT, "input, size=None, scale_factor=None, mode='nearest', align_corners=None",
+         ck_upsample, F_FN, F_NNF),
+    NODE("upsample_nearest", INDEX_SELECT, "input, size=None, scale_factor=None", ck_upsample, F_FN, F_NNF),
+    NODE("upsample_bilinear", INDEX_SELECT, "input, size=None, scale_factor=None", ck_upsample, F_FN, F_NNF),
     NODE("unfold", COPY, "input, kernel_size, dilation=1, padding=0, stride=1", ck_im2col, F_FN, F_NNF),
     NODE("fold", MATMUL, "input, output_size, kernel_size, dilation=1, padding=0, stride=1", ck_fold, F_FN, F_NNF),
     // torch.nn.functional built from parts (sema_nn.c): a bare function and F.NAME, torch.NAME
@@ -605,6 +614,27 @@ static const BuiltinDef builtins[] = {
     NODE("cross_entropy", MEAN,
          "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
          "label_smoothing=0.0", ck_cross_entropy, F_FN, F_NNF),
+    // sema_loss_margin.c
+    NODE("margin_ranking_loss", MEAN, "input1, input2, target, margin=0, size_average=None, reduce=None, "
+         "reduction='mean'", ck_margin_ranking_loss, F_FN, F_NNF),
+    NODE("hinge_embedding_loss", MEAN, "input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'",
+         ck_hinge_embedding_loss, F_FN, F_NNF),
+    NODE("cosine_embedding_loss", MEAN, "input1, input2, target, margin=0, size_average=None, reduce=None, "
+         "reduction='mean'", ck_cosine_embedding_loss, F_FN, F_NNF),
+    NODE("multilabel_soft_margin_loss", MEAN, "input, target, weight=None, size_average=None, reduce=None, "
+         "reduction='mean'", ck_multilabel_soft_margin_loss, F_FN, F_NNF),
+    NODE("multi_margin_loss", MEAN, "input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, "
+         "reduction='mean'", ck_multi_margin_loss, F_FN, F_NNF),
+    NODE("multilabel_margin_loss", MEAN, "input, target, size_average=None, reduce=None, reduction='mean'",
+         ck_multilabel_margin_loss, F_FN, F_NNF),
+    NODE("triplet_margin_loss", MEAN, "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, "
+         "size_average=None, reduce=None, reduction='mean'", ck_triplet_margin_loss, F_FN, F_NNF),
+    NODE("triplet_margin_with_distance_loss", MEAN, "anchor, positive, negative, *, distance_function=None, "
+         "margin=1.0, swap=False, reduction='mean'", ck_triplet_margin_loss, F_FN, F_NNF),
+    NODE("poisson_nll_loss", MEAN, "input, target, log_input=True, full=False, size_average=None, eps=1e-08, "
+         "reduce=None, reduction='mean'", ck_poisson_nll_loss, F_FN, F_NNF),
+    NODE("gaussian_nll_loss", MEAN, "input, target, var, full=False, eps=1e-06, reduction='mean'",
+         ck_gaussian_nll_loss, F_FN, F_NNF),
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 

@@ -16,7 +16,9 @@
 //   sema_nn.c       ... torch.nn.functional ops built from parts: layer_norm, linear,
 //                   activations, the other norms, embedding, one_hot, bilinear
 //   sema_loss.c     ... the losses of torch.nn.functional
+//   sema_loss_margin.c ... the margin, embedding and likelihood losses
 //   sema_conv.c     ... pad, pooling, convolution, interpolate of torch.nn.functional
+//   sema_pool_alias.c ... lp_pool, local_response_norm, upsample: avg_pool and interpolate
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_scan.c     ... cumsum, cumprod, cummax, cummin, logcumsumexp
 //   sema_sort.c     ... sort, argsort, msort, topk, kthvalue, median
@@ -245,6 +247,46 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
 TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d);
+// ... their shared pieces: reduction (RED_*, the bound argument i; 'batchmean' where
+// batchmean), the deprecated size_average/reduce (only None), the compute dtype of a
+// one-kernel loss (f32 for halves), x as dtype dt, the reduction of a loss, ATen's
+// argument parser's checks of a tensor or float argument of fname
+enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
+bool loss_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *red);
+bool loss_no_legacy(Sema *sema, const Ast *e, int i);
+DType loss_compute_dtype(DType dt);
+Ast *loss_to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt);
+Ast *loss_reduce(Sema *sema, const Ast *e, Ast *loss, int red);
+TType *loss_aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos);
+bool loss_aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out);
+// Shorthands for parts: a op b, op x, where(c, a, b), clamp(x, min=lo), builtin(x, dim), a float
+static inline Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
+  return part_binary(sema, e, op, op_name(op), a, b);
+}
+static inline Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) { return part_unary(sema, e, op, op_name(op), x); }
+static inline Ast *p_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
+  Ast *args[3] = {c, a, b};
+  return part_call(sema, e, "where", args, 3);
+}
+static inline Ast *p_clamp_min(Sema *sema, const Ast *e, Ast *x, double lo) {
+  Ast *args[3] = {x, part_float(sema, e, lo), NULL};
+  return part_call(sema, e, "clamp", args, 3);
+}
+static inline Ast *p_dim_op(Sema *sema, const Ast *e, const char *builtin, Ast *x, int64_t dim) {
+  Ast *args[2] = {x, part_int(sema, e, dim)};
+  return part_call(sema, e, builtin, args, 2);
+}
+static inline Ast *p_f(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
+// sema_loss_margin.c: the margin, embedding and likelihood losses
+TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_cosine_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_multilabel_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);  // and triplet_margin_with_distance_loss
+TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_join.c
 TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -349,6 +391,10 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_tran
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d);  // F.unfold
+// sema_pool_alias.c: pools and resizes torch.nn.functional composes of avg_pool and interpolate
+TType *ck_lp_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // lp_pool1d, lp_pool2d
+TType *ck_local_response_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_upsample(Sema *sema, Ast *e, const BuiltinDef *d);  // upsample, upsample_nearest, upsample_bilinear
 
 // ---- sema_mask.c ----
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);

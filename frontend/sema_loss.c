@@ -17,10 +17,8 @@
 // ============================================================================
 // Shared pieces: reduction, the deprecated size_average/reduce, casts, shapes
 // ============================================================================
-enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
-
 // reduction='none' | 'mean' | 'sum' (| 'batchmean' for kl_div): the bound argument i.
-static bool get_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *red) {
+bool loss_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *red) {
   *red = RED_MEAN;
   Ast *a = i < e->nbargs ? e->bargs[i] : NULL;
   if (!a) return true;
@@ -48,7 +46,7 @@ static bool get_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *
 }
 
 // size_average and reduce (deprecated in PyTorch): only None is taken.
-static bool no_legacy(Sema *sema, const Ast *e, int i) {
+bool loss_no_legacy(Sema *sema, const Ast *e, int i) {
   Ast *a = barg(e, i);
   if (!a) return true;
   diag_error(sema->cx, a->loc, "size_average and reduce are deprecated and not supported: use reduction='mean', "
@@ -73,15 +71,15 @@ static const char *cast_name(DType dt) {
 }
 
 // x as dtype dt: x itself when it has it, else a cast part.
-static Ast *to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
+Ast *loss_to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
   return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_name(dt));
 }
 
 // The dtype a one-kernel loss computes in: f32 for halves.
-static DType compute_dtype(DType dt) { return dtype_is_half(dt) ? DT_F32 : dt; }
+DType loss_compute_dtype(DType dt) { return dtype_is_half(dt) ? DT_F32 : dt; }
 
 // loss reduced as `red` says: mean or sum of all elements (0-d), or loss itself.
-static Ast *reduce_loss(Sema *sema, const Ast *e, Ast *loss, int red) {
+Ast *loss_reduce(Sema *sema, const Ast *e, Ast *loss, int red) {
   if (red == RED_NONE) return loss;
   return part_call(sema, e, red == RED_SUM ? "sum" : "mean", &loss, 1);
 }
@@ -98,7 +96,7 @@ static TType *target_with_size(Sema *sema, Ast *a) {
 }
 
 // A tensor argument of the ATen function fname (PyTorch's argument parser's words).
-static TType *aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos) {
+TType *loss_aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos) {
   if (is_tensor(a->ty)) return a->ty;
   diag_error(sema->cx, a->loc, "%s(): argument '%s' (position %d) must be Tensor, not %s", fname, pname, pos,
              py_type_name(a->ty));
@@ -106,7 +104,7 @@ static TType *aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pna
 }
 
 // A float argument of the ATen function fname (a Python int or float), or its default.
-static bool aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out) {
+bool loss_aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out) {
   *out = dflt;
   if (!a) return true;
   if (is_scalar(a->ty)) {
@@ -154,27 +152,6 @@ static bool broadcasts_into(Sema *sema, Loc loc, const TType *into, const TType 
   return true;
 }
 
-// Shorthands for parts.
-static Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
-  return part_binary(sema, e, op, op_name(op), a, b);
-}
-static Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) {
-  return part_unary(sema, e, op, op_name(op), x);
-}
-static Ast *p_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
-  Ast *args[3] = {c, a, b};
-  return part_call(sema, e, "where", args, 3);
-}
-static Ast *p_clamp_min(Sema *sema, const Ast *e, Ast *x, double lo) {
-  Ast *args[3] = {x, part_float(sema, e, lo), NULL};
-  return part_call(sema, e, "clamp", args, 3);
-}
-static Ast *p_dim_op(Sema *sema, const Ast *e, const char *builtin, Ast *x, int64_t dim) {
-  Ast *args[2] = {x, part_int(sema, e, dim)};
-  return part_call(sema, e, builtin, args, 2);
-}
-static Ast *p_f(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
-
 // ============================================================================
 // mse_loss, l1_loss, smooth_l1_loss, huber_loss, soft_margin_loss
 // ============================================================================
@@ -206,16 +183,16 @@ static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
   double p = 1.0;
   int ri = kind == L_HUBER ? 2 : 4;
   if (!pointwise_operands(sema, e, &x, &t)) return poison(sema);
-  if (kind != L_HUBER && (!no_legacy(sema, e, 2) || !no_legacy(sema, e, 3))) return poison(sema);
-  if (!broadcast_pair(sema, e, x, t) || !get_reduction(sema, e, ri, false, &red)) return poison(sema);
+  if (kind != L_HUBER && (!loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3))) return poison(sema);
+  if (!broadcast_pair(sema, e, x, t) || !loss_reduction(sema, e, ri, false, &red)) return poison(sema);
   if (kind == L_SMOOTH_L1) {
-    if (!aten_float(sema, barg(e, 5), "smooth_l1_loss", "beta", 4, 1.0, &p)) return poison(sema);
+    if (!loss_aten_float(sema, barg(e, 5), "smooth_l1_loss", "beta", 4, 1.0, &p)) return poison(sema);
     if (p < 0) {
       diag_error(sema->cx, e->bargs[5]->loc, "smooth_l1_loss does not support negative values for beta.");
       return poison(sema);
     }
   } else if (kind == L_HUBER) {
-    if (!aten_float(sema, barg(e, 3), "huber_loss", "delta", 4, 1.0, &p)) return poison(sema);
+    if (!loss_aten_float(sema, barg(e, 3), "huber_loss", "delta", 4, 1.0, &p)) return poison(sema);
     if (p <= 0) {
       diag_error(sema->cx, e->bargs[3] ? e->bargs[3]->loc : call_loc(e),
                  "huber_loss does not support non-positive values for delta.");
@@ -236,8 +213,8 @@ static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
     diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", kernels[kind], torch_name(common));
     return poison(sema);
   }
-  DType cd = compute_dtype(common);
-  Ast *a = to_dtype(sema, e, e->bargs[0], cd), *b = to_dtype(sema, e, e->bargs[1], cd);
+  DType cd = loss_compute_dtype(common);
+  Ast *a = loss_to_dtype(sema, e, e->bargs[0], cd), *b = loss_to_dtype(sema, e, e->bargs[1], cd);
   Ast *d = p_bin(sema, e, OP_SUB, a, b), *loss;
   if (kind == L_MSE) {
     loss = p_bin(sema, e, OP_MUL, d, d);
@@ -251,7 +228,7 @@ static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
     else lin = p_bin(sema, e, OP_MUL, p_f(sema, e, p), lin);
     loss = p_where(sema, e, p_bin(sema, e, OP_LT, z, p_f(sema, e, p)), sq, lin);
   }
-  return become(sema, e, reduce_loss(sema, e, to_dtype(sema, e, loss, out), red));
+  return become(sema, e, loss_reduce(sema, e, loss_to_dtype(sema, e, loss, out), red));
 }
 
 TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -273,12 +250,12 @@ TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   TType *x, *t;
   int red;
-  if (!pointwise_operands(sema, e, &x, &t) || !no_legacy(sema, e, 2) || !no_legacy(sema, e, 3) ||
-      !broadcast_pair(sema, e, x, t) || !get_reduction(sema, e, 4, false, &red))
+  if (!pointwise_operands(sema, e, &x, &t) || !loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3) ||
+      !broadcast_pair(sema, e, x, t) || !loss_reduction(sema, e, 4, false, &red))
     return poison(sema);
   Ast *diff = p_bin(sema, e, OP_SUB, e->bargs[0], e->bargs[1]);
   if (is_poison(diff->ty)) return poison(sema);
-  Ast *loss = reduce_loss(sema, e, p_un(sema, e, OP_ABS, diff), red);
+  Ast *loss = loss_reduce(sema, e, p_un(sema, e, OP_ABS, diff), red);
   return become(sema, e, loss);
 }
 
@@ -289,7 +266,7 @@ TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xa = e->bargs[0], *ta = e->bargs[1];
   TType *x = xa->ty, *t = get_tensor(sema, e, ta, "target");
   int red;
-  if (!t || !no_legacy(sema, e, 2) || !no_legacy(sema, e, 3) || !get_reduction(sema, e, 4, false, &red))
+  if (!t || !loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3) || !loss_reduction(sema, e, 4, false, &red))
     return poison(sema);
   if (x->dtype == DT_BOOL) {
     diag_error(sema->cx, call_loc(e), "Negation, the `-` operator, on a bool tensor is not supported. If you are "
@@ -305,10 +282,11 @@ TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   TType *ts[2] = {x, t};
-  DType cd = compute_dtype(result_type(sema, ts, 2));
-  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, to_dtype(sema, e, xa, cd)), to_dtype(sema, e, ta, cd));
-  Ast *loss = to_dtype(sema, e, p_un(sema, e, OP_LOG1P, p_un(sema, e, OP_EXP, z)), x->dtype);
-  return become(sema, e, reduce_loss(sema, e, loss, red));
+  DType cd = loss_compute_dtype(result_type(sema, ts, 2));
+  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, loss_to_dtype(sema, e, xa, cd)),
+                 loss_to_dtype(sema, e, ta, cd));
+  Ast *loss = loss_to_dtype(sema, e, p_un(sema, e, OP_LOG1P, p_un(sema, e, OP_EXP, z)), x->dtype);
+  return become(sema, e, loss_reduce(sema, e, loss, red));
 }
 
 // ============================================================================
@@ -321,7 +299,8 @@ TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2);
   TType *x = xa->ty, *t, *w = NULL;
   int red;
-  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 4) || !get_reduction(sema, e, 5, false, &red)) return poison(sema);
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !loss_reduction(sema, e, 5, false, &red))
+    return poison(sema);
   if (!(t = target_with_size(sema, ta)) || (wa && !(w = target_with_size(sema, wa)))) return poison(sema);
   if (!same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) {
     diag_error(sema->cx, ta->loc, "Using a target size (%s) that is different to the input size (%s) is deprecated. "
@@ -338,15 +317,15 @@ TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(x->dtype));
     return poison(sema);
   }
-  DType cd = compute_dtype(x->dtype);
-  Ast *xc = to_dtype(sema, e, xa, cd), *tc = to_dtype(sema, e, ta, cd);
+  DType cd = loss_compute_dtype(x->dtype);
+  Ast *xc = loss_to_dtype(sema, e, xa, cd), *tc = loss_to_dtype(sema, e, ta, cd);
   Ast *log_x = p_clamp_min(sema, e, p_un(sema, e, OP_LOG, xc), -100);
   Ast *log_1mx = p_clamp_min(sema, e, p_un(sema, e, OP_LOG, p_bin(sema, e, OP_SUB, p_f(sema, e, 1.0), xc)), -100);
   Ast *loss = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, tc, p_f(sema, e, 1.0)), log_1mx),
                     p_bin(sema, e, OP_MUL, tc, log_x));
   if (wa) loss = p_bin(sema, e, OP_MUL, loss, wa);  // the in-place mul_: promoted, then the input's dtype
-  loss = to_dtype(sema, e, loss, x->dtype);
-  return become(sema, e, reduce_loss(sema, e, loss, red));
+  loss = loss_to_dtype(sema, e, loss, x->dtype);
+  return become(sema, e, loss_reduce(sema, e, loss, red));
 }
 
 // binary_cross_entropy_with_logits: PyTorch's composite formula, stable for large |x|:
@@ -359,15 +338,16 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *pa = barg(e, 6);
   TType *x = xa->ty, *t, *w = NULL, *pw = NULL;
   int red;
-  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 4) || !get_reduction(sema, e, 5, false, &red)) return poison(sema);
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !loss_reduction(sema, e, 5, false, &red))
+    return poison(sema);
   if (!(t = target_with_size(sema, ta))) return poison(sema);
   if (!same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape)) {
     diag_error(sema->cx, ta->loc, "Target size (%s) must be the same as input size (%s)", torch_size(sema, t),
                torch_size(sema, x));
     return poison(sema);
   }
-  if ((wa && !(w = aten_tensor(sema, wa, "binary_cross_entropy_with_logits", "weight", 3))) ||
-      (pa && !(pw = aten_tensor(sema, pa, "binary_cross_entropy_with_logits", "pos_weight", 4))))
+  if ((wa && !(w = loss_aten_tensor(sema, wa, "binary_cross_entropy_with_logits", "weight", 3))) ||
+      (pa && !(pw = loss_aten_tensor(sema, pa, "binary_cross_entropy_with_logits", "pos_weight", 4))))
     return poison(sema);
   if (t->dtype == DT_BOOL) {
     diag_error(sema->cx, ta->loc, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
@@ -403,14 +383,14 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
     if (!broadcasts_into(sema, pa->loc, t, lw)) return poison(sema);
   }
   if (w && !broadcasts_into(sema, wa->loc, t, w)) return poison(sema);
-  DType cd = compute_dtype(t->dtype);
-  Ast *xc = to_dtype(sema, e, xa, cd), *tc = to_dtype(sema, e, ta, cd);
+  DType cd = loss_compute_dtype(t->dtype);
+  Ast *xc = loss_to_dtype(sema, e, xa, cd), *tc = loss_to_dtype(sema, e, ta, cd);
   Ast *m = p_clamp_min(sema, e, p_un(sema, e, OP_NEG, xc), 0);
   Ast *lse = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_ADD, p_un(sema, e, OP_EXP, p_un(sema, e, OP_NEG, m)),
                                          p_un(sema, e, OP_EXP, p_bin(sema, e, OP_SUB, p_un(sema, e, OP_NEG, xc), m))));
   Ast *loss = p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, p_f(sema, e, 1.0), tc), xc);
   if (pw) {
-    Ast *pwc = to_dtype(sema, e, pa, compute_dtype(pw->dtype));
+    Ast *pwc = loss_to_dtype(sema, e, pa, loss_compute_dtype(pw->dtype));
     Ast *lw = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, pwc, p_f(sema, e, 1.0)), tc),
                     p_f(sema, e, 1.0));
     loss = p_bin(sema, e, OP_ADD, loss, p_bin(sema, e, OP_MUL, lw, p_bin(sema, e, OP_ADD, lse, m)));
@@ -418,8 +398,8 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
     loss = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_ADD, loss, m), lse);
   }
   if (wa) loss = p_bin(sema, e, OP_MUL, loss, wa);
-  loss = to_dtype(sema, e, loss, t->dtype);
-  return become(sema, e, reduce_loss(sema, e, loss, red));
+  loss = loss_to_dtype(sema, e, loss, t->dtype);
+  return become(sema, e, loss_reduce(sema, e, loss, red));
 }
 
 // kl_div: target * log(target) - target * input (0 where target is 0: xlogy), or with
@@ -430,7 +410,7 @@ TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d) {
   TType *x = xa->ty, *t = get_tensor(sema, e, ta, "target");
   int red;
   bool log_target = false;
-  if (!t || !no_legacy(sema, e, 2) || !no_legacy(sema, e, 3) || !get_reduction(sema, e, 4, true, &red))
+  if (!t || !loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3) || !loss_reduction(sema, e, 4, true, &red))
     return poison(sema);
   if (la && !(is_scalar(la->ty) && la->ty->dtype == DT_BOOL)) {
     diag_error(sema->cx, la->loc, "kl_div(): argument 'log_target' must be bool, not %s", py_type_name(la->ty));
@@ -454,7 +434,7 @@ TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d) {
     Ast *xlogy = p_where(sema, e, zero, p_f(sema, e, 0.0), p_bin(sema, e, OP_MUL, ta, p_un(sema, e, OP_LOG, ta)));
     loss = p_bin(sema, e, OP_SUB, xlogy, p_bin(sema, e, OP_MUL, ta, xa));
   }
-  loss = reduce_loss(sema, e, loss, red == RED_BATCHMEAN ? RED_SUM : red);
+  loss = loss_reduce(sema, e, loss, red == RED_BATCHMEAN ? RED_SUM : red);
   if (red == RED_BATCHMEAN && x->view.ndim != 0) loss = p_bin(sema, e, OP_DIV, loss, part_int(sema, e, x->view.shape[0]));
   return become(sema, e, loss);
 }
@@ -471,8 +451,8 @@ static bool nll_check(Sema *sema, Ast *e, const char *fname, const TType *x, Ast
     diag_error(sema->cx, e->bargs[0]->loc, "Expected 1 or more dimensions (got 0)");
     return false;
   }
-  TType *t = aten_tensor(sema, ta, fname, "target", 2), *w = NULL;
-  if (!t || (wa && !(w = aten_tensor(sema, wa, fname, "weight", 3)))) return false;
+  TType *t = loss_aten_tensor(sema, ta, fname, "target", 2), *w = NULL;
+  if (!t || (wa && !(w = loss_aten_tensor(sema, wa, fname, "weight", 3)))) return false;
   int tn = t->view.ndim;
   const int64_t *tsz = t->view.shape;
   if (nd != 1 && xs[0] != (tn ? tsz[0] : 0)) {
@@ -563,12 +543,12 @@ static Ast *class_weight(Sema *sema, const Ast *e, Ast *w, int nd) {
 // PyTorch's CUDA kernels do. *wsum: that sum (in the compute dtype).
 static Ast *nll_part(Sema *sema, const Ast *e, Ast *lp, Ast *ta, Ast *wa, int64_t ignore, int red, Ast **wsum) {
   int nd = lp->ty->view.ndim, cd = nd == 1 ? 0 : 1;
-  DType out = lp->ty->dtype, c = compute_dtype(out);
+  DType out = lp->ty->dtype, c = loss_compute_dtype(out);
   Ast *keep = p_bin(sema, e, OP_NE, ta, part_int(sema, e, ignore));
   Ast *safe = p_where(sema, e, keep, ta, part_int(sema, e, 0));  // ignored targets read class 0
   Ast *idx = p_dim_op(sema, e, "unsqueeze", safe, cd);
   Ast *args[3] = {lp, part_int(sema, e, cd), idx};
-  Ast *picked = to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", args, 3), cd), c);
+  Ast *picked = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", args, 3), cd), c);
   Ast *wt;
   if (wa) {
     Ast *w = class_weight(sema, e, wa, nd);
@@ -577,18 +557,18 @@ static Ast *nll_part(Sema *sema, const Ast *e, Ast *lp, Ast *ta, Ast *wa, int64_
       w = part_call(sema, e, "expand_as", ea, 2);
     }
     Ast *wargs[3] = {w, part_int(sema, e, cd), idx};
-    wt = to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", wargs, 3), cd), c);
+    wt = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", wargs, 3), cd), c);
     picked = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, wt), picked);
     wt = p_where(sema, e, keep, wt, p_f(sema, e, 0.0));
   } else {
     picked = p_un(sema, e, OP_NEG, picked);
-    wt = to_dtype(sema, e, keep, c);
+    wt = loss_to_dtype(sema, e, keep, c);
   }
   Ast *loss = p_where(sema, e, keep, picked, p_f(sema, e, 0.0));
   *wsum = part_call(sema, e, "sum", &wt, 1);
   if (red == RED_SUM) loss = part_call(sema, e, "sum", &loss, 1);
   else if (red == RED_MEAN) loss = p_bin(sema, e, OP_DIV, part_call(sema, e, "sum", &loss, 1), *wsum);
-  return to_dtype(sema, e, loss, out);
+  return loss_to_dtype(sema, e, loss, out);
 }
 
 // nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -598,7 +578,7 @@ TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *wsum;
   int red;
   int64_t ignore;
-  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 5) || !get_reduction(sema, e, 6, false, &red) ||
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 5) || !loss_reduction(sema, e, 6, false, &red) ||
       !aten_int(sema, barg(e, 4), "nll_loss_nd", "ignore_index", 5, -100, &ignore) ||
       !nll_check(sema, e, "nll_loss_nd", xa->ty, ta, wa, red))
     return poison(sema);
@@ -661,11 +641,11 @@ TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
   int red;
   int64_t ignore;
   double ls;
-  if (!no_legacy(sema, e, 3) || !no_legacy(sema, e, 5) || !get_reduction(sema, e, 6, false, &red) ||
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 5) || !loss_reduction(sema, e, 6, false, &red) ||
       !aten_int(sema, barg(e, 4), "cross_entropy_loss", "ignore_index", 5, -100, &ignore) ||
-      !aten_float(sema, barg(e, 7), "cross_entropy_loss", "label_smoothing", 6, 0.0, &ls) ||
-      !(t = aten_tensor(sema, ta, "cross_entropy_loss", "target", 2)) ||
-      (wa && !aten_tensor(sema, wa, "cross_entropy_loss", "weight", 3)))
+      !loss_aten_float(sema, barg(e, 7), "cross_entropy_loss", "label_smoothing", 6, 0.0, &ls) ||
+      !(t = loss_aten_tensor(sema, ta, "cross_entropy_loss", "target", 2)) ||
+      (wa && !loss_aten_tensor(sema, wa, "cross_entropy_loss", "weight", 3)))
     return poison(sema);
   if (same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape))
     return cross_entropy_probs(sema, e, xa, ta, wa, ignore, red, ls);
@@ -684,7 +664,7 @@ TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
   s = p_un(sema, e, OP_NEG, p_dim_op(sema, e, "sum", s, cd));
   s = p_where(sema, e, p_bin(sema, e, OP_EQ, ta, part_int(sema, e, ignore)), p_f(sema, e, 0.0), s);
   if (red != RED_NONE) s = part_call(sema, e, "sum", &s, 1);
-  if (red == RED_MEAN) s = to_dtype(sema, e, p_bin(sema, e, OP_DIV, s, wsum), lp->ty->dtype);
+  if (red == RED_MEAN) s = loss_to_dtype(sema, e, p_bin(sema, e, OP_DIV, s, wsum), lp->ty->dtype);
   Ast *r = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, p_f(sema, e, 1 - ls), nll),
                  p_bin(sema, e, OP_MUL, s, p_f(sema, e, ls / (double)ncls)));
   return become(sema, e, r);

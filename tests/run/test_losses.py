@@ -330,12 +330,12 @@ def shape_of(w):
     return ", ".join(str(n) for n in np.shape(w))
 
 
-def check_case(tdslc, t, name, exprs, kinds, model):
-    d = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in INPUTS.items()}
+def check_case(tdslc, t, name, exprs, kinds, model, inputs=INPUTS, params=PARAMS):
+    d = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in inputs.items()}
     want = [np.asarray(w, np.float64) for w in model(d)]
     rets = ", ".join(f"{k.split('@')[0]}[{shape_of(w)}]" for k, w in zip(kinds, want))
-    src = f"fn f({PARAMS}) -> ({rets}) {{\n    return {exprs}\n}}\n"
-    p, outs = run_outputs(tdslc, src, INPUTS)
+    src = f"fn f({params}) -> ({rets}) {{\n    return {exprs}\n}}\n"
+    p, outs = run_outputs(tdslc, src, inputs)
     errs = []
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}")

@@ -1,0 +1,460 @@
+// frontend/sema_loss_margin.c: the margin, embedding and likelihood losses of
+// torch.nn.functional (margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
+// multilabel_soft_margin_loss, multi_margin_loss, multilabel_margin_loss,
+// triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss,
+// gaussian_nll_loss), each built as parts from the ops PyTorch 1.13 composes it of.
+// Invariants: PyTorch's checks come first, with its messages at the argument; a loss
+// PyTorch composes of ops (ATen's composite losses, the Python ones) is built of the
+// same ops in the same dtypes, so halves round after each op as PyTorch's do; the two
+// losses with CUDA kernels of their own (multi_margin_loss, multilabel_margin_loss)
+// compute in f32 for f16 and round once per sample, and read their class indices with
+// gather, whose run-time check reports an index out of range. Not checked: gaussian_nll_loss's
+// "var has negative entry/entries" (a test of the values; negative entries clamp to eps).
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+static const double TWO_PI = 6.283185307179586;  // 2 * pi, as c10::pi<double> * 2
+
+// ============================================================================
+// Shared pieces
+// ============================================================================
+// The reduction of a loss written in Python that tests the string itself:
+// ValueError "<reduction> is not valid", or Python's TypeError for `reduction + str`.
+static bool python_reduction(Sema *sema, const Ast *e, int i, int *red) {
+  Ast *a = i < e->nbargs ? e->bargs[i] : NULL;
+  if (a && a->ty->kind == TY_STR) {
+    const char *s = a->ty->module;
+    if (strcmp(s, "none") && strcmp(s, "mean") && strcmp(s, "sum")) {
+      diag_error(sema->cx, a->loc, "%s is not valid", s);
+      return false;
+    }
+  } else if (a) {
+    diag_error(sema->cx, a->loc, "unsupported operand type(s) for +: '%s' and 'str'", py_type_name(a->ty));
+    return false;
+  }
+  return loss_reduction(sema, e, i, false, red);
+}
+
+// A tensor argument the Python code reads an attribute of (x.dim(), x.size()).
+static TType *py_tensor(Sema *sema, Ast *a, const char *attr) {
+  if (is_tensor(a->ty)) return a->ty;
+  diag_error(sema->cx, a->loc, "'%s' object has no attribute '%s'", py_type_name(a->ty), attr);
+  return NULL;
+}
+
+// The deprecated size_average (i) and reduce (j), then reduction (r) as get_enum reads it.
+static bool enum_reduction(Sema *sema, const Ast *e, int i, int j, int r, int *red) {
+  return loss_no_legacy(sema, e, i) && loss_no_legacy(sema, e, j) && loss_reduction(sema, e, r, false, red);
+}
+
+static Ast *p_zeros_like(Sema *sema, const Ast *e, Ast *x) { return part_call(sema, e, "zeros_like", &x, 1); }
+
+static Ast *p_reshape(Sema *sema, const Ast *e, Ast *x, int n, const int64_t *shape) {
+  return part_call(sema, e, "reshape", (Ast *[]){x, part_ints(sema, e, n, shape)}, 2);
+}
+
+static const char *size_str(Sema *sema, const TType *t) { return shape_str(sema, t->view.ndim, t->view.shape); }
+
+// ============================================================================
+// margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss
+// ============================================================================
+// margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+// reduction='mean'): clamp_min(-target * (input1 - input2) + margin, 0)
+TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1], *t = e->bargs[2];
+  TType *at, *bt, *tt;
+  int red;
+  double margin;
+  if (!enum_reduction(sema, e, 4, 5, 6, &red) || !(at = py_tensor(sema, a, "dim")) ||
+      !(bt = py_tensor(sema, b, "dim")) || !(tt = py_tensor(sema, t, "dim")))
+    return poison(sema);
+  if (at->view.ndim != bt->view.ndim || at->view.ndim != tt->view.ndim) {  // PyTorch's text ends in a space
+    diag_error(sema->cx, call_loc(e), "margin_ranking_loss : All input tensors should have same dimension but got "
+               "sizes: input1: torch.Size(%s), input2: torch.Size(%s), target: torch.Size(%s)", size_str(sema, at),
+               size_str(sema, bt), size_str(sema, tt));
+    return poison(sema);
+  }
+  if (!loss_aten_float(sema, barg(e, 3), "margin_ranking_loss", "margin", 4, 0.0, &margin)) return poison(sema);
+  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, t), p_bin(sema, e, OP_SUB, a, b));
+  Ast *out = p_clamp_min(sema, e, p_bin(sema, e, OP_ADD, z, p_f(sema, e, margin)), 0);
+  return become(sema, e, loss_reduce(sema, e, out, red));
+}
+
+// hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+// reduction='mean'): where(target != 1, clamp_min(margin - input, 0), 0)
+//                  + where(target != -1, input, 0)
+TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *t = e->bargs[1];
+  int red;
+  double margin;
+  if (!enum_reduction(sema, e, 3, 4, 5, &red) ||
+      !loss_aten_tensor(sema, x, "hinge_embedding_loss", "input", 1) ||
+      !loss_aten_tensor(sema, t, "hinge_embedding_loss", "target", 2) ||
+      !loss_aten_float(sema, barg(e, 2), "hinge_embedding_loss", "margin", 3, 1.0, &margin))
+    return poison(sema);
+  Ast *zeros = p_zeros_like(sema, e, x);
+  Ast *mc = p_clamp_min(sema, e, p_bin(sema, e, OP_SUB, p_f(sema, e, margin), x), 0);
+  Ast *om = p_where(sema, e, p_bin(sema, e, OP_NE, t, part_int(sema, e, 1)), mc, zeros);
+  Ast *os = p_where(sema, e, p_bin(sema, e, OP_NE, t, part_int(sema, e, -1)), x, zeros);
+  return become(sema, e, loss_reduce(sema, e, p_bin(sema, e, OP_ADD, om, os), red));
+}
+
+// cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+// reduction='mean'): cos = sum(x1 * x2) / sqrt((sum(x1^2) + 1e-12) * (sum(x2^2) + 1e-12))
+// over the last dim; where(target == 1, 1 - cos, 0) + where(target == -1, clamp_min(cos -
+// margin, 0), 0).
+TType *ck_cosine_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *a = e->bargs[0], *b = e->bargs[1], *t = e->bargs[2];
+  TType *at, *bt, *tt;
+  int red;
+  double margin;
+  const char *fn = "cosine_embedding_loss";
+  if (!enum_reduction(sema, e, 4, 5, 6, &red) || !(at = loss_aten_tensor(sema, a, fn, "input1", 1)) ||
+      !(bt = loss_aten_tensor(sema, b, fn, "input2", 2)) || !(tt = loss_aten_tensor(sema, t, fn, "target", 3)) ||
+      !loss_aten_float(sema, barg(e, 3), fn, "margin", 4, 0.0, &margin))
+    return poison(sema);
+  int td = tt->view.ndim;
+  if (td > 1) {
+    diag_error(sema->cx, t->loc, "0D or 1D target tensor expected, multi-target not supported");
+    return poison(sema);
+  }
+  if (at->view.ndim != td + 1 || bt->view.ndim != td + 1) {
+    diag_error(sema->cx, call_loc(e), "%dD target tensor expects %dD input tensors, but found inputs with sizes %s "
+               "and %s.", td, td + 1, size_str(sema, at), size_str(sema, bt));
+    return poison(sema);
+  }
+  Ast *prod = p_dim_op(sema, e, "sum", p_bin(sema, e, OP_MUL, a, b), td);
+  Ast *m1 = p_bin(sema, e, OP_ADD, p_dim_op(sema, e, "sum", p_bin(sema, e, OP_MUL, a, a), td), p_f(sema, e, 1e-12));
+  Ast *m2 = p_bin(sema, e, OP_ADD, p_dim_op(sema, e, "sum", p_bin(sema, e, OP_MUL, b, b), td), p_f(sema, e, 1e-12));
+  Ast *cos = p_bin(sema, e, OP_DIV, prod, p_un(sema, e, OP_SQRT, p_bin(sema, e, OP_MUL, m1, m2)));
+  if (is_poison(cos->ty)) return poison(sema);
+  Ast *zeros = p_zeros_like(sema, e, cos);
+  Ast *pos = p_bin(sema, e, OP_SUB, part_int(sema, e, 1), cos);
+  Ast *neg = p_clamp_min(sema, e, p_bin(sema, e, OP_SUB, cos, p_f(sema, e, margin)), 0);
+  Ast *op = p_where(sema, e, p_bin(sema, e, OP_EQ, t, part_int(sema, e, 1)), pos, zeros);
+  Ast *on = p_where(sema, e, p_bin(sema, e, OP_EQ, t, part_int(sema, e, -1)), neg, zeros);
+  return become(sema, e, loss_reduce(sema, e, p_bin(sema, e, OP_ADD, op, on), red));
+}
+
+// ============================================================================
+// multilabel_soft_margin_loss, multi_margin_loss, multilabel_margin_loss
+// ============================================================================
+// multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+// reduction='mean'): -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input)),
+// times weight, summed over the last dim and divided by its size.
+TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *t = e->bargs[1], *w = barg(e, 2);
+  int red;
+  TType *xt;
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !(xt = py_tensor(sema, x, "dim")))
+    return poison(sema);
+  if (xt->view.ndim == 0) {
+    diag_error(sema->cx, x->loc, "Dimension specified as -1 but tensor has no dimensions");
+    return poison(sema);
+  }
+  Ast *ls = part_call(sema, e, "logsigmoid", &x, 1);
+  Ast *lsn = part_call(sema, e, "logsigmoid", (Ast *[]){p_un(sema, e, OP_NEG, x)}, 1);
+  Ast *loss = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, t, ls),
+                    p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, part_int(sema, e, 1), t), lsn));
+  loss = p_un(sema, e, OP_NEG, loss);
+  if (w) loss = p_bin(sema, e, OP_MUL, loss, w);
+  if (is_poison(loss->ty)) return poison(sema);
+  int cd = xt->view.ndim - 1;
+  loss = p_bin(sema, e, OP_DIV, p_dim_op(sema, e, "sum", loss, cd), part_int(sema, e, xt->view.shape[cd]));
+  if (!python_reduction(sema, e, 5, &red)) return poison(sema);
+  return become(sema, e, loss_reduce(sema, e, loss, red));
+}
+
+// The input of multi_margin_loss and multilabel_margin_loss (PyTorch's LossMulti.h): a
+// non-empty vector or a matrix of nframe rows of dim classes (0-d: one of one), float.
+static bool multi_input(Sema *sema, const Ast *x, const char *kernel, int64_t *nframe, int64_t *dim) {
+  const TType *t = x->ty;
+  int nd = t->view.ndim;
+  const int64_t *s = t->view.shape;
+  if (!((nd == 2 && s[1] != 0) || (nd == 1 && s[0] != 0) || nd == 0)) {
+    diag_error(sema->cx, x->loc, "Expected non-empty vector or matrix with optional 0-dim batch size, but got: %s",
+               shape_str(sema, nd, s));
+    return false;
+  }
+  *nframe = nd <= 1 ? 1 : s[0];
+  *dim = nd == 0 ? 1 : s[nd - 1];
+  if (t->dtype == DT_BF16 || !dtype_is_float(t->dtype)) {
+    diag_error(sema->cx, x->loc, "\"%s\" not implemented for '%s'", kernel, torch_name(t->dtype));
+    return false;
+  }
+  return true;
+}
+
+static bool long_target(Sema *sema, const Ast *t) {
+  if (t->ty->dtype == DT_I64) return true;
+  diag_error(sema->cx, t->loc, "expected scalar type Long but found %s", torch_name(t->ty->dtype));
+  return false;
+}
+
+// x read as [nframe, dim] in the compute dtype.
+static Ast *frames(Sema *sema, const Ast *e, Ast *x, int64_t nframe, int64_t dim) {
+  int64_t shape[2] = {nframe, dim};
+  return loss_to_dtype(sema, e, p_reshape(sema, e, x, 2, shape), loss_compute_dtype(x->ty->dtype));
+}
+
+// The per-sample losses [nframe] in the compute dtype, rounded to the input's dtype,
+// shaped as out (n dims of shape), reduced.
+static TType *multi_result(Sema *sema, Ast *e, Ast *per, DType dt, int n, const int64_t *shape, int red) {
+  per = loss_to_dtype(sema, e, per, dt);
+  if (red == RED_NONE) return become(sema, e, p_reshape(sema, e, per, n, shape));
+  return become(sema, e, loss_reduce(sema, e, per, red));
+}
+
+// multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+// reduce=None, reduction='mean'): for each sample of class y, the sum over the classes
+// j != y of max(0, margin - x[y] + x[j])^p (times weight[y]), divided by the classes.
+TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *t = e->bargs[1], *pa = barg(e, 2), *w = barg(e, 4);
+  int red;
+  double margin;
+  int64_t nframe, dim;
+  const char *fn = "multi_margin_loss";
+  if (!loss_no_legacy(sema, e, 5) || !loss_no_legacy(sema, e, 6) || !loss_reduction(sema, e, 7, false, &red))
+    return poison(sema);
+  double pv = !pa ? 1 : !is_scalar(pa->ty) ? 0 : pa->ty->dtype == DT_BOOL ? (double)pa->ty->ival : pa->ty->fval;
+  bool p2 = pv == 2;
+  if (!p2 && pv != 1) {
+    diag_error(sema->cx, pa->loc, "only p == 1 and p == 2 supported");
+    return poison(sema);
+  }
+  if (w && !py_tensor(sema, w, "dim")) return poison(sema);
+  if (w && w->ty->view.ndim != 1) {
+    diag_error(sema->cx, w->loc, "weight must be one-dimensional");
+    return poison(sema);
+  }
+  if (!loss_aten_tensor(sema, x, fn, "input", 1) || !loss_aten_tensor(sema, t, fn, "target", 2) ||
+      !loss_aten_float(sema, barg(e, 3), fn, "margin", 4, 1.0, &margin) ||
+      !multi_input(sema, x, "multi_margin_loss_cuda", &nframe, &dim))
+    return poison(sema);
+  const TType *tt = t->ty;
+  if (tt->view.ndim > 1 || view_numel(tt->view) != nframe) {
+    diag_error(sema->cx, t->loc, "inconsistent target size, got: %s", size_str(sema, tt));
+    return poison(sema);
+  }
+  if (w && view_numel(w->ty->view) != dim) {
+    diag_error(sema->cx, w->loc, "inconsistent weight size, expected %" PRId64 " but got %s", dim,
+               size_str(sema, w->ty));
+    return poison(sema);
+  }
+  if (!long_target(sema, t)) return poison(sema);
+  if (w && w->ty->dtype != x->ty->dtype) {
+    diag_error(sema->cx, w->loc, "expected scalar type %s but found %s", torch_name(x->ty->dtype),
+               torch_name(w->ty->dtype));
+    return poison(sema);
+  }
+  DType cd = loss_compute_dtype(x->ty->dtype);
+  Ast *xf = frames(sema, e, x, nframe, dim);
+  int64_t col[2] = {nframe, 1};
+  Ast *ty = p_reshape(sema, e, t, 2, col);
+  Ast *xy = part_call(sema, e, "gather", (Ast *[]){xf, part_int(sema, e, 1), ty}, 3);
+  Ast *z = p_clamp_min(sema, e, p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_SUB, p_f(sema, e, margin), xy), xf), 0);
+  if (p2) z = p_bin(sema, e, OP_MUL, z, z);
+  if (w) {
+    Ast *wy = part_call(sema, e, "gather", (Ast *[]){loss_to_dtype(sema, e, w, cd), part_int(sema, e, 0),
+                                                     p_reshape(sema, e, t, 1, &nframe)}, 3);
+    z = p_bin(sema, e, OP_MUL, z, p_dim_op(sema, e, "unsqueeze", wy, 1));
+  }
+  Ast *cls = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, dim)}, 1);
+  z = p_where(sema, e, p_bin(sema, e, OP_EQ, cls, ty), p_f(sema, e, 0.0), z);
+  Ast *per = p_bin(sema, e, OP_DIV, p_dim_op(sema, e, "sum", z, 1), part_int(sema, e, dim));
+  return multi_result(sema, e, per, x->ty->dtype, tt->view.ndim, tt->view.shape, red);
+}
+
+// multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
+// the targets of a sample are its target row up to the first -1 (valid where the
+// cumulative product of target != -1 is 1); the loss sums max(0, 1 - x[y] + x[i]) over
+// those y and the classes i that are not among them, divided by the classes.
+TType *ck_multilabel_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *t = e->bargs[1];
+  int red;
+  int64_t nframe, dim;
+  const char *fn = "multilabel_margin_loss";
+  if (!enum_reduction(sema, e, 2, 3, 4, &red) || !loss_aten_tensor(sema, x, fn, "input", 1) ||
+      !loss_aten_tensor(sema, t, fn, "target", 2) ||
+      !multi_input(sema, x, "multilabel_margin_loss_forward_kernel", &nframe, &dim))
+    return poison(sema);
+  const TType *xt = x->ty, *tt = t->ty;
+  bool ok = xt->view.ndim <= 1 ? tt->view.ndim <= 1 && view_numel(tt->view) == dim
+                               : tt->view.ndim == 2 && tt->view.shape[0] == nframe && tt->view.shape[1] == dim;
+  if (!ok) {
+    diag_error(sema->cx, t->loc, "inconsistent size %s for argument #2 'target'", size_str(sema, tt));
+    return poison(sema);
+  }
+  if (!long_target(sema, t)) return poison(sema);
+  Ast *xf = frames(sema, e, x, nframe, dim);
+  int64_t shape[2] = {nframe, dim};
+  Ast *tf = p_reshape(sema, e, t, 2, shape);
+  Ast *ne = loss_to_dtype(sema, e, p_bin(sema, e, OP_NE, tf, part_int(sema, e, -1)), DT_I64);
+  Ast *valid = p_bin(sema, e, OP_NE, p_dim_op(sema, e, "cumprod", ne, 1), part_int(sema, e, 0));
+  Ast *ys = p_where(sema, e, valid, tf, part_int(sema, e, 0));  // invalid targets read class 0
+  Ast *xy = part_call(sema, e, "gather", (Ast *[]){xf, part_int(sema, e, 1), ys}, 3);
+  // is_target[n, i]: some valid target of sample n is class i
+  Ast *cls = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, dim)}, 1);
+  Ast *yv = p_where(sema, e, valid, tf, part_int(sema, e, -1));
+  Ast *hit = p_bin(sema, e, OP_EQ, p_dim_op(sema, e, "unsqueeze", yv, 2), cls);  // [n, j, i]
+  Ast *is_target = part_call(sema, e, "any", (Ast *[]){hit, part_int(sema, e, 1)}, 2);
+  Ast *z = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_SUB, part_int(sema, e, 1), p_dim_op(sema, e, "unsqueeze", xy, 2)),
+                 p_dim_op(sema, e, "unsqueeze", xf, 1));  // [n, j, i]
+  z = p_clamp_min(sema, e, z, 0);
+  Ast *keep = part_call(sema, e, "logical_and", (Ast *[]){p_dim_op(sema, e, "unsqueeze", valid, 2),
+                        p_dim_op(sema, e, "unsqueeze", p_un(sema, e, OP_LOGICAL_NOT, is_target), 1)}, 2);
+  z = p_where(sema, e, keep, z, p_f(sema, e, 0.0));
+  Ast *per = p_dim_op(sema, e, "sum", p_dim_op(sema, e, "sum", z, 2), 1);
+  per = p_bin(sema, e, OP_DIV, per, part_int(sema, e, dim));
+  int64_t one = nframe;
+  return multi_result(sema, e, per, xt->dtype, xt->view.ndim <= 1 ? 0 : 1, &one, red);
+}
+
+// ============================================================================
+// triplet_margin_loss, triplet_margin_with_distance_loss
+// ============================================================================
+// clamp_min(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance(., ., norm, eps); with
+// swap d(a, n) is min(d(a, n), d(p, n)). margin_first: margin + d(a, p) - d(a, n), the
+// order of ATen's triplet_margin_loss.
+static Ast *triplet(Sema *sema, const Ast *e, Ast *const *apn, double margin, double norm, double eps, bool swap,
+                    bool margin_first) {
+  Ast *pn = p_f(sema, e, norm), *pe = p_f(sema, e, eps);
+  Ast *dp = part_call(sema, e, "pairwise_distance", (Ast *[]){apn[0], apn[1], pn, pe, NULL}, 5);
+  Ast *dn = part_call(sema, e, "pairwise_distance", (Ast *[]){apn[0], apn[2], pn, pe, NULL}, 5);
+  if (swap) {
+    Ast *ds = part_call(sema, e, "pairwise_distance", (Ast *[]){apn[1], apn[2], pn, pe, NULL}, 5);
+    dn = part_call(sema, e, "minimum", (Ast *[]){dn, ds}, 2);
+  }
+  Ast *z = margin_first ? p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_ADD, p_f(sema, e, margin), dp), dn)
+                        : p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_SUB, dp, dn), p_f(sema, e, margin));
+  return p_clamp_min(sema, e, z, 0);
+}
+
+// triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+// size_average=None, reduce=None, reduction='mean')
+TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const char *const names[] = {"anchor", "positive", "negative"};
+  Ast **apn = e->bargs;
+  int red, nd[3];
+  double margin, norm, eps;
+  bool swap = false;
+  if (!strcmp(d->b.name, "triplet_margin_with_distance_loss")) {
+    Ast *fa = barg(e, 3), *ma = barg(e, 4), *sa = barg(e, 5);
+    if (fa) {
+      diag_error(sema->cx, fa->loc, "triplet_margin_with_distance_loss: tdsl takes no callable for "
+                 "'distance_function': leave it None (pairwise_distance)");
+      return poison(sema);
+    }
+    if (ma && !is_scalar(ma->ty)) {
+      diag_error(sema->cx, ma->loc, "triplet_margin_with_distance_loss(): argument 'margin' must be float, not %s",
+                 py_type_name(ma->ty));
+      return poison(sema);
+    }
+    if ((sa && !get_bool(sema, e, sa, "swap", &swap)) || !loss_reduction(sema, e, 6, false, &red)) return poison(sema);
+    Ast *out = triplet(sema, e, apn, ma ? ma->ty->fval : 1.0, 2.0, 1e-6, swap, false);
+    return become(sema, e, loss_reduce(sema, e, out, red));
+  }
+  const char *fn = "triplet_margin_loss";
+  if (!enum_reduction(sema, e, 7, 8, 9, &red)) return poison(sema);
+  for (int i = 0; i < 3; i++) {
+    if (!loss_aten_tensor(sema, apn[i], fn, names[i], i + 1)) return poison(sema);
+    nd[i] = apn[i]->ty->view.ndim;
+  }
+  if (!loss_aten_float(sema, barg(e, 3), fn, "margin", 4, 1.0, &margin) ||
+      !loss_aten_float(sema, barg(e, 4), fn, "p", 5, 2.0, &norm) ||
+      !loss_aten_float(sema, barg(e, 5), fn, "eps", 6, 1e-6, &eps) ||
+      (barg(e, 6) && !get_bool(sema, e, barg(e, 6), "swap", &swap)))
+    return poison(sema);
+  if (nd[0] != nd[1] || nd[1] != nd[2]) {
+    diag_error(sema->cx, call_loc(e), "All inputs should have same dimension but got %dD, %dD and %dD inputs.", nd[0],
+               nd[1], nd[2]);
+    return poison(sema);
+  }
+  return become(sema, e, loss_reduce(sema, e, triplet(sema, e, apn, margin, norm, eps, swap, true), red));
+}
+
+// ============================================================================
+// poisson_nll_loss, gaussian_nll_loss
+// ============================================================================
+// poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
+// reduce=None, reduction='mean'): exp(input) - target * input, or input - target *
+// log(input + eps); full adds target * log(target) - target + 0.5 * log(2 pi target)
+// where target > 1 (in place: the loss keeps its dtype).
+TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *t = e->bargs[1];
+  int red;
+  bool log_input = true, full = false;
+  double eps;
+  const char *fn = "poisson_nll_loss";
+  if (!loss_no_legacy(sema, e, 4) || !loss_no_legacy(sema, e, 6) || !python_reduction(sema, e, 7, &red) ||
+      !loss_aten_tensor(sema, x, fn, "input", 1) || !loss_aten_tensor(sema, t, fn, "target", 2) ||
+      (barg(e, 2) && !get_bool(sema, e, barg(e, 2), "log_input", &log_input)) ||
+      (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "full", &full)) ||
+      !loss_aten_float(sema, barg(e, 5), fn, "eps", 5, 1e-8, &eps))
+    return poison(sema);
+  Ast *loss;
+  if (log_input) {
+    loss = p_bin(sema, e, OP_SUB, p_un(sema, e, OP_EXP, x), p_bin(sema, e, OP_MUL, t, x));
+  } else {
+    Ast *lx = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_ADD, x, p_f(sema, e, eps)));
+    loss = p_bin(sema, e, OP_SUB, x, p_bin(sema, e, OP_MUL, t, lx));
+  }
+  if (is_poison(loss->ty)) return poison(sema);
+  if (full) {
+    Ast *st = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_MUL, t, p_un(sema, e, OP_LOG, t)), t);
+    Ast *lg = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_MUL, p_f(sema, e, TWO_PI), t));
+    st = p_bin(sema, e, OP_ADD, st, p_bin(sema, e, OP_MUL, p_f(sema, e, 0.5), lg));
+    Ast *mf = part_call(sema, e, "masked_fill", (Ast *[]){st, p_bin(sema, e, OP_LE, t, part_int(sema, e, 1)),
+                                                            part_int(sema, e, 0)}, 3);
+    loss = loss_to_dtype(sema, e, p_bin(sema, e, OP_ADD, loss, mf), loss->ty->dtype);
+  }
+  return become(sema, e, loss_reduce(sema, e, loss, red));
+}
+
+// gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
+// 0.5 * (log(v) + (input - target)^2 / v), v = var clamped to eps (var of input's size,
+// or one dim short, or its last dim 1), plus 0.5 * log(2 pi) when full.
+TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *t = e->bargs[1], *v = e->bargs[2], *fa = barg(e, 3), *ea = barg(e, 4);
+  TType *vt, *xt;
+  int red;
+  bool full = false;
+  if (!(vt = py_tensor(sema, v, "size")) || !(xt = py_tensor(sema, x, "size"))) return poison(sema);
+  int xn = xt->view.ndim, vn = vt->view.ndim;
+  const int64_t *xs = xt->view.shape, *vs = vt->view.shape;
+  if (!same_shape(xn, xs, vn, vs)) {
+    int xk = xn ? xn - 1 : 0;
+    if (same_shape(xk, xs, vn, vs)) {
+      v = p_dim_op(sema, e, "unsqueeze", v, -1);
+    } else if (vn == 0) {
+      diag_error(sema->cx, v->loc, "Dimension specified as -1 but tensor has no dimensions");
+      return poison(sema);
+    } else if (!same_shape(xk, xs, vn - 1, vs) || vs[vn - 1] != 1) {
+      diag_error(sema->cx, v->loc, "var is of incorrect size");
+      return poison(sema);
+    }
+  }
+  if (!python_reduction(sema, e, 5, &red) || (fa && !get_bool(sema, e, fa, "full", &full))) return poison(sema);
+  if (ea && !is_scalar(ea->ty)) {
+    diag_error(sema->cx, ea->loc, "clamp_(): argument 'min' must be Number, not %s", py_type_name(ea->ty));
+    return poison(sema);
+  }
+  Ast *vc = part_call(sema, e, "clamp", (Ast *[]){v, p_f(sema, e, ea ? ea->ty->fval : 1e-6), NULL}, 3);
+  Ast *diff = p_bin(sema, e, OP_SUB, x, t);
+  Ast *loss = p_bin(sema, e, OP_ADD, p_un(sema, e, OP_LOG, vc),
+                    p_bin(sema, e, OP_DIV, p_bin(sema, e, OP_MUL, diff, diff), vc));
+  loss = p_bin(sema, e, OP_MUL, p_f(sema, e, 0.5), loss);
+  if (full) loss = p_bin(sema, e, OP_ADD, loss, p_f(sema, e, 0.5 * log(TWO_PI)));
+  return become(sema, e, loss_reduce(sema, e, loss, red));
+}
