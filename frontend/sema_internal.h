@@ -25,8 +25,10 @@
 //   sema_einsum.c   ... einsum, from views, matmul, mul and sum
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
 //   sema_mask.c     ... masked_fill, tril, triu
-//   sema_alias.c    ... ops PyTorch defines by others (zeros_like, movedim, repeat, addmm ...)
+//   sema_alias.c    ... ops PyTorch defines by others (zeros_like, movedim, repeat, addmm,
+//                   tensordot ...)
 //   sema_more.c     ... more such spellings (clamp_min, xlogy, diag, aminmax, rot90 ...)
+//   sema_linalg.c   ... cross, kron, diag_embed, addbmm's product, cov, corrcoef
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
