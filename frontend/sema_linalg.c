@@ -241,9 +241,10 @@ static Ast *cov_of(Sema *sema, Ast *e, Ast *x, Ast *ca, Ast *fw, Ast *aw) {
   }
   Ast *one = part_int(sema, e, 1), *keep = part_int(sema, e, 1);
   keep->ty = ty_bool(sema, true);
-  Ast *xm, *norm;
+  // the centred x, the left factor (the centred x, weighted) and the divisor
+  Ast *xm, *left, *norm;
   if (!w) {
-    xm = bin(sema, e, OP_SUB, xf, part_call(sema, e, "mean", (Ast *[]){xf, one, keep}, 3));
+    xm = left = bin(sema, e, OP_SUB, xf, part_call(sema, e, "mean", (Ast *[]){xf, one, keep}, 3));
     norm = part_float(sema, e, (double)(nobs - corr > 0 ? nobs - corr : 0));
   } else {
     Ast *wf = call2(sema, e, "to", w, part_dtype(sema, e, xf->ty->dtype));
@@ -251,6 +252,7 @@ static Ast *cov_of(Sema *sema, Ast *e, Ast *x, Ast *ca, Ast *fw, Ast *aw) {
     Ast *avg = bin(sema, e, OP_DIV, part_call(sema, e, "sum", (Ast *[]){bin(sema, e, OP_MUL, xf, wf), one, keep}, 3),
                    wsum);
     xm = bin(sema, e, OP_SUB, xf, avg);
+    left = bin(sema, e, OP_MUL, xm, wf);
     norm = wsum;
     if (corr && aw) {
       Ast *waw = part_call(sema, e, "sum", (Ast *[]){bin(sema, e, OP_MUL, wf, aw)}, 1);
@@ -259,13 +261,8 @@ static Ast *cov_of(Sema *sema, Ast *e, Ast *x, Ast *ca, Ast *fw, Ast *aw) {
       norm = bin(sema, e, OP_SUB, wsum, part_int(sema, e, corr));
     }
     norm = part_call(sema, e, "clamp_min", (Ast *[]){norm, part_int(sema, e, 0)}, 2);
-    xm = bin(sema, e, OP_MUL, xm, wf);  // the left factor carries the weights
-    Ast *right = bin(sema, e, OP_SUB, xf, avg);
-    Ast *c = call2(sema, e, "matmul", xm, part_call(sema, e, "t", &right, 1));
-    c = bin(sema, e, OP_DIV, c, norm);
-    return nd < 2 ? part_call(sema, e, "squeeze", &c, 1) : c;
   }
-  Ast *c = bin(sema, e, OP_DIV, call2(sema, e, "matmul", xm, part_call(sema, e, "t", &xm, 1)), norm);
+  Ast *c = bin(sema, e, OP_DIV, call2(sema, e, "matmul", left, part_call(sema, e, "t", &xm, 1)), norm);
   return nd < 2 ? part_call(sema, e, "squeeze", &c, 1) : c;
 }
 
