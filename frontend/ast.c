@@ -37,11 +37,13 @@
 
 static const char *const kind_names[] = {
   [AST_INT] = "int", [AST_FLOAT] = "float", [AST_BOOL] = "bool", [AST_STR] = "str", [AST_NONE] = "none",
-  [AST_NAME] = "name", [AST_DTYPE] = "dtype", [AST_UNARY] = "unary", [AST_BINARY] = "binary",
+  [AST_NAME] = "name", [AST_DTYPE] = "dtype", [AST_UNARY] = "unary", [AST_LOGIC] = "logic",
+  [AST_BINARY] = "binary",
   [AST_CALL] = "call", [AST_ATTR] = "attr", [AST_INDEX] = "index", [AST_LIST] = "list",
   [AST_TUPLE] = "tuple",  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_KWARG] = "kwarg",
   [AST_ASSIGN] = "assign", [AST_AUGASSIGN] = "augassign", [AST_STORE] = "store",
-  [AST_RETURN] = "return", [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type",
+  [AST_RETURN] = "return", [AST_EXPR] = "expr", [AST_FOR] = "for", [AST_IF] = "if", [AST_WHILE] = "while",
+  [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type", [AST_SCALAR_TYPE] = "scalar_type",
   [AST_FN] = "fn", [AST_PROGRAM] = "program",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == AST_COUNT, "kind_names follows AstKind");
@@ -60,6 +62,9 @@ _Static_assert(sizeof binop_texts / sizeof binop_texts[0] == BIN_COUNT, "binop_t
 
 static const char *const unop_names[] = {"neg", "bitwise_not"};
 _Static_assert(sizeof unop_names / sizeof unop_names[0] == UN_COUNT, "unop_names follows UnOp");
+
+static const char *const logic_names[] = {"and", "or", "not"};
+_Static_assert(sizeof logic_names / sizeof logic_names[0] == LOGIC_COUNT, "logic_names follows LogicOp");
 
 const char *ast_kind_name(AstKind k) {
   return (unsigned)k < AST_COUNT ? kind_names[k] : "?";
@@ -288,6 +293,61 @@ Ast *ast_return(Ctx *cx, Ast *values, Loc loc) {
   return finish(cx, a);
 }
 
+Ast *ast_logic(Ctx *cx, LogicOp op, Ast *l, Ast *r, Loc oploc) {
+  Ast *a = ast_new(cx, AST_LOGIC, r ? loc_join(l->loc, r->loc) : loc_join(oploc, l->loc));
+  a->op = op;
+  a->oploc = oploc;
+  a->lhs = l;
+  a->rhs = r;
+  return finish(cx, a);
+}
+
+Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc) {
+  Ast *a = ast_new(cx, AST_EXPR, loc);
+  a->lhs = e;
+  return finish(cx, a);
+}
+
+Ast *ast_for(Ctx *cx, const char *var, Loc varloc, Ast *iter, Ast *body, Loc loc) {
+  Ast *a = ast_new(cx, AST_FOR, loc);
+  a->name = var;
+  a->oploc = varloc;
+  a->rhs = iter;
+  take(&a->body, body);
+  return finish(cx, a);
+}
+
+Ast *ast_if(Ctx *cx, Ast *cond, Ast *then, Ast *els, Loc loc) {
+  Ast *a = ast_new(cx, AST_IF, loc);
+  a->lhs = cond;
+  take(&a->body, then);
+  if (els && els->kind == AST_IF)
+    vec_push(&cx->arena, &a->list, els);
+  else
+    take(&a->list, els);
+  return finish(cx, a);
+}
+
+Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc) {
+  Ast *a = ast_new(cx, AST_WHILE, loc);
+  a->lhs = cond;
+  take(&a->body, body);
+  return finish(cx, a);
+}
+
+Ast *ast_unknown_type(Ctx *cx, const char *word, Ast *dims, Loc wordloc, Loc loc) {
+  Ast *a = ast_type(cx, DT_COUNT, dims, loc);
+  a->name = word;
+  a->oploc = wordloc;
+  return a;
+}
+
+Ast *ast_scalar_type(Ctx *cx, const char *name, Loc loc) {
+  Ast *a = ast_new(cx, AST_SCALAR_TYPE, loc);
+  a->name = name;
+  return a;
+}
+
 Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc) {
   Ast *a = ast_new(cx, AST_CONST, loc);
   a->name = name;
@@ -422,12 +482,14 @@ static void dump(const Ast *a, FILE *out, int indent) {
   case AST_FLOAT: fputc(' ', out); print_float(out, a->fval); break;
   case AST_BOOL: fputs(a->bval ? " true" : " false", out); break;
   case AST_STR: fprintf(out, " '%s'", a->name); break;
-  case AST_DTYPE: case AST_TYPE: fprintf(out, " %s", dtype_name(a->dtype)); break;
+  case AST_DTYPE: case AST_TYPE: fprintf(out, " %s", a->dtype == DT_COUNT ? a->name : dtype_name(a->dtype)); break;
   case AST_UNARY: fprintf(out, " %s", (unsigned)a->op < UN_COUNT ? unop_names[a->op] : "?"); break;
+  case AST_LOGIC: fprintf(out, " %s", (unsigned)a->op < LOGIC_COUNT ? logic_names[a->op] : "?"); break;
   case AST_BINARY: case AST_AUGASSIGN: fprintf(out, " %s", binop_name(a->op)); break;
   case AST_STORE: if (a->op >= 0) fprintf(out, " %s", binop_name(a->op)); break;
   case AST_PARAM: if (a->mut) fputs(" mut", out); fprintf(out, " %s", a->name); break;
-  case AST_NAME: case AST_CALL: case AST_ATTR: case AST_KWARG: case AST_CONST: case AST_FN:
+  case AST_NAME: case AST_CALL: case AST_ATTR: case AST_KWARG: case AST_CONST: case AST_FN: case AST_FOR:
+  case AST_SCALAR_TYPE:
     fprintf(out, " %s", a->name ? a->name : "?");
     break;
   default: break;
@@ -441,6 +503,19 @@ static void dump(const Ast *a, FILE *out, int indent) {
   case AST_BINARY:
     child(a->lhs, out, in);
     child(a->rhs, out, in);
+    break;
+  case AST_LOGIC: case AST_EXPR:
+    child(a->lhs, out, in);
+    if (a->rhs) child(a->rhs, out, in);
+    break;
+  case AST_FOR:
+    child(a->rhs, out, in);
+    group("body", &a->body, out, in);
+    break;
+  case AST_IF: case AST_WHILE:
+    child(a->lhs, out, in);
+    group(a->kind == AST_IF ? "then" : "body", &a->body, out, in);
+    if (a->kind == AST_IF && a->list.len) group("else", &a->list, out, in);
     break;
   case AST_CALL: case AST_INDEX:
     if (a->lhs) child(a->lhs, out, in);

@@ -26,6 +26,7 @@ typedef enum {
   AST_NAME,      // name
   AST_DTYPE,     // dtype (a dtype name used as a value: x.to(f64), dtype=i32)
   AST_UNARY,     // op (UN_*) lhs
+  AST_LOGIC,     // lhs and rhs, lhs or rhs (op LOGIC_*), not lhs (rhs NULL): Python's, on compile-time values
   AST_BINARY,    // lhs op (BIN_*) rhs
   AST_CALL,      // name(list) or lhs.name(list); lhs NULL for the function form
   AST_ATTR,      // lhs.name without parentheses (x.T)
@@ -40,16 +41,22 @@ typedef enum {
   AST_AUGASSIGN, // lhs (AST_NAME) op= rhs, op is BIN_ADD/SUB/MUL/DIV
   AST_STORE,     // lhs (an AST_INDEX) = rhs (op < 0) or op= rhs
   AST_RETURN,    // list
+  AST_EXPR,      // lhs on its own as a statement: x.clamp_(min=0), x.index_copy_(0, i, v)
+  AST_FOR,       // for name in rhs { body }; oploc: the loop variable
+  AST_IF,        // if lhs { body } else { list }; elif / else if: list holds one AST_IF
+  AST_WHILE,     // while lhs { body }
   // declarations
   AST_CONST,     // const name = rhs
   AST_PARAM,     // [mut] name: type
-  AST_TYPE,      // dtype[list]
+  AST_TYPE,      // dtype[list]; dtype DT_COUNT: name[list], a word that names no dtype (oploc)
+  AST_SCALAR_TYPE, // a Python scalar parameter's type: name is the word written (int, float, bool)
   AST_FN,        // fn name(params) -> rets { body }
   AST_PROGRAM,   // list of AST_CONST / AST_FN
   AST_COUNT
 } AstKind;
 
 typedef enum { UN_NEG, UN_NOT, UN_COUNT } UnOp;
+typedef enum { LOGIC_AND, LOGIC_OR, LOGIC_NOT, LOGIC_COUNT } LogicOp;
 typedef enum {
   BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_FLOORDIV, BIN_MOD, BIN_POW, BIN_MATMUL,
   BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE, BIN_AND, BIN_OR, BIN_XOR, BIN_LSHIFT, BIN_RSHIFT, BIN_COUNT
@@ -70,9 +77,9 @@ struct Ast {
   Ast *lhs, *rhs, *step;
   Ast *type;         // AST_PARAM
   AstList list;      // CALL args, INDEX items, LIST elems, ASSIGN targets, RETURN values,
-                     // TYPE dims, FN params, PROGRAM decls
+                     // TYPE dims, FN params, PROGRAM decls, IF's else statements
   AstList rets;      // FN return types (AST_TYPE)
-  AstList body;      // FN statements
+  AstList body;      // FN, FOR, WHILE statements; IF's then statements
   bool ret_tuple;    // FN: return type written as a parenthesised tuple
 
   // ---- filled by sema ----
@@ -117,6 +124,13 @@ Ast *ast_assign(Ctx *cx, Ast *targets, Ast *rhs, Loc oploc, Loc loc);
 Ast *ast_augassign(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc);
 Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // op -1: '='
 Ast *ast_return(Ctx *cx, Ast *values, Loc loc);
+Ast *ast_logic(Ctx *cx, LogicOp op, Ast *a, Ast *b, Loc oploc);  // b NULL for 'not'
+Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc);
+Ast *ast_for(Ctx *cx, const char *var, Loc varloc, Ast *iter, Ast *body, Loc loc);
+Ast *ast_if(Ctx *cx, Ast *cond, Ast *then, Ast *els, Loc loc);  // els: a block, an AST_IF or NULL
+Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc);
+Ast *ast_scalar_type(Ctx *cx, const char *name, Loc loc);
+Ast *ast_unknown_type(Ctx *cx, const char *word, Ast *dims, Loc wordloc, Loc loc);  // an AST_TYPE of dtype DT_COUNT
 Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc);
 Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Loc loc);
 Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc);

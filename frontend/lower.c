@@ -277,6 +277,10 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
   case AST_STORE:
     lower_expr(lw, s);
     return;
+  case AST_EXPR:
+    if (s->lhs->ty->kind == TY_TENSOR)
+      lower_expr(lw, s->lhs);
+    return;
   case AST_RETURN:
     for (int i = 0; i < s->list.len; i++) {
       const Ast *r = s->list.data[i];

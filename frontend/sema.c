@@ -25,6 +25,14 @@
 // dtype[d0, d1, ...] with constant dims: a contiguous tensor type (cached on the node).
 TType *param_type(Sema *sema, Ast *ty) {
   if (ty->ty) return ty->ty;
+  if (ty->kind == AST_SCALAR_TYPE) {
+    diag_error(sema->cx, ty->loc, "scalar parameters are not supported yet");
+    return ty->ty = poison(sema);
+  }
+  if (ty->dtype == DT_COUNT) {
+    diag_error(sema->cx, ty->oploc, "unknown dtype '%s'", ty->name);
+    return ty->ty = poison(sema);
+  }
   Sym *saved = sema->scope;
   sema->scope = NULL;  // dims see constants only
   int64_t shape[MAX_LIST] = {0};

@@ -57,6 +57,7 @@ static void walk(Budget *b, Cost *c, Ast *a, int depth) {
   walk(b, c, a->rhs, depth + 1);
   walk(b, c, a->step, depth + 1);
   for (int i = 0; i < a->list.len; i++) walk(b, c, a->list.data[i], depth + 1);
+  for (int i = 0; i < a->body.len; i++) walk(b, c, a->body.data[i], depth + 1);  // for, if, while
 }
 
 static int64_t sat_add(int64_t a, int64_t b) { return a + b > SATURATE ? SATURATE : a + b; }

@@ -279,6 +279,47 @@ static TType *check_attr(Sema *sema, Ast *e) {
   return poison(sema);
 }
 
+// Python's truth value of a compile-time value (a number, None, a string, a dtype, a
+// sequence); false after an error for a tensor, whose value is known only at run time.
+bool truth_value(Sema *sema, Ast *e, bool *out) {
+  const TType *t = e->ty;
+  switch (t->kind) {
+  case TY_SCALAR: *out = t->dtype == DT_F64 ? t->fval != 0 : t->ival != 0; return true;
+  case TY_NONE: *out = false; return true;
+  case TY_STR: *out = t->module[0] != 0; return true;
+  case TY_LIST: case TY_TUPLE: *out = t->nelem != 0; return true;
+  case TY_DTYPE: case TY_MODULE: *out = true; return true;
+  case TY_TENSOR:
+    if (view_numel(t->view) != 1)
+      diag_error(sema->cx, e->loc, "Boolean value of Tensor with more than one value is ambiguous");
+    else
+      diag_error(sema->cx, e->loc, "a tensor's value is known only at run time: a condition needs a "
+                 "compile-time value (use & | ~ or torch.where for elementwise logic)");
+    return false;
+  default: return false;
+  }
+}
+
+// a and b, a or b, not a: Python's, on compile-time values ('and' gives a when a is false,
+// else b; 'or' the reverse).
+static TType *check_logic(Sema *sema, Ast *e) {
+  TType *a = check_expr(sema, e->lhs), *b = e->rhs ? check_expr(sema, e->rhs) : NULL;
+  if (is_poison(a) || (e->rhs && is_poison(b))) return poison(sema);
+  static const char *const words[] = {"and", "or", "not"};
+  for (int i = 0; i < 2; i++) {  // a sequence, a dtype or a string as a result is more than tdsl needs
+    const Ast *o = i ? e->rhs : e->lhs;
+    if (o && o->ty->kind != TY_SCALAR && o->ty->kind != TY_NONE && o->ty->kind != TY_TENSOR) {
+      diag_error(sema->cx, o->loc, "'%s' takes Python numbers, bools or None here, not %s", words[e->op],
+                 py_type_name(o->ty));
+      return poison(sema);
+    }
+  }
+  bool ta, tb;
+  if (!truth_value(sema, e->lhs, &ta) || (e->rhs && !truth_value(sema, e->rhs, &tb))) return poison(sema);
+  if (e->op == LOGIC_NOT) return ty_bool(sema, !ta);
+  return (e->op == LOGIC_AND) == ta ? b : a;
+}
+
 TType *check_expr(Sema *sema, Ast *e) {
   TType *t;
   switch (e->kind) {
@@ -293,6 +334,7 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_DTYPE: t = ty_dtype(sema, e->dtype); break;
   case AST_NAME: t = check_name(sema, e); break;
   case AST_UNARY: t = check_unary(sema, e); break;
+  case AST_LOGIC: t = check_logic(sema, e); break;
   case AST_BINARY: t = check_binary(sema, e); break;
   case AST_CALL: t = check_call(sema, e); break;
   case AST_ATTR: t = check_attr(sema, e); break;

@@ -118,6 +118,7 @@ TType *check_body(Sema *sema, Ast *fn, TType **params);
 
 // ---- sema_expr.c ----
 TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
+bool truth_value(Sema *sema, Ast *e, bool *out);  // bool(e) of a checked compile-time value; false after an error
 bool check_args(Sema *sema, Ast *e);    // a call's arguments: false when one is poison
 void bind_name(Sema *sema, const char *name, TType *t, Loc loc);
 Sym *find_local(Sema *sema, const char *name);

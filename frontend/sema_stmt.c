@@ -246,6 +246,12 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
     check_return(sema, body, st);
     body->returned = true;
     break;
+  case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
+    st->ty = check_expr(sema, st->lhs);
+    break;
+  case AST_FOR: case AST_IF: case AST_WHILE:
+    diag_error(sema->cx, st->loc, "'%s' statements are not supported yet", ast_kind_name(st->kind));
+    break;
   default: diag_error(sema->cx, st->loc, "expected a statement"); break;
   }
 }

@@ -93,12 +93,14 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
+%token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not"
 %token NEWLINE "newline"
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/="
 
 %type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
-%type <ast> block body stmt targets target store_target exprs expr bitor bitxor bitand shift additive multiplic
+%type <ast> block body stmt compound if_stmt else_part targets target store_target exprs expr
+%type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
 %type <ast> primary args arg_list arg items item opt_expr
 %type <op> augop
@@ -145,8 +147,11 @@ param_list
   | param_list ',' param        { $$ = ast_append(p->cx, $1, $3); }
   ;
 
+/* eps: float, n: int, flag: bool (a Python scalar); any other word is sema's to refuse */
 param
   : opt_mut IDENT ':' tensor_type { $$ = ast_param(p->cx, $1, $2, $4, @$); }
+  | opt_mut IDENT ':' IDENT     { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, $4, @4), @$); }
+  | opt_mut IDENT ':' DTYPE     { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, dtype_name($4), @4), @$); }
   ;
 
 opt_mut
@@ -154,9 +159,12 @@ opt_mut
   | MUT                         { $$ = true; }
   ;
 
+/* a word that names no dtype is sema's to report (foo[3]) */
 tensor_type
   : DTYPE '[' ']'               { $$ = ast_type(p->cx, $1, NULL, @$); }
   | DTYPE '[' dims ']'          { $$ = ast_type(p->cx, $1, $3, @$); }
+  | IDENT '[' ']'               { $$ = ast_unknown_type(p->cx, $1, NULL, @1, @$); }
+  | IDENT '[' dims ']'          { $$ = ast_unknown_type(p->cx, $1, $3, @1, @$); }
   ;
 
 dims
@@ -169,7 +177,8 @@ type_list
   | type_list ',' tensor_type   { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-/* "{" { NEWLINE | stmt ( NEWLINE | ";" ) } "}"; the last statement may end at "}" */
+/* "{" { NEWLINE | stmt ( NEWLINE | ";" ) | compound } "}"; the last statement may end
+   at "}"; a compound statement (for, if, while) ends at its own "}" */
 block
   : '{' body '}'                { $$ = $2; }
   | '{' body stmt '}'           { $$ = ast_append(p->cx, $2, $3); }
@@ -181,7 +190,26 @@ body
   | body NEWLINE
   | body stmt NEWLINE           { $$ = ast_append(p->cx, $1, $2); }
   | body stmt ';'               { $$ = ast_append(p->cx, $1, $2); }
+  | body compound               { $$ = ast_append(p->cx, $1, $2); }
   | body error NEWLINE
+  ;
+
+compound
+  : FOR IDENT IN expr block     { $$ = ast_for(p->cx, $2, @2, $4, $5, @$); }
+  | if_stmt
+  | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
+  ;
+
+if_stmt
+  : IF expr block else_part     { $$ = ast_if(p->cx, $2, $3, $4, @$); }
+  ;
+
+/* else { ... }, else if ... and elif ... (an AST_IF), or nothing */
+else_part
+  : %empty                      { $$ = NULL; }
+  | ELSE block                  { $$ = $2; }
+  | ELSE if_stmt                { $$ = $2; }
+  | ELIF expr block else_part   { $$ = ast_if(p->cx, $2, $3, $4, @$); }
   ;
 
 stmt
@@ -190,6 +218,7 @@ stmt
   | store_target '=' expr       { $$ = ast_store(p->cx, $1, -1, $3, @2, @$); }
   | store_target augop expr     { $$ = ast_store(p->cx, $1, $2, $3, @2, @$); }
   | RETURN exprs                { $$ = ast_return(p->cx, $2, @$); }
+  | expr                        { $$ = ast_expr_stmt(p->cx, $1, @$); }
   ;
 
 targets
@@ -213,9 +242,28 @@ exprs
   | exprs ',' expr              { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-/* comparison: non-associative, so `a < b < c` is a syntax error; below it Python's
-   bitwise levels: | then ^ then & then << >> */
+/* Python's levels: or, and, not, then comparison: non-associative, so `a < b < c` is a
+   syntax error; below it the bitwise levels: | then ^ then & then << >> */
 expr
+  : or_test
+  ;
+
+or_test
+  : and_test
+  | or_test OR and_test         { $$ = ast_logic(p->cx, LOGIC_OR, $1, $3, @2); }
+  ;
+
+and_test
+  : not_test
+  | and_test AND not_test       { $$ = ast_logic(p->cx, LOGIC_AND, $1, $3, @2); }
+  ;
+
+not_test
+  : comparison
+  | NOT not_test                { $$ = ast_logic(p->cx, LOGIC_NOT, $2, NULL, @1); }
+  ;
+
+comparison
   : bitor
   | bitor EQ bitor              { $$ = ast_binary(p->cx, BIN_EQ, $1, $3, @2); }
   | bitor NE bitor              { $$ = ast_binary(p->cx, BIN_NE, $1, $3, @2); }
@@ -362,10 +410,11 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
   return false;
 }
 
-static const char *const start_expr = "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~'";
+static const char *const start_expr =
+    "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
-  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '('";
+  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or'";
 static const char *const compare = "'==' '!=' '<' '<=' '>' '>='";
 
 // "expected ')' or ',' before 'x'": the tokens that could have come, shown as

@@ -143,6 +143,39 @@ static void show_to(Buf *b, const Ast *a) {
     put(b, " }");
     break;
   case AST_PROGRAM: show_list(b, &a->list, "\n"); break;
+  case AST_EXPR: show_to(b, a->lhs); break;
+  case AST_SCALAR_TYPE: put(b, "%s", a->name); break;
+  case AST_LOGIC:
+    if (!a->rhs) {
+      put(b, "(not ");
+      show_to(b, a->lhs);
+    } else {
+      put(b, "(");
+      show_to(b, a->lhs);
+      put(b, a->op == LOGIC_AND ? " and " : " or ");
+      show_to(b, a->rhs);
+    }
+    put(b, ")");
+    break;
+  case AST_FOR:
+    put(b, "for %s in ", a->name);
+    show_to(b, a->rhs);
+    put(b, " { ");
+    show_list(b, &a->body, "; ");
+    put(b, " }");
+    break;
+  case AST_IF: case AST_WHILE:
+    put(b, a->kind == AST_IF ? "if " : "while ");
+    show_to(b, a->lhs);
+    put(b, " { ");
+    show_list(b, &a->body, "; ");
+    put(b, " }");
+    if (a->list.len) {
+      put(b, " else { ");
+      show_list(b, &a->list, "; ");
+      put(b, " }");
+    }
+    break;
   default: put(b, "?"); break;
   }
 }
@@ -349,8 +382,8 @@ static void dtype_names_are_types_and_values_but_never_names(void **state) {
   (void)state;
   assert_shows("fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }",
                "fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }");
-  assert_errors("fn f(x: foo[3]) -> f32[3] { return x }\n", 1, "t.tdsl:1:9: error: expected dtype before 'foo'");
-  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected dtype or '(' before '3'");
+  assert_errors("fn f(x: f32[3]) -> f32[3] { return x[ }\n", 1, "t.tdsl:1:39: error: expected expression");
+  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected identifier, dtype or '(' before '3'");
   assert_errors("fn f32() -> f32[] { return 1 }\n", 1, "t.tdsl:1:4: error: expected identifier before 'f32'");
   assert_errors("const i64 = 1\n", 1, "t.tdsl:1:7: error: expected identifier before 'i64'");
   assert_errors("fn f() -> f32[] {\n  a, f32 = 1, 2\n  return a\n}\n", 1,
@@ -408,15 +441,37 @@ static void statements_end_at_newlines_or_semicolons(void **state) {
                "fn f() -> f32[] { a = 1; b = 2; c = 3; return c }");
 }
 
+static void loops_and_conditions_are_compound_statements(void **state) {
+  (void)state;
+  assert_shows("fn f(x: f32[2], n: int, eps: float, b: bool) -> f32[2] {\n"
+               "  for i in range(n) { x = x + i\n  x = x * 2 }\n"
+               "  if n > 1 and not b or eps { x = x } elif b { x = -x } else if n { y = x } else {\n  z = x }\n"
+               "  while n { n -= 1 }\n"
+               "  x.clamp_(min=0)\n"
+               "  return x\n}\n",
+               "fn f(x: f32[2], n: int, eps: float, b: bool) -> f32[2] { "
+               "for i in range(n) { x = (+ x i); x = (* x 2) }; "
+               "if (((> n 1) and (not b)) or eps) { x = x } else { if b { x = (- x) } else { "
+               "if n { y = x } else { z = x } } }; "
+               "while n { n -= 1 }; x.clamp_(min=0); return x }");
+  // a compound statement ends at its '}'; 'else' must follow it on the same line
+  assert_errors("fn f() -> f32[] {\n  if 1 { a = 1 }\n  else { a = 2 }\n  return a\n}\n", 1,
+                "t.tdsl:3:3: error:");
+  assert_errors("fn f() -> f32[] {\n  for in range(2) { a = 1 }\n  return a\n}\n", 1,
+                "t.tdsl:2:7: error: expected identifier before 'in'");
+  assert_errors("fn f(x: foo[3]) -> f32[3] { return x }\n", 0, "");
+}
+
 static void two_statements_on_one_line_are_an_error(void **state) {
   (void)state;
   assert_errors("fn f() -> f32[] {\n  a = 1 b = 2\n  return a\n}\n", 1,
                 "t.tdsl:2:9: error: expected newline, ';', ',' or '}' before 'b'");
 }
 
-static void a_bare_expression_is_not_a_statement(void **state) {
+static void a_bare_expression_is_a_statement(void **state) {
   (void)state;
-  assert_errors("fn f() -> f32[] {\n  f(x)\n  return a\n}\n", 1, "t.tdsl:2:7: error:");
+  assert_shows("fn f() -> f32[] {\n  f(x)\n  return a\n}\n", "fn f() -> f32[] { f(x); return a }");
+  assert_errors("fn f() -> f32[] {\n  f(x) g(x)\n  return a\n}\n", 1, "t.tdsl:2:8: error:");
 }
 
 static void parameters_may_be_mut_and_types_may_be_zero_dimensional(void **state) {
@@ -832,8 +887,9 @@ int main(void) {
     cmocka_unit_test(stores_target_any_postfix_ending_in_an_index),
     cmocka_unit_test(return_takes_one_or_more_values),
     cmocka_unit_test(statements_end_at_newlines_or_semicolons),
+    cmocka_unit_test(loops_and_conditions_are_compound_statements),
     cmocka_unit_test(two_statements_on_one_line_are_an_error),
-    cmocka_unit_test(a_bare_expression_is_not_a_statement),
+    cmocka_unit_test(a_bare_expression_is_a_statement),
     cmocka_unit_test(parameters_may_be_mut_and_types_may_be_zero_dimensional),
     cmocka_unit_test(dims_are_constant_expressions),
     cmocka_unit_test(tuple_return_types_are_parenthesised),
