@@ -63,7 +63,7 @@ _Static_assert(sizeof binop_texts / sizeof binop_texts[0] == BIN_COUNT, "binop_t
 static const char *const unop_names[] = {"neg", "bitwise_not"};
 _Static_assert(sizeof unop_names / sizeof unop_names[0] == UN_COUNT, "unop_names follows UnOp");
 
-static const char *const logic_names[] = {"and", "or", "not"};
+static const char *const logic_names[] = {"and", "or", "not", "in", "not_in", "is", "is_not"};
 _Static_assert(sizeof logic_names / sizeof logic_names[0] == LOGIC_COUNT, "logic_names follows LogicOp");
 
 const char *ast_kind_name(AstKind k) {

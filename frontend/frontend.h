@@ -26,7 +26,8 @@ typedef enum {
   AST_NAME,      // name
   AST_DTYPE,     // dtype (a dtype name used as a value: x.to(f64), dtype=i32)
   AST_UNARY,     // op (UN_*) lhs
-  AST_LOGIC,     // lhs and rhs, lhs or rhs (op LOGIC_*), not lhs (rhs NULL): Python's, on compile-time values
+  AST_LOGIC,     // lhs and rhs, lhs or rhs (op LOGIC_*), not lhs (rhs NULL), lhs in rhs, lhs is rhs, and
+                 // their negations: Python's, on compile-time values
   AST_BINARY,    // lhs op (BIN_*) rhs
   AST_CALL,      // name(list) or lhs.name(list); lhs NULL for the function form
   AST_ATTR,      // lhs.name without parentheses (x.T)
@@ -56,7 +57,7 @@ typedef enum {
 } AstKind;
 
 typedef enum { UN_NEG, UN_NOT, UN_COUNT } UnOp;
-typedef enum { LOGIC_AND, LOGIC_OR, LOGIC_NOT, LOGIC_COUNT } LogicOp;
+typedef enum { LOGIC_AND, LOGIC_OR, LOGIC_NOT, LOGIC_IN, LOGIC_NOT_IN, LOGIC_IS, LOGIC_IS_NOT, LOGIC_COUNT } LogicOp;
 typedef enum {
   BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_FLOORDIV, BIN_MOD, BIN_POW, BIN_MATMUL,
   BIN_EQ, BIN_NE, BIN_LT, BIN_LE, BIN_GT, BIN_GE, BIN_AND, BIN_OR, BIN_XOR, BIN_LSHIFT, BIN_RSHIFT, BIN_COUNT

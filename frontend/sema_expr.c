@@ -300,11 +300,67 @@ bool truth_value(Sema *sema, Ast *e, bool *out) {
   }
 }
 
+// a == b for two compile-time values, as Python compares them (1 == 1.0 == True, a tuple
+// never equals a list); -1 after an error for a tensor, whose value only the run knows.
+static int same_value(Sema *sema, const TType *a, const TType *b, Loc loc) {
+  if (a->kind == TY_TENSOR || b->kind == TY_TENSOR) {
+    diag_error(sema->cx, loc, "a tensor's value is known only at run time: 'in' and 'is' need compile-time values");
+    return -1;
+  }
+  if (a->kind != b->kind) return 0;
+  switch (a->kind) {
+  case TY_SCALAR:
+    return a->dtype == DT_F64 || b->dtype == DT_F64 ? a->fval == b->fval : a->ival == b->ival;
+  case TY_NONE: return 1;
+  case TY_DTYPE: return a->dtype == b->dtype;
+  case TY_STR: case TY_MODULE: return strcmp(a->module, b->module) == 0;
+  case TY_LIST: case TY_TUPLE:
+    if (a->nelem != b->nelem) return 0;
+    for (int i = 0; i < a->nelem; i++) {
+      int r = same_value(sema, a->elems[i], b->elems[i], loc);
+      if (r != 1) return r;
+    }
+    return 1;
+  default: return 0;
+  }
+}
+
+// x in seq, x not in seq (a tuple, a list or a string), x is y, x is not y: Python's on
+// compile-time values ('is' as '==' that also wants the same kind of number: True is 1 is
+// False); 1, 0, or -1 after an error.
+static int membership(Sema *sema, Ast *e, const TType *a, const TType *b) {
+  if (e->op == LOGIC_IS || e->op == LOGIC_IS_NOT) {
+    bool same_kind = a->kind != TY_SCALAR || b->kind != TY_SCALAR ||
+                     ((a->dtype == DT_F64) == (b->dtype == DT_F64) && (a->dtype == DT_BOOL) == (b->dtype == DT_BOOL));
+    int r = same_value(sema, a, b, e->oploc);
+    return r < 0 ? r : r && same_kind;
+  }
+  if (b->kind == TY_STR && a->kind == TY_STR) return strstr(b->module, a->module) != NULL;
+  if (b->kind != TY_LIST && b->kind != TY_TUPLE) {
+    if (b->kind == TY_TENSOR)
+      diag_error(sema->cx, e->oploc, "a tensor's value is known only at run time: 'in' needs a compile-time "
+                 "sequence");
+    else
+      diag_error(sema->cx, e->rhs->loc, "argument of type '%s' is not iterable", py_type_name(b));
+    return -1;
+  }
+  for (int i = 0; i < b->nelem; i++) {
+    int r = same_value(sema, a, b->elems[i], e->oploc);
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
 // a and b, a or b, not a: Python's, on compile-time values ('and' gives a when a is false,
-// else b; 'or' the reverse).
+// else b; 'or' the reverse); in and is: membership.
 static TType *check_logic(Sema *sema, Ast *e) {
   TType *a = check_expr(sema, e->lhs), *b = e->rhs ? check_expr(sema, e->rhs) : NULL;
   if (is_poison(a) || (e->rhs && is_poison(b))) return poison(sema);
+  if (e->op >= LOGIC_IN) {
+    int r = membership(sema, e, a, b);
+    if (r < 0) return poison(sema);
+    return ty_bool(sema, (e->op == LOGIC_IN || e->op == LOGIC_IS) == (r == 1));
+  }
   static const char *const words[] = {"and", "or", "not"};
   for (int i = 0; i < 2; i++) {  // a sequence, a dtype or a string as a result is more than tdsl needs
     const Ast *o = i ? e->rhs : e->lhs;

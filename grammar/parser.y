@@ -93,7 +93,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
-%token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not"
+%token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token NEWLINE "newline"
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/="
@@ -271,6 +271,10 @@ comparison
   | bitor LE bitor              { $$ = ast_binary(p->cx, BIN_LE, $1, $3, @2); }
   | bitor '>' bitor             { $$ = ast_binary(p->cx, BIN_GT, $1, $3, @2); }
   | bitor GE bitor              { $$ = ast_binary(p->cx, BIN_GE, $1, $3, @2); }
+  | bitor IN bitor              { $$ = ast_logic(p->cx, LOGIC_IN, $1, $3, @2); }
+  | bitor NOT IN bitor          { $$ = ast_logic(p->cx, LOGIC_NOT_IN, $1, $4, loc_join(@2, @3)); }
+  | bitor IS bitor              { $$ = ast_logic(p->cx, LOGIC_IS, $1, $3, @2); }
+  | bitor IS NOT bitor          { $$ = ast_logic(p->cx, LOGIC_IS_NOT, $1, $4, loc_join(@2, @3)); }
   ;
 
 bitor
@@ -414,8 +418,8 @@ static const char *const start_expr =
     "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
-  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or'";
-static const char *const compare = "'==' '!=' '<' '<=' '>' '>='";
+  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not'";
+static const char *const compare = "'==' '!=' '<' '<=' '>' '>=' 'in' 'is' 'not'";
 
 // "expected ')' or ',' before 'x'": the tokens that could have come, shown as
 // written; "expression" stands for all the tokens that may start one; after a
