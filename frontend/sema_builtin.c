@@ -125,6 +125,10 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
     out[j] = a->rhs;
     given[j] = true;
   }
+  // tensor options (device=, requires_grad= ...): checked, then ignored
+  for (int i = 0; i < np; i++)
+    if (given[i] && out[i] && is_tensor_option(ps[i].name) && !tensor_option(sema, e, ps[i].name, out[i]))
+      return false;
   // missing ones
   const char *miss[MAX_PARAMS];
   int nmiss = 0;
@@ -266,6 +270,8 @@ void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
 #define DROPOUT(n, training) \
   {{n, BK_VIEW, OP_COPY, "input, p=0.5, training=" training ", inplace=False"}, ck_dropout, F_FN | F_NNF, OP_COUNT}
 #define CAST(n, dt) {{n, BK_VIEW, OP_COPY, "input"}, ck_cast, F_METH, (Op)dt}
+// the tensor options of PyTorch's creation ops: checked and ignored (sema_python.c)
+#define OPTS ", device=None, requires_grad=False, pin_memory=False, layout=None"
 
 static const BuiltinDef builtins[] = {
     // views
@@ -387,7 +393,17 @@ static const BuiltinDef builtins[] = {
     VIEWOP("contiguous", "input", ck_contiguous, 0),
     DROPOUT("dropout", "True"), DROPOUT("dropout1d", "True"), DROPOUT("dropout2d", "True"),
     DROPOUT("dropout3d", "True"), DROPOUT("alpha_dropout", "False"), DROPOUT("feature_alpha_dropout", "False"),
-    VIEWOP("to", "input, dtype", ck_to, 0),
+    VIEWOP("to", "input, dtype=None, non_blocking=False, copy=False, *, device=None, memory_format=None", ck_to, 0),
+    {{"cuda", BK_VIEW, OP_COPY, "input, device=None, non_blocking=False"}, ck_on_device, F_METH, OP_COUNT},
+    {{"cpu", BK_VIEW, OP_COPY, "input"}, ck_on_device, F_METH, OP_COUNT},
+    {{"type", BK_VIEW, OP_COPY, "input, dtype=None, non_blocking=False"}, ck_type, F_METH, OP_COUNT},
+    // Python objects (sema_python.c): torch.device, torch.finfo, torch.iinfo, constant tensors
+    {{"device", BK_VIEW, OP_COPY, "type, index=None"}, ck_device, F_FN | F_TORCH, OP_COUNT},
+    {{"finfo", BK_VIEW, OP_COPY, "type=None"}, ck_finfo, F_FN | F_TORCH, OP_COUNT},
+    {{"iinfo", BK_VIEW, OP_COPY, "type"}, ck_finfo, F_FN | F_TORCH, OP_COUNT},
+    NODE("tensor", COPY, "data, *, dtype=None" OPTS, ck_tensor, F_FN, F_TORCH),
+    NODE("as_tensor", COPY, "data, dtype=None, device=None", ck_tensor, F_FN, F_TORCH),
+    NODE("scalar_tensor", COPY, "s, *, dtype=None" OPTS, ck_tensor, F_FN, F_TORCH),
     CAST("float", DT_F32), CAST("double", DT_F64), CAST("int", DT_I32), CAST("long", DT_I64),
     CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL), CAST("byte", DT_U8),
     CAST("char", DT_I8), CAST("short", DT_I16),
@@ -576,19 +592,19 @@ static const BuiltinDef builtins[] = {
     NODE("kthvalue", SORT, "input, k, dim=-1, keepdim=False", ck_kthvalue, F_BOTH, F_TORCH),
     NODE("median", SORT, "input, dim=None, keepdim=False", ck_median, F_BOTH, F_TORCH),
     // creation
-    NODE("zeros", ZEROS, "*size, dtype=None", ck_zeros, F_FN, F_TORCH),
-    NODE("zeros_like", ZEROS, "input, *, dtype=None", ck_like, F_FN, F_TORCH),
-    NODE("ones_like", ONES, "input, *, dtype=None", ck_like, F_FN, F_TORCH),
-    NODE("empty_like", ZEROS, "input, *, dtype=None", ck_like, F_FN, F_TORCH),
-    NODE("full_like", FULL, "input, fill_value, *, dtype=None", ck_like, F_FN, F_TORCH),
-    NODE("new_zeros", ZEROS, "input, *size, dtype=None", ck_like, F_METH, 0),
-    NODE("new_ones", ONES, "input, *size, dtype=None", ck_like, F_METH, 0),
-    NODE("new_empty", ZEROS, "input, *size, dtype=None", ck_like, F_METH, 0),
-    NODE("new_full", FULL, "input, size, fill_value, *, dtype=None", ck_like, F_METH, 0),
-    NODE("ones", ONES, "*size, dtype=None", ck_zeros, F_FN, F_TORCH),
-    NODE("full", FULL, "size, fill_value, *, dtype=None", ck_full, F_FN, F_TORCH),
-    NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None", ck_arange, F_FN, F_TORCH),
-    NODE("eye", EYE, "n, m=None, *, dtype=None", ck_eye, F_FN, F_TORCH),
+    NODE("zeros", ZEROS, "*size, dtype=None" OPTS, ck_zeros, F_FN, F_TORCH),
+    NODE("zeros_like", ZEROS, "input, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
+    NODE("ones_like", ONES, "input, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
+    NODE("empty_like", ZEROS, "input, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
+    NODE("full_like", FULL, "input, fill_value, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
+    NODE("new_zeros", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
+    NODE("new_ones", ONES, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
+    NODE("new_empty", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
+    NODE("new_full", FULL, "input, size, fill_value, *, dtype=None" OPTS, ck_like, F_METH, 0),
+    NODE("ones", ONES, "*size, dtype=None" OPTS, ck_zeros, F_FN, F_TORCH),
+    NODE("full", FULL, "size, fill_value, *, dtype=None" OPTS, ck_full, F_FN, F_TORCH),
+    NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None" OPTS, ck_arange, F_FN, F_TORCH),
+    NODE("eye", EYE, "n, m=None, *, dtype=None" OPTS, ck_eye, F_FN, F_TORCH),
     // losses: torch.nn.functional's Python signatures (the deprecated size_average and
     // reduce take only None). torch.kl_div and torch.binary_cross_entropy_with_logits
     // take another signature (an int reduction) and are not offered.

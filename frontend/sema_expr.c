@@ -102,6 +102,8 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     for (size_t i = 0; i < sizeof torch_dtypes / sizeof torch_dtypes[0]; i++)
       if (!strcmp(e->name, torch_dtypes[i].name)) return ty_dtype(sema, torch_dtypes[i].dt);
     if (!strcmp(e->name, "nn")) return ty_module(sema, "torch.nn");
+    TType *layout = torch_layout_attr(sema, e->name);
+    if (layout) return layout;
   }
   if (!strcmp(m->module, "torch.nn") && !strcmp(e->name, "functional")) return ty_module(sema, "torch.nn.functional");
   static const char *const other_dtypes[] = {"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",

@@ -30,6 +30,8 @@
 //   sema_more.c     ... more such spellings (clamp_min, xlogy, diag, aminmax, rot90 ...)
 //   sema_linalg.c   ... cross, kron, diag_embed, addbmm's product, cov, corrcoef
 //   sema_create.c   ... zeros, ones, full, arange, eye
+//   sema_python.c   ... Python objects around tensors: devices and tensor options,
+//                   torch.finfo/iinfo, torch.tensor of numbers
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
 //
@@ -436,5 +438,16 @@ bool check_numel(Sema *sema, Loc loc, int ndim, const int64_t *shape);
 DType result_type(Sema *sema, TType **ts, int n);  // torch.result_type of tensors and scalars
 bool wrap_dim(Sema *sema, Loc loc, int64_t d, int ndim, int *out);
 bool broadcast(Sema *sema, Loc loc, int *na, int64_t *a, int nb, const int64_t *b);
+
+// ---- sema_python.c: devices, tensor options, finfo/iinfo, torch.tensor ----
+bool is_tensor_option(const char *pname);  // device, requires_grad, pin_memory, layout, memory_format
+bool tensor_option(Sema *sema, const Ast *e, const char *pname, Ast *a);  // false after an error
+TType *torch_layout_attr(Sema *sema, const char *name);  // torch.strided ...; NULL for another name
+TType *tensor_device(Sema *sema);                         // x.device
+TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_on_device(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_finfo(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d);
 
 #endif

@@ -198,6 +198,7 @@ TType *tensor_attr(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "shape")) return shape_tuple(sema, e, x)->ty;
   if (!strcmp(e->name, "ndim")) return ty_int(sema, x->view.ndim);
   if (!strcmp(e->name, "dtype")) return ty_dtype(sema, x->dtype);
+  if (!strcmp(e->name, "device")) return tensor_device(sema);
   if (!strcmp(e->name, "mT")) {  // the last two dims swapped: a view
     if (x->view.ndim < 2) {
       diag_error(sema->cx, e->oploc, "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",

@@ -465,10 +465,27 @@ static TType *cast_to(Sema *sema, Ast *e, DType dt) {
   e->bi = &def_to_node.b;
   return ty_fresh(sema, dt, x->view.ndim, x->view.shape);
 }
+// to(dtype, non_blocking=False, copy=False), to(device, dtype=None, ...), to(other, ...),
+// to(device=..., dtype=...): PyTorch's overloads, told apart by the first argument's type.
+// The device is checked and ignored; without a dtype, the tensor itself. copy=True is
+// always a copy.
 TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
-  DType dt;
-  if (!get_dtype(sema, e, e->bargs[1], &dt)) return poison(sema);
+  Ast *first = barg(e, 1), *dta = NULL, *copy = barg(e, 3);
+  bool want_copy = false;
+  if (first && (first->ty->kind == TY_STR || (is_scalar(first->ty) && first->ty->dtype == DT_I64))) {
+    if (!tensor_option(sema, e, "device", first)) return poison(sema);
+    dta = barg(e, 2);  // to(device, dtype)
+    if (dta && dta->ty->kind != TY_DTYPE) dta = NULL;
+  } else if (first && is_tensor(first->ty)) {
+    dta = part_dtype(sema, e, first->ty->dtype);  // to(other): other's dtype
+  } else {
+    dta = first;
+  }
+  if (copy && !get_bool(sema, e, copy, "copy", &want_copy)) return poison(sema);
+  DType dt = e->bargs[0]->ty->dtype;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  if (want_copy && dt == e->bargs[0]->ty->dtype) return become(sema, e, part_call(sema, e, "clone", e->bargs, 1));
   return cast_to(sema, e, dt);
 }
 // float() double() ... : the dtype is in d->aux as a DType

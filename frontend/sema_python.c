@@ -1,0 +1,266 @@
+// frontend/sema_python.c: the Python objects forward passes hand around tensors.
+//   - Devices: x.device, torch.device('cuda'), device= of the creation ops, x.to(device),
+//     x.cuda(), x.cpu(). A tdsl program runs wherever it is compiled for, so a device is
+//     accepted, checked for its form and ignored; it is its name, a string ('cpu').
+//   - The other tensor options of the creation ops: requires_grad (False only: tdsl
+//     computes forward passes), pin_memory, layout.
+//   - torch.finfo(dtype) and torch.iinfo(dtype): named tuples of compile-time numbers
+//     (torch.finfo(x.dtype).min as an attention mask's fill value).
+//   - torch.tensor(data) of numbers (nested lists or tuples), torch.as_tensor and
+//     torch.scalar_tensor: a constant tensor, built from full() and stack().
+#include "frontend/sema_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+// ============================================================================
+// Devices and tensor options
+// ============================================================================
+// "cpu", "cuda", "cuda:1": a device string as torch.device parses it.
+static bool device_string(const char *s) {
+  size_t n = strncmp(s, "cuda", 4) == 0 ? 4 : strncmp(s, "cpu", 3) == 0 ? 3 : strncmp(s, "meta", 4) == 0 ? 4 : 0;
+  if (!n) return false;
+  if (!s[n]) return true;
+  if (s[n] != ':' || !s[n + 1]) return false;
+  for (const char *p = s + n + 1; *p; p++)
+    if (*p < '0' || *p > '9') return false;
+  return true;
+}
+
+static TType *device_value(Sema *sema, const char *name) {
+  TType *t = ty_new(sema, TY_STR);
+  t->module = name;
+  return t;
+}
+
+bool is_tensor_option(const char *p) {
+  return !strcmp(p, "device") || !strcmp(p, "requires_grad") || !strcmp(p, "pin_memory") || !strcmp(p, "layout") ||
+         !strcmp(p, "memory_format");
+}
+
+// device=, requires_grad=, pin_memory=, layout=, non_blocking=, memory_format= of an op
+// that takes them: checked, then ignored. false after an error.
+bool tensor_option(Sema *sema, const Ast *e, const char *pname, Ast *a) {
+  const TType *t = a->ty;
+  const char *fname = e->bi ? e->bi->name : e->name;
+  if (is_poison(t) || t->kind == TY_NONE) return !is_poison(t);
+  if (!strcmp(pname, "device")) {
+    if (t->kind == TY_STR && device_string(t->module)) return true;
+    if (is_scalar(t) && t->dtype == DT_I64 && t->ival >= 0) return true;  // a CUDA device index
+    if (t->kind == TY_STR)
+      diag_error(sema->cx, a->loc, "Expected one of cpu, cuda, meta device type at start of device string: %s",
+                 t->module);
+    else
+      diag_error(sema->cx, a->loc, "%s(): argument 'device' must be torch.device, not %s", fname, py_type_name(t));
+    return false;
+  }
+  if (!strcmp(pname, "requires_grad") || !strcmp(pname, "pin_memory") || !strcmp(pname, "non_blocking")) {
+    if (!is_scalar(t) || t->dtype != DT_BOOL) {
+      diag_error(sema->cx, a->loc, "%s(): argument '%s' must be bool, not %s", fname, pname, py_type_name(t));
+      return false;
+    }
+    if (!strcmp(pname, "requires_grad") && t->ival) {
+      diag_error(sema->cx, a->loc, "requires_grad=True is not supported: tdsl computes forward passes, without "
+                 "autograd");
+      return false;
+    }
+    return true;
+  }
+  // layout=torch.strided and memory_format=torch.contiguous_format are the only ones tdsl has
+  if (t->kind == TY_STR && (!strcmp(t->module, "torch.strided") || !strcmp(t->module, "torch.contiguous_format") ||
+                            !strcmp(t->module, "torch.preserve_format")))
+    return true;
+  diag_error(sema->cx, a->loc, "%s(): %s=%s is not supported: tdsl's tensors are strided, in PyTorch's default "
+             "layout", fname, pname, t->kind == TY_STR ? t->module : py_type_name(t));
+  return false;
+}
+
+// torch.strided, torch.contiguous_format, torch.preserve_format: NULL for another name.
+TType *torch_layout_attr(Sema *sema, const char *name) {
+  static const char *const names[] = {"strided", "contiguous_format", "preserve_format"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i])) {
+      char *s = arena_alloc(&sema->cx->arena, strlen(name) + 7);
+      memcpy(s, "torch.", 6);
+      strcpy(s + 6, name);
+      return device_value(sema, s);
+    }
+  return NULL;
+}
+
+TType *tensor_device(Sema *sema) { return device_value(sema, "cpu"); }
+
+// torch.device(type, index=None)
+TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *ta = e->bargs[0], *ia = barg(e, 1);
+  e->bi = NULL;  // a Python value, no node
+  if (ta->ty->kind != TY_STR || !device_string(ta->ty->module)) {
+    if (ta->ty->kind == TY_STR)
+      diag_error(sema->cx, ta->loc, "Expected one of cpu, cuda, meta device type at start of device string: %s",
+                 ta->ty->module);
+    else
+      diag_error(sema->cx, ta->loc, "device(): argument 'type' must be str, not %s", py_type_name(ta->ty));
+    return poison(sema);
+  }
+  int64_t index;
+  if (!ia) return device_value(sema, ta->ty->module);
+  if (!get_int(sema, e, ia, "index", &index)) return poison(sema);
+  if (strchr(ta->ty->module, ':')) {
+    diag_error(sema->cx, ia->loc, "type (string) must not include an index because index was passed explicitly: %s",
+               ta->ty->module);
+    return poison(sema);
+  }
+  size_t n = strlen(ta->ty->module) + 24;
+  char *s = arena_alloc(&sema->cx->arena, n);
+  snprintf(s, n, "%s:%lld", ta->ty->module, (long long)index);
+  return device_value(sema, s);
+}
+
+// x.cuda(device=None, non_blocking=False), x.cpu(): the tensor itself
+TType *ck_on_device(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  set_operand1(sema, e, e->bargs[0]);
+  return e->bargs[0]->ty;
+}
+
+// x.type(dtype=None, non_blocking=False): a cast to dtype; without one, the tensor type's
+// name ('torch.FloatTensor'), a string.
+TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *dta = barg(e, 1);
+  DType dt;
+  if (!dta) {
+    static const char *const names[DT_COUNT] = {
+        [DT_BOOL] = "torch.BoolTensor", [DT_I32] = "torch.IntTensor",   [DT_I64] = "torch.LongTensor",
+        [DT_F16] = "torch.HalfTensor",  [DT_BF16] = "torch.BFloat16Tensor", [DT_F32] = "torch.FloatTensor",
+        [DT_F64] = "torch.DoubleTensor", [DT_U8] = "torch.ByteTensor", [DT_I8] = "torch.CharTensor",
+        [DT_I16] = "torch.ShortTensor"};
+    e->bi = NULL;
+    return device_value(sema, names[x->ty->dtype]);
+  }
+  if (!get_dtype(sema, e, dta, &dt)) return poison(sema);
+  return become(sema, e, part_cast(sema, e, x, cast_method(dt)));
+}
+
+// ============================================================================
+// torch.finfo, torch.iinfo
+// ============================================================================
+// torch.finfo(type=None) of a floating dtype (the default dtype, f32, without one);
+// torch.iinfo(type) of an integer dtype: torch's named fields, as compile-time numbers.
+TType *ck_finfo(Sema *sema, Ast *e, const BuiltinDef *d) {
+  bool fl = !strcmp(d->b.name, "finfo");
+  Ast *ta = barg(e, 0);
+  DType dt = DT_F32;
+  e->bi = NULL;
+  if (ta && !get_dtype(sema, e, ta, &dt)) return poison(sema);
+  if (fl != dtype_is_float(dt) || dt == DT_BOOL) {
+    diag_error(sema->cx, ta ? ta->loc : call_loc(e), fl ? "torch.finfo() requires a floating point input type. Use "
+               "torch.iinfo to handle 'torch.finfo'" : "torch.iinfo() requires an integer input type. Use torch.finfo "
+               "to handle 'torch.iinfo'");
+    return poison(sema);
+  }
+  static const char *const ffields[] = {"bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"};
+  static const char *const ifields[] = {"bits", "max", "min"};
+  Ast *items[7];
+  int bits = (int)dtype_size(dt) * 8;
+  if (fl) {
+    double eps, max, tiny, res;
+    switch (dt) {
+    case DT_F16: eps = 0x1p-10, max = 65504.0, tiny = 0x1p-14, res = 1e-3; break;
+    case DT_BF16: eps = 0x1p-7, max = 0x1.fep127, tiny = FLT_MIN, res = 1e-2; break;
+    case DT_F64: eps = DBL_EPSILON, max = DBL_MAX, tiny = DBL_MIN, res = 1e-15; break;
+    default: eps = FLT_EPSILON, max = FLT_MAX, tiny = FLT_MIN, res = 1e-6; break;
+    }
+    double v[7] = {bits, eps, max, -max, tiny, tiny, res};
+    for (int i = 0; i < 7; i++) items[i] = i == 0 ? part_int(sema, e, bits) : part_float(sema, e, v[i]);
+  } else {
+    bool u = dt == DT_U8;
+    int64_t max = u ? 255 : bits == 64 ? INT64_MAX : (int64_t)((1ull << (bits - 1)) - 1);
+    int64_t min = u ? 0 : -max - 1;
+    items[0] = part_int(sema, e, bits);
+    items[1] = part_int(sema, e, max);
+    items[2] = part_int(sema, e, min);
+  }
+  TType *t = tuple_result(sema, e, items, fl ? 7 : 3);
+  t->fields = fl ? ffields : ifields;
+  return t;
+}
+
+// ============================================================================
+// torch.tensor, torch.as_tensor, torch.scalar_tensor
+// ============================================================================
+// The constant tensor of data (a number, or nested sequences of numbers of one shape):
+// full() of each number, stacked; NULL after an error. depth: the dim data stands at.
+static Ast *tensor_of(Sema *sema, const Ast *e, const TType *t, Loc loc, int depth) {
+  if (is_scalar(t)) {
+    Ast *v = t->dtype == DT_F64 ? part_float(sema, e, t->fval) : part_int(sema, e, t->ival);
+    v->ty = (TType *)t;  // keeps bools bools
+    Ast *args[3] = {part_ints(sema, e, 0, NULL), v, NULL};
+    return part_call(sema, e, "full", args, 3);
+  }
+  if (t->kind != TY_LIST && t->kind != TY_TUPLE) {
+    diag_error(sema->cx, loc, "Could not infer dtype of %s", py_type_name(t));
+    return NULL;
+  }
+  if (depth >= TD_MAX_DIMS) {
+    diag_error(sema->cx, loc, "too many dimensions: tdsl's tensors have at most %d", TD_MAX_DIMS);
+    return NULL;
+  }
+  if (t->nelem > MAX_LIST) {
+    diag_error(sema->cx, loc, "a tensor literal of more than %d values per dim is not supported", MAX_LIST);
+    return NULL;
+  }
+  Ast *parts[MAX_LIST];
+  for (int i = 0; i < t->nelem; i++) {
+    const TType *c = t->elems[i];
+    bool seq = c->kind == TY_LIST || c->kind == TY_TUPLE, seq0 = t->elems[0]->kind == TY_LIST ||
+                                                                 t->elems[0]->kind == TY_TUPLE;
+    if (seq != seq0 || (seq && c->nelem != t->elems[0]->nelem)) {
+      diag_error(sema->cx, loc, "expected sequence of length %d at dim %d (got %d)", seq0 ? t->elems[0]->nelem : 0,
+                 depth + 1, seq ? c->nelem : 0);
+      return NULL;
+    }
+    if (!(parts[i] = tensor_of(sema, e, c, loc, depth + 1)) || is_poison(parts[i]->ty)) return NULL;
+  }
+  if (t->nelem == 0) {  // torch.tensor([]): f32 of shape (0,)
+    int64_t zero = 0;
+    Ast *args[2] = {part_ints(sema, e, 1, &zero), NULL};
+    return part_call(sema, e, "zeros", args, 2);
+  }
+  Ast *args[2] = {part_seq(sema, e, TY_LIST, parts, t->nelem), part_int(sema, e, 0)};
+  return part_call(sema, e, "stack", args, 2);
+}
+
+static const BuiltinDef def_same = {{"as_tensor", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
+
+// tensor(data, *, dtype=None, ...), as_tensor(data, dtype=None, ...), scalar_tensor(s, *, dtype=None, ...)
+TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *da = e->bargs[0], *dta = barg(e, 1);
+  DType dt;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  Ast *t;
+  if (is_tensor(da->ty)) {  // a copy (PyTorch warns); as_tensor: the tensor itself
+    if (!strcmp(d->b.name, "as_tensor") && (!dta || dt == da->ty->dtype)) {
+      e->bi = &def_same.b;
+      set_operand1(sema, e, da);
+      return da->ty;
+    }
+    t = part_call(sema, e, "clone", &da, 1);
+  } else if (!strcmp(d->b.name, "scalar_tensor")) {
+    if (!is_scalar(da->ty)) {
+      diag_error(sema->cx, da->loc, "scalar_tensor(): argument 's' must be Number, not %s", py_type_name(da->ty));
+      return poison(sema);
+    }
+    Ast *args[3] = {part_ints(sema, e, 0, NULL), part_float(sema, e, da->ty->dtype == DT_F64 ? da->ty->fval
+                                                                                              : (double)da->ty->ival),
+                    NULL};
+    t = part_call(sema, e, "full", args, 3);
+  } else {
+    t = tensor_of(sema, e, da->ty, da->loc, 0);
+  }
+  if (!t || is_poison(t->ty)) return poison(sema);
+  if (dta && t->ty->dtype != dt) t = part_cast(sema, e, t, cast_method(dt));
+  return become(sema, e, t);
+}
