@@ -39,7 +39,7 @@ typedef enum {
   AST_KWARG,     // name=rhs, only inside call arguments
   // statements
   AST_ASSIGN,    // list (AST_NAME targets) = rhs
-  AST_AUGASSIGN, // lhs (AST_NAME) op= rhs, op is BIN_ADD/SUB/MUL/DIV
+  AST_AUGASSIGN, // lhs (AST_NAME) op= rhs, op a BinOp other than MATMUL and the comparisons
   AST_STORE,     // lhs (an AST_INDEX) = rhs (op < 0) or op= rhs
   AST_RETURN,    // list
   AST_EXPR,      // lhs on its own as a statement: x.clamp_(min=0), x.index_copy_(0, i, v)

@@ -41,6 +41,32 @@ static bool partial_overlap(const TType *w, const TType *r) {
   return wb < re && rb < we;
 }
 
+// The op of `x op= v`: the builtin an operator names (add for '+').
+static Op aug_op(int binop) { return builtin_find(binop_name((BinOp)binop))->b.op; }
+
+// x //= v, x %= v, x **= v, x &= v ... (the in-place ops the store kernel does not fold):
+// `x = x op v` written into x's storage, the result cast to x's dtype when PyTorch allows.
+// The plain '=' store of the op's result keeps the op's own checks (integer division by
+// zero, dtypes); st->op becomes -1. false after an error.
+static bool aug_other(Sema *sema, Ast *st, Ast *target) {
+  if (st->op <= BIN_DIV || !is_tensor(target->ty)) return true;
+  if (st->op == BIN_MATMUL) {
+    diag_error(sema->cx, st->oploc, "In-place matmul is not supported. Use 'a = a @ b' instead.");
+    return false;
+  }
+  Op op = aug_op(st->op);
+  Ast *r = part_binary(sema, st, op, op_name(op), target, st->rhs);
+  if (is_poison(r->ty)) return false;
+  if (!dtype_can_cast(r->ty->dtype, target->ty->dtype)) {
+    diag_error(sema->cx, st->oploc, "result type %s can't be cast to the desired output type %s",
+               torch_name(r->ty->dtype), torch_name(target->ty->dtype));
+    return false;
+  }
+  st->rhs = r;
+  st->op = -1;
+  return true;
+}
+
 static void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
   TType *t = target->ty, *v = rhs->ty;
   if (is_poison(t) || is_poison(v)) return;
@@ -75,10 +101,9 @@ static void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int b
                "tensor refer to a single memory location. Please clone() the tensor before performing the operation.");
     return;
   }
-  static const Op aug_op[BIN_COUNT] = {[BIN_ADD] = OP_ADD, [BIN_SUB] = OP_SUB, [BIN_MUL] = OP_MUL, [BIN_DIV] = OP_DIV};
   if (binop >= 0) {
-    TD_ASSERT(binop <= BIN_DIV);
-    Op op = aug_op[binop];
+    TD_ASSERT(binop <= BIN_DIV);  // the others became '=' of the op's result (aug_other)
+    Op op = aug_op(binop);
     DType dt;
     if (!binary_dtype(sema, st->oploc, op, t, v, &dt)) return;
     if (!dtype_can_cast(dt, t->dtype)) {
@@ -222,19 +247,31 @@ static void check_augassign(Sema *sema, Ast *st) {
     st->ty = r;
     return;
   }
-  if (is_scalar(t) && is_tensor(v)) {
-    diag_error(sema->cx, st->oploc, "'%s' is a Python scalar and cannot be updated in place by a tensor: write "
-               "%s = %s %s ...", st->lhs->name, st->lhs->name, st->lhs->name, binop_text((BinOp)st->op));
+  if (is_scalar(t) && is_tensor(v) && st->op == BIN_MATMUL) {
+    diag_error(sema->cx, st->oploc, "unsupported operand type(s) for @=: '%s' and 'Tensor'", py_type_name(t));
     bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc);
     return;
   }
-  check_store_common(sema, st, st->lhs, st->rhs, st->op);
+  if (is_scalar(t) && is_tensor(v)) {  // n += x: as Python's int, n = n + x, a new tensor
+    Op op = aug_op(st->op);
+    Ast *name = st->lhs, *sum = part_binary(sema, st, op, op_name(op), name, st->rhs);
+    sum->loc = st->loc;
+    st->kind = AST_ASSIGN;
+    st->list = (AstList){0};
+    vec_push(&sema->cx->arena, &st->list, name);
+    st->rhs = sum;
+    st->lhs = NULL;
+    name->ty = sum->ty;
+    bind_name(sema, name->name, sum->ty, name->loc);
+    return;
+  }
+  if (aug_other(sema, st, st->lhs)) check_store_common(sema, st, st->lhs, st->rhs, st->op);
 }
 
 static void check_store(Sema *sema, Ast *st) {
   check_expr(sema, st->lhs);
-  check_expr(sema, st->rhs);
-  check_store_common(sema, st, st->lhs, st->rhs, st->op);
+  if (is_poison(check_expr(sema, st->rhs)) || is_poison(st->lhs->ty)) return;
+  if (aug_other(sema, st, st->lhs)) check_store_common(sema, st, st->lhs, st->rhs, st->op);
 }
 
 static void check_stmt(Sema *sema, Body *body, Ast *st) {

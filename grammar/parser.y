@@ -96,7 +96,8 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token NEWLINE "newline"
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
-%token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/="
+%token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
+%token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
 %type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part targets target store_target exprs expr
@@ -235,7 +236,7 @@ store_target
   : postfix '[' items ']'       { $$ = ast_index(p->cx, $1, $3, @2, @$); }
   ;
 
-augop: ADDEQ | SUBEQ | MULEQ | DIVEQ ;
+augop: ADDEQ | SUBEQ | MULEQ | DIVEQ | FLOORDIVEQ | MODEQ | POWEQ | ANDEQ | OREQ | XOREQ | LSHIFTEQ | RSHIFTEQ | MATMULEQ ;
 
 exprs
   : expr                        { $$ = ast_list_of(p->cx, $1, @$); }
