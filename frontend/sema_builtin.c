@@ -602,6 +602,7 @@ static const BuiltinDef builtins[] = {
     NODE("new_empty", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
     NODE("new_full", FULL, "input, size, fill_value, *, dtype=None" OPTS, ck_like, F_METH, 0),
     NODE("ones", ONES, "*size, dtype=None" OPTS, ck_zeros, F_FN, F_TORCH),
+    NODE("empty", ZEROS, "*size, dtype=None" OPTS ", memory_format=None", ck_zeros, F_FN, F_TORCH),
     NODE("full", FULL, "size, fill_value, *, dtype=None" OPTS, ck_full, F_FN, F_TORCH),
     NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None" OPTS, ck_arange, F_FN, F_TORCH),
     NODE("eye", EYE, "n, m=None, *, dtype=None" OPTS, ck_eye, F_FN, F_TORCH),

@@ -264,7 +264,8 @@ static TType *check_attr(Sema *sema, Ast *e) {
   if (is_poison(self)) return poison(sema);
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
   if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
-  TType *pv = is_tensor(self) ? tensor_attr(sema, e) : NULL;
+  TType *pv = is_tensor(self) ? tensor_attr(sema, e) : self->kind == TY_DTYPE ? dtype_attr(sema, self->dtype, e->name)
+                                                                              : NULL;
   if (pv) return pv;
   if (!strcmp(e->name, "T") && is_tensor(self)) {
     const BuiltinDef *d = builtin_find("T");

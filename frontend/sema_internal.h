@@ -444,6 +444,7 @@ bool is_tensor_option(const char *pname);  // device, requires_grad, pin_memory,
 bool tensor_option(Sema *sema, const Ast *e, const char *pname, Ast *a);  // false after an error
 TType *torch_layout_attr(Sema *sema, const char *name);  // torch.strided ...; NULL for another name
 TType *tensor_device(Sema *sema);                         // x.device
+TType *dtype_attr(Sema *sema, DType dt, const char *name);  // dtype.is_floating_point ...; NULL for another name
 TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_on_device(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d);
