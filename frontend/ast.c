@@ -40,7 +40,8 @@ static const char *const kind_names[] = {
   [AST_NAME] = "name", [AST_DTYPE] = "dtype", [AST_UNARY] = "unary", [AST_LOGIC] = "logic",
   [AST_BINARY] = "binary",
   [AST_CALL] = "call", [AST_ATTR] = "attr", [AST_INDEX] = "index", [AST_LIST] = "list",
-  [AST_TUPLE] = "tuple",  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_KWARG] = "kwarg",
+  [AST_TUPLE] = "tuple",  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_STARRED] = "starred",
+  [AST_KWARG] = "kwarg",
   [AST_ASSIGN] = "assign", [AST_AUGASSIGN] = "augassign", [AST_STORE] = "store",
   [AST_RETURN] = "return", [AST_EXPR] = "expr", [AST_FOR] = "for", [AST_IF] = "if", [AST_WHILE] = "while",
   [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type", [AST_SCALAR_TYPE] = "scalar_type",
@@ -250,6 +251,13 @@ Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc) {
   a->lhs = lo;
   a->rhs = hi;
   a->step = step;
+  return finish(cx, a);
+}
+
+Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc) {
+  Ast *a = ast_new(cx, AST_STARRED, loc);
+  a->oploc = star;
+  a->lhs = value;
   return finish(cx, a);
 }
 
@@ -504,7 +512,7 @@ static void dump(const Ast *a, FILE *out, int indent) {
     child(a->lhs, out, in);
     child(a->rhs, out, in);
     break;
-  case AST_LOGIC: case AST_EXPR:
+  case AST_LOGIC: case AST_EXPR: case AST_STARRED:
     child(a->lhs, out, in);
     if (a->rhs) child(a->rhs, out, in);
     break;

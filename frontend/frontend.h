@@ -36,6 +36,7 @@ typedef enum {
   AST_TUPLE,     // (list): (a, b), (a,), ()
   AST_SLICE,     // lhs:rhs:step, each may be NULL
   AST_ELLIPSIS,
+  AST_STARRED,   // *lhs: unpacked into call arguments and tuple or list displays
   AST_KWARG,     // name=rhs, only inside call arguments
   // statements
   AST_ASSIGN,    // list (AST_NAME targets) = rhs
@@ -121,6 +122,7 @@ Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc);
 Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
 Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc);
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc);
+Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc);
 Ast *ast_assign(Ctx *cx, Ast *targets, Ast *rhs, Loc oploc, Loc loc);
 Ast *ast_augassign(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc);
 Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // op -1: '='

@@ -190,14 +190,21 @@ static TType *check_unary(Sema *sema, Ast *e) {
 // The arguments of call e, in order (a keyword argument's node gets its value's type);
 // false when one of them is poison.
 bool check_args(Sema *sema, Ast *e) {
-  bool ok = true;
-  for (int i = 0; i < e->list.len; i++) {
-    Ast *a = e->list.data[i];
-    TType *t = check_expr(sema, a->kind == AST_KWARG ? a->rhs : a);
-    if (a->kind == AST_KWARG) a->ty = t;
+  return check_items(sema, &e->list);
+}
+
+// The items of a call's arguments or of a tuple or list display, checked; a starred item
+// (*t) is replaced by the items it unpacks (sema_python.c). false after an error.
+bool check_items(Sema *sema, AstList *list) {
+  bool ok = true, starred = false;
+  for (int i = 0; i < list->len; i++) {
+    Ast *a = list->data[i];
+    TType *t = check_expr(sema, a->kind == AST_KWARG || a->kind == AST_STARRED ? a->rhs ? a->rhs : a->lhs : a);
+    if (a->kind == AST_KWARG || a->kind == AST_STARRED) a->ty = t;
     if (is_poison(t)) ok = false;
+    starred |= a->kind == AST_STARRED;
   }
-  return ok;
+  return ok && (!starred || unpack_starred(sema, list));
 }
 
 static TType *check_call(Sema *sema, Ast *e) {
@@ -400,6 +407,10 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_INDEX: t = check_index(sema, e); break;
   case AST_LIST:
   case AST_TUPLE: t = check_seq(sema, e); break;
+  case AST_STARRED:
+    diag_error(sema->cx, e->oploc, "can't use starred expression here");
+    t = poison(sema);
+    break;
   case AST_SLICE:
   case AST_ELLIPSIS:
     diag_error(sema->cx, e->loc, "'%s' is only allowed inside an index [...]", e->kind == AST_SLICE ? ":" : "...");

@@ -120,6 +120,7 @@ TType *check_body(Sema *sema, Ast *fn, TType **params);
 
 // ---- sema_expr.c ----
 TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
+bool check_items(Sema *sema, AstList *list);  // call arguments, display items: checked, *t unpacked
 bool truth_value(Sema *sema, Ast *e, bool *out);  // bool(e) of a checked compile-time value; false after an error
 bool check_args(Sema *sema, Ast *e);    // a call's arguments: false when one is poison
 void bind_name(Sema *sema, const char *name, TType *t, Loc loc);
@@ -443,6 +444,7 @@ bool broadcast(Sema *sema, Loc loc, int *na, int64_t *a, int nb, const int64_t *
 bool is_tensor_option(const char *pname);  // device, requires_grad, pin_memory, layout, memory_format
 bool tensor_option(Sema *sema, const Ast *e, const char *pname, Ast *a);  // false after an error
 TType *torch_layout_attr(Sema *sema, const char *name);  // torch.strided ...; NULL for another name
+bool unpack_starred(Sema *sema, AstList *list);  // each checked *t in list replaced by its items
 TType *tensor_device(Sema *sema);                         // x.device
 TType *dtype_attr(Sema *sema, DType dt, const char *name);  // dtype.is_floating_point ...; NULL for another name
 TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -155,6 +155,56 @@ TType *dtype_attr(Sema *sema, DType dt, const char *name) {
 }
 
 // ============================================================================
+// Star unpacking: f(*t), (*shape[:-1], H, D)
+// ============================================================================
+// A literal of compile-time value t (a number, a bool, a dtype, a string, None) at a's
+// location: what an element of a tuple nothing else holds (an inlined call's) becomes.
+static Ast *literal_of(Sema *sema, const Ast *a, TType *t) {
+  Ast *n = ast_new(sema->cx, AST_NONE, a->loc);
+  n->ty = t;
+  return n;
+}
+
+bool unpack_starred(Sema *sema, AstList *list) {
+  AstList out = {0};
+  for (int i = 0; i < list->len; i++) {
+    Ast *a = list->data[i];
+    if (a->kind != AST_STARRED) {
+      vec_push(&sema->cx->arena, &out, a);
+      continue;
+    }
+    Ast *v = a->lhs, **items;
+    int n;
+    if (is_tensor(v->ty)) {  // *x iterates over x's first dim
+      if (v->ty->view.ndim == 0) {
+        diag_error(sema->cx, v->loc, "iteration over a 0-d tensor");
+        return false;
+      }
+      v = part_call(sema, v, "unbind", &v, 1);
+      if (is_poison(v->ty)) return false;
+    } else if (v->ty->kind != TY_TUPLE && v->ty->kind != TY_LIST) {
+      diag_error(sema->cx, v->loc, "argument after * must be an iterable, not %s", py_type_name(v->ty));
+      return false;
+    }
+    if (seq_items(sema, v, &items, &n)) {
+      for (int k = 0; k < n; k++) vec_push(&sema->cx->arena, &out, items[k]);
+      continue;
+    }
+    for (int k = 0; k < v->ty->nelem; k++) {  // no expressions behind it: only compile-time values
+      TType *t = v->ty->elems[k];
+      if (t->kind == TY_TENSOR || t->kind == TY_TUPLE || t->kind == TY_LIST) {
+        diag_error(sema->cx, v->loc, "unpacking a function's result with * is supported for numbers only: bind "
+                   "its tensors to names first");
+        return false;
+      }
+      vec_push(&sema->cx->arena, &out, literal_of(sema, a, t));
+    }
+  }
+  *list = out;
+  return true;
+}
+
+// ============================================================================
 // torch.finfo, torch.iinfo
 // ============================================================================
 // torch.finfo(type=None) of a floating dtype (the default dtype, f32, without one);

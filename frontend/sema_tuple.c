@@ -51,8 +51,7 @@ Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v) {
 
 // [a, b] and (a, b)
 TType *check_seq(Sema *sema, Ast *e) {
-  for (int i = 0; i < e->list.len; i++)
-    if (is_poison(check_expr(sema, e->list.data[i]))) return poison(sema);
+  if (!check_items(sema, &e->list)) return poison(sema);
   return seq_of(sema, e, e->kind == AST_TUPLE ? TY_TUPLE : TY_LIST, e->list.data, e->list.len);
 }
 

@@ -103,7 +103,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %type <ast> block body stmt compound if_stmt else_part targets target store_target exprs expr
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
-%type <ast> primary args arg_list arg items item opt_expr
+%type <ast> primary args arg_list arg items item opt_expr star_expr
 %type <op> augop
 %type <flag> opt_mut
 
@@ -238,9 +238,15 @@ store_target
 
 augop: ADDEQ | SUBEQ | MULEQ | DIVEQ | FLOORDIVEQ | MODEQ | POWEQ | ANDEQ | OREQ | XOREQ | LSHIFTEQ | RSHIFTEQ | MATMULEQ ;
 
+/* a starred item unpacks a sequence: (*shape[:-1], H, D), return *a, b */
 exprs
-  : expr                        { $$ = ast_list_of(p->cx, $1, @$); }
-  | exprs ',' expr              { $$ = ast_append(p->cx, $1, $3); }
+  : star_expr                   { $$ = ast_list_of(p->cx, $1, @$); }
+  | exprs ',' star_expr         { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+star_expr
+  : expr
+  | '*' bitor                   { $$ = ast_starred(p->cx, $2, @1, @$); }
   ;
 
 /* Python's levels: or, and, not, then comparison: non-associative, so `a < b < c` is a
@@ -346,7 +352,7 @@ primary
   | '(' expr ')'                { $$ = ast_paren(p->cx, $2, @$); }
   | '(' ')'                     { $$ = ast_tuple_expr(p->cx, NULL, @$); }
   | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
-  | '(' exprs ',' expr ')'      { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
+  | '(' exprs ',' star_expr ')' { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
   | '[' ']'                     { $$ = ast_list_expr(p->cx, NULL, @$); }
   | '[' exprs ']'               { $$ = ast_list_expr(p->cx, $2, @$); }
   ;
@@ -363,6 +369,7 @@ arg_list
 
 arg
   : expr
+  | '*' bitor                   { $$ = ast_starred(p->cx, $2, @1, @$); }
   | IDENT '=' expr              { $$ = ast_kwarg(p->cx, $1, $3, @1, @$); }
   ;
 
@@ -416,7 +423,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not'";
+    "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not'";
@@ -439,7 +446,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   bool expr_ctx = false, after_operand = false, closer = false;
   for (int i = 0; i < nexp; i++) {
     expr_ctx |= exp[i] == YYSYMBOL_INT;
-    after_operand |= symbol_in(exp[i], "'*'");
+    after_operand |= symbol_in(exp[i], "'//'");  // '*' may also start a starred item
     closer |= symbol_in(exp[i], "')' ']' '}'");
   }
   bool at_end = got == YYSYMBOL_YYEOF || loc->begin == loc->end;

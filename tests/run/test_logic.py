@@ -110,6 +110,18 @@ def main():
     errs, src = run_case(tdslc, "x: f32[3, 4], j: i64[3, 4]", body, ", ".join(rets), kinds, want, {"x": X, "j": J})
     t.report("augmented assignments", errs, src)
 
+    # star unpacking in calls and displays, as transformers writes shapes
+    body = ["input_shape = y.shape[:-1]", "hidden_shape = (*input_shape, -1, 2)", "a = y.view(hidden_shape)",
+            "b = y.view(*input_shape, 2, 2)", "c = torch.stack([*y], dim=0)",
+            "d = torch.cat([*y.unbind(0), y[0]], dim=0).view(*y.shape[:1], 3, -1, 2)",
+            "e = torch.zeros(*(2, 3)) + len((*y.shape, *[1, 2]))"]
+    yv = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    y64 = yv.astype(np.float64)
+    want = [y64.reshape(2, 3, 2, 2), y64.reshape(2, 3, 2, 2), y64,
+            np.concatenate([y64[0], y64[1], y64[0]], 0).reshape(2, 3, -1, 2), np.full((2, 3), 5.0)]
+    errs, src = run_case(tdslc, "y: f32[2, 3, 4]", body, "a, b, c, d, e", ["f32"] * 5, want, {"y": yv})
+    t.report("star unpacking", errs, src)
+
     # T5's relative position buckets (transformers' T5Attention._relative_position_bucket)
     src = T5_BUCKET
     rp = (np.arange(16)[None, :] - np.arange(16)[:, None]).astype(np.int64)

@@ -144,6 +144,8 @@ static void show_to(Buf *b, const Ast *a) {
     break;
   case AST_PROGRAM: show_list(b, &a->list, "\n"); break;
   case AST_EXPR: show_to(b, a->lhs); break;
+  case AST_STARRED: put(b, "*"); show_to(b, a->lhs); break;
+  case AST_TUPLE: put(b, "("); show_list(b, &a->list, ", "); put(b, a->list.len == 1 ? ",)" : ")"); break;
   case AST_SCALAR_TYPE: put(b, "%s", a->name); break;
   case AST_LOGIC:
     if (!a->rhs) {
@@ -152,7 +154,8 @@ static void show_to(Buf *b, const Ast *a) {
     } else {
       put(b, "(");
       show_to(b, a->lhs);
-      put(b, a->op == LOGIC_AND ? " and " : " or ");
+      static const char *const words[] = {" and ", " or ", "", " in ", " not_in ", " is ", " is_not "};
+      put(b, "%s", words[a->op]);
       show_to(b, a->rhs);
     }
     put(b, ")");
@@ -460,6 +463,9 @@ static void loops_and_conditions_are_compound_statements(void **state) {
   assert_errors("fn f() -> f32[] {\n  for in range(2) { a = 1 }\n  return a\n}\n", 1,
                 "t.tdsl:2:7: error: expected identifier before 'in'");
   assert_errors("fn f(x: foo[3]) -> f32[3] { return x }\n", 0, "");
+  // starred items in calls and displays; membership and identity tests compare
+  assert_shows("fn f() -> f32[] { s = (*a, 1); t = [*b]; u = g(*c, d=2); return *s, n not in t, n is not None }",
+               "fn f() -> f32[] { s = (*a, 1); t = [*b]; u = g(*c, d=2); return *s, (n not_in t), (n is_not None) }");
 }
 
 static void two_statements_on_one_line_are_an_error(void **state) {
