@@ -297,6 +297,7 @@ static const BuiltinDef builtins[] = {
     VIEWOP("tensor_split", "input, indices_or_sections, dim=0", ck_split, F_TORCH),
     VIEWOP("unbind", "input, dim=0", ck_unbind, F_TORCH),
     {{"broadcast_tensors", BK_VIEW, OP_COPY, "*tensors"}, ck_broadcast_tensors, F_FN | F_TORCH, OP_COUNT},
+    {{"meshgrid", BK_VIEW, OP_COPY, "*tensors, indexing=None"}, ck_meshgrid, F_FN | F_TORCH, OP_COUNT},
     // views and copies PyTorch defines by other ops (sema_alias.c)
     VIEWOP("view_as", "input, other", ck_view_alias, 0),
     VIEWOP("reshape_as", "input, other", ck_view_alias, 0),

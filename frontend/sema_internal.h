@@ -320,6 +320,7 @@ TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_alias.c: ops PyTorch defines by others, built from them ----
 TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d);  // zeros_like ..., new_zeros ...

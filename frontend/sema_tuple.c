@@ -472,6 +472,55 @@ TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d) {
   return seq_of(sema, e, TY_TUPLE, items, n);
 }
 
+// meshgrid(*tensors, indexing=None): views, tensor i along dim i (indexing='xy': the first
+// two swapped) expanded to the grid of all their lengths
+TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast **xs, *ia = barg(e, 1);
+  int n;
+  bool xy = false;
+  if (!seq_items(sema, e->bargs[0], &xs, &n)) return poison(sema);
+  if (ia && (ia->ty->kind != TY_STR || (strcmp(ia->ty->module, "ij") && strcmp(ia->ty->module, "xy")))) {
+    diag_error(sema->cx, ia->loc, "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: %s",
+               ia->ty->kind == TY_STR ? ia->ty->module : py_type_name(ia->ty));
+    return poison(sema);
+  }
+  xy = ia && !strcmp(ia->ty->module, "xy");
+  if (n == 0 || !check_rank(sema, call_loc(e), n)) {
+    if (n == 0) diag_error(sema->cx, call_loc(e), "torch.meshgrid expects a non-empty TensorList");
+    return poison(sema);
+  }
+  int64_t grid[TD_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    const TType *t = get_tensor(sema, e, xs[i], "tensors");
+    if (!t) return poison(sema);
+    if (t->view.ndim > 1) {
+      diag_error(sema->cx, xs[i]->loc, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: %s",
+                 type_str(sema, t));
+      return poison(sema);
+    }
+    if (t->dtype != xs[0]->ty->dtype) {
+      diag_error(sema->cx, xs[i]->loc, "torch.meshgrid: Expected all tensors in the tensor list to have the same dtype");
+      return poison(sema);
+    }
+    grid[i] = view_numel(t->view);
+  }
+  if (xy && n >= 2) {
+    int64_t g = grid[0];
+    grid[0] = grid[1], grid[1] = g;
+  }
+  Ast *items[MAX_LIST], *size = part_ints(sema, e, n, grid);
+  for (int i = 0; i < n; i++) {
+    int at = xy && i < 2 && n >= 2 ? 1 - i : i;
+    int64_t shape[TD_MAX_DIMS];
+    for (int k = 0; k < n; k++) shape[k] = k == at ? grid[k] : 1;
+    Ast *v = part_call(sema, e, "view", (Ast *[]){xs[i], part_ints(sema, e, n, shape)}, 2);
+    items[i] = part_call(sema, e, "expand", (Ast *[]){v, size}, 2);
+    if (is_poison(items[i]->ty)) return poison(sema);
+  }
+  return seq_of(sema, e, TY_TUPLE, items, n);
+}
+
 // max(dim, keepdim=False) / min(...): (values, indices), torch.return_types.max
 TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim) {
   static const char *const fields[] = {"values", "indices"};

@@ -5,7 +5,8 @@ x.to(device, dtype), x.to(other), x.cuda(), x.cpu(), x.type(dtype)) are accepted
 ignored; torch.finfo and torch.iinfo are compile-time numbers, checked against NumPy's
 finfo and iinfo (bfloat16's from its format: 8 exponent bits, 7 fraction bits);
 torch.tensor of numbers is a constant tensor with PyTorch's dtype inference (a float
-makes f32, ints i64, bools bool), checked against np.array of the same data.
+makes f32, ints i64, bools bool), checked against np.array of the same data. And
+torch.meshgrid (views), in Swin's relative position index as timm writes it.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -62,6 +63,26 @@ CASES = [
 ]
 
 
+SWIN = ["window_size = (3, 4)", "coords_h = torch.arange(window_size[0])", "coords_w = torch.arange(window_size[1])",
+        'coords = torch.stack(torch.meshgrid([coords_h, coords_w], indexing="ij"))',
+        "coords_flatten = torch.flatten(coords, 1)",
+        "relative_coords = coords_flatten[:, :, None] - coords_flatten[:, None, :]",
+        "relative_coords = relative_coords.permute(1, 2, 0).contiguous()",
+        "relative_coords[:, :, 0] += window_size[0] - 1", "relative_coords[:, :, 1] += window_size[1] - 1",
+        "relative_coords[:, :, 0] *= 2 * window_size[1] - 1", "relative_position_index = relative_coords.sum(-1)",
+        "gx, gy = torch.meshgrid(x[0], x[1, :3], indexing='xy')", "m0, m1, m2 = torch.meshgrid(x[0, :2], x[1], x[2, 0])"]
+
+
+def swin_index(h, w):
+    coords = np.stack(np.meshgrid(np.arange(h), np.arange(w), indexing="ij"))
+    flat = coords.reshape(2, -1)
+    rel = (flat[:, :, None] - flat[:, None, :]).transpose(1, 2, 0).copy()
+    rel[:, :, 0] += h - 1
+    rel[:, :, 1] += w - 1
+    rel[:, :, 0] *= 2 * w - 1
+    return rel.sum(-1)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -70,6 +91,12 @@ def main():
         want = model(X.astype(np.float64), I)
         errs, src = run_case(tdslc, "x: f32[3, 4], i: i64[3, 4]", body, exprs, kinds, want, {"x": X, "i": I})
         t.report(name, errs, src)
+    x = X.astype(np.float64)
+    gx, gy = np.meshgrid(x[0], x[1, :3], indexing="xy")
+    m0, m1, m2 = np.meshgrid(x[0, :2], x[1], x[2, :1], indexing="ij")
+    errs, src = run_case(tdslc, "x: f32[3, 4]", SWIN, "relative_position_index, gx, gy, m0, m1 + m2",
+                         ["i64", "f32", "f32", "f32", "f32"], [swin_index(3, 4), gx, gy, m0, m1 + m2], {"x": X})
+    t.report("meshgrid: swin relative position index", errs, src)
     return t.summary()
 
 
