@@ -1,6 +1,7 @@
 // frontend/sema_index.c: x[...] as PyTorch indexes. Ints, slices, None and ... make one
-// view of x (a BK_VIEW "index"); i64 index tensors make an advanced-index node (BK_NODE
-// OP_INDEX) over that view.
+// view of x (a BK_VIEW "index"); i64 index tensors (and int lists, made constant i64
+// indices) make an advanced-index node (BK_NODE OP_INDEX) over that view. A store's
+// target x[mask] is left to sema_scatter.c.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -102,6 +103,8 @@ static bool slice_bound(Sema *sema, Ast *b, int64_t *out, int64_t none) {
 }
 
 TType *check_index(Sema *sema, Ast *e) {
+  bool mask_target = sema->mask_target;  // only this index is a store's target
+  sema->mask_target = false;
   TType *base = check_expr(sema, e->lhs);
   bool bad = is_poison(base);
   for (int i = 0; i < e->list.len; i++) {
@@ -120,6 +123,9 @@ TType *check_index(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->lhs->loc, "'%s' object is not subscriptable", py_type_name(base));
     return poison(sema);
   }
+  if (mask_target && e->list.len == 1 && is_tensor(e->list.data[0]->ty) &&
+      (e->list.data[0]->ty->dtype == DT_BOOL || e->list.data[0]->ty->dtype == DT_U8))
+    return mask_index(sema, e, base);  // x[mask] = v
   int consumed = 0, nell = 0;
   for (int i = 0; i < e->list.len; i++) {
     Ast *it = e->list.data[i];
@@ -180,9 +186,12 @@ TType *check_index(Sema *sema, Ast *e) {
         return poison(sema);
       }
       v = view_select(v, d, k < 0 ? k + size : k);
-    } else if (it->ty->kind == TY_LIST) {
-      diag_error(sema->cx, it->loc, "indexing with a list is not supported: use an i64 tensor");
-      return poison(sema);
+    } else if (it->ty->kind == TY_LIST) {  // x[[0, 2]]: a constant i64 index
+      Ast *ix = list_index(sema, e, it, v.shape[d], nidx);
+      if (!ix) return poison(sema);
+      e->list.data[i] = ix;
+      idx[nidx] = ix;
+      pos[nidx++] = d++;
     } else {
       diag_error(sema->cx, it->loc, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                  "are valid indices (got %s)", py_type_name(it->ty));
