@@ -71,6 +71,8 @@ void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
     diag_error(sema->cx, rhs->loc, "cannot assign a %s to a tensor", py_type_name(v));
     return;
   }
+  while (target->bi && target->bi->kind == BK_NODE && op_is_store(target->bi->op))
+    target = target->operands[0];  // x.mul_(2).relu_(): an in-place result is its target
   if (target->bi && target->bi->kind == BK_NODE) {  // x[idx] = v, x[mask] = v (sema_scatter.c)
     index_store(sema, st, target, rhs, binop);
     return;
