@@ -133,6 +133,9 @@ Loc name_loc(const Ast *d);
 
 // ---- sema_index.c ----
 TType *check_index(Sema *sema, Ast *e);
+// The shape of advanced indexing of a view v by index tensors idx at its dims pos
+// (ascending); false after PyTorch's message when they do not broadcast together.
+bool indexed_shape(Sema *sema, Loc loc, const View *v, Ast **idx, const int *pos, int n, int *on, int64_t *shape);
 
 // ---- sema_scatter.c: writes at run-time positions, in-place methods ----
 // A store through an advanced index or a mask (target a BK_NODE index): st becomes the

@@ -10,7 +10,6 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 static const BuiltinDef def_index_put = {{"index_put", BK_NODE, OP_INDEX_PUT, ""}, NULL, 0, OP_COUNT};
@@ -45,51 +44,11 @@ static bool value_fits(Sema *sema, const Ast *v, int n, const int64_t *shape) {
   return ok;
 }
 
-// The shape target[idx] has, idx the index tensors at dims pos (ascending): false after
-// PyTorch's message when they do not broadcast together.
-static bool indexed_shape(Sema *sema, Loc loc, const TType *t, Ast **idx, const int *pos, int n, int *on,
-                          int64_t *shape) {
-  int nb = 0;
-  int64_t bshape[TD_MAX_DIMS];
-  for (int i = 0; i < n; i++) {
-    const View *iv = &idx[i]->ty->view;
-    int nn = nb > iv->ndim ? nb : iv->ndim;
-    bool ok = true;
-    for (int k = 0; k < nn && ok; k++) {
-      int ia = k - (nn - nb), ib = k - (nn - iv->ndim);
-      int64_t sa = ia >= 0 ? bshape[ia] : 1, sb = ib >= 0 ? iv->shape[ib] : 1;
-      ok = sa == sb || sa == 1 || sb == 1;
-    }
-    if (!ok) {
-      char buf[512];
-      int len = 0;
-      for (int j = 0; j < n; j++)
-        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s", j ? ", " : "",
-                        shape_str(sema, idx[j]->ty->view.ndim, idx[j]->ty->view.shape));
-      diag_error(sema->cx, loc, "shape mismatch: indexing tensors could not be broadcast together with shapes %s", buf);
-      return false;
-    }
-    broadcast(sema, loc, &nb, bshape, iv->ndim, iv->shape);
-  }
-  bool adjacent = pos[n - 1] - pos[0] == n - 1;
-  uint32_t mask = 0;
-  for (int i = 0; i < n; i++) mask |= 1u << pos[i];
-  *on = 0;
-  if (!adjacent)
-    for (int k = 0; k < nb; k++) shape[(*on)++] = bshape[k];
-  for (int d = 0; d < t->view.ndim; d++) {
-    if (adjacent && d == pos[0])
-      for (int k = 0; k < nb; k++) shape[(*on)++] = bshape[k];
-    if (!(mask >> d & 1)) shape[(*on)++] = t->view.shape[d];
-  }
-  return check_rank(sema, loc, *on);
-}
-
 // e becomes target[idx] = v (aug OP_ADD: += with repeats accumulating), of target's type.
 static TType *put_node(Sema *sema, Ast *e, Ast *target, Ast *v, Ast **idx, const int *pos, int n, Op aug, int form) {
   int on;
   int64_t shape[2 * TD_MAX_DIMS];
-  if (!indexed_shape(sema, call_loc(e), target->ty, idx, pos, n, &on, shape) || !value_fits(sema, v, on, shape))
+  if (!indexed_shape(sema, call_loc(e), &target->ty->view, idx, pos, n, &on, shape) || !value_fits(sema, v, on, shape))
     return poison(sema);
   Ast **ops = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n + 2));
   ops[0] = target;

@@ -40,12 +40,7 @@ def case(name, params, body, exprs, kinds, want, inputs):
     lines = "".join(f"    {b}\n" for b in body)
     src = f"fn f({params}) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
     p, outs = run_outputs(TDSLC, src, {k: to_npy(v, dt) for k, (dt, v) in inputs.items()})
-    outs = [rnd_back(o, k) for o, k in zip(outs, kinds)]
     T.report(name, compare_kinds(p, outs, want, kinds), src)
-
-
-def rnd_back(o, kind):
-    return o  # compare_kinds reads bf16 bits itself
 
 
 def vals(dt, shape, lo=-4, hi=4):
@@ -187,6 +182,18 @@ def main():
     case("index_add_alpha_strided", "x: f32[4, 3], s: f32[3, 2], i: i64[2]", [],
          "x.index_add(0, i, s.t(), alpha=2.5), x.index_add(0, i, s[:, 0].expand(2, 3))", ["f32", "f32"], [w, w2],
          {"x": ("f32", x), "s": ("f32", s), "i": ("i64", i)})
+
+    # large enough for threads and vector loops: every repeat still adds up
+    x = vals("f32", (64, 512))
+    s = vals("f32", (300, 512))
+    i = RNG.integers(-8, 8, size=300).astype(np.int64)
+    ix = RNG.integers(0, 64, size=(300, 512)).astype(np.int64)
+    w1 = f64(x).copy()
+    np.add.at(w1, i, f64(s))
+    case("index_put_accumulate_large", "x: f32[64, 512], s: f32[300, 512], i: i64[300], j: i64[300, 512]",
+         ["y = x.clone()", "y = y.index_put_((i,), s, accumulate=True)"], "y, x.scatter_add(0, j, s)",
+         ["f32", "f32"], [w1, scatter_ref(x, 0, ix, s, "sum")],
+         {"x": ("f32", x), "s": ("f32", s), "i": ("i64", i), "j": ("i64", ix)})
 
     # --- scatter, scatter_add, scatter_reduce ---
     for dt in ALL_DTYPES:
