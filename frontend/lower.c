@@ -160,10 +160,18 @@ static Value *lower_node(Lower *lw, const Ast *e) {
     srcs[1] = graph_node(lw->g, OP_COPY, srcs[1]->dtype, srcs[1]->view.ndim, srcs[1]->view.shape, &srcs[1], 1, none,
                          e->operands[1]->loc)->out;
   }
+  // index_put and scatter (ir/scatter.c) read their operands while they write: one that
+  // views the target's buffer is read from a copy made before
+  for (int i = 1; op_is_store(e->bi->op) && e->bi->op != OP_STORE && i < n; i++)
+    if (!srcs[i]->is_scalar && srcs[i]->buf == srcs[0]->buf) {
+      NodeAttr none = {0};
+      srcs[i] = graph_node(lw->g, OP_COPY, srcs[i]->dtype, srcs[i]->view.ndim, srcs[i]->view.shape, &srcs[i], 1, none,
+                           e->operands[i]->loc)->out;
+    }
   const TType *t = e->ty;
   Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
   // A store or in-place update yields its target: later reads see the written storage.
-  return e->bi->op == OP_STORE ? srcs[0] : nd->out;
+  return op_is_store(e->bi->op) ? srcs[0] : nd->out;
 }
 
 static Value *lower_view(Lower *lw, const Ast *e) {

@@ -269,6 +269,8 @@ void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
 #define REDUCE(n, op, sig, ns) NODE(n, op, sig, ck_reduce, F_BOTH, ns)
 #define DROPOUT(n, training) \
   {{n, BK_VIEW, OP_COPY, "input, p=0.5, training=" training ", inplace=False"}, ck_dropout, F_FN | F_NNF, OP_COUNT}
+#define INPLACE(n, op, sig, ck, aux) {{n, BK_NODE, OP_##op, sig}, ck, F_METH, aux}
+#define WRITE(n, op, sig, ck, aux) {{n, BK_NODE, OP_##op, sig}, ck, F_BOTH | F_TORCH, aux}, INPLACE(n "_", op, sig, ck, aux)
 #define CAST(n, dt) {{n, BK_VIEW, OP_COPY, "input"}, ck_cast, F_METH, (Op)dt}
 // the tensor options of PyTorch's creation ops: checked and ignored (sema_python.c)
 #define OPTS ", device=None, requires_grad=False, pin_memory=False, layout=None"
@@ -585,6 +587,18 @@ static const BuiltinDef builtins[] = {
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("index_select", INDEX_SELECT, "input, dim, index", ck_index_select, F_BOTH, F_TORCH),
     NODE("gather", GATHER, "input, dim, index", ck_gather, F_BOTH, F_TORCH),
+    // writes at run-time positions (sema_scatter.c): out of place (a clone written) and
+    // in place (x.NAME_: x written); aux tells the checker which op it is
+    WRITE("index_put", INDEX_PUT, "input, indices, values, accumulate=False", ck_index_put, OP_COUNT),
+    WRITE("index_copy", INDEX_PUT, "input, dim, index, source", ck_index_op, OP_COPY),
+    WRITE("index_add", INDEX_PUT, "input, dim, index, source, *, alpha=1", ck_index_op, OP_ADD),
+    WRITE("index_fill", INDEX_PUT, "input, dim, index, value", ck_index_op, OP_WHERE),
+    WRITE("scatter", SCATTER, "input, dim, index, src=None, value=None, reduce=None", ck_scatter, OP_WHERE),
+    WRITE("scatter_add", SCATTER, "input, dim, index, src", ck_scatter, OP_ADD),
+    WRITE("scatter_reduce", SCATTER, "input, dim, index, src, reduce, *, include_self=True", ck_scatter, OP_SUM),
+    INPLACE("fill_", STORE, "input, value", ck_fill, OP_FULL),
+    INPLACE("zero_", STORE, "input", ck_fill, OP_ZEROS),
+    INPLACE("copy_", STORE, "input, src, non_blocking=False", ck_fill, OP_COPY),
     // sorting (sema_sort.c): a sort node pair and views of it
     NODE("sort", SORT, "input, dim=-1, descending=False, *, stable=False", ck_sort, F_BOTH, F_TORCH),
     NODE("argsort", ARGSORT, "input, dim=-1, descending=False, *, stable=False", ck_sort, F_BOTH, F_TORCH),

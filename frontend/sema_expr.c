@@ -241,6 +241,10 @@ static TType *check_call(Sema *sema, Ast *e) {
     return poison(sema);
   }
   const BuiltinDef *d = builtin_find_form(e->name, e->lhs ? F_METH : F_FN);
+  if (!d && !bad && e->lhs && is_tensor(self)) {  // x.clamp_(min=0): clamp's result stored into x
+    TType *r = inplace_method(sema, e);
+    if (r) return r;
+  }
   if (!d) {
     if (bad) return poison(sema);
     if (e->lhs && is_tensor(self) && !strcmp(e->name, "T"))  // x.T() calls the tensor x.T

@@ -1,6 +1,7 @@
 // frontend/sema_index.c: x[...] as PyTorch indexes. Ints, slices, None and ... make one
-// view of x (a BK_VIEW "index"); i64 index tensors make an advanced-index node (BK_NODE
-// OP_INDEX) over that view.
+// view of x (a BK_VIEW "index"); i64 index tensors (and int lists, made constant i64
+// indices) make an advanced-index node (BK_NODE OP_INDEX) over that view. A store's
+// target x[mask] is left to sema_scatter.c.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -12,21 +13,11 @@
 static const BuiltinDef def_index_view = {{"index", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
 static const BuiltinDef def_index_node = {{"index", BK_NODE, OP_INDEX, ""}, NULL, 0, OP_COUNT};
 
-// x[...] with index tensors: operands[0] is the base after the basic indices (a
-// synthetic BK_VIEW AST_INDEX when they change it), then each index tensor;
-// attr.dims has the bits of the dims of operands[0] that the tensors index.
-static TType *advanced_index(Sema *sema, Ast *e, const TType *base, View v, Ast **idx, int *pos, int n) {
-  for (int i = 0; i < n; i++) {
-    DType dt = idx[i]->ty->dtype;
-    if (dt == DT_BOOL || dt == DT_U8) {  // PyTorch takes a u8 index as a mask too
-      diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: use where");
-      return poison(sema);
-    }
-    if (dt != DT_I64) {
-      diag_error(sema->cx, idx[i]->loc, "tensors used as indices must be long, byte or bool tensors");
-      return poison(sema);
-    }
-  }
+// The shape base[idx] has (base's view v, the index tensors idx at its dims pos,
+// ascending): the broadcast index dims at the first indexed dim when the indexed dims
+// are adjacent, else first; false after PyTorch's message when the indices do not
+// broadcast together (or the rank is too high).
+bool indexed_shape(Sema *sema, Loc loc, const View *v, Ast **idx, const int *pos, int n, int *on, int64_t *shape) {
   int nb = 0;
   int64_t bshape[TD_MAX_DIMS];
   for (int i = 0; i < n; i++) {
@@ -44,25 +35,46 @@ static TType *advanced_index(Sema *sema, Ast *e, const TType *base, View v, Ast 
       for (int j = 0; j < n; j++)
         len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s", j ? ", " : "",
                         shape_str(sema, idx[j]->ty->view.ndim, idx[j]->ty->view.shape));
-      diag_error(sema->cx, e->oploc, "shape mismatch: indexing tensors could not be broadcast together with shapes %s",
-                 buf);
-      return poison(sema);
+      diag_error(sema->cx, loc, "shape mismatch: indexing tensors could not be broadcast together with shapes %s", buf);
+      return false;
     }
-    broadcast(sema, e->oploc, &nb, bshape, iv->ndim, iv->shape);
+    broadcast(sema, loc, &nb, bshape, iv->ndim, iv->shape);
   }
   bool adjacent = pos[n - 1] - pos[0] == n - 1;
-  int64_t shape[2 * TD_MAX_DIMS];
-  int on = 0;
   uint32_t mask = 0;
   for (int i = 0; i < n; i++) mask |= 1u << pos[i];
+  *on = 0;
   if (!adjacent)
-    for (int k = 0; k < nb; k++) shape[on++] = bshape[k];
-  for (int d = 0; d < v.ndim; d++) {
+    for (int k = 0; k < nb; k++) shape[(*on)++] = bshape[k];
+  for (int d = 0; d < v->ndim; d++) {
     if (adjacent && d == pos[0])
-      for (int k = 0; k < nb; k++) shape[on++] = bshape[k];
-    if (!(mask >> d & 1)) shape[on++] = v.shape[d];
+      for (int k = 0; k < nb; k++) shape[(*on)++] = bshape[k];
+    if (!(mask >> d & 1)) shape[(*on)++] = v->shape[d];
   }
-  if (!check_rank(sema, e->oploc, on) || !check_numel(sema, e->oploc, on, shape)) return poison(sema);
+  return check_rank(sema, loc, *on);
+}
+
+// x[...] with index tensors: operands[0] is the base after the basic indices (a
+// synthetic BK_VIEW AST_INDEX when they change it), then each index tensor;
+// attr.dims has the bits of the dims of operands[0] that the tensors index.
+static TType *advanced_index(Sema *sema, Ast *e, const TType *base, View v, Ast **idx, int *pos, int n) {
+  for (int i = 0; i < n; i++) {
+    DType dt = idx[i]->ty->dtype;
+    if (dt == DT_BOOL || dt == DT_U8) {  // PyTorch takes a u8 index as a mask too
+      diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: use where");
+      return poison(sema);
+    }
+    if (dt != DT_I64) {
+      diag_error(sema->cx, idx[i]->loc, "tensors used as indices must be long, byte or bool tensors");
+      return poison(sema);
+    }
+  }
+  int64_t shape[2 * TD_MAX_DIMS];
+  int on;
+  uint32_t mask = 0;
+  for (int i = 0; i < n; i++) mask |= 1u << pos[i];
+  if (!indexed_shape(sema, e->oploc, &v, idx, pos, n, &on, shape)) return poison(sema);
+  if (!check_numel(sema, e->oploc, on, shape)) return poison(sema);
   Ast *src = e->lhs;
   if (!view_equal(v, base->view)) {  // the basic part as its own view expression
     src = ast_new(sema->cx, AST_INDEX, e->loc);
@@ -102,6 +114,8 @@ static bool slice_bound(Sema *sema, Ast *b, int64_t *out, int64_t none) {
 }
 
 TType *check_index(Sema *sema, Ast *e) {
+  bool mask_target = sema->mask_target;  // only this index is a store's target
+  sema->mask_target = false;
   TType *base = check_expr(sema, e->lhs);
   bool bad = is_poison(base);
   for (int i = 0; i < e->list.len; i++) {
@@ -120,6 +134,9 @@ TType *check_index(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->lhs->loc, "'%s' object is not subscriptable", py_type_name(base));
     return poison(sema);
   }
+  if (mask_target && e->list.len == 1 && is_tensor(e->list.data[0]->ty) &&
+      (e->list.data[0]->ty->dtype == DT_BOOL || e->list.data[0]->ty->dtype == DT_U8))
+    return mask_index(sema, e, base);  // x[mask] = v
   int consumed = 0, nell = 0;
   for (int i = 0; i < e->list.len; i++) {
     Ast *it = e->list.data[i];
@@ -180,9 +197,12 @@ TType *check_index(Sema *sema, Ast *e) {
         return poison(sema);
       }
       v = view_select(v, d, k < 0 ? k + size : k);
-    } else if (it->ty->kind == TY_LIST) {
-      diag_error(sema->cx, it->loc, "indexing with a list is not supported: use an i64 tensor");
-      return poison(sema);
+    } else if (it->ty->kind == TY_LIST) {  // x[[0, 2]]: a constant i64 index
+      Ast *ix = list_index(sema, e, it, v.shape[d], nidx);
+      if (!ix) return poison(sema);
+      e->list.data[i] = ix;
+      idx[nidx] = ix;
+      pos[nidx++] = d++;
     } else {
       diag_error(sema->cx, it->loc, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                  "are valid indices (got %s)", py_type_name(it->ty));

@@ -10,6 +10,8 @@
 //   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
 //   sema_expr.c     names and the expression checker: operators, calls, attributes
 //   sema_index.c    x[...]: basic indices make one view, index tensors one node
+//   sema_scatter.c  writes at run-time positions: x[idx] = v, x[mask] = v, index_put,
+//                   index_copy/add/fill, scatter(_add, _reduce), in-place methods x.NAME_()
 //   sema_builtin.c  the op table and the binding of its arguments, PyTorch 1.13's style
 //   sema_view.c     the op table's checkers: view ops (§5), contiguous, to, casts, clone
 //   sema_math.c     ... elementwise ops, where, clamp, reductions, softmax, matmul (§6)
@@ -71,6 +73,7 @@ typedef struct Sema {
   const Ast *entry;          // the function checked as an entry point
   int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
   bool over_budget;          // an inlining limit was reported: later calls over one are silent
+  bool mask_target;          // checking a store's target: x[mask] is the mask's store (sema_scatter.c)
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -117,6 +120,10 @@ void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size o
 // ---- sema_stmt.c ----
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);
+// st stores rhs into target (x[...] = v; binop >= 0: x[...] op= v): st becomes the store
+// node, of target's type (st->ty stays NULL after an error).
+void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop);
+bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t);
 
 // ---- sema_expr.c ----
 TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
@@ -130,6 +137,23 @@ Loc name_loc(const Ast *d);
 
 // ---- sema_index.c ----
 TType *check_index(Sema *sema, Ast *e);
+// The shape of advanced indexing of a view v by index tensors idx at its dims pos
+// (ascending); false after PyTorch's message when they do not broadcast together.
+bool indexed_shape(Sema *sema, Loc loc, const View *v, Ast **idx, const int *pos, int n, int *on, int64_t *shape);
+
+// ---- sema_scatter.c: writes at run-time positions, in-place methods ----
+// A store through an advanced index or a mask (target a BK_NODE index): st becomes the
+// index_put node, or the store of a where.
+void index_store(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop);
+TType *mask_index(Sema *sema, Ast *e, TType *base);  // x[mask] as a store's target
+Ast *list_index(Sema *sema, Ast *e, Ast *it, int64_t size, int pos);  // x[[0, 2]]: an i64 index; NULL after an error
+// x.NAME_(...) for an op NAME without an in-place row: NAME's result stored into x;
+// NULL when NAME has no method form either.
+TType *inplace_method(Sema *sema, Ast *e);
+TType *ck_index_put(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_index_op(Sema *sema, Ast *e, const BuiltinDef *d);  // index_copy, index_add, index_fill
+TType *ck_scatter(Sema *sema, Ast *e, const BuiltinDef *d);   // scatter, scatter_add, scatter_reduce
+TType *ck_fill(Sema *sema, Ast *e, const BuiltinDef *d);      // fill_, zero_, copy_
 
 // ---- sema_builtin.c ----
 const BuiltinDef *builtin_find(const char *name);

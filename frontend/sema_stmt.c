@@ -67,35 +67,43 @@ static bool aug_other(Sema *sema, Ast *st, Ast *target) {
   return true;
 }
 
-static void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
-  TType *t = target->ty, *v = rhs->ty;
-  if (is_poison(t) || is_poison(v)) return;
-  if (!is_tensor(t)) {
-    diag_error(sema->cx, target->loc, "cannot assign to an element of a %s", py_type_name(t));
-    return;
-  }
-  if (target->bi && target->bi->kind == BK_NODE) {
-    diag_error(sema->cx, target->loc, "assignment through an index tensor is not supported");
-    return;
-  }
-  if (!is_tensor(v) && !is_scalar(v)) {
-    diag_error(sema->cx, rhs->loc, "cannot assign a %s to a tensor", py_type_name(v));
-    return;
-  }
+// target (of type t) may be written: a local or a 'mut' parameter, no element twice.
+bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t) {
   const char *name = target_name(target);
   if (!t->writable) {
     diag_error(sema->cx, target->loc, "cannot write to '%s': parameters are read-only unless declared 'mut'", name);
     const Ast *r = root_name(target);
     Sym *s = r ? find_local(sema, r->name) : NULL;
     if (s) diag_note(sema->cx, s->loc, "'%s' declared here", name);
-    return;
+    return false;
   }
   for (int i = 0; i < t->view.ndim; i++)
     if (t->view.strides[i] == 0 && t->view.shape[i] > 1) {
       diag_error(sema->cx, st->oploc, "unsupported operation: more than one element of the written-to tensor refers to "
                  "a single memory location. Please clone() the tensor before performing the operation.");
-      return;
+      return false;
     }
+  return true;
+}
+
+void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
+  TType *t = target->ty, *v = rhs->ty;
+  if (is_poison(t) || is_poison(v)) return;
+  if (!is_tensor(t)) {
+    diag_error(sema->cx, target->loc, "cannot assign to an element of a %s", py_type_name(t));
+    return;
+  }
+  if (!is_tensor(v) && !is_scalar(v)) {
+    diag_error(sema->cx, rhs->loc, "cannot assign a %s to a tensor", py_type_name(v));
+    return;
+  }
+  while (target->bi && target->bi->kind == BK_NODE && op_is_store(target->bi->op))
+    target = target->operands[0];  // x.mul_(2).relu_(): an in-place result is its target
+  if (target->bi && target->bi->kind == BK_NODE) {  // x[idx] = v, x[mask] = v (sema_scatter.c)
+    index_store(sema, st, target, rhs, binop);
+    return;
+  }
+  if (!store_writable(sema, st, target, t)) return;
   if (is_tensor(v) && partial_overlap(t, v)) {
     diag_error(sema->cx, st->oploc, "unsupported operation: some elements of the input tensor and the written-to "
                "tensor refer to a single memory location. Please clone() the tensor before performing the operation.");
@@ -238,7 +246,10 @@ static void check_assign(Sema *sema, Ast *st) {
 }
 
 static void check_augassign(Sema *sema, Ast *st) {
-  TType *t = check_expr(sema, st->lhs), *v = check_expr(sema, st->rhs);
+  sema->mask_target = true;
+  TType *t = check_expr(sema, st->lhs);
+  sema->mask_target = false;
+  TType *v = check_expr(sema, st->rhs);
   if (is_poison(t) || is_poison(v)) return;
   if (is_scalar(t) && is_scalar(v)) {  // n += 1 rebinds a Python scalar
     TType *r = fold_binary(sema, st->oploc, st->op, t, v);
@@ -269,7 +280,9 @@ static void check_augassign(Sema *sema, Ast *st) {
 }
 
 static void check_store(Sema *sema, Ast *st) {
+  sema->mask_target = true;  // x[mask] = v: the mask's store, not a masked_select
   check_expr(sema, st->lhs);
+  sema->mask_target = false;
   if (is_poison(check_expr(sema, st->rhs)) || is_poison(st->lhs->ty)) return;
   if (aug_other(sema, st, st->lhs)) check_store_common(sema, st, st->lhs, st->rhs, st->op);
 }

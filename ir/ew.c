@@ -175,6 +175,7 @@ void ew_build_one(KernelBuilder *kb, const Node *n) {
   switch (n->op) {
   case OP_CAT: case OP_STACK: build_cat(kb, n); break;
   case OP_STORE: build_store(kb, n); break;
+  case OP_INDEX_PUT: case OP_SCATTER: scatter_build(kb, n); break;
   default: td_unreachable();
   }
 }

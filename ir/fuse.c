@@ -9,7 +9,8 @@
 //     ops and one transcendental; any inline expression at most INLINE_MAX_TREE ops),
 //     a node that can raise is read whole, no store between
 //     the node and a reader writes a buffer its expression reads, and a store's value
-//     reads the stored-into buffer only through the store's own View.
+//     reads the stored-into buffer only through the store's own View (an index_put's or
+//     scatter's operands not at all).
 //  2. kernels: every other node roots a kernel or joins one (ir.h's kernel kinds). A row
 //     node joins an open ROW kernel of the same input shape and dims that it does not
 //     read; an elementwise root joins the ROW or MATMUL kernel it reads, as an epilogue,
@@ -261,7 +262,7 @@ static void collect_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
 static bool store_between_writes(const Fuse *f, int a, int b, const IntList *bufs) {
   for (int x = a + 1; x < b; x++) {
     const Node *s = node_of(f, x);
-    if (s->op == OP_STORE && list_has(bufs, s->srcs[0]->buf->id))
+    if (op_is_store(s->op) && list_has(bufs, s->srcs[0]->buf->id))
       return true;
   }
   return false;
@@ -326,6 +327,10 @@ static bool inlinable(Fuse *f, int i) {
       return false;
     if (r->op == OP_STORE && !store_value_inlinable(f, r, n))
       return false;
+    // index_put and scatter may write an element before reading another (repeated
+    // indices): what they read is never the buffer they write
+    if (op_is_store(r->op) && r->op != OP_STORE && list_has(&f->bufs[i], r->srcs[0]->buf->id))
+      return false;
   }
   if (multi && (f->size[i] > INLINE_MAX_OPS || f->trans[i] > INLINE_MAX_TRANSCENDENTAL))
     return false;
@@ -381,7 +386,7 @@ static bool can_move(const Fuse *f, const Kern *k, int to) {
       if (list_has(&f->deps[x], mi))
         return false;
       const Node *s = node_of(f, x);
-      if (s->op == OP_STORE && list_has(&f->bufs[mi], s->srcs[0]->buf->id))
+      if (op_is_store(s->op) && list_has(&f->bufs[mi], s->srcs[0]->buf->id))
         return false;
     }
   }
@@ -668,7 +673,7 @@ void fuse_graph(Graph *g) {
       if (p >= 0)
         vec_push(&cx->arena, &f->readers[p], ((Edge){i, s}));
     }
-    if (nd->op == OP_STORE && (nd->srcs[0]->buf->kind == BUF_KERNEL))
+    if (op_is_store(nd->op) && nd->srcs[0]->buf->kind == BUF_KERNEL)
       f->target[producer_of(nd->srcs[0])] = true;
   }
   for (int i = 0; i < g->outputs.len; i++) {

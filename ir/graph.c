@@ -110,7 +110,7 @@ void graph_prune(Graph *g) {
   }
   for (int i = n - 1; i >= 0; i--) {  // a reader comes after what it reads
     Node *nd = g->nodes.data[i];
-    if (nd->op == OP_STORE || op_may_raise(nd->op, nd->out->dtype)) live[i] = true;
+    if (op_is_store(nd->op) || op_may_raise(nd->op, nd->out->dtype)) live[i] = true;
     if (!live[i]) continue;
     for (int j = 0; j < nd->nsrc; j++) {
       const Buffer *b = nd->srcs[j]->buf;

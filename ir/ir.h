@@ -76,6 +76,7 @@ bool op_is_row(Op op);             // REDUCE, ROW and SCAN: reductions, softmax,
 bool op_is_scan(Op op);            // SCAN: cumsum, cumprod, cummax, cummin (values, indices), logcumsumexp
 bool op_is_gather(Op op);
 bool op_is_creation(Op op);
+bool op_is_store(Op op);  // STORE: writes srcs[0]'s buffer, owns none (store, index_put, scatter)
 bool op_is_transcendental(Op op);
 bool op_may_raise(Op op, DType dt);  // computing it in dt may raise a run-time error
 // Whether the loop IR computes op (unary or binary) with operands of dtype dt (its
@@ -93,16 +94,25 @@ typedef struct NodeAttr {
   bool has_lo, has_hi;  // clamp bounds
   double lo, hi;        // clamp bounds; full's value; arange start/step in lo/hi
   int64_t ilo, ihi;     // integer twins of lo/hi when the dtype is an integer
-  int aug;              // OP_STORE: OP_COUNT for '=', else the op of '+=' ... ('-1' never)
+  int aug;              // OP_STORE: OP_COUNT for '=', else the op of '+=' ... ('-1' never);
+                        // OP_INDEX_PUT, OP_SCATTER: OP_COUNT writes, else the op combining
+                        // the target's element with the value (ADD, MUL, MAXIMUM, MINIMUM)
   // OP_MATMUL: 0, PyTorch's matmul; else a contraction whose k spans nk dims, each dim
   // of an operand (role[0]: a's, role[1]: b's) walking the output dim role (>= 0; an
   // operand dim of size 1 is broadcast) or k's dim -1 - role (a convolution: the weight
   // times a window view of the input, summed over channels and taps)
   int nk;
   int8_t role[2][TD_MAX_DIMS];
+  int form;             // OP_INDEX_PUT: the PyTorch op it is (IPF_*): its out-of-range message,
+                        // whether a negative index counts from the end
   double scale;         // scaled_dot_product_attention: the factor of q @ k^T
   bool causal;          // scaled_dot_product_attention: is_causal (query row i sees keys 0..i)
 } NodeAttr;
+
+// OP_INDEX_PUT's forms: setitem and index_put_ (negative indices wrap, the message
+// names the index's position), index_add_ ("index out of range in self"), index_copy_
+// (its prefix, the dim), index_fill_ (negative indices wrap, the dim).
+enum { IPF_SETITEM, IPF_INDEX_ADD, IPF_INDEX_COPY, IPF_INDEX_FILL };
 
 // ---- buffers and values ----
 typedef enum { BUF_INPUT, BUF_KERNEL, BUF_CONST } BufKind;

@@ -239,7 +239,7 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
   }
   for (int i = 0; i < g->nodes.len; i++) {
     const Node *n = g->nodes.data[i];
-    if (n->mode != NM_STORED || n->op == OP_STORE)
+    if (n->mode != NM_STORED || op_is_store(n->op))
       continue;
     const Buffer *b = n->out->buf;
     const char *name = b->name ? b->name : arena_printf(&cx->arena, "t%d", n->id);

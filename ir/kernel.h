@@ -5,6 +5,7 @@
 //                kind from fusion), and the loop helpers every schedule shares;
 //   ir/ew.c      EW kernels (elementwise nodes over one shape, tiled transposed reads)
 //                and ONE kernels (cat, stack, store);
+//   ir/scatter.c ONE kernels that write at run-time positions (index_put, scatter);
 //   ir/matmul.c  MATMUL kernels: the plain nest, the GPU row schedule, the glue to
 //                ir/gemm.c (the CPU schedules); fills LKernel.mm;
 //   ir/row.c     ROW kernels: reductions and softmax row by row, or (COL) by columns;
@@ -105,6 +106,8 @@ void kb_local_at(KernelBuilder *kb, const Node *n, int local, const LIndex *at);
 // ---- ew.c: EW and ONE kernels ----
 void ew_build(KernelBuilder *kb, const NodeList *ns);  // elementwise nodes over one shape
 void ew_build_one(KernelBuilder *kb, const Node *n);   // cat, stack, store
+// scatter.c: index_put and scatter, writing at run-time positions (ONE kernels)
+void scatter_build(KernelBuilder *kb, const Node *n);
 
 // ---- matmul.c: MATMUL kernels (sets kb->k->mm) ----
 void matmul_build(KernelBuilder *kb, const NodeList *ns);
@@ -166,6 +169,9 @@ LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx);
 LExpr *kb_softmax_value(KernelBuilder *kb, const Node *n, const LIndex *idx);
 // Operand i of n at n's output index idx, PyTorch's broadcasting (aligned from the right).
 LExpr *kb_src(KernelBuilder *kb, const Node *n, int i, const LIndex *idx);
+// a (an index into a dim of size `size`) checked: see LX_CHECKED_INDEX in ir/loop.h
+LExpr *kb_checked_index(KernelBuilder *kb, LExpr *a, int64_t size, int err, bool wrap);
+LIndex kb_dyn_index(LExpr *e);  // an element index that is e alone (dyn only)
 void kb_broadcast_index(const View *src, int out_ndim, const LIndex *idx, LIndex *sidx);
 
 #endif

@@ -25,6 +25,7 @@ bool op_is_row(Op op) { return ops[op].cls == OC_REDUCE || ops[op].cls == OC_ROW
 bool op_is_scan(Op op) { return ops[op].cls == OC_SCAN; }
 bool op_is_gather(Op op) { return ops[op].cls == OC_GATHER; }
 bool op_is_creation(Op op) { return ops[op].cls == OC_CREATE; }
+bool op_is_store(Op op) { return ops[op].cls == OC_STORE; }
 bool op_is_transcendental(Op op) { return ops[op].flags & OF_TRANS; }
 
 bool op_may_raise(Op op, DType dt) {

@@ -326,7 +326,7 @@ LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx) {
       }
       return kb_node_expr(kb, n, pidx);
     }
-    TD_ASSERT(n->mode == NM_STORED && n->op != OP_STORE);
+    TD_ASSERT(n->mode == NM_STORED && !op_is_store(n->op));
   }
   int buf = kb->buf_of[b->id];
   TD_ASSERT(buf >= 0);
@@ -396,7 +396,7 @@ static LExpr *int_trunc_div(KernelBuilder *kb, const Node *n, Op op, DType dt, L
 
 // wrap: negative indices count from the end (advanced indexing); else they are
 // out of range (gather, index_select), as in PyTorch.
-static LExpr *checked_index(KernelBuilder *kb, LExpr *a, int64_t size, int err, bool wrap) {
+LExpr *kb_checked_index(KernelBuilder *kb, LExpr *a, int64_t size, int err, bool wrap) {
   LExpr *e = kb_expr(kb, LX_CHECKED_INDEX, DT_I64);
   e->a = kb_cast(kb, a, DT_I64);
   e->i = size;
@@ -406,7 +406,7 @@ static LExpr *checked_index(KernelBuilder *kb, LExpr *a, int64_t size, int err, 
 }
 
 // An index tensor's element used as an index into a dim: its LIndex (dyn only).
-static LIndex dyn_index(LExpr *e) {
+LIndex kb_dyn_index(LExpr *e) {
   LIndex r = kb_ix_const(0);
   r.dyn = e;
   return r;
@@ -429,10 +429,10 @@ static LExpr *index_select_expr(KernelBuilder *kb, const Node *n, const LIndex *
   LExpr *iv = kb_value(kb, ix, ii);
   int64_t size = x->view.ndim ? x->view.shape[a] : 1;
   int err = kb_error(kb, n->loc, "index out of range in self");
-  LExpr *chk = checked_index(kb, iv, size, err, false);
+  LExpr *chk = kb_checked_index(kb, iv, size, err, false);
   LIndex xi[TD_MAX_DIMS];
   for (int k = 0; k < x->view.ndim; k++)
-    xi[k] = k == a ? dyn_index(chk) : idx[k];
+    xi[k] = k == a ? kb_dyn_index(chk) : idx[k];
   return gathered(kb, n, x, xi, chk);
 }
 
@@ -443,10 +443,10 @@ static LExpr *gather_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   int64_t size = x->view.ndim ? x->view.shape[a] : 1;
   char *msg = arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", a,
                            (long long)size);
-  LExpr *chk = checked_index(kb, iv, size, kb_error(kb, n->loc, msg), false);
+  LExpr *chk = kb_checked_index(kb, iv, size, kb_error(kb, n->loc, msg), false);
   LIndex xi[TD_MAX_DIMS];
   for (int k = 0; k < x->view.ndim; k++)
-    xi[k] = k == a ? dyn_index(chk) : (ix->view.ndim > k ? idx[k] : kb_ix_const(0));
+    xi[k] = k == a ? kb_dyn_index(chk) : (ix->view.ndim > k ? idx[k] : kb_ix_const(0));
   return gathered(kb, n, x, xi, chk);
 }
 
@@ -480,7 +480,7 @@ static LExpr *index_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
     int64_t size = x->view.shape[pos[i]];
     char *msg = arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", i,
                              (long long)size);
-    xi[pos[i]] = dyn_index(checked_index(kb, kb_value(kb, t, ti), size, kb_error(kb, n->loc, msg), true));
+    xi[pos[i]] = kb_dyn_index(kb_checked_index(kb, kb_value(kb, t, ti), size, kb_error(kb, n->loc, msg), true));
   }
   return kb_cast(kb, kb_value(kb, x, xi), n->out->dtype);
 }
