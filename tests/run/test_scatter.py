@@ -261,6 +261,18 @@ def main():
          {"x": ("f32", x), "v": ("f32", v), "m": ("bool", mm), "k": ("i32", xi)})
 
     kv_cache()
+    # in-place methods as statements, as forward passes write them
+    x = vals("f32", (4, 6))
+    ix = np.array([[0, 2, 2], [1, 1, 3]], np.int64)
+    y = np.clip(f64(x), 0, None)
+    y[:, 1] = 7.0
+    np.add.at(y, (ix, np.arange(3)[None, :].repeat(2, 0)), 1.0)
+    m = np.triu(np.full((5, 5), -np.inf), 1)
+    case("statement_forms", "x: f32[4, 6], ix: i64[2, 3]",
+         ["y = x.clone()", "y.clamp_(min=0)", "y[:, 1].fill_(7.0)",
+          "y.scatter_add_(0, ix, torch.ones(2, 3))", "m = torch.empty(5, 5)",
+          "m.fill_(float('-inf'))", "m.triu_(1)"],
+         "y, m", ["f32", "f32"], [y, m], {"x": ("f32", x), "ix": ("i64", ix)})
     out_of_range()
     return T.summary()
 
@@ -274,7 +286,7 @@ def kv_cache():
     src = f"""fn step(mut k_cache: f32[{B}, {H}, {Tn}, {D}], mut v_cache: f32[{B}, {H}, {Tn}, {D}], k_new: f32[{B}, {H}, {D}],
         v_new: f32[{B}, {H}, {D}], q: f32[{B}, {H}, {D}], pos: i64[]) -> (f32[{B}, {H}, {D}], f32[{B}, {H}, {Tn}, {D}], f32[{B}, {H}, {Tn}, {D}]) {{
     k_cache[:, :, pos] = k_new
-    v_cache = v_cache.index_copy_(2, pos.view(1), v_new.unsqueeze(2))
+    v_cache.index_copy_(2, pos.view(1), v_new.unsqueeze(2))  # a statement: the update is what it does
     s = (k_cache @ q.unsqueeze(-1)).squeeze(-1) / 2.0
     s = s.masked_fill(torch.arange({Tn}) > pos, float("-inf"))
     return (s.softmax(-1).unsqueeze(-1) * v_cache).sum(2), k_cache, v_cache
