@@ -302,12 +302,14 @@ static int buffer_readers(const Graph *g, const Buffer *b, int *ks, int cap) {
   return n;
 }
 
-// Why a value that is a node's own result is stored or kept inside kernels; NULL for
-// any other value.
+// Why a node's result is kept inside kernels (a fused value, or a view of one), or why
+// it is stored (the result itself, not its views); NULL for any other value.
 static const char *value_why(const Graph *g, const Value *v) {
-  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL || v->buf->own != v)
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
     return NULL;
   const Node *n = v->buf->producer;
+  if (n->mode == NM_STORED && v->buf->own != v)
+    return NULL;
   if (n->mode == NM_INLINE)
     return "not stored: recomputed where it is read";
   if (n->mode == NM_LOCAL)

@@ -90,7 +90,9 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
   case FW_SCAN: fputs("a scan's result is always stored (its readers read it from memory)", out); return;
   case FW_OWN: fprintf(out, "%s writes its result itself", op_name(n->op)); return;
   case FW_K_MATMUL: fputs("a matmul starts a kernel", out); return;
-  case FW_K_ROW_NEW: fputs("no earlier kernel reduces the same rows", out); return;
+  case FW_K_ROW_NEW:
+    fputs(op_is_scan(n->op) ? "no earlier scan runs over the same rows" : "no earlier kernel reduces the same rows", out);
+    return;
   case FW_K_ROW_FEEDS:
     fputs("reduction feeds a reduction over the same rows: it reads ", out);
     ref(g, w.node, out);
