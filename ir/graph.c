@@ -357,6 +357,16 @@ static void print_buffers(const Graph *g, FILE *out) {
   }
 }
 
+// prefix, then why kernel k starts; false (nothing printed) if it has no reason.
+static bool print_kernel_why(const Graph *g, int k, const char *prefix, FILE *out) {
+  const Node *root = fuse_kernel_root(g, k);
+  if (!root)
+    return false;
+  fputs(prefix, out);
+  why_print(g, root, root->split, out);
+  return true;
+}
+
 void graph_print(const Graph *g, FILE *out) {
   fprintf(out, "fn %s\n", g->name);
   Row rows[512];
@@ -395,12 +405,8 @@ void graph_print(const Graph *g, FILE *out) {
     if (g->sched && g->sched[k])
       fprintf(out, "  schedule: %s", g->sched[k]);
     fputc('\n', out);
-    const Node *root = fuse_kernel_root(g, k);
-    if (root) {
-      fputs("    # new kernel: ", out);
-      why_print(g, root, root->split, out);
+    if (print_kernel_why(g, k, "    # new kernel: ", out))
       fputc('\n', out);
-    }
   }
   print_buffers(g, out);
 }
@@ -548,11 +554,7 @@ void graph_print_dot(const Graph *g, FILE *out) {
     fprintf(out, "  subgraph cluster_k%d {\n    label=\"k%d (lines ", k, k);
     print_kernel_lines(g, k, out, ",");
     fputc(')', out);
-    const Node *root = fuse_kernel_root(g, k);
-    if (root) {
-      fputs("\\nnew kernel: ", out);
-      why_print(g, root, root->split, out);
-    }
+    print_kernel_why(g, k, "\\nnew kernel: ", out);
     fputs("\";\n", out);
     for (int i = 0; i < g->nodes.len; i++) {
       const Node *n = g->nodes.data[i];
