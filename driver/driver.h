@@ -44,6 +44,7 @@ typedef struct Options {
   EmitKind emit;
   int opt;
   bool json, time;
+  bool full;  // --full: --emit=kernels prints every statement (no folding)
   uint64_t seed;
   int reps;
   Input inputs[64];

@@ -16,7 +16,7 @@ const char *const emit_kind_names[EMIT_COUNT] = {"tokens", "ast", "ir", "kernels
 // (docs/tdslc.1 says the same at length).
 void options_print_help(void) {
   puts("usage: tdslc FILE.tdsl [--emit=KIND] [-o OUT] [-O0|-O1|-O2|-O3] [--fn NAME] [--target cpu|cuda]\n"
-       "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--time]\n"
+       "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--full] [--time]\n"
        "           KIND: tokens ast ir kernels c header llvm asm obj cuda ptx dot   (default: c)\n"
        "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--seed N] [--out-dir DIR] [--json]\n"
        "                             [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
@@ -32,6 +32,7 @@ void options_print_help(void) {
        "  --cpu=NAME            LLVM's CPU name for LLVM output and the CPU schedules (default: the host)\n"
        "  --gpu-arch=sm_NN      the GPU of --emit=ptx (default sm_80) and run --target cuda (default: its own)\n"
        "  --json                --emit=ir, run and bench print one JSON object\n"
+       "  --full                --emit=kernels prints every statement (default: unrolled runs folded)\n"
        "  --time                the time of each stage, on stderr (not bench)\n"
        "  --in NAME=FILE.npy    run: parameter NAME from a .npy file (others: the seeded generator)\n"
        "  --seed N              run: the seed of the generator (default 0)\n"
@@ -146,6 +147,8 @@ int options_parse(int argc, char **argv, Options *o) {
       o->reps = (int)r;
     } else if (strcmp(a, "--json") == 0) {
       o->json = true;
+    } else if (strcmp(a, "--full") == 0 && o->mode == MODE_COMPILE) {
+      o->full = true;
     } else if (strcmp(a, "--time") == 0 && o->mode != MODE_BENCH) {
       o->time = true;
     } else if (o->mode == MODE_COMPILE && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
@@ -163,6 +166,8 @@ int options_parse(int argc, char **argv, Options *o) {
     return usage_error("no input file (see tdslc --help)");
   if (o->json && o->mode == MODE_COMPILE && emit_given && o->emit != EMIT_IR)
     return usage_error("--json goes with --emit=ir, run or bench");
+  if (o->full && o->emit != EMIT_KERNELS)
+    return usage_error("--full goes with --emit=kernels");
   // --emit=cuda|ptx and --backend cuda|ptx imply --target cuda; a conflicting --target is an error.
   bool wants_cuda = (o->mode == MODE_COMPILE && (o->emit == EMIT_CUDA || o->emit == EMIT_PTX)) ||
                     (o->backend && (!strcmp(o->backend, "cuda") || !strcmp(o->backend, "ptx")));

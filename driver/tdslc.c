@@ -101,7 +101,7 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
   else if (k == EMIT_DOT)
     graph_print_dot(c.graph, of.fp);
   else if (k == EMIT_KERNELS)
-    loop_print(c.lps[0], of.fp);
+    loop_print(c.lps[0], o->full, of.fp);
   else if (k == EMIT_C)
     target_c.emit(cx, c.lps, c.nfns, of.fp);
   else if (k == EMIT_HEADER)

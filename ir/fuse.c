@@ -26,6 +26,8 @@
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
 //     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
 //     inline node's kernel is the first kernel that recomputes it.
+// Each rule that stores a result or starts a kernel records why, where it decides
+// (Node.stored, Node.split: ir/ir.h's FuseWhy), for --emit=ir and --emit=dot.
 // Invariants kept: outputs and store targets are NM_STORED; an NM_LOCAL value is read
 // only inside its kernel; every kernel runs after the kernels it reads and in the order
 // of the stores around it; views never cost a kernel (they make no nodes).
@@ -258,14 +260,19 @@ static void collect_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
 
 // ---- step 1: which nodes are recomputed by their readers ----
 
-// A store strictly between positions a and b writes one of the buffers in bufs.
-static bool store_between_writes(const Fuse *f, int a, int b, const IntList *bufs) {
+// The first store strictly between positions a and b that writes one of the buffers in
+// bufs, or -1.
+static int store_between_writes(const Fuse *f, int a, int b, const IntList *bufs) {
   for (int x = a + 1; x < b; x++) {
     const Node *s = node_of(f, x);
     if (op_is_store(s->op) && list_has(bufs, s->srcs[0]->buf->id))
-      return true;
+      return x;
   }
-  return false;
+  return -1;
+}
+
+static FuseWhy why(FuseWhyCode code, int node, int other) {
+  return (FuseWhy){.code = code, .node = node, .other = other};
 }
 
 typedef struct StoreCheck {
@@ -300,41 +307,55 @@ static bool store_value_inlinable(Fuse *f, const Node *st, const Node *p) {
   return sc.ok;
 }
 
-static bool inlinable(Fuse *f, int i) {
+// Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
+static FuseWhy inline_why(Fuse *f, int i) {
   Node *n = node_of(f, i);
-  if (!op_is_elementwise(n->op) || f->output[i] || f->target[i] || f->readers[i].len == 0 ||
-      f->size[i] > INLINE_MAX_TREE)
-    return false;
+  TD_ASSERT(op_is_elementwise(n->op));
+  if (f->output[i])
+    return why(FW_OUTPUT, -1, -1);
+  if (f->target[i])
+    return why(FW_STORE_TARGET, -1, -1);
+  if (f->readers[i].len == 0)
+    return why(FW_UNREAD, -1, -1);
+  if (f->size[i] > INLINE_MAX_TREE)
+    return (FuseWhy){.code = FW_TREE, .node = -1, .other = -1, .cost = f->size[i], .limit = INLINE_MAX_TREE};
   const View *pv = &n->out->view;
   int64_t pnumel = view_numel(*pv);
-  bool multi = f->readers[i].len > 1;
+  bool multi = f->readers[i].len > 1, bcast = false;
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
-    if (r->op == OP_MATMUL || op_is_gather(r->op) || (op_class(r->op) == OC_ATTN && ed.src < 3))
-      return false;
+    if (r->op == OP_MATMUL)
+      return why(FW_MATMUL_READ, ed.reader, -1);
+    if (op_is_gather(r->op))
+      return why(FW_GATHER_READ, ed.reader, -1);
+    if (op_class(r->op) == OC_ATTN && ed.src < 3)
+      return why(FW_ATTN_READ, ed.reader, -1);
     View rv = r->srcs[ed.src]->view;
     if (op_is_pointwise(r->op))
       rv = expand_to(rv, r->out->view.ndim, r->out->view.shape);
     ViewMap m;
     if (!view_decompose(rv, pv->ndim, pv->shape, &m))
-      return false;
+      return why(FW_VIEW_COPY, ed.reader, -1);
     if (view_numel(rv) > pnumel)
-      multi = true;  // a broadcast read recomputes elements
+      multi = bcast = true;  // a broadcast read recomputes elements
     if (f->raises[i] && !fuse_view_covers(rv, pv->ndim, pv->shape))
-      return false;
-    if (store_between_writes(f, i, ed.reader, &f->bufs[i]))
-      return false;
+      return why(FW_RAISES_PART, ed.reader, -1);
+    int st = store_between_writes(f, i, ed.reader, &f->bufs[i]);
+    if (st >= 0)
+      return why(FW_STORE_BETWEEN, ed.reader, st);
     if (r->op == OP_STORE && !store_value_inlinable(f, r, n))
-      return false;
+      return why(FW_STORE_VALUE, ed.reader, -1);
     // index_put and scatter may write an element before reading another (repeated
     // indices): what they read is never the buffer they write
     if (op_is_store(r->op) && r->op != OP_STORE && list_has(&f->bufs[i], r->srcs[0]->buf->id))
-      return false;
+      return why(FW_INDEX_WRITE, ed.reader, -1);
   }
   if (multi && (f->size[i] > INLINE_MAX_OPS || f->trans[i] > INLINE_MAX_TRANSCENDENTAL))
-    return false;
-  return true;
+    return (FuseWhy){.code = FW_RECOMPUTE, .node = -1, .other = -1, .n = f->readers[i].len, .bcast = bcast,
+                     .cost = f->size[i], .limit = INLINE_MAX_OPS, .trans = f->trans[i],
+                     .tlimit = INLINE_MAX_TRANSCENDENTAL};
+  return why(FW_NONE, -1, -1);
 }
 
 static void plan_inline(Fuse *f) {
@@ -352,7 +373,10 @@ static void plan_inline(Fuse *f) {
         f->raises[i] |= f->raises[p];
       }
     }
-    f->inl[i] = inlinable(f, i);
+    if (op_is_elementwise(n->op)) {
+      n->stored = inline_why(f, i);
+      f->inl[i] = n->stored.code == FW_NONE;
+    }
   }
 }
 
@@ -375,22 +399,23 @@ static void join(Fuse *f, Kern *k, int i) {
   f->kern[i] = k->id;
 }
 
-// Kernel k may execute at position `to` instead of k->pos: no non-inline node in
-// between reads one of its values, and no store in between writes a buffer it reads.
-static bool can_move(const Fuse *f, const Kern *k, int to) {
+// Kernel k may execute at position `to` instead of k->pos (FW_NONE) unless a non-inline
+// node in between reads one of its values (FW_K_READ_BETWEEN) or a store in between
+// writes a buffer it reads (FW_K_STORE_BETWEEN); `other` is that node.
+static FuseWhy can_move(const Fuse *f, const Kern *k, int to) {
   for (int x = k->pos + 1; x < to; x++) {
     if (f->inl[x] || f->kern[x] == k->id)
       continue;
     for (int m = 0; m < k->members.len; m++) {
       int mi = k->members.data[m];
       if (list_has(&f->deps[x], mi))
-        return false;
+        return why(FW_K_READ_BETWEEN, mi, x);
       const Node *s = node_of(f, x);
       if (op_is_store(s->op) && list_has(&f->bufs[mi], s->srcs[0]->buf->id))
-        return false;
+        return why(FW_K_STORE_BETWEEN, mi, x);
     }
   }
-  return true;
+  return why(FW_NONE, -1, -1);
 }
 
 static bool kern_has(const Kern *k, int i) { return list_has(&k->members, i); }
@@ -452,27 +477,11 @@ typedef struct EpiCheck {
   bool full;            // ROW: the root's layout
   int rd[TD_MAX_DIMS];  // ROW: row coordinate of each root dim
   bool reads, ok;
+  int bad;              // the first node of k read off the current row / index, or -1
 } EpiCheck;
 
-static void check_epi_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
-  EpiCheck *ec = ctx;
-  int p = producer_of(leaf->src);
-  if (p < 0 || !kern_has(ec->k, p))
-    return;
-  ec->reads = true;
-  const View *rs = &ec->root->out->view;
-  if (!leaf->known) {
-    ec->ok = false;
-    return;
-  }
-  const View *pv = &node_of(f, p)->out->view;
-  if (ec->k->kind == KK_MATMUL || f->full[p]) {  // the same element
-    ec->ok &= (ec->k->kind == KK_MATMUL || ec->full) && is_identity(leaf->v, pv->ndim, pv->shape) &&
-              same_shape(rs->ndim, rs->shape, pv->ndim, pv->shape);
-    return;
-  }
-  // one value per row: read at the root's row
-  const View *v = &leaf->v;
+// A value with one element per row (of node p) read through v at the root's row.
+static bool row_read_ok(const Fuse *f, const EpiCheck *ec, int p, const View *v) {
   bool ok = v->offset == 0 || view_numel(*v) == 0;
   for (int d = 0; ok && d < v->ndim; d++) {
     if (v->shape[d] <= 1)
@@ -480,40 +489,78 @@ static void check_epi_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
     int64_t want = ec->rd[d] >= 0 ? f->row_coef[p][ec->rd[d]] : 0;
     ok = v->strides[d] == want;
   }
-  ec->ok &= ok;
+  return ok;
 }
 
-// Root i joins kernel k as an epilogue node.
-static bool epilogue_fits(Fuse *f, Kern *k, int i) {
+static void check_epi_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  EpiCheck *ec = ctx;
+  int p = producer_of(leaf->src);
+  if (p < 0 || !kern_has(ec->k, p))
+    return;
+  ec->reads = true;
+  bool was = ec->ok;
+  const View *rs = &ec->root->out->view;
+  if (!leaf->known) {
+    ec->ok = false;
+  } else if (ec->k->kind == KK_MATMUL || f->full[p]) {  // the same element
+    const View *pv = &node_of(f, p)->out->view;
+    ec->ok &= (ec->k->kind == KK_MATMUL || ec->full) && is_identity(leaf->v, pv->ndim, pv->shape) &&
+              same_shape(rs->ndim, rs->shape, pv->ndim, pv->shape);
+  } else {
+    ec->ok &= row_read_ok(f, ec, p, &leaf->v);
+  }
+  if (was && !ec->ok)
+    ec->bad = p;
+}
+
+// Root i joins kernel k as an epilogue node (FW_NONE), else why not; FW_K_EW: k is no
+// kernel an elementwise node follows.
+static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
-  if (!op_is_pointwise(n->op) || (k->kind != KK_ROW && k->kind != KK_MATMUL) || k->scan)
-    return false;
+  int first = k->members.data[0];
+  if (k->kind != KK_ROW && k->kind != KK_MATMUL)
+    return why(FW_K_EW, -1, -1);
+  if (!op_is_pointwise(n->op))
+    return why(FW_K_GATHER, first, -1);
+  if (k->scan)
+    return why(FW_K_AFTER_SCAN, first, -1);
   const View *ov = &n->out->view;
-  EpiCheck ec = {.k = k, .root = n, .ok = true};
+  EpiCheck ec = {.k = k, .root = n, .ok = true, .bad = -1};
   int64_t coef[TD_MAX_DIMS] = {0};
   if (k->kind == KK_ROW) {
     if (!row_layout(k, ov->ndim, ov->shape, &ec.full, coef))
-      return false;
+      return why(FW_K_SHAPE, first, -1);
     row_dims(k, ec.full, ov->ndim, ov->shape, ec.rd);
   } else if (!same_shape(ov->ndim, ov->shape, k->mm->out->view.ndim, k->mm->out->view.shape)) {
-    return false;
+    return why(FW_K_SHAPE, first, -1);
   }
   walk_node(f, n, check_epi_leaf, &ec, -1);
-  if (!ec.reads || !ec.ok || !can_move(f, k, i))
-    return false;
+  if (!ec.reads)
+    return why(FW_K_EW, -1, -1);
+  if (!ec.ok)
+    return why(FW_K_OFF_ROW, ec.bad, -1);
+  FuseWhy w = can_move(f, k, i);
+  if (w.code != FW_NONE)
+    return w;
   f->full[i] = ec.full;
   memcpy(f->row_coef[i], coef, sizeof coef);
-  return true;
+  return w;
 }
 
-static bool row_fits(Fuse *f, Kern *k, int i) {
+// Row node i joins kernel k (FW_NONE), else why not; FW_K_ROW_NEW: k reduces other rows.
+static FuseWhy row_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
   const View *in = &n->srcs[0]->view;
-  if (k->kind != KK_ROW || k->closed || k->scan != op_is_scan(n->op) || k->dims != n->attr.dims || !same_shape(in->ndim, in->shape, k->in_ndim, k->in_shape))
-    return false;
+  if (k->kind != KK_ROW || k->dims != n->attr.dims || !same_shape(in->ndim, in->shape, k->in_ndim, k->in_shape))
+    return why(FW_K_ROW_NEW, -1, -1);
+  int first = k->members.data[0];
+  if (k->scan != op_is_scan(n->op))
+    return why(FW_K_SCAN_MIX, first, -1);
+  if (k->closed)
+    return why(FW_K_ROW_CLOSED, first, -1);
   for (int m = 0; m < k->members.len; m++)
     if (list_has(&f->deps[i], k->members.data[m]))
-      return false;
+      return why(FW_K_ROW_FEEDS, k->members.data[m], -1);
   return can_move(f, k, i);
 }
 
@@ -524,12 +571,18 @@ static void plan_kernels(Fuse *f) {
     Node *n = node_of(f, i);
     if (op_is_row(n->op)) {
       Kern *k = NULL;
-      for (int j = f->kerns.len - 1; j >= 0 && !k; j--)
-        if (row_fits(f, f->kerns.data[j], i))
+      FuseWhy miss = why(FW_K_ROW_NEW, -1, -1);  // the latest kernel over the same rows says why not
+      for (int j = f->kerns.len - 1; j >= 0 && !k; j--) {
+        FuseWhy w = row_fits(f, f->kerns.data[j], i);
+        if (w.code == FW_NONE)
           k = f->kerns.data[j];
+        else if (miss.code == FW_K_ROW_NEW)
+          miss = w;
+      }
       if (k) {
         join(f, k, i);
       } else {
+        n->split = miss;
         k = new_kern(f, KK_ROW, i);
         const View *in = &n->srcs[0]->view;
         k->in_ndim = in->ndim;
@@ -545,24 +598,30 @@ static void plan_kernels(Fuse *f) {
       continue;
     }
     if (n->op == OP_MATMUL) {
+      n->split = why(FW_K_MATMUL, -1, -1);
       new_kern(f, KK_MATMUL, i)->mm = n;
       continue;
     }
     if (op_is_elementwise(n->op)) {
-      // the kernels it reads, latest first
+      // the kernels it reads, latest first; the latest it could follow says why not
       Kern *k = NULL;
+      FuseWhy miss = why(FW_K_EW, -1, -1);
       for (int j = f->kerns.len - 1; j >= 0 && !k; j--) {
         Kern *c = f->kerns.data[j];
         bool reads = false;
         for (int m = 0; m < c->members.len && !reads; m++)
           reads = list_has(&f->deps[i], c->members.data[m]);
-        if (reads && epilogue_fits(f, c, i))
+        FuseWhy w = reads ? epilogue_fits(f, c, i) : why(FW_K_EW, -1, -1);
+        if (reads && w.code == FW_NONE)
           k = c;
+        else if (miss.code == FW_K_EW)
+          miss = w;
       }
       if (k) {
         join(f, k, i);
         k->closed = true;
       } else {
+        n->split = miss;
         new_kern(f, KK_EW, i);
       }
       continue;
@@ -576,17 +635,19 @@ static void plan_kernels(Fuse *f) {
         Kern *c = f->kerns.data[j];
         const Node *m = c->kind == KK_SORT && c->members.len == 1 ? node_of(f, c->members.data[0]) : NULL;
         if (m && m->op != n->op && m->srcs[0] == n->srcs[0] && m->attr.descending == n->attr.descending && m->attr.first == n->attr.first &&
-            !store_between_writes(f, c->pos, i, &f->bufs[i]))
+            store_between_writes(f, c->pos, i, &f->bufs[i]) < 0)
           k = c;
       }
       if (k) {
         vec_push(&f->cx->arena, &k->members, i);
         f->kern[i] = k->id;
       } else {
+        n->split = why(FW_K_ALONE, -1, -1);
         new_kern(f, KK_SORT, i);
       }
       continue;
     }
+    n->split = why(FW_K_ALONE, -1, -1);
     new_kern(f, op_class(n->op) == OC_ATTN ? KK_ATTN : KK_ONE, i);
   }
 }
@@ -595,14 +656,33 @@ static void plan_kernels(Fuse *f) {
 
 typedef struct ReadMark {
   int kern;
-  bool *other;  // per node: read from a kernel other than its own
+  int reader;   // the node reading
+  int *other;   // per node: the first node of a kernel other than its own reading it, or -1
 } ReadMark;
 
 static void mark_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
   ReadMark *rm = ctx;
   int p = producer_of(leaf->src);
-  if (p >= 0 && !f->inl[p] && f->kern[p] != rm->kern)
-    rm->other[p] = true;
+  if (p >= 0 && !f->inl[p] && f->kern[p] != rm->kern && rm->other[p] < 0)
+    rm->other[p] = rm->reader;
+}
+
+// Why non-inline node i, of kernel k, is stored (an elementwise node: inline_why's).
+static FuseWhy stored_why(const Fuse *f, int i, const Kern *k, int other) {
+  const Node *n = node_of(f, i);
+  if (op_is_elementwise(n->op))
+    return n->stored;
+  if (f->output[i])
+    return why(FW_OUTPUT, -1, -1);
+  if (f->target[i])
+    return why(FW_STORE_TARGET, -1, -1);
+  if (op_is_scan(n->op) && k->kind == KK_ROW)
+    return why(FW_SCAN, -1, -1);
+  if ((!op_is_row(n->op) || k->kind != KK_ROW) && (n->op != OP_MATMUL || k->kind != KK_MATMUL))
+    return why(FW_OWN, -1, -1);
+  if (other >= 0)
+    return why(FW_READ_OUTSIDE, other, -1);
+  return why(FW_UNREAD, -1, -1);
 }
 
 static int cmp_pos(const void *a, const void *b) {
@@ -620,13 +700,15 @@ static void plan_modes(Fuse *f) {
   int *number = arena_alloc(&f->cx->arena, sizeof(int) * (size_t)(f->kerns.len + 1));
   for (int j = 0; j < f->kerns.len; j++)
     number[order[j]->id] = j;
-  bool *other = arena_alloc(&f->cx->arena, sizeof(bool) * (size_t)f->n);
+  int *other = arena_alloc(&f->cx->arena, sizeof(int) * (size_t)(f->n + 1));
+  for (int i = 0; i < f->n; i++)
+    other[i] = -1;
   for (int i = 0; i < f->n; i++) {
     Node *n = node_of(f, i);
     n->kernel = -1;
     if (f->inl[i])
       continue;
-    ReadMark rm = {f->kern[i], other};
+    ReadMark rm = {f->kern[i], i, other};
     walk_node(f, n, mark_leaf, &rm, -1);
   }
   for (int i = 0; i < f->n; i++) {
@@ -638,13 +720,14 @@ static void plan_modes(Fuse *f) {
     n->kernel = number[f->kern[i]];
     const Kern *k = f->kerns.data[f->kern[i]];
     bool local_kind = (op_is_row(n->op) && !op_is_scan(n->op) && k->kind == KK_ROW) || (n->op == OP_MATMUL && k->kind == KK_MATMUL);
-    bool local = local_kind && !f->output[i] && !f->target[i] && !other[i] && f->readers[i].len > 0;
+    bool local = local_kind && !f->output[i] && !f->target[i] && other[i] < 0 && f->readers[i].len > 0;
     n->mode = local ? NM_LOCAL : NM_STORED;
+    n->stored = local ? why(FW_NONE, -1, -1) : stored_why(f, i, k, other[i]);
   }
   // an inline node belongs (for --emit=ir) to the first kernel recomputing it
   for (int i = 0; i < f->n; i++)
     if (!f->inl[i])
-      walk_node(f, node_of(f, i), mark_leaf, &(ReadMark){f->kern[i], other}, node_of(f, i)->kernel);
+      walk_node(f, node_of(f, i), mark_leaf, &(ReadMark){f->kern[i], i, other}, node_of(f, i)->kernel);
   f->g->nkernels = f->kerns.len;
 }
 
@@ -668,6 +751,7 @@ void fuse_graph(Graph *g) {
   for (int i = 0; i < f->n; i++) {
     const Node *nd = g->nodes.data[i];
     TD_ASSERT(nd->id == i);
+    g->nodes.data[i]->stored = g->nodes.data[i]->split = (FuseWhy){.code = FW_NONE, .node = -1, .other = -1};
     for (int s = 0; s < nd->nsrc; s++) {
       int p = producer_of(nd->srcs[s]);
       if (p >= 0)
@@ -690,6 +774,15 @@ void fuse_graph(Graph *g) {
   }
   plan_kernels(f);
   plan_modes(f);
+}
+
+const Node *fuse_kernel_root(const Graph *g, int kernel) {
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    if (n->kernel == kernel && n->mode != NM_INLINE && n->split.code != FW_NONE)
+      return n;
+  }
+  return NULL;
 }
 
 KernelKind fuse_kernel_kind(const Graph *g, int kernel) {

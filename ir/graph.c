@@ -1,5 +1,5 @@
-// ir/graph.c: the graph IR's values and nodes, and its two printed forms (--emit=ir,
-// text and JSON). Invariants: every Value that is not a scalar has a Buffer; a view
+// ir/graph.c: the graph IR's values and nodes, and its printed forms (--emit=ir, text
+// and JSON, and --emit=dot), each with the fusion plan's reasons (ir/why.c's words). Invariants: every Value that is not a scalar has a Buffer; a view
 // op never creates a Node, it only makes a new Value with another View of the same
 // Buffer; nodes are created in topological order; a node's result is a fresh Buffer
 // read through its contiguous View.
@@ -267,6 +267,106 @@ static void print_kernel_lines(const Graph *g, int k, FILE *out, const char *sep
     fprintf(out, "%s%d", i ? sep : "", lines[i]);
 }
 
+const char *graph_buffer_name(const Graph *g, const Buffer *b) {
+  if (b->name)
+    return b->name;
+  TD_ASSERT(b->kind == BUF_KERNEL && b->producer);
+  return arena_printf(&g->cx->arena, "t%d", b->producer->id);
+}
+
+// A buffer a kernel writes and the function does not return (no output views it).
+static bool buffer_intermediate(const Graph *g, const Buffer *b) {
+  if (b->kind != BUF_KERNEL || b->producer->mode != NM_STORED || b->producer->op == OP_STORE)
+    return false;
+  for (int i = 0; i < g->outputs.len; i++)
+    if (g->outputs.data[i]->buf == b)
+      return false;
+  return true;
+}
+
+static int64_t buffer_bytes(const Buffer *b) { return td_sat_mul(b->numel, dtype_size(b->dtype)); }
+
+// The kernels reading buffer b (an inline reader: the first kernel recomputing it), ascending.
+static int buffer_readers(const Graph *g, const Buffer *b, int *ks, int cap) {
+  int n = 0;
+  for (int k = 0; k < g->nkernels && n < cap; k++) {
+    bool reads = false;
+    for (int i = 0; i < g->nodes.len && !reads; i++) {
+      const Node *nd = g->nodes.data[i];
+      for (int s = 0; s < nd->nsrc && !reads; s++)
+        reads = nd->kernel == k && nd->srcs[s]->buf == b && nd != b->producer;
+    }
+    if (reads)
+      ks[n++] = k;
+  }
+  return n;
+}
+
+// Why a node's result is kept inside kernels (a fused value, or a view of one), or why
+// it is stored (the result itself, not its views); NULL for any other value.
+static const char *value_why(const Graph *g, const Value *v) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
+    return NULL;
+  const Node *n = v->buf->producer;
+  if (n->mode == NM_STORED && v->buf->own != v)
+    return NULL;
+  if (n->mode == NM_INLINE)
+    return "not stored: recomputed where it is read";
+  if (n->mode == NM_LOCAL)
+    return arena_printf(&g->cx->arena, "not stored: read only inside k%d", n->kernel);
+  return arena_printf(&g->cx->arena, "stored: %s", why_text(g, n, n->stored));
+}
+
+static void print_value_why(const Graph *g, const Value *v, FILE *out) {
+  const char *w = value_why(g, v);
+  if (w)
+    fprintf(out, "  # %s", w);
+}
+
+// The intermediate buffers: name, dtype, shape, bytes, the kernels writing and reading
+// it, and why it is stored; then their total.
+static void print_buffers(const Graph *g, FILE *out) {
+  int count = 0, width = 4;
+  int64_t total = 0;
+  for (int i = 0; i < g->bufs.len; i++) {
+    const Buffer *b = g->bufs.data[i];
+    if (!buffer_intermediate(g, b))
+      continue;
+    count++;
+    total = td_sat_add(total, buffer_bytes(b));
+    int w = (int)strlen(graph_buffer_name(g, b));
+    width = w > width ? w : width;
+  }
+  fprintf(out, "buffers: %d intermediate, %" PRId64 " bytes\n", count, total);
+  for (int i = 0; i < g->bufs.len; i++) {
+    const Buffer *b = g->bufs.data[i];
+    if (!buffer_intermediate(g, b))
+      continue;
+    const View *v = &b->own->view;
+    fprintf(out, "  %-*s  %s", width, graph_buffer_name(g, b), dtype_name(b->dtype));
+    print_ints(out, v->shape, v->ndim, "[", "]");
+    fprintf(out, "  %" PRId64 " bytes  k%d ->", buffer_bytes(b), b->producer->kernel);
+    int ks[64], n = buffer_readers(g, b, ks, 64);
+    for (int k = 0; k < n; k++)
+      fprintf(out, "%s k%d", k ? "," : "", ks[k]);
+    if (!n)
+      fputs(" -", out);
+    fputs("  # ", out);
+    why_print(g, b->producer, b->producer->stored, out);
+    fputc('\n', out);
+  }
+}
+
+// prefix, then why kernel k starts; false (nothing printed) if it has no reason.
+static bool print_kernel_why(const Graph *g, int k, const char *prefix, FILE *out) {
+  const Node *root = fuse_kernel_root(g, k);
+  if (!root)
+    return false;
+  fputs(prefix, out);
+  why_print(g, root, root->split, out);
+  return true;
+}
+
 void graph_print(const Graph *g, FILE *out) {
   fprintf(out, "fn %s\n", g->name);
   Row rows[512];
@@ -282,13 +382,17 @@ void graph_print(const Graph *g, FILE *out) {
       continue;
     }
     if (value_fused(v)) {
-      fprintf(out, "  (computed inside k%d)  line %d\n", v->buf->producer->kernel, loc_line(v->loc));
+      fprintf(out, "  (computed inside k%d)  line %d", v->buf->producer->kernel, loc_line(v->loc));
+      print_value_why(g, v, out);
+      fputc('\n', out);
       continue;
     }
     print_ints(out, v->view.strides, v->view.ndim, "  strides (", ")");
     fprintf(out, "  offset %" PRId64 "  storage ", v->view.offset);
     print_storage(v, out);
-    fprintf(out, "  line %d\n", loc_line(v->loc));
+    fprintf(out, "  line %d", loc_line(v->loc));
+    print_value_why(g, v, out);
+    fputc('\n', out);
   }
   fprintf(out, "kernels: %d\n", g->nkernels);
   for (int k = 0; k < g->nkernels; k++) {
@@ -301,7 +405,10 @@ void graph_print(const Graph *g, FILE *out) {
     if (g->sched && g->sched[k])
       fprintf(out, "  schedule: %s", g->sched[k]);
     fputc('\n', out);
+    if (print_kernel_why(g, k, "    # new kernel: ", out))
+      fputc('\n', out);
   }
+  print_buffers(g, out);
 }
 
 static void json_string(FILE *out, const char *s) {
@@ -332,18 +439,23 @@ void graph_print_json(const Graph *g, FILE *out) {
             value_kind(v), dtype_name(v->dtype));
     print_ints(out, v->view.shape, v->view.ndim, "[", "]");
     if (v->is_scalar) {
-      fputs(", \"strides\": [], \"offset\": 0, \"storage\": \"const\"}", out);
-      continue;
+      fputs(", \"strides\": [], \"offset\": 0, \"storage\": \"const\"", out);
+    } else if (!v->buf || value_fused(v)) {
+      fputs(", \"strides\": null, \"offset\": null, \"storage\": null", out);
+    } else {
+      fputs(", \"strides\": ", out);
+      print_ints(out, v->view.strides, v->view.ndim, "[", "]");
+      fprintf(out, ", \"offset\": %" PRId64 ", \"storage\": \"", v->view.offset);
+      print_storage(v, out);
+      fputc('"', out);
     }
-    if (!v->buf || value_fused(v)) {
-      fputs(", \"strides\": null, \"offset\": null, \"storage\": null}", out);
-      continue;
-    }
-    fputs(", \"strides\": ", out);
-    print_ints(out, v->view.strides, v->view.ndim, "[", "]");
-    fprintf(out, ", \"offset\": %" PRId64 ", \"storage\": \"", v->view.offset);
-    print_storage(v, out);
-    fputs("\"}", out);
+    fputs(", \"reason\": ", out);
+    const char *w = value_why(g, v);
+    if (w)
+      json_string(out, w);
+    else
+      fputs("null", out);
+    fputc('}', out);
   }
   fputs("],\n \"kernels\": [", out);
   for (int k = 0; k < g->nkernels; k++) {
@@ -361,6 +473,30 @@ void graph_print_json(const Graph *g, FILE *out) {
       fputs(", \"schedule\": ", out);
       json_string(out, g->sched[k]);
     }
+    const Node *root = fuse_kernel_root(g, k);
+    if (root) {
+      fputs(", \"reason\": ", out);
+      json_string(out, why_text(g, root, root->split));
+    }
+    fputc('}', out);
+  }
+  fputs("],\n \"buffers\": [", out);
+  bool first = true;
+  for (int i = 0; i < g->bufs.len; i++) {
+    const Buffer *b = g->bufs.data[i];
+    if (!buffer_intermediate(g, b))
+      continue;
+    fputs(first ? "{\"name\": " : ",\n   {\"name\": ", out);
+    first = false;
+    json_string(out, graph_buffer_name(g, b));
+    fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(b->dtype));
+    print_ints(out, b->own->view.shape, b->own->view.ndim, "[", "]");
+    fprintf(out, ", \"bytes\": %" PRId64 ", \"kernel\": \"k%d\", \"readers\": [", buffer_bytes(b), b->producer->kernel);
+    int ks[64], n = buffer_readers(g, b, ks, 64);
+    for (int k = 0; k < n; k++)
+      fprintf(out, "%s\"k%d\"", k ? ", " : "", ks[k]);
+    fputs("], \"reason\": ", out);
+    json_string(out, why_text(g, b->producer, b->producer->stored));
     fputc('}', out);
   }
   fputs("]}\n", out);
@@ -417,13 +553,20 @@ void graph_print_dot(const Graph *g, FILE *out) {
   for (int k = 0; k < g->nkernels; k++) {
     fprintf(out, "  subgraph cluster_k%d {\n    label=\"k%d (lines ", k, k);
     print_kernel_lines(g, k, out, ",");
-    fputs(")\";\n", out);
+    fputc(')', out);
+    print_kernel_why(g, k, "\\nnew kernel: ", out);
+    fputs("\";\n", out);
     for (int i = 0; i < g->nodes.len; i++) {
       const Node *n = g->nodes.data[i];
       if (n->kernel != k)
         continue;
       fprintf(out, "    n%d [label=\"%s\\n%s", n->id, op_name(n->op), dtype_name(n->out->dtype));
-      print_ints(out, n->out->view.shape, n->out->view.ndim, "[", "]\"");
+      print_ints(out, n->out->view.shape, n->out->view.ndim, "[", "]");
+      if (n->mode == NM_STORED && n->op != OP_STORE) {
+        fputs("\\nstored: ", out);
+        why_print(g, n, n->stored, out);
+      }
+      fputc('"', out);
       fputs(n->mode == NM_STORED ? "];\n" : ", style=dashed];\n", out);
     }
     fputs("  }\n", out);

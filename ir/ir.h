@@ -151,6 +151,54 @@ typedef enum {
               // reduction read only by the row epilogue of its own kernel)
 } NodeMode;
 
+// Why the fusion plan (ir/fuse.c) stored a node's result (Node.stored) or started a
+// kernel at it (Node.split): recorded where fusion decides, worded by ir/why.c for
+// --emit=ir and --emit=dot. `node` and `other` name the nodes a reason is about (ids,
+// -1 if none); the numbers are the ones the rule compared.
+typedef enum {
+  FW_NONE,
+  // a stored result
+  FW_OUTPUT,         // the function returns it (or a view of it)
+  FW_STORE_TARGET,   // a store writes into it
+  FW_UNREAD,         // nothing reads it: kept because computing it may raise
+  FW_TREE,           // its inline expression has `cost` ops, more than `limit`
+  FW_MATMUL_READ,    // the matmul `node` reads it (a matmul reads its operands from memory)
+  FW_GATHER_READ,    // the gather `node` reads it at data-dependent positions
+  FW_ATTN_READ,      // the attention `node` reads it as query, key or value
+  FW_VIEW_COPY,      // `node` reads it through a view that does not map onto its elements
+  FW_RAISES_PART,    // it may raise, and `node` reads only part of it
+  FW_STORE_BETWEEN,  // the store `other` runs between it and its reader `node` and writes what it reads
+  FW_STORE_VALUE,    // the value of the store `node`, reading the stored-into buffer elsewhere
+  FW_INDEX_WRITE,    // read by the index_put or scatter `node`, which writes the tensor it reads
+  FW_RECOMPUTE,      // read `n` times (bcast: through a broadcast) and recomputing costs `cost`
+                     // ops (more than `limit`) or `trans` transcendental ops (more than `tlimit`)
+  FW_READ_OUTSIDE,   // `node`, in another kernel, reads it
+  FW_SCAN,           // a scan's result is always stored (its readers read it from memory)
+  FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)
+  // a kernel's start
+  FW_K_MATMUL,       // a matmul starts a kernel
+  FW_K_ROW_NEW,      // no earlier kernel reduces the same rows (input shape and dims)
+  FW_K_ROW_FEEDS,    // it reads `node`, a reduction of the kernel over the same rows
+  FW_K_ROW_CLOSED,   // the kernel over the same rows (of `node`) already ends in an epilogue
+  FW_K_SCAN_MIX,     // scans and other row ops over the same rows (of `node`) keep apart
+  FW_K_READ_BETWEEN, // joining the kernel of `node` would move it past `other`, which reads it
+  FW_K_STORE_BETWEEN,// ... past the store `other`, which writes a buffer that kernel reads
+  FW_K_EW,           // elementwise, reading no reduction or matmul it could follow
+  FW_K_AFTER_SCAN,   // it reads the scan `node` (a scan's kernel takes no epilogue)
+  FW_K_GATHER,       // it gathers from (or is no pointwise op over) the kernel of `node`
+  FW_K_SHAPE,        // its shape is not one the kernel of `node` iterates (row input, reduced, matmul's)
+  FW_K_OFF_ROW,      // it reads the kernel of `node` off the current row (another index)
+  FW_K_ALONE,        // its op is a kernel alone (sort, attention, cat, store, ...)
+  FW_COUNT
+} FuseWhyCode;
+
+typedef struct FuseWhy {
+  FuseWhyCode code;
+  int node, other;  // node ids, -1 if none
+  int n, cost, limit, trans, tlimit;
+  bool bcast;
+} FuseWhy;
+
 struct Node {
   int id;
   Op op;
@@ -162,6 +210,8 @@ struct Node {
   NodeMode mode;
   int kernel;  // NM_STORED/NM_LOCAL: the kernel computing it; NM_INLINE: the first kernel
                // that reads it (for --emit=ir); -1 before fusion
+  FuseWhy stored;  // NM_STORED: why fusion stored its result
+  FuseWhy split;   // the first node of a kernel: why it did not join an earlier kernel
 };
 
 typedef struct NamedValue {
@@ -206,6 +256,8 @@ int64_t graph_flops(const Graph *g);
 int matmul_nk(const Node *mm);  // the dims k spans (1, or attr.nk)
 // K, the product of k's dims' sizes; kn (if not NULL) gets each dim's size.
 int64_t matmul_k(const Node *mm, int64_t *kn);
+// The name a kernel buffer goes by in printed forms: its binding, or t<producer id>.
+const char *graph_buffer_name(const Graph *g, const Buffer *b);
 void graph_print(const Graph *g, FILE *out);       // --emit=ir
 void graph_print_json(const Graph *g, FILE *out);  // --emit=ir --json
 void graph_print_dot(const Graph *g, FILE *out);   // --emit=dot
@@ -229,6 +281,13 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN } KernelKind;
 void fuse_graph(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
+// The node whose split says why kernel k starts (its first node), or NULL.
+const Node *fuse_kernel_root(const Graph *g, int kernel);
+
+// ---- why.c: the words of FuseWhy (--emit=ir, --emit=dot) ----
+// The reason w of node n as one line of words (no newline, no double quote).
+void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out);
+const char *why_text(const Graph *g, const Node *n, FuseWhy w);  // the same, in cx's arena
 // r (a View over a contiguous result of shape pshape) decomposes (view_decompose) and
 // walks every element of it: recomputing the result there computes all of it.
 bool fuse_view_covers(View r, int pndim, const int64_t *pshape);

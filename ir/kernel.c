@@ -242,8 +242,7 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     if (n->mode != NM_STORED || op_is_store(n->op))
       continue;
     const Buffer *b = n->out->buf;
-    const char *name = b->name ? b->name : arena_printf(&cx->arena, "t%d", n->id);
-    kb.buf_of[b->id] = add_buf(&kb, (LBuf){LB_TEMP, b->dtype, b->numel, name, -1, false});
+    kb.buf_of[b->id] = add_buf(&kb, (LBuf){LB_TEMP, b->dtype, b->numel, graph_buffer_name(g, b), -1, false});
   }
   for (int i = 0; i < g->outputs.len; i++) {
     const Value *v = g->outputs.data[i];

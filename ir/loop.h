@@ -294,7 +294,7 @@ struct LProgram {
   int64_t flops;           // the arithmetic of one call (graph_flops), for `tdslc bench`
 };
 
-// ---- loop.c: construction helpers, printing (--emit=kernels), verification ----
+// ---- loop.c: construction helpers, verification ----
 LExpr *lx_new(Ctx *cx, LExprKind kind, DType dt);  // zeroed; op OP_COUNT, err/var/local/buf -1
 LExpr *lx_const_f(Ctx *cx, DType dt, double v);
 LExpr *lx_const_i(Ctx *cx, DType dt, int64_t v);
@@ -322,7 +322,9 @@ bool lx_raises(const LExpr *e);       // evaluating e (any operand) can raise
 // lanes[l] = the lanes of local l (its LS_LET's value; 1 if it has none); lanes has
 // k->locals.len entries.
 void loop_local_lanes(const LKernel *k, int *lanes);
-void loop_print(const LProgram *p, FILE *out);     // --emit=kernels
+// --emit=kernels (ir/loop_print.c): compact (runs of alike statements folded into one
+// line) unless full.
+void loop_print(const LProgram *p, bool full, FILE *out);
 void loop_verify(const LProgram *p);               // TD_ASSERTs
 
 // ---- cpu.c: what the CPU schedules are made for ----

@@ -134,7 +134,7 @@ char *tdslpy_emit(const tdslpy_fn *f, const char *kind) {
     if (ir)
       graph_print(c.graph, out);
     else if (kernels)
-      loop_print(c.lps[0], out);
+      loop_print(c.lps[0], false, out);
     else if (c_src)
       target_c.emit(&cx, c.lps, c.nfns, out);
     else {

@@ -166,7 +166,7 @@ static void kernels_print_as_indented_pseudo_c(void **state) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  loop_print(p, f);
+  loop_print(p, true, f);
   fclose(f);
   assert_string_equal(text, "program f\n"
                             "buffer b0 param f32[32] x\n"
@@ -197,7 +197,7 @@ static void indices_print_negative_coefficients_and_offsets(void **state) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  loop_print(p, f);
+  loop_print(p, true, f);
   fclose(f);
   assert_non_null(strstr(text, "    b1[-i0 + 3] = ((l0 < 0.5) ? (-l0) : 1e-05)\n"));
   free(text);
