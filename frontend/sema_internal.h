@@ -69,6 +69,8 @@ typedef struct Sema {
   const Ast *entry;          // the function checked as an entry point
   int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
   bool over_budget;          // an inlining limit was reported: later calls over one are silent
+  Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
+  bool ok;                   // sema_declare reported nothing
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -109,6 +111,7 @@ static inline Loc call_loc(const Ast *e) { return e->oploc.end > e->oploc.begin 
 
 // ---- sema.c ----
 TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a contiguous tensor type
+Sym *find_dim(Sema *sema, const char *name);    // a dim of the function being checked
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
 void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
 

@@ -153,7 +153,7 @@ DType result_type(Sema *sema, TType **ts, int n) {
   for (int i = 0; i < n; i++) {
     const TType *t = ts[i];
     if (!t) continue;
-    if (t->kind == TY_SCALAR) ops[k++] = (DTypeOperand){t->dtype, DTO_WRAPPED};
+    if (t->kind == TY_SCALAR || (t->kind == TY_TENSOR && t->wrapped)) ops[k++] = (DTypeOperand){t->dtype, DTO_WRAPPED};
     else if (t->kind == TY_TENSOR && t->view.ndim > 0) ops[k++] = (DTypeOperand){t->dtype, DTO_DIMMED};
     else if (t->kind == TY_TENSOR) ops[k++] = (DTypeOperand){t->dtype, DTO_ZERO_DIM};
   }
