@@ -79,13 +79,13 @@ static int bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi
     from[j] = arena_printf(&cx->arena, "--dim %s=%" PRId64, dims->names[j], dims->values[j]);
     bool known = false;
     for (int i = 0; i < p->fns.len && !known; i++) {
-      if (fi >= 0 && (co->one_fn || co->fn) && i != fi)
+      if (fi >= 0 && i != fi)
         continue;
       for (int k = 0; k < p->sigs[i].ndims; k++)
         known |= strcmp(p->sigs[i].dims[k], dims->names[j]) == 0;
     }
     if (!known) {
-      if (fi >= 0 && (co->one_fn || co->fn))
+      if (fi >= 0)
         return usage_error("--dim %s: function '%s' has no dim '%s'", dims->names[j], p->fns.data[fi]->name,
                            dims->names[j]);
       return usage_error("--dim %s: no function of %s has a dim '%s'", dims->names[j], co->file, dims->names[j]);

@@ -163,10 +163,8 @@ static TType *bind_scalar(Sema *sema, const Ast *fn, const Ast *p, Ast *a, DType
   } else if (is_tensor(got) && got->wrapped && got->dtype == k) {
     return got;
   }
-  const char *what = is_tensor(got) && got->wrapped ? arena_printf(&sema->cx->arena, "%s (a run-time scalar)",
-                                                                  kind_name(got->dtype))
-                                                    : py_type_name(got);
-  diag_error(sema->cx, a->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name, kind_name(k), what);
+  diag_error(sema->cx, a->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name, kind_name(k),
+             py_type_name(got));
   diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
   return NULL;
 }
