@@ -393,7 +393,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
-      if (dtype_from_name(n, &dt))
+      if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
                    "int, float or bool", p->name, n);
       else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool"))
