@@ -159,12 +159,18 @@ const char *emit_param_name(Ctx *cx, const LProgram *p, int i) {
   return arena_printf(&cx->arena, "tdsl_g_p%d", i);
 }
 
+// The C type of a scalar parameter: double, int64_t or bool.
+static const char *scalar_c_type(DType dt) { return dt == DT_F64 ? "double" : dt == DT_I64 ? "int64_t" : "bool"; }
+
 void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p) {
   buf_printf(b, "int %s(", p->name);
   int n = 0;
   for (int i = 0; i < p->params.len; i++, n++) {
     const LParam *q = &p->params.data[i];
-    buf_printf(b, "%s%stdsl_tensor *%s", n ? ", " : "", q->mut ? "" : "const ", emit_param_name(cx, p, i));
+    if (q->scalar)
+      buf_printf(b, "%s%s %s", n ? ", " : "", scalar_c_type(q->dtype), emit_param_name(cx, p, i));
+    else
+      buf_printf(b, "%s%stdsl_tensor *%s", n ? ", " : "", q->mut ? "" : "const ", emit_param_name(cx, p, i));
   }
   for (int k = 0; k < p->outputs.len; k++, n++)
     buf_printf(b, "%stdsl_tensor *out%d", n ? ", " : "", k);
@@ -270,10 +276,23 @@ void emit_entry_begin(Ctx *cx, Buf *b, const LProgram *p) {
   int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
   emit_entry_decl(cx, b, p);
   buf_puts(b, " {\n");
+  // a scalar argument: a 0-d tensor over the by-value parameter (runtime/entry.c views it)
+  for (int i = 0; i < np; i++) {
+    const LParam *q = &p->params.data[i];
+    if (!q->scalar)
+      continue;
+    const char *n = emit_param_name(cx, p, i);
+    buf_printf(b, "  tdsl_storage tdsl_g_s%d = {1, &%s, sizeof %s, 0};\n", i, n, n);
+    buf_printf(b, "  const tdsl_tensor tdsl_g_t%d = {&tdsl_g_s%d, %s, 0, {0}, {0}, 0};\n", i, i, dtype_enum[q->dtype]);
+  }
   if (np) {
     buf_puts(b, "  const tdsl_tensor *tdsl_g_args[] = {");
-    for (int i = 0; i < np; i++)
-      buf_printf(b, "%s%s", i ? ", " : "", emit_param_name(cx, p, i));
+    for (int i = 0; i < np; i++) {
+      if (p->params.data[i].scalar)
+        buf_printf(b, "%s&tdsl_g_t%d", i ? ", " : "", i);
+      else
+        buf_printf(b, "%s%s", i ? ", " : "", emit_param_name(cx, p, i));
+    }
     buf_puts(b, "};\n");
   } else {
     buf_puts(b, "  const tdsl_tensor *const *tdsl_g_args = NULL;\n");
@@ -306,13 +325,17 @@ static void shape_text(Buf *b, DType dt, int ndim, const int64_t *shape) {
   buf_puts(b, "]");
 }
 
-// "// f(x: f32[2, 3], mut y: i64[4]) -> (f32[3, 2])"
+// "// f(x: f32[2, 3], mut y: i64[4], eps: float) -> (f32[3, 2])", then for a generic
+// function "// with N=2, D=3" (the dims this entry was compiled for).
 static void emit_signature_comment(Buf *b, const LProgram *p) {
   buf_printf(b, "// %s(", p->name);
   for (int i = 0; i < p->params.len; i++) {
     const LParam *q = &p->params.data[i];
     buf_printf(b, "%s%s%s: ", i ? ", " : "", q->mut ? "mut " : "", q->name);
-    shape_text(b, q->dtype, q->ndim, q->shape);
+    if (q->scalar)
+      buf_puts(b, q->dtype == DT_F64 ? "float" : q->dtype == DT_I64 ? "int" : "bool");
+    else
+      shape_text(b, q->dtype, q->ndim, q->shape);
   }
   buf_puts(b, ") -> (");
   for (int k = 0; k < p->outputs.len; k++) {
@@ -321,6 +344,8 @@ static void emit_signature_comment(Buf *b, const LProgram *p) {
     shape_text(b, o->dtype, o->view.ndim, o->view.shape);
   }
   buf_puts(b, ")\n");
+  if (p->bound)
+    buf_printf(b, "// with %s\n", p->bound);
 }
 
 // The include guard: TDSL_GEN_<FILE STEM>_H, the stem reduced to [A-Z0-9_].

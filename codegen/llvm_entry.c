@@ -84,16 +84,45 @@ static LLVMValueRef local_array(LlvmModuleGen *g, LLVMTypeRef t, LLVMValueRef *v
   return LLVMBuildBitCast(g->b, a, g->i8p, "");
 }
 
-// int NAME(const tdsl_tensor *x, ..., tdsl_tensor *out0, ...): c.c's entry.
+// The C ABI type of a scalar parameter: double, int64_t, bool (i1 zeroext, as clang passes it).
+static LLVMTypeRef scalar_abi_type(LlvmModuleGen *g, DType dt) {
+  return dt == DT_F64 ? g->f64 : dt == DT_I64 ? g->i64 : g->i1;
+}
+
+// A scalar argument v as c.c's entry wraps it: a 0-d tensor over a storage on the
+// stack holding the value ({refcount 1, &value, size, host}); returns the tensor's address.
+static LLVMValueRef scalar_tensor(LlvmModuleGen *g, DType dt, LLVMValueRef v) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef vt = dt == DT_BOOL ? g->i8 : scalar_abi_type(g, dt);
+  LLVMValueRef slot = LLVMBuildAlloca(b, vt, "");
+  LLVMBuildStore(b, dt == DT_BOOL ? LLVMBuildZExt(b, v, g->i8, "") : v, slot);
+  LLVMTypeRef sf[] = {g->i64, g->i8p, g->i64, g->i32};
+  LLVMTypeRef st = LLVMStructTypeInContext(g->lc, sf, 4, 0);
+  LLVMValueRef sv = LLVMBuildAlloca(b, st, "");
+  LLVMValueRef fields[] = {ci(g->i64, 1), LLVMBuildBitCast(b, slot, g->i8p, ""), ci(g->i64, dtype_size(dt)),
+                           ci(g->i32, 0)};
+  for (unsigned f = 0; f < 4; f++)
+    LLVMBuildStore(b, fields[f], LLVMBuildStructGEP2(b, st, sv, f, ""));
+  LLVMValueRef t = LLVMBuildAlloca(b, g->tensor, "");
+  LLVMBuildStore(b, LLVMConstNull(g->tensor), t);
+  LLVMBuildStore(b, LLVMBuildBitCast(b, sv, g->i8p, ""), LLVMBuildStructGEP2(b, g->tensor, t, 0, ""));
+  LLVMBuildStore(b, ci(g->i32, dt), LLVMBuildStructGEP2(b, g->tensor, t, 1, ""));
+  return t;
+}
+
+// int NAME(const tdsl_tensor *x, ..., double eps, ..., tdsl_tensor *out0, ...): c.c's entry.
 static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRef *kernels) {
   Arena *ar = &g->cx->arena;
   int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
   LLVMValueRef info = entry_tables(g, p);
   LLVMTypeRef *pt = arena_alloc(ar, sizeof *pt * (size_t)(np + no + 1));
   for (int i = 0; i < np + no; i++)
-    pt[i] = g->tensorp;
+    pt[i] = i < np && p->params.data[i].scalar ? scalar_abi_type(g, p->params.data[i].dtype) : g->tensorp;
   LLVMValueRef fn = LLVMAddFunction(g->m, p->name, LLVMFunctionType(g->i32, pt, (unsigned)(np + no), 0));
   llvm_add_attr(g, fn, LLVMAttributeFunctionIndex, "nounwind");
+  for (int i = 0; i < np; i++)
+    if (p->params.data[i].scalar && p->params.data[i].dtype == DT_BOOL)
+      llvm_add_attr(g, fn, (LLVMAttributeIndex)(i + 1), "zeroext");
   LLVMValueRef *pv = arena_alloc(ar, sizeof *pv * (size_t)(np + no + 1));
   for (int i = 0; i < np + no; i++) {
     pv[i] = LLVMGetParam(fn, (unsigned)i);
@@ -105,7 +134,10 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
   LLVMBasicBlockRef run = LLVMAppendBasicBlockInContext(g->lc, fn, "run");
   LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(g->lc, fn, "fail");
   LLVMPositionBuilderAtEnd(b, entry);
-  LLVMValueRef args = local_array(g, g->tensorp, pv, np);
+  LLVMValueRef *av = arena_alloc(ar, sizeof *av * (size_t)(np + 1));
+  for (int i = 0; i < np; i++)
+    av[i] = p->params.data[i].scalar ? scalar_tensor(g, p->params.data[i].dtype, pv[i]) : pv[i];
+  LLVMValueRef args = local_array(g, g->tensorp, av, np);
   LLVMValueRef outs = local_array(g, g->tensorp, pv + np, no);
   LLVMValueRef bufs = nb ? LLVMBuildAlloca(b, LLVMArrayType(g->tensor, (unsigned)nb), "") : NULL;
   LLVMValueRef bufp = bufs ? LLVMBuildBitCast(b, bufs, g->i8p, "") : LLVMConstPointerNull(g->i8p);
@@ -170,6 +202,16 @@ static void build_run_wrapper(LlvmModuleGen *g, const LProgram *p, LLVMValueRef 
     LLVMValueRef ix = ci(g->i64, i);
     a[i] = LLVMBuildLoad2(b, g->tensorp, LLVMBuildInBoundsGEP2(b, g->tensorp, LLVMGetParam(fn, 0), &ix, 1, ""), "");
     at[i] = g->tensorp;
+    const LParam *q = &p->params.data[i];
+    if (q->scalar) {  // run.c's 0-d tensor: its value, by value
+      LLVMTypeRef dt[] = {g->tensorp};
+      LLVMValueRef data = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &a[i]);
+      LLVMTypeRef vt = q->dtype == DT_BOOL ? g->i8 : scalar_abi_type(g, q->dtype);
+      a[i] = LLVMBuildLoad2(b, vt, LLVMBuildBitCast(b, data, LLVMPointerType(vt, 0), ""), "");
+      if (q->dtype == DT_BOOL)
+        a[i] = LLVMBuildTrunc(b, a[i], g->i1, "");
+      at[i] = scalar_abi_type(g, q->dtype);
+    }
   }
   for (int k = 0; k < no; k++) {
     LLVMValueRef ix = ci(g->i64, k);

@@ -75,8 +75,14 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   target_c.emit(cx, &p, 1, f);
   fprintf(f, "\nint tdsl_g_run(const tdsl_tensor *const *args, tdsl_tensor *outs) {\n  return %s(", p->name);
   int n = 0;
-  for (int i = 0; i < p->params.len; i++, n++)
-    fprintf(f, "%s%sargs[%d]", n ? ", " : "", p->params.data[i].mut ? "(tdsl_tensor *)" : "", i);
+  for (int i = 0; i < p->params.len; i++, n++) {
+    const LParam *q = &p->params.data[i];
+    if (q->scalar)  // a scalar parameter: run.c's 0-d tensor of its dtype, passed by value
+      fprintf(f, "%s*(const %s *)tdsl_tensor_data(args[%d])", n ? ", " : "",
+              q->dtype == DT_F64 ? "double" : q->dtype == DT_I64 ? "int64_t" : "bool", i);
+    else
+      fprintf(f, "%s%sargs[%d]", n ? ", " : "", q->mut ? "(tdsl_tensor *)" : "", i);
+  }
   for (int k = 0; k < p->outputs.len; k++, n++)
     fprintf(f, "%s&outs[%d]", n ? ", " : "", k);
   fputs(");\n}\n", f);

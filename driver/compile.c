@@ -6,6 +6,8 @@
 // --target cuda, the GPU schedule instead). The caller says how far to go (CompileStage).
 #include "driver/driver.h"
 
+#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 // ---- choosing the function ----
@@ -38,6 +40,109 @@ static const Ast *pick_fn(Ctx *cx, const Program *p, const CompileOptions *co) {
   return NULL;
 }
 
+// ---- dims of generic functions: --dim and the shapes of run's --in files ----
+// "N, D": the dims of sig that dims leaves unbound (all of them when any is).
+static const char *unbound_dims(Ctx *cx, const FnSig *sig, const SemaDims *dims, bool hint) {
+  const char *s = "";
+  for (int k = 0; k < sig->ndims; k++) {
+    bool have = false;
+    for (int j = 0; j < dims->n; j++)
+      have |= strcmp(dims->names[j], sig->dims[k]) == 0;
+    if (!have)
+      s = hint ? arena_printf(&cx->arena, "%s%s--dim %s=...", s, *s ? " " : "", sig->dims[k])
+               : arena_printf(&cx->arena, "%s%s%s", s, *s ? ", " : "", sig->dims[k]);
+  }
+  return s;
+}
+
+static int dim_index(const SemaDims *d, const char *name) {
+  for (int j = 0; j < d->n; j++)
+    if (strcmp(d->names[j], name) == 0)
+      return j;
+  return -1;
+}
+
+// The function --fn names, or the file's only one: NULL, silently, when there is none.
+static int chosen_fn(const Program *p, const CompileOptions *co) {
+  if (co->fn)
+    return sema_fn_index(p, co->fn);
+  return p->fns.len == 1 ? 0 : -1;
+}
+
+// dims: --dim's values, then those the --in files of run bind for function fi (each
+// dim from the first file holding it alone, consistency checked). EXIT_USAGE after a
+// message for a --dim no function has, or a file that disagrees.
+static int bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi, SemaDims *dims) {
+  *dims = co->dims ? *co->dims : (SemaDims){0};
+  const char *from[TD_MAX_DIMVARS] = {0};
+  for (int j = 0; j < dims->n; j++) {
+    from[j] = arena_printf(&cx->arena, "--dim %s=%" PRId64, dims->names[j], dims->values[j]);
+    bool known = false;
+    for (int i = 0; i < p->fns.len && !known; i++) {
+      if (fi >= 0 && i != fi)
+        continue;
+      for (int k = 0; k < p->sigs[i].ndims; k++)
+        known |= strcmp(p->sigs[i].dims[k], dims->names[j]) == 0;
+    }
+    if (!known) {
+      if (fi >= 0)
+        return usage_error("--dim %s: function '%s' has no dim '%s'", dims->names[j], p->fns.data[fi]->name,
+                           dims->names[j]);
+      return usage_error("--dim %s: no function of %s has a dim '%s'", dims->names[j], co->file, dims->names[j]);
+    }
+  }
+  if (fi < 0 || !co->ninputs)
+    return 0;
+  const Ast *fn = p->fns.data[fi];
+  const FnSig *sig = &p->sigs[fi];
+  for (int j = 0; j < fn->list.len; j++) {
+    const Ast *prm = fn->list.data[j];
+    const char *path = NULL;
+    for (int i = 0; i < co->ninputs; i++)
+      if (strcmp(co->inputs[i].name, prm->name) == 0)
+        path = co->inputs[i].path;
+    bool any = false;
+    for (int a = 0; a < TD_MAX_DIMS && prm->type->kind == AST_TYPE; a++)
+      any |= a < prm->type->list.len && sig->bare[j * TD_MAX_DIMS + a] >= 0;
+    if (!path || !any)
+      continue;
+    tdsl_tensor t;
+    if (tdsl_load_npy(path, &t) != 0)
+      return usage_error("--in %s=%s: %s", prm->name, path, tdsl_last_error());
+    int ndim = t.ndim;
+    int64_t shape[TDSL_MAX_DIMS];
+    memcpy(shape, t.shape, sizeof shape);
+    tdsl_tensor_release(&t);
+    if (ndim != prm->type->list.len)
+      continue;  // run reports the file's shape against the parameter's
+    for (int a = 0; a < ndim; a++) {
+      int k = sig->bare[j * TD_MAX_DIMS + a];
+      if (k < 0)
+        continue;
+      int d = dim_index(dims, sig->dims[k]);
+      if (d >= 0 && dims->values[d] != shape[a])
+        return usage_error("--in %s=%s: '%s' has size %" PRId64 " at dim %d but %s is %" PRId64 " from %s", prm->name,
+                           path, prm->name, shape[a], a, sig->dims[k], dims->values[d], from[d]);
+      if (d < 0 && dims->n < TD_MAX_DIMVARS) {
+        from[dims->n] = arena_printf(&cx->arena, "--in %s=%s", prm->name, path);
+        dims->names[dims->n] = sig->dims[k];
+        dims->values[dims->n++] = shape[a];
+      }
+    }
+  }
+  return 0;
+}
+
+// "N=4, D=8": the dims a generic function was compiled for.
+static const char *bound_text(Ctx *cx, const FnSig *sig) {
+  if (!sig->ndims)
+    return NULL;
+  const char *s = "";
+  for (int k = 0; k < sig->ndims; k++)
+    s = arena_printf(&cx->arena, "%s%s%s=%" PRId64, s, k ? ", " : "", sig->dims[k], sig->values[k]);
+  return s;
+}
+
 int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   *out = (Compiled){0};
   out->src = co->source ? srcfile_from_string(cx, co->file, co->source, strlen(co->source)) : srcfile_read(cx, co->file);
@@ -52,24 +157,51 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     return EXIT_PROGRAM;
   if (co->upto == COMPILE_PARSE)
     return 0;
-  bool ok = sema_check(cx, &out->prog);
+  Program *p = &out->prog;
+  bool ok = sema_declare(cx, p);
+  SemaDims dims = {0};
+  int rc = ok ? bind_dims(cx, p, co, chosen_fn(p, co), &dims) : 0;
+  if (rc)
+    return rc;
+  ok = sema_check_fns(cx, p, &dims) && ok;
   lap(tm, "sema");
   if (!ok || cx->nerrors)
     return EXIT_PROGRAM;
   if (co->one_fn || co->fn) {
-    if (!(out->fn = pick_fn(cx, &out->prog, co)))
+    if (!(out->fn = pick_fn(cx, p, co)))
       return EXIT_USAGE;
+    const FnSig *sig = &p->sigs[sema_fn_index(p, out->fn->name)];
+    if (!sig->checked)
+      return usage_error("function '%s' has unbound dims %s: give %s", out->fn->name,
+                         unbound_dims(cx, sig, &dims, false), unbound_dims(cx, sig, &dims, true));
   }
   if (co->upto == COMPILE_CHECK)
     return 0;
+  // The functions to lower: the chosen one, else each checked one (a generic function
+  // nothing bound is skipped with a note; none left is an error).
+  const Ast **fns = arena_alloc(&cx->arena, sizeof *fns * (size_t)(p->fns.len + 1));
+  const FnSig **sigs = arena_alloc(&cx->arena, sizeof *sigs * (size_t)(p->fns.len + 1));
+  for (int i = 0; i < p->fns.len; i++) {
+    const Ast *f = p->fns.data[i];
+    if (out->fn && f != out->fn)
+      continue;
+    if (!p->sigs[i].checked) {
+      fprintf(cx->diag_out, "tdslc: note: skipping generic function '%s': dims %s are unbound (give %s)\n", f->name,
+              unbound_dims(cx, &p->sigs[i], &dims, false), unbound_dims(cx, &p->sigs[i], &dims, true));
+      continue;
+    }
+    sigs[out->nfns] = &p->sigs[i];
+    fns[out->nfns++] = f;
+  }
+  if (!out->nfns && p->fns.len)
+    return usage_error("%s: every function is generic and unbound: give its dims with --dim NAME=SIZE", co->file);
 
   // The CPU the schedules are for: --cpu, else the host (cuda: none).
   bool cpu_prog = strcmp(co->target, "cpu") == 0;
   CpuTarget cpu = cpu_target(co->cpu);
-  out->nfns = out->fn ? 1 : out->prog.fns.len;
   out->lps = arena_alloc(&cx->arena, sizeof *out->lps * (size_t)(out->nfns ? out->nfns : 1));
   for (int i = 0; i < out->nfns; i++) {
-    Graph *g = lower_fn(cx, &out->prog, out->fn ? out->fn : out->prog.fns.data[i]);
+    Graph *g = lower_fn(cx, p, fns[i]);
     fuse_graph(g);
     out->graph = g;
     if (co->time_kernels)
@@ -86,6 +218,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     }
     LProgram *lp = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     lp->flops = graph_flops(g);
+    lp->bound = bound_text(cx, sigs[i]);
     if (cpu_prog)
       sched_cpu(cx, lp);
     else

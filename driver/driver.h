@@ -38,6 +38,10 @@ typedef struct Input {
   const char *name, *path;  // --in NAME=PATH; name is malloc'd (options_free)
 } Input;
 
+typedef struct Arg {
+  const char *name, *value;  // --arg NAME=VALUE (a scalar parameter), --dim NAME=SIZE; name malloc'd
+} Arg;
+
 typedef struct Options {
   Mode mode;
   const char *file, *out, *fn, *target, *backend, *cpu, *gpu_arch, *out_dir;
@@ -49,6 +53,9 @@ typedef struct Options {
   int reps;
   Input inputs[64];
   int ninputs;
+  SemaDims dims;  // --dim NAME=SIZE (names malloc'd)
+  Arg args[64];   // --arg NAME=VALUE
+  int nargs;
 } Options;
 
 // 0, or EXIT_USAGE after a message. After it, target is "cpu" or "cuda" and run and
@@ -132,13 +139,16 @@ typedef struct CompileOptions {
   CompileStage upto;
   bool graph_sched;    // COMPILE_GRAPH: record each kernel's CPU schedule in the graph (--emit=ir)
   bool time_kernels;   // --time laps "lower" and "kernels" apart (run, bench), else one "lower"
+  const SemaDims *dims;  // --dim: values of dims of generic functions
+  const Input *inputs;   // run's --in files: their shapes bind the chosen function's dims too
+  int ninputs;
 } CompileOptions;
 
 typedef struct Compiled {
   SrcFile *src;
   Program prog;
   const Ast *fn;    // the chosen function; NULL: every function of the file
-  int nfns;         // the functions lowered: 1 with fn, else all of them
+  int nfns;         // the functions lowered: 1 with fn, else all of them (less unbound generic ones)
   Graph *graph;     // the last function's graph
   LProgram **lps;   // nfns programs (COMPILE_KERNELS), else NULLs
 } Compiled;

@@ -1,6 +1,7 @@
 // driver/options.c: the command line (LANGUAGE.md §10) into Options, and --help.
 // Each mode takes only its own options (--emit, -o, -O, --cpu: compile; --in, --seed,
-// --out-dir: run; --reps: bench); anything else is a usage error. After parsing,
+// --out-dir: run; --reps: bench; --arg: run and bench; --dim: all); anything else is a
+// usage error. After parsing,
 // --target is settled ("cpu" or "cuda", implied by --emit=cuda|ptx and --backend
 // cuda|ptx, conflicts reported) and run and bench have a backend.
 #include "driver/driver.h"
@@ -18,9 +19,11 @@ void options_print_help(void) {
   puts("usage: tdslc FILE.tdsl [--emit=KIND] [-o OUT] [-O0|-O1|-O2|-O3] [--fn NAME] [--target cpu|cuda]\n"
        "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--full] [--time]\n"
        "           KIND: tokens ast ir kernels c header llvm asm obj cuda ptx dot   (default: c)\n"
-       "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--seed N] [--out-dir DIR] [--json]\n"
-       "                             [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
-       "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--json]\n"
+       "                       [--dim NAME=SIZE]...\n"
+       "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
+       "                             [--seed N] [--out-dir DIR] [--json] [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
+       "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
+       "                             [--json]\n"
        "       tdslc --print-include-dir | --print-lib-dir | --version | --help\n"
        "\n"
        "options (a value may follow '=' or come as the next argument):\n"
@@ -35,6 +38,9 @@ void options_print_help(void) {
        "  --full                --emit=kernels prints every statement (default: unrolled runs folded)\n"
        "  --time                the time of each stage, on stderr (not bench)\n"
        "  --in NAME=FILE.npy    run: parameter NAME from a .npy file (others: the seeded generator)\n"
+       "  --arg NAME=VALUE      run, bench: scalar parameter NAME (int, float or bool: 1e-5, 3, true)\n"
+       "  --dim NAME=SIZE       the size of dim NAME of a generic function (f32[N, D]); run also binds\n"
+       "                        dims from the --in files' shapes\n"
        "  --seed N              run: the seed of the generator (default 0)\n"
        "  --out-dir DIR         run: write out0.npy, ... and each generated input as in_NAME.npy\n"
        "  --backend B           run, bench: c or llvm (default) on cpu, ptx (default) or cuda on cuda\n"
@@ -133,6 +139,28 @@ int options_parse(int argc, char **argv, Options *o) {
         if (strlen(o->inputs[k].name) == (size_t)(eq - v) && strncmp(o->inputs[k].name, v, (size_t)(eq - v)) == 0)
           return usage_error("--in %.*s is given twice", (int)(eq - v), v);
       o->inputs[o->ninputs++] = (Input){strndup(v, (size_t)(eq - v)), eq + 1};
+    } else if (VALUE("--dim")) {
+      const char *eq = missing ? NULL : strchr(v, '=');
+      uint64_t size;
+      if (!eq || eq == v || !parse_u64(eq + 1, &size) || size > (uint64_t)INT64_MAX)
+        return usage_error("--dim takes NAME=SIZE, SIZE a non-negative integer (--dim N=128)");
+      if (o->dims.n == TD_MAX_DIMVARS)
+        return usage_error("too many --dim options");
+      for (int k = 0; k < o->dims.n; k++)
+        if (strlen(o->dims.names[k]) == (size_t)(eq - v) && strncmp(o->dims.names[k], v, (size_t)(eq - v)) == 0)
+          return usage_error("--dim %.*s is given twice", (int)(eq - v), v);
+      o->dims.names[o->dims.n] = strndup(v, (size_t)(eq - v));
+      o->dims.values[o->dims.n++] = (int64_t)size;
+    } else if (VALUE("--arg") && o->mode != MODE_COMPILE) {
+      const char *eq = missing ? NULL : strchr(v, '=');
+      if (!eq || eq == v || !eq[1])
+        return usage_error("--arg takes NAME=VALUE (--arg eps=1e-5)");
+      if (o->nargs == 64)
+        return usage_error("too many --arg options");
+      for (int k = 0; k < o->nargs; k++)
+        if (strlen(o->args[k].name) == (size_t)(eq - v) && strncmp(o->args[k].name, v, (size_t)(eq - v)) == 0)
+          return usage_error("--arg %.*s is given twice", (int)(eq - v), v);
+      o->args[o->nargs++] = (Arg){strndup(v, (size_t)(eq - v)), eq + 1};
     } else if (VALUE("--seed") && o->mode == MODE_RUN) {
       if (missing || !parse_u64(v, &o->seed))
         return usage_error("--seed takes a non-negative integer");
@@ -203,4 +231,8 @@ int options_parse(int argc, char **argv, Options *o) {
 void options_free(Options *o) {
   for (int i = 0; i < o->ninputs; i++)
     free((char *)o->inputs[i].name);
+  for (int i = 0; i < o->dims.n; i++)
+    free((char *)o->dims.names[i]);
+  for (int i = 0; i < o->nargs; i++)
+    free((char *)o->args[i].name);
 }

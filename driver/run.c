@@ -44,6 +44,45 @@ static int load_input(const LParam *param, const char *path, tdsl_tensor *t) {
   return 0;
 }
 
+// A scalar parameter's value from --arg NAME=VALUE, as a 0-d tensor of its dtype (f64,
+// i64 or bool): what the packed callers pass by value.
+static int scalar_input(const LProgram *p, const LParam *q, const char *text, tdsl_tensor *t) {
+  const char *kind = q->dtype == DT_F64 ? "float" : q->dtype == DT_I64 ? "int" : "bool";
+  if (!text)
+    return usage_error("'%s' has a scalar parameter '%s' (%s): give it with --arg %s=VALUE", p->name, q->name, kind,
+                       q->name);
+  char *end = NULL;
+  errno = 0;
+  double f = 0;
+  long long i = 0;
+  bool ok;
+  if (q->dtype == DT_F64) {
+    f = strtod(text, &end);
+    ok = end != text && !*end;
+  } else if (q->dtype == DT_I64) {
+    i = strtoll(text, &end, 10);
+    ok = end != text && !*end && errno == 0;
+  } else {
+    ok = !strcmp(text, "true") || !strcmp(text, "True") || !strcmp(text, "1") || !strcmp(text, "false") ||
+         !strcmp(text, "False") || !strcmp(text, "0");
+    i = text[0] == 't' || text[0] == 'T' || text[0] == '1';
+  }
+  if (!ok)
+    return usage_error("--arg %s=%s: '%s' is not %s %s", q->name, text, text, q->dtype == DT_I64 ? "an" : "a", kind);
+  if (tdsl_tensor_empty(t, (tdsl_dtype)q->dtype, 0, NULL) != 0) {
+    fprintf(stderr, "tdslc: error: parameter '%s': %s\n", q->name, tdsl_last_error());
+    return EXIT_USAGE;
+  }
+  void *d = tdsl_tensor_data(t);
+  if (q->dtype == DT_F64)
+    memcpy(d, &f, sizeof f);
+  else if (q->dtype == DT_I64)
+    memcpy(d, &(int64_t){i}, sizeof(int64_t));
+  else
+    *(bool *)d = i != 0;
+  return 0;
+}
+
 // mkdir -p: the folder and any missing parents.
 static int make_dir(const char *dir) {
   char *path = strdup(dir);
@@ -132,11 +171,26 @@ int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
     return EXIT_DATA;
   }
   for (int i = 0; i < o->ninputs; i++) {
-    bool found = false;
+    const LParam *found = NULL;
     for (int j = 0; j < p->params.len; j++)
-      found |= strcmp(p->params.data[j].name, o->inputs[i].name) == 0;
+      if (strcmp(p->params.data[j].name, o->inputs[i].name) == 0)
+        found = &p->params.data[j];
     if (!found)
       return usage_error("--in %s: '%s' has no parameter '%s'", o->inputs[i].name, p->name, o->inputs[i].name);
+    if (found->scalar)
+      return usage_error("--in %s: '%s' is a scalar parameter: give it with --arg %s=VALUE", found->name,
+                         found->name, found->name);
+  }
+  for (int i = 0; i < o->nargs; i++) {
+    const LParam *found = NULL;
+    for (int j = 0; j < p->params.len; j++)
+      if (strcmp(p->params.data[j].name, o->args[i].name) == 0)
+        found = &p->params.data[j];
+    if (!found)
+      return usage_error("--arg %s: '%s' has no parameter '%s'", o->args[i].name, p->name, o->args[i].name);
+    if (!found->scalar)
+      return usage_error("--arg %s: '%s' is a tensor parameter: give it with --in %s=FILE.npy%s", found->name,
+                         found->name, found->name, o->mode == MODE_RUN ? "" : " (run)");
   }
   int64_t need = tensor_bytes(p), have = memory_bytes();
   if (have > 0 && need > have) {  // refused here rather than by the OOM killer halfway through
@@ -152,6 +206,14 @@ int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   uint64_t state = o->seed;
   for (int j = 0; j < np && !rc; j++) {
     const LParam *q = &p->params.data[j];
+    if (q->scalar) {
+      const char *text = NULL;
+      for (int i = 0; i < o->nargs; i++)
+        if (strcmp(o->args[i].name, q->name) == 0)
+          text = o->args[i].value;
+      rc = scalar_input(p, q, text, &ins[j]);
+      continue;
+    }
     const char *path = NULL;
     for (int i = 0; i < o->ninputs; i++)
       if (strcmp(o->inputs[i].name, q->name) == 0)

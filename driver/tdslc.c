@@ -69,7 +69,7 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
                                : k == EMIT_AST                 ? COMPILE_PARSE
                                : k == EMIT_IR || k == EMIT_DOT ? COMPILE_GRAPH
                                                                : COMPILE_KERNELS,
-                       .graph_sched = k == EMIT_IR};
+                       .graph_sched = k == EMIT_IR, .dims = &o->dims};
 #ifndef TDSLC_WITH_LLVM
   // Refused once the function is chosen (errors in the program come first).
   bool no_llvm = llvm_kind || k == EMIT_PTX;
@@ -129,7 +129,8 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
 // ---- run and bench: one function, compiled to scheduled kernels ----
 static int run_or_bench(Ctx *cx, const Options *o, Timer *tm) {
   CompileOptions co = {.file = o->file, .fn = o->fn, .one_fn = true, .target = o->target, .cpu = o->cpu,
-                       .upto = COMPILE_KERNELS, .time_kernels = true};
+                       .upto = COMPILE_KERNELS, .time_kernels = true, .dims = &o->dims,
+                       .inputs = o->inputs, .ninputs = o->mode == MODE_RUN ? o->ninputs : 0};
   Compiled c;
   int rc = compile_fn(cx, &co, tm, &c);
   return rc ? rc : run_program(o, cx, c.lps[0], tm);

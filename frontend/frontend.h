@@ -179,6 +179,8 @@ struct TType {
   int64_t storage_numel; // TENSOR: elements of the storage it views
   int storage;           // TENSOR: storage identity (0..nparams-1: that parameter; else a fresh one)
   bool writable;         // TENSOR: a local or a 'mut' parameter's storage
+  bool wrapped;          // TENSOR: a run-time Python scalar (an entry's `eps: float`): a 0-d
+                         // tensor of f64/i64/bool that promotes as a wrapped number does
   double fval;           // SCALAR value (also for ints and bools)
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE
@@ -187,16 +189,43 @@ struct TType {
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
 };
 
+// What a function's declaration says before any call: its dim variables (a bare name
+// in a parameter's type that is no const: `x: f32[N, D]`), in order of first use, and
+// where each is written alone; whether sema_check_fns checked it as an entry point.
+enum { TD_MAX_DIMVARS = 64 };
+typedef struct FnSig {
+  int ndims;
+  const char *dims[TD_MAX_DIMVARS];
+  Loc dimloc[TD_MAX_DIMVARS];
+  int *bare;          // [param * TD_MAX_DIMS + axis]: the dim variable written alone there, or -1
+  bool checked;       // checked as an entry point: no dims, or every one bound (SemaDims)
+  int64_t values[TD_MAX_DIMVARS];  // checked: the value each dim was bound to
+} FnSig;
+
+// Values for the dims of entry points (tdslc's --dim N=128, or the shapes of --in files).
+typedef struct SemaDims {
+  int n;
+  const char *names[TD_MAX_DIMVARS];
+  int64_t values[TD_MAX_DIMVARS];
+} SemaDims;
+
 typedef struct Program {
   Ast *ast;
   AstList fns;  // the AST_FN declarations, in source order
   int *slots;   // fns by name: open addressing, index + 1 (0: empty); cap a power of two
   int cap;
+  FnSig *sigs;  // one per fns entry (sema_declare)
+  struct Sema *sema;  // the state sema_declare leaves for sema_check_fns
 } Program;
 
-// Check every function as an entry point (parameters contiguous). Returns false if
-// any error was reported.
+// Check every function as an entry point (parameters contiguous): sema_declare, then
+// sema_check_fns with no dims bound. Returns false if any error was reported.
 bool sema_check(Ctx *cx, Program *p);
+// The two halves: the declarations (function names, constants, each function's
+// FnSig); then every function as an entry point, a generic one (with dims) only when
+// dims binds all of its dims (FnSig.checked), the others left unchecked.
+bool sema_declare(Ctx *cx, Program *p);
+bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims);
 Ast *sema_find_fn(const Program *p, const char *name);
 int sema_fn_index(const Program *p, const char *name);  // its index in p->fns, or -1
 

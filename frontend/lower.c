@@ -111,28 +111,19 @@ static void param_shape(const Ast *p, int *ndim, int64_t *shape) {
   }
 }
 
-// A call of a user function: arguments bound to the clone's parameters (positional
-// first, then by keyword), its body lowered in a scope of its own.
+// A call of a user function: its arguments (sema's operands, in parameter order: a
+// Python scalar given to a 0-d tensor parameter already wrapped) bound to the clone's
+// parameters, its body lowered in a scope of its own.
 static void lower_inlined(Lower *lw, const Ast *call, ValueList *rets) {
   const Ast *fn = call->inlined;
-  Value *args[64] = {0};
-  int npos = 0;
-  for (int i = 0; i < call->list.len; i++) {
-    const Ast *a = call->list.data[i];
-    if (a->kind == AST_KWARG) {
-      for (int j = 0; j < fn->list.len && j < 64; j++)
-        if (strcmp(fn->list.data[j]->name, a->name) == 0)
-          args[j] = lower_expr(lw, a->rhs);
-    } else if (npos < 64) {
-      args[npos++] = lower_expr(lw, a);
-    }
-  }
+  TD_ASSERT(call->noperands == fn->list.len);
+  Value **args = arena_alloc(&lw->cx->arena, sizeof(Value *) * (size_t)(fn->list.len + 1));
+  for (int j = 0; j < fn->list.len; j++)
+    args[j] = lower_expr(lw, call->operands[j]);
   Binding *saved = lw->scope;
   lw->scope = NULL;
-  for (int j = 0; j < fn->list.len && j < 64; j++) {
-    TD_ASSERT(args[j]);
+  for (int j = 0; j < fn->list.len; j++)
     bind(lw, fn->list.data[j]->name, args[j]);
-  }
   lw->depth++;
   lower_body(lw, fn, rets);
   lw->depth--;
@@ -316,13 +307,22 @@ Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
     int ndim;
     int64_t shape[TD_MAX_DIMS];
     param_shape(prm, &ndim, shape);
-    Value *v = graph_param(lw.g, prm->name, prm->type->dtype, ndim, shape, prm->mut, prm->loc);
+    bool wrapped = prm->ty && prm->ty->kind == TY_TENSOR && prm->ty->wrapped;  // a run-time scalar
+    Value *v = graph_param(lw.g, prm->name, wrapped ? prm->ty->dtype : prm->type->dtype, ndim, shape, prm->mut,
+                           prm->loc);
+    v->wrapped = v->buf->scalar = wrapped;
     bind(&lw, prm->name, v);
   }
   ValueList rets = {0};
   lower_body(&lw, fn, &rets);
-  for (int i = 0; i < rets.len; i++)
-    graph_output(lw.g, rets.data[i]);
+  for (int i = 0; i < rets.len; i++) {
+    Value *r = rets.data[i];
+    if (r->buf && r->buf->scalar) {  // `return eps`: the caller's value lives on the entry's stack
+      NodeAttr none = {0};
+      r = graph_node(lw.g, OP_COPY, r->dtype, r->view.ndim, r->view.shape, &r, 1, none, fn->loc)->out;
+    }
+    graph_output(lw.g, r);
+  }
   graph_prune(lw.g);
   graph_verify(lw.g);
   return lw.g;

@@ -22,19 +22,18 @@
 // ============================================================================
 // Declared types, inlining of calls, entry points
 // ============================================================================
-// dtype[d0, d1, ...] with constant dims: a contiguous tensor type (cached on the node).
+// dtype[d0, d1, ...]: a contiguous tensor type. Dims see constants and the dims of the
+// function being checked (sema->dims); cached on the node, which is the function's own
+// (an entry point, once per check) or its inlined clone (once per call).
 TType *param_type(Sema *sema, Ast *ty) {
   if (ty->ty) return ty->ty;
-  if (ty->kind == AST_SCALAR_TYPE) {
-    diag_error(sema->cx, ty->loc, "scalar parameters are not supported yet");
-    return ty->ty = poison(sema);
-  }
+  if (ty->kind == AST_SCALAR_TYPE) return ty->ty = poison(sema);  // sema_declare reported it
   if (ty->dtype == DT_COUNT) {
     diag_error(sema->cx, ty->oploc, "unknown dtype '%s'", ty->name);
     return ty->ty = poison(sema);
   }
   Sym *saved = sema->scope;
-  sema->scope = NULL;  // dims see constants only
+  sema->scope = NULL;  // dims see constants and dim variables only
   int64_t shape[MAX_LIST] = {0};
   bool ok = true;
   int n = ty->list.len;
@@ -71,6 +70,37 @@ TType *param_type(Sema *sema, Ast *ty) {
   return r;
 }
 
+Sym *find_dim(Sema *sema, const char *name) {
+  for (Sym *s = sema->dims; s; s = s->next)
+    if (!strcmp(s->name, name)) return s;
+  return NULL;
+}
+
+// A scalar parameter's kind: DT_F64 (float), DT_I64 (int) or DT_BOOL; DT_COUNT for a
+// tensor parameter.
+static DType scalar_kind(const Ast *p) {
+  if (p->type->kind != AST_SCALAR_TYPE) return DT_COUNT;
+  const char *n = p->type->name;
+  return !strcmp(n, "float") ? DT_F64 : !strcmp(n, "int") ? DT_I64 : DT_BOOL;
+}
+
+static FnSig *sig_of(Sema *sema, const Ast *fn) {
+  int i = sema_fn_index(sema->p, fn->name);
+  TD_ASSERT(i >= 0);
+  return &sema->p->sigs[i];
+}
+
+// The dims of fn with their values, as sema->dims sees them.
+static Sym *dim_scope(Sema *sema, const FnSig *sig, const int64_t *values) {
+  Sym *s = NULL;
+  for (int k = 0; k < sig->ndims; k++) {
+    Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
+    *d = (Sym){sig->dims[k], ty_int(sema, values[k]), sig->dimloc[k], NULL, s};
+    s = d;
+  }
+  return s;
+}
+
 static bool on_stack(Sema *sema, const Ast *fn) {
   for (int i = 0; i < sema->stack.len; i++)
     if (sema->stack.data[i] == fn) return true;
@@ -101,6 +131,78 @@ static bool inline_fits(Sema *sema, const Ast *e, const Ast *fn) {
     return false;
   }
   sema->inlined = total;
+  return true;
+}
+
+static const char *kind_name(DType k) { return k == DT_F64 ? "float" : k == DT_I64 ? "int" : "bool"; }
+
+// "f32[N, D]" as the parameter's type is written.
+static const char *written_type(Sema *sema, const Ast *p) {
+  if (p->type->kind == AST_SCALAR_TYPE) return p->type->name;
+  const Ast *t = p->type;
+  const char *s = arena_printf(&sema->cx->arena, "%s[", t->dtype == DT_COUNT ? t->name : dtype_name(t->dtype));
+  for (int i = 0; i < t->list.len; i++) {
+    const Ast *d = t->list.data[i];
+    const char *txt = d->kind == AST_NAME ? d->name
+                      : d->kind == AST_INT || !d->loc.file ? arena_printf(&sema->cx->arena, "%" PRId64, d->ival)
+                                                           : arena_strndup(&sema->cx->arena, d->loc.file->text + d->loc.begin,
+                                                           (size_t)(d->loc.end - d->loc.begin));
+    s = arena_printf(&sema->cx->arena, "%s%s%s", s, i ? ", " : "", txt);
+  }
+  return arena_printf(&sema->cx->arena, "%s]", s);
+}
+
+// Argument a of call e to the scalar parameter p of fn (kind k): a compile-time value
+// converted as Python's int -> float, or a run-time scalar of the entry of that kind.
+static TType *bind_scalar(Sema *sema, const Ast *fn, const Ast *p, Ast *a, DType k) {
+  TType *got = a->ty;
+  if (is_scalar(got)) {
+    if (got->dtype == k) return got;
+    if (k == DT_F64) return ty_float(sema, got->fval);
+    if (k == DT_I64 && got->dtype == DT_BOOL) return ty_int(sema, got->ival);
+  } else if (is_tensor(got) && got->wrapped && got->dtype == k) {
+    return got;
+  }
+  diag_error(sema->cx, a->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name, kind_name(k),
+             py_type_name(got));
+  diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
+  return NULL;
+}
+
+// The dim variables of fn bound from the arguments' shapes: each by the first parameter
+// that has it alone as a dim, every other such use checked against it. False after
+// a message.
+static bool bind_dims(Sema *sema, const Ast *e, const Ast *fn, const FnSig *sig, Ast **args, int64_t *values) {
+  int from[TD_MAX_DIMVARS];
+  for (int k = 0; k < sig->ndims; k++) from[k] = -1;
+  for (int j = 0; j < fn->list.len; j++) {
+    const Ast *p = fn->list.data[j];
+    if (p->type->kind == AST_SCALAR_TYPE) continue;
+    TType *got = args[j]->ty;
+    int n = p->type->list.len;
+    if (!is_tensor(got) || got->view.ndim != n) {
+      diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
+                 written_type(sema, p), type_str(sema, got));
+      diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
+      return false;
+    }
+    for (int a = 0; a < n && a < TD_MAX_DIMS; a++) {
+      int k = sig->bare[j * TD_MAX_DIMS + a];
+      if (k < 0) continue;
+      int64_t size = got->view.shape[a];
+      if (from[k] < 0) {
+        from[k] = j;
+        values[k] = size;
+      } else if (values[k] != size) {
+        diag_error(sema->cx, args[j]->loc,
+                   "argument '%s' of '%s' has size %" PRId64 " at dim %d but %s is %" PRId64 " from '%s'", p->name,
+                   fn->name, size, a, sig->dims[k], values[k], fn->list.data[from[k]]->name);
+        diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
+        return false;
+      }
+    }
+  }
+  (void)e;
   return true;
 }
 
@@ -148,16 +250,51 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
       return poison(sema);
     }
   if (bad) return poison(sema);
-  TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
+  const FnSig *sig = sig_of(sema, fn);
+  // A Python scalar passed to a 0-d tensor parameter becomes one, as PyTorch wraps it.
   for (int j = 0; j < np; j++) {
-    Ast *p = fn->list.data[j];
+    const Ast *p = fn->list.data[j];
+    if (p->type->kind == AST_TYPE && p->type->list.len == 0 && is_scalar(args[j]->ty) &&
+        p->type->dtype != DT_COUNT) {
+      DType dt = p->type->dtype;
+      DType cat = args[j]->ty->dtype == DT_F64 ? DT_F32 : args[j]->ty->dtype;
+      if (dtype_promote(cat, dt) != dt && !(dtype_is_float(dt) && dtype_is_float(cat))) {
+        diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
+                   written_type(sema, p), py_type_name(args[j]->ty));
+        diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
+        return poison(sema);
+      }
+      Ast *fa[3] = {part_ints(sema, args[j], 0, NULL), args[j], part_dtype(sema, args[j], dt)};
+      args[j] = part_call(sema, args[j], "full", fa, 3);
+      if (is_poison(args[j]->ty)) return poison(sema);
+    }
+  }
+  int64_t values[TD_MAX_DIMVARS];
+  if (!bind_dims(sema, e, fn, sig, args, values)) return poison(sema);
+  Ast *clone = ast_clone(sema->cx, fn);
+  Sym *saved_dims = sema->dims;
+  sema->dims = dim_scope(sema, sig, values);
+  TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
+  for (int j = 0; j < np && !bad; j++) {
+    Ast *p = clone->list.data[j];
+    DType sk = scalar_kind(p);
+    if (sk != DT_COUNT) {
+      pts[j] = bind_scalar(sema, fn, fn->list.data[j], args[j], sk);
+      bad = !pts[j];
+      continue;
+    }
     TType *want = param_type(sema, p->type), *got = args[j]->ty;
-    if (is_poison(want)) return poison(sema);
+    if (is_poison(want)) {
+      bad = true;
+      break;
+    }
     if (!is_tensor(got) || got->dtype != want->dtype ||
         !same_shape(got->view.ndim, got->view.shape, want->view.ndim, want->view.shape)) {
       diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
                  type_str(sema, want), type_str(sema, got));
-      diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
+      if (sig->ndims) diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here as %s", p->name,
+                                written_type(sema, fn->list.data[j]));
+      else diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
       bad = true;
       continue;
     }
@@ -171,29 +308,41 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     pts[j] = ty_view_of(sema, got, got->view);
     pts[j]->writable = got->writable && p->mut;
   }
-  if (bad) return poison(sema);
-  if (sema->stack.len <= 1 && !inline_fits(sema, e, fn)) return poison(sema);
-  Ast *clone = ast_clone(sema->cx, fn);
+  if (bad || (sema->stack.len <= 1 && !inline_fits(sema, e, fn))) {
+    sema->dims = saved_dims;
+    return poison(sema);
+  }
   e->inlined = clone;
   set_operands(sema, e, args, np);
   vec_push(&sema->cx->arena, &sema->stack, fn);
   int before = sema->cx->nerrors;
   TType *r = check_body(sema, clone, pts);
   sema->stack.len--;
+  sema->dims = saved_dims;
   if (sema->cx->nerrors > before) diag_note(sema->cx, call_loc(e), "in the call to '%s' inlined here", fn->name);
   return r;
 }
 
-// Every function is checked as an entry point: contiguous parameters, storage = index.
-static void check_entry(Sema *sema, Ast *fn) {
+// Every function is checked as an entry point: contiguous parameters, storage = index;
+// its dims (if any) bound to values. A scalar parameter is a run-time value: a 0-d
+// tensor of f64/i64/bool marked wrapped, which promotes as a Python scalar does.
+static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
   int np = fn->list.len;
+  sema->dims = dim_scope(sema, sig_of(sema, fn), values);
   TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
   for (int i = 0; i < np; i++) {
     Ast *p = fn->list.data[i];
-    for (int j = 0; j < i; j++)
-      if (!strcmp(fn->list.data[j]->name, p->name))
-        diag_error(sema->cx, name_loc(p), "duplicate parameter '%s' in function '%s'", p->name, fn->name);
-    TType *t = param_type(sema, p->type);
+    DType sk = scalar_kind(p);
+    TType *t;
+    if (sk != DT_COUNT) {
+      t = ty_new(sema, TY_TENSOR);
+      t->dtype = sk;
+      t->view = view_contiguous(0, NULL);
+      t->storage_numel = 1;
+      t->wrapped = true;
+    } else {
+      t = param_type(sema, p->type);
+    }
     if (!is_poison(t)) {
       t = ty_view_of(sema, t, t->view);
       t->storage = i;
@@ -208,6 +357,78 @@ static void check_entry(Sema *sema, Ast *fn) {
   vec_push(&sema->cx->arena, &sema->stack, fn);
   fn->ty = check_body(sema, fn, pts);
   sema->stack.len--;
+  sema->dims = NULL;
+}
+
+// ============================================================================
+// Signatures: scalar parameter types and dim variables (FnSig)
+// ============================================================================
+static bool is_dim_word(Sema *sema, const char *name) {
+  return !find_const(sema, name) && !sema_find_fn(sema->p, name) && strcmp(name, "math") && strcmp(name, "torch");
+}
+
+// The names in dim expression d that are neither consts nor dims of sig: reported.
+static void check_dim_names(Sema *sema, const Ast *fn, const FnSig *sig, const Ast *d) {
+  if (!d) return;
+  if (d->kind == AST_NAME) {
+    if (!is_dim_word(sema, d->name)) return;
+    for (int k = 0; k < sig->ndims; k++)
+      if (!strcmp(sig->dims[k], d->name)) return;
+    diag_error(sema->cx, d->loc, "dim '%s' of '%s' is never bound: a dim name must be written alone as a dim of "
+               "some parameter (as in f32[%s])", d->name, fn->name, d->name);
+    return;
+  }
+  if (d->kind == AST_ATTR) return;  // math.pi
+  check_dim_names(sema, fn, sig, d->lhs);
+  check_dim_names(sema, fn, sig, d->rhs);
+  for (int i = 0; i < d->list.len; i++) check_dim_names(sema, fn, sig, d->list.data[i]);
+}
+
+static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
+  int np = fn->list.len;
+  sig->bare = arena_alloc(&sema->cx->arena, sizeof(int) * (size_t)(np * TD_MAX_DIMS + 1));
+  for (int i = 0; i < np * TD_MAX_DIMS; i++) sig->bare[i] = -1;
+  for (int j = 0; j < np; j++) {
+    const Ast *p = fn->list.data[j], *t = p->type;
+    if (t->kind == AST_SCALAR_TYPE) {
+      const char *n = t->name;
+      DType dt;
+      if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
+        diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
+                   "int, float or bool", p->name, n);
+      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool"))
+        diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float or bool",
+                   n, p->name);
+      else if (p->mut)
+        diag_error(sema->cx, name_loc(p), "'mut' applies to tensor parameters, not to the scalar '%s'", p->name);
+      continue;
+    }
+    for (int a = 0; a < t->list.len && a < TD_MAX_DIMS; a++) {
+      const Ast *d = t->list.data[a];
+      if (d->kind != AST_NAME || !is_dim_word(sema, d->name)) continue;
+      int k = 0;
+      while (k < sig->ndims && strcmp(sig->dims[k], d->name)) k++;
+      if (k == sig->ndims) {
+        if (k == TD_MAX_DIMVARS) {
+          diag_error(sema->cx, d->loc, "function '%s' has more than %d dim names", fn->name, TD_MAX_DIMVARS);
+          return;
+        }
+        for (int q = 0; q < np; q++)
+          if (!strcmp(fn->list.data[q]->name, d->name))
+            diag_error(sema->cx, d->loc, "'%s' is both a parameter and a dim of '%s'", d->name, fn->name);
+        sig->dims[k] = d->name;
+        sig->dimloc[k] = d->loc;
+        sig->ndims++;
+      }
+      sig->bare[j * TD_MAX_DIMS + a] = k;
+    }
+  }
+  for (int j = 0; j < np; j++) {
+    const Ast *t = fn->list.data[j]->type;
+    if (t->kind != AST_TYPE) continue;
+    for (int a = 0; a < t->list.len; a++)
+      if (t->list.data[a]->kind != AST_NAME) check_dim_names(sema, fn, sig, t->list.data[a]);
+  }
 }
 
 // ============================================================================
@@ -326,14 +547,16 @@ static void add_fn(Ctx *cx, Program *p, Ast *fn) {
   p->slots[i] = p->fns.len;
 }
 
-bool sema_check(Ctx *cx, Program *p) {
-  Sema sema = {0};
-  sema.cx = cx;
-  sema.p = p;
+bool sema_declare(Ctx *cx, Program *p) {
+  Sema *sema = arena_alloc(&cx->arena, sizeof *sema);
+  sema->cx = cx;
+  sema->p = p;
+  p->sema = sema;
   int before = cx->nerrors;
   p->fns = (AstList){0};
   p->slots = NULL;
   p->cap = 0;
+  p->sigs = NULL;
   if (!p->ast) return false;
   // functions first (a const may not share a function's name), then constants in order
   for (int i = 0; i < p->ast->list.len; i++) {
@@ -345,14 +568,38 @@ bool sema_check(Ctx *cx, Program *p) {
       diag_note(cx, name_loc(prev), "previous definition of '%s' is here", d->name);
       continue;
     }
-    check_fn_name(&sema, d);
+    check_fn_name(sema, d);
     add_fn(cx, p, d);
   }
   for (int i = 0; i < p->ast->list.len; i++) {
     Ast *d = p->ast->list.data[i];
-    if (d->kind == AST_CONST) check_const(&sema, d);
+    if (d->kind == AST_CONST) check_const(sema, d);
   }
-  sema_budget(&sema);
-  for (int i = 0; i < p->fns.len; i++) check_entry(&sema, p->fns.data[i]);
-  return cx->nerrors == before;
+  p->sigs = arena_alloc(&cx->arena, sizeof(FnSig) * (size_t)(p->fns.len + 1));
+  for (int i = 0; i < p->fns.len; i++) declare_sig(sema, p->fns.data[i], &p->sigs[i]);
+  sema_budget(sema);
+  sema->ok = cx->nerrors == before;
+  return sema->ok;
+}
+
+bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
+  Sema *sema = p->sema;
+  if (!sema) return false;
+  int before = cx->nerrors;
+  for (int i = 0; i < p->fns.len; i++) {
+    FnSig *sig = &p->sigs[i];
+    int bound = 0;
+    for (int k = 0; k < sig->ndims; k++)
+      for (int j = 0; dims && j < dims->n; j++)
+        if (!strcmp(dims->names[j], sig->dims[k])) sig->values[k] = dims->values[j], bound++;
+    if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
+    sig->checked = true;
+    check_entry(sema, p->fns.data[i], sig->values);
+  }
+  return sema->ok && cx->nerrors == before;
+}
+
+bool sema_check(Ctx *cx, Program *p) {
+  bool ok = sema_declare(cx, p);
+  return sema_check_fns(cx, p, NULL) && ok;
 }

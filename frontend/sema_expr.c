@@ -48,6 +48,7 @@ static const char *module_named(const char *name) {
 
 static TType *check_name(Sema *sema, Ast *e) {
   Sym *s = find_local(sema, e->name);
+  if (!s) s = find_dim(sema, e->name);
   if (s) return s->ty;
   Const *c = find_const(sema, e->name);
   if (c) return c->ty;

@@ -74,6 +74,8 @@ typedef struct Sema {
   int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
   bool over_budget;          // an inlining limit was reported: later calls over one are silent
   bool mask_target;          // checking a store's target: x[mask] is the mask's store (sema_scatter.c)
+  Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
+  bool ok;                   // sema_declare reported nothing
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -114,6 +116,7 @@ static inline Loc call_loc(const Ast *e) { return e->oploc.end > e->oploc.begin 
 
 // ---- sema.c ----
 TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a contiguous tensor type
+Sym *find_dim(Sema *sema, const char *name);    // a dim of the function being checked
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
 void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
 

@@ -91,7 +91,9 @@ const char *py_type_name(const TType *t) {
   case TY_SCALAR: return t->dtype == DT_BOOL ? "bool" : t->dtype == DT_I64 ? "int" : "float";
   case TY_NONE: return "NoneType";
   case TY_DTYPE: return "torch.dtype";
-  case TY_TENSOR: return "Tensor";
+  case TY_TENSOR:  // a scalar parameter of the entry: a Python number known only at run time
+    if (t->wrapped) return t->dtype == DT_BOOL ? "run-time bool" : t->dtype == DT_I64 ? "run-time int" : "run-time float";
+    return "Tensor";
   case TY_LIST: return "list";
   case TY_TUPLE: return "tuple";
   case TY_MODULE: return "module";
@@ -153,7 +155,7 @@ DType result_type(Sema *sema, TType **ts, int n) {
   for (int i = 0; i < n; i++) {
     const TType *t = ts[i];
     if (!t) continue;
-    if (t->kind == TY_SCALAR) ops[k++] = (DTypeOperand){t->dtype, DTO_WRAPPED};
+    if (t->kind == TY_SCALAR || (t->kind == TY_TENSOR && t->wrapped)) ops[k++] = (DTypeOperand){t->dtype, DTO_WRAPPED};
     else if (t->kind == TY_TENSOR && t->view.ndim > 0) ops[k++] = (DTypeOperand){t->dtype, DTO_DIMMED};
     else if (t->kind == TY_TENSOR) ops[k++] = (DTypeOperand){t->dtype, DTO_ZERO_DIM};
   }

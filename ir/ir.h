@@ -124,6 +124,7 @@ struct Buffer {
   const char *name;  // parameter name, or the name of the value that owns the kernel storage
   int param;         // BUF_INPUT: the parameter index
   bool mut;          // BUF_INPUT: a 'mut' parameter
+  bool scalar;       // BUF_INPUT: a scalar parameter (`eps: float`), passed by value in the C ABI
   Node *producer;    // BUF_KERNEL: the node that writes it
   Value *own;        // the value that is the buffer itself (the parameter, the node's result)
 };
@@ -137,6 +138,7 @@ struct Value {
   Buffer *buf;       // NULL for a compile-time scalar
   Node *node;        // the node that produced it (materializing), else NULL
   bool is_scalar;    // a Python scalar operand (x + 1): value in sval/ival
+  bool wrapped;      // a scalar parameter's 0-d buffer: promotes as a Python scalar does
   double sval;
   int64_t ival;
 };

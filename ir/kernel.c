@@ -233,7 +233,8 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     const Buffer *b = v->buf;
     int bi = add_buf(&kb, (LBuf){LB_PARAM, b->dtype, b->numel, b->name, i, b->mut});
     kb.buf_of[b->id] = bi;
-    LParam prm = {.name = v->name, .dtype = v->dtype, .ndim = v->view.ndim, .mut = b->mut, .buf = bi};
+    LParam prm = {.name = v->name, .dtype = v->dtype, .ndim = v->view.ndim, .mut = b->mut, .buf = bi,
+                  .scalar = b->scalar};
     memcpy(prm.shape, v->view.shape, sizeof(int64_t) * (size_t)v->view.ndim);
     vec_push(&cx->arena, &p->params, prm);
   }

@@ -276,6 +276,7 @@ typedef struct LParam {
   int64_t shape[TD_MAX_DIMS];
   bool mut;
   int buf;
+  bool scalar;  // a scalar parameter (eps: float): ndim 0, dtype f64/i64/bool; by value in the C ABI
 } LParam;
 
 typedef struct LOutput {
@@ -292,6 +293,7 @@ struct LProgram {
   VEC(LOutput) outputs;
   VEC(LKernel *) kernels;  // run in this order
   int64_t flops;           // the arithmetic of one call (graph_flops), for `tdslc bench`
+  const char *bound;       // a generic function's dims as bound ("N=4, D=8"), or NULL
 };
 
 // ---- loop.c: construction helpers, verification ----

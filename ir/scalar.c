@@ -271,7 +271,7 @@ DType kb_result_type(Value *const *vs, int n) {
   for (int i = 0; i < n; i++) {
     const Value *v = vs[i];
     ops[i].dtype = v->dtype;
-    ops[i].kind = v->is_scalar ? DTO_WRAPPED : v->view.ndim > 0 ? DTO_DIMMED : DTO_ZERO_DIM;
+    ops[i].kind = v->is_scalar || v->wrapped ? DTO_WRAPPED : v->view.ndim > 0 ? DTO_DIMMED : DTO_ZERO_DIM;
   }
   return dtype_result_type(ops, n);
 }

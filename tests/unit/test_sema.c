@@ -449,6 +449,73 @@ static void arguments_bind_in_python_style(void **state) {
   done(c);
 }
 
+// Dims written as names: declared (FnSig), bound per call from the arguments, unbound
+// ones leave the function unchecked; sema_check_fns binds an entry's from SemaDims.
+static void generic_dims_bind_per_call(void **state) {
+  (void)state;
+  const char *src = "fn h(x: f32[N, 4 * D], w: f32[D]) -> f32[N, 4, D] {\n  return x.view(N, 4, D) * w\n}\n"
+                    "fn g(a: f32[3, 8], b: f32[2]) -> f32[3, 4, 2] {\n  return h(a, b)\n}\n";
+  Checked *c = check(src);
+  assert_true(c->ok);
+  const FnSig *sig = &c->prog.sigs[0];
+  assert_int_equal(sig->ndims, 2);
+  assert_string_equal(sig->dims[0], "N");
+  assert_string_equal(sig->dims[1], "D");
+  assert_int_equal(sig->bare[0 * TD_MAX_DIMS + 0], 0);  // x's dim 0 is N
+  assert_int_equal(sig->bare[0 * TD_MAX_DIMS + 1], -1); // 4 * D is an expression
+  assert_int_equal(sig->bare[1 * TD_MAX_DIMS + 0], 1);  // w's dim 0 is D
+  assert_false(sig->checked);                           // h: nothing binds it as an entry
+  assert_true(c->prog.sigs[1].checked);
+  Ast *call = c->prog.fns.data[1]->body.data[0]->list.data[0];
+  assert_non_null(call->inlined);
+  SHAPE(call->ty, 3, 4, 2);
+  done(c);
+  c = check("fn rms(x: f32[N, D], w: f32[D]) -> f32[N, D] {\n  return x * w\n}\n"
+            "fn g(a: f32[4, 8], b: f32[16]) -> f32[4, 8] {\n  return rms(a, b)\n}\n");
+  assert_false(c->ok);
+  assert_non_null(strstr(c->diags, "t.tdsl:5:17: error: argument 'w' of 'rms' has size 16 at dim 0 but D is 8 "
+                                   "from 'x'"));
+  done(c);
+}
+
+static void generic_entry_binds_from_sema_dims(void **state) {
+  (void)state;
+  Checked *c = calloc(1, sizeof *c);
+  ctx_init(&c->cx);
+  size_t dlen = 0;
+  FILE *diag = open_memstream(&c->diags, &dlen);
+  c->cx.diag_out = diag;
+  const char *src = "fn f(x: f32[N, D], eps: float) -> f32[N, D] {\n  return x * eps\n}\n";
+  c->prog.ast = parse_program(&c->cx, srcfile_from_string(&c->cx, "t.tdsl", src, strlen(src)));
+  assert_true(sema_declare(&c->cx, &c->prog));
+  SemaDims d = {2, {"N", "D"}, {5, 7}};
+  assert_true(sema_check_fns(&c->cx, &c->prog, &d));
+  fclose(diag);
+  c->cx.diag_out = NULL;
+  assert_true(c->prog.sigs[0].checked);
+  Ast *fn = c->prog.fns.data[0];
+  SHAPE(fn->list.data[0]->ty, 5, 7);
+  const TType *eps = fn->list.data[1]->ty;  // a run-time Python float: 0-d f64, wrapped
+  assert_true(eps->kind == TY_TENSOR && eps->wrapped && eps->dtype == DT_F64 && eps->view.ndim == 0);
+  assert_int_equal(stmt_type(c, 0)->dtype, DT_F32);
+  done(c);
+}
+
+static void scalar_parameters_of_helpers_are_compile_time(void **state) {
+  (void)state;
+  Checked *c = check("fn s(x: i64[2], a: float, n: int, w: f32[]) -> f32[2] {\n  return x * a * n + w\n}\n"
+                     "fn g(x: i64[2]) -> f32[2] {\n  return s(x, 1, True, 2)\n}\n");
+  assert_true(c->ok);
+  done(c);
+  c = check("fn s(x: i64[2], n: int) -> i64[2] {\n  return x * n\n}\n"
+            "fn g(x: i64[2]) -> i64[2] {\n  return s(x, 0.5)\n}\n");
+  assert_non_null(strstr(c->diags, "t.tdsl:5:15: error: argument 'n' of 's' must be int, not float"));
+  done(c);
+  c = check("fn s(x: i64[2], n: int) -> i64[2] {\n  return x.view(n, 1)\n}\n");
+  assert_non_null(strstr(c->diags, "found element of type run-time int"));
+  done(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(attention_heads_are_views_with_pytorch_strides),
@@ -474,6 +541,9 @@ int main(void) {
       cmocka_unit_test(several_mistakes_are_all_reported),
       cmocka_unit_test(recursion_is_an_error),
       cmocka_unit_test(arguments_bind_in_python_style),
+      cmocka_unit_test(generic_dims_bind_per_call),
+      cmocka_unit_test(generic_entry_binds_from_sema_dims),
+      cmocka_unit_test(scalar_parameters_of_helpers_are_compile_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
