@@ -96,6 +96,8 @@ struct Ast {
   int noperands;
   int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
   int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined
+  AstList unrolled;      // AST_FOR: every iteration's statements in order (the loop variable's
+                         // binding, then a checked clone of the body); AST_IF: the branch taken
 };
 
 Ast *ast_new(Ctx *cx, AstKind kind, Loc loc);

@@ -8,6 +8,8 @@
 //   sema_budget.c   what inlining each function costs (nesting, ops), before any is
 //                   inlined: inline_call's limits
 //   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
+//   sema_ctl.c      static control flow: for loops unrolled, if on compile-time values,
+//                   while refused
 //   sema_expr.c     names and the expression checker: operators, calls, attributes
 //   sema_index.c    x[...]: basic indices make one view, index tensors one node
 //   sema_builtin.c  the op table and the binding of its arguments, PyTorch 1.13's style
@@ -71,6 +73,7 @@ typedef struct Sema {
   const Ast *entry;          // the function checked as an entry point
   int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
   bool over_budget;          // an inlining limit was reported: later calls over one are silent
+  int loops;                 // for loops being unrolled, nested: names their hidden iterables
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -113,10 +116,27 @@ static inline Loc call_loc(const Ast *e) { return e->oploc.end > e->oploc.begin 
 TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a contiguous tensor type
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
 void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
+// sema_budget.c: the AST nodes one iteration of a loop body clones, the bodies of the user
+// functions it calls included (a loop within counted once)
+int64_t unroll_size(Sema *sema, const AstList *body);
 
 // ---- sema_stmt.c ----
+// The function body being checked: the first return reached gives its result.
+typedef struct Body {
+  Ast *fn;          // the function (or its inlined clone)
+  TType *ret;       // what the return statement gave
+  bool returned;    // a return was reached: what follows is not
+} Body;
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);
+void check_block(Sema *sema, Body *body, AstList *stmts);  // statements in order, up to a return reached
+
+// ---- sema_ctl.c ----
+void check_for(Sema *sema, Body *body, Ast *st);
+void check_if(Sema *sema, Body *body, Ast *st);
+void check_while(Sema *sema, Body *body, Ast *st);
+// Python's len(range(start, stop, step)), step nonzero.
+int64_t range_len(int64_t start, int64_t stop, int64_t step);
 
 // ---- sema_expr.c ----
 TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
