@@ -165,6 +165,18 @@ bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out,
 TType *get_tensor(Sema *sema, const Ast *e, Ast *a, const char *pname);
 bool get_dtype(Sema *sema, const Ast *e, Ast *a, DType *out);
 bool get_dims(Sema *sema, const Ast *e, Ast *a, const char *pname, int ndim, int *dims, int *n);
+// "Did you mean": the candidate nearest the word written, offered one by one.
+typedef struct Suggest {
+  const char *word;
+  const char *best;  // NULL: none near enough yet
+  int dist;
+} Suggest;
+Suggest suggest_start(const char *word);
+void suggest(Suggest *s, const char *cand);
+void suggest_builtins(Suggest *s, int forms);  // the op table's names callable in one of forms
+const char *suggestion(Sema *sema, const Suggest *s);  // ". Did you mean: 'NAME'?", or ""
+// What to write for a PyTorch spelling tdsl lacks (x.item(), torch.tensor); NULL: none known.
+const char *pytorch_hint(const char *name, int form);
 void set_operands(Sema *sema, Ast *e, Ast **ops, int n);
 void set_operand1(Sema *sema, Ast *e, Ast *a);
 
