@@ -57,10 +57,10 @@ static int64_t sat_mul(int64_t a, int64_t b) { return b && a > SATURATE / b ? SA
 
 // A compile-time int of the budget's time (before any body is checked): a literal, a
 // negated one, or a const's name; false for anything else.
-static bool static_int(Budget *b, const Ast *a, int64_t *out) {
+static bool static_int(Sema *sema, const Ast *a, int64_t *out) {
   if (a->kind == AST_INT) return *out = a->ival, true;
   if (a->kind == AST_UNARY && a->op == UN_NEG && a->lhs->kind == AST_INT) return *out = -a->lhs->ival, true;
-  const Const *c = a->kind == AST_NAME ? find_const(b->sema, a->name) : NULL;
+  const Const *c = a->kind == AST_NAME ? find_const(sema, a->name) : NULL;
   if (c && c->ty && c->ty->kind == TY_SCALAR && c->ty->dtype == DT_I64) return *out = c->ty->ival, true;
   return false;
 }
@@ -68,12 +68,12 @@ static bool static_int(Budget *b, const Ast *a, int64_t *out) {
 // The iterations of a for loop when its iterable says so before checking (range of
 // literals and consts, a tuple or list literal); 1 for any other, which sema_ctl.c
 // counts when it unrolls.
-static int64_t static_trips(Budget *b, const Ast *it) {
+static int64_t static_trips(Sema *sema, const Ast *it) {
   if (it->kind == AST_TUPLE || it->kind == AST_LIST) return it->list.len;
   if (it->kind != AST_CALL || it->lhs || strcmp(it->name, "range") || it->list.len < 1 || it->list.len > 3) return 1;
   int64_t v[3] = {0, 0, 1};
   for (int i = 0; i < it->list.len; i++)
-    if (!static_int(b, it->list.data[i], &v[it->list.len == 1 ? 1 : i])) return 1;
+    if (!static_int(sema, it->list.data[i], &v[it->list.len == 1 ? 1 : i])) return 1;
   return v[2] ? range_len(v[0], v[1], v[2]) : 1;
 }
 
@@ -90,30 +90,35 @@ static void walk(Budget *b, Cost *c, Ast *a, int depth, int64_t mult) {
   walk(b, c, a->rhs, depth + 1, mult);
   walk(b, c, a->step, depth + 1, mult);
   for (int i = 0; i < a->list.len; i++) walk(b, c, a->list.data[i], depth + 1, mult);
-  int64_t body_mult = a->kind == AST_FOR ? sat_mul(mult, static_trips(b, a->rhs)) : mult;
+  int64_t body_mult = a->kind == AST_FOR ? sat_mul(mult, static_trips(b->sema, a->rhs)) : mult;
   for (int i = 0; i < a->body.len; i++) walk(b, c, a->body.data[i], depth + 1, body_mult);  // for, if, while
 }
 
-// The nodes of a and the inlined sizes of the user functions it calls.
-static int64_t tree_size(Sema *sema, const Ast *a) {
-  if (!a) return 0;
+// The nodes of a and the inlined sizes of the user functions it calls, each counted mult
+// times, into *full; into *own those outside the loops within (their unrolling counts them).
+static void tree_size(Sema *sema, const Ast *a, int64_t mult, bool nested, int64_t *full, int64_t *own) {
+  if (!a) return;
   int64_t n = 1;
   if (a->kind == AST_CALL && !a->lhs) {
     const Ast *fn = sema_find_fn(sema->p, a->name);
     if (fn) n = sat_add(n, fn->inline_size);
   }
-  n = sat_add(n, tree_size(sema, a->lhs));
-  n = sat_add(n, tree_size(sema, a->rhs));
-  n = sat_add(n, tree_size(sema, a->step));
-  for (int i = 0; i < a->list.len; i++) n = sat_add(n, tree_size(sema, a->list.data[i]));
-  for (int i = 0; i < a->body.len; i++) n = sat_add(n, tree_size(sema, a->body.data[i]));
-  return n;
+  *full = sat_add(*full, sat_mul(n, mult));
+  if (!nested) *own = sat_add(*own, n);
+  tree_size(sema, a->lhs, mult, nested, full, own);
+  tree_size(sema, a->rhs, mult, nested, full, own);
+  tree_size(sema, a->step, mult, nested, full, own);
+  for (int i = 0; i < a->list.len; i++) tree_size(sema, a->list.data[i], mult, nested, full, own);
+  bool loop = a->kind == AST_FOR;
+  int64_t m = loop ? sat_mul(mult, static_trips(sema, a->rhs)) : mult;
+  for (int i = 0; i < a->body.len; i++) tree_size(sema, a->body.data[i], m, nested || loop, full, own);
 }
 
-int64_t unroll_size(Sema *sema, const AstList *body) {
-  int64_t n = 0;
-  for (int i = 0; i < body->len; i++) n = sat_add(n, tree_size(sema, body->data[i]));
-  return n;
+int64_t unroll_size(Sema *sema, const AstList *body, int64_t *own) {
+  int64_t full = 0;
+  *own = 0;
+  for (int i = 0; i < body->len; i++) tree_size(sema, body->data[i], 1, false, &full, own);
+  return full;
 }
 
 // f's height and size from its callees' (those done; one on the stack is recursion).

@@ -204,7 +204,7 @@ void check_for(Sema *sema, Body *body, Ast *st) {
   for (int i = 0; ok && i < nsrc; i++)
     if (srcs[i].len < trips) trips = srcs[i].len;
   if (ok) {  // every iteration's clone counts, before any is made
-    int64_t per = unroll_size(sema, &st->body) + 1 + nsrc, room = TD_MAX_INLINE_OPS - sema->inlined;
+    int64_t own, per = unroll_size(sema, &st->body, &own) + 1 + nsrc, room = TD_MAX_INLINE_OPS - sema->inlined;
     if (trips > room / per) {
       if (!sema->over_budget)
         diag_error(sema->cx, it->loc, "unrolling this loop would create %" PRId64 " iterations of %" PRId64
@@ -212,7 +212,7 @@ void check_for(Sema *sema, Body *body, Ast *st) {
       sema->over_budget = true;
       ok = false;
     } else {
-      sema->inlined += trips * per;
+      sema->inlined += trips * (own + 1 + nsrc);
     }
   }
   if (!ok) {

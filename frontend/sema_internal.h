@@ -117,8 +117,9 @@ TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a con
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
 void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
 // sema_budget.c: the AST nodes one iteration of a loop body clones, the bodies of the user
-// functions it calls included (a loop within counted once)
-int64_t unroll_size(Sema *sema, const AstList *body);
+// functions it calls included, and the loops within as often as their plain trip counts
+// say; *own: the nodes the iteration itself clones (loops within count their own)
+int64_t unroll_size(Sema *sema, const AstList *body, int64_t *own);
 
 // ---- sema_stmt.c ----
 // The function body being checked: the first return reached gives its result.
