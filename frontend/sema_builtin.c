@@ -717,11 +717,7 @@ const char *suggestion(Sema *sema, const Suggest *s) {
 
 // PyTorch spellings tdsl lacks though it has what they are for, and what to write instead.
 #define NO_VALUES "a tensor's values are known only at run time: keep it a tensor (a 0-d tensor broadcasts as a number does)"
-#define NO_LITERALS \
-  "tdsl has no tensor literals: pass the values as a parameter, or build them with torch.full, torch.arange or " \
-  "torch.zeros"
 #define NO_RANDOM "tdsl has no random numbers: pass them in as a parameter"
-#define NO_DEVICE "the device is the one --target names: drop the call"
 static const struct {
   const char *name;
   int forms;
@@ -730,19 +726,13 @@ static const struct {
     {"item", F_METH, NO_VALUES},
     {"tolist", F_METH, NO_VALUES},
     {"numpy", F_METH, "the function's results are its tensors: return it"},
-    {"cuda", F_METH, NO_DEVICE},
-    {"cpu", F_METH, NO_DEVICE},
     {"detach", F_METH, "tdsl computes no gradients: drop the call"},
-    {"type", F_METH, "write x.to(dtype)"},
     {"concat", F_FN | F_TORCH, "write torch.cat(tensors, dim)"},
     {"concatenate", F_FN | F_TORCH, "write torch.cat(tensors, dim)"},
     {"range", F_TORCH, "write torch.arange(start, end, step), whose end is excluded (torch.range, deprecated, "
                        "includes it)"},
-    {"empty", F_FN | F_TORCH, "write torch.zeros(...)"},
-    {"tensor", F_FN | F_TORCH, NO_LITERALS},
-    {"as_tensor", F_FN | F_TORCH, NO_LITERALS},
-    {"from_numpy", F_FN | F_TORCH, NO_LITERALS},
-    {"new_tensor", F_METH, NO_LITERALS},
+    {"from_numpy", F_FN | F_TORCH, "pass the array as a parameter (tdslc run --in NAME=FILE.npy)"},
+    {"new_tensor", F_METH, "write torch.tensor(data, dtype=x.dtype)"},
     {"rand", F_FN | F_TORCH, NO_RANDOM},
     {"randn", F_FN | F_TORCH, NO_RANDOM},
     {"randint", F_FN | F_TORCH, NO_RANDOM},
