@@ -39,7 +39,8 @@ typedef enum {
   AST_STARRED,   // *lhs: unpacked into call arguments and tuple or list displays
   AST_KWARG,     // name=rhs, only inside call arguments
   // statements
-  AST_ASSIGN,    // list (AST_NAME targets) = rhs
+  AST_ASSIGN,    // list (AST_NAME targets) = rhs; a for loop's variable bound to element ival of
+                 // a tuple bound to the hidden name `name` (sema_ctl.c), else name NULL
   AST_AUGASSIGN, // lhs (AST_NAME) op= rhs, op a BinOp other than MATMUL and the comparisons
   AST_STORE,     // lhs (an AST_INDEX) = rhs (op < 0) or op= rhs
   AST_RETURN,    // list
@@ -96,6 +97,8 @@ struct Ast {
   int noperands;
   int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
   int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined
+  AstList unrolled;      // AST_FOR: every iteration's statements in order (the loop variable's
+                         // binding, then a checked clone of the body); AST_IF: the branch taken
 };
 
 Ast *ast_new(Ctx *cx, AstKind kind, Loc loc);

@@ -37,6 +37,7 @@ typedef struct Lower {
 
 static Value *lower_expr(Lower *lw, const Ast *e);
 static void lower_body(Lower *lw, const Ast *fn, ValueList *rets);
+static void lower_block(Lower *lw, const AstList *stmts, ValueList *rets);
 
 // Rebinding a name unlinks its older binding: the scope holds each name once (sema_expr.c's
 // bind_name does the same), so lookups do not grow with a body's length.
@@ -248,10 +249,16 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
     if (s->list.len == 1 && s->rhs->ty->kind != TY_TENSOR && s->rhs->ty->kind != TY_SCALAR)
       return;  // a dtype or a string: sema has used it
     if (s->list.len == 1) {
-      Value *v = lower_expr(lw, s->rhs);
-      bind(lw, s->list.data[0]->name, v);
-      if (lw->depth == 0)
-        graph_name(lw->g, v, s->list.data[0]->name);
+      // a loop variable over a tuple (sema_ctl.c): its element as the loop found it, even
+      // where the body rebinds the name the element was written with
+      Binding *seq = s->name ? lookup(lw, s->name) : NULL;
+      Value *v = seq && seq->tuple && s->ival < seq->tuple->len && seq->tuple->data[s->ival]
+                     ? seq->tuple->data[s->ival]
+                     : lower_expr(lw, s->rhs);
+      const char *name = s->list.data[0]->name;
+      bind(lw, name, v);
+      if (lw->depth == 0 && name[0] != '(')  // not a loop's hidden iterable
+        graph_name(lw->g, v, name);
       return;
     }
     ValueList vals = {0};
@@ -280,6 +287,10 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
     if (s->lhs->ty->kind == TY_TENSOR)
       lower_expr(lw, s->lhs);
     return;
+  case AST_FOR:  // unrolled by sema: the iterations in order
+  case AST_IF:   // the branch taken
+    lower_block(lw, &s->unrolled, rets);
+    return;
   case AST_RETURN:
     for (int i = 0; i < s->list.len; i++) {
       const Ast *r = s->list.data[i];
@@ -294,9 +305,15 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
   }
 }
 
+// Statements in order until a return gives the results (a return inside a loop or a
+// branch ends the function: nothing after it was checked).
+static void lower_block(Lower *lw, const AstList *stmts, ValueList *rets) {
+  for (int i = 0; i < stmts->len && rets->len == 0; i++)
+    lower_stmt(lw, stmts->data[i], rets);
+}
+
 static void lower_body(Lower *lw, const Ast *fn, ValueList *rets) {
-  for (int i = 0; i < fn->body.len && rets->len == 0; i++)
-    lower_stmt(lw, fn->body.data[i], rets);
+  lower_block(lw, &fn->body, rets);
 }
 
 Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {

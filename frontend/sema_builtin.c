@@ -1,7 +1,8 @@
 // frontend/sema_builtin.c: the op table (LANGUAGE.md §5-6), one BuiltinDef per op with
 // PyTorch 1.13's parameter list, and the binding of a call's arguments to it the way
 // PyTorch's argument parser does (positional, keyword, *varargs, keyword-only), with its
-// messages; the get_* readers of bound arguments.
+// messages; the get_* readers of bound arguments; the suggestions for a misspelt name
+// ("Did you mean: 'softmax'?") and the hints for PyTorch spellings tdsl lacks.
 // Invariant: after bind_args, e->bargs has a slot per parameter, in the signature's order.
 #include "frontend/sema_internal.h"
 
@@ -115,7 +116,10 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
     int j = 0;
     while (j < np && strcmp(ps[j].name, a->name)) j++;
     if (j == np) {
-      diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", fname, a->name);
+      Suggest sg = suggest_start(a->name);
+      for (int q = 0; q < np; q++) suggest(&sg, ps[q].name);
+      diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'%s", fname, a->name,
+                 suggestion(sema, &sg));
       return false;
     }
     if (given[j]) {
@@ -680,5 +684,82 @@ const BuiltinDef *builtin_find(const char *name) {
 const BuiltinDef *builtin_find_form(const char *name, int form) {
   for (int i = 0; i < NBUILTINS; i++)
     if (!strcmp(builtins[i].b.name, name) && (builtins[i].forms & form)) return &builtins[i];
+  return NULL;
+}
+
+// ============================================================================
+// Suggestions for a name that names nothing: "Did you mean: 'softmax'?"
+// ============================================================================
+enum { MAX_WORD = 64 };
+
+// The Damerau-Levenshtein distance of a and b (optimal string alignment: insertions,
+// deletions, substitutions and swaps of neighbours cost one each).
+static int edit_distance(const char *a, size_t la, const char *b, size_t lb) {
+  int d[MAX_WORD + 1][MAX_WORD + 1];
+  for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+Suggest suggest_start(const char *word) { return (Suggest){word, NULL, 0}; }
+
+// As Python 3.10's suggestions: within about a third of the two lengths, the nearest
+// first offered; a candidate spelt as the word itself is no suggestion.
+void suggest(Suggest *s, const char *cand) {
+  size_t la = strlen(s->word), lb = strlen(cand);
+  if (la > MAX_WORD || lb > MAX_WORD || !strcmp(s->word, cand) || cand[0] == '(') return;
+  int limit = (int)(la + lb + 3) / 6, dist = edit_distance(s->word, la, cand, lb);
+  if (dist <= limit && (!s->best || dist < s->dist)) s->best = cand, s->dist = dist;
+}
+
+void suggest_builtins(Suggest *s, int forms) {
+  for (int i = 0; i < NBUILTINS; i++)
+    if (builtins[i].forms & forms) suggest(s, builtins[i].b.name);
+}
+
+const char *suggestion(Sema *sema, const Suggest *s) {
+  return s->best ? arena_printf(&sema->cx->arena, ". Did you mean: '%s'?", s->best) : "";
+}
+
+// PyTorch spellings tdsl lacks though it has what they are for, and what to write instead.
+#define NO_VALUES "a tensor's values are known only at run time: keep it a tensor (a 0-d tensor broadcasts as a number does)"
+#define NO_RANDOM "tdsl has no random numbers: pass them in as a parameter"
+static const struct {
+  const char *name;
+  int forms;
+  const char *hint;
+} pytorch_hints[] = {
+    {"item", F_METH, NO_VALUES},
+    {"tolist", F_METH, NO_VALUES},
+    {"numpy", F_METH, "the function's results are its tensors: return it"},
+    {"detach", F_METH, "tdsl computes no gradients: drop the call"},
+    {"concat", F_FN | F_TORCH, "write torch.cat(tensors, dim)"},
+    {"concatenate", F_FN | F_TORCH, "write torch.cat(tensors, dim)"},
+    {"range", F_TORCH, "write torch.arange(start, end, step), whose end is excluded (torch.range, deprecated, "
+                       "includes it)"},
+    {"from_numpy", F_FN | F_TORCH, "pass the array as a parameter (tdslc run --in NAME=FILE.npy)"},
+    {"new_tensor", F_METH, "write torch.tensor(data, dtype=x.dtype)"},
+    {"rand", F_FN | F_TORCH, NO_RANDOM},
+    {"randn", F_FN | F_TORCH, NO_RANDOM},
+    {"randint", F_FN | F_TORCH, NO_RANDOM},
+    {"rand_like", F_FN | F_TORCH, NO_RANDOM},
+    {"randn_like", F_FN | F_TORCH, NO_RANDOM},
+    {"bernoulli", F_BOTH | F_TORCH, NO_RANDOM},
+    {"multinomial", F_BOTH | F_TORCH, NO_RANDOM},
+    {"normal", F_FN | F_TORCH, NO_RANDOM},
+};
+
+const char *pytorch_hint(const char *name, int form) {
+  for (size_t i = 0; i < sizeof pytorch_hints / sizeof pytorch_hints[0]; i++)
+    if (!strcmp(pytorch_hints[i].name, name) && (pytorch_hints[i].forms & form)) return pytorch_hints[i].hint;
   return NULL;
 }

@@ -46,6 +46,16 @@ static const char *module_named(const char *name) {
                                 : NULL;
 }
 
+static const char *const module_names[] = {"torch", "nn", "F", "math"};
+
+// The names a body sees: its locals, the constants, the functions and the modules.
+static void suggest_names(Sema *sema, Suggest *sg) {
+  for (Sym *l = sema->scope; l; l = l->next) suggest(sg, l->name);
+  for (int i = 0; i < sema->consts.len; i++) suggest(sg, sema->consts.data[i].name);
+  for (int i = 0; i < sema->p->fns.len; i++) suggest(sg, sema->p->fns.data[i]->name);
+  for (size_t i = 0; i < sizeof module_names / sizeof module_names[0]; i++) suggest(sg, module_names[i]);
+}
+
 static TType *check_name(Sema *sema, Ast *e) {
   Sym *s = find_local(sema, e->name);
   if (!s) s = find_dim(sema, e->name);
@@ -58,7 +68,9 @@ static TType *check_name(Sema *sema, Ast *e) {
   }
   const char *module = module_named(e->name);
   if (module) return ty_module(sema, module);
-  diag_error(sema->cx, e->loc, "use of undeclared name '%s'", e->name);
+  Suggest sg = suggest_start(e->name);
+  suggest_names(sema, &sg);
+  diag_error(sema->cx, e->loc, "use of undeclared name '%s'%s", e->name, suggestion(sema, &sg));
   return poison(sema);
 }
 
@@ -95,6 +107,41 @@ static bool is_math_function(const char *name) {
   return false;
 }
 
+// The spelling of an op in the form of forms it has, or NULL: 'torch.cat', 'F.gelu', 'x.view(...)'.
+static const char *spelling(Sema *sema, const char *name, int forms) {
+  const BuiltinDef *d = builtin_find(name);
+  for (int i = 0; i < 4 && !d; i++) d = builtin_find_form(name, 1 << i);
+  if (!d) return NULL;
+  if ((forms & F_TORCH) && builtin_find_form(name, F_TORCH)) return arena_printf(&sema->cx->arena, "torch.%s", name);
+  if ((forms & F_NNF) && builtin_find_form(name, F_NNF)) return arena_printf(&sema->cx->arena, "F.%s", name);
+  if ((forms & F_FN) && builtin_find_form(name, F_FN)) return name;
+  if ((forms & F_METH) && builtin_find_form(name, F_METH)) return arena_printf(&sema->cx->arena, "x.%s(...)", name);
+  return NULL;
+}
+
+// e, m.NAME or m.NAME(...), names nothing of module m: what PyTorch spells otherwise, a
+// near name of m, or the op where another module (or a tensor) has it.
+static void module_miss(Sema *sema, const Ast *e, const TType *m) {
+  int form = module_form(m);
+  const char *hint = form ? pytorch_hint(e->name, form) : NULL;
+  if (hint) {
+    diag_error(sema->cx, e->oploc, "%s.%s() is not supported: %s", form == F_NNF ? "F" : m->module, e->name, hint);
+    return;
+  }
+  Suggest sg = suggest_start(e->name);
+  bool math = !strcmp(m->module, "math"), torch = !strcmp(m->module, "torch");
+  for (size_t i = 0; math && i < sizeof math_constants / sizeof math_constants[0]; i++) suggest(&sg, math_constants[i].name);
+  for (size_t i = 0; math && i < sizeof math_functions / sizeof math_functions[0]; i++) suggest(&sg, math_functions[i]);
+  for (size_t i = 0; torch && i < sizeof torch_dtypes / sizeof torch_dtypes[0]; i++) suggest(&sg, torch_dtypes[i].name);
+  if (torch) suggest(&sg, "nn");
+  if (!strcmp(m->module, "torch.nn")) suggest(&sg, "functional");
+  if (form) suggest_builtins(&sg, form);
+  const char *more = suggestion(sema, &sg);  // the op where another module or a tensor has it, first
+  const char *other = form ? spelling(sema, e->name, (F_TORCH | F_NNF | F_METH) & ~form) : NULL;
+  if (other) more = arena_printf(&sema->cx->arena, ". Did you mean: '%s'?", other);
+  diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'%s", m->module, e->name, more);
+}
+
 // m.NAME without a call: a submodule, a dtype or a constant.
 static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
   for (size_t i = 0; !strcmp(m->module, "math") && i < sizeof math_constants / sizeof math_constants[0]; i++)
@@ -120,7 +167,7 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     diag_error(sema->cx, e->oploc, "'%s.%s' is a function: call it as %s.%s(...)", m->module, e->name, m->module,
                e->name);
   else
-    diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'", m->module, e->name);
+    module_miss(sema, e, m);
   return poison(sema);
 }
 
@@ -208,6 +255,57 @@ bool check_items(Sema *sema, AstList *list) {
   return ok && (!starred || unpack_starred(sema, list));
 }
 
+// Python's builtins tdsl has, for suggestions: those of numbers, and range, enumerate
+// and zip of a for loop.
+static const char *const python_builtins[] = {"len", "float", "int", "bool", "min", "max", "range", "enumerate", "zip"};
+
+// A call NAME(...) of no function: a for loop's iterable written elsewhere, PyTorch's
+// spelling of something tdsl spells otherwise, a method, or a near name.
+static void no_function(Sema *sema, const Ast *e) {
+  Loc at = call_loc(e);
+  const char *hint = pytorch_hint(e->name, F_FN), *other = spelling(sema, e->name, F_TORCH | F_NNF | F_METH);
+  if (!strcmp(e->name, "range") || !strcmp(e->name, "enumerate") || !strcmp(e->name, "zip")) {
+    diag_error(sema->cx, at, "%s() is supported only as the iterable of a for loop: for v in %s(...) { ... }", e->name,
+               e->name);
+  } else if (hint) {
+    diag_error(sema->cx, at, "%s() is not supported: %s", e->name, hint);
+  } else if (other && builtin_find_form(e->name, F_METH) && !builtin_find_form(e->name, F_TORCH | F_NNF)) {
+    diag_error(sema->cx, at, "'%s' is a method: call it as x.%s(...)", e->name, e->name);
+  } else {
+    Suggest sg = suggest_start(e->name);
+    suggest_builtins(&sg, F_FN);
+    for (size_t i = 0; i < sizeof python_builtins / sizeof python_builtins[0]; i++) suggest(&sg, python_builtins[i]);
+    suggest_names(sema, &sg);
+    const char *more = suggestion(sema, &sg);
+    if (other) more = arena_printf(&sema->cx->arena, ". Did you mean: '%s'?", other);
+    diag_error(sema->cx, at, "use of undeclared name '%s'%s", e->name, more);
+  }
+}
+
+// The Python attributes of a tensor that are no op of the table (sema_tuple.c's tensor_attr, and x.T).
+static const char *const tensor_attrs[] = {"shape", "ndim", "dtype", "mT", "T"};
+
+// x.NAME or x.NAME(...) of a value x that has no such attribute: PyTorch's message, then
+// what to write instead (a method PyTorch has and tdsl spells otherwise, the op where it
+// is a function, or a near name).
+static void no_attribute(Sema *sema, const Ast *e, const TType *self) {
+  const char *hint = is_tensor(self) ? pytorch_hint(e->name, F_METH) : NULL;
+  if (hint) {
+    diag_error(sema->cx, e->oploc, "Tensor.%s() is not supported: %s", e->name, hint);
+    return;
+  }
+  const char *more = "";
+  if (is_tensor(self)) {
+    Suggest sg = suggest_start(e->name);
+    suggest_builtins(&sg, F_METH);
+    for (size_t i = 0; i < sizeof tensor_attrs / sizeof tensor_attrs[0]; i++) suggest(&sg, tensor_attrs[i]);
+    more = suggestion(sema, &sg);
+    const char *other = spelling(sema, e->name, F_TORCH | F_NNF | F_FN);
+    if (other) more = arena_printf(&sema->cx->arena, ". Did you mean: '%s'?", other);
+  }
+  diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'%s", py_type_name(self), e->name, more);
+}
+
 static TType *check_call(Sema *sema, Ast *e) {
   if (!e->lhs && !find_local(sema, e->name) && !find_const(sema, e->name)) {
     Ast *fn = sema_find_fn(sema->p, e->name);
@@ -226,7 +324,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f
     const BuiltinDef *d = math ? builtin_find(e->name) : builtin_find_form(e->name, module_form(self));
     if (!d || !(math ? is_math_function(e->name) : (d->forms & module_form(self)))) {
-      diag_error(sema->cx, e->oploc, "module '%s' has no attribute '%s'", self->module, e->name);
+      module_miss(sema, e, self);
       return poison(sema);
     }
     e->lhs = NULL;
@@ -251,16 +349,16 @@ static TType *check_call(Sema *sema, Ast *e) {
     if (e->lhs && is_tensor(self) && !strcmp(e->name, "T"))  // x.T() calls the tensor x.T
       diag_error(sema->cx, e->oploc, "'Tensor' object is not callable");
     else if (e->lhs)
-      diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+      no_attribute(sema, e, self);
     else if (module_named(e->name))
       diag_error(sema->cx, call_loc(e), "'module' object is not callable");
     else
-      diag_error(sema->cx, call_loc(e), "use of undeclared name '%s'", e->name);
+      no_function(sema, e);
     return poison(sema);
   }
   if (bad) return poison(sema);
   if (self && !is_tensor(self)) {
-    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    no_attribute(sema, e, self);
     return poison(sema);
   }
   e->bi = &d->b;
@@ -287,10 +385,10 @@ static TType *check_attr(Sema *sema, Ast *e) {
     e->nbargs = 1;
     return ck_T(sema, e, d);
   }
-  if (is_tensor(self) && builtin_find(e->name))
+  if (is_tensor(self) && builtin_find_form(e->name, F_METH))
     diag_error(sema->cx, e->oploc, "'%s' is a method: call it as .%s(...)", e->name, e->name);
   else
-    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    no_attribute(sema, e, self);
   return poison(sema);
 }
 

@@ -8,6 +8,8 @@
 //   sema_budget.c   what inlining each function costs (nesting, ops), before any is
 //                   inlined: inline_call's limits
 //   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
+//   sema_ctl.c      static control flow: for loops unrolled, if on compile-time values,
+//                   while refused
 //   sema_expr.c     names and the expression checker: operators, calls, attributes
 //   sema_index.c    x[...]: basic indices make one view, index tensors one node
 //   sema_scatter.c  writes at run-time positions: x[idx] = v, x[mask] = v, index_put,
@@ -76,6 +78,7 @@ typedef struct Sema {
   bool mask_target;          // checking a store's target: x[mask] is the mask's store (sema_scatter.c)
   Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
   bool ok;                   // sema_declare reported nothing
+  int loops;                 // for loops being unrolled, nested: names their hidden iterables
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -119,14 +122,32 @@ TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a con
 Sym *find_dim(Sema *sema, const char *name);    // a dim of the function being checked
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
 void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
+// sema_budget.c: the AST nodes one iteration of a loop body clones, the bodies of the user
+// functions it calls included, and the loops within as often as their plain trip counts
+// say; *own: the nodes the iteration itself clones (loops within count their own)
+int64_t unroll_size(Sema *sema, const AstList *body, int64_t *own);
 
 // ---- sema_stmt.c ----
+// The function body being checked: the first return reached gives its result.
+typedef struct Body {
+  Ast *fn;          // the function (or its inlined clone)
+  TType *ret;       // what the return statement gave
+  bool returned;    // a return was reached: what follows is not
+} Body;
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);
 // st stores rhs into target (x[...] = v; binop >= 0: x[...] op= v): st becomes the store
 // node, of target's type (st->ty stays NULL after an error).
 void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop);
 bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t);
+void check_block(Sema *sema, Body *body, AstList *stmts);  // statements in order, up to a return reached
+
+// ---- sema_ctl.c ----
+void check_for(Sema *sema, Body *body, Ast *st);
+void check_if(Sema *sema, Body *body, Ast *st);
+void check_while(Sema *sema, Body *body, Ast *st);
+// Python's len(range(start, stop, step)), step nonzero.
+int64_t range_len(int64_t start, int64_t stop, int64_t step);
 
 // ---- sema_expr.c ----
 TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
@@ -172,6 +193,18 @@ bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out,
 TType *get_tensor(Sema *sema, const Ast *e, Ast *a, const char *pname);
 bool get_dtype(Sema *sema, const Ast *e, Ast *a, DType *out);
 bool get_dims(Sema *sema, const Ast *e, Ast *a, const char *pname, int ndim, int *dims, int *n);
+// "Did you mean": the candidate nearest the word written, offered one by one.
+typedef struct Suggest {
+  const char *word;
+  const char *best;  // NULL: none near enough yet
+  int dist;
+} Suggest;
+Suggest suggest_start(const char *word);
+void suggest(Suggest *s, const char *cand);
+void suggest_builtins(Suggest *s, int forms);  // the op table's names callable in one of forms
+const char *suggestion(Sema *sema, const Suggest *s);  // ". Did you mean: 'NAME'?", or ""
+// What to write for a PyTorch spelling tdsl lacks (x.item(), torch.tensor); NULL: none known.
+const char *pytorch_hint(const char *name, int form);
 void set_operands(Sema *sema, Ast *e, Ast **ops, int n);
 void set_operand1(Sema *sema, Ast *e, Ast *a);
 

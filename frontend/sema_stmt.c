@@ -149,12 +149,6 @@ void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
 // ============================================================================
 // Statements and function bodies
 // ============================================================================
-typedef struct Body {
-  Ast *fn;          // the function (or its inlined clone)
-  TType *ret;       // what the return statement gave
-  bool returned;
-} Body;
-
 static void check_return(Sema *sema, Body *body, Ast *st) {
   Ast *fn = body->fn;
   int n = st->list.len;
@@ -299,10 +293,27 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
     st->ty = check_expr(sema, st->lhs);
     break;
-  case AST_FOR: case AST_IF: case AST_WHILE:
-    diag_error(sema->cx, st->loc, "'%s' statements are not supported yet", ast_kind_name(st->kind));
-    break;
+  case AST_FOR: check_for(sema, body, st); break;
+  case AST_IF: check_if(sema, body, st); break;
+  case AST_WHILE: check_while(sema, body, st); break;
   default: diag_error(sema->cx, st->loc, "expected a statement"); break;
+  }
+}
+
+// A return of this block makes what follows it an error, as it can never run; a return
+// reached inside a loop or a branch (static control flow, sema_ctl.c) ends the function
+// there, and the rest of the block is not reached, so not checked.
+void check_block(Sema *sema, Body *body, AstList *stmts) {
+  bool own = false, warned = false;
+  for (int i = 0; i < stmts->len; i++) {
+    Ast *st = stmts->data[i];
+    if (body->returned && !own) break;
+    if (body->returned && !warned) {
+      diag_error(sema->cx, st->loc, "unreachable statement after 'return'");
+      warned = true;
+    }
+    check_stmt(sema, body, st);
+    if (st->kind == AST_RETURN) own = true;
   }
 }
 
@@ -312,15 +323,7 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
   sema->scope = NULL;
   for (int i = 0; i < fn->list.len; i++) bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
   Body body = {fn, NULL, false};
-  bool warned = false;
-  for (int i = 0; i < fn->body.len; i++) {
-    Ast *st = fn->body.data[i];
-    if (body.returned && !warned) {
-      diag_error(sema->cx, st->loc, "unreachable statement after 'return'");
-      warned = true;
-    }
-    check_stmt(sema, &body, st);
-  }
+  check_block(sema, &body, &fn->body);
   if (!body.returned) {  // at the closing brace, where the return is missing
     Loc brace = fn->loc;
     if (brace.end > brace.begin) brace.begin = brace.end - 1;

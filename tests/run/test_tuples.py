@@ -3,7 +3,8 @@
 literals, unpacking (q, k, v = x.split(C, dim=-1)), t[i], t[a:b], t + u, names holding
 tuples; the ops that return several tensors (split, chunk, tensor_split, unbind,
 max/min with a dim and their .values/.indices, broadcast_tensors); a tensor's Python
-values (x.shape, x.size(d), x.ndim, x.dim(), x.numel(), x.dtype, x.mT, len(x)); Python's
+values (x.shape, x.size(d), x.ndim, x.dim(), x.numel(), x.dtype, x.mT, len(x)), as
+nanoGPT's forward binds them (B, T, C = x.size()), with a, b = f(x) and return (a, b); Python's
 float('inf'), int(), min()/max() of numbers. Each program runs and is compared with
 NumPy on the same inputs.
 
@@ -98,6 +99,18 @@ def main():
     p, outs = run_outputs(tdslc, src, {"x": X})
     x = X.astype(np.float64)
     t.report("function tuples", compare_kinds(p, outs, [x[:, :3], 2 * x + x[:, :3].sum()], ["f32", "f32"]), src)
+    # nanoGPT's forms: B, T, C = x.size() and x.shape bind compile-time ints, a, b = f(x)
+    # unpacks a function's tuple, return (a, b) returns a parenthesised tuple
+    src = ("fn two(a: f32[2, 3, 4]) -> (f32[2, 3, 4], f32[2, 3]) {\n    return (a * 2, a.sum(-1))\n}\n"
+           "fn f(x: f32[2, 3, 4]) -> (f32[2, 3, 4], f32[3, 8], f32[6, 4]) {\n"
+           "    B, T, C = x.size()\n    B2, T2, C2 = x.shape\n    a, b = two(x)\n"
+           "    y = a.view(B * T, C) + b.view(B2 * T2, 1)\n"
+           "    return (y.view(B, T, C), x.transpose(0, 1).reshape(T2, B * C2), zeros(B * T, C) + C2 * T)\n}\n")
+    x3 = np.random.default_rng(8).standard_normal((2, 3, 4)).astype(np.float32)
+    p, outs = run_outputs(tdslc, src, {"x": x3})
+    x = x3.astype(np.float64)
+    want = [2 * x + x.sum(-1, keepdims=True), x.transpose(1, 0, 2).reshape(3, 8), np.full((6, 4), 12.0)]
+    t.report("nanogpt tuple forms", compare_kinds(p, outs, want, ["f32"] * 3), src)
     return t.summary()
 
 

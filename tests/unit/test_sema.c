@@ -516,9 +516,126 @@ static void scalar_parameters_of_helpers_are_compile_time(void **state) {
   done(c);
 }
 
+// ---- static control flow (sema_ctl.c) ----
+static void for_loops_unroll_with_the_variable_a_compile_time_int(void **state) {
+  (void)state;
+  Checked *c = check("fn f(x: f32[3, 4], w: f32[2, 4, 4]) -> f32[3, 4] {\n"
+                     "  for i in range(2) {\n"
+                     "    x = x @ w[i]\n"
+                     "  }\n"
+                     "  return x\n}\n");
+  assert_true(c->ok);
+  Ast *loop = c->prog.fns.data[0]->body.data[0];
+  assert_int_equal(loop->kind, AST_FOR);
+  assert_int_equal(loop->unrolled.len, 4);  // per iteration: i's binding, the body's clone
+  for (int k = 0; k < 2; k++) {
+    Ast *bind = loop->unrolled.data[2 * k], *st = loop->unrolled.data[2 * k + 1];
+    assert_int_equal(bind->kind, AST_ASSIGN);
+    assert_int_equal(bind->rhs->ty->kind, TY_SCALAR);
+    assert_int_equal(bind->rhs->ty->ival, k);
+    assert_ptr_not_equal(st, loop->body.data[0]);  // a clone, checked on its own
+    Ast *wi = st->rhs->rhs;                         // w[i]: a view of w's storage at offset 16 k
+    assert_int_equal(wi->bi->kind, BK_VIEW);
+    assert_int_equal(wi->ty->storage, 1);
+    STRIDES(wi->ty, 16 * k, 4, 1);
+  }
+  done(c);
+}
+
+static void loop_names_stay_bound_and_the_variable_keeps_its_last_value(void **state) {
+  (void)state;
+  Checked *c = check("fn f(x: f32[3]) -> f32[3] {\n"
+                     "  for i in range(7, 0, -3) {\n"
+                     "    y = x.sum(0, keepdim=True)\n"
+                     "  }\n"
+                     "  return x + y * i\n}\n");
+  assert_true(c->ok);
+  Ast *loop = c->prog.fns.data[0]->body.data[0];
+  assert_int_equal(loop->unrolled.len, 6);  // 7, 4, 1
+  Ast *ret = stmt_expr(c, 1);
+  assert_int_equal(ret->rhs->rhs->ty->ival, 1);
+  done(c);
+  c = check("fn f(x: f32[3]) -> f32[3] {\n  for i in range(0) {\n    x = x.view(5)\n  }\n  return x\n}\n");
+  assert_true(c->ok);  // an empty range checks no iteration
+  done(c);
+}
+
+static void if_checks_only_the_branch_taken(void **state) {
+  (void)state;
+  Checked *c = check("fn f(x: f32[3]) -> f32[3] {\n"
+                     "  if x.ndim == 2 {\n"
+                     "    y = x.view(5)\n"
+                     "  } elif x.numel() == 3 {\n"
+                     "    y = x * 2\n"
+                     "  } else {\n"
+                     "    y = x.bogus()\n"
+                     "  }\n"
+                     "  return y\n}\n");
+  assert_true(c->ok);
+  Ast *st = c->prog.fns.data[0]->body.data[0];
+  assert_int_equal(st->unrolled.len, 1);  // the else list: the elif
+  Ast *elif = st->unrolled.data[0];
+  assert_int_equal(elif->kind, AST_IF);
+  assert_ptr_equal(elif->unrolled.data[0], elif->body.data[0]);
+  assert_null(st->body.data[0]->rhs->ty);  // never checked
+  done(c);
+}
+
+static void a_return_in_a_loop_ends_the_function(void **state) {
+  (void)state;
+  Checked *c = check("fn f(x: f32[3]) -> f32[3] {\n"
+                     "  for i in range(5) {\n"
+                     "    if i == 2 {\n"
+                     "      return x * i\n"
+                     "    }\n"
+                     "  }\n"
+                     "  return x.view(7)\n}\n");
+  assert_true(c->ok);  // the last return is never reached
+  Ast *loop = c->prog.fns.data[0]->body.data[0];
+  assert_int_equal(loop->unrolled.len, 6);  // iterations 0, 1, 2
+  done(c);
+}
+
+static void loops_count_against_the_inlining_budget(void **state) {
+  (void)state;
+  // the budget multiplies a plain trip count: g's size is its loop body's 50 times
+  Checked *c = check("const N = 50\nfn g(x: f32[3]) -> f32[3] {\n  for i in range(N) {\n    x = x + 1\n  }\n"
+                     "  return x\n}\nfn f(x: f32[3]) -> f32[3] {\n  return g(x)\n}\n");
+  assert_true(c->ok);
+  assert_true(c->prog.fns.data[0]->inline_size >= 50 * 5);
+  assert_true(c->prog.fns.data[0]->inline_size < 60 * 5);
+  done(c);
+  c = check("fn f(x: f32[3]) -> f32[3] {\n  for i in range(2**40) {\n    x = x + i\n  }\n  return x\n}\n");
+  assert_false(c->ok);
+  assert_non_null(strstr(c->diags, "t.tdsl:2:12: error: unrolling this loop would create 1099511627776 iterations of "));
+  assert_non_null(strstr(c->diags, "      for i in range(2**40) {\n               ^~~~~~~~~~~~\n"));
+  assert_int_equal(c->cx.nerrors, 1);  // x is poison after the loop: the return does not cascade
+  done(c);
+}
+
+static void misspelt_names_get_a_suggestion_after_pytorch_text(void **state) {
+  (void)state;
+  Checked *c = check("fn f(x: f32[3], hidden: f32[3]) -> f32[3] {\n  return x.sofmax(-1) + hiden + sigmoud(x)\n}\n");
+  assert_false(c->ok);
+  assert_non_null(strstr(c->diags, "t.tdsl:2:12: error: 'Tensor' object has no attribute 'sofmax'. Did you mean: "
+                                   "'softmax'?\n      return x.sofmax(-1) + hiden + sigmoud(x)\n               ^~~~~~\n"));
+  assert_non_null(strstr(c->diags, "t.tdsl:2:25: error: use of undeclared name 'hiden'. Did you mean: 'hidden'?"));
+  assert_non_null(strstr(c->diags, "t.tdsl:2:33: error: use of undeclared name 'sigmoud'. Did you mean: 'sigmoid'?"));
+  done(c);
+  c = check("fn f(x: f32[3], y: f32[3]) -> f32[3] {\n  return x + z\n}\n");  // too short to guess
+  assert_non_null(strstr(c->diags, "error: use of undeclared name 'z'\n"));
+  done(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(attention_heads_are_views_with_pytorch_strides),
+      cmocka_unit_test(for_loops_unroll_with_the_variable_a_compile_time_int),
+      cmocka_unit_test(loop_names_stay_bound_and_the_variable_keeps_its_last_value),
+      cmocka_unit_test(if_checks_only_the_branch_taken),
+      cmocka_unit_test(a_return_in_a_loop_ends_the_function),
+      cmocka_unit_test(loops_count_against_the_inlining_budget),
+      cmocka_unit_test(misspelt_names_get_a_suggestion_after_pytorch_text),
       cmocka_unit_test(transpose_views_the_parameter_storage),
       cmocka_unit_test(basic_index_chain_is_one_view),
       cmocka_unit_test(slices_clamp_and_negative_indices_count_from_the_end),
