@@ -186,6 +186,21 @@ def example_functions():
             yield fname, src, fn
 
 
+# The dims the generic functions of an example are run with (tdslc run --dim NAME=SIZE).
+EXAMPLE_DIMS = {"nanogpt.tdsl": {"B": 2, "T": 16}}
+
+
+def example_dims(fname, src, fn):
+    """{dim: size} for the dims fn's own parameters name (a generic example function)."""
+    sig = re.search(r"fn\s+" + fn + r"\s*\((.*?)\)\s*->", src, re.S).group(1)
+    return {k: v for k, v in EXAMPLE_DIMS.get(fname, {}).items() if re.search(r"\b" + k + r"\b", sig)}
+
+
+def dim_args(dims):
+    """--dim NAME=SIZE for each of dims."""
+    return [a for k, v in dims.items() for a in ("--dim", f"{k}={v}")]
+
+
 def program_files():
     """examples/*.tdsl and tests/golden/*.tdsl, sorted: every program that type-checks (the
     grammar_* goldens exercise the parser only and are left out)."""

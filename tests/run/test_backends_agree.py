@@ -27,8 +27,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import (SKIP, Tally, backend_available, example_functions, json_values, run_cleanup,  # noqa: E402
-                    tdslc_run)
+from oracle import (SKIP, Tally, backend_available, dim_args, example_dims, example_functions,  # noqa: E402
+                    json_values, run_cleanup, tdslc_run)
 from randprog import Program, report, run  # noqa: E402
 
 AGREE_TOL = {"f16": (2e-3, 2e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-5, 1e-5), "f64": (1e-12, 1e-12)}
@@ -108,7 +108,8 @@ def check_example(tdslc, fname, src, fn, seed):
     runs = []
     errs = []
     for b in PAIR:
-        p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn, "--seed", str(seed)], name=fname[:-5], backend=b)
+        args = ["--fn", fn, "--seed", str(seed)] + dim_args(example_dims(fname, src, fn))
+        p, doc, out_dir = tdslc_run(tdslc, src, args=args, name=fname[:-5], backend=b)
         if p.returncode != 0:
             errs.append(f"{b}: exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}")
         else:

@@ -19,8 +19,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import (Tally, compare, example_functions, json_values, require_backend, run_cleanup,  # noqa: E402
-                    tdslc_run)
+from oracle import (Tally, compare, dim_args, example_dims, example_functions, json_values,  # noqa: E402
+                    require_backend, run_cleanup, tdslc_run)
 
 
 def softmax(a, axis):
@@ -75,6 +75,16 @@ def gpt_mlp(x, wf, bf, wp, bp):
 def gpt_block(x, l1w, l1b, aw, ab, apw, apb, l2w, l2b, fw, fb, mw, mb):
     x = x + gpt_attention(layer_norm(x, l1w, l1b), aw, ab, apw, apb)
     return x + gpt_mlp(layer_norm(x, l2w, l2b), fw, fb, mw, mb)
+
+
+def gpt(idx, wte, wpe, l1w, l1b, aw, ab, apw, apb, l2w, l2b, fw, fb, mw, mb, lfw, lfb):
+    """nanogpt.tdsl's GPT: embeddings, the blocks in a loop over stacked weights, the
+    final layer norm and the tied logits."""
+    idx = idx.astype(np.int64)
+    x = wte[idx] + wpe[np.arange(idx.shape[1])]
+    for i in range(l1w.shape[0]):
+        x = gpt_block(x, l1w[i], l1b[i], aw[i], ab[i], apw[i], apb[i], l2w[i], l2b[i], fw[i], fb[i], mw[i], mb[i])
+    return layer_norm(x, lfw, lfb) @ wte.T
 
 
 def rms_norm(x, w, eps=1e-6):
@@ -149,6 +159,10 @@ MODELS = {
     ("nanogpt_block.tdsl", "causal_self_attention"): lambda *a: [(gpt_attention(*a), "mm")],
     ("nanogpt_block.tdsl", "mlp"): lambda *a: [(gpt_mlp(*a), "mm")],
     ("nanogpt_block.tdsl", "block"): lambda *a: [(gpt_block(*a), "mm")],
+    ("nanogpt.tdsl", "causal_self_attention"): lambda *a: [(gpt_attention(*a), "mm")],
+    ("nanogpt.tdsl", "mlp"): lambda *a: [(gpt_mlp(*a), "mm")],
+    ("nanogpt.tdsl", "block"): lambda *a: [(gpt_block(*a), "mm")],
+    ("nanogpt.tdsl", "gpt"): lambda *a: [(gpt(*a), "mm")],
     ("resnet_block.tdsl", "conv_bn"): lambda *a: [(conv_bn(*a), "mm")],
     ("resnet_block.tdsl", "basic_block"): lambda *a: [(basic_block(*a), "mm")],
     ("llama_layer.tdsl", "rms_norm"): lambda x, w: [(rms_norm(x, w), "red")],
@@ -166,12 +180,13 @@ def params_of(src, fn):
     return [p.split(":")[0].replace("mut", "").strip() for p in re.split(r",\s*(?![^\[]*\])", m.group(1)) if p.strip()]
 
 
-def shape_of(src, fn, pname):
-    """The shape of parameter pname of fn, its dims evaluated with the file's constants."""
+def shape_of(src, fn, pname, dims=None):
+    """The shape of parameter pname of fn, its dims evaluated with the file's constants
+    (and the generic dims bound in dims)."""
     consts = {m.group(1): m.group(2) for m in re.finditer(r"^const\s+(\w+)\s*=\s*(.+)$", src, re.M)}
     m = re.search(r"fn\s+" + fn + r"\s*\((.*?)\)\s*->", src, re.S)
     decl = re.search(r"\b" + pname + r"\s*:\s*\w+\[(.*?)\]", m.group(1)).group(1)
-    env = {}
+    env = dict(dims or {})
     for k, v in consts.items():
         env[k] = eval(v, {}, env)  # noqa: S307 (the file's own constant expressions)
     return tuple(int(eval(d, {}, env)) for d in decl.split(",") if d.strip())  # noqa: S307
@@ -186,10 +201,12 @@ def check_example(tdslc, fname, src, fn, backend="env"):
         return ["no NumPy model for this example function in test_examples.py"]
     # a variance is positive: the running variances of a batch norm are given, the rest generated
     params = params_of(src, fn)
+    dims = example_dims(fname, src, fn)
     rng = np.random.default_rng(0)
-    inputs = {n: rng.uniform(0.5, 1.5, size=shape_of(src, fn, n)).astype(np.float32) for n in params if
+    inputs = {n: rng.uniform(0.5, 1.5, size=shape_of(src, fn, n, dims)).astype(np.float32) for n in params if
               n.endswith("var")}
-    p, doc, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fname[:-5], backend=backend, inputs=inputs)
+    args = ["--fn", fn] + dim_args(dims)
+    p, doc, out_dir = tdslc_run(tdslc, src, args=args, name=fname[:-5], backend=backend, inputs=inputs)
     errs = []
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}")
