@@ -1,0 +1,325 @@
+// ir/attn_tile.c: the CPU schedule of ATTN kernels (attn_tile_build, called by
+// ir/attn.c for a CPU): scaled_dot_product_attention on tiles of MR query rows, one
+// vector register wide, against blocks of KB keys. ir/attn.c's header gives the
+// arithmetic (the running max m, sum l and sums acc, the factor c); this file orders
+// it so that the query rows are the vector lanes throughout: every per-row quantity
+// (a score of one key for the tile's rows, m, l, c, a sum for one value column) is
+// one vector, so neither product nor the softmax ever reduces across lanes.
+//
+//   for batch... [parallel], query tiles i0 (MR rows, the last L % MR) [parallel when
+//   the batch loop is not]:
+//     qt[e][r] = q[i0 + r, e]; m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
+//                        past its last row's diagonal):
+//       scores, KR keys at a time (registers):
+//         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows)
+//         sc[jj][..] = s[jj]
+//       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
+//         x = sc * scale (+ mask, or -inf where hidden) into sc, b[r] = max over jj
+//         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
+//         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
+//       values, EC columns at a time (registers):
+//         a[e] = acc[e][..] * c[..]; for each key jj: a[e] += splat(v[j0 + jj, e]) *
+//         sc[jj][..] (FMA); acc[e][..] = a[e]
+//     out[i0 + r, e] = acc[e][r] / l[r]
+//
+// k and v are only ever read one element at a time (broadcast to the lanes), so they
+// are read where they are, whatever their strides and dtype; q is copied once per tile
+// into qt. Each tile has its own region of the LB_TEMPs qt, sc, acc and st (m, l, b
+// and c), indexed by its first row, so parallel tiles share nothing. Sums are taken
+// in another order than ir/attn.c's rows (FMA): results differ from them in rounding.
+#include <math.h>
+
+#include "ir/kernel.h"
+
+enum { MAX_REG = 32, KB_ROWS = 32 };
+enum { ST_M, ST_L, ST_B, ST_C, NST };  // st's rows: running max, running sum, block's max/sum, factor
+
+typedef struct Tile {
+  KernelBuilder *kb;
+  const Node *n;
+  const Value *q, *k, *v, *mask;
+  int nd, id, ed;  // dims: count, query rows (L), the last (E, Ev)
+  int64_t L, S, E, Ev;
+  DType cd;
+  int MR, KB;      // query rows per tile (lanes), keys per block
+  int KR, EC;      // keys of a scores sub-tile, value columns of a values sub-tile (registers)
+  int qt, sc, acc, st;      // the temps (program buffers)
+  LIndex idx[TD_MAX_DIMS];  // the batch dims' indices
+  LIndex bat;               // the batch, linear
+} Tile;
+
+// The tile being built: rows i0 + 0..mr.
+typedef struct Rows {
+  LIndex i0;
+  int mr;
+} Rows;
+
+static LIndex plus(LIndex x, int64_t c) {
+  x.base += c;
+  return x;
+}
+
+static LIndex sum(KernelBuilder *kb, LIndex a, const LIndex *b, int64_t m) {
+  kb_ix_addmul(kb, &a, b, m);
+  return a;
+}
+
+static LExpr *fc(const Tile *T, double v) { return kb_fconst(T->kb, T->cd, v); }
+static LExpr *bin(const Tile *T, Op op, LExpr *x, LExpr *y) { return kb_binary(T->kb, op, T->cd, x, y); }
+static LExpr *ref(const Tile *T, int local) { return kb_local_ref(T->kb, local); }
+static LExpr *vref(const Tile *T, int lanes, int local) {
+  return lanes > 1 ? lx_local_v(T->kb->cx, T->cd, lanes, local) : kb_local_ref(T->kb, local);
+}
+static LExpr *splat(const Tile *T, int lanes, LExpr *x) { return lanes > 1 ? lx_splat(T->kb->cx, lanes, x) : x; }
+static LExpr *vload(const Tile *T, int buf, LIndex at, int lanes) {
+  KernelBuilder *kb = T->kb;
+  int arg = kb_arg(kb, buf, true, true);
+  return lanes > 1 ? lx_vload(kb->cx, T->cd, lanes, arg, at) : lx_load(kb->cx, T->cd, arg, at);
+}
+static void vstore(const Tile *T, LStmtList *into, int buf, LIndex at, LExpr *x) {
+  kb_push(T->kb, into, kb_store_stmt(T->kb, kb_arg(T->kb, buf, true, true), at, x));
+}
+static LExpr *fma_v(const Tile *T, int lanes, LExpr *s, LExpr *x, int acc) {
+  return lx_fma(T->kb->cx, splat(T, lanes, s), x, vref(T, lanes, acc));
+}
+
+// The logical index of tensor dims (batch dims from the tile, then row i and column c).
+static void index_of(const Tile *T, LIndex i, LIndex c, LIndex *x) {
+  for (int d = 0; d < T->id; d++)
+    x[d] = T->idx[d];
+  x[T->id] = i, x[T->ed] = c;
+}
+
+static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, c, x);
+  return kb_cast(T->kb, kb_value(T->kb, src, x), T->cd);
+}
+
+// Element (row r of the tile, column x) of a temp laid out per tile as [w][mr]: the
+// tile's region starts at its first row times w.
+static LIndex tile_at(const Tile *T, const Rows *R, int64_t w, LIndex x, LIndex r) {
+  LIndex at = sum(T->kb, r, &T->bat, T->L * w);
+  at = sum(T->kb, at, &R->i0, w);
+  return sum(T->kb, at, &x, R->mr);
+}
+
+static LIndex row0(void) { return kb_ix_const(0); }
+
+// A loop over the tile's rows (*r: its index) into `into`; returns the body.
+static LStmtList *rows_loop(const Tile *T, LStmtList *into, const Rows *R, LIndex *r) {
+  return kb_step_loop(T->kb, into, R->mr, kb_ix_const(0), 1, false, r);
+}
+
+// st row `which` of the tile, at row r.
+static LIndex st_at(const Tile *T, const Rows *R, int which, LIndex r) {
+  return tile_at(T, R, NST, kb_ix_const(which), r);
+}
+
+// How a row of w elements is taken in sub-tiles of at most most: *per each (as even
+// as the registers allow), and the count of full ones (the rest w % *per).
+static int64_t sub_tiles(int64_t w, int most, int *per) {
+  int64_t n = (w + most - 1) / most;
+  *per = (int)((w + n - 1) / n);
+  return w / *per;
+}
+
+// ---- scores: sc[jj][..] = q . k[jb + jj] ----
+
+// Keys c0 + 0..kr of the block from key jb: kr accumulators of the tile's rows.
+static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, LIndex c0, int kr) {
+  KernelBuilder *kb = T->kb;
+  LIndex j = sum(kb, jb, &c0, 1), e;
+  int s[MAX_REG];
+  for (int c = 0; c < kr; c++)
+    s[c] = kb_let_local(kb, into, splat(T, R->mr, fc(T, 0)));
+  LStmtList *in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
+  int x = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, row0()), R->mr));
+  for (int c = 0; c < kr; c++)
+    kb_push(kb, in, kb_set(kb, s[c], fma_v(T, R->mr, value_at(T, T->k, plus(j, c), e), vref(T, R->mr, x), s[c])));
+  for (int c = 0; c < kr; c++)
+    vstore(T, into, T->sc, tile_at(T, R, T->KB, plus(c0, c), row0()), vref(T, R->mr, s[c]));
+}
+
+// ---- values: acc[e0 + 0..ec][..] = acc * c + sum over jj of v[jb + jj, e] * sc[jj][..] ----
+
+static void values_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb, LIndex e0, int ec) {
+  KernelBuilder *kb = T->kb;
+  int a[MAX_REG];
+  int c = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_C, row0()), R->mr));
+  for (int e = 0; e < ec; e++) {
+    LExpr *x = lx_binary(kb->cx, OP_MUL, T->cd, vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, e), row0()), R->mr),
+                         vref(T, R->mr, c));
+    x->lanes = R->mr;
+    a[e] = kb_let_local(kb, into, x);
+  }
+  LIndex jj;
+  LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  LIndex j = sum(kb, jb, &jj, 1);
+  int p = kb_let_local(kb, in, vload(T, T->sc, tile_at(T, R, T->KB, jj, row0()), R->mr));
+  for (int e = 0; e < ec; e++)
+    kb_push(kb, in, kb_set(kb, a[e], fma_v(T, R->mr, value_at(T, T->v, j, plus(e0, e)), vref(T, R->mr, p), a[e])));
+  for (int e = 0; e < ec; e++)
+    vstore(T, into, T->acc, tile_at(T, R, T->Ev, plus(e0, e), row0()), vref(T, R->mr, a[e]));
+}
+
+// ---- the softmax step of a block ----
+
+static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  const Node *n = T->n;
+  LIndex r, jj;
+  // b = -inf; x = s * scale (+ mask), -inf where hidden, into sc; b = max(b, x)
+  LStmtList *in = rows_loop(T, into, R, &r);
+  kb_buf_store(kb, in, T->st, st_at(T, R, ST_B, r), fc(T, -INFINITY));
+  in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  in = rows_loop(T, in, R, &r);
+  LIndex i = sum(kb, R->i0, &r, 1), j = sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
+  LExpr *x = bin(T, OP_MUL, kb_buf_load(kb, T->sc, at), fc(T, n->attr.scale));
+  if (T->mask && T->mask->dtype != DT_BOOL)
+    x = bin(T, OP_ADD, x, value_at(T, T->mask, i, j));
+  if (n->attr.causal || (T->mask && T->mask->dtype == DT_BOOL)) {
+    LIndex mi[TD_MAX_DIMS];
+    index_of(T, i, j, mi);
+    LExpr *seen = T->mask ? kb_value(kb, T->mask, mi)
+                          : kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &j), kb_ix_expr(kb, &i));
+    x = kb_select(kb, seen, x, fc(T, -INFINITY));
+  }
+  int xs = kb_let_local(kb, in, x);
+  kb_buf_store(kb, in, T->sc, at, ref(T, xs));
+  LIndex bi = st_at(T, R, ST_B, r);
+  kb_buf_store(kb, in, T->st, bi, bin(T, OP_MAXIMUM, kb_buf_load(kb, T->st, bi), ref(T, xs)));
+  // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0
+  in = rows_loop(T, into, R, &r);
+  LIndex mi = st_at(T, R, ST_M, r);
+  bi = st_at(T, R, ST_B, r);
+  int m = kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
+  int mn = kb_let_local(kb, in, bin(T, OP_MAXIMUM, ref(T, m), kb_buf_load(kb, T->st, bi)));
+  LExpr *shift = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)));
+  LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, m), ref(T, mn));
+  kb_buf_store(kb, in, T->st, st_at(T, R, ST_C, r), kb_select(kb, same, fc(T, 1), shift));
+  kb_buf_store(kb, in, T->st, mi, ref(T, mn));
+  kb_buf_store(kb, in, T->st, bi, fc(T, 0));
+  // p = exp(x - m) (0 for a hidden key) into sc; b = b + p
+  in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  in = rows_loop(T, in, R, &r);
+  at = tile_at(T, R, T->KB, jj, r);
+  bi = st_at(T, R, ST_B, r);
+  int xv = kb_let_local(kb, in, kb_buf_load(kb, T->sc, at));
+  LExpr *e = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, xv), kb_buf_load(kb, T->st, st_at(T, R, ST_M, r))));
+  LExpr *hidden = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, xv), fc(T, -INFINITY));
+  int p = kb_let_local(kb, in, kb_select(kb, hidden, fc(T, 0), e));
+  kb_buf_store(kb, in, T->sc, at, ref(T, p));
+  kb_buf_store(kb, in, T->st, bi, bin(T, OP_ADD, kb_buf_load(kb, T->st, bi), ref(T, p)));
+  // l = l * c + b
+  in = rows_loop(T, into, R, &r);
+  LIndex li = st_at(T, R, ST_L, r);
+  LExpr *lc = bin(T, OP_MUL, kb_buf_load(kb, T->st, li), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r)));
+  kb_buf_store(kb, in, T->st, li, bin(T, OP_ADD, lc, kb_buf_load(kb, T->st, st_at(T, R, ST_B, r))));
+}
+
+// ---- a block, a tile ----
+
+static void key_block(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  if (T->n->attr.causal) {  // the block is seen by the tile's last row
+    LIndex last = plus(R->i0, R->mr - 1);
+    LStmt *s = kb_if(kb, kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &jb), kb_ix_expr(kb, &last)));
+    kb_push(kb, into, s);
+    into = &s->body;
+  }
+  int kr, ec;
+  int64_t full = sub_tiles(nb, T->KR, &kr);
+  LIndex c0;
+  if (full)
+    scores_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), kr, false, &c0), R, jb, c0, kr);
+  if (nb % kr)
+    scores_sub(T, into, R, jb, kb_ix_const(full * kr), (int)(nb % kr));
+  softmax(T, into, R, jb, nb);
+  full = sub_tiles(T->Ev, T->EC, &ec);
+  if (full)
+    values_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), ec, false, &c0), R, jb, nb, c0, ec);
+  if (T->Ev % ec)
+    values_sub(T, into, R, jb, nb, kb_ix_const(full * ec), (int)(T->Ev % ec));
+}
+
+static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
+  KernelBuilder *kb = T->kb;
+  Rows R = {.i0 = i0, .mr = mr};
+  LIndex e, r;
+  // qt = q's rows, transposed; acc = 0; m = -inf; l = 0
+  LStmtList *in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
+  in = rows_loop(T, in, &R, &r);
+  kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), value_at(T, T->q, sum(kb, i0, &r, 1), e));
+  in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
+  in = rows_loop(T, in, &R, &r);
+  kb_buf_store(kb, in, T->acc, tile_at(T, &R, T->Ev, e, r), fc(T, 0));
+  in = rows_loop(T, into, &R, &r);
+  kb_buf_store(kb, in, T->st, st_at(T, &R, ST_M, r), fc(T, -INFINITY));
+  kb_buf_store(kb, in, T->st, st_at(T, &R, ST_L, r), fc(T, 0));
+  int64_t full = T->S / T->KB, rest = T->S % T->KB;
+  if (full) {
+    LIndex jb;
+    key_block(T, kb_step_loop(kb, into, full, kb_ix_const(0), T->KB, false, &jb), &R, jb, T->KB);
+  }
+  if (rest)
+    key_block(T, into, &R, kb_ix_const(full * T->KB), rest);
+  // out = acc / l
+  in = rows_loop(T, into, &R, &r);
+  int l = kb_let_local(kb, in, kb_buf_load(kb, T->st, st_at(T, &R, ST_L, r)));
+  in = kb_step_loop(kb, in, T->Ev, kb_ix_const(0), 1, false, &e);
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, sum(kb, i0, &r, 1), e, x);
+  kb_store_node(kb, in, T->n, x, bin(T, OP_DIV, kb_buf_load(kb, T->acc, tile_at(T, &R, T->Ev, e, r)), ref(T, l)));
+}
+
+// ---- the pass ----
+
+bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
+  const Node *n = ns->data[0];
+  const View *ov = &n->out->view;
+  Tile T = {.kb = kb, .n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2],
+            .mask = n->nsrc == 4 ? n->srcs[3] : NULL, .cd = dtype_compute(n->out->dtype)};
+  T.nd = ov->ndim, T.id = T.nd - 2, T.ed = T.nd - 1;
+  T.L = ov->shape[T.id], T.S = T.k->view.shape[T.id], T.E = T.q->view.shape[T.ed], T.Ev = ov->shape[T.ed];
+  if (view_numel(*ov) == 0 || T.S == 0 || T.E == 0 || (T.cd != DT_F32 && T.cd != DT_F64))
+    return false;
+  const CpuTarget *t = kb->cpu;
+  int V = t->vec_bytes / dtype_size(T.cd), regs = t->nregs - 4;
+  T.MR = V < 2 ? 2 : V;
+  if (T.L < T.MR)
+    T.MR = (int)T.L;
+  T.KB = KB_ROWS;
+  T.KR = T.EC = regs < 4 ? 4 : regs > MAX_REG ? MAX_REG : regs;
+  int64_t nbatch = view_numel(*ov) / (T.L * T.Ev), rows = nbatch * T.L;
+  T.qt = kb_new_temp(kb, T.cd, rows * T.E, "attention queries");
+  T.sc = kb_new_temp(kb, T.cd, rows * T.KB, "attention scores");
+  T.acc = kb_new_temp(kb, T.cd, rows * T.Ev, "attention sums");
+  T.st = kb_new_temp(kb, T.cd, rows * NST, "attention row state");
+  // the batch loops (parallel when there are enough of them), then the query tiles
+  // (parallel otherwise)
+  bool par = rows * T.S * (T.E + T.Ev + 4) >= PARALLEL_WORK;
+  bool par_bat = par && nbatch >= PARALLEL_MIN_ITERS;
+  int dims[TD_MAX_DIMS], nl = 0;
+  for (int d = 0; d < T.id; d++) {
+    T.idx[d] = kb_ix_const(0);
+    if (ov->shape[d] != 1)
+      dims[nl++] = d;
+  }
+  LStmtList *body = kb_outer_loops(kb, &kb->k->body, nl, dims, ov->shape, T.idx, par_bat);
+  T.bat = kb_ix_const(0);
+  int64_t st = 1;
+  for (int d = T.id - 1; d >= 0; st *= ov->shape[d--])
+    kb_ix_addmul(kb, &T.bat, &T.idx[d], st);
+  int64_t tiles = T.L / T.MR;
+  if (tiles) {
+    LIndex i0;
+    tile(&T, kb_step_loop(kb, body, tiles, kb_ix_const(0), T.MR, par && !par_bat && tiles >= 2, &i0), i0, T.MR);
+  }
+  if (T.L % T.MR)
+    tile(&T, body, kb_ix_const(tiles * T.MR), (int)(T.L % T.MR));
+  kb->k->sched = arena_printf(&kb->cx->arena, "attention tiles %d rows x %d keys, registers %d keys / %d columns",
+                              T.MR, T.KB, T.KR, T.EC);
+  return true;
+}
