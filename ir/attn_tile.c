@@ -32,7 +32,7 @@
 
 #include "ir/kernel.h"
 
-enum { MAX_REG = 32, KB_ROWS = 32 };
+enum { MAX_REG = 32, MAX_RV = 2, KB_ROWS = 32 };
 enum { ST_M, ST_L, ST_B, ST_C, NST };  // st's rows: running max, running sum, block's max/sum, factor
 
 typedef struct Tile {
@@ -42,9 +42,10 @@ typedef struct Tile {
   int nd, id, ed;  // dims: count, query rows (L), the last (E, Ev)
   int64_t L, S, E, Ev;
   DType cd;
-  int MR, KB;      // query rows per tile (lanes), keys per block
+  int V, MR, KB;   // lanes of a vector; query rows per tile (MAX_RV vectors); keys per block
   int KR, EC;      // keys of a scores sub-tile, value columns of a values sub-tile (registers)
   int qt, sc, acc, st;      // the temps (program buffers)
+  enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
   LIndex idx[TD_MAX_DIMS];  // the batch dims' indices
   LIndex bat;               // the batch, linear
 } Tile;
@@ -97,15 +98,17 @@ static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
   return kb_cast(T->kb, kb_value(T->kb, src, x), T->cd);
 }
 
-// Element (row r of the tile, column x) of a temp laid out per tile as [w][mr]: the
-// tile's region starts at its first row times w.
+// Element (row r of the tile, column x) of a temp laid out per tile as [w][mr], in the
+// tile's region: MR x w elements per batch when the batch loop is the parallel one (the
+// tiles of a batch take turns), per tile when the tile loop is, else one for all.
 static LIndex tile_at(const Tile *T, const Rows *R, int64_t w, LIndex x, LIndex r) {
-  LIndex at = sum(T->kb, r, &T->bat, T->L * w);
-  at = sum(T->kb, at, &R->i0, w);
-  return sum(T->kb, at, &x, R->mr);
+  LIndex at = sum(T->kb, r, &x, R->mr);
+  if (T->slots == SLOT_BATCH)
+    at = sum(T->kb, at, &T->bat, T->MR * w);
+  if (T->slots == SLOT_TILE)
+    at = sum(T->kb, sum(T->kb, at, &T->bat, T->L * w), &R->i0, w);
+  return at;
 }
-
-static LIndex row0(void) { return kb_ix_const(0); }
 
 // A loop over the tile's rows (*r: its index) into `into`; returns the body.
 static LStmtList *rows_loop(const Tile *T, LStmtList *into, const Rows *R, LIndex *r) {
@@ -125,43 +128,66 @@ static int64_t sub_tiles(int64_t w, int most, int *per) {
   return w / *per;
 }
 
-// ---- scores: sc[jj][..] = q . k[jb + jj] ----
+// ---- the products ----
 
-// Keys c0 + 0..kr of the block from key jb: kr accumulators of the tile's rows.
+// The tile's rows as vectors: count, and each one's lanes (V, the last mr % V).
+static int row_vectors(const Tile *T, const Rows *R, int *lanes) {
+  int n = 0;
+  for (int at = 0; at < R->mr; at += T->V)
+    lanes[n++] = R->mr - at < T->V ? R->mr - at : T->V;
+  return n;
+}
+
+// scores: keys c0 + 0..kr of the block from key jb, sc[c0 + c][..] = sum over e of
+// k[jb + c0 + c, e] * qt[e][..]; kr x (row vectors) accumulators.
 static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, LIndex c0, int kr) {
   KernelBuilder *kb = T->kb;
   LIndex j = sum(kb, jb, &c0, 1), e;
-  int s[MAX_REG];
+  int lanes[MAX_RV], nv = row_vectors(T, R, lanes), s[MAX_REG][MAX_RV], x[MAX_RV];
   for (int c = 0; c < kr; c++)
-    s[c] = kb_let_local(kb, into, splat(T, R->mr, fc(T, 0)));
+    for (int h = 0; h < nv; h++)
+      s[c][h] = kb_let_local(kb, into, splat(T, lanes[h], fc(T, 0)));
   LStmtList *in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
-  int x = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, row0()), R->mr));
+  for (int h = 0; h < nv; h++)
+    x[h] = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, kb_ix_const(h * T->V)), lanes[h]));
+  for (int c = 0; c < kr; c++) {
+    int w = kb_let_local(kb, in, value_at(T, T->k, plus(j, c), e));
+    for (int h = 0; h < nv; h++)
+      kb_push(kb, in, kb_set(kb, s[c][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], x[h]), s[c][h])));
+  }
   for (int c = 0; c < kr; c++)
-    kb_push(kb, in, kb_set(kb, s[c], fma_v(T, R->mr, value_at(T, T->k, plus(j, c), e), vref(T, R->mr, x), s[c])));
-  for (int c = 0; c < kr; c++)
-    vstore(T, into, T->sc, tile_at(T, R, T->KB, plus(c0, c), row0()), vref(T, R->mr, s[c]));
+    for (int h = 0; h < nv; h++)
+      vstore(T, into, T->sc, tile_at(T, R, T->KB, plus(c0, c), kb_ix_const(h * T->V)), vref(T, lanes[h], s[c][h]));
 }
 
-// ---- values: acc[e0 + 0..ec][..] = acc * c + sum over jj of v[jb + jj, e] * sc[jj][..] ----
-
+// values: columns e0 + 0..ec, acc[e][..] = acc * c + sum over jj of v[jb + jj, e] *
+// sc[jj][..]; ec x (row vectors) accumulators.
 static void values_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb, LIndex e0, int ec) {
   KernelBuilder *kb = T->kb;
-  int a[MAX_REG];
-  int c = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_C, row0()), R->mr));
-  for (int e = 0; e < ec; e++) {
-    LExpr *x = lx_binary(kb->cx, OP_MUL, T->cd, vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, e), row0()), R->mr),
-                         vref(T, R->mr, c));
-    x->lanes = R->mr;
-    a[e] = kb_let_local(kb, into, x);
+  int lanes[MAX_RV], nv = row_vectors(T, R, lanes), a[MAX_REG][MAX_RV], p[MAX_RV];
+  for (int h = 0; h < nv; h++) {
+    LIndex rh = kb_ix_const(h * T->V);
+    int c = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_C, rh), lanes[h]));
+    for (int e = 0; e < ec; e++) {
+      LExpr *old = vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, e), rh), lanes[h]);
+      LExpr *x = lx_binary(kb->cx, OP_MUL, T->cd, old, vref(T, lanes[h], c));
+      x->lanes = lanes[h];
+      a[e][h] = kb_let_local(kb, into, x);
+    }
   }
   LIndex jj;
   LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
   LIndex j = sum(kb, jb, &jj, 1);
-  int p = kb_let_local(kb, in, vload(T, T->sc, tile_at(T, R, T->KB, jj, row0()), R->mr));
+  for (int h = 0; h < nv; h++)
+    p[h] = kb_let_local(kb, in, vload(T, T->sc, tile_at(T, R, T->KB, jj, kb_ix_const(h * T->V)), lanes[h]));
+  for (int e = 0; e < ec; e++) {
+    int w = kb_let_local(kb, in, value_at(T, T->v, j, plus(e0, e)));
+    for (int h = 0; h < nv; h++)
+      kb_push(kb, in, kb_set(kb, a[e][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], p[h]), a[e][h])));
+  }
   for (int e = 0; e < ec; e++)
-    kb_push(kb, in, kb_set(kb, a[e], fma_v(T, R->mr, value_at(T, T->v, j, plus(e0, e)), vref(T, R->mr, p), a[e])));
-  for (int e = 0; e < ec; e++)
-    vstore(T, into, T->acc, tile_at(T, R, T->Ev, plus(e0, e), row0()), vref(T, R->mr, a[e]));
+    for (int h = 0; h < nv; h++)
+      vstore(T, into, T->acc, tile_at(T, R, T->Ev, plus(e0, e), kb_ix_const(h * T->V)), vref(T, lanes[h], a[e][h]));
 }
 
 // ---- the softmax step of a block ----
@@ -170,7 +196,8 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   KernelBuilder *kb = T->kb;
   const Node *n = T->n;
   LIndex r, jj;
-  // b = -inf; x = s * scale (+ mask), -inf where hidden, into sc; b = max(b, x)
+  // b = -inf; x = s * scale (+ mask), -inf where hidden, into sc; b = x > b ? x : b
+  // (a NaN score need not reach m: its p is NaN, which makes the row's l and acc NaN)
   LStmtList *in = rows_loop(T, into, R, &r);
   kb_buf_store(kb, in, T->st, st_at(T, R, ST_B, r), fc(T, -INFINITY));
   in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
@@ -189,7 +216,8 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   int xs = kb_let_local(kb, in, x);
   kb_buf_store(kb, in, T->sc, at, ref(T, xs));
   LIndex bi = st_at(T, R, ST_B, r);
-  kb_buf_store(kb, in, T->st, bi, bin(T, OP_MAXIMUM, kb_buf_load(kb, T->st, bi), ref(T, xs)));
+  int b = kb_let_local(kb, in, kb_buf_load(kb, T->st, bi));
+  kb_buf_store(kb, in, T->st, bi, kb_select(kb, kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b)), ref(T, xs), ref(T, b)));
   // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0
   in = rows_loop(T, into, R, &r);
   LIndex mi = st_at(T, R, ST_M, r);
@@ -248,9 +276,9 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   KernelBuilder *kb = T->kb;
   Rows R = {.i0 = i0, .mr = mr};
   LIndex e, r;
-  // qt = q's rows, transposed; acc = 0; m = -inf; l = 0
-  LStmtList *in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
-  in = rows_loop(T, in, &R, &r);
+  // qt = q's rows, transposed (read along the rows); acc = 0; m = -inf; l = 0
+  LStmtList *in = rows_loop(T, into, &R, &r);
+  in = kb_step_loop(kb, in, T->E, kb_ix_const(0), 1, false, &e);
   kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), value_at(T, T->q, sum(kb, i0, &r, 1), e));
   in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
   in = rows_loop(T, in, &R, &r);
@@ -265,13 +293,16 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   }
   if (rest)
     key_block(T, into, &R, kb_ix_const(full * T->KB), rest);
-  // out = acc / l
+  // out = acc * (1 / l) (l = 0 with acc = 0, a row that sees no key: NaN)
+  in = rows_loop(T, into, &R, &r);
+  LIndex li = st_at(T, &R, ST_L, r);
+  kb_buf_store(kb, in, T->st, li, bin(T, OP_DIV, fc(T, 1), kb_buf_load(kb, T->st, li)));
   in = rows_loop(T, into, &R, &r);
   int l = kb_let_local(kb, in, kb_buf_load(kb, T->st, st_at(T, &R, ST_L, r)));
   in = kb_step_loop(kb, in, T->Ev, kb_ix_const(0), 1, false, &e);
   LIndex x[TD_MAX_DIMS];
   index_of(T, sum(kb, i0, &r, 1), e, x);
-  kb_store_node(kb, in, T->n, x, bin(T, OP_DIV, kb_buf_load(kb, T->acc, tile_at(T, &R, T->Ev, e, r)), ref(T, l)));
+  kb_store_node(kb, in, T->n, x, bin(T, OP_MUL, kb_buf_load(kb, T->acc, tile_at(T, &R, T->Ev, e, r)), ref(T, l)));
 }
 
 // ---- the pass ----
@@ -286,21 +317,27 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   if (view_numel(*ov) == 0 || T.S == 0 || T.E == 0 || (T.cd != DT_F32 && T.cd != DT_F64))
     return false;
   const CpuTarget *t = kb->cpu;
-  int V = t->vec_bytes / dtype_size(T.cd), regs = t->nregs - 4;
-  T.MR = V < 2 ? 2 : V;
+  T.V = t->vec_bytes / dtype_size(T.cd);
+  T.V = T.V < 2 ? 2 : T.V;
+  T.MR = MAX_RV * T.V;
   if (T.L < T.MR)
     T.MR = (int)T.L;
   T.KB = KB_ROWS;
-  T.KR = T.EC = regs < 4 ? 4 : regs > MAX_REG ? MAX_REG : regs;
-  int64_t nbatch = view_numel(*ov) / (T.L * T.Ev), rows = nbatch * T.L;
-  T.qt = kb_new_temp(kb, T.cd, rows * T.E, "attention queries");
-  T.sc = kb_new_temp(kb, T.cd, rows * T.KB, "attention scores");
-  T.acc = kb_new_temp(kb, T.cd, rows * T.Ev, "attention sums");
-  T.st = kb_new_temp(kb, T.cd, rows * NST, "attention row state");
+  // each broadcast element of k or v meets every row vector: kr x MAX_RV accumulators,
+  // MAX_RV row vectors and the broadcast in the registers
+  int regs = (t->nregs - 1 - MAX_RV) / MAX_RV;
+  T.KR = T.EC = regs < 2 ? 2 : regs > MAX_REG ? MAX_REG : regs;
   // the batch loops (parallel when there are enough of them), then the query tiles
   // (parallel otherwise)
+  int64_t nbatch = view_numel(*ov) / (T.L * T.Ev), rows = nbatch * T.L, tiles = T.L / T.MR;
   bool par = rows * T.S * (T.E + T.Ev + 4) >= PARALLEL_WORK;
-  bool par_bat = par && nbatch >= PARALLEL_MIN_ITERS;
+  bool par_bat = par && nbatch >= PARALLEL_MIN_ITERS, par_tiles = par && !par_bat && tiles >= 2;
+  T.slots = par_bat ? SLOT_BATCH : par_tiles ? SLOT_TILE : SLOT_ONE;
+  int64_t per = T.slots == SLOT_BATCH ? nbatch * T.MR : T.slots == SLOT_TILE ? rows : T.MR;  // rows of the temps
+  T.qt = kb_new_temp(kb, T.cd, per * T.E, "attention queries");
+  T.sc = kb_new_temp(kb, T.cd, per * T.KB, "attention scores");
+  T.acc = kb_new_temp(kb, T.cd, per * T.Ev, "attention sums");
+  T.st = kb_new_temp(kb, T.cd, per * NST, "attention row state");
   int dims[TD_MAX_DIMS], nl = 0;
   for (int d = 0; d < T.id; d++) {
     T.idx[d] = kb_ix_const(0);
@@ -312,10 +349,9 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   int64_t st = 1;
   for (int d = T.id - 1; d >= 0; st *= ov->shape[d--])
     kb_ix_addmul(kb, &T.bat, &T.idx[d], st);
-  int64_t tiles = T.L / T.MR;
   if (tiles) {
     LIndex i0;
-    tile(&T, kb_step_loop(kb, body, tiles, kb_ix_const(0), T.MR, par && !par_bat && tiles >= 2, &i0), i0, T.MR);
+    tile(&T, kb_step_loop(kb, body, tiles, kb_ix_const(0), T.MR, par_tiles, &i0), i0, T.MR);
   }
   if (T.L % T.MR)
     tile(&T, body, kb_ix_const(tiles * T.MR), (int)(T.L % T.MR));

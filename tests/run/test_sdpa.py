@@ -23,6 +23,9 @@ from oracle import Tally, emit_text, require_backend, rnd, run_case, to_npy  # n
 
 B, H, L, S, E, EV = 2, 3, 5, 7, 8, 6
 SL = 70  # keys in several blocks (ir/attn.c's KEY_BLOCK) and a partial one
+# 20 heads of 37 rows: enough batches for ir/attn_tile.c's parallel batch loop (its temps
+# then shared by the tiles of a batch), a full tile of rows and a partial one
+BB, LB, SB = 20, 37, 45
 
 
 def sdpa(q, k, v, mask=None, causal=False, scale=None):
@@ -47,6 +50,8 @@ def inputs(dt, seed):
         "v": rng.standard_normal((B, H, S, EV)), "qt": rng.standard_normal((B, L, H, E)),
         "k1": rng.standard_normal((1, 1, S, E)), "kl": rng.standard_normal((B, SL, E)),
         "vl": rng.standard_normal((B, SL, EV)),
+        "qb": rng.standard_normal((BB, LB, E)), "kb": rng.standard_normal((BB, SB, E)),
+        "vb": rng.standard_normal((BB, SB, EV)),
     }
     x = {n: rnd(a, dt).astype(np.float64) for n, a in x.items()}
     bm = rng.random((L, S)) < 0.6
@@ -67,6 +72,7 @@ def cases(x, dt):
     """(expression, NumPy value) pairs over the inputs x."""
     q, k, v, bm, fm, qt, k1 = x["q"], x["k"], x["v"], x["bm"], x["fm"], x["qt"], x["k1"]
     kl, vl, ml = x["kl"], x["vl"], x["ml"]
+    qb, kb, vb = x["qb"], x["kb"], x["vb"]
     a = "F.scaled_dot_product_attention"
     return [
         (f"{a}(q, k, v)", sdpa(q, k, v)),
@@ -95,6 +101,9 @@ def cases(x, dt):
         (f"{a}(q[:, 1], kl, vl, is_causal=True)", sdpa(q[:, 1], kl, vl, causal=True)),
         (f"{a}(kl, kl, vl, is_causal=True)", sdpa(kl, kl, vl, causal=True)),
         (f"{a}(kl[:, 1:], kl, vl[1], ml[0].{CAST[dt]}().log())", sdpa(kl[:, 1:], kl, vl[1], np.where(ml[0], 0.0, -np.inf))),
+        (f"{a}(qb, kb, vb)", sdpa(qb, kb, vb)),
+        (f"{a}(qb, kb, vb, is_causal=True)", sdpa(qb, kb, vb, causal=True)),
+        (f"{a}(qb, kb.transpose(1, 2).transpose(1, 2), vb[:, :, 1:4], scale=0.7)", sdpa(qb, kb, vb[:, :, 1:4], scale=0.7)),
     ]
 
 
@@ -126,7 +135,7 @@ def main():
         params = (f"q: {dt}[{B}, {H}, {L}, {E}], k: {dt}[{B}, {H}, {S}, {E}], v: {dt}[{B}, {H}, {S}, {EV}], "
                   f"bm: bool[{L}, {S}], fm: {dt}[{B}, 1, {L}, {S}], qt: {dt}[{B}, {L}, {H}, {E}], "
                   f"k1: {dt}[1, 1, {S}, {E}], kl: {dt}[{B}, {SL}, {E}], vl: {dt}[{B}, {SL}, {EV}], "
-                  f"ml: bool[{L}, {SL}]")
+                  f"ml: bool[{L}, {SL}], qb: {dt}[{BB}, {LB}, {E}], kb: {dt}[{BB}, {SB}, {E}], vb: {dt}[{BB}, {SB}, {EV}]")
         feed = {n: to_npy(a, "bool" if n in ("bm", "ml") else dt) for n, a in x.items()}
         for i in range(0, len(cs), 7):  # a few programs of several outputs each
             part = cs[i:i + 7]
