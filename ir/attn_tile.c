@@ -8,14 +8,15 @@
 //
 //   for batch... [parallel], query tiles i0 (MR rows, the last L % MR) [parallel when
 //   the batch loop is not]:
-//     qt[e][r] = q[i0 + r, e]; m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//     qt[e][r] = q[i0 + r, e] * scale; m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
 //       scores, KR keys at a time (registers):
-//         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows)
+//         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows;
+//                 qt holds q * scale)
 //         sc[jj][..] = s[jj]
 //       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
-//         x = sc * scale (+ mask, or -inf where hidden) into sc, b[r] = max over jj
+//         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
 //         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
 //         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
 //       values, EC columns at a time (registers):
@@ -196,25 +197,28 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   KernelBuilder *kb = T->kb;
   const Node *n = T->n;
   LIndex r, jj;
-  // b = -inf; x = s * scale (+ mask), -inf where hidden, into sc; b = x > b ? x : b
-  // (a NaN score need not reach m: its p is NaN, which makes the row's l and acc NaN)
+  // b = -inf; x = s (+ mask), -inf where hidden, into sc (s itself when there is neither);
+  // b = x > b ? x : b (a NaN score need not reach m: its p is NaN, which makes the row's l
+  // and acc NaN)
   LStmtList *in = rows_loop(T, into, R, &r);
   kb_buf_store(kb, in, T->st, st_at(T, R, ST_B, r), fc(T, -INFINITY));
   in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
   in = rows_loop(T, in, R, &r);
   LIndex i = sum(kb, R->i0, &r, 1), j = sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
-  LExpr *x = bin(T, OP_MUL, kb_buf_load(kb, T->sc, at), fc(T, n->attr.scale));
+  LExpr *x = kb_buf_load(kb, T->sc, at);
+  bool plain = true;  // x is s
   if (T->mask && T->mask->dtype != DT_BOOL)
-    x = bin(T, OP_ADD, x, value_at(T, T->mask, i, j));
+    x = bin(T, OP_ADD, x, value_at(T, T->mask, i, j)), plain = false;
   if (n->attr.causal || (T->mask && T->mask->dtype == DT_BOOL)) {
     LIndex mi[TD_MAX_DIMS];
     index_of(T, i, j, mi);
     LExpr *seen = T->mask ? kb_value(kb, T->mask, mi)
                           : kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &j), kb_ix_expr(kb, &i));
-    x = kb_select(kb, seen, x, fc(T, -INFINITY));
+    x = kb_select(kb, seen, x, fc(T, -INFINITY)), plain = false;
   }
   int xs = kb_let_local(kb, in, x);
-  kb_buf_store(kb, in, T->sc, at, ref(T, xs));
+  if (!plain)
+    kb_buf_store(kb, in, T->sc, at, ref(T, xs));
   LIndex bi = st_at(T, R, ST_B, r);
   int b = kb_let_local(kb, in, kb_buf_load(kb, T->st, bi));
   kb_buf_store(kb, in, T->st, bi, kb_select(kb, kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b)), ref(T, xs), ref(T, b)));
@@ -276,10 +280,11 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   KernelBuilder *kb = T->kb;
   Rows R = {.i0 = i0, .mr = mr};
   LIndex e, r;
-  // qt = q's rows, transposed (read along the rows); acc = 0; m = -inf; l = 0
+  // qt = q's rows times the scale, transposed (read along the rows); acc = 0; m = -inf; l = 0
   LStmtList *in = rows_loop(T, into, &R, &r);
   in = kb_step_loop(kb, in, T->E, kb_ix_const(0), 1, false, &e);
-  kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), value_at(T, T->q, sum(kb, i0, &r, 1), e));
+  LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, sum(kb, i0, &r, 1), e), fc(T, T->n->attr.scale));
+  kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), qs);
   in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
   in = rows_loop(T, in, &R, &r);
   kb_buf_store(kb, in, T->acc, tile_at(T, &R, T->Ev, e, r), fc(T, 0));
