@@ -1,6 +1,6 @@
 // ir/attn_tile.c: the CPU schedule of ATTN kernels (attn_tile_build, called by
-// ir/attn.c for a CPU): scaled_dot_product_attention on tiles of MR query rows, one
-// vector register wide, against blocks of KB keys. ir/attn.c's header gives the
+// ir/attn.c for a CPU): scaled_dot_product_attention on tiles of MR query rows, two
+// vector registers wide (AVX-512 f32: 32 rows), against blocks of KB = 32 keys. ir/attn.c's header gives the
 // arithmetic (the running max m, sum l and sums acc, the factor c); this file orders
 // it so that the query rows are the vector lanes throughout: every per-row quantity
 // (a score of one key for the tile's rows, m, l, c, a sum for one value column) is
@@ -11,7 +11,7 @@
 //     qt[e][r] = q[i0 + r, e] * scale; m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
-//       scores, KR keys at a time (registers):
+//       scores, KR keys at a time (registers: KR x 2 accumulators; AVX-512 KR <= 14):
 //         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows;
 //                 qt holds q * scale)
 //         sc[jj][..] = s[jj]
@@ -19,16 +19,19 @@
 //         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
 //         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
 //         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
-//       values, EC columns at a time (registers):
+//       values, EC columns at a time (registers: EC x 2 accumulators; EC <= 14):
 //         a[e] = acc[e][..] * c[..]; for each key jj: a[e] += splat(v[j0 + jj, e]) *
 //         sc[jj][..] (FMA); acc[e][..] = a[e]
-//     out[i0 + r, e] = acc[e][r] / l[r]
+//     out[i0 + r, e] = acc[e][r] * (1 / l[r])
 //
 // k and v are only ever read one element at a time (broadcast to the lanes), so they
 // are read where they are, whatever their strides and dtype; q is copied once per tile
-// into qt. Each tile has its own region of the LB_TEMPs qt, sc, acc and st (m, l, b
-// and c), indexed by its first row, so parallel tiles share nothing. Sums are taken
-// in another order than ir/attn.c's rows (FMA): results differ from them in rounding.
+// into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c) have a region per batch
+// when the batch loop is the parallel one (the tiles of a batch take turns in it, so it
+// stays in the caches), per tile when the tile loop is, else one: parallel iterations
+// share nothing. The rows being lanes, the tiling changes no rounding (results do not
+// depend on MR); the products' FMA and the scale applied to q do, so results differ
+// from ir/attn.c's rows in the last bits.
 #include <math.h>
 
 #include "ir/kernel.h"
@@ -221,7 +224,8 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
     kb_buf_store(kb, in, T->sc, at, ref(T, xs));
   LIndex bi = st_at(T, R, ST_B, r);
   int b = kb_let_local(kb, in, kb_buf_load(kb, T->st, bi));
-  kb_buf_store(kb, in, T->st, bi, kb_select(kb, kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b)), ref(T, xs), ref(T, b)));
+  LExpr *gt = kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b));
+  kb_buf_store(kb, in, T->st, bi, kb_select(kb, gt, ref(T, xs), ref(T, b)));
   // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0
   in = rows_loop(T, into, R, &r);
   LIndex mi = st_at(T, R, ST_M, r);
