@@ -328,6 +328,8 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   const CpuTarget *t = kb->cpu;
   T.V = t->vec_bytes / dtype_size(T.cd);
   T.V = T.V < 2 ? 2 : T.V;
+  if (2 * T.L < T.V)
+    return false;  // fewer query rows than half a vector (decoding): ir/attn.c's rows do better
   T.MR = MAX_RV * T.V;
   if (T.L < T.MR)
     T.MR = (int)T.L;

@@ -128,7 +128,8 @@ void sort_build(KernelBuilder *kb, const NodeList *ns);
 // ---- attn.c: ATTN kernels (one scaled_dot_product_attention) ----
 void attn_build(KernelBuilder *kb, const NodeList *ns);
 // ---- attn_tile.c: the CPU schedule (tiles of query rows x key blocks); false: not
-// taken (nothing to compute, or no float dtype), build the rows of attn.c ----
+// taken (nothing to compute, or too few query rows to fill the lanes), build the rows
+// of attn.c ----
 bool attn_tile_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
