@@ -96,6 +96,31 @@ WORKLOADS = [
          warmup=20, reps=300),
 ]
 
+
+
+# scaled_dot_product_attention (bench/workloads/sdpa.tdsl): each case fused (one tdsl
+# kernel) and unfused (q @ k^T, softmax, @ v as three kernels); NumPy and PyTorch run the
+# math path of both (`math` names their function). Not among issue 6's targets
+# (`target` False): the report compares them in a table of their own.
+def _sdpa_flops(b, h, l, s, e, causal):
+    pairs = b * h * (l * (l + 1) // 2 if causal else l * s)  # (query, key) pairs computed
+    return 4 * pairs * e + 5 * pairs
+
+
+def _sdpa(name, b, h, l, causal, reps):
+    what = "B=%d, H=%d, L=S=%d, E=64%s" % (b, h, l, ", causal" if causal else "")
+    shape = (b, h, l, 64)
+    common = dict(file="sdpa.tdsl", kind="compute", inputs=[shape] * 3, bytes=4 * b * h * l * 64 * F32,
+                  flops=_sdpa_flops(b, h, l, l, 64, causal), warmup=2, reps=reps, target=False,
+                  math="sdpa_causal" if causal else "sdpa")
+    return [dict(name=name, fn=name, what=what + " (fused)", **common),
+            dict(name=name + "_unfused", fn=name + "_unfused", what=what + " (q @ k^T, softmax, @ v)", **common)]
+
+
+WORKLOADS += (_sdpa("sdpa_256", 8, 12, 256, False, 20) + _sdpa("sdpa_causal_256", 8, 12, 256, True, 20)
+              + _sdpa("sdpa_1024", 1, 12, 1024, False, 10))
+SDPA_GROUP = "sdpa"
+
 E, H, D = 512, 8, 64
 LAST_BLAS = ("blas_numpy", "blas_torch")  # the 1024² BLAS matmul reference entries
 
@@ -205,8 +230,9 @@ def tdslc_inputs(shapes, np, seed=0):
 
 
 def select(only):
-    """--only: names of workloads, GEMM cases or models, or the groups `workloads`, `gemm`,
-    `gemm_square`, `gemm_linear`, `gemm_attention`, `models`. Empty: everything.
+    """--only: names of workloads, GEMM cases or models, or the groups `workloads`, `sdpa`
+    (the scaled_dot_product_attention workloads), `gemm`, `gemm_square`, `gemm_linear`,
+    `gemm_attention`, `models`. Empty: everything.
     Returns (workload names, GEMM case names, model names, unknown names)."""
     wn = [w["name"] for w in WORKLOADS]
     gn = [c["name"] for c in GEMM_CASES]
@@ -217,6 +243,8 @@ def select(only):
     for x in only:
         if x == "workloads":
             sw.update(wn)
+        elif x == SDPA_GROUP:
+            sw.update(w["name"] for w in WORKLOADS if "math" in w)
         elif x == "gemm":
             sg.update(gn)
         elif x in GEMM_GROUPS:
@@ -261,7 +289,15 @@ def _numpy_fns(np):
         v = x.var(-1, keepdims=True)  # ddof=0: biased, as unbiased=false
         return (x - m) / np.sqrt(v + np.float32(1e-5))
 
+    def sdpa(q, k, v, causal=False):
+        s = q @ k.transpose(0, 1, 3, 2) * np.float32(1 / math.sqrt(q.shape[-1]))
+        if causal:
+            s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, np.float32(-np.inf))
+        return softmax(s, -1) @ v
+
     return {
+        "sdpa": sdpa,
+        "sdpa_causal": lambda q, k, v: sdpa(q, k, v, True),
         "elementwise": lambda x: np.maximum(x * 2 + 1, 0) * (1 / (1 + np.exp(-x))),
         "transpose": lambda x: np.ascontiguousarray(x.T),
         "broadcast_add": lambda a, b: a + b,
@@ -289,7 +325,15 @@ def _torch_fns(torch):
         v = x.var(-1, keepdim=True, unbiased=False)
         return (x - m) / torch.sqrt(v + 1e-5)
 
+    def sdpa(q, k, v, causal=False):  # PyTorch 2's math path (1.13 has no F.scaled_dot_product_attention)
+        s = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.size(-1)))
+        if causal:
+            s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool).tril().logical_not(), float("-inf"))
+        return torch.softmax(s, dim=-1) @ v
+
     return {
+        "sdpa": sdpa,
+        "sdpa_causal": lambda q, k, v: sdpa(q, k, v, True),
         "elementwise": lambda x: torch.relu(x * 2 + 1) * torch.sigmoid(x),
         "transpose": lambda x: x.t().contiguous(),
         "broadcast_add": lambda a, b: a + b,
@@ -420,7 +464,7 @@ def worker(which, threads, scale, cases):
             args = [conv(a) for a in _inputs(w, np)]
             reps = max(3, int(round(w["reps"] * scale)))
             warm = max(1, int(round(w["warmup"] * min(scale, 1.0))))
-            results[w["name"]] = _time_calls(fns[w["name"]], args, warm, reps)
+            results[w["name"]] = _time_calls(fns[w.get("math", w["name"])], args, warm, reps)
             del args
         # the BLAS reference: matmul 1024² (always measured, `only` or not)
         if "matmul" not in results:
@@ -1014,6 +1058,41 @@ def best_blas_ms(entry, impls):
     return min(ts) if ts else None
 
 
+def report_sdpa(data, L):
+    """The scaled_dot_product_attention workloads side by side: fused and unfused tdsl,
+    NumPy and PyTorch (the math path), and the ratios."""
+    res, backends = data["results"], data["backends"]
+    pairs = [w for w in WORKLOADS if "math" in w and not w["name"].endswith("_unfused") and w["name"] in res
+             and w["name"] + "_unfused" in res]
+    if not pairs:
+        return
+    a = L.append
+    a("")
+    a("## scaled_dot_product_attention: fused vs unfused")
+    a("")
+    a("Fused: one kernel (ir/attn_tile.c); unfused: `softmax(q @ k^T * scale) @ v`, three "
+      "kernels with the [L, S] scores stored. NumPy and PyTorch (1.13, no fused SDPA) run the "
+      "unfused math. Ratios are time / fused time (> 1: the fused kernel is faster). Load "
+      "average at the start and the end of the run: %s / %s."
+      % (data["machine"].get("load_start", "?"), data["machine"].get("load_end", "?")))
+    a("")
+    a("| case | fused C / LLVM ms | unfused C / LLVM ms | NumPy ms | PyTorch ms | unfused / fused (C / LLVM) | PyTorch / fused (C / LLVM) | NumPy / fused (C / LLVM) |")
+    a("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for w in pairs:
+        f, u = res[w["name"]], res[w["name"] + "_unfused"]
+        tf = {b: med(f["tdsl"].get(b)) for b in backends}
+        tu = {b: med(u["tdsl"].get(b)) for b in backends}
+        tn, tt = med(f.get("numpy")), med(f.get("torch"))
+        a("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            w["what"].replace(" (fused)", ""),
+            " / ".join(fmt_ms(f["tdsl"].get(b)) for b in backends),
+            " / ".join(fmt_ms(u["tdsl"].get(b)) for b in backends),
+            fmt_ms(f.get("numpy")), fmt_ms(f.get("torch")),
+            " / ".join(fmt_x(ratio(tf[b], tu[b])) for b in backends),
+            " / ".join(fmt_x(ratio(tf[b], tt)) for b in backends),
+            " / ".join(fmt_x(ratio(tf[b], tn)) for b in backends)))
+
+
 def report_gemm(data, L, peak, bw):
     a = L.append
     g, checks, backends = data.get("gemm") or {}, data.get("checks") or {}, data["backends"]
@@ -1321,7 +1400,8 @@ def report(data, path):
             t = {b: med(r["tdsl"].get(b)) for b in backends}
             tn, tt = med(r.get("numpy")), med(r.get("torch"))
             for b in backends:
-                speed_th[b].append(ratio(t[b], tt))
+                if w.get("target", True):
+                    speed_th[b].append(ratio(t[b], tt))
             a("| %s<br><sub>%s</sub> | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 n, w["what"], w["kind"],
                 fmt_ms(r["tdsl"].get("c")), fmt_ms(r["tdsl"].get("llvm")),
@@ -1369,6 +1449,7 @@ def report(data, path):
                 a("- tdsl columns are n/a: %s (`build/tdslc bench` exited 2)." % s)
             L.extend(notes)
 
+    report_sdpa(data, L)
     report_gemm(data, L, peak, bw)
     report_models(data, L, peak)
 

@@ -13,7 +13,9 @@
 //   ir/sort.c    SORT kernels: each row sorted in place in the results by a sorting
 //                network of affine compare-exchange loops;
 //   ir/attn.c    ATTN kernels: attention row by row, the keys in blocks, the softmax
-//                online (only a block's scores are held);
+//                online (only a block's scores are held); the GPU's and the naive form;
+//   ir/attn_tile.c  the CPU schedule of ATTN kernels: tiles of query rows x key blocks,
+//                both products register-tiled as ir/gemm.c's micro-tile;
 //   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
@@ -125,6 +127,10 @@ void sort_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- attn.c: ATTN kernels (one scaled_dot_product_attention) ----
 void attn_build(KernelBuilder *kb, const NodeList *ns);
+// ---- attn_tile.c: the CPU schedule (tiles of query rows x key blocks); false: not
+// taken (nothing to compute, or too few query rows to fill the lanes), build the rows
+// of attn.c ----
+bool attn_tile_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----

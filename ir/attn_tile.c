@@ -1,0 +1,372 @@
+// ir/attn_tile.c: the CPU schedule of ATTN kernels (attn_tile_build, called by
+// ir/attn.c for a CPU): scaled_dot_product_attention on tiles of MR query rows, two
+// vector registers wide (AVX-512 f32: 32 rows), against blocks of KB = 32 keys. ir/attn.c's header gives the
+// arithmetic (the running max m, sum l and sums acc, the factor c); this file orders
+// it so that the query rows are the vector lanes throughout: every per-row quantity
+// (a score of one key for the tile's rows, m, l, c, a sum for one value column) is
+// one vector, so neither product nor the softmax ever reduces across lanes.
+//
+//   for batch... [parallel], query tiles i0 (MR rows, the last L % MR) [parallel when
+//   the batch loop is not]:
+//     qt[e][r] = q[i0 + r, e] * scale; m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
+//                        past its last row's diagonal):
+//       scores, KR keys at a time (registers: KR x 2 accumulators; AVX-512 KR <= 14):
+//         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows;
+//                 qt holds q * scale)
+//         sc[jj][..] = s[jj]
+//       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
+//         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
+//         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
+//         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
+//       values, EC columns at a time (registers: EC x 2 accumulators; EC <= 14):
+//         a[e] = acc[e][..] * c[..]; for each key jj: a[e] += splat(v[j0 + jj, e]) *
+//         sc[jj][..] (FMA); acc[e][..] = a[e]
+//     out[i0 + r, e] = acc[e][r] * (1 / l[r])
+//
+// k and v are only ever read one element at a time (broadcast to the lanes), so they
+// are read where they are, whatever their strides and dtype; q is copied once per tile
+// into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c) have a region per batch
+// when the batch loop is the parallel one (the tiles of a batch take turns in it, so it
+// stays in the caches), per tile when the tile loop is, else one: parallel iterations
+// share nothing. The rows being lanes, the tiling changes no rounding (results do not
+// depend on MR); the products' FMA and the scale applied to q do, so results differ
+// from ir/attn.c's rows in the last bits.
+#include <math.h>
+
+#include "ir/kernel.h"
+
+enum { MAX_REG = 32, MAX_RV = 2, KB_ROWS = 32 };
+enum { ST_M, ST_L, ST_B, ST_C, NST };  // st's rows: running max, running sum, block's max/sum, factor
+
+typedef struct Tile {
+  KernelBuilder *kb;
+  const Node *n;
+  const Value *q, *k, *v, *mask;
+  int nd, id, ed;  // dims: count, query rows (L), the last (E, Ev)
+  int64_t L, S, E, Ev;
+  DType cd;
+  int V, MR, KB;   // lanes of a vector; query rows per tile (MAX_RV vectors); keys per block
+  int KR, EC;      // keys of a scores sub-tile, value columns of a values sub-tile (registers)
+  int qt, sc, acc, st;      // the temps (program buffers)
+  enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
+  LIndex idx[TD_MAX_DIMS];  // the batch dims' indices
+  LIndex bat;               // the batch, linear
+} Tile;
+
+// The tile being built: rows i0 + 0..mr.
+typedef struct Rows {
+  LIndex i0;
+  int mr;
+} Rows;
+
+static LIndex plus(LIndex x, int64_t c) {
+  x.base += c;
+  return x;
+}
+
+static LIndex sum(KernelBuilder *kb, LIndex a, const LIndex *b, int64_t m) {
+  kb_ix_addmul(kb, &a, b, m);
+  return a;
+}
+
+static LExpr *fc(const Tile *T, double v) { return kb_fconst(T->kb, T->cd, v); }
+static LExpr *bin(const Tile *T, Op op, LExpr *x, LExpr *y) { return kb_binary(T->kb, op, T->cd, x, y); }
+static LExpr *ref(const Tile *T, int local) { return kb_local_ref(T->kb, local); }
+static LExpr *vref(const Tile *T, int lanes, int local) {
+  return lanes > 1 ? lx_local_v(T->kb->cx, T->cd, lanes, local) : kb_local_ref(T->kb, local);
+}
+static LExpr *splat(const Tile *T, int lanes, LExpr *x) { return lanes > 1 ? lx_splat(T->kb->cx, lanes, x) : x; }
+static LExpr *vload(const Tile *T, int buf, LIndex at, int lanes) {
+  KernelBuilder *kb = T->kb;
+  int arg = kb_arg(kb, buf, true, true);
+  return lanes > 1 ? lx_vload(kb->cx, T->cd, lanes, arg, at) : lx_load(kb->cx, T->cd, arg, at);
+}
+static void vstore(const Tile *T, LStmtList *into, int buf, LIndex at, LExpr *x) {
+  kb_push(T->kb, into, kb_store_stmt(T->kb, kb_arg(T->kb, buf, true, true), at, x));
+}
+static LExpr *fma_v(const Tile *T, int lanes, LExpr *s, LExpr *x, int acc) {
+  return lx_fma(T->kb->cx, splat(T, lanes, s), x, vref(T, lanes, acc));
+}
+
+// The logical index of tensor dims (batch dims from the tile, then row i and column c).
+static void index_of(const Tile *T, LIndex i, LIndex c, LIndex *x) {
+  for (int d = 0; d < T->id; d++)
+    x[d] = T->idx[d];
+  x[T->id] = i, x[T->ed] = c;
+}
+
+static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, c, x);
+  return kb_cast(T->kb, kb_value(T->kb, src, x), T->cd);
+}
+
+// Element (row r of the tile, column x) of a temp laid out per tile as [w][mr], in the
+// tile's region: MR x w elements per batch when the batch loop is the parallel one (the
+// tiles of a batch take turns), per tile when the tile loop is, else one for all.
+static LIndex tile_at(const Tile *T, const Rows *R, int64_t w, LIndex x, LIndex r) {
+  LIndex at = sum(T->kb, r, &x, R->mr);
+  if (T->slots == SLOT_BATCH)
+    at = sum(T->kb, at, &T->bat, T->MR * w);
+  if (T->slots == SLOT_TILE)
+    at = sum(T->kb, sum(T->kb, at, &T->bat, T->L * w), &R->i0, w);
+  return at;
+}
+
+// A loop over the tile's rows (*r: its index) into `into`; returns the body.
+static LStmtList *rows_loop(const Tile *T, LStmtList *into, const Rows *R, LIndex *r) {
+  return kb_step_loop(T->kb, into, R->mr, kb_ix_const(0), 1, false, r);
+}
+
+// st row `which` of the tile, at row r.
+static LIndex st_at(const Tile *T, const Rows *R, int which, LIndex r) {
+  return tile_at(T, R, NST, kb_ix_const(which), r);
+}
+
+// How a row of w elements is taken in sub-tiles of at most most: *per each (as even
+// as the registers allow), and the count of full ones (the rest w % *per).
+static int64_t sub_tiles(int64_t w, int most, int *per) {
+  int64_t n = (w + most - 1) / most;
+  *per = (int)((w + n - 1) / n);
+  return w / *per;
+}
+
+// ---- the products ----
+
+// The tile's rows as vectors: count, and each one's lanes (V, the last mr % V).
+static int row_vectors(const Tile *T, const Rows *R, int *lanes) {
+  int n = 0;
+  for (int at = 0; at < R->mr; at += T->V)
+    lanes[n++] = R->mr - at < T->V ? R->mr - at : T->V;
+  return n;
+}
+
+// scores: keys c0 + 0..kr of the block from key jb, sc[c0 + c][..] = sum over e of
+// k[jb + c0 + c, e] * qt[e][..]; kr x (row vectors) accumulators.
+static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, LIndex c0, int kr) {
+  KernelBuilder *kb = T->kb;
+  LIndex j = sum(kb, jb, &c0, 1), e;
+  int lanes[MAX_RV], nv = row_vectors(T, R, lanes), s[MAX_REG][MAX_RV], x[MAX_RV];
+  for (int c = 0; c < kr; c++)
+    for (int h = 0; h < nv; h++)
+      s[c][h] = kb_let_local(kb, into, splat(T, lanes[h], fc(T, 0)));
+  LStmtList *in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
+  for (int h = 0; h < nv; h++)
+    x[h] = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, kb_ix_const(h * T->V)), lanes[h]));
+  for (int c = 0; c < kr; c++) {
+    int w = kb_let_local(kb, in, value_at(T, T->k, plus(j, c), e));
+    for (int h = 0; h < nv; h++)
+      kb_push(kb, in, kb_set(kb, s[c][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], x[h]), s[c][h])));
+  }
+  for (int c = 0; c < kr; c++)
+    for (int h = 0; h < nv; h++)
+      vstore(T, into, T->sc, tile_at(T, R, T->KB, plus(c0, c), kb_ix_const(h * T->V)), vref(T, lanes[h], s[c][h]));
+}
+
+// values: columns e0 + 0..ec, acc[e][..] = acc * c + sum over jj of v[jb + jj, e] *
+// sc[jj][..]; ec x (row vectors) accumulators.
+static void values_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb, LIndex e0, int ec) {
+  KernelBuilder *kb = T->kb;
+  int lanes[MAX_RV], nv = row_vectors(T, R, lanes), a[MAX_REG][MAX_RV], p[MAX_RV];
+  for (int h = 0; h < nv; h++) {
+    LIndex rh = kb_ix_const(h * T->V);
+    int c = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_C, rh), lanes[h]));
+    for (int e = 0; e < ec; e++) {
+      LExpr *old = vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, e), rh), lanes[h]);
+      LExpr *x = lx_binary(kb->cx, OP_MUL, T->cd, old, vref(T, lanes[h], c));
+      x->lanes = lanes[h];
+      a[e][h] = kb_let_local(kb, into, x);
+    }
+  }
+  LIndex jj;
+  LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  LIndex j = sum(kb, jb, &jj, 1);
+  for (int h = 0; h < nv; h++)
+    p[h] = kb_let_local(kb, in, vload(T, T->sc, tile_at(T, R, T->KB, jj, kb_ix_const(h * T->V)), lanes[h]));
+  for (int e = 0; e < ec; e++) {
+    int w = kb_let_local(kb, in, value_at(T, T->v, j, plus(e0, e)));
+    for (int h = 0; h < nv; h++)
+      kb_push(kb, in, kb_set(kb, a[e][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], p[h]), a[e][h])));
+  }
+  for (int e = 0; e < ec; e++)
+    for (int h = 0; h < nv; h++)
+      vstore(T, into, T->acc, tile_at(T, R, T->Ev, plus(e0, e), kb_ix_const(h * T->V)), vref(T, lanes[h], a[e][h]));
+}
+
+// ---- the softmax step of a block ----
+
+static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  const Node *n = T->n;
+  LIndex r, jj;
+  // b = -inf; x = s (+ mask), -inf where hidden, into sc (s itself when there is neither);
+  // b = x > b ? x : b (a NaN score need not reach m: its p is NaN, which makes the row's l
+  // and acc NaN)
+  LStmtList *in = rows_loop(T, into, R, &r);
+  kb_buf_store(kb, in, T->st, st_at(T, R, ST_B, r), fc(T, -INFINITY));
+  in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  in = rows_loop(T, in, R, &r);
+  LIndex i = sum(kb, R->i0, &r, 1), j = sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
+  LExpr *x = kb_buf_load(kb, T->sc, at);
+  bool plain = true;  // x is s
+  if (T->mask && T->mask->dtype != DT_BOOL)
+    x = bin(T, OP_ADD, x, value_at(T, T->mask, i, j)), plain = false;
+  if (n->attr.causal || (T->mask && T->mask->dtype == DT_BOOL)) {
+    LIndex mi[TD_MAX_DIMS];
+    index_of(T, i, j, mi);
+    LExpr *seen = T->mask ? kb_value(kb, T->mask, mi)
+                          : kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &j), kb_ix_expr(kb, &i));
+    x = kb_select(kb, seen, x, fc(T, -INFINITY)), plain = false;
+  }
+  int xs = kb_let_local(kb, in, x);
+  if (!plain)
+    kb_buf_store(kb, in, T->sc, at, ref(T, xs));
+  LIndex bi = st_at(T, R, ST_B, r);
+  int b = kb_let_local(kb, in, kb_buf_load(kb, T->st, bi));
+  LExpr *gt = kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b));
+  kb_buf_store(kb, in, T->st, bi, kb_select(kb, gt, ref(T, xs), ref(T, b)));
+  // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0
+  in = rows_loop(T, into, R, &r);
+  LIndex mi = st_at(T, R, ST_M, r);
+  bi = st_at(T, R, ST_B, r);
+  int m = kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
+  int mn = kb_let_local(kb, in, bin(T, OP_MAXIMUM, ref(T, m), kb_buf_load(kb, T->st, bi)));
+  LExpr *shift = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)));
+  LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, m), ref(T, mn));
+  kb_buf_store(kb, in, T->st, st_at(T, R, ST_C, r), kb_select(kb, same, fc(T, 1), shift));
+  kb_buf_store(kb, in, T->st, mi, ref(T, mn));
+  kb_buf_store(kb, in, T->st, bi, fc(T, 0));
+  // p = exp(x - m) (0 for a hidden key) into sc; b = b + p
+  in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
+  in = rows_loop(T, in, R, &r);
+  at = tile_at(T, R, T->KB, jj, r);
+  bi = st_at(T, R, ST_B, r);
+  int xv = kb_let_local(kb, in, kb_buf_load(kb, T->sc, at));
+  LExpr *e = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, xv), kb_buf_load(kb, T->st, st_at(T, R, ST_M, r))));
+  LExpr *hidden = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, xv), fc(T, -INFINITY));
+  int p = kb_let_local(kb, in, kb_select(kb, hidden, fc(T, 0), e));
+  kb_buf_store(kb, in, T->sc, at, ref(T, p));
+  kb_buf_store(kb, in, T->st, bi, bin(T, OP_ADD, kb_buf_load(kb, T->st, bi), ref(T, p)));
+  // l = l * c + b
+  in = rows_loop(T, into, R, &r);
+  LIndex li = st_at(T, R, ST_L, r);
+  LExpr *lc = bin(T, OP_MUL, kb_buf_load(kb, T->st, li), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r)));
+  kb_buf_store(kb, in, T->st, li, bin(T, OP_ADD, lc, kb_buf_load(kb, T->st, st_at(T, R, ST_B, r))));
+}
+
+// ---- a block, a tile ----
+
+static void key_block(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  if (T->n->attr.causal) {  // the block is seen by the tile's last row
+    LIndex last = plus(R->i0, R->mr - 1);
+    LStmt *s = kb_if(kb, kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &jb), kb_ix_expr(kb, &last)));
+    kb_push(kb, into, s);
+    into = &s->body;
+  }
+  int kr, ec;
+  int64_t full = sub_tiles(nb, T->KR, &kr);
+  LIndex c0;
+  if (full)
+    scores_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), kr, false, &c0), R, jb, c0, kr);
+  if (nb % kr)
+    scores_sub(T, into, R, jb, kb_ix_const(full * kr), (int)(nb % kr));
+  softmax(T, into, R, jb, nb);
+  full = sub_tiles(T->Ev, T->EC, &ec);
+  if (full)
+    values_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), ec, false, &c0), R, jb, nb, c0, ec);
+  if (T->Ev % ec)
+    values_sub(T, into, R, jb, nb, kb_ix_const(full * ec), (int)(T->Ev % ec));
+}
+
+static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
+  KernelBuilder *kb = T->kb;
+  Rows R = {.i0 = i0, .mr = mr};
+  LIndex e, r;
+  // qt = q's rows times the scale, transposed (read along the rows); acc = 0; m = -inf; l = 0
+  LStmtList *in = rows_loop(T, into, &R, &r);
+  in = kb_step_loop(kb, in, T->E, kb_ix_const(0), 1, false, &e);
+  LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, sum(kb, i0, &r, 1), e), fc(T, T->n->attr.scale));
+  kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), qs);
+  in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
+  in = rows_loop(T, in, &R, &r);
+  kb_buf_store(kb, in, T->acc, tile_at(T, &R, T->Ev, e, r), fc(T, 0));
+  in = rows_loop(T, into, &R, &r);
+  kb_buf_store(kb, in, T->st, st_at(T, &R, ST_M, r), fc(T, -INFINITY));
+  kb_buf_store(kb, in, T->st, st_at(T, &R, ST_L, r), fc(T, 0));
+  int64_t full = T->S / T->KB, rest = T->S % T->KB;
+  if (full) {
+    LIndex jb;
+    key_block(T, kb_step_loop(kb, into, full, kb_ix_const(0), T->KB, false, &jb), &R, jb, T->KB);
+  }
+  if (rest)
+    key_block(T, into, &R, kb_ix_const(full * T->KB), rest);
+  // out = acc * (1 / l) (l = 0 with acc = 0, a row that sees no key: NaN)
+  in = rows_loop(T, into, &R, &r);
+  LIndex li = st_at(T, &R, ST_L, r);
+  kb_buf_store(kb, in, T->st, li, bin(T, OP_DIV, fc(T, 1), kb_buf_load(kb, T->st, li)));
+  in = rows_loop(T, into, &R, &r);
+  int l = kb_let_local(kb, in, kb_buf_load(kb, T->st, st_at(T, &R, ST_L, r)));
+  in = kb_step_loop(kb, in, T->Ev, kb_ix_const(0), 1, false, &e);
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, sum(kb, i0, &r, 1), e, x);
+  kb_store_node(kb, in, T->n, x, bin(T, OP_MUL, kb_buf_load(kb, T->acc, tile_at(T, &R, T->Ev, e, r)), ref(T, l)));
+}
+
+// ---- the pass ----
+
+bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
+  const Node *n = ns->data[0];
+  const View *ov = &n->out->view;
+  Tile T = {.kb = kb, .n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2],
+            .mask = n->nsrc == 4 ? n->srcs[3] : NULL, .cd = dtype_compute(n->out->dtype)};
+  T.nd = ov->ndim, T.id = T.nd - 2, T.ed = T.nd - 1;
+  T.L = ov->shape[T.id], T.S = T.k->view.shape[T.id], T.E = T.q->view.shape[T.ed], T.Ev = ov->shape[T.ed];
+  if (view_numel(*ov) == 0 || T.S == 0 || T.E == 0 || (T.cd != DT_F32 && T.cd != DT_F64))
+    return false;
+  const CpuTarget *t = kb->cpu;
+  T.V = t->vec_bytes / dtype_size(T.cd);
+  T.V = T.V < 2 ? 2 : T.V;
+  if (2 * T.L < T.V)
+    return false;  // fewer query rows than half a vector (decoding): ir/attn.c's rows do better
+  T.MR = MAX_RV * T.V;
+  if (T.L < T.MR)
+    T.MR = (int)T.L;
+  T.KB = KB_ROWS;
+  // each broadcast element of k or v meets every row vector: kr x MAX_RV accumulators,
+  // MAX_RV row vectors and the broadcast in the registers
+  int regs = (t->nregs - 1 - MAX_RV) / MAX_RV;
+  T.KR = T.EC = regs < 2 ? 2 : regs > MAX_REG ? MAX_REG : regs;
+  // the batch loops (parallel when there are enough of them), then the query tiles
+  // (parallel otherwise)
+  int64_t nbatch = view_numel(*ov) / (T.L * T.Ev), rows = nbatch * T.L, tiles = T.L / T.MR;
+  bool par = rows * T.S * (T.E + T.Ev + 4) >= PARALLEL_WORK;
+  bool par_bat = par && nbatch >= PARALLEL_MIN_ITERS, par_tiles = par && !par_bat && tiles >= 2;
+  T.slots = par_bat ? SLOT_BATCH : par_tiles ? SLOT_TILE : SLOT_ONE;
+  int64_t per = T.slots == SLOT_BATCH ? nbatch * T.MR : T.slots == SLOT_TILE ? rows : T.MR;  // rows of the temps
+  T.qt = kb_new_temp(kb, T.cd, per * T.E, "attention queries");
+  T.sc = kb_new_temp(kb, T.cd, per * T.KB, "attention scores");
+  T.acc = kb_new_temp(kb, T.cd, per * T.Ev, "attention sums");
+  T.st = kb_new_temp(kb, T.cd, per * NST, "attention row state");
+  int dims[TD_MAX_DIMS], nl = 0;
+  for (int d = 0; d < T.id; d++) {
+    T.idx[d] = kb_ix_const(0);
+    if (ov->shape[d] != 1)
+      dims[nl++] = d;
+  }
+  LStmtList *body = kb_outer_loops(kb, &kb->k->body, nl, dims, ov->shape, T.idx, par_bat);
+  T.bat = kb_ix_const(0);
+  int64_t st = 1;
+  for (int d = T.id - 1; d >= 0; st *= ov->shape[d--])
+    kb_ix_addmul(kb, &T.bat, &T.idx[d], st);
+  if (tiles) {
+    LIndex i0;
+    tile(&T, kb_step_loop(kb, body, tiles, kb_ix_const(0), T.MR, par_tiles, &i0), i0, T.MR);
+  }
+  if (T.L % T.MR)
+    tile(&T, body, kb_ix_const(tiles * T.MR), (int)(T.L % T.MR));
+  kb->k->sched = arena_printf(&kb->cx->arena, "attention tiles %d rows x %d keys, registers %d keys / %d columns",
+                              T.MR, T.KB, T.KR, T.EC);
+  return true;
+}
