@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import EXAMPLES, Tally, example_functions  # noqa: E402
+from oracle import EXAMPLES, Tally, dim_args, example_dims, example_functions  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 T = Tally()
@@ -74,6 +74,9 @@ def tdslc(*args):
 
 
 def emit(path, fn, kind, *extra):
+    if os.path.dirname(path) == EXAMPLES:  # a generic example function: its dims bound
+        with open(path, encoding="utf-8") as f:
+            extra += tuple(dim_args(example_dims(os.path.basename(path), f.read(), fn)))
     p = tdslc(path, "--fn", fn, "--emit=" + kind, "--cpu=haswell", *extra)
     if p.returncode != 0:
         raise RuntimeError(f"--emit={kind} --fn {fn}: exit {p.returncode}: {p.stderr[:600]}")
