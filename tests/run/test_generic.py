@@ -20,6 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import Tally, backend_args, emit_text, load_outputs, require_backend, run_cleanup, run_cmd, \
     tdslc_run  # noqa: E402
 
+from test_c_abi import sanitizer_flags  # noqa: E402
+
 TDSLC = os.path.abspath(sys.argv[1])
 BACKEND = require_backend(TDSLC)
 
@@ -207,7 +209,7 @@ def c_abi(t, rng):
             ok = all(run_cmd([TDSLC, "rms.tdsl", f"--emit={k}", "-o", o] + dims, d).returncode == 0
                      for k, o in ((kind, out), ("header", "gen.h")))
             p = run_cmd(["cc", "-std=c11", "-Wall", "-Werror", "main.c", out, f"-I{inc}", f"-L{lib}", "-ltdslrt",
-                         "-lm", "-fopenmp", "-o", "main"], d)
+                         "-lm", "-fopenmp", "-o", "main"] + sanitizer_flags(lib), d)
             ok = ok and p.returncode == 0
             t.check(f"--emit={kind}: a C program calls rms(&x, &w, 0.25, &y)", ok, p.stderr.decode())
             if not ok:
