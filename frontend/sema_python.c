@@ -11,7 +11,6 @@
 #include "frontend/sema_internal.h"
 
 #include <float.h>
-#include <math.h>
 #include <string.h>
 
 // ============================================================================
@@ -28,7 +27,8 @@ static bool device_string(const char *s) {
   return true;
 }
 
-static TType *device_value(Sema *sema, const char *name) {
+// A Python string (a device's name, a layout's, a tensor type's).
+static TType *str_value(Sema *sema, const char *name) {
   TType *t = ty_new(sema, TY_STR);
   t->module = name;
   return t;
@@ -80,16 +80,11 @@ bool tensor_option(Sema *sema, const Ast *e, const char *pname, Ast *a) {
 TType *torch_layout_attr(Sema *sema, const char *name) {
   static const char *const names[] = {"strided", "contiguous_format", "preserve_format"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(name, names[i])) {
-      char *s = arena_alloc(&sema->cx->arena, strlen(name) + 7);
-      memcpy(s, "torch.", 6);
-      strcpy(s + 6, name);
-      return device_value(sema, s);
-    }
+    if (!strcmp(name, names[i])) return str_value(sema, arena_printf(&sema->cx->arena, "torch.%s", name));
   return NULL;
 }
 
-TType *tensor_device(Sema *sema) { return device_value(sema, "cpu"); }
+TType *tensor_device(Sema *sema) { return str_value(sema, "cpu"); }
 
 // torch.device(type, index=None)
 TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -105,17 +100,14 @@ TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   int64_t index;
-  if (!ia) return device_value(sema, ta->ty->module);
+  if (!ia) return str_value(sema, ta->ty->module);
   if (!get_int(sema, e, ia, "index", &index)) return poison(sema);
   if (strchr(ta->ty->module, ':')) {
     diag_error(sema->cx, ia->loc, "type (string) must not include an index because index was passed explicitly: %s",
                ta->ty->module);
     return poison(sema);
   }
-  size_t n = strlen(ta->ty->module) + 24;
-  char *s = arena_alloc(&sema->cx->arena, n);
-  snprintf(s, n, "%s:%lld", ta->ty->module, (long long)index);
-  return device_value(sema, s);
+  return str_value(sema, arena_printf(&sema->cx->arena, "%s:%lld", ta->ty->module, (long long)index));
 }
 
 // x.cuda(device=None, non_blocking=False), x.cpu(): the tensor itself
@@ -138,7 +130,7 @@ TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d) {
         [DT_F64] = "torch.DoubleTensor", [DT_U8] = "torch.ByteTensor", [DT_I8] = "torch.CharTensor",
         [DT_I16] = "torch.ShortTensor"};
     e->bi = NULL;
-    return device_value(sema, names[x->ty->dtype]);
+    return str_value(sema, names[x->ty->dtype]);
   }
   if (!get_dtype(sema, e, dta, &dt)) return poison(sema);
   return become(sema, e, part_cast(sema, e, x, cast_method(dt)));
@@ -313,10 +305,8 @@ TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d) {
       diag_error(sema->cx, da->loc, "scalar_tensor(): argument 's' must be Number, not %s", py_type_name(da->ty));
       return poison(sema);
     }
-    Ast *args[3] = {part_ints(sema, e, 0, NULL), part_float(sema, e, da->ty->dtype == DT_F64 ? da->ty->fval
-                                                                                              : (double)da->ty->ival),
-                    NULL};
-    t = part_call(sema, e, "full", args, 3);
+    t = tensor_of(sema, e, ty_float(sema, da->ty->dtype == DT_F64 ? da->ty->fval : (double)da->ty->ival), da->loc,
+                  0);  // always f32
   } else {
     t = tensor_of(sema, e, da->ty, da->loc, 0);
   }
