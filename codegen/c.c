@@ -13,6 +13,8 @@
 // thread timing. Every generated name begins with tdsl_g_ (emit.c).
 #include "codegen/cexpr.h"
 
+#include <inttypes.h>
+
 // ---- the dialect: what C spells its own way ----
 static const char *const err_text =
     "// The first failure of a kernel: error k with value v. Inside a parallel loop the\n"
@@ -167,6 +169,20 @@ static void stmts(CKernelGen *c, const LStmtList *l) {
     stmt(c, l->data[i]);
 }
 
+// "also runs k5, k9 (the same code on other buffers or offsets)" for the kernels sharing ki's
+// function (share_kernels), NULL if none do.
+static const char *shared_note(Ctx *cx, const LProgram *p, int ki) {
+  Buf b;
+  buf_init(&b, cx);
+  for (int i = ki + 1; i < p->kernels.len; i++)
+    if (p->kernels.data[i]->same == p->kernels.data[ki])
+      buf_printf(&b, "%s%s", b.len ? ", " : "also runs ", p->kernels.data[i]->name);
+  if (!b.len)
+    return NULL;
+  buf_puts(&b, " (the same code on other buffers or offsets)");
+  return b.data;
+}
+
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
@@ -178,7 +194,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   stmts(&c, &k->body);
 
   // header comment: what it computes and what each pointer is
-  emit_kernel_comment(out, p, ki, NULL);
+  emit_kernel_comment(out, p, ki, shared_note(cx, p, ki));
   if (c.g.has_lanes)
     buf_puts(out, lanes_begin);
   buf_printf(out, "static int %s(", emit_kernel_name(cx, p, ki));
@@ -216,8 +232,14 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   for (int i = 0; i < p->kernels.len; i++) {
     const LKernel *k = p->kernels.data[i];
     buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (tdsl_g_rc == 0)\n    " : "", emit_kernel_name(cx, p, i));
-    for (int a = 0; a < k->args.len; a++)
-      buf_printf(out, "%stdsl_tensor_data(&tdsl_g_b[%d])", a ? ", " : "", k->args.data[a].buf);
+    for (int a = 0; a < k->args.len; a++) {
+      const LArg *arg = &k->args.data[a];
+      if (arg->at)  // share_kernels: the kernel sees the buffer from element `at` on
+        buf_printf(out, "%s(%s *)tdsl_tensor_data(&tdsl_g_b[%d]) + %" PRId64, a ? ", " : "",
+                   cexpr_storage_type(p->bufs.data[arg->buf].dtype), arg->buf, arg->at);
+      else
+        buf_printf(out, "%stdsl_tensor_data(&tdsl_g_b[%d])", a ? ", " : "", arg->buf);
+    }
     buf_puts(out, ");\n");
   }
   emit_entry_end(out, p);
@@ -231,7 +253,8 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
     const LProgram *p = progs[i];
     buf_printf(&body, "%s// ---- %s ----\n\n", i ? "\n" : "", p->name);
     for (int k = 0; k < p->kernels.len; k++)
-      emit_kernel(cx, &pr, &body, p, k);
+      if (!p->kernels.data[k]->same)  // else it calls an earlier one (share_kernels)
+        emit_kernel(cx, &pr, &body, p, k);
     emit_entry(cx, &body, p);
   }
   Buf head;

@@ -83,7 +83,8 @@ void emit_index(Buf *b, const LIndex *ix, void (*dyn)(void *ctx, Buf *b, const L
 const char *emit_param_name(Ctx *cx, const LProgram *p, int i);
 // "int NAME(const tdsl_tensor *x, ..., tdsl_tensor *out0, ...)", no ';'.
 void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p);
-// The symbol of kernel i of p: "tdsl_g_<fn>_<its name>" ("tdsl_g_mlp_k0").
+// The symbol of the function kernel i of p runs: "tdsl_g_<fn>_<its name>" ("tdsl_g_mlp_k0"),
+// or the earlier kernel's whose code it shares (LKernel.same).
 const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i);
 // "// fn.k0: ops (lines ...)", the note's line if any, then "// b0: name (kind dtype[n]), ...".
 void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note);

@@ -181,7 +181,8 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p) {
 
 // ---- kernels and entries: the text both C backends print around their own ----
 const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i) {
-  return arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, p->kernels.data[i]->name);
+  const LKernel *k = p->kernels.data[i];
+  return arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, (k->same ? k->same : k)->name);
 }
 
 // s inside a // comment: a comment never holds a newline or the end of a block comment

@@ -170,8 +170,13 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
       LLVMValueRef t = LLVMBuildInBoundsGEP2(b, LLVMArrayType(g->tensor, (unsigned)nb), bufs, at, 2, "");
       LLVMTypeRef dt[] = {g->tensorp};
       LLVMValueRef data = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
-      kt[a] = LLVMPointerType(stype(g, p->bufs.data[k->args.data[a].buf].dtype), 0);
+      LLVMTypeRef et = stype(g, p->bufs.data[k->args.data[a].buf].dtype);
+      kt[a] = LLVMPointerType(et, 0);
       ka[a] = LLVMBuildBitCast(b, data, kt[a], "");
+      if (k->args.data[a].at) {  // share_kernels: the kernel sees the buffer from element `at` on
+        LLVMValueRef off = ci(g->i64, k->args.data[a].at);
+        ka[a] = LLVMBuildInBoundsGEP2(b, et, ka[a], &off, 1, "");
+      }
     }
     last = LLVMBuildCall2(b, LLVMFunctionType(g->i32, kt, (unsigned)k->args.len, 0), kernels[ki], ka,
                           (unsigned)k->args.len, "");
@@ -230,8 +235,13 @@ struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc
   for (int i = 0; i < nprogs; i++) {
     const LProgram *p = progs[i];
     LLVMValueRef *ks = arena_alloc(&cx->arena, sizeof *ks * (size_t)(p->kernels.len + 1));
-    for (int k = 0; k < p->kernels.len; k++)
-      ks[k] = llvm_build_kernel(&g, p, k);
+    for (int k = 0; k < p->kernels.len; k++) {
+      const LKernel *same = p->kernels.data[k]->same;  // an earlier kernel with its code (share_kernels)
+      int j = k;
+      while (same && p->kernels.data[j] != same)
+        j--;
+      ks[k] = same ? ks[j] : llvm_build_kernel(&g, p, k);
+    }
     LLVMValueRef entry = build_entry(&g, p, ks);
     if (run_wrappers)
       build_run_wrapper(&g, p, entry);

@@ -219,10 +219,12 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     LProgram *lp = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     lp->flops = graph_flops(g);
     lp->bound = bound_text(cx, sigs[i]);
-    if (cpu_prog)
+    if (cpu_prog) {
       sched_cpu(cx, lp);
-    else
+      share_kernels(cx, lp);
+    } else {
       sched_gpu(cx, lp);
+    }
     out->lps[i] = lp;
   }
   lap(tm, co->time_kernels ? "kernels" : "lower");

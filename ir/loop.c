@@ -308,9 +308,10 @@ static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) 
     lo += dlo;
     hi += dhi;
   }
-  if (bounded && !V->dead) {
-    TD_ASSERT(lo >= 0);
-    TD_ASSERT(hi + lanes - 1 < V->p->bufs.data[b].numel);
+  if (bounded && !V->dead) {  // from the argument's start (LArg.at)
+    int64_t at = V->k->args.data[arg].at;
+    TD_ASSERT(at >= 0 && lo + at >= 0);
+    TD_ASSERT(hi + at + lanes - 1 < V->p->bufs.data[b].numel);
   }
 }
 

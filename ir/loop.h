@@ -165,6 +165,9 @@ typedef struct LArg {
   bool read, written;
   bool stream;   // stores may bypass the caches (non-temporal): a large result no kernel
                  // reads, 64-byte aligned as every storage is (set by sched_cpu)
+  int64_t at;    // the kernel sees the buffer from element `at` on: its indices count from
+                 // there, and the entry passes the storage plus `at` (a multiple of 64
+                 // bytes, so alignment holds). 0 unless share_kernels moved it.
 } LArg;
 
 // ---- what the kernel builder records about a kernel it built (LKernel.mm, .softmax) ----
@@ -252,6 +255,8 @@ struct LKernel {
   VEC(int) lines;            // source lines it came from
   const char *sched;         // the schedule it got, when one was chosen ("gemm packed 6x16 nc 128")
   LGpuSched *gpu;            // GPU programs: its mapping onto threads (sched_gpu), else NULL
+  const LKernel *same;       // NULL, or an earlier kernel of the program with the same code
+                             // (share_kernels): the backends emit that one and call it
 };
 
 typedef enum {
@@ -352,6 +357,14 @@ LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 // (a fixed association, the same in every backend); large write-only results marked
 // for streaming stores (LArg.stream).
 void sched_cpu(Ctx *cx, LProgram *p);
+
+// ---- share.c: one function for kernels with the same code (CPU programs) ----
+// The layers of an unrolled loop over stacked weights build the same kernels, apart
+// from where they read (w[i] starts i*C*C elements in). share_kernels moves each
+// argument's start to its least index (LArg.at) so the indices count from there; a
+// kernel whose loops, locals, errors and argument dtypes then equal an earlier one's
+// names it in LKernel.same, and the backends build that function once.
+void share_kernels(Ctx *cx, LProgram *p);
 
 // ---- sched_gpu.c: the GPU schedule over built loop IR (the CUDA and NVVM backends) ----
 // How the iterations of a kernel of a GPU program map to the threads of a 1-D grid,

@@ -4,9 +4,12 @@
 //   buffer bN KIND DTYPE[NUMEL] NAME            KIND: param (with "mut"), temp, result
 //   param NAME: DTYPE[SHAPE] -> bN
 //   output K: DTYPE[SHAPE] strides (..) offset O of bN
-//   kernel kN
-//     ops: OP OP ...      lines: L, L
-//     args: bN (read|write|read write|write stream), ...   stream: non-temporal stores
+//   kernel kN [(the code of kM)]            kM: an earlier kernel with the same code
+//     ops: OP OP ...      lines: L, L           (share_kernels): its statements are
+//                                               not printed again
+//     args: bN[+AT] (read|write|read write|write stream), ...   stream: non-temporal
+//                                               stores; +AT: the kernel's indices count
+//                                               from element AT of bN (LArg.at)
 //     locals: lN DTYPE, ...                      a vector local: DTYPExLANES
 //     error eN: "MESSAGE"
 //     STATEMENTS, two spaces per nesting level:
@@ -467,7 +470,10 @@ void loop_print(const LProgram *p, bool full, FILE *out) {
   }
   for (int ki = 0; ki < p->kernels.len; ki++) {
     const LKernel *k = p->kernels.data[ki];
-    fprintf(out, "kernel %s\n  ops:", k->name ? k->name : "?");
+    fprintf(out, "kernel %s", k->name ? k->name : "?");
+    if (k->same)
+      fprintf(out, " (the code of %s)", k->same->name);
+    fputs("\n  ops:", out);
     for (int i = 0; i < k->ops.len; i++)
       fprintf(out, " %s", k->ops.data[i]);
     fputs("  lines:", out);
@@ -478,10 +484,15 @@ void loop_print(const LProgram *p, bool full, FILE *out) {
     fputs("\n  args:", out);
     for (int i = 0; i < k->args.len; i++) {
       const LArg *a = &k->args.data[i];
-      fprintf(out, "%s b%d (%s%s%s%s)", i ? "," : "", a->buf, a->read ? "read" : "", a->read && a->written ? " " : "",
-              a->written ? "write" : "", a->stream ? " stream" : "");
+      fprintf(out, "%s b%d", i ? "," : "", a->buf);
+      if (a->at)
+        fprintf(out, "+%" PRId64, a->at);
+      fprintf(out, " (%s%s%s%s)", a->read ? "read" : "", a->read && a->written ? " " : "", a->written ? "write" : "",
+              a->stream ? " stream" : "");
     }
     fputc('\n', out);
+    if (k->same)
+      continue;
     if (k->locals.len)
       print_locals(k, full, out);
     for (int i = 0; i < k->errors.len; i++) {

@@ -6,6 +6,11 @@ zip, nested loops, loops in called functions), if/elif/else on compile-time valu
 branch ending the function. Each program runs and is compared with NumPy on the same
 inputs; a loop written out by hand in NumPy is the oracle.
 
+The layers of an unrolled loop build the same kernels at other offsets of the stacked
+weights; they share one function (ir/share.c): checked on the kernels and the C a loop
+emits (a 24-layer nanoGPT has the kernel functions of a 12-layer one), and on layers
+whose weights start at offsets that are not 64-byte multiples, flipped and strided.
+
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
@@ -24,10 +29,22 @@ X = rng.standard_normal((3, C)).astype(np.float32)
 W = (rng.standard_normal((4, C, C)) / np.sqrt(C)).astype(np.float32)
 B = rng.standard_normal((4, C)).astype(np.float32)
 Y = rng.standard_normal((3, C)).astype(np.float32)
+# layers of 3x3 weights (36 bytes: their starts are not 64-byte multiples) and 5-wide biases
+L5 = 5
+W9 = rng.standard_normal((L5, 3, 3)).astype(np.float32)
+B9 = rng.standard_normal((L5, 5)).astype(np.float32)
+X9 = rng.standard_normal((2, 3)).astype(np.float32)
 
 
 def f64(a):
     return a.astype(np.float64)
+
+
+def odd_layers(x, w, b):
+    h = f64(x)
+    for i in range(w.shape[0]):
+        h = np.tanh(h @ f64(w[i])[::-1] + f64(b[i])[::2]) * (i + 1)
+    return h
 
 
 def mlp(x, w, b):
@@ -172,6 +189,15 @@ fn pick(x: f32[3, {C}], y: f32[3, {C}]) -> f32[3, {C}] {{
 fn f(x: f32[3, {C}], y: f32[3, {C}]) -> (f32[3, {C}], f32[3, {C}]) {{
     return first_big(x), pick(x, y)
 }}""", {"x": X, "y": Y}, lambda: [f64(X) * 4, f64(Y)], ["f32", "f32"]),
+    # layers at offsets that are not 64-byte multiples, read through flipped and strided views
+    ("odd_offsets", f"""
+fn f(x: f32[2, 3], w: f32[{L5}, 3, 3], b: f32[{L5}, 5]) -> f32[2, 3] {{
+    h = x
+    for i in range({L5}) {{
+        h = torch.tanh(h @ w[i].flip(0) + b[i, ::2]) * (i + 1)
+    }}
+    return h
+}}""", {"x": X9, "w": W9, "b": B9}, lambda: [odd_layers(X9, W9, B9)], ["f32"]),
     # nested loops over a stacked weight of two indices, writes through views in a loop
     ("nested_and_stores", f"""
 fn f(mut x: f32[3, {C}], w: f32[2, 2, {C}, {C}]) -> (f32[3, {C}], f32[3, {C}]) {{
@@ -202,7 +228,44 @@ def main():
     ir = emit_text(tdslc, CASES[0][1], "ir").stdout
     kernels = [ln for ln in ir.splitlines() if ln.startswith("  k")]
     t.check("stacked_mlp: one kernel per layer", len(kernels) == 4, ir)
+    check_shared(t, tdslc)
     return t.summary()
+
+
+def kernel_functions(c_text):
+    return [ln for ln in c_text.splitlines() if ln.startswith("static int tdsl_g_")]
+
+
+def check_shared(t, tdslc):
+    """Layers whose kernels differ only in where they read share one function."""
+    src = f"""
+const L = 6
+fn f(x: f32[3, 16], w: f32[L, 16, 16], b: f32[L, 16]) -> f32[3, 16] {{
+    h = x
+    for i in range(L) {{
+        h = F.relu(h @ w[i] + b[i])
+    }}
+    return h
+}}"""
+    ks = emit_text(tdslc, src, "kernels").stdout
+    heads = [ln for ln in ks.splitlines() if ln.startswith("kernel ")]
+    t.check("6 layers: 6 kernels, 5 of them the first's code",
+            len(heads) == 6 and all(h.endswith("(the code of k0)") for h in heads[1:]), ks)
+    t.check("6 layers: the later layers read the weights from their own start",
+            "b1+256 (read)" in ks and "b1+1280 (read)" in ks and "b2+80 (read)" in ks, ks)
+    c = emit_text(tdslc, src, "c").stdout
+    t.check("6 layers: one kernel function in the C", len(kernel_functions(c)) == 1, c)
+    with open(os.path.join(HERE, "..", "..", "examples", "nanogpt.tdsl"), encoding="utf-8") as f:
+        gpt = f.read()
+    counts = []
+    for layers in (12, 24):
+        text = gpt.replace("const N_LAYER = 4\n", f"const N_LAYER = {layers}\n")
+        p = emit_text(tdslc, text, "c", ["--fn", "gpt"])
+        counts.append((len(kernel_functions(p.stdout)), p.stdout.count(" = tdsl_g_gpt_k"), p.returncode))
+    # (the first layers differ: fusion recomputes the residual sum into their kernels)
+    t.check("nanoGPT: 24 layers emit the kernel functions of 12, and call 12 layers' more",
+            counts[0][0] == counts[1][0] and counts[1][1] > counts[0][1] and counts[0][2] == counts[1][2] == 0,
+            str(counts))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,252 @@
+// ir/share.c: one function for kernels with the same code (share_kernels in ir/loop.h).
+// A model's layers, unrolled from `for i in range(L)` over stacked weights, build one
+// copy of every kernel per layer; the copies differ only in where they read and write
+// (w[i] starts i*C*C elements into w's storage, each layer's temporaries are their own
+// buffers). Compiling each copy again is most of an LLVM compile of such a model.
+//
+// First every argument's start moves up to the least base of its indices, rounded down
+// to a multiple of 64 bytes: the backends assume storages 64-byte aligned (vector and
+// streaming stores), and the kernel still sees an aligned pointer. Its indices then
+// count from that start (LArg.at), which the entry adds to the storage's pointer. The
+// element any index reaches is unchanged, so loop_verify checks the indices against
+// [-at, numel - at). Then kernels with equal code — kind, loop variables, locals,
+// errors (located messages), the dtypes and read/write/stream flags of their
+// arguments, and their statements node for node — are found through a structural hash;
+// each later one points at the first in LKernel.same. Only what the CPU backends read is
+// compared: GPU programs (LKernel.gpu, .mm) are not shared.
+//
+// Nodes may be reached twice (an expression shared by two statements): a node's index
+// is moved once, remembered in a pointer set.
+#include "ir/loop.h"
+
+#include <string.h>
+
+// ---- a set of node pointers (open addressing; the arena holds the table) ----
+typedef struct PtrSet {
+  const void **slot;
+  size_t cap, n;
+} PtrSet;
+
+static size_t ptr_hash(const void *p, size_t cap) { return ((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull & (cap - 1); }
+
+// Adds p; false if it was there.
+static bool ptrset_add(Ctx *cx, PtrSet *s, const void *p) {
+  if (2 * (s->n + 1) > s->cap) {
+    PtrSet g = {arena_alloc(&cx->arena, sizeof *g.slot * (s->cap ? 2 * s->cap : 64)), s->cap ? 2 * s->cap : 64, 0};
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slot[i])
+        ptrset_add(cx, &g, s->slot[i]);
+    *s = g;
+  }
+  size_t i = ptr_hash(p, s->cap);
+  for (; s->slot[i]; i = (i + 1) & (s->cap - 1))
+    if (s->slot[i] == p)
+      return false;
+  s->slot[i] = p;
+  s->n++;
+  return true;
+}
+
+// ---- moving each argument's start ----
+typedef struct Mover {
+  Ctx *cx;
+  LKernel *k;
+  int64_t *least;  // per argument: the least base of its indices (INT64_MAX: none)
+  PtrSet seen;
+  bool shift;      // false: find the least bases; true: subtract k->args[..].at
+} Mover;
+
+static void move_index(Mover *m, int arg, LIndex *ix) {
+  if (arg < 0 || arg >= m->k->args.len)
+    return;
+  if (m->shift)
+    ix->base -= m->k->args.data[arg].at;
+  else if (ix->base < m->least[arg])
+    m->least[arg] = ix->base;
+}
+
+static void move_expr(Mover *m, LExpr *e) {
+  if (!e || (m->shift && !ptrset_add(m->cx, &m->seen, e)))
+    return;
+  if (e->kind == LX_LOAD) {
+    move_index(m, e->buf, &e->idx);
+    move_expr(m, e->idx.dyn);
+  }
+  move_expr(m, e->a);
+  move_expr(m, e->b);
+  move_expr(m, e->c);
+}
+
+static void move_stmts(Mover *m, LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    LStmt *s = l->data[i];
+    if (m->shift && !ptrset_add(m->cx, &m->seen, s))
+      continue;
+    if (s->kind == LS_STORE) {
+      move_index(m, s->buf, &s->idx);
+      move_expr(m, s->idx.dyn);
+    }
+    move_expr(m, s->val);
+    move_expr(m, s->cond);
+    move_stmts(m, &s->body);
+  }
+}
+
+static void move_starts(Ctx *cx, const LProgram *p, LKernel *k) {
+  int n = k->args.len;
+  Mover m = {cx, k, arena_alloc(&cx->arena, sizeof *m.least * (size_t)(n + 1)), {0}, false};
+  for (int a = 0; a < n; a++)
+    m.least[a] = INT64_MAX;
+  move_stmts(&m, &k->body);
+  bool any = false;
+  for (int a = 0; a < n; a++) {
+    LArg *arg = &k->args.data[a];
+    const LBuf *b = &p->bufs.data[arg->buf];
+    int64_t align = 64 / dtype_size(b->dtype);
+    int64_t at = m.least[a] == INT64_MAX || m.least[a] <= 0 ? 0 : m.least[a] / align * align;
+    arg->at = at < b->numel ? at : 0;
+    any |= arg->at != 0;
+  }
+  if (!any)
+    return;
+  m.shift = true;
+  move_stmts(&m, &k->body);
+}
+
+// ---- equal code ----
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull; }
+
+static uint64_t hash_double(uint64_t h, double f) {
+  uint64_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  return mix(h, bits);
+}
+
+static uint64_t hash_index(uint64_t h, const LIndex *ix) {
+  h = mix(mix(h, (uint64_t)ix->base), (uint64_t)ix->nterms);
+  for (int t = 0; t < ix->nterms; t++)
+    h = mix(mix(h, (uint64_t)ix->var[t]), (uint64_t)ix->coef[t]);
+  return h;
+}
+
+static uint64_t hash_expr(uint64_t h, const LExpr *e) {
+  if (!e)
+    return mix(h, 0x51);
+  h = mix(mix(mix(h, (uint64_t)e->kind), (uint64_t)e->dt), (uint64_t)e->op);
+  h = mix(mix(mix(hash_double(h, e->f), (uint64_t)e->i), (uint64_t)e->var), (uint64_t)e->local);
+  h = mix(mix(mix(mix(h, (uint64_t)e->buf), (uint64_t)e->err), (uint64_t)e->wrap), (uint64_t)e->lanes);
+  if (e->kind == LX_LOAD)
+    h = hash_expr(hash_index(h, &e->idx), e->idx.dyn);
+  return hash_expr(hash_expr(hash_expr(h, e->a), e->b), e->c);
+}
+
+static uint64_t hash_stmts(uint64_t h, const LStmtList *l) {
+  h = mix(h, (uint64_t)l->len);
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    h = mix(mix(mix(mix(h, (uint64_t)s->kind), (uint64_t)s->var), (uint64_t)s->extent), (uint64_t)s->parallel);
+    h = mix(mix(mix(h, (uint64_t)s->vector), (uint64_t)s->buf), (uint64_t)s->local);
+    if (s->kind == LS_STORE)
+      h = hash_expr(hash_index(h, &s->idx), s->idx.dyn);
+    h = hash_stmts(hash_expr(hash_expr(h, s->val), s->cond), &s->body);
+  }
+  return h;
+}
+
+static uint64_t hash_kernel(const LProgram *p, const LKernel *k) {
+  uint64_t h = mix(mix(mix(0xCBF29CE484222325ull, (uint64_t)k->kind), (uint64_t)k->nvars), (uint64_t)k->args.len);
+  for (int a = 0; a < k->args.len; a++) {
+    const LArg *arg = &k->args.data[a];
+    h = mix(h, (uint64_t)p->bufs.data[arg->buf].dtype << 3 | (uint64_t)arg->read << 2 | (uint64_t)arg->written << 1 |
+                   (uint64_t)arg->stream);
+  }
+  for (int i = 0; i < k->locals.len; i++)
+    h = mix(h, (uint64_t)k->locals.data[i]);
+  h = mix(h, (uint64_t)k->errors.len);
+  return hash_stmts(h, &k->body);
+}
+
+static bool same_index(const LIndex *x, const LIndex *y) {
+  if (x->base != y->base || x->nterms != y->nterms)
+    return false;
+  for (int t = 0; t < x->nterms; t++)
+    if (x->var[t] != y->var[t] || x->coef[t] != y->coef[t])
+      return false;
+  return true;
+}
+
+static bool same_expr(const LExpr *x, const LExpr *y) {
+  if (!x || !y)
+    return x == y;
+  if (x->kind != y->kind || x->dt != y->dt || x->op != y->op || memcmp(&x->f, &y->f, sizeof x->f) || x->i != y->i ||
+      x->var != y->var || x->local != y->local || x->buf != y->buf || x->err != y->err || x->wrap != y->wrap ||
+      x->lanes != y->lanes)
+    return false;
+  if (x->kind == LX_LOAD && (!same_index(&x->idx, &y->idx) || !same_expr(x->idx.dyn, y->idx.dyn)))
+    return false;
+  return same_expr(x->a, y->a) && same_expr(x->b, y->b) && same_expr(x->c, y->c);
+}
+
+static bool same_stmts(const LStmtList *x, const LStmtList *y) {
+  if (x->len != y->len)
+    return false;
+  for (int i = 0; i < x->len; i++) {
+    const LStmt *s = x->data[i], *t = y->data[i];
+    if (s->kind != t->kind || s->var != t->var || s->extent != t->extent || s->parallel != t->parallel ||
+        s->vector != t->vector || s->buf != t->buf || s->local != t->local)
+      return false;
+    if (s->kind == LS_STORE && (!same_index(&s->idx, &t->idx) || !same_expr(s->idx.dyn, t->idx.dyn)))
+      return false;
+    if (!same_expr(s->val, t->val) || !same_expr(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
+      return false;
+  }
+  return true;
+}
+
+static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
+  if (x->kind != y->kind || x->nvars != y->nvars || x->args.len != y->args.len || x->locals.len != y->locals.len ||
+      x->errors.len != y->errors.len)
+    return false;
+  for (int a = 0; a < x->args.len; a++) {
+    const LArg *u = &x->args.data[a], *v = &y->args.data[a];
+    if (p->bufs.data[u->buf].dtype != p->bufs.data[v->buf].dtype || u->read != v->read || u->written != v->written ||
+        u->stream != v->stream)
+      return false;
+  }
+  for (int i = 0; i < x->locals.len; i++)
+    if (x->locals.data[i] != y->locals.data[i])
+      return false;
+  for (int i = 0; i < x->errors.len; i++)
+    if (strcmp(x->errors.data[i], y->errors.data[i]))
+      return false;
+  return same_stmts(&x->body, &y->body);
+}
+
+// ============================================================================
+// The pass
+// ============================================================================
+void share_kernels(Ctx *cx, LProgram *p) {
+  int n = p->kernels.len;
+  size_t cap = 16;
+  while (cap < 2 * (size_t)n)
+    cap *= 2;
+  int *first = arena_alloc(&cx->arena, sizeof *first * cap);  // open addressing: kernel index + 1
+  uint64_t *hashes = arena_alloc(&cx->arena, sizeof *hashes * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    LKernel *k = p->kernels.data[i];
+    TD_ASSERT(!k->gpu);
+    move_starts(cx, p, k);
+    hashes[i] = hash_kernel(p, k);
+    size_t s = hashes[i] & (cap - 1);
+    for (; first[s]; s = (s + 1) & (cap - 1)) {
+      int j = first[s] - 1;
+      if (hashes[j] == hashes[i] && same_kernel(p, p->kernels.data[j], k)) {
+        k->same = p->kernels.data[j];
+        break;
+      }
+    }
+    if (!first[s])
+      first[s] = i + 1;
+  }
+  loop_verify(p);
+}
