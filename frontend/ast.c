@@ -43,7 +43,7 @@ static const char *const kind_names[] = {
   [AST_TUPLE] = "tuple",  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_STARRED] = "starred",
   [AST_KWARG] = "kwarg",
   [AST_ASSIGN] = "assign", [AST_AUGASSIGN] = "augassign", [AST_STORE] = "store",
-  [AST_RETURN] = "return", [AST_EXPR] = "expr", [AST_FOR] = "for", [AST_IF] = "if", [AST_WHILE] = "while",
+  [AST_RETURN] = "return", [AST_EXPR] = "expr", [AST_FOR] = "for", [AST_BREAK] = "break", [AST_CONTINUE] = "continue", [AST_IF] = "if", [AST_WHILE] = "while",
   [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type", [AST_SCALAR_TYPE] = "scalar_type",
   [AST_FN] = "fn", [AST_PROGRAM] = "program",
 };
@@ -316,14 +316,35 @@ Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc) {
   return finish(cx, a);
 }
 
-Ast *ast_for(Ctx *cx, const char *var, Loc varloc, Ast *iter, Ast *body, Loc loc) {
+// "(a, (b, c))": the name a tuple target's value is bound to (no user name has
+// parentheses).
+static const char *target_text(Ctx *cx, const Ast *t) {
+  if (t->kind == AST_NAME) return t->name;
+  const char *s = "(";
+  for (int i = 0; i < t->list.len; i++)
+    s = arena_printf(&cx->arena, "%s%s%s", s, i ? ", " : "", target_text(cx, t->list.data[i]));
+  return arena_printf(&cx->arena, "%s)", s);
+}
+
+// (x) is x; (x, y) stays a tuple.
+static Ast *target_of(Ast *t) {
+  while (t->kind == AST_TUPLE && t->list.len == 1) t = t->list.data[0];
+  for (int i = 0; t->kind == AST_TUPLE && i < t->list.len; i++) t->list.data[i] = target_of(t->list.data[i]);
+  return t;
+}
+
+Ast *ast_for(Ctx *cx, Ast *targets, Ast *iter, Ast *body, Loc loc) {
   Ast *a = ast_new(cx, AST_FOR, loc);
-  a->name = var;
-  a->oploc = varloc;
+  Ast *t = target_of(targets->list.len == 1 ? targets->list.data[0] : ast_tuple_expr(cx, targets, targets->loc));
+  a->name = target_text(cx, t);
+  a->oploc = t->loc;
+  if (t->kind != AST_NAME) a->lhs = t;
   a->rhs = iter;
   take(&a->body, body);
   return finish(cx, a);
 }
+
+Ast *ast_jump(Ctx *cx, AstKind kind, Loc loc) { return ast_new(cx, kind, loc); }
 
 Ast *ast_if(Ctx *cx, Ast *cond, Ast *then, Ast *els, Loc loc) {
   Ast *a = ast_new(cx, AST_IF, loc);

@@ -45,7 +45,9 @@ typedef enum {
   AST_STORE,     // lhs (an AST_INDEX) = rhs (op < 0) or op= rhs
   AST_RETURN,    // list
   AST_EXPR,      // lhs on its own as a statement: x.clamp_(min=0), x.index_copy_(0, i, v)
-  AST_FOR,       // for name in rhs { body }; oploc: the loop variable
+  AST_FOR,       // for name in rhs { body }; oploc: the loop variable; lhs: a tuple target (ast_for)
+  AST_BREAK,     // break (sema_ctl.c: ends the unrolled loop in the iteration it is reached)
+  AST_CONTINUE,  // continue
   AST_IF,        // if lhs { body } else { list }; elif / else if: list holds one AST_IF
   AST_WHILE,     // while lhs { body }
   // declarations
@@ -132,7 +134,12 @@ Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // o
 Ast *ast_return(Ctx *cx, Ast *values, Loc loc);
 Ast *ast_logic(Ctx *cx, LogicOp op, Ast *a, Ast *b, Loc oploc);  // b NULL for 'not'
 Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc);
-Ast *ast_for(Ctx *cx, const char *var, Loc varloc, Ast *iter, Ast *body, Loc loc);
+// for TARGETS in iter { body }: targets a list of names and parenthesised lists of them.
+// One name is the loop variable; a tuple target `a, (b, c)` is lhs (an AST_TUPLE of
+// AST_NAMEs and AST_TUPLEs), the variable then a hidden name "(a, (b, c))" that sema
+// unpacks into the names at each iteration, as Python does.
+Ast *ast_for(Ctx *cx, Ast *targets, Ast *iter, Ast *body, Loc loc);
+Ast *ast_jump(Ctx *cx, AstKind kind, Loc loc);  // AST_BREAK, AST_CONTINUE
 Ast *ast_if(Ctx *cx, Ast *cond, Ast *then, Ast *els, Loc loc);  // els: a block, an AST_IF or NULL
 Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc);
 Ast *ast_scalar_type(Ctx *cx, const char *name, Loc loc);

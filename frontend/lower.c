@@ -287,6 +287,9 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
     if (s->lhs->ty->kind == TY_TENSOR)
       lower_expr(lw, s->lhs);
     return;
+  case AST_BREAK:     // sema cut the unrolled iteration here: nothing more to run
+  case AST_CONTINUE:
+    return;
   case AST_FOR:  // unrolled by sema: the iterations in order
   case AST_IF:   // the branch taken
     lower_block(lw, &s->unrolled, rets);

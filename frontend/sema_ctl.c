@@ -3,7 +3,9 @@
 // the body checked with v bound to that iteration's value (a compile-time int of a
 // range, an element of a tuple or list, a view x[k] of a tensor's first dim), and
 // `if C { ... } else { ... }` checks only the branch a compile-time C takes, as Python
-// would run only it. `while` and conditions on tensor values are errors.
+// would run only it. `break` and `continue` reached in an iteration end it (and, for
+// break, the loop) there: a loop stops unrolling at the break its taken branches reach.
+// `while` and conditions on tensor values are errors.
 // Invariants kept for lower.c: AST_FOR.unrolled holds, in order, the binding of each
 // hidden iterable, then per iteration the loop variable's AST_ASSIGN and the checked
 // clone's statements; AST_IF.unrolled is the taken branch's statements. Lowering them
@@ -26,6 +28,12 @@ int64_t range_len(int64_t start, int64_t stop, int64_t step) {
   return 0;
 }
 
+// The names of a loop's tuple target (a, (b, c)), bound to poison.
+static void poison_targets(Sema *sema, const Ast *t) {
+  if (t->kind == AST_NAME) bind_name(sema, t->name, poison(sema), t->loc);
+  for (int i = 0; t->kind == AST_TUPLE && i < t->list.len; i++) poison_targets(sema, t->list.data[i]);
+}
+
 // A block that is not checked after an error (a bad condition, a loop refused): the names
 // it assigns become poison and a return in it counts as reached, so nothing cascades.
 static void skip_block(Sema *sema, Body *body, const AstList *stmts) {
@@ -38,6 +46,7 @@ static void skip_block(Sema *sema, Body *body, const AstList *stmts) {
     case AST_AUGASSIGN: bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc); break;
     case AST_FOR:
       bind_name(sema, st->name, poison(sema), st->oploc);
+      if (st->lhs) poison_targets(sema, st->lhs);
       skip_block(sema, body, &st->body);
       break;
     case AST_IF: skip_block(sema, body, &st->body); skip_block(sema, body, &st->list); break;
@@ -131,6 +140,52 @@ static Ast *bind_value(Sema *sema, const char *name, Loc loc, Ast *v, Loc stloc)
   return a;
 }
 
+// A loop's tuple target t (`for i, (w, b) in ...`) unpacked from v, the checked value
+// bound to `from` (t's hidden name), as Python unpacks it at each iteration: each name's
+// AST_ASSIGN pushed on out. A tensor unpacks over its first dim (x.unbind()). Python's
+// messages, at the target.
+static bool unpack_target(Sema *sema, const Ast *t, Ast *v, const char *from, AstList *out) {
+  if (t->kind == AST_NAME) {
+    vec_push(&sema->cx->arena, out, bind_value(sema, t->name, t->loc, v, t->loc));
+    return true;
+  }
+  int n = t->list.len;
+  if (is_tensor(v->ty) && v->ty->view.ndim == 0) {
+    diag_error(sema->cx, t->loc, "iteration over a 0-d tensor");
+    return false;
+  }
+  if (is_tensor(v->ty)) v = part_call(sema, v, "unbind", &v, 1);
+  const TType *ty = v->ty;
+  if (ty->kind != TY_TUPLE && ty->kind != TY_LIST) {
+    diag_error(sema->cx, t->loc, "cannot unpack non-iterable %s object", py_type_name(ty));
+    return false;
+  }
+  if (ty->nelem != n) {
+    if (ty->nelem > n) diag_error(sema->cx, t->loc, "too many values to unpack (expected %d)", n);
+    else diag_error(sema->cx, t->loc, "not enough values to unpack (expected %d, got %d)", n, ty->nelem);
+    return false;
+  }
+  Ast **items;
+  int ni;
+  bool have = seq_items(sema, v, &items, &ni);
+  for (int j = 0; j < n; j++) {
+    Ast *e = have ? items[j] : NULL;
+    if (!e) {  // the element of the value bound to `from`
+      Loc l = t->list.data[j]->loc;
+      e = ast_index(sema->cx, ast_name(sema->cx, from, l), ast_list_of(sema->cx, ast_int(sema->cx, j, l), l), l, l);
+      if (is_poison(check_expr(sema, e))) return false;
+    }
+    const Ast *tj = t->list.data[j];
+    const char *sub = from;
+    if (tj->kind != AST_NAME) {  // a nested target: its value bound to a hidden name of its own
+      sub = arena_printf(&sema->cx->arena, "%s[%d]", from, j);
+      vec_push(&sema->cx->arena, out, bind_value(sema, sub, tj->loc, e, tj->loc));
+    }
+    if (!unpack_target(sema, tj, e, sub, out)) return false;
+  }
+  return true;
+}
+
 // Any other iterable: checked once and bound to a hidden name (i: its place in a zip), as
 // Python evaluates it once.
 static bool value_source(Sema *sema, Ast *st, Ast *e, Source *src, int i) {
@@ -169,36 +224,75 @@ static Ast *source_value(Sema *sema, const Source *src, int64_t k) {
 // ============================================================================
 enum { MAX_ZIP = 8 };
 
+// One source of a loop's values: a range, or any other iterable (i: its place in a zip).
+static bool one_source(Sema *sema, Ast *st, Ast *a, Source *src, int i) {
+  *src = (Source){.at = a};
+  return python_call(sema, a, "range") ? range_source(sema, a, src) : value_source(sema, st, a, src, i);
+}
+
+// enumerate(iterable, start=0): *inner the iterable (checked as a source), *start the
+// first count.
+static bool enumerate_args(Sema *sema, Ast *e, Ast **inner, int64_t *start) {
+  Ast *from = NULL;
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG && strcmp(a->name, "start")) {
+      diag_error(sema->cx, a->loc, "'%s' is an invalid keyword argument for enumerate()", a->name);
+      return false;
+    }
+    if (a->kind == AST_KWARG || npos == 1) {
+      if (from) {
+        diag_error(sema->cx, a->loc, "argument for enumerate() given by name ('start') and position (2)");
+        return false;
+      }
+      from = a->kind == AST_KWARG ? a->rhs : a;
+      npos += a->kind != AST_KWARG;
+    } else if (npos++ == 0) {
+      *inner = a;
+    }
+  }
+  if (npos < 1 || npos > 2) {
+    diag_error(sema->cx, call_loc(e), npos < 1 ? "enumerate() missing required argument 'iterable' (pos 1)"
+                                              : "enumerate() takes at most 2 arguments (%d given)", npos);
+    return false;
+  }
+  *start = 0;
+  if (from) {
+    if (is_poison(check_expr(sema, from))) return false;
+    if (!is_scalar(from->ty) || from->ty->dtype == DT_F64) {
+      diag_error(sema->cx, from->loc, "'%s' object cannot be interpreted as an integer", py_type_name(from->ty));
+      return false;
+    }
+    *start = from->ty->ival;
+  }
+  return true;
+}
+
 void check_for(Sema *sema, Body *body, Ast *st) {
-  Ast *it = st->rhs;
+  Ast *it = st->rhs, *zip = NULL;  // zip: the zip(...) whose arguments are the sources
   Source srcs[MAX_ZIP];
   int nsrc = 0;
+  int64_t start = 0;
   bool ok = true, enumerate = false;
   st->unrolled = (AstList){0};
   sema->loops++;
-  if (python_call(sema, it, "range")) {
-    srcs[nsrc++] = (Source){.at = it};
-    ok = range_source(sema, it, &srcs[0]);
-  } else if (python_call(sema, it, "enumerate") || python_call(sema, it, "zip")) {
-    enumerate = it->name[0] == 'e';
-    int n = it->list.len;
-    ok = no_kwargs(sema, it);
-    if (ok && (enumerate ? n != 1 : n < 1 || n > MAX_ZIP)) {
-      if (enumerate)
-        diag_error(sema->cx, call_loc(it), "enumerate() takes exactly one argument here (%d given)", n);
-      else
-        diag_error(sema->cx, call_loc(it), "zip() takes 1 to %d arguments here (%d given)", MAX_ZIP, n);
+  Ast *inner = it;
+  if (python_call(sema, it, "enumerate")) {
+    enumerate = true;
+    ok = enumerate_args(sema, it, &inner, &start);
+  }
+  if (ok && python_call(sema, inner, "zip")) {
+    zip = inner;
+    int n = zip->list.len;
+    ok = no_kwargs(sema, zip);
+    if (ok && (n < 1 || n > MAX_ZIP)) {
+      diag_error(sema->cx, call_loc(zip), "zip() takes 1 to %d arguments here (%d given)", MAX_ZIP, n);
       ok = false;
     }
-    for (int i = 0; ok && i < n; i++) {
-      Ast *a = it->list.data[i];
-      srcs[nsrc] = (Source){.at = a};
-      ok = python_call(sema, a, "range") ? range_source(sema, a, &srcs[nsrc]) : value_source(sema, st, a, &srcs[nsrc], nsrc);
-      nsrc++;
-    }
-  } else {
-    srcs[nsrc++] = (Source){.at = it};
-    ok = value_source(sema, st, it, &srcs[0], 0);
+    for (int i = 0; ok && i < n; i++, nsrc++) ok = one_source(sema, st, zip->list.data[i], &srcs[nsrc], nsrc);
+  } else if (ok) {
+    ok = one_source(sema, st, inner, &srcs[nsrc++], 0);
   }
   int64_t trips = INT64_MAX;
   for (int i = 0; ok && i < nsrc; i++)
@@ -218,34 +312,39 @@ void check_for(Sema *sema, Body *body, Ast *st) {
   if (!ok) {
     skip_block(sema, body, &st->body);
     bind_name(sema, st->name, poison(sema), st->oploc);
+    if (st->lhs) poison_targets(sema, st->lhs);
     sema->loops--;
     return;
   }
+  body->loops++;
   for (int64_t k = 0; k < trips && !body->returned; k++) {
     Ast *v;
-    if (enumerate || nsrc > 1) {
-      Ast *parts[MAX_ZIP + 1];
-      int np = 0;
-      if (enumerate) parts[np++] = part_int(sema, it, k);
-      for (int i = 0; i < nsrc; i++) parts[np++] = source_value(sema, &srcs[i], k);
-      for (int i = 0; i < np; i++)
-        if (is_poison(parts[i]->ty)) return (void)sema->loops--;
-      v = part_seq(sema, it, TY_TUPLE, parts, np);
-    } else {
-      v = source_value(sema, &srcs[0], k);
-      if (is_poison(v->ty)) break;
+    Ast *parts[MAX_ZIP];
+    bool bad = false;
+    for (int i = 0; i < nsrc; i++) bad |= is_poison((parts[i] = source_value(sema, &srcs[i], k))->ty);
+    if (bad) break;
+    v = zip ? part_seq(sema, zip, TY_TUPLE, parts, nsrc) : parts[0];  // zip's tuple, or the one value
+    if (enumerate) {                                                  // (count, that)
+      Ast *pair[2] = {part_int(sema, it, start + k), v};
+      v = part_seq(sema, it, TY_TUPLE, pair, 2);
     }
     Ast *bind = bind_value(sema, st->name, st->oploc, v, st->oploc);
-    if (srcs[0].items && nsrc == 1 && !enumerate) {  // lower.c reads the element of the value bound once
+    if (srcs[0].items && !zip && !enumerate) {  // lower.c reads the element of the value bound once
       bind->name = srcs[0].hidden;
       bind->ival = k;
     }
     vec_push(&sema->cx->arena, &st->unrolled, bind);
+    if (st->lhs && !unpack_target(sema, st->lhs, v, st->name, &st->unrolled)) {
+      poison_targets(sema, st->lhs);
+      break;
+    }
     AstList clone = {0};
     for (int i = 0; i < st->body.len; i++) vec_push(&sema->cx->arena, &clone, ast_clone(sema->cx, st->body.data[i]));
     int before = sema->cx->nerrors;
-    check_block(sema, body, &clone);
+    check_block(sema, body, &clone);  // cut at a break or continue reached
     for (int i = 0; i < clone.len; i++) vec_push(&sema->cx->arena, &st->unrolled, clone.data[i]);
+    AstKind jump = body->jump;
+    body->jump = AST_COUNT;
     if (sema->cx->nerrors > before) {  // said once: the later iterations would mostly repeat it
       if (is_scalar(v->ty) && v->ty->dtype == DT_I64)
         diag_note(sema->cx, st->oploc, "in the iteration where '%s' is %" PRId64, st->name, v->ty->ival);
@@ -253,7 +352,9 @@ void check_for(Sema *sema, Body *body, Ast *st) {
         diag_note(sema->cx, st->oploc, "in iteration %" PRId64 " of this loop", k);
       break;
     }
+    if (jump == AST_BREAK) break;
   }
+  body->loops--;
   sema->loops--;
 }
 

@@ -133,6 +133,9 @@ typedef struct Body {
   Ast *fn;          // the function (or its inlined clone)
   TType *ret;       // what the return statement gave
   bool returned;    // a return was reached: what follows is not
+  int loops;        // the loops of this body being unrolled around the statement checked
+  AstKind jump;     // AST_BREAK or AST_CONTINUE reached in the loop's current iteration
+                    // (what follows in it is not reached), else AST_COUNT
 } Body;
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);

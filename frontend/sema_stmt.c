@@ -296,17 +296,32 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
   case AST_FOR: check_for(sema, body, st); break;
   case AST_IF: check_if(sema, body, st); break;
   case AST_WHILE: check_while(sema, body, st); break;
+  case AST_BREAK: case AST_CONTINUE:  // Python's SyntaxErrors
+    if (body->loops == 0)
+      diag_error(sema->cx, st->loc, st->kind == AST_BREAK ? "'break' outside loop" : "'continue' not properly in loop");
+    else
+      body->jump = st->kind;
+    break;
   default: diag_error(sema->cx, st->loc, "expected a statement"); break;
   }
 }
 
 // A return of this block makes what follows it an error, as it can never run; a return
 // reached inside a loop or a branch (static control flow, sema_ctl.c) ends the function
-// there, and the rest of the block is not reached, so not checked.
+// there, and the rest of the block is not reached, so not checked. So for a break or
+// continue: the block ends at the statement that reached it (the list is cut there, so
+// that lowering runs what was reached), and a statement right after one is an error.
 void check_block(Sema *sema, Body *body, AstList *stmts) {
   bool own = false, warned = false;
   for (int i = 0; i < stmts->len; i++) {
     Ast *st = stmts->data[i];
+    if (body->jump != AST_COUNT) {
+      const Ast *prev = stmts->data[i - 1];
+      if (prev->kind == AST_BREAK || prev->kind == AST_CONTINUE)
+        diag_error(sema->cx, st->loc, "unreachable statement after '%s'", ast_kind_name(prev->kind));
+      stmts->len = i;
+      break;
+    }
     if (body->returned && !own) break;
     if (body->returned && !warned) {
       diag_error(sema->cx, st->loc, "unreachable statement after 'return'");
@@ -322,7 +337,7 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
   Sym *saved = sema->scope;
   sema->scope = NULL;
   for (int i = 0; i < fn->list.len; i++) bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
-  Body body = {fn, NULL, false};
+  Body body = {fn, NULL, false, 0, AST_COUNT};
   check_block(sema, &body, &fn->body);
   if (!body.returned) {  // at the closing brace, where the return is missing
     Loc brace = fn->loc;

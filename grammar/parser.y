@@ -94,6 +94,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
+%token BREAK "break" CONTINUE "continue"
 %token NEWLINE "newline"
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
@@ -101,6 +102,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 
 %type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part targets target store_target exprs expr
+%type <ast> for_targets for_target
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
 %type <ast> primary args arg_list arg items item opt_expr star_expr
@@ -196,7 +198,7 @@ body
   ;
 
 compound
-  : FOR IDENT IN expr block     { $$ = ast_for(p->cx, $2, @2, $4, $5, @$); }
+  : FOR for_targets IN expr block { $$ = ast_for(p->cx, $2, $4, $5, @$); }
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
   ;
@@ -219,6 +221,8 @@ stmt
   | store_target '=' expr       { $$ = ast_store(p->cx, $1, -1, $3, @2, @$); }
   | store_target augop expr     { $$ = ast_store(p->cx, $1, $2, $3, @2, @$); }
   | RETURN exprs                { $$ = ast_return(p->cx, $2, @$); }
+  | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
+  | CONTINUE                    { $$ = ast_jump(p->cx, AST_CONTINUE, @$); }
   | expr                        { $$ = ast_expr_stmt(p->cx, $1, @$); }
   ;
 
@@ -229,6 +233,17 @@ targets
 
 target
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
+  ;
+
+/* a loop's targets: i, (w, b) in enumerate(zip(ws, bs)) */
+for_targets
+  : for_target                  { $$ = ast_list_of(p->cx, $1, @$); }
+  | for_targets ',' for_target  { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+for_target
+  : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
+  | '(' for_targets ')'         { $$ = ast_tuple_expr(p->cx, $2, @$); }
   ;
 
 /* any postfix ending in an index: x[0, 1:], x.t()[0] */

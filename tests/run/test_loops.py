@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """tests/run/test_loops.py TDSLC: static control flow — for loops unrolled at compile time
 (range with Python's start/stop/step, tuples, lists, a tensor's first dim, enumerate,
-zip, nested loops, loops in called functions), if/elif/else on compile-time values
+zip, enumerate(zip(...), start=), tuple targets `for i, (w, b) in ...`, break and
+continue, nested loops, loops in called functions), if/elif/else on compile-time values
 (shapes, loop variables, constants) choosing code, and a return inside a loop or a
 branch ending the function. Each program runs and is compared with NumPy on the same
 inputs; a loop written out by hand in NumPy is the oracle.
@@ -38,6 +39,28 @@ X9 = rng.standard_normal((2, 3)).astype(np.float32)
 
 def f64(a):
     return a.astype(np.float64)
+
+
+def targets_and_jumps(x, ws, bs, pairs):
+    h = f64(x)
+    for w, b in zip(ws, bs):
+        h = h * f64(w) + f64(b)
+    for i, (w, b) in enumerate(zip(ws, bs), start=1):
+        if i == 2:
+            continue
+        h = h + f64(w) * i - f64(b)
+    for a, b in pairs:  # rows of two: a and b are 0-d
+        h = h + f64(a) * f64(b)
+    n = 0
+    for i in range(4):
+        for j in range(10):
+            if j > i:
+                break
+            n = n + j
+        if i == 2:
+            break
+        n = n * 10
+    return h * n
 
 
 def odd_layers(x, w, b):
@@ -189,6 +212,34 @@ fn pick(x: f32[3, {C}], y: f32[3, {C}]) -> f32[3, {C}] {{
 fn f(x: f32[3, {C}], y: f32[3, {C}]) -> (f32[3, {C}], f32[3, {C}]) {{
     return first_big(x), pick(x, y)
 }}""", {"x": X, "y": Y}, lambda: [f64(X) * 4, f64(Y)], ["f32", "f32"]),
+    # tuple targets, enumerate(zip(...), start=), a tensor's rows unpacked, break and continue
+    ("targets_and_jumps", f"""
+fn f(x: f32[{C}], ws: f32[4, {C}], bs: f32[4, {C}], pairs: f32[3, 2]) -> f32[{C}] {{
+    h = x
+    for w, b in zip(ws, bs) {{
+        h = h * w + b
+    }}
+    for i, (w, b) in enumerate(zip(ws, bs), start=1) {{
+        if i == 2 {{
+            continue
+        }}
+        h = h + w * i - b
+    }}
+    for a, b in pairs {{
+        h = h + a * b
+    }}
+    n = 0
+    for i in range(4) {{
+        for j in range(10) {{
+            if j > i {{ break }}
+            n = n + j
+        }}
+        if i == 2 {{ break }}
+        n = n * 10
+    }}
+    return h * n
+}}""", {"x": Y[0], "ws": B, "bs": W[0, :4], "pairs": W[1, :3, :2]},
+     lambda: [targets_and_jumps(Y[0], B, W[0, :4], W[1, :3, :2])], ["f32"]),
     # layers at offsets that are not 64-byte multiples, read through flipped and strided views
     ("odd_offsets", f"""
 fn f(x: f32[2, 3], w: f32[{L5}, 3, 3], b: f32[{L5}, 5]) -> f32[2, 3] {{

@@ -179,6 +179,7 @@ static void show_to(Buf *b, const Ast *a) {
       put(b, " }");
     }
     break;
+  case AST_BREAK: case AST_CONTINUE: put(b, "%s", ast_kind_name(a->kind)); break;
   default: put(b, "?"); break;
   }
 }
@@ -461,8 +462,13 @@ static void loops_and_conditions_are_compound_statements(void **state) {
   assert_errors("fn f() -> f32[] {\n  if 1 { a = 1 }\n  else { a = 2 }\n  return a\n}\n", 1,
                 "t.tdsl:3:3: error:");
   assert_errors("fn f() -> f32[] {\n  for in range(2) { a = 1 }\n  return a\n}\n", 1,
-                "t.tdsl:2:7: error: expected identifier before 'in'");
+                "t.tdsl:2:7: error: expected identifier or '(' before 'in'");
   assert_errors("fn f(x: foo[3]) -> f32[3] { return x }\n", 0, "");
+  // tuple targets, nested and parenthesised as Python's; break and continue are statements
+  assert_shows("fn f() -> f32[] {\n for i, (w, (b)) in e { if i { continue }\n break }\n for (a) in t { break }\n"
+               " return 0 }",
+               "fn f() -> f32[] { for (i, (w, b)) in e { if i { continue }; break }; "
+               "for a in t { break }; return 0 }");
   // starred items in calls and displays; membership and identity tests compare
   assert_shows("fn f() -> f32[] { s = (*a, 1); t = [*b]; u = g(*c, d=2); return *s, n not in t, n is not None }",
                "fn f() -> f32[] { s = (*a, 1); t = [*b]; u = g(*c, d=2); return *s, (n not_in t), (n is_not None) }");
