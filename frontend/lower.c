@@ -291,6 +291,7 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
   case AST_CONTINUE:
     return;
   case AST_FOR:  // unrolled by sema: the iterations in order
+  case AST_WHILE:
   case AST_IF:   // the branch taken
     lower_block(lw, &s->unrolled, rets);
     return;

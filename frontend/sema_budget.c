@@ -109,8 +109,8 @@ static void tree_size(Sema *sema, const Ast *a, int64_t mult, bool nested, int64
   tree_size(sema, a->rhs, mult, nested, full, own);
   tree_size(sema, a->step, mult, nested, full, own);
   for (int i = 0; i < a->list.len; i++) tree_size(sema, a->list.data[i], mult, nested, full, own);
-  bool loop = a->kind == AST_FOR;
-  int64_t m = loop ? sat_mul(mult, static_trips(sema, a->rhs)) : mult;
+  bool loop = a->kind == AST_FOR || a->kind == AST_WHILE;  // (a while counts each iteration as it unrolls)
+  int64_t m = a->kind == AST_FOR ? sat_mul(mult, static_trips(sema, a->rhs)) : mult;
   for (int i = 0; i < a->body.len; i++) tree_size(sema, a->body.data[i], m, nested || loop, full, own);
 }
 

@@ -3,9 +3,10 @@
 // the body checked with v bound to that iteration's value (a compile-time int of a
 // range, an element of a tuple or list, a view x[k] of a tensor's first dim), and
 // `if C { ... } else { ... }` checks only the branch a compile-time C takes, as Python
-// would run only it. `break` and `continue` reached in an iteration end it (and, for
-// break, the loop) there: a loop stops unrolling at the break its taken branches reach.
-// `while` and conditions on tensor values are errors.
+// would run only it. `while C { ... }` is unrolled while its compile-time C holds.
+// `break` and `continue` reached in an iteration end it (and, for break, the loop) there:
+// a loop stops unrolling at the break its taken branches reach. Conditions on tensor
+// values are errors.
 // Invariants kept for lower.c: AST_FOR.unrolled holds, in order, the binding of each
 // hidden iterable, then per iteration the loop variable's AST_ASSIGN and the checked
 // clone's statements; AST_IF.unrolled is the taken branch's statements. Lowering them
@@ -370,10 +371,46 @@ void check_if(Sema *sema, Body *body, Ast *st) {
   check_block(sema, body, &st->unrolled);
 }
 
+// while C { ... }: unrolled while the compile-time C holds (checked anew before each
+// iteration, as Python evaluates it), or until a break. Each iteration counts against
+// the inlining limit before it is made, so a loop that never ends is a located error.
 void check_while(Sema *sema, Body *body, Ast *st) {
   Loc kw = st->loc;
   kw.end = kw.begin + 5;
-  diag_error(sema->cx, kw, "'while' loops are not supported: loops are unrolled at compile time and need a trip "
-             "count known then; write 'for i in range(n) { ... }' with a compile-time n");
-  skip_block(sema, body, &st->body);
+  st->unrolled = (AstList){0};
+  int64_t own, per = unroll_size(sema, &st->body, &own) + 1;
+  body->loops++;
+  sema->loops++;
+  for (int64_t k = 0; !body->returned; k++) {
+    Ast *cond = ast_clone(sema->cx, st->lhs);
+    bool go;
+    if (is_poison(check_expr(sema, cond)) || !truth_value(sema, cond, &go)) {
+      skip_block(sema, body, &st->body);
+      break;
+    }
+    if (!go) break;
+    if (per > TD_MAX_INLINE_OPS - sema->inlined) {
+      if (!sema->over_budget)
+        diag_error(sema->cx, kw, "this 'while' loop has run %" PRId64 " iterations when unrolled and has not ended; "
+                   "the limit is %d ops in all", k, TD_MAX_INLINE_OPS);
+      sema->over_budget = true;
+      skip_block(sema, body, &st->body);
+      break;
+    }
+    sema->inlined += own + 1;
+    AstList clone = {0};
+    for (int i = 0; i < st->body.len; i++) vec_push(&sema->cx->arena, &clone, ast_clone(sema->cx, st->body.data[i]));
+    int before = sema->cx->nerrors;
+    check_block(sema, body, &clone);  // cut at a break or continue reached
+    for (int i = 0; i < clone.len; i++) vec_push(&sema->cx->arena, &st->unrolled, clone.data[i]);
+    AstKind jump = body->jump;
+    body->jump = AST_COUNT;
+    if (sema->cx->nerrors > before) {
+      diag_note(sema->cx, kw, "in iteration %" PRId64 " of this loop", k);
+      break;
+    }
+    if (jump == AST_BREAK) break;
+  }
+  body->loops--;
+  sema->loops--;
 }

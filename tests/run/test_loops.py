@@ -2,7 +2,8 @@
 """tests/run/test_loops.py TDSLC: static control flow — for loops unrolled at compile time
 (range with Python's start/stop/step, tuples, lists, a tensor's first dim, enumerate,
 zip, enumerate(zip(...), start=), tuple targets `for i, (w, b) in ...`, break and
-continue, nested loops, loops in called functions), if/elif/else on compile-time values
+continue, while on compile-time conditions, nested loops, loops in called functions),
+if/elif/else on compile-time values
 (shapes, loop variables, constants) choosing code, and a return inside a loop or a
 branch ending the function. Each program runs and is compared with NumPy on the same
 inputs; a loop written out by hand in NumPy is the oracle.
@@ -60,7 +61,18 @@ def targets_and_jumps(x, ws, bs, pairs):
         if i == 2:
             break
         n = n * 10
-    return h * n
+    m, k = 100, 0
+    while m > 1:
+        m //= 2
+        k += 1
+        if k % 3 == 0:
+            continue
+        h = h - m
+    while True:
+        k = k * 2
+        if k > 40:
+            break
+    return h * n + k
 
 
 def odd_layers(x, w, b):
@@ -237,7 +249,18 @@ fn f(x: f32[{C}], ws: f32[4, {C}], bs: f32[4, {C}], pairs: f32[3, 2]) -> f32[{C}
         if i == 2 {{ break }}
         n = n * 10
     }}
-    return h * n
+    m, k = 100, 0
+    while m > 1 {{
+        m //= 2
+        k += 1
+        if k % 3 == 0 {{ continue }}
+        h = h - m
+    }}
+    while True {{
+        k = k * 2
+        if k > 40 {{ break }}
+    }}
+    return h * n + k
 }}""", {"x": Y[0], "ws": B, "bs": W[0, :4], "pairs": W[1, :3, :2]},
      lambda: [targets_and_jumps(Y[0], B, W[0, :4], W[1, :3, :2])], ["f32"]),
     # layers at offsets that are not 64-byte multiples, read through flipped and strided views
