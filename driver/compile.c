@@ -7,6 +7,7 @@
 #include "driver/driver.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@ static const Ast *pick_fn(Ctx *cx, const Program *p, const CompileOptions *co) {
   return NULL;
 }
 
-// ---- dims of generic functions: --dim and the shapes of run's --in files ----
+// ---- dims of generic functions: --dim, the shapes of run's --in files or of a call's arguments ----
 // "N, D": the dims of sig that dims leaves unbound (all of them when any is).
 static const char *unbound_dims(Ctx *cx, const FnSig *sig, const SemaDims *dims, bool hint) {
   const char *s = "";
@@ -69,14 +70,26 @@ static int chosen_fn(const Program *p, const CompileOptions *co) {
   return p->fns.len == 1 ? 0 : -1;
 }
 
-// dims: --dim's values, then those the --in files of run bind for function fi (each
-// dim from the first file holding it alone, consistency checked). EXIT_USAGE after a
-// message for a --dim no function has, or a file that disagrees.
-static int bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi, SemaDims *dims) {
+// A usage error on cx->diag_out (stderr for tdslc; the Python package collects it).
+TD_PRINTF(2, 3) static int dims_error(Ctx *cx, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tdslc: error: ", cx->diag_out);
+  vfprintf(cx->diag_out, fmt, ap);
+  fputc('\n', cx->diag_out);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+// dims: --dim's values, then those the --in files of run (or a call's arguments in
+// memory) bind for function fi (each dim from the first input holding it alone,
+// consistency checked). EXIT_USAGE after a message for a --dim no function has, or an
+// input that disagrees.
+int compile_bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi, SemaDims *dims) {
   *dims = co->dims ? *co->dims : (SemaDims){0};
   const char *from[TD_MAX_DIMVARS] = {0};
   for (int j = 0; j < dims->n; j++) {
-    from[j] = arena_printf(&cx->arena, "--dim %s=%" PRId64, dims->names[j], dims->values[j]);
+    from[j] = co->in_memory ? "dims" : arena_printf(&cx->arena, "--dim %s=%" PRId64, dims->names[j], dims->values[j]);
     bool known = false;
     for (int i = 0; i < p->fns.len && !known; i++) {
       if (fi >= 0 && i != fi)
@@ -86,9 +99,9 @@ static int bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi
     }
     if (!known) {
       if (fi >= 0)
-        return usage_error("--dim %s: function '%s' has no dim '%s'", dims->names[j], p->fns.data[fi]->name,
-                           dims->names[j]);
-      return usage_error("--dim %s: no function of %s has a dim '%s'", dims->names[j], co->file, dims->names[j]);
+        return dims_error(cx, "--dim %s: function '%s' has no dim '%s'", dims->names[j], p->fns.data[fi]->name,
+                          dims->names[j]);
+      return dims_error(cx, "--dim %s: no function of %s has a dim '%s'", dims->names[j], co->file, dims->names[j]);
     }
   }
   if (fi < 0 || !co->ninputs)
@@ -97,34 +110,45 @@ static int bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi
   const FnSig *sig = &p->sigs[fi];
   for (int j = 0; j < fn->list.len; j++) {
     const Ast *prm = fn->list.data[j];
-    const char *path = NULL;
+    const Input *in = NULL;
     for (int i = 0; i < co->ninputs; i++)
       if (strcmp(co->inputs[i].name, prm->name) == 0)
-        path = co->inputs[i].path;
+        in = &co->inputs[i];
     bool any = false;
     for (int a = 0; a < TD_MAX_DIMS && prm->type->kind == AST_TYPE; a++)
       any |= a < prm->type->list.len && sig->bare[j * TD_MAX_DIMS + a] >= 0;
-    if (!path || !any)
+    if (!in || !any)
       continue;
-    tdsl_tensor t;
-    if (tdsl_load_npy(path, &t) != 0)
-      return usage_error("--in %s=%s: %s", prm->name, path, tdsl_last_error());
-    int ndim = t.ndim;
-    int64_t shape[TDSL_MAX_DIMS];
-    memcpy(shape, t.shape, sizeof shape);
-    tdsl_tensor_release(&t);
+    int ndim;
+    int64_t shape[TDSL_MAX_DIMS] = {0};
+    if (co->in_memory) {
+      ndim = in->ndim;
+      memcpy(shape, in->shape, sizeof *shape * (size_t)(ndim < TDSL_MAX_DIMS ? ndim : TDSL_MAX_DIMS));
+    } else {
+      tdsl_tensor t;
+      if (tdsl_load_npy(in->path, &t) != 0)
+        return dims_error(cx, "--in %s=%s: %s", prm->name, in->path, tdsl_last_error());
+      ndim = t.ndim;
+      memcpy(shape, t.shape, sizeof shape);
+      tdsl_tensor_release(&t);
+    }
     if (ndim != prm->type->list.len)
-      continue;  // run reports the file's shape against the parameter's
+      continue;  // run (or the entry) reports the input's shape against the parameter's
     for (int a = 0; a < ndim; a++) {
       int k = sig->bare[j * TD_MAX_DIMS + a];
       if (k < 0)
         continue;
       int d = dim_index(dims, sig->dims[k]);
-      if (d >= 0 && dims->values[d] != shape[a])
-        return usage_error("--in %s=%s: '%s' has size %" PRId64 " at dim %d but %s is %" PRId64 " from %s", prm->name,
-                           path, prm->name, shape[a], a, sig->dims[k], dims->values[d], from[d]);
+      if (d >= 0 && dims->values[d] != shape[a]) {
+        if (co->in_memory)  // sema's words for a helper's arguments
+          return dims_error(cx, "argument '%s' of '%s' has size %" PRId64 " at dim %d but %s is %" PRId64 " from %s",
+                            prm->name, fn->name, shape[a], a, sig->dims[k], dims->values[d], from[d]);
+        return dims_error(cx, "--in %s=%s: '%s' has size %" PRId64 " at dim %d but %s is %" PRId64 " from %s",
+                          prm->name, in->path, prm->name, shape[a], a, sig->dims[k], dims->values[d], from[d]);
+      }
       if (d < 0 && dims->n < TD_MAX_DIMVARS) {
-        from[dims->n] = arena_printf(&cx->arena, "--in %s=%s", prm->name, path);
+        from[dims->n] = co->in_memory ? arena_printf(&cx->arena, "'%s'", prm->name)
+                                      : arena_printf(&cx->arena, "--in %s=%s", prm->name, in->path);
         dims->names[dims->n] = sig->dims[k];
         dims->values[dims->n++] = shape[a];
       }
@@ -160,7 +184,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   Program *p = &out->prog;
   bool ok = sema_declare(cx, p);
   SemaDims dims = {0};
-  int rc = ok ? bind_dims(cx, p, co, chosen_fn(p, co), &dims) : 0;
+  int rc = ok ? compile_bind_dims(cx, p, co, chosen_fn(p, co), &dims) : 0;
   if (rc)
     return rc;
   ok = sema_check_fns(cx, p, &dims) && ok;

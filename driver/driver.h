@@ -36,6 +36,8 @@ typedef enum { MODE_COMPILE, MODE_RUN, MODE_BENCH } Mode;
 
 typedef struct Input {
   const char *name, *path;  // --in NAME=PATH; name is malloc'd (options_free)
+  int ndim;                 // CompileOptions.in_memory: no path, the argument's shape
+  const int64_t *shape;
 } Input;
 
 typedef struct Arg {
@@ -142,6 +144,8 @@ typedef struct CompileOptions {
   const SemaDims *dims;  // --dim: values of dims of generic functions
   const Input *inputs;   // run's --in files: their shapes bind the chosen function's dims too
   int ninputs;
+  bool in_memory;  // inputs are a call's arguments in memory (the Python package): their
+                   // shapes, and messages name them as sema names a helper's arguments
 } CompileOptions;
 
 typedef struct Compiled {
@@ -156,6 +160,10 @@ typedef struct Compiled {
 // 0, or the exit status after the diagnostics (EXIT_USAGE: no such file or function,
 // EXIT_PROGRAM: errors in the program).
 int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out);
+// The dims of function fi of the declared program p (or of every function, fi < 0):
+// co->dims, then those co->inputs bind, each from the first input holding it alone, the
+// others checked against it. 0, or EXIT_USAGE after a message on cx->diag_out.
+int compile_bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int fi, SemaDims *dims);
 
 // ============================================================================
 // run.c — run and bench: inputs, one call or timed calls, outputs

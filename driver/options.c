@@ -138,7 +138,7 @@ int options_parse(int argc, char **argv, Options *o) {
       for (int k = 0; k < o->ninputs; k++)
         if (strlen(o->inputs[k].name) == (size_t)(eq - v) && strncmp(o->inputs[k].name, v, (size_t)(eq - v)) == 0)
           return usage_error("--in %.*s is given twice", (int)(eq - v), v);
-      o->inputs[o->ninputs++] = (Input){strndup(v, (size_t)(eq - v)), eq + 1};
+      o->inputs[o->ninputs++] = (Input){.name = strndup(v, (size_t)(eq - v)), .path = eq + 1};
     } else if (VALUE("--dim")) {
       const char *eq = missing ? NULL : strchr(v, '=');
       uint64_t size;

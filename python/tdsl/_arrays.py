@@ -13,6 +13,11 @@
 # the tdsl storage the function made, which it owns: the storage is released when the
 # array (through its base, an _Owner) is collected.
 #
+# Scalar parameters (`eps: float`, `n: int`, `on: bool`): a Python number, a NumPy
+# scalar or a 0-d array, converted as Python converts (an int or a bool to a float, a
+# bool to an int; nothing else) into the 0-d f64/i64/bool tensor the entry's packed
+# caller reads the value from.
+#
 # bf16: NumPy has no bfloat16. A bf16 parameter takes a uint16 array of the bit
 # patterns (or a torch.bfloat16 tensor, whose bits are read in place); bf16 results are
 # uint16 arrays of the bit patterns (tdsl.bf16_to_f32 widens them).
@@ -95,6 +100,40 @@ class Arg:
 
     def release(self):
         lib.tdsl_tensor_release(ctypes.byref(self.tensor))
+
+
+_SCALAR_DTYPES = {"float": np.float64, "int": np.int64, "bool": np.bool_}
+_ACCEPTS = {"float": ("float", "int", "bool"), "int": ("int", "bool"), "bool": ("bool",)}
+
+
+def scalar_arg(fn_name, name, kind, x):
+    """The Arg of a scalar parameter `name: kind` (float, int or bool) from x."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        got, value = "int", x  # a Python int, of any size
+    else:
+        if hasattr(x, "__dlpack__") and not isinstance(x, np.ndarray):
+            if str(getattr(x, "dtype", "")) == "torch.bfloat16":
+                x = x.float()  # as_numpy would give bf16's bits
+            try:
+                a = as_numpy(x, "f64")[0]
+            except (BufferError, RuntimeError, TypeError):  # a dtype DLPack lacks (torch.bool)
+                a = np.asarray(x)
+        elif isinstance(x, (bool, float, complex, np.generic, np.ndarray)) or hasattr(x, "__array_interface__") \
+                or hasattr(x, "__array_struct__"):
+            a = np.asarray(x)
+        else:
+            raise TypeError("argument '%s' of '%s' must be %s, not %s" % (name, fn_name, kind, type(x).__name__))
+        if a.ndim:
+            raise ArgumentError("argument '%s' of '%s' must be %s, not an array of shape %s" % (
+                name, fn_name, kind, a.shape))
+        got = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}.get(a.dtype.kind, a.dtype.name)
+        value = a.item()
+    if got not in _ACCEPTS[kind]:
+        raise TypeError("argument '%s' of '%s' must be %s, not %s" % (name, fn_name, kind, got))
+    if kind == "int" and not -2**63 <= value < 2**63:
+        raise ArgumentError("argument '%s' of '%s' must be a 64-bit int, not %d" % (name, fn_name, value))
+    dtype = np.dtype(_SCALAR_DTYPES[kind])
+    return Arg(fn_name, (name, DTYPES[_TDSL_OF[dtype]], (), False), np.array(value, dtype=dtype))
 
 
 class _Owner:

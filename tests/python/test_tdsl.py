@@ -244,3 +244,178 @@ def test_the_same_source_compiles_once(abi_file):
     np.testing.assert_array_equal(f(np.ones(3, np.float32), np.arange(3, dtype=np.float32)), [1, 2, 3])
     np.testing.assert_array_equal(f([1, 2, 3], [0.5, 0.5, 0.5]), [1.5, 2.5, 3.5])  # lists: the parameter's dtype
     assert [repr(p) for p in f.params] == ["a: f32[3]", "b: f32[3]"]
+
+
+# ---- generic functions (dims written as names) and scalar parameters ----
+GENERIC = """\
+fn rms(x: f32[N, D], w: f32[D], eps: float) -> f32[N, D] {
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+}
+fn heads(x: f32[N, 4 * D], w: f32[D]) -> f32[N, 4, D] {
+    return x.view(N, 4, D) * w
+}
+fn scale(x: f32[N], k: int, a: float, on: bool) -> f32[N] {
+    return x * k + a * on
+}
+fn mix(x: i64[N], a: float) -> f32[N] {
+    return x * a
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def generic_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("generic") / "generic.tdsl"
+    path.write_text(GENERIC)
+    return str(path)
+
+
+def rms_numpy(x, w, eps):
+    return x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + eps) * w
+
+
+def test_a_generic_function_binds_its_dims_from_each_call(generic_file):
+    f = tdsl.compile(generic_file, fn="rms")
+    assert f.generic and f.dimvars == ["N", "D"] and f.dims == {}
+    assert [repr(p) for p in f.params] == ["x: f32[N, D]", "w: f32[D]", "eps: float"]
+    assert f.params[0].shape == ("N", "D") and f.params[2].scalar and f.outputs[0].shape == ("N", "D")
+    r = rng()
+    for n, d in ((4, 8), (2, 16), (1, 3)):
+        x, w = r.standard_normal((n, d), dtype=np.float32), r.standard_normal(d, dtype=np.float32)
+        y = f(x, w, 1e-5)
+        assert y.shape == (n, d) and y.dtype == np.float32
+        np.testing.assert_allclose(y, rms_numpy(x, w, 1e-5), rtol=1e-5, atol=1e-6)
+    h = tdsl.compile(generic_file, fn="heads")
+    assert [repr(p) for p in h.params] == ["x: f32[N, 4 * D]", "w: f32[D]"]
+    assert h.outputs[0].shape == ("N", 4, "D")
+    x, w = r.standard_normal((3, 8), dtype=np.float32), r.standard_normal(2, dtype=np.float32)
+    np.testing.assert_array_equal(h(x, w), x.reshape(3, 4, 2) * w)
+    with pytest.raises(tdsl.ArgumentError) as e:  # 4 * D checked by the entry, not solved
+        h(np.ones((3, 10), np.float32), w)
+    assert str(e.value) == "heads: argument 'x' must be f32[3, 8] but is f32[3, 10]"
+
+
+def test_each_binding_compiles_once(generic_file):
+    src = GENERIC + "\n# test_each_binding_compiles_once\n"  # its own cache entries
+    f = tdsl.compile(source=src, fn="rms")
+    before = len(tdsl._cache)
+    r = rng()
+    x, w = r.standard_normal((4, 8), dtype=np.float32), r.standard_normal(8, dtype=np.float32)
+    f(x, w, 1e-5)
+    assert len(tdsl._cache) == before + 1
+    f(x[::-1], w * 2, 0.5)  # same shapes: the same compiled function
+    f(r.standard_normal((8, 4), dtype=np.float32).T, w, 0.5)  # same binding through other strides
+    assert len(tdsl._cache) == before + 1
+    g = f.bind(N=4, D=8)
+    assert not g.generic and g.dims == {"N": 4, "D": 8}
+    assert g is f.bind({"N": 4, "D": 8}) is tdsl.compile(source=src, fn="rms", dims={"N": 4, "D": 8})
+    assert len(tdsl._cache) == before + 1
+    k = f.bind(N=2, D=8)
+    assert k is not g and len(tdsl._cache) == before + 2
+    np.testing.assert_allclose(f(x[:2], w, 0.5), rms_numpy(x[:2], w, 0.5), rtol=1e-5, atol=1e-6)
+    assert len(tdsl._cache) == before + 2
+
+
+def test_an_inconsistent_call_has_the_compiler_s_message(generic_file, tmp_path):
+    f = tdsl.compile(generic_file, fn="rms")
+    with pytest.raises(tdsl.ArgumentError) as e:
+        f(np.ones((4, 8), np.float32), np.ones(16, np.float32), 1e-5)
+    assert str(e.value) == "argument 'w' of 'rms' has size 16 at dim 0 but D is 8 from 'x'"
+    bad = tmp_path / "bad.tdsl"  # the same call inside the language
+    bad.write_text(GENERIC + "fn bad(a: f32[4, 8], b: f32[16]) -> f32[4, 8] {\n    return rms(a, b, 1e-5)\n}\n")
+    cli = tdslc(str(bad), "--fn", "bad", "--emit=ir")
+    assert cli.returncode == 1 and "error: " + str(e.value) + "\n" in cli.stderr
+    with pytest.raises(tdsl.ArgumentError) as e:
+        f(np.ones((4, 8, 2), np.float32), np.ones(8, np.float32), 1e-5)
+    assert str(e.value) == "argument 'x' of 'rms' must be f32[N, D], not a tensor of 3 dims [4, 8, 2]"
+    with pytest.raises(tdsl.ArgumentError) as e:  # dtypes: the bound entry's check
+        f(np.ones((4, 8), np.float64), np.ones(8, np.float32), 1e-5)
+    assert str(e.value) == "rms: argument 'x' must be f32[4, 8] but is f64[4, 8]"
+    with pytest.raises(TypeError, match="takes 3 arguments but 2 were given"):
+        f(np.ones((4, 8), np.float32), np.ones(8, np.float32))
+
+
+def test_dims_bound_up_front(generic_file):
+    g = tdsl.compile(generic_file, fn="rms", dims={"N": 4, "D": 8})
+    assert not g.generic and g.dims == {"N": 4, "D": 8}
+    assert [repr(p) for p in g.params] == ["x: f32[4, 8]", "w: f32[8]", "eps: float"]
+    assert repr(g).endswith("-> f32[4, 8] with N=4, D=8>")
+    x, w = rng().standard_normal((4, 8), dtype=np.float32), np.full(8, 2, np.float32)
+    np.testing.assert_allclose(g(x, w, 1e-3), rms_numpy(x, w, 1e-3), rtol=1e-5, atol=1e-6)
+    with pytest.raises(tdsl.ArgumentError, match=r"rms: argument 'x' must be f32\[4, 8\] but is f32\[2, 8\]"):
+        g(x[:2], w, 1e-3)
+    p = tdsl.compile(generic_file, fn="rms", dims={"N": 4})  # D still bound by each call
+    assert p.generic and p.dims == {"N": 4} and repr(p.params[1]) == "w: f32[D]"
+    assert p(x, w, 1e-3).shape == (4, 8)
+    with pytest.raises(tdsl.ArgumentError) as e:
+        p(x[:3], w, 1e-3)
+    assert str(e.value) == "argument 'x' of 'rms' has size 3 at dim 0 but N is 4 from dims"
+    with pytest.raises(TypeError, match=r"rms\(\) has no dim 'K' \(its dims: N, D\)"):
+        tdsl.compile(generic_file, fn="rms", dims={"K": 3})
+    with pytest.raises(TypeError, match=r"affine\(\) has no dim 'N' \(it is not generic\)"):
+        tdsl.compile(source=ABI, fn="affine", dims={"N": 3})
+    with pytest.raises(ValueError, match="dim N of rms\\(\\) must be >= 0"):
+        tdsl.compile(generic_file, fn="rms", dims={"N": -1})
+
+
+@pytest.mark.parametrize("kind,method", [("ir", "ir"), ("kernels", "kernels"), ("c", "c_source")])
+def test_texts_of_a_generic_function_need_its_dims(generic_file, kind, method):
+    f = tdsl.compile(generic_file, fn="rms")
+    with pytest.raises(TypeError) as e:
+        getattr(f, method)()
+    assert str(e.value) == "rms() is generic and its dims N, D are unbound: give dims={'N': ..., 'D': ...}"
+    with pytest.raises(TypeError, match="its dim D is unbound"):
+        getattr(f, method)(dims={"N": 4})
+    cli = tdslc(generic_file, "--fn", "rms", "--emit=" + kind, "--dim", "N=4", "--dim", "D=8")
+    assert cli.returncode == 0
+    assert getattr(f, method)(dims={"N": 4, "D": 8}) == cli.stdout
+    assert getattr(f.bind(N=4, D=8), method)() == cli.stdout
+
+
+def test_scalar_parameters_take_python_numbers(generic_file):
+    f = tdsl.compile(generic_file, fn="scale")
+    assert [repr(p) for p in f.params] == ["x: f32[N]", "k: int", "a: float", "on: bool"]
+    x = rng().standard_normal(5, dtype=np.float32)
+    for k, a, on in ((3, 0.25, True), (-2, 1e-3, False), (True, 7, True)):
+        np.testing.assert_allclose(f(x, k, a, on), x * np.float32(k) + np.float32(a) * np.float32(on), rtol=1e-6)
+    # NumPy scalars and 0-d arrays of any width are converted, not read as the entry's f64/i64
+    got = f(x, np.int32(4), np.array(0.5, np.float32), np.array(True))
+    np.testing.assert_allclose(got, x * 4 + np.float32(0.5), rtol=1e-6)
+    got = f(x, np.array(2, np.int8), np.float16(1.5), np.bool_(False))
+    np.testing.assert_allclose(got, x * 2, rtol=1e-6)
+    # Python-scalar promotion: an i64 tensor times a float is f32, as in PyTorch
+    m = tdsl.compile(generic_file, fn="mix")
+    i = np.array([1, -3, 1 << 20], np.int64)
+    y = m(i, 0.1)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, i.astype(np.float32) * np.float32(0.1), rtol=1e-6)
+
+
+def test_a_scalar_argument_of_the_wrong_kind_is_refused(generic_file):
+    f = tdsl.compile(generic_file, fn="scale")
+    x = np.ones(3, np.float32)
+    with pytest.raises(TypeError) as e:
+        f(x, 2, "0.5", True)
+    assert str(e.value) == "argument 'a' of 'scale' must be float, not str"
+    with pytest.raises(tdsl.ArgumentError) as e:
+        f(x, 2, np.array([0.5, 1.0, 2.0]), True)
+    assert str(e.value) == "argument 'a' of 'scale' must be float, not an array of shape (3,)"
+    with pytest.raises(TypeError, match="argument 'k' of 'scale' must be int, not float"):
+        f(x, 2.5, 0.5, True)
+    with pytest.raises(TypeError, match="argument 'on' of 'scale' must be bool, not int"):
+        f(x, 2, 0.5, 1)
+    with pytest.raises(TypeError, match="argument 'a' of 'scale' must be float, not complex"):
+        f(x, 2, 1j, True)
+    with pytest.raises(tdsl.ArgumentError, match="argument 'k' of 'scale' must be a 64-bit int"):
+        f(x, 2**64, 0.5, True)
+
+
+def test_torch_scalars_and_generic_calls(generic_file):
+    torch = pytest.importorskip("torch")
+    f = tdsl.compile(generic_file, fn="scale")
+    got = f(torch.arange(3, dtype=torch.float32), torch.tensor(2), torch.tensor(0.5, dtype=torch.bfloat16),
+            torch.tensor(True))
+    np.testing.assert_array_equal(got, [0.5, 2.5, 4.5])
+    g = tdsl.compile(generic_file, fn="rms")
+    x, w = torch.randn(3, 5), torch.rand(5) + 0.5
+    np.testing.assert_allclose(g(x, w, 1e-5), rms_numpy(x.numpy(), w.numpy(), 1e-5), rtol=1e-5, atol=1e-6)
