@@ -437,6 +437,8 @@ TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d);  // hsplit, vsplit, dsplit
 TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d);  // nonzero, unique ...: refused
+TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d);    // slice/select/diagonal_scatter
+TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d);  // real, isreal, angle of real tensors
 TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -2,7 +2,8 @@
 // clamp_min/clamp_max, logical_xor, deg2rad/rad2deg, ravel, trace, diag, mv, addcmul,
 // addcdiv, aminmax, count_nonzero, nansum, nanmean, xlogy, heaviside, logit,
 // sinc, fmax/fmin, float_power, signbit, hardshrink/softshrink, prelu, rot90,
-// hsplit/vsplit/dsplit, take_along_dim; and the ops whose result depends on the values
+// hsplit/vsplit/dsplit, take_along_dim, slice/select/diagonal/masked_scatter; and the ops
+// whose result depends on the values
 // (nonzero, unique, masked_select, equal ...), refused with a message that says why.
 #include "frontend/sema_internal.h"
 
@@ -390,6 +391,125 @@ TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *bi = call(sema, e, "expand", ix, part_ints(sema, e, xv->ndim, is));
   if (is_poison(bx->ty) || is_poison(bi->ty)) return poison(sema);
   return done(sema, e, part_call(sema, e, "gather", (Ast *[]){bx, part_int(sema, e, a), bi}, 3));
+}
+
+// ============================================================================
+// Out-of-place writes: slice_scatter, select_scatter, diagonal_scatter, masked_scatter
+// ============================================================================
+// x's elements at the linear positions pos (i64, any shape), from src (pos's shape,
+// converted to x's dtype): x.reshape(-1).index_copy(0, pos.reshape(-1), src.reshape(-1))
+// reshaped back to x's shape.
+static Ast *write_at(Sema *sema, const Ast *e, Ast *x, Ast *pos, Ast *src) {
+  const TType *t = x->ty;
+  Ast *flat = part_ints(sema, e, 1, (int64_t[]){-1});
+  Ast *v = src->ty->dtype == t->dtype ? src : part_call(sema, e, "to", (Ast *[]){src, part_dtype(sema, e, t->dtype)}, 2);
+  Ast *args[4] = {part_call(sema, e, "reshape", (Ast *[]){x, flat}, 2), part_int(sema, e, 0),
+                  part_call(sema, e, "reshape", (Ast *[]){pos, flat}, 2), part_call(sema, e, "reshape", (Ast *[]){v, flat}, 2)};
+  Ast *y = part_call(sema, e, "index_copy", args, 4);
+  return part_call(sema, e, "reshape", (Ast *[]){y, part_ints(sema, e, t->view.ndim, t->view.shape)}, 2);
+}
+
+// The positions of x's elements a view of x takes: the view `op` (its arguments after
+// the input in args[1..n)) of arange(numel).reshape(x.shape), whose values are positions.
+static Ast *view_positions(Sema *sema, const Ast *e, const TType *t, const char *op, Ast **args, int n) {
+  int64_t numel = 1;
+  for (int i = 0; i < t->view.ndim; i++) numel *= t->view.shape[i];
+  Ast *all = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, numel)}, 1);
+  args[0] = part_call(sema, e, "reshape", (Ast *[]){all, part_ints(sema, e, t->view.ndim, t->view.shape)}, 2);
+  return part_call(sema, e, op, args, n);
+}
+
+// slice_scatter(input, src, dim=0, start=None, end=None, step=1),
+// select_scatter(input, src, dim, index), diagonal_scatter(input, src, offset=0, dim1=0,
+// dim2=1): input with src written where the view (slice, select, diagonal) of it is.
+TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *src = e->bargs[1];
+  if (!is_tensor(x->ty) || !is_tensor(src->ty)) {
+    diag_error(sema->cx, call_loc(e), "%s(): argument '%s' must be Tensor, not %s", d->b.name,
+               is_tensor(x->ty) ? "src" : "input", py_type_name(is_tensor(x->ty) ? src->ty : x->ty));
+    return poison(sema);
+  }
+  const TType *t = x->ty;
+  Ast *pos;
+  if (d->b.name[1] == 'l') {  // slice_scatter: the positions along dim, as Python's slice takes them
+    int64_t v[4] = {0, 0, INT64_MAX, 1};
+    bool given[4] = {true, false, false, true};
+    for (int i = 0; i < 4; i++) {
+      const Ast *a = e->bargs[2 + i];
+      if (!a || a->ty->kind == TY_NONE) continue;
+      if (!is_scalar(a->ty) || a->ty->dtype == DT_F64) {
+        diag_error(sema->cx, a->loc, "slice_scatter(): argument '%s' must be int, not %s",
+                   (const char *[]){"dim", "start", "end", "step"}[i], py_type_name(a->ty));
+        return poison(sema);
+      }
+      v[i] = a->ty->ival, given[i] = true;
+    }
+    int dim;
+    if (!wrap_dim(sema, e->bargs[2] ? e->bargs[2]->loc : call_loc(e), v[0], t->view.ndim, &dim)) return poison(sema);
+    if (v[3] <= 0) {
+      diag_error(sema->cx, e->bargs[5]->loc, "slice step must be positive");
+      return poison(sema);
+    }
+    int64_t n = t->view.shape[dim], lo = given[1] ? v[1] : 0, hi = given[2] ? v[2] : n;
+    lo = lo < 0 ? (lo + n < 0 ? 0 : lo + n) : (lo > n ? n : lo);
+    hi = hi < 0 ? (hi + n < 0 ? 0 : hi + n) : (hi > n ? n : hi);
+    Ast *idx = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, lo), part_int(sema, e, hi < lo ? lo : hi),
+                                                       part_int(sema, e, v[3])}, 3);
+    Ast *args[3] = {NULL, part_int(sema, e, dim), idx};
+    pos = view_positions(sema, e, t, "index_select", args, 3);
+  } else if (d->b.name[1] == 'e') {  // select_scatter
+    Ast *args[3] = {NULL, e->bargs[2], e->bargs[3]};
+    pos = view_positions(sema, e, t, "select", args, 3);
+  } else {  // diagonal_scatter
+    Ast *args[4] = {NULL, e->bargs[2], e->bargs[3], e->bargs[4]};
+    pos = view_positions(sema, e, t, "diagonal", args, 4);
+  }
+  if (is_poison(pos->ty)) return poison(sema);
+  if (!same_shape(src->ty->view.ndim, src->ty->view.shape, pos->ty->view.ndim, pos->ty->view.shape)) {
+    diag_error(sema->cx, src->loc, "expected src to have a size equal to the slice of self. src size = %s, slice size = %s",
+               shape_str(sema, src->ty->view.ndim, src->ty->view.shape),
+               shape_str(sema, pos->ty->view.ndim, pos->ty->view.shape));
+    return poison(sema);
+  }
+  return done(sema, e, write_at(sema, e, x, pos, src));
+}
+
+// masked_scatter(input, mask, source): input and mask broadcast together; the k-th true
+// element of the mask (row-major) takes source's k-th element. The k of each element is
+// the running count of trues before it (cumsum): source.reshape(-1)[k] where the mask is
+// true, input elsewhere. Too few source elements: index_select's error, at run time.
+TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *m = e->bargs[1], *src = e->bargs[2];
+  for (int i = 0; i < 3; i++)
+    if (!is_tensor(e->bargs[i]->ty)) {
+      diag_error(sema->cx, e->bargs[i]->loc, "masked_scatter(): argument '%s' must be Tensor, not %s",
+                 (const char *[]){"input", "mask", "source"}[i], py_type_name(e->bargs[i]->ty));
+      return poison(sema);
+    }
+  if (src->ty->dtype != x->ty->dtype) {  // PyTorch's words, its missing space included
+    diag_error(sema->cx, src->loc, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
+               torch_name(x->ty->dtype), torch_name(src->ty->dtype));
+    return poison(sema);
+  }
+  if (dtype_is_float(m->ty->dtype)) {
+    diag_error(sema->cx, m->loc, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
+               torch_name(m->ty->dtype));
+    return poison(sema);
+  }
+  int n = x->ty->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, x->ty->view.shape, sizeof(int64_t) * (size_t)n);
+  if (!broadcast(sema, call_loc(e), &n, shape, m->ty->view.ndim, m->ty->view.shape)) return poison(sema);
+  Ast *to = part_ints(sema, e, n, shape), *flat = part_ints(sema, e, 1, (int64_t[]){-1});
+  if (m->ty->dtype != DT_BOOL) m = bin(sema, e, OP_NE, m, part_int(sema, e, 0));
+  Ast *mf = part_call(sema, e, "reshape", (Ast *[]){part_call(sema, e, "broadcast_to", (Ast *[]){m, to}, 2), flat}, 2);
+  Ast *xf = part_call(sema, e, "reshape", (Ast *[]){part_call(sema, e, "broadcast_to", (Ast *[]){x, to}, 2), flat}, 2);
+  Ast *k = part_call(sema, e, "cumsum", (Ast *[]){mf, part_int(sema, e, 0)}, 2);  // i64 of a bool
+  k = part_call(sema, e, "clamp", (Ast *[]){bin(sema, e, OP_SUB, k, part_int(sema, e, 1)), part_int(sema, e, 0)}, 2);
+  Ast *sf = part_call(sema, e, "reshape", (Ast *[]){src, flat}, 2);
+  Ast *v = part_call(sema, e, "index_select", (Ast *[]){sf, part_int(sema, e, 0), k}, 3);
+  return done(sema, e, part_call(sema, e, "reshape", (Ast *[]){where3(sema, e, mf, v, xf), to}, 2));
 }
 
 // ============================================================================

@@ -5,7 +5,10 @@ writes") against NumPy: x[idx] = v, x[i, :, pos] = k with a 0-d position, x[idx]
 (accumulate), index_copy, index_add, index_fill, scatter, scatter_add, scatter_reduce
 (sum, prod, mean, amax, amin, include_self), each as x.NAME_ (x written), x.NAME and
 torch.NAME (a copy); repeated and negative indices; every dtype; non-contiguous and
-expanded sources; int-list indices (x[[0, 2]], v[:, [-1]]); in-place methods
+expanded sources; int-list indices (x[[0, 2]], v[:, [-1]]); the out-of-place view writes
+slice_scatter, select_scatter, diagonal_scatter and masked_scatter (and masked_scatter_),
+with Python's slice bounds (NumPy's assignment through the same slice is the oracle: the
+Debian build of PyTorch 1.13 ignores `end` when step is 1); in-place methods
 (x.clamp_(min=0) ...; written y = y.NAME_(...) until statements may be bare
 expressions); a KV-cache decoding step whose untouched rows stay bitwise the
 same; out-of-range indices exit 3 at the op's location.
@@ -260,6 +263,7 @@ def main():
           np.where(mm, 9, x), np.full_like(x, 3), np.zeros_like(x), np.broadcast_to(v, (3, 4)), xi + 1],
          {"x": ("f32", x), "v": ("f32", v), "m": ("bool", mm), "k": ("i32", xi)})
 
+    view_scatters()
     kv_cache()
     # in-place methods as statements, as forward passes write them
     x = vals("f32", (4, 6))
@@ -275,6 +279,28 @@ def main():
          "y, m", ["f32", "f32"], [y, m], {"x": ("f32", x), "ix": ("i64", ix)})
     out_of_range()
     return T.summary()
+
+
+def view_scatters():
+    for dt in ("f32", "i64", "bf16", "bool"):
+        x = vals(dt, (3, 4))
+        m = RNG.random((3, 4)) < 0.5
+        s = vals(dt, (12,))
+        r, c, d = vals("f32", (4,)), vals("f32", (3, 2)), vals("f32", (2,))
+        w = [x.copy() for _ in range(6)]
+        w[0][m] = s[:m.sum()]
+        w[1][-1] = rnd(r, dt)
+        w[2][:, 1::2] = rnd(c, dt)
+        w[3][[0, 1], [2, 3]] = rnd(d, dt)
+        w[4][1:] = x[:2]
+        mb = np.broadcast_to(m[1], (3, 4))
+        w[5][mb] = s[:mb.sum()]
+        case(f"view_scatters_{dt}", f"x: {dt}[3, 4], m: bool[3, 4], s: {dt}[12], r: f32[4], c: f32[3, 2], d: f32[2]",
+             ["a = torch.masked_scatter(x, m, s)", "b = x.select_scatter(r, 0, -1)",
+              "e = torch.slice_scatter(x, c, 1, 1, None, 2)", "g = torch.diagonal_scatter(x, d, 2)",
+              "h = torch.slice_scatter(x, x[:2], start=-2)", "y = x.clone()", "y.masked_scatter_(m[1], s.view(3, 4))"],
+             "a, b, e, g, h, y", [dt] * 6, [f64(v) if dt != "bool" else v for v in w],
+             {"x": (dt, x), "m": ("bool", m), "s": (dt, s), "r": ("f32", r), "c": ("f32", c), "d": ("f32", d)})
 
 
 def kv_cache():
@@ -329,6 +355,9 @@ def out_of_range():
         ("index_copy", "fn f(x: f32[3, 4], i: i64[2], s: f32[3, 2]) -> f32[3, 4] {\n    return x.index_copy(1, i, s)\n}",
          {"i": np.array([7, 0], np.int64), "s": np.ones((3, 2), np.float32)},
          "index_copy_(): index 7 is out of bounds for dimension 1 with size 4", "x.index_copy(1, i, s)"),
+        ("masked_scatter_short", "fn f(x: f32[3, 4], m: bool[3, 4], s: f32[5]) -> f32[3, 4] {\n"
+         "    return x.masked_scatter(m, s)\n}", {"m": np.ones((3, 4), bool), "s": np.ones(5, np.float32)},
+         "index out of range in self", "x.masked_scatter(m, s)"),
     ]
     for name, src, inputs, msg, at in cases:
         inputs = dict(inputs)
