@@ -223,6 +223,18 @@ static Ast *source_value(Sema *sema, const Source *src, int64_t k) {
 // ============================================================================
 // for, if, while
 // ============================================================================
+// One iteration of loop st: a clone of its body checked and appended to st->unrolled, cut
+// at a break or continue reached; returns that jump (AST_BREAK, AST_CONTINUE) or AST_COUNT.
+static AstKind iteration(Sema *sema, Body *body, Ast *st) {
+  AstList clone = {0};
+  for (int i = 0; i < st->body.len; i++) vec_push(&sema->cx->arena, &clone, ast_clone(sema->cx, st->body.data[i]));
+  check_block(sema, body, &clone);
+  for (int i = 0; i < clone.len; i++) vec_push(&sema->cx->arena, &st->unrolled, clone.data[i]);
+  AstKind jump = body->jump;
+  body->jump = AST_COUNT;
+  return jump;
+}
+
 enum { MAX_ZIP = 8 };
 
 // One source of a loop's values: a range, or any other iterable (i: its place in a zip).
@@ -339,13 +351,8 @@ void check_for(Sema *sema, Body *body, Ast *st) {
       poison_targets(sema, st->lhs);
       break;
     }
-    AstList clone = {0};
-    for (int i = 0; i < st->body.len; i++) vec_push(&sema->cx->arena, &clone, ast_clone(sema->cx, st->body.data[i]));
     int before = sema->cx->nerrors;
-    check_block(sema, body, &clone);  // cut at a break or continue reached
-    for (int i = 0; i < clone.len; i++) vec_push(&sema->cx->arena, &st->unrolled, clone.data[i]);
-    AstKind jump = body->jump;
-    body->jump = AST_COUNT;
+    AstKind jump = iteration(sema, body, st);
     if (sema->cx->nerrors > before) {  // said once: the later iterations would mostly repeat it
       if (is_scalar(v->ty) && v->ty->dtype == DT_I64)
         diag_note(sema->cx, st->oploc, "in the iteration where '%s' is %" PRId64, st->name, v->ty->ival);
@@ -398,13 +405,8 @@ void check_while(Sema *sema, Body *body, Ast *st) {
       break;
     }
     sema->inlined += own + 1;
-    AstList clone = {0};
-    for (int i = 0; i < st->body.len; i++) vec_push(&sema->cx->arena, &clone, ast_clone(sema->cx, st->body.data[i]));
     int before = sema->cx->nerrors;
-    check_block(sema, body, &clone);  // cut at a break or continue reached
-    for (int i = 0; i < clone.len; i++) vec_push(&sema->cx->arena, &st->unrolled, clone.data[i]);
-    AstKind jump = body->jump;
-    body->jump = AST_COUNT;
+    AstKind jump = iteration(sema, body, st);
     if (sema->cx->nerrors > before) {
       diag_note(sema->cx, kw, "in iteration %" PRId64 " of this loop", k);
       break;
