@@ -214,8 +214,8 @@ static int arg_of(const LKernel *k, int b) {
   return -1;
 }
 
-// The facts of two matmuls over equal loops are the same: their shapes, and their
-// statements at the same places (the pointers into the loops, checked by position).
+// The facts of two matmuls over equal loops are the same: their shapes, the loops they
+// name alike (variable, extent), and their factors and initial value node for node.
 static bool same_matmul(const LKernel *kx, const LKernel *ky) {
   const LMatmul *x = kx->mm, *y = ky->mm;
   if (!x || !y)
