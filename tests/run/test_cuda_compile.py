@@ -151,7 +151,8 @@ def check_layers(tdslc, path):
             errs.append(f"{fn}: __global__ {defined}, expected each kernel with code of its own once: {own}")
         launches = []
         for name, argtext in re.findall(rf"^    (tdsl_g_{fn}_k\d+)<<<\d+, \d+, 0>>>\(\*derr(.*)\);$", cu, re.M):
-            moved = [(int(b), int(a or 0)) for b, a in re.findall(r", \([a-z0-9_]+ \*\)d\[(\d+)\](?: \+ (\d+))?", argtext)]
+            pointers = re.findall(r", \([a-z0-9_]+ \*\)d\[(\d+)\](?: \+ (\d+))?", argtext)
+            moved = [(int(b), int(a or 0)) for b, a in pointers]
             launches.append((name, moved))
         want = [(name, moved) for name, moved, _ in kernels]
         if launches != want:

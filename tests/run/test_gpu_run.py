@@ -11,9 +11,10 @@ LANGUAGE.md §9-10 promise there: exit status 3, one line
 With a GPU it runs, on each backend: every example function (test_examples.py's
 NumPy models), every op program of test_ops.py, seeded random programs (randprog.py;
 TDSL_GPU_RANDOM_COUNT, default 100) and data errors raised on the device (exit 3, a
-located message; one of them in a later layer of kernels sharing one function). Tolerances are the CPU tests' own: they are relative to each
-result's magnitude and already allow reassociated reductions, which GPU reductions
-are. A failure prints the program.
+located message; one of them in a later layer of kernels sharing one function).
+Tolerances are the CPU tests' own: they are relative to each result's magnitude and
+already allow reassociated reductions, which GPU reductions are. A failure prints the
+program.
 """
 import os
 import re
