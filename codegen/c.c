@@ -169,20 +169,6 @@ static void stmts(CKernelGen *c, const LStmtList *l) {
     stmt(c, l->data[i]);
 }
 
-// "also runs k5, k9 (the same code on other buffers or offsets)" for the kernels sharing ki's
-// function (share_kernels), NULL if none do.
-static const char *shared_note(Ctx *cx, const LProgram *p, int ki) {
-  Buf b;
-  buf_init(&b, cx);
-  for (int i = ki + 1; i < p->kernels.len; i++)
-    if (p->kernels.data[i]->same == p->kernels.data[ki])
-      buf_printf(&b, "%s%s", b.len ? ", " : "also runs ", p->kernels.data[i]->name);
-  if (!b.len)
-    return NULL;
-  buf_puts(&b, " (the same code on other buffers or offsets)");
-  return b.data;
-}
-
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
@@ -194,7 +180,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   stmts(&c, &k->body);
 
   // header comment: what it computes and what each pointer is
-  emit_kernel_comment(out, p, ki, shared_note(cx, p, ki));
+  emit_kernel_comment(out, p, ki, emit_shared_note(cx, p, ki));
   if (c.g.has_lanes)
     buf_puts(out, lanes_begin);
   buf_printf(out, "static int %s(", emit_kernel_name(cx, p, ki));

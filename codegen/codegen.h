@@ -29,7 +29,10 @@ extern const Target target_llvm;  // codegen/llvm_emit.c (built with TDSLC_WITH_
 // parameters and a 1-D launch, so the runtime runs either image the same way:
 //   kernel(tdsl_gpu_error *err, T0 *b0, T1 *b1, ...)
 // b0.. are device pointers to the program buffers of LKernel.args, in that order
-// (f16/bf16 buffers as uint16_t), each buffer contiguous as on the CPU. err is a
+// (f16/bf16 buffers as uint16_t), each buffer contiguous as on the CPU, each pointer
+// moved `LArg.at` elements in. A kernel with an earlier one's code (LKernel.same,
+// share_kernels) has no __global__ of its own: it launches that one's, with that one's
+// grid and block (its schedule is that one's), on its own buffers. err is a
 // device record { int flag; int k; long long value; } (tdsl_gpu_error) where the kernel records a run-time
 // error (error index k of that kernel's LKernel.errors, with its value): the first
 // raise wins (atomicCAS on a flag), so on the GPU which of several failing
@@ -43,7 +46,8 @@ typedef struct GpuKernel {
 } GpuKernel;
 typedef struct GpuImage {
   const char *text;     // CUDA C (device code only, for NVRTC) or PTX
-  GpuKernel *kernels;   // one per LKernel of the program, same order
+  GpuKernel *kernels;   // the launch of each LKernel of the program, same order (a
+                        // kernel sharing an earlier one's code: that one's name and launch)
   int nkernels;
 } GpuImage;
 // cuda.c. --emit=cuda: for every program, the device kernels and a host entry with
@@ -86,6 +90,11 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p);
 // The symbol of the function kernel i of p runs: "tdsl_g_<fn>_<its name>" ("tdsl_g_mlp_k0"),
 // or the earlier kernel's whose code it shares (LKernel.same).
 const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i);
+// The index of the kernel whose code kernel i of p runs: i, or LKernel.same's.
+int emit_kernel_code(const LProgram *p, int i);
+// "also runs k5, k9 (the same code on other buffers or offsets)" for the kernels that
+// run kernel i's code (LKernel.same), NULL if none do.
+const char *emit_shared_note(Ctx *cx, const LProgram *p, int i);
 // "// fn.k0: ops (lines ...)", the note's line if any, then "// b0: name (kind dtype[n]), ...".
 void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note);
 // The static tables of runtime/entry.c for p: tdsl_g_<fn>_params, _bufs, _outputs, _info.

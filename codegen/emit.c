@@ -185,6 +185,27 @@ const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i) {
   return arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, (k->same ? k->same : k)->name);
 }
 
+int emit_kernel_code(const LProgram *p, int i) {
+  const LKernel *same = p->kernels.data[i]->same;
+  int j = i;
+  while (same && j > 0 && p->kernels.data[j] != same)
+    j--;
+  TD_ASSERT(!same || p->kernels.data[j] == same);
+  return j;
+}
+
+const char *emit_shared_note(Ctx *cx, const LProgram *p, int i) {
+  Buf b;
+  buf_init(&b, cx);
+  for (int j = i + 1; j < p->kernels.len; j++)
+    if (p->kernels.data[j]->same == p->kernels.data[i])
+      buf_printf(&b, "%s%s", b.len ? ", " : "also runs ", p->kernels.data[j]->name);
+  if (!b.len)
+    return NULL;
+  buf_puts(&b, " (the same code on other buffers or offsets)");
+  return b.data;
+}
+
 // s inside a // comment: a comment never holds a newline or the end of a block comment
 static void comment_text(Buf *b, const char *s) {
   for (const char *q = s; *q; q++)

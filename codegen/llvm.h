@@ -50,7 +50,9 @@ struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc
 // as far as it can prove iterations touch disjoint elements; the rest runs on
 // thread 0 (so does a kernel with a top-level statement that is not a loop). iters (one slot per kernel, in order) gets the
 // iterations spread: launch that many threads or fewer; 0: the kernel is serial and
-// needs one thread. No verification, no optimisation.
+// needs one thread. A kernel with an earlier one's code (LKernel.same) is not built
+// again: it launches that one's, with that one's iters. No verification, no
+// optimisation.
 struct LLVMOpaqueModule *llvm_build_gpu_module(Ctx *cx, struct LLVMOpaqueContext *lc, LProgram *const *progs,
                                                int nprogs, const char *triple, const char *data_layout,
                                                int64_t *iters);

@@ -8,7 +8,9 @@
 //
 // Invariants: iterations run on different threads only where the schedule spreads
 // them, the rest on thread 0; a kernel's iters is the schedule's (launch that many
-// threads or fewer; 0: a serial kernel, one thread).
+// threads or fewer; 0: a serial kernel, one thread). Kernels with the same code
+// (LKernel.same) are built once: a later one gets the first's iters (its schedule is
+// the first's) and launches its kernel.
 #include "codegen/llvm_internal.h"
 
 #include <string.h>
@@ -175,8 +177,13 @@ struct LLVMOpaqueModule *llvm_build_gpu_module(Ctx *cx, struct LLVMOpaqueContext
   g.b = LLVMCreateBuilderInContext(lc);
   int n = 0;
   for (int i = 0; i < nprogs; i++)
-    for (int k = 0; k < progs[i]->kernels.len; k++, n++)
-      build_gpu_kernel(&g, progs[i], k, &iters[n]);
+    for (int k = 0; k < progs[i]->kernels.len; k++, n++) {
+      int j = emit_kernel_code(progs[i], k);  // a kernel with an earlier one's code launches that one
+      if (j == k)
+        build_gpu_kernel(&g, progs[i], k, &iters[n]);
+      else
+        iters[n] = iters[n - (k - j)];
+    }
   LLVMDisposeBuilder(g.b);
   return g.m;
 }

@@ -1,10 +1,11 @@
 // codegen/ptx.c: PTX through LLVM's NVPTX target. The module comes from the GPU mode
 // of the LLVM backend's builder (llvm_build_gpu_module in llvm_gpu.c: one kernel per
-// LKernel, the convention of codegen.h); here it is verified, linked with libdevice
-// when its math needs it, every function but the kernels made internal (so the
-// optimiser keeps only the libdevice code used), optimised with default<On> for the
-// NVPTX TargetMachine, and printed as PTX. The LLVM plumbing (target lookup, levels,
-// data layout, verification, passes, emission) is llvm_target.c's, shared with the host.
+// LKernel, the convention of codegen.h, kernels with the same code built once); here
+// it is verified, linked with libdevice when its math needs it, every function but
+// the kernels made internal (so the optimiser keeps only the libdevice code used),
+// optimised with default<On> for the NVPTX TargetMachine, and printed as PTX. The LLVM
+// plumbing (target lookup, levels, data layout, verification, passes, emission) is
+// llvm_target.c's, shared with the host.
 //
 // Invariants:
 //   - the triple is nvptx64-nvidia-cuda; the processor is --gpu-arch when LLVM 14

@@ -246,7 +246,8 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     if (cpu_prog) {
       sched_cpu(cx, lp);
       share_kernels(cx, lp);
-    } else {
+    } else {  // the GPU schedule is decided once for kernels with the same code
+      share_kernels(cx, lp);
       sched_gpu(cx, lp);
     }
     out->lps[i] = lp;

@@ -1,7 +1,9 @@
 // driver/gpu.c: run and bench on --target cuda. The function's kernels become one
 // image, PTX through LLVM's NVPTX target (--backend ptx, the default) or CUDA C for
 // NVRTC (--backend cuda), and go with the entry's tables (as the CPU entry has them)
-// to the runtime's tdsl_gpu_run, which loads libcuda.so.1 itself.
+// to the runtime's tdsl_gpu_run, which loads libcuda.so.1 itself. The launch table
+// has an entry per kernel: kernels with the same code (LKernel.same) name one function
+// of the image, each with its own buffers and their starts (LArg.at).
 #include "driver/driver.h"
 
 #include <string.h>
@@ -76,10 +78,15 @@ int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Time
     const LKernel *lk = p->kernels.data[k];
     const GpuKernel *g = &img.kernels[k];
     int *args = arena_alloc(&cx->arena, sizeof *args * (size_t)(lk->args.len + 1));
-    for (int i = 0; i < lk->args.len; i++)
+    int64_t *at = arena_alloc(&cx->arena, sizeof *at * (size_t)(lk->args.len + 1));
+    for (int i = 0; i < lk->args.len; i++) {
       args[i] = lk->args.data[i].buf;
-    ks[k] = (tdsl_gpu_kernel){g->name, g->grid, g->block, g->shmem, lk->args.len, args, lk->errors.len,
-                              (const char *const *)lk->errors.data};
+      at[i] = lk->args.data[i].at;  // share_kernels moved its start
+    }
+    // (a kernel with an earlier one's code: g names that one's function)
+    ks[k] = (tdsl_gpu_kernel){.name = g->name, .grid = g->grid, .block = g->block, .shmem = g->shmem,
+                              .nargs = lk->args.len, .args = args, .nerrors = lk->errors.len,
+                              .errors = (const char *const *)lk->errors.data, .at = at};
   }
   gp.image = img.text;
   gp.nkernels = nk;

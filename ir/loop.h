@@ -166,8 +166,9 @@ typedef struct LArg {
   bool stream;   // stores may bypass the caches (non-temporal): a large result no kernel
                  // reads, 64-byte aligned as every storage is (set by sched_cpu)
   int64_t at;    // the kernel sees the buffer from element `at` on: its indices count from
-                 // there, and the entry passes the storage plus `at` (a multiple of 64
-                 // bytes, so alignment holds). 0 unless share_kernels moved it.
+                 // there, and the entry (on the GPU the launch) passes the storage plus
+                 // `at` (a multiple of 64 bytes, so alignment holds). 0 unless
+                 // share_kernels moved it.
 } LArg;
 
 // ---- what the kernel builder records about a kernel it built (LKernel.mm, .softmax) ----
@@ -257,6 +258,7 @@ struct LKernel {
   LGpuSched *gpu;            // GPU programs: its mapping onto threads (sched_gpu), else NULL
   const LKernel *same;       // NULL, or an earlier kernel of the program with the same code
                              // (share_kernels): the backends emit that one and call it
+                             // (launch it, on the GPU, with that one's gpu schedule)
 };
 
 typedef enum {
@@ -358,12 +360,13 @@ LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 // for streaming stores (LArg.stream).
 void sched_cpu(Ctx *cx, LProgram *p);
 
-// ---- share.c: one function for kernels with the same code (CPU programs) ----
+// ---- share.c: one function for kernels with the same code ----
 // The layers of an unrolled loop over stacked weights build the same kernels, apart
 // from where they read (w[i] starts i*C*C elements in). share_kernels moves each
 // argument's start to its least index (LArg.at) so the indices count from there; a
-// kernel whose loops, locals, errors and argument dtypes then equal an earlier one's
-// names it in LKernel.same, and the backends build that function once.
+// kernel whose loops, locals, errors, argument dtypes (and matmul facts, LKernel.mm)
+// then equal an earlier one's names it in LKernel.same, and the backends build that
+// function once. CPU programs: after sched_cpu; GPU programs: before sched_gpu.
 void share_kernels(Ctx *cx, LProgram *p);
 
 // ---- sched_gpu.c: the GPU schedule over built loop IR (the CUDA and NVVM backends) ----
@@ -482,7 +485,9 @@ struct LGpuSched {
   LGpuNest *spread;     // per top-level statement (iters > 0)
 };
 
-// Sets every kernel's gpu: the GPU backends print and build only what it holds.
+// Sets every kernel's gpu: the GPU backends print and build only what it holds. A
+// kernel sharing an earlier one's code (LKernel.same, share_kernels ran before) gets
+// that one's schedule, the same object: its code and launch are that kernel's.
 void sched_gpu(Ctx *cx, LProgram *p);
 // k->gpu; for a kernel sched_gpu has not seen (built by hand in a unit test), its
 // schedule decided now (not stored).

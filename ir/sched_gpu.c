@@ -1032,8 +1032,12 @@ static LGpuSched *schedule(Ctx *cx, const LKernel *k) {
 }
 
 void sched_gpu(Ctx *cx, LProgram *p) {
-  for (int i = 0; i < p->kernels.len; i++)
-    p->kernels.data[i]->gpu = schedule(cx, p->kernels.data[i]);
+  for (int i = 0; i < p->kernels.len; i++) {
+    LKernel *k = p->kernels.data[i];
+    // a kernel with an earlier one's code (share_kernels) runs that one's, as it is scheduled
+    k->gpu = k->same ? k->same->gpu : schedule(cx, k);
+    TD_ASSERT(k->gpu);
+  }
 }
 
 const LGpuSched *sched_gpu_kernel(Ctx *cx, const LKernel *k) { return k->gpu ? k->gpu : schedule(cx, k); }

@@ -12,8 +12,11 @@
 // [-at, numel - at). Then kernels with equal code — kind, loop variables, locals,
 // errors (located messages), the dtypes and read/write/stream flags of their
 // arguments, and their statements node for node — are found through a structural hash;
-// each later one points at the first in LKernel.same. Only what the CPU backends read is
-// compared: GPU programs (LKernel.gpu, .mm) are not shared.
+// each later one points at the first in LKernel.same. CPU programs are shared after
+// sched_cpu, GPU programs before sched_gpu, which gives a later copy its first's
+// schedule. Of what the kernel builder records beside the loops, LKernel.mm is read by
+// sched_gpu and codegen/cuda.c (as facts about the loops): its shape is compared too;
+// .softmax is read by sched_cpu alone, which has run by then.
 //
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
@@ -203,9 +206,40 @@ static bool same_stmts(const LStmtList *x, const LStmtList *y) {
   return true;
 }
 
+// The argument of k that is buffer b, -1 if none.
+static int arg_of(const LKernel *k, int b) {
+  for (int a = 0; a < k->args.len; a++)
+    if (k->args.data[a].buf == b)
+      return a;
+  return -1;
+}
+
+// The facts of two matmuls over equal loops are the same: their shapes, the loops they
+// name alike (variable, extent), and their factors and initial value node for node.
+static bool same_matmul(const LKernel *kx, const LKernel *ky) {
+  const LMatmul *x = kx->mm, *y = ky->mm;
+  if (!x || !y)
+    return x == y;
+  if (x->form != y->form || x->dt != y->dt || x->rdim != y->rdim || x->jdim != y->jdim || x->batch != y->batch ||
+      x->M != y->M || x->N != y->N || x->K != y->K || x->nouter != y->nouter || x->iouter != y->iouter ||
+      x->jouter != y->jouter || x->acc != y->acc || x->epi != y->epi || !x->kloop != !y->kloop ||
+      !x->body != !y->body || !x->init != !y->init || !x->a != !y->a || !x->b != !y->b ||
+      arg_of(kx, x->acc_buf) != arg_of(ky, y->acc_buf))
+    return false;
+  for (int i = 0; i < x->nouter; i++)
+    if (x->odim[i] != y->odim[i] || x->outer[i]->var != y->outer[i]->var || x->outer[i]->extent != y->outer[i]->extent)
+      return false;
+  if (x->kloop && (x->kloop->var != y->kloop->var || x->kloop->extent != y->kloop->extent))
+    return false;
+  if (x->body && x->body->len != y->body->len)
+    return false;
+  return (!x->a || same_expr(x->a, y->a)) && (!x->b || same_expr(x->b, y->b)) &&
+         (!x->init || same_expr(x->init, y->init));
+}
+
 static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
   if (x->kind != y->kind || x->nvars != y->nvars || x->args.len != y->args.len || x->locals.len != y->locals.len ||
-      x->errors.len != y->errors.len)
+      x->errors.len != y->errors.len || !same_matmul(x, y))
     return false;
   for (int a = 0; a < x->args.len; a++) {
     const LArg *u = &x->args.data[a], *v = &y->args.data[a];

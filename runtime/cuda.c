@@ -299,21 +299,36 @@ static int launch(Run *run, int k) {
   if (kn->shmem > 48 * 1024 &&
       (r = cu.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kn->shmem)) != CUDA_SUCCESS)
     return cu_fail("cuFuncSetAttribute", kn->name, r);
+  // params[i + 1] points at ptrs[i]: buffer args[i]'s device pointer, moved at[i] elements in
   void **params = malloc(sizeof *params * (size_t)(kn->nargs + 1));
-  if (!params)
+  CUdeviceptr *ptrs = malloc(sizeof *ptrs * (size_t)(kn->nargs + 1));
+  if (!params || !ptrs) {
+    free(params);
+    free(ptrs);
     return tdsl_set_error("cuda: out of memory"), TDSL_ERR_NOMEM;
+  }
   params[0] = &run->err;
   for (int i = 0; i < kn->nargs; i++) {
     int b = kn->args[i];
-    if (b < 0 || b >= fi->nbufs) {
+    int64_t at = kn->at ? kn->at[i] : 0;
+    if (b < 0 || b >= fi->nbufs || at < 0 || (at > 0 && at >= fi->bufs[b].numel)) {
       free(params);
-      return tdsl_set_error("cuda: kernel %s: argument %d is buffer %d of %d", kn->name, i, b, fi->nbufs), TDSL_ERR_GPU;
+      free(ptrs);
+      if (b < 0 || b >= fi->nbufs)
+        tdsl_set_error("cuda: kernel %s: argument %d is buffer %d of %d", kn->name, i, b, fi->nbufs);
+      else
+        tdsl_set_error("cuda: kernel %s: argument %d starts at element %" PRId64 " of buffer %d (%" PRId64
+                       " elements)",
+                       kn->name, i, at, b, fi->bufs[b].numel);
+      return TDSL_ERR_GPU;
     }
-    params[i + 1] = &run->dbufs[b];
+    ptrs[i] = run->dbufs[b] + (CUdeviceptr)at * tdsl_dtype_size(fi->bufs[b].dtype);
+    params[i + 1] = &ptrs[i];
   }
   r = cu.cuLaunchKernel(f, (unsigned)kn->grid, 1, 1, (unsigned)kn->block, 1, 1, (unsigned)kn->shmem, NULL, params,
                         NULL);
   free(params);
+  free(ptrs);
   if (r != CUDA_SUCCESS)
     return cu_fail("cuLaunchKernel", kn->name, r);
   if ((r = cu.cuCtxSynchronize()) != CUDA_SUCCESS)

@@ -269,8 +269,12 @@ typedef struct tdsl_gpu_error {
   long long value;
 } tdsl_gpu_error;
 
-// One kernel of an image, launched as name<<<grid, block, shmem>>>(err, b[args[0]], ...)
-// with 1-D grid and block; grid or block 0 launches nothing.
+// One kernel of an image, launched as
+//   name<<<grid, block, shmem>>>(err, b[args[0]] + at[0], b[args[1]] + at[1], ...)
+// with 1-D grid and block (b[i] + at[i]: the device pointer of buffer i moved at[i]
+// elements of its dtype in); grid or block 0 launches nothing. Several entries may
+// name one symbol: kernels with the same code (a model's layers) launch one function
+// with their own buffers and offsets.
 typedef struct tdsl_gpu_kernel {
   const char *name;  // its symbol in the image
   int64_t grid, block;
@@ -279,6 +283,8 @@ typedef struct tdsl_gpu_kernel {
   const int *args;  // program buffer indices, in parameter order
   int nerrors;
   const char *const *errors;  // located messages, each may hold one %lld (tdsl_entry_kernel_error)
+  const int64_t *at;  // per argument: the element its pointer starts at, 0 or within the
+                      // buffer (else the launch fails with TDSL_ERR_GPU); NULL: all 0
 } tdsl_gpu_kernel;
 
 typedef enum { TDSL_GPU_PTX, TDSL_GPU_CUDA_C } tdsl_gpu_image_kind;

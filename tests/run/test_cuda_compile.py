@@ -5,8 +5,10 @@ is needed; exits 77 (skip) when /usr/local/cuda/bin/nvcc is missing.
 
 nvcc costs about 1.4 s a file, so programs are batched: every example is one file; the
 op programs of test_ops.py (each renamed) make two files, the kernel shapes cuda.c
-recognises (rows, reductions, argmax, matmuls, large and odd sizes) another, and 100
-random programs of randprog.py one more. Each .cu is compiled with
+recognises (rows, reductions, argmax, matmuls, large and odd sizes) another, stacked
+layers whose kernels share one __global__ another (its launches checked against
+--emit=kernels: defined once, launched per layer with moved pointers), and 100 random
+programs of randprog.py one more. Each .cu is compiled with
 `nvcc -arch=sm_90 -c -Werror all-warnings` (the batches, thousands of kernels, with
 -Ofc=max: the same front end and checks, a fraction of the optimisation time); the text
 between its includes and the host helpers (the device code, as cuda_device_image prints
@@ -86,6 +88,85 @@ fn attn_s0(q: f32[2, 5, 8], k: f32[2, 0, 8], v: f32[2, 0, 6]) -> f32[2, 5, 6] {
 }
 """
 
+# Stacked layers: the layers' kernels have the same code (ir/share.c), so each code is one
+# __global__ that the host launches once per layer, its pointers moved to the layer's
+# weights (`(float *)d[1] + 256`). One of each CUDA shape: a thread per row (a small
+# matmul), elementwise with an error table (gather), a block per row (f16 softmax), and
+# tiled matmuls.
+LAYERS = """
+const L = 6
+fn mlp(x: f32[3, 16], w: f32[L, 16, 16], b: f32[L, 16]) -> f32[3, 16] {
+    h = x
+    for i in range(L) {
+        h = F.relu(h @ w[i] + b[i])
+    }
+    return h
+}
+fn gat(x: f32[3, 16], w: f32[L, 16, 16], idx: i64[3, 16]) -> f32[3, 16] {
+    h = x
+    for i in range(L) {
+        h = (h @ w[i]).gather(1, idx)
+    }
+    return h
+}
+fn half(x: f16[8, 32], g: f16[L, 32]) -> f16[8, 32] {
+    h = x
+    for i in range(L) {
+        h = (h * g[i]).softmax(-1)
+    }
+    return h
+}
+fn tiled(x: f32[2, 40, 64], w: f32[L, 64, 64], b: f32[L, 64]) -> f32[2, 40, 64] {
+    h = x
+    for i in range(L) {
+        h = gelu(h @ w[i].T + b[i])
+    }
+    return h
+}
+"""
+LAYER_FNS = {"mlp": "tdsl_g_mlp_k0", "gat": "tdsl_g_gat_k1", "half": "tdsl_g_half_k0", "tiled": "tdsl_g_tiled_k0"}
+
+
+def check_layers(tdslc, path):
+    """LAYERS' CUDA C against its GPU kernels (--target cuda --emit=kernels): each kernel
+    with code of its own is defined once, every other one defines nothing, and the host
+    launches every kernel in order by the name of the code it runs, with its own buffers
+    moved by their starts (`b1+256` there is `(float *)d[1] + 256` here)."""
+    p = subprocess.run([tdslc, path, "--emit=cuda"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"--emit=cuda exit {p.returncode}: {p.stderr.strip()[:2000]}"]
+    cu, errs = p.stdout, []
+    for fn, shared_name in LAYER_FNS.items():
+        k = subprocess.run([tdslc, path, "--fn", fn, "--target", "cuda", "--emit=kernels"], capture_output=True,
+                           text=True)
+        kernels = []  # (name launched, [(buf, at)], shared)
+        for block in re.split(r"^kernel ", k.stdout, flags=re.M)[1:]:
+            head = re.match(r"(k\d+)(?: \(the code of (k\d+)\))?\n", block)
+            args = re.search(r"^  args: (.*)$", block, re.M).group(1)
+            moved = [(int(b), int(a or 0)) for b, a in re.findall(r"b(\d+)(?:\+(\d+))? \(", args)]
+            kernels.append((f"tdsl_g_{fn}_{head.group(2) or head.group(1)}", moved, head.group(2) is not None))
+        defined = re.findall(rf"__global__ void __launch_bounds__\(\d+\) (tdsl_g_{fn}_k\d+)\(", cu)
+        own = [name for name, _, shared in kernels if not shared]
+        if defined != own:
+            errs.append(f"{fn}: __global__ {defined}, expected each kernel with code of its own once: {own}")
+        launches = []
+        for name, argtext in re.findall(rf"^    (tdsl_g_{fn}_k\d+)<<<\d+, \d+, 0>>>\(\*derr(.*)\);$", cu, re.M):
+            pointers = re.findall(r", \([a-z0-9_]+ \*\)d\[(\d+)\](?: \+ (\d+))?", argtext)
+            moved = [(int(b), int(a or 0)) for b, a in pointers]
+            launches.append((name, moved))
+        want = [(name, moved) for name, moved, _ in kernels]
+        if launches != want:
+            errs.append(f"{fn}: launches {launches}\n  expected {want}")
+        if sum(1 for name, _, shared in kernels if shared and name == shared_name) != 5:
+            errs.append(f"{fn}: expected 5 later layers running {shared_name}'s code: {kernels}")
+        if not any(at for _, moved, _ in kernels for _, at in moved):
+            errs.append(f"{fn}: no argument moved: {kernels}")
+    if cu.count("static const char *const tdsl_g_gat_k1_errors[] = {") != 1:
+        errs.append("gat: the shared kernel's error table is not defined once")
+    if cu.count(', tdsl_g_gat_k1_errors);') != 6:
+        errs.append("gat: not every layer's gather checks its errors with the shared table")
+    return errs
+
 
 def nvrtc_lib():
     for name in ("libnvrtc.so", "libnvrtc.so.13"):
@@ -155,13 +236,13 @@ def main():
         jobs = []
         every = test_subset()
         batches = [("ops_a", op_programs(0, 2 * every)), ("ops_b", op_programs(1, 2 * every)),
-                   ("random", random_programs(0, 100 // every)), ("shapes", SHAPES)]
+                   ("random", random_programs(0, 100 // every)), ("shapes", SHAPES), ("layers", LAYERS)]
         for name, text in batches:
             path = os.path.join(tmp, name + ".tdsl")
             with open(path, "w") as f:
                 f.write(text)
             nfn = len(re.findall(r"^fn ", text, flags=re.M))
-            jobs.append((f"{name} ({nfn} functions)", path, name != "shapes"))
+            jobs.append((f"{name} ({nfn} functions)", path, name not in ("shapes", "layers")))
         jobs += [(os.path.relpath(f, ROOT), f, False) for f in sorted(glob.glob(os.path.join(ROOT, "examples", "*.tdsl")))]
         goldens = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "cuda_*.tdsl")))
         jobs += [(os.path.relpath(f, ROOT), f, False) for f in goldens]
@@ -190,6 +271,8 @@ def main():
             return label, errs
 
         tally = Tally()
+        tally.report("layers: one __global__ per code, launched per layer with moved pointers",
+                     check_layers(tdslc, os.path.join(tmp, "layers.tdsl")))
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, max(2, os.cpu_count() or 2))) as ex:
             for label, errs in ex.map(compile_job, jobs):
                 tally.report(label, errs)

@@ -11,9 +11,10 @@ LANGUAGE.md §9-10 promise there: exit status 3, one line
 With a GPU it runs, on each backend: every example function (test_examples.py's
 NumPy models), every op program of test_ops.py, seeded random programs (randprog.py;
 TDSL_GPU_RANDOM_COUNT, default 100) and data errors raised on the device (exit 3, a
-located message). Tolerances are the CPU tests' own: they are relative to each
-result's magnitude and already allow reassociated reductions, which GPU reductions
-are. A failure prints the program.
+located message; one of them in a later layer of kernels sharing one function).
+Tolerances are the CPU tests' own: they are relative to each result's magnitude and
+already allow reassociated reductions, which GPU reductions are. A failure prints the
+program.
 """
 import os
 import re
@@ -91,6 +92,13 @@ DATA_ERRORS = [
     ("zerodiv", "fn f(a: i32[4], b: i32[4]) -> i32[4] {\n    return a // b\n}",
      {"a": np.array([1, 2, 3, 4], dtype=np.int32), "b": np.array([1, 1, 0, 1], dtype=np.int32)},
      r"(?:.*/)?f\.tdsl:2:\d+: error: ZeroDivisionError"),
+    # the layers' gathers share one kernel (ir/share.c): the bad index is the third
+    # layer's alone, read through that launch's moved pointer into i
+    ("shared", "fn f(x: f32[16], w: f32[3, 16, 16], i: i64[3, 16]) -> f32[16] {\n    h = x\n"
+     "    for j in range(3) {\n        h = (w[j] @ h)[i[j]]\n    }\n    return h\n}",
+     {"x": np.arange(16, dtype=np.float32), "w": np.ones((3, 16, 16), dtype=np.float32),
+      "i": np.array([np.arange(16), np.arange(16)[::-1], [1] * 15 + [23]], dtype=np.int64)},
+     r"(?:.*/)?f\.tdsl:4:\d+: error: index 23 is out of bounds for dimension 0 with size 16"),
 ]
 
 

@@ -7,7 +7,8 @@ Hopper's ptxas must accept). Nothing runs: no GPU is needed, only ptxas; without
 /usr/local/cuda/bin/ptxas (or $PTXAS), or with a tdslc built without LLVM, the test
 exits 77, a skip. TDSL_PTX_RANDOM_COUNT sets the number of random programs (200). Also checked: each
 kernel `tdsl_g_<fn>_k<N>` of the loop IR is an .entry of the PTX, and --gpu-arch=sm_90
-(newer than LLVM 14 knows) gives PTX for sm_86.
+(newer than LLVM 14 knows) gives PTX for sm_86; and kernels with the same code (a
+model's layers, ir/share.c) are one .entry: nanoGPT of 24 layers has the entries of 12.
 """
 import concurrent.futures
 import os
@@ -46,12 +47,40 @@ def emit_and_assemble(tdslc, path, tmp, extra=()):
     with open(ptx, encoding="utf-8") as f:
         text = f.read()
     errs = []
-    k = subprocess.run([tdslc, path, "--emit=kernels"], capture_output=True, timeout=600)
-    if k.returncode == 0:  # one function (or one chosen): its kernels are entries
+    k = subprocess.run([tdslc, path, "--target", "cuda", "--emit=kernels"], capture_output=True, timeout=600)
+    if k.returncode == 0:  # one function (or one chosen): its kernels are entries, each code once
         fn = re.search(r"^program (\S+)", k.stdout.decode(), re.M).group(1)
-        for kn in re.findall(r"^kernel (k\d+)", k.stdout.decode(), re.M):
-            if f".entry tdsl_g_{fn}_{kn}(" not in text:
-                errs.append(f"{path}: no .entry tdsl_g_{fn}_{kn} in the PTX")
+        for kn, of in re.findall(r"^kernel (k\d+)(?: \(the code of (k\d+)\))?$", k.stdout.decode(), re.M):
+            if of and f".entry tdsl_g_{fn}_{kn}(" in text:
+                errs.append(f"{path}: {kn} has {of}'s code but an .entry of its own")
+            if f".entry tdsl_g_{fn}_{of or kn}(" not in text:
+                errs.append(f"{path}: no .entry tdsl_g_{fn}_{of or kn} in the PTX")
+    return errs
+
+
+def check_shared(tdslc, tmp):
+    """nanoGPT (examples/nanogpt.tdsl) of 12 and 24 layers: the layers' kernels share one
+    .entry each, so 24 layers have the entries of 12 (the first layers differ: fusion
+    recomputes the residual sum into their kernels), and the PTX assembles."""
+    with open(os.path.join(EXAMPLES, "nanogpt.tdsl"), encoding="utf-8") as f:
+        gpt = f.read()
+    errs, entries = [], []
+    for layers in (12, 24):
+        path = os.path.join(tmp, f"gpt{layers}.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(gpt.replace("const N_LAYER = 4\n", f"const N_LAYER = {layers}\n"))
+        errs += emit_and_assemble(tdslc, path, tmp, ["--fn", "gpt"])
+        k = subprocess.run([tdslc, path, "--fn", "gpt", "--target", "cuda", "--emit=kernels"], capture_output=True,
+                           timeout=600, text=True)
+        heads = re.findall(r"^kernel k\d+.*$", k.stdout, re.M)
+        with open(os.path.join(tmp, f"gpt{layers}.tdsl.ptx"), encoding="utf-8") as f:
+            n = len(re.findall(r"^\.visible \.entry ", f.read(), re.M))
+        own = sum(1 for h in heads if "(the code of" not in h)
+        if n != own:
+            errs.append(f"{layers} layers: {n} .entry in the PTX, {own} kernels with code of their own")
+        entries.append((len(heads), n))
+    if not (entries[1][0] > entries[0][0] and entries[1][1] == entries[0][1]):
+        errs.append(f"(kernels, entries) of 12 and 24 layers: {entries}: the later layers were not shared")
     return errs
 
 
@@ -92,6 +121,7 @@ def main():
             if not errs and ".target sm_86" not in f.read():
                 errs.append("--gpu-arch=sm_90: expected .target sm_86")
         tally.report("layer_norm --gpu-arch=sm_90", errs)
+        tally.report("nanogpt 12 and 24 layers: shared kernels", check_shared(tdslc, tmp))
         return tally.summary(f" ({len(ops)} op programs, {len(rand)} random programs, in {len(files)} files)")
 
 

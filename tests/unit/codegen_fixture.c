@@ -28,8 +28,10 @@ static int compile(Ctx *cx, const char *src, const CpuTarget *cpu, LProgram **ou
     fuse_graph(g);
     out[i] = kernel_build(cx, g, cpu);
     loop_verify(out[i]);
-    if (!cpu)
-      sched_gpu(cx, out[i]);  // as the driver does for --target cuda
+    if (!cpu) {  // as the driver does for --target cuda
+      share_kernels(cx, out[i]);
+      sched_gpu(cx, out[i]);
+    }
   }
   assert_int_equal(cx->nerrors, 0);
   return prog.fns.len;

@@ -33,13 +33,13 @@ static const tdsl_entry_buf add_bufs[] = {{TDSL_F32, 6, 0}, {TDSL_F32, 6, -1}};
 static const tdsl_entry_output add_outs[] = {{1, 2, {2, 3}, {3, 1}, 0}};
 static const tdsl_entry_info add_info = {"add", 1, add_params, 2, add_bufs, 1, add_outs};
 static const int args01[] = {0, 1}, args0[] = {0}, args12[] = {1, 2};
-static const tdsl_gpu_kernel add_k[] = {{"add1", 2, 3, 0, 2, args01, 0, NULL}};
+static const tdsl_gpu_kernel add_k[] = {{"add1", 2, 3, 0, 2, args01, 0, NULL, NULL}};
 
 // twice: mut x f32[2, 3] doubled in place, no outputs
 static const tdsl_entry_param twice_params[] = {{"x", TDSL_F32, 2, {2, 3}, 1, 0}};
 static const tdsl_entry_buf twice_bufs[] = {{TDSL_F32, 6, 0}};
 static const tdsl_entry_info twice_info = {"twice", 1, twice_params, 1, twice_bufs, 0, NULL};
-static const tdsl_gpu_kernel twice_k[] = {{"twice", 1, 6, 0, 1, args0, 0, NULL}};
+static const tdsl_gpu_kernel twice_k[] = {{"twice", 1, 6, 0, 1, args0, 0, NULL, NULL}};
 
 // check: a kernel that raises at x < 0, then y = x + 1 (x f32[6])
 static const tdsl_entry_param check_params[] = {{"x", TDSL_F32, 1, {6}, 0, 0}};
@@ -47,23 +47,37 @@ static const tdsl_entry_buf check_bufs[] = {{TDSL_F32, 6, 0}, {TDSL_F32, 6, -1}}
 static const tdsl_entry_output check_outs[] = {{1, 1, {6}, {1}, 0}};
 static const tdsl_entry_info check_info = {"check", 1, check_params, 2, check_bufs, 1, check_outs};
 static const char *const check_errors[] = {"f.tdsl:2:5: error: negative value at %lld (100%%)"};
-static const tdsl_gpu_kernel check_k[] = {{"check_neg", 2, 3, 0, 1, args0, 1, check_errors},
-                                          {"add1", 2, 3, 0, 2, args01, 0, NULL}};
-static const tdsl_gpu_kernel k7_k[] = {{"raise_k7", 1, 1, 0, 1, args0, 1, check_errors}};
+static const tdsl_gpu_kernel check_k[] = {{"check_neg", 2, 3, 0, 1, args0, 1, check_errors, NULL},
+                                          {"add1", 2, 3, 0, 2, args01, 0, NULL, NULL}};
+static const tdsl_gpu_kernel k7_k[] = {{"raise_k7", 1, 1, 0, 1, args0, 1, check_errors, NULL}};
 
 // two: y = (x + 1) + 1 through a temp (b1), x f32[6]
 static const tdsl_entry_param two_params[] = {{"x", TDSL_F32, 1, {6}, 0, 0}};
 static const tdsl_entry_buf two_bufs[] = {{TDSL_F32, 6, 0}, {TDSL_F32, 6, -1}, {TDSL_F32, 6, -1}};
 static const tdsl_entry_output two_outs[] = {{2, 1, {6}, {1}, 0}};
 static const tdsl_entry_info two_info = {"two", 1, two_params, 3, two_bufs, 1, two_outs};
-static const tdsl_gpu_kernel two_k[] = {{"add1", 1, 6, 0, 2, args01, 0, NULL}, {"add1", 2, 3, 0, 2, args12, 0, NULL}};
+static const tdsl_gpu_kernel two_k[] = {{"add1", 1, 6, 0, 2, args01, 0, NULL, NULL},
+                                        {"add1", 2, 3, 0, 2, args12, 0, NULL, NULL}};
+
+// layers: y = x + 1 (x f32[32]) as kernels with the same code run it (share_kernels):
+// one function launched twice, on elements [0, 16) of x and y, then from element 16 on
+// (tdsl_gpu_kernel.at); and launches whose start is outside a buffer
+static const tdsl_entry_param layers_params[] = {{"x", TDSL_F32, 1, {32}, 0, 0}};
+static const tdsl_entry_buf layers_bufs[] = {{TDSL_F32, 32, 0}, {TDSL_F32, 32, -1}};
+static const tdsl_entry_output layers_outs[] = {{1, 1, {32}, {1}, 0}};
+static const tdsl_entry_info layers_info = {"layers", 1, layers_params, 2, layers_bufs, 1, layers_outs};
+static const int64_t at_0[] = {0, 0}, at_16[] = {16, 16}, at_32[] = {0, 32}, at_neg[] = {-16, 0};
+static const tdsl_gpu_kernel layers_k[] = {{"add1", 1, 16, 0, 2, args01, 0, NULL, at_0},
+                                           {"add1", 2, 8, 0, 2, args01, 0, NULL, at_16}};
+static const tdsl_gpu_kernel past_k[] = {{"add1", 1, 16, 0, 2, args01, 0, NULL, at_32}};
+static const tdsl_gpu_kernel neg_k[] = {{"add1", 1, 16, 0, 2, args01, 0, NULL, at_neg}};
 
 // empty: x f32[0] -> f32[0]; the kernel has no work (grid 0)
 static const tdsl_entry_param empty_params[] = {{"x", TDSL_F32, 1, {0}, 0, 0}};
 static const tdsl_entry_buf empty_bufs[] = {{TDSL_F32, 0, 0}, {TDSL_F32, 0, -1}};
 static const tdsl_entry_output empty_outs[] = {{1, 1, {0}, {1}, 0}};
 static const tdsl_entry_info empty_info = {"empty", 1, empty_params, 2, empty_bufs, 1, empty_outs};
-static const tdsl_gpu_kernel empty_k[] = {{"add1", 0, 256, 0, 2, args01, 0, NULL}};
+static const tdsl_gpu_kernel empty_k[] = {{"add1", 0, 256, 0, 2, args01, 0, NULL, NULL}};
 
 // view: x f32[6] returned as a [2, 3] view; no kernels, so no image
 static const tdsl_entry_param view_params[] = {{"x", TDSL_F32, 1, {6}, 0, 0}};
@@ -305,6 +319,34 @@ static void zero_size_buffers_launch_nothing(void **state) {
   tdsl_tensor_release(&x);
 }
 
+static void shared_kernels_launch_one_function_with_moved_pointers(void **state) {
+  (void)state;
+  float v[32];
+  for (int i = 0; i < 32; i++)
+    v[i] = (float)i;
+  tdsl_tensor x = f32_tensor(1, (int64_t[]){32}, v, 32), out = {0};
+  const tdsl_tensor *args[] = {&x};
+  tdsl_tensor *outs[] = {&out};
+  tdsl_gpu_program p = program(&layers_info, TDSL_GPU_PTX, fake_ptx, layers_k, NK(layers_k));
+  assert_int_equal(tdsl_gpu_run(&p, args, outs), TDSL_OK);
+  for (int i = 0; i < 32; i++)  // (unmoved, the second launch would leave y[16..] zero)
+    assert_float_equal(at(&out, i, 0), v[i] + 1, 0);
+  tdsl_tensor_release(&out);
+  static const struct {
+    const tdsl_gpu_kernel *k;
+    const char *msg;
+  } bad[] = {{past_k, "cuda: kernel add1: argument 1 starts at element 32 of buffer 1 (32 elements)"},
+             {neg_k, "cuda: kernel add1: argument 0 starts at element -16 of buffer 0 (32 elements)"}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    memset(&out, 0x5A, sizeof out);
+    p = program(&layers_info, TDSL_GPU_PTX, fake_ptx, bad[i].k, 1);
+    assert_int_equal(tdsl_gpu_run(&p, args, outs), TDSL_ERR_GPU);
+    assert_string_equal(tdsl_last_error(), bad[i].msg);
+    assert_null(out.storage);
+  }
+  tdsl_tensor_release(&x);
+}
+
 static void a_function_of_views_needs_no_image(void **state) {
   (void)state;
   float v[6] = {1, 2, 3, 4, 5, 6};
@@ -488,6 +530,7 @@ static int run_fake_tests(void) {
       T(mut_arguments_are_written_back_contiguous_or_not),
       T(kernels_run_in_order_through_a_zeroed_temp),
       T(zero_size_buffers_launch_nothing),
+      T(shared_kernels_launch_one_function_with_moved_pointers),
       T(a_function_of_views_needs_no_image),
       T(a_raised_error_is_the_kernels_located_message),
       T(an_error_index_out_of_the_table_is_a_gpu_error),

@@ -83,6 +83,59 @@ static void writes_that_may_overlap_run_on_one_thread(void **state) {
   ctx_free(&cx);
 }
 
+// The layers of a loop over stacked weights: kernels with the same code are one .entry,
+// which each later kernel launches with the first's grid and block (and its own
+// buffers, moved: driver/gpu.c's launch table).
+static void kernels_with_the_same_code_are_one_entry(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  LProgram *p[1];
+  fx_compile_gpu(&cx,
+                 "fn f(x: f32[3, 64], w: f32[4, 64, 64]) -> f32[3, 64] {\n"
+                 "    h = x\n"
+                 "    for i in range(4) {\n"
+                 "        h = (h @ w[i]).tanh()\n"
+                 "    }\n"
+                 "    return h\n"
+                 "}\n",
+                 p, 1);
+  int nk = p[0]->kernels.len;
+  assert_true(nk >= 4);
+  GpuImage im = {0};
+  assert_null(ptx_image(&cx, p[0], "sm_80", 2, &im));
+  assert_int_equal(im.nkernels, nk);
+  int entries = 0, shared = 0;
+  for (const char *q = im.text; (q = strstr(q, ".entry ")); q++)
+    entries++;
+  for (int k = 0; k < nk; k++) {
+    const LKernel *lk = p[0]->kernels.data[k];
+    const char *name = arena_printf(&cx.arena, "tdsl_g_f_%s", lk->name);
+    const char *own = arena_printf(&cx.arena, ".entry %s(", name);
+    if (!lk->same) {
+      assert_string_equal(im.kernels[k].name, name);
+      assert_non_null(strstr(im.text, own));
+      continue;
+    }
+    shared++;
+    assert_null(strstr(im.text, own));  // no function of its own
+    int j = emit_kernel_code(p[0], k);
+    assert_true(j < k);
+    assert_ptr_equal(lk->same, p[0]->kernels.data[j]);
+    assert_ptr_equal(lk->gpu, lk->same->gpu);  // its schedule is the first's
+    assert_string_equal(im.kernels[k].name, im.kernels[j].name);
+    assert_int_equal(im.kernels[k].grid, im.kernels[j].grid);
+    assert_int_equal(im.kernels[k].block, im.kernels[j].block);
+    bool moved = false;  // w[i] for i > 0: the weights read from the layer's own start
+    for (int a = 0; a < lk->args.len; a++)
+      moved |= lk->args.data[a].at > 0;
+    assert_true(moved);
+  }
+  assert_true(shared >= 3);  // layers 1..3 at least
+  assert_int_equal(entries, nk - shared);
+  ctx_free(&cx);
+}
+
 static void a_newer_architecture_than_llvm_knows_gets_sm_86(void **state) {
   (void)state;
   Ctx cx;
@@ -134,6 +187,7 @@ int main(void) {
       cmocka_unit_test(a_layer_norm_spreads_its_rows_over_threads),
       cmocka_unit_test(an_elementwise_kernel_gets_one_thread_per_element_up_to_the_grid_limit),
       cmocka_unit_test(writes_that_may_overlap_run_on_one_thread),
+      cmocka_unit_test(kernels_with_the_same_code_are_one_entry),
       cmocka_unit_test(a_newer_architecture_than_llvm_knows_gets_sm_86),
       cmocka_unit_test(a_bad_architecture_is_an_error),
       cmocka_unit_test(ptx_emit_writes_every_program),
