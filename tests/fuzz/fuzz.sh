@@ -4,16 +4,21 @@
 #   1. libFuzzer over the whole pipeline (tests/fuzz/fuzz_pipeline.c, built with clang in
 #      build-fuzz with -fsanitize=fuzzer,address,undefined), with the language's
 #      dictionary, the seed corpus (examples/, tests/golden/, tests/errors/,
-#      tests/fuzz/regressions/) and the corpus it grows in build-fuzz/corpus; a finding
-#      lands in build-fuzz/findings/ (turn it into a regression: tests/fuzz/regressions/);
+#      tests/fuzz/regressions/) and the corpus it grows in build-fuzz/corpus; libFuzzer
+#      runs in fork mode, so a crash, timeout or OOM is saved and the campaign goes on;
 #   2. the grammar-aware generator of valid programs (tests/run/randprog.py) checked
-#      against NumPy, on fresh seeds, through each CPU backend, until the time is up.
+#      against NumPy, on fresh seeds, through each CPU backend, until the time is up; a
+#      mismatch is saved with its seed and the campaign goes on.
+# Every finding lands in build-fuzz/findings/ (turn it into a regression in
+# tests/fuzz/regressions/ or tests/run/); the script exits 1 when there is any.
 # STAGE (optional): "libfuzzer" or "differential" runs that half alone for SECONDS.
 set -eu
 SECONDS_TOTAL=${1:-60}
 STAGE=${2:-both}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${FUZZ_BUILD:-$ROOT/build-fuzz}
+FINDINGS=$BUILD/findings
+mkdir -p "$FINDINGS"
 HALF=$SECONDS_TOTAL
 [ "$STAGE" = both ] && HALF=$((SECONDS_TOTAL / 2))
 
@@ -24,13 +29,13 @@ if [ "$STAGE" != differential ]; then
   else
     CC=clang cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTDSLC_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
     cmake --build "$BUILD" --target tdsl_fuzz -j "$(nproc)"
-    mkdir -p "$BUILD/corpus" "$BUILD/findings"
+    mkdir -p "$BUILD/corpus"
     for f in "$ROOT"/examples/*.tdsl "$ROOT"/tests/golden/*.tdsl "$ROOT"/tests/errors/*.tdsl "$ROOT"/tests/fuzz/regressions/*.tdsl; do
       [ -f "$f" ] && cp "$f" "$BUILD/corpus/seed-$(basename "$f")"
     done
     ASAN_OPTIONS=detect_leaks=0 "$BUILD/tdsl_fuzz" "$BUILD/corpus" -dict="$ROOT/tests/fuzz/tdsl.dict" \
       -max_total_time="$HALF" -timeout=120 -rss_limit_mb=4096 -max_len=8192 -print_final_stats=1 \
-      -artifact_prefix="$BUILD/findings/"
+      -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -artifact_prefix="$FINDINGS/" || true
   fi
 fi
 
@@ -42,9 +47,20 @@ if [ "$STAGE" != libfuzzer ]; then
   while [ "$(date +%s)" -lt "$end" ]; do
     for b in c llvm; do
       echo "differential: seeds $seed.. on $b"
-      TDSL_BACKEND=$b TDSL_RANDOM_SEED=$seed TDSL_RANDOM_COUNT=50 \
-        /usr/bin/python3 "$ROOT/tests/run/test_random.py" "$ROOT/build/tdslc" | grep -v '^ok ' || exit 1
+      if ! TDSL_BACKEND=$b TDSL_RANDOM_SEED=$seed TDSL_RANDOM_COUNT=50 \
+          /usr/bin/python3 "$ROOT/tests/run/test_random.py" "$ROOT/build/tdslc" >"$FINDINGS/run.txt" 2>&1; then
+        mv "$FINDINGS/run.txt" "$FINDINGS/differential-$b-seed-$seed.txt"
+        grep -v '^ok ' "$FINDINGS/differential-$b-seed-$seed.txt" | head -20
+      fi
     done
     seed=$((seed + 50))
   done
 fi
+rm -f "$FINDINGS/run.txt"
+
+if [ -n "$(ls -A "$FINDINGS")" ]; then
+  echo "fuzz: findings in $FINDINGS:"
+  ls "$FINDINGS"
+  exit 1
+fi
+echo "fuzz: no findings"
