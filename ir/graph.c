@@ -6,6 +6,7 @@
 #include "ir/ir.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 Graph *graph_new(Ctx *cx, const char *name, Loc loc) {
@@ -286,20 +287,38 @@ static bool buffer_intermediate(const Graph *g, const Buffer *b) {
 
 static int64_t buffer_bytes(const Buffer *b) { return td_sat_mul(b->numel, dtype_size(b->dtype)); }
 
-// The kernels reading buffer b (an inline reader: the first kernel recomputing it), ascending.
-static int buffer_readers(const Graph *g, const Buffer *b, int *ks, int cap) {
-  int n = 0;
-  for (int k = 0; k < g->nkernels && n < cap; k++) {
-    bool reads = false;
-    for (int i = 0; i < g->nodes.len && !reads; i++) {
-      const Node *nd = g->nodes.data[i];
-      for (int s = 0; s < nd->nsrc && !reads; s++)
-        reads = nd->kernel == k && nd->srcs[s]->buf == b && nd != b->producer;
+typedef VEC(int) IntList;
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+// Per buffer (by id), the kernels reading it (an inline reader: the first kernel
+// recomputing it), ascending and distinct: one pass over the nodes, then a sort per
+// buffer, so printing every buffer's readers costs the graph's size, not its cube.
+static IntList *buffer_readers(const Graph *g) {
+  IntList *r = arena_alloc(&g->cx->arena, sizeof *r * (size_t)(g->bufs.len + 1));
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *nd = g->nodes.data[i];
+    for (int s = 0; s < nd->nsrc; s++) {
+      const Buffer *b = nd->srcs[s]->buf;
+      IntList *l = b ? &r[b->id] : NULL;
+      if (l && nd != b->producer && nd->kernel >= 0 && nd->kernel < g->nkernels &&
+          (!l->len || l->data[l->len - 1] != nd->kernel))
+        vec_push(&g->cx->arena, l, nd->kernel);
     }
-    if (reads)
-      ks[n++] = k;
   }
-  return n;
+  for (int i = 0; i < g->bufs.len; i++) {
+    IntList *l = &r[i];
+    qsort(l->data, (size_t)l->len, sizeof *l->data, cmp_int);
+    int n = 0;
+    for (int j = 0; j < l->len; j++)
+      if (!n || l->data[n - 1] != l->data[j])
+        l->data[n++] = l->data[j];
+    l->len = n;
+  }
+  return r;
 }
 
 // Why a node's result is kept inside kernels (a fused value, or a view of one), or why
@@ -338,6 +357,7 @@ static void print_buffers(const Graph *g, FILE *out) {
     width = w > width ? w : width;
   }
   fprintf(out, "buffers: %d intermediate, %" PRId64 " bytes\n", count, total);
+  const IntList *readers = count ? buffer_readers(g) : NULL;
   for (int i = 0; i < g->bufs.len; i++) {
     const Buffer *b = g->bufs.data[i];
     if (!buffer_intermediate(g, b))
@@ -346,10 +366,10 @@ static void print_buffers(const Graph *g, FILE *out) {
     fprintf(out, "  %-*s  %s", width, graph_buffer_name(g, b), dtype_name(b->dtype));
     print_ints(out, v->shape, v->ndim, "[", "]");
     fprintf(out, "  %" PRId64 " bytes  k%d ->", buffer_bytes(b), b->producer->kernel);
-    int ks[64], n = buffer_readers(g, b, ks, 64);
-    for (int k = 0; k < n; k++)
-      fprintf(out, "%s k%d", k ? "," : "", ks[k]);
-    if (!n)
+    const IntList *rs = &readers[b->id];
+    for (int k = 0; k < rs->len; k++)
+      fprintf(out, "%s k%d", k ? "," : "", rs->data[k]);
+    if (!rs->len)
       fputs(" -", out);
     fputs("  # ", out);
     why_print(g, b->producer, b->producer->stored, out);
@@ -482,6 +502,7 @@ void graph_print_json(const Graph *g, FILE *out) {
   }
   fputs("],\n \"buffers\": [", out);
   bool first = true;
+  const IntList *readers = buffer_readers(g);
   for (int i = 0; i < g->bufs.len; i++) {
     const Buffer *b = g->bufs.data[i];
     if (!buffer_intermediate(g, b))
@@ -492,9 +513,9 @@ void graph_print_json(const Graph *g, FILE *out) {
     fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", dtype_name(b->dtype));
     print_ints(out, b->own->view.shape, b->own->view.ndim, "[", "]");
     fprintf(out, ", \"bytes\": %" PRId64 ", \"kernel\": \"k%d\", \"readers\": [", buffer_bytes(b), b->producer->kernel);
-    int ks[64], n = buffer_readers(g, b, ks, 64);
-    for (int k = 0; k < n; k++)
-      fprintf(out, "%s\"k%d\"", k ? ", " : "", ks[k]);
+    const IntList *rs = &readers[b->id];
+    for (int k = 0; k < rs->len; k++)
+      fprintf(out, "%s\"k%d\"", k ? ", " : "", rs->data[k]);
     fputs("], \"reason\": ", out);
     json_string(out, why_text(g, b->producer, b->producer->stored));
     fputc('}', out);

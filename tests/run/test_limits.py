@@ -4,7 +4,8 @@ correct result, never a crash, a hang or gigabytes (docs/language.md, "Limits").
 
 Programs too large to keep as files are generated here: call chains (linear, doubling,
 each call under 900 minus signs), a statement chain of 6,000 multiplies, one expression
-of 1,600 fused multiplies. The sizes overflow int64 in arange, cat and the FLOP count;
+of 1,600 fused multiplies, a loop unrolled 14,000 times (the fuzz campaign's slow input;
+--emit=ir listed each buffer's readers in time cubic in the graph). The sizes overflow int64 in arange, cat and the FLOP count;
 an index into an empty dim; amax of a 0-d tensor. Values are checked against NumPy.
 """
 import json
@@ -88,6 +89,14 @@ def main():
     for j in range(16):
         lines.append(f"    v{j} = " + (f"v{j - 1}" if j else "x") + " * y" * 100)
     compiles("1600 fused multiplies", "\n".join(lines) + "\n    return v15\n}\n")
+    # a loop of 14,000 iterations, near the op limit: the plan lists every buffer with its readers
+    p = tdslc("fn f(x: f32[3]) -> f32[3] {\n    for i in range(14000) {\n        x = x + i\n    }\n    return x\n}\n",
+              "case.tdsl", "--emit=ir")
+    plan = p.stdout.decode("utf-8", "replace")
+    rows = re.findall(r"^  x +f32\[3\] +12 bytes +k(\d+) -> k(\d+)  #", plan, re.M)
+    T.check("a loop of 14000 iterations: each buffer read by the next kernel",
+            p.returncode == 0 and len(rows) > 100 and all(int(b) == int(a) + 1 for a, b in rows),
+            f"exit {p.returncode}: {len(rows)} rows {p.stderr.decode('utf-8', 'replace')[:400]}")
     # sizes: checked arithmetic
     run_values("arange(0, 2, INT64_MAX) is [0]",
                "fn f() -> i64[1] {\n    return arange(0, 2, 9223372036854775807)\n}\n",
