@@ -311,6 +311,8 @@ static IntList *buffer_readers(const Graph *g) {
   }
   for (int i = 0; i < g->bufs.len; i++) {
     IntList *l = &r[i];
+    if (l->len < 2)  // (qsort of no list: NULL data, which qsort must not get)
+      continue;
     qsort(l->data, (size_t)l->len, sizeof *l->data, cmp_int);
     int n = 0;
     for (int j = 0; j < l->len; j++)
