@@ -236,11 +236,8 @@ struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc
     const LProgram *p = progs[i];
     LLVMValueRef *ks = arena_alloc(&cx->arena, sizeof *ks * (size_t)(p->kernels.len + 1));
     for (int k = 0; k < p->kernels.len; k++) {
-      const LKernel *same = p->kernels.data[k]->same;  // an earlier kernel with its code (share_kernels)
-      int j = k;
-      while (same && p->kernels.data[j] != same)
-        j--;
-      ks[k] = same ? ks[j] : llvm_build_kernel(&g, p, k);
+      int j = emit_kernel_code(p, k);  // an earlier kernel with its code (share_kernels), or k
+      ks[k] = j == k ? llvm_build_kernel(&g, p, k) : ks[j];
     }
     LLVMValueRef entry = build_entry(&g, p, ks);
     if (run_wrappers)

@@ -151,21 +151,7 @@ static bool unpack_target(Sema *sema, const Ast *t, Ast *v, const char *from, As
     return true;
   }
   int n = t->list.len;
-  if (is_tensor(v->ty) && v->ty->view.ndim == 0) {
-    diag_error(sema->cx, t->loc, "iteration over a 0-d tensor");
-    return false;
-  }
-  if (is_tensor(v->ty)) v = part_call(sema, v, "unbind", &v, 1);
-  const TType *ty = v->ty;
-  if (ty->kind != TY_TUPLE && ty->kind != TY_LIST) {
-    diag_error(sema->cx, t->loc, "cannot unpack non-iterable %s object", py_type_name(ty));
-    return false;
-  }
-  if (ty->nelem != n) {
-    if (ty->nelem > n) diag_error(sema->cx, t->loc, "too many values to unpack (expected %d)", n);
-    else diag_error(sema->cx, t->loc, "not enough values to unpack (expected %d, got %d)", n, ty->nelem);
-    return false;
-  }
+  if (!unpack_value(sema, &v, n, t->loc, t->loc) || is_poison(v->ty)) return false;
   Ast **items;
   int ni;
   bool have = seq_items(sema, v, &items, &ni);

@@ -139,6 +139,11 @@ typedef struct Body {
 } Body;
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);
+// Whether the checked value *v unpacks into n names as Python unpacks it: a tensor over
+// its first dim (*v becomes x.unbind()), a tuple or list of exactly n elements; true for
+// a poisoned value (nothing more to say). Python's messages: a 0-d tensor at vloc, the
+// others at tloc.
+bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc);
 // st stores rhs into target (x[...] = v; binop >= 0: x[...] op= v): st becomes the store
 // node, of target's type (st->ty stays NULL after an error).
 void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop);

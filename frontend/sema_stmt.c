@@ -198,6 +198,26 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
   st->ty = body->ret;
 }
 
+bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc) {
+  const TType *t = (*v)->ty;
+  if (is_tensor(t) && t->view.ndim == 0) {
+    diag_error(sema->cx, vloc, "iteration over a 0-d tensor");
+    return false;
+  }
+  if (is_tensor(t)) {  // a, b = x iterates over x's first dim: x.unbind()
+    *v = part_call(sema, *v, "unbind", v, 1);
+    t = (*v)->ty;
+  }
+  if (is_poison(t)) return true;
+  if (t->kind != TY_TUPLE && t->kind != TY_LIST) {
+    diag_error(sema->cx, tloc, "cannot unpack non-iterable %s object", py_type_name(t));
+    return false;
+  }
+  if (t->nelem > n) diag_error(sema->cx, tloc, "too many values to unpack (expected %d)", n);
+  else if (t->nelem < n) diag_error(sema->cx, tloc, "not enough values to unpack (expected %d, got %d)", n, t->nelem);
+  return t->nelem == n;
+}
+
 static void check_assign(Sema *sema, Ast *st) {
   TType *v = check_expr(sema, st->rhs);
   int n = st->list.len;
@@ -212,21 +232,10 @@ static void check_assign(Sema *sema, Ast *st) {
     if (v->kind == TY_TUPLE || v->kind == TY_LIST) sema->scope->src = st->rhs;
     return;
   }
-  if (is_tensor(v) && v->view.ndim == 0) {
-    diag_error(sema->cx, st->rhs->loc, "iteration over a 0-d tensor");
-    v = poison(sema);
-  } else if (is_tensor(v)) {  // a, b = x iterates over x's first dim: x.unbind()
-    st->rhs = part_call(sema, st->rhs, "unbind", &st->rhs, 1);
-    v = st->rhs->ty;
-  }
   bool ok = is_poison(v);
-  if (!ok && (v->kind == TY_TUPLE || v->kind == TY_LIST)) {
-    if (v->nelem > n) diag_error(sema->cx, st->oploc, "too many values to unpack (expected %d)", n);
-    else if (v->nelem < n)
-      diag_error(sema->cx, st->oploc, "not enough values to unpack (expected %d, got %d)", n, v->nelem);
-    else ok = true;
-  } else if (!ok) {
-    diag_error(sema->cx, st->oploc, "cannot unpack non-iterable %s object", py_type_name(v));
+  if (!ok) {
+    ok = unpack_value(sema, &st->rhs, n, st->rhs->loc, st->oploc);
+    v = st->rhs->ty;
   }
   Ast **items;
   int ni;
