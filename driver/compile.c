@@ -46,21 +46,11 @@ static const Ast *pick_fn(Ctx *cx, const Program *p, const CompileOptions *co) {
 static const char *unbound_dims(Ctx *cx, const FnSig *sig, const SemaDims *dims, bool hint) {
   const char *s = "";
   for (int k = 0; k < sig->ndims; k++) {
-    bool have = false;
-    for (int j = 0; j < dims->n; j++)
-      have |= strcmp(dims->names[j], sig->dims[k]) == 0;
-    if (!have)
+    if (sema_dims_find(dims, sig->dims[k]) < 0)
       s = hint ? arena_printf(&cx->arena, "%s%s--dim %s=...", s, *s ? " " : "", sig->dims[k])
                : arena_printf(&cx->arena, "%s%s%s", s, *s ? ", " : "", sig->dims[k]);
   }
   return s;
-}
-
-static int dim_index(const SemaDims *d, const char *name) {
-  for (int j = 0; j < d->n; j++)
-    if (strcmp(d->names[j], name) == 0)
-      return j;
-  return -1;
 }
 
 // The function --fn names, or the file's only one: NULL, silently, when there is none.
@@ -138,7 +128,7 @@ int compile_bind_dims(Ctx *cx, const Program *p, const CompileOptions *co, int f
       int k = sig->bare[j * TD_MAX_DIMS + a];
       if (k < 0)
         continue;
-      int d = dim_index(dims, sig->dims[k]);
+      int d = sema_dims_find(dims, sig->dims[k]);
       if (d >= 0 && dims->values[d] != shape[a]) {
         if (co->in_memory)  // sema's words for a helper's arguments
           return dims_error(cx, "argument '%s' of '%s' has size %" PRId64 " at dim %d but %s is %" PRId64 " from %s",

@@ -236,6 +236,7 @@ bool sema_check(Ctx *cx, Program *p);
 // dims binds all of its dims (FnSig.checked), the others left unchecked.
 bool sema_declare(Ctx *cx, Program *p);
 bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims);
+int sema_dims_find(const SemaDims *dims, const char *name);  // the index of dim `name` in dims (NULL: none), or -1
 Ast *sema_find_fn(const Program *p, const char *name);
 int sema_fn_index(const Program *p, const char *name);  // its index in p->fns, or -1
 

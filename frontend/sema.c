@@ -582,6 +582,12 @@ bool sema_declare(Ctx *cx, Program *p) {
   return sema->ok;
 }
 
+int sema_dims_find(const SemaDims *dims, const char *name) {
+  for (int j = 0; dims && j < dims->n; j++)
+    if (!strcmp(dims->names[j], name)) return j;
+  return -1;
+}
+
 bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
   Sema *sema = p->sema;
   if (!sema) return false;
@@ -589,9 +595,10 @@ bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
   for (int i = 0; i < p->fns.len; i++) {
     FnSig *sig = &p->sigs[i];
     int bound = 0;
-    for (int k = 0; k < sig->ndims; k++)
-      for (int j = 0; dims && j < dims->n; j++)
-        if (!strcmp(dims->names[j], sig->dims[k])) sig->values[k] = dims->values[j], bound++;
+    for (int k = 0; k < sig->ndims; k++) {
+      int j = sema_dims_find(dims, sig->dims[k]);
+      if (j >= 0) sig->values[k] = dims->values[j], bound++;
+    }
     if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
     sig->checked = true;
     check_entry(sema, p->fns.data[i], sig->values);

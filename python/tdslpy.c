@@ -100,13 +100,6 @@ static bool declare(tdslpy_fn *f) {
   return f->decl != NULL;
 }
 
-static bool dim_given(const SemaDims *d, const char *name) {
-  for (int j = 0; j < d->n; j++)
-    if (!strcmp(d->names[j], name))
-      return true;
-  return false;
-}
-
 tdslpy_fn *tdslpy_compile(const char *path, const char *text, const char *fn, int opt, const char *const *dim_names,
                           const int64_t *dim_values, int ndims, char **diag, int *status) {
   *diag = NULL;
@@ -127,7 +120,7 @@ tdslpy_fn *tdslpy_compile(const char *path, const char *text, const char *fn, in
     const FnSig *sig = &f->prog.sigs[f->fi];
     bool unbound = false;
     for (int k = 0; k < sig->ndims; k++)
-      unbound |= !dim_given(&f->dims, sig->dims[k]);
+      unbound |= sema_dims_find(&f->dims, sig->dims[k]) < 0;
     if (unbound)
       return f;
   }
@@ -228,9 +221,9 @@ const char *tdslpy_dimvar(const tdslpy_fn *f, int k, int64_t *value) {
   *value = -1;
   if (f->p)
     *value = sig->values[k];
-  for (int j = 0; j < f->dims.n; j++)
-    if (!strcmp(f->dims.names[j], sig->dims[k]))
-      *value = f->dims.values[j];
+  int j = sema_dims_find(&f->dims, sig->dims[k]);
+  if (j >= 0)
+    *value = f->dims.values[j];
   return sig->dims[k];
 }
 
@@ -289,10 +282,8 @@ int tdslpy_bind(tdslpy_fn *f, const int *ndims, const int64_t *shapes, int64_t *
   free(*diag);
   *diag = NULL;
   for (int k = 0; k < sig->ndims; k++) {
-    values[k] = -1;
-    for (int j = 0; j < dims.n; j++)
-      if (!strcmp(dims.names[j], sig->dims[k]))
-        values[k] = dims.values[j];
+    int j = sema_dims_find(&dims, sig->dims[k]);
+    values[k] = j >= 0 ? dims.values[j] : -1;
   }
   return 0;
 }
