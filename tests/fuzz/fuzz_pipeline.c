@@ -41,6 +41,27 @@ static void check_diagnostics(const char *text, int nerrors, int status) {
   }
 }
 
+// What --emit=tokens, ast, ir, dot, kernels and header print of c, as far as the
+// compile got (the tokens and the AST once, with the CPU compile).
+static void print_views(Ctx *cx, const Compiled *c, int status, bool cpu, FILE *sink) {
+  if (cpu && c->src && cx->nerrors == 0)
+    parse_dump_tokens(cx, c->src, sink);
+  if (cpu && c->prog.ast)
+    ast_dump(c->prog.ast, sink);
+  if (status != 0)
+    return;
+  if (c->graph) {
+    graph_print(c->graph, sink);
+    graph_print_json(c->graph, sink);
+    graph_print_dot(c->graph, sink);
+  }
+  for (int i = 0; i < c->nfns; i++) {
+    loop_print(c->lps[i], false, sink);
+    loop_print(c->lps[i], true, sink);
+  }
+  emit_header(cx, c->lps, c->nfns, sink);
+}
+
 static void compile_and_emit(const char *target) {
   Ctx cx;
   ctx_init(&cx);
@@ -52,7 +73,9 @@ static void compile_and_emit(const char *target) {
   Timer tm = {0};
   int status = compile_fn(&cx, &co, &tm, &c);
   FILE *sink = fopen("/dev/null", "w");
-  if (status == 0 && !strcmp(target, "cpu")) {
+  bool cpu = strcmp(target, "cpu") == 0;
+  print_views(&cx, &c, status, cpu, sink);
+  if (status == 0 && cpu) {
     target_c.emit(&cx, c.lps, c.nfns, sink);
 #ifdef TDSLC_WITH_LLVM
     target_llvm.emit(&cx, c.lps, c.nfns, sink);
