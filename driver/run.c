@@ -151,6 +151,7 @@ static void print_output(FILE *out, const Options *o, int idx, const char *stora
 }
 
 // Bytes of every buffer a call of p holds at once (parameters, results, temporaries).
+// INT64_MAX: at least that many (the sum saturates).
 static int64_t tensor_bytes(const LProgram *p) {
   int64_t bytes = 0;
   for (int i = 0; i < p->bufs.len; i++)
@@ -194,8 +195,8 @@ int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   }
   int64_t need = tensor_bytes(p), have = memory_bytes();
   if (have > 0 && need > have) {  // refused here rather than by the OOM killer halfway through
-    fprintf(stderr, "tdslc: error: running '%s' needs %" PRId64 " bytes of tensors; this machine has %" PRId64
-            " bytes of memory\n", p->name, need, have);
+    fprintf(stderr, "tdslc: error: running '%s' needs %s%" PRId64 " bytes of tensors; this machine has %" PRId64
+            " bytes of memory\n", p->name, need == INT64_MAX ? "more than " : "", need, have);
     return EXIT_DATA;
   }
   int rc = 0;
