@@ -125,7 +125,80 @@ static const char *const lanes_begin = "#if defined(__GNUC__) && !defined(__clan
                                        "#endif\n";
 static const char *const lanes_end = "#if defined(__GNUC__) && !defined(__clang__)\n"
                                      "#pragma GCC pop_options\n"
-                                     "#endif\n\n";
+                                     "#endif\n";
+
+// gcc 12's loop vectorizer miscompiles an integer reduction whose result the kernel
+// uses after the loop (GCC bug 107212: an SLP reduction whose lanes are live both as the
+// unsigned sum and as its conversion back, which is how the wrapping helpers write
+// integer arithmetic). `sum(x, 0).neg()` of an i32[4, 2] computed each output from one
+// element of x instead of the column's sum, at -O2 with or without -march. A kernel that
+// accumulates integers is compiled without loop vectorization by gcc 12 (clang and other
+// gcc releases vectorize it as before).
+static const char *const int_acc_begin = "#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12\n"
+                                         "#pragma GCC push_options\n"
+                                         "#pragma GCC optimize(\"no-tree-loop-vectorize\")\n"
+                                         "#endif\n";
+static const char *const int_acc_end = "#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12\n"
+                                       "#pragma GCC pop_options\n"
+                                       "#endif\n";
+
+// Whether e reads the kernel argument buf (a load of it, or an index computed from one).
+static bool reads_arg(const LExpr *e, int buf) {
+  if (!e)
+    return false;
+  if (e->kind == LX_LOAD && (e->buf == buf || reads_arg(e->idx.dyn, buf)))
+    return true;
+  return reads_arg(e->a, buf) || reads_arg(e->b, buf) || reads_arg(e->c, buf);
+}
+
+// Whether idx misses one of the loop variables vars[0..n): the same element is stored
+// again in each iteration of that loop.
+static bool index_misses_var(const LIndex *idx, const int *vars, int n) {
+  for (int i = 0; i < n; i++) {
+    bool found = false;
+    for (int t = 0; t < idx->nterms && !found; t++)
+      found = idx->var[t] == vars[i] && idx->coef[t] != 0;
+    if (!found)
+      return true;
+  }
+  return false;
+}
+
+// Whether the statements accumulate integers across a loop's iterations: an integer
+// local set in a loop, or an integer buffer's element read and stored again in each
+// iteration of a loop (an accumulator kept in memory, which gcc keeps in a register).
+// vars: the variables of the n loops around l (room for ACC_MAX_NEST).
+enum { ACC_MAX_NEST = 64 };
+static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList *l, int *vars, int n) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    switch (s->kind) {
+    case LS_LOOP:
+      if (n == ACC_MAX_NEST)
+        return true;  // deeper than any schedule nests: assume the worst
+      vars[n] = s->var;
+      if (int_accumulates(p, k, &s->body, vars, n + 1))
+        return true;
+      break;
+    case LS_IF:
+      if (int_accumulates(p, k, &s->body, vars, n))
+        return true;
+      break;
+    case LS_STORE:
+      if (n && dtype_is_int(p->bufs.data[k->args.data[s->buf].buf].dtype) && reads_arg(s->val, s->buf) &&
+          (s->idx.dyn || index_misses_var(&s->idx, vars, n)))
+        return true;
+      break;
+    case LS_SET:
+      if (n && dtype_is_int(k->locals.data[s->local]))
+        return true;
+      break;
+    case LS_LET:
+    case LS_COUNT: break;
+    }
+  }
+  return false;
+}
 
 // ---- the kernel printer ----
 static void stmts(CKernelGen *c, const LStmtList *l);
@@ -181,6 +254,10 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
 
   // header comment: what it computes and what each pointer is
   emit_kernel_comment(out, p, ki, emit_shared_note(cx, p, ki));
+  int vars[ACC_MAX_NEST];
+  bool int_acc = int_accumulates(p, k, &k->body, vars, 0);
+  if (int_acc)
+    buf_puts(out, int_acc_begin);
   if (c.g.has_lanes)
     buf_puts(out, lanes_begin);
   buf_printf(out, "static int %s(", emit_kernel_name(cx, p, ki));
@@ -208,7 +285,10 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     buf_puts(out, "  return err.k < 0 ? 0 : tdsl_entry_kernel_error(errors[err.k], err.v);\n}\n");
   else
     buf_puts(out, "  return 0;\n}\n");
-  buf_puts(out, c.g.has_lanes ? lanes_end : "\n");
+  if (c.g.has_lanes)
+    buf_puts(out, lanes_end);
+  buf_puts(out, int_acc ? int_acc_end : "");
+  buf_puts(out, "\n");
 }
 
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
