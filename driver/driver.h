@@ -44,6 +44,8 @@ typedef struct Arg {
   const char *name, *value;  // --arg NAME=VALUE (a scalar parameter), --dim NAME=SIZE; name malloc'd
 } Arg;
 
+enum { OPT_MAX_INPUTS = 4096 };  // --in and --arg options each (a model's weights are many)
+
 typedef struct Options {
   Mode mode;
   const char *file, *out, *fn, *target, *backend, *cpu, *gpu_arch, *out_dir;
@@ -53,10 +55,10 @@ typedef struct Options {
   bool full;  // --full: --emit=kernels prints every statement (no folding)
   uint64_t seed;
   int reps;
-  Input inputs[64];
+  Input inputs[OPT_MAX_INPUTS];
   int ninputs;
   SemaDims dims;  // --dim NAME=SIZE (names malloc'd)
-  Arg args[64];   // --arg NAME=VALUE
+  Arg args[OPT_MAX_INPUTS];  // --arg NAME=VALUE
   int nargs;
 } Options;
 

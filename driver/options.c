@@ -133,8 +133,8 @@ int options_parse(int argc, char **argv, Options *o) {
       const char *eq = missing ? NULL : strchr(v, '=');
       if (!eq || eq == v || !eq[1])
         return usage_error("--in takes NAME=FILE.npy");
-      if (o->ninputs == 64)
-        return usage_error("too many --in options");
+      if (o->ninputs == OPT_MAX_INPUTS)
+        return usage_error("too many --in options (at most %d)", OPT_MAX_INPUTS);
       for (int k = 0; k < o->ninputs; k++)
         if (strlen(o->inputs[k].name) == (size_t)(eq - v) && strncmp(o->inputs[k].name, v, (size_t)(eq - v)) == 0)
           return usage_error("--in %.*s is given twice", (int)(eq - v), v);
@@ -155,8 +155,8 @@ int options_parse(int argc, char **argv, Options *o) {
       const char *eq = missing ? NULL : strchr(v, '=');
       if (!eq || eq == v || !eq[1])
         return usage_error("--arg takes NAME=VALUE (--arg eps=1e-5)");
-      if (o->nargs == 64)
-        return usage_error("too many --arg options");
+      if (o->nargs == OPT_MAX_INPUTS)
+        return usage_error("too many --arg options (at most %d)", OPT_MAX_INPUTS);
       for (int k = 0; k < o->nargs; k++)
         if (strlen(o->args[k].name) == (size_t)(eq - v) && strncmp(o->args[k].name, v, (size_t)(eq - v)) == 0)
           return usage_error("--arg %.*s is given twice", (int)(eq - v), v);

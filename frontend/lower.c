@@ -139,8 +139,9 @@ static bool ranges_meet(const Value *a, const Value *b) {
 }
 
 static Value *lower_node(Lower *lw, const Ast *e) {
-  Value *srcs[64];
-  int n = e->noperands < 64 ? e->noperands : 64;
+  Value *few[8];  // cat and stack take any number of operands
+  int n = e->noperands;
+  Value **srcs = n <= 8 ? few : arena_alloc(&lw->cx->arena, sizeof *srcs * (size_t)n);
   for (int i = 0; i < n; i++)
     srcs[i] = lower_expr(lw, e->operands[i]);
   // x += x.flip(0): PyTorch's flip is a copy, so the value is read as it was before the

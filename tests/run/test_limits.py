@@ -6,7 +6,8 @@ Programs too large to keep as files are generated here: call chains (linear, dou
 each call under 900 minus signs), a statement chain of 6,000 multiplies, one expression
 of 1,600 fused multiplies, a loop unrolled 14,000 times (the fuzz campaign's slow input;
 --emit=ir listed each buffer's readers in time cubic in the graph). The sizes overflow int64 in arange, cat and the FLOP count;
-an index into an empty dim; amax of a 0-d tensor. Values are checked against NumPy.
+an index into an empty dim; amax of a 0-d tensor; stack and cat of hundreds of tensors, with
+a hundred --in files. Values are checked against NumPy.
 """
 import json
 import os
@@ -116,6 +117,20 @@ def main():
     np.save(os.path.join(TMP, "t.npy"), t)
     run_values("amax(0) of a 0-d tensor is its value", "fn f(t: f32[]) -> f32[] {\n    return t.amax(0)\n}\n",
                np.amax(t, 0), "--in", "t=t.npy")
+    # any number of operands: stack and cat of more than 64 tensors (the 65th was dropped
+    # and its elements left unwritten), and as many --in files as a model has weights
+    x = np.array([2], dtype=np.int32)
+    np.save(os.path.join(TMP, "x.npy"), x)
+    for n in (65, 300):
+        run_values(f"stack of {n} tensors", f"fn f(x: i32[1]) -> i32[1, {n}] {{\n"
+                   f"    return torch.stack(({', '.join(['x'] * n)}), 1)\n}}\n", np.stack([x] * n, 1), "--in", "x=x.npy")
+    parts, ins = [np.array([i, -i], dtype=np.float32) for i in range(100)], []
+    for i, v in enumerate(parts):
+        np.save(os.path.join(TMP, f"p{i}.npy"), v)
+        ins += ["--in", f"p{i}=p{i}.npy"]
+    run_values("cat of 100 parameters, each from --in",
+               f"fn f({', '.join(f'p{i}: f32[2]' for i in range(100))}) -> f32[200] {{\n"
+               f"    return cat([{', '.join(f'p{i}' for i in range(100))}])\n}}\n", np.concatenate(parts), *ins)
     shutil.rmtree(TMP, True)
     return T.summary()
 
