@@ -9,7 +9,8 @@ TDSL_AGREE_SEED, default 100000: other programs than test_random's) it runs
     contiguity and storage; ints and bools equal; outputs that share an input's
     storage (views) bitwise equal; floats with the same nan/inf positions and finite
     values within rtol 1e-5 (f32; f64 1e-12) of the larger and atol 1e-5 (f64 1e-12)
-    times the tree's magnitude, which scales with the terms of sums and matmuls.
+    times the tree's magnitude, which scales with the terms of sums and matmuls (an f64
+    result computed partly in f32, after a cast, gets f32's tolerances).
 Then every function of examples/*.tdsl runs on both backends with the seeded
 generator's inputs (`--seed`), which must be bitwise equal, and its outputs must agree
 within rtol 1e-5 of the larger value and 1e-5 of the output's largest magnitude
@@ -38,9 +39,10 @@ META = ("dtype", "shape", "strides", "offset", "contiguous", "storage")
 stats = {"outputs": 0, "bitwise": 0, "max_rel": 0.0}
 
 
-def agree(doc_c, doc_l, mags):
+def agree(doc_c, doc_l, mags, precs=None):
     """Failure lines comparing the two backends' documents; mags[k]: the magnitude that
-    scales output k's absolute tolerance."""
+    scales output k's absolute tolerance; precs[k] (optional): the float dtype whose
+    tolerance applies to output k (f32 for an f64 result computed partly in f32)."""
     oc, ol = doc_c["outputs"], doc_l["outputs"]
     if len(oc) != len(ol):
         return [f"C gives {len(oc)} outputs, LLVM {len(ol)}"]
@@ -83,7 +85,7 @@ def agree(doc_c, doc_l, mags):
             errs.append(f"out{k}{list(i)} ({dt}): non-finite mismatch: C {a[i]!r}, LLVM {b[i]!r}")
             continue
         fin = ~(an | ai)
-        rtol, atol = AGREE_TOL[dt]
+        rtol, atol = AGREE_TOL[precs[k] if precs and dt in ("f32", "f64") else dt]
         d = np.where(fin, np.abs(a - b), 0.0)
         lim = rtol * np.maximum(np.abs(a), np.abs(b)) + atol * mags[k]
         scale = np.where(fin, np.maximum(np.maximum(np.abs(a), np.abs(b)), mags[k]), 1.0)
@@ -100,7 +102,8 @@ def check_random(tdslc, prog):
     errs_l, doc_l = run(tdslc, prog, PAIR[1])
     errs = [f"C: {e}" for e in errs_c] + [f"LLVM: {e}" for e in errs_l]
     if doc_c is not None and doc_l is not None:
-        errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.mag for n in prog.outs])]
+        errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.mag for n in prog.outs],
+                                                    [n.prec for n in prog.outs])]
     return errs
 
 
