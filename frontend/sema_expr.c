@@ -363,7 +363,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   }
   e->bi = &d->b;
   if (!bind_args(sema, e, d, e->lhs)) return poison(sema);
-  if (!strncmp(d->b.sig, "input", 5) && d->check != ck_unary && d->check != ck_binary &&
+  if (!strncmp(d->b.sig, "input", 5) && d->check != ck_unary && d->check != ck_binary && d->check != ck_add &&
       !get_tensor(sema, e, e->bargs[0], "input"))
     return poison(sema);
   return d->check(sema, e, d);

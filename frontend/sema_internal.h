@@ -255,6 +255,7 @@ TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_contract(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d);  // isnan, isinf, isfinite, isposinf, isneginf
 TType *ck_nan_to_num(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -262,24 +262,118 @@ TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d) {
 // Elementwise ops built from parts (frontend/sema_nn.c's builders): PyTorch composes
 // them of other ops too (isnan is x != x, isclose ...), or fusion joins the parts again
 // ============================================================================
-static const char *cast_name(DType dt) {
-  switch (dt) {
-  case DT_F16: return "half";
-  case DT_BF16: return "bfloat16";
-  case DT_F32: return "float";
-  case DT_F64: return "double";
-  default: td_unreachable();  // the parts here compute in floats
-  }
-}
-
 // x as a value of dt (a part casting it when its dtype differs).
 static Ast *as_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
-  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_name(dt));
+  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_method(dt));
 }
 
 static Ast *part_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
   Ast *args[3] = {c, a, b};
   return part_call(sema, e, "where", args, 3);
+}
+
+// The largest finite value of a float dtype.
+static double float_max(DType dt) {
+  switch (dt) {
+  case DT_F16: return 65504.0;
+  case DT_BF16: return 3.38953138925153547590e38;
+  case DT_F32: return 3.40282346638528859812e38;
+  default: return 1.79769313486231570815e308;
+  }
+}
+
+// alpha of add/sub converted to the result dtype dt as PyTorch's Scalar::to<T> does,
+// which refuses a finite value T cannot hold (for halves T is at::Half / at::BFloat16, as
+// on PyTorch's CPU; its value is then used as f32); false after reporting it.
+static bool alpha_value(Sema *sema, const Ast *al, DType dt, double *out) {
+  const TType *t = al->ty;
+  double v = t->fval;
+  int64_t i = t->ival;
+  const char *ctype = NULL;
+  switch (dt) {
+  case DT_U8: ctype = i > 255 || i < -255 ? "uint8_t" : NULL; break;  // negatives wrap, as in c10's overflows()
+  case DT_I8: ctype = i > INT8_MAX || i < INT8_MIN ? "int8_t" : NULL; break;
+  case DT_I16: ctype = i > INT16_MAX || i < INT16_MIN ? "int16_t" : NULL; break;
+  case DT_I32: ctype = i > INT32_MAX || i < INT32_MIN ? "int" : NULL; break;
+  case DT_I64: break;
+  case DT_F16: case DT_BF16: case DT_F32:
+    if (isfinite(v) && fabs(v) > float_max(dt)) ctype = dt == DT_F16 ? "at::Half" : dt == DT_BF16 ? "at::BFloat16" : "float";
+    v = (float)v;
+    break;
+  default: break;
+  }
+  if (ctype) {
+    diag_error(sema->cx, al->loc, "value cannot be converted to type %s without overflow", ctype);
+    return false;
+  }
+  *out = dt == DT_BOOL ? (double)(v != 0) : v;
+  return true;
+}
+
+// add(input, other, *, alpha=1), sub, subtract and rsub (other - alpha * input): input +
+// alpha * other (input - alpha * other) with PyTorch's checks of alpha against the result
+// dtype (that of input and other only: alpha does not promote). alpha is a number or a
+// 0-d tensor (PyTorch takes one for a Number: then its value is known at run time only).
+// Both operands become the result dtype, then its opmath dtype (halves in f32, as on
+// CUDA), where alpha * other and the sum are computed, rounded once at the end; integer
+// alpha in the result dtype, bool alpha a logical and.
+TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Op op = d->b.op;
+  if (!strcmp(d->b.name, "rsub")) {
+    if (!get_tensor(sema, e, e->bargs[0], "input")) return poison(sema);
+    Ast *t = e->bargs[0];
+    e->bargs[0] = e->bargs[1], e->bargs[1] = t;
+  }
+  Ast *a = e->bargs[0], *b = e->bargs[1], *al = barg(e, 2);
+  if (!al) return ck_binary(sema, e, d);
+  const TType *at = al->ty;
+  bool known = is_scalar(at);
+  if (!known && !(is_tensor(at) && at->view.ndim == 0)) {
+    diag_error(sema->cx, al->loc, "%s(): argument 'alpha' must be Number, not %s", d->b.name, py_type_name(at));
+    return poison(sema);
+  }
+  if (!is_tensor(a->ty) && !is_scalar(a->ty)) return get_tensor(sema, e, a, "input"), poison(sema);
+  if (!is_tensor(b->ty) && !is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
+  Loc loc = call_loc(e);
+  DType r;
+  Ast *xs[2] = {a, b};
+  int nd;
+  int64_t shape[TD_MAX_DIMS];
+  if (!binary_dtype(sema, loc, op, a->ty, b->ty, &r) || !broadcast_all(sema, loc, xs, 2, &nd, shape)) return poison(sema);
+  if (at->dtype == DT_BOOL && r != DT_BOOL) {
+    diag_error(sema->cx, al->loc, "Boolean alpha only supported for Boolean results.");
+    return poison(sema);
+  }
+  if (dtype_is_float(at->dtype) && !dtype_is_float(r)) {
+    diag_error(sema->cx, al->loc, "For integral input tensors, argument alpha must not be a floating point number.");
+    return poison(sema);
+  }
+  double v = 0;
+  if (known && !alpha_value(sema, al, r, &v)) return poison(sema);
+  if (known && v == 1) return ck_binary(sema, e, d);
+  const char *name = op == OP_ADD ? "add" : "sub";
+  if (known && is_scalar(a->ty) && is_scalar(b->ty)) {  // Python numbers: folded
+    e->bi = NULL;
+    TType *p = fold_binary(sema, loc, BIN_MUL, b->ty, at);
+    TType *s = p ? fold_binary(sema, loc, op == OP_ADD ? BIN_ADD : BIN_SUB, a->ty, p) : NULL;
+    return s ? s : poison(sema);
+  }
+  DType cd = dtype_is_float(r) ? dtype_compute(r) : r;
+  Ast *ac = is_tensor(a->ty) ? as_dtype(sema, e, as_dtype(sema, e, a, r), cd) : a;
+  Ast *bc = is_tensor(b->ty) ? as_dtype(sema, e, as_dtype(sema, e, b, r), cd) : b;
+  Ast *k;
+  if (!known) {
+    k = as_dtype(sema, e, al, cd);
+  } else if (r == DT_BOOL) {
+    k = ast_bool(sema->cx, v != 0, e->loc);
+    k->ty = ty_bool(sema, v != 0);
+  } else {
+    k = dtype_is_float(r) ? part_float(sema, e, v) : part_int(sema, e, at->ival);
+  }
+  Ast *p = part_binary(sema, e, OP_MUL, "mul", bc, k);
+  Ast *s = part_binary(sema, e, op, name, ac, p);
+  if (is_poison(s->ty)) return poison(sema);
+  return become(sema, e, as_dtype(sema, e, s, r));
 }
 
 // isnan, isinf, isfinite, isposinf, isneginf: x != x, |x| == inf, |x| < inf, x == inf,
@@ -309,16 +403,6 @@ static bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, doubl
   diag_error(sema->cx, a->loc, "%s(): argument %s must be float, not %s", e->bi->name, arg_name(sema, e, pname),
              py_type_name(a->ty));
   return false;
-}
-
-// The largest finite value of a float dtype.
-static double float_max(DType dt) {
-  switch (dt) {
-  case DT_F16: return 65504.0;
-  case DT_BF16: return 3.38953138925153547590e38;
-  case DT_F32: return 3.40282346638528859812e38;
-  default: return 1.79769313486231570815e308;
-  }
 }
 
 // nan_to_num(input, nan=0.0, posinf=None, neginf=None): the dtype's largest (lowest)

@@ -154,6 +154,63 @@ def int_cases(tdslc, t):
         run(tdslc, t, f"ints_{dt}", [("a", dt, a), ("b", dt, b)], exprs, wants)
 
 
+def alpha_cases(tdslc, t):
+    """add/sub/subtract/rsub with alpha= in every dtype: input + alpha * other computed in
+    the opmath dtype (f16/bf16 in f32 with alpha as an f32, rounded once), ints wrapping in
+    the result dtype, a bool alpha a logical and; alpha a number or a 0-d tensor."""
+    rng = np.random.default_rng(16)
+    for dt in ("f16", "bf16", "f32", "f64"):
+        a, b = rnd(rng.standard_normal((3, 4)), dt), rnd(rng.standard_normal((4,)), dt)
+        cd = np.float64 if dt == "f64" else np.float32
+        A, B = a.astype(cd), b.astype(cd)
+        with np.errstate(all="ignore"):
+            run(tdslc, t, f"alpha_{dt}", [("a", dt, a), ("b", dt, b)],
+                [("torch.add(a, b, alpha=2.5)", dt), ("a.sub(b, alpha=-0.3)", dt), ("torch.subtract(a, b, alpha=3)", dt),
+                 ("torch.rsub(a, b, alpha=1.7)", dt), ("torch.add(a, 2, alpha=0.5)", dt),
+                 ("a.add(b, alpha=b[1])", dt), ("a.add(b, alpha=1)", dt)],
+                [A + cd(2.5) * B, A - cd(-0.3) * B, A - cd(3) * B, B - cd(1.7) * A, A + cd(1.0), A + B[1] * B, A + B])
+    for dt in ("u8", "i8", "i16", "i32", "i64"):
+        a = rng.integers(-100, 100, (3, 4)).astype(np.int64)
+        b = rng.integers(-100, 100, (4,)).astype(np.int64)
+        if dt == "u8":
+            a, b = a & 255, b & 255
+        npt = {"u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}[dt]
+        a, b = a.astype(npt), b.astype(npt)
+        A, B = a.astype(np.int64), b.astype(np.int64)
+        w = lambda v: np.asarray(v).astype(npt)  # noqa: E731 (wraps as PyTorch's integer arithmetic)
+        run(tdslc, t, f"alpha_{dt}", [("a", dt, a), ("b", dt, b)],
+            [("torch.add(a, b, alpha=3)", dt), ("a.sub(b, alpha=-2)", dt), ("torch.add(a, 5, alpha=7)", dt),
+             ("torch.rsub(a, b, alpha=2)", dt), ("a.add(b, alpha=b[0])", dt),
+             ("torch.add(a, 1.5, alpha=2)", "f32"), ("a.add(b.long(), alpha=100000)", "i64")],
+            [w(A + 3 * B), w(A + 2 * B), w(A + 35), w(B - 2 * A), w(A + B[0] * B),
+             a.astype(np.float32) + np.float32(3.0), A + 100000 * B])
+    a, b = rng.random((3, 4)) < 0.5, rng.random((4,)) < 0.5
+    run(tdslc, t, "alpha_bool", [("a", "bool", a), ("b", "bool", b)],
+        [("torch.add(a, b, alpha=True)", "bool"), ("a.add(b, alpha=False)", "bool"), ("torch.add(a, b, alpha=2)", "bool"),
+         ("a.add(b, alpha=0)", "bool"), ("a.add(b, alpha=b[0])", "bool"),
+         ("torch.add(a, b.long(), alpha=3)", "i64")],
+        [a | b, a | np.zeros_like(b), a | b, a | np.zeros_like(b), a | (b & b[0]), a + 3 * b.astype(np.int64)])
+    # the in-place forms: x.add_(y, alpha=), x.sub_ (the result stored in x's dtype)
+    for dt, other, alpha in (("f16", "f16", 0.1), ("i8", "i8", 3), ("i64", "i32", -2), ("f32", "i64", 2.5)):
+        x = rnd(rng.standard_normal((2, 3)) * 4, dt) if dt[0] == "f" else rng.integers(-50, 50, (2, 3))
+        y = rng.integers(-50, 50, (3,)) if other[0] == "i" else rnd(rng.standard_normal((3,)), other)
+        src = (f"fn f(x: {dt}[2, 3], y: {other}[3]) -> ({dt}[2, 3], {dt}[2, 3]) {{\n    t = x.clone()\n"
+               f"    t.add_(y, alpha={alpha})\n    u = x.clone()\n    u.sub_(y, alpha={alpha})\n    return t, u\n}}\n")
+        p, outs = run_outputs(tdslc, src, {"x": to_npy(x, dt), "y": to_npy(y, other)})
+        if dt[0] == "f":
+            cd = np.float64 if dt == "f64" else np.float32
+            X, Y, al = opm(x).astype(cd), np.asarray(y).astype(cd), cd(alpha)
+            wants = [X + al * Y, X - al * Y]
+        else:
+            npt = {"i8": np.int8, "i64": np.int64}[dt]
+            X, Y = x.astype(np.int64), y.astype(np.int64)
+            wants = [(X + alpha * Y).astype(npt), (X - alpha * Y).astype(npt)]
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}"] if p.returncode else [
+            f"out{k}: {r}" for k, (got, want) in enumerate(zip(outs, wants))
+            if (r := compare(from_npy(got, dt), rnd(want, dt), dt, "exact" if dt[0] == "i" else "elem"))]
+        t.report(f"alpha_inplace_{dt}_{other}", errs, src)
+
+
 def raise_cases(tdslc, t):
     """Integer fmod and div(rounding_mode='trunc') by zero: PyTorch's ZeroDivisionError."""
     for expr in ("fmod(a, b)", "div(a, b, rounding_mode='trunc')", "a.fmod(0)"):
@@ -172,6 +229,7 @@ def main():
     t = Tally()
     float_cases(tdslc, t)
     int_cases(tdslc, t)
+    alpha_cases(tdslc, t)
     raise_cases(tdslc, t)
     return t.summary()
 
