@@ -297,7 +297,8 @@ static bool alpha_value(Sema *sema, const Ast *al, DType dt, double *out) {
   case DT_I32: ctype = i > INT32_MAX || i < INT32_MIN ? "int" : NULL; break;
   case DT_I64: break;
   case DT_F16: case DT_BF16: case DT_F32:
-    if (isfinite(v) && fabs(v) > float_max(dt)) ctype = dt == DT_F16 ? "at::Half" : dt == DT_BF16 ? "at::BFloat16" : "float";
+    if (isfinite(v) && fabs(v) > float_max(dt))
+      ctype = dt == DT_F16 ? "at::Half" : dt == DT_BF16 ? "at::BFloat16" : "float";
     v = (float)v;
     break;
   default: break;
@@ -320,26 +321,35 @@ static bool alpha_value(Sema *sema, const Ast *al, DType dt, double *out) {
 TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
   Op op = d->b.op;
   if (!strcmp(d->b.name, "rsub")) {
-    if (!get_tensor(sema, e, e->bargs[0], "input")) return poison(sema);
+    if (!get_tensor(sema, e, e->bargs[0], "input"))
+      return poison(sema);
     Ast *t = e->bargs[0];
     e->bargs[0] = e->bargs[1], e->bargs[1] = t;
   }
   Ast *a = e->bargs[0], *b = e->bargs[1], *al = barg(e, 2);
-  if (!al) return ck_binary(sema, e, d);
+  if (!al)
+    return ck_binary(sema, e, d);
   const TType *at = al->ty;
   bool known = is_scalar(at);
   if (!known && !(is_tensor(at) && at->view.ndim == 0)) {
     diag_error(sema->cx, al->loc, "%s(): argument 'alpha' must be Number, not %s", d->b.name, py_type_name(at));
     return poison(sema);
   }
-  if (!is_tensor(a->ty) && !is_scalar(a->ty)) return get_tensor(sema, e, a, "input"), poison(sema);
-  if (!is_tensor(b->ty) && !is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
+  if (!is_tensor(a->ty) && !is_scalar(a->ty)) {
+    get_tensor(sema, e, a, "input");  // its message
+    return poison(sema);
+  }
+  if (!is_tensor(b->ty) && !is_scalar(b->ty)) {
+    get_tensor(sema, e, b, "other");  // its message
+    return poison(sema);
+  }
   Loc loc = call_loc(e);
   DType r;
   Ast *xs[2] = {a, b};
   int nd;
   int64_t shape[TD_MAX_DIMS];
-  if (!binary_dtype(sema, loc, op, a->ty, b->ty, &r) || !broadcast_all(sema, loc, xs, 2, &nd, shape)) return poison(sema);
+  if (!binary_dtype(sema, loc, op, a->ty, b->ty, &r) || !broadcast_all(sema, loc, xs, 2, &nd, shape))
+    return poison(sema);
   if (at->dtype == DT_BOOL && r != DT_BOOL) {
     diag_error(sema->cx, al->loc, "Boolean alpha only supported for Boolean results.");
     return poison(sema);
@@ -349,8 +359,10 @@ TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   double v = 0;
-  if (known && !alpha_value(sema, al, r, &v)) return poison(sema);
-  if (known && v == 1) return ck_binary(sema, e, d);
+  if (known && !alpha_value(sema, al, r, &v))
+    return poison(sema);
+  if (known && v == 1)
+    return ck_binary(sema, e, d);
   const char *name = op == OP_ADD ? "add" : "sub";
   if (known && is_scalar(a->ty) && is_scalar(b->ty)) {  // Python numbers: folded
     e->bi = NULL;
@@ -372,7 +384,8 @@ TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   Ast *p = part_binary(sema, e, OP_MUL, "mul", bc, k);
   Ast *s = part_binary(sema, e, op, name, ac, p);
-  if (is_poison(s->ty)) return poison(sema);
+  if (is_poison(s->ty))
+    return poison(sema);
   return become(sema, e, as_dtype(sema, e, s, r));
 }
 
