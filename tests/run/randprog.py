@@ -972,7 +972,7 @@ class Program:
             return Node(spell, out, dt, _mag(out, *[p.mag for p in parts]), prec=_prec(*parts))
         d = r.randrange(nd)
         if what == "stack" and shape[d] > 8:
-            # one piece per element of d: few. (tdslc bug, findings/stack_65_pieces.py: more than 64 go wrong)
+            # one generated piece per element of d: few, to keep programs small (test_limits.py stacks hundreds)
             what = "split"
         dd = _dims(d, nd, r)
         if what == "stack":
