@@ -554,11 +554,14 @@ static void build_dot(Gemm *G, LStmtList *into) {
 // every tensor indexed by the output's (batch..., row) dims steps through them as one
 // flat dim: then the row index alone, running over B*T, addresses all of them (the
 // batch dims' indices stay 0). Checked on every load and store the kernel would make,
-// built over probe indices.
+// built over probe indices. An epilogue that computes with the index itself (tril and
+// triu's mask, arange, eye: an LX_VAR of a batch or row probe) would see the folded
+// row (batch * M + i) and batch 0, not the true index: such a kernel is not folded.
 
 // Whether every load in e (and the store index at, if not NULL) walks the chain of
 // dims dims[0..n) (outermost first, the last the row dim) as one flat dim: the
-// coefficient of each dim's probe is the next one's times the next dim's size.
+// coefficient of each dim's probe is the next one's times the next dim's size; and
+// (flat_loads) whether e reads none of those dims' indices as a value.
 static bool flat_index(const Gemm *G, const LIndex *at, const int *dims, int n) {
   if (at->dyn)
     return false;
@@ -578,6 +581,9 @@ static bool flat_loads(const Gemm *G, const LExpr *e, const int *dims, int n) {
     return true;
   if (e->kind == LX_LOAD && !flat_index(G, &e->idx, dims, n))
     return false;
+  for (int p = 0; p < n && e->kind == LX_VAR; p++)
+    if (e->var == PROBE_VAR + dims[p])
+      return false;  // the index as a value: folded, it would be the wrong one
   return flat_loads(G, e->a, dims, n) && flat_loads(G, e->b, dims, n) && flat_loads(G, e->c, dims, n);
 }
 

@@ -1,7 +1,8 @@
 """tests/run/test_gemm.py: the CPU matmul schedules of ir/gemm.c (packed, direct, dot)
 against NumPy, on one backend (TDSL_BACKEND). Every layout (nn, nt, tn, tt), sliced and
 expanded operands, batches that broadcast, PyTorch's 1-D rules, odd sizes (1, 3, 7, 17,
-129, prime K), zero-size dims, f16/bf16/f32/f64/i32/i64 and fused epilogues.
+129, prime K), zero-size dims, f16/bf16/f32/f64/i32/i64 and fused epilogues, among them
+epilogues that compute with the output index (tril, triu, causal masks, arange, eye).
 
 Tolerance, per element: the schedules sum in another order than NumPy and may fuse each
 multiply-add, so a float result may differ from the exact one by the classic dot-product
@@ -11,6 +12,7 @@ f64) and v that of the output dtype (the final rounding of f16 and bf16 results)
 exact product is computed in float64 from the same inputs (for f64 inputs with exact
 small-integer-valued parts, see `values`). Integer results must be exact."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -54,7 +56,11 @@ def bound_errors(got, exact, bound, dt):
     got = np.asarray(got, dtype=np.float64)
     if got.shape != exact.shape:
         return [f"shape {list(got.shape)} != {list(exact.shape)}"]
-    err = np.abs(got - exact) - bound
+    inf = np.isinf(exact)  # (a causal mask's -inf): only itself will do
+    if np.any(inf & (got != exact)):
+        i = np.unravel_index(int(np.argmax(inf & (got != exact))), got.shape)
+        return [f"at {list(i)} got {got[i]!r}, exact {exact[i]!r}"]
+    err = np.abs(np.where(inf, 0, got) - np.where(inf, 0, exact)) - np.where(inf, 0, bound)
     if got.size and np.any(err > 0):
         i = np.unravel_index(int(np.argmax(err)), err.shape)
         return [f"at {list(i)} got {got[i]!r}, exact {exact[i]!r}, bound {bound[i]:.3g}"]
@@ -193,6 +199,64 @@ def epilogues(tdslc, backend, rng):
          epilogue=scaled)
 
 
+def index_epilogues(tdslc, backend, rng):
+    """Epilogues that compute with the output index (tril/triu's mask, a causal mask,
+    arange, eye) fused after a matmul. Where w reads no batch dim the batch would fold
+    into the rows (one GEMM of batch * M rows): the index such an epilogue sees must
+    still be the true one (randprog seed 319: batch 1 of (x @ w).tril() kept its upper
+    triangle)."""
+    def prod(a_expr, b_expr, f):
+        def g(v):
+            a, b = a_expr(v), b_expr(v)
+            return f(a @ b), np.abs(a) @ np.abs(b), a.shape[-1]
+        return g
+    x, wt = (lambda v: v["x"]), (lambda v: v["w"].T)
+    case(tdslc, backend, rng, "tril folded 2x3x4 @ 4x3", [("x", (2, 3, 4)), ("w", (4, 3))], "(x @ w).tril()",
+         epilogue=prod(x, lambda v: v["w"], np.tril))
+    # each CPU schedule (dot: few rows, nt; direct: nn; packed: many rows, nt), k from -2 to 2
+    for sname, xs, ws in (("dot", (2, 3, 16), (5, 16)), ("direct", (3, 5, 16), (7, 16)),
+                          ("packed", (3, 40, 64), (50, 64))):
+        for k in (-2, -1, 0, 1, 2):
+            case(tdslc, backend, rng, f"tril({k}) {sname}", [("x", xs), ("w", ws)], f"torch.tril(x @ w.t(), {k})",
+                 epilogue=prod(x, wt, lambda p, k=k: np.tril(p, k)))
+            case(tdslc, backend, rng, f"triu({k}) {sname}", [("x", xs), ("w", ws)], f"(x @ w.t()).triu(diagonal={k})",
+                 epilogue=prod(x, wt, lambda p, k=k: np.triu(p, k)))
+    case(tdslc, backend, rng, "tril direct nn", [("x", (3, 5, 16)), ("w", (16, 7))], "(x @ w).tril()",
+         epilogue=prod(x, lambda v: v["w"], np.tril))
+    case(tdslc, backend, rng, "tril after bias", [("x", (3, 5, 16)), ("w", (7, 16)), ("c", (7,))],
+         "relu(x @ w.t() + c).tril(-1)", epilogue=lambda v: (np.tril(np.maximum(v["x"] @ v["w"].T + v["c"], 0), -1),
+                                                           np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["c"]), 16))
+    # 4-d: two batch dims folded (a 2-D weight), and attention's scores (k reads the batch)
+    case(tdslc, backend, rng, "tril 4-d folded", [("x", (2, 3, 6, 8)), ("w", (8, 6))], "(x @ w).tril()",
+         epilogue=prod(x, lambda v: v["w"], np.tril))
+    qk = (lambda v: v["q"]), (lambda v: np.swapaxes(v["k"], -2, -1))
+    case(tdslc, backend, rng, "causal tril", [("q", (2, 3, 6, 8)), ("k", (2, 3, 6, 8))],
+         "(q @ k.transpose(-2, -1)).tril()", epilogue=prod(*qk, np.tril))
+    causal = np.tril(np.ones((6, 6))) == 0
+    case(tdslc, backend, rng, "causal masked_fill", [("q", (2, 3, 6, 8)), ("k", (2, 3, 6, 8))],
+         "(q @ k.transpose(-2, -1)).masked_fill(torch.tril(torch.ones(6, 6)) == 0, float('-inf'))",
+         epilogue=prod(*qk, lambda p: np.where(causal, -np.inf, p)))
+    case(tdslc, backend, rng, "causal masked_fill folded", [("x", (2, 3, 6, 8)), ("w", (8, 6))],
+         "(x @ w).masked_fill(torch.tril(torch.ones(6, 6)) == 0, float('-inf'))",
+         epilogue=prod(x, lambda v: v["w"], lambda p: np.where(causal, -np.inf, p)))
+    # the row and batch indices used otherwise: arange, eye, a where on indices
+    r5, b3 = np.arange(5).reshape(5, 1), np.arange(3).reshape(3, 1, 1)
+    others = {"(x @ w.t()) + torch.arange(5).unsqueeze(1)": lambda p: p + r5,
+              "(x @ w.t()) * (torch.arange(3).reshape(3, 1, 1) + 1)": lambda p: p * (b3 + 1),
+              "(x @ w.t()) + torch.arange(15).reshape(3, 5, 1)": lambda p: p + np.arange(15).reshape(3, 5, 1),
+              "(x @ w.t()) * torch.eye(5, 7)": lambda p: p * np.eye(5, 7),
+              "torch.where(torch.arange(5).unsqueeze(1) > torch.arange(7), x @ w.t(), 0.0)":
+                  lambda p: np.where(r5 > np.arange(7), p, 0.0)}
+    for expr, f in others.items():
+        case(tdslc, backend, rng, expr, [("x", (3, 5, 16)), ("w", (7, 16))], expr, epilogue=prod(x, wt, f))
+    # the fast path stays: an epilogue of values only is folded (no loop over the 7 batches)
+    src = "fn f(x: f32[7, 4, 64], w: f32[20, 64], c: f32[20]) -> f32[7, 4, 20] {\n    return %s\n}"
+    for expr, folds in (("relu(x @ w.t() + c)", True), ("(x @ w.t() + c).tril()", False)):
+        p = emit_text(tdslc, src % expr, "kernels")
+        T.check(f"--emit=kernels of {expr!r} {'folds' if folds else 'does not fold'} the batch",
+                p.returncode == 0 and (re.search(r"in 0\.\.7\b", p.stdout) is None) == folds, p.stdout + p.stderr)
+
+
 def empty(tdslc, backend, rng):
     for (m, k, n) in ((0, 5, 4), (3, 0, 4), (3, 5, 0)):
         case(tdslc, backend, rng, f"empty {m}x{k}x{n}", [("a", (m, k)), ("b", (k, n))], "a @ b",
@@ -220,6 +284,7 @@ def main():
     views_and_batches(tdslc, backend, rng)
     dtypes(tdslc, backend, rng)
     epilogues(tdslc, backend, rng)
+    index_epilogues(tdslc, backend, rng)
     empty(tdslc, backend, rng)
     schedules(tdslc)
     return T.summary()
