@@ -10,7 +10,8 @@ The nodes:
     flip; flatten, squeeze, `[None]`, contiguous().view, repeat, movedim, .T, .mT;
   - elementwise ops with broadcasting and PyTorch's promotion of mixed dtypes (one
     operand of a lower category or width, 0-d operands, literals), pow, int floor
-    division and remainder (negative divisors too), trunc division, fmod, bitwise ops;
+    division and remainder (negative divisors too), trunc division, fmod, bitwise ops,
+    add/sub with alpha=;
   - casts (.to(dtype), .float(), .double(), .int(), .long(), .bool()), comparisons
     giving bool, logical ops, where(cond, a, b), masked_fill, tril/triu;
   - reductions (sum, mean, amax, amin, logsumexp, var, std, prod, norm, max/min along a
@@ -328,6 +329,11 @@ class Program:
                    ("maximum({a}, {b})", np.maximum), ("{a}.minimum({b})", np.minimum),
                    ("torch.add({a}, {b})", np.add), ("{a}.sub({b})", np.subtract),
                    ("torch.mul({a}, {b})", np.multiply)]
+            if b.mag < 1e6:  # alpha scales other: input + alpha * other, in the result dtype
+                ops += [("torch.add({a}, {b}, alpha=2)", lambda x, y: x + 2 * y),
+                        ("{a}.sub({b}, alpha=-3)", lambda x, y: x + 3 * y)]
+                if dt in FLOATS:
+                    ops += [("torch.sub({a}, {b}, alpha=0.5)", lambda x, y: x - 0.5 * y)]
             if dt in INTS:
                 ops += [("{a} // ({b}.abs() + 1)", lambda x, y: np.floor_divide(x, np.abs(y) + 1)),
                         ("{a} % ({b}.abs() + 1)", lambda x, y: np.remainder(x, np.abs(y) + 1)),
