@@ -84,6 +84,42 @@ typedef struct CKernelGen {
   int par_var;  // the loop variable of the enclosing parallel loop, -1 outside
 } CKernelGen;
 
+// Whether kernel arg a is a per-thread scratch buffer (ir/loop.h's Scratch): not a
+// parameter; the kernel asks the runtime for its thread's region.
+static bool scratch_arg(const LProgram *p, const LKernel *k, int a) { return p->bufs.data[k->args.data[a].buf].scratch; }
+
+// `T *restrict bA = tdsl_scratch(bytes);` for each scratch arg, at the current depth.
+static void declare_scratch(CKernelGen *c) {
+  CExprGen *g = &c->g;
+  for (int a = 0; a < g->k->args.len; a++) {
+    if (!scratch_arg(g->p, g->k, a))
+      continue;
+    const LBuf *lb = &g->p->bufs.data[g->k->args.data[a].buf];
+    const char *t = cexpr_storage_type(lb->dtype);
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "%s *restrict b%d = (%s *)tdsl_scratch(%" PRId64 ");\n", t, a, t,
+               lb->numel * dtype_size(lb->dtype));
+  }
+}
+
+// A call of a function of p->funcs: the pointers (the caller's args, advanced), then
+// the scalars.
+static void call_stmt(CKernelGen *c, const LCall *call) {
+  CExprGen *g = &c->g;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "%s(", emit_kernel_name(g->cx, g->p->funcs.data[call->fn], 0));
+  for (int i = 0; i < call->nptr; i++) {
+    g->arg_used[call->ptr[i]] = true;
+    buf_printf(g->b, "%sb%d + ", i ? ", " : "", call->ptr[i]);
+    cexpr_index(g, &call->at[i]);
+  }
+  for (int i = 0; i < call->nval; i++) {
+    buf_puts(g->b, call->nptr + i ? ", " : "");
+    cexpr_expr(g, call->val[i]);
+  }
+  buf_puts(g->b, ");\n");
+}
+
 // The error record, the error index and the rank of the current iteration.
 static void err_args(CExprGen *g, int err) {
   const CKernelGen *c = (const CKernelGen *)g;
@@ -194,6 +230,7 @@ static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList
         return true;
       break;
     case LS_LET:
+    case LS_CALL:
     case LS_COUNT: break;
     }
   }
@@ -216,8 +253,10 @@ static void stmt(CKernelGen *c, const LStmt *s) {
       buf_puts(g->b, "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n");
     }
     cexpr_open_loop(g, s);
-    if (par)
+    if (par) {
       c->par_var = s->var;
+      declare_scratch(c);  // each iteration: its thread's region
+    }
     stmts(c, &s->body);
     cexpr_close(g);
     if (par)
@@ -232,6 +271,7 @@ static void stmt(CKernelGen *c, const LStmt *s) {
     stmts(c, &s->body);
     cexpr_close(g);
     return;
+  case LS_CALL: call_stmt(c, s->call); return;
   case LS_COUNT: break;
   }
   td_unreachable();
@@ -261,12 +301,20 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   if (c.g.has_lanes)
     buf_puts(out, lanes_begin);
   buf_printf(out, "static int %s(", emit_kernel_name(cx, p, ki));
+  int nparams = 0;
   for (int i = 0; i < nargs; i++) {
     const LArg *a = &k->args.data[i];
     DType dt = p->bufs.data[a->buf].dtype;
-    buf_printf(out, "%s%s%s *restrict b%d", i ? ", " : "", a->written ? "" : "const ", cexpr_storage_type(dt), i);
+    if (!scratch_arg(p, k, i))
+      buf_printf(out, "%s%s%s *restrict b%d", nparams++ ? ", " : "", a->written ? "" : "const ", cexpr_storage_type(dt),
+                 i);
   }
-  buf_puts(out, nargs ? ") {\n" : "void) {\n");
+  buf_puts(out, nparams ? ") {\n" : "void) {\n");
+  Buf top;
+  buf_init(&top, cx);
+  c.g.b = &top;
+  declare_scratch(&c);
+  buf_puts(out, top.data ? top.data : "");
   for (int i = 0; i < nargs; i++) {
     if (!c.g.arg_used[i])
       buf_printf(out, "  (void)b%d;\n", i);
@@ -291,6 +339,39 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   buf_puts(out, "\n");
 }
 
+// A function of p->funcs (ir/loop.h's Functions): `static void NAME(pointers, int64_t
+// a0, ...)`, its statements; no errors, no parallel loops.
+static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
+  const LKernel *k = fp->kernels.data[0];
+  CKernelGen c = {.par_var = -1};
+  cexpr_begin(&c.g, cx, &dialect_c, pr, fp, k);
+  TD_ASSERT(!c.g.has_err);
+  Buf body;
+  buf_init(&body, cx);
+  c.g.b = &body;
+  stmts(&c, &k->body);
+  if (c.g.has_lanes)
+    buf_puts(out, lanes_begin);
+  buf_printf(out, "static void %s(", emit_kernel_name(cx, fp, 0));
+  for (int i = 0; i < k->args.len; i++) {
+    const LArg *a = &k->args.data[i];
+    buf_printf(out, "%s%s%s *restrict b%d", i ? ", " : "", a->written ? "" : "const ",
+               cexpr_storage_type(fp->bufs.data[a->buf].dtype), i);
+  }
+  for (int i = 0; i < k->nscalars; i++)
+    buf_printf(out, "%sint64_t a%d", k->args.len + i ? ", " : "", i);
+  buf_puts(out, k->args.len + k->nscalars ? ") {\n" : "void) {\n");
+  for (int i = 0; i < k->args.len; i++) {
+    if (!c.g.arg_used[i])
+      buf_printf(out, "  (void)b%d;\n", i);
+  }
+  buf_puts(out, body.data ? body.data : "");
+  buf_puts(out, "}\n");
+  if (c.g.has_lanes)
+    buf_puts(out, lanes_end);
+  buf_puts(out, "\n");
+}
+
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   emit_entry_tables(out, p);
   buf_puts(out, "\n");
@@ -298,13 +379,15 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   for (int i = 0; i < p->kernels.len; i++) {
     const LKernel *k = p->kernels.data[i];
     buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (tdsl_g_rc == 0)\n    " : "", emit_kernel_name(cx, p, i));
-    for (int a = 0; a < k->args.len; a++) {
+    for (int a = 0, n = 0; a < k->args.len; a++) {
       const LArg *arg = &k->args.data[a];
+      if (scratch_arg(p, k, a))
+        continue;
       if (arg->at)  // share_kernels: the kernel sees the buffer from element `at` on
-        buf_printf(out, "%s(%s *)tdsl_tensor_data(&tdsl_g_b[%d]) + %" PRId64, a ? ", " : "",
+        buf_printf(out, "%s(%s *)tdsl_tensor_data(&tdsl_g_b[%d]) + %" PRId64, n++ ? ", " : "",
                    cexpr_storage_type(p->bufs.data[arg->buf].dtype), arg->buf, arg->at);
       else
-        buf_printf(out, "%stdsl_tensor_data(&tdsl_g_b[%d])", a ? ", " : "", arg->buf);
+        buf_printf(out, "%stdsl_tensor_data(&tdsl_g_b[%d])", n++ ? ", " : "", arg->buf);
     }
     buf_puts(out, ");\n");
   }
@@ -318,6 +401,8 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
   for (int i = 0; i < nprogs; i++) {
     const LProgram *p = progs[i];
     buf_printf(&body, "%s// ---- %s ----\n\n", i ? "\n" : "", p->name);
+    for (int f = 0; f < p->funcs.len; f++)
+      emit_func(cx, &pr, &body, p->funcs.data[f]);
     for (int k = 0; k < p->kernels.len; k++)
       if (!p->kernels.data[k]->same)  // else it calls an earlier one (share_kernels)
         emit_kernel(cx, &pr, &body, p, k);

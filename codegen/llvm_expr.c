@@ -815,6 +815,7 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
   }
   case LX_SPLAT: return splat(g, llvm_expr(c, e->a), e->lanes);
   case LX_LANE: return LLVMBuildExtractElement(g->b, llvm_expr(c, e->a), ci(g->i32, e->i), "");
+  case LX_ARG: return c->scalars[e->i];  // a function's scalar parameter (llvm_build_func)
   case LX_COUNT: break;
   }
   td_unreachable();

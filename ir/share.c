@@ -89,6 +89,12 @@ static void move_stmts(Mover *m, LStmtList *l) {
       move_index(m, s->buf, &s->idx);
       move_expr(m, s->idx.dyn);
     }
+    if (s->kind == LS_CALL) {
+      for (int a = 0; a < s->call->nptr; a++)
+        move_index(m, s->call->ptr[a], &s->call->at[a]);
+      for (int a = 0; a < s->call->nval; a++)
+        move_expr(m, s->call->val[a]);
+    }
     move_expr(m, s->val);
     move_expr(m, s->cond);
     move_stmts(m, &s->body);
@@ -106,7 +112,7 @@ static void move_starts(Ctx *cx, const LProgram *p, LKernel *k) {
     LArg *arg = &k->args.data[a];
     const LBuf *b = &p->bufs.data[arg->buf];
     int64_t align = 64 / dtype_size(b->dtype);
-    int64_t at = m.least[a] == INT64_MAX || m.least[a] <= 0 ? 0 : m.least[a] / align * align;
+    int64_t at = m.least[a] == INT64_MAX || m.least[a] <= 0 || b->scratch ? 0 : m.least[a] / align * align;
     arg->at = at < b->numel ? at : 0;
     any |= arg->at != 0;
   }
@@ -143,14 +149,26 @@ static uint64_t hash_expr(uint64_t h, const LExpr *e) {
   return hash_expr(hash_expr(hash_expr(h, e->a), e->b), e->c);
 }
 
+static uint64_t hash_call(uint64_t h, const LCall *c) {
+  h = mix(mix(mix(h, (uint64_t)c->fn), (uint64_t)c->nptr), (uint64_t)c->nval);
+  for (int i = 0; i < c->nptr; i++)
+    h = hash_index(mix(mix(h, (uint64_t)c->ptr[i]), (uint64_t)c->reach[i]), &c->at[i]);
+  for (int i = 0; i < c->nval; i++)
+    h = hash_expr(h, c->val[i]);
+  return h;
+}
+
 static uint64_t hash_stmts(uint64_t h, const LStmtList *l) {
   h = mix(h, (uint64_t)l->len);
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
     h = mix(mix(mix(mix(h, (uint64_t)s->kind), (uint64_t)s->var), (uint64_t)s->extent), (uint64_t)s->parallel);
     h = mix(mix(mix(h, (uint64_t)s->vector), (uint64_t)s->buf), (uint64_t)s->local);
+    h = hash_expr(h, s->n);
     if (s->kind == LS_STORE)
       h = hash_expr(hash_index(h, &s->idx), s->idx.dyn);
+    if (s->kind == LS_CALL)
+      h = hash_call(h, s->call);
     h = hash_stmts(hash_expr(hash_expr(h, s->val), s->cond), &s->body);
   }
   return h;
@@ -190,6 +208,18 @@ static bool same_expr(const LExpr *x, const LExpr *y) {
   return same_expr(x->a, y->a) && same_expr(x->b, y->b) && same_expr(x->c, y->c);
 }
 
+static bool same_call(const LCall *x, const LCall *y) {
+  if (x->fn != y->fn || x->nptr != y->nptr || x->nval != y->nval)
+    return false;
+  for (int i = 0; i < x->nptr; i++)
+    if (x->ptr[i] != y->ptr[i] || x->reach[i] != y->reach[i] || !same_index(&x->at[i], &y->at[i]))
+      return false;
+  for (int i = 0; i < x->nval; i++)
+    if (!same_expr(x->val[i], y->val[i]))
+      return false;
+  return true;
+}
+
 static bool same_stmts(const LStmtList *x, const LStmtList *y) {
   if (x->len != y->len)
     return false;
@@ -200,7 +230,9 @@ static bool same_stmts(const LStmtList *x, const LStmtList *y) {
       return false;
     if (s->kind == LS_STORE && (!same_index(&s->idx, &t->idx) || !same_expr(s->idx.dyn, t->idx.dyn)))
       return false;
-    if (!same_expr(s->val, t->val) || !same_expr(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
+    if (s->kind == LS_CALL && !same_call(s->call, t->call))
+      return false;
+    if (!same_expr(s->n, t->n) || !same_expr(s->val, t->val) || !same_expr(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
       return false;
   }
   return true;
@@ -244,7 +276,8 @@ static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
   for (int a = 0; a < x->args.len; a++) {
     const LArg *u = &x->args.data[a], *v = &y->args.data[a];
     if (p->bufs.data[u->buf].dtype != p->bufs.data[v->buf].dtype || u->read != v->read || u->written != v->written ||
-        u->stream != v->stream)
+        u->stream != v->stream || p->bufs.data[u->buf].scratch != p->bufs.data[v->buf].scratch ||
+        (p->bufs.data[u->buf].scratch && p->bufs.data[u->buf].numel != p->bufs.data[v->buf].numel))
       return false;
   }
   for (int i = 0; i < x->locals.len; i++)

@@ -246,6 +246,11 @@ typedef struct tdsl_kernel_error {
 #define TDSL_KERNEL_ERROR_INIT {-1, 0, 0, INT64_MAX}
 void tdsl_kernel_error_raise(tdsl_kernel_error *e, int k, long long value, int64_t iter);
 void tdsl_kernel_error_seal(tdsl_kernel_error *e);
+// Per-thread scratch (runtime/scratch.c): the calling thread's region of at least `bytes`
+// bytes, 64-byte aligned, kept for the thread's next calls (a kernel packs its matmul
+// panels there); grown when too small (its old contents are then lost). Without memory
+// for it, a message on stderr and abort(). Freed when the thread exits.
+void *tdsl_scratch(int64_t bytes);
 // ==== end of parallel loops ====
 
 // ==== GPU runs (runtime/cuda.c): CUDA through the driver API, loaded at run time ====
