@@ -55,6 +55,7 @@
 // would hold a second copy of every weight (GPT-2's 0.5 GB twice), and the packing of a
 // block just before it is used costs a few percent of the multiply (bench/GAPS.md).
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/kernel.h"
@@ -71,6 +72,8 @@ enum {
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
+  ADIRECT_MAX_MR = 8,
+  T_GROUP_ROWS = 48,         // transposed: rows through T together (tile_group)        // rows read in place: their pointers fit the registers, their lines the L1's ways
   SMALL_GEMM = 1 << 26,      // multiply-adds of a GEMM too small to split (a batch's: BATCH)
 };
 
@@ -87,9 +90,14 @@ typedef struct Gemm {
   int nk;                   // the dims k spans (a convolution's window: channels and taps)
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
+  bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
+  int64_t R, C;             // the tiles' rows and columns: M and N, or N and M (trans)
+  bool adirect;             // the micro-kernel reads its rows' operand in place (unit k),
+  int64_t lda;              //   lda elements between rows; else from packed panels
   int sched, mode;
   bool par, par_bat;        // par: the work is worth threads; par_bat: the batch loop is the parallel one
   int64_t kc, nc, mc;       // the blocks: k terms, columns, rows (ROWS)
+  int64_t tg;               // transposed: row panels per group through T (tile_group)
   const Node *own;          // acc_owner: where the sums wait, NULL: none (every tile through T)
   int64_t ldc;              // own's stride between rows (its columns are unit-stride)
   int fn;                   // the micro-kernel (LProgram.funcs)
@@ -209,26 +217,47 @@ static LStmtList *when(Gemm *G, LStmtList *into, LExpr *cond, bool is) {
   return &s->body;
 }
 
-// ---- the micro-kernel: one function per tile shape and dtype ----
-// f<N>(ap, bp, c; kc, ldc, load): its buffers are the panels (read) and the tile
-// (read and written); ap's and bp's sizes, and its k loop's bound, grow with the
-// longest block any matmul of the program passes; c's with the farthest element.
+// ---- roles ----
+// The tiles' rows are operand A's and their columns operand B's. Plainly A is a (rows
+// i) and B is b (columns j); transposed (trans), A is b^T (rows j) and B is a^T
+// (columns i), which lets the operand that is unit-stride in k be read in place by the
+// micro-kernel (adirect) instead of transposed into panels.
 
-static void fn_push(Ctx *cx, LKernel *k, LStmtList *into, LStmt *s) {
-  (void)k;
-  vec_push(&cx->arena, into, s);
+// The operand (0: a, 1: b) in role 0 (A) or 1 (B).
+static int role_operand(const Gemm *G, int role) { return G->trans ? 1 - role : role; }
+
+// Role's operand at row or column x, k (its own dtype).
+static LExpr *role_value(Gemm *G, int role, LIndex x, const LIndex *k) {
+  int w = role_operand(G, role);
+  return operand(G, w, w ? kb_ix_const(0) : x, w ? x : kb_ix_const(0), k);
 }
+
+// The output index of the tiles' row x and column y.
+static void tile_out(const Gemm *G, LIndex x, LIndex y, LIndex *o) {
+  if (G->trans)
+    out_index(G, y, x, o);
+  else
+    out_index(G, x, y, o);
+}
+
+// ---- the micro-kernel: one function per tile shape, dtype and A's form ----
+// f<N>(ap, bp, c; kc, ldc, load[, lda]): ap is A's panel ([k][r]: k*MR + r) or, read
+// in place (adirect), its first row (r*lda + k); bp is B's panel (k*NR + 0..NR); c the
+// tile (read and written). The buffers' sizes, and the k loop's bound, grow with the
+// longest block and the farthest element any matmul of the program passes.
+
+static void fn_push(Ctx *cx, LStmtList *into, LStmt *s) { vec_push(&cx->arena, into, s); }
 
 static int fn_local(Ctx *cx, LKernel *k, DType dt) {
   vec_push(&cx->arena, &k->locals, dt);
   return k->locals.len - 1;
 }
 
-// The element index r * a1 (the tile's row r), with base `c`.
-static LIndex row_index(Ctx *cx, int r, int64_t c) {
+// The element index r * a<arg> + c.
+static LIndex arg_row(Ctx *cx, int arg, int r, int64_t c) {
   LIndex x = kb_ix_const(c);
   if (r)
-    x.dyn = lx_binary(cx, OP_MUL, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, r));
+    x.dyn = lx_binary(cx, OP_MUL, DT_I64, lx_arg(cx, arg), lx_const_i(cx, DT_I64, r));
   return x;
 }
 
@@ -247,53 +276,63 @@ static LProgram *new_micro(Gemm *G, const char *key, int index) {
   k->name = arena_printf(&cx->arena, "f%d", index);
   k->kind = KK_MATMUL;
   k->sched = key;
-  k->nscalars = 3;
+  k->nscalars = G->adirect ? 4 : 3;
   for (int i = 0; i < 3; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = i == 2}));
   vec_push(&cx->arena, &fp->kernels, k);
   // let acc[r][v] = 0; if (load) acc[r][v] = c[r*ldc + v*V + 0..V]
   int acc[MAX_MR][MAX_NV];
-  LExpr *z = lx_splat(cx, V, cd == DT_F64 ? lx_const_f(cx, cd, 0) : lx_const_f(cx, cd, 0));
+  LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
   for (int r = 0; r < MR; r++)
     for (int v = 0; v < nv; v++) {
       acc[r][v] = fn_local(cx, k, cd);
-      fn_push(cx, k, &k->body, ls_let(cx, acc[r][v], z));
+      fn_push(cx, &k->body, ls_let(cx, acc[r][v], z));
     }
   LStmt *load = ls_if(cx, lx_binary(cx, OP_NE, DT_BOOL, lx_arg(cx, 2), lx_const_i(cx, DT_I64, 0)));
-  fn_push(cx, k, &k->body, load);
+  fn_push(cx, &k->body, load);
   for (int r = 0; r < MR; r++)
     for (int v = 0; v < nv; v++)
-      fn_push(cx, k, &load->body, ls_set(cx, acc[r][v], lx_vload(cx, cd, V, 2, row_index(cx, r, v * V))));
-  // for k < kc: w[v] = bp[k*NR + v*V + 0..V]; acc[r][v] = fma(splat(ap[k*MR + r]), w[v], acc[r][v])
+      fn_push(cx, &load->body, ls_set(cx, acc[r][v], lx_vload(cx, cd, V, 2, arg_row(cx, 1, r, v * V))));
+  // for k < kc: w[v] = bp[k*NR + v*V + 0..V]; acc[r][v] = fma(splat(A(r, k)), w[v], acc[r][v])
   k->nvars = 1;
   LStmt *kl = ls_loop(cx, 0, 1);
   kl->n = lx_arg(cx, 0);
-  fn_push(cx, k, &k->body, kl);
+  fn_push(cx, &k->body, kl);
   int w[MAX_NV];
   for (int v = 0; v < nv; v++) {
     w[v] = fn_local(cx, k, cd);
     LIndex at = {.base = v * V, .nterms = 1, .var = {0}, .coef = {G->NR}};
-    fn_push(cx, k, &kl->body, ls_let(cx, w[v], lx_vload(cx, cd, V, 1, at)));
+    fn_push(cx, &kl->body, ls_let(cx, w[v], lx_vload(cx, cd, V, 1, at)));
   }
   for (int r = 0; r < MR; r++) {
     LIndex at = {.base = r, .nterms = 1, .var = {0}, .coef = {MR}};
+    if (G->adirect)
+      at = arg_row(cx, 3, r, 0), at.nterms = 1, at.var[0] = 0, at.coef[0] = 1;
     LExpr *x = lx_splat(cx, V, lx_load(cx, cd, 0, at));
     for (int v = 0; v < nv; v++)
-      fn_push(cx, k, &kl->body,
+      fn_push(cx, &kl->body,
               ls_set(cx, acc[r][v], lx_fma(cx, x, lx_local_v(cx, cd, V, w[v]), lx_local_v(cx, cd, V, acc[r][v]))));
   }
   // c[r*ldc + v*V + 0..V] = acc[r][v]
   for (int r = 0; r < MR; r++)
     for (int v = 0; v < nv; v++)
-      fn_push(cx, k, &k->body, ls_store(cx, 2, row_index(cx, r, v * V), lx_local_v(cx, cd, V, acc[r][v])));
+      fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, v * V), lx_local_v(cx, cd, V, acc[r][v])));
   return fp;
 }
 
-// The program's micro-kernel for G's tile and dtype (made on first use), its bounds
-// grown to blocks of kc terms and tiles of rows ldc apart: its index in funcs.
+// The elements a call reaches through ap, bp and c.
+static void micro_reach(const Gemm *G, int64_t kc, int64_t ldc, int64_t *reach) {
+  reach[0] = G->adirect ? (G->MR - 1) * G->lda + kc : kc * G->MR;
+  reach[1] = kc * G->NR;
+  reach[2] = (G->MR - 1) * ldc + G->NR;
+}
+
+// The program's micro-kernel for G's tile, dtype and A's form (made on first use),
+// its bounds grown for a call of kc terms and rows ldc apart: its index in funcs.
 static int micro_fn(Gemm *G, int64_t kc, int64_t ldc) {
   LProgram *p = G->kb->p;
-  const char *key = arena_printf(&G->kb->cx->arena, "gemm micro-kernel %s %dx%d", dtype_name(G->cd), G->MR, G->NR);
+  const char *key = arena_printf(&G->kb->cx->arena, "gemm micro-kernel %s %dx%d%s", dtype_name(G->cd), G->MR, G->NR,
+                                 G->adirect ? ", rows in place" : "");
   int f = 0;
   while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
     f++;
@@ -307,31 +346,48 @@ static int micro_fn(Gemm *G, int64_t kc, int64_t ldc) {
   TD_ASSERT(kl);
   if (kc > kl->extent)
     kl->extent = kc;
-  int64_t reach[3] = {kl->extent * G->MR, kl->extent * G->NR, (G->MR - 1) * ldc + G->NR};
+  int64_t reach[3];
+  micro_reach(G, kc, ldc, reach);
+  if (!G->adirect)
+    reach[0] = kl->extent * G->MR;
+  reach[1] = kl->extent * G->NR;
   for (int i = 0; i < 3; i++)
     if (fp->bufs.data[i].numel < reach[i])
       fp->bufs.data[i].numel = reach[i];
   return f;
 }
 
-// A call of the micro-kernel: kc terms from the panels at a (of arg aa) and b (arg ba),
-// into the tile at c (arg ca), rows ldc apart; load: an i64, non-zero to add to the
-// tile's values.
-static void micro_call(Gemm *G, LStmtList *into, int aa, LIndex a, int ba, LIndex b, int ca, LIndex c, int64_t kc,
-                       int64_t ldc, LExpr *load) {
+// Where a micro-kernel reads A: the arg and the element of its panel's (or first row's)
+// first term.
+typedef struct Ptr {
+  int arg;
+  LIndex at;
+} Ptr;
+
+// A call of the micro-kernel: kc terms from A at a and B at b, into the tile at c, rows
+// ldc apart; load: an i64, non-zero to add to the tile's values.
+static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, Ptr c, int64_t kc, int64_t ldc, LExpr *load) {
   KernelBuilder *kb = G->kb;
   int f = micro_fn(G, kc, ldc);
-  LStmt *s = ls_call(kb->cx, f, 3, 3);
+  LStmt *s = ls_call(kb->cx, f, 3, G->adirect ? 4 : 3);
   LCall *call = s->call;
-  int args[3] = {aa, ba, ca};
-  LIndex at[3] = {a, b, c};
-  int64_t reach[3] = {kc * G->MR, kc * G->NR, (G->MR - 1) * ldc + G->NR};
+  Ptr ps[3] = {a, b, c};
+  micro_reach(G, kc, ldc, call->reach);
   for (int i = 0; i < 3; i++)
-    call->ptr[i] = args[i], call->at[i] = at[i], call->reach[i] = reach[i];
+    call->ptr[i] = ps[i].arg, call->at[i] = ps[i].at;
   call->val[0] = kb_iconst(kb, DT_I64, kc);
   call->val[1] = kb_iconst(kb, DT_I64, ldc);
   call->val[2] = load;
+  if (G->adirect)
+    call->val[3] = kb_iconst(kb, DT_I64, G->lda);
   kb_push(kb, into, s);
+}
+
+// A's rows x + 0.. read in place from term k0: the operand's load there.
+static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
+  LExpr *e = role_value(G, 0, x, &k0);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
+  return (Ptr){e->buf, e->idx};
 }
 
 // ---- packing ----
@@ -359,7 +415,7 @@ static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIn
 }
 
 // A packed operand: panel p of a block starts at `at` + p * pstride in arg's buffer,
-// its element (k, q) at k * width + q (width: MR for a, NR for b).
+// its element (k, q) at k * width + q (width: MR for A, NR for B).
 typedef struct Panels {
   int arg;
   LIndex at;
@@ -368,19 +424,19 @@ typedef struct Panels {
 
 static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
 
-// Packs operand which's rows (a) or columns (b) start + 0..n, k terms k0 + 0..klen,
-// into P in panels of width (MR or NR); a last panel of fewer is padded with zeros.
-// par: the loop over full panels is parallel (when it has the work for it).
-static void pack(Gemm *G, LStmtList *into, int which, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
+// Packs role's (A: rows, B: columns) start + 0..n, k terms k0 + 0..klen, into P in
+// panels of width (MR or NR); a last panel of fewer is padded with zeros. par: the
+// loop over full panels is parallel (when it has the work for it).
+static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
                  bool par) {
   KernelBuilder *kb = G->kb;
-  int width = which ? G->NR : G->MR;
+  int width = role ? G->NR : G->MR, w_op = role_operand(G, role);
   int64_t full = n / width;
   int rest = (int)(n % width);
   // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
   // panel's first where k spans several dims: its last is a window's short row)
-  bool p_unit = unit_along(G, which, which ? 1 : 0, false);
-  bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, which, 2, false));
+  bool p_unit = unit_along(G, w_op, w_op ? 1 : 0, false);
+  bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false));
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
     int w = part ? rest : width;
@@ -388,7 +444,8 @@ static void pack(Gemm *G, LStmtList *into, int which, LIndex start, int64_t n, L
       continue;
     LIndex p;
     LIndex first = plus(start, part ? full * width : 0);
-    LStmtList *body = kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
+    LStmtList *body =
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
     LIndex k[TD_MAX_DIMS], kl, q;
     LStmtList *in;
@@ -401,15 +458,13 @@ static void pack(Gemm *G, LStmtList *into, int which, LIndex start, int64_t n, L
     }
     LIndex x = ixsum(kb, first, &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
-    LExpr *v = operand_cd(G, which, which ? kb_ix_const(0) : x, which ? x : kb_ix_const(0), k);
-    LIndex dst = ixsum(kb, ixsum(kb, at, &kl, width), &q, 1);
-    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, kb->k->args.data[P.arg].buf, false, true), dst, v));
+    LExpr *v = kb_cast(kb, role_value(G, role, x, k), G->cd);
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
       LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
       zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
-      LIndex dz = ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1);
-      kb_push(kb, zl, kb_store_stmt(kb, P.arg, dz, zero(G, 1)));
+      kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
     }
   }
 }
@@ -428,77 +483,121 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
     kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
 }
 
-// own's buffer (its arg: read and written) and the index of output (i, j) in it.
+// own's buffer (its arg: read and written) and the index of output o in it.
 static int own_arg(Gemm *G) { return kb_arg(G->kb, G->kb->buf_of[G->own->out->buf->id], true, true); }
 
-static LIndex own_index(Gemm *G, LIndex i, LIndex j) {
-  LIndex o[TD_MAX_DIMS];
-  out_index(G, i, j, o);
-  return kb_view_index(G->kb, &G->own->out->view, o);
-}
+static LIndex own_at(Gemm *G, const LIndex *o) { return kb_view_index(G->kb, &G->own->out->view, o); }
 
-// The scratch region at element off (the scratch arg).
 static int scratch_arg(Gemm *G) { return kb_arg(G->kb, G->sbuf, true, true); }
 
-// One tile: rows i + 0..mr, columns j + 0..nr, kc terms of the panels at a and b; load
+// One tile: rows x + 0..mr, columns y + 0..nr, kc terms from A at a and B at b; load
 // (i64) says whether the sums so far are in own's buffer, last (bool) whether this is
-// the last k block (the epilogues run).
-static void tile(Gemm *G, LStmtList *into, LIndex i, int mr, LIndex j, int nr, const Panels *A, LIndex a,
-                 const Panels *B, LIndex b, int64_t kc, LExpr *load, LExpr *last) {
+// the last k block (the epilogues run). The tile's rows are T's from row `shift` on
+// (A read in place: the last rows' tile starts early, so that its MR rows exist).
+static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, Ptr a, Ptr b, int64_t kc, LExpr *load,
+                 LExpr *last, int shift) {
   KernelBuilder *kb = G->kb;
   Ctx *cx = kb->cx;
-  if (G->own && mr == G->MR && nr == G->NR) {  // straight into own's buffer
-    micro_call(G, into, A->arg, a, B->arg, b, own_arg(G), own_index(G, i, j), kc, G->ldc, load);
+  LIndex r, c, o[TD_MAX_DIMS];
+  LStmtList *in;
+  if (G->own && !G->trans && mr == G->MR && nr == G->NR) {  // straight into own's buffer
+    tile_out(G, x, y, o);
+    micro_call(G, into, a, b, (Ptr){own_arg(G), own_at(G, o)}, kc, G->ldc, load);
     LStmtList *fin = G->ns->len > 1 ? when(G, into, last, true) : NULL;
     if (!fin)
       return;
-    LIndex r, c, o[TD_MAX_DIMS];
-    LStmtList *in = kb_step_loop(kb, fin, mr, i, 1, false, &r);
-    in = kb_step_loop(kb, in, nr, j, 1, false, &c);
-    out_index(G, r, c, o);
-    int l = kb_let_local(kb, in, lx_load(cx, G->cd, own_arg(G), kb_view_index(kb, &G->own->out->view, o)));
-    epilogue_at(G, in, o, l, G->own);
+    in = kb_step_loop(kb, fin, mr, x, 1, false, &r);
+    in = kb_step_loop(kb, in, nr, y, 1, false, &c);
+    tile_out(G, r, c, o);
+    epilogue_at(G, in, o, kb_let_local(kb, in, lx_load(cx, G->cd, own_arg(G), own_at(G, o))), G->own);
     return;
   }
-  // through T: the sums so far copied in, the micro-kernel, the sums copied out (or
-  // the epilogues)
+  // through T (at s_t, rows NR apart): the sums so far copied in, the micro-kernel, the
+  // sums copied out (or the epilogues)
   int sa = scratch_arg(G);
-  LIndex t0 = kb_ix_const(G->s_t);
-  LIndex r, c, o[TD_MAX_DIMS];
+  LIndex t0 = kb_ix_const(G->s_t), tr = kb_ix_const(G->s_t + (int64_t)shift * G->NR);
   LExpr *resumes = load->kind == LX_CONST ? kb_iconst(kb, DT_BOOL, load->i != 0)
-                                           : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
-  LStmtList *in, *resume = G->own ? when(G, into, resumes, true) : NULL;
+                                          : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
+  LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
   if (resume) {
-    in = kb_step_loop(kb, resume, mr, kb_ix_const(0), 1, false, &r);
-    in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
-    LIndex ti = ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1);
-    kb_push(kb, in, kb_store_stmt(kb, sa, ti,
-                                  lx_load(cx, G->cd, own_arg(G), own_index(G, ixsum(kb, i, &r, 1), ixsum(kb, j, &c, 1)))));
+    if (G->trans) {
+      in = kb_step_loop(kb, resume, nr, kb_ix_const(0), 1, false, &c);
+      in = kb_step_loop(kb, in, mr, kb_ix_const(0), 1, false, &r);
+    } else {
+      in = kb_step_loop(kb, resume, mr, kb_ix_const(0), 1, false, &r);
+      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
+    }
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
+                                  lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
-  micro_call(G, into, A->arg, a, B->arg, b, sa, t0, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
+  micro_call(G, into, a, b, (Ptr){sa, t0}, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
     if (!at)
       continue;
-    in = kb_step_loop(kb, at, mr, kb_ix_const(0), 1, false, &r);
-    in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
-    LIndex ti = ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1);
-    LIndex oi = ixsum(kb, i, &r, 1), oj = ixsum(kb, j, &c, 1);
-    LExpr *v = lx_load(cx, G->cd, sa, ti);
-    if (!fin) {  // a k block before the last: the sums wait in own's buffer
-      kb_push(kb, in, kb_store_stmt(kb, own_arg(G), own_index(G, oi, oj), v));
-      continue;
+    if (G->trans) {  // T's columns are the output's rows: each row's run is contiguous
+      in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
+      in = kb_step_loop(kb, in, mr, kb_ix_const(0), 1, false, &r);
+    } else {
+      in = kb_step_loop(kb, at, mr, kb_ix_const(0), 1, false, &r);
+      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
     }
-    out_index(G, oi, oj, o);
-    epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1));
+    if (fin)
+      epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
+    else  // a k block before the last: the sums wait in own's buffer
+      kb_push(kb, in, kb_store_stmt(kb, own_arg(G), own_at(G, o), v));
   }
 }
 
-// The tiles of rows i0 + 0..nrows by columns j0 + 0..ncols, kc terms from the panels
-// of A (row panel p: panel_at(A, p)) and B (column panel q); rows outer (a panel of a
-// stays in L1), or columns outer (cols_outer: a panel of b does).
-static void tiles(Gemm *G, LStmtList *into, LIndex i0, int64_t nrows, LIndex j0, int64_t ncols, const Panels *A,
-                  const Panels *B, int64_t kc, LExpr *load, LExpr *last, bool cols_outer) {
+// Transposed, a group of np full row panels from row x (panel p of A) goes through T
+// together, so that each output row the copies write gets np * MR consecutive
+// elements, not MR: those rows lie a row of the output apart, which in a large output
+// is a multiple of 4 KiB, and MR elements each would cost a line of L1 per store.
+static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np, LIndex y, int nr, const Panels *A,
+                       LIndex k0, Ptr b, int64_t kc, LExpr *load, LExpr *last) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int sa = scratch_arg(G);
+  int64_t rows = np * G->MR;
+  LIndex t0 = kb_ix_const(G->s_t), r, c, pp, o[TD_MAX_DIMS];
+  LStmtList *in;
+  LExpr *resumes = load->kind == LX_CONST ? kb_iconst(kb, DT_BOOL, load->i != 0)
+                                          : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
+  LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
+  if (resume) {
+    in = kb_step_loop(kb, resume, nr, kb_ix_const(0), 1, false, &c);
+    in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1),
+                                  lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
+  }
+  in = kb_step_loop(kb, into, np, kb_ix_const(0), 1, false, &pp);
+  Ptr a = G->adirect ? direct_at(G, ixsum(kb, x, &pp, G->MR), k0) : (Ptr){A->arg, panel_at(G, A, ixsum(kb, p, &pp, 1))};
+  micro_call(G, in, a, b, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, kc, G->NR,
+             G->own ? load : kb_iconst(kb, DT_I64, 0));
+  for (int fin = 0; fin < 2; fin++) {
+    LStmtList *at = when(G, into, last, fin);
+    if (!at)
+      continue;
+    in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
+    in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1));
+    if (fin)
+      epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
+    else
+      kb_push(kb, in, kb_store_stmt(kb, own_arg(G), own_at(G, o), v));
+  }
+}
+
+// The tiles of rows x0 + 0..nrows by columns y0 + 0..ncols, kc terms from term k0 of
+// A (row panel p: panel_at(A, p), or A's rows in place) and B (column panel q); rows
+// outer (A's panel stays in L1), or columns outer (cols_outer: B's does).
+static void tiles(Gemm *G, LStmtList *into, LIndex x0, int64_t nrows, LIndex y0, int64_t ncols, const Panels *A,
+                  const Panels *B, LIndex k0, int64_t kc, LExpr *load, LExpr *last, bool cols_outer) {
   KernelBuilder *kb = G->kb;
   int64_t fr = nrows / G->MR, fc = ncols / G->NR;
   int er = (int)(nrows % G->MR), ec = (int)(ncols % G->NR);
@@ -508,6 +607,21 @@ static void tiles(Gemm *G, LStmtList *into, LIndex i0, int64_t nrows, LIndex j0,
       int64_t nc_ = cpart ? (ec ? 1 : 0) : fc;
       if (!nr_ || !nc_)
         continue;
+      if (G->trans && !rpart) {  // groups of full row panels, columns outer
+        LIndex q, g;
+        LStmtList *in = kb_step_loop(kb, into, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
+        Ptr b = {B->arg, panel_at(G, B, q)};
+        LIndex y = ixsum(kb, y0, &q, G->NR);
+        int64_t ng = fr / G->tg, rest = fr % G->tg;
+        if (ng) {
+          LStmtList *gl = kb_step_loop(kb, in, ng, kb_ix_const(0), G->tg, false, &g);
+          tile_group(G, gl, ixsum(kb, x0, &g, G->MR), g, G->tg, y, cpart ? ec : G->NR, A, k0, b, kc, load, last);
+        }
+        if (rest)
+          tile_group(G, in, plus(x0, ng * G->tg * G->MR), kb_ix_const(ng * G->tg), rest, y, cpart ? ec : G->NR, A,
+                     k0, b, kc, load, last);
+        continue;
+      }
       LIndex p, q;
       LStmtList *in;
       if (cols_outer) {
@@ -517,8 +631,11 @@ static void tiles(Gemm *G, LStmtList *into, LIndex i0, int64_t nrows, LIndex j0,
         in = kb_step_loop(kb, into, nr_, kb_ix_const(rpart ? fr : 0), 1, false, &p);
         in = kb_step_loop(kb, in, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
       }
-      tile(G, in, ixsum(kb, i0, &p, G->MR), rpart ? er : G->MR, ixsum(kb, j0, &q, G->NR), cpart ? ec : G->NR, A,
-           panel_at(G, A, p), B, panel_at(G, B, q), kc, load, last);
+      LIndex x = ixsum(kb, x0, &p, G->MR);
+      int shift = G->adirect && rpart ? G->MR - er : 0;  // (rows read in place all exist)
+      Ptr a = G->adirect ? direct_at(G, plus(x, -shift), k0) : (Ptr){A->arg, panel_at(G, A, p)};
+      tile(G, in, x, rpart ? er : G->MR, ixsum(kb, y0, &q, G->NR), cpart ? ec : G->NR, a,
+           (Ptr){B->arg, panel_at(G, B, q)}, kc, load, last, shift);
     }
   }
 }
@@ -533,8 +650,8 @@ typedef struct KBlock {
   LExpr *load, *last;
 } KBlock;
 
-// The k blocks: the loop over the full ones into *body (or into itself), then the rest;
-// fills blk[0..n) (n: 1 or 2) and the list each block's statements go into.
+// The k blocks: the loop over the full ones (or none, for one), then the rest; fills
+// blk[0..n) (n: 1 or 2) and the list each block's statements go into.
 static int k_blocks(Gemm *G, LStmtList *into, KBlock *blk, LStmtList **lists) {
   KernelBuilder *kb = G->kb;
   int64_t nfull = G->K / G->kc, rest = G->K % G->kc;
@@ -557,92 +674,94 @@ static int k_blocks(Gemm *G, LStmtList *into, KBlock *blk, LStmtList **lists) {
 
 // ---- the three ways to run the blocks ----
 
-// One k block of columns j0 + 0..ncols and all rows: b's block packed into scratch,
-// then a's (BATCH) or a's block already packed (COLS: Ashared), then the tiles.
-static void cols_task(Gemm *G, LStmtList *into, LIndex j0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
+// One k block of columns y0 + 0..ncols and all rows: B's block packed into scratch,
+// then A's (BATCH), or A's block already packed (COLS: Ashared), or A read in place;
+// then the tiles.
+static void cols_task(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
   int sa = scratch_arg(G);
   Panels B = {sa, kb_ix_const(G->s_b), blk->kc * G->NR};
-  pack(G, into, 1, j0, ncols, blk->k0, blk->kc, B, false);
-  Panels A;
-  if (Ashared) {
+  pack(G, into, 1, y0, ncols, blk->k0, blk->kc, B, false);
+  Panels A = {sa, kb_ix_const(G->s_a), blk->kc * G->MR};
+  if (Ashared)
     A = *Ashared;
-  } else {
-    A = (Panels){sa, kb_ix_const(G->s_a), blk->kc * G->MR};
-    pack(G, into, 0, kb_ix_const(0), G->M, blk->k0, blk->kc, A, false);
-  }
-  tiles(G, into, kb_ix_const(0), G->M, j0, ncols, &A, &B, blk->kc, blk->load, blk->last, false);
+  else if (!G->adirect)
+    pack(G, into, 0, kb_ix_const(0), G->R, blk->k0, blk->kc, A, false);
+  tiles(G, into, kb_ix_const(0), G->R, y0, ncols, &A, &B, blk->k0, blk->kc, blk->load, blk->last, false);
 }
 
-// Column blocks of nc, then the rest, of the k block blk (NULL: each block walks all
-// the k blocks itself, BATCH); the block loop parallel with par.
-static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
+// Column blocks of nc from y0 + 0..ncols of the k block blk (NULL: each block walks
+// all the k blocks itself, BATCH); the block loop parallel with par.
+static void col_group(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
   if (blk) {
-    cols_task(G, into, j0, ncols, blk, Ashared);
+    cols_task(G, into, y0, ncols, blk, Ashared);
     return;
   }
   KBlock kbs[2];
   LStmtList *lists[2];
   int nb = k_blocks(G, into, kbs, lists);
   for (int b = 0; b < nb; b++)
-    cols_task(G, lists[b], j0, ncols, &kbs[b], Ashared);
+    cols_task(G, lists[b], y0, ncols, &kbs[b], Ashared);
 }
 
 static void col_blocks(Gemm *G, LStmtList *into, const KBlock *blk, const Panels *Ashared, bool par) {
-  int64_t full = G->N / G->nc, rest = G->N % G->nc;
+  int64_t full = G->C / G->nc, rest = G->C % G->nc;
   if (full) {
-    LIndex j0;
-    col_group(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, par && full > 1, &j0), j0, G->nc, blk,
+    LIndex y0;
+    col_group(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, par && full > 1, &y0), y0, G->nc, blk,
               Ashared);
   }
   if (rest)
     col_group(G, into, kb_ix_const(full * G->nc), rest, blk, Ashared);
 }
 
-// COLS: per k block, a's block packed into a temp (in parallel; once, before the batch
-// loops, when it is all of K and reads no batch: packed_a), then the column blocks in
-// parallel, each packing its block of b into scratch.
+// COLS: per k block, A's block packed into a temp (in parallel; once, before the batch
+// loops, when it is all of K and reads no batch: packed_a; not at all when the
+// micro-kernel reads A in place), then the column blocks in parallel, each packing
+// its block of B into scratch.
 static void col_mode(Gemm *G, LStmtList *into, bool packed_a) {
   KernelBuilder *kb = G->kb;
   KBlock blk[2];
   LStmtList *lists[2];
   int nb = k_blocks(G, into, blk, lists);
   for (int b = 0; b < nb; b++) {
-    Panels A = {kb_arg(kb, G->ap, true, true), kb_ix_const(0), blk[b].kc * G->MR};
-    if (!packed_a)
-      pack(G, lists[b], 0, kb_ix_const(0), G->M, blk[b].k0, blk[b].kc, A, G->par);
-    col_blocks(G, lists[b], &blk[b], &A, G->par);
+    Panels A = {G->ap >= 0 ? kb_arg(kb, G->ap, true, true) : -1, kb_ix_const(0), blk[b].kc * G->MR};
+    if (!packed_a && !G->adirect)
+      pack(G, lists[b], 0, kb_ix_const(0), G->R, blk[b].k0, blk[b].kc, A, G->par);
+    col_blocks(G, lists[b], &blk[b], G->adirect ? NULL : &A, G->par);
   }
 }
 
-// ROWS: per column block and k block, b's block packed into a temp (in parallel), then
-// the row blocks of mc in parallel, each packing its a block into scratch.
-static void rows_block(Gemm *G, LStmtList *into, LIndex j0, int64_t ncols) {
+// ROWS: per column block and k block, B's block packed into a temp (in parallel), then
+// the row blocks of mc in parallel, each packing its A block into scratch (or reading
+// A in place).
+static void rows_block(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols) {
   KernelBuilder *kb = G->kb;
   KBlock blk[2];
   LStmtList *lists[2];
   int nb = k_blocks(G, into, blk, lists);
   for (int b = 0; b < nb; b++) {
     Panels B = {kb_arg(kb, G->bp, true, true), kb_ix_const(0), blk[b].kc * G->NR};
-    pack(G, lists[b], 1, j0, ncols, blk[b].k0, blk[b].kc, B, G->par);
-    int64_t full = G->M / G->mc, rest = G->M % G->mc;
+    pack(G, lists[b], 1, y0, ncols, blk[b].k0, blk[b].kc, B, G->par);
+    int64_t full = G->R / G->mc, rest = G->R % G->mc;
     for (int part = 0; part < 2; part++) {
       int64_t n = part ? (rest ? 1 : 0) : full, rows = part ? rest : G->mc;
       if (!n)
         continue;
-      LIndex i0;
-      LStmtList *in = kb_step_loop(kb, lists[b], n, kb_ix_const(part ? full * G->mc : 0), G->mc, G->par && n > 1, &i0);
+      LIndex x0;
+      LStmtList *in = kb_step_loop(kb, lists[b], n, kb_ix_const(part ? full * G->mc : 0), G->mc, G->par && n > 1, &x0);
       Panels A = {scratch_arg(G), kb_ix_const(G->s_a), blk[b].kc * G->MR};
-      pack(G, in, 0, i0, rows, blk[b].k0, blk[b].kc, A, false);
-      tiles(G, in, i0, rows, j0, ncols, &A, &B, blk[b].kc, blk[b].load, blk[b].last, true);
+      if (!G->adirect)
+        pack(G, in, 0, x0, rows, blk[b].k0, blk[b].kc, A, false);
+      tiles(G, in, x0, rows, y0, ncols, &A, &B, blk[b].k0, blk[b].kc, blk[b].load, blk[b].last, true);
     }
   }
 }
 
 static void row_mode(Gemm *G, LStmtList *into) {
-  int64_t full = G->N / G->nc, rest = G->N % G->nc;
+  int64_t full = G->C / G->nc, rest = G->C % G->nc;
   if (full) {
-    LIndex j0;
-    rows_block(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, false, &j0), j0, G->nc);
+    LIndex y0;
+    rows_block(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, false, &y0), y0, G->nc);
   }
   if (rest)
     rows_block(G, into, kb_ix_const(full * G->nc), rest);
@@ -818,7 +937,9 @@ static const Node *acc_owner(Gemm *G, int64_t *ldc) {
   if (!own)
     return NULL;
   G->own = own;
-  LIndex x = own_index(G, kb_ix_var(PROBE_VAR), kb_ix_var(PROBE_VAR + 1));
+  LIndex o[TD_MAX_DIMS];
+  out_index(G, kb_ix_var(PROBE_VAR), kb_ix_var(PROBE_VAR + 1), o);
+  LIndex x = own_at(G, o);
   G->own = NULL;
   if (x.dyn || kb_ix_coef(&x, PROBE_VAR + 1) != 1)
     return NULL;
@@ -836,11 +957,32 @@ static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 // each panel load feeds more of them: fewer bytes from L2 per FMA); within 1% of
 // that, the one with the most accumulators (then the wider).
 enum { ACC_SAT = 20 };
+static const double REUSE_COST = 1.05;
 
-static void choose_tile(Gemm *G, const CpuTarget *t) {
-  G->V = t->vec_bytes / dtype_size(G->cd);
-  if (G->V < 2)
-    G->V = 2;
+// A tile the program's micro-kernels already have for G's dtype and A's form (*mr x
+// *nv vectors), the i-th one; false when there is none.
+static bool existing_tile(const Gemm *G, int i, int *mr, int *nv) {
+  const LProgram *p = G->kb->p;
+  for (int f = 0; f < p->funcs.len; f++) {
+    char dt[16];
+    int r, nr, n = 0;
+    const char *key = p->funcs.data[f]->kernels.data[0]->sched;
+    if (sscanf(key, "gemm micro-kernel %15s %dx%d%n", dt, &r, &nr, &n) != 3 || strcmp(dt, dtype_name(G->cd)) ||
+        (strstr(key, "in place") != NULL) != G->adirect || nr % G->V || i-- > 0)
+      continue;
+    *mr = r, *nv = nr / G->V;
+    return true;
+  }
+  return false;
+}
+
+static double tile_cost(const Gemm *G, int mr, int nv) {
+  int r = G->R < mr ? (int)G->R : mr;
+  double waste = (double)round_up(G->R, r) * (double)round_up(G->C, (int64_t)nv * G->V) / ((double)G->R * (double)G->C);
+  return waste / (r * nv >= ACC_SAT ? 1 : (double)(r * nv) / ACC_SAT);
+}
+
+static void choose_tile(Gemm *G, const CpuTarget *t, int mr_max) {
   typedef struct Cand {
     int mr, nv;
     double cost;
@@ -850,14 +992,10 @@ static void choose_tile(Gemm *G, const CpuTarget *t) {
   double best = 0;
   for (int nv = 2; nv <= MAX_NV; nv++) {
     int top = (t->nregs - nv - 1) / nv;
-    top = top > 14 ? 14 : top;
+    top = top > mr_max ? mr_max : top;
     for (int mr = top; mr >= top - 2 && mr >= (nv > 2 ? 4 : 2); mr--) {
-      int r = G->M < mr ? (int)G->M : mr;
-      double waste =
-          (double)round_up(G->M, r) * (double)round_up(G->N, (int64_t)nv * G->V) / ((double)G->M * (double)G->N);
-      double speed = r * nv >= ACC_SAT ? 1 : (double)(r * nv) / ACC_SAT;
-      c[n++] = (Cand){r, nv, waste / speed};
-      best = !best || waste / speed < best ? waste / speed : best;
+      c[n++] = (Cand){mr, nv, tile_cost(G, mr, nv)};
+      best = !best || c[n - 1].cost < best ? c[n - 1].cost : best;
     }
   }
   TD_ASSERT(n > 0);
@@ -869,6 +1007,18 @@ static void choose_tile(Gemm *G, const CpuTarget *t) {
     if (!G->MR || acc > cur || (acc == cur && c[i].nv > G->nv))
       G->MR = c[i].mr, G->nv = c[i].nv;
   }
+  // a micro-kernel the program already has, if it costs at most REUSE_COST more: one
+  // function less to compile
+  double have = 0;
+  int mr, nv;
+  for (int i = 0; existing_tile(G, i, &mr, &nv); i++) {
+    double cost = tile_cost(G, mr, nv);
+    if (nv <= MAX_NV && mr <= mr_max && mr * nv + nv + 1 <= t->nregs && cost <= best * REUSE_COST &&
+        (!have || cost < have))
+      have = cost, G->MR = G->R < mr ? (int)G->R : mr, G->nv = nv;
+  }
+  if (G->MR > G->R)
+    G->MR = (int)G->R;
   G->NR = G->nv * G->V;
 }
 
@@ -899,7 +1049,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   }
   const CpuTarget *t = kb->cpu;
   int cds = dtype_size(G.cd);
-  choose_tile(&G, t);
+  G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true);
   G.sched = G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1) ? SCHED_DOT : SCHED_PACKED;
   G.par = view_numel(*ov) * G.K >= PARALLEL_WORK;
@@ -919,24 +1069,45 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   }
   // where the sums wait, and k blocks only where they can
   G.own = acc_owner(&G, &G.ldc);
+  // which operand the tiles' rows are, and whether the micro-kernel reads it in place:
+  // an operand unit-stride in k is read in place rather than transposed into panels;
+  // where both are (x @ w.t()), the larger (the weight) is, and the other is packed
+  bool a_i = unit_along(&G, 0, 0, false);
+  G.trans = G.nk == 1 && b_k && (a_i || (a_k && G.M < G.N));
+  G.R = G.trans ? G.N : G.M;
+  G.C = G.trans ? G.M : G.N;
+  G.adirect = G.nk == 1 && (G.trans ? b_k : a_k);
+  if (G.adirect) {  // (rows that step backwards, as a flip's, are packed)
+    LIndex k0 = kb_ix_const(0);
+    LExpr *e = role_value(&G, 0, kb_ix_var(PROBE_VAR), &k0);
+    G.lda = kb_ix_coef(&e->idx, PROBE_VAR);
+    G.adirect = G.lda >= 0;
+  }
+  choose_tile(&G, t, G.adirect ? ADIRECT_MAX_MR : 14);
+  // k blocks: a panel of B stays in L2 (KC_MAX terms, or with A read in place as many as
+  // half the L2 holds: the tiles then make fewer passes over the sums)
+  int64_t kc_max = KC_MAX;
+  if (G.adirect && (t->l2 / 2) / ((int64_t)G.NR * cds) > kc_max)
+    kc_max = (t->l2 / 2) / ((int64_t)G.NR * cds);
   G.kc = G.K;
-  if (G.own && G.nk == 1 && G.K > KC_MAX) {
-    int64_t nblocks = (G.K + KC_MAX - 1) / KC_MAX;
+  if (G.own && G.nk == 1 && G.K > kc_max) {
+    int64_t nblocks = (G.K + kc_max - 1) / kc_max;
     G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);
   }
   // the mode and the blocks
-  int64_t l2 = t->l2, mpad = round_up(G.M, G.MR);
+  int64_t l2 = t->l2, mpad = round_up(G.R, G.MR);
   int64_t nc_l2 = (l2 / 2) / (G.kc * cds) / G.NR * G.NR;
   nc_l2 = nc_l2 < G.NR ? G.NR : nc_l2;
   int64_t data = (G.M * G.K + G.K * G.N + G.M * G.N) * cds;
-  bool a_small = mpad * G.kc * cds <= A_SHARED_BYTES || mpad * G.kc * cds * 10 <= data;
-  int64_t nc_par = round_up((G.N + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.NR);
+  bool a_small = G.adirect || mpad * G.kc * cds <= A_SHARED_BYTES || mpad * G.kc * cds * 10 <= data;
+  int64_t nc_par = round_up((G.C + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.NR);
   int64_t mc_l2 = (l2 / 4) / (G.kc * cds) / G.MR * G.MR;
   mc_l2 = mc_l2 < G.MR ? G.MR : mc_l2;
-  int64_t mc_par = round_up((G.M + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.MR);
-  // the most tasks one GEMM gives by columns and by rows: columns when a is small and
-  // they give enough (or as many as rows do); a batch of small GEMMs goes by batches
-  int64_t col_tasks = (G.N + G.NR - 1) / G.NR, row_tasks = (G.M + G.MR - 1) / G.MR;
+  int64_t mc_par = round_up((G.R + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.MR);
+  // the most tasks one GEMM gives by columns and by rows: columns when A is small (or
+  // read in place) and they give enough (or as many as rows do); a batch of small GEMMs
+  // goes by batches
+  int64_t col_tasks = (G.C + G.NR - 1) / G.NR, row_tasks = (G.R + G.MR - 1) / G.MR;
   bool by_cols = a_small && (col_tasks >= PARALLEL_MIN_ITERS || col_tasks >= row_tasks);
   bool small_each = G.M * G.N * G.K < SMALL_GEMM;
   if (!G.par || G.nbatch >= PARALLEL_MIN_ITERS || (G.nbatch >= FEW_BATCHES && small_each)) {
@@ -951,25 +1122,26 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nc = (B_SHARED_BYTES / (G.kc * cds)) / G.NR * G.NR;
     G.nc = G.nc < G.NR ? G.NR : G.nc;
     G.mc = mc_l2 < mc_par ? mc_l2 : mc_par;
-    G.mc = G.mc >= G.M ? G.M : G.mc;
+    G.mc = G.mc >= G.R ? G.R : G.mc;
   }
-  G.nc = G.nc >= G.N ? G.N : G.nc;
+  G.nc = G.nc >= G.C ? G.C : G.nc;
   // the buffers: scratch (b's block, a's block, the tile T), and the temps
   int64_t ncpad = round_up(G.nc, G.NR);
   G.s_b = 0;
   G.s_a = G.mode == MODE_ROWS ? 0 : ncpad * G.kc;
-  int64_t a_rows = G.mode == MODE_BATCH ? mpad : G.mode == MODE_ROWS ? round_up(G.mc, G.MR) : 0;
+  int64_t a_rows = G.adirect ? 0 : G.mode == MODE_BATCH ? mpad : G.mode == MODE_ROWS ? round_up(G.mc, G.MR) : 0;
   G.s_t = round_up(G.s_a + a_rows * G.kc, 64 / cds);
-  G.sbuf = kb_new_temp(kb, G.cd, G.s_t + (int64_t)G.MR * G.NR, "scratch");
+  G.tg = G.trans ? (T_GROUP_ROWS + G.MR - 1) / G.MR : 1;
+  G.sbuf = kb_new_temp(kb, G.cd, G.s_t + G.tg * G.MR * G.NR, "scratch");
   kb->p->bufs.data[G.sbuf].scratch = true;
-  if (G.mode == MODE_COLS)
+  if (G.mode == MODE_COLS && !G.adirect)
     G.ap = kb_new_temp(kb, G.cd, mpad * G.kc, "apack");
   if (G.mode == MODE_ROWS)
     G.bp = kb_new_temp(kb, G.cd, ncpad * G.kc, "bpack");
   // a, when it is one k block and reads no batch, is packed once, before the batch loops
-  bool packed_a = G.mode == MODE_COLS && G.kc == G.K && !reads_batch(&G, 0);
+  bool packed_a = G.mode == MODE_COLS && !G.adirect && G.kc == G.K && !reads_batch(&G, role_operand(&G, 0));
   if (packed_a)
-    pack(&G, body, 0, kb_ix_const(0), G.M, kb_ix_const(0), G.K,
+    pack(&G, body, 0, kb_ix_const(0), G.R, kb_ix_const(0), G.K,
          (Panels){kb_arg(kb, G.ap, true, true), kb_ix_const(0), (int64_t)G.MR * G.K}, G.par);
   for (int b = 0; b < G.nbat; b++) {
     LIndex v;
@@ -984,7 +1156,8 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     col_blocks(&G, body, NULL, NULL, false);
   // what --emit=kernels shows: the schedule and its tiles
   Arena *ar = &kb->cx->arena;
-  kb->k->sched = arena_printf(ar, "gemm packed %dx%d %s nc %" PRId64 "%s%s", G.MR, G.NR, MODE_NAMES[G.mode], G.nc,
+  kb->k->sched = arena_printf(ar, "gemm packed %dx%d%s%s %s nc %" PRId64 "%s%s", G.MR, G.NR,
+                              G.trans ? " transposed" : "", G.adirect ? " rows in place" : "", MODE_NAMES[G.mode], G.nc,
                               G.mode == MODE_ROWS ? arena_printf(ar, " mc %" PRId64, G.mc) : "",
                               G.kc < G.K ? arena_printf(ar, " kc %" PRId64, G.kc) : "");
   return true;
