@@ -732,6 +732,7 @@ static void plan_modes(Fuse *f) {
 }
 
 void fuse_graph(Graph *g) {
+  attn_fuse(g);
   Ctx *cx = g->cx;
   Fuse F = {.g = g, .cx = cx, .n = g->nodes.len};
   Fuse *f = &F;

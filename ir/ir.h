@@ -281,7 +281,10 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //  - SORT: a sort, an argsort, or both of one input and order: one sort computes both;
 //  - ATTN: one scaled_dot_product_attention alone (ir/attn.c): its scores never stored.
 typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN } KernelKind;
+// fuse_graph first rewrites attention written as its parts (softmax(q @ k^T ...) @ v)
+// into scaled_dot_product_attention nodes (attn_fuse.c; ids renumbered); then plans.
 void fuse_graph(Graph *g);
+bool attn_fuse(Graph *g);  // (attn_fuse.c) whether it rewrote any
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.
 const Node *fuse_kernel_root(const Graph *g, int kernel);

@@ -196,9 +196,14 @@ def main():
         n_contig = sum("contiguous" in k["ops"] for k in doc["kernels"])
         if n_contig > 1:
             errs.append(f"{n_contig} kernels copy with contiguous: only the one before view(2, 10, E) is needed")
-        sm = [k for k in doc["kernels"] if "softmax" in k["ops"]]
-        if len(sm) != 1:
-            errs.append(f"softmax spread over {len(sm)} kernels")
+        # q @ k^T / sqrt(D), softmax and @ v: one attention kernel (ir/attn_fuse.c), the
+        # scores and probabilities never stored
+        att_k = [k for k in doc["kernels"] if "scaled_dot_product_attention" in k["ops"]]
+        if len(att_k) != 1 or any("softmax" in k["ops"] for k in doc["kernels"]):
+            errs.append(f"the attention is not one scaled_dot_product_attention kernel: "
+                        f"{[k['ops'] for k in doc['kernels']]}")
+        if any(b.get("name") in ("s", "a") for b in doc.get("buffers", [])):
+            errs.append(f"scores or probabilities stored: {[b.get('name') for b in doc['buffers']]}")
     report("attention_views", errs)
 
     return T.summary()

@@ -42,14 +42,6 @@ def values(rng, dt, shape):
     return x.astype(np.float64), x
 
 
-def run(tdslc, backend, src, inputs):
-    """(out0 of fn f, "") or (None, tdslc's stderr)."""
-    p, outs = run_outputs(tdslc, src, inputs, backend=backend)
-    if p.returncode != 0:
-        return None, p.stderr.decode(errors="replace")
-    return outs[0], ""
-
-
 def bound_errors(got, exact, bound, dt):
     """Failure lines: got (dt's saved array) against exact, within bound per element."""
     if dt == "bf16":
@@ -72,28 +64,64 @@ def shape_str(dt, shape):
     return f"{dt}[{', '.join(str(s) for s in shape)}]"
 
 
+class Batch:
+    """Cases gathered into programs of several outputs: each case's parameters renamed
+    apart (c<N>_<name>), its expression one more element of the returned tuple, its
+    result checked alone. A program per case made this script one of the slowest
+    (each C program is a gcc run); PER_PROGRAM cases share one now."""
+    PER_PROGRAM = 30
+
+    def __init__(self, tdslc, backend):
+        self.tdslc, self.backend, self.pending = tdslc, backend, []
+
+    def add(self, name, params, expr, dt, out_dt, vals, arrs, want, mag, k):
+        self.pending.append((name, params, expr, dt, out_dt, vals, arrs, want, mag, k))
+        if len(self.pending) == self.PER_PROGRAM:
+            self.flush()
+
+    def flush(self):
+        cases, self.pending = self.pending, []
+        if not cases:
+            return
+        decls, exprs, rets, inputs = [], [], [], {}
+        for n, (_, params, expr, dt, out_dt, _, arrs, want, _, _) in enumerate(cases):
+            for pname, shape in params:
+                decls.append(f"c{n}_{pname}: {shape_str(dt, shape)}")
+                inputs[f"c{n}_{pname}"] = arrs[pname]
+                expr = re.sub(rf"(?<![\w.]){pname}(?![\w(])", f"c{n}_{pname}", expr)
+            exprs.append(expr)
+            rets.append(shape_str(out_dt, want.shape))
+        src = f"fn f({', '.join(decls)}) -> ({', '.join(rets)}) {{\n    return {', '.join(exprs)}\n}}"
+        p, outs = run_outputs(self.tdslc, src, inputs, backend=self.backend)
+        for n, (name, _, _, dt, out_dt, _, _, want, mag, k) in enumerate(cases):
+            if p.returncode != 0 or len(outs) != len(cases):
+                T.report(name, [f"tdslc failed: {p.stderr.decode(errors='replace').strip()[:300]}"], src)
+                continue
+            got = outs[n]
+            if out_dt in ("i32", "i64"):
+                T.check(name, np.array_equal(got, want.astype(NP[out_dt])), "integer result differs")
+                continue
+            acc = dt if dt in U_ACC else "f32"
+            bound = (2 * k + 4) * U_ACC[acc] * mag + 2 * U_OUT[out_dt] * np.abs(want) + 1e-300
+            if out_dt in ("f16", "bf16"):
+                bound = bound + 2 * U_OUT[out_dt] * np.abs(want)
+            errs = bound_errors(got, want, bound, out_dt)
+            T.report(name, errs, src if errs else None)
+
+
+BATCH = None
+
+
 def case(tdslc, backend, rng, name, params, expr, dt="f32", out_dt=None, epilogue=None):
     """params: [(name, shape)] of dt; expr: the result written with them, and `exact`
-    computes it from the float64 values (returns (result, |a|@|b| bound base))."""
+    computes it from the float64 values (returns (result, |a|@|b| bound base)). Run
+    with the other cases of its program (Batch)."""
     out_dt = out_dt or dt
     vals, arrs = {}, {}
     for pname, shape in params:
         vals[pname], arrs[pname] = values(rng, dt, shape)
     want, mag, k = epilogue(vals)
-    src = (f"fn f({', '.join(f'{p}: {shape_str(dt, s)}' for p, s in params)}) -> {shape_str(out_dt, want.shape)} "
-           f"{{\n    return {expr}\n}}")
-    got, err = run(tdslc, backend, src, arrs)
-    if got is None:
-        T.report(name, [f"tdslc failed: {err.strip()[:300]}"])
-        return
-    if out_dt in ("i32", "i64"):
-        T.check(name, np.array_equal(got, want.astype(NP[out_dt])), "integer result differs")
-        return
-    acc = dt if dt in U_ACC else "f32"
-    bound = (2 * k + 4) * U_ACC[acc] * mag + 2 * U_OUT[out_dt] * np.abs(want) + 1e-300
-    if out_dt in ("f16", "bf16"):
-        bound = bound + 2 * U_OUT[out_dt] * np.abs(want)
-    T.report(name, bound_errors(got, want, bound, out_dt))
+    BATCH.add(name, params, expr, dt, out_dt, vals, arrs, np.asarray(want), mag, k)
 
 
 def mm(a_expr, b_expr):
@@ -278,8 +306,10 @@ def schedules(tdslc):
 
 
 def main():
+    global BATCH
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
+    BATCH = Batch(tdslc, backend)
     rng = np.random.default_rng(12)
     layouts(tdslc, backend, rng)
     views_and_batches(tdslc, backend, rng)
@@ -287,6 +317,7 @@ def main():
     epilogues(tdslc, backend, rng)
     index_epilogues(tdslc, backend, rng)
     empty(tdslc, backend, rng)
+    BATCH.flush()
     schedules(tdslc)
     return T.summary()
 
