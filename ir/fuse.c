@@ -2,7 +2,8 @@
 // steps over the nodes in creation (topological) order:
 //  1. inline: an elementwise-class node that no output returns and no store writes
 //     into becomes NM_INLINE when every reader can recompute it at the index it reads:
-//     the reader is not a matmul, does not gather from it, is no attention reading it
+//     the reader is not a matmul (but a CPU matmul's operand it packs: matmul_packs),
+//     does not gather from it, is no attention reading it
 //     as query, key or value (each element is read by many rows), its View decomposes onto
 //     the node's contiguous result (view_decompose), recomputing is cheap when it
 //     happens more than once (several reads or a broadcast read: at most INLINE_MAX_OPS
@@ -307,6 +308,17 @@ static bool store_value_inlinable(Fuse *f, const Node *st, const Node *p) {
   return sc.ok;
 }
 
+// Whether a CPU matmul r packs its operand src into panels (ir/gemm.c), where an
+// inline expression is then computed as it is packed: it reads the other operand in
+// place when that one is unit-stride in k (x @ w.t(): w's rows), and packs this one.
+// (A GPU matmul reads its operands once per product: they are stored.)
+static bool matmul_packs(const Fuse *f, const Node *r, int src) {
+  if (!f->g->cpu || r->attr.nk || r->srcs[src]->view.ndim < 2 || r->srcs[1 - src]->view.ndim < 2)
+    return false;
+  const View *o = &r->srcs[1 - src]->view;
+  return o->strides[src == 0 ? o->ndim - 2 : o->ndim - 1] == 1;
+}
+
 // Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
 static FuseWhy inline_why(Fuse *f, int i) {
   Node *n = node_of(f, i);
@@ -325,8 +337,10 @@ static FuseWhy inline_why(Fuse *f, int i) {
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
-    if (r->op == OP_MATMUL)
+    if (r->op == OP_MATMUL && !matmul_packs(f, r, ed.src))
       return why(FW_MATMUL_READ, ed.reader, -1);
+    if (r->op == OP_MATMUL)
+      multi = true;  // (computed as it is packed: cheap enough to be computed again)
     if (op_is_gather(r->op))
       return why(FW_GATHER_READ, ed.reader, -1);
     if (op_class(r->op) == OC_ATTN && ed.src < 3)

@@ -177,6 +177,19 @@ static bool unit_along(Gemm *G, int which, int dim, bool cd) {
   return false;
 }
 
+// Whether operand which is a load (perhaps converted), not an expression computed from
+// loads (fusion may leave one: ir/fuse.c's matmul_packs).
+static bool plain_load(Gemm *G, int which) {
+  LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
+  memcpy(saved, G->o, sizeof saved);
+  k_probe(G, k);
+  LExpr *e = operand(G, which, kb_ix_const(0), kb_ix_const(0), k);
+  memcpy(G->o, saved, sizeof saved);
+  while (e->kind == LX_CAST)
+    e = e->a;
+  return e->kind == LX_LOAD && !e->idx.dyn;
+}
+
 // Whether operand which reads some batch dim.
 static bool reads_batch(Gemm *G, int which) {
   LIndex saved[TD_MAX_DIMS];
@@ -1071,9 +1084,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   G.own = acc_owner(&G, &G.ldc);
   // which operand the tiles' rows are, and whether the micro-kernel reads it in place:
   // an operand unit-stride in k is read in place rather than transposed into panels;
-  // where both are (x @ w.t()), the larger (the weight) is, and the other is packed
-  bool a_i = unit_along(&G, 0, 0, false);
-  G.trans = G.nk == 1 && b_k && (a_i || (a_k && G.M < G.N));
+  // where both are (x @ w.t()), the larger (the weight) is, and the other is packed; so
+  // is a computed at packing (a layer norm fusion leaves to it)
+  bool a_i = unit_along(&G, 0, 0, false), a_plain = plain_load(&G, 0);
+  G.trans = G.nk == 1 && b_k && (a_i || (a_k && G.M < G.N) || !a_plain);
   G.R = G.trans ? G.N : G.M;
   G.C = G.trans ? G.M : G.N;
   G.adirect = G.nk == 1 && (G.trans ? b_k : a_k);

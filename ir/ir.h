@@ -233,6 +233,8 @@ struct Graph {
   VEC(Buffer *) bufs;
   int nkernels;
   const char **sched;    // per kernel, the schedule a CPU build gave it (--emit=ir), or NULL
+  bool cpu;              // built for a CPU: a matmul packs its operands into panels, so
+                         // fusion may leave an operand to be computed as it packs (fuse.c)
 };
 
 // ---- graph.c ----

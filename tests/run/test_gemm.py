@@ -227,6 +227,26 @@ def epilogues(tdslc, backend, rng):
     case(tdslc, backend, rng, "residual", [("a", (21, 40)), ("b", (40, 40))], "a @ b * 0.5 - 1",
          epilogue=scaled)
 
+    # prologues: a norm computed as the matmul packs its operand (ir/fuse.c's matmul_packs)
+    def normed(rms):
+        def f(v):
+            x = v["x"]
+            if rms:
+                n = v["g"] * (x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6))
+            else:
+                n = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * v["g"] + v["h"]
+            return n @ v["w"].T + v["c"], np.abs(n) @ np.abs(v["w"]).T + np.abs(v["c"]), x.shape[-1] + 8
+        return f
+    norm = [("x", (3, 19, 48)), ("g", (48,)), ("h", (48,)), ("w", (70, 48)), ("c", (70,))]
+    case(tdslc, backend, rng, "layer norm prologue", norm, "F.linear(F.layer_norm(x, (48,), g, h), w, c)",
+         epilogue=normed(False))
+    case(tdslc, backend, rng, "rms norm prologue", norm,
+         "g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6)) @ w.t() + c + 0 * h.sum()",
+         epilogue=normed(True))
+    case(tdslc, backend, rng, "rms norm prologue long k", [("x", (5, 9, 1800)), ("g", (1800,)), ("h", (1,)),
+         ("w", (40, 1800)), ("c", (40,))], "g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6)) @ w.t() + c + 0 * h",
+         epilogue=normed(True))
+
 
 def index_epilogues(tdslc, backend, rng):
     """Epilogues that compute with the output index (tril/triu's mask, a causal mask,
