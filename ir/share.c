@@ -290,6 +290,90 @@ static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
 }
 
 // ============================================================================
+// Temps sharing storage
+// ============================================================================
+// A temp is live from the first kernel that uses it to the last (kernels run in
+// order); temps of one dtype whose lives do not overlap take turns in one buffer, the
+// largest of them (the first fit, in order of first use). Scratch buffers (per thread,
+// used within one kernel) of one dtype become one. Unused buffers are dropped and the
+// rest renumbered. A program's peak memory is then what its live temps need at once,
+// not all of them: GPT-2 small's 12 layers reuse one layer's.
+
+// Renumbers buffer b to map[b] everywhere it is named.
+static void rename_bufs(LProgram *p, const int *map) {
+  for (int i = 0; i < p->params.len; i++)
+    p->params.data[i].buf = map[p->params.data[i].buf];
+  for (int i = 0; i < p->outputs.len; i++)
+    p->outputs.data[i].buf = map[p->outputs.data[i].buf];
+  for (int k = 0; k < p->kernels.len; k++) {
+    LKernel *kr = p->kernels.data[k];
+    for (int a = 0; a < kr->args.len; a++)
+      kr->args.data[a].buf = map[kr->args.data[a].buf];
+  }
+}
+
+static void share_temps(Ctx *cx, LProgram *p) {
+  int nb = p->bufs.len, nk = p->kernels.len;
+  int *first = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  int *last = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  int *map = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++)
+    first[b] = -1, last[b] = -1, map[b] = b;
+  for (int k = 0; k < nk; k++) {
+    const LKernel *kr = p->kernels.data[k];
+    for (int a = 0; a < kr->args.len; a++) {
+      int b = kr->args.data[a].buf;
+      if (first[b] < 0)
+        first[b] = k;
+      last[b] = k;
+    }
+  }
+  // slots: a representative buffer each, free after `until`
+  int *until = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  for (int k = 0; k < nk; k++)  // temps in order of first use (the kernels' own order)
+    for (int a = 0; a < p->kernels.data[k]->args.len; a++) {
+      int b = p->kernels.data[k]->args.data[a].buf;
+      LBuf *lb = &p->bufs.data[b];
+      if (lb->kind != LB_TEMP || first[b] != k || map[b] != b)
+        continue;
+      for (int r = 0; r < nb; r++) {  // a representative of its dtype, in use before and free by now
+        LBuf *rb = &p->bufs.data[r];
+        if (map[r] != r || rb->kind != LB_TEMP || rb->dtype != lb->dtype || rb->scratch != lb->scratch ||
+            first[r] < 0 || first[r] >= k || (!lb->scratch && until[r] >= k))
+          continue;
+        map[b] = r;
+        until[r] = last[b];
+        if (lb->numel > rb->numel)
+          rb->numel = lb->numel;
+        break;
+      }
+      if (map[b] == b)
+        until[b] = last[b];
+    }
+  // keep the buffers still named; renumber
+  int *keep = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1)), n = 0;
+  bool *used = arena_alloc(&cx->arena, (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++)
+    used[map[b]] |= first[b] >= 0 || p->bufs.data[b].kind != LB_TEMP;
+  for (int b = 0; b < nb; b++)
+    keep[b] = used[b] ? n++ : -1;
+  for (int b = 0; b < nb; b++)
+    map[b] = keep[map[b]];
+  for (int b = 0; b < nb; b++)
+    if (keep[b] >= 0)
+      p->bufs.data[keep[b]] = p->bufs.data[b];
+  p->bufs.len = n;
+  rename_bufs(p, map);
+  for (int k = 0; k < nk; k++) {  // (two args of one kernel never share: both live there)
+    const LKernel *kr = p->kernels.data[k];
+    for (int a = 0; a < kr->args.len; a++)
+      for (int c = 0; c < a; c++)
+        if (kr->args.data[a].buf == kr->args.data[c].buf)
+          td_internal_error(__FILE__, __LINE__, "kernel %d args %d %d share buffer %d", k, a, c, kr->args.data[a].buf);
+  }
+}
+
+// ============================================================================
 // The pass
 // ============================================================================
 void share_kernels(Ctx *cx, LProgram *p) {
@@ -315,5 +399,6 @@ void share_kernels(Ctx *cx, LProgram *p) {
     if (!first[s])
       first[s] = i + 1;
   }
+  share_temps(cx, p);
   loop_verify(p);
 }
