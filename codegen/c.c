@@ -99,6 +99,8 @@ static void declare_scratch(CKernelGen *c) {
     buf_indent(g->b, g->depth);
     buf_printf(g->b, "%s *restrict b%d = (%s *)tdsl_scratch(%" PRId64 ");\n", t, a, t,
                lb->numel * dtype_size(lb->dtype));
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "(void)b%d;\n", a);  // (used inside the parallel loop only, or outside it only)
   }
 }
 
@@ -372,25 +374,99 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   buf_puts(out, "\n");
 }
 
+// ---- the entry's calls, repeated runs rolled into loops ----
+// A model's layers, unrolled from `for i in range(L)` over stacked weights, call the
+// same kernels on the same buffers (share_temps) L times, each time further into the
+// weights: such a run of calls is printed once, in a loop whose index advances each
+// argument's start (LArg.at) by its step.
+
+// Whether call j repeats call i r times later: the same function (LKernel.same), the
+// same buffers, each start moved by r times its step from i to `next` (the call one
+// period after i).
+static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
+  const LKernel *a = p->kernels.data[i], *b = p->kernels.data[j], *c = p->kernels.data[next];
+  if (emit_kernel_code(p, i) != emit_kernel_code(p, j) || emit_kernel_code(p, i) != emit_kernel_code(p, next) ||
+      a->args.len != b->args.len || a->args.len != c->args.len)
+    return false;
+  for (int x = 0; x < a->args.len; x++) {
+    const LArg *u = &a->args.data[x], *v = &b->args.data[x], *w = &c->args.data[x];
+    if (u->buf != v->buf || u->buf != w->buf || v->at - u->at != r * (w->at - u->at))
+      return false;
+  }
+  return true;
+}
+
+// The longest run of repeated calls in [lo, hi): its start, period and count (count
+// 1: none).
+static void find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count) {
+  *start = lo, *period = 1, *count = 1;
+  int best = 0;
+  for (int s = lo; s < hi; s++)
+    for (int per = 1; s + 2 * per <= hi; per++) {
+      int r = 1;
+      for (bool ok = true; ok && s + (r + 1) * per <= hi; r += ok) {
+        for (int q = 0; q < per && ok; q++)
+          ok = repeats(p, s + q, s + per + q, s + r * per + q, r);
+      }
+      if ((r - 1) * per > best)
+        best = (r - 1) * per, *start = s, *period = per, *count = r;
+    }
+}
+
+// One call of kernel i, its starts advanced by `step` times the loop index when in a loop.
+static void emit_call(Ctx *cx, Buf *out, const LProgram *p, int i, int next, bool first, int depth) {
+  const LKernel *k = p->kernels.data[i];
+  buf_indent(out, depth);
+  if (!first) {
+    buf_puts(out, "if (tdsl_g_rc == 0)\n");
+    buf_indent(out, depth + 1);
+  }
+  buf_printf(out, "tdsl_g_rc = %s(", emit_kernel_name(cx, p, i));
+  for (int a = 0, n = 0; a < k->args.len; a++) {
+    const LArg *arg = &k->args.data[a];
+    if (scratch_arg(p, k, a))
+      continue;
+    int64_t step = next >= 0 ? p->kernels.data[next]->args.data[a].at - arg->at : 0;
+    if (arg->at || step) {  // share_kernels: the kernel sees the buffer from element `at` on
+      buf_printf(out, "%s(%s *)tdsl_g_p[%d] + %" PRId64, n++ ? ", " : "",
+                 cexpr_storage_type(p->bufs.data[arg->buf].dtype), arg->buf, arg->at);
+      if (step)
+        buf_printf(out, " + %" PRId64 " * tdsl_g_l", step);
+    } else {
+      buf_printf(out, "%stdsl_g_p[%d]", n++ ? ", " : "", arg->buf);
+    }
+  }
+  buf_puts(out, ");\n");
+}
+
+static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
+  if (lo >= hi)
+    return;
+  int s, per, r;
+  find_run(p, lo, hi, &s, &per, &r);
+  if (r < 2) {
+    for (int i = lo; i < hi; i++)
+      emit_call(cx, out, p, i, -1, i == 0, 1);
+    return;
+  }
+  emit_calls(cx, out, p, lo, s);
+  buf_printf(out, "  for (int64_t tdsl_g_l = 0; tdsl_g_l < %d && tdsl_g_rc == 0; tdsl_g_l++) {\n", r);
+  for (int q = 0; q < per; q++)
+    emit_call(cx, out, p, s + q, s + per + q, s + q == 0, 2);
+  buf_puts(out, "  }\n");
+  emit_calls(cx, out, p, s + r * per, hi);
+}
+
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   emit_entry_tables(out, p);
   buf_puts(out, "\n");
   emit_entry_begin(cx, out, p);
-  for (int i = 0; i < p->kernels.len; i++) {
-    const LKernel *k = p->kernels.data[i];
-    buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (tdsl_g_rc == 0)\n    " : "", emit_kernel_name(cx, p, i));
-    for (int a = 0, n = 0; a < k->args.len; a++) {
-      const LArg *arg = &k->args.data[a];
-      if (scratch_arg(p, k, a))
-        continue;
-      if (arg->at)  // share_kernels: the kernel sees the buffer from element `at` on
-        buf_printf(out, "%s(%s *)tdsl_tensor_data(&tdsl_g_b[%d]) + %" PRId64, n++ ? ", " : "",
-                   cexpr_storage_type(p->bufs.data[arg->buf].dtype), arg->buf, arg->at);
-      else
-        buf_printf(out, "%stdsl_tensor_data(&tdsl_g_b[%d])", n++ ? ", " : "", arg->buf);
-    }
-    buf_puts(out, ");\n");
+  int nb = p->bufs.len;
+  if (nb && p->kernels.len) {  // each buffer's data, once
+    buf_printf(out, "  void *tdsl_g_p[%d];\n  for (int tdsl_g_i = 0; tdsl_g_i < %d; tdsl_g_i++)\n"
+                    "    tdsl_g_p[tdsl_g_i] = tdsl_tensor_data(&tdsl_g_b[tdsl_g_i]);\n", nb, nb);
   }
+  emit_calls(cx, out, p, 0, p->kernels.len);
   emit_entry_end(out, p);
 }
 
