@@ -148,8 +148,15 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, rc, ci(g->i32, 0), ""), fail, run);
   LLVMPositionBuilderAtEnd(b, fail);
   LLVMBuildRet(b, rc);
-  // rc = k0(...); if (rc == 0) rc = k1(...); ...
+  // each buffer's data, once; then rc = k0(...); if (rc == 0) rc = k1(...); ...
   LLVMPositionBuilderAtEnd(b, run);
+  LLVMValueRef *data = arena_alloc(ar, sizeof *data * (size_t)(nb + 1));
+  for (int i = 0; i < nb && p->kernels.len; i++) {
+    LLVMValueRef at[2] = {ci(g->i64, 0), ci(g->i64, i)};
+    LLVMValueRef t = LLVMBuildInBoundsGEP2(b, LLVMArrayType(g->tensor, (unsigned)nb), bufs, at, 2, "");
+    LLVMTypeRef dt[] = {g->tensorp};
+    data[i] = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
+  }
   int nk = p->kernels.len, nrc = 0;
   LLVMValueRef *rcs = arena_alloc(ar, sizeof *rcs * (size_t)(nk + 1));
   LLVMBasicBlockRef *from = arena_alloc(ar, sizeof *from * (size_t)(nk + 1));
@@ -170,13 +177,9 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
     for (int a = 0; a < k->args.len; a++) {
       if (p->bufs.data[k->args.data[a].buf].scratch)
         continue;  // the kernel asks tdsl_scratch for it
-      LLVMValueRef at[2] = {ci(g->i64, 0), ci(g->i64, k->args.data[a].buf)};
-      LLVMValueRef t = LLVMBuildInBoundsGEP2(b, LLVMArrayType(g->tensor, (unsigned)nb), bufs, at, 2, "");
-      LLVMTypeRef dt[] = {g->tensorp};
-      LLVMValueRef data = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
       LLVMTypeRef et = stype(g, p->bufs.data[k->args.data[a].buf].dtype);
       kt[na] = LLVMPointerType(et, 0);
-      ka[na] = LLVMBuildBitCast(b, data, kt[na], "");
+      ka[na] = LLVMBuildBitCast(b, data[k->args.data[a].buf], kt[na], "");
       if (k->args.data[a].at) {  // share_kernels: the kernel sees the buffer from element `at` on
         LLVMValueRef off = ci(g->i64, k->args.data[a].at);
         ka[na] = LLVMBuildInBoundsGEP2(b, et, ka[na], &off, 1, "");

@@ -73,7 +73,8 @@ enum {
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
   ADIRECT_MAX_MR = 8,
-  T_GROUP_ROWS = 48,         // transposed: rows through T together (tile_group)        // rows read in place: their pointers fit the registers, their lines the L1's ways
+  T_GROUP_ROWS = 48,
+  BDIRECT_MAX_M = 64,        // at most this many rows of A read B's rows in place         // transposed: rows through T together (tile_group)        // rows read in place: their pointers fit the registers, their lines the L1's ways
   SMALL_GEMM = 1 << 26,      // multiply-adds of a GEMM too small to split (a batch's: BATCH)
 };
 
@@ -94,6 +95,9 @@ typedef struct Gemm {
   int64_t R, C;             // the tiles' rows and columns: M and N, or N and M (trans)
   bool adirect;             // the micro-kernel reads its rows' operand in place (unit k),
   int64_t lda;              //   lda elements between rows; else from packed panels
+  bool bdirect;             // ... its columns' operand's rows in place (unit along them),
+  int64_t ldb;              //   ldb elements between rows (a few rows of A: packing B would
+                            //   cost more than it saves)
   int sched, mode;
   bool par, par_bat;        // par: the work is worth threads; par_bat: the batch loop is the parallel one
   int64_t kc, nc, mc;       // the blocks: k terms, columns, rows (ROWS)
@@ -254,10 +258,12 @@ static void tile_out(const Gemm *G, LIndex x, LIndex y, LIndex *o) {
 }
 
 // ---- the micro-kernel: one function per tile shape, dtype and A's form ----
-// f<N>(ap, bp, c; kc, ldc, load[, lda]): ap is A's panel ([k][r]: k*MR + r) or, read
-// in place (adirect), its first row (r*lda + k); bp is B's panel (k*NR + 0..NR); c the
-// tile (read and written). The buffers' sizes, and the k loop's bound, grow with the
-// longest block and the farthest element any matmul of the program passes.
+// f<N>(ap, bp, c; kc, ldc, load[, lda]): B's panel bp (k*NR + 0..NR), the tile c (rows
+// ldc apart, read and written), A in one of three forms (ir/kernel.h's GemmMicro): a
+// packed panel ([k][r]: k*MR + r), rows in place (r*lda + k: unit-stride in k), or
+// columns in place (k*lda + r: unit-stride along the rows, as attention's values).
+// The buffers' sizes, and the k loop's bound, grow with the longest block and the
+// farthest element any call of the program passes.
 
 static void fn_push(Ctx *cx, LStmtList *into, LStmt *s) { vec_push(&cx->arena, into, s); }
 
@@ -274,11 +280,13 @@ static LIndex arg_row(Ctx *cx, int arg, int r, int64_t c) {
   return x;
 }
 
-static LProgram *new_micro(Gemm *G, const char *key, int index) {
-  Ctx *cx = G->kb->cx;
-  const LProgram *p = G->kb->p;
-  int MR = G->MR, nv = G->nv, V = G->V;
-  DType cd = G->cd;
+static const char *const AFORM_NAMES[] = {"", ", rows in place", ", columns in place"};
+
+static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *key, int index) {
+  Ctx *cx = kb->cx;
+  const LProgram *p = kb->p;
+  int MR = m->MR, V = m->V, nv = m->NR / m->V, NR = m->NR;
+  DType cd = m->cd;
   LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
   fp->name = p->name;
   fp->file = p->file;
@@ -289,7 +297,7 @@ static LProgram *new_micro(Gemm *G, const char *key, int index) {
   k->name = arena_printf(&cx->arena, "f%d", index);
   k->kind = KK_MATMUL;
   k->sched = key;
-  k->nscalars = G->adirect ? 4 : 3;
+  k->nscalars = 5;  // kc, ldc, load, lda, ldb (the last two 0 where unused)
   for (int i = 0; i < 3; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = i == 2}));
   vec_push(&cx->arena, &fp->kernels, k);
@@ -314,13 +322,17 @@ static LProgram *new_micro(Gemm *G, const char *key, int index) {
   int w[MAX_NV];
   for (int v = 0; v < nv; v++) {
     w[v] = fn_local(cx, k, cd);
-    LIndex at = {.base = v * V, .nterms = 1, .var = {0}, .coef = {G->NR}};
+    LIndex at = {.base = v * V, .nterms = 1, .var = {0}, .coef = {NR}};
+    if (m->binplace)
+      at = (LIndex){.base = v * V, .dyn = lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_arg(cx, 4))};
     fn_push(cx, &kl->body, ls_let(cx, w[v], lx_vload(cx, cd, V, 1, at)));
   }
   for (int r = 0; r < MR; r++) {
     LIndex at = {.base = r, .nterms = 1, .var = {0}, .coef = {MR}};
-    if (G->adirect)
+    if (m->aform == GA_ROWS)
       at = arg_row(cx, 3, r, 0), at.nterms = 1, at.var[0] = 0, at.coef[0] = 1;
+    if (m->aform == GA_COLS)
+      at = (LIndex){.base = r, .dyn = lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_arg(cx, 3))};
     LExpr *x = lx_splat(cx, V, lx_load(cx, cd, 0, at));
     for (int v = 0; v < nv; v++)
       fn_push(cx, &kl->body,
@@ -334,23 +346,27 @@ static LProgram *new_micro(Gemm *G, const char *key, int index) {
 }
 
 // The elements a call reaches through ap, bp and c.
-static void micro_reach(const Gemm *G, int64_t kc, int64_t ldc, int64_t *reach) {
-  reach[0] = G->adirect ? (G->MR - 1) * G->lda + kc : kc * G->MR;
-  reach[1] = kc * G->NR;
-  reach[2] = (G->MR - 1) * ldc + G->NR;
+static void micro_reach(const GemmMicro *m, int64_t kc, int64_t lda, int64_t ldb, int64_t ldc, int64_t *reach) {
+  reach[0] = m->aform == GA_ROWS ? (m->MR - 1) * lda + kc : m->aform == GA_COLS ? (kc - 1) * lda + m->MR : kc * m->MR;
+  reach[1] = m->binplace ? (kc - 1) * ldb + m->NR : kc * m->NR;
+  reach[2] = (m->MR - 1) * ldc + m->NR;
 }
 
-// The program's micro-kernel for G's tile, dtype and A's form (made on first use),
-// its bounds grown for a call of kc terms and rows ldc apart: its index in funcs.
-static int micro_fn(Gemm *G, int64_t kc, int64_t ldc) {
-  LProgram *p = G->kb->p;
-  const char *key = arena_printf(&G->kb->cx->arena, "gemm micro-kernel %s %dx%d%s", dtype_name(G->cd), G->MR, G->NR,
-                                 G->adirect ? ", rows in place" : "");
+static const char *micro_key(Ctx *cx, const GemmMicro *m) {
+  return arena_printf(&cx->arena, "gemm micro-kernel %s %dx%d%s%s", dtype_name(m->cd), m->MR, m->NR,
+                      AFORM_NAMES[m->aform], m->binplace ? ", b in place" : "");
+}
+
+// The program's micro-kernel m (made on first use), its bounds grown for a call of kc
+// terms, A's rows (columns) lda apart and the tile's rows ldc apart: its index in funcs.
+static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t lda, int64_t ldb, int64_t ldc) {
+  LProgram *p = kb->p;
+  const char *key = micro_key(kb->cx, m);
   int f = 0;
   while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
     f++;
   if (f == p->funcs.len)
-    vec_push(&G->kb->cx->arena, &p->funcs, new_micro(G, key, f));
+    vec_push(&kb->cx->arena, &p->funcs, new_micro(kb, m, key, f));
   LProgram *fp = p->funcs.data[f];
   LStmt *kl = NULL;
   for (int i = 0; i < fp->kernels.data[0]->body.len && !kl; i++)
@@ -360,14 +376,35 @@ static int micro_fn(Gemm *G, int64_t kc, int64_t ldc) {
   if (kc > kl->extent)
     kl->extent = kc;
   int64_t reach[3];
-  micro_reach(G, kc, ldc, reach);
-  if (!G->adirect)
-    reach[0] = kl->extent * G->MR;
-  reach[1] = kl->extent * G->NR;
+  micro_reach(m, kc, lda, ldb, ldc, reach);
+  if (m->aform == GA_PACKED)
+    reach[0] = kl->extent * m->MR;
+  if (m->aform == GA_COLS && reach[0] < (kl->extent - 1) * lda + m->MR)  // (its bound check: k < extent)
+    reach[0] = (kl->extent - 1) * lda + m->MR;
+  if (!m->binplace)
+    reach[1] = kl->extent * m->NR;
   for (int i = 0; i < 3; i++)
     if (fp->bufs.data[i].numel < reach[i])
       fp->bufs.data[i].numel = reach[i];
   return f;
+}
+
+void gemm_micro_call(KernelBuilder *kb, LStmtList *into, const GemmMicro *m, int aa, LIndex a, int64_t lda, int ba,
+                     LIndex b, int64_t ldb, int ca, LIndex c, int64_t kc, int64_t ldc, LExpr *load) {
+  int f = micro_fn(kb, m, kc, lda, ldb, ldc);
+  LStmt *s = ls_call(kb->cx, f, 3, 5);
+  LCall *call = s->call;
+  int args[3] = {aa, ba, ca};
+  LIndex at[3] = {a, b, c};
+  micro_reach(m, kc, lda, ldb, ldc, call->reach);
+  for (int i = 0; i < 3; i++)
+    call->ptr[i] = args[i], call->at[i] = at[i];
+  call->val[0] = kb_iconst(kb, DT_I64, kc);
+  call->val[1] = kb_iconst(kb, DT_I64, ldc);
+  call->val[2] = load;
+  call->val[3] = kb_iconst(kb, DT_I64, m->aform == GA_PACKED ? 0 : lda);
+  call->val[4] = kb_iconst(kb, DT_I64, m->binplace ? ldb : 0);
+  kb_push(kb, into, s);
 }
 
 // Where a micro-kernel reads A: the arg and the element of its panel's (or first row's)
@@ -377,28 +414,25 @@ typedef struct Ptr {
   LIndex at;
 } Ptr;
 
-// A call of the micro-kernel: kc terms from A at a and B at b, into the tile at c, rows
-// ldc apart; load: an i64, non-zero to add to the tile's values.
-static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, Ptr c, int64_t kc, int64_t ldc, LExpr *load) {
-  KernelBuilder *kb = G->kb;
-  int f = micro_fn(G, kc, ldc);
-  LStmt *s = ls_call(kb->cx, f, 3, G->adirect ? 4 : 3);
-  LCall *call = s->call;
-  Ptr ps[3] = {a, b, c};
-  micro_reach(G, kc, ldc, call->reach);
-  for (int i = 0; i < 3; i++)
-    call->ptr[i] = ps[i].arg, call->at[i] = ps[i].at;
-  call->val[0] = kb_iconst(kb, DT_I64, kc);
-  call->val[1] = kb_iconst(kb, DT_I64, ldc);
-  call->val[2] = load;
-  if (G->adirect)
-    call->val[3] = kb_iconst(kb, DT_I64, G->lda);
-  kb_push(kb, into, s);
+// A call of the micro-kernel: kc terms from A at a and B at b (its rows in place when
+// binplace), into the tile at c, rows ldc apart; load: an i64, non-zero to add to the
+// tile's values.
+static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int64_t kc, int64_t ldc,
+                       LExpr *load) {
+  GemmMicro m = {G->cd, G->MR, G->NR, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
+  gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
 }
 
 // A's rows x + 0.. read in place from term k0: the operand's load there.
 static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
   LExpr *e = role_value(G, 0, x, &k0);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
+  return (Ptr){e->buf, e->idx};
+}
+
+// B's rows read in place from column y, term k0: the operand's load there.
+static Ptr bdirect_at(Gemm *G, LIndex y, LIndex k0) {
+  LExpr *e = role_value(G, 1, y, &k0);
   TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
   return (Ptr){e->buf, e->idx};
 }
@@ -505,17 +539,18 @@ static int scratch_arg(Gemm *G) { return kb_arg(G->kb, G->sbuf, true, true); }
 
 // One tile: rows x + 0..mr, columns y + 0..nr, kc terms from A at a and B at b; load
 // (i64) says whether the sums so far are in own's buffer, last (bool) whether this is
-// the last k block (the epilogues run). The tile's rows are T's from row `shift` on
-// (A read in place: the last rows' tile starts early, so that its MR rows exist).
-static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, Ptr a, Ptr b, int64_t kc, LExpr *load,
-                 LExpr *last, int shift) {
+// the last k block (the epilogues run). The tile's rows are T's from row `shift` on,
+// its columns from `cshift` on (an operand read in place: the last rows' or columns'
+// tile starts early, so that all it reads exists); bin: B's rows are read in place.
+static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, Ptr a, Ptr b, bool bin, int64_t kc,
+                 LExpr *load, LExpr *last, int shift, int cshift) {
   KernelBuilder *kb = G->kb;
   Ctx *cx = kb->cx;
   LIndex r, c, o[TD_MAX_DIMS];
   LStmtList *in;
   if (G->own && !G->trans && mr == G->MR && nr == G->NR) {  // straight into own's buffer
     tile_out(G, x, y, o);
-    micro_call(G, into, a, b, (Ptr){own_arg(G), own_at(G, o)}, kc, G->ldc, load);
+    micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, kc, G->ldc, load);
     LStmtList *fin = G->ns->len > 1 ? when(G, into, last, true) : NULL;
     if (!fin)
       return;
@@ -528,7 +563,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
   // through T (at s_t, rows NR apart): the sums so far copied in, the micro-kernel, the
   // sums copied out (or the epilogues)
   int sa = scratch_arg(G);
-  LIndex t0 = kb_ix_const(G->s_t), tr = kb_ix_const(G->s_t + (int64_t)shift * G->NR);
+  LIndex t0 = kb_ix_const(G->s_t), tr = kb_ix_const(G->s_t + (int64_t)shift * G->NR + cshift);
   LExpr *resumes = load->kind == LX_CONST ? kb_iconst(kb, DT_BOOL, load->i != 0)
                                           : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
   LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
@@ -544,7 +579,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
     kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
                                   lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
-  micro_call(G, into, a, b, (Ptr){sa, t0}, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
+  micro_call(G, into, a, b, bin, (Ptr){sa, t0}, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
     if (!at)
@@ -589,7 +624,7 @@ static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np,
   }
   in = kb_step_loop(kb, into, np, kb_ix_const(0), 1, false, &pp);
   Ptr a = G->adirect ? direct_at(G, ixsum(kb, x, &pp, G->MR), k0) : (Ptr){A->arg, panel_at(G, A, ixsum(kb, p, &pp, 1))};
-  micro_call(G, in, a, b, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, kc, G->NR,
+  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, kc, G->NR,
              G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
@@ -644,11 +679,12 @@ static void tiles(Gemm *G, LStmtList *into, LIndex x0, int64_t nrows, LIndex y0,
         in = kb_step_loop(kb, into, nr_, kb_ix_const(rpart ? fr : 0), 1, false, &p);
         in = kb_step_loop(kb, in, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
       }
-      LIndex x = ixsum(kb, x0, &p, G->MR);
+      LIndex x = ixsum(kb, x0, &p, G->MR), y = ixsum(kb, y0, &q, G->NR);
       int shift = G->adirect && rpart ? G->MR - er : 0;  // (rows read in place all exist)
+      int cshift = G->bdirect && cpart ? G->NR - ec : 0;
       Ptr a = G->adirect ? direct_at(G, plus(x, -shift), k0) : (Ptr){A->arg, panel_at(G, A, p)};
-      tile(G, in, x, rpart ? er : G->MR, ixsum(kb, y0, &q, G->NR), cpart ? ec : G->NR, a,
-           (Ptr){B->arg, panel_at(G, B, q)}, kc, load, last, shift);
+      Ptr b = G->bdirect ? bdirect_at(G, plus(y, -cshift), k0) : (Ptr){B->arg, panel_at(G, B, q)};
+      tile(G, in, x, rpart ? er : G->MR, y, cpart ? ec : G->NR, a, b, G->bdirect, kc, load, last, shift, cshift);
     }
   }
 }
@@ -693,7 +729,8 @@ static int k_blocks(Gemm *G, LStmtList *into, KBlock *blk, LStmtList **lists) {
 static void cols_task(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
   int sa = scratch_arg(G);
   Panels B = {sa, kb_ix_const(G->s_b), blk->kc * G->NR};
-  pack(G, into, 1, y0, ncols, blk->k0, blk->kc, B, false);
+  if (!G->bdirect)
+    pack(G, into, 1, y0, ncols, blk->k0, blk->kc, B, false);
   Panels A = {sa, kb_ix_const(G->s_a), blk->kc * G->MR};
   if (Ashared)
     A = *Ashared;
@@ -753,8 +790,9 @@ static void rows_block(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols) {
   LStmtList *lists[2];
   int nb = k_blocks(G, into, blk, lists);
   for (int b = 0; b < nb; b++) {
-    Panels B = {kb_arg(kb, G->bp, true, true), kb_ix_const(0), blk[b].kc * G->NR};
-    pack(G, lists[b], 1, y0, ncols, blk[b].k0, blk[b].kc, B, G->par);
+    Panels B = {G->bp >= 0 ? kb_arg(kb, G->bp, true, true) : -1, kb_ix_const(0), blk[b].kc * G->NR};
+    if (!G->bdirect)
+      pack(G, lists[b], 1, y0, ncols, blk[b].k0, blk[b].kc, B, G->par);
     int64_t full = G->R / G->mc, rest = G->R % G->mc;
     for (int part = 0; part < 2; part++) {
       int64_t n = part ? (rest ? 1 : 0) : full, rows = part ? rest : G->mc;
@@ -981,7 +1019,7 @@ static bool existing_tile(const Gemm *G, int i, int *mr, int *nv) {
     int r, nr, n = 0;
     const char *key = p->funcs.data[f]->kernels.data[0]->sched;
     if (sscanf(key, "gemm micro-kernel %15s %dx%d%n", dt, &r, &nr, &n) != 3 || strcmp(dt, dtype_name(G->cd)) ||
-        (strstr(key, "in place") != NULL) != G->adirect || nr % G->V || i-- > 0)
+        strcmp(key + n, AFORM_NAMES[G->adirect ? GA_ROWS : GA_PACKED]) || nr % G->V || i-- > 0)
       continue;
     *mr = r, *nv = nr / G->V;
     return true;
@@ -1098,6 +1136,13 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.adirect = G.lda >= 0;
   }
   choose_tile(&G, t, G.adirect ? ADIRECT_MAX_MR : 14);
+  // B's rows read in place where few rows of A meet them (and all its columns exist)
+  if (!G.trans && G.nk == 1 && G.M <= BDIRECT_MAX_M && G.C >= G.NR && unit_along(&G, 1, 1, true)) {
+    LIndex k0 = kb_ix_var(PROBE_VAR);
+    LExpr *e = role_value(&G, 1, kb_ix_const(0), &k0);
+    G.ldb = kb_ix_coef(&e->idx, PROBE_VAR);
+    G.bdirect = G.ldb >= 0;
+  }
   // k blocks: a panel of B stays in L2 (KC_MAX terms, or with A read in place as many as
   // half the L2 holds: the tiles then make fewer passes over the sums)
   int64_t kc_max = KC_MAX;
@@ -1150,7 +1195,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   kb->p->bufs.data[G.sbuf].scratch = true;
   if (G.mode == MODE_COLS && !G.adirect)
     G.ap = kb_new_temp(kb, G.cd, mpad * G.kc, "apack");
-  if (G.mode == MODE_ROWS)
+  if (G.mode == MODE_ROWS && !G.bdirect)
     G.bp = kb_new_temp(kb, G.cd, ncpad * G.kc, "bpack");
   // a, when it is one k block and reads no batch, is packed once, before the batch loops
   bool packed_a = G.mode == MODE_COLS && !G.adirect && G.kc == G.K && !reads_batch(&G, role_operand(&G, 0));
@@ -1170,8 +1215,9 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     col_blocks(&G, body, NULL, NULL, false);
   // what --emit=kernels shows: the schedule and its tiles
   Arena *ar = &kb->cx->arena;
-  kb->k->sched = arena_printf(ar, "gemm packed %dx%d%s%s %s nc %" PRId64 "%s%s", G.MR, G.NR,
-                              G.trans ? " transposed" : "", G.adirect ? " rows in place" : "", MODE_NAMES[G.mode], G.nc,
+  kb->k->sched = arena_printf(ar, "gemm packed %dx%d%s%s%s %s nc %" PRId64 "%s%s", G.MR, G.NR,
+                              G.trans ? " transposed" : "", G.adirect ? " rows in place" : "",
+                              G.bdirect ? " b in place" : "", MODE_NAMES[G.mode], G.nc,
                               G.mode == MODE_ROWS ? arena_printf(ar, " mc %" PRId64, G.mc) : "",
                               G.kc < G.K ? arena_printf(ar, " kc %" PRId64, G.kc) : "");
   return true;
