@@ -52,6 +52,9 @@ typedef struct Tile {
   bool kmicro, vmicro;    // the products as the GEMM micro-kernel (k's rows, v's columns in place)
   GemmMicro km, vm;       //   its shapes: keys x MR lanes, value columns x MR lanes
   int64_t ldk, ldv;       //   k's and v's rows apart
+  bool kcopy, vcopy;      //   a block of k (v) copied first, converted, into scratch (its
+                          //   dtype is not the computing one, or its e stride is not 1)
+  int kv;                 //   that scratch (a buffer: kt at 0, KB x E; vt at KB * E, KB x Ev)
   int qt, sc, acc, st;      // the temps (program buffers)
   enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
   LIndex idx[TD_MAX_DIMS];  // the batch dims' indices
@@ -270,6 +273,28 @@ static void elem_at(const Tile *T, const Value *src, LIndex j, LIndex c, int *ar
   *arg = e->buf, *at = e->idx;
 }
 
+// Keys jb + 0..nb of src (k or v: w columns), converted, into the scratch at `off`,
+// rows w apart: what the micro-kernel reads when src itself will not do.
+static void copy_block(const Tile *T, LStmtList *into, const Value *src, int64_t w, int64_t off, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  LIndex j, e;
+  LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &j);
+  in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &e);
+  LIndex at = sum(kb, sum(kb, kb_ix_const(off), &j, w), &e, 1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T->kv, true, true), at, value_at(T, src, sum(kb, jb, &j, 1), e)));
+}
+
+// Where the micro-kernel reads src's key j (from jb), column c: src itself, or its copy.
+static void micro_at(const Tile *T, const Value *src, bool copied, int64_t w, int64_t off, LIndex jb, LIndex j,
+                     LIndex c, int *arg, LIndex *at) {
+  if (!copied) {
+    elem_at(T, src, sum(T->kb, jb, &j, 1), c, arg, at);
+    return;
+  }
+  *arg = kb_arg(T->kb, T->kv, true, true);
+  *at = sum(T->kb, sum(T->kb, kb_ix_const(off), &j, w), &c, 1);
+}
+
 // scores of keys jb + 0..nb as the GEMM micro-kernel: sc[c][..] = sum over e of
 // k[jb + c, e] * qt[e][..], KR keys a call (k's rows in place), the last call ending at
 // the block's last key (rows it shares with the one before are computed again, alike).
@@ -279,6 +304,8 @@ static void scores_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
   int64_t full = nb / kr;
   int ka, qa = kb_arg(kb, T->qt, true, true), sa = kb_arg(kb, T->sc, true, true);
   LIndex at, c0, zero = kb_ix_const(0);
+  if (T->kcopy)
+    copy_block(T, into, T->k, T->E, 0, jb, nb);
   LStmtList *in = kb_step_loop(kb, into, full, zero, kr, false, &c0);
   for (int last = 0; last < 2; last++) {
     if (last) {
@@ -286,8 +313,8 @@ static void scores_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
         break;
       in = into, c0 = kb_ix_const(nb - kr);
     }
-    elem_at(T, T->k, sum(kb, jb, &c0, 1), zero, &ka, &at);
-    gemm_micro_call(kb, in, &T->km, ka, at, T->ldk, qa, tile_at(T, R, T->E, zero, zero), 0, sa,
+    micro_at(T, T->k, T->kcopy, T->E, 0, jb, c0, zero, &ka, &at);
+    gemm_micro_call(kb, in, &T->km, ka, at, T->kcopy ? T->E : T->ldk, qa, tile_at(T, R, T->E, zero, zero), 0, sa,
                     tile_at(T, R, T->KB, c0, zero), T->E, T->MR, kb_iconst(kb, DT_I64, 0));
   }
 }
@@ -304,11 +331,13 @@ static void values_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
   in = rows_loop(T, in, R, &r);
   LIndex ai = tile_at(T, R, T->Ev, e, r);
   kb_buf_store(kb, in, T->acc, ai, bin(T, OP_MUL, kb_buf_load(kb, T->acc, ai), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r))));
+  if (T->vcopy)
+    copy_block(T, into, T->v, T->Ev, T->KB * T->E, jb, nb);
   in = kb_step_loop(kb, into, full, zero, ec, false, &e0);
   int va, sa = kb_arg(kb, T->sc, true, true), aa = kb_arg(kb, T->acc, true, true);
   LIndex at;
-  elem_at(T, T->v, jb, e0, &va, &at);
-  gemm_micro_call(kb, in, &T->vm, va, at, T->ldv, sa, tile_at(T, R, T->KB, zero, zero), 0, aa,
+  micro_at(T, T->v, T->vcopy, T->Ev, T->KB * T->E, jb, zero, e0, &va, &at);
+  gemm_micro_call(kb, in, &T->vm, va, at, T->vcopy ? T->Ev : T->ldv, sa, tile_at(T, R, T->KB, zero, zero), 0, aa,
                   tile_at(T, R, T->Ev, e0, zero), nb, T->MR, kb_iconst(kb, DT_I64, 1));
   if (T->Ev % ec)
     values_sub(T, into, R, jb, nb, kb_ix_const(full * ec), (int)(T->Ev % ec));
@@ -433,8 +462,13 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
     if (T.Ev % r == 0)
       T.vm.MR = r;
   T.vm.MR = T.vm.MR ? T.vm.MR : (room < 14 ? room : 14);
-  T.kmicro = micro_operand(&T, T.k, &T.ldk);
-  T.vmicro = micro_operand(&T, T.v, &T.ldv) && T.Ev >= T.vm.MR;
+  T.kmicro = true, T.vmicro = T.Ev >= T.vm.MR;
+  T.kcopy = !micro_operand(&T, T.k, &T.ldk);
+  T.vcopy = T.vmicro && !micro_operand(&T, T.v, &T.ldv);
+  if (T.kcopy || T.vcopy) {
+    T.kv = kb_new_temp(kb, T.cd, T.KB * (T.E + T.Ev), "attention keys and values");
+    kb->p->bufs.data[T.kv].scratch = true;
+  }
   // the batch loops (parallel when there are enough of them), then the query tiles
   // (parallel otherwise)
   int64_t nbatch = view_numel(*ov) / (T.L * T.Ev), rows = nbatch * T.L, tiles = T.L / T.MR;
