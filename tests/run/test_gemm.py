@@ -323,6 +323,17 @@ def schedules(tdslc):
         p = emit_text(tdslc, src, "kernels")
         T.check(f"--emit=kernels of {src.splitlines()[0]!r} says '{sched}'",
                 p.returncode == 0 and f"schedule: {sched}" in p.stdout, p.stdout + p.stderr)
+    # memory: panels are cache-sized blocks, never a packed copy of a whole operand; and
+    # every matmul of a program calls the one micro-kernel function its tile needs
+    src = ("fn f(x: f32[64, 768], w: f32[50257, 768], v: f32[768, 3072], a: f32[1024, 1024], b: f32[1024, 1024]) -> "
+           "(f32[64, 50257], f32[64, 3072], f32[1024, 1024]) {\n    return x @ w.t(), x @ v, a @ b\n}")
+    p = emit_text(tdslc, src, "kernels")
+    temps = [int(m) for m in re.findall(r"^buffer b\d+ temp(?: scratch)? f32\[(\d+)\]", p.stdout, re.M)]
+    T.check("packed panels are blocks: no temp of a matmul holds 1/8 of an operand",
+            p.returncode == 0 and temps and max(temps) < 1024 * 1024 // 8, f"temps {temps}\n" + p.stderr)
+    nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
+    T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
+            p.stdout[:2000])
 
 
 def main():
