@@ -1,37 +1,39 @@
 // ir/attn_tile.c: the CPU schedule of ATTN kernels (attn_tile_build, called by
 // ir/attn.c for a CPU): scaled_dot_product_attention on tiles of MR query rows, two
-// vector registers wide (AVX-512 f32: 32 rows), against blocks of KB = 32 keys. ir/attn.c's header gives the
-// arithmetic (the running max m, sum l and sums acc, the factor c); this file orders
-// it so that the query rows are the vector lanes throughout: every per-row quantity
-// (a score of one key for the tile's rows, m, l, c, a sum for one value column) is
-// one vector, so neither product nor the softmax ever reduces across lanes.
+// vector registers wide (AVX-512 f32: 32 rows; one vector when L is at most that), a
+// last tile of fewer rows padded, against blocks of KB = 32 keys. ir/attn.c's header
+// gives the arithmetic (the running max m, sum l and sums acc, the factor c); this file
+// orders it so that the query rows are the vector lanes throughout: every per-row
+// quantity (a score of one key for the tile's rows, m, l, c, a sum for one value
+// column) is one vector, so neither product nor the softmax ever reduces across lanes.
 //
-//   for batch... [parallel], query tiles i0 (MR rows, the last L % MR) [parallel when
-//   the batch loop is not]:
-//     qt[e][r] = q[i0 + r, e] * scale; m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//   for batch... [parallel], query tiles i0 (MR rows) [parallel when the batch loop is not]:
+//     qt[e][r] = q[i0 + r, e] * scale (0 in the padding); m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
-//       scores, KR keys at a time (registers: KR x 2 accumulators; AVX-512 KR <= 14):
-//         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows;
-//                 qt holds q * scale)
-//         sc[jj][..] = s[jj]
+//       scores: sc[jj][..] = sum over e of k[j0 + jj, e] * qt[e][..]: the program's GEMM
+//         micro-kernel (ir/gemm.c, LProgram.funcs), k's rows read in place as its rows,
+//         qt its B panel, sc its tile, 8 keys a call (the last call ending at the
+//         block's end, the rows it shares with the one before computed again, alike);
+//         k's block first copied and converted into scratch when it is not of the
+//         computing dtype or not unit-stride in e; fewer keys than a call: register
+//         tiles (KR keys x 2 row vectors of FMA accumulators, each k element broadcast)
 //       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
 //         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
 //         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
 //         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
-//       values, EC columns at a time (registers: EC x 2 accumulators; EC <= 14):
-//         a[e] = acc[e][..] * c[..]; for each key jj: a[e] += splat(v[j0 + jj, e]) *
-//         sc[jj][..] (FMA); acc[e][..] = a[e]
+//       values: acc[e][..] *= c[..], then acc[e][..] += sum over jj of v[j0 + jj, e] *
+//         sc[jj][..]: the micro-kernel again, v's columns read in place as its rows (a
+//         divisor of Ev a call), sc its B panel, acc its tile (its sums loaded); v's
+//         block copied into scratch as k's may be; Ev smaller than a call: registers
 //     out[i0 + r, e] = acc[e][r] * (1 / l[r])
 //
-// k and v are only ever read one element at a time (broadcast to the lanes), so they
-// are read where they are, whatever their strides and dtype; q is copied once per tile
-// into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c) have a region per batch
-// when the batch loop is the parallel one (the tiles of a batch take turns in it, so it
-// stays in the caches), per tile when the tile loop is, else one: parallel iterations
-// share nothing. The rows being lanes, the tiling changes no rounding (results do not
-// depend on MR); the products' FMA and the scale applied to q do, so results differ
-// from ir/attn.c's rows in the last bits.
+// q is copied once per tile into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c),
+// each MR lanes wide, have a region per batch when the batch loop is the parallel one
+// (the tiles of a batch take turns in it, so it stays in the caches), per tile when the
+// tile loop is, else one: parallel iterations share nothing. The rows being lanes, the
+// tiling changes no rounding (results do not depend on MR); the products' FMA and the
+// scale applied to q do, so results differ from ir/attn.c's rows in the last bits.
 #include <math.h>
 
 #include "ir/kernel.h"

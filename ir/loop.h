@@ -408,7 +408,8 @@ void sched_cpu(Ctx *cx, LProgram *p);
 // argument's start to its least index (LArg.at) so the indices count from there; a
 // kernel whose loops, locals, errors, argument dtypes (and matmul facts, LKernel.mm)
 // then equal an earlier one's names it in LKernel.same, and the backends build that
-// function once. CPU programs: after sched_cpu; GPU programs: before sched_gpu.
+// function once. Then temps whose lives do not overlap share a buffer (renumbered).
+// CPU programs: after sched_cpu; GPU programs: before sched_gpu.
 void share_kernels(Ctx *cx, LProgram *p);
 
 // ---- sched_gpu.c: the GPU schedule over built loop IR (the CUDA and NVVM backends) ----

@@ -18,6 +18,10 @@
 // sched_gpu and codegen/cuda.c (as facts about the loops): its shape is compared too;
 // .softmax is read by sched_cpu alone, which has run by then.
 //
+// Last, temps take turns in storage (share_temps below): temps of one dtype whose lives
+// (first to last kernel using them) do not overlap share one buffer, and scratch buffers
+// (per thread) of one dtype are one.
+//
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
 #include "ir/loop.h"
