@@ -10,6 +10,7 @@
 //   p = softmax(s, dim=-1)
 //   y = p @ v
 // becomes y = scaled_dot_product_attention(q, k, v, mask, scale) on the same result
+// (is_causal instead of a mask of constants that keeps exactly j <= i, see is_causal)
 // buffer: the last matmul node turns into the attention node (its readers see the same
 // value), a bool mask that hides where m is true gets a logical_not node just before
 // it, and the parts, read by nothing else, are pruned. Each part must be read only by
@@ -54,6 +55,105 @@ static Node *sole_part(const Graph *g, const Value *v, Op op) {
 }
 
 static bool is_neg_inf(const Value *v) { return v->is_scalar && isinf(v->sval) && v->sval < 0; }
+
+// ---- a mask made of constants: causal? ----
+// A mask that reads no parameter (nanoGPT's tril(ones(T, T)) == 0, or a triangle of
+// aranges) is evaluated here, element by element, in doubles (exact: its values are
+// small integers and bools); one that keeps exactly the keys j <= i of every query row
+// i is the causal mask, and the attention skips the blocks past each tile's diagonal
+// instead of reading it. Evaluation gives up (false) on any op it does not know.
+enum { EVAL_MAX = 1 << 20 };  // elements of a mask evaluated at most
+
+static bool eval_value(const Value *v, int ndim, const int64_t *idx, double *out);
+
+// Node n's element at its output index idx (n->out->view.ndim entries).
+static bool eval_node(const Node *n, const int64_t *idx, double *out) {
+  const View *ov = &n->out->view;
+  double a[3];
+  switch (n->op) {
+  case OP_ZEROS: *out = 0; return true;
+  case OP_ONES: *out = 1; return true;
+  case OP_FULL: *out = dtype_is_float(n->out->dtype) ? n->attr.lo : (double)n->attr.ilo; return true;
+  case OP_ARANGE:
+    *out = dtype_is_float(n->out->dtype) ? n->attr.lo + (double)idx[0] * n->attr.hi
+                                         : (double)(n->attr.ilo + idx[0] * n->attr.ihi);
+    return true;
+  case OP_EYE: *out = idx[0] == idx[1]; return true;
+  default: break;
+  }
+  if (!op_is_pointwise(n->op) || n->nsrc > 3)
+    return false;
+  for (int s = 0; s < n->nsrc; s++)
+    if (!eval_value(n->srcs[s], ov->ndim, idx, &a[s]))
+      return false;
+  switch (n->op) {
+  case OP_COPY:
+  case OP_CLONE: *out = a[0]; return true;
+  case OP_TO: *out = n->out->dtype == DT_BOOL ? a[0] != 0 : dtype_is_float(n->out->dtype) ? a[0] : (double)(int64_t)a[0];
+    return true;
+  case OP_NEG: *out = -a[0]; return true;
+  case OP_LOGICAL_NOT: *out = a[0] == 0; return true;
+  case OP_ADD: *out = a[0] + a[1]; return true;
+  case OP_SUB: *out = a[0] - a[1]; return true;
+  case OP_MUL: *out = a[0] * a[1]; return true;
+  case OP_EQ: *out = a[0] == a[1]; return true;
+  case OP_NE: *out = a[0] != a[1]; return true;
+  case OP_LT: *out = a[0] < a[1]; return true;
+  case OP_LE: *out = a[0] <= a[1]; return true;
+  case OP_GT: *out = a[0] > a[1]; return true;
+  case OP_GE: *out = a[0] >= a[1]; return true;
+  case OP_LOGICAL_AND: *out = a[0] != 0 && a[1] != 0; return true;
+  case OP_LOGICAL_OR: *out = a[0] != 0 || a[1] != 0; return true;
+  case OP_WHERE: *out = a[0] != 0 ? a[1] : a[2]; return true;
+  default: return false;
+  }
+}
+
+// v's element at index idx of an ndim-dim space v broadcasts into (right-aligned).
+static bool eval_value(const Value *v, int ndim, const int64_t *idx, double *out) {
+  if (v->is_scalar) {
+    *out = dtype_is_float(v->dtype) ? v->sval : (double)v->ival;
+    return true;
+  }
+  if (!v->buf || v->buf->kind != BUF_KERNEL || v->view.ndim > ndim)
+    return false;
+  int64_t e = v->view.offset;
+  for (int d = 0; d < v->view.ndim; d++) {
+    int64_t i = idx[ndim - v->view.ndim + d];
+    e += (v->view.shape[d] == 1 ? 0 : i) * v->view.strides[d];
+  }
+  const Node *p = v->buf->producer;
+  const View *pv = &p->out->view;  // contiguous: e's index there
+  int64_t pi[TD_MAX_DIMS];
+  for (int d = pv->ndim - 1; d >= 0; d--) {
+    pi[d] = pv->shape[d] ? e % pv->shape[d] : 0;
+    e = pv->shape[d] ? e / pv->shape[d] : 0;
+  }
+  return eval_node(p, pi, out);
+}
+
+// Whether the mask m (a [.., L, S] view: keep where true, or hide where true when
+// !keep) keeps exactly the keys j <= i of every row i.
+static bool is_causal(const Value *m, bool keep, int64_t L, int64_t S) {
+  const View *v = &m->view;
+  int64_t n = view_numel(*v), idx[TD_MAX_DIMS] = {0};
+  if (n == 0 || n > EVAL_MAX || v->ndim < 2)
+    return false;
+  for (int64_t at = 0; at < n; at++) {
+    int64_t r = at;
+    for (int d = v->ndim - 1; d >= 0; d--)
+      idx[d] = r % v->shape[d], r /= v->shape[d];
+    double x;
+    if (!eval_value(m, v->ndim, idx, &x))
+      return false;
+    int64_t i = v->shape[v->ndim - 2] == 1 ? -1 : idx[v->ndim - 2], j = v->shape[v->ndim - 1] == 1 ? -1 : idx[v->ndim - 1];
+    if (i < 0 || j < 0 || v->shape[v->ndim - 2] != L || v->shape[v->ndim - 1] != S)
+      return false;  // (broadcast along a row or a column: not a triangle)
+    if (((x != 0) == keep) != (j <= i))
+      return false;
+  }
+  return true;
+}
 
 // src's view broadcast to the result's batch dims and its own last two (rows, cols).
 static bool to_batch(Graph *g, const Value *src, View v, const View *out, int64_t rows, int64_t cols, Value **res) {
@@ -125,6 +225,9 @@ static bool fuse_one(Graph *g, Node *y) {
           Ev = ov->shape[nd - 1];
   // the operands in the attention's form: q [.., L, E], k [.., S, E], v [.., S, Ev], mask [.., L, S]
   Value *ops[4];
+  bool causal = cond && is_causal(cond, keep, L, S);
+  if (causal)
+    cond = NULL;
   int nops = cond || bias ? 4 : 3;
   View kv = view_transpose(kt->view, kt->view.ndim - 2, kt->view.ndim - 1);
   if (!to_batch(g, q, q->view, ov, L, E, &ops[0]) || !to_batch(g, kt, kv, ov, S, E, &ops[1]) ||
@@ -148,7 +251,7 @@ static bool fuse_one(Graph *g, Node *y) {
     ops[3] = no->out;
   }
   y->op = OP_SDPA;
-  y->attr = (NodeAttr){.scale = scale, .causal = false};
+  y->attr = (NodeAttr){.scale = scale, .causal = causal};
   y->nsrc = nops;
   y->srcs = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)nops);
   memcpy(y->srcs, ops, sizeof(Value *) * (size_t)nops);

@@ -128,6 +128,9 @@ def written_out(x):
         (f"softmax((q @ {kt} * 0.5).masked_fill(torch.tril(torch.ones({L}, {S})) == 0, float('-inf')), dim=-1) @ v",
          sdpa(q, k, v, ~causal, scale=0.5)),
         (f"softmax(torch.where(bm, 0.25 * (q @ {kt}), float('-inf')), dim=-1) @ v", sdpa(q, k, v, bm, scale=0.25)),
+        # a triangle one key wider than causal: a mask of constants, not is_causal
+        (f"softmax((q @ {kt}).masked_fill(torch.tril(torch.ones({L}, {S}), diagonal=1) == 0, float('-inf')), dim=-1) @ v",
+         sdpa(q, k, v, np.tril(np.ones((L, S)), 1) != 0, scale=1.0)),
         (f"softmax((q @ {kt}).masked_fill(bm, float('-inf')), dim=-1) @ v", sdpa(q, k, v, ~bm, scale=1.0)),
         (f"softmax(q @ {kt} / 4.0 + fm, dim=-1) @ v", sdpa(q, k, v, fm, scale=0.25)),
         (f"softmax(fm + q @ {kt}, dim=-1) @ v", sdpa(q, k, v, fm, scale=1.0)),
@@ -153,6 +156,10 @@ def one_kernel(tdslc, t):
     t.check("emit_ir_written_out_attention_is_one_kernel",
             p2.returncode == 0 and "kernels: 1" in p2.stdout and "scaled_dot_product_attention" in p2.stdout
             and "softmax" not in p2.stdout.split("kernels:")[1], p2.stdout + p2.stderr)
+    # its mask, tril(ones) == 0, is evaluated at compile time: is_causal, no mask left to read
+    plan2 = p2.stdout.split("kernels:")[1] if p2.returncode == 0 else ""
+    t.check("emit_ir_written_out_causal_mask_is_is_causal", "k0: scaled_dot_product_attention  lines" in plan2
+            and "arange" not in plan2 and "where" not in plan2, p2.stdout + p2.stderr)
     t.check("emit_ir_one_kernel_per_call",
             p.returncode == 0 and "kernels: 2" in lines
             and "k0: scaled_dot_product_attention  lines 2" in kern
