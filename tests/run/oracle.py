@@ -507,6 +507,12 @@ def compare_kinds(p, outs, want, kinds):
     return errs
 
 
+def count_errors(got, want, what="outputs"):
+    """[] when got and want (sequences zipped together by a check) have the same length,
+    else the line that says they do not: zip would silently check only the shorter."""
+    return [] if len(got) == len(want) else [f"{len(got)} {what}, expected {len(want)}"]
+
+
 def run_case(tdslc, params, body, exprs, kinds, want, inputs):
     """Runs `fn f(PARAMS) -> (the types of want) { BODY; return EXPRS }` on inputs and
     compares with want (see compare_kinds); returns (failure lines, the program)."""
