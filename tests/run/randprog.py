@@ -46,6 +46,7 @@ import concurrent.futures
 import math
 import os
 import random
+import re
 import sys
 
 import numpy as np
@@ -1525,6 +1526,59 @@ def run(tdslc, prog, backend="env"):
     return errs, doc
 
 
+# ---------------------------------------------------------------------------
+# Bundles: several programs as one function, so one compile (one cc on the C backend,
+# where its fixed cost is about half of a small program's) runs all of them. Each
+# program's names get a prefix (p3 -> s2p3, t0a -> s2t0a); its outputs are a slice of
+# the bundle's and are checked as its own. A bundle that fails to run is run again
+# program by program, so a failure still names its program.
+# ---------------------------------------------------------------------------
+BUNDLE = 8
+_NAME = re.compile(r"\b([pt]\d+[a-d]?)\b")
+
+
+def _renamed(text, k):
+    return _NAME.sub(lambda m: f"s{k}{m.group(1)}", text)
+
+
+def bundle_source(progs):
+    """(source of `fn f(every program's parameters) -> (every output) { ... }`, inputs)."""
+    params, inputs, lets, outs, rets = [], {}, [], [], []
+    for k, q in enumerate(progs):
+        for n, dt, v in q.params:
+            params.append(f"s{k}{n}: {type_str(dt, v.shape)}")
+            inputs[f"s{k}{n}"] = (dt, v)
+        lets += [_renamed(ln, k) for let in q.lets for ln in let]
+        outs += [_renamed(o.expr, k) for o in q.outs]
+        rets += [type_str(o.dtype, np.shape(o.val)) for o in q.outs]
+    ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
+    lines = [f"# random programs, seeds {', '.join(str(q.seed) for q in progs)}", f"fn f({', '.join(params)}) -> {ret} {{"]
+    lines += [f"    {ln}" for ln in lets] + [f"    return {', '.join(outs)}", "}"]
+    return "\n".join(lines), inputs
+
+
+def run_bundle(tdslc, progs, backend="env"):
+    """[(failure lines, JSON document of the program's outputs or None)] per program of
+    progs, run as one bundle (or one by one, when the bundle does not run)."""
+    if len(progs) == 1:
+        return [run(tdslc, progs[0], backend)]
+    src, inputs = bundle_source(progs)
+    p, doc, out_dir = run_function(tdslc, src, "f", inputs, name=f"random{progs[0].seed}", backend=backend)
+    run_cleanup(out_dir)
+    if p.returncode != 0 or len(doc["outputs"]) != sum(len(q.outs) for q in progs):
+        return [run(tdslc, q, backend) for q in progs]
+    res, at = [], 0
+    for q in progs:
+        part = dict(doc, outputs=doc["outputs"][at:at + len(q.outs)])
+        at += len(q.outs)
+        res.append((check_doc(q, part), part))
+    return res
+
+
+def bundles(progs, size=BUNDLE):
+    return [progs[i:i + size] for i in range(0, len(progs), size)]
+
+
 def report(tally, prog, errs, label=""):
     """Reports one program to tally (an oracle.Tally): its line, its failures and, on
     failure, the whole program."""
@@ -1533,7 +1587,10 @@ def report(tally, prog, errs, label=""):
 
 
 def run_programs(tdslc, progs, tally, backend="env", label=""):
-    """Runs the programs two at a time on backend and reports each to tally (report)."""
+    """Runs the programs in bundles, two bundles at a time, on backend and reports each
+    program to tally (report)."""
+    groups = bundles(progs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for prog, (errs, _) in zip(progs, ex.map(lambda q: run(tdslc, q, backend), progs)):
-            report(tally, prog, errs, label)
+        for group, res in zip(groups, ex.map(lambda g: run_bundle(tdslc, g, backend), groups)):
+            for prog, (errs, _) in zip(group, res):
+                report(tally, prog, errs, label)

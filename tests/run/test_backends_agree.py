@@ -2,8 +2,9 @@
 """tests/run/test_backends_agree.py TDSLC: the C and LLVM backends give the same results.
 
 For each of TDSL_AGREE_COUNT random programs (randprog.py, default 100, seeds from
-TDSL_AGREE_SEED, default 100000: other programs than test_random's) it runs
-`tdslc run --backend c` and `--backend llvm` on the same .npy inputs and checks
+TDSL_AGREE_SEED, default 100000: other programs than test_random's; run in bundles of
+8, see randprog.run_bundle) it runs `tdslc run --backend c` and `--backend llvm` on the
+same .npy inputs and checks
   - each backend against the program's NumPy values (randprog.run);
   - the two against each other: the same output count, dtype, shape, strides, offset,
     contiguity and storage; ints and bools equal; outputs that share an input's
@@ -31,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import (SKIP, Tally, backend_available, dim_args, example_dims, example_functions,  # noqa: E402
                     json_values, run_cleanup, tdslc_run, test_subset)
-from randprog import TOL, Program, report, run  # noqa: E402
+from randprog import TOL, Program, bundles, report, run_bundle  # noqa: E402
 
 AGREE_TOL = {"f16": (2e-3, 2e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-5, 1e-5), "f64": (1e-12, 1e-12)}
 # TDSL_AGREE_BACKENDS=c,c checks the harness itself against one backend
@@ -105,14 +106,17 @@ def agree(doc_c, doc_l, mags, precs=None, atols=None):
     return errs
 
 
-def check_random(tdslc, prog):
-    errs_c, doc_c = run(tdslc, prog, PAIR[0])
-    errs_l, doc_l = run(tdslc, prog, PAIR[1])
-    errs = [f"C: {e}" for e in errs_c] + [f"LLVM: {e}" for e in errs_l]
-    if doc_c is not None and doc_l is not None:
-        errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.em for n in prog.outs],
-                                                    [n.prec for n in prog.outs], RANDOM_ATOL)]
-    return errs
+def check_random(tdslc, group):
+    """Failure lines of each program of group (a bundle, see randprog.run_bundle)."""
+    res = []
+    for prog, (errs_c, doc_c), (errs_l, doc_l) in zip(group, run_bundle(tdslc, group, PAIR[0]),
+                                                       run_bundle(tdslc, group, PAIR[1])):
+        errs = [f"C: {e}" for e in errs_c] + [f"LLVM: {e}" for e in errs_l]
+        if doc_c is not None and doc_l is not None:
+            errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.em for n in prog.outs],
+                                                        [n.prec for n in prog.outs], RANDOM_ATOL)]
+        res.append(errs)
+    return res
 
 
 def check_example(tdslc, fname, src, fn, seed):
@@ -152,9 +156,11 @@ def main():
     # the sanitizer pass runs every Nth seed (oracle.test_subset): the plain pass ran them all
     progs = [Program(s).build() for s in range(first, first + count, test_subset())]
     tally = Tally()
+    groups = bundles(progs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for prog, errs in zip(progs, ex.map(lambda q: check_random(tdslc, q), progs)):
-            report(tally, prog, errs)
+        for group, res in zip(groups, ex.map(lambda g: check_random(tdslc, g), groups)):
+            for prog, errs in zip(group, res):
+                report(tally, prog, errs)
         exs = list(example_functions())
         for seed in (0, 1):
             res = ex.map(lambda e: check_example(tdslc, *e, seed), exs)
