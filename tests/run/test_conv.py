@@ -323,9 +323,14 @@ RUNS = [0]
 GPU_EMIT = "--gpu-emit" in sys.argv  # collect the programs, run none: check_gpu_emit compiles them
 
 
+PENDING = []  # the cases to run: (name, params, inputs, lines, exprs, want, kinds, source)
+BUNDLE = 8
+
+
 def run_case(t, tdslc, name, params, exprs, want, kinds, body=()):
     """params: [(name, dtype, array, transposed)]: a transposed one is declared with its
-    last two dims swapped and passed through .transpose(-1, -2) (a non-contiguous view)."""
+    last two dims swapped and passed through .transpose(-1, -2) (a non-contiguous view).
+    Returns the case's source; the case runs later, in a bundle (run_pending)."""
     decl, inputs, lines = [], {}, list(body)
     for pname, dt, a, tr in params:
         if tr:
@@ -342,9 +347,39 @@ def run_case(t, tdslc, name, params, exprs, want, kinds, body=()):
     RUNS[0] += 1
     if GPU_EMIT or (RUNS[0] - 1) % test_subset():  # the sanitizer pass runs a subset (oracle.test_subset)
         return src
-    p, outs = run_outputs(tdslc, src, inputs)
-    t.report(name, compare_kinds(p, outs, want, kinds), src)
+    PENDING.append((name, decl, inputs, lines, exprs, want, kinds, src))
     return src
+
+
+def run_pending(t, tdslc):
+    """Runs the pending cases BUNDLE at a time as one function (each case's names
+    prefixed k<j>_, its outputs a slice of the bundle's), so a compile's fixed cost is
+    paid once per bundle; a bundle that does not run is run again case by case, so a
+    failure names its case."""
+    for i in range(0, len(PENDING), BUNDLE):
+        group = PENDING[i:i + BUNDLE]
+        decl, inputs, lines, exprs, rets = [], {}, [], [], []
+        for j, (_, dcl, ins, lns, ex, want, kinds, _) in enumerate(group):
+            names = sorted(ins, key=len, reverse=True) + [n[:-2] for n in ins if n.endswith("_t")]
+            pat = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, names)) + r")\b")
+            ren = lambda text, j=j, pat=pat: pat.sub(lambda m: f"k{j}_{m.group(1)}", text)  # noqa: E731
+            decl += [ren(d) for d in dcl]
+            inputs.update({f"k{j}_{n}": v for n, v in ins.items()})
+            lines += [ren(ln) for ln in lns]
+            exprs.append(ren(ex))
+            rets += [f"{k}[{shape_of(w)}]" for k, w in zip(kinds, want)]
+        src = f"fn f({', '.join(decl)}) -> ({', '.join(rets)}) {{\n" + "".join(f"    {ln}\n" for ln in lines) + \
+              f"    return {', '.join(exprs)}\n}}\n"
+        p, outs = run_outputs(tdslc, src, inputs)
+        if p.returncode != 0 or len(outs) != len(rets):
+            for name, _, ins, _, _, want, kinds, case_src in group:
+                p1, outs1 = run_outputs(tdslc, case_src, ins)
+                t.report(name, compare_kinds(p1, outs1, want, kinds), case_src)
+            continue
+        at = 0
+        for name, _, _, _, _, want, kinds, case_src in group:
+            t.report(name, compare_kinds(p, outs[at:at + len(want)], want, kinds), case_src)
+            at += len(want)
 
 
 CUDA_BIN = "/usr/local/cuda/bin"
@@ -479,7 +514,9 @@ def main():
                             [np_pad(x, (1, 2, 1, 1), value=3.0), np.zeros((0, 3, 4, 2))], ["f32", "f32"]))
     if GPU_EMIT:
         check_gpu_emit(t, tdslc, sources)
-    elif env_backend() in (None, "c"):  # once, not once per CPU backend
+        return t.summary()
+    run_pending(t, tdslc)
+    if env_backend() in (None, "c"):  # once, not once per CPU backend
         check_one_gemm(t, tdslc)
     return t.summary()
 
