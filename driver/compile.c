@@ -209,6 +209,11 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   }
   if (!out->nfns && p->fns.len)
     return usage_error("%s: every function is generic and unbound: give its dims with --dim NAME=SIZE", co->file);
+  // A file without functions compiles, as an empty module does in Python and an empty
+  // translation unit in C: the output names the file and declares nothing. Almost
+  // surely not what was meant, so it is said.
+  if (!p->fns.len && co->upto >= COMPILE_KERNELS)
+    fprintf(cx->diag_out, "tdslc: warning: %s defines no function: the output declares none\n", co->file);
 
   // The CPU the schedules are for: --cpu, else the host (cuda: none).
   bool cpu_prog = strcmp(co->target, "cpu") == 0;

@@ -18,7 +18,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, bf16_bits_to_f32, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
+from oracle import Tally, bf16_bits_to_f32, count_errors, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
 
 RNG = np.random.default_rng(14)
 INPUTS = {
@@ -339,6 +339,8 @@ def check_case(tdslc, t, name, exprs, kinds, model, inputs=INPUTS, params=PARAMS
     errs = []
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}")
+    else:
+        errs += count_errors(outs, want)
     for k, (got, w, kind) in enumerate(zip(outs, want, kinds)):
         if got.shape != w.shape:
             errs.append(f"out{k}: shape {got.shape}, want {w.shape}")
