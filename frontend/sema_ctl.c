@@ -29,8 +29,9 @@ int64_t range_len(int64_t start, int64_t stop, int64_t step) {
   return 0;
 }
 
-// The names of a loop's tuple target (a, (b, c)), bound to poison.
+// The names of a target (a, (b, *c)), bound to poison.
 static void poison_targets(Sema *sema, const Ast *t) {
+  if (t->kind == AST_STARRED) t = t->lhs;
   if (t->kind == AST_NAME) bind_name(sema, t->name, poison(sema), t->loc);
   for (int i = 0; t->kind == AST_TUPLE && i < t->list.len; i++) poison_targets(sema, t->list.data[i]);
 }
@@ -42,7 +43,9 @@ static void skip_block(Sema *sema, Body *body, const AstList *stmts) {
     const Ast *st = stmts->data[i];
     switch (st->kind) {
     case AST_ASSIGN:
-      for (int j = 0; j < st->list.len; j++) bind_name(sema, st->list.data[j]->name, poison(sema), st->list.data[j]->loc);
+      for (int j = 0; j < st->list.len; j++) poison_targets(sema, st->list.data[j]);
+      for (int g = 0; g < st->body.len; g++)
+        for (int j = 0; j < st->body.data[g]->list.len; j++) poison_targets(sema, st->body.data[g]->list.data[j]);
       break;
     case AST_AUGASSIGN: bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc); break;
     case AST_FOR:
@@ -126,51 +129,18 @@ static bool range_source(Sema *sema, Ast *e, Source *src) {
   return true;
 }
 
-// An AST_ASSIGN of the checked value v to name (loc: the name's), bound in sema's scope
-// without checking v again.
-static Ast *bind_value(Sema *sema, const char *name, Loc loc, Ast *v, Loc stloc) {
-  Ast *a = ast_new(sema->cx, AST_ASSIGN, stloc);
-  Ast *t = ast_name(sema->cx, name, loc);
-  t->ty = v->ty;
-  vec_push(&sema->cx->arena, &a->list, t);
+// An AST_ASSIGN of the checked value v to the targets of a loop (a name, or the tuple
+// target t), bound in sema's scope without checking v again; NULL after an error in the
+// unpacking (reported at the target).
+static Ast *bind_value(Sema *sema, const char *name, const Ast *t, Loc loc, Ast *v) {
+  Ast *a = ast_new(sema->cx, AST_ASSIGN, loc);
+  if (t) a->list = t->list;  // the targets are shared by the iterations: only their names are read
+  else vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, name, loc));
   a->rhs = v;
   a->oploc = loc;
-  a->ty = v->ty;
-  bind_name(sema, name, v->ty, loc);
-  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST) sema->scope->src = v;
-  return a;
-}
-
-// A loop's tuple target t (`for i, (w, b) in ...`) unpacked from v, the checked value
-// bound to `from` (t's hidden name), as Python unpacks it at each iteration: each name's
-// AST_ASSIGN pushed on out. A tensor unpacks over its first dim (x.unbind()). Python's
-// messages, at the target.
-static bool unpack_target(Sema *sema, const Ast *t, Ast *v, const char *from, AstList *out) {
-  if (t->kind == AST_NAME) {
-    vec_push(&sema->cx->arena, out, bind_value(sema, t->name, t->loc, v, t->loc));
-    return true;
-  }
-  int n = t->list.len;
-  if (!unpack_value(sema, &v, n, t->loc, t->loc) || is_poison(v->ty)) return false;
-  Ast **items;
-  int ni;
-  bool have = seq_items(sema, v, &items, &ni);
-  for (int j = 0; j < n; j++) {
-    Ast *e = have ? items[j] : NULL;
-    if (!e) {  // the element of the value bound to `from`
-      Loc l = t->list.data[j]->loc;
-      e = ast_index(sema->cx, ast_name(sema->cx, from, l), ast_list_of(sema->cx, ast_int(sema->cx, j, l), l), l, l);
-      if (is_poison(check_expr(sema, e))) return false;
-    }
-    const Ast *tj = t->list.data[j];
-    const char *sub = from;
-    if (tj->kind != AST_NAME) {  // a nested target: its value bound to a hidden name of its own
-      sub = arena_printf(&sema->cx->arena, "%s[%d]", from, j);
-      vec_push(&sema->cx->arena, out, bind_value(sema, sub, tj->loc, e, tj->loc));
-    }
-    if (!unpack_target(sema, tj, e, sub, out)) return false;
-  }
-  return true;
+  int before = sema->cx->nerrors;
+  assign_targets(sema, a, loc, true);
+  return sema->cx->nerrors > before ? NULL : a;
 }
 
 // Any other iterable: checked once and bound to a hidden name (i: its place in a zip), as
@@ -191,7 +161,7 @@ static bool value_source(Sema *sema, Ast *st, Ast *e, Source *src, int i) {
   Ast **items;
   int n;
   if (!is_tensor(t) && seq_items(sema, e, &items, &n)) src->items = items;
-  vec_push(&sema->cx->arena, &st->unrolled, bind_value(sema, src->hidden, e->loc, e, e->loc));
+  vec_push(&sema->cx->arena, &st->unrolled, bind_value(sema, src->hidden, NULL, e->loc, e));
   return true;
 }
 
@@ -327,16 +297,9 @@ void check_for(Sema *sema, Body *body, Ast *st) {
       Ast *pair[2] = {part_int(sema, it, start + k), v};
       v = part_seq(sema, it, TY_TUPLE, pair, 2);
     }
-    Ast *bind = bind_value(sema, st->name, st->oploc, v, st->oploc);
-    if (srcs[0].items && !zip && !enumerate) {  // lower.c reads the element of the value bound once
-      bind->name = srcs[0].hidden;
-      bind->ival = k;
-    }
+    Ast *bind = bind_value(sema, st->name, st->lhs, st->lhs ? st->lhs->loc : st->oploc, v);
+    if (!bind) break;
     vec_push(&sema->cx->arena, &st->unrolled, bind);
-    if (st->lhs && !unpack_target(sema, st->lhs, v, st->name, &st->unrolled)) {
-      poison_targets(sema, st->lhs);
-      break;
-    }
     int before = sema->cx->nerrors;
     AstKind jump = iteration(sema, body, st);
     if (sema->cx->nerrors > before) {  // said once: the later iterations would mostly repeat it

@@ -24,6 +24,11 @@ void bind_name(Sema *sema, const char *name, TType *t, Loc loc) {
   s->next = sema->scope;
   sema->scope = s;
 }
+void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
+  bind_name(sema, name, v->ty, loc);
+  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST) sema->scope->src = v;
+}
+
 Sym *find_local(Sema *sema, const char *name) {
   for (Sym *s = sema->scope; s; s = s->next)
     if (!strcmp(s->name, name)) return s;

@@ -96,6 +96,7 @@ struct BuiltinDef {
 };
 
 enum { MAX_LIST = 64 };  // the most entries of a size or dims list
+enum { MAX_SEQ = 1 << 16 };  // the most elements of a Python list or tuple value
 
 // ---- small helpers ----
 static inline bool is_tensor(const TType *t) { return t && t->kind == TY_TENSOR; }
@@ -139,11 +140,13 @@ typedef struct Body {
 } Body;
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);
-// Whether the checked value *v unpacks into n names as Python unpacks it: a tensor over
-// its first dim (*v becomes x.unbind()), a tuple or list of exactly n elements; true for
-// a poisoned value (nothing more to say). Python's messages: a 0-d tensor at vloc, the
-// others at tloc.
-bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc);
+// st, an AST_ASSIGN whose rhs is checked, binds its targets (st->list, then each group of
+// st->body) as Python assigns: names, tuples of targets unpacking the value (a tensor over
+// its first dim), a starred name a list of what its place covers. st->operands gets the
+// value expression of each name in order (lower.c binds them); Python's messages for counts
+// that differ at tloc (and for a 0-d tensor unpacked: there too when at_target, else at the
+// value).
+void assign_targets(Sema *sema, Ast *st, Loc tloc, bool at_target);
 // st stores rhs into target (x[...] = v; binop >= 0: x[...] op= v): st becomes the store
 // node, of target's type (st->ty stays NULL after an error).
 void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop);
@@ -163,6 +166,7 @@ bool check_items(Sema *sema, AstList *list);  // call arguments, display items: 
 bool truth_value(Sema *sema, Ast *e, bool *out);  // bool(e) of a checked compile-time value; false after an error
 bool check_args(Sema *sema, Ast *e);    // a call's arguments: false when one is poison
 void bind_name(Sema *sema, const char *name, TType *t, Loc loc);
+void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc);  // name = the checked v (a sequence's items: v's)
 Sym *find_local(Sema *sema, const char *name);
 Const *find_const(Sema *sema, const char *name);
 Loc name_loc(const Ast *d);
@@ -377,8 +381,10 @@ TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
-// The element expressions of sequence a; false for the tuple a user function returns.
+// The element expressions of sequence a (for the tuple a user function returns, nodes that
+// read its elements); false when a is no sequence.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
+bool is_element(const Ast *e);  // t[0], t.values: one element of a sequence (not a slice)
 TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
 TType *seq_attr(Sema *sema, Ast *e);    // t.values
 TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2

@@ -198,7 +198,11 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
   st->ty = body->ret;
 }
 
-bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc) {
+// The items of *v for n targets, the one at `star` starred (-1: none), as Python unpacks:
+// a tensor over its first dim (*v becomes x.unbind()), a tuple or list of exactly n
+// elements (at least n - 1 with a star). Python's messages: a 0-d tensor at vloc, the
+// others at tloc.
+static bool unpack_items(Sema *sema, Ast **v, int n, int star, Loc vloc, Loc tloc, Ast ***items, int *ni) {
   const TType *t = (*v)->ty;
   if (is_tensor(t) && t->view.ndim == 0) {
     diag_error(sema->cx, vloc, "iteration over a 0-d tensor");
@@ -208,44 +212,91 @@ bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc) {
     *v = part_call(sema, *v, "unbind", v, 1);
     t = (*v)->ty;
   }
-  if (is_poison(t)) return true;
+  if (is_poison(t)) return false;
   if (t->kind != TY_TUPLE && t->kind != TY_LIST) {
     diag_error(sema->cx, tloc, "cannot unpack non-iterable %s object", py_type_name(t));
     return false;
   }
-  if (t->nelem > n) diag_error(sema->cx, tloc, "too many values to unpack (expected %d)", n);
-  else if (t->nelem < n) diag_error(sema->cx, tloc, "not enough values to unpack (expected %d, got %d)", n, t->nelem);
-  return t->nelem == n;
+  int m = t->nelem;
+  if (star >= 0 && m < n - 1) {
+    diag_error(sema->cx, tloc, "not enough values to unpack (expected at least %d, got %d)", n - 1, m);
+    return false;
+  }
+  if (star < 0 && m != n) {
+    if (m > n) diag_error(sema->cx, tloc, "too many values to unpack (expected %d)", n);
+    else diag_error(sema->cx, tloc, "not enough values to unpack (expected %d, got %d)", n, m);
+    return false;
+  }
+  return seq_items(sema, *v, items, ni);
+}
+
+// The names of target t bound to poison, a poisoned value each in vals.
+static void poison_target(Sema *sema, const Ast *t, AstList *vals) {
+  if (t->kind == AST_STARRED) t = t->lhs;
+  if (t->kind == AST_NAME) {
+    Ast *p = ast_new(sema->cx, AST_NONE, t->loc);
+    p->ty = poison(sema);
+    bind_expr(sema, t->name, p, t->loc);
+    vec_push(&sema->cx->arena, vals, p);
+    return;
+  }
+  for (int i = 0; i < t->list.len; i++) poison_target(sema, t->list.data[i], vals);
+}
+
+static void bind_target(Sema *sema, Ast *t, Ast *v, bool at_target, AstList *vals);
+
+// The n targets ts unpack v, each name's value pushed on vals in order; a starred name
+// gets a list of the items its place covers, as in Python.
+static void unpack_into(Sema *sema, Ast **ts, int n, Ast *v, Loc tloc, bool at_target, AstList *vals) {
+  int star = -1;
+  for (int i = 0; i < n; i++)
+    if (ts[i]->kind == AST_STARRED) star = i;
+  Ast **items;
+  int ni;
+  if (is_poison(v->ty) || !unpack_items(sema, &v, n, star, at_target ? tloc : v->loc, tloc, &items, &ni)) {
+    for (int i = 0; i < n; i++) poison_target(sema, ts[i], vals);
+    return;
+  }
+  int rest = ni - (n - 1), k = 0;
+  for (int i = 0; i < n; i++) {
+    if (i == star) {
+      Ast *l = part_seq(sema, ts[i], TY_LIST, items + k, rest);
+      bind_expr(sema, ts[i]->lhs->name, l, ts[i]->lhs->loc);
+      vec_push(&sema->cx->arena, vals, l);
+      k += rest;
+    } else {
+      bind_target(sema, ts[i], items[k++], at_target, vals);
+    }
+  }
+}
+
+static void bind_target(Sema *sema, Ast *t, Ast *v, bool at_target, AstList *vals) {
+  if (t->kind == AST_NAME) {
+    bind_expr(sema, t->name, v, t->loc);
+    vec_push(&sema->cx->arena, vals, v);
+    return;
+  }
+  unpack_into(sema, t->list.data, t->list.len, v, t->loc, at_target, vals);
+}
+
+static void bind_group(Sema *sema, AstList *ts, Ast *v, Loc tloc, bool at_target, AstList *vals) {
+  if (ts->len == 1) bind_target(sema, ts->data[0], v, at_target, vals);
+  else unpack_into(sema, ts->data, ts->len, v, tloc, at_target, vals);
+}
+
+void assign_targets(Sema *sema, Ast *st, Loc tloc, bool at_target) {
+  AstList vals = {0};
+  bind_group(sema, &st->list, st->rhs, tloc, at_target, &vals);
+  for (int g = 0; g < st->body.len; g++)
+    bind_group(sema, &st->body.data[g]->list, st->rhs, tloc, at_target, &vals);
+  st->operands = vals.data;
+  st->noperands = vals.len;
+  st->ty = st->rhs->ty;
 }
 
 static void check_assign(Sema *sema, Ast *st) {
-  TType *v = check_expr(sema, st->rhs);
-  int n = st->list.len;
-  if (v->kind == TY_NONE || v->kind == TY_MODULE) {  // names hold values: tensors, numbers, sequences, dtypes
-    diag_error(sema->cx, st->rhs->loc, "cannot assign a %s to a name: write it where it is used", py_type_name(v));
-    v = poison(sema);
-  }
-  if (n == 1) {
-    Ast *t = st->list.data[0];
-    t->ty = v;
-    bind_name(sema, t->name, v, t->loc);
-    if (v->kind == TY_TUPLE || v->kind == TY_LIST) sema->scope->src = st->rhs;
-    return;
-  }
-  bool ok = is_poison(v);
-  if (!ok) {
-    ok = unpack_value(sema, &st->rhs, n, st->rhs->loc, st->oploc);
-    v = st->rhs->ty;
-  }
-  Ast **items;
-  int ni;
-  bool have_items = ok && !is_poison(v) && seq_items(sema, st->rhs, &items, &ni);
-  for (int i = 0; i < n; i++) {
-    Ast *t = st->list.data[i];
-    t->ty = ok && !is_poison(v) ? v->elems[i] : poison(sema);
-    bind_name(sema, t->name, t->ty, t->loc);
-    if (have_items && (t->ty->kind == TY_TUPLE || t->ty->kind == TY_LIST)) sema->scope->src = items[i];
-  }
+  check_expr(sema, st->rhs);
+  assign_targets(sema, st, st->oploc, false);
 }
 
 static void check_augassign(Sema *sema, Ast *st) {
@@ -275,7 +326,7 @@ static void check_augassign(Sema *sema, Ast *st) {
     vec_push(&sema->cx->arena, &st->list, name);
     st->rhs = sum;
     st->lhs = NULL;
-    name->ty = sum->ty;
+    set_operand1(sema, st, sum);
     bind_name(sema, name->name, sum->ty, name->loc);
     return;
   }

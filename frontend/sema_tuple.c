@@ -55,13 +55,38 @@ TType *check_seq(Sema *sema, Ast *e) {
   return seq_of(sema, e, e->kind == AST_TUPLE ? TY_TUPLE : TY_LIST, e->list.data, e->list.len);
 }
 
+bool is_element(const Ast *e) {
+  if ((e->kind != AST_INDEX && e->kind != AST_ATTR) || !e->lhs || !is_seq(e->lhs->ty)) return false;
+  return e->kind == AST_ATTR || e->list.len != 1 || e->list.data[0]->kind != AST_SLICE;
+}
+
+// Element k of sequence a as an expression of its own, for a sequence whose element
+// expressions sema does not hold (the tuple a user function returns): lowering reads
+// it from a's value (lower.c), so no check is needed.
+static Ast *element_of(Sema *sema, Ast *a, int k) {
+  Ast *e = ast_new(sema->cx, AST_INDEX, a->loc);
+  e->lhs = a;
+  vec_push(&sema->cx->arena, &e->list, ast_int(sema->cx, k, a->loc));
+  e->ival = k;
+  e->ty = a->ty->elems[k];
+  return e;
+}
+
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n) {
-  if (!is_seq(a->ty) || (a->kind == AST_CALL && a->inlined)) return false;
+  if (!is_seq(a->ty)) return false;
   if (a->kind == AST_NAME) {
     Sym *s = find_local(sema, a->name);
-    return s && s->src && seq_items(sema, s->src, items, n);
+    TD_ASSERT(s && s->src);  // bind_expr gives every sequence's name its expression
+    return seq_items(sema, s->src, items, n);
   }
-  TD_ASSERT(a->noperands == a->ty->nelem);
+  if ((a->kind == AST_COND || is_element(a)) && a->noperands == 1) return seq_items(sema, a->operands[0], items, n);
+  if ((a->kind == AST_CALL && a->inlined) || a->noperands != a->ty->nelem) {
+    int m = a->ty->nelem;
+    *items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(m + 1));
+    for (int k = 0; k < m; k++) (*items)[k] = element_of(sema, (Ast *)a, k);
+    *n = m;
+    return true;
+  }
   *items = a->operands;
   *n = a->noperands;
   return true;
@@ -118,14 +143,11 @@ TType *seq_index(Sema *sema, Ast *e) {
     int64_t n = t->nelem;
     lo = glo ? slice_clamp(lo, n, step) : step > 0 ? 0 : n - 1;
     hi = ghi ? slice_clamp(hi, n, step) : step > 0 ? n : -1;
-    Ast **items, *picked[MAX_LIST];
+    Ast **items;
     int ni, np = 0;
-    if (!seq_items(sema, e->lhs, &items, &ni)) {
-      diag_error(sema->cx, e->oploc, "a slice of the tuple a function returns is not supported: unpack it first");
-      return poison(sema);
-    }
-    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
-      if (np < MAX_LIST) picked[np++] = items[i];
+    seq_items(sema, e->lhs, &items, &ni);
+    Ast **picked = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(ni + 1));
+    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) picked[np++] = items[i];
     return seq_of(sema, e, t->kind, picked, np);
   }
   if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
@@ -145,8 +167,8 @@ TType *seq_index(Sema *sema, Ast *e) {
 TType *seq_binary(Sema *sema, Ast *e) {
   const TType *a = e->lhs->ty, *b = e->rhs->ty;
   const char *an = py_type_name(a), *bn = py_type_name(b);
-  Ast **ia, **ib, *items[MAX_LIST];
-  int na, nb, n = 0;
+  Ast **ia, **ib = NULL;
+  int na, nb = 0, n = 0;
   if (e->op == BIN_ADD && a->kind != b->kind) {
     diag_error(sema->cx, e->oploc, "can only concatenate %s (not \"%s\") to %s", an, bn, an);
     return poison(sema);
@@ -155,15 +177,14 @@ TType *seq_binary(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->oploc, "can't multiply sequence by non-int of type '%s'", bn);
     return poison(sema);
   }
-  if (!seq_items(sema, e->lhs, &ia, &na) || (e->op == BIN_ADD && !seq_items(sema, e->rhs, &ib, &nb))) {
-    diag_error(sema->cx, e->oploc, "the tuple a function returns cannot be joined: unpack it first");
-    return poison(sema);
-  }
+  seq_items(sema, e->lhs, &ia, &na);
+  if (e->op == BIN_ADD) seq_items(sema, e->rhs, &ib, &nb);
   int64_t reps = e->op == BIN_MUL ? (b->ival < 0 ? 0 : b->ival) : 1;
-  if ((int64_t)na * reps + (e->op == BIN_ADD ? nb : 0) > MAX_LIST) {
-    diag_error(sema->cx, e->oploc, "a sequence of more than %d elements is not supported", MAX_LIST);
+  if ((int64_t)na * reps + nb > MAX_SEQ) {
+    diag_error(sema->cx, e->oploc, "a sequence of more than %d elements is not supported", MAX_SEQ);
     return poison(sema);
   }
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(na * reps + nb + 1));
   for (int64_t r = 0; r < reps; r++)
     for (int i = 0; i < na; i++) items[n++] = ia[i];
   for (int i = 0; e->op == BIN_ADD && i < nb; i++) items[n++] = ib[i];

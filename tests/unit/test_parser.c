@@ -387,11 +387,11 @@ static void dtype_names_are_types_and_values_but_never_names(void **state) {
   assert_shows("fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }",
                "fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }");
   assert_errors("fn f(x: f32[3]) -> f32[3] { return x[ }\n", 1, "t.tdsl:1:39: error: expected expression");
-  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected identifier, dtype or '(' before '3'");
+  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected identifier, dtype, 'None' or '(' before '3'");
   assert_errors("fn f32() -> f32[] { return 1 }\n", 1, "t.tdsl:1:4: error: expected identifier before 'f32'");
   assert_errors("const i64 = 1\n", 1, "t.tdsl:1:7: error: expected identifier before 'i64'");
   assert_errors("fn f() -> f32[] {\n  a, f32 = 1, 2\n  return a\n}\n", 1,
-                "t.tdsl:2:6: error: expected identifier before 'f32'");
+                "t.tdsl:2:6: error: cannot assign to f32: dtype names are reserved words");
 }
 
 static void index_items_cover_slices_ellipsis_and_none(void **state) {
@@ -619,7 +619,7 @@ static void a_syntax_error_names_what_was_expected_at_the_token(void **state) {
   assert_errors("fn f() -> f32[] {\n  y = x +\n}\n", 1, "t.tdsl:2:10: error: expected expression before newline");
   assert_errors("fn f(x: f32[3) -> f32[3] { return x }\n", 1, "t.tdsl:1:14: error: expected ',' or ']' before ')'");
   assert_errors("fn (x: f32[3]) -> f32[3] { return x }\n", 1, "t.tdsl:1:4: error: expected identifier before '('");
-  assert_errors("x = 1\n", 1, "t.tdsl:1:1: error: expected 'fn', 'const' or newline before 'x'");
+  assert_errors("x = 1\n", 1, "t.tdsl:1:1: error: expected 'fn', 'const', 'import', 'from' or newline before 'x'");
   assert_errors("fn f() -> f32[] {\n  return x[1:2:3:4]\n}\n", 1, "t.tdsl:2:17: error: expected ',' or ']' before ':'");
 }
 
@@ -627,7 +627,7 @@ static void unterminated_constructs_are_reported_at_the_end(void **state) {
   (void)state;
   assert_errors("fn f() -> f32[] {\n  return (x\n", 1, "t.tdsl:3:1: error: expected ')' at end of input");
   assert_errors("fn f() -> f32[] {\n  return [x\n", 1, "t.tdsl:3:1: error: expected ']' at end of input");
-  assert_errors("fn f() -> f32[] {\n  return [x,\n", 1, "t.tdsl:3:1: error: expected expression at end of input");
+  assert_errors("fn f() -> f32[] {\n  return [x,\n", 1, "t.tdsl:3:1: error: expected ']' at end of input");
   assert_errors("fn f() -> f32[] {\n  return x\n", 1, "t.tdsl:3:1: error: expected '}' at end of input");
   assert_errors("fn", 1, "t.tdsl:1:3: error: expected identifier at end of input");
   assert_errors("const A =", 1, "t.tdsl:1:10: error: expected expression at end of input");
