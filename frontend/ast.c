@@ -626,10 +626,10 @@ Ast *ast_clone(Ctx *cx, const Ast *a) {
 
 // Python's repr: the fewest digits that read back exactly, positional notation for
 // exponents -4..15 (always with a '.'), else d.ddde±XX.
-static void print_float(FILE *out, double v) {
+const char *float_repr(double v, char *out, size_t n) {
   if (v != v || v - v != 0) {  // nan, inf
-    fputs(v != v ? "nan" : v < 0 ? "-inf" : "inf", out);
-    return;
+    snprintf(out, n, "%s", v != v ? "nan" : v < 0 ? "-inf" : "inf");
+    return out;
   }
   char buf[64];
   int prec = 1;
@@ -640,11 +640,17 @@ static void print_float(FILE *out, double v) {
   snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
   int exp = atoi(strchr(buf, 'e') + 1);
   if (exp < -4 || exp >= 16) {
-    fputs(buf, out);
-    return;
+    snprintf(out, n, "%s", buf);
+    return out;
   }
   int decimals = prec - 1 - exp;
-  fprintf(out, decimals > 0 ? "%.*f" : "%.*f.0", decimals > 0 ? decimals : 0, v);
+  snprintf(out, n, decimals > 0 ? "%.*f" : "%.*f.0", decimals > 0 ? decimals : 0, v);
+  return out;
+}
+
+static void print_float(FILE *out, double v) {
+  char buf[64];
+  fputs(float_repr(v, buf, sizeof buf), out);
 }
 
 static void print_loc(FILE *out, Loc loc) {

@@ -183,6 +183,7 @@ void ast_dump(const Ast *a, FILE *out);  // --emit=ast (golden format)
 const char *ast_kind_name(AstKind k);
 const char *binop_name(BinOp op);        // "add", "sub" ... as --emit=ir names them
 const char *binop_text(BinOp op);        // "+", "-" ...
+const char *float_repr(double v, char *out, size_t n);  // Python's repr of a float, into out
 
 // ============================================================================
 // parse.c — source text -> AST (flex + bison); errors through diag_error
@@ -226,6 +227,8 @@ struct TType {
   TType **elems;
   const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
+  bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it
+  const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
 };
 
 // What a function's declaration says before any call: its dim variables (a bare name
@@ -239,6 +242,12 @@ typedef struct FnSig {
   int *bare;          // [param * TD_MAX_DIMS + axis]: the dim variable written alone there, or -1
   bool checked;       // checked as an entry point: no dims, or every one bound (SemaDims)
   int64_t values[TD_MAX_DIMVARS];  // checked: the value each dim was bound to
+  const char *caller; // a function of the file that calls this one (it is a helper), or NULL
+  bool helper_only;   // a helper that does not compile as an entry point (its parameters need
+                      // the compile-time values its calls give): left unchecked, as Python
+                      // runs a def only when called
+  Ast *pristine;      // the declaration as parsed: what each call inlines (checking an entry
+                      // point annotates the declaration itself)
 } FnSig;
 
 // Values for the dims of entry points (tdslc's --dim N=128, or the shapes of --in files).
@@ -255,10 +264,14 @@ typedef struct Program {
   int cap;
   FnSig *sigs;  // one per fns entry (sema_declare)
   struct Sema *sema;  // the state sema_declare leaves for sema_check_fns
+  const char *entry;  // the function chosen as the entry point (--fn), if any: checked as one
+                      // even when it is a helper, its errors reported
 } Program;
 
 // Check every function as an entry point (parameters contiguous): sema_declare, then
-// sema_check_fns with no dims bound. Returns false if any error was reported.
+// sema_check_fns with no dims bound. A helper (a function another one calls) that does
+// not compile as an entry point is left unchecked (FnSig.helper_only) unless it is
+// p->entry. Returns false if any error was reported.
 bool sema_check(Ctx *cx, Program *p);
 // The two halves: the declarations (function names, constants, each function's
 // FnSig); then every function as an entry point, a generic one (with dims) only when

@@ -336,9 +336,18 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
 // Evaluates e where its statement runs: a value or every element of a sequence; a call of
 // a user function runs its body whatever it returns (it may write 'mut' parameters).
 static void force(Lower *lw, const Ast *e) {
-  if (e->kind == AST_CALL && e->inlined) lower_call(lw, e);
-  else if (e->ty->kind == TY_TENSOR) lower_expr(lw, e);
-  else if (is_seq(e->ty)) lower_seq(lw, e);
+  if (e->kind == AST_CALL && e->inlined) {
+    lower_call(lw, e);
+  } else if (e->ty->kind == TY_TENSOR) {
+    lower_expr(lw, e);
+  } else if (is_seq(e->ty)) {
+    lower_seq(lw, e);
+  } else if (e->kind == AST_CALL && !e->bi) {  // a call of None: what it did (xs.append(v), torch._assert)
+    Rets none = {0};
+    lower_block(lw, &e->unrolled, &none);
+    for (int i = 0; i < e->noperands; i++)
+      if (e->operands[i] && e->operands[i]->ty->kind == TY_TENSOR) lower_expr(lw, e->operands[i]);
+  }
 }
 
 // Binds the names of target t (a name, or a tuple of targets, starred ones included) in
@@ -374,7 +383,10 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
     TD_ASSERT(k == s->noperands);
     return;
   }
-  case AST_AUGASSIGN:
+  case AST_AUGASSIGN:  // n += x of a number, xs += ys: the rebinding sema made (s->unrolled)
+    if (s->unrolled.len) lower_block(lw, &s->unrolled, rets);
+    else if (s->ty) lower_expr(lw, s);
+    return;
   case AST_STORE:
     lower_expr(lw, s);
     return;

@@ -238,44 +238,74 @@ static bool enumerate_args(Sema *sema, Ast *e, Ast **inner, int64_t *start) {
   return true;
 }
 
-void check_for(Sema *sema, Body *body, Ast *st) {
-  Ast *it = st->rhs, *zip = NULL;  // zip: the zip(...) whose arguments are the sources
+// The iterable of a loop or a comprehension's for clause: its sources (one, or a zip's),
+// enumerate's count, the number of iterations.
+typedef struct Iter {
+  Ast *it, *zip;  // the iterable as written; the zip(...) whose arguments are the sources
   Source srcs[MAX_ZIP];
-  int nsrc = 0;
-  int64_t start = 0;
-  bool ok = true, enumerate = false;
-  st->unrolled = (AstList){0};
-  sema->loops++;
+  int nsrc;
+  bool enumerate;
+  int64_t start, trips;
+} Iter;
+
+// Checks the iterable `it` of st (a for statement or a comprehension: the hidden bindings of
+// its values go on st->unrolled). false after an error.
+static bool iter_open(Sema *sema, Ast *st, Ast *it, Iter *I) {
+  *I = (Iter){.it = it};
+  bool ok = true;
   Ast *inner = it;
   if (python_call(sema, it, "enumerate")) {
-    enumerate = true;
-    ok = enumerate_args(sema, it, &inner, &start);
+    I->enumerate = true;
+    ok = enumerate_args(sema, it, &inner, &I->start);
   }
   if (ok && python_call(sema, inner, "zip")) {
-    zip = inner;
-    int n = zip->list.len;
-    ok = no_kwargs(sema, zip);
+    I->zip = inner;
+    int n = inner->list.len;
+    ok = no_kwargs(sema, inner);
     if (ok && (n < 1 || n > MAX_ZIP)) {
-      diag_error(sema->cx, call_loc(zip), "zip() takes 1 to %d arguments here (%d given)", MAX_ZIP, n);
+      diag_error(sema->cx, call_loc(inner), "zip() takes 1 to %d arguments here (%d given)", MAX_ZIP, n);
       ok = false;
     }
-    for (int i = 0; ok && i < n; i++, nsrc++) ok = one_source(sema, st, zip->list.data[i], &srcs[nsrc], nsrc);
+    for (int i = 0; ok && i < n; i++, I->nsrc++) ok = one_source(sema, st, inner->list.data[i], &I->srcs[I->nsrc], I->nsrc);
   } else if (ok) {
-    ok = one_source(sema, st, inner, &srcs[nsrc++], 0);
+    ok = one_source(sema, st, inner, &I->srcs[I->nsrc++], 0);
   }
-  int64_t trips = INT64_MAX;
-  for (int i = 0; ok && i < nsrc; i++)
-    if (srcs[i].len < trips) trips = srcs[i].len;
+  I->trips = INT64_MAX;
+  for (int i = 0; ok && i < I->nsrc; i++)
+    if (I->srcs[i].len < I->trips) I->trips = I->srcs[i].len;
+  return ok;
+}
+
+// The value of iteration k: the source's element, zip's tuple of them, enumerate's
+// (count, that); NULL after an error.
+static Ast *iter_value(Sema *sema, const Iter *I, int64_t k) {
+  Ast *parts[MAX_ZIP];
+  for (int i = 0; i < I->nsrc; i++)
+    if (is_poison((parts[i] = source_value(sema, &I->srcs[i], k))->ty)) return NULL;
+  Ast *v = I->zip ? part_seq(sema, I->zip, TY_TUPLE, parts, I->nsrc) : parts[0];
+  if (I->enumerate) {
+    Ast *pair[2] = {part_int(sema, I->it, I->start + k), v};
+    v = part_seq(sema, I->it, TY_TUPLE, pair, 2);
+  }
+  return v;
+}
+
+void check_for(Sema *sema, Body *body, Ast *st) {
+  Iter I;
+  st->unrolled = (AstList){0};
+  sema->loops++;
+  bool ok = iter_open(sema, st, st->rhs, &I);
+  int nsrc = I.nsrc;
   if (ok) {  // every iteration's clone counts, before any is made
     int64_t own, per = unroll_size(sema, &st->body, &own) + 1 + nsrc, room = TD_MAX_INLINE_OPS - sema->inlined;
-    if (trips > room / per) {
+    if (I.trips > room / per) {
       if (!sema->over_budget)
-        diag_error(sema->cx, it->loc, "unrolling this loop would create %" PRId64 " iterations of %" PRId64
-                   " ops; the limit is %d ops in all", trips, per, TD_MAX_INLINE_OPS);
+        diag_error(sema->cx, st->rhs->loc, "unrolling this loop would create %" PRId64 " iterations of %" PRId64
+                   " ops; the limit is %d ops in all", I.trips, per, TD_MAX_INLINE_OPS);
       sema->over_budget = true;
       ok = false;
     } else {
-      sema->inlined += trips * (own + 1 + nsrc);
+      sema->inlined += I.trips * (own + 1 + nsrc);
     }
   }
   if (!ok) {
@@ -286,17 +316,9 @@ void check_for(Sema *sema, Body *body, Ast *st) {
     return;
   }
   body->loops++;
-  for (int64_t k = 0; k < trips && !body->returned; k++) {
-    Ast *v;
-    Ast *parts[MAX_ZIP];
-    bool bad = false;
-    for (int i = 0; i < nsrc; i++) bad |= is_poison((parts[i] = source_value(sema, &srcs[i], k))->ty);
-    if (bad) break;
-    v = zip ? part_seq(sema, zip, TY_TUPLE, parts, nsrc) : parts[0];  // zip's tuple, or the one value
-    if (enumerate) {                                                  // (count, that)
-      Ast *pair[2] = {part_int(sema, it, start + k), v};
-      v = part_seq(sema, it, TY_TUPLE, pair, 2);
-    }
+  for (int64_t k = 0; k < I.trips && !body->returned; k++) {
+    Ast *v = iter_value(sema, &I, k);
+    if (!v) break;
     Ast *bind = bind_value(sema, st->name, st->lhs, st->lhs ? st->lhs->loc : st->oploc, v);
     if (!bind) break;
     vec_push(&sema->cx->arena, &st->unrolled, bind);
@@ -313,6 +335,102 @@ void check_for(Sema *sema, Body *body, Ast *st) {
   }
   body->loops--;
   sema->loops--;
+}
+
+// ============================================================================
+// Comprehensions: [e for t in xs if c], (e for ...), unrolled at compile time
+// ============================================================================
+// AST nodes of e (the clone one element costs).
+static int64_t node_count(const Ast *e) {
+  if (!e) return 0;
+  int64_t n = 1 + node_count(e->lhs) + node_count(e->rhs) + node_count(e->step);
+  for (int i = 0; i < e->list.len; i++) n += node_count(e->list.data[i]);
+  return n;
+}
+
+// Clause ci of comprehension e onwards, for the bindings made so far: an element (a checked
+// clone of e->lhs) pushed on elems for each iteration its clauses let through. false after
+// an error.
+static bool comp_clause(Sema *sema, Ast *e, int ci, AstList *elems) {
+  if (ci == e->list.len) {
+    int64_t size = node_count(e->lhs);
+    if (size > TD_MAX_INLINE_OPS - sema->inlined || elems->len >= MAX_SEQ) {
+      if (!sema->over_budget)
+        diag_error(sema->cx, e->oploc, "unrolling this comprehension would create more than %d ops", TD_MAX_INLINE_OPS);
+      sema->over_budget = true;
+      return false;
+    }
+    sema->inlined += size;
+    Ast *x = ast_clone(sema->cx, e->lhs);
+    if (is_poison(check_expr(sema, x))) return false;
+    vec_push(&sema->cx->arena, elems, x);
+    return true;
+  }
+  Ast *c = e->list.data[ci];
+  if (c->kind == AST_IF) {  // a filter: the rest of the clauses only where it holds
+    Ast *cond = ast_clone(sema->cx, c->lhs);
+    bool go;
+    if (is_poison(check_expr(sema, cond)) || !truth_value(sema, cond, &go)) return false;
+    return !go || comp_clause(sema, e, ci + 1, elems);
+  }
+  Iter I;  // the iterable, evaluated anew for each iteration of the clauses before it, as in Python
+  bool ok = true;
+  sema->loops++;  // a hidden name of its own for each clause's iterable
+  if (!iter_open(sema, e, ci == 0 ? c->rhs : ast_clone(sema->cx, c->rhs), &I)) ok = false;
+  for (int64_t k = 0; ok && k < I.trips; k++) {
+    Ast *v = iter_value(sema, &I, k);
+    Ast *bind = v ? bind_value(sema, c->name, c->lhs, c->lhs ? c->lhs->loc : c->oploc, v) : NULL;
+    ok = bind != NULL;
+    if (ok) vec_push(&sema->cx->arena, &e->unrolled, bind);
+    if (ok) ok = comp_clause(sema, e, ci + 1, elems);
+  }
+  sema->loops--;
+  return ok;
+}
+
+// The names a comprehension's targets bind, so they can be put back: Python's
+// comprehension has a scope of its own.
+static void target_names(const Ast *t, const char **names, int *n, int max) {
+  if (t->kind == AST_NAME) {
+    for (int i = 0; i < *n; i++)
+      if (!strcmp(names[i], t->name)) return;
+    if (*n < max) names[(*n)++] = t->name;
+  }
+  for (int i = 0; t->kind == AST_TUPLE && i < t->list.len; i++) target_names(t->list.data[i], names, n, max);
+}
+
+TType *check_comp(Sema *sema, Ast *e) {
+  enum { MAX_NAMES = 64 };
+  const char *names[MAX_NAMES];
+  Sym saved[MAX_NAMES];
+  bool had[MAX_NAMES];
+  int nn = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    const Ast *c = e->list.data[i];
+    if (c->kind != AST_FOR) continue;
+    if (c->lhs) target_names(c->lhs, names, &nn, MAX_NAMES);
+    else target_names(&(Ast){.kind = AST_NAME, .name = c->name}, names, &nn, MAX_NAMES);
+  }
+  for (int i = 0; i < nn; i++) {
+    Sym *s = find_local(sema, names[i]);
+    had[i] = s != NULL;
+    if (s) saved[i] = *s;
+  }
+  e->unrolled = (AstList){0};
+  AstList elems = {0};
+  bool ok = comp_clause(sema, e, 0, &elems);
+  for (int i = 0; i < nn; i++) {  // the names as they were
+    if (had[i]) {
+      bind_name(sema, names[i], saved[i].ty, saved[i].loc);
+      sema->scope->src = saved[i].src;
+    } else {
+      unbind_name(sema, names[i]);
+    }
+  }
+  if (!ok) return poison(sema);
+  Ast *l = part_seq(sema, e, e->op == TY_LIST ? TY_LIST : TY_TUPLE, elems.data, elems.len);
+  set_operands(sema, e, l->operands, l->noperands);
+  return l->ty;
 }
 
 void check_if(Sema *sema, Body *body, Ast *st) {

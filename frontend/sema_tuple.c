@@ -148,7 +148,9 @@ TType *seq_index(Sema *sema, Ast *e) {
     seq_items(sema, e->lhs, &items, &ni);
     Ast **picked = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(ni + 1));
     for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) picked[np++] = items[i];
-    return seq_of(sema, e, t->kind, picked, np);
+    TType *r = seq_of(sema, e, t->kind, picked, np);
+    r->size = t->size;  // a slice of a torch.Size is one
+    return r;
   }
   if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
     diag_error(sema->cx, it->loc, "%s indices must be integers or slices, not %s", what,
@@ -188,7 +190,132 @@ TType *seq_binary(Sema *sema, Ast *e) {
   for (int64_t r = 0; r < reps; r++)
     for (int i = 0; i < na; i++) items[n++] = ia[i];
   for (int i = 0; e->op == BIN_ADD && i < nb; i++) items[n++] = ib[i];
-  return seq_of(sema, e, a->kind, items, n);
+  TType *r = seq_of(sema, e, a->kind, items, n);
+  r->size = a->size;  // torch.Size + tuple is a torch.Size
+  return r;
+}
+
+// ============================================================================
+// Lists changed in place: xs.append(v), xs.extend(ys), xs.insert(i, v), xs += ys
+// ============================================================================
+// The name `name` (a local sequence) becomes the sequence of kind k of items: at node at
+// (a call or an augmented assignment), whose `unrolled` gets the binding lowering runs
+// there. A list is one object however many names hold it (b = a; a.append(x) changes
+// b): with aliases, every name holding the same list is rebound.
+void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases) {
+  Ast *nl = part_seq(sema, at, k, items, n);
+  const TType *old = name->ty;
+  const char *names[MAX_LIST];
+  Loc locs[MAX_LIST];
+  int nn = 0;
+  for (Sym *s = sema->scope; s && aliases; s = s->next)
+    if (s->ty == old && nn < MAX_LIST) names[nn] = s->name, locs[nn++] = s->loc;
+  if (!nn) names[nn] = name->name, locs[nn++] = name->loc;
+  for (int i = 0; i < nn; i++) {
+    bind_expr(sema, names[i], nl, locs[i]);
+    Ast *a = ast_new(sema->cx, AST_ASSIGN, at->loc);
+    vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, names[i], locs[i]));
+    a->rhs = nl;
+    set_operand1(sema, a, nl);
+    a->ty = nl->ty;
+    vec_push(&sema->cx->arena, &at->unrolled, a);
+  }
+}
+
+// The items of iterable v (a list or tuple, a tensor over its first dim) for extend() or
+// +=; false after Python's message at loc.
+static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
+  if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = part_call(sema, v, "unbind", &v, 1);
+  if (is_poison(v->ty)) return false;
+  if (!seq_items(sema, v, items, n)) {
+    diag_error(sema->cx, loc, is_tensor(v->ty) ? "iteration over a 0-d tensor" : "'%s' object is not iterable",
+               py_type_name(v->ty));
+    return false;
+  }
+  return true;
+}
+
+TType *list_method(Sema *sema, Ast *e) {
+  const TType *l = e->lhs->ty;
+  const char *n = e->name;
+  bool known = !strcmp(n, "append") || !strcmp(n, "extend") || !strcmp(n, "insert");
+  if (l->kind != TY_LIST || !known) {
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(l), n);
+    return poison(sema);
+  }
+  if (e->lhs->kind != AST_NAME) {
+    diag_error(sema->cx, e->oploc, "%s() of a list no name holds is not supported: bind the list to a name first", n);
+    return poison(sema);
+  }
+  int want = n[0] == 'i' ? 2 : 1;
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind == AST_KWARG) {
+      diag_error(sema->cx, e->list.data[i]->loc, "list.%s() takes no keyword arguments", n);
+      return poison(sema);
+    }
+  if (e->list.len != want) {
+    if (want == 1) diag_error(sema->cx, call_loc(e), "list.%s() takes exactly one argument (%d given)", n, e->list.len);
+    else diag_error(sema->cx, call_loc(e), "insert expected 2 arguments, got %d", e->list.len);
+    return poison(sema);
+  }
+  Ast **old, **more = NULL;
+  int nold, nmore = 0;
+  seq_items(sema, e->lhs, &old, &nold);
+  Ast *arg = e->list.data[want - 1];
+  if (n[0] == 'e' && !iterable_items(sema, arg, &more, &nmore, arg->loc)) return poison(sema);
+  if (n[0] != 'e') more = &arg, nmore = 1;
+  if ((int64_t)nold + nmore > MAX_SEQ) {
+    diag_error(sema->cx, call_loc(e), "a sequence of more than %d elements is not supported", MAX_SEQ);
+    return poison(sema);
+  }
+  int64_t at = nold;
+  if (n[0] == 'i') {  // insert(i, v): Python clamps i into [0, len]
+    const TType *it = e->list.data[0]->ty;
+    if (!is_scalar(it) || it->dtype == DT_F64) {
+      diag_error(sema->cx, e->list.data[0]->loc, "'%s' object cannot be interpreted as an integer", py_type_name(it));
+      return poison(sema);
+    }
+    at = it->ival < 0 ? it->ival + nold : it->ival;
+    at = at < 0 ? 0 : at > nold ? nold : at;
+  }
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(nold + nmore + 1));
+  int k = 0;
+  for (int i = 0; i < at; i++) items[k++] = old[i];
+  for (int i = 0; i < nmore; i++) items[k++] = more[i];
+  for (int i = (int)at; i < nold; i++) items[k++] = old[i];
+  seq_rebind(sema, e, e->lhs, items, k, TY_LIST, true);
+  return ty_new(sema, TY_NONE);
+}
+
+// t += u of sequences: a list is extended in place (every name holding it sees it), a tuple
+// rebound to t + u, as Python does. At st (an augmented assignment); false after an error.
+bool seq_augassign(Sema *sema, Ast *st) {
+  const TType *t = st->lhs->ty;
+  if (st->op == BIN_MUL) {  // t *= n
+    Ast *prod = ast_binary(sema->cx, BIN_MUL, st->lhs, st->rhs, st->oploc);
+    prod->ty = seq_binary(sema, prod);
+    if (is_poison(prod->ty)) return false;
+    seq_rebind(sema, st, st->lhs, prod->operands, prod->noperands, t->kind, t->kind == TY_LIST);
+    return true;
+  }
+  if (st->op != BIN_ADD) {
+    diag_error(sema->cx, st->oploc, "unsupported operand type(s) for %s=: '%s' and '%s'", binop_text((BinOp)st->op),
+               py_type_name(t), py_type_name(st->rhs->ty));
+    return false;
+  }
+  Ast **old, **more;
+  int nold, nmore;
+  seq_items(sema, st->lhs, &old, &nold);
+  if (t->kind == TY_TUPLE && st->rhs->ty->kind != TY_TUPLE) {
+    diag_error(sema->cx, st->oploc, "can only concatenate tuple (not \"%s\") to tuple", py_type_name(st->rhs->ty));
+    return false;
+  }
+  if (!iterable_items(sema, st->rhs, &more, &nmore, st->rhs->loc)) return false;
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(nold + nmore + 1));
+  for (int i = 0; i < nold; i++) items[i] = old[i];
+  for (int i = 0; i < nmore; i++) items[nold + i] = more[i];
+  seq_rebind(sema, st, st->lhs, items, nold + nmore, t->kind, t->kind == TY_LIST);
+  return true;
 }
 
 // ============================================================================
@@ -198,6 +325,7 @@ static Ast *shape_tuple(Sema *sema, Ast *e, const TType *x) {
   Ast *items[TD_MAX_DIMS];
   for (int i = 0; i < x->view.ndim; i++) items[i] = part_int(sema, e, x->view.shape[i]);
   e->ty = seq_of(sema, e, TY_TUPLE, items, x->view.ndim);
+  e->ty->size = true;
   return e;
 }
 

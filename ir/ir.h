@@ -106,6 +106,7 @@ typedef struct NodeAttr {
   int form;             // OP_INDEX_PUT: the PyTorch op it is (IPF_*): its out-of-range message,
                         // whether a negative index counts from the end
   double scale;         // scaled_dot_product_attention: the factor of q @ k^T
+  const char *msg;      // OP_ASSERT: the message raised where its operand is false (no '%' but %%)
   bool causal;          // scaled_dot_product_attention: is_causal (query row i sees keys 0..i)
 } NodeAttr;
 

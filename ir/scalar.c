@@ -537,6 +537,11 @@ static LExpr *unary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   switch (op) {
   case OP_LOGICAL_NOT:
     return kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_cast(kb, x, DT_BOOL)), od);
+  case OP_ASSERT: {  // an index (0 where the condition holds, else 1) into a dim of size 1: 1 raises
+    LExpr *bad = kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_cast(kb, x, DT_BOOL)), DT_I64);
+    LExpr *ok = kb_checked_index(kb, bad, 1, kb_error(kb, n->loc, n->attr.msg), false);
+    return kb_cast(kb, kb_binary(kb, OP_EQ, DT_BOOL, ok, kb_iconst(kb, DT_I64, 0)), od);
+  }
   case OP_BITWISE_NOT:
     if (x->dt == DT_BOOL)
       return kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, x), od);
