@@ -2,7 +2,10 @@
 // inlining, and the --emit=ast dump. Invariants kept here:
 // - every node lives in cx->arena and is zeroed except what its constructor sets;
 // - `depth` is 1 + the largest depth of its children (1 for a leaf); AST_LIST
-//   holders count like nodes. An expression deeper than TD_MAX_NESTING is reported
+//   holders count like nodes; but the left operand of a binary operator or of and/or
+//   (a chain: a + b + c ..., a and b and c ...) counts no level, as every pass walks
+//   such a chain in a loop: a flat expression of any length is not deep. An expression
+//   deeper than TD_MAX_NESTING is reported
 //   once ("expression nested too deeply", at its operator/method/bracket) by the
 //   constructor that first exceeds the limit, and every expression constructor that
 //   would exceed it returns an AST_NONE leaf (depth TD_MAX_NESTING + 1) instead, so
@@ -98,8 +101,12 @@ static bool is_expr(AstKind k) {
 
 // Sets a->depth from its children; an expression over the limit is reported (only
 // where it first goes over) and becomes a leaf.
+static bool chain_link(const Ast *a) {
+  return a->kind == AST_BINARY || (a->kind == AST_LOGIC && (a->op == LOGIC_AND || a->op == LOGIC_OR));
+}
+
 static Ast *finish(Ctx *cx, Ast *a) {
-  int d = max_depth(a->lhs, 0);
+  int d = a->lhs && chain_link(a) ? a->lhs->depth - 1 : max_depth(a->lhs, 0);
   d = max_depth(a->rhs, d);
   d = max_depth(a->step, d);
   d = max_depth(a->type, d);
@@ -597,8 +604,7 @@ static void clone_list(Ctx *cx, AstList *dst, const AstList *src) {
   for (int i = 0; i < src->len; i++) vec_push(&cx->arena, dst, ast_clone(cx, src->data[i]));
 }
 
-Ast *ast_clone(Ctx *cx, const Ast *a) {
-  if (!a) return NULL;
+static Ast *clone_one(Ctx *cx, const Ast *a) {
   Ast *c = arena_alloc(&cx->arena, sizeof(Ast));
   c->kind = a->kind;
   c->loc = a->loc;
@@ -612,7 +618,6 @@ Ast *ast_clone(Ctx *cx, const Ast *a) {
   c->dtype = a->dtype;
   c->name = a->name;
   c->ret_tuple = a->ret_tuple;
-  c->lhs = ast_clone(cx, a->lhs);
   c->rhs = ast_clone(cx, a->rhs);
   c->step = ast_clone(cx, a->step);
   c->type = ast_clone(cx, a->type);
@@ -620,6 +625,16 @@ Ast *ast_clone(Ctx *cx, const Ast *a) {
   clone_list(cx, &c->rets, &a->rets);
   clone_list(cx, &c->body, &a->body);
   return c;  // sema fields stay zero (the arena zeroes)
+}
+
+// The chain of left operands (a + b + c ...) is copied in a loop, so its length costs no
+// depth of C stack.
+Ast *ast_clone(Ctx *cx, const Ast *a) {
+  if (!a) return NULL;
+  Ast *top = clone_one(cx, a), *c = top;
+  for (; chain_link(a) && a->lhs; a = a->lhs, c = c->lhs) c->lhs = a->lhs ? clone_one(cx, a->lhs) : NULL;
+  c->lhs = ast_clone(cx, a->lhs);
+  return top;
 }
 
 // ---- --emit=ast ----
@@ -682,8 +697,7 @@ static void group(const char *head, const AstList *l, FILE *out, int indent) {
   fputc(')', out);
 }
 
-static void dump(const Ast *a, FILE *out, int indent) {
-  int in = indent + 2;
+static void header(const Ast *a, FILE *out) {
   fprintf(out, "(%s", a->kind == AST_CALL && a->lhs ? "method" : ast_kind_name(a->kind));
   switch (a->kind) {
   case AST_INT: fprintf(out, " %" PRId64, a->ival); break;
@@ -710,6 +724,36 @@ static void dump(const Ast *a, FILE *out, int indent) {
   }
   if ((a->kind == AST_TYPE || a->kind == AST_SCALAR_TYPE) && a->bval) fputs(" optional", out);
   print_loc(out, a->loc);
+}
+
+// A chain of left operands (a + b + c ...) in a loop: the headers down the chain, its
+// innermost operand, then each right operand and closing parenthesis back up.
+static void dump_chain(const Ast *a, FILE *out, int indent) {
+  int n = 0;
+  for (const Ast *c = a; chain_link(c) && c->lhs; c = c->lhs) n++;
+  const Ast **cs = malloc(sizeof *cs * (size_t)n);
+  if (!cs) td_internal_error(__FILE__, __LINE__, "out of memory");
+  n = 0;
+  for (const Ast *c = a; chain_link(c) && c->lhs; c = c->lhs) cs[n++] = c;
+  for (int i = 0; i < n; i++) {
+    if (i) fprintf(out, "\n%*s", indent + 2 * i, "");
+    header(cs[i], out);
+  }
+  child(cs[n - 1]->lhs, out, indent + 2 * n);
+  for (int i = n - 1; i >= 0; i--) {
+    if (cs[i]->rhs) child(cs[i]->rhs, out, indent + 2 * i + 2);
+    fputc(')', out);
+  }
+  free(cs);
+}
+
+static void dump(const Ast *a, FILE *out, int indent) {
+  if (chain_link(a) && a->lhs && chain_link(a->lhs)) {
+    dump_chain(a, out, indent);
+    return;
+  }
+  int in = indent + 2;
+  header(a, out);
   switch (a->kind) {
   case AST_UNARY: case AST_ATTR: case AST_AUGASSIGN: case AST_STORE:
     child(a->lhs, out, in);

@@ -314,6 +314,15 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     TD_ASSERT(m->value);
     return m->value;
   }
+  // a + b + c ...: the chain of first operands lowered from the innermost out in a loop,
+  // so a flat expression of any length costs no depth of C stack
+  if (e->bi && e->noperands && e->operands[0]->bi && !memo_get(lw, e->operands[0])) {
+    VEC(const Ast *) chain = {0};
+    for (const Ast *a = e->operands[0]; a->bi && a->noperands && a->ty->kind == TY_TENSOR && !memo_get(lw, a);
+         a = a->operands[0])
+      vec_push(&lw->cx->arena, &chain, a);
+    for (int i = chain.len - 1; i >= 0; i--) lower_expr(lw, chain.data[i]);
+  }
   Value *v;
   if (is_element(e)) {  // t[0], t.values
     v = e->noperands == 1 ? lower_expr(lw, e->operands[0]) : lower_seq(lw, e->lhs)->v[e->ival];

@@ -467,6 +467,11 @@ static void check_dim_names(Sema *sema, const Ast *fn, const FnSig *sig, const A
     return;
   }
   if (d->kind == AST_ATTR) return;  // math.pi
+  if (d->kind == AST_BINARY) {  // a + b + c ...: the chain of left operands in a loop
+    for (; d->kind == AST_BINARY; d = d->lhs) check_dim_names(sema, fn, sig, d->rhs);
+    check_dim_names(sema, fn, sig, d);
+    return;
+  }
   check_dim_names(sema, fn, sig, d->lhs);
   check_dim_names(sema, fn, sig, d->rhs);
   for (int i = 0; i < d->list.len; i++) check_dim_names(sema, fn, sig, d->list.data[i]);

@@ -342,9 +342,11 @@ void check_for(Sema *sema, Body *body, Ast *st) {
 // ============================================================================
 // AST nodes of e (the clone one element costs).
 static int64_t node_count(const Ast *e) {
-  if (!e) return 0;
-  int64_t n = 1 + node_count(e->lhs) + node_count(e->rhs) + node_count(e->step);
-  for (int i = 0; i < e->list.len; i++) n += node_count(e->list.data[i]);
+  int64_t n = 0;
+  for (; e; e = e->lhs) {  // the chain of left operands in a loop
+    n += 1 + node_count(e->rhs) + node_count(e->step);
+    for (int i = 0; i < e->list.len; i++) n += node_count(e->list.data[i]);
+  }
   return n;
 }
 

@@ -207,8 +207,9 @@ Loc name_loc(const Ast *d) {
 // ============================================================================
 // Operators and calls
 // ============================================================================
-static TType *check_binary(Sema *sema, Ast *e) {
-  TType *a = check_expr(sema, e->lhs), *b = check_expr(sema, e->rhs);
+// e = lhs op rhs with lhs already checked (its type a).
+static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
+  TType *b = check_expr(sema, e->rhs);
   if (is_poison(a) || is_poison(b)) return poison(sema);
   int op = e->op;
   TD_ASSERT(op >= 0 && op < BIN_COUNT);
@@ -227,6 +228,20 @@ static TType *check_binary(Sema *sema, Ast *e) {
   e->bi = &d->b;
   if (op == BIN_MATMUL) return matmul_node(sema, e, e->lhs, e->rhs, e->oploc);
   return binary_node(sema, e, d->b.op, e->lhs, e->rhs, e->oploc);
+}
+
+// a + b + c + ... is ((a + b) + c) + ...: the chain of left operands is checked from the
+// innermost out in a loop, so a flat expression of any length costs no depth of C stack.
+static TType *check_binary(Sema *sema, Ast *e) {
+  VEC(Ast *) chain = {0};
+  Ast *a = e;
+  for (; a->kind == AST_BINARY; a = a->lhs) vec_push(&sema->cx->arena, &chain, a);
+  TType *t = check_expr(sema, a);
+  for (int i = chain.len - 1; i >= 0; i--) {
+    t = check_binary_one(sema, chain.data[i], t);
+    chain.data[i]->ty = t;
+  }
+  return t;
 }
 
 static TType *check_unary(Sema *sema, Ast *e) {
@@ -379,6 +394,12 @@ static TType *check_call(Sema *sema, Ast *e) {
 }
 
 TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
+  if (!strcmp(d->b.name, "where") && !e->lhs && e->list.len == 1 && e->list.data[0]->kind != AST_KWARG) {
+    diag_error(sema->cx, call_loc(e), "torch.where(condition) is not supported: it is nonzero(as_tuple=True), whose "
+               "shape is the number of true elements, known only when the program runs: choose elementwise with "
+               "torch.where(condition, x, y)");
+    return poison(sema);
+  }
   bool inplace;
   if (!inplace_kwarg(sema, e, d, &inplace)) return poison(sema);  // F.relu(x, inplace=True) (sema_module.c)
   e->bi = &d->b;
@@ -490,9 +511,8 @@ static int membership(Sema *sema, Ast *e, const TType *a, const TType *b) {
 // a and b, a or b, not a: Python's, on compile-time values ('and' gives a when a is false,
 // else b; 'or' the reverse), short-circuit: b is not checked (its names not resolved)
 // when a decides; in and is: membership.
-static TType *check_logic(Sema *sema, Ast *e) {
+static TType *check_logic_one(Sema *sema, Ast *e, TType *a) {
   static const char *const words[] = {"and", "or", "not"};
-  TType *a = check_expr(sema, e->lhs);
   if (is_poison(a)) return poison(sema);
   if (e->op >= LOGIC_IN) {
     TType *b = check_expr(sema, e->rhs);
@@ -524,6 +544,20 @@ static TType *check_logic(Sema *sema, Ast *e) {
   bool tb;
   if (!truth_value(sema, e->rhs, &tb)) return poison(sema);
   return b;
+}
+
+// a and b and c ...: the chain of left operands in a loop, as check_binary does.
+static TType *check_logic(Sema *sema, Ast *e) {
+  VEC(Ast *) chain = {0};
+  Ast *a = e;
+  for (; a->kind == AST_LOGIC && (a->op == LOGIC_AND || a->op == LOGIC_OR || a == e); a = a->lhs)
+    vec_push(&sema->cx->arena, &chain, a);
+  TType *t = check_expr(sema, a);
+  for (int i = chain.len - 1; i >= 0; i--) {
+    t = check_logic_one(sema, chain.data[i], t);
+    chain.data[i]->ty = t;
+  }
+  return t;
 }
 
 // a if c else b: a compile-time c picks the branch, and only that one is checked, as

@@ -61,7 +61,9 @@ static TType *advanced_index(Sema *sema, Ast *e, const TType *base, View v, Ast 
   for (int i = 0; i < n; i++) {
     DType dt = idx[i]->ty->dtype;
     if (dt == DT_BOOL || dt == DT_U8) {  // PyTorch takes a u8 index as a mask too
-      diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: use where");
+      diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: its shape is the number of true "
+                 "elements of the mask, known only when the program runs: torch.where(mask, x, 0) keeps x's shape "
+                 "(x[mask] = v, a store, works)");
       return poison(sema);
     }
     if (dt != DT_I64) {

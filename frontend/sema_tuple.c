@@ -443,6 +443,10 @@ TType *python_builtin(Sema *sema, Ast *e) {
     }
   } else if (is_scalar(a) || a->kind == TY_STR) {
     v = a->kind == TY_STR ? (double)(a->module[0] != 0) : a->dtype == DT_F64 ? a->fval : (double)a->ival;
+  } else if (is_tensor(a) && !a->wrapped) {
+    diag_error(sema->cx, pos[0]->loc, "%s() of a tensor is its value, known only when the program runs: keep it a "
+               "tensor (a 0-d tensor broadcasts as a number does; torch.where(c, a, b) chooses on one)", n);
+    return poison(sema);
   } else {
     diag_error(sema->cx, pos[0]->loc, "%s() argument must be a string or a number, not '%s'", n, py_type_name(a));
     return poison(sema);

@@ -441,8 +441,9 @@ static LExpr *gather_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   int a = n->attr.dim;
   LExpr *iv = kb_value(kb, ix, idx);
   int64_t size = x->view.ndim ? x->view.shape[a] : 1;
-  char *msg = arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", a,
-                           (long long)size);
+  char *msg = n->attr.form == GATHER_TARGET ? "Target %lld is out of bounds."
+              : arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", a,
+                             (long long)size);
   LExpr *chk = kb_checked_index(kb, iv, size, kb_error(kb, n->loc, msg), false);
   LIndex xi[TD_MAX_DIMS];
   for (int k = 0; k < x->view.ndim; k++)
