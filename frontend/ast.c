@@ -416,7 +416,10 @@ Ast *ast_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
 Ast *ast_aug(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc) {
   if (target->kind == AST_NAME) return ast_augassign(cx, target, op, rhs, oploc, loc);
   if (target->kind == AST_INDEX) return ast_store(cx, target, (int)op, rhs, oploc, loc);
-  diag_error(cx, target->loc, "'%s' is an illegal expression for augmented assignment", not_target(target));
+  if (target->kind == AST_ATTR)
+    diag_error(cx, target->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+  else
+    diag_error(cx, target->loc, "'%s' is an illegal expression for augmented assignment", not_target(target));
   return ast_new(cx, AST_PASS, loc);
 }
 

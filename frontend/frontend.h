@@ -115,6 +115,7 @@ struct Ast {
   int noperands;
   int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
   int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined
+  const Ast *comp;       // an element of a comprehension: the AST_COMP whose variables it reads
   AstList unrolled;      // AST_FOR: every iteration's statements in order (the loop variable's
                          // binding, then a checked clone of the body); AST_IF: the branch taken
 };

@@ -52,6 +52,7 @@ typedef struct Lower {
   int depth;       // inlining depth: bindings are recorded only at depth 0
   Memo *memo;      // open addressing, a power of two slots
   int nmemo, cap;
+  VEC(const Ast *) comps;  // the comprehensions lowered (their variables bound, then restored)
 } Lower;
 
 static Value *lower_expr(Lower *lw, const Ast *e);
@@ -189,10 +190,13 @@ static bool is_element(const Ast *e) {
   return e->kind == AST_ATTR || e->list.len != 1 || e->list.data[0]->kind != AST_SLICE;
 }
 
-// The statements a comprehension ran before its elements (its loop variables bound),
-// in a scope of their own: the names they bind are restored afterwards, as Python's
-// comprehension does not leak them.
+// The statements of a comprehension (its loop variables bound, each element computed as
+// an AST_EXPR after its iteration's bindings), once, in a scope of their own: the names
+// they bind are restored afterwards, as Python's comprehension does not leak them.
 static void lower_comp(Lower *lw, const Ast *e) {
+  for (int i = 0; i < lw->comps.len; i++)
+    if (lw->comps.data[i] == e) return;
+  vec_push(&lw->cx->arena, &lw->comps, e);
   typedef struct Saved {
     const char *name;
     bool bound;
@@ -213,12 +217,7 @@ static void lower_comp(Lower *lw, const Ast *e) {
     }
   }
   Rets none = {0};
-  lower_block(lw, &e->unrolled, &none);
-  for (int i = 0; i < e->noperands; i++) {  // the elements, each where its iteration bound it
-    const Ast *x = e->operands[i];
-    if (is_value(x->ty)) lower_expr(lw, x);
-    else if (is_seq(x->ty)) lower_seq(lw, x);
-  }
+  lower_block(lw, &e->unrolled, &none);  // the bindings, each element (an AST_EXPR) after its iteration's
   for (int k = 0; k < saved.len; k++) {
     if (saved.data[k].bound) bind(lw, saved.data[k].name, saved.data[k].value, saved.data[k].seq);
     else unbind(lw, saved.data[k].name);
@@ -271,6 +270,7 @@ static Value *lower_view(Lower *lw, const Ast *e) {
 // The sequence e, every element lowered now (memoized on e).
 static LSeq *lower_seq(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty && is_seq(e->ty));
+  if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
   Memo *m = memo_get(lw, e);
   if (m) return m->seq;
   LSeq *s;
@@ -304,6 +304,7 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty);
   if (e->ty->kind == TY_SCALAR)
     return scalar_of(lw, e->ty, e->loc);
+  if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
   if (e->kind == AST_CALL && e->inlined) {  // its results memoized as a sequence
     LSeq *r = lower_call(lw, e);
     TD_ASSERT(r->n >= 1 && r->v[0]);

@@ -366,6 +366,10 @@ static bool comp_clause(Sema *sema, Ast *e, int ci, AstList *elems) {
     Ast *x = ast_clone(sema->cx, e->lhs);
     if (is_poison(check_expr(sema, x))) return false;
     vec_push(&sema->cx->arena, elems, x);
+    Ast *at = ast_new(sema->cx, AST_EXPR, x->loc);  // lowering computes it here, its iteration's variables bound
+    at->lhs = x;
+    at->ty = x->ty;
+    vec_push(&sema->cx->arena, &e->unrolled, at);
     return true;
   }
   Ast *c = e->list.data[ci];
@@ -430,6 +434,7 @@ TType *check_comp(Sema *sema, Ast *e) {
     }
   }
   if (!ok) return poison(sema);
+  for (int i = 0; i < elems.len; i++) elems.data[i]->comp = e;  // lowered after the bindings they read
   Ast *l = part_seq(sema, e, e->op == TY_LIST ? TY_LIST : TY_TUPLE, elems.data, elems.len);
   set_operands(sema, e, l->operands, l->noperands);
   return l->ty;

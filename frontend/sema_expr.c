@@ -207,6 +207,8 @@ Loc name_loc(const Ast *d) {
 // ============================================================================
 // Operators and calls
 // ============================================================================
+static int same_value(Sema *sema, const TType *a, const TType *b, Loc loc);
+
 // e = lhs op rhs with lhs already checked (its type a).
 static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
   TType *b = check_expr(sema, e->rhs);
@@ -215,6 +217,10 @@ static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
   TD_ASSERT(op >= 0 && op < BIN_COUNT);
   if ((op == BIN_ADD || op == BIN_MUL) && (a->kind == TY_TUPLE || a->kind == TY_LIST)) return seq_binary(sema, e);
   bool oka = is_tensor(a) || is_scalar(a), okb = is_tensor(b) || is_scalar(b);
+  if ((op == BIN_EQ || op == BIN_NE) && !is_tensor(a) && !is_tensor(b) && (!oka || !okb)) {
+    int r = same_value(sema, a, b, e->oploc);  // x.shape == (3, 4), x.dtype == torch.half, s == 'mean'
+    return r < 0 ? poison(sema) : ty_bool(sema, (op == BIN_EQ) == (r == 1));
+  }
   if (!oka || !okb || (op == BIN_MATMUL && (!is_tensor(a) || !is_tensor(b)))) {
     diag_error(sema->cx, e->oploc, "unsupported operand type(s) for %s: '%s' and '%s'", binop_text((BinOp)op),
                py_type_name(a), py_type_name(b));

@@ -287,16 +287,20 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   }
   if (!check_args(sema, e)) return poison(sema);
   if (strcmp(c->params, "*")) {
-    int npos = 0, nparams = 0;
+    int npos = 0, nparams = 0, nrequired = 0;
     char name[64];
     const char *dflt;
-    while (nth_param(c->params, nparams, name, sizeof name, &dflt)) nparams++;
+    while (nth_param(c->params, nparams, name, sizeof name, &dflt)) nparams++, nrequired += !dflt;
     for (int i = 0; i < e->list.len; i++) {
       const Ast *a = e->list.data[i];
       if (a->kind != AST_KWARG) {
-        if (++npos > nparams) {
-          diag_error(sema->cx, a->loc, "%s.__init__() takes %d positional argument%s but %d were given", c->cls,
-                     nparams + 1, nparams ? "s" : "", npos + 1);
+        if (++npos > nparams) {  // Python counts self
+          if (nrequired == nparams)
+            diag_error(sema->cx, a->loc, "%s.__init__() takes %d positional argument%s but %d were given", c->cls,
+                       nparams + 1, nparams ? "s" : "", npos + 1);
+          else
+            diag_error(sema->cx, a->loc, "%s.__init__() takes from %d to %d positional arguments but %d were given",
+                       c->cls, nrequired + 1, nparams + 1, npos + 1);
           return poison(sema);
         }
         continue;

@@ -387,9 +387,75 @@ static bool python_number(const char *text, double *out) {
   return *end == 0;
 }
 
+// list(xs), tuple(xs), sum(xs, start=0), any(xs), all(xs) of an iterable: Python's; NULL
+// for sum, any and all of a tensor, which are the torch ops.
+static TType *iterable_builtin(Sema *sema, Ast *e) {
+  const char *n = e->name;
+  Ast *it = NULL, *start = NULL;
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG && !strcmp(n, "sum") && !strcmp(a->name, "start")) start = a->rhs;
+    else if (a->kind == AST_KWARG && strcmp(n, "list") && strcmp(n, "tuple")) return NULL;  // sum(x, dim=1): torch's
+    else if (a->kind == AST_KWARG) {
+      diag_error(sema->cx, a->loc, "%s() takes no keyword arguments", n);
+      return poison(sema);
+    }
+    else if (npos++ == 0) it = a;
+    else if (npos == 2 && !strcmp(n, "sum")) start = a;
+  }
+  bool conv = n[0] == 'l' || n[0] == 't';
+  if (!conv && (!it || !is_seq(it->ty))) return NULL;  // sum(x), any(x) of a tensor: torch's
+  if (npos > (n[0] == 's' ? 2 : 1)) {
+    diag_error(sema->cx, call_loc(e), "%s expected at most %d argument%s, got %d", n, n[0] == 's' ? 2 : 1,
+               n[0] == 's' ? "s" : "", npos);
+    return poison(sema);
+  }
+  Ast **items = NULL;
+  int ni = 0;
+  if (it && !iterable_items(sema, it, &items, &ni, it->loc)) return poison(sema);
+  if (conv) return seq_of(sema, e, n[0] == 'l' ? TY_LIST : TY_TUPLE, items, ni);
+  if (n[0] == 'a') {  // any, all: Python's truth of each
+    bool all = n[1] == 'l';
+    for (int i = 0; i < ni; i++) {
+      bool v;
+      if (!truth_value(sema, items[i], &v)) return poison(sema);
+      if (v != all) return ty_bool(sema, v);
+    }
+    return ty_bool(sema, all);
+  }
+  Ast *acc = start ? start : part_int(sema, e, 0);  // sum: ((start + x0) + x1) + ..., as Python adds
+  for (int i = 0; i < ni; i++) {
+    const TType *a = acc->ty, *b = items[i]->ty;
+    if (is_scalar(a) && is_scalar(b)) {
+      TType *r = fold_binary(sema, e->oploc, BIN_ADD, a, b);
+      if (!r) return poison(sema);
+      acc = ast_new(sema->cx, AST_INT, e->loc);
+      acc->ty = r;
+    } else if ((is_scalar(a) || is_tensor(a)) && (is_scalar(b) || is_tensor(b))) {
+      acc = part_binary(sema, e, OP_ADD, "add", acc, items[i]);
+      if (is_poison(acc->ty)) return poison(sema);
+    } else {
+      diag_error(sema->cx, items[i]->loc, "unsupported operand type(s) for +: '%s' and '%s'", py_type_name(a),
+                 py_type_name(b));
+      return poison(sema);
+    }
+  }
+  if (acc->bi) return become(sema, e, acc);
+  if (is_tensor(acc->ty)) {  // sum([x]) is 0 + x: a new tensor all the same
+    acc = part_binary(sema, e, OP_ADD, "add", part_int(sema, e, 0), acc);
+    return become(sema, e, acc);
+  }
+  return acc->ty;
+}
+
 // NULL when e is no call of such a builtin (or a torch op of the same name applies).
 TType *python_builtin(Sema *sema, Ast *e) {
   const char *n = e->name;
+  if (!strcmp(n, "list") || !strcmp(n, "tuple") || !strcmp(n, "sum") || !strcmp(n, "any") || !strcmp(n, "all")) {
+    TType *r = iterable_builtin(sema, e);
+    if (r) return r;
+  }
   bool conv = !strcmp(n, "float") || !strcmp(n, "int") || !strcmp(n, "bool");
   bool minmax = !strcmp(n, "min") || !strcmp(n, "max");
   if (!conv && !minmax && strcmp(n, "len")) return NULL;
