@@ -242,7 +242,7 @@ def main():
     cases = {
         "deep parentheses": "fn f(x: f32[2]) -> f32[2] { return " + "(" * 50000 + "x" + ")" * 50000 + " }\n",
         "deep brackets": "fn f(x: f32[2]) -> f32[2] { return x" + "[" * 50000 + "0" + "]" * 50000 + " }\n",
-        "a long operator chain": "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n",
+        "a long method chain": "fn f(x: f32[2]) -> f32[2] { return x" + ".relu()" * 50000 + " }\n",
         "a long unary chain": "fn f(x: f32[2]) -> f32[2] { return " + "-" * 50000 + "x }\n",
         "a NUL byte": "fn f(x: f32[2]) -> f32[2] {\n  return x\0\n}\n",
         "invalid UTF-8": b"fn f(x: f32[2]) -> f32[2] {\n  return \xff\xfe x\n}\n",
@@ -264,6 +264,9 @@ def main():
             check(f"{label} ({args[0]}): located error, exit 1",
                   p.returncode == 1 and re.search(r"robust\.tdsl:\d+:\d+: error: ", err) and "^" in err,
                   f"exit {p.returncode}: {err[:500]}")
+    # a chain of operators is flat, not deep: it compiles, whatever its length (issue 31.3)
+    p = tdslc("run", write("flat.tdsl", "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n"), "--json")
+    check("a long operator chain compiles and runs", p.returncode == 0, p.stderr.decode()[:500])
     p = tdslc(write("empty.tdsl", ""), "--emit=ir")
     check("an empty file: no function, exit 2, no crash",
           p.returncode == 2 and b"defines no function" in p.stderr, p.stderr.decode())
