@@ -195,7 +195,31 @@ Ast *ast_binary(Ctx *cx, BinOp op, Ast *l, Ast *r, Loc oploc) {
 Ast *ast_paren(Ctx *cx, Ast *e, Loc loc) {
   (void)cx;
   e->loc = loc;
+  if (e->kind == AST_BINARY || e->kind == AST_LOGIC) e->bval = true;  // (a < b) < c is no chain
   return e;
+}
+
+// Whether e is a comparison written without parentheses (one a chain may continue), and
+// its right operand.
+static const Ast *compared(const Ast *e) {
+  if (e->bval) return NULL;
+  if (e->kind == AST_BINARY && e->op >= BIN_EQ && e->op <= BIN_GE) return e->rhs;
+  if (e->kind == AST_LOGIC && e->op >= LOGIC_IN) return e->rhs;
+  if (e->kind == AST_LOGIC && e->op == LOGIC_AND && e->ival) return compared(e->rhs);  // a chain
+  return NULL;
+}
+
+// a OP b, where op is a BinOp comparison or BIN_COUNT + a LogicOp (in, is ...); a < b < c
+// is (a < b) and (b < c), as Python chains it (b is written twice: it is evaluated twice,
+// which for the compile-time values a chain takes is the same).
+Ast *ast_compare(Ctx *cx, int op, Ast *a, Ast *b, Loc oploc) {
+  const Ast *mid = compared(a);
+  Ast *lhs = mid ? ast_clone(cx, mid) : a;
+  Ast *c = op < BIN_COUNT ? ast_binary(cx, (BinOp)op, lhs, b, oploc) : ast_logic(cx, (LogicOp)(op - BIN_COUNT), lhs, b, oploc);
+  if (!mid) return c;
+  Ast *chain = ast_logic(cx, LOGIC_AND, a, c, oploc);
+  chain->ival = 1;  // a chain of comparisons, which a further comparison continues
+  return chain;
 }
 
 Ast *ast_list(Ctx *cx, Loc loc) {

@@ -144,6 +144,9 @@ Ast *ast_call_of(Ctx *cx, Ast *callee, Ast *args, Loc loc);  // f(x), x.f(y), or
 Ast *ast_cond(Ctx *cx, Ast *body, Ast *test, Ast *orelse, Loc oploc);  // body if test else orelse
 Ast *ast_comp(Ctx *cx, bool generator, Ast *elem, Ast *clauses, Loc loc);
 Ast *ast_concat(Ctx *cx, Ast *a, Ast *b);  // adjacent string literals (AST_STR, AST_FSTRING)
+// a OP b of a comparison op (a BinOp, or BIN_COUNT + LOGIC_IN ...): a < b < c is (a < b)
+// and (b < c), as Python chains it
+Ast *ast_compare(Ctx *cx, int op, Ast *a, Ast *b, Loc oploc);
 Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc);
 Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
 Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc);

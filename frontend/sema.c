@@ -83,14 +83,25 @@ Sym *find_dim(Sema *sema, const char *name) {
 
 // A scalar parameter's kind: DT_F64 (float), DT_I64 (int) or DT_BOOL; DT_COUNT for a
 // tensor parameter.
+static bool str_param(const Ast *p);
+
 static DType scalar_kind(const Ast *p) {
   if (p->type->kind != AST_SCALAR_TYPE) return DT_COUNT;
+  if (str_param(p)) return DT_U8;
   const char *n = p->type->name;
   if (!n) {  // k=3: the default's kind (declare_sig refused the others)
     const TType *d = p->rhs->ty;
     return d && d->kind == TY_SCALAR ? d->dtype : DT_F64;
   }
   return !strcmp(n, "float") ? DT_F64 : !strcmp(n, "int") ? DT_I64 : DT_BOOL;
+}
+
+// A str parameter (data_format: str = "channels_last", or s = "a"): a compile-time string
+// in a helper. scalar_kind says DT_U8 for it (no Python scalar has that kind).
+static bool str_param(const Ast *p) {
+  const Ast *t = p->type;
+  return t->kind == AST_SCALAR_TYPE &&
+         (t->name ? !strcmp(t->name, "str") : p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_STR);
 }
 
 // Whether parameter p may be None: declared `T | None`, or given the default None.
@@ -310,7 +321,12 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
       pts[j] = args[j]->ty;
       continue;
     }
-    pts[j] = bind_scalar(sema, fn, fn->list.data[j], args[j], sk);
+    if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {
+      diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be str, not %s", p->name, fn->name,
+                 py_type_name(args[j]->ty));
+      diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
+    }
+    pts[j] = sk == DT_U8 ? (args[j]->ty->kind == TY_STR ? args[j]->ty : NULL) : bind_scalar(sema, fn, fn->list.data[j], args[j], sk);
     bad = !pts[j];
     if (pts[j]) {
       Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
@@ -377,6 +393,12 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     Ast *p = fn->list.data[i];
     DType sk = scalar_kind(p);
     if (sk == DT_COUNT) continue;
+    if (sk == DT_U8) {  // a string is a compile-time value only
+      diag_error(sema->cx, name_loc(p), "an entry point cannot take the str '%s': a string is a compile-time value "
+                 "(called from another function, '%s' takes one)", p->name, fn->name);
+      pts[i] = poison(sema);
+      continue;
+    }
     TType *t = ty_new(sema, TY_TENSOR);
     t->dtype = sk;
     t->view = view_contiguous(0, NULL);
@@ -488,7 +510,7 @@ static bool check_default(Sema *sema, Ast *p) {
   Ast *t = p->type;
   if (d->kind == TY_NONE) return true;  // x: f32[N] = None is optional, as Python runs it
   if (t->kind == AST_SCALAR_TYPE && !t->name) {  // k=3: the default's kind
-    if (is_scalar(d)) return true;
+    if (is_scalar(d) || d->kind == TY_STR) return true;
     diag_error(sema->cx, p->rhs->loc, "parameter '%s' has no type: write %s: TYPE = ..., a tensor's TYPE as "
                "f32[dims] (its default can only be None)", p->name, p->name);
     return false;
@@ -499,9 +521,11 @@ static bool check_default(Sema *sema, Ast *p) {
                py_type_name(d));
     return false;
   }
-  if (is_scalar(d) && (d->dtype == k || (k == DT_F64) || (k == DT_I64 && d->dtype == DT_BOOL))) return true;
+  if (k == DT_U8 ? d->kind == TY_STR
+                 : is_scalar(d) && (d->dtype == k || (k == DT_F64) || (k == DT_I64 && d->dtype == DT_BOOL)))
+    return true;
   diag_error(sema->cx, p->rhs->loc, "the default of '%s' must be %s, not %s", p->name,
-             k == DT_F64 ? "float" : k == DT_I64 ? "int" : "bool", py_type_name(d));
+             k == DT_U8 ? "str" : k == DT_F64 ? "float" : k == DT_I64 ? "int" : "bool", py_type_name(d));
   return false;
 }
 
@@ -530,9 +554,9 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
       if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
                    "int, float or bool", p->name, n);
-      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool"))
-        diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float or bool",
-                   n, p->name);
+      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str"))
+        diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float, bool or "
+                   "str", n, p->name);
       else if (p->mut)
         diag_error(sema->cx, name_loc(p), "'mut' applies to tensor parameters, not to the scalar '%s'", p->name);
       continue;

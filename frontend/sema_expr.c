@@ -420,6 +420,7 @@ TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
 static TType *check_attr(Sema *sema, Ast *e) {
   TType *self = check_expr(sema, e->lhs);
   if (is_poison(self)) return poison(sema);
+  if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
   if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
   TType *pv = is_tensor(self) ? tensor_attr(sema, e) : self->kind == TY_DTYPE ? dtype_attr(sema, self->dtype, e->name)

@@ -27,6 +27,18 @@ static bool known_module(const char *path) {
   return false;
 }
 
+// Modules a pasted file imports for what tdsl does not compile (Python's standard library
+// around a model, torch's submodules for training): accepted, their names bound; a use of
+// one is an error there.
+static bool inert_module(const char *path) {
+  static const char *const inert[] = {"os", "sys", "warnings", "dataclasses", "functools", "collections", "inspect",
+                                      "copy", "enum", "logging", "abc", "itertools", "numbers", "re", "json", NULL};
+  size_t n = strcspn(path, ".");
+  for (int i = 0; inert[i]; i++)
+    if (strlen(inert[i]) == n && !strncmp(path, inert[i], n)) return true;
+  return !strncmp(path, "torch.", 6) && !known_module(path);  // torch.utils.checkpoint, torch.nn.init ...
+}
+
 // The module an unbound name stands for without an import (forward passes use them so):
 // torch, nn, F, math.
 static const char *default_module(const char *name) {
@@ -89,9 +101,10 @@ static bool module_has(const char *m, const char *a) {
 // of a name replaces an earlier one, as in Python).
 void declare_import(Sema *sema, const Ast *d) {
   const char *from = d->name;
+  if (from && inert_module(from)) return;  // from dataclasses import dataclass: nothing tdsl compiles uses it
   if (from && !known_module(from)) {
     diag_error(sema->cx, d->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
-               "torch.nn.functional, math, einops and typing", from);
+               "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", from);
     return;
   }
   if (from && d->list.len == 0) {
@@ -114,9 +127,10 @@ void declare_import(Sema *sema, const Ast *d) {
       }
       im.name = a->lhs ? a->lhs->name : a->name;
     } else {
+      if (inert_module(a->name)) continue;
       if (!known_module(a->name)) {
         diag_error(sema->cx, a->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
-                   "torch.nn.functional, math, einops and typing", a->name);
+                   "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", a->name);
         continue;
       }
       if (a->lhs) {  // import torch.nn.functional as F
@@ -150,70 +164,79 @@ typedef struct NnClass {
   int form;            // where PyTorch has it (F_NNF, F_TORCH); 0: the input itself (Identity)
   const char *params;  // the constructor's parameters, PyTorch 1.13's order: "negative_slope=0.01, inplace=False"
   const char *fixed;   // keywords the module always passes ("training=False": an eval-mode module), or NULL
+  const char *affine;  // a norm's parameter that gives it parameters (elementwise_affine): must be False,
+                       // and is not passed on; NULL for none
 } NnClass;
 
 static const NnClass nn_classes[] = {
-    {"ReLU", "relu", F_NNF, "inplace=False", NULL},
-    {"ReLU6", "relu6", F_NNF, "inplace=False", NULL},
-    {"GELU", "gelu", F_NNF, "approximate='none'", NULL},
-    {"SiLU", "silu", F_NNF, "inplace=False", NULL},
-    {"Sigmoid", "sigmoid", F_TORCH, "", NULL},
-    {"Tanh", "tanh", F_TORCH, "", NULL},
-    {"Mish", "mish", F_NNF, "inplace=False", NULL},
-    {"Hardswish", "hardswish", F_NNF, "inplace=False", NULL},
-    {"Hardsigmoid", "hardsigmoid", F_NNF, "inplace=False", NULL},
-    {"Hardtanh", "hardtanh", F_NNF, "min_val=-1.0, max_val=1.0, inplace=False", NULL},
-    {"LeakyReLU", "leaky_relu", F_NNF, "negative_slope=0.01, inplace=False", NULL},
-    {"ELU", "elu", F_NNF, "alpha=1.0, inplace=False", NULL},
-    {"CELU", "celu", F_NNF, "alpha=1.0, inplace=False", NULL},
-    {"SELU", "selu", F_NNF, "inplace=False", NULL},
-    {"Softplus", "softplus", F_NNF, "beta=1, threshold=20", NULL},
-    {"Softsign", "softsign", F_NNF, "", NULL},
-    {"LogSigmoid", "logsigmoid", F_NNF, "", NULL},
-    {"Tanhshrink", "tanhshrink", F_NNF, "", NULL},
-    {"Softshrink", "softshrink", F_NNF, "lambd=0.5", NULL},
-    {"Hardshrink", "hardshrink", F_NNF, "lambd=0.5", NULL},
-    {"Threshold", "threshold", F_NNF, "threshold, value, inplace=False", NULL},
-    {"GLU", "glu", F_NNF, "dim=-1", NULL},
-    {"Softmax", "softmax", F_NNF, "dim=None", NULL},
-    {"LogSoftmax", "log_softmax", F_NNF, "dim=None", NULL},
-    {"Softmin", "softmin", F_NNF, "dim=None", NULL},
-    {"Identity", NULL, 0, "*", NULL},
-    {"Dropout", "dropout", F_NNF, "p=0.5, inplace=False", "training=False"},
-    {"Dropout1d", "dropout1d", F_NNF, "p=0.5, inplace=False", "training=False"},
-    {"Dropout2d", "dropout2d", F_NNF, "p=0.5, inplace=False", "training=False"},
-    {"Dropout3d", "dropout3d", F_NNF, "p=0.5, inplace=False", "training=False"},
-    {"AlphaDropout", "alpha_dropout", F_NNF, "p=0.5, inplace=False", "training=False"},
-    {"Flatten", "flatten", F_TORCH, "start_dim=1, end_dim=-1", "start_dim=1"},
-    {"Unflatten", "unflatten", F_TORCH, "dim, unflattened_size", NULL},
-    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL},
+    {"ReLU", "relu", F_NNF, "inplace=False", NULL, NULL},
+    {"ReLU6", "relu6", F_NNF, "inplace=False", NULL, NULL},
+    {"GELU", "gelu", F_NNF, "approximate='none'", NULL, NULL},
+    {"SiLU", "silu", F_NNF, "inplace=False", NULL, NULL},
+    {"Sigmoid", "sigmoid", F_TORCH, "", NULL, NULL},
+    {"Tanh", "tanh", F_TORCH, "", NULL, NULL},
+    {"Mish", "mish", F_NNF, "inplace=False", NULL, NULL},
+    {"Hardswish", "hardswish", F_NNF, "inplace=False", NULL, NULL},
+    {"Hardsigmoid", "hardsigmoid", F_NNF, "inplace=False", NULL, NULL},
+    {"Hardtanh", "hardtanh", F_NNF, "min_val=-1.0, max_val=1.0, inplace=False", NULL, NULL},
+    {"LeakyReLU", "leaky_relu", F_NNF, "negative_slope=0.01, inplace=False", NULL, NULL},
+    {"ELU", "elu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL},
+    {"CELU", "celu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL},
+    {"SELU", "selu", F_NNF, "inplace=False", NULL, NULL},
+    {"Softplus", "softplus", F_NNF, "beta=1, threshold=20", NULL, NULL},
+    {"Softsign", "softsign", F_NNF, "", NULL, NULL},
+    {"LogSigmoid", "logsigmoid", F_NNF, "", NULL, NULL},
+    {"Tanhshrink", "tanhshrink", F_NNF, "", NULL, NULL},
+    {"Softshrink", "softshrink", F_NNF, "lambd=0.5", NULL, NULL},
+    {"Hardshrink", "hardshrink", F_NNF, "lambd=0.5", NULL, NULL},
+    {"Threshold", "threshold", F_NNF, "threshold, value, inplace=False", NULL, NULL},
+    {"GLU", "glu", F_NNF, "dim=-1", NULL, NULL},
+    {"Softmax", "softmax", F_NNF, "dim=None", NULL, NULL},
+    {"LogSoftmax", "log_softmax", F_NNF, "dim=None", NULL, NULL},
+    {"Softmin", "softmin", F_NNF, "dim=None", NULL, NULL},
+    {"Identity", NULL, 0, "*", NULL, NULL},
+    {"Dropout", "dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Dropout1d", "dropout1d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Dropout2d", "dropout2d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Dropout3d", "dropout3d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"AlphaDropout", "alpha_dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Flatten", "flatten", F_TORCH, "start_dim=1, end_dim=-1", "start_dim=1", NULL},
+    {"Unflatten", "unflatten", F_TORCH, "dim, unflattened_size", NULL, NULL},
+    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL, NULL},
     {"MaxPool1d", "max_pool1d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
-                                       "ceil_mode=False", NULL},
+                                       "ceil_mode=False", NULL, NULL},
     {"MaxPool2d", "max_pool2d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
-                                       "ceil_mode=False", NULL},
+                                       "ceil_mode=False", NULL, NULL},
     {"AvgPool1d", "avg_pool1d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
-     NULL},
+     NULL, NULL},
     {"AvgPool2d", "avg_pool2d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
-                                       "divisor_override=None", NULL},
-    {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL},
-    {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL},
-    {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL},
-    {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL},
-    {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL},
-    {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL},
+                                       "divisor_override=None", NULL, NULL},
+    {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL, NULL},
+    {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL, NULL},
+    {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL, NULL},
+    {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL, NULL},
+    {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL, NULL},
+    {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL, NULL},
     {"CrossEntropyLoss", "cross_entropy", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, "
-                                                 "reduction='mean', label_smoothing=0.0", NULL},
+                                                 "reduction='mean', label_smoothing=0.0", NULL, NULL},
     {"NLLLoss", "nll_loss", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
-     NULL},
-    {"MSELoss", "mse_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL},
-    {"L1Loss", "l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL},
-    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL},
-    {"HuberLoss", "huber_loss", F_NNF, "reduction='mean', delta=1.0", NULL},
-    {"BCELoss", "binary_cross_entropy", F_NNF, "weight=None, size_average=None, reduce=None, reduction='mean'", NULL},
+     NULL, NULL},
+    {"MSELoss", "mse_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"L1Loss", "l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL, NULL},
+    {"HuberLoss", "huber_loss", F_NNF, "reduction='mean', delta=1.0", NULL, NULL},
+    {"BCELoss", "binary_cross_entropy", F_NNF, "weight=None, size_average=None, reduce=None, reduction='mean'", NULL, NULL},
     {"BCEWithLogitsLoss", "binary_cross_entropy_with_logits", F_NNF, "weight=None, size_average=None, reduce=None, "
-                                                                     "reduction='mean', pos_weight=None", NULL},
-    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL},
-    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL},
+                                                                     "reduction='mean', pos_weight=None", NULL, NULL},
+    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL, NULL},
+    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"LayerNorm", "layer_norm", F_NNF, "normalized_shape, eps=1e-05, elementwise_affine=True", NULL,
+     "elementwise_affine"},
+    {"GroupNorm", "group_norm", F_NNF, "num_groups, num_channels, eps=1e-05, affine=True", NULL, "affine"},
+    {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                                               "track_running_stats=False", NULL, "affine"},
+    {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                                               "track_running_stats=False", NULL, "affine"},
 };
 
 // Modules with parameters: what a forward pass calls instead.
@@ -270,6 +293,8 @@ static Ast *literal(Sema *sema, const Ast *at, const char *text) {
   check_expr(sema, a);
   return a;
 }
+
+static const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 
 // nn.NAME(args): the module object, its arguments checked against the constructor's
 // parameters (Python's messages); NULL when NAME is no class of the table (poison after
@@ -328,7 +353,45 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   }
   TType *m = ty_module(sema, arena_printf(&sema->cx->arena, "torch.nn.%s", c->cls));
   m->ctor = e;
+  if (c->affine) {  // a norm is parameterless only with elementwise_affine=False (affine=False)
+    const TType *a = nn_arg(sema, m, c->affine);
+    if (!a || !is_scalar(a) || a->ival != 0) {
+      const char *fn = !strcmp(c->fn, "layer_norm") ? "F.layer_norm(x, shape, weight, bias, eps)"
+                       : !strcmp(c->fn, "group_norm") ? "F.group_norm(x, groups, weight, bias, eps)"
+                                                      : "F.instance_norm(x, weight=weight, bias=bias)";
+      diag_error(sema->cx, call_loc(e), "nn.%s has parameters unless %s=False: pass them to the function as its "
+                 "parameters and call %s", c->cls, c->affine, fn);
+      return poison(sema);
+    }
+  }
   return m;
+}
+
+// The value of the constructor's parameter `name` of module object m: the argument given,
+// else the default; NULL when the class has no such parameter.
+static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
+  const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
+  char pn[64];
+  const char *dflt;
+  int pos = 0;
+  for (int k = 0; nth_param(c->params, k, pn, sizeof pn, &dflt); k++) {
+    if (strcmp(pn, name)) continue;
+    for (int i = 0; i < m->ctor->list.len; i++) {
+      const Ast *a = m->ctor->list.data[i];
+      if (a->kind == AST_KWARG && !strcmp(a->name, name)) return a->rhs->ty;
+      if (a->kind != AST_KWARG && pos++ == k) return a->ty;
+    }
+    return dflt ? literal(sema, m->ctor, dflt)->ty : NULL;
+  }
+  return NULL;
+}
+
+TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  const TType *t = nn_arg(sema, m, e->name);
+  if (t) return (TType *)t;
+  if (!strcmp(e->name, "training")) return ty_bool(sema, false);  // eval mode
+  diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", strrchr(m->module, '.') + 1, e->name);
+  return poison(sema);
 }
 
 // The module object m called on the checked arguments args of call e: its functional op
@@ -365,6 +428,10 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
       pname = arena_strdup(&sema->cx->arena, name);
     }
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
+    if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
+    if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
+        !strcmp(pname, "track_running_stats"))
+      continue;  // the constructor's alone: no argument of the op
     Ast *kw = ast_kwarg(sema->cx, pname, v, a->loc, a->loc);
     kw->ty = v->ty;
     vec_push(&sema->cx->arena, &f->list, kw);

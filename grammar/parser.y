@@ -351,8 +351,8 @@ star_expr
   | '*' bitor                   { $$ = ast_starred(p->cx, $2, @1, @$); }
   ;
 
-/* Python's levels: or, and, not, then comparison: non-associative, so `a < b < c` is a
-   syntax error; below it the bitwise levels: | then ^ then & then << >> */
+/* Python's levels: or, and, not, then comparison (a < b < c is a < b and b < c, as in
+   Python: ast_compare); below it the bitwise levels: | then ^ then & then << >> */
 expr
   : or_test
   | or_test IF or_test ELSE expr { $$ = ast_cond(p->cx, $1, $3, $5, @2); }
@@ -375,16 +375,16 @@ not_test
 
 comparison
   : bitor
-  | bitor EQ bitor              { $$ = ast_binary(p->cx, BIN_EQ, $1, $3, @2); }
-  | bitor NE bitor              { $$ = ast_binary(p->cx, BIN_NE, $1, $3, @2); }
-  | bitor '<' bitor             { $$ = ast_binary(p->cx, BIN_LT, $1, $3, @2); }
-  | bitor LE bitor              { $$ = ast_binary(p->cx, BIN_LE, $1, $3, @2); }
-  | bitor '>' bitor             { $$ = ast_binary(p->cx, BIN_GT, $1, $3, @2); }
-  | bitor GE bitor              { $$ = ast_binary(p->cx, BIN_GE, $1, $3, @2); }
-  | bitor IN bitor              { $$ = ast_logic(p->cx, LOGIC_IN, $1, $3, @2); }
-  | bitor NOT IN bitor          { $$ = ast_logic(p->cx, LOGIC_NOT_IN, $1, $4, loc_join(@2, @3)); }
-  | bitor IS bitor              { $$ = ast_logic(p->cx, LOGIC_IS, $1, $3, @2); }
-  | bitor IS NOT bitor          { $$ = ast_logic(p->cx, LOGIC_IS_NOT, $1, $4, loc_join(@2, @3)); }
+  | comparison EQ bitor         { $$ = ast_compare(p->cx, BIN_EQ, $1, $3, @2); }
+  | comparison NE bitor         { $$ = ast_compare(p->cx, BIN_NE, $1, $3, @2); }
+  | comparison '<' bitor        { $$ = ast_compare(p->cx, BIN_LT, $1, $3, @2); }
+  | comparison LE bitor         { $$ = ast_compare(p->cx, BIN_LE, $1, $3, @2); }
+  | comparison '>' bitor        { $$ = ast_compare(p->cx, BIN_GT, $1, $3, @2); }
+  | comparison GE bitor         { $$ = ast_compare(p->cx, BIN_GE, $1, $3, @2); }
+  | comparison IN bitor         { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_IN, $1, $3, @2); }
+  | comparison NOT IN bitor     { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_NOT_IN, $1, $4, loc_join(@2, @3)); }
+  | comparison IS bitor         { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_IS, $1, $3, @2); }
+  | comparison IS NOT bitor     { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_IS_NOT, $1, $4, loc_join(@2, @3)); }
   ;
 
 bitor
