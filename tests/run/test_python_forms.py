@@ -12,7 +12,10 @@ Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) an
 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -158,6 +161,22 @@ CASES = [
      lambda x, t: [gelu_tanh(x), np.maximum(x, 0), cross_entropy(x, t), x / (1 + np.exp(-x)), softmax(x), x,
                    np.where(x > 0, x, 0.2 * x)],
      ["f32"] * 7),
+    ("chained comparisons, docstrings, str parameters of a helper, stdlib imports",
+     "import os\nimport warnings\nfrom dataclasses import dataclass\n"
+     "fn norm(x: f32[4, 6], data_format: str = \"channels_last\") -> f32[4, 6] {\n"
+     "    \"\"\"Normalizes x.\n\n    Args: x (the input, \u2206-free).\n    \"\"\"\n"
+     "    if data_format not in [\"channels_last\", \"channels_first\"] {\n        raise NotImplementedError\n    }\n"
+     "    if data_format == \"channels_last\" {\n        return x - x.mean(-1, keepdim=True)\n    }\n"
+     "    return x - x.mean(0, keepdim=True)\n}\n"
+     "fn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n    B, C = x.shape\n    assert 0 < B <= C < 100\n"
+     "    k = 2 if 1 < B < C else 0\n    return norm(x) * k, norm(x, \"channels_first\")\n}\n",
+     {"x": X}, lambda x: [2 * (x - x.mean(-1, keepdims=True)), x - x.mean(0, keepdims=True)], ["f32", "f32"]),
+    ("parameterless norms as nn modules, and a module's attributes",
+     "import torch.nn as nn\nfn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n"
+     "    norm = nn.LayerNorm(6, elementwise_affine=False, eps=1e-6)\n    drop = nn.Dropout(0.25)\n"
+     "    p = drop.p if not drop.training else 1.0\n    return norm(x), x * p\n}\n",
+     {"x": X}, lambda x: [(x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-6), 0.25 * x],
+     ["f32", "f32"]),
 ]
 
 
@@ -222,6 +241,35 @@ def flat_sum(tdslc, t):
     t.report("a flat sum of 20,000 terms", errs)
 
 
+def gpu_code(tdslc, t):
+    """Every form compiles for the GPU: --emit=cuda and --emit=ptx of each program (a run-time
+    assert included), and nvcc and ptxas accept the assert's when they are installed."""
+    bad = []
+    for name, src, *_ in CASES + [(n, s) for n, s, *_ in FAILURES if _[1] == 3]:
+        for kind in ("cuda", "ptx"):
+            p = emit_text(tdslc, src, kind, args=["--fn", "f"])
+            if p.returncode != 0:
+                bad.append(f"{name} --emit={kind}: exit {p.returncode}: {p.stderr[:300]}")
+    t.report("every form emits CUDA C and PTX", bad)
+    nvcc, ptxas = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc", shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    if not (os.access(nvcc, os.X_OK) and os.access(ptxas, os.X_OK)):
+        print("skip nvcc and ptxas of a run-time assert (no CUDA toolkit)")
+        return
+    src = FAILURES[0][1]
+    with tempfile.TemporaryDirectory() as d:
+        errs = []
+        include = subprocess.run([tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
+        for kind, tool in (("cuda", [nvcc, "-c", "-I", include]),
+                           ("ptx", [ptxas, "-arch=sm_80"])):
+            path = os.path.join(d, "a." + ("cu" if kind == "cuda" else "ptx"))
+            with open(path, "w") as f:
+                f.write(emit_text(tdslc, src, kind).stdout)
+            p = subprocess.run(tool + [path, "-o", os.path.join(d, "a.o")], capture_output=True, timeout=300)
+            if p.returncode != 0:
+                errs.append(f"{tool[0]}: {p.stderr.decode(errors='replace')[:500]}")
+        t.report("nvcc and ptxas compile a run-time assert", errs)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -241,6 +289,8 @@ def main():
             errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
         t.report(name, errs, src)
     flat_sum(tdslc, t)
+    if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once, not per backend: the GPU code of each form
+        gpu_code(tdslc, t)
     # a function without a result: its C entry has no result parameter
     src = "fn g(mut o: f32[3], a: f32[3]) {\n    o.copy_(a)\n}\n"
     header = emit_text(tdslc, src, "header").stdout

@@ -388,12 +388,11 @@ static void comparison_binds_loosest(void **state) {
   assert_expr("a >= -b", "(>= a (- b))");
 }
 
-static void chained_comparison_is_a_syntax_error(void **state) {
+static void comparisons_chain_as_in_python(void **state) {
   (void)state;
-  assert_errors("fn f() -> f32[] {\n  return a < b < c\n}\n", 1,
-                "t.tdsl:2:16: error: comparison operators cannot be chained");
-  assert_errors("fn f() -> f32[] {\n  return a == b != c\n}\n", 1,
-                "t.tdsl:2:17: error: comparison operators cannot be chained");
+  assert_expr("a < b < c", "((< a b) and (< b c))");
+  assert_expr("a == b != c in d", "(((== a b) and (!= b c)) and (c in d))");
+  assert_expr("0 <= i + 1 < n", "((<= 0 (+ i 1)) and (< (+ i 1) n))");
   assert_expr("(a < b) < c", "(< (< a b) c)");
 }
 
@@ -998,6 +997,8 @@ static void statements_assert_raise_and_pass(void **state) {
   assert_stmt("raise ValueError('bad')", "raise ValueError('bad')");
   assert_stmt("pass", "pass");
   assert_stmt("return", "return ");
+  assert_shows("fn f() -> f32[] {\n  \"\"\"A docstring\n  over lines, with \u2206 and \\.\"\"\"\n  return x\n}\n",
+               "fn f() -> f32[] { 'A docstring\n  over lines, with \u2206 and \\.'; return x }");
 }
 
 static void literals_in_every_base_and_with_underscores(void **state) {
@@ -1067,7 +1068,7 @@ int main(void) {
     cmocka_unit_test(multiplication_binds_tighter_than_addition),
     cmocka_unit_test(binary_operators_are_left_associative),
     cmocka_unit_test(comparison_binds_loosest),
-    cmocka_unit_test(chained_comparison_is_a_syntax_error),
+    cmocka_unit_test(comparisons_chain_as_in_python),
     cmocka_unit_test(unary_minus_binds_looser_than_power),
     cmocka_unit_test(power_is_right_associative_and_takes_a_unary_on_its_right),
     cmocka_unit_test(postfix_binds_tightest),
