@@ -5,11 +5,14 @@
 // `if C { ... } else { ... }` checks only the branch a compile-time C takes, as Python
 // would run only it. `while C { ... }` is unrolled while its compile-time C holds.
 // `break` and `continue` reached in an iteration end it (and, for break, the loop) there:
-// a loop stops unrolling at the break its taken branches reach. Conditions on tensor
-// values are errors.
+// a loop stops unrolling at the break its taken branches reach. A comprehension `[e for t
+// in xs if c]` is unrolled the same way, its variables restored afterwards (Python's own
+// scope). Conditions on tensor values are errors.
 // Invariants kept for lower.c: AST_FOR.unrolled holds, in order, the binding of each
 // hidden iterable, then per iteration the loop variable's AST_ASSIGN and the checked
-// clone's statements; AST_IF.unrolled is the taken branch's statements. Lowering them
+// clone's statements; AST_IF.unrolled is the taken branch's statements; AST_COMP.unrolled
+// holds the bindings and, after each iteration's, its element as an AST_EXPR (each
+// element, an operand of the comprehension, has `comp` set to it). Lowering them
 // in order is running the program. Every iteration's clone counts against
 // TD_MAX_INLINE_OPS before it is made, so a loop too long to unroll is a located error.
 #include "frontend/sema_internal.h"

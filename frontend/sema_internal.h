@@ -8,8 +8,8 @@
 //   sema_budget.c   what inlining each function costs (nesting, ops), before any is
 //                   inlined: inline_call's limits
 //   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
-//   sema_ctl.c      static control flow: for loops unrolled, if on compile-time values,
-//                   while refused
+//   sema_ctl.c      static control flow: for and while loops unrolled, if on compile-time
+//                   values, comprehensions
 //   sema_expr.c     names and the expression checker: operators, calls, attributes
 //   sema_index.c    x[...]: basic indices make one view, index tensors one node
 //   sema_scatter.c  writes at run-time positions: x[idx] = v, x[mask] = v, index_put,
@@ -36,6 +36,9 @@
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_python.c   ... Python objects around tensors: devices and tensor options,
 //                   torch.finfo/iinfo, torch.tensor of numbers
+//   sema_module.c   import lines, nn modules constructed and called inline, inplace=,
+//                   torch._assert
+//   sema_format.c   Python's str, repr and format of compile-time values (f-strings)
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
 //
