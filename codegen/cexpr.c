@@ -958,11 +958,11 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     TD_ASSERT(g->lane && e->a->kind == LX_LOCAL && e->b->kind == LX_LOCAL);
     buf_puts(g->b, "(");
     print_sel(g, e);
-    buf_printf(g->b, " < %d ? %s[", e->lanes, g->lname[e->a->local]);
+    buf_printf(g->b, " < %d ? %s[", e->a->lanes, g->lname[e->a->local]);
     print_sel(g, e);
     buf_printf(g->b, "] : %s[", g->lname[e->b->local]);
     print_sel(g, e);
-    buf_printf(g->b, " - %d])", e->lanes);
+    buf_printf(g->b, " - %d])", e->a->lanes);
     return;
   case LX_COUNT: break;
   }
@@ -1181,26 +1181,28 @@ static void shuffle_let(CExprGen *g, const LStmt *s) {
   const LExpr *v = s->val;
   TD_ASSERT(v->a->kind == LX_LOCAL && v->b->kind == LX_LOCAL);
   g->pr->single[H_SHUFFLE] = true;
-  int n = v->lanes, nbytes = n * dtype_size(v->dt);
+  int n = v->lanes, nbytes = n * dtype_size(v->dt), ibytes = v->a->lanes * dtype_size(v->dt);
   const char *t = g->lname[s->local], *a = g->lname[v->a->local], *b = g->lname[v->b->local];
   buf_puts(g->b, "#ifdef tdsl_g_shuffle\n");
   buf_indent(g->b, g->depth);
   buf_puts(g->b, "{\n");
   buf_indent(g->b, g->depth + 1);
-  buf_printf(g->b, "typedef %s tdsl_g_vec __attribute__((vector_size(%d)));\n", cexpr_type(v->dt), nbytes);
+  buf_printf(g->b, "typedef %s tdsl_g_vec __attribute__((vector_size(%d)));\n", cexpr_type(v->dt), ibytes);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "typedef %s tdsl_g_res __attribute__((vector_size(%d)));\n", cexpr_type(v->dt), nbytes);
   buf_indent(g->b, g->depth + 1);
   buf_printf(g->b, "tdsl_g_vec tdsl_g_a, tdsl_g_b;\n");
   buf_indent(g->b, g->depth + 1);
-  buf_printf(g->b, "memcpy(&tdsl_g_a, %s, %d);\n", a, nbytes);
+  buf_printf(g->b, "memcpy(&tdsl_g_a, %s, %d);\n", a, ibytes);
   buf_indent(g->b, g->depth + 1);
-  buf_printf(g->b, "memcpy(&tdsl_g_b, %s, %d);\n", b, nbytes);
+  buf_printf(g->b, "memcpy(&tdsl_g_b, %s, %d);\n", b, ibytes);
   buf_indent(g->b, g->depth + 1);
-  buf_puts(g->b, "tdsl_g_a = tdsl_g_shuffle(tdsl_g_a, tdsl_g_b");
+  buf_puts(g->b, "tdsl_g_res tdsl_g_r = tdsl_g_shuffle(tdsl_g_a, tdsl_g_b");
   for (int l = 0; l < n; l++)
     buf_printf(g->b, ", %d", v->sel[l]);
   buf_puts(g->b, ");\n");
   buf_indent(g->b, g->depth + 1);
-  buf_printf(g->b, "memcpy(%s, &tdsl_g_a, %d);\n", t, nbytes);
+  buf_printf(g->b, "memcpy(%s, &tdsl_g_r, %d);\n", t, nbytes);
   buf_indent(g->b, g->depth);
   buf_puts(g->b, "}\n#else\n");
   lane_stmt(g, s);

@@ -43,15 +43,17 @@
 // unpcklps/unpckhps, unpcklpd/unpckhpd, vshuff32x4 twice); after the last round vector
 // ew_final[c] holds source column c. Vectors only move bits (f16, bf16 and bool move as
 // i16 and u8): the copy is exact for every dtype, NaN payloads included. Inside a tile,
-// blocks run W along dj (outer) then along di: W source rows read in runs of Ti; where
-// a block's rows are narrower than a 64-byte line (2- and 1-byte types, f32 with AVX2)
-// the other way round, so that the blocks filling a line are stored one after the other
-// (a streamed line is written whole, not in halves far apart). Where
+// blocks run W along dj (outer) then along di: W source rows read in runs of Ti. Where
+// a block's rows are narrower than a 64-byte line (2- and 1-byte types, f32 with AVX2),
+// the nb blocks that fill a line are built side by side and each output row's pieces
+// joined by shuffles into one 64-byte vector, stored once: a streamed line is written
+// whole (pieces of lines written far apart through the write-combining buffers made f16
+// transposes twice as slow). Where
 // a tile's extents are not multiples of W, the rest of it is the scalar nest. With the
 // result streamed past the caches (ir/sched.c's LArg.stream) both CPU backends reach
 // ~80% of the copy bandwidth on 4096² f32 (C: 3.5x the scalar tiles, which gcc 12
 // keeps scalar for their strided load).
-enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32 };
+enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32, EW_LINE = 64, EW_MAX_GROUP = 8 };
 
 typedef struct EwTile {
   const NodeList *ns;
@@ -147,9 +149,10 @@ static void ew_final(int W, int L, int *final) {
   }
 }
 
-// One W x W block: source rows j = J.. in vectors along i = I.., transposed, stored
-// along j into output rows i. at: the index with di = I and dj = J.
-static void ew_block(KernelBuilder *kb, const EwTile *t, LStmtList *into, const LIndex *at) {
+// One W x W block: source rows j = J.. in vectors along i = I.., transposed: col[c]
+// gets the local holding output row I + c's W elements from J. at: the index with
+// di = I and dj = J.
+static void ew_block(KernelBuilder *kb, const EwTile *t, LStmtList *into, const LIndex *at, int *col) {
   const Node *n = t->ns->data[0];
   int W = t->w, L = 16 / dtype_size(t->bits);
   if (L > W)
@@ -174,41 +177,78 @@ static void ew_block(KernelBuilder *kb, const EwTile *t, LStmtList *into, const 
       for (int h = 0; h < 2; h++) {
         ew_shuffle_sel(W, L, u, h, sel);
         int l = next[r + h * u] = kb_new_local(kb, t->bits);
-        kb_push(kb, into, ls_let(kb->cx, l, lx_shuffle(kb->cx, a, b, sel)));
+        kb_push(kb, into, ls_let(kb->cx, l, lx_shuffle(kb->cx, a, b, sel, W)));
       }
     }
     memcpy(cur, next, sizeof(int) * (size_t)W);
   }
   ew_final(W, L, final);
-  int arg = kb_arg(kb, kb->buf_of[n->out->buf->id], false, true);
+  for (int c = 0; c < W; c++)
+    col[c] = cur[final[c]];
+}
+
+// nb blocks side by side along dj (nb W elements: a 64-byte line of each output row
+// where one block's rows are narrower), each output row's pieces joined by shuffles
+// into one vector and stored once.
+static void ew_blocks(KernelBuilder *kb, const EwTile *t, LStmtList *into, const LIndex *at, int nb) {
+  const Node *n = t->ns->data[0];
+  int W = t->w, col[EW_MAX_GROUP][EW_MAX_W];
+  LIndex idx[TD_MAX_DIMS];
+  memcpy(idx, at, sizeof idx);
+  for (int g = 0; g < nb; g++) {
+    idx[t->dj] = at[t->dj];
+    idx[t->dj].base += g * W;
+    ew_block(kb, t, into, idx, col[g]);
+  }
+  int arg = kb_arg(kb, kb->buf_of[n->out->buf->id], false, true), sel[EW_MAX_GROUP * EW_MAX_W];
   idx[t->dj] = at[t->dj];
   for (int c = 0; c < W; c++) {
+    int piece[EW_MAX_GROUP], lanes = W;
+    for (int g = 0; g < nb; g++)
+      piece[g] = col[g][c];
+    for (int k = nb; k > 1; k /= 2, lanes *= 2) {  // halve the pieces, doubling their lanes
+      for (int l = 0; l < 2 * lanes; l++)
+        sel[l] = l;
+      for (int g = 0; g < k / 2; g++) {
+        LExpr *a = lx_local_v(kb->cx, t->bits, lanes, piece[2 * g]), *b = lx_local_v(kb->cx, t->bits, lanes, piece[2 * g + 1]);
+        int l = kb_new_local(kb, t->bits);
+        kb_push(kb, into, ls_let(kb->cx, l, lx_shuffle(kb->cx, a, b, sel, 2 * lanes)));
+        piece[g] = l;
+      }
+    }
     idx[t->di] = at[t->di];
     idx[t->di].base += c;
-    LExpr *v = lx_local_v(kb->cx, t->bits, W, cur[final[c]]);
+    LExpr *v = lx_local_v(kb->cx, t->bits, lanes, piece[0]);
     kb_push(kb, into, kb_store_stmt(kb, arg, kb_view_index(kb, &n->out->view, idx), v));
   }
 }
 
-// A tile of extents ext[di] x ext[dj] from idx: W x W blocks, the rest scalar.
+// A tile of extents ext[di] x ext[dj] from idx: groups of nb W x W blocks that fill
+// a line of each output row, single blocks where ext[dj] leaves fewer, the rest scalar.
 static void ew_vector_tile(KernelBuilder *kb, const EwTile *t, LStmtList *into, bool par) {
-  int W = t->w, di = t->di, dj = t->dj;
-  int64_t ei = t->ext[di], ej = t->ext[dj], iv = ei / W * W, jv = ej / W * W;
+  int W = t->w, di = t->di, dj = t->dj, nb = EW_LINE / (W * dtype_size(t->bits));
+  if (nb < 1)
+    nb = 1;
+  int64_t ei = t->ext[di], ej = t->ext[dj], iv = ei / W * W, jv = ej / W * W, jg = ej / (nb * W) * (nb * W);
   if (!iv || !jv) {
     ew_scalar_tile(kb, t, into, t->idx, ei, ej, par);
     return;
   }
   LIndex at[TD_MAX_DIMS];
   memcpy(at, t->idx, sizeof at);
-  LStmtList *in;
-  if (W * dtype_size(t->bits) >= 64) {
-    in = kb_step_loop(kb, into, jv / W, t->idx[dj], W, par, &at[dj]);
-    in = kb_step_loop(kb, in, iv / W, t->idx[di], W, par && jv == W, &at[di]);
-  } else {  // rows of blocks narrower than a line: the blocks that fill a line in turn
-    in = kb_step_loop(kb, into, iv / W, t->idx[di], W, par, &at[di]);
-    in = kb_step_loop(kb, in, jv / W, t->idx[dj], W, par && iv == W, &at[dj]);
+  if (jg) {
+    LStmtList *in = kb_step_loop(kb, into, jg / (nb * W), t->idx[dj], nb * W, par, &at[dj]);
+    in = kb_step_loop(kb, in, iv / W, t->idx[di], W, par && jg == nb * W, &at[di]);
+    ew_blocks(kb, t, in, at, nb);
   }
-  ew_block(kb, t, in, at);
+  if (jv > jg) {  // single blocks over the columns that fill no line
+    memcpy(at, t->idx, sizeof at);
+    at[dj].base += jg;
+    LIndex base = at[dj];
+    LStmtList *in = kb_step_loop(kb, into, (jv - jg) / W, base, W, par && !jg, &at[dj]);
+    in = kb_step_loop(kb, in, iv / W, t->idx[di], W, false, &at[di]);
+    ew_blocks(kb, t, in, at, 1);
+  }
   memcpy(at, t->idx, sizeof at);
   at[di].base += iv;  // the rows below the blocks, every column
   ew_scalar_tile(kb, t, into, at, ei - iv, ej, false);

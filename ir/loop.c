@@ -129,13 +129,13 @@ LExpr *lx_lane(Ctx *cx, LExpr *v, int lane) {
   return e;
 }
 
-LExpr *lx_shuffle(Ctx *cx, LExpr *a, LExpr *b, const int *sel) {
+LExpr *lx_shuffle(Ctx *cx, LExpr *a, LExpr *b, const int *sel, int lanes) {
   LExpr *e = lx_new(cx, LX_SHUFFLE, a->dt);
   e->a = a;
   e->b = b;
-  e->lanes = a->lanes;
-  int *s = arena_alloc(&cx->arena, sizeof(int) * (size_t)a->lanes);
-  memcpy(s, sel, sizeof(int) * (size_t)a->lanes);
+  e->lanes = lanes;
+  int *s = arena_alloc(&cx->arena, sizeof(int) * (size_t)lanes);
+  memcpy(s, sel, sizeof(int) * (size_t)lanes);
   e->sel = s;
   return e;
 }
@@ -369,7 +369,8 @@ static void verify_expr(Verify *V, const LExpr *e) {
   if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
               e->kind == LX_SHUFFLE || (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
-    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->a->lanes == e->lanes);
+    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->a->lanes == e->lanes ||
+              (e->kind == LX_SHUFFLE && 2 * e->a->lanes == e->lanes));
     TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
     TD_ASSERT(movable(e->dt));
     TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
@@ -440,10 +441,10 @@ static void verify_expr(Verify *V, const LExpr *e) {
   case LX_SHUFFLE:
     verify_expr(V, e->a);
     verify_expr(V, e->b);
-    TD_ASSERT(e->lanes > 1 && e->a->lanes == e->lanes && e->b->lanes == e->lanes && e->a->dt == e->dt &&
-              e->b->dt == e->dt && e->sel);
+    TD_ASSERT(e->lanes > 1 && (e->a->lanes == e->lanes || 2 * e->a->lanes == e->lanes) &&
+              e->b->lanes == e->a->lanes && e->a->dt == e->dt && e->b->dt == e->dt && e->sel);
     for (int l = 0; l < e->lanes; l++)
-      TD_ASSERT(e->sel[l] >= 0 && e->sel[l] < 2 * e->lanes);
+      TD_ASSERT(e->sel[l] >= 0 && e->sel[l] < 2 * e->a->lanes);
     return;
   case LX_COUNT: break;
   }

@@ -66,7 +66,8 @@
 // buf[idx + l]; LX_LOCAL of a vector local; LX_SPLAT (scalar a in every lane);
 // LX_BINARY (ADD SUB MUL) and LX_FMA lane by lane over operands of the same lanes
 // (LX_FMA may be scalar); LX_SHUFFLE (lane l of the result is lane sel[l] of the
-// concatenation of a and b, two vectors of its lanes and dt: 0 <= sel[l] < 2 * lanes);
+// concatenation of a and b, two vectors of its dt and of n lanes each, n its own lanes
+// or half of them: 0 <= sel[l] < 2 * n);
 // and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). Vectors
 // computed with are f32 or f64; vectors only moved (loads, locals, shuffles, stores) may
 // also be of the ints (i8 u8 i16 i32 i64), and such a vector load or store of a buffer
@@ -328,7 +329,8 @@ LExpr *lx_splat(Ctx *cx, int lanes, LExpr *a);                  // a scalar in e
 LExpr *lx_vload(Ctx *cx, DType dt, int lanes, int buf, LIndex idx);  // buf[idx + 0..lanes)
 LExpr *lx_local_v(Ctx *cx, DType dt, int lanes, int local);     // a vector local
 LExpr *lx_lane(Ctx *cx, LExpr *v, int lane);                    // lane of vector local v
-LExpr *lx_shuffle(Ctx *cx, LExpr *a, LExpr *b, const int *sel);  // sel copied (a->lanes entries)
+// lanes lanes (a->lanes or twice that) picked from a ++ b; sel copied (lanes entries)
+LExpr *lx_shuffle(Ctx *cx, LExpr *a, LExpr *b, const int *sel, int lanes);
 // The dtype whose vectors move the bits of dt's elements (ir/loop.h's Lanes): dt itself,
 // or i16 for f16/bf16 and u8 for bool.
 DType lx_bits_dtype(DType dt);

@@ -3,7 +3,8 @@
 // elementwise epilogues over the reduced or the input shape. Two schedules: row by row
 // (build_row: a pass over the row per accumulation, the results in locals, a last pass
 // for what has the input's shape), and by columns when the reduction would stride
-// through memory (build_col, below). Where a softmax's last pass multiplies its terms
+// through memory (build_col, below), which splits the rows into parts reduced by
+// threads and then combined when the kept columns are too few to share (SPLIT). Where a softmax's last pass multiplies its terms
 // by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
@@ -12,8 +13,9 @@
 // schedule's plan and passes).
 //
 // Invariants: every output combines the same terms in the same order in both
-// schedules (bit-identical results); a row node's result is valid only on its row
-// (LocalVal.at), and readers are checked against it.
+// schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
+// comment says how); a row node's result is valid only on its row (LocalVal.at), and
+// readers are checked against it.
 #include "ir/kernel.h"
 
 #include <math.h>
@@ -162,88 +164,6 @@ static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
   return -1;
 }
 
-// ---- softmax's max and sum in one pass over a long row ----
-// A row longer than half a core's L2 (its second read would come from memory) gets its
-// max and its sum of exp in one pass, chunk by chunk, the chunk (ONLINE_CHUNK_BYTES)
-// read twice while it is in L1:
-//   let m = -inf; let s = 0
-//   for c in chunks { let cm = -inf; for k: { let y = x; cm = y > cm ? y : cm }
-//                     let mn = m > cm ? m : cm; let sh = mn == -inf ? 0 : mn
-//                     s = s * exp(m - sh); for k: s = s + exp(x - sh); m = mn }
-//   (a last, shorter chunk the same way); the row's shift: m == -inf ? 0 : m
-// so the outputs take one more pass (exp(x - shift) * (1 / s), or x - shift - log(s))
-// where the three-pass form took two (softmax's terms kept, then scaled): two reads and
-// one write of the row instead of three and two. The maxima skip NaN propagation, as
-// ir/sched.c's softmax_max does (a NaN in x makes the sum and every output NaN anyway);
-// a chunk of -inf only (sh 0) adds zeros, and a row of -inf only gives s = 0, NaN
-// outputs, as the three passes do. Rounding: each chunk rescales the sum once (one
-// more rounding of exp(m - sh) per chunk), so results differ from the three-pass form's
-// in the last bits.
-enum { ONLINE_CHUNK_BYTES = 8192 };
-
-// The loops of the chunked pass over the single reduced dim d of the row, of extent
-// ext from base: the statements go into `into`; idx gets the input index.
-static LStmtList *chunk_pass(KernelBuilder *kb, const Row *r, LStmtList *into, int d, LIndex base, int64_t ext,
-                             LIndex *idx) {
-  for (int k = 0; k < r->xv->ndim; k++)
-    idx[k] = r->xidx[k];
-  return kb_step_loop(kb, into, ext, base, 1, false, &idx[d]);
-}
-
-// Whether softmax node n's row takes the one-pass max and sum.
-static bool online_softmax(const KernelBuilder *kb, const Row *r, const Node *n) {
-  uint32_t mask = n->attr.dims;
-  if (!kb->cpu || (mask & (mask - 1)))
-    return false;
-  int64_t bytes = r->n * dtype_size(dtype_compute(n->out->dtype));
-  return bytes > kb->cpu->l2 / 2 && bytes >= 2 * ONLINE_CHUNK_BYTES;
-}
-
-// max > cur ? max : cur, through lets in into (the select reads its operands twice).
-static LExpr *select_max(KernelBuilder *kb, LStmtList *into, LExpr *a, LExpr *b) {
-  int la = kb_let_local(kb, into, a), lb = kb_let_local(kb, into, b);
-  LExpr *gt = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, la), kb_local_ref(kb, lb));
-  return kb_select(kb, gt, kb_local_ref(kb, la), kb_local_ref(kb, lb));
-}
-
-// One chunk of ext elements from base (see above), updating locals m and s.
-static void online_chunk(KernelBuilder *kb, Row *r, const Node *n, DType cd, int d, LIndex base, int64_t ext,
-                         LStmtList *into, int m, int s) {
-  LIndex idx[TD_MAX_DIMS];
-  int cm = kb_let_local(kb, into, kb_fconst(kb, cd, -INFINITY));
-  LStmtList *in = chunk_pass(kb, r, into, d, base, ext, idx);
-  int y = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
-  LExpr *gt = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, y), kb_local_ref(kb, cm));
-  kb_push(kb, in, kb_set(kb, cm, kb_select(kb, gt, kb_local_ref(kb, y), kb_local_ref(kb, cm))));
-  int mn = kb_let_local(kb, into, select_max(kb, into, kb_local_ref(kb, cm), kb_local_ref(kb, m)));
-  LExpr *ninf = kb_binary(kb, OP_EQ, DT_BOOL, kb_local_ref(kb, mn), kb_fconst(kb, cd, -INFINITY));
-  int sh = kb_let_local(kb, into, kb_select(kb, ninf, kb_fconst(kb, cd, 0), kb_local_ref(kb, mn)));
-  LExpr *f = kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, m), kb_local_ref(kb, sh)));
-  kb_push(kb, into, kb_set(kb, s, kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s), f)));
-  in = chunk_pass(kb, r, into, d, base, ext, idx);
-  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
-  LExpr *t = kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, sh)));
-  kb_push(kb, in, kb_set(kb, s, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s), t)));
-  kb_push(kb, into, kb_set(kb, m, kb_local_ref(kb, mn)));
-}
-
-// The row's shift and sum of exp in one pass; *shift, *sum get their locals.
-static void online_max_sum(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *shift, int *sum) {
-  int d = __builtin_ctz(n->attr.dims);
-  int64_t S = r->xv->shape[d], K = ONLINE_CHUNK_BYTES / dtype_size(cd), nc = S / K;
-  int m = kb_let_local(kb, r->body, kb_fconst(kb, cd, -INFINITY));
-  int s = kb_let_local(kb, r->body, kb_fconst(kb, cd, 0));
-  LIndex c;
-  LStmtList *in = kb_step_loop(kb, r->body, nc, kb_ix_const(0), K, false, &c);
-  online_chunk(kb, r, n, cd, d, c, K, in, m, s);
-  if (S % K)
-    online_chunk(kb, r, n, cd, d, kb_ix_const(nc * K), S % K, r->body, m, s);
-  LExpr *ninf = kb_binary(kb, OP_EQ, DT_BOOL, kb_local_ref(kb, m), kb_fconst(kb, cd, -INFINITY));
-  *shift = kb_let_local(kb, r->body, kb_select(kb, ninf, kb_fconst(kb, cd, 0), kb_local_ref(kb, m)));
-  *sum = s;
-  r->pass = NULL;
-}
-
 // Computes row node n over the current row; sets its LocalVal.
 static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   DType od = n->out->dtype, cd = dtype_compute(od);
@@ -292,16 +212,10 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   }
   case OP_ARGMAX: case OP_ARGMIN: res = row_argext(kb, r, n); break;
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
-    int m, s;
-    LStmt *max_loop = NULL, *sum_loop = NULL;
-    if (online_softmax(kb, r, n)) {
-      online_max_sum(kb, r, n, cd, &m, &s);
-    } else {
-      m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
-      max_loop = r->pass;
-      s = row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
-      sum_loop = r->pass;
-    }
+    int m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    LStmt *max_loop = r->pass;
+    int s = row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
+    LStmt *sum_loop = r->pass;
     // log_softmax subtracts log(sum); softmax multiplies by 1 / sum, as PyTorch's CPU
     // kernel does (a division per element would cost more and round differently)
     if (n->op == OP_LOG_SOFTMAX)
