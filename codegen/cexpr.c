@@ -1082,11 +1082,14 @@ static void lane_stmt(CExprGen *g, const LStmt *s) {
 
 // Whether every element index ix can give is a multiple of nbytes in bytes (storages and
 // LArg.at are 64-byte aligned).
+// In uint64_t: a huge coefficient wraps, and nbytes (a power of two) divides the wrapped
+// product exactly when it divides the true one.
 static bool aligned(const LIndex *ix, int64_t es, int64_t nbytes) {
-  if (ix->dyn || ix->base * es % nbytes)
+  uint64_t n = (uint64_t)nbytes;
+  if (ix->dyn || (uint64_t)ix->base * (uint64_t)es % n)
     return false;
   for (int t = 0; t < ix->nterms; t++)
-    if (ix->coef[t] * es % nbytes)
+    if ((uint64_t)ix->coef[t] * (uint64_t)es % n)
       return false;
   return true;
 }

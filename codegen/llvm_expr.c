@@ -746,9 +746,11 @@ LLVMValueRef llvm_vec_ptr(LlvmKernelGen *c, int arg, const LIndex *ix, int lanes
   TD_ASSERT(lanes > 1);
   int64_t es = dtype_size(bt), a = 64;
   while (a > es && !ix->dyn) {
-    bool ok = ix->base * es % a == 0;
+    // in uint64_t: a huge coefficient wraps, and a power of two divides the wrapped
+    // product exactly when it divides the true one
+    bool ok = (uint64_t)ix->base * (uint64_t)es % (uint64_t)a == 0;
     for (int t = 0; t < ix->nterms && ok; t++)
-      ok = ix->coef[t] * es % a == 0;
+      ok = (uint64_t)ix->coef[t] * (uint64_t)es % (uint64_t)a == 0;
     if (ok)
       break;
     a /= 2;
