@@ -1103,7 +1103,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true);
   G.sched = G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1) ? SCHED_DOT : SCHED_PACKED;
-  G.par = view_numel(*ov) * G.K >= PARALLEL_WORK;
+  G.par = view_numel(*ov) * G.K >= MATMUL_PARALLEL_WORK;
   // the batch loops (outermost), each output's batch index
   LStmtList *body = &kb->k->body;
   if (G.sched == SCHED_DOT) {

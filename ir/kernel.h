@@ -47,6 +47,10 @@ typedef struct LocalVal {
 enum {
   PARALLEL_WORK = 32768,    // a kernel with less arithmetic than this runs on one thread
   PARALLEL_MIN_ITERS = 16,  // a parallel loop should have at least this many iterations
+  // a matmul of fewer multiply-adds runs on one thread: its vector FMAs do 256K in ~10 us
+  // on one core, where waking the pool's threads costs microseconds and, on a shared
+  // machine, a busy core can hold the whole kernel back (issue 27.6)
+  MATMUL_PARALLEL_WORK = 1 << 18,
   PROBE_VAR = 1 << 24,      // loop variables of probe indices: never in a kernel
 };
 

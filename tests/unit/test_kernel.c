@@ -1351,9 +1351,9 @@ static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
     int lanes, temps, funcs;
   } cases[] = {
       // few columns: the rows are the tasks; a's rows are read in place (unit-stride in k)
-      {"haswell", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
+      {"haswell", "fn f(a: f32[64, 100], b: f32[48, 100]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
        "gemm packed 4x24 rows in place rows nc 48 mc 4", 8, 1, 1},
-      {"skylake-avx512", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
+      {"skylake-avx512", "fn f(a: f32[64, 100], b: f32[48, 100]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
        "gemm packed 8x48 rows in place rows nc 48 mc 8", 16, 1, 1},
       // more columns than rows in x @ w.t(): transposed, w's rows read in place, x^T packed
       {"haswell", "fn f(a: f32[64, 40], b: f32[300, 40]) -> f32[64, 300] {\n  return a @ b.t()\n}\n",
@@ -1410,12 +1410,12 @@ static void gemm_micro_kernel_is_one_function_for_the_program(void **state) {
   done(r);
 }
 
-// A GEMM big enough for threads has a parallel loop whatever its shape: batches, row
-// panels or column blocks.
+// A GEMM big enough for threads (MATMUL_PARALLEL_WORK multiply-adds) has a parallel
+// loop whatever its shape: batches, row panels or column blocks; a smaller one has none.
 static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
   (void)state;
   static const char *const srcs[] = {
-      "fn f(a: f32[32, 9, 16], b: f32[32, 16, 9]) -> f32[32, 9, 9] {\n  return a @ b\n}\n",
+      "fn f(a: f32[64, 12, 32], b: f32[64, 32, 12]) -> f32[64, 12, 12] {\n  return a @ b\n}\n",
       "fn f(a: f32[200, 64], b: f32[64, 40]) -> f32[200, 40] {\n  return a @ b\n}\n",
       "fn f(a: f32[12, 64], b: f32[64, 900]) -> f32[12, 900] {\n  return a @ b\n}\n",
       "fn f(a: f32[3, 256], b: f32[700, 256]) -> f32[3, 700] {\n  return a @ b.t()\n}\n",
@@ -1426,6 +1426,18 @@ static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
     Run *r = compile(srcs[i]);
     build_cpu = &host_cpu;
     assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+    done(r);
+  }
+  static const char *const small[] = {
+      "fn f(a: f32[32, 128], b: f32[128, 10]) -> f32[32, 10] {\n  return a @ b\n}\n",  // the seed MLP's second layer
+      "fn f(a: f32[48, 12, 32], b: f32[48, 32, 12]) -> f32[48, 12, 12] {\n  return a @ b\n}\n",
+  };
+  for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+    CpuTarget t = cpu_target("haswell");
+    build_cpu = &t;
+    Run *r = compile(small[i]);
+    build_cpu = &host_cpu;
+    assert_false(any_parallel(&r->lp->kernels.data[0]->body));
     done(r);
   }
 }
