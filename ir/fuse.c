@@ -153,6 +153,8 @@ typedef struct Fuse {
   bool *inl;           // per node: NM_INLINE
   int *size, *trans;   // per node: ops and transcendental ops of its inline expression
   bool *raises;        // per node: its inline expression can raise
+  int *rered;          // per node: an inline node of its expression (itself included) that a
+                       // reduction and another reader both read, or -1 (see inline_why)
   IntList *deps;       // per non-inline node: the non-inline nodes its expression reads
   IntList *bufs;       // per node: the buffers its expression reads (ids)
   int *kern;           // per node: index into kerns (non-inline)
@@ -320,7 +322,7 @@ static bool matmul_packs(const Fuse *f, const Node *r, int src) {
 }
 
 // Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
-static FuseWhy inline_why(Fuse *f, int i) {
+static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   Node *n = node_of(f, i);
   TD_ASSERT(op_is_elementwise(n->op));
   if (f->output[i])
@@ -334,9 +336,11 @@ static FuseWhy inline_why(Fuse *f, int i) {
   const View *pv = &n->out->view;
   int64_t pnumel = view_numel(*pv);
   bool multi = f->readers[i].len > 1, bcast = false;
+  *reduced = false;
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
+    *reduced |= op_class(r->op) == OC_REDUCE || op_class(r->op) == OC_ROW;
     if (r->op == OP_MATMUL && !matmul_packs(f, r, ed.src))
       return why(FW_MATMUL_READ, ed.reader, -1);
     if (r->op == OP_MATMUL)
@@ -369,6 +373,17 @@ static FuseWhy inline_why(Fuse *f, int i) {
     return (FuseWhy){.code = FW_RECOMPUTE, .node = -1, .other = -1, .n = f->readers[i].len, .bcast = bcast,
                      .cost = f->size[i], .limit = INLINE_MAX_OPS, .trans = f->trans[i],
                      .tlimit = INLINE_MAX_TRANSCENDENTAL};
+  // A residual stream (x = x + f(norm(x)), layer after layer): each x is reduced by the
+  // next norm and read by the next sum, and recomputing it nests the one before, so the
+  // chain grows until the op budget stores one, at a layer that depends on the ops each
+  // layer has: the layers' kernels then differ and cannot share code. A value reduced
+  // and read again whose expression recomputes another such value is stored.
+  if (multi && *reduced)
+    for (int s = 0; s < n->nsrc; s++) {
+      int p = producer_of(n->srcs[s]);
+      if (p >= 0 && f->inl[p] && f->rered[p] >= 0)
+        return why(FW_NESTED_REDUCED, f->rered[p], -1);
+    }
   return why(FW_NONE, -1, -1);
 }
 
@@ -387,9 +402,18 @@ static void plan_inline(Fuse *f) {
         f->raises[i] |= f->raises[p];
       }
     }
+    f->rered[i] = -1;
     if (op_is_elementwise(n->op)) {
-      n->stored = inline_why(f, i);
+      bool reduced = false;
+      n->stored = inline_why(f, i, &reduced);
       f->inl[i] = n->stored.code == FW_NONE;
+      if (f->inl[i] && reduced && f->readers[i].len > 1)
+        f->rered[i] = i;
+      for (int s = 0; f->inl[i] && f->rered[i] < 0 && s < n->nsrc; s++) {
+        int p = producer_of(n->srcs[s]);
+        if (p >= 0 && f->inl[p])
+          f->rered[i] = f->rered[p];
+      }
     }
   }
 }
@@ -758,6 +782,7 @@ void fuse_graph(Graph *g) {
   f->raises = arena_alloc(&cx->arena, sizeof(bool) * n);
   f->full = arena_alloc(&cx->arena, sizeof(bool) * n);
   f->size = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->rered = arena_alloc(&cx->arena, sizeof(int) * n);
   f->trans = arena_alloc(&cx->arena, sizeof(int) * n);
   f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
