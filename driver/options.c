@@ -1,7 +1,7 @@
 // driver/options.c: the command line (LANGUAGE.md §10) into Options, and --help.
 // Each mode takes only its own options (--emit, -o, -O, --cpu: compile; --in, --seed,
-// --out-dir: run; --reps: bench; --arg: run and bench; --dim: all); anything else is a
-// usage error. After parsing,
+// --out-dir: run; --reps, --profile, --plot: bench; --arg: run and bench; --dim: all);
+// anything else is a usage error. After parsing,
 // --target is settled ("cpu" or "cuda", implied by --emit=cuda|ptx and --backend
 // cuda|ptx, conflicts reported) and run and bench have a backend.
 #include "driver/driver.h"
@@ -23,7 +23,7 @@ void options_print_help(void) {
        "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
        "                             [--seed N] [--out-dir DIR] [--json] [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
        "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
-       "                             [--json]\n"
+       "                             [--json] [--profile] [--plot FILE.svg]\n"
        "       tdslc --print-include-dir | --print-lib-dir | --version | --help\n"
        "\n"
        "options (a value may follow '=' or come as the next argument):\n"
@@ -45,6 +45,8 @@ void options_print_help(void) {
        "  --out-dir DIR         run: write out0.npy, ... and each generated input as in_NAME.npy\n"
        "  --backend B           run, bench: c or llvm (default) on cpu, ptx (default) or cuda on cuda\n"
        "  --reps N              bench: the timed calls (default 20)\n"
+       "  --profile             bench: each kernel's time, share, GFLOP/s, GB/s and fraction of the roofline\n"
+       "  --plot FILE.svg       bench: --profile, and the roofline chart with each kernel on it\n"
        "  --print-include-dir   the folder holding tdsl.h\n"
        "  --print-lib-dir       the folder holding libtdslrt\n"
        "  --version             tdslc's version\n"
@@ -173,6 +175,12 @@ int options_parse(int argc, char **argv, Options *o) {
       if (missing || !parse_u64(v, &r) || r == 0 || r > 1000000)
         return usage_error("--reps takes a positive integer");
       o->reps = (int)r;
+    } else if (strcmp(a, "--profile") == 0 && o->mode == MODE_BENCH) {
+      o->profile = true;
+    } else if (VALUE("--plot") && o->mode == MODE_BENCH) {
+      if (missing || !*v)
+        return usage_error("missing file name after '--plot'");
+      o->plot = v, o->profile = true;
     } else if (strcmp(a, "--json") == 0) {
       o->json = true;
     } else if (strcmp(a, "--full") == 0 && o->mode == MODE_COMPILE) {
