@@ -4,7 +4,7 @@
 // rises to the ridge point and the f32 peak runs flat from there (the f64 peak dashed
 // below it). Each kernel is a dot at (its intensity, its GFLOP/s), its area its share of
 // the call, red for a large share (at least 20%), yellow for a medium one (5%), green
-// for the rest, labelled with its name, ops and share, and with a tooltip (<title>)
+// for the rest; the largest shares labelled with name, ops and share, each with a tooltip (<title>)
 // giving its lines, schedule and rates. Kernels without arithmetic or without traffic
 // have no place on log axes: a note under the chart lists them with their GB/s.
 // The file is plain SVG 1.1 written directly (no library), whole or not at all; every
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { W = 960, H = 680, LEFT = 90, RIGHT = 40, TOP = 60, BOTTOM = 150 };
+enum { W = 960, H = 680, LEFT = 90, RIGHT = 40, TOP = 60, BOTTOM = 150, LABELS = 12 };
 
 typedef struct Axes {
   double x0, x1, y0, y1;  // log10 of the ranges shown
@@ -162,8 +162,11 @@ static void write_chart(const Profile *pr, FILE *f) {
   for (int i = 0; i < pr->nk; i++)
     ks[n++] = &pr->ks[i];
   qsort(ks, (size_t)n, sizeof *ks, by_share);
-  Box *boxes = malloc(sizeof *boxes * (size_t)(2 * n + 1));
-  int nbox = 0;
+  Box *boxes = malloc(sizeof *boxes * (size_t)(2 * n + 3));
+  int nbox = 0;  // the roofs' labels first, so that no kernel's label covers them
+  boxes[nbox++] = (Box){W - RIGHT - 6 - 6.5 * 24, py(&a, r->peak_f32) - 18, W - RIGHT, py(&a, r->peak_f32) - 2};
+  boxes[nbox++] = (Box){W - RIGHT - 6 - 6.5 * 16, py(&a, r->peak_f64) + 4, W - RIGHT, py(&a, r->peak_f64) + 20};
+  boxes[nbox++] = (Box){px(&a, ridge) - 40, H - BOTTOM - 18, px(&a, ridge) + 40, H - BOTTOM};
   fputs("<g stroke=\"#333\" stroke-width=\"1\">\n", f);
   for (int i = 0; i < n; i++) {
     const ProfKernel *k = ks[i];
@@ -191,10 +194,14 @@ static void write_chart(const Profile *pr, FILE *f) {
             k->ms, 100 * k->share, k->gflops, k->gbps, k->intensity, 100 * k->roofline);
     boxes[nbox++] = (Box){x - rad, y - rad, x + rad, y + rad};
   }
+  // labels for the largest shares (at most LABELS, at least 1% each): beside the dot, or a
+  // few lines above or below it with a leader line, inside the plot and over no earlier
+  // label or dot; a kernel with no such place keeps its tooltip only
   fputs("</g>\n<g fill=\"#111\">\n", f);
-  for (int i = 0; i < n; i++) {  // labels, moved down (then up) until they overlap no earlier one
+  int labelled = 0;
+  for (int i = 0; i < n && labelled < LABELS; i++) {
     const ProfKernel *k = ks[i];
-    if (!plotted(k))
+    if (!plotted(k) || k->share < 0.01)
       continue;
     const LKernel *lk = k->k;
     char text[128];
@@ -202,29 +209,32 @@ static void write_chart(const Profile *pr, FILE *f) {
     for (int j = 0; j < lk->ops.len && j < 3; j++)
       len += snprintf(text + len, sizeof text - (size_t)len, " %.20s", lk->ops.data[j]);
     snprintf(text + len, sizeof text - (size_t)len, "%s %.0f%%", lk->ops.len > 3 ? " …" : "", 100 * k->share);
-    double x = px(&a, k->intensity) + 4 + 22 * sqrt(fmax(k->share, 0)), y = py(&a, fmax(k->gflops, yl)) + 4;
+    double cx = px(&a, k->intensity), cy = py(&a, fmax(k->gflops, yl)), rad = 3 + 22 * sqrt(fmax(k->share, 0));
     double w = 6.5 * (double)strlen(text);
-    if (x + w > W - RIGHT)
-      x = px(&a, k->intensity) - 4 - 22 * sqrt(fmax(k->share, 0)) - w;
-    Box b = {x, y - 11, x + w, y + 2};
-    for (int tries = 0; tries < 24; tries++) {
-      bool clear = true;
-      for (int j = 0; j < nbox && clear; j++)
-        clear = !overlaps(&b, &boxes[j]);
-      if (clear)
-        break;
-      double dy = (tries % 2 ? -1 : 1) * 13.0 * (tries / 2 + 1);
-      b = (Box){x, y - 11 + dy, x + w, y + 2 + dy};
+    bool placed = false;
+    Box b = {0};
+    for (int tries = 0; tries < 14 && !placed; tries++) {
+      double dy = (tries / 2) * 14.0 * (tries % 2 ? -1 : 1), x = tries % 4 < 2 ? cx + rad + 4 : cx - rad - 4 - w;
+      b = (Box){x, cy + 4 + dy - 11, x + w, cy + 4 + dy + 2};
+      placed = b.x0 >= LEFT && b.x1 <= W - RIGHT && b.y0 >= TOP && b.y1 <= H - BOTTOM;
+      for (int j = 0; j < nbox && placed; j++)
+        placed = !overlaps(&b, &boxes[j]);
     }
+    if (!placed)
+      continue;
+    if (fabs((b.y0 + b.y1) / 2 - cy) > rad)
+      fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-width=\"0.8\"/>\n", cx,
+              cy, b.x0 < cx ? b.x1 : b.x0, (b.y0 + b.y1) / 2);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", b.x0, b.y1 - 2);
     xml_text(f, text);
     fputs("</text>\n", f);
     boxes[nbox++] = b;
+    labelled++;
   }
   fputs("</g>\n", f);
-  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">Each dot a kernel: its area is its share of the call; "
-          "red 20%% or more, yellow 5%% or more, green less. Hover for its lines, schedule and rates.</text>\n",
-          LEFT, H - BOTTOM + 64);
+  fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#555\">A dot per kernel, its area its share of the call (red: "
+          "20%% or more, yellow: 5%% or more); the largest labelled; hover for lines, schedule, rates.</text>\n", LEFT,
+          H - BOTTOM + 64);
   // kernels that have no place on log axes
   int y = H - BOTTOM + 84, listed = 0;
   for (int i = 0; i < n; i++) {
