@@ -367,8 +367,16 @@ def _llc_bytes():
     return best
 
 
+BUDGET_S = 2.0  # the timed calls of one variant, per round: a slow variant gets fewer
+
+
 def _time(f, warmup, reps):
-    for _ in range(warmup):
+    t0 = time.perf_counter()
+    f()
+    t1 = time.perf_counter() - t0
+    if t1 * (warmup - 1 + reps) > BUDGET_S:
+        warmup, reps = 1, max(1, min(reps, int(BUDGET_S / max(t1, 1e-9))))
+    for _ in range(warmup - 1):
         f()
     ts = []
     for _ in range(reps):
