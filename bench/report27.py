@@ -6,7 +6,7 @@ data bench/run.py measured; `R` is bench/run.py itself (its WORKLOADS, WHOLE and
 formatting helpers). Nothing here measures anything.
 """
 import halide_work
-import vecmath
+import vector_math as vecmath
 
 KIND_ORDER = ("matmul", "attention", "row", "elementwise", "one op", "sort")
 
@@ -73,7 +73,7 @@ def vecmath_table(data, L, R):
     a("")
     a("## Vector math")
     a("")
-    a("Each function on the same 2^20 f32 elements (`bench/vecmath.tdsl`, `bench/vecmath.py`): GB/s = "
+    a("Each function on the same 2^20 f32 elements (`bench/vector_math.tdsl`, `bench/vector_math.py`): GB/s = "
       "(4 MiB read + 4 MiB written) / median time, the data in the last-level cache, so the rate is the "
       "math's. tdsl: `tdslc bench` (C / LLVM backend); NumPy and PyTorch: one call each (NumPy's own "
       "loops use one thread; PyTorch %d); Halide: one vectorized parallel loop, realized into a "

@@ -202,7 +202,7 @@ import whole as whole_ref  # noqa: E402  (bench/models/whole.py: the whole-model
 WHOLE = whole_ref.WHOLE
 sys.path.insert(0, BENCH)
 import halide_work  # noqa: E402  (bench/halide_work.py: Halide's versions of the workloads)
-import vecmath  # noqa: E402  (bench/vecmath.py: the vector-math table)
+import vector_math as vecmath  # noqa: E402  (bench/vector_math.py: the vector-math table)
 import report27  # noqa: E402  (bench/report27.py: the tables of Halide, vector math, whole models)
 
 # Time limits for the new groups, per implementation, case and round (reps are cut to fit
@@ -1838,7 +1838,7 @@ def main():
                     log("  %s" % json.dumps(r))
             for n in sel_v:
                 for b in backends:
-                    r = tdslc_bench(tdslc, os.path.join(BENCH, "vecmath.tdsl"), "v_" + n[3:], b,
+                    r = tdslc_bench(tdslc, os.path.join(BENCH, "vector_math.tdsl"), "v_" + n[3:], b,
                                     max(3, int(round(vecmath.REPS * args.reps_scale))), env)
                     vres[n]["tdsl"][b] = best_round(vres[n]["tdsl"].get(b), r)
                     log("tdsl %-5s %-22s %s" % (b, n, json.dumps(r)))

@@ -1,7 +1,7 @@
-"""bench/vecmath.py — the vector-math table of bench/run.py (`make bench`).
+"""bench/vector_math.py — the vector-math table of bench/run.py (`make bench`).
 
 One row per math function: the expression each implementation computes on the same 2^20
-f32 inputs (bench/vecmath.tdsl has tdsl's, one function each), NumPy's, PyTorch's and
+f32 inputs (bench/vector_math.tdsl has tdsl's, one function each), NumPy's, PyTorch's and
 Halide's spelling of it, and an f64 reference for the checks. The table gives each one's
 GB/s: (input + output bytes) / time, with the data in the last-level cache. NumPy has no
 erf (SciPy is not used), so its erf and exact-GELU cells are n/a; Halide 14 has no log1p
