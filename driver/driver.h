@@ -231,6 +231,8 @@ typedef struct ProfKernel {
   double gflops, gbps, intensity;  // flops / bytes (0 without bytes)
   double roofline;        // achieved / attainable = max(GFLOP/s / peak, GB/s / bandwidth)
   bool f64;               // rated against the f64 peak
+  bool compute_bound;     // its intensity is at or right of the ridge (peak / bandwidth)
+  const char *schedule;   // in words: the builder's (a GEMM's tile), else kind, parallel loop, vector width
 } ProfKernel;
 
 typedef struct Profile {

@@ -277,7 +277,7 @@ static void json_num(FILE *out, double v) {
     fputs("null", out);
 }
 
-static void print_json(Ctx *cx, const Profile *pr, FILE *out) {
+static void print_json(const Profile *pr, FILE *out) {
   const LProgram *p = pr->p;
   fputs("{\"function\": ", out);
   json_str(out, p->name);
@@ -339,7 +339,7 @@ static void print_json(Ctx *cx, const Profile *pr, FILE *out) {
     for (int j = 0; j < k->lines.len; j++)
       fprintf(out, "%s%d", j ? ", " : "", k->lines.data[j]);
     fputs("], \"schedule\": ", out);
-    json_str(out, schedule_text(cx, k));
+    json_str(out, pk->schedule);
     fputs(", \"time_ms\": ", out);
     json_num(out, pk->ms);
     fputs(", \"share\": ", out);
@@ -352,8 +352,8 @@ static void print_json(Ctx *cx, const Profile *pr, FILE *out) {
     json_num(out, pk->gbps);
     fputs(", \"roofline\": ", out);
     json_num(out, pk->roofline);
-    fprintf(out, ", \"bound\": \"%s\", \"peak\": \"%s\"}", pk->intensity * r->bandwidth >=
-            (pk->f64 ? r->peak_f64 : r->peak_f32) ? "compute" : "memory", pk->f64 ? "f64" : "f32");
+    fprintf(out, ", \"bound\": \"%s\", \"peak\": \"%s\"}", pk->compute_bound ? "compute" : "memory",
+            pk->f64 ? "f64" : "f32");
   }
   fputs("\n ]}\n", out);
 }
@@ -438,7 +438,6 @@ static void print_table(Ctx *cx, const Profile *pr, FILE *out) {
       buf_printf(&ops, "%s%s", j ? " " : "", k->ops.data[j]);
     if (k->ops.len > 6)
       buf_printf(&ops, " +%d", k->ops.len - 6);
-    double peak = pk->f64 ? r->peak_f64 : r->peak_f32;
     char ai[32];
     if (pk->bytes)
       snprintf(ai, sizeof ai, "%.3g", pk->intensity);
@@ -446,8 +445,7 @@ static void print_table(Ctx *cx, const Profile *pr, FILE *out) {
       snprintf(ai, sizeof ai, "-");
     fprintf(out, "%-8s %10.4f %6.1f%% %9.2f %8.2f %8s %7.1f%% %-7s  %-14s %s: %s\n", k->name, pk->ms,
             100 * pk->share, pk->gflops, pk->gbps, ai, 100 * pk->roofline,
-            pk->intensity * r->bandwidth >= peak ? "compute" : "memory", lines_text(cx, k), ops.len ? ops.data : "-",
-            schedule_text(cx, k));
+            pk->compute_bound ? "compute" : "memory", lines_text(cx, k), ops.len ? ops.data : "-", pk->schedule);
   }
   fprintf(out, "%-8s %10.4f %6.1f%%  (the entry's argument checks and allocation, freeing the results)\n",
           "outside", pr->outside_ms, pr->mean_ms > 0 ? 100 * pr->outside_ms / pr->mean_ms : 0.0);
@@ -576,9 +574,11 @@ int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args,
       pk->intensity = pk->bytes ? (double)pk->flops / (double)pk->bytes : 0;
       double f = peak > 0 ? pk->gflops / peak : 0, m = pr.roof.bandwidth > 0 ? pk->gbps / pr.roof.bandwidth : 0;
       pk->roofline = f > m ? f : m;
+      pk->compute_bound = pk->intensity * pr.roof.bandwidth >= peak;
+      pk->schedule = schedule_text(cx, pk->k);
     }
     if (o->json)
-      print_json(cx, &pr, stdout);
+      print_json(&pr, stdout);
     else
       print_table(cx, &pr, stdout);
     if (o->plot)

@@ -185,11 +185,8 @@ static void write_chart(const Profile *pr, FILE *f) {
       fputs(j ? " " : "", f);
       xml_text(f, lk->ops.data[j]);
     }
-    const char *sched = (lk->same ? lk->same : lk)->sched;
-    if (sched) {
-      fputs("; ", f);
-      xml_text(f, sched);
-    }
+    fputs("; ", f);
+    xml_text(f, k->schedule);
     fprintf(f, "\n%.4g ms (%.1f%%), %.3g GFLOP/s, %.3g GB/s, %.3g FLOP/B, %.1f%% of the roofline</title></circle>\n",
             k->ms, 100 * k->share, k->gflops, k->gbps, k->intensity, 100 * k->roofline);
     boxes[nbox++] = (Box){x - rad, y - rad, x + rad, y + rad};
