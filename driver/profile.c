@@ -1,7 +1,9 @@
 // driver/profile.c: `tdslc bench --profile`: where the time of a call goes. The function
 // is built with LProgram.profile set, so its entry calls the runtime's tdsl_prof_mark
 // around every kernel (runtime/profile.c); warm-up calls, then o->reps timed calls, and
-// each kernel gets its mean time per call, its share of the mean call, its arithmetic
+// each kernel gets its mean time per call over the calls no slower than the median call
+// (one that another process slowed down does not skew the shares), its share of that
+// mean call, its arithmetic
 // (graph_kernel_flops) and its memory traffic, the rates they imply and its place under
 // the machine's roofline (roofline.c): achieved / attainable, where attainable is
 // min(peak, intensity x bandwidth), i.e. max(GFLOP/s / peak, GB/s / bandwidth).
