@@ -189,9 +189,9 @@ int run_call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *
 
 // Bytes every call of p must move: each parameter read once, each result written once.
 int64_t run_program_bytes(const LProgram *p);
-// Which threads run the calls, for bench's report: the runtime's pool (llvm:
-// TDSL_NUM_THREADS, else the online CPUs), OpenMP's (c: OMP_NUM_THREADS's first number,
-// else the online CPUs, as libgomp does without an affinity mask), none on the GPU (0).
+// Which threads run the calls, for bench's report: the runtime's pool, which both CPU
+// backends run their parallel loops on (TDSL_NUM_THREADS, else the online CPUs); none
+// on the GPU (0).
 int run_threads(const char *backend);
 
 // ============================================================================

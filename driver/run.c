@@ -289,13 +289,7 @@ int64_t run_program_bytes(const LProgram *p) {
 }
 
 int run_threads(const char *backend) {
-  if (!strcmp(backend, "llvm"))
-    return tdsl_num_threads();
-  if (strcmp(backend, "c") != 0)
-    return 0;
-  const char *s = getenv("OMP_NUM_THREADS");
-  long v = s ? strtol(s, NULL, 10) : 0;
-  return v >= 1 ? (int)v : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return !strcmp(backend, "llvm") || !strcmp(backend, "c") ? tdsl_num_threads() : 0;
 }
 
 // Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its
