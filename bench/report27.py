@@ -77,12 +77,14 @@ def vecmath_table(data, L, R):
       "(4 MiB read + 4 MiB written) / median time, the data in the last-level cache, so the rate is the "
       "math's. tdsl: `tdslc bench` (C / LLVM backend); NumPy and PyTorch: one call each (NumPy's own "
       "loops use one thread; PyTorch %d); Halide: one vectorized parallel loop, realized into a "
-      "preallocated output. Ratios: tdsl LLVM's rate / the other's (> 1: tdsl is faster)." % data["threads"])
+      "preallocated output. Ratios: tdsl LLVM's rate / the other's (> 1: tdsl is faster). Check: `tdslc run` "
+      "on the same inputs against the f64 reference of `vector_math.py` (max |error| / max |reference| at "
+      "most %.0e; a function that fails it is not timed)." % (data["threads"], R.CHECK_TOL))
     if "error" in hv:
         a("Halide: %s" % hv["error"])
     a("")
-    a("| function | computes | tdsl C GB/s | tdsl LLVM GB/s | NumPy GB/s | PyTorch GB/s | Halide GB/s | LLVM vs NumPy / PyTorch / Halide |")
-    a("|---|---|---:|---:|---:|---:|---:|---:|")
+    a("| function | computes | tdsl C GB/s | tdsl LLVM GB/s | NumPy GB/s | PyTorch GB/s | Halide GB/s | LLVM vs NumPy / PyTorch / Halide | check C | check LLVM |")
+    a("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
 
     def gbs(r):
         m = R.med(r)
@@ -90,7 +92,9 @@ def vecmath_table(data, L, R):
 
     def cell(r, why=None):
         g = gbs(r)
-        return "%.1f" % g if g else (why or ("n/a" if r and "na" in r else "error" if r else "n/a"))
+        return "%.1f" % g if g else (why or R.fmt_ms(r))
+
+    checks, notes = data.get("checks") or {}, []
 
     for name in vecmath.NAMES:
         k = "vm_" + name
@@ -103,10 +107,17 @@ def vecmath_table(data, L, R):
                                                            "error" if hr else "n/a")
         tl = gbs(e["tdsl"].get("llvm"))
         others = [gbs(e.get("numpy")), gbs(e.get("torch")), gbs(hr) if "median_ms" in hr else None]
-        a("| %s | `%s` | %s | %s | %s | %s | %s | %s |" % (
+        ck = checks.get(k, {})
+        a("| %s | `%s` | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             name, row[1], cell(e["tdsl"].get("c")), cell(e["tdsl"].get("llvm")),
             cell(e.get("numpy"), "n/a (no erf)" if row[2] is None else None), cell(e.get("torch")), hcell,
-            " / ".join(R.fmt_x(tl / o) if tl and o else "n/a" for o in others)))
+            " / ".join(R.fmt_x(tl / o) if tl and o else "n/a" for o in others),
+            R.check_cell(ck.get("c")), R.check_cell(ck.get("llvm"))))
+        R.check_notes(k, checks, backends, notes)
+    if notes:
+        a("")
+        a("Notes:")
+        L.extend(notes)
 
 
 def whole_roofline_ms(e, peak, bw):

@@ -6,10 +6,13 @@ the peak FMA rate, bench/peak.c), the compile latency of examples/attention.tdsl
 OPENBLAS_CORETYPE is fastest here, then in interleaved rounds
   - the workloads of bench/workloads/ (tdsl C and LLVM backends, NumPy, PyTorch),
   - the GEMM table of bench/gemm/ (the same, plus OpenBLAS with the fastest core type),
-  - the models of bench/models/ (tdsl against the same block as a torch.nn.Module, after a
-    check that both compute the same thing).
-tdsl runs through `tdslc bench --json` (timing) and `tdslc run` (the checks); NumPy and
-PyTorch in subprocesses with a cleaned environment. Writes bench/RESULTS.md (and the raw
+  - the models of bench/models/ (tdsl against the same block as a torch.nn.Module),
+  - the vector-math table (bench/vector_math.*) and the whole models (bench/models/whole.py),
+then the workloads and vector math in Halide 14 (bench/halide_work.py) and `tdslc bench
+--profile` of each whole model. Every tdsl case is first checked (`tdslc run`) against
+NumPy in f64 or its torch.nn.Module, and is not timed when wrong; every Halide variant
+against NumPy. tdsl runs through `tdslc bench --json` (timing); NumPy and PyTorch in
+subprocesses with a cleaned environment. Writes bench/RESULTS.md (and the raw
 numbers as JSON under build/bench/). Timings are reported, never asserted.
 
 Usage: /usr/bin/python3 bench/run.py [--tdslc build/tdslc] [--threads 2]
@@ -619,6 +622,26 @@ def dim_args(dims):
     return [a for k, v in sorted((dims or {}).items()) for a in ("--dim", "%s=%d" % (k, v))]
 
 
+def fn_params(path, fn):
+    """The parameter names of `fn NAME(a: f32[...], b: ...)` in a .tdsl file, in order."""
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"^fn %s\(([^)]*)\)" % re.escape(fn), f.read(), re.M)
+    if not m:
+        raise ValueError("%s: no fn %s" % (path, fn))
+    return re.findall(r"(\w+)\s*:", re.sub(r"\[[^\]]*\]", "", m.group(1)))
+
+
+def workload_ref(w, xs, np):
+    """A workload's result in f64 from NumPy, on its inputs xs (f32, promoted here); the
+    GELU of gelu_linear with Python's math.erf, as NumPy has no erf."""
+    xs = [x.astype(np.float64) for x in xs]
+    if w["name"] == "gelu_linear":
+        x, wt, b = xs
+        y = x @ wt.T + b
+        return 0.5 * y * (1 + vecmath.erf64(np, y / math.sqrt(2)))
+    return _numpy_fns(np)[w.get("math", w["name"])](*xs)
+
+
 def _tdsl_check_run(tdslc, path, fn, backend, arrays, ref, workdir, dims=None):
     """`tdslc run` on the given inputs (.npy); compares out0.npy with `ref`. Also returns
     the time of the call itself (`--time`'s run stage) as an estimate for timing."""
@@ -654,12 +677,35 @@ def _tdsl_check_run(tdslc, path, fn, backend, arrays, ref, workdir, dims=None):
 
 
 def check_worker(tdslc, workdir, cases, backends, threads):
-    """Runs every selected GEMM case and model once through `tdslc run` per backend, on
-    inputs of its own (uniform in [-1, 1) for GEMM operands; the model's own kind of
-    weights, see reference.check_data), and compares the result: GEMM with NumPy in f64,
-    models with the torch.nn.Module in f32 (its own error against f64 is given beside)."""
+    """Runs every selected workload, vector-math function, GEMM case and model once through
+    `tdslc run` per backend and compares the result: workloads and vector math on the
+    inputs NumPy and PyTorch time, with NumPy in f64 (vector_math.py's f64 reference);
+    GEMM on inputs of its own (uniform in [-1, 1)) with NumPy in f64; models on the model's
+    own kind of weights (see reference.check_data) with the torch.nn.Module in f32 (its own
+    error against f64 is given beside)."""
     import numpy as np
     out = {}
+    for w in WORKLOADS:
+        if w["name"] not in cases:
+            continue
+        d = os.path.join(workdir, "check_" + w["name"])
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(BENCH, "workloads", w["file"])
+        xs = _inputs(w, np)
+        arrays, ref = dict(zip(fn_params(path, w["fn"]), xs)), workload_ref(w, xs, np)
+        out[w["name"]] = {b: _tdsl_check_run(tdslc, path, w["fn"], b, arrays, ref, d) for b in backends}
+        shutil.rmtree(d, ignore_errors=True)
+        print("check %s: %s" % (w["name"], json.dumps(out[w["name"]])), file=sys.stderr, flush=True)
+    vm = [n for n in vecmath.NAMES if "vm_" + n in cases]
+    if vm:
+        d = os.path.join(workdir, "check_vecmath")
+        os.makedirs(d, exist_ok=True)
+        x = vecmath.inputs(np)
+        for n in vm:
+            ref = vecmath.row(n)[6](np, x.astype(np.float64))
+            out["vm_" + n] = {b: _tdsl_check_run(tdslc, os.path.join(BENCH, "vector_math.tdsl"), "v_" + n, b,
+                                                 {"x": x}, ref, d) for b in backends}
+        shutil.rmtree(d, ignore_errors=True)
     for c in GEMM_CASES:
         if c["name"] not in cases:
             continue
@@ -853,19 +899,30 @@ def run_tdslc_bench(tdslc, w, backend, env, scale):
     return tdslc_bench(tdslc, os.path.join(BENCH, "workloads", w["file"]), w["fn"], backend, reps, env)
 
 
+def check_blocks(check):
+    """Why a case is not timed after its check (skipped, failed to run, wrong), as the
+    round's result; None when it passed or was not checked. from_check: the check's own
+    notes say why (no second note)."""
+    if check is None:
+        return None
+    if check.get("skipped"):
+        return {"skipped": check["skipped"], "from_check": True}
+    if check.get("error"):
+        return {"error": check["error"], "from_check": True}
+    if check.get("ok") is False:
+        return {"wrong": "the check failed (max rel. error %.2g)" % check.get("err_rel", float("nan")),
+                "from_check": True}
+    return None
+
+
 def run_tdslc_case(tdslc, path, c, backend, env, scale, check, prev, budget=TIME_BUDGET_S, slow_cap=SLOW_CAP_S):
     """One round of a GEMM case or model in tdsl. Not timed when its check failed or was
     skipped, or when one call takes over SLOW_CAP_S; reps cut to TIME_BUDGET_S from the
     check's call time or the last round's median; a case whose last round already used the
     budget is not timed again (returns None: keep that round)."""
-    if check is not None:  # the check's notes say why (from_check: no second note)
-        if check.get("skipped"):
-            return {"skipped": check["skipped"], "from_check": True}
-        if check.get("error"):
-            return {"error": check["error"], "from_check": True}
-        if check.get("ok") is False:
-            return {"wrong": "the check failed (max rel. error %.2g)" % check.get("err_rel", float("nan")),
-                    "from_check": True}
+    blocked = check_blocks(check)
+    if blocked:
+        return blocked
     reps = max(1, int(round(c["reps"] * scale)))
     est = None
     if prev and "median_ms" in prev:
@@ -1097,7 +1154,7 @@ def fmt_ms(r):
     if r is None:
         return "n/a"
     if "median_ms" not in r:
-        return "n/a" if "na" in r else "error"
+        return "**wrong**" if "wrong" in r else "not timed" if "skipped" in r else "n/a" if "na" in r else "error"
     m = r["median_ms"]
     return ("%.3f" if m < 1 else "%.2f" if m < 100 else "%.1f") % m
 
@@ -1589,8 +1646,12 @@ def report(data, path):
         a("Bytes and FLOPs per call (the harness's counts: every input read once, every output "
           "written once; see README):")
         a("")
-        a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps |")
-        a("|---|---:|---:|---:|---:|---:|")
+        a("Check: `tdslc run` on the inputs NumPy and PyTorch time, against NumPy in f64 (gelu_linear's "
+          "erf: Python's math.erf); max |error| / max |reference|, at most %.0e; a workload that fails "
+          "its check is not timed." % CHECK_TOL)
+        a("")
+        a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps | check C | check LLVM |")
+        a("|---|---:|---:|---:|---:|---:|---|---|")
         for w in WORKLOADS:
             n = w["name"]
             if n not in res:
@@ -1598,13 +1659,16 @@ def report(data, path):
             r = res[n]
             rng = lambda x: "%.3g–%.3g" % (x["min_ms"], x["max_ms"]) if x and "min_ms" in x else "n/a"  # noqa: E731
             reps = (r.get("torch") or r.get("numpy") or {}).get("reps", "?")
-            a("| %s | %.2f | %.2f | %s | %s | %s |" % (n, w["bytes"] / MB, w["flops"] / 1e6,
-                                                     rng(r.get("numpy")), rng(r.get("torch")), reps))
+            ck = (data.get("checks") or {}).get(n, {})
+            a("| %s | %.2f | %.2f | %s | %s | %s | %s | %s |" % (n, w["bytes"] / MB, w["flops"] / 1e6,
+                                                               rng(r.get("numpy")), rng(r.get("torch")), reps,
+                                                               check_cell(ck.get("c")), check_cell(ck.get("llvm"))))
         notes = []
         for w in WORKLOADS:
             n = w["name"]
             if n not in res:
                 continue
+            check_notes(n, data.get("checks") or {}, backends, notes)
             for b in backends:
                 x = res[n]["tdsl"].get(b) or {}
                 if "error" in x:
@@ -1810,10 +1874,12 @@ def main():
             if best:  # unset fastest: the NumPy column already is the best OpenBLAS
                 env_best = clean_env(args.threads, best)
             log("  fastest: %s" % (best if best else "unset" if best is not None else "none"))
-        if sel_g or sel_m or sel_x:
-            log("checks: `tdslc run` on %d GEMM cases, %d model blocks and %d whole models against NumPy / "
-                "PyTorch..." % (len(sel_g), len(sel_m), len(sel_x)))
-            data["checks"] = run_check_worker(env, args, tdslc, workdir, sel_g + sel_m + sel_x, backends)
+        if sel_w or sel_v or sel_g or sel_m or sel_x:
+            log("checks: `tdslc run` on %d workloads, %d vector-math functions, %d GEMM cases, %d model blocks "
+                "and %d whole models against NumPy / PyTorch..." % (len(sel_w), len(sel_v), len(sel_g), len(sel_m),
+                                                                    len(sel_x)))
+            data["checks"] = run_check_worker(env, args, tdslc, workdir, sel_w + sel_v + sel_g + sel_m + sel_x,
+                                              backends)
             for n, r in data["checks"].items():
                 log("  %-22s %s" % (n, json.dumps(r)))
         checks = data.get("checks", {})
@@ -1833,13 +1899,15 @@ def main():
                     continue
                 for b in backends:
                     log("tdsl %-5s %s..." % (b, w["name"]))
-                    r = run_tdslc_bench(tdslc, w, b, env, args.reps_scale)
+                    r = check_blocks(checks.get(w["name"], {}).get(b)) or run_tdslc_bench(tdslc, w, b, env,
+                                                                                            args.reps_scale)
                     res[w["name"]]["tdsl"][b] = best_round(res[w["name"]]["tdsl"].get(b), r)
                     log("  %s" % json.dumps(r))
             for n in sel_v:
                 for b in backends:
-                    r = tdslc_bench(tdslc, os.path.join(BENCH, "vector_math.tdsl"), "v_" + n[3:], b,
-                                    max(3, int(round(vecmath.REPS * args.reps_scale))), env)
+                    r = check_blocks(checks.get(n, {}).get(b)) or tdslc_bench(
+                        tdslc, os.path.join(BENCH, "vector_math.tdsl"), "v_" + n[3:], b,
+                        max(3, int(round(vecmath.REPS * args.reps_scale))), env)
                     vres[n]["tdsl"][b] = best_round(vres[n]["tdsl"].get(b), r)
                     log("tdsl %-5s %-22s %s" % (b, n, json.dumps(r)))
             for table, cases, sub in ((gres, GEMM_CASES, "gemm"), (mres, MODELS, "models")):

@@ -23,7 +23,7 @@ def _hl_softplus(hl, z):
     return hl.select(z > 20, z, hl.log(1 + hl.exp(hl.min(z, 20))))
 
 
-def _erf64(np, z):
+def erf64(np, z):
     return np.vectorize(math.erf, otypes=[np.float64])(z)
 
 
@@ -40,12 +40,12 @@ VECMATH = [
     ("tanh", "tanh(4x)", lambda np, x: np.tanh(x * 4), lambda t, F, x: t.tanh(x * 4),
      lambda hl, x: hl.tanh(x * 4), "", lambda np, x: np.tanh(x * 4)),
     ("erf", "erf(4x)", None, lambda t, F, x: t.erf(x * 4),
-     lambda hl, x: hl.erf(x * 4), "", lambda np, x: _erf64(np, x * 4)),
+     lambda hl, x: hl.erf(x * 4), "", lambda np, x: erf64(np, x * 4)),
     ("sigmoid", "sigmoid(4x)", lambda np, x: 1 / (1 + np.exp(-(x * 4))), lambda t, F, x: t.sigmoid(x * 4),
      lambda hl, x: 1 / (1 + hl.exp(-(x * 4))), "", lambda np, x: 1 / (1 + np.exp(-(x * 4)))),
     ("gelu", "gelu(4x), erf form", None, lambda t, F, x: F.gelu(x * 4),
      lambda hl, x: 0.5 * (x * 4) * (1 + hl.erf((x * 4) * (1 / math.sqrt(2)))), "",
-     lambda np, x: 0.5 * (x * 4) * (1 + _erf64(np, x * 4 / math.sqrt(2)))),
+     lambda np, x: 0.5 * (x * 4) * (1 + erf64(np, x * 4 / math.sqrt(2)))),
     ("gelu_tanh", "gelu(4x, approximate='tanh')",
      lambda np, x: 0.5 * (x * 4) * (1 + np.tanh(SQRT_2_PI * ((x * 4) + 0.044715 * (x * 4) ** 3))),
      lambda t, F, x: F.gelu(x * 4, approximate="tanh"),
