@@ -1644,11 +1644,10 @@ def report(data, path):
                 if w["kind"] == "compute" else "—"))
         a("")
         a("Bytes and FLOPs per call (the harness's counts: every input read once, every output "
-          "written once; see README):")
-        a("")
-        a("Check: `tdslc run` on the inputs NumPy and PyTorch time, against NumPy in f64 (gelu_linear's "
-          "erf: Python's math.erf); max |error| / max |reference|, at most %.0e; a workload that fails "
-          "its check is not timed." % CHECK_TOL)
+          "written once; see README), and each backend's check: `tdslc run` on the inputs NumPy and "
+          "PyTorch time, against NumPy in f64 (gelu_linear's erf: Python's math.erf), max |error| / "
+          "max |error| ÷ max |reference| (at most %.0e; a workload that fails its check is not timed):"
+          % CHECK_TOL)
         a("")
         a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps | check C | check LLVM |")
         a("|---|---:|---:|---:|---:|---:|---|---|")
