@@ -562,7 +562,7 @@ def load(model, arrays):
             a = np.asarray(arrays[name])
             assert tuple(a.shape) == tuple(shape), (model["name"], name, a.shape, shape)
             if src == "input":
-                ins.append(torch.from_numpy(np.ascontiguousarray(a)))
+                ins.append(torch.from_numpy(np.require(a, requirements=["C", "W"])))  # a copy only if read-only
                 continue
             keys = _keys(src) if isinstance(src, list) else [src]
             flat = a.reshape((len(keys),) + tuple(sd[keys[0]].shape)) if isinstance(src, list) else [a]
