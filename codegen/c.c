@@ -581,9 +581,14 @@ static void find_run(const LProgram *p, int lo, int hi, int *start, int *period,
     }
 }
 
-// One call of kernel i, its starts advanced by `step` times the loop index when in a loop.
+static void emit_prof_mark(Buf *out, const LProgram *p, int k);
+
+// One call of kernel i, its starts advanced by `step` times the loop index when in a loop
+// (outside a loop under bench --profile: the runtime's timestamp first).
 static void emit_call(Ctx *cx, Buf *out, const LProgram *p, int i, int next, bool first, int depth) {
   const LKernel *k = p->kernels.data[i];
+  if (next < 0)
+    emit_prof_mark(out, p, i);
   buf_indent(out, depth);
   if (!first) {
     buf_puts(out, "if (tdsl_g_rc == 0)\n");
@@ -612,7 +617,7 @@ static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
     return;
   int s, per, r;
   find_run(p, lo, hi, &s, &per, &r);
-  if (r < 2) {
+  if (r < 2 || p->profile) {  // (a profile times each call: none rolled)
     for (int i = lo; i < hi; i++)
       emit_call(cx, out, p, i, -1, i == 0, 1);
     return;
@@ -625,6 +630,13 @@ static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
   emit_calls(cx, out, p, s + r * per, hi);
 }
 
+// bench --profile (LProgram.profile): the runtime's timestamp before kernel k and after
+// the last one (k == the kernel count); nothing in an ordinary build.
+static void emit_prof_mark(Buf *out, const LProgram *p, int k) {
+  if (p->profile)
+    buf_printf(out, "  %stdsl_prof_mark(%d);\n", k ? "if (tdsl_g_rc == 0)\n    " : "", k);
+}
+
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   emit_entry_tables(out, p);
   buf_puts(out, "\n");
@@ -635,6 +647,7 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
                     "    tdsl_g_p[tdsl_g_i] = tdsl_tensor_data(&tdsl_g_b[tdsl_g_i]);\n", nb, nb);
   }
   emit_calls(cx, out, p, 0, p->kernels.len);
+  emit_prof_mark(out, p, p->kernels.len);
   emit_entry_end(out, p);
 }
 
