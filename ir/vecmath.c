@@ -196,7 +196,10 @@ static LExpr *cmp(VM *m, Op op, LExpr *a, LExpr *b) { return lx_binary(m->cx, op
 static LExpr *lt(VM *m, LExpr *a, double k) { return cmp(m, OP_LT, a, K(m, k)); }
 static LExpr *gt(VM *m, LExpr *a, double k) { return cmp(m, OP_GT, a, K(m, k)); }
 static LExpr *eq(VM *m, LExpr *a, double k) { return cmp(m, OP_EQ, a, K(m, k)); }
-static LExpr *sel(VM *m, LExpr *c, LExpr *a, LExpr *b) { return lx_select(m->cx, c, a, b); }
+// c ? a : b, the arms as lets: gcc if-converts (and so vectorizes) a ?: whose arms are
+// values, not one whose arms hold calls (fma, fabs).
+static LExpr *let(VM *m, LExpr *v);
+static LExpr *sel(VM *m, LExpr *c, LExpr *a, LExpr *b) { return lx_select(m->cx, c, let(m, a), let(m, b)); }
 static LExpr *and_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_LOGICAL_AND, DT_BOOL, a, b); }
 static LExpr *or_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_LOGICAL_OR, DT_BOOL, a, b); }
 static LExpr *cast(VM *m, DType dt, LExpr *a) { return lx_cast(m->cx, dt, a); }
@@ -753,10 +756,8 @@ static void expand_stmt(VM *m, LStmtList *pre, LStmt *st) {
 // A loop whose body is statements alone, some computing sin or cos, and which reads no
 // buffer it stores to (so running it twice computes the same values), becomes
 //   let big = 0; (let saved = acc, for each outer local the body sets)
-//   for j { body, sin and cos built; big = big | (SIN_LIMIT < |arg| < inf) }
-//   if (big) { acc = saved ...; for j' { the body again, sin and cos from libm } }
-// big is an i32 or, where the body already folds floats (a sum in lanes, ir/sched.c),
-// a select max of that dtype, so the fold still splits into lanes. A parallel loop is
+//   for j { body, sin and cos built; big = big + (SIN_LIMIT < |arg| < inf ? 1 : 0) }
+//   if (big > 0) { acc = saved ...; for j' { the body again, sin and cos from libm } } A parallel loop is
 // first cut into a parallel loop over CHUNK iterations and the rest, each serial inside.
 // Any other sin or cos stays a libm call: one outside every loop, or in a loop with
 // loops or ifs inside, or one that reads what it writes (in place).
@@ -918,17 +919,22 @@ static void cold_loop(VM *m, LStmtList *out, LStmt *l) {
   }
   again->body = redo;
 
-  DType fdt = DT_I32;  // the flag's dtype: a float fold's, if the body has one
+  // the flag counts the huge arguments: a float sum, which ir/sched.c splits into lanes
+  // (with the body's own float folds, of whose dtype it is) and both backends then
+  // vectorize; gcc 12 vectorizes no loop that sets an int local (see codegen/c.c), and
+  // LLVM 14 no select-compare reduction
+  DType fdt = DT_F32;
   for (int i = 0; i < l->body.len; i++) {
     const LStmt *st = l->body.data[i];
-    if (st->kind == LS_SET && dtype_is_float(st->val->dt) && fdt == DT_I32)
+    if (st->kind == LS_SET && dtype_is_float(st->val->dt)) {
       fdt = st->val->dt;
+      break;
+    }
   }
   int flag = new_local(m, fdt);
-  LExpr *fl = lx_local(cx, fdt, flag);
-  vec_push(&cx->arena, out, ls_let(cx, flag, fdt == DT_I32 ? lx_const_i(cx, DT_I32, 0) : lx_const_f(cx, fdt, 0)));
-  LStmt *iff = ls_if(cx, fdt == DT_I32 ? lx_binary(cx, OP_NE, DT_BOOL, fl, lx_const_i(cx, DT_I32, 0))
-                                       : lx_binary(cx, OP_GT, DT_BOOL, fl, lx_const_f(cx, fdt, 0)));
+  LExpr *fl = lx_local(cx, fdt, flag), *zero = lx_const_f(cx, fdt, 0), *one = lx_const_f(cx, fdt, 1);
+  vec_push(&cx->arena, out, ls_let(cx, flag, zero));
+  LStmt *iff = ls_if(cx, lx_binary(cx, OP_GT, DT_BOOL, fl, zero));
   for (int i = 0; i < l->body.len; i++) {  // outer locals the body sets: saved, restored
     const LStmt *st = l->body.data[i];
     if (st->kind != LS_SET || declared_in(l, st->local))
@@ -951,16 +957,11 @@ static void cold_loop(VM *m, LStmtList *out, LStmt *l) {
     for (int j = 0; j < args.len; j++) {
       VM a = vm_for(in, args.data[j]->dt);
       a.pre = &nb;
-      LExpr *ax = let(&a, fabs_(&a, args.data[j]));
-      LExpr *big = and_(&a, gt(&a, ax, sin_limit(a.dt)), lt(&a, ax, INFINITY));
-      if (fdt == DT_I32) {
-        vec_push(&cx->arena, &nb, ls_set(cx, flag, lx_binary(cx, OP_BITWISE_OR, DT_I32, fl, lx_cast(cx, DT_I32, big))));
-      } else {
-        int y = new_local(m, fdt);
-        LExpr *yv = lx_local(cx, fdt, y);
-        vec_push(&cx->arena, &nb, ls_let(cx, y, lx_select(cx, big, lx_const_f(cx, fdt, 1), lx_const_f(cx, fdt, 0))));
-        vec_push(&cx->arena, &nb, ls_set(cx, flag, lx_select(cx, lx_binary(cx, OP_GT, DT_BOOL, yv, fl), yv, fl)));
-      }
+      LExpr *ax = let(&a, fabs_(&a, args.data[j]));  // inf: 0 (the vector path gives its NaN)
+      LExpr *big = gt(&a, let(&a, sel(&a, lt(&a, ax, INFINITY), ax, K(&a, 0))), sin_limit(a.dt));
+      int y = new_local(m, fdt);
+      vec_push(&cx->arena, &nb, ls_let(cx, y, lx_select(cx, big, one, zero)));
+      vec_push(&cx->arena, &nb, ls_set(cx, flag, lx_binary(cx, OP_ADD, fdt, fl, lx_local(cx, fdt, y))));
     }
   }
   l->body = nb;
