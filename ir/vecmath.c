@@ -200,8 +200,10 @@ static LExpr *eq(VM *m, LExpr *a, double k) { return cmp(m, OP_EQ, a, K(m, k)); 
 // values, not one whose arms hold calls (fma, fabs).
 static LExpr *let(VM *m, LExpr *v);
 static LExpr *sel(VM *m, LExpr *c, LExpr *a, LExpr *b) { return lx_select(m->cx, c, let(m, a), let(m, b)); }
-static LExpr *and_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_LOGICAL_AND, DT_BOOL, a, b); }
-static LExpr *or_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_LOGICAL_OR, DT_BOOL, a, b); }
+// a & b, a | b of bools: both evaluated (C's && would be a branch on a float compare,
+// which gcc does not speculate, so the loop would not vectorize)
+static LExpr *and_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_BITWISE_AND, DT_BOOL, a, b); }
+static LExpr *or_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_BITWISE_OR, DT_BOOL, a, b); }
 static LExpr *cast(VM *m, DType dt, LExpr *a) { return lx_cast(m->cx, dt, a); }
 
 // a * b + c: fused where the target has FMA (the IR's LX_FMA), else rounded twice.
@@ -222,7 +224,6 @@ static LExpr *ibin(VM *m, Op op, LExpr *a, LExpr *b) { return lx_binary(m->cx, o
 static LExpr *iaddk(VM *m, LExpr *a, int64_t k) { return ibin(m, OP_ADD, a, I(m, k)); }
 static LExpr *ishl(VM *m, LExpr *a, int n) { return ibin(m, OP_LSHIFT, a, I(m, n)); }
 static LExpr *isra(VM *m, LExpr *a, int n) { return ibin(m, OP_RSHIFT, a, I(m, n)); }
-static LExpr *iandk(VM *m, LExpr *a, int64_t k) { return ibin(m, OP_BITWISE_AND, a, I(m, k)); }
 static int64_t bits_of(const VM *m, double v) {
   if (f32(m)) {
     float f = (float)v;
@@ -246,11 +247,10 @@ static LExpr *pow2(VM *m, LExpr *n, int bias) {
   return fbits(m, ishl(m, t, m->f->mant));
 }
 
-// An int (i32/i64 of m->it, |k| < 2^31) as a float: f32 converts; f64 through the
-// bits of 1.5 * 2^52 + k (AVX2 has no vector i64 -> f64 conversion).
+// An int of m->it (|k| < 2^22) as a float, through the bits of 1.5 * 2^mant + k: AVX2
+// has no vector i64 -> f64 conversion, and gcc 12 does not if-convert (so vectorize) a
+// loop where it duplicated an int -> float conversion into branches (it may trap).
 static LExpr *int_float(VM *m, LExpr *k) {
-  if (f32(m))
-    return cast(m, DT_F32, k);
   return sub(m, fbits(m, ibin(m, OP_ADD, k, I(m, bits_of(m, m->f->shift)))), K(m, m->f->shift));
 }
 
@@ -413,12 +413,23 @@ static LExpr *log_special(VM *m, LExpr *x, LExpr *r, double zero_at) {
 
 typedef enum { LOG_E, LOG_2, LOG_10 } LogBase;
 
-static LExpr *vm_log(VM *m, LExpr *x, LogBase base) {
+// x times 2^24 (f64: 2^54) where it is subnormal; *k (an int) less that exponent.
+// The scale's exponent comes from its bits, not from the condition again: gcc 12's jump
+// threading turns a condition that two selects share into branches, and the loop then
+// does not vectorize.
+static LExpr *unsubnormal(VM *m, LExpr *x, LExpr **k) {
   int sc = f32(m) ? 24 : 54;
-  LExpr *sub_ = let(m, lt(m, x, m->f->min_normal));
-  LExpr *xs = let(m, sel(m, sub_, mulk(m, x, ldexp(1, sc)), x)), *k, *f;
-  decompose(m, xs, &k, &f);
-  LExpr *e = let(m, sub(m, int_float(m, k), sel(m, sub_, K(m, sc), K(m, 0))));
+  LExpr *s = let(m, sel(m, lt(m, x, m->f->min_normal), K(m, ldexp(1, sc)), K(m, 1)));
+  LExpr *xs = let(m, mul(m, x, s)), *f;
+  decompose(m, xs, k, &f);
+  LExpr *es = iaddk(m, isra(m, bits(m, s), m->f->mant), -m->f->bias);  // 0 or sc
+  *k = let(m, ibin(m, OP_SUB, *k, es));
+  return f;
+}
+
+static LExpr *vm_log(VM *m, LExpr *x, LogBase base) {
+  LExpr *k, *f = unsubnormal(m, x, &k);
+  LExpr *e = let(m, int_float(m, k));
   LExpr *r;
   if (base == LOG_E) {
     r = log_parts(m, e, f);
@@ -466,10 +477,10 @@ static LExpr *erf_small(VM *m, LExpr *x, LExpr *z) {
 static LExpr *vm_erf(VM *m, LExpr *x) {
   LExpr *a = let(m, fabs_(m, x)), *z = let(m, mul(m, x, x));
   LExpr *small = erf_small(m, x, z);
-  double one = pick(m, 3.925, 5.93);
+  double one = pick(m, 3.92, 5.93);  // erf rounds to 1 from 3.9193 (f32), 5.9215 (f64)
   LExpr *t = let(m, addk(m, sel(m, gt(m, a, one), K(m, one), a), -0.875));
   LExpr *q = let(m, f32(m) ? horner(m, t, ERFQ_F32, LEN(ERFQ_F32)) : horner(m, t, ERFQ_F64, LEN(ERFQ_F64)));
-  LExpr *big = sub(m, K(m, 1), exp_normal(m, q));
+  LExpr *big = sel(m, gt(m, a, one), K(m, 1), sub(m, K(m, 1), exp_normal(m, q)));  // 1 exactly from there
   return copysign_(m, sel(m, lt(m, a, 0.875), small, big), x);  // x's sign (-0 included)
 }
 
@@ -530,19 +541,42 @@ static LExpr *vm_sincos(VM *m, LExpr *x, bool cosine) {
   LExpr *xd = from_f32 ? let(&d, cast(&d, DT_F64, x)) : x;
   LExpr *t = let(&d, fmadd(&d, xd, K(&d, TWO_OVER_PI), K(&d, d.f->shift)));
   LExpr *n = let(&d, sub(&d, t, K(&d, d.f->shift)));
-  const double *pio2 = from_f32 ? PIO2_F32 : PIO2_F64;
-  LExpr *r = xd;
-  for (int i = 0; i < (from_f32 ? LEN(PIO2_F32) : LEN(PIO2_F64)); i++)
-    r = let(&d, fmadd(&d, n, K(&d, -pio2[i]), r));
+  LExpr *r, *rlo = NULL;
+  if (from_f32) {  // x - n pi/2 to ~2^-80 absolute: f32's result rounds once, from it
+    r = xd;
+    for (int i = 0; i < LEN(PIO2_F32); i++)
+      r = let(&d, fmadd(&d, n, K(&d, -PIO2_F32[i]), r));
+  } else {  // r + rlo: the rounding of the second step kept (each n * part is exact)
+    LExpr *a = let(&d, fmadd(&d, n, K(&d, -PIO2_F64[0]), xd));  // exact
+    r = let(&d, fmadd(&d, n, K(&d, -PIO2_F64[1]), a));
+    rlo = fmadd(&d, n, K(&d, -PIO2_F64[1]), sub(&d, a, r));  // a - r exact
+    rlo = fmadd(&d, n, K(&d, -PIO2_F64[3]), fmadd(&d, n, K(&d, -PIO2_F64[2]), rlo));
+    LExpr *hi;
+    fast_two_sum(&d, r, rlo, &hi, &rlo);
+    r = hi;
+  }
   LExpr *z = let(&d, mul(&d, r, r));
   LExpr *sp = from_f32 ? horner(&d, z, SIN_F32D, LEN(SIN_F32D)) : horner(&d, z, SIN_F64, LEN(SIN_F64));
   LExpr *cp = from_f32 ? horner(&d, z, COS_F32D, LEN(COS_F32D)) : horner(&d, z, COS_F64, LEN(COS_F64));
-  LExpr *sin_r = fmadd(&d, mul(&d, r, z), sp, r);
-  LExpr *cos_r = fmadd(&d, z, fmadd(&d, z, cp, K(&d, -0.5)), K(&d, 1));
-  LExpr *q = let(&d, iaddk(&d, bits(&d, t), cosine));  // t's low bits are n's (mod 4)
-  LExpr *odd = cmp(&d, OP_NE, iandk(&d, q, 1), I(&d, 0));
-  LExpr *v = sel(&d, odd, cos_r, sin_r);
-  v = fbits(&d, ibin(&d, OP_BITWISE_XOR, bits(&d, v), ishl(&d, iandk(&d, q, 2), 62)));
+  // sin(r + rlo) = r + (r^3 S + rlo) (rlo cos r = rlo to within rlo r^2/2)
+  LExpr *sin_r = rlo ? add(&d, r, let(&d, fmadd(&d, mul(&d, r, z), sp, rlo))) : fmadd(&d, mul(&d, r, z), sp, r);
+  LExpr *cos_r;
+  if (rlo) {  // cos(r + rlo) = w + (((1 - w) - h) + (z^2 C - zlo/2 - r rlo)): w = 1 - h,
+              // h = z/2 and z + zlo = r^2 exact, 1 - w exact, so w's rounding is recovered
+    LExpr *zh, *zl;
+    two_prod(&d, r, r, &zh, &zl);
+    LExpr *h = let(&d, mulk(&d, zh, 0.5)), *w = let(&d, sub(&d, K(&d, 1), h));
+    LExpr *tail = fmadd(&d, mul(&d, z, z), cp, neg(&d, fmadd(&d, zl, K(&d, 0.5), mul(&d, r, rlo))));
+    cos_r = add(&d, w, add(&d, sub(&d, sub(&d, K(&d, 1), w), h), tail));
+  } else {
+    cos_r = fmadd(&d, z, fmadd(&d, z, cp, K(&d, -0.5)), K(&d, 1));
+  }
+  // the quadrant q = (n + cosine) mod 4 in floats (integer ops and int compares here keep
+  // LLVM's SLP vectorizer off a loop that sums the results): n/4 - 3/8 rounds to floor(n/4)
+  LExpr *nc = let(&d, addk(&d, n, cosine));
+  LExpr *q = let(&d, sub(&d, nc, mulk(&d, rint_(&d, addk(&d, mulk(&d, nc, 0.25), -0.375)), 4)));
+  LExpr *v = let(&d, sel(&d, or_(&d, eq(&d, q, 1), eq(&d, q, 3)), cos_r, sin_r));
+  v = sel(&d, gt(&d, q, 1.5), neg(&d, v), v);
   return from_f32 ? cast(m, DT_F32, v) : v;
 }
 
@@ -554,10 +588,8 @@ static double sin_limit(DType dt) { return dt == DT_F32 ? SIN_LIMIT_F32 : SIN_LI
 // log(ax) = hi + lo to about 2^-68 relative, for a positive finite f64 ax (0 and inf
 // give garbage the caller replaces).
 static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
-  LExpr *sub_ = let(m, lt(m, ax, m->f->min_normal));
-  LExpr *xs = let(m, sel(m, sub_, mulk(m, ax, 0x1p54), ax)), *k, *f;
-  decompose(m, xs, &k, &f);
-  LExpr *e = let(m, sub(m, int_float(m, k), sel(m, sub_, K(m, 54), K(m, 0))));
+  LExpr *k, *f = unsubnormal(m, ax, &k);
+  LExpr *e = let(m, int_float(m, k));
   // s + sl = f / (2 + f)
   LExpr *dh = let(m, addk(m, f, 2)), *dl = let(m, add(m, sub(m, K(m, 2), dh), f));
   LExpr *s = let(m, dvd(m, f, dh)), *rem;
@@ -590,15 +622,18 @@ static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
 // IEEE 754's pow around core, |x|^y for finite nonzero |x| (C99 Annex F, as NumPy and
 // PyTorch give).
 static LExpr *pow_special(VM *m, LExpr *x, LExpr *y, LExpr *ax, LExpr *core) {
-  LExpr *is_int = let(m, cmp(m, OP_EQ, lx_unary(m->cx, OP_TRUNC, m->dt, y), y));
-  LExpr *half = let(m, mulk(m, y, 0.5));
-  LExpr *odd = and_(m, is_int, cmp(m, OP_NE, lx_unary(m->cx, OP_TRUNC, m->dt, half), half));
-  LExpr *ylt0 = let(m, lt(m, y, 0));
-  LExpr *r = sel(m, eq(m, ax, 0), sel(m, ylt0, K(m, INFINITY), K(m, 0)), core);
-  r = let(m, sel(m, eq(m, ax, INFINITY), sel(m, ylt0, K(m, 0), K(m, INFINITY)), r));
-  r = sel(m, and_(m, cmp(m, OP_LT, bits(m, x), I(m, 0)), odd), neg(m, r), r);
+  // each condition used once (see unsubnormal): y is an odd integer iff y - 2 trunc(y/2)
+  // is +-1 (exact below 2^53; above, every float is even)
+  LExpr *trunc_y = lx_unary(m->cx, OP_TRUNC, m->dt, y);
+  LExpr *two_half = mulk(m, lx_unary(m->cx, OP_TRUNC, m->dt, mulk(m, y, 0.5)), 2);
+  LExpr *odd = eq(m, fabs_(m, sub(m, y, two_half)), 1);
+  // |x| 0 or inf: inf where (|x| < 1) == (y < 0), else 0
+  LExpr *edge = or_(m, eq(m, ax, 0), eq(m, ax, INFINITY));
+  LExpr *inf_side = lx_binary(m->cx, OP_EQ, DT_BOOL, lt(m, ax, 1), lt(m, y, 0));
+  LExpr *r = let(m, sel(m, edge, sel(m, inf_side, K(m, INFINITY), K(m, 0)), core));
+  r = let(m, sel(m, and_(m, cmp(m, OP_LT, bits(m, x), I(m, 0)), odd), neg(m, r), r));
   LExpr *neg_fin = and_(m, lt(m, x, 0), gt(m, x, -INFINITY));
-  r = sel(m, and_(m, neg_fin, lx_unary(m->cx, OP_LOGICAL_NOT, DT_BOOL, is_int)), K(m, NAN), r);
+  r = sel(m, and_(m, neg_fin, cmp(m, OP_NE, trunc_y, y)), K(m, NAN), r);
   r = sel(m, or_(m, cmp(m, OP_NE, x, x), cmp(m, OP_NE, y, y)), add(m, x, y), r);
   r = sel(m, and_(m, eq(m, ax, 1), eq(m, fabs_(m, y), INFINITY)), K(m, 1), r);
   return sel(m, or_(m, eq(m, x, 1), eq(m, y, 0)), K(m, 1), r);
@@ -626,7 +661,8 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
     LExpr *ax = let(&d, fabs_(&d, xd)), *k, *f;
     decompose(&d, ax, &k, &f);
     LExpr *p = let(&d, mul(&d, yd, log_parts(&d, let(&d, int_float(&d, k)), f)));
-    return cast(m, DT_F32, pow_special(&d, xd, yd, ax, exp_full(&d, p, NULL)));
+    LExpr *core = let(m, cast(m, DT_F32, exp_full(&d, p, NULL)));  // the special cases in f32:
+    return pow_special(m, x, y, let(m, fabs_(m, x)), core);      // no cast after a select
   }
   LExpr *ax = let(&d, fabs_(&d, x)), *lh, *ll, *ph, *pl;
   log_dd(&d, ax, &lh, &ll);
@@ -864,6 +900,20 @@ static bool any_trig(const LExpr *e) {
   return e && (is_trig_expr(e) || any_trig(e->a) || any_trig(e->b) || any_trig(e->c) || any_trig(e->idx.dyn));
 }
 
+// The dtype of the first sin or cos in e (DT_COUNT: none).
+static DType trig_dtype(const LExpr *e) {
+  if (!e)
+    return DT_COUNT;
+  if (is_trig_expr(e))
+    return e->dt;
+  DType d = trig_dtype(e->a);
+  if (d == DT_COUNT)
+    d = trig_dtype(e->b);
+  if (d == DT_COUNT)
+    d = trig_dtype(e->c);
+  return d;
+}
+
 static bool loads_buf(const LExpr *e, int buf) {
   return e && ((e->kind == LX_LOAD && e->buf == buf) || loads_buf(e->a, buf) || loads_buf(e->b, buf) ||
                loads_buf(e->c, buf) || loads_buf(e->idx.dyn, buf) || (e->kind == LX_LOAD && loads_buf(e->idx.dyn, buf)));
@@ -923,14 +973,20 @@ static void cold_loop(VM *m, LStmtList *out, LStmt *l) {
   // (with the body's own float folds, of whose dtype it is) and both backends then
   // vectorize; gcc 12 vectorizes no loop that sets an int local (see codegen/c.c), and
   // LLVM 14 no select-compare reduction
-  DType fdt = DT_F32;
-  for (int i = 0; i < l->body.len; i++) {
+  DType fdt = DT_COUNT;
+  for (int i = 0; i < l->body.len && fdt == DT_COUNT; i++) {
     const LStmt *st = l->body.data[i];
-    if (st->kind == LS_SET && dtype_is_float(st->val->dt)) {
+    if (st->kind == LS_SET && dtype_is_float(st->val->dt))
       fdt = st->val->dt;
-      break;
-    }
   }
+  for (int i = 0; i < l->body.len && fdt == DT_COUNT; i++) {  // else the dtype sin computes
+    const LStmt *st = l->body.data[i];
+    fdt = trig_dtype(st->val);
+    if (fdt == DT_COUNT)
+      fdt = trig_dtype(st->cond);
+  }
+  if (fdt == DT_COUNT)
+    fdt = DT_F32;
   int flag = new_local(m, fdt);
   LExpr *fl = lx_local(cx, fdt, flag), *zero = lx_const_f(cx, fdt, 0), *one = lx_const_f(cx, fdt, 1);
   vec_push(&cx->arena, out, ls_let(cx, flag, zero));

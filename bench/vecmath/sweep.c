@@ -250,9 +250,9 @@ static void sweep(const Case *c, uint64_t stride, int64_t f64_count) {
         }
         if (!c->f64)
           x = (float)x, y = (float)y;
-      } else if (k & 1) {
-        uint64_t b = next();
-        memcpy(&x, &b, 8);
+      } else if (k >= count / 2) {  // random bits after the uniform values: a huge argument
+        uint64_t b = next();       // sends its whole block of sin or cos to the cold path,
+        memcpy(&x, &b, 8);         // so the uniform values come first, in blocks of their own
       } else {
         x = uniform(c->lo, c->hi);
       }

@@ -51,7 +51,7 @@ def main():
             fns = os.path.join(d, "fns.c")
             subprocess.run([tdslc, src, "--emit=c", "-o", fns] + cpu, check=True)
             # the flags tdslc's own C backend uses (driver/cc.c)
-            subprocess.run(["cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
+            subprocess.run(["cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno", "-fno-trapping-math",
                             "-fopenmp", "-c", fns, "-I", inc, "-o", os.path.join(d, "fns.o")], check=True)
         else:
             subprocess.run([tdslc, src, "--emit=obj", "-o", os.path.join(d, "fns.o")] + cpu, check=True)
