@@ -171,7 +171,8 @@ def rel_check(name, got, want, rtol, atol):
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         ok = (np.abs(got - want) <= atol + rtol * np.abs(want)) | (np.isnan(got) & np.isnan(want)) | (got == want)
-    err = np.abs(got - want) / (atol + rtol * np.abs(want))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = np.abs(got - want) / (atol + rtol * np.abs(want))
     errs = []
     if not ok.all():
         i = int(np.flatnonzero(~ok.ravel())[0])
