@@ -715,15 +715,25 @@ static bool prim_has(Op op, DType dt) {
   }
 }
 
+static bool composite_has(Op op, DType dt) {
+  for (Op p = 0; p < OP_COUNT; p++)
+    if (prim_has(p, dt) && op_formula_uses(op, dt, p))
+      return true;
+  return false;
+}
+
 bool vecmath_has(Op op, DType dt) {
   if (prim_has(op, dt))
     return true;
   if (!op_is_composite(op, dt))
     return false;
-  for (Op p = 0; p < OP_COUNT; p++)
-    if (prim_has(p, dt) && op_formula_uses(op, dt, p))
-      return true;
-  return false;
+  // a composite's answer builds its formula for every primitive: kept (a fact of the
+  // op table, the same for every program)
+  static signed char known[OP_COUNT][2];
+  signed char *k = &known[op][dt == DT_F64];
+  if (!*k)
+    *k = composite_has(op, dt) ? 1 : -1;
+  return *k > 0;
 }
 
 // Whether e is built here (sin and cos only where m collects their arguments).
