@@ -18,8 +18,9 @@
 //            with ln2 in two parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2;
 //            times 2^h * 2^(n-h), h = round(n/2), each factor normal and built in an
 //            exponent field, so results that overflow give inf and subnormal ones round once.
-//   expm1    the same n and r; 2^n (e^r - 1) + (2^n - 1) computed as 2 (t q + (t - 1/2)),
-//            t = 2^(n-1); n = 0 gives q itself.
+//   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
+//            2^n q + (2^n - 1), rounded once (n = 0: q itself; at the top exponent, where
+//            2^n overflows, 2 (2^(n-1) (q + 1))).
 //   exp2     n = round(x), r = (x - n) ln2, then as exp.
 //   log      x = 2^e m, m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by
 //            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
@@ -30,8 +31,9 @@
 //   tanh     |x| < 0.625: x + x^3 P(x^2); else 1 - 2 / (e^(2|x|) + 1), sign restored.
 //   erf      |x| < 0.875: x P(x^2); else 1 - exp(Q(|x| - 0.875)), Q fitted to log erfc
 //            with erfc's weight (the absolute error of erf); 1 from where erf rounds to 1.
-//   erfc     |x| < 0.875: (1 - c0 x) - x^3 P1(x^2); else exp(-x^2) erfcx(x), x^2 = h + l
-//            exactly, e^(-h) (1 - l) erfcx, erfcx = erfc e^(x^2) a polynomial in 1/x;
+//   erfc     (f32 in f64) |x| < 0.875: (1 - c0 x) - x (c0lo + x^2 P1(x^2)); else
+//            e^(-h) (1 - l) R(w) / |x| with x^2 = h + l exactly, w = 1/h and R(w) P/Q
+//            rational (f64: three intervals, the coefficients picked by selects);
 //            2 - that for x < 0.
 //   sin, cos n = round(x 2/pi); r = x - n pi/2 with pi/2 in parts short enough that each
 //            n * part is exact (f32 computes in f64: exact reduction, one final rounding);
@@ -54,7 +56,10 @@
 // ---- the polynomials (bench/vecmath/fit.py; lowest degree first) ----
 // e^r = 1 + r + r^2 P(r), |r| <= ln2/2 (relative error of expm1 as the weight)
 static const double EXP_F32[] = {0x1.fffffep-2, 0x1.5554aap-3, 0x1.55579ep-5, 0x1.122c58p-7, 0x1.6aae7ep-10};
-static const double EXP_F64[] = {0x1.0000000000005p-1, 0x1.5555555555539p-3, 0x1.55555555522adp-5, 0x1.1111111118fc2p-7, 0x1.6c16c17ede896p-10, 0x1.a01a01750f0afp-13, 0x1.a019a76610a93p-16, 0x1.71de880cc7797p-19, 0x1.28a1e9a1fa99dp-22, 0x1.ae6bab8ee1541p-26};
+static const double EXP_F64[] = {0x1.0000000000005p-1, 0x1.5555555555539p-3, 0x1.55555555522adp-5,
+                                 0x1.1111111118fc2p-7, 0x1.6c16c17ede896p-10, 0x1.a01a01750f0afp-13,
+                                 0x1.a019a76610a93p-16, 0x1.71de880cc7797p-19, 0x1.28a1e9a1fa99dp-22,
+                                 0x1.ae6bab8ee1541p-26};
 // T(z) = (2 atanh(s) - 2s) / s = z (c0 + c1 z + ...), z = s^2 <= 0.0297
 static const double LOG_F32[] = {0x1.55557cp-1, 0x1.995cc2p-2, 0x1.321c12p-2};
 static const double LOG_F64[] = {0x1.5555555555597p-1, 0x1.999999997e2eap-2, 0x1.2492494387ecap-2,
@@ -62,32 +67,47 @@ static const double LOG_F64[] = {0x1.5555555555597p-1, 0x1.999999997e2eap-2, 0x1
                                  0x1.2f5a17e9082abp-3};
 // tanh x = x + x^3 P(x^2), |x| < 0.625
 static const double TANH_F32[] = {-0x1.555532p-2, 0x1.1106f6p-3, -0x1.b835a4p-5, 0x1.51f8cep-6, -0x1.750ce4p-8};
-static const double TANH_F64[] = {-0x1.55555555554ffp-2, 0x1.111111110accdp-3, -0x1.ba1ba1b5064adp-5, 0x1.664f477adac14p-6, -0x1.226e162bf7172p-7, 0x1.d6cf280eba49p-9, -0x1.7d68a32f19a1fp-10, 0x1.336612df07455p-11, -0x1.df5579804aadep-13, 0x1.439120e6ab977p-14, -0x1.0da726f058898p-16};
+static const double TANH_F64[] = {-0x1.55555555554ffp-2, 0x1.111111110accdp-3, -0x1.ba1ba1b5064adp-5,
+                                  0x1.664f477adac14p-6, -0x1.226e162bf7172p-7, 0x1.d6cf280eba49p-9,
+                                  -0x1.7d68a32f19a1fp-10, 0x1.336612df07455p-11, -0x1.df5579804aadep-13,
+                                  0x1.439120e6ab977p-14, -0x1.0da726f058898p-16};
 // erf x = x P(x^2), |x| < 0.875
 // (erf: [0] is 2/sqrt(pi), which the code adds in two parts, TWO_OVER_SQRTPI_HI + _LO)
-static const double ERF_F32[] = {0x1.20dd76p+0, -0x1.81271cp-2, 0x1.ce22f2p-4, -0x1.b7085p-6, 0x1.4a3146p-8, -0x1.46b124p-11};
-static const double ERF_F64[] = {0x1.20dd750429b6dp+0, -0x1.812746b03798ap-2, 0x1.ce2f21a03d0e2p-4, -0x1.b82ce31098a71p-6, 0x1.565bccba80eaap-8, -0x1.c02da3a4ce294p-11, 0x1.f9a12c7721f4bp-14, -0x1.f4ab05e712deap-17, 0x1.b7ee584f71dd2p-20, -0x1.4f963acdda822p-23, 0x1.67f37551e0a54p-27};
+static const double ERF_F32[] = {0x1.20dd76p+0, -0x1.81271cp-2, 0x1.ce22f2p-4, -0x1.b7085p-6, 0x1.4a3146p-8,
+                                 -0x1.46b124p-11};
+static const double ERF_F64[] = {0x1.20dd750429b6dp+0, -0x1.812746b03798ap-2, 0x1.ce2f21a03d0e2p-4,
+                                 -0x1.b82ce31098a71p-6, 0x1.565bccba80eaap-8, -0x1.c02da3a4ce294p-11,
+                                 0x1.f9a12c7721f4bp-14, -0x1.f4ab05e712deap-17, 0x1.b7ee584f71dd2p-20,
+                                 -0x1.4f963acdda822p-23, 0x1.67f37551e0a54p-27};
 // log erfc(0.875 + t), t in [0, 3.05] (f32: erf is 1 beyond), erfc's weight
-static const double ERFQ_F32[] = {-0x1.88672ep+0, -0x1.37119ap+1, -0x1.a72460p-1, -0x1.8534aap-5, 0x1.b1103ap-7,
-                                  -0x1.517aa8p-8, 0x1.6626ccp-9,  -0x1.0c5dc0p-10, 0x1.51ecdcp-13};
-static const double ERFQ_F64[] = {
-    -0x1.88672ea9b34dcp+0,  -0x1.3711709c17b11p+1, -0x1.a730790b5055ep-1, -0x1.802c278f2428fp-5,
-    0x1.730b0dcb7ace8p-7,   -0x1.1904849b1a1e9p-9, 0x1.a50d9005a399ep-13, 0x1.f19e018a6d308p-15,
-    -0x1.4ae2f916a054fp-15, 0x1.9bb7c6576cddap-17, -0x1.21aefef2db13dp-19, -0x1.43a81db821979p-25,
-    0x1.78de4fadbd79cp-23,  -0x1.215aae103d3cbp-24, 0x1.0551d74f7a332p-26, -0x1.2e9f0efdb8188p-29,
-    0x1.a19c91ad55802p-33,  -0x1.0624a42e9e9c2p-37};
+static const double ERFQ_F32[] = {-0x1.88672ep+0, -0x1.37117p+1, -0x1.a7306p-1, -0x1.803a4p-5, 0x1.73f7fp-7,
+                                  -0x1.2194d6p-9, 0x1.300924p-12, -0x1.fa2816p-17, -0x1.f80806p-21};
+static const double ERFQ_F64[] = {-0x1.88672ea9b34dcp+0, -0x1.3711709c17b04p+1, -0x1.a730790b50c2p-1,
+                                  -0x1.802c278ebf60fp-5, 0x1.730b0dbe72fcdp-7, -0x1.1904838fc155p-9,
+                                  0x1.a50d57235f00fp-13, 0x1.f1a01b300fb84p-15, -0x1.4ae685926e2a4p-15,
+                                  0x1.9bc942dd46941p-17, -0x1.21ee7f682a60fp-19, -0x1.39005cd95c015p-25,
+                                  0x1.778db5c8d0fe7p-23, -0x1.206a22323e77cp-24, 0x1.04608e2642aaep-26,
+                                  -0x1.2d5e24bd42bc2p-29, 0x1.9fa298a850e1ep-33, -0x1.04c083716f743p-37};
 // erfc a = e^(-a^2) / a P(w) / Q(w), w = 1/a^2: f32 (in f64) for a in [0.875, 10.1];
 // f64 on [0.875, 1.75), [1.75, 4), [4, 27.3] (tables a, b, c)
-static const double ERFC_F32_P[] = {0x1.20dd72db130b0p-1, 0x1.fd17c2eb12834p+1, 0x1.b88cb997b9e7ep+2, 0x1.69563c8ea7146p+1, 0x1.ff64351ff20abp-4};
-static const double ERFC_F32_Q[] = {0x1.0000000000000p+0, 0x1.e32bb67accc08p+2, 0x1.e73e0b97f700ap+3, 0x1.1a0ab8013cf30p+3, 0x1.06447af390d37p+0};
+static const double ERFC_F32_P[] = {0x1.20dd72db130b0p-1, 0x1.fd17c2eb12834p+1, 0x1.b88cb997b9e7ep+2,
+                                    0x1.69563c8ea7146p+1, 0x1.ff64351ff20abp-4};
+static const double ERFC_F32_Q[] = {0x1.0000000000000p+0, 0x1.e32bb67accc08p+2, 0x1.e73e0b97f700ap+3,
+                                    0x1.1a0ab8013cf30p+3, 0x1.06447af390d37p+0};
 static const double ERFC_F64_P[3][8] = {
-    {0x1.20dd6df9a8602p-1, 0x1.acf2ba60f72d6p+2, 0x1.a7b7323303219p+4, 0x1.5b16c56319798p+5, 0x1.e244e8a6f6a72p+4, 0x1.0474745a6f10dp+3, 0x1.542263ff623e6p-1, 0x1.ccebf121a2796p-8},
-    {0x1.20dd75040d36cp-1, 0x1.a170394b092fep+3, 0x1.ac35e44c57496p+6, 0x1.86487abd21afcp+8, 0x1.43d025f866b0dp+9, 0x1.bfeda5bb8c558p+8, 0x1.9047367b60881p+6, 0x1.8a71b1079562ep+1},
-    {0x1.20dd750429b6dp-1, 0x1.656532d28e3f1p+4, 0x1.43fea310481c3p+8, 0x1.0ea32eb854ab4p+11, 0x1.ad81942a653d3p+12, 0x1.2ae142c5ca5f1p+13, 0x1.1d7bee94b75e5p+12, 0x1.430a8445f6d44p+8}};
+    {0x1.20dd6df9a8602p-1, 0x1.acf2ba60f72d6p+2, 0x1.a7b7323303219p+4, 0x1.5b16c56319798p+5, 0x1.e244e8a6f6a72p+4,
+        0x1.0474745a6f10dp+3, 0x1.542263ff623e6p-1, 0x1.ccebf121a2796p-8},
+    {0x1.20dd75040d36cp-1, 0x1.a170394b092fep+3, 0x1.ac35e44c57496p+6, 0x1.86487abd21afcp+8, 0x1.43d025f866b0dp+9,
+        0x1.bfeda5bb8c558p+8, 0x1.9047367b60881p+6, 0x1.8a71b1079562ep+1},
+    {0x1.20dd750429b6dp-1, 0x1.656532d28e3f1p+4, 0x1.43fea310481c3p+8, 0x1.0ea32eb854ab4p+11, 0x1.ad81942a653d3p+12,
+        0x1.2ae142c5ca5f1p+13, 0x1.1d7bee94b75e5p+12, 0x1.430a8445f6d44p+8}};
 static const double ERFC_F64_Q[3][8] = {
-    {0x1.0000000000000p+0, 0x1.8c25179f7d499p+3, 0x1.a307772c6cc12p+5, 0x1.7eb21bab19fc8p+6, 0x1.3acbcc4dbcbb0p+6, 0x1.bb4b8ab24bcc5p+4, 0x1.c695879856df2p+1, 0x1.b86cf46f1e6bap-4},
-    {0x1.0000000000000p+0, 0x1.79f1f3d6267b6p+4, 0x1.919cfe88d3a22p+7, 0x1.842914e4e9005p+9, 0x1.63caf656e208bp+10, 0x1.2592df3bba4f7p+10, 0x1.724e68f95f680p+8, 0x1.ce108bd7d565dp+4},
-    {0x1.0000000000000p+0, 0x1.40bbbc6c64750p+5, 0x1.28c7dd6a0a0adp+9, 0x1.00a2036b1c0f8p+12, 0x1.b107d4ed76f84p+13, 0x1.52c11f33d468ep+14, 0x1.a1c663c50a17bp+13, 0x1.07179d03d136cp+11}};
+    {0x1.0000000000000p+0, 0x1.8c25179f7d499p+3, 0x1.a307772c6cc12p+5, 0x1.7eb21bab19fc8p+6, 0x1.3acbcc4dbcbb0p+6,
+        0x1.bb4b8ab24bcc5p+4, 0x1.c695879856df2p+1, 0x1.b86cf46f1e6bap-4},
+    {0x1.0000000000000p+0, 0x1.79f1f3d6267b6p+4, 0x1.919cfe88d3a22p+7, 0x1.842914e4e9005p+9, 0x1.63caf656e208bp+10,
+        0x1.2592df3bba4f7p+10, 0x1.724e68f95f680p+8, 0x1.ce108bd7d565dp+4},
+    {0x1.0000000000000p+0, 0x1.40bbbc6c64750p+5, 0x1.28c7dd6a0a0adp+9, 0x1.00a2036b1c0f8p+12, 0x1.b107d4ed76f84p+13,
+        0x1.52c11f33d468ep+14, 0x1.a1c663c50a17bp+13, 0x1.07179d03d136cp+11}};
 // sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4; f32's computed in f64
 static const double SIN_F32D[] = {-0x1.5555554c6e281p-3, 0x1.11110867b691bp-7, -0x1.a00f7d00e677fp-13,
                                   0x1.6cd16e8b91b36p-19};
@@ -105,13 +125,13 @@ static const double LOGDD_F64[] = {0x1.5555555555555p-1, 0x1.9999999999b4ep-2, 0
                                    0x1.c71c7232c2ed1p-3, 0x1.745ce7fc75292p-3, 0x1.3b1f468ea7c18p-3,
                                    0x1.0f77706513630p-3, 0x1.0e935afb89394p-3};
 static const double TWO_THIRDS_HI = 0x1.5555555555555p-1, TWO_THIRDS_LO = 0x1.5555555555555p-55;
-// sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4; f32's in f64
 #define LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 
 // ---- constants ----
 static const double LOG2E = 0x1.71547652b82fep+0;
 // constants in two parts, hi + lo, for each format: f32's hi is a float
-static const double LOG2E_HI[2] = {0x1.715476p+0, 0x1.71547652b82fep+0}, LOG2E_LO[2] = {0x1.4ae0cp-26, 0x1.777d0ffda0d24p-56};
+static const double LOG2E_HI[2] = {0x1.715476p+0, 0x1.71547652b82fep+0}, LOG2E_LO[2] = {0x1.4ae0cp-26,
+                                   0x1.777d0ffda0d24p-56};
 static const double INV_LN10_HI[2] = {0x1.bcb7b2p-2, 0x1.bcb7b1526e50ep-2};
 static const double INV_LN10_LO[2] = {-0x1.5b235ep-27, 0x1.95355baaafad3p-57};
 static const double TWO_OVER_SQRTPI_HI[2] = {0x1.20dd76p+0, 0x1.20dd750429b6dp+0};
@@ -471,7 +491,8 @@ static LExpr *vm_tanh(VM *m, LExpr *x) {
 // x P(z), P = ERF_F32/64 with its constant in two parts: x c0 exact in the fused form.
 static LExpr *erf_small(VM *m, LExpr *x, LExpr *z) {
   LExpr *p1 = f32(m) ? horner(m, z, ERF_F32 + 1, LEN(ERF_F32) - 1) : horner(m, z, ERF_F64 + 1, LEN(ERF_F64) - 1);
-  return fmadd(m, x, K(m, pick2(m, TWO_OVER_SQRTPI_HI)), mul(m, x, fmadd(m, z, p1, K(m, pick2(m, TWO_OVER_SQRTPI_LO)))));
+  LExpr *rest = mul(m, x, fmadd(m, z, p1, K(m, pick2(m, TWO_OVER_SQRTPI_LO))));
+  return fmadd(m, x, K(m, pick2(m, TWO_OVER_SQRTPI_HI)), rest);
 }
 
 static LExpr *vm_erf(VM *m, LExpr *x) {
@@ -926,7 +947,7 @@ static DType trig_dtype(const LExpr *e) {
 
 static bool loads_buf(const LExpr *e, int buf) {
   return e && ((e->kind == LX_LOAD && e->buf == buf) || loads_buf(e->a, buf) || loads_buf(e->b, buf) ||
-               loads_buf(e->c, buf) || loads_buf(e->idx.dyn, buf) || (e->kind == LX_LOAD && loads_buf(e->idx.dyn, buf)));
+               loads_buf(e->c, buf) || loads_buf(e->idx.dyn, buf));
 }
 
 // Whether loop l computes sin or cos in its own statements and can take the cold path.
