@@ -460,7 +460,7 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   emit_entry_begin(cx, out, p);
   for (int i = 0; i < p->kernels.len; i++) {
     const LKernel *k = p->kernels.data[i];
-    buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (tdsl_g_rc == 0)\n    " : "", emit_kernel_name(cx, p, i));
+    buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (TDSL_G_OK(tdsl_g_rc))\n    " : "", emit_kernel_name(cx, p, i));
     for (int a = 0; a < k->args.len; a++) {
       const LArg *arg = &k->args.data[a];
       if (arg->at)  // share_kernels: the kernel sees the buffer from element `at` on
