@@ -1,30 +1,38 @@
 #!/usr/bin/python3
 """tests/run/test_vecmath.py TDSLC: the CPU math library (ir/vecmath.c) end to end,
-against NumPy, on the backend named by TDSL_BACKEND (oracle.require_backend).
+against NumPy, on the backend named by TDSL_BACKEND (oracle.require_backend). One program
+computes everything below, both dtypes, so the test compiles it once (the LLVM backend:
+twice more, for the code check).
 
 - Every function in f32 and f64 (exp exp2 expm1 log log2 log10 log1p tanh erf erfc sin
-  cos sigmoid silu pow): a program computes all of them over a dense sweep — f32: every
-  4096th bit pattern (the whole range: subnormals, huge values, inf and NaN) and uniform
-  values where the functions vary; f64: random bit patterns and uniform values — plus
-  the edge values (+-0, +-inf, NaN, subnormals, the overflow and underflow thresholds,
-  sin's cold path). Each result must be within the function's ULP bound (docs/vecmath.md's
-  table plus the oracle's own error for f64) of NumPy's value (f64 for f32, long double
-  for f64; erf and erfc from Python's math), and exactly NumPy's where that is 0, inf or
-  NaN (with the sign of a zero or an infinity). sigmoid and silu are PyTorch's formulas,
-  whose exp overflows to inf (a result of 0) where the format's does.
+  cos sigmoid silu pow) in the three places a kernel computes one: an elementwise kernel
+  over a dense sweep (f32: every 4096th bit pattern, the whole range: subnormals, huge
+  values, inf and NaN, and uniform values where the functions vary; f64: random bit
+  patterns and uniform values) plus the edge values (+-0, +-inf, NaN, subnormals, the
+  overflow and underflow thresholds, sin's cold path); a row kernel (`F(x) - m`, m a
+  row's amax of +0s, so the output is F(x) itself); a GEMM epilogue (`F(x @ I)`, x
+  finite: the product by the identity is exact). Each result must be within the
+  function's ULP bound (docs/vecmath.md's table plus the oracle's own error for f64) of
+  NumPy's value (f64 for f32, long double for f64; erf and erfc from Python's math), and
+  exactly NumPy's where that is 0, inf or NaN (with the sign of a zero or an infinity).
+  sigmoid and silu are PyTorch's formulas, whose exp overflows to inf (a result of 0)
+  where the format's does.
 - pow over pairs of those edge values (IEEE 754's special cases, as NumPy gives them),
   random pairs, and PyTorch's special exponents (2, 3, 0.5, -0.5, -1, -2).
 - The composites built on them (gelu, gelu tanh, softplus, mish, logsigmoid, elu,
   log_softmax, logsumexp, softmax, scaled_dot_product_attention and the GEMM epilogue
   gelu(x @ w.t() + b)) against their formulas in NumPy.
-- The generated code: for every function and composite, the hot loops hold vector
-  instructions and call no libm function (sin and cos: only the cold path's, in a loop
-  of its own), checked in the LLVM backend's --emit=asm for an AVX2 and an AVX-512 CPU,
-  and in the C backend's C compiled by cc -S with driver/cc.c's flags.
+- The generated code of that program, kernel by kernel (--emit=ir --json names each
+  kernel's ops): each holds vector arithmetic and calls no libm function (sin and cos:
+  only the cold path's, and a GEMM epilogue's; docs/vecmath.md), in the LLVM backend's
+  --emit=asm for an AVX2 and an AVX-512 CPU, and in the C backend's object as it ran
+  (a `cc` in PATH keeps it; objdump -d).
 """
+import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,7 +90,8 @@ def sweep(dt, rng):
 
 
 def vec_math(f, x):
-    return np.array([f(float(v)) if np.isfinite(v) else (f(float(v)) if not np.isnan(v) else NAN) for v in x])
+    """f (a function of Python's math) of each element of x, in double."""
+    return np.array(list(map(f, x.astype(np.float64).tolist())))
 
 
 def reference(op, x, dt):
@@ -124,24 +133,24 @@ def ulp_check(name, got, ref, dt, bound, x=None, y=None):
     T.report(f"{name}: {got.size} values, worst {worst:.3f} ulp (bound {bound})", errs)
 
 
-def run(tdslc, backend, src, inputs):
-    p, outs = run_outputs(tdslc, src, inputs, backend=backend)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: tdslc exit {p.returncode}\n{p.stderr.decode(errors='replace')}\n{src}")
-    return outs
+PR, PC = 256, 256  # the row and GEMM positions' inputs: rows, columns (a parallel kernel)
 
 
-def unary_all(tdslc, backend, dt, rng):
+def positions_input(dt, rng):
+    """PR x PC finite nonzero values for the row and GEMM positions: the finite edges, a
+    sample of the sweep's finite values, uniform values where the functions vary. (Not
+    zero: x @ I may round -0 to +0.)"""
+    e = edges(dt)
     x = sweep(dt, rng)
-    n = x.size
-    src = (f"fn f(x: {dt}[{n}]) -> ({', '.join([f'{dt}[{n}]'] * len(UNARY))}) {{\n"
-           f"    return {', '.join(f'{op}(x)' for op in UNARY)}\n}}\n")
-    outs = run(tdslc, backend, src, {"x": x})
-    for op, got in zip(UNARY, outs):
-        ulp_check(f"{op} {dt}", got, reference(op, x, dt), dt, BOUND[dt][op], x=x)
+    x = x[np.isfinite(x) & (x != 0)]
+    e = e[np.isfinite(e) & (e != 0)]
+    n = PR * PC
+    lo = 12 if dt == "f32" else 40
+    v = np.concatenate([e, rng.choice(x, n // 2), rng.uniform(-lo, lo, n).astype(NP[dt])])[:n]
+    return v.astype(NP[dt]).reshape(PR, PC)
 
 
-def pow_all(tdslc, backend, dt, rng):
+def pow_inputs(dt, rng):
     e = edges(dt)
     e = e[np.abs(e.astype(np.float64)) < 1e6]  # pairs of the edges: every special case, and more
     e = np.concatenate([e, np.array([3, -3, 0.25, 1.5, -2.5, 7, 1e6, -1e6, 31, 2.0**60], dtype=NP[dt])])
@@ -151,20 +160,78 @@ def pow_all(tdslc, backend, dt, rng):
     ys = np.concatenate([ye.ravel(), rng.uniform(-40, 40, 1 << 16), np.floor(rng.uniform(-40, 40, 1 << 15)),
                          rng.uniform(-200, 200, 1 << 14)]).astype(NP[dt])
     pad = (-xs.size) % 64
-    xs, ys = np.concatenate([xs, np.ones(pad, NP[dt])]), np.concatenate([ys, np.ones(pad, NP[dt])])
-    n = xs.size
-    src = (f"fn f(x: {dt}[{n}], y: {dt}[{n}]) -> ({dt}[{n}], {dt}[{n}], {dt}[{n}], {dt}[{n}], {dt}[{n}], "
-           f"{dt}[{n}], {dt}[{n}]) {{\n"
-           "    return pow(x, y), x ** 2, x ** 3, x ** 0.5, x ** -0.5, x ** -1, x ** -2\n}\n")
-    outs = run(tdslc, backend, src, {"x": xs, "y": ys})
+    return np.concatenate([xs, np.ones(pad, NP[dt])]), np.concatenate([ys, np.ones(pad, NP[dt])])
+
+
+def pow_reference(x, y, dt):
     hp = LD if dt == "f64" else np.float64
     with np.errstate(all="ignore"):
-        ulp_check(f"pow {dt}", outs[0], np.power(xs.astype(hp), ys.astype(hp)), dt, BOUND[dt]["pow"], x=xs, y=ys)
-        x = xs.astype(hp)
-        # PyTorch's own exponents: x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x) (two roundings: 1 ulp)
-        for k, (name, want) in enumerate([("2", x * x), ("3", x * x * x), ("0.5", np.sqrt(x)), ("-0.5", 1 / np.sqrt(x)),
-                                          ("-1", 1 / x), ("-2", 1 / (x * x))]):
-            ulp_check(f"x ** {name} {dt}", outs[k + 1], want, dt, 1.5, x=xs)
+        return np.power(x.astype(hp), y.astype(hp))
+
+
+class Program:
+    """The one program: parameters (name, dtype, array) and outputs (expression, its type,
+    its check: a function of the result)."""
+
+    def __init__(self):
+        self.params, self.outs = [], []
+
+    def param(self, name, dt, a):
+        self.params.append((name, dt, a))
+        return name
+
+    def out(self, expr, dt, shape, check):
+        self.outs.append((expr, f"{dt}[{', '.join(map(str, shape))}]", check))
+
+    def source(self):
+        ps = ", ".join(f"{n}: {dt}[{', '.join(map(str, a.shape))}]" for n, dt, a in self.params)
+        return (f"fn f({ps}) -> ({', '.join(t for _, t, _ in self.outs)}) {{\n"
+                f"    return {', '.join(e for e, _, _ in self.outs)}\n}}\n")
+
+    def inputs(self):
+        return {n: a for n, _, a in self.params}
+
+
+def functions(P, dt, rng):
+    """Every function: elementwise over the sweep, in a row kernel, in a GEMM epilogue."""
+    x = sweep(dt, rng)
+    s = P.param(f"s{dt}", dt, x)
+    for op in UNARY:
+        P.out(f"{op}({s})", dt, x.shape,
+              lambda got, op=op: ulp_check(f"{op} {dt}", got, reference(op, x, dt), dt, BOUND[dt][op], x=x))
+    g0 = positions_input(dt, rng)
+    ops = UNARY + ["pow"]
+    g = P.param(f"g{dt}", dt, np.ascontiguousarray(np.broadcast_to(g0, (len(ops),) + g0.shape)))
+    eye = P.param(f"e{dt}", dt, np.eye(PC, dtype=NP[dt]))
+    h0 = np.concatenate([np.floor(rng.uniform(-20, 20, PR * PC // 4)), rng.uniform(-30, 30, PR * PC * 3 // 4)])
+    h0 = h0.astype(NP[dt]).reshape(PR, PC)
+    h = P.param(f"h{dt}", dt, h0)
+    gv = g0.ravel()
+    for k, op in enumerate(ops):
+        call = (lambda a: f"pow({a}, {h})") if op == "pow" else (lambda a, op=op: f"{op}({a})")
+        ref = pow_reference(g0, h0, dt) if op == "pow" else reference(op, gv, dt)
+        y = h0.ravel() if op == "pow" else None
+        P.out(f"{call(f'{g}[{k}]')} - abs({g}[{k}] * 0).amax(-1, keepdim=True)", dt, g0.shape,
+              lambda got, op=op, ref=ref, y=y: ulp_check(f"{op} {dt}, row kernel", got, ref, dt, BOUND[dt][op],
+                                                         x=gv, y=y))
+        P.out(call(f"{g}[{k}] @ {eye}"), dt, g0.shape,
+              lambda got, op=op, ref=ref, y=y: ulp_check(f"{op} {dt}, GEMM epilogue", got, ref, dt, BOUND[dt][op],
+                                                         x=gv, y=y))
+
+
+def pows(P, dt, rng):
+    xs, ys = pow_inputs(dt, rng)
+    px, py = P.param(f"px{dt}", dt, xs), P.param(f"py{dt}", dt, ys)
+    P.out(f"pow({px}, {py})", dt, xs.shape,
+          lambda got: ulp_check(f"pow {dt}", got, pow_reference(xs, ys, dt), dt, BOUND[dt]["pow"], x=xs, y=ys))
+    x = xs.astype(LD if dt == "f64" else np.float64)
+    # PyTorch's own exponents: x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x) (two roundings: 1 ulp)
+    with np.errstate(all="ignore"):
+        special = [("2", x * x), ("3", x * x * x), ("0.5", np.sqrt(x)), ("-0.5", 1 / np.sqrt(x)), ("-1", 1 / x),
+                   ("-2", 1 / (x * x))]
+    for name, want in special:
+        P.out(f"{px} ** {name}", dt, xs.shape,
+              lambda got, name=name, want=want: ulp_check(f"x ** {name} {dt}", got, want, dt, 1.5, x=xs))
 
 
 def rel_check(name, got, want, rtol, atol):
@@ -180,24 +247,12 @@ def rel_check(name, got, want, rtol, atol):
     T.report(f"{name}: worst {float(np.nanmax(err)) if err.size else 0:.3f} of the tolerance", errs)
 
 
-def composite_source(dt, R, C, N):
-    a = f"{dt}[{R}, {C}]"
-    qkv = f"{dt}[2, 4, 40, 16]"
-    return (f"fn f(x: {a}, w: {dt}[{N}, {C}], b: {dt}[{N}], q: {qkv}, k: {qkv}, v: {qkv})"
-            f" -> ({', '.join([a] * 8)}, {dt}[{R}], {a}, {dt}[{R}, {N}], {qkv}, {a}, {dt}[{R}]) {{\n"
-            "    return gelu(x), gelu(x, approximate='tanh'), softplus(x), mish(x), logsigmoid(x), elu(x), "
-            "log_softmax(x, -1), softmax(x, -1), logsumexp(x, -1), silu(x), gelu(x @ w.t() + b), "
-            "scaled_dot_product_attention(q, k, v), sigmoid(x) * tanh(x) + log1p(exp(-abs(x))), "
-            "(sin(x * 4) * cos(x)).sum(-1)\n}\n")
-
-
 def erf_np(x):
     return np.vectorize(math.erf)(x)
 
 
-def composites(tdslc, backend, dt, rng):
-    R, C, N = 64, 100, 48
-    src = composite_source(dt, R, C, N)
+def composites(P, dt, rng):
+    R, C, N = 64, 1000, 48
     x = rng.uniform(-12, 12, (R, C))
     x[0, :8] = [0, -0.0, INF, -INF, 30, -30, 1e-30, -1e-30]
     x[1, 5] = 1e12  # sin's cold path: the row's sum is run again with libm's sin and cos
@@ -206,7 +261,7 @@ def composites(tdslc, backend, dt, rng):
     q, k, v = (rng.standard_normal((2, 4, 40, 16)) for _ in range(3))
     ins = {"x": x, "w": w, "b": b, "q": q, "k": k, "v": v}
     ins = {n: a.astype(NP[dt]) for n, a in ins.items()}
-    outs = run(tdslc, backend, src, ins)
+    nm = {n: P.param(f"c{n}{dt}", dt, a) for n, a in ins.items()}
     X = ins["x"].astype(np.float64)
     rt = 1e-6 if dt == "f32" else 1e-14
     with np.errstate(all="ignore"):
@@ -221,69 +276,83 @@ def composites(tdslc, backend, dt, rng):
         s = Q @ K.transpose(0, 1, 3, 2) / math.sqrt(16)
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         att = (s / s.sum(axis=-1, keepdims=True)) @ V
+        tiny = 1e-6 if dt == "f32" else 1e-15
+        xs = nm["x"]
         want = [
-            ("gelu", X * 0.5 * (1 + erf_np(X / math.sqrt(2))), rt, 1e-6 if dt == "f32" else 1e-15),
-            ("gelu tanh", 0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X**3))), rt,
-             1e-6 if dt == "f32" else 1e-15),
-            ("softplus", sp, rt, 0), ("mish", X * np.tanh(sp), rt, 1e-30),
-            ("logsigmoid", np.minimum(X, 0) - np.log1p(np.exp(-np.abs(X))), rt, 1e-30),
-            ("elu", np.where(X > 0, X, np.expm1(X)), rt, 0),
-            ("log_softmax", ls, 4 * rt, 1e-6 if dt == "f32" else 1e-14),
-            ("softmax", np.exp(ls), 8 * rt, 1e-30), ("logsumexp", lse, 4 * rt, 1e-30),
-            ("silu", X * sig, rt, 1e-30),
-            ("gelu(x @ w.t() + b)", lin * 0.5 * (1 + erf_np(lin / math.sqrt(2))), 1e3 * rt, 1e3 * rt),
-            ("scaled_dot_product_attention", att, 1e3 * rt, 1e3 * rt),
-            ("sigmoid(x) * tanh(x) + log1p(exp(-abs(x)))", sig * np.tanh(X) + np.log1p(np.exp(-np.abs(X))), rt, 1e-7),
-            ("(sin(x * 4) * cos(x)).sum(-1)", (np.sin(ins["x"] * NP[dt](4)).astype(np.float64) * np.cos(X)).sum(axis=1),
-             1e2 * rt, 1e2 * rt),
+            ("gelu", f"gelu({xs})", X * 0.5 * (1 + erf_np(X / math.sqrt(2))), rt, tiny),
+            ("gelu tanh", f"gelu({xs}, approximate='tanh')",
+             0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X**3))), rt, tiny),
+            ("softplus", f"softplus({xs})", sp, rt, 0), ("mish", f"mish({xs})", X * np.tanh(sp), rt, 1e-30),
+            ("logsigmoid", f"logsigmoid({xs})", np.minimum(X, 0) - np.log1p(np.exp(-np.abs(X))), rt, 1e-30),
+            ("elu", f"elu({xs})", np.where(X > 0, X, np.expm1(X)), rt, 0),
+            ("log_softmax", f"log_softmax({xs}, -1)", ls, 4 * rt, 1e-6 if dt == "f32" else 1e-14),
+            ("softmax", f"softmax({xs}, -1)", np.exp(ls), 8 * rt, 1e-30),
+            ("logsumexp", f"logsumexp({xs}, -1)", lse, 4 * rt, 1e-30),
+            ("silu", f"silu({xs})", X * sig, rt, 1e-30),
+            ("gelu(x @ w.t() + b)", f"gelu({xs} @ {nm['w']}.t() + {nm['b']})",
+             lin * 0.5 * (1 + erf_np(lin / math.sqrt(2))), 1e3 * rt, 1e3 * rt),
+            ("sigmoid(x) * tanh(x) + log1p(exp(-abs(x)))", f"sigmoid({xs}) * tanh({xs}) + log1p(exp(-abs({xs})))",
+             sig * np.tanh(X) + np.log1p(np.exp(-np.abs(X))), rt, 1e-7),
+            ("(sin(x * 4) * cos(x)).sum(-1)", f"(sin({xs} * 4) * cos({xs})).sum(-1)",
+             (np.sin(ins["x"] * NP[dt](4)).astype(np.float64) * np.cos(X)).sum(axis=1), 1e2 * rt, 1e2 * rt),
         ]
-    for got, (name, ref, rtol, atol) in zip(outs, want):
-        finite = np.isfinite(ref) | np.isnan(ref)
-        rel_check(f"{name} {dt}", got[finite], ref[finite], rtol, atol)
+    if dt == "f32":  # (f64's is the same schedule; its C takes a second to compile)
+        want.append(("scaled_dot_product_attention", f"scaled_dot_product_attention({nm['q']}, {nm['k']}, {nm['v']})",
+                     att, 1e3 * rt, 1e3 * rt))
+    for name, expr, ref, rtol, atol in want:
+        def check(got, name=name, ref=ref, rtol=rtol, atol=atol):
+            finite = np.isfinite(ref) | np.isnan(ref)
+            rel_check(f"{name} {dt}", got[finite], ref[finite], rtol, atol)
+        P.out(expr, dt, ref.shape, check)
 
 
 # ---- the generated code ----
-LIBM = re.compile(r"\b(?:call|callq|jmp)\s+\*?(?P<f>(?:exp|exp2|expm1|log|log2|log10|log1p|tanh|erf|erfc|sin|cos|pow|"
-                  r"sqrt|fma|fabs|copysign|trunc)f?)(?:@PLT)?\b")
+LIBM = re.compile(r"\b(?:call|callq|jmp)\s+(?:\*|[0-9a-f]+\s+<)?(?P<f>(?:exp|exp2|expm1|log|log2|log10|log1p|tanh|erf|"
+                  r"erfc|sin|cos|pow|sqrt|fma|fabs|copysign|trunc)f?)(?:@PLT|@plt)?\b")
 # floating-point arithmetic on 256- or 512-bit registers (AT&T syntax: the registers follow)
 VEC = re.compile(r"\bv(?:fn?m(?:add|sub)\w*|mul|add|sub|div|max|min|cmp|blendm?|rndscale|round|sqrt|cvt\w*)"
                  r"[ps][sd]\b[^\n]*%[yz]mm")
+# a function's label in an assembly listing (LLVM's or gcc's, `NAME:`) or a disassembly
+# (objdump's, `ADDRESS <NAME>:`): a kernel's (tdsl_g_f_kN and its parallel body, gcc's
+# .part/.cold/.constprop clones) or any other
+LABEL = re.compile(r"^(?:[0-9a-f]+ <(?P<dname>[^>@]+)>|(?P<name>[A-Za-z_][\w.]*)):", re.M)
+KERNEL = re.compile(r"^tdsl_g_f_(?P<k>k\d+)(?:_|\.|$)")
 
 
-def programs():
+def kernel_code(asm):
+    """{kernel name: its functions' assembly}; code outside every kernel (the entry, into
+    which a compiler may inline a kernel called once) under None."""
     out = {}
-    for dt in ("f32", "f64"):
-        for op in UNARY + ["pow"]:
-            args = "x, x" if op == "pow" else "x"
-            params = f"x: {dt}[64, 4096]"
-            out[f"{op} {dt}"] = f"fn f({params}) -> {dt}[64, 4096] {{\n    return {op}({args})\n}}\n"
-        for name, expr in [("gelu", "gelu(x)"), ("gelu tanh", "gelu(x, approximate='tanh')"),
-                           ("softplus", "softplus(x)"), ("mish", "mish(x)"), ("log_softmax", "log_softmax(x, -1)"),
-                           ("softmax", "softmax(x, -1)"), ("relu(x*2+1)*sigmoid(x)", "relu(x * 2 + 1) * sigmoid(x)")]:
-            out[f"{name} {dt}"] = f"fn f(x: {dt}[64, 4096]) -> {dt}[64, 4096] {{\n    return {expr}\n}}\n"
-        out[f"logsumexp {dt}"] = f"fn f(x: {dt}[64, 4096]) -> {dt}[64] {{\n    return logsumexp(x, -1)\n}}\n"
-        out[f"sum(sin(x)) {dt}"] = f"fn f(x: {dt}[64, 4096]) -> {dt}[64] {{\n    return sin(x).sum(-1)\n}}\n"
-        out[f"gelu(x @ w.t() + b) {dt}"] = (
-            f"fn f(x: {dt}[4, 128, 768], w: {dt}[3072, 768], b: {dt}[3072]) -> {dt}[4, 128, 3072] {{\n"
-            "    return gelu(x @ w.t() + b)\n}\n")
-        out[f"attention {dt}"] = (
-            f"fn f(q: {dt}[2, 4, 256, 64], k: {dt}[2, 4, 256, 64], v: {dt}[2, 4, 256, 64]) -> {dt}[2, 4, 256, 64] "
-            "{\n    return scaled_dot_product_attention(q, k, v)\n}\n")
+    marks = list(LABEL.finditer(asm))
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(asm)
+        km = KERNEL.match(m.group("name") or m.group("dname"))
+        key = km.group("k") if km else None
+        out[key] = out.get(key, "") + asm[m.start():end]
     return out
 
 
-def code_check(name, asm, vec_regs):
-    """No libm call (sin, cos: only the cold path's) and vector arithmetic. LLVM 14 keeps a
-    sum of sin or cos scalar (docs/vecmath.md): only the calls are checked there."""
-    if name.startswith("sum(sin(x))") and "llvm" in name:
-        vec_regs = False
-    calls = sorted({m.group("f") for m in LIBM.finditer(asm)})
-    trig = name.split()[0] in ("sin", "cos") or "sin(" in name
-    allowed = {"sin", "sinf", "cos", "cosf"} if trig else set()
-    bad = [c for c in calls if c not in allowed]
-    nvec = len(VEC.findall(asm)) if vec_regs else 8
-    T.check(f"{name}: vector arithmetic, no libm call{' but the cold path' if trig else ''}",
-            not bad and nvec >= 8, f"libm calls {bad}, {nvec} vector arithmetic instructions")
+def code_check(tag, asm, kernels, vec_regs, llvm):
+    """Each kernel: vector arithmetic and no libm call (sin, cos: the cold path's and a
+    GEMM epilogue's). LLVM 14 keeps a sum of sin or cos scalar (docs/vecmath.md): only the
+    calls are checked there. A kernel a compiler inlined into the entry (no code of its
+    own) is checked with the entry's code."""
+    code = kernel_code(asm)
+    inlined = [k for k in kernels if k not in code]
+    groups = [([k], code[k]) for k in kernels if k in code]
+    if inlined:
+        groups.append((inlined, code.get(None, "")))
+    for ks, text in groups:
+        ops = sorted({op for k in ks for op in kernels[k]})
+        name = f"{tag}: {', '.join(ks)} ({' '.join(ops)})"
+        trig = "sin" in ops or "cos" in ops
+        allowed = {"sin", "sinf", "cos", "cosf"} if trig else set()
+        bad = sorted({m.group("f") for m in LIBM.finditer(text)} - allowed)
+        want_vec = vec_regs and not (llvm and trig and "sum" in ops)
+        least = 1 if ops == ["pow"] else 8  # x ** 2 is one multiply
+        nvec = len(VEC.findall(text)) if want_vec else least
+        T.check(f"{name}: vector arithmetic, no libm call{' but the cold path' if trig else ''}",
+                not bad and nvec >= least, f"libm calls {bad}, {nvec} vector arithmetic instructions")
 
 
 def host_avx2():
@@ -295,43 +364,67 @@ def host_avx2():
         return False
 
 
-def generated_code(tdslc, backend):
-    progs = programs()
+def keep_cc_output(d):
+    """A `cc` first in PATH, in folder d, that runs the real one and copies its output (the
+    C backend's fn.so) to d/fn.so: the code checked is the code that ran. Returns the
+    PATH to run tdslc with."""
+    real = shutil.which("cc")
+    if real is None:
+        sys.exit("FAIL: no C compiler 'cc'")
+    with open(os.path.join(d, "cc"), "w") as f:
+        f.write(f'#!/bin/sh\n"{real}" "$@" || exit $?\nprev=\n'
+                f'for a in "$@"; do [ "$prev" = -o ] && cp "$a" "{d}/fn.so"; prev=$a; done\nexit 0\n')
+    os.chmod(os.path.join(d, "cc"), 0o755)
+    return d + os.pathsep + os.environ.get("PATH", "")
+
+
+def generated_code(tdslc, backend, src, so):
+    ir = emit_text(tdslc, src, "ir", ["--json"])
+    if ir.returncode != 0:
+        T.report("--emit=ir --json", [ir.stderr])
+        return
+    kernels = {k["name"]: k["ops"] for k in json.loads(ir.stdout)["kernels"]}
     if backend in (None, "llvm"):
         for cpu in ("znver3", "skylake-avx512"):
-            for name, src in progs.items():
-                k = emit_text(tdslc, src, "asm", [f"--cpu={cpu}"])
-                if k.returncode != 0:
-                    T.report(f"{name}: --emit=asm --cpu={cpu}", [k.stderr])
-                    continue
-                code_check(f"{name} (llvm, {cpu})", k.stdout, True)
+            k = emit_text(tdslc, src, "asm", [f"--cpu={cpu}"], timeout=600)
+            if k.returncode != 0:
+                T.report(f"--emit=asm --cpu={cpu}", [k.stderr])
+                continue
+            code_check(f"llvm, {cpu}", k.stdout, kernels, True, True)
     if backend == "c":
-        inc = subprocess.run([tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
-        with tempfile.TemporaryDirectory() as d:
-            for name, src in progs.items():
-                k = emit_text(tdslc, src, "c")
-                path = os.path.join(d, "k.c")
-                with open(path, "w") as f:
-                    f.write(k.stdout)
-                # driver/cc.c's flags
-                p = subprocess.run(["cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic",
-                                    "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-S", "-I", inc, path, "-o", "-"],
-                                   capture_output=True, text=True)
-                if p.returncode != 0:
-                    T.report(f"{name}: cc -S", [p.stderr])
-                    continue
-                code_check(f"{name} (c)", p.stdout, host_avx2())
+        if not os.path.exists(so):
+            T.report("the C backend's object", [f"the cc wrapper kept no {so}"])
+            return
+        p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", so], capture_output=True, text=True)
+        if p.returncode != 0:
+            T.report("objdump -d", [p.stderr])
+            return
+        code_check("c", p.stdout, kernels, host_avx2(), False)
 
 
 def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
     rng = np.random.default_rng(2027)
+    P = Program()
     for dt in ("f32", "f64"):
-        unary_all(tdslc, backend, dt, rng)
-        pow_all(tdslc, backend, dt, rng)
-        composites(tdslc, backend, dt, rng)
-    generated_code(tdslc, backend)
+        functions(P, dt, rng)
+        pows(P, dt, rng)
+        composites(P, dt, rng)
+    src = P.source()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.environ.get("PATH", "")
+        if backend == "c":
+            os.environ["PATH"] = keep_cc_output(d)
+        try:
+            p, outs = run_outputs(tdslc, src, P.inputs(), backend=backend, timeout=600)
+        finally:
+            os.environ["PATH"] = path
+        if p.returncode != 0:
+            sys.exit(f"FAIL: tdslc exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
+        for (_, _, check), got in zip(P.outs, outs):
+            check(got)
+        generated_code(tdslc, backend, src, os.path.join(d, "fn.so"))
     return T.summary(recap=True)
 
 
