@@ -13,7 +13,7 @@ a call is exactly what a C caller of the compiled function pays (the result allo
 by the entry, from the runtime's storage cache). --base-tdslc adds the same two columns
 for another tdslc (the code before this change, say). NumPy runs its ufuncs (one
 thread); PyTorch 1.13 eager with 2 threads (torch.set_num_threads(2)); tdsl with its
-own 2 threads (OpenMP for C, the runtime's pool for LLVM).
+own 2 threads (the runtime's pool, both backends).
 
 Per round, each implementation of a case runs REPS calls back to back and its median is
 kept; the table shows the median over rounds of those, as GB/s (bytes read and written
@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 N = 4096
 CC_FLAGS = ["-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-            "-fno-trapping-math", "-fopenmp"]
+            "-fno-trapping-math"]
 
 try:
     import torch
@@ -189,9 +189,8 @@ def main():
     with open(os.path.join(d, "shim.c"), "w") as f:
         f.write(shim)
     so = os.path.join(d, "bench.so")
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-fopenmp", os.path.join(d, "shim.c"), "-I", inc] + objs +
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", os.path.join(d, "shim.c"), "-I", inc] + objs +
                    ["-L", lib, "-ltdslrt", f"-Wl,-rpath,{lib}", "-lm", "-o", so], check=True)
-    os.environ.setdefault("GOMP_SPINCOUNT", "20000")  # as `tdslc run` sets it
     L = ctypes.CDLL(so)
     L.vm_tensor.restype = ctypes.c_void_p
     L.vm_tensor.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p,
