@@ -591,7 +591,7 @@ static void emit_call(Ctx *cx, Buf *out, const LProgram *p, int i, int next, boo
     emit_prof_mark(out, p, i);
   buf_indent(out, depth);
   if (!first) {
-    buf_puts(out, "if (tdsl_g_rc == 0)\n");
+    buf_puts(out, "if (TDSL_G_OK(tdsl_g_rc))\n");
     buf_indent(out, depth + 1);
   }
   buf_printf(out, "tdsl_g_rc = %s(", emit_kernel_name(cx, p, i));
@@ -623,7 +623,7 @@ static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
     return;
   }
   emit_calls(cx, out, p, lo, s);
-  buf_printf(out, "  for (int64_t tdsl_g_l = 0; tdsl_g_l < %d && tdsl_g_rc == 0; tdsl_g_l++) {\n", r);
+  buf_printf(out, "  for (int64_t tdsl_g_l = 0; tdsl_g_l < %d && TDSL_G_OK(tdsl_g_rc); tdsl_g_l++) {\n", r);
   for (int q = 0; q < per; q++)
     emit_call(cx, out, p, s + q, s + per + q, s + q == 0, 2);
   buf_puts(out, "  }\n");
@@ -634,7 +634,7 @@ static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
 // the last one (k == the kernel count); nothing in an ordinary build.
 static void emit_prof_mark(Buf *out, const LProgram *p, int k) {
   if (p->profile)
-    buf_printf(out, "  %stdsl_prof_mark(%d);\n", k ? "if (tdsl_g_rc == 0)\n    " : "", k);
+    buf_printf(out, "  %stdsl_prof_mark(%d);\n", k ? "if (TDSL_G_OK(tdsl_g_rc))\n    " : "", k);
 }
 
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {

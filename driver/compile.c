@@ -250,7 +250,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
       lp->kernels.data[k]->flops = kflops[k];
     lp->bound = bound_text(cx, sigs[i]);
     if (cpu_prog) {
-      sched_cpu(cx, lp);
+      sched_cpu(cx, lp, &cpu);
       share_kernels(cx, lp);
     } else {  // the GPU schedule is decided once for kernels with the same code
       share_kernels(cx, lp);

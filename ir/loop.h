@@ -413,11 +413,11 @@ CpuTarget cpu_target(const char *cpu);
 LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 
 // ---- sched.c: the CPU schedule over built loop IR (the C and LLVM backends) ----
-// softmax terms kept for the last pass (LKernel.softmax); f32 exp/sigmoid/silu as
-// vectorizable arithmetic; float reductions of innermost loops accumulated in lanes
+// softmax terms kept for the last pass (LKernel.softmax); math functions as
+// vectorizable arithmetic (ir/vecmath.c, FMA as cpu has it); float reductions of innermost loops accumulated in lanes
 // (a fixed association, the same in every backend); large write-only results marked
 // for streaming stores (LArg.stream).
-void sched_cpu(Ctx *cx, LProgram *p);
+void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu);
 
 // ---- share.c: one function for kernels with the same code ----
 // The layers of an unrolled loop over stacked weights build the same kernels, apart

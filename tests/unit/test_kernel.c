@@ -1687,7 +1687,7 @@ static int64_t reduction_extent(const LStmtList *l) {
 
 static void near_naive_after_sched(const char *src, int64_t want_extent, double tol) {
   Run *r = compile(src);
-  sched_cpu(&r->cx, r->lp);
+  sched_cpu(&r->cx, r->lp, build_cpu);
   int64_t extent = -1;  // of the first reduction loop of any kernel
   for (int k = 0; k < r->lp->kernels.len; k++) {
     assert_false(body_has_f32_exp(&r->lp->kernels.data[k]->body));
