@@ -23,6 +23,8 @@ struct Binding {
 typedef struct Memo {
   const Ast *key;
   Value *value;
+  Value **all;  // a BK_BUILD call: its n results (value is the first)
+  int n;
 } Memo;
 
 typedef struct Lower {
@@ -68,15 +70,20 @@ static size_t memo_slot(const Lower *lw, const Ast *e) {
   return ((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ull & (size_t)(lw->cap - 1);
 }
 
-static Value *memo_get(const Lower *lw, const Ast *e) {
+static const Memo *memo_find(const Lower *lw, const Ast *e) {
   if (!lw->cap) return NULL;
   for (size_t i = memo_slot(lw, e);; i = (i + 1) & (size_t)(lw->cap - 1)) {
     if (!lw->memo[i].key) return NULL;
-    if (lw->memo[i].key == e) return lw->memo[i].value;
+    if (lw->memo[i].key == e) return &lw->memo[i];
   }
 }
 
-static void memo_put(Lower *lw, const Ast *e, Value *v) {
+static Value *memo_get(const Lower *lw, const Ast *e) {
+  const Memo *m = memo_find(lw, e);
+  return m ? m->value : NULL;
+}
+
+static void memo_add(Lower *lw, Memo m) {
   if (2 * (lw->nmemo + 1) > lw->cap) {
     Memo *old = lw->memo;
     int oldcap = lw->cap;
@@ -84,13 +91,15 @@ static void memo_put(Lower *lw, const Ast *e, Value *v) {
     lw->memo = arena_alloc(&lw->cx->arena, sizeof(Memo) * (size_t)lw->cap);
     lw->nmemo = 0;
     for (int i = 0; i < oldcap; i++)
-      if (old[i].key) memo_put(lw, old[i].key, old[i].value);
+      if (old[i].key) memo_add(lw, old[i]);
   }
-  size_t i = memo_slot(lw, e);
+  size_t i = memo_slot(lw, m.key);
   while (lw->memo[i].key) i = (i + 1) & (size_t)(lw->cap - 1);
-  lw->memo[i] = (Memo){e, v};
+  lw->memo[i] = m;
   lw->nmemo++;
 }
+
+static void memo_put(Lower *lw, const Ast *e, Value *v) { memo_add(lw, (Memo){e, v, NULL, 0}); }
 
 static Value *scalar_of(Lower *lw, const TType *t, Loc loc) {
   return graph_scalar(lw->g, t->dtype, t->fval, t->ival, loc);
@@ -131,40 +140,19 @@ static void lower_inlined(Lower *lw, const Ast *call, ValueList *rets) {
   lw->scope = saved;
 }
 
-// Whether a and b, views of one buffer, share a storage element range.
-static bool ranges_meet(const Value *a, const Value *b) {
-  int64_t alo, ahi, blo, bhi;
-  return a->buf == b->buf && view_extent(a->view, &alo, &ahi) && view_extent(b->view, &blo, &bhi) && alo <= bhi &&
-         blo <= ahi;
-}
-
 static Value *lower_node(Lower *lw, const Ast *e) {
   Value *few[8];  // cat and stack take any number of operands
   int n = e->noperands;
   Value **srcs = n <= 8 ? few : arena_alloc(&lw->cx->arena, sizeof *srcs * (size_t)n);
   for (int i = 0; i < n; i++)
     srcs[i] = lower_expr(lw, e->operands[i]);
-  // x += x.flip(0): PyTorch's flip is a copy, so the value is read as it was before the
-  // write. Any overlapping view of the target (sema let only these through) is first
-  // copied, so the store never reads what it has already written.
-  if (e->bi->op == OP_STORE && n == 2 && !srcs[1]->is_scalar && !view_equal(srcs[0]->view, srcs[1]->view) &&
-      ranges_meet(srcs[0], srcs[1])) {
-    NodeAttr none = {0};
-    srcs[1] = graph_node(lw->g, OP_COPY, srcs[1]->dtype, srcs[1]->view.ndim, srcs[1]->view.shape, &srcs[1], 1, none,
-                         e->operands[1]->loc)->out;
-  }
-  // index_put and scatter (ir/scatter.c) read their operands while they write: one that
-  // views the target's buffer is read from a copy made before
-  for (int i = 1; op_is_store(e->bi->op) && e->bi->op != OP_STORE && i < n; i++)
-    if (!srcs[i]->is_scalar && srcs[i]->buf == srcs[0]->buf) {
-      NodeAttr none = {0};
-      srcs[i] = graph_node(lw->g, OP_COPY, srcs[i]->dtype, srcs[i]->view.ndim, srcs[i]->view.shape, &srcs[i], 1, none,
-                           e->operands[i]->loc)->out;
-    }
   const TType *t = e->ty;
-  Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
-  // A store or in-place update yields its target: later reads see the written storage.
-  return op_is_store(e->bi->op) ? srcs[0] : nd->out;
+  if (op_is_store(e->bi->op)) {  // a store or in-place update yields its target: later reads see the write
+    Loc *locs = arena_alloc(&lw->cx->arena, sizeof(Loc) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) locs[i] = e->operands[i]->loc;
+    return build_store_node(lw->g, e->bi->op, srcs, n, e->attr, e->loc, locs);
+  }
+  return graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc)->out;
 }
 
 static Value *lower_view(Lower *lw, const Ast *e) {
@@ -179,6 +167,35 @@ static Value *lower_view(Lower *lw, const Ast *e) {
   if (view_equal(src->view, e->ty->view))
     return src;
   return graph_view(lw->g, src, e->ty->view, e->loc);
+}
+
+// A call the op library builds: its builder over its operands, each lowered where the
+// builder first reads it (ir/build.h); every result, once.
+typedef struct Operands {
+  Lower *lw;
+  const Ast *e;
+} Operands;
+
+static Value *operand(void *ctx, int i) {
+  Operands *o = ctx;
+  return lower_expr(o->lw, o->e->operands[i]);
+}
+
+static const Memo *lower_built(Lower *lw, const Ast *e) {
+  const Memo *m = memo_find(lw, e);
+  if (m) return m;
+  int n = e->noperands;
+  BuildIn *in = arena_alloc(&lw->cx->arena, sizeof *in * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) {
+    const TType *t = e->operands[i]->ty;
+    in[i] = (BuildIn){.dtype = t->dtype, .view = t->view, .scalar = t->kind == TY_SCALAR, .wrapped = t->wrapped,
+                      .f = t->fval, .i = t->ival};
+  }
+  Value **out = arena_alloc(&lw->cx->arena, sizeof(Value *) * 64);
+  Operands o = {lw, e};
+  int k = build_call(lw->g, e->loc, e->oploc.end > e->oploc.begin ? e->oploc : e->loc, e->bi->build, e->args, n, in, operand, &o, out);
+  memo_add(lw, (Memo){e, out[0], out, k});
+  return memo_find(lw, e);
 }
 
 static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST; }
@@ -222,6 +239,13 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
   }
   if ((e->kind == AST_INDEX || e->kind == AST_ATTR) && is_seq(e->lhs->ty))  // t[0], t.values
     return e->noperands ? lower_expr(lw, e->operands[0]) : lower_element(lw, e->lhs, (int)e->ival);
+  if (e->bi && e->bi->kind == BK_BUILD)
+    return lower_built(lw, e)->value;
+  if (e->bi && e->bi->kind == BK_ELEMENT) {
+    const Memo *m = lower_built(lw, e->operands[0]);
+    TD_ASSERT(e->ival < m->n);
+    return m->all[e->ival];
+  }
   if (e->bi) {
     Value *v = memo_get(lw, e);
     if (!v) {

@@ -26,102 +26,14 @@
 #include <stdio.h>
 #include <string.h>
 
-// ============================================================================
-// Parts
-// ============================================================================
-static Ast *call2(Sema *sema, const Ast *e, const char *op, Ast *a, Ast *b) {
-  return part_call(sema, e, op, (Ast *[]){a, b}, 2);
-}
-
-static Ast *narrow(Sema *sema, const Ast *e, Ast *x, int d, int64_t start, int64_t len) {
-  return part_call(sema, e, "narrow",
-                   (Ast *[]){x, part_int(sema, e, d), part_int(sema, e, start), part_int(sema, e, len)}, 4);
-}
-
-// A view of x's storage: (shape, strides, offset) computed here, as x.unfold's.
-static Ast *view_part(Sema *sema, const Ast *e, Ast *x, View v) {
-  Ast *n = part(sema, e, "as_strided");
-  set_operand1(sema, n, x);
-  n->ty = ty_view_of(sema, x->ty, v);
-  return n;
-}
-
-static Ast *cat_parts(Sema *sema, const Ast *e, Ast **items, int n, int d) {
-  if (n == 1) return items[0];
-  return call2(sema, e, "cat", part_seq(sema, e, TY_LIST, items, n), part_int(sema, e, d));
-}
-
-// full(shape, value, dtype=dt)
-static Ast *full_part(Sema *sema, const Ast *e, int nd, const int64_t *shape, Ast *value, DType dt) {
-  return part_call(sema, e, "full", (Ast *[]){part_ints(sema, e, nd, shape), value, part_dtype(sema, e, dt)}, 3);
-}
-
-static Ast *flip_dim(Sema *sema, const Ast *e, Ast *x, int d) {
-  int64_t dd = d;
-  return call2(sema, e, "flip", x, part_ints(sema, e, 1, &dd));
-}
-
 static const char *dtype_kind_name(DType dt) { return torch_name(dt); }
 
 // ============================================================================
 // pad(input, pad, mode='constant', value=None)
 // ============================================================================
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_REPLICATE, PAD_CIRCULAR };
-
-// One dim d of x padded by (l, r) (negative: cropped); value is the constant's.
-static Ast *pad_dim(Sema *sema, const Ast *e, Ast *x, int d, int64_t l, int64_t r, int mode, Ast *value) {
-  const View *v = &x->ty->view;
-  int64_t n = v->shape[d];
-  Ast *mid = x;
-  if (l < 0) mid = narrow(sema, e, mid, d, -l, n + l);
-  if (!is_poison(mid->ty) && r < 0) mid = narrow(sema, e, mid, d, 0, mid->ty->view.shape[d] + r);
-  if (is_poison(mid->ty)) return mid;
-  int64_t m = mid->ty->view.shape[d];
-  Ast *items[3];
-  int k = 0;
-  for (int side = 0; side < 2; side++) {
-    int64_t p = side == 0 ? l : r;
-    if (side == 1) items[k++] = mid;
-    if (p <= 0) continue;
-    Ast *s;
-    if (mode == PAD_CONSTANT) {
-      int64_t shape[TD_MAX_DIMS];
-      memcpy(shape, mid->ty->view.shape, sizeof shape);
-      shape[d] = p;
-      s = full_part(sema, e, v->ndim, shape, value, x->ty->dtype);
-    } else if (mode == PAD_REFLECT) {
-      s = flip_dim(sema, e, narrow(sema, e, x, d, side == 0 ? 1 : n - 1 - p, p), d);
-    } else if (mode == PAD_REPLICATE) {
-      Ast *edge = narrow(sema, e, x, d, side == 0 ? 0 : n - 1, 1);
-      int64_t shape[TD_MAX_DIMS];
-      memcpy(shape, edge->ty->view.shape, sizeof shape);
-      shape[d] = p;
-      s = call2(sema, e, "expand", edge, part_ints(sema, e, v->ndim, shape));
-    } else {
-      s = narrow(sema, e, mid, d, side == 0 ? m - p : 0, p);
-    }
-    items[k++] = s;
-  }
-  return cat_parts(sema, e, items, k, d);
-}
-
-// x padded by pads[0..2*np) (last dim first, as PyTorch orders them); NULL after a
-// message. value: NULL for zeros.
-static Ast *pad_all(Sema *sema, const Ast *e, Ast *x, int np, const int64_t *pads, int mode, Ast *value) {
-  int nd = x->ty->view.ndim;
-  if (mode == PAD_CONSTANT && !value) value = part_int(sema, e, 0);
-  Ast *y = x;
-  for (int i = 0; i < np; i++) {
-    y = pad_dim(sema, e, y, nd - 1 - i, pads[2 * i], pads[2 * i + 1], mode, value);
-    if (is_poison(y->ty)) return NULL;
-  }
-  return y;
-}
-
 static const char *const MODE_NAMES[] = {"constant", "reflect", "replicate", "circular"};
 
 TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *pa = e->bargs[1], *ma = barg(e, 2), *va = barg(e, 3);
   const TType *xt = get_tensor(sema, e, x, "input");
   if (!xt) return poison(sema);
@@ -209,11 +121,10 @@ TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d) {
       }
     }
   }
-  Ast *y = pad_all(sema, e, x, n / 2, pads, mode, va);
-  if (!y) return poison(sema);
-  if (y == x || y->ty->kind != TY_TENSOR || y->bi->kind == BK_VIEW)  // a view (no pad, or crops only): a new tensor
-    y = part_call(sema, e, "clone", &y, 1);
-  return become(sema, e, y);
+  PadArgs a = {.mode = (PadMode)mode, .npad = n / 2, .fill_dtype = va ? va->ty->dtype : DT_COUNT,
+               .fill = va ? va->ty->fval : 0, .ifill = va ? va->ty->ival : 0};
+  memcpy(a.pads, pads, sizeof(int64_t) * (size_t)n);
+  return built(sema, e, d->b.build, KEEP(sema, a), &x, 1);
 }
 
 // ============================================================================
@@ -243,54 +154,10 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t p, int64_t s, int64_t dil
   return o;
 }
 
-// The windows of x's last nsp dims as a view [..., O0, O1, k0, k1] of x: x is read at
-// o * s + j * dil (its pads already made).
-static Ast *windows(Sema *sema, const Ast *e, Ast *x, int nsp, const int64_t *out, const int64_t *k,
-                    const int64_t *s, const int64_t *dil) {
-  View v = x->ty->view;
-  int nd = v.ndim;
-  for (int i = 0; i < nsp; i++) {
-    int sd = nd - nsp + i;
-    int64_t st = v.strides[sd];
-    v.shape[sd] = out[i];
-    v.strides[sd] = st * s[i];
-    v.shape[nd + i] = k[i];
-    v.strides[nd + i] = st * dil[i];
-  }
-  v.ndim = nd + nsp;
-  return view_part(sema, e, x, v);
-}
-
-// x padded on its last nsp dims by p on the left and what the last window needs on the right
-static Ast *pool_pad(Sema *sema, const Ast *e, Ast *x, int nsp, const int64_t *out, const int64_t *k,
-                     const int64_t *p, const int64_t *s, const int64_t *dil, Ast *value) {
-  int64_t pads[2 * TD_MAX_DIMS];
-  bool any = false;
-  int nd = x->ty->view.ndim;
-  for (int i = 0; i < nsp; i++) {
-    int64_t in = x->ty->view.shape[nd - nsp + i], need = (out[i] - 1) * s[i] + dil[i] * (k[i] - 1) + 1;
-    int64_t r = need - in - p[i];
-    pads[2 * (nsp - 1 - i)] = p[i];
-    pads[2 * (nsp - 1 - i) + 1] = r > 0 ? r : 0;
-    any |= p[i] > 0 || r > 0;
-  }
-  return any ? pad_all(sema, e, x, nsp, pads, PAD_CONSTANT, value) : x;
-}
-
-static Ast *window_dims(Sema *sema, const Ast *e, int nd, int nsp) {
-  int64_t dims[TD_MAX_DIMS];
-  for (int i = 0; i < nsp; i++) dims[i] = nd + i;
-  return part_ints(sema, e, nsp, dims);
-}
-
-static Ast *to_half(Sema *sema, const Ast *e, Ast *y, DType dt) {
-  return dt == DT_F16 ? part_cast(sema, e, y, "half") : dt == DT_BF16 ? part_cast(sema, e, y, "bfloat16") : y;
-}
-
 // The checks every pool makes of input, kernel_size, stride, padding (and dilation);
 // fills nsp values of each. fname: PyTorch's name in its messages.
-static bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p,
-                      int64_t *dil, bool *ceil_mode, int64_t *out) {
+bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p, int64_t *dil,
+               bool *ceil_mode, int64_t *out) {
   Ast *x = e->bargs[0];
   const TType *xt = get_tensor(sema, e, x, "input");
   if (!xt) return false;
@@ -359,7 +226,7 @@ static bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *
 // max_pool1d/2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
 // return_indices=False): amax over the windows of the input padded with -inf
 TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
-  int nsp = d->b.name[8] - '0';
+  int nsp = d->variant;
   int64_t k[2], s[2], p[2], dil[2], out[2];
   bool ceil_mode, ri = false;
   if (!pool_args(sema, e, nsp, true, k, s, p, dil, &ceil_mode, out)) return poison(sema);
@@ -369,31 +236,17 @@ TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, ra->loc, "%s: return_indices=True is not supported: use the windows' argmax", d->b.name);
     return poison(sema);
   }
-  Ast *x = e->bargs[0];
-  Ast *xp = pool_pad(sema, e, x, nsp, out, k, p, s, dil, part_float(sema, e, -INFINITY));
-  if (!xp) return poison(sema);
-  Ast *w = windows(sema, e, xp, nsp, out, k, s, dil);
-  Ast *y = part_call(sema, e, "amax", (Ast *[]){w, window_dims(sema, e, x->ty->view.ndim, nsp)}, 2);
-  return become(sema, e, y);
-}
-
-// The counts of the windows along one dim (length in): positions inside [lo, hi) of
-// the padded axis, as a 1-D f32 tensor [out] (a window sum over a padded ones tensor).
-static Ast *window_counts(Sema *sema, const Ast *e, int64_t in, int64_t k, int64_t p, int64_t s, int64_t out,
-                          bool include_pad) {
-  int64_t n = include_pad ? in + 2 * p : in;
-  Ast *ones = full_part(sema, e, 1, &n, part_int(sema, e, 1), DT_F32);
-  int64_t pp = include_pad ? 0 : p, dil = 1;
-  Ast *mp = pool_pad(sema, e, ones, 1, &out, &k, &pp, &s, &dil, part_int(sema, e, 0));
-  Ast *w = windows(sema, e, mp, 1, &out, &k, &s, &dil);
-  return part_call(sema, e, "sum", (Ast *[]){w, window_dims(sema, e, 1, 1)}, 2);
+  PoolArgs a = {.kind = POOL_MAX, .nsp = nsp};
+  memcpy(a.k, k, sizeof k), memcpy(a.s, s, sizeof s), memcpy(a.p, p, sizeof p), memcpy(a.dil, dil, sizeof dil);
+  memcpy(a.out, out, sizeof out);
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
 // avg_pool1d/2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 // count_include_pad=True, divisor_override=None): the windows' sums of the zero-padded
 // input over their divisors; halves summed in f32 and rounded once
 TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
-  int nsp = d->b.name[8] - '0';
+  int nsp = d->variant;
   int64_t k[2], s[2], p[2], dil[2], out[2];
   bool ceil_mode, cip = true;
   if (!pool_args(sema, e, nsp, false, k, s, p, dil, &ceil_mode, out)) return poison(sema);
@@ -405,34 +258,10 @@ TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, da->loc, "divisor must be not zero");
     return poison(sema);
   }
-  Ast *x = e->bargs[0];
-  DType dt = x->ty->dtype;
-  int nd = x->ty->view.ndim;
-  Ast *xp = pool_pad(sema, e, x, nsp, out, k, p, s, dil, NULL);
-  if (!xp) return poison(sema);
-  Ast *w = windows(sema, e, xp, nsp, out, k, s, dil);
-  if (dtype_is_half(dt)) w = part_cast(sema, e, w, "float");
-  Ast *sum = part_call(sema, e, "sum", (Ast *[]){w, window_dims(sema, e, nd, nsp)}, 2);
-  bool uniform = true;  // every window counts k0 * k1
-  for (int i = 0; i < nsp; i++) {
-    int64_t in = x->ty->view.shape[nd - nsp + i];
-    uniform &= (cip || p[i] == 0) && (out[i] - 1) * s[i] + k[i] <= in + (cip ? 2 * p[i] : 0);
-  }
-  Ast *y;
-  if (da || uniform) {
-    int64_t n = da ? div : nsp == 2 ? k[0] * k[1] : k[0];
-    y = part_binary(sema, e, OP_DIV, "div", sum, part_int(sema, e, n));
-  } else {
-    Ast *cnt = NULL;
-    for (int i = 0; i < nsp; i++) {
-      Ast *c = window_counts(sema, e, x->ty->view.shape[nd - nsp + i], k[i], p[i], s[i], out[i], cip);
-      if (i == 0 && nsp == 2) c = call2(sema, e, "unsqueeze", c, part_int(sema, e, 1));
-      cnt = cnt ? part_binary(sema, e, OP_MUL, "mul", cnt, c) : c;
-    }
-    if (dt == DT_F64) cnt = part_cast(sema, e, cnt, "double");
-    y = part_binary(sema, e, OP_DIV, "div", sum, cnt);
-  }
-  return become(sema, e, to_half(sema, e, y, dt));
+  PoolArgs a = {.kind = POOL_AVG, .nsp = nsp, .count_include_pad = cip, .divisor = da ? div : 0};
+  memcpy(a.k, k, sizeof k), memcpy(a.s, s, sizeof s), memcpy(a.p, p, sizeof p), memcpy(a.dil, dil, sizeof dil);
+  memcpy(a.out, out, sizeof out);
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
 // ============================================================================
@@ -479,7 +308,7 @@ static bool conv_params_ok(Sema *sema, const Ast *e, int nsp, const int64_t *p, 
 }
 
 TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
-  int nsp = d->b.name[4] - '0';
+  int nsp = d->variant;
   Ast *x = e->bargs[0], *w = e->bargs[1], *bias = barg(e, 2), *sa = barg(e, 3), *pa = barg(e, 4), *da = barg(e, 5),
       *ga = barg(e, 6);
   const TType *xt = get_tensor(sema, e, x, "input"), *wt = xt ? get_tensor(sema, e, w, "weight") : NULL;
@@ -548,7 +377,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
                shape_str(sema, nsp + 2, xs), Cg * groups, C);
     return poison(sema);
   }
-  int64_t pl[2], pr[2], k[2], in[2], out[2];
+  int64_t pl[2], pr[2], k[2], in[2];
   for (int i = 0; i < nsp; i++) {
     k[i] = wv->shape[2 + i];
     in[i] = xs[2 + i];
@@ -593,81 +422,9 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"slow_conv2d_cuda\" not implemented for '%s'", torch_name(xt->dtype));
     return poison(sema);
   }
-  DType dt = xt->dtype;
-  if (xs[0] == 0 || Cg == 0) {  // no batch, or nothing to sum: zeros (and the bias)
-    int64_t os[4] = {xs[0], O};
-    for (int i = 0; i < nsp; i++)
-      os[2 + i] = (in[i] + pl[i] + pr[i] - dil[i] * (k[i] - 1) - 1) / s[i] + 1;
-    Ast *z = full_part(sema, e, nsp + 2, os, part_int(sema, e, 0), dt);
-    if (bias) {
-      View bb = {nsp + 1, {O, 1, 1}, {bias->ty->view.strides[0], 0, 0}, bias->ty->view.offset};
-      z = part_binary(sema, e, OP_ADD, "add", z, view_part(sema, e, bias, bb));
-    }
-    if (!batched) z = call2(sema, e, "squeeze", z, part_int(sema, e, 0));
-    return become(sema, e, z);
-  }
-  // the parts: halves in f32, the input batched and padded
-  bool half = dtype_is_half(dt);
-  Ast *xb = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
-  if (half) xb = part_cast(sema, e, xb, "float"), w = part_cast(sema, e, w, "float");
-  if (half && bias) bias = part_cast(sema, e, bias, "float");
-  int64_t pads[4];
-  bool padded = false;
-  for (int i = 0; i < nsp; i++) {
-    pads[2 * (nsp - 1 - i)] = pl[i], pads[2 * (nsp - 1 - i) + 1] = pr[i];
-    padded |= pl[i] || pr[i];
-  }
-  Ast *xp = padded ? pad_all(sema, e, xb, nsp, pads, PAD_CONSTANT, NULL) : xb;
-  if (!xp) return poison(sema);
-  const View *pv = &xp->ty->view, *wv2 = &w->ty->view;
-  for (int i = 0; i < nsp; i++) out[i] = (pv->shape[2 + i] - dil[i] * (k[i] - 1) - 1) / s[i] + 1;
-  // one contraction over channels and taps: the weight A [(g,) O/g, C/g, k...] times the
-  // window view B [N, (g,) C/g, k..., out...] of the input (a tap moves by the dilation,
-  // an output by the stride), into [N, (g,) O/g, out...]; roles: output dims, or -1 - q
-  // for k's dim q (C/g, then the taps)
-  int G = groups > 1, Og = (int)(O / groups);
-  View av = {0}, bv = {0};
-  int64_t ra[TD_MAX_DIMS], rb[TD_MAX_DIMS];
-  int na = 0, nb = 0, no = 0;
-  bv.shape[nb] = pv->shape[0], bv.strides[nb] = pv->strides[0], rb[nb++] = no++;
-  if (G) {
-    av.shape[na] = groups, av.strides[na] = wv2->strides[0] * Og, ra[na++] = no;
-    bv.shape[nb] = groups, bv.strides[nb] = pv->strides[1] * Cg, rb[nb++] = no++;
-  }
-  av.shape[na] = Og, av.strides[na] = wv2->strides[0], ra[na++] = no++;
-  av.shape[na] = Cg, av.strides[na] = wv2->strides[1], ra[na++] = -1;
-  bv.shape[nb] = Cg, bv.strides[nb] = pv->strides[1], rb[nb++] = -1;
-  for (int i = 0; i < nsp; i++) {
-    av.shape[na] = k[i], av.strides[na] = wv2->strides[2 + i], ra[na++] = -2 - i;
-    bv.shape[nb] = k[i], bv.strides[nb] = dil[i] * pv->strides[2 + i], rb[nb++] = -2 - i;
-  }
-  for (int i = 0; i < nsp; i++) {
-    bv.shape[nb] = out[i], bv.strides[nb] = s[i] * pv->strides[2 + i], rb[nb++] = no++;
-  }
-  av.ndim = na, av.offset = wv2->offset;
-  bv.ndim = nb, bv.offset = pv->offset;
-  Ast *r = part_call(sema, e, "contract",
-                     (Ast *[]){view_part(sema, e, w, av), view_part(sema, e, xp, bv), part_ints(sema, e, na, ra),
-                               part_ints(sema, e, nb, rb)}, 4);
-  if (bias) {  // [(g,) O/g, 1...]: the contraction's epilogue
-    View bb = {0};
-    const View *bvv = &bias->ty->view;
-    int nbb = 0;
-    if (G) bb.shape[nbb] = groups, bb.strides[nbb++] = bvv->strides[0] * Og;
-    bb.shape[nbb] = Og, bb.strides[nbb++] = bvv->strides[0];
-    for (int i = 0; i < nsp; i++) bb.shape[nbb] = 1, bb.strides[nbb++] = 0;
-    bb.ndim = nbb, bb.offset = bvv->offset;
-    r = part_binary(sema, e, OP_ADD, "add", r, view_part(sema, e, bias, bb));
-  }
-  if (is_poison(r->ty)) return poison(sema);
-  if (G) {  // [N, O, out...]: a view of the contiguous result
-    int64_t fs[TD_MAX_DIMS] = {pv->shape[0], O};
-    for (int i = 0; i < nsp; i++) fs[2 + i] = out[i];
-    r = call2(sema, e, "reshape", r, part_ints(sema, e, nsp + 2, fs));
-  }
-  if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
-  if (half) r = to_half(sema, e, r, dt);
-  return become(sema, e, r);
+  ConvArgs a = {.nsp = nsp, .bias = bias, .batched = batched, .groups = groups};
+  for (int i = 0; i < nsp; i++) a.s[i] = s[i], a.dil[i] = dil[i], a.pl[i] = pl[i], a.pr[i] = pr[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), (Ast *[]){x, w, bias}, bias ? 3 : 2);
 }
 
 // ============================================================================
@@ -678,8 +435,8 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
 // dim in turn is a cat of one narrow and reduction per output index.
 // ============================================================================
 TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
-  bool is_max = strstr(d->b.name, "max") != NULL;
-  int nsp = d->b.name[strlen(d->b.name) - 2] - '0';
+  bool is_max = d->aux == OP_AMAX;  // adaptive_max_pool (the row's reduction), else adaptive_avg_pool
+  int nsp = d->variant;
   Ast *x = e->bargs[0], *oa = e->bargs[1], *ra = is_max ? barg(e, 2) : NULL;
   const TType *xt = get_tensor(sema, e, x, "input");
   if (!xt) return poison(sema);
@@ -725,42 +482,9 @@ TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
                is_max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", torch_name(xt->dtype));
     return poison(sema);
   }
-  DType dt = xt->dtype;
-  Ast *y = !is_max && dtype_is_half(dt) ? part_cast(sema, e, x, "float") : x;
-  const char *red = is_max ? "amax" : "mean";
-  bool uniform = true;
-  int64_t k[2] = {0, 0}, one[2] = {1, 1};
-  for (int i = 0; i < nsp; i++) {
-    int64_t len = xt->view.shape[nd - nsp + i];
-    uniform &= o[i] > 0 && len % o[i] == 0;
-    k[i] = o[i] > 0 ? len / o[i] : 0;
-  }
-  if (uniform) {
-    Ast *w = windows(sema, e, y, nsp, o, k, k, one);
-    y = part_call(sema, e, red, (Ast *[]){w, window_dims(sema, e, nd, nsp)}, 2);
-  } else {
-    Ast *keep = part_int(sema, e, 1);
-    keep->ty = ty_bool(sema, true);
-    for (int i = 0; i < nsp; i++) {
-      int dim = nd - nsp + i;
-      int64_t len = xt->view.shape[dim];
-      if (o[i] == 0) {
-        y = narrow(sema, e, y, dim, 0, 0);
-        continue;
-      }
-      if (o[i] == len) continue;
-      Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)o[i]);
-      for (int64_t j = 0; j < o[i]; j++) {
-        int64_t lo = j * len / o[i], hi = ((j + 1) * len + o[i] - 1) / o[i];
-        Ast *dd = part_int(sema, e, dim);
-        items[j] = part_call(sema, e, red, (Ast *[]){narrow(sema, e, y, dim, lo, hi - lo), dd, keep}, 3);
-      }
-      y = call2(sema, e, "cat", part_seq(sema, e, TY_LIST, items, (int)o[i]), part_int(sema, e, dim));
-    }
-    if (y == x || y->bi->kind == BK_VIEW) y = part_call(sema, e, "clone", &y, 1);
-  }
-  if (!is_max) y = to_half(sema, e, y, dt);
-  return become(sema, e, y);
+  PoolArgs a = {.kind = is_max ? POOL_ADAPTIVE_MAX : POOL_ADAPTIVE_AVG, .nsp = nsp};
+  memcpy(a.out, o, sizeof(int64_t) * (size_t)nsp);
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
 // ============================================================================
@@ -771,7 +495,7 @@ TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
 // within each group. The spread input is a copy (one cat a dim, then the pad's).
 // ============================================================================
 TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
-  int nsp = d->b.name[14] - '0';
+  int nsp = d->variant;
   Ast *x = e->bargs[0], *w = e->bargs[1], *bias = barg(e, 2), *sa = barg(e, 3), *pa = barg(e, 4), *oa = barg(e, 5),
       *ga = barg(e, 6), *da = barg(e, 7);
   const TType *xt = get_tensor(sema, e, x, "input"), *wt = xt ? get_tensor(sema, e, w, "weight") : NULL;
@@ -863,44 +587,9 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(xt->dtype));
     return poison(sema);
   }
-  // the input spread by the stride, then padded
-  Ast *y = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
-  for (int i = 0; i < nsp; i++) {
-    int dim = 2 + i;
-    if (s[i] == 1) continue;
-    const View *v = &y->ty->view;
-    int64_t shape[TD_MAX_DIMS + 1];
-    for (int j = 0; j <= dim; j++) shape[j] = v->shape[j];
-    shape[dim + 1] = s[i] - 1;
-    for (int j = dim + 1; j < v->ndim; j++) shape[j + 1] = v->shape[j];
-    Ast *col = call2(sema, e, "unsqueeze", y, part_int(sema, e, dim + 1));
-    Ast *z = full_part(sema, e, v->ndim + 1, shape, part_int(sema, e, 0), y->ty->dtype);
-    Ast *c = call2(sema, e, "cat", part_seq(sema, e, TY_LIST, (Ast *[]){col, z}, 2), part_int(sema, e, dim + 1));
-    int64_t merged[TD_MAX_DIMS];
-    memcpy(merged, v->shape, sizeof merged);
-    merged[dim] = v->shape[dim] * s[i];
-    y = narrow(sema, e, call2(sema, e, "view", c, part_ints(sema, e, v->ndim, merged)), dim, 0,
-               (v->shape[dim] - 1) * s[i] + 1);
-  }
-  int64_t pads[4];
-  for (int i = 0; i < nsp; i++) {
-    int64_t k = wv->shape[2 + i], q = dil[i] * (k - 1) - p[i];
-    pads[2 * (nsp - 1 - i)] = q, pads[2 * (nsp - 1 - i) + 1] = q + op[i];
-  }
-  y = pad_all(sema, e, y, nsp, pads, PAD_CONSTANT, NULL);
-  if (!y) return poison(sema);
-  // the weight [Cin, O/g, k...] as a convolution's [O, Cin/g, k...], flipped
-  int64_t fd[2] = {2, 3};
-  Ast *wf = call2(sema, e, "flip", w, part_ints(sema, e, nsp, fd));
-  int64_t gshape[TD_MAX_DIMS] = {groups, Cin / groups, Og}, cshape[TD_MAX_DIMS] = {O, Cin / groups};
-  for (int i = 0; i < nsp; i++) gshape[3 + i] = cshape[2 + i] = wv->shape[2 + i];
-  Ast *wg = call2(sema, e, "reshape", wf, part_ints(sema, e, nsp + 3, gshape));
-  wg = part_call(sema, e, "transpose", (Ast *[]){wg, part_int(sema, e, 1), part_int(sema, e, 2)}, 3);
-  wg = call2(sema, e, "reshape", wg, part_ints(sema, e, nsp + 2, cshape));
-  Ast *r = part_call(sema, e, nsp == 1 ? "conv1d" : "conv2d",
-                     (Ast *[]){y, wg, bias, NULL, NULL, part_ints(sema, e, nsp, dil), part_int(sema, e, groups)}, 7);
-  if (!batched) r = call2(sema, e, "squeeze", r, part_int(sema, e, 0));
-  return become(sema, e, r);
+  ConvArgs a = {.nsp = nsp, .transposed = true, .bias = bias, .batched = batched, .groups = groups};
+  for (int i = 0; i < nsp; i++) a.s[i] = s[i], a.dil[i] = dil[i], a.pl[i] = p[i], a.op[i] = op[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), (Ast *[]){x, w, bias}, bias ? 3 : 2);
 }
 
 // ============================================================================
@@ -910,17 +599,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
 // f32 from an arange, as PyTorch's kernels compute them; linear modes add the two
 // neighbours by their weights. Halves are interpolated in f32 and rounded once.
 // ============================================================================
-static Ast *arange_f32(Sema *sema, const Ast *e, int64_t n) {
-  Ast *a = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, n), NULL, NULL, part_dtype(sema, e, DT_F32)}, 4);
-  return a;
-}
-
-static Ast *clamp_part(Sema *sema, const Ast *e, Ast *x, Ast *lo, Ast *hi) {
-  return part_call(sema, e, "clamp", (Ast *[]){x, lo, hi}, 3);
-}
-
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *sza = barg(e, 1), *sfa = barg(e, 2), *ma = barg(e, 3), *aca = barg(e, 4),
       *rsa = barg(e, 5), *aa = barg(e, 6);
   const TType *xt = get_tensor(sema, e, x, "input");
@@ -1029,50 +708,9 @@ TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
                nearest ? "nearest" : "linear", torch_name(xt->dtype));
     return poison(sema);
   }
-  DType dt = xt->dtype;
-  bool half = dtype_is_half(dt) && !nearest;
-  Ast *y = half ? part_cast(sema, e, x, "float") : x;
-  for (int i = 0; i < nsp; i++) {
-    int dim = 2 + i;
-    int64_t in = xt->view.shape[dim], o = out[i];
-    if (o == in && nearest) continue;
-    bool use_sf = sfa && !rs;
-    float sc = use_sf ? (float)(1.0 / sf[i]) : (float)in / (float)o;
-    Ast *dd = part_int(sema, e, dim);
-    if (nearest) {
-      Ast *src = part_binary(sema, e, OP_MUL, "mul", arange_f32(sema, e, o), part_float(sema, e, sc));
-      src = part_unary(sema, e, OP_FLOOR, "floor", src);
-      src = part_cast(sema, e, clamp_part(sema, e, src, NULL, part_int(sema, e, in - 1)), "long");
-      y = part_call(sema, e, "index_select", (Ast *[]){y, dd, src}, 3);
-      continue;
-    }
-    Ast *src;
-    if (ac) {
-      float s2 = o > 1 ? (float)(in - 1) / (float)(o - 1) : 0.0f;
-      src = part_binary(sema, e, OP_MUL, "mul", arange_f32(sema, e, o), part_float(sema, e, s2));
-    } else {
-      src = part_binary(sema, e, OP_ADD, "add", arange_f32(sema, e, o), part_float(sema, e, 0.5));
-      src = part_binary(sema, e, OP_SUB, "sub", part_binary(sema, e, OP_MUL, "mul", src, part_float(sema, e, sc)),
-                        part_float(sema, e, 0.5));
-      src = clamp_part(sema, e, src, part_int(sema, e, 0), NULL);
-    }
-    Ast *i0 = part_cast(sema, e, src, "long");
-    Ast *i1 = part_call(sema, e, "clamp", (Ast *[]){part_binary(sema, e, OP_ADD, "add", i0, part_int(sema, e, 1)), NULL,
-                                                    part_int(sema, e, in - 1)}, 3);
-    Ast *l1 = part_binary(sema, e, OP_SUB, "sub", src, i0);
-    Ast *l0 = part_binary(sema, e, OP_SUB, "sub", part_float(sema, e, 1.0), l1);
-    if (dim != nd - 1) {  // the weights along dim: [o, 1]
-      l0 = call2(sema, e, "unsqueeze", l0, part_int(sema, e, 1));
-      l1 = call2(sema, e, "unsqueeze", l1, part_int(sema, e, 1));
-    }
-    if (dt == DT_F64) l0 = part_cast(sema, e, l0, "double"), l1 = part_cast(sema, e, l1, "double");
-    Ast *a = part_binary(sema, e, OP_MUL, "mul", part_call(sema, e, "index_select", (Ast *[]){y, dd, i0}, 3), l0);
-    Ast *b = part_binary(sema, e, OP_MUL, "mul", part_call(sema, e, "index_select", (Ast *[]){y, dd, i1}, 3), l1);
-    y = part_binary(sema, e, OP_ADD, "add", a, b);
-  }
-  if (y == x) y = part_call(sema, e, "clone", &y, 1);
-  if (half) y = to_half(sema, e, y, dt);
-  return become(sema, e, y);
+  InterpArgs a = {.mode = nearest ? INTERP_NEAREST : INTERP_LINEAR, .nsp = nsp, .align_corners = ac};
+  for (int i = 0; i < nsp; i++) a.out[i] = out[i], a.scale[i] = sfa && !rs ? sf[i] : 0;
+  return built(sema, e, d->b.build, KEEP(sema, a), &x, 1);
 }
 
 // ============================================================================
@@ -1097,7 +735,6 @@ static bool pair_arg(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_
 }
 
 TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0];
   const TType *xt = get_tensor(sema, e, x, "input");
   if (!xt) return poison(sema);
@@ -1156,19 +793,9 @@ TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"col2im_out_cuda\" not implemented for '%s'", torch_name(xt->dtype));
     return poison(sema);
   }
-  int64_t N = batched ? xv->shape[0] : 1, C = CK / K;
-  Ast *xb = batched ? x : call2(sema, e, "unsqueeze", x, part_int(sema, e, 0));
-  Ast *x4 = call2(sema, e, "reshape", xb, part_ints(sema, e, 4, (int64_t[]){N, CK, b0, b1}));
-  Ast *eye = part_call(sema, e, "eye", (Ast *[]){part_int(sema, e, K), NULL, part_dtype(sema, e, xt->dtype)}, 3);
-  Ast *w = call2(sema, e, "reshape", eye, part_ints(sema, e, 4, (int64_t[]){K, 1, k[0], k[1]}));
-  if (C > 1) w = call2(sema, e, "repeat", w, part_ints(sema, e, 4, (int64_t[]){C, 1, 1, 1}));
-  int64_t op[2];
-  for (int i = 0; i < 2; i++) op[i] = os[i] + 2 * p[i] - dil[i] * (k[i] - 1) - 1 - ((i ? b1 : b0) - 1) * s[i];
-  Ast *y = part_call(sema, e, "conv_transpose2d",
-                     (Ast *[]){x4, w, NULL, part_ints(sema, e, 2, s), part_ints(sema, e, 2, p), part_ints(sema, e, 2, op),
-                               part_int(sema, e, C), part_ints(sema, e, 2, dil)}, 8);
-  if (!batched) y = call2(sema, e, "squeeze", y, part_int(sema, e, 0));
-  return become(sema, e, y);
+  UnfoldArgs a = {.blocks = {b0, b1}};
+  for (int i = 0; i < 2; i++) a.k[i] = k[i], a.dil[i] = dil[i], a.p[i] = p[i], a.s[i] = s[i], a.out[i] = os[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), &x, 1);
 }
 
 // ============================================================================
@@ -1177,7 +804,6 @@ TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d) {
 // windows are a view of the padded input, permuted and reshaped
 // ============================================================================
 TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0];
   const TType *xt = x->ty;
   int64_t k[2], dil[2], p[2], s[2];
@@ -1215,11 +841,7 @@ TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"im2col_out_cuda\" not implemented for '%s'", torch_name(xt->dtype));
     return poison(sema);
   }
-  Ast *xp = pool_pad(sema, e, x, 2, out, k, p, s, dil, part_float(sema, e, 0));
-  if (is_poison(xp->ty)) return poison(sema);
-  Ast *w = windows(sema, e, xp, 2, out, k, s, dil);  // [N, C, OH, OW, kh, kw]
-  w = call2(sema, e, "permute", w, part_ints(sema, e, 6, (int64_t[]){0, 1, 4, 5, 2, 3}));
-  int64_t N = xv->shape[0], C = xv->shape[1];
-  return become(sema, e, call2(sema, e, "reshape", w, part_ints(sema, e, 3, (int64_t[]){N, C * k[0] * k[1],
-                                                                                     out[0] * out[1]})));
+  UnfoldArgs a = {0};
+  for (int i = 0; i < 2; i++) a.k[i] = k[i], a.dil[i] = dil[i], a.p[i] = p[i], a.s[i] = s[i], a.out[i] = out[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), &x, 1);
 }

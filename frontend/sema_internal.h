@@ -88,11 +88,25 @@ typedef TType *(*CheckFn)(Sema *sema, Ast *e, const BuiltinDef *d);
 // forms: f(x, ...) and x.f(...); where PyTorch has the function too: torch.f(x, ...),
 // torch.nn.functional.f(x, ...) (F.f)
 enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8 };
+// The dtype rule of a row: which input dtypes PyTorch's kernel takes, and its name in the
+// message for the others ("\"softplus_cuda\" not implemented for 'Long'").
+typedef enum {
+  DTR_ANY,       // every dtype (the checker says more where there is more to say)
+  DTR_FLOAT,     // floats only
+  DTR_NOT_BOOL,  // every dtype but bool
+} DTypeRuleKind;
+typedef struct DTypeRule {
+  DTypeRuleKind kind;
+  const char *kernel;
+} DTypeRule;
+
 struct BuiltinDef {
   Builtin b;       // first: e->bi points here
   CheckFn check;
   int forms;
   Op aux;          // the op a shared checker applies (unary/binary/reduction kind)
+  int variant;     // the typed variant a shared checker reads: spatial rank, which of a family ...
+  DTypeRule dtr;   // the dtype rule (check_dtype_rule)
 };
 
 enum { MAX_LIST = 64 };  // the most entries of a size or dims list
@@ -187,8 +201,17 @@ TType *ck_index_op(Sema *sema, Ast *e, const BuiltinDef *d);  // index_copy, ind
 TType *ck_scatter(Sema *sema, Ast *e, const BuiltinDef *d);   // scatter, scatter_add, scatter_reduce
 TType *ck_fill(Sema *sema, Ast *e, const BuiltinDef *d);      // fill_, zero_, copy_
 
+// ---- sema_build.c: calls the op library builds (ir/build.h) ----
+// e becomes a call of builder fn over ops[0..n) with its typed arguments args (kept: see
+// KEEP); returns its type, or a tuple of its results' types.
+TType *built(Sema *sema, Ast *e, BuildFn fn, const void *args, Ast **ops, int n);
+void *keep_args(Sema *sema, const void *args, size_t size);
+Ast *view_ast(Sema *sema, const Ast *e, Ast *x, View v);  // the view v of x's storage, an expression
+#define KEEP(sema, ...) keep_args(sema, &(__VA_ARGS__), sizeof(__VA_ARGS__))
+
 // ---- sema_builtin.c ----
 const BuiltinDef *builtin_find(const char *name);
+const Builtin *node_builtin(Op op);  // the one node of op (no spelling): what a checker makes e
 const BuiltinDef *builtin_find_form(const char *name, int form);  // the row of name with that form
 bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self);
 Ast *barg(const Ast *e, int i);  // the bound argument i, or NULL when absent or None
@@ -201,6 +224,12 @@ bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out,
 TType *get_tensor(Sema *sema, const Ast *e, Ast *a, const char *pname);
 bool get_dtype(Sema *sema, const Ast *e, Ast *a, DType *out);
 bool get_dims(Sema *sema, const Ast *e, Ast *a, const char *pname, int ndim, int *dims, int *n);
+// A Python number argument i (kind: "Number" for PyTorch's Scalar, "float"); def when left
+// out. A tensor is refused: its value is not known when compiling.
+bool num_arg(Sema *sema, const Ast *e, int i, const char *pname, const char *kind, double def, double *out);
+bool no_inplace(Sema *sema, const Ast *e, int i);  // inplace=True (argument i) refused
+// The row's dtype rule for an input of dtype dt: false after PyTorch's message at e.
+bool check_dtype_rule(Sema *sema, const Ast *e, const BuiltinDef *d, DType dt);
 // "Did you mean": the candidate nearest the word written, offered one by one.
 typedef struct Suggest {
   const char *word;
@@ -219,6 +248,10 @@ void set_operand1(Sema *sema, Ast *e, Ast *a);
 // ---- the checkers of the op table ----
 // sema_view.c
 TType *ck_view(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *view_result(Sema *sema, Ast *e, const TType *x, View v);  // e becomes the view v of its input x
+TType *cast_to(Sema *sema, Ast *e, DType dt);  // e becomes its input as dtype dt (itself, or a cast node)
+// e's bound arguments replaced by args[0..n) (the arguments of the op e is checked as)
+void rebind(Sema *sema, Ast *e, Ast *const *args, int n);
 TType *ck_reshape(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_flatten(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_transpose(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -231,6 +264,9 @@ TType *ck_expand(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_expand_as(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_select(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d);
+// narrow's checks: locs the call, dim, start and length; false after PyTorch's message
+bool narrow_ok(Sema *sema, const Loc *locs, const TType *x, int64_t dim, int64_t start, int64_t len, int *a,
+               int64_t *st);
 TType *ck_diagonal(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_as_strided(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_flip(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -252,8 +288,6 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_var_mean(Sema *sema, Ast *e, const BuiltinDef *d);  // var_mean, std_mean
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_contract(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d);  // isnan, isinf, isfinite, isposinf, isneginf
@@ -265,7 +299,23 @@ TType *ck_logaddexp(Sema *sema, Ast *e, const BuiltinDef *d);  // logaddexp, log
 TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
 TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
+bool matmul_kind_ok(Sema *sema, const Ast *e, const char *kind, const Ast *a, const Ast *b);  // mm's, bmm's checks
+// a matmul's dtypes (kernel: PyTorch's name of the kernel refusing ints)
+bool matmul_dtypes(Sema *sema, Loc loc, const TType *a, const TType *b, const char *kernel);
+// matmul's checks (its messages at loc) and its result's shape
+bool matmul_shape(Sema *sema, Loc loc, const TType *ta, const TType *tb, int *on, int64_t *out);
 bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out);
+bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out);  // false after PyTorch's message
+// The dims (mask; dim: the one written, else -1), keepdim, correction and result dtype of a
+// reduction call, parsed and checked by reduce_args.
+typedef struct ReduceCall {
+  uint32_t mask;
+  int dim;
+  bool keepdim;
+  int64_t correction;
+  DType dtype;
+} ReduceCall;
+bool reduce_args(Sema *sema, Ast *e, Op op, const char *name, ReduceCall *r);
 // e as the reduction of x over the dims of mask (dim: the one dim written, else -1), of dtype dt.
 TType *reduce_node(Sema *sema, Ast *e, Ast *x, uint32_t mask, bool keepdim, int dim, DType dt);
 // sema_nn.c: torch.nn.functional ops built from parts, and the part builders
@@ -408,12 +458,12 @@ TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cross(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_kron(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_diag_embed(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_bmm_sum(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cov(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_corrcoef(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm, addmv, addr
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or 'fro') of a norm of dtype dt
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -461,6 +511,10 @@ TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_conv.c: padding, pooling, convolution of torch.nn.functional, built from parts ----
 TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
+// The checks every pool makes of e's bound (input, kernel_size, stride, padding (, dilation),
+// ceil_mode), in nsp values each, and the output's spatial size; false after the message.
+bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p, int64_t *dil,
+               bool *ceil_mode, int64_t *out);
 TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max_pool2d
 TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
 TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d

@@ -285,7 +285,7 @@ static Ast *tensor_of(Sema *sema, const Ast *e, const TType *t, Loc loc, int dep
   return part_call(sema, e, "stack", args, 2);
 }
 
-static const BuiltinDef def_same = {{"as_tensor", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_same = {{"as_tensor", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // tensor(data, *, dtype=None, ...), as_tensor(data, dtype=None, ...), scalar_tensor(s, *, dtype=None, ...)
 TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d) {

@@ -52,10 +52,10 @@ TType *ck_scan(Sema *sema, Ast *e, const BuiltinDef *d) {
 TType *ck_cummax(Sema *sema, Ast *e, const BuiltinDef *d) {
   static const char *const fields[] = {"values", "indices"};
   static const BuiltinDef parts[4] = {
-      {{"cummax", BK_NODE, OP_CUMMAX, "input, dim"}, NULL, 0, OP_COUNT},
-      {{"cummax", BK_NODE, OP_CUMMAX_INDICES, "input, dim"}, NULL, 0, OP_COUNT},
-      {{"cummin", BK_NODE, OP_CUMMIN, "input, dim"}, NULL, 0, OP_COUNT},
-      {{"cummin", BK_NODE, OP_CUMMIN_INDICES, "input, dim"}, NULL, 0, OP_COUNT},
+      {{"cummax", BK_NODE, OP_CUMMAX, "input, dim", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}},
+      {{"cummax", BK_NODE, OP_CUMMAX_INDICES, "input, dim", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}},
+      {{"cummin", BK_NODE, OP_CUMMIN, "input, dim", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}},
+      {{"cummin", BK_NODE, OP_CUMMIN_INDICES, "input, dim", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}},
   };
   TType *x;
   int a;

@@ -12,9 +12,9 @@
 #include <math.h>
 #include <string.h>
 
-static const BuiltinDef def_index_put = {{"index_put", BK_NODE, OP_INDEX_PUT, ""}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_scatter = {{"scatter", BK_NODE, OP_SCATTER, ""}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_mask_target = {{"index", BK_NODE, OP_WHERE, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_index_put = {{"index_put", BK_NODE, OP_INDEX_PUT, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_scatter = {{"scatter", BK_NODE, OP_SCATTER, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_mask_target = {{"index", BK_NODE, OP_WHERE, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // The name e was called by: "index_add_" for x.index_add_(...).
 static const char *called(const Ast *e) { return e->name ? e->name : e->bi->name; }

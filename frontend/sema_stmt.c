@@ -9,7 +9,7 @@
 // ============================================================================
 // Stores (§7): x[...] = v, x[...] op= v, x op= v
 // ============================================================================
-static const BuiltinDef def_store = {{"store", BK_NODE, OP_STORE, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_store = {{"store", BK_NODE, OP_STORE, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // The variable a store target is written through (x in x.t()[0]).
 static const Ast *root_name(const Ast *t) {

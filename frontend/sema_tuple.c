@@ -526,6 +526,7 @@ TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim
   static const char *const fields[] = {"values", "indices"};
   int64_t d;
   int a;
+  bool keep = keepdim && keepdim->ty->ival;
   const TType *xt = x->ty;
   if (!get_int(sema, e, dim, "dim", &d) || !wrap_dim(sema, dim->loc, d, xt->view.ndim, &a)) return poison(sema);
   if (xt->view.ndim && xt->view.shape[a] == 0) {
@@ -533,15 +534,8 @@ TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim
                a);
     return poison(sema);
   }
-  Ast *args[3] = {x, dim, keepdim};
-  Ast *v = part_call(sema, e, is_max ? "amax" : "amin", args, 3);
-  if (is_poison(v->ty)) return poison(sema);
-  Ast *xi = x->ty->dtype == DT_BOOL ? part_cast(sema, e, x, "int") : x;  // argmax refuses bool; its index is the same
-  args[0] = xi;
-  Ast *ix = part_call(sema, e, is_max ? "argmax" : "argmin", args, 3);
-  if (is_poison(ix->ty)) return poison(sema);
-  Ast *items[2] = {v, ix};
-  TType *t = seq_of(sema, e, TY_TUPLE, items, 2);
-  t->fields = fields;
+  ReduceArgs ra = {.op = is_max ? OP_AMAX : OP_AMIN, .mask = xt->view.ndim ? 1u << a : 0, .dim = a, .keepdim = keep};
+  TType *t = built(sema, e, build_max_dim, KEEP(sema, ra), &x, 1);
+  if (!is_poison(t)) t->fields = fields;
   return t;
 }

@@ -11,7 +11,7 @@
 // ============================================================================
 // View ops (§5): a new View over the same storage, computed by view/view.h
 // ============================================================================
-static TType *view_result(Sema *sema, Ast *e, const TType *x, View v) {
+TType *view_result(Sema *sema, Ast *e, const TType *x, View v) {
   set_operand1(sema, e, e->bargs[0]);
   return ty_view_of(sema, x, v);
 }
@@ -288,37 +288,45 @@ TType *ck_select(Sema *sema, Ast *e, const BuiltinDef *d) {
   return view_result(sema, e, x, view_select(x->view, a, idx < 0 ? idx + size : idx));
 }
 
+// narrow(x, dim, start, length)'s checks (PyTorch 1.13's messages: at the call, at dim, at
+// start, at length): the wrapped dim and start. PyTorch wraps start like a dim index over
+// `size` dims, except that start == size (an empty narrow at the end) is allowed.
+bool narrow_ok(Sema *sema, const Loc *locs, const TType *x, int64_t dim, int64_t start, int64_t len, int *a,
+               int64_t *st) {
+  if (x->view.ndim == 0) {
+    diag_error(sema->cx, locs[0], "narrow() cannot be applied to a 0-dim tensor.");
+    return false;
+  }
+  if (!wrap_dim(sema, locs[1], dim, x->view.ndim, a)) return false;
+  int64_t size = x->view.shape[*a];
+  *st = start;
+  if (start != size) {
+    int64_t m = size <= 0 ? 1 : size;
+    if (start < -m || start > m - 1) {
+      diag_error(sema->cx, locs[2], "Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                 "], but got %" PRId64 ")", -m, m - 1, start);
+      return false;
+    }
+    if (*st < 0) *st += m;
+  }
+  if (len < 0 || *st > size - len) {
+    diag_error(sema->cx, locs[3], "start (%" PRId64 ") + length (%" PRId64 ") exceeds dimension size (%" PRId64 ").",
+               *st, len, size);
+    return false;
+  }
+  return true;
+}
+
 TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   TType *x = e->bargs[0]->ty;
-  int64_t dim, start, len;
+  int64_t dim, start, len, st;
   int a;
   if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !get_int(sema, e, e->bargs[2], "start", &start) ||
       !get_int(sema, e, e->bargs[3], "length", &len))
     return poison(sema);
-  if (x->view.ndim == 0) {
-    diag_error(sema->cx, call_loc(e), "narrow() cannot be applied to a 0-dim tensor.");
-    return poison(sema);
-  }
-  if (!wrap_dim(sema, e->bargs[1]->loc, dim, x->view.ndim, &a)) return poison(sema);
-  int64_t size = x->view.shape[a];
-  // PyTorch 1.13 wraps start like a dim index over `size` dims, except that start ==
-  // size (an empty narrow at the end) is allowed
-  int64_t st = start;
-  if (start != size) {
-    int64_t m = size <= 0 ? 1 : size;
-    if (start < -m || start > m - 1) {
-      diag_error(sema->cx, e->bargs[2]->loc, "Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
-                 "], but got %" PRId64 ")", -m, m - 1, start);
-      return poison(sema);
-    }
-    if (st < 0) st += m;
-  }
-  if (len < 0 || st > size - len) {
-    diag_error(sema->cx, e->bargs[3]->loc, "start (%" PRId64 ") + length (%" PRId64 ") exceeds dimension size (%" PRId64
-               ").", st, len, size);
-    return poison(sema);
-  }
+  Loc locs[4] = {call_loc(e), e->bargs[1]->loc, e->bargs[2]->loc, e->bargs[3]->loc};
+  if (!narrow_ok(sema, locs, x, dim, start, len, &a, &st)) return poison(sema);
   return view_result(sema, e, x, view_narrow(x->view, a, st, len));
 }
 
@@ -452,10 +460,10 @@ TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d) {
   return x->ty;
 }
 
-static const BuiltinDef def_to_view = {{"to", BK_VIEW, OP_COPY, "input, dtype"}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_to_node = {{"to", BK_NODE, OP_TO, "input, dtype"}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_to_view = {{"to", BK_VIEW, OP_COPY, "input, dtype", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_to_node = {{"to", BK_NODE, OP_TO, "input, dtype", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
-static TType *cast_to(Sema *sema, Ast *e, DType dt) {
+TType *cast_to(Sema *sema, Ast *e, DType dt) {
   TType *x = e->bargs[0]->ty;
   set_operand1(sema, e, e->bargs[0]);
   if (x->dtype == dt) {

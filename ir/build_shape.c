@@ -1,0 +1,57 @@
+// ir/build_shape.c: the copies PyTorch defines by views of the input (ir/build.h):
+// repeat (tile), repeat_interleave, roll, narrow_copy.
+// Invariant: the result is a new tensor (a node's own, or a view of one), never a view
+// of the input, except roll of the flattened input by whole turns, viewed back (as the
+// front end's view of it has always been).
+#include "ir/build.h"
+
+static const ShapeArgs *sa(const void *args) { return args; }
+
+// each dim viewed as [1, n], expanded to [r, n], the whole reshaped
+int build_repeat_op(Builder *b, const void *args, Value **out) {
+  const ShapeArgs *a = sa(args);
+  out[0] = build_repeat(b, b_in(b, 0), a->n, a->r);
+  return 1;
+}
+
+// dim's elements each repeated count times: unsqueezed after dim, expanded, merged
+int build_repeat_interleave(Builder *b, const void *args, Value **out) {
+  const ShapeArgs *a = sa(args);
+  Value *x = b_in(b, 0);
+  if (a->flat) x = build_flatten(b, x);
+  const View *v = &x->view;
+  int64_t big[TD_MAX_DIMS], shape[TD_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < v->ndim; i++) {
+    big[n++] = v->shape[i];
+    if (i == a->dim) big[n++] = a->count;
+    shape[i] = i == a->dim ? v->shape[i] * a->count : v->shape[i];
+  }
+  Value *y = build_expand(b, build_unsqueeze(b, x, a->dim + 1), n, big);
+  out[0] = build_reshape(b, y, v->ndim, shape);
+  return 1;
+}
+
+// per dim, the last `shift` elements first: a cat of two narrows; without dims, of the
+// flattened input, viewed back
+int build_roll(Builder *b, const void *args, Value **out) {
+  const ShapeArgs *a = sa(args);
+  Value *x = b_in(b, 0), *y = a->flat ? build_flatten(b, x) : x;
+  for (int i = 0; i < a->n; i++) {
+    int d = a->dims[i];
+    int64_t n = y->view.shape[d], s = a->r[i];
+    if (n == 0 || s == 0) continue;
+    Value *tail = build_narrow(b, y, d, n - s, s), *head = build_narrow(b, y, d, 0, n - s);
+    y = build_cat(b, (Value *[]){tail, head}, 2, d);
+  }
+  if (a->flat) y = build_reshape(b, y, x->view.ndim, x->view.shape);
+  out[0] = y == x ? build_clone(b, x) : y;  // a roll by whole turns is still a new tensor
+  return 1;
+}
+
+// narrow(input, dim, start, length), copied
+int build_narrow_copy(Builder *b, const void *args, Value **out) {
+  const ShapeArgs *a = sa(args);
+  out[0] = build_clone(b, build_narrow(b, b_in(b, 0), a->dim, a->start, a->length));
+  return 1;
+}
