@@ -546,6 +546,7 @@ static const BuiltinDef builtins[] = {
     NODE("divide", DIV, "input, other, *, rounding_mode=None", ck_div, F_BOTH, F_TORCH),
     BINARY("true_divide", DIV, F_TORCH),
     BINARY("fmod", FMOD, F_TORCH), BINARY("hypot", HYPOT, F_TORCH), BINARY("copysign", COPYSIGN, F_TORCH),
+    BINARY("nextafter", NEXTAFTER, F_TORCH),
     {{"logaddexp", BK_BUILD, OP_ADD, "input, other", build_logaddexp}, ck_logaddexp, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
     {{"logaddexp2", BK_BUILD, OP_ADD, "input, other", build_logaddexp}, ck_logaddexp, F_BOTH | F_TORCH, OP_COUNT, 2, ANY_DTYPE},
     BINARY("bitwise_and", BITWISE_AND, F_TORCH), BINARY("bitwise_or", BITWISE_OR, F_TORCH),
