@@ -1,7 +1,9 @@
-// frontend/sema_alias.c: the ops PyTorch defines in terms of others, built here from
-// them as parts: *_like and new_* creation, view_as, reshape_as, type_as, broadcast_to,
-// swapaxes, movedim, unflatten, atleast_Nd, repeat, tile, repeat_interleave, pixel_shuffle, roll,
-// outer, dot, tensordot, addmm, baddbmm, norm; and x.unfold, a view of its own.
+// frontend/sema_alias.c: the checks of the ops PyTorch defines in terms of others: *_like
+// and new_* creation, view_as, reshape_as, type_as, broadcast_to, swapaxes, movedim,
+// unflatten, atleast_Nd, repeat, tile, repeat_interleave, pixel_shuffle, roll, outer, dot,
+// tensordot, addmm, baddbmm, norm; and x.unfold, a view of its own. A view is made here
+// (view_ast); a copy or a computation is its row's builder's (ir/build_shape.c,
+// build_linalg.c, build_reduce.c), handed the arguments parsed into the family's struct.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
