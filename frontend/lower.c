@@ -334,7 +334,8 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
   // so a flat expression of any length costs no depth of C stack
   if (e->bi && e->noperands && e->operands[0]->bi && !memo_get(lw, e->operands[0])) {
     VEC(const Ast *) chain = {0};
-    for (const Ast *a = e->operands[0]; a->bi && a->noperands && a->ty->kind == TY_TENSOR && !memo_get(lw, a);
+    for (const Ast *a = e->operands[0]; a->bi && a->bi->kind != BK_BUILD && a->noperands && a->ty->kind == TY_TENSOR &&
+                           !memo_get(lw, a);
          a = a->operands[0])
       vec_push(&lw->cx->arena, &chain, a);
     for (int i = chain.len - 1; i >= 0; i--) lower_expr(lw, chain.data[i]);
