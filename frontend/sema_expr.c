@@ -34,7 +34,8 @@ void unbind_name(Sema *sema, const char *name) {
 
 void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
   bind_name(sema, name, v->ty, loc);
-  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST) sema->scope->src = v;
+  // a sequence's elements; a tensor's expression (literal_of: the values of a torch.tensor)
+  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_TENSOR) sema->scope->src = v;
 }
 
 Sym *find_local(Sema *sema, const char *name) {
@@ -230,7 +231,7 @@ static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
     TType *r = fold_binary(sema, e->oploc, op, a, b);
     return r ? r : poison(sema);
   }
-  const BuiltinDef *d = builtin_find(binop_name((BinOp)op));
+  const BuiltinDef *d = operator_row(op);
   e->bi = &d->b;
   if (op == BIN_MATMUL) return matmul_node(sema, e, e->lhs, e->rhs, e->oploc);
   return binary_node(sema, e, d->b.op, e->lhs, e->rhs, e->oploc);

@@ -403,7 +403,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   int ninputs = 0;
   for (int i = 0; i < args->len; i++) ninputs += args->data[i]->kind != AST_KWARG;
   if (!c->fn) {  // Identity: its one input
-    static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
+    static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
     if (ninputs != 1 || args->len != 1) {
       diag_error(sema->cx, e->loc, "Identity.forward() takes 1 positional argument but %d were given", ninputs);
       return poison(sema);
