@@ -16,6 +16,7 @@ enum { MAX_PARAMS = 12 };
 typedef struct Param {
   char name[24];
   bool opt, vararg, kwonly;
+  bool kwvar;  // **name: the keywords no other parameter takes, left in the call for the checker
 } Param;
 
 // "input, dim=None, keepdim=False, *, dtype=None" -> params
@@ -36,7 +37,10 @@ static int parse_sig(const char *sig, Param *ps) {
       Param *p = &ps[n++];
       memset(p, 0, sizeof *p);
       p->kwonly = kwonly;
-      if (*s == '*') {
+      if (len > 2 && s[0] == '*' && s[1] == '*') {
+        p->kwvar = p->opt = p->kwonly = true;
+        s += 2, len -= 2;
+      } else if (*s == '*') {
         p->vararg = p->opt = true;
         s++, len--;
         kwonly = true;
@@ -114,7 +118,10 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
     Ast *a = e->list.data[i];
     if (a->kind != AST_KWARG) continue;
     int j = 0;
-    while (j < np && strcmp(ps[j].name, a->name)) j++;
+    while (j < np && (strcmp(ps[j].name, a->name) || ps[j].kwvar)) j++;
+    bool kwvar = false;
+    for (int q = 0; q < np; q++) kwvar |= ps[q].kwvar;
+    if (j == np && kwvar) continue;  // **axes_lengths: the checker reads it
     if (j == np) {
       Suggest sg = suggest_start(a->name);
       for (int q = 0; q < np; q++) suggest(&sg, ps[q].name);
@@ -711,6 +718,13 @@ static const BuiltinDef builtins[] = {
     LOSS("poisson_nll_loss", "input, target, log_input=True, full=False, size_average=None, eps=1e-08, "
          "reduce=None, reduction='mean'", ck_poisson_nll_loss, build_poisson_nll_loss),
     LOSS("gaussian_nll_loss", "input, target, var, full=False, eps=1e-06, reduction='mean'", ck_gaussian_nll_loss, build_gaussian_nll_loss),
+    // sema_einops.c: einops' functions (einops.NAME, or NAME imported from einops); after
+    // torch's rows of the same names
+#define EINOPS(n, sig, ck, build, variant) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, F_EINOPS, OP_COUNT, variant, ANY_DTYPE}
+    EINOPS("rearrange", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 0),
+    EINOPS("repeat", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 1),
+    EINOPS("reduce", "tensor, pattern, reduction, **axes_lengths", ck_einops, build_einops, 2),
+#undef EINOPS
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 

@@ -86,8 +86,8 @@ typedef struct Sema {
 // e's type; it sets e->operands (and e->attr, e->needs_copy) for lower.c.
 typedef TType *(*CheckFn)(Sema *sema, Ast *e, const BuiltinDef *d);
 // forms: f(x, ...) and x.f(...); where PyTorch has the function too: torch.f(x, ...),
-// torch.nn.functional.f(x, ...) (F.f)
-enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8 };
+// torch.nn.functional.f(x, ...) (F.f); einops' functions: einops.f(x, ...) (F_EINOPS)
+enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8, F_EINOPS = 16 };
 // The dtype rule of a row: which input dtypes PyTorch's kernel takes, and its name in the
 // message for the others ("\"softplus_cuda\" not implemented for 'Long'").
 typedef enum {
@@ -467,6 +467,9 @@ bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
+
+// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2) ----
+TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_more.c: more spellings built from ops tdsl has ----
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max
