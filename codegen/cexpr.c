@@ -91,40 +91,6 @@ static const char *const int_text =
 // reads its operand once (rsqrt: 1 / sqrt(a)), else as a helper of group G_FLOAT whose
 // body is the formula, printed with as few parentheses as C needs ----
 
-// The math library's function computing a unary op (the f suffix added per dtype).
-static const char *libm_name(Op op) {
-  switch (op) {
-  case OP_ABS: return "fabs";
-  case OP_EXP: return "exp";
-  case OP_LOG: return "log";
-  case OP_LOG2: return "log2";
-  case OP_EXP2: return "exp2";
-  case OP_SQRT: return "sqrt";
-  case OP_SIN: return "sin";
-  case OP_COS: return "cos";
-  case OP_TAN: return "tan";
-  case OP_TANH: return "tanh";
-  case OP_ERF: return "erf";
-  case OP_FLOOR: return "floor";
-  case OP_CEIL: return "ceil";
-  case OP_TRUNC: return "trunc";
-  case OP_EXPM1: return "expm1";
-  case OP_ERFC: return "erfc";
-  case OP_LGAMMA: return "lgamma";
-  case OP_LOG1P: return "log1p";
-  case OP_LOG10: return "log10";
-  case OP_SINH: return "sinh";
-  case OP_COSH: return "cosh";
-  case OP_ASIN: return "asin";
-  case OP_ACOS: return "acos";
-  case OP_ATAN: return "atan";
-  case OP_ASINH: return "asinh";
-  case OP_ACOSH: return "acosh";
-  case OP_ATANH: return "atanh";
-  default: return NULL;
-  }
-}
-
 static int uses_of(const LExpr *f, const LExpr *x) {
   return !f ? 0 : f == x ? 1 : uses_of(f->a, x) + uses_of(f->b, x);
 }
@@ -181,8 +147,8 @@ static void helper_body(Buf *b, const LExpr *f, const LExpr *x, int min) {
     buf_puts(b, "-");
     helper_body(b, f->a, x, p);
   } else {
-    TD_ASSERT(f->kind == LX_UNARY && libm_name(f->op));
-    buf_printf(b, "%s$F(", libm_name(f->op));
+    TD_ASSERT(f->kind == LX_UNARY && op_libm(f->op));
+    buf_printf(b, "%s$F(", op_libm(f->op));
     helper_body(b, f->a, x, 0);
     buf_puts(b, ")");
   }
@@ -694,9 +660,9 @@ static void unary(CExprGen *g, const LExpr *e) {
       call1(g, composite_helper(g, e->op, dt), a);
     return;
   }
-  if (!libm_name(e->op))
+  if (!op_libm(e->op))
     unsupported(g, e, dt);
-  call1(g, libm(g, libm_name(e->op), dt), a);
+  call1(g, libm(g, op_libm(e->op), dt), a);
 }
 
 static void binary(CExprGen *g, const LExpr *e) {

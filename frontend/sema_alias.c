@@ -15,8 +15,7 @@
 // ============================================================================
 TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
   const TType *x = e->bargs[0]->ty;
-  const char *n = d->b.name;
-  bool fresh = !strncmp(n, "new_", 4), full = d->b.op == OP_FULL;
+  bool fresh = d->variant == 1, full = d->b.op == OP_FULL;  // new_zeros ... (else zeros_like ...)
   Ast *size = fresh ? e->bargs[1] : part_ints(sema, e, x->view.ndim, x->view.shape);
   Ast *dta = barg(e, 1 + fresh + full);  // dtype follows input (, size) (, fill_value)
   if (dta && dta->ty->kind != TY_DTYPE) {
@@ -40,18 +39,17 @@ TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
 // view_as(other), reshape_as(other), broadcast_to(size), type_as(other), swapaxes/swapdims
 TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *a = e->bargs[1];
-  const char *n = d->b.name;
-  if (!strcmp(n, "broadcast_to")) return ck_expand(sema, e, d);  // expand(x, size)
-  if (!strcmp(n, "adjoint")) {  // of a real tensor: its last two dims swapped
+  if (d->variant == ALIAS_BROADCAST_TO) return ck_expand(sema, e, d);  // expand(x, size)
+  if (d->variant == ALIAS_ADJOINT) {  // of a real tensor: its last two dims swapped
     rebind(sema, e, (Ast *[]){x, part_int(sema, e, -2), part_int(sema, e, -1)}, 3);
     return ck_transpose(sema, e, d);
   }
-  if (!strncmp(n, "swap", 4)) return ck_transpose(sema, e, d);
+  if (d->variant == ALIAS_SWAP) return ck_transpose(sema, e, d);
   const TType *o = get_tensor(sema, e, a, "other");
   if (!o) return poison(sema);
-  if (!strcmp(n, "type_as")) return cast_to(sema, e, o->dtype);
+  if (d->variant == ALIAS_TYPE_AS) return cast_to(sema, e, o->dtype);
   rebind(sema, e, (Ast *[]){x, part_ints(sema, e, o->view.ndim, o->view.shape)}, 2);
-  return n[0] == 'v' ? ck_view(sema, e, d) : ck_reshape(sema, e, d);
+  return d->variant == ALIAS_VIEW_AS ? ck_view(sema, e, d) : ck_reshape(sema, e, d);
 }
 
 // fliplr(input) / flipud: flip of dim 1 / dim 0
@@ -216,15 +214,10 @@ TType *ck_repeat(Sema *sema, Ast *e, const BuiltinDef *d) {
                  shape_str(sema, k, r));
       return poison(sema);
     }
-  if (!check_rank(sema, call_loc(e), 2 * k) && k > TD_MAX_DIMS) return poison(sema);
+  if (!check_rank(sema, call_loc(e), k)) return poison(sema);
   int64_t out[MAX_LIST];
   for (int i = 0; i < k; i++) out[i] = wrap_mul(r[i], i < k - v->ndim ? 1 : v->shape[i - (k - v->ndim)]);
   if (!check_numel(sema, call_loc(e), k, out)) return poison(sema);
-  if (2 * k > TD_MAX_DIMS) {
-    diag_error(sema->cx, call_loc(e), "repeat of %d dims is not supported: tdsl builds it with %d dims, at most %d", k,
-               2 * k, TD_MAX_DIMS);
-    return poison(sema);
-  }
   ShapeArgs a = {.n = k};
   memcpy(a.r, r, sizeof(int64_t) * (size_t)k);
   return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);

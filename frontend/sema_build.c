@@ -158,8 +158,28 @@ static bool check_contract(void *ctx, const Value *x, const Value *y) {
   return matmul_dtypes(d->sema, call_loc(d->e), value_type(d->sema, x), value_type(d->sema, y), "addmm_cuda");
 }
 
-static const BuildCheck checks = {check_unary, check_binary, check_where, check_clamp, check_reduce, check_softmax,
-                                  check_matmul, check_narrow, check_contract};
+// bmm's operands (einsum contracts with it): one float dtype
+static bool check_bmm(void *ctx, const Value *x, const Value *y) {
+  DryRun *d = ctx;
+  if (x->dtype != y->dtype) {
+    diag_error(d->sema->cx, call_loc(d->e), "expected scalar type %s but found %s", torch_name(x->dtype),
+               torch_name(y->dtype));
+    return false;
+  }
+  if (!dtype_is_float(x->dtype)) {
+    diag_error(d->sema->cx, call_loc(d->e), "\"bmm_cuda\" not implemented for '%s'", torch_name(x->dtype));
+    return false;
+  }
+  return true;
+}
+
+static bool check_rank_of(void *ctx, int ndim) {
+  DryRun *d = ctx;
+  return check_rank(d->sema, call_loc(d->e), ndim);
+}
+
+static const BuildCheck checks = {check_unary, check_binary, check_where,    check_clamp,  check_reduce, check_softmax,
+                                  check_matmul, check_narrow, check_contract, check_bmm, check_rank_of};
 
 static const Builtin element = {"(element)", BK_ELEMENT, OP_COUNT, "", NULL};
 
@@ -224,4 +244,69 @@ void *keep_args(Sema *sema, const void *args, size_t size) {
   void *p = arena_alloc(&sema->cx->arena, size);
   memcpy(p, args, size);
   return p;
+}
+
+// ============================================================================
+// Nodes a checker composes itself (statement forms, stores through an index): the op's
+// own node of ir/ops.def (node_builtin), no row looked up by a name
+// ============================================================================
+// A call node of op at at's place, its operands and type yet to set.
+static Ast *node_ast(Sema *sema, const Ast *at, Op op) {
+  Ast *n = ast_new(sema->cx, AST_CALL, at->loc);
+  n->bi = node_builtin(op);
+  n->name = n->bi->name;
+  n->oploc = at->oploc;
+  return n;
+}
+
+Ast *node_binary(Sema *sema, const Ast *at, Op op, Ast *a, Ast *b) {
+  Ast *n = node_ast(sema, at, op);
+  n->ty = binary_node(sema, n, op, a, b, call_loc(at));
+  return n;
+}
+
+Ast *node_where(Sema *sema, const Ast *at, Ast *c, Ast *x, Ast *y) {
+  Ast *n = node_ast(sema, at, OP_WHERE);
+  n->ty = where_node(sema, n, c, x, y);
+  return n;
+}
+
+Ast *node_clone(Sema *sema, const Ast *at, Ast *x) {
+  Ast *n = node_ast(sema, at, OP_CLONE);
+  set_operand1(sema, n, x);
+  n->ty = ty_fresh(sema, x->ty->dtype, x->ty->view.ndim, x->ty->view.shape);
+  return n;
+}
+
+Ast *node_clamp(Sema *sema, const Ast *at, Ast *x, Ast *lo, Ast *hi) {
+  Ast *n = node_ast(sema, at, OP_CLAMP);
+  n->ty = clamp_node(sema, n, x, lo, hi);
+  return n;
+}
+
+Ast *node_fill(Sema *sema, const Ast *at, Op op, const TType *like) {
+  Ast *n = node_ast(sema, at, op);
+  set_operands(sema, n, NULL, 0);
+  n->ty = ty_fresh(sema, like->dtype, like->view.ndim, like->view.shape);
+  return n;
+}
+
+// full((), v, dtype=dt): the 0-d tensor of number v
+Ast *node_full(Sema *sema, const Ast *at, const TType *v, DType dt) {
+  Ast *n = node_ast(sema, at, OP_FULL);
+  n->attr.lo = v->fval;
+  n->attr.ilo = v->ival;
+  set_operands(sema, n, NULL, 0);
+  n->ty = ty_fresh(sema, dt, 0, NULL);
+  return n;
+}
+
+// A call of builder fn over ops[0..n) with args at at's place: its type set (poison after
+// the builder's checks refused it).
+Ast *built_ast(Sema *sema, const Ast *at, BuildFn fn, const void *args, Ast **ops, int n) {
+  Ast *c = ast_new(sema->cx, AST_CALL, at->loc);
+  c->oploc = at->oploc;
+  c->name = at->name ? at->name : at->bi ? at->bi->name : "(built)";
+  c->ty = built(sema, c, fn, args, ops, n);
+  return c;
 }

@@ -320,12 +320,14 @@ void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
 // torch.NAME (F_TORCH), torch.nn.functional.NAME (F_NNF)
 // ============================================================================
 #define VIEWOP(n, sig, ck, ns) {{n, BK_VIEW, OP_COPY, sig, NULL}, ck, F_BOTH | (ns), OP_COUNT, 0, {DTR_ANY, NULL}}
+#define VIEWOP_V(n, sig, ck, ns, variant) {{n, BK_VIEW, OP_COPY, sig, NULL}, ck, F_BOTH | (ns), OP_COUNT, variant, {DTR_ANY, NULL}}
 #define NODE(n, op, sig, ck, forms, ns) {{n, BK_NODE, OP_##op, sig, NULL}, ck, (forms) | (ns), OP_COUNT, 0, {DTR_ANY, NULL}}
+#define NODE_V(n, op, sig, ck, forms, ns, variant) {{n, BK_NODE, OP_##op, sig, NULL}, ck, (forms) | (ns), OP_COUNT, variant, {DTR_ANY, NULL}}
 #define UNARY(n, op, ns) NODE(n, op, "input", ck_unary, F_BOTH, ns)
 #define BINARY(n, op, ns) NODE(n, op, "input, other", ck_binary, F_BOTH, ns)
 #define REDUCE(n, op, sig, ns) NODE(n, op, sig, ck_reduce, F_BOTH, ns)
-#define DROPOUT(n, training) \
-  {{n, BK_VIEW, OP_COPY, "input, p=0.5, training=" training ", inplace=False", NULL}, ck_dropout, F_FN | F_NNF, OP_COUNT, 0, {DTR_ANY, NULL}}
+#define DROPOUT(n, training, variant) \
+  {{n, BK_VIEW, OP_COPY, "input, p=0.5, training=" #training ", inplace=False", NULL}, ck_dropout, F_FN | F_NNF, OP_COUNT, variant, {DTR_ANY, NULL}}
 #define INPLACE(n, op, sig, ck, aux) {{n, BK_NODE, OP_##op, sig, NULL}, ck, F_METH, aux, 0, {DTR_ANY, NULL}}
 #define WRITE(n, op, sig, ck, aux) {{n, BK_NODE, OP_##op, sig, NULL}, ck, F_BOTH | F_TORCH, aux, 0, {DTR_ANY, NULL}}, INPLACE(n "_", op, sig, ck, aux)
 #define ANY_DTYPE {DTR_ANY, NULL}
@@ -333,6 +335,7 @@ void set_operand1(Sema *sema, Ast *e, Ast *a) { set_operands(sema, e, &a, 1); }
 #define NO_BOOL(kernel) {DTR_NOT_BOOL, kernel}
 #define NORM(n, sig, ck, build, ns) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, F_FN | F_NNF | (ns), OP_COUNT, 0, ANY_DTYPE}
 #define LOSS(n, sig, ck, build) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, F_FN | F_NNF, OP_COUNT, 0, ANY_DTYPE}
+#define LOSS_V(n, sig, ck, build, variant) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, F_FN | F_NNF, OP_COUNT, variant, ANY_DTYPE}
 #define BUILT(n, sig, ck, build, variant, forms) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, forms, OP_COUNT, variant, ANY_DTYPE}
 #define REDUCING(n, sig, ck, build, red, variant, forms) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, forms, red, variant, ANY_DTYPE}
 #define ACT(n, sig, ck, build, variant, rule, ns) \
@@ -360,19 +363,19 @@ static const BuiltinDef builtins[] = {
     VIEWOP("as_strided", "input, size, stride, storage_offset=None", ck_as_strided, F_TORCH),
     VIEWOP("flip", "input, *dims", ck_flip, F_TORCH),
     // several tensors: tuples of views (and max/min with a dim, among the reductions)
-    VIEWOP("split", "input, split_size, dim=0", ck_split, F_TORCH),
-    VIEWOP("chunk", "input, chunks, dim=0", ck_split, F_TORCH),
-    VIEWOP("tensor_split", "input, indices_or_sections, dim=0", ck_split, F_TORCH),
+    VIEWOP_V("split", "input, split_size, dim=0", ck_split, F_TORCH, SPLIT_SIZE),
+    VIEWOP_V("chunk", "input, chunks, dim=0", ck_split, F_TORCH, SPLIT_CHUNK),
+    VIEWOP_V("tensor_split", "input, indices_or_sections, dim=0", ck_split, F_TORCH, SPLIT_TENSOR),
     VIEWOP("unbind", "input, dim=0", ck_unbind, F_TORCH),
     {{"broadcast_tensors", BK_VIEW, OP_COPY, "*tensors", NULL}, ck_broadcast_tensors, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
     {{"meshgrid", BK_VIEW, OP_COPY, "*tensors, indexing=None", NULL}, ck_meshgrid, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
     // views and copies PyTorch defines by other ops (sema_alias.c)
-    VIEWOP("view_as", "input, other", ck_view_alias, 0),
-    VIEWOP("reshape_as", "input, other", ck_view_alias, 0),
-    VIEWOP("type_as", "input, other", ck_view_alias, 0),
-    VIEWOP("broadcast_to", "input, size", ck_view_alias, F_TORCH),
-    VIEWOP("swapaxes", "input, axis0, axis1", ck_view_alias, F_TORCH),
-    VIEWOP("swapdims", "input, dim0, dim1", ck_view_alias, F_TORCH),
+    VIEWOP_V("view_as", "input, other", ck_view_alias, 0, ALIAS_VIEW_AS),
+    VIEWOP_V("reshape_as", "input, other", ck_view_alias, 0, ALIAS_RESHAPE_AS),
+    VIEWOP_V("type_as", "input, other", ck_view_alias, 0, ALIAS_TYPE_AS),
+    VIEWOP_V("broadcast_to", "input, size", ck_view_alias, F_TORCH, ALIAS_BROADCAST_TO),
+    VIEWOP_V("swapaxes", "input, axis0, axis1", ck_view_alias, F_TORCH, ALIAS_SWAP),
+    VIEWOP_V("swapdims", "input, dim0, dim1", ck_view_alias, F_TORCH, ALIAS_SWAP),
     VIEWOP("movedim", "input, source, destination", ck_movedim, F_TORCH),
     VIEWOP("moveaxis", "input, source, destination", ck_movedim, F_TORCH),
     VIEWOP("unflatten", "input, dim, sizes", ck_unflatten, F_TORCH),
@@ -422,12 +425,12 @@ static const BuiltinDef builtins[] = {
     VIEWOP("ravel", "input", ck_ravel, F_TORCH),
     BUILT("diag", "input, diagonal=0", ck_diag, build_diag, 0, F_BOTH | F_TORCH),
     VIEWOP("rot90", "input, k=1, dims=None", ck_rot90, F_TORCH),
-    VIEWOP("hsplit", "input, indices_or_sections", ck_hsplit, F_TORCH),
-    VIEWOP("vsplit", "input, indices_or_sections", ck_hsplit, F_TORCH),
-    VIEWOP("dsplit", "input, indices_or_sections", ck_hsplit, F_TORCH),
-    VIEWOP("split_with_sizes", "input, split_sizes, dim=0", ck_split, F_TORCH),
-    VIEWOP("unsafe_split", "input, split_size, dim=0", ck_split, F_TORCH),
-    VIEWOP("unsafe_chunk", "input, chunks, dim=0", ck_split, F_TORCH),
+    VIEWOP_V("hsplit", "input, indices_or_sections", ck_hsplit, F_TORCH, 1),
+    VIEWOP_V("vsplit", "input, indices_or_sections", ck_hsplit, F_TORCH, 0),
+    VIEWOP_V("dsplit", "input, indices_or_sections", ck_hsplit, F_TORCH, 2),
+    VIEWOP_V("split_with_sizes", "input, split_sizes, dim=0", ck_split, F_TORCH, SPLIT_SIZE),
+    VIEWOP_V("unsafe_split", "input, split_size, dim=0", ck_split, F_TORCH, SPLIT_SIZE),
+    VIEWOP_V("unsafe_chunk", "input, chunks, dim=0", ck_split, F_TORCH, SPLIT_CHUNK),
     {{"take_along_dim", BK_BUILD, OP_GATHER, "input, indices, dim=None", build_take_along_dim}, ck_take_along_dim, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"real", BK_VIEW, OP_COPY, "input", NULL}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"isreal", BK_BUILD, OP_ONES, "input", build_isreal}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
@@ -439,7 +442,7 @@ static const BuiltinDef builtins[] = {
     {{"take", BK_BUILD, OP_INDEX_SELECT, "input, index", build_take}, ck_take, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"diagflat", BK_BUILD, OP_WHERE, "input, offset=0", build_diag}, ck_diagflat, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"narrow_copy", BK_BUILD, OP_COPY, "input, dim, start, length", build_narrow_copy}, ck_diagflat, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
-    VIEWOP("adjoint", "input", ck_view_alias, F_TORCH),
+    VIEWOP_V("adjoint", "input", ck_view_alias, F_TORCH, ALIAS_ADJOINT),
     {{"slice_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, dim=0, start=None, end=None, step=1", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_SLICE, ANY_DTYPE},
     {{"select_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, dim, index", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_SELECT, ANY_DTYPE},
     {{"diagonal_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, offset=0, dim1=0, dim2=1", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_DIAGONAL, ANY_DTYPE},
@@ -457,25 +460,25 @@ static const BuiltinDef builtins[] = {
          F_TORCH),
     // a tensor's Python values: compile-time numbers, no node
     {{"size", BK_VIEW, OP_COPY, "input, dim=None", NULL}, ck_size, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    {{"dim", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    {{"ndimension", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    {{"numel", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    {{"nelement", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    {{"is_floating_point", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_BOTH | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
+    {{"dim", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH, OP_COUNT, SIZE_NDIM, {DTR_ANY, NULL}},
+    {{"ndimension", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH, OP_COUNT, SIZE_NDIM, {DTR_ANY, NULL}},
+    {{"numel", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH | F_TORCH, OP_COUNT, SIZE_NUMEL, {DTR_ANY, NULL}},
+    {{"nelement", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_METH, OP_COUNT, SIZE_NUMEL, {DTR_ANY, NULL}},
+    {{"is_floating_point", BK_VIEW, OP_COPY, "input", NULL}, ck_size, F_BOTH | F_TORCH, OP_COUNT, SIZE_IS_FLOAT, {DTR_ANY, NULL}},
     VIEWOP("contiguous", "input", ck_contiguous, 0),
-    DROPOUT("dropout", "True"), DROPOUT("dropout1d", "True"), DROPOUT("dropout2d", "True"),
-    DROPOUT("dropout3d", "True"), DROPOUT("alpha_dropout", "False"), DROPOUT("feature_alpha_dropout", "False"),
+    DROPOUT("dropout", True, 1), DROPOUT("dropout1d", True, 1), DROPOUT("dropout2d", True, 1),
+    DROPOUT("dropout3d", True, 1), DROPOUT("alpha_dropout", False, 0), DROPOUT("feature_alpha_dropout", False, 0),
     VIEWOP("to", "input, dtype=None, non_blocking=False, copy=False, *, device=None, memory_format=None", ck_to, 0),
     {{"cuda", BK_VIEW, OP_COPY, "input, device=None, non_blocking=False", NULL}, ck_on_device, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
     {{"cpu", BK_VIEW, OP_COPY, "input", NULL}, ck_on_device, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
     {{"type", BK_VIEW, OP_COPY, "input, dtype=None, non_blocking=False", NULL}, ck_type, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
     // Python objects (sema_python.c): torch.device, torch.finfo, torch.iinfo, constant tensors
     {{"device", BK_VIEW, OP_COPY, "type, index=None", NULL}, ck_device, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    {{"finfo", BK_VIEW, OP_COPY, "type=None", NULL}, ck_finfo, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
+    {{"finfo", BK_VIEW, OP_COPY, "type=None", NULL}, ck_finfo, F_FN | F_TORCH, OP_COUNT, 1, {DTR_ANY, NULL}},
     {{"iinfo", BK_VIEW, OP_COPY, "type", NULL}, ck_finfo, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    NODE("tensor", COPY, "data, *, dtype=None" OPTS, ck_tensor, F_FN, F_TORCH),
-    NODE("as_tensor", COPY, "data, dtype=None, device=None", ck_tensor, F_FN, F_TORCH),
-    NODE("scalar_tensor", COPY, "s, *, dtype=None" OPTS, ck_tensor, F_FN, F_TORCH),
+    BUILT("tensor", "data, *, dtype=None" OPTS, ck_tensor, build_literal, LITERAL_TENSOR, F_FN | F_TORCH),
+    BUILT("as_tensor", "data, dtype=None, device=None", ck_tensor, build_literal, LITERAL_AS_TENSOR, F_FN | F_TORCH),
+    BUILT("scalar_tensor", "s, *, dtype=None" OPTS, ck_tensor, build_literal, LITERAL_SCALAR, F_FN | F_TORCH),
     CAST("float", DT_F32), CAST("double", DT_F64), CAST("int", DT_I32), CAST("long", DT_I64),
     CAST("half", DT_F16), CAST("bfloat16", DT_BF16), CAST("bool", DT_BOOL), CAST("byte", DT_U8),
     CAST("char", DT_I8), CAST("short", DT_I16),
@@ -507,7 +510,7 @@ static const BuiltinDef builtins[] = {
     // binary
     {{"add", BK_NODE, OP_ADD, "input, other, *, alpha=1", build_add}, ck_add, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"sub", BK_NODE, OP_SUB, "input, other, *, alpha=1", build_add}, ck_add, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
-    {{"rsub", BK_NODE, OP_SUB, "input, other, *, alpha=1", build_add}, ck_add, F_FN | F_TORCH, OP_COUNT, 0, ANY_DTYPE}, BINARY("mul", MUL, F_TORCH),
+    {{"rsub", BK_NODE, OP_SUB, "input, other, *, alpha=1", build_add}, ck_add, F_FN | F_TORCH, OP_COUNT, 1, ANY_DTYPE}, BINARY("mul", MUL, F_TORCH),
     NODE("div", DIV, "input, other, *, rounding_mode=None", ck_div, F_BOTH, F_TORCH),
     BINARY("floor_divide", FLOOR_DIVIDE, F_TORCH), BINARY("remainder", REMAINDER, F_TORCH),
     NODE("pow", POW, "input, exponent", ck_binary, F_BOTH, F_TORCH),
@@ -550,7 +553,7 @@ static const BuiltinDef builtins[] = {
     NODE("softmax", SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH, F_TORCH | F_NNF),
     NODE("log_softmax", LOG_SOFTMAX, "input, dim, dtype=None", ck_softmax, F_BOTH, F_TORCH | F_NNF),
     // einsum (sema_einsum.c): torch.einsum's Python signature, (equation, *operands) or (equation, [operands])
-    NODE("einsum", MATMUL, "*args", ck_einsum, F_FN, F_TORCH),
+    BUILT("einsum", "*args", ck_einsum, build_einsum, 0, F_FN | F_TORCH),
     // matmul
     NODE("matmul", MATMUL, "input, other", ck_matmul, F_BOTH, F_TORCH),
     NODE("mm", MATMUL, "input, mat2", ck_matmul, F_BOTH, F_TORCH),
@@ -579,19 +582,31 @@ static const BuiltinDef builtins[] = {
          "return_indices=False", ck_max_pool, build_pool, 1, F_FN | F_NNF | F_TORCH),
     BUILT("max_pool2d", "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
          "return_indices=False", ck_max_pool, build_pool, 2, F_FN | F_NNF | F_TORCH),
+    BUILT("max_pool3d", "input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, "
+         "return_indices=False", ck_max_pool, build_pool, 3, F_FN | F_NNF | F_TORCH),
     BUILT("avg_pool1d", "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True", ck_avg_pool, build_pool, 1, F_FN | F_NNF | F_TORCH),
     BUILT("avg_pool2d", "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
          "divisor_override=None", ck_avg_pool, build_pool, 2, F_FN | F_NNF),
+    BUILT("avg_pool3d", "input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+         "divisor_override=None", ck_avg_pool, build_pool, 3, F_FN | F_NNF),
     REDUCING("adaptive_avg_pool1d", "input, output_size", ck_adaptive_pool, build_pool, OP_MEAN, 1, F_FN | F_NNF | F_TORCH),
     REDUCING("adaptive_avg_pool2d", "input, output_size", ck_adaptive_pool, build_pool, OP_MEAN, 2, F_FN | F_NNF),
     REDUCING("adaptive_max_pool1d", "input, output_size, return_indices=False", ck_adaptive_pool, build_pool, OP_AMAX, 1, F_FN | F_NNF),
     REDUCING("adaptive_max_pool2d", "input, output_size, return_indices=False", ck_adaptive_pool, build_pool, OP_AMAX, 2, F_FN | F_NNF),
+    REDUCING("adaptive_avg_pool3d", "input, output_size", ck_adaptive_pool, build_pool, OP_MEAN, 3, F_FN | F_NNF),
+    REDUCING("adaptive_max_pool3d", "input, output_size, return_indices=False", ck_adaptive_pool, build_pool, OP_AMAX, 3, F_FN | F_NNF),
+    BUILT("max_unpool1d", "input, indices, kernel_size, stride=None, padding=0, output_size=None", ck_max_unpool, build_pool, 1, F_FN | F_NNF),
+    BUILT("max_unpool2d", "input, indices, kernel_size, stride=None, padding=0, output_size=None", ck_max_unpool, build_pool, 2, F_FN | F_NNF),
+    BUILT("max_unpool3d", "input, indices, kernel_size, stride=None, padding=0, output_size=None", ck_max_unpool, build_pool, 3, F_FN | F_NNF),
     BUILT("conv1d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, build_conv, 1, F_FN | F_NNF | F_TORCH),
     BUILT("conv2d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, build_conv, 2, F_FN | F_NNF | F_TORCH),
+    BUILT("conv3d", "input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1", ck_conv, build_conv, 3, F_FN | F_NNF | F_TORCH),
     BUILT("conv_transpose1d", "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
          "dilation=1", ck_conv_transpose, build_conv, 1, F_FN | F_NNF | F_TORCH),
     BUILT("conv_transpose2d", "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
          "dilation=1", ck_conv_transpose, build_conv, 2, F_FN | F_NNF | F_TORCH),
+    BUILT("conv_transpose3d", "input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, "
+         "dilation=1", ck_conv_transpose, build_conv, 3, F_FN | F_NNF | F_TORCH),
     BUILT("interpolate", "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
          "recompute_scale_factor=None, antialias=False", ck_interpolate, build_interpolate, 0, F_FN | F_NNF),
     // composed of avg_pool and interpolate (sema_pool_alias.c)
@@ -636,17 +651,12 @@ static const BuiltinDef builtins[] = {
         "sparse=False", ck_embedding, build_embedding, 0, F_FN | F_NNF | 0),
     BUILT("one_hot", "tensor, num_classes=-1", ck_one_hot, build_one_hot, 0, F_FN | F_NNF | 0),
     BUILT("bilinear", "input1, input2, weight, bias=None", ck_bilinear, build_bilinear, 0, F_FN | F_NNF | F_TORCH),
-#undef NNF
-#undef ACT
-#undef BUILT
-#undef REDUCING
-#undef NORM
     // scans
     NODE("cumsum", CUMSUM, "input, dim, *, dtype=None", ck_scan, F_BOTH, F_TORCH),
     NODE("cumprod", CUMPROD, "input, dim, *, dtype=None", ck_scan, F_BOTH, F_TORCH),
     NODE("logcumsumexp", LOGCUMSUMEXP, "input, dim", ck_scan, F_BOTH, F_TORCH),
-    NODE("cummax", CUMMAX, "input, dim", ck_cummax, F_BOTH, F_TORCH),
-    NODE("cummin", CUMMIN, "input, dim", ck_cummax, F_BOTH, F_TORCH),
+    BUILT("cummax", "input, dim", ck_cummax, build_cummax, OP_CUMMAX, F_BOTH | F_TORCH),
+    BUILT("cummin", "input, dim", ck_cummax, build_cummax, OP_CUMMIN, F_BOTH | F_TORCH),
     // joins and gathers
     NODE("cat", CAT, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
     NODE("stack", STACK, "tensors, dim=0", ck_cat, F_FN, F_TORCH),
@@ -665,22 +675,22 @@ static const BuiltinDef builtins[] = {
     INPLACE("zero_", STORE, "input", ck_fill, OP_ZEROS),
     INPLACE("copy_", STORE, "input, src, non_blocking=False", ck_fill, OP_COPY),
     // sorting (sema_sort.c): a sort node pair and views of it
-    NODE("sort", SORT, "input, dim=-1, descending=False, *, stable=False", ck_sort, F_BOTH, F_TORCH),
-    NODE("argsort", ARGSORT, "input, dim=-1, descending=False, *, stable=False", ck_sort, F_BOTH, F_TORCH),
-    NODE("msort", SORT, "input", ck_sort, F_BOTH, F_TORCH),
-    NODE("topk", SORT, "input, k, dim=-1, largest=True, sorted=True", ck_topk, F_BOTH, F_TORCH),
-    NODE("kthvalue", SORT, "input, k, dim=-1, keepdim=False", ck_kthvalue, F_BOTH, F_TORCH),
-    NODE("median", SORT, "input, dim=None, keepdim=False", ck_median, F_BOTH, F_TORCH),
+    BUILT("sort", "input, dim=-1, descending=False, *, stable=False", ck_sort, build_sort_dim, SORT_SORT, F_BOTH | F_TORCH),
+    BUILT("argsort", "input, dim=-1, descending=False, *, stable=False", ck_sort, build_sort_dim, SORT_ARGSORT, F_BOTH | F_TORCH),
+    BUILT("msort", "input", ck_sort, build_sort_dim, SORT_MSORT, F_BOTH | F_TORCH),
+    BUILT("topk", "input, k, dim=-1, largest=True, sorted=True", ck_topk, build_topk, SORT_TOPK, F_BOTH | F_TORCH),
+    BUILT("kthvalue", "input, k, dim=-1, keepdim=False", ck_kthvalue, build_kth, SORT_KTHVALUE, F_BOTH | F_TORCH),
+    BUILT("median", "input, dim=None, keepdim=False", ck_median, build_kth, SORT_MEDIAN, F_BOTH | F_TORCH),
     // creation
     NODE("zeros", ZEROS, "*size, dtype=None" OPTS, ck_zeros, F_FN, F_TORCH),
     NODE("zeros_like", ZEROS, "input, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
     NODE("ones_like", ONES, "input, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
     NODE("empty_like", ZEROS, "input, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
     NODE("full_like", FULL, "input, fill_value, *, dtype=None" OPTS, ck_like, F_FN, F_TORCH),
-    NODE("new_zeros", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
-    NODE("new_ones", ONES, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
-    NODE("new_empty", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0),
-    NODE("new_full", FULL, "input, size, fill_value, *, dtype=None" OPTS, ck_like, F_METH, 0),
+    NODE_V("new_zeros", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0, 1),
+    NODE_V("new_ones", ONES, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0, 1),
+    NODE_V("new_empty", ZEROS, "input, *size, dtype=None" OPTS, ck_like, F_METH, 0, 1),
+    NODE_V("new_full", FULL, "input, size, fill_value, *, dtype=None" OPTS, ck_like, F_METH, 0, 1),
     NODE("ones", ONES, "*size, dtype=None" OPTS, ck_zeros, F_FN, F_TORCH),
     NODE("empty", ZEROS, "*size, dtype=None" OPTS ", memory_format=None", ck_zeros, F_FN, F_TORCH),
     NODE("full", FULL, "size, fill_value, *, dtype=None" OPTS, ck_full, F_FN, F_TORCH),
@@ -713,23 +723,29 @@ static const BuiltinDef builtins[] = {
     LOSS("multilabel_margin_loss", "input, target, size_average=None, reduce=None, reduction='mean'", ck_multilabel_margin_loss, build_multilabel_margin_loss),
     LOSS("triplet_margin_loss", "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, "
          "size_average=None, reduce=None, reduction='mean'", ck_triplet_margin_loss, build_triplet_margin_loss),
-    LOSS("triplet_margin_with_distance_loss", "anchor, positive, negative, *, distance_function=None, "
-         "margin=1.0, swap=False, reduction='mean'", ck_triplet_margin_loss, build_triplet_margin_loss),
+    LOSS_V("triplet_margin_with_distance_loss", "anchor, positive, negative, *, distance_function=None, "
+         "margin=1.0, swap=False, reduction='mean'", ck_triplet_margin_loss, build_triplet_margin_loss, 1),
     LOSS("poisson_nll_loss", "input, target, log_input=True, full=False, size_average=None, eps=1e-08, "
          "reduce=None, reduction='mean'", ck_poisson_nll_loss, build_poisson_nll_loss),
     LOSS("gaussian_nll_loss", "input, target, var, full=False, eps=1e-06, reduction='mean'", ck_gaussian_nll_loss, build_gaussian_nll_loss),
     // sema_einops.c: einops' functions (einops.NAME, or NAME imported from einops); after
     // torch's rows of the same names
-#define EINOPS(n, sig, ck, build, variant) {{n, BK_BUILD, OP_COUNT, sig, build}, ck, F_EINOPS, OP_COUNT, variant, ANY_DTYPE}
-    EINOPS("rearrange", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 0),
-    EINOPS("repeat", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 1),
-    EINOPS("reduce", "tensor, pattern, reduction, **axes_lengths", ck_einops, build_einops, 2),
-#undef EINOPS
+    BUILT("rearrange", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 0, F_EINOPS),
+    BUILT("repeat", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 1, F_EINOPS),
+    BUILT("reduce", "tensor, pattern, reduction, **axes_lengths", ck_einops, build_einops, 2, F_EINOPS),
+#undef NNF
+#undef LOSS_V
+#undef VIEWOP_V
+#undef NODE_V
+#undef ACT
+#undef BUILT
+#undef REDUCING
+#undef NORM
 };
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 
 static const Builtin nodes[OP_COUNT] = {
-#define X(id, name, arity, cls, flags) [OP_##id] = {name, BK_NODE, OP_##id, "", NULL},
+#define X(id, name, ...) [OP_##id] = {name, BK_NODE, OP_##id, "", NULL},
 #include "ir/ops.def"
 #undef X
 };
@@ -741,6 +757,14 @@ const BuiltinDef *builtin_find(const char *name) {
     if (!strcmp(builtins[i].b.name, name)) return &builtins[i];
   return NULL;
 }
+// The row an operator spells: '+' is add, '//' floor_divide, '@' matmul (ast.c's
+// binop_name is the spelling's row name).
+const BuiltinDef *operator_row(int binop) {
+  const BuiltinDef *d = builtin_find(binop_name((BinOp)binop));
+  TD_ASSERT(d);
+  return d;
+}
+
 // The row of name callable in form (F_FN, F_METH, F_TORCH, F_NNF): PyTorch's x.unfold
 // (a view) and F.unfold (im2col) are two rows of one name.
 const BuiltinDef *builtin_find_form(const char *name, int form) {

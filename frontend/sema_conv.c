@@ -154,10 +154,118 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t p, int64_t s, int64_t dil
   return o;
 }
 
+// "4x4x4" (sep "x") or "4 x 4 x 4" (sep " x "): n sizes joined
+static const char *joined(Sema *sema, int n, const int64_t *v, const char *sep) {
+  const char *r = "";
+  for (int i = 0; i < n; i++) r = arena_printf(&sema->cx->arena, "%s%s%" PRId64, r, i ? sep : "", v[i]);
+  return r;
+}
+
+// The 3-D pools' checks, in PyTorch 1.13's order (DilatedMaxPool3d.cpp, AveragePool3d.cpp
+// and Pool.h's pool3d_shape_check): the tuples' lengths, the input's rank, each dim's
+// output size (stride, padding), then the kernel, stride and dilation, the input's
+// non-batch dims, the kernel against the input (avg), the output's size.
+static bool pool3d_args(Sema *sema, const Ast *e, bool dilated, int64_t *k, int64_t *s, int64_t *p, int64_t *dil,
+                        bool *ceil_mode, int64_t *out) {
+  const char *fn = e->bi->name;
+  Ast *x = e->bargs[0];
+  const TType *xt = get_tensor(sema, e, x, "input");
+  if (!xt) return false;
+  Ast *sa = barg(e, 2), *pa = barg(e, 3), *da = dilated ? barg(e, 4) : NULL, *ca = barg(e, dilated ? 5 : 4);
+  static const char *const what[2][4] = {
+      {"kernel_size must be a single int", "stride must be omitted, a single int", "padding must be a single int", ""},
+      {"kernel_size must either be a single int", "stride must either be omitted, a single int",
+       "padding must be either be a single int", "dilation must be either a single int"}};
+  Ast *as[4] = {e->bargs[1], sa, pa, da};
+  int64_t *vs[4] = {k, s, p, dil}, defs[4] = {0, 0, 0, 1};
+  for (int j = 0; j < 4; j++) {
+    if (j == 1 && as[1] && as[1]->ty->kind != TY_SCALAR && as[1]->ty->nelem == 0) as[1] = NULL;  // stride=[]
+    if (!as[j]) {
+      for (int i = 0; i < 3; i++) vs[j][i] = j == 1 ? k[i] : defs[j];
+      continue;
+    }
+    int64_t v[MAX_LIST];
+    int n;
+    if (!get_ints(sema, e, as[j], j == 0 ? "kernel_size" : j == 1 ? "stride" : j == 2 ? "padding" : "dilation", v, &n))
+      return false;
+    if (n != 1 && n != 3) {
+      diag_error(sema->cx, as[j]->loc, "%s: %s, or a tuple of three ints", fn, what[dilated][j]);
+      return false;
+    }
+    for (int i = 0; i < 3; i++) vs[j][i] = v[n == 1 ? 0 : i];
+  }
+  *ceil_mode = false;
+  if (ca && !get_bool(sema, e, ca, "ceil_mode", ceil_mode)) return false;
+  const View *xv = &xt->view;
+  int nd = xv->ndim;
+  if (nd != 4 && nd != 5) {
+    diag_error(sema->cx, x->loc, "non-empty 4D or 5D (batch mode) tensor expected for input");
+    return false;
+  }
+  for (int i = 0; i < 3; i++) {  // pooling_output_shape
+    if (s[i] == 0) {
+      diag_error(sema->cx, sa ? sa->loc : e->bargs[1]->loc, "stride should not be zero");
+      return false;
+    }
+    if (p[i] < 0) {
+      diag_error(sema->cx, pa->loc, "pad must be non-negative, but got pad: %" PRId64, p[i]);
+      return false;
+    }
+    if (p[i] > k[i] / 2) {
+      diag_error(sema->cx, pa->loc, "pad should be at most half of kernel size, but got pad=%" PRId64
+                 " and kernel_size=%" PRId64, p[i], k[i]);
+      return false;
+    }
+    out[i] = pool_out(xv->shape[nd - 3 + i], k[i], p[i], s[i], dil[i], *ceil_mode);
+  }
+  if (k[0] <= 0 || k[1] <= 0 || k[2] <= 0) {
+    diag_error(sema->cx, e->bargs[1]->loc, "kernel size should be greater than zero, but got kT: %" PRId64 " kH: %"
+               PRId64 " kW: %" PRId64, k[0], k[1], k[2]);
+    return false;
+  }
+  if (s[0] <= 0 || s[1] <= 0 || s[2] <= 0) {
+    diag_error(sema->cx, sa ? sa->loc : call_loc(e), "stride should be greater than zero, but got dT: %" PRId64
+               " dH: %" PRId64 " dW: %" PRId64, s[0], s[1], s[2]);
+    return false;
+  }
+  if (dil[0] <= 0 || dil[1] <= 0 || dil[2] <= 0) {
+    diag_error(sema->cx, da->loc, "dilation should be greater than zero, but got dilationT: %" PRId64 " dilationH: %"
+               PRId64 " dilationW: %" PRId64, dil[0], dil[1], dil[2]);
+    return false;
+  }
+  for (int i = 1; i < nd; i++)
+    if (xv->shape[i] == 0) {
+      diag_error(sema->cx, x->loc, "%s(): Expected input's non-batch dimensions to have positive length, but input "
+                 "has a shape of %s and non-batch dimension %d has length zero!",
+                 dilated ? "max_pool3d_with_indices_out_cuda_template" : "avg_pool3d",
+                 shape_str(sema, nd, xv->shape), i - 1);
+      return false;
+    }
+  const int64_t *in = xv->shape + nd - 3;
+  if (!dilated && (in[0] < k[0] || in[1] < k[1] || in[2] < k[2])) {
+    diag_error(sema->cx, call_loc(e), "input image (T: %" PRId64 " H: %" PRId64 " W: %" PRId64 ") smaller than kernel "
+               "size (kT: %" PRId64 " kH: %" PRId64 " kW: %" PRId64 ")", in[0], in[1], in[2], k[0], k[1], k[2]);
+    return false;
+  }
+  if (out[0] < 1 || out[1] < 1 || out[2] < 1) {
+    int64_t slices = xv->shape[nd - 4];
+    diag_error(sema->cx, call_loc(e), "Given input size: (%" PRId64 "x%s). Calculated output size: (%" PRId64
+               "x%s). Output size is too small", slices, joined(sema, 3, in, "x"), slices, joined(sema, 3, out, "x"));
+    return false;
+  }
+  if (!dtype_is_float(xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'",
+               dilated ? "max_pool3d_with_indices_out_frame" : "avg_pool3d_out_cuda", torch_name(xt->dtype));
+    return false;
+  }
+  return true;
+}
+
 // The checks every pool makes of input, kernel_size, stride, padding (and dilation);
 // fills nsp values of each. fname: PyTorch's name in its messages.
 bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p, int64_t *dil,
                bool *ceil_mode, int64_t *out) {
+  if (nsp == 3) return pool3d_args(sema, e, dilated, k, s, p, dil, ceil_mode, out);
   Ast *x = e->bargs[0];
   const TType *xt = get_tensor(sema, e, x, "input");
   if (!xt) return false;
@@ -227,18 +335,14 @@ bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int6
 // return_indices=False): amax over the windows of the input padded with -inf
 TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
   int nsp = d->variant;
-  int64_t k[2], s[2], p[2], dil[2], out[2];
+  int64_t k[BUILD_MAX_SPATIAL], s[BUILD_MAX_SPATIAL], p[BUILD_MAX_SPATIAL], dil[BUILD_MAX_SPATIAL],
+      out[BUILD_MAX_SPATIAL];
   bool ceil_mode, ri = false;
   if (!pool_args(sema, e, nsp, true, k, s, p, dil, &ceil_mode, out)) return poison(sema);
   Ast *ra = barg(e, 6);
   if (ra && !get_bool(sema, e, ra, "return_indices", &ri)) return poison(sema);
-  if (ri) {
-    diag_error(sema->cx, ra->loc, "%s: return_indices=True is not supported: use the windows' argmax", d->b.name);
-    return poison(sema);
-  }
-  PoolArgs a = {.kind = POOL_MAX, .nsp = nsp};
-  memcpy(a.k, k, sizeof k), memcpy(a.s, s, sizeof s), memcpy(a.p, p, sizeof p), memcpy(a.dil, dil, sizeof dil);
-  memcpy(a.out, out, sizeof out);
+  PoolArgs a = {.kind = POOL_MAX, .nsp = nsp, .indices = ri};  // indices: (values, positions)
+  for (int i = 0; i < nsp; i++) a.k[i] = k[i], a.s[i] = s[i], a.p[i] = p[i], a.dil[i] = dil[i], a.out[i] = out[i];
   return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
@@ -247,10 +351,11 @@ TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
 // input over their divisors; halves summed in f32 and rounded once
 TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
   int nsp = d->variant;
-  int64_t k[2], s[2], p[2], dil[2], out[2];
+  int64_t k[BUILD_MAX_SPATIAL], s[BUILD_MAX_SPATIAL], p[BUILD_MAX_SPATIAL], dil[BUILD_MAX_SPATIAL],
+      out[BUILD_MAX_SPATIAL];
   bool ceil_mode, cip = true;
   if (!pool_args(sema, e, nsp, false, k, s, p, dil, &ceil_mode, out)) return poison(sema);
-  Ast *ca = barg(e, 5), *da = nsp == 2 ? barg(e, 6) : NULL;
+  Ast *ca = barg(e, 5), *da = nsp >= 2 ? barg(e, 6) : NULL;
   if (ca && !get_bool(sema, e, ca, "count_include_pad", &cip)) return poison(sema);
   int64_t div = 0;
   if (da && !get_int(sema, e, da, "divisor_override", &div)) return poison(sema);
@@ -259,9 +364,106 @@ TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   PoolArgs a = {.kind = POOL_AVG, .nsp = nsp, .count_include_pad = cip, .divisor = da ? div : 0};
-  memcpy(a.k, k, sizeof k), memcpy(a.s, s, sizeof s), memcpy(a.p, p, sizeof p), memcpy(a.dil, dil, sizeof dil);
-  memcpy(a.out, out, sizeof out);
+  for (int i = 0; i < nsp; i++) a.k[i] = k[i], a.s[i] = s[i], a.p[i] = p[i], a.dil[i] = dil[i], a.out[i] = out[i];
   return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
+}
+
+// ============================================================================
+// max_unpool1d/2d/3d(input, indices, kernel_size, stride=None, padding=0,
+// output_size=None): PyTorch's Python wrapper (its output size, checked), then ATen's
+// max_unpooling2d (1-D: of the input with a trailing dim of 1) or max_unpooling3d:
+// zeros of that size, each input element at its index in its plane
+// ============================================================================
+static bool conv_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int nsp, int64_t def, int64_t *out);
+
+// v as a Python sequence prints ((9, 9), [9, 9])
+static const char *py_seq_str(Sema *sema, const Ast *a, int n, const int64_t *v) {
+  bool list = a->ty->kind == TY_LIST;
+  const char *r = joined(sema, n, v, ", ");
+  if (!list && n == 1) r = arena_printf(&sema->cx->arena, "%s,", r);
+  return arena_printf(&sema->cx->arena, list ? "[%s]" : "(%s)", r);
+}
+
+TType *ck_max_unpool(Sema *sema, Ast *e, const BuiltinDef *d) {
+  int nsp = d->variant;
+  Ast *x = e->bargs[0], *ia = e->bargs[1], *ka = e->bargs[2], *sa = barg(e, 3), *pa = barg(e, 4), *oa = barg(e, 5);
+  const TType *xt = get_tensor(sema, e, x, "input"), *it = xt ? get_tensor(sema, e, ia, "indices") : NULL;
+  if (!it) return poison(sema);
+  int64_t k[BUILD_MAX_SPATIAL], s[BUILD_MAX_SPATIAL], p[BUILD_MAX_SPATIAL] = {0}, out[BUILD_MAX_SPATIAL];
+  if (!conv_ints(sema, e, ka, "kernel_size", nsp, 0, k) || !conv_ints(sema, e, sa, "stride", nsp, 0, s) ||
+      !conv_ints(sema, e, pa, "padding", nsp, 0, p))
+    return poison(sema);
+  if (!sa) memcpy(s, k, sizeof s);
+  const View *xv = &xt->view;
+  if (xv->ndim < nsp) {
+    diag_error(sema->cx, x->loc, "%s: input of %d dimensions has no %d spatial dims", d->b.name, xv->ndim, nsp);
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++) out[i] = (xv->shape[xv->ndim - nsp + i] - 1) * s[i] + k[i] - 2 * p[i];
+  if (oa && oa->ty->kind != TY_NONE) {  // _unpool_output_size
+    int64_t v[MAX_LIST];
+    int n;
+    if (!get_ints(sema, e, oa, "output_size", v, &n)) return poison(sema);
+    int64_t *os = v;
+    if (n == nsp + 2) os += 2, n = nsp;
+    if (n != nsp) {
+      diag_error(sema->cx, oa->loc, "output_size should be a sequence containing %d or %d elements, but it has a "
+                 "length of '%d'", nsp, nsp + 2, n);
+      return poison(sema);
+    }
+    for (int i = 0; i < nsp; i++)
+      if (!(out[i] - s[i] < os[i] && os[i] < out[i] + s[i])) {
+        diag_error(sema->cx, oa->loc, "invalid output_size \"%s\" (dim %d must be between %" PRId64 " and %" PRId64
+                   ")", py_seq_str(sema, oa, nsp, os), i, out[i] - s[i], out[i] + s[i]);
+        return poison(sema);
+      }
+    memcpy(out, os, sizeof(int64_t) * (size_t)nsp);
+  }
+  // ATen's checks, of the input as max_unpooling2d (1-D) or 3d takes it
+  int an = nsp == 1 ? 2 : nsp, nd = xv->ndim + (nsp == 1);
+  int64_t xs[TD_MAX_DIMS + 1], is[TD_MAX_DIMS + 1];
+  memcpy(xs, xv->shape, sizeof(int64_t) * (size_t)xv->ndim);
+  memcpy(is, it->view.shape, sizeof(int64_t) * (size_t)it->view.ndim);
+  if (nsp == 1) xs[xv->ndim] = 1, is[it->view.ndim] = 1;
+  int ind = it->view.ndim + (nsp == 1);
+  if (it->dtype != DT_I64) {
+    diag_error(sema->cx, ia->loc, an == 2 ? "elements in indices should be type int64 but got: %s"
+                                          : "elements in indices should be type int64", torch_name(it->dtype));
+    return poison(sema);
+  }
+  if (nd != an + 1 && nd != an + 2) {
+    diag_error(sema->cx, x->loc, "Input to max_unpooling%dd should be a %dd or %dd Tensor, but got a tensor with %d "
+               "dimensions.", an, an + 1, an + 2, nd);
+    return poison(sema);
+  }
+  if (!same_shape(nd, xs, ind, is)) {
+    diag_error(sema->cx, ia->loc, "Expected shape of indices to be same as that of the input tensor (%s) but got "
+               "indices tensor with shape: %s", shape_str(sema, nd, xs), shape_str(sema, ind, is));
+    return poison(sema);
+  }
+  for (int i = 1; i < nd; i++)
+    if (xs[i] == 0) {
+      diag_error(sema->cx, x->loc, "max_unpooling%dd_forward_out_cuda(): Expected input to have non-zero size for "
+                 "non-batch dimensions, but got %s with dimension %d being empty.", an, shape_str(sema, nd, xs), i);
+      return poison(sema);
+    }
+  if (an == 3 && (s[0] <= 0 || s[1] <= 0 || s[2] <= 0)) {
+    diag_error(sema->cx, sa ? sa->loc : ka->loc, "strides should be greater than zero, but got stride: %s",
+               shape_str(sema, 3, s));
+    return poison(sema);
+  }
+  if (xt->dtype == DT_BOOL) {  // CUDA's kernels take every other dtype
+    diag_error(sema->cx, call_loc(e), "\"max_unpooling%dd_forward_kernel\" not implemented for 'Bool'", an);
+    return poison(sema);
+  }
+  for (int i = 0; i < nsp; i++)
+    if (out[i] < 0) {
+      diag_error(sema->cx, call_loc(e), "Trying to create tensor with negative dimension %" PRId64, out[i]);
+      return poison(sema);
+    }
+  PoolArgs a = {.kind = POOL_MAX_UNPOOL, .nsp = nsp};
+  for (int i = 0; i < nsp; i++) a.k[i] = k[i], a.s[i] = s[i], a.p[i] = p[i], a.out[i] = out[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
 }
 
 // ============================================================================
@@ -313,7 +515,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
       *ga = barg(e, 6);
   const TType *xt = get_tensor(sema, e, x, "input"), *wt = xt ? get_tensor(sema, e, w, "weight") : NULL;
   if (!xt || !wt || (bias && !get_tensor(sema, e, bias, "bias"))) return poison(sema);
-  int64_t s[2], p[2] = {0, 0}, dil[2], groups = 1;
+  int64_t s[BUILD_MAX_SPATIAL], p[BUILD_MAX_SPATIAL] = {0}, dil[BUILD_MAX_SPATIAL], groups = 1;
   bool same = false;
   if (!conv_ints(sema, e, sa, "stride", nsp, 1, s)) return poison(sema);
   if (pa && pa->ty->kind == TY_STR) {
@@ -339,7 +541,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (wv->ndim != nsp + 2) {
     diag_error(sema->cx, w->loc, "expected stride to be a single integer value or a list of %d values to match the "
-               "convolution dimensions, but got stride=[%s]", wv->ndim - 2, nsp == 1 ? "1" : "1, 1");
+               "convolution dimensions, but got stride=[%s]", wv->ndim - 2, joined(sema, nsp, s, ", "));
     return poison(sema);
   }
   if (!conv_params_ok(sema, e, nsp, p, NULL, s, dil, groups, ga)) return poison(sema);
@@ -350,7 +552,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
         return poison(sema);
       }
   bool batched = xv->ndim == nsp + 2;
-  int64_t xs[4];  // the input's shape as batched
+  int64_t xs[BUILD_MAX_SPATIAL + 2];  // the input's shape as batched
   xs[0] = batched ? xv->shape[0] : 1;
   for (int i = 0; i < nsp + 1; i++) xs[i + 1] = xv->shape[xv->ndim - nsp - 1 + i];
   int64_t O = wv->shape[0], Cg = wv->shape[1], C = xs[1];
@@ -361,8 +563,12 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   for (int i = 0; i < nsp; i++)
     if (wv->shape[2 + i] == 0) {
-      diag_error(sema->cx, w->loc, "%s of a kernel with a dimension of size 0 (weight of size %s)", d->b.name,
-                 shape_str(sema, wv->ndim, wv->shape));
+      if (nsp == 3)
+        diag_error(sema->cx, w->loc, "kernel size should be greater than zero, but got: %s (TxHxW)",
+                   joined(sema, 3, wv->shape + 2, " x "));
+      else
+        diag_error(sema->cx, w->loc, "%s of a kernel with a dimension of size 0 (weight of size %s)", d->b.name,
+                   shape_str(sema, wv->ndim, wv->shape));
       return poison(sema);
     }
   if (O % groups) {
@@ -377,7 +583,7 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
                shape_str(sema, nsp + 2, xs), Cg * groups, C);
     return poison(sema);
   }
-  int64_t pl[2], pr[2], k[2], in[2];
+  int64_t pl[BUILD_MAX_SPATIAL], pr[BUILD_MAX_SPATIAL], k[BUILD_MAX_SPATIAL], in[BUILD_MAX_SPATIAL];
   for (int i = 0; i < nsp; i++) {
     k[i] = wv->shape[2 + i];
     in[i] = xs[2 + i];
@@ -388,16 +594,11 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
   bool too_big = false;
   for (int i = 0; i < nsp; i++) too_big |= dil[i] * (k[i] - 1) + 1 > in[i] + pl[i] + pr[i];
   if (too_big) {
-    char a[64], b[64];
-    if (nsp == 1) {
-      snprintf(a, sizeof a, "%" PRId64, in[0] + pl[0] + pr[0]);
-      snprintf(b, sizeof b, "%" PRId64, dil[0] * (k[0] - 1) + 1);
-    } else {
-      snprintf(a, sizeof a, "%" PRId64 " x %" PRId64, in[0] + pl[0] + pr[0], in[1] + pl[1] + pr[1]);
-      snprintf(b, sizeof b, "%" PRId64 " x %" PRId64, dil[0] * (k[0] - 1) + 1, dil[1] * (k[1] - 1) + 1);
-    }
+    int64_t padded[BUILD_MAX_SPATIAL], span[BUILD_MAX_SPATIAL];
+    for (int i = 0; i < nsp; i++) padded[i] = in[i] + pl[i] + pr[i], span[i] = dil[i] * (k[i] - 1) + 1;
     diag_error(sema->cx, call_loc(e), "Calculated padded input size per channel: (%s). Kernel size: (%s). Kernel size "
-               "can't be greater than actual input size", a, b);
+               "can't be greater than actual input size", joined(sema, nsp, padded, " x "),
+               joined(sema, nsp, span, " x "));
     return poison(sema);
   }
   if (xt->dtype != wt->dtype) {
@@ -419,7 +620,8 @@ TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d) {
     }
   }
   if (!dtype_is_float(xt->dtype)) {
-    diag_error(sema->cx, call_loc(e), "\"slow_conv2d_cuda\" not implemented for '%s'", torch_name(xt->dtype));
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", nsp == 3 ? "slow_conv_dilated<>" : "slow_conv2d_cuda",
+               torch_name(xt->dtype));
     return poison(sema);
   }
   ConvArgs a = {.nsp = nsp, .bias = bias, .batched = batched, .groups = groups};
@@ -443,46 +645,58 @@ TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d) {
   int64_t o[MAX_LIST];
   int n;
   if (!get_ints(sema, e, oa, "output_size", o, &n)) return poison(sema);
-  if (n == 1 && is_scalar(oa->ty)) o[1] = o[0], n = nsp;
+  if (n == 1 && is_scalar(oa->ty)) {
+    for (int i = 1; i < nsp; i++) o[i] = o[0];
+    n = nsp;
+  }
   if (n != nsp) {
     if (nsp == 1)
       diag_error(sema->cx, oa->loc, "%s() argument 'output_size' should contain one int (got %d)", d->b.name, n);
     else if (is_max)
-      diag_error(sema->cx, oa->loc, "adaptive_max_pool2d(): internal error: output_size.size() must be 2");
+      diag_error(sema->cx, oa->loc, "%s(): internal error: output_size.size() must be %d", d->b.name, nsp);
     else
-      diag_error(sema->cx, oa->loc, "adaptive_avg_pool2d: output_size must be 2");
+      diag_error(sema->cx, oa->loc, "%s: output_size must be %d", d->b.name, nsp);
     return poison(sema);
   }
   bool ri = false;
   if (ra && !get_bool(sema, e, ra, "return_indices", &ri)) return poison(sema);
-  if (ri) {
-    diag_error(sema->cx, ra->loc, "%s: return_indices=True is not supported", d->b.name);
-    return poison(sema);
-  }
   int nd = xt->view.ndim;
   if (nd != nsp + 1 && nd != nsp + 2) {
     if (nsp == 1)
       diag_error(sema->cx, x->loc, "Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument #1 'self' "
                  "(while checking arguments for %s)", nd, d->b.name);
     else
-      diag_error(sema->cx, x->loc, "%s(): Expected 3D or 4D tensor, but got%s %s", d->b.name, is_max ? ":" : "",
-                 shape_str(sema, nd, xt->view.shape));
+      diag_error(sema->cx, x->loc, "%s(): Expected %dD or %dD tensor, but got%s %s", d->b.name, nsp + 1, nsp + 2,
+                 is_max ? ":" : "", shape_str(sema, nd, xt->view.shape));
     return poison(sema);
   }
   for (int i = 0; i < nsp; i++)
     if (o[i] < 0) {
-      const char *got = nsp == 1 ? arena_printf(&sema->cx->arena, "%" PRId64, o[0])
-                                 : arena_printf(&sema->cx->arena, "%" PRId64 ", %" PRId64, o[0], o[1]);
-      diag_error(sema->cx, oa->loc, "adaptive_avg_pool%dd: elements of output_size must be greater than or equal to 0 "
-                 "but received {%s}", nsp, got);
+      if (is_max) {  // the output's shape as PyTorch allocates it (the 1-D pool is a 2-D one of height 1)
+        int64_t shape[TD_MAX_DIMS];
+        int k = 0;
+        for (int j = 0; j < nd - nsp; j++) shape[k++] = xt->view.shape[j];
+        if (nsp == 1) shape[k++] = 1;
+        for (int j = 0; j < nsp; j++) shape[k++] = o[j];
+        diag_error(sema->cx, oa->loc, "Trying to create tensor with negative dimension %" PRId64 ": %s", o[i],
+                   shape_str(sema, k, shape));
+      } else {  // ATen's 2-D check words them, for 1-D (of height 1) and 3-D too
+        const char *got = nsp == 1   ? arena_printf(&sema->cx->arena, "1, %" PRId64, o[0])
+                          : nsp == 2 ? arena_printf(&sema->cx->arena, "%" PRId64 ", %" PRId64, o[0], o[1])
+                                     : arena_printf(&sema->cx->arena, "%" PRId64 ", %" PRId64 ",%" PRId64, o[0], o[1],
+                                                    o[2]);
+        diag_error(sema->cx, oa->loc, "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 "
+                   "but received {%s}", got);
+      }
       return poison(sema);
     }
   if (!dtype_is_float(xt->dtype)) {
     diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'",
-               is_max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", torch_name(xt->dtype));
+               nsp == 3 ? (is_max ? "adaptive_max_pool3d_cuda" : "adaptive_avg_pool3d_cuda")
+                        : (is_max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d"), torch_name(xt->dtype));
     return poison(sema);
   }
-  PoolArgs a = {.kind = is_max ? POOL_ADAPTIVE_MAX : POOL_ADAPTIVE_AVG, .nsp = nsp};
+  PoolArgs a = {.kind = is_max ? POOL_ADAPTIVE_MAX : POOL_ADAPTIVE_AVG, .nsp = nsp, .indices = ri};
   memcpy(a.out, o, sizeof(int64_t) * (size_t)nsp);
   return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
@@ -504,7 +718,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, pa->loc, "%s(): argument 'padding' must be tuple of ints, not str", d->b.name);
     return poison(sema);
   }
-  int64_t s[2], p[2], op[2], dil[2], groups = 1;
+  int64_t s[BUILD_MAX_SPATIAL], p[BUILD_MAX_SPATIAL], op[BUILD_MAX_SPATIAL], dil[BUILD_MAX_SPATIAL], groups = 1;
   if (!conv_ints(sema, e, sa, "stride", nsp, 1, s) || !conv_ints(sema, e, pa, "padding", nsp, 0, p) ||
       !conv_ints(sema, e, oa, "output_padding", nsp, 0, op) || !conv_ints(sema, e, da, "dilation", nsp, 1, dil) ||
       (ga && !get_int(sema, e, ga, "groups", &groups)))
@@ -518,7 +732,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (!conv_params_ok(sema, e, nsp, p, op, s, dil, groups, ga)) return poison(sema);
   bool batched = xv->ndim == nsp + 2;
-  int64_t xs[4];
+  int64_t xs[BUILD_MAX_SPATIAL + 2];
   xs[0] = batched ? xv->shape[0] : 1;
   for (int i = 0; i < nsp + 1; i++) xs[i + 1] = xv->shape[xv->ndim - nsp - 1 + i];
   int64_t Cin = wv->shape[0], Og = wv->shape[1], O = Og * groups;
@@ -538,6 +752,9 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
     if (wv->shape[2 + i] == 0) {
       if (nsp == 1)
         diag_error(sema->cx, w->loc, "kernel size should be greater than zero, but got kernel_width: 0");
+      else if (nsp == 3)
+        diag_error(sema->cx, w->loc, "non-empty 5D (n_output_plane x n_input_plane x kernel_depth x kernel_height x "
+                   "kernel_width) tensor expected for weight, but got: %s", shape_str(sema, wv->ndim, wv->shape));
       else
         diag_error(sema->cx, w->loc, "kernel size should be greater than zero, but got kernel_height: %" PRId64
                    " kernel_width: %" PRId64, wv->shape[2], wv->shape[3]);
@@ -549,27 +766,28 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
     if (nsp == 1)
       diag_error(sema->cx, oa->loc, "output padding must be smaller than either stride or dilation, but got "
                  "output_padding: %" PRId64 " stride: %" PRId64 " dilation: %" PRId64, op[0], s[0], dil[0]);
-    else
+    else if (nsp == 2)
       diag_error(sema->cx, oa->loc, "output padding must be smaller than either stride or dilation, but got "
                  "output_padding_height: %" PRId64 " output_padding_width: %" PRId64 " stride_height: %" PRId64
                  " stride_width: %" PRId64 " dilation_height: %" PRId64 " dilation_width: %" PRId64, op[0], op[1],
                  s[0], s[1], dil[0], dil[1]);
+    else
+      diag_error(sema->cx, oa->loc, "output padding must be smaller than either stride or dilation, but got "
+                 "output_padding_depth: %" PRId64 " output_padding_height: %" PRId64 " output_padding_width: %" PRId64
+                 " stride_depth: %" PRId64 " stride_height: %" PRId64 " stride_width: %" PRId64 " dilation_depth: %"
+                 PRId64 " dilation_height: %" PRId64 " dilation_width: %" PRId64, op[0], op[1], op[2], s[0], s[1], s[2],
+                 dil[0], dil[1], dil[2]);
     return poison(sema);
   }
-  int64_t out[2];
+  int64_t out[BUILD_MAX_SPATIAL];
   bool small = false;
   for (int i = 0; i < nsp; i++) {
     out[i] = (xs[2 + i] - 1) * s[i] - 2 * p[i] + dil[i] * (wv->shape[2 + i] - 1) + op[i] + 1;
     small |= out[i] <= 0;
   }
   if (small) {
-    if (nsp == 1)
-      diag_error(sema->cx, call_loc(e), "Given input size per channel: (%" PRId64 "). Calculated output size per "
-                 "channel: (%" PRId64 "). Output size is too small", xs[2], out[0]);
-    else
-      diag_error(sema->cx, call_loc(e), "Given input size per channel: (%" PRId64 " x %" PRId64 "). Calculated output "
-                 "size per channel: (%" PRId64 " x %" PRId64 "). Output size is too small", xs[2], xs[3], out[0],
-                 out[1]);
+    diag_error(sema->cx, call_loc(e), "Given input size per channel: (%s). Calculated output size per channel: (%s). "
+               "Output size is too small", joined(sema, nsp, xs + 2, " x "), joined(sema, nsp, out, " x "));
     return poison(sema);
   }
   if (bias && (bias->ty->view.ndim != 1 || bias->ty->view.shape[0] != O)) {
@@ -583,7 +801,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!dtype_is_float(xt->dtype)) {
-    diag_error(sema->cx, call_loc(e), "\"slow_conv_transpose2d_out_cuda\" not implemented for '%s'",
+    diag_error(sema->cx, call_loc(e), "\"slow_conv_transpose%dd_out_cuda\" not implemented for '%s'", nsp == 3 ? 3 : 2,
                torch_name(xt->dtype));
     return poison(sema);
   }
@@ -613,13 +831,17 @@ TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
     mode = ma->ty->module;
   }
   int nd = xt->view.ndim, nsp = nd - 2;
-  bool nearest = !strcmp(mode, "nearest"), linear = !strcmp(mode, "linear"), bilinear = !strcmp(mode, "bilinear");
+  static const char *const modes[] = {"nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact"};
+  int m = -1;
+  for (int i = 0; i < 7; i++)
+    if (!strcmp(mode, modes[i])) m = i;
+  bool nearest = m == 0 || m == 6 || m == 5;  // the modes without align_corners
   bool ac = false, rs = false, anti = false;
   if ((aca && !get_bool(sema, e, aca, "align_corners", &ac)) ||
       (rsa && !get_bool(sema, e, rsa, "recompute_scale_factor", &rs)) ||
       (aa && !get_bool(sema, e, aa, "antialias", &anti)))
     return poison(sema);
-  if (nearest && aca) {
+  if (nearest && aca && aca->ty->kind != TY_NONE) {
     diag_error(sema->cx, aca->loc, "align_corners option can only be set with the interpolating modes: linear | "
                "bilinear | bicubic | trilinear");
     return poison(sema);
@@ -677,20 +899,18 @@ TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
       out[i] = (int64_t)floor((double)xt->view.shape[2 + i] * sf[i]);
     }
   }
-  if (!nearest && !linear && !bilinear) {
-    static const char *const known[] = {"bicubic", "trilinear", "area", "nearest-exact"};
-    bool k = false;
-    for (int i = 0; i < 4; i++) k |= !strcmp(mode, known[i]);
-    if (k)
-      diag_error(sema->cx, ma->loc, "interpolate: mode '%s' is not supported: tdsl has nearest, linear and bilinear",
-                 mode);
-    else
-      diag_error(sema->cx, ma->loc, "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: "
-                 "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got %s)", nd, mode);
+  if (anti && m != 2 && m != 3) {
+    diag_error(sema->cx, aa->loc, "Anti-alias option is only supported for bilinear and bicubic modes");
     return poison(sema);
   }
-  if ((linear && nd != 3) || (bilinear && nd != 4)) {
-    diag_error(sema->cx, x->loc, "Got %dD input, but %s mode needs %dD input", nd, mode, linear ? 3 : 4);
+  int need = m == 1 ? 3 : m == 2 ? 4 : m == 4 ? 5 : 0;  // the linear modes' input rank
+  if (m < 0 || (m == 3 && nd != 4)) {
+    diag_error(sema->cx, ma->loc, "Input Error: Only 3D, 4D and 5D input Tensors supported (got %dD) for the modes: "
+               "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got %s)", nd, mode);
+    return poison(sema);
+  }
+  if (need && nd != need) {
+    diag_error(sema->cx, x->loc, "Got %dD input, but %s mode needs %dD input", nd, mode, need);
     return poison(sema);
   }
   if (anti) {
@@ -704,11 +924,16 @@ TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
   if (!dtype_is_float(xt->dtype)) {
-    diag_error(sema->cx, call_loc(e), "\"compute_indices_weights_%s\" not implemented for '%s'",
-               nearest ? "nearest" : "linear", torch_name(xt->dtype));
+    const char *k = m == 5 ? (nsp == 3 ? "adaptive_avg_pool3d_cuda" : "adaptive_avg_pool2d")
+                    : m == 4 ? "upsample_trilinear3d_channels_last"
+                    : m == 3 ? "compute_indices_weights_cubic"
+                    : nearest ? "compute_indices_weights_nearest" : "compute_indices_weights_linear";
+    diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", k, torch_name(xt->dtype));
     return poison(sema);
   }
-  InterpArgs a = {.mode = nearest ? INTERP_NEAREST : INTERP_LINEAR, .nsp = nsp, .align_corners = ac};
+  static const InterpMode kind[] = {INTERP_NEAREST, INTERP_LINEAR, INTERP_LINEAR, INTERP_CUBIC, INTERP_LINEAR,
+                                    INTERP_AREA, INTERP_NEAREST_EXACT};
+  InterpArgs a = {.mode = kind[m], .nsp = nsp, .align_corners = ac};
   for (int i = 0; i < nsp; i++) a.out[i] = out[i], a.scale[i] = sfa && !rs ? sf[i] : 0;
   return built(sema, e, d->b.build, KEEP(sema, a), &x, 1);
 }

@@ -216,7 +216,7 @@ static TType *check_binary(Sema *sema, Ast *e) {
     TType *r = fold_binary(sema, e->oploc, op, a, b);
     return r ? r : poison(sema);
   }
-  const BuiltinDef *d = builtin_find(binop_name((BinOp)op));
+  const BuiltinDef *d = operator_row(op);
   e->bi = &d->b;
   if (op == BIN_MATMUL) return matmul_node(sema, e, e->lhs, e->rhs, e->oploc);
   return binary_node(sema, e, d->b.op, e->lhs, e->rhs, e->oploc);

@@ -208,9 +208,19 @@ TType *built(Sema *sema, Ast *e, BuildFn fn, const void *args, Ast **ops, int n)
 void *keep_args(Sema *sema, const void *args, size_t size);
 Ast *view_ast(Sema *sema, const Ast *e, Ast *x, View v);  // the view v of x's storage, an expression
 #define KEEP(sema, ...) keep_args(sema, &(__VA_ARGS__), sizeof(__VA_ARGS__))
+// A call of builder fn at at's place, as an expression of its own (its type set).
+Ast *built_ast(Sema *sema, const Ast *at, BuildFn fn, const void *args, Ast **ops, int n);
+// The op's own node (ir/ops.def) at at's place, checked (statement forms, stores):
+Ast *node_binary(Sema *sema, const Ast *at, Op op, Ast *a, Ast *b);  // a op b
+Ast *node_where(Sema *sema, const Ast *at, Ast *c, Ast *x, Ast *y);
+Ast *node_clone(Sema *sema, const Ast *at, Ast *x);
+Ast *node_clamp(Sema *sema, const Ast *at, Ast *x, Ast *lo, Ast *hi);
+Ast *node_fill(Sema *sema, const Ast *at, Op op, const TType *like);  // ZEROS or ONES of like's dtype and shape
+Ast *node_full(Sema *sema, const Ast *at, const TType *v, DType dt);  // the 0-d tensor of number v
 
 // ---- sema_builtin.c ----
 const BuiltinDef *builtin_find(const char *name);
+const BuiltinDef *operator_row(int binop);  // the row a binary operator spells ('+': add)
 const Builtin *node_builtin(Op op);  // the one node of op (no spelling): what a checker makes e
 const BuiltinDef *builtin_find_form(const char *name, int form);  // the row of name with that form
 bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self);
@@ -274,7 +284,6 @@ TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d);
-const char *cast_method(DType dt);  // "float", "byte" ...: the method casting to dt
 TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d);
 // PyTorch's expand of x to req (also the check of a stored value's shape).
 bool expand_to(Sema *sema, Loc loc, const TType *x, int n, const int64_t *req, View *out);
@@ -298,6 +307,8 @@ TType *ck_logaddexp(Sema *sema, Ast *e, const BuiltinDef *d);  // logaddexp, log
 // The node of an operator (-x, a + b, a @ b) or call once its operands are checked.
 TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
+TType *where_node(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b);  // where(c, a, b), checked at the call
+TType *clamp_node(Sema *sema, Ast *e, Ast *x, Ast *lo, Ast *hi);  // clamp of number bounds (NULL: none)
 TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
 bool matmul_kind_ok(Sema *sema, const Ast *e, const char *kind, const Ast *a, const Ast *b);  // mm's, bmm's checks
 // a matmul's dtypes (kernel: PyTorch's name of the kernel refusing ints)
@@ -321,15 +332,6 @@ TType *reduce_node(Sema *sema, Ast *e, Ast *x, uint32_t mask, bool keepdim, int 
 // sema_nn.c: torch.nn.functional ops built from parts, and the part builders
 TType *ck_layer_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d);
-// A part: a new call node of builtin `builtin` under e's location, checked by the
-// builder (part alone leaves its type to the caller).
-Ast *part(Sema *sema, const Ast *e, const char *builtin);
-Ast *part_binary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *a, Ast *b);
-Ast *part_mean(Sema *sema, const Ast *e, Ast *x, uint32_t mask);  // mean over mask's dims, kept
-Ast *part_unary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *x);
-// builtin's checker over args[0..n) in its signature's order (NULL: the default)
-Ast *part_call(Sema *sema, const Ast *e, const char *builtin, Ast *const *args, int n);
-Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to);  // to: "float", "half" ...
 Ast *part_float(Sema *sema, const Ast *e, double v);  // a Python float at e's location
 Ast *part_int(Sema *sema, const Ast *e, int64_t v);
 Ast *part_dtype(Sema *sema, const Ast *e, DType dt);  // a dtype value (dtype=, x.to(dt))
@@ -380,28 +382,8 @@ enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
 bool loss_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *red);
 bool loss_no_legacy(Sema *sema, const Ast *e, int i);
 DType loss_compute_dtype(DType dt);
-Ast *loss_to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt);
-Ast *loss_reduce(Sema *sema, const Ast *e, Ast *loss, int red);
 TType *loss_aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos);
 bool loss_aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out);
-// Shorthands for parts: a op b, op x, where(c, a, b), clamp(x, min=lo), builtin(x, dim), a float
-static inline Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
-  return part_binary(sema, e, op, op_name(op), a, b);
-}
-static inline Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) { return part_unary(sema, e, op, op_name(op), x); }
-static inline Ast *p_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
-  Ast *args[3] = {c, a, b};
-  return part_call(sema, e, "where", args, 3);
-}
-static inline Ast *p_clamp_min(Sema *sema, const Ast *e, Ast *x, double lo) {
-  Ast *args[3] = {x, part_float(sema, e, lo), NULL};
-  return part_call(sema, e, "clamp", args, 3);
-}
-static inline Ast *p_dim_op(Sema *sema, const Ast *e, const char *builtin, Ast *x, int64_t dim) {
-  Ast *args[2] = {x, part_int(sema, e, dim)};
-  return part_call(sema, e, builtin, args, 2);
-}
-static inline Ast *p_f(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
 // sema_loss_margin.c: the margin, embedding and likelihood losses
 TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -427,6 +409,7 @@ TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
+Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x);  // `a, b = x`: x's rows, a tuple of views
 // The element expressions of sequence a; false for the tuple a user function returns.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
 TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
@@ -435,7 +418,9 @@ TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
 TType *tensor_attr(Sema *sema, Ast *e);  // x.shape, x.ndim, x.dtype, x.mT; NULL for another name
 TType *python_builtin(Sema *sema, Ast *e);  // len, float, int, bool, min, max of numbers; NULL: not one
 TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim);
+enum { SIZE_SHAPE, SIZE_NDIM, SIZE_NUMEL, SIZE_IS_FLOAT };  // ck_size's variants
 TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d);
+enum { SPLIT_SIZE, SPLIT_CHUNK, SPLIT_TENSOR };  // ck_split's variants: split, chunk, tensor_split
 TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -443,6 +428,7 @@ TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_alias.c: ops PyTorch defines by others, built from them ----
 TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d);  // zeros_like ..., new_zeros ...
+enum { ALIAS_VIEW_AS, ALIAS_RESHAPE_AS, ALIAS_TYPE_AS, ALIAS_BROADCAST_TO, ALIAS_SWAP, ALIAS_ADJOINT };  // their variants
 TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d);  // view_as, reshape_as, type_as, broadcast_to, swapaxes
 TType *ck_flip_lr(Sema *sema, Ast *e, const BuiltinDef *d);  // fliplr, flipud
 TType *ck_movedim(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -518,10 +504,11 @@ TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
 // ceil_mode), in nsp values each, and the output's spatial size; false after the message.
 bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p, int64_t *dil,
                bool *ceil_mode, int64_t *out);
-TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max_pool2d
-TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
-TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d
-TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
+TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, 2d, 3d
+TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, 2d, 3d
+TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2,3}d
+TType *ck_max_unpool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_unpool1d, 2d, 3d
+TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, 2d, 3d
 TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -535,7 +522,6 @@ TType *ck_upsample(Sema *sema, Ast *e, const BuiltinDef *d);  // upsample, upsam
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
 // bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper)
-Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower);
 bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt);  // PyTorch's checked_convert of a number
 
 // ---- sema_scan.c: the cumulative ops ----
@@ -580,6 +566,7 @@ TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_on_device(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_finfo(Sema *sema, Ast *e, const BuiltinDef *d);
+enum { LITERAL_TENSOR, LITERAL_AS_TENSOR, LITERAL_SCALAR };  // ck_tensor's rows' variants
 TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d);
 
 #endif

@@ -262,7 +262,7 @@ TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   int red, nd[3];
   double margin, norm, eps;
   bool swap = false;
-  if (!strcmp(d->b.name, "triplet_margin_with_distance_loss")) {
+  if (d->variant == 1) {  // triplet_margin_with_distance_loss
     Ast *fa = barg(e, 3), *ma = barg(e, 4), *sa = barg(e, 5);
     if (fa) {
       diag_error(sema->cx, fa->loc, "triplet_margin_with_distance_loss: tdsl takes no callable for "

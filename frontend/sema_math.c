@@ -310,7 +310,7 @@ static bool alpha_value(Sema *sema, const Ast *al, DType dt, double *out) {
 // alpha in the result dtype, bool alpha a logical and.
 TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
   Op op = d->b.op;
-  if (!strcmp(d->b.name, "rsub")) {
+  if (d->variant == 1) {  // rsub
     if (!get_tensor(sema, e, e->bargs[0], "input"))
       return poison(sema);
     Ast *t = e->bargs[0];
@@ -487,6 +487,12 @@ TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(ct->dtype));
     return poison(sema);
   }
+  return where_node(sema, e, c, a, b);
+}
+
+// e as where(c, a, b): the three broadcast (PyTorch's message at the call when not), the
+// result of a and b's common dtype
+TType *where_node(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b) {
   Ast *xs[3] = {c, a, b};
   TType *ts[2] = {a->ty, b->ty};
   int nd;
@@ -506,16 +512,23 @@ TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "torch.clamp: At least one of 'min' or 'max' must not be None");
     return poison(sema);
   }
-  TType *ts[3] = {t, lo ? lo->ty : NULL, hi ? hi->ty : NULL};
   for (int i = 1; i < 3; i++)
-    if (ts[i] && !is_scalar(ts[i])) {
+    if (barg(e, i) && !is_scalar(e->bargs[i]->ty)) {
       diag_error(sema->cx, e->bargs[i]->loc, "clamp(): '%s' must be a number: tensor bounds are not supported (use "
                  "maximum/minimum)", i == 1 ? "min" : "max");
       return poison(sema);
     }
+  return clamp_node(sema, e, x, lo, hi);
+}
+
+// e as clamp(x, lo, hi) of number bounds lo, hi (NULL: none): of x and the bounds' common
+// dtype, an int result's bounds checked to fit it (at each bound's place)
+TType *clamp_node(Sema *sema, Ast *e, Ast *x, Ast *lo, Ast *hi) {
+  TType *t = x->ty, *ts[3] = {t, lo ? lo->ty : NULL, hi ? hi->ty : NULL};
+  Ast *bs[3] = {x, lo, hi};
   DType dt = result_type(sema, ts, 3);
   for (int i = 1; i < 3; i++)  // an int result: PyTorch converts each bound to it, checked
-    if (ts[i] && dtype_is_int(dt) && !scalar_fits(sema, e->bargs[i]->loc, ts[i], dt)) return poison(sema);
+    if (ts[i] && dtype_is_int(dt) && !scalar_fits(sema, bs[i]->loc, ts[i], dt)) return poison(sema);
   e->attr.has_lo = lo != NULL;
   e->attr.has_hi = hi != NULL;
   if (lo) e->attr.lo = lo->ty->fval, e->attr.ilo = lo->ty->ival;

@@ -246,8 +246,8 @@ TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d) {
 TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *s = e->bargs[1];
   int nd = x->ty->view.ndim;
-  char c = d->b.name[0];  // hsplit, vsplit, dsplit
-  int need = c == 'h' ? 1 : c == 'v' ? 2 : 3, dim = c == 'h' ? (nd == 1 ? 0 : 1) : c == 'v' ? 0 : 2;
+  int v = d->variant;  // the dim split: hsplit 1, vsplit 0, dsplit 2
+  int need = v == 1 ? 1 : v == 0 ? 2 : 3, dim = v == 1 ? (nd == 1 ? 0 : 1) : v;
   if (nd < need) {
     diag_error(sema->cx, call_loc(e), "torch.%s requires a tensor with at least %d dimension, but got a tensor with %d "
                "dimensions!", d->b.name, need, nd);

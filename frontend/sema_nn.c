@@ -11,49 +11,8 @@
 #include <string.h>
 
 // ============================================================================
-// Parts: a checked node of builtin `builtin` under e's location
+// Literals of Python values at a call's place
 // ============================================================================
-Ast *part(Sema *sema, const Ast *e, const char *builtin) {
-  Ast *n = ast_new(sema->cx, AST_CALL, e->loc);
-  n->name = builtin;
-  n->oploc = e->oploc;
-  n->bi = &builtin_find(builtin)->b;
-  return n;
-}
-
-Ast *part_binary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *a, Ast *b) {
-  Ast *n = part(sema, e, builtin);
-  n->ty = binary_node(sema, n, op, a, b, call_loc(e));
-  return n;
-}
-
-// mean over the dims of mask, kept
-Ast *part_mean(Sema *sema, const Ast *e, Ast *x, uint32_t mask) {
-  Ast *n = part(sema, e, "mean");
-  n->ty = reduce_node(sema, n, x, mask, true, -1, x->ty->dtype);
-  return n;
-}
-
-// A call of builtin `builtin` with its bound arguments args[0..n) in its signature's
-// order (NULL: the default), checked by the builtin's own checker.
-Ast *part_call(Sema *sema, const Ast *e, const char *builtin, Ast *const *args, int n) {
-  Ast *c = part(sema, e, builtin);
-  const BuiltinDef *d = builtin_find(builtin);
-  c->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n ? n : 1));
-  for (int i = 0; i < n; i++) c->bargs[i] = args[i];
-  c->nbargs = n;
-  c->ty = d->check(sema, c, d);
-  return c;
-}
-
-Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to) { return part_call(sema, e, to, &x, 1); }
-
-Ast *part_unary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *x) {
-  Ast *n = part(sema, e, builtin);
-  n->ty = unary_node(sema, n, op, x, call_loc(e));
-  return n;
-}
-
 // A Python float (or int) literal at e's location.
 Ast *part_float(Sema *sema, const Ast *e, double v) {
   Ast *n = ast_float(sema->cx, v, e->loc);
@@ -75,6 +34,7 @@ Ast *part_int(Sema *sema, const Ast *e, int64_t v) {
 TType *become(Sema *sema, Ast *e, const Ast *y) {
   if (is_poison(y->ty)) return poison(sema);
   e->bi = y->bi;
+  e->args = y->args;
   e->attr = y->attr;
   e->needs_copy = y->needs_copy;
   set_operands(sema, e, y->operands, y->noperands);

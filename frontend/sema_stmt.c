@@ -41,8 +41,8 @@ static bool partial_overlap(const TType *w, const TType *r) {
   return wb < re && rb < we;
 }
 
-// The op of `x op= v`: the builtin an operator names (add for '+').
-static Op aug_op(int binop) { return builtin_find(binop_name((BinOp)binop))->b.op; }
+// The op of `x op= v`: the one the operator spells (add for '+').
+static Op aug_op(int binop) { return operator_row(binop)->b.op; }
 
 // x //= v, x %= v, x **= v, x &= v ... (the in-place ops the store kernel does not fold):
 // `x = x op v` written into x's storage, the result cast to x's dtype when PyTorch allows.
@@ -55,7 +55,7 @@ static bool aug_other(Sema *sema, Ast *st, Ast *target) {
     return false;
   }
   Op op = aug_op(st->op);
-  Ast *r = part_binary(sema, st, op, op_name(op), target, st->rhs);
+  Ast *r = node_binary(sema, st, op, target, st->rhs);
   if (is_poison(r->ty)) return false;
   if (!dtype_can_cast(r->ty->dtype, target->ty->dtype)) {
     diag_error(sema->cx, st->oploc, "result type %s can't be cast to the desired output type %s",
@@ -205,7 +205,7 @@ bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc) {
     return false;
   }
   if (is_tensor(t)) {  // a, b = x iterates over x's first dim: x.unbind()
-    *v = part_call(sema, *v, "unbind", v, 1);
+    *v = unbind_ast(sema, *v, *v);
     t = (*v)->ty;
   }
   if (is_poison(t)) return true;
@@ -268,7 +268,7 @@ static void check_augassign(Sema *sema, Ast *st) {
   }
   if (is_scalar(t) && is_tensor(v)) {  // n += x: as Python's int, n = n + x, a new tensor
     Op op = aug_op(st->op);
-    Ast *name = st->lhs, *sum = part_binary(sema, st, op, op_name(op), name, st->rhs);
+    Ast *name = st->lhs, *sum = node_binary(sema, st, op, name, st->rhs);
     sum->loc = st->loc;
     st->kind = AST_ASSIGN;
     st->list = (AstList){0};

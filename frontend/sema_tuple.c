@@ -204,8 +204,8 @@ TType *tensor_attr(Sema *sema, Ast *e) {
                  x->view.ndim);
       return poison(sema);
     }
-    Ast *args[3] = {e->lhs, part_int(sema, e, -2), part_int(sema, e, -1)};
-    return become(sema, e, part_call(sema, e, "transpose", args, 3));
+    int nd = x->view.ndim;
+    return become(sema, e, view_ast(sema, e, e->lhs, view_transpose(x->view, nd - 2, nd - 1)));
   }
   return NULL;
 }
@@ -213,11 +213,10 @@ TType *tensor_attr(Sema *sema, Ast *e) {
 // x.size(dim=None), x.dim(), x.ndimension(), x.numel(), x.nelement(), x.is_floating_point()
 TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d) {
   const TType *x = e->bargs[0]->ty;
-  const char *n = d->b.name;
   e->bi = NULL;  // a Python value, no node
-  if (!strcmp(n, "dim") || !strcmp(n, "ndimension")) return ty_int(sema, x->view.ndim);
-  if (!strcmp(n, "numel") || !strcmp(n, "nelement")) return ty_int(sema, view_numel(x->view));
-  if (!strcmp(n, "is_floating_point")) return ty_bool(sema, dtype_is_float(x->dtype));
+  if (d->variant == SIZE_NDIM) return ty_int(sema, x->view.ndim);
+  if (d->variant == SIZE_NUMEL) return ty_int(sema, view_numel(x->view));
+  if (d->variant == SIZE_IS_FLOAT) return ty_bool(sema, dtype_is_float(x->dtype));
   Ast *da = barg(e, 1);
   if (!da) return shape_tuple(sema, e, x)->ty;
   int64_t dim;
@@ -312,12 +311,9 @@ TType *python_builtin(Sema *sema, Ast *e) {
 // ============================================================================
 // Ops that return several tensors
 // ============================================================================
-// A narrow of x (the call's input) along dim a: a view part.
+// A narrow of x (the call's input) along dim a: a view.
 static Ast *narrow_part(Sema *sema, Ast *e, Ast *x, int a, int64_t start, int64_t len) {
-  Ast *p = part(sema, e, "narrow");
-  set_operand1(sema, p, x);
-  p->ty = ty_view_of(sema, x->ty, view_slice(x->ty->view, a, start, start + len, 1));
-  return p;
+  return view_ast(sema, e, x, view_slice(x->ty->view, a, start, start + len, 1));
 }
 
 static TType *tuple_of_narrows(Sema *sema, Ast *e, Ast *x, int a, const int64_t *sizes, int n) {
@@ -332,7 +328,8 @@ static TType *tuple_of_narrows(Sema *sema, Ast *e, Ast *x, int a, const int64_t 
 
 static bool too_many(Sema *sema, const Ast *e, int64_t n) {
   if (n <= MAX_LIST) return false;
-  diag_error(sema->cx, call_loc(e), "%s() would return %" PRId64 " tensors: tdsl returns at most %d", e->bi->name, n,
+  diag_error(sema->cx, call_loc(e), "%s() would return %" PRId64 " tensors: tdsl returns at most %d",
+             e->bi ? e->bi->name : e->name, n,
              MAX_LIST);
   return true;
 }
@@ -352,11 +349,12 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!wrap_dim(sema, barg(e, 2) ? e->bargs[2]->loc : call_loc(e), dim, xt->view.ndim, &a)) return poison(sema);
   int64_t size = xt->view.shape[a], sizes[MAX_LIST];
   int n = 0;
-  if (is_seq(sa->ty) && name[0] != 'c') {  // split_with_sizes, or tensor_split at indices
+  int v = d->variant;
+  if (is_seq(sa->ty) && v != SPLIT_CHUNK) {  // split_with_sizes, or tensor_split at indices
     int64_t req[MAX_LIST];
     int k;
-    if (!get_ints(sema, e, sa, name[0] == 's' ? "split_size" : "indices", req, &k)) return poison(sema);
-    if (name[0] == 's') {
+    if (!get_ints(sema, e, sa, v == SPLIT_SIZE ? "split_size" : "indices", req, &k)) return poison(sema);
+    if (v == SPLIT_SIZE) {
       int64_t sum = 0;
       for (int i = 0; i < k; i++) {
         if (req[i] < 0) {
@@ -389,9 +387,9 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
     }
   } else {
     int64_t s;
-    if (!get_int(sema, e, sa, name[0] == 's' ? "split_size" : name[0] == 'c' ? "chunks" : "sections", &s))
+    if (!get_int(sema, e, sa, v == SPLIT_SIZE ? "split_size" : v == SPLIT_CHUNK ? "chunks" : "sections", &s))
       return poison(sema);
-    if (name[0] == 's') {
+    if (v == SPLIT_SIZE) {
       if (s < 0) {
         diag_error(sema->cx, sa->loc, "split expects split_size be non-negative, but got split_size=%" PRId64, s);
         return poison(sema);
@@ -405,7 +403,7 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
       if (parts < 1) parts = 1;
       if (too_many(sema, e, parts)) return poison(sema);
       for (int64_t i = 0; i < parts; i++) sizes[n++] = i + 1 < parts ? s : size - s * (parts - 1);
-    } else if (name[0] == 'c') {
+    } else if (v == SPLIT_CHUNK) {
       if (s <= 0) {
         diag_error(sema->cx, sa->loc, "chunk expects `chunks` to be greater than 0, got: %" PRId64, s);
         return poison(sema);
@@ -427,6 +425,8 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
   return tuple_of_narrows(sema, e, x, a, sizes, n);
 }
 
+static bool unbind_into(Sema *sema, Ast *e, Ast *x, int a);
+
 // unbind(dim=0): the selects along dim
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
@@ -440,15 +440,29 @@ TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!wrap_dim(sema, barg(e, 1) ? e->bargs[1]->loc : call_loc(e), dim, xt->view.ndim, &a)) return poison(sema);
+  return unbind_into(sema, e, x, a) ? e->ty : poison(sema);
+}
+
+// The selects of x along dim a (a view each) as the sequence e: false after an error.
+static bool unbind_into(Sema *sema, Ast *e, Ast *x, int a) {
+  const TType *xt = x->ty;
   int64_t n = xt->view.shape[a];
-  if (too_many(sema, e, n)) return poison(sema);
+  if (too_many(sema, e, n)) return false;
   Ast *items[MAX_LIST];
-  for (int i = 0; i < n; i++) {
-    items[i] = part(sema, e, "select");
-    set_operand1(sema, items[i], x);
-    items[i]->ty = ty_view_of(sema, xt, view_select(xt->view, a, i));
-  }
-  return seq_of(sema, e, TY_TUPLE, items, (int)n);
+  for (int i = 0; i < n; i++) items[i] = view_ast(sema, e, x, view_select(xt->view, a, i));
+  e->ty = seq_of(sema, e, TY_TUPLE, items, (int)n);
+  return true;
+}
+
+// x.unbind() of a tensor of at least one dim, at at's place: the tuple of its rows
+// (`a, b = x`); poison after an error.
+Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x) {
+  Ast *t = ast_new(sema->cx, AST_TUPLE, at->loc);
+  t->oploc = at->oploc;
+  t->name = "unbind";
+  if (!unbind_into(sema, t, x, 0)) t->ty = poison(sema);
+  for (int i = 0; i < t->noperands; i++) vec_push(&sema->cx->arena, &t->list, t->operands[i]);
+  return t;
 }
 
 // torch.broadcast_tensors(*tensors): each expanded to the common shape, a view
@@ -463,11 +477,12 @@ TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d) {
     const TType *t = get_tensor(sema, e, xs[i], "tensors");
     if (!t || !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
   }
-  Ast *items[MAX_LIST], *size = part_ints(sema, e, nd, shape);
+  Ast *items[MAX_LIST];
   for (int i = 0; i < n; i++) {
-    Ast *args[2] = {xs[i], size};
-    items[i] = part_call(sema, e, "expand", args, 2);
-    if (is_poison(items[i]->ty)) return poison(sema);
+    View v;
+    int bad;
+    TD_ASSERT(view_expand(xs[i]->ty->view, nd, shape, &v, &bad));
+    items[i] = view_ast(sema, e, xs[i], v);
   }
   return seq_of(sema, e, TY_TUPLE, items, n);
 }
@@ -509,14 +524,15 @@ TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d) {
     int64_t g = grid[0];
     grid[0] = grid[1], grid[1] = g;
   }
-  Ast *items[MAX_LIST], *size = part_ints(sema, e, n, grid);
+  Ast *items[MAX_LIST];
   for (int i = 0; i < n; i++) {
     int at = xy && i < 2 && n >= 2 ? 1 - i : i;
     int64_t shape[TD_MAX_DIMS];
     for (int k = 0; k < n; k++) shape[k] = k == at ? grid[k] : 1;
-    Ast *v = part_call(sema, e, "view", (Ast *[]){xs[i], part_ints(sema, e, n, shape)}, 2);
-    items[i] = part_call(sema, e, "expand", (Ast *[]){v, size}, 2);
-    if (is_poison(items[i]->ty)) return poison(sema);
+    View line, v;
+    int bad;
+    TD_ASSERT(view_reshape(xs[i]->ty->view, n, shape, &line) && view_expand(line, n, grid, &v, &bad));
+    items[i] = view_ast(sema, e, xs[i], v);
   }
   return seq_of(sema, e, TY_TUPLE, items, n);
 }

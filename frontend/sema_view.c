@@ -438,7 +438,7 @@ TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d) {
 // inference function is not: refused with a message that says so.
 TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *pa = barg(e, 1), *ta = barg(e, 2), *ia = barg(e, 3);
-  bool training = !strstr(d->b.name, "alpha"), inplace = false;  // the alpha kinds default to False
+  bool training = d->variant, inplace = false;  // the alpha kinds default to False
   if (!get_tensor(sema, e, x, "input")) return poison(sema);
   if (pa && !is_scalar(pa->ty)) {
     diag_error(sema->cx, pa->loc, "%s(): argument 'p' must be float, not %s", d->b.name, py_type_name(pa->ty));
@@ -493,19 +493,10 @@ TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (copy && !get_bool(sema, e, copy, "copy", &want_copy)) return poison(sema);
   DType dt = e->bargs[0]->ty->dtype;
   if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
-  if (want_copy && dt == e->bargs[0]->ty->dtype) return become(sema, e, part_call(sema, e, "clone", e->bargs, 1));
+  if (want_copy && dt == e->bargs[0]->ty->dtype) return become(sema, e, node_clone(sema, e, e->bargs[0]));
   return cast_to(sema, e, dt);
 }
 // float() double() ... : the dtype is in d->aux as a DType
-// The method that casts to dt (x.float(), x.byte() ...).
-const char *cast_method(DType dt) {
-  static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int",      [DT_I64] = "long",
-                                              [DT_F16] = "half",  [DT_BF16] = "bfloat16", [DT_F32] = "float",
-                                              [DT_F64] = "double", [DT_U8] = "byte",      [DT_I8] = "char",
-                                              [DT_I16] = "short"};
-  TD_ASSERT(names[dt]);
-  return names[dt];
-}
 
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d) { return cast_to(sema, e, (DType)d->aux); }
 

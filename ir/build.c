@@ -336,8 +336,25 @@ Value *build_view(Builder *b, Value *x, View v) {
   return graph_view(b->g, x, v, b->loc);
 }
 
+// A view or a node of n dims: refused by the dry run's rank check beyond TD_MAX_DIMS (a
+// builder checked that way never makes one when lowering).
+bool build_rank(Builder *b, int n) {
+  if (b->failed) return false;
+  if (b->check && b->check->rank && !b->check->rank(b->check_ctx, n)) {
+    b->failed = true;
+    return false;
+  }
+  TD_ASSERT(n <= TD_MAX_DIMS);
+  return true;
+}
+#define RANK(b, n)                          \
+  do {                                      \
+    if (!build_rank(b, n)) return (b)->dummy; \
+  } while (0)
+
 Value *build_reshape(Builder *b, Value *x, int n, const int64_t *shape) {
   GUARD(b);
+  RANK(b, n);
   View v;
   if (view_reshape(x->view, n, shape, &v)) return build_view(b, x, v);
   NodeAttr none = {0};
@@ -363,6 +380,7 @@ Value *build_select(Builder *b, Value *x, int dim, int64_t index) {
 }
 Value *build_unsqueeze(Builder *b, Value *x, int dim) {
   GUARD(b);
+  RANK(b, x->view.ndim + 1);
   return build_view(b, x, view_unsqueeze(x->view, wrap(dim, x->view.ndim + 1)));
 }
 Value *build_squeeze(Builder *b, Value *x, int dim) {
@@ -381,6 +399,7 @@ Value *build_permute(Builder *b, Value *x, const int *perm) {
 }
 Value *build_expand(Builder *b, Value *x, int n, const int64_t *shape) {
   GUARD(b);
+  RANK(b, n);
   View v;
   int bad;
   TD_ASSERT(view_expand(x->view, n, shape, &v, &bad));
@@ -403,8 +422,30 @@ Value *build_flatten(Builder *b, Value *x) {
   return build_reshape(b, x, 1, &n);
 }
 
+// x.repeat(r) of more counts than a [1, n] pair per dim fits TD_MAX_DIMS: x (as k dims,
+// contiguous) tiled one dim at a time, each a [pre, 1, rest] view expanded to [pre, r, rest]
+// and copied.
+static Value *repeat_by_dims(Builder *b, Value *x, int k, const int64_t *r) {
+  int64_t shape[TD_MAX_DIMS];
+  int lead = k - x->view.ndim;
+  for (int i = 0; i < k; i++) shape[i] = i < lead ? 1 : x->view.shape[i - lead];
+  Value *y = build_reshape(b, x, k, shape);
+  for (int d = 0; d < k; d++) {
+    if (r[d] == 1) continue;
+    int64_t pre = 1, rest = 1;
+    for (int i = 0; i < d; i++) pre *= shape[i];
+    for (int i = d; i < k; i++) rest *= shape[i];
+    Value *v = build_reshape(b, y, 3, (int64_t[]){pre, 1, rest});
+    v = build_expand(b, v, 3, (int64_t[]){pre, r[d], rest});
+    shape[d] *= r[d];
+    y = build_reshape(b, v, k, shape);
+  }
+  return y == x || y->buf->own != y ? build_clone(b, y) : y;
+}
+
 Value *build_repeat(Builder *b, Value *x, int k, const int64_t *r) {
   GUARD(b);
+  if (2 * k > TD_MAX_DIMS) return repeat_by_dims(b, x, k, r);
   const View *v = &x->view;
   int64_t pairs[TD_MAX_DIMS], ones[TD_MAX_DIMS], out[TD_MAX_DIMS];
   for (int i = 0; i < k; i++) {

@@ -17,8 +17,8 @@
 //
 // The families: ir/build_act.c (activations), build_norm.c (normalizations), build_loss.c
 // (losses), build_conv.c (padding, convolution, pooling, interpolation, fold and unfold),
-// build_linalg.c (products, einsum, statistics), build_reduce.c (reductions built of
-// others), build_scan.c, build_index.c (gathers, scatters, masks, sort and its views),
+// build_linalg.c (products, statistics), build_einsum.c, build_reduce.c (reductions built of
+// others), build_scan.c, build_sort.c (sort and its views), build_index.c (gathers, scatters, masks),
 // build_math.c (elementwise ops built of others), build_shape.c (copies built of views),
 // build_einops.c (einops' rearrange, repeat and reduce).
 #ifndef TDSLC_IR_BUILD_H
@@ -57,6 +57,9 @@ typedef struct BuildCheck {
   bool (*matmul)(void *ctx, const Value *x, const Value *y);
   bool (*narrow)(void *ctx, const Value *x, int dim, int64_t start, int64_t len);
   bool (*contract)(void *ctx, const Value *x, const Value *y);  // build_contract, build_matmul_k
+  bool (*bmm)(void *ctx, const Value *x, const Value *y);       // einsum's contractions (bmm's checks)
+  // a view or a result of ndim dims, ndim > TD_MAX_DIMS: refused before it is made
+  bool (*rank)(void *ctx, int ndim);
 } BuildCheck;
 
 struct Builder {
@@ -88,6 +91,9 @@ int build_check(Graph *g, Loc loc, Loc name_loc, BuildFn fn, const void *args, i
                 BuildOperand operand, void *ctx, const BuildCheck *check, void *check_ctx, Value **out);
 
 Value *build_in(Builder *b, int i);  // operand i, computed on first use
+// Whether a value of ndim dims may be made: false (the builder has failed) when the dry
+// run's rank check refuses it; the primitives that add dims ask it themselves.
+bool build_rank(Builder *b, int ndim);
 
 // ---- numbers: Python scalars (promote as wrapped numbers do) ----
 Value *build_float(Builder *b, double v);
@@ -129,7 +135,7 @@ Value *build_diagonal(Builder *b, Value *x, int64_t offset, int d1, int d2);
 Value *build_movedim(Builder *b, Value *x, int n, const int *src, const int *dst);
 Value *build_flatten(Builder *b, Value *x);  // x.flatten(): one dim (a 0-d x: [1])
 // x.repeat(r[0..k)): each dim viewed as [1, n], expanded to [r, n], the whole reshaped (a
-// copy); k >= x's ndim, 2 k <= TD_MAX_DIMS
+// copy); k >= x's ndim, k <= TD_MAX_DIMS (more than 4 counts: one dim at a time)
 Value *build_repeat(Builder *b, Value *x, int k, const int64_t *r);
 
 // ---- reductions, rows, scans, sorts ----
@@ -290,7 +296,7 @@ typedef struct PadArgs {
   double fill;
   int64_t ifill;
 } PadArgs;
-typedef enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_ADAPTIVE_MAX, POOL_ADAPTIVE_AVG } PoolKind;
+typedef enum { POOL_MAX, POOL_AVG, POOL_LP, POOL_ADAPTIVE_MAX, POOL_ADAPTIVE_AVG, POOL_MAX_UNPOOL } PoolKind;
 typedef struct PoolArgs {
   PoolKind kind;
   int nsp;
@@ -299,7 +305,9 @@ typedef struct PoolArgs {
   bool count_include_pad;          // avg
   int64_t divisor;                 // avg: divisor_override (0: none)
   double norm_type;                // lp
-} PoolArgs;
+  bool indices;                    // max, adaptive max: return_indices (a second result, i64: each
+                                   // max's flat position in its input plane)
+} PoolArgs;                        // max_unpool: operands input, indices; out the output's size
 typedef struct ConvArgs {
   int nsp;
   bool transposed, bias, batched;  // operands: input, weight, (bias)
@@ -313,9 +321,9 @@ typedef struct UnfoldArgs {        // F.unfold (im2col) and F.fold (col2im) of 2
   int64_t out[2];                  // unfold: the blocks per dim; fold: output_size
   int64_t blocks[2];               // fold: the blocks per dim
 } UnfoldArgs;
-typedef enum { INTERP_NEAREST, INTERP_LINEAR } InterpMode;
+typedef enum { INTERP_NEAREST, INTERP_LINEAR, INTERP_NEAREST_EXACT, INTERP_CUBIC, INTERP_AREA } InterpMode;
 typedef struct InterpArgs {
-  InterpMode mode;                 // nearest; linear: linear, bilinear, trilinear
+  InterpMode mode;                 // linear: linear, bilinear, trilinear; cubic: bicubic
   int nsp;
   int64_t out[BUILD_MAX_SPATIAL];
   double scale[BUILD_MAX_SPATIAL]; // the scale_factor given, used as in / out (0: none)
@@ -366,6 +374,18 @@ int build_diag(Builder *b, const void *args, Value **out);  // diag, diagflat
 int build_cov(Builder *b, const void *args, Value **out);
 int build_corrcoef(Builder *b, const void *args, Value **out);
 int build_trace(Builder *b, const void *args, Value **out);
+
+// ---- ir/build_einsum.c: torch.einsum ----
+// A label: 'A'..'Z' are 0..25 and 'a'..'z' 26..51, the ellipsis' dims 52 + j.
+enum { EINSUM_LETTERS = 52, EINSUM_LABELS = EINSUM_LETTERS + TD_MAX_DIMS, EINSUM_MAX_OPERANDS = 64 };
+typedef struct EinsumArgs {
+  int nops;                                        // the operands, each with
+  int n[EINSUM_MAX_OPERANDS];                      // its dims' labels as written (repeats: diagonals)
+  int8_t lab[EINSUM_MAX_OPERANDS][TD_MAX_DIMS];
+  int nout;                                        // the output's labels, in its order
+  int8_t out[TD_MAX_DIMS];
+} EinsumArgs;
+int build_einsum(Builder *b, const void *args, Value **out);
 
 // ---- ir/build_math.c: elementwise ops built of others ----
 typedef enum {
@@ -446,6 +466,42 @@ int build_repeat_op(Builder *b, const void *args, Value **out);  // repeat, tile
 int build_repeat_interleave(Builder *b, const void *args, Value **out);
 int build_roll(Builder *b, const void *args, Value **out);
 int build_narrow_copy(Builder *b, const void *args, Value **out);
+
+// ---- ir/build_scan.c: scans of several results ----
+typedef struct ScanArgs {
+  Op op;    // CUMMAX or CUMMIN
+  int dim;  // wrapped
+} ScanArgs;
+int build_cummax(Builder *b, const void *args, Value **out);  // cummax, cummin: (values, indices)
+
+// ---- ir/build_sort.c: sort and the ops made of its views ----
+typedef enum { SORT_SORT, SORT_ARGSORT, SORT_MSORT, SORT_TOPK, SORT_KTHVALUE, SORT_MEDIAN } SortKind;
+typedef struct SortArgs {
+  SortKind kind;
+  int dim;           // the dim sorted (wrapped; msort: 0)
+  bool descending;   // sort, argsort; topk: largest
+  int64_t k;         // topk: the count; kthvalue, median: the element (0-based)
+  bool keepdim;      // kthvalue, median
+} SortArgs;
+int build_sort_dim(Builder *b, const void *args, Value **out);    // sort (values, indices), argsort, msort
+int build_topk(Builder *b, const void *args, Value **out);        // (values, indices)
+int build_kth(Builder *b, const void *args, Value **out);         // kthvalue, median(dim): (values, indices)
+int build_median_all(Builder *b, const void *args, Value **out);  // median(input)
+
+// ---- ir/build_create.c: tensors of Python data ----
+enum { BUILD_MAX_LIST = 64 };  // the most entries of one level of a literal, of an index list
+typedef struct CreateArgs {
+  int ndim;                  // literal: the levels, and each one's length
+  int64_t shape[TD_MAX_DIMS];
+  int64_t n;                 // the values, in row-major order:
+  const DType *dtype;        // literal: each one's Python type (bool, i64, f64)
+  const double *f;
+  const int64_t *i;          // index list: the (wrapped) indices
+  bool copy;                 // literal: a copy of the tensor operand 0 instead
+  DType cast;                // literal: the dtype= asked for (DT_COUNT: none)
+} CreateArgs;
+int build_literal(Builder *b, const void *args, Value **out);     // torch.tensor
+int build_index_list(Builder *b, const void *args, Value **out);  // an int list index as an i64 vector
 
 // ---- ir/build_index.c: gathers and writes at positions built of index nodes ----
 typedef enum { SCATTER_SLICE, SCATTER_SELECT, SCATTER_DIAGONAL } ViewScatter;

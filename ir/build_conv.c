@@ -110,6 +110,7 @@ static Value *pool_pad(Builder *b, Value *x, int nsp, const int64_t *out, const 
 // The windows of x's last nsp dims as a view [..., O..., k...] of x.
 static Value *windows(Builder *b, Value *x, int nsp, const int64_t *out, const int64_t *k, const int64_t *s,
                       const int64_t *dil) {
+  if (!build_rank(b, x->view.ndim + nsp)) return b->dummy;
   return build_view(b, x, view_windows(x->view, x->view.ndim - nsp, nsp, out, k, s, dil));
 }
 
@@ -123,6 +124,44 @@ static Value *reduce_windows(Builder *b, Op op, Value *w, int nd, int nsp) {
 static Value *max_pool(Builder *b, const PoolArgs *a, Value *x) {
   Value *xp = pool_pad(b, x, a->nsp, a->out, a->k, a->p, a->s, a->dil, b_f(b, -INFINITY));
   return reduce_windows(b, OP_AMAX, windows(b, xp, a->nsp, a->out, a->k, a->s, a->dil), x->view.ndim, a->nsp);
+}
+
+// The flat position of each element of x's last nsp dims in that plane (i64, row-major).
+static Value *plane_positions(Builder *b, const Value *x, int nsp) {
+  const View *v = &x->view;
+  int64_t n = 1;
+  for (int i = 0; i < nsp; i++) n *= v->shape[v->ndim - nsp + i];
+  return build_reshape(b, build_arange(b, 0, n, 1, DT_I64), nsp, v->shape + v->ndim - nsp);
+}
+
+// The max of x over the dims of mask (kept when keepdim) and where it is: the position p
+// (broadcast with x) of its first occurrence, or of the last NaN when there is one —
+// PyTorch's kernels' scan (`val > max || isnan(val)`) in positions' order.
+static void max_at(Builder *b, Value *x, Value *p, uint32_t mask, bool keepdim, Value **v, Value **at) {
+  Value *m = build_reduce_mask(b, OP_AMAX, x, mask, -1, true, DT_COUNT);
+  Value *first = build_reduce_mask(b, OP_AMIN, b_where(b, b_bin(b, OP_EQ, x, m), p, b_i(b, INT64_MAX)), mask, -1,
+                                   keepdim, DT_COUNT);
+  Value *last = build_reduce_mask(b, OP_AMAX, b_where(b, b_bin(b, OP_NE, x, x), p, b_i(b, -1)), mask, -1, keepdim,
+                                  DT_COUNT);
+  if (!keepdim) {  // m without the reduced dims: a view
+    int64_t shape[TD_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < m->view.ndim; i++)
+      if (!(mask >> i & 1)) shape[n++] = m->view.shape[i];
+    m = build_reshape(b, m, n, shape);
+  }
+  *v = m;
+  *at = b_where(b, b_bin(b, OP_NE, m, m), last, first);
+}
+
+// max_pool(return_indices=True): the windows of the input padded with -inf and of its
+// positions padded with a position no max takes
+static void max_pool_indices(Builder *b, const PoolArgs *a, Value *x, Value **v, Value **at) {
+  int nsp = a->nsp, nd = x->view.ndim;
+  Value *xp = pool_pad(b, x, nsp, a->out, a->k, a->p, a->s, a->dil, b_f(b, -INFINITY));
+  Value *pp = pool_pad(b, plane_positions(b, x, nsp), nsp, a->out, a->k, a->p, a->s, a->dil, b_i(b, INT64_MAX));
+  Value *w = windows(b, xp, nsp, a->out, a->k, a->s, a->dil), *pw = windows(b, pp, nsp, a->out, a->k, a->s, a->dil);
+  max_at(b, w, pw, b_dims_from(nd, nd + nsp), false, v, at);
 }
 
 // The counts of the windows along one dim (length in): positions inside [lo, hi) of the
@@ -171,20 +210,43 @@ static Value *avg_pool(Builder *b, const PoolArgs *a, Value *x) {
   return build_down(b, y, dt);
 }
 
-// adaptive pools: output i of a dim of length n reduces [floor(i n / o), ceil((i + 1) n / o))
-static Value *adaptive_pool(Builder *b, const PoolArgs *a, Value *x) {
+// adaptive pools: output i of a dim of length n reduces [floor(i n / o), ceil((i + 1) n / o));
+// adaptive max with indices also the max's position (*at)
+static Value *adaptive_pool(Builder *b, const PoolArgs *a, Value *x, Value **at) {
   bool is_max = a->kind == POOL_ADAPTIVE_MAX;
   int nsp = a->nsp, nd = x->view.ndim;
   DType dt = x->dtype;
   Op red = is_max ? OP_AMAX : OP_MEAN;
   Value *y = is_max ? x : build_up(b, x);
   bool uniform = true;
-  int64_t k[BUILD_MAX_SPATIAL], one[BUILD_MAX_SPATIAL];
+  int64_t k[BUILD_MAX_SPATIAL] = {0}, one[BUILD_MAX_SPATIAL] = {0};
   for (int i = 0; i < nsp; i++) {
     int64_t len = x->view.shape[nd - nsp + i];
     uniform &= a->out[i] > 0 && len % a->out[i] == 0;
     k[i] = a->out[i] > 0 ? len / a->out[i] : 0;
     one[i] = 1;
+  }
+  if (is_max && a->indices) {  // (values, positions) dim by dim: the first max's position is the least
+    Value *p = build_expand(b, plane_positions(b, x, nsp), nd, x->view.shape);
+    for (int i = 0; i < nsp; i++) {
+      int dim = nd - nsp + i;
+      int64_t len = x->view.shape[dim], o = a->out[i];
+      if (o == 0) {
+        y = build_narrow(b, y, dim, 0, 0), p = build_narrow(b, p, dim, 0, 0);
+        continue;
+      }
+      Value **vs = arena_alloc(&b->g->cx->arena, sizeof(Value *) * (size_t)o);
+      Value **ps = arena_alloc(&b->g->cx->arena, sizeof(Value *) * (size_t)o);
+      for (int64_t j = 0; j < o; j++) {
+        int64_t lo = j * len / o, hi = ((j + 1) * len + o - 1) / o;
+        max_at(b, build_narrow(b, y, dim, lo, hi - lo), build_narrow(b, p, dim, lo, hi - lo), 1u << dim, true, &vs[j],
+               &ps[j]);
+      }
+      y = build_cat(b, vs, (int)o, dim), p = build_cat(b, ps, (int)o, dim);
+    }
+    TD_ASSERT(at);
+    *at = not_new(p, x) ? build_clone(b, p) : p;
+    return not_new(y, x) ? build_clone(b, y) : y;
   }
   if (uniform) {
     y = reduce_windows(b, red, windows(b, y, nsp, a->out, k, k, one), nd, nsp);
@@ -209,6 +271,25 @@ static Value *adaptive_pool(Builder *b, const PoolArgs *a, Value *x) {
   return is_max ? y : build_down(b, y, dt);
 }
 
+// max_unpool: zeros of the output's size, each input element scattered to its index in its
+// (N, C) plane
+static Value *max_unpool(Builder *b, const PoolArgs *a, Value *x, Value *ix) {
+  int nsp = a->nsp, nd = x->view.ndim;
+  int64_t lead = 1, plane = 1, L = 1, shape[TD_MAX_DIMS], flat[3];
+  for (int i = 0; i < nd - nsp; i++) lead *= x->view.shape[i];
+  for (int i = 0; i < nsp; i++) plane *= a->out[i], L *= x->view.shape[nd - nsp + i];
+  flat[0] = lead, flat[1] = plane;
+  Value *z = build_zeros(b, 2, flat, x->dtype);
+  flat[1] = L;
+  NodeAttr at = {0};
+  at.dim = 1, at.dims = 1u << 1, at.aug = OP_COUNT;
+  Value *srcs[3] = {z, build_reshape(b, x, 2, flat), build_reshape(b, ix, 2, flat)};
+  Value *r = build_store(b, OP_SCATTER, srcs, 3, at);
+  for (int i = 0; i < nd - nsp; i++) shape[i] = x->view.shape[i];
+  for (int i = 0; i < nsp; i++) shape[nd - nsp + i] = a->out[i];
+  return build_reshape(b, r, nd, shape);
+}
+
 // lp_pool: s = avg_pool(input ** norm_type, kernel, stride, 0, ceil_mode), then
 // (sign(s) * relu(abs(s))) * (the kernel's area), to the power 1 / norm_type
 static Value *lp_pool(Builder *b, const PoolArgs *a, Value *x) {
@@ -226,10 +307,17 @@ int build_pool(Builder *b, const void *args, Value **out) {
   const PoolArgs *a = args;
   Value *x = b_in(b, 0);
   switch (a->kind) {
-  case POOL_MAX: out[0] = max_pool(b, a, x); break;
+  case POOL_MAX:
+    if (a->indices) {
+      max_pool_indices(b, a, x, &out[0], &out[1]);
+      return 2;
+    }
+    out[0] = max_pool(b, a, x);
+    break;
   case POOL_AVG: out[0] = avg_pool(b, a, x); break;
   case POOL_LP: out[0] = lp_pool(b, a, x); break;
-  default: out[0] = adaptive_pool(b, a, x); break;
+  case POOL_MAX_UNPOOL: out[0] = max_unpool(b, a, x, b_in(b, 1)); break;
+  default: out[0] = adaptive_pool(b, a, x, &out[1]); return a->indices ? 2 : 1;
   }
   return 1;
 }
@@ -237,6 +325,61 @@ int build_pool(Builder *b, const void *args, Value **out) {
 // ============================================================================
 // conv, conv_transpose
 // ============================================================================
+// A contraction operand being laid out: its dims' sizes, strides and roles.
+typedef struct Operand {
+  int n;
+  int64_t shape[TD_MAX_DIMS + 2], strides[TD_MAX_DIMS + 2];
+  int8_t role[TD_MAX_DIMS + 2];
+} Operand;
+
+static void put(Operand *o, int64_t size, int64_t stride, int role) {
+  o->shape[o->n] = size, o->strides[o->n] = stride, o->role[o->n++] = (int8_t)role;
+}
+
+// The contracted dims of size 1 (a tap or a channel that adds nothing) dropped from both
+// operands and the others' roles renumbered: a grouped 3-D convolution's window view then
+// fits TD_MAX_DIMS when its kernel or its group has a dim of 1 (depthwise).
+static void drop_unit_k(Operand *a, Operand *b) {
+  int8_t keep[2 * TD_MAX_DIMS] = {0}, to[2 * TD_MAX_DIMS];
+  for (int i = 0; i < a->n; i++)
+    if (a->role[i] < 0 && a->shape[i] != 1) keep[-1 - a->role[i]] = 1;
+  int nk = 0;
+  for (int q = 0; q < 2 * TD_MAX_DIMS; q++) to[q] = keep[q] ? (int8_t)(-1 - nk++) : 0;
+  for (int w = 0; w < 2; w++) {
+    Operand *o = w ? b : a;
+    int m = 0;
+    for (int i = 0; i < o->n; i++) {
+      if (o->role[i] < 0 && !keep[-1 - o->role[i]]) continue;
+      o->shape[m] = o->shape[i], o->strides[m] = o->strides[i];
+      o->role[m++] = o->role[i] < 0 ? to[-1 - o->role[i]] : o->role[i];
+    }
+    o->n = m;
+  }
+}
+
+static View operand_view(const Operand *o, int64_t offset, int8_t *roles) {
+  View v = {0};
+  TD_ASSERT(o->n <= TD_MAX_DIMS);
+  v.ndim = o->n, v.offset = offset;
+  for (int i = 0; i < o->n; i++) v.shape[i] = o->shape[i], v.strides[i] = o->strides[i], roles[i] = o->role[i];
+  return v;
+}
+
+static Value *convolve(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value *bias);
+
+// A grouped convolution whose window view would pass TD_MAX_DIMS: one convolution per
+// group (narrows of the input's channels and of the weight), joined along the channels.
+static Value *convolve_groups(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value *bias) {
+  int64_t G = a->groups, Og = w->view.shape[0] / G, Cg = w->view.shape[1];
+  ConvArgs one = *a;
+  one.groups = 1;
+  Value **parts = arena_alloc(&b->g->cx->arena, sizeof(Value *) * (size_t)G);
+  for (int64_t g = 0; g < G; g++)
+    parts[g] = convolve(b, &one, build_narrow(b, xp, 1, g * Cg, Cg), build_narrow(b, w, 0, g * Og, Og),
+                        bias ? build_narrow(b, bias, 0, g * Og, Og) : NULL);
+  return build_cat(b, parts, (int)G, 1);
+}
+
 // One contraction over channels and taps: the weight A [(g,) O/g, C/g, k...] times the
 // window view B [N, (g,) C/g, k..., out...] of the (padded) input, into [N, (g,) O/g,
 // out...]; roles: output dims, or -1 - q for k's dim q (C/g, then the taps).
@@ -248,26 +391,28 @@ static Value *convolve(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value
     k[i] = wv->shape[2 + i];
     out[i] = (pv->shape[2 + i] - a->dil[i] * (k[i] - 1) - 1) / a->s[i] + 1;
   }
-  View win = view_windows(*pv, 2, nsp, out, k, a->s, a->dil);  // [N, C, out..., k...]
   int G = groups > 1, Og = (int)(O / groups);
-  View av = {0}, bv = {0};
-  int8_t ra[TD_MAX_DIMS], rb[TD_MAX_DIMS];
-  int na = 0, nb = 0, no = 0;
-  bv.shape[nb] = win.shape[0], bv.strides[nb] = win.strides[0], rb[nb++] = (int8_t)no++;
+  Operand oa = {0}, ob = {0};
+  if (!build_rank(b, 2 + 2 * nsp)) return b->dummy;
+  View win = view_windows(*pv, 2, nsp, out, k, a->s, a->dil);  // [N, C, out..., k...]
+  int no = 0;
+  put(&ob, win.shape[0], win.strides[0], no++);
   if (G) {
-    av.shape[na] = groups, av.strides[na] = wv->strides[0] * Og, ra[na++] = (int8_t)no;
-    bv.shape[nb] = groups, bv.strides[nb] = win.strides[1] * Cg, rb[nb++] = (int8_t)no++;
+    put(&oa, groups, wv->strides[0] * Og, no);
+    put(&ob, groups, win.strides[1] * Cg, no++);
   }
-  av.shape[na] = Og, av.strides[na] = wv->strides[0], ra[na++] = (int8_t)no++;
-  av.shape[na] = Cg, av.strides[na] = wv->strides[1], ra[na++] = -1;
-  bv.shape[nb] = Cg, bv.strides[nb] = win.strides[1], rb[nb++] = -1;
+  put(&oa, Og, wv->strides[0], no++);
+  put(&oa, Cg, wv->strides[1], -1);
+  put(&ob, Cg, win.strides[1], -1);
   for (int i = 0; i < nsp; i++) {
-    av.shape[na] = k[i], av.strides[na] = wv->strides[2 + i], ra[na++] = (int8_t)(-2 - i);
-    bv.shape[nb] = k[i], bv.strides[nb] = win.strides[2 + nsp + i], rb[nb++] = (int8_t)(-2 - i);
+    put(&oa, k[i], wv->strides[2 + i], -2 - i);
+    put(&ob, k[i], win.strides[2 + nsp + i], -2 - i);
   }
-  for (int i = 0; i < nsp; i++) bv.shape[nb] = out[i], bv.strides[nb] = win.strides[2 + i], rb[nb++] = (int8_t)no++;
-  av.ndim = na, av.offset = wv->offset;
-  bv.ndim = nb, bv.offset = win.offset;
+  for (int i = 0; i < nsp; i++) put(&ob, out[i], win.strides[2 + i], no++);
+  if (ob.n > TD_MAX_DIMS) drop_unit_k(&oa, &ob);
+  if (ob.n > TD_MAX_DIMS) return convolve_groups(b, a, xp, w, bias);
+  int8_t ra[TD_MAX_DIMS], rb[TD_MAX_DIMS];
+  View av = operand_view(&oa, wv->offset, ra), bv = operand_view(&ob, win.offset, rb);
   Value *r = build_contract(b, build_view(b, w, av), build_view(b, xp, bv), ra, rb);
   if (bias) {  // [(g,) O/g, 1...]: the contraction's epilogue
     View bb = {0};
@@ -418,35 +563,76 @@ int build_fold(Builder *b, const void *args, Value **out) {
 // ============================================================================
 static Value *arange_f32(Builder *b, int64_t n) { return build_arange(b, 0, n, 1, DT_F32); }
 
+// PyTorch's cubic convolution weights (A = -0.75) of the 4 taps around a source whose
+// fraction is t, in f32
+static void cubic_weights(Builder *b, Value *t, Value **w) {
+  Value *A = b_f(b, -0.75), *one = b_f(b, 1.0);
+  Value *x[4] = {b_add(b, t, one), t, b_sub(b, one, t), b_sub(b, b_f(b, 2.0), t)};
+  for (int j = 0; j < 4; j++) {
+    Value *v = x[j];
+    if (j == 1 || j == 2)  // ((A + 2) x - (A + 3)) x x + 1
+      w[j] = b_add(b, b_mul(b, b_mul(b, b_sub(b, b_mul(b, b_f(b, -0.75 + 2), v), b_f(b, -0.75 + 3)), v), v), one);
+    else  // ((A x - 5 A) x + 8 A) x - 4 A
+      w[j] = b_sub(b, b_mul(b, b_add(b, b_mul(b, b_sub(b, b_mul(b, A, v), b_f(b, 5 * -0.75)), v), b_f(b, 8 * -0.75)), v),
+                   b_f(b, 4 * -0.75));
+  }
+}
+
 // Each spatial dim in turn gathers (index_select) the input at source indices computed in
 // f32 from an arange, as PyTorch's kernels compute them; the linear modes add the two
-// neighbours by their weights. Halves are interpolated in f32 and rounded once.
+// neighbours by their weights, bicubic the four (indices clamped into the input), area is
+// the adaptive average pool. Halves are interpolated in f32 and rounded once.
 int build_interpolate(Builder *b, const void *args, Value **out) {
   const InterpArgs *a = args;
   Value *x = b_in(b, 0);
   int nd = x->view.ndim;
   DType dt = x->dtype;
-  bool nearest = a->mode == INTERP_NEAREST, half = dtype_is_half(dt) && !nearest;
+  if (a->mode == INTERP_AREA) {
+    PoolArgs area = {.kind = POOL_ADAPTIVE_AVG, .nsp = a->nsp};
+    for (int i = 0; i < a->nsp; i++) area.out[i] = a->out[i];
+    out[0] = adaptive_pool(b, &area, x, NULL);
+    return 1;
+  }
+  bool nearest = a->mode == INTERP_NEAREST || a->mode == INTERP_NEAREST_EXACT, half = dtype_is_half(dt) && !nearest;
   Value *y = half ? build_cast(b, x, DT_F32) : x;
-  for (int i = 0; i < a->nsp; i++) {
+  for (int k = 0; k < a->nsp; k++) {
+    int i = a->mode == INTERP_CUBIC ? a->nsp - 1 - k : k;  // bicubic: the last dim first, as PyTorch's kernel
     int dim = 2 + i;
     int64_t in = x->view.shape[dim], o = a->out[i];
-    if (o == in && nearest) continue;
+    if (o == in && nearest && (!a->scale[i] || a->scale[i] == 1)) continue;  // the identity
     float sc = a->scale[i] ? (float)(1.0 / a->scale[i]) : (float)in / (float)o;
     if (nearest) {
-      Value *src = b_un(b, OP_FLOOR, b_mul(b, arange_f32(b, o), b_f(b, sc)));
+      Value *d = arange_f32(b, o);
+      if (a->mode == INTERP_NEAREST_EXACT) d = b_add(b, d, b_f(b, 0.5));
+      Value *src = b_un(b, OP_FLOOR, b_mul(b, d, b_f(b, sc)));
       src = build_cast(b, build_clamp(b, src, NULL, b_i(b, in - 1)), DT_I64);
       y = build_index_select(b, y, dim, src);
       continue;
     }
-    Value *src;
+    // the source index, in f32 (f64 for f64 input: PyTorch's opmath type)
+    bool wide = dt == DT_F64;
+    Value *src, *d = wide ? build_arange(b, 0, o, 1, DT_F64) : arange_f32(b, o);
     if (a->align_corners) {
-      float s2 = o > 1 ? (float)(in - 1) / (float)(o - 1) : 0.0f;
-      src = b_mul(b, arange_f32(b, o), b_f(b, s2));
+      double s2 = o > 1 ? (wide ? (double)(in - 1) / (double)(o - 1) : (float)(in - 1) / (float)(o - 1)) : 0.0;
+      src = b_mul(b, d, b_f(b, s2));
     } else {
-      src = b_add(b, arange_f32(b, o), b_f(b, 0.5));
-      src = b_sub(b, b_mul(b, src, b_f(b, sc)), b_f(b, 0.5));
-      src = build_clamp(b, src, b_i(b, 0), NULL);
+      double s1 = wide ? (a->scale[i] ? 1.0 / a->scale[i] : (double)in / (double)o) : sc;
+      src = b_add(b, d, b_f(b, 0.5));
+      src = b_sub(b, b_mul(b, src, b_f(b, s1)), b_f(b, 0.5));
+      if (a->mode != INTERP_CUBIC) src = build_clamp(b, src, b_i(b, 0), NULL);
+    }
+    if (a->mode == INTERP_CUBIC) {  // taps floor(src) - 1 .. + 2, clamped into the input
+      Value *f = b_un(b, OP_FLOOR, src), *i0 = build_cast(b, f, DT_I64), *w[4];
+      cubic_weights(b, b_sub(b, src, f), w);
+      Value *acc = NULL;
+      for (int j = 0; j < 4; j++) {
+        Value *ix = build_clamp(b, b_add(b, i0, b_i(b, j - 1)), b_i(b, 0), b_i(b, in - 1));
+        for (int q = dim; q < nd - 1; q++) w[j] = build_unsqueeze(b, w[j], 1);
+        Value *t = b_mul(b, build_index_select(b, y, dim, ix), w[j]);
+        acc = acc ? b_add(b, acc, t) : t;
+      }
+      y = acc;
+      continue;
     }
     Value *i0 = build_cast(b, src, DT_I64);
     Value *i1 = build_clamp(b, b_add(b, i0, b_i(b, 1)), NULL, b_i(b, in - 1));
@@ -456,7 +642,6 @@ int build_interpolate(Builder *b, const void *args, Value **out) {
       l0 = build_unsqueeze(b, l0, 1);
       l1 = build_unsqueeze(b, l1, 1);
     }
-    if (dt == DT_F64) l0 = build_cast(b, l0, DT_F64), l1 = build_cast(b, l1, DT_F64);
     Value *p = b_mul(b, build_index_select(b, y, dim, i0), l0);
     Value *q = b_mul(b, build_index_select(b, y, dim, i1), l1);
     y = b_add(b, p, q);
