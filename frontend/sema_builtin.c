@@ -733,6 +733,7 @@ static const BuiltinDef builtins[] = {
     BUILT("rearrange", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 0, F_EINOPS),
     BUILT("repeat", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 1, F_EINOPS),
     BUILT("reduce", "tensor, pattern, reduction, **axes_lengths", ck_einops, build_einops, 2, F_EINOPS),
+    BUILT("einsum", "*tensors_and_pattern", ck_einops_einsum, build_einsum, 0, F_EINOPS),
 #undef NNF
 #undef LOSS_V
 #undef VIEWOP_V

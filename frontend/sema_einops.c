@@ -107,7 +107,18 @@ typedef struct Reader {
   Loc (*loc)(const void *ctx, int at, int len);  // a place in the pattern, for warnings
   const void *loc_ctx;
   bool underscore, dups;  // einsum: `_` is a name; names may repeat
+  int warned[EO_MAX], nwarned;  // the names warned of (at), once each as Python's warnings are
 } Reader;
+
+// Python's warning of name x (n bytes at p), once per name.
+static void warn_name(Reader *r, int p, int n, const char *msg) {
+  for (int i = 0; i < r->nwarned; i++)
+    if (!memcmp(r->pat + r->warned[i], r->pat + p, (size_t)n) && !is_alpha((unsigned char)r->pat[r->warned[i] + n]) &&
+        !is_digit((unsigned char)r->pat[r->warned[i] + n]))
+      return;
+  if (r->nwarned < EO_MAX) r->warned[r->nwarned++] = p;
+  diag_warning(r->sema->cx, r->loc(r->loc_ctx, p, n), "%s", msg);
+}
 
 static bool push_group(Side *s, int first, int n, int at, int len, bool paren, Fail *f) {
   if (s->ng >= EO_MAX) return fail(f, at, len, "einops patterns of more than 64 dims on one side are not supported");
@@ -117,7 +128,7 @@ static bool push_group(Side *s, int first, int n, int at, int len, bool paren, F
 
 // einops' add_axis_name: the identifier pat[p, p + n) (ell: where "..." is, or -1), in
 // the group being read when paren.
-static bool add_axis(const Reader *r, Side *s, int p, int n, int ell, bool paren, Fail *f) {
+static bool add_axis(Reader *r, Side *s, int p, int n, int ell, bool paren, Fail *f) {
   Sema *sema = r->sema;
   const char *x = r->pat + p;
   bool has_ell = ell >= p && ell < p + n;
@@ -146,12 +157,11 @@ static bool add_axis(const Reader *r, Side *s, int p, int n, int ell, bool paren
     if (why)
       return fail(f, p, n, arena_printf(&sema->cx->arena, "Invalid axis identifier: %s %s", shown(sema, r->pat, p, n),
                                         why));
-    if (r->loc && py_keyword(x, n))
-      diag_warning(sema->cx, r->loc(r->loc_ctx, p, n), "It is discouraged to use axes names that are keywords: %.*s", n,
-                   x);
-    if (r->loc && n == 4 && !memcmp(x, "axis", 4))
-      diag_warning(sema->cx, r->loc(r->loc_ctx, p, n),
-                   "It is discouraged to use 'axis' as an axis name and will raise an error in future");
+    if (py_keyword(x, n))
+      warn_name(r, p, n, arena_printf(&sema->cx->arena, "It is discouraged to use axes names that are keywords: %.*s",
+                                      n, x));
+    if (n == 4 && !memcmp(x, "axis", 4))
+      warn_name(r, p, n, "It is discouraged to use 'axis' as an axis name and will raise an error in future");
   } else if (value == 0) {
     return fail(f, p, n, "Anonymous axis should have positive length, not 0");
   }
@@ -163,7 +173,7 @@ static bool add_axis(const Reader *r, Side *s, int p, int n, int ell, bool paren
 }
 
 // One side, pat[at, at + len).
-static bool read_side(const Reader *r, int at, int len, Side *s, Fail *f) {
+static bool read_side(Reader *r, int at, int len, Side *s, Fail *f) {
   const char *t = r->pat + at;
   memset(s, 0, sizeof *s);
   s->at = at, s->len = len;
@@ -759,7 +769,7 @@ TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   int llen = (int)(arrow - c.pat), rat = llen + 2;
-  Reader rd = {sema, c.pat, pattern_loc, &c, false, false};
+  Reader rd = {.sema = sema, .pat = c.pat, .loc = pattern_loc, .loc_ctx = &c};
   Side *l = arena_alloc(&sema->cx->arena, sizeof *l), *r = arena_alloc(&sema->cx->arena, sizeof *r);
   if (!read_side(&rd, 0, llen, l, &f) || !read_side(&rd, rat, (int)strlen(c.pat) - rat, r, &f)) return report(&c, &f);
   Recipe *rc = arena_alloc(&sema->cx->arena, sizeof *rc);
@@ -805,4 +815,112 @@ TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (!check_numel(sema, call_loc(e), rc->nrg, out)) return poison(sema);
   return built(sema, e, d->b.build, KEEP(sema, a), ops, nops);
+}
+
+// ============================================================================
+// einsum(*tensors, pattern): einops' pattern (names, `...`) as torch.einsum's letters
+// ============================================================================
+// The axis dim g of side s names (einops' _validate_einsum_axis_name); NULL after the message.
+static const Axis *einsum_axis(const Side *s, const Group *g, Fail *f) {
+  const char *why = g->n == 0  ? "Singleton () axes are not yet supported in einsum."
+                    : g->n > 1 ? "Shape rearrangement is not yet supported in einsum."
+                    : !s->ax[g->first].name && !s->ax[g->first].ellipsis ? "Anonymous axes are not yet supported in einsum."
+                                                                          : NULL;
+  if (!why) return &s->ax[g->first];
+  *f = (Fail){why, g->at, g->len, true, NULL};
+  return NULL;
+}
+
+// The letter of axis a ((...) is an axis named "…" to einops), given a new one when add.
+static int einsum_letter(const char **names, int *n, const Axis *a, bool add) {
+  const char *name = a->name ? a->name : "\xe2\x80\xa6";
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(names[i], name)) return i;
+  if (!add) return -1;
+  names[*n] = name;
+  return (*n)++;
+}
+
+TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  Arena *A = &sema->cx->arena;
+  Ast **pos = arena_alloc(A, sizeof(Ast *) * (size_t)(e->list.len + 1));
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind != AST_KWARG) pos[npos++] = e->list.data[i];
+  if (npos <= 1) {
+    diag_error(sema->cx, call_loc(e), "`einops.einsum` takes at minimum two arguments: the tensors (at least one), "
+               "followed by the pattern.");
+    return poison(sema);
+  }
+  Call c = {.sema = sema, .e = e, .pa = pos[npos - 1]};
+  if (c.pa->ty->kind != TY_STR) {
+    diag_error(sema->cx, c.pa->loc, "The last argument passed to `einops.einsum` must be a string, representing the "
+               "einsum pattern.");
+    return poison(sema);
+  }
+  c.pat = c.pa->ty->module;
+  const char *arrow = strstr(c.pat, "->");
+  if (!arrow) {
+    diag_error(sema->cx, c.pa->loc, "Einsum pattern must contain '->'.");
+    return poison(sema);
+  }
+  if (strstr(arrow + 2, "->")) {
+    diag_error(sema->cx, c.pa->loc, "too many values to unpack (expected 2)");
+    return poison(sema);
+  }
+  int llen = (int)(arrow - c.pat), n = (int)strlen(c.pat);
+  Reader rd = {.sema = sema, .pat = c.pat, .loc = pattern_loc, .loc_ctx = &c, .underscore = true};
+  Side *s = arena_alloc(A, sizeof *s);
+  Fail f;
+  const char *names[EO_MAX * 2];
+  int nnames = 0;
+  char *eq = arena_alloc(A, (size_t)n * 3 + 8);  // each name one letter, "..." three, "," and "->"
+  int k = 0;
+  // the operands' sides, split at ','; then the result's
+  for (int at = 0, side = 0; at <= n; side++) {
+    bool right = at > llen;
+    int end = right ? n : at;
+    while (!right && end < llen && c.pat[end] != ',') end++;
+    rd.dups = !right;
+    if (!read_side(&rd, at, end - at, s, &f)) {
+      f.raw = true;
+      return report(&c, &f);
+    }
+    for (int gi = 0; gi < s->ng; gi++) {
+      const Group *g = &s->g[gi];
+      if (!g->paren && g->n == 1 && s->ax[g->first].ellipsis) {
+        memcpy(eq + k, "...", 3);
+        k += 3;
+        continue;
+      }
+      const Axis *a = einsum_axis(s, g, &f);
+      if (!a) return report(&c, &f);
+      int id = einsum_letter(names, &nnames, a, !right);
+      if (id < 0) {
+        f = (Fail){arena_printf(A, "Unknown axis %s on right side of einsum %s.", a->name ? a->name : "\xe2\x80\xa6",
+                                c.pat), a->at, a->len, true, NULL};
+        return report(&c, &f);
+      }
+      if (id >= (int)sizeof letters - 1) {
+        f = (Fail){"Too many axes in einsum.", a->at, a->len, true, NULL};
+        return report(&c, &f);
+      }
+      eq[k++] = letters[id];
+    }
+    if (right) break;
+    if (end < llen) {
+      eq[k++] = ',';
+      at = end + 1;
+    } else {
+      eq[k++] = '-', eq[k++] = '>';
+      at = llen + 2;
+    }
+  }
+  eq[k] = 0;
+  int nerrors = sema->cx->nerrors;
+  TType *t = einsum_equation(sema, e, d->b.build, eq, c.pa->loc, pos, npos - 1);
+  if (is_poison(t) && sema->cx->nerrors > nerrors)
+    diag_note(sema->cx, c.pa->loc, "einops.einsum calls torch.einsum with the equation '%s'", eq);
+  return t;
 }

@@ -453,9 +453,12 @@ bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
+// e as torch.einsum(s, *ops) of the equation s (its messages at loc) built by build
+TType *einsum_equation(Sema *sema, Ast *e, BuildFn build, const char *s, Loc loc, Ast **ops, int nops);
 
-// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2) ----
+// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2), einsum ----
 TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d);  // einops.einsum(*tensors, pattern)
 
 // ---- sema_more.c: more spellings built from ops tdsl has ----
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max
