@@ -654,6 +654,11 @@ static bool read_keywords(Call *c) {
                  a->name, t->ival);
       return false;
     }
+    for (int k = 0; k < c->nkw; k++)
+      if (!strcmp(c->kw[k].name, a->name)) {
+        diag_error(sema->cx, a->loc, "keyword argument repeated: %s", a->name);
+        return false;
+      }
     if (c->nkw >= EO_MAX) {
       diag_error(sema->cx, a->loc, "%s(): more than %d axis lengths are not supported", e->bi->name, EO_MAX);
       return false;

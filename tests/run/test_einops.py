@@ -190,6 +190,9 @@ CASES = [
      "einops.rearrange(x, '(a b) c -> a (b c)', a=n), einops.rearrange(tensor=x, pattern='a b -> b a'), "
      "einops.reduce(x, 'a b -> b', reduction='sum')", ["f32"] * 3,
      lambda x: [R(x, 3, 8), x.T, x.sum(0)]),
+    ("pattern_by_name", [("x", "f32", (3, 24))], ["p = 'b (h d) -> h d b'", "heads = 4"],
+     "einops.rearrange(x, p, d=24 // heads), einops.rearrange(x, 'b (h d) -> b h d', h=heads)", ["f32"] * 2,
+     lambda x: [T(R(x, 3, 4, 6), 1, 2, 0), R(x, 3, 4, 6)]),
     ("zero_size", [("x", "f32", (0, 3)), ("y", "f32", (2, 0))], [],
      "einops.rearrange(x, 'a b -> b a'), einops.reduce(y, 'a b -> a', 'sum'), einops.reduce(y, 'a b -> a', 'prod'), "
      "einops.repeat(x, 'a b -> a b c', c=2)", ["f32"] * 4,
