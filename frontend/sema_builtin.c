@@ -734,6 +734,8 @@ static const BuiltinDef builtins[] = {
     BUILT("repeat", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 1, F_EINOPS),
     BUILT("reduce", "tensor, pattern, reduction, **axes_lengths", ck_einops, build_einops, 2, F_EINOPS),
     BUILT("einsum", "*tensors_and_pattern", ck_einops_einsum, build_einsum, 0, F_EINOPS),
+    BUILT("pack", "tensors, pattern", ck_einops_pack, build_einops_pack, 0, F_EINOPS),
+    BUILT("unpack", "tensor, packed_shapes, pattern", ck_einops_unpack, build_einops_unpack, 0, F_EINOPS),
 #undef NNF
 #undef LOSS_V
 #undef VIEWOP_V

@@ -929,3 +929,225 @@ TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_note(sema->cx, c.pa->loc, "einops.einsum calls torch.einsum with the equation '%s'", eq);
   return t;
 }
+
+// ============================================================================
+// pack(tensors, pattern), unpack(tensor, packed_shapes, pattern)
+// ============================================================================
+// einops' analyze_pattern: the axes before and after '*'; false after its message.
+static bool pack_pattern(Sema *sema, Ast *pa, const char *op, int *before, int *after) {
+  if (pa->ty->kind != TY_STR) {
+    diag_error(sema->cx, pa->loc, "%s(): the pattern must be a str known when compiling, not %s", op,
+               py_type_name(pa->ty));
+    return false;
+  }
+  const char *pat = pa->ty->module, *why = NULL;
+  const char *ax[EO_MAX];
+  int len[EO_MAX], n = 0, star = -1;
+  for (const char *s = pat; *s;) {
+    while (*s == ' ') s++;
+    if (!*s) break;
+    const char *t = s;
+    while (*t && *t != ' ') t++;
+    if (n == EO_MAX) {
+      diag_error(sema->cx, pa->loc, "%s(): patterns of more than %d axes are not supported", op, EO_MAX);
+      return false;
+    }
+    ax[n] = s, len[n++] = (int)(t - s);
+    s = t;
+  }
+  for (int i = 0; i < n && !why; i++)
+    for (int j = 0; j < i && !why; j++)
+      if (len[i] == len[j] && !memcmp(ax[i], ax[j], (size_t)len[i])) why = "Duplicates in axes names in";
+  for (int i = 0; i < n; i++)
+    if (len[i] == 1 && ax[i][0] == '*') star = i;
+  if (!why && star < 0) why = "No *-axis in";
+  if (why) {
+    diag_error(sema->cx, pa->loc, "%s %s(..., \"%s\")", why, op, pat);
+    return false;
+  }
+  for (int i = 0; i < n; i++)
+    if (i != star && name_reason(ax[i], len[i], false, false)) {
+      diag_error(sema->cx, pa->loc, "Invalid axis name %.*s in %s(..., \"%s\")", len[i], ax[i], op, pat);
+      return false;
+    }
+  *before = star;
+  *after = n - star - 1;
+  return true;
+}
+
+static const char *size_str(Sema *sema, int n, const int64_t *shape) {
+  return arena_printf(&sema->cx->arena, "torch.Size(%s)", shape_str(sema, n, shape));
+}
+
+// A new call node of e's op, typed as what fn builds over ops: a part of e's result.
+static Ast *built_part(Sema *sema, Ast *e, BuildFn fn, const void *args, Ast **ops, int n) {
+  Ast *c = ast_new(sema->cx, AST_CALL, e->loc);
+  c->name = e->name;
+  c->oploc = e->oploc;
+  c->bi = e->bi;
+  c->ty = built(sema, c, fn, args, ops, n);
+  return c;
+}
+
+TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *la = e->bargs[0], *pa = e->bargs[1];
+  int before, after;
+  if (!pack_pattern(sema, pa, "pack", &before, &after)) return poison(sema);
+  Ast **xs;
+  int n;
+  if (!seq_items(sema, la, &xs, &n)) {
+    diag_error(sema->cx, la->loc, is_tensor(la->ty) ? "pack() takes a list of tensors: give [x] for one"
+                                                    : "pack() of the sequence a function returns is not supported: unpack it first");
+    return poison(sema);
+  }
+  if (n == 0) {
+    diag_error(sema->cx, la->loc, "list index out of range");
+    return poison(sema);
+  }
+  EinopsPackArgs a = {.dim = before, .n = n};
+  Ast *ps[EINOPS_MAX_TENSORS];
+  DType dt = DT_COUNT;
+  for (int i = 0; i < n; i++) {
+    if (!get_tensor(sema, e, xs[i], "tensors")) return poison(sema);
+    const View *v = &xs[i]->ty->view;
+    if (v->ndim < before + after) {
+      diag_error(sema->cx, xs[i]->loc, "packed tensor #%d (enumeration starts with 0) has shape %s, while pattern %s "
+                 "assumes at least %d axes", i, size_str(sema, v->ndim, v->shape), pa->ty->module, before + after);
+      return poison(sema);
+    }
+    int mid = v->ndim - before - after, k = 0;
+    int64_t packed = 1, rest = 1;
+    Ast *items[TD_MAX_DIMS];
+    for (int j = 0; j < v->ndim; j++) {
+      if (j < before || j >= before + mid) rest = wrap_mul(rest, v->shape[j]);
+      else packed = wrap_mul(packed, v->shape[j]), items[j - before] = part_int(sema, e, v->shape[j]);
+    }
+    ps[i] = part_seq(sema, e, TY_TUPLE, items, mid);
+    for (int j = 0; j < before; j++) a.shape[i][k++] = v->shape[j];
+    a.shape[i][k++] = packed;
+    for (int j = v->ndim - after; j < v->ndim; j++) a.shape[i][k++] = v->shape[j];
+    a.ndim[i] = k;
+    if (rest == 0) {
+      const char *req = "[";
+      for (int j = 0; j < k; j++)
+        req = arena_printf(&sema->cx->arena, "%s%s%" PRId64, req, j ? ", " : "", j == before ? -1 : a.shape[i][j]);
+      diag_error(sema->cx, xs[i]->loc, "cannot reshape tensor of 0 elements into shape %s] because the unspecified "
+                 "dimension size -1 can be any value and is ambiguous", req);
+      return poison(sema);
+    }
+    if (i > 0)
+      for (int j = 0; j < k; j++)
+        if (j != before && a.shape[i][j] != a.shape[0][j]) {
+          diag_error(sema->cx, xs[i]->loc, "Sizes of tensors must match except in dimension %d. Expected size %" PRId64
+                     " but got size %" PRId64 " for tensor number %d in the list.", before, a.shape[0][j], a.shape[i][j],
+                     i);
+          return poison(sema);
+        }
+    dt = dt == DT_COUNT ? xs[i]->ty->dtype : dt;
+  }
+  (void)dt;
+  if (!check_rank(sema, call_loc(e), a.ndim[0])) return poison(sema);
+  Ast *items[2] = {built_part(sema, e, d->b.build, KEEP(sema, a), xs, n), part_seq(sema, e, TY_LIST, ps, n)};
+  if (is_poison(items[0]->ty)) return poison(sema);
+  return tuple_result(sema, e, items, 2);
+}
+
+// Python's text of packed_shapes as given: [(), (7,), [7, 9]]
+static const char *seq_str(Sema *sema, const TType *t) {
+  if (t->kind == TY_SCALAR) return arena_printf(&sema->cx->arena, "%" PRId64, t->ival);
+  bool tuple = t->kind == TY_TUPLE;
+  const char *s = tuple ? "(" : "[";
+  for (int i = 0; i < t->nelem; i++) s = arena_printf(&sema->cx->arena, "%s%s%s", s, i ? ", " : "", seq_str(sema, t->elems[i]));
+  return arena_printf(&sema->cx->arena, "%s%s%s", s, tuple && t->nelem == 1 ? "," : "", tuple ? ")" : "]");
+}
+
+TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *xa = e->bargs[0], *sa = e->bargs[1], *pa = e->bargs[2];
+  int before, after;
+  if (!pack_pattern(sema, pa, "unpack", &before, &after)) return poison(sema);
+  TType *x = get_tensor(sema, e, xa, "tensor");
+  if (!x) return poison(sema);
+  const View *v = &x->view;
+  const char *pat = pa->ty->module;
+  if (v->ndim != before + 1 + after) {
+    diag_error(sema->cx, xa->loc, "unpack(..., %s) received input of wrong dim with shape %s", pat,
+               size_str(sema, v->ndim, v->shape));
+    return poison(sema);
+  }
+  const TType *st = sa->ty;
+  bool ok = st->kind == TY_LIST || st->kind == TY_TUPLE;
+  for (int i = 0; ok && i < st->nelem; i++) {
+    const TType *p = st->elems[i];
+    ok = (p->kind == TY_LIST || p->kind == TY_TUPLE) && p->nelem <= TD_MAX_DIMS;
+    for (int j = 0; ok && j < p->nelem; j++) ok = is_scalar(p->elems[j]) && p->elems[j]->dtype != DT_F64;
+  }
+  if (!ok || st->nelem > EINOPS_MAX_TENSORS) {
+    diag_error(sema->cx, sa->loc, "unpack(): packed_shapes must be a list of shapes (sequences of ints) known when "
+               "compiling, at most %d of them, not %s", EINOPS_MAX_TENSORS, py_type_name(st));
+    return poison(sema);
+  }
+  int n = st->nelem, unknown = -1, nunknown = 0;
+  int64_t len[EINOPS_MAX_TENSORS], total = v->shape[before];
+  for (int i = 0; i < n; i++) {
+    const TType *p = st->elems[i];
+    len[i] = 1;
+    bool minus = false;
+    for (int j = 0; j < p->nelem; j++) {
+      minus |= p->elems[j]->ival == -1;
+      len[i] = wrap_mul(len[i], p->elems[j]->ival);
+    }
+    if (minus) len[i] = -1, unknown = i, nunknown++;
+  }
+  if (nunknown > 1) {
+    diag_error(sema->cx, sa->loc, "unpack(..., %s) received more than one -1 in %s and can't infer dimensions", pat,
+               seq_str(sema, st));
+    return poison(sema);
+  }
+  // einops' split positions, and Python's slices of them
+  int64_t pos[EINOPS_MAX_TENSORS + 1];
+  pos[0] = 0;
+  pos[n] = total;
+  if (unknown < 0) {
+    for (int i = 0; i + 1 < n; i++) pos[i + 1] = wrap_add(pos[i], len[i]);
+  } else {
+    for (int i = 0; i < unknown; i++) pos[i + 1] = wrap_add(pos[i], len[i]);
+    for (int j = n - 1; j > unknown; j--) pos[j] = wrap_sub(pos[j + 1], len[j]);
+  }
+  EinopsPackArgs a = {.dim = before, .n = n};
+  for (int i = 0; i < n; i++) {
+    int64_t lo = pos[i], hi = pos[i + 1];
+    lo = lo < 0 ? (lo + total < 0 ? 0 : lo + total) : lo > total ? total : lo;
+    hi = hi < 0 ? (hi + total < 0 ? 0 : hi + total) : hi > total ? total : hi;
+    a.start[i] = lo;
+    a.len[i] = hi > lo ? hi - lo : 0;
+    const TType *p = st->elems[i];
+    int k = 0, infer = -1;
+    int64_t known = 1, numel = 1;
+    bool bad = false;
+    for (int j = 0; j < before; j++) a.shape[i][k++] = v->shape[j];
+    for (int j = 0; j < p->nelem; j++) {
+      int64_t z = p->elems[j]->ival;
+      if (z == -1 && infer < 0) infer = k;
+      else if (z < 0) bad = true;
+      else known = wrap_mul(known, z);
+      a.shape[i][k++] = z;
+    }
+    for (int j = before + 1; j < v->ndim; j++) a.shape[i][k++] = v->shape[j];
+    for (int j = 0; j < k; j++)
+      if (j < before || j >= k - after) known = wrap_mul(known, a.shape[i][j]);
+    for (int j = 0; j < v->ndim; j++) numel = wrap_mul(numel, j == before ? a.len[i] : v->shape[j]);
+    if (infer >= 0 && (known == 0 || numel % known)) bad = true;
+    else if (infer >= 0) a.shape[i][infer] = numel / known;
+    else bad |= known != numel;
+    if (bad || k > TD_MAX_DIMS) {
+      diag_error(sema->cx, sa->loc, "Error during unpack(..., \"%s\"): could not split axis of size %" PRId64 " into "
+                 "requested %s", pat, total, seq_str(sema, st));
+      return poison(sema);
+    }
+    a.ndim[i] = k;
+  }
+  if (n == 0) return tuple_result(sema, e, NULL, 0);
+  if (n > 1) return built(sema, e, d->b.build, KEEP(sema, a), &xa, 1);
+  Ast *c = built_part(sema, e, d->b.build, KEEP(sema, a), &xa, 1);  // a list of one
+  return is_poison(c->ty) ? poison(sema) : tuple_result(sema, e, &c, 1);
+}

@@ -456,9 +456,11 @@ TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
 // e as torch.einsum(s, *ops) of the equation s (its messages at loc) built by build
 TType *einsum_equation(Sema *sema, Ast *e, BuildFn build, const char *s, Loc loc, Ast **ops, int nops);
 
-// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2), einsum ----
+// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2), einsum, pack, unpack ----
 TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d);  // einops.einsum(*tensors, pattern)
+TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d);    // (packed, packed_shapes)
+TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d);  // the parts, as a tuple
 
 // ---- sema_more.c: more spellings built from ops tdsl has ----
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max

@@ -551,6 +551,19 @@ typedef struct EinopsArgs {
   int64_t final[TD_MAX_DIMS];
 } EinopsArgs;
 int build_einops(Builder *b, const void *args, Value **out);
+// einops.pack: each operand reshaped to shape[i] (the axes '*' stands for merged into
+// dim), all concatenated along dim; einops.unpack: the input's dim cut into n parts (part
+// i from start[i], len[i] long), each reshaped to shape[i].
+enum { EINOPS_MAX_TENSORS = 64 };
+typedef struct EinopsPackArgs {
+  int dim;
+  int n;
+  int ndim[EINOPS_MAX_TENSORS];
+  int64_t shape[EINOPS_MAX_TENSORS][TD_MAX_DIMS];
+  int64_t start[EINOPS_MAX_TENSORS], len[EINOPS_MAX_TENSORS];  // unpack
+} EinopsPackArgs;
+int build_einops_pack(Builder *b, const void *args, Value **out);
+int build_einops_unpack(Builder *b, const void *args, Value **out);  // n results
 
 // ---- the one dialect: short forms every family file writes its formulas in ----
 static inline Value *b_add(Builder *b, Value *x, Value *y) { return build_binary(b, OP_ADD, x, y); }

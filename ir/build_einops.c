@@ -1,7 +1,8 @@
 // ir/build_einops.c: einops' rearrange, repeat and reduce (ir/build.h's EinopsArgs), as
 // einops' _apply_recipe applies its recipe with PyTorch's ops: torch.stack of a list,
 // reshape, permute, the reduction (amax, amin, sum, mean over the dims at once; prod,
-// any, all one dim at a time, as PyTorch's take one), unsqueeze and expand, reshape.
+// any, all one dim at a time, as PyTorch's take one), unsqueeze and expand, reshape; and
+// einops.pack (reshapes and torch.cat) and unpack (slices reshaped: views).
 // Invariant: every step is the primitive PyTorch's op is, so the result is a view of the
 // input exactly when PyTorch's would be (splits, merges a view allows, permutes and
 // expands are views; a merge strides do not allow is a copy; a reduction is a node).
@@ -36,4 +37,20 @@ int build_einops(Builder *b, const void *args, Value **out) {
   if (a->nfinal) x = build_reshape(b, x, a->nfinal, a->final);
   out[0] = x;
   return 1;
+}
+
+int build_einops_pack(Builder *b, const void *args, Value **out) {
+  const EinopsPackArgs *a = args;
+  Value **xs = arena_alloc(&b->g->cx->arena, sizeof(Value *) * (size_t)b->nin);
+  for (int i = 0; i < b->nin; i++) xs[i] = build_reshape(b, b_in(b, i), a->ndim[i], a->shape[i]);
+  out[0] = build_cat(b, xs, b->nin, a->dim);
+  return 1;
+}
+
+int build_einops_unpack(Builder *b, const void *args, Value **out) {
+  const EinopsPackArgs *a = args;
+  Value *x = b_in(b, 0);
+  for (int i = 0; i < a->n; i++)
+    out[i] = build_reshape(b, build_narrow(b, x, a->dim, a->start[i], a->len[i]), a->ndim[i], a->shape[i]);
+  return a->n;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/run/test_einops.py TDSLC: einops' rearrange, repeat and reduce against NumPy
+"""tests/run/test_einops.py TDSLC: einops' rearrange, repeat, reduce, einsum, pack and unpack against NumPy
 written from einops' documented meaning (its README's and docstrings' examples: the
 transposes, space-to-depth, attention's head split and merge, the list of images stacked,
 concatenated and split, repeat as broadcast, tile and upsampling, max and average pooling,
@@ -222,6 +222,17 @@ CASES = [
     ("einsum_dtypes", [("a", "f64", (3, 4)), ("b", "f64", (4, 2)), ("h", "f16", (3, 4)), ("i", "i64", (3, 4))], [],
      "einops.einsum(a, b, 'i j, j k -> i k'), einops.einsum(h, h, 'i j, i j -> i'), einops.einsum(i, 'i j -> j')",
      ["f64", "f16", "i64"], lambda a, b, h, i: [a @ b, (h * h).sum(1), i.sum(0)]),
+    # einops.pack and unpack (its docstring's example)
+    ("pack_unpack", [("a", "f32", (2, 3, 5)), ("b", "f32", (2, 3, 7, 5)), ("c", "f32", (2, 3, 7, 9, 5))],
+     ["packed, ps = einops.pack([a, b, c], 'i j * k')", "x, y, z = einops.unpack(packed, ps, 'i j * k')"],
+     "packed, x, y * 2, z, einops.rearrange(c, 'i j a b k -> i j (a b) k', a=7), "
+     "einops.unpack(packed, [[1], [-1], [7, 9]], 'i j * k')[1]", ["f32"] * 6,
+     lambda a, b, c: [np.concatenate([R(a, 2, 3, 1, 5), R(b, 2, 3, 7, 5), R(c, 2, 3, 63, 5)], 2), a, b * 2, c,
+                      R(c, 2, 3, 63, 5), R(b, 2, 3, 7, 5)]),
+    ("pack_ends", [("x", "i32", (3, 4)), ("y", "f16", (2, 5, 4)), ("z", "f16", (6,))], [],
+     "einops.pack([x, y], '* d')[0], einops.pack([z], 'b *')[0], einops.unpack(z, [(2,), (-1,)], '*')[1], "
+     "einops.unpack(z, [(2, 2), [2]], '*')[0]", ["f16", "f16", "f16", "f16"],
+     lambda x, y, z: [np.concatenate([x, R(y, 10, 4)]).astype(np.float16), R(z, 6, 1), z[2:], R(z[:4], 2, 2)]),
 ]
 
 # Programs whose rearranges and repeats PyTorch computes as views: no kernel at all
