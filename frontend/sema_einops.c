@@ -113,7 +113,7 @@ typedef struct Reader {
 // Python's warning of name x (n bytes at p), once per name.
 static void warn_name(Reader *r, int p, int n, const char *msg) {
   for (int i = 0; i < r->nwarned; i++)
-    if (!memcmp(r->pat + r->warned[i], r->pat + p, (size_t)n) && !is_alpha((unsigned char)r->pat[r->warned[i] + n]) &&
+    if (!strncmp(r->pat + r->warned[i], r->pat + p, (size_t)n) && !is_alpha((unsigned char)r->pat[r->warned[i] + n]) &&
         !is_digit((unsigned char)r->pat[r->warned[i] + n]))
       return;
   if (r->nwarned < EO_MAX) r->warned[r->nwarned++] = p;
@@ -194,7 +194,7 @@ static bool read_side(Reader *r, int at, int len, Side *s, Fail *f) {
       return fail(f, at, len, "Expression may contain dots only inside ellipsis (...); only one ellipsis for tensor ");
     s->ellipsis = true;
   }
-  int open = -1, tok = -1, ell_at = ell >= 0 ? at + ell : -1;
+  int open = -1, open_ax = 0, tok = -1, ell_at = ell >= 0 ? at + ell : -1;  // open: the group's '(', its first axis
   for (int i = 0; i < len; i++) {
     int c = (unsigned char)t[i];
     if (c == '(' || c == ')' || c == ' ') {
@@ -203,11 +203,10 @@ static bool read_side(Reader *r, int at, int len, Side *s, Fail *f) {
       if (c == '(') {
         if (open >= 0) return fail(f, at + i, 1, "Axis composition is one-level (brackets inside brackets not allowed)");
         open = i;
-        s->g[s->ng < EO_MAX ? s->ng : 0].first = s->nax;
+        open_ax = s->nax;
       } else if (c == ')') {
         if (open < 0) return fail(f, at + i, 1, "Brackets are not balanced");
-        int first = s->g[s->ng < EO_MAX ? s->ng : 0].first;
-        if (!push_group(s, first, s->nax - first, at + open, i + 1 - open, true, f)) return false;
+        if (!push_group(s, open_ax, s->nax - open_ax, at + open, i + 1 - open, true, f)) return false;
         open = -1;
       }
     } else if (is_alpha(c) || is_digit(c) || (ell >= 0 && i >= ell && i < ell + 3)) {
