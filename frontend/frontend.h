@@ -99,6 +99,7 @@ struct Ast {
   Ast **operands;        // BK_NODE: the expressions that become the node's inputs, in op order; BK_BUILD:
                          // the builder's operands
   const void *args;      // BK_BUILD: the builder's arguments, its family's struct (ir/build.h)
+  const char *rebinds;   // an in-place view op of a variable (x.t_()): the variable, bound to its value
   int noperands;
   int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
   int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined

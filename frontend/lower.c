@@ -251,6 +251,7 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     if (!v) {
       v = e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
       memo_put(lw, e, v);
+      if (e->rebinds) bind(lw, e->rebinds, v);  // x.t_(): x is the view from here on
     }
     return v;
   }

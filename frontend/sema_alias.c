@@ -40,9 +40,14 @@ TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
 TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *a = e->bargs[1];
   if (d->variant == ALIAS_BROADCAST_TO) return ck_expand(sema, e, d);  // expand(x, size)
-  if (d->variant == ALIAS_ADJOINT) {  // of a real tensor: its last two dims swapped
-    rebind(sema, e, (Ast *[]){x, part_int(sema, e, -2), part_int(sema, e, -1)}, 3);
-    return ck_transpose(sema, e, d);
+  if (d->variant == ALIAS_ADJOINT) {  // of a real tensor: its last two dims swapped (a 0-d one itself)
+    const View *v = &x->ty->view;
+    if (v->ndim == 1) {
+      diag_error(sema->cx, call_loc(e), "tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                 "1-D tensor.");
+      return poison(sema);
+    }
+    return view_result(sema, e, x->ty, v->ndim ? view_transpose(*v, v->ndim - 2, v->ndim - 1) : *v);
   }
   if (d->variant == ALIAS_SWAP) return ck_transpose(sema, e, d);
   const TType *o = get_tensor(sema, e, a, "other");
@@ -131,19 +136,40 @@ TType *ck_unflatten(Sema *sema, Ast *e, const BuiltinDef *d) {
   return ck_view(sema, e, d);
 }
 
-// atleast_1d / 2d / 3d of one tensor: PyTorch's reshapes of 0-, 1- and 2-d inputs
+// x as atleast_Nd (want = N) makes it: a 0-d x reshaped to ones, a 1-d one unsqueezed at 0
+// (and, for 3, at the end), a 2-d one for 3 at the end — PyTorch's views, strides included
+// (a new dim before one of size 0 has stride 0).
+static Ast *atleast(Sema *sema, const Ast *e, Ast *x, int want) {
+  View v = x->ty->view;
+  if (v.ndim >= want) return view_ast(sema, e, x, v);
+  if (v.ndim == 0) {
+    View r;
+    TD_ASSERT(view_reshape(v, want, (int64_t[]){1, 1, 1}, &r));
+    return view_ast(sema, e, x, r);
+  }
+  if (v.ndim == 1) v = view_unsqueeze(v, 0);
+  if (want == 3) v = view_unsqueeze(v, v.ndim);
+  return view_ast(sema, e, x, v);
+}
+
+// atleast_1d / 2d / 3d(*tensors): of one tensor its view; of several (or of a sequence
+// of them) the tuple of their views
 TType *ck_atleast(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0];
-  const View *v = &x->ty->view;
-  int want = d->variant;
-  int64_t s[3] = {1, 1, 1};
-  int64_t n0 = v->ndim >= 1 ? v->shape[0] : 1, n1 = v->ndim >= 2 ? v->shape[1] : 1;
-  if (want == 2) s[1] = n0;
-  if (want == 3 && v->ndim == 1) s[1] = n0;
-  if (want == 3 && v->ndim == 2) s[0] = n0, s[1] = n1;
-  rebind(sema, e, (Ast *[]){x, v->ndim >= want ? part_ints(sema, e, v->ndim, v->shape) : part_ints(sema, e, want, s)},
-         2);
-  return ck_view(sema, e, d);
+  Ast *a = e->bargs[0], **xs;
+  int n, npos = 0;
+  bool one = false;  // atleast_1d(x): a tensor (a sequence of one gives a tuple of one)
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind != AST_KWARG) npos++, one = is_tensor(e->list.data[i]->ty);
+  if (!seq_items(sema, a, &xs, &n)) {
+    diag_error(sema->cx, a->loc, "%s of the tuple a function returns is not supported: unpack it first", d->b.name);
+    return poison(sema);
+  }
+  for (int i = 0; i < n; i++)
+    if (!get_tensor(sema, e, xs[i], "tensors")) return poison(sema);
+  if (n == 1 && npos == 1 && one) return become(sema, e, atleast(sema, e, xs[0], d->variant));
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) items[i] = atleast(sema, e, xs[i], d->variant);
+  return tuple_result(sema, e, items, n);
 }
 
 // x.unfold(dimension, size, step): the windows of dim as a new last dim, a view
@@ -265,7 +291,7 @@ TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
   } else if (ns != 1) {
-    diag_error(sema->cx, e->bargs[1]->loc, "roll of %d shifts needs their dims", ns);
+    diag_error(sema->cx, call_loc(e), "shifts and dimensions must align. shifts: %d, dims:0", ns);
     return poison(sema);
   }
   ShapeArgs a = {.flat = !da, .n = da ? nd : 1};

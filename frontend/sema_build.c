@@ -310,3 +310,27 @@ Ast *built_ast(Sema *sema, const Ast *at, BuildFn fn, const void *args, Ast **op
   c->ty = built(sema, c, fn, args, ops, n);
   return c;
 }
+
+// ============================================================================
+// Tensors whose values are known when compiling
+// ============================================================================
+const CreateArgs *literal_of(Sema *sema, const Ast *a) {
+  if (!is_tensor(a->ty)) return NULL;
+  const TType *t = a->ty;
+  for (int depth = 0; a->kind == AST_NAME && depth < 64; depth++) {
+    Sym *s = find_local(sema, a->name);
+    if (!s || !s->src || s->ty != a->ty) return NULL;
+    a = s->src;
+  }
+  if (a->kind != AST_CALL || !a->bi || a->bi->kind != BK_BUILD || a->bi->build != build_literal || !a->args)
+    return NULL;
+  const CreateArgs *c = a->args;
+  if (c->copy) return NULL;
+  for (int i = 0; i < sema->written.len; i++)
+    if (sema->written.data[i] == t->storage) return NULL;
+  return c;
+}
+
+int64_t literal_int(const CreateArgs *c, int64_t i) {
+  return c->dtype[i] == DT_F64 ? (int64_t)c->f[i] : c->i[i];
+}

@@ -119,6 +119,14 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
     if (a->kind != AST_KWARG) continue;
     int j = 0;
     while (j < np && (strcmp(ps[j].name, a->name) || ps[j].kwvar)) j++;
+    if (j == np && (d->forms & (F_TORCH | F_METH))) {  // NumPy's names, as PyTorch's argument parser takes them
+      static const char *const alias[][2] = {{"axis", "dim"}, {"keepdims", "keepdim"}, {"x", "input"},
+                                             {"a", "input"}, {"x1", "input"}, {"x2", "other"}};
+      for (size_t q = 0; q < sizeof alias / sizeof alias[0] && j == np; q++)
+        if (!strcmp(a->name, alias[q][0]))
+          for (j = 0; j < np && strcmp(ps[j].name, alias[q][1]); j++) {
+          }
+    }
     bool kwvar = false;
     for (int q = 0; q < np; q++) kwvar |= ps[q].kwvar;
     if (j == np && kwvar) continue;  // **axes_lengths: the checker reads it
@@ -351,6 +359,22 @@ static const BuiltinDef builtins[] = {
     VIEWOP("flatten", "input, start_dim=0, end_dim=-1", ck_flatten, F_TORCH),
     VIEWOP("transpose", "input, dim0, dim1", ck_transpose, F_TORCH),
     VIEWOP("t", "input", ck_t, F_TORCH),
+    VIEWOP("detach", "input", ck_detach, F_TORCH),  // no gradients: the tensor itself, a view
+    // the *_copy ops: the view op's result copied (sema_view.c's ck_view_copy)
+#define VIEW_COPY(n, sig, vc) {{n, BK_VIEW, OP_COPY, sig, NULL}, ck_view_copy, F_FN | F_TORCH, OP_COUNT, vc, ANY_DTYPE}
+    VIEW_COPY("as_strided_copy", "input, size, stride, storage_offset=None", VC_AS_STRIDED),
+    VIEW_COPY("alias_copy", "input", VC_DETACH), VIEW_COPY("detach_copy", "input", VC_DETACH),
+    VIEW_COPY("diagonal_copy", "input, offset=0, dim1=0, dim2=1", VC_DIAGONAL),
+    VIEW_COPY("expand_copy", "input, size, *, implicit=False", VC_EXPAND),
+    VIEW_COPY("permute_copy", "input, dims", VC_PERMUTE), VIEW_COPY("select_copy", "input, dim, index", VC_SELECT),
+    VIEW_COPY("slice_copy", "input, dim=0, start=None, end=None, step=1", VC_SLICE),
+    VIEW_COPY("split_copy", "input, split_size, dim=0", VC_SPLIT),
+    VIEW_COPY("split_with_sizes_copy", "input, split_sizes, dim=0", VC_SPLIT),
+    VIEW_COPY("squeeze_copy", "input, dim=None", VC_SQUEEZE), VIEW_COPY("t_copy", "input", VC_T),
+    VIEW_COPY("transpose_copy", "input, dim0, dim1", VC_TRANSPOSE), VIEW_COPY("unbind_copy", "input, dim=0", VC_UNBIND),
+    VIEW_COPY("unfold_copy", "input, dimension, size, step", VC_UNFOLD),
+    VIEW_COPY("unsqueeze_copy", "input, dim", VC_UNSQUEEZE), VIEW_COPY("view_copy", "input, size", VC_VIEW),
+#undef VIEW_COPY
     {{"T", BK_VIEW, OP_COPY, "input", NULL}, ck_T, 0, OP_COUNT, 0, {DTR_ANY, NULL}},
     VIEWOP("permute", "input, *dims", ck_permute, F_TORCH),
     VIEWOP("unsqueeze", "input, dim", ck_unsqueeze, F_TORCH),
@@ -368,6 +392,7 @@ static const BuiltinDef builtins[] = {
     VIEWOP_V("tensor_split", "input, indices_or_sections, dim=0", ck_split, F_TORCH, SPLIT_TENSOR),
     VIEWOP("unbind", "input, dim=0", ck_unbind, F_TORCH),
     {{"broadcast_tensors", BK_VIEW, OP_COPY, "*tensors", NULL}, ck_broadcast_tensors, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
+    {{"broadcast_shapes", BK_VIEW, OP_COPY, "*shapes", NULL}, ck_broadcast_shapes, F_FN | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"meshgrid", BK_VIEW, OP_COPY, "*tensors, indexing=None", NULL}, ck_meshgrid, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
     // views and copies PyTorch defines by other ops (sema_alias.c)
     VIEWOP_V("view_as", "input, other", ck_view_alias, 0, ALIAS_VIEW_AS),
@@ -379,9 +404,9 @@ static const BuiltinDef builtins[] = {
     VIEWOP("movedim", "input, source, destination", ck_movedim, F_TORCH),
     VIEWOP("moveaxis", "input, source, destination", ck_movedim, F_TORCH),
     VIEWOP("unflatten", "input, dim, sizes", ck_unflatten, F_TORCH),
-    {{"atleast_1d", BK_VIEW, OP_COPY, "input", NULL}, ck_atleast, F_FN | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
-    {{"atleast_2d", BK_VIEW, OP_COPY, "input", NULL}, ck_atleast, F_FN | F_TORCH, OP_COUNT, 2, ANY_DTYPE},
-    {{"atleast_3d", BK_VIEW, OP_COPY, "input", NULL}, ck_atleast, F_FN | F_TORCH, OP_COUNT, 3, ANY_DTYPE},
+    {{"atleast_1d", BK_VIEW, OP_COPY, "*tensors", NULL}, ck_atleast, F_FN | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
+    {{"atleast_2d", BK_VIEW, OP_COPY, "*tensors", NULL}, ck_atleast, F_FN | F_TORCH, OP_COUNT, 2, ANY_DTYPE},
+    {{"atleast_3d", BK_VIEW, OP_COPY, "*tensors", NULL}, ck_atleast, F_FN | F_TORCH, OP_COUNT, 3, ANY_DTYPE},
     {{"unfold", BK_VIEW, OP_COPY, "input, dimension, size, step", NULL}, ck_unfold, F_METH, OP_COUNT, 0, {DTR_ANY, NULL}},
     {{"fliplr", BK_VIEW, OP_COPY, "input", NULL}, ck_flip_lr, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
     {{"flipud", BK_VIEW, OP_COPY, "input", NULL}, ck_flip_lr, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
@@ -526,6 +551,8 @@ static const BuiltinDef builtins[] = {
     BINARY("bitwise_and", BITWISE_AND, F_TORCH), BINARY("bitwise_or", BITWISE_OR, F_TORCH),
     BINARY("bitwise_xor", BITWISE_XOR, F_TORCH), BINARY("bitwise_left_shift", LSHIFT, F_TORCH),
     BINARY("bitwise_right_shift", RSHIFT, F_TORCH),
+    NODE("__lshift__", LSHIFT, "input, other", ck_binary, F_METH, 0),
+    NODE("__rshift__", RSHIFT, "input, other", ck_binary, F_METH, 0),
     {{"isclose", BK_BUILD, OP_EQ, "input, other, rtol=1e-05, atol=1e-08, equal_nan=False", build_isclose}, ck_isclose, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"lerp", BK_BUILD, OP_SUB, "input, end, weight", build_lerp}, ck_lerp, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     NODE("where", WHERE, "condition, input, other", ck_where, F_BOTH, F_TORCH),
@@ -695,6 +722,9 @@ static const BuiltinDef builtins[] = {
     NODE("empty", ZEROS, "*size, dtype=None" OPTS ", memory_format=None", ck_zeros, F_FN, F_TORCH),
     NODE("full", FULL, "size, fill_value, *, dtype=None" OPTS, ck_full, F_FN, F_TORCH),
     NODE("arange", ARANGE, "start, end=None, step=1, *, dtype=None" OPTS, ck_arange, F_FN, F_TORCH),
+    BUILT("linspace", "start, end, steps, *, dtype=None" OPTS, ck_linspace, build_linspace, 0, F_FN | F_TORCH),
+    BUILT("logspace", "start, end, steps, base=10.0, *, dtype=None" OPTS, ck_linspace, build_linspace, 1,
+          F_FN | F_TORCH),
     NODE("eye", EYE, "n, m=None, *, dtype=None" OPTS, ck_eye, F_FN, F_TORCH),
     // losses: torch.nn.functional's Python signatures (the deprecated size_average and
     // reduce take only None). torch.kl_div and torch.binary_cross_entropy_with_logits
@@ -830,7 +860,6 @@ static const struct {
     {"item", F_METH, NO_VALUES},
     {"tolist", F_METH, NO_VALUES},
     {"numpy", F_METH, "the function's results are its tensors: return it"},
-    {"detach", F_METH, "tdsl computes no gradients: drop the call"},
     {"concat", F_FN | F_TORCH, "write torch.cat(tensors, dim)"},
     {"concatenate", F_FN | F_TORCH, "write torch.cat(tensors, dim)"},
     {"range", F_TORCH, "write torch.arange(start, end, step), whose end is excluded (torch.range, deprecated, "

@@ -72,6 +72,7 @@ typedef struct Sema {
   Sym *scope;                // locals of the body being checked, newest first
   int nstorage;              // next fresh storage id
   VEC(Ast *) stack;          // user functions being checked or inlined (recursion)
+  VEC(int) written;          // the storages written so far (a literal's values are known until then)
   const Ast *entry;          // the function checked as an entry point
   int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
   bool over_budget;          // an inlining limit was reported: later calls over one are silent
@@ -207,6 +208,11 @@ TType *ck_fill(Sema *sema, Ast *e, const BuiltinDef *d);      // fill_, zero_, c
 TType *built(Sema *sema, Ast *e, BuildFn fn, const void *args, Ast **ops, int n);
 void *keep_args(Sema *sema, const void *args, size_t size);
 Ast *view_ast(Sema *sema, const Ast *e, Ast *x, View v);  // the view v of x's storage, an expression
+// The values of tensor a when they are known at compile time: a torch.tensor of Python data
+// (through the names bound to it) whose storage nothing has written; NULL otherwise.
+const CreateArgs *literal_of(Sema *sema, const Ast *a);
+// The value i of such a literal as an int (a float truncated).
+int64_t literal_int(const CreateArgs *c, int64_t i);
 #define KEEP(sema, ...) keep_args(sema, &(__VA_ARGS__), sizeof(__VA_ARGS__))
 // A call of builder fn at at's place, as an expression of its own (its type set).
 Ast *built_ast(Sema *sema, const Ast *at, BuildFn fn, const void *args, Ast **ops, int n);
@@ -228,6 +234,7 @@ Ast *barg(const Ast *e, int i);  // the bound argument i, or NULL when absent or
 const char *arg_name(Sema *sema, const Ast *e, const char *pname);
 // The bound argument a of e as the type parameter pname needs: false (NULL) after
 // PyTorch's message when it is not.
+bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out);  // a number
 bool get_int(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out);
 bool get_bool(Sema *sema, const Ast *e, Ast *a, const char *pname, bool *out);
 bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out, int *n);
@@ -266,6 +273,11 @@ TType *ck_reshape(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_flatten(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_transpose(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_t(Sema *sema, Ast *e, const BuiltinDef *d);
+// the *_copy ops (sema_view.c): the view op of the row's variant (VC_*), copied
+enum { VC_AS_STRIDED, VC_DETACH, VC_DIAGONAL, VC_EXPAND, VC_PERMUTE, VC_SELECT, VC_SLICE, VC_SPLIT, VC_SQUEEZE, VC_T,
+       VC_TRANSPOSE, VC_UNBIND, VC_UNFOLD, VC_UNSQUEEZE, VC_VIEW };
+TType *ck_view_copy(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_detach(Sema *sema, Ast *e, const BuiltinDef *d);  // x.detach()
 TType *ck_T(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_permute(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unsqueeze(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -402,6 +414,7 @@ TType *ck_gather(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_zeros(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_linspace(Sema *sema, Ast *e, const BuiltinDef *d);  // linspace, logspace
 TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
@@ -423,6 +436,7 @@ TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d);
 enum { SPLIT_SIZE, SPLIT_CHUNK, SPLIT_TENSOR };  // ck_split's variants: split, chunk, tensor_split
 TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_broadcast_shapes(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d);
 

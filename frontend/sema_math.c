@@ -373,7 +373,7 @@ TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d) {
 
 // A number argument of a float parameter: its value (an int or bool too, as PyTorch's
 // parser takes them).
-static bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out) {
+bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out) {
   if (is_scalar(a->ty)) {
     *out = a->ty->fval;
     return true;
@@ -850,7 +850,7 @@ bool matmul_kind_ok(Sema *sema, const Ast *e, const char *kind, const Ast *a, co
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *a = e->bargs[0], *b = e->bargs[1];
   TType *ta = get_tensor(sema, e, a, "input");
-  TType *tb = ta ? get_tensor(sema, e, b, d->aux == OP_COUNT ? "other" : "mat2") : NULL;
+  TType *tb = ta ? get_tensor(sema, e, b, strstr(d->b.sig, "mat2") ? "mat2" : "other") : NULL;  // its name in the row
   if (!ta || !tb || !matmul_kind_ok(sema, e, d->b.name, a, b)) return poison(sema);
   return matmul_node(sema, e, a, b, call_loc(e));
 }

@@ -197,10 +197,16 @@ TType *ck_aminmax(Sema *sema, Ast *e, const BuiltinDef *d) {
 // ============================================================================
 // Views and tuples
 // ============================================================================
-// ravel(input): flatten, a view when it can be
+// ravel(input): PyTorch's contiguous().view(-1): a view of a contiguous input, else a copy
 TType *ck_ravel(Sema *sema, Ast *e, const BuiltinDef *d) {
-  rebind(sema, e, (Ast *[]){e->bargs[0], part_int(sema, e, -1)}, 2);  // reshape(input, -1)
-  return ck_reshape(sema, e, d);
+  (void)d;
+  TType *x = e->bargs[0]->ty;
+  int64_t n = view_numel(x->view);
+  View v;
+  if (view_is_contiguous(x->view) && view_reshape(x->view, 1, &n, &v)) return view_result(sema, e, x, v);
+  e->needs_copy = true;
+  set_operand1(sema, e, e->bargs[0]);
+  return ty_fresh(sema, x->dtype, 1, &n);
 }
 
 // diag(input, diagonal=0): of a matrix its diagonal (a view, copied as PyTorch's is); of

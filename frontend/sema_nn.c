@@ -118,10 +118,21 @@ TType *ck_one_hot(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, nloc, "Can not infer total number of classes from empty tensor.");
     return poison(sema);
   }
-  if (n == -1) {
-    diag_error(sema->cx, nloc, "one_hot(): num_classes=-1 takes the number of classes from the values, which are not "
-               "known when compiling: pass num_classes");
-    return poison(sema);
+  if (n == -1) {  // the number of classes: the largest value + 1, of a tensor of constants
+    const CreateArgs *c = literal_of(sema, ta);
+    if (!c) {
+      diag_error(sema->cx, nloc, "one_hot(): num_classes=-1 takes the number of classes from the values, which are "
+                 "known only at run time: pass num_classes");
+      return poison(sema);
+    }
+    for (int64_t i = 0; i < c->n; i++) {
+      int64_t v = literal_int(c, i);
+      if (v < 0) {
+        diag_error(sema->cx, ta->loc, "Class values must be non-negative.");
+        return poison(sema);
+      }
+      if (v + 1 > n) n = v + 1;
+    }
   }
   if (n <= 0 && view_numel(t->view) != 0) {
     diag_error(sema->cx, nloc, "Class values must be smaller than num_classes.");

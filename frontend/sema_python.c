@@ -152,7 +152,7 @@ TType *dtype_attr(Sema *sema, DType dt, const char *name) {
 // ============================================================================
 // A literal of compile-time value t (a number, a bool, a dtype, a string, None) at a's
 // location: what an element of a tuple nothing else holds (an inlined call's) becomes.
-static Ast *literal_of(Sema *sema, const Ast *a, TType *t) {
+static Ast *value_literal(Sema *sema, const Ast *a, TType *t) {
   Ast *n = ast_new(sema->cx, AST_NONE, a->loc);
   n->ty = t;
   return n;
@@ -190,7 +190,7 @@ bool unpack_starred(Sema *sema, AstList *list) {
                    "its tensors to names first");
         return false;
       }
-      vec_push(&sema->cx->arena, &out, literal_of(sema, a, t));
+      vec_push(&sema->cx->arena, &out, value_literal(sema, a, t));
     }
   }
   *list = out;

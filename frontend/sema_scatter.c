@@ -504,9 +504,24 @@ TType *inplace_method(Sema *sema, Ast *e) {
   const BuiltinDef *d = builtin_find_form(base, F_METH);
   if (!d) return NULL;
   Ast *x = e->lhs;
-  if (d->b.kind == BK_VIEW && d->check != ck_contiguous) {
-    diag_error(sema->cx, e->oploc, "the in-place view op '%s' is not supported: write x = x.%s(...)", e->name, base);
-    return poison(sema);
+  if (d->b.kind == BK_VIEW && d->check != ck_contiguous) {  // x.t_(): x becomes its view
+    static const char *const views[] = {"t", "transpose", "squeeze", "unsqueeze", "as_strided", "swapdims",
+                                        "swapaxes", "detach"};
+    bool ok = false;
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) ok |= !strcmp(base, views[i]);
+    if (!ok) return NULL;
+    e->bi = &d->b;
+    e->name = base;
+    if (!bind_args(sema, e, d, x)) return poison(sema);
+    TType *r = d->check(sema, e, d);
+    // the variable: x, or the one an in-place view op of it rebinds (x.t_().unsqueeze_(0))
+    const char *var = x->kind == AST_NAME ? x->name : x->kind == AST_CALL ? x->rebinds : NULL;
+    if (is_poison(r) || !var || !find_local(sema, var)) return r;
+    e->rebinds = var;  // later reads of x see the view (lower.c binds it)
+    e->ty = r;
+    bind_name(sema, var, r, x->loc);
+    sema->scope->src = e;
+    return r;
   }
   Ast *oop = ast_new(sema->cx, AST_CALL, e->loc);
   *oop = *e;

@@ -83,6 +83,7 @@ bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t
                  "a single memory location. Please clone() the tensor before performing the operation.");
       return false;
     }
+  vec_push(&sema->cx->arena, &sema->written, t->storage);
   return true;
 }
 
@@ -229,7 +230,7 @@ static void check_assign(Sema *sema, Ast *st) {
     Ast *t = st->list.data[0];
     t->ty = v;
     bind_name(sema, t->name, v, t->loc);
-    if (v->kind == TY_TUPLE || v->kind == TY_LIST) sema->scope->src = st->rhs;
+    if (v->kind == TY_TUPLE || v->kind == TY_LIST || is_tensor(v)) sema->scope->src = st->rhs;
     return;
   }
   bool ok = is_poison(v);

@@ -198,14 +198,19 @@ TType *tensor_attr(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "ndim")) return ty_int(sema, x->view.ndim);
   if (!strcmp(e->name, "dtype")) return ty_dtype(sema, x->dtype);
   if (!strcmp(e->name, "device")) return tensor_device(sema);
-  if (!strcmp(e->name, "mT")) {  // the last two dims swapped: a view
-    if (x->view.ndim < 2) {
-      diag_error(sema->cx, e->oploc, "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",
-                 x->view.ndim);
+  bool mT = !strcmp(e->name, "mT"), mH = !strcmp(e->name, "mH"), H = !strcmp(e->name, "H");
+  if (mT || mH || H) {  // of a real tensor: the last two dims swapped, a view (a 0-d one itself)
+    int nd = x->view.ndim;
+    if (nd == 1 || (H && nd > 2)) {
+      if (H)
+        diag_error(sema->cx, e->oploc, "tensor.H is only supported on matrices (2-D tensors). Got %d-D tensor.%s", nd,
+                   nd > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+      else
+        diag_error(sema->cx, e->oploc, "tensor.%s is only supported on matrices or batches of matrices. Got %d-D "
+                   "tensor.", e->name, nd);
       return poison(sema);
     }
-    int nd = x->view.ndim;
-    return become(sema, e, view_ast(sema, e, e->lhs, view_transpose(x->view, nd - 2, nd - 1)));
+    return become(sema, e, view_ast(sema, e, e->lhs, nd ? view_transpose(x->view, nd - 2, nd - 1) : x->view));
   }
   return NULL;
 }
@@ -350,6 +355,31 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
   int64_t size = xt->view.shape[a], sizes[MAX_LIST];
   int n = 0;
   int v = d->variant;
+  if (v == SPLIT_TENSOR && is_tensor(sa->ty)) {  // a 0-d (sections) or 1-d (indices) long tensor
+    if (sa->ty->dtype != DT_I64) {
+      diag_error(sema->cx, sa->loc, "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
+                 torch_name(sa->ty->dtype));
+      return poison(sema);
+    }
+    if (sa->ty->view.ndim > 1) {
+      diag_error(sema->cx, sa->loc, "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                 "one-dimensional tensor, but got a tensor with %d dims", sa->ty->view.ndim);
+      return poison(sema);
+    }
+    const CreateArgs *c = literal_of(sema, sa);
+    if (!c) {
+      diag_error(sema->cx, sa->loc, "tensor_split at a tensor's values, known only at run time, is not supported: pass "
+                 "them as a list of ints (or torch.tensor(...) of constants)");
+      return poison(sema);
+    }
+    if (c->n > MAX_LIST) {
+      diag_error(sema->cx, sa->loc, "tensor_split at more than %d indices is not supported", MAX_LIST);
+      return poison(sema);
+    }
+    int64_t iv[MAX_LIST];
+    for (int64_t i = 0; i < c->n; i++) iv[i] = literal_int(c, i);
+    sa = sa->ty->view.ndim ? part_ints(sema, sa, (int)c->n, iv) : part_int(sema, sa, iv[0]);
+  }
   if (is_seq(sa->ty) && v != SPLIT_CHUNK) {  // split_with_sizes, or tensor_split at indices
     int64_t req[MAX_LIST];
     int k;
@@ -463,6 +493,61 @@ Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x) {
   if (!unbind_into(sema, t, x, 0)) t->ty = poison(sema);
   for (int i = 0; i < t->noperands; i++) vec_push(&sema->cx->arena, &t->list, t->operands[i]);
   return t;
+}
+
+// torch.broadcast_shapes(*shapes): the shape they broadcast to, a torch.Size (a tuple of
+// ints), as PyTorch 1.13's Python code computes it (its messages)
+TType *ck_broadcast_shapes(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast **xs;
+  int n, npos = 0;
+  for (int i = 0; i < e->list.len; i++) npos += e->list.data[i]->kind != AST_KWARG;
+  if (npos == 1 && is_seq(e->list.data[0]->ty)) {  // broadcast_shapes((3, 1)): one shape
+    xs = &e->list.data[0], n = 1;
+  } else if (!seq_items(sema, e->bargs[0], &xs, &n)) {
+    return poison(sema);
+  }
+  int64_t result[MAX_LIST];
+  int len = 0;
+  for (int i = 0; i < n; i++) {
+    const TType *t = xs[i]->ty;
+    int k = is_scalar(t) && t->dtype != DT_F64 ? 1 : (t->kind == TY_LIST || t->kind == TY_TUPLE) ? t->nelem : 0;
+    if (k > len) len = k;
+  }
+  if (len > MAX_LIST) len = MAX_LIST;
+  for (int i = 0; i < len; i++) result[i] = 1;
+  for (int i = 0; i < n; i++) {
+    const TType *t = xs[i]->ty;
+    int64_t v[MAX_LIST];
+    int k;
+    if (is_scalar(t) && t->dtype != DT_F64) {
+      v[0] = t->ival, k = 1;
+    } else if ((t->kind == TY_LIST || t->kind == TY_TUPLE) && get_ints(sema, e, xs[i], "shapes", v, &k)) {
+    } else {
+      if (t->kind != TY_LIST && t->kind != TY_TUPLE)
+        diag_error(sema->cx, xs[i]->loc, "Input shapes should be of type ints, a tuple of ints, or a list of ints, got "
+                   "%s", py_type_name(t));
+      return poison(sema);
+    }
+    for (int j = 1; j <= k; j++) {
+      int64_t s = v[k - j], *r = &result[len - j];
+      if (s < 0) {
+        diag_error(sema->cx, xs[i]->loc, "Trying to create tensor with negative dimension (%" PRId64 "): (%" PRId64 ")",
+                   s, s);
+        return poison(sema);
+      }
+      if (s == 1 || s == *r) continue;
+      if (*r != 1) {
+        diag_error(sema->cx, call_loc(e), "Shape mismatch: objects cannot be broadcast to a single shape");
+        return poison(sema);
+      }
+      *r = s;
+    }
+  }
+  e->bi = NULL;  // a Python value, no node
+  Ast *items[MAX_LIST];
+  for (int i = 0; i < len; i++) items[i] = part_int(sema, e, result[i]);
+  return seq_of(sema, e, TY_TUPLE, items, len);
 }
 
 // torch.broadcast_tensors(*tensors): each expanded to the common shape, a view

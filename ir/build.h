@@ -466,6 +466,9 @@ int build_repeat_op(Builder *b, const void *args, Value **out);  // repeat, tile
 int build_repeat_interleave(Builder *b, const void *args, Value **out);
 int build_roll(Builder *b, const void *args, Value **out);
 int build_narrow_copy(Builder *b, const void *args, Value **out);
+// narrow(input, dim, start, length) of a 0-d integer tensor start, known at run time only:
+// the elements at start (negative: from the end) .. + length gathered (index_select)
+int build_narrow_at(Builder *b, const void *args, Value **out);
 
 // ---- ir/build_scan.c: scans of several results ----
 typedef struct ScanArgs {
@@ -498,9 +501,13 @@ typedef struct CreateArgs {
   const double *f;
   const int64_t *i;          // index list: the (wrapped) indices
   bool copy;                 // literal: a copy of the tensor operand 0 instead
-  DType cast;                // literal: the dtype= asked for (DT_COUNT: none)
+  DType cast;                // literal: the dtype= asked for (DT_COUNT: none); linspace: the result's
+  double start, end, base;   // linspace, logspace (base: logspace's)
+  int64_t steps;
+  bool log;                  // logspace
 } CreateArgs;
 int build_literal(Builder *b, const void *args, Value **out);     // torch.tensor
+int build_linspace(Builder *b, const void *args, Value **out);    // linspace, logspace
 int build_index_list(Builder *b, const void *args, Value **out);  // an int list index as an i64 vector
 
 // ---- ir/build_index.c: gathers and writes at positions built of index nodes ----

@@ -55,3 +55,13 @@ int build_narrow_copy(Builder *b, const void *args, Value **out) {
   out[0] = build_clone(b, build_narrow(b, b_in(b, 0), a->dim, a->start, a->length));
   return 1;
 }
+
+int build_narrow_at(Builder *b, const void *args, Value **out) {
+  const ShapeArgs *a = sa(args);
+  Value *x = b_in(b, 0), *st = build_cast(b, b_in(b, 1), DT_I64);
+  int64_t n = x->view.shape[a->dim];
+  st = b_where(b, b_bin(b, OP_LT, st, b_i(b, 0)), b_add(b, st, b_i(b, n)), st);
+  Value *ix = b_add(b, build_arange(b, 0, a->length, 1, DT_I64), st);
+  out[0] = build_index_select(b, x, a->dim, ix);
+  return 1;
+}
