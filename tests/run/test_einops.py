@@ -193,6 +193,10 @@ CASES = [
     ("pattern_by_name", [("x", "f32", (3, 24))], ["p = 'b (h d) -> h d b'", "heads = 4"],
      "einops.rearrange(x, p, d=24 // heads), einops.rearrange(x, 'b (h d) -> b h d', h=heads)", ["f32"] * 2,
      lambda x: [T(R(x, 3, 4, 6), 1, 2, 0), R(x, 3, 4, 6)]),
+    ("zero_dims", [("s", "f32", ()), ("x", "f32", (3,))], [],
+     "einops.rearrange(s, ' -> 1 ()'), einops.rearrange(s, '->'), einops.repeat(s, '-> c', c=3), "
+     "einops.reduce(x, 'a ->', 'sum'), einops.rearrange(s, '... -> (...)')", ["f32"] * 5,
+     lambda s, x: [R(s, 1, 1), s, np.repeat(R(s, 1), 3), x.sum(), R(s, 1)]),
     ("zero_size", [("x", "f32", (0, 3)), ("y", "f32", (2, 0))], [],
      "einops.rearrange(x, 'a b -> b a'), einops.reduce(y, 'a b -> a', 'sum'), einops.reduce(y, 'a b -> a', 'prod'), "
      "einops.repeat(x, 'a b -> a b c', c=2)", ["f32"] * 4,
