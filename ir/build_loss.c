@@ -15,6 +15,14 @@
 static const LossArgs *loss(const void *args) { return args; }
 
 // loss reduced: its mean or sum over every element (0-d), or itself
+// x gathered at class indices idx along dim: out of range is PyTorch's "Target 99 is out of
+// bounds." (GATHER_TARGET)
+static Value *gather_target(Builder *b, Value *x, int dim, Value *idx) {
+  Value *g = build_gather(b, x, dim, idx);
+  if (g->node) g->node->attr.form = GATHER_TARGET;
+  return g;
+}
+
 static Value *reduced(Builder *b, Value *l, LossReduction red) {
   if (red == LOSS_NONE) return l;
   return build_reduce_all(b, red == LOSS_SUM ? OP_SUM : OP_MEAN, l);
@@ -145,12 +153,12 @@ static Value *nll(Builder *b, Value *lp, Value *t, Value *wa, int64_t ignore, Lo
   Value *keep = b_bin(b, OP_NE, t, b_i(b, ignore));
   Value *safe = b_where(b, keep, t, b_i(b, 0));  // ignored targets read class 0
   Value *idx = unsq(b, safe, cd);
-  Value *picked = build_cast(b, build_squeeze(b, build_gather(b, lp, cd, idx), cd), c);
+  Value *picked = build_cast(b, build_squeeze(b, gather_target(b, lp, cd, idx), cd), c);
   Value *wt;
   if (wa) {
     Value *w = class_weight(b, wa, nd);
     if (nd > 1) w = build_expand(b, w, lp->view.ndim, lp->view.shape);
-    wt = build_cast(b, build_squeeze(b, build_gather(b, w, cd, idx), cd), c);
+    wt = build_cast(b, build_squeeze(b, gather_target(b, w, cd, idx), cd), c);
     picked = b_mul(b, b_neg(b, wt), picked);
     wt = b_where(b, keep, wt, b_f(b, 0.0));
   } else {
