@@ -223,7 +223,9 @@ TType *built(Sema *sema, Ast *e, BuildFn fn, const void *args, Ast **ops, int n)
     items[i]->ty = types[i];
     set_operand1(sema, items[i], call);
   }
-  return tuple_result(sema, e, items, k);
+  TType *t = tuple_result(sema, e, items, k);
+  call->ty = t;  // the hidden call: a tuple (lowering runs its builder once, BK_ELEMENT reads it)
+  return t;
 }
 
 static const Builtin view_builtin = {"(view)", BK_VIEW, OP_COPY, "", NULL};

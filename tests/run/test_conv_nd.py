@@ -282,8 +282,9 @@ def main():
         run_case(t, tdslc, f"return_indices {dt}", [("y", dt, y), ("x", dt, x)],
                  "F.max_pool2d(y, 2, return_indices=True)[0], F.max_pool2d(y, 2, return_indices=True)[1], "
                  "F.max_pool2d(y, 3, 2, 1, 2, return_indices=True)[1], F.max_pool1d(y[0], 3, 2, 1, return_indices=True)[1], "
-                 "F.adaptive_max_pool2d(y, (4, 3), return_indices=True)[1], F.max_pool3d(x, 2, return_indices=True)[1]",
-                 [p1, i1, i2, j1, k2, mi1], [dt] + ["i64"] * 5)
+                 "F.adaptive_max_pool2d(y, (4, 3), return_indices=True)[1], F.max_pool3d(x, 2, return_indices=True)[1], "
+                 "F.max_pool2d(y, 2, return_indices=True)[0] * 2",  # an element as an operand
+                 [p1, i1, i2, j1, k2, mi1, p1 * 2], [dt] + ["i64"] * 5 + [dt])
         # max_unpool of a pool's indices (and a given output size)
         z = rounded(RNG.standard_normal((2, 3, 5, 7)), dt)
         zp, zi = np_pool(z[:, :, :4, :6], 2, 2)
