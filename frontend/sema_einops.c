@@ -994,9 +994,17 @@ TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!pack_pattern(sema, pa, "pack", &before, &after)) return poison(sema);
   Ast **xs;
   int n;
+  if (is_tensor(la->ty) && !la->ty->wrapped) {  // Python iterates a tensor: its rows, each a view
+    if (la->ty->view.ndim == 0) {  // einops' tensors[0]
+      diag_error(sema->cx, la->loc, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+      return poison(sema);
+    }
+    la = unbind_ast(sema, la, la);
+    if (is_poison(la->ty)) return poison(sema);
+  }
   if (!seq_items(sema, la, &xs, &n)) {
-    diag_error(sema->cx, la->loc, is_tensor(la->ty) ? "pack() takes a list of tensors: give [x] for one"
-                                                    : "pack() of the sequence a function returns is not supported: unpack it first");
+    diag_error(sema->cx, la->loc, "'%s' object is not subscriptable", py_class(la->ty));  // tensors[0]
     return poison(sema);
   }
   if (n == 0) {
@@ -1007,6 +1015,12 @@ TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *ps[EINOPS_MAX_TENSORS];
   DType dt = DT_COUNT;
   for (int i = 0; i < n; i++) {
+    const TType *t = xs[i]->ty;
+    if (!is_poison(t) && (!is_tensor(t) || t->wrapped)) {  // einops' get_backend(tensors[0]), then backend.shape
+      if (i == 0) diag_error(sema->cx, xs[i]->loc, "Tensor type unknown to einops <class '%s'>", py_class(t));
+      else diag_error(sema->cx, xs[i]->loc, "'%s' object has no attribute 'shape'", py_class(t));
+      return poison(sema);
+    }
     if (!get_tensor(sema, e, xs[i], "tensors")) return poison(sema);
     const View *v = &xs[i]->ty->view;
     if (v->ndim < before + after) {
@@ -1060,10 +1074,59 @@ static const char *seq_str(Sema *sema, const TType *t) {
   return arena_printf(&sema->cx->arena, "%s%s%s", s, tuple && t->nelem == 1 ? "," : "", tuple ? ")" : "]");
 }
 
+// Where element i of sequence a is written (a's own place when it is no literal).
+static Loc item_loc(Sema *sema, const Ast *a, int i) {
+  Ast **items;
+  int n;
+  return seq_items(sema, a, &items, &n) && i < n ? items[i]->loc : a->loc;
+}
+
+// packed_shapes: a sequence of shapes, each a sequence of ints known when compiling;
+// false after Python's error (iterating a number) or ours, located at the element.
+static bool packed_shapes_ok(Sema *sema, const Ast *sa) {
+  const TType *st = sa->ty;
+  if (st->kind != TY_LIST && st->kind != TY_TUPLE) {
+    diag_error(sema->cx, sa->loc, "unpack(): packed_shapes must be a list of shapes (sequences of ints), not %s",
+               py_type_name(st));
+    return false;
+  }
+  if (st->nelem > EINOPS_MAX_TENSORS) {
+    diag_error(sema->cx, sa->loc, "unpack(): packed_shapes of more than %d shapes are not supported",
+               EINOPS_MAX_TENSORS);
+    return false;
+  }
+  for (int i = 0; i < st->nelem; i++) {
+    const TType *p = st->elems[i];
+    if (p->kind != TY_LIST && p->kind != TY_TUPLE) {  // einops' `-1 in p_shape`
+      diag_error(sema->cx, item_loc(sema, sa, i), "argument of type '%s' is not iterable", py_type_name(p));
+      return false;
+    }
+    if (p->nelem > TD_MAX_DIMS) {
+      diag_error(sema->cx, item_loc(sema, sa, i), "tensors have at most %d dimensions, but this shape has %d",
+                 TD_MAX_DIMS, p->nelem);
+      return false;
+    }
+    for (int j = 0; j < p->nelem; j++)
+      if (!is_scalar(p->elems[j]) || p->elems[j]->dtype == DT_F64) {
+        Ast **items;
+        int n;
+        Loc at = seq_items(sema, sa, &items, &n) && i < n ? item_loc(sema, items[i], j) : sa->loc;
+        diag_error(sema->cx, at, "unpack(): the sizes of packed_shapes must be ints known when compiling, not %s",
+                   py_type_name(p->elems[j]));
+        return false;
+      }
+  }
+  return true;
+}
+
 TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *xa = e->bargs[0], *sa = e->bargs[1], *pa = e->bargs[2];
   int before, after;
   if (!pack_pattern(sema, pa, "unpack", &before, &after)) return poison(sema);
+  if (!is_poison(xa->ty) && (!is_tensor(xa->ty) || xa->ty->wrapped)) {  // einops' get_backend(tensor)
+    diag_error(sema->cx, xa->loc, "Tensor type unknown to einops <class '%s'>", py_class(xa->ty));
+    return poison(sema);
+  }
   TType *x = get_tensor(sema, e, xa, "tensor");
   if (!x) return poison(sema);
   const View *v = &x->view;
@@ -1073,18 +1136,8 @@ TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d) {
                size_str(sema, v->ndim, v->shape));
     return poison(sema);
   }
+  if (!packed_shapes_ok(sema, sa)) return poison(sema);
   const TType *st = sa->ty;
-  bool ok = st->kind == TY_LIST || st->kind == TY_TUPLE;
-  for (int i = 0; ok && i < st->nelem; i++) {
-    const TType *p = st->elems[i];
-    ok = (p->kind == TY_LIST || p->kind == TY_TUPLE) && p->nelem <= TD_MAX_DIMS;
-    for (int j = 0; ok && j < p->nelem; j++) ok = is_scalar(p->elems[j]) && p->elems[j]->dtype != DT_F64;
-  }
-  if (!ok || st->nelem > EINOPS_MAX_TENSORS) {
-    diag_error(sema->cx, sa->loc, "unpack(): packed_shapes must be a list of shapes (sequences of ints) known when "
-               "compiling, at most %d of them, not %s", EINOPS_MAX_TENSORS, py_type_name(st));
-    return poison(sema);
-  }
   int n = st->nelem, unknown = -1, nunknown = 0;
   int64_t len[EINOPS_MAX_TENSORS], total = v->shape[before];
   for (int i = 0; i < n; i++) {

@@ -233,6 +233,18 @@ CASES = [
      "einops.unpack(packed, [[1], [-1], [7, 9]], 'i j * k')[1]", ["f32"] * 6,
      lambda a, b, c: [np.concatenate([R(a, 2, 3, 1, 5), R(b, 2, 3, 7, 5), R(c, 2, 3, 63, 5)], 2), a, b * 2, c,
                       R(c, 2, 3, 63, 5), R(b, 2, 3, 7, 5)]),
+    ("pack_rows", [("x", "f32", (3, 2, 4)), ("s", "i64", (2, 5))], [],
+     "einops.pack(x, 'i *')[0], einops.pack(x, '* k')[0], einops.pack(s, '*')[0]", ["f32", "f32", "i64"],
+     lambda x, s: [np.concatenate(list(x), 1), np.concatenate(list(x), 0), np.concatenate(list(s))]),
+    # the names imported, as model code imports them
+    ("imported", [("x", "f32", (2, 3, 4)), ("w", "f32", (5, 4))],
+     ["from einops import rearrange, repeat, reduce, einsum, pack, unpack", "import einops as eo",
+      "packed, ps = pack([x, x], 'b * d')"],
+     "rearrange(x, 'b n d -> d (b n)'), repeat(w, 'o i -> o i r', r=2), reduce(x, 'b n d -> b', 'max'), "
+     "einsum(x, w, 'b n i, o i -> b o n'), unpack(packed, ps, 'b * d')[1], eo.rearrange(x, 'b n d -> n b d')",
+     ["f32"] * 6,
+     lambda x, w: [R(T(x, 2, 0, 1), 4, 6), np.repeat(w[..., None], 2, 2), x.max((1, 2)),
+                   np.einsum('bni,oi->bon', x, w), x, T(x, 1, 0, 2)]),
     ("pack_ends", [("x", "i32", (3, 4)), ("y", "f16", (2, 5, 4)), ("z", "f16", (6,))], [],
      "einops.pack([x, y], '* d')[0], einops.pack([z], 'b *')[0], einops.unpack(z, [(2,), (-1,)], '*')[1], "
      "einops.unpack(z, [(2, 2), [2]], '*')[0]", ["f16", "f16", "f16", "f16"],
@@ -282,8 +294,9 @@ def main():
         want = model(*[vals[p][1] for p, _, _ in params])
         rets = ", ".join(f"{k}[{', '.join(str(d) for d in np.shape(w))}]" for k, w in zip(kinds, want))
         decl = ", ".join(f"{p}: {dt}[{', '.join(str(d) for d in shape)}]" for p, dt, shape in params)
-        lines = "".join(f"    {b}\n" for b in body)
-        src = f"fn f({decl}) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
+        top = "".join(f"{b}\n" for b in body if b.startswith(("import ", "from ")))  # a file's import lines
+        lines = "".join(f"    {b}\n" for b in body if not b.startswith(("import ", "from ")))
+        src = f"{top}fn f({decl}) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
         p, outs = run_outputs(tdslc, src, {k: v[0] for k, v in vals.items()})
         t.report(name, compare_kinds(p, outs, want, kinds), src)
     for decl, ret, expr, want in VIEWS:
