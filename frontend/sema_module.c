@@ -476,6 +476,14 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
+  if (!strncmp(m, "einops.layers", 13)) {  // Rearrange(pattern, ...) as a module object
+    const char *fn = !strcmp(e->name, "Rearrange") ? "rearrange(x, pattern, ...)"
+                     : !strcmp(e->name, "Reduce")  ? "reduce(x, pattern, reduction, ...)"
+                                                   : "einsum(x, weight, pattern) with its weight as a parameter";
+    diag_error(sema->cx, call_loc(e), "einops' layer %s.%s is not supported: call einops.%s where the forward pass "
+               "calls it", m, e->name, fn);
+    return poison(sema);
+  }
   return NULL;
 }
 
