@@ -727,8 +727,8 @@ static void binary(CExprGen *g, const LExpr *e) {
     return;
   case OP_POW:
     if (fl)
-      call2(g, libm(g, "pow", dt), a, b, -2);
-    else if (in)
+      break;  // libm's, below
+    if (in)
       call2(g, cexpr_helper(g, G_POW, "pow", dt), a, b, e->err);
     else
       unsupported(g, e, dt);
@@ -736,15 +736,6 @@ static void binary(CExprGen *g, const LExpr *e) {
   case OP_MAXIMUM:
   case OP_MINIMUM:
     call2(g, cexpr_helper(g, G_MAXMIN, e->op == OP_MAXIMUM ? "max" : "min", dt), a, b, -2);
-    return;
-  case OP_ATAN2:
-  case OP_HYPOT:
-  case OP_COPYSIGN:
-  case OP_FMOD:
-    if (!fl)
-      unsupported(g, e, dt);
-    call2(g, libm(g, e->op == OP_ATAN2 ? "atan2" : e->op == OP_HYPOT ? "hypot" : e->op == OP_FMOD ? "fmod" : "copysign",
-                  dt), a, b, -2);
     return;
   case OP_BITWISE_AND:
   case OP_BITWISE_OR:
@@ -774,8 +765,12 @@ static void binary(CExprGen *g, const LExpr *e) {
       unsupported(g, e, dt);
     infix(g, ">>", a, b);
     return;
-  default: unsupported(g, e, dt);
+  default: break;
   }
+  // the float ops of a libm function of two arguments (ir/ops.def's libm column)
+  if (!fl || !op_libm(e->op))
+    unsupported(g, e, dt);
+  call2(g, libm(g, op_libm(e->op), dt), a, b, -2);
 }
 
 static void load(CExprGen *g, const LExpr *e) {

@@ -590,7 +590,7 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
   }
   case OP_POW: {
     if (fl)
-      return libm(g, "pow", dt, a, bv);
+      break;  // libm's, below
     if (!in)
       unsupported(e, dt);
     LLVMValueRef f = ipow_fn(g, dt), args[2] = {a, bv};
@@ -616,17 +616,6 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
     LLVMValueRef lt = mx ? LLVMBuildICmp(b, p, a, bv, "") : LLVMBuildICmp(b, p, bv, a, "");
     return sel(g, lt, bv, a);
   }
-  case OP_ATAN2:
-  case OP_HYPOT:
-    if (!fl)
-      unsupported(e, dt);
-    return libm(g, e->op == OP_ATAN2 ? "atan2" : "hypot", dt, a, bv);
-  case OP_COPYSIGN: {
-    if (!fl)
-      unsupported(e, dt);
-    LLVMValueRef cs[2] = {a, bv};
-    return intrinsic(g, "llvm.copysign", t, cs, 2);
-  }
   case OP_FMOD:
     if (!fl)
       unsupported(e, dt);
@@ -642,6 +631,16 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
     if (!in)
       unsupported(e, dt);
     return LLVMBuildAShr(b, a, bv, "");
+  default: break;
+  }
+  if (!fl)
+    unsupported(e, dt);
+  // the float ops of a libm function of two arguments, reached as ir/ops.def's lowering
+  // column says
+  LLVMValueRef ab[2] = {a, bv};
+  switch (op_libm_lowering(e->op)) {
+  case LM_CALL: return libm(g, op_libm(e->op), dt, a, bv);
+  case LM_LLVM: return intrinsic(g, arena_printf(&g->cx->arena, "llvm.%s", op_libm(e->op)), t, ab, 2);
   default: unsupported(e, dt);
   }
 }

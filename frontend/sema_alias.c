@@ -1,7 +1,9 @@
-// frontend/sema_alias.c: the ops PyTorch defines in terms of others, built here from
-// them as parts: *_like and new_* creation, view_as, reshape_as, type_as, broadcast_to,
-// swapaxes, movedim, unflatten, atleast_Nd, repeat, tile, repeat_interleave, roll,
-// outer, dot, tensordot, addmm, baddbmm, norm; and x.unfold, a view of its own.
+// frontend/sema_alias.c: the checks of the ops PyTorch defines in terms of others: *_like
+// and new_* creation, view_as, reshape_as, type_as, broadcast_to, swapaxes, movedim,
+// unflatten, atleast_Nd, repeat, tile, repeat_interleave, pixel_shuffle, roll, outer, dot,
+// tensordot, addmm, baddbmm, norm; and x.unfold, a view of its own. A view is made here
+// (view_ast); a copy or a computation is its row's builder's (ir/build_shape.c,
+// build_linalg.c, build_reduce.c), handed the arguments parsed into the family's struct.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -273,6 +275,49 @@ TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d) {
   for (int i = 0; i < v->ndim; i++) out[i] = i == a ? wrap_mul(v->shape[i], r) : v->shape[i];
   if (!check_numel(sema, call_loc(e), v->ndim, out)) return poison(sema);
   ShapeArgs sa = {.flat = !barg(e, 2), .dim = a, .count = r};
+  return built(sema, e, d->b.build, KEEP(sema, sa), e->bargs, 1);
+}
+
+// pixel_shuffle(input, upscale_factor), pixel_unshuffle(input, downscale_factor) (variant
+// 1): PyTorch's checks of the shapes, with its words
+TType *ck_pixel_shuffle(Sema *sema, Ast *e, const BuiltinDef *d) {
+  const char *name = d->b.name, *what = d->variant ? "downscale_factor" : "upscale_factor";
+  Ast *x = e->bargs[0];
+  int64_t r;
+  if (!get_tensor(sema, e, x, "input") || !get_int(sema, e, e->bargs[1], what, &r)) return poison(sema);
+  const View *v = &x->ty->view;
+  int n = v->ndim;
+  if (n < 3) {
+    diag_error(sema->cx, call_loc(e), "%s expects input to have at least 3 dimensions, but got input with %d "
+               "dimension(s)", name, n);
+    return poison(sema);
+  }
+  if (r <= 0) {
+    diag_error(sema->cx, e->bargs[1]->loc, "%s expects a positive %s, but got %" PRId64, name, what, r);
+    return poison(sema);
+  }
+  int64_t c = v->shape[n - 3], h = v->shape[n - 2], w = v->shape[n - 1], rr;
+  if (!d->variant) {
+    if (__builtin_mul_overflow(r, r, &rr) || c % rr != 0) {
+      diag_error(sema->cx, call_loc(e), "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+                 "square of upscale_factor, but input.size(-3)=%" PRId64 " is not divisible by %" PRId64, c,
+                 wrap_mul(r, r));
+      return poison(sema);
+    }
+    if (__builtin_mul_overflow(h, r, &rr) || __builtin_mul_overflow(w, r, &rr)) {
+      diag_error(sema->cx, call_loc(e), "numel: integer multiplication overflow");
+      return poison(sema);
+    }
+  } else {
+    for (int i = 0; i < 2; i++)
+      if ((i ? w : h) % r != 0) {
+        diag_error(sema->cx, call_loc(e), "pixel_unshuffle expects %s to be divisible by downscale_factor, but "
+                   "input.size(%d)=%" PRId64 " is not divisible by %" PRId64, i ? "width" : "height", i - 2,
+                   i ? w : h, r);
+        return poison(sema);
+      }
+  }
+  ShapeArgs sa = {.count = r, .flat = d->variant == 1};
   return built(sema, e, d->b.build, KEEP(sema, sa), e->bargs, 1);
 }
 

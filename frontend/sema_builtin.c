@@ -419,6 +419,8 @@ static const BuiltinDef builtins[] = {
     {{"flipud", BK_VIEW, OP_COPY, "input", NULL}, ck_flip_lr, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"repeat", BK_BUILD, OP_COPY, "input, *repeats", build_repeat_op}, ck_repeat, F_METH | 0, OP_COUNT, 0, ANY_DTYPE},
     {{"tile", BK_BUILD, OP_COPY, "input, dims", build_repeat_op}, ck_repeat, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
+    {{"pixel_shuffle", BK_BUILD, OP_COPY, "input, upscale_factor", build_pixel_shuffle}, ck_pixel_shuffle, F_FN | F_TORCH | F_NNF, OP_COUNT, 0, ANY_DTYPE},
+    {{"pixel_unshuffle", BK_BUILD, OP_COPY, "input, downscale_factor", build_pixel_shuffle}, ck_pixel_shuffle, F_FN | F_TORCH | F_NNF, OP_COUNT, 1, ANY_DTYPE},
     {{"repeat_interleave", BK_BUILD, OP_COPY, "input, repeats, dim=None, *, output_size=None", build_repeat_interleave}, ck_repeat_interleave, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"roll", BK_BUILD, OP_CAT, "input, shifts, dims=None", build_roll}, ck_roll, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     // more spellings built from ops tdsl has (sema_more.c)
@@ -553,6 +555,7 @@ static const BuiltinDef builtins[] = {
     NODE("divide", DIV, "input, other, *, rounding_mode=None", ck_div, F_BOTH, F_TORCH),
     BINARY("true_divide", DIV, F_TORCH),
     BINARY("fmod", FMOD, F_TORCH), BINARY("hypot", HYPOT, F_TORCH), BINARY("copysign", COPYSIGN, F_TORCH),
+    BINARY("nextafter", NEXTAFTER, F_TORCH),
     {{"logaddexp", BK_BUILD, OP_ADD, "input, other", build_logaddexp}, ck_logaddexp, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
     {{"logaddexp2", BK_BUILD, OP_ADD, "input, other", build_logaddexp}, ck_logaddexp, F_BOTH | F_TORCH, OP_COUNT, 2, ANY_DTYPE},
     BINARY("bitwise_and", BITWISE_AND, F_TORCH), BINARY("bitwise_or", BITWISE_OR, F_TORCH),

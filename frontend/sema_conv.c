@@ -1,24 +1,10 @@
-// frontend/sema_conv.c: padding, pooling and convolution of torch.nn.functional, built
-// from parts (frontend/sema_nn.c's builders) that fusion joins again:
-//   pad          a cat of full parts (constant), flipped narrows (reflect), expanded
-//                edge narrows (replicate) or narrows of the other end (circular), one
-//                dim after another from the last; negative pads are narrows
-//   max/avg pool a window view of the (padded) input, [N, C, OH, OW, kh, kw] with no
-//                copy, reduced over its window dims; avg's divisors without
-//                count_include_pad are the same window sums over a padded ones tensor
-//   adaptive     uniform windows when the output divides the input, else one narrow
-//                and reduction per output index along each dim (both are separable)
-//   conv         one GEMM (a contraction) of the weight [O, C, kh, kw] by the window
-//                view [N, C, kh, kw, OH, OW] of the (padded) input, summed over C and
-//                the taps: k spans three dims, which the GEMM's packing reads in place
-//                (no im2col copy); the output [N, O, OH, OW] is the GEMM's own, so the
-//                bias and what follows elementwise (batch_norm, relu) are its epilogue
-//   conv_transpose  conv of the input spread by the stride and padded, by the kernel
-//                flipped with its channels swapped
-//   interpolate  nearest, linear, bilinear: per dim, a gather at source indices computed
-//                in f32 from an arange (and the two neighbours' weights)
-//   fold         conv_transpose2d of the blocks by one-hot kernels, C groups
-// Each checker reports every misuse (PyTorch's message) before it builds parts.
+// frontend/sema_conv.c: padding, pooling, convolution, interpolation, fold and unfold of
+// torch.nn.functional, for 1 to 3 spatial dims: PyTorch 1.13's checks and messages, in its
+// order, then the arguments parsed into PadArgs, PoolArgs, ConvArgs, InterpArgs or
+// UnfoldArgs for the row's builder (ir/build_conv.c, whose header says how each is
+// built: window views, one GEMM per convolution, gathers). The spatial rank is the row's
+// variant, never read from the op's name; a view the builder would make of more than 8
+// dims is refused at the call by the dry run's rank check (sema_build.c).
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>

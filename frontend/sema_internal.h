@@ -485,6 +485,7 @@ TType *ck_atleast(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unfold(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_repeat(Sema *sema, Ast *e, const BuiltinDef *d);  // repeat, tile
 TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_pixel_shuffle(Sema *sema, Ast *e, const BuiltinDef *d);  // and pixel_unshuffle
 TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_outer(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -2,7 +2,8 @@
 // torch.nn.functional (margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
 // multilabel_soft_margin_loss, multi_margin_loss, multilabel_margin_loss,
 // triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss,
-// gaussian_nll_loss), each built as parts from the ops PyTorch 1.13 composes it of.
+// gaussian_nll_loss): their checks; each is built by ir/build_loss.c from the ops PyTorch 1.13
+// composes it of.
 // Invariants: PyTorch's checks come first, with its messages at the argument; a loss
 // PyTorch composes of ops (ATen's composite losses, the Python ones) is built of the
 // same ops in the same dtypes, so halves round after each op as PyTorch's do; the two

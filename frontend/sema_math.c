@@ -151,6 +151,16 @@ bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out) {
       return false;
     }
     break;
+  case OP_NEXTAFTER:  // PyTorch 1.13's kernel: float and double (the next value in r's own format)
+    if (r == DT_BF16) {
+      diag_error(sema->cx, loc, "nextafter of bfloat16 is not supported by tdsl yet (the next bfloat16 value)");
+      return false;
+    }
+    if (r != DT_F32 && r != DT_F64) {
+      diag_error(sema->cx, loc, "\"nextafter_cuda\" not implemented for '%s'", torch_name(r));
+      return false;
+    }
+    break;
   case OP_FMOD:
   case OP_DIV_TRUNC:
     if (r == DT_BOOL) {
@@ -211,7 +221,7 @@ TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
       [OP_EQ] = BIN_EQ + 1, [OP_NE] = BIN_NE + 1, [OP_LT] = BIN_LT + 1, [OP_LE] = BIN_LE + 1,
       [OP_GT] = BIN_GT + 1, [OP_GE] = BIN_GE + 1};
   Op op = d->b.op;
-  if (op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_HYPOT) {  // tensors only, as in PyTorch
+  if (op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_HYPOT || op == OP_NEXTAFTER) {  // tensors only, as in PyTorch
     if (!get_tensor(sema, e, a, "input") || !get_tensor(sema, e, b, "other")) return poison(sema);
   }
   if ((op == OP_COPYSIGN || op == OP_FMOD) && !get_tensor(sema, e, a, "input")) return poison(sema);

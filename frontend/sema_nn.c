@@ -1,9 +1,8 @@
-// frontend/sema_nn.c: the functions of torch.nn.functional that are no single node
-// (layer_norm, linear, the activations, normalizations, embedding, one_hot, bilinear):
-// each is built here from the nodes it is made of, as parts (checked ASTs of their own
-// under the call's location) that fusion joins again. The part builders are shared with
-// any checker that composes ops. Each checker reports every misuse (PyTorch's message,
-// in PyTorch's order) before it builds a part, so a part never fails.
+// frontend/sema_nn.c: the helpers every checker of the op library shares — Python literals
+// at a call's place (part_float, part_int, part_dtype: arguments, never ops), become() —
+// and the torch.nn.functional ops that are checked here: embedding, one_hot,
+// scaled_dot_product_attention. Each checker reports every misuse (PyTorch's message, in
+// PyTorch's order), then hands the call to its builder (ir/build.h) or makes its node.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>

@@ -466,6 +466,8 @@ int build_repeat_op(Builder *b, const void *args, Value **out);  // repeat, tile
 int build_repeat_interleave(Builder *b, const void *args, Value **out);
 int build_roll(Builder *b, const void *args, Value **out);
 int build_narrow_copy(Builder *b, const void *args, Value **out);
+// pixel_shuffle (count: the factor r) and pixel_unshuffle (flat), of [*, C, H, W]
+int build_pixel_shuffle(Builder *b, const void *args, Value **out);
 // narrow(input, dim, start, length) of a 0-d integer tensor start, known at run time only:
 // the elements at start (negative: from the end) .. + length gathered (index_select)
 int build_narrow_at(Builder *b, const void *args, Value **out);

@@ -1,5 +1,5 @@
 // ir/build_shape.c: the copies PyTorch defines by views of the input (ir/build.h):
-// repeat (tile), repeat_interleave, roll, narrow_copy.
+// repeat (tile), repeat_interleave, roll, narrow_copy, pixel_shuffle and pixel_unshuffle.
 // Invariant: the result is a new tensor (a node's own, or a view of one), never a view
 // of the input, except roll of the flattened input by whole turns, viewed back (as the
 // front end's view of it has always been).
@@ -63,5 +63,34 @@ int build_narrow_at(Builder *b, const void *args, Value **out) {
   st = b_where(b, b_bin(b, OP_LT, st, b_i(b, 0)), b_add(b, st, b_i(b, n)), st);
   Value *ix = b_add(b, build_arange(b, 0, a->length, 1, DT_I64), st);
   out[0] = build_index_select(b, x, a->dim, ix);
+  return 1;
+}
+
+// pixel_shuffle: [*, C r r, H, W] viewed [*, C, r, r, H, W], permuted to [*, C, H, r, W, r],
+// reshaped [*, C, H r, W r]; pixel_unshuffle the inverse: [*, C, H/r, r, W/r, r] permuted
+// to [*, C, r, r, H/r, W/r], reshaped [*, C r r, H/r, W/r]. A copy, but of r 1 (a view,
+// as PyTorch's composite is); the 5 dims in place of 3 are the rank check's (build_reshape).
+int build_pixel_shuffle(Builder *b, const void *args, Value **out) {
+  const ShapeArgs *a = sa(args);
+  Value *x = b_in(b, 0);
+  const View *v = &x->view;
+  int k = v->ndim - 3;
+  int64_t r = a->count, c = v->shape[k], h = v->shape[k + 1], w = v->shape[k + 2];
+  int64_t split[TD_MAX_DIMS + 2], shape[TD_MAX_DIMS];
+  int perm[TD_MAX_DIMS + 2];
+  for (int i = 0; i < k; i++) split[i] = shape[i] = v->shape[i], perm[i] = i;
+  if (!a->flat) {
+    int64_t s[5] = {c / (r * r), r, r, h, w}, o[3] = {c / (r * r), h * r, w * r};
+    int p[5] = {0, 3, 1, 4, 2};
+    for (int i = 0; i < 5; i++) split[k + i] = s[i], perm[k + i] = k + p[i];
+    for (int i = 0; i < 3; i++) shape[k + i] = o[i];
+  } else {
+    int64_t s[5] = {c, h / r, r, w / r, r}, o[3] = {c * r * r, h / r, w / r};
+    int p[5] = {0, 2, 4, 1, 3};
+    for (int i = 0; i < 5; i++) split[k + i] = s[i], perm[k + i] = k + p[i];
+    for (int i = 0; i < 3; i++) shape[k + i] = o[i];
+  }
+  Value *y = build_reshape(b, x, k + 5, split);
+  out[0] = build_reshape(b, build_permute(b, y, perm), k + 3, shape);
   return 1;
 }

@@ -201,6 +201,7 @@ static OpValue float_binary(Op op, DType dt, double p, double q) {
   case OP_HYPOT: x.f = hypot(p, q); break;
   case OP_COPYSIGN: x.f = copysign(p, q); break;
   case OP_FMOD: x.f = fmod(p, q); break;
+  case OP_NEXTAFTER: x.f = dt == DT_F32 ? nextafterf((float)p, (float)q) : nextafter(p, q); break;
   default: td_internal_error(__FILE__, __LINE__, "'%s' on %s", op_name(op), dtype_name(dt));
   }
   return opmath_fit(dt, x);
