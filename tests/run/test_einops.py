@@ -8,7 +8,8 @@ parentheses, `...`, `()` and `1`, sizes as keywords, every reduction einops has,
 dtype, non-contiguous inputs and a recipe of more elementary axes than a tensor's dims.
 Each program runs and is compared with NumPy on the same inputs; the pure rearranges (and
 repeats that are broadcasts) are checked to compile to no kernel at all (--emit=ir), and
-those einops computes with a copy to exactly one.
+those einops computes with a copy to exactly one. The LLVM pass also emits each program as
+CUDA C and PTX.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -298,7 +299,13 @@ def main():
         lines = "".join(f"    {b}\n" for b in body if not b.startswith(("import ", "from ")))
         src = f"{top}fn f({decl}) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
         p, outs = run_outputs(tdslc, src, {k: v[0] for k, v in vals.items()})
-        t.report(name, compare_kinds(p, outs, want, kinds), src)
+        errs = compare_kinds(p, outs, want, kinds)
+        if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once, not per backend: its GPU code
+            for kind in ("cuda", "ptx"):
+                q = emit_text(tdslc, src, kind)
+                if q.returncode != 0:
+                    errs.append(f"--emit={kind}: exit {q.returncode}: {q.stderr[:500]}")
+        t.report(name, errs, src)
     for decl, ret, expr, want in VIEWS:
         src = f"fn f({decl}) -> {ret} {{\n    return {expr}\n}}\n"
         ks, ir = kernels_of(src)
