@@ -130,6 +130,29 @@ CASES = [
      "einops.reduce(x, '(a1 a2) (b1 b2) (c1 c2) (d1 d2) -> a1 a2 d1', 'sum', a1=2, b1=2, c1=2, d1=2)",
      ["f32"] * 3,
      lambda x: [R(x, 1, 2, 8, 2, 2), R(x, 4, 8, 1, 2), R(x.sum((1, 2)), 2, 1, 2)]),
+    # einops' own test suite's patterns (tests/test_ops.py: identity_patterns,
+    # equivalent_rearrange_patterns, equivalent_reduction_patterns), each with the NumPy it means
+    ("suite_identity", [("x", "f32", (2, 3, 4, 5, 6))], [],
+     ", ".join(f"einops.rearrange(x, '{p}')" for p in [
+         "...->...", "a b c d e-> a b c d e", "a b c d e ...-> ... a b c d e", "a b c d e ...-> a ... b c d e",
+         "... a b c d e -> ... a b c d e", "a ... e-> a ... e", "a ... -> a ... ", "a ... c d e -> a (...) c d e"]),
+     ["f32"] * 8, lambda x: [x] * 8),
+    ("suite_equivalent", [("x", "f32", (2, 3, 4, 5, 6))], [],
+     ", ".join(f"einops.rearrange(x, '{p}')" for p in [
+         "a b c d e -> (a b) c d e", "a b ... -> (a b) ... ", "a b c d e -> a b (c d) e", "... c d e -> ... (c d) e",
+         "a b c d e -> a b c d e", "... -> ... ", "a b c d e -> (a b c d e)", "... ->  (...)",
+         "a b c d e -> b (c d e) a", "a b ... -> b (...) a", "a b c d e -> b (a c d) e", "a b ... e -> b (a ...) e"]),
+     ["f32"] * 12,
+     lambda x: [R(x, 6, 4, 5, 6)] * 2 + [R(x, 2, 3, 20, 6)] * 2 + [x] * 2 + [R(x, 720)] * 2 +
+               [R(T(x, 1, 2, 3, 4, 0), 3, 120, 2)] * 2 + [R(T(x, 1, 0, 2, 3, 4), 3, 40, 6)] * 2),
+    ("suite_reductions", [("x", "f64", (2, 3, 4, 5, 6))], [],
+     ", ".join(f"einops.reduce(x, '{p}', '{r}')" for r in ["sum", "max"] for p in [
+         "a b c d e -> ", " ... ->  ", "a b c d e -> (e a)", "a ... e -> (e a)", "a b c d e -> d (a e)",
+         " a b c d e ... -> d (a e) ", "a b c d e -> (a b)", " ... c d e  -> (...) "]),
+     ["f64"] * 16,
+     lambda x: [w for f in (np.sum, np.max) for w in
+                [f(x)] * 2 + [R(f(x, (1, 2, 3)).T, 12)] * 2 + [R(T(f(x, (1, 2)), 1, 0, 2), 5, 12)] * 2 +
+                [R(f(x, (2, 3, 4)), 6)] * 2]),
     # repeat (einops' docstring)
     ("repeat", [("x", "f32", (3, 4))], [],
      "einops.repeat(x, 'h w -> h w c', c=3), einops.repeat(x, 'h w -> (repeat h) w', repeat=2), "
