@@ -1036,6 +1036,7 @@ TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d) {
       else packed = wrap_mul(packed, v->shape[j]), items[j - before] = part_int(sema, e, v->shape[j]);
     }
     ps[i] = part_seq(sema, e, TY_TUPLE, items, mid);
+    ps[i]->ty->size = true;  // a slice of tensor.shape: a torch.Size, as einops' torch backend gives it
     for (int j = 0; j < before; j++) a.shape[i][k++] = v->shape[j];
     a.shape[i][k++] = packed;
     for (int j = v->ndim - after; j < v->ndim; j++) a.shape[i][k++] = v->shape[j];
@@ -1065,9 +1066,14 @@ TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d) {
   return tuple_result(sema, e, items, 2);
 }
 
-// Python's text of packed_shapes as given: [(), (7,), [7, 9]]
+// Python's text of packed_shapes as given: [(), (7,), [7, 9]], pack's [torch.Size([]), torch.Size([7])]
 static const char *seq_str(Sema *sema, const TType *t) {
   if (t->kind == TY_SCALAR) return arena_printf(&sema->cx->arena, "%" PRId64, t->ival);
+  if (t->size) {  // torch.Size([7, 9])
+    const char *s = "torch.Size([";
+    for (int i = 0; i < t->nelem; i++) s = arena_printf(&sema->cx->arena, "%s%s%s", s, i ? ", " : "", seq_str(sema, t->elems[i]));
+    return arena_printf(&sema->cx->arena, "%s])", s);
+  }
   bool tuple = t->kind == TY_TUPLE;
   const char *s = tuple ? "(" : "[";
   for (int i = 0; i < t->nelem; i++) s = arena_printf(&sema->cx->arena, "%s%s%s", s, i ? ", " : "", seq_str(sema, t->elems[i]));
