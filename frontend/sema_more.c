@@ -266,7 +266,7 @@ TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   rebind(sema, e, (Ast *[]){x, s, part_int(sema, e, dim)}, 3);  // tensor_split(input, sections, dim)
-  return ck_split(sema, e, d);
+  return ck_split(sema, e, builtin_find("tensor_split"));  // its row's variant, not this one's dim
 }
 
 // take_along_dim(input, indices, dim=None): gather along dim after broadcasting the other

@@ -67,12 +67,17 @@ static bool infer_shape(Sema *sema, Loc loc, int64_t numel, int n, const int64_t
 // where PyTorch's is a view sharing x's storage
 static TType *view_dtype(Sema *sema, Ast *e, TType *x, DType dt) {
   if (dt == x->dtype) return view_result(sema, e, x, x->view);
+  // bool, u8 and i8 have the same bits: a u8 <-> i8 cast wraps to them, bool to 0 and 1 (a
+  // byte other than 0 and 1 viewed as bool, which PyTorch leaves as it is, becomes 1)
+  bool byte_a = x->dtype == DT_BOOL || x->dtype == DT_U8 || x->dtype == DT_I8;
+  bool byte_b = dt == DT_BOOL || dt == DT_U8 || dt == DT_I8;
+  if (byte_a && byte_b) return cast_to(sema, e, dt);
   bool ok = (dtype_size(dt) == dtype_size(x->dtype)) &&
             ((x->dtype == DT_F32 && dt == DT_I32) || (x->dtype == DT_I32 && dt == DT_F32) ||
              (x->dtype == DT_F64 && dt == DT_I64) || (x->dtype == DT_I64 && dt == DT_F64));
   if (!ok) {
-    diag_error(sema->cx, call_loc(e), "view(dtype) from %s to %s is not supported: tdsl reinterprets float32 as int32 "
-               "and float64 as int64 (and back)", torch_name(x->dtype), torch_name(dt));
+    diag_error(sema->cx, call_loc(e), "view(dtype) from %s to %s is not supported: tdsl reinterprets float32 as int32, "
+               "float64 as int64 (and back) and bool, uint8 and int8 as each other", torch_name(x->dtype), torch_name(dt));
     return poison(sema);
   }
   e->bi = node_builtin(OP_BITCAST);

@@ -6,9 +6,9 @@
 //
 // One dialect for every decomposition: the primitives below (build_unary, build_binary,
 // views, reductions ...) give each node PyTorch's result dtype and shape, so a builder
-// writes the formula (`b_mul(b, x, b_sigmoid(b, x))`) and nothing else. The formulas of
-// the composite elementwise ops of ir/ops.def (sigmoid, silu, gelu ...) are builders too:
-// ir/opmath.c reads the loop IR's formula off the nodes such a builder makes.
+// writes the formula (`b_mul(b, x, b_un(b, OP_TANH, ...))`) and nothing else. The
+// composite elementwise ops of ir/ops.def (sigmoid, silu, gelu ...) are no builders: each
+// is one node (build_unary), whose loop-IR formula is ir/opmath.c's op_formula.
 //
 // Order: the nodes one builder call makes are put in the order of a depth-first walk from
 // its results (operands left to right, each node after what it reads), and an operand is

@@ -4,7 +4,8 @@ F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as 
 `import torch.nn as nn` bind them), torch's dtype names (torch.float64, torch.long),
 Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers, string arguments
 (approximate='tanh'), NumPy's argument names (axis=, keepdims=), the in-place view ops
-(x.t_()), the *_copy ops, linspace/logspace, x.view(dtype), tensor_split and one_hot of
+(x.t_()), the *_copy ops, linspace/logspace, x.view(dtype) (f32/i32, f64/i64, bool/u8/i8),
+tensor_split and one_hot of
 constant tensors, narrow at a 0-d tensor start — run as written and compared with NumPy
 on the same inputs (or PyTorch 1.13's results, written out).
 
@@ -215,6 +216,19 @@ def main():
     ok = p.returncode == 0 and len(outs) == 4 and all(
         np.allclose(g.astype(np.float64), w, rtol=1e-5, atol=1e-5) for g, w in zip(outs, want))
     t.check("functions named linear and softmax beside PyTorch's", ok, p.stderr.decode(errors="replace")[:400])
+    # x.view(dtype) among bool, uint8 and int8: the same bits (NumPy's view); a byte viewed
+    # as bool is x != 0
+    u = np.array([0, 1, 127, 128, 200, 255], np.uint8)
+    i = np.array([-128, -1, 0, 5, 127, -56], np.int8)
+    b = np.array([True, False, True, True, False, False])
+    src = ("fn f(u: u8[6], i: i8[6], b: bool[6]) -> (i8[6], u8[6], u8[6], i8[6], bool[6], u8[6]) {\n"
+           "    return u.view(torch.int8), i.view(torch.uint8), b.view(torch.uint8), b.view(torch.int8), "
+           "u.view(torch.bool), i.view(torch.uint8).view(torch.int8).view(torch.uint8)\n}\n")
+    p, outs = run_outputs(tdslc, src, {"u": u, "i": i, "b": b})
+    want = [u.view(np.int8), i.view(np.uint8), b.view(np.uint8), b.view(np.int8), u != 0, i.view(np.uint8)]
+    ok = p.returncode == 0 and len(outs) == 6 and all(g.dtype == w.dtype and np.array_equal(g, w)
+                                                       for g, w in zip(outs, want))
+    t.check("view(dtype) among bool, uint8 and int8", ok, p.stderr.decode(errors="replace")[:400] or str(outs))
     return t.summary()
 
 
