@@ -16,6 +16,7 @@ enum { MAX_PARAMS = 12 };
 typedef struct Param {
   char name[24];
   bool opt, vararg, kwonly;
+  bool kwvar;  // **name: the keywords no other parameter takes, left in the call for the checker
 } Param;
 
 // "input, dim=None, keepdim=False, *, dtype=None" -> params
@@ -36,7 +37,10 @@ static int parse_sig(const char *sig, Param *ps) {
       Param *p = &ps[n++];
       memset(p, 0, sizeof *p);
       p->kwonly = kwonly;
-      if (*s == '*') {
+      if (len > 2 && s[0] == '*' && s[1] == '*') {
+        p->kwvar = p->opt = p->kwonly = true;
+        s += 2, len -= 2;
+      } else if (*s == '*') {
         p->vararg = p->opt = true;
         s++, len--;
         kwonly = true;
@@ -114,7 +118,7 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
     Ast *a = e->list.data[i];
     if (a->kind != AST_KWARG) continue;
     int j = 0;
-    while (j < np && strcmp(ps[j].name, a->name)) j++;
+    while (j < np && (strcmp(ps[j].name, a->name) || ps[j].kwvar)) j++;
     if (j == np && (d->forms & (F_TORCH | F_METH))) {  // NumPy's names, as PyTorch's argument parser takes them
       static const char *const alias[][2] = {{"axis", "dim"}, {"keepdims", "keepdim"}, {"x", "input"},
                                              {"a", "input"}, {"x1", "input"}, {"x2", "other"}};
@@ -123,6 +127,9 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
           for (j = 0; j < np && strcmp(ps[j].name, alias[q][1]); j++) {
           }
     }
+    bool kwvar = false;
+    for (int q = 0; q < np; q++) kwvar |= ps[q].kwvar;
+    if (j == np && kwvar) continue;  // **axes_lengths: the checker reads it
     if (j == np) {
       Suggest sg = suggest_start(a->name);
       for (int q = 0; q < np; q++) suggest(&sg, ps[q].name);
@@ -761,6 +768,14 @@ static const BuiltinDef builtins[] = {
     LOSS("poisson_nll_loss", "input, target, log_input=True, full=False, size_average=None, eps=1e-08, "
          "reduce=None, reduction='mean'", ck_poisson_nll_loss, build_poisson_nll_loss),
     LOSS("gaussian_nll_loss", "input, target, var, full=False, eps=1e-06, reduction='mean'", ck_gaussian_nll_loss, build_gaussian_nll_loss),
+    // sema_einops.c: einops' functions (einops.NAME, or NAME imported from einops); after
+    // torch's rows of the same names
+    BUILT("rearrange", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 0, F_EINOPS),
+    BUILT("repeat", "tensor, pattern, **axes_lengths", ck_einops, build_einops, 1, F_EINOPS),
+    BUILT("reduce", "tensor, pattern, reduction, **axes_lengths", ck_einops, build_einops, 2, F_EINOPS),
+    BUILT("einsum", "*tensors_and_pattern", ck_einops_einsum, build_einsum, 0, F_EINOPS),
+    BUILT("pack", "tensors, pattern", ck_einops_pack, build_einops_pack, 0, F_EINOPS),
+    BUILT("unpack", "tensor, packed_shapes, pattern", ck_einops_unpack, build_einops_unpack, 0, F_EINOPS),
 #undef NNF
 #undef LOSS_V
 #undef VIEWOP_V

@@ -240,6 +240,10 @@ TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
   }
+  return einsum_equation(sema, e, d->b.build, s, loc, ops, nops);
+}
+
+TType *einsum_equation(Sema *sema, Ast *e, BuildFn build, const char *s, Loc loc, Ast **ops, int nops) {
   for (int i = 0; i < nops; i++)
     if (!is_tensor(ops[i]->ty)) {
       diag_error(sema->cx, ops[i]->loc, "expected Tensor as element %d in argument 1, but got %s", i,
@@ -285,5 +289,5 @@ TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d) {
   for (int i = 0; i < nops; i++)
     if (!read_operand(sema, loc, s, &q, i, ops[i], size, &ea)) return poison(sema);
   for (int j = 0; j < q.nout; j++) ea.out[j] = (int8_t)q.out[j];
-  return built(sema, e, d->b.build, KEEP(sema, ea), ops, nops);
+  return built(sema, e, build, KEEP(sema, ea), ops, nops);
 }

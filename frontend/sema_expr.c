@@ -49,7 +49,7 @@ Const *find_const(Sema *sema, const char *name) {
   return NULL;
 }
 
-static const char *const module_names[] = {"torch", "nn", "F", "math"};
+static const char *const module_names[] = {"torch", "nn", "F", "math", "einops"};
 
 // The names a body sees: its locals, the constants, the functions and the modules.
 static void suggest_names(Sema *sema, Suggest *sg) {
@@ -100,7 +100,10 @@ static const struct {
 // The forms bit a call through module m takes (F_TORCH, F_NNF); 0 for a module with no
 // functions of ours.
 static int module_form(const TType *m) {
-  return !strcmp(m->module, "torch") ? F_TORCH : !strcmp(m->module, "torch.nn.functional") ? F_NNF : 0;
+  return !strcmp(m->module, "torch")                 ? F_TORCH
+         : !strcmp(m->module, "torch.nn.functional") ? F_NNF
+         : !strcmp(m->module, "einops")              ? F_EINOPS
+                                                     : 0;
 }
 
 // Python's math module: its constants, and the functions of it that tdsl folds on a
@@ -356,12 +359,14 @@ static TType *check_call(Sema *sema, Ast *e) {
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
+  const BuiltinDef *only = NULL;  // einops.f: the row only the module has
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f
     const BuiltinDef *d = math ? builtin_find(e->name) : builtin_find_form(e->name, module_form(self));
     if (!d || !(math ? is_math_function(e->name) : (d->forms & module_form(self)))) {
       module_miss(sema, e, self);
       return poison(sema);
     }
+    if (module_form(self) == F_EINOPS) only = d;
     e->lhs = NULL;
     self = NULL;
   }
@@ -375,7 +380,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->list.data[0]->loc, "must be real number, not %s", py_type_name(e->list.data[0]->ty));
     return poison(sema);
   }
-  const BuiltinDef *d = builtin_find_form(e->name, e->lhs ? F_METH : F_FN);
+  const BuiltinDef *d = only ? only : builtin_find_form(e->name, e->lhs ? F_METH : F_FN);
   if (!d && !bad && e->lhs && is_tensor(self)) {  // x.clamp_(min=0): clamp's result stored into x
     TType *r = inplace_method(sema, e);
     if (r) return r;

@@ -100,8 +100,8 @@ typedef struct Sema {
 // e's type; it sets e->operands (and e->attr, e->needs_copy) for lower.c.
 typedef TType *(*CheckFn)(Sema *sema, Ast *e, const BuiltinDef *d);
 // forms: f(x, ...) and x.f(...); where PyTorch has the function too: torch.f(x, ...),
-// torch.nn.functional.f(x, ...) (F.f)
-enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8 };
+// torch.nn.functional.f(x, ...) (F.f); einops' functions: einops.f(x, ...) (F_EINOPS)
+enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8, F_EINOPS = 16 };
 // The dtype rule of a row: which input dtypes PyTorch's kernel takes, and its name in the
 // message for the others ("\"softplus_cuda\" not implemented for 'Long'").
 typedef enum {
@@ -502,6 +502,14 @@ bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
+// e as torch.einsum(s, *ops) of the equation s (its messages at loc) built by build
+TType *einsum_equation(Sema *sema, Ast *e, BuildFn build, const char *s, Loc loc, Ast **ops, int nops);
+
+// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2), einsum, pack, unpack ----
+TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d);  // einops.einsum(*tensors, pattern)
+TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d);    // (packed, packed_shapes)
+TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d);  // the parts, as a tuple
 
 // ---- sema_more.c: more spellings built from ops tdsl has ----
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max

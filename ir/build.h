@@ -19,7 +19,8 @@
 // (losses), build_conv.c (padding, convolution, pooling, interpolation, fold and unfold),
 // build_linalg.c (products, statistics), build_einsum.c, build_reduce.c (reductions built of
 // others), build_scan.c, build_sort.c (sort and its views), build_index.c (gathers, scatters, masks),
-// build_math.c (elementwise ops built of others), build_shape.c (copies built of views).
+// build_math.c (elementwise ops built of others), build_shape.c (copies built of views),
+// build_einops.c (einops' rearrange, repeat and reduce).
 #ifndef TDSLC_IR_BUILD_H
 #define TDSLC_IR_BUILD_H
 
@@ -537,6 +538,41 @@ int build_one_hot(Builder *b, const void *args, Value **out);
 // reads see the write.
 Value *build_store_node(Graph *g, Op op, Value **srcs, int n, NodeAttr attr, Loc loc, const Loc *src_locs);
 Value *build_store(Builder *b, Op op, Value **srcs, int n, NodeAttr attr);  // at the builder's place
+
+// ---- ir/build_einops.c: einops' rearrange, repeat and reduce ----
+// einops' recipe (its _apply_recipe) over shapes known when compiling: the input (the
+// operands stacked on a new first dim when it was a list) reshaped to the pattern's
+// elementary axes, permuted, reduced over its last dims, new axes inserted and expanded,
+// reshaped to the result's dims. Each step is a view where PyTorch's would be one.
+typedef struct EinopsArgs {
+  bool stack;                      // the operands are a list's tensors, stacked on dim 0
+  int ninit;                       // the elementary axes' lengths (0: no reshape)
+  int64_t init[TD_MAX_DIMS];
+  int nperm;                       // the permutation (0: none)
+  int perm[TD_MAX_DIMS];
+  int nreduce;                     // the last nreduce dims reduced by op
+  Op op;                           // OP_SUM, OP_MEAN, OP_AMAX, OP_AMIN, OP_PROD, OP_ANY, OP_ALL
+  bool each;                       // one dim at a time, the last first (prod, any, all: PyTorch's take one)
+  int nadd;                        // new axes: at add_at[i] (ascending, in the result of the
+  int add_at[TD_MAX_DIMS];         // insertions), of length add_len[i]
+  int64_t add_len[TD_MAX_DIMS];
+  int nfinal;                      // the result's dims (0: no reshape)
+  int64_t final[TD_MAX_DIMS];
+} EinopsArgs;
+int build_einops(Builder *b, const void *args, Value **out);
+// einops.pack: each operand reshaped to shape[i] (the axes '*' stands for merged into
+// dim), all concatenated along dim; einops.unpack: the input's dim cut into n parts (part
+// i from start[i], len[i] long), each reshaped to shape[i].
+enum { EINOPS_MAX_TENSORS = 64 };
+typedef struct EinopsPackArgs {
+  int dim;
+  int n;
+  int ndim[EINOPS_MAX_TENSORS];
+  int64_t shape[EINOPS_MAX_TENSORS][TD_MAX_DIMS];
+  int64_t start[EINOPS_MAX_TENSORS], len[EINOPS_MAX_TENSORS];  // unpack
+} EinopsPackArgs;
+int build_einops_pack(Builder *b, const void *args, Value **out);
+int build_einops_unpack(Builder *b, const void *args, Value **out);  // n results
 
 // ---- the one dialect: short forms every family file writes its formulas in ----
 static inline Value *b_add(Builder *b, Value *x, Value *y) { return build_binary(b, OP_ADD, x, y); }
