@@ -249,7 +249,7 @@ def main():
     cases = {
         "deep parentheses": "fn f(x: f32[2]) -> f32[2] { return " + "(" * 50000 + "x" + ")" * 50000 + " }\n",
         "deep brackets": "fn f(x: f32[2]) -> f32[2] { return x" + "[" * 50000 + "0" + "]" * 50000 + " }\n",
-        "a long operator chain": "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n",
+        "a long method chain": "fn f(x: f32[2]) -> f32[2] { return x" + ".relu()" * 50000 + " }\n",
         "a long unary chain": "fn f(x: f32[2]) -> f32[2] { return " + "-" * 50000 + "x }\n",
         "a control character": "fn f(x: f32[2]) -> f32[2] {\n  return x\x01\n}\n",
         "sizes overflowing 64 bits": "fn f(x: f32[4294967296, 4294967296, 16]) -> f32[1] { return x[0, 0, 0:1] }\n",
@@ -269,6 +269,9 @@ def main():
             check(f"{label} ({args[0]}): located error, exit 1",
                   p.returncode == 1 and re.search(r"robust\.tdsl:\d+:\d+: error: ", err) and "^" in err,
                   f"exit {p.returncode}: {err[:500]}")
+    # a chain of operators is flat, not deep: it compiles, whatever its length (issue 31.3)
+    p = tdslc("run", write("flat.tdsl", "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n"), "--json")
+    check("a long operator chain compiles and runs", p.returncode == 0, p.stderr.decode()[:500])
     p = tdslc(write("empty.tdsl", ""), "--emit=ir")
     check("an empty file: no function, exit 2, no crash",
           p.returncode == 2 and b"defines no function" in p.stderr, p.stderr.decode())
