@@ -22,7 +22,8 @@ The nodes:
   - cat, stack, split/chunk (a piece, or all pieces unpacked into names),
     index_select and gather with in-range index parameters;
   - statements: `for` loops accumulating into a name (rebound or in place), fresh
-    tensors updated in place (x.add_(y), x += y, x[a:b] = y, masked_fill_, clamp_),
+    tensors updated in place (x.add_(y), x += y, x[a:b] = y, x[..., -1] = y, x[1::2] = y,
+    masked_fill_, clamp_),
     and named lines reused by later expressions;
   - functions and Python values: calls of helper functions written generically (dims
     as names), with scalar parameters and defaults (given, left out, or a run-time
@@ -1365,7 +1366,7 @@ class Program:
         for _ in range(r.choice([1, 1, 2])):
             ops = ["add_", "+=", "-=", "*=", "mul_", "clamp_", "relu_", "masked_fill_"]
             if nd:  # writes through views and indices: a slice, a slice's in-place method, a mask, an index
-                ops += ["[]=", "[]+=", "[].op_", "[mask]=", "[idx]="]
+                ops += ["[]=", "[]+=", "[].op_", "[mask]=", "[idx]=", "[int]=", "[step]="]
             op = r.choice(ops)
             bdt = r.choice([dt, dt] + LOWER[dt])
             if op == "[].op_":
@@ -1406,6 +1407,33 @@ class Program:
                 t[idx] = t[idx] + b.val if acc else b.val
                 te[idx] = te[idx] + conv(b) + np.abs(t[idx]) if acc else conv(b)
                 lines.append(f"{{t}}[{name}] {'+=' if acc else '='} {b.expr}")
+                kids.append(b)
+                mag = max(mag, b.mag, _mag(t))
+                continue
+            if op == "[int]=":  # an int index (negative now and then) removes its dim; `...` before the last
+                d = r.randrange(nd)
+                k = r.randrange(shape[d])
+                ks = k - shape[d] if r.random() < 0.4 else k
+                sl = tuple([slice(None)] * d + [k])
+                b = self.gen(self._bshape(shape[:d] + shape[d + 1:]), depth - 1, bdt)
+                acc = r.random() < 0.4
+                t[sl] = t[sl] + b.val if acc else b.val
+                te[sl] = te[sl] + conv(b) + np.abs(t[sl]) if acc else conv(b)
+                lead = "..., " if d == nd - 1 and nd > 1 and r.random() < 0.5 else ":, " * d
+                lines.append(f"{{t}}[{lead}{ks}] {'+=' if acc else '='} {b.expr}")
+                kids.append(b)
+                mag = max(mag, b.mag, _mag(t))
+                continue
+            if op == "[step]=":  # a strided slice (a negative start now and then), or one element
+                d = r.randrange(nd)
+                st, sp = r.randrange(shape[d]), r.choice([1, 2, 3])
+                n = len(range(st, shape[d], sp))
+                sl = tuple([slice(None)] * d + [slice(st, None, sp)])
+                b = self.gen(self._bshape(shape[:d] + [n] + shape[d + 1:]), depth - 1, bdt)
+                t[sl] = b.val
+                te[sl] = conv(b)
+                sts = st - shape[d] if r.random() < 0.4 else st
+                lines.append(f"{{t}}[{':, ' * d}{sts}::{sp}] = {b.expr}")
                 kids.append(b)
                 mag = max(mag, b.mag, _mag(t))
                 continue
