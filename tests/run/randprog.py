@@ -29,7 +29,8 @@ The nodes:
     as names), with scalar parameters and defaults (given, left out, or a run-time
     scalar of the entry passed on), an optional tensor (`| None = None`, `if w is not
     None`), `a if c else b`, compile-time and run-time asserts, a loop over a scalar
-    parameter, lists, tuple results (indexed or unpacked); run-time `float`, `int` and
+    parameter (for, while, continue, break), lists, tuple results (indexed or unpacked),
+    helpers without a result writing a `mut` parameter; run-time `float`, `int` and
     `bool` parameters of the entry (given by --arg); lists built with append and +=,
     then stacked or summed, tuples unpacked and star-unpacked, displays indexed,
     comprehensions and generators, and conditional expressions whose other branch
@@ -1564,10 +1565,21 @@ class Program:
                 params.append("n: int = 2")
                 if n != 2 or r.random() < 0.3:
                     args.append(f"n={n}")
-                body += ["for _ in range(n) {", "    y = y * 0.5 + x" if fl else "    y = y - x", "}"]
+                upd = "y = y * 0.5 + x" if fl else "y = y - x"
+                form = r.choice(["for", "while", "skip", "break"])
+                if form == "for":
+                    body += ["for _ in range(n) {", f"    {upd}", "}"]
+                elif form == "while":  # n rebound, as a Python int
+                    body += ["m = n", "while m > 0 {", f"    {upd}", "    m -= 1", "}"]
+                elif form == "skip":  # the second iteration skipped; n + 1 run
+                    body += ["for i in range(n + 1) {", "    if i == 1 {", "        continue", "    }", f"    {upd}",
+                             "}"]
+                else:  # a loop that would run ten times, stopped after n
+                    body += ["for i in range(10) {", "    if i >= n {", "        break", "    }", f"    {upd}", "}"]
+                runs = n if form != "skip" else n + 1 - (1 if n >= 1 else 0)
 
-                def loop(y, x, w, n=n):
-                    for _ in range(n):
+                def loop(y, x, w, runs=runs):
+                    for _ in range(runs):
                         y = y * 0.5 + x if fl else y - x
                     return y
                 steps.append(loop)
@@ -1622,7 +1634,7 @@ class Program:
         r = self.r
         nd = len(shape)
         a, b = self.gen(shape, depth - 1, dt), self.gen(shape, depth - 1, dt)
-        what = r.choice(["list", "tuple", "star", "index", "comp", "cond"])
+        what = r.choice(["list", "tuple", "star", "index", "comp", "cond", "mut"])
         if what == "list":
             c = self.gen(shape, depth - 1, dt)
             lines = [f"{{t}}a = [{a.expr}]", f"{{t}}a.append({b.expr})", f"{{t}}a += [{c.expr}]"]
@@ -1631,6 +1643,16 @@ class Program:
                                  ("{t} = torch.stack({t}a, dim=-1).amax(-1)", lambda x, y, z: np.maximum(np.maximum(x, y), z)),
                                  ("{t} = {t}a[1] - {t}a[-1] * len({t}a)", lambda x, y, z: y - z * 3)])
             nodes, lines = [a, b, c], lines + [spell]
+        elif what == "mut":  # a helper without a result (no arrow, or -> None) writes its mut parameter
+            name = f"h{len(self.helpers)}"
+            dims = ", ".join(f"D{i}" for i in range(nd))
+            k = r.choice([1, 2, 3])
+            ret = r.choice(["", " -> None"])
+            tail = r.choice([[], ["    return"], ["    if k > 5 {", "        raise ValueError(f'k is {k}')", "    }"]])
+            self.helpers.append([f"fn {name}(mut o: {dt}[{dims}], x: {dt}[{dims}], k: int = 1){ret} {{",
+                                 "    o += x * k"] + tail + ["}"])
+            lines = ["{t} = " + a.paren() + ".clone()", f"{name}({{t}}, {b.expr}" + (f", k={k})" if k != 1 else ")")]
+            nodes, f = [a, b], lambda x, y, k=k: x + y * k
         elif what == "tuple":
             lines = [f"{{t}}a, {{t}}b = {b.expr}, {a.expr}", "{t} = {t}b * 2 - {t}a"]
             nodes, f = [a, b], lambda x, y: x * 2 - y
