@@ -249,6 +249,7 @@ static Value *lower_node(Lower *lw, const Ast *e) {
     }
   const TType *t = e->ty;
   Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
+  nd->out->wrapped = t->kind == TY_TENSOR && t->wrapped;  // arithmetic of run-time Python numbers
   // A store or in-place update yields its target: later reads see the written storage.
   return op_is_store(e->bi->op) ? srcs[0] : nd->out;
 }
