@@ -1718,6 +1718,10 @@ class Program:
             if nd and r.random() < 0.06:  # a long last dim: vector loops with a remainder
                 shape[-1] = r.randrange(16, 70)
             self.outs.append(self.gen(shape, r.randrange(3, 6), dt))
+        # a helper whose call was dropped (its node out of range) is left out: one without
+        # dims would be compiled as an entry, where its scalar parameters are run-time values
+        used = "\n".join([ln for let in self.lets for ln in let] + [o.expr for o in self.outs])
+        self.helpers = [h for h in self.helpers if re.search(rf"\b{h[0].split()[1].split('(')[0]}\(", used)]
         ps = ", ".join(f"{n}: {param_type(dt, v)}" for n, dt, v in self.params)
         rets = [type_str(o.dtype, np.shape(o.val)) for o in self.outs]
         ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
