@@ -17,7 +17,7 @@ The nodes:
   - reductions (sum, mean, amax, amin, logsumexp, var, std, prod, norm, max/min along a
     dim, any, all, argmax, argmin), scans (cumsum, cumprod, cummax, logcumsumexp);
   - softmax, log_softmax, layer_norm, rms_norm and their hand-written forms;
-  - matmul, mm, bmm, x @ w.t(), F.linear, with transposed operands; now and then a
+  - matmul, mm, bmm, x @ w.t(), F.linear, torch.einsum, with transposed operands; now and then a
     large one (M, N, K up to about 70) so the packed GEMM schedule runs;
   - cat, stack, split/chunk (a piece, or all pieces unpacked into names),
     index_select and gather with in-range index parameters;
@@ -1167,6 +1167,13 @@ class Program:
                 b = self.gen(bb + [k, shape[-1]], depth - 1, dt)
         out = np.matmul(a.val, b.val)
         spell = f"{a.paren()} @ {b.paren()}" if r.random() < 0.7 else f"matmul({a.expr}, {b.expr})"
+        na, nb = np.ndim(a.val), np.ndim(b.val)
+        if na >= 1 and nb >= 1 and np.shape(a.val)[:-2] == np.shape(b.val)[:-2] and r.random() < 0.25:
+            # the same product as torch.einsum writes it (labels of batch dims, then i, j, k)
+            la = "bcd"[:max(na - 2, 0)] + ("i" if na >= 2 else "") + "j"
+            lb = "bcd"[:max(nb - 2, 0)] + "j" + ("k" if nb >= 2 else "")
+            lo = "bcd"[:max(na - 2, 0)] + ("i" if na >= 2 else "") + ("k" if nb >= 2 else "")
+            spell = f"torch.einsum('{la},{lb}->{lo}', {a.expr}, {b.expr})"
         return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b), em=mm_em(a, b))
 
     def _maybe_t(self, shape, depth, dt):
