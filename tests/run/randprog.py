@@ -1530,7 +1530,9 @@ class Program:
         nd = len(shape)
         fl = dt in FLOATS
         a = self.gen(shape, depth - 1, dt)
-        name = f"h{len(self.helpers)}"
+        # (the seed in the name keeps helpers apart where files join several programs:
+        # test_cuda_compile, test_ptx_compile)
+        k, name = len(self.helpers), f"h{len(self.helpers)}s{self.seed}"
         self.helpers.append([])  # (the slot is taken now: helpers made inside come after)
         dims = [f"D{i}" for i in range(nd)]
         ty = f"{dt}[{', '.join(dims)}]"
@@ -1613,7 +1615,7 @@ class Program:
         rt = f"({ty}, {ty})" if tup else ty
         src = [f"fn {name}({', '.join(params)}) -> {rt} {{"] + [f"    {ln}" for ln in body]
         src += ["    return y, x" if tup else "    return y", "}"]
-        self.helpers[int(name[1:])] = src
+        self.helpers[k] = src
 
         def f(x, w=None):
             y = x
@@ -1651,7 +1653,7 @@ class Program:
                                  ("{t} = {t}a[1] - {t}a[-1] * len({t}a)", lambda x, y, z: y - z * 3)])
             nodes, lines = [a, b, c], lines + [spell]
         elif what == "mut":  # a helper without a result (no arrow, or -> None) writes its mut parameter
-            name = f"h{len(self.helpers)}"
+            name = f"h{len(self.helpers)}s{self.seed}"
             dims = ", ".join(f"D{i}" for i in range(nd))
             k = r.choice([1, 2, 3])
             ret = r.choice(["", " -> None"])
@@ -1804,7 +1806,7 @@ def run(tdslc, prog, backend="env"):
 # program by program, so a failure still names its program.
 # ---------------------------------------------------------------------------
 BUNDLE = 8
-_NAME = re.compile(r"\b([pth]\d+[a-d]?)\b")
+_NAME = re.compile(r"\b([pt]\d+[a-d]?)\b")  # (helpers' names hold their seed)
 
 
 def _renamed(text, k):
