@@ -223,6 +223,7 @@ static void stmt_seq(CudaKernelGen *c, const LStmt *s) {
     }
     cexpr_close(&c->g);
     return;
+  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
   case LS_COUNT: break;
   }
   td_unreachable();
@@ -465,6 +466,7 @@ static void block_print(CudaKernelGen *c, const LGpuBlock *b) {
       line(c, "__syncthreads();");
     cexpr_close(&c->g);
     return;
+  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
   case LS_COUNT: break;
   }
   td_unreachable();

@@ -227,6 +227,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   out->lps = arena_alloc(&cx->arena, sizeof *out->lps * (size_t)(out->nfns ? out->nfns : 1));
   for (int i = 0; i < out->nfns; i++) {
     Graph *g = lower_fn(cx, p, fns[i]);
+    g->cpu = cpu_prog;  // (fusion: a CPU matmul packs its operands, so may recompute them)
     fuse_graph(g);
     out->graph = g;
     if (co->time_kernels)
@@ -243,9 +244,13 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     }
     LProgram *lp = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     lp->flops = graph_flops(g);
+    int64_t *kflops = arena_alloc(&cx->arena, sizeof *kflops * (size_t)(g->nkernels + 1));
+    graph_kernel_flops(g, kflops);  // 1:1 with lp's kernels (kernel_build: one per graph kernel)
+    for (int k = 0; k < lp->kernels.len && k < g->nkernels; k++)
+      lp->kernels.data[k]->flops = kflops[k];
     lp->bound = bound_text(cx, sigs[i]);
     if (cpu_prog) {
-      sched_cpu(cx, lp);
+      sched_cpu(cx, lp, &cpu);
       share_kernels(cx, lp);
     } else {  // the GPU schedule is decided once for kernels with the same code
       share_kernels(cx, lp);

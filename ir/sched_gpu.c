@@ -706,6 +706,7 @@ static void block_stmt(SchedGpu *c, const LStmt *s, ArgSet *pr, ArgSet *pw, LGpu
     }
     break;
   }
+  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
   case LS_COUNT: td_unreachable();
   }
   set_union(pr, &r);
