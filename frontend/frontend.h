@@ -231,7 +231,8 @@ struct TType {
   int storage;           // TENSOR: storage identity (0..nparams-1: that parameter; else a fresh one)
   bool writable;         // TENSOR: a local or a 'mut' parameter's storage
   bool wrapped;          // TENSOR: a run-time Python scalar (an entry's `eps: float`): a 0-d
-                         // tensor of f64/i64/bool that promotes as a wrapped number does
+                         // tensor of f64/i64/bool that promotes as a wrapped number does;
+                         // also arithmetic of them (k * 2; floats computed in f32)
   double fval;           // SCALAR value (also for ints and bools)
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE

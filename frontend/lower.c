@@ -234,7 +234,9 @@ static Value *lower_node(Lower *lw, const Ast *e) {
     for (int i = 0; i < n; i++) locs[i] = e->operands[i]->loc;
     return build_store_node(lw->g, e->bi->op, srcs, n, e->attr, e->loc, locs);
   }
-  return graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc)->out;
+  Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
+  nd->out->wrapped = t->kind == TY_TENSOR && t->wrapped;  // arithmetic of run-time Python numbers
+  return nd->out;
 }
 
 static Value *lower_view(Lower *lw, const Ast *e) {

@@ -460,6 +460,10 @@ bool truth_value(Sema *sema, Ast *e, bool *out) {
   case TY_TENSOR:
     if (view_numel(t->view) != 1)
       diag_error(sema->cx, e->loc, "Boolean value of Tensor with more than one value is ambiguous");
+    else if (t->wrapped)
+      diag_error(sema->cx, e->loc, "a condition needs a compile-time value, but this is a %s: a scalar parameter of "
+                 "the entry point is known only when it runs (called from another function, it is a compile-time "
+                 "value)", py_type_name(t));
     else
       diag_error(sema->cx, e->loc, "a tensor's value is known only at run time: a condition needs a "
                  "compile-time value (use & | ~ or torch.where for elementwise logic)");
@@ -579,6 +583,12 @@ static TType *check_logic(Sema *sema, Ast *e) {
 static TType *check_cond(Sema *sema, Ast *e) {
   TType *c = check_expr(sema, e->step);
   if (is_poison(c)) return poison(sema);
+  if (is_tensor(c) && c->wrapped) {
+    diag_error(sema->cx, e->step->loc, "the condition of 'a if c else b' must be a compile-time value, but this is a "
+               "%s: a scalar parameter of the entry point is known only when it runs (called from another function, "
+               "it is a compile-time value)", py_type_name(c));
+    return poison(sema);
+  }
   if (is_tensor(c)) {
     diag_error(sema->cx, e->step->loc, "a tensor's value is known only at run time: the condition of 'a if c else "
                "b' must be a compile-time value (use torch.where(c, a, b) to choose elementwise)");

@@ -78,7 +78,9 @@ TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   }
   if (!unary_dtype(sema, loc, op, t->dtype, &dt)) return poison(sema);
   set_operand1(sema, e, x);
-  return ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+  TType *r = ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+  r->wrapped = t->wrapped;  // -k of a run-time Python number is one
+  return r;
 }
 
 // gelu(input, approximate='none'): 'tanh' is its own op, PyTorch's tanh approximation.
@@ -210,7 +212,11 @@ TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
   if (!binary_dtype(sema, loc, op, a->ty, b->ty, &dt)) return poison(sema);
   if (!broadcast_all(sema, loc, xs, 2, &nd, shape) || !check_numel(sema, loc, nd, shape)) return poison(sema);
   set_operands(sema, e, xs, 2);
-  return ty_fresh(sema, dt, nd, shape);
+  TType *r = ty_fresh(sema, dt, nd, shape);
+  // Python numbers make a Python number: k * 2 of a run-time int k still promotes as a
+  // wrapped number (x * (k * 2) of a 0-d i32 x is i32, as with Python's int)
+  r->wrapped = (is_scalar(a->ty) || a->ty->wrapped) && (is_scalar(b->ty) || b->ty->wrapped);
+  return r;
 }
 
 TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {

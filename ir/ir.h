@@ -146,7 +146,7 @@ struct Value {
   Buffer *buf;       // NULL for a compile-time scalar
   Node *node;        // the node that produced it (materializing), else NULL
   bool is_scalar;    // a Python scalar operand (x + 1): value in sval/ival
-  bool wrapped;      // a scalar parameter's 0-d buffer: promotes as a Python scalar does
+  bool wrapped;      // a scalar parameter's 0-d buffer, or arithmetic of them: promotes as a Python scalar does
   double sval;
   int64_t ival;
 };
