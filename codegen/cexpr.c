@@ -920,6 +920,12 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     TD_ASSERT(e->a->kind == LX_LOCAL && e->a->local >= 0 && e->a->local < g->k->locals.len);
     buf_printf(g->b, "%s[%" PRId64 "]", g->lname[e->a->local], e->i);
     return;
+  case LX_SHFL:
+  case LX_IDIV:
+  case LX_INSERT:  // the GPU form's (ir/loop.h): the CUDA dialect's
+    TD_ASSERT(g->d->gpu_expr);
+    g->d->gpu_expr(g, e);
+    return;
   case LX_COUNT: break;
   }
   td_unreachable();

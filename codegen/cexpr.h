@@ -57,6 +57,9 @@ struct CDialect {
   const char *f16_text;     // H_F16: tdsl_g_h2f, and tdsl_g_f2h up to its `sign` and `a`
   const char *bf16_text;    // H_BF16: tdsl_g_bf2f, tdsl_g_f2bf
   const char *reduce_text;  // H_REDUCE, if the dialect has it
+  // The GPU form's expressions (LX_SHFL, LX_IDIV; LX_INSERT where a statement's value),
+  // CUDA's alone: NULL in C.
+  void (*gpu_expr)(CExprGen *g, const LExpr *e);
 };
 
 // Prints the helpers pr asks for (and those they need); whether there were any.

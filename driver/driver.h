@@ -140,6 +140,7 @@ typedef struct CompileOptions {
   bool one_fn;         // exactly one function: --fn's, or the file's only one
   const char *target;  // "cpu" or "cuda": cuda programs get no CPU schedules
   const char *cpu;     // --cpu, NULL for the host
+  const char *gpu_arch;  // --gpu-arch (cuda): the GPU the schedules are for, NULL: sm_80
   CompileStage upto;
   bool graph_sched;    // COMPILE_GRAPH: record each kernel's CPU schedule in the graph (--emit=ir)
   bool time_kernels;   // --time laps "lower" and "kernels" apart (run, bench), else one "lower"

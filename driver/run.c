@@ -154,7 +154,7 @@ static void print_output(FILE *out, const Options *o, int idx, const char *stora
 // INT64_MAX: at least that many (the sum saturates).
 static int64_t tensor_bytes(const LProgram *p) {
   int64_t bytes = 0;
-  for (int i = 0; i < p->bufs.len; i++)
+  for (int i = 0; i < loop_host_bufs(p); i++)  // (a GPU kernel's shared memory is no buffer of a call)
     bytes = td_sat_add(bytes, td_sat_mul(p->bufs.data[i].numel, dtype_size(p->bufs.data[i].dtype)));
   return bytes;
 }
@@ -277,7 +277,7 @@ static int cmp_double(const void *a, const void *b) {
 // Bytes every call must move: each parameter read once, each result written once.
 static int64_t program_bytes(const LProgram *p) {
   int64_t bytes = 0;
-  for (int i = 0; i < p->bufs.len; i++) {
+  for (int i = 0; i < loop_host_bufs(p); i++) {
     const LBuf *b = &p->bufs.data[i];
     if (b->kind != LB_TEMP)
       bytes = td_sat_add(bytes, td_sat_mul(b->numel, dtype_size(b->dtype)));
