@@ -213,9 +213,6 @@ typedef struct LArg {
 typedef enum {
   LM_DOT,   // the plain nest (ir/matmul.c's build_matmul): one output element per
             // iteration of the outer loops, its k terms added in a local (fields below)
-  LM_ROWS,  // the row schedule of GPU programs (build_matmul_rows): blocks of output rows
-            // accumulated in place in a buffer, k unrolled by 4 over up to 4 rows (no
-            // single i, j or k loop exists)
   LM_GEMM,  // ir/gemm.c's CPU tiles (LKernel.sched names them): only the shape is set
   LM_COUNT
 } LMatmulForm;
@@ -248,10 +245,7 @@ typedef struct LMatmul {
                               // loops, i and k; b only the batch loops, k and j; k's var
                               // is kloop->var
   int epi;                    // the first statement of body after the k loop (2)
-  // LM_ROWS (else -1): the program buffer (LProgram.bufs) accumulating the sums, of
-  // dtype dt, indexed as the output's contiguous View; the result's own buffer (then
-  // the sums are the result) or an epilogue's, else an LB_TEMP
-  int acc_buf;
+  int acc_buf;  // -1 (no form accumulates in a program buffer)
 } LMatmul;
 
 // A ROW kernel's softmax row (not log_softmax) whose passes are single loops, laid out

@@ -177,6 +177,12 @@ GRID = [
     ("mm_t", "fn f(a: f32[3, 33, 40], b: f32[3, 17, 40]) -> f32[3, 33, 17] { return a @ b.transpose(1, 2) }",
      [("a", "f32", (3, 33, 40)), ("b", "f32", (3, 17, 40))],
      lambda a, b: [(a @ np.swapaxes(b, 1, 2), "f32", "mm", 1)]),
+    ("mm_big", "fn f(a: f32[130, 70], b: f32[70, 140]) -> f32[130, 140] { return a @ b }",
+     [("a", "f32", (130, 70)), ("b", "f32", (70, 140))], lambda a, b: [(a @ b, "f32", "mm", 1)]),
+    ("mm_mid", "fn f(a: f32[2, 70, 33], b: f32[66, 33]) -> f32[2, 70, 66] { return tanh(a @ b.t()) }",
+     [("a", "f32", (2, 70, 33)), ("b", "f32", (66, 33))], lambda a, b: [(np.tanh(a @ b.T), "f32", "mm", 1)]),
+    ("mm_d", "fn f(a: f64[65, 20], b: f64[20, 70]) -> f64[65, 70] { return a @ b }",
+     [("a", "f64", (65, 20)), ("b", "f64", (20, 70))], lambda a, b: [(a @ b, "f64", "mm", 1)]),
     ("mm_h", "fn f(a: f16[64, 48], b: f16[48, 40]) -> f16[64, 40] { return a @ b }",
      [("a", "f16", (64, 48)), ("b", "f16", (48, 40))], lambda a, b: [(a @ b, "f16", "mm", 1)]),
     ("mm_bf", "fn f(a: bf16[40, 24], b: bf16[24, 8]) -> bf16[40, 8] { return gelu(a @ b) }",
@@ -194,7 +200,7 @@ GRID = [
      [("q", "f16", (2, 50, 16)), ("k", "f16", (2, 60, 16)), ("v", "f16", (60, 8)), ("m", "bool", (50, 60))],
      lambda q, k, v, m: [(_sdpa(q, k, v, mask=m | np.eye(50, 60, dtype=bool)), "f16", "mm", 1)]),
 ]
-FORCED = ("ew_long", "sm_rows", "sm_short", "ln", "colsum", "argmin_h", "total", "mm", "mm_h", "attn")
+FORCED = ("ew_long", "sm_rows", "sm_short", "ln", "colsum", "argmin_h", "total", "mm", "mm_mid", "mm_h", "attn")
 
 
 def grid_inputs(name, params, seed):
