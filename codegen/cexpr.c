@@ -922,7 +922,9 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     return;
   case LX_SHFL:
   case LX_IDIV:
-  case LX_INSERT:  // the GPU form's (ir/loop.h): the CUDA dialect's
+  case LX_INSERT:
+  case LX_FRAG:
+  case LX_MMA:  // the GPU form's (ir/loop.h): the CUDA dialect's
     TD_ASSERT(g->d->gpu_expr);
     g->d->gpu_expr(g, e);
     return;

@@ -104,6 +104,61 @@ static const char *const bf16_text =
     "  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
     "}\n";
 
+// The tensor cores (H_REDUCE): each lane's registers of an mma.m16n8k16 operand (PTX
+// ISA, "Matrix Fragments for mma.m16n8k16": two halves a register, the lower k first;
+// lane l has g = l / 4, q = 2 (l % 4)), and the mma itself, in place on the sums; under
+// tests/shim (TDSL_SHIM) the shim's emulation of the instruction.
+static const char *const mma_text =
+    "struct tdsl_g_fa {\n"
+    "  uint32_t r[4];\n"
+    "};\n"
+    "struct tdsl_g_fb {\n"
+    "  uint32_t r[2];\n"
+    "};\n"
+    DEV "uint32_t tdsl_g_pack(uint16_t lo, uint16_t hi) { return (uint32_t)lo | (uint32_t)hi << 16; }\n"
+    DEV "uint32_t tdsl_g_word(const uint16_t *p) { return *(const uint32_t *)p; }\n"
+    "// A: 16 x 16, (m, k) at p[m * ld + k] (mk) or p[k * ld + m] (km)\n"
+    DEV "tdsl_g_fa tdsl_g_frag_a_mk(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fa f = {{tdsl_g_word(&p[g * ld + q]), tdsl_g_word(&p[(g + 8) * ld + q]), tdsl_g_word(&p[g * ld + q + 8]),\n"
+    "                  tdsl_g_word(&p[(g + 8) * ld + q + 8])}};\n"
+    "  return f;\n"
+    "}\n"
+    DEV "tdsl_g_fa tdsl_g_frag_a_km(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fa f = {{tdsl_g_pack(p[q * ld + g], p[(q + 1) * ld + g]), tdsl_g_pack(p[q * ld + g + 8], p[(q + 1) * ld + g + 8]),\n"
+    "                  tdsl_g_pack(p[(q + 8) * ld + g], p[(q + 9) * ld + g]),\n"
+    "                  tdsl_g_pack(p[(q + 8) * ld + g + 8], p[(q + 9) * ld + g + 8])}};\n"
+    "  return f;\n"
+    "}\n"
+    "// B: 16 x 8, (k, n) at p[n * ld + k] (nk) or p[k * ld + n] (kn)\n"
+    DEV "tdsl_g_fb tdsl_g_frag_b_nk(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fb f = {{tdsl_g_word(&p[g * ld + q]), tdsl_g_word(&p[g * ld + q + 8])}};\n"
+    "  return f;\n"
+    "}\n"
+    DEV "tdsl_g_fb tdsl_g_frag_b_kn(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fb f = {{tdsl_g_pack(p[q * ld + g], p[(q + 1) * ld + g]), tdsl_g_pack(p[(q + 8) * ld + g], p[(q + 9) * ld + g])}};\n"
+    "  return f;\n"
+    "}\n"
+    "#ifdef TDSL_SHIM\n"
+    "#define TDSL_G_MMA(ty, bf)                                                            \\\n"
+    "  " DEV "void tdsl_g_mma_##ty(float *d, tdsl_g_fa a, tdsl_g_fb b) {                   \\\n"
+    "    tdsl_shim_mma_16816(d, a.r, b.r, d, bf, __LINE__);                               \\\n"
+    "  }\n"
+    "#else\n"
+    "#define TDSL_G_MMA(ty, bf)                                                                                 \\\n"
+    "  " DEV "void tdsl_g_mma_##ty(float *d, tdsl_g_fa a, tdsl_g_fb b) {                                          \\\n"
+    "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.\" #ty \".\" #ty \".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, \"  \\\n"
+    "                 \"{%8, %9}, {%0, %1, %2, %3};\"                                                          \\\n"
+    "                 : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])                                      \\\n"
+    "                 : \"r\"(a.r[0]), \"r\"(a.r[1]), \"r\"(a.r[2]), \"r\"(a.r[3]), \"r\"(b.r[0]), \"r\"(b.r[1]));       \\\n"
+    "  }\n"
+    "#endif\n"
+    "TDSL_G_MMA(f16, 0)\n"
+    "TDSL_G_MMA(bf16, 1)\n";
+
 // NVRTC has no math.h: nan and inf come from bit patterns (base_text).
 static const TypeText type_text[DT_COUNT] = {
     [DT_BOOL] = {"bool", "bool", "bool", "", "", "false"},
@@ -144,7 +199,7 @@ static void gpu_expr(CExprGen *g, const LExpr *e) {
     buf_puts(g->b, "))");
     return;
   }
-  default: td_unreachable();  // LX_INSERT: a vector store's or let's value (vec_stmt)
+  default: td_unreachable();  // LX_INSERT, LX_MMA: a statement's value (vec_let, vec_store)
   }
 }
 
@@ -161,6 +216,7 @@ static const CDialect dialect_cuda = {
     .err_text = err_text,
     .f16_text = f16_text,
     .bf16_text = bf16_text,
+    .reduce_text = mma_text,
     .gpu_expr = gpu_expr,
 };
 
@@ -235,11 +291,38 @@ static bool lane_value(const LExpr *v) {
   return v->kind == LX_INSERT || v->kind == LX_SPLAT || v->kind == LX_LOCAL;
 }
 
+// An mma operand: the helper reading the lane's registers.
+static void frag(CudaKernelGen *c, const LExpr *f) {
+  static const char *const roles[] = {"a_mk", "a_km", "b_nk", "b_kn"};
+  c->g.arg_used[f->buf] = true;
+  buf_printf(c->g.b, "tdsl_g_frag_%s(&b%d[", roles[f->i], f->buf);
+  print_index(c, &f->idx);
+  buf_printf(c->g.b, "], %" PRId64 ")", f->b->i);
+}
+
+// acc = mma(a, b, acc): the sums in place.
+static void mma_set(CudaKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
+  const LExpr *v = s->val;
+  TD_ASSERT(s->kind == LS_SET && v->c->kind == LX_LOCAL && v->c->local == s->local);
+  g->pr->single[H_REDUCE] = true;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "tdsl_g_mma_%s(%s, ", v->a->dt == DT_BF16 ? "bf16" : "f16", g->lname[s->local]);
+  frag(c, v->a);
+  buf_puts(g->b, ", ");
+  frag(c, v->b);
+  buf_puts(g->b, ");\n");
+}
+
 // A vector let or set whose value is a load or lanes (else cexpr's lane loop).
 static bool vec_let(CudaKernelGen *c, const LStmt *s) {
   CExprGen *g = &c->g;
   const LExpr *v = s->val;
   int n = v->lanes;
+  if (v->kind == LX_MMA) {
+    mma_set(c, s);
+    return true;
+  }
   if (v->kind != LX_LOAD && !lane_value(v))
     return false;
   if (s->kind == LS_LET && g->decl_depth[s->local] < 0) {
@@ -338,6 +421,17 @@ static void stmt(CudaKernelGen *c, const LStmt *s) {
     cexpr_close(g);
     return;
   case LS_STORE:
+    if (s->val->lanes == 1 && s->val->kind == LX_LOAD && arg_dtype(c, s->val->buf) == arg_dtype(c, s->buf)) {
+      // a copy: the bits as they are (a half needs no round trip through f32)
+      g->arg_used[s->buf] = g->arg_used[s->val->buf] = true;
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "b%d[", s->buf);
+      print_index(c, &s->idx);
+      buf_printf(g->b, "] = b%d[", s->val->buf);
+      print_index(c, &s->val->idx);
+      buf_puts(g->b, "];\n");
+      return;
+    }
     if (s->val->lanes == 1 || !vec_store(c, s))
       cexpr_store(g, s);
     return;

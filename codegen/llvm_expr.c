@@ -817,7 +817,9 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
   case LX_LANE: return LLVMBuildExtractElement(g->b, llvm_expr(c, e->a), ci(g->i32, e->i), "");
   case LX_SHFL:
   case LX_IDIV:
-  case LX_INSERT: return llvm_gpu_expr(c, e);  // the GPU form's (ir/loop.h)
+  case LX_INSERT:
+  case LX_FRAG:
+  case LX_MMA: return llvm_gpu_expr(c, e);  // the GPU form's (ir/loop.h)
   case LX_COUNT: break;
   }
   td_unreachable();

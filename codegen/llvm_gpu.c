@@ -130,6 +130,75 @@ static LLVMValueRef vec_load(LlvmKernelGen *c, const LExpr *e) {
   }
 }
 
+// ---- tensor cores ----
+// The i32 of the halves at p and p + off (two i16 elements): the lower one first.
+static LLVMValueRef pair(LlvmModuleGen *g, LLVMValueRef p, LLVMValueRef off) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef lo = LLVMBuildLoad2(b, g->i16, p, ""), q = LLVMBuildInBoundsGEP2(b, g->i16, p, &off, 1, "");
+  LLVMValueRef hi = LLVMBuildLoad2(b, g->i16, q, "");
+  return LLVMBuildOr(b, LLVMBuildZExt(b, lo, g->i32, ""),
+                     LLVMBuildShl(b, LLVMBuildZExt(b, hi, g->i32, ""), ci(g->i32, 16), ""), "");
+}
+
+// The i32 at p (two consecutive halves).
+static LLVMValueRef word(LlvmModuleGen *g, LLVMValueRef p) {
+  LLVMValueRef w = LLVMBuildLoad2(g->b, g->i32, LLVMBuildBitCast(g->b, p, LLVMPointerType(g->i32, 0), ""), "");
+  LLVMSetAlignment(w, 4);
+  return w;
+}
+
+// The lane's registers of mma operand f (LX_FRAG, ir/loop.h): 4 (A) or 2 (B) i32.
+static int frag(LlvmKernelGen *c, const LExpr *f, LLVMValueRef *r) {
+  LlvmModuleGen *g = c->g;
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef lane = LLVMBuildAnd(b, sreg(g, "tid.x"), ci(g->i64, 31), "");
+  LLVMValueRef gr = LLVMBuildLShr(b, lane, ci(g->i64, 2), ""), q = LLVMBuildShl(b, LLVMBuildAnd(b, lane, ci(g->i64, 3), ""), ci(g->i64, 1), "");
+  LLVMValueRef base = llvm_elem_ptr(c, f->buf, &f->idx), ld = ci(g->i64, f->b->i);
+  // &base[x * ld + y]
+#define AT(x, y) LLVMBuildInBoundsGEP2(b, g->i16, base, (LLVMValueRef[]){LLVMBuildAdd(b, LLVMBuildMul(b, x, ld, ""), y, "")}, 1, "")
+  LLVMValueRef g8 = LLVMBuildAdd(b, gr, ci(g->i64, 8), ""), q8 = LLVMBuildAdd(b, q, ci(g->i64, 8), "");
+  switch (f->i) {
+  case LG_FRAG_A_MK:
+    r[0] = word(g, AT(gr, q)), r[1] = word(g, AT(g8, q)), r[2] = word(g, AT(gr, q8)), r[3] = word(g, AT(g8, q8));
+    return 4;
+  case LG_FRAG_A_KM:
+    r[0] = pair(g, AT(q, gr), ld), r[1] = pair(g, AT(q, g8), ld), r[2] = pair(g, AT(q8, gr), ld);
+    r[3] = pair(g, AT(q8, g8), ld);
+    return 4;
+  case LG_FRAG_B_NK: r[0] = word(g, AT(gr, q)), r[1] = word(g, AT(gr, q8)); return 2;
+  case LG_FRAG_B_KN: r[0] = pair(g, AT(q, gr), ld), r[1] = pair(g, AT(q8, gr), ld); return 2;
+  default: td_unreachable();
+  }
+#undef AT
+}
+
+// a * b + c on the tensor cores: llvm.nvvm.mma.m16n8k16.row.col.f32.f32 (f16 operands,
+// f32 sums and result) or .bf16 (bf16 operands, f32 sums), its
+// operands passed as its declaration types them (halves in pairs, or i32).
+static LLVMValueRef mma(LlvmKernelGen *c, const LExpr *e) {
+  LlvmModuleGen *g = c->g;
+  LLVMBuilderRef b = g->b;
+  const char *name = e->a->dt == DT_BF16 ? "llvm.nvvm.mma.m16n8k16.row.col.bf16" : "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  TD_ASSERT(id != 0);
+  LLVMTypeRef ft = LLVMIntrinsicGetType(g->lc, id, NULL, 0);
+  TD_ASSERT(LLVMCountParamTypes(ft) == 10);
+  LLVMTypeRef pt[10];
+  LLVMGetParamTypes(ft, pt);
+  LLVMValueRef args[10], acc = llvm_expr(c, e->c);
+  frag(c, e->a, args);
+  frag(c, e->b, args + 4);
+  for (int i = 0; i < 6; i++)
+    args[i] = LLVMBuildBitCast(b, args[i], pt[i], "");
+  for (int i = 0; i < 4; i++)
+    args[6 + i] = LLVMBuildExtractElement(b, acc, ci(g->i32, i), "");
+  LLVMValueRef r = LLVMBuildCall2(b, ft, LLVMGetIntrinsicDeclaration(g->m, id, NULL, 0), args, 10, "");
+  LLVMValueRef v = LLVMGetUndef(LLVMVectorType(g->f32, 4));
+  for (unsigned i = 0; i < 4; i++)
+    v = LLVMBuildInsertElement(b, v, LLVMBuildExtractValue(b, r, i, ""), ci(g->i32, i), "");
+  return v;
+}
+
 LLVMValueRef llvm_gpu_expr(LlvmKernelGen *c, const LExpr *e) {
   LlvmModuleGen *g = c->g;
   TD_ASSERT(g->gpu);
@@ -142,7 +211,8 @@ LLVMValueRef llvm_gpu_expr(LlvmKernelGen *c, const LExpr *e) {
   case LX_INSERT:
     return LLVMBuildInsertElement(g->b, llvm_expr(c, e->a), llvm_expr(c, e->b), ci(g->i32, e->i), "");
   case LX_LOAD: return vec_load(c, e);
-  default: td_unreachable();
+  case LX_MMA: return mma(c, e);
+  default: td_unreachable();  // (LX_FRAG: an operand of LX_MMA alone)
   }
 }
 
@@ -217,6 +287,20 @@ static void stmt(LlvmKernelGen *c, const LStmt *s) {
     return;
   case LS_STORE:
     TD_ASSERT(c->k->args.data[s->buf].written);
+    if (s->val->kind == LX_LOAD && arg_dtype(c, s->val->buf) == arg_dtype(c, s->buf)) {  // a copy: the bits
+      LLVMTypeRef st = stype(g, arg_dtype(c, s->buf));
+      unsigned n = (unsigned)s->val->lanes, align = (unsigned)dtype_size(arg_dtype(c, s->buf));
+      LLVMValueRef from = llvm_elem_ptr(c, s->val->buf, &s->val->idx), to = llvm_elem_ptr(c, s->buf, &s->idx);
+      if (n > 1) {
+        from = vec_ptr(c, s->val->buf, &s->val->idx, (int)n, &align);
+        to = vec_ptr(c, s->buf, &s->idx, (int)n, &align);
+        st = LLVMVectorType(st, n);
+      }
+      LLVMValueRef v = LLVMBuildLoad2(b, st, from, "");
+      LLVMSetAlignment(v, align);
+      LLVMSetAlignment(LLVMBuildStore(b, v, to), align);
+      return;
+    }
     if (s->val->lanes > 1)
       vec_store(c, s);
     else

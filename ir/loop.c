@@ -333,6 +333,19 @@ static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) 
   }
 }
 
+// An mma operand: the 16 x 16 (A) or 16 x 8 (B) elements it reads lie in its buffer.
+static void verify_frag(Verify *V, const LExpr *e) {
+  TD_ASSERT((e->dt == DT_F16 || e->dt == DT_BF16) && e->b && e->b->kind == LX_CONST && e->b->i > 0);
+  TD_ASSERT(V->p->bufs.data[V->k->args.data[e->buf].buf].dtype == e->dt && V->k->args.data[e->buf].read);
+  int64_t ld = e->b->i;
+  // its rows of ld, and the elements of a row: A 16 x 16; B 8 rows of 16 (n-major) or 16 of 8
+  int64_t rows = e->i == LG_FRAG_B_NK ? 8 : 16, cols = e->i == LG_FRAG_B_KN ? 8 : 16;
+  LIndex last = e->idx;
+  last.base += (rows - 1) * ld;
+  verify_index_lanes(V, e->buf, &e->idx, 1);
+  verify_index_lanes(V, e->buf, &last, (int)cols);
+}
+
 static void verify_unary(const LExpr *e) {
   if (op_class(e->op) != OC_UNARY || !op_flags(e->op))
     td_internal_error(__FILE__, __LINE__, "'%s' is not a unary op of the loop IR", op_name(e->op));
@@ -355,9 +368,10 @@ static void verify_expr(Verify *V, const LExpr *e) {
   TD_ASSERT(e->lanes >= 1);
   if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
-              e->kind == LX_INSERT ||
+              e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG ||
               (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
-    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->a->lanes == e->lanes);
+    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_MMA ||
+              e->kind == LX_FRAG || e->a->lanes == e->lanes);
     TD_ASSERT(e->kind != LX_INSERT || e->b->lanes == 1);
     TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
     TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
@@ -440,6 +454,16 @@ static void verify_expr(Verify *V, const LExpr *e) {
     verify_expr(V, e->b);
     TD_ASSERT(e->a->dt == e->dt && e->b->dt == e->dt && e->lanes > 1 && e->i >= 0 && e->i < e->lanes);
     return;
+  case LX_MMA:
+    TD_ASSERT(V->k->gpu && e->dt == DT_F32 && e->lanes == 4 && e->c->dt == DT_F32 && e->c->lanes == 4);
+    TD_ASSERT(e->a->kind == LX_FRAG && e->b->kind == LX_FRAG && e->a->dt == e->b->dt);
+    TD_ASSERT(e->a->i == LG_FRAG_A_MK || e->a->i == LG_FRAG_A_KM);
+    TD_ASSERT(e->b->i == LG_FRAG_B_NK || e->b->i == LG_FRAG_B_KN);
+    verify_frag(V, e->a);
+    verify_frag(V, e->b);
+    verify_expr(V, e->c);
+    return;
+  case LX_FRAG: td_internal_error(__FILE__, __LINE__, "an mma fragment outside an mma");
   case LX_COUNT: break;
   }
   td_unreachable();

@@ -97,6 +97,17 @@
 //   - Vector loads and stores of any dtype (lanes of f16/bf16/bool carried as their
 //     values, as scalars are), each aligned to its whole width (sched_gpu proves it),
 //     and LX_INSERT: vector a with lane i replaced by scalar b.
+//   - Tensor cores: LX_MMA, a warp's mma.sync.m16n8k16 (row A, column B, f32 sums): a
+//     and b are LX_FRAGs (nowhere else), c a vector of 4 f32 lanes, the value the
+//     4 lanes of the warp's 16 x 8 tile of c + A B that the calling lane holds: lane l
+//     holds rows r = l / 4 and r + 8, columns c = 2 (l % 4) and c + 1, as (r, c),
+//     (r, c + 1), (r + 8, c), (r + 8, c + 1); every lane evaluates it together. The
+//     products are exact; the order of their sum is the tensor core's. LX_FRAG names
+//     the operand the lanes read from buf (of dtype dt, f16 or bf16) at idx, with row
+//     stride ld = the constant b: i LG_FRAG_A_MK (the 16 x 16 A, (m, k) at idx +
+//     m ld + k), LG_FRAG_A_KM ((m, k) at idx + k ld + m), LG_FRAG_B_NK (the 16 x 8 B,
+//     (k, n) at idx + n ld + k), LG_FRAG_B_KN ((k, n) at idx + k ld + n).
+//   - A store whose value is a load of the same dtype copies the bits (scalar or vector).
 //
 // Errors. A kernel has a table of messages, each already located
 // ("file.tdsl:3:9: error: ZeroDivisionError"); a message may hold one "%lld" for the
@@ -130,10 +141,13 @@ typedef enum {
   LX_SHFL,           // GPU: a in another lane of the warp (i: LG_SHFL_*, b the lane operand)
   LX_IDIV,           // GPU index arithmetic: a / b or a % b (op), a >= 0, b > 0
   LX_INSERT,         // vector a with lane i set to scalar b
+  LX_FRAG,           // GPU: an mma operand in the lanes' registers (buf, idx, i: LG_FRAG_*, b: ld)
+  LX_MMA,            // GPU: the warp's tile of a * b + c (tensor cores)
   LX_COUNT
 } LExprKind;
 
-enum { LG_SHFL_DOWN, LG_SHFL_XOR, LG_SHFL_IDX };  // LX_SHFL's i
+enum { LG_SHFL_DOWN, LG_SHFL_XOR, LG_SHFL_IDX };                    // LX_SHFL's i
+enum { LG_FRAG_A_MK, LG_FRAG_A_KM, LG_FRAG_B_NK, LG_FRAG_B_KN };  // LX_FRAG's i
 
 // An element index: base + sum_k coef[k] * var[k] (+ dyn, an i64 expression, if set).
 enum { LI_MAX_TERMS = 24 };

@@ -27,7 +27,8 @@
 // indices as `checked(x, SIZE, eN)`, and raising ops carry `!eN` after their call.
 // Vectors: `splatL(x)`, `fma(a, b, c)`, lane k of a local `lN.k`, `insert(v, k, x)`.
 // GPU: `shfl_down(x, n)`, `shfl_xor(x, n)`, `shfl_idx(x, n)`, `(a / b)` and `(a % b)` of
-// LX_IDIV; shared memory is a buffer of kind `shared`.
+// LX_IDIV; `mma(frag_a_mk(bN[INDEX], ld L), frag_b_kn(...), lN)` of the tensor cores;
+// shared memory is a buffer of kind `shared`.
 //
 // The compact form (the default) folds a run of consecutive stores, lets and sets that
 // print alike but for their local numbers, index offsets and lane numbers (an unrolled
@@ -255,6 +256,22 @@ static void print_expr(Pr *P, const LExpr *e) {
     slot(P, SLOT_NUM, e->i);
     fputs(", ", out);
     print_expr(P, e->b);
+    fputc(')', out);
+    return;
+  case LX_FRAG: {
+    static const char *const roles[] = {"a_mk", "a_km", "b_nk", "b_kn"};
+    fprintf(out, "frag_%s(b%d[", roles[e->i], arg_buf(P->k, e->buf));
+    print_index(P, &e->idx);
+    fprintf(out, "], ld %" PRId64 ")", e->b->i);
+    return;
+  }
+  case LX_MMA:
+    fputs("mma(", out);
+    print_expr(P, e->a);
+    fputs(", ", out);
+    print_expr(P, e->b);
+    fputs(", ", out);
+    print_expr(P, e->c);
     fputc(')', out);
     return;
   case LX_COUNT: break;

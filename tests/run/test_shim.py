@@ -185,6 +185,15 @@ GRID = [
      [("a", "f64", (65, 20)), ("b", "f64", (20, 70))], lambda a, b: [(a @ b, "f64", "mm", 1)]),
     ("mm_h", "fn f(a: f16[64, 48], b: f16[48, 40]) -> f16[64, 40] { return a @ b }",
      [("a", "f16", (64, 48)), ("b", "f16", (48, 40))], lambda a, b: [(a @ b, "f16", "mm", 1)]),
+    ("mma_h", "fn f(a: f16[130, 72], b: f16[72, 140]) -> f16[130, 140] { return a @ b }",
+     [("a", "f16", (130, 72)), ("b", "f16", (72, 140))], lambda a, b: [(a @ b, "f16", "mm", 1)]),
+    ("mma_h_lined", "fn f(a: f16[128, 64], b: f16[64, 136]) -> f32[128, 136] { return (a @ b).float() + 1 }",
+     [("a", "f16", (128, 64)), ("b", "f16", (64, 136))],
+     lambda a, b: [(rnd(a @ b, "f16").astype(np.float64) + 1, "f32", "mm", 1)]),
+    ("mma_bf_t", "fn f(a: bf16[2, 64, 48], b: bf16[40, 48]) -> bf16[2, 64, 40] { return relu(a @ b.t()) }",
+     [("a", "bf16", (2, 64, 48)), ("b", "bf16", (40, 48))], lambda a, b: [(np.maximum(a @ b.T, 0), "bf16", "mm", 1)]),
+    ("mma_h_km", "fn f(a: f16[48, 64], b: f16[48, 72]) -> f32[64, 72] { return (a.t() @ b).float() }",
+     [("a", "f16", (48, 64)), ("b", "f16", (48, 72))], lambda a, b: [(rnd(a.T @ b, "f16"), "f32", "mm", 1)]),
     ("mm_bf", "fn f(a: bf16[40, 24], b: bf16[24, 8]) -> bf16[40, 8] { return gelu(a @ b) }",
      [("a", "bf16", (40, 24)), ("b", "bf16", (24, 8))],
      lambda a, b: [(0.5 * (a @ b) * (1 + np.vectorize(__import__("math").erf)((a @ b) / np.sqrt(2))), "bf16", "mm",
@@ -200,7 +209,8 @@ GRID = [
      [("q", "f16", (2, 50, 16)), ("k", "f16", (2, 60, 16)), ("v", "f16", (60, 8)), ("m", "bool", (50, 60))],
      lambda q, k, v, m: [(_sdpa(q, k, v, mask=m | np.eye(50, 60, dtype=bool)), "f16", "mm", 1)]),
 ]
-FORCED = ("ew_long", "sm_rows", "sm_short", "ln", "colsum", "argmin_h", "total", "mm", "mm_mid", "mm_h", "attn")
+FORCED = ("ew_long", "sm_rows", "sm_short", "ln", "colsum", "argmin_h", "total", "mm", "mm_mid", "mm_h", "mma_h",
+          "attn")
 
 
 def grid_inputs(name, params, seed):
