@@ -281,11 +281,33 @@ typedef struct LSoftmax {
   LStmt *max_loop, *sum_loop, *recip, *final_loop;
 } LSoftmax;
 
+// An ATTN kernel of a GPU program (ir/attn.c builds its row form, the kernel's body, and
+// ir/attn_gpu.c these facts, from which ir/sched_gpu.c may build a flash kernel instead).
+// The expressions read vars of their own, none of the body's: q(b.., i, e), k(b.., j, e)
+// and v(b.., j, w) in the computation dtype cd, mask(b.., i, j) (a bool: false hides the
+// key; else added to the score) or NULL; out_local (of cd) then `store` write the
+// result at (b.., i, w). The scores are dot(q, k) * scale (+ mask), causal rows seeing
+// keys j <= i, the softmax online as ir/attn.c says.
+typedef struct LAttn {
+  int nb;                     // batch dims
+  int64_t bext[TD_MAX_DIMS];  // their extents
+  int bvar[TD_MAX_DIMS];      // their vars
+  int64_t L, S, E, Ev;        // query rows, keys, the q/k features, the v features
+  int ivar, jvar, evar, wvar;
+  LExpr *q, *k, *v, *mask;
+  bool causal;
+  double scale;
+  DType cd;
+  int out_local;
+  LStmt *store;
+} LAttn;
+
 struct LKernel {
   const char *name;    // "k0"
   KernelKind kind;     // fusion's decision (fuse_kernel_kind): EW, ROW, MATMUL or ONE
   LMatmul *mm;         // KK_MATMUL: how it computes the matmul; NULL for every other kind
   LSoftmax *softmax;   // KK_ROW: its softmax row of that form, NULL if none
+  LAttn *attn;         // KK_ATTN of a GPU program: its facts (ir/attn_gpu.c), else NULL
   VEC(LArg) args;
   VEC(DType) locals;   // the dtype of each local
   int nvars;           // loop variables are 0..nvars-1
