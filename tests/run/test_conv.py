@@ -451,19 +451,19 @@ def main():
         sources.append(run_case(t, tdslc, f"unfold {dt}{' transposed' if tr else ''}", [("a", dt, a, tr)],
                                 "F.unfold(a, 2), F.unfold(a, (2, 3), dilation=(2, 1), padding=1, stride=(2, 3)), "
                                 "F.fold(F.unfold(a, 3, padding=1), (6, 7), 3, padding=1)", want, [dt] * 3))
-    # empty tensors: no batch, no input channels (the bias alone), an empty padded input.
-    # Not in the GPU batch: --emit=cuda of any kernel over an empty dim divides by 0
-    # (`tdsl_g_i % 0`, which nvcc refuses), a codegen/cuda.c matter of its own.
+    # empty tensors: no batch, no input channels (the bias alone), an empty padded input
+    # (in the GPU batch too: the GPU schedule divides by no empty extent)
     b = np.arange(6.0)
     for name, x, w, args in (("conv2d of no batch", np.zeros((0, 4, 6, 6)), np.ones((6, 4, 3, 3)), (1, (2, 1))),
                              ("conv2d of no channels", np.zeros((2, 0, 6, 6)), np.zeros((6, 0, 3, 3)), (0, 1))):
         want = [np_conv(x, w, b, padding=args[0], stride=args[1])]
-        run_case(t, tdslc, name, [("x", "f64", x, False), ("w", "f64", w, False), ("b", "f64", b, False)],
-                 f"F.conv2d(x, w, b, padding={args[0]}, stride={args[1]})", want, ["f64"])
+        sources.append(run_case(t, tdslc, name, [("x", "f64", x, False), ("w", "f64", w, False),
+                                                 ("b", "f64", b, False)],
+                                f"F.conv2d(x, w, b, padding={args[0]}, stride={args[1]})", want, ["f64"]))
     x = np.zeros((2, 3, 4, 0))
-    run_case(t, tdslc, "pad of an empty tensor", [("x", "f32", x, False)],
-             "F.pad(x, (1, 2, 1, 1), value=3.0), F.pad(x[:0], (1, 1))",
-             [np_pad(x, (1, 2, 1, 1), value=3.0), np.zeros((0, 3, 4, 2))], ["f32", "f32"])
+    sources.append(run_case(t, tdslc, "pad of an empty tensor", [("x", "f32", x, False)],
+                            "F.pad(x, (1, 2, 1, 1), value=3.0), F.pad(x[:0], (1, 1))",
+                            [np_pad(x, (1, 2, 1, 1), value=3.0), np.zeros((0, 3, 4, 2))], ["f32", "f32"]))
     if env_backend() in (None, "c"):  # once, not once per CPU backend
         check_one_gemm(t, tdslc)
         check_gpu_emit(t, tdslc, sources)

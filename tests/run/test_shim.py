@@ -8,7 +8,7 @@ barrier or shuffle some threads never reach, unwritten shared memory are reporte
 What runs, each program's kernels as tdslc's schedule launches them (grid, block, shared
 memory, the host entry's copies and checks):
   - every op case of test_ops.py (op_cases.py and friends), with their NumPy values;
-  - seeded random programs of randprog.py (TDSL_SHIM_RANDOM_COUNT, default 200);
+  - seeded random programs of randprog.py (TDSL_SHIM_RANDOM_COUNT, default 100);
   - every function of examples/*.tdsl, with test_examples.py's NumPy models;
   - GRID below: sizes whose grid-stride loops go round, matmul tiles, long rows.
 Every program also runs with TDSL_GPU_GRID=1 (a one-block grid: every grid-stride loop
@@ -36,7 +36,7 @@ from oracle import (EXAMPLE_DIMS, SKIP, Tally, compare, dim_args, example_dims, 
                     from_npy, rnd, test_subset, to_npy)
 import shimcc  # noqa: E402
 
-RANDOM_COUNT = int(os.environ.get("TDSL_SHIM_RANDOM_COUNT", "200"))
+RANDOM_COUNT = int(os.environ.get("TDSL_SHIM_RANDOM_COUNT", "100"))
 ONLY = re.compile(os.environ.get("TDSL_SHIM_ONLY", ""))  # (development: the programs whose label matches)
 
 
