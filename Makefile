@@ -6,7 +6,8 @@ CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build demo test test-fast test-asan bench install fuzz clean
+.PHONY: all deps build demo test test-fast test-asan bench install fuzz clean update-goldens update-errors
+SHELL := /bin/bash
 
 all: build
 
@@ -17,12 +18,15 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Quiet: only tdslc is built (its log is printed only if the build fails), and each step
-# shows the source it runs and what to look at in its output.
+# Quiet: only tdslc is built, with one line of progress (its log is printed only if the
+# build fails), and each step shows the source it runs and what to look at in its output.
 demo: deps
+	@echo "configuring $(BUILD) (CMake)..."
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
-	@echo "building $(BUILD)/tdslc..."
-	@cmake --build $(BUILD) --target tdslc -j $(JOBS) >$(BUILD)/demo-build.log 2>&1 \
+	@echo "building $(BUILD)/tdslc: the compiler and LLVM's libraries it links (about a minute on 2 cores the"
+	@echo "first time; the log is $(BUILD)/demo-build.log)"
+	@set -o pipefail; cmake --build $(BUILD) --target tdslc -j $(JOBS) 2>&1 | tee $(BUILD)/demo-build.log \
+		| awk 'match($$0, /^\[ *[0-9]+%\]/) { printf "\r  %s", substr($$0, RSTART, RLENGTH); fflush() } END { print "" }' \
 		|| { cat $(BUILD)/demo-build.log; exit 1; }
 	@echo
 	@echo "== examples/storage_views.tdsl: eight views of one tensor =="
@@ -46,21 +50,38 @@ demo: deps
 	@echo "\$$ $(BUILD)/tdslc run examples/attention.tdsl | head -n 8"
 	@$(BUILD)/tdslc run examples/attention.tdsl | head -n 8
 
-# The suite twice: the release build, then one built with address and undefined-behaviour sanitizers
-# (TDSL_TEST_SUBSET=4: the longest scripts run every 4th of their programs there, see tests/run/oracle.py).
+# The suite twice (README.md, "Testing"): every test on the release build, then, on a build
+# with the address and undefined-behaviour sanitizers, what can find a bug there: work done by
+# tdslc and libtdslrt, on every 4th program of the long scripts (TDSL_TEST_SUBSET=4, see
+# tests/run/oracle.py; tests/CMakeLists.txt says what that build leaves out). Each test prints
+# a line as it ends (N/TOTAL); the slow ones start first (COST).
 test: build
+	@echo "== make test, pass 1 of 2: $$(cd $(BUILD) && ctest -N | tail -1 | sed 's/Total Tests: //') tests on the release build ($(BUILD)), $(JOBS) at a time"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-asan PASS="pass 2 of 2: "
 
+# The release build's tests without those labelled slow (about a minute of CPU or more
+# each): a quick check while working; `make test` runs them all.
 test-fast: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDSLC_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@echo "== make test, $(PASS)configuring and building the sanitizer build ($(ASAN_BUILD): Debug,"
+	@echo "   -fsanitize=address,undefined): tdslc, libtdslrt and the tests"
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDSLC_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@echo "== make test, $(PASS)$$(cd $(ASAN_BUILD) && ctest -N | tail -1 | sed 's/Total Tests: //') tests on the sanitizer build, $(JOBS) at a time"
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		TDSL_TEST_SUBSET=4 \
 		ctest --output-on-failure -j $(JOBS)
+
+# Rewrite the expected texts from what the built tdslc prints now, showing each change as a
+# diff to read before committing it (tests never rewrite their own expectations).
+update-goldens: build
+	/usr/bin/python3 tests/tools/check_golden.py --update $(BUILD)/tdslc tests/golden/*.golden
+
+update-errors: build
+	/usr/bin/python3 tests/tools/check_errors.py --update $(BUILD)/tdslc tests/errors/*.tdsl
 
 # Timings only, never asserted (not part of `make test`); writes bench/RESULTS.md.
 # BENCH_FLAGS passes options to bench/run.py, e.g. BENCH_FLAGS="--reps-scale 0.3 --only matmul,mlp".

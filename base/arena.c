@@ -78,6 +78,7 @@ void *vec_grow(Arena *a, void *data, int *cap, size_t elem) {
 void ctx_init(Ctx *cx) {
   memset(cx, 0, sizeof *cx);
   cx->diag_out = stderr;
+  cx->error_limit = DIAG_ERROR_LIMIT;
 }
 
 void ctx_free(Ctx *cx) {

@@ -55,16 +55,25 @@ struct Loc {
   const SrcFile *file;
   uint32_t begin, end;
 };
-SrcFile *srcfile_read(Ctx *cx, const char *path);  // NULL (and a message) when unreadable
+// NULL (and a one-line message on cx->diag_out) when the file cannot be read or is not UTF-8
+// text (an invalid UTF-8 sequence or a NUL byte): the caller's exit status is 2.
+SrcFile *srcfile_read(Ctx *cx, const char *path);
 SrcFile *srcfile_from_string(Ctx *cx, const char *path, const char *text, size_t len);
+// 0 when text[0, len) is UTF-8 text (valid UTF-8, no NUL byte), else 1 + the offset of
+// the first byte that is not.
+size_t srcfile_not_text(const char *text, size_t len);
 void srcfile_linecol(const SrcFile *f, uint32_t off, int *line, int *col);  // 1-based, byte columns
 Loc loc_join(Loc a, Loc b);  // the range covering both
 int loc_line(Loc loc);       // 1-based line of loc.begin; 0 for a Loc without a file
 
 // ---- the context: one per compilation ----
+enum { DIAG_ERROR_LIMIT = 20 };  // the default of Ctx.error_limit (tdslc -ferror-limit=N)
 struct Ctx {
   Arena arena;
   int nerrors, nwarnings;
+  int error_limit;     // errors printed before "too many errors emitted" (0: no limit)
+  bool stopped;        // the limit was reached: later errors are counted, nothing is printed
+  const char *src_path;  // the source file last read (srcfile_*), for outputs that name it
   FILE *diag_out;      // stderr unless a test redirects it
   uint64_t *reported;  // hashes of (loc, message) already printed: inlining may meet one mistake twice
   int nreported, capreported;
@@ -73,6 +82,11 @@ void ctx_init(Ctx *cx);
 void ctx_free(Ctx *cx);
 
 // ---- diagnostics: path:line:col: error: msg, the source line, ^~~~ under [begin, end) ----
+// Bounded as a compiler's are: after cx->error_limit errors, one "too many errors
+// emitted, stopping now" and silence; the echoed line shows control bytes and invalid
+// UTF-8 as <U+XXXX> and <XX>, and a line wider than DIAG_LINE_WIDTH columns is cut to a
+// window around the caret ("..." marks a cut); a message is cut after DIAG_MAX_MESSAGE bytes.
+enum { DIAG_LINE_WIDTH = 100, DIAG_MAX_MESSAGE = 2048 };
 void diag_error(Ctx *cx, Loc loc, const char *fmt, ...) TD_PRINTF(3, 4);
 void diag_warning(Ctx *cx, Loc loc, const char *fmt, ...) TD_PRINTF(3, 4);
 void diag_note(Ctx *cx, Loc loc, const char *fmt, ...) TD_PRINTF(3, 4);

@@ -106,5 +106,8 @@ void emit_entry_begin(Ctx *cx, Buf *b, const LProgram *p);
 void emit_entry_end(Buf *b, const LProgram *p);
 // --emit=header: the declarations of every program's entry, with an include guard.
 void emit_header(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out);
+// The source file a translation unit comes from, for its first line: the first
+// program's, else (a file without functions) the one cx last read.
+const char *emit_source_name(Ctx *cx, LProgram *const *progs, int nprogs);
 
 #endif

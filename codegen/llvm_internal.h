@@ -15,6 +15,7 @@
 //                  data layout, verification, the pass pipeline, code emission
 //   llvm_emit.c    the host: its TargetMachine, optimisation, .ll/.s/.o, the ORC
 //                  JIT, and target_llvm
+//   llvm_fatal.c   LLVM's fatal errors turned into internal errors (exit status 4)
 // Only these files and ptx.c include llvm-c/*. Shared functions are named llvm_<verb>;
 // the rest of each file is static. The invariants of the generated code are stated
 // in llvm_expr.c (values), llvm_kernel.c (loops, errors, parallel bodies) and
@@ -197,5 +198,10 @@ const char *llvm_run_passes(Ctx *cx, LLVMModuleRef m, LLVMTargetMachineRef tm, c
 // NULL, else "context: <LLVM's message>".
 const char *llvm_emit_code(Ctx *cx, LLVMTargetMachineRef tm, LLVMModuleRef m, LLVMCodeGenFileType kind,
                            const char *context, const char **text, size_t *len);
+
+// ---- llvm_fatal.c ----
+// From now on an LLVM fatal error is an internal error (exit status 4, LLVM's reason
+// printed), never abort(). Idempotent; llvm_lookup_target calls it.
+void llvm_fatal_install(void);
 
 #endif

@@ -34,6 +34,7 @@ LLVMCodeGenOptLevel llvm_codegen_level(int opt) {
 }
 
 const char *llvm_lookup_target(Ctx *cx, const char *triple, const char *context, LLVMTargetRef *t) {
+  llvm_fatal_install();  // before any target machine: LLVM's fatal errors become internal errors
   char *msg = NULL;
   if (LLVMGetTargetFromTriple(triple, t, &msg))
     return llvm_message(cx, context, msg);

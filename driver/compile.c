@@ -172,6 +172,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   if (co->upto == COMPILE_PARSE)
     return 0;
   Program *p = &out->prog;
+  p->entry = co->fn;  // checked as the entry point even when another function calls it
   bool ok = sema_declare(cx, p);
   SemaDims dims = {0};
   int rc = ok ? compile_bind_dims(cx, p, co, chosen_fn(p, co), &dims) : 0;
@@ -199,6 +200,11 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     const Ast *f = p->fns.data[i];
     if (out->fn && f != out->fn)
       continue;
+    if (p->sigs[i].helper_only) {
+      fprintf(cx->diag_out, "tdslc: note: skipping '%s': a helper of '%s' that compiles only where it is called "
+              "(tdslc --fn %s says why it does not compile alone)\n", f->name, p->sigs[i].caller, f->name);
+      continue;
+    }
     if (!p->sigs[i].checked) {
       fprintf(cx->diag_out, "tdslc: note: skipping generic function '%s': dims %s are unbound (give %s)\n", f->name,
               unbound_dims(cx, &p->sigs[i], &dims, false), unbound_dims(cx, &p->sigs[i], &dims, true));
@@ -209,6 +215,11 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   }
   if (!out->nfns && p->fns.len)
     return usage_error("%s: every function is generic and unbound: give its dims with --dim NAME=SIZE", co->file);
+  // A file without functions compiles, as an empty module does in Python and an empty
+  // translation unit in C: the output names the file and declares nothing. Almost
+  // surely not what was meant, so it is said.
+  if (!p->fns.len && co->upto >= COMPILE_KERNELS)
+    fprintf(cx->diag_out, "tdslc: warning: %s defines no function: the output declares none\n", co->file);
 
   // The CPU the schedules are for: --cpu, else the host (cuda: none).
   bool cpu_prog = strcmp(co->target, "cpu") == 0;

@@ -53,6 +53,8 @@ typedef struct Options {
   int opt;
   bool json, time;
   bool full;  // --full: --emit=kernels prints every statement (no folding)
+  bool list_cpus, list_gpus;  // --cpu=help, --gpu-arch=help: print the names, do nothing else
+  int error_limit;            // -ferror-limit=N (Ctx.error_limit; 0: none)
   uint64_t seed;
   int reps;
   Input inputs[OPT_MAX_INPUTS];
@@ -67,6 +69,9 @@ typedef struct Options {
 int options_parse(int argc, char **argv, Options *o);
 void options_free(Options *o);
 void options_print_help(void);
+// --cpu=help, --gpu-arch=help: the names the flag takes, with what they mean.
+void options_print_cpus(FILE *out);
+void options_print_gpus(FILE *out);
 
 // ============================================================================
 // Reports on stderr: "tdslc: KIND: message"; each returns its exit status.

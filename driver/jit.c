@@ -6,7 +6,9 @@
 #ifdef TDSLC_WITH_LLVM
 // Compiles p with LLVM into this process (ORC LLJIT) and calls it.
 int jit_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm) {
-  LlvmOptions lo = {.opt = o->opt, .lap = llvm_lap, .lap_ctx = tm};
+  // --cpu tunes the optimisation (the schedules already follow it); the JIT's machine
+  // code is the host's, so a named CPU never yields instructions this machine lacks.
+  LlvmOptions lo = {.opt = o->opt, .cpu = o->cpu, .lap = llvm_lap, .lap_ctx = tm};
   LlvmJit *jit;
   RunFn fn;
   const char *err = jit_load(cx, p, &lo, &jit, &fn);

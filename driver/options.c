@@ -1,10 +1,13 @@
 // driver/options.c: the command line (LANGUAGE.md §10) into Options, and --help.
-// Each mode takes only its own options (--emit, -o, -O, --cpu: compile; --in, --seed,
-// --out-dir: run; --reps: bench; --arg: run and bench; --dim: all); anything else is a
-// usage error. After parsing,
+// Each mode takes only its own options (--emit, -o, -O: compile; --in, --seed,
+// --out-dir: run; --reps: bench; --arg: run and bench; --cpu, --dim, -ferror-limit: all);
+// anything else is a usage error. Every value is checked here, before any stage uses it:
+// --cpu and --gpu-arch against the names of codegen/target_names.c (`=help` lists them),
+// a refused one named with the valid choices. After parsing,
 // --target is settled ("cpu" or "cuda", implied by --emit=cuda|ptx and --backend
 // cuda|ptx, conflicts reported) and run and bench have a backend.
 #include "driver/driver.h"
+#include "codegen/target_names.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,14 +20,15 @@ const char *const emit_kind_names[EMIT_COUNT] = {"tokens", "ast", "ir", "kernels
 // (docs/tdslc.1 says the same at length).
 void options_print_help(void) {
   puts("usage: tdslc FILE.tdsl [--emit=KIND] [-o OUT] [-O0|-O1|-O2|-O3] [--fn NAME] [--target cpu|cuda]\n"
-       "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--full] [--time]\n"
+       "                       [--cpu=NAME] [--gpu-arch=sm_NN] [--json] [--full] [--time] [-ferror-limit=N]\n"
        "           KIND: tokens ast ir kernels c header llvm asm obj cuda ptx dot   (default: c)\n"
        "                       [--dim NAME=SIZE]...\n"
        "       tdslc run   FILE.tdsl [--fn NAME] [--in NAME=FILE.npy]... [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
        "                             [--seed N] [--out-dir DIR] [--json] [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
+       "                             [--cpu=NAME] [--gpu-arch=sm_NN]\n"
        "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
-       "                             [--json]\n"
-       "       tdslc --print-include-dir | --print-lib-dir | --version | --help\n"
+       "                             [--json] [--cpu=NAME] [--gpu-arch=sm_NN]\n"
+       "       tdslc --print-include-dir | --print-lib-dir | --version | --help | --cpu=help | --gpu-arch=help\n"
        "\n"
        "options (a value may follow '=' or come as the next argument):\n"
        "  --emit=KIND           what to print: tokens ast ir kernels c header llvm asm obj cuda ptx dot\n"
@@ -32,11 +36,14 @@ void options_print_help(void) {
        "  -O0 -O1 -O2 -O3       the LLVM optimisation level of llvm, asm, obj and ptx (default -O2)\n"
        "  --fn NAME             the function (run, bench, ir, kernels, dot; code kinds: only this one)\n"
        "  --target cpu|cuda     the device (default cpu; --emit=cuda|ptx and --backend cuda|ptx imply cuda)\n"
-       "  --cpu=NAME            LLVM's CPU name for LLVM output and the CPU schedules (default: the host)\n"
-       "  --gpu-arch=sm_NN      the GPU of --emit=ptx (default sm_80) and run --target cuda (default: its own)\n"
+       "  --cpu=NAME            the CPU of the schedules and of LLVM output: LLVM's name (default: host;\n"
+       "                        --cpu=help lists them); run and bench tune for it, with the host's instructions\n"
+       "  --gpu-arch=sm_NN      the GPU of --emit=ptx (default sm_80) and run --target cuda (default: its own);\n"
+       "                        sm_30 to sm_121, --gpu-arch=help lists them\n"
        "  --json                --emit=ir, run and bench print one JSON object\n"
        "  --full                --emit=kernels prints every statement (default: unrolled runs folded)\n"
        "  --time                the time of each stage, on stderr (not bench)\n"
+       "  -ferror-limit=N       stop after N errors in the program (default 20; 0: no limit)\n"
        "  --in NAME=FILE.npy    run: parameter NAME from a .npy file (others: the seeded generator)\n"
        "  --arg NAME=VALUE      run, bench: scalar parameter NAME (int, float or bool: 1e-5, 3, true)\n"
        "  --dim NAME=SIZE       the size of dim NAME of a generic function (f32[N, D]); run also binds\n"
@@ -83,14 +90,51 @@ static bool parse_u64(const char *s, uint64_t *out) {
   return true;
 }
 
+// --cpu=NAME refused: why, the nearest known name, and every known name.
+static int bad_cpu(const char *name) {
+  const char *near = target_names_cpu_nearest(name);
+  if (near)
+    usage_error("--cpu=%s: %s (did you mean '%s'?)", name, target_names_cpu_why(name), near);
+  else
+    usage_error("--cpu=%s: %s", name, target_names_cpu_why(name));
+  fprintf(stderr, "tdslc: note: --cpu takes one of:\n");
+  target_names_print_cpus(stderr, "    ", 100);
+  return EXIT_USAGE;
+}
+
+static int bad_gpu_arch(const char *arch) {
+  usage_error("--gpu-arch=%s: not a GPU architecture tdslc compiles for", arch);
+  fprintf(stderr, "tdslc: note: --gpu-arch takes one of these (sm_90 and newer also with 'a', sm_100 and newer "
+                  "with 'f', as sm_90a):\n");
+  target_names_print_gpus(stderr, "    ", 100);
+  return EXIT_USAGE;
+}
+
+void options_print_cpus(FILE *out) {
+  const char *arch = target_names_cpu_arch();
+  if (arch)
+    fprintf(out, "--cpu=NAME: host (the default) or one of LLVM 14's %s processors:\n", arch);
+  else
+    fprintf(out, "--cpu=NAME: host (the default) or one of the processors LLVM 14 knows for this host\n"
+                 "(tdslc keeps a list for x86-64 only; llc-14 -mcpu=help lists this host's)\n");
+  target_names_print_cpus(out, "  ", 100);
+}
+
+void options_print_gpus(FILE *out) {
+  fprintf(out, "--gpu-arch=sm_NN: an NVIDIA architecture from sm_30 to sm_121 (sm_90 and newer also with an 'a'\n"
+               "suffix, sm_100 and newer with 'f'). PTX for a GPU newer than sm_86 is sm_86 PTX (LLVM 14's\n"
+               "newest), which the CUDA driver and ptxas compile for it; CUDA 13 compiles for sm_75 and newer.\n");
+  target_names_print_gpus(out, "  ", 100);
+}
+
 int options_parse(int argc, char **argv, Options *o) {
-  *o = (Options){.emit = EMIT_C, .opt = 2, .reps = 20, .target = NULL};
+  *o = (Options){.emit = EMIT_C, .opt = 2, .reps = 20, .target = NULL, .error_limit = DIAG_ERROR_LIMIT};
   int i = 1;
   if (argc > 1 && strcmp(argv[1], "run") == 0)
     o->mode = MODE_RUN, i = 2;
   else if (argc > 1 && strcmp(argv[1], "bench") == 0)
     o->mode = MODE_BENCH, i = 2;
-  bool emit_given = false;
+  bool emit_given = false, cpu_given = false;
   for (; i < argc; i++) {
     const char *a = argv[i], *v;
     bool missing = false;
@@ -117,14 +161,28 @@ int options_parse(int argc, char **argv, Options *o) {
       if (missing || (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0))
         return usage_error("--target takes 'cpu' or 'cuda'");
       o->target = v;
-    } else if (VALUE("--cpu") && o->mode == MODE_COMPILE) {
+    } else if (VALUE("--cpu")) {
       if (missing)
-        return usage_error("missing CPU name after '--cpu'");
-      o->cpu = v;
+        return usage_error("missing CPU name after '--cpu' (tdslc --cpu=help lists them)");
+      if (strcmp(v, "help") == 0)
+        o->list_cpus = true;
+      else if (!target_names_cpu_known(v))
+        return bad_cpu(v);
+      o->cpu = strcmp(v, "host") == 0 ? NULL : v;  // host: the default
+      cpu_given = true;
     } else if (VALUE("--gpu-arch")) {
-      if (missing || strncmp(v, "sm_", 3) != 0)
-        return usage_error("--gpu-arch takes sm_NN (for example sm_80)");
+      if (missing)
+        return usage_error("missing architecture after '--gpu-arch' (tdslc --gpu-arch=help lists them)");
+      if (strcmp(v, "help") == 0)
+        o->list_gpus = true;
+      else if (!target_names_gpu_known(v))
+        return bad_gpu_arch(v);
       o->gpu_arch = v;
+    } else if (VALUE("-ferror-limit")) {
+      uint64_t n;
+      if (missing || !parse_u64(v, &n) || n > INT32_MAX)
+        return usage_error("-ferror-limit takes a non-negative integer (0: no limit)");
+      o->error_limit = (int)n;
     } else if (VALUE("--backend") && o->mode != MODE_COMPILE) {
       if (missing || (strcmp(v, "c") && strcmp(v, "llvm") && strcmp(v, "cuda") && strcmp(v, "ptx")))
         return usage_error("--backend takes c, llvm, cuda or ptx");
@@ -190,6 +248,8 @@ int options_parse(int argc, char **argv, Options *o) {
     }
 #undef VALUE
   }
+  if (o->list_cpus || o->list_gpus)
+    return 0;  // the lists are printed, nothing else is done
   if (!o->file)
     return usage_error("no input file (see tdslc --help)");
   if (o->json && o->mode == MODE_COMPILE && emit_given && o->emit != EMIT_IR)
@@ -217,6 +277,11 @@ int options_parse(int argc, char **argv, Options *o) {
   // After the checks above, run and bench on the cpu target use c or llvm, on cuda ptx or cuda.
   if (!o->backend && o->mode != MODE_COMPILE)
     o->backend = strcmp(o->target, "cuda") == 0 ? "ptx" : cpu_backend;
+  // A flag that cannot act on this target says so (its value was checked above).
+  if (cpu_given && strcmp(o->target, "cuda") == 0)
+    fprintf(stderr, "tdslc: warning: --cpu has no effect on --target cuda (the GPU's is --gpu-arch)\n");
+  if (o->gpu_arch && strcmp(o->target, "cpu") == 0)
+    fprintf(stderr, "tdslc: warning: --gpu-arch has no effect on --target cpu\n");
   // PTX comes from LLVM 14, which stops at sm_86 (codegen/ptx.c); the CUDA C backend
   // (NVRTC) compiles for the architecture as given, so only the PTX paths warn.
   bool ptx = (o->mode == MODE_COMPILE && o->emit == EMIT_PTX) || (o->backend && !strcmp(o->backend, "ptx"));

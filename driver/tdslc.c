@@ -156,9 +156,15 @@ int main(int argc, char **argv) {
   }
   Options o;
   int rc = options_parse(argc, argv, &o);
-  if (rc == 0) {
+  if (rc == 0 && (o.list_cpus || o.list_gpus)) {
+    if (o.list_cpus)
+      options_print_cpus(stdout);
+    if (o.list_gpus)
+      options_print_gpus(stdout);
+  } else if (rc == 0) {
     Ctx cx;
     ctx_init(&cx);
+    cx.error_limit = o.error_limit;
     Timer tm = {o.time, now_ms()};
     rc = o.mode == MODE_COMPILE ? write_emit(&cx, &o, &tm) : run_or_bench(&cx, &o, &tm);
     ctx_free(&cx);

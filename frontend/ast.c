@@ -2,7 +2,10 @@
 // inlining, and the --emit=ast dump. Invariants kept here:
 // - every node lives in cx->arena and is zeroed except what its constructor sets;
 // - `depth` is 1 + the largest depth of its children (1 for a leaf); AST_LIST
-//   holders count like nodes. An expression deeper than TD_MAX_NESTING is reported
+//   holders count like nodes; but the left operand of a binary operator or of and/or
+//   (a chain: a + b + c ..., a and b and c ...) counts no level, as every pass walks
+//   such a chain in a loop: a flat expression of any length is not deep. An expression
+//   deeper than TD_MAX_NESTING is reported
 //   once ("expression nested too deeply", at its operator/method/bracket) by the
 //   constructor that first exceeds the limit, and every expression constructor that
 //   would exceed it returns an AST_NONE leaf (depth TD_MAX_NESTING + 1) instead, so
@@ -41,11 +44,13 @@ static const char *const kind_names[] = {
   [AST_BINARY] = "binary",
   [AST_CALL] = "call", [AST_ATTR] = "attr", [AST_INDEX] = "index", [AST_LIST] = "list",
   [AST_TUPLE] = "tuple",  [AST_SLICE] = "slice", [AST_ELLIPSIS] = "ellipsis", [AST_STARRED] = "starred",
-  [AST_KWARG] = "kwarg",
+  [AST_COND] = "cond", [AST_COMP] = "comp", [AST_APPLY] = "apply", [AST_FSTRING] = "fstring",
+  [AST_FIELD] = "field", [AST_KWARG] = "kwarg",
   [AST_ASSIGN] = "assign", [AST_AUGASSIGN] = "augassign", [AST_STORE] = "store",
   [AST_RETURN] = "return", [AST_EXPR] = "expr", [AST_FOR] = "for", [AST_BREAK] = "break", [AST_CONTINUE] = "continue", [AST_IF] = "if", [AST_WHILE] = "while",
+  [AST_ASSERT] = "assert", [AST_PASS] = "pass",
   [AST_CONST] = "const", [AST_PARAM] = "param", [AST_TYPE] = "type", [AST_SCALAR_TYPE] = "scalar_type",
-  [AST_FN] = "fn", [AST_PROGRAM] = "program",
+  [AST_FN] = "fn", [AST_IMPORT] = "import", [AST_ALIAS] = "alias", [AST_PROGRAM] = "program",
 };
 _Static_assert(sizeof kind_names / sizeof kind_names[0] == AST_COUNT, "kind_names follows AstKind");
 
@@ -96,8 +101,12 @@ static bool is_expr(AstKind k) {
 
 // Sets a->depth from its children; an expression over the limit is reported (only
 // where it first goes over) and becomes a leaf.
+static bool chain_link(const Ast *a) {
+  return a->kind == AST_BINARY || (a->kind == AST_LOGIC && (a->op == LOGIC_AND || a->op == LOGIC_OR));
+}
+
 static Ast *finish(Ctx *cx, Ast *a) {
-  int d = max_depth(a->lhs, 0);
+  int d = a->lhs && chain_link(a) ? a->lhs->depth - 1 : max_depth(a->lhs, 0);
   d = max_depth(a->rhs, d);
   d = max_depth(a->step, d);
   d = max_depth(a->type, d);
@@ -186,7 +195,31 @@ Ast *ast_binary(Ctx *cx, BinOp op, Ast *l, Ast *r, Loc oploc) {
 Ast *ast_paren(Ctx *cx, Ast *e, Loc loc) {
   (void)cx;
   e->loc = loc;
+  if (e->kind == AST_BINARY || e->kind == AST_LOGIC) e->bval = true;  // (a < b) < c is no chain
   return e;
+}
+
+// Whether e is a comparison written without parentheses (one a chain may continue), and
+// its right operand.
+static const Ast *compared(const Ast *e) {
+  if (e->bval) return NULL;
+  if (e->kind == AST_BINARY && e->op >= BIN_EQ && e->op <= BIN_GE) return e->rhs;
+  if (e->kind == AST_LOGIC && e->op >= LOGIC_IN) return e->rhs;
+  if (e->kind == AST_LOGIC && e->op == LOGIC_AND && e->ival) return compared(e->rhs);  // a chain
+  return NULL;
+}
+
+// a OP b, where op is a BinOp comparison or BIN_COUNT + a LogicOp (in, is ...); a < b < c
+// is (a < b) and (b < c), as Python chains it (b is written twice: it is evaluated twice,
+// which for the compile-time values a chain takes is the same).
+Ast *ast_compare(Ctx *cx, int op, Ast *a, Ast *b, Loc oploc) {
+  const Ast *mid = compared(a);
+  Ast *lhs = mid ? ast_clone(cx, mid) : a;
+  Ast *c = op < BIN_COUNT ? ast_binary(cx, (BinOp)op, lhs, b, oploc) : ast_logic(cx, (LogicOp)(op - BIN_COUNT), lhs, b, oploc);
+  if (!mid) return c;
+  Ast *chain = ast_logic(cx, LOGIC_AND, a, c, oploc);
+  chain->ival = 1;  // a chain of comparisons, which a further comparison continues
+  return chain;
 }
 
 Ast *ast_list(Ctx *cx, Loc loc) {
@@ -219,6 +252,49 @@ Ast *ast_tuple_expr(Ctx *cx, Ast *items, Loc loc) {
 Ast *ast_exprs_value(Ctx *cx, Ast *items, Loc loc) {
   if (items->list.len == 1) return items->list.data[0];
   return ast_tuple_expr(cx, items, loc);
+}
+
+// callee(args): a name's call f(x), a method call x.f(y), or a call of any other value.
+Ast *ast_call_of(Ctx *cx, Ast *callee, Ast *args, Loc loc) {
+  if (callee->kind == AST_NAME) return ast_call(cx, NULL, callee->name, args, callee->loc, loc);
+  if (callee->kind == AST_ATTR) return ast_call(cx, callee->lhs, callee->name, args, callee->oploc, loc);
+  Ast *a = ast_new(cx, AST_APPLY, loc);
+  a->lhs = callee;
+  take(&a->list, args);
+  return finish(cx, a);
+}
+
+Ast *ast_cond(Ctx *cx, Ast *body, Ast *test, Ast *orelse, Loc oploc) {
+  Ast *a = ast_new(cx, AST_COND, loc_join(body->loc, orelse->loc));
+  a->lhs = body;
+  a->step = test;
+  a->rhs = orelse;
+  a->oploc = oploc;
+  return finish(cx, a);
+}
+
+Ast *ast_comp(Ctx *cx, bool generator, Ast *elem, Ast *clauses, Loc loc) {
+  Ast *a = ast_new(cx, AST_COMP, loc);
+  a->op = generator ? TY_TUPLE : TY_LIST;
+  a->lhs = elem;
+  take(&a->list, clauses);
+  a->oploc = a->list.len ? a->list.data[0]->loc : loc;
+  return finish(cx, a);
+}
+
+// "a" "b" is "ab"; with an f-string, one f-string of both's pieces.
+Ast *ast_concat(Ctx *cx, Ast *a, Ast *b) {
+  Loc loc = loc_join(a->loc, b->loc);
+  if (a->kind == AST_STR && b->kind == AST_STR) return ast_str(cx, arena_printf(&cx->arena, "%s%s", a->name, b->name), loc);
+  Ast *f = ast_new(cx, AST_FSTRING, loc);
+  const Ast *parts[2] = {a, b};
+  for (int k = 0; k < 2; k++) {
+    if (parts[k]->kind == AST_FSTRING)
+      for (int i = 0; i < parts[k]->list.len; i++) vec_push(&cx->arena, &f->list, parts[k]->list.data[i]);
+    else
+      vec_push(&cx->arena, &f->list, (Ast *)parts[k]);
+  }
+  return finish(cx, f);
 }
 
 Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc) {
@@ -269,12 +345,106 @@ Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc) {
   return finish(cx, a);
 }
 
-Ast *ast_assign(Ctx *cx, Ast *targets, Ast *rhs, Loc oploc, Loc loc) {
+// What an expression that cannot be assigned to is called in Python's messages.
+static const char *not_target(const Ast *t) {
+  switch (t->kind) {
+  case AST_CALL: case AST_APPLY: return "function call";
+  case AST_INT: case AST_FLOAT: case AST_STR: case AST_FSTRING: return "literal";
+  case AST_BOOL: return t->bval ? "True" : "False";
+  case AST_NONE: return "None";
+  case AST_BINARY: return t->op >= BIN_EQ && t->op <= BIN_GE ? "comparison" : "expression";
+  case AST_COND: return "conditional expression";
+  case AST_COMP: return t->op == TY_LIST ? "list comprehension" : "generator expression";
+  case AST_ATTR: return "attribute";
+  default: return "expression";
+  }
+}
+
+// t as an assignment target (a name, a tuple or list of targets with at most one starred);
+// false after Python's message. Nested displays become AST_TUPLE.
+static bool to_target(Ctx *cx, Ast *t) {
+  if (t->kind == AST_NAME) return true;
+  if (t->kind == AST_STARRED) {
+    if (t->lhs->kind == AST_NAME) return true;
+    diag_error(cx, t->lhs->loc, "cannot assign to %s", not_target(t->lhs));
+    return false;
+  }
+  if (t->kind == AST_TUPLE || t->kind == AST_LIST) {
+    t->kind = AST_TUPLE;
+    int stars = 0;
+    for (int i = 0; i < t->list.len; i++) {
+      Ast *c = t->list.data[i];
+      if (!to_target(cx, c)) return false;
+      if (c->kind == AST_STARRED && ++stars == 2) {
+        diag_error(cx, c->loc, "multiple starred expressions in assignment");
+        return false;
+      }
+    }
+    return true;
+  }
+  if (t->kind == AST_ATTR)
+    diag_error(cx, t->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+  else if (t->kind == AST_INDEX)
+    diag_error(cx, t->loc, "an index store must be an assignment of its own: x[...] = v");
+  else if (t->kind == AST_DTYPE)
+    diag_error(cx, t->loc, "cannot assign to %s: dtype names are reserved words", dtype_name(t->dtype));
+  else
+    diag_error(cx, t->loc, "cannot assign to %s", not_target(t));
+  return false;
+}
+
+// The targets of one group into dst: the elements of a tuple or list display of several
+// (a, b = v; (a, b) = v), else the group itself (`a, = v` is a tuple target of one).
+static bool add_targets(Ctx *cx, AstList *dst, Ast *g) {
+  if ((g->kind == AST_TUPLE || g->kind == AST_LIST) && g->list.len != 1) {
+    for (int i = 0; i < g->list.len; i++) {
+      Ast *t = g->list.data[i];
+      if (!to_target(cx, t)) return false;
+      vec_push(&cx->arena, dst, t);
+    }
+    int stars = 0;
+    for (int i = 0; i < dst->len; i++) stars += dst->data[i]->kind == AST_STARRED;
+    if (stars > 1) {
+      diag_error(cx, g->loc, "multiple starred expressions in assignment");
+      return false;
+    }
+    return true;
+  }
+  if (g->kind == AST_STARRED) {
+    diag_error(cx, g->loc, "starred assignment target must be in a list or tuple");
+    return false;
+  }
+  if (!to_target(cx, g)) return false;
+  vec_push(&cx->arena, dst, g);
+  return true;
+}
+
+Ast *ast_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
+  int n = tail->list.len;
+  Ast *value = tail->list.data[n - 1];
+  if (first->kind == AST_INDEX && n == 1) return ast_store(cx, first, -1, value, oploc, loc);
   Ast *a = ast_new(cx, AST_ASSIGN, loc);
-  take(&a->list, targets);
-  a->rhs = rhs;
+  a->rhs = value;
   a->oploc = oploc;
+  bool ok = add_targets(cx, &a->list, first);
+  for (int i = 0; ok && i + 1 < n; i++) {
+    Ast *g = ast_new(cx, AST_TUPLE, tail->list.data[i]->loc);
+    ok = add_targets(cx, &g->list, tail->list.data[i]);
+    vec_push(&cx->arena, &a->body, g);
+  }
+  if (!ok) return ast_new(cx, AST_PASS, loc);
   return finish(cx, a);
+}
+
+// x op= v of a name or an index (a store); anything else is Python's error.
+Ast *ast_aug(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc) {
+  if (target->kind == AST_NAME) return ast_augassign(cx, target, op, rhs, oploc, loc);
+  if (target->kind == AST_INDEX) return ast_store(cx, target, (int)op, rhs, oploc, loc);
+  if (target->kind == AST_ATTR)
+    diag_error(cx, target->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+  else
+    diag_error(cx, target->loc, "'%s' is an illegal expression for augmented assignment", not_target(target));
+  return ast_new(cx, AST_PASS, loc);
 }
 
 Ast *ast_augassign(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc) {
@@ -346,6 +516,13 @@ Ast *ast_for(Ctx *cx, Ast *targets, Ast *iter, Ast *body, Loc loc) {
 
 Ast *ast_jump(Ctx *cx, AstKind kind, Loc loc) { return ast_new(cx, kind, loc); }
 
+Ast *ast_assert(Ctx *cx, Ast *cond, Ast *msg, Loc loc) {
+  Ast *a = ast_new(cx, AST_ASSERT, loc);
+  a->lhs = cond;
+  a->rhs = msg;
+  return finish(cx, a);
+}
+
 Ast *ast_if(Ctx *cx, Ast *cond, Ast *then, Ast *els, Loc loc) {
   Ast *a = ast_new(cx, AST_IF, loc);
   a->lhs = cond;
@@ -384,12 +561,41 @@ Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc) {
   return finish(cx, a);
 }
 
-Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Loc loc) {
+Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Ast *dflt, Loc loc) {
   Ast *a = ast_new(cx, AST_PARAM, loc);
   a->mut = mut;
   a->name = name;
-  a->type = type;
+  a->type = type ? type : ast_scalar_type(cx, NULL, dflt->loc);  // k=3: the default's kind
+  a->rhs = dflt;
   return finish(cx, a);
+}
+
+Ast *ast_optional(Ctx *cx, Ast *type, Loc loc) {
+  (void)cx;
+  type->bval = true;
+  type->oploc = type->kind == AST_TYPE && type->dtype == DT_COUNT ? type->oploc : loc;
+  return type;
+}
+
+Ast *ast_dotted(Ctx *cx, Ast *path, const char *name, Loc loc) {
+  return ast_name(cx, arena_printf(&cx->arena, "%s.%s", path->name, name), loc);
+}
+
+Ast *ast_alias(Ctx *cx, Ast *path, Ast *as, Loc loc) {
+  Ast *a = ast_new(cx, AST_ALIAS, loc);
+  a->name = path->name;
+  a->oploc = path->loc;
+  a->lhs = as;
+  return a;
+}
+
+// from: the module of `from M import ...` (NULL: `import ...`); items NULL: `import *`.
+Ast *ast_import(Ctx *cx, Ast *from, Ast *items, Loc loc) {
+  Ast *a = ast_new(cx, AST_IMPORT, loc);
+  a->name = from ? from->name : NULL;
+  a->oploc = from ? from->loc : loc;
+  take(&a->list, items);
+  return a;
 }
 
 Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc) {
@@ -399,15 +605,16 @@ Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc) {
   return finish(cx, a);
 }
 
-// rets: one AST_TYPE, or an AST_LIST holder of them (the tuple form).
+// rets: one AST_TYPE, an AST_LIST holder of AST_TYPE and AST_NONE (the tuple form), or
+// NULL or one AST_NONE (no result: the function returns None).
 Ast *ast_fn(Ctx *cx, const char *name, Ast *params, Ast *rets, bool ret_tuple, Ast *body, Loc loc) {
   Ast *a = ast_new(cx, AST_FN, loc);
   a->name = name;
   take(&a->list, params);
-  if (rets && rets->kind == AST_TYPE)
-    vec_push(&cx->arena, &a->rets, rets);
-  else
+  if (rets && rets->kind == AST_LIST)
     take(&a->rets, rets);
+  else if (rets && rets->kind != AST_NONE)
+    vec_push(&cx->arena, &a->rets, rets);
   a->ret_tuple = ret_tuple;
   if (body) a->body = body->list;
   return finish(cx, a);
@@ -424,8 +631,7 @@ static void clone_list(Ctx *cx, AstList *dst, const AstList *src) {
   for (int i = 0; i < src->len; i++) vec_push(&cx->arena, dst, ast_clone(cx, src->data[i]));
 }
 
-Ast *ast_clone(Ctx *cx, const Ast *a) {
-  if (!a) return NULL;
+static Ast *clone_one(Ctx *cx, const Ast *a) {
   Ast *c = arena_alloc(&cx->arena, sizeof(Ast));
   c->kind = a->kind;
   c->loc = a->loc;
@@ -439,7 +645,6 @@ Ast *ast_clone(Ctx *cx, const Ast *a) {
   c->dtype = a->dtype;
   c->name = a->name;
   c->ret_tuple = a->ret_tuple;
-  c->lhs = ast_clone(cx, a->lhs);
   c->rhs = ast_clone(cx, a->rhs);
   c->step = ast_clone(cx, a->step);
   c->type = ast_clone(cx, a->type);
@@ -449,14 +654,24 @@ Ast *ast_clone(Ctx *cx, const Ast *a) {
   return c;  // sema fields stay zero (the arena zeroes)
 }
 
+// The chain of left operands (a + b + c ...) is copied in a loop, so its length costs no
+// depth of C stack.
+Ast *ast_clone(Ctx *cx, const Ast *a) {
+  if (!a) return NULL;
+  Ast *top = clone_one(cx, a), *c = top;
+  for (; chain_link(a) && a->lhs; a = a->lhs, c = c->lhs) c->lhs = a->lhs ? clone_one(cx, a->lhs) : NULL;
+  c->lhs = ast_clone(cx, a->lhs);
+  return top;
+}
+
 // ---- --emit=ast ----
 
 // Python's repr: the fewest digits that read back exactly, positional notation for
 // exponents -4..15 (always with a '.'), else d.ddde±XX.
-static void print_float(FILE *out, double v) {
+const char *float_repr(double v, char *out, size_t n) {
   if (v != v || v - v != 0) {  // nan, inf
-    fputs(v != v ? "nan" : v < 0 ? "-inf" : "inf", out);
-    return;
+    snprintf(out, n, "%s", v != v ? "nan" : v < 0 ? "-inf" : "inf");
+    return out;
   }
   char buf[64];
   int prec = 1;
@@ -467,11 +682,17 @@ static void print_float(FILE *out, double v) {
   snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
   int exp = atoi(strchr(buf, 'e') + 1);
   if (exp < -4 || exp >= 16) {
-    fputs(buf, out);
-    return;
+    snprintf(out, n, "%s", buf);
+    return out;
   }
   int decimals = prec - 1 - exp;
-  fprintf(out, decimals > 0 ? "%.*f" : "%.*f.0", decimals > 0 ? decimals : 0, v);
+  snprintf(out, n, decimals > 0 ? "%.*f" : "%.*f.0", decimals > 0 ? decimals : 0, v);
+  return out;
+}
+
+static void print_float(FILE *out, double v) {
+  char buf[64];
+  fputs(float_repr(v, buf, sizeof buf), out);
 }
 
 static void print_loc(FILE *out, Loc loc) {
@@ -503,8 +724,7 @@ static void group(const char *head, const AstList *l, FILE *out, int indent) {
   fputc(')', out);
 }
 
-static void dump(const Ast *a, FILE *out, int indent) {
-  int in = indent + 2;
+static void header(const Ast *a, FILE *out) {
   fprintf(out, "(%s", a->kind == AST_CALL && a->lhs ? "method" : ast_kind_name(a->kind));
   switch (a->kind) {
   case AST_INT: fprintf(out, " %" PRId64, a->ival); break;
@@ -518,12 +738,49 @@ static void dump(const Ast *a, FILE *out, int indent) {
   case AST_STORE: if (a->op >= 0) fprintf(out, " %s", binop_name(a->op)); break;
   case AST_PARAM: if (a->mut) fputs(" mut", out); fprintf(out, " %s", a->name); break;
   case AST_NAME: case AST_CALL: case AST_ATTR: case AST_KWARG: case AST_CONST: case AST_FN: case AST_FOR:
-  case AST_SCALAR_TYPE:
+  case AST_SCALAR_TYPE: case AST_ALIAS:
     fprintf(out, " %s", a->name ? a->name : "?");
+    break;
+  case AST_IMPORT: if (a->name) fprintf(out, " from %s", a->name); break;
+  case AST_COMP: fputs(a->op == TY_LIST ? " list" : " generator", out); break;
+  case AST_FIELD:
+    if (a->op) fprintf(out, " !%c", a->op);
+    if (a->name) fprintf(out, " :'%s'", a->name);
     break;
   default: break;
   }
+  if ((a->kind == AST_TYPE || a->kind == AST_SCALAR_TYPE) && a->bval) fputs(" optional", out);
   print_loc(out, a->loc);
+}
+
+// A chain of left operands (a + b + c ...) in a loop: the headers down the chain, its
+// innermost operand, then each right operand and closing parenthesis back up.
+static void dump_chain(const Ast *a, FILE *out, int indent) {
+  int n = 0;
+  for (const Ast *c = a; chain_link(c) && c->lhs; c = c->lhs) n++;
+  const Ast **cs = malloc(sizeof *cs * (size_t)n);
+  if (!cs) td_internal_error(__FILE__, __LINE__, "out of memory");
+  n = 0;
+  for (const Ast *c = a; chain_link(c) && c->lhs; c = c->lhs) cs[n++] = c;
+  for (int i = 0; i < n; i++) {
+    if (i) fprintf(out, "\n%*s", indent + 2 * i, "");
+    header(cs[i], out);
+  }
+  child(cs[n - 1]->lhs, out, indent + 2 * n);
+  for (int i = n - 1; i >= 0; i--) {
+    if (cs[i]->rhs) child(cs[i]->rhs, out, indent + 2 * i + 2);
+    fputc(')', out);
+  }
+  free(cs);
+}
+
+static void dump(const Ast *a, FILE *out, int indent) {
+  if (chain_link(a) && a->lhs && chain_link(a->lhs)) {
+    dump_chain(a, out, indent);
+    return;
+  }
+  int in = indent + 2;
+  header(a, out);
   switch (a->kind) {
   case AST_UNARY: case AST_ATTR: case AST_AUGASSIGN: case AST_STORE:
     child(a->lhs, out, in);
@@ -533,17 +790,34 @@ static void dump(const Ast *a, FILE *out, int indent) {
     child(a->lhs, out, in);
     child(a->rhs, out, in);
     break;
-  case AST_LOGIC: case AST_EXPR: case AST_STARRED:
+  case AST_LOGIC: case AST_EXPR: case AST_STARRED: case AST_ASSERT:
     child(a->lhs, out, in);
     if (a->rhs) child(a->rhs, out, in);
     break;
-  case AST_FOR:
+  case AST_COND:
+    child(a->step, out, in);
+    child(a->lhs, out, in);
     child(a->rhs, out, in);
-    group("body", &a->body, out, in);
+    break;
+  case AST_COMP: case AST_APPLY:
+    child(a->lhs, out, in);
+    children(&a->list, out, in);
+    break;
+  case AST_FIELD:
+    if (a->rhs) child(a->rhs, out, in);
+    child(a->lhs, out, in);
+    break;
+  case AST_ALIAS:
+    if (a->lhs) child(a->lhs, out, in);
+    break;
+  case AST_FOR:
+    if (a->lhs) child(a->lhs, out, in);
+    child(a->rhs, out, in);
+    if (a->body.len) group("body", &a->body, out, in);
     break;
   case AST_IF: case AST_WHILE:
     child(a->lhs, out, in);
-    group(a->kind == AST_IF ? "then" : "body", &a->body, out, in);
+    if (a->body.len || a->kind == AST_WHILE || a->list.len) group(a->kind == AST_IF ? "then" : "body", &a->body, out, in);
     if (a->kind == AST_IF && a->list.len) group("else", &a->list, out, in);
     break;
   case AST_CALL: case AST_INDEX:
@@ -560,17 +834,19 @@ static void dump(const Ast *a, FILE *out, int indent) {
     break;
   case AST_ASSIGN:
     children(&a->list, out, in);
+    for (int i = 0; i < a->body.len; i++) group("targets", &a->body.data[i]->list, out, in);
     child(a->rhs, out, in);
     break;
   case AST_PARAM:
     child(a->type, out, in);
+    if (a->rhs) child(a->rhs, out, in);
     break;
   case AST_FN:
     group("params", &a->list, out, in);
     group(a->ret_tuple ? "returns tuple" : "returns", &a->rets, out, in);
     group("body", &a->body, out, in);
     break;
-  case AST_LIST: case AST_TUPLE: case AST_RETURN: case AST_TYPE: case AST_PROGRAM:
+  case AST_LIST: case AST_TUPLE: case AST_RETURN: case AST_TYPE: case AST_PROGRAM: case AST_FSTRING: case AST_IMPORT:
     children(&a->list, out, in);
     break;
   default: break;

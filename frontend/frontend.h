@@ -36,11 +36,21 @@ typedef enum {
   AST_TUPLE,     // (list): (a, b), (a,), ()
   AST_SLICE,     // lhs:rhs:step, each may be NULL
   AST_ELLIPSIS,
-  AST_STARRED,   // *lhs: unpacked into call arguments and tuple or list displays
+  AST_STARRED,   // *lhs: unpacked into call arguments, tuple or list displays and assignment targets
+  AST_COND,      // lhs if step else rhs: Python's conditional expression (sema: operands[0] the branch taken)
+  AST_COMP,      // [lhs for ... if ...] (op TY_LIST) or (lhs for ...) (op TY_TUPLE): list holds the
+                 // clauses in order, AST_FOR (its targets as a for loop's, rhs the iterable, no body)
+                 // and AST_IF (lhs the condition); sema: unrolled binds the variables, operands are
+                 // the elements
+  AST_APPLY,     // lhs(list): a call of a value that is no name or method (nn.ReLU()(x))
+  AST_FSTRING,   // f"...": list holds AST_STR pieces and AST_FIELD replacement fields in order
+  AST_FIELD,     // {lhs!c:spec} of an f-string: op the conversion ('r', 's', 'a' or 0), name the
+                 // format spec (NULL: none); {lhs=} has rhs, an AST_STR of the text "lhs=" it prints first
   AST_KWARG,     // name=rhs, only inside call arguments
   // statements
-  AST_ASSIGN,    // list (AST_NAME targets) = rhs; a for loop's variable bound to element ival of
-                 // a tuple bound to the hidden name `name` (sema_ctl.c), else name NULL
+  AST_ASSIGN,    // list (targets: AST_NAME, AST_TUPLE of targets, one AST_STARRED per tuple) = rhs;
+                 // body: the further groups of a chained assignment; sema: operands, the value
+                 // expression of each name in order
   AST_AUGASSIGN, // lhs (AST_NAME) op= rhs, op a BinOp other than MATMUL and the comparisons
   AST_STORE,     // lhs (an AST_INDEX) = rhs (op < 0) or op= rhs
   AST_RETURN,    // list
@@ -50,13 +60,18 @@ typedef enum {
   AST_CONTINUE,  // continue
   AST_IF,        // if lhs { body } else { list }; elif / else if: list holds one AST_IF
   AST_WHILE,     // while lhs { body }
+  AST_ASSERT,    // assert lhs[, rhs] (sema: operands[0] the run-time check node, if any)
+  AST_PASS,      // pass
   // declarations
   AST_CONST,     // const name = rhs
-  AST_PARAM,     // [mut] name: type
+  AST_PARAM,     // [mut] name: type [= rhs]: rhs the default value; type->bval: `| None` (optional)
   AST_TYPE,      // dtype[list]; dtype DT_COUNT: name[list], a word that names no dtype (oploc)
-  AST_SCALAR_TYPE, // a Python scalar parameter's type: name is the word written (int, float, bool)
-  AST_FN,        // fn name(params) -> rets { body }
-  AST_PROGRAM,   // list of AST_CONST / AST_FN
+  AST_SCALAR_TYPE, // a Python scalar parameter's type: name is the word written (int, float, bool);
+                   // NULL: none written (eps=1e-6), the default's kind
+  AST_FN,        // fn name(params) -> rets { body }: rets AST_TYPE (and AST_NONE in a tuple); none: None
+  AST_IMPORT,    // import ALIASES (name NULL), from name import ALIASES: list holds AST_ALIAS
+  AST_ALIAS,     // name [as lhs]: name a dotted module path or the name imported; lhs the AST_NAME bound
+  AST_PROGRAM,   // list of AST_CONST / AST_IMPORT / AST_FN
   AST_COUNT
 } AstKind;
 
@@ -84,7 +99,8 @@ struct Ast {
   AstList list;      // CALL args, INDEX items, LIST elems, ASSIGN targets, RETURN values,
                      // TYPE dims, FN params, PROGRAM decls, IF's else statements
   AstList rets;      // FN return types (AST_TYPE)
-  AstList body;      // FN, FOR, WHILE statements; IF's then statements
+  AstList body;      // FN, FOR, WHILE statements; IF's then statements; ASSIGN: the further target
+                     // groups of a chained assignment (a = b = v: each an AST_TUPLE of targets)
   bool ret_tuple;    // FN: return type written as a parenthesised tuple
 
   // ---- filled by sema ----
@@ -99,6 +115,7 @@ struct Ast {
   int noperands;
   int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
   int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined
+  const Ast *comp;       // an element of a comprehension: the AST_COMP whose variables it reads
   AstList unrolled;      // AST_FOR: every iteration's statements in order (the loop variable's
                          // binding, then a checked clone of the body); AST_IF: the branch taken
 };
@@ -123,12 +140,23 @@ Ast *ast_list_expr(Ctx *cx, Ast *items, Loc loc);  // [a, b] as a value
 Ast *ast_tuple_expr(Ctx *cx, Ast *items, Loc loc);  // (a, b), (a,) and () as a value
 Ast *ast_exprs_value(Ctx *cx, Ast *items, Loc loc);  // `a, b` after '=': the tuple, or a lone expression
 Ast *ast_call(Ctx *cx, Ast *recv, const char *name, Ast *args, Loc nameloc, Loc loc);
+Ast *ast_call_of(Ctx *cx, Ast *callee, Ast *args, Loc loc);  // f(x), x.f(y), or an AST_APPLY
+Ast *ast_cond(Ctx *cx, Ast *body, Ast *test, Ast *orelse, Loc oploc);  // body if test else orelse
+Ast *ast_comp(Ctx *cx, bool generator, Ast *elem, Ast *clauses, Loc loc);
+Ast *ast_concat(Ctx *cx, Ast *a, Ast *b);  // adjacent string literals (AST_STR, AST_FSTRING)
+// a OP b of a comparison op (a BinOp, or BIN_COUNT + LOGIC_IN ...): a < b < c is (a < b)
+// and (b < c), as Python chains it
+Ast *ast_compare(Ctx *cx, int op, Ast *a, Ast *b, Loc oploc);
 Ast *ast_attr(Ctx *cx, Ast *recv, const char *name, Loc nameloc, Loc loc);
 Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
 Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc);
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc);
 Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc);
-Ast *ast_assign(Ctx *cx, Ast *targets, Ast *rhs, Loc oploc, Loc loc);
+// first = tail[0] = ... = tail[n-1]: the groups before the last are targets (a name, a
+// tuple or list display of targets, a starred name in one), the last the value; a lone
+// index target is a store (x[i] = v). Python's message for anything else.
+Ast *ast_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
+Ast *ast_aug(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc);  // a name's or an index's op=
 Ast *ast_augassign(Ctx *cx, Ast *target, BinOp op, Ast *rhs, Loc oploc, Loc loc);
 Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // op -1: '='
 Ast *ast_return(Ctx *cx, Ast *values, Loc loc);
@@ -139,13 +167,18 @@ Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc);
 // AST_NAMEs and AST_TUPLEs), the variable then a hidden name "(a, (b, c))" that sema
 // unpacks into the names at each iteration, as Python does.
 Ast *ast_for(Ctx *cx, Ast *targets, Ast *iter, Ast *body, Loc loc);
-Ast *ast_jump(Ctx *cx, AstKind kind, Loc loc);  // AST_BREAK, AST_CONTINUE
+Ast *ast_jump(Ctx *cx, AstKind kind, Loc loc);  // AST_BREAK, AST_CONTINUE, AST_PASS
+Ast *ast_assert(Ctx *cx, Ast *cond, Ast *msg, Loc loc);  // assert cond[, msg]; cond NULL: raise msg
 Ast *ast_if(Ctx *cx, Ast *cond, Ast *then, Ast *els, Loc loc);  // els: a block, an AST_IF or NULL
 Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc);
 Ast *ast_scalar_type(Ctx *cx, const char *name, Loc loc);
 Ast *ast_unknown_type(Ctx *cx, const char *word, Ast *dims, Loc wordloc, Loc loc);  // an AST_TYPE of dtype DT_COUNT
 Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc);
-Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Loc loc);
+Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Ast *dflt, Loc loc);  // type NULL: k=3
+Ast *ast_optional(Ctx *cx, Ast *type, Loc loc);  // T | None
+Ast *ast_dotted(Ctx *cx, Ast *path, const char *name, Loc loc);  // a.b: an AST_NAME "a.b"
+Ast *ast_alias(Ctx *cx, Ast *path, Ast *as, Loc loc);
+Ast *ast_import(Ctx *cx, Ast *from, Ast *items, Loc loc);
 Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc);
 Ast *ast_fn(Ctx *cx, const char *name, Ast *params, Ast *rets, bool ret_tuple, Ast *body, Loc loc);
 Ast *ast_program(Ctx *cx, Loc loc);
@@ -154,6 +187,7 @@ void ast_dump(const Ast *a, FILE *out);  // --emit=ast (golden format)
 const char *ast_kind_name(AstKind k);
 const char *binop_name(BinOp op);        // "add", "sub" ... as --emit=ir names them
 const char *binop_text(BinOp op);        // "+", "-" ...
+const char *float_repr(double v, char *out, size_t n);  // Python's repr of a float, into out
 
 // ============================================================================
 // parse.c — source text -> AST (flex + bison); errors through diag_error
@@ -197,6 +231,8 @@ struct TType {
   TType **elems;
   const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
+  bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it
+  const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
 };
 
 // What a function's declaration says before any call: its dim variables (a bare name
@@ -210,6 +246,12 @@ typedef struct FnSig {
   int *bare;          // [param * TD_MAX_DIMS + axis]: the dim variable written alone there, or -1
   bool checked;       // checked as an entry point: no dims, or every one bound (SemaDims)
   int64_t values[TD_MAX_DIMVARS];  // checked: the value each dim was bound to
+  const char *caller; // a function of the file that calls this one (it is a helper), or NULL
+  bool helper_only;   // a helper that does not compile as an entry point (its parameters need
+                      // the compile-time values its calls give): left unchecked, as Python
+                      // runs a def only when called
+  Ast *pristine;      // the declaration as parsed: what each call inlines (checking an entry
+                      // point annotates the declaration itself)
 } FnSig;
 
 // Values for the dims of entry points (tdslc's --dim N=128, or the shapes of --in files).
@@ -226,10 +268,14 @@ typedef struct Program {
   int cap;
   FnSig *sigs;  // one per fns entry (sema_declare)
   struct Sema *sema;  // the state sema_declare leaves for sema_check_fns
+  const char *entry;  // the function chosen as the entry point (--fn), if any: checked as one
+                      // even when it is a helper, its errors reported
 } Program;
 
 // Check every function as an entry point (parameters contiguous): sema_declare, then
-// sema_check_fns with no dims bound. Returns false if any error was reported.
+// sema_check_fns with no dims bound. A helper (a function another one calls) that does
+// not compile as an entry point is left unchecked (FnSig.helper_only) unless it is
+// p->entry. Returns false if any error was reported.
 bool sema_check(Ctx *cx, Program *p);
 // The two halves: the declarations (function names, constants, each function's
 // FnSig); then every function as an entry point, a generic one (with dims) only when

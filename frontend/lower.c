@@ -10,20 +10,39 @@
 
 typedef VEC(Value *) ValueList;
 
+// A lowered Python sequence: element i is a tensor or number (v[i]), a sequence
+// (sub[i]), or neither (None, a dtype, a string: both NULL).
+typedef struct LSeq LSeq;
+struct LSeq {
+  int n;
+  Value **v;
+  LSeq **sub;
+};
+
 typedef struct Binding Binding;
 struct Binding {
   const char *name;
-  Value *value;       // a tensor or number
-  ValueList *tuple;   // or a sequence: its elements (NULL where one is no tensor or number)
+  Value *value;  // a tensor or number
+  LSeq *seq;     // or a sequence
   Binding *next;
 };
 
-// An expression's value once lowered: a part that builders share (layer_norm's centred
-// input feeds its variance and its result) becomes one node, not one per reader.
+// An expression's value once lowered, keyed by its node. Each node of the checked AST
+// is lowered where its statement runs, and only there: a later reader of the same node
+// (a list element read back as xs[0], a part that builders share, the elements of a
+// loop's iterable) gets that value, not the name's binding at the later point. So a
+// list holds values, as Python's does: `xs = [x]; x = x * 2; xs[0]` is the first x.
 typedef struct Memo {
   const Ast *key;
   Value *value;
+  LSeq *seq;
 } Memo;
+
+// The results of a function body: one per declared result (NULL for a None result).
+typedef struct Rets {
+  ValueList vals;
+  bool done;  // a return was reached
+} Rets;
 
 typedef struct Lower {
   Ctx *cx;
@@ -33,28 +52,35 @@ typedef struct Lower {
   int depth;       // inlining depth: bindings are recorded only at depth 0
   Memo *memo;      // open addressing, a power of two slots
   int nmemo, cap;
+  VEC(const Ast *) comps;  // the comprehensions lowered (their variables bound, then restored)
 } Lower;
 
 static Value *lower_expr(Lower *lw, const Ast *e);
-static void lower_body(Lower *lw, const Ast *fn, ValueList *rets);
-static void lower_block(Lower *lw, const AstList *stmts, ValueList *rets);
+static LSeq *lower_seq(Lower *lw, const Ast *e);
+static void lower_block(Lower *lw, const AstList *stmts, Rets *rets);
+
+static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST; }
+static bool is_value(const TType *t) { return t->kind == TY_TENSOR || t->kind == TY_SCALAR; }
 
 // Rebinding a name unlinks its older binding: the scope holds each name once (sema_expr.c's
 // bind_name does the same), so lookups do not grow with a body's length.
-static void bind(Lower *lw, const char *name, Value *v) {
+static void bind(Lower *lw, const char *name, Value *v, LSeq *seq) {
   for (Binding **p = &lw->scope; *p; p = &(*p)->next)
     if (strcmp((*p)->name, name) == 0) {
       *p = (*p)->next;
       break;
     }
   Binding *b = arena_alloc(&lw->cx->arena, sizeof *b);
-  *b = (Binding){name, v, NULL, lw->scope};
+  *b = (Binding){name, v, seq, lw->scope};
   lw->scope = b;
 }
 
-static void bind_tuple(Lower *lw, const char *name, ValueList *vs) {
-  bind(lw, name, NULL);
-  lw->scope->tuple = vs;
+static void unbind(Lower *lw, const char *name) {
+  for (Binding **p = &lw->scope; *p; p = &(*p)->next)
+    if (strcmp((*p)->name, name) == 0) {
+      *p = (*p)->next;
+      return;
+    }
 }
 
 static Binding *lookup(Lower *lw, const char *name) {
@@ -68,15 +94,15 @@ static size_t memo_slot(const Lower *lw, const Ast *e) {
   return ((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ull & (size_t)(lw->cap - 1);
 }
 
-static Value *memo_get(const Lower *lw, const Ast *e) {
+static Memo *memo_get(const Lower *lw, const Ast *e) {
   if (!lw->cap) return NULL;
   for (size_t i = memo_slot(lw, e);; i = (i + 1) & (size_t)(lw->cap - 1)) {
     if (!lw->memo[i].key) return NULL;
-    if (lw->memo[i].key == e) return lw->memo[i].value;
+    if (lw->memo[i].key == e) return &lw->memo[i];
   }
 }
 
-static void memo_put(Lower *lw, const Ast *e, Value *v) {
+static void memo_put(Lower *lw, const Ast *e, Value *v, LSeq *seq) {
   if (2 * (lw->nmemo + 1) > lw->cap) {
     Memo *old = lw->memo;
     int oldcap = lw->cap;
@@ -84,12 +110,20 @@ static void memo_put(Lower *lw, const Ast *e, Value *v) {
     lw->memo = arena_alloc(&lw->cx->arena, sizeof(Memo) * (size_t)lw->cap);
     lw->nmemo = 0;
     for (int i = 0; i < oldcap; i++)
-      if (old[i].key) memo_put(lw, old[i].key, old[i].value);
+      if (old[i].key) memo_put(lw, old[i].key, old[i].value, old[i].seq);
   }
   size_t i = memo_slot(lw, e);
   while (lw->memo[i].key) i = (i + 1) & (size_t)(lw->cap - 1);
-  lw->memo[i] = (Memo){e, v};
+  lw->memo[i] = (Memo){e, v, seq};
   lw->nmemo++;
+}
+
+static LSeq *seq_new(Lower *lw, int n) {
+  LSeq *s = arena_alloc(&lw->cx->arena, sizeof *s);
+  s->n = n;
+  s->v = arena_alloc(&lw->cx->arena, sizeof(Value *) * (size_t)(n + 1));
+  s->sub = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(n + 1));
+  return s;
 }
 
 static Value *scalar_of(Lower *lw, const TType *t, Loc loc) {
@@ -112,30 +146,82 @@ static void param_shape(const Ast *p, int *ndim, int64_t *shape) {
   }
 }
 
-// A call of a user function: its arguments (sema's operands, in parameter order: a
-// Python scalar given to a 0-d tensor parameter already wrapped) bound to the clone's
-// parameters, its body lowered in a scope of its own.
-static void lower_inlined(Lower *lw, const Ast *call, ValueList *rets) {
-  const Ast *fn = call->inlined;
-  TD_ASSERT(call->noperands == fn->list.len);
-  Value **args = arena_alloc(&lw->cx->arena, sizeof(Value *) * (size_t)(fn->list.len + 1));
-  for (int j = 0; j < fn->list.len; j++)
-    args[j] = lower_expr(lw, call->operands[j]);
-  Binding *saved = lw->scope;
-  lw->scope = NULL;
-  for (int j = 0; j < fn->list.len; j++)
-    bind(lw, fn->list.data[j]->name, args[j]);
-  lw->depth++;
-  lower_body(lw, fn, rets);
-  lw->depth--;
-  lw->scope = saved;
-}
-
 // Whether a and b, views of one buffer, share a storage element range.
 static bool ranges_meet(const Value *a, const Value *b) {
   int64_t alo, ahi, blo, bhi;
   return a->buf == b->buf && view_extent(a->view, &alo, &ahi) && view_extent(b->view, &blo, &bhi) && alo <= bhi &&
          blo <= ahi;
+}
+
+// A call of a user function, lowered once (its results memoized on the call): its
+// arguments (sema's operands, in parameter order: a Python scalar given to a 0-d tensor
+// parameter already wrapped, a None left out) bound to the clone's parameters, its body
+// lowered in a scope of its own. The results: one element per declared result.
+static LSeq *lower_call(Lower *lw, const Ast *call) {
+  Memo *m = memo_get(lw, call);
+  if (m) return m->seq;
+  const Ast *fn = call->inlined;
+  TD_ASSERT(call->noperands == fn->list.len);
+  int np = fn->list.len;
+  Value **args = arena_alloc(&lw->cx->arena, sizeof(Value *) * (size_t)(np + 1));
+  for (int j = 0; j < np; j++) {
+    const Ast *a = call->operands[j];
+    args[j] = a && is_value(a->ty) ? lower_expr(lw, a) : NULL;
+  }
+  Binding *saved = lw->scope;
+  lw->scope = NULL;
+  for (int j = 0; j < np; j++)
+    if (args[j]) bind(lw, fn->list.data[j]->name, args[j], NULL);
+  lw->depth++;
+  Rets rets = {0};
+  lower_block(lw, &fn->body, &rets);
+  lw->depth--;
+  lw->scope = saved;
+  LSeq *r = seq_new(lw, rets.vals.len);
+  for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i];
+  memo_put(lw, call, NULL, r);
+  return r;
+}
+
+// e selects one element of the sequence e->lhs (t[0], t.values), its expression (when sema
+// knows it) the one operand; a slice (t[1:]) is a sequence of its own.
+static bool is_element(const Ast *e) {
+  if ((e->kind != AST_INDEX && e->kind != AST_ATTR) || !e->lhs || !e->lhs->ty || !is_seq(e->lhs->ty)) return false;
+  return e->kind == AST_ATTR || e->list.len != 1 || e->list.data[0]->kind != AST_SLICE;
+}
+
+// The statements of a comprehension (its loop variables bound, each element computed as
+// an AST_EXPR after its iteration's bindings), once, in a scope of their own: the names
+// they bind are restored afterwards, as Python's comprehension does not leak them.
+static void lower_comp(Lower *lw, const Ast *e) {
+  for (int i = 0; i < lw->comps.len; i++)
+    if (lw->comps.data[i] == e) return;
+  vec_push(&lw->cx->arena, &lw->comps, e);
+  typedef struct Saved {
+    const char *name;
+    bool bound;
+    Value *value;
+    LSeq *seq;
+  } Saved;
+  VEC(Saved) saved = {0};
+  for (int i = 0; i < e->unrolled.len; i++) {
+    const Ast *s = e->unrolled.data[i];
+    for (int j = 0; s->kind == AST_ASSIGN && j < s->list.len; j++) {
+      const char *name = s->list.data[j]->name;
+      bool seen = false;
+      for (int k = 0; k < saved.len && !seen; k++) seen = !strcmp(saved.data[k].name, name);
+      if (seen) continue;
+      Binding *b = lookup(lw, name);
+      Saved keep = {name, b != NULL, b ? b->value : NULL, b ? b->seq : NULL};
+      vec_push(&lw->cx->arena, &saved, keep);
+    }
+  }
+  Rets none = {0};
+  lower_block(lw, &e->unrolled, &none);  // the bindings, each element (an AST_EXPR) after its iteration's
+  for (int k = 0; k < saved.len; k++) {
+    if (saved.data[k].bound) bind(lw, saved.data[k].name, saved.data[k].value, saved.data[k].seq);
+    else unbind(lw, saved.data[k].name);
+  }
 }
 
 static Value *lower_node(Lower *lw, const Ast *e) {
@@ -181,115 +267,149 @@ static Value *lower_view(Lower *lw, const Ast *e) {
   return graph_view(lw->g, src, e->ty->view, e->loc);
 }
 
-static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST; }
-
-// The elements of sequence e, in order; NULL for one that is no tensor or number (a
-// dtype, a nested sequence), which nothing lowered reads.
-static void lower_seq(Lower *lw, const Ast *e, ValueList *out) {
+// The sequence e, every element lowered now (memoized on e).
+static LSeq *lower_seq(Lower *lw, const Ast *e) {
+  TD_ASSERT(e->ty && is_seq(e->ty));
+  if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
+  Memo *m = memo_get(lw, e);
+  if (m) return m->seq;
+  LSeq *s;
   if (e->kind == AST_CALL && e->inlined) {
-    lower_inlined(lw, e, out);
-    return;
-  }
-  if (e->kind == AST_NAME) {
+    return lower_call(lw, e);
+  } else if (e->kind == AST_NAME) {
     Binding *b = lookup(lw, e->name);
-    TD_ASSERT(b && b->tuple);
-    for (int i = 0; i < b->tuple->len; i++) vec_push(&lw->cx->arena, out, b->tuple->data[i]);
-    return;
+    TD_ASSERT(b && b->seq);
+    return b->seq;  // a binding is a value already: nothing to memoize
+  } else if (is_element(e)) {
+    s = e->noperands == 1 ? lower_seq(lw, e->operands[0]) : lower_seq(lw, e->lhs)->sub[e->ival];
+    TD_ASSERT(s);
+  } else if (e->kind == AST_COND) {
+    s = lower_seq(lw, e->operands[0]);
+  } else {
+    if (e->kind == AST_COMP) lower_comp(lw, e);
+    int n = e->ty->nelem;
+    TD_ASSERT(e->noperands == n);
+    s = seq_new(lw, n);
+    for (int i = 0; i < n; i++) {
+      const TType *t = e->ty->elems[i];
+      if (is_value(t)) s->v[i] = lower_expr(lw, e->operands[i]);
+      else if (is_seq(t)) s->sub[i] = lower_seq(lw, e->operands[i]);
+    }
   }
-  for (int i = 0; i < e->ty->nelem; i++) {
-    const TType *t = e->ty->elems[i];
-    bool value = t->kind == TY_SCALAR || t->kind == TY_TENSOR;
-    vec_push(&lw->cx->arena, out, value ? lower_expr(lw, e->operands[i]) : NULL);
-  }
-}
-
-static Value *lower_element(Lower *lw, const Ast *seq, int i) {
-  ValueList all = {0};
-  lower_seq(lw, seq, &all);
-  TD_ASSERT(i < all.len && all.data[i]);
-  return all.data[i];
+  memo_put(lw, e, NULL, s);
+  return s;
 }
 
 static Value *lower_expr(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty);
   if (e->ty->kind == TY_SCALAR)
     return scalar_of(lw, e->ty, e->loc);
-  if (e->kind == AST_CALL && e->inlined) {
-    ValueList rets = {0};
-    lower_inlined(lw, e, &rets);
-    TD_ASSERT(rets.len >= 1);
-    return rets.data[0];
+  if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
+  if (e->kind == AST_CALL && e->inlined) {  // its results memoized as a sequence
+    LSeq *r = lower_call(lw, e);
+    TD_ASSERT(r->n >= 1 && r->v[0]);
+    return r->v[0];
   }
-  if ((e->kind == AST_INDEX || e->kind == AST_ATTR) && is_seq(e->lhs->ty))  // t[0], t.values
-    return e->noperands ? lower_expr(lw, e->operands[0]) : lower_element(lw, e->lhs, (int)e->ival);
-  if (e->bi) {
-    Value *v = memo_get(lw, e);
-    if (!v) {
-      v = e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
-      memo_put(lw, e, v);
-    }
-    return v;
+  Memo *m = memo_get(lw, e);
+  if (m) {
+    TD_ASSERT(m->value);
+    return m->value;
   }
-  if (e->kind == AST_NAME) {
+  // a + b + c ...: the chain of first operands lowered from the innermost out in a loop,
+  // so a flat expression of any length costs no depth of C stack
+  if (e->bi && e->noperands && e->operands[0]->bi && !memo_get(lw, e->operands[0])) {
+    VEC(const Ast *) chain = {0};
+    for (const Ast *a = e->operands[0]; a->bi && a->noperands && a->ty->kind == TY_TENSOR && !memo_get(lw, a);
+         a = a->operands[0])
+      vec_push(&lw->cx->arena, &chain, a);
+    for (int i = chain.len - 1; i >= 0; i--) lower_expr(lw, chain.data[i]);
+  }
+  Value *v;
+  if (is_element(e)) {  // t[0], t.values
+    v = e->noperands == 1 ? lower_expr(lw, e->operands[0]) : lower_seq(lw, e->lhs)->v[e->ival];
+  } else if (e->kind == AST_COND) {  // the branch taken
+    v = lower_expr(lw, e->operands[0]);
+  } else if (e->bi) {
+    v = e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
+  } else if (e->kind == AST_NAME) {
     Binding *b = lookup(lw, e->name);
     TD_ASSERT(b && b->value);
-    return b->value;
+    v = b->value;
+  } else {
+    td_internal_error(__FILE__, __LINE__, "cannot lower a %s expression", ast_kind_name(e->kind));
   }
-  td_internal_error(__FILE__, __LINE__, "cannot lower a %s expression", ast_kind_name(e->kind));
+  TD_ASSERT(v);
+  memo_put(lw, e, v, NULL);
+  return v;
 }
 
-static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
-  switch (s->kind) {
-  case AST_ASSIGN: {
-    if (s->list.len == 1 && is_seq(s->rhs->ty)) {  // t = x.split(2): every element now
-      ValueList *vs = arena_alloc(&lw->cx->arena, sizeof *vs);
-      lower_seq(lw, s->rhs, vs);
-      bind_tuple(lw, s->list.data[0]->name, vs);
-      return;
-    }
-    if (s->list.len == 1 && s->rhs->ty->kind != TY_TENSOR && s->rhs->ty->kind != TY_SCALAR)
-      return;  // a dtype or a string: sema has used it
-    if (s->list.len == 1) {
-      // a loop variable over a tuple (sema_ctl.c): its element as the loop found it, even
-      // where the body rebinds the name the element was written with
-      Binding *seq = s->name ? lookup(lw, s->name) : NULL;
-      Value *v = seq && seq->tuple && s->ival < seq->tuple->len && seq->tuple->data[s->ival]
-                     ? seq->tuple->data[s->ival]
-                     : lower_expr(lw, s->rhs);
-      const char *name = s->list.data[0]->name;
-      bind(lw, name, v);
-      if (lw->depth == 0 && name[0] != '(')  // not a loop's hidden iterable
-        graph_name(lw->g, v, name);
-      return;
-    }
-    ValueList vals = {0};
-    lower_seq(lw, s->rhs, &vals);
-    TD_ASSERT(vals.len == s->list.len);
-    for (int i = 0; i < vals.len; i++) {
-      const Ast *t = s->list.data[i];
-      if (is_seq(t->ty)) {  // a, b = (x.shape, y): a's elements, from its expression when there is one
-        ValueList *vs = arena_alloc(&lw->cx->arena, sizeof *vs);
-        bool expr = s->rhs->kind != AST_NAME && !(s->rhs->kind == AST_CALL && s->rhs->inlined);
-        if (expr) lower_seq(lw, s->rhs->operands[i], vs);
-        bind_tuple(lw, t->name, vs);
-        continue;
-      }
-      bind(lw, t->name, vals.data[i]);
-      if (lw->depth == 0 && vals.data[i] && !vals.data[i]->is_scalar)
-        graph_name(lw->g, vals.data[i], t->name);
-    }
+// Evaluates e where its statement runs: a value or every element of a sequence; a call of
+// a user function runs its body whatever it returns (it may write 'mut' parameters).
+static void force(Lower *lw, const Ast *e) {
+  if (e->kind == AST_CALL && e->inlined) {
+    lower_call(lw, e);
+  } else if (e->ty->kind == TY_TENSOR) {
+    lower_expr(lw, e);
+  } else if (is_seq(e->ty)) {
+    lower_seq(lw, e);
+  } else if (e->kind == AST_CALL && !e->bi) {  // a call of None: what it did (xs.append(v), torch._assert)
+    Rets none = {0};
+    lower_block(lw, &e->unrolled, &none);
+    for (int i = 0; i < e->noperands; i++)
+      if (e->operands[i] && e->operands[i]->ty->kind == TY_TENSOR) lower_expr(lw, e->operands[i]);
+  }
+}
+
+// Binds the names of target t (a name, or a tuple of targets, starred ones included) in
+// order to the value expressions sema gave each name (vals, from *k on).
+static void bind_target(Lower *lw, const Ast *t, Ast *const *vals, int *k) {
+  if (t->kind == AST_STARRED) t = t->lhs;
+  if (t->kind != AST_NAME) {
+    for (int i = 0; i < t->list.len; i++) bind_target(lw, t->list.data[i], vals, k);
     return;
   }
-  case AST_AUGASSIGN:
+  const Ast *v = vals[(*k)++];
+  const char *name = t->name;
+  if (is_seq(v->ty)) {
+    bind(lw, name, NULL, lower_seq(lw, v));
+  } else if (is_value(v->ty)) {
+    Value *x = lower_expr(lw, v);
+    bind(lw, name, x, NULL);
+    if (lw->depth == 0 && name[0] != '(' && !x->is_scalar)  // not a loop's hidden iterable
+      graph_name(lw->g, x, name);
+  } else {
+    unbind(lw, name);  // None, a dtype, a string: sema has used it
+  }
+}
+
+static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
+  switch (s->kind) {
+  case AST_ASSIGN: {  // the value at this statement, then each name (sema: s->operands, one per name)
+    force(lw, s->rhs);
+    int k = 0;
+    for (int i = 0; i < s->list.len; i++) bind_target(lw, s->list.data[i], s->operands, &k);
+    for (int g = 0; g < s->body.len; g++)  // chained: a = b = v
+      for (int i = 0; i < s->body.data[g]->list.len; i++) bind_target(lw, s->body.data[g]->list.data[i], s->operands, &k);
+    TD_ASSERT(k == s->noperands);
+    return;
+  }
+  case AST_AUGASSIGN:  // n += x of a number, xs += ys: the rebinding sema made (s->unrolled)
+    if (s->unrolled.len) lower_block(lw, &s->unrolled, rets);
+    else if (s->ty) lower_expr(lw, s);
+    return;
   case AST_STORE:
     lower_expr(lw, s);
     return;
   case AST_EXPR:
-    if (s->lhs->ty->kind == TY_TENSOR)
-      lower_expr(lw, s->lhs);
+    force(lw, s->lhs);
+    lower_block(lw, &s->unrolled, rets);  // xs.append(v): the list's new value bound
+    return;
+  case AST_ASSERT:  // a run-time check: its node (a compile-time one left nothing)
+    if (s->noperands) lower_expr(lw, s->operands[0]);
     return;
   case AST_BREAK:     // sema cut the unrolled iteration here: nothing more to run
   case AST_CONTINUE:
+  case AST_PASS:
     return;
   case AST_FOR:  // unrolled by sema: the iterations in order
   case AST_WHILE:
@@ -299,11 +419,14 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
   case AST_RETURN:
     for (int i = 0; i < s->list.len; i++) {
       const Ast *r = s->list.data[i];
-      if (r->ty->kind == TY_TUPLE)
-        lower_seq(lw, r, rets);
-      else
-        vec_push(&lw->cx->arena, rets, lower_expr(lw, r));
+      if (is_seq(r->ty)) {  // return g(x), g returning a tuple
+        LSeq *q = lower_seq(lw, r);
+        for (int j = 0; j < q->n; j++) vec_push(&lw->cx->arena, &rets->vals, q->v[j]);
+      } else {
+        vec_push(&lw->cx->arena, &rets->vals, is_value(r->ty) ? lower_expr(lw, r) : NULL);
+      }
     }
+    rets->done = true;
     return;
   default:
     td_internal_error(__FILE__, __LINE__, "unexpected statement %s", ast_kind_name(s->kind));
@@ -312,13 +435,9 @@ static void lower_stmt(Lower *lw, const Ast *s, ValueList *rets) {
 
 // Statements in order until a return gives the results (a return inside a loop or a
 // branch ends the function: nothing after it was checked).
-static void lower_block(Lower *lw, const AstList *stmts, ValueList *rets) {
-  for (int i = 0; i < stmts->len && rets->len == 0; i++)
+static void lower_block(Lower *lw, const AstList *stmts, Rets *rets) {
+  for (int i = 0; i < stmts->len && !rets->done; i++)
     lower_stmt(lw, stmts->data[i], rets);
-}
-
-static void lower_body(Lower *lw, const Ast *fn, ValueList *rets) {
-  lower_block(lw, &fn->body, rets);
 }
 
 Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
@@ -333,12 +452,13 @@ Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
     Value *v = graph_param(lw.g, prm->name, wrapped ? prm->ty->dtype : prm->type->dtype, ndim, shape, prm->mut,
                            prm->loc);
     v->wrapped = v->buf->scalar = wrapped;
-    bind(&lw, prm->name, v);
+    bind(&lw, prm->name, v, NULL);
   }
-  ValueList rets = {0};
-  lower_body(&lw, fn, &rets);
-  for (int i = 0; i < rets.len; i++) {
-    Value *r = rets.data[i];
+  Rets rets = {0};
+  lower_block(&lw, &fn->body, &rets);
+  for (int i = 0; i < rets.vals.len; i++) {
+    Value *r = rets.vals.data[i];
+    if (!r) continue;  // a None result: no output
     if (r->buf && r->buf->scalar) {  // `return eps`: the caller's value lives on the entry's stack
       NodeAttr none = {0};
       r = graph_node(lw.g, OP_COPY, r->dtype, r->view.ndim, r->view.shape, &r, 1, none, fn->loc)->out;

@@ -1,8 +1,10 @@
 // frontend/parse.c: source text -> AST_PROGRAM. Owns the scanner's lifetime (one
 // per call, over the whole file including any NUL bytes: f->len is the truth),
-// resolves the words that name a dtype between the scanner and the parser, and
-// prints the scanner's token stream for --emit=tokens. Every error goes through
-// diag_error from the scanner or the parser; this file adds none of its own.
+// resolves the words that name a dtype between the scanner and the parser, parses
+// the replacement fields of f-strings (each `{expr!c:spec}` a parse of its own over
+// the same file, so every location is the file's), and prints the scanner's token
+// stream for --emit=tokens. Every error goes through diag_error: the scanner's and
+// the parser's, and Python's messages for a malformed f-string here.
 #include "frontend/frontend.h"
 
 #include <inttypes.h>
@@ -21,28 +23,164 @@ static void parse_init(Parse *p, Ctx *cx, const SrcFile *f) {
 // i64 ...; keywords of LANGUAGE.md §2) is DTYPE, the token a type (x: f32[3]) and a
 // dtype value (x.to(f64), dtype=i32) are written with. After '.' it stays a name, as
 // every word does there (x.bool()).
+static Ast *parse_fstring(Parse *p, const char *text, Loc loc);
+
 int tdslc_yylex(YYSTYPE *val, YYLTYPE *loc, yyscan_t scanner) {
-  bool after_dot = tdslc_yyget_extra(scanner)->last == '.';
+  Parse *p = tdslc_yyget_extra(scanner);
+  if (p->start) {  // an expression parse begins with its marker
+    int t = p->start;
+    p->start = 0;
+    loc->file = p->file;
+    loc->begin = loc->end = p->pos;
+    return t;
+  }
+  bool after_dot = p->last == '.';
   int tok = tdslc_yyscan(val, loc, scanner);
   DType dt;
   if (tok == IDENT && !after_dot && dtype_from_name(val->str, &dt)) {
     val->dtype = dt;
     return DTYPE;
   }
+  if (tok == FSTRING) val->ast = parse_fstring(p, val->str, *loc);
   return tok;
 }
 
-Ast *parse_program(Ctx *cx, const SrcFile *f) {
+// Parses the bytes [begin, end) of f: the whole file (start 0), or one expression.
+static Ast *parse_range(Ctx *cx, const SrcFile *f, uint32_t begin, uint32_t end, int start) {
   Parse p;
   parse_init(&p, cx, f);
+  p.pos = begin;
+  p.start = start;
   yyscan_t scanner;
   if (tdslc_yylex_init_extra(&p, &scanner) != 0) return NULL;
-  YY_BUFFER_STATE buf = tdslc_yy_scan_bytes(f->text, (int)f->len, scanner);
+  YY_BUFFER_STATE buf = tdslc_yy_scan_bytes(f->text + begin, (int)(end - begin), scanner);
   tdslc_yyparse(scanner, &p);  // errors are reported and counted in cx
   tdslc_yy_delete_buffer(buf, scanner);
   tdslc_yylex_destroy(scanner);
-  if (p.root) p.root->loc = (Loc){f, 0, (uint32_t)f->len};
   return p.root;
+}
+
+Ast *parse_program(Ctx *cx, const SrcFile *f) {
+  Ast *root = parse_range(cx, f, 0, (uint32_t)f->len, 0);
+  if (root) root->loc = (Loc){f, 0, (uint32_t)f->len};
+  return root;
+}
+
+// ---- f-strings ----
+// The end of the expression of a replacement field starting at text[i]: where '}', a
+// '!' conversion, a ':' spec or a closing '=' comes outside brackets and strings.
+static size_t field_end(const char *text, size_t i) {
+  int depth = 0;
+  char quote = 0;
+  for (; text[i]; i++) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '(' || c == '[' || c == '{') {
+      depth++;
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      depth--;
+    } else if (depth == 0 && (c == '}' || c == ':' || (c == '!' && text[i + 1] != '='))) {
+      return i;
+    } else if (depth == 0 && c == '=' && !strchr("=!<>", i ? text[i - 1] : ' ') && text[i + 1] != '=') {
+      size_t k = i + 1;
+      while (text[k] == ' ') k++;
+      if (text[k] == '}' || text[k] == '!' || text[k] == ':') return i;
+    }
+  }
+  return i;
+}
+
+static Ast *piece(Parse *p, const char *text, size_t from, size_t to, uint32_t at) {
+  Loc l = {p->file, at + (uint32_t)from, at + (uint32_t)to};
+  return ast_str(p->cx, arena_strndup(&p->cx->arena, text + from, to - from), l);
+}
+
+// f"text {expr!c:spec} {{ }}": AST_STR pieces (braces doubled written once) and AST_FIELDs.
+static Ast *parse_fstring(Parse *p, const char *text, Loc loc) {
+  Ast *f = ast_new(p->cx, AST_FSTRING, loc);
+  uint32_t at = loc.begin + 2;  // text[0] is the byte after f"
+  size_t i = 0;
+  char *buf = arena_alloc(&p->cx->arena, strlen(text) + 1);
+  size_t nb = 0;
+  Loc litloc = {p->file, at, at};
+  while (text[i]) {
+    char c = text[i];
+    if ((c == '{' && text[i + 1] == '{') || (c == '}' && text[i + 1] == '}')) {
+      buf[nb++] = c;
+      i += 2;
+      continue;
+    }
+    if (c == '}') {
+      diag_error(p->cx, (Loc){p->file, at + (uint32_t)i, at + (uint32_t)i + 1}, "f-string: single '}' is not allowed");
+      return ast_str(p->cx, "", loc);
+    }
+    if (c != '{') {
+      buf[nb++] = c;
+      i++;
+      continue;
+    }
+    if (nb) {  // the text so far
+      litloc.end = at + (uint32_t)i;
+      vec_push(&p->cx->arena, &f->list, ast_str(p->cx, arena_strndup(&p->cx->arena, buf, nb), litloc));
+      nb = 0;
+    }
+    size_t b = i + 1, e = field_end(text, b);
+    Loc floc = {p->file, at + (uint32_t)i, at + (uint32_t)e};
+    size_t eb = b, ee = e;
+    while (eb < ee && text[eb] == ' ') eb++;
+    while (ee > eb && text[ee - 1] == ' ') ee--;
+    if (eb == ee) {
+      diag_error(p->cx, floc, "f-string: empty expression not allowed");
+      return ast_str(p->cx, "", loc);
+    }
+    Ast *fld = ast_new(p->cx, AST_FIELD, floc);
+    fld->lhs = parse_range(p->cx, p->file, at + (uint32_t)b, at + (uint32_t)e, START_EXPR);
+    if (!fld->lhs) return ast_str(p->cx, "", loc);
+    if (text[e] == '=') {  // {x=}: the text written, then the value's repr
+      fld->rhs = piece(p, text, b, e + 1, at);
+      fld->op = 'r';
+      for (e++; text[e] == ' '; e++) {}
+    }
+    if (text[e] == '!') {
+      char conv = text[e + 1];
+      if (conv != 'r' && conv != 's' && conv != 'a') {
+        diag_error(p->cx, (Loc){p->file, at + (uint32_t)e, at + (uint32_t)e + 2},
+                   "f-string: invalid conversion character: expected 's', 'r', or 'a'");
+        return ast_str(p->cx, "", loc);
+      }
+      fld->op = conv;
+      e += 2;
+    }
+    if (text[e] == ':') {
+      size_t s0 = ++e;
+      while (text[e] && text[e] != '}') {
+        if (text[e] == '{') {
+          diag_error(p->cx, (Loc){p->file, at + (uint32_t)e, at + (uint32_t)e + 1},
+                     "f-string: a format spec with a replacement field of its own is not supported");
+          return ast_str(p->cx, "", loc);
+        }
+        e++;
+      }
+      fld->name = arena_strndup(&p->cx->arena, text + s0, e - s0);
+      if (fld->rhs && fld->op == 'r') fld->op = 0;  // {x=:spec} formats the value, not its repr
+    }
+    if (text[e] != '}') {
+      diag_error(p->cx, (Loc){p->file, at + (uint32_t)e, at + (uint32_t)e + (text[e] != 0)}, "f-string: expecting '}'");
+      return ast_str(p->cx, "", loc);
+    }
+    fld->loc.end = at + (uint32_t)e + 1;
+    vec_push(&p->cx->arena, &f->list, fld);
+    i = e + 1;
+    litloc.begin = at + (uint32_t)i;
+  }
+  if (nb) {
+    litloc.end = at + (uint32_t)i;
+    vec_push(&p->cx->arena, &f->list, ast_str(p->cx, arena_strndup(&p->cx->arena, buf, nb), litloc));
+  }
+  return f;
 }
 
 // The name a token has in --emit=tokens: words for tokens of many spellings,

@@ -42,6 +42,11 @@ TType *param_type(Sema *sema, Ast *ty) {
     TType *t = check_expr(sema, d);
     if (is_poison(t)) {
       ok = false;
+    } else if (is_tensor(t) && t->wrapped) {
+      diag_error(sema->cx, d->loc, "a size must be a compile-time int, but this is a %s: a scalar parameter of the "
+                 "entry point is known only when it runs (called from another function, it is a compile-time value)",
+                 py_type_name(t));
+      ok = false;
     } else if (!is_scalar(t) || t->dtype != DT_I64) {
       diag_error(sema->cx, d->loc, "dimension sizes must be integer constants, not %s", py_type_name(t));
       ok = false;
@@ -78,10 +83,30 @@ Sym *find_dim(Sema *sema, const char *name) {
 
 // A scalar parameter's kind: DT_F64 (float), DT_I64 (int) or DT_BOOL; DT_COUNT for a
 // tensor parameter.
+static bool str_param(const Ast *p);
+
 static DType scalar_kind(const Ast *p) {
   if (p->type->kind != AST_SCALAR_TYPE) return DT_COUNT;
+  if (str_param(p)) return DT_U8;
   const char *n = p->type->name;
+  if (!n) {  // k=3: the default's kind (declare_sig refused the others)
+    const TType *d = p->rhs->ty;
+    return d && d->kind == TY_SCALAR ? d->dtype : DT_F64;
+  }
   return !strcmp(n, "float") ? DT_F64 : !strcmp(n, "int") ? DT_I64 : DT_BOOL;
+}
+
+// A str parameter (data_format: str = "channels_last", or s = "a"): a compile-time string
+// in a helper. scalar_kind says DT_U8 for it (no Python scalar has that kind).
+static bool str_param(const Ast *p) {
+  const Ast *t = p->type;
+  return t->kind == AST_SCALAR_TYPE &&
+         (t->name ? !strcmp(t->name, "str") : p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_STR);
+}
+
+// Whether parameter p may be None: declared `T | None`, or given the default None.
+static bool optional_param(const Ast *p) {
+  return p->type->bval || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
 }
 
 static FnSig *sig_of(Sema *sema, const Ast *fn) {
@@ -177,7 +202,7 @@ static bool bind_dims(Sema *sema, const Ast *e, const Ast *fn, const FnSig *sig,
   for (int k = 0; k < sig->ndims; k++) from[k] = -1;
   for (int j = 0; j < fn->list.len; j++) {
     const Ast *p = fn->list.data[j];
-    if (p->type->kind == AST_SCALAR_TYPE) continue;
+    if (p->type->kind == AST_SCALAR_TYPE || args[j]->ty->kind == TY_NONE) continue;
     TType *got = args[j]->ty;
     int n = p->type->list.len;
     if (!is_tensor(got) || got->view.ndim != n) {
@@ -244,13 +269,24 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     args[j] = a->rhs;
   }
   for (int j = 0; j < np; j++)
-    if (!args[j]) {
+    if (!args[j] && fn->list.data[j]->rhs) {
+      args[j] = fn->list.data[j]->rhs;  // the default, a compile-time value checked when declared
+    } else if (!args[j]) {
       diag_error(sema->cx, call_loc(e), "%s() missing 1 required positional argument: '%s'", fn->name,
                  fn->list.data[j]->name);
       return poison(sema);
     }
   if (bad) return poison(sema);
   const FnSig *sig = sig_of(sema, fn);
+  for (int j = 0; j < np; j++) {  // None: only where the parameter is optional
+    const Ast *p = fn->list.data[j];
+    if (args[j]->ty->kind != TY_NONE || optional_param(p)) continue;
+    diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not None", p->name, fn->name,
+               written_type(sema, p));
+    diag_note(sema->cx, name_loc(p), "'%s' declared here (write %s | None to make it optional)", p->name,
+              written_type(sema, p));
+    return poison(sema);
+  }
   // A Python scalar passed to a 0-d tensor parameter becomes one, as PyTorch wraps it.
   for (int j = 0; j < np; j++) {
     const Ast *p = fn->list.data[j];
@@ -271,16 +307,38 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   }
   int64_t values[TD_MAX_DIMVARS];
   if (!bind_dims(sema, e, fn, sig, args, values)) return poison(sema);
-  Ast *clone = ast_clone(sema->cx, fn);
+  Ast *clone = ast_clone(sema->cx, sig->pristine);
   Sym *saved_dims = sema->dims;
   sema->dims = dim_scope(sema, sig, values);
   TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
+  // The scalars first: compile-time values the other parameters' types and the result's
+  // may use (x: f32[C, L // stride], stride: int), as the body does.
   for (int j = 0; j < np && !bad; j++) {
     Ast *p = clone->list.data[j];
-    DType sk = scalar_kind(p);
-    if (sk != DT_COUNT) {
-      pts[j] = bind_scalar(sema, fn, fn->list.data[j], args[j], sk);
-      bad = !pts[j];
+    DType sk = scalar_kind(fn->list.data[j]);
+    if (sk == DT_COUNT) continue;
+    if (args[j]->ty->kind == TY_NONE) {
+      pts[j] = args[j]->ty;
+      continue;
+    }
+    if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {
+      diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be str, not %s", p->name, fn->name,
+                 py_type_name(args[j]->ty));
+      diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
+    }
+    pts[j] = sk == DT_U8 ? (args[j]->ty->kind == TY_STR ? args[j]->ty : NULL) : bind_scalar(sema, fn, fn->list.data[j], args[j], sk);
+    bad = !pts[j];
+    if (pts[j]) {
+      Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
+      *d = (Sym){p->name, pts[j], name_loc(p), NULL, sema->dims};
+      sema->dims = d;
+    }
+  }
+  for (int j = 0; j < np && !bad; j++) {
+    Ast *p = clone->list.data[j];
+    if (scalar_kind(fn->list.data[j]) != DT_COUNT) continue;
+    if (args[j]->ty->kind == TY_NONE) {  // an optional tensor left out: None in the body
+      pts[j] = args[j]->ty;
       continue;
     }
     TType *want = param_type(sema, p->type), *got = args[j]->ty;
@@ -308,6 +366,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     pts[j] = ty_view_of(sema, got, got->view);
     pts[j]->writable = got->writable && p->mut;
   }
+  for (int j = 0; j < np; j++) bad |= !pts[j];
   if (bad || (sema->stack.len <= 1 && !inline_fits(sema, e, fn))) {
     sema->dims = saved_dims;
     return poison(sema);
@@ -330,19 +389,29 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
   int np = fn->list.len;
   sema->dims = dim_scope(sema, sig_of(sema, fn), values);
   TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < np; i++) {  // the scalars: run-time values (also in the types' scope, to say so)
     Ast *p = fn->list.data[i];
     DType sk = scalar_kind(p);
-    TType *t;
-    if (sk != DT_COUNT) {
-      t = ty_new(sema, TY_TENSOR);
-      t->dtype = sk;
-      t->view = view_contiguous(0, NULL);
-      t->storage_numel = 1;
-      t->wrapped = true;
-    } else {
-      t = param_type(sema, p->type);
+    if (sk == DT_COUNT) continue;
+    if (sk == DT_U8) {  // a string is a compile-time value only
+      diag_error(sema->cx, name_loc(p), "an entry point cannot take the str '%s': a string is a compile-time value "
+                 "(called from another function, '%s' takes one)", p->name, fn->name);
+      pts[i] = poison(sema);
+      continue;
     }
+    TType *t = ty_new(sema, TY_TENSOR);
+    t->dtype = sk;
+    t->view = view_contiguous(0, NULL);
+    t->storage_numel = 1;
+    t->wrapped = true;
+    pts[i] = t;
+    Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
+    *d = (Sym){p->name, t, name_loc(p), NULL, sema->dims};
+    sema->dims = d;
+  }
+  for (int i = 0; i < np; i++) {
+    Ast *p = fn->list.data[i];
+    TType *t = pts[i] ? pts[i] : param_type(sema, p->type);  // an optional tensor: given, in an entry point
     if (!is_poison(t)) {
       t = ty_view_of(sema, t, t->view);
       t->storage = i;
@@ -351,7 +420,8 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     pts[i] = t;
     p->ty = t;
   }
-  for (int i = 0; i < fn->rets.len; i++) param_type(sema, fn->rets.data[i]);
+  for (int i = 0; i < fn->rets.len; i++)
+    if (fn->rets.data[i]->kind != AST_NONE) param_type(sema, fn->rets.data[i]);
   sema->nstorage = np;
   sema->entry = fn;
   vec_push(&sema->cx->arena, &sema->stack, fn);
@@ -360,18 +430,58 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
   sema->dims = NULL;
 }
 
+// check_entry with every message held back (p->entry is another function, and this one is
+// a helper: it may need the values its calls give); false if it had an error, all of
+// whose traces are undone.
+static bool check_entry_quietly(Sema *sema, Ast *fn, const int64_t *values) {
+  Ctx *cx = sema->cx;
+  FILE *sink = fopen("/dev/null", "w");
+  if (!sink) {
+    check_entry(sema, fn, values);
+    return true;
+  }
+  FILE *out = cx->diag_out;
+  int nerrors = cx->nerrors, nwarnings = cx->nwarnings, nreported = cx->nreported;
+  int64_t inlined = sema->inlined;
+  bool over = sema->over_budget;
+  cx->diag_out = sink;
+  check_entry(sema, fn, values);
+  fclose(sink);
+  bool ok = cx->nerrors == nerrors;
+  cx->diag_out = out;
+  cx->nerrors = nerrors;
+  cx->nwarnings = nwarnings;
+  cx->nreported = nreported;  // the messages held back may still be said at a call
+  if (!ok) {
+    sema->inlined = inlined;
+    sema->over_budget = over;
+  }
+  return ok;
+}
+
 // ============================================================================
 // Signatures: scalar parameter types and dim variables (FnSig)
 // ============================================================================
-static bool is_dim_word(Sema *sema, const char *name) {
-  return !find_const(sema, name) && !sema_find_fn(sema->p, name) && strcmp(name, "math") && strcmp(name, "torch");
+// The scalar parameter of fn named name, or NULL.
+static const Ast *scalar_param(const Ast *fn, const char *name) {
+  for (int j = 0; j < fn->list.len; j++)
+    if (fn->list.data[j]->type->kind == AST_SCALAR_TYPE && !strcmp(fn->list.data[j]->name, name))
+      return fn->list.data[j];
+  return NULL;
+}
+
+// A bare name in fn's types that is a dim variable: no const, function, module or scalar
+// parameter of fn (x: f32[C, L // stride], stride: int).
+static bool is_dim_word(Sema *sema, const Ast *fn, const char *name) {
+  return !find_const(sema, name) && !sema_find_fn(sema->p, name) && !module_named(sema, name) &&
+         !scalar_param(fn, name);
 }
 
 // The names in dim expression d that are neither consts nor dims of sig: reported.
 static void check_dim_names(Sema *sema, const Ast *fn, const FnSig *sig, const Ast *d) {
   if (!d) return;
   if (d->kind == AST_NAME) {
-    if (!is_dim_word(sema, d->name)) return;
+    if (!is_dim_word(sema, fn, d->name)) return;
     for (int k = 0; k < sig->ndims; k++)
       if (!strcmp(sig->dims[k], d->name)) return;
     diag_error(sema->cx, d->loc, "dim '%s' of '%s' is never bound: a dim name must be written alone as a dim of "
@@ -379,33 +489,81 @@ static void check_dim_names(Sema *sema, const Ast *fn, const FnSig *sig, const A
     return;
   }
   if (d->kind == AST_ATTR) return;  // math.pi
+  if (d->kind == AST_BINARY) {  // a + b + c ...: the chain of left operands in a loop
+    for (; d->kind == AST_BINARY; d = d->lhs) check_dim_names(sema, fn, sig, d->rhs);
+    check_dim_names(sema, fn, sig, d);
+    return;
+  }
   check_dim_names(sema, fn, sig, d->lhs);
   check_dim_names(sema, fn, sig, d->rhs);
   for (int i = 0; i < d->list.len; i++) check_dim_names(sema, fn, sig, d->list.data[i]);
 }
 
+// A parameter's default (a compile-time value, checked now as Python evaluates it when the
+// def runs) against its type: a number of the scalar's kind, None. false after an error.
+static bool check_default(Sema *sema, Ast *p) {
+  Sym *saved = sema->scope;
+  sema->scope = NULL;
+  TType *d = check_expr(sema, p->rhs);
+  sema->scope = saved;
+  if (is_poison(d)) return false;
+  Ast *t = p->type;
+  if (d->kind == TY_NONE) return true;  // x: f32[N] = None is optional, as Python runs it
+  if (t->kind == AST_SCALAR_TYPE && !t->name) {  // k=3: the default's kind
+    if (is_scalar(d) || d->kind == TY_STR) return true;
+    diag_error(sema->cx, p->rhs->loc, "parameter '%s' has no type: write %s: TYPE = ..., a tensor's TYPE as "
+               "f32[dims] (its default can only be None)", p->name, p->name);
+    return false;
+  }
+  DType k = scalar_kind(p);
+  if (k == DT_COUNT) {
+    diag_error(sema->cx, p->rhs->loc, "the default of tensor parameter '%s' can only be None, not %s", p->name,
+               py_type_name(d));
+    return false;
+  }
+  if (k == DT_U8 ? d->kind == TY_STR
+                 : is_scalar(d) && (d->dtype == k || (k == DT_F64) || (k == DT_I64 && d->dtype == DT_BOOL)))
+    return true;
+  diag_error(sema->cx, p->rhs->loc, "the default of '%s' must be %s, not %s", p->name,
+             k == DT_U8 ? "str" : k == DT_F64 ? "float" : k == DT_I64 ? "int" : "bool", py_type_name(d));
+  return false;
+}
+
 static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   int np = fn->list.len;
+  bool dflt = false;
+  for (int j = 0; j < np; j++) {  // Python's rules of a parameter list
+    Ast *p = fn->list.data[j];
+    for (int q = 0; q < j; q++)
+      if (!strcmp(fn->list.data[q]->name, p->name)) {
+        diag_error(sema->cx, name_loc(p), "duplicate argument '%s' in function definition", p->name);
+        break;
+      }
+    if (p->rhs) check_default(sema, p);
+    else if (dflt) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    dflt |= p->rhs != NULL;
+  }
   sig->bare = arena_alloc(&sema->cx->arena, sizeof(int) * (size_t)(np * TD_MAX_DIMS + 1));
   for (int i = 0; i < np * TD_MAX_DIMS; i++) sig->bare[i] = -1;
   for (int j = 0; j < np; j++) {
     const Ast *p = fn->list.data[j], *t = p->type;
+    if (t->kind == AST_SCALAR_TYPE && !t->name) continue;  // k=3: check_default said it
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
       if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
                    "int, float or bool", p->name, n);
-      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool"))
-        diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float or bool",
-                   n, p->name);
+      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str"))
+        diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float, bool or "
+                   "str", n, p->name);
       else if (p->mut)
         diag_error(sema->cx, name_loc(p), "'mut' applies to tensor parameters, not to the scalar '%s'", p->name);
       continue;
     }
     for (int a = 0; a < t->list.len && a < TD_MAX_DIMS; a++) {
       const Ast *d = t->list.data[a];
-      if (d->kind != AST_NAME || !is_dim_word(sema, d->name)) continue;
+      if (d->kind != AST_NAME || !is_dim_word(sema, fn, d->name)) continue;
       int k = 0;
       while (k < sig->ndims && strcmp(sig->dims[k], d->name)) k++;
       if (k == sig->ndims) {
@@ -547,6 +705,54 @@ static void add_fn(Ctx *cx, Program *p, Ast *fn) {
   p->slots[i] = p->fns.len;
 }
 
+// The user functions fn's statement or expression a calls, pushed on out (indices into
+// p->fns). The chains an expression grows along (a + b + c ..., x.f().g() ...) are walked,
+// not recursed into, so a flat expression of any length costs no depth.
+typedef VEC(int) IntList;
+static void find_calls(Ctx *cx, const Program *p, const Ast *a, IntList *out) {
+  for (; a; a = a->lhs) {
+    if (a->kind == AST_CALL && !a->lhs) {
+      int i = sema_fn_index(p, a->name);
+      if (i >= 0) vec_push(&cx->arena, out, i);
+    }
+    find_calls(cx, p, a->rhs, out);
+    find_calls(cx, p, a->step, out);
+    for (int i = 0; i < a->list.len; i++) find_calls(cx, p, a->list.data[i], out);
+    for (int i = 0; i < a->body.len; i++) find_calls(cx, p, a->body.data[i], out);
+  }
+}
+
+// The helpers: functions called, directly or not, from a function nothing calls (an entry
+// point as Python would run it); each gets the first caller found (FnSig.caller). Functions
+// that only call each other (recursion) are no helpers: each is checked as an entry point.
+static void find_helpers(Ctx *cx, Program *p) {
+  int n = p->fns.len;
+  IntList *calls = arena_alloc(&cx->arena, sizeof(IntList) * (size_t)(n + 1));
+  bool *called = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    const Ast *f = p->fns.data[i];
+    for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &calls[i]);
+    for (int k = 0; k < calls[i].len; k++) called[calls[i].data[k]] |= calls[i].data[k] != i;
+  }
+  IntList queue = {0};
+  bool *seen = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    if (!called[i]) {
+      vec_push(&cx->arena, &queue, i);
+      seen[i] = true;
+    }
+  for (int q = 0; q < queue.len; q++) {
+    int i = queue.data[q];
+    for (int k = 0; k < calls[i].len; k++) {
+      int j = calls[i].data[k];
+      if (seen[j]) continue;
+      seen[j] = true;
+      p->sigs[j].caller = p->fns.data[i]->name;
+      vec_push(&cx->arena, &queue, j);
+    }
+  }
+}
+
 bool sema_declare(Ctx *cx, Program *p) {
   Sema *sema = arena_alloc(&cx->arena, sizeof *sema);
   sema->cx = cx;
@@ -571,12 +777,20 @@ bool sema_declare(Ctx *cx, Program *p) {
     check_fn_name(sema, d);
     add_fn(cx, p, d);
   }
+  for (int i = 0; i < p->ast->list.len; i++) {  // imports, then constants, in order
+    Ast *d = p->ast->list.data[i];
+    if (d->kind == AST_IMPORT) declare_import(sema, d);
+  }
   for (int i = 0; i < p->ast->list.len; i++) {
     Ast *d = p->ast->list.data[i];
     if (d->kind == AST_CONST) check_const(sema, d);
   }
   p->sigs = arena_alloc(&cx->arena, sizeof(FnSig) * (size_t)(p->fns.len + 1));
-  for (int i = 0; i < p->fns.len; i++) declare_sig(sema, p->fns.data[i], &p->sigs[i]);
+  for (int i = 0; i < p->fns.len; i++) {
+    p->sigs[i].pristine = ast_clone(cx, p->fns.data[i]);  // before any check annotates the declaration
+    declare_sig(sema, p->fns.data[i], &p->sigs[i]);
+  }
+  find_helpers(cx, p);
   sema_budget(sema);
   sema->ok = cx->nerrors == before;
   return sema->ok;
@@ -600,8 +814,14 @@ bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
       if (j >= 0) sig->values[k] = dims->values[j], bound++;
     }
     if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
+    Ast *fn = p->fns.data[i];
+    if (sig->caller && !(p->entry && !strcmp(p->entry, fn->name))) {  // a helper: it may need its calls' values
+      sig->checked = check_entry_quietly(sema, fn, sig->values);
+      sig->helper_only = !sig->checked;
+      continue;
+    }
     sig->checked = true;
-    check_entry(sema, p->fns.data[i], sig->values);
+    check_entry(sema, fn, sig->values);
   }
   return sema->ok && cx->nerrors == before;
 }

@@ -20,8 +20,9 @@
 // may, and the program's inlined bodies together stay within the limit.
 // Invariants kept: the call graph is walked with an explicit stack (a chain of any
 // length costs no C stack); one function's body is walked recursively, its depth being
-// bounded by the parser (TD_MAX_NESTING); a call to a function already on the stack (a
-// recursive call, which check_call reports) costs nothing here.
+// bounded by the parser (TD_MAX_NESTING), a chain of left operands (a + b + c ...) in a
+// loop; a call to a function already on the stack (a recursive call, which check_call
+// reports) costs nothing here.
 #include "frontend/sema_internal.h"
 
 #include <string.h>
@@ -78,7 +79,18 @@ static int64_t static_trips(Sema *sema, const Ast *it) {
 }
 
 // a's nodes, each counted mult times (the iterations of the loops around it).
+// The left operand of a binary operator or of and/or is walked in a loop at the same
+// depth (a chain: a + b + c ...), as sema and lowering walk it.
+static bool chain_link(const Ast *a) {
+  return a->kind == AST_BINARY || (a->kind == AST_LOGIC && (a->op == LOGIC_AND || a->op == LOGIC_OR));
+}
+
 static void walk(Budget *b, Cost *c, Ast *a, int depth, int64_t mult) {
+  for (; a && chain_link(a); a = a->lhs) {
+    c->own_size = sat_add(c->own_size, mult);
+    if (depth > c->own_depth) c->own_depth = depth;
+    walk(b, c, a->rhs, depth + 1, mult);
+  }
   if (!a) return;
   c->own_size = sat_add(c->own_size, mult);
   if (depth > c->own_depth) c->own_depth = depth;
@@ -97,6 +109,11 @@ static void walk(Budget *b, Cost *c, Ast *a, int depth, int64_t mult) {
 // The nodes of a and the inlined sizes of the user functions it calls, each counted mult
 // times, into *full; into *own those outside the loops within (their unrolling counts them).
 static void tree_size(Sema *sema, const Ast *a, int64_t mult, bool nested, int64_t *full, int64_t *own) {
+  for (; a && chain_link(a); a = a->lhs) {  // a chain of left operands, in a loop
+    *full = sat_add(*full, mult);
+    if (!nested) *own = sat_add(*own, 1);
+    tree_size(sema, a->rhs, mult, nested, full, own);
+  }
   if (!a) return;
   int64_t n = 1;
   if (a->kind == AST_CALL && !a->lhs) {

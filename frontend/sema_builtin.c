@@ -172,13 +172,20 @@ const char *arg_name(Sema *sema, const Ast *e, const char *pname) {
   return arena_printf(&sema->cx->arena, "'%s'", pname);
 }
 
+// What follows a type error on a tensor where a number is needed: a tensor's value is the
+// data's, known only when the program runs.
+static const char *data_note(const TType *t) {
+  return is_tensor(t) && !t->wrapped ? ": a tensor's value is known only when the program runs (a size comes from "
+                                       "x.shape, len(x), a const or a literal)" : "";
+}
+
 bool get_int(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out) {
   if (is_scalar(a->ty) && a->ty->dtype != DT_F64) {
     *out = a->ty->ival;
     return true;
   }
-  diag_error(sema->cx, a->loc, "%s(): argument %s must be int, not %s", e->bi ? e->bi->name : e->name,
-             arg_name(sema, e, pname), py_type_name(a->ty));
+  diag_error(sema->cx, a->loc, "%s(): argument %s must be int, not %s%s", e->bi ? e->bi->name : e->name,
+             arg_name(sema, e, pname), py_type_name(a->ty), data_note(a->ty));
   return false;
 }
 bool get_bool(Sema *sema, const Ast *e, Ast *a, const char *pname, bool *out) {
@@ -205,8 +212,8 @@ bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out,
       if (!is_scalar(el) || el->dtype == DT_F64) {
         const Ast *ea = (a->kind == AST_LIST || a->kind == AST_TUPLE) && i < a->list.len ? a->list.data[i] : a;
         if (is_poison(el)) return false;
-        diag_error(sema->cx, ea->loc, "%s(): argument %s must be tuple of ints, but found element of type %s at pos %d",
-                   e->bi ? e->bi->name : e->name, arg_name(sema, e, pname), py_type_name(el), i);
+        diag_error(sema->cx, ea->loc, "%s(): argument %s must be tuple of ints, but found element of type %s at pos "
+                   "%d%s", e->bi ? e->bi->name : e->name, arg_name(sema, e, pname), py_type_name(el), i, data_note(el));
         return false;
       }
       out[i] = el->ival;
@@ -737,7 +744,8 @@ const char *suggestion(Sema *sema, const Suggest *s) {
 }
 
 // PyTorch spellings tdsl lacks though it has what they are for, and what to write instead.
-#define NO_VALUES "a tensor's values are known only at run time: keep it a tensor (a 0-d tensor broadcasts as a number does)"
+#define NO_VALUES "a tensor's values are known only at run time: keep it a tensor (a 0-d tensor broadcasts as a number " \
+                  "does; torch.where(c, a, b) chooses on one)"
 #define NO_RANDOM "tdsl has no random numbers: pass them in as a parameter"
 static const struct {
   const char *name;

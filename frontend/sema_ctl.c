@@ -5,11 +5,14 @@
 // `if C { ... } else { ... }` checks only the branch a compile-time C takes, as Python
 // would run only it. `while C { ... }` is unrolled while its compile-time C holds.
 // `break` and `continue` reached in an iteration end it (and, for break, the loop) there:
-// a loop stops unrolling at the break its taken branches reach. Conditions on tensor
-// values are errors.
+// a loop stops unrolling at the break its taken branches reach. A comprehension `[e for t
+// in xs if c]` is unrolled the same way, its variables restored afterwards (Python's own
+// scope). Conditions on tensor values are errors.
 // Invariants kept for lower.c: AST_FOR.unrolled holds, in order, the binding of each
 // hidden iterable, then per iteration the loop variable's AST_ASSIGN and the checked
-// clone's statements; AST_IF.unrolled is the taken branch's statements. Lowering them
+// clone's statements; AST_IF.unrolled is the taken branch's statements; AST_COMP.unrolled
+// holds the bindings and, after each iteration's, its element as an AST_EXPR (each
+// element, an operand of the comprehension, has `comp` set to it). Lowering them
 // in order is running the program. Every iteration's clone counts against
 // TD_MAX_INLINE_OPS before it is made, so a loop too long to unroll is a located error.
 #include "frontend/sema_internal.h"
@@ -29,8 +32,9 @@ int64_t range_len(int64_t start, int64_t stop, int64_t step) {
   return 0;
 }
 
-// The names of a loop's tuple target (a, (b, c)), bound to poison.
+// The names of a target (a, (b, *c)), bound to poison.
 static void poison_targets(Sema *sema, const Ast *t) {
+  if (t->kind == AST_STARRED) t = t->lhs;
   if (t->kind == AST_NAME) bind_name(sema, t->name, poison(sema), t->loc);
   for (int i = 0; t->kind == AST_TUPLE && i < t->list.len; i++) poison_targets(sema, t->list.data[i]);
 }
@@ -42,7 +46,9 @@ static void skip_block(Sema *sema, Body *body, const AstList *stmts) {
     const Ast *st = stmts->data[i];
     switch (st->kind) {
     case AST_ASSIGN:
-      for (int j = 0; j < st->list.len; j++) bind_name(sema, st->list.data[j]->name, poison(sema), st->list.data[j]->loc);
+      for (int j = 0; j < st->list.len; j++) poison_targets(sema, st->list.data[j]);
+      for (int g = 0; g < st->body.len; g++)
+        for (int j = 0; j < st->body.data[g]->list.len; j++) poison_targets(sema, st->body.data[g]->list.data[j]);
       break;
     case AST_AUGASSIGN: bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc); break;
     case AST_FOR:
@@ -126,51 +132,18 @@ static bool range_source(Sema *sema, Ast *e, Source *src) {
   return true;
 }
 
-// An AST_ASSIGN of the checked value v to name (loc: the name's), bound in sema's scope
-// without checking v again.
-static Ast *bind_value(Sema *sema, const char *name, Loc loc, Ast *v, Loc stloc) {
-  Ast *a = ast_new(sema->cx, AST_ASSIGN, stloc);
-  Ast *t = ast_name(sema->cx, name, loc);
-  t->ty = v->ty;
-  vec_push(&sema->cx->arena, &a->list, t);
+// An AST_ASSIGN of the checked value v to the targets of a loop (a name, or the tuple
+// target t), bound in sema's scope without checking v again; NULL after an error in the
+// unpacking (reported at the target).
+static Ast *bind_value(Sema *sema, const char *name, const Ast *t, Loc loc, Ast *v) {
+  Ast *a = ast_new(sema->cx, AST_ASSIGN, loc);
+  if (t) a->list = t->list;  // the targets are shared by the iterations: only their names are read
+  else vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, name, loc));
   a->rhs = v;
   a->oploc = loc;
-  a->ty = v->ty;
-  bind_name(sema, name, v->ty, loc);
-  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST) sema->scope->src = v;
-  return a;
-}
-
-// A loop's tuple target t (`for i, (w, b) in ...`) unpacked from v, the checked value
-// bound to `from` (t's hidden name), as Python unpacks it at each iteration: each name's
-// AST_ASSIGN pushed on out. A tensor unpacks over its first dim (x.unbind()). Python's
-// messages, at the target.
-static bool unpack_target(Sema *sema, const Ast *t, Ast *v, const char *from, AstList *out) {
-  if (t->kind == AST_NAME) {
-    vec_push(&sema->cx->arena, out, bind_value(sema, t->name, t->loc, v, t->loc));
-    return true;
-  }
-  int n = t->list.len;
-  if (!unpack_value(sema, &v, n, t->loc, t->loc) || is_poison(v->ty)) return false;
-  Ast **items;
-  int ni;
-  bool have = seq_items(sema, v, &items, &ni);
-  for (int j = 0; j < n; j++) {
-    Ast *e = have ? items[j] : NULL;
-    if (!e) {  // the element of the value bound to `from`
-      Loc l = t->list.data[j]->loc;
-      e = ast_index(sema->cx, ast_name(sema->cx, from, l), ast_list_of(sema->cx, ast_int(sema->cx, j, l), l), l, l);
-      if (is_poison(check_expr(sema, e))) return false;
-    }
-    const Ast *tj = t->list.data[j];
-    const char *sub = from;
-    if (tj->kind != AST_NAME) {  // a nested target: its value bound to a hidden name of its own
-      sub = arena_printf(&sema->cx->arena, "%s[%d]", from, j);
-      vec_push(&sema->cx->arena, out, bind_value(sema, sub, tj->loc, e, tj->loc));
-    }
-    if (!unpack_target(sema, tj, e, sub, out)) return false;
-  }
-  return true;
+  int before = sema->cx->nerrors;
+  assign_targets(sema, a, loc, true);
+  return sema->cx->nerrors > before ? NULL : a;
 }
 
 // Any other iterable: checked once and bound to a hidden name (i: its place in a zip), as
@@ -191,7 +164,7 @@ static bool value_source(Sema *sema, Ast *st, Ast *e, Source *src, int i) {
   Ast **items;
   int n;
   if (!is_tensor(t) && seq_items(sema, e, &items, &n)) src->items = items;
-  vec_push(&sema->cx->arena, &st->unrolled, bind_value(sema, src->hidden, e->loc, e, e->loc));
+  vec_push(&sema->cx->arena, &st->unrolled, bind_value(sema, src->hidden, NULL, e->loc, e));
   return true;
 }
 
@@ -268,44 +241,74 @@ static bool enumerate_args(Sema *sema, Ast *e, Ast **inner, int64_t *start) {
   return true;
 }
 
-void check_for(Sema *sema, Body *body, Ast *st) {
-  Ast *it = st->rhs, *zip = NULL;  // zip: the zip(...) whose arguments are the sources
+// The iterable of a loop or a comprehension's for clause: its sources (one, or a zip's),
+// enumerate's count, the number of iterations.
+typedef struct Iter {
+  Ast *it, *zip;  // the iterable as written; the zip(...) whose arguments are the sources
   Source srcs[MAX_ZIP];
-  int nsrc = 0;
-  int64_t start = 0;
-  bool ok = true, enumerate = false;
-  st->unrolled = (AstList){0};
-  sema->loops++;
+  int nsrc;
+  bool enumerate;
+  int64_t start, trips;
+} Iter;
+
+// Checks the iterable `it` of st (a for statement or a comprehension: the hidden bindings of
+// its values go on st->unrolled). false after an error.
+static bool iter_open(Sema *sema, Ast *st, Ast *it, Iter *I) {
+  *I = (Iter){.it = it};
+  bool ok = true;
   Ast *inner = it;
   if (python_call(sema, it, "enumerate")) {
-    enumerate = true;
-    ok = enumerate_args(sema, it, &inner, &start);
+    I->enumerate = true;
+    ok = enumerate_args(sema, it, &inner, &I->start);
   }
   if (ok && python_call(sema, inner, "zip")) {
-    zip = inner;
-    int n = zip->list.len;
-    ok = no_kwargs(sema, zip);
+    I->zip = inner;
+    int n = inner->list.len;
+    ok = no_kwargs(sema, inner);
     if (ok && (n < 1 || n > MAX_ZIP)) {
-      diag_error(sema->cx, call_loc(zip), "zip() takes 1 to %d arguments here (%d given)", MAX_ZIP, n);
+      diag_error(sema->cx, call_loc(inner), "zip() takes 1 to %d arguments here (%d given)", MAX_ZIP, n);
       ok = false;
     }
-    for (int i = 0; ok && i < n; i++, nsrc++) ok = one_source(sema, st, zip->list.data[i], &srcs[nsrc], nsrc);
+    for (int i = 0; ok && i < n; i++, I->nsrc++) ok = one_source(sema, st, inner->list.data[i], &I->srcs[I->nsrc], I->nsrc);
   } else if (ok) {
-    ok = one_source(sema, st, inner, &srcs[nsrc++], 0);
+    ok = one_source(sema, st, inner, &I->srcs[I->nsrc++], 0);
   }
-  int64_t trips = INT64_MAX;
-  for (int i = 0; ok && i < nsrc; i++)
-    if (srcs[i].len < trips) trips = srcs[i].len;
+  I->trips = INT64_MAX;
+  for (int i = 0; ok && i < I->nsrc; i++)
+    if (I->srcs[i].len < I->trips) I->trips = I->srcs[i].len;
+  return ok;
+}
+
+// The value of iteration k: the source's element, zip's tuple of them, enumerate's
+// (count, that); NULL after an error.
+static Ast *iter_value(Sema *sema, const Iter *I, int64_t k) {
+  Ast *parts[MAX_ZIP];
+  for (int i = 0; i < I->nsrc; i++)
+    if (is_poison((parts[i] = source_value(sema, &I->srcs[i], k))->ty)) return NULL;
+  Ast *v = I->zip ? part_seq(sema, I->zip, TY_TUPLE, parts, I->nsrc) : parts[0];
+  if (I->enumerate) {
+    Ast *pair[2] = {part_int(sema, I->it, I->start + k), v};
+    v = part_seq(sema, I->it, TY_TUPLE, pair, 2);
+  }
+  return v;
+}
+
+void check_for(Sema *sema, Body *body, Ast *st) {
+  Iter I;
+  st->unrolled = (AstList){0};
+  sema->loops++;
+  bool ok = iter_open(sema, st, st->rhs, &I);
+  int nsrc = I.nsrc;
   if (ok) {  // every iteration's clone counts, before any is made
     int64_t own, per = unroll_size(sema, &st->body, &own) + 1 + nsrc, room = TD_MAX_INLINE_OPS - sema->inlined;
-    if (trips > room / per) {
+    if (I.trips > room / per) {
       if (!sema->over_budget)
-        diag_error(sema->cx, it->loc, "unrolling this loop would create %" PRId64 " iterations of %" PRId64
-                   " ops; the limit is %d ops in all", trips, per, TD_MAX_INLINE_OPS);
+        diag_error(sema->cx, st->rhs->loc, "unrolling this loop would create %" PRId64 " iterations of %" PRId64
+                   " ops; the limit is %d ops in all", I.trips, per, TD_MAX_INLINE_OPS);
       sema->over_budget = true;
       ok = false;
     } else {
-      sema->inlined += trips * (own + 1 + nsrc);
+      sema->inlined += I.trips * (own + 1 + nsrc);
     }
   }
   if (!ok) {
@@ -316,27 +319,12 @@ void check_for(Sema *sema, Body *body, Ast *st) {
     return;
   }
   body->loops++;
-  for (int64_t k = 0; k < trips && !body->returned; k++) {
-    Ast *v;
-    Ast *parts[MAX_ZIP];
-    bool bad = false;
-    for (int i = 0; i < nsrc; i++) bad |= is_poison((parts[i] = source_value(sema, &srcs[i], k))->ty);
-    if (bad) break;
-    v = zip ? part_seq(sema, zip, TY_TUPLE, parts, nsrc) : parts[0];  // zip's tuple, or the one value
-    if (enumerate) {                                                  // (count, that)
-      Ast *pair[2] = {part_int(sema, it, start + k), v};
-      v = part_seq(sema, it, TY_TUPLE, pair, 2);
-    }
-    Ast *bind = bind_value(sema, st->name, st->oploc, v, st->oploc);
-    if (srcs[0].items && !zip && !enumerate) {  // lower.c reads the element of the value bound once
-      bind->name = srcs[0].hidden;
-      bind->ival = k;
-    }
+  for (int64_t k = 0; k < I.trips && !body->returned; k++) {
+    Ast *v = iter_value(sema, &I, k);
+    if (!v) break;
+    Ast *bind = bind_value(sema, st->name, st->lhs, st->lhs ? st->lhs->loc : st->oploc, v);
+    if (!bind) break;
     vec_push(&sema->cx->arena, &st->unrolled, bind);
-    if (st->lhs && !unpack_target(sema, st->lhs, v, st->name, &st->unrolled)) {
-      poison_targets(sema, st->lhs);
-      break;
-    }
     int before = sema->cx->nerrors;
     AstKind jump = iteration(sema, body, st);
     if (sema->cx->nerrors > before) {  // said once: the later iterations would mostly repeat it
@@ -350,6 +338,109 @@ void check_for(Sema *sema, Body *body, Ast *st) {
   }
   body->loops--;
   sema->loops--;
+}
+
+// ============================================================================
+// Comprehensions: [e for t in xs if c], (e for ...), unrolled at compile time
+// ============================================================================
+// AST nodes of e (the clone one element costs).
+static int64_t node_count(const Ast *e) {
+  int64_t n = 0;
+  for (; e; e = e->lhs) {  // the chain of left operands in a loop
+    n += 1 + node_count(e->rhs) + node_count(e->step);
+    for (int i = 0; i < e->list.len; i++) n += node_count(e->list.data[i]);
+  }
+  return n;
+}
+
+// Clause ci of comprehension e onwards, for the bindings made so far: an element (a checked
+// clone of e->lhs) pushed on elems for each iteration its clauses let through. false after
+// an error.
+static bool comp_clause(Sema *sema, Ast *e, int ci, AstList *elems) {
+  if (ci == e->list.len) {
+    int64_t size = node_count(e->lhs);
+    if (size > TD_MAX_INLINE_OPS - sema->inlined || elems->len >= MAX_SEQ) {
+      if (!sema->over_budget)
+        diag_error(sema->cx, e->oploc, "unrolling this comprehension would create more than %d ops", TD_MAX_INLINE_OPS);
+      sema->over_budget = true;
+      return false;
+    }
+    sema->inlined += size;
+    Ast *x = ast_clone(sema->cx, e->lhs);
+    if (is_poison(check_expr(sema, x))) return false;
+    vec_push(&sema->cx->arena, elems, x);
+    Ast *at = ast_new(sema->cx, AST_EXPR, x->loc);  // lowering computes it here, its iteration's variables bound
+    at->lhs = x;
+    at->ty = x->ty;
+    vec_push(&sema->cx->arena, &e->unrolled, at);
+    return true;
+  }
+  Ast *c = e->list.data[ci];
+  if (c->kind == AST_IF) {  // a filter: the rest of the clauses only where it holds
+    Ast *cond = ast_clone(sema->cx, c->lhs);
+    bool go;
+    if (is_poison(check_expr(sema, cond)) || !truth_value(sema, cond, &go)) return false;
+    return !go || comp_clause(sema, e, ci + 1, elems);
+  }
+  Iter I;  // the iterable, evaluated anew for each iteration of the clauses before it, as in Python
+  bool ok = true;
+  sema->loops++;  // a hidden name of its own for each clause's iterable
+  if (!iter_open(sema, e, ci == 0 ? c->rhs : ast_clone(sema->cx, c->rhs), &I)) ok = false;
+  for (int64_t k = 0; ok && k < I.trips; k++) {
+    Ast *v = iter_value(sema, &I, k);
+    Ast *bind = v ? bind_value(sema, c->name, c->lhs, c->lhs ? c->lhs->loc : c->oploc, v) : NULL;
+    ok = bind != NULL;
+    if (ok) vec_push(&sema->cx->arena, &e->unrolled, bind);
+    if (ok) ok = comp_clause(sema, e, ci + 1, elems);
+  }
+  sema->loops--;
+  return ok;
+}
+
+// The names a comprehension's targets bind, so they can be put back: Python's
+// comprehension has a scope of its own.
+static void target_names(const Ast *t, const char **names, int *n, int max) {
+  if (t->kind == AST_NAME) {
+    for (int i = 0; i < *n; i++)
+      if (!strcmp(names[i], t->name)) return;
+    if (*n < max) names[(*n)++] = t->name;
+  }
+  for (int i = 0; t->kind == AST_TUPLE && i < t->list.len; i++) target_names(t->list.data[i], names, n, max);
+}
+
+TType *check_comp(Sema *sema, Ast *e) {
+  enum { MAX_NAMES = 64 };
+  const char *names[MAX_NAMES];
+  Sym saved[MAX_NAMES];
+  bool had[MAX_NAMES];
+  int nn = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    const Ast *c = e->list.data[i];
+    if (c->kind != AST_FOR) continue;
+    if (c->lhs) target_names(c->lhs, names, &nn, MAX_NAMES);
+    else target_names(&(Ast){.kind = AST_NAME, .name = c->name}, names, &nn, MAX_NAMES);
+  }
+  for (int i = 0; i < nn; i++) {
+    Sym *s = find_local(sema, names[i]);
+    had[i] = s != NULL;
+    if (s) saved[i] = *s;
+  }
+  e->unrolled = (AstList){0};
+  AstList elems = {0};
+  bool ok = comp_clause(sema, e, 0, &elems);
+  for (int i = 0; i < nn; i++) {  // the names as they were
+    if (had[i]) {
+      bind_name(sema, names[i], saved[i].ty, saved[i].loc);
+      sema->scope->src = saved[i].src;
+    } else {
+      unbind_name(sema, names[i]);
+    }
+  }
+  if (!ok) return poison(sema);
+  for (int i = 0; i < elems.len; i++) elems.data[i]->comp = e;  // lowered after the bindings they read
+  Ast *l = part_seq(sema, e, e->op == TY_LIST ? TY_LIST : TY_TUPLE, elems.data, elems.len);
+  set_operands(sema, e, l->operands, l->noperands);
+  return l->ty;
 }
 
 void check_if(Sema *sema, Body *body, Ast *st) {

@@ -24,6 +24,19 @@ void bind_name(Sema *sema, const char *name, TType *t, Loc loc) {
   s->next = sema->scope;
   sema->scope = s;
 }
+void unbind_name(Sema *sema, const char *name) {
+  for (Sym **p = &sema->scope; *p; p = &(*p)->next)
+    if (!strcmp((*p)->name, name)) {
+      *p = (*p)->next;
+      return;
+    }
+}
+
+void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
+  bind_name(sema, name, v->ty, loc);
+  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST) sema->scope->src = v;
+}
+
 Sym *find_local(Sema *sema, const char *name) {
   for (Sym *s = sema->scope; s; s = s->next)
     if (!strcmp(s->name, name)) return s;
@@ -33,17 +46,6 @@ Const *find_const(Sema *sema, const char *name) {
   for (int i = 0; i < sema->consts.len; i++)
     if (!strcmp(sema->consts.data[i].name, name)) return &sema->consts.data[i];
   return NULL;
-}
-
-// The module a free name stands for, as `import torch`, `import torch.nn as nn` and
-// `import torch.nn.functional as F` bind them in the forward passes people paste; NULL
-// for any other name.
-static const char *module_named(const char *name) {
-  return !strcmp(name, "torch") ? "torch"
-         : !strcmp(name, "nn")  ? "torch.nn"
-         : !strcmp(name, "F")   ? "torch.nn.functional"
-         : !strcmp(name, "math") ? "math"
-                                : NULL;
 }
 
 static const char *const module_names[] = {"torch", "nn", "F", "math"};
@@ -66,8 +68,17 @@ static TType *check_name(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->loc, "'%s' is a function: call it as %s(...)", e->name, e->name);
     return poison(sema);
   }
-  const char *module = module_named(e->name);
+  const char *module = module_named(sema, e->name);  // torch, nn, F, math, and the imports' names
   if (module) return ty_module(sema, module);
+  Ast *attr = imported_attr(sema, e);  // from math import pi
+  if (attr) {
+    TType *t = check_expr(sema, attr);
+    if (!is_poison(t) && t->kind != TY_SCALAR && t->kind != TY_MODULE && t->kind != TY_DTYPE && t->kind != TY_STR) {
+      diag_error(sema->cx, e->loc, "'%s' is a function: call it as %s(...)", e->name, e->name);
+      return poison(sema);
+    }
+    return t;
+  }
   Suggest sg = suggest_start(e->name);
   suggest_names(sema, &sg);
   diag_error(sema->cx, e->loc, "use of undeclared name '%s'%s", e->name, suggestion(sema, &sg));
@@ -196,13 +207,20 @@ Loc name_loc(const Ast *d) {
 // ============================================================================
 // Operators and calls
 // ============================================================================
-static TType *check_binary(Sema *sema, Ast *e) {
-  TType *a = check_expr(sema, e->lhs), *b = check_expr(sema, e->rhs);
+static int same_value(Sema *sema, const TType *a, const TType *b, Loc loc);
+
+// e = lhs op rhs with lhs already checked (its type a).
+static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
+  TType *b = check_expr(sema, e->rhs);
   if (is_poison(a) || is_poison(b)) return poison(sema);
   int op = e->op;
   TD_ASSERT(op >= 0 && op < BIN_COUNT);
   if ((op == BIN_ADD || op == BIN_MUL) && (a->kind == TY_TUPLE || a->kind == TY_LIST)) return seq_binary(sema, e);
   bool oka = is_tensor(a) || is_scalar(a), okb = is_tensor(b) || is_scalar(b);
+  if ((op == BIN_EQ || op == BIN_NE) && !is_tensor(a) && !is_tensor(b) && (!oka || !okb)) {
+    int r = same_value(sema, a, b, e->oploc);  // x.shape == (3, 4), x.dtype == torch.half, s == 'mean'
+    return r < 0 ? poison(sema) : ty_bool(sema, (op == BIN_EQ) == (r == 1));
+  }
   if (!oka || !okb || (op == BIN_MATMUL && (!is_tensor(a) || !is_tensor(b)))) {
     diag_error(sema->cx, e->oploc, "unsupported operand type(s) for %s: '%s' and '%s'", binop_text((BinOp)op),
                py_type_name(a), py_type_name(b));
@@ -216,6 +234,20 @@ static TType *check_binary(Sema *sema, Ast *e) {
   e->bi = &d->b;
   if (op == BIN_MATMUL) return matmul_node(sema, e, e->lhs, e->rhs, e->oploc);
   return binary_node(sema, e, d->b.op, e->lhs, e->rhs, e->oploc);
+}
+
+// a + b + c + ... is ((a + b) + c) + ...: the chain of left operands is checked from the
+// innermost out in a loop, so a flat expression of any length costs no depth of C stack.
+static TType *check_binary(Sema *sema, Ast *e) {
+  VEC(Ast *) chain = {0};
+  Ast *a = e;
+  for (; a->kind == AST_BINARY; a = a->lhs) vec_push(&sema->cx->arena, &chain, a);
+  TType *t = check_expr(sema, a);
+  for (int i = chain.len - 1; i >= 0; i--) {
+    t = check_binary_one(sema, chain.data[i], t);
+    chain.data[i]->ty = t;
+  }
+  return t;
 }
 
 static TType *check_unary(Sema *sema, Ast *e) {
@@ -307,6 +339,8 @@ static void no_attribute(Sema *sema, const Ast *e, const TType *self) {
 }
 
 static TType *check_call(Sema *sema, Ast *e) {
+  TType *mt = module_call(sema, e);  // nn modules, imported names, torch._assert (sema_module.c)
+  if (mt) return mt;
   if (!e->lhs && !find_local(sema, e->name) && !find_const(sema, e->name)) {
     Ast *fn = sema_find_fn(sema->p, e->name);
     if (fn) return inline_call(sema, e, fn);
@@ -331,6 +365,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     self = NULL;
   }
   if (!args_done && !check_args(sema, e)) bad = true;
+  if (!bad && self && (self->kind == TY_LIST || self->kind == TY_TUPLE)) return list_method(sema, e);
   if (math && !bad && e->list.len != 1) {  // math.sqrt(D): one number
     diag_error(sema->cx, call_loc(e), "math.%s() takes exactly one argument (%d given)", e->name, e->list.len);
     return poison(sema);
@@ -350,7 +385,7 @@ static TType *check_call(Sema *sema, Ast *e) {
       diag_error(sema->cx, e->oploc, "'Tensor' object is not callable");
     else if (e->lhs)
       no_attribute(sema, e, self);
-    else if (module_named(e->name))
+    else if (module_named(sema, e->name))
       diag_error(sema->cx, call_loc(e), "'module' object is not callable");
     else
       no_function(sema, e);
@@ -361,17 +396,31 @@ static TType *check_call(Sema *sema, Ast *e) {
     no_attribute(sema, e, self);
     return poison(sema);
   }
+  return check_builtin(sema, e, d);
+}
+
+TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
+  if (!strcmp(d->b.name, "where") && !e->lhs && e->list.len == 1 && e->list.data[0]->kind != AST_KWARG) {
+    diag_error(sema->cx, call_loc(e), "torch.where(condition) is not supported: it is nonzero(as_tuple=True), whose "
+               "shape is the number of true elements, known only when the program runs: choose elementwise with "
+               "torch.where(condition, x, y)");
+    return poison(sema);
+  }
+  bool inplace;
+  if (!inplace_kwarg(sema, e, d, &inplace)) return poison(sema);  // F.relu(x, inplace=True) (sema_module.c)
   e->bi = &d->b;
   if (!bind_args(sema, e, d, e->lhs)) return poison(sema);
   if (!strncmp(d->b.sig, "input", 5) && d->check != ck_unary && d->check != ck_binary && d->check != ck_add &&
       !get_tensor(sema, e, e->bargs[0], "input"))
     return poison(sema);
-  return d->check(sema, e, d);
+  TType *r = d->check(sema, e, d);
+  return inplace ? inplace_result(sema, e, r) : r;
 }
 
 static TType *check_attr(Sema *sema, Ast *e) {
   TType *self = check_expr(sema, e->lhs);
   if (is_poison(self)) return poison(sema);
+  if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
   if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
   TType *pv = is_tensor(self) ? tensor_attr(sema, e) : self->kind == TY_DTYPE ? dtype_attr(sema, self->dtype, e->name)
@@ -443,6 +492,8 @@ static int same_value(Sema *sema, const TType *a, const TType *b, Loc loc) {
 // False); 1, 0, or -1 after an error.
 static int membership(Sema *sema, Ast *e, const TType *a, const TType *b) {
   if (e->op == LOGIC_IS || e->op == LOGIC_IS_NOT) {
+    if (a->kind == TY_NONE || b->kind == TY_NONE) return a->kind == b->kind;  // x is None, of anything
+    if (a->kind == TY_TENSOR && b->kind == TY_TENSOR) return a == b;  // the same tensor (a name's two reads)
     bool same_kind = a->kind != TY_SCALAR || b->kind != TY_SCALAR ||
                      ((a->dtype == DT_F64) == (b->dtype == DT_F64) && (a->dtype == DT_BOOL) == (b->dtype == DT_BOOL));
     int r = same_value(sema, a, b, e->oploc);
@@ -465,28 +516,74 @@ static int membership(Sema *sema, Ast *e, const TType *a, const TType *b) {
 }
 
 // a and b, a or b, not a: Python's, on compile-time values ('and' gives a when a is false,
-// else b; 'or' the reverse); in and is: membership.
-static TType *check_logic(Sema *sema, Ast *e) {
-  TType *a = check_expr(sema, e->lhs), *b = e->rhs ? check_expr(sema, e->rhs) : NULL;
-  if (is_poison(a) || (e->rhs && is_poison(b))) return poison(sema);
+// else b; 'or' the reverse), short-circuit: b is not checked (its names not resolved)
+// when a decides; in and is: membership.
+static TType *check_logic_one(Sema *sema, Ast *e, TType *a) {
+  static const char *const words[] = {"and", "or", "not"};
+  if (is_poison(a)) return poison(sema);
   if (e->op >= LOGIC_IN) {
+    TType *b = check_expr(sema, e->rhs);
+    if (is_poison(b)) return poison(sema);
     int r = membership(sema, e, a, b);
     if (r < 0) return poison(sema);
     return ty_bool(sema, (e->op == LOGIC_IN || e->op == LOGIC_IS) == (r == 1));
   }
-  static const char *const words[] = {"and", "or", "not"};
   for (int i = 0; i < 2; i++) {  // a sequence, a dtype or a string as a result is more than tdsl needs
     const Ast *o = i ? e->rhs : e->lhs;
+    if (i && o && !o->ty) break;  // b: checked below, if at all
     if (o && o->ty->kind != TY_SCALAR && o->ty->kind != TY_NONE && o->ty->kind != TY_TENSOR) {
       diag_error(sema->cx, o->loc, "'%s' takes Python numbers, bools or None here, not %s", words[e->op],
                  py_type_name(o->ty));
       return poison(sema);
     }
   }
-  bool ta, tb;
-  if (!truth_value(sema, e->lhs, &ta) || (e->rhs && !truth_value(sema, e->rhs, &tb))) return poison(sema);
+  bool ta;
+  if (!truth_value(sema, e->lhs, &ta)) return poison(sema);
   if (e->op == LOGIC_NOT) return ty_bool(sema, !ta);
-  return (e->op == LOGIC_AND) == ta ? b : a;
+  if ((e->op == LOGIC_AND) != ta) return a;  // decided by a: b is never evaluated
+  TType *b = check_expr(sema, e->rhs);
+  if (is_poison(b)) return poison(sema);
+  if (b->kind != TY_SCALAR && b->kind != TY_NONE && b->kind != TY_TENSOR) {
+    diag_error(sema->cx, e->rhs->loc, "'%s' takes Python numbers, bools or None here, not %s", words[e->op],
+               py_type_name(b));
+    return poison(sema);
+  }
+  bool tb;
+  if (!truth_value(sema, e->rhs, &tb)) return poison(sema);
+  return b;
+}
+
+// a and b and c ...: the chain of left operands in a loop, as check_binary does.
+static TType *check_logic(Sema *sema, Ast *e) {
+  VEC(Ast *) chain = {0};
+  Ast *a = e;
+  for (; a->kind == AST_LOGIC && (a->op == LOGIC_AND || a->op == LOGIC_OR || a == e); a = a->lhs)
+    vec_push(&sema->cx->arena, &chain, a);
+  TType *t = check_expr(sema, a);
+  for (int i = chain.len - 1; i >= 0; i--) {
+    t = check_logic_one(sema, chain.data[i], t);
+    chain.data[i]->ty = t;
+  }
+  return t;
+}
+
+// a if c else b: a compile-time c picks the branch, and only that one is checked, as
+// Python evaluates only it; a tensor c is known only at run time (torch.where chooses
+// elementwise).
+static TType *check_cond(Sema *sema, Ast *e) {
+  TType *c = check_expr(sema, e->step);
+  if (is_poison(c)) return poison(sema);
+  if (is_tensor(c)) {
+    diag_error(sema->cx, e->step->loc, "a tensor's value is known only at run time: the condition of 'a if c else "
+               "b' must be a compile-time value (use torch.where(c, a, b) to choose elementwise)");
+    return poison(sema);
+  }
+  bool taken;
+  if (!truth_value(sema, e->step, &taken)) return poison(sema);
+  Ast *x = taken ? e->lhs : e->rhs;
+  TType *t = check_expr(sema, x);
+  set_operand1(sema, e, x);
+  return t;
 }
 
 TType *check_expr(Sema *sema, Ast *e) {
@@ -504,6 +601,10 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_NAME: t = check_name(sema, e); break;
   case AST_UNARY: t = check_unary(sema, e); break;
   case AST_LOGIC: t = check_logic(sema, e); break;
+  case AST_COND: t = check_cond(sema, e); break;
+  case AST_COMP: t = check_comp(sema, e); break;
+  case AST_APPLY: t = check_apply(sema, e); break;
+  case AST_FSTRING: t = check_fstring(sema, e); break;
   case AST_BINARY: t = check_binary(sema, e); break;
   case AST_CALL: t = check_call(sema, e); break;
   case AST_ATTR: t = check_attr(sema, e); break;

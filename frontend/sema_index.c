@@ -61,7 +61,9 @@ static TType *advanced_index(Sema *sema, Ast *e, const TType *base, View v, Ast 
   for (int i = 0; i < n; i++) {
     DType dt = idx[i]->ty->dtype;
     if (dt == DT_BOOL || dt == DT_U8) {  // PyTorch takes a u8 index as a mask too
-      diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: use where");
+      diag_error(sema->cx, idx[i]->loc, "boolean-mask indexing is not supported: its shape is the number of true "
+                 "elements of the mask, known only when the program runs: torch.where(mask, x, 0) keeps x's shape "
+                 "(x[mask] = v, a store, works)");
       return poison(sema);
     }
     if (dt != DT_I64) {
@@ -108,7 +110,14 @@ static bool slice_bound(Sema *sema, Ast *b, int64_t *out, int64_t none) {
     *out = b->ty->ival;
     return true;
   }
-  if (!is_poison(b->ty))
+  if (is_tensor(b->ty) && b->ty->wrapped)
+    diag_error(sema->cx, b->loc, "a slice index must be a compile-time int, but this is a %s: a scalar parameter of "
+               "the entry point is known only when it runs (called from another function, it is a compile-time "
+               "value)", py_type_name(b->ty));
+  else if (is_tensor(b->ty))
+    diag_error(sema->cx, b->loc, "a slice index from a tensor is its value, known only when the program runs: a "
+               "slice's bounds and step come from x.shape, len(x), a const or a literal");
+  else if (!is_poison(b->ty))
     diag_error(sema->cx, b->loc, "slice indices must be integers or None or have an __index__ method");
   return false;
 }

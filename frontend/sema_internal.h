@@ -8,8 +8,8 @@
 //   sema_budget.c   what inlining each function costs (nesting, ops), before any is
 //                   inlined: inline_call's limits
 //   sema_stmt.c     statements and function bodies; stores (x[...] = v, x op= v)
-//   sema_ctl.c      static control flow: for loops unrolled, if on compile-time values,
-//                   while refused
+//   sema_ctl.c      static control flow: for and while loops unrolled, if on compile-time
+//                   values, comprehensions
 //   sema_expr.c     names and the expression checker: operators, calls, attributes
 //   sema_index.c    x[...]: basic indices make one view, index tensors one node
 //   sema_scatter.c  writes at run-time positions: x[idx] = v, x[mask] = v, index_put,
@@ -36,6 +36,9 @@
 //   sema_create.c   ... zeros, ones, full, arange, eye
 //   sema_python.c   ... Python objects around tensors: devices and tensor options,
 //                   torch.finfo/iinfo, torch.tensor of numbers
+//   sema_module.c   import lines, nn modules constructed and called inline, inplace=,
+//                   torch._assert
+//   sema_format.c   Python's str, repr and format of compile-time values (f-strings)
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
 //
@@ -65,10 +68,20 @@ typedef struct Const {
   Loc loc;
 } Const;
 
+// A name an import line binds: a module (attr NULL: `import torch.nn as nn`, `from torch
+// import nn`) or one of its attributes (`from math import sqrt`).
+typedef struct Import {
+  const char *name;
+  const char *module;
+  const char *attr;
+  Loc loc;
+} Import;
+
 typedef struct Sema {
   Ctx *cx;
   Program *p;
   VEC(Const) consts;
+  VEC(Import) imports;       // the names the file's import lines bind, in order
   Sym *scope;                // locals of the body being checked, newest first
   int nstorage;              // next fresh storage id
   VEC(Ast *) stack;          // user functions being checked or inlined (recursion)
@@ -96,6 +109,7 @@ struct BuiltinDef {
 };
 
 enum { MAX_LIST = 64 };  // the most entries of a size or dims list
+enum { MAX_SEQ = 1 << 16 };  // the most elements of a Python list or tuple value
 
 // ---- small helpers ----
 static inline bool is_tensor(const TType *t) { return t && t->kind == TY_TENSOR; }
@@ -139,30 +153,43 @@ typedef struct Body {
 } Body;
 const char *target_name(const Ast *t);  // the variable a store target writes through
 TType *check_body(Sema *sema, Ast *fn, TType **params);
-// Whether the checked value *v unpacks into n names as Python unpacks it: a tensor over
-// its first dim (*v becomes x.unbind()), a tuple or list of exactly n elements; true for
-// a poisoned value (nothing more to say). Python's messages: a 0-d tensor at vloc, the
-// others at tloc.
-bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc);
+// st, an AST_ASSIGN whose rhs is checked, binds its targets (st->list, then each group of
+// st->body) as Python assigns: names, tuples of targets unpacking the value (a tensor over
+// its first dim), a starred name a list of what its place covers. st->operands gets the
+// value expression of each name in order (lower.c binds them); Python's messages for counts
+// that differ at tloc (and for a 0-d tensor unpacked: there too when at_target, else at the
+// value).
+void assign_targets(Sema *sema, Ast *st, Loc tloc, bool at_target);
 // st stores rhs into target (x[...] = v; binop >= 0: x[...] op= v): st becomes the store
 // node, of target's type (st->ty stays NULL after an error).
 void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop);
 bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t);
 void check_block(Sema *sema, Body *body, AstList *stmts);  // statements in order, up to a return reached
+// assert cond, msg (and torch._assert): a compile-time cond that is false is the located
+// AssertionError; a tensor cond (one element) a run-time check, *node its OP_ASSERT part
+// (else NULL). msg (NULL: none) is checked only where it is needed, as Python evaluates
+// it. false after an error.
+bool check_assertion(Sema *sema, Ast *cond, Ast *msg, Ast **node);
 
 // ---- sema_ctl.c ----
 void check_for(Sema *sema, Body *body, Ast *st);
 void check_if(Sema *sema, Body *body, Ast *st);
 void check_while(Sema *sema, Body *body, Ast *st);
+TType *check_comp(Sema *sema, Ast *e);  // [x for t in xs if c], (x for ...): unrolled, its scope restored
 // Python's len(range(start, stop, step)), step nonzero.
 int64_t range_len(int64_t start, int64_t stop, int64_t step);
 
 // ---- sema_expr.c ----
 TType *check_expr(Sema *sema, Ast *e);  // sets and returns e->ty
+// A call e of builtin d, its arguments checked: bound to d's parameters, checked by d
+// (inplace=True of an activation: its result written into the input).
+TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d);
 bool check_items(Sema *sema, AstList *list);  // call arguments, display items: checked, *t unpacked
 bool truth_value(Sema *sema, Ast *e, bool *out);  // bool(e) of a checked compile-time value; false after an error
 bool check_args(Sema *sema, Ast *e);    // a call's arguments: false when one is poison
 void bind_name(Sema *sema, const char *name, TType *t, Loc loc);
+void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc);
+void unbind_name(Sema *sema, const char *name);  // name = the checked v (a sequence's items: v's)
 Sym *find_local(Sema *sema, const char *name);
 Const *find_const(Sema *sema, const char *name);
 Loc name_loc(const Ast *d);
@@ -377,11 +404,18 @@ TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
-// The element expressions of sequence a; false for the tuple a user function returns.
+// The element expressions of sequence a (for the tuple a user function returns, nodes that
+// read its elements); false when a is no sequence.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
+bool is_element(const Ast *e);  // t[0], t.values: one element of a sequence (not a slice)
 TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
 TType *seq_attr(Sema *sema, Ast *e);    // t.values
 TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
+TType *list_method(Sema *sema, Ast *e);  // xs.append(v), xs.extend(ys), xs.insert(i, v): None
+bool seq_augassign(Sema *sema, Ast *st);  // t += u, t *= n of a sequence t; false after an error
+// name (a local sequence) rebound to the sequence of kind k of items, at node at (its
+// `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
+void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
 TType *tensor_attr(Sema *sema, Ast *e);  // x.shape, x.ndim, x.dtype, x.mT; NULL for another name
 TType *python_builtin(Sema *sema, Ast *e);  // len, float, int, bool, min, max of numbers; NULL: not one
 TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim);
@@ -484,6 +518,27 @@ bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt);  // PyTorch's c
 // ---- sema_scan.c: the cumulative ops ----
 TType *ck_scan(Sema *sema, Ast *e, const BuiltinDef *d);    // cumsum, cumprod, logcumsumexp
 TType *ck_cummax(Sema *sema, Ast *e, const BuiltinDef *d);  // cummax, cummin: (values, indices)
+
+// ---- sema_module.c: imports, nn modules called inline, inplace=, torch._assert ----
+void declare_import(Sema *sema, const Ast *d);  // an AST_IMPORT: its names in sema->imports
+const Import *find_import(Sema *sema, const char *name);
+// The module a free name (or a dotted path sema wrote) stands for: torch, nn, F and math,
+// and the modules the imports bind; NULL otherwise.
+const char *module_named(Sema *sema, const char *name);
+Ast *imported_attr(Sema *sema, const Ast *e);  // from math import pi: the name as math.pi, or NULL
+TType *module_call(Sema *sema, Ast *e);  // nn.ReLU(...), act(x) of a module object, torch._assert; NULL: not one
+TType *check_apply(Sema *sema, Ast *e);  // AST_APPLY: nn.ReLU()(x)
+TType *nn_attr(Sema *sema, Ast *e, const TType *m);  // m.NAME of a module object: its constructor's argument
+// inplace= of e's call of d (an activation or dropout that has it): taken out of the
+// arguments into *inplace; false after an error. inplace_result: e's result r written into
+// its input (e becomes that store).
+bool inplace_kwarg(Sema *sema, Ast *e, const BuiltinDef *d, bool *inplace);
+TType *inplace_result(Sema *sema, Ast *e, TType *r);
+TType *torch_assert(Sema *sema, Ast *e);
+
+// ---- sema_format.c: Python's str, repr and format of compile-time values ----
+TType *check_fstring(Sema *sema, Ast *e);  // f"...": a str
+const char *py_str(Sema *sema, const TType *t, bool repr, Loc loc);  // str(t) or repr(t); NULL after an error at loc
 
 // ---- sema_fold.c: NULL after an error (division by zero ...) ----
 TType *fold_binary(Sema *sema, Loc loc, int op, const TType *a, const TType *b);

@@ -548,7 +548,9 @@ static Ast *nll_part(Sema *sema, const Ast *e, Ast *lp, Ast *ta, Ast *wa, int64_
   Ast *safe = p_where(sema, e, keep, ta, part_int(sema, e, 0));  // ignored targets read class 0
   Ast *idx = p_dim_op(sema, e, "unsqueeze", safe, cd);
   Ast *args[3] = {lp, part_int(sema, e, cd), idx};
-  Ast *picked = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", args, 3), cd), c);
+  Ast *g = part_call(sema, e, "gather", args, 3);
+  g->attr.form = GATHER_TARGET;  // a class index: PyTorch's "Target 99 is out of bounds."
+  Ast *picked = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", g, cd), c);
   Ast *wt;
   if (wa) {
     Ast *w = class_weight(sema, e, wa, nd);
@@ -557,7 +559,9 @@ static Ast *nll_part(Sema *sema, const Ast *e, Ast *lp, Ast *ta, Ast *wa, int64_
       w = part_call(sema, e, "expand_as", ea, 2);
     }
     Ast *wargs[3] = {w, part_int(sema, e, cd), idx};
-    wt = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", part_call(sema, e, "gather", wargs, 3), cd), c);
+    Ast *gw = part_call(sema, e, "gather", wargs, 3);
+    gw->attr.form = GATHER_TARGET;
+    wt = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", gw, cd), c);
     picked = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, wt), picked);
     wt = p_where(sema, e, keep, wt, p_f(sema, e, 0.0));
   } else {

@@ -517,22 +517,28 @@ TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
 // ============================================================================
 TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d) {
   static const struct {
-    const char *name, *why;
+    const char *name, *why, *instead;
   } whys[] = {
-      {"nonzero", "its shape is the number of nonzero elements"},
-      {"argwhere", "its shape is the number of nonzero elements"},
-      {"masked_select", "its shape is the number of true elements of the mask: use where"},
-      {"unique", "its shape is the number of distinct values"},
-      {"unique_consecutive", "its shape is the number of runs"},
-      {"bincount", "its shape is the largest value plus one"},
-      {"equal", "it is a Python bool; torch.eq(a, b).all() is a tensor"},
-      {"allclose", "it is a Python bool; torch.isclose(a, b).all() is a tensor"},
+      {"nonzero", "its shape is the number of nonzero elements",
+       "compute on the mask (x != 0) instead, with torch.where(mask, a, b) or mask.sum()"},
+      {"argwhere", "its shape is the number of nonzero elements",
+       "compute on the mask (x != 0) instead, with torch.where(mask, a, b) or mask.sum()"},
+      {"masked_select", "its shape is the number of true elements of the mask",
+       "torch.where(mask, x, 0) keeps x's shape (mask.sum() counts them)"},
+      {"unique", "its shape is the number of distinct values",
+       "compare the values with a mask of a fixed shape, (x[:, None] == x[None, :])"},
+      {"unique_consecutive", "its shape is the number of runs",
+       "mark where runs start with a mask of a fixed shape, (x[1:] != x[:-1])"},
+      {"bincount", "its shape is the largest value plus one",
+       "give the number of classes: F.one_hot(x, num_classes=N).sum(0)"},
+      {"equal", "it is a Python bool", "torch.eq(a, b).all() is the same answer as a tensor"},
+      {"allclose", "it is a Python bool", "torch.isclose(a, b).all() is the same answer as a tensor"},
   };
-  const char *why = "its result depends on the values";
+  const char *why = "its result depends on the values", *instead = "compute with masks of a fixed shape";
   for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
-    if (!strcmp(whys[i].name, d->b.name)) why = whys[i].why;
-  diag_error(sema->cx, call_loc(e), "%s() is not supported: %s, which tdsl does not know when compiling", d->b.name,
-             why);
+    if (!strcmp(whys[i].name, d->b.name)) why = whys[i].why, instead = whys[i].instead;
+  diag_error(sema->cx, call_loc(e), "%s() is not supported: %s, known only when the program runs: %s", d->b.name,
+             why, instead);
   return poison(sema);
 }
 

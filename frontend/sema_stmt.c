@@ -149,6 +149,8 @@ void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
 // ============================================================================
 // Statements and function bodies
 // ============================================================================
+// return v, ...: against the declared results (a None among them takes None); a function
+// declared without a result (no arrow, -> None) returns None: `return` or `return None`.
 static void check_return(Sema *sema, Body *body, Ast *st) {
   Ast *fn = body->fn;
   int n = st->list.len;
@@ -163,13 +165,26 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
     n = ts[0]->nelem;
     ts = ts[0]->elems;
   }
-  if (n != fn->rets.len) {
-    diag_error(sema->cx, st->loc, "'%s' returns %d value%s but its type declares %d", fn->name, n, n == 1 ? "" : "s",
-               fn->rets.len);
+  if (fn->rets.len == 0 && n == 1 && ts[0]->kind == TY_NONE) n = 0;  // return None
+  if (!bad && n != fn->rets.len) {
+    if (fn->rets.len == 0)
+      diag_error(sema->cx, st->loc, "'%s' returns %d value%s but is declared without a result (it returns None)",
+                 fn->name, n, n == 1 ? "" : "s");
+    else
+      diag_error(sema->cx, st->loc, "'%s' returns %d value%s but its type declares %d", fn->name, n,
+                 n == 1 ? "" : "s", fn->rets.len);
     bad = true;
   }
   for (int i = 0; i < n && i < fn->rets.len && !bad; i++) {
     Ast *v = st->list.data[spread ? 0 : i];
+    if (fn->rets.data[i]->kind == AST_NONE) {
+      if (ts[i]->kind != TY_NONE) {
+        diag_error(sema->cx, v->loc, "'%s' is declared to return None here, not %s", fn->name, py_type_name(ts[i]));
+        diag_note(sema->cx, fn->rets.data[i]->loc, "declared here");
+        bad = true;
+      }
+      continue;
+    }
     TType *want = param_type(sema, fn->rets.data[i]);
     if (is_poison(want)) {
       bad = true;
@@ -187,6 +202,8 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
   }
   if (bad) {
     body->ret = poison(sema);
+  } else if (fn->rets.len == 0) {
+    body->ret = ty_new(sema, TY_NONE);
   } else if (n == 1 && !fn->ret_tuple) {
     body->ret = ts[0];
   } else {
@@ -198,7 +215,84 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
   st->ty = body->ret;
 }
 
-bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc) {
+// ============================================================================
+// assert, torch._assert, raise
+// ============================================================================
+static const BuiltinDef def_assert = {{"assert", BK_NODE, OP_ASSERT, ""}, NULL, 0, OP_COUNT};
+
+// "AssertionError: msg" (msg NULL or empty: "AssertionError"); NULL after an error in msg.
+static const char *assertion_text(Sema *sema, Ast *msg) {
+  if (!msg) return "AssertionError";
+  TType *m = msg->ty ? msg->ty : check_expr(sema, msg);
+  if (is_poison(m)) return NULL;
+  const char *s = py_str(sema, m, false, msg->loc);
+  if (!s) return NULL;
+  return *s ? arena_printf(&sema->cx->arena, "AssertionError: %s", s) : "AssertionError";
+}
+
+bool check_assertion(Sema *sema, Ast *cond, Ast *msg, Ast **node) {
+  *node = NULL;
+  TType *c = cond->ty ? cond->ty : check_expr(sema, cond);
+  if (is_poison(c)) return false;
+  if (!is_tensor(c)) {
+    bool holds;
+    if (!truth_value(sema, cond, &holds)) return false;
+    if (holds) return true;  // the message is not evaluated, as in Python
+    const char *text = assertion_text(sema, msg);
+    if (text) diag_error(sema->cx, cond->loc, "%s", text);
+    return false;
+  }
+  if (view_numel(c->view) != 1) {
+    diag_error(sema->cx, cond->loc, "Boolean value of Tensor with more than one value is ambiguous");
+    return false;
+  }
+  const char *text = assertion_text(sema, msg);  // a run-time check: its message made now
+  if (!text) return false;
+  size_t len = strlen(text), k = 0;
+  char *esc = arena_alloc(&sema->cx->arena, 2 * len + 1);  // the kernel's message is a format: % doubled
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] == '%') esc[k++] = '%';
+    esc[k++] = text[i];
+  }
+  Ast *n = ast_new(sema->cx, AST_CALL, cond->loc);
+  n->name = "assert";
+  n->bi = &def_assert.b;
+  set_operand1(sema, n, cond);
+  n->attr.msg = esc;
+  n->ty = ty_fresh(sema, DT_BOOL, c->view.ndim, c->view.shape);
+  *node = n;
+  return true;
+}
+
+// assert cond[, msg]; raise E(msg) (lhs NULL): reached, it is the located error, and what
+// follows is not reached.
+static void check_assert(Sema *sema, Body *body, Ast *st) {
+  if (st->lhs) {
+    Ast *node;
+    if (check_assertion(sema, st->lhs, st->rhs, &node) && node) set_operand1(sema, st, node);
+    return;
+  }
+  Ast *x = st->rhs;  // raise ValueError(msg), raise ValueError
+  const char *name = x->kind == AST_CALL && !x->lhs ? x->name : x->kind == AST_NAME ? x->name : NULL;
+  const char *text = name;
+  if (x->kind == AST_CALL && !x->lhs && x->list.len) {
+    Ast *m = x->list.data[0];
+    TType *t = check_expr(sema, m->kind == AST_KWARG ? m->rhs : m);
+    const char *s = is_poison(t) ? NULL : py_str(sema, t, false, m->loc);
+    if (s && *s) text = arena_printf(&sema->cx->arena, "%s: %s", name, s);
+    else if (!s) text = NULL;
+  }
+  if (!name) diag_error(sema->cx, x->loc, "exceptions must derive from BaseException");
+  else if (text) diag_error(sema->cx, st->loc, "%s", text);
+  body->returned = true;  // nothing after it runs
+  body->ret = poison(sema);
+}
+
+// The items of *v for n targets, the one at `star` starred (-1: none), as Python unpacks:
+// a tensor over its first dim (*v becomes x.unbind()), a tuple or list of exactly n
+// elements (at least n - 1 with a star). Python's messages: a 0-d tensor at vloc, the
+// others at tloc.
+static bool unpack_items(Sema *sema, Ast **v, int n, int star, Loc vloc, Loc tloc, Ast ***items, int *ni) {
   const TType *t = (*v)->ty;
   if (is_tensor(t) && t->view.ndim == 0) {
     diag_error(sema->cx, vloc, "iteration over a 0-d tensor");
@@ -208,44 +302,91 @@ bool unpack_value(Sema *sema, Ast **v, int n, Loc vloc, Loc tloc) {
     *v = part_call(sema, *v, "unbind", v, 1);
     t = (*v)->ty;
   }
-  if (is_poison(t)) return true;
+  if (is_poison(t)) return false;
   if (t->kind != TY_TUPLE && t->kind != TY_LIST) {
     diag_error(sema->cx, tloc, "cannot unpack non-iterable %s object", py_type_name(t));
     return false;
   }
-  if (t->nelem > n) diag_error(sema->cx, tloc, "too many values to unpack (expected %d)", n);
-  else if (t->nelem < n) diag_error(sema->cx, tloc, "not enough values to unpack (expected %d, got %d)", n, t->nelem);
-  return t->nelem == n;
+  int m = t->nelem;
+  if (star >= 0 && m < n - 1) {
+    diag_error(sema->cx, tloc, "not enough values to unpack (expected at least %d, got %d)", n - 1, m);
+    return false;
+  }
+  if (star < 0 && m != n) {
+    if (m > n) diag_error(sema->cx, tloc, "too many values to unpack (expected %d)", n);
+    else diag_error(sema->cx, tloc, "not enough values to unpack (expected %d, got %d)", n, m);
+    return false;
+  }
+  return seq_items(sema, *v, items, ni);
+}
+
+// The names of target t bound to poison, a poisoned value each in vals.
+static void poison_target(Sema *sema, const Ast *t, AstList *vals) {
+  if (t->kind == AST_STARRED) t = t->lhs;
+  if (t->kind == AST_NAME) {
+    Ast *p = ast_new(sema->cx, AST_NONE, t->loc);
+    p->ty = poison(sema);
+    bind_expr(sema, t->name, p, t->loc);
+    vec_push(&sema->cx->arena, vals, p);
+    return;
+  }
+  for (int i = 0; i < t->list.len; i++) poison_target(sema, t->list.data[i], vals);
+}
+
+static void bind_target(Sema *sema, Ast *t, Ast *v, bool at_target, AstList *vals);
+
+// The n targets ts unpack v, each name's value pushed on vals in order; a starred name
+// gets a list of the items its place covers, as in Python.
+static void unpack_into(Sema *sema, Ast **ts, int n, Ast *v, Loc tloc, bool at_target, AstList *vals) {
+  int star = -1;
+  for (int i = 0; i < n; i++)
+    if (ts[i]->kind == AST_STARRED) star = i;
+  Ast **items;
+  int ni;
+  if (is_poison(v->ty) || !unpack_items(sema, &v, n, star, at_target ? tloc : v->loc, tloc, &items, &ni)) {
+    for (int i = 0; i < n; i++) poison_target(sema, ts[i], vals);
+    return;
+  }
+  int rest = ni - (n - 1), k = 0;
+  for (int i = 0; i < n; i++) {
+    if (i == star) {
+      Ast *l = part_seq(sema, ts[i], TY_LIST, items + k, rest);
+      bind_expr(sema, ts[i]->lhs->name, l, ts[i]->lhs->loc);
+      vec_push(&sema->cx->arena, vals, l);
+      k += rest;
+    } else {
+      bind_target(sema, ts[i], items[k++], at_target, vals);
+    }
+  }
+}
+
+static void bind_target(Sema *sema, Ast *t, Ast *v, bool at_target, AstList *vals) {
+  if (t->kind == AST_NAME) {
+    bind_expr(sema, t->name, v, t->loc);
+    vec_push(&sema->cx->arena, vals, v);
+    return;
+  }
+  unpack_into(sema, t->list.data, t->list.len, v, t->loc, at_target, vals);
+}
+
+static void bind_group(Sema *sema, AstList *ts, Ast *v, Loc tloc, bool at_target, AstList *vals) {
+  if (ts->len == 1) bind_target(sema, ts->data[0], v, at_target, vals);
+  else unpack_into(sema, ts->data, ts->len, v, tloc, at_target, vals);
+}
+
+void assign_targets(Sema *sema, Ast *st, Loc tloc, bool at_target) {
+  AstList vals = {0};
+  bind_group(sema, &st->list, st->rhs, tloc, at_target, &vals);
+  for (int g = 0; g < st->body.len; g++)
+    bind_group(sema, &st->body.data[g]->list, st->rhs, tloc, at_target, &vals);
+  st->operands = vals.data;
+  st->noperands = vals.len;
+  st->ty = st->rhs->ty;
 }
 
 static void check_assign(Sema *sema, Ast *st) {
-  TType *v = check_expr(sema, st->rhs);
-  int n = st->list.len;
-  if (v->kind == TY_NONE || v->kind == TY_MODULE) {  // names hold values: tensors, numbers, sequences, dtypes
-    diag_error(sema->cx, st->rhs->loc, "cannot assign a %s to a name: write it where it is used", py_type_name(v));
-    v = poison(sema);
-  }
-  if (n == 1) {
-    Ast *t = st->list.data[0];
-    t->ty = v;
-    bind_name(sema, t->name, v, t->loc);
-    if (v->kind == TY_TUPLE || v->kind == TY_LIST) sema->scope->src = st->rhs;
-    return;
-  }
-  bool ok = is_poison(v);
-  if (!ok) {
-    ok = unpack_value(sema, &st->rhs, n, st->rhs->loc, st->oploc);
-    v = st->rhs->ty;
-  }
-  Ast **items;
-  int ni;
-  bool have_items = ok && !is_poison(v) && seq_items(sema, st->rhs, &items, &ni);
-  for (int i = 0; i < n; i++) {
-    Ast *t = st->list.data[i];
-    t->ty = ok && !is_poison(v) ? v->elems[i] : poison(sema);
-    bind_name(sema, t->name, t->ty, t->loc);
-    if (have_items && (t->ty->kind == TY_TUPLE || t->ty->kind == TY_LIST)) sema->scope->src = items[i];
-  }
+  check_expr(sema, st->rhs);
+  assign_targets(sema, st, st->oploc, false);
 }
 
 static void check_augassign(Sema *sema, Ast *st) {
@@ -270,13 +411,18 @@ static void check_augassign(Sema *sema, Ast *st) {
     Op op = aug_op(st->op);
     Ast *name = st->lhs, *sum = part_binary(sema, st, op, op_name(op), name, st->rhs);
     sum->loc = st->loc;
-    st->kind = AST_ASSIGN;
-    st->list = (AstList){0};
-    vec_push(&sema->cx->arena, &st->list, name);
-    st->rhs = sum;
-    st->lhs = NULL;
-    name->ty = sum->ty;
+    Ast *a = ast_new(sema->cx, AST_ASSIGN, st->loc);  // lowered in its place (st->unrolled)
+    vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, name->name, name->loc));
+    a->rhs = sum;
+    set_operand1(sema, a, sum);
+    st->unrolled = (AstList){0};
+    vec_push(&sema->cx->arena, &st->unrolled, a);
     bind_name(sema, name->name, sum->ty, name->loc);
+    return;
+  }
+  if (t->kind == TY_TUPLE || t->kind == TY_LIST) {  // xs += [y]: a list extended in place
+    st->unrolled = (AstList){0};
+    if (!seq_augassign(sema, st)) bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc);
     return;
   }
   if (aug_other(sema, st, st->lhs)) check_store_common(sema, st, st->lhs, st->rhs, st->op);
@@ -299,6 +445,8 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
     check_return(sema, body, st);
     body->returned = true;
     break;
+  case AST_ASSERT: check_assert(sema, body, st); break;
+  case AST_PASS: break;
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
     st->ty = check_expr(sema, st->lhs);
     break;
@@ -348,7 +496,9 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
   for (int i = 0; i < fn->list.len; i++) bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
   Body body = {fn, NULL, false, 0, AST_COUNT};
   check_block(sema, &body, &fn->body);
-  if (!body.returned) {  // at the closing brace, where the return is missing
+  if (!body.returned && fn->rets.len == 0) {  // no result: falling off the end returns None
+    body.ret = ty_new(sema, TY_NONE);
+  } else if (!body.returned) {  // at the closing brace, where the return is missing
     Loc brace = fn->loc;
     if (brace.end > brace.begin) brace.begin = brace.end - 1;
     diag_error(sema->cx, brace, "function '%s' must end with a 'return'", fn->name);

@@ -55,13 +55,38 @@ TType *check_seq(Sema *sema, Ast *e) {
   return seq_of(sema, e, e->kind == AST_TUPLE ? TY_TUPLE : TY_LIST, e->list.data, e->list.len);
 }
 
+bool is_element(const Ast *e) {
+  if ((e->kind != AST_INDEX && e->kind != AST_ATTR) || !e->lhs || !is_seq(e->lhs->ty)) return false;
+  return e->kind == AST_ATTR || e->list.len != 1 || e->list.data[0]->kind != AST_SLICE;
+}
+
+// Element k of sequence a as an expression of its own, for a sequence whose element
+// expressions sema does not hold (the tuple a user function returns): lowering reads
+// it from a's value (lower.c), so no check is needed.
+static Ast *element_of(Sema *sema, Ast *a, int k) {
+  Ast *e = ast_new(sema->cx, AST_INDEX, a->loc);
+  e->lhs = a;
+  vec_push(&sema->cx->arena, &e->list, ast_int(sema->cx, k, a->loc));
+  e->ival = k;
+  e->ty = a->ty->elems[k];
+  return e;
+}
+
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n) {
-  if (!is_seq(a->ty) || (a->kind == AST_CALL && a->inlined)) return false;
+  if (!is_seq(a->ty)) return false;
   if (a->kind == AST_NAME) {
     Sym *s = find_local(sema, a->name);
-    return s && s->src && seq_items(sema, s->src, items, n);
+    TD_ASSERT(s && s->src);  // bind_expr gives every sequence's name its expression
+    return seq_items(sema, s->src, items, n);
   }
-  TD_ASSERT(a->noperands == a->ty->nelem);
+  if ((a->kind == AST_COND || is_element(a)) && a->noperands == 1) return seq_items(sema, a->operands[0], items, n);
+  if ((a->kind == AST_CALL && a->inlined) || a->noperands != a->ty->nelem) {
+    int m = a->ty->nelem;
+    *items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(m + 1));
+    for (int k = 0; k < m; k++) (*items)[k] = element_of(sema, (Ast *)a, k);
+    *n = m;
+    return true;
+  }
   *items = a->operands;
   *n = a->noperands;
   return true;
@@ -118,15 +143,14 @@ TType *seq_index(Sema *sema, Ast *e) {
     int64_t n = t->nelem;
     lo = glo ? slice_clamp(lo, n, step) : step > 0 ? 0 : n - 1;
     hi = ghi ? slice_clamp(hi, n, step) : step > 0 ? n : -1;
-    Ast **items, *picked[MAX_LIST];
+    Ast **items;
     int ni, np = 0;
-    if (!seq_items(sema, e->lhs, &items, &ni)) {
-      diag_error(sema->cx, e->oploc, "a slice of the tuple a function returns is not supported: unpack it first");
-      return poison(sema);
-    }
-    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
-      if (np < MAX_LIST) picked[np++] = items[i];
-    return seq_of(sema, e, t->kind, picked, np);
+    seq_items(sema, e->lhs, &items, &ni);
+    Ast **picked = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(ni + 1));
+    for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) picked[np++] = items[i];
+    TType *r = seq_of(sema, e, t->kind, picked, np);
+    r->size = t->size;  // a slice of a torch.Size is one
+    return r;
   }
   if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
     diag_error(sema->cx, it->loc, "%s indices must be integers or slices, not %s", what,
@@ -145,8 +169,8 @@ TType *seq_index(Sema *sema, Ast *e) {
 TType *seq_binary(Sema *sema, Ast *e) {
   const TType *a = e->lhs->ty, *b = e->rhs->ty;
   const char *an = py_type_name(a), *bn = py_type_name(b);
-  Ast **ia, **ib, *items[MAX_LIST];
-  int na, nb, n = 0;
+  Ast **ia, **ib = NULL;
+  int na, nb = 0, n = 0;
   if (e->op == BIN_ADD && a->kind != b->kind) {
     diag_error(sema->cx, e->oploc, "can only concatenate %s (not \"%s\") to %s", an, bn, an);
     return poison(sema);
@@ -155,19 +179,143 @@ TType *seq_binary(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->oploc, "can't multiply sequence by non-int of type '%s'", bn);
     return poison(sema);
   }
-  if (!seq_items(sema, e->lhs, &ia, &na) || (e->op == BIN_ADD && !seq_items(sema, e->rhs, &ib, &nb))) {
-    diag_error(sema->cx, e->oploc, "the tuple a function returns cannot be joined: unpack it first");
-    return poison(sema);
-  }
+  seq_items(sema, e->lhs, &ia, &na);
+  if (e->op == BIN_ADD) seq_items(sema, e->rhs, &ib, &nb);
   int64_t reps = e->op == BIN_MUL ? (b->ival < 0 ? 0 : b->ival) : 1;
-  if ((int64_t)na * reps + (e->op == BIN_ADD ? nb : 0) > MAX_LIST) {
-    diag_error(sema->cx, e->oploc, "a sequence of more than %d elements is not supported", MAX_LIST);
+  if ((int64_t)na * reps + nb > MAX_SEQ) {
+    diag_error(sema->cx, e->oploc, "a sequence of more than %d elements is not supported", MAX_SEQ);
     return poison(sema);
   }
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(na * reps + nb + 1));
   for (int64_t r = 0; r < reps; r++)
     for (int i = 0; i < na; i++) items[n++] = ia[i];
   for (int i = 0; e->op == BIN_ADD && i < nb; i++) items[n++] = ib[i];
-  return seq_of(sema, e, a->kind, items, n);
+  TType *r = seq_of(sema, e, a->kind, items, n);
+  r->size = a->size;  // torch.Size + tuple is a torch.Size
+  return r;
+}
+
+// ============================================================================
+// Lists changed in place: xs.append(v), xs.extend(ys), xs.insert(i, v), xs += ys
+// ============================================================================
+// The name `name` (a local sequence) becomes the sequence of kind k of items: at node at
+// (a call or an augmented assignment), whose `unrolled` gets the binding lowering runs
+// there. A list is one object however many names hold it (b = a; a.append(x) changes
+// b): with aliases, every name holding the same list is rebound.
+void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases) {
+  Ast *nl = part_seq(sema, at, k, items, n);
+  const TType *old = name->ty;
+  const char *names[MAX_LIST];
+  Loc locs[MAX_LIST];
+  int nn = 0;
+  for (Sym *s = sema->scope; s && aliases; s = s->next)
+    if (s->ty == old && nn < MAX_LIST) names[nn] = s->name, locs[nn++] = s->loc;
+  if (!nn) names[nn] = name->name, locs[nn++] = name->loc;
+  for (int i = 0; i < nn; i++) {
+    bind_expr(sema, names[i], nl, locs[i]);
+    Ast *a = ast_new(sema->cx, AST_ASSIGN, at->loc);
+    vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, names[i], locs[i]));
+    a->rhs = nl;
+    set_operand1(sema, a, nl);
+    a->ty = nl->ty;
+    vec_push(&sema->cx->arena, &at->unrolled, a);
+  }
+}
+
+// The items of iterable v (a list or tuple, a tensor over its first dim) for extend() or
+// +=; false after Python's message at loc.
+static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
+  if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = part_call(sema, v, "unbind", &v, 1);
+  if (is_poison(v->ty)) return false;
+  if (!seq_items(sema, v, items, n)) {
+    diag_error(sema->cx, loc, is_tensor(v->ty) ? "iteration over a 0-d tensor" : "'%s' object is not iterable",
+               py_type_name(v->ty));
+    return false;
+  }
+  return true;
+}
+
+TType *list_method(Sema *sema, Ast *e) {
+  const TType *l = e->lhs->ty;
+  const char *n = e->name;
+  bool known = !strcmp(n, "append") || !strcmp(n, "extend") || !strcmp(n, "insert");
+  if (l->kind != TY_LIST || !known) {
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(l), n);
+    return poison(sema);
+  }
+  if (e->lhs->kind != AST_NAME) {
+    diag_error(sema->cx, e->oploc, "%s() of a list no name holds is not supported: bind the list to a name first", n);
+    return poison(sema);
+  }
+  int want = n[0] == 'i' ? 2 : 1;
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind == AST_KWARG) {
+      diag_error(sema->cx, e->list.data[i]->loc, "list.%s() takes no keyword arguments", n);
+      return poison(sema);
+    }
+  if (e->list.len != want) {
+    if (want == 1) diag_error(sema->cx, call_loc(e), "list.%s() takes exactly one argument (%d given)", n, e->list.len);
+    else diag_error(sema->cx, call_loc(e), "insert expected 2 arguments, got %d", e->list.len);
+    return poison(sema);
+  }
+  Ast **old, **more = NULL;
+  int nold, nmore = 0;
+  seq_items(sema, e->lhs, &old, &nold);
+  Ast *arg = e->list.data[want - 1];
+  if (n[0] == 'e' && !iterable_items(sema, arg, &more, &nmore, arg->loc)) return poison(sema);
+  if (n[0] != 'e') more = &arg, nmore = 1;
+  if ((int64_t)nold + nmore > MAX_SEQ) {
+    diag_error(sema->cx, call_loc(e), "a sequence of more than %d elements is not supported", MAX_SEQ);
+    return poison(sema);
+  }
+  int64_t at = nold;
+  if (n[0] == 'i') {  // insert(i, v): Python clamps i into [0, len]
+    const TType *it = e->list.data[0]->ty;
+    if (!is_scalar(it) || it->dtype == DT_F64) {
+      diag_error(sema->cx, e->list.data[0]->loc, "'%s' object cannot be interpreted as an integer", py_type_name(it));
+      return poison(sema);
+    }
+    at = it->ival < 0 ? it->ival + nold : it->ival;
+    at = at < 0 ? 0 : at > nold ? nold : at;
+  }
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(nold + nmore + 1));
+  int k = 0;
+  for (int i = 0; i < at; i++) items[k++] = old[i];
+  for (int i = 0; i < nmore; i++) items[k++] = more[i];
+  for (int i = (int)at; i < nold; i++) items[k++] = old[i];
+  seq_rebind(sema, e, e->lhs, items, k, TY_LIST, true);
+  return ty_new(sema, TY_NONE);
+}
+
+// t += u of sequences: a list is extended in place (every name holding it sees it), a tuple
+// rebound to t + u, as Python does. At st (an augmented assignment); false after an error.
+bool seq_augassign(Sema *sema, Ast *st) {
+  const TType *t = st->lhs->ty;
+  if (st->op == BIN_MUL) {  // t *= n
+    Ast *prod = ast_binary(sema->cx, BIN_MUL, st->lhs, st->rhs, st->oploc);
+    prod->ty = seq_binary(sema, prod);
+    if (is_poison(prod->ty)) return false;
+    seq_rebind(sema, st, st->lhs, prod->operands, prod->noperands, t->kind, t->kind == TY_LIST);
+    return true;
+  }
+  if (st->op != BIN_ADD) {
+    diag_error(sema->cx, st->oploc, "unsupported operand type(s) for %s=: '%s' and '%s'", binop_text((BinOp)st->op),
+               py_type_name(t), py_type_name(st->rhs->ty));
+    return false;
+  }
+  Ast **old, **more;
+  int nold, nmore;
+  seq_items(sema, st->lhs, &old, &nold);
+  if (t->kind == TY_TUPLE && st->rhs->ty->kind != TY_TUPLE) {
+    diag_error(sema->cx, st->oploc, "can only concatenate tuple (not \"%s\") to tuple", py_type_name(st->rhs->ty));
+    return false;
+  }
+  if (!iterable_items(sema, st->rhs, &more, &nmore, st->rhs->loc)) return false;
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(nold + nmore + 1));
+  for (int i = 0; i < nold; i++) items[i] = old[i];
+  for (int i = 0; i < nmore; i++) items[nold + i] = more[i];
+  seq_rebind(sema, st, st->lhs, items, nold + nmore, t->kind, t->kind == TY_LIST);
+  return true;
 }
 
 // ============================================================================
@@ -177,6 +325,7 @@ static Ast *shape_tuple(Sema *sema, Ast *e, const TType *x) {
   Ast *items[TD_MAX_DIMS];
   for (int i = 0; i < x->view.ndim; i++) items[i] = part_int(sema, e, x->view.shape[i]);
   e->ty = seq_of(sema, e, TY_TUPLE, items, x->view.ndim);
+  e->ty->size = true;
   return e;
 }
 
@@ -238,9 +387,75 @@ static bool python_number(const char *text, double *out) {
   return *end == 0;
 }
 
+// list(xs), tuple(xs), sum(xs, start=0), any(xs), all(xs) of an iterable: Python's; NULL
+// for sum, any and all of a tensor, which are the torch ops.
+static TType *iterable_builtin(Sema *sema, Ast *e) {
+  const char *n = e->name;
+  Ast *it = NULL, *start = NULL;
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG && !strcmp(n, "sum") && !strcmp(a->name, "start")) start = a->rhs;
+    else if (a->kind == AST_KWARG && strcmp(n, "list") && strcmp(n, "tuple")) return NULL;  // sum(x, dim=1): torch's
+    else if (a->kind == AST_KWARG) {
+      diag_error(sema->cx, a->loc, "%s() takes no keyword arguments", n);
+      return poison(sema);
+    }
+    else if (npos++ == 0) it = a;
+    else if (npos == 2 && !strcmp(n, "sum")) start = a;
+  }
+  bool conv = n[0] == 'l' || n[0] == 't';
+  if (!conv && (!it || !is_seq(it->ty))) return NULL;  // sum(x), any(x) of a tensor: torch's
+  if (npos > (n[0] == 's' ? 2 : 1)) {
+    diag_error(sema->cx, call_loc(e), "%s expected at most %d argument%s, got %d", n, n[0] == 's' ? 2 : 1,
+               n[0] == 's' ? "s" : "", npos);
+    return poison(sema);
+  }
+  Ast **items = NULL;
+  int ni = 0;
+  if (it && !iterable_items(sema, it, &items, &ni, it->loc)) return poison(sema);
+  if (conv) return seq_of(sema, e, n[0] == 'l' ? TY_LIST : TY_TUPLE, items, ni);
+  if (n[0] == 'a') {  // any, all: Python's truth of each
+    bool all = n[1] == 'l';
+    for (int i = 0; i < ni; i++) {
+      bool v;
+      if (!truth_value(sema, items[i], &v)) return poison(sema);
+      if (v != all) return ty_bool(sema, v);
+    }
+    return ty_bool(sema, all);
+  }
+  Ast *acc = start ? start : part_int(sema, e, 0);  // sum: ((start + x0) + x1) + ..., as Python adds
+  for (int i = 0; i < ni; i++) {
+    const TType *a = acc->ty, *b = items[i]->ty;
+    if (is_scalar(a) && is_scalar(b)) {
+      TType *r = fold_binary(sema, e->oploc, BIN_ADD, a, b);
+      if (!r) return poison(sema);
+      acc = ast_new(sema->cx, AST_INT, e->loc);
+      acc->ty = r;
+    } else if ((is_scalar(a) || is_tensor(a)) && (is_scalar(b) || is_tensor(b))) {
+      acc = part_binary(sema, e, OP_ADD, "add", acc, items[i]);
+      if (is_poison(acc->ty)) return poison(sema);
+    } else {
+      diag_error(sema->cx, items[i]->loc, "unsupported operand type(s) for +: '%s' and '%s'", py_type_name(a),
+                 py_type_name(b));
+      return poison(sema);
+    }
+  }
+  if (acc->bi) return become(sema, e, acc);
+  if (is_tensor(acc->ty)) {  // sum([x]) is 0 + x: a new tensor all the same
+    acc = part_binary(sema, e, OP_ADD, "add", part_int(sema, e, 0), acc);
+    return become(sema, e, acc);
+  }
+  return acc->ty;
+}
+
 // NULL when e is no call of such a builtin (or a torch op of the same name applies).
 TType *python_builtin(Sema *sema, Ast *e) {
   const char *n = e->name;
+  if (!strcmp(n, "list") || !strcmp(n, "tuple") || !strcmp(n, "sum") || !strcmp(n, "any") || !strcmp(n, "all")) {
+    TType *r = iterable_builtin(sema, e);
+    if (r) return r;
+  }
   bool conv = !strcmp(n, "float") || !strcmp(n, "int") || !strcmp(n, "bool");
   bool minmax = !strcmp(n, "min") || !strcmp(n, "max");
   if (!conv && !minmax && strcmp(n, "len")) return NULL;
@@ -294,6 +509,10 @@ TType *python_builtin(Sema *sema, Ast *e) {
     }
   } else if (is_scalar(a) || a->kind == TY_STR) {
     v = a->kind == TY_STR ? (double)(a->module[0] != 0) : a->dtype == DT_F64 ? a->fval : (double)a->ival;
+  } else if (is_tensor(a) && !a->wrapped) {
+    diag_error(sema->cx, pos[0]->loc, "%s() of a tensor is its value, known only when the program runs: keep it a "
+               "tensor (a 0-d tensor broadcasts as a number does; torch.where(c, a, b) chooses on one)", n);
+    return poison(sema);
   } else {
     diag_error(sema->cx, pos[0]->loc, "%s() argument must be a string or a number, not '%s'", n, py_type_name(a));
     return poison(sema);

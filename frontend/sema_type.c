@@ -96,7 +96,7 @@ const char *py_type_name(const TType *t) {
     return "Tensor";
   case TY_LIST: return "list";
   case TY_TUPLE: return "tuple";
-  case TY_MODULE: return "module";
+  case TY_MODULE: return t->ctor ? strrchr(t->module, '.') + 1 : "module";  // an nn module object: its class
   case TY_STR: return "str";
   default: return "?";
   }

@@ -35,7 +35,9 @@ struct Parse {
   bool fatal;         // nesting limit hit: the scanner returns end of input, nothing more is reported
   bool done;          // end of input seen (after the final NEWLINE)
   uint32_t bad_end;   // end of the last bad byte or character reported (a run is one error)
-  Ast *root;          // the AST_PROGRAM, kept even when the parse is abandoned
+  Ast *root;          // the AST_PROGRAM, kept even when the parse is abandoned (an expression
+                      // when `start` is START_EXPR: an f-string's replacement field)
+  int start;          // the first token to return: START_EXPR to parse one expression, else 0
 };
 }
 
@@ -94,15 +96,20 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
-%token BREAK "break" CONTINUE "continue"
+%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise"
+%token IMPORT "import" FROM "from" AS "as"
+%token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
+%token START_EXPR  /* first token of an expression parse (parse.c), never written */
 %token NEWLINE "newline"
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
 %type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
-%type <ast> block body stmt compound if_stmt else_part targets target store_target exprs expr
-%type <ast> for_targets for_target
+%type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
+%type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
+%type <ast> import_decl dotted import_items import_item from_items from_item
+%type <ast> comp_clauses comp_for comp_if strings
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
 %type <ast> primary args arg_list arg items item opt_expr star_expr
@@ -114,18 +121,27 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
   @$.begin = @$.end = 0;
 }
 
-%start program
+%start top
 
 %%
+
+/* a file, or one expression (an f-string's replacement field, parse.c) */
+top
+  : program
+  | START_EXPR exprs_value NEWLINE { p->root = $2; }
+  ;
 
 program
   : %empty                      { $$ = p->root = ast_program(p->cx, @$); }
   | program NEWLINE
   | program const_decl NEWLINE  { $$ = ast_append(p->cx, $1, $2); }
   | program const_decl ';'      { $$ = ast_append(p->cx, $1, $2); }
+  | program import_decl NEWLINE { $$ = ast_append(p->cx, $1, $2); }
+  | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
+  | program error import_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error fn_decl       { $$ = ast_append(p->cx, $1, $3); }
   ;
 
@@ -133,16 +149,67 @@ const_decl
   : CONST IDENT '=' expr        { $$ = ast_const(p->cx, $2, $4, @$); }
   ;
 
+/* import torch.nn.functional as F, math; from torch import nn; from x import (a, b as c) */
+import_decl
+  : IMPORT import_items         { $$ = ast_import(p->cx, NULL, $2, @$); }
+  | FROM dotted IMPORT from_items { $$ = ast_import(p->cx, $2, $4, @$); }
+  | FROM dotted IMPORT '(' from_items opt_comma ')' { $$ = ast_import(p->cx, $2, $5, @$); }
+  | FROM dotted IMPORT '*'      { $$ = ast_import(p->cx, $2, NULL, @$); }
+  ;
+
+dotted
+  : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
+  | dotted '.' IDENT            { $$ = ast_dotted(p->cx, $1, $3, @$); }
+  ;
+
+import_items
+  : import_item                 { $$ = ast_list_of(p->cx, $1, @$); }
+  | import_items ',' import_item { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+import_item
+  : dotted                      { $$ = ast_alias(p->cx, $1, NULL, @$); }
+  | dotted AS IDENT             { $$ = ast_alias(p->cx, $1, ast_name(p->cx, $3, @3), @$); }
+  ;
+
+from_items
+  : from_item                   { $$ = ast_list_of(p->cx, $1, @$); }
+  | from_items ',' from_item    { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+from_item
+  : IDENT                       { $$ = ast_alias(p->cx, ast_name(p->cx, $1, @1), NULL, @$); }
+  | IDENT AS IDENT              { $$ = ast_alias(p->cx, ast_name(p->cx, $1, @1), ast_name(p->cx, $3, @3), @$); }
+  ;
+
+opt_comma
+  : %empty
+  | ','
+  ;
+
+/* -> T, -> (T, U), -> (T, None), -> None, -> (); no arrow: no result (None) */
 fn_decl
-  : FN IDENT '(' params ')' ARROW tensor_type block
-                                { $$ = ast_fn(p->cx, $2, $4, $7, false, $8, @$); }
-  | FN IDENT '(' params ')' ARROW '(' type_list ')' block
-                                { $$ = ast_fn(p->cx, $2, $4, $8, true, $10, @$); }
+  : FN IDENT '(' params ')' ARROW ret_types block
+                                { $$ = ast_fn(p->cx, $2, $4, $7, $7->kind == AST_LIST, $8, @$); }
+  | FN IDENT '(' params ')' block
+                                { $$ = ast_fn(p->cx, $2, $4, NULL, false, $6, @$); }
+  ;
+
+ret_types
+  : ret_type
+  | '(' ')'                     { $$ = ast_list(p->cx, @$); }
+  | '(' type_list opt_comma ')' { $$ = $2; }
+  ;
+
+ret_type
+  : tensor_type
+  | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
   ;
 
 params
   : %empty                      { $$ = ast_list(p->cx, @$); }
   | param_list
+  | param_list ','
   ;
 
 param_list
@@ -150,11 +217,28 @@ param_list
   | param_list ',' param        { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-/* eps: float, n: int, flag: bool (a Python scalar); any other word is sema's to refuse */
+/* x: f32[N], eps: float = 1e-6, mask: f32[T, T] | None = None, k=3 (a Python scalar of the
+   default's kind); a scalar is int, float or bool, any other word is sema's to refuse */
 param
-  : opt_mut IDENT ':' tensor_type { $$ = ast_param(p->cx, $1, $2, $4, @$); }
-  | opt_mut IDENT ':' IDENT     { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, $4, @4), @$); }
-  | opt_mut IDENT ':' DTYPE     { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, dtype_name($4), @4), @$); }
+  : opt_mut IDENT ':' param_type opt_default { $$ = ast_param(p->cx, $1, $2, $4, $5, @$); }
+  | opt_mut IDENT '=' expr      { $$ = ast_param(p->cx, $1, $2, NULL, $4, @$); }
+  ;
+
+param_type
+  : one_type
+  | one_type '|' NONE           { $$ = ast_optional(p->cx, $1, @$); }
+  | NONE '|' one_type           { $$ = ast_optional(p->cx, $3, @$); }
+  ;
+
+one_type
+  : tensor_type
+  | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @1); }
+  | DTYPE                       { $$ = ast_scalar_type(p->cx, dtype_name($1), @1); }
+  ;
+
+opt_default
+  : %empty                      { $$ = NULL; }
+  | '=' expr                    { $$ = $2; }
   ;
 
 opt_mut
@@ -165,9 +249,9 @@ opt_mut
 /* a word that names no dtype is sema's to report (foo[3]) */
 tensor_type
   : DTYPE '[' ']'               { $$ = ast_type(p->cx, $1, NULL, @$); }
-  | DTYPE '[' dims ']'          { $$ = ast_type(p->cx, $1, $3, @$); }
+  | DTYPE '[' dims opt_comma ']' { $$ = ast_type(p->cx, $1, $3, @$); }
   | IDENT '[' ']'               { $$ = ast_unknown_type(p->cx, $1, NULL, @1, @$); }
-  | IDENT '[' dims ']'          { $$ = ast_unknown_type(p->cx, $1, $3, @1, @$); }
+  | IDENT '[' dims opt_comma ']' { $$ = ast_unknown_type(p->cx, $1, $3, @1, @$); }
   ;
 
 dims
@@ -176,8 +260,8 @@ dims
   ;
 
 type_list
-  : tensor_type                 { $$ = ast_list_of(p->cx, $1, @$); }
-  | type_list ',' tensor_type   { $$ = ast_append(p->cx, $1, $3); }
+  : ret_type                    { $$ = ast_list_of(p->cx, $1, @$); }
+  | type_list ',' ret_type      { $$ = ast_append(p->cx, $1, $3); }
   ;
 
 /* "{" { NEWLINE | stmt ( NEWLINE | ";" ) | compound } "}"; the last statement may end
@@ -215,24 +299,32 @@ else_part
   | ELIF expr block else_part   { $$ = ast_if(p->cx, $2, $3, $4, @$); }
   ;
 
+/* a = v; a, (b, *c) = v; (b, l, d) = x.shape; h = w = v; x[i] = v (each target group is
+   parsed as an expression, then made a target by ast_assign, as Python's grammar does) */
 stmt
-  : targets '=' exprs           { $$ = ast_assign(p->cx, $1, ast_exprs_value(p->cx, $3, @3), @2, @$); }
-  | target augop expr           { $$ = ast_augassign(p->cx, $1, $2, $3, @2, @$); }
-  | store_target '=' expr       { $$ = ast_store(p->cx, $1, -1, $3, @2, @$); }
-  | store_target augop expr     { $$ = ast_store(p->cx, $1, $2, $3, @2, @$); }
-  | RETURN exprs                { $$ = ast_return(p->cx, $2, @$); }
+  : exprs_value '=' assign_tail { $$ = ast_assign(p->cx, $1, $3, @2, @$); }
+  | postfix augop expr          { $$ = ast_aug(p->cx, $1, $2, $3, @2, @$); }
+  | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
+  | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
   | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
   | CONTINUE                    { $$ = ast_jump(p->cx, AST_CONTINUE, @$); }
-  | expr                        { $$ = ast_expr_stmt(p->cx, $1, @$); }
+  | PASS                        { $$ = ast_jump(p->cx, AST_PASS, @$); }
+  | ASSERT expr                 { $$ = ast_assert(p->cx, $2, NULL, @$); }
+  | ASSERT expr ',' expr        { $$ = ast_assert(p->cx, $2, $4, @$); }
+  | RAISE expr                  { $$ = ast_assert(p->cx, NULL, $2, @$); }
+  | exprs_value                 { $$ = ast_expr_stmt(p->cx, $1, @$); }
   ;
 
-targets
-  : target                      { $$ = ast_list_of(p->cx, $1, @$); }
-  | targets ',' target          { $$ = ast_append(p->cx, $1, $3); }
+/* the value groups after the first '=': the last is the value, the others more targets */
+assign_tail
+  : exprs_value                 { $$ = ast_list_of(p->cx, $1, @$); }
+  | assign_tail '=' exprs_value { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-target
-  : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
+/* a, b (a tuple), a, (a tuple of one) or a lone expression */
+exprs_value
+  : exprs                       { $$ = ast_exprs_value(p->cx, $1, @$); }
+  | exprs ','                   { $$ = ast_tuple_expr(p->cx, $1, @$); }
   ;
 
 /* a loop's targets: i, (w, b) in enumerate(zip(ws, bs)) */
@@ -244,11 +336,6 @@ for_targets
 for_target
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
   | '(' for_targets ')'         { $$ = ast_tuple_expr(p->cx, $2, @$); }
-  ;
-
-/* any postfix ending in an index: x[0, 1:], x.t()[0] */
-store_target
-  : postfix '[' items ']'       { $$ = ast_index(p->cx, $1, $3, @2, @$); }
   ;
 
 augop: ADDEQ | SUBEQ | MULEQ | DIVEQ | FLOORDIVEQ | MODEQ | POWEQ | ANDEQ | OREQ | XOREQ | LSHIFTEQ | RSHIFTEQ | MATMULEQ ;
@@ -264,10 +351,11 @@ star_expr
   | '*' bitor                   { $$ = ast_starred(p->cx, $2, @1, @$); }
   ;
 
-/* Python's levels: or, and, not, then comparison: non-associative, so `a < b < c` is a
-   syntax error; below it the bitwise levels: | then ^ then & then << >> */
+/* Python's levels: or, and, not, then comparison (a < b < c is a < b and b < c, as in
+   Python: ast_compare); below it the bitwise levels: | then ^ then & then << >> */
 expr
   : or_test
+  | or_test IF or_test ELSE expr { $$ = ast_cond(p->cx, $1, $3, $5, @2); }
   ;
 
 or_test
@@ -287,16 +375,16 @@ not_test
 
 comparison
   : bitor
-  | bitor EQ bitor              { $$ = ast_binary(p->cx, BIN_EQ, $1, $3, @2); }
-  | bitor NE bitor              { $$ = ast_binary(p->cx, BIN_NE, $1, $3, @2); }
-  | bitor '<' bitor             { $$ = ast_binary(p->cx, BIN_LT, $1, $3, @2); }
-  | bitor LE bitor              { $$ = ast_binary(p->cx, BIN_LE, $1, $3, @2); }
-  | bitor '>' bitor             { $$ = ast_binary(p->cx, BIN_GT, $1, $3, @2); }
-  | bitor GE bitor              { $$ = ast_binary(p->cx, BIN_GE, $1, $3, @2); }
-  | bitor IN bitor              { $$ = ast_logic(p->cx, LOGIC_IN, $1, $3, @2); }
-  | bitor NOT IN bitor          { $$ = ast_logic(p->cx, LOGIC_NOT_IN, $1, $4, loc_join(@2, @3)); }
-  | bitor IS bitor              { $$ = ast_logic(p->cx, LOGIC_IS, $1, $3, @2); }
-  | bitor IS NOT bitor          { $$ = ast_logic(p->cx, LOGIC_IS_NOT, $1, $4, loc_join(@2, @3)); }
+  | comparison EQ bitor         { $$ = ast_compare(p->cx, BIN_EQ, $1, $3, @2); }
+  | comparison NE bitor         { $$ = ast_compare(p->cx, BIN_NE, $1, $3, @2); }
+  | comparison '<' bitor        { $$ = ast_compare(p->cx, BIN_LT, $1, $3, @2); }
+  | comparison LE bitor         { $$ = ast_compare(p->cx, BIN_LE, $1, $3, @2); }
+  | comparison '>' bitor        { $$ = ast_compare(p->cx, BIN_GT, $1, $3, @2); }
+  | comparison GE bitor         { $$ = ast_compare(p->cx, BIN_GE, $1, $3, @2); }
+  | comparison IN bitor         { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_IN, $1, $3, @2); }
+  | comparison NOT IN bitor     { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_NOT_IN, $1, $4, loc_join(@2, @3)); }
+  | comparison IS bitor         { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_IS, $1, $3, @2); }
+  | comparison IS NOT bitor     { $$ = ast_compare(p->cx, BIN_COUNT + LOGIC_IS_NOT, $1, $4, loc_join(@2, @3)); }
   ;
 
 bitor
@@ -347,19 +435,19 @@ power
   | postfix POW unary           { $$ = ast_binary(p->cx, BIN_POW, $1, $3, @2); }
   ;
 
+/* f(x), x.f(x) and any other callee (nn.ReLU()(x)): ast_call_of tells them apart */
 postfix
   : primary
-  | IDENT '(' args ')'          { $$ = ast_call(p->cx, NULL, $1, $3, @1, @$); }
-  | postfix '.' IDENT '(' args ')' { $$ = ast_call(p->cx, $1, $3, $5, @3, @$); }
+  | postfix '(' args ')'        { $$ = ast_call_of(p->cx, $1, $3, @$); }
   | postfix '.' IDENT           { $$ = ast_attr(p->cx, $1, $3, @3, @$); }
-  | postfix '[' items ']'       { $$ = ast_index(p->cx, $1, $3, @2, @$); }
+  | postfix '[' items opt_comma ']' { $$ = ast_index(p->cx, $1, $3, @2, @$); }
   ;
 
 primary
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
   | INT                         { $$ = ast_int(p->cx, $1, @$); }
   | FLOAT                       { $$ = ast_float(p->cx, $1, @$); }
-  | STRING                      { $$ = ast_str(p->cx, $1, @$); }
+  | strings
   | TRUE                        { $$ = ast_bool(p->cx, true, @$); }
   | FALSE                       { $$ = ast_bool(p->cx, false, @$); }
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
@@ -369,12 +457,39 @@ primary
   | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
   | '(' exprs ',' star_expr ')' { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
   | '[' ']'                     { $$ = ast_list_expr(p->cx, NULL, @$); }
-  | '[' exprs ']'               { $$ = ast_list_expr(p->cx, $2, @$); }
+  | '[' exprs opt_comma ']'     { $$ = ast_list_expr(p->cx, $2, @$); }
+  | '[' expr comp_clauses ']'   { $$ = ast_comp(p->cx, false, $2, $3, @$); }
+  | '(' expr comp_clauses ')'   { $$ = ast_comp(p->cx, true, $2, $3, @$); }
+  ;
+
+/* adjacent string literals are one string, as in Python: "a" f"{b}" */
+strings
+  : STRING                      { $$ = ast_str(p->cx, $1, @$); }
+  | FSTRING
+  | strings STRING              { $$ = ast_concat(p->cx, $1, ast_str(p->cx, $2, @2)); }
+  | strings FSTRING             { $$ = ast_concat(p->cx, $1, $2); }
+  ;
+
+/* for t in xs (or_test: an 'if' after it filters), if cond; as many as written */
+comp_clauses
+  : comp_for                    { $$ = ast_list_of(p->cx, $1, @$); }
+  | comp_clauses comp_for       { $$ = ast_append(p->cx, $1, $2); }
+  | comp_clauses comp_if        { $$ = ast_append(p->cx, $1, $2); }
+  ;
+
+comp_for
+  : FOR for_targets IN or_test  { $$ = ast_for(p->cx, $2, $4, NULL, @$); }
+  ;
+
+comp_if
+  : IF or_test                  { $$ = ast_if(p->cx, $2, NULL, NULL, @$); }
   ;
 
 args
   : %empty                      { $$ = ast_list(p->cx, @$); }
   | arg_list
+  | arg_list ','
+  | expr comp_clauses           { $$ = ast_list_of(p->cx, ast_comp(p->cx, true, $1, $2, @$), @$); }
   ;
 
 arg_list
@@ -417,6 +532,7 @@ static const char *symbol_text(yysymbol_kind_t s, char *buf, size_t n) {
   case YYSYMBOL_INT: return "integer";
   case YYSYMBOL_FLOAT: return "float";
   case YYSYMBOL_STRING: return "string";
+  case YYSYMBOL_FSTRING: return "f-string";
   case YYSYMBOL_DTYPE: return "dtype";
   case YYSYMBOL_NEWLINE: return "newline";
   default: break;
@@ -438,10 +554,11 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*'";
+    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
-  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not'";
+  "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "
+  "'if' 'for' '='";
 static const char *const compare = "'==' '!=' '<' '<=' '>' '>=' 'in' 'is' 'not'";
 
 // "expected ')' or ',' before 'x'": the tokens that could have come, shown as
@@ -488,7 +605,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   int n = 0;
   bool expr_named = false;
   for (int i = 0; i < nexp; i++) {
-    if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
+    if (exp[i] == YYSYMBOL_START_EXPR) {
+      continue;
+    } else if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
       continue;
     } else if (expr_ctx && symbol_in(exp[i], start_expr)) {
       if (!expr_named) names[n++] = "expression";

@@ -104,8 +104,10 @@ typedef struct NodeAttr {
   int nk;
   int8_t role[2][TD_MAX_DIMS];
   int form;             // OP_INDEX_PUT: the PyTorch op it is (IPF_*): its out-of-range message,
-                        // whether a negative index counts from the end
+                        // whether a negative index counts from the end; OP_GATHER: GATHER_TARGET
+                        // reads a loss's class index (its message is PyTorch's for a target)
   double scale;         // scaled_dot_product_attention: the factor of q @ k^T
+  const char *msg;      // OP_ASSERT: the message raised where its operand is false (no '%' but %%)
   bool causal;          // scaled_dot_product_attention: is_causal (query row i sees keys 0..i)
 } NodeAttr;
 
@@ -113,6 +115,7 @@ typedef struct NodeAttr {
 // names the index's position), index_add_ ("index out of range in self"), index_copy_
 // (its prefix, the dim), index_fill_ (negative indices wrap, the dim).
 enum { IPF_SETITEM, IPF_INDEX_ADD, IPF_INDEX_COPY, IPF_INDEX_FILL };
+enum { GATHER_PLAIN, GATHER_TARGET };  // OP_GATHER's forms: "Target %lld is out of bounds." for a loss's
 
 // ---- buffers and values ----
 typedef enum { BUF_INPUT, BUF_KERNEL, BUF_CONST } BufKind;

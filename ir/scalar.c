@@ -441,8 +441,9 @@ static LExpr *gather_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   int a = n->attr.dim;
   LExpr *iv = kb_value(kb, ix, idx);
   int64_t size = x->view.ndim ? x->view.shape[a] : 1;
-  char *msg = arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", a,
-                           (long long)size);
+  char *msg = n->attr.form == GATHER_TARGET ? "Target %lld is out of bounds."
+              : arena_printf(&kb->cx->arena, "index %%lld is out of bounds for dimension %d with size %lld", a,
+                             (long long)size);
   LExpr *chk = kb_checked_index(kb, iv, size, kb_error(kb, n->loc, msg), false);
   LIndex xi[TD_MAX_DIMS];
   for (int k = 0; k < x->view.ndim; k++)
@@ -537,6 +538,11 @@ static LExpr *unary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   switch (op) {
   case OP_LOGICAL_NOT:
     return kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_cast(kb, x, DT_BOOL)), od);
+  case OP_ASSERT: {  // an index (0 where the condition holds, else 1) into a dim of size 1: 1 raises
+    LExpr *bad = kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_cast(kb, x, DT_BOOL)), DT_I64);
+    LExpr *ok = kb_checked_index(kb, bad, 1, kb_error(kb, n->loc, n->attr.msg), false);
+    return kb_cast(kb, kb_binary(kb, OP_EQ, DT_BOOL, ok, kb_iconst(kb, DT_I64, 0)), od);
+  }
   case OP_BITWISE_NOT:
     if (x->dt == DT_BOOL)
       return kb_cast(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, x), od);

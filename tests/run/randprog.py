@@ -27,14 +27,26 @@ The nodes:
 Cases that are ill-conditioned in f32 are avoided: comparisons, where conditions,
 argmax/argmin and normalisations whose inputs come near a tie or a zero scale fall back
 to another node; exp, pow and prod only run on bounded magnitudes (`mag`, an upper
-bound on the tree's values that scales the absolute tolerance). Float results are
-checked at the tolerance of the lowest precision that fed them (`prec`), ints and bools
-exactly. `Program(seed).build()` is deterministic in the seed.
+bound on the tree's values). Float results are checked at the tolerance of the lowest
+precision that fed them (`prec`), ints and bools exactly.
+
+The absolute tolerance is per element, as test_gemm.py's |a| @ |b| is: each node carries
+`em`, an array of its shape bounding, to first order, the rounding error of each element
+in units of the precision: the sum over the float operations that made that element of
+|d element / d (that operation's result)| * |that operation's result|. Inputs are exact
+(em 0); an elementwise formula is followed operation by operation (Err: each NumPy ufunc
+adds its own rounding, |result|, and carries its inputs' em by its slopes there); sums,
+products, matmuls, softmax, the norms and the scans have their rule (the partial sums
+they round are in it); views, copies, gathers and joins move em as they move values. An
+element is accepted when |got - want| <= atol * em + rtol * |want|, so a large value
+elsewhere in the tree no longer widens the tolerance of a small element.
+`Program(seed).build()` is deterministic in the seed.
 """
 import concurrent.futures
 import math
 import os
 import random
+import re
 import sys
 
 import numpy as np
@@ -42,7 +54,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import json_values, rnd, run_cleanup, run_function, type_str  # noqa: E402
 
-TOL = {"f32": (1e-4, 3e-5), "f64": (1e-10, 1e-12)}  # rtol, atol relative to the tree's magnitude
+TOL = {"f32": (1e-4, 3e-5), "f64": (1e-10, 1e-12)}  # rtol, and atol per unit of em (about 500 and 9000 ulps)
 FLOATS = ("f32", "f64")
 INTS = ("i32", "i64")
 NUMERIC = INTS + FLOATS
@@ -88,18 +100,108 @@ def result_type(*nodes):
     return _combine(tiers[0], tiers[1])
 
 
+class Err:
+    """A float64 value `v` with `e`, a first-order bound of its rounding error per
+    element (see the module's docstring). NumPy ufuncs, the arithmetic operators,
+    np.where and np.clip act on it: each ufunc's result adds its own rounding, |result|,
+    and each input's e times the ufunc's slope in that input, the larger of the two
+    one-sided differences (so a kink such as abs at 0 counts as slope 1). Comparisons
+    give plain bool arrays of the values. Plain arrays and numbers are exact."""
+    __array_priority__ = 100
+
+    def __init__(self, v, e):
+        self.v = np.asarray(v, dtype=np.float64)
+        self.e = np.array(np.broadcast_to(np.asarray(e, dtype=np.float64), self.v.shape))
+
+    @staticmethod
+    def _slope(ufunc, vals, k):
+        v = np.asarray(vals[k], dtype=np.float64)
+        h = 1e-6 * (1 + np.abs(v))
+        up, dn = list(vals), list(vals)
+        up[k], dn[k] = v + h, v - h
+        with np.errstate(all="ignore"):
+            f0 = ufunc(*vals)
+            s = np.maximum(np.abs(ufunc(*up) - f0), np.abs(f0 - ufunc(*dn))) / h
+        return np.nan_to_num(s, nan=0.0, posinf=1e300)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
+        if method != "__call__" or kw:
+            return NotImplemented
+        vals = [x.v if isinstance(x, Err) else np.asarray(x) for x in inputs]
+        with np.errstate(all="ignore"):
+            out = ufunc(*vals)
+        if np.asarray(out).dtype == bool:
+            return out
+        e = np.abs(out)
+        for k, x in enumerate(inputs):
+            if isinstance(x, Err):
+                e = e + Err._slope(ufunc, vals, k) * x.e
+        return Err(out, e)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.where:
+            c, x, y = args
+            vx, ex = (x.v, x.e) if isinstance(x, Err) else (np.asarray(x, dtype=np.float64), 0.0)
+            vy, ey = (y.v, y.e) if isinstance(y, Err) else (np.asarray(y, dtype=np.float64), 0.0)
+            return Err(np.where(c, vx, vy), np.where(c, ex, ey))
+        if func is np.clip:
+            x, lo, hi = (list(args) + [kwargs.get("a_min"), kwargs.get("a_max")])[:3]
+            return np.minimum(np.maximum(x, lo), hi)
+        return NotImplemented
+
+    def __add__(self, o): return np.add(self, o)
+    def __radd__(self, o): return np.add(o, self)
+    def __sub__(self, o): return np.subtract(self, o)
+    def __rsub__(self, o): return np.subtract(o, self)
+    def __mul__(self, o): return np.multiply(self, o)
+    def __rmul__(self, o): return np.multiply(o, self)
+    def __truediv__(self, o): return np.true_divide(self, o)
+    def __rtruediv__(self, o): return np.true_divide(o, self)
+    def __pow__(self, o): return np.power(self, o)
+    def __rpow__(self, o): return np.power(o, self)
+    def __neg__(self): return np.negative(self)
+    def __abs__(self): return np.absolute(self)
+    def __gt__(self, o): return np.greater(self.v, o.v if isinstance(o, Err) else o)
+    def __ge__(self, o): return np.greater_equal(self.v, o.v if isinstance(o, Err) else o)
+    def __lt__(self, o): return np.less(self.v, o.v if isinstance(o, Err) else o)
+    def __le__(self, o): return np.less_equal(self.v, o.v if isinstance(o, Err) else o)
+
+
+def em_of(f, *nodes):
+    """em of f's result on nodes' values (Node or number), followed through f with Err:
+    a float node brings its em, an int or bool node and a number are exact."""
+    args = [Err(n.val, n.em) if isinstance(n, Node) and n.dtype in FLOATS else
+            (np.asarray(n.val) if isinstance(n, Node) else n) for n in nodes]
+    r = f(*args)
+    return r.e if isinstance(r, Err) else np.zeros(np.shape(r))
+
+
 class Node:
-    def __init__(self, expr, val, dtype, mag, atom=False, prec=None):
+    def __init__(self, expr, val, dtype, mag, atom=False, prec=None, em=None):
         self.expr, self.val, self.dtype, self.mag, self.atom = expr, val, dtype, mag, atom
         # the lowest float precision that fed the value (ints and bools are exact: f64)
         self.prec = "f32" if dtype == "f32" else prec or "f64"
+        # em: the per-element error bound; ints and bools are exact. A node made without
+        # one gets the whole tree's magnitude, the loose bound of old.
+        shape = np.shape(val)
+        if dtype not in FLOATS:
+            em = np.zeros(shape)
+        elif em is None:
+            em = np.full(shape, float(mag))
+        self.em = np.array(np.broadcast_to(np.asarray(em, dtype=np.float64), shape))
 
     def paren(self):
         return self.expr if self.atom else f"({self.expr})"
 
-    def like(self, expr, val, mag=None):
-        """A node of the same dtype and precision (a view, a copy)."""
-        return Node(expr, val, self.dtype, self.mag if mag is None else mag, prec=self.prec)
+    def like(self, expr, val, mag=None, em=None):
+        """A node of the same dtype and precision (a copy of what em describes)."""
+        return Node(expr, val, self.dtype, self.mag if mag is None else mag, prec=self.prec,
+                    em=self.em if em is None else em)
+
+    def view(self, expr, f):
+        """The node f makes of this one's elements (a view, a gather, a copy): f moves
+        the values and their em alike."""
+        return Node(expr, f(self.val), self.dtype, self.mag, prec=self.prec, em=f(self.em))
 
 
 def _prec(*nodes):
@@ -107,6 +209,9 @@ def _prec(*nodes):
 
 
 def _erf(a):
+    if isinstance(a, Err):  # slope 2 / sqrt(pi) * exp(-a^2)
+        v = _erf(a.v)
+        return Err(v, np.abs(v) + 2 / math.sqrt(math.pi) * np.exp(-a.v * a.v) * a.e)
     return np.vectorize(math.erf, otypes=[np.float64])(a)
 
 
@@ -123,6 +228,94 @@ def _near(x, y, mag):
     """Whether x and y (broadcast) come within 1e-3 of the magnitude anywhere: a
     comparison there could go either way in f32."""
     return bool(np.any(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64)) < 1e-3 * mag))
+
+
+def _softmax(v, axis):
+    e = np.exp(v - np.max(v, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _without(a, axis, j):
+    """Along axis, the product of |a| over every position but j."""
+    return np.prod(np.abs(np.delete(a, j, axis=axis)), axis=axis, keepdims=True)
+
+
+def reduce_em(name, v, ea, axis, keep, out, ddof=0, p=2):
+    """em of a reduction of v (em ea) over axis (an int, a tuple, or None: all): the
+    inputs' errors carried by the reduction's slopes, plus the roundings of its partial
+    results (a sum's partial sums are at most the sum of |terms|)."""
+    v, ea = np.asarray(v, dtype=np.float64), np.asarray(ea, dtype=np.float64)
+    red = dict(axis=axis, keepdims=True)
+    m = v.size if axis is None else int(np.prod([v.shape[a] for a in np.atleast_1d(axis)]))
+    av = np.abs(v)
+    with np.errstate(all="ignore"):
+        if name == "sum":
+            e = np.sum(ea + av, **red)
+        elif name == "mean":
+            e = np.sum(ea + av, **red) / max(m, 1)
+        elif name in ("amax", "amin", "max", "min"):  # the value picked is copied
+            e = np.max(ea, **red)
+        elif name == "prod":  # d prod = sum_j d v_j * prod_{i != j} v_i; each partial product rounded
+            flat = v.reshape(-1) if axis is None else np.moveaxis(v, axis, -1)
+            fe = ea.reshape(-1) if axis is None else np.moveaxis(ea, axis, -1)
+            e = sum(_without(flat, -1, j) * (fe[..., j:j + 1] + np.abs(flat[..., j:j + 1]))
+                    for j in range(flat.shape[-1]))
+            e = e.reshape(()) if axis is None else np.moveaxis(e, -1, axis)
+            e = e.reshape(np.shape(np.sum(v, **red)))
+        elif name in ("var", "std"):
+            mu = np.mean(v, **red)
+            w = ea + av + np.abs(mu)  # the centred values' errors
+            var = np.sum((v - mu) ** 2, **red) / max(m - ddof, 1)
+            # (and the centred values' errors squared: equal values have variance 0 exactly,
+            # computed from a rounded mean as about 1e-15; f32's atol per unit of em)
+            e = (2 * np.sum(np.abs(v - mu) * w, **red) + np.sum((v - mu) ** 2, **red) +
+                 TOL["f32"][1] * np.sum(w * w, **red)) / max(m - ddof, 1)
+            if name == "std":
+                e = e / (2 * np.sqrt(var)) + np.sqrt(var)
+        elif name == "logsumexp":  # slopes softmax(v); the sum of exp(v - max) rounds relative to 1
+            mx = np.max(v, **red)
+            e = np.sum(_softmax(v, axis) * (ea + av + np.abs(mx)), **red) + np.abs(mx) + 1 + \
+                np.log(np.sum(np.exp(v - mx), **red))
+        elif p == 2:  # norm: slopes v / |v|
+            n = np.sqrt(np.sum(v * v, **red))
+            e = np.where(n > 0, np.sum(av * (ea + av), **red) / np.where(n > 0, n, 1), np.sum(ea, **red)) + n
+        else:  # the 1-norm, a sum of |v|
+            e = np.sum(ea + av, **red)
+    e = np.nan_to_num(np.asarray(e, dtype=np.float64), nan=0.0, posinf=1e300)
+    if not keep:
+        e = np.squeeze(e, axis=tuple(range(v.ndim)) if axis is None else axis)
+    return np.broadcast_to(e, np.shape(out))
+
+
+def scan_em(name, v, ea, axis):
+    """em of a scan of v (em ea) along axis, prefix by prefix as reduce_em."""
+    v, ea = np.asarray(v, dtype=np.float64), np.asarray(ea, dtype=np.float64)
+    if v.ndim == 0:
+        return ea
+    if name == "cumsum":
+        return np.cumsum(ea + np.abs(v), axis=axis)
+    if name in ("cummax", "cummin"):
+        return np.maximum.accumulate(ea, axis=axis)
+    vv, ee = np.moveaxis(v, axis, -1), np.moveaxis(ea, axis, -1)
+    out = np.zeros_like(vv)
+    with np.errstate(all="ignore"):
+        if name == "cumprod":  # E_k = E_{k-1} |v_k| + |P_{k-1}| (e_k + |v_k|)
+            run, prod = np.zeros(vv.shape[:-1]), np.ones(vv.shape[:-1])
+            for k in range(vv.shape[-1]):
+                run = run * np.abs(vv[..., k]) + np.abs(prod) * (ee[..., k] + np.abs(vv[..., k]))
+                prod = prod * vv[..., k]
+                out[..., k] = run
+        else:  # logcumsumexp: each prefix a logsumexp
+            for k in range(vv.shape[-1]):
+                out[..., k] = reduce_em("logsumexp", vv[..., :k + 1], ee[..., :k + 1], -1, False, vv[..., k])
+    return np.moveaxis(np.nan_to_num(out, nan=0.0, posinf=1e300), -1, axis)
+
+
+def mm_em(a, b):
+    """em of a @ b (Nodes): each operand's errors carried by |the other|, and the dot
+    products' partial sums, at most |a| @ |b|."""
+    aa, ab = np.abs(a.val.astype(np.float64)), np.abs(b.val.astype(np.float64))
+    return np.matmul(aa, b.em) + np.matmul(a.em, ab) + np.matmul(aa, ab)
 
 
 def _dims(d, nd, r):
@@ -155,7 +348,7 @@ class Program:
                 return n
         for name, pdt, val in self.params:
             if pdt == dt and list(val.shape) == shape and r.random() < 0.3:
-                return Node(name, self._f(val, dt), dt, _mag(val), True)
+                return Node(name, self._f(val, dt), dt, _mag(val), True, em=0)
         lay = r.choice("ccts e") if nd else "c"
         if lay == " ":
             lay = "c"
@@ -198,7 +391,7 @@ class Program:
 
     def _param(self, name, dt, val, expr, view, atom=False):
         self.params.append((name, dt, val))
-        return Node(expr, self._f(view, dt), dt, _mag(val), atom)
+        return Node(expr, self._f(view, dt), dt, _mag(val), atom, em=0)  # inputs are exact
 
     def index_param(self, shape, hi, dt="i64"):
         """A parameter of indices in [0, hi): made here, never by leaf(), so it stays in range."""
@@ -213,7 +406,7 @@ class Program:
         name = f"t{len(self.lets)}"
         self.lets.append([f"{name} = {n.expr}"] if lines is None else [ln.format(t=name) for ln in lines])
         self.defs[name] = "\n".join(self.lets[-1])
-        n = Node(name, n.val, n.dtype, n.mag, True, n.prec)
+        n = Node(name, n.val, n.dtype, n.mag, True, n.prec, em=n.em)
         self.named.append(n)
         return n
 
@@ -248,6 +441,7 @@ class Program:
                 choices += ["arg"] * 2
         n = getattr(self, "g_" + r.choice(choices))(list(shape), depth, dt)
         assert n.dtype == dt and list(np.shape(n.val)) == list(shape), (n.expr, n.dtype, dt, np.shape(n.val), shape)
+        assert n.em.shape == np.shape(n.val) and not np.any(n.em < 0) and not np.any(np.isnan(n.em)), n.expr
         v = np.asarray(n.val)
         if dt in FLOATS and (not np.all(np.isfinite(v)) or (v.size and np.max(np.abs(v)) > 1e12)) or \
                 dt == "i32" and v.size and np.max(np.abs(v)) > I32_MAX or \
@@ -292,7 +486,7 @@ class Program:
                 ops += [("{p}.square()", lambda v: v * v), ("{p} ** 2", lambda v: v * v)]
         spell, f = r.choice(ops)
         out = f(v)
-        return Node(spell.format(a=a.expr, p=a.paren()), out, dt, _mag(out, m), prec=a.prec)
+        return Node(spell.format(a=a.expr, p=a.paren()), out, dt, _mag(out, m), prec=a.prec, em=em_of(f, a))
 
     def _bshape(self, shape):
         """A shape that broadcasts to `shape`."""
@@ -361,7 +555,8 @@ class Program:
             spell, f = "{a} + {b}", np.add
         out = np.broadcast_to(f(a.val, b.val), shape)
         out = np.array(out, dtype=np.int64 if dt in INTS else np.float64)
-        return Node(spell.format(a=a.paren(), b=b.paren()), out, dt, _mag(out, a.mag, b.mag), prec=_prec(a, b))
+        em = em_of(f, a, b) if dt in FLOATS else 0
+        return Node(spell.format(a=a.paren(), b=b.paren()), out, dt, _mag(out, a.mag, b.mag), prec=_prec(a, b), em=em)
 
     def g_view(self, shape, depth, dt):
         r = self.r
@@ -380,7 +575,7 @@ class Program:
             src[i], src[j] = src[j], src[i]
             a = self.gen(src, depth - 1, dt)
             ni, nj = (i - nd if r.random() < 0.3 else i), j
-            return a.like(f"{a.paren()}.transpose({ni}, {nj})", np.swapaxes(a.val, i, j))
+            return a.view(f"{a.paren()}.transpose({ni}, {nj})", lambda v: np.swapaxes(v, i, j))
         if what == "permute":
             perm = list(range(nd))
             r.shuffle(perm)
@@ -388,7 +583,7 @@ class Program:
             for k, p in enumerate(perm):
                 src[p] = shape[k]
             a = self.gen(src, depth - 1, dt)
-            return a.like(f"{a.paren()}.permute({', '.join(map(str, perm))})", np.transpose(a.val, perm))
+            return a.view(f"{a.paren()}.permute({', '.join(map(str, perm))})", lambda v: np.transpose(v, perm))
         if what == "slice":
             d = r.randrange(nd)
             step = r.choice([1, 2, 3])
@@ -401,7 +596,7 @@ class Program:
             stop_s = str(stop) if r.random() < 0.6 else str(stop - src[d]) if stop < src[d] else ""
             idx = [":"] * d + [f"{start}:{stop_s}:{step}"]
             sl = tuple([slice(None)] * d + [slice(start, stop, step)])
-            return a.like(f"{a.paren()}[{', '.join(idx)}]", a.val[sl])
+            return a.view(f"{a.paren()}[{', '.join(idx)}]", lambda v: v[sl])
         if what == "narrow":
             d = r.randrange(nd)
             start = r.randrange(0, 3)
@@ -409,11 +604,11 @@ class Program:
             src[d] = shape[d] + start + r.randrange(0, 2)
             a = self.gen(src, depth - 1, dt)
             sl = tuple([slice(None)] * d + [slice(start, start + shape[d])])
-            return a.like(f"{a.paren()}.narrow({d}, {start}, {shape[d]})", a.val[sl])
+            return a.view(f"{a.paren()}.narrow({d}, {start}, {shape[d]})", lambda v: v[sl])
         if what == "flip":
             d = r.randrange(nd)
             a = self.gen(shape, depth - 1, dt)
-            return a.like(f"{a.paren()}.flip({d})", np.flip(a.val, d))
+            return a.view(f"{a.paren()}.flip({d})", lambda v: np.flip(v, d))
         if what == "select":
             d = r.randrange(nd + 1)
             m = r.randrange(1, 4)
@@ -421,8 +616,8 @@ class Program:
             src = shape[:d] + [m] + shape[d:]
             a = self.gen(src, depth - 1, dt)
             if d == 0:
-                return a.like(f"{a.paren()}[{i}]", a.val[i])
-            return a.like(f"{a.paren()}.select({d}, {i})", np.take(a.val, i, axis=d))
+                return a.view(f"{a.paren()}[{i}]", lambda v: v[i])
+            return a.view(f"{a.paren()}.select({d}, {i})", lambda v: np.take(v, i, axis=d))
         if what == "unsqueeze":
             ones = [k for k, s in enumerate(shape) if s == 1]
             if not ones:
@@ -430,8 +625,8 @@ class Program:
             d = r.choice(ones)
             a = self.gen(shape[:d] + shape[d + 1:], depth - 1, dt)
             if r.random() < 0.3:
-                return a.like(f"{a.paren()}[{':, ' * d}None]", np.expand_dims(a.val, d))
-            return a.like(f"{a.paren()}.unsqueeze({d})", np.expand_dims(a.val, d))
+                return a.view(f"{a.paren()}[{':, ' * d}None]", lambda v: np.expand_dims(v, d))
+            return a.view(f"{a.paren()}.unsqueeze({d})", lambda v: np.expand_dims(v, d))
         if what == "expand":
             big = [k for k, s in enumerate(shape) if s > 1]
             d = r.choice(big)
@@ -440,7 +635,7 @@ class Program:
             spell = f"{a.paren()}.unsqueeze({d}).expand({', '.join(map(str, shape))})"
             if r.random() < 0.3:
                 spell = f"{a.paren()}.unsqueeze({d}).expand({', '.join('-1' if k != d else str(s) for k, s in enumerate(shape))})"
-            return a.like(spell, np.broadcast_to(np.expand_dims(a.val, d), shape))
+            return a.view(spell, lambda v: np.broadcast_to(np.expand_dims(v, d), shape))
         # reshape from another shape with the same number of elements
         numel = int(np.prod(shape)) if shape else 1
         divs = [k for k in range(1, numel + 1) if numel % k == 0]
@@ -452,7 +647,7 @@ class Program:
             j = r.randrange(len(shape))
             tgt = ", ".join("-1" if q == j else str(s) for q, s in enumerate(shape))
         spell = f"{a.paren()}.reshape({tgt})" if shape else f"{a.paren()}.reshape([])"
-        return a.like(spell, np.reshape(a.val, shape))
+        return a.view(spell, lambda v: np.reshape(v, shape))
 
     def g_shape(self, shape, depth, dt):
         """The other shape ops: flatten, squeeze, contiguous().view, repeat, movedim,
@@ -478,7 +673,7 @@ class Program:
                 spell = f"{a.paren()}.flatten({d}, {d + 1 - len(src) if r.random() < 0.5 else d + 1})"
             else:
                 spell = f"torch.flatten({a.expr}, start_dim={d}, end_dim={d + 1})"
-            return a.like(spell, np.reshape(a.val, shape))
+            return a.view(spell, lambda v: np.reshape(v, shape))
         if what == "squeeze":
             d = r.randrange(nd + 1)
             src = shape[:d] + [1] + shape[d:]
@@ -487,7 +682,7 @@ class Program:
                 spell = f"{a.paren()}.squeeze()"
             else:
                 spell = f"{a.paren()}.squeeze({_dims(d, len(src), r)})"
-            return a.like(spell, np.reshape(a.val, shape))
+            return a.view(spell, lambda v: np.reshape(v, shape))
         if what == "view":
             numel = int(np.prod(shape)) if shape else 1
             k = r.choice([k for k in range(1, numel + 1) if numel % k == 0])
@@ -497,7 +692,7 @@ class Program:
             if nd == 1 and r.random() < 0.5:
                 tgt = "-1"
             spell = f"{a.paren()}.contiguous().view({tgt})" if nd else f"{a.paren()}.contiguous().view([])"
-            return a.like(spell, np.reshape(a.val, shape))
+            return a.view(spell, lambda v: np.reshape(v, shape))
         if what == "repeat":
             reps = [r.choice([k for k in range(1, s + 1) if s % k == 0]) for s in shape]
             lead = 0
@@ -507,21 +702,21 @@ class Program:
             reps = shape[:lead] + reps[lead:]
             a = self.gen(src, depth - 1, dt)
             if r.random() < 0.3:
-                return a.like(f"torch.tile({a.expr}, ({', '.join(map(str, reps))},))", np.tile(a.val, reps))
-            return a.like(f"{a.paren()}.repeat({', '.join(map(str, reps))})", np.tile(a.val, reps))
+                return a.view(f"torch.tile({a.expr}, ({', '.join(map(str, reps))},))", lambda v: np.tile(v, reps))
+            return a.view(f"{a.paren()}.repeat({', '.join(map(str, reps))})", lambda v: np.tile(v, reps))
         if what == "T":
             if r.random() < 0.5:
                 a = self.gen(shape[::-1], depth - 1, dt)
-                return a.like(f"{a.paren()}.T", np.transpose(a.val))
+                return a.view(f"{a.paren()}.T", np.transpose)
             a = self.gen(shape[:-2] + [shape[-1], shape[-2]], depth - 1, dt)
-            return a.like(f"{a.paren()}.mT", np.swapaxes(a.val, -1, -2))
+            return a.view(f"{a.paren()}.mT", lambda v: np.swapaxes(v, -1, -2))
         if what == "movedim":
             i, j = r.randrange(nd), r.randrange(nd)
             src = list(np.moveaxis(np.empty(shape), j, i).shape)
             a = self.gen(src, depth - 1, dt)
-            return a.like(f"{a.paren()}.movedim({i}, {j})", np.moveaxis(a.val, i, j))
+            return a.view(f"{a.paren()}.movedim({i}, {j})", lambda v: np.moveaxis(v, i, j))
         a = self.gen(shape, depth - 1, dt)
-        return a.like(f"{a.paren()}.{r.choice(['clone()', 'contiguous()'])}", a.val)
+        return a.view(f"{a.paren()}.{r.choice(['clone()', 'contiguous()'])}", lambda v: v)
 
     def g_cast(self, shape, depth, dt):
         r = self.r
@@ -548,7 +743,9 @@ class Program:
             if dt == "f32" and sdt == "f64":
                 out = out.astype(np.float32).astype(np.float64)
             spell = f"{a.paren()}.{r.choice(CASTS[dt])}"
-        return Node(spell, out, dt, _mag(out, a.mag), prec=a.prec)
+        # a conversion may round (f64 to f32, a large int to a float), as a lifting op does
+        em = (a.em if sdt in FLOATS else 0) + np.abs(np.asarray(out, dtype=np.float64))
+        return Node(spell, out, dt, _mag(out, a.mag), prec=a.prec, em=em)
 
     def g_compare(self, shape, depth, dt):
         r = self.r
@@ -627,7 +824,8 @@ class Program:
             a = self.gen(shape, depth - 1, dt)
             out = np.where(c.val, a.val, float(lit) if dt in FLOATS else int(lit))
             spell = f"torch.where({c.expr}, {a.expr}, {lit})"
-            return Node(spell, np.array(out, dtype=a.val.dtype), dt, _mag(out, a.mag), prec=a.prec)
+            return Node(spell, np.array(out, dtype=a.val.dtype), dt, _mag(out, a.mag), prec=a.prec,
+                        em=np.where(c.val, a.em, 0))
         a = self.gen(sa, depth - 1, dt)
         if r.random() < 0.2 and result_type(a, Node("", np.zeros(sb), LOWER[dt][0], 1)) == dt:
             b = self.gen(sb, depth - 1, LOWER[dt][0])  # where promotes its two values as + does
@@ -636,7 +834,10 @@ class Program:
         out = np.where(c.val, a.val, b.val)
         spell = r.choice(["where({c}, {a}, {b})", "torch.where({c}, {a}, {b})", "{pa}.where({c}, {b})"])
         spell = spell.format(c=c.expr, a=a.expr, b=b.expr, pa=a.paren())
-        return Node(spell, np.array(np.broadcast_to(out, shape)), dt, _mag(out, a.mag, b.mag), prec=_prec(a, b))
+        # (an int b converted to dt may round)
+        eb = b.em if b.dtype in FLOATS else np.abs(b.val.astype(np.float64)) * (dt in FLOATS)
+        return Node(spell, np.array(np.broadcast_to(out, shape)), dt, _mag(out, a.mag, b.mag), prec=_prec(a, b),
+                    em=np.where(c.val, a.em, eb))
 
     def g_masked(self, shape, depth, dt):
         r = self.r
@@ -647,7 +848,8 @@ class Program:
         out = np.where(mk.val, v, a.val).astype(a.val.dtype)
         spell = r.choice(["{p}.masked_fill({m}, {v})", "torch.masked_fill({a}, {m}, {v})",
                           "{p}.masked_fill({m}, value={v})"])
-        return a.like(spell.format(p=a.paren(), a=a.expr, m=mk.expr, v=lit), out, _mag(out, a.mag))
+        return a.like(spell.format(p=a.paren(), a=a.expr, m=mk.expr, v=lit), out, _mag(out, a.mag),
+                      em=np.where(mk.val, 0.0, a.em))
 
     def g_reduce(self, shape, depth, dt):
         r = self.r
@@ -704,6 +906,8 @@ class Program:
         mag = _mag(out, a.mag) * (m if name in ("sum", "var", "norm") else 1)
         if name == "prod":
             mag = max(mag, a.mag ** m)
+        em = reduce_em(name, v, a.em, d, keep, out, ddof=0 if unb else 1, p=p if name == "norm" else 2) \
+            if dt in FLOATS else 0
         if full:
             if name == "norm":
                 spell = f"{a.paren()}.norm()" if p == 2 else f"torch.norm({a.expr}, 1)"
@@ -711,7 +915,7 @@ class Program:
                 spell = f"{a.paren()}.{name}(unbiased=False)"
             else:
                 spell = f"{a.paren()}.{name}()" if r.random() < 0.5 else f"torch.{name}({a.expr})"
-            return Node(spell, out, dt, mag, prec=a.prec)
+            return Node(spell, out, dt, mag, prec=a.prec, em=em)
         if multi:
             q = [_dims(k, len(src), r) for k in d]
             dd = f"[{q[0]}, {q[1]}]" if r.random() < 0.5 else f"({q[0]}, {q[1]})"
@@ -732,7 +936,7 @@ class Program:
             spell = f"{a.paren()}.{name}({dd}{kw})" if r.random() < 0.5 else f"{name}({a.expr}, {dd}{kw})"
             if r.random() < 0.3 and name not in ("var", "std") and not multi:
                 spell = f"{name}({a.expr}, [{dd}]{kw})"
-        return Node(spell, out, dt, mag, prec=a.prec)
+        return Node(spell, out, dt, mag, prec=a.prec, em=em)
 
     def g_scan(self, shape, depth, dt):
         r = self.r
@@ -776,7 +980,7 @@ class Program:
         mag = _mag(out, a.mag) * (m if name == "cumsum" else 1)
         if name == "cumprod":
             mag = max(mag, a.mag ** m)
-        return Node(spell, out, dt, mag, prec=a.prec)
+        return Node(spell, out, dt, mag, prec=a.prec, em=scan_em(name, v, a.em, d) if dt in FLOATS else 0)
 
     def g_arg(self, shape, depth, dt):
         """argmax/argmin (i64) of floats without near ties, or of ints (the first of equal values)."""
@@ -827,7 +1031,13 @@ class Program:
         dd = d - len(shape) if r.random() < 0.5 else d
         spell = r.choice([f"{name}({a.expr}, {dd})", f"{a.paren()}.{name}(dim={dd})", f"F.{name}({a.expr}, dim={dd})",
                           f"torch.{name}({a.expr}, {dd})"])
-        return Node(spell, out, dt, _mag(out, a.mag), prec=a.prec)
+        # slopes: softmax p_i (delta_ij - p_j), log_softmax delta_ij - p_j, on the centred values'
+        # errors w; the sum of the exps rounds relative to its length
+        pr = e / e.sum(axis=d, keepdims=True)
+        w = a.em + np.abs(v) + np.abs(mx)
+        pw = np.sum(pr * w, axis=d, keepdims=True)
+        em = pr * (w + pw + shape[d]) if name == "softmax" else w + pw + shape[d] + np.abs(out)
+        return Node(spell, out, dt, _mag(out, a.mag), prec=a.prec, em=em)
 
     def g_norm(self, shape, depth, dt):
         """layer_norm, rms_norm, normalize and the hand-written forms, over the last dim
@@ -854,6 +1064,11 @@ class Program:
         if kind in ("lnhand", "rmshand") and not a.atom:  # read three times
             a = self.bind(a)
         p = a.paren()
+        n_el = int(np.prod(nsh))
+        # den: the normalizer; cen: what it divides (centred for ln); wv: cen's errors
+        den, cen, wv = np.sqrt(var + 1e-5), v - mu, a.em + np.abs(v) + np.abs(mu)
+        if kind in ("rms", "rmshand", "normalize"):
+            cen, wv = v, a.em + np.abs(v)
         if kind == "ln":
             out = (v - mu) / np.sqrt(var + 1e-5)
             args = [a.expr, dims] + ([f"weight={w.expr}"] if w else []) + ([f"bias={b.expr}"] if b else [])
@@ -865,22 +1080,36 @@ class Program:
             spell = f"({p} - {p}.mean(-1, keepdim=True)) / torch.sqrt({p}.var(-1, keepdim=True, unbiased=False) + 1e-5)"
         elif kind == "rms":
             eps = 1e-5 if r.random() < 0.6 else None
-            out = v / np.sqrt(ms + (eps if eps else float(np.finfo(np.float32 if dt == "f32" else np.float64).eps)))
+            den = np.sqrt(ms + (eps if eps else float(np.finfo(np.float32 if dt == "f32" else np.float64).eps)))
+            out = v / den
             spell = f"F.rms_norm({a.expr}, {dims}" + (f", {w.expr}" if w else "") + (", eps=1e-05)" if eps else ")")
         elif kind == "rmshand":
-            out = v / np.sqrt(ms + 1e-6)
+            den = np.sqrt(ms + 1e-6)
+            out = v / den
             spell = f"{p} * torch.rsqrt({p}.pow(2).mean(-1, keepdim=True) + 1e-6)"
         else:
             w = None
-            out = v / np.maximum(np.sqrt(ms * nsh[-1]), 1e-12)
+            den = np.maximum(np.sqrt(ms * nsh[-1]), 1e-12)
+            out = v / den
             spell = f"F.normalize({a.expr}, dim=-1)"
         if w and kind != "ln":
             spell = f"{spell} * {w.paren()}" if kind != "rms" else spell
+        # d out_i = d cen_i / den - out_i (cen . d cen) / (k den^2), k = n (mean) or 1 (normalize: a
+        # sum); a centred form's d cen_i also holds the mean's error; the statistics round per element
+        mw = wv.mean(axis=ax, keepdims=True) if kind in ("ln", "lnhand") else 0
+        if kind in ("ln", "lnhand") and n_el == 1:  # one element is its own mean: x - mean is exactly 0
+            wv = mw = 0
+        k = 1 if kind == "normalize" else n_el
+        em = (wv + mw) / den + np.abs(out) * np.sum(np.abs(cen) * (wv + mw), axis=ax, keepdims=True) / (k * den * den) \
+            + np.abs(out) * (n_el + 1)
         if w:
+            em = em * np.abs(w.val) + np.abs(out) * w.em + np.abs(out * w.val)
             out = out * w.val
         if b:
             out = out + b.val
-        return Node(spell, out, dt, _mag(out, a.mag) * (w.mag if w else 1), prec=_prec(*[n for n in (a, w, b) if n]))
+            em = em + b.em + np.abs(out)
+        return Node(spell, out, dt, _mag(out, a.mag) * (w.mag if w else 1), prec=_prec(*[n for n in (a, w, b) if n]),
+                    em=em)
 
     def g_matmul(self, shape, depth, dt, k=None):
         r = self.r
@@ -904,18 +1133,18 @@ class Program:
                 return self._linear(shape, depth, dt, k)
             if form == "wt":  # nn.Linear's layout: x @ w.t()
                 a, w = self.gen(batch + [shape[-2], k], depth - 1, dt), self.gen([shape[-1], k], depth - 1, dt)
-                b = w.like(r.choice(["{p}.t()", "{p}.transpose(0, 1)", "{p}.T"]).format(p=w.paren()), w.val.T)
+                b = w.view(r.choice(["{p}.t()", "{p}.transpose(0, 1)", "{p}.T"]).format(p=w.paren()), np.transpose)
             elif form == "bmm":
                 a = self._maybe_t(shape[:1] + [shape[1], k], depth, dt)
                 b = self._maybe_t(shape[:1] + [k, shape[2]], depth, dt)
                 out = np.matmul(a.val, b.val)
                 spell = f"torch.bmm({a.expr}, {b.expr})" if r.random() < 0.6 else f"{a.paren()}.bmm({b.expr})"
-                return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b))
+                return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b), em=mm_em(a, b))
             elif form == "mm":
                 a, b = self._maybe_t([shape[0], k], depth, dt), self._maybe_t([k, shape[1]], depth, dt)
                 out = np.matmul(a.val, b.val)
                 spell = f"torch.mm({a.expr}, {b.expr})" if r.random() < 0.6 else f"{a.paren()}.mm({b.expr})"
-                return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b))
+                return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b), em=mm_em(a, b))
             else:
                 ba = bb = batch
                 if batch and r.random() < 0.4:  # broadcast batch dims
@@ -925,7 +1154,7 @@ class Program:
                 b = self.gen(bb + [k, shape[-1]], depth - 1, dt)
         out = np.matmul(a.val, b.val)
         spell = f"{a.paren()} @ {b.paren()}" if r.random() < 0.7 else f"matmul({a.expr}, {b.expr})"
-        return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b))
+        return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b), em=mm_em(a, b))
 
     def _maybe_t(self, shape, depth, dt):
         """An operand of shape, half the time the transpose of its last two dims."""
@@ -935,23 +1164,25 @@ class Program:
         a = self.gen(shape[:-2] + [shape[-1], shape[-2]], depth - 1, dt)
         spell = r.choice(["{p}.transpose(-1, -2)", "{p}.mT"] +
                          (["{p}.transpose(1, 2)"] if len(shape) == 3 else ["{p}.t()"]))
-        return a.like(spell.format(p=a.paren()), np.swapaxes(a.val, -1, -2))
+        return a.view(spell.format(p=a.paren()), lambda v: np.swapaxes(v, -1, -2))
 
     def _linear(self, shape, depth, dt, k):
         """F.linear(x, w, bias): x @ w.t() + bias."""
         r = self.r
         x, w = self.gen(shape[:-1] + [k], depth - 1, dt), self.gen([shape[-1], k], depth - 1, dt)
         out = np.matmul(x.val, w.val.T)
+        em = mm_em(x, w.view("", np.transpose))
         mag = x.mag * w.mag * k
         args = [x.expr, w.expr]
         kids = [x, w]
         if r.random() < 0.6:
             b = self.gen(shape[-1:], depth - 1, dt)
             out = out + b.val
+            em = em + b.em + np.abs(out)
             mag += b.mag
             args.append(r.choice(["{e}", "bias={e}"]).format(e=b.expr))
             kids.append(b)
-        return Node(f"F.linear({', '.join(args)})", out, dt, _mag(out, mag), prec=_prec(*kids))
+        return Node(f"F.linear({', '.join(args)})", out, dt, _mag(out, mag), prec=_prec(*kids), em=em)
 
     def g_join(self, shape, depth, dt):
         r = self.r
@@ -971,10 +1202,13 @@ class Program:
                 pdts[r.randrange(len(sizes))] = r.choice(LOWER[dt])
             parts = [self.gen(shape[:d] + [s] + shape[d + 1:], depth - 1, pt) for s, pt in zip(sizes, pdts)]
             out = self._f(np.concatenate([p.val for p in parts], axis=d), dt)
+            # (a lower dtype's piece may round when converted)
+            em = np.concatenate([p.em if p.dtype in FLOATS else np.abs(p.val.astype(np.float64)) * (dt in FLOATS)
+                                 for p in parts], axis=d)
             lst = ", ".join(p.expr for p in parts)
             dd = _dims(d, nd, r)
             spell = r.choice([f"torch.cat([{lst}], dim={dd})", f"cat(({lst}), {dd})", f"torch.cat([{lst}], {dd})"])
-            return Node(spell, out, dt, _mag(out, *[p.mag for p in parts]), prec=_prec(*parts))
+            return Node(spell, out, dt, _mag(out, *[p.mag for p in parts]), prec=_prec(*parts), em=em)
         d = r.randrange(nd)
         if what == "stack" and shape[d] > 8:
             # one generated piece per element of d: few, to keep programs small (test_limits.py stacks hundreds)
@@ -986,7 +1220,8 @@ class Program:
             lst = ", ".join(p.expr for p in parts)
             tup = f"({lst},)" if len(parts) == 1 else f"({lst})"
             spell = r.choice([f"torch.stack([{lst}], dim={dd})", f"stack({tup}, {dd})"])
-            return Node(spell, out, dt, _mag(out, *[p.mag for p in parts]), prec=_prec(*parts))
+            return Node(spell, out, dt, _mag(out, *[p.mag for p in parts]), prec=_prec(*parts),
+                        em=np.stack([p.em for p in parts], axis=d))
         # a piece of a split or a chunk: the source is longer along d
         s = shape[d]
         n = r.randrange(1, 4) if what != "unpack" else r.randrange(2, 4)
@@ -1004,13 +1239,13 @@ class Program:
         src = shape[:d] + [sum(sizes)] + shape[d + 1:]
         a = self.gen(src, depth - 1, dt)
         offs = np.cumsum([0] + sizes)
-        pieces = [np.take(a.val, range(offs[i], offs[i + 1]), axis=d) for i in range(len(sizes))]
+        pieces = [(lambda i: lambda v: np.take(v, range(offs[i], offs[i + 1]), axis=d))(i) for i in range(len(sizes))]
         if what == "unpack":  # every piece named, the others left for later lines to reuse
             base = f"t{len(self.lets)}"
             names = [f"{base}{'abcd'[i]}" for i in range(len(sizes))]
             self.lets.append([f"{', '.join(names)} = {a.paren()}.{call}"])
             self.defs.update((nm, self.lets[-1][0]) for nm in names)
-            nodes = [a.like(nm, pv) for nm, pv in zip(names, pieces)]
+            nodes = [a.view(nm, pv) for nm, pv in zip(names, pieces)]
             for q in nodes:
                 q.atom = True
                 self.named.append(q)
@@ -1020,7 +1255,7 @@ class Program:
             spell = f"{a.paren()}.{call}[{kk}]"
         else:  # torch.split(x, ...)
             spell = f"torch.{call.replace('(', f'({a.expr}, ', 1)}[{kk}]"
-        return a.like(spell, pieces[k])
+        return a.view(spell, pieces[k])
 
     def g_gather(self, shape, depth, dt):
         """index_select, advanced indexing and gather with index parameters in range."""
@@ -1037,27 +1272,24 @@ class Program:
         if r.random() < 0.5:
             idt = "i32" if r.random() < 0.2 else "i64"
             iname, idx = self.index_param([shape[d]], m, idt)
-            out = np.take(a.val, idx, axis=d)
             opts = [f"{a.paren()}.index_select({dd}, {iname})", f"torch.index_select({a.expr}, {dd}, {iname})"]
             if idt == "i64" and d <= 1:
                 opts.append(f"{a.paren()}[{':, ' * d}{iname}]")
-            return a.like(r.choice(opts), out)
+            return a.view(r.choice(opts), lambda v: np.take(v, idx, axis=d))
         iname, idx = self.index_param(shape, m)
-        out = np.take_along_axis(a.val, idx, axis=d)
         spell = r.choice([f"{a.paren()}.gather({dd}, {iname})", f"torch.gather({a.expr}, {dd}, {iname})",
                           f"torch.take_along_dim({a.expr}, {iname}, dim={dd})"])
-        return a.like(spell, out)
+        return a.view(spell, lambda v: np.take_along_axis(v, idx, axis=d))
 
     def g_tri(self, shape, depth, dt):
         r = self.r
         a = self.gen(shape, depth - 1, dt)
         k = r.randrange(-2, 3)
         name = r.choice(["tril", "triu"])
-        out = (np.tril if name == "tril" else np.triu)(a.val, k)
         spell = r.choice([f"torch.{name}({a.expr}, {k})", f"{a.paren()}.{name}(diagonal={k})"])
         if k == 0 and r.random() < 0.5:
             spell = f"{a.paren()}.{name}()"
-        return a.like(spell, out)
+        return a.view(spell, lambda v: (np.tril if name == "tril" else np.triu)(v, k))
 
     def g_loop(self, shape, depth, dt):
         """`for` over a stacked operand, accumulating into a name: rebound (t = f(t, w))
@@ -1088,15 +1320,18 @@ class Program:
             bodies += [("{t} = {t} + {w} * i", lambda t, x, i: t + x * i, False)]
         body, f, inplace = r.choice(bodies)
         t = np.array(init.val)
+        te = Err(init.val, init.em)  # (its em, followed through the body as values are)
         mag = max(init.mag, w.mag)
         for i in range(n):
             t = np.array(f(t, w.val[i], i))
+            if dt in FLOATS:
+                te = f(te, Err(w.val[i], w.em[i]), i)
             mag = max(mag, _mag(t))
         if dt == "i32" and mag > I32_MAX:
             return init
         first = f"{{t}} = {init.paren()}.clone()" if inplace else f"{{t}} = {init.expr}"
         lines = [first, f"for {head} {{{{", "    " + body.format(t="{t}", w=wi), "}}"]  # (bind formats them)
-        return self.bind(Node("", t, dt, mag, prec=_prec(init, w)), lines)
+        return self.bind(Node("", t, dt, mag, prec=_prec(init, w), em=te.e if dt in FLOATS else 0), lines)
 
     def g_inplace(self, shape, depth, dt):
         """A fresh tensor (a clone, or zeros_like plus +=) updated in place once or twice:
@@ -1105,6 +1340,11 @@ class Program:
         nd = len(shape)
         a = self.gen(shape, depth - 1, dt)
         t = np.array(a.val)
+        te = np.array(a.em)  # t's em, updated with it (ints: zeros, unused)
+        fl = dt in FLOATS
+
+        def conv(b):  # b's em in dt: a lower dtype's values may round when converted
+            return b.em if b.dtype in FLOATS else np.abs(b.val.astype(np.float64)) * fl
         kids = [a]
         if r.random() < 0.7:
             lines = [f"{{t}} = {a.paren()}.clone()"]
@@ -1127,10 +1367,12 @@ class Program:
                 if what == "add_":
                     b = self.gen(self._bshape(shape[:d] + [sp - st] + shape[d + 1:]), depth - 1, bdt)
                     t[sl] = t[sl] + b.val
+                    te[sl] = te[sl] + conv(b) + np.abs(t[sl])
                     lines.append(f"{view}.add_({b.expr})")
                     kids.append(b)
                 else:
                     t[sl] = t[sl] * 2 if what == "mul_(2)" else 0 if what == "zero_()" else 3
+                    te[sl] = te[sl] * 2 if what == "mul_(2)" else 0
                     lines.append(f"{view}.{what}")
                 mag = max(mag, _mag(t))
                 continue
@@ -1139,6 +1381,7 @@ class Program:
                 mk = self.gen(shape[:j], depth - 1, "bool")
                 v = r.choice([-2, 1]) if dt in INTS else r.choice([-0.75, 1.5])
                 t[mk.val] = v
+                te[mk.val] = 0
                 lines.append(f"{{t}}[{mk.expr}] = {v}")
                 mag = max(mag, _mag(t))
                 continue
@@ -1150,6 +1393,7 @@ class Program:
                 b = self.gen(self._bshape([n] + shape[1:]), depth - 1, bdt)
                 acc = r.random() < 0.4
                 t[idx] = t[idx] + b.val if acc else b.val
+                te[idx] = te[idx] + conv(b) + np.abs(t[idx]) if acc else conv(b)
                 lines.append(f"{{t}}[{name}] {'+=' if acc else '='} {b.expr}")
                 kids.append(b)
                 mag = max(mag, b.mag, _mag(t))
@@ -1162,15 +1406,21 @@ class Program:
                 b = self.gen(self._bshape(shape[:d] + [sp - st] + shape[d + 1:]), depth - 1, bdt)
                 if op == "[]=":
                     t[sl] = b.val
+                    te[sl] = conv(b)
                 else:
                     t[sl] = t[sl] + b.val
+                    te[sl] = te[sl] + conv(b) + np.abs(t[sl])
                 lines.append(f"{{t}}[{':, ' * d}{st}:{sp}] {op[2:]} {b.expr}")
             elif op == "clamp_":
                 lo, hi = (-0.5, 0.5) if dt in FLOATS else (-2, 3)
+                if fl:
+                    te = np.clip(Err(t, te), lo, hi).e
                 t = np.clip(t, lo, hi)
                 lines.append(f"{{t}}.clamp_(min={lo}, max={hi})")
                 continue
             elif op == "relu_":
+                if fl:
+                    te = np.maximum(Err(t, te), 0).e
                 t = np.maximum(t, 0)
                 lines.append("{t}.relu_()")
                 continue
@@ -1178,6 +1428,7 @@ class Program:
                 b = self.gen(self._bshape(shape), depth - 1, "bool")
                 v = -1 if dt in INTS else 0.5
                 t = np.where(b.val, v, t)
+                te = np.where(b.val, 0.0, te)
                 lines.append(f"{{t}}.masked_fill_({b.expr}, {v})")
             else:
                 b = self.gen(self._bshape(shape), depth - 1, bdt)
@@ -1186,12 +1437,14 @@ class Program:
                 f = {"add_": np.add, "+=": np.add, "-=": np.subtract, "*=": np.multiply, "mul_": np.multiply}[op]
                 if op == "-=" and bdt == "bool":
                     op, f = "+=", np.add
+                if fl:
+                    te = f(Err(t, te), Err(b.val, conv(b))).e
                 t = f(t, b.val)
                 lines.append(f"{{t}}.{op}({b.expr})" if op.endswith("_") else f"{{t}} {op} {b.expr}")
             kids.append(b)
             mag = max(mag, b.mag, _mag(t))
         t = np.array(np.broadcast_to(t, shape), dtype=np.int64 if dt in INTS else np.float64)
-        return self.bind(Node("", t, dt, mag, prec=_prec(*kids)), lines)
+        return self.bind(Node("", t, dt, mag, prec=_prec(*kids), em=np.broadcast_to(te, shape) if fl else 0), lines)
 
     # --- the program --------------------------------------------------------
     def build(self):
@@ -1217,7 +1470,7 @@ class Program:
                 if r.random() < 0.4:  # an elementwise epilogue
                     spell, f = r.choice([("relu({a})", lambda v: np.maximum(v, 0)),
                                          ("{p} * 0.5 + 1", lambda v: v * 0.5 + 1), ("tanh({a})", np.tanh)])
-                    n = Node(spell.format(a=n.expr, p=n.paren()), f(n.val), dt, n.mag, prec=n.prec)
+                    n = Node(spell.format(a=n.expr, p=n.paren()), f(n.val), dt, n.mag, prec=n.prec, em=em_of(f, n))
                 self.outs.append(n)
                 continue
             nd = r.choice([0, 1, 2, 2, 3, 3])
@@ -1253,10 +1506,10 @@ def check_doc(prog, doc):
             continue
         rtol, atol = TOL[n.prec]
         g, w = got.astype(np.float64), want.astype(np.float64)
-        bad = ~(np.abs(g - w) <= atol * n.mag + rtol * np.abs(w))
+        bad = ~(np.abs(g - w) <= atol * n.em + rtol * np.abs(w))
         if bad.any():
             i = tuple(np.argwhere(bad)[0])
-            errs.append(f"out{k}{list(i)}: got {g[i]!r}, want {w[i]!r} (magnitude {n.mag:.3g})")
+            errs.append(f"out{k}{list(i)}: got {g[i]!r}, want {w[i]!r} (error bound {n.em[i]:.3g} x {atol:g})")
     return errs
 
 
@@ -1273,6 +1526,59 @@ def run(tdslc, prog, backend="env"):
     return errs, doc
 
 
+# ---------------------------------------------------------------------------
+# Bundles: several programs as one function, so one compile (one cc on the C backend,
+# where its fixed cost is about half of a small program's) runs all of them. Each
+# program's names get a prefix (p3 -> s2p3, t0a -> s2t0a); its outputs are a slice of
+# the bundle's and are checked as its own. A bundle that fails to run is run again
+# program by program, so a failure still names its program.
+# ---------------------------------------------------------------------------
+BUNDLE = 8
+_NAME = re.compile(r"\b([pt]\d+[a-d]?)\b")
+
+
+def _renamed(text, k):
+    return _NAME.sub(lambda m: f"s{k}{m.group(1)}", text)
+
+
+def bundle_source(progs):
+    """(source of `fn f(every program's parameters) -> (every output) { ... }`, inputs)."""
+    params, inputs, lets, outs, rets = [], {}, [], [], []
+    for k, q in enumerate(progs):
+        for n, dt, v in q.params:
+            params.append(f"s{k}{n}: {type_str(dt, v.shape)}")
+            inputs[f"s{k}{n}"] = (dt, v)
+        lets += [_renamed(ln, k) for let in q.lets for ln in let]
+        outs += [_renamed(o.expr, k) for o in q.outs]
+        rets += [type_str(o.dtype, np.shape(o.val)) for o in q.outs]
+    ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
+    lines = [f"# random programs, seeds {', '.join(str(q.seed) for q in progs)}", f"fn f({', '.join(params)}) -> {ret} {{"]
+    lines += [f"    {ln}" for ln in lets] + [f"    return {', '.join(outs)}", "}"]
+    return "\n".join(lines), inputs
+
+
+def run_bundle(tdslc, progs, backend="env"):
+    """[(failure lines, JSON document of the program's outputs or None)] per program of
+    progs, run as one bundle (or one by one, when the bundle does not run)."""
+    if len(progs) == 1:
+        return [run(tdslc, progs[0], backend)]
+    src, inputs = bundle_source(progs)
+    p, doc, out_dir = run_function(tdslc, src, "f", inputs, name=f"random{progs[0].seed}", backend=backend)
+    run_cleanup(out_dir)
+    if p.returncode != 0 or len(doc["outputs"]) != sum(len(q.outs) for q in progs):
+        return [run(tdslc, q, backend) for q in progs]
+    res, at = [], 0
+    for q in progs:
+        part = dict(doc, outputs=doc["outputs"][at:at + len(q.outs)])
+        at += len(q.outs)
+        res.append((check_doc(q, part), part))
+    return res
+
+
+def bundles(progs, size=BUNDLE):
+    return [progs[i:i + size] for i in range(0, len(progs), size)]
+
+
 def report(tally, prog, errs, label=""):
     """Reports one program to tally (an oracle.Tally): its line, its failures and, on
     failure, the whole program."""
@@ -1281,7 +1587,10 @@ def report(tally, prog, errs, label=""):
 
 
 def run_programs(tdslc, progs, tally, backend="env", label=""):
-    """Runs the programs two at a time on backend and reports each to tally (report)."""
+    """Runs the programs in bundles, two bundles at a time, on backend and reports each
+    program to tally (report)."""
+    groups = bundles(progs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for prog, (errs, _) in zip(progs, ex.map(lambda q: run(tdslc, q, backend), progs)):
-            report(tally, prog, errs, label)
+        for group, res in zip(groups, ex.map(lambda g: run_bundle(tdslc, g, backend), groups)):
+            for prog, (errs, _) in zip(group, res):
+                report(tally, prog, errs, label)

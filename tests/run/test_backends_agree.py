@@ -2,15 +2,17 @@
 """tests/run/test_backends_agree.py TDSLC: the C and LLVM backends give the same results.
 
 For each of TDSL_AGREE_COUNT random programs (randprog.py, default 100, seeds from
-TDSL_AGREE_SEED, default 100000: other programs than test_random's) it runs
-`tdslc run --backend c` and `--backend llvm` on the same .npy inputs and checks
+TDSL_AGREE_SEED, default 100000: other programs than test_random's; run in bundles of
+8, see randprog.run_bundle) it runs `tdslc run --backend c` and `--backend llvm` on the
+same .npy inputs and checks
   - each backend against the program's NumPy values (randprog.run);
   - the two against each other: the same output count, dtype, shape, strides, offset,
     contiguity and storage; ints and bools equal; outputs that share an input's
     storage (views) bitwise equal; floats with the same nan/inf positions and finite
-    values within rtol 1e-5 (f32; f64 1e-12) of the larger and atol 1e-5 (f64 1e-12)
-    times the tree's magnitude, which scales with the terms of sums and matmuls (an f64
-    result computed partly in f32, after a cast, gets f32's tolerances).
+    values within rtol 1e-5 (f32; f64 1e-12) of the larger and, per element, twice
+    randprog's absolute tolerance of each (6e-5 for f32, 2e-12 for f64) times the
+    element's error bound em (randprog.py), which scales with the terms of its sums and
+    matmuls (an f64 result computed partly in f32, after a cast, gets f32's tolerances).
 Then every function of examples/*.tdsl runs on both backends with the seeded
 generator's inputs (`--seed`), which must be bitwise equal, and its outputs must agree
 within rtol 1e-5 of the larger value and 1e-5 of the output's largest magnitude
@@ -30,19 +32,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import (SKIP, Tally, backend_available, dim_args, example_dims, example_functions,  # noqa: E402
                     json_values, run_cleanup, tdslc_run, test_subset)
-from randprog import Program, report, run  # noqa: E402
+from randprog import TOL, Program, bundles, report, run_bundle  # noqa: E402
 
 AGREE_TOL = {"f16": (2e-3, 2e-3), "bf16": (1.6e-2, 1.6e-2), "f32": (1e-5, 1e-5), "f64": (1e-12, 1e-12)}
 # TDSL_AGREE_BACKENDS=c,c checks the harness itself against one backend
 PAIR = tuple(os.environ.get("TDSL_AGREE_BACKENDS", "c,llvm").split(","))
 META = ("dtype", "shape", "strides", "offset", "contiguous", "storage")
+# the random programs: each backend is within randprog's atol x em of the exact value
+RANDOM_ATOL = {k: 2 * v[1] for k, v in TOL.items()}
 stats = {"outputs": 0, "bitwise": 0, "max_rel": 0.0}
 
 
-def agree(doc_c, doc_l, mags, precs=None):
+def agree(doc_c, doc_l, mags, precs=None, atols=None):
     """Failure lines comparing the two backends' documents; mags[k]: the magnitude that
-    scales output k's absolute tolerance; precs[k] (optional): the float dtype whose
-    tolerance applies to output k (f32 for an f64 result computed partly in f32)."""
+    scales output k's absolute tolerance (a number, or an array of its shape); precs[k]
+    (optional): the float dtype whose tolerance applies to output k (f32 for an f64
+    result computed partly in f32); atols (optional): the absolute tolerance per unit of
+    mags by dtype, instead of AGREE_TOL's."""
     oc, ol = doc_c["outputs"], doc_l["outputs"]
     if len(oc) != len(ol):
         return [f"C gives {len(oc)} outputs, LLVM {len(ol)}"]
@@ -85,26 +91,32 @@ def agree(doc_c, doc_l, mags, precs=None):
             errs.append(f"out{k}{list(i)} ({dt}): non-finite mismatch: C {a[i]!r}, LLVM {b[i]!r}")
             continue
         fin = ~(an | ai)
-        rtol, atol = AGREE_TOL[precs[k] if precs and dt in ("f32", "f64") else dt]
+        tdt = precs[k] if precs and dt in ("f32", "f64") else dt
+        rtol, atol = AGREE_TOL[tdt]
+        atol = atols.get(tdt, atol) if atols else atol
         d = np.where(fin, np.abs(a - b), 0.0)
-        lim = rtol * np.maximum(np.abs(a), np.abs(b)) + atol * mags[k]
-        scale = np.where(fin, np.maximum(np.maximum(np.abs(a), np.abs(b)), mags[k]), 1.0)
+        mag = np.broadcast_to(mags[k], a.shape)
+        lim = rtol * np.maximum(np.abs(a), np.abs(b)) + atol * mag
+        scale = np.where(fin, np.maximum(np.maximum(np.abs(a), np.abs(b)), np.maximum(mag, 1e-300)), 1.0)
         stats["max_rel"] = max(stats["max_rel"], float(np.max(d / scale)) if d.size else 0.0)
         if np.any(d > lim):
             i = tuple(np.argwhere(d > lim)[0])
             errs.append(f"out{k}{list(i)} ({dt}): C {a[i]!r}, LLVM {b[i]!r} (|diff| {d[i]:.3g} > "
-                        f"{lim[i]:.3g}: rtol {rtol:g}, atol {atol:g} x magnitude {mags[k]:.3g})")
+                        f"{lim[i]:.3g}: rtol {rtol:g}, atol {atol:g} x magnitude {mag[i]:.3g})")
     return errs
 
 
-def check_random(tdslc, prog):
-    errs_c, doc_c = run(tdslc, prog, PAIR[0])
-    errs_l, doc_l = run(tdslc, prog, PAIR[1])
-    errs = [f"C: {e}" for e in errs_c] + [f"LLVM: {e}" for e in errs_l]
-    if doc_c is not None and doc_l is not None:
-        errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.mag for n in prog.outs],
-                                                    [n.prec for n in prog.outs])]
-    return errs
+def check_random(tdslc, group):
+    """Failure lines of each program of group (a bundle, see randprog.run_bundle)."""
+    res = []
+    for prog, (errs_c, doc_c), (errs_l, doc_l) in zip(group, run_bundle(tdslc, group, PAIR[0]),
+                                                       run_bundle(tdslc, group, PAIR[1])):
+        errs = [f"C: {e}" for e in errs_c] + [f"LLVM: {e}" for e in errs_l]
+        if doc_c is not None and doc_l is not None:
+            errs += [f"C vs LLVM: {e}" for e in agree(doc_c, doc_l, [n.em for n in prog.outs],
+                                                        [n.prec for n in prog.outs], RANDOM_ATOL)]
+        res.append(errs)
+    return res
 
 
 def check_example(tdslc, fname, src, fn, seed):
@@ -144,9 +156,11 @@ def main():
     # the sanitizer pass runs every Nth seed (oracle.test_subset): the plain pass ran them all
     progs = [Program(s).build() for s in range(first, first + count, test_subset())]
     tally = Tally()
+    groups = bundles(progs)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for prog, errs in zip(progs, ex.map(lambda q: check_random(tdslc, q), progs)):
-            report(tally, prog, errs)
+        for group, res in zip(groups, ex.map(lambda g: check_random(tdslc, g), groups)):
+            for prog, errs in zip(group, res):
+                report(tally, prog, errs)
         exs = list(example_functions())
         for seed in (0, 1):
             res = ex.map(lambda e: check_example(tdslc, *e, seed), exs)

@@ -4,8 +4,15 @@
 Exit statuses (0 ok, 1 program error, 2 bad command line or input file), messages that
 name the parameter and both dtypes or shapes, the seeded generator checked against an
 independent splitmix64 written here with NumPy, .npy inputs in every layout NumPy
-writes, and robustness: deep nesting, NUL bytes, invalid UTF-8, an empty file, size
-overflow, too many dims, const division by zero — never a signal, always located.
+writes, and robustness: deep nesting, size overflow, too many dims, const division by
+zero — never a signal, always located. Every flag value is checked before use: --cpu
+against LLVM 14's x86-64 processors (the list itself checked against llc-14), --gpu-arch
+against NVIDIA's architectures, for every --emit kind, run and bench: a usage error
+naming the valid values, never an internal error or a signal. Bounded diagnostics: a
+file that is not UTF-8 text (NUL bytes, invalid UTF-8, a binary, random bytes) is
+refused in one line; valid but meaningless text stops after -ferror-limit errors with
+control bytes escaped and long lines cut. An empty file compiles to well-headed empty
+output with a warning.
 """
 import atexit
 import json
@@ -242,11 +249,9 @@ def main():
     cases = {
         "deep parentheses": "fn f(x: f32[2]) -> f32[2] { return " + "(" * 50000 + "x" + ")" * 50000 + " }\n",
         "deep brackets": "fn f(x: f32[2]) -> f32[2] { return x" + "[" * 50000 + "0" + "]" * 50000 + " }\n",
-        "a long operator chain": "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n",
+        "a long method chain": "fn f(x: f32[2]) -> f32[2] { return x" + ".relu()" * 50000 + " }\n",
         "a long unary chain": "fn f(x: f32[2]) -> f32[2] { return " + "-" * 50000 + "x }\n",
-        "a NUL byte": "fn f(x: f32[2]) -> f32[2] {\n  return x\0\n}\n",
-        "invalid UTF-8": b"fn f(x: f32[2]) -> f32[2] {\n  return \xff\xfe x\n}\n",
-        "invalid UTF-8 in a comment": b"# caf\xc3\n fn f(x: f32[2]) -> f32[2] { return x }\n",
+        "a control character": "fn f(x: f32[2]) -> f32[2] {\n  return x\x01\n}\n",
         "sizes overflowing 64 bits": "fn f(x: f32[4294967296, 4294967296, 16]) -> f32[1] { return x[0, 0, 0:1] }\n",
         "more than 8 dims": "fn f(x: f32[1, 1, 1, 1, 1, 1, 1, 1, 1]) -> f32[1] { return x.view(1) }\n",
         "const division by zero": "const A = 4 // 0\nfn f(x: f32[2]) -> f32[2] { return x }\n",
@@ -264,6 +269,9 @@ def main():
             check(f"{label} ({args[0]}): located error, exit 1",
                   p.returncode == 1 and re.search(r"robust\.tdsl:\d+:\d+: error: ", err) and "^" in err,
                   f"exit {p.returncode}: {err[:500]}")
+    # a chain of operators is flat, not deep: it compiles, whatever its length (issue 31.3)
+    p = tdslc("run", write("flat.tdsl", "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n"), "--json")
+    check("a long operator chain compiles and runs", p.returncode == 0, p.stderr.decode()[:500])
     p = tdslc(write("empty.tdsl", ""), "--emit=ir")
     check("an empty file: no function, exit 2, no crash",
           p.returncode == 2 and b"defines no function" in p.stderr, p.stderr.decode())
@@ -272,7 +280,281 @@ def main():
     p = tdslc(write("empty.tdsl", ""), "--emit=tokens")
     check("an empty file has no tokens to speak of", p.returncode == 0)
 
+    check_not_text()
+    check_error_limit()
+    check_empty_file()
+    check_cpu_flag()
+    check_gpu_arch_flag()
     return T.summary()
+
+
+# ---------------------------------------------------------------------------
+# Files that are not UTF-8 text: refused in one line, exit 2 (a bad input file, as an
+# unreadable one is: there is no program text to point into), before any stage.
+# ---------------------------------------------------------------------------
+def check_not_text():
+    import random
+    r = random.Random(31)
+    with open(TDSLC, "rb") as f:
+        elf = f.read(4096)
+    cases = {
+        "4 KiB of an executable": elf,
+        "20 KB of random bytes": bytes(r.randrange(256) for _ in range(20000)),
+        "a NUL byte": b"fn f(x: f32[2]) -> f32[2] {\n  return x\0\n}\n",
+        "invalid UTF-8": b"fn f(x: f32[2]) -> f32[2] {\n  return \xff\xfe x\n}\n",
+        "invalid UTF-8 in a comment": b"# caf\xc3\n fn f(x: f32[2]) -> f32[2] { return x }\n",
+        "an overlong UTF-8 sequence": b"fn f(x: f32[2]) -> f32[2] { return x }\n# \xc0\xaf\n",
+    }
+    for label, data in cases.items():
+        path = write("bin.tdsl", data)
+        for argv in ([path], [path, "--emit=tokens"], ["run", path]):
+            p = tdslc(*argv)
+            err = p.stderr.decode("utf-8", "replace")
+            check(f"{label} ({' '.join(argv[:-1] if argv[0] == 'run' else argv[1:]) or 'default'}): "
+                  "refused in one line, exit 2",
+                  p.returncode == 2 and err.count("\n") == 1 and len(err) < 300 and
+                  re.match(r"tdslc: error: '.*bin\.tdsl' is not UTF-8 text: (invalid|NUL) byte 0x[0-9A-F]{2} "
+                           r"at line \d+, byte column \d+\n$", err) and not p.stdout,
+                  f"exit {p.returncode}, {len(err)} bytes: {err[:300]}")
+    p = tdslc(write("bin.tdsl", b"fn f(x: f32[2]) -> f32[2] {\n  return \xff x\n}\n"))
+    check("the refusal says where the first bad byte is",
+          b"invalid byte 0xFF at line 2, byte column 10" in p.stderr, p.stderr.decode("utf-8", "replace"))
+    p = tdslc(write("utf8.tdsl", "# caf\u00e9 \u2014 \U0001F600\nfn f(x: f32[2]) -> f32[2] { return x }\n"))
+    check("UTF-8 text of 2, 3 and 4 bytes is accepted", p.returncode == 0, p.stderr.decode())
+
+
+# ---------------------------------------------------------------------------
+# Valid text that is no program: at most -ferror-limit errors (default 20), then one
+# "too many errors" line; control characters escaped; lines cut around the caret.
+# ---------------------------------------------------------------------------
+def check_error_limit():
+    many = write("many.tdsl", "fn f(x: f32[2]) -> f32[2] {\n" +
+                 "".join(f"    y{i} = x + z{i}\n" for i in range(30)) + "    return x\n}\n")
+    p = tdslc(many, "--emit=ir")
+    err = p.stderr.decode()
+    errors = re.findall(r"^\S*many\.tdsl:\d+:\d+: error: ", err, re.M)
+    check("30 errors: the first 20, then 'too many errors emitted, stopping now', exit 1",
+          p.returncode == 1 and len(errors) == 20 and
+          err.rstrip("\n").split("\n")[-1] == "tdslc: error: too many errors emitted, stopping now [-ferror-limit=20]",
+          f"exit {p.returncode}, {len(errors)} errors:\n{err[-400:]}")
+    for n, want in (("0", 30), ("5", 5), ("30", 30), ("29", 29)):
+        p = tdslc(many, "--emit=ir", f"-ferror-limit={n}")
+        err = p.stderr.decode()
+        got = len(re.findall(r"^\S*many\.tdsl:\d+:\d+: error: ", err, re.M))
+        stopped = "too many errors emitted" in err
+        check(f"-ferror-limit={n}: {want} errors{', then the stop line' if want < 30 else ', no stop line'}",
+              p.returncode == 1 and got == want and stopped == (want < 30), f"{got} errors, stopped {stopped}")
+    p = tdslc("run", many, "-ferror-limit", "3")
+    check("run takes -ferror-limit N too", p.returncode == 1 and
+          len(re.findall(rb"^\S*many\.tdsl:\d+:\d+: error: ", p.stderr, re.M)) == 3, p.stderr.decode())
+    for bad in ("-ferror-limit=x", "-ferror-limit=-1", "-ferror-limit="):
+        expect(f"{bad} is a usage error", tdslc(many, bad), 2, r"-ferror-limit takes a non-negative integer")
+    import random
+    r = random.Random(7)
+    alphabet = [chr(c) for c in range(1, 32) if c != 10] + [chr(c) for c in range(32, 127)] * 3 + ["\n"] * 8
+    garbage = write("garbage.tdsl", "".join(r.choice(alphabet) for _ in range(20000)))
+    p = tdslc(garbage, "--emit=ir")
+    err = p.stderr.decode("utf-8", "replace")
+    lines = err.split("\n")
+    check("20 KB of control characters and ASCII: exit 1, a bounded report",
+          p.returncode == 1 and len(re.findall(r"^\S*garbage\.tdsl:\d+:\d+: error: ", err, re.M)) == 20 and
+          "too many errors emitted" in err and len(err) < 20 * 3 * 130 + 200, f"exit {p.returncode}, {len(err)} bytes")
+    check("the report holds no control byte but newlines", not re.search(r"[\x00-\x09\x0b-\x1f\x7f]", err),
+          repr([l for l in lines if re.search(r"[\x00-\x09\x0b-\x1f\x7f]", l)][:2]))
+    check("control characters are shown as <U+XXXX>", "<U+00" in err, err[:300])
+    check("every echoed line is at most 4 + 3 + 100 + 3 columns", all(len(l) <= 110 for l in lines if l.startswith("    ")),
+          max(lines, key=len))
+    wide = write("wide.tdsl", "fn f(x: f32[2]) -> f32[2] {\n    return x +" + " " * 4000 + "y" + " " * 100 + "+ x" +
+                 " " * 4000 + "# a comment\n}\n")
+    p = tdslc(wide, "--emit=ir")
+    err = p.stderr.decode().split("\n")
+    src, caret = (err[1], err[2]) if len(err) > 2 else ("", "")
+    check("a 8 KB line is cut to a window around the caret, '...' at both cuts",
+          p.returncode == 1 and re.match(r"\S*wide\.tdsl:2:4015: error: ", err[0]) and src.startswith("    ...") and
+          src.endswith("...") and len(src) == 110 and caret.endswith("^") and src[len(caret) - 1] == "y",
+          "\n".join(err[:3]))
+
+
+# ---------------------------------------------------------------------------
+# A file without functions (empty, or only constants) compiles as an empty module: the
+# output names the file, declares nothing, builds, and tdslc warns once.
+# ---------------------------------------------------------------------------
+def check_empty_file():
+    inc = tdslc("--print-include-dir").stdout.decode().strip()
+    for label, src in (("an empty file", ""), ("a file with only a constant", "const N = 4\n")):
+        path = write("nothing.tdsl", src)
+        warn = b"tdslc: warning: " + path.encode() + b" defines no function: the output declares none\n"
+        for kind in ("c", "header", "cuda"):
+            p = tdslc(path, f"--emit={kind}")
+            first = p.stdout.split(b"\n", 1)[0].decode()
+            check(f"{label}, --emit={kind}: exit 0, one warning, the output names the file",
+                  p.returncode == 0 and p.stderr == warn and first.startswith(f"// Generated by tdslc from {path}:") and
+                  b"?" not in p.stdout.split(b"\n", 1)[0], f"exit {p.returncode}: {p.stderr.decode()} {first}")
+        p = tdslc(path)
+        check(f"{label}: the default kind is C, with no '?'", p.returncode == 0 and b"from ?" not in p.stdout)
+        for kind, ext, cc in (("c", "c", ["cc", "-std=c11", "-c"]), ("header", "h", ["cc", "-std=c11", "-fsyntax-only"])):
+            out = os.path.join(TMP, f"nothing.{ext}")
+            tdslc(path, f"--emit={kind}", "-o", out)
+            q = subprocess.run(cc + ["-Wall", "-Werror", "-I", inc, out, "-o", os.path.join(TMP, "nothing.o")],
+                               capture_output=True, timeout=60)
+            check(f"{label}, --emit={kind}: the empty output compiles", q.returncode == 0, q.stderr.decode())
+        p = tdslc(path, "--emit=header")
+        check(f"{label}: the header's guard comes from the file's name", b"#ifndef TDSL_GEN_NOTHING_H" in p.stdout)
+        p = tdslc(path, "--emit=llvm")
+        if not (p.returncode == 2 and b"built without LLVM" in p.stderr):
+            for kind in ("llvm", "obj", "ptx"):
+                p = tdslc(path, f"--emit={kind}", "-o", os.path.join(TMP, "nothing.out"))
+                check(f"{label}, --emit={kind}: exit 0 and the warning", p.returncode == 0 and p.stderr == warn,
+                      p.stderr.decode())
+
+
+# ---------------------------------------------------------------------------
+# --cpu and --gpu-arch: checked for every --emit kind, run and bench, before use.
+# ---------------------------------------------------------------------------
+KINDS = ("tokens", "ast", "ir", "kernels", "c", "header", "llvm", "asm", "obj", "cuda", "ptx", "dot")
+
+
+def has_llvm():
+    p = tdslc(TR, "--emit=llvm")
+    return not (p.returncode == 2 and b"built without LLVM" in p.stderr)
+
+
+def llc14():
+    """llc-14: declared with llvm-14-dev (its package llvm-14), so missing is a failure."""
+    for path in (shutil.which("llc-14"), "/usr/lib/llvm-14/bin/llc"):
+        if path and os.path.exists(path):
+            return path
+    return None
+
+
+def listed_cpus():
+    p = tdslc("--cpu=help")
+    lines = p.stdout.decode().split("\n")
+    return p, [w for line in lines[1:] for w in line.split()]
+
+
+def check_cpu_flag():
+    p, names = listed_cpus()
+    check("--cpu=help needs no file, exits 0 and lists host first, then LLVM's names",
+          p.returncode == 0 and names[:1] == ["host"] and "haswell" in names and "x86-64-v4" in names,
+          p.stdout.decode()[:300])
+    check("--cpu=help with a file lists too and compiles nothing",
+          tdslc(TR, "--cpu=help").stdout == p.stdout)
+    bad = {"bogus": r"not a CPU LLVM 14 knows for x86-64", "i386": r"a 32-bit CPU: it cannot run x86-64 code",
+           "cortex-a53": r"not a CPU LLVM 14 knows", "": r"an empty CPU name",
+           "haswel": r"did you mean 'haswell'\?", "HASWELL": r"not a CPU"}
+    for name, why in bad.items():
+        for kind in KINDS:
+            p = tdslc(TR, f"--emit={kind}", f"--cpu={name}", "-o", os.path.join(TMP, "cpu.out"))
+            err = p.stderr.decode()
+            check(f"--emit={kind} --cpu={name!s}: usage error naming the valid CPUs",
+                  p.returncode == 2 and re.match(r"tdslc: error: --cpu=" + re.escape(name) + ": .*" + why, err) and
+                  "tdslc: note: --cpu takes one of:\n    host alderlake" in err and "znver3" in err and
+                  "LLVM ERROR" not in err and "recognized processor" not in err and not p.stdout,
+                  f"exit {p.returncode}: {err[:300]}")
+        for mode in ("run", "bench"):
+            p = tdslc(mode, TR, f"--cpu={name}")
+            check(f"{mode} --cpu={name}: usage error", p.returncode == 2 and b"--cpu takes one of" in p.stderr,
+                  p.stderr.decode()[:300])
+    expect("--cpu without a value is a usage error", tdslc(TR, "--cpu"), 2, r"missing CPU name after '--cpu'")
+    for kind in ("c", "kernels", "ir") + (("llvm", "asm", "obj") if has_llvm() else ()):
+        p = tdslc(TR, f"--emit={kind}", "--cpu=host", "-o", os.path.join(TMP, "cpu.out"))
+        q = tdslc(TR, f"--emit={kind}", "-o", os.path.join(TMP, "cpu2.out"))
+        check(f"--emit={kind} --cpu=host is the default", p.returncode == 0 and not p.stderr and
+              open(os.path.join(TMP, "cpu.out"), "rb").read() == open(os.path.join(TMP, "cpu2.out"), "rb").read() or
+              kind == "obj", p.stderr.decode())
+    mm = write("cpu_mm.tdsl", "fn f(a: f32[64, 64], b: f32[64, 64]) -> f32[64, 64] { return a @ b }\n")
+    p = tdslc(mm, "--emit=kernels", "--cpu=skylake-avx512")
+    q = tdslc(mm, "--emit=kernels", "--cpu=x86-64")
+    check("--emit=kernels follows --cpu (the CPU schedule)", p.returncode == 0 and q.returncode == 0 and
+          p.stdout != q.stdout, p.stderr.decode())
+    ref = tdslc("run", mm, "--json", "--backend", "c")
+    for backend in ("c", "llvm") if has_llvm() else ("c",):
+        for cpu in ("skylake-avx512", "x86-64", "haswell"):
+            p = tdslc("run", mm, "--json", "--backend", backend, f"--cpu={cpu}")
+            ok = p.returncode == 0 and ref.returncode == 0
+            if ok:
+                got = np.array(json.loads(p.stdout)["outputs"][0]["data"])
+                want = np.array(json.loads(ref.stdout)["outputs"][0]["data"])
+                ok = np.allclose(got, want, rtol=1e-5, atol=1e-5)
+            check(f"run --backend {backend} --cpu={cpu}: runs here and agrees with the host schedule", ok,
+                  p.stderr.decode()[:300])
+        p = tdslc("bench", mm, "--reps", "1", "--backend", backend, "--cpu=skylake-avx512")
+        check(f"bench --backend {backend} takes --cpu", p.returncode == 0, p.stderr.decode()[:300])
+    p = tdslc(TR, "--emit=ptx", "--cpu=haswell", "-o", os.path.join(TMP, "x.ptx")) if has_llvm() else None
+    if p is not None:
+        check("--cpu on the cuda target warns that it has no effect",
+              p.returncode == 0 and p.stderr == b"tdslc: warning: --cpu has no effect on --target cuda "
+                                                b"(the GPU's is --gpu-arch)\n", p.stderr.decode())
+    if not has_llvm():
+        return
+    # The list against LLVM 14 itself: every name llc-14 knows for x86-64 either compiles
+    # x86-64 code (llc-14 and tdslc agree) and is listed, or llc-14 refuses it and so does tdslc.
+    llc = llc14()
+    check("llc-14 is installed (llvm-14, with llvm-14-dev)", llc is not None)
+    if not llc:
+        return
+    q = subprocess.run([llc, "-march=x86-64", "-mcpu=help"], capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+    text = q.stderr.decode() + q.stdout.decode()
+    body = text.split("Available CPUs for this target:", 1)[-1].split("Available features", 1)[0]
+    llvm_names = re.findall(r"^\s+(\S+)\s+- Select the", body, re.M)
+    check("llc-14 -mcpu=help lists x86 processors", len(llvm_names) > 50, text[:300])
+    ll = write("ret.ll", "define i32 @f(i32 %a) {\n  ret i32 %a\n}\n")
+    ours = set(names) - {"host"}
+    check("every listed CPU is one llc-14 knows", ours <= set(llvm_names), sorted(ours - set(llvm_names)))
+    wrong = []
+    for name in llvm_names:
+        r = subprocess.run([llc, "-mtriple=x86_64-pc-linux-gnu", f"-mcpu={name}", ll, "-o", os.devnull],
+                           capture_output=True, timeout=60)
+        if (r.returncode == 0) != (name in ours):
+            wrong.append(f"{name}: llc-14 exit {r.returncode}, listed {name in ours}")
+        if name not in ours:
+            p = tdslc(TR, "--emit=obj", f"--cpu={name}", "-o", os.path.join(TMP, "cpu.o"))
+            if p.returncode != 2 or b"a 32-bit CPU" not in p.stderr:
+                wrong.append(f"{name}: tdslc exit {p.returncode} {p.stderr.decode()[:100]}")
+    check("the listed CPUs are exactly llc-14's that compile x86-64 code; the rest refused as 32-bit", not wrong,
+          wrong)
+    bad_emit = []
+    for name in sorted(ours):
+        p = tdslc(TR, "--emit=obj", f"--cpu={name}", "-o", os.path.join(TMP, "cpu.o"))
+        if p.returncode != 0 or p.stderr:
+            bad_emit.append(f"{name}: exit {p.returncode} {p.stderr.decode()[:100]}")
+    check("every listed CPU compiles an object with no warning", not bad_emit, bad_emit)
+
+
+def check_gpu_arch_flag():
+    p = tdslc("--gpu-arch=help")
+    archs = p.stdout.decode().split("\n")
+    words = [w for line in archs[3:] for w in line.split()]
+    check("--gpu-arch=help needs no file and lists sm_30 to sm_121",
+          p.returncode == 0 and words[:1] == ["sm_30"] and words[-1:] == ["sm_121"] and "sm_86" in words and
+          "sm_90" in words, p.stdout.decode())
+    llvm = has_llvm()
+    for arch in ("sm_20", "sm_1", "sm_999", "sm_100000000000", "sm_80f", "sm_86a", "sm_90b", "sm_", "", "80", "SM_80",
+                 "sm_080", "compute_80", "sm_90aa"):
+        for kind in KINDS:
+            p = tdslc(TR, f"--emit={kind}", f"--gpu-arch={arch}", "-o", os.path.join(TMP, "gpu.out"))
+            err = p.stderr.decode()
+            check(f"--emit={kind} --gpu-arch={arch}: usage error naming the valid architectures",
+                  p.returncode == 2 and err.startswith(f"tdslc: error: --gpu-arch={arch}: not a GPU architecture") and
+                  "sm_30 sm_32" in err and "sm_121" in err and not p.stdout, f"exit {p.returncode}: {err[:300]}")
+        for mode in ("run", "bench"):
+            p = tdslc(mode, TR, "--target", "cuda", f"--gpu-arch={arch}")
+            check(f"{mode} --gpu-arch={arch}: usage error", p.returncode == 2 and b"not a GPU architecture" in p.stderr,
+                  p.stderr.decode()[:200])
+    expect("--gpu-arch without a value is a usage error", tdslc(TR, "--gpu-arch"), 2, r"missing architecture")
+    for arch in ("sm_30", "sm_75", "sm_86", "sm_90", "sm_90a", "sm_100f", "sm_121"):
+        for kind in ("ptx",) if llvm else ():
+            p = tdslc(TR, f"--emit={kind}", f"--gpu-arch={arch}", "-o", os.path.join(TMP, "gpu.ptx"))
+            warns = int(re.match(r"sm_(\d+)", arch).group(1)) > 86
+            check(f"--emit=ptx --gpu-arch={arch} compiles{' (with the sm_86 warning)' if warns else ''}",
+                  p.returncode == 0 and (b"is newer than LLVM 14's PTX target" in p.stderr) == warns, p.stderr.decode())
+        p = tdslc(TR, "--emit=cuda", f"--gpu-arch={arch}", "-o", os.path.join(TMP, "gpu.cu"))
+        check(f"--emit=cuda --gpu-arch={arch} compiles", p.returncode == 0 and not p.stderr, p.stderr.decode())
+    p = tdslc(TR, "--emit=c", "--gpu-arch=sm_80", "-o", os.path.join(TMP, "gpu.c"))
+    check("--gpu-arch on the cpu target warns that it has no effect",
+          p.returncode == 0 and p.stderr == b"tdslc: warning: --gpu-arch has no effect on --target cpu\n",
+          p.stderr.decode())
 
 
 if __name__ == "__main__":

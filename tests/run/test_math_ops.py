@@ -17,7 +17,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import Tally, compare, from_npy, opm, require_backend, rnd, run_outputs, tdslc_run  # noqa: E402
-from oracle import run_cleanup, to_npy  # noqa: E402
+from oracle import count_errors, run_cleanup, to_npy  # noqa: E402
 
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5, 1e-3, 100.0]
 FLOATS = ["f16", "bf16", "f32", "f64"]
@@ -78,6 +78,7 @@ def run(tdslc, t, name, params, exprs, wants):
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}")
     else:
+        errs += count_errors(outs, wants)
         for (e, d), got, w in zip(exprs, outs, wants):
             r = compare(from_npy(got, d), rnd(np.asarray(w), d), d, "exact" if d in ("bool", "i32", "i64") else "elem")
             if r:
@@ -205,7 +206,8 @@ def alpha_cases(tdslc, t):
             npt = {"i8": np.int8, "i64": np.int64}[dt]
             X, Y = x.astype(np.int64), y.astype(np.int64)
             wants = [(X + alpha * Y).astype(npt), (X - alpha * Y).astype(npt)]
-        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}"] if p.returncode else [
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:400]}"] if p.returncode else \
+            count_errors(outs, wants) + [
             f"out{k}: {r}" for k, (got, want) in enumerate(zip(outs, wants))
             if (r := compare(from_npy(got, dt), rnd(want, dt), dt, "exact" if dt[0] == "i" else "elem"))]
         t.report(f"alpha_inplace_{dt}_{other}", errs, src)

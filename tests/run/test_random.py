@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """tests/run/test_random.py TDSLC: seeded random programs (randprog.py) checked against a
 NumPy interpreter of the same expression trees, on the backend named by TDSL_BACKEND
-(see oracle.require_backend; exit 77 when tdslc lacks it).
+(see oracle.require_backend; exit 77 when tdslc lacks it), in bundles of 8 programs per
+run (randprog.run_bundle).
 
 TDSL_RANDOM_COUNT sets the number of programs, TDSL_RANDOM_SEED the first seed
 (default 0). The default count depends on the backend to keep `make test` within its

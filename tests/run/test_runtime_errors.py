@@ -19,7 +19,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare, json_values, require_backend, tdslc_run_clean  # noqa: E402
+from oracle import Tally, compare, count_errors, json_values, require_backend, tdslc_run_clean  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 BACKEND = require_backend(TDSLC)  # exits 77 when TDSL_BACKEND names a backend tdslc lacks
@@ -66,6 +66,7 @@ def expect_values(name, src, inputs, wants):
     if p.returncode != 0:
         errs.append(f"exit {p.returncode}, want 0: {p.stderr.decode(errors='replace').strip()[:800]}")
     else:
+        errs += count_errors(doc["outputs"], wants)
         for k, (o, (dt, want)) in enumerate(zip(doc["outputs"], wants)):
             want = np.asarray(want)
             got = json_values(o["data"], o["dtype"]).reshape(want.shape)

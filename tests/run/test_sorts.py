@@ -21,7 +21,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import (Tally, bf16_bits_to_f32, f32_to_bf16_bits, require_backend, rnd,  # noqa: E402
-                    run_outputs)
+                    run_outputs, count_errors)
 
 DTYPES = ("bool", "i32", "i64", "f16", "bf16", "f32", "f64")
 NP = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float16, "bf16": np.float32,
@@ -241,7 +241,7 @@ def main():
     proc, outs = run_outputs(tdslc, src, {"x": x})
     want = [np.argsort(x, -1), np.argsort(-x, -1)[:, :5], np.argsort(x, 0)[16], np.sort(-x, -1)]
     errs = [f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')[:400]}"] if proc.returncode else \
-        [f"out{k}" for k, (g, w) in enumerate(zip(outs, want)) if not same(g, w)]
+        count_errors(outs, want) + [f"out{k}" for k, (g, w) in enumerate(zip(outs, want)) if not same(g, w)]
     t.report("distinct values: indices", errs, src)
     # topk and kthvalue sort the first k only (blocks merged pairwise): rows of odd lengths, many k
     for n in (2, 9, 77, 130):
@@ -259,7 +259,7 @@ def main():
         src = f"fn f(x: f32[3, {n}]) -> ({rets}) {{\n    return {', '.join(o[0] for o in p.outs)}\n}}\n"
         proc, outs = run_outputs(tdslc, src, {"x": x})
         errs = [f"exit {proc.returncode}: {proc.stderr.decode(errors='replace')[:400]}"] if proc.returncode else \
-            [f"{o[0]}: {o[3](g)}" for o, g in zip(p.outs, outs) if o[3](g)]
+            count_errors(outs, p.outs) + [f"{o[0]}: {o[3](g)}" for o, g in zip(p.outs, outs) if o[3](g)]
         t.report(f"topk and kthvalue of rows of {n} ({len(p.outs)} outputs)", errs, src)
     # values alone: the indices' node is dropped, one sort kernel
     x = np.random.default_rng(4).standard_normal((300, 1000)).astype(np.float32)
@@ -267,7 +267,7 @@ def main():
     proc, outs = run_outputs(tdslc, src, {"x": x})
     want = [np.sort(x, -1), np.sort(x, -1)[:, :10]]
     errs = [f"exit {proc.returncode}"] if proc.returncode else \
-        [f"out{k}" for k, (g, w) in enumerate(zip(outs, want)) if not same(g, w)]
+        count_errors(outs, want) + [f"out{k}" for k, (g, w) in enumerate(zip(outs, want)) if not same(g, w)]
     t.report("long rows (1000)", errs, src)
     return t.summary()
 

@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
 """tests/tools/check_errors.py TDSLC CASE.tdsl
+   tests/tools/check_errors.py --update TDSLC CASE.tdsl...
 
 Compiles CASE.tdsl from its own folder (so paths print as 'CASE.tdsl') and checks that
-tdslc exits with the expected status (1 unless the case says '# exit: N') and that the
-'error:' lines it prints are exactly the lines between '# >>> stderr' and '# <<<'
-(each written after '# '). Extra arguments: '# args: --emit=ir --fn f'.
+tdslc exits with the expected status (1 unless the case says '# exit: N') and that its
+whole standard error — each error, warning and note with the echoed source line and
+the caret under it — is exactly the lines between '# >>> stderr' and '# <<<' (each
+written after '# '; trailing blanks are not compared). Extra arguments:
+'# args: --emit=ir --fn f'. The block must hold at least one error.
+
+--update is the explicit way to rewrite the blocks from what tdslc prints now (`make
+update-errors`); it prints each change as a diff, to be read before it is committed.
+A test never rewrites its own expectation.
 """
+import difflib
 import os
 import subprocess
 import sys
+
+BEGIN, END = "# >>> stderr", "# <<<"
 
 
 def expectations(text):
     want, args, status, inside = [], ["--emit=ir"], 1, False
     for line in text.splitlines():
         s = line.strip()
-        if s == "# >>> stderr":
+        if s == BEGIN:
             inside = True
-        elif s == "# <<<":
+        elif s == END:
             inside = False
         elif inside:
-            want.append(s[2:] if s.startswith("# ") else s.lstrip("#"))
+            body = line.rstrip()
+            want.append(body[2:] if body.startswith("# ") else body.lstrip("#"))
         elif s.startswith("# args:"):
             args = s[len("# args:"):].split()
         elif s.startswith("# exit:"):
@@ -28,27 +39,66 @@ def expectations(text):
     return want, args, status
 
 
-def main():
-    tdslc, case = os.path.abspath(sys.argv[1]), sys.argv[2]
-    with open(case, "rb") as f:
-        want, args, status = expectations(f.read().decode("utf-8", "replace"))
-    if not want:
-        print(f"{case}: no '# >>> stderr' block: the case asserts nothing")
-        return 1
+def run(tdslc, case, args):
     folder, name = os.path.split(os.path.abspath(case))
     p = subprocess.run([tdslc, name] + args, cwd=folder, capture_output=True, timeout=60)
     err = p.stderr.decode("utf-8", "replace")
-    got = [l for l in err.splitlines() if ": error: " in l or l.startswith("tdslc: ")]
+    return p.returncode, err, [line.rstrip() for line in err.splitlines()]
+
+
+def check(tdslc, case):
+    with open(case, "rb") as f:
+        want, args, status = expectations(f.read().decode("utf-8", "replace"))
+    if not any(": error: " in line or line.startswith("tdslc: error: ") for line in want):
+        print(f"{case}: no error in its '{BEGIN}' block: the case asserts nothing")
+        return 1
+    rc, err, got = run(tdslc, case, args)
     ok = True
-    if p.returncode != status:
-        print(f"exit status {p.returncode}, expected {status}")
+    if rc != status:
+        print(f"exit status {rc}, expected {status}")
         ok = False
     if got != want:
-        print("error lines differ\n--- expected\n" + "\n".join(want) + "\n--- got\n" + "\n".join(got))
+        print("standard error differs (--- expected, +++ got)")
+        print("\n".join(difflib.unified_diff(want, got, "expected", "got", lineterm="", n=2)))
         ok = False
     if not ok:
         print("--- full stderr\n" + err)
     return 0 if ok else 1
+
+
+def update(tdslc, case):
+    """Rewrites case's block with tdslc's standard error; prints the change. Returns
+    whether the file changed."""
+    with open(case, encoding="utf-8", newline="") as f:  # a CRLF case keeps its line ends
+        text = f.read()
+    want, args, _ = expectations(text)
+    _, _, got = run(tdslc, case, args)
+    if got == want:
+        return False
+    eol = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(eol)
+    start = next(i for i, l in enumerate(lines) if l.strip() == BEGIN)
+    stop = next(i for i in range(start, len(lines)) if lines[i].strip() == END)
+    block = [("# " + g).rstrip() for g in got]
+    new = eol.join(lines[:start + 1] + block + lines[stop:])
+    with open(case, "w", encoding="utf-8", newline="") as f:
+        f.write(new)
+    print("\n".join(difflib.unified_diff(lines[start:stop + 1], new.split(eol)[start:start + len(block) + 2],
+                                         case, case, lineterm="", n=1)))
+    return True
+
+
+def main():
+    argv = sys.argv[1:]
+    if argv and argv[0] == "--update":
+        tdslc, cases = os.path.abspath(argv[1]), argv[2:]
+        changed = sum(update(tdslc, c) for c in cases)
+        print(f"{changed} of {len(cases)} cases rewritten")
+        return 0
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    return check(os.path.abspath(argv[0]), argv[1])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,277 @@
+// frontend/sema_format.c: Python's str(), repr() and format() of compile-time values, for
+// f-strings (the messages of assert and raise): ints, floats, bools, None, strings,
+// tuples and lists of them, torch.Size, dtypes, devices and modules. The format spec is
+// Python's mini-language: [[fill]align][sign][#][0][width][,|_][.precision][type].
+// A tensor's values are known only at run time, so formatting one is refused.
+#include "frontend/sema_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// A growing string in the arena.
+typedef struct Str {
+  char *s;
+  size_t n, cap;
+} Str;
+
+static void put(Sema *sema, Str *b, const char *t, size_t n) {
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = (b->cap ? 2 * b->cap : 64) + n;
+    char *s = arena_alloc(&sema->cx->arena, cap);
+    if (b->n) memcpy(s, b->s, b->n);
+    b->s = s;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, t, n);
+  b->n += n;
+  b->s[b->n] = 0;
+}
+
+static void puts_(Sema *sema, Str *b, const char *t) { put(sema, b, t, strlen(t)); }
+
+static const char *torch_dtype_name(DType dt) {
+  static const char *const names[DT_COUNT] = {
+      [DT_BOOL] = "torch.bool",    [DT_I32] = "torch.int32",       [DT_I64] = "torch.int64",
+      [DT_F16] = "torch.float16",  [DT_BF16] = "torch.bfloat16",   [DT_F32] = "torch.float32",
+      [DT_F64] = "torch.float64",  [DT_U8] = "torch.uint8",        [DT_I8] = "torch.int8",
+      [DT_I16] = "torch.int16"};
+  return (unsigned)dt < DT_COUNT && names[dt] ? names[dt] : "torch.dtype";
+}
+
+// repr of a string: Python's choice of quotes (single, unless the text has one and no double).
+static void str_repr(Sema *sema, Str *b, const char *t) {
+  char q = strchr(t, '\'') && !strchr(t, '"') ? '"' : '\'';
+  put(sema, b, &q, 1);
+  for (const char *c = t; *c; c++) {
+    if (*c == q || *c == '\\') put(sema, b, "\\", 1);
+    put(sema, b, c, 1);
+  }
+  put(sema, b, &q, 1);
+}
+
+// str(t) (repr false) or repr(t) appended to b; false after an error at loc.
+static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
+  char buf[64];
+  switch (t->kind) {
+  case TY_SCALAR:
+    if (t->dtype == DT_BOOL) puts_(sema, b, t->ival ? "True" : "False");
+    else if (t->dtype == DT_I64) snprintf(buf, sizeof buf, "%" PRId64, t->ival), puts_(sema, b, buf);
+    else puts_(sema, b, float_repr(t->fval, buf, sizeof buf));
+    return true;
+  case TY_NONE: puts_(sema, b, "None"); return true;
+  case TY_STR:
+    if (repr) str_repr(sema, b, t->module);
+    else puts_(sema, b, t->module);
+    return true;
+  case TY_DTYPE: puts_(sema, b, torch_dtype_name(t->dtype)); return true;
+  case TY_MODULE:
+    puts_(sema, b, t->ctor ? arena_printf(&sema->cx->arena, "%s()", strrchr(t->module, '.') + 1)
+                           : arena_printf(&sema->cx->arena, "<module '%s'>", t->module));
+    return true;
+  case TY_TUPLE: case TY_LIST: {
+    bool tuple = t->kind == TY_TUPLE;
+    if (t->size) puts_(sema, b, "torch.Size([");
+    else puts_(sema, b, tuple ? "(" : "[");
+    for (int i = 0; i < t->nelem; i++) {
+      if (i) puts_(sema, b, ", ");
+      if (!value_text(sema, b, t->elems[i], true, loc)) return false;
+    }
+    if (t->size) puts_(sema, b, "])");
+    else puts_(sema, b, tuple ? (t->nelem == 1 ? ",)" : ")") : "]");
+    return true;
+  }
+  case TY_TENSOR:
+    diag_error(sema->cx, loc, "a tensor's values are known only at run time: an f-string here formats compile-time "
+               "values (x.shape, x.dtype, numbers, strings)");
+    return false;
+  default: return false;
+  }
+}
+
+// ---- format(value, spec) ----
+typedef struct Spec {
+  char fill, align, sign;
+  bool alt, zero, has_prec;
+  int width, prec;
+  char group, type;
+} Spec;
+
+static bool parse_spec(Sema *sema, const char *s, Spec *sp, Loc loc) {
+  *sp = (Spec){.fill = ' '};
+  const char *aligns = "<>^=";
+  if (s[0] && s[1] && strchr(aligns, s[1])) {
+    sp->fill = s[0];
+    sp->align = s[1];
+    s += 2;
+  } else if (s[0] && strchr(aligns, s[0])) {
+    sp->align = *s++;
+  }
+  if (*s == '+' || *s == '-' || *s == ' ') sp->sign = *s++;
+  if (*s == '#') sp->alt = true, s++;
+  if (*s == '0') {
+    sp->zero = true;
+    s++;
+  }
+  while (*s >= '0' && *s <= '9') sp->width = sp->width * 10 + (*s++ - '0');
+  if (*s == ',' || *s == '_') sp->group = *s++;
+  if (*s == '.') {
+    s++;
+    if (*s < '0' || *s > '9') {
+      diag_error(sema->cx, loc, "Format specifier missing precision");
+      return false;
+    }
+    sp->has_prec = true;
+    while (*s >= '0' && *s <= '9') sp->prec = sp->prec * 10 + (*s++ - '0');
+  }
+  if (*s) sp->type = *s++;
+  if (*s) {
+    diag_error(sema->cx, loc, "Invalid format specifier");
+    return false;
+  }
+  if (sp->zero && !sp->align) {
+    sp->fill = '0';
+    sp->align = '=';
+  }
+  return true;
+}
+
+// Digits grouped by threes with sep, from the integer part of the number text t.
+static const char *grouped(Sema *sema, const char *t, char sep) {
+  const char *digits = t + (*t == '-' || *t == '+' || *t == ' ');
+  size_t nd = strspn(digits, "0123456789");
+  Str b = {0};
+  put(sema, &b, t, (size_t)(digits - t));
+  for (size_t i = 0; i < nd; i++) {
+    if (i && (nd - i) % 3 == 0) put(sema, &b, &sep, 1);
+    put(sema, &b, digits + i, 1);
+  }
+  puts_(sema, &b, digits + nd);
+  return b.s;
+}
+
+// The text of a number formatted by sp (no width yet): ints and floats.
+static const char *number_text(Sema *sema, const TType *t, const Spec *sp, Loc loc) {
+  char buf[512];
+  bool is_int = t->dtype != DT_F64;
+  char type = sp->type;
+  if (is_int && (type == 0 || type == 'd' || type == 'n')) {
+    snprintf(buf, sizeof buf, "%" PRId64, t->ival);
+  } else if (is_int && strchr("bxXoc", type)) {
+    if (type == 'c') {
+      snprintf(buf, sizeof buf, "%c", (char)t->ival);
+    } else {
+      uint64_t u = t->ival < 0 ? (uint64_t)0 - (uint64_t)t->ival : (uint64_t)t->ival;
+      char digits[70];
+      int n = 0, base = type == 'b' ? 2 : type == 'o' ? 8 : 16;
+      do {
+        int d = (int)(u % (uint64_t)base);
+        digits[n++] = (char)(d < 10 ? '0' + d : (type == 'X' ? 'A' : 'a') + d - 10);
+        u /= (uint64_t)base;
+      } while (u);
+      int k = 0;
+      if (t->ival < 0) buf[k++] = '-';
+      if (sp->alt) buf[k++] = '0', buf[k++] = type == 'b' ? 'b' : type == 'o' ? 'o' : type;
+      while (n) buf[k++] = digits[--n];
+      buf[k] = 0;
+    }
+  } else if (strchr("eEfFgG%", type ? type : 'g')) {
+    double v = is_int ? (double)t->ival : t->fval;
+    int prec = sp->has_prec ? sp->prec : 6;
+    if (type == '%') {
+      snprintf(buf, sizeof buf, "%.*f%%", prec, v * 100);
+    } else if (type) {
+      snprintf(buf, sizeof buf, (char[]){'%', '.', '*', type, 0}, prec, v);
+    } else if (sp->has_prec) {  // no type: 'g' that keeps a '.0' on a whole number, as Python
+      snprintf(buf, sizeof buf, "%.*g", prec ? prec : 1, v);
+      if (!strpbrk(buf, ".einfa")) strcat(buf, ".0");
+    } else {
+      float_repr(v, buf, sizeof buf);
+    }
+  } else {
+    diag_error(sema->cx, loc, "Unknown format code '%c' for object of type '%s'", type, is_int ? "int" : "float");
+    return NULL;
+  }
+  const char *r = buf;
+  if (sp->sign == '+' && buf[0] != '-') r = arena_printf(&sema->cx->arena, "+%s", buf);
+  else if (sp->sign == ' ' && buf[0] != '-') r = arena_printf(&sema->cx->arena, " %s", buf);
+  else r = arena_strdup(&sema->cx->arena, buf);
+  return sp->group ? grouped(sema, r, sp->group) : r;
+}
+
+// format(t, spec), Python's: a number by the mini-language, a string padded and cut, any
+// other value only with an empty spec (its str()).
+static const char *format_value(Sema *sema, const TType *t, const char *spec, Loc loc) {
+  Str b = {0};
+  if (!*spec) return value_text(sema, &b, t, false, loc) ? (b.s ? b.s : "") : NULL;
+  Spec sp;
+  if (!parse_spec(sema, spec, &sp, loc)) return NULL;
+  const char *text;
+  bool number = t->kind == TY_SCALAR && !(t->dtype == DT_BOOL && !sp.type);
+  if (number) {
+    text = number_text(sema, t, &sp, loc);
+    if (!text) return NULL;
+  } else if (t->kind == TY_STR || (t->kind == TY_SCALAR && !sp.type)) {
+    if (sp.type && sp.type != 's') {
+      diag_error(sema->cx, loc, "Unknown format code '%c' for object of type 'str'", sp.type);
+      return NULL;
+    }
+    if (!value_text(sema, &b, t, false, loc)) return NULL;
+    text = b.s ? b.s : "";
+    if (sp.has_prec && strlen(text) > (size_t)sp.prec) text = arena_strndup(&sema->cx->arena, text, (size_t)sp.prec);
+  } else {
+    if (t->kind == TY_TENSOR) return value_text(sema, &b, t, false, loc) ? b.s : NULL;
+    diag_error(sema->cx, loc, "unsupported format string passed to %s.__format__", py_type_name(t));
+    return NULL;
+  }
+  size_t len = strlen(text);
+  if ((size_t)sp.width <= len) return text;
+  size_t pad = (size_t)sp.width - len;
+  char align = sp.align ? sp.align : number ? '>' : '<';
+  Str o = {0};
+  size_t left = align == '<' ? 0 : align == '^' ? pad / 2 : pad;
+  if (align == '=' && (*text == '-' || *text == '+' || *text == ' ')) put(sema, &o, text++, 1);
+  for (size_t i = 0; i < left; i++) put(sema, &o, &sp.fill, 1);
+  puts_(sema, &o, text);
+  for (size_t i = left; i < pad; i++) put(sema, &o, &sp.fill, 1);
+  return o.s;
+}
+
+const char *py_str(Sema *sema, const TType *t, bool repr, Loc loc) {
+  Str b = {0};
+  return value_text(sema, &b, t, repr, loc) ? (b.s ? b.s : "") : NULL;
+}
+
+// f"text {x!r:>8}": each field's value (a compile-time value) converted and formatted.
+TType *check_fstring(Sema *sema, Ast *e) {
+  Str b = {0};
+  puts_(sema, &b, "");
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *part = e->list.data[i];
+    if (part->kind == AST_STR) {
+      puts_(sema, &b, part->name);
+      continue;
+    }
+    TType *v = check_expr(sema, part->lhs);
+    if (is_poison(v)) return poison(sema);
+    if (part->rhs) puts_(sema, &b, part->rhs->name);  // {x=}
+    const char *text;
+    if (part->op) {  // !r, !s, !a: the converted string, then its format
+      text = py_str(sema, v, part->op != 's', part->lhs->loc);
+      if (text && part->name) {
+        TType *s = ty_new(sema, TY_STR);
+        s->module = text;
+        text = format_value(sema, s, part->name, part->loc);
+      }
+    } else {
+      text = format_value(sema, v, part->name ? part->name : "", part->lhs->loc);
+    }
+    if (!text) return poison(sema);
+    puts_(sema, &b, text);
+  }
+  TType *t = ty_new(sema, TY_STR);
+  t->module = b.s;
+  return t;
+}

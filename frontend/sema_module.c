@@ -1,0 +1,573 @@
+// frontend/sema_module.c: the Python around PyTorch's modules as forward passes spell it.
+//   - import lines: `import torch.nn as nn`, `from torch import nn`, `from einops import
+//     rearrange`: the names they bind resolve as PyTorch's, math's and einops' do; a module
+//     tdsl has no use for (numpy) is refused where it is imported;
+//   - nn modules without parameters constructed and called inline: `nn.ReLU(inplace=True)(x)`,
+//     `nn.CrossEntropyLoss(label_smoothing=0.1)(logits, t)`, or bound first (`act =
+//     nn.GELU(approximate='tanh'); act(x)`): the module's functional op, its constructor's
+//     arguments passed on by name (one table, nn_classes below);
+//   - `inplace=True` of the functional activations and dropouts: the result written into
+//     the input, which the call then is, as PyTorch's in-place op returns it;
+//   - torch._assert(cond, msg), as the assert statement.
+// A module object is a TY_MODULE value ("torch.nn.ReLU") holding the call that made it.
+#include "frontend/sema_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// ============================================================================
+// Modules by path, and the names import lines bind
+// ============================================================================
+static const char *const known_modules[] = {"torch", "torch.nn", "torch.nn.functional", "math", "typing",
+                                            "__future__", "einops", "einops.layers", "einops.layers.torch", NULL};
+
+static bool known_module(const char *path) {
+  for (int i = 0; known_modules[i]; i++)
+    if (!strcmp(path, known_modules[i])) return true;
+  return false;
+}
+
+// Modules a pasted file imports for what tdsl does not compile (Python's standard library
+// around a model, torch's submodules for training): accepted, their names bound; a use of
+// one is an error there.
+static bool inert_module(const char *path) {
+  static const char *const inert[] = {"os", "sys", "warnings", "dataclasses", "functools", "collections", "inspect",
+                                      "copy", "enum", "logging", "abc", "itertools", "numbers", "re", "json", NULL};
+  size_t n = strcspn(path, ".");
+  for (int i = 0; inert[i]; i++)
+    if (strlen(inert[i]) == n && !strncmp(path, inert[i], n)) return true;
+  return !strncmp(path, "torch.", 6) && !known_module(path);  // torch.utils.checkpoint, torch.nn.init ...
+}
+
+// The module an unbound name stands for without an import (forward passes use them so):
+// torch, nn, F, math.
+static const char *default_module(const char *name) {
+  return !strcmp(name, "torch") ? "torch"
+         : !strcmp(name, "nn")  ? "torch.nn"
+         : !strcmp(name, "F")   ? "torch.nn.functional"
+         : !strcmp(name, "math") ? "math"
+                                : NULL;
+}
+
+const Import *find_import(Sema *sema, const char *name) {
+  for (int i = sema->imports.len - 1; i >= 0; i--)
+    if (!strcmp(sema->imports.data[i].name, name)) return &sema->imports.data[i];
+  return NULL;
+}
+
+const char *module_named(Sema *sema, const char *name) {
+  const Import *im = find_import(sema, name);
+  if (im) return im->attr ? NULL : im->module;
+  if (default_module(name)) return default_module(name);
+  return known_module(name) && strcmp(name, "typing") ? name : NULL;  // a path sema wrote (from-imports)
+}
+
+// The path of the module expression e (nn, torch.nn, an imported alias) when it is one and
+// no local or const hides its name; NULL otherwise. Syntactic: nothing is checked.
+static const char *module_path(Sema *sema, const Ast *e) {
+  if (e->kind == AST_NAME) {
+    if (find_local(sema, e->name) || find_dim(sema, e->name) || find_const(sema, e->name)) return NULL;
+    return module_named(sema, e->name);
+  }
+  if (e->kind != AST_ATTR) return NULL;
+  const char *m = module_path(sema, e->lhs);
+  if (!m) return NULL;
+  const char *sub = arena_printf(&sema->cx->arena, "%s.%s", m, e->name);
+  return known_module(sub) ? sub : NULL;
+}
+
+// Whether module m has attribute a as far as an import needs to know (a function, a
+// dtype, a submodule, a constant); einops' and typing's names are taken on trust.
+static bool module_has(const char *m, const char *a) {
+  if (!strcmp(m, "torch") || !strcmp(m, "torch.nn.functional")) {
+    static const char *const other[] = {"Tensor", "Size", "dtype", "device", "float32", "float", "float64", "double",
+                                        "float16", "half", "bfloat16", "int32", "int", "int64", "long", "bool",
+                                        "uint8", "int8", "int16", "short", "finfo", "iinfo", "_assert", NULL};
+    for (int i = 0; other[i]; i++)
+      if (!strcmp(a, other[i])) return true;
+    return builtin_find_form(a, !strcmp(m, "torch") ? F_TORCH : F_NNF) != NULL;
+  }
+  if (!strcmp(m, "math")) {
+    static const char *const names[] = {"pi", "e", "tau", "inf", "nan", "sqrt", "exp", "log", "log2", "sin", "cos",
+                                        "tan", "tanh", "erf", "floor", "ceil", NULL};
+    for (int i = 0; names[i]; i++)
+      if (!strcmp(a, names[i])) return true;
+    return false;
+  }
+  return true;
+}
+
+// One import declaration: each name it binds in sema->imports, in order (a later import
+// of a name replaces an earlier one, as in Python).
+void declare_import(Sema *sema, const Ast *d) {
+  const char *from = d->name;
+  if (from && inert_module(from)) return;  // from dataclasses import dataclass: nothing tdsl compiles uses it
+  if (from && !known_module(from)) {
+    diag_error(sema->cx, d->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
+               "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", from);
+    return;
+  }
+  if (from && d->list.len == 0) {
+    diag_error(sema->cx, d->loc, "'from %s import *' is not supported: import the names it uses", from);
+    return;
+  }
+  for (int i = 0; i < d->list.len; i++) {
+    const Ast *a = d->list.data[i];
+    Import im = {.loc = a->oploc};
+    if (from) {
+      const char *sub = arena_printf(&sema->cx->arena, "%s.%s", from, a->name);
+      if (known_module(sub)) {  // from torch import nn: a module
+        im.module = sub;
+      } else if (module_has(from, a->name)) {
+        im.module = from;
+        im.attr = a->name;
+      } else {
+        diag_error(sema->cx, a->oploc, "cannot import name '%s' from '%s'", a->name, from);
+        continue;
+      }
+      im.name = a->lhs ? a->lhs->name : a->name;
+    } else {
+      if (inert_module(a->name)) continue;
+      if (!known_module(a->name)) {
+        diag_error(sema->cx, a->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
+                   "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", a->name);
+        continue;
+      }
+      if (a->lhs) {  // import torch.nn.functional as F
+        im.name = a->lhs->name;
+        im.module = a->name;
+      } else {  // import torch.nn binds torch
+        const char *dot = strchr(a->name, '.');
+        im.name = dot ? arena_strndup(&sema->cx->arena, a->name, (size_t)(dot - a->name)) : a->name;
+        im.module = im.name;
+      }
+    }
+    vec_push(&sema->cx->arena, &sema->imports, im);
+  }
+}
+
+// A name imported from a module (from math import sqrt): the attribute of that module, as
+// an expression sema checks in the name's place; NULL for any other name.
+Ast *imported_attr(Sema *sema, const Ast *e) {
+  if (find_local(sema, e->name) || find_dim(sema, e->name) || find_const(sema, e->name)) return NULL;
+  const Import *im = find_import(sema, e->name);
+  if (!im || !im->attr) return NULL;
+  return ast_attr(sema->cx, ast_name(sema->cx, im->module, e->loc), im->attr, e->loc, e->loc);
+}
+
+// ============================================================================
+// nn modules without parameters: constructed, then called as their functional op
+// ============================================================================
+typedef struct NnClass {
+  const char *cls;     // the class: ReLU
+  const char *fn;      // the op its forward is: relu
+  int form;            // where PyTorch has it (F_NNF, F_TORCH); 0: the input itself (Identity)
+  const char *params;  // the constructor's parameters, PyTorch 1.13's order: "negative_slope=0.01, inplace=False"
+  const char *fixed;   // keywords the module always passes ("training=False": an eval-mode module), or NULL
+  const char *affine;  // a norm's parameter that gives it parameters (elementwise_affine): must be False,
+                       // and is not passed on; NULL for none
+} NnClass;
+
+static const NnClass nn_classes[] = {
+    {"ReLU", "relu", F_NNF, "inplace=False", NULL, NULL},
+    {"ReLU6", "relu6", F_NNF, "inplace=False", NULL, NULL},
+    {"GELU", "gelu", F_NNF, "approximate='none'", NULL, NULL},
+    {"SiLU", "silu", F_NNF, "inplace=False", NULL, NULL},
+    {"Sigmoid", "sigmoid", F_TORCH, "", NULL, NULL},
+    {"Tanh", "tanh", F_TORCH, "", NULL, NULL},
+    {"Mish", "mish", F_NNF, "inplace=False", NULL, NULL},
+    {"Hardswish", "hardswish", F_NNF, "inplace=False", NULL, NULL},
+    {"Hardsigmoid", "hardsigmoid", F_NNF, "inplace=False", NULL, NULL},
+    {"Hardtanh", "hardtanh", F_NNF, "min_val=-1.0, max_val=1.0, inplace=False", NULL, NULL},
+    {"LeakyReLU", "leaky_relu", F_NNF, "negative_slope=0.01, inplace=False", NULL, NULL},
+    {"ELU", "elu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL},
+    {"CELU", "celu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL},
+    {"SELU", "selu", F_NNF, "inplace=False", NULL, NULL},
+    {"Softplus", "softplus", F_NNF, "beta=1, threshold=20", NULL, NULL},
+    {"Softsign", "softsign", F_NNF, "", NULL, NULL},
+    {"LogSigmoid", "logsigmoid", F_NNF, "", NULL, NULL},
+    {"Tanhshrink", "tanhshrink", F_NNF, "", NULL, NULL},
+    {"Softshrink", "softshrink", F_NNF, "lambd=0.5", NULL, NULL},
+    {"Hardshrink", "hardshrink", F_NNF, "lambd=0.5", NULL, NULL},
+    {"Threshold", "threshold", F_NNF, "threshold, value, inplace=False", NULL, NULL},
+    {"GLU", "glu", F_NNF, "dim=-1", NULL, NULL},
+    {"Softmax", "softmax", F_NNF, "dim=None", NULL, NULL},
+    {"LogSoftmax", "log_softmax", F_NNF, "dim=None", NULL, NULL},
+    {"Softmin", "softmin", F_NNF, "dim=None", NULL, NULL},
+    {"Identity", NULL, 0, "*", NULL, NULL},
+    {"Dropout", "dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Dropout1d", "dropout1d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Dropout2d", "dropout2d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Dropout3d", "dropout3d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"AlphaDropout", "alpha_dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
+    {"Flatten", "flatten", F_TORCH, "start_dim=1, end_dim=-1", "start_dim=1", NULL},
+    {"Unflatten", "unflatten", F_TORCH, "dim, unflattened_size", NULL, NULL},
+    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL, NULL},
+    {"MaxPool1d", "max_pool1d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
+                                       "ceil_mode=False", NULL, NULL},
+    {"MaxPool2d", "max_pool2d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
+                                       "ceil_mode=False", NULL, NULL},
+    {"AvgPool1d", "avg_pool1d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
+     NULL, NULL},
+    {"AvgPool2d", "avg_pool2d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+                                       "divisor_override=None", NULL, NULL},
+    {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL, NULL},
+    {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL, NULL},
+    {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL, NULL},
+    {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL, NULL},
+    {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL, NULL},
+    {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL, NULL},
+    {"CrossEntropyLoss", "cross_entropy", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, "
+                                                 "reduction='mean', label_smoothing=0.0", NULL, NULL},
+    {"NLLLoss", "nll_loss", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+     NULL, NULL},
+    {"MSELoss", "mse_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"L1Loss", "l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL, NULL},
+    {"HuberLoss", "huber_loss", F_NNF, "reduction='mean', delta=1.0", NULL, NULL},
+    {"BCELoss", "binary_cross_entropy", F_NNF, "weight=None, size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"BCEWithLogitsLoss", "binary_cross_entropy_with_logits", F_NNF, "weight=None, size_average=None, reduce=None, "
+                                                                     "reduction='mean', pos_weight=None", NULL, NULL},
+    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL, NULL},
+    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"LayerNorm", "layer_norm", F_NNF, "normalized_shape, eps=1e-05, elementwise_affine=True", NULL,
+     "elementwise_affine"},
+    {"GroupNorm", "group_norm", F_NNF, "num_groups, num_channels, eps=1e-05, affine=True", NULL, "affine"},
+    {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                                               "track_running_stats=False", NULL, "affine"},
+    {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                                               "track_running_stats=False", NULL, "affine"},
+};
+
+// Modules with parameters: what a forward pass calls instead.
+static const struct {
+  const char *cls, *fn;
+} nn_with_params[] = {
+    {"Linear", "F.linear(x, weight, bias)"},       {"Bilinear", "F.bilinear(x1, x2, weight, bias)"},
+    {"Conv1d", "F.conv1d(x, weight, bias, ...)"},  {"Conv2d", "F.conv2d(x, weight, bias, ...)"},
+    {"ConvTranspose1d", "F.conv_transpose1d(x, weight, bias, ...)"},
+    {"ConvTranspose2d", "F.conv_transpose2d(x, weight, bias, ...)"},
+    {"LayerNorm", "F.layer_norm(x, shape, weight, bias, eps)"}, {"GroupNorm", "F.group_norm(x, groups, weight, bias)"},
+    {"BatchNorm1d", "F.batch_norm(x, mean, var, weight, bias)"},
+    {"BatchNorm2d", "F.batch_norm(x, mean, var, weight, bias)"},
+    {"Embedding", "F.embedding(ids, weight)"},     {"PReLU", "F.prelu(x, weight)"},
+    {"RMSNorm", "F.rms_norm(x, shape, weight, eps)"},
+};
+
+static const NnClass *nn_class(const char *cls) {
+  for (size_t i = 0; i < sizeof nn_classes / sizeof nn_classes[0]; i++)
+    if (!strcmp(nn_classes[i].cls, cls)) return &nn_classes[i];
+  return NULL;
+}
+
+// Parameter k of a "name=default, ..." list: its name into buf, the default's text (NULL:
+// required); false past the end.
+static bool nth_param(const char *params, int k, char *buf, size_t n, const char **dflt) {
+  const char *p = params;
+  for (int i = 0; i < k && p; i++) {
+    p = strchr(p, ',');
+    if (p) p += 2;
+  }
+  if (!p || !*p) return false;
+  size_t len = strcspn(p, "=,");
+  snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), p);
+  *dflt = p[len] == '=' ? p + len + 1 : NULL;
+  return true;
+}
+
+// A literal default ("1", "-1", "0.5", "'none'", "False", "None") as a checked expression.
+static Ast *literal(Sema *sema, const Ast *at, const char *text) {
+  size_t len = strcspn(text, ",");
+  Ast *a;
+  if (text[0] == '\'') {
+    a = ast_str(sema->cx, arena_strndup(&sema->cx->arena, text + 1, len - 2), at->loc);
+  } else if (!strncmp(text, "True", 4) || !strncmp(text, "False", 5)) {
+    a = ast_bool(sema->cx, text[0] == 'T', at->loc);
+  } else if (!strncmp(text, "None", 4)) {
+    a = ast_new(sema->cx, AST_NONE, at->loc);
+  } else if (strcspn(text, ".e") < len) {
+    a = ast_float(sema->cx, strtod(text, NULL), at->loc);
+  } else {
+    a = ast_int(sema->cx, strtoll(text, NULL, 10), at->loc);
+  }
+  check_expr(sema, a);
+  return a;
+}
+
+static const TType *nn_arg(Sema *sema, const TType *m, const char *name);
+
+// nn.NAME(args): the module object, its arguments checked against the constructor's
+// parameters (Python's messages); NULL when NAME is no class of the table (poison after
+// an error).
+static TType *nn_construct(Sema *sema, Ast *e) {
+  const NnClass *c = nn_class(e->name);
+  if (!c) {
+    for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
+      if (!strcmp(nn_with_params[i].cls, e->name)) {
+        diag_error(sema->cx, call_loc(e), "nn.%s has parameters: pass them to the function as its parameters and "
+                   "call %s", e->name, nn_with_params[i].fn);
+        return poison(sema);
+      }
+    return NULL;
+  }
+  if (!check_args(sema, e)) return poison(sema);
+  if (strcmp(c->params, "*")) {
+    int npos = 0, nparams = 0, nrequired = 0;
+    char name[64];
+    const char *dflt;
+    while (nth_param(c->params, nparams, name, sizeof name, &dflt)) nparams++, nrequired += !dflt;
+    for (int i = 0; i < e->list.len; i++) {
+      const Ast *a = e->list.data[i];
+      if (a->kind != AST_KWARG) {
+        if (++npos > nparams) {  // Python counts self
+          if (nrequired == nparams)
+            diag_error(sema->cx, a->loc, "%s.__init__() takes %d positional argument%s but %d were given", c->cls,
+                       nparams + 1, nparams ? "s" : "", npos + 1);
+          else
+            diag_error(sema->cx, a->loc, "%s.__init__() takes from %d to %d positional arguments but %d were given",
+                       c->cls, nrequired + 1, nparams + 1, npos + 1);
+          return poison(sema);
+        }
+        continue;
+      }
+      bool known = false;
+      for (int k = 0; k < nparams && !known; k++) {
+        nth_param(c->params, k, name, sizeof name, &dflt);
+        known = !strcmp(name, a->name);
+      }
+      if (!known) {
+        diag_error(sema->cx, a->oploc, "%s.__init__() got an unexpected keyword argument '%s'", c->cls, a->name);
+        return poison(sema);
+      }
+    }
+    for (int k = npos; k < nparams; k++) {  // required ones not given by position must come by name
+      nth_param(c->params, k, name, sizeof name, &dflt);
+      bool given = false;
+      for (int i = 0; i < e->list.len && !given; i++)
+        given = e->list.data[i]->kind == AST_KWARG && !strcmp(e->list.data[i]->name, name);
+      if (!dflt && !given) {
+        diag_error(sema->cx, call_loc(e), "%s.__init__() missing 1 required positional argument: '%s'", c->cls, name);
+        return poison(sema);
+      }
+    }
+  }
+  TType *m = ty_module(sema, arena_printf(&sema->cx->arena, "torch.nn.%s", c->cls));
+  m->ctor = e;
+  if (c->affine) {  // a norm is parameterless only with elementwise_affine=False (affine=False)
+    const TType *a = nn_arg(sema, m, c->affine);
+    if (!a || !is_scalar(a) || a->ival != 0) {
+      const char *fn = !strcmp(c->fn, "layer_norm") ? "F.layer_norm(x, shape, weight, bias, eps)"
+                       : !strcmp(c->fn, "group_norm") ? "F.group_norm(x, groups, weight, bias, eps)"
+                                                      : "F.instance_norm(x, weight=weight, bias=bias)";
+      diag_error(sema->cx, call_loc(e), "nn.%s has parameters unless %s=False: pass them to the function as its "
+                 "parameters and call %s", c->cls, c->affine, fn);
+      return poison(sema);
+    }
+  }
+  return m;
+}
+
+// The value of the constructor's parameter `name` of module object m: the argument given,
+// else the default; NULL when the class has no such parameter.
+static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
+  const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
+  char pn[64];
+  const char *dflt;
+  int pos = 0;
+  for (int k = 0; nth_param(c->params, k, pn, sizeof pn, &dflt); k++) {
+    if (strcmp(pn, name)) continue;
+    for (int i = 0; i < m->ctor->list.len; i++) {
+      const Ast *a = m->ctor->list.data[i];
+      if (a->kind == AST_KWARG && !strcmp(a->name, name)) return a->rhs->ty;
+      if (a->kind != AST_KWARG && pos++ == k) return a->ty;
+    }
+    return dflt ? literal(sema, m->ctor, dflt)->ty : NULL;
+  }
+  return NULL;
+}
+
+TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  const TType *t = nn_arg(sema, m, e->name);
+  if (t) return (TType *)t;
+  if (!strcmp(e->name, "training")) return ty_bool(sema, false);  // eval mode
+  diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", strrchr(m->module, '.') + 1, e->name);
+  return poison(sema);
+}
+
+// The module object m called on the checked arguments args of call e: its functional op
+// with the inputs first, then the constructor's arguments by name. e becomes that call.
+static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  const Ast *ctor = m->ctor;
+  const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
+  TD_ASSERT(c);
+  int ninputs = 0;
+  for (int i = 0; i < args->len; i++) ninputs += args->data[i]->kind != AST_KWARG;
+  if (!c->fn) {  // Identity: its one input
+    static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
+    if (ninputs != 1 || args->len != 1) {
+      diag_error(sema->cx, e->loc, "Identity.forward() takes 1 positional argument but %d were given", ninputs);
+      return poison(sema);
+    }
+    if (!is_tensor(args->data[0]->ty)) return args->data[0]->ty;
+    e->bi = &def_identity.b;
+    set_operand1(sema, e, args->data[0]);
+    return args->data[0]->ty;
+  }
+  Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
+  f->name = c->fn;
+  f->oploc = e->kind == AST_CALL ? call_loc(e) : e->lhs->loc;
+  for (int i = 0; i < args->len; i++) vec_push(&sema->cx->arena, &f->list, args->data[i]);
+  char name[64];
+  const char *dflt;
+  int pos = 0;
+  for (int i = 0; i < ctor->list.len; i++) {  // the constructor's arguments, by name
+    Ast *a = ctor->list.data[i], *v = a->kind == AST_KWARG ? a->rhs : a;
+    const char *pname = a->name;
+    if (a->kind != AST_KWARG) {
+      nth_param(c->params, pos++, name, sizeof name, &dflt);
+      pname = arena_strdup(&sema->cx->arena, name);
+    }
+    if (!strcmp(pname, "unflattened_size")) pname = "sizes";
+    if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
+    if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
+        !strcmp(pname, "track_running_stats"))
+      continue;  // the constructor's alone: no argument of the op
+    Ast *kw = ast_kwarg(sema->cx, pname, v, a->loc, a->loc);
+    kw->ty = v->ty;
+    vec_push(&sema->cx->arena, &f->list, kw);
+  }
+  for (int k = 0; c->fixed && nth_param(c->fixed, k, name, sizeof name, &dflt); k++) {  // unless given
+    bool given = false;
+    for (int i = 0; i < f->list.len && !given; i++)
+      given = f->list.data[i]->kind == AST_KWARG && !strcmp(f->list.data[i]->name, name);
+    if (given) continue;
+    Ast *v = literal(sema, e, dflt);
+    Ast *kw = ast_kwarg(sema->cx, arena_strdup(&sema->cx->arena, name), v, e->loc, e->loc);
+    kw->ty = v->ty;
+    vec_push(&sema->cx->arena, &f->list, kw);
+  }
+  const BuiltinDef *d = builtin_find_form(c->fn, c->form);
+  TD_ASSERT(d);
+  TType *r = f->ty = check_builtin(sema, f, d);
+  if (is_poison(r)) return r;
+  if (!f->bi) return r;  // a Python value
+  return become(sema, e, f);
+}
+
+// A call NAME(args) of a local holding a module object, nn.NAME(args) constructing one,
+// torch._assert, and calls through einops: the module's meaning; a name imported from a
+// module becomes that module's attribute (e is rewritten, and NULL returned so that the
+// call is checked as one); NULL for every other call.
+TType *module_call(Sema *sema, Ast *e) {
+  if (!e->lhs) {
+    Sym *s = find_local(sema, e->name);
+    if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
+      if (!check_args(sema, e)) return poison(sema);
+      return nn_apply(sema, e, s->ty, &e->list);
+    }
+    if (s || find_const(sema, e->name) || sema_find_fn(sema->p, e->name)) return NULL;
+    const Import *im = find_import(sema, e->name);
+    if (!im || !im->attr) return NULL;
+    e->lhs = ast_name(sema->cx, im->module, e->oploc);  // from torch import cat: torch.cat
+    e->name = im->attr;
+  }
+  const char *m = module_path(sema, e->lhs);
+  if (!m) return NULL;
+  if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
+  if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
+  if (!strcmp(m, "einops") || !strncmp(m, "einops.", 7)) {
+    diag_error(sema->cx, call_loc(e), "%s.%s is not supported yet: write it with view, permute, reshape, expand or "
+               "torch.einsum", m, e->name);
+    return poison(sema);
+  }
+  return NULL;
+}
+
+// callee(args) of any other callee: a module object's call, else Python's error.
+TType *check_apply(Sema *sema, Ast *e) {
+  TType *c = check_expr(sema, e->lhs);
+  bool ok = check_items(sema, &e->list);
+  if (is_poison(c) || !ok) return poison(sema);
+  if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
+  diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
+  return poison(sema);
+}
+
+// ============================================================================
+// inplace=True
+// ============================================================================
+static const char *const inplace_fns[] = {
+    "relu", "relu6", "elu", "selu", "celu", "leaky_relu", "rrelu", "hardtanh", "hardsigmoid", "hardswish", "silu",
+    "mish", "threshold", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    NULL};
+
+bool inplace_kwarg(Sema *sema, Ast *e, const BuiltinDef *d, bool *inplace) {
+  *inplace = false;
+  if (e->lhs) return true;  // a method: x.relu_() is its in-place form
+  bool takes = false;
+  for (int i = 0; inplace_fns[i] && !takes; i++) takes = !strcmp(inplace_fns[i], d->b.name);
+  if (!takes) return true;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind != AST_KWARG || strcmp(a->name, "inplace")) continue;
+    const TType *t = a->ty ? a->ty : a->rhs->ty;
+    if (!is_scalar(t) || t->dtype != DT_BOOL) {
+      diag_error(sema->cx, a->rhs->loc, "%s(): argument 'inplace' must be bool, not %s", d->b.name, py_type_name(t));
+      return false;
+    }
+    *inplace = t->ival != 0;
+    for (int j = i; j + 1 < e->list.len; j++) e->list.data[j] = e->list.data[j + 1];
+    e->list.len--;
+    return true;
+  }
+  return true;
+}
+
+TType *inplace_result(Sema *sema, Ast *e, TType *r) {
+  Ast *x = e->bargs ? e->bargs[0] : NULL;
+  if (is_poison(r) || !x || !is_tensor(r)) return r;
+  if (x->bi && x->bi->kind == BK_NODE && !op_is_store(x->bi->op)) return r;  // a temporary nothing else reads
+  const TType *xt = x->ty;
+  if (r->storage == xt->storage && view_equal(r->view, xt->view) && r->dtype == xt->dtype) return r;  // the input itself
+  Ast *oop = ast_new(sema->cx, AST_CALL, e->loc);
+  *oop = *e;
+  oop->ty = r;
+  if (!dtype_can_cast(r->dtype, xt->dtype)) {
+    diag_error(sema->cx, call_loc(e), "result type %s can't be cast to the desired output type %s",
+               torch_name(r->dtype), torch_name(xt->dtype));
+    return poison(sema);
+  }
+  if (!store_writable(sema, e, x, xt)) return poison(sema);
+  e->ty = NULL;
+  e->attr = (NodeAttr){0};
+  check_store_common(sema, e, x, oop, -1);
+  return e->ty ? e->ty : poison(sema);
+}
+
+// ============================================================================
+// torch._assert(condition, message)
+// ============================================================================
+TType *torch_assert(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  Ast *cond = NULL, *msg = NULL;
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    const char *n = a->kind == AST_KWARG ? a->name : npos++ == 0 ? "condition" : "message";
+    if (!strcmp(n, "condition") && !cond) cond = a->kind == AST_KWARG ? a->rhs : a;
+    else if (!strcmp(n, "message") && !msg) msg = a->kind == AST_KWARG ? a->rhs : a;
+    else {
+      diag_error(sema->cx, a->loc, "_assert() takes 2 arguments: condition and message");
+      return poison(sema);
+    }
+  }
+  if (!cond || !msg) {
+    diag_error(sema->cx, call_loc(e), "_assert() missing 1 required positional argument: '%s'",
+               cond ? "message" : "condition");
+    return poison(sema);
+  }
+  Ast *node = NULL;
+  if (!check_assertion(sema, cond, msg, &node)) return poison(sema);
+  if (node) set_operand1(sema, e, node);
+  return ty_new(sema, TY_NONE);
+}

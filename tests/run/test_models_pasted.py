@@ -1,0 +1,340 @@
+#!/usr/bin/python3
+"""tests/run/test_models_pasted.py TDSLC: forward passes of public models, pasted from their
+code bases and moved into tdsl by mechanical rules only (tests/run/models_pasted/*.tdsl say
+which, and mark with EDIT each change tdsl still forced): nanoGPT's Block, a LLaMA-2 layer
+with its KV cache, Mixtral's sparse MoE block, a timm ViT Block, torchvision's ResNet
+BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, a DiT
+block, a ConvNeXt block and a BERT layer. Each runs on small shapes with seeded inputs and
+is compared with the same model written here in NumPy (float64).
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
+77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import math
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, emit_text, require_backend, tdslc_run, load_outputs, run_cleanup  # noqa: E402
+
+MODELS = os.path.join(HERE, "models_pasted")
+RTOL = {"f32": 2e-4}
+
+
+# ---- NumPy building blocks (float64) ----
+def linear(x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+def layer_norm(x, w=None, b=None, eps=1e-5, axis=-1):
+    mu = x.mean(axis, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps)
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def attention(q, k, v, mask=None, causal=False, scale=None):
+    s = q @ np.swapaxes(k, -1, -2) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        s = s + mask
+    if causal:
+        t, u = s.shape[-2:]
+        s = np.where(np.tril(np.ones((t, u), bool)), s, -np.inf)
+    return softmax(s) @ v
+
+
+def heads(x, h):  # (B, T, C) -> (B, h, T, C // h)
+    b, t, c = x.shape
+    return x.reshape(b, t, h, c // h).transpose(0, 2, 1, 3)
+
+
+def merge(x):  # (B, h, T, d) -> (B, T, h * d)
+    b, h, t, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(b, t, h * d)
+
+
+def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    n, c, hh, ww = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh = (hh + 2 * padding - dilation * (kh - 1) - 1) // stride + 1
+    ow = (ww + 2 * padding - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i * dilation:i * dilation + stride * oh:stride,
+                           j * dilation:j * dilation + stride * ow:stride]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, w[g * og:(g + 1) * og, :, i, j])
+    return out if b is None else out + b[None, :, None, None]
+
+
+def conv1d(x, w, b, padding, groups):
+    return conv2d(x[:, :, None, :], w[:, :, None, :], b, padding=0, groups=groups)[:, :, 0, :] if padding == 0 else \
+        conv2d(np.pad(x, ((0, 0), (0, 0), (padding, padding)))[:, :, None, :], w[:, :, None, :], b, groups=groups)[:, :, 0]
+
+
+def batch_norm(x, mean, var, w, b, eps=1e-5):
+    sh = (1, -1, 1, 1)
+    return (x - mean.reshape(sh)) / np.sqrt(var.reshape(sh) + eps) * w.reshape(sh) + b.reshape(sh)
+
+
+# ---- the models ----
+def nanogpt(p):
+    def blk(flash):
+        x = p["x"]
+        h = layer_norm(x, p["ln_1_weight"], p["ln_1_bias"])
+        qkv = linear(h, p["c_attn_weight"], p["c_attn_bias"])
+        q, k, v = (heads(t, 4) for t in np.split(qkv, 3, -1))
+        y = attention(q, k, v, causal=True) if flash else \
+            attention(q, k, v, mask=np.where(p["bias"][:, :, :8, :8] == 0, -np.inf, 0.0))
+        x = x + linear(merge(y), p["c_proj_weight"], p["c_proj_bias"])
+        h = layer_norm(x, p["ln_2_weight"], p["ln_2_bias"])
+        return x + linear(gelu(linear(h, p["c_fc_weight"], p["c_fc_bias"])), p["mlp_proj_weight"], p["mlp_proj_bias"])
+    return [blk(True), blk(False)]
+
+
+def llama2(p):
+    cache_k, cache_v = p["cache_k"].copy(), p["cache_v"].copy()
+
+    def rms(x, w):
+        return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5) * w
+
+    def rope(x, cos, sin):
+        xr, xi = x[..., 0::2], x[..., 1::2]
+        c, s = cos[None, :, None, :], sin[None, :, None, :]
+        out = np.empty_like(x)
+        out[..., 0::2], out[..., 1::2] = xr * c - xi * s, xr * s + xi * c
+        return out
+
+    def layer(x, start, mask):
+        b, t, d = x.shape
+        h = rms(x, p["attention_norm_weight"])
+        xq = linear(h, p["wq"]).reshape(b, t, 4, 8)
+        xk = linear(h, p["wk"]).reshape(b, t, 2, 8)
+        xv = linear(h, p["wv"]).reshape(b, t, 2, 8)
+        cos, sin = p["freqs_cos"][start:start + t], p["freqs_sin"][start:start + t]
+        xq, xk = rope(xq, cos, sin), rope(xk, cos, sin)
+        cache_k[:b, start:start + t], cache_v[:b, start:start + t] = xk, xv
+        keys = np.repeat(cache_k[:b, :start + t], 2, axis=2).transpose(0, 2, 1, 3)
+        values = np.repeat(cache_v[:b, :start + t], 2, axis=2).transpose(0, 2, 1, 3)
+        o = attention(xq.transpose(0, 2, 1, 3), keys, values, mask=mask)
+        h = x + linear(merge(o), p["wo"])
+        f = rms(h, p["ffn_norm_weight"])
+        return h + linear(silu(linear(f, p["w1"])) * linear(f, p["w3"]), p["w2"])
+    mask = np.triu(np.full((4, 4), -np.inf), 1)
+    return [layer(p["x"], 0, mask), layer(p["x1"], 4, None)]
+
+
+def mixtral(p):
+    x = p["hidden_states"].reshape(-1, 16)
+    logits = linear(x, p["gate_weight"])
+    r = softmax(logits, 1)
+    top = np.argsort(-r, -1, kind="stable")[:, :2]
+    w = np.take_along_axis(r, top, -1)
+    w = w / w.sum(-1, keepdims=True)
+    out = np.zeros_like(x)
+    for e in range(4):
+        we = (w * (top == e)).sum(-1, keepdims=True)
+        h = silu(linear(x, p["experts_w1"][e])) * linear(x, p["experts_w3"][e])
+        out += linear(h, p["experts_w2"][e]) * we
+    return [out.reshape(2, 3, 16), logits]
+
+
+def vit(p):
+    def blk(ls):
+        x = p["x"]
+        h = layer_norm(x, p["norm1_weight"], p["norm1_bias"], 1e-6)
+        qkv = linear(h, p["qkv_weight"], p["qkv_bias"]).reshape(2, 5, 3, 4, 8).transpose(2, 0, 3, 1, 4)
+        a = linear(merge(attention(qkv[0], qkv[1], qkv[2])), p["proj_weight"], p["proj_bias"])
+        x = x + (a * p["ls1_gamma"] if ls else a)
+        h = layer_norm(x, p["norm2_weight"], p["norm2_bias"], 1e-6)
+        m = linear(gelu(linear(h, p["fc1_weight"], p["fc1_bias"])), p["fc2_weight"], p["fc2_bias"])
+        return x + (m * p["ls2_gamma"] if ls else m)
+    return [blk(True), blk(False)]
+
+
+def resnet(p):
+    s, s16, s32 = p["s"], p["s16"], p["s32"]
+
+    def bn(x, st, n=None):
+        st = st if n is None else st[:, :n]
+        return batch_norm(x, st[0], np.abs(st[1]) + 0.5, st[2], st[3])
+
+    relu = lambda x: np.maximum(x, 0)  # noqa: E731
+    y = relu(bn(conv2d(relu(bn(conv2d(p["x"], p["c1"], padding=1), s)), p["c2"], padding=1), s) + p["x"])
+    z = relu(bn(conv2d(relu(bn(conv2d(y, p["d1"], stride=2, padding=1), s16)), p["d2"], padding=1), s16)
+             + bn(conv2d(y, p["dd"], stride=2), s16))
+    u = relu(bn(conv2d(relu(bn(conv2d(relu(bn(conv2d(z, p["b1"]), s16, 4)), p["b2"], padding=1), s16, 4)), p["b3"]),
+                s16) + z)
+    w = relu(bn(conv2d(relu(bn(conv2d(relu(bn(conv2d(u, p["g1"]), s16)), p["g2"], stride=2, padding=1, groups=2), s16)),
+                       p["g3"]), s32) + bn(conv2d(u, p["gd"], stride=2), s32))
+    return [y, z, u, w]
+
+
+def whisper(p):
+    x = p["x"]
+    h = layer_norm(x, p["attn_ln_weight"], p["attn_ln_bias"])
+    q, k, v = linear(h, p["query_weight"], p["query_bias"]), linear(h, p["key_weight"]), \
+        linear(h, p["value_weight"], p["value_bias"])
+    x = x + linear(merge(attention(heads(q, 4), heads(k, 4), heads(v, 4))), p["out_weight"], p["out_bias"])
+    h = layer_norm(x, p["mlp_ln_weight"], p["mlp_ln_bias"])
+    return [x + linear(gelu(linear(h, p["w0"], p["b0"])), p["w2"], p["b2"])]
+
+
+def mamba(p):
+    x = p["x"]
+    xr = linear(x, p["in_proj_weight"])
+    xx, res = xr[..., :32], xr[..., 32:]
+    c = conv1d(xx.transpose(0, 2, 1), p["conv1d_weight"], p["conv1d_bias"], 3, 32)[:, :, :6].transpose(0, 2, 1)
+    u = silu(c)
+    A, D = -np.exp(p["A_log"]), p["D"]
+    dbl = linear(u, p["x_proj_weight"])
+    delta, B, C = dbl[..., :1], dbl[..., 1:5], dbl[..., 5:9]
+    delta = np.log1p(np.exp(linear(delta, p["dt_proj_weight"], p["dt_proj_bias"])))
+    dA = np.exp(np.einsum("bld,dn->bldn", delta, A))
+    dBu = np.einsum("bld,bln,bld->bldn", delta, B, u)
+    s = np.zeros((2, 32, 4))
+    ys = []
+    for i in range(6):
+        s = dA[:, i] * s + dBu[:, i]
+        ys.append(np.einsum("bdn,bn->bd", s, C[:, i]))
+    y = np.stack(ys, 1) + u * D
+    return [linear(y * silu(res), p["out_proj_weight"])]
+
+
+def dit(p):
+    x, c = p["x"], p["c"]
+    mod = linear(silu(c), p["ada_weight"], p["ada_bias"])
+    sh1, sc1, g1, sh2, sc2, g2 = np.split(mod, 6, 1)
+
+    def modulate(h, sh, sc):
+        return h * (1 + sc[:, None]) + sh[:, None]
+    h = modulate(layer_norm(x, eps=1e-6), sh1, sc1)
+    qkv = linear(h, p["qkv_weight"], p["qkv_bias"]).reshape(2, 5, 3, 4, 8).transpose(2, 0, 3, 1, 4)
+    x = x + g1[:, None] * linear(merge(attention(qkv[0], qkv[1], qkv[2])), p["proj_weight"], p["proj_bias"])
+    h = modulate(layer_norm(x, eps=1e-6), sh2, sc2)
+    return [x + g2[:, None] * linear(gelu_tanh(linear(h, p["fc1_weight"], p["fc1_bias"])), p["fc2_weight"],
+                                     p["fc2_bias"])]
+
+
+def convnext(p):
+    def blk(gamma):
+        x = p["x"]
+        h = conv2d(x, p["dwconv_weight"], p["dwconv_bias"], padding=3, groups=16).transpose(0, 2, 3, 1)
+        h = layer_norm(h, p["norm_weight"], p["norm_bias"], 1e-6)
+        h = linear(gelu(linear(h, p["pwconv1_weight"], p["pwconv1_bias"])), p["pwconv2_weight"], p["pwconv2_bias"])
+        if gamma:
+            h = p["gamma"] * h
+        return x + h.transpose(0, 3, 1, 2)
+    return [blk(True), blk(False)]
+
+
+def bert(p):
+    x = p["hidden_states"]
+    mask = (1.0 - (p["mask"] > 0)[:, None, None, :]) * np.finfo(np.float32).min
+    q, k, v = (heads(linear(x, p[n + "_weight"], p[n + "_bias"]), 4) for n in ("query", "key", "value"))
+    a = merge(attention(q, k, v, mask=mask))
+    a = layer_norm(linear(a, p["ao_dense_weight"], p["ao_dense_bias"]) + x, p["ao_ln_weight"], p["ao_ln_bias"], 1e-12)
+    i = gelu(linear(a, p["i_dense_weight"], p["i_dense_bias"]))
+    return [layer_norm(linear(i, p["o_dense_weight"], p["o_dense_bias"]) + a, p["o_ln_weight"], p["o_ln_bias"], 1e-12)]
+
+
+# (file, entry, NumPy model, inputs made specially: {param: function(rng, shape)})
+def tril_mask(rng, shape):
+    return np.tril(np.ones(shape[-2:], np.float32))[None, None]
+
+
+MODELS_TABLE = [
+    ("nanogpt_block.tdsl", "nanogpt_block", nanogpt, {"bias": tril_mask}),
+    ("llama2_layer.tdsl", "llama2_layer", llama2, {"cache_k": lambda r, s: np.zeros(s, np.float32),
+                                                   "cache_v": lambda r, s: np.zeros(s, np.float32)}),
+    ("mixtral_moe.tdsl", "mixtral_moe", mixtral, {}),
+    ("vit_block.tdsl", "vit_block", vit, {}),
+    ("resnet_blocks.tdsl", "resnet_blocks", resnet, {}),
+    ("whisper_block.tdsl", "whisper_block", whisper, {}),
+    ("mamba_block.tdsl", "mamba_block", mamba, {"A_log": lambda r, s: (r.random(s) - 0.5).astype(np.float32)}),
+    ("dit_block.tdsl", "dit_block", dit, {}),
+    ("convnext_block.tdsl", "convnext_block", convnext, {}),
+    ("bert_layer.tdsl", "bert", bert, {}),
+]
+
+
+def entry_params(src, fn):
+    """The parameters of fn in src: [(name, shape)] (all f32 here)."""
+    m = re.search(r"\nfn " + fn + r"\((.*?)\)\s*->", src, re.S)
+    params = []
+    for mut, name, dims in re.findall(r"(mut\s+)?(\w+): f32\[([^\]]*)\]", m.group(1)):
+        params.append((name, tuple(int(d) for d in dims.split(","))))
+    return params
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    for i, (file, fn, model, special) in enumerate(MODELS_TABLE):
+        with open(os.path.join(MODELS, file), encoding="utf-8") as f:
+            src = f.read()
+        rng = np.random.default_rng(100 + i)
+        inputs = {}
+        for name, shape in entry_params(src, fn):
+            make = special.get(name, lambda r, s: (r.standard_normal(s) * 0.5).astype(np.float32))
+            inputs[name] = make(rng, shape)
+        p, _, out_dir = tdslc_run(tdslc, src, args=["--fn", fn], name=fn, inputs=inputs, json_out=False,
+                                  timeout=600)
+        errs = []
+        if p.returncode != 0:
+            errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace')[:800]}")
+        else:
+            outs = load_outputs(out_dir)
+            want = model({k: v.astype(np.float64) for k, v in inputs.items()})
+            if len(outs) != len(want):
+                errs.append(f"{len(outs)} outputs, want {len(want)}")
+            for k, (g, w) in enumerate(zip(outs, want)):
+                if g.shape != w.shape:
+                    errs.append(f"out{k}: shape {g.shape}, want {w.shape}")
+                    continue
+                err = np.abs(g.astype(np.float64) - w) / (1 + np.abs(w))
+                if not np.isfinite(g).all() or err.max() > RTOL["f32"]:
+                    j = np.unravel_index(np.nanargmax(err), err.shape)
+                    errs.append(f"out{k} at {j}: got {g[j]}, want {w[j]} (relative error {err.max():.3g})")
+        run_cleanup(out_dir)
+        if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once, not per backend: its GPU code
+            for kind in ("cuda", "ptx"):
+                q = emit_text(tdslc, src, kind, args=["--fn", fn], timeout=600)
+                if q.returncode != 0:
+                    errs.append(f"--emit={kind}: exit {q.returncode}: {q.stderr[:500]}")
+        t.report(f"{file} ({fn})", errs)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
