@@ -200,6 +200,8 @@ const char *jit_load(Ctx *cx, LProgram *p, const LlvmOptions *lo, LlvmJit **jit,
 #endif
 // p's kernels as a PTX or CUDA C image, run by the runtime's tdsl_gpu_run (--target cuda).
 int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
+// The GPU the schedules of a run are for: --gpu-arch, else the device's, else NULL.
+const char *gpu_sched_arch(Ctx *cx, const Options *o);
 
 // ============================================================================
 // paths.c — where tdsl.h and libtdslrt are: under an installed tdslc's prefix, else

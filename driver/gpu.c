@@ -38,6 +38,16 @@ static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
   return fi;
 }
 
+// The GPU a run's schedules are for: --gpu-arch, else the device's own ("sm_NN"), else
+// NULL (no GPU: the run reports that itself). Tensor-core matmul wants sm_80 or newer,
+// so a run on an older GPU must not be scheduled for the sm_80 that --emit assumes.
+const char *gpu_sched_arch(Ctx *cx, const Options *o) {
+  int major, minor;
+  if (o->gpu_arch || tdsl_gpu_compute_capability(&major, &minor) != 0)
+    return o->gpu_arch;
+  return arena_printf(&cx->arena, "sm_%d", major * 10 + minor);
+}
+
 #ifdef TDSLC_WITH_LLVM
 // The PTX target of a run: --gpu-arch, else the device's own, at most sm_86 (the newest
 // LLVM 14 knows; its PTX runs on newer GPUs through the driver's JIT).

@@ -130,7 +130,8 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
 // ---- run and bench: one function, compiled to scheduled kernels ----
 static int run_or_bench(Ctx *cx, const Options *o, Timer *tm) {
   CompileOptions co = {.file = o->file, .fn = o->fn, .one_fn = true, .target = o->target, .cpu = o->cpu,
-                       .gpu_arch = o->gpu_arch, .upto = COMPILE_KERNELS, .time_kernels = true, .dims = &o->dims,
+                       .gpu_arch = strcmp(o->target, "cuda") == 0 ? gpu_sched_arch(cx, o) : o->gpu_arch,
+                       .upto = COMPILE_KERNELS, .time_kernels = true, .dims = &o->dims,
                        .inputs = o->inputs, .ninputs = o->mode == MODE_RUN ? o->ninputs : 0};
   Compiled c;
   int rc = compile_fn(cx, &co, tm, &c);

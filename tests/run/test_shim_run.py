@@ -14,9 +14,12 @@ the same loop IR as the CUDA C, ir/sched_gpu.c). TDSL_SHIM_RUN_ALL=1 runs every 
 function (default: one per file, the rest run in test_shim.py's batch). Exits 77
 without a C++ compiler.
 """
+import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -52,7 +55,36 @@ def main():
             continue
         tally.report(f"[shim cuda] example {fname}:{fn}", check_example(tdslc, fname, src, fn, "cuda"))
     test_gpu_run.gpu_data_errors(tdslc, "cuda", tally)
+    check_bench(tdslc, tally)
     return tally.summary(" (run --target cuda --backend cuda under the CUDA shim)", recap=True)
+
+
+BENCH = "fn f(x: f32[300, 70]) -> f32[300, 70] {\n    return softmax(x, -1) * 2.0\n}\n"
+
+
+def check_bench(tdslc, tally):
+    """`tdslc bench --target cuda --backend cuda --json`: tdsl_gpu_bench's calls, timed by
+    the fake driver's events, one JSON line with the device's numbers (no threads)."""
+    d = tempfile.mkdtemp(prefix="tdsl-shim-bench-")
+    try:
+        path = os.path.join(d, "b.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(BENCH)
+        p = subprocess.run([tdslc, "bench", path, "--backend", "cuda", "--reps", "3", "--json"], capture_output=True,
+                           text=True, timeout=300)
+        errs = []
+        try:
+            doc = json.loads(p.stdout) if p.returncode == 0 else None
+        except ValueError:
+            doc = None
+        if doc is None:
+            errs.append(f"exit {p.returncode}: {p.stdout.strip()[:300]} {p.stderr.strip()[:600]}")
+        elif not (doc["backend"] == "cuda" and doc["threads"] == 0 and 0 < doc["min_ms"] <= doc["median_ms"] <=
+                  doc["max_ms"] and doc["bytes"] == 2 * 300 * 70 * 4):
+            errs.append(f"unexpected JSON {doc}")
+        tally.report("[shim cuda] bench --target cuda: three calls timed by events", errs)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

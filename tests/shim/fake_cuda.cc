@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tdsl_shim.h"
@@ -168,6 +169,40 @@ EXPORT CUresult cuLaunchKernel(const void *f, unsigned gx, unsigned gy, unsigned
     return CUDA_ERROR_INVALID_VALUE;
   int rc = tdsl_shim_launch_kernel(f, dim3(gx, gy, gz), dim3(bx, by, bz), shmem, params);
   return rc == 0 ? CUDA_SUCCESS : rc == cudaErrorInvalidValue ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_LAUNCH_FAILED;
+}
+
+// Events: launches run to completion inside cuLaunchKernel, so an event is the host's
+// clock when it was recorded (tdsl_gpu_bench times calls with them).
+struct Event {
+  double ms;  // -1 before a record
+};
+EXPORT CUresult cuEventCreate(Event **e, unsigned flags) {
+  (void)flags;
+  *e = (Event *)malloc(sizeof **e);
+  if (!*e)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  (*e)->ms = -1;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(Event *e, void *stream) {
+  (void)stream;
+  if (!e)
+    return CUDA_ERROR_INVALID_HANDLE;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  e->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventSynchronize(Event *e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+EXPORT CUresult cuEventElapsedTime(float *ms, Event *from, Event *to) {
+  if (!from || !to || from->ms < 0 || to->ms < 0)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ms = (float)(to->ms - from->ms);
+  return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventDestroy_v2(Event *e) {
+  free(e);
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuGetErrorString(CUresult r, const char **s) {
