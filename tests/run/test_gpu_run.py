@@ -33,6 +33,11 @@ import time
 
 import numpy as np
 
+# The GPU machine's python3 may have NumPy 2, whose repr of a scalar (np.float64(1.5))
+# would reach generated programs: scalars print as NumPy 1 printed them.
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+    np.set_printoptions(legacy="1.25")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import SKIP, Tally, example_functions, tdslc_run_clean  # noqa: E402
