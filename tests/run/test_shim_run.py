@@ -35,7 +35,6 @@ def main():
         return SKIP
     tc = shimcc.toolchain(os.path.join(os.path.dirname(tdslc), "shim"))
     os.environ.update(tc.env())  # every tdslc this test starts sees the fake GPU
-    os.environ.setdefault("TDSL_SHIM_OPT", "-O0")
     import test_gpu_run
     from test_examples import check_example
     tally = Tally()
