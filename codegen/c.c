@@ -1,44 +1,42 @@
 // codegen/c.c: the C backend. Prints loop IR (ir/loop.h) as one C11 translation unit
 // that includes only tdsl.h and libc/libm headers and compiles with
-// `cc -std=c11 -O2 -fopenmp -Wall -Werror` (and without -fopenmp: every pragma sits
-// under #ifdef _OPENMP). Layout of the output:
+// `cc -std=c11 -O2 -Wall -Werror` (and runs on libtdslrt, which the entry needs anyway).
+// Layout of the output:
 //   1. a prelude of `static inline` helpers, only those the programs use (the C
 //      dialect of codegen/cexpr.c, which cuda.c prints too);
 //   2. per function, its kernels `static int tdsl_g_<fn>_k<N>(raw restrict pointers)`
 //      with loops printed in IR order (vector lanes as loops over lane arrays, see
 //      cexpr.c), then the entry with the ABI of DESIGN.md, whose argument checks,
 //      copies and outputs live in runtime/entry.c.
-// Errors: a kernel records the first failure in a tdsl_g_err; inside a parallel loop
-// "first" means the lowest iteration of that loop, so the message does not depend on
-// thread timing. Every generated name begins with tdsl_g_ (emit.c).
+// Parallel loops run on libtdslrt's thread pool (tdsl_parallel_for, runtime/pool.c),
+// as the LLVM backend's do: the outermost loop marked parallel is outlined into
+// `tdsl_g_<fn>_k<N>_p<M>_body(restrict pointers, captured values, begin, end)`, called
+// by a range function that unpacks a context struct. The context carries the pointers
+// the body uses, the error record, and the enclosing loop variables and locals it reads
+// (by value, or a vector local by its address: the kernel builder never writes a local
+// declared outside a parallel loop, so every thread sees the same values). The pool
+// hands out chunks dynamically and its workers neither wait for each other nor spin
+// long against a busy core, where an OpenMP team's static schedule waited for its
+// slowest thread at every loop (the MLP took 3.3 ms instead of 0.12 with one core busy).
+// Errors: a kernel records the first failure in a tdsl_g_err (the runtime's
+// tdsl_kernel_error); inside a parallel loop "first" means the lowest iteration of that
+// loop, so the message does not depend on thread timing. Every generated name begins
+// with tdsl_g_ (emit.c).
 #include "codegen/cexpr.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 // ---- the dialect: what C spells its own way ----
 static const char *const err_text =
-    "// The first failure of a kernel: error k with value v. Inside a parallel loop the\n"
-    "// lowest iteration i wins (sequential code passes INT64_MAX: the first call wins);\n"
-    "// failures recorded before the loop started (final) always win.\n"
-    "typedef struct tdsl_g_err {\n"
-    "  int k;\n"
-    "  bool final;\n"
-    "  long long v;\n"
-    "  int64_t i;\n"
-    "} tdsl_g_err;\n"
+    "// The first failure of a kernel: error k with value v (runtime/pool.c). Inside a\n"
+    "// parallel loop the lowest iteration i wins (sequential code passes INT64_MAX: the\n"
+    "// first call wins); failures recorded before the loop started (sealed) always win.\n"
+    "typedef tdsl_kernel_error tdsl_g_err;\n"
     "static inline void tdsl_g_raise(tdsl_g_err *e, int k, long long v, int64_t i) {\n"
-    "  if (k < 0)\n"
-    "    return;\n"
-    "#ifdef _OPENMP\n"
-    "#pragma omp critical(tdsl_g_err)\n"
-    "#endif\n"
-    "  if (e->k < 0 || (!e->final && i < e->i)) {\n"
-    "    e->k = k;\n"
-    "    e->v = v;\n"
-    "    e->i = i;\n"
-    "  }\n"
+    "  tdsl_kernel_error_raise(e, k, v, i);\n"
     "}\n"
-    "static inline void tdsl_g_seal(tdsl_g_err *e) { e->final = e->k >= 0; }\n";
+    "static inline void tdsl_g_seal(tdsl_g_err *e) { tdsl_kernel_error_seal(e); }\n";
 
 static const char *const f16_text =
     "static inline float tdsl_g_h2f(uint16_t h) {\n"
@@ -80,15 +78,20 @@ static const TypeText type_text[DT_COUNT] = {
 };
 
 typedef struct CKernelGen {
-  CExprGen g;   // first: the dialect's hooks get &c->g
-  int par_var;  // the loop variable of the enclosing parallel loop, -1 outside
+  CExprGen g;          // first: the dialect's hooks get &c->g
+  int par_var;         // the loop variable of the enclosing parallel loop, -1 outside
+  const char *kname;   // the kernel's function name
+  int npar;            // parallel loops outlined so far
+  Buf *outl;           // the outlined functions, printed before the kernel
+  int *open, nopen;    // the variables of the loops enclosing the statement printed
 } CKernelGen;
 
-// The error record, the error index and the rank of the current iteration.
+// The error record, the error index and the rank of the current iteration (inside an
+// outlined loop the record is the body's parameter tdsl_g_e).
 static void err_args(CExprGen *g, int err) {
   const CKernelGen *c = (const CKernelGen *)g;
   if (c->par_var >= 0)
-    buf_printf(g->b, "&err, %d, v%d", err, c->par_var);
+    buf_printf(g->b, "tdsl_g_e, %d, v%d", err, c->par_var);
   else
     buf_printf(g->b, "&err, %d, INT64_MAX", err);
 }
@@ -202,30 +205,185 @@ static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList
   return false;
 }
 
+// ---- what an outlined parallel loop captures ----
+static bool expr_uses_var(const LExpr *e, int var);
+
+static bool index_uses_var(const LIndex *ix, int var) {
+  for (int t = 0; t < ix->nterms; t++)
+    if (ix->var[t] == var && ix->coef[t] != 0)
+      return true;
+  return expr_uses_var(ix->dyn, var);
+}
+
+static bool expr_uses_var(const LExpr *e, int var) {
+  if (!e)
+    return false;
+  if ((e->kind == LX_VAR && e->var == var) || (e->kind == LX_LOAD && index_uses_var(&e->idx, var)))
+    return true;
+  return expr_uses_var(e->a, var) || expr_uses_var(e->b, var) || expr_uses_var(e->c, var);
+}
+
+// Whether the statements read loop variable var.
+static bool stmts_use_var(const LStmtList *l, int var) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (expr_uses_var(s->val, var) || expr_uses_var(s->cond, var) ||
+        (s->kind == LS_STORE && index_uses_var(&s->idx, var)) || stmts_use_var(&s->body, var))
+      return true;
+  }
+  return false;
+}
+
+static void scan_locals_expr(const LExpr *e, bool *read) {
+  if (!e)
+    return;
+  if (e->kind == LX_LOCAL)
+    read[e->local] = true;
+  if (e->kind == LX_LOAD)
+    scan_locals_expr(e->idx.dyn, read);
+  scan_locals_expr(e->a, read);
+  scan_locals_expr(e->b, read);
+  scan_locals_expr(e->c, read);
+}
+
+// read[l]: some statement reads local l; let[l]: some statement declares it.
+static void scan_locals(const LStmtList *l, bool *read, bool *let) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    scan_locals_expr(s->val, read);
+    scan_locals_expr(s->cond, read);
+    if (s->kind == LS_STORE)
+      scan_locals_expr(s->idx.dyn, read);
+    if (s->kind == LS_LET)
+      let[s->local] = true;
+    scan_locals(&s->body, read, let);
+  }
+}
+
 // ---- the kernel printer ----
 static void stmts(CKernelGen *c, const LStmtList *l);
+
+// The outermost parallel loop s: its body printed as NAME_body (into c->outl), a range
+// function NAME unpacking the context, and here the context and the pool's call:
+//   static void NAME_body(T0 *restrict b0, ..., tdsl_g_err *tdsl_g_e, int64_t v2, float t3,
+//                         int64_t tdsl_g_begin, int64_t tdsl_g_end) {
+//     for (int64_t vN = tdsl_g_begin; vN < tdsl_g_end; vN++) { ... }
+//   }
+static void parallel_loop(CKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
+  const LKernel *k = g->k;
+  Arena *ar = &g->cx->arena;
+  int nargs = k->args.len, nl = k->locals.len;
+  const char *name = arena_printf(ar, "%s_p%d", c->kname, c->npar++);
+  if (g->has_err) {
+    buf_indent(g->b, g->depth);
+    buf_puts(g->b, "tdsl_g_seal(&err);\n");
+  }
+  // the body, printed first: which args it uses is known after
+  Buf *saved_b = g->b, body;
+  buf_init(&body, g->cx);
+  bool *saved_used = g->arg_used, *used = arena_alloc(ar, sizeof(bool) * (size_t)(nargs + 1));
+  int *saved_decl = arena_alloc(ar, sizeof(int) * (size_t)(nl + 1));
+  memcpy(saved_decl, g->decl_depth, sizeof(int) * (size_t)nl);
+  bool *read = arena_alloc(ar, (size_t)nl + 1), *let = arena_alloc(ar, (size_t)nl + 1);
+  scan_locals(&s->body, read, let);
+  for (int l = 0; l < nl; l++)  // captured locals are the body's parameters
+    g->decl_depth[l] = read[l] && !let[l] ? 0 : -1;
+  int saved_depth = g->depth;
+  bool saved_streamed = g->streamed;
+  g->b = &body;
+  g->arg_used = used;
+  g->depth = 1;
+  g->streamed = false;
+  c->par_var = s->var;
+  buf_printf(&body, "  for (int64_t v%d = tdsl_g_begin; v%d < tdsl_g_end; v%d++) {\n", s->var, s->var, s->var);
+  g->depth = 2;
+  stmts(c, &s->body);
+  cexpr_close(g);
+  if (g->streamed)  // the thread's streamed stores are visible when its chunk is done
+    cexpr_fence_streams(g);
+  g->streamed = saved_streamed;
+  c->par_var = -1;
+  g->b = saved_b;
+  g->arg_used = saved_used;
+  g->depth = saved_depth;
+  memcpy(g->decl_depth, saved_decl, sizeof(int) * (size_t)nl);
+
+  // the parameters: used args, the error record, enclosing vars read, captured locals
+  Buf params, fields, unpack, init;
+  buf_init(&params, g->cx);
+  buf_init(&fields, g->cx);
+  buf_init(&unpack, g->cx);
+  buf_init(&init, g->cx);
+  for (int i = 0; i < nargs; i++) {
+    if (!used[i])
+      continue;
+    saved_used[i] = true;
+    const LArg *a = &k->args.data[i];
+    const char *t = arena_printf(ar, "%s%s *", a->written ? "" : "const ", cexpr_storage_type(cexpr_arg_dtype(g, i)));
+    buf_printf(&params, "%srestrict b%d, ", t, i);
+    buf_printf(&fields, "  %sb%d;\n", t, i);
+    buf_printf(&unpack, "c->b%d, ", i);
+    buf_printf(&init, "b%d, ", i);
+  }
+  if (g->has_err) {
+    buf_puts(&params, "tdsl_g_err *tdsl_g_e, ");
+    buf_puts(&fields, "  tdsl_g_err *e;\n");
+    buf_puts(&unpack, "c->e, ");
+    buf_puts(&init, "&err, ");
+  }
+  for (int i = 0; i < c->nopen; i++) {
+    int v = c->open[i];
+    if (!stmts_use_var(&s->body, v))
+      continue;
+    buf_printf(&params, "int64_t v%d, ", v);
+    buf_printf(&fields, "  int64_t v%d;\n", v);
+    buf_printf(&unpack, "c->v%d, ", v);
+    buf_printf(&init, "v%d, ", v);
+  }
+  for (int l = 0; l < nl; l++) {
+    if (!read[l] || let[l])
+      continue;
+    const char *t = cexpr_type(k->locals.data[l]), *ln = g->lname[l];
+    bool vec = g->lanes[l] > 1;  // an array: passed by its address
+    buf_printf(&params, "%s%s %s%s, ", vec ? "const " : "", t, vec ? "*" : "", ln);
+    buf_printf(&fields, "  %s%s %s%s;\n", vec ? "const " : "", t, vec ? "*" : "", ln);
+    buf_printf(&unpack, "c->%s, ", ln);
+    buf_printf(&init, "%s, ", ln);
+  }
+  Buf *o = c->outl;
+  buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n%s}\n", name, params.data,
+             body.data);
+  buf_printf(o, "typedef struct %s_ctx {\n%s  char tdsl_g_none;\n} %s_ctx;\n", name, fields.data, name);
+  buf_printf(o, "static void %s(void *ctx, int64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name);
+  buf_printf(o, "  const %s_ctx *c = ctx;\n  (void)c;\n  %s_body(%stdsl_g_begin, tdsl_g_end);\n}\n", name, name,
+             unpack.data);
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "{\n");
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "%s_ctx tdsl_g_c = {%s0};\n", name, init.data);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "tdsl_parallel_for(%" PRId64 ", 1, %s, &tdsl_g_c);\n", s->extent, name);
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "}\n");
+}
 
 static void stmt(CKernelGen *c, const LStmt *s) {
   CExprGen *g = &c->g;
   switch (s->kind) {
-  case LS_LOOP: {
-    bool par = s->parallel && c->par_var < 0;
-    if (par) {
-      if (g->has_err) {
-        buf_indent(g->b, g->depth);
-        buf_puts(g->b, "tdsl_g_seal(&err);\n");
-      }
-      buf_puts(g->b, "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n");
+  case LS_LOOP:
+    if (s->extent <= 0)
+      return;
+    if (s->parallel && c->par_var < 0) {
+      parallel_loop(c, s);
+      return;
     }
     cexpr_open_loop(g, s);
-    if (par)
-      c->par_var = s->var;
+    c->open[c->nopen++] = s->var;
     stmts(c, &s->body);
+    c->nopen--;
     cexpr_close(g);
-    if (par)
-      c->par_var = -1;
     return;
-  }
   case LS_STORE: cexpr_store(g, s); return;
   case LS_LET:
   case LS_SET: cexpr_let(g, s); return;
@@ -249,12 +407,16 @@ static void stmts(CKernelGen *c, const LStmtList *l) {
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
-  CKernelGen c = {.par_var = -1};
-  cexpr_begin(&c.g, cx, &dialect_c, pr, p, k);
-  Buf body;
+  Buf body, outl;
   buf_init(&body, cx);
+  buf_init(&outl, cx);
+  CKernelGen c = {.par_var = -1, .kname = emit_kernel_name(cx, p, ki), .outl = &outl};
+  c.open = arena_alloc(&cx->arena, sizeof(int) * (size_t)(k->nvars + 1));
+  cexpr_begin(&c.g, cx, &dialect_c, pr, p, k);
   c.g.b = &body;
   stmts(&c, &k->body);
+  if (c.g.streamed)
+    cexpr_fence_streams(&c.g);
 
   // header comment: what it computes and what each pointer is
   emit_kernel_comment(out, p, ki, emit_shared_note(cx, p, ki));
@@ -264,7 +426,8 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     buf_puts(out, int_acc_begin);
   if (c.g.has_lanes)
     buf_puts(out, lanes_begin);
-  buf_printf(out, "static int %s(", emit_kernel_name(cx, p, ki));
+  buf_puts(out, outl.data);
+  buf_printf(out, "static int %s(", c.kname);
   for (int i = 0; i < nargs; i++) {
     const LArg *a = &k->args.data[i];
     DType dt = p->bufs.data[a->buf].dtype;
@@ -282,11 +445,11 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
       buf_c_string(out, k->errors.data[i]);
       buf_puts(out, ",\n");
     }
-    buf_puts(out, "  };\n  tdsl_g_err err = {-1, false, 0, INT64_MAX};\n");
+    buf_puts(out, "  };\n  tdsl_g_err err = TDSL_KERNEL_ERROR_INIT;\n");
   }
   buf_puts(out, body.data);
   if (c.g.has_err)
-    buf_puts(out, "  return err.k < 0 ? 0 : tdsl_entry_kernel_error(errors[err.k], err.v);\n}\n");
+    buf_puts(out, "  return err.k < 0 ? 0 : tdsl_entry_kernel_error(errors[err.k], err.value);\n}\n");
   else
     buf_puts(out, "  return 0;\n}\n");
   if (c.g.has_lanes)
@@ -329,13 +492,12 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
   }
   Buf head;
   buf_init(&head, cx);
-  buf_printf(&head, "// Generated by tdslc from %s: C11 with OpenMP pragmas.\n",
+  buf_printf(&head, "// Generated by tdslc from %s: C11; parallel loops run on libtdslrt's thread pool.\n",
              emit_source_name(cx, progs, nprogs));
-  buf_puts(&head, "// Build: cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fno-math-errno -fopenmp\n"
-                  "//        -c FILE.c -I$(tdslc --print-include-dir)\n");
+  buf_puts(&head, "// Build: cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fno-math-errno\n"
+                  "//        -c FILE.c -I$(tdslc --print-include-dir)   (link with -ltdslrt)\n");
   buf_puts(&head, "// (ISO C keeps floating-point contraction off, as the results assume; without\n"
-                  "// -fno-math-errno a loop calling sqrtf stays scalar.) With libgomp, GOMP_SPINCOUNT=20000\n"
-                  "// lets idle threads spin ~0.2 ms, not 3, before they sleep (as `tdslc run` does).\n");
+                  "// -fno-math-errno a loop calling sqrtf stays scalar.) TDSL_NUM_THREADS sets the threads.\n");
   buf_puts(&head, "#include <math.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
                   "#include \"tdsl.h\"\n\n");
   if (cexpr_prelude(&head, &dialect_c, &pr))

@@ -24,6 +24,20 @@
 #include <string.h>
 
 // ---- the prelude ----
+static const char *const shuffle_text =
+    "// Lanes picked from two vectors (ir/loop.h's LX_SHUFFLE): GNU C vectors where the\n"
+    "// compiler has __builtin_shufflevector (gcc 12, clang), else a loop over the lanes.\n"
+    "#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)\n"
+    "#define tdsl_g_shuffle __builtin_shufflevector\n"
+    "#endif\n";
+
+static const char *const stream_text =
+    "// Stores past the caches (a large result no kernel reads again) where the target\n"
+    "// has them, each followed in its function by a fence; plain stores elsewhere.\n"
+    "#if defined(__SSE2__)\n"
+    "#include <immintrin.h>\n"
+    "#endif\n";
+
 // Substitutes $D $E $R (the dialect) and the TypeText letters of dt in text.
 static void templ(Buf *b, const CDialect *d, const char *text, DType dt) {
   const TypeText *t = &d->types[dt];
@@ -352,6 +366,12 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
     TD_ASSERT(d->reduce_text);
     buf_puts(b, d->reduce_text);
   }
+  if (pr->single[H_SHUFFLE] || pr->single[H_STREAM])
+    buf_puts(b, "#include <string.h>\n");
+  if (pr->single[H_SHUFFLE])
+    buf_puts(b, shuffle_text);
+  if (pr->single[H_STREAM])
+    buf_puts(b, stream_text);
   bool any = false;
   for (int h = 0; h < H_COUNT; h++)
     any |= pr->single[h];
@@ -795,6 +815,12 @@ static void binary(CExprGen *g, const LExpr *e) {
 static void load(CExprGen *g, const LExpr *e) {
   DType bt = cexpr_arg_dtype(g, e->buf);
   g->arg_used[e->buf] = true;
+  if (e->lanes > 1 && e->dt != bt) {  // the bits of f16, bf16 or bool (the storage's own type)
+    buf_printf(g->b, "((const %s *)b%d)[", cexpr_type(e->dt), e->buf);
+    lane_index(g, &e->idx);
+    buf_puts(g->b, "]");
+    return;
+  }
   const char *pre, *post;
   cast_text(g, bt, e->dt, &pre, &post);
   buf_puts(g->b, pre);
@@ -815,6 +841,14 @@ static void load(CExprGen *g, const LExpr *e) {
   else if (bt == DT_BOOL)
     buf_puts(g->b, " != 0)");
   buf_puts(g->b, post);
+}
+
+// The lane number sel[tdsl_g_l] of a shuffle, as a compound literal indexed.
+static void print_sel(CExprGen *g, const LExpr *e) {
+  buf_puts(g->b, "((const int[]){");
+  for (int l = 0; l < e->lanes; l++)
+    buf_printf(g->b, "%s%d", l ? ", " : "", e->sel[l]);
+  buf_puts(g->b, "})[tdsl_g_l]");
 }
 
 // c ? a : b, or, when an arm may raise, a helper call that evaluates both.
@@ -920,6 +954,16 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     TD_ASSERT(e->a->kind == LX_LOCAL && e->a->local >= 0 && e->a->local < g->k->locals.len);
     buf_printf(g->b, "%s[%" PRId64 "]", g->lname[e->a->local], e->i);
     return;
+  case LX_SHUFFLE:  // lane l: the sel[l]-th lane of a ++ b (cexpr_let prints the fast form)
+    TD_ASSERT(g->lane && e->a->kind == LX_LOCAL && e->b->kind == LX_LOCAL);
+    buf_puts(g->b, "(");
+    print_sel(g, e);
+    buf_printf(g->b, " < %d ? %s[", e->a->lanes, g->lname[e->a->local]);
+    print_sel(g, e);
+    buf_printf(g->b, "] : %s[", g->lname[e->b->local]);
+    print_sel(g, e);
+    buf_printf(g->b, " - %d])", e->a->lanes);
+    return;
   case LX_SHFL:
   case LX_IDIV:
   case LX_INSERT:
@@ -958,7 +1002,8 @@ static void store_value(CExprGen *g, DType vt, DType bt, const LExpr *val) {
 static bool reads_lane_of(const LExpr *e, int local) {
   if (!e)
     return false;
-  if (e->kind == LX_LANE && e->a->local == local)
+  if ((e->kind == LX_LANE && e->a->local == local) ||
+      (e->kind == LX_SHUFFLE && (e->a->local == local || e->b->local == local)))
     return true;
   if (e->kind == LX_LOAD && reads_lane_of(e->idx.dyn, local))
     return true;
@@ -1012,7 +1057,7 @@ static void open_lanes(CExprGen *g, int lanes) {
 static void lane_stmt(CExprGen *g, const LStmt *s) {
   const LExpr *val = s->val;
   int n = val->lanes;
-  TD_ASSERT(n > 1 && !g->lane && (val->dt == DT_F32 || val->dt == DT_F64));
+  TD_ASSERT(n > 1 && !g->lane);
   bool temp = s->kind == LS_STORE
                   ? reads_other_elem(val, s->buf, &s->idx) || reads_other_elem(s->idx.dyn, s->buf, &s->idx)
                   : reads_lane_of(val, s->local);
@@ -1043,13 +1088,93 @@ static void lane_stmt(CExprGen *g, const LStmt *s) {
   g->lane = false;
 }
 
+// Whether every element index ix can give is a multiple of nbytes in bytes (storages and
+// LArg.at are 64-byte aligned).
+// In uint64_t: a huge coefficient wraps, and nbytes (a power of two) divides the wrapped
+// product exactly when it divides the true one.
+static bool aligned(const LIndex *ix, int64_t es, int64_t nbytes) {
+  uint64_t n = (uint64_t)nbytes;
+  if (ix->dyn || (uint64_t)ix->base * (uint64_t)es % n)
+    return false;
+  for (int t = 0; t < ix->nterms; t++)
+    if ((uint64_t)ix->coef[t] * (uint64_t)es % n)
+      return false;
+  return true;
+}
+
+// A vector store of a 64-byte line past the caches: the value in a lane array, moved
+// into registers of the target's width and stored with MOVNTDQ (one 64-byte store, two
+// of 32 or four of 16 bytes back to back, which fill the line in one write-combining
+// buffer); a plain lane loop where the target has no such store.
+static const char *const stream_insn[][4] = {
+    {"#if defined(__AVX512F__)\n", "__m512i", "_mm512_stream_si512", "1"},
+    {"#elif defined(__AVX__)\n", "__m256i", "_mm256_stream_si256", "2"},
+    {"#elif defined(__SSE2__)\n", "__m128i", "_mm_stream_si128", "4"},
+};
+
+static void stream_store(CExprGen *g, const LStmt *s, int nbytes) {
+  TD_ASSERT(nbytes == 64);
+  const LExpr *val = s->val;
+  g->pr->single[H_STREAM] = true;
+  g->streamed = true;
+  for (size_t k = 0; k < sizeof stream_insn / sizeof *stream_insn; k++) {
+    const char *const *in = stream_insn[k];
+    int parts = in[3][0] - '0', part_bytes = nbytes / parts;
+    buf_puts(g->b, in[0]);
+    buf_indent(g->b, g->depth);
+    buf_puts(g->b, "{\n");
+    g->depth++;
+    const char *src;
+    if (val->kind == LX_LOCAL) {
+      src = g->lname[val->local];
+    } else {
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "%s tdsl_g_v[%d];\n", cexpr_type(val->dt), val->lanes);
+      open_lanes(g, val->lanes);
+      g->lane = true;
+      buf_puts(g->b, "tdsl_g_v[tdsl_g_l] = ");
+      cexpr_expr(g, val);
+      buf_puts(g->b, ";\n");
+      g->lane = false;
+      src = "tdsl_g_v";
+    }
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "%s tdsl_g_s[%d];\n", in[1], parts);
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "memcpy(tdsl_g_s, %s, %d);\n", src, nbytes);
+    for (int p = 0; p < parts; p++) {
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "%s((%s *)((char *)&b%d[", in[2], in[1], s->buf);
+      cexpr_index(g, &s->idx);
+      buf_printf(g->b, "] + %d), tdsl_g_s[%d]);\n", p * part_bytes, p);
+    }
+    g->depth--;
+    buf_indent(g->b, g->depth);
+    buf_puts(g->b, "}\n");
+  }
+  buf_puts(g->b, "#else\n");
+  lane_stmt(g, s);
+  buf_puts(g->b, "#endif\n");
+}
+
+void cexpr_fence_streams(CExprGen *g) {
+  buf_puts(g->b, "#if defined(__SSE2__)\n");
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "_mm_sfence();\n#endif\n");
+}
+
 void cexpr_store(CExprGen *g, const LStmt *s) {
   DType bt = cexpr_arg_dtype(g, s->buf);
   g->arg_used[s->buf] = true;
   TD_ASSERT(g->k->args.data[s->buf].written);
   if (s->val->lanes > 1) {
-    TD_ASSERT(bt == s->val->dt);
-    lane_stmt(g, s);
+    TD_ASSERT(bt == s->val->dt || lx_bits_dtype(bt) == s->val->dt);
+    int nbytes = s->val->lanes * dtype_size(s->val->dt);
+    if (g->k->args.data[s->buf].stream && nbytes == 64 &&
+        aligned(&s->idx, dtype_size(bt), nbytes))
+      stream_store(g, s, nbytes);
+    else
+      lane_stmt(g, s);
     return;
   }
   buf_indent(g->b, g->depth);
@@ -1058,6 +1183,41 @@ void cexpr_store(CExprGen *g, const LStmt *s) {
   buf_puts(g->b, "] = ");
   store_value(g, s->val->dt, bt, s->val);
   buf_puts(g->b, ";\n");
+}
+
+// local = shuffle(a, b, sel) of two vector locals: through GNU C vectors where the
+// compiler has them (tdsl_g_shuffle: one or two shuffle instructions, the arrays kept
+// in registers), else the lane loop.
+static void shuffle_let(CExprGen *g, const LStmt *s) {
+  const LExpr *v = s->val;
+  TD_ASSERT(v->a->kind == LX_LOCAL && v->b->kind == LX_LOCAL);
+  g->pr->single[H_SHUFFLE] = true;
+  int n = v->lanes, nbytes = n * dtype_size(v->dt), ibytes = v->a->lanes * dtype_size(v->dt);
+  const char *t = g->lname[s->local], *a = g->lname[v->a->local], *b = g->lname[v->b->local];
+  buf_puts(g->b, "#ifdef tdsl_g_shuffle\n");
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "{\n");
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "typedef %s tdsl_g_vec __attribute__((vector_size(%d)));\n", cexpr_type(v->dt), ibytes);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "typedef %s tdsl_g_res __attribute__((vector_size(%d)));\n", cexpr_type(v->dt), nbytes);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "tdsl_g_vec tdsl_g_a, tdsl_g_b;\n");
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "memcpy(&tdsl_g_a, %s, %d);\n", a, ibytes);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "memcpy(&tdsl_g_b, %s, %d);\n", b, ibytes);
+  buf_indent(g->b, g->depth + 1);
+  buf_puts(g->b, "tdsl_g_res tdsl_g_r = tdsl_g_shuffle(tdsl_g_a, tdsl_g_b");
+  for (int l = 0; l < n; l++)
+    buf_printf(g->b, ", %d", v->sel[l]);
+  buf_puts(g->b, ");\n");
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "memcpy(%s, &tdsl_g_r, %d);\n", t, nbytes);
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "}\n#else\n");
+  lane_stmt(g, s);
+  buf_puts(g->b, "#endif\n");
 }
 
 // A let declares its local where it is not in scope yet (a loop body lets it again
@@ -1076,7 +1236,10 @@ void cexpr_let(CExprGen *g, const LStmt *s) {
       buf_indent(g->b, g->depth);
       buf_printf(g->b, "%s %s[%d];\n", cexpr_type(lt), g->lname[s->local], lanes);
     }
-    lane_stmt(g, s);
+    if (s->val->kind == LX_SHUFFLE)
+      shuffle_let(g, s);
+    else
+      lane_stmt(g, s);
   } else {
     buf_indent(g->b, g->depth);
     if (declare)

@@ -25,7 +25,8 @@ typedef enum {
   G_COUNT
 } HelperGroup;
 
-typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_COUNT } SingleHelper;  // H_REDUCE: CUDA's own (mma fragments)
+// H_REDUCE: CUDA's own (the mma fragments' helpers); H_SHUFFLE, H_STREAM: the C backend's vector moves
+typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_SHUFFLE, H_STREAM, H_COUNT } SingleHelper;
 
 typedef struct Prelude {
   bool group[G_COUNT][DT_COUNT];
@@ -86,6 +87,7 @@ struct CExprGen {
   int *lanes;           // per local: its lanes (loop_local_lanes); a vector local is an array
   int depth;            // the block depth of the statement being printed
   bool lane;            // printing the statement of a lane loop: vectors print lane tdsl_g_l
+  bool streamed;        // a store past the caches was printed (cleared by the caller)
 };
 
 // Readies g for kernel k of p: which args and locals it uses, whether it raises (then
@@ -101,7 +103,13 @@ void cexpr_index(CExprGen *g, const LIndex *ix);
 // A statement whose value is a vector of N lanes is a loop over the lanes, which gcc
 // vectorizes: `for (int tdsl_g_l = 0; tdsl_g_l < N; tdsl_g_l++) t3[tdsl_g_l] = ...;`.
 void cexpr_let(CExprGen *g, const LStmt *s);    // LS_LET, LS_SET
-void cexpr_store(CExprGen *g, const LStmt *s);  // LS_STORE
+// LS_STORE. A vector store of 64 bytes (a whole line: narrower ones would leave lines
+// half written in the write-combining buffers) to a streamed argument (LArg.stream),
+// aligned to them, bypasses the caches where the target has the instructions (AVX-512F;
+// else plain stores): g->streamed is then set, and the caller ends its function with
+// cexpr_fence_streams.
+void cexpr_store(CExprGen *g, const LStmt *s);
+void cexpr_fence_streams(CExprGen *g);  // orders the streamed stores before what follows
 void cexpr_open_loop(CExprGen *g, const LStmt *s);     // "for (int64_t vN = 0; ...) {", one level deeper
 void cexpr_open_if(CExprGen *g, const LExpr *cond);    // "if (cond) {", one level deeper
 void cexpr_close(CExprGen *g);  // "}": one level up; the locals declared below go out of scope

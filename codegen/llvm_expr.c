@@ -735,13 +735,28 @@ static LLVMValueRef load(LlvmKernelGen *c, const LExpr *e) {
 
 // ---- vector lanes (ir/loop.h's Lanes) ----
 // &arg[ix] as a pointer to `lanes` consecutive elements. Vector buffers are stored as
-// they are carried (f32, f64, i32, i64); an access keeps the element's alignment
-// (*align): the IR promises no more, and instcombine raises it where it can prove it.
+// they are carried (f32, f64 and the ints), and f16, bf16 and bool as their bits (i16,
+// i8: lx_bits_dtype, the only vectors of them the IR has). *align: what the index
+// proves, from storages and LArg.at being 64-byte aligned (the largest power of two up
+// to 64 dividing the base and every coefficient in bytes; the element's own alignment
+// with a run-time index), so that stores of ir/ew.c's blocks into rows of a multiple
+// of 64 bytes can stream (llvm_mark_streams); instcombine raises it further where it can.
 LLVMValueRef llvm_vec_ptr(LlvmKernelGen *c, int arg, const LIndex *ix, int lanes, unsigned *align) {
-  DType bt = arg_dtype(c, arg);
-  TD_ASSERT(lanes > 1 && !dtype_is_half(bt) && bt != DT_BOOL);
-  *align = (unsigned)dtype_size(bt);
-  return LLVMBuildBitCast(c->g->b, llvm_elem_ptr(c, arg, ix), LLVMPointerType(lanes_type(c->g, bt, lanes), 0), "");
+  DType bt = arg_dtype(c, arg), vt = lx_bits_dtype(bt);
+  TD_ASSERT(lanes > 1);
+  int64_t es = dtype_size(bt), a = 64;
+  while (a > es && !ix->dyn) {
+    // in uint64_t: a huge coefficient wraps, and a power of two divides the wrapped
+    // product exactly when it divides the true one
+    bool ok = (uint64_t)ix->base * (uint64_t)es % (uint64_t)a == 0;
+    for (int t = 0; t < ix->nterms && ok; t++)
+      ok = (uint64_t)ix->coef[t] * (uint64_t)es % (uint64_t)a == 0;
+    if (ok)
+      break;
+    a /= 2;
+  }
+  *align = (unsigned)(ix->dyn || a < es ? es : a);
+  return LLVMBuildBitCast(c->g->b, llvm_elem_ptr(c, arg, ix), LLVMPointerType(lanes_type(c->g, vt, lanes), 0), "");
 }
 
 static LLVMValueRef vec_load(LlvmKernelGen *c, const LExpr *e) {
@@ -814,6 +829,13 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
     return intrinsic(g, "llvm.fmuladd", lanes_type(g, e->dt, e->lanes), args, 3);
   }
   case LX_SPLAT: return splat(g, llvm_expr(c, e->a), e->lanes);
+  case LX_SHUFFLE: {
+    LLVMValueRef *m = arena_alloc(&g->cx->arena, sizeof *m * (size_t)e->lanes);
+    for (int l = 0; l < e->lanes; l++)
+      m[l] = ci(g->i32, e->sel[l]);
+    return LLVMBuildShuffleVector(g->b, llvm_expr(c, e->a), llvm_expr(c, e->b), LLVMConstVector(m, (unsigned)e->lanes),
+                                  "");
+  }
   case LX_LANE: return LLVMBuildExtractElement(g->b, llvm_expr(c, e->a), ci(g->i32, e->i), "");
   case LX_SHFL:
   case LX_IDIV:

@@ -296,8 +296,8 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
   case LS_STORE: {
     TD_ASSERT(c->k->args.data[s->buf].written);
     LLVMValueRef st;
-    if (s->val->lanes > 1) {  // buf[idx + 0..lanes): the buffer has the value's dtype
-      TD_ASSERT(arg_dtype(c, s->buf) == s->val->dt);
+    if (s->val->lanes > 1) {  // buf[idx + 0..lanes): the buffer has the value's dtype, or its bits
+      TD_ASSERT(lx_bits_dtype(arg_dtype(c, s->buf)) == s->val->dt);
       unsigned align;
       LLVMValueRef p = llvm_vec_ptr(c, s->buf, &s->idx, s->val->lanes, &align);
       st = LLVMBuildStore(b, llvm_expr(c, s->val), p);
@@ -306,7 +306,10 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
       LLVMValueRef p = llvm_elem_ptr(c, s->buf, &s->idx);
       st = LLVMBuildStore(b, llvm_store_value(c, s->val->dt, arg_dtype(c, s->buf), s->val), p);
     }
-    if (c->k->args.data[s->buf].stream && !g->gpu)
+    // (an explicit vector narrower than a line would leave lines half written in the
+    // write-combining buffers: ir/ew.c's blocks of 2- and 1-byte elements)
+    bool narrow = s->val->lanes > 1 && s->val->lanes * dtype_size(s->val->dt) < 64;
+    if (c->k->args.data[s->buf].stream && !g->gpu && !narrow)
       LLVMSetMetadata(st, LLVMGetMDKindIDInContext(g->lc, "tbaa", 4), stream_tag(g->lc));
     return;
   }

@@ -56,7 +56,7 @@ static void show_log(const char *path) {
 
 // Writes p as C plus a packed caller (tdsl_g_run: arguments and results as arrays),
 // builds it with cc and loads it. The folder is removed before returning, whatever
-// happens; the loaded object stays open (libgomp's threads must outlive it).
+// happens; the loaded object stays open.
 int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   Build build = {0}, *b = &build;
   const char *tmp = getenv("TMPDIR");
@@ -92,7 +92,7 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   }
   lap(tm, "emit");
 
-  // cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fno-math-errno -fopenmp
+  // cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fno-math-errno
   // -shared -fPIC ...: the host's vector units, as the LLVM backend uses them, and loops
   // vectorized even when they need a remainder (-O2's own model leaves an exp
   // polynomial's loop scalar). -fno-math-errno: nothing reads errno, and a libm call that
@@ -103,7 +103,7 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   // to a symbol of tdslc that happens to share the function's name.
   char *inc = arena_printf(&cx->arena, "-I%s", paths_include_dir());
   char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-                  "-fopenmp", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src, "-lm", NULL};
+                  "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src, "-lm", NULL};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -131,14 +131,6 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
     goto out;
   }
   lap(tm, "cc");
-  // libgomp reads its environment when it is loaded. By default an idle thread spins
-  // ~3 ms before it sleeps, which costs whole time slices on a busy machine (the MLP
-  // took 30 ms instead of 0.1 ms under load); sleeping at once (OMP_WAIT_POLICY=passive)
-  // makes every parallel loop wait for a wake-up, slow in a VM (attention 1.7 ms instead
-  // of 0.6). Unless the user chose: spin 20000 rounds (~0.2 ms, libgomp's estimate is
-  // 100000 a ms), so the loops of one call find the threads awake, then sleep.
-  if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT"))
-    setenv("GOMP_SPINCOUNT", "20000", 1);
   b->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
   if (!b->so) {
     rc = internal_error("cannot load the compiled function: %s", dlerror());

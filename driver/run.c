@@ -285,17 +285,11 @@ static int64_t program_bytes(const LProgram *p) {
   return bytes;
 }
 
-// Which threads ran the calls, for bench's report: the runtime's pool (llvm:
-// TDSL_NUM_THREADS, else the online CPUs), OpenMP's (c: OMP_NUM_THREADS's first number,
-// else the online CPUs, as libgomp does without an affinity mask), none on the GPU (0).
+// Which threads ran the calls, for bench's report: the runtime's pool, which both CPU
+// backends run their parallel loops on (TDSL_NUM_THREADS, else the online CPUs); none
+// on the GPU (0).
 static int bench_threads(const char *backend) {
-  if (!strcmp(backend, "llvm"))
-    return tdsl_num_threads();
-  if (strcmp(backend, "c") != 0)
-    return 0;
-  const char *s = getenv("OMP_NUM_THREADS");
-  long v = s ? strtol(s, NULL, 10) : 0;
-  return v >= 1 ? (int)v : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return !strcmp(backend, "llvm") || !strcmp(backend, "c") ? tdsl_num_threads() : 0;
 }
 
 // Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its

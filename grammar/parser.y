@@ -125,14 +125,17 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 
 %%
 
-/* a file, or one expression (an f-string's replacement field, parse.c) */
+/* a file, or one expression (an f-string's replacement field, parse.c). START_EXPR comes
+   after the empty program is reduced, so that the first state has nothing to shift and
+   a file whose first token is wrong still recovers at the next 'fn' (with parse.lac, a
+   first state that could shift START_EXPR would report the error there and abort). */
 top
   : program
-  | START_EXPR exprs_value NEWLINE { p->root = $2; }
   ;
 
 program
   : %empty                      { $$ = p->root = ast_program(p->cx, @$); }
+  | program START_EXPR exprs_value NEWLINE { $$ = $1; p->root = $3; }
   | program NEWLINE
   | program const_decl NEWLINE  { $$ = ast_append(p->cx, $1, $2); }
   | program const_decl ';'      { $$ = ast_append(p->cx, $1, $2); }

@@ -129,6 +129,37 @@ LExpr *lx_lane(Ctx *cx, LExpr *v, int lane) {
   return e;
 }
 
+LExpr *lx_shuffle(Ctx *cx, LExpr *a, LExpr *b, const int *sel, int lanes) {
+  LExpr *e = lx_new(cx, LX_SHUFFLE, a->dt);
+  e->a = a;
+  e->b = b;
+  e->lanes = lanes;
+  int *s = arena_alloc(&cx->arena, sizeof(int) * (size_t)lanes);
+  memcpy(s, sel, sizeof(int) * (size_t)lanes);
+  e->sel = s;
+  return e;
+}
+
+DType lx_bits_dtype(DType dt) {
+  switch (dt) {
+  case DT_F16: case DT_BF16: return DT_I16;
+  case DT_BOOL: return DT_U8;
+  default: return dt;
+  }
+}
+
+// Whether a vector of dt may move elements of a buffer of dtype bt (the same dtype, or
+// the bits of one: ir/loop.h's Lanes).
+static bool moves_elements(DType dt, DType bt) { return dt == bt || lx_bits_dtype(bt) == dt; }
+
+// The dtypes of vectors that are only moved, and of those computed with.
+static bool movable(DType dt) {
+  switch (dt) {
+  case DT_F32: case DT_F64: case DT_I8: case DT_U8: case DT_I16: case DT_I32: case DT_I64: return true;
+  default: return false;
+  }
+}
+
 static void lanes_of(const LStmtList *body, int *lanes) {
   for (int i = 0; i < body->len; i++) {
     const LStmt *s = body->data[i];
@@ -368,12 +399,16 @@ static void verify_expr(Verify *V, const LExpr *e) {
   TD_ASSERT(e->lanes >= 1);
   if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
-              e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG ||
+              e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG || e->kind == LX_SHUFFLE ||
               (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
     TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_MMA ||
-              e->kind == LX_FRAG || e->a->lanes == e->lanes);
+              e->kind == LX_FRAG || e->a->lanes == e->lanes || (e->kind == LX_SHUFFLE && 2 * e->a->lanes == e->lanes));
     TD_ASSERT(e->kind != LX_INSERT || e->b->lanes == 1);
     TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
+    if (!V->k->gpu) {  // the GPU form's vectors are of any dtype (ir/loop.h)
+      TD_ASSERT(movable(e->dt));
+      TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
+    }
     TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
   } else if (e->kind != LX_LANE && e->kind != LX_CONST && e->kind != LX_VAR && e->kind != LX_LOCAL &&
              e->kind != LX_LOAD) {
@@ -391,11 +426,13 @@ static void verify_expr(Verify *V, const LExpr *e) {
     TD_ASSERT(V->k->locals.data[e->local] == e->dt);
     TD_ASSERT(V->lanes[e->local] == e->lanes);
     return;
-  case LX_LOAD:
+  case LX_LOAD: {
     verify_index_lanes(V, e->buf, &e->idx, e->lanes);
     TD_ASSERT(V->k->args.data[e->buf].read);
-    TD_ASSERT(V->p->bufs.data[V->k->args.data[e->buf].buf].dtype == e->dt);
+    DType bt = V->p->bufs.data[V->k->args.data[e->buf].buf].dtype;
+    TD_ASSERT(bt == e->dt || (e->lanes > 1 && moves_elements(e->dt, bt)));
     return;
+  }
   case LX_UNARY:
     verify_expr(V, e->a);
     verify_unary(e);
@@ -464,6 +501,14 @@ static void verify_expr(Verify *V, const LExpr *e) {
     verify_expr(V, e->c);
     return;
   case LX_FRAG: td_internal_error(__FILE__, __LINE__, "an mma fragment outside an mma");
+  case LX_SHUFFLE:
+    verify_expr(V, e->a);
+    verify_expr(V, e->b);
+    TD_ASSERT(e->lanes > 1 && (e->a->lanes == e->lanes || 2 * e->a->lanes == e->lanes) &&
+              e->b->lanes == e->a->lanes && e->a->dt == e->dt && e->b->dt == e->dt && e->sel);
+    for (int l = 0; l < e->lanes; l++)
+      TD_ASSERT(e->sel[l] >= 0 && e->sel[l] < 2 * e->a->lanes);
+    return;
   case LX_COUNT: break;
   }
   td_unreachable();
@@ -495,7 +540,7 @@ static void verify_stmt(Verify *V, const LStmt *s) {
   case LS_STORE:
     verify_expr(V, s->val);
     verify_index_lanes(V, s->buf, &s->idx, s->val->lanes);
-    TD_ASSERT(s->val->lanes == 1 || V->p->bufs.data[k->args.data[s->buf].buf].dtype == s->val->dt);
+    TD_ASSERT(s->val->lanes == 1 || moves_elements(s->val->dt, V->p->bufs.data[k->args.data[s->buf].buf].dtype));
     TD_ASSERT(k->args.data[s->buf].written);
     return;
   case LS_LET:

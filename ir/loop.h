@@ -61,11 +61,18 @@
 // LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).
 //
 // Lanes. An expression of `lanes` > 1 is a vector of that many values of dt (lanes 1 is
-// a scalar; every constructor but lx_splat/lx_vload/lx_local_v makes scalars). Vector
-// expressions are only these: LX_LOAD of `lanes` consecutive elements buf[idx + l];
-// LX_LOCAL of a vector local; LX_SPLAT (scalar a in every lane); LX_BINARY (ADD SUB
-// MUL) and LX_FMA lane by lane over operands of the same lanes (LX_FMA may be scalar);
-// and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). LX_FMA is
+// a scalar; every constructor but lx_splat/lx_vload/lx_local_v/lx_shuffle makes
+// scalars). Vector expressions are only these: LX_LOAD of `lanes` consecutive elements
+// buf[idx + l]; LX_LOCAL of a vector local; LX_SPLAT (scalar a in every lane);
+// LX_BINARY (ADD SUB MUL) and LX_FMA lane by lane over operands of the same lanes
+// (LX_FMA may be scalar); LX_SHUFFLE (lane l of the result is lane sel[l] of the
+// concatenation of a and b, two vectors of its dt and of n lanes each, n its own lanes
+// or half of them: 0 <= sel[l] < 2 * n);
+// and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). Vectors
+// computed with are f32 or f64; vectors only moved (loads, locals, shuffles, stores) may
+// also be of the ints (i8 u8 i16 i32 i64), and such a vector load or store of a buffer
+// of another dtype of the same size (i16 of f16 or bf16, u8 of bool) moves its bits
+// unchanged: a copy, which is how ir/ew.c's transposing tiles move every dtype. LX_FMA is
 // a * b + c of one float dtype (f32/f64): the product may be rounded or not before the
 // add (fused where the target has FMA), so backends may differ in the last bit. A
 // store of a vector value writes buf[idx + l] for every lane l; a local takes the
@@ -143,6 +150,7 @@ typedef enum {
   LX_INSERT,         // vector a with lane i set to scalar b
   LX_FRAG,           // GPU: an mma operand in the lanes' registers (buf, idx, i: LG_FRAG_*, b: ld)
   LX_MMA,            // GPU: the warp's tile of a * b + c (tensor cores)
+  LX_SHUFFLE,        // lanes of a and b picked by sel (see Lanes above)
   LX_COUNT
 } LExprKind;
 
@@ -173,6 +181,7 @@ struct LExpr {
   int err;        // raising ops: index into the kernel's errors, -1 if none
   bool wrap;      // LX_CHECKED_INDEX: negative indices count from the end
   int lanes;      // 1 for a scalar; see Lanes above
+  const int *sel; // LX_SHUFFLE: `lanes` lane numbers into a ++ b
 };
 
 typedef enum {
@@ -383,6 +392,11 @@ LExpr *lx_splat(Ctx *cx, int lanes, LExpr *a);                  // a scalar in e
 LExpr *lx_vload(Ctx *cx, DType dt, int lanes, int buf, LIndex idx);  // buf[idx + 0..lanes)
 LExpr *lx_local_v(Ctx *cx, DType dt, int lanes, int local);     // a vector local
 LExpr *lx_lane(Ctx *cx, LExpr *v, int lane);                    // lane of vector local v
+// lanes lanes (a->lanes or twice that) picked from a ++ b; sel copied (lanes entries)
+LExpr *lx_shuffle(Ctx *cx, LExpr *a, LExpr *b, const int *sel, int lanes);
+// The dtype whose vectors move the bits of dt's elements (ir/loop.h's Lanes): dt itself,
+// or i16 for f16/bf16 and u8 for bool.
+DType lx_bits_dtype(DType dt);
 LStmt *ls_loop(Ctx *cx, int var, int64_t extent);
 LStmt *ls_store(Ctx *cx, int buf, LIndex idx, LExpr *val);
 LStmt *ls_let(Ctx *cx, int local, LExpr *val);

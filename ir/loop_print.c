@@ -185,6 +185,16 @@ static void print_expr(Pr *P, const LExpr *e) {
     fputc('.', out);
     slot(P, SLOT_NUM, e->i);
     return;
+  case LX_SHUFFLE:
+    fputs("shuffle(", out);
+    print_expr(P, e->a);
+    fputs(", ", out);
+    print_expr(P, e->b);
+    fputs(", [", out);
+    for (int l = 0; l < e->lanes; l++)
+      fprintf(out, "%s%d", l ? " " : "", e->sel[l]);
+    fputs("])", out);
+    return;
   case LX_UNARY:
     if (e->op == OP_NEG) {
       fputs("(-", out);

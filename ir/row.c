@@ -3,7 +3,8 @@
 // elementwise epilogues over the reduced or the input shape. Two schedules: row by row
 // (build_row: a pass over the row per accumulation, the results in locals, a last pass
 // for what has the input's shape), and by columns when the reduction would stride
-// through memory (build_col, below). Where a softmax's last pass multiplies its terms
+// through memory (build_col, below), which splits the rows into parts reduced by
+// threads and then combined when the kept columns are too few to share (SPLIT). Where a softmax's last pass multiplies its terms
 // by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
@@ -12,8 +13,9 @@
 // schedule's plan and passes).
 //
 // Invariants: every output combines the same terms in the same order in both
-// schedules (bit-identical results); a row node's result is valid only on its row
-// (LocalVal.at), and readers are checked against it.
+// schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
+// comment says how); a row node's result is valid only on its row (LocalVal.at), and
+// readers are checked against it.
 #include "ir/kernel.h"
 
 #include <math.h>
@@ -359,6 +361,9 @@ typedef struct Col {
   int bdim;                      // the kept dim split into blocks, -1 if none
   LIndex bbase;                  // this instance's first index of bdim
   int64_t bext;                  // and its extent
+  int rdim;                      // SPLIT: the reduced dim split into parts, -1 if none
+  LIndex rbase;                  // this part's first index of rdim
+  int64_t rext;                  // and its extent
   LIndex xidx[TD_MAX_DIMS];      // outer kept dims: their loop vars; other dims 0
   LStmtList *body;               // where this instance's passes go
   int *acc, *aux;                // per row node: its accumulator buffer and a second one (-1: none)
@@ -376,12 +381,14 @@ static LStmtList *col_pass(KernelBuilder *kb, const Col *c, bool all, LIndex *id
     if (reduced(c, d) && !all)
       continue;
     int v = kb_new_var(kb);
-    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : c->xv->shape[d]);
+    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : d == c->rdim ? c->rext : c->xv->shape[d]);
     kb_push(kb, into, s);
     into = &s->body;
     idx[d] = kb_ix_var(v);
     if (d == c->bdim)
       kb_ix_addmul(kb, &idx[d], &c->bbase, 1);
+    if (d == c->rdim)
+      kb_ix_addmul(kb, &idx[d], &c->rbase, 1);
   }
   return into;
 }
@@ -659,6 +666,286 @@ static int col_buffer(KernelBuilder *kb, const Node *n, DType dt, int64_t numel,
 static void scan_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, int nrow);
 static void scan_buffers(KernelBuilder *kb, Col *c, const NodeList *ns, int64_t onumel);
 
+// ============================================================================
+// SPLIT: a column reduction with too few kept elements for threads (x.sum(0) of a
+// [65536, 64] x, the statistics of a [N, C, H, W] batch over (0, 2, 3)): the rows are
+// split into parts that threads reduce to partial results, then combined in order.
+//   for o in outer kept dims {                       (fewer than PARALLEL_MIN_ITERS)
+//     for each phase (one; two for var/std and logsumexp, the second reading the first's
+//                     mean or shift):
+//       for p in 0..P parallel {                    each part: a range of the longest
+//         part[p, j] = identity                     reduced dim (the split dim)
+//         for the part's elements, memory order: part[p, j] = part[p, j] op f(x)
+//       }
+//       (the split dim's last indices, fewer than a part, in one more part after it)
+//       for j: stat[j] = part[0, j] op part[1, j] op ... (left to right)
+//     for j: results and epilogues, as the column schedule's final pass
+//   }
+// P aims at SPLIT_PARTS parts (fewer where each would have less than PARALLEL_WORK
+// elements). Association: each part folds its elements in the order of the naive nest,
+// and the parts' results are then combined from the first to the last, so a float sum
+// is the naive sum regrouped into P + 1 runs (its rounding error is bounded by the
+// longest run's plus P terms: no worse than the naive nest's); max, min, all, any,
+// argmax and argmin (the first extreme wins: parts combine in order with the same
+// test) and integer arithmetic (wrapping) give exactly the naive results.
+// ============================================================================
+enum { SPLIT_PARTS = 16 };
+
+typedef struct SplitPass {
+  Op op;       // the fold: ADD MUL MAXIMUM MINIMUM LOGICAL_AND LOGICAL_OR, or ARGMAX/ARGMIN
+  DType cd;    // the partials' dtype
+  int sub;     // a buffer of the reduced shape subtracted from x first (var's mean), -1
+  bool square, exp;
+  int part, ppos;  // the partials [P + 1, onumel] (argext: best values; ppos its positions)
+} SplitPass;
+
+// The fold's identity (argext: the best value's).
+static LExpr *split_identity(KernelBuilder *kb, const SplitPass *s, const Node *n) {
+  switch (s->op) {
+  case OP_ADD: return kb_num(kb, s->cd, 0, 0);
+  case OP_MUL: return kb_num(kb, s->cd, 1, 1);
+  case OP_MAXIMUM: return inf_of(kb, s->cd, true, true);
+  case OP_MINIMUM: return inf_of(kb, s->cd, false, false);
+  case OP_LOGICAL_AND: return kb_iconst(kb, DT_BOOL, 1);
+  case OP_LOGICAL_OR: return kb_iconst(kb, DT_BOOL, 0);
+  case OP_ARGMAX: case OP_ARGMIN: {
+    bool mx = n->op == OP_ARGMAX;
+    return inf_of(kb, s->cd, mx, mx);
+  }
+  default: td_unreachable();
+  }
+}
+
+// The pass of row node n in phase ph (false: n has none).
+static bool split_pass(KernelBuilder *kb, const Node *n, int ph, int stat, int64_t onumel, int nparts, SplitPass *s) {
+  DType cd = dtype_compute(n->out->dtype);
+  *s = (SplitPass){OP_ADD, cd, -1, false, false, -1, -1};
+  switch (n->op) {
+  case OP_SUM: case OP_MEAN: break;
+  case OP_PROD: s->op = OP_MUL; break;
+  case OP_AMAX: case OP_MAX: s->op = OP_MAXIMUM; break;
+  case OP_AMIN: case OP_MIN: s->op = OP_MINIMUM; break;
+  case OP_ALL: s->op = OP_LOGICAL_AND, s->cd = DT_BOOL; break;
+  case OP_ANY: s->op = OP_LOGICAL_OR, s->cd = DT_BOOL; break;
+  case OP_ARGMAX: case OP_ARGMIN: s->op = n->op, s->cd = dtype_compute(n->srcs[0]->dtype); break;
+  case OP_VAR: case OP_STD:
+    if (ph == 1)
+      s->sub = stat, s->square = true;
+    break;
+  case OP_LOGSUMEXP:
+    if (ph == 0)
+      s->op = OP_MAXIMUM;
+    else
+      s->sub = stat, s->exp = true;
+    break;
+  default: td_unreachable();
+  }
+  bool two = n->op == OP_VAR || n->op == OP_STD || n->op == OP_LOGSUMEXP;
+  if (ph > 0 && !two)
+    return false;
+  s->part = kb_new_temp(kb, s->cd, nparts * onumel, "part");
+  if (s->op == OP_ARGMAX || s->op == OP_ARGMIN)
+    s->ppos = kb_new_temp(kb, DT_I64, nparts * onumel, "partpos");
+  return true;
+}
+
+// The part at index p (an LIndex over the parts) of the current rows: its partials
+// from the identity, then folded over every row of c's current range.
+static void split_part(KernelBuilder *kb, const Col *c, const Node *n, const SplitPass *s, LStmtList *into,
+                       const LIndex *p, int64_t onumel) {
+  Col cc = *c;
+  cc.body = into;
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, &cc, false, idx);
+  LIndex o = col_slot(kb, &cc, idx);
+  kb_ix_addmul(kb, &o, p, onumel);
+  kb_buf_store(kb, in, s->part, o, split_identity(kb, s, n));
+  if (s->ppos >= 0)
+    kb_buf_store(kb, in, s->ppos, o, kb_iconst(kb, DT_I64, 0));
+  in = col_pass(kb, &cc, true, idx);
+  LIndex j = col_slot(kb, &cc, idx);
+  o = j;
+  kb_ix_addmul(kb, &o, p, onumel);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), s->cd);
+  if (s->ppos >= 0) {  // argmax/argmin: the first best of the part
+    int xl = kb_let_local(kb, in, x);
+    int bl = kb_let_local(kb, in, kb_buf_load(kb, s->part, o));
+    LStmt *upd = kb_if(kb, argext_cond(kb, s->op == OP_ARGMAX, s->cd, kb_local_ref(kb, xl), kb_local_ref(kb, bl)));
+    kb_push(kb, in, upd);
+    kb_buf_store(kb, &upd->body, s->part, o, kb_local_ref(kb, xl));
+    LIndex pos = row_position(kb, c->xv, c->mask, idx);
+    kb_buf_store(kb, &upd->body, s->ppos, o, kb_ix_expr(kb, &pos));
+    return;
+  }
+  if (s->sub >= 0)
+    x = kb_binary(kb, OP_SUB, s->cd, x, kb_buf_load(kb, s->sub, j));
+  if (s->square)
+    x = kb_unary(kb, OP_SQUARE, s->cd, x);
+  if (s->exp)
+    x = kb_unary(kb, OP_EXP, s->cd, x);
+  kb_buf_store(kb, in, s->part, o, kb_arith(kb, s->op, s->cd, kb_buf_load(kb, s->part, o), x));
+}
+
+// The parts of one phase combined in order into locals, in the loop over the kept
+// slots whose body is `in` at slot j; *pos gets argext's position local (else -1).
+static int split_combine(KernelBuilder *kb, const SplitPass *s, LStmtList *in, const LIndex *j, int64_t onumel,
+                         int nparts, int *pos) {
+  LIndex o0 = *j;
+  int v = kb_let_local(kb, in, kb_buf_load(kb, s->part, o0));
+  *pos = s->ppos >= 0 ? kb_let_local(kb, in, kb_buf_load(kb, s->ppos, o0)) : -1;
+  int pv = kb_new_var(kb);
+  LStmt *l = kb_loop(kb, pv, nparts - 1);
+  kb_push(kb, in, l);
+  LIndex o = *j, pi = kb_ix_var(pv);
+  o.base += onumel;
+  kb_ix_addmul(kb, &o, &pi, onumel);
+  LExpr *x = kb_buf_load(kb, s->part, o);
+  if (*pos < 0) {
+    kb_push(kb, &l->body, kb_set(kb, v, kb_arith(kb, s->op, s->cd, kb_local_ref(kb, v), x)));
+    return v;
+  }
+  int xl = kb_let_local(kb, &l->body, x);
+  LStmt *upd = kb_if(kb, argext_cond(kb, s->op == OP_ARGMAX, s->cd, kb_local_ref(kb, xl), kb_local_ref(kb, v)));
+  kb_push(kb, &l->body, upd);
+  kb_push(kb, &upd->body, kb_set(kb, v, kb_local_ref(kb, xl)));
+  kb_push(kb, &upd->body, kb_set(kb, *pos, kb_buf_load(kb, s->ppos, o)));
+  return v;
+}
+
+// Builds the split schedule (for a kernel worth threads that neither its outer kept
+// dims nor blocks of its inner ones give, build_col says) when it has PARALLEL_WORK
+// elements for each of two parts or more; false: not built.
+static bool build_split(KernelBuilder *kb, Col *c, const NodeList *ns, int nrow) {
+  const View *xv = c->xv;
+  int sd = -1;  // the longest reduced dim (the outermost of equals)
+  for (int p = c->nouter; p < c->nord; p++)
+    if (reduced(c, c->order[p]) && (sd < 0 || xv->shape[c->order[p]] > xv->shape[sd]))
+      sd = c->order[p];
+  int64_t R = xv->shape[sd], want = view_numel(*xv) / PARALLEL_WORK;
+  if (want > SPLIT_PARTS)
+    want = SPLIT_PARTS;
+  if (want > R)
+    want = R;
+  if (nrow == 0 || want < 2)
+    return false;
+  int64_t rows = (R + want - 1) / want, P = R / rows;  // rows per part, full parts
+  if (P < 2)
+    return false;
+  int64_t onumel = view_numel(*xv) / c->n, rem = R - P * rows, nparts = P + (rem > 0);
+  for (int d = 0; d < xv->ndim; d++)
+    c->xidx[d] = kb_ix_const(0);
+  LStmtList *body = kb_outer_loops(kb, &kb->k->body, c->nouter, c->order, xv->shape, c->xidx, false);
+  // per row node: its phases' partials, and the first phase's statistic (var: the
+  // mean; logsumexp: the shift) in a buffer of the reduced shape
+  SplitPass (*sp)[2] = arena_alloc(&kb->cx->arena, sizeof *sp * (size_t)nrow);
+  int *stat = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    bool two = n->op == OP_VAR || n->op == OP_STD || n->op == OP_LOGSUMEXP;
+    stat[i] = two ? kb_new_temp(kb, dtype_compute(n->out->dtype), onumel, "stat") : -1;
+    split_pass(kb, n, 0, -1, onumel, nparts, &sp[i][0]);
+    if (!two || !split_pass(kb, n, 1, stat[i], onumel, nparts, &sp[i][1]))
+      sp[i][1].part = -1;
+  }
+  c->rdim = sd;
+  for (int ph = 0; ph < 2; ph++) {
+    bool any = false;
+    for (int i = 0; i < nrow; i++)
+      any |= ph == 0 || sp[i][1].part >= 0;
+    if (!any)
+      break;
+    int pv = kb_new_var(kb);
+    LStmt *pl = kb_loop(kb, pv, P);
+    pl->parallel = true;
+    kb_push(kb, body, pl);
+    LIndex pi = kb_ix_var(pv), plast = kb_ix_const(P);
+    for (int i = 0; i < nrow; i++) {
+      const SplitPass *s = &sp[i][ph];
+      if (ph == 1 && s->part < 0)
+        continue;
+      c->rbase = kb_ix_const(0);
+      kb_ix_addmul(kb, &c->rbase, &pi, rows);
+      c->rext = rows;
+      split_part(kb, c, ns->data[i], s, &pl->body, &pi, onumel);
+      if (rem) {
+        c->rbase = kb_ix_const(P * rows);
+        c->rext = rem;
+        split_part(kb, c, ns->data[i], s, body, &plast, onumel);
+      }
+    }
+    if (ph == 1)
+      break;
+    // the first phase's statistics, where a second phase reads them
+    Col cc = *c;
+    cc.body = body;
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = NULL;
+    LIndex j;
+    for (int i = 0; i < nrow; i++) {
+      const Node *n = ns->data[i];
+      if (stat[i] < 0)
+        continue;
+      if (!in) {
+        in = col_pass(kb, &cc, false, idx);
+        j = col_slot(kb, &cc, idx);
+      }
+      int pos, v = split_combine(kb, &sp[i][0], in, &j, onumel, (int)nparts, &pos);
+      DType cd = sp[i][0].cd;
+      LExpr *sv = kb_local_ref(kb, v);
+      if (n->op == OP_LOGSUMEXP) {
+        LExpr *isinf = kb_binary(kb, OP_EQ, DT_BOOL, kb_unary(kb, OP_ABS, cd, sv), kb_fconst(kb, cd, INFINITY));
+        sv = kb_select(kb, isinf, kb_fconst(kb, cd, 0), sv);
+      } else {  // var, std: the mean
+        sv = kb_binary(kb, OP_DIV, cd, sv, kb_num(kb, cd, (double)c->n, c->n));
+      }
+      kb_buf_store(kb, in, stat[i], j, sv);
+    }
+  }
+  c->rdim = -1;
+  // the results and epilogues, as col_instance's final pass
+  Col cc = *c;
+  cc.body = body;
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, &cc, false, idx);
+  LIndex j = col_slot(kb, &cc, idx);
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    DType cd = dtype_compute(n->out->dtype);
+    LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)c->n, c->n);
+    const SplitPass *s = &sp[i][sp[i][1].part >= 0 ? 1 : 0];
+    int pos, v = split_combine(kb, s, in, &j, onumel, (int)nparts, &pos);
+    LExpr *r = kb_local_ref(kb, pos >= 0 ? pos : v);
+    switch (n->op) {
+    case OP_MEAN: r = kb_binary(kb, OP_DIV, cd, r, N); break;
+    case OP_VAR: case OP_STD: {
+      int64_t div = c->n - n->attr.correction;
+      r = kb_binary(kb, OP_DIV, cd, r, kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
+      if (n->op == OP_STD)
+        r = kb_unary(kb, OP_SQRT, cd, r);
+      break;
+    }
+    case OP_LOGSUMEXP:
+      r = kb_binary(kb, OP_ADD, cd, kb_unary(kb, OP_LOG, cd, r), kb_buf_load(kb, stat[i], j));
+      break;
+    default: break;
+    }
+    int l = kb_let_local(kb, in, r);
+    reduced_local(kb, n, xv, c->mask, idx, l);
+    if (n->mode != NM_STORED)
+      continue;
+    LIndex oi[TD_MAX_DIMS];
+    TD_ASSERT(reduced_index(xv, c->mask, idx, &n->out->view, oi));
+    kb_store_node(kb, in, n, oi, kb_local_ref(kb, l));
+  }
+  for (int k = nrow; k < ns->len; k++) {
+    const Node *n = ns->data[k];
+    LIndex oi[TD_MAX_DIMS];
+    TD_ASSERT(op_is_elementwise(n->op) && reduced_index(xv, c->mask, idx, &n->out->view, oi));
+    kb_store_node(kb, in, n, oi, kb_node_expr(kb, n, oi));
+  }
+  return true;
+}
+
 // Builds the column schedule when it applies; false: not built.
 static bool build_col(KernelBuilder *kb, const NodeList *ns) {
   int nrow = 0;
@@ -666,30 +953,12 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     nrow++;
   Col c;
   memset(&c, 0, sizeof c);
+  c.bdim = c.rdim = -1;
   if (!col_plan(kb, ns, nrow, &c))
     return false;
   const View *xv = c.xv;
   int64_t onumel = view_numel(*xv) / c.n;
   bool scan = op_is_scan(ns->data[0]->op);
-  void (*instance)(KernelBuilder *, const Col *, const NodeList *, int) = scan ? scan_instance : col_instance;
-  c.acc = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
-  c.aux = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
-  if (scan)
-    scan_buffers(kb, &c, ns, onumel);
-  for (int i = 0; i < nrow && !scan; i++) {
-    const Node *n = ns->data[i];
-    DType cd = dtype_compute(n->out->dtype);
-    c.aux[i] = -1;
-    switch (n->op) {
-    case OP_ARGMAX: case OP_ARGMIN:
-      c.aux[i] = kb_new_temp(kb, dtype_compute(n->srcs[0]->dtype), onumel, "best");
-      break;
-    case OP_VAR: case OP_STD: c.aux[i] = kb_new_temp(kb, cd, onumel, "mean"); break;
-    case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
-    default: break;
-    }
-    c.acc[i] = col_buffer(kb, n, cd, onumel, "acc");
-  }
   // the outer loops, parallel; or, with too few of them, blocks of an inner kept dim
   for (int d = 0; d < xv->ndim; d++)
     c.xidx[d] = kb_ix_const(0);
@@ -709,6 +978,27 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
         w *= xv->shape[c.order[p]];
     if ((B = kb_block_size(xv->shape[c.order[bp]], w)))
       c.bdim = c.order[bp];
+    else if (!scan && kb->cpu && build_split(kb, &c, ns, nrow))
+      return true;
+  }
+  void (*instance)(KernelBuilder *, const Col *, const NodeList *, int) = scan ? scan_instance : col_instance;
+  c.acc = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  c.aux = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)nrow);
+  if (scan)
+    scan_buffers(kb, &c, ns, onumel);
+  for (int i = 0; i < nrow && !scan; i++) {
+    const Node *n = ns->data[i];
+    DType cd = dtype_compute(n->out->dtype);
+    c.aux[i] = -1;
+    switch (n->op) {
+    case OP_ARGMAX: case OP_ARGMIN:
+      c.aux[i] = kb_new_temp(kb, dtype_compute(n->srcs[0]->dtype), onumel, "best");
+      break;
+    case OP_VAR: case OP_STD: c.aux[i] = kb_new_temp(kb, cd, onumel, "mean"); break;
+    case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
+    default: break;
+    }
+    c.acc[i] = col_buffer(kb, n, cd, onumel, "acc");
   }
   LStmtList *body = kb_outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
   c.body = body;

@@ -187,6 +187,8 @@ static bool same_expr(const LExpr *x, const LExpr *y) {
     return false;
   if (x->kind == LX_LOAD && (!same_index(&x->idx, &y->idx) || !same_expr(x->idx.dyn, y->idx.dyn)))
     return false;
+  if (x->kind == LX_SHUFFLE && memcmp(x->sel, y->sel, sizeof *x->sel * (size_t)x->lanes))
+    return false;
   return same_expr(x->a, y->a) && same_expr(x->b, y->b) && same_expr(x->c, y->c);
 }
 

@@ -1,11 +1,18 @@
-// runtime/pool.c: the thread pool behind tdsl_parallel_for, for generated code that
-// cannot use OpenMP (the LLVM backend), and the first-error record its kernels share.
+// runtime/pool.c: the thread pool behind tdsl_parallel_for, on which the parallel
+// loops of both CPU backends run (C and LLVM), and the first-error record their kernels
+// share.
 //
 // Threads: tdsl_num_threads() - 1 persistent workers, created by the first loop that
 // needs them; the calling thread works too. An idle worker watches for the next loop for
 // SPIN_NS (the loops of one call come back to back, and waking a sleeping thread takes
-// tens of microseconds in a VM), then sleeps on a condition variable. At exit an atexit
-// handler wakes and joins them.
+// tens of microseconds in a VM), then sleeps on a condition variable; the caller, done
+// with its chunks, watches for the last ones for WAIT_SPIN_NS, then sleeps. Neither
+// spins against a busy core: a spinning thread yields to any other runnable thread of
+// its core every few hundred nanoseconds (another process, or the very worker it waits
+// for, which the scheduler often wakes on the waker's core: without the yield a caller
+// spun out its whole window before the chunk it waited for could run), and gives up at
+// once when it finds it lost its core for GAP_NS. At exit an atexit handler wakes and
+// joins them.
 //
 // One loop at a time: `call_mu` is held for the whole of a parallel loop. A caller
 // that finds it taken (a second user thread, or a task of the running loop) does not
@@ -29,6 +36,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -41,6 +49,8 @@ enum {
   CHUNKS_PER_THREAD = 4,   // load balance against uneven chunks and busy cores
   CHUNK_BITS = 24,         // MAX_THREADS * CHUNKS_PER_THREAD < 2^CHUNK_BITS
   SPIN_NS = 200000,        // how long an idle worker watches for work before it sleeps
+  WAIT_SPIN_NS = 20000,    // how long the caller watches for the last chunks before it sleeps
+  GAP_NS = 50000,          // a pause this long while spinning: the thread lost its core
 };
 _Static_assert((int64_t)MAX_THREADS * CHUNKS_PER_THREAD < ((int64_t)1 << CHUNK_BITS), "chunk field too small");
 #define CHUNK_MASK ((UINT64_C(1) << CHUNK_BITS) - 1)
@@ -134,16 +144,25 @@ static void cpu_relax(void) {
 #endif
 }
 
-// Watches w for up to SPIN_NS while it is below `until` (done) or equal to it (posted).
-static void spin_while(_Atomic uint64_t *w, uint64_t until, bool below) {
-  int64_t end = now_ns() + SPIN_NS;
+// Watches w for up to `limit` ns while it is below `until` (done) or equal to it
+// (posted). Gives up at once when the thread was off its core between two looks
+// (a gap of GAP_NS): another process holds that core, and spinning on would take its
+// time slices for nothing (and, when a worker waits for this very core, keep the work
+// itself from running).
+static void spin_while(_Atomic uint64_t *w, uint64_t until, bool below, int64_t limit) {
+  int64_t last = now_ns(), end = last + limit;
   for (int i = 1;; i++) {
     uint64_t v = atomic_load_explicit(w, memory_order_acquire);
     if (below ? v >= until : v != until)
       return;
     cpu_relax();
-    if (i % 64 == 0 && now_ns() > end)
-      return;
+    if (i % 32 == 0) {
+      sched_yield();  // a runnable thread on this core (another process, our caller) goes first
+      int64_t t = now_ns();
+      if (t > end || t - last > GAP_NS)
+        return;
+      last = t;
+    }
   }
 }
 
@@ -155,7 +174,7 @@ static void *worker_main(void *arg) {
   for (;;) {
     if (job.gen == seen && !quit) {
       pthread_mutex_unlock(&mu);
-      spin_while(&posted, seen, false);
+      spin_while(&posted, seen, false, SPIN_NS);
       pthread_mutex_lock(&mu);
     }
     while (job.gen == seen && !quit)
@@ -255,7 +274,7 @@ void tdsl_parallel_for(int64_t n, int64_t grain, tdsl_range_fn fn, void *ctx) {
   run_chunks(&j);
   in_task = false;
 
-  spin_while(&done, (uint64_t)nchunks, true);  // the last chunks are usually nearly done
+  spin_while(&done, (uint64_t)nchunks, true, WAIT_SPIN_NS);  // the last chunks are usually nearly done
   pthread_mutex_lock(&mu);
   while (atomic_load_explicit(&done, memory_order_acquire) < (uint64_t)nchunks)
     pthread_cond_wait(&done_cv, &mu);

@@ -218,8 +218,8 @@ int tdsl_entry_kernel_error(const char *msg, long long value);
 
 // ==== parallel loops (runtime/pool.c): used by generated code, not by users ====
 // A persistent pool of tdsl_num_threads() - 1 workers, started by the first parallel
-// loop; the calling thread works too. Idle workers watch for the next loop for 0.2 ms,
-// then sleep; they are joined at exit.
+// loop; the calling thread works too. Idle workers watch for the next loop for 0.2 ms
+// (yielding to any other runnable thread of their core), then sleep; they are joined at exit.
 typedef void (*tdsl_range_fn)(void *ctx, int64_t begin, int64_t end);
 // Runs fn(ctx, b, e) over disjoint chunks covering [0, n), on the pool's threads and the
 // caller's; returns when all chunks are done (their writes are then visible to the

@@ -240,7 +240,7 @@ def main():
           doc.get("flops") == 2 * 8 * 4 * 16 + 8 * 4, str(doc))
     check("bench counts the bytes of the parameters and the result", doc.get("bytes") == 4 * (8 * 16 + 16 * 4 + 8 * 4))
     check("bench times are ordered", doc and doc["min_ms"] <= doc["median_ms"] <= doc["max_ms"])
-    p = tdslc("bench", mm, "--reps", "2", "--backend", "c", env=dict(os.environ, OMP_NUM_THREADS="3"))
+    p = tdslc("bench", mm, "--reps", "2", "--backend", "c", env=dict(os.environ, TDSL_NUM_THREADS="3"))
     check("bench without --json prints a summary line naming its backend and threads",
           p.returncode == 0 and b"f (c backend, 3 threads): 2 calls, median" in p.stdout, p.stdout.decode() + p.stderr.decode())
     expect("bench --reps 0 is refused", tdslc("bench", mm, "--reps", "0"), 2, r"--reps")

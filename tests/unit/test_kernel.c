@@ -59,6 +59,9 @@ static double round_bf16(double v) {
 static Num fit(DType t, Num x) {  // the value as dtype t holds it
   switch (t) {
   case DT_BOOL: x.i = x.i != 0; break;
+  case DT_U8: x.i = (uint8_t)(uint64_t)x.i; break;
+  case DT_I8: x.i = (int8_t)(uint8_t)(uint64_t)x.i; break;
+  case DT_I16: x.i = (int16_t)(uint16_t)(uint64_t)x.i; break;
   case DT_I32: x.i = (int32_t)(uint32_t)(uint64_t)x.i; break;
   case DT_I64: break;
   case DT_F16: x.f = (double)(_Float16)(float)x.f; break;
@@ -206,6 +209,11 @@ static Num eval_lane(Run *r, const LExpr *e, int l) {
   case LX_SPLAT: return eval(r, e->a);
   case LX_BINARY: return binary(r, e, eval_lane(r, e->a, l), eval_lane(r, e->b, l));
   case LX_FMA: return fma_of(e->dt, eval_lane(r, e->a, l), eval_lane(r, e->b, l), eval_lane(r, e->c, l));
+  case LX_SHUFFLE: {
+    int s = e->sel[l], n = e->a->lanes;
+    assert_true(s >= 0 && s < 2 * n);
+    return s < n ? eval_lane(r, e->a, s) : eval_lane(r, e->b, s - n);
+  }
   default: fail();
   }
   return (Num){0, 0};
@@ -225,9 +233,10 @@ static void exec_lanes(Run *r, const LStmt *s) {
   int b = r->k->args.data[s->buf].buf;
   int64_t i = index_of(r, &s->idx);
   assert_true(i >= 0 && i + n <= r->lp->bufs.data[b].numel);
-  assert_int_equal(s->val->dt, r->lp->bufs.data[b].dtype);
-  for (int l = 0; l < n; l++)
-    r->mem[b][i + l] = fit(s->val->dt, v[l]);
+  DType bt = r->lp->bufs.data[b].dtype;
+  assert_int_equal(s->val->dt, lx_bits_dtype(bt));
+  for (int l = 0; l < n; l++)  // vectors of f16, bf16 and bool move their elements unchanged
+    r->mem[b][i + l] = s->val->dt == bt ? fit(bt, v[l]) : v[l];
 }
 
 static void exec_stmts(Run *r, const LStmtList *body);
@@ -1108,6 +1117,58 @@ static void large_column_reduction_runs_blocks_in_parallel(void **state) {
   done(r);
 }
 
+// The temps of ir/row.c's SPLIT partials ("k0.part").
+static int count_part_temps(const Run *r) {
+  int n = 0;
+  for (int i = 0; i < r->lp->bufs.len; i++)
+    n += r->lp->bufs.data[i].kind == LB_TEMP && strstr(r->lp->bufs.data[i].name, ".part") != NULL;
+  return n;
+}
+
+// Tall column reductions (too few kept elements for blocks) split their rows into parts
+// reduced in parallel, then combined in order: max, min, argmax, argmin, all, any and
+// integer sums exactly as the naive nest; float sums, means, variances, products and
+// logsumexp regrouped (the naive f32 sums of 20000 terms carry ~1e-5 of rounding).
+static void tall_column_reductions_split_their_rows_across_threads(void **state) {
+  (void)state;
+  static const char *const exact[] = {
+      "fn f(x: f32[20000, 7]) -> (f32[7], f32[7], i64[7], i64[7]) {\n"
+      "  return x.amax(0), x.amin(0), x.argmax(0), x.argmin(0)\n}\n",
+      "fn f(x: i32[3, 20000, 5], b: bool[70000, 2]) -> (i64[3, 5], i32[3, 5], bool[2], bool[2]) {\n"
+      "  return x.sum(1), x.amax(1), b.all(0), b.any(0)\n}\n",
+  };
+  static const char *const regrouped[] = {
+      "fn f(x: f32[20000, 7]) -> (f32[7], f32[7], f32[7], f32[7], f32[7], f32[1, 7]) {\n"
+      "  return x.sum(0), x.mean(0), x.var(0), x.std(0, unbiased=false), x.logsumexp(0), x.sum(0, keepdim=true) * 2.0\n}\n",
+      // batch statistics of channels-last data: reduce (0, 1, 2), the longest reduced dim
+      // split (of NCHW, (0, 2, 3) keeps the row schedule, parallel over the channels)
+      "fn f(x: f32[4, 130, 64, 6]) -> (f32[6], f32[6]) {\n  return x.mean((0, 1, 2)), x.var((0, 1, 2))\n}\n",
+      "fn f(x: f16[40000, 3], y: f64[2, 40000, 3]) -> (f16[3], f64[2, 3], f64[2, 3]) {\n"
+      "  return x.sum(0), y.prod(1), y.sum(1)\n}\n",
+  };
+  for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+    Run *r = compile(exact[i]);
+    check_against_naive(r, true, 0);
+    assert_true(count_part_temps(r) > 0);
+    assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+    done(r);
+  }
+  for (size_t i = 0; i < sizeof regrouped / sizeof *regrouped; i++) {
+    Run *r = compile(regrouped[i]);
+    check_against_naive(r, false, 2e-4);  // f32 sums of 20000 terms: ~1e-5 apart, either way
+    assert_true(count_part_temps(r) > 0);
+    assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+    done(r);
+  }
+  // a small one stays serial, a wide one keeps the column blocks (no partials)
+  Run *r = compile("fn f(x: f32[300, 7]) -> f32[7] {\n  return x.sum(0)\n}\n");
+  assert_int_equal(count_part_temps(r), 0);
+  done(r);
+  r = compile("fn f(x: f32[64, 4096]) -> f32[4096] {\n  return x.sum(0)\n}\n");
+  assert_int_equal(count_part_temps(r), 0);
+  done(r);
+}
+
 static void row_reductions_and_softmax_keep_the_row_order(void **state) {
   (void)state;
   Run *r = same_as_naive("fn f(x: f32[6, 40]) -> (f32[6], f32[6, 40], f32[6, 40]) {\n"
@@ -1117,7 +1178,7 @@ static void row_reductions_and_softmax_keep_the_row_order(void **state) {
   done(r);
 }
 
-// The row schedule of a GPU program's matmuls (a CPU program's go through ir/gemm.c).
+// A GPU program (no CPU target) built and run against the naive nest.
 static Run *same_as_naive_gpu(const char *src, bool specials) {
   build_cpu = NULL;
   Run *r = same_as_naive(src, specials);
@@ -1125,28 +1186,46 @@ static Run *same_as_naive_gpu(const char *src, bool specials) {
   return r;
 }
 
-static void matmul_accumulates_whole_rows_of_the_output(void **state) {
+// A GPU program's matmuls are the plain nest until sched_gpu tiles them (ir/matmul_gpu.c,
+// unit.sched_gpu), so they keep the naive nest's order of every sum, bit for bit: plain,
+// transposed, batched and broadcast operands, vector products, epilogues in every dtype.
+static void gpu_program_matmuls_are_the_plain_nest(void **state) {
   (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  assert_int_equal(count_temps(r), 0);  // into the result itself
-  done(r);
-}
-
-static void matmul_epilogues_halves_and_batches_match_the_row_order(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
-                         "    x: f32[2, 3, 4, 5], w: f32[5, 6], i: f64[3, 4], j: f64[4, 5]) -> (f32[7, 9], f16[5, 4],\n"
-                         "    f32[2, 3, 4, 6], f64[3, 5]) {\n"
-                         "  return relu(a @ b + c), h @ g, x @ w, i @ j\n}\n",
-                         false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-  r = same_as_naive_gpu("fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
-                    "  return a.t() @ v, b @ c.t().t()\n}\n",
-                    false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
+  static const struct {
+    const char *src;
+    bool specials;
+  } cases[] = {
+      {"fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false},
+      {"fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
+          "    x: f32[2, 3, 4, 5], w: f32[5, 6], i: f64[3, 4], j: f64[4, 5]) -> (f32[7, 9], f16[5, 4],\n"
+          "    f32[2, 3, 4, 6], f64[3, 5]) {\n"
+          "  return relu(a @ b + c), h @ g, x @ w, i @ j\n}\n", false},
+      {"fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
+          "  return a.t() @ v, b @ c.t().t()\n}\n", false},
+      {"fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false},
+      {"fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true},
+      {"fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false},
+      {"fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false},
+      {"fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
+          "    w: f32[12, 7], t: f32[3, 6, 9], v: f32[6]) -> (f32[10, 6], f32[3, 9, 11],\n"
+          "    f32[2, 10, 7], f32[3, 9, 11], f32[3, 9]) {\n"
+          "  return a.t() @ b, x @ y, z @ w, t.transpose(1, 2) @ y, t.transpose(1, 2) @ v\n}\n", true},
+      {"fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
+          "    g: f16[10, 6], e: f16[6], u: bf16[5, 6], v: bf16[6, 7]) -> (f32[11, 70], f32[11, 70],\n"
+          "    f64[6, 5], f16[9, 6], f32[9, 6], bf16[5, 7]) {\n"
+          "  y = x @ w + c\n"
+          "  hg = h @ g\n"
+          "  return relu(y), y * 2.0, p @ q - 1.0, hg + e, hg.float(), u @ v\n}\n", false},
+      {"fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    Run *r = same_as_naive_gpu(cases[i].src, cases[i].specials);
+    for (int k = 0; k < r->lp->kernels.len; k++) {
+      const LKernel *kn = r->lp->kernels.data[k];
+      assert_true(kn->kind != KK_MATMUL || kn->mm->form == LM_DOT);
+    }
+    done(r);
+  }
 }
 
 static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) {
@@ -1158,14 +1237,6 @@ static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) 
   assert_int_equal(s->kind, LS_LOOP);
   assert_int_equal(s->body.data[0]->kind, LS_LOOP);
   assert_int_equal(s->body.data[0]->body.data[0]->kind, LS_LET);  // acc = 0 per output
-  done(r);
-}
-
-static void vector_matrix_product_runs_column_blocks_in_parallel(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
   done(r);
 }
 
@@ -1287,75 +1358,6 @@ static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
   }
 }
 
-// The most stores in one innermost loop (a blocked matmul stores each of its rows there).
-static int max_inner_stores(const LStmtList *l) {
-  int best = 0, here = 0;
-  bool inner = true;
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    here += s->kind == LS_STORE;
-    if (s->kind == LS_LOOP || s->kind == LS_IF) {
-      int b = max_inner_stores(&s->body);
-      best = b > best ? b : best;
-      inner &= s->kind != LS_LOOP;
-    }
-  }
-  return inner && here > best ? here : best;
-}
-
-static void matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order(void **state) {
-  (void)state;
-  // 130 rows: macro blocks of 8 rows (run in parallel), 2 rows left over; 4 rows per
-  // block, so each element of b loaded feeds 4 products
-  Run *r = same_as_naive_gpu("fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true);
-  assert_true(all_inner_loads_unit(r));
-  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
-  assert_int_equal(max_inner_stores(&r->lp->kernels.data[0]->body), 4);
-  assert_int_equal(count_temps(r), 0);
-  done(r);
-  // k blocks of 32 terms (a 512 KiB block of b), then 6 terms: a step of 4 and one of 2
-  r = same_as_naive_gpu("fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-  // column tiles of 1024, then 52 columns; 5 rows: one block of 4 and one row
-  r = same_as_naive_gpu("fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-}
-
-static void blocked_matmul_reads_transposed_and_batched_operands(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
-                         "    w: f32[12, 7], t: f32[3, 6, 9], v: f32[6]) -> (f32[10, 6], f32[3, 9, 11],\n"
-                         "    f32[2, 10, 7], f32[3, 9, 11], f32[3, 9]) {\n"
-                         "  return a.t() @ b, x @ y, z @ w, t.transpose(1, 2) @ y, t.transpose(1, 2) @ v\n}\n",
-                         true);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-}
-
-static void blocked_matmul_epilogues_in_every_dtype(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
-                         "    g: f16[10, 6], e: f16[6], u: bf16[5, 6], v: bf16[6, 7]) -> (f32[11, 70], f32[11, 70],\n"
-                         "    f64[6, 5], f16[9, 6], f32[9, 6], bf16[5, 7]) {\n"
-                         "  y = x @ w + c\n"
-                         "  hg = h @ g\n"
-                         "  return relu(y), y * 2.0, p @ q - 1.0, hg + e, hg.float(), u @ v\n}\n",
-                         false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-}
-
-static void matmul_with_few_rows_runs_column_tiles_in_parallel(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n",
-                         false);
-  assert_true(all_inner_loads_unit(r));
-  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
-  done(r);
-}
-
 // The extents of the first innermost loop and of the loop around it (0: none).
 static void first_inner_pair(const LStmtList *l, int64_t outer, int64_t *o, int64_t *i) {
   for (int k = 0; k < l->len; k++) {
@@ -1374,8 +1376,9 @@ static void first_inner_pair(const LStmtList *l, int64_t outer, int64_t *o, int6
 static void transposed_copies_run_in_tiles_of_both_dims(void **state) {
   (void)state;
   // 170 x 200: tiles of 32 x 32 (170 rows leave too few taller tiles for the threads),
-  // then the last 10 rows and 8 columns in nests of their own
-  Run *r = same_as_naive("fn f(x: f32[200, 170]) -> f32[170, 200] {\n  return x.t().contiguous()\n}\n", true);
+  // then the last 10 rows and 8 columns in nests of their own (not a copy: no register
+  // blocks, transposed_copies_move_register_blocks_in_every_dtype)
+  Run *r = same_as_naive("fn f(x: f32[200, 170]) -> f32[170, 200] {\n  return x.t() * 2.0\n}\n", true);
   int64_t o = 0, i = 0;
   first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
   assert_int_equal(o, 32);
@@ -1384,7 +1387,7 @@ static void transposed_copies_run_in_tiles_of_both_dims(void **state) {
   done(r);
   // 2048 rows: 8 tiles of 256 rows (2 KiB runs would leave only 4) x 128 B of each row;
   // f64: 16 per row
-  r = same_as_naive("fn f(x: f32[40, 2048]) -> f32[2048, 40] {\n  return x.t().contiguous()\n}\n", false);
+  r = same_as_naive("fn f(x: f32[40, 2048]) -> f32[2048, 40] {\n  return x.t() + 1.0\n}\n", false);
   first_inner_pair(&r->lp->kernels.data[0]->body, 0, &o, &i);
   assert_int_equal(o, 256);
   assert_int_equal(i, 32);
@@ -1414,6 +1417,80 @@ static void permutes_and_mixed_operands_are_tiled_with_the_same_results(void **s
                     "    f32[32, 5, 31]) {\n  return x.t() + 1.0, b + x.t(), i.transpose(0, 2).contiguous()\n}\n",
                     false);
   done(r);
+}
+
+// The transposing shuffles (operands of the result's lanes, *lanes) and the widest
+// vector store in bytes (ir/ew.c's register blocks, their rows joined into lines).
+static void count_vector_moves(const LStmtList *l, int *shuffles, int *store_bytes, int *lanes) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    if (s->kind == LS_LET && s->val->kind == LX_SHUFFLE && s->val->a->lanes == s->val->lanes)
+      (*shuffles)++, *lanes = s->val->lanes;
+    int bytes = s->val ? s->val->lanes * (int)dtype_size(s->val->dt) : 0;
+    if (s->kind == LS_STORE && s->val->lanes > 1 && bytes > *store_bytes)
+      *store_bytes = bytes;
+    count_vector_moves(&s->body, shuffles, store_bytes, lanes);
+  }
+}
+
+// W for elements of `size` bytes on cpu t (ir/ew.c).
+static int block_w(const CpuTarget *t, int size) {
+  int w = t->vec_bytes / size;
+  return w > t->nregs / 2 ? t->nregs / 2 : w;
+}
+
+// Copies of permuted views move W x W blocks through vector registers, W from the
+// element size and the CPU; every dtype's bits move unchanged (bool, f16 and bf16 as
+// ints), sizes that are not multiples of W finish in scalar nests, and every output is
+// the naive nest's, bit for bit: odd sizes, rank 3 to 6 permutations, slices with steps
+// and offsets, the attention head split and merge.
+static void transposed_copies_move_register_blocks_in_every_dtype(void **state) {
+  (void)state;
+  static const char *const dts[] = {"f32", "f64", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "bool"};
+  static const int sizes[] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
+  CpuTarget avx2 = cpu_target("haswell"), sse = cpu_target("x86-64");
+  const CpuTarget *cpus[] = {&host_cpu, &avx2, &sse};
+  for (int c = 0; c < 3; c++) {
+    build_cpu = cpus[c];
+    for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
+      char src[512];
+      snprintf(src, sizeof src, "fn f(x: %s[130, 37]) -> %s[37, 130] {\n  return x.t().contiguous()\n}\n", dts[d], dts[d]);
+      Run *r = same_as_naive(src, true);
+      int shuffles = 0, store_bytes = 0, lanes = 0, w = block_w(cpus[c], sizes[d]), rounds = 0;
+      for (int u = 1; u < w; u *= 2)
+        rounds++;
+      count_vector_moves(&r->lp->kernels.data[0]->body, &shuffles, &store_bytes, &lanes);
+      assert_int_equal(lanes, w);
+      // each copy of a block's code: W rows, each shuffled once per round; the rows of
+      // blocks side by side joined into whole 64-byte lines
+      assert_true(shuffles > 0 && shuffles % (w * rounds) == 0);
+      assert_int_equal(store_bytes, 64);
+      done(r);
+    }
+  }
+  build_cpu = &host_cpu;
+  static const char *const srcs[] = {
+      // sizes below, at and above W, tails on both sides; a slice with a step and an offset
+      "fn f(x: f32[16, 16], y: f32[17, 33], z: f64[9, 130]) -> (f32[16, 16], f32[33, 17], f64[130, 9]) {\n"
+      "  return x.t().contiguous(), y.t().contiguous(), z.t().contiguous()\n}\n",
+      "fn f(x: f32[70, 90]) -> (f32[30, 33], i64[40, 41]) {\n"
+      "  return x[3:69:2, 5:65:2].t().contiguous(), x.long()[1:42, 2:42].t().contiguous()\n}\n",
+      // rank 3 to 6 permutations that move the innermost dim
+      "fn f(x: f32[5, 33, 18]) -> (f32[18, 33, 5], f32[5, 18, 33], f32[33, 18, 5]) {\n"
+      "  return x.permute(2, 1, 0).contiguous(), x.transpose(1, 2).contiguous(), x.permute(1, 2, 0).contiguous()\n}\n",
+      "fn f(x: f16[2, 3, 20, 17]) -> (f16[2, 17, 20, 3], f16[2, 3, 17, 20]) {\n"
+      "  return x.permute(0, 3, 2, 1).contiguous(), x.transpose(2, 3).contiguous()\n}\n",
+      "fn f(x: i16[2, 3, 2, 18, 17]) -> i16[2, 3, 17, 2, 18] {\n  return x.permute(0, 1, 4, 2, 3).contiguous()\n}\n",
+      "fn f(x: bool[2, 1, 3, 2, 33, 20]) -> bool[2, 20, 3, 1, 2, 33] {\n"
+      "  return x.permute(0, 5, 2, 1, 3, 4).contiguous()\n}\n",
+      // NCHW -> NHWC, and attention's head split and merge (the inner dim stays: no blocks)
+      "fn f(x: f32[2, 24, 7, 9]) -> f32[2, 7, 9, 24] {\n  return x.permute(0, 2, 3, 1).contiguous()\n}\n",
+      "fn f(x: f32[2, 20, 48]) -> (f32[2, 3, 20, 16], f32[2, 20, 48]) {\n"
+      "  h = x.view(2, 20, 3, 16).transpose(1, 2).contiguous()\n"
+      "  return h, h.transpose(1, 2).contiguous().view(2, 20, 48)\n}\n",
+  };
+  for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++)
+    done(same_as_naive(srcs[i], true));
 }
 
 // ============================================================================
@@ -1619,19 +1696,15 @@ int main(void) {
       cmocka_unit_test(large_column_reduction_runs_blocks_in_parallel),
       cmocka_unit_test(row_reductions_and_softmax_keep_the_row_order),
       cmocka_unit_test(cpu_schedule_exp_and_reductions_stay_near_the_naive_order),
-      cmocka_unit_test(matmul_accumulates_whole_rows_of_the_output),
-      cmocka_unit_test(matmul_epilogues_halves_and_batches_match_the_row_order),
+      cmocka_unit_test(gpu_program_matmuls_are_the_plain_nest),
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
-      cmocka_unit_test(vector_matrix_product_runs_column_blocks_in_parallel),
-      cmocka_unit_test(matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order),
-      cmocka_unit_test(blocked_matmul_reads_transposed_and_batched_operands),
-      cmocka_unit_test(blocked_matmul_epilogues_in_every_dtype),
-      cmocka_unit_test(matmul_with_few_rows_runs_column_tiles_in_parallel),
       cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
       cmocka_unit_test(gemm_schedule_and_tile_follow_the_shape_and_the_cpu),
       cmocka_unit_test(gemm_is_parallel_over_batches_rows_or_columns),
       cmocka_unit_test(transposed_copies_run_in_tiles_of_both_dims),
       cmocka_unit_test(permutes_and_mixed_operands_are_tiled_with_the_same_results),
+      cmocka_unit_test(transposed_copies_move_register_blocks_in_every_dtype),
+      cmocka_unit_test(tall_column_reductions_split_their_rows_across_threads),
       cmocka_unit_test(vector_lanes_run_lane_by_lane_and_assign_whole_vectors),
   };
   int failed = cmocka_run_group_tests_name("fusion plan of fuse_graph", tests, NULL, NULL);

@@ -160,6 +160,29 @@ static void many_loops_in_a_row_each_cover_their_range(void **state) {
   }
 }
 
+// Workers watch for the next loop a short while (0.2 ms), then sleep: over 300 ms of
+// idleness the process burns next to no CPU time. (Workers that kept spinning would
+// take 300 ms each, three of them here.)
+static double cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void idle_workers_sleep_instead_of_spinning(void **state) {
+  (void)state;
+  Record r;
+  record_init(&r, 4096);
+  r.wait_for_company = true;  // the workers surely ran, so they are spinning or asleep now
+  tdsl_parallel_for(4096, 1, count_range, &r);
+  assert_true(r.nseen >= 2);
+  double c0 = cpu_seconds();
+  sleep_ms(300);
+  double used = cpu_seconds() - c0;
+  assert_true(used < 0.1);
+  record_free(&r);
+}
+
 // ---- nesting ----
 typedef struct Nest {
   Record outer;
@@ -410,6 +433,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(a_loop_smaller_than_two_grains_runs_once_on_the_caller),
       cmocka_unit_test(a_large_loop_runs_on_several_threads),
       cmocka_unit_test(many_loops_in_a_row_each_cover_their_range),
+      cmocka_unit_test(idle_workers_sleep_instead_of_spinning),
       cmocka_unit_test(a_loop_inside_a_task_runs_serially_and_completes),
       cmocka_unit_test(two_user_threads_may_run_loops_at_the_same_time),
       cmocka_unit_test(a_forked_child_runs_loops_serially),

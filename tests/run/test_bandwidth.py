@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""tests/run/test_bandwidth.py TDSLC: the bandwidth-bound schedules end to end, against NumPy.
+
+- Copies of permuted views (ir/ew.c's register blocks: vector loads, shuffles, vector
+  stores, streamed past the caches when the result is large and its rows aligned) in
+  every dtype, odd sizes and tails, rank 3 to 6 permutations, slices with steps and
+  offsets, attention's head split and merge: bit for bit, NaN payloads included (the
+  blocks move bits; the scalar tails of the same kernels convert f16/bf16 through f32,
+  which keeps every value but may quiet a NaN's payload, so payloads are checked on
+  shapes whose sizes are multiples of every block width).
+- Column reductions too tall for column blocks (ir/row.c's SPLIT: parts reduced in
+  parallel, combined in order): exact for ints, bools, max/min/argmax/argmin, within
+  the reduction tolerance for float sums, means, variances, products and logsumexp.
+- Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
+  of -inf only, rows starting with 50000 -inf.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, compare, f32_to_bf16_bits, require_backend, run_outputs  # noqa: E402
+
+NP = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+      "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
+BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def rand(rng, dt, shape):
+    """Values of dt (bf16: its bits) with a few NaNs of several payloads in the floats."""
+    if dt == "bool":
+        return rng.random(shape) < 0.5
+    if dt in ("u8", "i8", "i16", "i32", "i64"):
+        info = np.iinfo(NP[dt])
+        return rng.integers(info.min, info.max, size=shape, dtype=NP[dt], endpoint=True)
+    v = rng.standard_normal(shape).astype(np.float32)
+    v = f32_to_bf16_bits(v) if dt == "bf16" else v.astype(NP[dt])
+    flat = v.reshape(-1)
+    nans = {"f16": [0x7e01, 0xfe33, 0x7c01], "bf16": [0x7fc1, 0xff81], "f32": [0x7fc00123, 0xffa00001],
+            "f64": [0x7ff8000000000123, 0xfff0000000000001]}[dt]
+    bits = flat.view(BITS[flat.itemsize])
+    for k, b in enumerate(nans):
+        bits[(k * 7919 + 13) % flat.size] = b
+    return v
+
+
+def same_bits(got, want):
+    got, want = np.ascontiguousarray(got), np.ascontiguousarray(want)
+    if got.shape != want.shape or got.dtype.itemsize != want.dtype.itemsize:
+        return False
+    return bool(np.array_equal(got.view(BITS[got.itemsize]), want.view(BITS[want.itemsize])))
+
+
+def copy_cases():
+    """(name, src, {param: array}, [NumPy results], payloads exact)."""
+    rng = np.random.default_rng(27)
+    cases = []
+    for dt in NP:
+        for (r, c) in ((37, 70), (130, 257), (16, 16), (64, 96)):
+            x = rand(rng, dt, (r, c))
+            exact = r % 32 == 0 and c % 32 == 0  # only blocks, no scalar tail
+            cases.append((f"t_{dt}_{r}x{c}", f"fn f(x: {dt}[{r}, {c}]) -> {dt}[{c}, {r}] {{\n"
+                          f"  return x.t().contiguous()\n}}", {"x": x}, [x.T], exact))
+    # a result large enough to be streamed (9 MiB, rows of 64-byte multiples)
+    x = rand(rng, "f32", (1152, 2048))
+    cases.append(("t_f32_stream", "fn f(x: f32[1152, 2048]) -> f32[2048, 1152] {\n  return x.t().contiguous()\n}",
+                  {"x": x}, [x.T], True))
+    x = rand(rng, "f32", (70, 90))
+    cases.append(("slices", "fn f(x: f32[70, 90]) -> (f32[30, 33], f32[40, 41]) {\n"
+                  "  return x[3:69:2, 5:65:2].t().contiguous(), x[1:42, 2:42].t().contiguous()\n}",
+                  {"x": x}, [x[3:69:2, 5:65:2].T, x[1:42, 2:42].T], False))
+    x = rand(rng, "f64", (5, 33, 18))
+    cases.append(("rank3", "fn f(x: f64[5, 33, 18]) -> (f64[18, 33, 5], f64[5, 18, 33], f64[33, 18, 5]) {\n"
+                  "  return x.permute(2, 1, 0).contiguous(), x.transpose(1, 2).contiguous(), "
+                  "x.permute(1, 2, 0).contiguous()\n}",
+                  {"x": x}, [x.transpose(2, 1, 0), x.transpose(0, 2, 1), x.transpose(1, 2, 0)], False))
+    x = rand(rng, "f16", (2, 3, 20, 17))
+    cases.append(("rank4", "fn f(x: f16[2, 3, 20, 17]) -> f16[2, 17, 20, 3] {\n"
+                  "  return x.permute(0, 3, 2, 1).contiguous()\n}", {"x": x}, [x.transpose(0, 3, 2, 1)], False))
+    x = rand(rng, "i16", (2, 3, 2, 18, 17))
+    cases.append(("rank5", "fn f(x: i16[2, 3, 2, 18, 17]) -> i16[2, 3, 17, 2, 18] {\n"
+                  "  return x.permute(0, 1, 4, 2, 3).contiguous()\n}", {"x": x}, [x.transpose(0, 1, 4, 2, 3)], True))
+    x = rand(rng, "bool", (2, 1, 3, 2, 33, 20))
+    cases.append(("rank6", "fn f(x: bool[2, 1, 3, 2, 33, 20]) -> bool[2, 20, 3, 1, 2, 33] {\n"
+                  "  return x.permute(0, 5, 2, 1, 3, 4).contiguous()\n}",
+                  {"x": x}, [x.transpose(0, 5, 2, 1, 3, 4)], True))
+    x = rand(rng, "bf16", (2, 24, 7, 33))
+    cases.append(("nchw_nhwc", "fn f(x: bf16[2, 24, 7, 33]) -> bf16[2, 7, 33, 24] {\n"
+                  "  return x.permute(0, 2, 3, 1).contiguous()\n}", {"x": x}, [x.transpose(0, 2, 3, 1)], False))
+    x = rand(rng, "f32", (2, 20, 48))
+    h = x.reshape(2, 20, 3, 16).transpose(0, 2, 1, 3)
+    cases.append(("heads", "fn f(x: f32[2, 20, 48]) -> (f32[2, 3, 20, 16], f32[2, 20, 48]) {\n"
+                  "  h = x.view(2, 20, 3, 16).transpose(1, 2).contiguous()\n"
+                  "  return h, h.transpose(1, 2).contiguous().view(2, 20, 48)\n}",
+                  {"x": x}, [h, x], True))
+    return cases
+
+
+def check_copies(tdslc, t):
+    for name, src, inputs, wants, exact in copy_cases():
+        p, outs = run_outputs(tdslc, src, inputs)
+        if p.returncode != 0 or len(outs) != len(wants):
+            t.report(name, [p.stderr.decode()[-400:]])
+            continue
+        for k, (got, want) in enumerate(zip(outs, wants)):
+            want = np.ascontiguousarray(want)
+            if exact:
+                ok = same_bits(got, want)
+            elif want.dtype.kind == "f":  # values exact, NaN for NaN
+                ok = got.shape == want.shape and bool(np.all((got == want) | (np.isnan(got) & np.isnan(want))))
+            elif name.startswith(("t_bf16", "nchw")):  # bf16 bits: NaN bits stay NaN bits
+                g, w = got.astype(np.uint32) << 16, want.astype(np.uint32) << 16
+                gf, wf = g.view(np.float32), w.view(np.float32)
+                ok = got.shape == want.shape and bool(np.all((gf == wf) | (np.isnan(gf) & np.isnan(wf))))
+            else:
+                ok = same_bits(got, want)
+            t.check(f"{name} out{k}", ok, "" if ok else f"got {got.reshape(-1)[:8]}, want {want.reshape(-1)[:8]}")
+
+
+def check_split_reductions(tdslc, t):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((70000, 5)).astype(np.float32) * 3 + 1
+    x[1234, 2] = np.nan
+    i = rng.integers(-1000, 1000, size=(3, 30000, 5)).astype(np.int32)
+    b = rng.random((70000, 2)) < 0.9999
+    src = ("fn f(x: f32[70000, 5], i: i32[3, 30000, 5], b: bool[70000, 2]) -> (f32[5], f32[5], f32[5], f32[5],\n"
+           "    f32[5], i64[5], i64[5], f32[5], i64[3, 5], i32[3, 5], bool[2], bool[2], f32[5]) {\n"
+           "  return (x.sum(0), x.mean(0), x.var(0), x.std(0), x.amax(0), x.argmax(0), x.argmin(0), x.logsumexp(0),\n"
+           "    i.sum(1), i.amin(1), b.all(0), b.any(0), x.abs().sqrt().amin(0))\n}")
+    p, outs = run_outputs(tdslc, src, {"x": x, "i": i, "b": b})
+    if p.returncode != 0 or len(outs) != 13:
+        t.report("split reductions", [p.stderr.decode()[-400:]])
+        return
+    xd = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        wants = [(xd.sum(0), "red"), (xd.mean(0), "red"), (xd.var(0, ddof=1), "red"), (xd.std(0, ddof=1), "red"),
+                 (x.max(0), "exact"), (np.nanargmax(x, 0) * 0 + np.argmax(x, 0), "exact"),
+                 (np.argmin(x, 0), "exact"),
+                 (np.log(np.exp(xd - xd.max(0)).sum(0)) + xd.max(0), "red"), (i.astype(np.int64).sum(1), "exact"),
+                 (i.min(1), "exact"), (b.all(0), "exact"), (b.any(0), "exact"),
+                 (np.sqrt(np.abs(x)).min(0), "exact")]
+    for k, ((want, kind), got) in enumerate(zip(wants, outs)):
+        dt = {np.dtype(np.float32): "f32", np.dtype(np.int64): "i64", np.dtype(np.int32): "i32",
+              np.dtype(np.bool_): "bool"}[got.dtype]
+        want = np.asarray(want).astype(got.dtype)
+        why = compare(got, want, dt, kind, 70000)
+        t.check(f"split reduction out{k}", why is None, why or "")
+
+
+def softmax_np(x):
+    m = x.max(-1, keepdims=True)
+    e = np.exp(x - m)
+    return e / e.sum(-1, keepdims=True)
+
+
+def check_long_softmax(tdslc, t):
+    rng = np.random.default_rng(9)
+    n = 300000  # 1.2 MB f32 rows
+    x = (rng.standard_normal((4, n)) * 4).astype(np.float32)
+    x[1, :50000] = -np.inf  # the first chunks -inf only
+    x[2, :] = -np.inf       # a row of -inf only: NaN
+    x[3, 777] = np.nan
+    src = (f"fn f(x: f32[4, {n}], h: f16[2, {n}]) -> (f32[4, {n}], f32[4, {n}], f16[2, {n}]) {{\n"
+           "  return softmax(x, -1), log_softmax(x, -1), softmax(h, -1)\n}")
+    h = (rng.standard_normal((2, n)) * 3).astype(np.float16)
+    p, outs = run_outputs(tdslc, src, {"x": x, "h": h})
+    if p.returncode != 0 or len(outs) != 3:
+        t.report("long softmax", [p.stderr.decode()[-400:]])
+        return
+    xd = x.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sm = softmax_np(xd)
+        m = xd.max(-1, keepdims=True)
+        lsm = xd - m - np.log(np.exp(xd - m).sum(-1, keepdims=True))
+        hs = softmax_np(h.astype(np.float64))
+    for k, (got, want, dt) in enumerate(((outs[0], sm, "f32"), (outs[1], lsm, "f32"), (outs[2], hs, "f16"))):
+        why = compare(got, want.astype(got.dtype), dt, "red", 16)
+        t.check(f"long softmax out{k}", why is None, why or "")
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    check_copies(tdslc, t)
+    check_split_reductions(tdslc, t)
+    check_long_softmax(tdslc, t)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
