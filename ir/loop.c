@@ -304,18 +304,15 @@ static bool expr_range(const Verify *V, const LExpr *e, int64_t *lo, int64_t *hi
   case LX_BINARY:
     if (!expr_range(V, e->a, &alo, &ahi) || !expr_range(V, e->b, &blo, &bhi))
       return false;
-    if (e->op == OP_ADD) {
-      *lo = alo + blo;
-      *hi = ahi + bhi;
-      return true;
-    }
-    if (e->op == OP_SUB) {
-      *lo = alo - bhi;
-      *hi = ahi - blo;
-      return true;
-    }
+    // (a bound past int64_t bounds nothing)
+    if (e->op == OP_ADD)
+      return td_add(alo, blo, lo) && td_add(ahi, bhi, hi);
+    if (e->op == OP_SUB)
+      return bhi > INT64_MIN && blo > INT64_MIN && td_add(alo, -bhi, lo) && td_add(ahi, -blo, hi);
     if (e->op == OP_MUL) {
-      int64_t c[4] = {alo * blo, alo * bhi, ahi * blo, ahi * bhi};
+      int64_t c[4];
+      if (!td_mul(alo, blo, &c[0]) || !td_mul(alo, bhi, &c[1]) || !td_mul(ahi, blo, &c[2]) || !td_mul(ahi, bhi, &c[3]))
+        return false;
       *lo = *hi = c[0];
       for (int i = 1; i < 4; i++) {
         *lo = c[i] < *lo ? c[i] : *lo;
@@ -344,7 +341,10 @@ static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) 
     int v = ix->var[t];
     TD_ASSERT(v >= 0 && v < V->k->nvars);
     TD_ASSERT(V->extent[v] >= 0);  // used inside its loop
-    bounded &= !V->unbounded[v];
+    if (V->unbounded[v]) {  // (its extent, INT64_MAX, bounds nothing)
+      bounded = false;
+      continue;
+    }
     int64_t last = V->extent[v] > 0 ? V->extent[v] - 1 : 0, c = ix->coef[t];
     lo += c < 0 ? c * last : 0;
     hi += c > 0 ? c * last : 0;
