@@ -13,6 +13,11 @@
 //     whose mask's lanes all wait at it (shuffles, votes, __syncwarp, mma: lockstep, the
 //     values of every lane at that one operation), else a __syncthreads all the
 //     block's live threads wait at; anything else is a deadlock, and reported so.
+//   - Serial kernels: each thread's bytes of device memory are counted; a launch that
+//     moves SERIAL_BYTES or more, most of them (half or more) by its two busiest
+//     threads, is a kernel left to one or two threads, and a `tdsl-shim-serial: ` line
+//     says so on the report stream (not a report: the launch stands; test_shim.py
+//     decides).
 //   - The checker keeps, per byte of device and shared memory, who last wrote and read
 //     it: the epoch (a counter bumped at every block start and every __syncthreads, so
 //     accesses of two epochs are ordered), the writer and reader threads with their
@@ -234,12 +239,14 @@ struct Fiber {
   const float *mc;
   float *md;
   int bf16;
+  uint64_t bytes;  // of device memory it read and wrote in this block
 #if !defined(__x86_64__)
   ucontext_t uc;
 #endif
 };
 
 enum { MAX_THREADS = 1024, STACK = 256 << 10 };
+static const uint64_t SERIAL_BYTES = 256 << 10;  // (a launch moving less is too small to matter)
 static Fiber fibers[MAX_THREADS];
 static char *stacks;
 static void *sched_sp;
@@ -260,6 +267,7 @@ static struct {
   uint32_t epoch;
   uint16_t wsync[MAX_THREADS / 32];
   int ndone;
+  uint64_t bytes, top[2];  // device memory moved by the launch, and by its two busiest threads
 } L;
 static uint32_t gen_counter;  // block generations and epochs, never reused in a process
 static int last_error;         // cudaGetLastError's
@@ -315,6 +323,7 @@ static void stacks_init(void) {
 static void fiber_start(int t) {
   Fiber *f = &fibers[t];
   f->state = F_READY;
+  f->bytes = 0;
 #if defined(__x86_64__)
   // as tdsl_shim_switch left it: six registers, then the return address; at fiber_main's
   // first instruction the stack is aligned as after a call
@@ -451,6 +460,7 @@ static void access(const void *addr, size_t n, bool write, const void *pc) {
     }
     for (size_t i = 0; i < n; i++)
       check_byte(&al->shadow[off + i], write, al, (size_t)off + i, pc);
+    fibers[L.cur].bytes += n;
     return;
   }
   for (int s = 0; s < nsections; s++) {
@@ -802,6 +812,7 @@ EXPORT int tdsl_shim_run(const char *name, dim3 grid, dim3 block, size_t shmem, 
   L.fn = fn;
   L.ctx = ctx;
   L.abort = L.failed = false;
+  L.bytes = L.top[0] = L.top[1] = 0;
   L.first_bgen = gen_counter + 1;
   L.active = true;
   // TDSL_SHIM_BLOCKS=N: run only the first N blocks (a quick look at a big launch)
@@ -814,9 +825,23 @@ EXPORT int tdsl_shim_run(const char *name, dim3 grid, dim3 block, size_t shmem, 
     stat_threads += L.n;
     if (!run_block())
       break;
+    for (int t = 0; t < L.n; t++) {
+      uint64_t m = fibers[t].bytes;
+      L.bytes += m;
+      if (m > L.top[0])
+        L.top[1] = L.top[0], L.top[0] = m;
+      else if (m > L.top[1])
+        L.top[1] = m;
+    }
   }
   L.active = false;
   tdsl_shim_tid = uint3{0, 0, 0};
+  if (!L.failed && L.bytes >= SERIAL_BYTES && 2 * (L.top[0] + L.top[1]) >= L.bytes) {
+    FILE *f = rep_out ? rep_out : stderr;
+    fprintf(f, "tdsl-shim-serial: %s: its two busiest threads of %llu move %.0f%% of its %llu bytes of device memory\n",
+            cur_kernel, (unsigned long long)(nb * nt), 100.0 * (double)(L.top[0] + L.top[1]) / (double)L.bytes,
+            (unsigned long long)L.bytes);
+  }
   if (rep_count > MAX_REPORTS) {
     FILE *f = rep_out ? rep_out : stderr;
     fprintf(f, "tdsl-shim: %s: ... %d reports in all\n", cur_kernel, rep_count);
