@@ -6,10 +6,13 @@ the peak FMA rate, bench/peak.c), the compile latency of examples/attention.tdsl
 OPENBLAS_CORETYPE is fastest here, then in interleaved rounds
   - the workloads of bench/workloads/ (tdsl C and LLVM backends, NumPy, PyTorch),
   - the GEMM table of bench/gemm/ (the same, plus OpenBLAS with the fastest core type),
-  - the models of bench/models/ (tdsl against the same block as a torch.nn.Module, after a
-    check that both compute the same thing).
-tdsl runs through `tdslc bench --json` (timing) and `tdslc run` (the checks); NumPy and
-PyTorch in subprocesses with a cleaned environment. Writes bench/RESULTS.md (and the raw
+  - the models of bench/models/ (tdsl against the same block as a torch.nn.Module),
+  - the vector-math table (bench/vector_math.*) and the whole models (bench/models/whole.py),
+then the workloads and vector math in Halide 14 (bench/halide_work.py) and `tdslc bench
+--profile` of each whole model. Every tdsl case is first checked (`tdslc run`) against
+NumPy in f64 or its torch.nn.Module, and is not timed when wrong; every Halide variant
+against NumPy. tdsl runs through `tdslc bench --json` (timing); NumPy and PyTorch in
+subprocesses with a cleaned environment. Writes bench/RESULTS.md (and the raw
 numbers as JSON under build/bench/). Timings are reported, never asserted.
 
 Usage: /usr/bin/python3 bench/run.py [--tdslc build/tdslc] [--threads 2]
@@ -81,6 +84,15 @@ WORKLOADS = [
          what="a @ b, 1024² (tdsl: no BLAS)", kind="compute",
          inputs=[(1024, 1024), (1024, 1024)], bytes=3 * 1024 * 1024 * F32,
          flops=_mm_flops(1024, 1024, 1024), warmup=2, reps=10),
+    dict(name="matmul_nt", file="matmul_nt.tdsl", fn="matmul_nt_1024",
+         what="a @ b.t(), 1024² (tdsl: no BLAS)", kind="compute",
+         inputs=[(1024, 1024), (1024, 1024)], bytes=3 * 1024 * 1024 * F32,
+         flops=_mm_flops(1024, 1024, 1024), warmup=2, reps=10, target=False),
+    dict(name="gelu_linear", file="gelu_linear.tdsl", fn="gelu_linear",
+         what="gelu(x @ w.t() + b), x [4,128,768], w [3072,768]", kind="compute",
+         inputs=[(4, 128, 768), (3072, 768), (3072,)],
+         bytes=(4 * 128 * 768 + 3072 * 768 + 3072 + 4 * 128 * 3072) * F32,
+         flops=_mm_flops(512, 768, 3072) + 2 * 512 * 3072, warmup=2, reps=10, target=False),
     dict(name="mlp", file="mlp.tdsl", fn="mlp",
          what="seed MLP 32×784→128→10", kind="compute",
          inputs=[(32, 784), (784, 128), (128,), (128, 10), (10,)],
@@ -188,6 +200,13 @@ sys.path.insert(0, os.path.join(BENCH, "models"))
 import reference as model_ref  # noqa: E402
 
 MODELS = model_ref.MODELS
+import whole as whole_ref  # noqa: E402  (bench/models/whole.py: the whole-model table)
+
+WHOLE = whole_ref.WHOLE
+sys.path.insert(0, BENCH)
+import halide_work  # noqa: E402  (bench/halide_work.py: Halide's versions of the workloads)
+import vector_math as vecmath  # noqa: E402  (bench/vector_math.py: the vector-math table)
+import report27  # noqa: E402  (bench/report27.py: the tables of Halide, vector math, whole models)
 
 # Time limits for the new groups, per implementation, case and round (reps are cut to fit
 # TIME_BUDGET_S; a tdsl case whose last round used the budget, or whose `tdslc bench`
@@ -199,6 +218,10 @@ TIME_BUDGET_S = 4.0
 REPEAT_CAP_S = 10.0  # a `tdslc bench` command (compiling included) longer than this runs in one round only
 SLOW_CAP_S = 5.0
 PREDICT_CAP_S = 10.0
+F64_CHECK_MAX_FLOPS = 60e9  # a model above this many FLOPs skips PyTorch's own f64 run (seconds of it)
+WHOLE_BUDGET_S = 8.0  # a whole model's per-implementation budget per round (calls of up to seconds)
+PROFILE_BUDGET_S = 6.0  # the timed calls of one model's `bench --profile`
+WHOLE_SLOW_CAP_S = 60.0  # a whole model whose check call took longer is checked but not timed
 CHECK_TOL = 1e-4
 
 # OPENBLAS_CORETYPE candidates, each tried when the CPU has the flags it needs; the probe
@@ -210,39 +233,59 @@ CORETYPES = (("Haswell", ("avx2", "fma")), ("Zen", ("avx2", "fma", "AuthenticAMD
 
 
 def tdslc_inputs(shapes, np, seed=0):
-    """The f32 inputs `tdslc run` and `tdslc bench` draw when none is given (LANGUAGE.md
-    §10): one splitmix64 stream, one draw per element in row-major order, parameters in
-    order, ((u >> 11) * 2^-53) * 2 - 1 in f64 rounded to f32. PyTorch's model timings use
-    these, so both sides compute on the same numbers."""
+    """The inputs `tdslc run` and `tdslc bench` draw when none is given (LANGUAGE.md §10):
+    one splitmix64 stream, one draw per element in row-major order, parameters in order;
+    a float is ((u >> 11) * 2^-53) * 2 - 1 in f64 rounded to f32, an int u >> 62. PyTorch's
+    model timings use these, so both sides compute on the same numbers. shapes: a shape
+    (f32), or (shape, "i64")."""
     out, pos = [], 0
     gamma = np.uint64(0x9E3779B97F4A7C15)
     for s in shapes:
+        s, dt = (s[0], s[1]) if len(s) == 2 and isinstance(s[1], str) else (s, "f32")
         n = int(np.prod(s, dtype=np.int64))
         with np.errstate(over="ignore"):
             z = np.arange(pos + 1, pos + n + 1, dtype=np.uint64) * gamma + np.uint64(seed)
             z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
             z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
             z ^= z >> np.uint64(31)
-        out.append(((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 * 2 - 1)
-                   .astype(np.float32).reshape(s))
+        if dt == "i64":
+            out.append((z >> np.uint64(62)).astype(np.int64).reshape(s))
+        else:
+            out.append(((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53 * 2 - 1)
+                       .astype(np.float32).reshape(s))
         pos += n
     return out
 
 
+def param_shapes(md):
+    """A model's parameters as tdslc_inputs takes them: shapes, (shape, "i64") for ids."""
+    return [(p[2], p[3]) if len(p) > 3 else p[2] for p in md["params"]]
+
+
 def select(only):
-    """--only: names of workloads, GEMM cases or models, or the groups `workloads`, `sdpa`
-    (the scaled_dot_product_attention workloads), `gemm`, `gemm_square`, `gemm_linear`,
-    `gemm_attention`, `models`. Empty: everything.
-    Returns (workload names, GEMM case names, model names, unknown names)."""
+    """--only: names of workloads, GEMM cases, model blocks, whole models or vector-math
+    functions (vm_exp, vm_erf, ...), or the groups `workloads`, `sdpa` (the
+    scaled_dot_product_attention workloads), `halide` (the workloads Halide has),
+    `gemm`, `gemm_square`, `gemm_linear`, `gemm_attention`, `models` (the blocks), `whole`
+    (the whole models), `vecmath`. Empty: everything. `nohalide` leaves Halide out.
+    Returns {"w", "g", "m", "x", "v": names selected (workloads, GEMM cases, blocks,
+    whole models, vector-math functions), "halide": bool, "unknown": names}."""
     wn = [w["name"] for w in WORKLOADS]
     gn = [c["name"] for c in GEMM_CASES]
     mn = [m["name"] for m in MODELS]
-    if not only:
-        return wn, gn, mn, []
-    sw, sg, sm, unknown = set(), set(), set(), []
+    xn = [m["name"] for m in WHOLE]
+    vn = ["vm_" + n for n in vecmath.NAMES]
+    if not only or only == ["nohalide"]:
+        return {"w": wn, "g": gn, "m": mn, "x": xn, "v": vn, "halide": not only, "unknown": []}
+    sw, sg, sm, sx, sv, unknown = set(), set(), set(), set(), set(), []
+    halide = False
     for x in only:
         if x == "workloads":
             sw.update(wn)
+            halide = True
+        elif x == "halide":
+            sw.update(n for n in wn if n in halide_work.WORKS)
+            halide = True
         elif x == SDPA_GROUP:
             sw.update(w["name"] for w in WORKLOADS if "math" in w)
         elif x == "gemm":
@@ -251,15 +294,28 @@ def select(only):
             sg.update(c["name"] for c in GEMM_CASES if c["group"] == x)
         elif x == "models":
             sm.update(mn)
+        elif x == "whole":
+            sx.update(xn)
+        elif x == "vecmath":
+            sv.update(vn)
+        elif x == "nohalide":
+            pass
         elif x in wn:
             sw.add(x)
         elif x in gn:
             sg.add(x)
         elif x in mn:
             sm.add(x)
+        elif x in xn:
+            sx.add(x)
+        elif x in vn:
+            sv.add(x)
         else:
             unknown.append(x)
-    return [n for n in wn if n in sw], [n for n in gn if n in sg], [n for n in mn if n in sm], unknown
+    halide = (halide or bool(sv)) and "nohalide" not in only
+    return {"w": [n for n in wn if n in sw], "g": [n for n in gn if n in sg], "m": [n for n in mn if n in sm],
+            "x": [n for n in xn if n in sx], "v": [n for n in vn if n in sv], "halide": halide,
+            "unknown": unknown}
 
 
 # ---------------------------------------------------------------------------------------
@@ -305,6 +361,8 @@ def _numpy_fns(np):
         "softmax": lambda x: softmax(x, -1),
         "layer_norm": layer_norm,
         "matmul": lambda a, b: a @ b,
+        "matmul_nt": lambda a, b: a @ b.T,
+        "gelu_linear": None,  # NumPy has no erf (SciPy's is not used): n/a
         "mlp": lambda x, w1, b1, w2, b2: np.maximum(x @ w1 + b1, 0) @ w2 + b2,
         "attention": attention,
     }
@@ -341,6 +399,8 @@ def _torch_fns(torch):
         "softmax": lambda x: torch.softmax(x, dim=-1),
         "layer_norm": layer_norm,
         "matmul": lambda a, b: a @ b,
+        "matmul_nt": lambda a, b: a @ b.t(),
+        "gelu_linear": lambda x, w, b: torch.nn.functional.gelu(x @ w.t() + b),
         "mlp": lambda x, w1, b1, w2, b2: (x @ w1 + b1).clamp(min=0) @ w2 + b2,
         "attention": attention,
     }
@@ -461,10 +521,14 @@ def worker(which, threads, scale, cases):
         for w in WORKLOADS:
             if w["name"] not in cases:
                 continue
+            fn = fns[w.get("math", w["name"])]
+            if fn is None:
+                results[w["name"]] = {"na": "NumPy has no erf"}
+                continue
             args = [conv(a) for a in _inputs(w, np)]
             reps = max(3, int(round(w["reps"] * scale)))
             warm = max(1, int(round(w["warmup"] * min(scale, 1.0))))
-            results[w["name"]] = _time_calls(fns[w.get("math", w["name"])], args, warm, reps)
+            results[w["name"]] = _time_calls(fn, args, warm, reps)
             del args
         # the BLAS reference: matmul 1024² (always measured, `only` or not)
         if "matmul" not in results:
@@ -486,16 +550,48 @@ def worker(which, threads, scale, cases):
             for md in MODELS:
                 if md["name"] not in cases:
                     continue
-                arrays = dict(zip([n for n, _, _ in md["params"]],
-                                  tdslc_inputs([s for _, _, s in md["params"]], np)))
+                arrays = dict(zip([p[0] for p in md["params"]], tdslc_inputs(param_shapes(md), np)))
                 mod, ins = model_ref.load(md, arrays)
                 reps = max(1, int(round(md["reps"] * scale)))
                 warm = max(1, int(round(md["warmup"] * min(scale, 1.0))))
                 results[md["name"]] = _time_calls(mod, ins, warm, reps, TIME_BUDGET_S)
                 del mod, ins, arrays
+            for md in WHOLE:  # the whole models, likewise (one call can take seconds: the budget cuts reps)
+                if md["name"] not in cases:
+                    continue
+                arrays = dict(zip([p[0] for p in md["params"]], tdslc_inputs(param_shapes(md), np)))
+                mod, ins = whole_ref.load(md, arrays)
+                del arrays
+                reps = max(1, int(round(md["reps"] * scale)))
+                results[md["name"]] = _time_calls(mod, ins, md["warmup"], reps, WHOLE_BUDGET_S)
+                del mod, ins
+        # the vector-math table: every function on the same 2^20 inputs
+        vm = [n for n in vecmath.NAMES if "vm_" + n in cases]
+        if vm:
+            x = conv(vecmath.inputs(np))
+            th = sys.modules.get("torch")
+            for n in vm:
+                v = vecmath.row(n)
+                f = (lambda x, v=v: v[3](th, th.nn.functional, x)) if which == "torch" else \
+                    (lambda x, v=v: v[2](np, x)) if v[2] else None
+                if f is None:
+                    results["vm_" + n] = {"na": "NumPy has no erf"}
+                    continue
+                reps = max(3, int(round(vecmath.REPS * scale)))
+                results["vm_" + n] = _time_calls(f, [x], vecmath.WARMUP, reps)
     out["results"] = results
     out["blas"] = _blas_info(np)
     print(json.dumps(out))
+
+
+def halide_one_worker(name, variant, threads, scale, rounds):
+    """One Halide variant of one workload (bench/halide_work.py), on the inputs NumPy and
+    PyTorch time: compiled, checked, timed; prints its JSON."""
+    import numpy as np
+    w = next(w for w in WORKLOADS if w["name"] == name)
+    r = halide_work.one(name, variant, _inputs(w, np), threads, max(1, w["warmup"]),
+                        max(3, int(round(w["reps"] * scale))), rounds)
+    print(json.dumps(r))
 
 
 def blasprobe_worker():
@@ -522,12 +618,36 @@ def _npy_compare(out, ref):
     return {"ok": ok, "err_abs": err_abs, "err_rel": err_rel, "tol": CHECK_TOL}
 
 
-def _tdsl_check_run(tdslc, path, fn, backend, arrays, ref, workdir):
+def dim_args(dims):
+    return [a for k, v in sorted((dims or {}).items()) for a in ("--dim", "%s=%d" % (k, v))]
+
+
+def fn_params(path, fn):
+    """The parameter names of `fn NAME(a: f32[...], b: ...)` in a .tdsl file, in order."""
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"^fn %s\(([^)]*)\)" % re.escape(fn), f.read(), re.M)
+    if not m:
+        raise ValueError("%s: no fn %s" % (path, fn))
+    return re.findall(r"(\w+)\s*:", re.sub(r"\[[^\]]*\]", "", m.group(1)))
+
+
+def workload_ref(w, xs, np):
+    """A workload's result in f64 from NumPy, on its inputs xs (f32, promoted here); the
+    GELU of gelu_linear with Python's math.erf, as NumPy has no erf."""
+    xs = [x.astype(np.float64) for x in xs]
+    if w["name"] == "gelu_linear":
+        x, wt, b = xs
+        y = x @ wt.T + b
+        return 0.5 * y * (1 + vecmath.erf64(np, y / math.sqrt(2)))
+    return _numpy_fns(np)[w.get("math", w["name"])](*xs)
+
+
+def _tdsl_check_run(tdslc, path, fn, backend, arrays, ref, workdir, dims=None):
     """`tdslc run` on the given inputs (.npy); compares out0.npy with `ref`. Also returns
     the time of the call itself (`--time`'s run stage) as an estimate for timing."""
     import numpy as np
     cmd = [tdslc, "run", path, "--fn", fn, "--backend", backend, "--time",
-           "--out-dir", os.path.join(workdir, "out")]
+           "--out-dir", os.path.join(workdir, "out")] + dim_args(dims)
     for name, a in arrays.items():
         f = os.path.join(workdir, "in_%s.npy" % name)
         if not os.path.exists(f):
@@ -557,12 +677,35 @@ def _tdsl_check_run(tdslc, path, fn, backend, arrays, ref, workdir):
 
 
 def check_worker(tdslc, workdir, cases, backends, threads):
-    """Runs every selected GEMM case and model once through `tdslc run` per backend, on
-    inputs of its own (uniform in [-1, 1) for GEMM operands; the model's own kind of
-    weights, see reference.check_data), and compares the result: GEMM with NumPy in f64,
-    models with the torch.nn.Module in f32 (its own error against f64 is given beside)."""
+    """Runs every selected workload, vector-math function, GEMM case and model once through
+    `tdslc run` per backend and compares the result: workloads and vector math on the
+    inputs NumPy and PyTorch time, with NumPy in f64 (vector_math.py's f64 reference);
+    GEMM on inputs of its own (uniform in [-1, 1)) with NumPy in f64; models on the model's
+    own kind of weights (see reference.check_data) with the torch.nn.Module in f32 (its own
+    error against f64 is given beside)."""
     import numpy as np
     out = {}
+    for w in WORKLOADS:
+        if w["name"] not in cases:
+            continue
+        d = os.path.join(workdir, "check_" + w["name"])
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(BENCH, "workloads", w["file"])
+        xs = _inputs(w, np)
+        arrays, ref = dict(zip(fn_params(path, w["fn"]), xs)), workload_ref(w, xs, np)
+        out[w["name"]] = {b: _tdsl_check_run(tdslc, path, w["fn"], b, arrays, ref, d) for b in backends}
+        shutil.rmtree(d, ignore_errors=True)
+        print("check %s: %s" % (w["name"], json.dumps(out[w["name"]])), file=sys.stderr, flush=True)
+    vm = [n for n in vecmath.NAMES if "vm_" + n in cases]
+    if vm:
+        d = os.path.join(workdir, "check_vecmath")
+        os.makedirs(d, exist_ok=True)
+        x = vecmath.inputs(np)
+        for n in vm:
+            ref = vecmath.row(n)[6](np, x.astype(np.float64))
+            out["vm_" + n] = {b: _tdsl_check_run(tdslc, os.path.join(BENCH, "vector_math.tdsl"), "v_" + n, b,
+                                                 {"x": x}, ref, d) for b in backends}
+        shutil.rmtree(d, ignore_errors=True)
     for c in GEMM_CASES:
         if c["name"] not in cases:
             continue
@@ -593,30 +736,33 @@ def check_worker(tdslc, workdir, cases, backends, threads):
                                          arrays, ref, d)
             shutil.rmtree(d, ignore_errors=True)
         out[c["name"]] = res
-    sel = [md for md in MODELS if md["name"] in cases]
+    sel = [(md, model_ref) for md in MODELS if md["name"] in cases]
+    sel += [(md, whole_ref) for md in WHOLE if md["name"] in cases]
     if sel:
         import torch
         torch.set_num_threads(threads)
-        for md in sel:
+        for md, mref in sel:
             d = os.path.join(workdir, "check_" + md["name"])
             os.makedirs(d, exist_ok=True)
             res = {}
             try:
-                arrays = model_ref.check_data(md, np.random.default_rng(2), np)
-                mod, ins = model_ref.load(md, arrays)
+                arrays = mref.check_data(md, np.random.default_rng(2), np)
+                mod, ins = mref.load(md, arrays)
                 with torch.no_grad():
                     ref = mod(*ins).numpy()
-                    ref64 = mod.double()(*[t.double() for t in ins]).numpy()
-                own = _npy_compare(ref, ref64)
-                res["torch_vs_f64"] = own["err_rel"]
+                    if md["flops"] < F64_CHECK_MAX_FLOPS:  # PyTorch's own f32 error, for scale
+                        ref64 = mod.double()(*[t.double() if t.is_floating_point() else t for t in ins]).numpy()
+                        res["torch_vs_f64"] = _npy_compare(ref, ref64)["err_rel"]
+                del mod, ins
             except Exception as e:  # a broken twin is reported, not fatal
                 out[md["name"]] = {b: {"ok": False, "error": "PyTorch model failed: %s" % e} for b in backends}
                 continue
             for b in backends:
                 res[b] = _tdsl_check_run(tdslc, os.path.join(BENCH, "models", md["file"]), md["fn"], b,
-                                         arrays, ref, d)
+                                         arrays, ref, d, md.get("dims"))
             shutil.rmtree(d, ignore_errors=True)
             out[md["name"]] = res
+            print("check %s: %s" % (md["name"], json.dumps(res)), file=sys.stderr, flush=True)
     print(json.dumps(out))
 
 
@@ -725,8 +871,8 @@ def run_peak(exe, env, threads, kept):
     return out
 
 
-def tdslc_bench(tdslc, path, fn, backend, reps, env):
-    cmd = [tdslc, "bench", path, "--fn", fn, "--backend", backend, "--reps", str(reps), "--json"]
+def tdslc_bench(tdslc, path, fn, backend, reps, env, dims=None):
+    cmd = [tdslc, "bench", path, "--fn", fn, "--backend", backend, "--reps", str(reps), "--json"] + dim_args(dims)
     t0 = time.perf_counter()
     r = sh(cmd, env=env, timeout=900)
     wall = time.perf_counter() - t0
@@ -753,34 +899,45 @@ def run_tdslc_bench(tdslc, w, backend, env, scale):
     return tdslc_bench(tdslc, os.path.join(BENCH, "workloads", w["file"]), w["fn"], backend, reps, env)
 
 
-def run_tdslc_case(tdslc, path, c, backend, env, scale, check, prev):
+def check_blocks(check):
+    """Why a case is not timed after its check (skipped, failed to run, wrong), as the
+    round's result; None when it passed or was not checked. from_check: the check's own
+    notes say why (no second note)."""
+    if check is None:
+        return None
+    if check.get("skipped"):
+        return {"skipped": check["skipped"], "from_check": True}
+    if check.get("error"):
+        return {"error": check["error"], "from_check": True}
+    if check.get("ok") is False:
+        return {"wrong": "the check failed (max rel. error %.2g)" % check.get("err_rel", float("nan")),
+                "from_check": True}
+    return None
+
+
+def run_tdslc_case(tdslc, path, c, backend, env, scale, check, prev, budget=TIME_BUDGET_S, slow_cap=SLOW_CAP_S):
     """One round of a GEMM case or model in tdsl. Not timed when its check failed or was
     skipped, or when one call takes over SLOW_CAP_S; reps cut to TIME_BUDGET_S from the
     check's call time or the last round's median; a case whose last round already used the
     budget is not timed again (returns None: keep that round)."""
-    if check is not None:  # the check's notes say why (from_check: no second note)
-        if check.get("skipped"):
-            return {"skipped": check["skipped"], "from_check": True}
-        if check.get("error"):
-            return {"error": check["error"], "from_check": True}
-        if check.get("ok") is False:
-            return {"wrong": "the check failed (max rel. error %.2g)" % check.get("err_rel", float("nan")),
-                    "from_check": True}
+    blocked = check_blocks(check)
+    if blocked:
+        return blocked
     reps = max(1, int(round(c["reps"] * scale)))
     est = None
     if prev and "median_ms" in prev:
-        if (prev["median_ms"] * (prev.get("reps", 1) + 1) > TIME_BUDGET_S * 1e3
+        if (prev["median_ms"] * (prev.get("reps", 1) + 1) > budget * 1e3
                 or prev.get("wall_s", 0) > REPEAT_CAP_S):
             return None
         est = prev["median_ms"]
     elif check and check.get("run_ms"):
         est = check["run_ms"]
-        if est > SLOW_CAP_S * 1e3:
+        if est > slow_cap * 1e3:
             return {"skipped": "one call takes %.1f s (the check's call): not timed" % (est / 1e3),
                     "estimate_ms": est}
     if est:
-        reps = max(1, min(reps, int(TIME_BUDGET_S * 1e3 / est) - 1))
-    return tdslc_bench(tdslc, path, c["fn"], backend, reps, env)
+        reps = max(1, min(reps, int(budget * 1e3 / est) - 1))
+    return tdslc_bench(tdslc, path, c["fn"], backend, reps, env, c.get("dims"))
 
 
 def run_worker(which, env, args, cases, timeout=900):
@@ -805,6 +962,80 @@ def run_check_worker(env, args, tdslc, workdir, cases, backends):
     if r.returncode != 0:
         return {"error": "check worker failed (exit %d): %s" % (r.returncode, (r.stderr or "").strip()[-400:])}
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def run_halide(args, env, names):
+    """Every Halide variant of each workload in `names`, each in a process of its own
+    (bench/halide_work.py: a crash inside Halide's generated code costs that variant);
+    timed `--rounds` times inside that process. {workload: {variant: result, "best": ...}}."""
+    out = {}
+    henv = dict(env, HL_NUM_THREADS=str(args.threads))
+    for n in names:
+        if n not in halide_work.WORKS:
+            continue
+        res = {}
+        for v in ("hand",) + halide_work.AUTOSCHEDULERS:
+            cmd = [sys.executable, os.path.abspath(__file__), "--worker", "halide", "--cases", n, "--variant", v,
+                   "--threads", str(args.threads), "--reps-scale", str(args.reps_scale), "--rounds", str(args.rounds)]
+            r = sh(cmd, env=henv, timeout=600)
+            if r.returncode < 0:
+                res[v] = {"error": "crashed (signal %d) inside Halide" % -r.returncode}
+            elif r.returncode != 0:
+                res[v] = {"error": "exit %d: %s" % (r.returncode, (r.stderr or "").strip().splitlines()[-1:] or "")}
+            else:
+                try:
+                    res[v] = json.loads(r.stdout.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    res[v] = {"error": "no JSON: " + first_line(r.stderr)}
+            log("  halide %-14s %-14s %s" % (n, v, json.dumps({k: x for k, x in res[v].items() if k != "target"})))
+        out[n] = halide_work.best_of(res)
+    return out
+
+
+def run_halide_vecmath(args, env, names):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "halide-vecmath", "--cases", ",".join(names),
+           "--threads", str(args.threads), "--reps-scale", str(args.reps_scale), "--rounds", str(args.rounds)]
+    r = sh(cmd, env=dict(env, HL_NUM_THREADS=str(args.threads)), timeout=900)
+    if r.returncode != 0:
+        return {"error": "Halide worker exit %d: %s" % (r.returncode, (r.stderr or "").strip()[-300:])}
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": "no JSON: " + first_line(r.stderr)}
+
+
+def run_profiles(tdslc, env, data, names, workdir):
+    """`tdslc bench --profile --json` of each whole model (LLVM backend), on the bars this
+    run measured (TDSL_ROOFLINE: peak.c's f32 peak, stream.c's copy bandwidth), with its
+    roofline chart in build/bench/profiles/NAME.svg. Reps from the model's timed median."""
+    pk, st = data.get("peak") or {}, data.get("stream") or {}
+    roof = "%.4g,%.4g" % (pk.get("f32_gflops", 0), st.get("copy_gbps", 0))
+    penv = dict(env)
+    if pk.get("f32_gflops") and st.get("copy_gbps"):
+        penv["TDSL_ROOFLINE"] = roof
+    svgdir = os.path.join(ROOT, "build", "bench", "profiles")
+    os.makedirs(svgdir, exist_ok=True)
+    out = {}
+    for md in WHOLE:
+        if md["name"] not in names:
+            continue
+        t = med((data.get("whole", {}).get(md["name"], {}).get("tdsl") or {}).get("llvm"))
+        reps = max(2, min(10, int(PROFILE_BUDGET_S * 1e3 / t))) if t else 2
+        svg = os.path.join(svgdir, md["name"] + ".svg")
+        cmd = [tdslc, "bench", os.path.join(BENCH, "models", md["file"]), "--fn", md["fn"], "--backend", "llvm",
+               "--reps", str(reps), "--profile", "--json", "--plot", svg] + dim_args(md.get("dims"))
+        r = sh(cmd, env=penv, timeout=900)
+        if r.returncode != 0:
+            out[md["name"]] = {"error": "exit %d: %s" % (r.returncode, first_line(r.stderr))}
+        else:
+            try:
+                out[md["name"]] = json.loads(r.stdout)
+                out[md["name"]]["svg"] = os.path.relpath(svg, ROOT)
+            except ValueError:
+                out[md["name"]] = {"error": "no JSON: " + first_line(r.stdout)}
+        log("  profile %-16s %s" % (md["name"], out[md["name"]].get("error") or "%d kernels, %.1f ms" % (
+            len(out[md["name"]].get("kernels", [])), out[md["name"]].get("mean_ms", 0))))
+    return out
 
 
 def probe_coretypes(args, mi):
@@ -923,7 +1154,7 @@ def fmt_ms(r):
     if r is None:
         return "n/a"
     if "median_ms" not in r:
-        return "n/a" if "na" in r else "error"
+        return "**wrong**" if "wrong" in r else "not timed" if "skipped" in r else "n/a" if "na" in r else "error"
     m = r["median_ms"]
     return ("%.3f" if m < 1 else "%.2f" if m < 100 else "%.1f") % m
 
@@ -1413,10 +1644,13 @@ def report(data, path):
                 if w["kind"] == "compute" else "—"))
         a("")
         a("Bytes and FLOPs per call (the harness's counts: every input read once, every output "
-          "written once; see README):")
+          "written once; see README), and each backend's check: `tdslc run` on the inputs NumPy and "
+          "PyTorch time, against NumPy in f64 (gelu_linear's erf: Python's math.erf), max |error| / "
+          "max |error| ÷ max |reference| (at most %.0e; a workload that fails its check is not timed):"
+          % CHECK_TOL)
         a("")
-        a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps |")
-        a("|---|---:|---:|---:|---:|---:|")
+        a("| workload | MB moved | MFLOP | NumPy min–max ms | PyTorch min–max ms | reps | check C | check LLVM |")
+        a("|---|---:|---:|---:|---:|---:|---|---|")
         for w in WORKLOADS:
             n = w["name"]
             if n not in res:
@@ -1424,13 +1658,16 @@ def report(data, path):
             r = res[n]
             rng = lambda x: "%.3g–%.3g" % (x["min_ms"], x["max_ms"]) if x and "min_ms" in x else "n/a"  # noqa: E731
             reps = (r.get("torch") or r.get("numpy") or {}).get("reps", "?")
-            a("| %s | %.2f | %.2f | %s | %s | %s |" % (n, w["bytes"] / MB, w["flops"] / 1e6,
-                                                     rng(r.get("numpy")), rng(r.get("torch")), reps))
+            ck = (data.get("checks") or {}).get(n, {})
+            a("| %s | %.2f | %.2f | %s | %s | %s | %s | %s |" % (n, w["bytes"] / MB, w["flops"] / 1e6,
+                                                               rng(r.get("numpy")), rng(r.get("torch")), reps,
+                                                               check_cell(ck.get("c")), check_cell(ck.get("llvm"))))
         notes = []
         for w in WORKLOADS:
             n = w["name"]
             if n not in res:
                 continue
+            check_notes(n, data.get("checks") or {}, backends, notes)
             for b in backends:
                 x = res[n]["tdsl"].get(b) or {}
                 if "error" in x:
@@ -1452,6 +1689,11 @@ def report(data, path):
     report_sdpa(data, L)
     report_gemm(data, L, peak, bw)
     report_models(data, L, peak)
+    me = sys.modules[__name__]
+    report27.halide_table(data, L, me)
+    report27.vecmath_table(data, L, me)
+    report27.whole_table(data, L, me)
+    report27.profiles_section(data, L, me)
 
     # targets
     a("")
@@ -1505,6 +1747,7 @@ def report(data, path):
         a("")
         a("Compile latency: %s" % cl.get("error"))
     report_targets12(data, L, peak, bw)
+    report27.targets(data, L, me)
     # why the missed targets are missed: written by hand in bench/GAPS.md, kept with the numbers
     gaps = os.path.join(ROOT, "bench", "GAPS.md")
     if os.path.exists(gaps):
@@ -1567,7 +1810,9 @@ def main():
                     help="set OPENBLAS_CORETYPE to this for every timed process (default: unset)")
     ap.add_argument("--report-only", action="store_true",
                     help="measure nothing: rewrite --out from the numbers in --json-out (after editing GAPS.md)")
-    ap.add_argument("--worker", choices=("numpy", "torch", "blasprobe", "check"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("numpy", "torch", "blasprobe", "check", "halide", "halide-vecmath"),
+                    help=argparse.SUPPRESS)
+    ap.add_argument("--variant", default="hand", help=argparse.SUPPRESS)
     ap.add_argument("--cases", default="", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", default="", help=argparse.SUPPRESS)
     ap.add_argument("--backends", default="c,llvm", help=argparse.SUPPRESS)
@@ -1583,14 +1828,21 @@ def main():
             blasprobe_worker()
         elif args.worker == "check":
             check_worker(args.tdslc, args.workdir, cases, args.backends.split(","), args.threads)
+        elif args.worker == "halide":
+            halide_one_worker(sorted(cases)[0], args.variant, args.threads, args.reps_scale, args.rounds)
+        elif args.worker == "halide-vecmath":
+            import json as _j
+            names = [n for n in vecmath.NAMES if "vm_" + n in cases]
+            print(_j.dumps(vecmath.halide_worker(names, args.threads, args.reps_scale, args.rounds)))
         else:
             worker(args.worker, args.threads, args.reps_scale, cases)
         return 0
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
-    sel_w, sel_g, sel_m, unknown = select([x for x in args.only.split(",") if x])
-    if unknown:
-        ap.error("unknown workload(s), case(s) or group(s): %s" % ", ".join(unknown))
+    S = select([x for x in args.only.split(",") if x])
+    sel_w, sel_g, sel_m, sel_x, sel_v = S["w"], S["g"], S["m"], S["x"], S["v"]
+    if S["unknown"]:
+        ap.error("unknown workload(s), case(s) or group(s): %s" % ", ".join(S["unknown"]))
 
     t_start = time.time()
     env = clean_env(args.threads, args.blas_coretype)
@@ -1621,16 +1873,20 @@ def main():
             if best:  # unset fastest: the NumPy column already is the best OpenBLAS
                 env_best = clean_env(args.threads, best)
             log("  fastest: %s" % (best if best else "unset" if best is not None else "none"))
-        if sel_g or sel_m:
-            log("checks: `tdslc run` on %d GEMM cases and %d models against NumPy / PyTorch..."
-                % (len(sel_g), len(sel_m)))
-            data["checks"] = run_check_worker(env, args, tdslc, workdir, sel_g + sel_m, backends)
+        if sel_w or sel_v or sel_g or sel_m or sel_x:
+            log("checks: `tdslc run` on %d workloads, %d vector-math functions, %d GEMM cases, %d model blocks "
+                "and %d whole models against NumPy / PyTorch..." % (len(sel_w), len(sel_v), len(sel_g), len(sel_m),
+                                                                    len(sel_x)))
+            data["checks"] = run_check_worker(env, args, tdslc, workdir, sel_w + sel_v + sel_g + sel_m + sel_x,
+                                              backends)
             for n, r in data["checks"].items():
                 log("  %-22s %s" % (n, json.dumps(r)))
         checks = data.get("checks", {})
         res = {n: {"tdsl": {}} for n in sel_w}
         gres = {n: {"tdsl": {}} for n in sel_g}
         mres = {n: {"tdsl": {}} for n in sel_m}
+        xres = {n: {"tdsl": {}} for n in sel_x}
+        vres = {n: {"tdsl": {}} for n in sel_v}
         data["rounds"] = args.rounds
         for rnd in range(1, args.rounds + 1):
             log("round %d of %d" % (rnd, args.rounds))
@@ -1642,9 +1898,17 @@ def main():
                     continue
                 for b in backends:
                     log("tdsl %-5s %s..." % (b, w["name"]))
-                    r = run_tdslc_bench(tdslc, w, b, env, args.reps_scale)
+                    r = check_blocks(checks.get(w["name"], {}).get(b)) or run_tdslc_bench(tdslc, w, b, env,
+                                                                                            args.reps_scale)
                     res[w["name"]]["tdsl"][b] = best_round(res[w["name"]]["tdsl"].get(b), r)
                     log("  %s" % json.dumps(r))
+            for n in sel_v:
+                for b in backends:
+                    r = check_blocks(checks.get(n, {}).get(b)) or tdslc_bench(
+                        tdslc, os.path.join(BENCH, "vector_math.tdsl"), "v_" + n[3:], b,
+                        max(3, int(round(vecmath.REPS * args.reps_scale))), env)
+                    vres[n]["tdsl"][b] = best_round(vres[n]["tdsl"].get(b), r)
+                    log("tdsl %-5s %-22s %s" % (b, n, json.dumps(r)))
             for table, cases, sub in ((gres, GEMM_CASES, "gemm"), (mres, MODELS, "models")):
                 for c in cases:
                     if c["name"] not in table:
@@ -1657,7 +1921,20 @@ def main():
                             continue
                         log("tdsl %-5s %-22s %s" % (b, c["name"], json.dumps(r)))
                         table[c["name"]]["tdsl"][b] = best_round(prev, r)
-            workers = [("numpy", env, sel_w + sel_g), ("torch", env, sel_w + sel_g + sel_m)]
+            for c in WHOLE:  # one call takes up to seconds: a larger budget, one round when compiling is long
+                if c["name"] not in xres:
+                    continue
+                for b in backends:
+                    prev = xres[c["name"]]["tdsl"].get(b)
+                    r = run_tdslc_case(tdslc, os.path.join(BENCH, "models", c["file"]), c, b, env, args.reps_scale,
+                                       checks.get(c["name"], {}).get(b), prev, WHOLE_BUDGET_S, WHOLE_SLOW_CAP_S)
+                    if r is None:
+                        continue
+                    log("tdsl %-5s %-22s %s" % (b, c["name"], json.dumps(r)))
+                    xres[c["name"]]["tdsl"][b] = best_round(prev, r)
+            workers = [("numpy", env, sel_w + sel_g + sel_v), ("torch", env, sel_w + sel_g + sel_m + sel_v)]
+            if sel_x and (rnd == 1 or args.rounds == 1 or rnd == args.rounds):  # whole models: 2 rounds at most
+                workers[1] = ("torch", env, workers[1][2] + sel_x)
             if env_best is not None and sel_g:
                 workers.append(("numpy", env_best, sel_g))
             for which, wenv, cases in workers:
@@ -1671,7 +1948,7 @@ def main():
                     ref = data.setdefault("blas_ref", {})  # the BLAS bar: its best round too
                     ref[key] = best_round(ref.get(key), wr["results"]["matmul"])
                 for n, r in wr.get("results", {}).items():
-                    for table in (res, gres, mres):
+                    for table in (res, gres, mres, xres, vres):
                         if n in table:
                             table[n][key] = best_round(table[n].get(key), r)
                     log("  %-22s %s" % (n, json.dumps(r)))
@@ -1680,6 +1957,19 @@ def main():
         data["results"] = res
         data["gemm"] = gres
         data["models"] = mres
+        data["whole"] = xres
+        data["vecmath"] = vres
+        hnames = [n for n in sel_w if n in halide_work.WORKS] if S["halide"] else []
+        if hnames:
+            log("Halide: %d workloads, hand schedule and 3 autoschedulers, each in its own process..." % len(hnames))
+            data["halide"] = run_halide(args, env, hnames)
+        if sel_v and S["halide"]:
+            log("Halide: the vector-math table...")
+            data["halide_vecmath"] = run_halide_vecmath(args, env, sel_v)
+            log("  %s" % json.dumps(data["halide_vecmath"])[:600])
+        if sel_x:
+            log("profiles: `tdslc bench --profile` of the whole models (LLVM)...")
+            data["profiles"] = run_profiles(tdslc, env, data, sel_x, workdir)
         data["elapsed_s"] = time.time() - t_start
         data["machine"]["load_end"] = loadavg()
         os.makedirs(os.path.dirname(os.path.abspath(args.json_out)), exist_ok=True)

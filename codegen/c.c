@@ -458,12 +458,20 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   buf_puts(out, "\n");
 }
 
+// bench --profile (LProgram.profile): the runtime's timestamp before kernel k and after
+// the last one (k == the kernel count); nothing in an ordinary build.
+static void emit_prof_mark(Buf *out, const LProgram *p, int k) {
+  if (p->profile)
+    buf_printf(out, "  %stdsl_prof_mark(%d);\n", k ? "if (tdsl_g_rc == 0)\n    " : "", k);
+}
+
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   emit_entry_tables(out, p);
   buf_puts(out, "\n");
   emit_entry_begin(cx, out, p);
   for (int i = 0; i < p->kernels.len; i++) {
     const LKernel *k = p->kernels.data[i];
+    emit_prof_mark(out, p, i);
     buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (tdsl_g_rc == 0)\n    " : "", emit_kernel_name(cx, p, i));
     for (int a = 0; a < k->args.len; a++) {
       const LArg *arg = &k->args.data[a];
@@ -475,6 +483,7 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
     }
     buf_puts(out, ");\n");
   }
+  emit_prof_mark(out, p, p->kernels.len);
   emit_entry_end(out, p);
 }
 

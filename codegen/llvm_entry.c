@@ -15,7 +15,8 @@
 // The runtime functions a module may call; the JIT must be given each of them.
 const char *const llvm_runtime_names[] = {
     "tdsl_entry_begin",        "tdsl_entry_end",          "tdsl_entry_kernel_error", "tdsl_tensor_data",
-    "tdsl_parallel_for",       "tdsl_kernel_error_raise", "tdsl_kernel_error_seal",  NULL,
+    "tdsl_parallel_for",       "tdsl_kernel_error_raise", "tdsl_kernel_error_seal",  "tdsl_prof_mark",
+    NULL,
 };
 
 static LLVMValueRef dims_const(LlvmModuleGen *g, int n, const int64_t *xs) {
@@ -110,6 +111,16 @@ static LLVMValueRef scalar_tensor(LlvmModuleGen *g, DType dt, LLVMValueRef v) {
   return t;
 }
 
+// bench --profile (LProgram.profile): tdsl_prof_mark(k) before kernel k and after the
+// last one (k == the kernel count), as c.c's entry; nothing in an ordinary build.
+static void prof_mark(LlvmModuleGen *g, const LProgram *p, int k) {
+  if (!p->profile)
+    return;
+  LLVMTypeRef t[] = {g->i32};
+  LLVMValueRef a[] = {ci(g->i32, k)};
+  llvm_call(g, "tdsl_prof_mark", g->vd, t, 1, a);
+}
+
 // int NAME(const tdsl_tensor *x, ..., double eps, ..., tdsl_tensor *out0, ...): c.c's entry.
 static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRef *kernels) {
   Arena *ar = &g->cx->arena;
@@ -163,6 +174,7 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
       LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, last, ci(g->i32, 0), ""), next, done);
       LLVMPositionBuilderAtEnd(b, next);
     }
+    prof_mark(g, p, ki);
     LLVMValueRef *ka = arena_alloc(ar, sizeof *ka * (size_t)(k->args.len + 1));
     LLVMTypeRef *kt = arena_alloc(ar, sizeof *kt * (size_t)(k->args.len + 1));
     for (int a = 0; a < k->args.len; a++) {
@@ -181,6 +193,7 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
     last = LLVMBuildCall2(b, LLVMFunctionType(g->i32, kt, (unsigned)k->args.len, 0), kernels[ki], ka,
                           (unsigned)k->args.len, "");
   }
+  prof_mark(g, p, p->kernels.len);
   rcs[nrc] = last, from[nrc++] = LLVMGetInsertBlock(b);
   LLVMBuildBr(b, done);
   LLVMPositionBuilderAtEnd(b, done);

@@ -243,6 +243,10 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     }
     LProgram *lp = kernel_build(cx, g, cpu_prog ? &cpu : NULL);
     lp->flops = graph_flops(g);
+    int64_t *kflops = arena_alloc(&cx->arena, sizeof *kflops * (size_t)(g->nkernels + 1));
+    graph_kernel_flops(g, kflops);  // 1:1 with lp's kernels (kernel_build: one per graph kernel)
+    for (int k = 0; k < lp->kernels.len && k < g->nkernels; k++)
+      lp->kernels.data[k]->flops = kflops[k];
     lp->bound = bound_text(cx, sigs[i]);
     if (cpu_prog) {
       sched_cpu(cx, lp);

@@ -52,6 +52,8 @@ typedef struct Options {
   EmitKind emit;
   int opt;
   bool json, time;
+  bool profile;      // bench --profile (also --plot): each kernel's time and rates (profile.c)
+  const char *plot;  // bench --plot FILE.svg: the roofline with each kernel on it
   bool full;  // --full: --emit=kernels prints every statement (no folding)
   bool list_cpus, list_gpus;  // --cpu=help, --gpu-arch=help: print the names, do nothing else
   int error_limit;            // -ferror-limit=N (Ctx.error_limit; 0: none)
@@ -186,6 +188,13 @@ int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm);
 int run_call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *ins, RunFn fn,
                         const tdsl_gpu_program *gpu, Timer *tm);
 
+// Bytes every call of p must move: each parameter read once, each result written once.
+int64_t run_program_bytes(const LProgram *p);
+// Which threads run the calls, for bench's report: the runtime's pool, which both CPU
+// backends run their parallel loops on (TDSL_NUM_THREADS, else the online CPUs); none
+// on the GPU (0).
+int run_threads(const char *backend);
+
 // ============================================================================
 // cc.c, jit.c (with jit_load.c), gpu.c — the backends of run and bench
 // ============================================================================
@@ -202,6 +211,58 @@ const char *jit_load(Ctx *cx, LProgram *p, const LlvmOptions *lo, LlvmJit **jit,
 int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
 // The GPU the schedules of a run are for: --gpu-arch, else the device's, else NULL.
 const char *gpu_sched_arch(Ctx *cx, const Options *o);
+
+// ============================================================================
+// roofline.c, profile.c, roofline_svg.c — bench --profile: where the time of a call goes
+// ============================================================================
+// The machine's ceilings with `threads` threads: the peak FMA rate and the memory
+// bandwidth (a copy of arrays larger than the last-level cache, bytes read + written).
+typedef struct Roofline {
+  double peak_f32, peak_f64;  // GFLOP/s
+  double bandwidth;           // GB/s
+  const char *source;         // "cached", "measured" or "TDSL_ROOFLINE"
+  char cache[4096];           // the cache file ("" when none could be used)
+  char when[32];              // when it was measured ("" for TDSL_ROOFLINE)
+} Roofline;
+// 0, or EXIT_USAGE after a message (a malformed TDSL_ROOFLINE). Measures (about a second)
+// unless the cache holds this CPU and thread count or TDSL_ROOFLINE gives the numbers.
+int roofline_get(int threads, Roofline *r);
+
+// One kernel of a profile: its share of the mean call and where it sits under the roofline.
+typedef struct ProfKernel {
+  int index;              // in the program (k<index>)
+  const LKernel *k;
+  int64_t flops, bytes;   // per run: graph_kernel_flops; the bytes it reads that an earlier
+                          // kernel or the caller wrote, and writes that a later one or the
+                          // caller reads (its own scratch not counted)
+  double ms, share;       // mean per call; ms / the mean call
+  double gflops, gbps, intensity;  // flops / bytes (0 without bytes)
+  double roofline;        // achieved / attainable = max(GFLOP/s / peak, GB/s / bandwidth)
+  bool f64;               // rated against the f64 peak
+  bool compute_bound;     // its intensity is at or right of the ridge (peak / bandwidth)
+  const char *schedule;   // in words: the builder's (a GEMM's tile), else kind, parallel loop, vector width
+} ProfKernel;
+
+typedef struct Profile {
+  const LProgram *p;
+  const char *backend;
+  int threads, calls;  // calls: timed
+  int averaged;        // the calls the times are the mean of: those no slower than the median
+  double mean_ms, median_ms, min_ms, max_ms;
+  double outside_ms;  // the mean call less its kernels: the entry's checks, allocation, freeing
+  int64_t flops, bytes, kernel_bytes;  // the program's (as bench), and its kernels' bytes summed
+  Roofline roof;
+  int nk;
+  ProfKernel *ks;  // in program order
+} Profile;
+
+// bench --profile: warm-up calls, then o->reps timed calls of a profiling build (p->profile)
+// through fn, each kernel timed by the runtime's marks; prints the table (or --json) and
+// writes --plot. 0, or an exit status after a message.
+int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn);
+// The roofline chart of pr as SVG at path, written whole or not at all. 0, or EXIT_USAGE
+// after a message.
+int roofline_svg(const Profile *pr, const char *path);
 
 // ============================================================================
 // paths.c — where tdsl.h and libtdslrt are: under an installed tdslc's prefix, else

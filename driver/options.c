@@ -1,9 +1,9 @@
 // driver/options.c: the command line (LANGUAGE.md §10) into Options, and --help.
 // Each mode takes only its own options (--emit, -o, -O: compile; --in, --seed,
-// --out-dir: run; --reps: bench; --arg: run and bench; --cpu, --dim, -ferror-limit: all);
-// anything else is a usage error. Every value is checked here, before any stage uses it:
-// --cpu and --gpu-arch against the names of codegen/target_names.c (`=help` lists them),
-// a refused one named with the valid choices. After parsing,
+// --out-dir: run; --reps, --profile, --plot: bench; --arg: run and bench; --cpu, --dim,
+// -ferror-limit: all); anything else is a usage error. Every value is checked here, before
+// any stage uses it: --cpu and --gpu-arch against the names of codegen/target_names.c
+// (`=help` lists them), a refused one named with the valid choices. After parsing,
 // --target is settled ("cpu" or "cuda", implied by --emit=cuda|ptx and --backend
 // cuda|ptx, conflicts reported) and run and bench have a backend.
 #include "driver/driver.h"
@@ -27,7 +27,7 @@ void options_print_help(void) {
        "                             [--seed N] [--out-dir DIR] [--json] [--target cpu|cuda] [--backend c|llvm|cuda|ptx]\n"
        "                             [--cpu=NAME] [--gpu-arch=sm_NN]\n"
        "       tdslc bench FILE.tdsl [--fn NAME] [--backend ...] [--reps N] [--arg NAME=VALUE]... [--dim NAME=SIZE]...\n"
-       "                             [--json] [--cpu=NAME] [--gpu-arch=sm_NN]\n"
+       "                             [--json] [--profile] [--plot FILE.svg] [--cpu=NAME] [--gpu-arch=sm_NN]\n"
        "       tdslc --print-include-dir | --print-lib-dir | --version | --help | --cpu=help | --gpu-arch=help\n"
        "\n"
        "options (a value may follow '=' or come as the next argument):\n"
@@ -52,6 +52,8 @@ void options_print_help(void) {
        "  --out-dir DIR         run: write out0.npy, ... and each generated input as in_NAME.npy\n"
        "  --backend B           run, bench: c or llvm (default) on cpu, ptx (default) or cuda on cuda\n"
        "  --reps N              bench: the timed calls (default 20)\n"
+       "  --profile             bench: each kernel's time, share, GFLOP/s, GB/s and fraction of the roofline\n"
+       "  --plot FILE.svg       bench: --profile, and the roofline chart with each kernel on it\n"
        "  --print-include-dir   the folder holding tdsl.h\n"
        "  --print-lib-dir       the folder holding libtdslrt\n"
        "  --version             tdslc's version\n"
@@ -231,6 +233,12 @@ int options_parse(int argc, char **argv, Options *o) {
       if (missing || !parse_u64(v, &r) || r == 0 || r > 1000000)
         return usage_error("--reps takes a positive integer");
       o->reps = (int)r;
+    } else if (strcmp(a, "--profile") == 0 && o->mode == MODE_BENCH) {
+      o->profile = true;
+    } else if (VALUE("--plot") && o->mode == MODE_BENCH) {
+      if (missing || !*v)
+        return usage_error("missing file name after '--plot'");
+      o->plot = v, o->profile = true;
     } else if (strcmp(a, "--json") == 0) {
       o->json = true;
     } else if (strcmp(a, "--full") == 0 && o->mode == MODE_COMPILE) {

@@ -4,7 +4,8 @@
 // callable function (cc.c, jit.c, gpu.c), and one path for every backend calls it:
 // run calls it once and prints each output (text or --json; out<k>.npy in --out-dir),
 // naming the input whose storage an output shares; bench times o->reps calls after a
-// warm-up and prints the median, min, max and the rates they imply.
+// warm-up and prints the median, min, max and the rates they imply (with --profile,
+// profile.c times each kernel of a profiling build instead).
 #include "driver/driver.h"
 
 #include <errno.h>
@@ -167,6 +168,9 @@ static int64_t memory_bytes(void) {
 
 int run_program(const Options *o, Ctx *cx, LProgram *p, Timer *tm) {
   bool gpu = strcmp(o->target, "cuda") == 0;
+  if (o->profile && gpu)
+    return usage_error("--profile times the kernels of the CPU backends (c, llvm), not --target cuda");
+  p->profile = o->profile;  // the entry calls the runtime's tdsl_prof_mark around each kernel
   if (gpu && !tdsl_gpu_available()) {
     fprintf(stderr, "tdslc: error: --target cuda: %s\n", tdsl_last_error());
     return EXIT_DATA;
@@ -274,8 +278,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-// Bytes every call must move: each parameter read once, each result written once.
-static int64_t program_bytes(const LProgram *p) {
+int64_t run_program_bytes(const LProgram *p) {
   int64_t bytes = 0;
   for (int i = 0; i < loop_host_bufs(p); i++) {
     const LBuf *b = &p->bufs.data[i];
@@ -285,10 +288,7 @@ static int64_t program_bytes(const LProgram *p) {
   return bytes;
 }
 
-// Which threads ran the calls, for bench's report: the runtime's pool, which both CPU
-// backends run their parallel loops on (TDSL_NUM_THREADS, else the online CPUs); none
-// on the GPU (0).
-static int bench_threads(const char *backend) {
+int run_threads(const char *backend) {
   return !strcmp(backend, "llvm") || !strcmp(backend, "c") ? tdsl_num_threads() : 0;
 }
 
@@ -318,9 +318,9 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
   }
   qsort(ms, (size_t)o->reps, sizeof *ms, cmp_double);
   double med = o->reps % 2 ? ms[o->reps / 2] : (ms[o->reps / 2 - 1] + ms[o->reps / 2]) / 2;
-  int64_t bytes = program_bytes(p);
+  int64_t bytes = run_program_bytes(p);
   double gbps = med > 0 ? (double)bytes / (med * 1e6) : 0, gflops = med > 0 ? (double)p->flops / (med * 1e6) : 0;
-  int threads = bench_threads(o->backend);
+  int threads = run_threads(o->backend);
   if (o->json)
     printf("{\"backend\": \"%s\", \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, "
            "\"bytes\": %" PRId64 ", \"flops\": %" PRId64 ", \"gbps\": %.6g, \"gflops\": %.6g}\n",
@@ -389,7 +389,9 @@ int run_call_and_report(const Options *o, const LProgram *p, const tdsl_tensor *
   const tdsl_tensor **args = calloc((size_t)(np ? np : 1), sizeof *args);
   for (int j = 0; j < np; j++)
     args[j] = &ins[j];
-  int rc = o->mode == MODE_BENCH ? bench_calls(o, p, args, fn, gpu) : run_once(o, p, ins, args, fn, gpu, tm);
+  int rc = o->mode != MODE_BENCH ? run_once(o, p, ins, args, fn, gpu, tm)
+           : o->profile        ? profile_calls(o, p, args, fn)
+                               : bench_calls(o, p, args, fn, gpu);
   free(args);
   return rc;
 }

@@ -163,31 +163,42 @@ int64_t matmul_k(const Node *mm, int64_t *kn) {
   return k;
 }
 
+// The arithmetic of one node (graph_flops' count).
+static int64_t node_flops(const Node *n) {
+  int64_t out = view_numel(n->out->view);
+  switch (n->op) {
+  case OP_MATMUL:
+    return td_sat_mul(td_sat_mul(2, out), matmul_k(n, NULL));
+  case OP_SDPA: {  // both products, and the softmax's element each score
+    const View *q = &n->srcs[0]->view, *k = &n->srcs[1]->view, *o = &n->out->view;
+    int64_t E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2], Ev = o->shape[o->ndim - 1];
+    return td_sat_mul(td_sat_mul(Ev ? out / Ev : 0, S), 2 * E + 2 * Ev + 1);
+  }
+  case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
+  case OP_GATHER: case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
+    return 0;
+  default: {
+    int64_t in = n->nsrc && !n->srcs[0]->is_scalar ? view_numel(n->srcs[0]->view) : 0;
+    return op_is_row(n->op) && in > out ? in : out;
+  }
+  }
+}
+
 int64_t graph_flops(const Graph *g) {
   int64_t flops = 0;
+  for (int i = 0; i < g->nodes.len; i++)
+    flops = td_sat_add(flops, node_flops(g->nodes.data[i]));
+  return flops;
+}
+
+void graph_kernel_flops(const Graph *g, int64_t *per_kernel) {
+  for (int k = 0; k < g->nkernels; k++)
+    per_kernel[k] = 0;
   for (int i = 0; i < g->nodes.len; i++) {
     const Node *n = g->nodes.data[i];
-    int64_t out = view_numel(n->out->view);
-    switch (n->op) {
-    case OP_MATMUL:
-      flops = td_sat_add(flops, td_sat_mul(td_sat_mul(2, out), matmul_k(n, NULL)));
-      break;
-    case OP_SDPA: {  // both products, and the softmax's element each score
-      const View *q = &n->srcs[0]->view, *k = &n->srcs[1]->view, *o = &n->out->view;
-      int64_t E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2], Ev = o->shape[o->ndim - 1];
-      flops = td_sat_add(flops, td_sat_mul(td_sat_mul(Ev ? out / Ev : 0, S), 2 * E + 2 * Ev + 1));
-      break;
-    }
-    case OP_COPY: case OP_CLONE: case OP_TO: case OP_CAT: case OP_STACK: case OP_INDEX: case OP_INDEX_SELECT:
-    case OP_GATHER: case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
-      break;
-    default: {
-      int64_t in = n->nsrc && !n->srcs[0]->is_scalar ? view_numel(n->srcs[0]->view) : 0;
-      flops = td_sat_add(flops, op_is_row(n->op) && in > out ? in : out);
-    }
-    }
+    if (n->kernel >= 0 && n->kernel < g->nkernels)
+      per_kernel[n->kernel] = td_sat_add(per_kernel[n->kernel], node_flops(n));
   }
-  return flops;
 }
 
 // ---- printing: the rows every form shares ----

@@ -258,6 +258,9 @@ bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
 // the softmax of an attention (per query row, S·(2E + 2Ev + 1)), one operation per
 // element computed or reduced for every other node (copies and creation ops: none).
 int64_t graph_flops(const Graph *g);
+// graph_flops split by kernel: per_kernel[k] (g->nkernels entries) counts the nodes of
+// kernel k (an inlined node in the first kernel that computes it), so they sum to graph_flops.
+void graph_kernel_flops(const Graph *g, int64_t *per_kernel);
 int matmul_nk(const Node *mm);  // the dims k spans (1, or attr.nk)
 // K, the product of k's dims' sizes; kn (if not NULL) gets each dim's size.
 int64_t matmul_k(const Node *mm, int64_t *kn);

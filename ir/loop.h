@@ -325,6 +325,7 @@ struct LKernel {
   VEC(const char *) ops;     // op names fused into it, for --emit=kernels
   VEC(int) lines;            // source lines it came from
   const char *sched;         // the schedule it got, when one was chosen ("gemm packed 6x16 nc 128")
+  int64_t flops;             // the arithmetic of one run: graph_kernel_flops of its nodes (bench --profile)
   LGpuSched *gpu;            // GPU programs: its mapping onto threads (sched_gpu), else NULL
   const LKernel *same;       // NULL, or an earlier kernel of the program with the same code
                              // (share_kernels): the backends emit that one and call it
@@ -373,6 +374,8 @@ struct LProgram {
   VEC(LKernel *) kernels;  // run in this order
   int64_t flops;           // the arithmetic of one call (graph_flops), for `tdslc bench`
   const char *bound;       // a generic function's dims as bound ("N=4, D=8"), or NULL
+  bool profile;            // bench --profile: the entry calls tdsl_prof_mark(k) before kernel k
+                           // and tdsl_prof_mark(kernels.len) after the last (runtime/profile.c)
 };
 
 // ---- loop.c: construction helpers, verification ----

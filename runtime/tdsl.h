@@ -248,6 +248,18 @@ void tdsl_kernel_error_raise(tdsl_kernel_error *e, int k, long long value, int64
 void tdsl_kernel_error_seal(tdsl_kernel_error *e);
 // ==== end of parallel loops ====
 
+// ==== kernel timestamps (runtime/profile.c): `tdslc bench --profile`, not for users ====
+// A profiling build's entry (LProgram.profile) calls tdsl_prof_mark(k) just before its
+// kernel k and tdsl_prof_mark(nkernels) after the last one; an ordinary build calls
+// nothing. While recording, each mark adds the time since the previous mark to the
+// kernel that was running (none after the last mark of a call). Not thread-safe: one
+// thread records, calling one profiling entry at a time.
+int tdsl_prof_start(int nkernels);     // starts (or restarts) recording, totals 0; 0 ok, else TDSL_ERR_NOMEM
+void tdsl_prof_mark(int k);            // no-op unless recording; k outside [0, nkernels): none runs now
+int tdsl_prof_read(double *ns, int n); // copies min(n, nkernels) totals (nanoseconds); returns nkernels
+void tdsl_prof_stop(void);             // stops recording and frees the totals
+// ==== end of kernel timestamps ====
+
 // ==== GPU runs (runtime/cuda.c): CUDA through the driver API, loaded at run time ====
 // libcuda.so.1 (and, for CUDA C images, NVRTC: libnvrtc.so) are opened with dlopen
 // on first use, so libtdslrt builds and runs everything else on a machine without a

@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""tests/run/test_profile.py TDSLC: `tdslc bench --profile` (docs/language.md §10).
+
+Structure and invariants only, never a timing threshold: every kernel of `--emit=kernels`
+is listed once with its source lines; the kernels' times and the time outside them sum to
+the call; each kernel's FLOPs and bytes equal counts worked out here by hand for small
+programs (a matmul's packing scratch is not traffic, a slice reads only its elements, an
+intermediate buffer counts once written and once read); the rates follow from the counts
+and the time, the roofline fraction from the rates and the machine's numbers
+(TDSL_ROOFLINE fixes them); --json's schema; --plot writes SVG that Python's XML parser
+reads, a dot per kernel with arithmetic; the machine's numbers are measured once and
+then read from the cache; bad use is exit 2; an ordinary build calls no profiling hook.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, backend_args, require_backend  # noqa: E402
+
+TDSLC = os.path.abspath(sys.argv[1])
+BACKEND = require_backend(TDSLC)
+TMP = tempfile.mkdtemp(prefix="tdsl-profile-")
+T = Tally()
+check = T.check
+F32, F64 = 4, 8
+SVG = "{http://www.w3.org/2000/svg}"
+ROOF = {"TDSL_ROOFLINE": "100,10"}  # peak 100 GFLOP/s (f64: 50), bandwidth 10 GB/s
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def tdslc(*args, env_add=None, timeout=300):
+    env = dict(os.environ)
+    env["XDG_CACHE_HOME"] = os.path.join(TMP, "cache")  # never the user's cache
+    env.update(env_add or {})
+    return subprocess.run([TDSLC] + list(args), capture_output=True, text=True, timeout=timeout, cwd=TMP, env=env)
+
+
+def profile(path, *extra, env_add=ROOF):
+    p = tdslc("bench", path, "--profile", "--json", "--reps", "5", *backend_args(BACKEND), *extra, env_add=env_add)
+    if p.returncode != 0:
+        return None, p.stderr
+    try:
+        return json.loads(p.stdout), p.stdout
+    except ValueError as e:
+        return None, "%s: %s" % (e, p.stdout[:500])
+
+
+def emitted_kernels(path):
+    """(name, lines) of each kernel `--emit=kernels` prints, in order."""
+    p = tdslc(path, "--emit=kernels")
+    out = []
+    for m in re.finditer(r"^kernel (k\d+).*\n  ops:.*  lines: ([\d, ]*)$", p.stdout, re.M):
+        out.append((m.group(1), [int(x) for x in m.group(2).replace(",", " ").split()]))
+    return out
+
+
+def close(a, b, rel=1e-3):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+# name, source, fn, the kernels' (flops, bytes) in order worked out by hand
+M, K, N = 64, 128, 256
+CASES = [
+    ("elementwise", "fn f(x: f32[1000]) -> f32[1000] {\n    return relu(x * 2 + 1)\n}\n",
+     [(3 * 1000, 2 * 1000 * F32)]),  # mul, add, relu: one op per element each
+    ("linear", f"fn f(x: f32[{M}, {K}], w: f32[{N}, {K}], b: f32[{N}]) -> f32[{M}, {N}] {{\n"
+     "    return relu(x @ w.t() + b)\n}\n",
+     # bias and relu are the matmul's epilogue; the packed panels are the kernel's own scratch
+     [(2 * M * N * K + 2 * M * N, (M * K + N * K + N + M * N) * F32)]),
+    ("two_kernels", f"fn f(x: f32[{M}, {K}], w: f32[{N}, {K}]) -> f32[{M}, {N}] {{\n"
+     "    y = x @ w.t()\n"
+     "    return y.softmax(-1)\n}\n",
+     # the matmul writes y (M x N), the softmax reads it: counted once on each side
+     [(2 * M * N * K, (M * K + N * K + M * N) * F32), (M * N, 2 * M * N * F32)]),
+    ("slice", "fn f(x: f32[64, 300]) -> f32[64, 100] {\n    return x[:, 100:200] * 2\n}\n",
+     [(64 * 100, 2 * 64 * 100 * F32)]),  # only the slice's elements are read
+    ("transpose", "fn f(x: f32[96, 80]) -> f32[80, 96] {\n    return x.t().contiguous()\n}\n",
+     [(0, 2 * 96 * 80 * F32)]),
+    ("broadcast", "fn f(a: f32[512, 1], b: f32[1, 512]) -> f32[512, 512] {\n    return a + b\n}\n",
+     [(512 * 512, (512 + 512 + 512 * 512) * F32)]),
+    ("f64", "fn f(x: f64[300, 40]) -> f64[300] {\n    return (x * x).sum(-1)\n}\n",
+     [(2 * 300 * 40, (300 * 40 + 300) * F64)]),  # square, then the sum reads each element
+]
+
+KERNEL_KEYS = {"name": str, "code": str, "kind": str, "ops": list, "lines": list, "schedule": str,
+               "time_ms": (int, float), "share": (int, float), "flops": int, "bytes": int,
+               "intensity": (int, float), "gflops": (int, float), "gbps": (int, float),
+               "roofline": (int, float), "bound": str, "peak": str}
+TOP_KEYS = {"function": str, "file": str, "backend": str, "threads": int, "calls": int, "averaged_calls": int,
+            "mean_ms": (int, float), "median_ms": (int, float), "min_ms": (int, float), "max_ms": (int, float),
+            "bytes": int, "flops": int, "kernel_bytes": int, "gbps": (int, float), "gflops": (int, float),
+            "machine": dict, "outside": dict, "kernels": list}
+
+
+def schema_errors(doc):
+    errs = []
+    for k, t in TOP_KEYS.items():
+        if not isinstance(doc.get(k), t):
+            errs.append("top-level %r: %r" % (k, doc.get(k)))
+    for k in ("peak_gflops", "peak_f64_gflops", "bandwidth_gbps"):
+        if not isinstance(doc.get("machine", {}).get(k), (int, float)):
+            errs.append("machine %r missing" % k)
+    for k in ("time_ms", "share"):
+        if not isinstance(doc.get("outside", {}).get(k), (int, float)):
+            errs.append("outside %r missing" % k)
+    for kd in doc.get("kernels", []):
+        for k, t in KERNEL_KEYS.items():
+            if not isinstance(kd.get(k), t) or isinstance(kd.get(k), bool):
+                errs.append("kernel %s key %r: %r" % (kd.get("name"), k, kd.get(k)))
+        if kd.get("bound") not in ("compute", "memory") or kd.get("peak") not in ("f32", "f64"):
+            errs.append("kernel %s bound/peak: %r %r" % (kd.get("name"), kd.get("bound"), kd.get("peak")))
+    return errs
+
+
+def invariants(name, doc, path, want):
+    ks = doc["kernels"]
+    emitted = emitted_kernels(path)
+    check(f"{name}: every kernel of --emit=kernels is listed, in order, with its source lines",
+          [(k["name"], k["lines"]) for k in ks] == emitted, (ks and [(k["name"], k["lines"]) for k in ks], emitted))
+    total = sum(k["time_ms"] for k in ks) + doc["outside"]["time_ms"]
+    check(f"{name}: the kernels' times and the time outside them sum to the mean call",
+          close(total, doc["mean_ms"], 1e-4), (total, doc["mean_ms"]))
+    shares = sum(k["share"] for k in ks) + doc["outside"]["share"]
+    check(f"{name}: the shares sum to 100%", abs(shares - 1) < 1e-4, shares)
+    check(f"{name}: the runtime's marks reach the profile (the kernels' time is not zero)",
+          sum(k["time_ms"] for k in ks) > 0, ks)
+    check(f"{name}: every time and share is non-negative",
+          all(k["time_ms"] >= 0 and 0 <= k["share"] <= 1 for k in ks) and doc["outside"]["time_ms"] >= 0)
+    got = [(k["flops"], k["bytes"]) for k in ks]
+    check(f"{name}: each kernel's FLOPs and bytes are the hand-computed ones", got == want, (got, want))
+    check(f"{name}: the kernels' FLOPs sum to the program's", sum(k["flops"] for k in ks) == doc["flops"],
+          (sum(k["flops"] for k in ks), doc["flops"]))
+    check(f"{name}: kernel_bytes is the kernels' bytes summed", sum(k["bytes"] for k in ks) == doc["kernel_bytes"])
+    m = doc["machine"]
+    check(f"{name}: TDSL_ROOFLINE sets the machine's numbers (f64 peak: half)",
+          m["peak_gflops"] == 100 and m["bandwidth_gbps"] == 10 and m["peak_f64_gflops"] == 50
+          and m["source"] == "TDSL_ROOFLINE", m)
+    errs = []
+    for k in ks:
+        s = k["time_ms"] / 1e3
+        if s <= 0:
+            continue
+        peak = m["peak_f64_gflops"] if k["peak"] == "f64" else m["peak_gflops"]
+        gf, gb = k["flops"] / s / 1e9, k["bytes"] / s / 1e9
+        ai = k["flops"] / k["bytes"] if k["bytes"] else 0
+        roof = max(gf / peak, gb / m["bandwidth_gbps"])
+        bound = "compute" if ai * m["bandwidth_gbps"] >= peak else "memory"
+        if not (close(k["gflops"], gf) and close(k["gbps"], gb) and close(k["intensity"], ai)
+                and close(k["roofline"], roof) and k["bound"] == bound):
+            errs.append("%s: %r, want gflops %g gbps %g intensity %g roofline %g bound %s"
+                        % (k["name"], k, gf, gb, ai, roof, bound))
+    T.report(f"{name}: GFLOP/s, GB/s, intensity, roofline fraction and bound follow from the counts", errs)
+
+
+try:
+    for name, src, want in CASES:
+        path = write(name + ".tdsl", src)
+        doc, raw = profile(path)
+        if not check(f"{name}: bench --profile --json exits 0 with one JSON object", doc is not None, raw):
+            continue
+        T.report(f"{name}: --json has the documented keys and types", schema_errors(doc))
+        invariants(name, doc, path, want)
+    doc, raw = profile(write("f64b.tdsl", CASES[-1][1]))
+    check("a kernel writing f64 is rated against the f64 peak",
+          doc is not None and [k["peak"] for k in doc["kernels"]] == ["f64"], raw)
+    doc, _ = profile(write("lin.tdsl", CASES[1][1]))
+    check("an f32 kernel is rated against the f32 peak", doc is not None and doc["kernels"][0]["peak"] == "f32")
+
+    # a program with no kernel at all (a view of its argument): all the time is outside
+    path = write("view.tdsl", "fn f(x: f32[4, 6]) -> f32[6, 4] {\n    return x.t()\n}\n")
+    doc, raw = profile(path)
+    check("a view-only program has no kernel and its whole call outside",
+          doc is not None and doc["kernels"] == [] and abs(doc["outside"]["share"] - 1) < 1e-9, raw)
+
+    # shared kernels (a loop over layers): each call of the shared code is its own row
+    path = write("layers.tdsl", "const L = 3\n"
+                 "fn f(x: f32[32, 64], w: f32[L, 64, 64]) -> f32[32, 64] {\n"
+                 "    for i in range(L) {\n        x = relu(x @ w[i])\n    }\n    return x\n}\n")
+    doc, raw = profile(path)
+    if check("a program with shared kernels profiles", doc is not None, raw):
+        ks = doc["kernels"]
+        check("each layer's kernel is listed, running the first one's code",
+              len(ks) == 3 and [k["code"] for k in ks] == ["k0"] * 3 and [k["name"] for k in ks] == ["k0", "k1", "k2"],
+              [(k["name"], k["code"]) for k in ks])
+        one = (2 * 32 * 64 * 64 + 32 * 64, (32 * 64 + 64 * 64 + 32 * 64) * F32)
+        check("each layer counts its own weights and activations",
+              [(k["flops"], k["bytes"]) for k in ks] == [one] * 3, [(k["flops"], k["bytes"]) for k in ks])
+
+    # the text table: every kernel, the outside row, the total, the source lines
+    path = write("table.tdsl", CASES[2][1])
+    p = tdslc("bench", path, "--profile", "--reps", "4", *backend_args(BACKEND), env_add=ROOF)
+    rows = re.findall(r"^(k\d+|outside|total)\s+([\d.]+)\s+([\d.]+)%", p.stdout, re.M)
+    names = sorted(r[0] for r in rows)
+    check("the table lists every kernel, the time outside them and the total",
+          p.returncode == 0 and names == ["k0", "k1", "outside", "total"], p.stdout + p.stderr)
+    part = sum(float(r[2]) for r in rows if r[0] != "total")
+    check("the table's shares sum to 100% (within rounding)", abs(part - 100) <= 0.3, rows)
+    check("the table quotes the kernels' source lines", "    y = x @ w.t()" not in p.stdout
+          and re.search(r"^\s+2\s+y = x @ w\.t\(\)$", p.stdout, re.M) and re.search(r"^\s+3\s+return y\.softmax", p.stdout, re.M),
+          p.stdout)
+    check("the table names each kernel's schedule (the matmul's tile)", re.search(r"matmul: gemm", p.stdout), p.stdout)
+
+    # --plot: SVG that parses, a dot per kernel with arithmetic, a note for one without
+    svg = os.path.join(TMP, "roof.svg")
+    path = write("plot.tdsl", "fn f(x: f32[64, 128], w: f32[256, 128]) -> f32[256, 64] {\n"
+                 "    return (x @ w.t()).softmax(-1).t().contiguous()\n}\n")
+    p = tdslc("bench", path, "--plot", svg, "--json", "--reps", "4", *backend_args(BACKEND), env_add=ROOF)
+    doc = json.loads(p.stdout) if p.returncode == 0 else None
+    try:
+        root = ET.parse(svg).getroot()
+    except (ET.ParseError, OSError) as e:
+        root = None
+        check("--plot writes SVG that Python's XML parser reads", False, "%s\n%s" % (e, p.stderr))
+    if root is not None and doc is not None:
+        check("--plot writes SVG that Python's XML parser reads", root.tag == SVG + "svg", root.tag)
+        dots = root.iter(SVG + "circle")
+        titles = [c.find(SVG + "title").text for c in dots]
+        onchart = [k for k in doc["kernels"] if k["flops"] > 0 and k["bytes"] > 0 and k["gflops"] > 0]
+        check("the chart has one dot per kernel with arithmetic, its tooltip naming it",
+              sorted(t.split(" ")[0] for t in titles) == sorted(k["name"] for k in onchart), (titles, onchart))
+        texts = " ".join("".join(t.itertext()) for t in root.iter(SVG + "text"))
+        check("the chart draws the roofs it was given", "f32 peak 100.0" in texts and "memory 10.0 GB/s" in texts, texts)
+        offchart = [k["name"] for k in doc["kernels"] if k not in onchart]
+        check("a kernel without arithmetic is listed under the chart",
+              offchart and all(re.search(r"\b%s\b" % n, texts) for n in offchart), (offchart, texts))
+        check("the chart has a polyline for the roofs", len(list(root.iter(SVG + "polyline"))) >= 2)
+    check("--plot alone implies --profile (the table is printed)", p.returncode == 0 and doc and doc.get("kernels"))
+
+    # the machine's numbers: measured once, then read from the cache
+    env = {"TDSL_ROOFLINE": ""}
+    path = write("cache.tdsl", CASES[0][1])
+    doc1, raw1 = profile(path, env_add=env)
+    cache = os.path.join(TMP, "cache", "tdsl", "roofline")
+    check("without a cache the machine is measured and the numbers kept in $XDG_CACHE_HOME/tdsl/roofline",
+          doc1 is not None and doc1["machine"]["source"] == "measured" and os.path.exists(cache)
+          and doc1["machine"]["cache"] == cache, raw1)
+    doc2, raw2 = profile(path, env_add=env)
+    check("the next profile reads them from the cache",
+          doc2 is not None and doc2["machine"]["source"] == "cached"
+          and all(doc1 and close(doc1["machine"][k], doc2["machine"][k], 1e-3)
+                  for k in ("peak_gflops", "peak_f64_gflops", "bandwidth_gbps")), raw2)
+    check("measured numbers are positive",
+          doc1 is not None and all(doc1["machine"][k] > 0 for k in ("peak_gflops", "peak_f64_gflops", "bandwidth_gbps")))
+    doc3, raw3 = profile(path, env_add={"TDSL_ROOFLINE": "measure"})
+    check("TDSL_ROOFLINE=measure measures again and keeps the better numbers",
+          doc3 is not None and doc3["machine"]["source"] == "measured" and doc1
+          and doc3["machine"]["peak_gflops"] >= doc1["machine"]["peak_gflops"] * (1 - 1e-3), raw3)
+    with open(cache) as f:
+        lines = [ln for ln in f.read().splitlines() if ln]
+    check("the cache holds one line per CPU and thread count", len(lines) == 1, lines)
+
+    # bad use: exit 2 with a message
+    def bad(name, args, env_add=ROOF, pattern=None):
+        p = tdslc(*args, env_add=env_add)
+        check(name, p.returncode == 2 and (pattern is None or re.search(pattern, p.stderr)),
+              "exit %d: %s" % (p.returncode, p.stderr))
+
+    path = write("bad.tdsl", CASES[0][1])
+    bad("TDSL_ROOFLINE that is not PEAK,BW is exit 2", ["bench", path, "--profile"], {"TDSL_ROOFLINE": "fast"},
+        r"TDSL_ROOFLINE='fast'")
+    bad("TDSL_ROOFLINE with a zero bandwidth is exit 2", ["bench", path, "--profile"], {"TDSL_ROOFLINE": "100,0"},
+        r"TDSL_ROOFLINE")
+    bad("--profile belongs to bench (run refuses it)", ["run", path, "--profile"], pattern=r"unknown option '--profile'")
+    bad("--plot needs a file", ["bench", path, "--plot"], pattern=r"--plot")
+    bad("--plot into a missing folder is exit 2", ["bench", path, "--plot", os.path.join(TMP, "no", "x.svg")],
+        pattern=r"cannot write")
+    bad("--profile of --target cuda is exit 2", ["bench", path, "--profile", "--target", "cuda"], pattern=r"--profile")
+
+    # an ordinary build calls no profiling hook
+    path = write("plain.tdsl", CASES[1][1])
+    c = tdslc(path, "--emit=c")
+    check("--emit=c of an ordinary build calls no tdsl_prof_mark", c.returncode == 0 and "tdsl_prof" not in c.stdout)
+    ll = tdslc(path, "--emit=llvm")
+    check("--emit=llvm of an ordinary build calls no tdsl_prof_mark",
+          ll.returncode != 0 or "tdsl_prof" not in ll.stdout, ll.stderr)
+finally:
+    shutil.rmtree(TMP, ignore_errors=True)
+
+sys.exit(T.summary(recap=True))
