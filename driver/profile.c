@@ -110,6 +110,10 @@ static void walk_stmts(Walk *w, const LStmtList *l) {
       walk_expr(w, s->cond);
       walk_stmts(w, &s->body);
       break;
+    case LS_VAR:  // the GPU form's (a var of no extent here: what it indexes counts whole)
+      walk_expr(w, s->val);
+      break;
+    case LS_SYNC: break;
     case LS_COUNT: break;
     }
   }
