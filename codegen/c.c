@@ -86,6 +86,40 @@ typedef struct CKernelGen {
   int *open, nopen;    // the variables of the loops enclosing the statement printed
 } CKernelGen;
 
+// Whether kernel arg a is a per-thread scratch buffer (ir/loop.h's Scratch): not a
+// parameter; the kernel asks the runtime for its thread's region.
+static bool scratch_arg(const LProgram *p, const LKernel *k, int a) { return p->bufs.data[k->args.data[a].buf].scratch; }
+
+// `T *restrict bA = tdsl_scratch(bytes);` into b, at depth 1, for each scratch arg the
+// statements printed used (g->arg_used): the region of the thread that runs them.
+static void declare_scratch(const CExprGen *g, Buf *b) {
+  for (int a = 0; a < g->k->args.len; a++) {
+    if (!scratch_arg(g->p, g->k, a) || !g->arg_used[a])
+      continue;
+    const LBuf *lb = &g->p->bufs.data[g->k->args.data[a].buf];
+    const char *t = cexpr_storage_type(lb->dtype);
+    buf_printf(b, "  %s *restrict b%d = (%s *)tdsl_scratch(%" PRId64 ");\n", t, a, t, lb->numel * dtype_size(lb->dtype));
+  }
+}
+
+// A call of a function of p->funcs: the pointers (the caller's args, advanced), then
+// the scalars.
+static void call_stmt(CKernelGen *c, const LCall *call) {
+  CExprGen *g = &c->g;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "%s(", emit_kernel_name(g->cx, g->p->funcs.data[call->fn], 0));
+  for (int i = 0; i < call->nptr; i++) {
+    g->arg_used[call->ptr[i]] = true;
+    buf_printf(g->b, "%sb%d + ", i ? ", " : "", call->ptr[i]);
+    cexpr_index(g, &call->at[i]);
+  }
+  for (int i = 0; i < call->nval; i++) {
+    buf_puts(g->b, call->nptr + i ? ", " : "");
+    cexpr_expr(g, call->val[i]);
+  }
+  buf_puts(g->b, ");\n");
+}
+
 // The error record, the error index and the rank of the current iteration (inside an
 // outlined loop the record is the body's parameter tdsl_g_e).
 static void err_args(CExprGen *g, int err) {
@@ -199,6 +233,7 @@ static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList
     case LS_LET:
     case LS_VAR:   // (the GPU form's: never in a C kernel)
     case LS_SYNC:
+    case LS_CALL:
     case LS_COUNT: break;
     }
   }
@@ -227,9 +262,15 @@ static bool expr_uses_var(const LExpr *e, int var) {
 static bool stmts_use_var(const LStmtList *l, int var) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
-    if (expr_uses_var(s->val, var) || expr_uses_var(s->cond, var) ||
+    if (expr_uses_var(s->val, var) || expr_uses_var(s->cond, var) || expr_uses_var(s->n, var) ||
         (s->kind == LS_STORE && index_uses_var(&s->idx, var)) || stmts_use_var(&s->body, var))
       return true;
+    for (int a = 0; s->kind == LS_CALL && a < s->call->nptr; a++)
+      if (index_uses_var(&s->call->at[a], var))
+        return true;
+    for (int a = 0; s->kind == LS_CALL && a < s->call->nval; a++)
+      if (expr_uses_var(s->call->val[a], var))
+        return true;
   }
   return false;
 }
@@ -252,8 +293,13 @@ static void scan_locals(const LStmtList *l, bool *read, bool *let) {
     const LStmt *s = l->data[i];
     scan_locals_expr(s->val, read);
     scan_locals_expr(s->cond, read);
+    scan_locals_expr(s->n, read);
     if (s->kind == LS_STORE)
       scan_locals_expr(s->idx.dyn, read);
+    for (int a = 0; s->kind == LS_CALL && a < s->call->nptr; a++)
+      scan_locals_expr(s->call->at[a].dyn, read);
+    for (int a = 0; s->kind == LS_CALL && a < s->call->nval; a++)
+      scan_locals_expr(s->call->val[a], read);
     if (s->kind == LS_LET)
       let[s->local] = true;
     scan_locals(&s->body, read, let);
@@ -305,7 +351,6 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
   g->streamed = saved_streamed;
   c->par_var = -1;
   g->b = saved_b;
-  g->arg_used = saved_used;
   g->depth = saved_depth;
   memcpy(g->decl_depth, saved_decl, sizeof(int) * (size_t)nl);
 
@@ -316,7 +361,7 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
   buf_init(&unpack, g->cx);
   buf_init(&init, g->cx);
   for (int i = 0; i < nargs; i++) {
-    if (!used[i])
+    if (!used[i] || scratch_arg(g->p, k, i))
       continue;
     saved_used[i] = true;
     const LArg *a = &k->args.data[i];
@@ -352,8 +397,10 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
     buf_printf(&init, "%s, ", ln);
   }
   Buf *o = c->outl;
-  buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n%s}\n", name, params.data,
-             body.data);
+  buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name, params.data);
+  declare_scratch(g, o);  // the thread's own region, not the caller's
+  g->arg_used = saved_used;
+  buf_printf(o, "%s}\n", body.data);
   buf_printf(o, "typedef struct %s_ctx {\n%s  char tdsl_g_none;\n} %s_ctx;\n", name, fields.data, name);
   buf_printf(o, "static void %s(void *ctx, int64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name);
   buf_printf(o, "  const %s_ctx *c = ctx;\n  (void)c;\n  %s_body(%stdsl_g_begin, tdsl_g_end);\n}\n", name, name,
@@ -392,6 +439,7 @@ static void stmt(CKernelGen *c, const LStmt *s) {
     stmts(c, &s->body);
     cexpr_close(g);
     return;
+  case LS_CALL: call_stmt(c, s->call); return;
   case LS_VAR:   // the GPU form's (codegen/cuda.c)
   case LS_SYNC:
   case LS_COUNT: break;
@@ -428,14 +476,18 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     buf_puts(out, lanes_begin);
   buf_puts(out, outl.data);
   buf_printf(out, "static int %s(", c.kname);
+  int nparams = 0;
   for (int i = 0; i < nargs; i++) {
     const LArg *a = &k->args.data[i];
     DType dt = p->bufs.data[a->buf].dtype;
-    buf_printf(out, "%s%s%s *restrict b%d", i ? ", " : "", a->written ? "" : "const ", cexpr_storage_type(dt), i);
+    if (!scratch_arg(p, k, i))
+      buf_printf(out, "%s%s%s *restrict b%d", nparams++ ? ", " : "", a->written ? "" : "const ", cexpr_storage_type(dt),
+                 i);
   }
-  buf_puts(out, nargs ? ") {\n" : "void) {\n");
+  buf_puts(out, nparams ? ") {\n" : "void) {\n");
+  declare_scratch(&c.g, out);  // (used outside parallel loops)
   for (int i = 0; i < nargs; i++) {
-    if (!c.g.arg_used[i])
+    if (!c.g.arg_used[i] && !scratch_arg(p, k, i))
       buf_printf(out, "  (void)b%d;\n", i);
   }
   if (c.g.has_err) {
@@ -458,31 +510,147 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   buf_puts(out, "\n");
 }
 
+// A function of p->funcs (ir/loop.h's Functions): `static void NAME(pointers, int64_t
+// a0, ...)`, its statements; no errors, no parallel loops.
+static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
+  const LKernel *k = fp->kernels.data[0];
+  CKernelGen c = {.par_var = -1, .kname = emit_kernel_name(cx, fp, 0)};
+  c.open = arena_alloc(&cx->arena, sizeof(int) * (size_t)(k->nvars + 1));
+  cexpr_begin(&c.g, cx, &dialect_c, pr, fp, k);
+  TD_ASSERT(!c.g.has_err);
+  Buf body;
+  buf_init(&body, cx);
+  c.g.b = &body;
+  stmts(&c, &k->body);
+  if (c.g.streamed)
+    cexpr_fence_streams(&c.g);
+  if (c.g.has_lanes)
+    buf_puts(out, lanes_begin);
+  buf_printf(out, "static void %s(", c.kname);
+  for (int i = 0; i < k->args.len; i++) {
+    const LArg *a = &k->args.data[i];
+    buf_printf(out, "%s%s%s *restrict b%d", i ? ", " : "", a->written ? "" : "const ",
+               cexpr_storage_type(fp->bufs.data[a->buf].dtype), i);
+  }
+  for (int i = 0; i < k->nscalars; i++)
+    buf_printf(out, "%sint64_t a%d", k->args.len + i ? ", " : "", i);
+  buf_puts(out, k->args.len + k->nscalars ? ") {\n" : "void) {\n");
+  for (int i = 0; i < k->args.len; i++) {
+    if (!c.g.arg_used[i])
+      buf_printf(out, "  (void)b%d;\n", i);
+  }
+  buf_puts(out, body.data ? body.data : "");
+  buf_puts(out, "}\n");
+  if (c.g.has_lanes)
+    buf_puts(out, lanes_end);
+  buf_puts(out, "\n");
+}
+
+// ---- the entry's calls, repeated runs rolled into loops ----
+// A model's layers, unrolled from `for i in range(L)` over stacked weights, call the
+// same kernels on the same buffers (share_temps) L times, each time further into the
+// weights: such a run of calls is printed once, in a loop whose index advances each
+// argument's start (LArg.at) by its step.
+
+// Whether call j repeats call i r times later: the same function (LKernel.same), the
+// same buffers, each start moved by r times its step from i to `next` (the call one
+// period after i).
+static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
+  const LKernel *a = p->kernels.data[i], *b = p->kernels.data[j], *c = p->kernels.data[next];
+  if (emit_kernel_code(p, i) != emit_kernel_code(p, j) || emit_kernel_code(p, i) != emit_kernel_code(p, next) ||
+      a->args.len != b->args.len || a->args.len != c->args.len)
+    return false;
+  for (int x = 0; x < a->args.len; x++) {
+    const LArg *u = &a->args.data[x], *v = &b->args.data[x], *w = &c->args.data[x];
+    if (u->buf != v->buf || u->buf != w->buf || v->at - u->at != r * (w->at - u->at))
+      return false;
+  }
+  return true;
+}
+
+// The longest run of repeated calls in [lo, hi): its start, period and count (count
+// 1: none).
+static void find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count) {
+  *start = lo, *period = 1, *count = 1;
+  int best = 0;
+  for (int s = lo; s < hi; s++)
+    for (int per = 1; s + 2 * per <= hi; per++) {
+      int r = 1;
+      for (bool ok = true; ok && s + (r + 1) * per <= hi; r += ok) {
+        for (int q = 0; q < per && ok; q++)
+          ok = repeats(p, s + q, s + per + q, s + r * per + q, r);
+      }
+      if ((r - 1) * per > best)
+        best = (r - 1) * per, *start = s, *period = per, *count = r;
+    }
+}
+
+static void emit_prof_mark(Buf *out, const LProgram *p, int k);
+
+// One call of kernel i, its starts advanced by `step` times the loop index when in a loop
+// (outside a loop under bench --profile: the runtime's timestamp first).
+static void emit_call(Ctx *cx, Buf *out, const LProgram *p, int i, int next, bool first, int depth) {
+  const LKernel *k = p->kernels.data[i];
+  if (next < 0)
+    emit_prof_mark(out, p, i);
+  buf_indent(out, depth);
+  if (!first) {
+    buf_puts(out, "if (TDSL_G_OK(tdsl_g_rc))\n");
+    buf_indent(out, depth + 1);
+  }
+  buf_printf(out, "tdsl_g_rc = %s(", emit_kernel_name(cx, p, i));
+  for (int a = 0, n = 0; a < k->args.len; a++) {
+    const LArg *arg = &k->args.data[a];
+    if (scratch_arg(p, k, a))
+      continue;
+    int64_t step = next >= 0 ? p->kernels.data[next]->args.data[a].at - arg->at : 0;
+    if (arg->at || step) {  // share_kernels: the kernel sees the buffer from element `at` on
+      buf_printf(out, "%s(%s *)tdsl_g_p[%d] + %" PRId64, n++ ? ", " : "",
+                 cexpr_storage_type(p->bufs.data[arg->buf].dtype), arg->buf, arg->at);
+      if (step)
+        buf_printf(out, " + %" PRId64 " * tdsl_g_l", step);
+    } else {
+      buf_printf(out, "%stdsl_g_p[%d]", n++ ? ", " : "", arg->buf);
+    }
+  }
+  buf_puts(out, ");\n");
+}
+
+static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
+  if (lo >= hi)
+    return;
+  int s, per, r;
+  find_run(p, lo, hi, &s, &per, &r);
+  if (r < 2 || p->profile) {  // (a profile times each call: none rolled)
+    for (int i = lo; i < hi; i++)
+      emit_call(cx, out, p, i, -1, i == 0, 1);
+    return;
+  }
+  emit_calls(cx, out, p, lo, s);
+  buf_printf(out, "  for (int64_t tdsl_g_l = 0; tdsl_g_l < %d && TDSL_G_OK(tdsl_g_rc); tdsl_g_l++) {\n", r);
+  for (int q = 0; q < per; q++)
+    emit_call(cx, out, p, s + q, s + per + q, s + q == 0, 2);
+  buf_puts(out, "  }\n");
+  emit_calls(cx, out, p, s + r * per, hi);
+}
+
 // bench --profile (LProgram.profile): the runtime's timestamp before kernel k and after
 // the last one (k == the kernel count); nothing in an ordinary build.
 static void emit_prof_mark(Buf *out, const LProgram *p, int k) {
   if (p->profile)
-    buf_printf(out, "  %stdsl_prof_mark(%d);\n", k ? "if (tdsl_g_rc == 0)\n    " : "", k);
+    buf_printf(out, "  %stdsl_prof_mark(%d);\n", k ? "if (TDSL_G_OK(tdsl_g_rc))\n    " : "", k);
 }
 
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p) {
   emit_entry_tables(out, p);
   buf_puts(out, "\n");
   emit_entry_begin(cx, out, p);
-  for (int i = 0; i < p->kernels.len; i++) {
-    const LKernel *k = p->kernels.data[i];
-    emit_prof_mark(out, p, i);
-    buf_printf(out, "  %stdsl_g_rc = %s(", i ? "if (tdsl_g_rc == 0)\n    " : "", emit_kernel_name(cx, p, i));
-    for (int a = 0; a < k->args.len; a++) {
-      const LArg *arg = &k->args.data[a];
-      if (arg->at)  // share_kernels: the kernel sees the buffer from element `at` on
-        buf_printf(out, "%s(%s *)tdsl_tensor_data(&tdsl_g_b[%d]) + %" PRId64, a ? ", " : "",
-                   cexpr_storage_type(p->bufs.data[arg->buf].dtype), arg->buf, arg->at);
-      else
-        buf_printf(out, "%stdsl_tensor_data(&tdsl_g_b[%d])", a ? ", " : "", arg->buf);
-    }
-    buf_puts(out, ");\n");
+  int nb = p->bufs.len;
+  if (nb && p->kernels.len) {  // each buffer's data, once
+    buf_printf(out, "  void *tdsl_g_p[%d];\n  for (int tdsl_g_i = 0; tdsl_g_i < %d; tdsl_g_i++)\n"
+                    "    tdsl_g_p[tdsl_g_i] = tdsl_tensor_data(&tdsl_g_b[tdsl_g_i]);\n", nb, nb);
   }
+  emit_calls(cx, out, p, 0, p->kernels.len);
   emit_prof_mark(out, p, p->kernels.len);
   emit_entry_end(out, p);
 }
@@ -494,6 +662,8 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
   for (int i = 0; i < nprogs; i++) {
     const LProgram *p = progs[i];
     buf_printf(&body, "%s// ---- %s ----\n\n", i ? "\n" : "", p->name);
+    for (int f = 0; f < p->funcs.len; f++)
+      emit_func(cx, &pr, &body, p->funcs.data[f]);
     for (int k = 0; k < p->kernels.len; k++)
       if (!p->kernels.data[k]->same)  // else it calls an earlier one (share_kernels)
         emit_kernel(cx, &pr, &body, p, k);

@@ -954,6 +954,7 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     TD_ASSERT(e->a->kind == LX_LOCAL && e->a->local >= 0 && e->a->local < g->k->locals.len);
     buf_printf(g->b, "%s[%" PRId64 "]", g->lname[e->a->local], e->i);
     return;
+  case LX_ARG: buf_printf(g->b, "a%" PRId64, e->i); return;  // a function's scalar parameter
   case LX_SHUFFLE:  // lane l: the sel[l]-th lane of a ++ b (cexpr_let prints the fast form)
     TD_ASSERT(g->lane && e->a->kind == LX_LOCAL && e->b->kind == LX_LOCAL);
     buf_puts(g->b, "(");
@@ -1258,7 +1259,13 @@ void cexpr_let(CExprGen *g, const LStmt *s) {
 
 void cexpr_open_loop(CExprGen *g, const LStmt *s) {
   buf_indent(g->b, g->depth);
-  buf_printf(g->b, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d++) {\n", s->var, s->var, s->extent, s->var);
+  if (s->n) {  // a function's loop of n iterations
+    buf_printf(g->b, "for (int64_t v%d = 0; v%d < ", s->var, s->var);
+    cexpr_expr(g, s->n);
+    buf_printf(g->b, "; v%d++) {\n", s->var);
+  } else {
+    buf_printf(g->b, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d++) {\n", s->var, s->var, s->extent, s->var);
+  }
   g->depth++;
 }
 

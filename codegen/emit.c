@@ -268,8 +268,8 @@ void emit_entry_tables(Buf *b, const LProgram *p) {
     buf_printf(b, "static const tdsl_entry_buf tdsl_g_%s_bufs[%d] = {\n", fn, nb);
     for (int i = 0; i < nb; i++) {
       const LBuf *lb = &p->bufs.data[i];
-      buf_printf(b, "  {%s, %" PRId64 ", %d},  // b%d: ", dtype_enum[lb->dtype], lb->numel,
-                 lb->kind == LB_PARAM ? lb->param : -1, i);
+      buf_printf(b, "  {%s, %" PRId64 ", %d},  // b%d: ", dtype_enum[lb->dtype], lb->scratch ? 0 : lb->numel,
+                 lb->kind == LB_PARAM ? lb->param : -1, i);  // (scratch: per thread, from tdsl_scratch)
       comment_text(b, lb->name ? lb->name : "?");
       buf_printf(b, " (%s)\n", buf_kinds[lb->kind]);
     }

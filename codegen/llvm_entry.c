@@ -15,7 +15,8 @@
 // The runtime functions a module may call; the JIT must be given each of them.
 const char *const llvm_runtime_names[] = {
     "tdsl_entry_begin",        "tdsl_entry_end",          "tdsl_entry_kernel_error", "tdsl_tensor_data",
-    "tdsl_parallel_for",       "tdsl_kernel_error_raise", "tdsl_kernel_error_seal",  "tdsl_prof_mark",
+    "tdsl_parallel_for",       "tdsl_kernel_error_raise", "tdsl_kernel_error_seal",  "tdsl_scratch",
+    "tdsl_prof_mark",
     NULL,
 };
 
@@ -49,7 +50,7 @@ static LLVMValueRef entry_tables(LlvmModuleGen *g, const LProgram *p) {
   LLVMValueRef *bs = arena_alloc(ar, sizeof *bs * (size_t)(nb + 1));
   for (int i = 0; i < nb; i++) {  // {dtype, numel, param}
     const LBuf *lb = &p->bufs.data[i];
-    LLVMValueRef f[] = {ci(g->i32, lb->dtype), ci(g->i64, lb->numel),
+    LLVMValueRef f[] = {ci(g->i32, lb->dtype), ci(g->i64, lb->scratch ? 0 : lb->numel),  // (scratch: tdsl_scratch)
                         ci(g->i32, lb->kind == LB_PARAM ? lb->param : -1)};
     bs[i] = LLVMConstStructInContext(g->lc, f, 3, 0);
   }
@@ -158,8 +159,15 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, rc, ci(g->i32, 0), ""), fail, run);
   LLVMPositionBuilderAtEnd(b, fail);
   LLVMBuildRet(b, rc);
-  // rc = k0(...); if (rc == 0) rc = k1(...); ...
+  // each buffer's data, once; then rc = k0(...); if (rc == 0) rc = k1(...); ...
   LLVMPositionBuilderAtEnd(b, run);
+  LLVMValueRef *data = arena_alloc(ar, sizeof *data * (size_t)(nb + 1));
+  for (int i = 0; i < nb && p->kernels.len; i++) {
+    LLVMValueRef at[2] = {ci(g->i64, 0), ci(g->i64, i)};
+    LLVMValueRef t = LLVMBuildInBoundsGEP2(b, LLVMArrayType(g->tensor, (unsigned)nb), bufs, at, 2, "");
+    LLVMTypeRef dt[] = {g->tensorp};
+    data[i] = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
+  }
   int nk = p->kernels.len, nrc = 0;
   LLVMValueRef *rcs = arena_alloc(ar, sizeof *rcs * (size_t)(nk + 1));
   LLVMBasicBlockRef *from = arena_alloc(ar, sizeof *from * (size_t)(nk + 1));
@@ -177,21 +185,20 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
     prof_mark(g, p, ki);
     LLVMValueRef *ka = arena_alloc(ar, sizeof *ka * (size_t)(k->args.len + 1));
     LLVMTypeRef *kt = arena_alloc(ar, sizeof *kt * (size_t)(k->args.len + 1));
+    int na = 0;
     for (int a = 0; a < k->args.len; a++) {
-      LLVMValueRef at[2] = {ci(g->i64, 0), ci(g->i64, k->args.data[a].buf)};
-      LLVMValueRef t = LLVMBuildInBoundsGEP2(b, LLVMArrayType(g->tensor, (unsigned)nb), bufs, at, 2, "");
-      LLVMTypeRef dt[] = {g->tensorp};
-      LLVMValueRef data = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
+      if (p->bufs.data[k->args.data[a].buf].scratch)
+        continue;  // the kernel asks tdsl_scratch for it
       LLVMTypeRef et = stype(g, p->bufs.data[k->args.data[a].buf].dtype);
-      kt[a] = LLVMPointerType(et, 0);
-      ka[a] = LLVMBuildBitCast(b, data, kt[a], "");
+      kt[na] = LLVMPointerType(et, 0);
+      ka[na] = LLVMBuildBitCast(b, data[k->args.data[a].buf], kt[na], "");
       if (k->args.data[a].at) {  // share_kernels: the kernel sees the buffer from element `at` on
         LLVMValueRef off = ci(g->i64, k->args.data[a].at);
-        ka[a] = LLVMBuildInBoundsGEP2(b, et, ka[a], &off, 1, "");
+        ka[na] = LLVMBuildInBoundsGEP2(b, et, ka[na], &off, 1, "");
       }
+      na++;
     }
-    last = LLVMBuildCall2(b, LLVMFunctionType(g->i32, kt, (unsigned)k->args.len, 0), kernels[ki], ka,
-                          (unsigned)k->args.len, "");
+    last = LLVMBuildCall2(b, LLVMFunctionType(g->i32, kt, (unsigned)na, 0), kernels[ki], ka, (unsigned)na, "");
   }
   prof_mark(g, p, p->kernels.len);
   rcs[nrc] = last, from[nrc++] = LLVMGetInsertBlock(b);
@@ -248,6 +255,8 @@ struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc
   for (int i = 0; i < nprogs; i++) {
     const LProgram *p = progs[i];
     LLVMValueRef *ks = arena_alloc(&cx->arena, sizeof *ks * (size_t)(p->kernels.len + 1));
+    for (int f = 0; f < p->funcs.len; f++)  // the functions its kernels call, first
+      llvm_build_func(&g, p->funcs.data[f]);
     for (int k = 0; k < p->kernels.len; k++) {
       int j = emit_kernel_code(p, k);  // an earlier kernel with its code (share_kernels), or k
       ks[k] = j == k ? llvm_build_kernel(&g, p, k) : ks[j];

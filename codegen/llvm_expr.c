@@ -739,12 +739,14 @@ static LLVMValueRef load(LlvmKernelGen *c, const LExpr *e) {
 // i8: lx_bits_dtype, the only vectors of them the IR has). *align: what the index
 // proves, from storages and LArg.at being 64-byte aligned (the largest power of two up
 // to 64 dividing the base and every coefficient in bytes; the element's own alignment
-// with a run-time index), so that stores of ir/ew.c's blocks into rows of a multiple
-// of 64 bytes can stream (llvm_mark_streams); instcombine raises it further where it can.
+// with a run-time index, and in a function of LProgram.funcs, whose pointers are its
+// callers' advanced by any number of elements), so that stores of ir/ew.c's blocks into
+// rows of a multiple of 64 bytes can stream (llvm_mark_streams); instcombine raises it
+// further where it can.
 LLVMValueRef llvm_vec_ptr(LlvmKernelGen *c, int arg, const LIndex *ix, int lanes, unsigned *align) {
   DType bt = arg_dtype(c, arg), vt = lx_bits_dtype(bt);
   TD_ASSERT(lanes > 1);
-  int64_t es = dtype_size(bt), a = 64;
+  int64_t es = dtype_size(bt), a = c->scalars ? es : 64;
   while (a > es && !ix->dyn) {
     // in uint64_t: a huge coefficient wraps, and a power of two divides the wrapped
     // product exactly when it divides the true one
@@ -842,6 +844,7 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
   case LX_INSERT:
   case LX_FRAG:
   case LX_MMA: return llvm_gpu_expr(c, e);  // the GPU form's (ir/loop.h)
+  case LX_ARG: return c->scalars[e->i];  // a function's scalar parameter (llvm_build_func)
   case LX_COUNT: break;
   }
   td_unreachable();

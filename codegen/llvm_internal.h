@@ -54,6 +54,7 @@ struct LlvmKernelGen {
   const char *kname;     // "tdsl_g_<fn>_<k>"
   LLVMValueRef fn;       // the function being built
   LLVMValueRef *args;    // per kernel arg: a typed pointer
+  LLVMValueRef *scalars; // a function (LProgram.funcs): its i64 scalar parameters
   LLVMValueRef *vars;    // per loop variable: its i64 value where bound, else NULL
   int *depth;            // per loop variable: how many loops enclose its own (shared with outlined bodies)
   int level;             // the loops enclosing the statement being built
@@ -167,6 +168,8 @@ void llvm_scan_locals_expr(const LExpr *e, bool *read);
 void llvm_scan_locals(const LStmtList *l, bool *read, bool *let);
 // static int tdsl_g_<fn>_<k>(noalias pointers): the loops, then the first error.
 LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki);
+// A function of LProgram.funcs: void tdsl_g_<fn>_f<N>(noalias pointers, i64 scalars).
+LLVMValueRef llvm_build_func(LlvmModuleGen *g, const LProgram *fp);
 // After optimisation: the tagged vector stores that may stream get !nontemporal.
 void llvm_mark_streams(LLVMContextRef lc, LLVMModuleRef m);
 

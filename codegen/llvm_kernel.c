@@ -99,6 +99,21 @@ void llvm_mark_streams(LLVMContextRef lc, LLVMModuleRef m) {
 }
 
 // ============================================================================
+// Scratch (ir/loop.h): a per-thread region from the runtime
+// ============================================================================
+static bool scratch_arg(const LlvmKernelGen *c, int a) { return c->p->bufs.data[c->k->args.data[a].buf].scratch; }
+
+// tdsl_scratch(bytes) as arg a's pointer type.
+static LLVMValueRef scratch_ptr(LlvmKernelGen *c, int a) {
+  LlvmModuleGen *g = c->g;
+  const LBuf *lb = &c->p->bufs.data[c->k->args.data[a].buf];
+  LLVMTypeRef pt[] = {g->i64};
+  LLVMValueRef n = ci(g->i64, lb->numel * dtype_size(lb->dtype));
+  LLVMValueRef r = llvm_call(g, "tdsl_scratch", g->i8p, pt, 1, &n);
+  return LLVMBuildBitCast(g->b, r, arg_ptr_type(c, a), "");
+}
+
+// ============================================================================
 // Statements, loops, outlined parallel loops
 // ============================================================================
 // An alloca at the top of the current function's entry block.
@@ -168,6 +183,8 @@ void llvm_scan_locals(const LStmtList *l, bool *read, bool *let) {
     llvm_scan_locals_expr(s->cond, read);
     if (s->kind == LS_STORE)
       llvm_scan_locals_expr(s->idx.dyn, read);
+    for (int a = 0; s->kind == LS_CALL && a < s->call->nval; a++)
+      llvm_scan_locals_expr(s->call->val[a], read);
     if (s->kind == LS_LET)
       let[s->local] = true;
     llvm_scan_locals(&s->body, read, let);
@@ -268,8 +285,9 @@ static void parallel_loop(LlvmKernelGen *c, const LStmt *s) {
   llvm_no_ldexp(g, c->k, range);
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, range, "entry"));
   LLVMValueRef cp = LLVMBuildBitCast(b, LLVMGetParam(range, 0), LLVMPointerType(ctxty, 0), "");
-  for (int i = 0; i < nf; i++)
-    fv[i] = LLVMBuildLoad2(b, ft[i], LLVMBuildStructGEP2(b, ctxty, cp, (unsigned)i, ""), "");
+  for (int i = 0; i < nf; i++)  // (a scratch arg: this thread's region, once per chunk)
+    fv[i] = i < nargs && scratch_arg(c, i) ? scratch_ptr(c, i)
+                                           : LLVMBuildLoad2(b, ft[i], LLVMBuildStructGEP2(b, ctxty, cp, (unsigned)i, ""), "");
   fv[nf] = LLVMGetParam(range, 1), fv[nf + 1] = LLVMGetParam(range, 2);
   LLVMBuildCall2(b, LLVMFunctionType(g->vd, ft, (unsigned)nf + 2, 0), inner, fv, (unsigned)nf + 2, "");
   LLVMBuildRetVoid(b);
@@ -288,11 +306,27 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
   case LS_LOOP:
     if (s->extent <= 0)
       return;
-    if (s->parallel && !c->iter && !g->gpu)  // on the GPU llvm_gpu.c decides the mapping
+    if (s->n)  // a function's loop of n iterations (n may be 0)
+      counted_loop(c, s->var, ci(g->i64, 0), llvm_expr(c, s->n), true, false, &s->body);
+    else if (s->parallel && !c->iter && !g->gpu)  // on the GPU llvm_gpu.c decides the mapping
       parallel_loop(c, s);
     else
       counted_loop(c, s->var, ci(g->i64, 0), ci(g->i64, s->extent), false, false, &s->body);
     return;
+  case LS_CALL: {  // a function of p->funcs (llvm_build_func built it first)
+    const LCall *call = s->call;
+    const LProgram *fp = c->p->funcs.data[call->fn];
+    LLVMValueRef fn = LLVMGetNamedFunction(g->m, emit_kernel_name(g->cx, fp, 0));
+    TD_ASSERT(fn);
+    int n = call->nptr + call->nval;
+    LLVMValueRef *av = arena_alloc(&g->cx->arena, sizeof *av * (size_t)(n + 1));
+    for (int i = 0; i < call->nptr; i++)
+      av[i] = llvm_elem_ptr(c, call->ptr[i], &call->at[i]);
+    for (int i = 0; i < call->nval; i++)
+      av[call->nptr + i] = llvm_expr(c, call->val[i]);
+    LLVMBuildCall2(b, LLVMGlobalGetValueType(fn), fn, av, (unsigned)n, "");
+    return;
+  }
   case LS_STORE: {
     TD_ASSERT(c->k->args.data[s->buf].written);
     LLVMValueRef st;
@@ -380,20 +414,29 @@ LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki) {
   const LKernel *k = p->kernels.data[ki];
   LlvmKernelGen c;
   llvm_kernel_begin(&c, g, p, ki);
-  int nargs = k->args.len;
+  int nargs = k->args.len, np = 0;
   LLVMTypeRef *pt = arena_alloc(&g->cx->arena, sizeof *pt * (size_t)(nargs + 1));
   for (int i = 0; i < nargs; i++)
-    pt[i] = arg_ptr_type(&c, i);
-  c.fn = LLVMAddFunction(g->m, c.kname, LLVMFunctionType(g->i32, pt, (unsigned)nargs, 0));
+    if (!scratch_arg(&c, i))  // (a scratch arg is no parameter: the kernel asks for it)
+      pt[np++] = arg_ptr_type(&c, i);
+  c.fn = LLVMAddFunction(g->m, c.kname, LLVMFunctionType(g->i32, pt, (unsigned)np, 0));
   set_internal(c.fn);
   llvm_add_attr(g, c.fn, LLVMAttributeFunctionIndex, "nounwind");
   llvm_no_ldexp(g, k, c.fn);
-  llvm_pointer_attrs(&c, c.fn, 0);
+  for (int i = 0, j = 0; i < nargs; i++) {
+    if (scratch_arg(&c, i))
+      continue;
+    LLVMAttributeIndex at = (LLVMAttributeIndex)(++j);
+    llvm_add_attr(g, c.fn, at, "noalias");
+    llvm_add_attr(g, c.fn, at, "nocapture");
+    if (!k->args.data[i].written)
+      llvm_add_attr(g, c.fn, at, "readonly");
+  }
   LLVMBuilderRef b = g->b;
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, c.fn, "entry"));
   c.args = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(nargs + 1));
-  for (int i = 0; i < nargs; i++)
-    c.args[i] = LLVMGetParam(c.fn, (unsigned)i);
+  for (int i = 0, j = 0; i < nargs; i++)
+    c.args[i] = scratch_arg(&c, i) ? scratch_ptr(&c, i) : LLVMGetParam(c.fn, (unsigned)j++);
   assume_stream_aligned(&c);
   llvm_kernel_locals(&c);
   if (c.has_err) {  // {-1, 0, 0, INT64_MAX}
@@ -427,5 +470,37 @@ LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki) {
   LLVMTypeRef kt[] = {g->i8p, g->i64};
   LLVMValueRef kargs[] = {msg, ev};
   LLVMBuildRet(b, llvm_call(g, "tdsl_entry_kernel_error", g->i32, kt, 2, kargs));
+  return c.fn;
+}
+
+// A function of LProgram.funcs (ir/loop.h's Functions): void tdsl_g_<fn>_f<N>(noalias
+// pointers, i64 scalars), internal and never inlined, so that one copy serves every call.
+LLVMValueRef llvm_build_func(LlvmModuleGen *g, const LProgram *fp) {
+  const LKernel *k = fp->kernels.data[0];
+  LlvmKernelGen c;
+  llvm_kernel_begin(&c, g, fp, 0);
+  TD_ASSERT(!c.has_err);
+  int nargs = k->args.len, n = nargs + k->nscalars;
+  LLVMTypeRef *pt = arena_alloc(&g->cx->arena, sizeof *pt * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    pt[i] = i < nargs ? arg_ptr_type(&c, i) : g->i64;
+  c.fn = LLVMAddFunction(g->m, c.kname, LLVMFunctionType(g->vd, pt, (unsigned)n, 0));
+  set_internal(c.fn);
+  llvm_add_attr(g, c.fn, LLVMAttributeFunctionIndex, "nounwind");
+  llvm_add_attr(g, c.fn, LLVMAttributeFunctionIndex, "noinline");
+  llvm_no_ldexp(g, k, c.fn);
+  llvm_pointer_attrs(&c, c.fn, 0);
+  LLVMBuilderRef b = g->b;
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, c.fn, "entry"));
+  c.args = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(nargs + 1));
+  c.scalars = arena_alloc(&g->cx->arena, sizeof(LLVMValueRef) * (size_t)(k->nscalars + 1));
+  for (int i = 0; i < n; i++)
+    if (i < nargs)
+      c.args[i] = LLVMGetParam(c.fn, (unsigned)i);
+    else
+      c.scalars[i - nargs] = LLVMGetParam(c.fn, (unsigned)i);
+  llvm_kernel_locals(&c);
+  llvm_stmts(&c, &k->body);
+  LLVMBuildRetVoid(b);
   return c.fn;
 }

@@ -227,6 +227,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   out->lps = arena_alloc(&cx->arena, sizeof *out->lps * (size_t)(out->nfns ? out->nfns : 1));
   for (int i = 0; i < out->nfns; i++) {
     Graph *g = lower_fn(cx, p, fns[i]);
+    g->cpu = cpu_prog;  // (fusion: a CPU matmul packs its operands, so may recompute them)
     fuse_graph(g);
     out->graph = g;
     if (co->time_kernels)
@@ -249,7 +250,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
       lp->kernels.data[k]->flops = kflops[k];
     lp->bound = bound_text(cx, sigs[i]);
     if (cpu_prog) {
-      sched_cpu(cx, lp);
+      sched_cpu(cx, lp, &cpu);
       share_kernels(cx, lp);
     } else {  // the GPU schedule is decided once for kernels with the same code
       share_kernels(cx, lp);

@@ -38,6 +38,7 @@ typedef struct ArgUse {
 } ArgUse;
 
 typedef struct Walk {
+  const LProgram *p;
   const LKernel *code;  // the kernel whose body runs (LKernel.same's, or the kernel)
   int64_t *extent;      // per loop variable in scope: its extent; -1 out of scope
   ArgUse *use;          // per argument
@@ -114,6 +115,20 @@ static void walk_stmts(Walk *w, const LStmtList *l) {
       walk_expr(w, s->val);
       break;
     case LS_SYNC: break;
+    case LS_CALL: {  // a function of p->funcs: `reach` elements of each pointer from `at` on
+      // (a GEMM micro-kernel's tile it writes, it reads back only to add to what this
+      // kernel wrote there in an earlier k block: a write, never traffic in)
+      const LCall *c = s->call;
+      const LKernel *fk = w->p->funcs.data[c->fn]->kernels.data[0];
+      for (int a = 0; a < c->nptr; a++) {
+        walk_expr(w, c->at[a].dyn);
+        int n = c->reach[a] > INT32_MAX ? INT32_MAX : (int)c->reach[a];
+        touch(w, c->ptr[a], &c->at[a], n, fk->args.data[a].written);
+      }
+      for (int a = 0; a < c->nval; a++)
+        walk_expr(w, c->val[a]);
+      break;
+    }
     case LS_COUNT: break;
     }
   }
@@ -133,7 +148,7 @@ static int64_t span_elems(const Span *s, int64_t n) {
 // How kernel ki uses each of its arguments (uses[a], zeroed by the caller).
 static void kernel_uses(const LProgram *p, int ki, ArgUse *uses) {
   const LKernel *k = p->kernels.data[ki];
-  Walk w = {.code = k->same ? k->same : k, .use = uses};
+  Walk w = {.p = p, .code = k->same ? k->same : k, .use = uses};
   int nv = w.code->nvars;
   w.extent = malloc(sizeof *w.extent * (size_t)(nv ? nv : 1));
   for (int v = 0; v < nv; v++)
@@ -171,6 +186,8 @@ static void count_bytes(Profile *pr) {
       const LBuf *b = &p->bufs.data[arg->buf];
       int64_t n = b->numel - arg->at, size = (int64_t)dtype_size(b->dtype);
       const ArgUse *u = &uses[ki][a];
+      if (b->scratch)  // per-thread scratch (ir/loop.h): private to the kernel
+        continue;
       if (u->first == 1 && (b->kind == LB_PARAM || written[arg->buf]))
         bytes = td_sat_add(bytes, td_sat_mul(span_elems(&u->rd, n), size));
       if (u->wr.any && (b->kind == LB_RESULT || b->kind == LB_PARAM || last_reader[arg->buf] > ki))

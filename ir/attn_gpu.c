@@ -23,6 +23,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 enum { KEYS = 32, WARPS = 8, ROWS = 2, QROWS = WARPS * ROWS, SHARED_MAX = 48 * 1024 };
 
@@ -283,6 +284,18 @@ bool gpu_attn(GpuBuild *g) {
       gpu_setvar(g, &fe->body, a->wvar, clamp(g, w, a->Ev));
       gpu_push(g, &fe->body, ls_let(cx, a->out_local, lx_binary(cx, OP_DIV, cd, loc(g, acc[r][t]), loc(g, l[r]))));
       gpu_push(g, &fe->body, a->store);
+    }
+  }
+  // a batch dim the operands do not move along (of size 1, or broadcast) binds a var
+  // nothing reads: dropped (nvcc rejects an unused variable)
+  for (int i = 0; i < tl->len; i++) {
+    LStmtList rest = {tl->data + i + 1, tl->len - i - 1, tl->len - i - 1};
+    bool batch = false;
+    for (int d = 0; d < a->nb; d++)
+      batch |= tl->data[i]->kind == LS_VAR && tl->data[i]->var == a->bvar[d];
+    if (batch && !gpu_reads_var(&rest, tl->data[i]->var)) {
+      memmove(tl->data + i, tl->data + i + 1, sizeof *tl->data * (size_t)(tl->len - i - 1));
+      tl->len--, i--;
     }
   }
   return true;

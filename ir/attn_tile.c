@@ -1,37 +1,39 @@
 // ir/attn_tile.c: the CPU schedule of ATTN kernels (attn_tile_build, called by
 // ir/attn.c for a CPU): scaled_dot_product_attention on tiles of MR query rows, two
-// vector registers wide (AVX-512 f32: 32 rows), against blocks of KB = 32 keys. ir/attn.c's header gives the
-// arithmetic (the running max m, sum l and sums acc, the factor c); this file orders
-// it so that the query rows are the vector lanes throughout: every per-row quantity
-// (a score of one key for the tile's rows, m, l, c, a sum for one value column) is
-// one vector, so neither product nor the softmax ever reduces across lanes.
+// vector registers wide (AVX-512 f32: 32 rows; one vector when L is at most that), a
+// last tile of fewer rows padded, against blocks of KB = 32 keys. ir/attn.c's header
+// gives the arithmetic (the running max m, sum l and sums acc, the factor c); this file
+// orders it so that the query rows are the vector lanes throughout: every per-row
+// quantity (a score of one key for the tile's rows, m, l, c, a sum for one value
+// column) is one vector, so neither product nor the softmax ever reduces across lanes.
 //
-//   for batch... [parallel], query tiles i0 (MR rows, the last L % MR) [parallel when
-//   the batch loop is not]:
-//     qt[e][r] = q[i0 + r, e] * scale; m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//   for batch... [parallel], query tiles i0 (MR rows) [parallel when the batch loop is not]:
+//     qt[e][r] = q[i0 + r, e] * scale (0 in the padding); m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
-//       scores, KR keys at a time (registers: KR x 2 accumulators; AVX-512 KR <= 14):
-//         s[jj] = sum over e of splat(k[j0 + jj, e]) * qt[e][..]   (FMA, vectors of rows;
-//                 qt holds q * scale)
-//         sc[jj][..] = s[jj]
+//       scores: sc[jj][..] = sum over e of k[j0 + jj, e] * qt[e][..]: the program's GEMM
+//         micro-kernel (ir/gemm.c, LProgram.funcs), k's rows read in place as its rows,
+//         qt its B panel, sc its tile, 8 keys a call (the last call ending at the
+//         block's end, the rows it shares with the one before computed again, alike);
+//         k's block first copied and converted into scratch when it is not of the
+//         computing dtype or not unit-stride in e; fewer keys than a call: register
+//         tiles (KR keys x 2 row vectors of FMA accumulators, each k element broadcast)
 //       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
 //         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
 //         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
 //         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
-//       values, EC columns at a time (registers: EC x 2 accumulators; EC <= 14):
-//         a[e] = acc[e][..] * c[..]; for each key jj: a[e] += splat(v[j0 + jj, e]) *
-//         sc[jj][..] (FMA); acc[e][..] = a[e]
+//       values: acc[e][..] *= c[..], then acc[e][..] += sum over jj of v[j0 + jj, e] *
+//         sc[jj][..]: the micro-kernel again, v's columns read in place as its rows (a
+//         divisor of Ev a call), sc its B panel, acc its tile (its sums loaded); v's
+//         block copied into scratch as k's may be; Ev smaller than a call: registers
 //     out[i0 + r, e] = acc[e][r] * (1 / l[r])
 //
-// k and v are only ever read one element at a time (broadcast to the lanes), so they
-// are read where they are, whatever their strides and dtype; q is copied once per tile
-// into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c) have a region per batch
-// when the batch loop is the parallel one (the tiles of a batch take turns in it, so it
-// stays in the caches), per tile when the tile loop is, else one: parallel iterations
-// share nothing. The rows being lanes, the tiling changes no rounding (results do not
-// depend on MR); the products' FMA and the scale applied to q do, so results differ
-// from ir/attn.c's rows in the last bits.
+// q is copied once per tile into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c),
+// each MR lanes wide, have a region per batch when the batch loop is the parallel one
+// (the tiles of a batch take turns in it, so it stays in the caches), per tile when the
+// tile loop is, else one: parallel iterations share nothing. The rows being lanes, the
+// tiling changes no rounding (results do not depend on MR); the products' FMA and the
+// scale applied to q do, so results differ from ir/attn.c's rows in the last bits.
 #include <math.h>
 
 #include "ir/kernel.h"
@@ -45,9 +47,16 @@ typedef struct Tile {
   const Value *q, *k, *v, *mask;
   int nd, id, ed;  // dims: count, query rows (L), the last (E, Ev)
   int64_t L, S, E, Ev;
+  int64_t Lpad;    // L rounded up to whole tiles: every tile's temps hold MR rows (lanes)
   DType cd;
   int V, MR, KB;   // lanes of a vector; query rows per tile (MAX_RV vectors); keys per block
   int KR, EC;      // keys of a scores sub-tile, value columns of a values sub-tile (registers)
+  bool kmicro, vmicro;    // the products as the GEMM micro-kernel (k's rows, v's columns in place)
+  GemmMicro km, vm;       //   its shapes: keys x MR lanes, value columns x MR lanes
+  int64_t ldk, ldv;       //   k's and v's rows apart
+  bool kcopy, vcopy;      //   a block of k (v) copied first, converted, into scratch (its
+                          //   dtype is not the computing one, or its e stride is not 1)
+  int kv;                 //   that scratch (a buffer: kt at 0, KB x E; vt at KB * E, KB x Ev)
   int qt, sc, acc, st;      // the temps (program buffers)
   enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
   LIndex idx[TD_MAX_DIMS];  // the batch dims' indices
@@ -106,11 +115,11 @@ static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
 // tile's region: MR x w elements per batch when the batch loop is the parallel one (the
 // tiles of a batch take turns), per tile when the tile loop is, else one for all.
 static LIndex tile_at(const Tile *T, const Rows *R, int64_t w, LIndex x, LIndex r) {
-  LIndex at = sum(T->kb, r, &x, R->mr);
+  LIndex at = sum(T->kb, r, &x, T->MR);
   if (T->slots == SLOT_BATCH)
     at = sum(T->kb, at, &T->bat, T->MR * w);
   if (T->slots == SLOT_TILE)
-    at = sum(T->kb, sum(T->kb, at, &T->bat, T->L * w), &R->i0, w);
+    at = sum(T->kb, sum(T->kb, at, &T->bat, T->Lpad * w), &R->i0, w);
   return at;
 }
 
@@ -257,6 +266,85 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
 
 // ---- a block, a tile ----
 
+// The element of src (k or v) at key j, column c of the current batch: its arg and index.
+static void elem_at(const Tile *T, const Value *src, LIndex j, LIndex c, int *arg, LIndex *at) {
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, j, c, x);
+  LExpr *e = kb_value(T->kb, src, x);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == T->cd && !e->idx.dyn);
+  *arg = e->buf, *at = e->idx;
+}
+
+// Keys jb + 0..nb of src (k or v: w columns), converted, into the scratch at `off`,
+// rows w apart: what the micro-kernel reads when src itself will not do.
+static void copy_block(const Tile *T, LStmtList *into, const Value *src, int64_t w, int64_t off, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  LIndex j, e;
+  LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &j);
+  in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &e);
+  LIndex at = sum(kb, sum(kb, kb_ix_const(off), &j, w), &e, 1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T->kv, true, true), at, value_at(T, src, sum(kb, jb, &j, 1), e)));
+}
+
+// Where the micro-kernel reads src's key j (from jb), column c: src itself, or its copy.
+static void micro_at(const Tile *T, const Value *src, bool copied, int64_t w, int64_t off, LIndex jb, LIndex j,
+                     LIndex c, int *arg, LIndex *at) {
+  if (!copied) {
+    elem_at(T, src, sum(T->kb, jb, &j, 1), c, arg, at);
+    return;
+  }
+  *arg = kb_arg(T->kb, T->kv, true, true);
+  *at = sum(T->kb, sum(T->kb, kb_ix_const(off), &j, w), &c, 1);
+}
+
+// scores of keys jb + 0..nb as the GEMM micro-kernel: sc[c][..] = sum over e of
+// k[jb + c, e] * qt[e][..], KR keys a call (k's rows in place), the last call ending at
+// the block's last key (rows it shares with the one before are computed again, alike).
+static void scores_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  int kr = T->km.MR;
+  int64_t full = nb / kr;
+  int ka, qa = kb_arg(kb, T->qt, true, true), sa = kb_arg(kb, T->sc, true, true);
+  LIndex at, c0, zero = kb_ix_const(0);
+  if (T->kcopy)
+    copy_block(T, into, T->k, T->E, 0, jb, nb);
+  LStmtList *in = kb_step_loop(kb, into, full, zero, kr, false, &c0);
+  for (int last = 0; last < 2; last++) {
+    if (last) {
+      if (nb % kr == 0)
+        break;
+      in = into, c0 = kb_ix_const(nb - kr);
+    }
+    micro_at(T, T->k, T->kcopy, T->E, 0, jb, c0, zero, &ka, &at);
+    gemm_micro_call(kb, in, &T->km, ka, at, T->kcopy ? T->E : T->ldk, qa, tile_at(T, R, T->E, zero, zero), 0, sa,
+                    tile_at(T, R, T->KB, c0, zero), T->E, T->MR, kb_iconst(kb, DT_I64, 0));
+  }
+}
+
+// values as the GEMM micro-kernel: acc[e][..] = acc * c, then acc[e][..] += sum over jj of
+// v[jb + jj, e] * sc[jj][..], EC columns a call (v's columns in place); the columns left
+// (Ev % EC) by values_sub.
+static void values_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
+  KernelBuilder *kb = T->kb;
+  int ec = T->vm.MR;
+  int64_t full = T->Ev / ec;
+  LIndex r, e, e0, zero = kb_ix_const(0);
+  LStmtList *in = kb_step_loop(kb, into, full * ec, zero, 1, false, &e);
+  in = rows_loop(T, in, R, &r);
+  LIndex ai = tile_at(T, R, T->Ev, e, r);
+  kb_buf_store(kb, in, T->acc, ai, bin(T, OP_MUL, kb_buf_load(kb, T->acc, ai), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r))));
+  if (T->vcopy)
+    copy_block(T, into, T->v, T->Ev, T->KB * T->E, jb, nb);
+  in = kb_step_loop(kb, into, full, zero, ec, false, &e0);
+  int va, sa = kb_arg(kb, T->sc, true, true), aa = kb_arg(kb, T->acc, true, true);
+  LIndex at;
+  micro_at(T, T->v, T->vcopy, T->Ev, T->KB * T->E, jb, zero, e0, &va, &at);
+  gemm_micro_call(kb, in, &T->vm, va, at, T->vcopy ? T->Ev : T->ldv, sa, tile_at(T, R, T->KB, zero, zero), 0, aa,
+                  tile_at(T, R, T->Ev, e0, zero), nb, T->MR, kb_iconst(kb, DT_I64, 1));
+  if (T->Ev % ec)
+    values_sub(T, into, R, jb, nb, kb_ix_const(full * ec), (int)(T->Ev % ec));
+}
+
 static void key_block(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
   KernelBuilder *kb = T->kb;
   if (T->n->attr.causal) {  // the block is seen by the tile's last row
@@ -266,13 +354,22 @@ static void key_block(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, 
     into = &s->body;
   }
   int kr, ec;
-  int64_t full = sub_tiles(nb, T->KR, &kr);
+  int64_t full;
   LIndex c0;
-  if (full)
-    scores_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), kr, false, &c0), R, jb, c0, kr);
-  if (nb % kr)
-    scores_sub(T, into, R, jb, kb_ix_const(full * kr), (int)(nb % kr));
+  if (T->kmicro && nb >= T->km.MR) {
+    scores_micro(T, into, R, jb, nb);
+  } else {
+    full = sub_tiles(nb, T->KR, &kr);
+    if (full)
+      scores_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), kr, false, &c0), R, jb, c0, kr);
+    if (nb % kr)
+      scores_sub(T, into, R, jb, kb_ix_const(full * kr), (int)(nb % kr));
+  }
   softmax(T, into, R, jb, nb);
+  if (T->vmicro) {
+    values_micro(T, into, R, jb, nb);
+    return;
+  }
   full = sub_tiles(T->Ev, T->EC, &ec);
   if (full)
     values_sub(T, kb_step_loop(kb, into, full, kb_ix_const(0), ec, false, &c0), R, jb, nb, c0, ec);
@@ -289,8 +386,14 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   in = kb_step_loop(kb, in, T->E, kb_ix_const(0), 1, false, &e);
   LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, sum(kb, i0, &r, 1), e), fc(T, T->n->attr.scale));
   kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), qs);
+  if (mr < T->MR) {  // the lanes past the tile's rows (the products compute all MR): zero
+    in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
+    in = kb_step_loop(kb, in, T->MR - mr, kb_ix_const(mr), 1, false, &r);
+    kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
+  }
+  Rows all = {.i0 = i0, .mr = T->MR};
   in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
-  in = rows_loop(T, in, &R, &r);
+  in = rows_loop(T, in, &all, &r);
   kb_buf_store(kb, in, T->acc, tile_at(T, &R, T->Ev, e, r), fc(T, 0));
   in = rows_loop(T, into, &R, &r);
   kb_buf_store(kb, in, T->st, st_at(T, &R, ST_M, r), fc(T, -INFINITY));
@@ -314,6 +417,20 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   kb_store_node(kb, in, T->n, x, bin(T, OP_MUL, kb_buf_load(kb, T->acc, tile_at(T, &R, T->Ev, e, r)), ref(T, l)));
 }
 
+// Whether src (k or v) is read at (j, e) by a plain load of the computing dtype,
+// unit-stride in e and moving by *ld >= 0 elements from one key to the next.
+static bool micro_operand(Tile *T, const Value *src, int64_t *ld) {
+  LIndex x[TD_MAX_DIMS];
+  for (int d = 0; d < T->id; d++)
+    x[d] = kb_ix_const(0);
+  x[T->id] = kb_ix_var(PROBE_VAR), x[T->ed] = kb_ix_var(PROBE_VAR + 1);
+  LExpr *e = kb_value(T->kb, src, x);
+  if (e->kind != LX_LOAD || e->dt != T->cd || e->idx.dyn || kb_ix_coef(&e->idx, PROBE_VAR + 1) != 1)
+    return false;
+  *ld = kb_ix_coef(&e->idx, PROBE_VAR);
+  return *ld >= 0;
+}
+
 // ---- the pass ----
 
 bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
@@ -330,21 +447,38 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   T.V = T.V < 2 ? 2 : T.V;
   if (2 * T.L < T.V)
     return false;  // fewer query rows than half a vector (decoding): ir/attn.c's rows do better
-  T.MR = MAX_RV * T.V;
-  if (T.L < T.MR)
-    T.MR = (int)T.L;
+  T.MR = T.L <= T.V ? T.V : MAX_RV * T.V;  // (a last tile of fewer rows is padded: lanes past them idle)
   T.KB = KB_ROWS;
   // each broadcast element of k or v meets every row vector: kr x MAX_RV accumulators,
   // MAX_RV row vectors and the broadcast in the registers
   int regs = (t->nregs - 1 - MAX_RV) / MAX_RV;
   T.KR = T.EC = regs < 2 ? 2 : regs > MAX_REG ? MAX_REG : regs;
+  // the products as the GEMM micro-kernel where k's rows and v's columns are unit-stride
+  // in e and of the computing dtype: scores keys x MR lanes (k's rows in place, at most
+  // 8: their pointers fit the registers), values columns x MR lanes (v's columns in
+  // place: as many as divide Ev, up to the registers' room)
+  int nv = T.MR / T.V, room = (t->nregs - nv - 1) / nv;
+  T.km = (GemmMicro){T.cd, room < 8 ? room : 8, T.MR, T.V, GA_ROWS, false};
+  T.vm = (GemmMicro){T.cd, 0, T.MR, T.V, GA_COLS, false};
+  for (int r = room < 14 ? room : 14; r >= 4 && !T.vm.MR; r--)
+    if (T.Ev % r == 0)
+      T.vm.MR = r;
+  T.vm.MR = T.vm.MR ? T.vm.MR : (room < 14 ? room : 14);
+  T.kmicro = true, T.vmicro = T.Ev >= T.vm.MR;
+  T.kcopy = !micro_operand(&T, T.k, &T.ldk);
+  T.vcopy = T.vmicro && !micro_operand(&T, T.v, &T.ldv);
+  if (T.kcopy || T.vcopy) {
+    T.kv = kb_new_temp(kb, T.cd, T.KB * (T.E + T.Ev), "attention keys and values");
+    kb->p->bufs.data[T.kv].scratch = true;
+  }
   // the batch loops (parallel when there are enough of them), then the query tiles
   // (parallel otherwise)
   int64_t nbatch = view_numel(*ov) / (T.L * T.Ev), rows = nbatch * T.L, tiles = T.L / T.MR;
   bool par = rows * T.S * (T.E + T.Ev + 4) >= PARALLEL_WORK;
   bool par_bat = par && nbatch >= PARALLEL_MIN_ITERS, par_tiles = par && !par_bat && tiles >= 2;
   T.slots = par_bat ? SLOT_BATCH : par_tiles ? SLOT_TILE : SLOT_ONE;
-  int64_t per = T.slots == SLOT_BATCH ? nbatch * T.MR : T.slots == SLOT_TILE ? rows : T.MR;  // rows of the temps
+  T.Lpad = (T.L + T.MR - 1) / T.MR * T.MR;
+  int64_t per = T.slots == SLOT_BATCH ? nbatch * T.MR : T.slots == SLOT_TILE ? nbatch * T.Lpad : T.MR;  // temps' rows
   T.qt = kb_new_temp(kb, T.cd, per * T.E, "attention queries");
   T.sc = kb_new_temp(kb, T.cd, per * T.KB, "attention scores");
   T.acc = kb_new_temp(kb, T.cd, per * T.Ev, "attention sums");
@@ -366,7 +500,11 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   }
   if (T.L % T.MR)
     tile(&T, body, kb_ix_const(tiles * T.MR), (int)(T.L % T.MR));
-  kb->k->sched = arena_printf(&kb->cx->arena, "attention tiles %d rows x %d keys, registers %d keys / %d columns",
-                              T.MR, T.KB, T.KR, T.EC);
+  Arena *ar = &kb->cx->arena;
+  kb->k->sched = arena_printf(ar, "attention tiles %d rows x %d keys, scores %s, values %s", T.MR, T.KB,
+                              T.kmicro ? arena_printf(ar, "micro-kernel %d keys", T.km.MR)
+                                       : arena_printf(ar, "registers %d keys", T.KR),
+                              T.vmicro ? arena_printf(ar, "micro-kernel %d columns", T.vm.MR)
+                                       : arena_printf(ar, "registers %d columns", T.EC));
   return true;
 }

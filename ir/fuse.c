@@ -2,7 +2,8 @@
 // steps over the nodes in creation (topological) order:
 //  1. inline: an elementwise-class node that no output returns and no store writes
 //     into becomes NM_INLINE when every reader can recompute it at the index it reads:
-//     the reader is not a matmul, does not gather from it, is no attention reading it
+//     the reader is not a matmul (but a CPU matmul's operand it packs: matmul_packs),
+//     does not gather from it, is no attention reading it
 //     as query, key or value (each element is read by many rows), its View decomposes onto
 //     the node's contiguous result (view_decompose), recomputing is cheap when it
 //     happens more than once (several reads or a broadcast read: at most INLINE_MAX_OPS
@@ -152,6 +153,8 @@ typedef struct Fuse {
   bool *inl;           // per node: NM_INLINE
   int *size, *trans;   // per node: ops and transcendental ops of its inline expression
   bool *raises;        // per node: its inline expression can raise
+  int *rered;          // per node: an inline node of its expression (itself included) that a
+                       // reduction and another reader both read, or -1 (see inline_why)
   IntList *deps;       // per non-inline node: the non-inline nodes its expression reads
   IntList *bufs;       // per node: the buffers its expression reads (ids)
   int *kern;           // per node: index into kerns (non-inline)
@@ -307,8 +310,19 @@ static bool store_value_inlinable(Fuse *f, const Node *st, const Node *p) {
   return sc.ok;
 }
 
+// Whether a CPU matmul r packs its operand src into panels (ir/gemm.c), where an
+// inline expression is then computed as it is packed: it reads the other operand in
+// place when that one is unit-stride in k (x @ w.t(): w's rows), and packs this one.
+// (A GPU matmul reads its operands once per product: they are stored.)
+static bool matmul_packs(const Fuse *f, const Node *r, int src) {
+  if (!f->g->cpu || r->attr.nk || r->srcs[src]->view.ndim < 2 || r->srcs[1 - src]->view.ndim < 2)
+    return false;
+  const View *o = &r->srcs[1 - src]->view;
+  return o->strides[src == 0 ? o->ndim - 2 : o->ndim - 1] == 1;
+}
+
 // Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
-static FuseWhy inline_why(Fuse *f, int i) {
+static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   Node *n = node_of(f, i);
   TD_ASSERT(op_is_elementwise(n->op));
   if (f->output[i])
@@ -322,11 +336,15 @@ static FuseWhy inline_why(Fuse *f, int i) {
   const View *pv = &n->out->view;
   int64_t pnumel = view_numel(*pv);
   bool multi = f->readers[i].len > 1, bcast = false;
+  *reduced = false;
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
-    if (r->op == OP_MATMUL)
+    *reduced |= op_class(r->op) == OC_REDUCE || op_class(r->op) == OC_ROW;
+    if (r->op == OP_MATMUL && !matmul_packs(f, r, ed.src))
       return why(FW_MATMUL_READ, ed.reader, -1);
+    if (r->op == OP_MATMUL)
+      multi = true;  // (computed as it is packed: cheap enough to be computed again)
     if (op_is_gather(r->op))
       return why(FW_GATHER_READ, ed.reader, -1);
     if (op_class(r->op) == OC_ATTN && ed.src < 3)
@@ -355,6 +373,17 @@ static FuseWhy inline_why(Fuse *f, int i) {
     return (FuseWhy){.code = FW_RECOMPUTE, .node = -1, .other = -1, .n = f->readers[i].len, .bcast = bcast,
                      .cost = f->size[i], .limit = INLINE_MAX_OPS, .trans = f->trans[i],
                      .tlimit = INLINE_MAX_TRANSCENDENTAL};
+  // A residual stream (x = x + f(norm(x)), layer after layer): each x is reduced by the
+  // next norm and read by the next sum, and recomputing it nests the one before, so the
+  // chain grows until the op budget stores one, at a layer that depends on the ops each
+  // layer has: the layers' kernels then differ and cannot share code. A value reduced
+  // and read again whose expression recomputes another such value is stored.
+  if (multi && *reduced)
+    for (int s = 0; s < n->nsrc; s++) {
+      int p = producer_of(n->srcs[s]);
+      if (p >= 0 && f->inl[p] && f->rered[p] >= 0)
+        return why(FW_NESTED_REDUCED, f->rered[p], -1);
+    }
   return why(FW_NONE, -1, -1);
 }
 
@@ -373,9 +402,18 @@ static void plan_inline(Fuse *f) {
         f->raises[i] |= f->raises[p];
       }
     }
+    f->rered[i] = -1;
     if (op_is_elementwise(n->op)) {
-      n->stored = inline_why(f, i);
+      bool reduced = false;
+      n->stored = inline_why(f, i, &reduced);
       f->inl[i] = n->stored.code == FW_NONE;
+      if (f->inl[i] && reduced && f->readers[i].len > 1)
+        f->rered[i] = i;
+      for (int s = 0; f->inl[i] && f->rered[i] < 0 && s < n->nsrc; s++) {
+        int p = producer_of(n->srcs[s]);
+        if (p >= 0 && f->inl[p])
+          f->rered[i] = f->rered[p];
+      }
     }
   }
 }
@@ -732,6 +770,7 @@ static void plan_modes(Fuse *f) {
 }
 
 void fuse_graph(Graph *g) {
+  attn_fuse(g);
   Ctx *cx = g->cx;
   Fuse F = {.g = g, .cx = cx, .n = g->nodes.len};
   Fuse *f = &F;
@@ -743,6 +782,7 @@ void fuse_graph(Graph *g) {
   f->raises = arena_alloc(&cx->arena, sizeof(bool) * n);
   f->full = arena_alloc(&cx->arena, sizeof(bool) * n);
   f->size = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->rered = arena_alloc(&cx->arena, sizeof(int) * n);
   f->trans = arena_alloc(&cx->arena, sizeof(int) * n);
   f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);

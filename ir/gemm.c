@@ -1,24 +1,40 @@
 // ir/gemm.c: the CPU matmul schedules (gemm_build, called by ir/matmul.c for a CPU).
 // Every matmul, mm, bmm and batched @ of a CPU program with arithmetic to do becomes
-// one of three loop nests, whatever the operands' strides (a transposed, sliced or
+// one of two loop nests, whatever the operands' strides (a transposed, sliced or
 // expanded operand is an index here, never a copy the user sees). The output is seen
 // as [batch..., M, N] with k the reduced dim (PyTorch's 1-D rules make M or N 1).
 //
-// PACKED — the general schedule, register- and cache-blocked:
-//   pack a: ap[batch][i*K + k*MR + r] = a[i + r, k]  (panels of MR rows, the last M % MR)
-//   for batch, column blocks of NB panels of NR columns {
-//     pack b's block: bp[batch][j*K + k*NR + c] = b[k, j + c]   (the last panel N % NR)
-//     for k blocks of KC, row panels i [parallel], column panels j of the block {
-//       let acc[r]: NR lanes = 0, or (after the first k block) out[i+r, j..j+NR]
-//       for k: let w = bp[j*K + k*NR +0..NR]; acc[r] = fma(splat(ap[i*K + k*MR + r]), w, acc[r])
-//       out[i+r, j..j+NR] = acc[r] (vector stores), then (last k block) one loop over
-//       the tile applies the epilogues
-//   } }
-//   A b that does not depend on the batch is packed whole, once, before the batch loops;
-//   else block by block, so the panels just written are read back from L2.
-// DIRECT — the same micro-kernel reading a and b where they are, when b's rows are
-// unit-stride in j, of the accumulation dtype, and either a has few rows (packing would
-// cost more than it saves) or b's rows are short (DIRECT_MAX_ROW: no cache-set fights).
+// PACKED — the general schedule, as a BLAS computes it: blocks of the operands are
+// packed into panels (a's of MR rows, b's of NR columns, each laid out k by k, the last
+// panel of each padded with zeros), and one micro-kernel multiplies a panel of a by a
+// panel of b into an MR x NR tile of the output held in vector registers:
+//   micro(kc, ap, bp, c, ldc, load):  acc[r] = load ? c[r*ldc + 0..NR] : 0
+//                                     for k < kc: acc[r] += splat(ap[k*MR + r]) * bp[k*NR + 0..NR]
+//                                     c[r*ldc + 0..NR] = acc[r]          (r < MR)
+// The micro-kernel is a function of the program (LProgram.funcs: ir/loop.h's
+// Functions), written once for each tile shape and dtype and called by every matmul of
+// the program: its size, not the matmuls' shapes, sets the code's. A tile that the
+// output has fewer rows or columns for goes through a tile buffer (T) and is copied.
+// Where the panels live (at most a few cache-sized blocks per thread, never a copy of a
+// whole operand — the result buffer excepted):
+//   COLS  (a small next to the call's data: nn.Linear's x @ w.t()): a is packed once
+//         (all of it, row panels in a temp, in parallel), then the column blocks of NC
+//         columns are the parallel loop: each packs its block of b, KC terms at a time,
+//         into its thread's scratch (ir/loop.h's Scratch: L2-sized) and multiplies
+//         every row panel by it (rows outer: a row panel stays in L1 while it meets the
+//         block's column panels, the block in L2);
+//   ROWS  (a large, as in a square matmul): for each column block and k block, the
+//         block of b is packed once into a temp (in parallel), then the row blocks of MC
+//         rows are the parallel loop: each packs its block of a into scratch (L2) and
+//         multiplies it by the column panels (columns outer: a panel of b stays in L1);
+//   BATCH (batches enough for the threads, as attention's heads; or little work): each
+//         batch (in parallel) is one serial task: its column blocks, k blocks and all
+//         its rows, both operands packed into scratch.
+// After the last k block of a tile its epilogues run over the tile (a loop the
+// vectorizers take), reading the sums from the buffer that holds them (acc_owner: the
+// matmul's own when stored in the accumulation dtype, else an epilogue's of that
+// dtype, updated in place); between k blocks the sums wait there too. Without such a
+// buffer every tile goes through T and K is one block.
 // DOT — rows of a and columns of b both unit-stride in k (nn.Linear's x @ w.t()) with
 // few rows (decoding) or one column: lanes run along k, a tile of IB x JB outputs
 // keeps IB x JB vector accumulators, each weight is loaded once per IB rows, and the
@@ -26,33 +42,40 @@
 //
 // A contraction (attr.nk: a convolution, the weight times a window view of its input)
 // may have k span several dims, and M, N and the batch be any output dims: packing
-// walks k's dims as nested loops and lays their terms out linearly, so the micro-kernel
-// of PACKED sees one k; DIRECT, which reads in place, runs the nested loops in its
-// tile; DOT takes only a single k dim.
-// MR x NR comes from the target (CpuTarget): NR is two vectors, MR the rows whose
-// accumulators and operands fit the registers (AVX2 f32: 6 x 16, AVX-512: 14 x 32).
-// The column block NB keeps K x NB*NR of packed b within half the L2; k blocks (KC)
-// keep a row panel and a column panel within half the L2 (only for very long K). Float sums use
-// LX_FMA (fused where the target has FMA), so results differ from the naive k order
-// in rounding. f16/bf16 operands are packed as f32 (the accumulation dtype); DIRECT
-// and DOT read only operands of the accumulation dtype.
-// Parallel (one loop): the batch loop when it has PARALLEL_MIN_ITERS iterations, else
-// the row panels when they do, else the batch loop when it has FEW_BATCHES, else the
-// column blocks (made small enough to give PARALLEL_MIN_ITERS where N allows).
+// walks k's dims as nested loops and lays their terms out linearly (K is then one
+// block), so the micro-kernel sees one k; DOT takes only a single k dim.
+// The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
+// accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
+// shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
+// 14x32, 8x48 or 6x64; AVX2: 6x16 or 4x24). KC keeps a block of b within half the L2.
+// Float sums use LX_FMA (fused where the target has FMA), so results differ from the
+// naive k order in rounding. f16/bf16 operands are packed as f32 (the accumulation
+// dtype); DOT reads only operands of the accumulation dtype.
+// Weights are packed on every call, not kept packed between calls: a packed copy kept
+// would hold a second copy of every weight (GPT-2's 0.5 GB twice), and the packing of a
+// block just before it is used costs a few percent of the multiply (bench/GAPS.md).
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/kernel.h"
 
-enum { SCHED_PACKED, SCHED_DIRECT, SCHED_DOT };
-static const char *const SCHED_NAMES[] = {"packed", "direct", "dot"};
+enum { SCHED_PACKED, SCHED_DOT };
+enum { MODE_BATCH, MODE_COLS, MODE_ROWS };
+static const char *const MODE_NAMES[] = {"batch", "cols", "rows"};
 
 enum {
   DOT_MAX_M = 8,         // at most this many rows use the DOT schedule
-  DIRECT_MAX_ROW = 1024, // b's rows of at most this many bytes are read in place (no packing)
   FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
-  KC_MIN = 64,           // shorter k blocks would reload the sums too often
+  MAX_NV = 4,
+  KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
+  A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
+  B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
+  ADIRECT_MAX_MR = 8,
+  T_GROUP_ROWS = 48,
+  BDIRECT_MAX_M = 64,        // at most this many rows of A read B's rows in place         // transposed: rows through T together (tile_group)        // rows read in place: their pointers fit the registers, their lines the L1's ways
+  SMALL_GEMM = 1 << 26,      // multiply-adds of a GEMM too small to split (a batch's: BATCH)
 };
 
 typedef struct Gemm {
@@ -67,24 +90,35 @@ typedef struct Gemm {
   int64_t M, N, K, nbatch;
   int nk;                   // the dims k spans (a convolution's window: channels and taps)
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
-  int V, MR, NR;  // lanes of a vector, the micro-tile
-  int64_t nb;     // panels per column block
-  int sched;
-  bool par, par_bat, par_rows, par_cols;  // par: the work is worth threads
-  int ap, bp;               // packed scratch (program buffers), -1 when not packed
-  bool ap_bat, bp_bat;      // packed per batch (the operand depends on the batch)
-  bool bp_block;            // b is packed block by block, just before its tiles
-  int64_t ap_per, bp_per;   // elements per batch
-  int64_t kc;               // k terms per k block (KC), 0: one block of all K
-  LIndex k0;                // the k block being built: its first k, its length, and
-  int64_t klen;             //   whether it is the first / the last (bool expressions,
-  LExpr *kfirst, *klast;    //   constants where the block loop decides statically)
+  int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
+  bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
+  int64_t R, C;             // the tiles' rows and columns: M and N, or N and M (trans)
+  bool adirect;             // the micro-kernel reads its rows' operand in place (unit k),
+  int64_t lda;              //   lda elements between rows; else from packed panels
+  bool bdirect;             // ... its columns' operand's rows in place (unit along them),
+  int64_t ldb;              //   ldb elements between rows (a few rows of A: packing B would
+                            //   cost more than it saves)
+  int sched, mode;
+  bool par, par_bat;        // par: the work is worth threads; par_bat: the batch loop is the parallel one
+  int64_t kc, nc, mc;       // the blocks: k terms, columns, rows (ROWS)
+  int64_t tg;               // transposed: row panels per group through T (tile_group)
+  const Node *own;          // acc_owner: where the sums wait, NULL: none (every tile through T)
+  int64_t ldc;              // own's stride between rows (its columns are unit-stride)
+  int fn;                   // the micro-kernel (LProgram.funcs)
+  int sbuf;                 // the scratch buffer (program buffer), -1 when none
+  int64_t s_b, s_a, s_t;    // its regions: b's block, a's block, the tile T (element offsets)
+  int ap;                   // COLS: a packed whole (a temp; per batch when a reads the batch)
+  int bp;                   // ROWS: the block of b (a temp)
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
-  LIndex obat;              // the current batch, linear (for packed scratch)
 } Gemm;
 
 static LIndex plus(LIndex x, int64_t c) {
   x.base += c;
+  return x;
+}
+
+static LIndex ixsum(KernelBuilder *kb, LIndex x, const LIndex *y, int64_t m) {
+  kb_ix_addmul(kb, &x, y, m);
   return x;
 }
 
@@ -147,6 +181,19 @@ static bool unit_along(Gemm *G, int which, int dim, bool cd) {
   return false;
 }
 
+// Whether operand which is a load (perhaps converted), not an expression computed from
+// loads (fusion may leave one: ir/fuse.c's matmul_packs).
+static bool plain_load(Gemm *G, int which) {
+  LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
+  memcpy(saved, G->o, sizeof saved);
+  k_probe(G, k);
+  LExpr *e = operand(G, which, kb_ix_const(0), kb_ix_const(0), k);
+  memcpy(G->o, saved, sizeof saved);
+  while (e->kind == LX_CAST)
+    e = e->a;
+  return e->kind == LX_LOAD && !e->idx.dyn;
+}
+
 // Whether operand which reads some batch dim.
 static bool reads_batch(Gemm *G, int which) {
   LIndex saved[TD_MAX_DIMS];
@@ -170,158 +217,6 @@ static bool reads_batch(Gemm *G, int which) {
   return reads;
 }
 
-// ---- packing ----
-
-// The loops over k's terms k0 + 0..klen into `into`: one loop, or where k spans several
-// dims and an operand is read in place (`dims`; all of K then, never blocked) one per
-// dim, outermost first. Sets *lin, the term's linear number (what packed panels are
-// laid out by), and k[] (an index per dim; with one loop only where k has one dim).
-static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, bool dims, LIndex *k, LIndex *lin) {
-  if (G->nk == 1 || !dims) {
-    into = kb_step_loop(G->kb, into, klen, k0, 1, false, &k[0]);
-    *lin = k[0];
-    return into;
-  }
-  TD_ASSERT(klen == G->K && k0.nterms == 0 && k0.base == 0);
-  *lin = kb_ix_const(0);
-  int64_t stride = G->K;
-  for (int q = 0; q < G->nk; q++) {
-    stride /= G->kn[q];
-    into = kb_step_loop(G->kb, into, G->kn[q], kb_ix_const(0), 1, false, &k[q]);
-    kb_ix_addmul(G->kb, lin, &k[q], stride);
-  }
-  return into;
-}
-
-// np panels of operand which (a: rows, b: columns), each `width` wide, from row or
-// column `start`: the panel at row/column x holds element (k, q) at x*K + k*width + q
-// (the panels before it are MR or NR wide, then a's last M % MR rows are one panel,
-// b's last N % NR columns the panels last_panel gives),
-// in scratch buf (per batch: plus the batch's `per` elements).
-static void pack_panels(Gemm *G, LStmtList *into, int which, LIndex start, int64_t np, int width, bool par) {
-  KernelBuilder *kb = G->kb;
-  int buf = which ? G->bp : G->ap;
-  int arg = kb_arg(kb, buf, false, true);
-  LIndex base = kb_ix_const(0);
-  if (which ? G->bp_bat : G->ap_bat)
-    kb_ix_addmul(kb, &base, &G->obat, which ? G->bp_per : G->ap_per);
-  // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
-  // panel's first where k spans several dims: its last is a window's short row)
-  bool p_unit = unit_along(G, which, which ? 1 : 0, false);
-  bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, which, 2, false));
-  LIndex p, k[TD_MAX_DIMS], kl, q;
-  LStmtList *body =
-      kb_step_loop(G->kb, into, np, start, width, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
-  LIndex at = base;
-  kb_ix_addmul(kb, &at, &p, G->K);
-  LStmtList *in;
-  if (k_inner) {
-    in = kb_step_loop(G->kb, body, width, kb_ix_const(0), 1, false, &q);
-    in = k_loops(G, in, kb_ix_const(0), G->K, true, k, &kl);
-  } else {
-    in = k_loops(G, body, kb_ix_const(0), G->K, true, k, &kl);
-    in = kb_step_loop(G->kb, in, width, kb_ix_const(0), 1, false, &q);
-  }
-  kb_ix_addmul(kb, &at, &kl, width);
-  kb_ix_addmul(kb, &at, &q, 1);
-  LIndex x = p;
-  kb_ix_addmul(kb, &x, &q, 1);
-  LExpr *v = operand_cd(G, which, which ? kb_ix_const(0) : x, which ? x : kb_ix_const(0), k);
-  kb_push(G->kb, in, kb_store_stmt(kb, arg, at, v));
-}
-
-// Every panel of operand which: n rows or columns in panels of w, then the rest.
-// The width of the next of the last columns' panels, `rest` (< NR) of them left: one
-// vector register's lanes while more than that are left, then the rest (a vector of 24
-// lanes, which LLVM 14 builds lane by lane, is one of 16 and one of 8).
-static int last_panel(const Gemm *G, int64_t rest) { return rest > G->V ? G->V : (int)rest; }
-
-static void pack_all(Gemm *G, LStmtList *into, int which, int w, int64_t n, bool par) {
-  if (n / w)
-    pack_panels(G, into, which, kb_ix_const(0), n / w, w, par);
-  for (int64_t at = n - n % w; at < n;) {
-    int pw = which ? last_panel(G, n - at) : (int)(n - at);
-    pack_panels(G, into, which, kb_ix_const(at), 1, pw, false);
-    at += pw;
-  }
-}
-
-// ---- the micro-kernel ----
-
-// The node whose buffer takes the accumulators as vectors: the matmul's own when it
-// is stored in the accumulation dtype, else a stored epilogue node of that dtype (it
-// is then updated in place by the epilogue pass), else NULL.
-static const Node *acc_owner(const Gemm *G) {
-  if (G->jd != G->on - 1)
-    return NULL;  // no column dim: nothing to store as a vector
-  if (G->mm->mode == NM_STORED && G->mm->out->dtype == G->cd)
-    return G->mm;
-  for (int i = 1; i < G->ns->len; i++)
-    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->out->dtype == G->cd)
-      return G->ns->data[i];
-  return NULL;
-}
-
-// The matmul's result (local l) at output index o, stored with the epilogues; `own`
-// (if any) already holds it there.
-static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const Node *own) {
-  KernelBuilder *kb = G->kb;
-  const Node *mm = G->mm;
-  kb_local_at(kb, mm, l, o);
-  if (mm->mode == NM_STORED && mm != own)
-    kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
-  for (int i = 1; i < G->ns->len; i++)
-    kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
-}
-
-// The accumulators, as vectors, to own's buffer at rows i0 + 0..mr, columns j0 + 0..nl.
-static void store_acc(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl,
-                      const Node *own) {
-  KernelBuilder *kb = G->kb;
-  int buf = kb->buf_of[own->out->buf->id];
-  bool read = G->ns->len > 1 || G->kc;  // by the epilogue pass, or by the next k block
-  for (int r = 0; r < mr; r++) {
-    LIndex o[TD_MAX_DIMS];
-    out_index(G, plus(i0, r), j0, o);
-    LExpr *v = nl > 1 ? lx_local_v(kb->cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
-    kb_push(G->kb, into, kb_store_stmt(kb, kb_arg(kb, buf, read, true), kb_view_index(kb, &own->out->view, o), v));
-  }
-}
-
-// Stores the tile's results, out[i0 + r, j0 + c] for r < mr, c < nl, and applies the
-// epilogues. With an owner buffer (acc_owner) the accumulators go there as vectors,
-// and a loop over the tile then reads them back for the epilogues (a loop the
-// vectorizers take, not mr * nl copies of the epilogue); else lane by lane.
-static void store_tile(Gemm *G, LStmtList *into, const int *acc, int mr, LIndex i0, LIndex j0, int nl) {
-  KernelBuilder *kb = G->kb;
-  Ctx *cx = kb->cx;
-  const Node *own = acc_owner(G);
-  LIndex o[TD_MAX_DIMS];
-  if (own) {
-    int buf = kb->buf_of[own->out->buf->id];
-    store_acc(G, into, acc, mr, i0, j0, nl, own);
-    if (G->ns->len == 1)
-      return;
-    LIndex i, j;
-    LStmtList *in = kb_step_loop(G->kb, into, mr, i0, 1, false, &i);
-    in = kb_step_loop(G->kb, in, nl, j0, 1, false, &j);
-    out_index(G, i, j, o);
-    LExpr *x = lx_load(cx, G->cd, kb_arg(kb, buf, true, false), kb_view_index(kb, &own->out->view, o));
-    int l = kb_new_local(kb, G->cd);
-    kb_push(G->kb, in, kb_let(kb, l, x));
-    epilogue_at(G, in, o, l, own);
-    return;
-  }
-  for (int r = 0; r < mr; r++)
-    for (int c = 0; c < nl; c++) {
-      out_index(G, plus(i0, r), plus(j0, c), o);
-      LExpr *s = nl > 1 ? lx_lane(cx, lx_local_v(cx, G->cd, nl, acc[r]), c) : kb_local_ref(kb, acc[r]);
-      int l = kb_new_local(kb, G->cd);
-      kb_push(G->kb, into, kb_let(kb, l, s));
-      epilogue_at(G, into, o, l, NULL);
-    }
-}
-
 static LExpr *mul_add(Gemm *G, LExpr *x, LExpr *y, LExpr *acc) { return lx_fma(G->kb->cx, x, y, acc); }
 
 static LExpr *zero(Gemm *G, int lanes) {
@@ -339,140 +234,588 @@ static LStmtList *when(Gemm *G, LStmtList *into, LExpr *cond, bool is) {
   return &s->body;
 }
 
-// One tile over the k block G->k0 + 0..klen: rows i0 + 0..mr (packed: panel at apan),
-// columns j0 + 0..nl (packed: bpan).
-static void micro(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex apan, LIndex j0, int nl, LIndex bpan) {
+// ---- roles ----
+// The tiles' rows are operand A's and their columns operand B's. Plainly A is a (rows
+// i) and B is b (columns j); transposed (trans), A is b^T (rows j) and B is a^T
+// (columns i), which lets the operand that is unit-stride in k be read in place by the
+// micro-kernel (adirect) instead of transposed into panels.
+
+// The operand (0: a, 1: b) in role 0 (A) or 1 (B).
+static int role_operand(const Gemm *G, int role) { return G->trans ? 1 - role : role; }
+
+// Role's operand at row or column x, k (its own dtype).
+static LExpr *role_value(Gemm *G, int role, LIndex x, const LIndex *k) {
+  int w = role_operand(G, role);
+  return operand(G, w, w ? kb_ix_const(0) : x, w ? x : kb_ix_const(0), k);
+}
+
+// The output index of the tiles' row x and column y.
+static void tile_out(const Gemm *G, LIndex x, LIndex y, LIndex *o) {
+  if (G->trans)
+    out_index(G, y, x, o);
+  else
+    out_index(G, x, y, o);
+}
+
+// ---- the micro-kernel: one function per tile shape, dtype and A's form ----
+// f<N>(ap, bp, c; kc, ldc, load[, lda]): B's panel bp (k*NR + 0..NR), the tile c (rows
+// ldc apart, read and written), A in one of three forms (ir/kernel.h's GemmMicro): a
+// packed panel ([k][r]: k*MR + r), rows in place (r*lda + k: unit-stride in k), or
+// columns in place (k*lda + r: unit-stride along the rows, as attention's values).
+// The buffers' sizes, and the k loop's bound, grow with the longest block and the
+// farthest element any call of the program passes.
+
+static void fn_push(Ctx *cx, LStmtList *into, LStmt *s) { vec_push(&cx->arena, into, s); }
+
+static int fn_local(Ctx *cx, LKernel *k, DType dt) {
+  vec_push(&cx->arena, &k->locals, dt);
+  return k->locals.len - 1;
+}
+
+// The element index r * a<arg> + c.
+static LIndex arg_row(Ctx *cx, int arg, int r, int64_t c) {
+  LIndex x = kb_ix_const(c);
+  if (r)
+    x.dyn = lx_binary(cx, OP_MUL, DT_I64, lx_arg(cx, arg), lx_const_i(cx, DT_I64, r));
+  return x;
+}
+
+static const char *const AFORM_NAMES[] = {"", ", rows in place", ", columns in place"};
+
+static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *key, int index) {
+  Ctx *cx = kb->cx;
+  const LProgram *p = kb->p;
+  int MR = m->MR, V = m->V, nv = m->NR / m->V, NR = m->NR;
+  DType cd = m->cd;
+  LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
+  fp->name = p->name;
+  fp->file = p->file;
+  static const char *const names[] = {"ap", "bp", "c"};
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &fp->bufs, ((LBuf){LB_PARAM, cd, 1, names[i], i, false, false}));
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = arena_printf(&cx->arena, "f%d", index);
+  k->kind = KK_MATMUL;
+  k->sched = key;
+  k->nscalars = 5;  // kc, ldc, load, lda, ldb (the last two 0 where unused)
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = i == 2}));
+  vec_push(&cx->arena, &fp->kernels, k);
+  // let acc[r][v] = 0; if (load) acc[r][v] = c[r*ldc + v*V + 0..V]
+  int acc[MAX_MR][MAX_NV];
+  LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
+  for (int r = 0; r < MR; r++)
+    for (int v = 0; v < nv; v++) {
+      acc[r][v] = fn_local(cx, k, cd);
+      fn_push(cx, &k->body, ls_let(cx, acc[r][v], z));
+    }
+  LStmt *load = ls_if(cx, lx_binary(cx, OP_NE, DT_BOOL, lx_arg(cx, 2), lx_const_i(cx, DT_I64, 0)));
+  fn_push(cx, &k->body, load);
+  for (int r = 0; r < MR; r++)
+    for (int v = 0; v < nv; v++)
+      fn_push(cx, &load->body, ls_set(cx, acc[r][v], lx_vload(cx, cd, V, 2, arg_row(cx, 1, r, v * V))));
+  // for k < kc: w[v] = bp[k*NR + v*V + 0..V]; acc[r][v] = fma(splat(A(r, k)), w[v], acc[r][v])
+  k->nvars = 1;
+  LStmt *kl = ls_loop(cx, 0, 1);
+  kl->n = lx_arg(cx, 0);
+  fn_push(cx, &k->body, kl);
+  int w[MAX_NV];
+  for (int v = 0; v < nv; v++) {
+    w[v] = fn_local(cx, k, cd);
+    LIndex at = {.base = v * V, .nterms = 1, .var = {0}, .coef = {NR}};
+    if (m->binplace)
+      at = (LIndex){.base = v * V, .dyn = lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_arg(cx, 4))};
+    fn_push(cx, &kl->body, ls_let(cx, w[v], lx_vload(cx, cd, V, 1, at)));
+  }
+  for (int r = 0; r < MR; r++) {
+    LIndex at = {.base = r, .nterms = 1, .var = {0}, .coef = {MR}};
+    if (m->aform == GA_ROWS)
+      at = arg_row(cx, 3, r, 0), at.nterms = 1, at.var[0] = 0, at.coef[0] = 1;
+    if (m->aform == GA_COLS)
+      at = (LIndex){.base = r, .dyn = lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_arg(cx, 3))};
+    LExpr *x = lx_splat(cx, V, lx_load(cx, cd, 0, at));
+    for (int v = 0; v < nv; v++)
+      fn_push(cx, &kl->body,
+              ls_set(cx, acc[r][v], lx_fma(cx, x, lx_local_v(cx, cd, V, w[v]), lx_local_v(cx, cd, V, acc[r][v]))));
+  }
+  // c[r*ldc + v*V + 0..V] = acc[r][v]
+  for (int r = 0; r < MR; r++)
+    for (int v = 0; v < nv; v++)
+      fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, v * V), lx_local_v(cx, cd, V, acc[r][v])));
+  return fp;
+}
+
+// The elements a call reaches through ap, bp and c.
+static void micro_reach(const GemmMicro *m, int64_t kc, int64_t lda, int64_t ldb, int64_t ldc, int64_t *reach) {
+  reach[0] = m->aform == GA_ROWS ? (m->MR - 1) * lda + kc : m->aform == GA_COLS ? (kc - 1) * lda + m->MR : kc * m->MR;
+  reach[1] = m->binplace ? (kc - 1) * ldb + m->NR : kc * m->NR;
+  reach[2] = (m->MR - 1) * ldc + m->NR;
+}
+
+static const char *micro_key(Ctx *cx, const GemmMicro *m) {
+  return arena_printf(&cx->arena, "gemm micro-kernel %s %dx%d%s%s", dtype_name(m->cd), m->MR, m->NR,
+                      AFORM_NAMES[m->aform], m->binplace ? ", b in place" : "");
+}
+
+// The program's micro-kernel m (made on first use), its bounds grown for a call of kc
+// terms, A's rows (columns) lda apart and the tile's rows ldc apart: its index in funcs.
+static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t lda, int64_t ldb, int64_t ldc) {
+  LProgram *p = kb->p;
+  const char *key = micro_key(kb->cx, m);
+  int f = 0;
+  while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
+    f++;
+  if (f == p->funcs.len)
+    vec_push(&kb->cx->arena, &p->funcs, new_micro(kb, m, key, f));
+  LProgram *fp = p->funcs.data[f];
+  LStmt *kl = NULL;
+  for (int i = 0; i < fp->kernels.data[0]->body.len && !kl; i++)
+    if (fp->kernels.data[0]->body.data[i]->kind == LS_LOOP)
+      kl = fp->kernels.data[0]->body.data[i];
+  TD_ASSERT(kl);
+  if (kc > kl->extent)
+    kl->extent = kc;
+  int64_t reach[3];
+  micro_reach(m, kc, lda, ldb, ldc, reach);
+  if (m->aform == GA_PACKED)
+    reach[0] = kl->extent * m->MR;
+  if (m->aform == GA_COLS && reach[0] < (kl->extent - 1) * lda + m->MR)  // (its bound check: k < extent)
+    reach[0] = (kl->extent - 1) * lda + m->MR;
+  if (!m->binplace)
+    reach[1] = kl->extent * m->NR;
+  for (int i = 0; i < 3; i++)
+    if (fp->bufs.data[i].numel < reach[i])
+      fp->bufs.data[i].numel = reach[i];
+  return f;
+}
+
+void gemm_micro_call(KernelBuilder *kb, LStmtList *into, const GemmMicro *m, int aa, LIndex a, int64_t lda, int ba,
+                     LIndex b, int64_t ldb, int ca, LIndex c, int64_t kc, int64_t ldc, LExpr *load) {
+  int f = micro_fn(kb, m, kc, lda, ldb, ldc);
+  LStmt *s = ls_call(kb->cx, f, 3, 5);
+  LCall *call = s->call;
+  int args[3] = {aa, ba, ca};
+  LIndex at[3] = {a, b, c};
+  micro_reach(m, kc, lda, ldb, ldc, call->reach);
+  for (int i = 0; i < 3; i++)
+    call->ptr[i] = args[i], call->at[i] = at[i];
+  call->val[0] = kb_iconst(kb, DT_I64, kc);
+  call->val[1] = kb_iconst(kb, DT_I64, ldc);
+  call->val[2] = load;
+  call->val[3] = kb_iconst(kb, DT_I64, m->aform == GA_PACKED ? 0 : lda);
+  call->val[4] = kb_iconst(kb, DT_I64, m->binplace ? ldb : 0);
+  kb_push(kb, into, s);
+}
+
+// Where a micro-kernel reads A: the arg and the element of its panel's (or first row's)
+// first term.
+typedef struct Ptr {
+  int arg;
+  LIndex at;
+} Ptr;
+
+// A call of the micro-kernel: kc terms from A at a and B at b (its rows in place when
+// binplace), into the tile at c, rows ldc apart; load: an i64, non-zero to add to the
+// tile's values.
+static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int64_t kc, int64_t ldc,
+                       LExpr *load) {
+  GemmMicro m = {G->cd, G->MR, G->NR, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
+  gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
+}
+
+// A's rows x + 0.. read in place from term k0: the operand's load there.
+static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
+  LExpr *e = role_value(G, 0, x, &k0);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
+  return (Ptr){e->buf, e->idx};
+}
+
+// B's rows read in place from column y, term k0: the operand's load there.
+static Ptr bdirect_at(Gemm *G, LIndex y, LIndex k0) {
+  LExpr *e = role_value(G, 1, y, &k0);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
+  return (Ptr){e->buf, e->idx};
+}
+
+// ---- packing ----
+
+// The loops over k's terms k0 + 0..klen into `into`: one loop, or where k spans several
+// dims (all of K then, one block) one per dim, outermost first. Sets *lin, the term's
+// number within the block (what packed panels are laid out by), and k[] (an index per
+// dim).
+static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIndex *k, LIndex *lin) {
+  KernelBuilder *kb = G->kb;
+  if (G->nk == 1) {
+    into = kb_step_loop(kb, into, klen, kb_ix_const(0), 1, false, lin);
+    k[0] = ixsum(kb, k0, lin, 1);
+    return into;
+  }
+  TD_ASSERT(klen == G->K && k0.nterms == 0 && k0.base == 0);
+  *lin = kb_ix_const(0);
+  int64_t stride = G->K;
+  for (int q = 0; q < G->nk; q++) {
+    stride /= G->kn[q];
+    into = kb_step_loop(kb, into, G->kn[q], kb_ix_const(0), 1, false, &k[q]);
+    kb_ix_addmul(kb, lin, &k[q], stride);
+  }
+  return into;
+}
+
+// A packed operand: panel p of a block starts at `at` + p * pstride in arg's buffer,
+// its element (k, q) at k * width + q (width: MR for A, NR for B).
+typedef struct Panels {
+  int arg;
+  LIndex at;
+  int64_t pstride;
+} Panels;
+
+static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
+
+// Packs role's (A: rows, B: columns) start + 0..n, k terms k0 + 0..klen, into P in
+// panels of width (MR or NR); a last panel of fewer is padded with zeros. par: the
+// loop over full panels is parallel (when it has the work for it).
+static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
+                 bool par) {
+  KernelBuilder *kb = G->kb;
+  int width = role ? G->NR : G->MR, w_op = role_operand(G, role);
+  int64_t full = n / width;
+  int rest = (int)(n % width);
+  // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
+  // panel's first where k spans several dims: its last is a window's short row)
+  bool p_unit = unit_along(G, w_op, w_op ? 1 : 0, false);
+  bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false));
+  for (int part = 0; part < 2; part++) {
+    int64_t np = part ? (rest ? 1 : 0) : full;
+    int w = part ? rest : width;
+    if (!np)
+      continue;
+    LIndex p;
+    LIndex first = plus(start, part ? full * width : 0);
+    LStmtList *body =
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
+    LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
+    LIndex k[TD_MAX_DIMS], kl, q;
+    LStmtList *in;
+    if (k_inner) {
+      in = kb_step_loop(kb, body, w, kb_ix_const(0), 1, false, &q);
+      in = k_loops(G, in, k0, klen, k, &kl);
+    } else {
+      in = k_loops(G, body, k0, klen, k, &kl);
+      in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
+    }
+    LIndex x = ixsum(kb, first, &p, width);
+    kb_ix_addmul(kb, &x, &q, 1);
+    LExpr *v = kb_cast(kb, role_value(G, role, x, k), G->cd);
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    if (part && w < width) {  // the padding: zeros
+      LIndex kz, qz;
+      LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
+      zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
+      kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
+    }
+  }
+}
+
+// ---- tiles ----
+
+// The matmul's result (local l) at output index o, stored with the epilogues; `own`
+// (if any) already holds it there.
+static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const Node *own) {
+  KernelBuilder *kb = G->kb;
+  const Node *mm = G->mm;
+  kb_local_at(kb, mm, l, o);
+  if (mm->mode == NM_STORED && mm != own)
+    kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
+  for (int i = 1; i < G->ns->len; i++)
+    kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+}
+
+// own's buffer (its arg: read and written) and the index of output o in it.
+static int own_arg(Gemm *G) { return kb_arg(G->kb, G->kb->buf_of[G->own->out->buf->id], true, true); }
+
+static LIndex own_at(Gemm *G, const LIndex *o) { return kb_view_index(G->kb, &G->own->out->view, o); }
+
+static int scratch_arg(Gemm *G) { return kb_arg(G->kb, G->sbuf, true, true); }
+
+// One tile: rows x + 0..mr, columns y + 0..nr, kc terms from A at a and B at b; load
+// (i64) says whether the sums so far are in own's buffer, last (bool) whether this is
+// the last k block (the epilogues run). The tile's rows are T's from row `shift` on,
+// its columns from `cshift` on (an operand read in place: the last rows' or columns'
+// tile starts early, so that all it reads exists); bin: B's rows are read in place.
+static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, Ptr a, Ptr b, bool bin, int64_t kc,
+                 LExpr *load, LExpr *last, int shift, int cshift) {
   KernelBuilder *kb = G->kb;
   Ctx *cx = kb->cx;
-  int acc[MAX_MR];
-  for (int r = 0; r < mr; r++) {
-    acc[r] = kb_new_local(kb, G->cd);
-    kb_push(G->kb, into, kb_let(kb, acc[r], zero(G, nl)));
-  }
-  // after the first k block the sums so far come back from the owner's buffer
-  const Node *own = G->kc ? acc_owner(G) : NULL;
-  LStmtList *resume = when(G, into, G->kfirst, false);
-  for (int r = 0; resume && r < mr; r++) {
-    LIndex o[TD_MAX_DIMS];
-    out_index(G, plus(i0, r), j0, o);
-    LExpr *v = lx_vload(cx, G->cd, nl, kb_arg(kb, kb->buf_of[own->out->buf->id], true, false),
-                        kb_view_index(kb, &own->out->view, o));
-    kb_push(G->kb, resume, kb_set(kb, acc[r], v));
-  }
-  LIndex k[TD_MAX_DIMS], kl;
-  LStmtList *in = k_loops(G, into, G->k0, G->klen, G->ap < 0 || G->bp < 0, k, &kl);
-  LExpr *w;
-  if (G->bp >= 0) {
-    LIndex at = bpan;
-    kb_ix_addmul(kb, &at, &kl, nl);
-    w = lx_vload(cx, G->cd, nl, kb_arg(kb, G->bp, true, false), at);
-  } else {
-    w = nl > 1 ? operand_vec(G, 1, i0, j0, k, nl) : operand_cd(G, 1, i0, j0, k);
-  }
-  int wl = kb_new_local(kb, G->cd);
-  kb_push(G->kb, in, kb_let(kb, wl, w));
-  for (int r = 0; r < mr; r++) {
-    LExpr *x;
-    if (G->ap >= 0) {  // the panel is mr wide (the last one M % MR)
-      LIndex at = apan;
-      kb_ix_addmul(kb, &at, &kl, mr);
-      at.base += r;
-      x = lx_load(cx, G->cd, kb_arg(kb, G->ap, true, false), at);
-    } else {
-      x = operand_cd(G, 0, plus(i0, r), j0, k);
-    }
-    if (nl > 1)
-      x = lx_splat(cx, nl, x);
-    LExpr *cur = nl > 1 ? lx_local_v(cx, G->cd, nl, acc[r]) : kb_local_ref(kb, acc[r]);
-    LExpr *wv = nl > 1 ? lx_local_v(cx, G->cd, nl, wl) : kb_local_ref(kb, wl);
-    kb_push(G->kb, in, kb_set(kb, acc[r], mul_add(G, x, wv, cur)));
-  }
-  LStmtList *fin = when(G, into, G->klast, true), *part = when(G, into, G->klast, false);
-  if (fin)
-    store_tile(G, fin, acc, mr, i0, j0, nl);
-  if (part)
-    store_acc(G, part, acc, mr, i0, j0, nl, own);
-}
-
-// The packed panel of the tile at row i0 / column j0: it starts at i0*K (j0*K), the
-// panels before it being MR (NR) wide.
-static LIndex panel(Gemm *G, bool per_batch, int64_t per, LIndex ij0) {
-  LIndex at = kb_ix_const(0);
-  if (per_batch)
-    kb_ix_addmul(G->kb, &at, &G->obat, per);
-  kb_ix_addmul(G->kb, &at, &ij0, G->K);
-  return at;
-}
-
-// The tiles of one row panel (rows i0 + 0..mr): npanels column panels of nl columns
-// from column j0.
-static void row_tiles(Gemm *G, LStmtList *into, LIndex i0, int mr, LIndex j0, int64_t npanels, int nl) {
-  LIndex j;
-  LStmtList *body = kb_step_loop(G->kb, into, npanels, j0, nl, false, &j);
-  micro(G, body, i0, mr, panel(G, G->ap_bat, G->ap_per, i0), j, nl, panel(G, G->bp_bat, G->bp_per, j));
-}
-
-// Every row panel (the row loop parallel with par) over npanels column panels of nl
-// columns from column j0: each row panel of a stays in L1/L2 while it meets them.
-static void row_panels(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int nl, bool par) {
-  int64_t full = G->M / G->MR;
-  if (full) {
-    LIndex i0;
-    row_tiles(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->MR, par, &i0), i0, G->MR, j0, npanels, nl);
-  }
-  if (G->M % G->MR)
-    row_tiles(G, into, kb_ix_const(full * G->MR), (int)(G->M % G->MR), j0, npanels, nl);
-}
-
-// Columns from j0: npanels panels of nl columns, packed first when b is packed block
-// by block (bp_block), then every row panel over them. Outside the parallel loop of
-// column blocks (the rest of the panels), the row panels are the parallel loop.
-static void col_group(Gemm *G, LStmtList *into, LIndex j0, int64_t npanels, int nl, bool in_block) {
-  bool par = G->par_rows || (G->par_cols && !in_block);
-  if (G->bp_block)
-    pack_panels(G, into, 1, j0, npanels, nl, par);
-  KernelBuilder *kb = G->kb;
-  LExpr *yes = kb_iconst(kb, DT_BOOL, 1), *no = kb_iconst(kb, DT_BOOL, 0);
-  if (!G->kc) {
-    G->k0 = kb_ix_const(0), G->klen = G->K, G->kfirst = yes, G->klast = yes;
-    row_panels(G, into, j0, npanels, nl, par);
+  LIndex r, c, o[TD_MAX_DIMS];
+  LStmtList *in;
+  if (G->own && !G->trans && mr == G->MR && nr == G->NR) {  // straight into own's buffer
+    tile_out(G, x, y, o);
+    micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, kc, G->ldc, load);
+    LStmtList *fin = G->ns->len > 1 ? when(G, into, last, true) : NULL;
+    if (!fin)
+      return;
+    in = kb_step_loop(kb, fin, mr, x, 1, false, &r);
+    in = kb_step_loop(kb, in, nr, y, 1, false, &c);
+    tile_out(G, r, c, o);
+    epilogue_at(G, in, o, kb_let_local(kb, in, lx_load(cx, G->cd, own_arg(G), own_at(G, o))), G->own);
     return;
   }
-  // k blocks of kc terms (the first and the last known by the block's index), then the rest
-  int64_t nfull = G->K / G->kc, rest = G->K % G->kc;
-  if (nfull) {
-    LIndex kb0;
-    LStmtList *body = kb_step_loop(G->kb, into, nfull, kb_ix_const(0), G->kc, false, &kb0);
-    LExpr *at = kb_ix_expr(kb, &kb0);
-    G->k0 = kb0, G->klen = G->kc;
-    LExpr *at_first = lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, 0));
-    LExpr *at_last = lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, G->K - G->kc));
-    G->kfirst = nfull == 1 ? yes : at_first;
-    G->klast = rest ? no : nfull == 1 ? yes : at_last;
-    row_panels(G, body, j0, npanels, nl, par);
+  // through T (at s_t, rows NR apart): the sums so far copied in, the micro-kernel, the
+  // sums copied out (or the epilogues)
+  int sa = scratch_arg(G);
+  LIndex t0 = kb_ix_const(G->s_t), tr = kb_ix_const(G->s_t + (int64_t)shift * G->NR + cshift);
+  LExpr *resumes = load->kind == LX_CONST ? kb_iconst(kb, DT_BOOL, load->i != 0)
+                                          : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
+  LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
+  if (resume) {
+    if (G->trans) {
+      in = kb_step_loop(kb, resume, nr, kb_ix_const(0), 1, false, &c);
+      in = kb_step_loop(kb, in, mr, kb_ix_const(0), 1, false, &r);
+    } else {
+      in = kb_step_loop(kb, resume, mr, kb_ix_const(0), 1, false, &r);
+      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
+    }
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
+                                  lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
-  if (rest) {
-    G->k0 = kb_ix_const(nfull * G->kc), G->klen = rest, G->kfirst = nfull ? no : yes, G->klast = yes;
-    row_panels(G, into, j0, npanels, nl, par);
+  micro_call(G, into, a, b, bin, (Ptr){sa, t0}, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
+  for (int fin = 0; fin < 2; fin++) {
+    LStmtList *at = when(G, into, last, fin);
+    if (!at)
+      continue;
+    if (G->trans) {  // T's columns are the output's rows: each row's run is contiguous
+      in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
+      in = kb_step_loop(kb, in, mr, kb_ix_const(0), 1, false, &r);
+    } else {
+      in = kb_step_loop(kb, at, mr, kb_ix_const(0), 1, false, &r);
+      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
+    }
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1));
+    if (fin)
+      epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
+    else  // a k block before the last: the sums wait in own's buffer
+      kb_push(kb, in, kb_store_stmt(kb, own_arg(G), own_at(G, o), v));
   }
 }
 
-// Column blocks of nb full panels (packed b stays in L2 while every row panel meets
-// it), the rest of the full panels, then the last N % NR columns (last_panel's).
-static void build_tiles(Gemm *G, LStmtList *into) {
-  int64_t full = G->N / G->NR, blocks = full / G->nb;
-  if (blocks) {
-    LIndex jb;
-    LStmtList *body = kb_step_loop(G->kb, into, blocks, kb_ix_const(0), G->nb * G->NR, G->par_cols, &jb);
-    col_group(G, body, jb, G->nb, G->NR, true);
+// Transposed, a group of np full row panels from row x (panel p of A) goes through T
+// together, so that each output row the copies write gets np * MR consecutive
+// elements, not MR: those rows lie a row of the output apart, which in a large output
+// is a multiple of 4 KiB, and MR elements each would cost a line of L1 per store.
+static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np, LIndex y, int nr, const Panels *A,
+                       LIndex k0, Ptr b, int64_t kc, LExpr *load, LExpr *last) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int sa = scratch_arg(G);
+  int64_t rows = np * G->MR;
+  LIndex t0 = kb_ix_const(G->s_t), r, c, pp, o[TD_MAX_DIMS];
+  LStmtList *in;
+  LExpr *resumes = load->kind == LX_CONST ? kb_iconst(kb, DT_BOOL, load->i != 0)
+                                          : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
+  LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
+  if (resume) {
+    in = kb_step_loop(kb, resume, nr, kb_ix_const(0), 1, false, &c);
+    in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1),
+                                  lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
-  if (full % G->nb)
-    col_group(G, into, kb_ix_const(blocks * G->nb * G->NR), full % G->nb, G->NR, false);
-  for (int64_t at = full * G->NR; at < G->N;) {
-    int w = last_panel(G, G->N - at);
-    col_group(G, into, kb_ix_const(at), 1, w, false);
-    at += w;
+  in = kb_step_loop(kb, into, np, kb_ix_const(0), 1, false, &pp);
+  Ptr a = G->adirect ? direct_at(G, ixsum(kb, x, &pp, G->MR), k0) : (Ptr){A->arg, panel_at(G, A, ixsum(kb, p, &pp, 1))};
+  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, kc, G->NR,
+             G->own ? load : kb_iconst(kb, DT_I64, 0));
+  for (int fin = 0; fin < 2; fin++) {
+    LStmtList *at = when(G, into, last, fin);
+    if (!at)
+      continue;
+    in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
+    in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
+    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
+    LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1));
+    if (fin)
+      epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
+    else
+      kb_push(kb, in, kb_store_stmt(kb, own_arg(G), own_at(G, o), v));
   }
+}
+
+// The tiles of rows x0 + 0..nrows by columns y0 + 0..ncols, kc terms from term k0 of
+// A (row panel p: panel_at(A, p), or A's rows in place) and B (column panel q); rows
+// outer (A's panel stays in L1), or columns outer (cols_outer: B's does).
+static void tiles(Gemm *G, LStmtList *into, LIndex x0, int64_t nrows, LIndex y0, int64_t ncols, const Panels *A,
+                  const Panels *B, LIndex k0, int64_t kc, LExpr *load, LExpr *last, bool cols_outer) {
+  KernelBuilder *kb = G->kb;
+  int64_t fr = nrows / G->MR, fc = ncols / G->NR;
+  int er = (int)(nrows % G->MR), ec = (int)(ncols % G->NR);
+  for (int rpart = 0; rpart < 2; rpart++) {
+    int64_t nr_ = rpart ? (er ? 1 : 0) : fr;
+    for (int cpart = 0; cpart < 2; cpart++) {
+      int64_t nc_ = cpart ? (ec ? 1 : 0) : fc;
+      if (!nr_ || !nc_)
+        continue;
+      if (G->trans && !rpart) {  // groups of full row panels, columns outer
+        LIndex q, g;
+        LStmtList *in = kb_step_loop(kb, into, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
+        Ptr b = {B->arg, panel_at(G, B, q)};
+        LIndex y = ixsum(kb, y0, &q, G->NR);
+        int64_t ng = fr / G->tg, rest = fr % G->tg;
+        if (ng) {
+          LStmtList *gl = kb_step_loop(kb, in, ng, kb_ix_const(0), G->tg, false, &g);
+          tile_group(G, gl, ixsum(kb, x0, &g, G->MR), g, G->tg, y, cpart ? ec : G->NR, A, k0, b, kc, load, last);
+        }
+        if (rest)
+          tile_group(G, in, plus(x0, ng * G->tg * G->MR), kb_ix_const(ng * G->tg), rest, y, cpart ? ec : G->NR, A,
+                     k0, b, kc, load, last);
+        continue;
+      }
+      LIndex p, q;
+      LStmtList *in;
+      if (cols_outer) {
+        in = kb_step_loop(kb, into, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
+        in = kb_step_loop(kb, in, nr_, kb_ix_const(rpart ? fr : 0), 1, false, &p);
+      } else {
+        in = kb_step_loop(kb, into, nr_, kb_ix_const(rpart ? fr : 0), 1, false, &p);
+        in = kb_step_loop(kb, in, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
+      }
+      LIndex x = ixsum(kb, x0, &p, G->MR), y = ixsum(kb, y0, &q, G->NR);
+      int shift = G->adirect && rpart ? G->MR - er : 0;  // (rows read in place all exist)
+      int cshift = G->bdirect && cpart ? G->NR - ec : 0;
+      Ptr a = G->adirect ? direct_at(G, plus(x, -shift), k0) : (Ptr){A->arg, panel_at(G, A, p)};
+      Ptr b = G->bdirect ? bdirect_at(G, plus(y, -cshift), k0) : (Ptr){B->arg, panel_at(G, B, q)};
+      tile(G, in, x, rpart ? er : G->MR, y, cpart ? ec : G->NR, a, b, G->bdirect, kc, load, last, shift, cshift);
+    }
+  }
+}
+
+// ---- the k blocks ----
+// What a k block is: its first term (k0), its length, and (i64 / bool expressions,
+// constants where the block loop decides statically) whether the sums so far are to
+// be loaded and whether it is the last.
+typedef struct KBlock {
+  LIndex k0;
+  int64_t kc;
+  LExpr *load, *last;
+} KBlock;
+
+// The k blocks: the loop over the full ones (or none, for one), then the rest; fills
+// blk[0..n) (n: 1 or 2) and the list each block's statements go into.
+static int k_blocks(Gemm *G, LStmtList *into, KBlock *blk, LStmtList **lists) {
+  KernelBuilder *kb = G->kb;
+  int64_t nfull = G->K / G->kc, rest = G->K % G->kc;
+  LExpr *yes = kb_iconst(kb, DT_BOOL, 1), *no = kb_iconst(kb, DT_BOOL, 0);
+  int n = 0;
+  if (nfull) {
+    LIndex kb0;
+    lists[n] = kb_step_loop(kb, into, nfull, kb_ix_const(0), G->kc, false, &kb0);
+    LExpr *at = kb_ix_expr(kb, &kb0);
+    LExpr *at_last = lx_binary(kb->cx, OP_EQ, DT_BOOL, at, kb_iconst(kb, DT_I64, G->K - G->kc));
+    blk[n++] = (KBlock){kb0, G->kc, nfull == 1 ? kb_iconst(kb, DT_I64, 0) : at,
+                        rest ? no : nfull == 1 ? yes : at_last};
+  }
+  if (rest) {
+    lists[n] = into;
+    blk[n++] = (KBlock){kb_ix_const(nfull * G->kc), rest, kb_iconst(kb, DT_I64, nfull ? 1 : 0), yes};
+  }
+  return n;
+}
+
+// ---- the three ways to run the blocks ----
+
+// One k block of columns y0 + 0..ncols and all rows: B's block packed into scratch,
+// then A's (BATCH), or A's block already packed (COLS: Ashared), or A read in place;
+// then the tiles.
+static void cols_task(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
+  int sa = scratch_arg(G);
+  Panels B = {sa, kb_ix_const(G->s_b), blk->kc * G->NR};
+  if (!G->bdirect)
+    pack(G, into, 1, y0, ncols, blk->k0, blk->kc, B, false);
+  Panels A = {sa, kb_ix_const(G->s_a), blk->kc * G->MR};
+  if (Ashared)
+    A = *Ashared;
+  else if (!G->adirect)
+    pack(G, into, 0, kb_ix_const(0), G->R, blk->k0, blk->kc, A, false);
+  tiles(G, into, kb_ix_const(0), G->R, y0, ncols, &A, &B, blk->k0, blk->kc, blk->load, blk->last, false);
+}
+
+// Column blocks of nc from y0 + 0..ncols of the k block blk (NULL: each block walks
+// all the k blocks itself, BATCH); the block loop parallel with par.
+static void col_group(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const KBlock *blk, const Panels *Ashared) {
+  if (blk) {
+    cols_task(G, into, y0, ncols, blk, Ashared);
+    return;
+  }
+  KBlock kbs[2];
+  LStmtList *lists[2];
+  int nb = k_blocks(G, into, kbs, lists);
+  for (int b = 0; b < nb; b++)
+    cols_task(G, lists[b], y0, ncols, &kbs[b], Ashared);
+}
+
+static void col_blocks(Gemm *G, LStmtList *into, const KBlock *blk, const Panels *Ashared, bool par) {
+  int64_t full = G->C / G->nc, rest = G->C % G->nc;
+  if (full) {
+    LIndex y0;
+    col_group(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, par && full > 1, &y0), y0, G->nc, blk,
+              Ashared);
+  }
+  if (rest)
+    col_group(G, into, kb_ix_const(full * G->nc), rest, blk, Ashared);
+}
+
+// COLS: per k block, A's block packed into a temp (in parallel; once, before the batch
+// loops, when it is all of K and reads no batch: packed_a; not at all when the
+// micro-kernel reads A in place), then the column blocks in parallel, each packing
+// its block of B into scratch.
+static void col_mode(Gemm *G, LStmtList *into, bool packed_a) {
+  KernelBuilder *kb = G->kb;
+  KBlock blk[2];
+  LStmtList *lists[2];
+  int nb = k_blocks(G, into, blk, lists);
+  for (int b = 0; b < nb; b++) {
+    Panels A = {G->ap >= 0 ? kb_arg(kb, G->ap, true, true) : -1, kb_ix_const(0), blk[b].kc * G->MR};
+    if (!packed_a && !G->adirect)
+      pack(G, lists[b], 0, kb_ix_const(0), G->R, blk[b].k0, blk[b].kc, A, G->par);
+    col_blocks(G, lists[b], &blk[b], G->adirect ? NULL : &A, G->par);
+  }
+}
+
+// ROWS: per column block and k block, B's block packed into a temp (in parallel), then
+// the row blocks of mc in parallel, each packing its A block into scratch (or reading
+// A in place).
+static void rows_block(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols) {
+  KernelBuilder *kb = G->kb;
+  KBlock blk[2];
+  LStmtList *lists[2];
+  int nb = k_blocks(G, into, blk, lists);
+  for (int b = 0; b < nb; b++) {
+    Panels B = {G->bp >= 0 ? kb_arg(kb, G->bp, true, true) : -1, kb_ix_const(0), blk[b].kc * G->NR};
+    if (!G->bdirect)
+      pack(G, lists[b], 1, y0, ncols, blk[b].k0, blk[b].kc, B, G->par);
+    int64_t full = G->R / G->mc, rest = G->R % G->mc;
+    for (int part = 0; part < 2; part++) {
+      int64_t n = part ? (rest ? 1 : 0) : full, rows = part ? rest : G->mc;
+      if (!n)
+        continue;
+      LIndex x0;
+      LStmtList *in = kb_step_loop(kb, lists[b], n, kb_ix_const(part ? full * G->mc : 0), G->mc, G->par && n > 1, &x0);
+      Panels A = {scratch_arg(G), kb_ix_const(G->s_a), blk[b].kc * G->MR};
+      if (!G->adirect)
+        pack(G, in, 0, x0, rows, blk[b].k0, blk[b].kc, A, false);
+      tiles(G, in, x0, rows, y0, ncols, &A, &B, blk[b].k0, blk[b].kc, blk[b].load, blk[b].last, true);
+    }
+  }
+}
+
+static void row_mode(Gemm *G, LStmtList *into) {
+  int64_t full = G->C / G->nc, rest = G->C % G->nc;
+  if (full) {
+    LIndex y0;
+    rows_block(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, false, &y0), y0, G->nc);
+  }
+  if (rest)
+    rows_block(G, into, kb_ix_const(full * G->nc), rest);
 }
 
 // ---- DOT: lanes along k ----
@@ -523,7 +866,9 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
         LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), &k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), &k);
         kb_push(G->kb, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
       }
-      store_tile(G, into, &s, 1, plus(i0, r), plus(j0, c), 1);
+      LIndex o[TD_MAX_DIMS];
+      out_index(G, plus(i0, r), plus(j0, c), o);
+      epilogue_at(G, into, o, s, NULL);
     }
 }
 
@@ -538,12 +883,12 @@ static void dot_rows(Gemm *G, LStmtList *into, LIndex j0, int jb) {
     dot_tile(G, into, kb_ix_const(full * ib), (int)(G->M % ib), j0, jb);
 }
 
-static void build_dot(Gemm *G, LStmtList *into) {
+static void build_dot(Gemm *G, LStmtList *into, bool par) {
   int jb = G->M == 1 ? DOT_JB : 4;
   int64_t full = G->N / jb;
   if (full) {
     LIndex j0;
-    dot_rows(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), jb, G->par_cols, &j0), j0, jb);
+    dot_rows(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), jb, par, &j0), j0, jb);
   }
   if (G->N % jb)
     dot_rows(G, into, kb_ix_const(full * jb), (int)(G->N % jb));
@@ -625,13 +970,116 @@ static bool foldable(Gemm *G) {
   return ok;
 }
 
+// ---- choices ----
+
+// The node whose buffer takes the sums as vectors: the matmul's own when it is stored
+// in the accumulation dtype, else a stored epilogue node of that dtype (it is then
+// updated in place by the epilogues), else NULL; its columns must be unit-stride
+// (*ldc: the stride between its rows).
+static const Node *acc_owner(Gemm *G, int64_t *ldc) {
+  if (G->jd != G->on - 1)
+    return NULL;  // no column dim: nothing to store as a vector
+  const Node *own = NULL;
+  if (G->mm->mode == NM_STORED && G->mm->out->dtype == G->cd)
+    own = G->mm;
+  for (int i = 1; i < G->ns->len && !own; i++)
+    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->out->dtype == G->cd)
+      own = G->ns->data[i];
+  if (!own)
+    return NULL;
+  G->own = own;
+  LIndex o[TD_MAX_DIMS];
+  out_index(G, kb_ix_var(PROBE_VAR), kb_ix_var(PROBE_VAR + 1), o);
+  LIndex x = own_at(G, o);
+  G->own = NULL;
+  if (x.dyn || kb_ix_coef(&x, PROBE_VAR + 1) != 1)
+    return NULL;
+  *ldc = G->rd >= 0 ? kb_ix_coef(&x, PROBE_VAR) : 0;
+  return own;
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// The tile: of the shapes the registers allow (nv vectors of columns and up to mr_max
+// rows, MR * nv + nv + 1 registers, or a few rows fewer), the one of least cost: the
+// padding on the output's edges (rows and columns padded to whole tiles) over the
+// tile's speed, taken to fall short of the FMA units' with fewer than ACC_SAT
+// accumulators (they hide the FMA latency, two units x five cycles on Haswell, and
+// each panel load feeds more of them: fewer bytes from L2 per FMA); within 1% of
+// that, the one with the most accumulators (then the wider).
+enum { ACC_SAT = 20 };
+static const double REUSE_COST = 1.05;
+
+// A tile the program's micro-kernels already have for G's dtype and A's form (*mr x
+// *nv vectors), the i-th one; false when there is none.
+static bool existing_tile(const Gemm *G, int i, int *mr, int *nv) {
+  const LProgram *p = G->kb->p;
+  for (int f = 0; f < p->funcs.len; f++) {
+    char dt[16];
+    int r, nr, n = 0;
+    const char *key = p->funcs.data[f]->kernels.data[0]->sched;
+    if (sscanf(key, "gemm micro-kernel %15s %dx%d%n", dt, &r, &nr, &n) != 3 || strcmp(dt, dtype_name(G->cd)) ||
+        strcmp(key + n, AFORM_NAMES[G->adirect ? GA_ROWS : GA_PACKED]) || nr % G->V || i-- > 0)
+      continue;
+    *mr = r, *nv = nr / G->V;
+    return true;
+  }
+  return false;
+}
+
+static double tile_cost(const Gemm *G, int mr, int nv) {
+  int r = G->R < mr ? (int)G->R : mr;
+  double waste = (double)round_up(G->R, r) * (double)round_up(G->C, (int64_t)nv * G->V) / ((double)G->R * (double)G->C);
+  return waste / (r * nv >= ACC_SAT ? 1 : (double)(r * nv) / ACC_SAT);
+}
+
+static void choose_tile(Gemm *G, const CpuTarget *t, int mr_max) {
+  typedef struct Cand {
+    int mr, nv;
+    double cost;
+  } Cand;
+  Cand c[3 * MAX_NV];
+  int n = 0;
+  double best = 0;
+  for (int nv = 2; nv <= MAX_NV; nv++) {
+    int top = (t->nregs - nv - 1) / nv;
+    top = top > mr_max ? mr_max : top;
+    for (int mr = top; mr >= top - 2 && mr >= (nv > 2 ? 4 : 2); mr--) {
+      c[n++] = (Cand){mr, nv, tile_cost(G, mr, nv)};
+      best = !best || c[n - 1].cost < best ? c[n - 1].cost : best;
+    }
+  }
+  TD_ASSERT(n > 0);
+  G->MR = 0;
+  for (int i = 0; i < n; i++) {
+    if (c[i].cost > best * 1.01)
+      continue;
+    int acc = c[i].mr * c[i].nv, cur = G->MR * G->nv;
+    if (!G->MR || acc > cur || (acc == cur && c[i].nv > G->nv))
+      G->MR = c[i].mr, G->nv = c[i].nv;
+  }
+  // a micro-kernel the program already has, if it costs at most REUSE_COST more: one
+  // function less to compile
+  double have = 0;
+  int mr, nv;
+  for (int i = 0; existing_tile(G, i, &mr, &nv); i++) {
+    double cost = tile_cost(G, mr, nv);
+    if (nv <= MAX_NV && mr <= mr_max && mr * nv + nv + 1 <= t->nregs && cost <= best * REUSE_COST &&
+        (!have || cost < have))
+      have = cost, G->MR = G->R < mr ? (int)G->R : mr, G->nv = nv;
+  }
+  if (G->MR > G->R)
+    G->MR = (int)G->R;
+  G->NR = G->nv * G->V;
+}
+
 // ---- the pass ----
 
 bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .rd = -1, .jd = -1, .nbatch = 1};
+            .bp = -1, .sbuf = -1, .rd = -1, .jd = -1, .nbatch = 1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
@@ -650,103 +1098,127 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nbat = 0;
     G.nbatch = 1;
   }
-  // the micro-tile from the target
   const CpuTarget *t = kb->cpu;
-  G.V = t->vec_bytes / dtype_size(G.cd);
-  if (G.V < 2)
-    G.V = 2;
-  G.NR = 2 * G.V;
-  G.MR = (t->nregs - 3) / 2;
-  G.MR = G.MR > 14 ? 14 : G.MR < 1 ? 1 : G.MR;
-  if (G.M < G.MR)
-    G.MR = (int)G.M;
-  // the schedule
-  bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true), b_j = unit_along(&G, 1, 1, true);
-  if (G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1))
-    G.sched = SCHED_DOT;
-  else if (b_j && G.nk == 1 && (G.M <= 2 * G.MR || G.N * dtype_size(G.cd) <= DIRECT_MAX_ROW))
-    G.sched = SCHED_DIRECT;
-  else
-    G.sched = SCHED_PACKED;
-  // k blocks (KC) where a row panel of a and a column panel of b, the tile's operands,
-  // would not fit half the L2 (split evenly; the sums in between wait in a buffer of
-  // the accumulation dtype). Sized from the L1 instead (the textbook choice) they made
-  // 1024² and x[128, 4096] @ w.t() 2-6% slower here: panels in L2 feed the tile fast
-  // enough, and each block reloads the sums.
-  int64_t kcmax = t->l2 / 2 / ((G.MR + G.NR) * dtype_size(G.cd));
-  if ((G.nk == 1 ? G.sched != SCHED_DOT : G.sched == SCHED_PACKED) && kcmax >= KC_MIN && G.K > kcmax &&
-      acc_owner(&G)) {
-    int64_t nblocks = (G.K + kcmax - 1) / kcmax;
-    G.kc = ((G.K + nblocks - 1) / nblocks + 7) / 8 * 8;
-  }
-  // column blocks: K x NB*NR of b within half the L2
-  int64_t panels = G.N / G.NR, per_panel = G.K * G.NR * dtype_size(G.cd);
-  G.nb = t->l2 / 2 / (per_panel ? per_panel : 1);
-  G.nb = G.nb < 1 ? 1 : G.nb;
-  // parallel: batch, else row panels, else column blocks
-  G.par = view_numel(*ov) * G.K >= PARALLEL_WORK;
-  int64_t rows = G.sched == SCHED_DOT ? 0 : G.M / G.MR;
-  if (G.par && G.nbatch >= PARALLEL_MIN_ITERS)
-    G.par_bat = true;
-  else if (G.par && rows >= PARALLEL_MIN_ITERS)
-    G.par_rows = true;
-  else if (G.par && G.nbatch >= FEW_BATCHES)  // (attention's heads: each a small GEMM)
-    G.par_bat = true;
-  else if (G.par && panels < 2 && rows >= 2)
-    G.par_rows = true;
-  else if (G.par) {
-    G.par_cols = true;
-    int64_t want = panels / PARALLEL_MIN_ITERS;
-    if (want < G.nb)
-      G.nb = want < 1 ? 1 : want;
-  }
-  if (G.nb > panels && panels > 0)
-    G.nb = panels;
-  // packed scratch
-  if (G.sched == SCHED_PACKED) {
-    G.bp_bat = reads_batch(&G, 1);
-    G.ap_bat = reads_batch(&G, 0);
-    G.bp_per = G.N * G.K;
-    G.ap_per = G.M * G.K;
-    G.bp = kb_new_temp(kb, G.cd, G.bp_per * (G.bp_bat ? G.nbatch : 1), "bpack");
-    G.ap = kb_new_temp(kb, G.cd, G.ap_per * (G.ap_bat ? G.nbatch : 1), "apack");
-  }
-  // the batch loops, then packing and tiles inside them
+  int cds = dtype_size(G.cd);
+  G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
+  bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true);
+  G.sched = G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1) ? SCHED_DOT : SCHED_PACKED;
+  G.par = view_numel(*ov) * G.K >= MATMUL_PARALLEL_WORK;
+  // the batch loops (outermost), each output's batch index
   LStmtList *body = &kb->k->body;
-  int64_t stride = 1;
-  G.obat = kb_ix_const(0);
-  for (int b = G.nbat - 1; b >= 0; b--)
-    stride *= ov->shape[G.bat[b]];
-  // What does not depend on the batch is packed once, before the batch loops; b is
-  // packed block by block where it is packed once per tile loop (no batch, or per
-  // batch): the panels just written are read from L2, not from memory.
-  bool packed = G.sched == SCHED_PACKED;
-  G.bp_block = packed && (G.bp_bat || G.nbat == 0);
-  if (packed && !G.bp_block)
-    pack_all(&G, body, 1, G.NR, G.N, G.par);
-  if (packed && !G.ap_bat)
-    pack_all(&G, body, 0, G.MR, G.M, G.par);
-  for (int b = 0; b < G.nbat; b++) {
-    int d = G.bat[b];
-    stride /= ov->shape[d];
-    LIndex v;
-    body = kb_step_loop(G.kb, body, ov->shape[d], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
-    G.o[d] = v;
-    kb_ix_addmul(kb, &G.obat, &v, stride);
+  if (G.sched == SCHED_DOT) {
+    G.par_bat = G.par && G.nbatch >= FEW_BATCHES;
+    for (int b = 0; b < G.nbat; b++) {
+      LIndex v;
+      body = kb_step_loop(kb, body, ov->shape[G.bat[b]], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
+      G.o[G.bat[b]] = v;
+    }
+    build_dot(&G, body, G.par && !G.par_bat);
+    kb->k->sched = arena_printf(&kb->cx->arena, "gemm dot %dx%d lanes %d", G.M == 1 ? 1 : DOT_IB,
+                                G.M == 1 ? DOT_JB : 4, G.V);
+    return true;
   }
-  if (packed && G.ap_bat)
-    pack_all(&G, body, 0, G.MR, G.M, G.par && !G.par_bat);
-  if (G.sched == SCHED_DOT)
-    build_dot(&G, body);
+  // where the sums wait, and k blocks only where they can
+  G.own = acc_owner(&G, &G.ldc);
+  // which operand the tiles' rows are, and whether the micro-kernel reads it in place:
+  // an operand unit-stride in k is read in place rather than transposed into panels;
+  // where both are (x @ w.t()), the larger (the weight) is, and the other is packed; so
+  // is a computed at packing (a layer norm fusion leaves to it)
+  bool a_i = unit_along(&G, 0, 0, false), a_plain = plain_load(&G, 0);
+  G.trans = G.nk == 1 && b_k && (a_i || (a_k && G.M < G.N) || !a_plain);
+  G.R = G.trans ? G.N : G.M;
+  G.C = G.trans ? G.M : G.N;
+  G.adirect = G.nk == 1 && (G.trans ? b_k : a_k);
+  if (G.adirect) {  // (rows that step backwards, as a flip's, are packed)
+    LIndex k0 = kb_ix_const(0);
+    LExpr *e = role_value(&G, 0, kb_ix_var(PROBE_VAR), &k0);
+    G.lda = kb_ix_coef(&e->idx, PROBE_VAR);
+    G.adirect = G.lda >= 0;
+  }
+  choose_tile(&G, t, G.adirect ? ADIRECT_MAX_MR : 14);
+  // B's rows read in place where few rows of A meet them (and all its columns exist)
+  if (!G.trans && G.nk == 1 && G.M <= BDIRECT_MAX_M && G.C >= G.NR && unit_along(&G, 1, 1, true)) {
+    LIndex k0 = kb_ix_var(PROBE_VAR);
+    LExpr *e = role_value(&G, 1, kb_ix_const(0), &k0);
+    G.ldb = kb_ix_coef(&e->idx, PROBE_VAR);
+    G.bdirect = G.ldb >= 0;
+  }
+  // k blocks: a panel of B stays in L2 (KC_MAX terms, or with A read in place as many as
+  // half the L2 holds: the tiles then make fewer passes over the sums)
+  int64_t kc_max = KC_MAX;
+  if (G.adirect && (t->l2 / 2) / ((int64_t)G.NR * cds) > kc_max)
+    kc_max = (t->l2 / 2) / ((int64_t)G.NR * cds);
+  G.kc = G.K;
+  if (G.own && G.nk == 1 && G.K > kc_max) {
+    int64_t nblocks = (G.K + kc_max - 1) / kc_max;
+    G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);
+  }
+  // the mode and the blocks
+  int64_t l2 = t->l2, mpad = round_up(G.R, G.MR);
+  int64_t nc_l2 = (l2 / 2) / (G.kc * cds) / G.NR * G.NR;
+  nc_l2 = nc_l2 < G.NR ? G.NR : nc_l2;
+  int64_t data = (G.M * G.K + G.K * G.N + G.M * G.N) * cds;
+  bool a_small = G.adirect || mpad * G.kc * cds <= A_SHARED_BYTES || mpad * G.kc * cds * 10 <= data;
+  int64_t nc_par = round_up((G.C + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.NR);
+  int64_t mc_l2 = (l2 / 4) / (G.kc * cds) / G.MR * G.MR;
+  mc_l2 = mc_l2 < G.MR ? G.MR : mc_l2;
+  int64_t mc_par = round_up((G.R + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.MR);
+  // the most tasks one GEMM gives by columns and by rows: columns when A is small (or
+  // read in place) and they give enough (or as many as rows do); a batch of small GEMMs
+  // goes by batches
+  int64_t col_tasks = (G.C + G.NR - 1) / G.NR, row_tasks = (G.R + G.MR - 1) / G.MR;
+  bool by_cols = a_small && (col_tasks >= PARALLEL_MIN_ITERS || col_tasks >= row_tasks);
+  bool small_each = G.M * G.N * G.K < SMALL_GEMM;
+  if (!G.par || G.nbatch >= PARALLEL_MIN_ITERS || (G.nbatch >= FEW_BATCHES && small_each)) {
+    G.mode = MODE_BATCH;
+    G.par_bat = G.par && G.nbatch > 1;
+    G.nc = nc_l2;
+  } else if (by_cols) {
+    G.mode = MODE_COLS;
+    G.nc = nc_l2 < nc_par ? nc_l2 : nc_par;
+  } else {
+    G.mode = MODE_ROWS;
+    G.nc = (B_SHARED_BYTES / (G.kc * cds)) / G.NR * G.NR;
+    G.nc = G.nc < G.NR ? G.NR : G.nc;
+    G.mc = mc_l2 < mc_par ? mc_l2 : mc_par;
+    G.mc = G.mc >= G.R ? G.R : G.mc;
+  }
+  G.nc = G.nc >= G.C ? G.C : G.nc;
+  // the buffers: scratch (b's block, a's block, the tile T), and the temps
+  int64_t ncpad = round_up(G.nc, G.NR);
+  G.s_b = 0;
+  G.s_a = G.mode == MODE_ROWS ? 0 : ncpad * G.kc;
+  int64_t a_rows = G.adirect ? 0 : G.mode == MODE_BATCH ? mpad : G.mode == MODE_ROWS ? round_up(G.mc, G.MR) : 0;
+  G.s_t = round_up(G.s_a + a_rows * G.kc, 64 / cds);
+  G.tg = G.trans ? (T_GROUP_ROWS + G.MR - 1) / G.MR : 1;
+  G.sbuf = kb_new_temp(kb, G.cd, G.s_t + G.tg * G.MR * G.NR, "scratch");
+  kb->p->bufs.data[G.sbuf].scratch = true;
+  if (G.mode == MODE_COLS && !G.adirect)
+    G.ap = kb_new_temp(kb, G.cd, mpad * G.kc, "apack");
+  if (G.mode == MODE_ROWS && !G.bdirect)
+    G.bp = kb_new_temp(kb, G.cd, ncpad * G.kc, "bpack");
+  // a, when it is one k block and reads no batch, is packed once, before the batch loops
+  bool packed_a = G.mode == MODE_COLS && !G.adirect && G.kc == G.K && !reads_batch(&G, role_operand(&G, 0));
+  if (packed_a)
+    pack(&G, body, 0, kb_ix_const(0), G.R, kb_ix_const(0), G.K,
+         (Panels){kb_arg(kb, G.ap, true, true), kb_ix_const(0), (int64_t)G.MR * G.K}, G.par);
+  for (int b = 0; b < G.nbat; b++) {
+    LIndex v;
+    body = kb_step_loop(kb, body, ov->shape[G.bat[b]], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
+    G.o[G.bat[b]] = v;
+  }
+  if (G.mode == MODE_ROWS)
+    row_mode(&G, body);
+  else if (G.mode == MODE_COLS)
+    col_mode(&G, body, packed_a);
   else
-    build_tiles(&G, body);
+    col_blocks(&G, body, NULL, NULL, false);
   // what --emit=kernels shows: the schedule and its tiles
-  const char *what = G.sched == SCHED_DOT
-                         ? arena_printf(&kb->cx->arena, "gemm %s %dx%d lanes %d", SCHED_NAMES[G.sched],
-                                        G.M == 1 ? 1 : DOT_IB, G.M == 1 ? DOT_JB : 4, G.V)
-                         : arena_printf(&kb->cx->arena, "gemm %s %dx%d nc %" PRId64 "%s", SCHED_NAMES[G.sched], G.MR,
-                                        G.NR, G.nb * G.NR < G.N ? G.nb * G.NR : G.N,
-                                        G.kc ? arena_printf(&kb->cx->arena, " kc %" PRId64, G.kc) : "");
-  kb->k->sched = what;
+  Arena *ar = &kb->cx->arena;
+  kb->k->sched = arena_printf(ar, "gemm packed %dx%d%s%s%s %s nc %" PRId64 "%s%s", G.MR, G.NR,
+                              G.trans ? " transposed" : "", G.adirect ? " rows in place" : "",
+                              G.bdirect ? " b in place" : "", MODE_NAMES[G.mode], G.nc,
+                              G.mode == MODE_ROWS ? arena_printf(ar, " mc %" PRId64, G.mc) : "",
+                              G.kc < G.K ? arena_printf(ar, " kc %" PRId64, G.kc) : "");
   return true;
 }

@@ -177,6 +177,7 @@ typedef enum {
   FW_INDEX_WRITE,    // read by the index_put or scatter `node`, which writes the tensor it reads
   FW_RECOMPUTE,      // read `n` times (bcast: through a broadcast) and recomputing costs `cost`
                      // ops (more than `limit`) or `trans` transcendental ops (more than `tlimit`)
+  FW_NESTED_REDUCED, // reduced and read again, it recomputes `node`, reduced and read again too
   FW_READ_OUTSIDE,   // `node`, in another kernel, reads it
   FW_SCAN,           // a scan's result is always stored (its readers read it from memory)
   FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)
@@ -236,6 +237,8 @@ struct Graph {
   VEC(Buffer *) bufs;
   int nkernels;
   const char **sched;    // per kernel, the schedule a CPU build gave it (--emit=ir), or NULL
+  bool cpu;              // built for a CPU: a matmul packs its operands into panels, so
+                         // fusion may leave an operand to be computed as it packs (fuse.c)
 };
 
 // ---- graph.c ----
@@ -287,7 +290,10 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //  - SORT: a sort, an argsort, or both of one input and order: one sort computes both;
 //  - ATTN: one scaled_dot_product_attention alone (ir/attn.c): its scores never stored.
 typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN } KernelKind;
+// fuse_graph first rewrites attention written as its parts (softmax(q @ k^T ...) @ v)
+// into scaled_dot_product_attention nodes (attn_fuse.c; ids renumbered); then plans.
 void fuse_graph(Graph *g);
+bool attn_fuse(Graph *g);  // (attn_fuse.c) whether it rewrote any
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.
 const Node *fuse_kernel_root(const Graph *g, int kernel);

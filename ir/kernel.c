@@ -144,7 +144,7 @@ static int add_buf(KernelBuilder *kb, LBuf b) {
 
 int kb_new_temp(KernelBuilder *kb, DType dt, int64_t numel, const char *what) {
   const char *name = arena_printf(&kb->cx->arena, "%s.%s", kb->k->name, what);
-  return add_buf(kb, (LBuf){LB_TEMP, dt, numel, name, -1, false});
+  return add_buf(kb, (LBuf){LB_TEMP, dt, numel, name, -1, false, false});
 }
 
 LExpr *kb_buf_load(KernelBuilder *kb, int buf, LIndex idx) {
@@ -231,7 +231,7 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
   for (int i = 0; i < g->params.len; i++) {
     const Value *v = g->params.data[i];
     const Buffer *b = v->buf;
-    int bi = add_buf(&kb, (LBuf){LB_PARAM, b->dtype, b->numel, b->name, i, b->mut});
+    int bi = add_buf(&kb, (LBuf){LB_PARAM, b->dtype, b->numel, b->name, i, b->mut, false});
     kb.buf_of[b->id] = bi;
     LParam prm = {.name = v->name, .dtype = v->dtype, .ndim = v->view.ndim, .mut = b->mut, .buf = bi,
                   .scalar = b->scalar};
@@ -243,7 +243,7 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     if (n->mode != NM_STORED || op_is_store(n->op))
       continue;
     const Buffer *b = n->out->buf;
-    kb.buf_of[b->id] = add_buf(&kb, (LBuf){LB_TEMP, b->dtype, b->numel, graph_buffer_name(g, b), -1, false});
+    kb.buf_of[b->id] = add_buf(&kb, (LBuf){LB_TEMP, b->dtype, b->numel, graph_buffer_name(g, b), -1, false, false});
   }
   for (int i = 0; i < g->outputs.len; i++) {
     const Value *v = g->outputs.data[i];

@@ -49,6 +49,10 @@ typedef struct LocalVal {
 enum {
   PARALLEL_WORK = 32768,    // a kernel with less arithmetic than this runs on one thread
   PARALLEL_MIN_ITERS = 16,  // a parallel loop should have at least this many iterations
+  // a matmul of fewer multiply-adds runs on one thread: its vector FMAs do 256K in ~10 us
+  // on one core, where waking the pool's threads costs microseconds and, on a shared
+  // machine, a busy core can hold the whole kernel back (issue 27.6)
+  MATMUL_PARALLEL_WORK = 1 << 18,
   PROBE_VAR = 1 << 24,      // loop variables of probe indices: never in a kernel
 };
 
@@ -139,6 +143,23 @@ void attn_gpu_facts(KernelBuilder *kb, const Node *n);
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----
 bool gemm_build(KernelBuilder *kb, const NodeList *ns);
+// The GEMM micro-kernel, a function of the program (one per shape: LProgram.funcs),
+// for other schedules too (ir/attn_tile.c's products): c[r*ldc + j] (+)= sum over k < kc
+// of A(r, k) * B(k, j), r < MR, j < NR (NR a multiple of V, the lanes of a vector),
+// A packed (a[k*MR + r]), its rows in place (a[r*lda + k]) or its columns in place
+// (a[k*lda + r]); B packed (b[k*NR + j]) or its rows in place (b[k*ldb + j]).
+typedef enum { GA_PACKED, GA_ROWS, GA_COLS } GemmAForm;
+typedef struct GemmMicro {
+  DType cd;
+  int MR, NR, V;
+  GemmAForm aform;
+  bool binplace;
+} GemmMicro;
+// A call: A from element a of arg aa (lda: A's rows or columns apart), B from b of ba
+// (ldb: its rows apart, in place), the tile at c of ca (rows ldc apart); load (i64)
+// non-zero adds to the tile's values.
+void gemm_micro_call(KernelBuilder *kb, LStmtList *into, const GemmMicro *m, int aa, LIndex a, int64_t lda, int ba,
+                     LIndex b, int64_t ldb, int ca, LIndex c, int64_t kc, int64_t ldc, LExpr *load);
 
 // ---- scalar.c: constructors (every field set; err = -1 unless said) ----
 LExpr *kb_expr(KernelBuilder *kb, LExprKind kind, DType dt);

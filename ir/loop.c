@@ -220,6 +220,26 @@ LStmt *ls_if(Ctx *cx, LExpr *cond) {
   return s;
 }
 
+LExpr *lx_arg(Ctx *cx, int i) {
+  LExpr *e = lx_new(cx, LX_ARG, DT_I64);
+  e->i = i;
+  return e;
+}
+
+LStmt *ls_call(Ctx *cx, int fn, int nptr, int nval) {
+  LStmt *s = new_stmt(cx, LS_CALL);
+  LCall *c = arena_alloc(&cx->arena, sizeof *c);
+  c->fn = fn;
+  c->nptr = nptr;
+  c->nval = nval;
+  c->ptr = arena_alloc(&cx->arena, sizeof *c->ptr * (size_t)(nptr + 1));
+  c->at = arena_alloc(&cx->arena, sizeof *c->at * (size_t)(nptr + 1));
+  c->reach = arena_alloc(&cx->arena, sizeof *c->reach * (size_t)(nptr + 1));
+  c->val = arena_alloc(&cx->arena, sizeof *c->val * (size_t)(nval + 1));
+  s->call = c;
+  return s;
+}
+
 // The element index of view v when dim k is walked by loop variable vars[k]: the
 // view's offset plus one term per dim that moves (stride != 0) and has a variable
 // (vars[k] >= 0; -1 pins the dim at index 0).
@@ -276,6 +296,7 @@ typedef struct Verify {
   bool *declared;   // per local: an LS_LET of it is in scope
   const int *lanes; // per local: its lanes (loop_local_lanes)
   bool dead;        // inside a loop of extent 0: nothing here ever runs
+  bool func;        // verifying a function (LProgram.funcs)
 } Verify;
 
 // The range [*lo, *hi] of an integer expression over the active loops, when one can
@@ -411,7 +432,7 @@ static void verify_expr(Verify *V, const LExpr *e) {
     }
     TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
   } else if (e->kind != LX_LANE && e->kind != LX_CONST && e->kind != LX_VAR && e->kind != LX_LOCAL &&
-             e->kind != LX_LOAD) {
+             e->kind != LX_LOAD && e->kind != LX_ARG) {
     TD_ASSERT(e->a->lanes == 1 && (!e->b || e->b->lanes == 1) && (!e->c || e->c->lanes == 1));
   }
   switch (e->kind) {
@@ -501,6 +522,7 @@ static void verify_expr(Verify *V, const LExpr *e) {
     verify_expr(V, e->c);
     return;
   case LX_FRAG: td_internal_error(__FILE__, __LINE__, "an mma fragment outside an mma");
+  case LX_ARG: TD_ASSERT(V->func && e->dt == DT_I64 && e->i >= 0 && e->i < V->k->nscalars); return;
   case LX_SHUFFLE:
     verify_expr(V, e->a);
     verify_expr(V, e->b);
@@ -516,6 +538,29 @@ static void verify_expr(Verify *V, const LExpr *e) {
 
 static void verify_stmts(Verify *V, const LStmtList *body);
 
+// A call from a kernel: each pointer argument matches the callee's parameter in dtype
+// and use, and the elements the call may reach through it lie in the caller's buffer.
+static void verify_call(Verify *V, const LCall *c) {
+  TD_ASSERT(!V->func && c && c->fn >= 0 && c->fn < V->p->funcs.len);
+  const LProgram *fp = V->p->funcs.data[c->fn];
+  const LKernel *f = fp->kernels.data[0];
+  TD_ASSERT(c->nptr == f->args.len && c->nval == f->nscalars);
+  for (int i = 0; i < c->nptr; i++) {
+    int a = c->ptr[i];
+    TD_ASSERT(a >= 0 && a < V->k->args.len);
+    const LArg *ca = &V->k->args.data[a], *fa = &f->args.data[i];
+    TD_ASSERT(V->p->bufs.data[ca->buf].dtype == fp->bufs.data[fa->buf].dtype);
+    TD_ASSERT((!fa->read || ca->read) && (!fa->written || ca->written));
+    TD_ASSERT(c->reach[i] >= 1 && c->reach[i] <= fp->bufs.data[fa->buf].numel);
+    TD_ASSERT(c->at[i].dyn == NULL);
+    verify_index_lanes(V, a, &c->at[i], (int)c->reach[i]);
+  }
+  for (int i = 0; i < c->nval; i++) {
+    verify_expr(V, c->val[i]);
+    TD_ASSERT(c->val[i]->dt == DT_I64 && c->val[i]->lanes == 1);
+  }
+}
+
 static void verify_stmt(Verify *V, const LStmt *s) {
   const LKernel *k = V->k;
   switch (s->kind) {
@@ -529,6 +574,11 @@ static void verify_stmt(Verify *V, const LStmt *s) {
     if (s->step)
       verify_expr(V, s->step);
     TD_ASSERT((!s->start || s->start->dt == DT_I64) && (!s->step || s->step->dt == DT_I64));
+    TD_ASSERT(!V->func || !s->parallel);
+    if (s->n) {  // (a function's loop of n iterations: extent bounds its indices)
+      TD_ASSERT(V->func && s->n->dt == DT_I64 && s->n->lanes == 1);
+      verify_expr(V, s->n);
+    }
     bool dead = V->dead;
     V->extent[s->var] = s->extent;
     V->dead = dead || s->extent == 0;
@@ -575,6 +625,7 @@ static void verify_stmt(Verify *V, const LStmt *s) {
     return;
   }
   case LS_SYNC: TD_ASSERT(k->gpu && (s->extent == 0 || s->extent == 32)); return;
+  case LS_CALL: verify_call(V, s->call); return;
   case LS_COUNT: break;
   }
   td_unreachable();
@@ -635,7 +686,26 @@ void loop_verify(const LProgram *p) {
           extent[sv[j]] = se[j];
         }
     }
-    Verify V = {p, k, extent, unbounded, declared, lanes, false};
+    Verify V = {p, k, extent, unbounded, declared, lanes, false, false};
+    verify_stmts(&V, &k->body);
+  }
+  for (int fi = 0; fi < p->funcs.len; fi++) {
+    const LProgram *fp = p->funcs.data[fi];
+    TD_ASSERT(fp && fp->kernels.len == 1 && fp->funcs.len == 0);
+    const LKernel *k = fp->kernels.data[0];
+    TD_ASSERT(k->nvars >= 0 && k->nscalars >= 0 && k->errors.len == 0);
+    for (int i = 0; i < k->args.len; i++)
+      TD_ASSERT(k->args.data[i].buf == i && k->args.data[i].at == 0 && !k->args.data[i].stream);
+    int64_t extent[k->nvars > 0 ? k->nvars : 1];
+    bool unbounded[k->nvars > 0 ? k->nvars : 1];
+    bool declared[k->locals.len > 0 ? k->locals.len : 1];
+    for (int i = 0; i < k->nvars; i++)
+      extent[i] = -1;
+    memset(unbounded, 0, sizeof unbounded);
+    memset(declared, 0, sizeof declared);
+    int lanes[k->locals.len > 0 ? k->locals.len : 1];
+    loop_local_lanes(k, lanes);
+    Verify V = {fp, k, extent, unbounded, declared, lanes, false, true};
     verify_stmts(&V, &k->body);
   }
 }

@@ -116,6 +116,23 @@
 //     (k, n) at idx + n ld + k), LG_FRAG_B_KN ((k, n) at idx + k ld + n).
 //   - A store whose value is a load of the same dtype copies the bits (scalar or vector).
 //
+// Functions. A CPU program may hold functions its kernels call (LS_CALL), each written
+// once and called from every kernel that needs it, with pointers and sizes as its
+// arguments, as a BLAS's micro-kernel is (ir/gemm.c's tiles). A function is an
+// LProgram of one kernel, in LProgram.funcs: its buffers are its pointer parameters
+// (numel: the most elements any call reaches through each), its kernel's args those
+// buffers in order, its nscalars i64 values read as LX_ARG i. Its loops may run a
+// number of iterations given by an expression of those (LStmt.n, up to `extent`).
+// It raises no error, has no parallel loop and calls nothing; it runs on the calling
+// thread. GPU programs have none.
+//
+// Scratch. An LB_TEMP marked `scratch` is per-thread memory: the entry allocates
+// nothing for it; a kernel obtains its thread's region (of the buffer's numel, 64-byte
+// aligned, from the runtime's tdsl_scratch) where it starts and at the start of each
+// iteration of its parallel loop, and what it writes there lasts only until the end of
+// that iteration (or, outside its parallel loop, of the kernel). Every use asks for the
+// same size, so a thread's region does not move while a kernel runs.
+//
 // Errors. A kernel has a table of messages, each already located
 // ("file.tdsl:3:9: error: ZeroDivisionError"); a message may hold one "%lld" for the
 // value that failed. Raising error k records the first failure (k and the value) and
@@ -150,6 +167,7 @@ typedef enum {
   LX_INSERT,         // vector a with lane i set to scalar b
   LX_FRAG,           // GPU: an mma operand in the lanes' registers (buf, idx, i: LG_FRAG_*, b: ld)
   LX_MMA,            // GPU: the warp's tile of a * b + c (tensor cores)
+  LX_ARG,            // i64 scalar argument i of a function (LProgram.funcs; see Functions)
   LX_SHUFFLE,        // lanes of a and b picked by sel (see Lanes above)
   LX_COUNT
 } LExprKind;
@@ -192,10 +210,25 @@ typedef enum {
   LS_IF,     // if (cond) body
   LS_VAR,    // GPU: loop var `var` = val from here on in the list
   LS_SYNC,   // GPU: the block's threads (extent 0) or the warp's lanes (32) wait for each other
+  LS_CALL,   // call: a function of LProgram.funcs (see Functions)
   LS_COUNT
 } LStmtKind;
 
 typedef VEC(LStmt *) LStmtList;
+
+// A call of function fn (LProgram.funcs[fn]): its pointer arguments, in its args' order,
+// are the caller's arg ptr[i] advanced by at[i] elements (an affine index over the
+// caller's loops), through which the callee reaches at most reach[i] elements; then
+// its i64 scalar arguments, the values val[0..nval).
+typedef struct LCall {
+  int fn;
+  int nptr;
+  int *ptr;
+  LIndex *at;
+  int64_t *reach;
+  int nval;
+  LExpr **val;
+} LCall;
 
 struct LStmt {
   LStmtKind kind;
@@ -203,6 +236,8 @@ struct LStmt {
   int64_t extent;   // LS_LOOP
   bool parallel;    // LS_LOOP: iterations are independent and the work is worth threads
   int vector;       // LS_LOOP: a vector width hint (0: none)
+  LExpr *n;         // LS_LOOP in a function: when set, it runs n iterations (an i64
+                    // expression of the scalar arguments, 0 <= n <= extent)
   LStmtList body;   // LS_LOOP, LS_IF
   int buf;          // LS_STORE
   LIndex idx;       // LS_STORE
@@ -211,6 +246,7 @@ struct LStmt {
   LExpr *cond;      // LS_IF
   LExpr *start;     // LS_LOOP, GPU form: the first value of var (NULL: 0)
   LExpr *step;      // LS_LOOP, GPU form: its increment (NULL: 1)
+  LCall *call;      // LS_CALL
 };
 
 // A kernel argument: one buffer of the program, read and/or written.
@@ -327,6 +363,7 @@ struct LKernel {
   const char *sched;         // the schedule it got, when one was chosen ("gemm packed 6x16 nc 128")
   int64_t flops;             // the arithmetic of one run: graph_kernel_flops of its nodes (bench --profile)
   LGpuSched *gpu;            // GPU programs: its mapping onto threads (sched_gpu), else NULL
+  int nscalars;              // a function (LProgram.funcs): its i64 scalar arguments (LX_ARG)
   const LKernel *same;       // NULL, or an earlier kernel of the program with the same code
                              // (share_kernels): the backends emit that one and call it
                              // (launch it, on the GPU, with that one's gpu schedule)
@@ -347,6 +384,7 @@ typedef struct LBuf {
   const char *name;  // parameter name, or a readable name of the value it holds
   int param;         // LB_PARAM: parameter index
   bool mut;          // LB_PARAM: declared 'mut'
+  bool scratch;      // LB_TEMP: per-thread scratch, never allocated by the entry (see Scratch)
 } LBuf;
 
 typedef struct LParam {
@@ -372,6 +410,8 @@ struct LProgram {
   VEC(LBuf) bufs;
   VEC(LOutput) outputs;
   VEC(LKernel *) kernels;  // run in this order
+  VEC(LProgram *) funcs;   // the functions kernels call (LS_CALL), each a program of one
+                           // kernel (see Functions)
   int64_t flops;           // the arithmetic of one call (graph_flops), for `tdslc bench`
   const char *bound;       // a generic function's dims as bound ("N=4, D=8"), or NULL
   bool profile;            // bench --profile: the entry calls tdsl_prof_mark(k) before kernel k
@@ -405,6 +445,8 @@ LStmt *ls_store(Ctx *cx, int buf, LIndex idx, LExpr *val);
 LStmt *ls_let(Ctx *cx, int local, LExpr *val);
 LStmt *ls_set(Ctx *cx, int local, LExpr *val);
 LStmt *ls_if(Ctx *cx, LExpr *cond);
+LExpr *lx_arg(Ctx *cx, int i);                                  // scalar argument i (i64)
+LStmt *ls_call(Ctx *cx, int fn, int nptr, int nval);            // args filled by the caller
 LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (vars[k] for dim k; -1: index 0)
 bool lx_raises_here(const LExpr *e);  // e itself can raise one of its kernel's errors
 bool lx_raises(const LExpr *e);       // evaluating e (any operand) can raise
@@ -436,11 +478,11 @@ CpuTarget cpu_target(const char *cpu);
 LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 
 // ---- sched.c: the CPU schedule over built loop IR (the C and LLVM backends) ----
-// softmax terms kept for the last pass (LKernel.softmax); f32 exp/sigmoid/silu as
-// vectorizable arithmetic; float reductions of innermost loops accumulated in lanes
+// softmax terms kept for the last pass (LKernel.softmax); math functions as
+// vectorizable arithmetic (ir/vecmath.c, FMA as cpu has it); float reductions of innermost loops accumulated in lanes
 // (a fixed association, the same in every backend); large write-only results marked
 // for streaming stores (LArg.stream).
-void sched_cpu(Ctx *cx, LProgram *p);
+void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu);
 
 // ---- share.c: one function for kernels with the same code ----
 // The layers of an unrolled loop over stacked weights build the same kernels, apart
@@ -448,7 +490,8 @@ void sched_cpu(Ctx *cx, LProgram *p);
 // argument's start to its least index (LArg.at) so the indices count from there; a
 // kernel whose loops, locals, errors, argument dtypes (and matmul facts, LKernel.mm)
 // then equal an earlier one's names it in LKernel.same, and the backends build that
-// function once. CPU programs: after sched_cpu; GPU programs: before sched_gpu.
+// function once. Then temps whose lives do not overlap share a buffer (renumbered).
+// CPU programs: after sched_cpu; GPU programs: before sched_gpu.
 void share_kernels(Ctx *cx, LProgram *p);
 
 // ---- sched_gpu.c: the GPU schedule (the CUDA C and NVVM backends) ----

@@ -1,9 +1,14 @@
 // ir/loop_print.c: the loop IR's printed form (--emit=kernels), compact or full.
 // The format, one item a line:
 //   program NAME
-//   buffer bN KIND DTYPE[NUMEL] NAME            KIND: param (with "mut"), temp, result
+//   buffer bN KIND DTYPE[NUMEL] NAME            KIND: param (with "mut"), temp (with
+//                                               "scratch": per thread), result
 //   param NAME: DTYPE[SHAPE] -> bN
 //   output K: DTYPE[SHAPE] strides (..) offset O of bN
+//   function fN                              a function kernels call (LS_CALL):
+//     args: bN DTYPE[NUMEL] (read|write), ...  its pointer parameters, what it reaches
+//     scalars: a0..aN i64                      its scalar parameters; then its locals
+//                                               and statements, as a kernel's
 //   kernel kN [(the code of kM)]            kM: an earlier kernel with the same code
 //     ops: OP OP ...      lines: L, L           (share_kernels): its statements are
 //                                               not printed again
@@ -14,6 +19,8 @@
 //     error eN: "MESSAGE"
 //     STATEMENTS, two spaces per nesting level:
 //       for iN in 0..EXTENT [parallel] [vector W] {  ...  }
+//       for iN in 0..EXPR (at most EXTENT) { ... }   (a function's loop of EXPR iterations)
+//       call fN(bA[INDEX], ..., EXPR, ...)     (the pointers bA + INDEX, then the scalars)
 //       bN[INDEX] = EXPR            (store; INDEX is `COEF*iN + ... + BASE`; a vector
 //                                    store or load of L lanes: `bN[INDEX +0..L]`)
 //       let lN: DTYPE = EXPR / lN = EXPR / if EXPR { ... }
@@ -284,6 +291,7 @@ static void print_expr(Pr *P, const LExpr *e) {
     print_expr(P, e->c);
     fputc(')', out);
     return;
+  case LX_ARG: fprintf(out, "a%" PRId64, e->i); return;
   case LX_COUNT: break;
   }
   td_unreachable();
@@ -317,6 +325,19 @@ static void print_simple(Pr *P, const LStmt *s) {
     fputs(" = ", out);
     print_expr(P, s->val);
     return;
+  case LS_CALL:
+    fprintf(out, "call f%d(", s->call->fn);
+    for (int i = 0; i < s->call->nptr; i++) {
+      fprintf(out, "%sb%d[", i ? ", " : "", arg_buf(P->k, s->call->ptr[i]));
+      print_index(P, &s->call->at[i]);
+      fputc(']', out);
+    }
+    for (int i = 0; i < s->call->nval; i++) {
+      fputs(", ", out);
+      print_expr(P, s->call->val[i]);
+    }
+    fputc(')', out);
+    return;
   default: td_unreachable();
   }
 }
@@ -331,7 +352,13 @@ static void print_stmt(Pr *P, const LStmt *s, int depth, bool full) {
       print_expr(P, s->start);
     else
       fputc('0', out);
-    fprintf(out, "..%" PRId64, s->extent);
+    fputs("..", out);
+    if (s->n) {
+      print_expr(P, s->n);
+      fprintf(out, " (at most %" PRId64 ")", s->extent);
+    } else {
+      fprintf(out, "%" PRId64, s->extent);
+    }
     if (s->step) {
       fputs(" step ", out);
       print_expr(P, s->step);
@@ -347,6 +374,7 @@ static void print_stmt(Pr *P, const LStmt *s, int depth, bool full) {
   case LS_STORE:
   case LS_LET:
   case LS_SET:
+  case LS_CALL:
     print_simple(P, s);
     fputc('\n', out);
     return;
@@ -387,7 +415,9 @@ static void skeleton(const LKernel *k, const LStmt *s, Skel *sk) {
   memcpy(sk->slots, P.slots, sizeof(int64_t) * (size_t)(P.nslots < MAX_SLOTS ? P.nslots : MAX_SLOTS));
 }
 
-static bool foldable(const LStmt *s) { return s->kind == LS_STORE || s->kind == LS_LET || s->kind == LS_SET; }
+static bool foldable(const LStmt *s) {
+  return s->kind == LS_STORE || s->kind == LS_LET || s->kind == LS_SET || s->kind == LS_CALL;
+}
 
 // The values v[0..n) as a list: `{a..b}` for steps of 1, `{a, a+s, ..., b}` for another
 // step (at least 3 values), else items separated by commas, runs of steps of 1 as a..b.
@@ -524,7 +554,8 @@ void loop_print(const LProgram *p, bool full, FILE *out) {
   for (int i = 0; i < p->bufs.len; i++) {
     const LBuf *b = &p->bufs.data[i];
     fprintf(out, "buffer b%d %s%s %s[%" PRId64 "] %s\n", i, b->kind <= LB_SHARED ? buf_kinds[b->kind] : "?",
-            b->kind == LB_PARAM && b->mut ? " mut" : "", dtype_name(b->dtype), b->numel, b->name ? b->name : "-");
+            b->kind == LB_PARAM && b->mut ? " mut" : b->scratch ? " scratch" : "", dtype_name(b->dtype), b->numel,
+            b->name ? b->name : "-");
   }
   for (int i = 0; i < p->params.len; i++) {
     const LParam *pr = &p->params.data[i];
@@ -539,6 +570,24 @@ void loop_print(const LProgram *p, bool full, FILE *out) {
     fputs(" strides ", out);
     print_shape(out, o->view.strides, o->view.ndim);
     fprintf(out, " offset %" PRId64 " of b%d\n", o->view.offset, o->buf);
+  }
+  for (int fi = 0; fi < p->funcs.len; fi++) {
+    const LProgram *fp = p->funcs.data[fi];
+    const LKernel *k = fp->kernels.data[0];
+    fprintf(out, "function f%d\n  args:", fi);
+    for (int i = 0; i < k->args.len; i++) {
+      const LArg *a = &k->args.data[i];
+      const LBuf *b = &fp->bufs.data[a->buf];
+      fprintf(out, "%s b%d %s[%" PRId64 "] (%s%s%s)", i ? "," : "", a->buf, dtype_name(b->dtype), b->numel,
+              a->read ? "read" : "", a->read && a->written ? " " : "", a->written ? "write" : "");
+    }
+    if (k->nscalars)
+      fprintf(out, "\n  scalars: a0..a%d i64", k->nscalars - 1);
+    fputc('\n', out);
+    if (k->locals.len)
+      print_locals(k, full, out);
+    Pr P = {.k = k, .out = out};
+    print_stmts(&P, &k->body, 1, full);
   }
   for (int ki = 0; ki < p->kernels.len; ki++) {
     const LKernel *k = p->kernels.data[ki];

@@ -6,9 +6,9 @@
 //    LKernel.softmax records it) stores its terms in that loop's output, which then only
 //    multiplies: each exp is computed once per element. Softmax's row max then needs no
 //    NaN propagation (softmax_max).
-// 1. f32 exp, and sigmoid and silu through it, become plain arithmetic (below), so
-//    a loop that uses them vectorizes like any other instead of calling libm once
-//    per element. Intermediate values are hoisted into lets before the statement.
+// 1. The math functions (exp, log, tanh, erf, sin, ...) and the composite ops built on
+//    them become plain arithmetic (ir/vecmath.c), so a loop that uses them vectorizes
+//    like any other instead of calling libm once per element.
 // 2. A float reduction in an innermost loop (`acc = acc + e(j)`, max, min, product)
 //    accumulates in LANES independent partial results: the loop is unrolled LANES
 //    times, lane l takes the iterations j = l (mod LANES), the remainder goes to
@@ -17,31 +17,20 @@
 //    the same), identically in every backend.
 // 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
 //    LLVM backend stores it non-temporally wherever it proves a vector store aligned.
-//
-// exp(x) for f32: x is clamped to [-104, 88.8] (NaN passes through: the comparisons
-// are false); n = round(x * log2(e)) by adding and subtracting 1.5 * 2^23; r = x - n*ln2
-// with ln2 split in two (n * LN2_HI is exact and so is the subtraction); e^r by its
-// Taylor polynomial to degree 7 on |r| <= 0.35 (truncation below 1e-8 relative);
-// then * 2^n, built in an exponent field. n is split so that both factors are normal:
-// below -125 the second factor is 2^-60 (results round once, into subnormals), above
-// 127 it is 2 (overflow gives inf).
+
 #include <string.h>
 
-#include "ir/opmath.h"
+#include "ir/vecmath.h"
 
 enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
 // results from this size on are stored past the caches: 4x a core's L2 here (2 MiB)
 static const int64_t STREAM_BYTES = (int64_t)8 << 20;
 
-static const double MAGIC = 12582912.0;  // 1.5 * 2^23: x + MAGIC - MAGIC rounds x to an integer
-static const double LOG2E = 1.44269504088896340736;
-static const double LN2_HI = 0.693359375;  // 9 significant bits: n * LN2_HI is exact for |n| < 2^15
-static const double LN2_LO = -2.12194440054690582e-4;  // ln 2 - LN2_HI
-
 // The kernel being scheduled.
 typedef struct Sched {
   Ctx *cx;
   LKernel *k;
+  const CpuTarget *cpu;
 } Sched;
 
 static void push(Sched *s, LStmtList *list, LStmt *st) { vec_push(&s->cx->arena, list, st); }
@@ -58,77 +47,7 @@ static LExpr *hoist(Sched *s, LStmtList *pre, LExpr *v) {
   return lx_local(s->cx, v->dt, l);
 }
 
-static LExpr *f32c(Sched *s, double v) { return lx_const_f(s->cx, DT_F32, v); }
-static LExpr *bin(Sched *s, Op op, LExpr *a, LExpr *b) { return lx_binary(s->cx, op, a->dt, a, b); }
-static LExpr *lt(Sched *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_LT, DT_BOOL, a, b); }
 static LExpr *gt(Sched *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
-
-// n = round(c * log2(e)) of a clamped c, as an f32 local.
-static LExpr *round_log2e(Sched *s, LStmtList *pre, LExpr *c) {
-  LExpr *t = bin(s, OP_ADD, bin(s, OP_MUL, c, f32c(s, LOG2E)), f32c(s, MAGIC));
-  return hoist(s, pre, bin(s, OP_SUB, t, f32c(s, MAGIC)));
-}
-
-// e^r for r = c - n*ln2 (|r| <= 0.35), the Taylor polynomial to degree 7.
-static LExpr *exp_reduced(Sched *s, LStmtList *pre, LExpr *c, LExpr *n) {
-  LExpr *r = bin(s, OP_SUB, c, bin(s, OP_MUL, n, f32c(s, LN2_HI)));
-  r = hoist(s, pre, bin(s, OP_SUB, r, bin(s, OP_MUL, n, f32c(s, LN2_LO))));
-  LExpr *q = f32c(s, 1.0 / 5040);
-  for (int k = 6; k >= 2; k--) {
-    double f = 1;
-    for (int i = 2; i <= k; i++)
-      f *= i;
-    q = bin(s, OP_ADD, f32c(s, 1 / f), bin(s, OP_MUL, r, q));
-  }
-  return bin(s, OP_ADD, bin(s, OP_ADD, f32c(s, 1), r), bin(s, OP_MUL, bin(s, OP_MUL, r, r), q));
-}
-
-// 2^(m + bias) for an integral f32 m with m + bias in [-127, 128], built in an exponent
-// field: (m + MAGIC)'s bits are 0x4B400000 + m, the field of 2^k is k + 127 (0 gives
-// +0, 255 gives inf).
-static LExpr *pow2(Sched *s, LExpr *m, int bias) {
-  LExpr *bits = lx_bitcast(s->cx, DT_I32, bin(s, OP_ADD, m, f32c(s, MAGIC)));
-  bits = bin(s, OP_ADD, bits, lx_const_i(s->cx, DT_I32, 127 + bias - 0x4B400000));
-  return lx_bitcast(s->cx, DT_F32, bin(s, OP_MUL, bits, lx_const_i(s->cx, DT_I32, 1 << 23)));
-}
-
-// exp(x) of an f32 x (a local or constant: it is read more than once); see the top.
-static LExpr *exp_f32(Sched *s, LStmtList *pre, LExpr *x) {
-  LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 88.8)), f32c(s, 88.8), x));
-  c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -104)), f32c(s, -104), c));
-  LExpr *n = round_log2e(s, pre, c);
-  LExpr *low = hoist(s, pre, lt(s, n, f32c(s, -125))), *high = hoist(s, pre, gt(s, n, f32c(s, 127)));
-  LExpr *shift = lx_select(s->cx, low, f32c(s, -60), lx_select(s->cx, high, f32c(s, 1), f32c(s, 0)));
-  LExpr *second = lx_select(s->cx, low, f32c(s, 0x1p-60), lx_select(s->cx, high, f32c(s, 2), f32c(s, 1)));
-  return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), pow2(s, bin(s, OP_SUB, n, shift), 0)), second);
-}
-
-// exp(x) for x <= 0 (or NaN, or where the result is not used: see softmax_max): only
-// the lower clamp and the subnormal step of exp_f32.
-static LExpr *exp_f32_nonpos(Sched *s, LStmtList *pre, LExpr *x) {
-  LExpr *c = hoist(s, pre, lx_select(s->cx, lt(s, x, f32c(s, -104)), f32c(s, -104), x));
-  LExpr *n = round_log2e(s, pre, c);
-  LExpr *low = hoist(s, pre, lt(s, n, f32c(s, -125)));
-  LExpr *shift = lx_select(s->cx, low, f32c(s, -60), f32c(s, 0));
-  LExpr *second = lx_select(s->cx, low, f32c(s, 0x1p-60), f32c(s, 1));
-  return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), pow2(s, bin(s, OP_SUB, n, shift), 0)), second);
-}
-
-// exp(x) where a result below 2^-24 counts as 0 (the 1 + exp(-a) of sigmoid and silu,
-// where 1 + e == 1 anyway): x is clamped to [-87, 89], n to [-126, 128], and
-// (p * 2) * 2^(n-1) is p * 2^n with one normal factor (2^-127 is 0, 2^128 overflows).
-static LExpr *exp_f32_plus1(Sched *s, LStmtList *pre, LExpr *x) {
-  LExpr *c = hoist(s, pre, lx_select(s->cx, gt(s, x, f32c(s, 89)), f32c(s, 89), x));
-  c = hoist(s, pre, lx_select(s->cx, lt(s, c, f32c(s, -87)), f32c(s, -87), c));
-  LExpr *n = round_log2e(s, pre, c);
-  return bin(s, OP_MUL, bin(s, OP_MUL, exp_reduced(s, pre, c, n), f32c(s, 2)), pow2(s, n, -1));
-}
-
-// f32 exp, and a composite op whose formula computes one (sigmoid, silu).
-static bool is_exp_kind(const LExpr *e, int unused) {
-  (void)unused;
-  return e->kind == LX_UNARY && e->dt == DT_F32 && (e->op == OP_EXP || op_formula_uses(e->op, DT_F32, OP_EXP));
-}
 
 static bool is_local(const LExpr *e, int local) { return e->kind == LX_LOCAL && e->local == local; }
 static bool is_load_of(const LExpr *e, int buf) { return e->kind == LX_LOAD && e->buf == buf; }
@@ -144,56 +63,6 @@ static bool any_expr(const LExpr *e, bool (*pred)(const LExpr *, int), int arg) 
 // The same over a statement's own expressions (not its body's).
 static bool any_in_stmt(const LStmt *st, bool (*pred)(const LExpr *, int), int arg) {
   return any_expr(st->val, pred, arg) || any_expr(st->cond, pred, arg) || any_expr(st->idx.dyn, pred, arg);
-}
-
-// e with every f32 exp/sigmoid/silu replaced, lets into pre. Expressions may be
-// shared between statements, so the path to a replaced node is copied, not edited.
-// Formula f (ir/opmath.c) with each exp in it replaced, operands left to right. An exp
-// whose result is added to 1 (plus1) is exp_f32_plus1: the f32 sum rounds away what
-// it flushes.
-static LExpr *expand_formula(Sched *s, LStmtList *pre, LExpr *f, bool plus1) {
-  if (f->kind == LX_UNARY && f->op == OP_EXP)
-    return plus1 ? exp_f32_plus1(s, pre, hoist(s, pre, f->a)) : exp_f32(s, pre, hoist(s, pre, f->a));
-  if ((f->kind != LX_UNARY && f->kind != LX_BINARY) || !any_expr(f, is_exp_kind, 0))
-    return f;
-  if (f->kind == LX_UNARY)
-    return lx_unary(s->cx, f->op, f->dt, expand_formula(s, pre, f->a, false));
-  bool one_plus = f->op == OP_ADD && f->a->kind == LX_CONST && f->a->f == 1;
-  LExpr *a = expand_formula(s, pre, f->a, false);
-  return bin(s, f->op, a, expand_formula(s, pre, f->b, one_plus));
-}
-
-static LExpr *expand(Sched *s, LStmtList *pre, LExpr *e) {
-  if (!any_expr(e, is_exp_kind, 0))
-    return e;
-  LExpr *n = arena_alloc(&s->cx->arena, sizeof *n);
-  *n = *e;
-  e = n;
-  e->a = expand(s, pre, e->a);
-  e->b = expand(s, pre, e->b);
-  e->c = expand(s, pre, e->c);
-  e->idx.dyn = expand(s, pre, e->idx.dyn);
-  if (!is_exp_kind(e, 0))
-    return e;
-  if (e->op == OP_EXP)
-    return exp_f32(s, pre, hoist(s, pre, e->a));
-  return expand_formula(s, pre, op_formula(s->cx, e->op, DT_F32, hoist(s, pre, e->a)), false);
-}
-
-static void expand_list(Sched *s, LStmtList *body) {
-  LStmtList out = {0};
-  for (int i = 0; i < body->len; i++) {
-    LStmt *st = body->data[i];
-    if (st->kind == LS_LOOP || st->kind == LS_IF)
-      expand_list(s, &st->body);
-    if (any_in_stmt(st, is_exp_kind, 0)) {  // a statement belongs to one list: edited in place
-      st->val = expand(s, &out, st->val);
-      st->cond = expand(s, &out, st->cond);
-      st->idx.dyn = expand(s, &out, st->idx.dyn);
-    }
-    push(s, &out, st);
-  }
-  *body = out;
 }
 
 static bool reads_local(const LExpr *e, int local) { return any_expr(e, is_local, local); }
@@ -271,7 +140,7 @@ static bool declares(const LStmtList *list, int l) {
 }
 
 // Softmax's row max (LSoftmax: max_loop is m = maximum(m, x), the sum's term exp(x - m)),
-// when the term is f32 and m is read nowhere else: a NaN in x makes the sum, and so
+// when the term is f32 or f64 and m is read nowhere else: a NaN in x makes the sum, and so
 // every output, NaN whatever m is, so m needs no NaN propagation. Its loop becomes
 // `let y = x; m = (y > m) ? y : m` (one max instruction instead of a max, a NaN test
 // and a blend), and the term, whose argument is then <= 0 (or irrelevant), the
@@ -285,15 +154,15 @@ static LExpr *softmax_max(Sched *s, const LSoftmax *sm, LStmtList *pre) {
   int m = mset->local;
   TD_ASSERT(d->kind == LX_BINARY && d->op == OP_SUB && is_local(d->b, m) && mv->kind == LX_BINARY &&
             mv->op == OP_MAXIMUM && is_local(mv->a, m) && expr_equal(mv->b, ml->var, d->a, sl->var));
-  if (term->dt != DT_F32 || count_reads(sm->list, m) != 2 || !declares(sm->list, m))
+  if ((term->dt != DT_F32 && term->dt != DT_F64) || count_reads(sm->list, m) != 2 || !declares(sm->list, m))
     return term;
-  int y = new_local(s, DT_F32);
-  LExpr *yv = lx_local(s->cx, DT_F32, y), *mref = lx_local(s->cx, DT_F32, m);
+  int y = new_local(s, term->dt);
+  LExpr *yv = lx_local(s->cx, term->dt, y), *mref = lx_local(s->cx, term->dt, m);
   LStmtList nb = {0};
   push(s, &nb, ls_let(s->cx, y, mv->b));
   push(s, &nb, ls_set(s->cx, m, lx_select(s->cx, gt(s, yv, mref), yv, mref)));
   ml->body = nb;
-  return exp_f32_nonpos(s, pre, hoist(s, pre, d));
+  return vecmath_exp_nonpos(s->cx, s->k, s->cpu, pre, hoist(s, pre, d));
 }
 
 // The sum's terms kept (LKernel.softmax: which loops those are, ir/row.c says), when
@@ -571,11 +440,11 @@ static void mark_streams(LProgram *p) {
     }
 }
 
-void sched_cpu(Ctx *cx, LProgram *p) {
+void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
   for (int i = 0; i < p->kernels.len; i++) {
-    Sched s = {cx, p->kernels.data[i]};
+    Sched s = {cx, p->kernels.data[i], cpu};
     keep_terms(&s, p);
-    expand_list(&s, &s.k->body);
+    vecmath_kernel(cx, s.k, cpu);
     split_list(&s, &s.k->body);
   }
   mark_streams(p);

@@ -135,7 +135,7 @@ static bool expr_reads_var(const LExpr *e, int var) {
     return false;
   if (e->kind == LX_VAR && e->var == var)
     return true;
-  if (e->kind == LX_LOAD && index_reads_var(&e->idx, var))
+  if ((e->kind == LX_LOAD || e->kind == LX_FRAG) && index_reads_var(&e->idx, var))
     return true;
   return expr_reads_var(e->a, var) || expr_reads_var(e->b, var) || expr_reads_var(e->c, var);
 }
@@ -150,7 +150,8 @@ static bool index_reads_var(const LIndex *ix, int var) {
 bool gpu_reads_var(const LStmtList *l, int var) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
-    if (expr_reads_var(s->val, var) || expr_reads_var(s->cond, var) ||
+    if (expr_reads_var(s->val, var) || expr_reads_var(s->cond, var) || expr_reads_var(s->start, var) ||
+        expr_reads_var(s->step, var) ||
         (s->kind == LS_STORE && index_reads_var(&s->idx, var)) || gpu_reads_var(&s->body, var))
       return true;
   }
@@ -541,7 +542,7 @@ int gpu_new_local(GpuBuild *g, DType dt) {
 }
 
 int gpu_shared(GpuBuild *g, DType dt, int64_t n, const char *name) {
-  vec_push(&g->cx->arena, &g->p->bufs, ((LBuf){LB_SHARED, dt, n, name, -1, false}));
+  vec_push(&g->cx->arena, &g->p->bufs, ((LBuf){LB_SHARED, dt, n, name, -1, false, false}));
   vec_push(&g->cx->arena, &g->k->args, ((LArg){.buf = g->p->bufs.len - 1, .read = true, .written = true}));
   return g->k->args.len - 1;
 }

@@ -18,6 +18,10 @@
 // sched_gpu and codegen/cuda.c (as facts about the loops): its shape is compared too;
 // .softmax is read by sched_cpu alone, which has run by then.
 //
+// Last, temps take turns in storage (share_temps below): temps of one dtype whose lives
+// (first to last kernel using them) do not overlap share one buffer, and scratch buffers
+// (per thread) of one dtype are one.
+//
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
 #include "ir/loop.h"
@@ -89,6 +93,12 @@ static void move_stmts(Mover *m, LStmtList *l) {
       move_index(m, s->buf, &s->idx);
       move_expr(m, s->idx.dyn);
     }
+    if (s->kind == LS_CALL) {
+      for (int a = 0; a < s->call->nptr; a++)
+        move_index(m, s->call->ptr[a], &s->call->at[a]);
+      for (int a = 0; a < s->call->nval; a++)
+        move_expr(m, s->call->val[a]);
+    }
     move_expr(m, s->val);
     move_expr(m, s->cond);
     move_stmts(m, &s->body);
@@ -106,7 +116,7 @@ static void move_starts(Ctx *cx, const LProgram *p, LKernel *k) {
     LArg *arg = &k->args.data[a];
     const LBuf *b = &p->bufs.data[arg->buf];
     int64_t align = 64 / dtype_size(b->dtype);
-    int64_t at = m.least[a] == INT64_MAX || m.least[a] <= 0 ? 0 : m.least[a] / align * align;
+    int64_t at = m.least[a] == INT64_MAX || m.least[a] <= 0 || b->scratch ? 0 : m.least[a] / align * align;
     arg->at = at < b->numel ? at : 0;
     any |= arg->at != 0;
   }
@@ -143,14 +153,26 @@ static uint64_t hash_expr(uint64_t h, const LExpr *e) {
   return hash_expr(hash_expr(hash_expr(h, e->a), e->b), e->c);
 }
 
+static uint64_t hash_call(uint64_t h, const LCall *c) {
+  h = mix(mix(mix(h, (uint64_t)c->fn), (uint64_t)c->nptr), (uint64_t)c->nval);
+  for (int i = 0; i < c->nptr; i++)
+    h = hash_index(mix(mix(h, (uint64_t)c->ptr[i]), (uint64_t)c->reach[i]), &c->at[i]);
+  for (int i = 0; i < c->nval; i++)
+    h = hash_expr(h, c->val[i]);
+  return h;
+}
+
 static uint64_t hash_stmts(uint64_t h, const LStmtList *l) {
   h = mix(h, (uint64_t)l->len);
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
     h = mix(mix(mix(mix(h, (uint64_t)s->kind), (uint64_t)s->var), (uint64_t)s->extent), (uint64_t)s->parallel);
     h = mix(mix(mix(h, (uint64_t)s->vector), (uint64_t)s->buf), (uint64_t)s->local);
+    h = hash_expr(h, s->n);
     if (s->kind == LS_STORE)
       h = hash_expr(hash_index(h, &s->idx), s->idx.dyn);
+    if (s->kind == LS_CALL)
+      h = hash_call(h, s->call);
     h = hash_stmts(hash_expr(hash_expr(h, s->val), s->cond), &s->body);
   }
   return h;
@@ -192,6 +214,18 @@ static bool same_expr(const LExpr *x, const LExpr *y) {
   return same_expr(x->a, y->a) && same_expr(x->b, y->b) && same_expr(x->c, y->c);
 }
 
+static bool same_call(const LCall *x, const LCall *y) {
+  if (x->fn != y->fn || x->nptr != y->nptr || x->nval != y->nval)
+    return false;
+  for (int i = 0; i < x->nptr; i++)
+    if (x->ptr[i] != y->ptr[i] || x->reach[i] != y->reach[i] || !same_index(&x->at[i], &y->at[i]))
+      return false;
+  for (int i = 0; i < x->nval; i++)
+    if (!same_expr(x->val[i], y->val[i]))
+      return false;
+  return true;
+}
+
 static bool same_stmts(const LStmtList *x, const LStmtList *y) {
   if (x->len != y->len)
     return false;
@@ -202,7 +236,9 @@ static bool same_stmts(const LStmtList *x, const LStmtList *y) {
       return false;
     if (s->kind == LS_STORE && (!same_index(&s->idx, &t->idx) || !same_expr(s->idx.dyn, t->idx.dyn)))
       return false;
-    if (!same_expr(s->val, t->val) || !same_expr(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
+    if (s->kind == LS_CALL && !same_call(s->call, t->call))
+      return false;
+    if (!same_expr(s->n, t->n) || !same_expr(s->val, t->val) || !same_expr(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
       return false;
   }
   return true;
@@ -246,7 +282,8 @@ static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
   for (int a = 0; a < x->args.len; a++) {
     const LArg *u = &x->args.data[a], *v = &y->args.data[a];
     if (p->bufs.data[u->buf].dtype != p->bufs.data[v->buf].dtype || u->read != v->read || u->written != v->written ||
-        u->stream != v->stream)
+        u->stream != v->stream || p->bufs.data[u->buf].scratch != p->bufs.data[v->buf].scratch ||
+        (p->bufs.data[u->buf].scratch && p->bufs.data[u->buf].numel != p->bufs.data[v->buf].numel))
       return false;
   }
   for (int i = 0; i < x->locals.len; i++)
@@ -256,6 +293,90 @@ static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
     if (strcmp(x->errors.data[i], y->errors.data[i]))
       return false;
   return same_stmts(&x->body, &y->body);
+}
+
+// ============================================================================
+// Temps sharing storage
+// ============================================================================
+// A temp is live from the first kernel that uses it to the last (kernels run in
+// order); temps of one dtype whose lives do not overlap take turns in one buffer, the
+// largest of them (the first fit, in order of first use). Scratch buffers (per thread,
+// used within one kernel) of one dtype become one. Unused buffers are dropped and the
+// rest renumbered. A program's peak memory is then what its live temps need at once,
+// not all of them: GPT-2 small's 12 layers reuse one layer's.
+
+// Renumbers buffer b to map[b] everywhere it is named.
+static void rename_bufs(LProgram *p, const int *map) {
+  for (int i = 0; i < p->params.len; i++)
+    p->params.data[i].buf = map[p->params.data[i].buf];
+  for (int i = 0; i < p->outputs.len; i++)
+    p->outputs.data[i].buf = map[p->outputs.data[i].buf];
+  for (int k = 0; k < p->kernels.len; k++) {
+    LKernel *kr = p->kernels.data[k];
+    for (int a = 0; a < kr->args.len; a++)
+      kr->args.data[a].buf = map[kr->args.data[a].buf];
+  }
+}
+
+static void share_temps(Ctx *cx, LProgram *p) {
+  int nb = p->bufs.len, nk = p->kernels.len;
+  int *first = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  int *last = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  int *map = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++)
+    first[b] = -1, last[b] = -1, map[b] = b;
+  for (int k = 0; k < nk; k++) {
+    const LKernel *kr = p->kernels.data[k];
+    for (int a = 0; a < kr->args.len; a++) {
+      int b = kr->args.data[a].buf;
+      if (first[b] < 0)
+        first[b] = k;
+      last[b] = k;
+    }
+  }
+  // slots: a representative buffer each, free after `until`
+  int *until = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  for (int k = 0; k < nk; k++)  // temps in order of first use (the kernels' own order)
+    for (int a = 0; a < p->kernels.data[k]->args.len; a++) {
+      int b = p->kernels.data[k]->args.data[a].buf;
+      LBuf *lb = &p->bufs.data[b];
+      if (lb->kind != LB_TEMP || first[b] != k || map[b] != b)
+        continue;
+      for (int r = 0; r < nb; r++) {  // a representative of its dtype, in use before and free by now
+        LBuf *rb = &p->bufs.data[r];
+        if (map[r] != r || rb->kind != LB_TEMP || rb->dtype != lb->dtype || rb->scratch != lb->scratch ||
+            first[r] < 0 || first[r] >= k || (!lb->scratch && until[r] >= k))
+          continue;
+        map[b] = r;
+        until[r] = last[b];
+        if (lb->numel > rb->numel)
+          rb->numel = lb->numel;
+        break;
+      }
+      if (map[b] == b)
+        until[b] = last[b];
+    }
+  // keep the buffers still named; renumber
+  int *keep = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1)), n = 0;
+  bool *used = arena_alloc(&cx->arena, (size_t)(nb + 1));
+  for (int b = 0; b < nb; b++)
+    used[map[b]] |= first[b] >= 0 || p->bufs.data[b].kind != LB_TEMP;
+  for (int b = 0; b < nb; b++)
+    keep[b] = used[b] ? n++ : -1;
+  for (int b = 0; b < nb; b++)
+    map[b] = keep[map[b]];
+  for (int b = 0; b < nb; b++)
+    if (keep[b] >= 0)
+      p->bufs.data[keep[b]] = p->bufs.data[b];
+  p->bufs.len = n;
+  rename_bufs(p, map);
+  for (int k = 0; k < nk; k++) {  // (two args of one kernel never share: both live there)
+    const LKernel *kr = p->kernels.data[k];
+    for (int a = 0; a < kr->args.len; a++)
+      for (int c = 0; c < a; c++)
+        if (kr->args.data[a].buf == kr->args.data[c].buf)
+          td_internal_error(__FILE__, __LINE__, "kernel %d args %d %d share buffer %d", k, a, c, kr->args.data[a].buf);
+  }
 }
 
 // ============================================================================
@@ -284,5 +405,6 @@ void share_kernels(Ctx *cx, LProgram *p) {
     if (!first[s])
       first[s] = i + 1;
   }
+  share_temps(cx, p);
   loop_verify(p);
 }

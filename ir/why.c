@@ -88,6 +88,11 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     else
       fprintf(out, " and recomputing costs %d transcendental ops (more than %d)", w.trans, w.tlimit);
     return;
+  case FW_NESTED_REDUCED:
+    fputs("reduced and read again, it would recompute ", out);
+    ref(g, w.node, out);
+    fputs(", reduced and read again too (a residual stream)", out);
+    return;
   case FW_READ_OUTSIDE:
     fprintf(out, "read by another kernel: ");
     ref(g, w.node, out);

@@ -164,6 +164,18 @@ void tdsl_fill_random(tdsl_tensor *t, uint64_t *state);
 #define TDSL_ERR_ARG 2    // an argument of the wrong dtype or shape, or an invalid tensor
 #define TDSL_ERR_DATA 3   // a run-time error in the data: index out of range, division by zero
 #define TDSL_ERR_NOMEM 5  // out of memory
+// TDSL_G_OK(rc): rc == TDSL_OK, with the compiler told that it always is. An entry runs its
+// kernels one after another while each returns TDSL_OK; without the hint gcc's static
+// profile guesses each test, the guesses multiply, and a kernel late in a long entry
+// (inlined there) looks cold: its loops stay scalar.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_expect_with_probability)
+#define TDSL_G_OK(rc) __builtin_expect_with_probability((rc) == TDSL_OK, 1, 1.0)
+#endif
+#endif
+#ifndef TDSL_G_OK
+#define TDSL_G_OK(rc) ((rc) == TDSL_OK)
+#endif
 
 // What the generated entry knows of its function, as static tables.
 typedef struct tdsl_entry_param {
@@ -246,6 +258,11 @@ typedef struct tdsl_kernel_error {
 #define TDSL_KERNEL_ERROR_INIT {-1, 0, 0, INT64_MAX}
 void tdsl_kernel_error_raise(tdsl_kernel_error *e, int k, long long value, int64_t iter);
 void tdsl_kernel_error_seal(tdsl_kernel_error *e);
+// Per-thread scratch (runtime/scratch.c): the calling thread's region of at least `bytes`
+// bytes, 64-byte aligned, kept for the thread's next calls (a kernel packs its matmul
+// panels there); grown when too small (its old contents are then lost). Without memory
+// for it, a message on stderr and abort(). Freed when the thread exits.
+void *tdsl_scratch(int64_t bytes);
 // ==== end of parallel loops ====
 
 // ==== kernel timestamps (runtime/profile.c): `tdslc bench --profile`, not for users ====

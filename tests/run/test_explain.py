@@ -66,6 +66,13 @@ fn one(x: f32[8, 64]) -> f32[8, 64] {
     v = x.var(-1, keepdim=True, unbiased=False)
     return (x - m) / torch.sqrt(v + 1e-5)
 }
+
+fn residual(x: f32[8, 32], w: f32[6, 32, 32]) -> f32[8, 32] {
+    for i in range(6) {
+        x = x + relu(F.layer_norm(x, (32,)) @ w[i])
+    }
+    return x
+}
 """
 
 
@@ -164,6 +171,20 @@ def known_cases(path):
             r is not None and r.group(1) == "2" and int(r.group(2)) > int(r.group(3))
             and pl.buffers["h"]["readers"] == ["k1", "k2"], pl.text)
     check_consistent("recompute", pl)
+
+    # a residual stream: each x is reduced by the next norm and read by the next sum; one
+    # of two nested such values is stored, so every layer has the same kernels (the old
+    # op budget stored one where the chain outgrew it: layers 5 and 6 differed)
+    pl = Plan(path, "residual")
+    ops = [" ".join(k["ops"]) for k in pl.kernels]
+    period = next((p for p in range(1, len(ops) // 2 + 1) if all(ops[i] == ops[i + p] for i in range(len(ops) - p))),
+                  None)
+    T.check("residual: the layers' kernels repeat with a period of at most two layers (6 kernels)",
+            period is not None and period <= 6 and len(ops) >= 3 * period, pl.text)
+    T.check("residual: a stored x says it is a residual stream",
+            "x" in pl.buffers and re.search(r"\n  x .*# reduced and read again, .*\(a residual stream\)", pl.text),
+            pl.text)
+    check_consistent("residual", pl)
 
     pl = Plan(path, "transcendental")
     T.check("transcendental: h is stored for its transcendental ops, a buffer of 512 f64",

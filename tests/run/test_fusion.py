@@ -4,7 +4,8 @@
   - an elementwise chain of any length, with views (transpose, slices, flip, expand,
     unsqueeze, reshape of a fused value) between its ops, is one kernel;
   - softmax and log_softmax are one kernel each; the seed layer norm at most two;
-    relu(x @ w + b) is one kernel;
+    relu(x @ w + b) is one kernel; a layer or RMS norm before a linear is computed as
+    the matmul packs its operand (never stored);
   - programs of views only, contiguous() of a contiguous tensor and a same-dtype
     .to() have no kernel;
   - a transposed or sliced matmul operand is read through its strides: no kernel
@@ -157,6 +158,14 @@ def main():
     src = ("fn f(x: f32[32, 64], w: f32[64, 16], b: f32[16]) -> f32[32, 16] {\n"
            "    h = x @ w\n    h2 = h + b\n    return h2.clamp(min=0)\n}")
     check("relu_matmul_bias_lines", src, nkernels=1, lines=[2, 3, 4], fused=["h", "h2"])
+    # a norm before a linear (x @ w.t()) is computed as the matmul packs x: its result is
+    # never stored, only the rows' statistics are
+    src = ("fn f(x: f32[2, 16, 64], g: f32[64], b: f32[64], w: f32[96, 64], c: f32[96]) -> f32[2, 16, 96] {\n"
+           "    n = F.layer_norm(x, (64,), g, b)\n    return F.linear(n, w, c)\n}")
+    check("layer_norm_into_linear", src, max_kernels=3, fused=["n"])
+    src = ("fn f(x: f32[2, 16, 64], g: f32[64], w: f32[96, 64]) -> f32[2, 16, 96] {\n"
+           "    n = g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6))\n    return n @ w.t()\n}")
+    check("rms_norm_into_linear", src, max_kernels=2, fused=["n"])
 
     # no kernels at all
     with open(os.path.join(EXAMPLES, "storage_views.tdsl"), encoding="utf-8") as f:
@@ -196,9 +205,14 @@ def main():
         n_contig = sum("contiguous" in k["ops"] for k in doc["kernels"])
         if n_contig > 1:
             errs.append(f"{n_contig} kernels copy with contiguous: only the one before view(2, 10, E) is needed")
-        sm = [k for k in doc["kernels"] if "softmax" in k["ops"]]
-        if len(sm) != 1:
-            errs.append(f"softmax spread over {len(sm)} kernels")
+        # q @ k^T / sqrt(D), softmax and @ v: one attention kernel (ir/attn_fuse.c), the
+        # scores and probabilities never stored
+        att_k = [k for k in doc["kernels"] if "scaled_dot_product_attention" in k["ops"]]
+        if len(att_k) != 1 or any("softmax" in k["ops"] for k in doc["kernels"]):
+            errs.append(f"the attention is not one scaled_dot_product_attention kernel: "
+                        f"{[k['ops'] for k in doc['kernels']]}")
+        if any(b.get("name") in ("s", "a") for b in doc.get("buffers", [])):
+            errs.append(f"scores or probabilities stored: {[b.get('name') for b in doc['buffers']]}")
     report("attention_views", errs)
 
     return T.summary()

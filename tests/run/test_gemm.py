@@ -42,14 +42,6 @@ def values(rng, dt, shape):
     return x.astype(np.float64), x
 
 
-def run(tdslc, backend, src, inputs):
-    """(out0 of fn f, "") or (None, tdslc's stderr)."""
-    p, outs = run_outputs(tdslc, src, inputs, backend=backend)
-    if p.returncode != 0:
-        return None, p.stderr.decode(errors="replace")
-    return outs[0], ""
-
-
 def bound_errors(got, exact, bound, dt):
     """Failure lines: got (dt's saved array) against exact, within bound per element."""
     if dt == "bf16":
@@ -72,28 +64,64 @@ def shape_str(dt, shape):
     return f"{dt}[{', '.join(str(s) for s in shape)}]"
 
 
+class Batch:
+    """Cases gathered into programs of several outputs: each case's parameters renamed
+    apart (c<N>_<name>), its expression one more element of the returned tuple, its
+    result checked alone. A program per case made this script one of the slowest
+    (each C program is a gcc run); PER_PROGRAM cases share one now."""
+    PER_PROGRAM = 30
+
+    def __init__(self, tdslc, backend):
+        self.tdslc, self.backend, self.pending = tdslc, backend, []
+
+    def add(self, name, params, expr, dt, out_dt, vals, arrs, want, mag, k):
+        self.pending.append((name, params, expr, dt, out_dt, vals, arrs, want, mag, k))
+        if len(self.pending) == self.PER_PROGRAM:
+            self.flush()
+
+    def flush(self):
+        cases, self.pending = self.pending, []
+        if not cases:
+            return
+        decls, exprs, rets, inputs = [], [], [], {}
+        for n, (_, params, expr, dt, out_dt, _, arrs, want, _, _) in enumerate(cases):
+            for pname, shape in params:
+                decls.append(f"c{n}_{pname}: {shape_str(dt, shape)}")
+                inputs[f"c{n}_{pname}"] = arrs[pname]
+                expr = re.sub(rf"(?<![\w.]){pname}(?![\w(])", f"c{n}_{pname}", expr)
+            exprs.append(expr)
+            rets.append(shape_str(out_dt, want.shape))
+        src = f"fn f({', '.join(decls)}) -> ({', '.join(rets)}) {{\n    return {', '.join(exprs)}\n}}"
+        p, outs = run_outputs(self.tdslc, src, inputs, backend=self.backend)
+        for n, (name, _, _, dt, out_dt, _, _, want, mag, k) in enumerate(cases):
+            if p.returncode != 0 or len(outs) != len(cases):
+                T.report(name, [f"tdslc failed: {p.stderr.decode(errors='replace').strip()[:300]}"], src)
+                continue
+            got = outs[n]
+            if out_dt in ("i32", "i64"):
+                T.check(name, np.array_equal(got, want.astype(NP[out_dt])), "integer result differs")
+                continue
+            acc = dt if dt in U_ACC else "f32"
+            bound = (2 * k + 4) * U_ACC[acc] * mag + 2 * U_OUT[out_dt] * np.abs(want) + 1e-300
+            if out_dt in ("f16", "bf16"):
+                bound = bound + 2 * U_OUT[out_dt] * np.abs(want)
+            errs = bound_errors(got, want, bound, out_dt)
+            T.report(name, errs, src if errs else None)
+
+
+BATCH = None
+
+
 def case(tdslc, backend, rng, name, params, expr, dt="f32", out_dt=None, epilogue=None):
     """params: [(name, shape)] of dt; expr: the result written with them, and `exact`
-    computes it from the float64 values (returns (result, |a|@|b| bound base))."""
+    computes it from the float64 values (returns (result, |a|@|b| bound base)). Run
+    with the other cases of its program (Batch)."""
     out_dt = out_dt or dt
     vals, arrs = {}, {}
     for pname, shape in params:
         vals[pname], arrs[pname] = values(rng, dt, shape)
     want, mag, k = epilogue(vals)
-    src = (f"fn f({', '.join(f'{p}: {shape_str(dt, s)}' for p, s in params)}) -> {shape_str(out_dt, want.shape)} "
-           f"{{\n    return {expr}\n}}")
-    got, err = run(tdslc, backend, src, arrs)
-    if got is None:
-        T.report(name, [f"tdslc failed: {err.strip()[:300]}"])
-        return
-    if out_dt in ("i32", "i64"):
-        T.check(name, np.array_equal(got, want.astype(NP[out_dt])), "integer result differs")
-        return
-    acc = dt if dt in U_ACC else "f32"
-    bound = (2 * k + 4) * U_ACC[acc] * mag + 2 * U_OUT[out_dt] * np.abs(want) + 1e-300
-    if out_dt in ("f16", "bf16"):
-        bound = bound + 2 * U_OUT[out_dt] * np.abs(want)
-    T.report(name, bound_errors(got, want, bound, out_dt))
+    BATCH.add(name, params, expr, dt, out_dt, vals, arrs, np.asarray(want), mag, k)
 
 
 def mm(a_expr, b_expr):
@@ -199,6 +227,26 @@ def epilogues(tdslc, backend, rng):
     case(tdslc, backend, rng, "residual", [("a", (21, 40)), ("b", (40, 40))], "a @ b * 0.5 - 1",
          epilogue=scaled)
 
+    # prologues: a norm computed as the matmul packs its operand (ir/fuse.c's matmul_packs)
+    def normed(rms):
+        def f(v):
+            x = v["x"]
+            if rms:
+                n = v["g"] * (x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6))
+            else:
+                n = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * v["g"] + v["h"]
+            return n @ v["w"].T + v["c"], np.abs(n) @ np.abs(v["w"]).T + np.abs(v["c"]), x.shape[-1] + 8
+        return f
+    norm = [("x", (3, 19, 48)), ("g", (48,)), ("h", (48,)), ("w", (70, 48)), ("c", (70,))]
+    case(tdslc, backend, rng, "layer norm prologue", norm, "F.linear(F.layer_norm(x, (48,), g, h), w, c)",
+         epilogue=normed(False))
+    case(tdslc, backend, rng, "rms norm prologue", norm,
+         "g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6)) @ w.t() + c + 0 * h.sum()",
+         epilogue=normed(True))
+    case(tdslc, backend, rng, "rms norm prologue long k", [("x", (5, 9, 1800)), ("g", (1800,)), ("h", (1,)),
+         ("w", (40, 1800)), ("c", (40,))], "g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6)) @ w.t() + c + 0 * h",
+         epilogue=normed(True))
+
 
 def index_epilogues(tdslc, backend, rng):
     """Epilogues that compute with the output index (tril/triu's mask, a causal mask,
@@ -267,19 +315,32 @@ def empty(tdslc, backend, rng):
 def schedules(tdslc):
     """--emit=kernels names the schedule each shape gets, with its tile."""
     want = {"fn f(a: f32[200, 64], b: f32[64, 300]) -> f32[200, 300] {\n    return a @ b\n}": "gemm packed",
-            "fn f(a: f32[200, 64], b: f32[64, 96]) -> f32[200, 96] {\n    return a @ b\n}": "gemm direct",
+            "fn f(a: f32[200, 64], b: f32[64, 96]) -> f32[200, 96] {\n    return a @ b\n}": "gemm packed",
             "fn f(a: f32[200, 64], b: f32[96, 64]) -> f32[200, 96] {\n    return a @ b.t()\n}": "gemm packed",
-            "fn f(a: f32[4, 64], b: f32[64, 96]) -> f32[4, 96] {\n    return a @ b\n}": "gemm direct",
+            "fn f(a: f32[4, 64], b: f32[64, 96]) -> f32[4, 96] {\n    return a @ b\n}": "gemm packed",
             "fn f(a: f32[4, 64], b: f32[96, 64]) -> f32[4, 96] {\n    return a @ b.t()\n}": "gemm dot"}
     for src, sched in want.items():
         p = emit_text(tdslc, src, "kernels")
         T.check(f"--emit=kernels of {src.splitlines()[0]!r} says '{sched}'",
                 p.returncode == 0 and f"schedule: {sched}" in p.stdout, p.stdout + p.stderr)
+    # memory: panels are cache-sized blocks, never a packed copy of a whole operand; and
+    # every matmul of a program calls the one micro-kernel function its tile needs
+    src = ("fn f(x: f32[64, 768], w: f32[50257, 768], v: f32[768, 3072], a: f32[1024, 1024], b: f32[1024, 1024]) -> "
+           "(f32[64, 50257], f32[64, 3072], f32[1024, 1024]) {\n    return x @ w.t(), x @ v, a @ b\n}")
+    p = emit_text(tdslc, src, "kernels")
+    temps = [int(m) for m in re.findall(r"^buffer b\d+ temp(?: scratch)? f32\[(\d+)\]", p.stdout, re.M)]
+    T.check("packed panels are blocks: no temp of a matmul holds 1/8 of an operand",
+            p.returncode == 0 and temps and max(temps) < 1024 * 1024 // 8, f"temps {temps}\n" + p.stderr)
+    nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
+    T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
+            p.stdout[:2000])
 
 
 def main():
+    global BATCH
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
+    BATCH = Batch(tdslc, backend)
     rng = np.random.default_rng(12)
     layouts(tdslc, backend, rng)
     views_and_batches(tdslc, backend, rng)
@@ -287,6 +348,7 @@ def main():
     epilogues(tdslc, backend, rng)
     index_epilogues(tdslc, backend, rng)
     empty(tdslc, backend, rng)
+    BATCH.flush()
     schedules(tdslc)
     return T.summary()
 

@@ -109,6 +109,32 @@ def cases(x, dt):
         (f"{a}(qb, kb, vb, mb)", sdpa(qb, kb, vb, mb)),
         (f"{a}(qb[:2, :3], kb[:2], vb[:2])", sdpa(qb[:2, :3], kb[:2], vb[:2])),
         (f"{a}(qb, kb.transpose(1, 2).transpose(1, 2), vb[:, :, 1:4], scale=0.7)", sdpa(qb, kb, vb[:, :, 1:4], scale=0.7)),
+    ] + (written_out(x) if dt in ("f32", "f64") else [])
+
+
+def written_out(x):
+    """Attention written as its parts, which ir/attn_fuse.c makes one attention in f32
+    and f64 (in f16 and bf16 the parts stay, rounding each result, which sdpa() does not
+    model): scales by * and /, none, masked_fill of a causal mask, a bool mask kept or
+    hidden, a float bias."""
+    q, k, v, bm, fm = x["q"], x["k"], x["v"], x["bm"], x["fm"]
+    qb, kb, vb = x["qb"], x["kb"], x["vb"]
+    kt = "k.transpose(-2, -1)"
+    causal = np.tril(np.ones((L, S))) == 0
+    return [
+        (f"softmax(q @ {kt} * 0.3, dim=-1) @ v", sdpa(q, k, v, scale=0.3)),
+        (f"F.softmax(q @ {kt} / 2.0, dim=-1) @ v", sdpa(q, k, v, scale=0.5)),
+        (f"softmax(q @ {kt}, dim=-1) @ v", sdpa(q, k, v, scale=1.0)),
+        (f"softmax((q @ {kt} * 0.5).masked_fill(torch.tril(torch.ones({L}, {S})) == 0, float('-inf')), dim=-1) @ v",
+         sdpa(q, k, v, ~causal, scale=0.5)),
+        (f"softmax(torch.where(bm, 0.25 * (q @ {kt}), float('-inf')), dim=-1) @ v", sdpa(q, k, v, bm, scale=0.25)),
+        # a triangle one key wider than causal: a mask of constants, not is_causal
+        (f"softmax((q @ {kt}).masked_fill(torch.tril(torch.ones({L}, {S}), diagonal=1) == 0, float('-inf')), dim=-1) @ v",
+         sdpa(q, k, v, np.tril(np.ones((L, S)), 1) != 0, scale=1.0)),
+        (f"softmax((q @ {kt}).masked_fill(bm, float('-inf')), dim=-1) @ v", sdpa(q, k, v, ~bm, scale=1.0)),
+        (f"softmax(q @ {kt} / 4.0 + fm, dim=-1) @ v", sdpa(q, k, v, fm, scale=0.25)),
+        (f"softmax(fm + q @ {kt}, dim=-1) @ v", sdpa(q, k, v, fm, scale=1.0)),
+        ("softmax(qb @ kb.transpose(-2, -1) * 0.3, dim=-1) @ vb", sdpa(qb, kb, vb, scale=0.3)),
     ]
 
 
@@ -123,6 +149,17 @@ def one_kernel(tdslc, t):
     lines = [ln.strip() for ln in out.splitlines()]
     # (on a CPU the kernel names its schedule after the lines: ir/attn_tile.c's tiles)
     kern = [ln.split("  schedule: ")[0] for ln in lines]
+    src = ("fn f(q: f32[2, 3, 5, 8], k: f32[2, 3, 7, 8], v: f32[2, 3, 7, 6]) -> f32[2, 3, 5, 6] {\n"
+           "    return softmax((q @ k.transpose(-2, -1) * 0.5).masked_fill(torch.tril(torch.ones(5, 7)) == 0, "
+           "float('-inf')), dim=-1) @ v\n}\n")
+    p2 = emit_text(tdslc, src, "ir")
+    t.check("emit_ir_written_out_attention_is_one_kernel",
+            p2.returncode == 0 and "kernels: 1" in p2.stdout and "scaled_dot_product_attention" in p2.stdout
+            and "softmax" not in p2.stdout.split("kernels:")[1], p2.stdout + p2.stderr)
+    # its mask, tril(ones) == 0, is evaluated at compile time: is_causal, no mask left to read
+    plan2 = p2.stdout.split("kernels:")[1] if p2.returncode == 0 else ""
+    t.check("emit_ir_written_out_causal_mask_is_is_causal", "k0: scaled_dot_product_attention  lines" in plan2
+            and "arange" not in plan2 and "where" not in plan2, p2.stdout + p2.stderr)
     t.check("emit_ir_one_kernel_per_call",
             p.returncode == 0 and "kernels: 2" in lines
             and "k0: scaled_dot_product_attention  lines 2" in kern
@@ -143,11 +180,14 @@ def main():
                   f"ml: bool[{L}, {SL}], qb: {dt}[{BB}, {LB}, {E}], kb: {dt}[{BB}, {SB}, {E}], vb: {dt}[{BB}, {SB}, {EV}], "
                   f"mb: bool[{LB}, {SB}]")
         feed = {n: to_npy(a, "bool" if n in ("bm", "ml", "mb") else dt) for n, a in x.items()}
-        for i in range(0, len(cs), 7):  # a few programs of several outputs each
-            part = cs[i:i + 7]
-            want = [rnd(w, dt).astype(np.float64) for _, w in part]
-            errs, src = run_case(tdslc, params, [], ", ".join(e for e, _ in part), [dt] * len(part), want, feed)
-            t.report(f"{dt}_{i // 7}", errs, src)
+        # one program per dtype (a program per case, then per 7, made this one of the
+        # slowest scripts: each C program is a gcc run); the failure lines name the output
+        want = [rnd(w, dt).astype(np.float64) for _, w in cs]
+        errs, src = run_case(tdslc, params, [], ", ".join(e for e, _ in cs), [dt] * len(cs), want, feed)
+        whole = [e for e in errs if not e.startswith("out")]  # the run itself failed
+        for k, (expr, _) in enumerate(cs):
+            mine = whole + [e for e in errs if e.startswith(f"out{k}:")]
+            t.report(f"{dt} {expr}", mine, src if mine else None)
     return t.summary()
 
 

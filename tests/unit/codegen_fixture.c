@@ -66,13 +66,13 @@ int fx_param(Ctx *cx, LProgram *p, const char *name, DType dt, int ndim, const i
   LParam q = {.name = name, .dtype = dt, .ndim = ndim, .buf = b};
   memcpy(q.shape, shape, sizeof(int64_t) * (size_t)ndim);
   vec_push(&cx->arena, &p->params, q);
-  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, dt, numel_of(ndim, shape), name, p->params.len - 1, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, dt, numel_of(ndim, shape), name, p->params.len - 1, false, false}));
   return b;
 }
 
 int fx_result(Ctx *cx, LProgram *p, const char *name, DType dt, int ndim, const int64_t *shape) {
   int b = p->bufs.len;
-  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, dt, numel_of(ndim, shape), name, -1, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, dt, numel_of(ndim, shape), name, -1, false, false}));
   vec_push(&cx->arena, &p->outputs, ((LOutput){.buf = b, .dtype = dt, .view = view_contiguous(ndim, shape)}));
   return b;
 }

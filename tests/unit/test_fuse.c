@@ -264,7 +264,10 @@ static void an_elementwise_matmul_operand_is_stored(void **state) {
   assert_int_equal(op_node(g, OP_MUL, 0)->mode, NM_STORED);
 }
 
-static void attention_is_eight_kernels_with_the_scale_inside_softmax(void **state) {
+// q @ k^T / sqrt(D), softmax, @ v (the attention example) is one
+// scaled_dot_product_attention node (ir/attn_fuse.c), the scale 1/8 its own: six kernels
+// (three projections, the attention, the copy before view(2, 10, E), the output one).
+static void attention_written_out_is_one_attention_kernel(void **state) {
   (void)state;
   Graph *g = sound_plan("const E = 512\nconst H = 8\nconst D = E // H\n"
                         "fn attention(x: f32[2, 10, E], wq: f32[E, E], wk: f32[E, E], wv: f32[E, E], "
@@ -274,11 +277,22 @@ static void attention_is_eight_kernels_with_the_scale_inside_softmax(void **stat
                         "  v = (x @ wv).view(2, 10, H, D).transpose(1, 2)\n"
                         "  s = q @ k.transpose(-2, -1) / sqrt(D)\n  a = softmax(s, dim=-1)\n"
                         "  o = (a @ v).transpose(1, 2).contiguous().view(2, 10, E)\n  return o @ wo\n}\n");
-  assert_int_equal(g->nkernels, 8);
-  const Node *div = op_node(g, OP_DIV, 0), *sm = op_node(g, OP_SOFTMAX, 0);
-  assert_int_equal(div->mode, NM_INLINE);
-  assert_int_equal(div->kernel, sm->kernel);
-  assert_int_equal(op_node(g, OP_MATMUL, 3)->mode, NM_STORED);
+  assert_int_equal(g->nkernels, 6);
+  const Node *att = op_node(g, OP_SDPA, 0);
+  assert_int_equal(att->nsrc, 3);
+  assert_true(att->attr.scale == 0.125 && !att->attr.causal);
+  for (int i = 0; i < g->nodes.len; i++)
+    assert_true(g->nodes.data[i]->op != OP_SOFTMAX && g->nodes.data[i]->op != OP_DIV);
+}
+
+// The parts stay when one of them is read elsewhere: here the probabilities are returned.
+static void attention_whose_probabilities_are_returned_stays_written_out(void **state) {
+  (void)state;
+  Graph *g = sound_plan("fn f(q: f32[2, 5, 8], k: f32[2, 6, 8], v: f32[2, 6, 4]) -> (f32[2, 5, 4], f32[2, 5, 6]) {\n"
+                        "  a = softmax(q @ k.transpose(-2, -1) * 0.5, dim=-1)\n  return a @ v, a\n}\n");
+  assert_non_null(op_node(g, OP_SOFTMAX, 0));
+  for (int i = 0; i < g->nodes.len; i++)
+    assert_true(g->nodes.data[i]->op != OP_SDPA);
 }
 
 static void view_ops_make_no_kernel(void **state) {
@@ -526,7 +540,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_matmul_read_elsewhere_is_stored_and_keeps_its_epilogue, setup, teardown),
       cmocka_unit_test_setup_teardown(a_transposed_matmul_operand_is_a_stride_not_a_copy, setup, teardown),
       cmocka_unit_test_setup_teardown(an_elementwise_matmul_operand_is_stored, setup, teardown),
-      cmocka_unit_test_setup_teardown(attention_is_eight_kernels_with_the_scale_inside_softmax, setup, teardown),
+      cmocka_unit_test_setup_teardown(attention_written_out_is_one_attention_kernel, setup, teardown),
+      cmocka_unit_test_setup_teardown(attention_whose_probabilities_are_returned_stays_written_out, setup, teardown),
       cmocka_unit_test_setup_teardown(view_ops_make_no_kernel, setup, teardown),
       cmocka_unit_test_setup_teardown(an_output_is_stored_even_when_another_kernel_reads_it, setup, teardown),
       cmocka_unit_test_setup_teardown(a_cheap_value_read_by_two_kernels_is_recomputed_in_each, setup, teardown),

@@ -36,6 +36,9 @@ typedef struct Run {
   Num **mem;     // per program buffer
   Num *locals;   // of the kernel being run
   Num **vlocals; // per local of the kernel being run: its lanes if it is a vector, else NULL
+  Num **ap;      // per arg of the kernel (or function) being run: its element 0
+  int64_t *an;   // per arg: the elements from there on
+  const Num *sargs;  // a function's scalar arguments
   int64_t vars[64];
   const LKernel *k;
   int err;       // first raised error of the kernel: index, or -1
@@ -141,11 +144,11 @@ static Num eval(Run *r, const LExpr *e) {
   case LX_VAR: x.i = r->vars[e->var]; return x;
   case LX_LOCAL: return r->locals[e->local];
   case LX_LOAD: {
-    int b = r->k->args.data[e->buf].buf;
     int64_t i = index_of(r, &e->idx);
-    assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
-    return r->mem[b][i];
+    assert_true(i >= 0 && i < r->an[e->buf]);
+    return r->ap[e->buf][i];
   }
+  case LX_ARG: return r->sargs[e->i];
   case LX_UNARY: return unary(e, eval(r, e->a));
   case LX_BINARY: return binary(r, e, eval(r, e->a), eval(r, e->b));
   case LX_SELECT: {
@@ -198,10 +201,9 @@ static Num eval_lane(Run *r, const LExpr *e, int l) {
   assert_true(l >= 0 && l < e->lanes);
   switch (e->kind) {
   case LX_LOAD: {
-    int b = r->k->args.data[e->buf].buf;
     int64_t i = index_of(r, &e->idx) + l;
-    assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
-    return r->mem[b][i];
+    assert_true(i >= 0 && i < r->an[e->buf]);
+    return r->ap[e->buf][i];
   }
   case LX_LOCAL:
     assert_non_null(r->vlocals[e->local]);
@@ -232,14 +234,15 @@ static void exec_lanes(Run *r, const LStmt *s) {
   }
   int b = r->k->args.data[s->buf].buf;
   int64_t i = index_of(r, &s->idx);
-  assert_true(i >= 0 && i + n <= r->lp->bufs.data[b].numel);
+  assert_true(i >= 0 && i + n <= r->an[s->buf]);
   DType bt = r->lp->bufs.data[b].dtype;
   assert_int_equal(s->val->dt, lx_bits_dtype(bt));
   for (int l = 0; l < n; l++)  // vectors of f16, bf16 and bool move their elements unchanged
-    r->mem[b][i + l] = s->val->dt == bt ? fit(bt, v[l]) : v[l];
+    r->ap[s->buf][i + l] = s->val->dt == bt ? fit(bt, v[l]) : v[l];
 }
 
 static void exec_stmts(Run *r, const LStmtList *body);
+static void exec_call(Run *r, const LCall *c);
 
 static void exec_stmt(Run *r, const LStmt *s) {
   if (s->val && s->val->lanes > 1) {
@@ -247,20 +250,24 @@ static void exec_stmt(Run *r, const LStmt *s) {
     return;
   }
   switch (s->kind) {
-  case LS_LOOP:
-    for (int64_t i = 0; i < s->extent; i++) {
+  case LS_LOOP: {
+    int64_t n = s->n ? eval(r, s->n).i : s->extent;
+    assert_true(n >= 0 && n <= s->extent);
+    for (int64_t i = 0; i < n; i++) {
       r->vars[s->var] = i;
       exec_stmts(r, &s->body);
     }
     return;
+  }
   case LS_STORE: {
     int b = r->k->args.data[s->buf].buf;
     int64_t i = index_of(r, &s->idx);
-    assert_true(i >= 0 && i < r->lp->bufs.data[b].numel);
+    assert_true(i >= 0 && i < r->an[s->buf]);
     assert_int_equal(s->val->dt, r->lp->bufs.data[b].dtype);
-    r->mem[b][i] = fit(r->lp->bufs.data[b].dtype, eval(r, s->val));
+    r->ap[s->buf][i] = fit(r->lp->bufs.data[b].dtype, eval(r, s->val));
     return;
   }
+  case LS_CALL: exec_call(r, s->call); return;
   case LS_LET:
   case LS_SET: r->locals[s->local] = eval(r, s->val); return;
   case LS_IF:
@@ -276,23 +283,66 @@ static void exec_stmts(Run *r, const LStmtList *body) {
     exec_stmt(r, body->data[i]);
 }
 
+// Runs r->k's body with fresh locals.
+static void exec_body(Run *r) {
+  assert_true(r->k->nvars <= 64);
+  int nlocals = r->k->locals.len, lanes[nlocals + 1];
+  r->locals = calloc((size_t)nlocals + 1, sizeof(Num));
+  r->vlocals = calloc((size_t)nlocals + 1, sizeof(Num *));
+  loop_local_lanes(r->k, lanes);
+  for (int i = 0; i < nlocals; i++)
+    r->vlocals[i] = lanes[i] > 1 ? calloc((size_t)lanes[i], sizeof(Num)) : NULL;
+  exec_stmts(r, &r->k->body);
+  for (int i = 0; i < nlocals; i++)
+    free(r->vlocals[i]);
+  free(r->vlocals);
+  free(r->locals);
+}
+
+// A call of a function (ir/loop.h's Functions): its args are the caller's, advanced;
+// it runs in a frame of its own (variables, locals), then the caller's comes back.
+static void exec_call(Run *r, const LCall *c) {
+  Run saved = *r;
+  LProgram *fp = r->lp->funcs.data[c->fn];
+  Num *ap[c->nptr + 1], sargs[c->nval + 1];
+  int64_t an[c->nptr + 1];
+  for (int i = 0; i < c->nptr; i++) {
+    int64_t at = index_of(r, &c->at[i]);
+    assert_true(at >= 0 && at + c->reach[i] <= r->an[c->ptr[i]]);
+    ap[i] = r->ap[c->ptr[i]] + at;
+    an[i] = c->reach[i];
+  }
+  for (int i = 0; i < c->nval; i++)
+    sargs[i] = eval(r, c->val[i]);
+  r->lp = fp;
+  r->k = fp->kernels.data[0];
+  r->ap = ap;
+  r->an = an;
+  r->sargs = sargs;
+  exec_body(r);
+  int err = r->err;
+  *r = saved;
+  r->err = err;
+}
+
 // Runs every kernel; false (with r->errmsg) at the first kernel that raised.
 static bool execute(Run *r) {
   for (int ki = 0; ki < r->lp->kernels.len; ki++) {
     r->k = r->lp->kernels.data[ki];
-    assert_true(r->k->nvars <= 64);
-    int nlocals = r->k->locals.len, lanes[nlocals + 1];
-    r->locals = calloc((size_t)nlocals + 1, sizeof(Num));
-    r->vlocals = calloc((size_t)nlocals + 1, sizeof(Num *));
-    loop_local_lanes(r->k, lanes);
-    for (int i = 0; i < nlocals; i++)
-      r->vlocals[i] = lanes[i] > 1 ? calloc((size_t)lanes[i], sizeof(Num)) : NULL;
+    int nargs = r->k->args.len;
+    Num *ap[nargs + 1];
+    int64_t an[nargs + 1];
+    for (int a = 0; a < nargs; a++) {
+      const LArg *arg = &r->k->args.data[a];
+      ap[a] = r->mem[arg->buf] + arg->at;
+      an[a] = r->lp->bufs.data[arg->buf].numel - arg->at;
+    }
+    r->ap = ap;
+    r->an = an;
     r->err = -1;
-    exec_stmts(r, &r->k->body);
-    for (int i = 0; i < nlocals; i++)
-      free(r->vlocals[i]);
-    free(r->vlocals);
-    free(r->locals);
+    exec_body(r);
+    r->ap = NULL;
+    r->an = NULL;
     if (r->err >= 0) {
       snprintf(r->errmsg, sizeof r->errmsg, r->k->errors.data[r->err], (long long)r->errval);
       return false;
@@ -886,7 +936,10 @@ static void matmul_kernel_keeps_its_result_local_for_the_epilogue(void **state) 
   Run *r = compile_plan("fn f(a: f32[2, 2], b: f32[2, 2], c: f32[2]) -> f32[2, 2] {\n"
                         "  return relu(a @ b + c)\n}\n",
                         plan, 3, 1);
-  assert_int_equal(r->lp->bufs.len, 4);
+  int nbufs = 0;  // (a GEMM's per-thread scratch and packed operands aside)
+  for (int b = 0; b < r->lp->bufs.len; b++)
+    nbufs += !r->lp->bufs.data[b].scratch && !strstr(r->lp->bufs.data[b].name, "pack");
+  assert_int_equal(nbufs, 4);
   input(r, 0, D(1, 2, 3, 4));
   input(r, 1, D(1, 0, 0, 1));
   input(r, 2, D(-2, -3));
@@ -1301,26 +1354,34 @@ static const LExpr *first_fma(const LStmtList *l) {
 
 static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
   (void)state;
+  // temps: the packed operands other than the per-thread scratch (a's block for the
+  // column tasks, b's block for the row tasks); funcs: the micro-kernels (none: dot)
   static const struct {
     const char *cpu, *src, *sched;
-    int lanes, temps;
+    int lanes, temps, funcs;
   } cases[] = {
-      {"haswell", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
-       "gemm packed 6x16 nc 16", 16, 2},
-      {"skylake-avx512", "fn f(a: f32[64, 40], b: f32[48, 40]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
-       "gemm packed 14x32 nc 32", 32, 2},
+      // few columns: the rows are the tasks; a's rows are read in place (unit-stride in k)
+      {"haswell", "fn f(a: f32[64, 100], b: f32[48, 100]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
+       "gemm packed 4x24 rows in place rows nc 48 mc 4", 8, 1, 1},
+      {"skylake-avx512", "fn f(a: f32[64, 100], b: f32[48, 100]) -> f32[64, 48] {\n  return a @ b.t()\n}\n",
+       "gemm packed 8x48 rows in place rows nc 48 mc 8", 16, 1, 1},
+      // more columns than rows in x @ w.t(): transposed, w's rows read in place, x^T packed
+      {"haswell", "fn f(a: f32[64, 40], b: f32[300, 40]) -> f32[64, 300] {\n  return a @ b.t()\n}\n",
+       "gemm packed 6x16 transposed rows in place rows nc 64 mc 24", 8, 1, 1},
+      // 64 rows of a: b's rows are read in place too (packing it would cost more than it saves)
       {"haswell", "fn f(a: f64[64, 40], b: f64[40, 200]) -> f64[64, 200] {\n  return a @ b\n}\n",
-       "gemm packed 6x8 nc 8", 8, 2},
-      {"haswell", "fn f(a: f64[64, 40], b: f64[40, 48]) -> f64[64, 48] {\n  return a @ b\n}\n",
-       "gemm direct 6x8 nc 8", 8, 0},  // b's rows are short: read in place
-      {"haswell", "fn f(a: f32[4, 40], b: f32[40, 48]) -> f32[4, 48] {\n  return a @ b\n}\n",
-       "gemm direct 4x16 nc 48", 16, 0},
-      {"haswell", "fn f(a: f32[64, 4000], b: f32[4000, 300]) -> f32[64, 300] {\n  return a @ b\n}\n",
-       "gemm packed 6x16 nc 16 kc 2000", 16, 2},
+       "gemm packed 4x12 rows in place b in place cols nc 24", 4, 0, 1},
+      {"haswell", "fn f(a: f32[12, 64, 40], b: f32[12, 40, 48]) -> f32[12, 64, 48] {\n  return a @ b\n}\n",
+       "gemm packed 4x24 rows in place b in place batch nc 48", 8, 0, 1},  // each batch a task
+      {"haswell", "fn f(a: f32[1024, 40], b: f32[1024, 1024]) -> f32[40, 1024] {\n  return a.t() @ b\n}\n",
+       "gemm packed 4x24 b in place cols nc 72 kc 512", 8, 1, 1},  // a packed (unit-stride in i), 2 k blocks
+      {"skylake-avx512",
+       "fn f(a: f32[1024, 1024], b: f32[1024, 1024]) -> f32[1024, 1024] {\n  return a @ b\n}\n",
+       "gemm packed 6x64 rows in place cols nc 64", 16, 0, 1},
       {"haswell", "fn f(a: f32[2, 40], b: f32[48, 40]) -> f32[2, 48] {\n  return a @ b.t()\n}\n",
-       "gemm dot 4x4 lanes 8", 8, 0},
+       "gemm dot 4x4 lanes 8", 8, 0, 0},
       {"x86-64", "fn f(a: f32[40], b: f32[48, 40]) -> f32[48] {\n  return a @ b.t()\n}\n", "gemm dot 1x8 lanes 4", 4,
-       0},
+       0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     CpuTarget t = cpu_target(cases[i].cpu);
@@ -1330,20 +1391,41 @@ static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
     const LKernel *k = r->lp->kernels.data[0];
     assert_non_null(k->sched);
     assert_string_equal(k->sched, cases[i].sched);
-    const LExpr *fma = first_fma(&k->body);
+    assert_int_equal(r->lp->funcs.len, cases[i].funcs);
+    const LExpr *fma = first_fma(cases[i].funcs ? &r->lp->funcs.data[0]->kernels.data[0]->body : &k->body);
     assert_non_null(fma);
     assert_int_equal(fma->lanes, cases[i].lanes);
-    assert_int_equal(count_temps(r), cases[i].temps);  // packed panels of a and b
+    int temps = 0;
+    for (int b = 0; b < r->lp->bufs.len; b++)
+      temps += r->lp->bufs.data[b].kind == LB_TEMP && !r->lp->bufs.data[b].scratch;
+    assert_int_equal(temps, cases[i].temps);
     done(r);
   }
 }
 
-// A GEMM big enough for threads has a parallel loop whatever its shape: batches, row
-// panels or column blocks.
+// Every matmul of a program calls the same micro-kernel (one function per tile shape
+// and dtype), whatever its shape: a second matmul adds no function.
+static void gemm_micro_kernel_is_one_function_for_the_program(void **state) {
+  (void)state;
+  CpuTarget t = cpu_target("skylake-avx512");
+  build_cpu = &t;
+  Run *r = compile("fn f(x: f32[64, 768], w: f32[2304, 768], v: f32[768, 3072], u: f32[3, 64, 50]) -> (f32[64, 2304],\n"
+                   "    f32[64, 3072], f32[3, 64, 64]) {\n"
+                   "  return x @ w.t(), relu(x @ v), u @ u.transpose(-2, -1)\n}\n");
+  build_cpu = &host_cpu;
+  assert_true(r->lp->kernels.len >= 3);   // (the trivial plan stores relu apart)
+  // 6x64 with w's or x's rows in place (8x48 would fit x @ v 3% better), and the same
+  // reading v's rows in place too (x has few rows)
+  assert_int_equal(r->lp->funcs.len, 2);
+  done(r);
+}
+
+// A GEMM big enough for threads (MATMUL_PARALLEL_WORK multiply-adds) has a parallel
+// loop whatever its shape: batches, row panels or column blocks; a smaller one has none.
 static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
   (void)state;
   static const char *const srcs[] = {
-      "fn f(a: f32[32, 9, 16], b: f32[32, 16, 9]) -> f32[32, 9, 9] {\n  return a @ b\n}\n",
+      "fn f(a: f32[64, 12, 32], b: f32[64, 32, 12]) -> f32[64, 12, 12] {\n  return a @ b\n}\n",
       "fn f(a: f32[200, 64], b: f32[64, 40]) -> f32[200, 40] {\n  return a @ b\n}\n",
       "fn f(a: f32[12, 64], b: f32[64, 900]) -> f32[12, 900] {\n  return a @ b\n}\n",
       "fn f(a: f32[3, 256], b: f32[700, 256]) -> f32[3, 700] {\n  return a @ b.t()\n}\n",
@@ -1354,6 +1436,18 @@ static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
     Run *r = compile(srcs[i]);
     build_cpu = &host_cpu;
     assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+    done(r);
+  }
+  static const char *const small[] = {
+      "fn f(a: f32[32, 128], b: f32[128, 10]) -> f32[32, 10] {\n  return a @ b\n}\n",  // the seed MLP's second layer
+      "fn f(a: f32[48, 12, 32], b: f32[48, 32, 12]) -> f32[48, 12, 12] {\n  return a @ b\n}\n",
+  };
+  for (size_t i = 0; i < sizeof small / sizeof *small; i++) {
+    CpuTarget t = cpu_target("haswell");
+    build_cpu = &t;
+    Run *r = compile(small[i]);
+    build_cpu = &host_cpu;
+    assert_false(any_parallel(&r->lp->kernels.data[0]->body));
     done(r);
   }
 }
@@ -1534,7 +1628,7 @@ static int64_t reduction_extent(const LStmtList *l) {
 
 static void near_naive_after_sched(const char *src, int64_t want_extent, double tol) {
   Run *r = compile(src);
-  sched_cpu(&r->cx, r->lp);
+  sched_cpu(&r->cx, r->lp, build_cpu);
   int64_t extent = -1;  // of the first reduction loop of any kernel
   for (int k = 0; k < r->lp->kernels.len; k++) {
     assert_false(body_has_f32_exp(&r->lp->kernels.data[k]->body));
@@ -1581,9 +1675,9 @@ static void vector_lanes_run_lane_by_lane_and_assign_whole_vectors(void **state)
   LProgram *p = arena_alloc(&cx->arena, sizeof *p);
   p->name = "f";
   p->file = "t.tdsl";
-  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 10, "a", 0, false}));
-  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 40, "b", 1, false}));
-  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, 18, "c", -1, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 10, "a", 0, false, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 40, "b", 1, false, false}));
+  vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, 18, "c", -1, false, false}));
   LKernel *k = arena_alloc(&cx->arena, sizeof *k);
   k->name = "k0";
   k->nvars = 1;
@@ -1700,6 +1794,7 @@ int main(void) {
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
       cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
       cmocka_unit_test(gemm_schedule_and_tile_follow_the_shape_and_the_cpu),
+      cmocka_unit_test(gemm_micro_kernel_is_one_function_for_the_program),
       cmocka_unit_test(gemm_is_parallel_over_batches_rows_or_columns),
       cmocka_unit_test(transposed_copies_run_in_tiles_of_both_dims),
       cmocka_unit_test(permutes_and_mixed_operands_are_tiled_with_the_same_results),

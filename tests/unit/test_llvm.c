@@ -27,7 +27,7 @@ int main(void) { return 0; }  // built without LLVM: nothing to test
 #define RT(f) {#f, (void (*)(void))f}
 static const LlvmSymbol runtime[] = {
     RT(tdsl_entry_begin),  RT(tdsl_entry_end),          RT(tdsl_entry_kernel_error), RT(tdsl_tensor_data),
-    RT(tdsl_parallel_for), RT(tdsl_kernel_error_raise), RT(tdsl_kernel_error_seal),
+    RT(tdsl_parallel_for), RT(tdsl_kernel_error_raise), RT(tdsl_kernel_error_seal),   RT(tdsl_scratch),
 };
 #undef RT
 enum { NRT = sizeof runtime / sizeof *runtime };

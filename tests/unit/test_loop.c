@@ -50,8 +50,8 @@ static void push(LStmtList *l, LStmt *s) { vec_push(&cx.arena, l, s); }
 static LProgram *row_sum_program(void) {
   LProgram *p = arena_alloc(&cx.arena, sizeof *p);
   p->name = "f";
-  vec_push(&cx.arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 32, "x", 0, false}));
-  vec_push(&cx.arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, 4, "t", -1, false}));
+  vec_push(&cx.arena, &p->bufs, ((LBuf){LB_PARAM, DT_F32, 32, "x", 0, false, false}));
+  vec_push(&cx.arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, 4, "t", -1, false, false}));
   LParam prm = {"x", DT_F32, 2, {4, 8}, false, 0, false};
   vec_push(&cx.arena, &p->params, prm);
   LOutput out = {1, DT_F32, view_contiguous(1, I64(4))};

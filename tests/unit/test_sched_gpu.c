@@ -94,7 +94,7 @@ static LProgram *hand_program(Ctx *cx, int nbufs, int64_t numel, int nvars) {
   LProgram *p = arena_alloc(&cx->arena, sizeof *p);
   p->name = "h";
   for (int i = 0; i < nbufs; i++)
-    vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, numel, "b", -1, false}));
+    vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, numel, "b", -1, false, false}));
   LKernel *k = arena_alloc(&cx->arena, sizeof *k);
   k->name = "k0";
   k->kind = KK_EW;

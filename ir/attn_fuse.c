@@ -1,0 +1,269 @@
+// ir/attn_fuse.c: attention written out as its parts becomes one
+// scaled_dot_product_attention node (attn_fuse, run by fuse_graph before it plans), as
+// a fusing compiler does: the scores and the probabilities of every query row are then
+// never written to memory (ir/attn.c, ir/attn_tile.c). The chain, as nanoGPT, minGPT
+// and LLaMA write it (PyTorch's math path of F.scaled_dot_product_attention):
+//   s = q @ kT                                   kT: any view; k is its last two dims swapped
+//   s = s * c | c * s | s / c                    (optional; c a Python scalar: scale c or 1/c)
+//   s = where(m, -inf, s) | where(m, s, -inf)    (optional: masked_fill(m, -inf), or a
+//     | s + b | b + s                             bool mask kept where m; or a float bias b)
+//   p = softmax(s, dim=-1)
+//   y = p @ v
+// becomes y = scaled_dot_product_attention(q, k, v, mask, scale) on the same result
+// (is_causal instead of a mask of constants that keeps exactly j <= i, see is_causal)
+// buffer: the last matmul node turns into the attention node (its readers see the same
+// value), a bool mask that hides where m is true gets a logical_not node just before
+// it, and the parts, read by nothing else, are pruned. Each part must be read only by
+// the next (not returned, not stored into), its result read whole as it is laid out,
+// all of one float dtype, q, kT and v of at least 2 dims; anything else is left as
+// written. The arithmetic differs from the parts' in rounding only (online softmax,
+// fused multiply-adds, q scaled before the product), which the tests' tolerances hold.
+#include "ir/ir.h"
+
+#include <math.h>
+#include <string.h>
+
+// How many times node n's result is read (by nodes' operands), or a large number when
+// an output returns it or a store writes it.
+static int reads_of(const Graph *g, const Node *n) {
+  int r = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *m = g->nodes.data[i];
+    for (int s = 0; s < m->nsrc; s++)
+      if (m->srcs[s]->buf == n->out->buf)
+        r += op_is_store(m->op) && s == 0 ? 1000 : 1;
+  }
+  for (int i = 0; i < g->outputs.len; i++)
+    if (g->outputs.data[i]->buf == n->out->buf)
+      r += 1000;
+  return r;
+}
+
+// The node whose whole result v is, read as it is laid out, and read only once; NULL
+// if none.
+static Node *sole_part(const Graph *g, const Value *v, Op op) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
+    return NULL;
+  Node *n = v->buf->producer;
+  const View *nv = &n->out->view;
+  if (n->op != op || v->view.ndim != nv->ndim || v->view.offset != 0 || reads_of(g, n) != 1)
+    return NULL;
+  for (int d = 0; d < nv->ndim; d++)
+    if (v->view.shape[d] != nv->shape[d] || (nv->shape[d] > 1 && v->view.strides[d] != nv->strides[d]))
+      return NULL;
+  return n;
+}
+
+static bool is_neg_inf(const Value *v) { return v->is_scalar && isinf(v->sval) && v->sval < 0; }
+
+// ---- a mask made of constants: causal? ----
+// A mask that reads no parameter (nanoGPT's tril(ones(T, T)) == 0, or a triangle of
+// aranges) is evaluated here, element by element, in doubles (exact: its values are
+// small integers and bools); one that keeps exactly the keys j <= i of every query row
+// i is the causal mask, and the attention skips the blocks past each tile's diagonal
+// instead of reading it. Evaluation gives up (false) on any op it does not know.
+enum { EVAL_MAX = 1 << 20 };  // elements of a mask evaluated at most
+
+static bool eval_value(const Value *v, int ndim, const int64_t *idx, double *out);
+
+// Node n's element at its output index idx (n->out->view.ndim entries).
+static bool eval_node(const Node *n, const int64_t *idx, double *out) {
+  const View *ov = &n->out->view;
+  double a[3];
+  switch (n->op) {
+  case OP_ZEROS: *out = 0; return true;
+  case OP_ONES: *out = 1; return true;
+  case OP_FULL: *out = dtype_is_float(n->out->dtype) ? n->attr.lo : (double)n->attr.ilo; return true;
+  case OP_ARANGE:
+    *out = dtype_is_float(n->out->dtype) ? n->attr.lo + (double)idx[0] * n->attr.hi
+                                         : (double)(n->attr.ilo + idx[0] * n->attr.ihi);
+    return true;
+  case OP_EYE: *out = idx[0] == idx[1]; return true;
+  default: break;
+  }
+  if (!op_is_pointwise(n->op) || n->nsrc > 3)
+    return false;
+  for (int s = 0; s < n->nsrc; s++)
+    if (!eval_value(n->srcs[s], ov->ndim, idx, &a[s]))
+      return false;
+  switch (n->op) {
+  case OP_COPY:
+  case OP_CLONE: *out = a[0]; return true;
+  case OP_TO: *out = n->out->dtype == DT_BOOL ? a[0] != 0 : dtype_is_float(n->out->dtype) ? a[0] : (double)(int64_t)a[0];
+    return true;
+  case OP_NEG: *out = -a[0]; return true;
+  case OP_LOGICAL_NOT: *out = a[0] == 0; return true;
+  case OP_ADD: *out = a[0] + a[1]; return true;
+  case OP_SUB: *out = a[0] - a[1]; return true;
+  case OP_MUL: *out = a[0] * a[1]; return true;
+  case OP_EQ: *out = a[0] == a[1]; return true;
+  case OP_NE: *out = a[0] != a[1]; return true;
+  case OP_LT: *out = a[0] < a[1]; return true;
+  case OP_LE: *out = a[0] <= a[1]; return true;
+  case OP_GT: *out = a[0] > a[1]; return true;
+  case OP_GE: *out = a[0] >= a[1]; return true;
+  case OP_LOGICAL_AND: *out = a[0] != 0 && a[1] != 0; return true;
+  case OP_LOGICAL_OR: *out = a[0] != 0 || a[1] != 0; return true;
+  case OP_WHERE: *out = a[0] != 0 ? a[1] : a[2]; return true;
+  default: return false;
+  }
+}
+
+// v's element at index idx of an ndim-dim space v broadcasts into (right-aligned).
+static bool eval_value(const Value *v, int ndim, const int64_t *idx, double *out) {
+  if (v->is_scalar) {
+    *out = dtype_is_float(v->dtype) ? v->sval : (double)v->ival;
+    return true;
+  }
+  if (!v->buf || v->buf->kind != BUF_KERNEL || v->view.ndim > ndim)
+    return false;
+  int64_t e = v->view.offset;
+  for (int d = 0; d < v->view.ndim; d++) {
+    int64_t i = idx[ndim - v->view.ndim + d];
+    e += (v->view.shape[d] == 1 ? 0 : i) * v->view.strides[d];
+  }
+  const Node *p = v->buf->producer;
+  const View *pv = &p->out->view;  // contiguous: e's index there
+  int64_t pi[TD_MAX_DIMS];
+  for (int d = pv->ndim - 1; d >= 0; d--) {
+    pi[d] = pv->shape[d] ? e % pv->shape[d] : 0;
+    e = pv->shape[d] ? e / pv->shape[d] : 0;
+  }
+  return eval_node(p, pi, out);
+}
+
+// Whether the mask m (a [.., L, S] view: keep where true, or hide where true when
+// !keep) keeps exactly the keys j <= i of every row i.
+static bool is_causal(const Value *m, bool keep, int64_t L, int64_t S) {
+  const View *v = &m->view;
+  int64_t n = view_numel(*v), idx[TD_MAX_DIMS] = {0};
+  if (n == 0 || n > EVAL_MAX || v->ndim < 2)
+    return false;
+  for (int64_t at = 0; at < n; at++) {
+    int64_t r = at;
+    for (int d = v->ndim - 1; d >= 0; d--)
+      idx[d] = r % v->shape[d], r /= v->shape[d];
+    double x;
+    if (!eval_value(m, v->ndim, idx, &x))
+      return false;
+    int64_t i = v->shape[v->ndim - 2] == 1 ? -1 : idx[v->ndim - 2], j = v->shape[v->ndim - 1] == 1 ? -1 : idx[v->ndim - 1];
+    if (i < 0 || j < 0 || v->shape[v->ndim - 2] != L || v->shape[v->ndim - 1] != S)
+      return false;  // (broadcast along a row or a column: not a triangle)
+    if (((x != 0) == keep) != (j <= i))
+      return false;
+  }
+  return true;
+}
+
+// src's view broadcast to the result's batch dims and its own last two (rows, cols).
+static bool to_batch(Graph *g, const Value *src, View v, const View *out, int64_t rows, int64_t cols, Value **res) {
+  int nd = out->ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, out->shape, sizeof(int64_t) * (size_t)(nd - 2));
+  shape[nd - 2] = rows, shape[nd - 1] = cols;
+  View e;
+  int bad;
+  if (v.ndim > nd || !view_expand(v, nd, shape, &e, &bad))
+    return false;
+  *res = graph_view(g, src, e, src->loc);
+  return true;
+}
+
+// The scores' matmul under s, past an optional scale by a Python scalar (*scale);
+// NULL if s is not that.
+static Node *scores(const Graph *g, const Value *s, double *scale) {
+  Node *m;
+  *scale = 1;
+  if ((m = sole_part(g, s, OP_MUL)) || (m = sole_part(g, s, OP_DIV))) {
+    int c = m->srcs[0]->is_scalar ? 0 : 1;
+    if (!m->srcs[c]->is_scalar || (m->op == OP_DIV && c == 0))
+      return NULL;
+    *scale = m->op == OP_DIV ? 1 / m->srcs[c]->sval : m->srcs[c]->sval;
+    s = m->srcs[1 - c];
+  }
+  Node *qk = sole_part(g, s, OP_MATMUL);
+  return qk && !qk->attr.nk && qk->out->dtype == s->dtype ? qk : NULL;
+}
+
+// Node y (a matmul) as the end of an attention chain: rewritten, or false.
+static bool fuse_one(Graph *g, Node *y) {
+  Node *sm = sole_part(g, y->srcs[0], OP_SOFTMAX);
+  const View *ov = &y->out->view;
+  int nd = ov->ndim;
+  if (!sm || nd < 2 || sm->attr.dims != 1u << (sm->out->view.ndim - 1) || sm->out->view.ndim != nd)
+    return false;
+  DType dt = y->out->dtype;  // (in f16 or bf16 the parts round each result: left as written)
+  if ((dt != DT_F32 && dt != DT_F64) || sm->out->dtype != dt || sm->srcs[0]->dtype != dt)
+    return false;
+  // the mask or bias (optional), the scale (optional), the scores' matmul
+  const Value *s = sm->srcs[0], *cond = NULL, *bias = NULL;
+  bool keep = true;
+  double scale = 1;
+  Node *m, *qk = NULL;
+  if ((m = sole_part(g, s, OP_WHERE))) {
+    bool a_inf = is_neg_inf(m->srcs[1]), b_inf = is_neg_inf(m->srcs[2]);
+    if (a_inf == b_inf)
+      return false;
+    cond = m->srcs[0], keep = b_inf;
+    qk = scores(g, m->srcs[a_inf ? 2 : 1], &scale);
+  } else if ((m = sole_part(g, s, OP_ADD))) {
+    int side = scores(g, m->srcs[0], &scale) ? 0 : 1;
+    qk = scores(g, m->srcs[side], &scale);
+    bias = m->srcs[1 - side];
+    if (bias->is_scalar || bias->dtype != dt)
+      return false;
+  } else {
+    qk = scores(g, s, &scale);
+  }
+  if (!qk)
+    return false;
+  const Value *q = qk->srcs[0], *kt = qk->srcs[1], *v = y->srcs[1];
+  if (q->view.ndim < 2 || kt->view.ndim < 2 || v->view.ndim < 2 || q->dtype != dt || kt->dtype != dt ||
+      v->dtype != dt || (cond && cond->dtype != DT_BOOL))
+    return false;
+  int64_t L = ov->shape[nd - 2], S = kt->view.shape[kt->view.ndim - 1], E = q->view.shape[q->view.ndim - 1],
+          Ev = ov->shape[nd - 1];
+  // the operands in the attention's form: q [.., L, E], k [.., S, E], v [.., S, Ev], mask [.., L, S]
+  Value *ops[4];
+  bool causal = cond && is_causal(cond, keep, L, S);
+  if (causal)
+    cond = NULL;
+  int nops = cond || bias ? 4 : 3;
+  View kv = view_transpose(kt->view, kt->view.ndim - 2, kt->view.ndim - 1);
+  if (!to_batch(g, q, q->view, ov, L, E, &ops[0]) || !to_batch(g, kt, kv, ov, S, E, &ops[1]) ||
+      !to_batch(g, v, v->view, ov, S, Ev, &ops[2]))
+    return false;
+  const Value *mk = cond ? cond : bias;
+  if (mk && !to_batch(g, mk, mk->view, ov, L, S, &ops[3]))
+    return false;
+  if (cond && !keep) {  // a logical_not of the mask, placed just before the attention
+    Value *c = ops[3];
+    Node *no = graph_node(g, OP_LOGICAL_NOT, DT_BOOL, c->view.ndim, c->view.shape, &c, 1, (NodeAttr){0}, cond->loc);
+    g->nodes.len--;
+    int at = 0;
+    while (g->nodes.data[at] != y)
+      at++;
+    vec_push(&g->cx->arena, &g->nodes, no);
+    memmove(&g->nodes.data[at + 1], &g->nodes.data[at], sizeof(Node *) * (size_t)(g->nodes.len - 1 - at));
+    g->nodes.data[at] = no;
+    for (int i = 0; i < g->nodes.len; i++)
+      g->nodes.data[i]->id = i;
+    ops[3] = no->out;
+  }
+  y->op = OP_SDPA;
+  y->attr = (NodeAttr){.scale = scale, .causal = causal};
+  y->nsrc = nops;
+  y->srcs = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)nops);
+  memcpy(y->srcs, ops, sizeof(Value *) * (size_t)nops);
+  return true;
+}
+
+bool attn_fuse(Graph *g) {
+  bool any = false;
+  for (int i = 0; i < g->nodes.len; i++)
+    if (g->nodes.data[i]->op == OP_MATMUL && !g->nodes.data[i]->attr.nk)
+      any |= fuse_one(g, g->nodes.data[i]);
+  if (any)
+    graph_prune(g);
+  return any;
+}

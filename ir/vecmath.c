@@ -1,0 +1,1115 @@
+// ir/vecmath.c: the CPU math library, as loop IR (ir/vecmath.h). Each function of f32
+// or f64 becomes arithmetic the backends print and vectorize: range reduction, a
+// polynomial, the result rebuilt from integer ops on its bits, special values by
+// compares and selects (both arms are computed, lane by lane; a select picks). No
+// libm call is left in a loop for these ops, with one stated exception: sin and cos
+// of arguments beyond SIN_LIMIT (a cold path, below).
+//
+// The polynomials are weighted minimax fits computed by bench/vecmath/fit.py (table
+// names match), coefficients lowest degree first; the error of each function, in ULPs
+// over its whole range, is measured by bench/vecmath/sweep.c and written in
+// docs/vecmath.md. Where the target fuses multiply-add (CpuTarget.fma) the polynomial
+// steps and the reductions are LX_FMA; elsewhere a multiply and an add (a little less
+// accurate, still within the documented bounds), and the exact products that erfc
+// needs come from Dekker's splitting instead.
+//
+// The methods (textbook ones):
+//   exp      x clamped; n = round(x log2 e) by adding and subtracting 1.5 * 2^p; r = x - n ln2
+//            with ln2 in two parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2;
+//            times 2^h * 2^(n-h), h = round(n/2), each factor normal and built in an
+//            exponent field, so results that overflow give inf and subnormal ones round once.
+//   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
+//            2^n q + (2^n - 1), rounded once (n = 0: q itself; at the top exponent, where
+//            2^n overflows, 2 (2^(n-1) (q + 1))).
+//   exp2     n = round(x), r = (x - n) ln2, then as exp.
+//   log      x = 2^e m, m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by
+//            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
+//            f - s (f - T(s^2)) (2 atanh s = 2s + s T(s^2)); plus e ln2 in two parts.
+//   log1p    u = 1 + x and its rounding error c (Fast2Sum); 1 + x = 2^e (1 + f + c 2^-e),
+//            then as log.
+//   log2, log10: log's parts times 1/ln2 (1/ln10), e exact.
+//   tanh     |x| < 0.625: x + x^3 P(x^2); else 1 - 2 / (e^(2|x|) + 1), sign restored.
+//   erf      |x| < 0.875: x P(x^2); else 1 - exp(Q(|x| - 0.875)), Q fitted to log erfc
+//            with erfc's weight (the absolute error of erf); 1 from where erf rounds to 1.
+//   erfc     (f32 in f64) |x| < 0.875: (1 - c0 x) - x (c0lo + x^2 P1(x^2)); else
+//            e^(-h) (1 - l) R(w) / |x| with x^2 = h + l exactly, w = 1/h and R(w) P/Q
+//            rational (f64: three intervals, the coefficients picked by selects);
+//            2 - that for x < 0.
+//   sin, cos n = round(x 2/pi); r = x - n pi/2 with pi/2 in parts short enough that each
+//            n * part is exact (f32 computes in f64: exact reduction, one final rounding);
+//            sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2); the quadrant n mod 4
+//            picks one and its sign. Valid for |x| < SIN_LIMIT; larger arguments take
+//            the cold path: the loop over them records that it met one, and is then run
+//            again with libm's sin and cos (see cold paths below).
+//   pow      f32: exp(y log x) in f64. f64: log x as a double-double (s = f / (2 + f) with
+//            its remainder, the s^3 term in two parts), y log x as a double-double, exp of
+//            that (the low part added to r). IEEE 754's special cases by selects.
+//   sigmoid, silu, gelu, gelu_tanh: their formulas (ir/opmath.c) with these inside; the
+//            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell.
+#include "ir/vecmath.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "ir/opmath.h"
+
+// ---- the polynomials (bench/vecmath/fit.py; lowest degree first) ----
+// e^r = 1 + r + r^2 P(r), |r| <= ln2/2 (relative error of expm1 as the weight)
+static const double EXP_F32[] = {0x1.fffffep-2, 0x1.5554aap-3, 0x1.55579ep-5, 0x1.122c58p-7, 0x1.6aae7ep-10};
+static const double EXP_F64[] = {0x1.0000000000005p-1, 0x1.5555555555539p-3, 0x1.55555555522adp-5,
+                                 0x1.1111111118fc2p-7, 0x1.6c16c17ede896p-10, 0x1.a01a01750f0afp-13,
+                                 0x1.a019a76610a93p-16, 0x1.71de880cc7797p-19, 0x1.28a1e9a1fa99dp-22,
+                                 0x1.ae6bab8ee1541p-26};
+// T(z) = (2 atanh(s) - 2s) / s = z (c0 + c1 z + ...), z = s^2 <= 0.0297
+static const double LOG_F32[] = {0x1.55557cp-1, 0x1.995cc2p-2, 0x1.321c12p-2};
+static const double LOG_F64[] = {0x1.5555555555597p-1, 0x1.999999997e2eap-2, 0x1.2492494387ecap-2,
+                                 0x1.c71c50aa11500p-3, 0x1.74668af914d42p-3, 0x1.3999aed234c79p-3,
+                                 0x1.2f5a17e9082abp-3};
+// tanh x = x + x^3 P(x^2), |x| < 0.625
+static const double TANH_F32[] = {-0x1.555532p-2, 0x1.1106f6p-3, -0x1.b835a4p-5, 0x1.51f8cep-6, -0x1.750ce4p-8};
+static const double TANH_F64[] = {-0x1.55555555554ffp-2, 0x1.111111110accdp-3, -0x1.ba1ba1b5064adp-5,
+                                  0x1.664f477adac14p-6, -0x1.226e162bf7172p-7, 0x1.d6cf280eba49p-9,
+                                  -0x1.7d68a32f19a1fp-10, 0x1.336612df07455p-11, -0x1.df5579804aadep-13,
+                                  0x1.439120e6ab977p-14, -0x1.0da726f058898p-16};
+// erf x = x P(x^2), |x| < 0.875
+// (erf: [0] is 2/sqrt(pi), which the code adds in two parts, TWO_OVER_SQRTPI_HI + _LO)
+static const double ERF_F32[] = {0x1.20dd76p+0, -0x1.81271cp-2, 0x1.ce22f2p-4, -0x1.b7085p-6, 0x1.4a3146p-8,
+                                 -0x1.46b124p-11};
+static const double ERF_F64[] = {0x1.20dd750429b6dp+0, -0x1.812746b03798ap-2, 0x1.ce2f21a03d0e2p-4,
+                                 -0x1.b82ce31098a71p-6, 0x1.565bccba80eaap-8, -0x1.c02da3a4ce294p-11,
+                                 0x1.f9a12c7721f4bp-14, -0x1.f4ab05e712deap-17, 0x1.b7ee584f71dd2p-20,
+                                 -0x1.4f963acdda822p-23, 0x1.67f37551e0a54p-27};
+// log erfc(0.875 + t), t in [0, 3.05] (f32: erf is 1 beyond), erfc's weight
+static const double ERFQ_F32[] = {-0x1.88672ep+0, -0x1.37117p+1, -0x1.a7306p-1, -0x1.803a4p-5, 0x1.73f7fp-7,
+                                  -0x1.2194d6p-9, 0x1.300924p-12, -0x1.fa2816p-17, -0x1.f80806p-21};
+static const double ERFQ_F64[] = {-0x1.88672ea9b34dcp+0, -0x1.3711709c17b04p+1, -0x1.a730790b50c2p-1,
+                                  -0x1.802c278ebf60fp-5, 0x1.730b0dbe72fcdp-7, -0x1.1904838fc155p-9,
+                                  0x1.a50d57235f00fp-13, 0x1.f1a01b300fb84p-15, -0x1.4ae685926e2a4p-15,
+                                  0x1.9bc942dd46941p-17, -0x1.21ee7f682a60fp-19, -0x1.39005cd95c015p-25,
+                                  0x1.778db5c8d0fe7p-23, -0x1.206a22323e77cp-24, 0x1.04608e2642aaep-26,
+                                  -0x1.2d5e24bd42bc2p-29, 0x1.9fa298a850e1ep-33, -0x1.04c083716f743p-37};
+// erfc a = e^(-a^2) / a P(w) / Q(w), w = 1/a^2: f32 (in f64) for a in [0.875, 10.1];
+// f64 on [0.875, 1.75), [1.75, 4), [4, 27.3] (tables a, b, c)
+static const double ERFC_F32_P[] = {0x1.20dd72db130b0p-1, 0x1.fd17c2eb12834p+1, 0x1.b88cb997b9e7ep+2,
+                                    0x1.69563c8ea7146p+1, 0x1.ff64351ff20abp-4};
+static const double ERFC_F32_Q[] = {0x1.0000000000000p+0, 0x1.e32bb67accc08p+2, 0x1.e73e0b97f700ap+3,
+                                    0x1.1a0ab8013cf30p+3, 0x1.06447af390d37p+0};
+static const double ERFC_F64_P[3][8] = {
+    {0x1.20dd6df9a8602p-1, 0x1.acf2ba60f72d6p+2, 0x1.a7b7323303219p+4, 0x1.5b16c56319798p+5, 0x1.e244e8a6f6a72p+4,
+        0x1.0474745a6f10dp+3, 0x1.542263ff623e6p-1, 0x1.ccebf121a2796p-8},
+    {0x1.20dd75040d36cp-1, 0x1.a170394b092fep+3, 0x1.ac35e44c57496p+6, 0x1.86487abd21afcp+8, 0x1.43d025f866b0dp+9,
+        0x1.bfeda5bb8c558p+8, 0x1.9047367b60881p+6, 0x1.8a71b1079562ep+1},
+    {0x1.20dd750429b6dp-1, 0x1.656532d28e3f1p+4, 0x1.43fea310481c3p+8, 0x1.0ea32eb854ab4p+11, 0x1.ad81942a653d3p+12,
+        0x1.2ae142c5ca5f1p+13, 0x1.1d7bee94b75e5p+12, 0x1.430a8445f6d44p+8}};
+static const double ERFC_F64_Q[3][8] = {
+    {0x1.0000000000000p+0, 0x1.8c25179f7d499p+3, 0x1.a307772c6cc12p+5, 0x1.7eb21bab19fc8p+6, 0x1.3acbcc4dbcbb0p+6,
+        0x1.bb4b8ab24bcc5p+4, 0x1.c695879856df2p+1, 0x1.b86cf46f1e6bap-4},
+    {0x1.0000000000000p+0, 0x1.79f1f3d6267b6p+4, 0x1.919cfe88d3a22p+7, 0x1.842914e4e9005p+9, 0x1.63caf656e208bp+10,
+        0x1.2592df3bba4f7p+10, 0x1.724e68f95f680p+8, 0x1.ce108bd7d565dp+4},
+    {0x1.0000000000000p+0, 0x1.40bbbc6c64750p+5, 0x1.28c7dd6a0a0adp+9, 0x1.00a2036b1c0f8p+12, 0x1.b107d4ed76f84p+13,
+        0x1.52c11f33d468ep+14, 0x1.a1c663c50a17bp+13, 0x1.07179d03d136cp+11}};
+// sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4; f32's computed in f64
+static const double SIN_F32D[] = {-0x1.5555554c6e281p-3, 0x1.11110867b691bp-7, -0x1.a00f7d00e677fp-13,
+                                  0x1.6cd16e8b91b36p-19};
+static const double COS_F32D[] = {0x1.5555554ed6d2ap-5, -0x1.6c16b82734766p-10, 0x1.a010dced38e13p-16,
+                                  -0x1.241e38b40f09bp-22};
+static const double SIN_F64[] = {-0x1.5555555555555p-3, 0x1.1111111111069p-7, -0x1.a01a019ffe523p-13,
+                                 0x1.71de3a33a57fep-19, -0x1.ae642c51b3cb2p-26, 0x1.6109bd7d78a7dp-33,
+                                 -0x1.9ffd809225412p-41};
+static const double COS_F64[] = {0x1.5555555555555p-5,  -0x1.6c16c16c16b30p-10, 0x1.a01a019ffcb74p-16,
+                                 -0x1.27e4fb5a1ec3fp-22, 0x1.1eed6f7dcfefcp-29, -0x1.93744f21515bdp-37,
+                                 0x1.9dac3cc26b8cfp-45};
+// pow's log (f64): T(z) = (2/3) z + z^2 (c1 + c2 z + ...), c0 held at 2/3 (added as a
+// double-double: TWO_THIRDS_HI + TWO_THIRDS_LO)
+static const double LOGDD_F64[] = {0x1.5555555555555p-1, 0x1.9999999999b4ep-2, 0x1.249249245426bp-2,
+                                   0x1.c71c7232c2ed1p-3, 0x1.745ce7fc75292p-3, 0x1.3b1f468ea7c18p-3,
+                                   0x1.0f77706513630p-3, 0x1.0e935afb89394p-3};
+static const double TWO_THIRDS_HI = 0x1.5555555555555p-1, TWO_THIRDS_LO = 0x1.5555555555555p-55;
+#define LEN(a) ((int)(sizeof(a) / sizeof *(a)))
+
+// ---- constants ----
+static const double LOG2E = 0x1.71547652b82fep+0;
+// constants in two parts, hi + lo, for each format: f32's hi is a float
+static const double LOG2E_HI[2] = {0x1.715476p+0, 0x1.71547652b82fep+0}, LOG2E_LO[2] = {0x1.4ae0cp-26,
+                                   0x1.777d0ffda0d24p-56};
+static const double INV_LN10_HI[2] = {0x1.bcb7b2p-2, 0x1.bcb7b1526e50ep-2};
+static const double INV_LN10_LO[2] = {-0x1.5b235ep-27, 0x1.95355baaafad3p-57};
+static const double TWO_OVER_SQRTPI_HI[2] = {0x1.20dd76p+0, 0x1.20dd750429b6dp+0};
+static const double TWO_OVER_SQRTPI_LO[2] = {-0x1.f7ac92p-25, 0x1.1ae3a914fed80p-56};
+static const double LN2 = 0x1.62e42fefa39efp-1;
+static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
+// ln2 = LN2_HI + LN2_LO: LN2_HI short enough that n * LN2_HI is exact (f32: |n| < 2^15;
+// f64: |n| < 2^21)
+static const double LN2_HI_F32 = 0x1.62p-1, LN2_LO_F32 = 0x1.c85fe0p-10;
+static const double LN2_HI_F64 = 0x1.62e42fee00000p-1, LN2_LO_F64 = 0x1.a39ef35793c76p-33;
+// log10(2) = LG2_HI + LG2_LO, LG2_HI * e exact
+static const double LG2_HI_F32 = 0x1.344p-2, LG2_LO_F32 = 0x1.3509f8p-18;
+static const double LG2_HI_F64 = 0x1.3441350800000p-2, LG2_LO_F64 = 0x1.f79fef311f12bp-34;
+// pi/2 in parts of at most 30 bits (f64: n < 2^23 makes each n * part exact), then the rest
+static const double PIO2_F64[] = {0x1.921fb54p+0, 0x1.10b46118p-30, 0x1.313198ap-61, 0x1.701b839a25205p-92};
+// f32 arguments reduced in f64: two parts of at most 28 bits (n < 2^25), then the rest
+static const double PIO2_F32[] = {0x1.921fb54p+0, 0x1.10b461p-30, 0x1.a62633145c06ep-58};
+// |x| from which sin and cos take the cold path
+static const double SIN_LIMIT_F32 = 0x1p25, SIN_LIMIT_F64 = 0x1p23;
+
+// The numbers of a format.
+typedef struct Fmt {
+  int mant;            // explicit mantissa bits: 23, 52
+  int bias;            // 127, 1023
+  double shift;        // 1.5 * 2^mant: x + shift - shift rounds x to an integer
+  double min_normal;   // 2^-126, 2^-1022
+  double sqrt_half;    // sqrt(1/2) rounded, the lower end of log's mantissa range
+  double split;        // 2^ceil(p/2) + 1: Dekker's splitting
+} Fmt;
+
+static const Fmt FMT32 = {23, 127, 0x1.8p23, 0x1p-126, 0x1.6a09e6p-1, 4097};
+static const Fmt FMT64 = {52, 1023, 0x1.8p52, 0x1p-1022, 0x1.6a09e667f3bcdp-1, 134217729};
+
+// A builder: the kernel, where lets go, the dtype being computed.
+typedef VEC(LExpr *) LExprList;
+typedef struct VM {
+  Ctx *cx;
+  LKernel *k;
+  LStmtList *pre;
+  bool fma;
+  DType dt, it;  // f32 and i32, or f64 and i64
+  const Fmt *f;
+  LExprList *trig;  // where sin and cos record their arguments; NULL: they stay libm calls
+} VM;
+
+static VM vm_for(VM m, DType dt) {
+  m.dt = dt;
+  m.it = dt == DT_F32 ? DT_I32 : DT_I64;
+  m.f = dt == DT_F32 ? &FMT32 : &FMT64;
+  return m;
+}
+
+static bool f32(const VM *m) { return m->dt == DT_F32; }
+static double pick(const VM *m, double a32, double a64) { return f32(m) ? a32 : a64; }
+static double pick2(const VM *m, const double *v) { return v[!f32(m)]; }
+
+// ---- expression helpers ----
+static LExpr *K(VM *m, double v) { return lx_const_f(m->cx, m->dt, f32(m) ? (double)(float)v : v); }
+static LExpr *I(VM *m, int64_t v) { return lx_const_i(m->cx, m->it, v); }
+
+// v as a local (constants and locals are read as they are).
+static LExpr *let(VM *m, LExpr *v) {
+  if (v->kind == LX_LOCAL || v->kind == LX_CONST)
+    return v;
+  vec_push(&m->cx->arena, &m->k->locals, v->dt);
+  int l = m->k->locals.len - 1;
+  vec_push(&m->cx->arena, m->pre, ls_let(m->cx, l, v));
+  return lx_local(m->cx, v->dt, l);
+}
+
+static LExpr *bin(VM *m, Op op, LExpr *a, LExpr *b) { return lx_binary(m->cx, op, a->dt, a, b); }
+static LExpr *add(VM *m, LExpr *a, LExpr *b) { return bin(m, OP_ADD, a, b); }
+static LExpr *sub(VM *m, LExpr *a, LExpr *b) { return bin(m, OP_SUB, a, b); }
+static LExpr *mul(VM *m, LExpr *a, LExpr *b) { return bin(m, OP_MUL, a, b); }
+static LExpr *dvd(VM *m, LExpr *a, LExpr *b) { return bin(m, OP_DIV, a, b); }
+static LExpr *addk(VM *m, LExpr *a, double k) { return add(m, a, K(m, k)); }
+static LExpr *mulk(VM *m, LExpr *a, double k) { return mul(m, a, K(m, k)); }
+static LExpr *neg(VM *m, LExpr *a) { return lx_unary(m->cx, OP_NEG, a->dt, a); }
+static LExpr *fabs_(VM *m, LExpr *a) { return lx_unary(m->cx, OP_ABS, a->dt, a); }
+static LExpr *copysign_(VM *m, LExpr *a, LExpr *b) { return bin(m, OP_COPYSIGN, a, b); }
+static LExpr *cmp(VM *m, Op op, LExpr *a, LExpr *b) { return lx_binary(m->cx, op, DT_BOOL, a, b); }
+static LExpr *lt(VM *m, LExpr *a, double k) { return cmp(m, OP_LT, a, K(m, k)); }
+static LExpr *gt(VM *m, LExpr *a, double k) { return cmp(m, OP_GT, a, K(m, k)); }
+static LExpr *eq(VM *m, LExpr *a, double k) { return cmp(m, OP_EQ, a, K(m, k)); }
+// c ? a : b, the arms as lets: gcc if-converts (and so vectorizes) a ?: whose arms are
+// values, not one whose arms hold calls (fma, fabs).
+static LExpr *let(VM *m, LExpr *v);
+static LExpr *sel(VM *m, LExpr *c, LExpr *a, LExpr *b) { return lx_select(m->cx, c, let(m, a), let(m, b)); }
+// a & b, a | b of bools: both evaluated (C's && would be a branch on a float compare,
+// which gcc does not speculate, so the loop would not vectorize)
+static LExpr *and_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_BITWISE_AND, DT_BOOL, a, b); }
+static LExpr *or_(VM *m, LExpr *a, LExpr *b) { return lx_binary(m->cx, OP_BITWISE_OR, DT_BOOL, a, b); }
+static LExpr *cast(VM *m, DType dt, LExpr *a) { return lx_cast(m->cx, dt, a); }
+
+// a * b + c: fused where the target has FMA (the IR's LX_FMA), else rounded twice.
+static LExpr *fmadd(VM *m, LExpr *a, LExpr *b, LExpr *c) {
+  return m->fma ? lx_fma(m->cx, a, b, c) : add(m, mul(m, a, b), c);
+}
+
+// x clamped to [lo, hi] by compares, so NaN passes through.
+static LExpr *clamp(VM *m, LExpr *x, double lo, double hi) {
+  LExpr *c = let(m, sel(m, gt(m, x, hi), K(m, hi), x));
+  return let(m, sel(m, lt(m, c, lo), K(m, lo), c));
+}
+
+// ---- bits ----
+static LExpr *bits(VM *m, LExpr *x) { return lx_bitcast(m->cx, m->it, x); }
+static LExpr *fbits(VM *m, LExpr *i) { return lx_bitcast(m->cx, m->dt, i); }
+static LExpr *ibin(VM *m, Op op, LExpr *a, LExpr *b) { return lx_binary(m->cx, op, m->it, a, b); }
+static LExpr *iaddk(VM *m, LExpr *a, int64_t k) { return ibin(m, OP_ADD, a, I(m, k)); }
+static LExpr *ishl(VM *m, LExpr *a, int n) { return ibin(m, OP_LSHIFT, a, I(m, n)); }
+static LExpr *isra(VM *m, LExpr *a, int n) { return ibin(m, OP_RSHIFT, a, I(m, n)); }
+static int64_t bits_of(const VM *m, double v) {
+  if (f32(m)) {
+    float f = (float)v;
+    int32_t i;
+    memcpy(&i, &f, sizeof i);
+    return i;
+  }
+  int64_t i;
+  memcpy(&i, &v, sizeof i);
+  return i;
+}
+
+// round(x) for |x| < 2^(p-2), ties to even: x + 1.5 * 2^mant - 1.5 * 2^mant.
+static LExpr *rint_(VM *m, LExpr *x) { return sub(m, addk(m, x, m->f->shift), K(m, m->f->shift)); }
+
+// 2^(n + bias) for an integral n with n + bias in the normal exponents: n + shift + 127
+// (1023) has the biased exponent in its low bits; shifted into the exponent field, the
+// shift constant's own bits fall out of the word.
+static LExpr *pow2(VM *m, LExpr *n, int bias) {
+  LExpr *t = bits(m, addk(m, n, m->f->shift + m->f->bias + bias));
+  return fbits(m, ishl(m, t, m->f->mant));
+}
+
+// An int of m->it (|k| < 2^22) as a float, through the bits of 1.5 * 2^mant + k: AVX2
+// has no vector i64 -> f64 conversion, and gcc 12 does not if-convert (so vectorize) a
+// loop where it duplicated an int -> float conversion into branches (it may trap).
+static LExpr *int_float(VM *m, LExpr *k) {
+  return sub(m, fbits(m, ibin(m, OP_ADD, k, I(m, bits_of(m, m->f->shift)))), K(m, m->f->shift));
+}
+
+// Horner: c[0] + x (c[1] + x (c[2] + ...)), from n coefficients.
+static LExpr *horner(VM *m, LExpr *x, const double *c, int n) {
+  LExpr *p = K(m, c[n - 1]);
+  for (int j = n - 2; j >= 0; j--)
+    p = fmadd(m, p, x, K(m, c[j]));
+  return p;
+}
+
+// a * b = hi + lo exactly (FMA; else Dekker's product of Veltkamp's halves).
+static void two_prod(VM *m, LExpr *a, LExpr *b, LExpr **hi, LExpr **lo) {
+  *hi = let(m, mul(m, a, b));
+  if (m->fma) {
+    *lo = let(m, lx_fma(m->cx, a, b, neg(m, *hi)));
+    return;
+  }
+  LExpr *half[2][2];
+  LExpr *v[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    LExpr *c = let(m, mulk(m, v[i], m->f->split));
+    half[i][0] = let(m, sub(m, c, sub(m, c, v[i])));
+    half[i][1] = let(m, sub(m, v[i], half[i][0]));
+  }
+  LExpr *t = sub(m, mul(m, half[0][0], half[1][0]), *hi);
+  t = add(m, t, mul(m, half[0][0], half[1][1]));
+  t = add(m, t, mul(m, half[0][1], half[1][0]));
+  *lo = let(m, add(m, t, mul(m, half[0][1], half[1][1])));
+}
+
+// a + b = s + t exactly, for |a| >= |b| or a = 0.
+static void fast_two_sum(VM *m, LExpr *a, LExpr *b, LExpr **s, LExpr **t) {
+  *s = let(m, add(m, a, b));
+  *t = let(m, sub(m, b, sub(m, *s, a)));
+}
+
+// ---- exp and kin ----
+static const double *exp_poly(const VM *m, int *n) {
+  *n = f32(m) ? LEN(EXP_F32) : LEN(EXP_F64);
+  return f32(m) ? EXP_F32 : EXP_F64;
+}
+
+// n = round(c log2 e) and r = c - n ln2 for a clamped c; rlo (if asked): the rounding
+// error of r (c - n ln2 = r + rlo, to far below r's last bit).
+static void exp_reduce2(VM *m, LExpr *c, LExpr **n, LExpr **r, LExpr **rlo) {
+  LExpr *t = let(m, fmadd(m, c, K(m, LOG2E), K(m, m->f->shift)));
+  *n = let(m, sub(m, t, K(m, m->f->shift)));
+  LExpr *x = let(m, fmadd(m, *n, K(m, -pick(m, LN2_HI_F32, LN2_HI_F64)), c));  // exact
+  *r = let(m, fmadd(m, *n, K(m, -pick(m, LN2_LO_F32, LN2_LO_F64)), x));
+  if (rlo)
+    *rlo = let(m, fmadd(m, *n, K(m, -pick(m, LN2_LO_F32, LN2_LO_F64)), sub(m, x, *r)));
+}
+
+static void exp_reduce(VM *m, LExpr *c, LExpr **n, LExpr **r) { exp_reduce2(m, c, n, r, NULL); }
+
+// e^r - 1 = r + r^2 P(r).
+static LExpr *expm1_r(VM *m, LExpr *r) {
+  int np;
+  const double *p = exp_poly(m, &np);
+  return fmadd(m, mul(m, r, r), horner(m, r, p, np), r);
+}
+
+// p * 2^n for an integral n whose result may overflow or be subnormal: two normal
+// factors 2^h and 2^(n-h), h = round(n/2); the second product rounds once.
+static LExpr *scale2(VM *m, LExpr *p, LExpr *n) {
+  LExpr *h = let(m, rint_(m, mulk(m, n, 0.5)));
+  return mul(m, mul(m, p, pow2(m, h, 0)), pow2(m, sub(m, n, h), 0));
+}
+
+// mul * e^x over the whole range (mul NULL: 1; else a factor in (0, 1]).
+static LExpr *exp_full(VM *m, LExpr *x, LExpr *mulby) {
+  LExpr *c = clamp(m, x, pick(m, -104, -746), pick(m, 88.8, 709.8)), *n, *r;
+  exp_reduce(m, c, &n, &r);
+  LExpr *p = addk(m, expm1_r(m, r), 1);
+  if (mulby)
+    p = mul(m, p, mulby);
+  return scale2(m, p, n);
+}
+
+// e^x for x <= 0 or NaN: only the lower clamp.
+static LExpr *exp_nonpos(VM *m, LExpr *x) {
+  LExpr *c = let(m, sel(m, lt(m, x, pick(m, -104, -746)), K(m, pick(m, -104, -746)), x)), *n, *r;
+  exp_reduce(m, c, &n, &r);
+  return scale2(m, addk(m, expm1_r(m, r), 1), n);
+}
+
+// e^x where the caller adds it to 1 (sigmoid, silu): values below 2^-p count as 0. x is
+// clamped to [-87, 89] (f64 [-707, 710]) and (p * 2) * 2^(n-1) is p * 2^n with one
+// normal factor (2^(n-1) at the lower end is 0, 2^128 overflows to inf).
+static LExpr *exp_plus1(VM *m, LExpr *x) {
+  LExpr *c = clamp(m, x, pick(m, -87, -707), pick(m, 89, 710)), *n, *r;
+  exp_reduce(m, c, &n, &r);
+  return mul(m, mulk(m, addk(m, expm1_r(m, r), 1), 2), pow2(m, n, -1));
+}
+
+// e^x for x in a range where 2^n is normal (n in [-125, 127]): erf's tail, tanh's.
+static LExpr *exp_normal(VM *m, LExpr *x) {
+  LExpr *n, *r;
+  exp_reduce(m, x, &n, &r);
+  return mul(m, addk(m, expm1_r(m, r), 1), pow2(m, n, 0));
+}
+
+static LExpr *vm_exp2(VM *m, LExpr *x) {
+  LExpr *c = clamp(m, x, pick(m, -151, -1076), pick(m, 129, 1025));
+  LExpr *n = let(m, rint_(m, c));
+  LExpr *r = let(m, mulk(m, sub(m, c, n), LN2));
+  return scale2(m, addk(m, expm1_r(m, r), 1), n);
+}
+
+static LExpr *vm_expm1(VM *m, LExpr *x) {
+  LExpr *c = clamp(m, x, pick(m, -18, -38), pick(m, 89, 710)), *n, *r, *rlo;
+  exp_reduce2(m, c, &n, &r, &rlo);
+  // q = e^(r + rlo) - 1 = qh + ql: r + (r^2 P(r) + rlo), the sum kept in two parts
+  int np;
+  const double *p = exp_poly(m, &np);
+  LExpr *corr = let(m, fmadd(m, mul(m, r, r), horner(m, r, p, np), rlo)), *qh, *ql;
+  fast_two_sum(m, r, corr, &qh, &ql);
+  // 2^n q + (2^n - 1), rounded once but for ql; at the top exponent 2^n overflows:
+  // 2 (2^(n-1) (q + 1))
+  LExpr *t = let(m, pow2(m, n, 0));
+  LExpr *top = mulk(m, mul(m, pow2(m, n, -1), addk(m, qh, 1)), 2);
+  LExpr *big = fmadd(m, t, ql, fmadd(m, t, qh, addk(m, t, -1)));
+  big = sel(m, gt(m, n, m->f->bias - 1), top, big);
+  return sel(m, eq(m, x, 0), x, sel(m, eq(m, n, 0), add(m, qh, ql), big));
+}
+
+// ---- log and kin ----
+
+// x = 2^k m with m in [sqrt(1/2), sqrt(2)) for a positive normal x: k (an int) and
+// f = m - 1 (exact).
+static void decompose(VM *m, LExpr *x, LExpr **k, LExpr **f) {
+  LExpr *i = let(m, bits(m, x));
+  *k = let(m, isra(m, iaddk(m, i, -bits_of(m, m->f->sqrt_half)), m->f->mant));
+  LExpr *mm = fbits(m, ibin(m, OP_SUB, i, ishl(m, *k, m->f->mant)));
+  *f = let(m, addk(m, mm, -1));
+}
+
+// log(1 + f) - f = -s (f - T(s^2)), s = f / (2 + f): the part after the leading f.
+static LExpr *log1p_tail(VM *m, LExpr *f) {
+  LExpr *s = let(m, dvd(m, f, addk(m, f, 2)));
+  LExpr *z = let(m, mul(m, s, s));
+  LExpr *t = f32(m) ? mul(m, z, horner(m, z, LOG_F32, LEN(LOG_F32))) : mul(m, z, horner(m, z, LOG_F64, LEN(LOG_F64)));
+  return neg(m, mul(m, s, sub(m, f, t)));
+}
+
+// e ln2 + log(1 + f) for an integral e and f in [sqrt(1/2) - 1, sqrt(2) - 1].
+static LExpr *log_parts(VM *m, LExpr *e, LExpr *f) {
+  LExpr *tail = fmadd(m, e, K(m, pick(m, LN2_LO_F32, LN2_LO_F64)), log1p_tail(m, f));
+  return fmadd(m, e, K(m, pick(m, LN2_HI_F32, LN2_HI_F64)), add(m, f, tail));
+}
+
+// log's special values around r, the value for positive finite normal x: +inf, NaN
+// (x < 0 or NaN) and -inf at 0.
+static LExpr *log_special(VM *m, LExpr *x, LExpr *r, double zero_at) {
+  r = sel(m, lt(m, x, INFINITY), r, x);
+  LExpr *bad = sel(m, eq(m, x, zero_at), K(m, -INFINITY), K(m, NAN));
+  return sel(m, gt(m, x, zero_at), r, bad);
+}
+
+typedef enum { LOG_E, LOG_2, LOG_10 } LogBase;
+
+// x times 2^24 (f64: 2^54) where it is subnormal; *k (an int) less that exponent.
+// The scale's exponent comes from its bits, not from the condition again: gcc 12's jump
+// threading turns a condition that two selects share into branches, and the loop then
+// does not vectorize.
+static LExpr *unsubnormal(VM *m, LExpr *x, LExpr **k) {
+  int sc = f32(m) ? 24 : 54;
+  LExpr *s = let(m, sel(m, lt(m, x, m->f->min_normal), K(m, ldexp(1, sc)), K(m, 1)));
+  LExpr *xs = let(m, mul(m, x, s)), *f;
+  decompose(m, xs, k, &f);
+  LExpr *es = iaddk(m, isra(m, bits(m, s), m->f->mant), -m->f->bias);  // 0 or sc
+  *k = let(m, ibin(m, OP_SUB, *k, es));
+  return f;
+}
+
+static LExpr *vm_log(VM *m, LExpr *x, LogBase base) {
+  LExpr *k, *f = unsubnormal(m, x, &k);
+  LExpr *e = let(m, int_float(m, k));
+  LExpr *r;
+  if (base == LOG_E) {
+    r = log_parts(m, e, f);
+  } else {  // e + log(1 + f) / ln2, e log10(2) + log(1 + f) / ln10: f times c in two parts
+    const double *hi = base == LOG_2 ? LOG2E_HI : INV_LN10_HI, *lo = base == LOG_2 ? LOG2E_LO : INV_LN10_LO;
+    LExpr *t = let(m, log1p_tail(m, f));
+    LExpr *rest = base == LOG_2 ? mul(m, f, K(m, pick2(m, lo)))
+                                : fmadd(m, f, K(m, pick2(m, lo)), mulk(m, e, pick(m, LG2_LO_F32, LG2_LO_F64)));
+    r = fmadd(m, f, K(m, pick2(m, hi)), fmadd(m, t, K(m, pick2(m, hi)), rest));
+    r = base == LOG_2 ? add(m, r, e) : fmadd(m, e, K(m, pick(m, LG2_HI_F32, LG2_HI_F64)), r);
+  }
+  return log_special(m, x, r, 0);
+}
+
+static LExpr *vm_log1p(VM *m, LExpr *x) {
+  LExpr *u = let(m, addk(m, x, 1)), *k, *f;
+  decompose(m, u, &k, &f);
+  LExpr *e = let(m, int_float(m, k));
+  // u's rounding error: x - (u - 1) while |x| <= 1, else 1 - (u - x) (Fast2Sum)
+  LExpr *c = sel(m, gt(m, x, 1), sub(m, K(m, 1), sub(m, u, x)), sub(m, x, addk(m, u, -1)));
+  LExpr *down = pow2(m, neg(m, sel(m, gt(m, e, 100), K(m, 100), e)), 0);  // 2^-e
+  LExpr *g = let(m, fmadd(m, c, down, f));
+  LExpr *r = log_special(m, x, log_parts(m, e, g), -1);
+  return sel(m, eq(m, x, 0), x, r);
+}
+
+// ---- tanh, erf, erfc ----
+
+static LExpr *vm_tanh(VM *m, LExpr *x) {
+  LExpr *a = let(m, fabs_(m, x)), *z = let(m, mul(m, x, x));
+  LExpr *small = f32(m) ? horner(m, z, TANH_F32, LEN(TANH_F32)) : horner(m, z, TANH_F64, LEN(TANH_F64));
+  small = fmadd(m, mul(m, x, z), small, x);
+  LExpr *amax = K(m, pick(m, 9.5, 19.5));
+  LExpr *e = exp_normal(m, let(m, mulk(m, sel(m, gt(m, a, pick(m, 9.5, 19.5)), amax, a), 2)));
+  LExpr *big = sub(m, K(m, 1), dvd(m, K(m, 2), addk(m, e, 1)));
+  return copysign_(m, sel(m, lt(m, a, 0.625), small, big), x);  // x's sign (-0 included)
+}
+
+// x P(z), P = ERF_F32/64 with its constant in two parts: x c0 exact in the fused form.
+static LExpr *erf_small(VM *m, LExpr *x, LExpr *z) {
+  LExpr *p1 = f32(m) ? horner(m, z, ERF_F32 + 1, LEN(ERF_F32) - 1) : horner(m, z, ERF_F64 + 1, LEN(ERF_F64) - 1);
+  LExpr *rest = mul(m, x, fmadd(m, z, p1, K(m, pick2(m, TWO_OVER_SQRTPI_LO))));
+  return fmadd(m, x, K(m, pick2(m, TWO_OVER_SQRTPI_HI)), rest);
+}
+
+static LExpr *vm_erf(VM *m, LExpr *x) {
+  LExpr *a = let(m, fabs_(m, x)), *z = let(m, mul(m, x, x));
+  LExpr *small = erf_small(m, x, z);
+  double one = pick(m, 3.92, 5.93);  // erf rounds to 1 from 3.9193 (f32), 5.9215 (f64)
+  LExpr *t = let(m, addk(m, sel(m, gt(m, a, one), K(m, one), a), -0.875));
+  LExpr *q = let(m, f32(m) ? horner(m, t, ERFQ_F32, LEN(ERFQ_F32)) : horner(m, t, ERFQ_F64, LEN(ERFQ_F64)));
+  LExpr *big = sel(m, gt(m, a, one), K(m, 1), sub(m, K(m, 1), exp_normal(m, q)));  // 1 exactly from there
+  return copysign_(m, sel(m, lt(m, a, 0.875), small, big), x);  // x's sign (-0 included)
+}
+
+// c[j] of one of three tables by a's interval: a < 1.75, a < 4, else.
+static LExpr *pick3(VM *m, LExpr *in_a, LExpr *in_b, const double (*c)[8], int j) {
+  return sel(m, in_a, K(m, c[0][j]), sel(m, in_b, K(m, c[1][j]), K(m, c[2][j])));
+}
+
+// erfc(a) for a in [0.875, 27.3] (f64; f32 arguments in f64, where a^2 is exact):
+// e^(-h) (1 - l) P(w) / (a Q(w)) with a^2 = h + l, w = 1/h.
+static LExpr *erfc_tail(VM *d, LExpr *a, bool from_f32) {
+  LExpr *h, *l = NULL;
+  if (from_f32)
+    h = let(d, mul(d, a, a));
+  else
+    two_prod(d, a, a, &h, &l);
+  LExpr *w = let(d, dvd(d, K(d, 1), h)), *p, *q;
+  if (from_f32) {
+    p = horner(d, w, ERFC_F32_P, LEN(ERFC_F32_P));
+    q = horner(d, w, ERFC_F32_Q, LEN(ERFC_F32_Q));
+  } else {
+    LExpr *in_a = let(d, lt(d, a, 1.75)), *in_b = let(d, lt(d, a, 4));
+    p = pick3(d, in_a, in_b, ERFC_F64_P, 7);
+    q = pick3(d, in_a, in_b, ERFC_F64_Q, 7);
+    for (int j = 6; j >= 0; j--) {
+      p = fmadd(d, p, w, pick3(d, in_a, in_b, ERFC_F64_P, j));
+      q = fmadd(d, q, w, pick3(d, in_a, in_b, ERFC_F64_Q, j));
+    }
+  }
+  LExpr *g = let(d, dvd(d, p, mul(d, q, a)));
+  if (l)
+    g = fmadd(d, neg(d, g), l, g);  // e^(-l) = 1 - l to within l^2
+  return exp_full(d, neg(d, h), g);
+}
+
+static LExpr *vm_erfc(VM *m, LExpr *x) {
+  VM d = vm_for(*m, DT_F64);
+  bool from_f32 = f32(m);
+  LExpr *xd = from_f32 ? let(&d, cast(&d, DT_F64, x)) : x;
+  LExpr *a = let(&d, fabs_(&d, xd)), *z = let(&d, mul(&d, xd, xd));
+  // 1 - x P(z) = (1 - c0 x) - x (c0lo + z P1(z))
+  LExpr *p1 = fmadd(&d, z, horner(&d, z, ERF_F64 + 1, LEN(ERF_F64) - 1), K(&d, TWO_OVER_SQRTPI_LO[1]));
+  LExpr *small = sub(&d, fmadd(&d, neg(&d, xd), K(&d, TWO_OVER_SQRTPI_HI[1]), K(&d, 1)), mul(&d, xd, p1));
+  LExpr *t = sel(&d, lt(&d, a, 0.875), K(&d, 0.875), sel(&d, gt(&d, a, 27.3), K(&d, 27.3), a));
+  LExpr *tail = let(&d, erfc_tail(&d, let(&d, t), from_f32));
+  LExpr *big = sel(&d, lt(&d, xd, 0), sub(&d, K(&d, 2), tail), tail);
+  LExpr *r = sel(&d, lt(&d, a, 0.875), small, big);
+  return from_f32 ? cast(m, DT_F32, r) : r;
+}
+
+// ---- sin, cos ----
+
+// sin x (cos x: the next quadrant) for |x| < SIN_LIMIT; f32 computed in f64, where the
+// reduction is exact and the result rounds once.
+static LExpr *vm_sincos(VM *m, LExpr *x, bool cosine) {
+  VM d = vm_for(*m, DT_F64);
+  bool from_f32 = f32(m);
+  LExpr *xd = from_f32 ? let(&d, cast(&d, DT_F64, x)) : x;
+  LExpr *t = let(&d, fmadd(&d, xd, K(&d, TWO_OVER_PI), K(&d, d.f->shift)));
+  LExpr *n = let(&d, sub(&d, t, K(&d, d.f->shift)));
+  LExpr *r, *rlo = NULL;
+  if (from_f32) {  // x - n pi/2 to ~2^-80 absolute: f32's result rounds once, from it
+    r = xd;
+    for (int i = 0; i < LEN(PIO2_F32); i++)
+      r = let(&d, fmadd(&d, n, K(&d, -PIO2_F32[i]), r));
+  } else {  // r + rlo: the rounding of the second step kept (each n * part is exact)
+    LExpr *a = let(&d, fmadd(&d, n, K(&d, -PIO2_F64[0]), xd));  // exact
+    r = let(&d, fmadd(&d, n, K(&d, -PIO2_F64[1]), a));
+    rlo = fmadd(&d, n, K(&d, -PIO2_F64[1]), sub(&d, a, r));  // a - r exact
+    rlo = fmadd(&d, n, K(&d, -PIO2_F64[3]), fmadd(&d, n, K(&d, -PIO2_F64[2]), rlo));
+    LExpr *hi;
+    fast_two_sum(&d, r, rlo, &hi, &rlo);
+    r = hi;
+  }
+  LExpr *z = let(&d, mul(&d, r, r));
+  LExpr *sp = from_f32 ? horner(&d, z, SIN_F32D, LEN(SIN_F32D)) : horner(&d, z, SIN_F64, LEN(SIN_F64));
+  LExpr *cp = from_f32 ? horner(&d, z, COS_F32D, LEN(COS_F32D)) : horner(&d, z, COS_F64, LEN(COS_F64));
+  // sin(r + rlo) = r + (r^3 S + rlo) (rlo cos r = rlo to within rlo r^2/2)
+  LExpr *sin_r = rlo ? add(&d, r, let(&d, fmadd(&d, mul(&d, r, z), sp, rlo))) : fmadd(&d, mul(&d, r, z), sp, r);
+  LExpr *cos_r;
+  if (rlo) {  // cos(r + rlo) = w + (((1 - w) - h) + (z^2 C - zlo/2 - r rlo)): w = 1 - h,
+              // h = z/2 and z + zlo = r^2 exact, 1 - w exact, so w's rounding is recovered
+    LExpr *zh, *zl;
+    two_prod(&d, r, r, &zh, &zl);
+    LExpr *h = let(&d, mulk(&d, zh, 0.5)), *w = let(&d, sub(&d, K(&d, 1), h));
+    LExpr *tail = fmadd(&d, mul(&d, z, z), cp, neg(&d, fmadd(&d, zl, K(&d, 0.5), mul(&d, r, rlo))));
+    cos_r = add(&d, w, add(&d, sub(&d, sub(&d, K(&d, 1), w), h), tail));
+  } else {
+    cos_r = fmadd(&d, z, fmadd(&d, z, cp, K(&d, -0.5)), K(&d, 1));
+  }
+  // the quadrant q = (n + cosine) mod 4 in floats (integer ops and int compares here keep
+  // LLVM's SLP vectorizer off a loop that sums the results): n/4 - 3/8 rounds to floor(n/4)
+  LExpr *nc = let(&d, addk(&d, n, cosine));
+  LExpr *q = let(&d, sub(&d, nc, mulk(&d, rint_(&d, addk(&d, mulk(&d, nc, 0.25), -0.375)), 4)));
+  LExpr *v = let(&d, sel(&d, or_(&d, eq(&d, q, 1), eq(&d, q, 3)), cos_r, sin_r));
+  v = sel(&d, gt(&d, q, 1.5), neg(&d, v), v);
+  return from_f32 ? cast(m, DT_F32, v) : v;
+}
+
+static double sin_limit(DType dt) { return dt == DT_F32 ? SIN_LIMIT_F32 : SIN_LIMIT_F64; }
+
+// ---- pow ----
+
+
+// log(ax) = hi + lo to about 2^-68 relative, for a positive finite f64 ax (0 and inf
+// give garbage the caller replaces).
+static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
+  LExpr *k, *f = unsubnormal(m, ax, &k);
+  LExpr *e = let(m, int_float(m, k));
+  // s + sl = f / (2 + f)
+  LExpr *dh = let(m, addk(m, f, 2)), *dl = let(m, add(m, sub(m, K(m, 2), dh), f));
+  LExpr *s = let(m, dvd(m, f, dh)), *rem;
+  if (m->fma) {
+    rem = lx_fma(m->cx, neg(m, s), dh, f);
+  } else {
+    LExpr *ph, *pl;
+    two_prod(m, s, dh, &ph, &pl);
+    rem = sub(m, sub(m, f, ph), pl);
+  }
+  LExpr *sl = let(m, dvd(m, sub(m, rem, mul(m, s, dl)), dh));
+  // log(1 + f) = 2s + 2sl + (2/3) s^3 + s z^2 R(z): the s^3 term as a double-double
+  LExpr *zh, *zl, *ch, *cl, *th, *tl;
+  two_prod(m, s, s, &zh, &zl);
+  zl = let(m, fmadd(m, mulk(m, s, 2), sl, zl));
+  two_prod(m, s, zh, &ch, &cl);
+  cl = let(m, fmadd(m, sl, zh, fmadd(m, s, zl, cl)));
+  two_prod(m, K(m, TWO_THIRDS_HI), ch, &th, &tl);
+  tl = fmadd(m, K(m, TWO_THIRDS_LO), ch, fmadd(m, K(m, TWO_THIRDS_HI), cl, tl));
+  LExpr *rest = mul(m, mul(m, s, mul(m, zh, zh)), horner(m, zh, LOGDD_F64 + 1, LEN(LOGDD_F64) - 1));
+  LExpr *lh, *ll;
+  fast_two_sum(m, mulk(m, s, 2), th, &lh, &ll);
+  ll = add(m, ll, add(m, tl, fmadd(m, sl, K(m, 2), rest)));
+  LExpr *hh, *hl;
+  fast_two_sum(m, mulk(m, e, LN2_HI_F64), lh, &hh, &hl);
+  *hi = hh;
+  *lo = let(m, add(m, hl, fmadd(m, e, K(m, LN2_LO_F64), ll)));
+}
+
+// IEEE 754's pow around core, |x|^y for finite nonzero |x| (C99 Annex F, as NumPy and
+// PyTorch give).
+static LExpr *pow_special(VM *m, LExpr *x, LExpr *y, LExpr *ax, LExpr *core) {
+  // each condition used once (see unsubnormal): y is an odd integer iff y - 2 trunc(y/2)
+  // is +-1 (exact below 2^53; above, every float is even)
+  LExpr *trunc_y = lx_unary(m->cx, OP_TRUNC, m->dt, y);
+  LExpr *two_half = mulk(m, lx_unary(m->cx, OP_TRUNC, m->dt, mulk(m, y, 0.5)), 2);
+  LExpr *odd = eq(m, fabs_(m, sub(m, y, two_half)), 1);
+  // |x| 0 or inf: inf where (|x| < 1) == (y < 0), else 0
+  LExpr *edge = or_(m, eq(m, ax, 0), eq(m, ax, INFINITY));
+  LExpr *inf_side = lx_binary(m->cx, OP_EQ, DT_BOOL, lt(m, ax, 1), lt(m, y, 0));
+  LExpr *r = let(m, sel(m, edge, sel(m, inf_side, K(m, INFINITY), K(m, 0)), core));
+  r = let(m, sel(m, and_(m, cmp(m, OP_LT, bits(m, x), I(m, 0)), odd), neg(m, r), r));
+  LExpr *neg_fin = and_(m, lt(m, x, 0), gt(m, x, -INFINITY));
+  r = sel(m, and_(m, neg_fin, cmp(m, OP_NE, trunc_y, y)), K(m, NAN), r);
+  r = sel(m, or_(m, cmp(m, OP_NE, x, x), cmp(m, OP_NE, y, y)), add(m, x, y), r);
+  r = sel(m, and_(m, eq(m, ax, 1), eq(m, fabs_(m, y), INFINITY)), K(m, 1), r);
+  return sel(m, or_(m, eq(m, x, 1), eq(m, y, 0)), K(m, 1), r);
+}
+
+static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
+  if (y->kind == LX_CONST) {  // PyTorch's own special exponents (pow_tensor_scalar)
+    double b = y->f;
+    if (b == 2)
+      return mul(m, x, x);
+    if (b == 3)
+      return mul(m, mul(m, x, x), x);
+    if (b == 0.5)
+      return lx_unary(m->cx, OP_SQRT, m->dt, x);
+    if (b == -0.5)
+      return dvd(m, K(m, 1), lx_unary(m->cx, OP_SQRT, m->dt, x));
+    if (b == -1)
+      return dvd(m, K(m, 1), x);
+    if (b == -2)
+      return dvd(m, K(m, 1), mul(m, x, x));
+  }
+  VM d = vm_for(*m, DT_F64);
+  if (f32(m)) {  // in f64: y log x is exact enough for any f32 result
+    LExpr *xd = let(&d, cast(&d, DT_F64, x)), *yd = let(&d, cast(&d, DT_F64, y));
+    LExpr *ax = let(&d, fabs_(&d, xd)), *k, *f;
+    decompose(&d, ax, &k, &f);
+    LExpr *p = let(&d, mul(&d, yd, log_parts(&d, let(&d, int_float(&d, k)), f)));
+    LExpr *core = let(m, cast(m, DT_F32, exp_full(&d, p, NULL)));  // the special cases in f32:
+    return pow_special(m, x, y, let(m, fabs_(m, x)), core);      // no cast after a select
+  }
+  LExpr *ax = let(&d, fabs_(&d, x)), *lh, *ll, *ph, *pl;
+  log_dd(&d, ax, &lh, &ll);
+  two_prod(&d, y, lh, &ph, &pl);
+  // pl matters only where e^ph is finite and nonzero; without FMA, Dekker's split of a
+  // huge y overflows (to NaN) where ph itself is harmless (x = 1)
+  pl = let(&d, fmadd(&d, y, ll, pl));
+  pl = let(&d, sel(&d, and_(&d, lt(&d, fabs_(&d, ph), 800), cmp(&d, OP_EQ, pl, pl)), pl, K(&d, 0)));
+  // e^(ph + pl): pl joins the reduced argument
+  LExpr *c = clamp(&d, ph, -746, 709.8), *n, *r;
+  exp_reduce(&d, c, &n, &r);
+  r = let(&d, add(&d, r, pl));
+  LExpr *core = scale2(&d, addk(&d, expm1_r(&d, r), 1), n);
+  return pow_special(&d, x, y, ax, core);
+}
+
+// ---- the expansion ----
+
+static bool is_trig(Op op) { return op == OP_SIN || op == OP_COS; }
+
+// The value of unary op on x (a local or constant of dt), built.
+static LExpr *build_unary(VM *m, Op op, LExpr *x) {
+  switch (op) {
+  case OP_EXP: return exp_full(m, x, NULL);
+  case OP_EXP2: return vm_exp2(m, x);
+  case OP_EXPM1: return vm_expm1(m, x);
+  case OP_LOG: return vm_log(m, x, LOG_E);
+  case OP_LOG2: return vm_log(m, x, LOG_2);
+  case OP_LOG10: return vm_log(m, x, LOG_10);
+  case OP_LOG1P: return vm_log1p(m, x);
+  case OP_TANH: return vm_tanh(m, x);
+  case OP_ERF: return vm_erf(m, x);
+  case OP_ERFC: return vm_erfc(m, x);
+  case OP_SIN:
+  case OP_COS:
+    vec_push(&m->cx->arena, m->trig, x);  // its loop's cold path tests it
+    return vm_sincos(m, x, op == OP_COS);
+  default: td_unreachable();
+  }
+}
+
+static bool prim_has(Op op, DType dt) {
+  if (dt != DT_F32 && dt != DT_F64)
+    return false;
+  switch (op) {
+  case OP_EXP: case OP_EXP2: case OP_EXPM1: case OP_LOG: case OP_LOG2: case OP_LOG10: case OP_LOG1P:
+  case OP_TANH: case OP_ERF: case OP_ERFC: case OP_SIN: case OP_COS: case OP_POW:
+    return true;
+  default: return false;
+  }
+}
+
+static bool composite_has(Op op, DType dt) {
+  for (Op p = 0; p < OP_COUNT; p++)
+    if (prim_has(p, dt) && op_formula_uses(op, dt, p))
+      return true;
+  return false;
+}
+
+bool vecmath_has(Op op, DType dt) {
+  if (prim_has(op, dt))
+    return true;
+  if (!op_is_composite(op, dt))
+    return false;
+  // a composite's answer builds its formula for every primitive: kept (a fact of the
+  // op table, the same for every program)
+  static signed char known[OP_COUNT][2];
+  signed char *k = &known[op][dt == DT_F64];
+  if (!*k)
+    *k = composite_has(op, dt) ? 1 : -1;
+  return *k > 0;
+}
+
+// Whether e is built here (sin and cos only where m collects their arguments).
+static bool is_vm(const VM *m, const LExpr *e) {
+  if ((e->kind != LX_UNARY && e->kind != LX_BINARY) || e->lanes != 1 || !vecmath_has(e->op, e->dt))
+    return false;
+  return !is_trig(e->op) || m->trig;
+}
+
+static bool any_vm(const VM *m, const LExpr *e) {
+  return e && (is_vm(m, e) || any_vm(m, e->a) || any_vm(m, e->b) || any_vm(m, e->c) || any_vm(m, e->idx.dyn));
+}
+
+// Formula f (ir/opmath.c) with each op in it built, operands left to right; an exp
+// added to 1 is exp_plus1 (the sum rounds away what it flushes).
+static LExpr *expand_formula(VM *m, LExpr *f, bool plus1) {
+  if (f->kind == LX_UNARY && f->op == OP_EXP && plus1)
+    return exp_plus1(m, let(m, expand_formula(m, f->a, false)));
+  if (f->kind == LX_UNARY) {
+    LExpr *a = expand_formula(m, f->a, false);
+    return is_vm(m, f) ? build_unary(m, f->op, let(m, a)) : lx_unary(m->cx, f->op, f->dt, a);
+  }
+  if (f->kind != LX_BINARY)
+    return f;
+  bool one_plus = f->op == OP_ADD && f->a->kind == LX_CONST && f->a->f == 1;
+  LExpr *a = expand_formula(m, f->a, false), *b = expand_formula(m, f->b, one_plus);
+  if (f->op == OP_POW && is_vm(m, f))
+    return vm_pow(m, let(m, a), let(m, b));
+  return lx_binary(m->cx, f->op, f->dt, a, b);
+}
+
+// e with every op built here replaced, lets into m->pre. Expressions may be shared
+// between statements, so the path to a replaced node is copied, not edited.
+static LExpr *expand(VM *m, LExpr *e) {
+  if (!any_vm(m, e))
+    return e;
+  LExpr *n = arena_alloc(&m->cx->arena, sizeof *n);
+  *n = *e;
+  e = n;
+  e->a = expand(m, e->a);
+  e->b = expand(m, e->b);
+  e->c = expand(m, e->c);
+  e->idx.dyn = expand(m, e->idx.dyn);
+  if (!is_vm(m, e))
+    return e;
+  VM mm = vm_for(*m, e->dt);
+  if (e->kind == LX_BINARY)
+    return vm_pow(&mm, let(&mm, e->a), let(&mm, e->b));
+  if (prim_has(e->op, e->dt))
+    return build_unary(&mm, e->op, let(&mm, e->a));
+  return expand_formula(&mm, op_formula(m->cx, e->op, e->dt, let(&mm, e->a)), false);
+}
+
+// st's own expressions expanded, their lets appended to pre.
+static void expand_stmt(VM *m, LStmtList *pre, LStmt *st) {
+  if (!any_vm(m, st->val) && !any_vm(m, st->cond) && !any_vm(m, st->idx.dyn))
+    return;
+  VM in = *m;
+  in.pre = pre;
+  st->val = expand(&in, st->val);
+  st->cond = expand(&in, st->cond);
+  st->idx.dyn = expand(&in, st->idx.dyn);
+}
+
+// ---- sin and cos: the cold path ----
+// A loop whose body is statements alone, some computing sin or cos, and which reads no
+// buffer it stores to (so running it twice computes the same values), becomes
+//   let big = 0; (let saved = acc, for each outer local the body sets)
+//   for j { body, sin and cos built; big = big + (SIN_LIMIT < |arg| < inf ? 1 : 0) }
+//   if (big > 0) { acc = saved ...; for j' { the body again, sin and cos from libm } } A parallel loop is
+// first cut into a parallel loop over CHUNK iterations and the rest, each serial inside.
+// Any other sin or cos stays a libm call: one outside every loop, or in a loop with
+// loops or ifs inside, or one that reads what it writes (in place).
+enum { CHUNK = 4096 };
+
+typedef struct Subst {
+  int from;         // the loop var replaced by to[0] * mul[0] (+ to[1] * mul[1]) + add
+  int to[2];        // to[1] -1: none
+  int64_t mul[2], add;
+  int *lmap;        // locals declared by the copied statements -> their copies
+} Subst;
+
+static LExpr *subst_var(VM *m, const Subst *s, DType dt) {
+  LExpr *v = lx_var(m->cx, s->to[0]);
+  if (s->mul[0] != 1)
+    v = lx_binary(m->cx, OP_MUL, DT_I64, v, lx_const_i(m->cx, DT_I64, s->mul[0]));
+  if (s->to[1] >= 0) {
+    LExpr *w = lx_var(m->cx, s->to[1]);
+    if (s->mul[1] != 1)
+      w = lx_binary(m->cx, OP_MUL, DT_I64, w, lx_const_i(m->cx, DT_I64, s->mul[1]));
+    v = lx_binary(m->cx, OP_ADD, DT_I64, v, w);
+  }
+  if (s->add)
+    v = lx_binary(m->cx, OP_ADD, DT_I64, v, lx_const_i(m->cx, DT_I64, s->add));
+  return dt == DT_I64 ? v : lx_cast(m->cx, dt, v);
+}
+
+static LExpr *clone_expr(VM *m, const Subst *s, const LExpr *e);
+
+static LIndex subst_index(VM *m, const Subst *s, const LIndex *x) {
+  LIndex r = *x;
+  r.nterms = 0;
+  int64_t coef = 0;
+  for (int t = 0; t < x->nterms; t++) {
+    if (x->var[t] == s->from) {
+      coef += x->coef[t];
+      continue;
+    }
+    r.var[r.nterms] = x->var[t];
+    r.coef[r.nterms++] = x->coef[t];
+  }
+  for (int k = 0; k < 2 && coef; k++) {
+    if (s->to[k] < 0)
+      continue;
+    TD_ASSERT(r.nterms < LI_MAX_TERMS);
+    r.var[r.nterms] = s->to[k];
+    r.coef[r.nterms++] = coef * s->mul[k];
+  }
+  r.base += coef * s->add;
+  r.dyn = clone_expr(m, s, x->dyn);
+  return r;
+}
+
+static LExpr *clone_expr(VM *m, const Subst *s, const LExpr *e) {
+  if (!e)
+    return NULL;
+  if (e->kind == LX_VAR && e->var == s->from)
+    return subst_var(m, s, e->dt);
+  LExpr *n = arena_alloc(&m->cx->arena, sizeof *n);
+  *n = *e;
+  if (e->kind == LX_LOCAL)
+    n->local = s->lmap[e->local];
+  n->a = clone_expr(m, s, e->a);
+  n->b = clone_expr(m, s, e->b);
+  n->c = clone_expr(m, s, e->c);
+  if (e->kind == LX_LOAD)
+    n->idx = subst_index(m, s, &e->idx);
+  return n;
+}
+
+static int new_local(VM *m, DType dt) {
+  vec_push(&m->cx->arena, &m->k->locals, dt);
+  return m->k->locals.len - 1;
+}
+
+// Loop l's body copied into `into`, through s (locals it declares get copies).
+static void clone_body(VM *m, Subst *s, const LStmt *l, LStmtList *into) {
+  int nloc = m->k->locals.len;
+  s->lmap = arena_alloc(&m->cx->arena, sizeof(int) * (size_t)(nloc + 1));
+  for (int i = 0; i < nloc; i++)
+    s->lmap[i] = i;
+  for (int i = 0; i < l->body.len; i++) {
+    const LStmt *st = l->body.data[i];
+    TD_ASSERT(st->kind != LS_LOOP && st->kind != LS_IF);
+    LStmt *n = arena_alloc(&m->cx->arena, sizeof *n);
+    *n = *st;
+    n->val = clone_expr(m, s, st->val);
+    n->cond = clone_expr(m, s, st->cond);
+    if (st->kind == LS_STORE)
+      n->idx = subst_index(m, s, &st->idx);
+    if (st->kind == LS_LET)
+      s->lmap[st->local] = new_local(m, m->k->locals.data[st->local]);
+    if (st->kind == LS_LET || st->kind == LS_SET)
+      n->local = s->lmap[st->local];
+    vec_push(&m->cx->arena, into, n);
+  }
+}
+
+static bool is_trig_expr(const LExpr *e) {
+  return e->kind == LX_UNARY && e->lanes == 1 && is_trig(e->op) && (e->dt == DT_F32 || e->dt == DT_F64);
+}
+
+static bool any_trig(const LExpr *e) {
+  return e && (is_trig_expr(e) || any_trig(e->a) || any_trig(e->b) || any_trig(e->c) || any_trig(e->idx.dyn));
+}
+
+// The dtype of the first sin or cos in e (DT_COUNT: none).
+static DType trig_dtype(const LExpr *e) {
+  if (!e)
+    return DT_COUNT;
+  if (is_trig_expr(e))
+    return e->dt;
+  DType d = trig_dtype(e->a);
+  if (d == DT_COUNT)
+    d = trig_dtype(e->b);
+  if (d == DT_COUNT)
+    d = trig_dtype(e->c);
+  return d;
+}
+
+static bool loads_buf(const LExpr *e, int buf) {
+  return e && ((e->kind == LX_LOAD && e->buf == buf) || loads_buf(e->a, buf) || loads_buf(e->b, buf) ||
+               loads_buf(e->c, buf) || loads_buf(e->idx.dyn, buf));
+}
+
+// Whether loop l computes sin or cos in its own statements and can take the cold path.
+static bool has_trig(const LStmt *l) {
+  bool any = false;
+  for (int i = 0; i < l->body.len; i++) {
+    const LStmt *st = l->body.data[i];
+    any |= any_trig(st->val) || any_trig(st->cond) || any_trig(st->idx.dyn);
+  }
+  return l->kind == LS_LOOP && any;
+}
+
+static bool rerunnable(const LStmt *l) {
+  for (int i = 0; i < l->body.len; i++) {
+    const LStmt *st = l->body.data[i];
+    if (st->kind == LS_LOOP || st->kind == LS_IF)
+      return false;
+    if (st->kind != LS_STORE)
+      continue;
+    for (int j = 0; j < l->body.len; j++) {
+      const LStmt *o = l->body.data[j];
+      if (loads_buf(o->val, st->buf) || loads_buf(o->cond, st->buf) || loads_buf(o->idx.dyn, st->buf) ||
+          (o->kind == LS_STORE && loads_buf(o->idx.dyn, st->buf)))
+        return false;
+    }
+  }
+  return true;
+}
+
+static bool declared_in(const LStmt *l, int local) {
+  for (int i = 0; i < l->body.len; i++)
+    if (l->body.data[i]->kind == LS_LET && l->body.data[i]->local == local)
+      return true;
+  return false;
+}
+
+// The cold path of a serial loop l (see above), appended to out.
+static void cold_loop(VM *m, LStmtList *out, LStmt *l) {
+  Ctx *cx = m->cx;
+  LStmt *again = ls_loop(cx, m->k->nvars++, l->extent);
+  again->vector = l->vector;
+  Subst s = {l->var, {again->var, -1}, {1, 0}, 0, NULL};
+  clone_body(m, &s, l, &again->body);
+  VM libm = *m;
+  libm.trig = NULL;
+  LStmtList redo = {0};  // the rest of its math as in the first pass
+  for (int i = 0; i < again->body.len; i++) {
+    expand_stmt(&libm, &redo, again->body.data[i]);
+    vec_push(&cx->arena, &redo, again->body.data[i]);
+  }
+  again->body = redo;
+
+  // the flag counts the huge arguments: a float sum, which ir/sched.c splits into lanes
+  // (with the body's own float folds, of whose dtype it is) and both backends then
+  // vectorize; gcc 12 vectorizes no loop that sets an int local (see codegen/c.c), and
+  // LLVM 14 no select-compare reduction
+  DType fdt = DT_COUNT;
+  for (int i = 0; i < l->body.len && fdt == DT_COUNT; i++) {
+    const LStmt *st = l->body.data[i];
+    if (st->kind == LS_SET && dtype_is_float(st->val->dt))
+      fdt = st->val->dt;
+  }
+  for (int i = 0; i < l->body.len && fdt == DT_COUNT; i++) {  // else the dtype sin computes
+    const LStmt *st = l->body.data[i];
+    fdt = trig_dtype(st->val);
+    if (fdt == DT_COUNT)
+      fdt = trig_dtype(st->cond);
+  }
+  if (fdt == DT_COUNT)
+    fdt = DT_F32;
+  int flag = new_local(m, fdt);
+  LExpr *fl = lx_local(cx, fdt, flag), *zero = lx_const_f(cx, fdt, 0), *one = lx_const_f(cx, fdt, 1);
+  vec_push(&cx->arena, out, ls_let(cx, flag, zero));
+  LStmt *iff = ls_if(cx, lx_binary(cx, OP_GT, DT_BOOL, fl, zero));
+  for (int i = 0; i < l->body.len; i++) {  // outer locals the body sets: saved, restored
+    const LStmt *st = l->body.data[i];
+    if (st->kind != LS_SET || declared_in(l, st->local))
+      continue;
+    DType dt = m->k->locals.data[st->local];
+    int save = new_local(m, dt);
+    vec_push(&cx->arena, out, ls_let(cx, save, lx_local(cx, dt, st->local)));
+    vec_push(&cx->arena, &iff->body, ls_set(cx, st->local, lx_local(cx, dt, save)));
+  }
+  vec_push(&cx->arena, &iff->body, again);
+
+  LStmtList nb = {0};
+  for (int i = 0; i < l->body.len; i++) {
+    LStmt *st = l->body.data[i];
+    LExprList args = {0};
+    VM in = *m;
+    in.trig = &args;
+    expand_stmt(&in, &nb, st);
+    vec_push(&cx->arena, &nb, st);
+    for (int j = 0; j < args.len; j++) {
+      VM a = vm_for(in, args.data[j]->dt);
+      a.pre = &nb;
+      LExpr *ax = let(&a, fabs_(&a, args.data[j]));  // inf: 0 (the vector path gives its NaN)
+      LExpr *big = gt(&a, let(&a, sel(&a, lt(&a, ax, INFINITY), ax, K(&a, 0))), sin_limit(a.dt));
+      int y = new_local(m, fdt);
+      vec_push(&cx->arena, &nb, ls_let(cx, y, lx_select(cx, big, one, zero)));
+      vec_push(&cx->arena, &nb, ls_set(cx, flag, lx_binary(cx, OP_ADD, fdt, fl, lx_local(cx, fdt, y))));
+    }
+  }
+  l->body = nb;
+  vec_push(&cx->arena, out, l);
+  vec_push(&cx->arena, out, iff);
+}
+
+// The cold path of loop l, cutting a parallel one into chunks first.
+static void cold_path(VM *m, LStmtList *out, LStmt *l) {
+  if (!l->parallel || l->extent <= CHUNK) {
+    l->parallel = false;
+    cold_loop(m, out, l);
+    return;
+  }
+  Ctx *cx = m->cx;
+  int64_t nchunks = l->extent / CHUNK, rest = l->extent % CHUNK;
+  LStmt *outer = ls_loop(cx, m->k->nvars++, nchunks);
+  outer->parallel = true;
+  LStmt *inner = ls_loop(cx, l->var, CHUNK);
+  inner->vector = l->vector;
+  Subst s = {l->var, {outer->var, l->var}, {CHUNK, 1}, 0, NULL};
+  clone_body(m, &s, l, &inner->body);
+  cold_loop(m, &outer->body, inner);
+  vec_push(&cx->arena, out, outer);
+  if (rest) {
+    LStmt *tail = ls_loop(cx, m->k->nvars++, rest);
+    tail->vector = l->vector;
+    Subst t = {l->var, {tail->var, -1}, {1, 0}, nchunks * CHUNK, NULL};
+    clone_body(m, &t, l, &tail->body);
+    cold_loop(m, out, tail);
+  }
+}
+
+static void expand_list(VM *m, LStmtList *body) {
+  LStmtList out = {0};
+  for (int i = 0; i < body->len; i++) {
+    LStmt *st = body->data[i];
+    if (st->kind == LS_LOOP && has_trig(st) && rerunnable(st)) {
+      cold_path(m, &out, st);
+      continue;
+    }
+    if (st->kind == LS_LOOP || st->kind == LS_IF)
+      expand_list(m, &st->body);
+    expand_stmt(m, &out, st);  // a statement belongs to one list: edited in place
+    vec_push(&m->cx->arena, &out, st);
+  }
+  *body = out;
+}
+
+static VM vm_new(Ctx *cx, LKernel *k, const CpuTarget *cpu, LStmtList *pre) {
+  VM m = {cx, k, pre, cpu && cpu->fma, DT_F32, DT_I32, &FMT32, NULL};
+  return m;
+}
+
+void vecmath_kernel(Ctx *cx, LKernel *k, const CpuTarget *cpu) {
+  VM m = vm_new(cx, k, cpu, NULL);
+  expand_list(&m, &k->body);
+}
+
+LExpr *vecmath_exp_nonpos(Ctx *cx, LKernel *k, const CpuTarget *cpu, LStmtList *pre, LExpr *x) {
+  TD_ASSERT(x->dt == DT_F32 || x->dt == DT_F64);
+  VM m = vm_for(vm_new(cx, k, cpu, pre), x->dt);
+  return exp_nonpos(&m, let(&m, x));
+}

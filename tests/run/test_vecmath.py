@@ -1,0 +1,432 @@
+#!/usr/bin/python3
+"""tests/run/test_vecmath.py TDSLC: the CPU math library (ir/vecmath.c) end to end,
+against NumPy, on the backend named by TDSL_BACKEND (oracle.require_backend). One program
+computes everything below, both dtypes, so the test compiles it once (the LLVM backend:
+twice more, for the code check).
+
+- Every function in f32 and f64 (exp exp2 expm1 log log2 log10 log1p tanh erf erfc sin
+  cos sigmoid silu pow) in the three places a kernel computes one: an elementwise kernel
+  over a dense sweep (f32: every 4096th bit pattern, the whole range: subnormals, huge
+  values, inf and NaN, and uniform values where the functions vary; f64: random bit
+  patterns and uniform values) plus the edge values (+-0, +-inf, NaN, subnormals, the
+  overflow and underflow thresholds, sin's cold path); a row kernel (`F(x) - m`, m a
+  row's amax of +0s, so the output is F(x) itself); a GEMM epilogue (`F(x @ I)`, x
+  finite: the product by the identity is exact). Each result must be within the
+  function's ULP bound (docs/vecmath.md's table plus the oracle's own error for f64) of
+  NumPy's value (f64 for f32, long double for f64; erf and erfc from Python's math), and
+  exactly NumPy's where that is 0, inf or NaN (with the sign of a zero or an infinity).
+  sigmoid and silu are PyTorch's formulas, whose exp overflows to inf (a result of 0)
+  where the format's does.
+- pow over pairs of those edge values (IEEE 754's special cases, as NumPy gives them),
+  random pairs, and PyTorch's special exponents (2, 3, 0.5, -0.5, -1, -2).
+- The composites built on them (gelu, gelu tanh, softplus, mish, logsigmoid, elu,
+  log_softmax, logsumexp, softmax, scaled_dot_product_attention and the GEMM epilogue
+  gelu(x @ w.t() + b)) against their formulas in NumPy.
+- The generated code of that program, kernel by kernel (--emit=ir --json names each
+  kernel's ops): each holds vector arithmetic and calls no libm function (sin and cos:
+  only the cold path's, and a GEMM epilogue's; docs/vecmath.md), in the LLVM backend's
+  --emit=asm for an AVX2 and an AVX-512 CPU, and in the C backend's object as it ran
+  (a `cc` in PATH keeps it; objdump -d).
+"""
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, emit_text, require_backend, run_outputs  # noqa: E402
+
+T = Tally()
+LD = np.longdouble
+UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf", "erfc", "sin", "cos", "sigmoid",
+         "silu"]
+# max ULP error allowed: docs/vecmath.md's measured maximum with a margin (f64: plus the
+# oracle's own error where it is double precision: erf and erfc from math)
+BOUND = {
+    "f32": {"exp": 1.5, "exp2": 1.5, "expm1": 1.5, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
+            "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1},
+    "f64": {"exp": 1.5, "exp2": 1.5, "expm1": 2, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
+            "erf": 2.5, "erfc": 7.5, "sin": 1, "cos": 1, "sigmoid": 3, "silu": 3, "pow": 2},
+}
+NP = {"f32": np.float32, "f64": np.float64}
+INF, NAN = float("inf"), float("nan")
+
+
+def edges(dt):
+    """+-0, subnormals, thresholds, inf, nan and the neighbours of the finite ones."""
+    fi = np.finfo(NP[dt])
+    base = [0.0, float(fi.smallest_subnormal), float(fi.smallest_normal), float(fi.max), 1, 0.5, 2, 1e-8, 0.1,
+            88.72283935546875, 87.33654, 103.97208, 104, 709.782712893384, 708.3964, 745.1332191019411, 746, 17.5,
+            37.5, 0.625, 0.875, 3.9192, 5.9215, 9.19, 10.05, 26.5, 27.22, math.pi / 4, math.pi / 2, math.pi, 1e5,
+            1e7, 2.0**23, 2.0**25, 1e22, 1e30, INF, NAN]
+    v = []
+    for b in base:
+        for s in (1, -1):
+            x = NP[dt](s * b)
+            v.append(x)
+            if np.isfinite(x):
+                with np.errstate(over="ignore"):
+                    v += [np.nextafter(x, NP[dt](INF)), np.nextafter(x, NP[dt](-INF))]
+    return np.array(v, dtype=NP[dt])
+
+
+def sweep(dt, rng):
+    if dt == "f32":
+        bits = (np.arange(1 << 20, dtype=np.uint64) * 4096 + 1234).astype(np.uint32)
+        dense = bits.view(np.float32)
+        uni = rng.uniform(-12, 12, 1 << 17).astype(np.float32)
+    else:
+        dense = rng.integers(0, 1 << 64, 1 << 18, dtype=np.uint64, endpoint=False).view(np.float64)
+        uni = np.concatenate([rng.uniform(-12, 12, 1 << 17), rng.uniform(-750, 750, 1 << 15)])
+    x = np.concatenate([dense, uni.astype(NP[dt]), edges(dt)])
+    return np.concatenate([x, np.zeros((-x.size) % 64, dtype=NP[dt])])
+
+
+def vec_math(f, x):
+    """f (a function of Python's math) of each element of x, in double."""
+    return np.array(list(map(f, x.astype(np.float64).tolist())))
+
+
+def reference(op, x, dt):
+    """NumPy's value: x in long double (f64 inputs) or f64 (f32 inputs); erf and erfc in
+    double from math; sigmoid and silu with the format's own exp overflow."""
+    with np.errstate(all="ignore"):
+        hp = x.astype(LD if dt == "f64" else np.float64)
+        if op in ("erf", "erfc"):
+            return vec_math(getattr(math, op), x.astype(np.float64)).astype(hp.dtype)
+        if op in ("sigmoid", "silu"):
+            e = np.exp(-hp)
+            den = np.where(np.isinf(e.astype(NP[dt])), INF, 1 + e)
+            return 1 / den if op == "sigmoid" else hp / den
+        return {"exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
+                "log10": np.log10, "log1p": np.log1p, "tanh": np.tanh, "sin": np.sin, "cos": np.cos}[op](hp)
+
+
+def ulp_check(name, got, ref, dt, bound, x=None, y=None):
+    """got within bound ULPs of ref (a higher-precision array) rounded to dt, in steps of
+    the smallest subnormal below the normal range; exact (and of the same sign) where ref
+    is 0, inf or NaN."""
+    got = np.asarray(got).reshape(-1)
+    ref = np.asarray(ref).reshape(-1)
+    fi = np.finfo(NP[dt])
+    with np.errstate(all="ignore"):
+        want = ref.astype(NP[dt])
+        exact = (ref == 0) | ~np.isfinite(ref) | ~np.isfinite(want)
+        same = ((got == want) & (np.signbit(got) == np.signbit(want))) | (np.isnan(got) & np.isnan(want))
+        spacing = np.maximum(np.spacing(np.abs(want)), fi.smallest_subnormal).astype(LD)
+        err = np.where(exact, 0, np.abs(got.astype(LD) - ref.astype(LD)) / spacing).astype(np.float64)
+    bad = (exact & ~same) | (~exact & ~(err <= bound))
+    worst = float(err[~exact].max()) if (~exact).any() else 0.0
+    errs = []
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        at = f"x={x[i]!r}" + (f", y={y[i]!r}" if y is not None else "") if x is not None else f"index {i}"
+        errs.append(f"{int(bad.sum())} of {got.size} off, e.g. {at}: got {got[i]!r}, want {want[i]!r} "
+                    f"({err[i]:.2f} ulp, bound {bound})")
+    T.report(f"{name}: {got.size} values, worst {worst:.3f} ulp (bound {bound})", errs)
+
+
+PR, PC = 256, 256  # the row and GEMM positions' inputs: rows, columns (a parallel kernel)
+
+
+def positions_input(dt, rng):
+    """PR x PC finite nonzero values for the row and GEMM positions: the finite edges, a
+    sample of the sweep's finite values, uniform values where the functions vary. (Not
+    zero: x @ I may round -0 to +0.)"""
+    e = edges(dt)
+    x = sweep(dt, rng)
+    x = x[np.isfinite(x) & (x != 0)]
+    e = e[np.isfinite(e) & (e != 0)]
+    n = PR * PC
+    lo = 12 if dt == "f32" else 40
+    v = np.concatenate([e, rng.choice(x, n // 2), rng.uniform(-lo, lo, n).astype(NP[dt])])[:n]
+    return v.astype(NP[dt]).reshape(PR, PC)
+
+
+def pow_inputs(dt, rng):
+    e = edges(dt)
+    e = e[np.abs(e.astype(np.float64)) < 1e6]  # pairs of the edges: every special case, and more
+    e = np.concatenate([e, np.array([3, -3, 0.25, 1.5, -2.5, 7, 1e6, -1e6, 31, 2.0**60], dtype=NP[dt])])
+    xe, ye = np.meshgrid(e, e)
+    xs = np.concatenate([xe.ravel(), rng.uniform(0, 4, 1 << 16), rng.uniform(-4, 4, 1 << 15),
+                         rng.uniform(0, 100, 1 << 14)]).astype(NP[dt])
+    ys = np.concatenate([ye.ravel(), rng.uniform(-40, 40, 1 << 16), np.floor(rng.uniform(-40, 40, 1 << 15)),
+                         rng.uniform(-200, 200, 1 << 14)]).astype(NP[dt])
+    pad = (-xs.size) % 64
+    return np.concatenate([xs, np.ones(pad, NP[dt])]), np.concatenate([ys, np.ones(pad, NP[dt])])
+
+
+def pow_reference(x, y, dt):
+    hp = LD if dt == "f64" else np.float64
+    with np.errstate(all="ignore"):
+        return np.power(x.astype(hp), y.astype(hp))
+
+
+class Program:
+    """The one program: parameters (name, dtype, array) and outputs (expression, its type,
+    its check: a function of the result)."""
+
+    def __init__(self):
+        self.params, self.outs = [], []
+
+    def param(self, name, dt, a):
+        self.params.append((name, dt, a))
+        return name
+
+    def out(self, expr, dt, shape, check):
+        self.outs.append((expr, f"{dt}[{', '.join(map(str, shape))}]", check))
+
+    def source(self):
+        ps = ", ".join(f"{n}: {dt}[{', '.join(map(str, a.shape))}]" for n, dt, a in self.params)
+        return (f"fn f({ps}) -> ({', '.join(t for _, t, _ in self.outs)}) {{\n"
+                f"    return {', '.join(e for e, _, _ in self.outs)}\n}}\n")
+
+    def inputs(self):
+        return {n: a for n, _, a in self.params}
+
+
+def functions(P, dt, rng):
+    """Every function: elementwise over the sweep, in a row kernel, in a GEMM epilogue."""
+    x = sweep(dt, rng)
+    s = P.param(f"s{dt}", dt, x)
+    for op in UNARY:
+        P.out(f"{op}({s})", dt, x.shape,
+              lambda got, op=op: ulp_check(f"{op} {dt}", got, reference(op, x, dt), dt, BOUND[dt][op], x=x))
+    g0 = positions_input(dt, rng)
+    ops = UNARY + ["pow"]
+    g = P.param(f"g{dt}", dt, np.ascontiguousarray(np.broadcast_to(g0, (len(ops),) + g0.shape)))
+    eye = P.param(f"e{dt}", dt, np.eye(PC, dtype=NP[dt]))
+    h0 = np.concatenate([np.floor(rng.uniform(-20, 20, PR * PC // 4)), rng.uniform(-30, 30, PR * PC * 3 // 4)])
+    h0 = h0.astype(NP[dt]).reshape(PR, PC)
+    h = P.param(f"h{dt}", dt, h0)
+    gv = g0.ravel()
+    for k, op in enumerate(ops):
+        call = (lambda a: f"pow({a}, {h})") if op == "pow" else (lambda a, op=op: f"{op}({a})")
+        ref = pow_reference(g0, h0, dt) if op == "pow" else reference(op, gv, dt)
+        y = h0.ravel() if op == "pow" else None
+        P.out(f"{call(f'{g}[{k}]')} - abs({g}[{k}] * 0).amax(-1, keepdim=True)", dt, g0.shape,
+              lambda got, op=op, ref=ref, y=y: ulp_check(f"{op} {dt}, row kernel", got, ref, dt, BOUND[dt][op],
+                                                         x=gv, y=y))
+        P.out(call(f"{g}[{k}] @ {eye}"), dt, g0.shape,
+              lambda got, op=op, ref=ref, y=y: ulp_check(f"{op} {dt}, GEMM epilogue", got, ref, dt, BOUND[dt][op],
+                                                         x=gv, y=y))
+
+
+def pows(P, dt, rng):
+    xs, ys = pow_inputs(dt, rng)
+    px, py = P.param(f"px{dt}", dt, xs), P.param(f"py{dt}", dt, ys)
+    P.out(f"pow({px}, {py})", dt, xs.shape,
+          lambda got: ulp_check(f"pow {dt}", got, pow_reference(xs, ys, dt), dt, BOUND[dt]["pow"], x=xs, y=ys))
+    x = xs.astype(LD if dt == "f64" else np.float64)
+    # PyTorch's own exponents: x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x) (two roundings: 1 ulp)
+    with np.errstate(all="ignore"):
+        special = [("2", x * x), ("3", x * x * x), ("0.5", np.sqrt(x)), ("-0.5", 1 / np.sqrt(x)), ("-1", 1 / x),
+                   ("-2", 1 / (x * x))]
+    for name, want in special:
+        P.out(f"{px} ** {name}", dt, xs.shape,
+              lambda got, name=name, want=want: ulp_check(f"x ** {name} {dt}", got, want, dt, 1.5, x=xs))
+
+
+def rel_check(name, got, want, rtol, atol):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(got - want) <= atol + rtol * np.abs(want)) | (np.isnan(got) & np.isnan(want)) | (got == want)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        err = np.abs(got - want) / (atol + rtol * np.abs(want))
+    errs = []
+    if not ok.all():
+        i = int(np.flatnonzero(~ok.ravel())[0])
+        errs.append(f"{int((~ok).sum())} off, e.g. index {i}: got {got.ravel()[i]!r}, want {want.ravel()[i]!r}")
+    T.report(f"{name}: worst {float(np.nanmax(err)) if err.size else 0:.3f} of the tolerance", errs)
+
+
+def erf_np(x):
+    return np.vectorize(math.erf)(x)
+
+
+def composites(P, dt, rng):
+    R, C, N = 64, 1000, 48
+    x = rng.uniform(-12, 12, (R, C))
+    x[0, :8] = [0, -0.0, INF, -INF, 30, -30, 1e-30, -1e-30]
+    x[1, 5] = 1e12  # sin's cold path: the row's sum is run again with libm's sin and cos
+    x[2, 99] = -3e9
+    w, b = rng.standard_normal((N, C)) * 0.1, rng.standard_normal(N)
+    q, k, v = (rng.standard_normal((2, 4, 40, 16)) for _ in range(3))
+    ins = {"x": x, "w": w, "b": b, "q": q, "k": k, "v": v}
+    ins = {n: a.astype(NP[dt]) for n, a in ins.items()}
+    nm = {n: P.param(f"c{n}{dt}", dt, a) for n, a in ins.items()}
+    X = ins["x"].astype(np.float64)
+    rt = 1e-6 if dt == "f32" else 1e-14
+    with np.errstate(all="ignore"):
+        sig = 1 / (1 + np.exp(-X))
+        sp = np.where(X > 20, X, np.log1p(np.exp(X)))
+        m0 = X.max(axis=1, keepdims=True)  # softmax, log_softmax: a row with +inf is NaN
+        ls = X - m0 - np.log(np.exp(X - m0).sum(axis=1, keepdims=True))
+        m = np.where(np.isinf(m0), 0, m0)  # PyTorch's logsumexp: an infinite max shifts by 0
+        lse = m[:, 0] + np.log(np.exp(X - m).sum(axis=1))
+        lin = ins["x"].astype(np.float64) @ ins["w"].astype(np.float64).T + ins["b"].astype(np.float64)
+        Q, K, V = (ins[n].astype(np.float64) for n in "qkv")
+        s = Q @ K.transpose(0, 1, 3, 2) / math.sqrt(16)
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        att = (s / s.sum(axis=-1, keepdims=True)) @ V
+        tiny = 1e-6 if dt == "f32" else 1e-15
+        xs = nm["x"]
+        want = [
+            ("gelu", f"gelu({xs})", X * 0.5 * (1 + erf_np(X / math.sqrt(2))), rt, tiny),
+            ("gelu tanh", f"gelu({xs}, approximate='tanh')",
+             0.5 * X * (1 + np.tanh(math.sqrt(2 / math.pi) * (X + 0.044715 * X**3))), rt, tiny),
+            ("softplus", f"softplus({xs})", sp, rt, 0), ("mish", f"mish({xs})", X * np.tanh(sp), rt, 1e-30),
+            ("logsigmoid", f"logsigmoid({xs})", np.minimum(X, 0) - np.log1p(np.exp(-np.abs(X))), rt, 1e-30),
+            ("elu", f"elu({xs})", np.where(X > 0, X, np.expm1(X)), rt, 0),
+            ("log_softmax", f"log_softmax({xs}, -1)", ls, 4 * rt, 1e-6 if dt == "f32" else 1e-14),
+            ("softmax", f"softmax({xs}, -1)", np.exp(ls), 8 * rt, 1e-30),
+            ("logsumexp", f"logsumexp({xs}, -1)", lse, 4 * rt, 1e-30),
+            ("silu", f"silu({xs})", X * sig, rt, 1e-30),
+            ("gelu(x @ w.t() + b)", f"gelu({xs} @ {nm['w']}.t() + {nm['b']})",
+             lin * 0.5 * (1 + erf_np(lin / math.sqrt(2))), 1e3 * rt, 1e3 * rt),
+            ("sigmoid(x) * tanh(x) + log1p(exp(-abs(x)))", f"sigmoid({xs}) * tanh({xs}) + log1p(exp(-abs({xs})))",
+             sig * np.tanh(X) + np.log1p(np.exp(-np.abs(X))), rt, 1e-7),
+            ("(sin(x * 4) * cos(x)).sum(-1)", f"(sin({xs} * 4) * cos({xs})).sum(-1)",
+             (np.sin(ins["x"] * NP[dt](4)).astype(np.float64) * np.cos(X)).sum(axis=1), 1e2 * rt, 1e2 * rt),
+        ]
+    if dt == "f32":  # (f64's is the same schedule; its C takes a second to compile)
+        want.append(("scaled_dot_product_attention", f"scaled_dot_product_attention({nm['q']}, {nm['k']}, {nm['v']})",
+                     att, 1e3 * rt, 1e3 * rt))
+    for name, expr, ref, rtol, atol in want:
+        def check(got, name=name, ref=ref, rtol=rtol, atol=atol):
+            finite = np.isfinite(ref) | np.isnan(ref)
+            rel_check(f"{name} {dt}", got[finite], ref[finite], rtol, atol)
+        P.out(expr, dt, ref.shape, check)
+
+
+# ---- the generated code ----
+LIBM = re.compile(r"\b(?:call|callq|jmp)\s+(?:\*|[0-9a-f]+\s+<)?(?P<f>(?:exp|exp2|expm1|log|log2|log10|log1p|tanh|erf|"
+                  r"erfc|sin|cos|pow|sqrt|fma|fabs|copysign|trunc)f?)(?:@PLT|@plt)?\b")
+# floating-point arithmetic on 256- or 512-bit registers (AT&T syntax: the registers follow)
+VEC = re.compile(r"\bv(?:fn?m(?:add|sub)\w*|mul|add|sub|div|max|min|cmp|blendm?|rndscale|round|sqrt|cvt\w*)"
+                 r"[ps][sd]\b[^\n]*%[yz]mm")
+# a function's label in an assembly listing (LLVM's or gcc's, `NAME:`) or a disassembly
+# (objdump's, `ADDRESS <NAME>:`): a kernel's (tdsl_g_f_kN and its parallel body, gcc's
+# .part/.cold/.constprop clones) or any other
+LABEL = re.compile(r"^(?:[0-9a-f]+ <(?P<dname>[^>@]+)>|(?P<name>[A-Za-z_][\w.]*)):", re.M)
+KERNEL = re.compile(r"^tdsl_g_f_(?P<k>k\d+)(?:_|\.|$)")
+
+
+def kernel_code(asm):
+    """{kernel name: its functions' assembly}; code outside every kernel (the entry, into
+    which a compiler may inline a kernel called once) under None."""
+    out = {}
+    marks = list(LABEL.finditer(asm))
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(asm)
+        km = KERNEL.match(m.group("name") or m.group("dname"))
+        key = km.group("k") if km else None
+        out[key] = out.get(key, "") + asm[m.start():end]
+    return out
+
+
+def code_check(tag, asm, kernels, vec_regs, llvm):
+    """Each kernel: vector arithmetic and no libm call (sin, cos: the cold path's and a
+    GEMM epilogue's). LLVM 14 keeps a sum of sin or cos scalar (docs/vecmath.md): only the
+    calls are checked there. A kernel a compiler inlined into the entry (no code of its
+    own) is checked with the entry's code."""
+    code = kernel_code(asm)
+    inlined = [k for k in kernels if k not in code]
+    groups = [([k], code[k]) for k in kernels if k in code]
+    if inlined:
+        groups.append((inlined, code.get(None, "")))
+    for ks, text in groups:
+        ops = sorted({op for k in ks for op in kernels[k]})
+        name = f"{tag}: {', '.join(ks)} ({' '.join(ops)})"
+        trig = "sin" in ops or "cos" in ops
+        allowed = {"sin", "sinf", "cos", "cosf"} if trig else set()
+        bad = sorted({m.group("f") for m in LIBM.finditer(text)} - allowed)
+        want_vec = vec_regs and not (llvm and trig and "sum" in ops)
+        least = 1 if ops == ["pow"] else 8  # x ** 2 is one multiply
+        nvec = len(VEC.findall(text)) if want_vec else least
+        T.check(f"{name}: vector arithmetic, no libm call{' but the cold path' if trig else ''}",
+                not bad and nvec >= least, f"libm calls {bad}, {nvec} vector arithmetic instructions")
+
+
+def host_avx2():
+    """Whether cc -march=native here has 256-bit vectors (else the C check skips them)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx2" in f.read()
+    except OSError:
+        return False
+
+
+def keep_cc_output(d):
+    """A `cc` first in PATH, in folder d, that runs the real one and copies its output (the
+    C backend's fn.so) to d/fn.so: the code checked is the code that ran. Returns the
+    PATH to run tdslc with."""
+    real = shutil.which("cc")
+    if real is None:
+        sys.exit("FAIL: no C compiler 'cc'")
+    with open(os.path.join(d, "cc"), "w") as f:
+        f.write(f'#!/bin/sh\n"{real}" "$@" || exit $?\nprev=\n'
+                f'for a in "$@"; do [ "$prev" = -o ] && cp "$a" "{d}/fn.so"; prev=$a; done\nexit 0\n')
+    os.chmod(os.path.join(d, "cc"), 0o755)
+    return d + os.pathsep + os.environ.get("PATH", "")
+
+
+def generated_code(tdslc, backend, src, so):
+    ir = emit_text(tdslc, src, "ir", ["--json"])
+    if ir.returncode != 0:
+        T.report("--emit=ir --json", [ir.stderr])
+        return
+    kernels = {k["name"]: k["ops"] for k in json.loads(ir.stdout)["kernels"]}
+    if backend in (None, "llvm"):
+        for cpu in ("znver3", "skylake-avx512"):
+            k = emit_text(tdslc, src, "asm", [f"--cpu={cpu}"], timeout=600)
+            if k.returncode != 0:
+                T.report(f"--emit=asm --cpu={cpu}", [k.stderr])
+                continue
+            code_check(f"llvm, {cpu}", k.stdout, kernels, True, True)
+    if backend == "c":
+        if not os.path.exists(so):
+            T.report("the C backend's object", [f"the cc wrapper kept no {so}"])
+            return
+        p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", so], capture_output=True, text=True)
+        if p.returncode != 0:
+            T.report("objdump -d", [p.stderr])
+            return
+        code_check("c", p.stdout, kernels, host_avx2(), False)
+
+
+def main():
+    tdslc = sys.argv[1]
+    backend = require_backend(tdslc)
+    rng = np.random.default_rng(2027)
+    P = Program()
+    for dt in ("f32", "f64"):
+        functions(P, dt, rng)
+        pows(P, dt, rng)
+        composites(P, dt, rng)
+    src = P.source()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.environ.get("PATH", "")
+        if backend == "c":
+            os.environ["PATH"] = keep_cc_output(d)
+        try:
+            p, outs = run_outputs(tdslc, src, P.inputs(), backend=backend, timeout=600)
+        finally:
+            os.environ["PATH"] = path
+        if p.returncode != 0:
+            sys.exit(f"FAIL: tdslc exit {p.returncode}\n{p.stderr.decode(errors='replace')}")
+        for (_, _, check), got in zip(P.outs, outs):
+            check(got)
+        generated_code(tdslc, backend, src, os.path.join(d, "fn.so"))
+    return T.summary(recap=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
