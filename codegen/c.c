@@ -231,6 +231,8 @@ static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList
         return true;
       break;
     case LS_LET:
+    case LS_VAR:   // (the GPU form's: never in a C kernel)
+    case LS_SYNC:
     case LS_CALL:
     case LS_COUNT: break;
     }
@@ -438,6 +440,8 @@ static void stmt(CKernelGen *c, const LStmt *s) {
     cexpr_close(g);
     return;
   case LS_CALL: call_stmt(c, s->call); return;
+  case LS_VAR:   // the GPU form's (codegen/cuda.c)
+  case LS_SYNC:
   case LS_COUNT: break;
   }
   td_unreachable();

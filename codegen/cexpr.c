@@ -926,6 +926,14 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     print_sel(g, e);
     buf_printf(g->b, " - %d])", e->a->lanes);
     return;
+  case LX_SHFL:
+  case LX_IDIV:
+  case LX_INSERT:
+  case LX_FRAG:
+  case LX_MMA:  // the GPU form's (ir/loop.h): the CUDA dialect's
+    TD_ASSERT(g->d->gpu_expr);
+    g->d->gpu_expr(g, e);
+    return;
   case LX_COUNT: break;
   }
   td_unreachable();

@@ -25,7 +25,7 @@ typedef enum {
   G_COUNT
 } HelperGroup;
 
-// H_REDUCE: CUDA's block reduction; H_SHUFFLE, H_STREAM: the C backend's vector moves
+// H_REDUCE: CUDA's own (the mma fragments' helpers); H_SHUFFLE, H_STREAM: the C backend's vector moves
 typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_SHUFFLE, H_STREAM, H_COUNT } SingleHelper;
 
 typedef struct Prelude {
@@ -57,7 +57,10 @@ struct CDialect {
   const char *err_text;     // H_ERR: the error record and tdsl_g_raise
   const char *f16_text;     // H_F16: tdsl_g_h2f, and tdsl_g_f2h up to its `sign` and `a`
   const char *bf16_text;    // H_BF16: tdsl_g_bf2f, tdsl_g_f2bf
-  const char *reduce_text;  // H_REDUCE, if the dialect has it
+  const char *reduce_text;  // H_REDUCE, if the dialect has it (CUDA: the tensor cores' helpers)
+  // The GPU form's expressions (LX_SHFL, LX_IDIV; LX_INSERT where a statement's value),
+  // CUDA's alone: NULL in C.
+  void (*gpu_expr)(CExprGen *g, const LExpr *e);
 };
 
 // Prints the helpers pr asks for (and those they need); whether there were any.

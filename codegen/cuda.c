@@ -1,32 +1,27 @@
-// codegen/cuda.c: the CUDA C backend. Prints loop IR (ir/loop.h) as CUDA C: for
-// --emit=cuda one .cu translation unit (device helpers, kernels, and per program a
-// host entry with the CPU ABI of DESIGN.md that copies buffers to the device, launches
-// and checks every kernel, and copies results back), compiling with
-// `nvcc -arch=sm_90 -c -I$(tdslc --print-include-dir)`; for cuda_device_image the
-// device code of one program alone (no includes: NVRTC has no libc headers) with the
-// launch of each kernel. Every kernel takes (tdsl_gpu_error *err, b0, b1, ...), the
-// convention of codegen/codegen.h, and is launched with a 1-D grid and block. Kernels
-// with the same code (LKernel.same: a model's layers) are printed once, and launched
-// once each with their own buffers, each pointer moved its LArg.at elements in.
+// codegen/cuda.c: the CUDA C backend. Prints the GPU form of loop IR (ir/loop.h; each
+// kernel as ir/sched_gpu.c rewrote it) as CUDA C: for --emit=cuda one .cu translation
+// unit (device helpers, kernels, and per program a host entry with the CPU ABI of
+// DESIGN.md that copies buffers to the device, launches and checks every kernel, and
+// copies results back), compiling with `nvcc -arch=sm_90 -c -I$(tdslc
+// --print-include-dir)`; for cuda_device_image the device code of one program alone (no
+// includes: NVRTC has no libc headers) with the launch of each kernel. Every kernel
+// takes (tdsl_gpu_error *err, b0, b1, ...), the convention of codegen/codegen.h, its
+// LB_SHARED arguments being __shared__ arrays of its own, and is launched with the
+// schedule's 1-D grid and block (LGpuSched). Kernels with the same code (LKernel.same:
+// a model's layers) are printed once, and launched once each with their own buffers,
+// each pointer moved its LArg.at elements in.
 //
-// How each LKernel maps onto threads is the GPU schedule's (LKernel.gpu, decided by
-// ir/sched_gpu.c; LGpuSched in ir/loop.h), and this file prints what it says:
-//   FLAT    one grid-stride loop over the flattened elements, the innermost loop the
-//           fastest-varying index, so consecutive threads touch consecutive elements.
-//   ROWS    one block per row (grid-stride over rows). Statements every thread runs
-//           are printed as they are (stores guarded by thread 0); a split nest as a
-//           loop over the flattened iterations stepping by blockDim.x; a reduction as
-//           per-thread partial results combined by tdsl_g_block_reduce (plain form) or
-//           by warp shuffles and shared memory (argform, keeping the earliest best), the
-//           result in every thread; __syncthreads() where the schedule puts a barrier.
-//   MATMUL  LKernel.mm's nest (ir/matmul.c) as 16x16 output tiles per block: A and B
-//           staged through shared memory 16 deep in k, one output element per thread,
-//           the statements after the k loop applied with the sum before the store.
-//   SERIAL  one thread per row, its body run sequentially as the C backend does.
+// The statements are the schedule's, printed one for one: a loop with a start and step
+// as `for (v = start; v < extent; v += step)`, LS_VAR as a const declaration, LS_SYNC as
+// __syncthreads() or __syncwarp(), LX_SHFL as __shfl_*_sync over the full warp, the
+// thread's vars bound first from threadIdx.x and blockIdx.x. A vector load or store
+// (aligned to its width, ir/loop.h) moves one tdsl_g_vec, an aligned struct of its
+// lanes, so nvcc emits one 64- or 128-bit access; its lanes live in an array. So
+// codegen/llvm_gpu.c builds the same statements for the PTX: the two backends differ
+// in spelling, not in schedule, and what tests/shim runs of this text is what both do.
 // Numerics are those of codegen/c.c (the helpers and expressions of the C dialect in
-// codegen/cexpr.c, as __device__ functions): only the association of a reduction
-// across threads differs. Errors: the first raise sets the record's flag with
-// atomicCAS and writes k and the value.
+// codegen/cexpr.c, as __device__ functions). Errors: the first raise sets the record's
+// flag with atomicCAS and writes k and the value.
 #include "codegen/cexpr.h"
 
 #include <inttypes.h>
@@ -61,6 +56,10 @@ static const char *const base_text =
     "#define TDSL_G_NAN __int_as_float(0x7fc00000)\n"
     "#define TDSL_G_DINF __longlong_as_double(0x7ff0000000000000LL)\n"
     "#define TDSL_G_DNAN __longlong_as_double(0x7ff8000000000000LL)\n"
+    "// A vector of N elements, aligned to its size: one 64- or 128-bit access.\n"
+    "template <typename S, int N> struct __align__(sizeof(S) * N) tdsl_g_vec {\n"
+    "  S v[N];\n"
+    "};\n"
     "#ifndef TDSLC_RUNTIME_TDSL_H\n"
     "// The error record of runtime/tdsl.h: flag set once by atomicCAS, then k and value.\n"
     "typedef struct tdsl_gpu_error {\n"
@@ -105,35 +104,60 @@ static const char *const bf16_text =
     "  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
     "}\n";
 
-static const char *const reduce_text =
-    "// Combines v of every thread of the block with op (blockDim.x a multiple of 32, every\n"
-    "// thread calling); every thread gets the result. sh: 32 elements of shared memory.\n"
-    "template <typename T, typename Op> static __device__ T tdsl_g_block_reduce(T v, Op op, T *sh) {\n"
-    "  int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;\n"
-    "  for (int o = 16; o > 0; o >>= 1) {\n"
-    "    T x = __shfl_down_sync(0xffffffffu, v, o);\n"
-    "    if (lane + o < 32)\n"
-    "      v = op(v, x);\n"
+// The tensor cores (H_REDUCE): each lane's registers of an mma.m16n8k16 operand (PTX
+// ISA, "Matrix Fragments for mma.m16n8k16": two halves a register, the lower k first;
+// lane l has g = l / 4, q = 2 (l % 4)), and the mma itself, in place on the sums; under
+// tests/shim (TDSL_SHIM) the shim's emulation of the instruction.
+static const char *const mma_text =
+    "struct tdsl_g_fa {\n"
+    "  uint32_t r[4];\n"
+    "};\n"
+    "struct tdsl_g_fb {\n"
+    "  uint32_t r[2];\n"
+    "};\n"
+    DEV "uint32_t tdsl_g_pack(uint16_t lo, uint16_t hi) { return (uint32_t)lo | (uint32_t)hi << 16; }\n"
+    DEV "uint32_t tdsl_g_word(const uint16_t *p) { return *(const uint32_t *)p; }\n"
+    "// A: 16 x 16, (m, k) at p[m * ld + k] (mk) or p[k * ld + m] (km)\n"
+    DEV "tdsl_g_fa tdsl_g_frag_a_mk(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fa f = {{tdsl_g_word(&p[g * ld + q]), tdsl_g_word(&p[(g + 8) * ld + q]), tdsl_g_word(&p[g * ld + q + 8]),\n"
+    "                  tdsl_g_word(&p[(g + 8) * ld + q + 8])}};\n"
+    "  return f;\n"
+    "}\n"
+    DEV "tdsl_g_fa tdsl_g_frag_a_km(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fa f = {{tdsl_g_pack(p[q * ld + g], p[(q + 1) * ld + g]), tdsl_g_pack(p[q * ld + g + 8], p[(q + 1) * ld + g + 8]),\n"
+    "                  tdsl_g_pack(p[(q + 8) * ld + g], p[(q + 9) * ld + g]),\n"
+    "                  tdsl_g_pack(p[(q + 8) * ld + g + 8], p[(q + 9) * ld + g + 8])}};\n"
+    "  return f;\n"
+    "}\n"
+    "// B: 16 x 8, (k, n) at p[n * ld + k] (nk) or p[k * ld + n] (kn)\n"
+    DEV "tdsl_g_fb tdsl_g_frag_b_nk(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fb f = {{tdsl_g_word(&p[g * ld + q]), tdsl_g_word(&p[g * ld + q + 8])}};\n"
+    "  return f;\n"
+    "}\n"
+    DEV "tdsl_g_fb tdsl_g_frag_b_kn(const uint16_t *p, int ld) {\n"
+    "  int g = (threadIdx.x & 31) >> 2, q = (threadIdx.x & 3) * 2;\n"
+    "  tdsl_g_fb f = {{tdsl_g_pack(p[q * ld + g], p[(q + 1) * ld + g]), tdsl_g_pack(p[(q + 8) * ld + g], p[(q + 9) * ld + g])}};\n"
+    "  return f;\n"
+    "}\n"
+    "#ifdef TDSL_SHIM\n"
+    "#define TDSL_G_MMA(ty, bf)                                                            \\\n"
+    "  " DEV "void tdsl_g_mma_##ty(float *d, tdsl_g_fa a, tdsl_g_fb b) {                   \\\n"
+    "    tdsl_shim_mma_16816(d, a.r, b.r, d, bf, __LINE__);                               \\\n"
     "  }\n"
-    "  if (lane == 0)\n"
-    "    sh[w] = v;\n"
-    "  __syncthreads();\n"
-    "  if (w == 0) {\n"
-    "    v = sh[lane < nw ? lane : 0];\n"
-    "    for (int o = 16; o > 0; o >>= 1) {\n"
-    "      T x = __shfl_down_sync(0xffffffffu, v, o);\n"
-    "      if (lane + o < nw)\n"
-    "        v = op(v, x);\n"
-    "    }\n"
-    "    __syncwarp();\n"
-    "    if (lane == 0)\n"
-    "      sh[0] = v;\n"
+    "#else\n"
+    "#define TDSL_G_MMA(ty, bf)                                                                                 \\\n"
+    "  " DEV "void tdsl_g_mma_##ty(float *d, tdsl_g_fa a, tdsl_g_fb b) {                                          \\\n"
+    "    asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.\" #ty \".\" #ty \".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, \"  \\\n"
+    "                 \"{%8, %9}, {%0, %1, %2, %3};\"                                                          \\\n"
+    "                 : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3])                                      \\\n"
+    "                 : \"r\"(a.r[0]), \"r\"(a.r[1]), \"r\"(a.r[2]), \"r\"(a.r[3]), \"r\"(b.r[0]), \"r\"(b.r[1]));       \\\n"
     "  }\n"
-    "  __syncthreads();\n"
-    "  v = sh[0];\n"
-    "  __syncthreads();  // sh is free again\n"
-    "  return v;\n"
-    "}\n";
+    "#endif\n"
+    "TDSL_G_MMA(f16, 0)\n"
+    "TDSL_G_MMA(bf16, 1)\n";
 
 // NVRTC has no math.h: nan and inf come from bit patterns (base_text).
 static const TypeText type_text[DT_COUNT] = {
@@ -156,6 +180,29 @@ static void bitcast(CExprGen *g, DType from, DType to, const char **pre, const c
   *post = ")";
 }
 
+// The GPU form's expressions (CDialect.gpu_expr).
+static void gpu_expr(CExprGen *g, const LExpr *e) {
+  switch (e->kind) {
+  case LX_SHFL:
+    buf_printf(g->b, "__shfl%s_sync(0xffffffffu, ", e->i == LG_SHFL_DOWN ? "_down" : e->i == LG_SHFL_XOR ? "_xor" : "");
+    cexpr_expr(g, e->a);
+    buf_puts(g->b, ", (int)(");
+    cexpr_expr(g, e->b);
+    buf_puts(g->b, "))");
+    return;
+  case LX_IDIV: {  // a >= 0, b > 0: unsigned
+    const char *u = e->dt == DT_I32 ? "uint32_t" : "uint64_t";
+    buf_printf(g->b, "(%s)((%s)(", cexpr_type(e->dt), u);
+    cexpr_expr(g, e->a);
+    buf_printf(g->b, ") %s (%s)(", e->op == OP_FLOOR_DIVIDE ? "/" : "%", u);
+    cexpr_expr(g, e->b);
+    buf_puts(g->b, "))");
+    return;
+  }
+  default: td_unreachable();  // LX_INSERT, LX_MMA: a statement's value (vec_let, vec_store)
+  }
+}
+
 static const CDialect dialect_cuda = {
     .name = "cuda",
     .decl = DEV,
@@ -169,7 +216,8 @@ static const CDialect dialect_cuda = {
     .err_text = err_text,
     .f16_text = f16_text,
     .bf16_text = bf16_text,
-    .reduce_text = reduce_text,
+    .reduce_text = mma_text,
+    .gpu_expr = gpu_expr,
 };
 
 // The device prelude: base_text, then the helpers the kernels use.
@@ -181,15 +229,10 @@ static void emit_prelude(Buf *b, Prelude *pr) {
 
 // ---- the kernel printer ----
 typedef struct CudaKernelGen {
-  CExprGen g;           // the locals' names in g.lname change while a reduction is printed
-  int uniq;             // fresh-name counter
-  const char *key_set;  // argform: the statement appended to the `better` branch
+  CExprGen g;
 } CudaKernelGen;
 
-// ---- statement printing ----
-static void stmts_seq(CudaKernelGen *c, const LStmtList *l);
-
-static void open_scope(CudaKernelGen *c) { c->g.depth++; }
+static void stmts(CudaKernelGen *c, const LStmtList *l);
 
 static void line(CudaKernelGen *c, const char *fmt, ...) TD_PRINTF(2, 3);
 static void line(CudaKernelGen *c, const char *fmt, ...) {
@@ -203,395 +246,252 @@ static void line(CudaKernelGen *c, const char *fmt, ...) {
   buf_puts(c->g.b, "\n");
 }
 
-// A statement run by one thread, as the C backend runs it.
-static void stmt_seq(CudaKernelGen *c, const LStmt *s) {
+// ---- vectors ----
+static DType arg_dtype(const CudaKernelGen *c, int arg) { return cexpr_arg_dtype(&c->g, arg); }
+
+// The text that turns element e of a bt buffer (a storage value) into its value.
+static void load_conv(CudaKernelGen *c, DType bt, const char **pre, const char **post) {
+  *pre = "", *post = "";
+  if (bt == DT_F16 || bt == DT_BF16) {
+    c->g.pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
+    *pre = bt == DT_F16 ? "tdsl_g_h2f(" : "tdsl_g_bf2f(", *post = ")";
+  } else if (bt == DT_BOOL) {
+    *pre = "(", *post = " != 0)";
+  }
+}
+
+// ... and a value of dtype bt into the storage value.
+static void store_conv(CudaKernelGen *c, DType bt, const char **pre, const char **post) {
+  *pre = "", *post = "";
+  if (bt == DT_F16 || bt == DT_BF16) {
+    c->g.pr->single[bt == DT_F16 ? H_F16 : H_BF16] = true;
+    *pre = bt == DT_F16 ? "tdsl_g_f2h(" : "tdsl_g_f2bf(", *post = ")";
+  } else if (bt == DT_BOOL) {
+    *pre = "(uint8_t)(", *post = ")";
+  }
+}
+
+static void print_index(CudaKernelGen *c, const LIndex *ix) { cexpr_index(&c->g, ix); }
+
+// Lane l of vector value v: a scalar expression (an insert chain's, a splat's, a local's).
+static void lane_expr(CudaKernelGen *c, const LExpr *v, int l) {
+  while (v->kind == LX_INSERT && v->i != l)
+    v = v->a;
+  if (v->kind == LX_INSERT) {
+    cexpr_expr(&c->g, v->b);
+  } else if (v->kind == LX_SPLAT) {
+    cexpr_expr(&c->g, v->a);
+  } else {
+    TD_ASSERT(v->kind == LX_LOCAL);
+    buf_printf(c->g.b, "%s[%d]", c->g.lname[v->local], l);
+  }
+}
+
+static bool lane_value(const LExpr *v) {
+  return v->kind == LX_INSERT || v->kind == LX_SPLAT || v->kind == LX_LOCAL;
+}
+
+// An mma operand: the helper reading the lane's registers.
+static void frag(CudaKernelGen *c, const LExpr *f) {
+  static const char *const roles[] = {"a_mk", "a_km", "b_nk", "b_kn"};
+  c->g.arg_used[f->buf] = true;
+  buf_printf(c->g.b, "tdsl_g_frag_%s(&b%d[", roles[f->i], f->buf);
+  print_index(c, &f->idx);
+  buf_printf(c->g.b, "], %" PRId64 ")", f->b->i);
+}
+
+// acc = mma(a, b, acc): the sums in place.
+static void mma_set(CudaKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
+  const LExpr *v = s->val;
+  TD_ASSERT(s->kind == LS_SET && v->c->kind == LX_LOCAL && v->c->local == s->local);
+  g->pr->single[H_REDUCE] = true;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "tdsl_g_mma_%s(%s, ", v->a->dt == DT_BF16 ? "bf16" : "f16", g->lname[s->local]);
+  frag(c, v->a);
+  buf_puts(g->b, ", ");
+  frag(c, v->b);
+  buf_puts(g->b, ");\n");
+}
+
+// A vector let or set whose value is a load or lanes (else cexpr's lane loop).
+static bool vec_let(CudaKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
+  const LExpr *v = s->val;
+  int n = v->lanes;
+  if (v->kind == LX_MMA) {
+    mma_set(c, s);
+    return true;
+  }
+  if (v->kind != LX_LOAD && !lane_value(v))
+    return false;
+  if (s->kind == LS_LET && g->decl_depth[s->local] < 0) {
+    g->decl_depth[s->local] = g->depth;
+    line(c, "%s %s[%d];", cexpr_type(v->dt), g->lname[s->local], n);
+  }
+  const char *name = g->lname[s->local];
+  if (v->kind == LX_LOAD) {
+    DType bt = arg_dtype(c, v->buf);
+    const char *st = cexpr_storage_type(bt), *pre, *post;
+    g->arg_used[v->buf] = true;
+    load_conv(c, bt, &pre, &post);
+    line(c, "{");
+    g->depth++;
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "const tdsl_g_vec<%s, %d> tdsl_g_r = *(const tdsl_g_vec<%s, %d> *)&b%d[", st, n, st, n, v->buf);
+    print_index(c, &v->idx);
+    buf_puts(g->b, "];\n");
+    for (int l = 0; l < n; l++)
+      line(c, "%s[%d] = %stdsl_g_r.v[%d]%s;", name, l, pre, l, post);
+    g->depth--;
+    line(c, "}");
+    return true;
+  }
+  for (int l = 0; l < n; l++) {
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "%s[%d] = ", name, l);
+    lane_expr(c, v, l);
+    buf_puts(g->b, ";\n");
+  }
+  return true;
+}
+
+// A vector store of lanes or of a load of the same dtype (else cexpr's lane loop).
+static bool vec_store(CudaKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
+  const LExpr *v = s->val;
+  int n = v->lanes;
+  DType bt = arg_dtype(c, s->buf);
+  const char *st = cexpr_storage_type(bt), *pre, *post;
+  if (v->kind == LX_LOAD && arg_dtype(c, v->buf) == bt) {  // a copy: the bits as they are
+    g->arg_used[s->buf] = g->arg_used[v->buf] = true;
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "*(tdsl_g_vec<%s, %d> *)&b%d[", st, n, s->buf);
+    print_index(c, &s->idx);
+    buf_printf(g->b, "] = *(const tdsl_g_vec<%s, %d> *)&b%d[", st, n, v->buf);
+    print_index(c, &v->idx);
+    buf_puts(g->b, "];\n");
+    return true;
+  }
+  if (!lane_value(v))
+    return false;
+  g->arg_used[s->buf] = true;
+  store_conv(c, bt, &pre, &post);
+  line(c, "{");
+  g->depth++;
+  line(c, "tdsl_g_vec<%s, %d> tdsl_g_w;", st, n);
+  for (int l = 0; l < n; l++) {
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "tdsl_g_w.v[%d] = %s", l, pre);
+    lane_expr(c, v, l);
+    buf_printf(g->b, "%s;\n", post);
+  }
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "*(tdsl_g_vec<%s, %d> *)&b%d[", st, n, s->buf);
+  print_index(c, &s->idx);
+  buf_puts(g->b, "] = tdsl_g_w;\n");
+  g->depth--;
+  line(c, "}");
+  return true;
+}
+
+// ---- statements ----
+static void stmt(CudaKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
   switch (s->kind) {
   case LS_LOOP:
-    cexpr_open_loop(&c->g, s);
-    stmts_seq(c, &s->body);
-    cexpr_close(&c->g);
-    return;
-  case LS_STORE: cexpr_store(&c->g, s); return;
-  case LS_LET:
-  case LS_SET: cexpr_let(&c->g, s); return;
-  case LS_IF:
-    cexpr_open_if(&c->g, s->cond);
-    stmts_seq(c, &s->body);
-    if (c->key_set) {
-      line(c, "%s", c->key_set);
-      c->key_set = NULL;
+    if (!s->start && !s->step) {
+      cexpr_open_loop(g, s);
+    } else {
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "for (int64_t v%d = ", s->var);
+      if (s->start)
+        cexpr_expr(g, s->start);
+      else
+        buf_puts(g->b, "0");
+      buf_printf(g->b, "; v%d < %" PRId64 "; v%d += ", s->var, s->extent, s->var);
+      if (s->step)
+        cexpr_expr(g, s->step);
+      else
+        buf_puts(g->b, "1");
+      buf_puts(g->b, ") {\n");
+      g->depth++;
     }
-    cexpr_close(&c->g);
+    stmts(c, &s->body);
+    cexpr_close(g);
     return;
-  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
-  case LS_COUNT: break;
-  }
-  td_unreachable();
-}
-
-static void stmts_seq(CudaKernelGen *c, const LStmtList *l) {
-  for (int i = 0; i < l->len; i++)
-    stmt_seq(c, l->data[i]);
-}
-
-// Declares each loop var of the nest from the flattened index `t` (innermost fastest),
-// those its body reads (all where the nest says nothing of it).
-// A nest with an empty loop runs no thread; its divisors print as 1 so the text still
-// compiles (nvcc rejects a literal % 0).
-static void decompose(CudaKernelGen *c, const LGpuNest *x, const char *t) {
-  int64_t div = 1;
-  for (int i = x->n - 1; i >= 0; i--) {
-    const LStmt *s = x->loops[i];
-    int64_t ext = s->extent > 0 ? s->extent : 1;
-    if (x->read && !x->read[i])
-      ;
-    else if (div == 1 && i == 0)
-      line(c, "const int64_t v%d = %s;", s->var, t);
-    else if (div == 1)
-      line(c, "const int64_t v%d = %s %% %" PRId64 ";", s->var, t, ext);
-    else if (i == 0)
-      line(c, "const int64_t v%d = %s / %" PRId64 ";", s->var, t, div);
-    else
-      line(c, "const int64_t v%d = %s / %" PRId64 " %% %" PRId64 ";", s->var, t, div, ext);
-    div *= ext;
-  }
-}
-
-// ---- the block statements of a row (GK_ROWS) ----
-// The identity of op on dt (plain reductions: what threads other than 0 start from).
-static const char *identity(Op op, DType dt) {
-  bool f32 = dt == DT_F32, f64 = dt == DT_F64;
-  switch (op) {
-  case OP_ADD: return f32 ? "(-0.0f)" : f64 ? "(-0.0)" : dt == DT_BOOL ? "false" : "0";
-  case OP_MUL: return f32 ? "1.0f" : f64 ? "1.0" : dt == DT_BOOL ? "true" : "1";
-  case OP_MAXIMUM:
-    return f32   ? "(-TDSL_G_INF)"
-           : f64 ? "(-TDSL_G_DINF)"
-                 : dt == DT_I32 ? "INT32_MIN" : dt == DT_I64 ? "INT64_MIN" : "false";
-  case OP_MINIMUM:
-    return f32 ? "TDSL_G_INF" : f64 ? "TDSL_G_DINF" : dt == DT_I32 ? "INT32_MAX" : dt == DT_I64 ? "INT64_MAX" : "true";
-  case OP_LOGICAL_AND: return "true";
-  case OP_LOGICAL_OR: return "false";
-  default: td_unreachable();
-  }
-}
-
-// `x OP y` for the block combine lambda.
-static const char *combine_text(CudaKernelGen *c, Op op, DType dt) {
-  CExprGen *g = &c->g;
-  bool fl = dtype_is_float(dt), bo = dt == DT_BOOL;
-  switch (op) {
-  case OP_ADD:
-    return bo ? "x | y" : fl ? "x + y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_INT, "add", dt));
-  case OP_MUL:
-    return bo ? "x & y" : fl ? "x * y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_INT, "mul", dt));
-  case OP_MAXIMUM:
-    return bo ? "x | y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_MAXMIN, "max", dt));
-  case OP_MINIMUM:
-    return bo ? "x & y" : arena_printf(&g->cx->arena, "%s(x, y)", cexpr_helper(g, G_MAXMIN, "min", dt));
-  case OP_LOGICAL_AND: return "x & y";
-  case OP_LOGICAL_OR: return "x | y";
-  default: td_unreachable();
-  }
-}
-
-// The split loop header over a nest's flattened iterations: each thread takes every
-// blockDim.x-th one.
-static void split_open(CudaKernelGen *c, const LGpuNest *x) {
-  line(c, "for (int64_t tdsl_g_t = threadIdx.x; tdsl_g_t < %" PRId64 "; tdsl_g_t += blockDim.x) {", x->total);
-  open_scope(c);
-  decompose(c, x, "tdsl_g_t");
-}
-
-static void emit_plain_reduction(CudaKernelGen *c, const LGpuNest *x, const LGpuReduce *r) {
-  line(c, "{");
-  open_scope(c);
-  const char *saved[LG_MAX_ACC];
-  for (int a = 0; a < r->nacc; a++) {
-    int lo = r->acc[a];
-    DType dt = c->g.k->locals.data[lo];
-    saved[a] = c->g.lname[lo];
-    const char *pn = arena_printf(&c->g.cx->arena, "tdsl_g_p%d", c->uniq++);
-    line(c, "%s %s = threadIdx.x == 0 ? %s : %s;", cexpr_type(dt), pn, saved[a], identity(r->op[a], dt));
-    c->g.lname[lo] = pn;
-  }
-  split_open(c, x);
-  stmts_seq(c, x->body);
-  cexpr_close(&c->g);
-  c->g.pr->single[H_REDUCE] = true;
-  for (int a = 0; a < r->nacc; a++) {
-    int lo = r->acc[a];
-    DType dt = c->g.k->locals.data[lo];
-    const char *t = dt == DT_BOOL ? "int" : cexpr_type(dt);
-    line(c, "%s = tdsl_g_block_reduce(%s%s, [](%s x, %s y) { return %s; }, (%s *)tdsl_g_sh)%s;", saved[a],
-         dt == DT_BOOL ? "(int)" : "", c->g.lname[lo], t, t, combine_text(c, r->op[a], dt), t,
-         dt == DT_BOOL ? " != 0" : "");
-    c->g.lname[lo] = saved[a];
-  }
-  cexpr_close(&c->g);
-}
-
-// cond of the argform with each private local read as `pre` + its accumulator's slot
-// and each accumulator as `acc_pre` + its slot.
-static void argform_cond(CudaKernelGen *c, const LGpuReduce *r, const char *new_pre, const char *old_pre) {
-  const char **saved = arena_alloc(&c->g.cx->arena, sizeof(char *) * (size_t)c->g.k->locals.len);
-  memcpy(saved, c->g.lname, sizeof(char *) * (size_t)c->g.k->locals.len);
-  for (int a = 0; a < r->nacc; a++) {
-    c->g.lname[r->acc[a]] = arena_printf(&c->g.cx->arena, "%s%d", old_pre, a);
-    if (r->src[a] >= 0)
-      c->g.lname[r->src[a]] = arena_printf(&c->g.cx->arena, "%s%d", new_pre, a);
-  }
-  cexpr_expr(&c->g, r->cond_if->cond);
-  memcpy(c->g.lname, saved, sizeof(char *) * (size_t)c->g.k->locals.len);
-}
-
-// One step of the argform combine: the candidate (tdsl_g_o*, tdsl_g_okey) replaces the
-// thread's (tdsl_g_a*, tdsl_g_key) when it is better, or as good and earlier.
-static void argform_step(CudaKernelGen *c, const LGpuReduce *r, const char *bound) {
-  Buf *b = c->g.b;
-  line(c, "for (int tdsl_g_s = 16; tdsl_g_s > 0; tdsl_g_s >>= 1) {");
-  open_scope(c);
-  for (int a = 0; a < r->nacc; a++) {
-    DType dt = c->g.k->locals.data[r->acc[a]];
-    if (dt == DT_BOOL)
-      line(c, "bool tdsl_g_o%d = __shfl_down_sync(0xffffffffu, (int)tdsl_g_a%d, tdsl_g_s) != 0;", a, a);
-    else
-      line(c, "%s tdsl_g_o%d = __shfl_down_sync(0xffffffffu, tdsl_g_a%d, tdsl_g_s);", cexpr_type(dt), a, a);
-  }
-  line(c, "long long tdsl_g_okey = __shfl_down_sync(0xffffffffu, tdsl_g_key, tdsl_g_s);");
-  buf_indent(b, c->g.depth);
-  buf_printf(b, "if (tdsl_g_lane + tdsl_g_s < %s && tdsl_g_okey != INT64_MAX && (tdsl_g_key == INT64_MAX || ", bound);
-  argform_cond(c, r, "tdsl_g_o", "tdsl_g_a");
-  buf_puts(b, " || (!");
-  argform_cond(c, r, "tdsl_g_a", "tdsl_g_o");
-  buf_puts(b, " && tdsl_g_okey < tdsl_g_key))) {\n");
-  open_scope(c);
-  for (int a = 0; a < r->nacc; a++)
-    line(c, "tdsl_g_a%d = tdsl_g_o%d;", a, a);
-  line(c, "tdsl_g_key = tdsl_g_okey;");
-  cexpr_close(&c->g);
-  cexpr_close(&c->g);
-}
-
-static void emit_arg_reduction(CudaKernelGen *c, const LGpuNest *x, const LGpuReduce *r) {
-  line(c, "{");
-  open_scope(c);
-  const char *saved[LG_MAX_ACC];
-  for (int a = 0; a < r->nacc; a++) {
-    int lo = r->acc[a];
-    saved[a] = c->g.lname[lo];
-    line(c, "%s tdsl_g_a%d = %s;", cexpr_type(c->g.k->locals.data[lo]), a, saved[a]);
-    c->g.lname[lo] = arena_printf(&c->g.cx->arena, "tdsl_g_a%d", a);
-  }
-  line(c, "long long tdsl_g_key = threadIdx.x == 0 ? -1 : INT64_MAX;  // -1: the initial values");
-  split_open(c, x);
-  c->key_set = "tdsl_g_key = tdsl_g_t;";
-  stmts_seq(c, x->body);
-  TD_ASSERT(!c->key_set);
-  cexpr_close(&c->g);
-  for (int a = 0; a < r->nacc; a++)
-    c->g.lname[r->acc[a]] = saved[a];
-  // combine: within each warp, then the warps' results in warp 0 through shared memory
-  line(c, "int tdsl_g_lane = threadIdx.x & 31, tdsl_g_w = threadIdx.x >> 5, tdsl_g_nw = (blockDim.x + 31) >> 5;");
-  argform_step(c, r, "32");
-  line(c, "if (tdsl_g_lane == 0) {");
-  open_scope(c);
-  for (int a = 0; a < r->nacc; a++)
-    line(c, "((%s *)(tdsl_g_sh + %d))[tdsl_g_w] = tdsl_g_a%d;", cexpr_type(c->g.k->locals.data[r->acc[a]]), 32 * a, a);
-  line(c, "((long long *)(tdsl_g_sh + %d))[tdsl_g_w] = tdsl_g_key;", 32 * r->nacc);
-  cexpr_close(&c->g);
-  line(c, "__syncthreads();");
-  line(c, "if (tdsl_g_w == 0) {");
-  open_scope(c);
-  line(c, "int tdsl_g_from = tdsl_g_lane < tdsl_g_nw ? tdsl_g_lane : 0;");
-  for (int a = 0; a < r->nacc; a++)
-    line(c, "tdsl_g_a%d = ((%s *)(tdsl_g_sh + %d))[tdsl_g_from];", a, cexpr_type(c->g.k->locals.data[r->acc[a]]),
-         32 * a);
-  line(c, "tdsl_g_key = ((long long *)(tdsl_g_sh + %d))[tdsl_g_from];", 32 * r->nacc);
-  argform_step(c, r, "tdsl_g_nw");
-  line(c, "__syncwarp();");
-  line(c, "if (tdsl_g_lane == 0) {");
-  open_scope(c);
-  for (int a = 0; a < r->nacc; a++)
-    line(c, "((%s *)(tdsl_g_sh + %d))[0] = tdsl_g_a%d;", cexpr_type(c->g.k->locals.data[r->acc[a]]), 32 * a, a);
-  cexpr_close(&c->g);
-  cexpr_close(&c->g);
-  line(c, "__syncthreads();");
-  for (int a = 0; a < r->nacc; a++)
-    line(c, "%s = ((%s *)(tdsl_g_sh + %d))[0];", saved[a], cexpr_type(c->g.k->locals.data[r->acc[a]]), 32 * a);
-  line(c, "__syncthreads();");
-  cexpr_close(&c->g);
-}
-
-// The statements of a row as the schedule says the block runs them.
-static void blocks_print(CudaKernelGen *c, const LGpuBlockList *l);
-
-static void block_print(CudaKernelGen *c, const LGpuBlock *b) {
-  const LStmt *s = b->s;
-  if (b->sync)
-    line(c, "__syncthreads();");
-  switch (b->role) {
-  case GB_SPLIT:
-    split_open(c, &b->nest);
-    stmts_seq(c, b->nest.body);
-    cexpr_close(&c->g);
-    return;
-  case GB_REDUCE:
-    if (b->red.argform)
-      emit_arg_reduction(c, &b->nest, &b->red);
-    else
-      emit_plain_reduction(c, &b->nest, &b->red);
-    return;
-  case GB_EVERY: break;
-  case GB_COUNT: td_unreachable();
-  }
-  switch (s->kind) {
-  case LS_LET:
-  case LS_SET: cexpr_let(&c->g, s); return;
   case LS_STORE:
-    line(c, "if (threadIdx.x == 0)");
-    c->g.depth++;
-    cexpr_store(&c->g, s);
-    c->g.depth--;
+    if (s->val->lanes == 1 && s->val->kind == LX_LOAD && arg_dtype(c, s->val->buf) == arg_dtype(c, s->buf)) {
+      // a copy: the bits as they are (a half needs no round trip through f32)
+      g->arg_used[s->buf] = g->arg_used[s->val->buf] = true;
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "b%d[", s->buf);
+      print_index(c, &s->idx);
+      buf_printf(g->b, "] = b%d[", s->val->buf);
+      print_index(c, &s->val->idx);
+      buf_puts(g->b, "];\n");
+      return;
+    }
+    if (s->val->lanes == 1 || !vec_store(c, s))
+      cexpr_store(g, s);
+    return;
+  case LS_LET:
+  case LS_SET:
+    if (s->val->lanes == 1 || !vec_let(c, s))
+      cexpr_let(g, s);
     return;
   case LS_IF:
-    cexpr_open_if(&c->g, s->cond);
-    blocks_print(c, &b->body);
-    cexpr_close(&c->g);
+    cexpr_open_if(g, s->cond);
+    stmts(c, &s->body);
+    cexpr_close(g);
     return;
-  case LS_LOOP:  // every thread runs the loop
-    cexpr_open_loop(&c->g, s);
-    blocks_print(c, &b->body);
-    if (b->sync_each)
-      line(c, "__syncthreads();");
-    cexpr_close(&c->g);
+  case LS_VAR:
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "const int64_t v%d = ", s->var);
+    cexpr_expr(g, s->val);
+    buf_puts(g->b, ";\n");
     return;
+  case LS_SYNC: line(c, s->extent ? "__syncwarp();" : "__syncthreads();"); return;
   case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
   case LS_COUNT: break;
   }
   td_unreachable();
 }
 
-static void blocks_print(CudaKernelGen *c, const LGpuBlockList *l) {
+static void stmts(CudaKernelGen *c, const LStmtList *l) {
   for (int i = 0; i < l->len; i++)
-    block_print(c, l->data[i]);
-}
-
-// ---- the matmul tile (GK_MATMUL) ----
-// A block per output tile of one batch element: LKernel.mm's factors staged through
-// shared memory, its statements after the k loop applied with the sum.
-static void emit_matmul(CudaKernelGen *c, const LMatmul *mm, const LGpuTile *t) {
-  int E = t->edge, ivar = t->i->var, jvar = t->j->var, kvar = mm->kloop->var;
-  int64_t I = t->i->extent, J = t->j->extent, K = mm->kloop->extent;
-  const char *T = cexpr_type(mm->dt);
-  line(c, "__shared__ %s tdsl_g_as[%d][%d + 1], tdsl_g_bs[%d][%d + 1];", T, E, E, E, E);
-  line(c, "const int tdsl_g_tx = threadIdx.x %% %d, tdsl_g_ty = threadIdx.x / %d;", E, E);
-  line(c, "for (int64_t tdsl_g_tile = blockIdx.x; tdsl_g_tile < %" PRId64 "; tdsl_g_tile += gridDim.x) {", t->ntiles);
-  open_scope(c);
-  if (t->batch.n)
-    decompose(c, &t->batch, arena_printf(&c->g.cx->arena, "(tdsl_g_tile / %" PRId64 ")", t->ni * t->nj));
-  line(c, "const int64_t tdsl_g_i0 = tdsl_g_tile / %" PRId64 " %% %" PRId64 " * %d, tdsl_g_j0 = tdsl_g_tile %% %" PRId64
-          " * %d;", t->nj, t->ni, E, t->nj, E);
-  buf_indent(c->g.b, c->g.depth);
-  buf_printf(c->g.b, "%s tdsl_g_acc = ", T);
-  cexpr_expr(&c->g, mm->init);
-  buf_puts(c->g.b, ";\n");
-  line(c, "for (int64_t tdsl_g_k0 = 0; tdsl_g_k0 < %" PRId64 "; tdsl_g_k0 += %d) {", K, E);
-  open_scope(c);
-  // the loads, with the thread roles the schedule chose
-  const char *ar = t->a_kfast ? "tdsl_g_ty" : "tdsl_g_tx", *ac = t->a_kfast ? "tdsl_g_tx" : "tdsl_g_ty";
-  const char *br = t->b_jfast ? "tdsl_g_ty" : "tdsl_g_tx", *bc = t->b_jfast ? "tdsl_g_tx" : "tdsl_g_ty";
-  line(c, "{");
-  open_scope(c);
-  line(c, "const int64_t v%d = tdsl_g_i0 + %s, v%d = tdsl_g_k0 + %s;", ivar, ar, kvar, ac);
-  buf_indent(c->g.b, c->g.depth);
-  buf_printf(c->g.b, "tdsl_g_as[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ", ar, ac, ivar, I, kvar, K);
-  cexpr_expr(&c->g, mm->a);
-  buf_printf(c->g.b, " : (%s)0;\n", T);
-  cexpr_close(&c->g);
-  line(c, "{");
-  open_scope(c);
-  line(c, "const int64_t v%d = tdsl_g_k0 + %s, v%d = tdsl_g_j0 + %s;", kvar, br, jvar, bc);
-  buf_indent(c->g.b, c->g.depth);
-  buf_printf(c->g.b, "tdsl_g_bs[%s][%s] = v%d < %" PRId64 " && v%d < %" PRId64 " ? ", br, bc, kvar, K, jvar, J);
-  cexpr_expr(&c->g, mm->b);
-  buf_printf(c->g.b, " : (%s)0;\n", T);
-  cexpr_close(&c->g);
-  line(c, "__syncthreads();");
-  line(c, "const int tdsl_g_kn = %" PRId64 " - tdsl_g_k0 < %d ? (int)(%" PRId64 " - tdsl_g_k0) : %d;", K, E, K, E);
-  line(c, "for (int tdsl_g_kk = 0; tdsl_g_kk < tdsl_g_kn; tdsl_g_kk++)");
-  line(c, "  tdsl_g_acc = tdsl_g_acc + tdsl_g_as[tdsl_g_ty][tdsl_g_kk] * tdsl_g_bs[tdsl_g_kk][tdsl_g_tx];");
-  line(c, "__syncthreads();");
-  cexpr_close(&c->g);
-  line(c, "const int64_t v%d = tdsl_g_i0 + tdsl_g_ty, v%d = tdsl_g_j0 + tdsl_g_tx;", ivar, jvar);
-  line(c, "if (v%d < %" PRId64 " && v%d < %" PRId64 ") {", ivar, I, jvar, J);
-  open_scope(c);
-  const char *saved = c->g.lname[mm->acc];
-  c->g.lname[mm->acc] = "tdsl_g_acc";
-  for (int i = mm->epi; i < mm->body->len; i++)
-    stmt_seq(c, mm->body->data[i]);
-  c->g.lname[mm->acc] = saved;
-  cexpr_close(&c->g);
-  cexpr_close(&c->g);
+    stmt(c, l->data[i]);
 }
 
 // ---- kernels ----
-static const char *const shape_names[] = {"elementwise", "block per row", "tiled matmul", "thread per row"};
-_Static_assert(sizeof shape_names / sizeof *shape_names == GK_COUNT, "a name per LGpuShape");
+static bool is_shared(const LProgram *p, const LArg *a) { return p->bufs.data[a->buf].kind == LB_SHARED; }
 
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki, GpuKernel *launch) {
   const LKernel *k = p->kernels.data[ki];
   int nargs = k->args.len;
   const LGpuSched *gs = k->gpu;  // sched_gpu's
   TD_ASSERT(gs);
-  TD_ASSERT(gs->shape != GK_COUNT);  // more arguments than LG_MAX_ARGS
   CudaKernelGen c = {0};
   cexpr_begin(&c.g, cx, &dialect_cuda, pr, p, k);
-
   Buf body;
   buf_init(&body, cx);
   c.g.b = &body;
-  const LGpuNest *outer = &gs->outer;
-  switch (gs->shape) {
-  case GK_FLAT:
-    line(&c, "for (int64_t tdsl_g_i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; tdsl_g_i < %" PRId64
-             "; tdsl_g_i += (int64_t)gridDim.x * blockDim.x) {", outer->total);
-    open_scope(&c);
-    decompose(&c, outer, "tdsl_g_i");
-    stmts_seq(&c, outer->body);
-    cexpr_close(&c.g);
-    break;
-  case GK_ROWS:
-    line(&c, "for (int64_t tdsl_g_r = blockIdx.x; tdsl_g_r < %" PRId64 "; tdsl_g_r += gridDim.x) {", outer->total);
-    open_scope(&c);
-    decompose(&c, outer, "tdsl_g_r");
-    blocks_print(&c, &gs->row);
-    cexpr_close(&c.g);
-    break;
-  case GK_MATMUL: emit_matmul(&c, k->mm, &gs->tile); break;
-  case GK_SERIAL:
-    line(&c, "for (int64_t tdsl_g_r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; tdsl_g_r < %" PRId64
-             "; tdsl_g_r += (int64_t)gridDim.x * blockDim.x) {", outer->total);
-    open_scope(&c);
-    decompose(&c, outer, "tdsl_g_r");
-    stmts_seq(&c, outer->body);
-    cexpr_close(&c.g);
-    break;
-  case GK_COUNT: td_unreachable();
-  }
+  c.g.depth = 1;
+  stmts(&c, &k->body);
   *launch = (GpuKernel){emit_kernel_name(cx, p, ki), gs->grid, gs->block, 0};
 
-  // header comment: what it computes, its shape and launch, the kernels that launch it
-  // too, what each pointer is
+  // header comment: what it computes, its schedule and launch, the kernels that launch
+  // it too, what each pointer is
   const char *shared = emit_shared_note(cx, p, ki);
-  const char *launch_note = arena_printf(&cx->arena, "%s: grid %" PRId64 ", block %" PRId64 "%s%s",
-                                         shape_names[gs->shape], gs->grid, gs->block, shared ? "; " : "",
-                                         shared ? shared : "");
-  emit_kernel_comment(out, p, ki, launch_note);
+  const char *note = arena_printf(&cx->arena, "%s: grid %" PRId64 ", block %" PRId64 "%s%s", gs->name, gs->grid,
+                                  gs->block, shared ? "; " : "", shared ? shared : "");
+  emit_kernel_comment(out, p, ki, note);
   buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%" PRId64 ") %s(tdsl_gpu_error *tdsl_g_err",
-             gs->block, launch->name);
+             gs->block > 0 ? gs->block : 1, launch->name);
   for (int i = 0; i < nargs; i++) {
     const LArg *a = &k->args.data[i];
+    if (is_shared(p, a))
+      continue;
     DType dt = p->bufs.data[a->buf].dtype;
     buf_printf(out, ", %s%s *__restrict__ b%d", a->written ? "" : "const ", cexpr_storage_type(dt), i);
   }
@@ -599,11 +499,20 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   if (!c.g.has_err)
     buf_puts(out, "  (void)tdsl_g_err;\n");
   for (int i = 0; i < nargs; i++) {
-    if (!c.g.arg_used[i])
+    const LArg *a = &k->args.data[i];
+    const LBuf *lb = &p->bufs.data[a->buf];
+    if (is_shared(p, a))
+      buf_printf(out, "  __shared__ __align__(16) %s b%d[%" PRId64 "];\n", cexpr_storage_type(lb->dtype), i,
+                 lb->numel > 0 ? lb->numel : 1);
+    else if (!c.g.arg_used[i])
       buf_printf(out, "  (void)b%d;\n", i);
   }
-  if (gs->nshared)
-    buf_printf(out, "  __shared__ unsigned long long tdsl_g_sh[%d];\n", 32 * gs->nshared);
+  // the thread's vars
+  const char *what[4] = {"threadIdx.x", "blockIdx.x", "threadIdx.x % 32", "threadIdx.x / 32"};
+  int vars[4] = {gs->tid, gs->ctaid, gs->lane, gs->warp};
+  for (int i = 0; i < 4; i++)
+    if (vars[i] >= 0)
+      buf_printf(out, "  const int64_t v%d = %s;\n  (void)v%d;\n", vars[i], what[i], vars[i]);
   buf_puts(out, body.data);
   buf_puts(out, "}\n\n");
 }
@@ -645,7 +554,7 @@ static const char *const host_text =
 
 static void emit_entry(Ctx *cx, Buf *out, const LProgram *p, const GpuKernel *launch) {
   const char *fn = p->name;
-  int nb = p->bufs.len;
+  int nb = loop_host_bufs(p);
   emit_entry_tables(out, p);
   // the located messages of each kernel
   for (int i = 0; i < p->kernels.len; i++) {
@@ -694,6 +603,8 @@ static void emit_entry(Ctx *cx, Buf *out, const LProgram *p, const GpuKernel *la
                g->shmem);
     for (int a = 0; a < k->args.len; a++) {
       const LArg *la = &k->args.data[a];
+      if (la->buf >= nb)  // an LB_SHARED array of the kernel's own
+        continue;
       DType dt = p->bufs.data[la->buf].dtype;
       buf_printf(out, ", (%s *)d[%d]", cexpr_storage_type(dt), la->buf);
       if (la->at)  // share_kernels: the kernel sees the buffer from element `at` on

@@ -212,7 +212,7 @@ static void comment_text(Buf *b, const char *s) {
     buf_printf(b, "%c", *q == '\n' || *q == '\r' ? ' ' : *q);
 }
 
-static const char *const buf_kinds[] = {"param", "temp", "result"};
+static const char *const buf_kinds[] = {"param", "temp", "result", "shared"};
 
 void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note) {
   const LKernel *k = p->kernels.data[i];
@@ -251,7 +251,7 @@ static void int_list(Buf *b, int n, const int64_t *xs) {
 
 void emit_entry_tables(Buf *b, const LProgram *p) {
   const char *fn = p->name;
-  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  int np = p->params.len, nb = loop_host_bufs(p), no = p->outputs.len;
   if (np) {
     buf_printf(b, "static const tdsl_entry_param tdsl_g_%s_params[%d] = {\n", fn, np);
     for (int i = 0; i < np; i++) {
@@ -295,7 +295,7 @@ void emit_entry_tables(Buf *b, const LProgram *p) {
 }
 
 void emit_entry_begin(Ctx *cx, Buf *b, const LProgram *p) {
-  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  int np = p->params.len, nb = loop_host_bufs(p), no = p->outputs.len;
   emit_entry_decl(cx, b, p);
   buf_puts(b, " {\n");
   // a scalar argument: a 0-d tensor over the by-value parameter (runtime/entry.c views it)

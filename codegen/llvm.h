@@ -42,20 +42,15 @@ struct LLVMOpaqueModule *llvm_build_module(Ctx *cx, struct LLVMOpaqueContext *lc
 // program, in order, `void tdsl_g_<fn>_<k>(tdsl_gpu_error *err, T0 *b0, ...)` (the
 // convention of codegen.h; err is {int flag; int k; long long value}, flag set from
 // 0 to 1 by cmpxchg by the first raise, which then writes k and value), listed in
-// !nvvm.annotations as a kernel; nothing else but what the kernels call: libdevice's
-// __nv_* declarations for math (the caller links libdevice) and internal helpers. No
-// entries, no runtime calls. A kernel spreads the iterations of its top-level loop
-// nests (perfect nests, flattened row-major so the innermost unit-stride dim goes to
-// consecutive threads) over a 1-D grid, grid-stride from ctaid.x * ntid.x + tid.x,
-// as far as it can prove iterations touch disjoint elements; the rest runs on
-// thread 0 (so does a kernel with a top-level statement that is not a loop). iters (one slot per kernel, in order) gets the
-// iterations spread: launch that many threads or fewer; 0: the kernel is serial and
-// needs one thread. A kernel with an earlier one's code (LKernel.same) is not built
-// again: it launches that one's, with that one's iters. No verification, no
+// !nvvm.annotations as a kernel of its schedule's block size; nothing else but what
+// the kernels call: libdevice's __nv_* declarations for math (the caller links
+// libdevice) and internal helpers. No entries, no runtime calls. Each kernel is the GPU
+// form of its loop IR (ir/sched_gpu.c), built statement for statement as codegen/cuda.c
+// prints it; its launch is LKernel.gpu's. A kernel with an earlier one's code
+// (LKernel.same) is not built again: it launches that one's. No verification, no
 // optimisation.
 struct LLVMOpaqueModule *llvm_build_gpu_module(Ctx *cx, struct LLVMOpaqueContext *lc, LProgram *const *progs,
-                                               int nprogs, const char *triple, const char *data_layout,
-                                               int64_t *iters);
+                                               int nprogs, const char *triple, const char *data_layout);
 
 // --emit=llvm|asm|obj: build, verify, optimise and write (a .ll text after
 // optimisation, assembly, or a relocatable object) to out.

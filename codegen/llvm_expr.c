@@ -777,7 +777,7 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
     TD_ASSERT(c->lanes[e->local] == e->lanes);
     return llvm_cast(g, LLVMBuildLoad2(g->b, local_type(c, e->local), c->locals[e->local], ""), lt, e->dt);
   }
-  case LX_LOAD: return e->lanes > 1 ? vec_load(c, e) : load(c, e);
+  case LX_LOAD: return e->lanes > 1 ? (g->gpu ? llvm_gpu_expr(c, e) : vec_load(c, e)) : load(c, e);
   case LX_UNARY:
   case LX_BINARY: {
     // Arithmetic typed f16/bf16 is done in f32 and rounded (never built by kernel.c).
@@ -820,6 +820,11 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
                                   "");
   }
   case LX_LANE: return LLVMBuildExtractElement(g->b, llvm_expr(c, e->a), ci(g->i32, e->i), "");
+  case LX_SHFL:
+  case LX_IDIV:
+  case LX_INSERT:
+  case LX_FRAG:
+  case LX_MMA: return llvm_gpu_expr(c, e);  // the GPU form's (ir/loop.h)
   case LX_ARG: return c->scalars[e->i];  // a function's scalar parameter (llvm_build_func)
   case LX_COUNT: break;
   }

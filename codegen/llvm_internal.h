@@ -176,6 +176,8 @@ void llvm_mark_streams(LLVMContextRef lc, LLVMModuleRef m);
 // ---- llvm_gpu.c ----
 // Error err with value (an i64) recorded in the device error record.
 void llvm_gpu_raise(LlvmKernelGen *c, int err, LLVMValueRef value);
+// The GPU form's expressions (ir/loop.h): LX_SHFL, LX_IDIV, LX_INSERT and vector loads.
+LLVMValueRef llvm_gpu_expr(LlvmKernelGen *c, const LExpr *e);
 
 // ---- llvm_target.c (shared with ptx.c) ----
 // "context: message" in the arena; the LLVM message is disposed here.

@@ -365,6 +365,8 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
     LLVMPositionBuilderAtEnd(b, cont);
     return;
   }
+  case LS_VAR:   // the GPU form's (llvm_gpu.c builds its kernels)
+  case LS_SYNC:
   case LS_COUNT: break;
   }
   td_unreachable();

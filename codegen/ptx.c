@@ -16,9 +16,8 @@
 //   - libdevice (TDSLC_LIBDEVICE, else /usr/local/cuda/nvvm/libdevice/libdevice.10.bc)
 //     is linked with flush-to-zero off (module flag nvvm-reflect-ftz = 0), so math
 //     keeps IEEE subnormals as on the CPU;
-//   - the launch of a kernel is 256 threads per block and enough blocks for the
-//     iterations it spreads (at most 65535; the kernels are grid-stride loops), or one
-//     thread for a serial kernel;
+//   - the launch of a kernel is its GPU schedule's (LKernel.gpu, ir/sched_gpu.c), as
+//     codegen/cuda.c launches it;
 //   - every LLVM object is disposed in the function that created it, every LLVM
 //     failure comes back as "ptx: <context>: <LLVM's message>", and LLVM's
 //     diagnostics never reach stderr.
@@ -26,8 +25,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { PTX_BLOCK = 256, PTX_MAX_GRID = 65535 };
 
 #ifndef TDSLC_WITH_LLVM
 
@@ -180,8 +177,8 @@ static void internalize(Ctx *cx, LLVMModuleRef m, LProgram *const *progs, int np
       LLVMSetLinkage(v, LLVMInternalLinkage);
 }
 
-// The PTX of progs (in the arena, NUL-terminated) in *text; iters as llvm_build_gpu_module.
-static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, int64_t *iters,
+// The PTX of progs (in the arena, NUL-terminated) in *text.
+static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt,
                              const char **text) {
   opt = llvm_opt_level(opt);
   LLVMTargetMachineRef tm = NULL;
@@ -191,7 +188,7 @@ static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const 
   LLVMContextRef lc = LLVMContextCreate();
   Diags d = {cx, NULL};
   LLVMContextSetDiagnosticHandler(lc, on_diagnostic, &d);
-  LLVMModuleRef m = llvm_build_gpu_module(cx, lc, progs, nprogs, TRIPLE, llvm_data_layout(cx, tm), iters);
+  LLVMModuleRef m = llvm_build_gpu_module(cx, lc, progs, nprogs, TRIPLE, llvm_data_layout(cx, tm));
   // libdevice's __nvvm_reflect("__CUDA_FTZ") reads this: 0 keeps subnormals
   LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16,
                     LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(lc), 0, 0)));
@@ -215,17 +212,9 @@ static const char *build_ptx(Ctx *cx, LProgram *const *progs, int nprogs, const 
   return err;
 }
 
-static int count_kernels(LProgram *const *progs, int nprogs) {
-  int n = 0;
-  for (int i = 0; i < nprogs; i++)
-    n += progs[i]->kernels.len;
-  return n;
-}
-
 const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *arch, int opt, FILE *out) {
-  int64_t *iters = arena_alloc(&cx->arena, sizeof *iters * (size_t)(count_kernels(progs, nprogs) + 1));
   const char *text = NULL;
-  const char *err = build_ptx(cx, progs, nprogs, arch, opt, iters, &text);
+  const char *err = build_ptx(cx, progs, nprogs, arch, opt, &text);
   if (err)
     return err;
   fputs(text, out);
@@ -234,22 +223,18 @@ const char *ptx_emit(Ctx *cx, LProgram *const *progs, int nprogs, const char *ar
 
 const char *ptx_image(Ctx *cx, const LProgram *p, const char *arch, int opt, GpuImage *out) {
   int nk = p->kernels.len;
-  int64_t *iters = arena_alloc(&cx->arena, sizeof *iters * (size_t)(nk + 1));
   LProgram *const progs[1] = {(LProgram *)p};
   const char *text = NULL;
-  const char *err = build_ptx(cx, progs, 1, arch, opt, iters, &text);
+  const char *err = build_ptx(cx, progs, 1, arch, opt, &text);
   if (err)
     return err;
   out->text = text;
   out->nkernels = nk;
   out->kernels = arena_alloc(&cx->arena, sizeof *out->kernels * (size_t)(nk + 1));
   for (int k = 0; k < nk; k++) {
-    GpuKernel *g = &out->kernels[k];
-    g->name = emit_kernel_name(cx, p, k);
-    g->block = iters[k] ? PTX_BLOCK : 1;
-    int64_t grid = (iters[k] + PTX_BLOCK - 1) / PTX_BLOCK;
-    g->grid = iters[k] ? (grid < PTX_MAX_GRID ? grid : PTX_MAX_GRID) : 1;
-    g->shmem = 0;
+    const LGpuSched *gs = p->kernels.data[k]->gpu;  // (a kernel with an earlier one's code: that one's)
+    TD_ASSERT(gs);
+    out->kernels[k] = (GpuKernel){emit_kernel_name(cx, p, k), gs->grid, gs->block, 0};
   }
   return NULL;
 }

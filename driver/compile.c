@@ -254,7 +254,9 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
       share_kernels(cx, lp);
     } else {  // the GPU schedule is decided once for kernels with the same code
       share_kernels(cx, lp);
-      sched_gpu(cx, lp);
+      GpuTarget gt = gpu_target(co->gpu_arch);
+      sched_gpu(cx, lp, &gt);
+      loop_verify(lp);  // the GPU form (ir/loop.h) as every backend takes it
     }
     out->lps[i] = lp;
   }

@@ -147,6 +147,7 @@ typedef struct CompileOptions {
   bool one_fn;         // exactly one function: --fn's, or the file's only one
   const char *target;  // "cpu" or "cuda": cuda programs get no CPU schedules
   const char *cpu;     // --cpu, NULL for the host
+  const char *gpu_arch;  // --gpu-arch (cuda): the GPU the schedules are for, NULL: sm_80
   CompileStage upto;
   bool graph_sched;    // COMPILE_GRAPH: record each kernel's CPU schedule in the graph (--emit=ir)
   bool time_kernels;   // --time laps "lower" and "kernels" apart (run, bench), else one "lower"
@@ -208,6 +209,8 @@ const char *jit_load(Ctx *cx, LProgram *p, const LlvmOptions *lo, LlvmJit **jit,
 #endif
 // p's kernels as a PTX or CUDA C image, run by the runtime's tdsl_gpu_run (--target cuda).
 int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Timer *tm);
+// The GPU the schedules of a run are for: --gpu-arch, else the device's, else NULL.
+const char *gpu_sched_arch(Ctx *cx, const Options *o);
 
 // ============================================================================
 // outfile.c — output files written whole or not at all (-o, --plot)

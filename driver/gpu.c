@@ -13,7 +13,7 @@ _Static_assert(TD_MAX_DIMS == TDSL_MAX_DIMS, "compiler and runtime share the dim
 // The runtime tables of p, as codegen/c.c prints them and codegen/llvm_entry.c builds them.
 static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
   Arena *ar = &cx->arena;
-  int np = p->params.len, nb = p->bufs.len, no = p->outputs.len;
+  int np = p->params.len, nb = loop_host_bufs(p), no = p->outputs.len;
   tdsl_entry_param *ps = arena_alloc(ar, sizeof *ps * (size_t)(np + 1));
   for (int i = 0; i < np; i++) {
     const LParam *q = &p->params.data[i];
@@ -36,6 +36,16 @@ static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
   tdsl_entry_info *fi = arena_alloc(ar, sizeof *fi);
   *fi = (tdsl_entry_info){p->name, np, np ? ps : NULL, nb, nb ? bs : NULL, no, no ? os : NULL};
   return fi;
+}
+
+// The GPU a run's schedules are for: --gpu-arch, else the device's own ("sm_NN"), else
+// NULL (no GPU: the run reports that itself). Tensor-core matmul wants sm_80 or newer,
+// so a run on an older GPU must not be scheduled for the sm_80 that --emit assumes.
+const char *gpu_sched_arch(Ctx *cx, const Options *o) {
+  int major, minor;
+  if (o->gpu_arch || tdsl_gpu_compute_capability(&major, &minor) != 0)
+    return o->gpu_arch;
+  return arena_printf(&cx->arena, "sm_%d", major * 10 + minor);
 }
 
 #ifdef TDSLC_WITH_LLVM
@@ -79,13 +89,16 @@ int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Time
     const GpuKernel *g = &img.kernels[k];
     int *args = arena_alloc(&cx->arena, sizeof *args * (size_t)(lk->args.len + 1));
     int64_t *at = arena_alloc(&cx->arena, sizeof *at * (size_t)(lk->args.len + 1));
+    int nargs = 0, nb = loop_host_bufs(p);
     for (int i = 0; i < lk->args.len; i++) {
-      args[i] = lk->args.data[i].buf;
-      at[i] = lk->args.data[i].at;  // share_kernels moved its start
+      if (lk->args.data[i].buf >= nb)  // an LB_SHARED array of the kernel's own: no parameter
+        continue;
+      args[nargs] = lk->args.data[i].buf;
+      at[nargs++] = lk->args.data[i].at;  // share_kernels moved its start
     }
     // (a kernel with an earlier one's code: g names that one's function)
     ks[k] = (tdsl_gpu_kernel){.name = g->name, .grid = g->grid, .block = g->block, .shmem = g->shmem,
-                              .nargs = lk->args.len, .args = args, .nerrors = lk->errors.len,
+                              .nargs = nargs, .args = args, .nerrors = lk->errors.len,
                               .errors = (const char *const *)lk->errors.data, .at = at};
   }
   gp.image = img.text;

@@ -23,6 +23,7 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
   // of the file unless --fn names one.
   EmitKind k = o->emit;
   CompileOptions co = {.file = o->file, .fn = o->fn, .target = o->target, .cpu = o->cpu,
+                       .gpu_arch = o->gpu_arch,
                        .one_fn = k == EMIT_IR || k == EMIT_KERNELS || k == EMIT_DOT,
                        .upto = k == EMIT_TOKENS                ? COMPILE_READ
                                : k == EMIT_AST                 ? COMPILE_PARSE
@@ -88,6 +89,7 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
 // ---- run and bench: one function, compiled to scheduled kernels ----
 static int run_or_bench(Ctx *cx, const Options *o, Timer *tm) {
   CompileOptions co = {.file = o->file, .fn = o->fn, .one_fn = true, .target = o->target, .cpu = o->cpu,
+                       .gpu_arch = strcmp(o->target, "cuda") == 0 ? gpu_sched_arch(cx, o) : o->gpu_arch,
                        .upto = COMPILE_KERNELS, .time_kernels = true, .dims = &o->dims,
                        .inputs = o->inputs, .ninputs = o->mode == MODE_RUN ? o->ninputs : 0};
   Compiled c;

@@ -127,6 +127,8 @@ void attn_build(KernelBuilder *kb, const NodeList *ns) {
   TD_ASSERT(op_class(n->op) == OC_ATTN && (n->nsrc == 3 || n->nsrc == 4));
   if (!kb->naive && kb->cpu && attn_tile_build(kb, ns))
     return;
+  if (!kb->naive && !kb->cpu)  // a GPU program: the flash kernel's facts too (ir/attn_gpu.c)
+    attn_gpu_facts(kb, n);
   Attn a = {.n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2], .mask = n->nsrc == 4 ? n->srcs[3] : NULL};
   const View *ov = &n->out->view;
   a.nd = ov->ndim, a.id = a.nd - 2, a.ed = a.nd - 1;

@@ -16,6 +16,8 @@
 //                online (only a block's scores are held); the GPU's and the naive form;
 //   ir/attn_tile.c  the CPU schedule of ATTN kernels: tiles of query rows x key blocks,
 //                both products register-tiled as ir/gemm.c's micro-tile;
+//   ir/attn_gpu.c   the facts of a GPU program's ATTN kernel (LKernel.attn) for the GPU
+//                schedule's flash kernel;
 //   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
@@ -135,6 +137,8 @@ void attn_build(KernelBuilder *kb, const NodeList *ns);
 // taken (nothing to compute, or too few query rows to fill the lanes), build the rows
 // of attn.c ----
 bool attn_tile_build(KernelBuilder *kb, const NodeList *ns);
+// ---- attn_gpu.c: a GPU program's facts of attention n (sets kb->k->attn) ----
+void attn_gpu_facts(KernelBuilder *kb, const Node *n);
 
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----

@@ -276,12 +276,23 @@ bool lx_raises(const LExpr *e) {
   return lx_raises(e->a) || lx_raises(e->b) || lx_raises(e->c);
 }
 
+int loop_host_bufs(const LProgram *p) {
+  int n = 0;
+  while (n < p->bufs.len && p->bufs.data[n].kind != LB_SHARED)
+    n++;
+  for (int i = n; i < p->bufs.len; i++)
+    TD_ASSERT(p->bufs.data[i].kind == LB_SHARED);
+  return n;
+}
+
 // ---- verification ----
 
 typedef struct Verify {
   const LProgram *p;
   const LKernel *k;
   int64_t *extent;  // per var: the extent of its enclosing loop, -1 when not inside it
+                    // (GPU form: LS_VAR's bound, and the thread's vars' launch sizes)
+  bool *unbounded;  // per var: an LS_VAR whose value has no known bound
   bool *declared;   // per local: an LS_LET of it is in scope
   const int *lanes; // per local: its lanes (loop_local_lanes)
   bool dead;        // inside a loop of extent 0: nothing here ever runs
@@ -295,7 +306,7 @@ static bool expr_range(const Verify *V, const LExpr *e, int64_t *lo, int64_t *hi
   switch (e->kind) {
   case LX_CONST: *lo = *hi = e->i; return true;
   case LX_VAR:
-    if (e->var < 0 || e->var >= V->k->nvars || V->extent[e->var] < 1)
+    if (e->var < 0 || e->var >= V->k->nvars || V->extent[e->var] < 1 || V->unbounded[e->var])
       return false;
     *lo = 0;
     *hi = V->extent[e->var] - 1;
@@ -305,21 +316,24 @@ static bool expr_range(const Verify *V, const LExpr *e, int64_t *lo, int64_t *hi
     *hi = e->i - 1;
     return e->i > 0;
   case LX_CAST: return dtype_is_int(e->dt) && dtype_is_int(e->a->dt) && expr_range(V, e->a, lo, hi);
+  case LX_IDIV:
+    if (!expr_range(V, e->a, &alo, &ahi) || e->b->kind != LX_CONST || alo < 0 || e->b->i <= 0)
+      return false;
+    *lo = e->op == OP_FLOOR_DIVIDE ? alo / e->b->i : 0;
+    *hi = e->op == OP_FLOOR_DIVIDE ? ahi / e->b->i : (ahi < e->b->i ? ahi : e->b->i - 1);
+    return true;
   case LX_BINARY:
     if (!expr_range(V, e->a, &alo, &ahi) || !expr_range(V, e->b, &blo, &bhi))
       return false;
-    if (e->op == OP_ADD) {
-      *lo = alo + blo;
-      *hi = ahi + bhi;
-      return true;
-    }
-    if (e->op == OP_SUB) {
-      *lo = alo - bhi;
-      *hi = ahi - blo;
-      return true;
-    }
+    // (a bound past int64_t bounds nothing)
+    if (e->op == OP_ADD)
+      return td_add(alo, blo, lo) && td_add(ahi, bhi, hi);
+    if (e->op == OP_SUB)
+      return bhi > INT64_MIN && blo > INT64_MIN && td_add(alo, -bhi, lo) && td_add(ahi, -blo, hi);
     if (e->op == OP_MUL) {
-      int64_t c[4] = {alo * blo, alo * bhi, ahi * blo, ahi * bhi};
+      int64_t c[4];
+      if (!td_mul(alo, blo, &c[0]) || !td_mul(alo, bhi, &c[1]) || !td_mul(ahi, blo, &c[2]) || !td_mul(ahi, bhi, &c[3]))
+        return false;
       *lo = *hi = c[0];
       for (int i = 1; i < 4; i++) {
         *lo = c[i] < *lo ? c[i] : *lo;
@@ -343,20 +357,24 @@ static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) 
   TD_ASSERT(b >= 0 && b < V->p->bufs.len);
   TD_ASSERT(ix->nterms >= 0 && ix->nterms <= LI_MAX_TERMS);
   int64_t lo = ix->base, hi = ix->base;
+  bool bounded = true;
   for (int t = 0; t < ix->nterms; t++) {
     int v = ix->var[t];
     TD_ASSERT(v >= 0 && v < V->k->nvars);
     TD_ASSERT(V->extent[v] >= 0);  // used inside its loop
+    if (V->unbounded[v]) {  // (its extent, INT64_MAX, bounds nothing)
+      bounded = false;
+      continue;
+    }
     int64_t last = V->extent[v] > 0 ? V->extent[v] - 1 : 0, c = ix->coef[t];
     lo += c < 0 ? c * last : 0;
     hi += c > 0 ? c * last : 0;
   }
-  bool bounded = true;
   if (ix->dyn) {
     TD_ASSERT(dtype_is_int(ix->dyn->dt));
     verify_expr(V, ix->dyn);
     int64_t dlo, dhi;
-    bounded = expr_range(V, ix->dyn, &dlo, &dhi);
+    bounded &= expr_range(V, ix->dyn, &dlo, &dhi);
     lo += dlo;
     hi += dhi;
   }
@@ -365,6 +383,19 @@ static void verify_index_lanes(Verify *V, int arg, const LIndex *ix, int lanes) 
     TD_ASSERT(at >= 0 && lo + at >= 0);
     TD_ASSERT(hi + at + lanes - 1 < V->p->bufs.data[b].numel);
   }
+}
+
+// An mma operand: the 16 x 16 (A) or 16 x 8 (B) elements it reads lie in its buffer.
+static void verify_frag(Verify *V, const LExpr *e) {
+  TD_ASSERT((e->dt == DT_F16 || e->dt == DT_BF16) && e->b && e->b->kind == LX_CONST && e->b->i > 0);
+  TD_ASSERT(V->p->bufs.data[V->k->args.data[e->buf].buf].dtype == e->dt && V->k->args.data[e->buf].read);
+  int64_t ld = e->b->i;
+  // its rows of ld, and the elements of a row: A 16 x 16; B 8 rows of 16 (n-major) or 16 of 8
+  int64_t rows = e->i == LG_FRAG_B_NK ? 8 : 16, cols = e->i == LG_FRAG_B_KN ? 8 : 16;
+  LIndex last = e->idx;
+  last.base += (rows - 1) * ld;
+  verify_index_lanes(V, e->buf, &e->idx, 1);
+  verify_index_lanes(V, e->buf, &last, (int)cols);
 }
 
 static void verify_unary(const LExpr *e) {
@@ -389,12 +420,16 @@ static void verify_expr(Verify *V, const LExpr *e) {
   TD_ASSERT(e->lanes >= 1);
   if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
-              e->kind == LX_SHUFFLE || (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
-    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->a->lanes == e->lanes ||
-              (e->kind == LX_SHUFFLE && 2 * e->a->lanes == e->lanes));
+              e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG || e->kind == LX_SHUFFLE ||
+              (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
+    TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_MMA ||
+              e->kind == LX_FRAG || e->a->lanes == e->lanes || (e->kind == LX_SHUFFLE && 2 * e->a->lanes == e->lanes));
+    TD_ASSERT(e->kind != LX_INSERT || e->b->lanes == 1);
     TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
-    TD_ASSERT(movable(e->dt));
-    TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
+    if (!V->k->gpu) {  // the GPU form's vectors are of any dtype (ir/loop.h)
+      TD_ASSERT(movable(e->dt));
+      TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
+    }
     TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
   } else if (e->kind != LX_LANE && e->kind != LX_CONST && e->kind != LX_VAR && e->kind != LX_LOCAL &&
              e->kind != LX_LOAD && e->kind != LX_ARG) {
@@ -459,6 +494,34 @@ static void verify_expr(Verify *V, const LExpr *e) {
     verify_expr(V, e->a);
     TD_ASSERT(e->a->kind == LX_LOCAL && e->a->lanes > 1 && e->i >= 0 && e->i < e->a->lanes && e->a->dt == e->dt);
     return;
+  case LX_SHFL:
+    verify_expr(V, e->a);
+    verify_expr(V, e->b);
+    TD_ASSERT(V->k->gpu && e->a->dt == e->dt && dtype_is_int(e->b->dt) && e->i >= LG_SHFL_DOWN &&
+              e->i <= LG_SHFL_IDX);
+    TD_ASSERT(e->dt == DT_I32 || e->dt == DT_I64 || e->dt == DT_F32 || e->dt == DT_F64);
+    return;
+  case LX_IDIV:
+    verify_expr(V, e->a);
+    verify_expr(V, e->b);
+    TD_ASSERT((e->dt == DT_I32 || e->dt == DT_I64) && e->a->dt == e->dt && e->b->dt == e->dt);
+    TD_ASSERT(e->op == OP_FLOOR_DIVIDE || e->op == OP_REMAINDER);
+    return;
+  case LX_INSERT:
+    verify_expr(V, e->a);
+    verify_expr(V, e->b);
+    TD_ASSERT(e->a->dt == e->dt && e->b->dt == e->dt && e->lanes > 1 && e->i >= 0 && e->i < e->lanes);
+    return;
+  case LX_MMA:
+    TD_ASSERT(V->k->gpu && e->dt == DT_F32 && e->lanes == 4 && e->c->dt == DT_F32 && e->c->lanes == 4);
+    TD_ASSERT(e->a->kind == LX_FRAG && e->b->kind == LX_FRAG && e->a->dt == e->b->dt);
+    TD_ASSERT(e->a->i == LG_FRAG_A_MK || e->a->i == LG_FRAG_A_KM);
+    TD_ASSERT(e->b->i == LG_FRAG_B_NK || e->b->i == LG_FRAG_B_KN);
+    verify_frag(V, e->a);
+    verify_frag(V, e->b);
+    verify_expr(V, e->c);
+    return;
+  case LX_FRAG: td_internal_error(__FILE__, __LINE__, "an mma fragment outside an mma");
   case LX_ARG: TD_ASSERT(V->func && e->dt == DT_I64 && e->i >= 0 && e->i < V->k->nscalars); return;
   case LX_SHUFFLE:
     verify_expr(V, e->a);
@@ -505,6 +568,12 @@ static void verify_stmt(Verify *V, const LStmt *s) {
     TD_ASSERT(s->var >= 0 && s->var < k->nvars);
     TD_ASSERT(V->extent[s->var] < 0);  // a variable is not reused by a nested loop
     TD_ASSERT(s->extent >= 0 && s->vector >= 0);
+    TD_ASSERT(k->gpu || (!s->start && !s->step));
+    if (s->start)
+      verify_expr(V, s->start);
+    if (s->step)
+      verify_expr(V, s->step);
+    TD_ASSERT((!s->start || s->start->dt == DT_I64) && (!s->step || s->step->dt == DT_I64));
     TD_ASSERT(!V->func || !s->parallel);
     if (s->n) {  // (a function's loop of n iterations: extent bounds its indices)
       TD_ASSERT(V->func && s->n->dt == DT_I64 && s->n->lanes == 1);
@@ -541,13 +610,28 @@ static void verify_stmt(Verify *V, const LStmt *s) {
     TD_ASSERT(s->cond->dt == DT_BOOL);
     verify_stmts(V, &s->body);
     return;
+  case LS_VAR: {  // in scope to the end of its list (verify_stmts)
+    TD_ASSERT(k->gpu && s->var >= 0 && s->var < k->nvars && V->extent[s->var] < 0);
+    verify_expr(V, s->val);
+    TD_ASSERT(s->val->dt == DT_I64);
+    int64_t lo, hi;
+    if (expr_range(V, s->val, &lo, &hi)) {
+      TD_ASSERT(lo >= 0);
+      V->extent[s->var] = hi + 1;
+    } else {
+      V->extent[s->var] = INT64_MAX;
+      V->unbounded[s->var] = true;
+    }
+    return;
+  }
+  case LS_SYNC: TD_ASSERT(k->gpu && (s->extent == 0 || s->extent == 32)); return;
   case LS_CALL: verify_call(V, s->call); return;
   case LS_COUNT: break;
   }
   td_unreachable();
 }
 
-// A block's lets go out of scope at its end.
+// A block's lets (and LS_VARs) go out of scope at its end.
 static void verify_stmts(Verify *V, const LStmtList *body) {
   int n = V->k->locals.len;
   bool saved[n > 0 ? n : 1];
@@ -557,6 +641,11 @@ static void verify_stmts(Verify *V, const LStmtList *body) {
     verify_stmt(V, body->data[i]);
   }
   memcpy(V->declared, saved, sizeof(bool) * (size_t)n);
+  for (int i = 0; i < body->len; i++)
+    if (body->data[i]->kind == LS_VAR) {
+      V->extent[body->data[i]->var] = -1;
+      V->unbounded[body->data[i]->var] = false;
+    }
 }
 
 void loop_verify(const LProgram *p) {
@@ -578,13 +667,26 @@ void loop_verify(const LProgram *p) {
     for (int i = 0; i < k->args.len; i++)
       TD_ASSERT(k->args.data[i].buf >= 0 && k->args.data[i].buf < p->bufs.len);
     int64_t extent[k->nvars > 0 ? k->nvars : 1];
+    bool unbounded[k->nvars > 0 ? k->nvars : 1];
     bool declared[k->locals.len > 0 ? k->locals.len : 1];
     for (int i = 0; i < k->nvars; i++)
       extent[i] = -1;
+    memset(unbounded, 0, sizeof unbounded);
     memset(declared, 0, sizeof declared);
     int lanes[k->locals.len > 0 ? k->locals.len : 1];
     loop_local_lanes(k, lanes);
-    Verify V = {p, k, extent, declared, lanes, false, false};
+    const LGpuSched *gs = k->same ? NULL : k->gpu;  // (a kernel with an earlier one's code keeps its loops)
+    if (gs) {  // the thread's vars range over the launch
+      int64_t wb = (gs->block + 31) / 32;
+      int sv[4] = {gs->tid, gs->ctaid, gs->lane, gs->warp};
+      int64_t se[4] = {gs->block, gs->grid, gs->block < 32 ? gs->block : 32, wb};
+      for (int j = 0; j < 4; j++)
+        if (sv[j] >= 0) {
+          TD_ASSERT(sv[j] < k->nvars);
+          extent[sv[j]] = se[j];
+        }
+    }
+    Verify V = {p, k, extent, unbounded, declared, lanes, false, false};
     verify_stmts(&V, &k->body);
   }
   for (int fi = 0; fi < p->funcs.len; fi++) {
@@ -595,13 +697,15 @@ void loop_verify(const LProgram *p) {
     for (int i = 0; i < k->args.len; i++)
       TD_ASSERT(k->args.data[i].buf == i && k->args.data[i].at == 0 && !k->args.data[i].stream);
     int64_t extent[k->nvars > 0 ? k->nvars : 1];
+    bool unbounded[k->nvars > 0 ? k->nvars : 1];
     bool declared[k->locals.len > 0 ? k->locals.len : 1];
     for (int i = 0; i < k->nvars; i++)
       extent[i] = -1;
+    memset(unbounded, 0, sizeof unbounded);
     memset(declared, 0, sizeof declared);
     int lanes[k->locals.len > 0 ? k->locals.len : 1];
     loop_local_lanes(k, lanes);
-    Verify V = {fp, k, extent, declared, lanes, false, true};
+    Verify V = {fp, k, extent, unbounded, declared, lanes, false, true};
     verify_stmts(&V, &k->body);
   }
 }

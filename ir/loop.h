@@ -84,6 +84,39 @@
 // without it (gather, index_select) it is [0, i). Valid: yields the index; else it
 // raises `err` with a's value and yields 0.
 //
+// The GPU form (sched_gpu, below, rewrites each kernel of a GPU program into it). Every
+// thread of the launch runs the kernel's body, with the loop vars LGpuSched names bound
+// first: tid (threadIdx.x), ctaid (blockIdx.x), lane (tid % 32) and warp (tid / 32).
+// What only the GPU form holds:
+//   - A loop with `start` (and `step`): var takes start, start + step, ... while below
+//     extent; start >= 0 and step >= 1 are i64 expressions of those vars and constants,
+//     evaluated once before the loop. So the threads share a loop's iterations.
+//   - LS_VAR binds loop var `var` to val (an i64 >= 0) for the statements after it in
+//     its list; LX_IDIV computes those indices: a / b (op FLOOR_DIVIDE) or a % b (op
+//     REMAINDER) of ints with a >= 0 and b > 0.
+//   - LS_SYNC: the threads of the block (extent 0: __syncthreads) or the lanes of a warp
+//     (extent 32: __syncwarp) wait for each other; every one of them reaches it, and
+//     what each wrote before is visible to all after.
+//   - LX_SHFL: a (a scalar of 4 or 8 bytes, i32 for a bool) as lane L of the warp holds
+//     it, all 32 lanes evaluating it together: i LG_SHFL_DOWN L = lane + b (the lane's
+//     own a when L >= 32), LG_SHFL_XOR L = lane ^ b, LG_SHFL_IDX L = b.
+//   - LB_SHARED buffers: a block's shared memory, uninitialised when the block starts,
+//     one kernel's arguments (after its others); the host never sees them.
+//   - Vector loads and stores of any dtype (lanes of f16/bf16/bool carried as their
+//     values, as scalars are), each aligned to its whole width (sched_gpu proves it),
+//     and LX_INSERT: vector a with lane i replaced by scalar b.
+//   - Tensor cores: LX_MMA, a warp's mma.sync.m16n8k16 (row A, column B, f32 sums): a
+//     and b are LX_FRAGs (nowhere else), c a vector of 4 f32 lanes, the value the
+//     4 lanes of the warp's 16 x 8 tile of c + A B that the calling lane holds: lane l
+//     holds rows r = l / 4 and r + 8, columns c = 2 (l % 4) and c + 1, as (r, c),
+//     (r, c + 1), (r + 8, c), (r + 8, c + 1); every lane evaluates it together. The
+//     products are exact; the order of their sum is the tensor core's. LX_FRAG names
+//     the operand the lanes read from buf (of dtype dt, f16 or bf16) at idx, with row
+//     stride ld = the constant b: i LG_FRAG_A_MK (the 16 x 16 A, (m, k) at idx +
+//     m ld + k), LG_FRAG_A_KM ((m, k) at idx + k ld + m), LG_FRAG_B_NK (the 16 x 8 B,
+//     (k, n) at idx + n ld + k), LG_FRAG_B_KN ((k, n) at idx + k ld + n).
+//   - A store whose value is a load of the same dtype copies the bits (scalar or vector).
+//
 // Functions. A CPU program may hold functions its kernels call (LS_CALL), each written
 // once and called from every kernel that needs it, with pointers and sizes as its
 // arguments, as a BLAS's micro-kernel is (ir/gemm.c's tiles). A function is an
@@ -130,10 +163,18 @@ typedef enum {
   LX_FMA,            // a * b + c (see Lanes above)
   LX_SPLAT,          // scalar a in each of `lanes` lanes
   LX_LANE,           // lane i of the vector local a
+  LX_SHFL,           // GPU: a in another lane of the warp (i: LG_SHFL_*, b the lane operand)
+  LX_IDIV,           // GPU index arithmetic: a / b or a % b (op), a >= 0, b > 0
+  LX_INSERT,         // vector a with lane i set to scalar b
+  LX_FRAG,           // GPU: an mma operand in the lanes' registers (buf, idx, i: LG_FRAG_*, b: ld)
+  LX_MMA,            // GPU: the warp's tile of a * b + c (tensor cores)
   LX_ARG,            // i64 scalar argument i of a function (LProgram.funcs; see Functions)
   LX_SHUFFLE,        // lanes of a and b picked by sel (see Lanes above)
   LX_COUNT
 } LExprKind;
+
+enum { LG_SHFL_DOWN, LG_SHFL_XOR, LG_SHFL_IDX };                    // LX_SHFL's i
+enum { LG_FRAG_A_MK, LG_FRAG_A_KM, LG_FRAG_B_NK, LG_FRAG_B_KN };  // LX_FRAG's i
 
 // An element index: base + sum_k coef[k] * var[k] (+ dyn, an i64 expression, if set).
 enum { LI_MAX_TERMS = 24 };
@@ -168,6 +209,8 @@ typedef enum {
   LS_LET,    // declare local (dt) = val
   LS_SET,    // local = val
   LS_IF,     // if (cond) body
+  LS_VAR,    // GPU: loop var `var` = val from here on in the list
+  LS_SYNC,   // GPU: the block's threads (extent 0) or the warp's lanes (32) wait for each other
   LS_CALL,   // call: a function of LProgram.funcs (see Functions)
   LS_COUNT
 } LStmtKind;
@@ -202,6 +245,8 @@ struct LStmt {
   LExpr *val;       // LS_STORE, LS_LET, LS_SET
   int local;        // LS_LET, LS_SET
   LExpr *cond;      // LS_IF
+  LExpr *start;     // LS_LOOP, GPU form: the first value of var (NULL: 0)
+  LExpr *step;      // LS_LOOP, GPU form: its increment (NULL: 1)
   LCall *call;      // LS_CALL
 };
 
@@ -228,9 +273,6 @@ typedef struct LArg {
 typedef enum {
   LM_DOT,   // the plain nest (ir/matmul.c's build_matmul): one output element per
             // iteration of the outer loops, its k terms added in a local (fields below)
-  LM_ROWS,  // the row schedule of GPU programs (build_matmul_rows): blocks of output rows
-            // accumulated in place in a buffer, k unrolled by 4 over up to 4 rows (no
-            // single i, j or k loop exists)
   LM_GEMM,  // ir/gemm.c's CPU tiles (LKernel.sched names them): only the shape is set
   LM_COUNT
 } LMatmulForm;
@@ -263,10 +305,7 @@ typedef struct LMatmul {
                               // loops, i and k; b only the batch loops, k and j; k's var
                               // is kloop->var
   int epi;                    // the first statement of body after the k loop (2)
-  // LM_ROWS (else -1): the program buffer (LProgram.bufs) accumulating the sums, of
-  // dtype dt, indexed as the output's contiguous View; the result's own buffer (then
-  // the sums are the result) or an epilogue's, else an LB_TEMP
-  int acc_buf;
+  int acc_buf;  // -1 (no form accumulates in a program buffer)
 } LMatmul;
 
 // A ROW kernel's softmax row (not log_softmax) whose passes are single loops, laid out
@@ -288,11 +327,33 @@ typedef struct LSoftmax {
   LStmt *max_loop, *sum_loop, *recip, *final_loop;
 } LSoftmax;
 
+// An ATTN kernel of a GPU program (ir/attn.c builds its row form, the kernel's body, and
+// ir/attn_gpu.c these facts, from which ir/sched_gpu.c may build a flash kernel instead).
+// The expressions read vars of their own, none of the body's: q(b.., i, e), k(b.., j, e)
+// and v(b.., j, w) in the computation dtype cd, mask(b.., i, j) (a bool: false hides the
+// key; else added to the score) or NULL; out_local (of cd) then `store` write the
+// result at (b.., i, w). The scores are dot(q, k) * scale (+ mask), causal rows seeing
+// keys j <= i, the softmax online as ir/attn.c says.
+typedef struct LAttn {
+  int nb;                     // batch dims
+  int64_t bext[TD_MAX_DIMS];  // their extents
+  int bvar[TD_MAX_DIMS];      // their vars
+  int64_t L, S, E, Ev;        // query rows, keys, the q/k features, the v features
+  int ivar, jvar, evar, wvar;
+  LExpr *q, *k, *v, *mask;
+  bool causal;
+  double scale;
+  DType cd;
+  int out_local;
+  LStmt *store;
+} LAttn;
+
 struct LKernel {
   const char *name;    // "k0"
   KernelKind kind;     // fusion's decision (fuse_kernel_kind): EW, ROW, MATMUL or ONE
   LMatmul *mm;         // KK_MATMUL: how it computes the matmul; NULL for every other kind
   LSoftmax *softmax;   // KK_ROW: its softmax row of that form, NULL if none
+  LAttn *attn;         // KK_ATTN of a GPU program: its facts (ir/attn_gpu.c), else NULL
   VEC(LArg) args;
   VEC(DType) locals;   // the dtype of each local
   int nvars;           // loop variables are 0..nvars-1
@@ -313,6 +374,8 @@ typedef enum {
   LB_PARAM,   // a parameter's storage (contiguous as the kernels see it)
   LB_TEMP,    // an intermediate, freed when the entry returns
   LB_RESULT,  // a buffer some output views: allocated by the entry, handed to the caller
+  LB_SHARED,  // GPU: a kernel's block-shared scratch (sched_gpu appends these after every
+              // other buffer; the host and the entry tables leave them out)
 } LBufKind;
 
 typedef struct LBuf {
@@ -395,6 +458,8 @@ void loop_local_lanes(const LKernel *k, int *lanes);
 // line) unless full.
 void loop_print(const LProgram *p, bool full, FILE *out);
 void loop_verify(const LProgram *p);               // TD_ASSERTs
+// The buffers the host sees: p->bufs up to the first LB_SHARED one (they come last).
+int loop_host_bufs(const LProgram *p);
 
 // ---- cpu.c: what the CPU schedules are made for ----
 typedef struct CpuTarget {
@@ -430,128 +495,32 @@ void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu);
 // CPU programs: after sched_cpu; GPU programs: before sched_gpu.
 void share_kernels(Ctx *cx, LProgram *p);
 
-// ---- sched_gpu.c: the GPU schedule over built loop IR (the CUDA and NVVM backends) ----
-// How the iterations of a kernel of a GPU program map to the threads of a 1-D grid,
-// decided once from the loops kernel_build left: codegen/cuda.c prints it and
-// codegen/llvm_gpu.c builds it; neither analyses the loops again. Iterations run on
-// different threads only where sched_gpu proved from the affine indices that they
-// touch disjoint elements (a loop's `parallel` mark only says where CPU threads pay).
-// The two backends map differently — CUDA C with blocks, shared memory and warp
-// shuffles, the NVVM builder with grid-stride loops alone — so a kernel carries both
-// plans, each proved by its own test (ir/sched_gpu.c says which).
-enum { LG_MAX_ACC = 8, LG_MAX_ARGS = 256 };
+// ---- sched_gpu.c: the GPU schedule (the CUDA C and NVVM backends) ----
+// What the GPU schedules are made for.
+typedef struct GpuTarget {
+  int sm;            // compute capability x 10 (80, 90): tensor-core matmuls (mma.sync) from 80
+  int64_t max_grid;  // the most blocks one launch gets (loops over blocks are grid-stride)
+} GpuTarget;
+// arch NULL: sm_80 (tdsl's GPU baseline); "sm_NN" (a suffix letter ignored). The grid
+// cap is 8 waves of an H200's 132 multiprocessors, and TDSL_GPU_GRID=N (tests) caps it
+// at N: with 1, every loop over blocks goes round.
+GpuTarget gpu_target(const char *arch);
 
-// A perfect nest (each loop's body the next loop alone) run as one flat loop over the
-// product of its extents, split row-major: the innermost loop varies fastest, so
-// consecutive threads take consecutive iterations.
-typedef struct LGpuNest {
-  int n;                  // its loops (0: none)
-  const LStmt **loops;    // outermost first
-  const LStmtList *body;  // what an iteration runs: the innermost loop's body (for
-                          // LGpuSched.outer with n == 0, the kernel's body); NULL for a
-                          // matmul's batch loops
-  int64_t total;          // the iterations: the product of the extents
-  bool *read;             // per loop: whether body reads its var (the others need no
-                          // index); NULL: every var is needed
-} LGpuNest;
-
-// A reduction nest of a block (GB_REDUCE): its innermost body combines values into
-// accumulator locals, either plainly — lets of locals private to the body, then
-// `acc = acc op e` (op add, mul, maximum, minimum, logical and/or; no half dtype) — or
-// in the argform of argmax/argmin: lets of private locals, then one
-// `if (better) { acc = x; ... }` whose condition reads only accumulators and the
-// private locals they take (the earliest of equally good iterations wins).
-typedef struct LGpuReduce {
-  bool argform;
-  int nacc;
-  int acc[LG_MAX_ACC];   // the accumulator locals
-  Op op[LG_MAX_ACC];     // plain form: each one's combine op
-  int src[LG_MAX_ACC];   // argform: the private local each accumulator takes, or -1
-  const LStmt *cond_if;  // argform: the if
-} LGpuReduce;
-
-// How the threads of a block run a statement of a row (GK_ROWS).
-typedef enum {
-  GB_EVERY,   // every thread runs it alike, with the same values (a store: thread 0
-              // alone); the body of a loop or an if is block statements again (`body`)
-  GB_SPLIT,   // `nest`: independent iterations, no loop inside, split over the threads
-  GB_REDUCE,  // `nest` split over the threads, its accumulators (`red`) combined across
-              // the block (warp shuffles, then shared memory); every thread gets them
-  GB_COUNT
-} LGpuRole;
-
-typedef struct LGpuBlock LGpuBlock;
-typedef VEC(LGpuBlock *) LGpuBlockList;
-struct LGpuBlock {
-  const LStmt *s;
-  LGpuRole role;
-  bool sync;           // a barrier before it: it touches a buffer that a statement since
-                       // the last barrier wrote, or writes one that such a statement read
-  bool sync_each;      // GB_EVERY loop: a barrier ending each iteration (the next one
-                       // touches what this one wrote)
-  LGpuBlockList body;  // GB_EVERY loop or if: the statements of its body
-  LGpuNest nest;       // GB_SPLIT, GB_REDUCE
-  LGpuReduce red;      // GB_REDUCE
-};
-
-// A matmul as output tiles (GK_MATMUL), from LKernel.mm's LM_DOT nest: a block of
-// edge * edge threads per tile of one batch element (grid-stride over the tiles), one
-// output element per thread, A and B staged through shared memory edge deep in k, the
-// statements after the k loop (mm->body from mm->epi) applied before the store.
-typedef struct LGpuTile {
-  int edge;                 // 16
-  LGpuNest batch;           // mm->outer's loops before i and j, flattened with the tiles
-  const LStmt *i, *j;       // the tile's rows and columns: mm->outer[nouter - 2], [nouter - 1]
-  int64_t ni, nj, ntiles;   // tiles along i, along j, in all (times the batch)
-  bool a_kfast;             // A's staging: consecutive threads walk k (its stride along k
-                            // is no larger than along i), else i
-  bool b_jfast;             // B's: consecutive threads walk j, else k
-} LGpuTile;
-
-// The CUDA printer's shape of a kernel.
-typedef enum {
-  GK_FLAT,    // elementwise: `outer` holds every loop (its body none): one grid-stride loop
-              // over the flat index, a thread per element
-  GK_ROWS,    // a block per row (an iteration of `outer`, grid-stride over the rows), the
-              // row's statements run as `row` says
-  GK_MATMUL,  // `tile`
-  GK_SERIAL,  // a thread per row, its statements run one after another as on the CPU
-  GK_COUNT    // none: more than LG_MAX_ARGS arguments, which codegen/cuda.c refuses
-} LGpuShape;
-
+// A kernel's GPU schedule: its launch and the loop vars its GPU-form body binds first.
 struct LGpuSched {
-  // codegen/cuda.c. Its independence test: every access inside a loop to a buffer
-  // written inside it moves by the same stride c per iteration and stays within a
-  // window narrower than |c| (or all of them share one index, injective over the loop's
-  // var and the inner vars it moves with; or, in a SORT kernel, any two of them either
-  // walk disjoint ranges or lie apart by no multiple of their common stride within the
-  // loop), and no local carries a value across iterations.
-  LGpuShape shape;
-  LGpuNest outer;       // the outermost loops, each alone in its list, whose iterations
-                        // are independent: the rows (FLAT: the elements); body: the row
-  LGpuBlockList row;    // GK_ROWS
-  LGpuTile tile;        // GK_MATMUL
-  int64_t grid, block;  // the launch: blocks (0: nothing to do) and threads per block
-  int nshared;          // 32-slot groups of 8-byte shared scratch the reductions use
-  // codegen/llvm_gpu.c. Every top-level statement must be a loop, no local used by two
-  // of them, and no two of them touching an element one writes (ranges of indices);
-  // each then runs in turn on every thread, the first spread[i].n loops of its perfect
-  // nest grid-stride from the global thread id (0: thread 0 runs it), the most loops
-  // whose iterations provably touch disjoint elements: all accesses to a buffer written
-  // in them share the coefficients of the spread vars (and the base, but in a SORT
-  // kernel), and each such coefficient, by magnitude, exceeds what the smaller ones and
-  // the rest of the indices (bases included) can reach.
-  int64_t iters;        // the most iterations one statement spreads (launch that many
-                        // threads or fewer); 0: serial, thread 0 runs the whole body
-  LGpuNest *spread;     // per top-level statement (iters > 0)
+  const char *name;        // the schedule, for --emit=kernels and the CUDA comment
+  int64_t grid, block;     // the launch: blocks (0: nothing to do) and threads per block
+  int tid, ctaid;          // loop vars bound to threadIdx.x and blockIdx.x (-1: unused)
+  int lane, warp;          // ... to threadIdx.x % 32 and threadIdx.x / 32 (-1: unused)
 };
 
-// Sets every kernel's gpu: the GPU backends print and build only what it holds. A
-// kernel sharing an earlier one's code (LKernel.same, share_kernels ran before) gets
-// that one's schedule, the same object: its code and launch are that kernel's.
-void sched_gpu(Ctx *cx, LProgram *p);
-// k->gpu; for a kernel sched_gpu has not seen (built by hand in a unit test), its
-// schedule decided now (not stored).
-const LGpuSched *sched_gpu_kernel(Ctx *cx, const LKernel *k);
+// Rewrites every kernel of a GPU program into the GPU form (the header's comment) and
+// sets its gpu: what codegen/cuda.c prints and codegen/llvm_gpu.c builds, the same
+// statements. Iterations run on different threads only where sched_gpu proved from the
+// affine indices that they touch disjoint elements (a loop's `parallel` mark only says
+// where CPU threads pay). A kernel sharing an earlier one's code (LKernel.same,
+// share_kernels ran before) gets that one's schedule, the same object. After it, the
+// facts mm and softmax describe the body kernel_build left, not the kernel's.
+void sched_gpu(Ctx *cx, LProgram *p, const GpuTarget *t);
 
 #endif

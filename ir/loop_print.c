@@ -24,10 +24,18 @@
 //       bN[INDEX] = EXPR            (store; INDEX is `COEF*iN + ... + BASE`; a vector
 //                                    store or load of L lanes: `bN[INDEX +0..L]`)
 //       let lN: DTYPE = EXPR / lN = EXPR / if EXPR { ... }
+//     GPU programs (sched_gpu) add `gpu: SCHEDULE, grid G, block B; iN tid, iM ctaid, ...`
+//     (the vars bound to the thread's indices) and these statements:
+//       for iN in START..EXTENT step STEP { ... }   (the threads share the iterations)
+//       iN = EXPR                                    (LS_VAR)
+//       sync block / sync warp                       (LS_SYNC)
 // Expressions print as pseudo-C: infix operators parenthesised, other ops as calls
 // named as in --emit=ir, casts as `DTYPE(x)`, selects as `(c ? a : b)`, checked
 // indices as `checked(x, SIZE, eN)`, and raising ops carry `!eN` after their call.
-// Vectors: `splatL(x)`, `fma(a, b, c)`, lane k of a local `lN.k`.
+// Vectors: `splatL(x)`, `fma(a, b, c)`, lane k of a local `lN.k`, `insert(v, k, x)`.
+// GPU: `shfl_down(x, n)`, `shfl_xor(x, n)`, `shfl_idx(x, n)`, `(a / b)` and `(a % b)` of
+// LX_IDIV; `mma(frag_a_mk(bN[INDEX], ld L), frag_b_kn(...), lN)` of the tensor cores;
+// shared memory is a buffer of kind `shared`.
 //
 // The compact form (the default) folds a run of consecutive stores, lets and sets that
 // print alike but for their local numbers, index offsets and lane numbers (an unrolled
@@ -244,6 +252,45 @@ static void print_expr(Pr *P, const LExpr *e) {
     print_expr(P, e->a);
     fprintf(out, ", %s%" PRId64 ", e%d)", e->wrap ? "+-" : "", e->i, e->err);
     return;
+  case LX_SHFL:
+    fprintf(out, "shfl_%s(", e->i == LG_SHFL_DOWN ? "down" : e->i == LG_SHFL_XOR ? "xor" : "idx");
+    print_expr(P, e->a);
+    fputs(", ", out);
+    print_expr(P, e->b);
+    fputc(')', out);
+    return;
+  case LX_IDIV:
+    fputc('(', out);
+    print_expr(P, e->a);
+    fputs(e->op == OP_FLOOR_DIVIDE ? " / " : " % ", out);
+    print_expr(P, e->b);
+    fputc(')', out);
+    return;
+  case LX_INSERT:
+    fputs("insert(", out);
+    print_expr(P, e->a);
+    fputs(", ", out);
+    slot(P, SLOT_NUM, e->i);
+    fputs(", ", out);
+    print_expr(P, e->b);
+    fputc(')', out);
+    return;
+  case LX_FRAG: {
+    static const char *const roles[] = {"a_mk", "a_km", "b_nk", "b_kn"};
+    fprintf(out, "frag_%s(b%d[", roles[e->i], arg_buf(P->k, e->buf));
+    print_index(P, &e->idx);
+    fprintf(out, "], ld %" PRId64 ")", e->b->i);
+    return;
+  }
+  case LX_MMA:
+    fputs("mma(", out);
+    print_expr(P, e->a);
+    fputs(", ", out);
+    print_expr(P, e->b);
+    fputs(", ", out);
+    print_expr(P, e->c);
+    fputc(')', out);
+    return;
   case LX_ARG: fprintf(out, "a%" PRId64, e->i); return;
   case LX_COUNT: break;
   }
@@ -300,12 +347,21 @@ static void print_stmt(Pr *P, const LStmt *s, int depth, bool full) {
   fprintf(out, "%*s", 2 * depth, "");
   switch (s->kind) {
   case LS_LOOP:
+    fprintf(out, "for i%d in ", s->var);
+    if (s->start)
+      print_expr(P, s->start);
+    else
+      fputc('0', out);
+    fputs("..", out);
     if (s->n) {
-      fprintf(out, "for i%d in 0..", s->var);
       print_expr(P, s->n);
       fprintf(out, " (at most %" PRId64 ")", s->extent);
     } else {
-      fprintf(out, "for i%d in 0..%" PRId64, s->var, s->extent);
+      fprintf(out, "%" PRId64, s->extent);
+    }
+    if (s->step) {
+      fputs(" step ", out);
+      print_expr(P, s->step);
     }
     if (s->parallel)
       fputs(" parallel", out);
@@ -329,6 +385,12 @@ static void print_stmt(Pr *P, const LStmt *s, int depth, bool full) {
     print_stmts(P, &s->body, depth + 1, full);
     fprintf(out, "%*s}\n", 2 * depth, "");
     return;
+  case LS_VAR:
+    fprintf(out, "i%d = ", s->var);
+    print_expr(P, s->val);
+    fputc('\n', out);
+    return;
+  case LS_SYNC: fputs(s->extent ? "sync warp\n" : "sync block\n", out); return;
   case LS_COUNT: break;
   }
   td_unreachable();
@@ -445,7 +507,7 @@ static void print_stmts(Pr *P, const LStmtList *body, int depth, bool full) {
   }
 }
 
-static const char *const buf_kinds[] = {"param", "temp", "result"};
+static const char *const buf_kinds[] = {"param", "temp", "result", "shared"};
 
 static void print_shape(FILE *out, const int64_t *xs, int n) {
   fputc('[', out);
@@ -491,7 +553,7 @@ void loop_print(const LProgram *p, bool full, FILE *out) {
   fprintf(out, "program %s\n", p->name ? p->name : "?");
   for (int i = 0; i < p->bufs.len; i++) {
     const LBuf *b = &p->bufs.data[i];
-    fprintf(out, "buffer b%d %s%s %s[%" PRId64 "] %s\n", i, b->kind <= LB_RESULT ? buf_kinds[b->kind] : "?",
+    fprintf(out, "buffer b%d %s%s %s[%" PRId64 "] %s\n", i, b->kind <= LB_SHARED ? buf_kinds[b->kind] : "?",
             b->kind == LB_PARAM && b->mut ? " mut" : b->scratch ? " scratch" : "", dtype_name(b->dtype), b->numel,
             b->name ? b->name : "-");
   }
@@ -538,8 +600,17 @@ void loop_print(const LProgram *p, bool full, FILE *out) {
     fputs("  lines:", out);
     for (int i = 0; i < k->lines.len; i++)
       fprintf(out, "%s %d", i ? "," : "", k->lines.data[i]);
-    if (k->sched)
+    if (k->sched && !k->gpu)
       fprintf(out, "\n  schedule: %s", k->sched);
+    if (k->gpu) {
+      const LGpuSched *gs = k->gpu;
+      fprintf(out, "\n  gpu: %s, grid %" PRId64 ", block %" PRId64, gs->name ? gs->name : "?", gs->grid, gs->block);
+      const char *names[4] = {"tid", "ctaid", "lane", "warp"};
+      int vars[4] = {gs->tid, gs->ctaid, gs->lane, gs->warp};
+      for (int i = 0, n = 0; i < 4; i++)
+        if (vars[i] >= 0 && !k->same)
+          fprintf(out, "%s i%d %s", n++ ? "," : ";", vars[i], names[i]);
+    }
     fputs("\n  args:", out);
     for (int i = 0; i < k->args.len; i++) {
       const LArg *a = &k->args.data[i];

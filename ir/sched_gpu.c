@@ -1,88 +1,49 @@
-// ir/sched_gpu.c: the GPU schedule over built loop IR (sched_gpu, LGpuSched in
-// ir/loop.h): for each kernel of a GPU program, how its iterations map to the threads
-// of a 1-D grid. codegen/cuda.c prints the CUDA plan and codegen/llvm_gpu.c builds the
-// NVVM plan; every analysis of the loops behind them is here, once.
+// ir/sched_gpu.c: the GPU schedule (sched_gpu in ir/loop.h; ir/gpu.h lists the files it
+// is spread over). For each kernel of a GPU program it proves which iterations of its
+// loops are independent, chooses a schedule, and rewrites the kernel into the GPU form
+// of ir/loop.h — the statements every thread of the launch runs — with its launch:
+//   elementwise   all loops independent and the innermost body loop-free: one loop over
+//                 the flat iterations, grid-stride over every thread of the grid
+//                 (consecutive threads take consecutive elements), each iteration
+//                 V = 16 bytes / element lanes of the innermost loop with 128-bit loads
+//                 and stores where every store and those loads line up (V divides the
+//                 innermost extent, their other strides and starts); blocks of 256
+//   matmul, attention   ir/matmul_gpu.c, ir/attn_gpu.c
+//   rows          outer independent loops (the rows) whose body has loops to split:
+//                 ir/gpu_row.c (a warp or a block per row)
+//   several nests top-level loops touching no element another writes: each its own
+//                 elementwise loop (or a thread per row), one after another
+//   thread per row  anything else: the outer independent loops over every thread of
+//                 the grid, each row run as the C backend runs it
+// Grids hold at most GpuTarget.max_grid blocks; every loop over blocks is grid-stride,
+// so any grid is right (TDSL_GPU_GRID=1 runs them all round). An empty nest launches
+// nothing.
 //
-// The CUDA plan gives a kernel one of four shapes (LGpuShape), from its loops:
-//   FLAT    a perfect nest of independent loops whose innermost body has no loop: one
-//           grid-stride loop over the flattened iteration space. Block 256.
-//   MATMUL  LKernel.mm's LM_DOT nest (ir/matmul.c's plain nest, which a GPU program
-//           gets where the row schedule does not apply) with i, j and k loops (sizes
-//           > 1), all its outer loops independent, and f32/f64 factors that load
-//           through affine indices of the batch vars with i and k (A) or k and j (B):
-//           16x16 output tiles (LGpuTile). Block 256.
-//   ROWS    an outer nest of independent loops (the rows; none: one row) whose body has
-//           inner loops of which one at least splits: a block per row. In the row,
-//           scalar statements run in every thread (uniform values; stores by thread 0);
-//           an inner nest of independent iterations is split across the block's
-//           threads; a reduction nest (LGpuReduce) is split and combined across the
-//           block; any other loop runs in every thread, its body treated the same way.
-//           A barrier separates statements whose accesses meet. Block: the largest
-//           split, a power of two in [32, 256].
-//   SERIAL  anything else: a thread per row (the outer independent nest, or a single
-//           thread), its body run sequentially as the C backend does. Block: the rows,
-//           a power of two in [32, 128].
-// Grids stop at 65535 blocks (the loops are grid-stride); an empty nest launches none.
-// Independence is proved from the affine indices (loop_independent: the test in
-// LGpuSched's comment); no local may carry a value across iterations.
+// Independence (gpu_independent): every access inside a loop to a buffer written
+// inside it moves by the same stride c per iteration and stays within a window
+// narrower than |c| (or all of them share one index, injective over the loop's var and
+// the inner vars it moves with; or, in a SORT kernel, any two of them either walk
+// disjoint ranges or lie apart by no multiple of their common stride within the loop),
+// and no local carries a value across iterations. Several top-level nests run on the
+// same threads when no element one touches is written by another (the ranges of their
+// indices), and no local lives in two of them.
 //
-// The NVVM plan (LGpuSched.iters, .spread) spreads each top-level loop's perfect nest,
-// flattened row-major, grid-stride from the global thread id: only its outermost m
-// loops whose iterations provably touch disjoint elements (distributable); a nest with
-// none spread runs on thread 0. The top-level statements run one after another in each
-// thread, so they must not touch what another writes (independent), nor share locals;
-// else the kernel is serial.
-//
-// Both plans keep the kernel's statements and their order; only which thread runs an
-// iteration, and (CUDA) the association of a reduction across threads, are chosen.
-#include "ir/loop.h"
+// Invariants: the GPU form keeps the kernel's statements and their order within an
+// iteration; only which thread runs an iteration, and the association of a reduction
+// across threads (gpu_row.c), are chosen.
+#include "ir/gpu.h"
 
-enum { MAX_NEST = 32 };  // the deepest perfect nest the CUDA plan flattens
-
-// The kernel being scheduled.
-typedef struct SchedGpu {
-  Ctx *cx;
-  const LKernel *k;
-  int64_t *extent;    // per loop var: its loop's extent
-  int64_t max_split;  // the largest nest split across a block (GK_ROWS)
-  int nshared;        // the 32-slot groups of shared scratch its reductions use
-} SchedGpu;
+#include <stdlib.h>
+#include <string.h>
 
 // ============================================================================
 // What statements read and write
 // ============================================================================
-// ---- sets of kernel args: the buffers a statement reads and writes ----
-typedef struct ArgSet {
-  uint64_t w[LG_MAX_ARGS / 64];
-} ArgSet;
-
-static void set_add(ArgSet *s, int i) {
-  TD_ASSERT(i >= 0 && i < LG_MAX_ARGS);
-  s->w[i / 64] |= (uint64_t)1 << (i % 64);
-}
-static bool set_has(const ArgSet *s, int i) { return (s->w[i / 64] >> (i % 64)) & 1; }
-static bool set_meets(const ArgSet *a, const ArgSet *b) {
-  for (int i = 0; i < LG_MAX_ARGS / 64; i++)
-    if (a->w[i] & b->w[i])
-      return true;
-  return false;
-}
-static void set_union(ArgSet *a, const ArgSet *b) {
-  for (int i = 0; i < LG_MAX_ARGS / 64; i++)
-    a->w[i] |= b->w[i];
-}
-static bool set_empty(const ArgSet *a) {
-  for (int i = 0; i < LG_MAX_ARGS / 64; i++)
-    if (a->w[i])
-      return false;
-  return true;
-}
-
-static void expr_access(const LExpr *e, ArgSet *r) {
+static void expr_access(const LExpr *e, GpuArgSet *r) {
   if (!e)
     return;
   if (e->kind == LX_LOAD) {
-    set_add(r, e->buf);
+    gpu_set_add(r, e->buf);
     expr_access(e->idx.dyn, r);
   }
   expr_access(e->a, r);
@@ -90,19 +51,18 @@ static void expr_access(const LExpr *e, ArgSet *r) {
   expr_access(e->c, r);
 }
 
-static void stmts_access(const LStmtList *l, ArgSet *r, ArgSet *w);
-static void stmt_access(const LStmt *s, ArgSet *r, ArgSet *w) {
+void gpu_stmt_access(const LStmt *s, GpuArgSet *r, GpuArgSet *w) {
   expr_access(s->val, r);
   expr_access(s->cond, r);
   if (s->kind == LS_STORE) {
-    set_add(w, s->buf);
+    gpu_set_add(w, s->buf);
     expr_access(s->idx.dyn, r);
   }
-  stmts_access(&s->body, r, w);
+  gpu_stmts_access(&s->body, r, w);
 }
-static void stmts_access(const LStmtList *l, ArgSet *r, ArgSet *w) {
+void gpu_stmts_access(const LStmtList *l, GpuArgSet *r, GpuArgSet *w) {
   for (int i = 0; i < l->len; i++)
-    stmt_access(l->data[i], r, w);
+    gpu_stmt_access(l->data[i], r, w);
 }
 
 // ---- every access, with its index, for the independence tests ----
@@ -175,7 +135,7 @@ static bool expr_reads_var(const LExpr *e, int var) {
     return false;
   if (e->kind == LX_VAR && e->var == var)
     return true;
-  if (e->kind == LX_LOAD && index_reads_var(&e->idx, var))
+  if ((e->kind == LX_LOAD || e->kind == LX_FRAG) && index_reads_var(&e->idx, var))
     return true;
   return expr_reads_var(e->a, var) || expr_reads_var(e->b, var) || expr_reads_var(e->c, var);
 }
@@ -187,18 +147,19 @@ static bool index_reads_var(const LIndex *ix, int var) {
   return expr_reads_var(ix->dyn, var);
 }
 
-static bool stmts_read_var(const LStmtList *l, int var) {
+bool gpu_reads_var(const LStmtList *l, int var) {
   for (int i = 0; i < l->len; i++) {
     const LStmt *s = l->data[i];
-    if (expr_reads_var(s->val, var) || expr_reads_var(s->cond, var) ||
-        (s->kind == LS_STORE && index_reads_var(&s->idx, var)) || stmts_read_var(&s->body, var))
+    if (expr_reads_var(s->val, var) || expr_reads_var(s->cond, var) || expr_reads_var(s->start, var) ||
+        expr_reads_var(s->step, var) ||
+        (s->kind == LS_STORE && index_reads_var(&s->idx, var)) || gpu_reads_var(&s->body, var))
       return true;
   }
   return false;
 }
 
 // Whether e reads no loop var outside allowed[0..nallowed).
-static bool reads_only_vars(const LExpr *e, const int *allowed, int nallowed, int nvars) {
+bool gpu_reads_only_vars(const LExpr *e, const int *allowed, int nallowed, int nvars) {
   for (int v = 0; v < nvars; v++) {
     if (!expr_reads_var(e, v))
       continue;
@@ -211,24 +172,24 @@ static bool reads_only_vars(const LExpr *e, const int *allowed, int nallowed, in
   return true;
 }
 
-static bool expr_reads_local(const LExpr *e, int local) {
+bool gpu_expr_reads_local(const LExpr *e, int local) {
   if (!e)
     return false;
   if (e->kind == LX_LOCAL && e->local == local)
     return true;
-  if (e->kind == LX_LOAD && expr_reads_local(e->idx.dyn, local))
+  if (e->kind == LX_LOAD && gpu_expr_reads_local(e->idx.dyn, local))
     return true;
-  return expr_reads_local(e->a, local) || expr_reads_local(e->b, local) || expr_reads_local(e->c, local);
+  return gpu_expr_reads_local(e->a, local) || gpu_expr_reads_local(e->b, local) || gpu_expr_reads_local(e->c, local);
 }
 
-static bool expr_reads_any_local(const LExpr *e) {
+bool gpu_expr_reads_any_local(const LExpr *e) {
   if (!e)
     return false;
   if (e->kind == LX_LOCAL)
     return true;
-  if (e->kind == LX_LOAD && expr_reads_any_local(e->idx.dyn))
+  if (e->kind == LX_LOAD && gpu_expr_reads_any_local(e->idx.dyn))
     return true;
-  return expr_reads_any_local(e->a) || expr_reads_any_local(e->b) || expr_reads_any_local(e->c);
+  return gpu_expr_reads_any_local(e->a) || gpu_expr_reads_any_local(e->b) || gpu_expr_reads_any_local(e->c);
 }
 
 static void expr_mark_locals(const LExpr *e, bool *used) {
@@ -259,24 +220,24 @@ static void mark_locals(const LStmt *st, const LStmt *skip, bool *used) {
 }
 
 // Which locals the kernel mentions outside skip.
-static bool *locals_outside(SchedGpu *c, const LStmt *skip) {
+bool *gpu_locals_outside(GpuBuild *c, const LStmt *skip) {
   bool *used = arena_alloc(&c->cx->arena, (size_t)c->k->locals.len + 1);
   for (int i = 0; i < c->k->body.len; i++)
     mark_locals(c->k->body.data[i], skip, used);
   return used;
 }
 
-static bool expr_has_dyn(const LExpr *e) {
+bool gpu_expr_has_dyn(const LExpr *e) {
   if (!e)
     return false;
   if (e->kind == LX_LOAD && e->idx.dyn)
     return true;
-  return expr_has_dyn(e->a) || expr_has_dyn(e->b) || expr_has_dyn(e->c);
+  return gpu_expr_has_dyn(e->a) || gpu_expr_has_dyn(e->b) || gpu_expr_has_dyn(e->c);
 }
 
-static bool stmts_has_loop(const LStmtList *l) {
+bool gpu_stmts_have_loop(const LStmtList *l) {
   for (int i = 0; i < l->len; i++) {
-    if (l->data[i]->kind == LS_LOOP || stmts_has_loop(&l->data[i]->body))
+    if (l->data[i]->kind == LS_LOOP || gpu_stmts_have_loop(&l->data[i]->body))
       return true;
   }
   return false;
@@ -291,19 +252,10 @@ static void inner_vars(const LStmtList *l, bool *inner) {
   }
 }
 
-// The extent of every loop var of l.
-static void loop_extents(SchedGpu *c, const LStmtList *l) {
-  for (int i = 0; i < l->len; i++) {
-    if (l->data[i]->kind == LS_LOOP)
-      c->extent[l->data[i]->var] = l->data[i]->extent;
-    loop_extents(c, &l->data[i]->body);
-  }
-}
-
 // ---- nests ----
 // The loops of the perfect nest starting at s (each body exactly one loop, down to the
 // first body that is not), at most max; returns how many, with the innermost body.
-static int perfect_nest(const LStmt *s, const LStmt **loops, int max, const LStmtList **body) {
+int gpu_perfect_nest(const LStmt *s, const LStmt **loops, int max, const LStmtList **body) {
   int n = 0;
   while (s->kind == LS_LOOP && n < max) {
     loops[n++] = s;
@@ -315,22 +267,8 @@ static int perfect_nest(const LStmt *s, const LStmt **loops, int max, const LStm
   return n;
 }
 
-// loops[0..n) as an LGpuNest running body (NULL: every var needed).
-static LGpuNest make_nest(SchedGpu *c, const LStmt *const *loops, int n, const LStmtList *body) {
-  LGpuNest x = {n, arena_alloc(&c->cx->arena, sizeof *x.loops * (size_t)(n + 1)), body, 1, NULL};
-  if (body)
-    x.read = arena_alloc(&c->cx->arena, sizeof *x.read * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) {
-    x.loops[i] = loops[i];
-    x.total *= loops[i]->extent;
-    if (body)
-      x.read[i] = stmts_read_var(body, loops[i]->var);
-  }
-  return x;
-}
-
 // ============================================================================
-// The CUDA plan: independent loops
+// Independent loops
 // ============================================================================
 // Whether a local that `loop` lets or sets (in l, its body, or below) is mentioned by
 // the rest of the kernel: it carries a value across iterations, or out of the loop.
@@ -349,7 +287,7 @@ static bool carries_local(const LStmtList *l, const bool *outside) {
 // is not the outermost of the buffer): every access of arg has the same index, and that
 // index, over the loop's var and the inner vars it moves with, is injective — each
 // |coef| (sorted) exceeds the span of all smaller ones.
-static bool radix_disjoint(SchedGpu *c, const AccessList *acc, int arg, const LIndex *first, const bool *inner,
+static bool radix_disjoint(GpuBuild *c, const AccessList *acc, int arg, const LIndex *first, const bool *inner,
                            const LStmt *loop) {
   int nv = c->k->nvars;
   for (int i = 0; i < acc->len; i++)
@@ -393,7 +331,7 @@ static int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
 // distance that is no multiple c * m with 0 < |m| < its extent.
 // Used for SORT kernels only, for now: it proves other kernels' loops independent too
 // (the matmul row form's), whose schedules stay as they were until measured on a GPU.
-static bool offsets_disjoint(SchedGpu *c, const AccessList *acc, int arg, const bool *inner, const LStmt *loop) {
+static bool offsets_disjoint(GpuBuild *c, const AccessList *acc, int arg, const bool *inner, const LStmt *loop) {
   if (c->k->kind != KK_SORT)
     return false;
   int nv = c->k->nvars;
@@ -431,13 +369,13 @@ static bool offsets_disjoint(SchedGpu *c, const AccessList *acc, int arg, const 
 
 // Whether the iterations of `loop` are independent (LGpuSched's test), with every var
 // outside it fixed.
-static bool loop_independent(SchedGpu *c, const LStmt *loop) {
+bool gpu_independent(GpuBuild *c, const LStmt *loop) {
   Ctx *cx = c->cx;
-  if (carries_local(&loop->body, locals_outside(c, loop)))
+  if (carries_local(&loop->body, gpu_locals_outside(c, loop)))
     return false;
-  ArgSet r = {0}, w = {0};
-  stmts_access(&loop->body, &r, &w);
-  if (set_empty(&w))
+  GpuArgSet r = {0}, w = {0};
+  gpu_stmts_access(&loop->body, &r, &w);
+  if (gpu_set_empty(&w))
     return true;
   int nv = c->k->nvars;
   bool *inner = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(nv + 1));
@@ -447,7 +385,7 @@ static bool loop_independent(SchedGpu *c, const LStmt *loop) {
     scan_stmt(&sc, loop->body.data[i]);
   const AccessList *acc = &sc.acc;
   for (int a = 0; a < c->k->args.len; a++) {
-    if (!set_has(&w, a))
+    if (!gpu_set_has(&w, a))
       continue;
     const LIndex *first = NULL;
     int64_t cv = 0, lo = 0, hi = 0;
@@ -494,369 +432,8 @@ static bool loop_independent(SchedGpu *c, const LStmt *loop) {
 }
 
 // ============================================================================
-// The CUDA plan: the statements of a row, as a block runs them
+// Nests apart
 // ============================================================================
-// A perfect nest whose iterations are independent and whose innermost body has no
-// loop: split across the block's threads.
-static bool is_map_nest(SchedGpu *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
-  *n = perfect_nest(s, loops, MAX_NEST, body);
-  if (*n == 0 || stmts_has_loop(*body))
-    return false;
-  for (int i = 0; i < *n; i++)
-    if (!loop_independent(c, loops[i]))
-      return false;
-  return true;
-}
-
-static bool is_assoc(Op op) {
-  return op == OP_ADD || op == OP_MUL || op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_LOGICAL_AND ||
-         op == OP_LOGICAL_OR;
-}
-
-static int acc_index(const LGpuReduce *r, int local) {
-  for (int i = 0; i < r->nacc; i++)
-    if (r->acc[i] == local)
-      return i;
-  return -1;
-}
-
-// Whether the expression reads only locals, constants and pure arithmetic (no var, no
-// load): the argform's condition, evaluated again when partial results are combined.
-static bool pure_of_locals(const LExpr *e) {
-  if (!e)
-    return true;
-  if (e->kind == LX_VAR || e->kind == LX_LOAD || e->kind == LX_CHECKED_INDEX || lx_raises_here(e))
-    return false;
-  return pure_of_locals(e->a) && pure_of_locals(e->b) && pure_of_locals(e->c);
-}
-
-// Whether local is let in body and mentioned nowhere outside nest.
-static bool is_private(SchedGpu *c, const LStmtList *body, int local, const LStmt *nest) {
-  bool let_here = false;
-  for (int i = 0; i < body->len; i++)
-    if (body->data[i]->kind == LS_LET && body->data[i]->local == local)
-      let_here = true;
-  return let_here && !locals_outside(c, nest)[local];
-}
-
-// A perfect nest whose innermost body combines values into accumulator locals (see
-// LGpuReduce).
-static bool is_reduction_nest(SchedGpu *c, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body,
-                              LGpuReduce *r) {
-  *n = perfect_nest(s, loops, MAX_NEST, body);
-  *r = (LGpuReduce){0};
-  if (*n == 0 || stmts_has_loop(*body))
-    return false;
-  const LStmtList *l = *body;
-  ArgSet rd = {0}, wr = {0};
-  stmts_access(l, &rd, &wr);
-  if (!set_empty(&wr))
-    return false;
-  // plain form: lets of private locals, then `acc = acc OP e`
-  bool plain = true;
-  for (int i = 0; i < l->len && plain; i++) {
-    const LStmt *t = l->data[i];
-    if (t->kind == LS_LET && is_private(c, l, t->local, s))
-      continue;
-    if (t->kind != LS_SET || r->nacc == LG_MAX_ACC || acc_index(r, t->local) >= 0) {
-      plain = false;
-      break;
-    }
-    DType lt = c->k->locals.data[t->local];
-    const LExpr *v = t->val;
-    if (dtype_is_half(lt) || v->kind != LX_BINARY || !is_assoc(v->op) || v->dt != lt) {
-      plain = false;
-      break;
-    }
-    const LExpr *other = NULL;
-    if (v->a->kind == LX_LOCAL && v->a->local == t->local)
-      other = v->b;
-    else if (v->b->kind == LX_LOCAL && v->b->local == t->local)
-      other = v->a;
-    if (!other || expr_reads_local(other, t->local)) {
-      plain = false;
-      break;
-    }
-    r->acc[r->nacc] = t->local;
-    r->op[r->nacc++] = v->op;
-  }
-  if (plain && r->nacc > 0) {
-    // no accumulator read anywhere else in the body
-    for (int a = 0; a < r->nacc; a++)
-      for (int i = 0; i < l->len; i++) {
-        const LStmt *t = l->data[i];
-        if (t->kind == LS_SET && t->local == r->acc[a])
-          continue;
-        if (expr_reads_local(t->val, r->acc[a]))
-          return false;
-      }
-    for (int a = 0; a < r->nacc; a++)
-      for (int b2 = 0; b2 < r->nacc; b2++)
-        if (a != b2) {
-          for (int i = 0; i < l->len; i++)
-            if (l->data[i]->kind == LS_SET && l->data[i]->local == r->acc[a] &&
-                expr_reads_local(l->data[i]->val, r->acc[b2]))
-              return false;
-        }
-    return true;
-  }
-  // argform: lets of private locals, then one `if (cond) { acc = x; ... }`
-  *r = (LGpuReduce){.argform = true};
-  if (l->len < 1 || l->data[l->len - 1]->kind != LS_IF)
-    return false;
-  const LStmt *iff = l->data[l->len - 1];
-  r->cond_if = iff;
-  for (int i = 0; i + 1 < l->len; i++)
-    if (l->data[i]->kind != LS_LET || !is_private(c, l, l->data[i]->local, s))
-      return false;
-  if (iff->body.len == 0 || iff->body.len > LG_MAX_ACC)
-    return false;
-  for (int i = 0; i < iff->body.len; i++) {
-    const LStmt *t = iff->body.data[i];
-    if (t->kind != LS_SET || acc_index(r, t->local) >= 0 || is_private(c, l, t->local, s))
-      return false;
-    r->acc[r->nacc] = t->local;
-    r->src[r->nacc++] = t->val->kind == LX_LOCAL && is_private(c, l, t->val->local, s) ? t->val->local : -1;
-  }
-  for (int i = 0; i < iff->body.len; i++) {
-    const LStmt *t = iff->body.data[i];
-    if (c->k->locals.data[t->local] != t->val->dt || dtype_is_half(t->val->dt))
-      return false;
-    for (int a = 0; a < r->nacc; a++)
-      if (expr_reads_local(t->val, r->acc[a]))
-        return false;
-  }
-  for (int i = 0; i + 1 < l->len; i++)
-    for (int a = 0; a < r->nacc; a++)
-      if (expr_reads_local(l->data[i]->val, r->acc[a]))
-        return false;
-  // the condition: accumulators and private locals that some accumulator takes
-  if (!pure_of_locals(iff->cond))
-    return false;
-  for (int lo = 0; lo < c->k->locals.len; lo++) {
-    if (!expr_reads_local(iff->cond, lo) || acc_index(r, lo) >= 0)
-      continue;
-    bool taken = false;
-    for (int a = 0; a < r->nacc; a++)
-      taken |= r->src[a] == lo;
-    if (!taken)
-      return false;
-  }
-  return true;
-}
-
-// A nest split over the block's threads.
-static LGpuNest split_nest(SchedGpu *c, const LStmt *const *loops, int n, const LStmtList *body) {
-  LGpuNest x = make_nest(c, loops, n, body);
-  if (x.total > c->max_split)
-    c->max_split = x.total;
-  return x;
-}
-
-// The block statements of l, appended to out. pr/pw: the buffers read and written
-// since the last barrier.
-static void block_stmts(SchedGpu *c, const LStmtList *l, ArgSet *pr, ArgSet *pw, LGpuBlockList *out);
-
-static void block_stmt(SchedGpu *c, const LStmt *s, ArgSet *pr, ArgSet *pw, LGpuBlockList *out) {
-  LGpuBlock *b = arena_alloc(&c->cx->arena, sizeof *b);
-  b->s = s;
-  b->role = GB_EVERY;
-  vec_push(&c->cx->arena, out, b);
-  ArgSet r = {0}, w = {0};
-  stmt_access(s, &r, &w);
-  if (set_meets(&w, pr) || set_meets(&w, pw) || set_meets(&r, pw)) {
-    b->sync = true;
-    *pr = *pw = (ArgSet){0};
-  }
-  switch (s->kind) {
-  case LS_LET:
-  case LS_SET:
-  case LS_STORE: break;
-  case LS_IF: block_stmts(c, &s->body, pr, pw, &b->body); break;
-  case LS_LOOP: {
-    const LStmt *loops[MAX_NEST];
-    const LStmtList *body;
-    int n;
-    LGpuReduce red;
-    if (is_map_nest(c, s, loops, &n, &body)) {
-      b->role = GB_SPLIT;
-      b->nest = split_nest(c, loops, n, body);
-      break;
-    }
-    if (is_reduction_nest(c, s, loops, &n, &body, &red)) {
-      b->role = GB_REDUCE;
-      b->nest = split_nest(c, loops, n, body);
-      b->red = red;
-      int slots = red.argform ? red.nacc + 1 : 1;  // argform: each accumulator and the key
-      if (c->nshared < slots)
-        c->nshared = slots;
-      *pr = *pw = (ArgSet){0};  // the combine synchronises the block after every read
-      return;
-    }
-    // every thread runs the loop; its body is block statements again
-    ArgSet br = {0}, bw = {0};
-    stmts_access(&s->body, &br, &bw);
-    ArgSet er = *pr, ew = *pw;  // pending before the loop, if it runs no iteration
-    block_stmts(c, &s->body, pr, pw, &b->body);
-    if (set_meets(&bw, pr) || set_meets(&bw, pw) || set_meets(&br, pw)) {  // the next iteration
-      b->sync_each = true;
-      *pr = s->extent > 0 ? (ArgSet){0} : er;  // the last iteration ended synchronised
-      *pw = s->extent > 0 ? (ArgSet){0} : ew;
-      return;
-    }
-    break;
-  }
-  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
-  case LS_COUNT: td_unreachable();
-  }
-  set_union(pr, &r);
-  set_union(pw, &w);
-}
-
-static void block_stmts(SchedGpu *c, const LStmtList *l, ArgSet *pr, ArgSet *pw, LGpuBlockList *out) {
-  for (int i = 0; i < l->len; i++)
-    block_stmt(c, l->data[i], pr, pw, out);
-}
-
-// Whether a block-level list has a loop worth splitting across threads.
-static bool has_split(SchedGpu *c, const LStmtList *l) {
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    const LStmt *loops[MAX_NEST];
-    const LStmtList *body;
-    int n;
-    LGpuReduce red;
-    if (s->kind == LS_LOOP &&
-        (is_map_nest(c, s, loops, &n, &body) || is_reduction_nest(c, s, loops, &n, &body, &red)))
-      return true;
-    if ((s->kind == LS_LOOP || s->kind == LS_IF) && has_split(c, &s->body))
-      return true;
-  }
-  return false;
-}
-
-// ============================================================================
-// The CUDA plan: the matmul tile
-// ============================================================================
-// The sum of |coef| of var over the loads of e: how far e moves in memory per step of var.
-static int64_t stride_of(const LExpr *e, int var) {
-  if (!e)
-    return 0;
-  int64_t s = 0;
-  if (e->kind == LX_LOAD) {
-    int64_t k = coef_of(&e->idx, var);
-    s += k < 0 ? -k : k;
-  }
-  return s + stride_of(e->a, var) + stride_of(e->b, var) + stride_of(e->c, var);
-}
-
-// The tiles of k's matmul when its nest takes them: an LM_DOT nest with a k loop, at
-// least i and j outside it, every outer loop independent (outer, the kernel's outer
-// nest, is exactly mm's), f32/f64 factors that load only through affine indices of
-// their own vars and raise nothing.
-static bool matmul_tile(SchedGpu *c, const LGpuNest *outer, LGpuTile *t) {
-  const LMatmul *mm = c->k->mm;
-  if (c->k->kind != KK_MATMUL || !mm || mm->form != LM_DOT || !mm->kloop || mm->nouter < 2 ||
-      outer->n != mm->nouter)
-    return false;
-  for (int i = 0; i < outer->n; i++)
-    TD_ASSERT(outer->loops[i] == mm->outer[i]);
-  DType dt = mm->dt;
-  if (dt != DT_F32 && dt != DT_F64)
-    return false;
-  int nbatch = mm->nouter - 2, ivar = mm->outer[nbatch]->var, jvar = mm->outer[nbatch + 1]->var;
-  int kvar = mm->kloop->var, nv = c->k->nvars;
-  // A reads only batch vars, i and k; B only batch vars, k and j; no dynamic indices
-  int allowed[TD_MAX_DIMS + 2], na = 0;
-  for (int i = 0; i < nbatch; i++)
-    allowed[na++] = mm->outer[i]->var;
-  allowed[na] = ivar, allowed[na + 1] = kvar;
-  if (!reads_only_vars(mm->a, allowed, na + 2, nv) || expr_reads_any_local(mm->a) || expr_has_dyn(mm->a))
-    return false;
-  allowed[na] = jvar;
-  if (!reads_only_vars(mm->b, allowed, na + 2, nv) || expr_reads_any_local(mm->b) || expr_has_dyn(mm->b))
-    return false;
-  if (lx_raises(mm->a) || lx_raises(mm->b) || mm->a->dt != dt || mm->b->dt != dt)
-    return false;
-  t->edge = 16;
-  t->batch = make_nest(c, outer->loops, nbatch, NULL);
-  t->i = mm->outer[nbatch];
-  t->j = mm->outer[nbatch + 1];
-  t->ni = (t->i->extent + t->edge - 1) / t->edge;
-  t->nj = (t->j->extent + t->edge - 1) / t->edge;
-  t->ntiles = t->batch.total * t->ni * t->nj;
-  // consecutive threads take consecutive addresses where the operand has unit stride
-  // along k (As[i][k] natural) or along i/j (transposed thread roles)
-  t->a_kfast = stride_of(mm->a, kvar) <= stride_of(mm->a, ivar);
-  t->b_jfast = stride_of(mm->b, jvar) <= stride_of(mm->b, kvar);
-  return true;
-}
-
-// ============================================================================
-// The CUDA plan: the kernel's shape and launch
-// ============================================================================
-static int64_t pow2_at_least(int64_t n, int64_t lo, int64_t hi) {
-  int64_t b = lo;
-  while (b < n && b < hi)
-    b *= 2;
-  return b;
-}
-
-static int64_t grid_cap(int64_t blocks) { return blocks < 65535 ? blocks : 65535; }
-
-static void cuda_plan(SchedGpu *c, LGpuSched *gs) {
-  const LKernel *k = c->k;
-  c->extent = arena_alloc(&c->cx->arena, sizeof(int64_t) * (size_t)(k->nvars + 1));
-  loop_extents(c, &k->body);
-  // the outer nest of independent loops: the rows (or the elements)
-  const LStmt *outer[MAX_NEST];
-  int nouter = 0;
-  const LStmtList *row = &k->body;
-  while (nouter < MAX_NEST && row->len == 1 && row->data[0]->kind == LS_LOOP && loop_independent(c, row->data[0])) {
-    outer[nouter++] = row->data[0];
-    row = &row->data[0]->body;
-  }
-  gs->outer = make_nest(c, outer, nouter, row);
-  int64_t nrows = gs->outer.total;
-  if (nouter > 0 && !stmts_has_loop(row))
-    gs->shape = GK_FLAT;
-  else if (matmul_tile(c, &gs->outer, &gs->tile))
-    gs->shape = GK_MATMUL;
-  else if (has_split(c, row))
-    gs->shape = GK_ROWS;
-  else
-    gs->shape = GK_SERIAL;
-  switch (gs->shape) {
-  case GK_FLAT:
-    gs->block = 256;
-    gs->grid = grid_cap((nrows + gs->block - 1) / gs->block);
-    break;
-  case GK_ROWS: {
-    gs->grid = grid_cap(nrows);
-    ArgSet r = {0}, w = {0};
-    block_stmts(c, row, &r, &w, &gs->row);
-    gs->block = pow2_at_least(c->max_split, 32, 256);
-    gs->nshared = c->nshared;
-    break;
-  }
-  case GK_MATMUL:
-    gs->block = gs->tile.edge * gs->tile.edge;
-    gs->grid = grid_cap(gs->tile.ntiles);
-    break;
-  case GK_SERIAL:
-    gs->block = pow2_at_least(nrows, 32, 128);
-    gs->grid = grid_cap((nrows + gs->block - 1) / gs->block);
-    break;
-  case GK_COUNT: td_unreachable();
-  }
-  if (nrows == 0)
-    gs->grid = 0;
-}
-
-// ============================================================================
-// The NVVM plan: grid-stride loops over top-level statements
-// ============================================================================
-
 // [*lo, *hi]: what the terms of ix over variables not in skip add to its base, the
 // variables ranging over [0, ext); false when unknown (no extent, or too large).
 static bool term_range(const LIndex *ix, const bool *skip, const int64_t *ext, int nvars, int64_t *lo, int64_t *hi) {
@@ -877,70 +454,37 @@ static bool term_range(const LIndex *ix, const bool *skip, const int64_t *ext, i
   return true;
 }
 
-// The loops chain[0..m), the first m of a perfect nest, may run their iterations in
-// any order on any threads when, for every buffer written in their body, all
-// accesses to it share the coefficients of the chain's variables (and, but in a SORT
-// kernel, the base), and these
-// coefficients, by magnitude, each exceed what the smaller ones and the rest of the
-// indices (their bases included) can reach: then the element determines the iteration, and no iteration
-// touches an element another one writes.
-static bool distributable(Arena *ar, const LKernel *k, const LStmt *const *chain, int m) {
-  int nv = k->nvars;
-  bool *isd = arena_alloc(ar, (size_t)nv + 1);
-  int64_t *ext = arena_alloc(ar, sizeof *ext * (size_t)(nv + 1));
-  Scan s = {ar, {0}, ext, true};
-  for (int i = 0; i < m; i++)
-    isd[chain[i]->var] = true, ext[chain[i]->var] = chain[i]->extent;
-  for (int i = 0; i < chain[m - 1]->body.len; i++)
-    scan_stmt(&s, chain[m - 1]->body.data[i]);
-  int64_t *c = arena_alloc(ar, sizeof *c * (size_t)(m + 1)), *e = arena_alloc(ar, sizeof *e * (size_t)(m + 1));
-  for (int w = 0; w < k->args.len; w++) {
-    bool written = false;
-    for (int i = 0; i < s.acc.len; i++)
-      written |= s.acc.data[i].arg == w && s.acc.data[i].store;
-    if (!written)
+// The residues mod c of ix (each var over [0, ext)) when its terms but those of
+// coefficient c, and its base, reach only [*lo, *hi] within [0, c): false otherwise.
+static bool residues(const LIndex *ix, const int64_t *ext, int nv, int64_t c, int64_t *lo, int64_t *hi) {
+  *lo = *hi = ix->base;
+  for (int v = 0; v < nv; v++) {
+    int64_t k = coef_of(ix, v);
+    if (k == 0 || k == c)
       continue;
-    const LIndex *first = NULL;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (int i = 0; i < s.acc.len; i++) {
-      const Access *a = &s.acc.data[i];
-      if (a->arg != w)
-        continue;
-      if (a->idx->dyn)
-        return false;
-      if (!first)
-        first = a->idx;
-      if (a->idx->base != first->base && k->kind != KK_SORT)  // (as offsets_disjoint: SORT only)
-        return false;
-      for (int j = 0; j < m; j++)
-        if (coef_of(a->idx, chain[j]->var) != coef_of(first, chain[j]->var))
-          return false;
-      int64_t l, h, b = a->idx->base;
-      if (!term_range(a->idx, isd, ext, nv, &l, &h) || b > GLIMIT || b < -GLIMIT)
-        return false;
-      l += b, h += b;  // the bases count in the reach: accesses at several offsets
-      lo = l < lo ? l : lo;
-      hi = h > hi ? h : hi;
-    }
-    for (int j = 0; j < m; j++) {  // |coefficients|, sorted ascending with their extents
-      int64_t cj = coef_of(first, chain[j]->var), ej = chain[j]->extent;
-      if (cj == 0 || cj > GLIMIT || cj < -GLIMIT)
-        return false;
-      cj = cj < 0 ? -cj : cj;
-      int p = j;
-      for (; p > 0 && c[p - 1] > cj; p--)
-        c[p] = c[p - 1], e[p] = e[p - 1];
-      c[p] = cj, e[p] = ej;
-    }
-    int64_t reach = hi - lo;
-    for (int j = 0; j < m; j++) {
-      if (c[j] <= reach || e[j] - 1 > GLIMIT / c[j])
-        return false;
-      if ((reach += c[j] * (e[j] - 1)) > GLIMIT)
-        return false;
-    }
+    if (ext[v] <= 0 || k < 0 || k > GLIMIT || ext[v] - 1 > GLIMIT / k)
+      return false;
+    *hi += k * (ext[v] - 1);
   }
-  return true;
+  return *lo >= 0 && *hi < c;
+}
+
+// Whether x and y (of two nests) never meet: both step by the same largest coefficient
+// c, and their other terms keep them in disjoint ranges of residues mod c (cat along an
+// inner dim: row i of a at columns [0, 300), of b at [300, 800)).
+static bool apart_mod(const LIndex *x, const int64_t *xe, const LIndex *y, const int64_t *ye, int nv) {
+  int64_t c = 0;
+  for (int t = 0; t < x->nterms; t++)
+    c = x->coef[t] > c ? x->coef[t] : c;
+  bool in_y = false;
+  for (int t = 0; t < y->nterms; t++) {
+    if (y->coef[t] > c)
+      return false;
+    in_y |= y->coef[t] == c;
+  }
+  int64_t xl, xh, yl, yh;
+  return c > 0 && in_y && residues(x, xe, nv, c, &xl, &xh) && residues(y, ye, nv, c, &yl, &yh) &&
+         (xh < yl || yh < xl);
 }
 
 // Whether top-level statements a and b touch no element the other one writes
@@ -960,7 +504,8 @@ static bool independent(Arena *ar, const LKernel *k, const LStmt *a, const LStmt
       if (x->idx->dyn || y->idx->dyn || !term_range(x->idx, NULL, sa.ext, nv, &xl, &xh) ||
           !term_range(y->idx, NULL, sb.ext, nv, &yl, &yh))
         return false;
-      if (x->idx->base + xl <= y->idx->base + yh && y->idx->base + yl <= x->idx->base + xh)
+      if (x->idx->base + xl <= y->idx->base + yh && y->idx->base + yl <= x->idx->base + xh &&
+          !apart_mod(x->idx, sa.ext, y->idx, sb.ext, nv))
         return false;
     }
   return true;
@@ -969,76 +514,600 @@ static bool independent(Arena *ar, const LKernel *k, const LStmt *a, const LStmt
 // The perfect nest of s up to its first loop of no iterations: its length.
 static int live_nest(const LStmt *s, const LStmt **chain, int max) {
   const LStmtList *body;
-  int n = perfect_nest(s, chain, max, &body);
+  int n = gpu_perfect_nest(s, chain, max, &body);
   for (int j = 0; j < n; j++)
     if (chain[j]->extent <= 0)
       return j;
   return n;
 }
 
-// gs->iters and gs->spread (LGpuSched).
-static void nvvm_plan(SchedGpu *c, LGpuSched *gs) {
-  const LKernel *k = c->k;
-  Arena *ar = &c->cx->arena;
-  const LStmtList *body = &k->body;
-  gs->spread = arena_alloc(ar, sizeof *gs->spread * (size_t)(body->len + 1));
-  int nl = k->locals.len;
+
+// The extent of every loop var of l.
+static void loop_extents(int64_t *ext, const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    if (l->data[i]->kind == LS_LOOP)
+      ext[l->data[i]->var] = l->data[i]->extent;
+    loop_extents(ext, &l->data[i]->body);
+  }
+}
+
+// ============================================================================
+// Building the GPU form
+// ============================================================================
+int gpu_new_var(GpuBuild *g) { return g->k->nvars++; }
+
+int gpu_new_local(GpuBuild *g, DType dt) {
+  vec_push(&g->cx->arena, &g->k->locals, dt);
+  return g->k->locals.len - 1;
+}
+
+int gpu_shared(GpuBuild *g, DType dt, int64_t n, const char *name) {
+  vec_push(&g->cx->arena, &g->p->bufs, ((LBuf){LB_SHARED, dt, n, name, -1, false, false}));
+  vec_push(&g->cx->arena, &g->k->args, ((LArg){.buf = g->p->bufs.len - 1, .read = true, .written = true}));
+  return g->k->args.len - 1;
+}
+
+LExpr *gpu_i64(GpuBuild *g, int64_t v) { return lx_const_i(g->cx, DT_I64, v); }
+
+static bool is_const(const LExpr *e, int64_t v) { return e->kind == LX_CONST && e->i == v; }
+
+LExpr *gpu_add(GpuBuild *g, LExpr *a, LExpr *b) {
+  if (is_const(a, 0))
+    return b;
+  if (is_const(b, 0))
+    return a;
+  if (a->kind == LX_CONST && b->kind == LX_CONST)
+    return gpu_i64(g, a->i + b->i);
+  return lx_binary(g->cx, OP_ADD, DT_I64, a, b);
+}
+
+LExpr *gpu_mul(GpuBuild *g, LExpr *a, int64_t c) {
+  if (c == 1)
+    return a;
+  if (c == 0)
+    return gpu_i64(g, 0);
+  if (a->kind == LX_CONST)
+    return gpu_i64(g, a->i * c);
+  return lx_binary(g->cx, OP_MUL, DT_I64, a, gpu_i64(g, c));
+}
+
+// a (>= 0, below 2^31 when `narrow`) / or % b, in i32 where it fits (a 32-bit division
+// by a constant is a multiply; a 64-bit one is a sequence of them).
+static LExpr *idiv(GpuBuild *g, Op op, LExpr *a, int64_t b, bool narrow) {
+  TD_ASSERT(b > 0);
+  if (a->kind == LX_CONST)
+    return gpu_i64(g, op == OP_FLOOR_DIVIDE ? a->i / b : a->i % b);
+  if (b == 1)
+    return op == OP_FLOOR_DIVIDE ? a : gpu_i64(g, 0);
+  DType dt = narrow && b <= INT32_MAX ? DT_I32 : DT_I64;
+  LExpr *e = lx_new(g->cx, LX_IDIV, dt);
+  e->op = op;
+  e->a = dt == DT_I64 ? a : lx_cast(g->cx, DT_I32, a);
+  e->b = lx_const_i(g->cx, dt, b);
+  return dt == DT_I64 ? e : lx_cast(g->cx, DT_I64, e);
+}
+
+LExpr *gpu_div(GpuBuild *g, LExpr *a, int64_t b) { return idiv(g, OP_FLOOR_DIVIDE, a, b, false); }
+LExpr *gpu_mod(GpuBuild *g, LExpr *a, int64_t b) { return idiv(g, OP_REMAINDER, a, b, false); }
+
+static LExpr *special(GpuBuild *g, int *var) {
+  if (*var < 0)
+    *var = gpu_new_var(g);
+  return lx_var(g->cx, *var);
+}
+LExpr *gpu_tid(GpuBuild *g) { return special(g, &g->gs->tid); }
+LExpr *gpu_ctaid(GpuBuild *g) { return special(g, &g->gs->ctaid); }
+LExpr *gpu_lane(GpuBuild *g) { return special(g, &g->gs->lane); }
+LExpr *gpu_warp(GpuBuild *g) { return special(g, &g->gs->warp); }
+
+void gpu_push(GpuBuild *g, LStmtList *l, LStmt *s) { vec_push(&g->cx->arena, l, s); }
+
+LStmtList *gpu_loop(GpuBuild *g, LStmtList *l, int var, int64_t extent, LExpr *start, LExpr *step) {
+  LStmt *s = ls_loop(g->cx, var, extent);
+  s->start = start && !is_const(start, 0) ? start : NULL;
+  s->step = step && !is_const(step, 1) ? step : NULL;
+  gpu_push(g, l, s);
+  return &s->body;
+}
+
+void gpu_sync(GpuBuild *g, LStmtList *l, bool warp) {
+  LStmt *s = ls_loop(g->cx, 0, warp ? GPU_WARP : 0);
+  s->kind = LS_SYNC;
+  s->var = -1;
+  gpu_push(g, l, s);
+}
+
+void gpu_setvar(GpuBuild *g, LStmtList *l, int var, LExpr *val) {
+  LStmt *s = ls_loop(g->cx, var, 0);
+  s->kind = LS_VAR;
+  s->val = val;
+  gpu_push(g, l, s);
+}
+
+void gpu_decompose(GpuBuild *g, LStmtList *l, const LStmt *const *loops, int n, LExpr *f, const LStmtList *body) {
+  int64_t div = 1, total = 1;
+  for (int i = 0; i < n; i++)
+    total *= loops[i]->extent > 0 ? loops[i]->extent : 1;
+  bool narrow = total <= INT32_MAX;
+  for (int i = n - 1; i >= 0; i--) {
+    const LStmt *s = loops[i];
+    int64_t ext = s->extent > 0 ? s->extent : 1;
+    if (!body || gpu_reads_var(body, s->var)) {
+      LExpr *v = idiv(g, OP_FLOOR_DIVIDE, f, div, narrow);
+      if (i > 0)
+        v = idiv(g, OP_REMAINDER, v, ext, narrow);
+      gpu_setvar(g, l, s->var, v);
+    }
+    div *= ext;
+  }
+}
+
+// ============================================================================
+// Copies with substitutions
+// ============================================================================
+static LIndex subst_index(GpuBuild *g, const LIndex *ix, GpuSubst *s) {
+  LIndex r = *ix;
+  r.nterms = 0;
+  LExpr *extra = NULL;
+  for (int t = 0; t < ix->nterms; t++) {
+    LExpr *to = s->var ? s->var[ix->var[t]] : NULL;
+    if (!to) {
+      r.var[r.nterms] = ix->var[t], r.coef[r.nterms++] = ix->coef[t];
+      continue;
+    }
+    // var -> an expression: var + c (an offset), another var, or anything (then dyn)
+    if (to->kind == LX_VAR) {
+      r.var[r.nterms] = to->var, r.coef[r.nterms++] = ix->coef[t];
+    } else if (to->kind == LX_BINARY && to->op == OP_ADD && to->a->kind == LX_VAR && to->b->kind == LX_CONST) {
+      r.var[r.nterms] = to->a->var, r.coef[r.nterms++] = ix->coef[t];
+      r.base += ix->coef[t] * to->b->i;
+    } else {
+      LExpr *term = gpu_mul(g, to, ix->coef[t]);
+      extra = extra ? gpu_add(g, extra, term) : term;
+    }
+  }
+  r.dyn = ix->dyn ? gpu_subst_expr(g, ix->dyn, s) : NULL;
+  if (extra)
+    r.dyn = r.dyn ? gpu_add(g, r.dyn, extra) : extra;
+  return r;
+}
+
+LExpr *gpu_subst_expr(GpuBuild *g, const LExpr *e, GpuSubst *s) {
+  if (!e)
+    return NULL;
+  if (e->kind == LX_LOAD && s->load) {
+    LExpr *r = s->load(s, e);
+    if (r)
+      return r;
+  }
+  if (e->kind == LX_VAR && s->var && s->var[e->var])
+    return s->var[e->var];
+  LExpr *r = lx_new(g->cx, e->kind, e->dt);
+  *r = *e;
+  if (e->kind == LX_LOCAL && s->local && s->local[e->local] >= 0)
+    r->local = s->local[e->local];
+  if (e->kind == LX_LOAD)
+    r->idx = subst_index(g, &e->idx, s);
+  r->a = gpu_subst_expr(g, e->a, s);
+  r->b = gpu_subst_expr(g, e->b, s);
+  r->c = gpu_subst_expr(g, e->c, s);
+  return r;
+}
+
+LStmt *gpu_subst_stmt(GpuBuild *g, const LStmt *st, GpuSubst *s) {
+  LStmt *r = arena_alloc(&g->cx->arena, sizeof *r);
+  *r = *st;
+  r->body = (LStmtList){0};
+  r->val = gpu_subst_expr(g, st->val, s);
+  r->cond = gpu_subst_expr(g, st->cond, s);
+  r->start = gpu_subst_expr(g, st->start, s);
+  r->step = gpu_subst_expr(g, st->step, s);
+  if ((st->kind == LS_LET || st->kind == LS_SET) && s->local && s->local[st->local] >= 0)
+    r->local = s->local[st->local];
+  if (st->kind == LS_STORE)
+    r->idx = subst_index(g, &st->idx, s);
+  for (int i = 0; i < st->body.len; i++)
+    gpu_push(g, &r->body, gpu_subst_stmt(g, st->body.data[i], s));
+  return r;
+}
+
+// ============================================================================
+// Elementwise: one grid-stride loop over the flat iterations
+// ============================================================================
+enum { VEC_MIN = 1024 };  // fewer elements than this: no vectors (the code would only grow)
+
+static bool index_aligned(const LIndex *ix, int iv, int lanes, int64_t at) {
+  if (ix->dyn || coef_of(ix, iv) != 1 || ix->base % lanes || at % lanes)
+    return false;
+  for (int t = 0; t < ix->nterms; t++)
+    if (ix->var[t] != iv && ix->coef[t] % lanes)
+      return false;
+  return true;
+}
+
+typedef struct Vec {
+  GpuBuild *g;
+  int iv, lanes;
+  const LStmtList *body;
+  int lane;          // the lane whose copy is being built
+  int nvload;
+  const LExpr *vload[64];  // the loads read as vectors, and their locals
+  int vlocal[64];
+} Vec;
+
+// The lanes of the access ix of arg could be one vector access.
+static bool vec_access(const Vec *v, int arg, const LIndex *ix) {
+  return index_aligned(ix, v->iv, v->lanes, v->g->k->args.data[arg].at);
+}
+
+static void scan_loads(const LExpr *e, const LExpr **loads, int *n, int max) {
+  if (!e)
+    return;
+  if (e->kind == LX_LOAD && *n < max)
+    loads[(*n)++] = e;
+  if (e->kind == LX_LOAD)
+    scan_loads(e->idx.dyn, loads, n, max);
+  scan_loads(e->a, loads, n, max);
+  scan_loads(e->b, loads, n, max);
+  scan_loads(e->c, loads, n, max);
+}
+
+// The lanes of body's innermost var iv to take at once (1: none). Every statement a
+// let, set or store; a written buffer accessed at one index only, never loaded after a
+// store of it; every store a vector store.
+static int vector_lanes(GpuBuild *g, const LStmtList *body, int iv, int64_t extent, int64_t total) {
+  if (total < VEC_MIN)
+    return 1;
+  int maxsize = 0;
+  const LExpr *loads[256];
+  int nl = 0;
+  for (int i = 0; i < body->len; i++) {
+    const LStmt *s = body->data[i];
+    if (s->kind != LS_LET && s->kind != LS_SET && s->kind != LS_STORE)
+      return 1;
+    if (s->val->lanes > 1)
+      return 1;
+    scan_loads(s->val, loads, &nl, 256);
+    if (s->kind == LS_STORE) {
+      if (s->idx.dyn)
+        return 1;
+      int sz = (int)dtype_size(g->p->bufs.data[g->k->args.data[s->buf].buf].dtype);
+      maxsize = sz > maxsize ? sz : maxsize;
+    }
+  }
+  if (nl == 256 || maxsize == 0)
+    return 1;
+  for (int i = 0; i < nl; i++)
+    if (coef_of(&loads[i]->idx, iv) == 1 && !loads[i]->idx.dyn) {
+      int sz = (int)dtype_size(g->p->bufs.data[g->k->args.data[loads[i]->buf].buf].dtype);
+      maxsize = sz > maxsize ? sz : maxsize;
+    }
+  int lanes = 16 / maxsize;
+  if (lanes > 8)
+    lanes = 8;
+  if (lanes < 2 || extent % lanes)
+    return 1;
+  Vec v = {.g = g, .iv = iv, .lanes = lanes};
+  // stores: vectors, and each written buffer at one index, not read after its store
+  for (int i = 0; i < body->len; i++) {
+    const LStmt *s = body->data[i];
+    if (s->kind != LS_STORE)
+      continue;
+    if (!vec_access(&v, s->buf, &s->idx))
+      return 1;
+    for (int j = 0; j < body->len; j++) {
+      const LStmt *t = body->data[j];
+      const LExpr *ls[256];
+      int n = 0;
+      scan_loads(t->val, ls, &n, 256);
+      for (int q = 0; q < n; q++)
+        if (ls[q]->buf == s->buf && (j > i || !same_index(&ls[q]->idx, &s->idx, g->k->nvars)))
+          return 1;
+      if (t->kind == LS_STORE && t->buf == s->buf && !same_index(&t->idx, &s->idx, g->k->nvars))
+        return 1;
+    }
+  }
+  return lanes;
+}
+
+// A load of lane v->lane: a lane of its vector local, else the scalar load moved to it.
+static LExpr *vec_load(GpuSubst *s, const LExpr *e) {
+  Vec *v = s->ctx;
+  for (int i = 0; i < v->nvload; i++)
+    if (v->vload[i]->buf == e->buf && same_index(&v->vload[i]->idx, &e->idx, v->g->k->nvars))
+      return lx_lane(v->g->cx, lx_local_v(v->g->cx, e->dt, v->lanes, v->vlocal[i]), v->lane);
+  return NULL;  // (subst_index moves it by the lane's offset)
+}
+
+// body, V lanes of iv at once: the vector loads first, then each lane's statements
+// (their locals renamed per lane, iv read as iv + lane), the stores last, as vectors.
+static void vectorize(GpuBuild *g, const LStmtList *body, int iv, int lanes, LStmtList *out) {
+  Vec v = {.g = g, .iv = iv, .lanes = lanes, .body = body};
+  const LExpr *loads[256];
+  int nl = 0;
+  for (int i = 0; i < body->len; i++)
+    scan_loads(body->data[i]->val, loads, &nl, 256);
+  for (int i = 0; i < nl; i++) {
+    const LExpr *e = loads[i];
+    if (!vec_access(&v, e->buf, &e->idx))
+      continue;
+    bool seen = false;
+    for (int j = 0; j < v.nvload && !seen; j++)
+      seen = v.vload[j]->buf == e->buf && same_index(&v.vload[j]->idx, &e->idx, g->k->nvars);
+    if (seen || v.nvload == 64)
+      continue;
+    int l = gpu_new_local(g, e->dt);
+    gpu_push(g, out, ls_let(g->cx, l, lx_vload(g->cx, e->dt, lanes, e->buf, e->idx)));
+    v.vload[v.nvload] = e;
+    v.vlocal[v.nvload++] = l;
+  }
+  int nloc = g->k->locals.len, nv = g->k->nvars;
+  int *lmap = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(nloc + 1));
+  LExpr **vmap = arena_alloc(&g->cx->arena, sizeof(LExpr *) * (size_t)(nv + 1));
+  int *stored = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(body->len * lanes + 1));
+  GpuSubst s = {.local = lmap, .var = vmap, .load = vec_load, .ctx = &v};
+  for (int lane = 0; lane < lanes; lane++) {
+    v.lane = lane;
+    for (int i = 0; i < nloc; i++)
+      lmap[i] = -1;
+    vmap[iv] = lane ? lx_binary(g->cx, OP_ADD, DT_I64, lx_var(g->cx, iv), gpu_i64(g, lane)) : NULL;
+    for (int i = 0; i < body->len; i++) {
+      const LStmt *st = body->data[i];
+      if (st->kind == LS_LET)
+        lmap[st->local] = gpu_new_local(g, g->k->locals.data[st->local]);
+      if (st->kind != LS_STORE) {
+        gpu_push(g, out, gpu_subst_stmt(g, st, &s));
+        continue;
+      }
+      DType bt = g->p->bufs.data[g->k->args.data[st->buf].buf].dtype;
+      LExpr *val = gpu_subst_expr(g, st->val, &s);
+      if (val->dt != bt)
+        val = lx_cast(g->cx, bt, val);
+      int l = gpu_new_local(g, bt);
+      gpu_push(g, out, ls_let(g->cx, l, val));
+      stored[i * lanes + lane] = l;
+    }
+  }
+  for (int i = 0; i < body->len; i++) {
+    const LStmt *st = body->data[i];
+    if (st->kind != LS_STORE)
+      continue;
+    DType bt = g->p->bufs.data[g->k->args.data[st->buf].buf].dtype;
+    LExpr *vec = lx_splat(g->cx, lanes, lx_local(g->cx, bt, stored[i * lanes]));
+    for (int lane = 1; lane < lanes; lane++) {
+      LExpr *ins = lx_new(g->cx, LX_INSERT, bt);
+      ins->lanes = lanes;
+      ins->a = vec;
+      ins->b = lx_local(g->cx, bt, stored[i * lanes + lane]);
+      ins->i = lane;
+      vec = ins;
+    }
+    gpu_push(g, out, ls_store(g->cx, st->buf, st->idx, vec));
+  }
+}
+
+// The nest loops[0..n) with loop-free body as one grid-stride loop over its flat
+// iterations, appended to out; the iterations in *iters.
+static void lower_flat(GpuBuild *g, const LStmt *const *loops, int n, const LStmtList *body, LStmtList *out,
+                       int64_t *iters, int *lanes_out) {
+  int64_t total = 1;
+  for (int i = 0; i < n; i++)
+    total *= loops[i]->extent;
+  const LStmt *inner = loops[n - 1];
+  int lanes = vector_lanes(g, body, inner->var, inner->extent, total);
+  *iters = total / lanes;
+  *lanes_out = lanes;
+  if (total == 0)
+    return;
+  int f = gpu_new_var(g);
+  LExpr *gtid = gpu_add(g, gpu_mul(g, gpu_ctaid(g), g->gs->block), gpu_tid(g));
+  LStmtList *l = gpu_loop(g, out, f, *iters, gtid, gpu_i64(g, g->gs->grid * g->gs->block));
+  if (lanes == 1) {
+    gpu_decompose(g, l, loops, n, lx_var(g->cx, f), body);
+    for (int i = 0; i < body->len; i++)
+      gpu_push(g, l, body->data[i]);
+    return;
+  }
+  // the iteration's vars: the nest's, its innermost loop taken `lanes` at a time
+  LStmt *in = arena_alloc(&g->cx->arena, sizeof *in);
+  *in = *inner;
+  in->var = gpu_new_var(g);
+  in->extent = inner->extent / lanes;
+  const LStmt **vl = arena_alloc(&g->cx->arena, sizeof *vl * (size_t)(n + 1));
+  memcpy(vl, loops, sizeof *vl * (size_t)n);
+  vl[n - 1] = in;
+  gpu_decompose(g, l, vl, n, lx_var(g->cx, f), NULL);
+  gpu_setvar(g, l, inner->var, gpu_mul(g, lx_var(g->cx, in->var), lanes));
+  vectorize(g, body, inner->var, lanes, l);
+}
+
+// ============================================================================
+// A thread per row
+// ============================================================================
+static void lower_serial(GpuBuild *g, const LStmt *const *rows, int nrows, const LStmtList *row, LStmtList *out) {
+  int64_t total = 1;
+  for (int i = 0; i < nrows; i++)
+    total *= rows[i]->extent;
+  if (total == 0)
+    return;
+  int r = gpu_new_var(g);
+  LExpr *gtid = gpu_add(g, gpu_mul(g, gpu_ctaid(g), g->gs->block), gpu_tid(g));
+  LStmtList *l = gpu_loop(g, out, r, total, gtid, gpu_i64(g, g->gs->grid * g->gs->block));
+  gpu_decompose(g, l, rows, nrows, lx_var(g->cx, r), row);
+  for (int i = 0; i < row->len; i++)
+    gpu_push(g, l, row->data[i]);
+}
+
+// ============================================================================
+// Choosing the schedule
+// ============================================================================
+static int64_t grid_for(GpuBuild *g, int64_t work, int64_t per_block) {
+  int64_t grid = (work + per_block - 1) / per_block;
+  return grid < g->t->max_grid ? grid : g->t->max_grid;
+}
+
+// A map nest: a perfect nest of independent loops whose body has no loop.
+static bool map_nest(GpuBuild *g, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
+  *n = gpu_perfect_nest(s, loops, GPU_MAX_NEST, body);
+  if (*n == 0 || gpu_stmts_have_loop(*body))
+    return false;
+  for (int i = 0; i < *n; i++)
+    if (!gpu_independent(g, loops[i]))
+      return false;
+  return true;
+}
+
+// The outer independent loops of s's perfect nest (its rows): how many.
+static int row_nest(GpuBuild *g, const LStmt *s, const LStmt **loops, const LStmtList **row) {
+  int n = 0;
+  while (n < GPU_MAX_NEST && s->kind == LS_LOOP && gpu_independent(g, s)) {
+    loops[n++] = s;
+    *row = &s->body;
+    if (s->body.len != 1 || s->body.data[0]->kind != LS_LOOP)
+      break;
+    s = s->body.data[0];
+  }
+  return n;
+}
+
+// Top-level statements run by the same threads one after another: each a loop, no
+// local in two of them, no element one touches written by another.
+static bool nests_apart(GpuBuild *g) {
+  const LStmtList *body = &g->k->body;
+  Arena *ar = &g->cx->arena;
+  int nl = g->k->locals.len;
   int *owner = arena_alloc(ar, sizeof *owner * (size_t)(nl + 1));
   for (int l = 0; l < nl; l++)
     owner[l] = -1;
   for (int i = 0; i < body->len; i++) {
     if (body->data[i]->kind != LS_LOOP)
-      return;  // a top-level statement every thread would run
+      return false;
     bool *used = arena_alloc(ar, (size_t)nl + 1);
     mark_locals(body->data[i], NULL, used);
-    for (int l = 0; l < nl; l++) {  // a local lives in one top-level statement
+    for (int l = 0; l < nl; l++) {
       if (used[l] && owner[l] >= 0)
-        return;
+        return false;
       if (used[l])
         owner[l] = i;
     }
   }
   for (int i = 0; i < body->len; i++)
     for (int j = i + 1; j < body->len; j++)
-      if (!independent(ar, k, body->data[i], body->data[j]))
-        return;
-  const LStmt **chain = arena_alloc(ar, sizeof *chain * (size_t)(k->nvars + 1));
-  int64_t most = 0;
-  for (int i = 0; i < body->len; i++) {
-    int m = live_nest(body->data[i], chain, k->nvars);
-    while (m > 0 && !distributable(ar, k, chain, m))
-      m--;
-    int64_t iters = 1;
-    for (int j = 0; j < m; j++)
-      iters = iters > INT64_MAX / chain[j]->extent ? INT64_MAX : iters * chain[j]->extent;
-    if (m > 0 && iters > most)
-      most = iters;
-    if (m > 0)
-      gs->spread[i] = make_nest(c, chain, m, &chain[m - 1]->body);
+      if (!independent(ar, g->k, body->data[i], body->data[j]))
+        return false;
+  return true;
+}
+
+static const char *lanes_name(GpuBuild *g, const char *base, int lanes) {
+  return lanes > 1 ? arena_printf(&g->cx->arena, "%s, %d-lane vectors", base, lanes) : base;
+}
+
+static void schedule(GpuBuild *g) {
+  LKernel *k = g->k;
+  const LStmtList *old = &k->body;
+  LGpuSched *gs = g->gs;
+  const LStmt *loops[GPU_MAX_NEST];
+  const LStmtList *body = NULL;
+  int n;
+  // elementwise
+  if (old->len == 1 && old->data[0]->kind == LS_LOOP && map_nest(g, old->data[0], loops, &n, &body)) {
+    int64_t total = 1;
+    for (int i = 0; i < n; i++)
+      total *= loops[i]->extent;
+    int lanes = vector_lanes(g, body, loops[n - 1]->var, loops[n - 1]->extent, total);
+    gs->block = 256;
+    gs->grid = grid_for(g, total / lanes, gs->block);
+    int64_t iters;
+    lower_flat(g, loops, n, body, &g->out, &iters, &lanes);
+    gs->name = lanes_name(g, "elementwise", lanes);
+    return;
   }
-  gs->iters = most;
+  if (gpu_matmul(g) || gpu_attn(g))
+    return;
+  const LStmtList *row = old;
+  int nrows = old->len == 1 ? row_nest(g, old->data[0], loops, &row) : 0;
+  // several nests apart
+  if (nrows == 0 && old->len > 1 && nests_apart(g)) {
+    int64_t most = 0;
+    gs->block = 256;
+    int maxlanes = 1;
+    for (int i = 0; i < old->len; i++) {  // the most iterations one nest has (of vectors)
+      int live = live_nest(old->data[i], loops, GPU_MAX_NEST);
+      if (live < 1)
+        continue;
+      int64_t iters = 1;
+      for (int j = 0; j < live; j++)
+        iters *= loops[j]->extent;
+      if (map_nest(g, old->data[i], loops, &n, &body))
+        iters /= vector_lanes(g, body, loops[n - 1]->var, loops[n - 1]->extent, iters);
+      most = iters > most ? iters : most;
+    }
+    gs->grid = grid_for(g, most, gs->block);
+    for (int i = 0; i < old->len; i++) {
+      const LStmt *s = old->data[i];
+      int64_t iters;
+      int lanes;
+      if (map_nest(g, s, loops, &n, &body)) {
+        lower_flat(g, loops, n, body, &g->out, &iters, &lanes);
+        maxlanes = lanes > maxlanes ? lanes : maxlanes;
+      } else {
+        int nr = row_nest(g, s, loops, &row);
+        if (nr == 0) {  // one thread: a loop of one row
+          LStmtList one = {0};
+          gpu_push(g, &one, (LStmt *)s);
+          lower_serial(g, NULL, 0, &one, &g->out);
+        } else {
+          lower_serial(g, loops, nr, row, &g->out);
+        }
+      }
+    }
+    gs->name = lanes_name(g, "several nests, elementwise", maxlanes);
+    return;
+  }
+  // rows
+  if (gpu_rows(g, loops, nrows, row))
+    return;
+  // a thread per row
+  int64_t total = 1;
+  for (int i = 0; i < nrows; i++)
+    total *= loops[i]->extent;
+  gs->block = total >= 128 ? 128 : total > 32 ? 64 : 32;
+  gs->grid = grid_for(g, total, gs->block);
+  lower_serial(g, loops, nrows, row, &g->out);
+  gs->name = nrows ? "thread per row" : "one thread";
 }
 
 // ============================================================================
 // Entry points
 // ============================================================================
-static LGpuSched *schedule(Ctx *cx, const LKernel *k) {
-  LGpuSched *gs = arena_alloc(&cx->arena, sizeof *gs);
-  SchedGpu c = {cx, k, NULL, 0, 0};
-  gs->shape = GK_COUNT;
-  if (k->args.len <= LG_MAX_ARGS)
-    cuda_plan(&c, gs);
-  nvvm_plan(&c, gs);
-  return gs;
+GpuTarget gpu_target(const char *arch) {
+  GpuTarget t = {80, 8 * 132};
+  if (arch && strncmp(arch, "sm_", 3) == 0 && arch[3] >= '0' && arch[3] <= '9')
+    t.sm = atoi(arch + 3);
+  const char *grid = getenv("TDSL_GPU_GRID");
+  if (grid && atoll(grid) >= 1)
+    t.max_grid = atoll(grid);
+  return t;
 }
 
-void sched_gpu(Ctx *cx, LProgram *p) {
+void sched_gpu(Ctx *cx, LProgram *p, const GpuTarget *t) {
   for (int i = 0; i < p->kernels.len; i++) {
     LKernel *k = p->kernels.data[i];
-    // a kernel with an earlier one's code (share_kernels) runs that one's, as it is scheduled
-    k->gpu = k->same ? k->same->gpu : schedule(cx, k);
-    TD_ASSERT(k->gpu);
+    if (k->same) {  // it launches an earlier kernel's code, as that one is scheduled
+      k->gpu = k->same->gpu;
+      continue;
+    }
+    LGpuSched *gs = arena_alloc(&cx->arena, sizeof *gs);
+    *gs = (LGpuSched){.tid = -1, .ctaid = -1, .lane = -1, .warp = -1};
+    GpuBuild g = {cx, p, k, t, gs, NULL, {0}};
+    int nv = k->nvars;
+    g.extent = arena_alloc(&cx->arena, sizeof(int64_t) * (size_t)(nv + 1));
+    loop_extents(g.extent, &k->body);
+    schedule(&g);
+    k->body = g.out;
+    k->gpu = gs;
+    if (gs->grid < 0)
+      gs->grid = 0;
+    k->sched = gs->name;
   }
 }
-
-const LGpuSched *sched_gpu_kernel(Ctx *cx, const LKernel *k) { return k->gpu ? k->gpu : schedule(cx, k); }

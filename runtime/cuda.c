@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // ---- the driver API, as much as is used (cuda.h's numbers) ----
 typedef int CUresult;
@@ -27,6 +28,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 enum {
   CUDA_SUCCESS = 0,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -58,6 +60,15 @@ enum {
                      unsigned bz, unsigned shmem, CUstream s, void **params, void **extra))           \
   X(cuGetErrorString, (CUresult r, const char **s))
 
+// Events time tdsl_gpu_bench's calls on the device; without them (an old or partial
+// driver) each call is timed on the host around its launches and a synchronize.
+#define CU_EVENT_FUNCS(X)                                                                              \
+  X(cuEventCreate, (CUevent * e, unsigned flags))                                                     \
+  X(cuEventRecord, (CUevent e, CUstream s))                                                           \
+  X(cuEventSynchronize, (CUevent e))                                                                  \
+  X(cuEventElapsedTime, (float *ms, CUevent from, CUevent to))                                        \
+  X(cuEventDestroy_v2, (CUevent e))
+
 // ---- NVRTC, for CUDA C images ----
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
@@ -74,7 +85,9 @@ typedef struct _nvrtcProgram *nvrtcProgram;
 static struct {
 #define FIELD(name, params) CUresult(*name) params;
   CU_FUNCS(FIELD)
+  CU_EVENT_FUNCS(FIELD)
 #undef FIELD
+  int events;  // every CU_EVENT_FUNCS entry point resolved
 } cu;
 
 static struct {
@@ -113,6 +126,12 @@ static void cu_init(void) {
   }
   CU_FUNCS(RESOLVE)
 #undef RESOLVE
+  cu.events = 1;
+#define RESOLVE_OPTIONAL(name, params)     \
+  *(void **)&cu.name = dlsym(h, #name);    \
+  cu.events = cu.events && cu.name != NULL;
+  CU_EVENT_FUNCS(RESOLVE_OPTIONAL)
+#undef RESOLVE_OPTIONAL
   CUresult r = cu.cuInit(0);
   if (r != CUDA_SUCCESS) {
     snprintf(cu_why, sizeof cu_why, "no GPU here (cuInit: %s)", cu_text(r));
@@ -281,8 +300,8 @@ static int upload(Run *run, const tdsl_tensor *bufs) {
   return TDSL_OK;
 }
 
-// Launches kernel k and waits for it; a raised error becomes its located message.
-static int launch(Run *run, int k) {
+// Launches kernel k (nothing when its grid or block is 0), without waiting for it.
+static int launch_async(Run *run, int k) {
   const tdsl_gpu_kernel *kn = &run->p->kernels[k];
   const tdsl_entry_info *fi = run->p->info;
   if (kn->grid < 0 || kn->block < 0 || kn->grid > 0x7fffffff || kn->block > 1024 || kn->shmem < 0 ||
@@ -331,6 +350,14 @@ static int launch(Run *run, int k) {
   free(ptrs);
   if (r != CUDA_SUCCESS)
     return cu_fail("cuLaunchKernel", kn->name, r);
+  return TDSL_OK;
+}
+
+// Waits for the kernels launched so far; k names the last one (its located messages
+// read the error record the first raise wrote).
+static int wait_and_check(Run *run, int k) {
+  const tdsl_gpu_kernel *kn = &run->p->kernels[k];
+  CUresult r;
   if ((r = cu.cuCtxSynchronize()) != CUDA_SUCCESS)
     return cu_fail("cuCtxSynchronize", kn->name, r);
   tdsl_gpu_error rec;
@@ -341,6 +368,63 @@ static int launch(Run *run, int k) {
   if (rec.k < 0 || rec.k >= kn->nerrors || !kn->errors)
     return tdsl_set_error("cuda: kernel %s raised error %d of %d", kn->name, rec.k, kn->nerrors), TDSL_ERR_GPU;
   return tdsl_entry_kernel_error(kn->errors[rec.k], rec.value);
+}
+
+// Launches kernel k and waits for it; a raised error becomes its located message.
+static int launch(Run *run, int k) {
+  const tdsl_gpu_kernel *kn = &run->p->kernels[k];
+  int rc = launch_async(run, k);
+  if (rc || kn->grid == 0 || kn->block == 0)
+    return rc;
+  return wait_and_check(run, k);
+}
+
+static double host_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+// reps more calls of the kernel sequence, after the checked one: ms[r] is call r's time
+// on the device, between events recorded before and after its launches (none waits
+// for another), or, without events, on the host around its launches and a synchronize.
+// Then one wait and one look at the error record.
+static int time_calls(Run *run, int reps, double *ms) {
+  int nk = run->p->nkernels, rc = TDSL_OK;
+  CUresult r = CUDA_SUCCESS;
+  CUevent *ev = NULL;
+  int nev = 0;
+  if (cu.events && (ev = calloc((size_t)reps + 1, sizeof *ev)) != NULL)
+    for (; nev <= reps && (r = cu.cuEventCreate(&ev[nev], 0)) == CUDA_SUCCESS; nev++) {
+    }
+  if (ev && r != CUDA_SUCCESS)
+    rc = cu_fail("cuEventCreate", NULL, r);
+  if (ev && !rc && (r = cu.cuEventRecord(ev[0], NULL)) != CUDA_SUCCESS)
+    rc = cu_fail("cuEventRecord", NULL, r);
+  for (int rep = 0; rep < reps && !rc; rep++) {
+    double t0 = host_ms();
+    for (int k = 0; k < nk && !rc; k++)
+      rc = launch_async(run, k);
+    if (!rc && ev && (r = cu.cuEventRecord(ev[rep + 1], NULL)) != CUDA_SUCCESS)
+      rc = cu_fail("cuEventRecord", NULL, r);
+    if (!rc && !ev) {
+      if ((r = cu.cuCtxSynchronize()) != CUDA_SUCCESS)
+        rc = cu_fail("cuCtxSynchronize", NULL, r);
+      ms[rep] = host_ms() - t0;
+    }
+  }
+  if (!rc && nk > 0)
+    rc = wait_and_check(run, nk - 1);
+  for (int rep = 0; ev && rep < reps && !rc; rep++) {
+    float t = 0;
+    if ((r = cu.cuEventElapsedTime(&t, ev[rep], ev[rep + 1])) != CUDA_SUCCESS)
+      rc = cu_fail("cuEventElapsedTime", NULL, r);
+    ms[rep] = t;
+  }
+  for (int i = 0; i < nev; i++)
+    cu.cuEventDestroy_v2(ev[i]);
+  free(ev);
+  return rc;
 }
 
 // Results (buffers an output views) and 'mut' parameters back into the host buffers.
@@ -379,7 +463,9 @@ static void run_free(Run *run, int nbufs) {
   free(run->ptx);
 }
 
-int tdsl_gpu_run(const tdsl_gpu_program *p, const tdsl_tensor *const *args, tdsl_tensor *const *outs) {
+// tdsl_gpu_run, and with reps > 0 tdsl_gpu_bench's timed calls after the checked one.
+static int gpu_call(const tdsl_gpu_program *p, const tdsl_tensor *const *args, tdsl_tensor *const *outs, int reps,
+                    double *ms) {
   const tdsl_entry_info *fi = p->info;
   if (!tdsl_gpu_available()) {
     for (int k = 0; k < fi->noutputs; k++)
@@ -417,10 +503,37 @@ int tdsl_gpu_run(const tdsl_gpu_program *p, const tdsl_tensor *const *args, tdsl
     rc = upload(&run, bufs);
   for (int k = 0; k < p->nkernels && !rc; k++)
     rc = launch(&run, k);
+  if (!rc && reps > 0)
+    rc = time_calls(&run, reps, ms);
   if (!rc)
     rc = download(&run, bufs);
   run_free(&run, fi->nbufs);
   rc = tdsl_entry_end(fi, args, outs, bufs, rc);
   free(bufs);
+  return rc;
+}
+
+int tdsl_gpu_run(const tdsl_gpu_program *p, const tdsl_tensor *const *args, tdsl_tensor *const *outs) {
+  return gpu_call(p, args, outs, 0, NULL);
+}
+
+int tdsl_gpu_bench(const tdsl_gpu_program *p, const tdsl_tensor *const *args, int reps, double *ms) {
+  if (reps < 1 || !ms)
+    return tdsl_set_error("tdsl_gpu_bench: %d calls", reps), TDSL_ERR_GPU;
+  int no = p->info->noutputs;
+  tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
+  tdsl_tensor **outp = calloc((size_t)(no ? no : 1), sizeof *outp);
+  if (!outs || !outp) {
+    free(outs);
+    free(outp);
+    return tdsl_set_error("%s: out of memory", p->info->name), TDSL_ERR_NOMEM;
+  }
+  for (int k = 0; k < no; k++)
+    outp[k] = &outs[k];
+  int rc = gpu_call(p, args, outp, reps, ms);
+  for (int k = 0; k < no; k++)
+    tdsl_tensor_release(&outs[k]);
+  free(outs);
+  free(outp);
   return rc;
 }

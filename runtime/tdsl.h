@@ -335,6 +335,12 @@ typedef struct tdsl_gpu_program {
 // the kernel's located message; TDSL_ERR_GPU with "cuda: cuLaunchKernel(NAME): ..."
 // or "nvrtc: ..."; or the entry glue's codes. On failure every *outs[k] is zeroed.
 int tdsl_gpu_run(const tdsl_gpu_program *p, const tdsl_tensor *const *args, tdsl_tensor *const *outs);
+// Times p: one call as tdsl_gpu_run makes it (checked, its outputs discarded), then reps
+// more calls of its kernels on the device buffers already there, ms[r] the time of call
+// r on the device (CUDA events around its launches; the host's clock around them and a
+// synchronize when the driver lacks events). The image is compiled and loaded, and the
+// inputs copied in, once. Returns what tdsl_gpu_run would.
+int tdsl_gpu_bench(const tdsl_gpu_program *p, const tdsl_tensor *const *args, int reps, double *ms);
 // ==== end of GPU runs ====
 
 #ifdef __cplusplus

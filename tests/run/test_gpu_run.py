@@ -9,21 +9,34 @@ LANGUAGE.md §9-10 promise there: exit status 3, one line
 --out-dir made, for --target cuda and for either --backend; then exits 77 (a skip).
 
 With a GPU it runs, on each backend: every example function (test_examples.py's
-NumPy models), every op program of test_ops.py, seeded random programs (randprog.py;
-TDSL_GPU_RANDOM_COUNT, default 100) and data errors raised on the device (exit 3, a
-located message; one of them in a later layer of kernels sharing one function).
+NumPy models), data errors raised on the device (exit 3, a located message; one of
+them in a later layer of kernels sharing one function), test_shim.py's GRID programs
+(grid-stride loops that go round, matmul tiles and tensor cores, long rows, attention;
+also under a one-block grid, TDSL_GPU_GRID=1), every op program of test_ops.py and
+seeded random programs (randprog.py; TDSL_GPU_RANDOM_COUNT, default 100).
+TDSL_GPU_JOBS runs that many programs at a time (default 2); TDSL_GPU_BACKENDS,
+TDSL_GPU_PARTS (examples,errors,grid,ops,random) and TDSL_GPU_SECONDS (start nothing
+after that many seconds; what is left is listed as not run, a failure) are for
+scripts/gpu-check.
 Tolerances are the CPU tests' own: they are relative to each result's magnitude and
 already allow reassociated reductions, which GPU reductions are. A failure prints the
 program.
 """
+import concurrent.futures
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
+
+# The GPU machine's python3 may have NumPy 2, whose repr of a scalar (np.float64(1.5))
+# would reach generated programs: scalars print as NumPy 1 printed them.
+if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+    np.set_printoptions(legacy="1.25")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -60,27 +73,95 @@ def check_no_gpu(tdslc, d):
     return errs
 
 
-# ---- with a GPU: each part reports to the tally ----
-def gpu_examples(tdslc, backend, tally):
+# ---- with a GPU: each part is a list of (label, job), a job returning failure lines ----
+def gpu_examples(tdslc, backend):
     """Every function of examples/*.tdsl against test_examples.MODELS."""
     from test_examples import check_example
-    for fname, src, fn in example_functions():
-        tally.report(f"[{backend}] example {fname}:{fn}", check_example(tdslc, fname, src, fn, backend))
+    return [(f"[{backend}] example {fname}:{fn}", lambda fname=fname, src=src, fn=fn:
+             check_example(tdslc, fname, src, fn, backend)) for fname, src, fn in example_functions()]
 
 
-def gpu_ops(tdslc, backend, tally):
-    """test_ops.py's programs (every op, dtype and layout), run through op_cases.run_cases."""
+def gpu_ops(tdslc, backend):
+    """test_ops.py's programs (every op, dtype and layout), each as op_cases.run_case runs it."""
     import test_ops
-    from op_cases import run_cases
-    run_cases(tdslc, test_ops.all_cases(), tally, backend, f"[{backend}] ")
+    from op_cases import run_case
+    return [(f"[{backend}] {c.name} ({len(c.outs)} outputs)", lambda c=c: run_case(tdslc, c, backend))
+            for c in test_ops.all_cases()]
 
 
-def gpu_random(tdslc, backend, tally):
-    from randprog import Program, run_programs
+def gpu_random(tdslc, backend):
+    """Seeded random programs, in randprog's bundles; a bundle's job returns its programs'
+    failures, each line naming the seed."""
+    from randprog import Program, bundles, run_bundle
     count = int(os.environ.get("TDSL_GPU_RANDOM_COUNT", "100"))
     first = int(os.environ.get("TDSL_RANDOM_SEED", "0"))
     progs = [Program(s).build() for s in range(first, first + count)]
-    run_programs(tdslc, progs, tally, backend, f" [{backend}]")
+
+    def job(group):
+        errs = []
+        for q, (e, _) in zip(group, run_bundle(tdslc, group, backend)):
+            errs += [f"seed {q.seed}: {x}" for x in e] + ([f"seed {q.seed} program:\n{q.src}"] if e else [])
+        return errs
+    return [(f"[{backend}] random seeds {g[0].seed}..{g[-1].seed}", lambda g=g: job(g)) for g in bundles(progs)]
+
+
+def gpu_grid(tdslc, backend):
+    """test_shim.py's GRID programs (sizes whose grid-stride loops go round, matmul tiles,
+    tensor cores, long rows, attention) against NumPy, and again under a one-block grid
+    (TDSL_GPU_GRID=1) for those FORCED names."""
+    import test_shim
+    jobs = []
+    for k, (name, src, params, fn) in enumerate(test_shim.GRID):
+        for forced in (False, True):
+            if forced and name not in test_shim.FORCED:
+                continue
+            label = f"[{backend}] {'one block' if forced else 'grid'} {name}"
+            jobs.append((label, lambda name=name, src=src, params=params, fn=fn, forced=forced, k=k:
+                         run_grid(tdslc, backend, name, src, test_shim.grid_inputs(name, params, seed=k), fn, forced)))
+    return jobs
+
+
+def run_grid(tdslc, backend, name, src, inputs, fn, forced):
+    import test_shim
+    from oracle import save_inputs, to_npy
+    d = tempfile.mkdtemp(prefix="tdsl-gpu-grid-")
+    try:
+        path = os.path.join(d, name + ".tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(src + "\n")
+        out_dir = os.path.join(d, "out")
+        env = dict(os.environ, TDSL_GPU_GRID="1") if forced else None
+        argv = [tdslc, "run", path, "--out-dir", out_dir, "--backend", backend]
+        argv += save_inputs(d, {p: to_npy(v, dt) for p, (dt, v) in inputs.items()})
+        p = subprocess.run(argv, capture_output=True, timeout=300, env=env)
+        if p.returncode != 0:
+            return [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:1500]}", "program:\n" + src]
+        errs = test_shim.check_grid(fn, inputs, out_dir)
+        return errs + (["program:\n" + src] if errs else [])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_jobs(jobs, tally, workers, deadline):
+    """Runs the jobs on workers threads and reports them to tally in order. A job not
+    started by deadline (time.monotonic(), None: none) is not run: returns their labels."""
+    late = []
+
+    def one(label, job):
+        if deadline is not None and time.monotonic() > deadline:
+            late.append(label)
+            return None
+        try:
+            return job()
+        except Exception as e:  # noqa: BLE001  (a crash of the harness is a failure of that job)
+            return [f"{type(e).__name__}: {e}"]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
+        futs = [(label, ex.submit(one, label, job)) for label, job in jobs]
+        for label, fut in futs:
+            errs = fut.result()
+            if errs is not None:
+                tally.report(label, errs)
+    return late
 
 
 # (name, source, inputs, message regex): one failing element each, so the message is
@@ -102,16 +183,28 @@ DATA_ERRORS = [
 ]
 
 
-def gpu_data_errors(tdslc, backend, tally):
-    for name, src, inputs, msg in DATA_ERRORS:
-        p, _ = tdslc_run_clean(tdslc, src, name="f", backend=backend, inputs=inputs)
-        err = p.stderr.decode(errors="replace")
-        errs = []
-        if p.returncode != 3:
-            errs.append(f"exit {p.returncode}, expected 3: {err.strip()[:600]}")
-        elif not re.fullmatch(msg + r"\n", err.split("\n", 1)[0] + "\n"):
-            errs.append(f"stderr {err!r}, expected /{msg}/")
-        tally.report(f"[{backend}] data error {name}", errs)
+def data_error_job(tdslc, backend, src, inputs, msg, name):
+    p, _ = tdslc_run_clean(tdslc, src, name="f", backend=backend, inputs=inputs)
+    err = p.stderr.decode(errors="replace")
+    if p.returncode != 3:
+        return [f"exit {p.returncode}, expected 3: {err.strip()[:600]}"]
+    if not re.fullmatch(msg + r"\n", err.split("\n", 1)[0] + "\n"):
+        return [f"stderr {err!r}, expected /{msg}/"]
+    return []
+
+
+def gpu_data_errors(tdslc, backend, tally=None):
+    """DATA_ERRORS as jobs; with tally, run at once and reported."""
+    jobs = [(f"[{backend}] data error {name}", lambda src=src, inputs=inputs, msg=msg, name=name:
+             data_error_job(tdslc, backend, src, inputs, msg, name)) for name, src, inputs, msg in DATA_ERRORS]
+    if tally is None:
+        return jobs
+    for label, job in jobs:
+        tally.report(label, job())
+    return []
+
+
+PARTS = {"examples": gpu_examples, "errors": gpu_data_errors, "grid": gpu_grid, "ops": gpu_ops, "random": gpu_random}
 
 
 def main():
@@ -131,10 +224,20 @@ def main():
             print("SKIP: no GPU here, so nothing runs on one")
             return SKIP
         tally = Tally()
-        for backend in GPU_BACKENDS:
-            for part in (gpu_examples, gpu_ops, gpu_random, gpu_data_errors):
-                part(tdslc, backend, tally)
-        return tally.summary(recap=True)
+        # TDSL_GPU_BACKENDS, TDSL_GPU_PARTS: the backends and parts to run (default all),
+        # TDSL_GPU_JOBS programs at a time (default 2), TDSL_GPU_SECONDS: start no program
+        # after that many seconds (scripts/gpu-check); those left are listed as not run.
+        backends = os.environ.get("TDSL_GPU_BACKENDS", ",".join(GPU_BACKENDS)).split(",")
+        parts = os.environ.get("TDSL_GPU_PARTS", ",".join(PARTS)).split(",")
+        workers = max(1, int(os.environ.get("TDSL_GPU_JOBS", "2")))
+        secs = os.environ.get("TDSL_GPU_SECONDS")
+        deadline = time.monotonic() + float(secs) if secs else None
+        jobs = [j for part in parts for backend in backends for j in PARTS[part](tdslc, backend)]
+        late = run_jobs(jobs, tally, workers, deadline)
+        for label in late:
+            print(f"NOT RUN {label} (past TDSL_GPU_SECONDS={secs})")
+        rc = tally.summary(f"{f', {len(late)} not run (out of time)' if late else ''} on the GPU", recap=True)
+        return rc or (1 if late else 0)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

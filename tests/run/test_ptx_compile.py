@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 """tests/run/test_ptx_compile.py TDSLC: `tdslc --emit=ptx` (codegen/ptx.c) on every
-example, on every program of test_ops.py's tables and on seeded random programs
-(randprog.py), each group combined into a few files of many functions, and every PTX
-file assembled by CUDA's `ptxas -arch=sm_90` (LLVM 14 emits `.target sm_80` PTX, which
-Hopper's ptxas must accept). Nothing runs: no GPU is needed, only ptxas; without
-/usr/local/cuda/bin/ptxas (or $PTXAS), or with a tdslc built without LLVM, the test
-exits 77, a skip. TDSL_PTX_RANDOM_COUNT sets the number of random programs (200). Also checked: each
+example, on every program of test_ops.py's tables, on seeded random programs
+(randprog.py) and on test_cuda_compile.py's SHAPES (every GPU schedule: vectors, rows,
+tiled and tensor-core matmuls, flash attention), each group combined into a few files
+of many functions, and every PTX file assembled by CUDA's `ptxas -arch=sm_90` (LLVM 14
+emits `.target sm_80` PTX, which Hopper's ptxas must accept): the examples and SHAPES
+optimised as a GPU run would (their registers and shared memory against the limits),
+the op and random batches at -O0 (the same acceptance of the PTX, a third of the time).
+Nothing runs: no GPU is needed, only ptxas; without /usr/local/cuda/bin/ptxas (or
+$PTXAS), or with a tdslc built without LLVM, the test exits 77, a skip.
+TDSL_PTX_RANDOM_COUNT sets the number of random programs (100). Also checked: each
 kernel `tdsl_g_<fn>_k<N>` of the loop IR is an .entry of the PTX, and --gpu-arch=sm_90
 (newer than LLVM 14 knows) gives PTX for sm_86; and kernels with the same code (a
 model's layers, ir/share.c) are one .entry: nanoGPT of 24 layers has the entries of 12.
@@ -23,7 +27,7 @@ from oracle import EXAMPLES, Tally, test_subset  # noqa: E402
 
 sys.path.insert(0, HERE)
 PTXAS = os.environ.get("PTXAS", "/usr/local/cuda/bin/ptxas")
-RANDOM_COUNT = int(os.environ.get("TDSL_PTX_RANDOM_COUNT", "200"))
+RANDOM_COUNT = int(os.environ.get("TDSL_PTX_RANDOM_COUNT", "100"))
 PER_FILE = 40  # functions per combined .tdsl
 
 
@@ -35,13 +39,14 @@ def combine(sources):
     return "\n\n".join(out) + "\n"
 
 
-def emit_and_assemble(tdslc, path, tmp, extra=()):
-    """--emit=ptx then ptxas; returns a list of failure lines."""
+def emit_and_assemble(tdslc, path, tmp, extra=(), quick=False):
+    """--emit=ptx then ptxas (quick: -O0); returns a list of failure lines."""
     ptx = os.path.join(tmp, os.path.basename(path) + ".ptx")
     p = subprocess.run([tdslc, path, "--emit=ptx", "-o", ptx, *extra], capture_output=True, timeout=600)
     if p.returncode != 0:
         return [f"{path}: tdslc --emit=ptx exited {p.returncode}: {p.stderr.decode(errors='replace')[:2000]}"]
-    q = subprocess.run([PTXAS, "-arch=sm_90", ptx, "-o", ptx + ".cubin"], capture_output=True, timeout=600)
+    q = subprocess.run([PTXAS, "-arch=sm_90"] + (["-O0"] if quick else []) + [ptx, "-o", ptx + ".cubin"],
+                       capture_output=True, timeout=600)
     if q.returncode != 0:
         return [f"{path}: ptxas -arch=sm_90 failed: {q.stderr.decode(errors='replace')[:2000]}"]
     with open(ptx, encoding="utf-8") as f:
@@ -96,11 +101,16 @@ def main():
         return 77
     import test_ops  # noqa: E402  (its tables; its main() is not run)
     from randprog import Program  # noqa: E402
+    from test_cuda_compile import SHAPES  # noqa: E402
     with tempfile.TemporaryDirectory(prefix="tdsl_ptx_") as tmp:
-        files = []
+        files = []  # (path, quick)
         for name in sorted(os.listdir(EXAMPLES)):
             if name.endswith(".tdsl"):
-                files.append(os.path.join(EXAMPLES, name))
+                files.append((os.path.join(EXAMPLES, name), False))
+        path = os.path.join(tmp, "shapes.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(SHAPES)
+        files.append((path, False))
         every = test_subset()
         ops = [c.source() for c in test_ops.all_cases()][::every]
         rand = [Program(s).build().src for s in range(RANDOM_COUNT // every)]
@@ -109,11 +119,12 @@ def main():
                 path = os.path.join(tmp, f"{label}{i // PER_FILE}.tdsl")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(combine(srcs[i:i + PER_FILE]))
-                files.append(path)
+                files.append((path, True))
         tally = Tally()
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-            for path, errs in zip(files, ex.map(lambda f: emit_and_assemble(tdslc, f, tmp), files)):
-                tally.report(os.path.basename(path), errs)
+            for (path, quick), errs in zip(files, ex.map(lambda f: emit_and_assemble(tdslc, f[0], tmp, quick=f[1]),
+                                                          files)):
+                tally.report(os.path.basename(path) + (" (ptxas -O0)" if quick else ""), errs)
         # an architecture newer than LLVM 14 knows: PTX for sm_86, still assembled for sm_90
         ln = os.path.join(EXAMPLES, "layer_norm.tdsl")
         errs = emit_and_assemble(tdslc, ln, tmp, ["--gpu-arch=sm_90"])

@@ -30,7 +30,9 @@ static int compile(Ctx *cx, const char *src, const CpuTarget *cpu, LProgram **ou
     loop_verify(out[i]);
     if (!cpu) {  // as the driver does for --target cuda
       share_kernels(cx, out[i]);
-      sched_gpu(cx, out[i]);
+      GpuTarget gt = gpu_target(NULL);
+      sched_gpu(cx, out[i], &gt);
+      loop_verify(out[i]);
     }
   }
   assert_int_equal(cx->nerrors, 0);

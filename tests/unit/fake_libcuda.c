@@ -6,7 +6,8 @@
 // kernel exists when the image holds ".entry NAME" and this file emulates NAME on the
 // host, one call per thread. fake_cuda_fail() makes the nth next call of a function
 // fail; fake_cuda_live() counts allocations and modules not yet freed, and
-// fake_cuda_last_image() gives the text of the image last loaded.
+// fake_cuda_last_image() gives the text of the image last loaded. Events record how
+// many kernels were launched before them, so a timed call lasts 1 ms per launch.
 // By hand, with `tdslc run --target cuda` (LD_LIBRARY_PATH=DIR), two variables check
 // generated images without a GPU: FAKE_CUDA_PTXAS=/usr/local/cuda/bin/ptxas assembles
 // each image for sm_90 (a failure is CUDA_ERROR_INVALID_PTX with ptxas's log), and
@@ -50,10 +51,11 @@ static struct {
   char *p;
   size_t n;
 } live[MAX_LIVE];
-static int nmodules, bad_calls;
+static int nmodules, nevents, bad_calls;
+static long launches;  // kernels launched so far: the fake's clock, 1 ms each
 
 int fake_cuda_live(void) {
-  int n = nmodules;
+  int n = nmodules + nevents;
   for (int i = 0; i < MAX_LIVE; i++)
     n += live[i].p != NULL;
   return n;
@@ -283,6 +285,42 @@ CUresult cuLaunchKernel(Func *f, unsigned gx, unsigned gy, unsigned gz, unsigned
     return 700;  // CUDA_ERROR_ILLEGAL_ADDRESS
   for (long i = 0; f->fn && i < (long)gx * (long)bx; i++)
     f->fn(i, params);
+  launches++;
+  return 0;
+}
+
+// ---- events: an event records the clock above, so a call's time is its launches ----
+typedef struct Event {
+  long at;  // launches at the record; -1 before one
+} Event;
+CUresult cuEventCreate(Event **e, unsigned flags) {
+  INJECT(cuEventCreate);
+  (void)flags;
+  *e = malloc(sizeof **e);
+  (*e)->at = -1;
+  nevents++;
+  return 0;
+}
+CUresult cuEventRecord(Event *e, void *stream) {
+  INJECT(cuEventRecord);
+  (void)stream;
+  e->at = launches;
+  return 0;
+}
+CUresult cuEventSynchronize(Event *e) {
+  (void)e;
+  return 0;
+}
+CUresult cuEventElapsedTime(float *ms, Event *from, Event *to) {
+  INJECT(cuEventElapsedTime);
+  if (from->at < 0 || to->at < 0)
+    return 600;  // CUDA_ERROR_NOT_READY: an event never recorded
+  *ms = (float)(to->at - from->at);
+  return 0;
+}
+CUresult cuEventDestroy_v2(Event *e) {
+  free(e);
+  nevents--;
   return 0;
 }
 

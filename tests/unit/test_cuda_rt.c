@@ -451,6 +451,57 @@ static void each_failing_driver_call_is_named_and_frees_everything(void **state)
   tdsl_tensor_release(&x);
 }
 
+// tdsl_gpu_bench: one checked call, then reps calls timed by events around each call's
+// launches (the fake's clock: 1 ms a launch), everything freed, the outputs discarded.
+static void bench_times_each_call_by_its_launches(void **state) {
+  (void)state;
+  float v[6] = {0, 1, 2, 3, 4, 5};
+  tdsl_tensor x = f32_tensor(1, (int64_t[]){6}, v, 6);
+  const tdsl_tensor *args[] = {&x};
+  double ms[5] = {-1, -1, -1, -1, -1};
+  tdsl_gpu_program p = program(&two_info, TDSL_GPU_PTX, fake_ptx, two_k, NK(two_k));
+  assert_int_equal(tdsl_gpu_bench(&p, args, 5, ms), TDSL_OK);
+  for (int r = 0; r < 5; r++)
+    assert_float_equal(ms[r], 2.0, 0);  // two kernels a call
+  assert_int_equal(fake_live(), 0);
+  assert_int_equal(x.storage->refcount, 1);
+  assert_int_equal(tdsl_gpu_bench(&p, args, 0, ms), TDSL_ERR_GPU);
+  tdsl_tensor_release(&x);
+}
+
+static void bench_reports_a_raise_and_failing_event_calls(void **state) {
+  (void)state;
+  float v[6] = {1, 2, -3, 4, 5, 6};
+  tdsl_tensor x = f32_tensor(1, (int64_t[]){6}, v, 6);
+  const tdsl_tensor *args[] = {&x};
+  double ms[3];
+  tdsl_gpu_program p = program(&check_info, TDSL_GPU_PTX, fake_ptx, check_k, NK(check_k));
+  assert_int_equal(tdsl_gpu_bench(&p, args, 3, ms), TDSL_ERR_DATA);  // the checked call raises
+  assert_int_equal(fake_live(), 0);
+  v[2] = 3;
+  tdsl_tensor_release(&x);
+  x = f32_tensor(1, (int64_t[]){6}, v, 6);
+  static const struct {
+    const char *fn;
+    int nth;
+    const char *msg;
+  } cases[] = {
+      {"cuEventCreate", 2, "cuda: cuEventCreate: out of memory"},
+      {"cuEventRecord", 1, "cuda: cuEventRecord: out of memory"},
+      {"cuEventRecord", 3, "cuda: cuEventRecord: out of memory"},
+      {"cuEventElapsedTime", 2, "cuda: cuEventElapsedTime: out of memory"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    fake_fail(cases[i].fn, cases[i].nth, 2);
+    int rc = tdsl_gpu_bench(&p, args, 3, ms);
+    if (rc != TDSL_ERR_GPU || strcmp(tdsl_last_error(), cases[i].msg) != 0)
+      fail_msg("%s #%d: rc %d, '%s'; expected '%s'", cases[i].fn, cases[i].nth, rc, tdsl_last_error(), cases[i].msg);
+    assert_int_equal(fake_live(), 0);
+  }
+  fake_fail("", 0, 0);
+  tdsl_tensor_release(&x);
+}
+
 static void a_bad_image_quotes_the_jit_log(void **state) {
   (void)state;
   float v[6] = {0};
@@ -537,6 +588,8 @@ static int run_fake_tests(void) {
       T(argument_checks_come_before_the_device),
       T(each_failing_driver_call_is_named_and_frees_everything),
       T(a_bad_image_quotes_the_jit_log),
+      T(bench_times_each_call_by_its_launches),
+      T(bench_reports_a_raise_and_failing_event_calls),
       T(cuda_c_images_are_compiled_by_nvrtc_for_the_device),
       T(cuda_c_that_does_not_compile_quotes_nvrtcs_log),
   };

@@ -1231,7 +1231,7 @@ static void row_reductions_and_softmax_keep_the_row_order(void **state) {
   done(r);
 }
 
-// The row schedule of a GPU program's matmuls (a CPU program's go through ir/gemm.c).
+// A GPU program (no CPU target) built and run against the naive nest.
 static Run *same_as_naive_gpu(const char *src, bool specials) {
   build_cpu = NULL;
   Run *r = same_as_naive(src, specials);
@@ -1239,28 +1239,46 @@ static Run *same_as_naive_gpu(const char *src, bool specials) {
   return r;
 }
 
-static void matmul_accumulates_whole_rows_of_the_output(void **state) {
+// A GPU program's matmuls are the plain nest until sched_gpu tiles them (ir/matmul_gpu.c,
+// unit.sched_gpu), so they keep the naive nest's order of every sum, bit for bit: plain,
+// transposed, batched and broadcast operands, vector products, epilogues in every dtype.
+static void gpu_program_matmuls_are_the_plain_nest(void **state) {
   (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  assert_int_equal(count_temps(r), 0);  // into the result itself
-  done(r);
-}
-
-static void matmul_epilogues_halves_and_batches_match_the_row_order(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
-                         "    x: f32[2, 3, 4, 5], w: f32[5, 6], i: f64[3, 4], j: f64[4, 5]) -> (f32[7, 9], f16[5, 4],\n"
-                         "    f32[2, 3, 4, 6], f64[3, 5]) {\n"
-                         "  return relu(a @ b + c), h @ g, x @ w, i @ j\n}\n",
-                         false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-  r = same_as_naive_gpu("fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
-                    "  return a.t() @ v, b @ c.t().t()\n}\n",
-                    false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
+  static const struct {
+    const char *src;
+    bool specials;
+  } cases[] = {
+      {"fn f(a: f32[7, 13], b: f32[13, 9]) -> f32[7, 9] {\n  return a @ b\n}\n", false},
+      {"fn f(a: f32[7, 13], b: f32[13, 9], c: f32[9], h: f16[5, 6], g: f16[6, 4],\n"
+          "    x: f32[2, 3, 4, 5], w: f32[5, 6], i: f64[3, 4], j: f64[4, 5]) -> (f32[7, 9], f16[5, 4],\n"
+          "    f32[2, 3, 4, 6], f64[3, 5]) {\n"
+          "  return relu(a @ b + c), h @ g, x @ w, i @ j\n}\n", false},
+      {"fn f(a: f32[9, 7], v: f32[9], b: f32[4, 5, 6], c: f32[6, 5]) -> (f32[7], f32[4, 5, 5]) {\n"
+          "  return a.t() @ v, b @ c.t().t()\n}\n", false},
+      {"fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false},
+      {"fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true},
+      {"fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false},
+      {"fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false},
+      {"fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
+          "    w: f32[12, 7], t: f32[3, 6, 9], v: f32[6]) -> (f32[10, 6], f32[3, 9, 11],\n"
+          "    f32[2, 10, 7], f32[3, 9, 11], f32[3, 9]) {\n"
+          "  return a.t() @ b, x @ y, z @ w, t.transpose(1, 2) @ y, t.transpose(1, 2) @ v\n}\n", true},
+      {"fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
+          "    g: f16[10, 6], e: f16[6], u: bf16[5, 6], v: bf16[6, 7]) -> (f32[11, 70], f32[11, 70],\n"
+          "    f64[6, 5], f16[9, 6], f32[9, 6], bf16[5, 7]) {\n"
+          "  y = x @ w + c\n"
+          "  hg = h @ g\n"
+          "  return relu(y), y * 2.0, p @ q - 1.0, hg + e, hg.float(), u @ v\n}\n", false},
+      {"fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    Run *r = same_as_naive_gpu(cases[i].src, cases[i].specials);
+    for (int k = 0; k < r->lp->kernels.len; k++) {
+      const LKernel *kn = r->lp->kernels.data[k];
+      assert_true(kn->kind != KK_MATMUL || kn->mm->form == LM_DOT);
+    }
+    done(r);
+  }
 }
 
 static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) {
@@ -1272,14 +1290,6 @@ static void matmul_with_transposed_rhs_keeps_the_k_loop_innermost(void **state) 
   assert_int_equal(s->kind, LS_LOOP);
   assert_int_equal(s->body.data[0]->kind, LS_LOOP);
   assert_int_equal(s->body.data[0]->body.data[0]->kind, LS_LET);  // acc = 0 per output
-  done(r);
-}
-
-static void vector_matrix_product_runs_column_blocks_in_parallel(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(v: f32[8], b: f32[8, 4100]) -> f32[4100] {\n  return v @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
   done(r);
 }
 
@@ -1440,75 +1450,6 @@ static void gemm_is_parallel_over_batches_rows_or_columns(void **state) {
     assert_false(any_parallel(&r->lp->kernels.data[0]->body));
     done(r);
   }
-}
-
-// The most stores in one innermost loop (a blocked matmul stores each of its rows there).
-static int max_inner_stores(const LStmtList *l) {
-  int best = 0, here = 0;
-  bool inner = true;
-  for (int i = 0; i < l->len; i++) {
-    const LStmt *s = l->data[i];
-    here += s->kind == LS_STORE;
-    if (s->kind == LS_LOOP || s->kind == LS_IF) {
-      int b = max_inner_stores(&s->body);
-      best = b > best ? b : best;
-      inner &= s->kind != LS_LOOP;
-    }
-  }
-  return inner && here > best ? here : best;
-}
-
-static void matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order(void **state) {
-  (void)state;
-  // 130 rows: macro blocks of 8 rows (run in parallel), 2 rows left over; 4 rows per
-  // block, so each element of b loaded feeds 4 products
-  Run *r = same_as_naive_gpu("fn f(a: f32[130, 30], b: f32[30, 9]) -> f32[130, 9] {\n  return a @ b\n}\n", true);
-  assert_true(all_inner_loads_unit(r));
-  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
-  assert_int_equal(max_inner_stores(&r->lp->kernels.data[0]->body), 4);
-  assert_int_equal(count_temps(r), 0);
-  done(r);
-  // k blocks of 32 terms (a 512 KiB block of b), then 6 terms: a step of 4 and one of 2
-  r = same_as_naive_gpu("fn f(a: f64[16, 2, 70], b: f64[70, 2040]) -> f64[16, 2, 2040] {\n  return a @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-  // column tiles of 1024, then 52 columns; 5 rows: one block of 4 and one row
-  r = same_as_naive_gpu("fn f(a: f32[5, 3], b: f32[3, 2100]) -> f32[5, 2100] {\n  return a @ b\n}\n", false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-}
-
-static void blocked_matmul_reads_transposed_and_batched_operands(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[13, 10], b: f32[13, 6], x: f32[3, 9, 6], y: f32[1, 6, 11], z: f32[2, 10, 12],\n"
-                         "    w: f32[12, 7], t: f32[3, 6, 9], v: f32[6]) -> (f32[10, 6], f32[3, 9, 11],\n"
-                         "    f32[2, 10, 7], f32[3, 9, 11], f32[3, 9]) {\n"
-                         "  return a.t() @ b, x @ y, z @ w, t.transpose(1, 2) @ y, t.transpose(1, 2) @ v\n}\n",
-                         true);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-}
-
-static void blocked_matmul_epilogues_in_every_dtype(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(x: f32[11, 9], w: f32[9, 70], c: f32[70], p: f64[6, 7], q: f64[7, 5], h: f16[9, 10],\n"
-                         "    g: f16[10, 6], e: f16[6], u: bf16[5, 6], v: bf16[6, 7]) -> (f32[11, 70], f32[11, 70],\n"
-                         "    f64[6, 5], f16[9, 6], f32[9, 6], bf16[5, 7]) {\n"
-                         "  y = x @ w + c\n"
-                         "  hg = h @ g\n"
-                         "  return relu(y), y * 2.0, p @ q - 1.0, hg + e, hg.float(), u @ v\n}\n",
-                         false);
-  assert_true(all_inner_loads_unit(r));
-  done(r);
-}
-
-static void matmul_with_few_rows_runs_column_tiles_in_parallel(void **state) {
-  (void)state;
-  Run *r = same_as_naive_gpu("fn f(a: f32[2, 3, 16], b: f32[16, 700]) -> f32[2, 3, 700] {\n  return relu(a @ b)\n}\n",
-                         false);
-  assert_true(all_inner_loads_unit(r));
-  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
-  done(r);
 }
 
 // The extents of the first innermost loop and of the loop around it (0: none).
@@ -1849,14 +1790,8 @@ int main(void) {
       cmocka_unit_test(large_column_reduction_runs_blocks_in_parallel),
       cmocka_unit_test(row_reductions_and_softmax_keep_the_row_order),
       cmocka_unit_test(cpu_schedule_exp_and_reductions_stay_near_the_naive_order),
-      cmocka_unit_test(matmul_accumulates_whole_rows_of_the_output),
-      cmocka_unit_test(matmul_epilogues_halves_and_batches_match_the_row_order),
+      cmocka_unit_test(gpu_program_matmuls_are_the_plain_nest),
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
-      cmocka_unit_test(vector_matrix_product_runs_column_blocks_in_parallel),
-      cmocka_unit_test(matmul_blocks_of_rows_columns_and_k_keep_every_sum_in_order),
-      cmocka_unit_test(blocked_matmul_reads_transposed_and_batched_operands),
-      cmocka_unit_test(blocked_matmul_epilogues_in_every_dtype),
-      cmocka_unit_test(matmul_with_few_rows_runs_column_tiles_in_parallel),
       cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
       cmocka_unit_test(gemm_schedule_and_tile_follow_the_shape_and_the_cpu),
       cmocka_unit_test(gemm_micro_kernel_is_one_function_for_the_program),

@@ -1,7 +1,8 @@
 // tests/unit/test_ptx.c: codegen/ptx.c and the GPU mode of the LLVM builder
 // (codegen/llvm_gpu.c). Programs go through the whole pipeline; the PTX is checked as
-// text (its entries, its target) and the launches of ptx_image against the iterations
-// each kernel spreads over threads. Assembling the PTX is
+// text (its entries, its target, the instructions each schedule implies: shuffles,
+// barriers, shared memory, 128-bit accesses) and the launches of ptx_image against
+// each kernel's schedule. Assembling the PTX is
 // tests/run/test_ptx_compile.py's job. GPU programs are built by codegen_fixture.c's
 // fx_compile_gpu.
 #include <stdarg.h>
@@ -33,7 +34,8 @@ static GpuImage image(Ctx *cx, const char *src, const char *arch) {
   return im;
 }
 
-static void a_layer_norm_spreads_its_rows_over_threads(void **state) {
+// Rows of 512 get a warp each, 8 to a block, their reductions butterflies of shuffles.
+static void a_layer_norm_gets_a_warp_per_row(void **state) {
   (void)state;
   Ctx cx;
   ctx_init(&cx);
@@ -46,40 +48,62 @@ static void a_layer_norm_spreads_its_rows_over_threads(void **state) {
   assert_int_equal(im.nkernels, 1);
   assert_string_equal(im.kernels[0].name, "tdsl_g_ln_k0");
   assert_int_equal(im.kernels[0].block, 256);
-  assert_int_equal(im.kernels[0].grid, 2);  // 320 rows, grid-stride
+  assert_int_equal(im.kernels[0].grid, 40);  // 320 rows, 8 a block
   assert_int_equal(im.kernels[0].shmem, 0);
   assert_non_null(strstr(im.text, ".target sm_80"));
   assert_non_null(strstr(im.text, ".entry tdsl_g_ln_k0("));
+  assert_non_null(strstr(im.text, "shfl.sync.bfly.b32"));
+  assert_non_null(strstr(im.text, ".maxntid 256, 1, 1"));
+  assert_null(strstr(im.text, "bar.sync"));  // a warp's rows need no block barrier
   ctx_free(&cx);
 }
 
-static void an_elementwise_kernel_gets_one_thread_per_element_up_to_the_grid_limit(void **state) {
+// Long rows get a block each: the warps' results meet in shared memory.
+static void a_long_softmax_row_gets_a_block(void **state) {
+  (void)state;
+  Ctx cx;
+  ctx_init(&cx);
+  GpuImage im = image(&cx, "fn s(x: f32[3, 8000]) -> f32[3, 8000] {\n    return x.softmax(-1)\n}\n", "sm_80");
+  assert_int_equal(im.kernels[0].grid, 3);
+  assert_int_equal(im.kernels[0].block, 512);
+  assert_non_null(strstr(im.text, ".shared"));
+  assert_non_null(strstr(im.text, "bar.sync"));
+  assert_non_null(strstr(im.text, "shfl.sync.bfly.b32"));
+  ctx_free(&cx);
+}
+
+// Elementwise: one grid-stride loop, 128-bit accesses where they line up.
+static void an_elementwise_kernel_moves_128_bits_per_access(void **state) {
   (void)state;
   Ctx cx;
   ctx_init(&cx);
   GpuImage im = image(&cx, "fn e(x: f32[64, 256]) -> f32[64, 256] {\n    return x.exp() * 2.0\n}\n", NULL);
-  assert_int_equal(im.kernels[0].grid, 64);
+  assert_int_equal(im.kernels[0].grid, 16);  // 64 * 256 / 4 lanes / 256 threads
   assert_int_equal(im.kernels[0].block, 256);
   assert_non_null(strstr(im.text, ".target sm_80"));  // the default
   assert_null(strstr(im.text, "__nv_expf"));          // libdevice linked and inlined
+  assert_non_null(strstr(im.text, "ld.global.nc.v4.f32"));
+  assert_non_null(strstr(im.text, "st.global.v4.f32"));
+  im = image(&cx, "fn h(x: f16[64, 256]) -> f16[64, 256] {\n    return x * 2.0\n}\n", NULL);
+  assert_non_null(strstr(im.text, "ld.global.nc.v4.b32"));  // 8 halves
   im = image(&cx, "fn big(x: f32[8192, 4096]) -> f32[8192, 4096] {\n    return x + 1.0\n}\n", "sm_80");
-  assert_int_equal(im.kernels[0].grid, 65535);
+  assert_int_equal(im.kernels[0].grid, 8 * 132);  // at most 8 waves of an H200
   ctx_free(&cx);
 }
 
-static void writes_that_may_overlap_run_on_one_thread(void **state) {
+// Two nests writing disjoint elements (interleaved, along dim 1, or apart, along dim 0)
+// run one after the other on every thread of the grid.
+static void nests_writing_apart_share_the_grid(void **state) {
   (void)state;
   Ctx cx;
   ctx_init(&cx);
-  // cat along dim 1: two nests whose ranges of output elements interleave
   GpuImage im = image(&cx, "fn c(a: f32[64, 300], b: f32[64, 500]) -> f32[64, 800] {\n    return cat([a, b], 1)\n}\n",
                       "sm_80");
-  assert_int_equal(im.kernels[0].grid, 1);
-  assert_int_equal(im.kernels[0].block, 1);
-  // along dim 0 the ranges are disjoint: both nests are spread
+  assert_int_equal(im.kernels[0].block, 256);
+  assert_int_equal(im.kernels[0].grid, (500 * 64 / 4 + 255) / 256);
   im = image(&cx, "fn d(a: f32[300, 64], b: f32[500, 64]) -> f32[800, 64] {\n    return cat([a, b], 0)\n}\n", "sm_80");
   assert_int_equal(im.kernels[0].block, 256);
-  assert_int_equal(im.kernels[0].grid, (500 * 64 + 255) / 256);
+  assert_int_equal(im.kernels[0].grid, (500 * 64 / 4 + 255) / 256);
   ctx_free(&cx);
 }
 
@@ -184,9 +208,10 @@ static void ptx_emit_writes_every_program(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(a_layer_norm_spreads_its_rows_over_threads),
-      cmocka_unit_test(an_elementwise_kernel_gets_one_thread_per_element_up_to_the_grid_limit),
-      cmocka_unit_test(writes_that_may_overlap_run_on_one_thread),
+      cmocka_unit_test(a_layer_norm_gets_a_warp_per_row),
+      cmocka_unit_test(a_long_softmax_row_gets_a_block),
+      cmocka_unit_test(an_elementwise_kernel_moves_128_bits_per_access),
+      cmocka_unit_test(nests_writing_apart_share_the_grid),
       cmocka_unit_test(kernels_with_the_same_code_are_one_entry),
       cmocka_unit_test(a_newer_architecture_than_llvm_knows_gets_sm_86),
       cmocka_unit_test(a_bad_architecture_is_an_error),

@@ -1,22 +1,25 @@
-// tests/unit/test_sched_gpu.c: ir/sched_gpu.c, the GPU schedule (LGpuSched). Programs
-// are built for a GPU by the whole pipeline (parse, sema, lower, fuse, kernel_build
-// without a CpuTarget, loop_verify, sched_gpu) or by hand over ir/loop.h's
-// constructors, and each test checks the mapping one kernel gets: its CUDA shape and
-// launch, the roles of a row's statements, the matmul tile, and the NVVM plan's spread
-// loops. What the backends print from it is checked by the golden and snapshot tests.
+// tests/unit/test_sched_gpu.c: ir/sched_gpu.c (and ir/gpu_row.c), the GPU schedule.
+// Programs are built for a GPU by the whole pipeline (parse, sema, lower, fuse,
+// kernel_build without a CpuTarget, share_kernels, sched_gpu, loop_verify) or by hand
+// over ir/loop.h's constructors; each test checks the GPU form a kernel gets — its
+// schedule, launch and the statements that make it (grid-stride loops, vector
+// accesses, shuffles, barriers, shared memory) — and loop_verify accepts it. What the
+// backends print from it is checked by the golden tests, test_ptx.c, and what it
+// computes by tests/run/test_shim.py.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "frontend/frontend.h"
 #include "ir/loop.h"
 
-// The first kernel of the only function of src, built for a GPU and scheduled.
-static LKernel *gpu_kernel(Ctx *cx, const char *src) {
+// The kernels of the only function of src, built for a GPU (target sm) and scheduled.
+static LProgram *gpu_program(Ctx *cx, const char *src, int sm) {
   ctx_init(cx);
   SrcFile *f = srcfile_from_string(cx, "t.tdsl", src, strlen(src));
   Program prog = {0};
@@ -27,22 +30,86 @@ static LKernel *gpu_kernel(Ctx *cx, const char *src) {
   fuse_graph(g);
   LProgram *p = kernel_build(cx, g, NULL);
   loop_verify(p);
-  sched_gpu(cx, p);
+  share_kernels(cx, p);
+  GpuTarget t = gpu_target(NULL);
+  t.sm = sm;
+  sched_gpu(cx, p, &t);
+  loop_verify(p);
   assert_int_equal(cx->nerrors, 0);
   assert_true(p->kernels.len >= 1);
-  return p->kernels.data[0];
+  return p;
 }
 
-// ---- kernels by hand ----
-static LKernel *hand_kernel(Ctx *cx, int nargs, int nvars) {
+static LKernel *gpu_kernel(Ctx *cx, const char *src) { return gpu_program(cx, src, 80)->kernels.data[0]; }
+
+// ---- counting what a GPU form holds ----
+typedef struct Count {
+  int block_syncs, warp_syncs, shuffles, bound_loops, vector_loads, vector_stores, vars;
+} Count;
+
+static void count_expr(const LExpr *e, Count *c) {
+  if (!e)
+    return;
+  c->shuffles += e->kind == LX_SHFL;
+  c->vector_loads += e->kind == LX_LOAD && e->lanes > 1;
+  if (e->kind == LX_LOAD)
+    count_expr(e->idx.dyn, c);
+  count_expr(e->a, c);
+  count_expr(e->b, c);
+  count_expr(e->c, c);
+}
+
+static void count_list(const LStmtList *l, Count *c) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    c->block_syncs += s->kind == LS_SYNC && s->extent == 0;
+    c->warp_syncs += s->kind == LS_SYNC && s->extent == 32;
+    c->bound_loops += s->kind == LS_LOOP && (s->start || s->step);
+    c->vector_stores += s->kind == LS_STORE && s->val->lanes > 1;
+    c->vars += s->kind == LS_VAR;
+    count_expr(s->val, c);
+    count_expr(s->cond, c);
+    count_expr(s->start, c);
+    count_expr(s->step, c);
+    count_list(&s->body, c);
+  }
+}
+
+static Count count(const LKernel *k) {
+  Count c = {0};
+  count_list(&k->body, &c);
+  return c;
+}
+
+static int shared_args(const LProgram *p, const LKernel *k) {
+  int n = 0;
+  for (int i = 0; i < k->args.len; i++)
+    n += p->bufs.data[k->args.data[i].buf].kind == LB_SHARED;
+  return n;
+}
+
+// ---- kernels by hand: a program of nbufs f32 parameters of numel elements ----
+static LProgram *hand_program(Ctx *cx, int nbufs, int64_t numel, int nvars) {
   ctx_init(cx);
+  LProgram *p = arena_alloc(&cx->arena, sizeof *p);
+  p->name = "h";
+  for (int i = 0; i < nbufs; i++)
+    vec_push(&cx->arena, &p->bufs, ((LBuf){LB_RESULT, DT_F32, numel, "b", -1, false, false}));
   LKernel *k = arena_alloc(&cx->arena, sizeof *k);
   k->name = "k0";
   k->kind = KK_EW;
   k->nvars = nvars;
-  for (int i = 0; i < nargs; i++)
+  for (int i = 0; i < nbufs; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = true}));
-  return k;
+  vec_push(&cx->arena, &p->kernels, k);
+  return p;
+}
+
+static void schedule_hand(Ctx *cx, LProgram *p) {
+  loop_verify(p);
+  GpuTarget t = gpu_target(NULL);
+  sched_gpu(cx, p, &t);
+  loop_verify(p);
 }
 
 // base + c0 * var v0 + c1 * var v1
@@ -56,196 +123,204 @@ static LStmt *add(Ctx *cx, LStmtList *l, LStmt *s) {
   return s;
 }
 
-// ---- the tests ----
-static void elementwise_kernel_is_one_grid_stride_loop_over_its_elements(void **state) {
+// ---- elementwise ----
+static void elementwise_kernel_is_one_grid_stride_loop_of_128_bit_accesses(void **state) {
   (void)state;
   Ctx cx;
-  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[4, 8], b: f32[8]) -> f32[4, 8] {\n  return relu(x * 2 + b)\n}\n");
+  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[64, 128], b: f32[128]) -> f32[64, 128] {\n  return relu(x * 2 + b)\n}\n");
   const LGpuSched *gs = k->gpu;
   assert_int_equal(k->kind, KK_EW);
-  assert_int_equal(gs->shape, GK_FLAT);
-  assert_int_equal(gs->outer.n, 2);
-  assert_int_equal(gs->outer.total, 32);
-  assert_true(gs->outer.read[0] && gs->outer.read[1]);
+  assert_string_equal(gs->name, "elementwise, 4-lane vectors");
+  assert_string_equal(k->sched, gs->name);
   assert_int_equal(gs->block, 256);
-  assert_int_equal(gs->grid, 1);
-  // the NVVM plan spreads the same two loops
-  assert_int_equal(gs->iters, 32);
-  assert_int_equal(gs->spread[0].n, 2);
-  assert_ptr_equal(gs->spread[0].loops[0], gs->outer.loops[0]);
+  assert_int_equal(gs->grid, 8);  // 8192 elements, 4 a thread, 256 threads a block
+  assert_true(gs->tid >= 0 && gs->ctaid >= 0);
+  Count c = count(k);
+  assert_int_equal(c.bound_loops, 1);   // for f in ctaid * 256 + tid .. 2048 step 2048
+  assert_int_equal(c.vector_loads, 2);  // x's four lanes, b's four
+  assert_int_equal(c.vector_stores, 1);
+  assert_int_equal(c.block_syncs + c.warp_syncs + c.shuffles, 0);
+  const LStmt *loop = k->body.data[0];
+  assert_int_equal(loop->extent, 2048);
+  assert_non_null(loop->start);
+  assert_non_null(loop->step);
   ctx_free(&cx);
 }
 
-static void softmax_row_gets_a_block_per_row_with_block_reductions(void **state) {
+static void elementwise_accesses_that_do_not_line_up_stay_scalar(void **state) {
   (void)state;
   Ctx cx;
-  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[6, 100]) -> f32[6, 100] {\n  return x.softmax(-1)\n}\n");
+  // an odd innermost extent: no lanes divide it
+  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[64, 129]) -> f32[64, 129] {\n  return x * 2\n}\n");
+  assert_string_equal(k->gpu->name, "elementwise");
+  assert_int_equal(count(k).vector_loads, 0);
+  ctx_free(&cx);
+  // a small tensor is not worth it
+  k = gpu_kernel(&cx, "fn f(x: f32[4, 8]) -> f32[4, 8] {\n  return x * 2\n}\n");
+  assert_string_equal(k->gpu->name, "elementwise");
+  assert_int_equal(k->gpu->grid, 1);
+  ctx_free(&cx);
+}
+
+static void elementwise_grid_stops_at_the_target_cap(void **state) {
+  (void)state;
+  Ctx cx;
+  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[4096, 4096]) -> f32[4096, 4096] {\n  return x + 1\n}\n");
+  assert_int_equal(k->gpu->grid, 8 * 132);
+  ctx_free(&cx);
+  setenv("TDSL_GPU_GRID", "1", 1);  // the tests' one-block grid
+  GpuTarget t = gpu_target("sm_90");
+  unsetenv("TDSL_GPU_GRID");
+  assert_int_equal(t.max_grid, 1);
+  assert_int_equal(t.sm, 90);
+}
+
+// ---- rows ----
+static void short_softmax_rows_get_a_warp_each(void **state) {
+  (void)state;
+  Ctx cx;
+  LProgram *p = gpu_program(&cx, "fn f(x: f32[64, 100]) -> f32[64, 100] {\n  return x.softmax(-1)\n}\n", 80);
+  const LKernel *k = p->kernels.data[0];
   const LGpuSched *gs = k->gpu;
   assert_int_equal(k->kind, KK_ROW);
-  assert_non_null(k->softmax);
-  assert_int_equal(gs->shape, GK_ROWS);
-  assert_int_equal(gs->outer.n, 1);
-  assert_int_equal(gs->grid, 6);
-  assert_int_equal(gs->block, 128);  // the 100 iterations split, rounded up to a power of two
-  assert_int_equal(gs->nshared, 1);
-  // let m; max over the row; let s; sum over the row; let r; the normalised row
-  const LGpuBlockList *row = &gs->row;
-  assert_int_equal(row->len, 6);
-  LGpuRole want[6] = {GB_EVERY, GB_REDUCE, GB_EVERY, GB_REDUCE, GB_EVERY, GB_SPLIT};
-  for (int i = 0; i < 6; i++) {
-    assert_int_equal(row->data[i]->role, want[i]);
-    assert_false(row->data[i]->sync);  // every pass only reads x until the last writes
-  }
-  assert_ptr_equal(row->data[1]->s, k->softmax->max_loop);
-  assert_false(row->data[1]->red.argform);
-  assert_int_equal(row->data[1]->red.nacc, 1);
-  assert_int_equal(row->data[1]->red.op[0], OP_MAXIMUM);
-  assert_ptr_equal(row->data[3]->s, k->softmax->sum_loop);
-  assert_int_equal(row->data[3]->red.op[0], OP_ADD);
-  assert_ptr_equal(row->data[5]->s, k->softmax->final_loop);
-  assert_int_equal(row->data[5]->nest.total, 100);
-  // NVVM: a thread per row
-  assert_int_equal(gs->iters, 6);
-  assert_int_equal(gs->spread[0].n, 1);
+  assert_string_equal(gs->name, "warp per row");
+  assert_int_equal(gs->block, 256);
+  assert_int_equal(gs->grid, 8);  // 64 rows, 8 warps a block
+  assert_true(gs->lane >= 0 && gs->warp >= 0 && gs->ctaid >= 0);
+  Count c = count(k);
+  assert_int_equal(c.shuffles, 10);  // two butterflies of five
+  assert_int_equal(c.warp_syncs, 2);
+  assert_int_equal(c.block_syncs, 0);
+  assert_int_equal(shared_args(p, k), 0);
   ctx_free(&cx);
 }
 
-static void argmax_row_reduces_the_value_and_its_index_together(void **state) {
+static void long_rows_get_a_block_whose_warps_meet_in_shared_memory(void **state) {
   (void)state;
   Ctx cx;
-  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[6, 100]) -> i64[6] {\n  return x.argmax(-1)\n}\n");
+  LProgram *p = gpu_program(&cx, "fn f(x: f32[6, 4000]) -> f32[6, 4000] {\n  return x.softmax(-1)\n}\n", 80);
+  const LKernel *k = p->kernels.data[0];
   const LGpuSched *gs = k->gpu;
-  assert_int_equal(gs->shape, GK_ROWS);
-  const LGpuBlock *red = NULL;
-  for (int i = 0; i < gs->row.len; i++)
-    if (gs->row.data[i]->role == GB_REDUCE)
-      red = gs->row.data[i];
-  assert_non_null(red);
-  assert_true(red->red.argform);
-  assert_int_equal(red->red.nacc, 2);  // the best value and its index
-  assert_non_null(red->red.cond_if);
-  assert_int_equal(gs->nshared, 3);    // a slot group per accumulator and one for the key
+  assert_string_equal(gs->name, "block of 512 per row");
+  assert_int_equal(gs->block, 512);
+  assert_int_equal(gs->grid, 6);
+  Count c = count(k);
+  assert_int_equal(c.shuffles, 10);
+  assert_int_equal(c.block_syncs, 4);  // after each partial result is written, after it is read
+  assert_int_equal(shared_args(p, k), 2);
   ctx_free(&cx);
 }
 
-static void sum_of_everything_is_one_block_on_cuda_and_serial_on_nvvm(void **state) {
+static void argmax_rows_carry_the_iteration_with_the_candidate(void **state) {
+  (void)state;
+  Ctx cx;
+  LProgram *p = gpu_program(&cx, "fn f(x: f32[3, 5000]) -> i64[3] {\n  return x.argmax(-1)\n}\n", 80);
+  const LKernel *k = p->kernels.data[0];
+  Count c = count(k);
+  assert_int_equal(c.shuffles, 15);    // the value, its index and the key, five steps down
+  assert_int_equal(shared_args(p, k), 3);  // the warps' value, index and key
+  ctx_free(&cx);
+}
+
+static void sum_of_everything_is_one_block(void **state) {
   (void)state;
   Ctx cx;
   LKernel *k = gpu_kernel(&cx, "fn f(x: f32[1000]) -> f32[] {\n  return x.sum()\n}\n");
-  const LGpuSched *gs = k->gpu;
-  assert_int_equal(gs->shape, GK_ROWS);
-  assert_int_equal(gs->outer.n, 0);  // one row: the kernel's body
-  assert_ptr_equal(gs->outer.body, &k->body);
-  assert_int_equal(gs->grid, 1);
-  assert_int_equal(gs->block, 256);
-  // the NVVM builder spreads only top-level loops; the accumulator's let is not one
-  assert_int_equal(gs->iters, 0);
+  assert_int_equal(k->gpu->grid, 1);
+  assert_int_equal(k->gpu->block, 256);
+  assert_string_equal(k->gpu->name, "block of 256 per row");
   ctx_free(&cx);
 }
 
-static void matmul_of_the_plain_nest_gets_sixteen_by_sixteen_tiles(void **state) {
+// for i0 in 0..4 { for i1 in 0..64 { b1[64*i0 + i1] = b0[64*i0 + i1] }
+//                  for i2 in 0..64 { b2[64*i0 + i2] = b1[64*i0 + 63 - i2] } }
+static void row_statement_reading_what_another_thread_wrote_waits_at_a_barrier(void **state) {
   (void)state;
   Ctx cx;
-  LKernel *k = gpu_kernel(&cx, "fn f(a: f32[40, 30], b: f32[50, 30]) -> f32[40, 50] {\n  return a @ b.t()\n}\n");
-  const LGpuSched *gs = k->gpu;
-  assert_int_equal(k->kind, KK_MATMUL);
-  assert_int_equal(k->mm->form, LM_DOT);
-  assert_int_equal(gs->shape, GK_MATMUL);
-  const LGpuTile *t = &gs->tile;
-  assert_int_equal(t->edge, 16);
-  assert_int_equal(t->batch.n, 0);
-  assert_ptr_equal(t->i, k->mm->outer[0]);
-  assert_ptr_equal(t->j, k->mm->outer[1]);
-  assert_int_equal(t->ni, 3);
-  assert_int_equal(t->nj, 4);
-  assert_int_equal(t->ntiles, 12);
-  assert_int_equal(gs->grid, 12);
-  assert_int_equal(gs->block, 256);
-  assert_true(t->a_kfast);   // a's rows are contiguous along k
-  assert_false(t->b_jfast);  // so are b.t()'s columns: threads walk k there too
-  ctx_free(&cx);
-}
-
-static void matmul_in_the_gpu_row_form_runs_a_thread_per_row(void **state) {
-  (void)state;
-  Ctx cx;
-  LKernel *k = gpu_kernel(&cx, "fn f(a: f32[40, 30], b: f32[30, 50]) -> f32[40, 50] {\n  return a @ b\n}\n");
-  assert_int_equal(k->kind, KK_MATMUL);
-  assert_int_equal(k->mm->form, LM_ROWS);
-  assert_int_equal(k->gpu->shape, GK_SERIAL);
-  ctx_free(&cx);
-}
-
-// for i0 in 0..4 { for i1 in 0..8 { b1[8*i0 + i1] = b0[8*i0 + i1] }
-//                  for i2 in 0..8 { b2[8*i0 + i2] = b1[8*i0 + i2] } }
-static void row_statement_reading_what_an_earlier_one_wrote_waits_at_a_barrier(void **state) {
-  (void)state;
-  Ctx cx;
-  LKernel *k = hand_kernel(&cx, 3, 3);
+  LProgram *p = hand_program(&cx, 3, 256, 3);
+  LKernel *k = p->kernels.data[0];
   LStmt *rows = add(&cx, &k->body, ls_loop(&cx, 0, 4));
-  LStmt *first = add(&cx, &rows->body, ls_loop(&cx, 1, 8));
-  add(&cx, &first->body, ls_store(&cx, 1, at2(0, 0, 8, 1, 1), lx_load(&cx, DT_F32, 0, at2(0, 0, 8, 1, 1))));
-  LStmt *second = add(&cx, &rows->body, ls_loop(&cx, 2, 8));
-  add(&cx, &second->body, ls_store(&cx, 2, at2(0, 0, 8, 2, 1), lx_load(&cx, DT_F32, 1, at2(0, 0, 8, 2, 1))));
-  const LGpuSched *gs = sched_gpu_kernel(&cx, k);
-  assert_null(k->gpu);  // decided, not recorded
-  assert_int_equal(gs->shape, GK_ROWS);
-  assert_int_equal(gs->outer.n, 1);
-  assert_int_equal(gs->row.len, 2);
-  assert_int_equal(gs->row.data[0]->role, GB_SPLIT);
-  assert_false(gs->row.data[0]->sync);
-  assert_int_equal(gs->row.data[1]->role, GB_SPLIT);
-  assert_true(gs->row.data[1]->sync);  // the threads that wrote b1's row are others
-  assert_int_equal(gs->block, 32);
-  // NVVM: the rows spread; within a row each thread runs both loops in order
-  assert_int_equal(gs->iters, 4);
-  assert_int_equal(gs->spread[0].n, 1);
+  LStmt *first = add(&cx, &rows->body, ls_loop(&cx, 1, 64));
+  add(&cx, &first->body, ls_store(&cx, 1, at2(0, 0, 64, 1, 1), lx_load(&cx, DT_F32, 0, at2(0, 0, 64, 1, 1))));
+  LStmt *second = add(&cx, &rows->body, ls_loop(&cx, 2, 64));
+  add(&cx, &second->body, ls_store(&cx, 2, at2(0, 0, 64, 2, 1), lx_load(&cx, DT_F32, 1, at2(63, 0, 64, 2, -1))));
+  schedule_hand(&cx, p);
+  assert_string_equal(k->gpu->name, "block of 64 per row");
+  Count c = count(k);
+  assert_int_equal(c.block_syncs, 1);  // between the two split loops
+  assert_int_equal(c.bound_loops, 3);  // the rows over the blocks, each loop over the threads
   ctx_free(&cx);
 }
 
 // for i0 in 0..4 { for i1 in 0..8 { b0[i1] = b0[i1] + 1 } }: every row writes the same
-// elements, so the rows share one thread and the block splits nothing.
-static void rows_writing_the_same_elements_stay_on_one_thread(void **state) {
+// elements, so the rows run one after another; the inner loop alone is split.
+static void rows_writing_the_same_elements_are_not_spread(void **state) {
   (void)state;
   Ctx cx;
-  LKernel *k = hand_kernel(&cx, 1, 2);
+  LProgram *p = hand_program(&cx, 1, 8, 2);
+  LKernel *k = p->kernels.data[0];
   LStmt *rows = add(&cx, &k->body, ls_loop(&cx, 0, 4));
   LStmt *inner = add(&cx, &rows->body, ls_loop(&cx, 1, 8));
   LIndex ix = {.base = 0, .nterms = 1, .var = {1}, .coef = {1}};
   LExpr *v = lx_binary(&cx, OP_ADD, DT_F32, lx_load(&cx, DT_F32, 0, ix), lx_const_f(&cx, DT_F32, 1));
   add(&cx, &inner->body, ls_store(&cx, 0, ix, v));
-  const LGpuSched *gs = sched_gpu_kernel(&cx, k);
-  assert_int_equal(gs->outer.n, 0);
-  assert_int_equal(gs->shape, GK_ROWS);  // the inner loop alone splits, in one block
-  assert_int_equal(gs->grid, 1);
-  assert_int_equal(gs->row.data[0]->role, GB_EVERY);
-  assert_int_equal(gs->row.data[0]->body.data[0]->role, GB_SPLIT);
-  // NVVM: the outer loop is not distributable, the inner one is not outermost
-  assert_int_equal(gs->iters, 0);
-  assert_int_equal(gs->spread[0].n, 0);
+  schedule_hand(&cx, p);
+  assert_int_equal(k->gpu->grid, 1);  // one row: the kernel's body, in one block
+  const LStmt *row = k->body.data[0];
+  assert_int_equal(row->extent, 1);
+  const LStmt *outer = row->body.data[0];  // every thread runs the loop over rows...
+  assert_int_equal(outer->kind, LS_LOOP);
+  assert_null(outer->start);
+  assert_int_equal(outer->extent, 4);
+  Count c = count(k);
+  assert_int_equal(c.block_syncs, 1);  // ...each row's split ending at a barrier
   ctx_free(&cx);
 }
 
-static void sched_gpu_records_each_kernels_schedule(void **state) {
+static void nests_writing_apart_run_over_the_whole_grid(void **state) {
   (void)state;
   Ctx cx;
-  LKernel *k = gpu_kernel(&cx, "fn f(x: f32[4, 8]) -> f32[4, 8] {\n  return x * 2\n}\n");
-  assert_non_null(k->gpu);
-  assert_ptr_equal(sched_gpu_kernel(&cx, k), k->gpu);
+  LKernel *k = gpu_kernel(&cx, "fn c(a: f32[64, 300], b: f32[64, 500]) -> f32[64, 800] {\n  return cat([a, b], 1)\n}\n");
+  assert_string_equal(k->gpu->name, "several nests, elementwise, 4-lane vectors");
+  Count c = count(k);
+  assert_int_equal(c.bound_loops, 2);
+  assert_int_equal(c.block_syncs, 0);
+  ctx_free(&cx);
+}
+
+static void layers_with_the_same_code_share_one_schedule(void **state) {
+  (void)state;
+  Ctx cx;
+  LProgram *p = gpu_program(&cx,
+                            "fn f(x: f32[3, 64], w: f32[4, 64, 64]) -> f32[3, 64] {\n    h = x\n"
+                            "    for i in range(4) {\n        h = (h @ w[i]).tanh()\n    }\n    return h\n}\n",
+                            80);
+  int shared = 0;
+  for (int i = 0; i < p->kernels.len; i++) {
+    const LKernel *k = p->kernels.data[i];
+    assert_non_null(k->gpu);
+    if (k->same) {
+      shared++;
+      assert_ptr_equal(k->gpu, k->same->gpu);
+    }
+  }
+  assert_true(shared >= 3);
   ctx_free(&cx);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(elementwise_kernel_is_one_grid_stride_loop_over_its_elements),
-      cmocka_unit_test(softmax_row_gets_a_block_per_row_with_block_reductions),
-      cmocka_unit_test(argmax_row_reduces_the_value_and_its_index_together),
-      cmocka_unit_test(sum_of_everything_is_one_block_on_cuda_and_serial_on_nvvm),
-      cmocka_unit_test(matmul_of_the_plain_nest_gets_sixteen_by_sixteen_tiles),
-      cmocka_unit_test(matmul_in_the_gpu_row_form_runs_a_thread_per_row),
-      cmocka_unit_test(row_statement_reading_what_an_earlier_one_wrote_waits_at_a_barrier),
-      cmocka_unit_test(rows_writing_the_same_elements_stay_on_one_thread),
-      cmocka_unit_test(sched_gpu_records_each_kernels_schedule),
+      cmocka_unit_test(elementwise_kernel_is_one_grid_stride_loop_of_128_bit_accesses),
+      cmocka_unit_test(elementwise_accesses_that_do_not_line_up_stay_scalar),
+      cmocka_unit_test(elementwise_grid_stops_at_the_target_cap),
+      cmocka_unit_test(short_softmax_rows_get_a_warp_each),
+      cmocka_unit_test(long_rows_get_a_block_whose_warps_meet_in_shared_memory),
+      cmocka_unit_test(argmax_rows_carry_the_iteration_with_the_candidate),
+      cmocka_unit_test(sum_of_everything_is_one_block),
+      cmocka_unit_test(row_statement_reading_what_another_thread_wrote_waits_at_a_barrier),
+      cmocka_unit_test(rows_writing_the_same_elements_are_not_spread),
+      cmocka_unit_test(nests_writing_apart_run_over_the_whole_grid),
+      cmocka_unit_test(layers_with_the_same_code_share_one_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
