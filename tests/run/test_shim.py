@@ -264,6 +264,11 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+# a random program's run-time scalar parameters (randprog.SCALARS): 0-d files the runner
+# reads as the entry's double, int64_t and bool arguments
+SCALAR_NP = {"float": np.float64, "int": np.int64, "pybool": np.bool_}
+
+
 def run_all(tdslc, tc, work, every):
     import test_ops
     import test_examples
@@ -273,7 +278,8 @@ def run_all(tdslc, tc, work, every):
     def call(name, inputs, check, label, program=None):
         d = os.path.join(work, "out", name)
         os.makedirs(d, exist_ok=True)
-        paths = [save(d, "in_" + p, to_npy(v, dt)) for p, (dt, v) in inputs.items()]
+        paths = [save(d, "in_" + p, np.asarray(v, SCALAR_NP[dt]) if dt in SCALAR_NP else to_npy(v, dt))
+                 for p, (dt, v) in inputs.items()]
         calls.append((name, d, paths))
         checks.append((label, name, lambda: check(d), program))
 
