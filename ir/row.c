@@ -1036,7 +1036,8 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
 //     let acc = identity; (cummax/cummin: let pos = 0)
 //     for j in the scan dim { let t = acc op x[o, j]; acc = t; out[o, j] = t }
 //   }
-// A GPU program runs it as it is (sched_gpu: a thread per row). Where the scan dim is
+// A GPU program runs it as it is (sched_gpu: a thread per row; rows of 1024 steps or
+// more on a block each, ir/scan_gpu.c, from the facts LKernel.scan). Where the scan dim is
 // not the input's innermost in memory, the CPU runs the column schedule above
 // (col_plan: the other dims in memory order, the scan dim after the outer ones): the
 // accumulators of the rows in temps of the non-scan shape, swept whole at every j:
