@@ -216,6 +216,18 @@ GRID = [
      [("x", "i32", (2, 3000))], lambda x: _cumext(x, False, "i32")),
     ("scan_lse", "fn f(x: f64[2, 3000]) -> f64[2, 3000] { return torch.logcumsumexp(x, -1) }",
      [("x", "f64", (2, 3000))], lambda x: [(np.logaddexp.accumulate(x, -1), "f64", "red", 3000)]),
+    ("scan_b", "fn f(x: bool[2, 3000]) -> (bool[2, 3000], i64[2, 3000]) {\n    r = x.cummax(-1)\n"
+     "    return r.values, r.indices\n}",
+     [("x", "bool", (2, 3000))], lambda x: _cumext(x, True, "bool")),
+    ("scan_col_h", "fn f(x: f16[3000, 3]) -> f16[3000, 3] { return x.cumsum(0) }",
+     [("x", "f16", (3000, 3))], lambda x: [(np.cumsum(x, 0), "f16", "red", 3000)]),
+    ("scan_i", "fn f(x: i64[2, 2000]) -> (i64[2, 2000], f64[2, 2000]) {\n"
+     "    return x.cumprod(1), x.cumsum(1, dtype=torch.float64)\n}",
+     [("x", "i64", (2, 2000))], lambda x: [(np.cumprod(x, 1), "i64", "exact", 1), (np.cumsum(x, 1), "f64", "red", 2000)]),
+    ("scan_bf", "fn f(x: bf16[4000]) -> (bf16[4000], bf16[4000]) {\n"
+     "    return x.cummin(0).values, torch.logcumsumexp(x, 0)\n}",
+     [("x", "bf16", (4000,))],
+     lambda x: [(np.minimum.accumulate(x), "bf16", "exact", 1), (np.logaddexp.accumulate(x), "bf16", "red", 4000)]),
     ("attn_h", "fn f(q: f16[2, 50, 16], k: f16[2, 60, 16], v: f16[60, 8], m: bool[50, 60]) -> f16[2, 50, 8] {\n"
      "    return F.scaled_dot_product_attention(q, k, v, m)\n}",
      [("q", "f16", (2, 50, 16)), ("k", "f16", (2, 60, 16)), ("v", "f16", (60, 8)), ("m", "bool", (50, 60))],
