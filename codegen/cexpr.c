@@ -105,40 +105,6 @@ static const char *const int_text =
 // reads its operand once (rsqrt: 1 / sqrt(a)), else as a helper of group G_FLOAT whose
 // body is the formula, printed with as few parentheses as C needs ----
 
-// The math library's function computing a unary op (the f suffix added per dtype).
-static const char *libm_name(Op op) {
-  switch (op) {
-  case OP_ABS: return "fabs";
-  case OP_EXP: return "exp";
-  case OP_LOG: return "log";
-  case OP_LOG2: return "log2";
-  case OP_EXP2: return "exp2";
-  case OP_SQRT: return "sqrt";
-  case OP_SIN: return "sin";
-  case OP_COS: return "cos";
-  case OP_TAN: return "tan";
-  case OP_TANH: return "tanh";
-  case OP_ERF: return "erf";
-  case OP_FLOOR: return "floor";
-  case OP_CEIL: return "ceil";
-  case OP_TRUNC: return "trunc";
-  case OP_EXPM1: return "expm1";
-  case OP_ERFC: return "erfc";
-  case OP_LGAMMA: return "lgamma";
-  case OP_LOG1P: return "log1p";
-  case OP_LOG10: return "log10";
-  case OP_SINH: return "sinh";
-  case OP_COSH: return "cosh";
-  case OP_ASIN: return "asin";
-  case OP_ACOS: return "acos";
-  case OP_ATAN: return "atan";
-  case OP_ASINH: return "asinh";
-  case OP_ACOSH: return "acosh";
-  case OP_ATANH: return "atanh";
-  default: return NULL;
-  }
-}
-
 static int uses_of(const LExpr *f, const LExpr *x) {
   return !f ? 0 : f == x ? 1 : uses_of(f->a, x) + uses_of(f->b, x);
 }
@@ -195,8 +161,8 @@ static void helper_body(Buf *b, const LExpr *f, const LExpr *x, int min) {
     buf_puts(b, "-");
     helper_body(b, f->a, x, p);
   } else {
-    TD_ASSERT(f->kind == LX_UNARY && libm_name(f->op));
-    buf_printf(b, "%s$F(", libm_name(f->op));
+    TD_ASSERT(f->kind == LX_UNARY && op_libm(f->op));
+    buf_printf(b, "%s$F(", op_libm(f->op));
     helper_body(b, f->a, x, 0);
     buf_puts(b, ")");
   }
@@ -714,9 +680,9 @@ static void unary(CExprGen *g, const LExpr *e) {
       call1(g, composite_helper(g, e->op, dt), a);
     return;
   }
-  if (!libm_name(e->op))
+  if (!op_libm(e->op))
     unsupported(g, e, dt);
-  call1(g, libm(g, libm_name(e->op), dt), a);
+  call1(g, libm(g, op_libm(e->op), dt), a);
 }
 
 static void binary(CExprGen *g, const LExpr *e) {
@@ -761,8 +727,8 @@ static void binary(CExprGen *g, const LExpr *e) {
     return;
   case OP_POW:
     if (fl)
-      call2(g, libm(g, "pow", dt), a, b, -2);
-    else if (in)
+      break;  // libm's, below
+    if (in)
       call2(g, cexpr_helper(g, G_POW, "pow", dt), a, b, e->err);
     else
       unsupported(g, e, dt);
@@ -770,15 +736,6 @@ static void binary(CExprGen *g, const LExpr *e) {
   case OP_MAXIMUM:
   case OP_MINIMUM:
     call2(g, cexpr_helper(g, G_MAXMIN, e->op == OP_MAXIMUM ? "max" : "min", dt), a, b, -2);
-    return;
-  case OP_ATAN2:
-  case OP_HYPOT:
-  case OP_COPYSIGN:
-  case OP_FMOD:
-    if (!fl)
-      unsupported(g, e, dt);
-    call2(g, libm(g, e->op == OP_ATAN2 ? "atan2" : e->op == OP_HYPOT ? "hypot" : e->op == OP_FMOD ? "fmod" : "copysign",
-                  dt), a, b, -2);
     return;
   case OP_BITWISE_AND:
   case OP_BITWISE_OR:
@@ -808,8 +765,12 @@ static void binary(CExprGen *g, const LExpr *e) {
       unsupported(g, e, dt);
     infix(g, ">>", a, b);
     return;
-  default: unsupported(g, e, dt);
+  default: break;
   }
+  // the float ops of a libm function of two arguments (ir/ops.def's libm column)
+  if (!fl || !op_libm(e->op))
+    unsupported(g, e, dt);
+  call2(g, libm(g, op_libm(e->op), dt), a, b, -2);
 }
 
 static void load(CExprGen *g, const LExpr *e) {

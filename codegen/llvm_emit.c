@@ -180,7 +180,7 @@ static const struct {
     LIBM2(ceil),  LIBM2(rint),  LIBM2(nearbyint), LIBM2(trunc), LIBM2(round), LIBM2(fabs),  LIBM2(copysign),
     LIBM2(ldexp), LIBM2(sincos), LIBM2(fmin), LIBM2(fmax),      LIBM2(expm1), LIBM2(log1p), LIBM2(log10),
     LIBM2(sinh),  LIBM2(cosh),  LIBM2(asin),  LIBM2(acos),      LIBM2(atan),  LIBM2(asinh), LIBM2(acosh),
-    LIBM2(atanh), LIBM2(hypot), LIBM2(erfc), LIBM2(lgamma), {"memset", (VoidFn)memset},
+    LIBM2(atanh), LIBM2(hypot), LIBM2(erfc), LIBM2(lgamma), LIBM2(nextafter), {"memset", (VoidFn)memset},
     {"memcpy", (VoidFn)memcpy},   {"memmove", (VoidFn)memmove},
 };
 #undef LIBM2

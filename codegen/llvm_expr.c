@@ -483,31 +483,13 @@ static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
   }
   if (!fl)
     unsupported(e, dt);
-  switch (e->op) {
-  case OP_EXP: return math1(g, "exp", dt, a);
-  case OP_LOG: return math1(g, "log", dt, a);
-  case OP_LOG2: return math1(g, "log2", dt, a);
-  case OP_EXP2: return math1(g, "exp2", dt, a);
-  case OP_SQRT: return intrinsic1(g, "llvm.sqrt", a);
-  case OP_SIN: return math1(g, "sin", dt, a);
-  case OP_COS: return math1(g, "cos", dt, a);
-  case OP_TAN: return libm(g, "tan", dt, a, NULL);
-  case OP_TANH: return libm(g, "tanh", dt, a, NULL);
-  case OP_ERF: return libm(g, "erf", dt, a, NULL);
-  case OP_TRUNC: return intrinsic1(g, "llvm.trunc", a);  // NVPTX lowers it (cvt.rzi)
-  case OP_LOG10: return math1(g, "log10", dt, a);
-  case OP_EXPM1: return libm(g, "expm1", dt, a, NULL);
-  case OP_ERFC: return libm(g, "erfc", dt, a, NULL);
-  case OP_LGAMMA: return libm(g, "lgamma", dt, a, NULL);
-  case OP_LOG1P: return libm(g, "log1p", dt, a, NULL);
-  case OP_SINH: return libm(g, "sinh", dt, a, NULL);
-  case OP_COSH: return libm(g, "cosh", dt, a, NULL);
-  case OP_ASIN: return libm(g, "asin", dt, a, NULL);
-  case OP_ACOS: return libm(g, "acos", dt, a, NULL);
-  case OP_ATAN: return libm(g, "atan", dt, a, NULL);
-  case OP_ASINH: return libm(g, "asinh", dt, a, NULL);
-  case OP_ACOSH: return libm(g, "acosh", dt, a, NULL);
-  case OP_ATANH: return libm(g, "atanh", dt, a, NULL);
+  // the float ops of a libm function: reached as ir/ops.def's lowering column says (llvm.trunc:
+  // NVPTX lowers it, cvt.rzi)
+  const char *fn = op_libm(e->op);
+  switch (op_libm_lowering(e->op)) {
+  case LM_INTRINSIC: return math1(g, fn, dt, a);
+  case LM_CALL: return libm(g, fn, dt, a, NULL);
+  case LM_LLVM: return intrinsic1(g, arena_printf(&g->cx->arena, "llvm.%s", fn), a);
   default: unsupported(e, dt);
   }
 }
@@ -608,7 +590,7 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
   }
   case OP_POW: {
     if (fl)
-      return libm(g, "pow", dt, a, bv);
+      break;  // libm's, below
     if (!in)
       unsupported(e, dt);
     LLVMValueRef f = ipow_fn(g, dt), args[2] = {a, bv};
@@ -634,17 +616,6 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
     LLVMValueRef lt = mx ? LLVMBuildICmp(b, p, a, bv, "") : LLVMBuildICmp(b, p, bv, a, "");
     return sel(g, lt, bv, a);
   }
-  case OP_ATAN2:
-  case OP_HYPOT:
-    if (!fl)
-      unsupported(e, dt);
-    return libm(g, e->op == OP_ATAN2 ? "atan2" : "hypot", dt, a, bv);
-  case OP_COPYSIGN: {
-    if (!fl)
-      unsupported(e, dt);
-    LLVMValueRef cs[2] = {a, bv};
-    return intrinsic(g, "llvm.copysign", t, cs, 2);
-  }
   case OP_FMOD:
     if (!fl)
       unsupported(e, dt);
@@ -660,6 +631,16 @@ static LLVMValueRef binary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a, LLV
     if (!in)
       unsupported(e, dt);
     return LLVMBuildAShr(b, a, bv, "");
+  default: break;
+  }
+  if (!fl)
+    unsupported(e, dt);
+  // the float ops of a libm function of two arguments, reached as ir/ops.def's lowering
+  // column says
+  LLVMValueRef ab[2] = {a, bv};
+  switch (op_libm_lowering(e->op)) {
+  case LM_CALL: return libm(g, op_libm(e->op), dt, a, bv);
+  case LM_LLVM: return intrinsic(g, arena_printf(&g->cx->arena, "llvm.%s", op_libm(e->op)), t, ab, 2);
   default: unsupported(e, dt);
   }
 }

@@ -213,6 +213,20 @@ int gpu_run(const Options *o, Ctx *cx, LProgram *p, const tdsl_tensor *ins, Time
 const char *gpu_sched_arch(Ctx *cx, const Options *o);
 
 // ============================================================================
+// outfile.c — output files written whole or not at all (-o, --plot)
+// ============================================================================
+typedef struct OutFile {
+  FILE *fp;         // where to write: the temp file, the path itself, or stdout
+  char *tmp;        // PATH.tmpPID renamed over the path by out_close; NULL when in place
+  const char *path; // NULL: standard output
+} OutFile;
+// Opens path ("-" or NULL: standard output) for writing; false after printing why.
+bool out_open(OutFile *of, const char *path);
+// Closes it: kept (renamed into place) when keep and every write succeeded, else removed;
+// false (after printing why) unless kept.
+bool out_close(OutFile *of, bool keep);
+
+// ============================================================================
 // roofline.c, profile.c, roofline_svg.c — bench --profile: where the time of a call goes
 // ============================================================================
 // The machine's ceilings with `threads` threads: the peak FMA rate and the memory

@@ -266,22 +266,9 @@ static void write_chart(const Profile *pr, FILE *f) {
 }
 
 int roofline_svg(const Profile *pr, const char *path) {
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
-    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", path, strerror(errno));
-    free(tmp);
+  OutFile of;
+  if (!out_open(&of, path))
     return EXIT_USAGE;
-  }
-  write_chart(pr, f);
-  int rc = 0;
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", path, strerror(errno));
-    remove(tmp);
-    rc = EXIT_USAGE;
-  }
-  free(tmp);
-  return rc;
+  write_chart(pr, of.fp);
+  return out_close(&of, true) ? 0 : EXIT_USAGE;
 }

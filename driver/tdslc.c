@@ -16,47 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-// ---- output files: written whole or not at all ----
-typedef struct OutFile {
-  FILE *fp;
-  char *tmp;
-  const char *path;
-} OutFile;
-
-static bool out_open(OutFile *of, const char *path) {
-  if (path && strcmp(path, "-") == 0)
-    path = NULL;  // `-o -`: standard output, as most compilers take it
-  *of = (OutFile){.fp = stdout, .path = path};
-  if (!path)
-    return true;
-  size_t n = strlen(path) + 32;
-  of->tmp = malloc(n);
-  snprintf(of->tmp, n, "%s.tmp%ld", path, (long)getpid());
-  of->fp = fopen(of->tmp, "wb");
-  if (!of->fp) {
-    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", path, strerror(errno));
-    free(of->tmp);
-    return false;
-  }
-  return true;
-}
-
-static bool out_close(OutFile *of, bool keep) {
-  if (!of->path) {
-    fflush(stdout);
-    return true;
-  }
-  bool ok = fclose(of->fp) == 0 && keep;
-  if (ok && rename(of->tmp, of->path) != 0) {
-    fprintf(stderr, "tdslc: error: cannot write '%s': %s\n", of->path, strerror(errno));
-    ok = false;
-  }
-  if (!ok)
-    remove(of->tmp);
-  free(of->tmp);
-  return ok;
-}
-
 // ---- compile mode: the --emit kind ----
 static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
   bool llvm_kind = o->emit == EMIT_LLVM || o->emit == EMIT_ASM || o->emit == EMIT_OBJ;

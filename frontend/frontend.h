@@ -4,6 +4,7 @@
 #define TDSLC_FRONTEND_FRONTEND_H
 
 #include "base/base.h"
+#include "ir/build.h"
 #include "ir/ir.h"
 
 typedef struct Ast Ast;
@@ -111,7 +112,10 @@ struct Ast {
   NodeAttr attr;         // normalised attributes for lowering (dims, keepdim, bounds ...)
   bool needs_copy;       // reshape/flatten/contiguous/to that must materialize
   Ast *inlined;          // AST_CALL of a user fn: the type-checked clone of the callee
-  Ast **operands;        // BK_NODE: the expressions that become the node's inputs, in op order
+  Ast **operands;        // BK_NODE: the expressions that become the node's inputs, in op order; BK_BUILD:
+                         // the builder's operands
+  const void *args;      // BK_BUILD: the builder's arguments, its family's struct (ir/build.h)
+  const char *rebinds;   // an in-place view op of a variable (x.t_()): the variable, bound to its value
   int noperands;
   int inline_height;     // AST_FN and AST_CALL of one: nesting once calls are inlined (sema_budget.c)
   int64_t inline_size;   // AST_FN: AST nodes of its body once calls are inlined
@@ -204,14 +208,17 @@ void parse_dump_tokens(Ctx *cx, const SrcFile *f, FILE *out);  // --emit=tokens
 // A builtin op of LANGUAGE.md §5-6 (and the operators): how sema binds its arguments
 // and how lower turns a checked call into graph edits.
 typedef enum {
-  BK_VIEW,  // a view op: lower makes graph_view(operand 0, e->ty->view), after a copy node if e->needs_copy
-  BK_NODE,  // a materializing op: one graph node of `op` over e->operands with e->attr
+  BK_VIEW,     // a view op: lower makes graph_view(operand 0, e->ty->view), after a copy node if e->needs_copy
+  BK_NODE,     // a materializing op: one graph node of `op` over e->operands with e->attr
+  BK_BUILD,    // an op of the op library: `build` (ir/build.h) over e->operands with the typed e->args
+  BK_ELEMENT,  // result e->ival of operands[0], a BK_BUILD call of several results (a tuple's element)
 } BuiltinKind;
 struct Builtin {
   const char *name;  // as written: "transpose", "softmax", "add" for '+'
   BuiltinKind kind;
   Op op;             // BK_NODE: the node's op (BK_VIEW with needs_copy: OP_COPY)
   const char *sig;   // PyTorch 1.13's parameters: "input, dim0, dim1"
+  BuildFn build;     // BK_BUILD: the builder
 };
 
 typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE, TY_STR } TyKind;
@@ -224,7 +231,8 @@ struct TType {
   int storage;           // TENSOR: storage identity (0..nparams-1: that parameter; else a fresh one)
   bool writable;         // TENSOR: a local or a 'mut' parameter's storage
   bool wrapped;          // TENSOR: a run-time Python scalar (an entry's `eps: float`): a 0-d
-                         // tensor of f64/i64/bool that promotes as a wrapped number does
+                         // tensor of f64/i64/bool that promotes as a wrapped number does;
+                         // also arithmetic of them (k * 2; floats computed in f32)
   double fval;           // SCALAR value (also for ints and bools)
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE

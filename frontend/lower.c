@@ -1,7 +1,8 @@
 // frontend/lower.c: a checked function -> Graph. View ops are free: a BK_VIEW call
 // becomes a new Value with the View sema computed over the same Buffer, so no node
 // and no kernel can ever come from it. Materializing ops (BK_NODE) become one Node
-// each. Calls of user functions are inlined: their type-checked clone (e->inlined)
+// each; a call the op library builds (BK_BUILD) runs its builder (ir/build.h) over its
+// operands' values. Calls of user functions are inlined: their type-checked clone (e->inlined)
 // is lowered in a new scope with the parameters bound to the argument values.
 // Lowering reports nothing: sema has already said everything there is to say.
 #include "frontend/frontend.h"
@@ -36,6 +37,8 @@ typedef struct Memo {
   const Ast *key;
   Value *value;
   LSeq *seq;
+  Value **all;  // a BK_BUILD call: its n results (value is the first)
+  int n;
 } Memo;
 
 // The results of a function body: one per declared result (NULL for a None result).
@@ -102,7 +105,7 @@ static Memo *memo_get(const Lower *lw, const Ast *e) {
   }
 }
 
-static void memo_put(Lower *lw, const Ast *e, Value *v, LSeq *seq) {
+static void memo_add(Lower *lw, Memo m) {
   if (2 * (lw->nmemo + 1) > lw->cap) {
     Memo *old = lw->memo;
     int oldcap = lw->cap;
@@ -110,13 +113,15 @@ static void memo_put(Lower *lw, const Ast *e, Value *v, LSeq *seq) {
     lw->memo = arena_alloc(&lw->cx->arena, sizeof(Memo) * (size_t)lw->cap);
     lw->nmemo = 0;
     for (int i = 0; i < oldcap; i++)
-      if (old[i].key) memo_put(lw, old[i].key, old[i].value, old[i].seq);
+      if (old[i].key) memo_add(lw, old[i]);
   }
-  size_t i = memo_slot(lw, e);
+  size_t i = memo_slot(lw, m.key);
   while (lw->memo[i].key) i = (i + 1) & (size_t)(lw->cap - 1);
-  lw->memo[i] = (Memo){e, v, seq};
+  lw->memo[i] = m;
   lw->nmemo++;
 }
+
+static void memo_put(Lower *lw, const Ast *e, Value *v, LSeq *seq) { memo_add(lw, (Memo){e, v, seq, NULL, 0}); }
 
 static LSeq *seq_new(Lower *lw, int n) {
   LSeq *s = arena_alloc(&lw->cx->arena, sizeof *s);
@@ -144,13 +149,6 @@ static void param_shape(const Ast *p, int *ndim, int64_t *shape) {
     TD_ASSERT(d->ty && d->ty->kind == TY_SCALAR);
     shape[i] = d->ty->ival;
   }
-}
-
-// Whether a and b, views of one buffer, share a storage element range.
-static bool ranges_meet(const Value *a, const Value *b) {
-  int64_t alo, ahi, blo, bhi;
-  return a->buf == b->buf && view_extent(a->view, &alo, &ahi) && view_extent(b->view, &blo, &bhi) && alo <= bhi &&
-         blo <= ahi;
 }
 
 // A call of a user function, lowered once (its results memoized on the call): its
@@ -230,27 +228,15 @@ static Value *lower_node(Lower *lw, const Ast *e) {
   Value **srcs = n <= 8 ? few : arena_alloc(&lw->cx->arena, sizeof *srcs * (size_t)n);
   for (int i = 0; i < n; i++)
     srcs[i] = lower_expr(lw, e->operands[i]);
-  // x += x.flip(0): PyTorch's flip is a copy, so the value is read as it was before the
-  // write. Any overlapping view of the target (sema let only these through) is first
-  // copied, so the store never reads what it has already written.
-  if (e->bi->op == OP_STORE && n == 2 && !srcs[1]->is_scalar && !view_equal(srcs[0]->view, srcs[1]->view) &&
-      ranges_meet(srcs[0], srcs[1])) {
-    NodeAttr none = {0};
-    srcs[1] = graph_node(lw->g, OP_COPY, srcs[1]->dtype, srcs[1]->view.ndim, srcs[1]->view.shape, &srcs[1], 1, none,
-                         e->operands[1]->loc)->out;
-  }
-  // index_put and scatter (ir/scatter.c) read their operands while they write: one that
-  // views the target's buffer is read from a copy made before
-  for (int i = 1; op_is_store(e->bi->op) && e->bi->op != OP_STORE && i < n; i++)
-    if (!srcs[i]->is_scalar && srcs[i]->buf == srcs[0]->buf) {
-      NodeAttr none = {0};
-      srcs[i] = graph_node(lw->g, OP_COPY, srcs[i]->dtype, srcs[i]->view.ndim, srcs[i]->view.shape, &srcs[i], 1, none,
-                           e->operands[i]->loc)->out;
-    }
   const TType *t = e->ty;
+  if (op_is_store(e->bi->op)) {  // a store or in-place update yields its target: later reads see the write
+    Loc *locs = arena_alloc(&lw->cx->arena, sizeof(Loc) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) locs[i] = e->operands[i]->loc;
+    return build_store_node(lw->g, e->bi->op, srcs, n, e->attr, e->loc, locs);
+  }
   Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
-  // A store or in-place update yields its target: later reads see the written storage.
-  return op_is_store(e->bi->op) ? srcs[0] : nd->out;
+  nd->out->wrapped = t->kind == TY_TENSOR && t->wrapped;  // arithmetic of run-time Python numbers
+  return nd->out;
 }
 
 static Value *lower_view(Lower *lw, const Ast *e) {
@@ -265,6 +251,36 @@ static Value *lower_view(Lower *lw, const Ast *e) {
   if (view_equal(src->view, e->ty->view))
     return src;
   return graph_view(lw->g, src, e->ty->view, e->loc);
+}
+
+// A call the op library builds: its builder over its operands, each lowered where the
+// builder first reads it (ir/build.h); every result, once.
+typedef struct Operands {
+  Lower *lw;
+  const Ast *e;
+} Operands;
+
+static Value *operand(void *ctx, int i) {
+  Operands *o = ctx;
+  return lower_expr(o->lw, o->e->operands[i]);
+}
+
+static const Memo *lower_built(Lower *lw, const Ast *e) {
+  const Memo *m = memo_get(lw, e);
+  if (m) return m;
+  int n = e->noperands;
+  BuildIn *in = arena_alloc(&lw->cx->arena, sizeof *in * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) {
+    const TType *t = e->operands[i]->ty;
+    in[i] = (BuildIn){.dtype = t->dtype, .view = t->view, .scalar = t->kind == TY_SCALAR, .wrapped = t->wrapped,
+                      .f = t->fval, .i = t->ival};
+  }
+  Value **out = arena_alloc(&lw->cx->arena, sizeof(Value *) * 64);
+  Operands o = {lw, e};
+  Loc name = e->oploc.end > e->oploc.begin ? e->oploc : e->loc;
+  int k = build_call(lw->g, e->loc, name, e->bi->build, e->args, n, in, operand, &o, out);
+  memo_add(lw, (Memo){e, out[0], NULL, out, k});
+  return memo_get(lw, e);
 }
 
 // The sequence e, every element lowered now (memoized on e).
@@ -315,11 +331,13 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     TD_ASSERT(m->value);
     return m->value;
   }
+  if (e->bi && e->bi->kind == BK_BUILD) return lower_built(lw, e)->value;  // memoized there
   // a + b + c ...: the chain of first operands lowered from the innermost out in a loop,
   // so a flat expression of any length costs no depth of C stack
   if (e->bi && e->noperands && e->operands[0]->bi && !memo_get(lw, e->operands[0])) {
     VEC(const Ast *) chain = {0};
-    for (const Ast *a = e->operands[0]; a->bi && a->noperands && a->ty->kind == TY_TENSOR && !memo_get(lw, a);
+    for (const Ast *a = e->operands[0]; a->bi && a->bi->kind != BK_BUILD && a->noperands && a->ty->kind == TY_TENSOR &&
+                           !memo_get(lw, a);
          a = a->operands[0])
       vec_push(&lw->cx->arena, &chain, a);
     for (int i = chain.len - 1; i >= 0; i--) lower_expr(lw, chain.data[i]);
@@ -329,8 +347,13 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     v = e->noperands == 1 ? lower_expr(lw, e->operands[0]) : lower_seq(lw, e->lhs)->v[e->ival];
   } else if (e->kind == AST_COND) {  // the branch taken
     v = lower_expr(lw, e->operands[0]);
+  } else if (e->bi && e->bi->kind == BK_ELEMENT) {  // one result of a call the op library builds
+    const Memo *c = lower_built(lw, e->operands[0]);
+    TD_ASSERT(e->ival < c->n);
+    v = c->all[e->ival];
   } else if (e->bi) {
     v = e->bi->kind == BK_VIEW ? lower_view(lw, e) : lower_node(lw, e);
+    if (e->rebinds) bind(lw, e->rebinds, v, NULL);  // x.t_(): x is the view from here on
   } else if (e->kind == AST_NAME) {
     Binding *b = lookup(lw, e->name);
     TD_ASSERT(b && b->value);

@@ -300,9 +300,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
         diag_note(sema->cx, name_loc(p), "'%s' declared here", p->name);
         return poison(sema);
       }
-      Ast *fa[3] = {part_ints(sema, args[j], 0, NULL), args[j], part_dtype(sema, args[j], dt)};
-      args[j] = part_call(sema, args[j], "full", fa, 3);
-      if (is_poison(args[j]->ty)) return poison(sema);
+      args[j] = node_full(sema, args[j], args[j]->ty, dt);
     }
   }
   int64_t values[TD_MAX_DIMVARS];

@@ -107,6 +107,50 @@ TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d) {
   return ty_fresh(sema, dt, 1, &count);
 }
 
+// linspace(start, end, steps, *, dtype=None), logspace(start, end, steps, base=10.0, *,
+// dtype=None): of numbers (ir/build_create.c); the default dtype is f32
+TType *ck_linspace(Sema *sema, Ast *e, const BuiltinDef *d) {
+  bool log = d->variant == 1;
+  const char *fn = log ? "logspace" : "linspace";
+  static const char *const names[3] = {"start", "end", "steps"};
+  double v[3];
+  for (int i = 0; i < 3; i++) {
+    Ast *a = e->bargs[i];
+    if (is_tensor(a->ty)) {
+      const CreateArgs *c = a->ty->view.ndim == 0 && i < 2 ? literal_of(sema, a) : NULL;
+      if (!c) {
+        diag_error(sema->cx, a->loc, "%s(): a tensor %s known only at run time is not supported: pass a number", fn,
+                   names[i]);
+        return poison(sema);
+      }
+      v[i] = c->dtype[0] == DT_F64 ? c->f[0] : (double)c->i[0];
+      continue;
+    }
+    if (!is_scalar(a->ty) || (i == 2 && a->ty->dtype == DT_F64)) {
+      diag_error(sema->cx, a->loc, "%s(): argument '%s' (position %d) must be %s, not %s", fn, names[i], i + 1,
+                 i == 2 ? "int" : "Number", py_type_name(a->ty));
+      return poison(sema);
+    }
+    v[i] = a->ty->dtype == DT_F64 ? a->ty->fval : (double)a->ty->ival;
+  }
+  int64_t steps = e->bargs[2]->ty->ival;
+  if (steps < 0) {
+    diag_error(sema->cx, e->bargs[2]->loc, "number of steps must be non-negative");
+    return poison(sema);
+  }
+  double base = 10.0;
+  Ast *ba = log ? barg(e, 3) : NULL, *dta = barg(e, log ? 4 : 3);
+  if (ba && !get_float(sema, e, ba, "base", &base)) return poison(sema);
+  DType dt = DT_F32;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  if (dt == DT_BOOL) {
+    diag_error(sema->cx, call_loc(e), "\"%s_cpu\" not implemented for 'Bool'", fn);
+    return poison(sema);
+  }
+  CreateArgs a = {.cast = dt, .start = v[0], .end = v[1], .base = base, .steps = steps, .log = log};
+  return built(sema, e, d->b.build, KEEP(sema, a), NULL, 0);
+}
+
 TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   int64_t shape[2];

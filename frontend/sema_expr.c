@@ -34,7 +34,8 @@ void unbind_name(Sema *sema, const char *name) {
 
 void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
   bind_name(sema, name, v->ty, loc);
-  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST) sema->scope->src = v;
+  // a sequence's elements; a tensor's expression (literal_of: the values of a torch.tensor)
+  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_TENSOR) sema->scope->src = v;
 }
 
 Sym *find_local(Sema *sema, const char *name) {
@@ -48,7 +49,7 @@ Const *find_const(Sema *sema, const char *name) {
   return NULL;
 }
 
-static const char *const module_names[] = {"torch", "nn", "F", "math"};
+static const char *const module_names[] = {"torch", "nn", "F", "math", "einops"};
 
 // The names a body sees: its locals, the constants, the functions and the modules.
 static void suggest_names(Sema *sema, Suggest *sg) {
@@ -99,7 +100,10 @@ static const struct {
 // The forms bit a call through module m takes (F_TORCH, F_NNF); 0 for a module with no
 // functions of ours.
 static int module_form(const TType *m) {
-  return !strcmp(m->module, "torch") ? F_TORCH : !strcmp(m->module, "torch.nn.functional") ? F_NNF : 0;
+  return !strcmp(m->module, "torch")                 ? F_TORCH
+         : !strcmp(m->module, "torch.nn.functional") ? F_NNF
+         : !strcmp(m->module, "einops")              ? F_EINOPS
+                                                     : 0;
 }
 
 // Python's math module: its constants, and the functions of it that tdsl folds on a
@@ -230,7 +234,7 @@ static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
     TType *r = fold_binary(sema, e->oploc, op, a, b);
     return r ? r : poison(sema);
   }
-  const BuiltinDef *d = builtin_find(binop_name((BinOp)op));
+  const BuiltinDef *d = operator_row(op);
   e->bi = &d->b;
   if (op == BIN_MATMUL) return matmul_node(sema, e, e->lhs, e->rhs, e->oploc);
   return binary_node(sema, e, d->b.op, e->lhs, e->rhs, e->oploc);
@@ -355,12 +359,14 @@ static TType *check_call(Sema *sema, Ast *e) {
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
+  const BuiltinDef *only = NULL;  // einops.f: the row only the module has
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f
     const BuiltinDef *d = math ? builtin_find(e->name) : builtin_find_form(e->name, module_form(self));
     if (!d || !(math ? is_math_function(e->name) : (d->forms & module_form(self)))) {
       module_miss(sema, e, self);
       return poison(sema);
     }
+    if (module_form(self) == F_EINOPS) only = d;
     e->lhs = NULL;
     self = NULL;
   }
@@ -374,7 +380,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->list.data[0]->loc, "must be real number, not %s", py_type_name(e->list.data[0]->ty));
     return poison(sema);
   }
-  const BuiltinDef *d = builtin_find_form(e->name, e->lhs ? F_METH : F_FN);
+  const BuiltinDef *d = only ? only : builtin_find_form(e->name, e->lhs ? F_METH : F_FN);
   if (!d && !bad && e->lhs && is_tensor(self)) {  // x.clamp_(min=0): clamp's result stored into x
     TType *r = inplace_method(sema, e);
     if (r) return r;
@@ -454,6 +460,10 @@ bool truth_value(Sema *sema, Ast *e, bool *out) {
   case TY_TENSOR:
     if (view_numel(t->view) != 1)
       diag_error(sema->cx, e->loc, "Boolean value of Tensor with more than one value is ambiguous");
+    else if (t->wrapped)
+      diag_error(sema->cx, e->loc, "a condition needs a compile-time value, but this is a %s: a scalar parameter of "
+                 "the entry point is known only when it runs (called from another function, it is a compile-time "
+                 "value)", py_type_name(t));
     else
       diag_error(sema->cx, e->loc, "a tensor's value is known only at run time: a condition needs a "
                  "compile-time value (use & | ~ or torch.where for elementwise logic)");
@@ -573,6 +583,12 @@ static TType *check_logic(Sema *sema, Ast *e) {
 static TType *check_cond(Sema *sema, Ast *e) {
   TType *c = check_expr(sema, e->step);
   if (is_poison(c)) return poison(sema);
+  if (is_tensor(c) && c->wrapped) {
+    diag_error(sema->cx, e->step->loc, "the condition of 'a if c else b' must be a compile-time value, but this is a "
+               "%s: a scalar parameter of the entry point is known only when it runs (called from another function, "
+               "it is a compile-time value)", py_type_name(c));
+    return poison(sema);
+  }
   if (is_tensor(c)) {
     diag_error(sema->cx, e->step->loc, "a tensor's value is known only at run time: the condition of 'a if c else "
                "b' must be a compile-time value (use torch.where(c, a, b) to choose elementwise)");

@@ -10,8 +10,8 @@
 // ============================================================================
 // Indexing: basic indices are one view; i64 tensors make an advanced-index node
 // ============================================================================
-static const BuiltinDef def_index_view = {{"index", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_index_node = {{"index", BK_NODE, OP_INDEX, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_index_view = {{"index", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_index_node = {{"index", BK_NODE, OP_INDEX, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // The shape base[idx] has (base's view v, the index tensors idx at its dims pos,
 // ascending): the broadcast index dims at the first indexed dim when the indexed dims

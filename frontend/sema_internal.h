@@ -85,6 +85,7 @@ typedef struct Sema {
   Sym *scope;                // locals of the body being checked, newest first
   int nstorage;              // next fresh storage id
   VEC(Ast *) stack;          // user functions being checked or inlined (recursion)
+  VEC(int) written;          // the storages written so far (a literal's values are known until then)
   const Ast *entry;          // the function checked as an entry point
   int64_t inlined;           // AST nodes the program's calls inlined so far, all entry points
   bool over_budget;          // an inlining limit was reported: later calls over one are silent
@@ -99,13 +100,27 @@ typedef struct Sema {
 // e's type; it sets e->operands (and e->attr, e->needs_copy) for lower.c.
 typedef TType *(*CheckFn)(Sema *sema, Ast *e, const BuiltinDef *d);
 // forms: f(x, ...) and x.f(...); where PyTorch has the function too: torch.f(x, ...),
-// torch.nn.functional.f(x, ...) (F.f)
-enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8 };
+// torch.nn.functional.f(x, ...) (F.f); einops' functions: einops.f(x, ...) (F_EINOPS)
+enum { F_FN = 1, F_METH = 2, F_BOTH = 3, F_TORCH = 4, F_NNF = 8, F_EINOPS = 16 };
+// The dtype rule of a row: which input dtypes PyTorch's kernel takes, and its name in the
+// message for the others ("\"softplus_cuda\" not implemented for 'Long'").
+typedef enum {
+  DTR_ANY,       // every dtype (the checker says more where there is more to say)
+  DTR_FLOAT,     // floats only
+  DTR_NOT_BOOL,  // every dtype but bool
+} DTypeRuleKind;
+typedef struct DTypeRule {
+  DTypeRuleKind kind;
+  const char *kernel;
+} DTypeRule;
+
 struct BuiltinDef {
   Builtin b;       // first: e->bi points here
   CheckFn check;
   int forms;
   Op aux;          // the op a shared checker applies (unary/binary/reduction kind)
+  int variant;     // the typed variant a shared checker reads: spatial rank, which of a family ...
+  DTypeRule dtr;   // the dtype rule (check_dtype_rule)
 };
 
 enum { MAX_LIST = 64 };  // the most entries of a size or dims list
@@ -214,20 +229,51 @@ TType *ck_index_op(Sema *sema, Ast *e, const BuiltinDef *d);  // index_copy, ind
 TType *ck_scatter(Sema *sema, Ast *e, const BuiltinDef *d);   // scatter, scatter_add, scatter_reduce
 TType *ck_fill(Sema *sema, Ast *e, const BuiltinDef *d);      // fill_, zero_, copy_
 
+// ---- sema_build.c: calls the op library builds (ir/build.h) ----
+// e becomes a call of builder fn over ops[0..n) with its typed arguments args (kept: see
+// KEEP); returns its type, or a tuple of its results' types.
+TType *built(Sema *sema, Ast *e, BuildFn fn, const void *args, Ast **ops, int n);
+void *keep_args(Sema *sema, const void *args, size_t size);
+Ast *view_ast(Sema *sema, const Ast *e, Ast *x, View v);  // the view v of x's storage, an expression
+// The values of tensor a when they are known at compile time: a torch.tensor of Python data
+// (through the names bound to it) whose storage nothing has written; NULL otherwise.
+const CreateArgs *literal_of(Sema *sema, const Ast *a);
+// The value i of such a literal as an int (a float truncated).
+int64_t literal_int(const CreateArgs *c, int64_t i);
+#define KEEP(sema, ...) keep_args(sema, &(__VA_ARGS__), sizeof(__VA_ARGS__))
+// A call of builder fn at at's place, as an expression of its own (its type set).
+Ast *built_ast(Sema *sema, const Ast *at, BuildFn fn, const void *args, Ast **ops, int n);
+// The op's own node (ir/ops.def) at at's place, checked (statement forms, stores):
+Ast *node_binary(Sema *sema, const Ast *at, Op op, Ast *a, Ast *b);  // a op b
+Ast *node_where(Sema *sema, const Ast *at, Ast *c, Ast *x, Ast *y);
+Ast *node_clone(Sema *sema, const Ast *at, Ast *x);
+Ast *node_clamp(Sema *sema, const Ast *at, Ast *x, Ast *lo, Ast *hi);
+Ast *node_fill(Sema *sema, const Ast *at, Op op, const TType *like);  // ZEROS or ONES of like's dtype and shape
+Ast *node_full(Sema *sema, const Ast *at, const TType *v, DType dt);  // the 0-d tensor of number v
+
 // ---- sema_builtin.c ----
 const BuiltinDef *builtin_find(const char *name);
+const BuiltinDef *operator_row(int binop);  // the row a binary operator spells ('+': add)
+const Builtin *node_builtin(Op op);  // the one node of op (no spelling): what a checker makes e
 const BuiltinDef *builtin_find_form(const char *name, int form);  // the row of name with that form
 bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self);
 Ast *barg(const Ast *e, int i);  // the bound argument i, or NULL when absent or None
 const char *arg_name(Sema *sema, const Ast *e, const char *pname);
 // The bound argument a of e as the type parameter pname needs: false (NULL) after
 // PyTorch's message when it is not.
+bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out);  // a number
 bool get_int(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out);
 bool get_bool(Sema *sema, const Ast *e, Ast *a, const char *pname, bool *out);
 bool get_ints(Sema *sema, const Ast *e, Ast *a, const char *pname, int64_t *out, int *n);
 TType *get_tensor(Sema *sema, const Ast *e, Ast *a, const char *pname);
 bool get_dtype(Sema *sema, const Ast *e, Ast *a, DType *out);
 bool get_dims(Sema *sema, const Ast *e, Ast *a, const char *pname, int ndim, int *dims, int *n);
+// A Python number argument i (kind: "Number" for PyTorch's Scalar, "float"); def when left
+// out. A tensor is refused: its value is not known when compiling.
+bool num_arg(Sema *sema, const Ast *e, int i, const char *pname, const char *kind, double def, double *out);
+bool no_inplace(Sema *sema, const Ast *e, int i);  // inplace=True (argument i) refused
+// The row's dtype rule for an input of dtype dt: false after PyTorch's message at e.
+bool check_dtype_rule(Sema *sema, const Ast *e, const BuiltinDef *d, DType dt);
 // "Did you mean": the candidate nearest the word written, offered one by one.
 typedef struct Suggest {
   const char *word;
@@ -246,10 +292,19 @@ void set_operand1(Sema *sema, Ast *e, Ast *a);
 // ---- the checkers of the op table ----
 // sema_view.c
 TType *ck_view(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *view_result(Sema *sema, Ast *e, const TType *x, View v);  // e becomes the view v of its input x
+TType *cast_to(Sema *sema, Ast *e, DType dt);  // e becomes its input as dtype dt (itself, or a cast node)
+// e's bound arguments replaced by args[0..n) (the arguments of the op e is checked as)
+void rebind(Sema *sema, Ast *e, Ast *const *args, int n);
 TType *ck_reshape(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_flatten(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_transpose(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_t(Sema *sema, Ast *e, const BuiltinDef *d);
+// the *_copy ops (sema_view.c): the view op of the row's variant (VC_*), copied
+enum { VC_AS_STRIDED, VC_DETACH, VC_DIAGONAL, VC_EXPAND, VC_PERMUTE, VC_SELECT, VC_SLICE, VC_SPLIT, VC_SQUEEZE, VC_T,
+       VC_TRANSPOSE, VC_UNBIND, VC_UNFOLD, VC_UNSQUEEZE, VC_VIEW };
+TType *ck_view_copy(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_detach(Sema *sema, Ast *e, const BuiltinDef *d);  // x.detach()
 TType *ck_T(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_permute(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unsqueeze(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -258,6 +313,9 @@ TType *ck_expand(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_expand_as(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_select(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d);
+// narrow's checks: locs the call, dim, start and length; false after PyTorch's message
+bool narrow_ok(Sema *sema, const Loc *locs, const TType *x, int64_t dim, int64_t start, int64_t len, int *a,
+               int64_t *st);
 TType *ck_diagonal(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_as_strided(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_flip(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -265,7 +323,6 @@ TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d);
-const char *cast_method(DType dt);  // "float", "byte" ...: the method casting to dt
 TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d);
 // PyTorch's expand of x to req (also the check of a stored value's shape).
 bool expand_to(Sema *sema, Loc loc, const TType *x, int n, const int64_t *req, View *out);
@@ -279,8 +336,6 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_var_mean(Sema *sema, Ast *e, const BuiltinDef *d);  // var_mean, std_mean
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_contract(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d);  // isnan, isinf, isfinite, isposinf, isneginf
@@ -291,22 +346,31 @@ TType *ck_logaddexp(Sema *sema, Ast *e, const BuiltinDef *d);  // logaddexp, log
 // The node of an operator (-x, a + b, a @ b) or call once its operands are checked.
 TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
+TType *where_node(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b);  // where(c, a, b), checked at the call
+TType *clamp_node(Sema *sema, Ast *e, Ast *x, Ast *lo, Ast *hi);  // clamp of number bounds (NULL: none)
 TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
+bool matmul_kind_ok(Sema *sema, const Ast *e, const char *kind, const Ast *a, const Ast *b);  // mm's, bmm's checks
+// a matmul's dtypes (kernel: PyTorch's name of the kernel refusing ints)
+bool matmul_dtypes(Sema *sema, Loc loc, const TType *a, const TType *b, const char *kernel);
+// matmul's checks (its messages at loc) and its result's shape
+bool matmul_shape(Sema *sema, Loc loc, const TType *ta, const TType *tb, int *on, int64_t *out);
 bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out);
+bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out);  // false after PyTorch's message
+// The dims (mask; dim: the one written, else -1), keepdim, correction and result dtype of a
+// reduction call, parsed and checked by reduce_args.
+typedef struct ReduceCall {
+  uint32_t mask;
+  int dim;
+  bool keepdim;
+  int64_t correction;
+  DType dtype;
+} ReduceCall;
+bool reduce_args(Sema *sema, Ast *e, Op op, const char *name, ReduceCall *r);
 // e as the reduction of x over the dims of mask (dim: the one dim written, else -1), of dtype dt.
 TType *reduce_node(Sema *sema, Ast *e, Ast *x, uint32_t mask, bool keepdim, int dim, DType dt);
 // sema_nn.c: torch.nn.functional ops built from parts, and the part builders
 TType *ck_layer_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_linear(Sema *sema, Ast *e, const BuiltinDef *d);
-// A part: a new call node of builtin `builtin` under e's location, checked by the
-// builder (part alone leaves its type to the caller).
-Ast *part(Sema *sema, const Ast *e, const char *builtin);
-Ast *part_binary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *a, Ast *b);
-Ast *part_mean(Sema *sema, const Ast *e, Ast *x, uint32_t mask);  // mean over mask's dims, kept
-Ast *part_unary(Sema *sema, const Ast *e, Op op, const char *builtin, Ast *x);
-// builtin's checker over args[0..n) in its signature's order (NULL: the default)
-Ast *part_call(Sema *sema, const Ast *e, const char *builtin, Ast *const *args, int n);
-Ast *part_cast(Sema *sema, const Ast *e, Ast *x, const char *to);  // to: "float", "half" ...
 Ast *part_float(Sema *sema, const Ast *e, double v);  // a Python float at e's location
 Ast *part_int(Sema *sema, const Ast *e, int64_t v);
 Ast *part_dtype(Sema *sema, const Ast *e, DType dt);  // a dtype value (dtype=, x.to(dt))
@@ -357,28 +421,8 @@ enum { RED_NONE, RED_MEAN, RED_SUM, RED_BATCHMEAN };
 bool loss_reduction(Sema *sema, const Ast *e, int i, bool batchmean, int *red);
 bool loss_no_legacy(Sema *sema, const Ast *e, int i);
 DType loss_compute_dtype(DType dt);
-Ast *loss_to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt);
-Ast *loss_reduce(Sema *sema, const Ast *e, Ast *loss, int red);
 TType *loss_aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos);
 bool loss_aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out);
-// Shorthands for parts: a op b, op x, where(c, a, b), clamp(x, min=lo), builtin(x, dim), a float
-static inline Ast *p_bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
-  return part_binary(sema, e, op, op_name(op), a, b);
-}
-static inline Ast *p_un(Sema *sema, const Ast *e, Op op, Ast *x) { return part_unary(sema, e, op, op_name(op), x); }
-static inline Ast *p_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
-  Ast *args[3] = {c, a, b};
-  return part_call(sema, e, "where", args, 3);
-}
-static inline Ast *p_clamp_min(Sema *sema, const Ast *e, Ast *x, double lo) {
-  Ast *args[3] = {x, part_float(sema, e, lo), NULL};
-  return part_call(sema, e, "clamp", args, 3);
-}
-static inline Ast *p_dim_op(Sema *sema, const Ast *e, const char *builtin, Ast *x, int64_t dim) {
-  Ast *args[2] = {x, part_int(sema, e, dim)};
-  return part_call(sema, e, builtin, args, 2);
-}
-static inline Ast *p_f(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
 // sema_loss_margin.c: the margin, embedding and likelihood losses
 TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -397,6 +441,7 @@ TType *ck_gather(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_zeros(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_arange(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_linspace(Sema *sema, Ast *e, const BuiltinDef *d);  // linspace, logspace
 TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
@@ -404,6 +449,7 @@ TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
+Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x);  // `a, b = x`: x's rows, a tuple of views
 // The element expressions of sequence a (for the tuple a user function returns, nodes that
 // read its elements); false when a is no sequence.
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n);
@@ -419,14 +465,18 @@ void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind
 TType *tensor_attr(Sema *sema, Ast *e);  // x.shape, x.ndim, x.dtype, x.mT; NULL for another name
 TType *python_builtin(Sema *sema, Ast *e);  // len, float, int, bool, min, max of numbers; NULL: not one
 TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim);
+enum { SIZE_SHAPE, SIZE_NDIM, SIZE_NUMEL, SIZE_IS_FLOAT };  // ck_size's variants
 TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d);
+enum { SPLIT_SIZE, SPLIT_CHUNK, SPLIT_TENSOR };  // ck_split's variants: split, chunk, tensor_split
 TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_broadcast_shapes(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_alias.c: ops PyTorch defines by others, built from them ----
 TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d);  // zeros_like ..., new_zeros ...
+enum { ALIAS_VIEW_AS, ALIAS_RESHAPE_AS, ALIAS_TYPE_AS, ALIAS_BROADCAST_TO, ALIAS_SWAP, ALIAS_ADJOINT };  // their variants
 TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d);  // view_as, reshape_as, type_as, broadcast_to, swapaxes
 TType *ck_flip_lr(Sema *sema, Ast *e, const BuiltinDef *d);  // fliplr, flipud
 TType *ck_movedim(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -435,6 +485,7 @@ TType *ck_atleast(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_unfold(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_repeat(Sema *sema, Ast *e, const BuiltinDef *d);  // repeat, tile
 TType *ck_repeat_interleave(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_pixel_shuffle(Sema *sema, Ast *e, const BuiltinDef *d);  // and pixel_unshuffle
 TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_outer(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -442,15 +493,23 @@ TType *ck_tensordot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cross(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_kron(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_diag_embed(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_bmm_sum(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cov(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_corrcoef(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm, addmv, addr
 TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or 'fro') of a norm of dtype dt
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
+// e as torch.einsum(s, *ops) of the equation s (its messages at loc) built by build
+TType *einsum_equation(Sema *sema, Ast *e, BuildFn build, const char *s, Loc loc, Ast **ops, int nops);
+
+// ---- sema_einops.c: einops' rearrange, repeat, reduce (variants 0, 1, 2), einsum, pack, unpack ----
+TType *ck_einops(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d);  // einops.einsum(*tensors, pattern)
+TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d);    // (packed, packed_shapes)
+TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d);  // the parts, as a tuple
 
 // ---- sema_more.c: more spellings built from ops tdsl has ----
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max
@@ -495,10 +554,15 @@ TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d);
 
 // ---- sema_conv.c: padding, pooling, convolution of torch.nn.functional, built from parts ----
 TType *ck_pad(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, max_pool2d
-TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, avg_pool2d
-TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2}d
-TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, conv2d
+// The checks every pool makes of e's bound (input, kernel_size, stride, padding (, dilation),
+// ceil_mode), in nsp values each, and the output's spatial size; false after the message.
+bool pool_args(Sema *sema, const Ast *e, int nsp, bool dilated, int64_t *k, int64_t *s, int64_t *p, int64_t *dil,
+               bool *ceil_mode, int64_t *out);
+TType *ck_max_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_pool1d, 2d, 3d
+TType *ck_avg_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // avg_pool1d, 2d, 3d
+TType *ck_adaptive_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // adaptive_{avg,max}_pool{1,2,3}d
+TType *ck_max_unpool(Sema *sema, Ast *e, const BuiltinDef *d);  // max_unpool1d, 2d, 3d
+TType *ck_conv(Sema *sema, Ast *e, const BuiltinDef *d);  // conv1d, 2d, 3d
 TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_transpose1d, conv_transpose2d
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -512,7 +576,6 @@ TType *ck_upsample(Sema *sema, Ast *e, const BuiltinDef *d);  // upsample, upsam
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d);  // tril and triu
 // bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper)
-Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower);
 bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt);  // PyTorch's checked_convert of a number
 
 // ---- sema_scan.c: the cumulative ops ----
@@ -578,6 +641,7 @@ TType *ck_device(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_on_device(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_finfo(Sema *sema, Ast *e, const BuiltinDef *d);
+enum { LITERAL_TENSOR, LITERAL_AS_TENSOR, LITERAL_SCALAR };  // ck_tensor's rows' variants
 TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d);
 
 #endif

@@ -54,34 +54,17 @@ bool loss_no_legacy(Sema *sema, const Ast *e, int i) {
   return false;
 }
 
-static const char *cast_name(DType dt) {
-  switch (dt) {
-  case DT_F32: return "float";
-  case DT_F64: return "double";
-  case DT_F16: return "half";
-  case DT_BF16: return "bfloat16";
-  case DT_I32: return "int";
-  case DT_I64: return "long";
-  case DT_BOOL: return "bool";
-  case DT_U8: return "byte";
-  case DT_I8: return "char";
-  case DT_I16: return "short";
-  default: td_unreachable();
-  }
-}
-
-// x as dtype dt: x itself when it has it, else a cast part.
-Ast *loss_to_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
-  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_name(dt));
-}
-
 // The dtype a one-kernel loss computes in: f32 for halves.
 DType loss_compute_dtype(DType dt) { return dtype_is_half(dt) ? DT_F32 : dt; }
 
-// loss reduced as `red` says: mean or sum of all elements (0-d), or loss itself.
-Ast *loss_reduce(Sema *sema, const Ast *e, Ast *loss, int red) {
-  if (red == RED_NONE) return loss;
-  return part_call(sema, e, red == RED_SUM ? "sum" : "mean", &loss, 1);
+// e becomes the loss the row's builder makes of ops[0..n) (NULL: an optional operand not
+// given, left out), with args a.
+static TType *loss_built(Sema *sema, Ast *e, const BuiltinDef *d, LossArgs a, Ast **ops, int n) {
+  Ast *given[8];
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (ops[i]) given[k++] = ops[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), given, k);
 }
 
 static const char *torch_size(Sema *sema, const TType *t) {
@@ -155,8 +138,6 @@ static bool broadcasts_into(Sema *sema, Loc loc, const TType *into, const TType 
 // ============================================================================
 // mse_loss, l1_loss, smooth_l1_loss, huber_loss, soft_margin_loss
 // ============================================================================
-enum { L_MSE, L_SMOOTH_L1, L_HUBER };
-
 // The (input, target) of the losses whose Python code warns about another size and
 // broadcasts; false after an error.
 static bool pointwise_operands(Sema *sema, Ast *e, TType **x, TType **t) {
@@ -176,22 +157,22 @@ static bool broadcast_pair(Sema *sema, const Ast *e, const TType *x, const TType
 
 // mse_loss, smooth_l1_loss and huber_loss: one CUDA kernel each (mse_cuda, smooth_l1_cuda,
 // huber_cuda) over the broadcast operands, then the reduction.
-static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
+static TType *pointwise_loss(Sema *sema, Ast *e, const BuiltinDef *d, int kind) {
   static const char *const kernels[] = {"mse_cuda", "smooth_l1_cuda", "huber_cuda"};
   TType *x, *t;
   int red;
   double p = 1.0;
-  int ri = kind == L_HUBER ? 2 : 4;
+  int ri = kind == LOSS_HUBER ? 2 : 4;
   if (!pointwise_operands(sema, e, &x, &t)) return poison(sema);
-  if (kind != L_HUBER && (!loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3))) return poison(sema);
+  if (kind != LOSS_HUBER && (!loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3))) return poison(sema);
   if (!broadcast_pair(sema, e, x, t) || !loss_reduction(sema, e, ri, false, &red)) return poison(sema);
-  if (kind == L_SMOOTH_L1) {
+  if (kind == LOSS_SMOOTH_L1) {
     if (!loss_aten_float(sema, barg(e, 5), "smooth_l1_loss", "beta", 4, 1.0, &p)) return poison(sema);
     if (p < 0) {
       diag_error(sema->cx, e->bargs[5]->loc, "smooth_l1_loss does not support negative values for beta.");
       return poison(sema);
     }
-  } else if (kind == L_HUBER) {
+  } else if (kind == LOSS_HUBER) {
     if (!loss_aten_float(sema, barg(e, 3), "huber_loss", "delta", 4, 1.0, &p)) return poison(sema);
     if (p <= 0) {
       diag_error(sema->cx, e->bargs[3] ? e->bargs[3]->loc : call_loc(e),
@@ -201,7 +182,7 @@ static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
   }
   TType *ts[2] = {x, t};
   DType common = result_type(sema, ts, 2), out = common;
-  if (kind == L_HUBER) {  // the output is the input's dtype: the common one is cast into it
+  if (kind == LOSS_HUBER) {  // the output is the input's dtype: the common one is cast into it
     out = x->dtype;
     if (dtype_is_float(common) && !dtype_is_float(out)) {
       diag_error(sema->cx, call_loc(e), "result type %s can't be cast to the desired output type %s",
@@ -213,56 +194,28 @@ static TType *pointwise_loss(Sema *sema, Ast *e, int kind) {
     diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", kernels[kind], torch_name(common));
     return poison(sema);
   }
-  DType cd = loss_compute_dtype(common);
-  Ast *a = loss_to_dtype(sema, e, e->bargs[0], cd), *b = loss_to_dtype(sema, e, e->bargs[1], cd);
-  Ast *d = p_bin(sema, e, OP_SUB, a, b), *loss;
-  if (kind == L_MSE) {
-    loss = p_bin(sema, e, OP_MUL, d, d);
-  } else {
-    // z = |a - b|; smooth_l1: z < beta ? 0.5 * z * z / beta : z - 0.5 * beta
-    //              huber:     z < delta ? 0.5 * z * z : delta * (z - 0.5 * delta)
-    Ast *z = p_un(sema, e, OP_ABS, d);
-    Ast *sq = p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_MUL, p_f(sema, e, 0.5), z), z);
-    Ast *lin = p_bin(sema, e, OP_SUB, z, p_f(sema, e, 0.5 * p));
-    if (kind == L_SMOOTH_L1) sq = p_bin(sema, e, OP_DIV, sq, p_f(sema, e, p));
-    else lin = p_bin(sema, e, OP_MUL, p_f(sema, e, p), lin);
-    loss = p_where(sema, e, p_bin(sema, e, OP_LT, z, p_f(sema, e, p)), sq, lin);
-  }
-  return become(sema, e, loss_reduce(sema, e, loss_to_dtype(sema, e, loss, out), red));
+  LossArgs a = {.reduction = red, .kind = kind, .dtype = loss_compute_dtype(common), .out = out, .p = p};
+  return loss_built(sema, e, d, a, e->bargs, 2);
 }
 
-TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  return pointwise_loss(sema, e, L_MSE);
-}
-TType *ck_smooth_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  return pointwise_loss(sema, e, L_SMOOTH_L1);
-}
-TType *ck_huber_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  return pointwise_loss(sema, e, L_HUBER);
-}
+TType *ck_mse_loss(Sema *sema, Ast *e, const BuiltinDef *d) { return pointwise_loss(sema, e, d, LOSS_MSE); }
+TType *ck_smooth_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) { return pointwise_loss(sema, e, d, LOSS_SMOOTH_L1); }
+TType *ck_huber_loss(Sema *sema, Ast *e, const BuiltinDef *d) { return pointwise_loss(sema, e, d, LOSS_HUBER); }
 
 // l1_loss is (input - target).abs() and its reduction in PyTorch: those ops, with their
 // dtypes and messages (ints work with 'none' and 'sum').
 TType *ck_l1_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   TType *x, *t;
   int red;
   if (!pointwise_operands(sema, e, &x, &t) || !loss_no_legacy(sema, e, 2) || !loss_no_legacy(sema, e, 3) ||
       !broadcast_pair(sema, e, x, t) || !loss_reduction(sema, e, 4, false, &red))
     return poison(sema);
-  Ast *diff = p_bin(sema, e, OP_SUB, e->bargs[0], e->bargs[1]);
-  if (is_poison(diff->ty)) return poison(sema);
-  Ast *loss = loss_reduce(sema, e, p_un(sema, e, OP_ABS, diff), red);
-  return become(sema, e, loss);
+  return loss_built(sema, e, d, (LossArgs){.reduction = red}, e->bargs, 2);
 }
 
 // soft_margin_loss: log1p(exp(-input * target)), written into a tensor of the input's
 // shape and dtype (PyTorch's in-place chain), then reduced.
 TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *xa = e->bargs[0], *ta = e->bargs[1];
   TType *x = xa->ty, *t = get_tensor(sema, e, ta, "target");
   int red;
@@ -283,10 +236,7 @@ TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   TType *ts[2] = {x, t};
   DType cd = loss_compute_dtype(result_type(sema, ts, 2));
-  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, loss_to_dtype(sema, e, xa, cd)),
-                 loss_to_dtype(sema, e, ta, cd));
-  Ast *loss = loss_to_dtype(sema, e, p_un(sema, e, OP_LOG1P, p_un(sema, e, OP_EXP, z)), x->dtype);
-  return become(sema, e, loss_reduce(sema, e, loss, red));
+  return loss_built(sema, e, d, (LossArgs){.reduction = red, .dtype = cd}, (Ast *[]){xa, ta}, 2);
 }
 
 // ============================================================================
@@ -295,7 +245,6 @@ TType *ck_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
 // binary_cross_entropy: PyTorch's kernel (binary_cross_entropy_out_cuda) computes
 // (t - 1) * max(log(1 - x), -100) - t * max(log(x), -100), then times weight.
 TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2);
   TType *x = xa->ty, *t, *w = NULL;
   int red;
@@ -317,15 +266,8 @@ TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(x->dtype));
     return poison(sema);
   }
-  DType cd = loss_compute_dtype(x->dtype);
-  Ast *xc = loss_to_dtype(sema, e, xa, cd), *tc = loss_to_dtype(sema, e, ta, cd);
-  Ast *log_x = p_clamp_min(sema, e, p_un(sema, e, OP_LOG, xc), -100);
-  Ast *log_1mx = p_clamp_min(sema, e, p_un(sema, e, OP_LOG, p_bin(sema, e, OP_SUB, p_f(sema, e, 1.0), xc)), -100);
-  Ast *loss = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, tc, p_f(sema, e, 1.0)), log_1mx),
-                    p_bin(sema, e, OP_MUL, tc, log_x));
-  if (wa) loss = p_bin(sema, e, OP_MUL, loss, wa);  // the in-place mul_: promoted, then the input's dtype
-  loss = loss_to_dtype(sema, e, loss, x->dtype);
-  return become(sema, e, loss_reduce(sema, e, loss, red));
+  LossArgs a = {.reduction = red, .dtype = loss_compute_dtype(x->dtype), .weight = wa};
+  return loss_built(sema, e, d, a, (Ast *[]){xa, ta, wa}, 3);
 }
 
 // binary_cross_entropy_with_logits: PyTorch's composite formula, stable for large |x|:
@@ -334,7 +276,6 @@ TType *ck_binary_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
 //   with pos_weight: (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m)
 // then times weight; the result has the target's dtype (PyTorch's in-place chain).
 TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *pa = barg(e, 6);
   TType *x = xa->ty, *t, *w = NULL, *pw = NULL;
   int red;
@@ -383,29 +324,13 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
     if (!broadcasts_into(sema, pa->loc, t, lw)) return poison(sema);
   }
   if (w && !broadcasts_into(sema, wa->loc, t, w)) return poison(sema);
-  DType cd = loss_compute_dtype(t->dtype);
-  Ast *xc = loss_to_dtype(sema, e, xa, cd), *tc = loss_to_dtype(sema, e, ta, cd);
-  Ast *m = p_clamp_min(sema, e, p_un(sema, e, OP_NEG, xc), 0);
-  Ast *lse = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_ADD, p_un(sema, e, OP_EXP, p_un(sema, e, OP_NEG, m)),
-                                         p_un(sema, e, OP_EXP, p_bin(sema, e, OP_SUB, p_un(sema, e, OP_NEG, xc), m))));
-  Ast *loss = p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, p_f(sema, e, 1.0), tc), xc);
-  if (pw) {
-    Ast *pwc = loss_to_dtype(sema, e, pa, loss_compute_dtype(pw->dtype));
-    Ast *lw = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, pwc, p_f(sema, e, 1.0)), tc),
-                    p_f(sema, e, 1.0));
-    loss = p_bin(sema, e, OP_ADD, loss, p_bin(sema, e, OP_MUL, lw, p_bin(sema, e, OP_ADD, lse, m)));
-  } else {
-    loss = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_ADD, loss, m), lse);
-  }
-  if (wa) loss = p_bin(sema, e, OP_MUL, loss, wa);
-  loss = loss_to_dtype(sema, e, loss, t->dtype);
-  return become(sema, e, loss_reduce(sema, e, loss, red));
+  LossArgs a = {.reduction = red, .dtype = loss_compute_dtype(t->dtype), .weight = wa, .pos_weight = pa};
+  return loss_built(sema, e, d, a, (Ast *[]){xa, ta, wa, pa}, 4);
 }
 
 // kl_div: target * log(target) - target * input (0 where target is 0: xlogy), or with
 // log_target exp(target) * (target - input); 'batchmean' is the sum over input.size(0).
 TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *xa = e->bargs[0], *ta = e->bargs[1], *la = barg(e, 5);
   TType *x = xa->ty, *t = get_tensor(sema, e, ta, "target");
   int red;
@@ -426,17 +351,8 @@ TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_warning(sema->cx, call_loc(e), "reduction: 'mean' divides the total loss by both the batch size and the "
                  "support size.'batchmean' divides only by the batch size, and aligns with the KL div math "
                  "definition.'mean' will be changed to behave the same as 'batchmean' in the next major release.");
-  Ast *loss;
-  if (log_target) {
-    loss = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_EXP, ta), p_bin(sema, e, OP_SUB, ta, xa));
-  } else {
-    Ast *zero = p_bin(sema, e, OP_EQ, ta, p_f(sema, e, 0.0));
-    Ast *xlogy = p_where(sema, e, zero, p_f(sema, e, 0.0), p_bin(sema, e, OP_MUL, ta, p_un(sema, e, OP_LOG, ta)));
-    loss = p_bin(sema, e, OP_SUB, xlogy, p_bin(sema, e, OP_MUL, ta, xa));
-  }
-  loss = loss_reduce(sema, e, loss, red == RED_BATCHMEAN ? RED_SUM : red);
-  if (red == RED_BATCHMEAN && x->view.ndim != 0) loss = p_bin(sema, e, OP_DIV, loss, part_int(sema, e, x->view.shape[0]));
-  return become(sema, e, loss);
+  LossArgs a = {.reduction = red, .log_target = log_target};
+  return loss_built(sema, e, d, a, (Ast *[]){xa, ta}, 2);
 }
 
 // ============================================================================
@@ -528,71 +444,34 @@ static bool nll_check(Sema *sema, Ast *e, const char *fname, const TType *x, Ast
   return true;
 }
 
-// The weight of the classes, shaped to broadcast along dim 1 of an n-dim input.
-static Ast *class_weight(Sema *sema, const Ast *e, Ast *w, int nd) {
-  if (w->ty->view.ndim != 1) w = part_call(sema, e, "flatten", &w, 1);
-  if (nd == 1) return w;
-  w = p_dim_op(sema, e, "unsqueeze", w, 0);
-  for (int i = 2; i < nd; i++) w = p_dim_op(sema, e, "unsqueeze", w, -1);
-  return w;
-}
-
-// nll_loss of the checked lp (input or log-probabilities): -weight[t] * lp[n, t, ...] for
-// each target t but ignore_index (0 there), reduced; 'mean' divides by the sum of the
-// weights of the targets not ignored. Halves are computed in f32 and rounded once, as
-// PyTorch's CUDA kernels do. *wsum: that sum (in the compute dtype).
-static Ast *nll_part(Sema *sema, const Ast *e, Ast *lp, Ast *ta, Ast *wa, int64_t ignore, int red, Ast **wsum) {
-  int nd = lp->ty->view.ndim, cd = nd == 1 ? 0 : 1;
-  DType out = lp->ty->dtype, c = loss_compute_dtype(out);
-  Ast *keep = p_bin(sema, e, OP_NE, ta, part_int(sema, e, ignore));
-  Ast *safe = p_where(sema, e, keep, ta, part_int(sema, e, 0));  // ignored targets read class 0
-  Ast *idx = p_dim_op(sema, e, "unsqueeze", safe, cd);
-  Ast *args[3] = {lp, part_int(sema, e, cd), idx};
-  Ast *g = part_call(sema, e, "gather", args, 3);
-  g->attr.form = GATHER_TARGET;  // a class index: PyTorch's "Target 99 is out of bounds."
-  Ast *picked = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", g, cd), c);
-  Ast *wt;
-  if (wa) {
-    Ast *w = class_weight(sema, e, wa, nd);
-    if (nd > 1) {
-      Ast *ea[2] = {w, lp};
-      w = part_call(sema, e, "expand_as", ea, 2);
-    }
-    Ast *wargs[3] = {w, part_int(sema, e, cd), idx};
-    Ast *gw = part_call(sema, e, "gather", wargs, 3);
-    gw->attr.form = GATHER_TARGET;
-    wt = loss_to_dtype(sema, e, p_dim_op(sema, e, "squeeze", gw, cd), c);
-    picked = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, wt), picked);
-    wt = p_where(sema, e, keep, wt, p_f(sema, e, 0.0));
-  } else {
-    picked = p_un(sema, e, OP_NEG, picked);
-    wt = loss_to_dtype(sema, e, keep, c);
-  }
-  Ast *loss = p_where(sema, e, keep, picked, p_f(sema, e, 0.0));
-  *wsum = part_call(sema, e, "sum", &wt, 1);
-  if (red == RED_SUM) loss = part_call(sema, e, "sum", &loss, 1);
-  else if (red == RED_MEAN) loss = p_bin(sema, e, OP_DIV, part_call(sema, e, "sum", &loss, 1), *wsum);
-  return loss_to_dtype(sema, e, loss, out);
-}
-
 // nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
 // reduction='mean')
 TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *wsum;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2);
   int red;
   int64_t ignore;
   if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 5) || !loss_reduction(sema, e, 6, false, &red) ||
       !aten_int(sema, barg(e, 4), "nll_loss_nd", "ignore_index", 5, -100, &ignore) ||
       !nll_check(sema, e, "nll_loss_nd", xa->ty, ta, wa, red))
     return poison(sema);
-  return become(sema, e, nll_part(sema, e, xa, ta, wa, ignore, red, &wsum));
+  return loss_built(sema, e, d, (LossArgs){.reduction = red, .ignore_index = ignore, .weight = wa},
+                    (Ast *[]){xa, ta, wa}, 3);
+}
+
+// The checks of log_softmax(x, dim) (its dim written as a number: the call's place).
+static bool log_softmax_ok(Sema *sema, const Ast *e, const TType *x, int dim) {
+  int a;
+  if (!wrap_dim(sema, e->loc, dim, x->view.ndim, &a)) return false;
+  if (dtype_is_float(x->dtype)) return true;
+  diag_error(sema->cx, call_loc(e), "\"host_softmax\" not implemented for '%s'", torch_name(x->dtype));
+  return false;
 }
 
 // cross_entropy with class probabilities (a float target of the input's shape):
 // -(log_softmax(x) * t' * weight) summed over the classes, t' = t * (1 - ls) + ls / C;
 // 'mean' divides the sum by numel / C.
-static TType *cross_entropy_probs(Sema *sema, Ast *e, Ast *xa, Ast *ta, Ast *wa, int64_t ignore, int red, double ls) {
+static TType *cross_entropy_probs(Sema *sema, Ast *e, const BuiltinDef *d, Ast *xa, Ast *ta, Ast *wa, int64_t ignore,
+                                  int red, double ls) {
   TType *x = xa->ty, *t = ta->ty;
   int nd = x->view.ndim, cd = nd == 1 ? 0 : 1;
   if (!dtype_is_float(t->dtype)) {
@@ -615,22 +494,13 @@ static TType *cross_entropy_probs(Sema *sema, Ast *e, Ast *xa, Ast *ta, Ast *wa,
                shape_str(sema, wa->ty->view.ndim, wa->ty->view.shape));
     return poison(sema);
   }
-  Ast *lp = p_dim_op(sema, e, "log_softmax", xa, cd);
-  if (is_poison(lp->ty)) return poison(sema);
-  if (ls > 0) {
-    if (ls > 1) {
-      diag_error(sema->cx, e->bargs[7]->loc, "label_smoothing must be between 0.0 and 1.0. Got: %g", ls);
-      return poison(sema);
-    }
-    ta = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, ta, p_f(sema, e, 1 - ls)), p_f(sema, e, ls / (double)ncls));
+  if (!log_softmax_ok(sema, e, x, cd)) return poison(sema);
+  if (ls > 1) {
+    diag_error(sema->cx, e->bargs[7]->loc, "label_smoothing must be between 0.0 and 1.0. Got: %g", ls);
+    return poison(sema);
   }
-  Ast *prod = p_bin(sema, e, OP_MUL, lp, ta);
-  if (wa) prod = p_bin(sema, e, OP_MUL, prod, class_weight(sema, e, wa, nd));
-  if (red == RED_NONE) return become(sema, e, p_un(sema, e, OP_NEG, p_dim_op(sema, e, "sum", prod, cd)));
-  Ast *loss = p_un(sema, e, OP_NEG, part_call(sema, e, "sum", &prod, 1));
-  if (red == RED_MEAN)
-    loss = p_bin(sema, e, OP_DIV, loss, part_int(sema, e, ncls ? view_numel(x->view) / ncls : 0));
-  return become(sema, e, loss);
+  LossArgs a = {.reduction = red, .ignore_index = ignore, .weight = wa, .label_smoothing = ls, .probs = true};
+  return loss_built(sema, e, d, a, (Ast *[]){xa, ta, wa}, 3);
 }
 
 // cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -639,8 +509,7 @@ static TType *cross_entropy_probs(Sema *sema, Ast *e, Ast *xa, Ast *ta, Ast *wa,
 //   (1 - ls) * nll + ls / C * smooth, smooth = -sum_c(weight[c] * log_softmax(x)[c])
 // (0 for ignored targets), reduced as nll is (its 'mean' divides by the same weights).
 TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2), *wsum;
+  Ast *xa = e->bargs[0], *ta = e->bargs[1], *wa = barg(e, 2);
   TType *x = xa->ty, *t;
   int red;
   int64_t ignore;
@@ -652,24 +521,15 @@ TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
       (wa && !loss_aten_tensor(sema, wa, "cross_entropy_loss", "weight", 3)))
     return poison(sema);
   if (same_shape(x->view.ndim, x->view.shape, t->view.ndim, t->view.shape))
-    return cross_entropy_probs(sema, e, xa, ta, wa, ignore, red, ls);
+    return cross_entropy_probs(sema, e, d, xa, ta, wa, ignore, red, ls);
   int nd = x->view.ndim, cd = nd == 1 ? 0 : 1;
   if (ls > 1) {
     diag_error(sema->cx, e->bargs[7]->loc, "label_smoothing must be between 0.0 and 1.0. Got: %g", ls);
     return poison(sema);
   }
-  Ast *lp = p_dim_op(sema, e, "log_softmax", xa, cd);
-  if (is_poison(lp->ty)) return poison(sema);
-  if (!nll_check(sema, e, "cross_entropy_loss", lp->ty, ta, wa, red)) return poison(sema);
-  Ast *nll = nll_part(sema, e, lp, ta, wa, ignore, red, &wsum);
-  if (ls <= 0) return become(sema, e, nll);
-  int64_t ncls = x->view.shape[cd];
-  Ast *s = wa ? p_bin(sema, e, OP_MUL, lp, class_weight(sema, e, wa, nd)) : lp;
-  s = p_un(sema, e, OP_NEG, p_dim_op(sema, e, "sum", s, cd));
-  s = p_where(sema, e, p_bin(sema, e, OP_EQ, ta, part_int(sema, e, ignore)), p_f(sema, e, 0.0), s);
-  if (red != RED_NONE) s = part_call(sema, e, "sum", &s, 1);
-  if (red == RED_MEAN) s = loss_to_dtype(sema, e, p_bin(sema, e, OP_DIV, s, wsum), lp->ty->dtype);
-  Ast *r = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, p_f(sema, e, 1 - ls), nll),
-                 p_bin(sema, e, OP_MUL, s, p_f(sema, e, ls / (double)ncls)));
-  return become(sema, e, r);
+  if (!log_softmax_ok(sema, e, x, cd)) return poison(sema);
+  TType *lp = ty_fresh(sema, x->dtype, x->view.ndim, x->view.shape);  // log_softmax(input)
+  if (!nll_check(sema, e, "cross_entropy_loss", lp, ta, wa, red)) return poison(sema);
+  LossArgs a = {.reduction = red, .ignore_index = ignore, .weight = wa, .label_smoothing = ls};
+  return loss_built(sema, e, d, a, (Ast *[]){xa, ta, wa}, 3);
 }

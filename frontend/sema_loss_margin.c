@@ -2,7 +2,8 @@
 // torch.nn.functional (margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
 // multilabel_soft_margin_loss, multi_margin_loss, multilabel_margin_loss,
 // triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss,
-// gaussian_nll_loss), each built as parts from the ops PyTorch 1.13 composes it of.
+// gaussian_nll_loss): their checks; each is built by ir/build_loss.c from the ops PyTorch 1.13
+// composes it of.
 // Invariants: PyTorch's checks come first, with its messages at the argument; a loss
 // PyTorch composes of ops (ATen's composite losses, the Python ones) is built of the
 // same ops in the same dtypes, so halves round after each op as PyTorch's do; the two
@@ -16,7 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-static const double TWO_PI = 6.283185307179586;  // 2 * pi, as c10::pi<double> * 2
 
 // ============================================================================
 // Shared pieces
@@ -50,13 +50,18 @@ static bool enum_reduction(Sema *sema, const Ast *e, int i, int j, int r, int *r
   return loss_no_legacy(sema, e, i) && loss_no_legacy(sema, e, j) && loss_reduction(sema, e, r, false, red);
 }
 
-static Ast *p_zeros_like(Sema *sema, const Ast *e, Ast *x) { return part_call(sema, e, "zeros_like", &x, 1); }
-
-static Ast *p_reshape(Sema *sema, const Ast *e, Ast *x, int n, const int64_t *shape) {
-  return part_call(sema, e, "reshape", (Ast *[]){x, part_ints(sema, e, n, shape)}, 2);
-}
 
 static const char *size_str(Sema *sema, const TType *t) { return shape_str(sema, t->view.ndim, t->view.shape); }
+
+// e becomes the loss the row's builder makes of ops[0..n) (NULL: an optional operand not
+// given, left out), with args a.
+static TType *loss_built(Sema *sema, Ast *e, const BuiltinDef *d, LossArgs a, Ast **ops, int n) {
+  Ast *given[8];
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (ops[i]) given[k++] = ops[i];
+  return built(sema, e, d->b.build, KEEP(sema, a), given, k);
+}
 
 // ============================================================================
 // margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss
@@ -64,7 +69,6 @@ static const char *size_str(Sema *sema, const TType *t) { return shape_str(sema,
 // margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
 // reduction='mean'): clamp_min(-target * (input1 - input2) + margin, 0)
 TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *a = e->bargs[0], *b = e->bargs[1], *t = e->bargs[2];
   TType *at, *bt, *tt;
   int red;
@@ -79,16 +83,13 @@ TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!loss_aten_float(sema, barg(e, 3), "margin_ranking_loss", "margin", 4, 0.0, &margin)) return poison(sema);
-  Ast *z = p_bin(sema, e, OP_MUL, p_un(sema, e, OP_NEG, t), p_bin(sema, e, OP_SUB, a, b));
-  Ast *out = p_clamp_min(sema, e, p_bin(sema, e, OP_ADD, z, p_f(sema, e, margin)), 0);
-  return become(sema, e, loss_reduce(sema, e, out, red));
+  return loss_built(sema, e, d, (LossArgs){.reduction = red, .margin = margin}, (Ast *[]){a, b, t}, 3);
 }
 
 // hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
 // reduction='mean'): where(target != 1, clamp_min(margin - input, 0), 0)
 //                  + where(target != -1, input, 0)
 TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *t = e->bargs[1];
   int red;
   double margin;
@@ -97,11 +98,7 @@ TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
       !loss_aten_tensor(sema, t, "hinge_embedding_loss", "target", 2) ||
       !loss_aten_float(sema, barg(e, 2), "hinge_embedding_loss", "margin", 3, 1.0, &margin))
     return poison(sema);
-  Ast *zeros = p_zeros_like(sema, e, x);
-  Ast *mc = p_clamp_min(sema, e, p_bin(sema, e, OP_SUB, p_f(sema, e, margin), x), 0);
-  Ast *om = p_where(sema, e, p_bin(sema, e, OP_NE, t, part_int(sema, e, 1)), mc, zeros);
-  Ast *os = p_where(sema, e, p_bin(sema, e, OP_NE, t, part_int(sema, e, -1)), x, zeros);
-  return become(sema, e, loss_reduce(sema, e, p_bin(sema, e, OP_ADD, om, os), red));
+  return loss_built(sema, e, d, (LossArgs){.reduction = red, .margin = margin}, (Ast *[]){x, t}, 2);
 }
 
 // cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
@@ -109,7 +106,6 @@ TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
 // over the last dim; where(target == 1, 1 - cos, 0) + where(target == -1, clamp_min(cos -
 // margin, 0), 0).
 TType *ck_cosine_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *a = e->bargs[0], *b = e->bargs[1], *t = e->bargs[2];
   TType *at, *bt, *tt;
   int red;
@@ -129,17 +125,7 @@ TType *ck_cosine_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
                "and %s.", td, td + 1, size_str(sema, at), size_str(sema, bt));
     return poison(sema);
   }
-  Ast *prod = p_dim_op(sema, e, "sum", p_bin(sema, e, OP_MUL, a, b), td);
-  Ast *m1 = p_bin(sema, e, OP_ADD, p_dim_op(sema, e, "sum", p_bin(sema, e, OP_MUL, a, a), td), p_f(sema, e, 1e-12));
-  Ast *m2 = p_bin(sema, e, OP_ADD, p_dim_op(sema, e, "sum", p_bin(sema, e, OP_MUL, b, b), td), p_f(sema, e, 1e-12));
-  Ast *cos = p_bin(sema, e, OP_DIV, prod, p_un(sema, e, OP_SQRT, p_bin(sema, e, OP_MUL, m1, m2)));
-  if (is_poison(cos->ty)) return poison(sema);
-  Ast *zeros = p_zeros_like(sema, e, cos);
-  Ast *pos = p_bin(sema, e, OP_SUB, part_int(sema, e, 1), cos);
-  Ast *neg = p_clamp_min(sema, e, p_bin(sema, e, OP_SUB, cos, p_f(sema, e, margin)), 0);
-  Ast *op = p_where(sema, e, p_bin(sema, e, OP_EQ, t, part_int(sema, e, 1)), pos, zeros);
-  Ast *on = p_where(sema, e, p_bin(sema, e, OP_EQ, t, part_int(sema, e, -1)), neg, zeros);
-  return become(sema, e, loss_reduce(sema, e, p_bin(sema, e, OP_ADD, op, on), red));
+  return loss_built(sema, e, d, (LossArgs){.reduction = red, .margin = margin}, (Ast *[]){a, b, t}, 3);
 }
 
 // ============================================================================
@@ -149,7 +135,6 @@ TType *ck_cosine_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
 // reduction='mean'): -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input)),
 // times weight, summed over the last dim and divided by its size.
 TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *t = e->bargs[1], *w = barg(e, 2);
   int red;
   TType *xt;
@@ -159,17 +144,12 @@ TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, x->loc, "Dimension specified as -1 but tensor has no dimensions");
     return poison(sema);
   }
-  Ast *ls = part_call(sema, e, "logsigmoid", &x, 1);
-  Ast *lsn = part_call(sema, e, "logsigmoid", (Ast *[]){p_un(sema, e, OP_NEG, x)}, 1);
-  Ast *loss = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_MUL, t, ls),
-                    p_bin(sema, e, OP_MUL, p_bin(sema, e, OP_SUB, part_int(sema, e, 1), t), lsn));
-  loss = p_un(sema, e, OP_NEG, loss);
-  if (w) loss = p_bin(sema, e, OP_MUL, loss, w);
-  if (is_poison(loss->ty)) return poison(sema);
-  int cd = xt->view.ndim - 1;
-  loss = p_bin(sema, e, OP_DIV, p_dim_op(sema, e, "sum", loss, cd), part_int(sema, e, xt->view.shape[cd]));
+  if (!dtype_is_float(xt->dtype)) {  // F.logsigmoid's kernel
+    diag_error(sema->cx, call_loc(e), "\"log_sigmoid_forward_cuda\" not implemented for '%s'", torch_name(xt->dtype));
+    return poison(sema);
+  }
   if (!python_reduction(sema, e, 5, &red)) return poison(sema);
-  return become(sema, e, loss_reduce(sema, e, loss, red));
+  return loss_built(sema, e, d, (LossArgs){.reduction = red, .weight = w}, (Ast *[]){x, t, w}, 3);
 }
 
 // The input of multi_margin_loss and multilabel_margin_loss (PyTorch's LossMulti.h): a
@@ -198,25 +178,10 @@ static bool long_target(Sema *sema, const Ast *t) {
   return false;
 }
 
-// x read as [nframe, dim] in the compute dtype.
-static Ast *frames(Sema *sema, const Ast *e, Ast *x, int64_t nframe, int64_t dim) {
-  int64_t shape[2] = {nframe, dim};
-  return loss_to_dtype(sema, e, p_reshape(sema, e, x, 2, shape), loss_compute_dtype(x->ty->dtype));
-}
-
-// The per-sample losses [nframe] in the compute dtype, rounded to the input's dtype,
-// shaped as out (n dims of shape), reduced.
-static TType *multi_result(Sema *sema, Ast *e, Ast *per, DType dt, int n, const int64_t *shape, int red) {
-  per = loss_to_dtype(sema, e, per, dt);
-  if (red == RED_NONE) return become(sema, e, p_reshape(sema, e, per, n, shape));
-  return become(sema, e, loss_reduce(sema, e, per, red));
-}
-
 // multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
 // reduce=None, reduction='mean'): for each sample of class y, the sum over the classes
 // j != y of max(0, margin - x[y] + x[j])^p (times weight[y]), divided by the classes.
 TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *t = e->bargs[1], *pa = barg(e, 2), *w = barg(e, 4);
   int red;
   double margin;
@@ -255,22 +220,10 @@ TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(w->ty->dtype));
     return poison(sema);
   }
-  DType cd = loss_compute_dtype(x->ty->dtype);
-  Ast *xf = frames(sema, e, x, nframe, dim);
-  int64_t col[2] = {nframe, 1};
-  Ast *ty = p_reshape(sema, e, t, 2, col);
-  Ast *xy = part_call(sema, e, "gather", (Ast *[]){xf, part_int(sema, e, 1), ty}, 3);
-  Ast *z = p_clamp_min(sema, e, p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_SUB, p_f(sema, e, margin), xy), xf), 0);
-  if (p2) z = p_bin(sema, e, OP_MUL, z, z);
-  if (w) {
-    Ast *wy = part_call(sema, e, "gather", (Ast *[]){loss_to_dtype(sema, e, w, cd), part_int(sema, e, 0),
-                                                     p_reshape(sema, e, t, 1, &nframe)}, 3);
-    z = p_bin(sema, e, OP_MUL, z, p_dim_op(sema, e, "unsqueeze", wy, 1));
-  }
-  Ast *cls = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, dim)}, 1);
-  z = p_where(sema, e, p_bin(sema, e, OP_EQ, cls, ty), p_f(sema, e, 0.0), z);
-  Ast *per = p_bin(sema, e, OP_DIV, p_dim_op(sema, e, "sum", z, 1), part_int(sema, e, dim));
-  return multi_result(sema, e, per, x->ty->dtype, tt->view.ndim, tt->view.shape, red);
+  LossArgs a = {.reduction = red, .dtype = loss_compute_dtype(x->ty->dtype), .margin = margin, .p = pv, .weight = w,
+                .nframe = nframe, .classes = dim, .ndim = tt->view.ndim};
+  memcpy(a.shape, tt->view.shape, sizeof(int64_t) * (size_t)tt->view.ndim);
+  return loss_built(sema, e, d, a, (Ast *[]){x, t, w}, 3);
 }
 
 // multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction='mean'):
@@ -278,7 +231,6 @@ TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
 // cumulative product of target != -1 is 1); the loss sums max(0, 1 - x[y] + x[i]) over
 // those y and the classes i that are not among them, divided by the classes.
 TType *ck_multilabel_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *t = e->bargs[1];
   int red;
   int64_t nframe, dim;
@@ -295,50 +247,14 @@ TType *ck_multilabel_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!long_target(sema, t)) return poison(sema);
-  Ast *xf = frames(sema, e, x, nframe, dim);
-  int64_t shape[2] = {nframe, dim};
-  Ast *tf = p_reshape(sema, e, t, 2, shape);
-  Ast *ne = loss_to_dtype(sema, e, p_bin(sema, e, OP_NE, tf, part_int(sema, e, -1)), DT_I64);
-  Ast *valid = p_bin(sema, e, OP_NE, p_dim_op(sema, e, "cumprod", ne, 1), part_int(sema, e, 0));
-  Ast *ys = p_where(sema, e, valid, tf, part_int(sema, e, 0));  // invalid targets read class 0
-  Ast *xy = part_call(sema, e, "gather", (Ast *[]){xf, part_int(sema, e, 1), ys}, 3);
-  // is_target[n, i]: some valid target of sample n is class i
-  Ast *cls = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, dim)}, 1);
-  Ast *yv = p_where(sema, e, valid, tf, part_int(sema, e, -1));
-  Ast *hit = p_bin(sema, e, OP_EQ, p_dim_op(sema, e, "unsqueeze", yv, 2), cls);  // [n, j, i]
-  Ast *is_target = part_call(sema, e, "any", (Ast *[]){hit, part_int(sema, e, 1)}, 2);
-  Ast *z = p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_SUB, part_int(sema, e, 1), p_dim_op(sema, e, "unsqueeze", xy, 2)),
-                 p_dim_op(sema, e, "unsqueeze", xf, 1));  // [n, j, i]
-  z = p_clamp_min(sema, e, z, 0);
-  Ast *keep = part_call(sema, e, "logical_and", (Ast *[]){p_dim_op(sema, e, "unsqueeze", valid, 2),
-                        p_dim_op(sema, e, "unsqueeze", p_un(sema, e, OP_LOGICAL_NOT, is_target), 1)}, 2);
-  z = p_where(sema, e, keep, z, p_f(sema, e, 0.0));
-  Ast *per = p_dim_op(sema, e, "sum", p_dim_op(sema, e, "sum", z, 2), 1);
-  per = p_bin(sema, e, OP_DIV, per, part_int(sema, e, dim));
-  int64_t one = nframe;
-  return multi_result(sema, e, per, xt->dtype, xt->view.ndim <= 1 ? 0 : 1, &one, red);
+  LossArgs a = {.reduction = red, .dtype = loss_compute_dtype(xt->dtype), .nframe = nframe, .classes = dim,
+                .ndim = xt->view.ndim <= 1 ? 0 : 1, .shape = {nframe}};
+  return loss_built(sema, e, d, a, (Ast *[]){x, t}, 2);
 }
 
 // ============================================================================
 // triplet_margin_loss, triplet_margin_with_distance_loss
 // ============================================================================
-// clamp_min(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance(., ., norm, eps); with
-// swap d(a, n) is min(d(a, n), d(p, n)). margin_first: margin + d(a, p) - d(a, n), the
-// order of ATen's triplet_margin_loss.
-static Ast *triplet(Sema *sema, const Ast *e, Ast *const *apn, double margin, double norm, double eps, bool swap,
-                    bool margin_first) {
-  Ast *pn = p_f(sema, e, norm), *pe = p_f(sema, e, eps);
-  Ast *dp = part_call(sema, e, "pairwise_distance", (Ast *[]){apn[0], apn[1], pn, pe, NULL}, 5);
-  Ast *dn = part_call(sema, e, "pairwise_distance", (Ast *[]){apn[0], apn[2], pn, pe, NULL}, 5);
-  if (swap) {
-    Ast *ds = part_call(sema, e, "pairwise_distance", (Ast *[]){apn[1], apn[2], pn, pe, NULL}, 5);
-    dn = part_call(sema, e, "minimum", (Ast *[]){dn, ds}, 2);
-  }
-  Ast *z = margin_first ? p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_ADD, p_f(sema, e, margin), dp), dn)
-                        : p_bin(sema, e, OP_ADD, p_bin(sema, e, OP_SUB, dp, dn), p_f(sema, e, margin));
-  return p_clamp_min(sema, e, z, 0);
-}
-
 // triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
 // size_average=None, reduce=None, reduction='mean')
 TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -347,7 +263,7 @@ TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   int red, nd[3];
   double margin, norm, eps;
   bool swap = false;
-  if (!strcmp(d->b.name, "triplet_margin_with_distance_loss")) {
+  if (d->variant == 1) {  // triplet_margin_with_distance_loss
     Ast *fa = barg(e, 3), *ma = barg(e, 4), *sa = barg(e, 5);
     if (fa) {
       diag_error(sema->cx, fa->loc, "triplet_margin_with_distance_loss: tdsl takes no callable for "
@@ -360,8 +276,8 @@ TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
     if ((sa && !get_bool(sema, e, sa, "swap", &swap)) || !loss_reduction(sema, e, 6, false, &red)) return poison(sema);
-    Ast *out = triplet(sema, e, apn, ma ? ma->ty->fval : 1.0, 2.0, 1e-6, swap, false);
-    return become(sema, e, loss_reduce(sema, e, out, red));
+    LossArgs a = {.reduction = red, .margin = ma ? ma->ty->fval : 1.0, .p = 2.0, .eps = 1e-6, .swap = swap};
+    return loss_built(sema, e, d, a, apn, 3);
   }
   const char *fn = "triplet_margin_loss";
   if (!enum_reduction(sema, e, 7, 8, 9, &red)) return poison(sema);
@@ -379,7 +295,8 @@ TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
                nd[1], nd[2]);
     return poison(sema);
   }
-  return become(sema, e, loss_reduce(sema, e, triplet(sema, e, apn, margin, norm, eps, swap, true), red));
+  LossArgs a = {.reduction = red, .margin = margin, .p = norm, .eps = eps, .swap = swap, .margin_first = true};
+  return loss_built(sema, e, d, a, apn, 3);
 }
 
 // ============================================================================
@@ -390,7 +307,6 @@ TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
 // log(input + eps); full adds target * log(target) - target + 0.5 * log(2 pi target)
 // where target > 1 (in place: the loss keeps its dtype).
 TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *t = e->bargs[1];
   int red;
   bool log_input = true, full = false;
@@ -402,41 +318,25 @@ TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
       (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "full", &full)) ||
       !loss_aten_float(sema, barg(e, 5), fn, "eps", 5, 1e-8, &eps))
     return poison(sema);
-  Ast *loss;
-  if (log_input) {
-    loss = p_bin(sema, e, OP_SUB, p_un(sema, e, OP_EXP, x), p_bin(sema, e, OP_MUL, t, x));
-  } else {
-    Ast *lx = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_ADD, x, p_f(sema, e, eps)));
-    loss = p_bin(sema, e, OP_SUB, x, p_bin(sema, e, OP_MUL, t, lx));
-  }
-  if (is_poison(loss->ty)) return poison(sema);
-  if (full) {
-    Ast *st = p_bin(sema, e, OP_SUB, p_bin(sema, e, OP_MUL, t, p_un(sema, e, OP_LOG, t)), t);
-    Ast *lg = p_un(sema, e, OP_LOG, p_bin(sema, e, OP_MUL, p_f(sema, e, TWO_PI), t));
-    st = p_bin(sema, e, OP_ADD, st, p_bin(sema, e, OP_MUL, p_f(sema, e, 0.5), lg));
-    Ast *mf = part_call(sema, e, "masked_fill", (Ast *[]){st, p_bin(sema, e, OP_LE, t, part_int(sema, e, 1)),
-                                                            part_int(sema, e, 0)}, 3);
-    loss = loss_to_dtype(sema, e, p_bin(sema, e, OP_ADD, loss, mf), loss->ty->dtype);
-  }
-  return become(sema, e, loss_reduce(sema, e, loss, red));
+  LossArgs a = {.reduction = red, .log_input = log_input, .full = full, .eps = eps};
+  return loss_built(sema, e, d, a, (Ast *[]){x, t}, 2);
 }
 
 // gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
 // 0.5 * (log(v) + (input - target)^2 / v), v = var clamped to eps (var of input's size,
 // or one dim short, or its last dim 1), plus 0.5 * log(2 pi) when full.
 TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *t = e->bargs[1], *v = e->bargs[2], *fa = barg(e, 3), *ea = barg(e, 4);
   TType *vt, *xt;
   int red;
-  bool full = false;
+  bool full = false, unsq = false;
   if (!(vt = py_tensor(sema, v, "size")) || !(xt = py_tensor(sema, x, "size"))) return poison(sema);
   int xn = xt->view.ndim, vn = vt->view.ndim;
   const int64_t *xs = xt->view.shape, *vs = vt->view.shape;
   if (!same_shape(xn, xs, vn, vs)) {
     int xk = xn ? xn - 1 : 0;
     if (same_shape(xk, xs, vn, vs)) {
-      v = p_dim_op(sema, e, "unsqueeze", v, -1);
+      unsq = true;
     } else if (vn == 0) {
       diag_error(sema->cx, v->loc, "Dimension specified as -1 but tensor has no dimensions");
       return poison(sema);
@@ -450,11 +350,6 @@ TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, ea->loc, "clamp_(): argument 'min' must be Number, not %s", py_type_name(ea->ty));
     return poison(sema);
   }
-  Ast *vc = part_call(sema, e, "clamp", (Ast *[]){v, p_f(sema, e, ea ? ea->ty->fval : 1e-6), NULL}, 3);
-  Ast *diff = p_bin(sema, e, OP_SUB, x, t);
-  Ast *loss = p_bin(sema, e, OP_ADD, p_un(sema, e, OP_LOG, vc),
-                    p_bin(sema, e, OP_DIV, p_bin(sema, e, OP_MUL, diff, diff), vc));
-  loss = p_bin(sema, e, OP_MUL, p_f(sema, e, 0.5), loss);
-  if (full) loss = p_bin(sema, e, OP_ADD, loss, p_f(sema, e, 0.5 * log(TWO_PI)));
-  return become(sema, e, loss_reduce(sema, e, loss, red));
+  LossArgs a = {.reduction = red, .full = full, .eps = ea ? ea->ty->fval : 1e-6, .var_unsqueeze = unsq};
+  return loss_built(sema, e, d, a, (Ast *[]){x, t, v}, 3);
 }

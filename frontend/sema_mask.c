@@ -26,27 +26,9 @@ bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt) {
   return fits;
 }
 
-// The Python number v as a value of dtype dt, as PyTorch converts a fill value: false
-// (after PyTorch's message) when it does not fit.
-static bool fill_value(Sema *sema, const Ast *e, Loc loc, const TType *v, DType dt, Ast **out) {
-  if (!scalar_fits(sema, loc, v, dt))
-    return false;
-  double f = v->dtype == DT_F64 ? v->fval : (double)v->ival;
-  if (dt == DT_BOOL) {
-    *out = part_int(sema, e, f != 0);
-    (*out)->ty = ty_bool(sema, f != 0);
-  } else if (dtype_is_float(dt)) {
-    *out = part_float(sema, e, f);
-  } else {
-    *out = part_int(sema, e, v->dtype == DT_F64 ? (int64_t)f : v->ival);  // a float truncates toward zero
-  }
-  return true;
-}
-
 // masked_fill(input, mask, value): where(mask, value, input) in input's dtype, of the
 // shape input and mask broadcast to (PyTorch's out-of-place form expands input).
 TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *m = e->bargs[1], *v = e->bargs[2];
   const TType *xt = x->ty, *mt = get_tensor(sema, e, m, "mask");
   if (!mt) return poison(sema);
@@ -55,33 +37,21 @@ TType *ck_masked_fill(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(mt->dtype));
     return poison(sema);
   }
-  Ast *fill;
   if (is_scalar(v->ty)) {
-    if (!fill_value(sema, e, v->loc, v->ty, xt->dtype, &fill)) return poison(sema);
+    if (!scalar_fits(sema, v->loc, v->ty, xt->dtype)) return poison(sema);
   } else if (is_tensor(v->ty)) {
     if (v->ty->view.ndim != 0) {
       diag_error(sema->cx, v->loc, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
                  "dimension(s).", v->ty->view.ndim);
       return poison(sema);
     }
-    fill = v->ty->dtype == xt->dtype ? v : part_cast(sema, e, v, cast_method(xt->dtype));
   } else {
     diag_error(sema->cx, v->loc, "masked_fill() received an invalid combination of arguments - got (%s, %s), but "
                "expected (Tensor mask, Tensor value) or (Tensor mask, Number value)", py_type_name(m->ty),
                py_type_name(v->ty));
     return poison(sema);
   }
-  Ast *args[3] = {m, fill, x};
-  return become(sema, e, part_call(sema, e, "where", args, 3));
-}
-
-// bool[rows, cols]: column - row <= diagonal (lower) or >= diagonal (upper), compared aranges
-Ast *part_triangle(Sema *sema, const Ast *e, int64_t rows, int64_t cols, int64_t diagonal, bool lower) {
-  Ast *r = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, rows)}, 1);
-  Ast *c = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, cols)}, 1);
-  r = part_call(sema, e, "unsqueeze", (Ast *[]){r, part_int(sema, e, 1)}, 2);
-  Ast *diff = part_binary(sema, e, OP_SUB, "sub", c, r);
-  return part_binary(sema, e, lower ? OP_LE : OP_GE, lower ? "le" : "ge", diff, part_int(sema, e, diagonal));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 3);
 }
 
 // tril(input, diagonal=0) / triu: input where column - row <= diagonal (>= for triu) in
@@ -93,9 +63,6 @@ TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d) {
   int r;
   if (ka && !get_int(sema, e, ka, "diagonal", &k)) return poison(sema);
   if (!wrap_dim(sema, call_loc(e), -2, xt->view.ndim, &r)) return poison(sema);
-  Ast *keep = part_triangle(sema, e, xt->view.shape[r], xt->view.shape[r + 1], k, d->b.name[3] == 'l');
-  Ast *zero;
-  if (!fill_value(sema, e, call_loc(e), ty_int(sema, 0), xt->dtype, &zero)) return poison(sema);
-  Ast *args[3] = {keep, x, zero};
-  return become(sema, e, part_call(sema, e, "where", args, 3));
+  MathArgs ma = {.dim = r, .n = k, .lower = d->variant == 0};
+  return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, 1);
 }

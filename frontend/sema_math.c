@@ -12,7 +12,7 @@
 // Elementwise ops (§6): dtype rules of PyTorch's CUDA kernels, broadcasting
 // ============================================================================
 // Dtype of a unary op's result; false (after PyTorch's message) when not implemented.
-static bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
+bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
   bool fl = dtype_is_float(in);
   const char *kname = NULL;
   switch (op) {
@@ -78,13 +78,15 @@ TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   }
   if (!unary_dtype(sema, loc, op, t->dtype, &dt)) return poison(sema);
   set_operand1(sema, e, x);
-  return ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+  TType *r = ty_fresh(sema, dt, t->view.ndim, t->view.shape);
+  r->wrapped = t->wrapped;  // -k of a run-time Python number is one
+  return r;
 }
 
 // gelu(input, approximate='none'): 'tanh' is its own op, PyTorch's tanh approximation.
 TType *ck_gelu(Sema *sema, Ast *e, const BuiltinDef *d) {
-  static const BuiltinDef tanh_def = {{"gelu", BK_NODE, OP_GELU_TANH, "input, approximate='none'"}, ck_gelu,
-                                      F_BOTH, OP_COUNT};
+  static const BuiltinDef tanh_def = {{"gelu", BK_NODE, OP_GELU_TANH, "input, approximate='none'", NULL}, ck_gelu,
+                                      F_BOTH, OP_COUNT, 0, {DTR_ANY, NULL}};
   Ast *aa = barg(e, 1);
   if (aa && aa->ty->kind != TY_STR) {
     diag_error(sema->cx, aa->loc, "gelu(): argument 'approximate' must be str, not %s", py_type_name(aa->ty));
@@ -151,6 +153,16 @@ bool binary_dtype(Sema *sema, Loc loc, Op op, TType *a, TType *b, DType *out) {
       return false;
     }
     break;
+  case OP_NEXTAFTER:  // PyTorch 1.13's kernel: float and double (the next value in r's own format)
+    if (r == DT_BF16) {
+      diag_error(sema->cx, loc, "nextafter of bfloat16 is not supported by tdsl yet (the next bfloat16 value)");
+      return false;
+    }
+    if (r != DT_F32 && r != DT_F64) {
+      diag_error(sema->cx, loc, "\"nextafter_cuda\" not implemented for '%s'", torch_name(r));
+      return false;
+    }
+    break;
   case OP_FMOD:
   case OP_DIV_TRUNC:
     if (r == DT_BOOL) {
@@ -200,7 +212,11 @@ TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
   if (!binary_dtype(sema, loc, op, a->ty, b->ty, &dt)) return poison(sema);
   if (!broadcast_all(sema, loc, xs, 2, &nd, shape) || !check_numel(sema, loc, nd, shape)) return poison(sema);
   set_operands(sema, e, xs, 2);
-  return ty_fresh(sema, dt, nd, shape);
+  TType *r = ty_fresh(sema, dt, nd, shape);
+  // Python numbers make a Python number: k * 2 of a run-time int k still promotes as a
+  // wrapped number (x * (k * 2) of a 0-d i32 x is i32, as with Python's int)
+  r->wrapped = (is_scalar(a->ty) || a->ty->wrapped) && (is_scalar(b->ty) || b->ty->wrapped);
+  return r;
 }
 
 TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -211,7 +227,7 @@ TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
       [OP_EQ] = BIN_EQ + 1, [OP_NE] = BIN_NE + 1, [OP_LT] = BIN_LT + 1, [OP_LE] = BIN_LE + 1,
       [OP_GT] = BIN_GT + 1, [OP_GE] = BIN_GE + 1};
   Op op = d->b.op;
-  if (op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_HYPOT) {  // tensors only, as in PyTorch
+  if (op == OP_MAXIMUM || op == OP_MINIMUM || op == OP_HYPOT || op == OP_NEXTAFTER) {  // tensors only, as in PyTorch
     if (!get_tensor(sema, e, a, "input") || !get_tensor(sema, e, b, "other")) return poison(sema);
   }
   if ((op == OP_COPYSIGN || op == OP_FMOD) && !get_tensor(sema, e, a, "input")) return poison(sema);
@@ -236,10 +252,10 @@ TType *ck_binary(Sema *sema, Ast *e, const BuiltinDef *d) {
 
 // div(input, other, *, rounding_mode=None): 'trunc' is div_trunc, 'floor' floor_divide.
 TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d) {
-  static const BuiltinDef trunc_def = {{"div", BK_NODE, OP_DIV_TRUNC, "input, other, *, rounding_mode=None"},
-                                       ck_div, F_BOTH, OP_COUNT};
-  static const BuiltinDef floor_def = {{"div", BK_NODE, OP_FLOOR_DIVIDE, "input, other, *, rounding_mode=None"},
-                                       ck_div, F_BOTH, OP_COUNT};
+  static const BuiltinDef trunc_def = {{"div", BK_NODE, OP_DIV_TRUNC, "input, other, *, rounding_mode=None", NULL},
+                                       ck_div, F_BOTH, OP_COUNT, 0, {DTR_ANY, NULL}};
+  static const BuiltinDef floor_def = {{"div", BK_NODE, OP_FLOOR_DIVIDE, "input, other, *, rounding_mode=None", NULL},
+                                       ck_div, F_BOTH, OP_COUNT, 0, {DTR_ANY, NULL}};
   Ast *rm = barg(e, 2);
   if (rm && rm->ty->kind != TY_STR) {
     diag_error(sema->cx, rm->loc, "%s(): argument 'rounding_mode' must be str, not %s", d->b.name,
@@ -262,16 +278,6 @@ TType *ck_div(Sema *sema, Ast *e, const BuiltinDef *d) {
 // Elementwise ops built from parts (frontend/sema_nn.c's builders): PyTorch composes
 // them of other ops too (isnan is x != x, isclose ...), or fusion joins the parts again
 // ============================================================================
-// x as a value of dt (a part casting it when its dtype differs).
-static Ast *as_dtype(Sema *sema, const Ast *e, Ast *x, DType dt) {
-  return x->ty->dtype == dt ? x : part_cast(sema, e, x, cast_method(dt));
-}
-
-static Ast *part_where(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
-  Ast *args[3] = {c, a, b};
-  return part_call(sema, e, "where", args, 3);
-}
-
 // The largest finite value of a float dtype.
 static double float_max(DType dt) {
   switch (dt) {
@@ -320,7 +326,7 @@ static bool alpha_value(Sema *sema, const Ast *al, DType dt, double *out) {
 // alpha in the result dtype, bool alpha a logical and.
 TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
   Op op = d->b.op;
-  if (!strcmp(d->b.name, "rsub")) {
+  if (d->variant == 1) {  // rsub
     if (!get_tensor(sema, e, e->bargs[0], "input"))
       return poison(sema);
     Ast *t = e->bargs[0];
@@ -363,52 +369,27 @@ TType *ck_add(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   if (known && v == 1)
     return ck_binary(sema, e, d);
-  const char *name = op == OP_ADD ? "add" : "sub";
   if (known && is_scalar(a->ty) && is_scalar(b->ty)) {  // Python numbers: folded
     e->bi = NULL;
     TType *p = fold_binary(sema, loc, BIN_MUL, b->ty, at);
     TType *s = p ? fold_binary(sema, loc, op == OP_ADD ? BIN_ADD : BIN_SUB, a->ty, p) : NULL;
     return s ? s : poison(sema);
   }
-  DType cd = dtype_is_float(r) ? dtype_compute(r) : r;
-  Ast *ac = is_tensor(a->ty) ? as_dtype(sema, e, as_dtype(sema, e, a, r), cd) : a;
-  Ast *bc = is_tensor(b->ty) ? as_dtype(sema, e, as_dtype(sema, e, b, r), cd) : b;
-  Ast *k;
-  if (!known) {
-    k = as_dtype(sema, e, al, cd);
-  } else if (r == DT_BOOL) {
-    k = ast_bool(sema->cx, v != 0, e->loc);
-    k->ty = ty_bool(sema, v != 0);
-  } else {
-    k = dtype_is_float(r) ? part_float(sema, e, v) : part_int(sema, e, at->ival);
-  }
-  Ast *p = part_binary(sema, e, OP_MUL, "mul", bc, k);
-  Ast *s = part_binary(sema, e, op, name, ac, p);
-  if (is_poison(s->ty))
-    return poison(sema);
-  return become(sema, e, as_dtype(sema, e, s, r));
+  MathArgs ma = {.op = op, .dtype = r, .compute = dtype_is_float(r) ? dtype_compute(r) : r, .known = known,
+                 .alpha = v, .ialpha = at->ival};
+  return built(sema, e, d->b.build, KEEP(sema, ma), (Ast *[]){a, b, al}, known ? 2 : 3);
 }
 
 // isnan, isinf, isfinite, isposinf, isneginf: x != x, |x| == inf, |x| < inf, x == inf,
 // x == -inf; of an int or bool tensor false (x != x) or, for isfinite, true (x == x).
 TType *ck_float_test(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0];
-  TType *t = get_tensor(sema, e, x, "input");
-  if (!t) return poison(sema);
-  const char *n = d->b.name;
-  bool finite = !strcmp(n, "isfinite");
-  if (!dtype_is_float(t->dtype) || !strcmp(n, "isnan"))
-    return become(sema, e, part_binary(sema, e, finite ? OP_EQ : OP_NE, finite ? "eq" : "ne", x, x));
-  if (!strcmp(n, "isposinf") || !strcmp(n, "isneginf"))
-    return become(sema, e, part_binary(sema, e, OP_EQ, "eq", x, part_float(sema, e, n[2] == 'p' ? INFINITY : -INFINITY)));
-  Ast *ax = part_unary(sema, e, OP_ABS, "abs", x);
-  return become(sema, e, part_binary(sema, e, finite ? OP_LT : OP_EQ, finite ? "lt" : "eq", ax,
-                                     part_float(sema, e, INFINITY)));
+  if (!get_tensor(sema, e, e->bargs[0], "input")) return poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.test = (FloatTest)d->variant}), e->bargs, 1);
 }
 
 // A number argument of a float parameter: its value (an int or bool too, as PyTorch's
 // parser takes them).
-static bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out) {
+bool get_float(Sema *sema, const Ast *e, Ast *a, const char *pname, double *out) {
   if (is_scalar(a->ty)) {
     *out = a->ty->fval;
     return true;
@@ -429,12 +410,8 @@ TType *ck_nan_to_num(Sema *sema, Ast *e, const BuiltinDef *d) {
   double v[3] = {0, float_max(t->dtype), -float_max(t->dtype)};
   for (int i = 0; i < 3; i++)
     if (barg(e, i + 1) && !get_float(sema, e, e->bargs[i + 1], pnames[i], &v[i])) return poison(sema);
-  if (!dtype_is_float(t->dtype)) return become(sema, e, part_call(sema, e, "clone", &x, 1));
-  Ast *y = part_where(sema, e, part_binary(sema, e, OP_EQ, "eq", x, part_float(sema, e, -INFINITY)),
-                      part_float(sema, e, v[2]), x);
-  y = part_where(sema, e, part_binary(sema, e, OP_EQ, "eq", x, part_float(sema, e, INFINITY)), part_float(sema, e, v[1]),
-                 y);
-  return become(sema, e, part_where(sema, e, part_binary(sema, e, OP_NE, "ne", x, x), part_float(sema, e, v[0]), y));
+  MathArgs ma = {.v = {v[0], v[1], v[2]}};
+  return built(sema, e, d->b.build, KEEP(sema, ma), &x, 1);
 }
 
 // isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False), PyTorch's composition:
@@ -460,23 +437,8 @@ TType *ck_isclose(Sema *sema, Ast *e, const BuiltinDef *d) {
                rtol < 0 ? "rtol" : "atol", rtol < 0 ? rtol : atol);
     return poison(sema);
   }
-  DType dt = ta->dtype;
-  bool fl = dtype_is_float(dt);
-  Ast *close = part_binary(sema, e, OP_EQ, "eq", a, b);
-  if (equal_nan && fl) {
-    Ast *nans = part_binary(sema, e, OP_LOGICAL_AND, "logical_and", part_binary(sema, e, OP_NE, "ne", a, a),
-                            part_binary(sema, e, OP_NE, "ne", b, b));
-    close = part_binary(sema, e, OP_LOGICAL_OR, "logical_or", close, nans);
-  }
-  if (rtol == 0 && atol == 0) return become(sema, e, close);
-  Ast *ca = dt == DT_BOOL ? part_cast(sema, e, a, "float") : a, *cb = fl ? b : part_cast(sema, e, b, "float");
-  Ast *allowed = part_binary(sema, e, OP_ADD, "add", part_float(sema, e, atol),
-                             part_unary(sema, e, OP_ABS, "abs", part_binary(sema, e, OP_MUL, "mul", part_float(sema, e, rtol), cb)));
-  Ast *actual = part_unary(sema, e, OP_ABS, "abs", part_binary(sema, e, OP_SUB, "sub", ca, cb));
-  Ast *within = part_binary(sema, e, OP_LOGICAL_AND, "logical_and",
-                            part_binary(sema, e, OP_LT, "lt", actual, part_float(sema, e, INFINITY)),
-                            part_binary(sema, e, OP_LE, "le", actual, allowed));
-  return become(sema, e, part_binary(sema, e, OP_LOGICAL_OR, "logical_or", close, within));
+  MathArgs ma = {.v = {rtol, atol}, .flag = equal_nan};
+  return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, 2);
 }
 
 
@@ -501,24 +463,13 @@ TType *ck_lerp(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"lerp_cuda\" not implemented for '%s'", torch_name(dt));
     return poison(sema);
   }
-  DType cd = dtype_compute(dt);
-  Ast *xc = as_dtype(sema, e, x, cd), *yc = as_dtype(sema, e, y, cd);
-  Ast *diff = part_binary(sema, e, OP_SUB, "sub", yc, xc), *r;
-  if (is_scalar(w->ty)) {  // the branch known now; the weight and 1 - weight as the opmath dtype holds them
+  MathArgs ma = {.dtype = dt, .compute = dtype_compute(dt), .flag = is_scalar(w->ty)};
+  if (ma.flag) {  // the weight and 1 - weight as the opmath dtype holds them
     double wv = w->ty->fval, rest = 1 - wv;
-    if (cd == DT_F32) wv = (float)wv, rest = (float)(1.0f - (float)wv);
-    if (wv < 0.5)
-      r = part_binary(sema, e, OP_ADD, "add", xc, part_binary(sema, e, OP_MUL, "mul", part_float(sema, e, wv), diff));
-    else
-      r = part_binary(sema, e, OP_SUB, "sub", yc, part_binary(sema, e, OP_MUL, "mul", diff, part_float(sema, e, rest)));
-  } else {
-    Ast *wc = as_dtype(sema, e, w, cd);
-    Ast *small = part_binary(sema, e, OP_ADD, "add", xc, part_binary(sema, e, OP_MUL, "mul", wc, diff));
-    Ast *rest = part_binary(sema, e, OP_SUB, "sub", part_int(sema, e, 1), wc);
-    Ast *large = part_binary(sema, e, OP_SUB, "sub", yc, part_binary(sema, e, OP_MUL, "mul", diff, rest));
-    r = part_where(sema, e, part_binary(sema, e, OP_LT, "lt", wc, part_float(sema, e, 0.5)), small, large);
+    if (ma.compute == DT_F32) wv = (float)wv, rest = (float)(1.0f - (float)wv);
+    ma.v[0] = wv, ma.v[1] = rest;
   }
-  return become(sema, e, as_dtype(sema, e, r, dt));
+  return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, ma.flag ? 2 : 3);
 }
 
 // logaddexp and logaddexp2 (tensors only), as PyTorch's CUDA kernels compute them in the
@@ -528,25 +479,15 @@ TType *ck_logaddexp(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *a = e->bargs[0], *b = e->bargs[1];
   TType *ta = get_tensor(sema, e, a, "input"), *tb = ta ? get_tensor(sema, e, b, "other") : NULL;
   if (!tb) return poison(sema);
-  bool two = !strcmp(d->b.name, "logaddexp2");
+  bool two = d->variant == 2;
   TType *ts[2] = {ta, tb};
   DType dt = result_type(sema, ts, 2);
   if (!dtype_is_float(dt) || (two && dt == DT_F16)) {
     diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for '%s'", d->b.name, torch_name(dt));
     return poison(sema);
   }
-  DType cd = dtype_compute(dt);
-  Ast *ac = as_dtype(sema, e, a, cd), *bc = as_dtype(sema, e, b, cd);
-  Ast *m = part_binary(sema, e, OP_MAXIMUM, "maximum", ac, bc);
-  Ast *nd = part_unary(sema, e, OP_NEG, "neg", part_unary(sema, e, OP_ABS, "abs", part_binary(sema, e, OP_SUB, "sub", ac, bc)));
-  Ast *l = part_unary(sema, e, OP_LOG1P, "log1p", part_unary(sema, e, two ? OP_EXP2 : OP_EXP, two ? "exp2" : "exp", nd));
-  if (two) l = part_binary(sema, e, OP_MUL, "mul", l, part_float(sema, e, 1.0 / 0.69314718055994530942));
-  Ast *same_inf = part_binary(sema, e, OP_LOGICAL_AND, "logical_and",
-                              part_binary(sema, e, OP_EQ, "eq", part_unary(sema, e, OP_ABS, "abs", ac),
-                                          part_float(sema, e, INFINITY)),
-                              part_binary(sema, e, OP_EQ, "eq", ac, bc));
-  Ast *r = part_where(sema, e, same_inf, ac, part_binary(sema, e, OP_ADD, "add", m, l));
-  return become(sema, e, as_dtype(sema, e, r, dt));
+  MathArgs ma = {.dtype = dt, .compute = dtype_compute(dt), .flag = two};
+  return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, 2);
 }
 
 TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -562,6 +503,12 @@ TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d) {
                torch_name(ct->dtype));
     return poison(sema);
   }
+  return where_node(sema, e, c, a, b);
+}
+
+// e as where(c, a, b): the three broadcast (PyTorch's message at the call when not), the
+// result of a and b's common dtype
+TType *where_node(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b) {
   Ast *xs[3] = {c, a, b};
   TType *ts[2] = {a->ty, b->ty};
   int nd;
@@ -581,16 +528,23 @@ TType *ck_clamp(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "torch.clamp: At least one of 'min' or 'max' must not be None");
     return poison(sema);
   }
-  TType *ts[3] = {t, lo ? lo->ty : NULL, hi ? hi->ty : NULL};
   for (int i = 1; i < 3; i++)
-    if (ts[i] && !is_scalar(ts[i])) {
+    if (barg(e, i) && !is_scalar(e->bargs[i]->ty)) {
       diag_error(sema->cx, e->bargs[i]->loc, "clamp(): '%s' must be a number: tensor bounds are not supported (use "
                  "maximum/minimum)", i == 1 ? "min" : "max");
       return poison(sema);
     }
+  return clamp_node(sema, e, x, lo, hi);
+}
+
+// e as clamp(x, lo, hi) of number bounds lo, hi (NULL: none): of x and the bounds' common
+// dtype, an int result's bounds checked to fit it (at each bound's place)
+TType *clamp_node(Sema *sema, Ast *e, Ast *x, Ast *lo, Ast *hi) {
+  TType *t = x->ty, *ts[3] = {t, lo ? lo->ty : NULL, hi ? hi->ty : NULL};
+  Ast *bs[3] = {x, lo, hi};
   DType dt = result_type(sema, ts, 3);
   for (int i = 1; i < 3; i++)  // an int result: PyTorch converts each bound to it, checked
-    if (ts[i] && dtype_is_int(dt) && !scalar_fits(sema, e->bargs[i]->loc, ts[i], dt)) return poison(sema);
+    if (ts[i] && dtype_is_int(dt) && !scalar_fits(sema, bs[i]->loc, ts[i], dt)) return poison(sema);
   e->attr.has_lo = lo != NULL;
   e->attr.has_hi = hi != NULL;
   if (lo) e->attr.lo = lo->ty->fval, e->attr.ilo = lo->ty->ival;
@@ -625,20 +579,16 @@ TType *reduce_node(Sema *sema, Ast *e, Ast *x, uint32_t mask, bool keepdim, int 
   return ty_fresh(sema, dt, on, shape);
 }
 
-TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Op op = d->b.op;
+// The arguments of a reduction op(x, dim, keepdim, dtype) (var and std: unbiased at
+// barg 2, correction at barg 4) bound in e, checked as PyTorch checks them: its dims
+// (*mask; *dim the one written, else -1), keepdim, correction and result dtype. name:
+// the op's in the messages. False after the message.
+bool reduce_args(Sema *sema, Ast *e, Op op, const char *name, ReduceCall *r) {
   Ast *xa = e->bargs[0], *da = barg(e, 1);
   int ki = (op == OP_VAR || op == OP_STD) ? 3 : 2;
   Ast *ka = barg(e, ki), *dta = (op == OP_SUM || op == OP_MEAN || op == OP_PROD) ? barg(e, 3) : NULL;
-  if ((op == OP_MAX || op == OP_MIN) && da && is_tensor(da->ty)) {  // max(a, b) is maximum(a, b)
-    static const BuiltinDef dmax = {{"maximum", BK_NODE, OP_MAXIMUM, "input, other"}, ck_binary, F_BOTH, OP_COUNT};
-    static const BuiltinDef dmin = {{"minimum", BK_NODE, OP_MINIMUM, "input, other"}, ck_binary, F_BOTH, OP_COUNT};
-    const BuiltinDef *m = op == OP_MAX ? &dmax : &dmin;
-    e->bi = &m->b;
-    return ck_binary(sema, e, m);
-  }
   TType *x = get_tensor(sema, e, xa, "input");
-  if (!x) return poison(sema);
+  if (!x) return false;
   int nd = x->view.ndim;
   bool keepdim = false, unbiased = true;
   // var(x, True) means unbiased=True in PyTorch's var(input, unbiased) overload
@@ -646,25 +596,24 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
     unbiased = da->ty->ival != 0;
     da = NULL;
   } else if ((op == OP_VAR || op == OP_STD) && barg(e, 2) && !get_bool(sema, e, e->bargs[2], "unbiased", &unbiased)) {
-    return poison(sema);
+    return false;
   }
   int64_t correction = unbiased ? 1 : 0;
   Ast *ca = (op == OP_VAR || op == OP_STD) ? barg(e, 4) : NULL;
   if (ca && barg(e, 2)) {  // PyTorch's overloads take one or the other
-    diag_error(sema->cx, ca->loc, "%s(): pass either unbiased or correction, not both", d->b.name);
-    return poison(sema);
+    diag_error(sema->cx, ca->loc, "%s(): pass either unbiased or correction, not both", name);
+    return false;
   }
-  if (ca && !get_int(sema, e, ca, "correction", &correction)) return poison(sema);
-  if (ka && !get_bool(sema, e, ka, "keepdim", &keepdim)) return poison(sema);
-  if ((op == OP_MAX || op == OP_MIN) && da) return tuple_max(sema, e, op == OP_MAX, xa, da, ka);
+  if (ca && !get_int(sema, e, ca, "correction", &correction)) return false;
+  if (ka && !get_bool(sema, e, ka, "keepdim", &keepdim)) return false;
   uint32_t mask = 0;
   int dims[MAX_LIST], n = 0;
   if (da) {
     if (single_dim_reduction(op) && da->ty->kind == TY_LIST) {
-      diag_error(sema->cx, da->loc, "%s(): argument %s must be int, not list", d->b.name, arg_name(sema, e, "dim"));
-      return poison(sema);
+      diag_error(sema->cx, da->loc, "%s(): argument %s must be int, not list", name, arg_name(sema, e, "dim"));
+      return false;
     }
-    if (!get_dims(sema, e, da, "dim", nd, dims, &n)) return poison(sema);
+    if (!get_dims(sema, e, da, "dim", nd, dims, &n)) return false;
     for (int i = 0; i < n; i++) mask |= 1u << dims[i];
     if (n == 0) da = NULL;  // sum(x, []) reduces everything
   }
@@ -672,51 +621,46 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (nd == 0) mask = 0;
   // dtypes
   DType in = x->dtype, dt = in;
-  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  if (dta && !get_dtype(sema, e, dta, &dt)) return false;
   switch (op) {
   case OP_SUM:
   case OP_PROD:
-    if (!dta && !dtype_is_float(in)) dt = DT_I64;
+    if (!dta) dt = build_reduce_dtype(op, in);
     break;
   case OP_MEAN:
     if (!dtype_is_float(dta ? dt : in)) {
       diag_error(sema->cx, call_loc(e), "mean(): could not infer output dtype. Input dtype must be either a floating "
                  "point or complex dtype. Got: %s", torch_name(dta ? dt : in));
-      return poison(sema);
+      return false;
     }
     break;
   case OP_VAR:
   case OP_STD:
     if (!dtype_is_float(in)) {
       diag_error(sema->cx, call_loc(e), "std and var only support floating point and complex dtypes");
-      return poison(sema);
+      return false;
     }
-    break;
-  case OP_LOGSUMEXP:
-    if (!dtype_is_float(in)) dt = DT_F32;
     break;
   case OP_ARGMAX:
   case OP_ARGMIN:
     if (in == DT_BOOL) {
-      diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for 'Bool'", d->b.name);
-      return poison(sema);
+      diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for 'Bool'", name);
+      return false;
     }
-    dt = DT_I64;
+    dt = build_reduce_dtype(op, in);
     break;
-  case OP_ALL:
-  case OP_ANY: dt = DT_BOOL; break;
-  default: break;
+  default: dt = build_reduce_dtype(op, in); break;
   }
   // reductions without an identity need elements
   if (op == OP_AMAX || op == OP_AMIN || op == OP_ARGMAX || op == OP_ARGMIN || op == OP_MAX || op == OP_MIN) {
     if (!da && view_numel(x->view) == 0) {
       if (op == OP_ARGMAX || op == OP_ARGMIN)
         diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0.",
-                   d->b.name);
+                   name);
       else
         diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0. "
-                   "Specify the reduction dim with the 'dim' argument.", d->b.name);
-      return poison(sema);
+                   "Specify the reduction dim with the 'dim' argument.", name);
+      return false;
     }
     // the first empty dim in the order given; amax/amin name it as written, argmax/argmin wrapped
     for (int k = 0; da && k < n; k++)
@@ -724,24 +668,42 @@ TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
         int64_t raw[MAX_LIST], shown = dims[k];
         int nr;
         if ((op == OP_AMAX || op == OP_AMIN) && get_ints(sema, e, da, "dim", raw, &nr) && k < nr) shown = raw[k];
-        diag_error(sema->cx, da->loc, "%s(): Expected reduction dim %" PRId64 " to have non-zero size.", d->b.name,
-                   shown);
-        return poison(sema);
+        diag_error(sema->cx, da->loc, "%s(): Expected reduction dim %" PRId64 " to have non-zero size.", name, shown);
+        return false;
       }
   }
-  e->attr.correction = correction;
-  return reduce_node(sema, e, xa, mask, keepdim, (da && n == 1) ? dims[0] : -1, dt);
+  *r = (ReduceCall){mask, (da && n == 1) ? dims[0] : -1, keepdim, correction, dt};
+  return true;
+}
+
+TType *ck_reduce(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Op op = d->b.op;
+  Ast *xa = e->bargs[0], *da = barg(e, 1);
+  if ((op == OP_MAX || op == OP_MIN) && da && is_tensor(da->ty)) {  // max(a, b) is maximum(a, b)
+    static const BuiltinDef dmax = {{"maximum", BK_NODE, OP_MAXIMUM, "input, other", NULL}, ck_binary, F_BOTH, OP_COUNT, 0, {DTR_ANY, NULL}};
+    static const BuiltinDef dmin = {{"minimum", BK_NODE, OP_MINIMUM, "input, other", NULL}, ck_binary, F_BOTH, OP_COUNT, 0, {DTR_ANY, NULL}};
+    const BuiltinDef *m = op == OP_MAX ? &dmax : &dmin;
+    e->bi = &m->b;
+    return ck_binary(sema, e, m);
+  }
+  if ((op == OP_MAX || op == OP_MIN) && da) {
+    Ast *ka = barg(e, 2);
+    bool keepdim = false;
+    if (!get_tensor(sema, e, xa, "input") || (ka && !get_bool(sema, e, ka, "keepdim", &keepdim))) return poison(sema);
+    return tuple_max(sema, e, op == OP_MAX, xa, da, ka);
+  }
+  ReduceCall r;
+  if (!reduce_args(sema, e, op, d->b.name, &r)) return poison(sema);
+  e->attr.correction = r.correction;
+  return reduce_node(sema, e, xa, r.mask, r.keepdim, r.dim, r.dtype);
 }
 
 // var_mean / std_mean: (var or std, mean) over the same dims, a tuple of two parts
 TType *ck_var_mean(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *v = part_call(sema, e, d->b.op == OP_VAR ? "var" : "std", e->bargs, e->nbargs);
-  if (is_poison(v->ty)) return poison(sema);
-  Ast *x = e->bargs[0], *dim = barg(e, 1), *keep = barg(e, 3);
-  if (dim && is_scalar(dim->ty) && dim->ty->dtype == DT_BOOL) dim = NULL;  // var_mean(x, True): unbiased
-  Ast *m = part_call(sema, e, "mean", (Ast *[]){x, dim, keep}, 3);
-  if (is_poison(m->ty)) return poison(sema);
-  return tuple_result(sema, e, (Ast *[]){v, m}, 2);
+  ReduceCall r;
+  if (!reduce_args(sema, e, d->b.op, d->b.op == OP_VAR ? "var" : "std", &r)) return poison(sema);
+  ReduceArgs a = {.op = d->b.op, .mask = r.mask, .dim = r.dim, .keepdim = r.keepdim, .correction = r.correction};
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
 TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -767,7 +729,7 @@ TType *ck_softmax(Sema *sema, Ast *e, const BuiltinDef *d) {
 // ============================================================================
 // matmul, mm, bmm: PyTorch's 1-D / 2-D / folded / batched rules and messages
 // ============================================================================
-static bool matmul_dtypes(Sema *sema, Loc loc, const TType *a, const TType *b, const char *kernel) {
+bool matmul_dtypes(Sema *sema, Loc loc, const TType *a, const TType *b, const char *kernel) {
   if (a->dtype != b->dtype) {
     if (a->view.ndim == 1 && b->view.ndim == 1)
       diag_error(sema->cx, loc, "dot : expected both vectors to have same dtype, but found %s and %s",
@@ -792,7 +754,7 @@ static void mv_error(Sema *sema, Loc loc, int64_t r, int64_t c, int64_t k) {
   diag_error(sema->cx, loc, "size mismatch, got %" PRId64 ", %" PRId64 "x%" PRId64 ",%" PRId64, r, r, c, k);
 }
 
-static bool matmul_shape(Sema *sema, Loc loc, const TType *ta, const TType *tb, int *on, int64_t *out) {
+bool matmul_shape(Sema *sema, Loc loc, const TType *ta, const TType *tb, int *on, int64_t *out) {
   const View *a = &ta->view, *b = &tb->view;
   int d1 = a->ndim, d2 = b->ndim;
   if (d1 == 0 || d2 == 0) {
@@ -882,89 +844,29 @@ TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   return ty_fresh(sema, a->ty->dtype, n, shape);
 }
 
-// A contraction node of a and b (e->attr.nk, e->attr.role: see NodeAttr): the output's
-// dims are the largest role + 1, each the size of the operand dims that walk it (1s
-// broadcast); k's dims have equal sizes in both (the callers, parts, make sure).
-static TType *contraction(Sema *sema, Ast *e, Ast *a, Ast *b) {
-  if (!matmul_dtypes(sema, call_loc(e), a->ty, b->ty, "addmm_cuda")) return poison(sema);
-  int64_t shape[TD_MAX_DIMS], kn[TD_MAX_DIMS];
-  int on = 0;
-  for (int t = 0; t < TD_MAX_DIMS; t++) shape[t] = 1, kn[t] = -1;
-  for (int w = 0; w < 2; w++) {
-    const View *v = &(w ? b : a)->ty->view;
-    for (int d = 0; d < v->ndim; d++) {
-      int r = e->attr.role[w][d];
-      if (r < 0) {
-        TD_ASSERT(-1 - r < e->attr.nk && (kn[-1 - r] < 0 || kn[-1 - r] == v->shape[d]));
-        kn[-1 - r] = v->shape[d];
-        continue;
-      }
-      TD_ASSERT(r < TD_MAX_DIMS && (shape[r] == 1 || v->shape[d] == 1 || shape[r] == v->shape[d]));
-      if (v->shape[d] != 1) shape[r] = v->shape[d];
-      on = r + 1 > on ? r + 1 : on;
+// mm's and bmm's own checks of their operands a and b (kind "mm" or "bmm"; "matmul": none)
+bool matmul_kind_ok(Sema *sema, const Ast *e, const char *kind, const Ast *a, const Ast *b) {
+  const TType *ta = a->ty, *tb = b->ty;
+  if (!strcmp(kind, "mm")) {
+    if (ta->view.ndim != 2) return diag_error(sema->cx, a->loc, "self must be a matrix"), false;
+    if (tb->view.ndim != 2) return diag_error(sema->cx, b->loc, "mat2 must be a matrix"), false;
+  } else if (!strcmp(kind, "bmm")) {
+    if (ta->view.ndim != 3) return diag_error(sema->cx, a->loc, "batch1 must be a 3D tensor"), false;
+    if (tb->view.ndim != 3) return diag_error(sema->cx, b->loc, "batch2 must be a 3D tensor"), false;
+    if (ta->view.shape[0] != tb->view.shape[0] || ta->view.shape[2] != tb->view.shape[1]) {
+      diag_error(sema->cx, call_loc(e), "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64 ", %"
+                 PRId64 "] but got: [%" PRId64 ", %" PRId64 "].", ta->view.shape[0], ta->view.shape[2],
+                 tb->view.shape[0], tb->view.shape[1]);
+      return false;
     }
   }
-  if (!check_numel(sema, call_loc(e), on, shape)) return poison(sema);
-  Ast *xs[2] = {a, b};
-  set_operands(sema, e, xs, 2);
-  return ty_fresh(sema, a->ty->dtype, on, shape);
-}
-
-// matmul_k(a, b, nk), a part (no spelling reaches it): a [batch..., M, K1..Knk] times
-// b [batch..., K1..Knk, N] summed over all nk dims of k, batch dims broadcast from the
-// right (tensordot, addbmm's product).
-TType *ck_matmul_k(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *a = e->bargs[0], *b = e->bargs[1];
-  int64_t nk = 0;
-  if (!get_int(sema, e, e->bargs[2], "nk", &nk)) return poison(sema);
-  const View *va = &a->ty->view, *vb = &b->ty->view;
-  int ba = va->ndim - 1 - (int)nk, bb = vb->ndim - 1 - (int)nk, nbt = ba > bb ? ba : bb;
-  TD_ASSERT(nk >= 1 && ba >= 0 && bb >= 0 && nbt + 2 <= TD_MAX_DIMS);
-  e->attr.nk = (int)nk;
-  for (int i = 0; i < ba; i++) e->attr.role[0][i] = (int8_t)(i + nbt - ba);
-  for (int i = 0; i < bb; i++) e->attr.role[1][i] = (int8_t)(i + nbt - bb);
-  e->attr.role[0][ba] = (int8_t)nbt, e->attr.role[1][vb->ndim - 1] = (int8_t)(nbt + 1);
-  for (int q = 0; q < nk; q++) e->attr.role[0][ba + 1 + q] = e->attr.role[1][bb + q] = (int8_t)(-1 - q);
-  return contraction(sema, e, a, b);
-}
-
-// contract(a, b, roles_a, roles_b), a part: the contraction whose operands' dims have
-// the roles given (NodeAttr.role), k spanning the dims of negative roles (convolutions)
-TType *ck_contract(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  int64_t r[2][MAX_LIST];
-  int n[2];
-  for (int w = 0; w < 2; w++) {
-    if (!get_ints(sema, e, e->bargs[2 + w], "roles", r[w], &n[w])) return poison(sema);
-    TD_ASSERT(n[w] == e->bargs[w]->ty->view.ndim);
-    for (int i = 0; i < n[w]; i++) {
-      e->attr.role[w][i] = (int8_t)r[w][i];
-      if (r[w][i] < 0 && -r[w][i] > e->attr.nk) e->attr.nk = (int)-r[w][i];
-    }
-  }
-  TD_ASSERT(e->attr.nk >= 1);
-  return contraction(sema, e, e->bargs[0], e->bargs[1]);
+  return true;
 }
 
 TType *ck_matmul(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *a = e->bargs[0], *b = e->bargs[1];
   TType *ta = get_tensor(sema, e, a, "input");
-  TType *tb = ta ? get_tensor(sema, e, b, d->aux == OP_COUNT ? "other" : "mat2") : NULL;
-  if (!ta || !tb) return poison(sema);
-  Loc loc = call_loc(e);
-  if (!strcmp(d->b.name, "mm")) {
-    if (ta->view.ndim != 2) return diag_error(sema->cx, a->loc, "self must be a matrix"), poison(sema);
-    if (tb->view.ndim != 2) return diag_error(sema->cx, b->loc, "mat2 must be a matrix"), poison(sema);
-  } else if (!strcmp(d->b.name, "bmm")) {
-    if (ta->view.ndim != 3) return diag_error(sema->cx, a->loc, "batch1 must be a 3D tensor"), poison(sema);
-    if (tb->view.ndim != 3) return diag_error(sema->cx, b->loc, "batch2 must be a 3D tensor"), poison(sema);
-    if (ta->view.shape[0] != tb->view.shape[0] || ta->view.shape[2] != tb->view.shape[1]) {
-      diag_error(sema->cx, loc, "Expected size for first two dimensions of batch2 tensor to be: [%" PRId64 ", %" PRId64
-                 "] but got: [%" PRId64 ", %" PRId64 "].", ta->view.shape[0], ta->view.shape[2], tb->view.shape[0],
-                 tb->view.shape[1]);
-      return poison(sema);
-    }
-  }
-  return matmul_node(sema, e, a, b, loc);
+  TType *tb = ta ? get_tensor(sema, e, b, strstr(d->b.sig, "mat2") ? "mat2" : "other") : NULL;  // its name in the row
+  if (!ta || !tb || !matmul_kind_ok(sema, e, d->b.name, a, b)) return poison(sema);
+  return matmul_node(sema, e, a, b, call_loc(e));
 }

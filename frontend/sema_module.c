@@ -40,13 +40,14 @@ static bool inert_module(const char *path) {
 }
 
 // The module an unbound name stands for without an import (forward passes use them so):
-// torch, nn, F, math.
+// torch, nn, F, math, einops.
 static const char *default_module(const char *name) {
-  return !strcmp(name, "torch") ? "torch"
-         : !strcmp(name, "nn")  ? "torch.nn"
-         : !strcmp(name, "F")   ? "torch.nn.functional"
-         : !strcmp(name, "math") ? "math"
-                                : NULL;
+  return !strcmp(name, "torch")    ? "torch"
+         : !strcmp(name, "nn")     ? "torch.nn"
+         : !strcmp(name, "F")      ? "torch.nn.functional"
+         : !strcmp(name, "math")   ? "math"
+         : !strcmp(name, "einops") ? "einops"
+                                   : NULL;
 }
 
 const Import *find_import(Sema *sema, const char *name) {
@@ -403,7 +404,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   int ninputs = 0;
   for (int i = 0; i < args->len; i++) ninputs += args->data[i]->kind != AST_KWARG;
   if (!c->fn) {  // Identity: its one input
-    static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
+    static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
     if (ninputs != 1 || args->len != 1) {
       diag_error(sema->cx, e->loc, "Identity.forward() takes 1 positional argument but %d were given", ninputs);
       return poison(sema);
@@ -455,9 +456,9 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
 }
 
 // A call NAME(args) of a local holding a module object, nn.NAME(args) constructing one,
-// torch._assert, and calls through einops: the module's meaning; a name imported from a
-// module becomes that module's attribute (e is rewritten, and NULL returned so that the
-// call is checked as one); NULL for every other call.
+// and torch._assert: the module's meaning; a name imported from a module (torch's, einops')
+// becomes that module's attribute (e is rewritten, and NULL returned so that the call is
+// checked as one); NULL for every other call.
 TType *module_call(Sema *sema, Ast *e) {
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
@@ -475,9 +476,12 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
-  if (!strcmp(m, "einops") || !strncmp(m, "einops.", 7)) {
-    diag_error(sema->cx, call_loc(e), "%s.%s is not supported yet: write it with view, permute, reshape, expand or "
-               "torch.einsum", m, e->name);
+  if (!strncmp(m, "einops.layers", 13)) {  // Rearrange(pattern, ...) as a module object
+    const char *fn = !strcmp(e->name, "Rearrange") ? "rearrange(x, pattern, ...)"
+                     : !strcmp(e->name, "Reduce")  ? "reduce(x, pattern, reduction, ...)"
+                                                   : "einsum(x, weight, pattern) with its weight as a parameter";
+    diag_error(sema->cx, call_loc(e), "einops' layer %s.%s is not supported: call einops.%s where the forward pass "
+               "calls it", m, e->name, fn);
     return poison(sema);
   }
   return NULL;

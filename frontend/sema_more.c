@@ -13,38 +13,26 @@
 
 static const double PI = 3.14159265358979323846;
 
-static Ast *call(Sema *sema, const Ast *e, const char *op, Ast *a, Ast *b) {
-  Ast *args[2] = {a, b};
-  return part_call(sema, e, op, args, b ? 2 : 1);
-}
-static Ast *num(Sema *sema, const Ast *e, double v) { return part_float(sema, e, v); }
-static Ast *bin(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) { return part_binary(sema, e, op, op_name(op), a, b); }
-static Ast *where3(Sema *sema, const Ast *e, Ast *c, Ast *a, Ast *b) {
-  return part_call(sema, e, "where", (Ast *[]){c, a, b}, 3);
-}
-static Ast *as_float(Sema *sema, const Ast *e, Ast *x) {  // ints and bool as f32, as float math promotes them
-  return dtype_is_float(x->ty->dtype) ? x : part_cast(sema, e, x, "float");
-}
-static TType *done(Sema *sema, Ast *e, Ast *y) { return is_poison(y->ty) ? poison(sema) : become(sema, e, y); }
 
 // ============================================================================
 // Elementwise
 // ============================================================================
 // clamp_min(input, min) / clamp_max(input, max)
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d) {
-  bool lo = !strcmp(d->b.name, "clamp_min");
-  Ast *args[3] = {e->bargs[0], lo ? e->bargs[1] : NULL, lo ? NULL : e->bargs[1]};
-  return done(sema, e, part_call(sema, e, "clamp", args, 3));
+  bool lo = d->variant == 0;  // clamp_min (else clamp_max)
+  Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * 3);
+  args[0] = e->bargs[0], args[1] = lo ? e->bargs[1] : NULL, args[2] = lo ? NULL : e->bargs[1];
+  e->bargs = args;
+  e->nbargs = 3;
+  e->bi = node_builtin(OP_CLAMP);
+  return ck_clamp(sema, e, d);
 }
 
 // logical_xor(input, other): (input != 0) != (other != 0)
 TType *ck_logical_xor(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *a = call(sema, e, "bool", e->bargs[0], NULL), *b = e->bargs[1];
-  if (is_tensor(b->ty)) b = call(sema, e, "bool", b, NULL);
-  else if (!is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
-  else b = part_int(sema, e, b->ty->fval != 0), b->ty = ty_bool(sema, b->ival != 0);
-  return done(sema, e, bin(sema, e, OP_NE, a, b));
+  Ast *b = e->bargs[1];
+  if (!is_tensor(b->ty) && !is_scalar(b->ty)) return get_tensor(sema, e, b, "other"), poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 2);
 }
 
 // deg2rad / rad2deg: a product with pi / 180 or its inverse (ints give f32)
@@ -54,94 +42,65 @@ TType *ck_deg2rad(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for 'Bool'", d->b.name);
     return poison(sema);
   }
-  double k = d->b.name[0] == 'd' ? PI / 180.0 : 180.0 / PI;
-  return done(sema, e, bin(sema, e, OP_MUL, as_float(sema, e, x), num(sema, e, k)));
+  double k = d->variant == 0 ? PI / 180.0 : 180.0 / PI;  // deg2rad, rad2deg
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.k = k}), e->bargs, 1);
 }
 
 // xlogy(self, other): nan where other is nan, 0 where self is 0, else self * log(other)
 TType *ck_xlogy(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = e->bargs[0], *y = e->bargs[1];
+  Ast *y = e->bargs[1];
   if (!is_tensor(y->ty) && !is_scalar(y->ty)) return get_tensor(sema, e, y, "other"), poison(sema);
-  Ast *lg = part_unary(sema, e, OP_LOG, "log", is_tensor(y->ty) ? as_float(sema, e, y) : y);
-  if (is_poison(lg->ty)) return poison(sema);
-  Ast *p = bin(sema, e, OP_MUL, x, lg);
-  if (is_poison(p->ty)) return poison(sema);
-  Ast *r = where3(sema, e, bin(sema, e, OP_EQ, x, part_int(sema, e, 0)), num(sema, e, 0), p);
-  if (is_tensor(y->ty) && dtype_is_float(y->ty->dtype))
-    r = where3(sema, e, bin(sema, e, OP_NE, y, y), num(sema, e, NAN), r);
-  return done(sema, e, r);
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 2);
 }
 
 // heaviside(input, values): values where input == 0, else input > 0; one dtype
 TType *ck_heaviside(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *v = e->bargs[1];
   if (!get_tensor(sema, e, v, "values")) return poison(sema);
   if (x->ty->dtype != v->ty->dtype) {
     diag_error(sema->cx, call_loc(e), "heaviside is not yet implemented for tensors with different dtypes.");
     return poison(sema);
   }
-  Ast *zero = part_int(sema, e, 0);
-  Ast *step = call(sema, e, "to", bin(sema, e, OP_GT, x, zero), part_dtype(sema, e, x->ty->dtype));
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_EQ, x, zero), v, step));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 2);
 }
 
 // logit(input, eps=None): log(z / (1 - z)), z clamped to [eps, 1 - eps] when eps is given
 TType *ck_logit(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *z = as_float(sema, e, e->bargs[0]), *ea = barg(e, 1);
+  Ast *ea = barg(e, 1);
   if (ea && !is_scalar(ea->ty)) {
     diag_error(sema->cx, ea->loc, "logit(): argument 'eps' must be float, not %s", py_type_name(ea->ty));
     return poison(sema);
   }
-  if (ea) z = part_call(sema, e, "clamp", (Ast *[]){z, num(sema, e, ea->ty->fval), num(sema, e, 1 - ea->ty->fval)}, 3);
-  Ast *q = bin(sema, e, OP_DIV, z, bin(sema, e, OP_SUB, num(sema, e, 1), z));
-  return done(sema, e, part_unary(sema, e, OP_LOG, "log", q));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.flag = ea, .k = ea ? ea->ty->fval : 0}), e->bargs, 1);
 }
 
 // sinc(input): sin(pi x) / (pi x), 1 at 0
 TType *ck_sinc(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = as_float(sema, e, e->bargs[0]);
-  Ast *px = bin(sema, e, OP_MUL, x, num(sema, e, PI));
-  Ast *s = bin(sema, e, OP_DIV, part_unary(sema, e, OP_SIN, "sin", px), px);
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_EQ, x, part_int(sema, e, 0)), num(sema, e, 1), s));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 1);
 }
 
 // fmax / fmin: maximum / minimum where a NaN loses to a number
 TType *ck_fmax(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *a = e->bargs[0], *b = e->bargs[1];
-  if (!get_tensor(sema, e, b, "other")) return poison(sema);
-  bool mx = d->b.name[1] == 'm' && d->b.name[2] == 'a';
-  Ast *m = bin(sema, e, mx ? OP_MAXIMUM : OP_MINIMUM, a, b);
-  if (is_poison(m->ty) || !dtype_is_float(m->ty->dtype)) return done(sema, e, m);
-  Ast *r = where3(sema, e, bin(sema, e, OP_NE, b, b), a, m);
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_NE, a, a), b, r));
+  if (!get_tensor(sema, e, e->bargs[1], "other")) return poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.op = d->b.op}), e->bargs, 2);
 }
 
 // float_power(input, exponent): pow computed in f64
 TType *ck_float_power(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *a = e->bargs[0], *b = e->bargs[1];
-  if (is_tensor(b->ty)) b = call(sema, e, "double", b, NULL);
-  else if (!is_scalar(b->ty)) return get_tensor(sema, e, b, "exponent"), poison(sema);
-  return done(sema, e, bin(sema, e, OP_POW, call(sema, e, "double", a, NULL), b));
+  Ast *b = e->bargs[1];
+  if (!is_tensor(b->ty) && !is_scalar(b->ty)) return get_tensor(sema, e, b, "exponent"), poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 2);
 }
 
 // signbit(input): copysign(1, x) < 0 (so -0.0 and -nan count); ints x < 0; bool false
 TType *ck_signbit(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = e->bargs[0];
-  if (dtype_is_float(x->ty->dtype))
-    x = part_call(sema, e, "copysign", (Ast *[]){part_call(sema, e, "ones_like", &x, 1), x}, 2);
-  return done(sema, e, bin(sema, e, OP_LT, x, part_int(sema, e, 0)));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 1);
 }
 
 // hardshrink(input, lambd=0.5): x where |x| > lambd, else 0; softshrink moves x toward 0 by lambd
 TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *la = barg(e, 1);
-  bool hard = d->b.name[0] == 'h';
+  bool hard = d->variant == 0;  // hardshrink (else softshrink)
   if (!dtype_is_float(x->ty->dtype)) {
     diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for '%s'", d->b.name, torch_name(x->ty->dtype));
     return poison(sema);
@@ -155,19 +114,11 @@ TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, la->loc, "lambda must be greater or equal to 0, but found to be %g.", l);
     return poison(sema);
   }
-  Ast *zero = num(sema, e, 0);
-  if (hard) {
-    Ast *keep = bin(sema, e, OP_GT, part_unary(sema, e, OP_ABS, "abs", x), num(sema, e, l));
-    return done(sema, e, where3(sema, e, keep, x, zero));
-  }
-  Ast *lo = where3(sema, e, bin(sema, e, OP_LT, x, num(sema, e, -l)), bin(sema, e, OP_ADD, x, num(sema, e, l)), zero);
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_GT, x, num(sema, e, l)), bin(sema, e, OP_SUB, x, num(sema, e, l)),
-                              lo));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.flag = hard, .k = l}), e->bargs, 1);
 }
 
 // F.prelu(input, weight): x where x >= 0, else weight * x, weight per channel (dim 1)
 TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *w = e->bargs[1];
   const TType *wt = get_tensor(sema, e, w, "weight");
   if (!wt) return poison(sema);
@@ -178,19 +129,18 @@ TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d) {
                PRId64 " and channel size = %" PRId64 ".", n, c);
     return poison(sema);
   }
+  MathArgs ma = {0};
   if (n != 1 && xv->ndim > 2) {  // [C] against [N, C, *]: C then ones
-    int64_t shape[TD_MAX_DIMS];
-    for (int i = 0; i < xv->ndim - 1; i++) shape[i] = i == 0 ? c : 1;
-    w = call(sema, e, "view", w, part_ints(sema, e, xv->ndim - 1, shape));
+    ma.ndim = xv->ndim - 1;
+    for (int i = 0; i < xv->ndim - 1; i++) ma.shape[i] = i == 0 ? c : 1;
   }
-  Ast *neg = bin(sema, e, OP_MUL, w, x);
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_GE, x, part_int(sema, e, 0)), x, neg));
+  return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, 2);
 }
 
 // addcmul(input, tensor1, tensor2, *, value=1) / addcdiv: input + value * t1 (* or /) t2
 TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *in = e->bargs[0], *t1 = e->bargs[1], *t2 = e->bargs[2], *va = barg(e, 3);
-  bool div = !strcmp(d->b.name, "addcdiv");
+  bool div = d->variant == 1;  // addcdiv (else addcmul)
   if (!get_tensor(sema, e, t1, "tensor1") || !get_tensor(sema, e, t2, "tensor2")) return poison(sema);
   if (va && !is_scalar(va->ty)) {
     diag_error(sema->cx, va->loc, "%s(): argument 'value' must be Number, not %s", d->b.name, py_type_name(va->ty));
@@ -204,89 +154,64 @@ TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d) {
                "latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
     return poison(sema);
   }
-  Ast *p = bin(sema, e, div ? OP_DIV : OP_MUL, t1, t2);
-  if (va && va->ty->fval != 1) p = bin(sema, e, OP_MUL, va, p);
-  return done(sema, e, bin(sema, e, OP_ADD, in, p));
-}
-
-// mv(input, vec): a 2-D by 1-D matmul
-TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *m = e->bargs[0], *v = e->bargs[1];
-  if (!get_tensor(sema, e, v, "vec")) return poison(sema);
-  if (m->ty->view.ndim != 2 || v->ty->view.ndim != 1) {
-    diag_error(sema->cx, call_loc(e), "vector + matrix @ vector expected, got 1, %d, %d", m->ty->view.ndim,
-               v->ty->view.ndim);
-    return poison(sema);
-  }
-  return done(sema, e, call(sema, e, "matmul", m, v));
-}
-
-// ============================================================================
-// Reductions
-// ============================================================================
-// trace(input): the sum of the main diagonal of a matrix
-TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = e->bargs[0];
-  if (x->ty->view.ndim != 2) {
-    diag_error(sema->cx, call_loc(e), "trace: expected a matrix, but got tensor with dim %d", x->ty->view.ndim);
-    return poison(sema);
-  }
-  return done(sema, e, call(sema, e, "sum", call(sema, e, "diagonal", x, NULL), NULL));
+  bool scaled = va && va->ty->fval != 1;
+  MathArgs ma = {.op = div ? OP_DIV : OP_MUL, .flag = scaled};
+  return built(sema, e, d->b.build, KEEP(sema, ma), (Ast *[]){in, t1, t2, va}, scaled ? 4 : 3);
 }
 
 // count_nonzero(input, dim=None): sum(input != 0) in i64
 TType *ck_count_nonzero(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *nz = bin(sema, e, OP_NE, e->bargs[0], part_int(sema, e, 0));
-  return done(sema, e, part_call(sema, e, "sum", (Ast *[]){nz, barg(e, 1)}, 2));
+  ReduceCall r;
+  if (!reduce_args(sema, e, OP_SUM, "sum", &r)) return poison(sema);
+  ReduceArgs a = {.mask = r.mask, .dim = r.dim};
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
 // nansum(input, dim=None, keepdim=False, *, dtype=None): the sum with NaN as 0;
 // nanmean: that sum over the count of the others
 TType *ck_nansum(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0], *dim = barg(e, 1), *keep = barg(e, 2), *dt = barg(e, 3);
-  bool mean = !strcmp(d->b.name, "nanmean");
+  Ast *x = e->bargs[0];
+  bool mean = d->variant == 1;
   if (mean && !dtype_is_float(x->ty->dtype)) {
     diag_error(sema->cx, call_loc(e), "nanmean(): expected input to have floating point dtype but got %s",
                torch_name(x->ty->dtype));
     return poison(sema);
   }
-  Ast *ok = dtype_is_float(x->ty->dtype) ? bin(sema, e, OP_EQ, x, x) : NULL;
-  Ast *v = ok ? where3(sema, e, ok, x, num(sema, e, 0)) : x;
-  Ast *s = part_call(sema, e, "sum", (Ast *[]){v, dim, keep, dt}, 4);
-  if (!mean || is_poison(s->ty)) return done(sema, e, s);
-  Ast *n = part_call(sema, e, "sum", (Ast *[]){ok, dim, keep}, 3);
-  return done(sema, e, bin(sema, e, OP_DIV, s, n));
+  ReduceCall r;
+  if (!reduce_args(sema, e, OP_SUM, "sum", &r)) return poison(sema);
+  ReduceArgs a = {.mask = r.mask, .dim = r.dim, .keepdim = r.keepdim, .dtype = r.dtype, .mean = mean};
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
 // aminmax(input, *, dim=None, keepdim=False): (min, max), torch.return_types.aminmax
 TType *ck_aminmax(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   static const char *const fields[] = {"min", "max"};
-  Ast *x = e->bargs[0], *dim = barg(e, 1), *keep = barg(e, 2);
-  Ast *lo = part_call(sema, e, "amin", (Ast *[]){x, dim, keep}, 3);
-  Ast *hi = part_call(sema, e, "amax", (Ast *[]){x, dim, keep}, 3);
-  if (is_poison(lo->ty) || is_poison(hi->ty)) return poison(sema);
-  TType *t = tuple_result(sema, e, (Ast *[]){lo, hi}, 2);
-  t->fields = fields;
+  ReduceCall r;
+  if (!reduce_args(sema, e, OP_AMIN, "amin", &r) || !reduce_args(sema, e, OP_AMAX, "amax", &r)) return poison(sema);
+  ReduceArgs a = {.mask = r.mask, .dim = r.dim, .keepdim = r.keepdim};
+  TType *t = built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
+  if (!is_poison(t)) t->fields = fields;
   return t;
 }
 
 // ============================================================================
 // Views and tuples
 // ============================================================================
-// ravel(input): flatten, a view when it can be
+// ravel(input): PyTorch's contiguous().view(-1): a view of a contiguous input, else a copy
 TType *ck_ravel(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
-  return done(sema, e, call(sema, e, "reshape", e->bargs[0], part_int(sema, e, -1)));
+  TType *x = e->bargs[0]->ty;
+  int64_t n = view_numel(x->view);
+  View v;
+  if (view_is_contiguous(x->view) && view_reshape(x->view, 1, &n, &v)) return view_result(sema, e, x, v);
+  e->needs_copy = true;
+  set_operand1(sema, e, e->bargs[0]);
+  return ty_fresh(sema, x->dtype, 1, &n);
 }
 
 // diag(input, diagonal=0): of a matrix its diagonal (a view, copied as PyTorch's is); of
 // a vector the square matrix with it on the diagonal (where over compared aranges)
 TType *ck_diag(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *ka = barg(e, 1);
   int64_t k = 0;
   if (ka && !get_int(sema, e, ka, "diagonal", &k)) return poison(sema);
@@ -295,23 +220,7 @@ TType *ck_diag(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "diag(): Supports 1D or 2D tensors. Got %dD", nd);
     return poison(sema);
   }
-  if (nd == 2) {
-    Ast *dg = part_call(sema, e, "diagonal", (Ast *[]){x, part_int(sema, e, k)}, 2);
-    return done(sema, e, call(sema, e, "clone", dg, NULL));
-  }
-  int64_t n = x->ty->view.shape[0], ak = k < 0 ? -k : k, m = n + ak;
-  Ast *v = x;
-  if (ak) {  // x padded with |k| zeros, read along rows (k >= 0) or columns (k < 0)
-    Ast *z = part_call(sema, e, "zeros", (Ast *[]){part_int(sema, e, ak), NULL}, 2);
-    z = call(sema, e, "to", z, part_dtype(sema, e, x->ty->dtype));
-    v = call(sema, e, "cat", part_seq(sema, e, TY_LIST, (Ast *[]){x, z}, 2), NULL);
-  }
-  if (k >= 0) v = call(sema, e, "unsqueeze", v, part_int(sema, e, 1));
-  Ast *on = part_triangle(sema, e, m, m, k, true), *below = part_triangle(sema, e, m, m, k, false);
-  Ast *zero = x->ty->dtype == DT_BOOL ? part_int(sema, e, 0) : num(sema, e, 0);
-  if (x->ty->dtype == DT_BOOL) zero->ty = ty_bool(sema, false);
-  else if (!dtype_is_float(x->ty->dtype)) zero = part_int(sema, e, 0);
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_LOGICAL_AND, on, below), v, zero));
+  return built(sema, e, d->b.build, KEEP(sema, (LinalgArgs){.offset = k}), e->bargs, 1);
 }
 
 // rot90(input, k=1, dims=[0, 1]): flips and a transpose, views
@@ -331,12 +240,11 @@ TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   k = ((k % 4) + 4) % 4;
-  Ast *d0 = part_int(sema, e, dims[0]), *d1 = part_int(sema, e, dims[1]);
-  Ast *y = x;  // PyTorch's: k = 1 flips dims[1] then transposes, k = 3 flips dims[0] then transposes
-  if (k == 1 || k == 3) y = call(sema, e, "flip", x, part_seq(sema, e, TY_LIST, k == 1 ? &d1 : &d0, 1));
-  if (k == 2) y = call(sema, e, "flip", x, part_seq(sema, e, TY_LIST, (Ast *[]){d0, d1}, 2));
-  if (k == 1 || k == 3) y = part_call(sema, e, "transpose", (Ast *[]){y, d0, d1}, 3);
-  return done(sema, e, y);
+  View v = x->ty->view;  // PyTorch's: k = 1 flips dims[1] then transposes, k = 3 flips dims[0] then transposes
+  if (k == 1 || k == 3) v = view_flip(v, 1, &dims[k == 1 ? 1 : 0]);
+  if (k == 2) v = view_flip(v, 2, dims);
+  if (k == 1 || k == 3) v = view_transpose(v, dims[0], dims[1]);
+  return view_result(sema, e, x->ty, v);
 }
 
 // hsplit / vsplit / dsplit(input, indices_or_sections): tensor_split along dim 1 (0 for a
@@ -344,8 +252,8 @@ TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d) {
 TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *s = e->bargs[1];
   int nd = x->ty->view.ndim;
-  char c = d->b.name[0];
-  int need = c == 'h' ? 1 : c == 'v' ? 2 : 3, dim = c == 'h' ? (nd == 1 ? 0 : 1) : c == 'v' ? 0 : 2;
+  int v = d->variant;  // the dim split: hsplit 1, vsplit 0, dsplit 2
+  int need = v == 1 ? 1 : v == 0 ? 2 : 3, dim = v == 1 ? (nd == 1 ? 0 : 1) : v;
   if (nd < need) {
     diag_error(sema->cx, call_loc(e), "torch.%s requires a tensor with at least %d dimension, but got a tensor with %d "
                "dimensions!", d->b.name, need, nd);
@@ -357,72 +265,53 @@ TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d) {
                s->ty->ival);
     return poison(sema);
   }
-  Ast *t = part_call(sema, e, "tensor_split", (Ast *[]){x, s, part_int(sema, e, dim)}, 3);
-  if (is_poison(t->ty)) return poison(sema);
-  return tuple_result(sema, e, t->operands, t->noperands);
+  rebind(sema, e, (Ast *[]){x, s, part_int(sema, e, dim)}, 3);  // tensor_split(input, sections, dim)
+  return ck_split(sema, e, builtin_find("tensor_split"));  // its row's variant, not this one's dim
 }
 
 // take_along_dim(input, indices, dim=None): gather along dim after broadcasting the other
 // dims; without dim, of the flattened input
 TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *ix = e->bargs[1], *da = barg(e, 2);
   if (!get_tensor(sema, e, ix, "indices")) return poison(sema);
-  if (!da) {
-    Ast *fx = call(sema, e, "reshape", x, part_int(sema, e, -1)), *fi = call(sema, e, "reshape", ix, part_int(sema, e, -1));
-    return done(sema, e, part_call(sema, e, "gather", (Ast *[]){fx, part_int(sema, e, 0), fi}, 3));
+  IndexArgs a = {.dim = -1};
+  if (da) {
+    int64_t dim;
+    if (!get_int(sema, e, da, "dim", &dim) || !wrap_dim(sema, da->loc, dim, x->ty->view.ndim, &a.dim))
+      return poison(sema);
+    const View *xv = &x->ty->view, *iv = &ix->ty->view;
+    if (xv->ndim != iv->ndim) {
+      diag_error(sema->cx, ix->loc, "torch.take_along_dim(): input and indices should have the same number of "
+                 "dimensions, but got %d dimensions for input, and %d dimensions for indices", xv->ndim, iv->ndim);
+      return poison(sema);
+    }
+    a.ndim = xv->ndim;
+    for (int i = 0; i < xv->ndim; i++) {
+      int64_t b = xv->shape[i] == 1 ? iv->shape[i] : xv->shape[i];
+      a.shape[i] = i == a.dim ? xv->shape[i] : b;
+      a.ishape[i] = i == a.dim ? iv->shape[i] : b;
+    }
+    View v;
+    if (!expand_to(sema, call_loc(e), x->ty, a.ndim, a.shape, &v) ||
+        !expand_to(sema, call_loc(e), ix->ty, a.ndim, a.ishape, &v))
+      return poison(sema);
   }
-  int64_t dim;
-  int a;
-  if (!get_int(sema, e, da, "dim", &dim) || !wrap_dim(sema, da->loc, dim, x->ty->view.ndim, &a)) return poison(sema);
-  const View *xv = &x->ty->view, *iv = &ix->ty->view;
-  if (xv->ndim != iv->ndim) {
-    diag_error(sema->cx, ix->loc, "torch.take_along_dim(): input and indices should have the same number of dimensions, "
-               "but got %d dimensions for input, and %d dimensions for indices", xv->ndim, iv->ndim);
+  if (ix->ty->dtype != DT_I64) {  // gather's check
+    diag_error(sema->cx, e->loc, "gather(): Expected dtype int64 for index");
     return poison(sema);
   }
-  int64_t xs[TD_MAX_DIMS], is[TD_MAX_DIMS];
-  for (int i = 0; i < xv->ndim; i++) {
-    int64_t b = xv->shape[i] == 1 ? iv->shape[i] : xv->shape[i];
-    xs[i] = i == a ? xv->shape[i] : b;
-    is[i] = i == a ? iv->shape[i] : b;
-  }
-  Ast *bx = call(sema, e, "expand", x, part_ints(sema, e, xv->ndim, xs));
-  Ast *bi = call(sema, e, "expand", ix, part_ints(sema, e, xv->ndim, is));
-  if (is_poison(bx->ty) || is_poison(bi->ty)) return poison(sema);
-  return done(sema, e, part_call(sema, e, "gather", (Ast *[]){bx, part_int(sema, e, a), bi}, 3));
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
 }
 
 // ============================================================================
 // Out-of-place writes: slice_scatter, select_scatter, diagonal_scatter, masked_scatter
 // ============================================================================
-// x's elements at the linear positions pos (i64, any shape), from src (pos's shape,
-// converted to x's dtype): x.reshape(-1).index_copy(0, pos.reshape(-1), src.reshape(-1))
-// reshaped back to x's shape.
-static Ast *write_at(Sema *sema, const Ast *e, Ast *x, Ast *pos, Ast *src) {
-  const TType *t = x->ty;
-  Ast *flat = part_ints(sema, e, 1, (int64_t[]){-1});
-  Ast *v = src->ty->dtype == t->dtype ? src : part_call(sema, e, "to", (Ast *[]){src, part_dtype(sema, e, t->dtype)}, 2);
-  Ast *args[4] = {part_call(sema, e, "reshape", (Ast *[]){x, flat}, 2), part_int(sema, e, 0),
-                  part_call(sema, e, "reshape", (Ast *[]){pos, flat}, 2), part_call(sema, e, "reshape", (Ast *[]){v, flat}, 2)};
-  Ast *y = part_call(sema, e, "index_copy", args, 4);
-  return part_call(sema, e, "reshape", (Ast *[]){y, part_ints(sema, e, t->view.ndim, t->view.shape)}, 2);
-}
-
-// The positions of x's elements a view of x takes: the view `op` (its arguments after
-// the input in args[1..n)) of arange(numel).reshape(x.shape), whose values are positions.
-static Ast *view_positions(Sema *sema, const Ast *e, const TType *t, const char *op, Ast **args, int n) {
-  int64_t numel = 1;
-  for (int i = 0; i < t->view.ndim; i++) numel *= t->view.shape[i];
-  Ast *all = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, numel)}, 1);
-  args[0] = part_call(sema, e, "reshape", (Ast *[]){all, part_ints(sema, e, t->view.ndim, t->view.shape)}, 2);
-  return part_call(sema, e, op, args, n);
-}
-
 // slice_scatter(input, src, dim=0, start=None, end=None, step=1),
 // select_scatter(input, src, dim, index), diagonal_scatter(input, src, offset=0, dim1=0,
 // dim2=1): input with src written where the view (slice, select, diagonal) of it is.
 TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const Builtin select = {"select", BK_VIEW, OP_COPY, "input, dim, index", NULL},
+                       diagonal = {"diagonal", BK_VIEW, OP_COPY, "input, offset=0, dim1=0, dim2=1", NULL};
   Ast *x = e->bargs[0], *src = e->bargs[1];
   if (!is_tensor(x->ty) || !is_tensor(src->ty)) {
     diag_error(sema->cx, call_loc(e), "%s(): argument '%s' must be Tensor, not %s", d->b.name,
@@ -430,48 +319,59 @@ TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   const TType *t = x->ty;
-  Ast *pos;
-  if (d->b.name[1] == 'l') {  // slice_scatter: the positions along dim, as Python's slice takes them
+  IndexArgs a = {.view = (ViewScatter)d->variant};
+  View pos;  // the positions the view takes, of arange(numel) viewed as the input
+  if (a.view == SCATTER_SLICE) {  // the positions along dim, as Python's slice takes them
     int64_t v[4] = {0, 0, INT64_MAX, 1};
     bool given[4] = {true, false, false, true};
     for (int i = 0; i < 4; i++) {
-      const Ast *a = e->bargs[2 + i];
-      if (!a || a->ty->kind == TY_NONE) continue;
-      if (!is_scalar(a->ty) || a->ty->dtype == DT_F64) {
-        diag_error(sema->cx, a->loc, "slice_scatter(): argument '%s' must be int, not %s",
-                   (const char *[]){"dim", "start", "end", "step"}[i], py_type_name(a->ty));
+      const Ast *arg = e->bargs[2 + i];
+      if (!arg || arg->ty->kind == TY_NONE) continue;
+      if (!is_scalar(arg->ty) || arg->ty->dtype == DT_F64) {
+        diag_error(sema->cx, arg->loc, "slice_scatter(): argument '%s' must be int, not %s",
+                   (const char *[]){"dim", "start", "end", "step"}[i], py_type_name(arg->ty));
         return poison(sema);
       }
-      v[i] = a->ty->ival, given[i] = true;
+      v[i] = arg->ty->ival, given[i] = true;
     }
-    int dim;
-    if (!wrap_dim(sema, e->bargs[2] ? e->bargs[2]->loc : call_loc(e), v[0], t->view.ndim, &dim)) return poison(sema);
+    if (!wrap_dim(sema, e->bargs[2] ? e->bargs[2]->loc : call_loc(e), v[0], t->view.ndim, &a.dim)) return poison(sema);
     if (v[3] <= 0) {
       diag_error(sema->cx, e->bargs[5]->loc, "slice step must be positive");
       return poison(sema);
     }
-    int64_t n = t->view.shape[dim], lo = given[1] ? v[1] : 0, hi = given[2] ? v[2] : n;
+    int64_t n = t->view.shape[a.dim], lo = given[1] ? v[1] : 0, hi = given[2] ? v[2] : n;
     lo = lo < 0 ? (lo + n < 0 ? 0 : lo + n) : (lo > n ? n : lo);
     hi = hi < 0 ? (hi + n < 0 ? 0 : hi + n) : (hi > n ? n : hi);
-    Ast *idx = part_call(sema, e, "arange", (Ast *[]){part_int(sema, e, lo), part_int(sema, e, hi < lo ? lo : hi),
-                                                       part_int(sema, e, v[3])}, 3);
-    Ast *args[3] = {NULL, part_int(sema, e, dim), idx};
-    pos = view_positions(sema, e, t, "index_select", args, 3);
-  } else if (d->b.name[1] == 'e') {  // select_scatter
-    Ast *args[3] = {NULL, e->bargs[2], e->bargs[3]};
-    pos = view_positions(sema, e, t, "select", args, 3);
-  } else {  // diagonal_scatter
-    Ast *args[4] = {NULL, e->bargs[2], e->bargs[3], e->bargs[4]};
-    pos = view_positions(sema, e, t, "diagonal", args, 4);
+    a.start = lo, a.end = hi < lo ? lo : hi, a.step = v[3];
+    pos = view_contiguous(t->view.ndim, t->view.shape);
+    pos.shape[a.dim] = (a.end - a.start) / a.step + ((a.end - a.start) % a.step != 0);
+  } else {  // select or diagonal of the positions: their own checks and words
+    Ast sub = *e, *holder = ast_new(sema->cx, AST_NAME, e->loc);
+    holder->ty = ty_fresh(sema, DT_I64, t->view.ndim, t->view.shape);
+    Ast *args[4] = {holder, e->bargs[2], barg(e, 3), barg(e, 4)};
+    sub.bargs = args;
+    sub.nbargs = a.view == SCATTER_SELECT ? 3 : 4;
+    sub.bi = a.view == SCATTER_SELECT ? &select : &diagonal;
+    sub.lhs = NULL;
+    TType *pt = a.view == SCATTER_SELECT ? ck_select(sema, &sub, NULL) : ck_diagonal(sema, &sub, NULL);
+    if (is_poison(pt)) return poison(sema);
+    pos = pt->view;
+    if (a.view == SCATTER_SELECT) {
+      int64_t index = args[2]->ty->ival;
+      wrap_dim(sema, e->loc, args[1]->ty->ival, t->view.ndim, &a.dim);
+      a.start = index < 0 ? index + t->view.shape[a.dim] : index;
+    } else {
+      a.offset = args[1] ? args[1]->ty->ival : 0;
+      wrap_dim(sema, e->loc, args[2] ? args[2]->ty->ival : 0, t->view.ndim, &a.dim1);
+      wrap_dim(sema, e->loc, args[3] ? args[3]->ty->ival : 1, t->view.ndim, &a.dim2);
+    }
   }
-  if (is_poison(pos->ty)) return poison(sema);
-  if (!same_shape(src->ty->view.ndim, src->ty->view.shape, pos->ty->view.ndim, pos->ty->view.shape)) {
+  if (!same_shape(src->ty->view.ndim, src->ty->view.shape, pos.ndim, pos.shape)) {
     diag_error(sema->cx, src->loc, "expected src to have a size equal to the slice of self. src size = %s, slice size = %s",
-               shape_str(sema, src->ty->view.ndim, src->ty->view.shape),
-               shape_str(sema, pos->ty->view.ndim, pos->ty->view.shape));
+               shape_str(sema, src->ty->view.ndim, src->ty->view.shape), shape_str(sema, pos.ndim, pos.shape));
     return poison(sema);
   }
-  return done(sema, e, write_at(sema, e, x, pos, src));
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
 }
 
 // masked_scatter(input, mask, source): input and mask broadcast together; the k-th true
@@ -479,7 +379,6 @@ TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
 // the running count of trues before it (cumsum): source.reshape(-1)[k] where the mask is
 // true, input elsewhere. Too few source elements: index_select's error, at run time.
 TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0], *m = e->bargs[1], *src = e->bargs[2];
   for (int i = 0; i < 3; i++)
     if (!is_tensor(e->bargs[i]->ty)) {
@@ -501,15 +400,9 @@ TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
   int64_t shape[TD_MAX_DIMS];
   memcpy(shape, x->ty->view.shape, sizeof(int64_t) * (size_t)n);
   if (!broadcast(sema, call_loc(e), &n, shape, m->ty->view.ndim, m->ty->view.shape)) return poison(sema);
-  Ast *to = part_ints(sema, e, n, shape), *flat = part_ints(sema, e, 1, (int64_t[]){-1});
-  if (m->ty->dtype != DT_BOOL) m = bin(sema, e, OP_NE, m, part_int(sema, e, 0));
-  Ast *mf = part_call(sema, e, "reshape", (Ast *[]){part_call(sema, e, "broadcast_to", (Ast *[]){m, to}, 2), flat}, 2);
-  Ast *xf = part_call(sema, e, "reshape", (Ast *[]){part_call(sema, e, "broadcast_to", (Ast *[]){x, to}, 2), flat}, 2);
-  Ast *k = part_call(sema, e, "cumsum", (Ast *[]){mf, part_int(sema, e, 0)}, 2);  // i64 of a bool
-  k = part_call(sema, e, "clamp", (Ast *[]){bin(sema, e, OP_SUB, k, part_int(sema, e, 1)), part_int(sema, e, 0)}, 2);
-  Ast *sf = part_call(sema, e, "reshape", (Ast *[]){src, flat}, 2);
-  Ast *v = part_call(sema, e, "index_select", (Ast *[]){sf, part_int(sema, e, 0), k}, 3);
-  return done(sema, e, part_call(sema, e, "reshape", (Ast *[]){where3(sema, e, mf, v, xf), to}, 2));
+  IndexArgs a = {.ndim = n};
+  memcpy(a.shape, shape, sizeof(int64_t) * (size_t)n);
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 3);
 }
 
 // ============================================================================
@@ -548,36 +441,42 @@ TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d) {
 // real(x): x itself; isreal(x): all true; angle(x): pi where x < 0, else 0 (nan kept)
 TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0];
-  if (!strcmp(d->b.name, "real")) return done(sema, e, part_call(sema, e, "view_as", (Ast *[]){x, x}, 2));
-  if (!strcmp(d->b.name, "isreal"))  // every element of a real tensor, NaN included
-    return done(sema, e, part_call(sema, e, "ones_like", (Ast *[]){x, part_dtype(sema, e, DT_BOOL)}, 2));
-  Ast *xf = as_float(sema, e, x);
-  Ast *a = where3(sema, e, bin(sema, e, OP_LT, xf, part_int(sema, e, 0)), num(sema, e, PI), num(sema, e, 0));
-  return done(sema, e, where3(sema, e, bin(sema, e, OP_NE, xf, xf), xf, a));
+  if (d->variant == 0) {  // real(x): x itself, a view
+    set_operand1(sema, e, x);
+    return ty_view_of(sema, x->ty, x->ty->view);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 1);  // isreal, angle
 }
 
 // ldexp(input, other): input * 2 ** other, in floats
 TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = e->bargs[0], *o = e->bargs[1];
-  if (!get_tensor(sema, e, o, "other")) return poison(sema);
-  Ast *p = bin(sema, e, OP_POW, num(sema, e, 2), as_float(sema, e, o));
-  return done(sema, e, bin(sema, e, OP_MUL, as_float(sema, e, x), p));
+  if (!get_tensor(sema, e, e->bargs[1], "other")) return poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){0}), e->bargs, 2);
 }
 
 // dist(input, other, p=2): norm(input - other, p)
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = e->bargs[0], *o = e->bargs[1];
+  Ast *x = e->bargs[0], *o = e->bargs[1], *pa = barg(e, 2);
   if (!get_tensor(sema, e, o, "other")) return poison(sema);
-  Ast *df = bin(sema, e, OP_SUB, x, o);
-  if (is_poison(df->ty)) return poison(sema);
-  return done(sema, e, part_call(sema, e, "norm", (Ast *[]){df, barg(e, 2)}, 2));
+  DType r;
+  int nd = x->ty->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, x->ty->view.shape, sizeof(int64_t) * (size_t)nd);
+  if (!binary_dtype(sema, call_loc(e), OP_SUB, x->ty, o->ty, &r) ||
+      !broadcast(sema, call_loc(e), &nd, shape, o->ty->view.ndim, o->ty->view.shape))
+    return poison(sema);
+  ReduceArgs a = {.mask = nd ? (uint32_t)((1ull << nd) - 1) : 0, .dim = -1, .dtype = DT_COUNT};
+  if (!norm_p(sema, pa, DT_COUNT, &a.p)) return poison(sema);
+  if (!dtype_is_float(r)) {
+    diag_error(sema->cx, call_loc(e), "norm(): input dtype should be either floating point or complex. Got %s instead.",
+               torch_name(r));
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
 }
 
 // diff(input, n=1, dim=-1): x[1:] - x[:-1] along dim, n times (bool: !=)
 TType *ck_diff(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   Ast *x = e->bargs[0];
   int64_t n = 1, dim = -1;
   int a;
@@ -597,59 +496,33 @@ TType *ck_diff(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, e->bargs[1]->loc, "order must be non-negative but got %" PRId64, n);
     return poison(sema);
   }
-  Ast *y = x;
-  for (int64_t i = 0; i < n && y->ty->view.shape[a] > 0; i++) {
-    int64_t len = y->ty->view.shape[a] - 1;
-    Ast *ad = part_int(sema, e, a);
-    Ast *hi = part_call(sema, e, "narrow", (Ast *[]){y, ad, part_int(sema, e, 1), part_int(sema, e, len)}, 4);
-    Ast *lo = part_call(sema, e, "narrow", (Ast *[]){y, ad, part_int(sema, e, 0), part_int(sema, e, len)}, 4);
-    y = bin(sema, e, y->ty->dtype == DT_BOOL ? OP_NE : OP_SUB, hi, lo);
-  }
-  return done(sema, e, y == x ? call(sema, e, "clone", x, NULL) : y);
-}
-
-// inner(input, other): the sum over the last dims of both, a matmul with other's last
-// dims moved first (1-D both: dot; a 0-d one: a product)
-TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *a = e->bargs[0], *b = e->bargs[1];
-  if (!get_tensor(sema, e, b, "other")) return poison(sema);
-  int na = a->ty->view.ndim, nb = b->ty->view.ndim;
-  if (na == 0 || nb == 0) return done(sema, e, bin(sema, e, OP_MUL, a, b));
-  if (a->ty->view.shape[na - 1] != b->ty->view.shape[nb - 1]) {
-    diag_error(sema->cx, call_loc(e), "inner() the last dimension must match on both input tensors but got shapes %s "
-               "and %s", shape_str(sema, na, a->ty->view.shape), shape_str(sema, nb, b->ty->view.shape));
-    return poison(sema);
-  }
-  // b [*, K] -> [K, prod(*)]; a @ that -> [*a, prod(*b)] -> [*a, *b]
-  int64_t K = b->ty->view.shape[nb - 1], rest = view_numel(b->ty->view) / (K ? K : 1);
-  Ast *bm = call(sema, e, "reshape", b, part_ints(sema, e, 2, (int64_t[]){K ? rest : 0, K}));
-  Ast *p = call(sema, e, "matmul", a, call(sema, e, "t", bm, NULL));
-  if (is_poison(p->ty)) return poison(sema);
-  int64_t shape[2 * TD_MAX_DIMS];
-  int n = 0;
-  for (int i = 0; i < na - 1; i++) shape[n++] = a->ty->view.shape[i];
-  for (int i = 0; i < nb - 1; i++) shape[n++] = b->ty->view.shape[i];
-  return done(sema, e, call(sema, e, "reshape", p, part_ints(sema, e, n, shape)));
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.dim = a, .n = n}), e->bargs, 1);
 }
 
 // take(input, index): the flattened input gathered at index, of index's shape
 TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
-  Ast *x = e->bargs[0], *ix = e->bargs[1];
+  Ast *ix = e->bargs[1];
   if (!get_tensor(sema, e, ix, "index")) return poison(sema);
-  Ast *flat = call(sema, e, "reshape", x, part_int(sema, e, -1));
-  Ast *fi = call(sema, e, "reshape", ix, part_int(sema, e, -1));
-  Ast *g = part_call(sema, e, "index_select", (Ast *[]){flat, part_int(sema, e, 0), fi}, 3);
-  if (is_poison(g->ty)) return poison(sema);
-  return done(sema, e, call(sema, e, "reshape", g, part_ints(sema, e, ix->ty->view.ndim, ix->ty->view.shape)));
+  if (ix->ty->dtype != DT_I32 && ix->ty->dtype != DT_I64) {  // index_select's check, of the flattened index
+    diag_error(sema->cx, e->loc, "index_select(): Expected dtype int32 or int64 for index");
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, (IndexArgs){0}), e->bargs, 2);
 }
 
 // diagflat(input, offset=0): diag of the flattened input; narrow_copy: a narrow, copied
 TType *ck_diagflat(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0];
-  if (!strcmp(d->b.name, "narrow_copy"))
-    return done(sema, e, call(sema, e, "clone", part_call(sema, e, "narrow", e->bargs, 4), NULL));
-  Ast *flat = call(sema, e, "reshape", x, part_int(sema, e, -1));
-  return done(sema, e, part_call(sema, e, "diag", (Ast *[]){flat, barg(e, 1)}, 2));
+  if (d->variant == 1) {  // narrow_copy: narrow's checks, its view copied
+    int64_t dim, start, len, st;
+    int a;
+    if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !get_int(sema, e, e->bargs[2], "start", &start) ||
+        !get_int(sema, e, e->bargs[3], "length", &len))
+      return poison(sema);
+    Loc locs[4] = {call_loc(e), e->bargs[1]->loc, e->bargs[2]->loc, e->bargs[3]->loc};
+    if (!narrow_ok(sema, locs, e->bargs[0]->ty, dim, start, len, &a, &st)) return poison(sema);
+    return built(sema, e, build_narrow_copy, KEEP(sema, (ShapeArgs){.dim = a, .start = st, .length = len}), e->bargs, 1);
+  }
+  int64_t k = 0;  // diagflat: diag of the input flattened
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "diagonal", &k)) return poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (LinalgArgs){.offset = k, .flat = true}), e->bargs, 1);
 }

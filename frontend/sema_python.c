@@ -11,6 +11,7 @@
 #include "frontend/sema_internal.h"
 
 #include <float.h>
+#include <inttypes.h>
 #include <string.h>
 
 // ============================================================================
@@ -133,7 +134,7 @@ TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d) {
     return str_value(sema, names[x->ty->dtype]);
   }
   if (!get_dtype(sema, e, dta, &dt)) return poison(sema);
-  return become(sema, e, part_cast(sema, e, x, cast_method(dt)));
+  return cast_to(sema, e, dt);
 }
 
 // dtype.is_floating_point, dtype.is_signed, dtype.is_complex, dtype.itemsize: NULL for
@@ -151,7 +152,7 @@ TType *dtype_attr(Sema *sema, DType dt, const char *name) {
 // ============================================================================
 // A literal of compile-time value t (a number, a bool, a dtype, a string, None) at a's
 // location: what an element of a tuple nothing else holds (an inlined call's) becomes.
-static Ast *literal_of(Sema *sema, const Ast *a, TType *t) {
+static Ast *value_literal(Sema *sema, const Ast *a, TType *t) {
   Ast *n = ast_new(sema->cx, AST_NONE, a->loc);
   n->ty = t;
   return n;
@@ -172,7 +173,7 @@ bool unpack_starred(Sema *sema, AstList *list) {
         diag_error(sema->cx, v->loc, "iteration over a 0-d tensor");
         return false;
       }
-      v = part_call(sema, v, "unbind", &v, 1);
+      v = unbind_ast(sema, v, v);
       if (is_poison(v->ty)) return false;
     } else if (v->ty->kind != TY_TUPLE && v->ty->kind != TY_LIST) {
       diag_error(sema->cx, v->loc, "argument after * must be an iterable, not %s", py_type_name(v->ty));
@@ -189,7 +190,7 @@ bool unpack_starred(Sema *sema, AstList *list) {
                    "its tensors to names first");
         return false;
       }
-      vec_push(&sema->cx->arena, &out, literal_of(sema, a, t));
+      vec_push(&sema->cx->arena, &out, value_literal(sema, a, t));
     }
   }
   *list = out;
@@ -202,7 +203,7 @@ bool unpack_starred(Sema *sema, AstList *list) {
 // torch.finfo(type=None) of a floating dtype (the default dtype, f32, without one);
 // torch.iinfo(type) of an integer dtype: torch's named fields, as compile-time numbers.
 TType *ck_finfo(Sema *sema, Ast *e, const BuiltinDef *d) {
-  bool fl = !strcmp(d->b.name, "finfo");
+  bool fl = d->variant == 1;  // finfo (else iinfo)
   Ast *ta = barg(e, 0);
   DType dt = DT_F32;
   e->bi = NULL;
@@ -243,28 +244,54 @@ TType *ck_finfo(Sema *sema, Ast *e, const BuiltinDef *d) {
 // ============================================================================
 // torch.tensor, torch.as_tensor, torch.scalar_tensor
 // ============================================================================
-// The constant tensor of data (a number, or nested sequences of numbers of one shape):
-// full() of each number, stacked; NULL after an error. depth: the dim data stands at.
-static Ast *tensor_of(Sema *sema, const Ast *e, const TType *t, Loc loc, int depth) {
+// A literal being read: its values so far (a->n), row-major.
+typedef struct Literal {
+  CreateArgs *a;
+  DType *dtype;
+  double *f;
+  int64_t *i;
+  int64_t cap;
+} Literal;
+
+// Data's shape as PyTorch reads it: the lengths along its first elements.
+static void literal_shape(const TType *t, CreateArgs *a) {
+  a->ndim = 0;
+  while ((t->kind == TY_LIST || t->kind == TY_TUPLE) && a->ndim < TD_MAX_DIMS) {
+    a->shape[a->ndim++] = t->nelem;
+    if (t->nelem == 0) break;
+    t = t->elems[0];
+  }
+}
+
+// The numbers of data t (a number, or nested sequences of numbers of the literal's shape)
+// at depth appended to l; false after an error.
+static bool literal_values(Sema *sema, const TType *t, Loc loc, int depth, Literal *l) {
   if (is_scalar(t)) {
-    Ast *v = t->dtype == DT_F64 ? part_float(sema, e, t->fval) : part_int(sema, e, t->ival);
-    v->ty = (TType *)t;  // keeps bools bools
-    Ast *args[3] = {part_ints(sema, e, 0, NULL), v, NULL};
-    return part_call(sema, e, "full", args, 3);
+    if (l->a->n == l->cap) {
+      l->cap = l->cap ? 2 * l->cap : 16;
+      DType *dt = arena_alloc(&sema->cx->arena, sizeof(DType) * (size_t)l->cap);
+      double *f = arena_alloc(&sema->cx->arena, sizeof(double) * (size_t)l->cap);
+      int64_t *i = arena_alloc(&sema->cx->arena, sizeof(int64_t) * (size_t)l->cap);
+      for (int64_t k = 0; k < l->a->n; k++) dt[k] = l->dtype[k], f[k] = l->f[k], i[k] = l->i[k];
+      l->dtype = dt, l->f = f, l->i = i;
+    }
+    l->dtype[l->a->n] = t->dtype;  // bool, i64 or f64
+    l->f[l->a->n] = t->fval;
+    l->i[l->a->n++] = t->ival;
+    return true;
   }
   if (t->kind != TY_LIST && t->kind != TY_TUPLE) {
     diag_error(sema->cx, loc, "Could not infer dtype of %s", py_type_name(t));
-    return NULL;
+    return false;
   }
   if (depth >= TD_MAX_DIMS) {
     diag_error(sema->cx, loc, "too many dimensions: tdsl's tensors have at most %d", TD_MAX_DIMS);
-    return NULL;
+    return false;
   }
-  if (t->nelem > MAX_LIST) {
-    diag_error(sema->cx, loc, "a tensor literal of more than %d values per dim is not supported", MAX_LIST);
-    return NULL;
+  if (t->nelem > BUILD_MAX_LIST) {
+    diag_error(sema->cx, loc, "a tensor literal of more than %d values per dim is not supported", BUILD_MAX_LIST);
+    return false;
   }
-  Ast *parts[MAX_LIST];
   for (int i = 0; i < t->nelem; i++) {
     const TType *c = t->elems[i];
     bool seq = c->kind == TY_LIST || c->kind == TY_TUPLE, seq0 = t->elems[0]->kind == TY_LIST ||
@@ -272,20 +299,30 @@ static Ast *tensor_of(Sema *sema, const Ast *e, const TType *t, Loc loc, int dep
     if (seq != seq0 || (seq && c->nelem != t->elems[0]->nelem)) {
       diag_error(sema->cx, loc, "expected sequence of length %d at dim %d (got %d)", seq0 ? t->elems[0]->nelem : 0,
                  depth + 1, seq ? c->nelem : 0);
-      return NULL;
+      return false;
     }
-    if (!(parts[i] = tensor_of(sema, e, c, loc, depth + 1)) || is_poison(parts[i]->ty)) return NULL;
+    if (seq && depth + 1 < l->a->ndim && c->nelem != l->a->shape[depth + 1]) {  // a cousin of another length
+      diag_error(sema->cx, loc, "expected sequence of length %" PRId64 " at dim %d (got %d)", l->a->shape[depth + 1],
+                 depth + 1, c->nelem);
+      return false;
+    }
+    if (!literal_values(sema, c, loc, depth + 1, l)) return false;
   }
-  if (t->nelem == 0) {  // torch.tensor([]): f32 of shape (0,)
-    int64_t zero = 0;
-    Ast *args[2] = {part_ints(sema, e, 1, &zero), NULL};
-    return part_call(sema, e, "zeros", args, 2);
-  }
-  Ast *args[2] = {part_seq(sema, e, TY_LIST, parts, t->nelem), part_int(sema, e, 0)};
-  return part_call(sema, e, "stack", args, 2);
+  return true;
 }
 
-static const BuiltinDef def_same = {{"as_tensor", BK_VIEW, OP_COPY, ""}, NULL, 0, OP_COUNT};
+// The constant tensor of data (a number, or nested sequences of numbers of one shape) at
+// e's place, of dtype dt (DT_COUNT: its own); NULL after an error.
+static Ast *tensor_of(Sema *sema, Ast *e, const TType *t, Loc loc, DType dt) {
+  CreateArgs a = {.cast = dt};
+  literal_shape(t, &a);
+  Literal l = {&a, NULL, NULL, NULL, 0};
+  if (!literal_values(sema, t, loc, 0, &l)) return NULL;
+  a.dtype = l.dtype, a.f = l.f, a.i = l.i;
+  return built_ast(sema, e, build_literal, KEEP(sema, a), NULL, 0);
+}
+
+static const BuiltinDef def_same = {{"as_tensor", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // tensor(data, *, dtype=None, ...), as_tensor(data, dtype=None, ...), scalar_tensor(s, *, dtype=None, ...)
 TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d) {
@@ -293,24 +330,25 @@ TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d) {
   DType dt;
   if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
   Ast *t;
+  DType cast = dta ? dt : DT_COUNT;
   if (is_tensor(da->ty)) {  // a copy (PyTorch warns); as_tensor: the tensor itself
-    if (!strcmp(d->b.name, "as_tensor") && (!dta || dt == da->ty->dtype)) {
+    if (d->variant == LITERAL_AS_TENSOR && (!dta || dt == da->ty->dtype)) {
       e->bi = &def_same.b;
       set_operand1(sema, e, da);
       return da->ty;
     }
-    t = part_call(sema, e, "clone", &da, 1);
-  } else if (!strcmp(d->b.name, "scalar_tensor")) {
+    CreateArgs a = {.copy = true, .cast = cast};
+    t = built_ast(sema, e, build_literal, KEEP(sema, a), &da, 1);
+  } else if (d->variant == LITERAL_SCALAR) {
     if (!is_scalar(da->ty)) {
       diag_error(sema->cx, da->loc, "scalar_tensor(): argument 's' must be Number, not %s", py_type_name(da->ty));
       return poison(sema);
     }
     t = tensor_of(sema, e, ty_float(sema, da->ty->dtype == DT_F64 ? da->ty->fval : (double)da->ty->ival), da->loc,
-                  0);  // always f32
+                  cast);  // always f32
   } else {
-    t = tensor_of(sema, e, da->ty, da->loc, 0);
+    t = tensor_of(sema, e, da->ty, da->loc, cast);
   }
   if (!t || is_poison(t->ty)) return poison(sema);
-  if (dta && t->ty->dtype != dt) t = part_cast(sema, e, t, cast_method(dt));
   return become(sema, e, t);
 }

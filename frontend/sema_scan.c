@@ -1,6 +1,6 @@
 // frontend/sema_scan.c: the op table's checkers of the cumulative ops (§6): cumsum,
 // cumprod and logcumsumexp make one scan node each; cummax and cummin make two over
-// the same input and dim, values and indices, as the named tuple
+// the same input and dim, values and indices (ir/build_scan.c), as the named tuple
 // torch.return_types.cummax (cummin) with .values and .indices. The dtypes are those
 // PyTorch's CUDA kernels accept, with their messages: cumsum and cumprod of ints or
 // bool give i64 (or `dtype`, the input converted first), never bool; logcumsumexp
@@ -48,28 +48,14 @@ TType *ck_scan(Sema *sema, Ast *e, const BuiltinDef *d) {
   return scan_node(sema, e, e->bargs[0], a, dt);
 }
 
-// cummax(input, dim), cummin(input, dim): (values, indices)
+// cummax(input, dim), cummin(input, dim): (values, indices), built by ir/build_scan.c
 TType *ck_cummax(Sema *sema, Ast *e, const BuiltinDef *d) {
   static const char *const fields[] = {"values", "indices"};
-  static const BuiltinDef parts[4] = {
-      {{"cummax", BK_NODE, OP_CUMMAX, "input, dim"}, NULL, 0, OP_COUNT},
-      {{"cummax", BK_NODE, OP_CUMMAX_INDICES, "input, dim"}, NULL, 0, OP_COUNT},
-      {{"cummin", BK_NODE, OP_CUMMIN, "input, dim"}, NULL, 0, OP_COUNT},
-      {{"cummin", BK_NODE, OP_CUMMIN_INDICES, "input, dim"}, NULL, 0, OP_COUNT},
-  };
   TType *x;
   int a;
   if (!scan_args(sema, e, &x, &a)) return poison(sema);
-  const BuiltinDef *p = &parts[d->b.op == OP_CUMMAX ? 0 : 2];
-  Ast *items[2];
-  for (int i = 0; i < 2; i++) {
-    items[i] = part(sema, e, d->b.name);
-    items[i]->bi = &p[i].b;
-    items[i]->ty = scan_node(sema, items[i], e->bargs[0], a, i ? DT_I64 : x->dtype);
-  }
-  Ast *s = part_seq(sema, e, TY_TUPLE, items, 2);
-  set_operands(sema, e, s->operands, s->noperands);
-  TType *t = s->ty;
-  t->fields = fields;
+  ScanArgs sa = {.op = (Op)d->variant, .dim = a};
+  TType *t = built(sema, e, d->b.build, KEEP(sema, sa), e->bargs, 1);
+  if (!is_poison(t)) t->fields = fields;
   return t;
 }

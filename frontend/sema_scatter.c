@@ -7,14 +7,15 @@
 // into x). The nodes are OP_INDEX_PUT and OP_SCATTER (ir/scatter.c builds them); a
 // node's value is its target (lower.c), so later reads see the write.
 #include "frontend/sema_internal.h"
+#include "ir/opmath.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-static const BuiltinDef def_index_put = {{"index_put", BK_NODE, OP_INDEX_PUT, ""}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_scatter = {{"scatter", BK_NODE, OP_SCATTER, ""}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_mask_target = {{"index", BK_NODE, OP_WHERE, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_index_put = {{"index_put", BK_NODE, OP_INDEX_PUT, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_scatter = {{"scatter", BK_NODE, OP_SCATTER, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_mask_target = {{"index", BK_NODE, OP_WHERE, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // The name e was called by: "index_add_" for x.index_add_(...).
 static const char *called(const Ast *e) { return e->name ? e->name : e->bi->name; }
@@ -68,8 +69,7 @@ static TType *put_node(Sema *sema, Ast *e, Ast *target, Ast *v, Ast **idx, const
 // ============================================================================
 // a op b for the op of an augmented assignment (x[...] op= v)
 static Ast *aug_part(Sema *sema, const Ast *st, int binop, Ast *a, Ast *b) {
-  const BuiltinDef *d = builtin_find(binop_name((BinOp)binop));
-  return part_binary(sema, st, d->b.op, d->b.name, a, b);
+  return node_binary(sema, st, operator_row(binop)->b.op, a, b);
 }
 
 TType *mask_index(Sema *sema, Ast *e, TType *base) {
@@ -101,8 +101,8 @@ static void mask_store(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
   Ast *x = target->operands[0], *m = target->operands[1];
   if (binop >= 0) rhs = aug_part(sema, st, binop, x, rhs);
   if (is_poison(rhs->ty)) return;
-  for (int k = m->ty->view.ndim; k < x->ty->view.ndim; k++) m = p_dim_op(sema, st, "unsqueeze", m, -1);
-  Ast *w = p_where(sema, st, m, rhs, x);
+  for (int k = m->ty->view.ndim; k < x->ty->view.ndim; k++) m = view_ast(sema, st, m, view_unsqueeze(m->ty->view, k));
+  Ast *w = node_where(sema, st, m, rhs, x);
   if (!is_poison(w->ty)) check_store_common(sema, st, x, w, -1);
 }
 
@@ -128,8 +128,8 @@ void index_store(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
   if (!is_poison(t)) st->ty = t;
 }
 
-// x[[0, 2]]: the list as an i64 tensor, each maximal arithmetic run an arange (cat
-// when there are several); negative entries wrap, out of range is PyTorch's error.
+// x[[0, 2]]: the list as an i64 tensor (ir/build_create.c); negative entries wrap, out of
+// range is PyTorch's error.
 Ast *list_index(Sema *sema, Ast *e, Ast *it, int64_t size, int pos) {
   const TType *t = it->ty;
   int64_t v[MAX_LIST];
@@ -154,23 +154,11 @@ Ast *list_index(Sema *sema, Ast *e, Ast *it, int64_t size, int pos) {
     }
     v[i] = k < 0 ? k + size : k;
   }
-  Ast *runs[MAX_LIST];
-  int nr = 0;
-  for (int i = 0; i < n;) {
-    int j = i + 1;
-    int64_t step = j < n ? v[j] - v[i] : 1;
-    if (step == 0) step = 1, j = i + 1;  // arange needs a step: a repeat starts a new run
-    else
-      while (j < n && v[j] - v[j - 1] == step) j++;
-    int64_t end = v[j - 1] + (step > 0 ? 1 : -1);
-    Ast *args[3] = {part_int(sema, it, v[i]), part_int(sema, it, end), part_int(sema, it, step)};
-    runs[nr++] = part_call(sema, it, "arange", args, 3);
-    i = j;
-  }
   (void)e;
-  if (nr == 1) return runs[0];
-  Ast *args[2] = {part_seq(sema, it, TY_LIST, runs, nr), NULL};
-  return part_call(sema, it, "cat", args, 2);
+  int64_t *iv = arena_alloc(&sema->cx->arena, sizeof(int64_t) * (size_t)n);
+  for (int i = 0; i < n; i++) iv[i] = v[i];
+  CreateArgs a = {.n = n, .i = iv};
+  return built_ast(sema, it, build_index_list, KEEP(sema, a), NULL, 0);
 }
 
 // ============================================================================
@@ -179,7 +167,7 @@ Ast *list_index(Sema *sema, Ast *e, Ast *it, int64_t size, int pos) {
 // The target of an op called as e: x itself (writable) for x.NAME_(), else a clone.
 static Ast *target_of(Sema *sema, Ast *e, Ast *x) {
   if (is_inplace(e)) return store_writable(sema, e, x, x->ty) ? x : NULL;
-  return part_call(sema, e, "clone", &x, 1);
+  return node_clone(sema, e, x);
 }
 
 // index_put(input, indices, values, accumulate=False)
@@ -228,7 +216,7 @@ TType *ck_index_put(Sema *sema, Ast *e, const BuiltinDef *d) {
 
 // A 0-d index as a 1-element vector (index_copy and kin take both).
 static Ast *as_vector(Sema *sema, Ast *e, Ast *ix) {
-  return ix->ty->view.ndim == 0 ? p_dim_op(sema, e, "unsqueeze", ix, 0) : ix;
+  return ix->ty->view.ndim == 0 ? view_ast(sema, e, ix, view_unsqueeze(ix->ty->view, 0)) : ix;
 }
 
 // index_copy(input, dim, index, source), index_add(input, dim, index, source, *,
@@ -321,7 +309,7 @@ TType *ck_index_op(Sema *sema, Ast *e, const BuiltinDef *d) {
       if (!one) {
         Ast *k = e->bargs[4];
         if (!dtype_is_float(xt->dtype) && al->dtype == DT_F64) k = part_int(sema, e, (int64_t)al->fval);
-        v = p_bin(sema, e, OP_MUL, s, k);
+        v = node_binary(sema, e, OP_MUL, s, k);
         if (is_poison(v->ty)) return poison(sema);
       }
     }
@@ -334,8 +322,8 @@ TType *ck_index_op(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *t = target_of(sema, e, x);
   if (!t) return poison(sema);
   if (xt->view.ndim == 0) {  // a 0-d self: the put into its 1-element view
-    t = p_dim_op(sema, e, "unsqueeze", t, 0);
-    if (is_tensor(v->ty) && !fill) v = p_dim_op(sema, e, "unsqueeze", v, 0);
+    t = view_ast(sema, e, t, view_unsqueeze(t->ty->view, 0));
+    if (is_tensor(v->ty) && !fill) v = view_ast(sema, e, v, view_unsqueeze(v->ty->view, 0));
     a = 0;
   }
   Ast *ix = as_vector(sema, e, ia);
@@ -347,28 +335,14 @@ TType *ck_index_op(Sema *sema, Ast *e, const BuiltinDef *d) {
 // ============================================================================
 // scatter, scatter_add, scatter_reduce
 // ============================================================================
-// The identity of a reduction in dtype dt: what include_self=False starts a touched
-// element from.
+// The identity of a reduction in dtype dt (ir/ops.def's column): what
+// include_self=False starts a touched element from, as a Python number.
 static Ast *identity(Sema *sema, Ast *e, Op op, DType dt) {
-  if (op == OP_ADD) return part_int(sema, e, 0);
-  if (op == OP_MUL) return part_int(sema, e, 1);
-  bool lo = op == OP_MAXIMUM;
-  if (dtype_is_float(dt)) return part_float(sema, e, lo ? -INFINITY : INFINITY);
-  int64_t mn, mx;
-  switch (dt) {
-  case DT_BOOL: mn = 0, mx = 1; break;
-  case DT_U8: mn = 0, mx = 255; break;
-  case DT_I8: mn = INT8_MIN, mx = INT8_MAX; break;
-  case DT_I16: mn = INT16_MIN, mx = INT16_MAX; break;
-  case DT_I32: mn = INT32_MIN, mx = INT32_MAX; break;
-  default: mn = INT64_MIN, mx = INT64_MAX; break;
-  }
-  if (dt == DT_BOOL) {
-    Ast *b = part_int(sema, e, lo ? 0 : 1);
-    b->ty = ty_bool(sema, !lo);
-    return b;
-  }
-  return part_int(sema, e, lo ? mn : mx);
+  OpValue v = op_identity(op, dt);
+  if (dtype_is_float(dt) && op != OP_ADD && op != OP_MUL) return part_float(sema, e, v.f);
+  Ast *n = part_int(sema, e, v.i);
+  if (dt == DT_BOOL && op != OP_ADD && op != OP_MUL) n->ty = ty_bool(sema, v.i != 0);
+  return n;
 }
 
 // A scatter node: e (or a part under it) writes src at index along dim a of target.
@@ -471,24 +445,23 @@ TType *ck_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
   // PyTorch takes a 0-d tensor for a 1-element vector: the node sees one rank
   Ast *ix = ia;
   if (xt->view.ndim == 0) {
-    if (ix->ty->view.ndim) ix = part_call(sema, e, "squeeze", &ix, 1);
-    if (tensor_src && s->ty->view.ndim) s = part_call(sema, e, "squeeze", &s, 1);
+    if (ix->ty->view.ndim) ix = view_ast(sema, e, ix, view_squeeze_all(ix->ty->view));
+    if (tensor_src && s->ty->view.ndim) s = view_ast(sema, e, s, view_squeeze_all(s->ty->view));
   } else {
-    if (ix->ty->view.ndim == 0) ix = p_dim_op(sema, e, "reshape", ix, -1);
-    if (tensor_src && s->ty->view.ndim == 0) s = p_dim_op(sema, e, "reshape", s, -1);
+    if (ix->ty->view.ndim == 0) ix = view_ast(sema, e, ix, view_unsqueeze(ix->ty->view, 0));
+    if (tensor_src && s->ty->view.ndim == 0) s = view_ast(sema, e, s, view_unsqueeze(s->ty->view, 0));
   }
   if (mean) {
     // sum / count, count the terms (and self, unless include_self=False); integers
     // divide by floor; an untouched element keeps self (count 0 divides by 1)
-    Ast *t = part_call(sema, e, "clone", &x, 1);
+    Ast *t = node_clone(sema, e, x);
     if (!include_self) t = scatter_part(sema, e, t, identity(sema, e, OP_ADD, xt->dtype), ix, a, OP_COUNT);
     Ast *sum = scatter_part(sema, e, t, s, ix, a, OP_ADD);
-    Ast *c0 = part_call(sema, e, include_self ? "ones_like" : "zeros_like", &x, 1);
-    Ast *ones = part_call(sema, e, "ones_like", &s, 1);
+    Ast *c0 = node_fill(sema, e, include_self ? OP_ONES : OP_ZEROS, x->ty);
+    Ast *ones = node_fill(sema, e, OP_ONES, s->ty);
     Ast *cnt = scatter_part(sema, e, c0, ones, ix, a, OP_ADD);
-    Ast *clamp_args[3] = {cnt, part_int(sema, e, 1), NULL};
-    cnt = part_call(sema, e, "clamp", clamp_args, 3);
-    Ast *q = p_bin(sema, e, dtype_is_float(xt->dtype) ? OP_DIV : OP_FLOOR_DIVIDE, sum, cnt);
+    cnt = node_clamp(sema, e, cnt, part_int(sema, e, 1), NULL);
+    Ast *q = node_binary(sema, e, dtype_is_float(xt->dtype) ? OP_DIV : OP_FLOOR_DIVIDE, sum, cnt);
     if (is_poison(q->ty)) return poison(sema);
     if (!is_inplace(e)) return become(sema, e, q);
     if (!store_writable(sema, e, x, xt)) return poison(sema);
@@ -531,9 +504,24 @@ TType *inplace_method(Sema *sema, Ast *e) {
   const BuiltinDef *d = builtin_find_form(base, F_METH);
   if (!d) return NULL;
   Ast *x = e->lhs;
-  if (d->b.kind == BK_VIEW && d->check != ck_contiguous) {
-    diag_error(sema->cx, e->oploc, "the in-place view op '%s' is not supported: write x = x.%s(...)", e->name, base);
-    return poison(sema);
+  if (d->b.kind == BK_VIEW && d->check != ck_contiguous) {  // x.t_(): x becomes its view
+    static const char *const views[] = {"t", "transpose", "squeeze", "unsqueeze", "as_strided", "swapdims",
+                                        "swapaxes", "detach"};
+    bool ok = false;
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) ok |= !strcmp(base, views[i]);
+    if (!ok) return NULL;
+    e->bi = &d->b;
+    e->name = base;
+    if (!bind_args(sema, e, d, x)) return poison(sema);
+    TType *r = d->check(sema, e, d);
+    // the variable: x, or the one an in-place view op of it rebinds (x.t_().unsqueeze_(0))
+    const char *var = x->kind == AST_NAME ? x->name : x->kind == AST_CALL ? x->rebinds : NULL;
+    if (is_poison(r) || !var || !find_local(sema, var)) return r;
+    e->rebinds = var;  // later reads of x see the view (lower.c binds it)
+    e->ty = r;
+    bind_name(sema, var, r, x->loc);
+    sema->scope->src = e;
+    return r;
   }
   Ast *oop = ast_new(sema->cx, AST_CALL, e->loc);
   *oop = *e;

@@ -1,11 +1,7 @@
-// frontend/sema_sort.c: sort, argsort, msort, topk, kthvalue and median. Each is built
-// from one sort node pair — OP_SORT (the values) and OP_ARGSORT (the indices) of one
-// input along its last dim, which fusion computes in one kernel (ir/sort.c) and of which
-// lowering drops the one nothing reads — and views of it: the sorted dim is first moved
-// last (movedim) and back, topk narrows it to k, kthvalue and median select one
-// element of it. topk and kthvalue ask for the first k only (NodeAttr.first). A result that is a moved view is copied contiguous, as PyTorch returns
-// it. PyTorch 1.13's checks and messages; dtypes as its CUDA kernels take them (sort,
-// argsort, msort and median() every dtype; topk, kthvalue and median(dim) no bool).
+// frontend/sema_sort.c: sort, argsort, msort, topk, kthvalue and median: PyTorch 1.13's
+// checks and messages; dtypes as its CUDA kernels take them (sort, argsort, msort and
+// median() every dtype; topk, kthvalue and median(dim) no bool). ir/build_sort.c builds
+// them of one sort node pair and its views (SortArgs).
 #include "frontend/sema_internal.h"
 
 #include <math.h>
@@ -13,51 +9,10 @@
 
 static const char *const fields[] = {"values", "indices"};
 
-// The sort node `builtin` ("sort": values, "argsort": indices) of x along its last dim.
-static Ast *sort_part(Sema *sema, const Ast *e, const char *builtin, Ast *x, bool descending) {
-  Ast *n = part(sema, e, builtin);
-  const View *v = &x->ty->view;
-  n->attr.dim = v->ndim ? v->ndim - 1 : 0;
-  n->attr.descending = descending;
-  set_operand1(sema, n, x);
-  n->ty = ty_fresh(sema, n->bi->op == OP_SORT ? x->ty->dtype : DT_I64, v->ndim, v->shape);
-  return n;
-}
-
-static Ast *call_ints(Sema *sema, const Ast *e, const char *builtin, Ast *x, int n, const int64_t *v) {
-  Ast *args[4] = {x};
-  for (int i = 0; i < n; i++) args[i + 1] = part_int(sema, e, v[i]);
-  return part_call(sema, e, builtin, args, n + 1);
-}
-
-// x with dim a moved to the end (to: true) or back from it: a permuted view, or a
-// reshape when the dims it moves past are all of size 1 (the same order of elements,
-// and a result whose strides are the contiguous ones PyTorch reports).
-static Ast *move(Sema *sema, const Ast *e, Ast *x, int a, bool to) {
-  const View *v = &x->ty->view;
-  int last = v->ndim - 1;
-  if (v->ndim == 0 || a == last) return x;
-  bool ones = true;
-  for (int d = to ? a + 1 : a; d < (to ? v->ndim : last); d++) ones &= v->shape[d] == 1;
-  if (!ones) return call_ints(sema, e, "movedim", x, 2, (int64_t[]){to ? a : last, to ? last : a});
-  int64_t shape[TD_MAX_DIMS];
-  for (int d = 0; d < v->ndim; d++) {
-    int from = to ? (d < a ? d : d == last ? a : d + 1) : (d < a ? d : d == a ? last : d - 1);
-    shape[d] = v->shape[from];
-  }
-  Ast *args[2] = {x, part_ints(sema, e, v->ndim, shape)};
-  return part_call(sema, e, "reshape", args, 2);
-}
-
-static Ast *contiguous(Sema *sema, const Ast *e, Ast *x) { return part_call(sema, e, "contiguous", &x, 1); }
-
-// e as the tuple (values, indices)
-static TType *pair(Sema *sema, Ast *e, Ast *v, Ast *i) {
-  if (is_poison(v->ty) || is_poison(i->ty)) return poison(sema);
-  Ast *items[2] = {v, i};
-  TType *t = part_seq(sema, e, TY_TUPLE, items, 2)->ty;
-  set_operands(sema, e, items, 2);
-  t->fields = fields;
+// e's call of builder fn on its input with args: one result, or (values, indices)
+static TType *sort_call(Sema *sema, Ast *e, BuildFn fn, SortArgs a) {
+  TType *t = built(sema, e, fn, KEEP(sema, a), e->bargs, 1);
+  if (t->kind == TY_TUPLE) t->fields = fields;
   return t;
 }
 
@@ -104,7 +59,7 @@ static bool nonempty_dim(Sema *sema, const Ast *e, const TType *x, int a, const 
 // sort(input, dim=-1, descending=False, *, stable=False), argsort (the same parameters),
 // msort(input): a sort along dim 0, its values.
 TType *ck_sort(Sema *sema, Ast *e, const BuiltinDef *d) {
-  bool msort = !strcmp(d->b.name, "msort");
+  bool msort = d->variant == SORT_MSORT;
   int a;
   bool desc, stable;
   TType *x = msort ? get_tensor(sema, e, e->bargs[0], "input") : input_dim(sema, e, 1, &a);
@@ -112,18 +67,12 @@ TType *ck_sort(Sema *sema, Ast *e, const BuiltinDef *d) {
                         !bool_arg(sema, e, 3, "stable", false, &stable))))
     return poison(sema);
   if (msort) a = 0, desc = false;
-  Ast *xm = move(sema, e, e->bargs[0], a, true);
-  Ast *v = sort_part(sema, e, "sort", xm, desc), *i = sort_part(sema, e, "argsort", xm, desc);
-  if (d->b.op == OP_ARGSORT) return become(sema, e, contiguous(sema, e, move(sema, e, i, a, false)));
-  v = contiguous(sema, e, move(sema, e, v, a, false));
-  if (msort) return become(sema, e, v);
-  return pair(sema, e, v, contiguous(sema, e, move(sema, e, i, a, false)));
+  return sort_call(sema, e, d->b.build, (SortArgs){.kind = d->variant, .dim = a, .descending = desc});
 }
 
 // topk(input, k, dim=-1, largest=True, sorted=True): the first k of a sort (sorted or
 // not, the k come in order)
 TType *ck_topk(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   int a;
   int64_t k;
   bool largest, sorted;
@@ -137,50 +86,11 @@ TType *ck_topk(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!no_bool(sema, e, x, "topk_out_cuda")) return poison(sema);
-  Ast *xm = move(sema, e, e->bargs[0], a, true);
-  Ast *v = sort_part(sema, e, "sort", xm, largest), *i = sort_part(sema, e, "argsort", xm, largest);
-  v->attr.first = i->attr.first = k < n ? k : 0;  // only the first k are sorted
-  if (x->view.ndim && k < n) {
-    int64_t last = x->view.ndim - 1;
-    v = call_ints(sema, e, "narrow", v, 3, (int64_t[]){last, 0, k});
-    i = call_ints(sema, e, "narrow", i, 3, (int64_t[]){last, 0, k});
-  }
-  v = contiguous(sema, e, move(sema, e, v, a, false));
-  i = contiguous(sema, e, move(sema, e, i, a, false));
-  return pair(sema, e, v, i);
-}
-
-// Element k (0-based) of x's sort along dim a, values and indices, dim a kept as size 1
-// with keepdim. median: a row holding NaN gives NaN, at its first NaN's index.
-static TType *select_kth(Sema *sema, Ast *e, int a, int64_t k, bool keepdim, bool median) {
-  Ast *x = e->bargs[0];
-  int nd = x->ty->view.ndim;
-  Ast *xm = move(sema, e, x, a, true);
-  Ast *v = sort_part(sema, e, "sort", xm, false), *i = sort_part(sema, e, "argsort", xm, false);
-  if (!median)  // kthvalue: the first k sorted (the median's NaN test reads the last)
-    v->attr.first = i->attr.first = k + 1;
-  if (nd == 0) return pair(sema, e, v, i);
-  int64_t last = nd - 1, n = x->ty->view.shape[a];
-  Ast *vk = call_ints(sema, e, "select", v, 2, (int64_t[]){last, k});
-  Ast *ik = call_ints(sema, e, "select", i, 2, (int64_t[]){last, k});
-  if (median && dtype_is_float(x->ty->dtype) && n > 1) {
-    Ast *vl = call_ints(sema, e, "select", v, 2, (int64_t[]){last, n - 1});
-    Ast *nan = part_call(sema, e, "isnan", &vl, 1);
-    Ast *xn = part_cast(sema, e, part_call(sema, e, "isnan", &x, 1), "int");
-    Ast *first = call_ints(sema, e, "argmax", xn, 1, (int64_t[]){a});
-    vk = part_call(sema, e, "where", (Ast *[]){nan, vl, vk}, 3);
-    ik = part_call(sema, e, "where", (Ast *[]){nan, first, ik}, 3);
-  }
-  if (keepdim) {
-    vk = call_ints(sema, e, "unsqueeze", vk, 1, (int64_t[]){a});
-    ik = call_ints(sema, e, "unsqueeze", ik, 1, (int64_t[]){a});
-  }
-  return pair(sema, e, contiguous(sema, e, vk), contiguous(sema, e, ik));
+  return sort_call(sema, e, d->b.build, (SortArgs){.kind = SORT_TOPK, .dim = a, .descending = largest, .k = k});
 }
 
 // kthvalue(input, k, dim=-1, keepdim=False)
 TType *ck_kthvalue(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   int a;
   int64_t k;
   bool keepdim;
@@ -194,13 +104,12 @@ TType *ck_kthvalue(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!no_bool(sema, e, x, "kthvalue_cuda")) return poison(sema);
-  return select_kth(sema, e, a, k - 1, keepdim, false);
+  return sort_call(sema, e, d->b.build, (SortArgs){.kind = SORT_KTHVALUE, .dim = a, .k = k - 1, .keepdim = keepdim});
 }
 
 // median(input) -> the lower middle value of all elements (NaN if any is NaN);
 // median(input, dim, keepdim=False) -> (values, indices)
 TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
   TType *x = get_tensor(sema, e, e->bargs[0], "input");
   if (!x) return poison(sema);
   Ast *da = e->nbargs > 1 ? e->bargs[1] : NULL;
@@ -209,25 +118,11 @@ TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d) {
       diag_error(sema->cx, e->bargs[2]->loc, "median(): 'keepdim' is given without a 'dim'");
       return poison(sema);
     }
-    int64_t n = view_numel(x->view);
-    Ast *xa = e->bargs[0];
-    if (n == 0) {  // PyTorch: NaN
-      if (!dtype_is_float(x->dtype)) {
-        diag_error(sema->cx, call_loc(e), "median() of an empty integer tensor has no value");
-        return poison(sema);
-      }
-      Ast *size = part_seq(sema, e, TY_LIST, NULL, 0);
-      return become(sema, e, part_call(sema, e, "new_full", (Ast *[]){xa, size, part_float(sema, e, NAN)}, 3));
+    if (view_numel(x->view) == 0 && !dtype_is_float(x->dtype)) {  // PyTorch: NaN
+      diag_error(sema->cx, call_loc(e), "median() of an empty integer tensor has no value");
+      return poison(sema);
     }
-    Ast *flat = call_ints(sema, e, "reshape", xa, 1, (int64_t[]){-1});
-    Ast *v = sort_part(sema, e, "sort", flat, false);
-    Ast *mid = call_ints(sema, e, "select", v, 2, (int64_t[]){0, (n - 1) / 2});
-    if (dtype_is_float(x->dtype) && n > 1) {
-      Ast *last = call_ints(sema, e, "select", v, 2, (int64_t[]){0, n - 1});
-      Ast *nan = part_call(sema, e, "isnan", &last, 1);
-      mid = part_call(sema, e, "where", (Ast *[]){nan, last, mid}, 3);
-    }
-    return become(sema, e, contiguous(sema, e, mid));
+    return sort_call(sema, e, build_median_all, (SortArgs){.kind = SORT_MEDIAN});
   }
   if (da->ty->kind == TY_NONE) {
     diag_error(sema->cx, da->loc, "Please look up dimensions by name, got: name = None.");
@@ -239,5 +134,5 @@ TType *ck_median(Sema *sema, Ast *e, const BuiltinDef *d) {
       !nonempty_dim(sema, e, x, a, "median") || !no_bool(sema, e, x, "median_out_impl"))
     return poison(sema);
   int64_t n = x->view.ndim ? x->view.shape[a] : 1;
-  return select_kth(sema, e, a, (n - 1) / 2, keepdim, true);
+  return sort_call(sema, e, d->b.build, (SortArgs){.kind = SORT_MEDIAN, .dim = a, .k = (n - 1) / 2, .keepdim = keepdim});
 }

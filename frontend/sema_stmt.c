@@ -9,7 +9,7 @@
 // ============================================================================
 // Stores (§7): x[...] = v, x[...] op= v, x op= v
 // ============================================================================
-static const BuiltinDef def_store = {{"store", BK_NODE, OP_STORE, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_store = {{"store", BK_NODE, OP_STORE, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // The variable a store target is written through (x in x.t()[0]).
 static const Ast *root_name(const Ast *t) {
@@ -41,8 +41,8 @@ static bool partial_overlap(const TType *w, const TType *r) {
   return wb < re && rb < we;
 }
 
-// The op of `x op= v`: the builtin an operator names (add for '+').
-static Op aug_op(int binop) { return builtin_find(binop_name((BinOp)binop))->b.op; }
+// The op of `x op= v`: the one the operator spells (add for '+').
+static Op aug_op(int binop) { return operator_row(binop)->b.op; }
 
 // x //= v, x %= v, x **= v, x &= v ... (the in-place ops the store kernel does not fold):
 // `x = x op v` written into x's storage, the result cast to x's dtype when PyTorch allows.
@@ -55,7 +55,7 @@ static bool aug_other(Sema *sema, Ast *st, Ast *target) {
     return false;
   }
   Op op = aug_op(st->op);
-  Ast *r = part_binary(sema, st, op, op_name(op), target, st->rhs);
+  Ast *r = node_binary(sema, st, op, target, st->rhs);
   if (is_poison(r->ty)) return false;
   if (!dtype_can_cast(r->ty->dtype, target->ty->dtype)) {
     diag_error(sema->cx, st->oploc, "result type %s can't be cast to the desired output type %s",
@@ -83,6 +83,7 @@ bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t
                  "a single memory location. Please clone() the tensor before performing the operation.");
       return false;
     }
+  vec_push(&sema->cx->arena, &sema->written, t->storage);
   return true;
 }
 
@@ -218,7 +219,7 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
 // ============================================================================
 // assert, torch._assert, raise
 // ============================================================================
-static const BuiltinDef def_assert = {{"assert", BK_NODE, OP_ASSERT, ""}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_assert = {{"assert", BK_NODE, OP_ASSERT, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
 // "AssertionError: msg" (msg NULL or empty: "AssertionError"); NULL after an error in msg.
 static const char *assertion_text(Sema *sema, Ast *msg) {
@@ -299,7 +300,7 @@ static bool unpack_items(Sema *sema, Ast **v, int n, int star, Loc vloc, Loc tlo
     return false;
   }
   if (is_tensor(t)) {  // a, b = x iterates over x's first dim: x.unbind()
-    *v = part_call(sema, *v, "unbind", v, 1);
+    *v = unbind_ast(sema, *v, *v);
     t = (*v)->ty;
   }
   if (is_poison(t)) return false;
@@ -409,7 +410,7 @@ static void check_augassign(Sema *sema, Ast *st) {
   }
   if (is_scalar(t) && is_tensor(v)) {  // n += x: as Python's int, n = n + x, a new tensor
     Op op = aug_op(st->op);
-    Ast *name = st->lhs, *sum = part_binary(sema, st, op, op_name(op), name, st->rhs);
+    Ast *name = st->lhs, *sum = node_binary(sema, st, op, name, st->rhs);
     sum->loc = st->loc;
     Ast *a = ast_new(sema->cx, AST_ASSIGN, st->loc);  // lowered in its place (st->unrolled)
     vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, name->name, name->loc));

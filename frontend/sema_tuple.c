@@ -225,7 +225,7 @@ void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind
 // The items of iterable v (a list or tuple, a tensor over its first dim) for extend() or
 // +=; false after Python's message at loc.
 static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
-  if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = part_call(sema, v, "unbind", &v, 1);
+  if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = unbind_ast(sema, v, v);
   if (is_poison(v->ty)) return false;
   if (!seq_items(sema, v, items, n)) {
     diag_error(sema->cx, loc, is_tensor(v->ty) ? "iteration over a 0-d tensor" : "'%s' object is not iterable",
@@ -347,14 +347,19 @@ TType *tensor_attr(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "ndim")) return ty_int(sema, x->view.ndim);
   if (!strcmp(e->name, "dtype")) return ty_dtype(sema, x->dtype);
   if (!strcmp(e->name, "device")) return tensor_device(sema);
-  if (!strcmp(e->name, "mT")) {  // the last two dims swapped: a view
-    if (x->view.ndim < 2) {
-      diag_error(sema->cx, e->oploc, "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",
-                 x->view.ndim);
+  bool mT = !strcmp(e->name, "mT"), mH = !strcmp(e->name, "mH"), H = !strcmp(e->name, "H");
+  if (mT || mH || H) {  // of a real tensor: the last two dims swapped, a view (a 0-d one itself)
+    int nd = x->view.ndim;
+    if (nd == 1 || (H && nd > 2)) {
+      if (H)
+        diag_error(sema->cx, e->oploc, "tensor.H is only supported on matrices (2-D tensors). Got %d-D tensor.%s", nd,
+                   nd > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+      else
+        diag_error(sema->cx, e->oploc, "tensor.%s is only supported on matrices or batches of matrices. Got %d-D "
+                   "tensor.", e->name, nd);
       return poison(sema);
     }
-    Ast *args[3] = {e->lhs, part_int(sema, e, -2), part_int(sema, e, -1)};
-    return become(sema, e, part_call(sema, e, "transpose", args, 3));
+    return become(sema, e, view_ast(sema, e, e->lhs, nd ? view_transpose(x->view, nd - 2, nd - 1) : x->view));
   }
   return NULL;
 }
@@ -362,11 +367,10 @@ TType *tensor_attr(Sema *sema, Ast *e) {
 // x.size(dim=None), x.dim(), x.ndimension(), x.numel(), x.nelement(), x.is_floating_point()
 TType *ck_size(Sema *sema, Ast *e, const BuiltinDef *d) {
   const TType *x = e->bargs[0]->ty;
-  const char *n = d->b.name;
   e->bi = NULL;  // a Python value, no node
-  if (!strcmp(n, "dim") || !strcmp(n, "ndimension")) return ty_int(sema, x->view.ndim);
-  if (!strcmp(n, "numel") || !strcmp(n, "nelement")) return ty_int(sema, view_numel(x->view));
-  if (!strcmp(n, "is_floating_point")) return ty_bool(sema, dtype_is_float(x->dtype));
+  if (d->variant == SIZE_NDIM) return ty_int(sema, x->view.ndim);
+  if (d->variant == SIZE_NUMEL) return ty_int(sema, view_numel(x->view));
+  if (d->variant == SIZE_IS_FLOAT) return ty_bool(sema, dtype_is_float(x->dtype));
   Ast *da = barg(e, 1);
   if (!da) return shape_tuple(sema, e, x)->ty;
   int64_t dim;
@@ -433,7 +437,7 @@ static TType *iterable_builtin(Sema *sema, Ast *e) {
       acc = ast_new(sema->cx, AST_INT, e->loc);
       acc->ty = r;
     } else if ((is_scalar(a) || is_tensor(a)) && (is_scalar(b) || is_tensor(b))) {
-      acc = part_binary(sema, e, OP_ADD, "add", acc, items[i]);
+      acc = node_binary(sema, e, OP_ADD, acc, items[i]);
       if (is_poison(acc->ty)) return poison(sema);
     } else {
       diag_error(sema->cx, items[i]->loc, "unsupported operand type(s) for +: '%s' and '%s'", py_type_name(a),
@@ -443,7 +447,7 @@ static TType *iterable_builtin(Sema *sema, Ast *e) {
   }
   if (acc->bi) return become(sema, e, acc);
   if (is_tensor(acc->ty)) {  // sum([x]) is 0 + x: a new tensor all the same
-    acc = part_binary(sema, e, OP_ADD, "add", part_int(sema, e, 0), acc);
+    acc = node_binary(sema, e, OP_ADD, part_int(sema, e, 0), acc);
     return become(sema, e, acc);
   }
   return acc->ty;
@@ -531,12 +535,9 @@ TType *python_builtin(Sema *sema, Ast *e) {
 // ============================================================================
 // Ops that return several tensors
 // ============================================================================
-// A narrow of x (the call's input) along dim a: a view part.
+// A narrow of x (the call's input) along dim a: a view.
 static Ast *narrow_part(Sema *sema, Ast *e, Ast *x, int a, int64_t start, int64_t len) {
-  Ast *p = part(sema, e, "narrow");
-  set_operand1(sema, p, x);
-  p->ty = ty_view_of(sema, x->ty, view_slice(x->ty->view, a, start, start + len, 1));
-  return p;
+  return view_ast(sema, e, x, view_slice(x->ty->view, a, start, start + len, 1));
 }
 
 static TType *tuple_of_narrows(Sema *sema, Ast *e, Ast *x, int a, const int64_t *sizes, int n) {
@@ -551,7 +552,8 @@ static TType *tuple_of_narrows(Sema *sema, Ast *e, Ast *x, int a, const int64_t 
 
 static bool too_many(Sema *sema, const Ast *e, int64_t n) {
   if (n <= MAX_LIST) return false;
-  diag_error(sema->cx, call_loc(e), "%s() would return %" PRId64 " tensors: tdsl returns at most %d", e->bi->name, n,
+  diag_error(sema->cx, call_loc(e), "%s() would return %" PRId64 " tensors: tdsl returns at most %d",
+             e->bi ? e->bi->name : e->name, n,
              MAX_LIST);
   return true;
 }
@@ -571,11 +573,37 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!wrap_dim(sema, barg(e, 2) ? e->bargs[2]->loc : call_loc(e), dim, xt->view.ndim, &a)) return poison(sema);
   int64_t size = xt->view.shape[a], sizes[MAX_LIST];
   int n = 0;
-  if (is_seq(sa->ty) && name[0] != 'c') {  // split_with_sizes, or tensor_split at indices
+  int v = d->variant;
+  if (v == SPLIT_TENSOR && is_tensor(sa->ty)) {  // a 0-d (sections) or 1-d (indices) long tensor
+    if (sa->ty->dtype != DT_I64) {
+      diag_error(sema->cx, sa->loc, "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
+                 torch_name(sa->ty->dtype));
+      return poison(sema);
+    }
+    if (sa->ty->view.ndim > 1) {
+      diag_error(sema->cx, sa->loc, "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                 "one-dimensional tensor, but got a tensor with %d dims", sa->ty->view.ndim);
+      return poison(sema);
+    }
+    const CreateArgs *c = literal_of(sema, sa);
+    if (!c) {
+      diag_error(sema->cx, sa->loc, "tensor_split at a tensor's values, known only at run time, is not supported: pass "
+                 "them as a list of ints (or torch.tensor(...) of constants)");
+      return poison(sema);
+    }
+    if (c->n > MAX_LIST) {
+      diag_error(sema->cx, sa->loc, "tensor_split at more than %d indices is not supported", MAX_LIST);
+      return poison(sema);
+    }
+    int64_t iv[MAX_LIST];
+    for (int64_t i = 0; i < c->n; i++) iv[i] = literal_int(c, i);
+    sa = sa->ty->view.ndim ? part_ints(sema, sa, (int)c->n, iv) : part_int(sema, sa, iv[0]);
+  }
+  if (is_seq(sa->ty) && v != SPLIT_CHUNK) {  // split_with_sizes, or tensor_split at indices
     int64_t req[MAX_LIST];
     int k;
-    if (!get_ints(sema, e, sa, name[0] == 's' ? "split_size" : "indices", req, &k)) return poison(sema);
-    if (name[0] == 's') {
+    if (!get_ints(sema, e, sa, v == SPLIT_SIZE ? "split_size" : "indices", req, &k)) return poison(sema);
+    if (v == SPLIT_SIZE) {
       int64_t sum = 0;
       for (int i = 0; i < k; i++) {
         if (req[i] < 0) {
@@ -608,9 +636,9 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
     }
   } else {
     int64_t s;
-    if (!get_int(sema, e, sa, name[0] == 's' ? "split_size" : name[0] == 'c' ? "chunks" : "sections", &s))
+    if (!get_int(sema, e, sa, v == SPLIT_SIZE ? "split_size" : v == SPLIT_CHUNK ? "chunks" : "sections", &s))
       return poison(sema);
-    if (name[0] == 's') {
+    if (v == SPLIT_SIZE) {
       if (s < 0) {
         diag_error(sema->cx, sa->loc, "split expects split_size be non-negative, but got split_size=%" PRId64, s);
         return poison(sema);
@@ -624,7 +652,7 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
       if (parts < 1) parts = 1;
       if (too_many(sema, e, parts)) return poison(sema);
       for (int64_t i = 0; i < parts; i++) sizes[n++] = i + 1 < parts ? s : size - s * (parts - 1);
-    } else if (name[0] == 'c') {
+    } else if (v == SPLIT_CHUNK) {
       if (s <= 0) {
         diag_error(sema->cx, sa->loc, "chunk expects `chunks` to be greater than 0, got: %" PRId64, s);
         return poison(sema);
@@ -646,6 +674,8 @@ TType *ck_split(Sema *sema, Ast *e, const BuiltinDef *d) {
   return tuple_of_narrows(sema, e, x, a, sizes, n);
 }
 
+static bool unbind_into(Sema *sema, Ast *e, Ast *x, int a);
+
 // unbind(dim=0): the selects along dim
 TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
@@ -659,15 +689,84 @@ TType *ck_unbind(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (!wrap_dim(sema, barg(e, 1) ? e->bargs[1]->loc : call_loc(e), dim, xt->view.ndim, &a)) return poison(sema);
+  return unbind_into(sema, e, x, a) ? e->ty : poison(sema);
+}
+
+// The selects of x along dim a (a view each) as the sequence e: false after an error.
+static bool unbind_into(Sema *sema, Ast *e, Ast *x, int a) {
+  const TType *xt = x->ty;
   int64_t n = xt->view.shape[a];
-  if (too_many(sema, e, n)) return poison(sema);
+  if (too_many(sema, e, n)) return false;
   Ast *items[MAX_LIST];
-  for (int i = 0; i < n; i++) {
-    items[i] = part(sema, e, "select");
-    set_operand1(sema, items[i], x);
-    items[i]->ty = ty_view_of(sema, xt, view_select(xt->view, a, i));
+  for (int i = 0; i < n; i++) items[i] = view_ast(sema, e, x, view_select(xt->view, a, i));
+  e->ty = seq_of(sema, e, TY_TUPLE, items, (int)n);
+  return true;
+}
+
+// x.unbind() of a tensor of at least one dim, at at's place: the tuple of its rows
+// (`a, b = x`); poison after an error.
+Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x) {
+  Ast *t = ast_new(sema->cx, AST_TUPLE, at->loc);
+  t->oploc = at->oploc;
+  t->name = "unbind";
+  if (!unbind_into(sema, t, x, 0)) t->ty = poison(sema);
+  for (int i = 0; i < t->noperands; i++) vec_push(&sema->cx->arena, &t->list, t->operands[i]);
+  return t;
+}
+
+// torch.broadcast_shapes(*shapes): the shape they broadcast to, a torch.Size (a tuple of
+// ints), as PyTorch 1.13's Python code computes it (its messages)
+TType *ck_broadcast_shapes(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast **xs;
+  int n, npos = 0;
+  for (int i = 0; i < e->list.len; i++) npos += e->list.data[i]->kind != AST_KWARG;
+  if (npos == 1 && is_seq(e->list.data[0]->ty)) {  // broadcast_shapes((3, 1)): one shape
+    xs = &e->list.data[0], n = 1;
+  } else if (!seq_items(sema, e->bargs[0], &xs, &n)) {
+    return poison(sema);
   }
-  return seq_of(sema, e, TY_TUPLE, items, (int)n);
+  int64_t result[MAX_LIST];
+  int len = 0;
+  for (int i = 0; i < n; i++) {
+    const TType *t = xs[i]->ty;
+    int k = is_scalar(t) && t->dtype != DT_F64 ? 1 : (t->kind == TY_LIST || t->kind == TY_TUPLE) ? t->nelem : 0;
+    if (k > len) len = k;
+  }
+  if (len > MAX_LIST) len = MAX_LIST;
+  for (int i = 0; i < len; i++) result[i] = 1;
+  for (int i = 0; i < n; i++) {
+    const TType *t = xs[i]->ty;
+    int64_t v[MAX_LIST];
+    int k;
+    if (is_scalar(t) && t->dtype != DT_F64) {
+      v[0] = t->ival, k = 1;
+    } else if ((t->kind == TY_LIST || t->kind == TY_TUPLE) && get_ints(sema, e, xs[i], "shapes", v, &k)) {
+    } else {
+      if (t->kind != TY_LIST && t->kind != TY_TUPLE)
+        diag_error(sema->cx, xs[i]->loc, "Input shapes should be of type ints, a tuple of ints, or a list of ints, got "
+                   "%s", py_type_name(t));
+      return poison(sema);
+    }
+    for (int j = 1; j <= k; j++) {
+      int64_t s = v[k - j], *r = &result[len - j];
+      if (s < 0) {
+        diag_error(sema->cx, xs[i]->loc, "Trying to create tensor with negative dimension (%" PRId64 "): (%" PRId64 ")",
+                   s, s);
+        return poison(sema);
+      }
+      if (s == 1 || s == *r) continue;
+      if (*r != 1) {
+        diag_error(sema->cx, call_loc(e), "Shape mismatch: objects cannot be broadcast to a single shape");
+        return poison(sema);
+      }
+      *r = s;
+    }
+  }
+  e->bi = NULL;  // a Python value, no node
+  Ast *items[MAX_LIST];
+  for (int i = 0; i < len; i++) items[i] = part_int(sema, e, result[i]);
+  return seq_of(sema, e, TY_TUPLE, items, len);
 }
 
 // torch.broadcast_tensors(*tensors): each expanded to the common shape, a view
@@ -682,11 +781,12 @@ TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d) {
     const TType *t = get_tensor(sema, e, xs[i], "tensors");
     if (!t || !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
   }
-  Ast *items[MAX_LIST], *size = part_ints(sema, e, nd, shape);
+  Ast *items[MAX_LIST];
   for (int i = 0; i < n; i++) {
-    Ast *args[2] = {xs[i], size};
-    items[i] = part_call(sema, e, "expand", args, 2);
-    if (is_poison(items[i]->ty)) return poison(sema);
+    View v;
+    int bad;
+    TD_ASSERT(view_expand(xs[i]->ty->view, nd, shape, &v, &bad));
+    items[i] = view_ast(sema, e, xs[i], v);
   }
   return seq_of(sema, e, TY_TUPLE, items, n);
 }
@@ -728,14 +828,15 @@ TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d) {
     int64_t g = grid[0];
     grid[0] = grid[1], grid[1] = g;
   }
-  Ast *items[MAX_LIST], *size = part_ints(sema, e, n, grid);
+  Ast *items[MAX_LIST];
   for (int i = 0; i < n; i++) {
     int at = xy && i < 2 && n >= 2 ? 1 - i : i;
     int64_t shape[TD_MAX_DIMS];
     for (int k = 0; k < n; k++) shape[k] = k == at ? grid[k] : 1;
-    Ast *v = part_call(sema, e, "view", (Ast *[]){xs[i], part_ints(sema, e, n, shape)}, 2);
-    items[i] = part_call(sema, e, "expand", (Ast *[]){v, size}, 2);
-    if (is_poison(items[i]->ty)) return poison(sema);
+    View line, v;
+    int bad;
+    TD_ASSERT(view_reshape(xs[i]->ty->view, n, shape, &line) && view_expand(line, n, grid, &v, &bad));
+    items[i] = view_ast(sema, e, xs[i], v);
   }
   return seq_of(sema, e, TY_TUPLE, items, n);
 }
@@ -745,6 +846,7 @@ TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim
   static const char *const fields[] = {"values", "indices"};
   int64_t d;
   int a;
+  bool keep = keepdim && keepdim->ty->ival;
   const TType *xt = x->ty;
   if (!get_int(sema, e, dim, "dim", &d) || !wrap_dim(sema, dim->loc, d, xt->view.ndim, &a)) return poison(sema);
   if (xt->view.ndim && xt->view.shape[a] == 0) {
@@ -752,15 +854,8 @@ TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim
                a);
     return poison(sema);
   }
-  Ast *args[3] = {x, dim, keepdim};
-  Ast *v = part_call(sema, e, is_max ? "amax" : "amin", args, 3);
-  if (is_poison(v->ty)) return poison(sema);
-  Ast *xi = x->ty->dtype == DT_BOOL ? part_cast(sema, e, x, "int") : x;  // argmax refuses bool; its index is the same
-  args[0] = xi;
-  Ast *ix = part_call(sema, e, is_max ? "argmax" : "argmin", args, 3);
-  if (is_poison(ix->ty)) return poison(sema);
-  Ast *items[2] = {v, ix};
-  TType *t = seq_of(sema, e, TY_TUPLE, items, 2);
-  t->fields = fields;
+  ReduceArgs ra = {.op = is_max ? OP_AMAX : OP_AMIN, .mask = xt->view.ndim ? 1u << a : 0, .dim = a, .keepdim = keep};
+  TType *t = built(sema, e, build_max_dim, KEEP(sema, ra), &x, 1);
+  if (!is_poison(t)) t->fields = fields;
   return t;
 }

@@ -11,7 +11,7 @@
 // ============================================================================
 // View ops (§5): a new View over the same storage, computed by view/view.h
 // ============================================================================
-static TType *view_result(Sema *sema, Ast *e, const TType *x, View v) {
+TType *view_result(Sema *sema, Ast *e, const TType *x, View v) {
   set_operand1(sema, e, e->bargs[0]);
   return ty_view_of(sema, x, v);
 }
@@ -62,11 +62,38 @@ static bool infer_shape(Sema *sema, Loc loc, int64_t numel, int n, const int64_t
   return check_numel(sema, loc, n, shape);
 }
 
+// x.view(dtype): x itself for its own dtype; of another of the same width whose bits the
+// loop IR reinterprets (f32 <-> i32, f64 <-> i64) one OP_BITCAST node — a copy of the bits,
+// where PyTorch's is a view sharing x's storage
+static TType *view_dtype(Sema *sema, Ast *e, TType *x, DType dt) {
+  if (dt == x->dtype) return view_result(sema, e, x, x->view);
+  // bool, u8 and i8 have the same bits: a u8 <-> i8 cast wraps to them, bool to 0 and 1 (a
+  // byte other than 0 and 1 viewed as bool, which PyTorch leaves as it is, becomes 1)
+  bool byte_a = x->dtype == DT_BOOL || x->dtype == DT_U8 || x->dtype == DT_I8;
+  bool byte_b = dt == DT_BOOL || dt == DT_U8 || dt == DT_I8;
+  if (byte_a && byte_b) return cast_to(sema, e, dt);
+  bool ok = (dtype_size(dt) == dtype_size(x->dtype)) &&
+            ((x->dtype == DT_F32 && dt == DT_I32) || (x->dtype == DT_I32 && dt == DT_F32) ||
+             (x->dtype == DT_F64 && dt == DT_I64) || (x->dtype == DT_I64 && dt == DT_F64));
+  if (!ok) {
+    diag_error(sema->cx, call_loc(e), "view(dtype) from %s to %s is not supported: tdsl reinterprets float32 as int32, "
+               "float64 as int64 (and back) and bool, uint8 and int8 as each other", torch_name(x->dtype), torch_name(dt));
+    return poison(sema);
+  }
+  e->bi = node_builtin(OP_BITCAST);
+  set_operand1(sema, e, e->bargs[0]);
+  return ty_fresh(sema, dt, x->view.ndim, x->view.shape);
+}
+
 TType *ck_view(Sema *sema, Ast *e, const BuiltinDef *d) {
   (void)d;
   TType *x = e->bargs[0]->ty;
   int64_t req[MAX_LIST], shape[MAX_LIST];
   int n;
+  Ast *sz = e->bargs[1];
+  if (sz->ty->kind == TY_DTYPE) return view_dtype(sema, e, x, sz->ty->dtype);
+  if ((sz->ty->kind == TY_LIST || sz->ty->kind == TY_TUPLE) && sz->ty->nelem == 1 && sz->ty->elems[0]->kind == TY_DTYPE)
+    return view_dtype(sema, e, x, sz->ty->elems[0]->dtype);
   if (!get_ints(sema, e, e->bargs[1], "size", req, &n)) return poison(sema);
   if (!infer_shape(sema, call_loc(e), view_numel(x->view), n, req, shape)) return poison(sema);
   View v;
@@ -147,6 +174,13 @@ TType *ck_t(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (x->view.ndim < 2) return view_result(sema, e, x, x->view);
   return view_result(sema, e, x, view_transpose(x->view, 0, 1));
+}
+
+// x.detach(): x itself, a view (tdsl computes no gradients)
+TType *ck_detach(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  TType *x = e->bargs[0]->ty;
+  return view_result(sema, e, x, x->view);
 }
 
 // x.T: all dims reversed (PyTorch 1.13 only warns when ndim != 2).
@@ -288,37 +322,78 @@ TType *ck_select(Sema *sema, Ast *e, const BuiltinDef *d) {
   return view_result(sema, e, x, view_select(x->view, a, idx < 0 ? idx + size : idx));
 }
 
-TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d) {
-  (void)d;
+// narrow(x, dim, start, length)'s checks (PyTorch 1.13's messages: at the call, at dim, at
+// start, at length): the wrapped dim and start. PyTorch wraps start like a dim index over
+// `size` dims, except that start == size (an empty narrow at the end) is allowed.
+bool narrow_ok(Sema *sema, const Loc *locs, const TType *x, int64_t dim, int64_t start, int64_t len, int *a,
+               int64_t *st) {
+  if (x->view.ndim == 0) {
+    diag_error(sema->cx, locs[0], "narrow() cannot be applied to a 0-dim tensor.");
+    return false;
+  }
+  if (!wrap_dim(sema, locs[1], dim, x->view.ndim, a)) return false;
+  int64_t size = x->view.shape[*a];
+  *st = start;
+  if (start != size) {
+    int64_t m = size <= 0 ? 1 : size;
+    if (start < -m || start > m - 1) {
+      diag_error(sema->cx, locs[2], "Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                 "], but got %" PRId64 ")", -m, m - 1, start);
+      return false;
+    }
+    if (*st < 0) *st += m;
+  }
+  if (len < 0 || *st > size - len) {
+    diag_error(sema->cx, locs[3], "start (%" PRId64 ") + length (%" PRId64 ") exceeds dimension size (%" PRId64 ").",
+               *st, len, size);
+    return false;
+  }
+  return true;
+}
+
+// narrow of a start known at run time only (ir/build_shape.c: a gather, not a view)
+static TType *narrow_at(Sema *sema, Ast *e) {
   TType *x = e->bargs[0]->ty;
-  int64_t dim, start, len;
+  int64_t dim, len;
   int a;
-  if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !get_int(sema, e, e->bargs[2], "start", &start) ||
-      !get_int(sema, e, e->bargs[3], "length", &len))
+  if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !get_int(sema, e, e->bargs[3], "length", &len) ||
+      !wrap_dim(sema, e->bargs[1]->loc, dim, x->view.ndim, &a))
     return poison(sema);
   if (x->view.ndim == 0) {
     diag_error(sema->cx, call_loc(e), "narrow() cannot be applied to a 0-dim tensor.");
     return poison(sema);
   }
-  if (!wrap_dim(sema, e->bargs[1]->loc, dim, x->view.ndim, &a)) return poison(sema);
-  int64_t size = x->view.shape[a];
-  // PyTorch 1.13 wraps start like a dim index over `size` dims, except that start ==
-  // size (an empty narrow at the end) is allowed
-  int64_t st = start;
-  if (start != size) {
-    int64_t m = size <= 0 ? 1 : size;
-    if (start < -m || start > m - 1) {
-      diag_error(sema->cx, e->bargs[2]->loc, "Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
-                 "], but got %" PRId64 ")", -m, m - 1, start);
-      return poison(sema);
-    }
-    if (st < 0) st += m;
-  }
-  if (len < 0 || st > size - len) {
-    diag_error(sema->cx, e->bargs[3]->loc, "start (%" PRId64 ") + length (%" PRId64 ") exceeds dimension size (%" PRId64
-               ").", st, len, size);
+  if (len < 0 || len > x->view.shape[a]) {
+    diag_error(sema->cx, e->bargs[3]->loc, "start (0) + length (%" PRId64 ") exceeds dimension size (%" PRId64 ").",
+               len, x->view.shape[a]);
     return poison(sema);
   }
+  ShapeArgs sa = {.dim = a, .length = len};
+  Ast *ops[2] = {e->bargs[0], e->bargs[2]};
+  return built(sema, e, build_narrow_at, KEEP(sema, sa), ops, 2);
+}
+
+TType *ck_narrow(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  TType *x = e->bargs[0]->ty;
+  Ast *sa = e->bargs[2];
+  int64_t dim, start, len, st;
+  int a;
+  if (is_tensor(sa->ty)) {  // narrow(input, dim, start: 0-d int tensor, length)
+    if (sa->ty->view.ndim != 0 || !dtype_is_int(sa->ty->dtype)) {
+      diag_error(sema->cx, sa->loc, "start must be an 0-dim integral Tensor.");
+      return poison(sema);
+    }
+    const CreateArgs *c = literal_of(sema, sa);
+    if (!c) return narrow_at(sema, e);
+    start = literal_int(c, 0);  // a constant: its value
+  } else if (!get_int(sema, e, sa, "start", &start)) {
+    return poison(sema);
+  }
+  if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !get_int(sema, e, e->bargs[3], "length", &len))
+    return poison(sema);
+  Loc locs[4] = {call_loc(e), e->bargs[1]->loc, e->bargs[2]->loc, e->bargs[3]->loc};
+  if (!narrow_ok(sema, locs, x, dim, start, len, &a, &st)) return poison(sema);
   return view_result(sema, e, x, view_narrow(x->view, a, st, len));
 }
 
@@ -430,7 +505,7 @@ TType *ck_contiguous(Sema *sema, Ast *e, const BuiltinDef *d) {
 // inference function is not: refused with a message that says so.
 TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *pa = barg(e, 1), *ta = barg(e, 2), *ia = barg(e, 3);
-  bool training = !strstr(d->b.name, "alpha"), inplace = false;  // the alpha kinds default to False
+  bool training = d->variant, inplace = false;  // the alpha kinds default to False
   if (!get_tensor(sema, e, x, "input")) return poison(sema);
   if (pa && !is_scalar(pa->ty)) {
     diag_error(sema->cx, pa->loc, "%s(): argument 'p' must be float, not %s", d->b.name, py_type_name(pa->ty));
@@ -452,10 +527,10 @@ TType *ck_dropout(Sema *sema, Ast *e, const BuiltinDef *d) {
   return x->ty;
 }
 
-static const BuiltinDef def_to_view = {{"to", BK_VIEW, OP_COPY, "input, dtype"}, NULL, 0, OP_COUNT};
-static const BuiltinDef def_to_node = {{"to", BK_NODE, OP_TO, "input, dtype"}, NULL, 0, OP_COUNT};
+static const BuiltinDef def_to_view = {{"to", BK_VIEW, OP_COPY, "input, dtype", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_to_node = {{"to", BK_NODE, OP_TO, "input, dtype", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
 
-static TType *cast_to(Sema *sema, Ast *e, DType dt) {
+TType *cast_to(Sema *sema, Ast *e, DType dt) {
   TType *x = e->bargs[0]->ty;
   set_operand1(sema, e, e->bargs[0]);
   if (x->dtype == dt) {
@@ -485,19 +560,10 @@ TType *ck_to(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (copy && !get_bool(sema, e, copy, "copy", &want_copy)) return poison(sema);
   DType dt = e->bargs[0]->ty->dtype;
   if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
-  if (want_copy && dt == e->bargs[0]->ty->dtype) return become(sema, e, part_call(sema, e, "clone", e->bargs, 1));
+  if (want_copy && dt == e->bargs[0]->ty->dtype) return become(sema, e, node_clone(sema, e, e->bargs[0]));
   return cast_to(sema, e, dt);
 }
 // float() double() ... : the dtype is in d->aux as a DType
-// The method that casts to dt (x.float(), x.byte() ...).
-const char *cast_method(DType dt) {
-  static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int",      [DT_I64] = "long",
-                                              [DT_F16] = "half",  [DT_BF16] = "bfloat16", [DT_F32] = "float",
-                                              [DT_F64] = "double", [DT_U8] = "byte",      [DT_I8] = "char",
-                                              [DT_I16] = "short"};
-  TD_ASSERT(names[dt]);
-  return names[dt];
-}
 
 TType *ck_cast(Sema *sema, Ast *e, const BuiltinDef *d) { return cast_to(sema, e, (DType)d->aux); }
 
@@ -506,4 +572,52 @@ TType *ck_clone(Sema *sema, Ast *e, const BuiltinDef *d) {
   TType *x = e->bargs[0]->ty;
   set_operand1(sema, e, e->bargs[0]);
   return ty_fresh(sema, x->dtype, x->view.ndim, x->view.shape);
+}
+
+// ============================================================================
+// The *_copy ops: the view op's result, copied (torch.transpose_copy(x, 0, 1) is
+// x.transpose(0, 1).clone(); of a tuple each element's copy)
+// ============================================================================
+// slice_copy(input, dim=0, start=None, end=None, step=1): input[start:end:step] along dim
+static TType *ck_slice(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  TType *x = e->bargs[0]->ty;
+  int64_t dim = 0, st = 0, en = INT64_MAX, step = 1;
+  int a;
+  Ast *sa = barg(e, 2), *ea = barg(e, 3);
+  if ((barg(e, 1) && !get_int(sema, e, e->bargs[1], "dim", &dim)) || (sa && !get_int(sema, e, sa, "start", &st)) ||
+      (ea && !get_int(sema, e, ea, "end", &en)) || (barg(e, 4) && !get_int(sema, e, e->bargs[4], "step", &step)))
+    return poison(sema);
+  if (!wrap_dim(sema, barg(e, 1) ? e->bargs[1]->loc : call_loc(e), dim, x->view.ndim, &a)) return poison(sema);
+  if (step <= 0) {
+    diag_error(sema->cx, e->bargs[4]->loc, "slice step must be positive");
+    return poison(sema);
+  }
+  int64_t n = x->view.shape[a];
+  if (st < 0) st += n;
+  if (en < 0) en += n;
+  st = st < 0 ? 0 : st > n ? n : st;
+  en = en < st ? st : en > n ? n : en;
+  return view_result(sema, e, x, view_slice(x->view, a, st, en, step));
+}
+
+TType *ck_view_copy(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static TType *(*const views[])(Sema *, Ast *, const BuiltinDef *) = {
+      [VC_AS_STRIDED] = ck_as_strided, [VC_DETACH] = ck_detach, [VC_DIAGONAL] = ck_diagonal,
+      [VC_EXPAND] = ck_expand, [VC_PERMUTE] = ck_permute, [VC_SELECT] = ck_select, [VC_SLICE] = ck_slice,
+      [VC_SPLIT] = ck_split, [VC_SQUEEZE] = ck_squeeze, [VC_T] = ck_t, [VC_TRANSPOSE] = ck_transpose,
+      [VC_UNBIND] = ck_unbind, [VC_UNFOLD] = ck_unfold, [VC_UNSQUEEZE] = ck_unsqueeze, [VC_VIEW] = ck_view};
+  BuiltinDef base = *d;
+  base.variant = SPLIT_SIZE;  // split_copy, split_with_sizes_copy: split's
+  TType *t = views[d->variant](sema, e, &base);
+  if (is_poison(t)) return t;
+  if (t->kind == TY_TUPLE) {
+    Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(e->noperands ? e->noperands : 1));
+    for (int i = 0; i < e->noperands; i++) items[i] = node_clone(sema, e, e->operands[i]);
+    return tuple_result(sema, e, items, e->noperands);
+  }
+  Ast *v = ast_new(sema->cx, AST_CALL, e->loc);
+  *v = *e;  // the view, as an expression of its own
+  v->ty = t;
+  return become(sema, e, node_clone(sema, e, v));
 }

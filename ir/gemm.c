@@ -1157,8 +1157,11 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   int64_t l2 = t->l2, mpad = round_up(G.R, G.MR);
   int64_t nc_l2 = (l2 / 2) / (G.kc * cds) / G.NR * G.NR;
   nc_l2 = nc_l2 < G.NR ? G.NR : nc_l2;
-  int64_t data = (G.M * G.K + G.K * G.N + G.M * G.N) * cds;
-  bool a_small = G.adirect || mpad * G.kc * cds <= A_SHARED_BYTES || mpad * G.kc * cds * 10 <= data;
+  // (in double: the bytes of a GEMM whose sizes near 2^62 pass the element count's check
+  // overflow int64_t, tests/fuzz/regressions/matmul_flops_overflow.tdsl)
+  double data = ((double)G.M * G.K + (double)G.K * G.N + (double)G.M * G.N) * cds;
+  double a_bytes = (double)mpad * G.kc * cds;
+  bool a_small = G.adirect || a_bytes <= A_SHARED_BYTES || a_bytes * 10 <= data;
   int64_t nc_par = round_up((G.C + PARALLEL_MIN_ITERS - 1) / PARALLEL_MIN_ITERS, G.NR);
   int64_t mc_l2 = (l2 / 4) / (G.kc * cds) / G.MR * G.MR;
   mc_l2 = mc_l2 < G.MR ? G.MR : mc_l2;

@@ -45,7 +45,7 @@ bool dtype_can_cast(DType from, DType to);  // canCast: no float into an int, no
 
 // ---- ops: the table of ir/ops.def, read through these (ir/op.c) ----
 typedef enum {
-#define X(id, name, arity, cls, flags) OP_##id,
+#define X(id, ...) OP_##id,
 #include "ir/ops.def"
 #undef X
   OP_COUNT
@@ -66,7 +66,12 @@ enum {  // OpFlags: what ir/ops.def's flags column says
   OF_RAISES = 1 << 8,      // may raise a run-time error (an index out of range)
   OF_COMPOSITE = 1 << 9,   // in f32/f64: its formula over other ops (ir/opmath.c)
 };
+typedef enum { LM_NONE, LM_CALL, LM_INTRINSIC, LM_LLVM } LibmLowering;  // ir/ops.def's lowering column
+typedef enum { ID_NONE, ID_ZERO, ID_ONE, ID_LOWEST, ID_HIGHEST } OpIdentity;  // its identity column
 const char *op_name(Op op);
+const char *op_libm(Op op);           // the C library's function of a float op ("exp"), NULL: none
+LibmLowering op_libm_lowering(Op op);
+OpIdentity op_identity_kind(Op op);   // the value op_identity (ir/opmath.h) gives in a dtype
 int op_arity(Op op);        // -1: variadic or none fixed
 OpClass op_class(Op op);
 unsigned op_flags(Op op);
@@ -141,7 +146,7 @@ struct Value {
   Buffer *buf;       // NULL for a compile-time scalar
   Node *node;        // the node that produced it (materializing), else NULL
   bool is_scalar;    // a Python scalar operand (x + 1): value in sval/ival
-  bool wrapped;      // a scalar parameter's 0-d buffer: promotes as a Python scalar does
+  bool wrapped;      // a scalar parameter's 0-d buffer, or arithmetic of them: promotes as a Python scalar does
   double sval;
   int64_t ival;
 };

@@ -41,7 +41,8 @@
 //                                       wrapping, b < 0 raises `err` (PyTorch: "Integers to
 //                                       negative integer powers are not allowed.")
 //   MAXIMUM MINIMUM                     floats propagate nan
-//   ATAN2 HYPOT COPYSIGN FMOD           f32/f64, libm meaning (atan2, hypot, copysign, fmod)
+//   ATAN2 HYPOT COPYSIGN FMOD NEXTAFTER f32/f64, libm meaning (atan2, hypot, copysign, fmod,
+//                                       nextafter: of an f32, the next f32)
 //                                       (DIV_TRUNC, and FMOD of ints, are graph ops only:
 //                                       ir/scalar.c builds them from the ops here)
 //   BITWISE_AND BITWISE_OR BITWISE_XOR  ints and bool: & | ^

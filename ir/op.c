@@ -7,8 +7,11 @@ static const struct {
   int arity;
   OpClass cls;
   unsigned flags;
+  const char *libm;
+  LibmLowering lowering;
+  OpIdentity identity;
 } ops[] = {
-#define X(id, name, arity, cls, flags) [OP_##id] = {name, arity, cls, flags},
+#define X(id, name, arity, cls, flags, libm, lowering, identity) [OP_##id] = {name, arity, cls, flags, libm, lowering, identity},
 #include "ir/ops.def"
 #undef X
 };
@@ -16,6 +19,9 @@ _Static_assert(sizeof ops / sizeof ops[0] == OP_COUNT, "one row per op");
 
 const char *op_name(Op op) { return op < OP_COUNT ? ops[op].name : "?"; }
 int op_arity(Op op) { return ops[op].arity; }
+const char *op_libm(Op op) { return ops[op].libm; }
+LibmLowering op_libm_lowering(Op op) { return ops[op].lowering; }
+OpIdentity op_identity_kind(Op op) { return ops[op].identity; }
 OpClass op_class(Op op) { return ops[op].cls; }
 unsigned op_flags(Op op) { return ops[op].flags; }
 

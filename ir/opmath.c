@@ -69,6 +69,25 @@ OpValue opmath_fit(DType dt, OpValue v) {
   return v;
 }
 
+OpValue op_identity(Op op, DType dt) {
+  OpIdentity k = op_identity_kind(op);
+  TD_ASSERT(k != ID_NONE);
+  if (k == ID_ZERO || k == ID_ONE) return (OpValue){k == ID_ONE, k == ID_ONE};
+  bool lo = k == ID_LOWEST;
+  if (dtype_is_float(dt)) return (OpValue){lo ? -INFINITY : INFINITY, 0};
+  int64_t mn, mx;
+  switch (dt) {
+  case DT_BOOL: mn = 0, mx = 1; break;
+  case DT_U8: mn = 0, mx = 255; break;
+  case DT_I8: mn = INT8_MIN, mx = INT8_MAX; break;
+  case DT_I16: mn = INT16_MIN, mx = INT16_MAX; break;
+  case DT_I32: mn = INT32_MIN, mx = INT32_MAX; break;
+  default: mn = INT64_MIN, mx = INT64_MAX; break;
+  }
+  int64_t v = lo ? mn : mx;
+  return (OpValue){(double)v, v};
+}
+
 static bool is_fl(DType dt) { return dt == DT_F32 || dt == DT_F64; }
 static int64_t wrap_neg(int64_t v) { return (int64_t)(0 - (uint64_t)v); }
 
@@ -182,6 +201,7 @@ static OpValue float_binary(Op op, DType dt, double p, double q) {
   case OP_HYPOT: x.f = hypot(p, q); break;
   case OP_COPYSIGN: x.f = copysign(p, q); break;
   case OP_FMOD: x.f = fmod(p, q); break;
+  case OP_NEXTAFTER: x.f = dt == DT_F32 ? nextafterf((float)p, (float)q) : nextafter(p, q); break;
   default: td_internal_error(__FILE__, __LINE__, "'%s' on %s", op_name(op), dtype_name(dt));
   }
   return opmath_fit(dt, x);

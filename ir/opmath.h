@@ -36,5 +36,8 @@ typedef struct OpValue {
 OpValue opmath_unary(Op op, DType dt, OpValue a);
 OpValue opmath_binary(Op op, DType dt, OpValue a, OpValue b, bool *raised);
 OpValue opmath_fit(DType dt, OpValue v);  // v as dtype dt holds it
+// What reduction, scan or combining op op starts from in dtype dt (its ops.def identity:
+// LOWEST is -inf, an int dtype's minimum, false; HIGHEST the other end).
+OpValue op_identity(Op op, DType dt);
 
 #endif

@@ -276,6 +276,22 @@ View view_flip(View v, int ndim, const int *dims) {
 // PyTorch's view stride computation. The old dims are split into chunks that are
 // contiguous with each other (size-1 dims join any chunk); each chunk must be covered
 // exactly by a run of new dims, which take strides inside the chunk.
+View view_windows(View v, int first, int n, const int64_t *out, const int64_t *k, const int64_t *s,
+                  const int64_t *dil) {
+  assert(first >= 0 && first + n <= v.ndim && v.ndim + n <= TD_MAX_DIMS);
+  View r = v;
+  for (int i = 0; i < n; i++) {
+    int d = first + i;
+    int64_t st = v.strides[d];
+    r.shape[d] = out[i];
+    r.strides[d] = st * s[i];
+    r.shape[v.ndim + i] = k[i];
+    r.strides[v.ndim + i] = st * dil[i];
+  }
+  r.ndim = v.ndim + n;
+  return r;
+}
+
 bool view_reshape(View v, int ndim, const int64_t *shape, View *out) {
   assert(ndim >= 0 && ndim <= TD_MAX_DIMS);
   int64_t numel = view_numel(v), new_numel;

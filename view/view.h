@@ -51,6 +51,13 @@ View view_narrow(View v, int dim, int64_t start, int64_t length);  // start in r
 View view_select(View v, int dim, int64_t index);                  // index in [0, size)
 View view_diagonal(View v, int64_t offset, int dim1, int dim2);    // dim1 != dim2
 View view_flip(View v, int ndim, const int *dims);                 // negative strides, zero-copy
+// The sliding windows over dims [first, first + n) of v: each of those dims holds out[i]
+// window positions, s[i] elements apart, and a new dim after v's last (n of them, in
+// order) walks a window's k[i] taps, dil[i] elements apart. x.unfold, the pools and the
+// convolutions read their windows so, with no copy. The windows must lie inside v (the
+// caller pads first) and v.ndim + n <= TD_MAX_DIMS.
+View view_windows(View v, int first, int n, const int64_t *out, const int64_t *k, const int64_t *s,
+                  const int64_t *dil);
 // PyTorch's view(): shape fully specified (no -1) with the same numel. false when
 // the sizes cannot be expressed over the current strides (caller copies or reports).
 bool view_reshape(View v, int ndim, const int64_t *shape, View *out);

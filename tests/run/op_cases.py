@@ -13,6 +13,7 @@ Expected values always come from NumPy at test time, on the very arrays passed i
 import concurrent.futures
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -128,12 +129,79 @@ def run_case(tdslc, case, backend="env"):
     return fails + ["program:\n" + src]
 
 
+# Bundles: consecutive cases, at most BUNDLE_CASES of them and BUNDLE_OUTPUTS outputs, run
+# as one function (each case's names prefixed k<j>_), so the fixed cost of a compile (on
+# the C backend about 55 ms of CPU: cc's start, headers, the link) is paid once per
+# bundle. A bundle that does not run is run again case by case (run_case), so a failure
+# still names its case and then its op.
+BUNDLE_CASES, BUNDLE_OUTPUTS = 8, 160
+_TARGETS = re.compile(r"\s*([A-Za-z_][\w, ]*?)\s*=(?!=)")
+
+
+def _names(case):
+    """The names a case declares: its parameters and the targets of its lines."""
+    names = {n for n, _, _, _ in case.params}
+    for line in case.body:
+        m = _TARGETS.match(line)
+        if m:
+            names.update(t.strip() for t in m.group(1).split(","))
+    return names
+
+
+def bundle_cases(cases):
+    groups, cur, n = [], [], 0
+    for c in cases:
+        if cur and (len(cur) == BUNDLE_CASES or n + len(c.outs) > BUNDLE_OUTPUTS):
+            groups.append(cur)
+            cur, n = [], 0
+        cur.append(c)
+        n += len(c.outs)
+    return groups + ([cur] if cur else [])
+
+
+def bundle_source(group):
+    """(source of one function computing every case of group, its inputs)."""
+    params, inputs, lines, rets, exprs = [], {}, [], [], []
+    for j, c in enumerate(group):
+        pat = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, sorted(_names(c), key=len, reverse=True))) + r")\b")
+        ren = lambda text, j=j, pat=pat: pat.sub(lambda m: f"k{j}_{m.group(1)}", text)  # noqa: E731
+        for n, dt, v, mut in c.params:
+            params.append(f"{'mut ' if mut else ''}k{j}_{n}: {type_str(dt, v.shape)}")
+            inputs[f"k{j}_{n}"] = (dt, v)
+        lines += [ren(b) for b in c.body]
+        exprs += [ren(o[0]) for o in c.outs]
+        rets += [type_str(dt, np.shape(w)) for _, dt, w, _, _, _ in c.outs]
+    src = "\n".join([f"# {', '.join(c.name for c in group)}", f"fn f({', '.join(params)}) -> ({', '.join(rets)}) {{"] +
+                     [f"    {b}" for b in lines] + [f"    return {', '.join(exprs)}", "}"])
+    return src, inputs
+
+
+def run_bundle(tdslc, group, backend="env"):
+    """The failure lines of each case of group, run as one bundle."""
+    if len(group) == 1:
+        return [run_case(tdslc, group[0], backend)]
+    src, inputs = bundle_source(group)
+    p, doc, out_dir = run_function(tdslc, src, "f", inputs, name=group[0].name, backend=backend)
+    if p.returncode != 0 or len(doc["outputs"]) != sum(len(c.outs) for c in group):
+        run_cleanup(out_dir)
+        return [run_case(tdslc, c, backend) for c in group]
+    res, at = [], 0
+    for c in group:
+        errs = check_outputs(doc, out_dir, [o[1:] for o in c.outs], first=at)
+        res.append([f"{c.outs[k][0] if k >= 0 else ''}: {r}" for k, r in errs])
+        at += len(c.outs)
+    run_cleanup(out_dir)
+    return res
+
+
 def run_cases(tdslc, cases, tally, backend="env", tag=""):
-    """Runs the cases two at a time (run_case) and reports each to tally, its name
-    prefixed with tag."""
+    """Runs the cases in bundles, two bundles at a time, and reports each case to tally,
+    its name prefixed with tag."""
+    groups = bundle_cases(cases)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
-        for c, errs in zip(cases, ex.map(lambda c: run_case(tdslc, c, backend), cases)):
-            tally.report(f"{tag}{c.name} ({len(c.outs)} outputs)", errs)
+        for group, res in zip(groups, ex.map(lambda g: run_bundle(tdslc, g, backend), groups)):
+            for c, errs in zip(group, res):
+                tally.report(f"{tag}{c.name} ({len(c.outs)} outputs)", errs)
 
 
 # ---------------------------------------------------------------------------

@@ -438,12 +438,14 @@ def run_function(tdslc, src, fn, inputs, name="case", extra=(), backend="env"):
     return tdslc_run(tdslc, src, args=["--fn", fn] + list(extra), name=name, backend=backend, inputs=npy)
 
 
-def check_outputs(doc, out_dir, outs):
-    """outs: [(dtype, want value array, kind, n, view)] in output order. Checks dtype,
-    shape, row-major strides of materialized results, the values, and that outK.npy
-    holds the same values as the JSON. Returns a list of (index, reason)."""
+def check_outputs(doc, out_dir, outs, first=None):
+    """outs: [(dtype, want value array, kind, n, view)] in output order: the run's
+    outputs, or with `first` those from number first on (a bundle's slice). Checks
+    dtype, shape, row-major strides of materialized results, the values, and that
+    outK.npy holds the same values as the JSON. Returns a list of (index, reason)."""
     errs = []
-    got_outs = doc["outputs"]
+    got_outs = doc["outputs"] if first is None else doc["outputs"][first:first + len(outs)]
+    first = first or 0
     if len(got_outs) != len(outs):
         return [(-1, f"{len(got_outs)} outputs, expected {len(outs)}")]
     for k, (o, (dt, want, kind, n, view)) in enumerate(zip(got_outs, outs)):
@@ -467,7 +469,7 @@ def check_outputs(doc, out_dir, outs):
         if r:
             errs.append((k, r))
             continue
-        path = os.path.join(out_dir, f"out{k}.npy")
+        path = os.path.join(out_dir, f"out{first + k}.npy")
         if os.path.exists(path):
             saved = from_npy(np.load(path), dt)
             if saved.shape != want.shape or not same_values(np.array(saved, order="C"), got.astype(saved.dtype)):

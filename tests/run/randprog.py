@@ -17,13 +17,24 @@ The nodes:
   - reductions (sum, mean, amax, amin, logsumexp, var, std, prod, norm, max/min along a
     dim, any, all, argmax, argmin), scans (cumsum, cumprod, cummax, logcumsumexp);
   - softmax, log_softmax, layer_norm, rms_norm and their hand-written forms;
-  - matmul, mm, bmm, x @ w.t(), F.linear, with transposed operands; now and then a
+  - matmul, mm, bmm, x @ w.t(), F.linear, torch.einsum, with transposed operands; now and then a
     large one (M, N, K up to about 70) so the packed GEMM schedule runs;
   - cat, stack, split/chunk (a piece, or all pieces unpacked into names),
     index_select and gather with in-range index parameters;
   - statements: `for` loops accumulating into a name (rebound or in place), fresh
-    tensors updated in place (x.add_(y), x += y, x[a:b] = y, masked_fill_, clamp_),
-    and named lines reused by later expressions.
+    tensors updated in place (x.add_(y), x += y, x[a:b] = y, x[..., -1] = y, x[1::2] = y,
+    masked_fill_, clamp_),
+    and named lines reused by later expressions;
+  - functions and Python values: calls of helper functions written generically (dims
+    as names), with scalar parameters and defaults (given, left out, or a run-time
+    scalar of the entry passed on), an optional tensor (`| None = None`, `if w is not
+    None`), `a if c else b`, compile-time and run-time asserts, a loop over a scalar
+    parameter (for, while, continue, break), lists, tuple results (indexed or unpacked),
+    helpers without a result writing a `mut` parameter; run-time `float`, `int` and
+    `bool` parameters of the entry (given by --arg); lists built with append and +=,
+    then stacked or summed, tuples unpacked and star-unpacked, displays indexed,
+    comprehensions and generators, and conditional expressions whose other branch
+    would not compile.
 Cases that are ill-conditioned in f32 are avoided: comparisons, where conditions,
 argmax/argmin and normalisations whose inputs come near a tie or a zero scale fall back
 to another node; exp, pow and prod only run on bounded magnitudes (`mag`, an upper
@@ -335,6 +346,7 @@ class Program:
         self.lets = []  # statements, each a list of lines
         self.named = []  # the nodes bound to names, which later expressions may reuse
         self.defs = {}  # name: the text of the statements that bind it
+        self.helpers = []  # the helper functions' source lines (hK, called by f)
         self.nodes = 0
 
     # --- leaves -----------------------------------------------------------
@@ -439,6 +451,7 @@ class Program:
                 choices += ["softmax", "norm"] + (["matmul"] * 2 if nd >= 1 else [])
             if dt == "i64":
                 choices += ["arg"] * 2
+            choices += ["helper", "helper", "seq", "scalar"]
         n = getattr(self, "g_" + r.choice(choices))(list(shape), depth, dt)
         assert n.dtype == dt and list(np.shape(n.val)) == list(shape), (n.expr, n.dtype, dt, np.shape(n.val), shape)
         assert n.em.shape == np.shape(n.val) and not np.any(n.em < 0) and not np.any(np.isnan(n.em)), n.expr
@@ -1154,6 +1167,13 @@ class Program:
                 b = self.gen(bb + [k, shape[-1]], depth - 1, dt)
         out = np.matmul(a.val, b.val)
         spell = f"{a.paren()} @ {b.paren()}" if r.random() < 0.7 else f"matmul({a.expr}, {b.expr})"
+        na, nb = np.ndim(a.val), np.ndim(b.val)
+        if na >= 1 and nb >= 1 and np.shape(a.val)[:-2] == np.shape(b.val)[:-2] and r.random() < 0.25:
+            # the same product as torch.einsum writes it (labels of batch dims, then i, j, k)
+            la = "bcd"[:max(na - 2, 0)] + ("i" if na >= 2 else "") + "j"
+            lb = "bcd"[:max(nb - 2, 0)] + "j" + ("k" if nb >= 2 else "")
+            lo = "bcd"[:max(na - 2, 0)] + ("i" if na >= 2 else "") + ("k" if nb >= 2 else "")
+            spell = f"torch.einsum('{la},{lb}->{lo}', {a.expr}, {b.expr})"
         return Node(spell, out, dt, _mag(out, a.mag * b.mag * k), prec=_prec(a, b), em=mm_em(a, b))
 
     def _maybe_t(self, shape, depth, dt):
@@ -1354,7 +1374,7 @@ class Program:
         for _ in range(r.choice([1, 1, 2])):
             ops = ["add_", "+=", "-=", "*=", "mul_", "clamp_", "relu_", "masked_fill_"]
             if nd:  # writes through views and indices: a slice, a slice's in-place method, a mask, an index
-                ops += ["[]=", "[]+=", "[].op_", "[mask]=", "[idx]="]
+                ops += ["[]=", "[]+=", "[].op_", "[mask]=", "[idx]=", "[int]=", "[step]="]
             op = r.choice(ops)
             bdt = r.choice([dt, dt] + LOWER[dt])
             if op == "[].op_":
@@ -1395,6 +1415,33 @@ class Program:
                 t[idx] = t[idx] + b.val if acc else b.val
                 te[idx] = te[idx] + conv(b) + np.abs(t[idx]) if acc else conv(b)
                 lines.append(f"{{t}}[{name}] {'+=' if acc else '='} {b.expr}")
+                kids.append(b)
+                mag = max(mag, b.mag, _mag(t))
+                continue
+            if op == "[int]=":  # an int index (negative now and then) removes its dim; `...` before the last
+                d = r.randrange(nd)
+                k = r.randrange(shape[d])
+                ks = k - shape[d] if r.random() < 0.4 else k
+                sl = tuple([slice(None)] * d + [k])
+                b = self.gen(self._bshape(shape[:d] + shape[d + 1:]), depth - 1, bdt)
+                acc = r.random() < 0.4
+                t[sl] = t[sl] + b.val if acc else b.val
+                te[sl] = te[sl] + conv(b) + np.abs(t[sl]) if acc else conv(b)
+                lead = "..., " if d == nd - 1 and nd > 1 and r.random() < 0.5 else ":, " * d
+                lines.append(f"{{t}}[{lead}{ks}] {'+=' if acc else '='} {b.expr}")
+                kids.append(b)
+                mag = max(mag, b.mag, _mag(t))
+                continue
+            if op == "[step]=":  # a strided slice (a negative start now and then), or one element
+                d = r.randrange(nd)
+                st, sp = r.randrange(shape[d]), r.choice([1, 2, 3])
+                n = len(range(st, shape[d], sp))
+                sl = tuple([slice(None)] * d + [slice(st, None, sp)])
+                b = self.gen(self._bshape(shape[:d] + [n] + shape[d + 1:]), depth - 1, bdt)
+                t[sl] = b.val
+                te[sl] = conv(b)
+                sts = st - shape[d] if r.random() < 0.4 else st
+                lines.append(f"{{t}}[{':, ' * d}{sts}::{sp}] = {b.expr}")
                 kids.append(b)
                 mag = max(mag, b.mag, _mag(t))
                 continue
@@ -1446,6 +1493,208 @@ class Program:
         t = np.array(np.broadcast_to(t, shape), dtype=np.int64 if dt in INTS else np.float64)
         return self.bind(Node("", t, dt, mag, prec=_prec(*kids), em=np.broadcast_to(te, shape) if fl else 0), lines)
 
+    # --- functions, Python values and run-time scalars ----------------------
+    def scalar_param(self, kind, val):
+        """A run-time scalar parameter of f (`pK: float`, `int` or `bool`), given by --arg."""
+        name = f"p{len(self.params)}"
+        self.params.append((name, kind, val))
+        return name
+
+    def g_scalar(self, shape, depth, dt):
+        """A tensor and a run-time scalar parameter of the entry (Python-scalar promotion:
+        the tensor's dtype stays), or a 0-d tensor made of two of them."""
+        r = self.r
+        a = self.gen(shape, depth - 1, dt)
+        kind = r.choice(["float", "float", "pybool"] if dt in FLOATS else ["int", "int", "pybool"])
+        # values exact in f32, so the f32 rounding of a run-time float changes nothing
+        val = r.choice([True, False]) if kind == "pybool" else \
+            r.choice([0.5, -1.25, 2.0, 0.375]) if kind == "float" else r.choice([2, -3, 1, 0])
+        s = self.scalar_param(kind, val)
+        if kind == "pybool":
+            ops = [("{p} * {s}", lambda y: y * val), ("{p} + {s}", lambda y: y + val)]
+        else:
+            ops = [("{p} * {s}", lambda y: y * val), ("{p} + {s}", lambda y: y + val),
+                   ("{s} - {p}", lambda y: val - y), ("{p} * ({s} * 2)", lambda y: y * (val * 2))]
+        spell, f = r.choice(ops)
+        out = np.array(f(a.val), dtype=np.int64 if dt in INTS else np.float64)
+        return Node(spell.format(p=a.paren(), s=s), out, dt, _mag(out, a.mag) * 3, prec=a.prec,
+                    em=em_of(f, a) if dt in FLOATS else 0)
+
+    def g_helper(self, shape, depth, dt):
+        """A call of a helper function written generically (its dims are names bound at
+        the call), with scalar parameters and their defaults (given by the call, left out,
+        or a run-time scalar of f), an optional tensor (`w: T | None = None`), `a if c
+        else b` on compile-time values, asserts (compile-time and of a tensor), a loop over
+        a scalar parameter, a list built and summed, and now and then a tuple result."""
+        r = self.r
+        nd = len(shape)
+        fl = dt in FLOATS
+        a = self.gen(shape, depth - 1, dt)
+        # (the seed in the name keeps helpers apart where files join several programs:
+        # test_cuda_compile, test_ptx_compile)
+        k, name = len(self.helpers), f"h{len(self.helpers)}s{self.seed}"
+        self.helpers.append([])  # (the slot is taken now: helpers made inside come after)
+        dims = [f"D{i}" for i in range(nd)]
+        ty = f"{dt}[{', '.join(dims)}]"
+        params, args, body = [f"x: {ty}"], [a.expr], ["y = x"]
+        steps = []  # functions (y, x, w) -> y, in order
+        wnode = None
+        kinds = ["scale", "cond", "flag", "loop", "assert", "list"] + (["opt"] if nd else [])
+        for kind in r.sample(kinds, r.randrange(1, 4)):
+            if kind == "scale":
+                dk = 0.5 if fl else 2
+                ck = dk
+                how = r.random()
+                if how < 0.4:  # a compile-time value
+                    ck = r.choice([1.5, -0.25, 2.0]) if fl else r.choice([3, -2, 1])
+                    args.append(f"k={ck}")
+                elif how < 0.7:  # a run-time scalar of f, passed on
+                    ck = r.choice([0.5, -1.25, 2.0, 0.375]) if fl else r.choice([2, -3, 1, 0])
+                    args.append(f"k={self.scalar_param('float' if fl else 'int', ck)}")
+                params.append(f"k: {'float' if fl else 'int'} = {dk}")
+                body.append("y = y * k")
+                steps.append(lambda y, x, w, ck=ck: y * ck)
+            elif kind == "cond":
+                if nd:
+                    thr = r.randrange(0, 5)
+                    body.append(f"y = y + 1 if D0 > {thr} else y - 1")
+                    steps.append(lambda y, x, w, up=shape[0] > thr: y + 1 if up else y - 1)
+                else:  # the branch not taken is not checked
+                    body.append("y = y + 1 if x.dim() == 0 else y.no_such_method(D9)")
+                    steps.append(lambda y, x, w: y + 1)
+            elif kind == "flag":
+                neg = r.random() < 0.5
+                params.append("neg: bool = False")
+                if neg or r.random() < 0.3:
+                    args.append(f"neg={neg}")
+                body.append("y = -y if neg else y")
+                steps.append(lambda y, x, w, neg=neg: -y if neg else y)
+            elif kind == "loop":
+                n = r.choice([0, 1, 2, 3])
+                params.append("n: int = 2")
+                if n != 2 or r.random() < 0.3:
+                    args.append(f"n={n}")
+                upd = "y = y * 0.5 + x" if fl else "y = y - x"
+                form = r.choice(["for", "while", "skip", "break"])
+                if form == "for":
+                    body += ["for _ in range(n) {", f"    {upd}", "}"]
+                elif form == "while":  # n rebound, as a Python int
+                    body += ["m = n", "while m > 0 {", f"    {upd}", "    m -= 1", "}"]
+                elif form == "skip":  # the second iteration skipped; n + 1 run
+                    body += ["for i in range(n + 1) {", "    if i == 1 {", "        continue", "    }", f"    {upd}",
+                             "}"]
+                else:  # a loop that would run ten times, stopped after n
+                    body += ["for i in range(10) {", "    if i >= n {", "        break", "    }", f"    {upd}", "}"]
+                runs = n if form != "skip" else n + 1 - (1 if n >= 1 else 0)
+
+                def loop(y, x, w, runs=runs):
+                    for _ in range(runs):
+                        y = y * 0.5 + x if fl else y - x
+                    return y
+                steps.append(loop)
+            elif kind == "assert":
+                body.append(f'assert x.dim() == {nd} and x.shape == ({"".join(d + ", " for d in dims)}), '
+                            f'f"x is {{x.shape}}"')
+                body.append('assert (x == x).all(), "x has a NaN"')  # checked when the program runs
+            elif kind == "list":
+                if r.random() < 0.5:
+                    body += ["ys = [y]", "ys.append(x * 2)", "y = sum(ys)"]
+                    steps.append(lambda y, x, w: 0 + y + x * 2)
+                else:
+                    # (a sum of ints is i64, as in PyTorch: cast back)
+                    body.append("y = torch.stack([y * i for i in range(1, 3)]).sum(0)" + ("" if fl else ".to(x.dtype)"))
+                    steps.append(lambda y, x, w: y * 1 + y * 2)
+            else:  # opt
+                params.append(f"w: {dt}[{dims[-1]}] | None = None")
+                if r.random() < 0.6:
+                    wnode = self.gen(shape[-1:], depth - 1, dt)
+                    args.append(f"w={wnode.expr}")
+                body += ["if w is not None {", "    y = y + w", "}"]
+                steps.append(lambda y, x, w: y if w is None else y + w)
+        tup = r.random() < 0.25
+        rt = f"({ty}, {ty})" if tup else ty
+        src = [f"fn {name}({', '.join(params)}) -> {rt} {{"] + [f"    {ln}" for ln in body]
+        src += ["    return y, x" if tup else "    return y", "}"]
+        self.helpers[k] = src
+
+        def f(x, w=None):
+            y = x
+            for st in steps:
+                y = st(y, x, w)
+            return y
+        nodes = [a] + ([wnode] if wnode else [])
+        out = np.array(np.broadcast_to(f(*[n.val for n in nodes]), shape), dtype=np.int64 if dt in INTS else np.float64)
+        em = em_of(f, *nodes) if fl else 0
+        mag = _mag(out, *[n.mag for n in nodes]) * 4
+        n = Node("", out, dt, mag, prec=_prec(*nodes), em=np.broadcast_to(em, shape) if fl else 0)
+        call = f"{name}({', '.join(args)})"
+        if not tup:
+            n.expr = call
+            return n
+        if r.random() < 0.5:
+            n.expr = f"{call}[{r.choice([0, -2])}]"
+            return n
+        return self.bind(n, [f"{{t}}, {{t}}b = {call}"])
+
+    def g_seq(self, shape, depth, dt):
+        """Tuples and lists of tensors: a list built (append, +=) then stacked or summed,
+        a tuple unpacked (and star-unpacked), a display indexed, a comprehension, and
+        `a if c else b` on compile-time values (the branch not taken is not checked)."""
+        r = self.r
+        nd = len(shape)
+        a, b = self.gen(shape, depth - 1, dt), self.gen(shape, depth - 1, dt)
+        what = r.choice(["list", "tuple", "star", "index", "comp", "cond", "mut"])
+        if what == "list":
+            c = self.gen(shape, depth - 1, dt)
+            lines = [f"{{t}}a = [{a.expr}]", f"{{t}}a.append({b.expr})", f"{{t}}a += [{c.expr}]"]
+            spell, f = r.choice([("{t} = torch.stack({t}a).sum(0).to({t}a[0].dtype)", lambda x, y, z: x + y + z),
+                                 ("{t} = sum({t}a)", lambda x, y, z: 0 + x + y + z),
+                                 ("{t} = torch.stack({t}a, dim=-1).amax(-1)", lambda x, y, z: np.maximum(np.maximum(x, y), z)),
+                                 ("{t} = {t}a[1] - {t}a[-1] * len({t}a)", lambda x, y, z: y - z * 3)])
+            nodes, lines = [a, b, c], lines + [spell]
+        elif what == "mut":  # a helper without a result (no arrow, or -> None) writes its mut parameter
+            name = f"h{len(self.helpers)}s{self.seed}"
+            dims = ", ".join(f"D{i}" for i in range(nd))
+            k = r.choice([1, 2, 3])
+            ret = r.choice(["", " -> None"])
+            tail = r.choice([[], ["    return"], ["    if k > 5 {", "        raise ValueError(f'k is {k}')", "    }"]])
+            self.helpers.append([f"fn {name}(mut o: {dt}[{dims}], x: {dt}[{dims}], k: int = 1){ret} {{",
+                                 "    o += x * k"] + tail + ["}"])
+            lines = ["{t} = " + a.paren() + ".clone()", f"{name}({{t}}, {b.expr}" + (f", k={k})" if k != 1 else ")")]
+            nodes, f = [a, b], lambda x, y, k=k: x + y * k
+        elif what == "tuple":
+            lines = [f"{{t}}a, {{t}}b = {b.expr}, {a.expr}", "{t} = {t}b * 2 - {t}a"]
+            nodes, f = [a, b], lambda x, y: x * 2 - y
+        elif what == "star":
+            c = self.gen(shape, depth - 1, dt)
+            lines = [f"{{t}}a, *{{t}}b = ({a.expr}, {b.expr}, {c.expr})", "{t} = {t}a - sum({t}b)"]
+            nodes, f = [a, b, c], lambda x, y, z: x - (0 + y + z)
+        else:
+            lines = None
+            nodes = [a, b]
+            if what == "index":
+                k = r.choice([0, 1, -1, -2])
+                spell = r.choice([f"({a.expr}, {b.expr})[{k}]", f"[{a.expr}, {b.expr}][{k}]"])
+                f = (lambda x, y: x) if k in (0, -2) else (lambda x, y: y)
+            elif what == "comp":
+                spell = r.choice([f"sum({a.paren()} * i for i in range(3)) + {b.paren()}",
+                                  f"torch.stack([{a.paren()} * i for i in range(1, 3)], 0).sum(0, dtype={b.paren()}.dtype)"
+                                  f" - {b.paren()}"])
+                f = (lambda x, y: 0 + x * 0 + x * 1 + x * 2 + y) if spell.startswith("sum") else \
+                    (lambda x, y: x * 1 + x * 2 - y)
+            else:
+                pick = r.random() < 0.5
+                cond = f"len({a.paren()}.shape) == {nd}" if pick else f"{a.paren()}.dim() != {nd}"
+                other = r.choice([f"{b.paren()}.no_such_method()", "undefined_name_q", f"{b.paren()}.view(-1, 999)"])
+                spell = f"({a.expr} if {cond} else {other})" if pick else f"({other} if {cond} else {b.expr})"
+                f = (lambda x, y: x) if pick else (lambda x, y: y)
+        fl = dt in FLOATS
+        out = np.array(np.broadcast_to(f(*[n.val for n in nodes]), shape), dtype=np.int64 if dt in INTS else np.float64)
+        em = np.broadcast_to(em_of(f, *nodes), shape) if fl else 0
+        n = Node(spell if lines is None else "", out, dt, _mag(out, *[n.mag for n in nodes]) * 4, prec=_prec(*nodes),
+                 em=em)
+        return n if lines is None else self.bind(n, lines)
+
     # --- the program --------------------------------------------------------
     def build(self):
         r = self.r
@@ -1478,14 +1727,36 @@ class Program:
             if nd and r.random() < 0.06:  # a long last dim: vector loops with a remainder
                 shape[-1] = r.randrange(16, 70)
             self.outs.append(self.gen(shape, r.randrange(3, 6), dt))
-        ps = ", ".join(f"{n}: {type_str(dt, v.shape)}" for n, dt, v in self.params)
+        # a helper whose call was dropped (its node out of range) is left out: one without
+        # dims would be compiled as an entry, where its scalar parameters are run-time values
+        used = "\n".join([ln for let in self.lets for ln in let] + [o.expr for o in self.outs])
+        self.helpers = [h for h in self.helpers if re.search(rf"\b{h[0].split()[1].split('(')[0]}\(", used)]
+        ps = ", ".join(f"{n}: {param_type(dt, v)}" for n, dt, v in self.params)
         rets = [type_str(o.dtype, np.shape(o.val)) for o in self.outs]
         ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
-        lines = [f"# random program, seed {self.seed} ({self.dt})", f"fn f({ps}) -> {ret} {{"]
+        lines = [f"# random program, seed {self.seed} ({self.dt})"] + [ln for h in self.helpers for ln in h]
+        lines += [f"fn f({ps}) -> {ret} {{"]
         lines += [f"    {ln}" for let in self.lets for ln in let]
         lines += [f"    return {', '.join(o.expr for o in self.outs)}", "}"]
         self.src = "\n".join(lines)
         return self
+
+
+SCALARS = {"float": "float", "int": "int", "pybool": "bool"}  # run-time scalar parameters: kind, type
+
+
+def param_type(dt, v):
+    """A parameter's type: a tensor's, or a scalar's kind."""
+    return SCALARS[dt] if dt in SCALARS else type_str(dt, v.shape)
+
+
+def scalar_args(params, prefix=""):
+    """`--arg NAME=VALUE` for the scalar parameters."""
+    out = []
+    for n, dt, v in params:
+        if dt in SCALARS:
+            out += ["--arg", f"{prefix}{n}={str(v).lower() if dt == 'pybool' else v}"]
+    return out
 
 
 def check_doc(prog, doc):
@@ -1516,8 +1787,9 @@ def check_doc(prog, doc):
 def run(tdslc, prog, backend="env"):
     """Runs the program on backend (see oracle.tdslc_run) with its parameters as .npy
     files. Returns (failure lines against NumPy, JSON document or None)."""
-    inputs = {n: (dt, v) for n, dt, v in prog.params}
-    p, doc, out_dir = run_function(tdslc, prog.src, "f", inputs, name=f"random{prog.seed}", backend=backend)
+    inputs = {n: (dt, v) for n, dt, v in prog.params if dt not in SCALARS}
+    p, doc, out_dir = run_function(tdslc, prog.src, "f", inputs, name=f"random{prog.seed}", backend=backend,
+                                   extra=scalar_args(prog.params))
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"]
     else:
@@ -1534,7 +1806,7 @@ def run(tdslc, prog, backend="env"):
 # program by program, so a failure still names its program.
 # ---------------------------------------------------------------------------
 BUNDLE = 8
-_NAME = re.compile(r"\b([pt]\d+[a-d]?)\b")
+_NAME = re.compile(r"\b([pt]\d+[a-d]?)\b")  # (helpers' names hold their seed)
 
 
 def _renamed(text, k):
@@ -1542,19 +1814,24 @@ def _renamed(text, k):
 
 
 def bundle_source(progs):
-    """(source of `fn f(every program's parameters) -> (every output) { ... }`, inputs)."""
-    params, inputs, lets, outs, rets = [], {}, [], [], []
+    """(source of `fn f(every program's parameters) -> (every output) { ... }` after
+    every program's helpers, inputs, the --arg flags of its scalar parameters)."""
+    params, inputs, helpers, lets, outs, rets, args = [], {}, [], [], [], [], []
     for k, q in enumerate(progs):
         for n, dt, v in q.params:
-            params.append(f"s{k}{n}: {type_str(dt, v.shape)}")
-            inputs[f"s{k}{n}"] = (dt, v)
+            params.append(f"s{k}{n}: {param_type(dt, v)}")
+            if dt not in SCALARS:
+                inputs[f"s{k}{n}"] = (dt, v)
+        args += scalar_args(q.params, f"s{k}")
+        helpers += [_renamed(ln, k) for h in q.helpers for ln in h]
         lets += [_renamed(ln, k) for let in q.lets for ln in let]
         outs += [_renamed(o.expr, k) for o in q.outs]
         rets += [type_str(o.dtype, np.shape(o.val)) for o in q.outs]
     ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
-    lines = [f"# random programs, seeds {', '.join(str(q.seed) for q in progs)}", f"fn f({', '.join(params)}) -> {ret} {{"]
+    lines = [f"# random programs, seeds {', '.join(str(q.seed) for q in progs)}"] + helpers
+    lines += [f"fn f({', '.join(params)}) -> {ret} {{"]
     lines += [f"    {ln}" for ln in lets] + [f"    return {', '.join(outs)}", "}"]
-    return "\n".join(lines), inputs
+    return "\n".join(lines), inputs, args
 
 
 def run_bundle(tdslc, progs, backend="env"):
@@ -1562,8 +1839,9 @@ def run_bundle(tdslc, progs, backend="env"):
     progs, run as one bundle (or one by one, when the bundle does not run)."""
     if len(progs) == 1:
         return [run(tdslc, progs[0], backend)]
-    src, inputs = bundle_source(progs)
-    p, doc, out_dir = run_function(tdslc, src, "f", inputs, name=f"random{progs[0].seed}", backend=backend)
+    src, inputs, args = bundle_source(progs)
+    p, doc, out_dir = run_function(tdslc, src, "f", inputs, name=f"random{progs[0].seed}", backend=backend,
+                                   extra=args)
     run_cleanup(out_dir)
     if p.returncode != 0 or len(doc["outputs"]) != sum(len(q.outs) for q in progs):
         return [run(tdslc, q, backend) for q in progs]

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -196,6 +197,19 @@ def main():
     with open(out_path, "rb") as f:
         check("-o - writes to stdout, no file named '-'",
               p.returncode == 0 and p.stdout == f.read() and not os.path.exists(os.path.join(TMP, "-")), p.stderr.decode())
+    # a device or a pipe is written in place, never renamed over (as root, a rename
+    # would have replaced /dev/null with a regular file)
+    p = tdslc(TR, "--emit=c", "-o", os.devnull)
+    check("-o /dev/null writes to the device and leaves it a device",
+          p.returncode == 0 and stat.S_ISCHR(os.stat(os.devnull).st_mode), p.stderr.decode())
+    fifo = os.path.join(TMP, "fifo")
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+    p = tdslc(TR, "--emit=ir", "-o", fifo)
+    got = reader.communicate(timeout=60)[0]
+    with open(out_path, "rb") as f:
+        check("-o FIFO writes through the pipe and leaves it a pipe",
+              p.returncode == 0 and got == f.read() and stat.S_ISFIFO(os.stat(fifo).st_mode), p.stderr.decode())
     p = tdslc(TR, "--emit=tokens")
     check("--emit=tokens prints tokens", p.returncode == 0 and b"IDENT" in p.stdout, p.stdout.decode()[:200])
     p = tdslc(TR, "--emit=ast")

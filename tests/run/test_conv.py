@@ -152,9 +152,15 @@ def np_conv_transpose(x, w, b=None, stride=1, padding=0, output_padding=0, group
     return y[0] if unbatched else y
 
 
+# the dtype of the case being modelled is f64: PyTorch's linear modes compute their source
+# indices and weights in the opmath type (double for double; nearest always in float)
+INTERP_WIDE = False
+
+
 def np_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False):
     """PyTorch's F.interpolate (nearest, linear, bilinear): source indices computed in
-    float32 as its kernels do, one spatial dim after another."""
+    float32 as its kernels do (the linear modes of f64: in float64), one spatial dim after
+    another."""
     nsp = x.ndim - 2
     for i in range(nsp):
         d = 2 + i
@@ -173,10 +179,14 @@ def np_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corner
             idx = np.minimum(np.floor(dst * sc).astype(np.int64), n - 1)
             x = np.take(x, idx, axis=d)
             continue
+        ft = np.float64 if INTERP_WIDE else np.float32
+        if INTERP_WIDE:
+            dst = dst.astype(ft)
+            sc = ft(n) / ft(o) if size is not None else ft(1.0 / f)
         if align_corners:
-            src = dst * (np.float32(n - 1) / np.float32(o - 1) if o > 1 else np.float32(0))
+            src = dst * (ft(n - 1) / ft(o - 1) if o > 1 else ft(0))
         else:
-            src = np.maximum((dst + np.float32(0.5)) * sc - np.float32(0.5), np.float32(0))
+            src = np.maximum((dst + ft(0.5)) * sc - ft(0.5), ft(0))
         i0 = src.astype(np.int64)
         i1 = np.minimum(i0 + 1, n - 1)
         l1 = (src - i0).astype(np.float64)
@@ -460,9 +470,11 @@ def main():
             want = model(x)
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}",
                                     [("x", dt, x, tr)], exprs, want, [dt] * len(want)))
+    global INTERP_WIDE
     for name, exprs, model in POOL_CASES:
         for dt, tr in (("f32", True), ("f64", False), ("f16", False)):
             x = X4.astype(np.float32 if dt == "f32" else np.float16 if dt == "f16" else np.float64).astype(np.float64)
+            INTERP_WIDE = dt == "f64"
             want = model(x)
             sources.append(run_case(t, tdslc, f"{name} {dt}{' transposed' if tr else ''}",
                                     [("x", dt, x, tr)], exprs, want, [dt] * len(want)))

@@ -158,6 +158,22 @@ fn f(x: i64[4], s: float, n: int, flag: bool) -> (f32[4], i64[4], bool[4]) {
                       (["--arg", "s=1", "--arg", "n=2", "--arg", "flag=1", "--arg", "x=1"], "--arg x: 'x' is a tensor parameter")):
         p, _ = run(src, args, {"x": x})
         t.check(f"usage error: {msg}", p.returncode == 2 and msg in p.stderr.decode(), p.stderr.decode())
+    # arithmetic of run-time numbers is a Python number still (randprog seeds 5053 and 5230:
+    # a 0-d i32 times n * 2 was i64, as if n * 2 were a 0-d i64 tensor); expected dtypes and
+    # values are Python's with PyTorch 1.13's promotion of a wrapped number
+    src = """\
+fn f(a: i32[], h: f16[], y: i32[3], n: int, s: float) -> (i32[], i32[], f16[], i32[3], i32[]) {
+    return a * (n * 2), a + -n, h * (s * 2), y * (n + 1), a * (n > 1)
+}
+"""
+    a, h, y = np.array(3, np.int32), np.array(1.5, np.float16), np.arange(3, dtype=np.int32)
+    p, outs = run(src, ["--arg", "n=5", "--arg", "s=0.5"], {"a": a, "h": h, "y": y})
+    want = [np.array(30, np.int32), np.array(-2, np.int32), np.array(1.5, np.float16), np.array([0, 6, 12], np.int32),
+            np.array(3, np.int32)]
+    t.check("run-time numbers in arithmetic promote as Python numbers (k * 2, -k, k > 1 against 0-d tensors)",
+            p.returncode == 0 and len(outs) == len(want) and
+            all(o.dtype == w.dtype and np.array_equal(o, w) for o, w in zip(outs, want)),
+            p.stderr.decode() if p.returncode else [(o.dtype, o.tolist()) for o in outs])
     bad = "fn f(x: f32[4], n: int) -> f32[2, 2] {\n    return x.view(2, n)\n}\n"
     h = emit_text(TDSLC, bad, "c")
     t.check("a run-time int where a compile-time size is needed: a located error",

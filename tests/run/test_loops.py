@@ -337,7 +337,7 @@ fn f(x: f32[3, 16], w: f32[L, 16, 16], b: f32[L, 16]) -> f32[3, 16] {{
     for layers in (12, 24):
         text = gpt.replace("const N_LAYER = 4\n", f"const N_LAYER = {layers}\n")
         p = emit_text(tdslc, text, "c", ["--fn", "gpt"])
-        rolled = [int(n) for n in re.findall(r"tdsl_g_l < (\d+) && tdsl_g_rc == 0", p.stdout)]
+        rolled = [int(n) for n in re.findall(r"tdsl_g_l < (\d+) && TDSL_G_OK\(tdsl_g_rc\)", p.stdout)]
         counts.append((len(kernel_functions(p.stdout)), p.stdout.count(" = tdsl_g_gpt_k"), max(rolled, default=0),
                        p.returncode))
     # (the first layer differs: its residual sum reads the embedding; from the second on,

@@ -2,7 +2,8 @@
 """tests/run/test_math_ops.py TDSLC: the elementwise ops built from other nodes (isclose,
 nan_to_num, lerp, logaddexp, logaddexp2) and the binary ops of issue 14 on nan, inf and
 ±0 (hypot, copysign, fmod, div with a rounding mode), in each float dtype, with literals
-and broadcasting; integer fmod and div(rounding_mode='trunc') by zero raise PyTorch's
+and broadcasting; nextafter (f32, f64: bit for bit, the next value in the operands' own
+format, mixed dtypes promoting); integer fmod and div(rounding_mode='trunc') by zero raise PyTorch's
 ZeroDivisionError at run time. Compared with NumPy computing PyTorch's formulas in the
 opmath dtype (f16/bf16 in f32, rounded once).
 
@@ -225,11 +226,46 @@ def raise_cases(tdslc, t):
                 f"exit {p.returncode}: {err[:300]}")
 
 
+def nextafter_cases(tdslc, t):
+    """torch.nextafter: NumPy's nextafter in the promoted dtype, compared bit for bit (a
+    result computed in f64 and rounded to f32 would give x back)."""
+    rng = np.random.default_rng(29)
+    for dt in ("f32", "f64"):
+        x, y = grid(dt)
+        r = rnd(rng.standard_normal((7,)) * 1e3, dt)
+        tiny = rnd(np.array([0.0, -0.0, 1e-45 if dt == "f32" else 5e-324, -1e-40, 3.0e38, 1.0]), dt)
+        wants = [np.nextafter(x, y), np.nextafter(r, r + 1), np.nextafter(r, np.float32(0)), np.nextafter(tiny, -tiny),
+                 np.nextafter(r, np.float64(2).astype(NP[dt]))]
+        exprs = [("torch.nextafter(x, y)", dt), ("r.nextafter(r + 1)", dt), ("torch.nextafter(r, torch.zeros(7))", dt),
+                 ("torch.nextafter(s, -s)", dt), ("nextafter(r, torch.tensor(2.0, dtype=torch.float64))", dt)]
+        params = [("x", dt, x), ("y", dt, y), ("r", dt, r), ("s", dt, tiny)]
+        ps = ", ".join(f"{n}: {d}[{', '.join(str(k) for k in v.shape)}]" for n, d, v in params)
+        rets = ", ".join(f"{d}[{', '.join(str(k) for k in np.shape(w))}]" for (_, d), w in zip(exprs, wants))
+        src = f"fn f({ps}) -> ({rets}) {{\n    return {', '.join(e for e, _ in exprs)}\n}}\n"
+        p, outs = run_outputs(tdslc, src, {n: to_npy(v, d) for n, d, v in params})
+        errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr.decode(errors='replace')[:400]}"]
+        for (e, d), got, w in zip(exprs, outs if not errs else [], wants):
+            w = np.asarray(w, NP[dt])
+            if got.dtype != w.dtype or got.shape != w.shape or not np.array_equal(got.view(f"u{w.itemsize}"),
+                                                                                w.view(f"u{w.itemsize}")):
+                errs.append(f"{e}: got {got.ravel()[:6]} want {w.ravel()[:6]}")
+        t.report(f"nextafter_{dt}", errs, src)
+    # f32 and f64 operands: an f64 result (each other's promotion)
+    x32 = rnd(rng.standard_normal((5,)), "f32")
+    x64 = rng.standard_normal((5,))
+    p, outs = run_outputs(tdslc, "fn f(a: f32[5], b: f64[5]) -> f64[5] {\n    return torch.nextafter(a, b)\n}\n",
+                          {"a": x32, "b": x64})
+    w = np.nextafter(x32.astype(np.float64), x64)
+    t.check("nextafter of f32 and f64", p.returncode == 0 and outs and np.array_equal(outs[0], w),
+            p.stderr.decode(errors="replace")[:400])
+
+
 def main():
     tdslc = os.path.abspath(sys.argv[1])
     require_backend(tdslc)
     t = Tally()
     float_cases(tdslc, t)
+    nextafter_cases(tdslc, t)
     int_cases(tdslc, t)
     alpha_cases(tdslc, t)
     raise_cases(tdslc, t)

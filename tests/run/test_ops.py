@@ -6,8 +6,9 @@ Each program groups many outputs (one op over contiguous, transposed, stepped an
 expanded operands, see op_cases.LAYOUTS); inputs are written here with NumPy and
 passed with --in, and every output is compared with NumPy computing the same thing
 (in PyTorch's opmath type, rounded to the result dtype) with a tolerance for the
-dtype: exact for ints, bools, copies and casts. When a program fails, each of its
-outputs is retried alone so the report names the op at fault.
+dtype: exact for ints, bools, copies and casts. Cases run in bundles of up to 8 (160
+outputs) per compile (op_cases.run_cases); when a bundle fails, each case is run alone,
+and when a case fails, each of its outputs, so the report names the op at fault.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.

@@ -3,8 +3,11 @@
 F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as F` and
 `import torch.nn as nn` bind them), torch's dtype names (torch.float64, torch.long),
 Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers, string arguments
-(approximate='tanh') — run as written
-and compared with NumPy on the same inputs.
+(approximate='tanh'), NumPy's argument names (axis=, keepdims=), the in-place view ops
+(x.t_()), the *_copy ops, linspace/logspace, x.view(dtype) (f32/i32, f64/i64, bool/u8/i8),
+tensor_split and one_hot of
+constant tensors, narrow at a 0-d tensor start — run as written and compared with NumPy
+on the same inputs (or PyTorch 1.13's results, written out).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -136,6 +139,56 @@ CASES = [
      "torch.sum(x, 0, dtype=torch.double)", ["f64", "i64", "f32", "f64"],
      lambda x, y: [x.astype(np.float64) * 2, np.full((4, 6), 3, np.int64), x.astype(np.float16).astype(np.float32),
                    x.astype(np.float64).sum(0)]),
+    # NumPy's argument names, as PyTorch's argument parser takes them
+    ("numpy_names", "torch.sum(x, axis=1), x.mean(axis=0, keepdims=True), x.amax(axis=1), x.argmax(axis=0), "
+     "torch.std(x, axis=0), x.cumsum(axis=1)", ["f32", "f32", "f32", "i64", "f32", "f32"],
+     lambda x, y: [x.sum(1), x.mean(0, keepdims=True), x.max(1), x.argmax(0), x.std(0, ddof=1), x.cumsum(1)]),
+    # atleast_Nd of several tensors (a tuple), of a sequence; .mT .mH .H adjoint() of real and 0-d tensors
+    ("atleast_several", "torch.atleast_2d(x[0, 0], x[0])[0], torch.atleast_2d(x[0, 0], x[0])[1], "
+     "torch.atleast_3d([x[0]])[0], torch.atleast_1d(x[1, 1]), torch.atleast_3d(x)",
+     ["f32"] * 5, lambda x, y: [x[0, 0].reshape(1, 1), x[0][None], x[0][None, :, None], x[1, 1].reshape(1),
+                                x[:, :, None]]),
+    ("transposes", "x.mT, x.mH, x.H, x.adjoint(), x[0, 0].mT, x[0, 0].H, x[0, 0].adjoint(), "
+     "torch.stack([x, x]).mT, torch.stack([x, x]).adjoint()", ["f32"] * 9,
+     lambda x, y: [x.T, x.T, x.T, x.T, x[0, 0], x[0, 0], x[0, 0], np.stack([x.T, x.T]), np.stack([x.T, x.T])]),
+    ("detach", "x.detach() * 2, torch.detach(y) + 1", ["f32"] * 2, lambda x, y: [x * 2, y + 1]),
+    ("in_place_views", "z, w, v + 0", ["f32"] * 3, lambda x, y: [x.T, x, x.T[None]],
+     ["z = x.clone()", "z.t_()", "z.unsqueeze_(0)", "z.squeeze_(0)", "w = x.clone()", "w.transpose_(0, 1)",
+      "w.swapdims_(0, 1)", "v = x.clone()", "v.swapaxes_(0, 1).unsqueeze_(0)"]),
+    ("linspace", "torch.linspace(0, 1, 5), torch.linspace(-2, 3.5, 7, dtype=torch.float64), "
+     "torch.linspace(0, 10, 4, dtype=torch.int64), torch.logspace(0, 2, 3), torch.logspace(0, 3, 4, base=2), "
+     "torch.linspace(3, 10, 1), torch.logspace(0, 2, 3, dtype=torch.int64), torch.linspace(0, 1, 0)",
+     ["f32", "f64", "i64", "f32", "f32", "f32", "i64", "f32"],
+     lambda x, y: [np.linspace(0, 1, 5), np.linspace(-2, 3.5, 7), np.array([0, 3, 6, 10]), np.array([1., 10., 100.]),
+                   np.array([1., 2., 4., 8.]), np.array([3.]), np.array([1, 10, 100]), np.zeros(0)]),
+    ("view_dtype", "x.view(torch.int32), x.double().view(torch.int64), x.view(torch.float32), "
+     "x.view(torch.int32).view(torch.float32)", ["i32", "i64", "f32", "f32"],
+     lambda x, y: [x.astype(np.float32).view(np.int32), x.view(np.int64), x, x]),
+    ("copies", "torch.transpose_copy(x, 0, 1), torch.permute_copy(x, (1, 0)), torch.select_copy(x, 1, 2), "
+     "torch.slice_copy(x, 1, 1, 5, 2), torch.diagonal_copy(x, 1), torch.unsqueeze_copy(x, 0), torch.t_copy(x), "
+     "torch.view_copy(x, (6, 4)), torch.split_copy(x, 2)[1], torch.unbind_copy(x)[2], "
+     "torch.expand_copy(x[0], (2, 6)), torch.detach_copy(x), torch.squeeze_copy(x[None]), "
+     "torch.unfold_copy(x, 1, 2, 2), torch.as_strided_copy(x, (2, 2), (1, 2)), torch.alias_copy(y), "
+     "torch.split_with_sizes_copy(x, [1, 3])[1]", ["f32"] * 17,
+     lambda x, y: [x.T, x.T, x[:, 2], x[:, 1:5:2], np.diagonal(x, 1), x[None], x.T, x.reshape(6, 4), x[2:4], x[2],
+                   np.broadcast_to(x[0], (2, 6)), x, x, np.stack([x[:, 0:2], x[:, 2:4], x[:, 4:6]], 1),
+                   np.array([[x.flat[0], x.flat[2]], [x.flat[1], x.flat[3]]]), y, x[1:4]]),
+    ("constant_tensors", "torch.tensor_split(x, idx, 1)[1], x.tensor_split(torch.tensor(3))[0], "
+     "F.one_hot(torch.tensor([0, 3, 1])), x.narrow(1, torch.tensor(2), 3), x.narrow(1, torch.tensor(-2), 2)",
+     ["f32", "f32", "i64", "f32", "f32"],
+     lambda x, y: [x[:, 1:3], x[:2], np.eye(4, dtype=np.int64)[[0, 3, 1]], x[:, 2:5], x[:, 4:6]],
+     ["idx = torch.tensor([1, 3])"]),
+    # a start known at run time only: a gather (negative counts from the end)
+    ("narrow_at", "x.narrow(1, s + 2, 3), x.narrow(0, s - 3, 2), torch.narrow(x, 1, s, 6)", ["f32"] * 3,
+     lambda x, y: [x[:, 2:5], x[1:3], x], ["s = (y[0, 0] * 0).long()"]),
+    ("shifts", "(x * 10).long().__lshift__(2), (x * 10).int().__rshift__(1)", ["i64", "i32"],
+     lambda x, y: [np.trunc(x.astype(np.float32) * 10).astype(np.int64) << 2,
+                   np.trunc(x.astype(np.float32) * 10).astype(np.int32) >> 1]),
+    ("broadcast_shapes", "torch.zeros(torch.broadcast_shapes((3, 1), (6,), 1)) + x[0], "
+     "torch.ones(torch.broadcast_shapes(2, (1,)))", ["f32"] * 2,
+     lambda x, y: [np.zeros((3, 6)) + x[0], np.ones(2)]),
+    ("ravel_repeat", "x.t().ravel(), x[:, ::2].ravel(), x[::2].flatten(), x.repeat(1, 2, 1, 1, 2)", ["f32"] * 4,
+     lambda x, y: [x.T.ravel(), x[:, ::2].ravel(), x[::2].ravel(), np.tile(x, (1, 2, 1, 1, 2))]),
 ]
 
 
@@ -143,10 +196,11 @@ def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    for name, exprs, kinds, model in CASES:
+    for name, exprs, kinds, model, *body in CASES:
         want = model(X.astype(np.float64), Y.astype(np.float64))
         rets = ", ".join(f"{k}[{', '.join(str(d) for d in np.shape(w))}]" for k, w in zip(kinds, want))
-        src = f"fn f(x: f32[4, 6], y: f32[6, 5]) -> ({rets}) {{\n    return {exprs}\n}}\n"
+        lines = "".join(f"    {b}\n" for b in (body[0] if body else []))
+        src = f"fn f(x: f32[4, 6], y: f32[6, 5]) -> ({rets}) {{\n{lines}    return {exprs}\n}}\n"
         p, outs = run_outputs(tdslc, src, {"x": X, "y": Y})
         errs = compare_kinds(p, outs, want, kinds)
         t.report(name, errs, src)
@@ -162,6 +216,19 @@ def main():
     ok = p.returncode == 0 and len(outs) == 4 and all(
         np.allclose(g.astype(np.float64), w, rtol=1e-5, atol=1e-5) for g, w in zip(outs, want))
     t.check("functions named linear and softmax beside PyTorch's", ok, p.stderr.decode(errors="replace")[:400])
+    # x.view(dtype) among bool, uint8 and int8: the same bits (NumPy's view); a byte viewed
+    # as bool is x != 0
+    u = np.array([0, 1, 127, 128, 200, 255], np.uint8)
+    i = np.array([-128, -1, 0, 5, 127, -56], np.int8)
+    b = np.array([True, False, True, True, False, False])
+    src = ("fn f(u: u8[6], i: i8[6], b: bool[6]) -> (i8[6], u8[6], u8[6], i8[6], bool[6], u8[6]) {\n"
+           "    return u.view(torch.int8), i.view(torch.uint8), b.view(torch.uint8), b.view(torch.int8), "
+           "u.view(torch.bool), i.view(torch.uint8).view(torch.int8).view(torch.uint8)\n}\n")
+    p, outs = run_outputs(tdslc, src, {"u": u, "i": i, "b": b})
+    want = [u.view(np.int8), i.view(np.uint8), b.view(np.uint8), b.view(np.int8), u != 0, i.view(np.uint8)]
+    ok = p.returncode == 0 and len(outs) == 6 and all(g.dtype == w.dtype and np.array_equal(g, w)
+                                                       for g, w in zip(outs, want))
+    t.check("view(dtype) among bool, uint8 and int8", ok, p.stderr.decode(errors="replace")[:400] or str(outs))
     return t.summary()
 
 

@@ -319,16 +319,30 @@ LABEL = re.compile(r"^(?:[0-9a-f]+ <(?P<dname>[^>@]+)>|(?P<name>[A-Za-z_][\w.]*)
 KERNEL = re.compile(r"^tdsl_g_f_(?P<k>k\d+)(?:_|\.|$)")
 
 
+# a call of a function kernels share (the GEMM micro-kernel, tdsl_g_f_fN)
+SHARED_FUNC = re.compile(r"^(?P<f>tdsl_g_f_f\d+)(?:_|\.|$)")
+SHARED_CALL = re.compile(r"\b(?:call|callq|jmp)\s+(?:[0-9a-f]+\s+<)?(?P<f>tdsl_g_f_f\d+)\b")
+
+
 def kernel_code(asm):
-    """{kernel name: its functions' assembly}; code outside every kernel (the entry, into
-    which a compiler may inline a kernel called once) under None."""
-    out = {}
+    """{kernel name: its functions' assembly, with the shared functions it calls (a
+    matmul's micro-kernel)}; code outside every kernel (the entry, into which a compiler
+    may inline a kernel called once) under None."""
+    out, funcs = {}, {}
     marks = list(LABEL.finditer(asm))
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(asm)
-        km = KERNEL.match(m.group("name") or m.group("dname"))
+        name = m.group("name") or m.group("dname")
+        fm = SHARED_FUNC.match(name)
+        if fm:
+            funcs[fm.group("f")] = funcs.get(fm.group("f"), "") + asm[m.start():end]
+            continue
+        km = KERNEL.match(name)
         key = km.group("k") if km else None
         out[key] = out.get(key, "") + asm[m.start():end]
+    for key, text in out.items():
+        called = sorted({c.group("f") for c in SHARED_CALL.finditer(text)})
+        out[key] = text + "".join(funcs.get(f, "") for f in called)
     return out
 
 
