@@ -42,11 +42,6 @@ RANDOM_COUNT = int(os.environ.get("TDSL_SHIM_RANDOM_COUNT", "100"))
 ONLY = re.compile(os.environ.get("TDSL_SHIM_ONLY", ""))  # (development: the programs whose label matches)
 
 
-# randprog's run-time scalar parameters (kinds, randprog.SCALARS) as the entry takes them:
-# a 0-d file of the C type (double, int64_t, bool)
-SCALAR_NP = {"float": np.float64, "int": np.int64, "pybool": np.bool_}
-
-
 def rename(src, old, new):
     return re.sub(rf"^fn {old}\(", f"fn {new}(", src, count=1, flags=re.M)
 
@@ -309,6 +304,11 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+# a random program's run-time scalar parameters (randprog.SCALARS): 0-d files the runner
+# reads as the entry's double, int64_t and bool arguments
+SCALAR_NP = {"float": np.float64, "int": np.int64, "pybool": np.bool_}
+
+
 def run_all(tdslc, tc, work, every):
     import test_ops
     import test_examples
@@ -318,7 +318,7 @@ def run_all(tdslc, tc, work, every):
     def call(name, inputs, check, label, program=None):
         d = os.path.join(work, "out", name)
         os.makedirs(d, exist_ok=True)
-        paths = [save(d, "in_" + p, np.array(v, dtype=SCALAR_NP[dt]) if dt in SCALAR_NP else to_npy(v, dt))
+        paths = [save(d, "in_" + p, np.asarray(v, SCALAR_NP[dt]) if dt in SCALAR_NP else to_npy(v, dt))
                  for p, (dt, v) in inputs.items()]
         calls.append((name, d, paths))
         checks.append((label, name, lambda: check(d), program))
