@@ -9,6 +9,7 @@
 //                  warp shuffles (and shared memory across a block's warps), barriers
 //   matmul_gpu.c   matmuls: shared-memory tiles, register blocking, tensor cores
 //   attn_gpu.c     scaled_dot_product_attention as a flash kernel
+//   scan_gpu.c     long scans (cumsum and kin): a block per row, chunks, their prefixes
 // Each builds the GPU form of ir/loop.h: statements every thread of the launch runs,
 // the thread's indices in loop vars bound on entry (LGpuSched).
 #ifndef TDSLC_IR_GPU_H
@@ -120,5 +121,8 @@ bool gpu_rows(GpuBuild *g, const LStmt *const *rows, int nrows, const LStmtList 
 bool gpu_matmul(GpuBuild *g);
 // attn_gpu.c: the kernel's attention as a flash kernel; false when it does not apply.
 bool gpu_attn(GpuBuild *g);
+// scan_gpu.c: a scan kernel's long rows (LKernel.scan) each on a block; false when it
+// does not apply.
+bool gpu_scan(GpuBuild *g, const LStmt *const *rows, int nrows, const LStmtList *row);
 
 #endif

@@ -348,12 +348,29 @@ typedef struct LAttn {
   LStmt *store;
 } LAttn;
 
+// A SCAN kernel of a GPU program (ir/row.c's build_scan; ir/scan_gpu.c may run its long
+// rows on a block each). The kernel is its rows' nest, each row the lets of the
+// accumulators `acc` (their identities), then `jloop`, the scan dim, whose body is one
+// step: it reads the accumulators and x at j, sets them, then stores. `combine`, run
+// with acc[i] holding the state after some prefix of a row and other[i] (locals of the
+// same dtypes, read-only there) the state a following run of j reached from the
+// identities, leaves in acc[i] the state after both: the step with x and j taken from
+// other (for cummax/cummin, exact; for sums and products, a reassociation).
+enum { LSCAN_MAX_ACC = 16 };
+typedef struct LScan {
+  const LStmt *jloop;
+  int nacc;
+  int acc[LSCAN_MAX_ACC], other[LSCAN_MAX_ACC];
+  LStmtList combine;
+} LScan;
+
 struct LKernel {
   const char *name;    // "k0"
   KernelKind kind;     // fusion's decision (fuse_kernel_kind): EW, ROW, MATMUL or ONE
   LMatmul *mm;         // KK_MATMUL: how it computes the matmul; NULL for every other kind
   LSoftmax *softmax;   // KK_ROW: its softmax row of that form, NULL if none
   LAttn *attn;         // KK_ATTN of a GPU program: its facts (ir/attn_gpu.c), else NULL
+  LScan *scan;         // a SCAN kernel of a GPU program: its facts (ir/row.c), else NULL
   VEC(LArg) args;
   VEC(DType) locals;   // the dtype of each local
   int nvars;           // loop variables are 0..nvars-1

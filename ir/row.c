@@ -1036,7 +1036,8 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
 //     let acc = identity; (cummax/cummin: let pos = 0)
 //     for j in the scan dim { let t = acc op x[o, j]; acc = t; out[o, j] = t }
 //   }
-// A GPU program runs it as it is (sched_gpu: a thread per row). Where the scan dim is
+// A GPU program runs it as it is (sched_gpu: a thread per row; rows of 1024 steps or
+// more on a block each, ir/scan_gpu.c, from the facts LKernel.scan). Where the scan dim is
 // not the input's innermost in memory, the CPU runs the column schedule above
 // (col_plan: the other dims in memory order, the scan dim after the outer ones): the
 // accumulators of the rows in temps of the non-scan shape, swept whole at every j:
@@ -1111,14 +1112,11 @@ static void acc_put(KernelBuilder *kb, LStmtList *into, const ScanAcc *a, int wh
     kb_push(kb, into, kb_set(kb, which, v));
 }
 
-// One step of node n at input index idx (its scan dim's index idx[dim]) into `into`.
-static void scan_step(KernelBuilder *kb, const NodeList *ns, LStmtList *into, const Node *n, const ScanAcc *a,
-                      const LIndex *idx) {
+// One step of node n with x (in its accumulation dtype) at position j (an i64) into
+// `into`; stored at input index idx unless idx is NULL (a GPU scan's combine).
+static void scan_update(KernelBuilder *kb, const NodeList *ns, LStmtList *into, const Node *n, const ScanAcc *a,
+                        LExpr *x, LExpr *j, const LIndex *idx) {
   DType cd = scan_dtype(n);
-  LExpr *x = kb_value(kb, n->srcs[0], idx);
-  if (n->op == OP_CUMSUM || n->op == OP_CUMPROD)  // dtype=: the input converted to it first
-    x = kb_cast(kb, x, n->out->dtype);
-  x = kb_cast(kb, x, cd);
   int t;
   switch (n->op) {
   case OP_CUMSUM: case OP_CUMPROD:
@@ -1149,10 +1147,11 @@ static void scan_step(KernelBuilder *kb, const NodeList *ns, LStmtList *into, co
     int c = kb_let_local(kb, into, cond);
     t = kb_let_local(kb, into, kb_select(kb, kb_local_ref(kb, c), kb_local_ref(kb, xl), kb_local_ref(kb, al)));
     if (scan_has_pos(n->op)) {
-      LExpr *j = kb_ix_expr(kb, &idx[n->attr.dim]);
       int p = kb_let_local(kb, into, kb_select(kb, kb_local_ref(kb, c), j, acc_get(kb, a, a->pos)));
       acc_put(kb, into, a, a->pos, kb_local_ref(kb, p));
       acc_put(kb, into, a, a->acc, kb_local_ref(kb, t));
+      if (!idx)
+        return;
       kb_store_node(kb, into, n, idx, kb_local_ref(kb, p));
       for (int i = 0; i < ns->len; i++) {  // the values this step computed
         const Node *v = ns->data[i];
@@ -1165,7 +1164,18 @@ static void scan_step(KernelBuilder *kb, const NodeList *ns, LStmtList *into, co
   }
   }
   acc_put(kb, into, a, a->acc, kb_local_ref(kb, t));
-  kb_store_node(kb, into, n, idx, kb_cast(kb, kb_local_ref(kb, t), n->out->dtype));
+  if (idx)
+    kb_store_node(kb, into, n, idx, kb_cast(kb, kb_local_ref(kb, t), n->out->dtype));
+}
+
+// One step of node n at input index idx (its scan dim's index idx[dim]) into `into`.
+static void scan_step(KernelBuilder *kb, const NodeList *ns, LStmtList *into, const Node *n, const ScanAcc *a,
+                      const LIndex *idx) {
+  LExpr *x = kb_value(kb, n->srcs[0], idx);
+  if (n->op == OP_CUMSUM || n->op == OP_CUMPROD)  // dtype=: the input converted to it first
+    x = kb_cast(kb, x, n->out->dtype);
+  LExpr *j = scan_has_pos(n->op) ? kb_ix_expr(kb, &idx[n->attr.dim]) : NULL;
+  scan_update(kb, ns, into, n, a, kb_cast(kb, x, scan_dtype(n)), j, idx);
 }
 
 // Each scan node's accumulator buffers in the column schedule: temps of the non-scan
@@ -1237,6 +1247,27 @@ static void build_scan(KernelBuilder *kb, const NodeList *ns) {
   for (int i = 0; i < ns->len; i++)
     if (acc[i].acc >= 0)
       scan_step(kb, ns, in, ns->data[i], &acc[i], idx);
+  if (kb->cpu || xv->ndim == 0)
+    return;
+  // the GPU's facts (LScan): the accumulators and how two runs' states combine
+  LScan *sc = arena_alloc(&kb->cx->arena, sizeof *sc);
+  *sc = (LScan){.jloop = body->data[body->len - 1]};
+  for (int i = 0; i < ns->len; i++) {
+    if (acc[i].acc < 0)
+      continue;
+    int w[2] = {acc[i].acc, acc[i].pos};
+    ScanAcc other = {false, -1, -1, {0}};
+    for (int h = 0; h < 2 && w[h] >= 0; h++) {
+      if (sc->nacc == LSCAN_MAX_ACC)
+        return;  // (no facts: a thread per row)
+      int o = kb_new_local(kb, kb->k->locals.data[w[h]]);
+      sc->acc[sc->nacc] = w[h], sc->other[sc->nacc++] = o;
+      *(h ? &other.pos : &other.acc) = o;
+    }
+    LExpr *j = other.pos >= 0 ? kb_local_ref(kb, other.pos) : NULL;
+    scan_update(kb, ns, &sc->combine, ns->data[i], &acc[i], kb_local_ref(kb, other.acc), j, NULL);
+  }
+  kb->k->scan = sc;
 }
 
 void row_build(KernelBuilder *kb, const NodeList *ns) {

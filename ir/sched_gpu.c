@@ -9,6 +9,7 @@
 //                 and stores where every store and those loads line up (V divides the
 //                 innermost extent, their other strides and starts); blocks of 256
 //   matmul, attention   ir/matmul_gpu.c, ir/attn_gpu.c
+//   long scans    ir/scan_gpu.c (a block per row)
 //   rows          outer independent loops (the rows) whose body has loops to split:
 //                 ir/gpu_row.c (a warp or a block per row)
 //   several nests top-level loops touching no element another writes: each its own
@@ -1064,8 +1065,8 @@ static void schedule(GpuBuild *g) {
     gs->name = lanes_name(g, "several nests, elementwise", maxlanes);
     return;
   }
-  // rows
-  if (gpu_rows(g, loops, nrows, row))
+  // long scans, then rows
+  if (gpu_scan(g, loops, nrows, row) || gpu_rows(g, loops, nrows, row))
     return;
   // a thread per row
   int64_t total = 1;

@@ -208,6 +208,26 @@ GRID = [
      lambda q, k, v: [(_sdpa(q, k, v, causal=True), "f32", "mm", 1)]),
     ("scan_long", "fn f(x: f32[2, 40000]) -> f32[2, 40000] { return x.cumsum(-1) }",
      [("x", "f32", (2, 40000))], lambda x: [(np.cumsum(x, -1), "f32", "red", 40000)]),
+    ("scan_max", "fn f(x: f32[3, 5000]) -> (f32[3, 5000], i64[3, 5000]) {\n    r = x.cummax(-1)\n"
+     "    return r.values, r.indices\n}",
+     [("x", "f32", (3, 5000))], lambda x: _cumext(x, True, "f32")),
+    ("scan_min_i", "fn f(x: i32[2, 3000]) -> (i32[2, 3000], i64[2, 3000]) {\n    r = x.cummin(-1)\n"
+     "    return r.values, r.indices\n}",
+     [("x", "i32", (2, 3000))], lambda x: _cumext(x, False, "i32")),
+    ("scan_lse", "fn f(x: f64[2, 3000]) -> f64[2, 3000] { return torch.logcumsumexp(x, -1) }",
+     [("x", "f64", (2, 3000))], lambda x: [(np.logaddexp.accumulate(x, -1), "f64", "red", 3000)]),
+    ("scan_b", "fn f(x: bool[2, 3000]) -> (bool[2, 3000], i64[2, 3000]) {\n    r = x.cummax(-1)\n"
+     "    return r.values, r.indices\n}",
+     [("x", "bool", (2, 3000))], lambda x: _cumext(x, True, "bool")),
+    ("scan_col_h", "fn f(x: f16[3000, 3]) -> f16[3000, 3] { return x.cumsum(0) }",
+     [("x", "f16", (3000, 3))], lambda x: [(np.cumsum(x, 0), "f16", "red", 3000)]),
+    ("scan_i", "fn f(x: i64[2, 2000]) -> (i64[2, 2000], f64[2, 2000]) {\n"
+     "    return x.cumprod(1), x.cumsum(1, dtype=torch.float64)\n}",
+     [("x", "i64", (2, 2000))], lambda x: [(np.cumprod(x, 1), "i64", "exact", 1), (np.cumsum(x, 1), "f64", "red", 2000)]),
+    ("scan_bf", "fn f(x: bf16[4000]) -> (bf16[4000], bf16[4000]) {\n"
+     "    return x.cummin(0).values, torch.logcumsumexp(x, 0)\n}",
+     [("x", "bf16", (4000,))],
+     lambda x: [(np.minimum.accumulate(x), "bf16", "exact", 1), (np.logaddexp.accumulate(x), "bf16", "red", 4000)]),
     ("attn_h", "fn f(q: f16[2, 50, 16], k: f16[2, 60, 16], v: f16[60, 8], m: bool[50, 60]) -> f16[2, 50, 8] {\n"
      "    return F.scaled_dot_product_attention(q, k, v, m)\n}",
      [("q", "f16", (2, 50, 16)), ("k", "f16", (2, 60, 16)), ("v", "f16", (60, 8)), ("m", "bool", (50, 60))],
@@ -216,10 +236,24 @@ GRID = [
 # The kernels left to one or two threads (the shim's `tdsl-shim-serial:` lines: a launch
 # moving 256 KiB or more, half of it by its two busiest threads) that are known, with why;
 # any other is a failure, and each of these must be found (the check works).
-SERIAL_KNOWN = {"grid scan_long": "scans (cumsum, cumprod, cummax, cummin, logcumsumexp) run a thread per row: "
-                                  "no parallel scan yet (docs/gpu.md)"}
+SERIAL_KNOWN = {}
 FORCED = ("ew_long", "sm_rows", "sm_short", "ln", "colsum", "argmin_h", "total", "mm", "mm_mid", "mm_h", "mma_h",
-          "attn")
+          "attn", "scan_long", "scan_max")
+
+
+def _cumext(x, mx, dt):
+    """cummax (mx) or cummin of x along its last dim as PyTorch defines them: values and
+    indices, a tie or a nan taking the later index (a nan propagates)."""
+    acc = np.full(x.shape[:-1], -np.inf if mx else np.inf)
+    pos = np.zeros(x.shape[:-1], np.int64)
+    vals, idx = np.empty(x.shape), np.empty(x.shape, np.int64)
+    with np.errstate(invalid="ignore"):
+        for j in range(x.shape[-1]):
+            xj = x[..., j]
+            take = ((xj >= acc) if mx else (xj <= acc)) | np.isnan(xj)
+            acc, pos = np.where(take, xj, acc), np.where(take, j, pos)
+            vals[..., j], idx[..., j] = acc, pos
+    return [(vals, dt, "exact", 1), (idx, "i64", "exact", 1)]
 
 
 def grid_inputs(name, params, seed):
@@ -231,6 +265,12 @@ def grid_inputs(name, params, seed):
             if name == "attn_h":  # every query sees a key
                 v |= np.eye(*shape, dtype=bool)
             ins[p] = (dt, v)
+        elif name in ("scan_max", "scan_min_i"):  # ties, nans, a row of one value
+            v = rng.integers(-3, 4, size=shape).astype(np.float64)
+            if dt == "f32":
+                v[1, [1999, 3500]] = np.nan
+            v[-1] = 1
+            ins[p] = (dt, rnd(v, dt))
         else:
             ins[p] = (dt, rnd(rng.uniform(-1, 1, size=shape), dt))
     return ins
