@@ -1220,6 +1220,11 @@ static void tall_column_reductions_split_their_rows_across_threads(void **state)
   r = compile("fn f(x: f32[64, 4096]) -> f32[4096] {\n  return x.sum(0)\n}\n");
   assert_int_equal(count_part_temps(r), 0);
   done(r);
+  // a wide one over many rows splits its rows: a column block would read 1 KiB of each row
+  r = compile("fn f(x: f32[2048, 4096]) -> f32[4096] {\n  return x.sum(0)\n}\n");
+  assert_true(count_part_temps(r) > 0);
+  assert_true(any_parallel(&r->lp->kernels.data[0]->body));
+  done(r);
 }
 
 static void row_reductions_and_softmax_keep_the_row_order(void **state) {
