@@ -174,7 +174,8 @@ static void print_expr(Pr *P, const LExpr *e) {
     fputc(']', out);
     return;
   case LX_FMA:
-    fputs("fma(", out);
+  case LX_MMA:
+    fputs(e->kind == LX_FMA ? "fma(" : "mma(", out);
     print_expr(P, e->a);
     fputs(", ", out);
     print_expr(P, e->b);
@@ -282,15 +283,6 @@ static void print_expr(Pr *P, const LExpr *e) {
     fprintf(out, "], ld %" PRId64 ")", e->b->i);
     return;
   }
-  case LX_MMA:
-    fputs("mma(", out);
-    print_expr(P, e->a);
-    fputs(", ", out);
-    print_expr(P, e->b);
-    fputs(", ", out);
-    print_expr(P, e->c);
-    fputc(')', out);
-    return;
   case LX_ARG: fprintf(out, "a%" PRId64, e->i); return;
   case LX_COUNT: break;
   }

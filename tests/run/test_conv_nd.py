@@ -20,6 +20,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import Tally, compare_kinds, require_backend, run_outputs  # noqa: E402
+from test_conv import np_conv_transpose  # noqa: E402  (rank-generic: 1-3 spatial dims)
 
 RNG = np.random.default_rng(29)
 NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64}
@@ -51,34 +52,6 @@ def np_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
             y[:, g * og:(g + 1) * og] += np.einsum("nc...,oc->no...", xs, ws)
     if b is not None:
         y = y + b.reshape((O,) + (1,) * nsp)
-    return y[0] if unbatched else y
-
-
-def np_conv_transpose(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """conv_transpose1d/2d/3d by scattering: each input element adds its weight window at
-    out[h * s + i * d - p]."""
-    nsp = w.ndim - 2
-    unbatched = x.ndim == nsp + 1
-    if unbatched:
-        x = x[None]
-    s, p, op, d = tup(stride, nsp), tup(padding, nsp), tup(output_padding, nsp), tup(dilation, nsp)
-    N, C = x.shape[:2]
-    k = w.shape[2:]
-    Og = w.shape[1]
-    cg = C // groups
-    out = [(x.shape[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(nsp)]
-    full = [(x.shape[2 + i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nsp)]
-    y = np.zeros((N, Og * groups) + tuple(full))
-    for g in range(groups):
-        xs = x[:, g * cg:(g + 1) * cg]
-        ws = w[g * cg:(g + 1) * cg]
-        for tap in np.ndindex(*k):
-            contrib = np.einsum("nc...,co->no...", xs, ws[(slice(None), slice(None)) + tap])
-            sl = tuple(slice(tap[i] * d[i], tap[i] * d[i] + (x.shape[2 + i] - 1) * s[i] + 1, s[i]) for i in range(nsp))
-            y[(slice(None), slice(g * Og, (g + 1) * Og)) + sl] += contrib
-    y = y[(slice(None), slice(None)) + tuple(slice(p[i], p[i] + out[i]) for i in range(nsp))]
-    if b is not None:
-        y = y + b.reshape((-1,) + (1,) * nsp)
     return y[0] if unbatched else y
 
 
