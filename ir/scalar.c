@@ -615,7 +615,7 @@ LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   switch (n->op) {
   case OP_COPY: case OP_CLONE: case OP_TO:
     return kb_cast(kb, kb_src(kb, n, 0, idx), od);
-  case OP_BITCAST:  // f32 <-> i32, f64 <-> i64 (loop.h's LX_BITCAST)
+  case OP_BITCAST:  // same width, one a float (loop.h's LX_BITCAST)
     return lx_bitcast(kb->cx, od, kb_src(kb, n, 0, idx));
   case OP_WHERE: {
     LExpr *c = kb_cast(kb, kb_src(kb, n, 0, idx), DT_BOOL);
