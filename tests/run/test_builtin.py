@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/run/test_spellings.py TDSLC: PyTorch's spellings of the ops tdsl has — torch.NAME,
+"""tests/run/test_builtin.py TDSLC: the op table (frontend/sema_builtin.c): PyTorch's spellings of the ops tdsl has — torch.NAME,
 F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as F` and
 `import torch.nn as nn` bind them), torch's dtype names (torch.float64, torch.long),
 Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers, string arguments
