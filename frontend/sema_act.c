@@ -1,7 +1,7 @@
 // frontend/sema_act.c: the activations of torch.nn.functional that are no single node
 // (softplus, leaky_relu, elu, selu, celu, hardtanh, relu6, hardsigmoid, hardswish, mish,
 // softsign, logsigmoid, tanhshrink, threshold, glu, softmin, hardshrink, softshrink,
-// prelu): PyTorch 1.13's checks and
+// prelu, rrelu): PyTorch 1.13's checks and
 // messages, in its order; the arguments parsed into ActArgs for the row's builder
 // (ir/build_act.c). The input dtypes each takes are its row's dtype rule.
 #include "frontend/sema_internal.h"
@@ -38,6 +38,31 @@ TType *ck_leaky_relu(Sema *sema, Ast *e, const BuiltinDef *d) {
   ActArgs a = {0};
   TType *xt = act_input(sema, e, d, 2, true);
   if (!xt || !num_arg(sema, e, 1, "negative_slope", "Number", 0.01, &a.slope)) return poison(sema);
+  return act_built(sema, e, d, a);
+}
+
+// F.rrelu(input, lower=1/8, upper=1/3, training=False, inplace=False), torch.rrelu: out of
+// training, leaky_relu with the slope (lower + upper) / 2, as ATen's rrelu; training=True
+// draws each slope at random and is refused
+TType *ck_rrelu(Sema *sema, Ast *e, const BuiltinDef *d) {
+  ActArgs a = {0};
+  double lo, hi;
+  bool training = false;
+  if (!get_tensor(sema, e, e->bargs[0], "input") || !no_inplace(sema, e, 4) ||
+      !num_arg(sema, e, 1, "lower", "Number", 0.125, &lo) || !num_arg(sema, e, 2, "upper", "Number", 1.0 / 3, &hi) ||
+      (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "training", &training)))
+    return poison(sema);
+  if (!(lo <= hi)) {
+    diag_error(sema->cx, call_loc(e), "Lower bound should be less than or equal to the upper bound");
+    return poison(sema);
+  }
+  if (training) {
+    diag_error(sema->cx, barg(e, 3)->loc, "rrelu() with training=True is random and tdsl compiles inference: pass "
+               "training=False");
+    return poison(sema);
+  }
+  if (!act_input(sema, e, d, -1, true)) return poison(sema);
+  a.slope = (lo + hi) / 2;
   return act_built(sema, e, d, a);
 }
 

@@ -661,6 +661,7 @@ static const BuiltinDef builtins[] = {
 #define NNF(n, sig, ck, ns) {{n, BK_NODE, OP_COUNT, sig, NULL}, ck, F_FN | F_NNF | (ns), OP_COUNT, 0, {DTR_ANY, NULL}}
     ACT("softplus", "input, beta=1, threshold=20", ck_softplus, build_softplus, 0, FLOAT_ONLY("softplus_cuda"), 0),
     ACT("leaky_relu", "input, negative_slope=0.01, inplace=False", ck_leaky_relu, build_leaky_relu, 0, FLOAT_ONLY("leaky_relu_cuda"), 0),
+    ACT("rrelu", "input, lower=0.125, upper=0.3333333333333333, training=False, inplace=False", ck_rrelu, build_leaky_relu, 0, FLOAT_ONLY("leaky_relu_cuda"), F_TORCH),
     ACT("elu", "input, alpha=1.0, inplace=False", ck_elu, build_elu, 0, FLOAT_ONLY("elu_cuda"), 0),
     ACT("selu", "input, inplace=False", ck_selu, build_elu, 0, FLOAT_ONLY("elu_cuda"), F_TORCH),
     ACT("celu", "input, alpha=1.0, inplace=False", ck_celu, build_elu, 0, FLOAT_ONLY("elu_cuda"), F_TORCH),

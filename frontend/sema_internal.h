@@ -380,6 +380,7 @@ TType *become(Sema *sema, Ast *e, const Ast *y);  // e becomes the node of its l
 // activations, normalizations, embedding, one_hot, bilinear of torch.nn.functional
 TType *ck_softplus(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_leaky_relu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_rrelu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_elu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_selu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_celu(Sema *sema, Ast *e, const BuiltinDef *d);
