@@ -486,6 +486,12 @@ Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc) {
   return finish(cx, a);
 }
 
+// del a, b[i]: the statement of a call of "del" (a keyword: no user function has the
+// name) with the targets as its arguments; sema_stmt.c gives it Python's meaning.
+Ast *ast_del(Ctx *cx, Ast *targets, Loc kwloc, Loc loc) {
+  return ast_expr_stmt(cx, ast_call(cx, NULL, "del", targets, kwloc, loc), loc);
+}
+
 // "(a, (b, c))": the name a tuple target's value is bound to (no user name has
 // parentheses).
 static const char *target_text(Ctx *cx, const Ast *t) {

@@ -166,6 +166,7 @@ Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // o
 Ast *ast_return(Ctx *cx, Ast *values, Loc loc);
 Ast *ast_logic(Ctx *cx, LogicOp op, Ast *a, Ast *b, Loc oploc);  // b NULL for 'not'
 Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc);
+Ast *ast_del(Ctx *cx, Ast *targets, Loc kwloc, Loc loc);  // del a, b[i]: AST_EXPR of a call "del"
 // for TARGETS in iter { body }: targets a list of names and parenthesised lists of them.
 // One name is the loop variable; a tuple target `a, (b, c)` is lhs (an AST_TUPLE of
 // AST_NAMEs and AST_TUPLEs), the variable then a hidden name "(a, (b, c))" that sema

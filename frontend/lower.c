@@ -283,6 +283,15 @@ static const Memo *lower_built(Lower *lw, const Ast *e) {
   return memo_get(lw, e);
 }
 
+// xs.pop(): a call of Python's whose value is an element it took from a list (its one
+// operand), the list's new value bound first (e->unrolled); NULL for any other node.
+static const Ast *taken(Lower *lw, const Ast *e) {
+  if (e->kind != AST_CALL || e->bi || e->inlined || e->noperands != 1 || !e->unrolled.len) return NULL;
+  Rets none = {0};
+  lower_block(lw, &e->unrolled, &none);
+  return e->operands[0];
+}
+
 // The sequence e, every element lowered now (memoized on e).
 static LSeq *lower_seq(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty && is_seq(e->ty));
@@ -290,7 +299,10 @@ static LSeq *lower_seq(Lower *lw, const Ast *e) {
   Memo *m = memo_get(lw, e);
   if (m) return m->seq;
   LSeq *s;
-  if (e->kind == AST_CALL && e->inlined) {
+  const Ast *el = taken(lw, e);
+  if (el) {
+    s = lower_seq(lw, el);
+  } else if (e->kind == AST_CALL && e->inlined) {
     return lower_call(lw, e);
   } else if (e->kind == AST_NAME) {
     Binding *b = lookup(lw, e->name);
@@ -318,8 +330,10 @@ static LSeq *lower_seq(Lower *lw, const Ast *e) {
 
 static Value *lower_expr(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty);
-  if (e->ty->kind == TY_SCALAR)
+  if (e->ty->kind == TY_SCALAR) {
+    if (e->kind == AST_CALL && !memo_get(lw, e) && taken(lw, e)) memo_put(lw, e, NULL, NULL);  // n = sizes.pop()
     return scalar_of(lw, e->ty, e->loc);
+  }
   if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
   if (e->kind == AST_CALL && e->inlined) {  // its results memoized as a sequence
     LSeq *r = lower_call(lw, e);
@@ -343,7 +357,10 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     for (int i = chain.len - 1; i >= 0; i--) lower_expr(lw, chain.data[i]);
   }
   Value *v;
-  if (is_element(e)) {  // t[0], t.values
+  const Ast *el = taken(lw, e);
+  if (el) {  // xs.pop()
+    v = lower_expr(lw, el);
+  } else if (is_element(e)) {  // t[0], t.values
     v = e->noperands == 1 ? lower_expr(lw, e->operands[0]) : lower_seq(lw, e->lhs)->v[e->ival];
   } else if (e->kind == AST_COND) {  // the branch taken
     v = lower_expr(lw, e->operands[0]);

@@ -33,6 +33,7 @@ void unbind_name(Sema *sema, const char *name) {
 }
 
 void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
+  v = seq_now(sema, v);  // b = a of a list: a's list as it is now, not whatever a is later
   bind_name(sema, name, v->ty, loc);
   // a sequence's elements; a tensor's expression (literal_of: the values of a torch.tensor)
   if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_TENSOR) sema->scope->src = v;

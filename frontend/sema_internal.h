@@ -447,6 +447,7 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
 TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
+Ast *seq_now(Sema *sema, Ast *v);  // a name holding a sequence: the expression bound to it now
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
 Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x);  // `a, b = x`: x's rows, a tuple of views
@@ -458,7 +459,8 @@ TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
 TType *seq_attr(Sema *sema, Ast *e);    // t.values
 TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
 TType *list_method(Sema *sema, Ast *e);  // xs.append(v), xs.extend(ys), xs.insert(i, v): None
-bool seq_augassign(Sema *sema, Ast *st);  // t += u, t *= n of a sequence t; false after an error
+bool seq_augassign(Sema *sema, Ast *st);
+bool seq_del(Sema *sema, Ast *call);  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);

@@ -449,6 +449,10 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
   case AST_ASSERT: check_assert(sema, body, st); break;
   case AST_PASS: break;
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
+    if (st->lhs->kind == AST_CALL && !st->lhs->lhs && !strcmp(st->lhs->name, "del")) {  // del a, xs[i]
+      st->ty = st->lhs->ty = seq_del(sema, st->lhs) ? ty_new(sema, TY_NONE) : poison(sema);
+      break;
+    }
     st->ty = check_expr(sema, st->lhs);
     break;
   case AST_FOR: check_for(sema, body, st); break;

@@ -96,7 +96,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
-%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise"
+%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del"
 %token IMPORT "import" FROM "from" AS "as"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
@@ -315,6 +315,7 @@ stmt
   | ASSERT expr                 { $$ = ast_assert(p->cx, $2, NULL, @$); }
   | ASSERT expr ',' expr        { $$ = ast_assert(p->cx, $2, $4, @$); }
   | RAISE expr                  { $$ = ast_assert(p->cx, NULL, $2, @$); }
+  | DEL exprs opt_comma         { $$ = ast_del(p->cx, $2, @1, @$); }
   | exprs_value                 { $$ = ast_expr_stmt(p->cx, $1, @$); }
   ;
 
