@@ -337,6 +337,21 @@ Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc) {
   return finish(cx, a);
 }
 
+Ast *ast_double_starred(Ctx *cx, Ast *value, Loc star, Loc loc) {
+  Ast *a = ast_starred(cx, value, star, loc);
+  a->op = 2;
+  return a;
+}
+
+Ast *ast_pair(Ctx *cx, Ast *k, Ast *v, Loc loc) {
+  return ast_tuple_expr(cx, ast_append(cx, ast_list_of(cx, k, loc), v), loc);
+}
+
+Ast *ast_dict(Ctx *cx, Ast *items, Loc loc) {
+  Ast *args = ast_list_of(cx, ast_list_expr(cx, items, loc), loc);
+  return ast_call(cx, NULL, "dict", args, loc, loc);
+}
+
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc) {
   Ast *a = ast_new(cx, AST_KWARG, loc);
   a->name = name;

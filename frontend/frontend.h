@@ -156,6 +156,11 @@ Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
 Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc);
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc);
 Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc);
+Ast *ast_double_starred(Ctx *cx, Ast *value, Loc star, Loc loc);  // **d in a call: an AST_STARRED of op 2
+// {k: v, ...}: the call dict([(k, v), ...]) (items: AST_TUPLE pairs made by ast_pair), as
+// Python builds the same dict
+Ast *ast_dict(Ctx *cx, Ast *items, Loc loc);
+Ast *ast_pair(Ctx *cx, Ast *k, Ast *v, Loc loc);
 // first = tail[0] = ... = tail[n-1]: the groups before the last are targets (a name, a
 // tuple or list display of targets, a starred name in one), the last the value; a lone
 // index target is a store (x[i] = v). Python's message for anything else.
@@ -222,7 +227,7 @@ struct Builtin {
   BuildFn build;     // BK_BUILD: the builder
 };
 
-typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE, TY_STR } TyKind;
+typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE, TY_STR, TY_DICT } TyKind;
 
 struct TType {
   TyKind kind;
@@ -236,8 +241,9 @@ struct TType {
                          // also arithmetic of them (k * 2; floats computed in f32)
   double fval;           // SCALAR value (also for ints and bools)
   int64_t ival;          // SCALAR value as an integer (ints and bools)
-  int nelem;             // LIST / TUPLE
-  TType **elems;
+  int nelem;             // LIST / TUPLE / DICT
+  TType **elems;         // DICT: the values, in insertion order
+  TType **keys;          // DICT: the keys (compile-time values: str, int, bool, float, None), distinct
   const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
   bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it

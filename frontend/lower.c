@@ -62,7 +62,7 @@ static Value *lower_expr(Lower *lw, const Ast *e);
 static LSeq *lower_seq(Lower *lw, const Ast *e);
 static void lower_block(Lower *lw, const AstList *stmts, Rets *rets);
 
-static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST; }
+static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT; }
 static bool is_value(const TType *t) { return t->kind == TY_TENSOR || t->kind == TY_SCALAR; }
 
 // Rebinding a name unlinks its older binding: the scope holds each name once (sema_expr.c's
@@ -283,10 +283,11 @@ static const Memo *lower_built(Lower *lw, const Ast *e) {
   return memo_get(lw, e);
 }
 
-// xs.pop(): a call of Python's whose value is an element it took from a list (its one
-// operand), the list's new value bound first (e->unrolled); NULL for any other node.
+// xs.pop(), d.get(k): a call of Python's whose value is another expression's (its one
+// operand, of the same type), the list's or dict's new value bound first (e->unrolled);
+// NULL for any other node.
 static const Ast *taken(Lower *lw, const Ast *e) {
-  if (e->kind != AST_CALL || e->bi || e->inlined || e->noperands != 1 || !e->unrolled.len) return NULL;
+  if (e->kind != AST_CALL || e->bi || e->inlined || e->noperands != 1 || e->operands[0]->ty != e->ty) return NULL;
   Rets none = {0};
   lower_block(lw, &e->unrolled, &none);
   return e->operands[0];
@@ -437,8 +438,9 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
     if (s->unrolled.len) lower_block(lw, &s->unrolled, rets);
     else if (s->ty) lower_expr(lw, s);
     return;
-  case AST_STORE:
-    lower_expr(lw, s);
+  case AST_STORE:  // x[i] = v; d[k] = v of a dict: its new value bound (sema: s->unrolled)
+    if (s->unrolled.len) lower_block(lw, &s->unrolled, rets);
+    else lower_expr(lw, s);
     return;
   case AST_EXPR:
     force(lw, s->lhs);

@@ -36,7 +36,8 @@ void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
   v = seq_now(sema, v);  // b = a of a list: a's list as it is now, not whatever a is later
   bind_name(sema, name, v->ty, loc);
   // a sequence's elements; a tensor's expression (literal_of: the values of a torch.tensor)
-  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_TENSOR) sema->scope->src = v;
+  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_DICT || v->ty->kind == TY_TENSOR)
+    sema->scope->src = v;
 }
 
 Sym *find_local(Sema *sema, const char *name) {
@@ -354,6 +355,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   if (!e->lhs) {  // Python's len, float, int, bool; min and max of numbers
     if (!check_args(sema, e)) return poison(sema);
     TType *pv = python_builtin(sema, e);
+    if (!pv) pv = dict_builtin(sema, e);  // dict(...) and the display {k: v} (sema_dict.c)
     if (pv) return pv;
   }
   bool bad = false;
@@ -373,6 +375,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   }
   if (!args_done && !check_args(sema, e)) bad = true;
   if (!bad && self && (self->kind == TY_LIST || self->kind == TY_TUPLE)) return list_method(sema, e);
+  if (!bad && self && self->kind == TY_DICT) return dict_method(sema, e);
   if (math && !bad && e->list.len != 1) {  // math.sqrt(D): one number
     diag_error(sema->cx, call_loc(e), "math.%s() takes exactly one argument (%d given)", e->name, e->list.len);
     return poison(sema);
@@ -511,6 +514,7 @@ static int membership(Sema *sema, Ast *e, const TType *a, const TType *b) {
     return r < 0 ? r : r && same_kind;
   }
   if (b->kind == TY_STR && a->kind == TY_STR) return strstr(b->module, a->module) != NULL;
+  if (b->kind == TY_DICT) return dict_has(sema, b, a, e->oploc);
   if (b->kind != TY_LIST && b->kind != TY_TUPLE) {
     if (b->kind == TY_TENSOR)
       diag_error(sema->cx, e->oploc, "a tensor's value is known only at run time: 'in' needs a compile-time "

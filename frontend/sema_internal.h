@@ -460,7 +460,21 @@ TType *seq_attr(Sema *sema, Ast *e);    // t.values
 TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
 TType *list_method(Sema *sema, Ast *e);  // xs.append(v), xs.extend(ys), xs.insert(i, v): None
 bool seq_augassign(Sema *sema, Ast *st);
-bool seq_del(Sema *sema, Ast *call);  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
+bool seq_del(Sema *sema, Ast *call);
+// name (a local list or dict) is now nl at node at (its unrolled gets the bindings lowering
+// runs there); with aliases, every name and sequence holding the same object sees it.
+void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases);
+
+// ---- sema_dict.c: dicts with compile-time keys ----
+Ast *part_dict(Sema *sema, const Ast *e, TType **keys, Ast **values, int n);
+TType *dict_builtin(Sema *sema, Ast *e);   // dict(...), {k: v}; NULL for other calls
+TType *dict_index(Sema *sema, Ast *e);     // d[k]
+TType *dict_method(Sema *sema, Ast *e);    // d.keys(), d.get(k) ...
+Ast *dict_keys(Sema *sema, const Ast *at, const Ast *d);  // the keys of dict d as a list
+bool dict_store(Sema *sema, Ast *st, Ast *t, Ast *v);      // d[k] = v; false after an error
+bool dict_del(Sema *sema, Ast *call, Ast *t);              // del d[k]
+int dict_has(Sema *sema, const TType *d, const TType *k, Loc loc);  // k in d: 1, 0, -1 after an error
+bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);

@@ -430,6 +430,13 @@ static void check_augassign(Sema *sema, Ast *st) {
 }
 
 static void check_store(Sema *sema, Ast *st) {
+  Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
+  Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;
+  if (d && d->ty->kind == TY_DICT) {  // d[k] = v: the dict with k's value (sema_dict.c)
+    base->ty = d->ty;
+    if (!is_poison(check_expr(sema, st->rhs))) dict_store(sema, st, st->lhs, st->rhs);
+    return;
+  }
   sema->mask_target = true;  // x[mask] = v: the mask's store, not a masked_select
   check_expr(sema, st->lhs);
   sema->mask_target = false;

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_seq(const TType *t) { return t && (t->kind == TY_TUPLE || t->kind == TY_LIST); }
+// (a dict is a sequence of its values here: seq_items, seq_now, seq_replace)
+static bool is_seq(const TType *t) { return t && (t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT); }
 
 static TType *seq_type(Sema *sema, TyKind k, Ast **items, int n) {
   TType *t = ty_new(sema, k);
@@ -238,7 +239,7 @@ static Ast *swapped(Sema *sema, Ast *at, Ast *v, Swaps *sw, int depth) {
     fresh[k] = r;
   }
   if (!fresh) return NULL;
-  Ast *nv = part_seq(sema, at, v->ty->kind, fresh, n);
+  Ast *nv = v->ty->kind == TY_DICT ? part_dict(sema, at, v->ty->keys, fresh, n) : part_seq(sema, at, v->ty->kind, fresh, n);
   nv->ty->size = v->ty->size;
   if (sw->n < MAX_LIST) sw->old[sw->n] = v->ty, sw->now[sw->n++] = nv;
   return nv;
@@ -261,7 +262,10 @@ static void rebind_at(Sema *sema, Ast *at, const char *name, Loc loc, Ast *v) {
 // a.append(x) changes b and c): with aliases, every name holding it, or a sequence that
 // holds it at any depth, is rebound to the changed value.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases) {
-  Ast *nl = part_seq(sema, at, k, items, n);
+  seq_replace(sema, at, name, part_seq(sema, at, k, items, n), aliases);
+}
+
+void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
   if (!aliases) {
     rebind_at(sema, at, name->name, name->loc, nl);
     return;
@@ -283,6 +287,7 @@ void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind
 // +=; false after Python's message at loc.
 static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
   if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = unbind_ast(sema, v, v);
+  if (v->ty->kind == TY_DICT) v = dict_keys(sema, v, v);  // iterating a dict: its keys
   if (is_poison(v->ty)) return false;
   if (!seq_items(sema, v, items, n)) {
     diag_error(sema->cx, loc, is_tensor(v->ty) ? "iteration over a 0-d tensor" : "'%s' object is not iterable",
@@ -362,6 +367,10 @@ bool seq_del(Sema *sema, Ast *call) {
       if (it->kind != AST_SLICE && is_poison(check_expr(sema, it))) return false;
     }
     const TType *l = t->lhs->ty;
+    if (l->kind == TY_DICT) {
+      if (!dict_del(sema, call, t)) return false;
+      continue;
+    }
     if (l->kind != TY_LIST) {
       diag_error(sema->cx, t->lhs->loc, "'%s' object doesn't support item deletion", py_type_name(l));
       return false;
@@ -672,6 +681,7 @@ TType *python_builtin(Sema *sema, Ast *e) {
   const TType *a = pos[0]->ty;
   if (!strcmp(n, "len")) {
     if (is_seq(a)) return ty_int(sema, a->nelem);
+    if (a->kind == TY_STR) return ty_int(sema, (int64_t)strlen(a->module));
     if (is_tensor(a) && a->view.ndim > 0) return ty_int(sema, a->view.shape[0]);
     diag_error(sema->cx, pos[0]->loc, is_tensor(a) ? "len() of a 0-d tensor" : "object of type '%s' has no len()",
                py_type_name(a));

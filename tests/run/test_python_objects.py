@@ -68,6 +68,60 @@ CASES = [
      {"a": A, "b": B}, lambda a, b: [np.stack([a + 1, a + 2]), b], ["f32", "f32"]),
 ]
 
+DICT_PROGRAM = """\
+fn attn(q: f32[3], k: f32[3], scale: float = 1.0, bias: f32[3] | None = None) -> f32[3] {
+    r = q * k * scale
+    if bias is not None {
+        r = r + bias
+    }
+    return r
+}
+fn f(a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3], f32[3]) {
+    d = {'q': a, 'k': b,
+         'scale': 2.0,}
+    e = d
+    d['bias'] = a + 1
+    acc = a * 0
+    for name, v in d.items() {
+        if name != 'scale' {
+            acc = acc + v
+        }
+    }
+    n = 0
+    for key in d {
+        n += len(key)
+    }
+    kw = dict(scale=3.0)
+    kw.update({'bias': b})
+    g = d.get('missing', a)
+    p = e.pop('k')
+    holder = [d]
+    d['q'] += 1
+    return attn(**d, k=p), acc, attn(a, b, **kw) * n, g, torch.stack([holder[0]['q'], list(d.values())[-1]]).sum(0) * len(e)
+}
+"""
+CASES += [
+    ("dicts: display, d[k] = v, items(), keys, get, pop, update, ** into a call, aliases",
+     DICT_PROGRAM, {"a": A, "b": B},
+     lambda a, b: [(a + 1) * b * 2 + a + 1, a + b + a + 1, (a * b * 3 + b) * 11, a, (a + 1 + a + 1) * 3],
+     ["f32"] * 5),
+    ("dict(pairs), in, del, setdefault, values() of a comprehension",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[2, 3])",
+        ["d = dict([('x', a), ('y', b)], z=a * b)", "del d['x']", "w = d.setdefault('w', b * 4)",
+         "s = 10 if 'z' in d and 'x' not in d else 0",
+         "return w + s, torch.stack([v * 2 for v in d.values()][1:])"]),
+     {"a": A, "b": B}, lambda a, b: [4 * b + 10, np.stack([2 * a * b, 8 * b])], ["f32", "f32"]),
+    # --- einops' layers and parse_shape ---
+    ("einops' Rearrange and Reduce layers, inline and bound",
+     "from einops.layers.torch import Rearrange, Reduce\nimport einops\n"
+     "fn f(x: f32[2, 3, 4, 5]) -> (f32[2, 20, 3], f32[2, 3, 2, 5], f32[2, 3]) {\n"
+     "    to_tokens = Rearrange('b c h w -> b (h w) c')\n"
+     "    pool = einops.layers.torch.Reduce('b c (h h2) w -> b c h w', 'max', h2=2)\n"
+     "    return to_tokens(x), pool(x), Reduce('b c h w -> b c', reduction='mean')(x)\n}\n",
+     {"x": X}, lambda x: [x.transpose(0, 2, 3, 1).reshape(2, 20, 3), x.reshape(2, 3, 2, 2, 5).max(3),
+                          x.mean((2, 3))], ["f32"] * 3),
+]
+
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
 FAILURES = [
     ("pop from an empty list", fn("a: f32[3]) -> f32[3]", ["xs = []", "y = xs.pop()", "return a"]),
@@ -78,6 +132,13 @@ FAILURES = [
      "3:12: error: list assignment index out of range"),
     ("a name used after del", fn("a: f32[3]) -> f32[3]", ["b = a", "del b", "return b"]),
      "4:12: error: use of undeclared name 'b'"),
+    ("a missing key", fn("a: f32[3]) -> f32[3]", ["d = {'q': a}", "return d['k']"]),
+     "3:14: error: KeyError: 'k'"),
+    ("a tensor as a key", fn("a: f32[3]) -> f32[3]", ["d = {a: 1}", "return a"]),
+     "2:10: error: a dict's keys must be compile-time values (strings, numbers, None), not Tensor: index a list or keep "
+     "the tensors under string keys"),
+    ("** of a dict with a number key", fn("a: f32[3]) -> f32[3]", ["d = {1: a}", "return torch.relu(**d)"]),
+     "3:25: error: keywords must be strings"),
     ("del of a tuple's element", fn("a: f32[3]) -> f32[3]", ["t = (a, a)", "del t[0]", "return a"]),
      "3:9: error: 'tuple' object doesn't support item deletion"),
 ]
