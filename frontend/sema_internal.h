@@ -474,7 +474,8 @@ Ast *dict_keys(Sema *sema, const Ast *at, const Ast *d);  // the keys of dict d 
 bool dict_store(Sema *sema, Ast *st, Ast *t, Ast *v);      // d[k] = v; false after an error
 bool dict_del(Sema *sema, Ast *call, Ast *t);              // del d[k]
 int dict_has(Sema *sema, const TType *d, const TType *k, Loc loc);  // k in d: 1, 0, -1 after an error
-bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
+bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out
+TType *einops_parse_shape(Sema *sema, Ast *e);  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);

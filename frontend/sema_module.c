@@ -541,6 +541,7 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
+  if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);
   return NULL;
 }
 

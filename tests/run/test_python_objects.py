@@ -120,6 +120,13 @@ CASES += [
      "    return to_tokens(x), pool(x), Reduce('b c h w -> b c', reduction='mean')(x)\n}\n",
      {"x": X}, lambda x: [x.transpose(0, 2, 3, 1).reshape(2, 20, 3), x.reshape(2, 3, 2, 2, 5).max(3),
                           x.mean((2, 3))], ["f32"] * 3),
+    ("einops.parse_shape: a dict of the named dims, into a reshape and ** into rearrange",
+     "from einops import parse_shape, rearrange\n"
+     "fn f(x: f32[2, 3, 4, 5]) -> (f32[2, 3, 20], f32[2, 3, 20], f32[5, 2]) {\n"
+     "    s = parse_shape(x, 'b c _ _')\n    t = einops.parse_shape(x, 'b ... w')\n"
+     "    return x.reshape(s['b'], s['c'], -1), rearrange(x, 'b c h w -> b c (h w)', **parse_shape(x, 'b c h _')), "
+     "x[:, 0, 0, :].T.reshape(t['w'], len(s))\n}\n",
+     {"x": X}, lambda x: [x.reshape(2, 3, 20), x.reshape(2, 3, 20), x[:, 0, 0, :].T], ["f32"] * 3),
 ]
 
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
@@ -139,6 +146,9 @@ FAILURES = [
      "the tensors under string keys"),
     ("** of a dict with a number key", fn("a: f32[3]) -> f32[3]", ["d = {1: a}", "return torch.relu(**d)"]),
      "3:25: error: keywords must be strings"),
+    ("parse_shape of the wrong number of dims", fn("a: f32[3]) -> f32[3]", ["s = einops.parse_shape(a, 'b c')",
+                                                                           "return a"]),
+     "2:31: error: Can't parse shape with different number of dimensions: b c torch.Size([3])"),
     ("del of a tuple's element", fn("a: f32[3]) -> f32[3]", ["t = (a, a)", "del t[0]", "return a"]),
      "3:9: error: 'tuple' object doesn't support item deletion"),
 ]
