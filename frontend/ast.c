@@ -628,6 +628,19 @@ Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc) {
 
 // rets: one AST_TYPE, an AST_LIST holder of AST_TYPE and AST_NONE (the tuple form), or
 // NULL or one AST_NONE (no result: the function returns None).
+// lambda params: body, an AST_FN named "<lambda>" whose body is `return body`.
+Ast *ast_lambda(Ctx *cx, Ast *params, Ast *body, Loc loc) {
+  Ast *ret = ast_return(cx, ast_list_of(cx, body, body->loc), body->loc);
+  return ast_fn(cx, "<lambda>", params, NULL, false, ast_list_of(cx, ret, loc), loc);
+}
+
+Ast *ast_lambda_param(Ctx *cx, const char *name, Ast *dflt, Loc loc) {
+  Ast *a = ast_new(cx, AST_PARAM, loc);
+  a->name = name;
+  a->rhs = dflt;
+  return finish(cx, a);
+}
+
 Ast *ast_fn(Ctx *cx, const char *name, Ast *params, Ast *rets, bool ret_tuple, Ast *body, Loc loc) {
   Ast *a = ast_new(cx, AST_FN, loc);
   a->name = name;

@@ -184,7 +184,11 @@ Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc);
 Ast *ast_scalar_type(Ctx *cx, const char *name, Loc loc);
 Ast *ast_unknown_type(Ctx *cx, const char *word, Ast *dims, Loc wordloc, Loc loc);  // an AST_TYPE of dtype DT_COUNT
 Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc);
-Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Ast *dflt, Loc loc);  // type NULL: k=3
+Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Ast *dflt, Loc loc);
+// lambda a, b=1: e as an expression: an AST_FN "<lambda>" of untyped params (type NULL)
+// and the body `return e`
+Ast *ast_lambda(Ctx *cx, Ast *params, Ast *body, Loc loc);
+Ast *ast_lambda_param(Ctx *cx, const char *name, Ast *dflt, Loc loc);  // type NULL: k=3
 Ast *ast_optional(Ctx *cx, Ast *type, Loc loc);  // T | None
 Ast *ast_dotted(Ctx *cx, Ast *path, const char *name, Loc loc);  // a.b: an AST_NAME "a.b"
 Ast *ast_alias(Ctx *cx, Ast *path, Ast *as, Loc loc);

@@ -287,7 +287,9 @@ static const Memo *lower_built(Lower *lw, const Ast *e) {
 // operand, of the same type), the list's or dict's new value bound first (e->unrolled);
 // NULL for any other node.
 static const Ast *taken(Lower *lw, const Ast *e) {
-  if (e->kind != AST_CALL || e->bi || e->inlined || e->noperands != 1 || e->operands[0]->ty != e->ty) return NULL;
+  if ((e->kind != AST_CALL && e->kind != AST_APPLY) || e->bi || e->inlined || e->noperands != 1 ||
+      e->operands[0]->ty != e->ty)
+    return NULL;
   Rets none = {0};
   lower_block(lw, &e->unrolled, &none);
   return e->operands[0];

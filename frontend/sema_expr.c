@@ -632,6 +632,7 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_INDEX: t = check_index(sema, e); break;
   case AST_LIST:
   case AST_TUPLE: t = check_seq(sema, e); break;
+  case AST_FN: t = lambda_value(sema, e); break;  // lambda a: e (sema_lambda.c)
   case AST_STARRED:
     diag_error(sema->cx, e->oploc, "can't use starred expression here");
     t = poison(sema);

@@ -93,6 +93,8 @@ typedef struct Sema {
   Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
   bool ok;                   // sema_declare reported nothing
   int loops;                 // for loops being unrolled, nested: names their hidden iterables
+  int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
+  int lambda_depth;          // lambda bodies being checked, nested
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -475,7 +477,12 @@ bool dict_store(Sema *sema, Ast *st, Ast *t, Ast *v);      // d[k] = v; false af
 bool dict_del(Sema *sema, Ast *call, Ast *t);              // del d[k]
 int dict_has(Sema *sema, const TType *d, const TType *k, Loc loc);  // k in d: 1, 0, -1 after an error
 bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out
-TType *einops_parse_shape(Sema *sema, Ast *e);  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
+TType *einops_parse_shape(Sema *sema, Ast *e);
+
+// ---- sema_lambda.c: lambdas as function values ----
+bool is_lambda(const TType *t);
+TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
+TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);

@@ -391,7 +391,7 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
 static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
-  if (is_einops_layer(m)) {
+  if (is_einops_layer(m) || is_lambda(m)) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", m->module + 7, e->name);
     return poison(sema);
   }
@@ -528,6 +528,7 @@ TType *module_call(Sema *sema, Ast *e) {
     Sym *s = find_local(sema, e->name);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
+      if (is_lambda(s->ty)) return lambda_call(sema, e, s->ty, &e->list);
       return nn_apply(sema, e, s->ty, &e->list);
     }
     if (s || find_const(sema, e->name) || sema_find_fn(sema->p, e->name)) return NULL;
@@ -550,6 +551,7 @@ TType *check_apply(Sema *sema, Ast *e) {
   TType *c = check_expr(sema, e->lhs);
   bool ok = check_items(sema, &e->list);
   if (is_poison(c) || !ok) return poison(sema);
+  if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
   return poison(sema);

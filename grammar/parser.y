@@ -97,7 +97,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
-%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del"
+%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
 %token IMPORT "import" FROM "from" AS "as"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
@@ -114,7 +114,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %type <ast> comp_clauses comp_for comp_if strings
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
-%type <ast> primary args arg_list arg items item opt_expr star_expr dict_items dict_item
+%type <ast> primary args arg_list arg items item opt_expr star_expr dict_items dict_item lambda_params lambda_param
 %type <op> augop
 %type <flag> opt_mut
 
@@ -362,6 +362,19 @@ star_expr
 expr
   : or_test
   | or_test IF or_test ELSE expr { $$ = ast_cond(p->cx, $1, $3, $5, @2); }
+  | LAMBDA ':' expr             { $$ = ast_lambda(p->cx, NULL, $3, @$); }
+  | LAMBDA lambda_params ':' expr { $$ = ast_lambda(p->cx, $2, $4, @$); }
+  ;
+
+/* a lambda's parameters: names, each with an optional default */
+lambda_params
+  : lambda_param                { $$ = ast_list_of(p->cx, $1, @$); }
+  | lambda_params ',' lambda_param { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+lambda_param
+  : IDENT                       { $$ = ast_lambda_param(p->cx, $1, NULL, @$); }
+  | IDENT '=' expr              { $$ = ast_lambda_param(p->cx, $1, $3, @$); }
   ;
 
 or_test

@@ -28,6 +28,10 @@ def f64(a):
     return a.astype(np.float64) if a.dtype.kind == "f" else a
 
 
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
 def fn(sig, body):
     """A program of one function f: its signature and its body's lines (indented here)."""
     return f"fn f({sig} {{\n" + "".join(f"    {line}\n" for line in body) + "}\n"
@@ -111,6 +115,15 @@ CASES += [
          "s = 10 if 'z' in d and 'x' not in d else 0",
          "return w + s, torch.stack([v * 2 for v in d.values()][1:])"]),
      {"a": A, "b": B}, lambda a, b: [4 * b + 10, np.stack([2 * a * b, 8 * b])], ["f32", "f32"]),
+    # --- lambdas ---
+    ("lambdas: bound, with defaults, late-binding closures, in a dict, inline, returning lambdas",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
+        ["act = lambda t: F.gelu(t, approximate='tanh')", "scale = 2.0", "mul = lambda u, k=3: u * k * scale",
+         "scale = 10.0", "acts = {'relu': lambda t: torch.relu(t), 'twice': lambda t: act(act(t))}",
+         "compose = lambda f, g: lambda v: f(g(v))",
+         "return act(a), mul(a) + mul(b, k=1), acts['twice'](a) + (lambda t: t * 2)(b), compose(acts['relu'], mul)(a)"]),
+     {"a": A, "b": B},
+     lambda a, b: [gelu_tanh(a), a * 30 + b * 10, gelu_tanh(gelu_tanh(a)) + 2 * b, np.maximum(a * 30, 0)], ["f32"] * 4),
     # --- einops' layers and parse_shape ---
     ("einops' Rearrange and Reduce layers, inline and bound",
      "from einops.layers.torch import Rearrange, Reduce\nimport einops\n"
@@ -149,6 +162,10 @@ FAILURES = [
     ("parse_shape of the wrong number of dims", fn("a: f32[3]) -> f32[3]", ["s = einops.parse_shape(a, 'b c')",
                                                                            "return a"]),
      "2:31: error: Can't parse shape with different number of dimensions: b c torch.Size([3])"),
+    ("a lambda called with too many arguments", fn("a: f32[3]) -> f32[3]", ["f = lambda t: t", "return f(a, a)"]),
+     "3:17: error: <lambda>() takes 1 positional argument but 2 were given"),
+    ("a lambda's missing argument", fn("a: f32[3]) -> f32[3]", ["f = lambda t, u: t", "return f(a)"]),
+     "3:12: error: <lambda>() missing 1 required positional argument: 'u'"),
     ("del of a tuple's element", fn("a: f32[3]) -> f32[3]", ["t = (a, a)", "del t[0]", "return a"]),
      "3:9: error: 'tuple' object doesn't support item deletion"),
 ]
