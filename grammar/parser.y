@@ -586,7 +586,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{'";
+    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "
