@@ -166,10 +166,13 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
     const Ast *a = call->operands[j];
     args[j] = a && is_value(a->ty) ? lower_expr(lw, a) : NULL;
   }
+  LSeq **seqs = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(np + 1));
+  for (int j = 0; j < np; j++)  // a tuple, list or dict parameter: the caller's object
+    seqs[j] = call->operands[j] && is_seq(call->operands[j]->ty) ? lower_seq(lw, call->operands[j]) : NULL;
   Binding *saved = lw->scope;
   lw->scope = NULL;
   for (int j = 0; j < np; j++)
-    if (args[j]) bind(lw, fn->list.data[j]->name, args[j], NULL);
+    if (args[j] || seqs[j]) bind(lw, fn->list.data[j]->name, args[j], seqs[j]);
   lw->depth++;
   Rets rets = {0};
   lower_block(lw, &fn->body, &rets);

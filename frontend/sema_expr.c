@@ -82,6 +82,7 @@ static TType *check_name(Sema *sema, Ast *e) {
     }
     return t;
   }
+  if (inert_use(sema, e->loc, e->name)) return poison(sema);  // np, DropPath: imported from numpy, timm
   Suggest sg = suggest_start(e->name);
   suggest_names(sema, &sg);
   diag_error(sema->cx, e->loc, "use of undeclared name '%s'%s", e->name, suggestion(sema, &sg));
@@ -301,6 +302,7 @@ static const char *const python_builtins[] = {"len", "float", "int", "bool", "mi
 // spelling of something tdsl spells otherwise, a method, or a near name.
 static void no_function(Sema *sema, const Ast *e) {
   Loc at = call_loc(e);
+  if (inert_use(sema, at, e->name)) return;
   const char *hint = pytorch_hint(e->name, F_FN), *other = spelling(sema, e->name, F_TORCH | F_NNF | F_METH);
   if (!strcmp(e->name, "range") || !strcmp(e->name, "enumerate") || !strcmp(e->name, "zip")) {
     diag_error(sema->cx, at, "%s() is supported only as the iterable of a for loop: for v in %s(...) { ... }", e->name,

@@ -75,6 +75,7 @@ typedef struct Import {
   const char *module;
   const char *attr;
   Loc loc;
+  bool inert;  // from a module tdsl does not compile (numpy, timm, os): a use of the name is the error
 } Import;
 
 typedef struct Sema {
@@ -93,6 +94,7 @@ typedef struct Sema {
   Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
   bool ok;                   // sema_declare reported nothing
   int loops;                 // for loops being unrolled, nested: names their hidden iterables
+  Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
   int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
   int lambda_depth;          // lambda bodies being checked, nested
 } Sema;
@@ -478,6 +480,7 @@ bool dict_del(Sema *sema, Ast *call, Ast *t);              // del d[k]
 int dict_has(Sema *sema, const TType *d, const TType *k, Loc loc);  // k in d: 1, 0, -1 after an error
 bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out
 TType *einops_parse_shape(Sema *sema, Ast *e);
+bool inert_use(Sema *sema, Loc at, const char *name);  // a name of numpy's, timm's ...: the error (sema_module.c)
 
 // ---- sema_lambda.c: lambdas as function values ----
 bool is_lambda(const TType *t);

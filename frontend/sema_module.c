@@ -52,8 +52,27 @@ static const char *default_module(const char *name) {
 
 const Import *find_import(Sema *sema, const char *name) {
   for (int i = sema->imports.len - 1; i >= 0; i--)
-    if (!strcmp(sema->imports.data[i].name, name)) return &sema->imports.data[i];
+    if (!strcmp(sema->imports.data[i].name, name)) return sema->imports.data[i].inert ? NULL : &sema->imports.data[i];
   return NULL;
+}
+
+// name used where it is bound only by an import of a module tdsl does not compile: that
+// error, at at, with where it was imported; false for any other name.
+bool inert_use(Sema *sema, Loc at, const char *name) {
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (strcmp(im->name, name)) continue;
+    if (!im->inert) return false;
+    if (im->attr)
+      diag_error(sema->cx, at, "'%s' is imported from '%s', which tdsl does not compile: write what it computes "
+                 "with torch's ops, or compute it outside and pass it as a parameter", name, im->module);
+    else
+      diag_error(sema->cx, at, "'%s' is the module '%s', which tdsl does not compile: write what it computes with "
+                 "torch's ops, or compute it outside and pass it as a parameter", name, im->module);
+    diag_note(sema->cx, im->loc, "imported here");
+    return true;
+  }
+  return false;
 }
 
 const char *module_named(Sema *sema, const char *name) {
@@ -100,12 +119,23 @@ static bool module_has(const char *m, const char *a) {
 
 // One import declaration: each name it binds in sema->imports, in order (a later import
 // of a name replaces an earlier one, as in Python).
+// The names an import of a module tdsl does not compile binds (import numpy as np, from
+// timm.layers import DropPath): recorded, so that a use of one says where it comes from.
+static void declare_inert(Sema *sema, const Ast *d) {
+  for (int i = 0; i < d->list.len; i++) {
+    const Ast *a = d->list.data[i];
+    Import im = {.loc = a->oploc, .inert = true, .module = d->name ? d->name : a->name, .attr = d->name ? a->name : NULL};
+    if (a->lhs) im.name = a->lhs->name;
+    else if (d->name) im.name = a->name;
+    else im.name = arena_strndup(&sema->cx->arena, a->name, strcspn(a->name, "."));  // import os.path binds os
+    vec_push(&sema->cx->arena, &sema->imports, im);
+  }
+}
+
 void declare_import(Sema *sema, const Ast *d) {
   const char *from = d->name;
-  if (from && inert_module(from)) return;  // from dataclasses import dataclass: nothing tdsl compiles uses it
-  if (from && !known_module(from)) {
-    diag_error(sema->cx, d->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
-               "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", from);
+  if (from && (inert_module(from) || !known_module(from))) {  // a use of its names is the error (inert_use)
+    declare_inert(sema, d);
     return;
   }
   if (from && d->list.len == 0) {
@@ -128,10 +158,11 @@ void declare_import(Sema *sema, const Ast *d) {
       }
       im.name = a->lhs ? a->lhs->name : a->name;
     } else {
-      if (inert_module(a->name)) continue;
-      if (!known_module(a->name)) {
-        diag_error(sema->cx, a->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
-                   "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", a->name);
+      if (inert_module(a->name) || !known_module(a->name)) {
+        Ast one = *d;
+        one.list = (AstList){0};
+        vec_push(&sema->cx->arena, &one.list, (Ast *)a);
+        declare_inert(sema, &one);
         continue;
       }
       if (a->lhs) {  // import torch.nn.functional as F

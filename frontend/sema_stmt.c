@@ -505,7 +505,13 @@ void check_block(Sema *sema, Body *body, AstList *stmts) {
 TType *check_body(Sema *sema, Ast *fn, TType **params) {
   Sym *saved = sema->scope;
   sema->scope = NULL;
-  for (int i = 0; i < fn->list.len; i++) bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
+  Ast **srcs = sema->param_src;
+  sema->param_src = NULL;
+  for (int i = 0; i < fn->list.len; i++) {
+    bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
+    const TyKind k = params[i]->kind;
+    if (srcs && (k == TY_TUPLE || k == TY_LIST || k == TY_DICT)) sema->scope->src = srcs[i];  // a helper's tuple parameter
+  }
   Body body = {fn, NULL, false, 0, AST_COUNT};
   check_block(sema, &body, &fn->body);
   if (!body.returned && fn->rets.len == 0) {  // no result: falling off the end returns None
