@@ -684,6 +684,15 @@ static void check_fn_name(Sema *sema, Ast *fn) {
   if (why) diag_error(sema->cx, name_loc(fn), "invalid function name '%s': %s", n, why);
 }
 
+// What a const may hold: Python values known when compiling, no tensor among them (a
+// module-level table: ACT2FN = {"gelu": lambda t: F.gelu(t), ...}).
+static bool const_value(const TType *t) {
+  if (t->kind == TY_TENSOR || t->kind == TY_POISON) return false;
+  for (int i = 0; (t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT) && i < t->nelem; i++)
+    if (!const_value(t->elems[i])) return false;
+  return true;
+}
+
 static void check_const(Sema *sema, Ast *c) {
   Loc nl = name_loc(c);
   if (find_const(sema, c->name) || sema_find_fn(sema->p, c->name)) {
@@ -694,13 +703,13 @@ static void check_const(Sema *sema, Ast *c) {
   sema->scope = NULL;
   TType *t = check_expr(sema, c->rhs);
   sema->scope = saved;
-  if (!is_poison(t) && (!is_scalar(t) || t->dtype == DT_BOOL)) {
-    diag_error(sema->cx, c->rhs->loc, "const '%s' must be a compile-time int or float, not %s", c->name,
-               t->kind == TY_TENSOR ? "a tensor" : py_type_name(t));
+  if (!is_poison(t) && !const_value(t)) {
+    diag_error(sema->cx, c->rhs->loc, "const '%s' must be a compile-time value (a number, a string, a tuple, list or "
+               "dict of them, a lambda), not %s", c->name, t->kind == TY_TENSOR ? "a tensor" : py_type_name(t));
     t = poison(sema);
   }
   c->ty = t;
-  Const k = {c->name, t, nl};
+  Const k = {c->name, t, nl, c->rhs};
   vec_push(&sema->cx->arena, &sema->consts, k);
 }
 

@@ -66,6 +66,7 @@ typedef struct Const {
   const char *name;
   TType *ty;
   Loc loc;
+  Ast *src;  // its checked expression (a tuple's, a dict's elements)
 } Const;
 
 // A name an import line binds: a module (attr NULL: `import torch.nn as nn`, `from torch

@@ -29,6 +29,11 @@ static TType *seq_type(Sema *sema, TyKind k, Ast **items, int n) {
 Ast *seq_now(Sema *sema, Ast *v) {
   for (int guard = 0; v && v->kind == AST_NAME && is_seq(v->ty) && guard < 64; guard++) {
     Sym *s = find_local(sema, v->name);
+    Const *c = s || find_dim(sema, v->name) ? NULL : find_const(sema, v->name);  // a const table's expression
+    if (c && c->src && c->ty == v->ty) {
+      v = c->src;
+      continue;
+    }
     if (!s || !s->src || s->ty != v->ty) break;
     v = s->src;
   }
@@ -88,6 +93,7 @@ static Ast *element_of(Sema *sema, Ast *a, int k) {
 
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n) {
   if (!is_seq(a->ty)) return false;
+  if (a->kind == AST_NAME && seq_now(sema, (Ast *)a) != a) return seq_items(sema, seq_now(sema, (Ast *)a), items, n);
   if (a->kind == AST_NAME) {
     Sym *s = find_local(sema, a->name);
     TD_ASSERT(s && s->src);  // bind_expr gives every sequence's name its expression
