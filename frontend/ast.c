@@ -349,7 +349,9 @@ Ast *ast_pair(Ctx *cx, Ast *k, Ast *v, Loc loc) {
 
 Ast *ast_dict(Ctx *cx, Ast *items, Loc loc) {
   Ast *args = ast_list_of(cx, ast_list_expr(cx, items, loc), loc);
-  return ast_call(cx, NULL, "dict", args, loc, loc);
+  Ast *call = ast_call(cx, NULL, "dict", args, loc, loc);
+  call->op = 1;  // a display: Python's dict whatever the name dict is bound to
+  return call;
 }
 
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc) {

@@ -135,7 +135,7 @@ static int count_pairs(Sema *sema, Ast *a) {
 // dict(), dict(pairs), dict(d), dict(k=v, ...) and the display {k: v, ...} (the parser's
 // dict([(k, v), ...])); NULL when e is no call of dict.
 TType *dict_builtin(Sema *sema, Ast *e) {
-  if (e->lhs || strcmp(e->name, "dict") || find_local(sema, "dict")) return NULL;
+  if (e->lhs || strcmp(e->name, "dict") || (e->op != 1 && find_local(sema, "dict"))) return NULL;
   int npos = 0, extra = 0;
   Ast *pos = NULL;
   for (int i = 0; i < e->list.len; i++) {
@@ -221,13 +221,6 @@ static bool want_args(Sema *sema, Ast *e, int lo, int hi) {
   return true;
 }
 
-static bool named(Sema *sema, const Ast *e) {
-  if (e->lhs->kind == AST_NAME) return true;
-  diag_error(sema->cx, e->oploc, "%s() of a dict no name holds is not supported: bind the dict to a name first",
-             e->name);
-  return false;
-}
-
 // e becomes the value v: the call's one operand (lower.c reads it once the rebinding it
 // carries in e->unrolled is bound).
 static TType *value_is(Sema *sema, Ast *e, Ast *v) {
@@ -274,7 +267,6 @@ TType *dict_method(Sema *sema, Ast *e) {
       dflt->ty = ty_new(sema, TY_NONE);
     }
     if (get) return value_is(sema, e, i >= 0 ? vals[i] : dflt);
-    if (!named(sema, e)) return poison(sema);
     if (setdefault) {
       if (i >= 0) return value_is(sema, e, vals[i]);
       Build b;
@@ -296,7 +288,7 @@ TType *dict_method(Sema *sema, Ast *e) {
     return value_is(sema, e, vals[i]);
   }
   if (!strcmp(n, "update")) {
-    if (!want_args(sema, e, 0, 1) || !named(sema, e)) return poison(sema);
+    if (!want_args(sema, e, 0, 1)) return poison(sema);
     int extra = 0;
     for (int i = 0; i < e->list.len; i++)
       extra += e->list.data[i]->kind == AST_KWARG ? 1 : count_pairs(sema, e->list.data[i]);
@@ -323,11 +315,6 @@ bool dict_store(Sema *sema, Ast *st, Ast *t, Ast *v) {
   }
   Ast *k = t->list.data[0];
   if (is_poison(check_expr(sema, k)) || !key_ok(sema, k)) return false;
-  if (t->lhs->kind != AST_NAME) {
-    diag_error(sema->cx, t->lhs->loc, "storing into a dict no name holds is not supported: bind the dict to a name "
-               "first");
-    return false;
-  }
   if (st->op >= 0) {  // d[k] += v: d[k] = d[k] + v
     Ast *cur = ast_index(sema->cx, t->lhs, ast_list_of(sema->cx, k, k->loc), t->oploc, t->loc);
     Ast *sum = ast_binary(sema->cx, (BinOp)st->op, cur, st->rhs, st->oploc);
@@ -353,11 +340,6 @@ bool dict_del(Sema *sema, Ast *call, Ast *t) {
   int i = find_key(t->lhs->ty, k->ty);
   if (i < 0) {
     diag_error(sema->cx, k->loc, "KeyError: %s", key_repr(sema, k->ty, k->loc));
-    return false;
-  }
-  if (t->lhs->kind != AST_NAME) {
-    diag_error(sema->cx, t->lhs->loc, "del of a dict's item no name holds is not supported: bind the dict to a name "
-               "first");
     return false;
   }
   Ast **vals;

@@ -381,11 +381,6 @@ bool seq_del(Sema *sema, Ast *call) {
       diag_error(sema->cx, t->lhs->loc, "'%s' object doesn't support item deletion", py_type_name(l));
       return false;
     }
-    if (t->lhs->kind != AST_NAME) {
-      diag_error(sema->cx, t->lhs->loc, "del of an element of a list no name holds is not supported: bind the list to "
-                 "a name first");
-      return false;
-    }
     Ast **old;
     int nold;
     seq_items(sema, t->lhs, &old, &nold);
@@ -428,10 +423,6 @@ TType *list_method(Sema *sema, Ast *e) {
   bool known = !strcmp(n, "append") || !strcmp(n, "extend") || !strcmp(n, "insert") || !strcmp(n, "pop");
   if (l->kind != TY_LIST || !known) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(l), n);
-    return poison(sema);
-  }
-  if (e->lhs->kind != AST_NAME) {
-    diag_error(sema->cx, e->oploc, "%s() of a list no name holds is not supported: bind the list to a name first", n);
     return poison(sema);
   }
   int want = n[0] == 'i' ? 2 : 1;

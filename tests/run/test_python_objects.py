@@ -115,6 +115,12 @@ CASES += [
          "s = 10 if 'z' in d and 'x' not in d else 0",
          "return w + s, torch.stack([v * 2 for v in d.values()][1:])"]),
      {"a": A, "b": B}, lambda a, b: [4 * b + 10, np.stack([2 * a * b, 8 * b])], ["f32", "f32"]),
+    ("a list inside a dict or a list changed through its holder; the name dict rebound leaves {} a dict",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3])",
+        ["d = {'a': [a]}", "e = d", "d['a'].append(b * 2)", "xs = [[a, b], [b]]", "ys = xs[0]", "del xs[0][0]",
+         "xs[1].pop()", "dict = 3", "z = {'k': b}",
+         "return torch.stack(e['a']).sum(0) * len(xs[1]) + z['k'] * dict, ys[0] * len(xs[0])"]),
+     {"a": A, "b": B}, lambda a, b: [(a + 2 * b) * 0 + 3 * b, b], ["f32", "f32"]),
     # --- lambdas ---
     ("lambdas: bound, with defaults, late-binding closures, in a dict, inline, returning lambdas",
      fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
