@@ -481,7 +481,7 @@ static const BuiltinDef builtins[] = {
     {{"select_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, dim, index", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_SELECT, ANY_DTYPE},
     {{"diagonal_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, offset=0, dim1=0, dim2=1", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_DIAGONAL, ANY_DTYPE},
     {{"masked_scatter", BK_BUILD, OP_INDEX_PUT, "input, mask, source", build_masked_scatter}, ck_masked_scatter, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
-    NODE("nonzero", INDEX, "input", ck_data_dependent, F_BOTH, F_TORCH),
+    NODE("nonzero", INDEX, "input, *, as_tuple=False", ck_data_dependent, F_BOTH, F_TORCH),
     NODE("argwhere", INDEX, "input", ck_data_dependent, F_BOTH, F_TORCH),
     NODE("masked_select", INDEX, "input, mask", ck_data_dependent, F_BOTH, F_TORCH),
     NODE("unique", INDEX, "input, sorted=True, return_inverse=False, return_counts=False, dim=None",

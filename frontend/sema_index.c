@@ -139,6 +139,7 @@ TType *check_index(Sema *sema, Ast *e) {
   }
   if (bad) return poison(sema);
   if (base->kind == TY_TUPLE || base->kind == TY_LIST) return seq_index(sema, e);
+  if (base->kind == TY_DICT) return dict_index(sema, e);
   if (!is_tensor(base)) {
     diag_error(sema->cx, e->lhs->loc, "'%s' object is not subscriptable", py_type_name(base));
     return poison(sema);

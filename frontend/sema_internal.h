@@ -68,6 +68,7 @@ typedef struct Const {
   const char *name;
   TType *ty;
   Loc loc;
+  Ast *src;  // its checked expression (a tuple's, a dict's elements)
 } Const;
 
 // A name an import line binds: a module (attr NULL: `import torch.nn as nn`, `from torch
@@ -77,6 +78,7 @@ typedef struct Import {
   const char *module;
   const char *attr;
   Loc loc;
+  bool inert;  // from a module tdsl does not compile (numpy, timm, os): a use of the name is the error
 } Import;
 
 typedef struct Sema {
@@ -95,6 +97,9 @@ typedef struct Sema {
   Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
   bool ok;                   // sema_declare reported nothing
   int loops;                 // for loops being unrolled, nested: names their hidden iterables
+  Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
+  int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
+  int lambda_depth;          // lambda bodies being checked, nested
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -456,6 +461,7 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
 TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
+Ast *seq_now(Sema *sema, Ast *v);  // a name holding a sequence: the expression bound to it now
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
 Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x);  // `a, b = x`: x's rows, a tuple of views
@@ -467,7 +473,29 @@ TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
 TType *seq_attr(Sema *sema, Ast *e);    // t.values
 TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
 TType *list_method(Sema *sema, Ast *e);  // xs.append(v), xs.extend(ys), xs.insert(i, v): None
-bool seq_augassign(Sema *sema, Ast *st);  // t += u, t *= n of a sequence t; false after an error
+bool seq_augassign(Sema *sema, Ast *st);
+bool seq_del(Sema *sema, Ast *call);
+// name (a local list or dict) is now nl at node at (its unrolled gets the bindings lowering
+// runs there); with aliases, every name and sequence holding the same object sees it.
+void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases);
+
+// ---- sema_dict.c: dicts with compile-time keys ----
+Ast *part_dict(Sema *sema, const Ast *e, TType **keys, Ast **values, int n);
+TType *dict_builtin(Sema *sema, Ast *e);   // dict(...), {k: v}; NULL for other calls
+TType *dict_index(Sema *sema, Ast *e);     // d[k]
+TType *dict_method(Sema *sema, Ast *e);    // d.keys(), d.get(k) ...
+Ast *dict_keys(Sema *sema, const Ast *at, const Ast *d);  // the keys of dict d as a list
+bool dict_store(Sema *sema, Ast *st, Ast *t, Ast *v);      // d[k] = v; false after an error
+bool dict_del(Sema *sema, Ast *call, Ast *t);              // del d[k]
+int dict_has(Sema *sema, const TType *d, const TType *k, Loc loc);  // k in d: 1, 0, -1 after an error
+bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out
+TType *einops_parse_shape(Sema *sema, Ast *e);
+bool inert_use(Sema *sema, Loc at, const char *name);  // a name of numpy's, timm's ...: the error (sema_module.c)
+
+// ---- sema_lambda.c: lambdas as function values ----
+bool is_lambda(const TType *t);
+TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
+TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
