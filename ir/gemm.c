@@ -89,6 +89,8 @@ typedef struct Gemm {
   int bat[TD_MAX_DIMS];
   int64_t M, N, K, nbatch;
   int nk;                   // the dims k spans (a convolution's window: channels and taps)
+  int nfold;                // output dims folded into the columns before jd (a convolution's
+  int fold[TD_MAX_DIMS];    //   output rows: fold_columns), outermost first
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
   bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
@@ -131,11 +133,29 @@ static void out_index(const Gemm *G, LIndex i, LIndex j, LIndex *o) {
     o[G->jd] = j;
 }
 
+// Folded columns (fold_columns): column j's index in each folded dim and in jd, by
+// division from the innermost (j >= 0; a division by a constant is a multiply).
+static void unfold_column(Gemm *G, LIndex j, LIndex *o) {
+  KernelBuilder *kb = G->kb;
+  const int64_t *shape = G->mm->out->view.shape;
+  LExpr *rest = kb_ix_expr(kb, &j);
+  for (int f = G->nfold; f >= 0; f--) {
+    int d = f == G->nfold ? G->jd : G->fold[f];
+    LIndex x = kb_ix_const(0);
+    x.dyn = f ? kb_binary(kb, OP_REMAINDER, DT_I64, rest, kb_iconst(kb, DT_I64, shape[d])) : rest;
+    o[d] = x;
+    if (f)
+      rest = kb_binary(kb, OP_FLOOR_DIVIDE, DT_I64, rest, kb_iconst(kb, DT_I64, shape[d]));
+  }
+}
+
 // Operand which (0: a, 1: b) at row i, column j, k (an index per dim k spans): its
 // value (of its own dtype).
 static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   out_index(G, i, j, o);
+  if (which == 1 && G->nfold)
+    unfold_column(G, j, o);
   kb_matmul_indices(G->mm, o, k, ai, bi);
   return kb_value(G->kb, G->mm->srcs[which], which ? bi : ai);
 }
@@ -932,6 +952,8 @@ static bool flat_loads(const Gemm *G, const LExpr *e, const int *dims, int n) {
   return flat_loads(G, e->a, dims, n) && flat_loads(G, e->b, dims, n) && flat_loads(G, e->c, dims, n);
 }
 
+static bool flat_kernel(Gemm *G, const int *dims, int n, int which);
+
 static bool foldable(Gemm *G) {
   if (G->nbat == 0 || G->rd < 0 || reads_batch(G, 1))
     return false;
@@ -942,14 +964,23 @@ static bool foldable(Gemm *G) {
     else
       dims[n++] = G->bat[b];
   dims[n++] = G->rd;
+  return flat_kernel(G, dims, n, 0);
+}
+
+// Whether the loads and stores of the kernel walk dims[0..n) as one flat dim: those of
+// the epilogues, and those of operand `which` (0, 1) unless it is -1.
+static bool flat_kernel(Gemm *G, const int *dims, int n, int which) {
   KernelBuilder *kb = G->kb;
   LIndex o[TD_MAX_DIMS];
   for (int d = 0; d < G->on; d++)
     o[d] = kb_ix_var(PROBE_VAR + d);
   memcpy(G->o, o, sizeof o);
-  LIndex j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k[TD_MAX_DIMS];
+  LIndex row = G->rd >= 0 ? o[G->rd] : kb_ix_const(0), j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k[TD_MAX_DIMS];
   k_probe(G, k);
-  bool ok = flat_loads(G, operand(G, 0, o[G->rd], j, k), dims, n);
+  int nfold = G->nfold;
+  G->nfold = 0;  // (the operand as it is, not unfolded)
+  bool ok = which < 0 || flat_loads(G, operand(G, which, row, j, k), dims, n);
+  G->nfold = nfold;
   // the epilogues read the matmul's value at o (a placeholder local here)
   int placeholder = kb_new_local(kb, G->cd);
   kb_local_at(kb, G->mm, placeholder, o);
@@ -968,6 +999,71 @@ static bool foldable(Gemm *G) {
   for (int d = 0; d < G->on; d++)
     G->o[d] = kb_ix_const(0);
   return ok;
+}
+
+// ---- folding output rows into the columns ----
+// A convolution's output [N, O, OH, OW] has OW columns per GEMM and OH batches of them;
+// at 7 x 7 a tile of NR = 32 columns would be 7/32 full, and every batch would pack the
+// whole weight again. Its output rows (the dims just before the column dim, up to the
+// row dim) fold into the columns when the output and every epilogue's load and store
+// walk them and the column dim as one flat dim, and A reads none of them: then column
+// j is the flat index (the folded dims' indices stay 0) for all but B, which reads
+// (OH, OW) at j / OW, j % OW (unfold_column), when it is not flat over them itself (a
+// window view with padding or a stride, where a row of windows is not the next
+// row's continuation). Only contractions (attr.nk) with k over several dims: their B
+// is always packed (never read in place), so only packing sees the division.
+
+// Whether operand which's index moves with any of dims[0..n).
+static bool reads_dims(Gemm *G, int which, const int *dims, int n) {
+  LIndex o[TD_MAX_DIMS], z[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  for (int d = 0; d < G->on; d++)
+    o[d] = kb_ix_var(PROBE_VAR + d);
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  kb_matmul_indices(G->mm, o, z, ai, bi);
+  const View *v = &G->mm->srcs[which]->view;
+  const LIndex *x = which ? bi : ai;
+  bool reads = false;
+  for (int d = 0; d < v->ndim; d++)
+    for (int t = 0; t < x[d].nterms; t++)
+      for (int q = 0; q < n; q++)
+        reads |= x[d].var[t] == PROBE_VAR + dims[q] && x[d].coef[t] != 0;
+  return reads;
+}
+
+static void fold_columns(Gemm *G) {
+  const int64_t *shape = G->mm->out->view.shape;
+  if (!G->mm->attr.nk || G->nk < 2 || G->jd < 1 || G->nbat == 0)
+    return;
+  int chain[TD_MAX_DIMS + 1], n = 0;
+  for (int d = G->jd - 1; d >= 0 && d != G->rd; d--)
+    if (shape[d] > 1)
+      chain[n++] = d;
+  for (int a = 0, b = n - 1; a < b; a++, b--) {  // outermost first
+    int t = chain[a];
+    chain[a] = chain[b], chain[b] = t;
+  }
+  for (int start = 0; start < n; start++) {  // the longest flat run ending at jd
+    int dims[TD_MAX_DIMS + 1], m = n - start;
+    memcpy(dims, chain + start, sizeof(int) * (size_t)m);
+    dims[m] = G->jd;
+    if (reads_dims(G, 0, dims, m + 1) || !flat_kernel(G, dims, m + 1, -1))
+      continue;
+    G->nfold = flat_kernel(G, dims, m + 1, 1) ? 0 : m;  // B flat too: nothing to unfold
+    memcpy(G->fold, dims, sizeof(int) * (size_t)m);
+    int nb = 0;
+    for (int b = 0; b < G->nbat; b++) {
+      bool folded = false;
+      for (int q = 0; q < m; q++)
+        folded |= G->bat[b] == dims[q];
+      if (folded)
+        G->N *= shape[G->bat[b]], G->nbatch /= shape[G->bat[b]];
+      else
+        G->bat[nb++] = G->bat[b];
+    }
+    G->nbat = nb;
+    return;
+  }
 }
 
 // ---- choices ----
@@ -1098,6 +1194,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nbat = 0;
     G.nbatch = 1;
   }
+  fold_columns(&G);
   const CpuTarget *t = kb->cpu;
   int cds = dtype_size(G.cd);
   G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
