@@ -60,7 +60,7 @@
 
 #include "ir/kernel.h"
 
-enum { SCHED_PACKED, SCHED_DOT };
+enum { SCHED_PACKED, SCHED_DOT, SCHED_DIRECT };
 enum { MODE_BATCH, MODE_COLS, MODE_ROWS };
 static const char *const MODE_NAMES[] = {"batch", "cols", "rows"};
 
@@ -76,6 +76,9 @@ enum {
   T_GROUP_ROWS = 48,
   BDIRECT_MAX_M = 64,        // at most this many rows of A read B's rows in place         // transposed: rows through T together (tile_group)        // rows read in place: their pointers fit the registers, their lines the L1's ways
   SMALL_GEMM = 1 << 26,      // multiply-adds of a GEMM too small to split (a batch's: BATCH)
+  DIRECT_MAX_M = 16,         // a contraction of at most this many rows (a depthwise convolution's 1) is DIRECT
+  DIRECT_MAX_R = 4,          // DIRECT: rows of a block
+  DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
 };
 
 typedef struct Gemm {
@@ -91,6 +94,7 @@ typedef struct Gemm {
   int nk;                   // the dims k spans (a convolution's window: channels and taps)
   int nfold;                // output dims folded into the columns before jd (a convolution's
   int fold[TD_MAX_DIMS];    //   output rows: fold_columns), outermost first
+  int cols;                 // folded: B's element offset of each column (an i64 temp), -1 when none
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
   bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
@@ -207,7 +211,10 @@ static bool plain_load(Gemm *G, int which) {
   LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   k_probe(G, k);
+  int nfold = G->nfold;
+  G->nfold = 0;  // (folded columns' division is the schedule's, not the operand's)
   LExpr *e = operand(G, which, kb_ix_const(0), kb_ix_const(0), k);
+  G->nfold = nfold;
   memcpy(G->o, saved, sizeof saved);
   while (e->kind == LX_CAST)
     e = e->a;
@@ -491,12 +498,97 @@ typedef struct Panels {
 
 static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
 
+// ---- folded columns: B read through a table of offsets ----
+// Column j of a folded B (fold_columns) is at B's element cols[j] (its batch and k
+// terms 0) plus what its batch and k terms add, which is affine: the table is filled
+// once a call, before the batch loops, so that packing reads B with k outer and the
+// panel's columns inner (stores along the panel; no division per element).
+
+// B's load (under its conversions, rebuilt around the load) at offset `plus` from the
+// load of batch o, column 0 (unfolded), k terms k.
+static LExpr *folded_load(Gemm *G, const LIndex *k, LExpr *plus) {
+  KernelBuilder *kb = G->kb;
+  int nfold = G->nfold;
+  G->nfold = 0;
+  LExpr *e = operand(G, 1, kb_ix_const(0), kb_ix_const(0), k);
+  G->nfold = nfold;
+  DType casts[8];
+  int nc = 0;
+  for (; e->kind == LX_CAST; e = e->a) {
+    TD_ASSERT(nc < 8);
+    casts[nc++] = e->dt;
+  }
+  TD_ASSERT(e->kind == LX_LOAD && !e->idx.dyn);
+  LIndex at = e->idx;
+  at.dyn = plus;
+  LExpr *v = lx_load(kb->cx, e->dt, e->buf, at);
+  while (nc > 0)
+    v = kb_cast(kb, v, casts[--nc]);
+  return v;
+}
+
+// The table: cols[j] = B's element of column j, batch and k terms 0, less that of
+// column 0 (one loop over the columns, where the kernel starts).
+static void fill_cols(Gemm *G, LStmtList *into) {
+  KernelBuilder *kb = G->kb;
+  LIndex j, z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LStmtList *in = kb_step_loop(kb, into, G->N, kb_ix_const(0), 1, false, &j);
+  LExpr *e = operand(G, 1, kb_ix_const(0), j, z), *e0;
+  int nfold = G->nfold;
+  G->nfold = 0;
+  e0 = operand(G, 1, kb_ix_const(0), kb_ix_const(0), z);
+  G->nfold = nfold;
+  while (e->kind == LX_CAST)
+    e = e->a;
+  while (e0->kind == LX_CAST)
+    e0 = e0->a;
+  LIndex d = e->idx;
+  kb_ix_addmul(kb, &d, &e0->idx, -1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
+}
+
+// pack's B columns start + 0..n (all of K) of a folded B into P.
+static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, Panels P, bool par) {
+  KernelBuilder *kb = G->kb;
+  int width = G->NR, ca = kb_arg(kb, G->cols, true, false);
+  int64_t full = n / width;
+  int rest = (int)(n % width);
+  for (int part = 0; part < 2; part++) {
+    int64_t np = part ? (rest ? 1 : 0) : full;
+    int w = part ? rest : width;
+    if (!np)
+      continue;
+    LIndex p, k[TD_MAX_DIMS], kl, q;
+    LStmtList *body =
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
+    LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
+    LStmtList *in = k_loops(G, body, kb_ix_const(0), G->K, k, &kl);
+    in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
+    LIndex x = ixsum(kb, plus(start, part ? full * width : 0), &p, width);
+    kb_ix_addmul(kb, &x, &q, 1);
+    LExpr *v = kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    if (part && w < width) {  // the padding: zeros
+      LIndex kz, qz;
+      LStmtList *zl = kb_step_loop(kb, body, G->K, kb_ix_const(0), 1, false, &kz);
+      zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
+      kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
+    }
+  }
+}
+
 // Packs role's (A: rows, B: columns) start + 0..n, k terms k0 + 0..klen, into P in
 // panels of width (MR or NR); a last panel of fewer is padded with zeros. par: the
 // loop over full panels is parallel (when it has the work for it).
 static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
                  bool par) {
   KernelBuilder *kb = G->kb;
+  if (role == 1 && G->cols >= 0) {
+    pack_folded(G, into, start, n, P, par);
+    return;
+  }
   int width = role ? G->NR : G->MR, w_op = role_operand(G, role);
   int64_t full = n / width;
   int rest = (int)(n % width);
@@ -914,6 +1006,83 @@ static void build_dot(Gemm *G, LStmtList *into, bool par) {
     dot_rows(G, into, kb_ix_const(full * jb), (int)(G->N % jb));
 }
 
+// ---- DIRECT: few rows against B read in place ----
+// A contraction with few rows (a depthwise convolution: one output channel per group;
+// a convolution of few output channels) whose B is unit-stride along the columns (a
+// stride-1 window view): no packing. A block of R rows by U vectors of columns keeps
+// R x U vector accumulators, and each term k adds splat(A(r, k)) * B(k, j0 + 0..U*V)
+// read in place. The sums go through T (scratch) to the epilogues. Columns past the
+// last whole block: one block of the whole vectors left, then one vector ending at the
+// last column (it overlaps columns already done: only its new ones go to the
+// epilogues). Batches (groups, output rows) are the parallel loop.
+
+// Rows i0 + 0..R by nvec vectors of columns from j0; the epilogues of columns skip.. only.
+static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, int nvec, int skip) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int V = G->V, acc[DIRECT_MAX_R][DIRECT_MAX_U];
+  for (int r = 0; r < R; r++)
+    for (int u = 0; u < nvec; u++) {
+      acc[r][u] = kb_new_local(kb, G->cd);
+      kb_push(kb, into, kb_let(kb, acc[r][u], zero(G, V)));
+    }
+  LIndex k[TD_MAX_DIMS], lin;
+  LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
+  int bv[DIRECT_MAX_U];
+  for (int u = 0; u < nvec; u++) {
+    bv[u] = kb_new_local(kb, G->cd);
+    kb_push(kb, in, kb_let(kb, bv[u], operand_vec(G, 1, i0, plus(j0, (int64_t)u * V), k, V)));
+  }
+  for (int r = 0; r < R; r++) {
+    LExpr *a = lx_splat(cx, V, operand_cd(G, 0, plus(i0, r), j0, k));
+    for (int u = 0; u < nvec; u++)
+      kb_push(kb, in,
+              kb_set(kb, acc[r][u], mul_add(G, a, lx_local_v(cx, G->cd, V, bv[u]), lx_local_v(cx, G->cd, V, acc[r][u]))));
+  }
+  int sa = scratch_arg(G), w = nvec * V;
+  for (int r = 0; r < R; r++)
+    for (int u = 0; u < nvec; u++)
+      kb_push(kb, into,
+              kb_store_stmt(kb, sa, kb_ix_const((int64_t)r * w + u * V), lx_local_v(cx, G->cd, V, acc[r][u])));
+  LIndex rr, c, o[TD_MAX_DIMS];
+  LStmtList *el = kb_step_loop(kb, into, R, kb_ix_const(0), 1, false, &rr);
+  el = kb_step_loop(kb, el, w - skip, kb_ix_const(skip), 1, false, &c);
+  out_index(G, ixsum(kb, i0, &rr, 1), ixsum(kb, j0, &c, 1), o);
+  LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, c, &rr, w));
+  epilogue_at(G, el, o, kb_let_local(kb, el, v), NULL);
+}
+
+// Rows i0 + 0..R, every column.
+static void direct_rows(Gemm *G, LStmtList *into, LIndex i0, int R, int U, bool par) {
+  KernelBuilder *kb = G->kb;
+  int64_t w = (int64_t)U * G->V, full = G->N / w, nv = G->N % w / G->V, done = G->N - G->N % G->V;
+  LIndex j0;
+  if (full)
+    direct_block(G, kb_step_loop(kb, into, full, kb_ix_const(0), w, par && full > 1, &j0), i0, R, j0, U, 0);
+  if (nv)
+    direct_block(G, into, i0, R, kb_ix_const(full * w), (int)nv, 0);
+  if (done < G->N)
+    direct_block(G, into, i0, R, kb_ix_const(G->N - G->V), 1, (int)(G->V - (G->N - done)));
+}
+
+static bool direct_fits(Gemm *G) {
+  return G->mm->attr.nk && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V && unit_along(G, 1, 1, true);
+}
+
+static void build_direct(Gemm *G, LStmtList *into, bool par) {
+  KernelBuilder *kb = G->kb;
+  int R = G->M < DIRECT_MAX_R ? (int)G->M : DIRECT_MAX_R, U = (kb->cpu->nregs - 1) / R - 1;
+  U = U > DIRECT_MAX_U ? DIRECT_MAX_U : U < 1 ? 1 : U;
+  G->sbuf = kb_new_temp(kb, G->cd, (int64_t)R * U * G->V, "scratch");
+  kb->p->bufs.data[G->sbuf].scratch = true;
+  int64_t full = G->M / R, rest = G->M % R;
+  LIndex i0;
+  if (full)
+    direct_rows(G, kb_step_loop(kb, into, full, kb_ix_const(0), R, false, &i0), i0, R, U, par);
+  if (rest)
+    direct_rows(G, into, kb_ix_const(full * R), (int)rest, U, par);
+}
+
 // ---- folding the batch into the rows ----
 // x @ w.t() with x [B, T, C] is one GEMM of B*T rows when w reads no batch dim and
 // every tensor indexed by the output's (batch..., row) dims steps through them as one
@@ -1175,7 +1344,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .sbuf = -1, .rd = -1, .jd = -1, .nbatch = 1};
+            .bp = -1, .sbuf = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
@@ -1194,13 +1363,28 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nbat = 0;
     G.nbatch = 1;
   }
-  fold_columns(&G);
   const CpuTarget *t = kb->cpu;
   int cds = dtype_size(G.cd);
   G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true);
   G.sched = G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1) ? SCHED_DOT : SCHED_PACKED;
+  if (G.sched == SCHED_PACKED && direct_fits(&G))
+    G.sched = SCHED_DIRECT;
+  else if (G.sched == SCHED_PACKED)
+    fold_columns(&G);
   G.par = view_numel(*ov) * G.K >= MATMUL_PARALLEL_WORK;
+  if (G.sched == SCHED_DIRECT) {
+    G.par_bat = G.par && G.nbatch > 1;
+    LStmtList *body = &kb->k->body;
+    for (int b = 0; b < G.nbat; b++) {
+      LIndex v;
+      body = kb_step_loop(kb, body, ov->shape[G.bat[b]], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
+      G.o[G.bat[b]] = v;
+    }
+    build_direct(&G, body, G.par && !G.par_bat);
+    kb->k->sched = arena_printf(&kb->cx->arena, "gemm direct %" PRId64 " rows lanes %d", G.M, G.V);
+    return true;
+  }
   // the batch loops (outermost), each output's batch index
   LStmtList *body = &kb->k->body;
   if (G.sched == SCHED_DOT) {
@@ -1302,6 +1486,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   if (packed_a)
     pack(&G, body, 0, kb_ix_const(0), G.R, kb_ix_const(0), G.K,
          (Panels){kb_arg(kb, G.ap, true, true), kb_ix_const(0), (int64_t)G.MR * G.K}, G.par);
+  if (G.nfold && plain_load(&G, 1)) {
+    G.cols = kb_new_temp(kb, DT_I64, G.N, "columns");
+    fill_cols(&G, body);
+  }
   for (int b = 0; b < G.nbat; b++) {
     LIndex v;
     body = kb_step_loop(kb, body, ov->shape[G.bat[b]], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
