@@ -1066,7 +1066,7 @@ static void direct_rows(Gemm *G, LStmtList *into, LIndex i0, int R, int U, bool 
 }
 
 static bool direct_fits(Gemm *G) {
-  return G->mm->attr.nk && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V && unit_along(G, 1, 1, true);
+  return G->mm->attr.nk && G->nk > 1 && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V && unit_along(G, 1, 1, true);
 }
 
 static void build_direct(Gemm *G, LStmtList *into, bool par) {

@@ -14,6 +14,10 @@ Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), co
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
 "gemm direct", or a column block wider than the output's rows), so a change of the
 heuristics that leaves a schedule untested fails here.
+Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
+the taps' strided views, larger ones a reduction over the window view; both are run
+(1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
+-inf in the input) against test_conv_nd.np_pool, and checked to take their form.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -27,7 +31,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import Tally, compare_kinds, emit_text, require_backend, rnd, run_outputs, to_npy  # noqa: E402
-from test_conv_nd import np_conv  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
+from test_conv_nd import np_conv, np_pool  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
 
 RNG = np.random.default_rng(271)
 DTYPES = ("f32", "f64", "f16", "bf16")
@@ -76,6 +80,35 @@ CASES = [
 ]
 
 
+# (name, x's shape, tdsl expression, NumPy model, the op its kernel computes with:
+# "maximum"/"add" (a chain over the taps) or "amax"/"sum" (a reduction))
+POOLS = [
+    ("max_pool2d 3x3 stride 2 pad 1 (chain)", (2, 3, 15, 17), "F.max_pool2d(x, 3, 2, 1)",
+     lambda x: np_pool(x, 2, 3, 2, 1)[0], "maximum"),
+    ("max_pool2d 7x7 pad 3 (reduction)", (1, 2, 9, 10), "F.max_pool2d(x, 7, 1, 3)",
+     lambda x: np_pool(x, 2, 7, 1, 3)[0], "amax"),
+    ("max_pool1d k 5 dilation 2 ceil_mode", (2, 3, 23), "F.max_pool1d(x, 5, 3, 2, 2, True)",
+     lambda x: np_pool(x, 1, 5, 3, 2, 2, True)[0], "maximum"),
+    ("max_pool3d 2x2x2", (1, 2, 5, 6, 7), "F.max_pool3d(x, 2)", lambda x: np_pool(x, 3, 2)[0], "maximum"),
+    ("avg_pool2d 3x3 stride 2 pad 1, no pad counted, ceil", (2, 3, 14, 17),
+     "F.avg_pool2d(x, 3, 2, 1, True, False)", lambda x: np_pool(x, 2, 3, 2, 1, 1, True, "avg", False), "add"),
+    ("avg_pool2d 6x5 (reduction)", (1, 2, 12, 11), "F.avg_pool2d(x, (6, 5), 2)",
+     lambda x: np_pool(x, 2, (6, 5), 2, kind="avg"), "sum"),
+    ("avg_pool3d 3x3x3 pad 1 (27 taps)", (1, 2, 5, 4, 6), "F.avg_pool3d(x, 3, 1, 1)",
+     lambda x: np_pool(x, 3, 3, 1, 1, kind="avg"), "add"),
+]
+
+
+def check_pool_form(t, tdslc, name, src, op):
+    p = emit_text(tdslc, src, "kernels")
+    ops = " ".join(re.findall(r"^  ops: (.*?)  lines", p.stdout, re.M)).split()
+    errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
+    other = {"maximum": "amax", "add": "sum", "amax": "maximum", "sum": "add"}[op]
+    if not errs and (op not in ops or other in ops):
+        errs.append(f"kernel ops {ops}: want {op}, not {other}")
+    t.report(f"{name}: computes with {op}", errs, src)
+
+
 def shape_of(s):
     return ", ".join(str(d) for d in s)
 
@@ -115,6 +148,20 @@ def main():
             t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
             if dt == "f32" and sched:
                 check_schedule(t, tdslc, name, src, sched)
+    for name, shape, expr, model, op in POOLS:
+        base = RNG.uniform(-1, 1, shape)
+        if op in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
+            base.flat[5] = np.nan
+            base.flat[-3] = -np.inf
+        for dt in DTYPES:
+            x = rnd(base, dt).astype(np.float64)
+            want = model(x)
+            want = rnd(want, dt).astype(np.float64) if dt != "f64" else want
+            src = source({"x": shape}, expr, dt, want.shape)
+            p, outs = run_outputs(tdslc, src, {"x": to_npy(x, dt)})
+            t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
+            if dt == "f32":
+                check_pool_form(t, tdslc, name, src, op)
     return t.summary()
 
 
