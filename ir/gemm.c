@@ -452,7 +452,11 @@ static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Pt
 
 // A's rows x + 0.. read in place from term k0: the operand's load there.
 static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
-  LExpr *e = role_value(G, 0, x, &k0);
+  LIndex k[TD_MAX_DIMS];  // (k over several dims: one block, k0 = 0, A flat in k: a_flat_k)
+  k[0] = k0;
+  for (int q = 1; q < G->nk; q++)
+    k[q] = kb_ix_const(0);
+  LExpr *e = role_value(G, 0, x, k);
   TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
   return (Ptr){e->buf, e->idx};
 }
@@ -1237,6 +1241,27 @@ static void fold_columns(Gemm *G) {
 
 // ---- choices ----
 
+// k over several dims (a convolution's channels and taps) with a (the weight) a plain
+// load of the accumulation dtype whose k dims are one flat run of unit stride (a
+// contiguous weight [O, C, k...]): term k of the linear order is a's element k of its
+// row, so the micro-kernel reads a's rows in place (adirect) instead of packing them.
+static bool a_flat_k(Gemm *G) {
+  if (G->nk < 2 || G->trans)
+    return false;
+  LIndex k[TD_MAX_DIMS];
+  k_probe(G, k);
+  LExpr *e = operand(G, 0, kb_ix_var(PROBE_VAR), kb_ix_const(0), k);
+  if (e->kind != LX_LOAD || e->dt != G->cd || e->idx.dyn)
+    return false;
+  int64_t want = 1;
+  for (int q = G->nk - 1; q >= 0; q--) {
+    if (G->kn[q] > 1 && kb_ix_coef(&e->idx, K_PROBE + q) != want)
+      return false;
+    want *= G->kn[q];
+  }
+  return true;
+}
+
 // The node whose buffer takes the sums as vectors: the matmul's own when it is stored
 // in the accumulation dtype, else a stored epilogue node of that dtype (it is then
 // updated in place by the epilogues), else NULL; its columns must be unit-stride
@@ -1409,10 +1434,12 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   G.trans = G.nk == 1 && b_k && (a_i || (a_k && G.M < G.N) || !a_plain);
   G.R = G.trans ? G.N : G.M;
   G.C = G.trans ? G.M : G.N;
-  G.adirect = G.nk == 1 && (G.trans ? b_k : a_k);
+  G.adirect = G.nk == 1 ? (G.trans ? b_k : a_k) : a_flat_k(&G);
   if (G.adirect) {  // (rows that step backwards, as a flip's, are packed)
-    LIndex k0 = kb_ix_const(0);
-    LExpr *e = role_value(&G, 0, kb_ix_var(PROBE_VAR), &k0);
+    LIndex k0[TD_MAX_DIMS];
+    for (int q = 0; q < G.nk; q++)
+      k0[q] = kb_ix_const(0);
+    LExpr *e = role_value(&G, 0, kb_ix_var(PROBE_VAR), k0);
     G.lda = kb_ix_coef(&e->idx, PROBE_VAR);
     G.adirect = G.lda >= 0;
   }

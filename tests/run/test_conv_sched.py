@@ -8,7 +8,8 @@ over the taps of the zero-padded input, in f64):
           (tails of every length), dilation, padding, a causal crop, epilogues;
   FOLDED  the output rows folded into the GEMM's columns (small spatial sizes, strides,
           dilation, groups, 1 x 1 convolutions whose windows are flat, 3-D: two dims
-          folded), B packed through its table of column offsets, with bias, residual and
+          folded), B packed through its table of column offsets, the weight's rows read
+          in place where they are flat in k (else packed), with bias, residual and
           activation epilogues.
 Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
@@ -65,12 +66,15 @@ CASES = [
     ("conv2d 7x7, 24 -> 20 channels, residual, relu", {"x": (1, 24, 7, 7), "w": (20, 24, 3, 3), "b": (20,),
                                                       "r": (1, 20, 7, 7)},
      "F.relu(F.conv2d(x, w, b, padding=1) * 0.5 + r)",
-     lambda x, w, b, r: relu(np_conv(x, w, b, padding=1) * 0.5 + r), "folded 7"),
+     lambda x, w, b, r: relu(np_conv(x, w, b, padding=1) * 0.5 + r), "folded 7 in place"),
     ("conv2d stride 2, dilation 2, groups 2", {"x": (2, 8, 15, 13), "w": (20, 4, 3, 3)},
      "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2)",
      lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=2), "folded 6"),
     ("conv2d 1x1 (flat windows)", {"x": (1, 32, 9, 9), "w": (24, 32, 1, 1), "b": (24,)},
-     "F.conv2d(x, w, b)", lambda x, w, b: np_conv(x, w, b), "folded 9"),
+     "F.conv2d(x, w, b)", lambda x, w, b: np_conv(x, w, b), "folded 9 in place"),
+    ("conv2d of a transposed weight (packed)", {"x": (1, 16, 7, 9), "w": (12, 16, 3, 3)},
+     "F.conv2d(x, w.transpose(2, 3).contiguous().transpose(2, 3), padding=(0, 1))",
+     lambda x, w: np_conv(x, w, padding=(0, 1)), "folded 9"),
     ("conv2d 1x1 stride 2 (downsample)", {"x": (1, 32, 14, 14), "w": (40, 32, 1, 1)},
      "F.conv2d(x, w, stride=2)", lambda x, w: np_conv(x, w, stride=2), "folded 7"),
     ("conv2d 7x7 stride 2 stem, 3 -> 20 channels", {"x": (1, 3, 23, 21), "w": (20, 3, 7, 7)},
@@ -131,6 +135,8 @@ def check_schedule(t, tdslc, name, src, want):
         nc = re.search(r" nc (\d+)", scheds[0])
         if not nc or int(nc.group(1)) <= int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want a column block wider than the rows ({want})")
+        elif want.endswith("in place") and "rows in place" not in scheds[0]:
+            errs.append(f"schedule {scheds[0]!r}, want the weight's rows read in place")
     t.report(f"{name}: takes {want}", errs, src)
 
 
