@@ -164,6 +164,16 @@ static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   return kb_value(G->kb, G->mm->srcs[which], which ? bi : ai);
 }
 
+// The operand as the program reads it: with folded columns, B at column j of jd (the
+// folded dims' indices those of G->o), not unfolded (the division is the schedule's).
+static LExpr *operand_as_is(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
+  int nfold = G->nfold;
+  G->nfold = 0;
+  LExpr *e = operand(G, which, i, j, k);
+  G->nfold = nfold;
+  return e;
+}
+
 static LExpr *operand_cd(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   return kb_cast(G->kb, operand(G, which, i, j, k), G->cd);
 }
@@ -211,10 +221,7 @@ static bool plain_load(Gemm *G, int which) {
   LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   k_probe(G, k);
-  int nfold = G->nfold;
-  G->nfold = 0;  // (folded columns' division is the schedule's, not the operand's)
-  LExpr *e = operand(G, which, kb_ix_const(0), kb_ix_const(0), k);
-  G->nfold = nfold;
+  LExpr *e = operand_as_is(G, which, kb_ix_const(0), kb_ix_const(0), k);
   memcpy(G->o, saved, sizeof saved);
   while (e->kind == LX_CAST)
     e = e->a;
@@ -512,10 +519,7 @@ static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb,
 // load of batch o, column 0 (unfolded), k terms k.
 static LExpr *folded_load(Gemm *G, const LIndex *k, LExpr *plus) {
   KernelBuilder *kb = G->kb;
-  int nfold = G->nfold;
-  G->nfold = 0;
-  LExpr *e = operand(G, 1, kb_ix_const(0), kb_ix_const(0), k);
-  G->nfold = nfold;
+  LExpr *e = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), k);
   DType casts[8];
   int nc = 0;
   for (; e->kind == LX_CAST; e = e->a) {
@@ -539,11 +543,7 @@ static void fill_cols(Gemm *G, LStmtList *into) {
   for (int q = 0; q < TD_MAX_DIMS; q++)
     z[q] = kb_ix_const(0);
   LStmtList *in = kb_step_loop(kb, into, G->N, kb_ix_const(0), 1, false, &j);
-  LExpr *e = operand(G, 1, kb_ix_const(0), j, z), *e0;
-  int nfold = G->nfold;
-  G->nfold = 0;
-  e0 = operand(G, 1, kb_ix_const(0), kb_ix_const(0), z);
-  G->nfold = nfold;
+  LExpr *e = operand(G, 1, kb_ix_const(0), j, z), *e0 = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), z);
   while (e->kind == LX_CAST)
     e = e->a;
   while (e0->kind == LX_CAST)
@@ -1150,10 +1150,7 @@ static bool flat_kernel(Gemm *G, const int *dims, int n, int which) {
   memcpy(G->o, o, sizeof o);
   LIndex row = G->rd >= 0 ? o[G->rd] : kb_ix_const(0), j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k[TD_MAX_DIMS];
   k_probe(G, k);
-  int nfold = G->nfold;
-  G->nfold = 0;  // (the operand as it is, not unfolded)
-  bool ok = which < 0 || flat_loads(G, operand(G, which, row, j, k), dims, n);
-  G->nfold = nfold;
+  bool ok = which < 0 || flat_loads(G, operand_as_is(G, which, row, j, k), dims, n);
   // the epilogues read the matmul's value at o (a placeholder local here)
   int placeholder = kb_new_local(kb, G->cd);
   kb_local_at(kb, G->mm, placeholder, o);
