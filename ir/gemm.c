@@ -1015,7 +1015,8 @@ static void build_dot(Gemm *G, LStmtList *into, bool par) {
 // a convolution of few output channels) whose B is unit-stride along the columns (a
 // stride-1 window view): no packing. A block of R rows by U vectors of columns keeps
 // R x U vector accumulators, and each term k adds splat(A(r, k)) * B(k, j0 + 0..U*V)
-// read in place. The sums go through T (scratch) to the epilogues. Columns past the
+// read in place. The sums go through T (scratch) to the epilogues (without any: into
+// the result, whose columns are unit-stride there: acc_owner). Columns past the
 // last whole block: one block of the whole vectors left, then one vector ending at the
 // last column (it overlaps columns already done: only its new ones go to the
 // epilogues). Batches (groups, output rows) are the parallel loop.
@@ -1043,12 +1044,21 @@ static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, 
       kb_push(kb, in,
               kb_set(kb, acc[r][u], mul_add(G, a, lx_local_v(cx, G->cd, V, bv[u]), lx_local_v(cx, G->cd, V, acc[r][u]))));
   }
-  int sa = scratch_arg(G), w = nvec * V;
+  int w = nvec * V;
+  LIndex rr, c, o[TD_MAX_DIMS];
+  if (G->own && G->ns->len == 1) {  // no epilogue: the sums straight into the result (an overlap
+    for (int r = 0; r < R; r++)     // stores the same sums again)
+      for (int u = 0; u < nvec; u++) {
+        out_index(G, plus(i0, r), plus(j0, (int64_t)u * V), o);
+        kb_push(kb, into, kb_store_stmt(kb, own_arg(G), own_at(G, o), lx_local_v(cx, G->cd, V, acc[r][u])));
+      }
+    return;
+  }
+  int sa = scratch_arg(G);
   for (int r = 0; r < R; r++)
     for (int u = 0; u < nvec; u++)
       kb_push(kb, into,
               kb_store_stmt(kb, sa, kb_ix_const((int64_t)r * w + u * V), lx_local_v(cx, G->cd, V, acc[r][u])));
-  LIndex rr, c, o[TD_MAX_DIMS];
   LStmtList *el = kb_step_loop(kb, into, R, kb_ix_const(0), 1, false, &rr);
   el = kb_step_loop(kb, el, w - skip, kb_ix_const(skip), 1, false, &c);
   out_index(G, ixsum(kb, i0, &rr, 1), ixsum(kb, j0, &c, 1), o);
@@ -1396,6 +1406,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     fold_columns(&G);
   G.par = view_numel(*ov) * G.K >= MATMUL_PARALLEL_WORK;
   if (G.sched == SCHED_DIRECT) {
+    G.own = acc_owner(&G, &G.ldc);
     G.par_bat = G.par && G.nbatch > 1;
     LStmtList *body = &kb->k->body;
     for (int b = 0; b < G.nbat; b++) {
