@@ -5,7 +5,7 @@
 //   1. a prelude of `static inline` helpers, only those the programs use (the C
 //      dialect of codegen/cexpr.c, which cuda.c prints too);
 //   2. per function, its kernels `static int tdsl_g_<fn>_k<N>(raw restrict pointers)`
-//      with loops printed in IR order (vector lanes as loops over lane arrays, see
+//      with loops printed in IR order (vector lanes as values of vector types, see
 //      cexpr.c), then the entry with the ABI of DESIGN.md, whose argument checks,
 //      copies and outputs live in runtime/entry.c.
 // Parallel loops run on libtdslrt's thread pool (tdsl_parallel_for, runtime/pool.c),
@@ -149,6 +149,7 @@ static const CDialect dialect_c = {
     .err_text = err_text,
     .f16_text = f16_text,
     .bf16_text = bf16_text,
+    .vectors = true,
 };
 
 // gcc's loop distribution makes a lane loop that only copies or fills (an accumulator
@@ -386,18 +387,32 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
     buf_printf(&unpack, "c->v%d, ", v);
     buf_printf(&init, "v%d, ", v);
   }
+  Buf copies;  // the body's own copies of the vectors captured
+  buf_init(&copies, g->cx);
   for (int l = 0; l < nl; l++) {
     if (!read[l] || let[l])
       continue;
-    const char *t = cexpr_type(k->locals.data[l]), *ln = g->lname[l];
-    bool vec = g->lanes[l] > 1;  // an array: passed by its address
-    buf_printf(&params, "%s%s %s%s, ", vec ? "const " : "", t, vec ? "*" : "", ln);
-    buf_printf(&fields, "  %s%s %s%s;\n", vec ? "const " : "", t, vec ? "*" : "", ln);
+    const char *ln = g->lname[l];
+    if (cexpr_vec(g, g->lanes[l])) {  // a vector: passed by its address (a vector
+                                      // parameter's ABI depends on the instructions)
+      const char *t = cexpr_vec_type(g, k->locals.data[l], g->lanes[l]);
+      buf_printf(&params, "const %s *tdsl_g_%s, ", t, ln);
+      buf_printf(&fields, "  const %s *%s;\n", t, ln);
+      buf_printf(&unpack, "c->%s, ", ln);
+      buf_printf(&init, "&%s, ", ln);
+      buf_printf(&copies, "  const %s %s = *tdsl_g_%s;\n", t, ln, ln);
+      continue;
+    }
+    const char *t = cexpr_type(k->locals.data[l]);
+    bool arr = g->lanes[l] > 1;  // an array: passed by its address
+    buf_printf(&params, "%s%s %s%s, ", arr ? "const " : "", t, arr ? "*" : "", ln);
+    buf_printf(&fields, "  %s%s %s%s;\n", arr ? "const " : "", t, arr ? "*" : "", ln);
     buf_printf(&unpack, "c->%s, ", ln);
     buf_printf(&init, "%s, ", ln);
   }
   Buf *o = c->outl;
   buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name, params.data);
+  buf_puts(o, copies.data ? copies.data : "");
   declare_scratch(g, o);  // the thread's own region, not the caller's
   g->arg_used = saved_used;
   buf_printf(o, "%s}\n", body.data);
