@@ -156,7 +156,8 @@ static const CDialect dialect_c = {
 // to the result, a row of b to a vector local) a memcpy or memset, which keeps the
 // local array in memory; the register allocator then spills accumulators to it in the
 // loop that updates them (a 6x16 f32 FMA tile with 16 ymm registers: all 12 in memory,
-// 2.7x slower). A kernel with vector lanes is compiled without those patterns.
+// 2.7x slower). A kernel printed with lane loops (vectors whose lanes are arrays:
+// cexpr.c) is compiled without those patterns; vector types need nothing of the kind.
 static const char *const lanes_begin = "#if defined(__GNUC__) && !defined(__clang__)\n"
                                        "#pragma GCC push_options\n"
                                        "#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")\n"
@@ -487,7 +488,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   bool int_acc = int_accumulates(p, k, &k->body, vars, 0);
   if (int_acc)
     buf_puts(out, int_acc_begin);
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_begin);
   buf_puts(out, outl.data);
   buf_printf(out, "static int %s(", c.kname);
@@ -519,7 +520,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     buf_puts(out, "  return err.k < 0 ? 0 : tdsl_entry_kernel_error(errors[err.k], err.value);\n}\n");
   else
     buf_puts(out, "  return 0;\n}\n");
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_end);
   buf_puts(out, int_acc ? int_acc_end : "");
   buf_puts(out, "\n");
@@ -539,7 +540,7 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   stmts(&c, &k->body);
   if (c.g.streamed)
     cexpr_fence_streams(&c.g);
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_begin);
   buf_printf(out, "static void %s(", c.kname);
   for (int i = 0; i < k->args.len; i++) {
@@ -556,7 +557,7 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   }
   buf_puts(out, body.data ? body.data : "");
   buf_puts(out, "}\n");
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_end);
   buf_puts(out, "\n");
 }

@@ -401,6 +401,19 @@ static bool vec_prelude(Buf *b, const CDialect *d, const Prelude *pr) {
   if (!any)
     return false;
   buf_puts(b, vec_common_text);
+  int most = 0;  // the most lanes of a float vector: its lanes' trees (pr->tree)
+  for (int n = 2; n <= CEXPR_MAX_LANES; n *= 2)
+    if (pr->tree[n])
+      most = n;
+  if (most)
+    buf_puts(b, "// tdsl_g_treeN(op, x, 0): lanes 0..N of x combined by op, pairwise: ((x0 op x1) op (x2 op x3)) op ...\n");
+  for (int n = 2; n <= most; n *= 2) {
+    if (n == 2)
+      buf_puts(b, "#define tdsl_g_tree2(o, x, i) (tdsl_g_lane(x, i) o tdsl_g_lane(x, (i) + 1))\n");
+    else
+      buf_printf(b, "#define tdsl_g_tree%d(o, x, i) (tdsl_g_tree%d(o, x, i) o tdsl_g_tree%d(o, x, (i) + %d))\n", n,
+                 n / 2, n / 2, n / 2);
+  }
   for (int gnu = 1; gnu >= 0; gnu--) {
     buf_puts(b, gnu ? "#ifdef TDSL_G_VECTORS\n" : "#else\n");
     for (int dt = 0; dt < DT_COUNT; dt++) {
@@ -514,8 +527,6 @@ static void scan_expr(CExprGen *g, const LExpr *e) {
     g->local_read[e->local] = true;
   if (lx_raises_here(e))
     g->has_err = true;
-  if (e->lanes > 1)
-    g->has_lanes = true;
   if (e->kind == LX_LOAD)
     scan_expr(g, e->idx.dyn);
   scan_expr(g, e->a);
@@ -990,6 +1001,35 @@ static void elem_addr(CExprGen *g, int buf, const LIndex *ix) {
   buf_puts(g->b, "]");
 }
 
+// Whether e combines lanes *next.. of vector local `local` by op in a balanced tree of
+// `depth` levels, leaves in order.
+static bool tree_ok(const LExpr *e, Op op, int depth, int local, int *next) {
+  if (depth == 0)
+    return e->kind == LX_LANE && e->a->local == local && e->i == (*next)++;
+  return e->kind == LX_BINARY && e->op == op && e->lanes == 1 && tree_ok(e->a, op, depth - 1, local, next) &&
+         tree_ok(e->b, op, depth - 1, local, next);
+}
+
+// A float sum or product of every lane of a vector local, in the pairwise tree sched.c
+// combines a reduction's lanes with: tdsl_g_treeN(op, local, 0). Whether e was one.
+static bool lane_tree(CExprGen *g, const LExpr *e) {
+  if (e->kind != LX_BINARY || (e->op != OP_ADD && e->op != OP_MUL) || (e->dt != DT_F32 && e->dt != DT_F64) ||
+      e->lanes != 1)
+    return false;
+  const LExpr *f = e;
+  int depth = 0;
+  while (f->kind == LX_BINARY && f->op == e->op && f->lanes == 1)
+    f = f->a, depth++;
+  if (f->kind != LX_LANE || f->i != 0 || depth > 6)
+    return false;
+  int local = f->a->local, n = g->lanes[local], next = 0;
+  if (n != 1 << depth || !cexpr_vec(g, n) || !tree_ok(e, e->op, depth, local, &next))
+    return false;
+  g->pr->tree[n] = true;
+  buf_printf(g->b, "tdsl_g_tree%d(%s, %s, 0)", n, e->op == OP_ADD ? "+" : "*", g->lname[local]);
+  return true;
+}
+
 // A vector value in a dialect with vector types: a helper of its type (the prelude's).
 static void vec_expr(CExprGen *g, const LExpr *e) {
   const char *t = cexpr_vec_type(g, e->dt, e->lanes) + strlen("tdsl_g_");
@@ -1055,6 +1095,8 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
   case LX_LOAD: load(g, e); return;
   case LX_UNARY:
   case LX_BINARY: {
+    if (lane_tree(g, e))
+      return;
     // Arithmetic typed f16/bf16 is done in f32 and rounded (never built by kernel.c).
     bool round = dtype_is_half(e->dt);
     if (round) {
@@ -1197,6 +1239,7 @@ static void lane_target(CExprGen *g, const LStmt *s) {
 }
 
 static void open_lanes(CExprGen *g, int lanes) {
+  g->lane_loops = true;
   buf_indent(g->b, g->depth);
   buf_printf(g->b, "for (int tdsl_g_l = 0; tdsl_g_l < %d; tdsl_g_l++) ", lanes);
 }

@@ -35,6 +35,7 @@ typedef struct Prelude {
   bool single[H_COUNT];
   bool composite[OP_COUNT][DT_COUNT];  // a composite op's helper outside G_FLOAT's first four
   bool vec[DT_COUNT][CEXPR_MAX_LANES + 1];  // a dialect with vector types: those of dt x lanes used
+  bool tree[CEXPR_MAX_LANES + 1];            // ... and tdsl_g_treeN, a sum of N lanes, used
 } Prelude;
 
 // How a dtype is spelled. Substitutions in helper texts: $T the C type, $U its
@@ -86,7 +87,7 @@ struct CExprGen {
   const LKernel *k;
   Buf *b;               // where the text goes
   bool has_err;         // some expression of the kernel can raise
-  bool has_lanes;       // some expression of the kernel is a vector (lanes > 1)
+  bool lane_loops;      // a statement was printed as a loop over its lanes (arrays)
   bool *arg_used;       // per kernel arg
   bool *local_read;     // per local
   int *decl_depth;      // per local: the block depth it was declared at, -1 if not in scope
