@@ -511,6 +511,40 @@ static void v4_check(Lib *l) {
     tdsl_tensor_release(all[i]);
 }
 
+// Transposing copies (ir/ew.c's tiles: vector loads, shuffles, stores) of u8 and f32,
+// built with GNU C vectors and with the portable structs: every element where it goes.
+static void transposing_shuffles_agree_in_both_vector_forms(void **state) {
+  (void)state;
+  for (int portable = 0; portable < 2; portable++) {
+    Lib *l = new_lib();
+    LProgram *progs[2];
+    int n = fx_compile(&l->cx,
+                       "fn tb(x: u8[32, 48]) -> u8[48, 32] {\n  return x.t().contiguous()\n}\n"
+                       "fn tf(x: f32[32, 48]) -> f32[48, 32] {\n  return x.t().contiguous()\n}\n",
+                       progs, 2);
+    const char *flags = portable ? "-march=native -pedantic -DTDSL_NO_VECTOR_EXTENSIONS" : "-march=native";
+    assert_int_equal(cc_build(l, progs, n, flags, true), 0);
+    assert_non_null(l->so);
+    tdsl_tensor xb = fx_tensor(TDSL_U8, 2, (int64_t[]){32, 48}), xf = fx_tensor(TDSL_F32, 2, (int64_t[]){32, 48});
+    uint8_t *pb = tdsl_tensor_data(&xb);
+    float *pf = tdsl_tensor_data(&xf);
+    for (int i = 0; i < 32 * 48; i++)
+      pb[i] = (uint8_t)(i * 7 + 3), pf[i] = (float)i * 0.25f - 100.0f;
+    tdsl_tensor ob = {0}, of = {0};
+    assert_int_equal(((Fn1)sym(l, "tb"))(&xb, &ob), TDSL_OK);
+    assert_int_equal(((Fn1)sym(l, "tf"))(&xf, &of), TDSL_OK);
+    const uint8_t *rb = tdsl_tensor_data(&ob);
+    const float *rf = tdsl_tensor_data(&of);
+    for (int i = 0; i < 48; i++)
+      for (int j = 0; j < 32; j++)
+        assert_true(rb[32 * i + j] == pb[48 * j + i] && rf[32 * i + j] == pf[48 * j + i]);
+    tdsl_tensor *all[] = {&xb, &xf, &ob, &of};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+      tdsl_tensor_release(all[i]);
+    unload(l);
+  }
+}
+
 static void generated_code_compiles_without_openmp_and_with_wextra(void **state) {
   (void)state;
   Lib *l = new_lib();
@@ -525,6 +559,7 @@ static void generated_code_compiles_without_openmp_and_with_wextra(void **state)
   progs[n + 1] = micro_kernel_program(&l->cx);
   progs[n + 2] = f64_lanes_program(&l->cx);
   assert_int_equal(cc_build(l, progs, n + 3, "-Wextra -pedantic", false), 0);
+  assert_int_equal(cc_build(l, progs, n + 3, "-Wextra -pedantic -DTDSL_NO_VECTOR_EXTENSIONS", false), 0);
   assert_int_equal(cc_build(l, progs, n + 3, "-Wextra -fopenmp", false), 0);
   unload(l);
 }
@@ -564,6 +599,7 @@ int main(void) {
       cmocka_unit_test(a_parallel_loop_reads_the_variables_and_locals_around_it),
       cmocka_unit_test(f32_micro_kernel_of_fma_lanes_computes_exact_sums),
       cmocka_unit_test(f64_lanes_of_four_store_whole_vectors_even_over_their_source),
+      cmocka_unit_test(transposing_shuffles_agree_in_both_vector_forms),
       cmocka_unit_test(generated_code_compiles_without_openmp_and_with_wextra),
       cmocka_unit_test(header_declares_every_entry),
   };
