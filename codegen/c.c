@@ -526,8 +526,28 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   buf_puts(out, "\n");
 }
 
+// Whether e reads scalar argument i of a function (LX_ARG).
+static bool expr_uses_arg(const LExpr *e, int64_t i) {
+  if (!e)
+    return false;
+  if ((e->kind == LX_ARG && e->i == i) || (e->kind == LX_LOAD && expr_uses_arg(e->idx.dyn, i)))
+    return true;
+  return expr_uses_arg(e->a, i) || expr_uses_arg(e->b, i) || expr_uses_arg(e->c, i);
+}
+
+static bool stmts_use_arg(const LStmtList *l, int64_t i) {
+  for (int j = 0; j < l->len; j++) {
+    const LStmt *s = l->data[j];
+    if (expr_uses_arg(s->val, i) || expr_uses_arg(s->cond, i) || expr_uses_arg(s->n, i) ||
+        (s->kind == LS_STORE && expr_uses_arg(s->idx.dyn, i)) || stmts_use_arg(&s->body, i))
+      return true;
+  }
+  return false;
+}
+
 // A function of p->funcs (ir/loop.h's Functions): `static void NAME(pointers, int64_t
-// a0, ...)`, its statements; no errors, no parallel loops.
+// a0, ...)`, its statements; no errors, no parallel loops. Parameters it does not read
+// are voided (-Wextra).
 static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   const LKernel *k = fp->kernels.data[0];
   CKernelGen c = {.par_var = -1, .kname = emit_kernel_name(cx, fp, 0)};
@@ -554,6 +574,10 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   for (int i = 0; i < k->args.len; i++) {
     if (!c.g.arg_used[i])
       buf_printf(out, "  (void)b%d;\n", i);
+  }
+  for (int i = 0; i < k->nscalars; i++) {
+    if (!stmts_use_arg(&k->body, i))
+      buf_printf(out, "  (void)a%d;\n", i);
   }
   buf_puts(out, body.data ? body.data : "");
   buf_puts(out, "}\n");
