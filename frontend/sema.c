@@ -625,6 +625,11 @@ static bool in_list(const char *const *list, const char *name) {
 }
 static bool is_libc_name(const char *name) {
   if (in_list(libc_names, name)) return true;
+  for (int op = 0; op < OP_COUNT; op++) {  // ir/ops.def's libm column (NAME, NAMEf)
+    const char *m = op_libm((Op)op);
+    size_t n = m ? strlen(m) : 0;
+    if (m && !strncmp(name, m, n) && (!name[n] || !strcmp(name + n, "f"))) return true;
+  }
   size_t n = strlen(name);
   if (n > 1 && (name[n - 1] == 'f' || name[n - 1] == 'l')) {  // sinf, expl ...
     char buf[64];
