@@ -413,6 +413,8 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
   }
   Buf *o = c->outl;
   buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name, params.data);
+  if (g->has_err)  // (read or not: this loop of the kernel may raise nothing)
+    buf_puts(o, "  (void)tdsl_g_e;\n");
   buf_puts(o, copies.data ? copies.data : "");
   declare_scratch(g, o);  // the thread's own region, not the caller's
   g->arg_used = saved_used;
@@ -719,7 +721,10 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
                   "// -fno-math-errno a loop calling sqrtf stays scalar, without -fno-trapping-math the vector\n"
                   "// math's selects, such as pow's, do.) TDSL_NUM_THREADS sets the threads.\n");
   buf_puts(&head, "#include <math.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n"
-                  "#include \"tdsl.h\"\n\n");
+                  "#include \"tdsl.h\"\n\n"
+                  "// Helpers come in groups a kernel may use only part of (clang -Wall warns of each).\n"
+                  "#if defined(__GNUC__) || defined(__clang__)\n"
+                  "#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
   if (cexpr_prelude(&head, &dialect_c, &pr))
     buf_puts(&head, "\n");
   buf_write(&head, out);
