@@ -240,6 +240,8 @@ struct TType {
   int64_t storage_numel; // TENSOR: elements of the storage it views
   int storage;           // TENSOR: storage identity (0..nparams-1: that parameter; else a fresh one)
   bool writable;         // TENSOR: a local or a 'mut' parameter's storage
+  const Ast *bits_of;    // TENSOR: views the result of this x.view(dtype) call, a copy of x's
+                         // bits where PyTorch's is a view of x: writes to it are refused
   bool wrapped;          // TENSOR: a run-time Python scalar (an entry's `eps: float`): a 0-d
                          // tensor of f64/i64/bool that promotes as a wrapped number does;
                          // also arithmetic of them (k * 2; floats computed in f32)

@@ -77,6 +77,13 @@ bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t
     if (s) diag_note(sema->cx, s->loc, "'%s' declared here", name);
     return false;
   }
+  if (t->bits_of) {
+    diag_error(sema->cx, target->loc, "cannot write to '%s': it is x.view(dtype) of another dtype, which tdsl computes "
+               "as a copy of x's bits (PyTorch's shares x's storage, so the write would change x); write to x, or "
+               "clone() the view first", name);
+    diag_note(sema->cx, call_loc(t->bits_of), "the view of another dtype");
+    return false;
+  }
   for (int i = 0; i < t->view.ndim; i++)
     if (t->view.strides[i] == 0 && t->view.shape[i] > 1) {
       diag_error(sema->cx, st->oploc, "unsupported operation: more than one element of the written-to tensor refers to "

@@ -68,15 +68,21 @@ static bool infer_shape(Sema *sema, Loc loc, int64_t numel, int n, const int64_t
 // another width, the last dim's size scaled by the widths' ratio, behind PyTorch's checks
 // (last stride 1; to a wider dtype: last size, offset and the other strides divisible),
 // built of those bits by ir/build_shape.c's build_view_dtype. Every one is a copy of the
-// bits where PyTorch's is a view sharing x's storage.
+// bits where PyTorch's is a view sharing x's storage: reading it is the same, and a write
+// to it, which in PyTorch would change x, is refused (TType.bits_of).
+static TType *bits_copy(Ast *e, TType *t) {
+  if (t->kind == TY_TENSOR) t->bits_of = e;  // (a write would not reach x: store_writable says so)
+  return t;
+}
+
 static TType *view_dtype(Sema *sema, Ast *e, TType *x, DType dt) {
   if (dt == x->dtype) return view_result(sema, e, x, x->view);
   int from = dtype_size(x->dtype), to = dtype_size(dt);
-  if (from == to && from == 1) return cast_to(sema, e, dt);
+  if (from == to && from == 1) return bits_copy(e, cast_to(sema, e, dt));
   if (from == to) {
     e->bi = node_builtin(OP_BITCAST);
     set_operand1(sema, e, e->bargs[0]);
-    return ty_fresh(sema, dt, x->view.ndim, x->view.shape);
+    return bits_copy(e, ty_fresh(sema, dt, x->view.ndim, x->view.shape));
   }
   const View *v = &x->view;
   Loc loc = call_loc(e);
@@ -104,7 +110,7 @@ static TType *view_dtype(Sema *sema, Ast *e, TType *x, DType dt) {
                  "sizes), but got %" PRId64, i, k, a, b, v->strides[i]);
       return poison(sema);
     }
-  return built(sema, e, build_view_dtype, KEEP(sema, (ShapeArgs){.dtype = dt}), e->bargs, 1);
+  return bits_copy(e, built(sema, e, build_view_dtype, KEEP(sema, (ShapeArgs){.dtype = dt}), e->bargs, 1));
 }
 
 TType *ck_view(Sema *sema, Ast *e, const BuiltinDef *d) {
