@@ -619,12 +619,13 @@ static Reduced reduce_f64(VM *d, LExpr *xd, bool from_f32) {
     red.r = r;
     return red;
   }
-  // r + rlo: the rounding of the second step kept (each n * part is exact)
-  LExpr *a = let(d, fmadd(d, red.n, K(d, -PIO2_F64[0]), xd));  // exact
-  LExpr *r = let(d, fmadd(d, red.n, K(d, -PIO2_F64[1]), a));
-  LExpr *rlo = fmadd(d, red.n, K(d, -PIO2_F64[1]), sub(d, a, r));  // a - r exact
-  rlo = fmadd(d, red.n, K(d, -PIO2_F64[3]), fmadd(d, red.n, K(d, -PIO2_F64[2]), rlo));
-  fast_two_sum(d, r, rlo, &red.r, &red.rlo);
+  // r + rlo: x - n P1 exact; n P2 and n P3 are exact products, subtracted by TwoSum (x
+  // near a multiple of pi/2 leaves r ~ 2^-60, far below n P3); n P4 rounds once
+  LExpr *a = let(d, fmadd(d, red.n, K(d, -PIO2_F64[0]), xd)), *s1, *e1, *s2, *e2;
+  two_sum(d, a, neg(d, mulk(d, red.n, PIO2_F64[1])), &s1, &e1);
+  two_sum(d, s1, neg(d, mulk(d, red.n, PIO2_F64[2])), &s2, &e2);
+  LExpr *lo = let(d, fmadd(d, red.n, K(d, -PIO2_F64[3]), add(d, e1, e2)));
+  two_sum(d, s2, lo, &red.r, &red.rlo);
   return red;
 }
 
