@@ -744,7 +744,8 @@ static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
     two_prod(m, s, dh, &ph, &pl);
     rem = sub(m, sub(m, f, ph), pl);
   }
-  LExpr *sl = let(m, dvd(m, sub(m, rem, mul(m, s, dl)), dh));
+  // 1 / (2 + f) = (1 - s) / 2 (s's rounding is far below what sl needs): one division
+  LExpr *sl = let(m, mul(m, sub(m, rem, mul(m, s, dl)), mulk(m, sub(m, K(m, 1), s), 0.5)));
   // log(1 + f) = 2s + 2sl + (2/3) s^3 + s z^2 R(z): the s^3 term as a double-double
   LExpr *zh, *zl, *ch, *cl, *th, *tl;
   two_prod(m, s, s, &zh, &zl);
