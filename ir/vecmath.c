@@ -619,13 +619,16 @@ static Reduced reduce_f64(VM *d, LExpr *xd, bool from_f32) {
     red.r = r;
     return red;
   }
-  // r + rlo: x - n P1 exact; n P2 and n P3 are exact products, subtracted by TwoSum (x
-  // near a multiple of pi/2 leaves r ~ 2^-60, far below n P3); n P4 rounds once
-  LExpr *a = let(d, fmadd(d, red.n, K(d, -PIO2_F64[0]), xd)), *s1, *e1, *s2, *e2;
-  two_sum(d, a, neg(d, mulk(d, red.n, PIO2_F64[1])), &s1, &e1);
-  two_sum(d, s1, neg(d, mulk(d, red.n, PIO2_F64[2])), &s2, &e2);
+  // r + rlo: x - n P1 exact; r1 = a - n P2 with its rounding e1 (a - r1 is exact where
+  // r is small: a, n P2 or a, r1 are within a factor 2); n P3, an exact product,
+  // subtracted by TwoSum (x near a multiple of pi/2 leaves r ~ 2^-60, far below n P3, so
+  // a rounded step there is 5 ULP off); n P4 rounds once
+  LExpr *a = let(d, fmadd(d, red.n, K(d, -PIO2_F64[0]), xd)), *s2, *e2;
+  LExpr *r1 = let(d, fmadd(d, red.n, K(d, -PIO2_F64[1]), a));
+  LExpr *e1 = fmadd(d, red.n, K(d, -PIO2_F64[1]), sub(d, a, r1));
+  two_sum(d, r1, neg(d, mulk(d, red.n, PIO2_F64[2])), &s2, &e2);
   LExpr *lo = let(d, fmadd(d, red.n, K(d, -PIO2_F64[3]), add(d, e1, e2)));
-  two_sum(d, s2, lo, &red.r, &red.rlo);
+  fast_two_sum(d, s2, lo, &red.r, &red.rlo);
   return red;
 }
 
