@@ -683,7 +683,7 @@ static LExpr *sincos_eval(VM *d, Reduced red, bool cosine, const double *sp_c, i
   }
   // the quadrant q = (n + cosine) mod 4 in floats (integer ops and int compares here keep
   // LLVM's SLP vectorizer off a loop that sums the results): n/4 - 3/8 rounds to floor(n/4)
-  LExpr *nc = let(d, addk(d, red.n, cosine));
+  LExpr *nc = cosine ? let(d, addk(d, red.n, 1)) : red.n;
   LExpr *q = let(d, sub(d, nc, mulk(d, rint_(d, addk(d, mulk(d, nc, 0.25), -0.375)), 4)));
   LExpr *v = let(d, sel(d, or_(d, eq(d, q, 1), eq(d, q, 3)), cos_r, sin_r));
   return sel(d, gt(d, q, 1.5), neg(d, v), v);

@@ -90,6 +90,12 @@ def cases():
                                    lambda x, w, b: np.sin(x @ w.T + b), lambda x, w, b: torch.sin(x @ w.t() + b))
     c["pow(x, 1.5) f32"] = ("pow(x, 1.5)", "f32", sq, [N, N], lambda a: np.power(a, np.float32(1.5)),
                             lambda t: torch.pow(t, 1.5))
+    # the vector-math table's rows (bench/vector_math.*: 2^20 f32, x uniform in [-1, 1), in cache)
+    t = [("x", [1 << 20])]
+    c["table sin(8x) f32"] = ("sin(x * 8)", "f32", t, [1 << 20], lambda a: np.sin(a * 8), lambda a: torch.sin(a * 8))
+    c["table cos(8x) f32"] = ("cos(x * 8)", "f32", t, [1 << 20], lambda a: np.cos(a * 8), lambda a: torch.cos(a * 8))
+    c["table pow(x + 2, 1.5) f32"] = ("pow(x + 2, 1.5)", "f32", t, [1 << 20],
+                                      lambda a: np.power(a + 2, np.float32(1.5)), lambda a: torch.pow(a + 2, 1.5))
     c["x @ w.t() + b f32"] = ("x @ w.t() + b", "f32",
                               [("x", [4, 128, 768]), ("w", [3072, 768]), ("b", [3072])], [4, 128, 3072],
                               None, lambda x, w, b: x @ w.t() + b)
@@ -101,7 +107,9 @@ def inputs(name, params, dt, rng):
     npdt = np.float32 if dt == "f32" else np.float64
     out = []
     for p, shape in params:
-        if "@" in name:
+        if name.startswith("table"):
+            a = rng.uniform(-1, 1, shape)
+        elif "@" in name:
             a = rng.standard_normal(shape) * (0.05 if p != "x" else 1)
         elif name.startswith(("log", "sqrt", "rsqrt")) and not name.startswith("log_softmax"):
             a = rng.uniform(0.01, 100, shape)
