@@ -800,7 +800,12 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   pl = let(m, fmadd(m, y, ll, pl));
   // pl only where e^ph is finite and nonzero (Dekker's split of a huge y overflows)
   pl = let(m, sel(m, and_(m, lt(m, fabs_(m, ph), 200), cmp(m, OP_EQ, pl, pl)), pl, K(m, 0)));
-  fast_two_sum(m, ph, pl, &ph, &pl);  // log's low part is not below ph's last bit
+  // log's low part is not below ph's last bit; an infinite ph keeps a low part of 0 (the
+  // sum's error term is inf - inf there)
+  LExpr *ph2, *pl2;
+  fast_two_sum(m, ph, pl, &ph2, &pl2);
+  pl = let(m, sel(m, lt(m, fabs_(m, ph), 200), pl2, K(m, 0)));
+  ph = ph2;
   LExpr *c = clamp(m, ph, -104, 88.8), *n, *r, *rlo;
   exp_reduce2(m, c, &n, &r, &rlo);
   int np;
@@ -849,6 +854,29 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   return pow_special(&d, x, y, ax, core);
 }
 
+// ---- hypot ----
+
+// hypot(x, y): f32 as sqrt(x^2 + y^2) in f64 (both squares exact, the sum rounded once,
+// sqrt correctly rounded, then to f32: within 0.5 ULP and a hair); f64 as
+// hi sqrt(1 + (lo/hi)^2), hi = max(|x|, |y|) (no overflow or underflow on the way; about
+// 1 ULP). inf if either is inf, NaN included (C99 Annex F); else NaN if either is.
+static LExpr *vm_hypot(VM *m, LExpr *x, LExpr *y) {
+  LExpr *ax = let(m, fabs_(m, x)), *ay = let(m, fabs_(m, y)), *r;
+  if (f32(m)) {
+    VM d = vm_for(*m, DT_F64);
+    LExpr *xd = let(&d, cast(&d, DT_F64, ax)), *yd = let(&d, cast(&d, DT_F64, ay));
+    LExpr *sum = fmadd(&d, xd, xd, mul(&d, yd, yd));
+    r = let(m, cast(m, DT_F32, lx_unary(m->cx, OP_SQRT, DT_F64, sum)));
+  } else {
+    // each condition used once (see unsubnormal): the compare is written twice
+    LExpr *hi = let(m, sel(m, cmp(m, OP_GT, ay, ax), ay, ax)), *lo = let(m, sel(m, cmp(m, OP_GT, ay, ax), ax, ay));
+    LExpr *q = let(m, dvd(m, lo, hi));
+    LExpr *v = mul(m, hi, lx_unary(m->cx, OP_SQRT, m->dt, fmadd(m, q, q, K(m, 1))));
+    r = let(m, sel(m, eq(m, add(m, hi, lo), 0), K(m, 0), v));  // 0/0 where both are 0 (NaN: not 0)
+  }
+  return sel(m, or_(m, eq(m, ax, INFINITY), eq(m, ay, INFINITY)), K(m, INFINITY), r);
+}
+
 // ---- the expansion ----
 
 static bool is_trig(Op op) { return op == OP_SIN || op == OP_COS; }
@@ -876,12 +904,17 @@ static LExpr *build_unary(VM *m, Op op, LExpr *x) {
   }
 }
 
+// The value of binary op (pow, hypot) on x and y (locals or constants of dt), built.
+static LExpr *build_binary(VM *m, Op op, LExpr *x, LExpr *y) {
+  return op == OP_POW ? vm_pow(m, x, y) : vm_hypot(m, x, y);
+}
+
 static bool prim_has(Op op, DType dt) {
   if (dt != DT_F32 && dt != DT_F64)
     return false;
   switch (op) {
   case OP_EXP: case OP_EXP2: case OP_EXPM1: case OP_LOG: case OP_LOG2: case OP_LOG10: case OP_LOG1P:
-  case OP_TANH: case OP_ERF: case OP_ERFC: case OP_SIN: case OP_COS: case OP_POW:
+  case OP_TANH: case OP_ERF: case OP_ERFC: case OP_SIN: case OP_COS: case OP_POW: case OP_HYPOT:
     return true;
   default: return false;
   }
@@ -933,8 +966,8 @@ static LExpr *expand_formula(VM *m, LExpr *f, bool plus1) {
     return f;
   bool one_plus = f->op == OP_ADD && f->a->kind == LX_CONST && f->a->f == 1;
   LExpr *a = expand_formula(m, f->a, false), *b = expand_formula(m, f->b, one_plus);
-  if (f->op == OP_POW && is_vm(m, f))
-    return vm_pow(m, let(m, a), let(m, b));
+  if ((f->op == OP_POW || f->op == OP_HYPOT) && is_vm(m, f))
+    return build_binary(m, f->op, let(m, a), let(m, b));
   return lx_binary(m->cx, f->op, f->dt, a, b);
 }
 
@@ -954,7 +987,7 @@ static LExpr *expand(VM *m, LExpr *e) {
     return e;
   VM mm = vm_for(*m, e->dt);
   if (e->kind == LX_BINARY)
-    return vm_pow(&mm, let(&mm, e->a), let(&mm, e->b));
+    return build_binary(&mm, e->op, let(&mm, e->a), let(&mm, e->b));
   if (prim_has(e->op, e->dt))
     return build_unary(&mm, e->op, let(&mm, e->a));
   return expand_formula(&mm, op_formula(m->cx, e->op, e->dt, let(&mm, e->a)), false);

@@ -17,6 +17,8 @@ twice more, for the code check).
   exactly NumPy's where that is 0, inf or NaN (with the sign of a zero or an infinity).
   sigmoid and silu are PyTorch's formulas, whose exp overflows to inf (a result of 0)
   where the format's does.
+- hypot (also in the row and GEMM places) over the same pairs and over pairs of the
+  extremes (max, subnormals, 0, inf with NaN), against NumPy's.
 - pow over pairs of those edge values (IEEE 754's special cases, as NumPy gives them),
   random pairs, and PyTorch's special exponents (2, 3, 0.5, -0.5, -1, -2, and 1), whose
   values must be PyTorch's exactly (its own arithmetic: x * x, sqrt, 1 / sqrt, ...).
@@ -52,9 +54,9 @@ UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf",
 # oracle's own error where it is double precision: erf and erfc from math)
 BOUND = {
     "f32": {"exp": 1.5, "exp2": 1.5, "expm1": 1.5, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
-            "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1},
+            "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1, "hypot": 0.51},
     "f64": {"exp": 1.5, "exp2": 1.5, "expm1": 2, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
-            "erf": 2.5, "erfc": 7.5, "sin": 1, "cos": 1, "sigmoid": 3, "silu": 3, "pow": 2},
+            "erf": 2.5, "erfc": 7.5, "sin": 1, "cos": 1, "sigmoid": 3, "silu": 3, "pow": 2, "hypot": 2},
 }
 NP = {"f32": np.float32, "f64": np.float64}
 INF, NAN = float("inf"), float("nan")
@@ -165,7 +167,9 @@ def positions_input(dt, rng):
 def pow_inputs(dt, rng):
     e = edges(dt)
     e = e[np.abs(e.astype(np.float64)) < 1e6]  # pairs of the edges: every special case, and more
-    e = np.concatenate([e, np.array([3, -3, 0.25, 1.5, -2.5, 7, 1e6, -1e6, 31, 2.0**60], dtype=NP[dt])])
+    fi = np.finfo(NP[dt])  # and huge exponents: y log x overflows (pow of a subnormal to the max)
+    e = np.concatenate([e, np.array([3, -3, 0.25, 1.5, -2.5, 7, 1e6, -1e6, 31, 2.0**60, 1e30, -1e30, fi.max, -fi.max,
+                                     float(fi.smallest_subnormal)], dtype=NP[dt])])
     xe, ye = np.meshgrid(e, e)
     xs = np.concatenate([xe.ravel(), rng.uniform(0, 4, 1 << 16), rng.uniform(-4, 4, 1 << 15),
                          rng.uniform(0, 100, 1 << 14)]).astype(NP[dt])
@@ -175,10 +179,11 @@ def pow_inputs(dt, rng):
     return np.concatenate([xs, np.ones(pad, NP[dt])]), np.concatenate([ys, np.ones(pad, NP[dt])])
 
 
-def pow_reference(x, y, dt):
+def pair_reference(op, x, y, dt):
+    """pow or hypot in long double (f64 inputs) or f64 (f32 inputs)."""
     hp = LD if dt == "f64" else np.float64
     with np.errstate(all="ignore"):
-        return np.power(x.astype(hp), y.astype(hp))
+        return {"pow": np.power, "hypot": np.hypot}[op](x.astype(hp), y.astype(hp))
 
 
 class Program:
@@ -212,7 +217,7 @@ def functions(P, dt, rng):
         P.out(f"{op}({s})", dt, x.shape,
               lambda got, op=op: ulp_check(f"{op} {dt}", got, reference(op, x, dt), dt, BOUND[dt][op], x=x))
     g0 = positions_input(dt, rng)
-    ops = UNARY + ["pow"]
+    ops = UNARY + ["pow", "hypot"]
     g = P.param(f"g{dt}", dt, np.ascontiguousarray(np.broadcast_to(g0, (len(ops),) + g0.shape)))
     eye = P.param(f"e{dt}", dt, np.eye(PC, dtype=NP[dt]))
     h0 = np.concatenate([np.floor(rng.uniform(-20, 20, PR * PC // 4)), rng.uniform(-30, 30, PR * PC * 3 // 4)])
@@ -220,9 +225,10 @@ def functions(P, dt, rng):
     h = P.param(f"h{dt}", dt, h0)
     gv = g0.ravel()
     for k, op in enumerate(ops):
-        call = (lambda a: f"pow({a}, {h})") if op == "pow" else (lambda a, op=op: f"{op}({a})")
-        ref = pow_reference(g0, h0, dt) if op == "pow" else reference(op, gv, dt)
-        y = h0.ravel() if op == "pow" else None
+        two = op in ("pow", "hypot")
+        call = (lambda a, op=op: f"{op}({a}, {h})") if two else (lambda a, op=op: f"{op}({a})")
+        ref = pair_reference(op, g0, h0, dt) if two else reference(op, gv, dt)
+        y = h0.ravel() if two else None
         P.out(f"{call(f'{g}[{k}]')} - abs({g}[{k}] * 0).amax(-1, keepdim=True)", dt, g0.shape,
               lambda got, op=op, ref=ref, y=y: ulp_check(f"{op} {dt}, row kernel", got, ref, dt, BOUND[dt][op],
                                                          x=gv, y=y))
@@ -234,8 +240,19 @@ def functions(P, dt, rng):
 def pows(P, dt, rng):
     xs, ys = pow_inputs(dt, rng)
     px, py = P.param(f"px{dt}", dt, xs), P.param(f"py{dt}", dt, ys)
-    P.out(f"pow({px}, {py})", dt, xs.shape,
-          lambda got: ulp_check(f"pow {dt}", got, pow_reference(xs, ys, dt), dt, BOUND[dt]["pow"], x=xs, y=ys))
+    for op in ("pow", "hypot"):
+        P.out(f"{op}({px}, {py})", dt, xs.shape,
+              lambda got, op=op: ulp_check(f"{op} {dt}", got, pair_reference(op, xs, ys, dt), dt, BOUND[dt][op],
+                                           x=xs, y=ys))
+    # hypot of huge and tiny values: no overflow or underflow on the way
+    fi = np.finfo(NP[dt])
+    big = np.array([fi.max, fi.max / 2, fi.max / 3, fi.smallest_subnormal, fi.smallest_normal, 1e-30, 3e-39, 0, -0.0,
+                    INF, -INF, NAN], dtype=NP[dt])
+    bx, by = (a.ravel() for a in np.meshgrid(big, big))
+    hx, hy = P.param(f"hx{dt}", dt, bx), P.param(f"hy{dt}", dt, by)
+    P.out(f"hypot({hx}, {hy})", dt, bx.shape,
+          lambda got: ulp_check(f"hypot {dt}, extremes", got, pair_reference("hypot", bx, by, dt), dt,
+                                BOUND[dt]["hypot"], x=bx, y=by))
     # PyTorch's own exponents (pow_tensor_scalar): x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x)
     # in the format's arithmetic, each step rounded, as NumPy computes them in that format;
     # x ** 1 is std::pow(x, 1), x itself. Exactly those values.
@@ -377,7 +394,8 @@ def code_check(tag, asm, kernels, vec_regs, llvm):
         allowed = {"sin", "cos"} if trig else set()  # f64's cold path; f32's has none
         bad = sorted({m.group("f") for m in LIBM.finditer(text)} - allowed)
         want_vec = vec_regs and not (llvm and trig and "sum" in ops)
-        least = 0 if ops == ["pow"] else 8  # x ** 2 is one multiply, x ** 1 a copy
+        # x ** 2 is one multiply, x ** 1 a copy; f32 hypot six instructions (in f64)
+        least = {("pow",): 0, ("hypot",): 4}.get(tuple(ops), 8)
         nvec = len(VEC.findall(text)) if want_vec else least
         T.check(f"{name}: vector arithmetic, no libm call{' but the cold path' if trig else ''}",
                 not bad and nvec >= least, f"libm calls {bad}, {nvec} vector arithmetic instructions")
