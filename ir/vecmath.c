@@ -787,12 +787,10 @@ static LExpr *pow_special(VM *m, LExpr *x, LExpr *y, LExpr *ax, LExpr *core) {
   return sel(m, or_(m, eq(m, x, 1), eq(m, y, 0)), K(m, 1), r);
 }
 
-static bool b_is(const LExpr *y, double b) { return y->kind == LX_CONST && y->f == b; }
-
 // f32 pow in f32 lanes: log x as a double-float (log_dd, to 2^-40), y log x as one (FMA's
 // exact product), e^(ph + pl) with pl and r's own rounding (times e^r) added to the
-// polynomial's small part before the sum with 1: |y log x| <= 104 where the result is finite and
-// nonzero, so the exponent is known to ~2^-30 and the result to about 1 ULP.
+// polynomial's small part before the sum with 1: |y log x| <= 104 where the result is
+// finite and nonzero, so the exponent is known to ~2^-30 and the result to about 1 ULP.
 static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   LExpr *ax = let(m, fabs_(m, x)), *lh, *ll, *ph, *pl;
   log_dd(m, ax, &lh, &ll);
@@ -833,9 +831,9 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
       return dvd(m, K(m, 1), x);
     if (b == -2)
       return dvd(m, K(m, 1), mul(m, x, x));
+    if (b == 1)  // std::pow(x, 1) is x
+      return x;
   }
-  if (b_is(y, 1))  // std::pow(x, 1) is x
-    return x;
   if (f32(m))
     return pow_f32(m, x, y);
   VM d = vm_for(*m, DT_F64);

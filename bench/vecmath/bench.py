@@ -78,6 +78,7 @@ def cases():
         c[f"softplus {dt}"] = ("softplus(x)", dt, sq, [N, N], None, lambda t: F.softplus(t))
         c[f"mish {dt}"] = ("mish(x)", dt, sq, [N, N], None, lambda t: F.mish(t))
         c[f"pow {dt}"] = ("pow(x, y)", dt, two, [N, N], np.power, lambda t, u: torch.pow(t, u))
+        c[f"hypot {dt}"] = ("hypot(x, y)", dt, two, [N, N], np.hypot, lambda t, u: torch.hypot(t, u))
         c[f"log_softmax {dt}"] = ("log_softmax(x, -1)", dt, sq, [N, N], None, lambda t: F.log_softmax(t, -1))
         c[f"relu(x*2+1)*sigmoid(x) {dt}"] = ("relu(x * 2 + 1) * sigmoid(x)", dt, sq, [N, N],
                                              lambda a: np.maximum(a * 2 + 1, 0) / (1 + np.exp(-a)),
