@@ -671,8 +671,12 @@ static LExpr *sincos_eval(VM *d, Reduced red, bool cosine, const double *sp_c, i
   LExpr *sin_r = rlo ? add(d, r, let(d, fmadd(d, mul(d, r, z), sp, fmadd(d, mulk(d, rlo, -0.5), z, rlo))))
                      : fmadd(d, mul(d, r, z), sp, r);
   LExpr *cos_r;
-  if (rlo) {  // cos(r + rlo) = w + (((1 - w) - h) + (z^2 C - zlo/2 - r rlo)): w = 1 - h,
-              // h = z/2 and z + zlo = r^2 exact, 1 - w exact, so w's rounding is recovered
+  if (rlo && d->fma) {  // cos(r + rlo) = w + (dw + (z^2 C - r rlo)): w = 1 - (r/2) r
+                        // fused, its rounding dw = (1 - w) - (r/2) r fused too (1 - w exact)
+    LExpr *hr = let(d, mulk(d, r, -0.5)), *w = let(d, fmadd(d, hr, r, K(d, 1)));
+    LExpr *dw = fmadd(d, hr, r, sub(d, K(d, 1), w));
+    cos_r = add(d, w, add(d, dw, fmadd(d, mul(d, z, z), cp, neg(d, mul(d, r, rlo)))));
+  } else if (rlo) {  // the same, w = 1 - h with h = z/2 and z + zlo = r^2 exact (Dekker)
     LExpr *zh, *zl;
     two_prod(d, r, r, &zh, &zl);
     LExpr *h = let(d, mulk(d, zh, 0.5)), *w = let(d, sub(d, K(d, 1), h));
@@ -1229,8 +1233,8 @@ static void cold_loop(VM *m, LStmtList *out, LStmt *l) {
     for (int j = 0; j < args.len; j++) {
       VM a = vm_for(in, args.data[j]->dt);
       a.pre = &nb;
-      LExpr *ax = let(&a, fabs_(&a, args.data[j]));  // inf: 0 (the vector path gives its NaN)
-      LExpr *big = gt(&a, let(&a, sel(&a, lt(&a, ax, INFINITY), ax, K(&a, 0))), sin_limit(&a, a.dt));
+      // inf counts too (rare; the second pass gives its NaN as the first does)
+      LExpr *big = gt(&a, let(&a, fabs_(&a, args.data[j])), sin_limit(&a, a.dt));
       int y = new_local(m, fdt);
       vec_push(&cx->arena, &nb, ls_let(cx, y, lx_select(cx, big, one, zero)));
       vec_push(&cx->arena, &nb, ls_set(cx, flag, lx_binary(cx, OP_ADD, fdt, fl, lx_local(cx, fdt, y))));
