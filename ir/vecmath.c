@@ -2,8 +2,8 @@
 // or f64 becomes arithmetic the backends print and vectorize: range reduction, a
 // polynomial, the result rebuilt from integer ops on its bits, special values by
 // compares and selects (both arms are computed, lane by lane; a select picks). No
-// libm call is left in a loop for these ops, with one stated exception: sin and cos
-// of arguments beyond SIN_LIMIT (a cold path, below).
+// libm call is left in a loop for these ops, with one stated exception: f64 sin and
+// cos of arguments beyond SIN_LIMIT_F64 (a cold path, below).
 //
 // The polynomials are weighted minimax fits computed by bench/vecmath/fit.py (table
 // names match), coefficients lowest degree first; the error of each function, in ULPs
@@ -35,15 +35,22 @@
 //            e^(-h) (1 - l) R(w) / |x| with x^2 = h + l exactly, w = 1/h and R(w) P/Q
 //            rational (f64: three intervals, the coefficients picked by selects);
 //            2 - that for x < 0.
-//   sin, cos n = round(x 2/pi); r = x - n pi/2 with pi/2 in parts short enough that each
-//            n * part is exact (f32 computes in f64: exact reduction, one final rounding);
-//            sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2); the quadrant n mod 4
-//            picks one and its sign. Valid for |x| < SIN_LIMIT; larger arguments take
-//            the cold path: the loop over them records that it met one, and is then run
-//            again with libm's sin and cos (see cold paths below).
-//   pow      f32: exp(y log x) in f64. f64: log x as a double-double (s = f / (2 + f) with
-//            its remainder, the s^3 term in two parts), y log x as a double-double, exp of
-//            that (the low part added to r). IEEE 754's special cases by selects.
+//   sin, cos n = round(x 2/pi); r + rlo = x - n pi/2, then sin r = r + r^3 S(r^2), cos r =
+//            1 - r^2/2 + r^4 C(r^2) with rlo's first-order terms, and the quadrant n mod 4
+//            picks one and its sign. f32 (FMA targets) in f32 lanes for |x| < 2^17: pi/2 in
+//            four floats, x - n P1 exact, n P2 exact (FMA) and subtracted by TwoSum, the
+//            rest into rlo. f64: pi/2 in 30-bit pieces, each n * piece exact (|x| < 2^23).
+//            f32 without FMA: in f64, exact for |x| < 2^25. Beyond, f32 takes a Payne-Hanek
+//            reduction in f64 (2/pi in 29-bit pieces, x times each exact, each mod 4, the
+//            sum in two parts), selected lane by lane: in the cold path's second pass and
+//            in the loops that cannot take one (a GEMM epilogue). f64 beyond 2^23 is the
+//            one libm call left: the cold path reruns its loop with libm's sin and cos.
+//   pow      f32: in f32 lanes, log x as a double-float (as f64's below), y log x as one,
+//            e^(ph + pl) with pl and the reduction's rounding folded in as c e^r. f64: log x
+//            as a double-double (s = f / (2 + f) with its remainder, the s^3 term in two
+//            parts), y log x as a double-double, exp of that (the low part added to r).
+//            IEEE 754's special cases by selects; PyTorch's constant exponents (2, 3, 0.5,
+//            -0.5, -1, -2) by its own arithmetic, and x ** 1 is x.
 //   sigmoid, silu, gelu, gelu_tanh: their formulas (ir/opmath.c) with these inside; the
 //            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell.
 #include "ir/vecmath.h"
@@ -124,7 +131,8 @@ static const double COS_F64[] = {0x1.5555555555555p-5,  -0x1.6c16c16c16b30p-10, 
 static const double LOGDD_F64[] = {0x1.5555555555555p-1, 0x1.9999999999b4ep-2, 0x1.249249245426bp-2,
                                    0x1.c71c7232c2ed1p-3, 0x1.745ce7fc75292p-3, 0x1.3b1f468ea7c18p-3,
                                    0x1.0f77706513630p-3, 0x1.0e935afb89394p-3};
-static const double TWO_THIRDS_HI = 0x1.5555555555555p-1, TWO_THIRDS_LO = 0x1.5555555555555p-55;
+static const double TWO_THIRDS_HI[2] = {0x1.555556p-1, 0x1.5555555555555p-1};
+static const double TWO_THIRDS_LO[2] = {-0x1.555556p-26, 0x1.5555555555555p-55};
 #define LEN(a) ((int)(sizeof(a) / sizeof *(a)))
 
 // ---- constants ----
@@ -142,6 +150,8 @@ static const double TWO_OVER_PI = 0x1.45f306dc9c883p-1;
 // f64: |n| < 2^21)
 static const double LN2_HI_F32 = 0x1.62p-1, LN2_LO_F32 = 0x1.c85fe0p-10;
 static const double LN2_HI_F64 = 0x1.62e42fee00000p-1, LN2_LO_F64 = 0x1.a39ef35793c76p-33;
+// pow's log in f32 lanes: LN2P_HI * e exact for |e| < 2^9, LN2P_LO to 2^-44
+static const double LN2P_HI_F32 = 0x1.62e4p-1, LN2P_LO_F32 = 0x1.7f7d1cp-20;
 // log10(2) = LG2_HI + LG2_LO, LG2_HI * e exact
 static const double LG2_HI_F32 = 0x1.344p-2, LG2_LO_F32 = 0x1.3509f8p-18;
 static const double LG2_HI_F64 = 0x1.3441350800000p-2, LG2_LO_F64 = 0x1.f79fef311f12bp-34;
@@ -149,8 +159,17 @@ static const double LG2_HI_F64 = 0x1.3441350800000p-2, LG2_LO_F64 = 0x1.f79fef31
 static const double PIO2_F64[] = {0x1.921fb54p+0, 0x1.10b46118p-30, 0x1.313198ap-61, 0x1.701b839a25205p-92};
 // f32 arguments reduced in f64: two parts of at most 28 bits (n < 2^25), then the rest
 static const double PIO2_F32[] = {0x1.921fb54p+0, 0x1.10b461p-30, 0x1.a62633145c06ep-58};
-// |x| from which sin and cos take the cold path
-static const double SIN_LIMIT_F32 = 0x1p25, SIN_LIMIT_F64 = 0x1p23;
+// f32 arguments reduced in f32 lanes: pi/2 as four floats, each the rest rounded
+static const double PIO2_F32L[] = {0x1.921fb6p+0, -0x1.777a5cp-25, -0x1.ee59dap-50, 0x1.98a2ep-77};
+// pi/2 = PIO2_HI + PIO2_LO (f64)
+static const double PIO2_HI = 0x1.921fb54442d18p+0, PIO2_LO = 0x1.1a62633145c07p-54;
+// 2/pi in pieces of 29 bits (truncated; the rest < 2^-208): an f32 x times each is exact
+// in f64
+static const double TWO_OVER_PI_29[] = {0x1.45f306dp-1, 0x1.9391054p-30, 0x1.4fe13abp-59, 0x1.d1f534dp-88,
+                                        0x1.b81b6c5p-117, 0x1.5993c43p-148, 0x1.2083fcap-177};
+// |x| below which each reduction holds: f32 in f32 lanes (FMA targets), f32 in f64 (the
+// others), f64; beyond, f32 takes the Payne-Hanek path and f64 the cold path
+static const double SIN_FAST_F32 = 0x1p17, SIN_LIMIT_F32 = 0x1p25, SIN_LIMIT_F64 = 0x1p23;
 
 // The numbers of a format.
 typedef struct Fmt {
@@ -553,61 +572,172 @@ static LExpr *vm_erfc(VM *m, LExpr *x) {
 }
 
 // ---- sin, cos ----
+// Each reduction gives n (an integer, as a float) and r + rlo = x - n pi/2, |r| <= pi/4
+// (to a little beyond), rlo below r's last bit; sincos_eval takes it from there.
+typedef struct Reduced {
+  LExpr *n, *r, *rlo;
+} Reduced;
 
-// sin x (cos x: the next quadrant) for |x| < SIN_LIMIT; f32 computed in f64, where the
-// reduction is exact and the result rounds once.
-static LExpr *vm_sincos(VM *m, LExpr *x, bool cosine) {
-  VM d = vm_for(*m, DT_F64);
-  bool from_f32 = f32(m);
-  LExpr *xd = from_f32 ? let(&d, cast(&d, DT_F64, x)) : x;
-  LExpr *t = let(&d, fmadd(&d, xd, K(&d, TWO_OVER_PI), K(&d, d.f->shift)));
-  LExpr *n = let(&d, sub(&d, t, K(&d, d.f->shift)));
-  LExpr *r, *rlo = NULL;
+// a + b = s + t exactly, any a and b (Knuth's TwoSum).
+static void two_sum(VM *m, LExpr *a, LExpr *b, LExpr **s, LExpr **t) {
+  *s = let(m, add(m, a, b));
+  LExpr *bb = let(m, sub(m, *s, a));
+  *t = let(m, add(m, sub(m, a, sub(m, *s, bb)), sub(m, b, bb)));
+}
+
+// n = round(x 2/pi) for |x 2/pi| < 2^(p-2).
+static LExpr *quadrant_n(VM *m, LExpr *x) {
+  LExpr *t = let(m, fmadd(m, x, K(m, TWO_OVER_PI), K(m, m->f->shift)));
+  return let(m, sub(m, t, K(m, m->f->shift)));
+}
+
+// f32 x, |x| < SIN_FAST_F32, in f32 lanes (FMA only): x - n P1 is exact (n P1 and x are
+// multiples of 2^-23, or of x's ulp below 1, and the difference is below 1); n P2 exactly
+// (FMA) and its difference from that by TwoSum; n P3 and n P4 into the low part. The
+// closest an f32 below 2^17 comes to a multiple of pi/2 leaves r ~ 2^-30 (a float's
+// spacing over the 2^23 floats of the top binade): the low part's error, ~2^-56, is
+// then 2^-26 of r.
+static Reduced reduce_f32_lanes(VM *m, LExpr *x) {
+  Reduced red;
+  red.n = quadrant_n(m, x);
+  LExpr *r0 = let(m, fmadd(m, red.n, K(m, -PIO2_F32L[0]), x));
+  LExpr *qh, *ql, *s, *e;
+  two_prod(m, red.n, K(m, PIO2_F32L[1]), &qh, &ql);
+  two_sum(m, r0, neg(m, qh), &s, &e);
+  LExpr *lo = fmadd(m, red.n, K(m, -PIO2_F32L[3]), fmadd(m, red.n, K(m, -PIO2_F32L[2]), sub(m, e, ql)));
+  fast_two_sum(m, s, let(m, lo), &red.r, &red.rlo);
+  return red;
+}
+
+// f64 x (|x| < 2^23), or f32 x in f64 (|x| < 2^25): n pi/2's pieces each multiply exactly.
+static Reduced reduce_f64(VM *d, LExpr *xd, bool from_f32) {
+  Reduced red = {quadrant_n(d, xd), NULL, NULL};
   if (from_f32) {  // x - n pi/2 to ~2^-80 absolute: f32's result rounds once, from it
-    r = xd;
+    LExpr *r = xd;
     for (int i = 0; i < LEN(PIO2_F32); i++)
-      r = let(&d, fmadd(&d, n, K(&d, -PIO2_F32[i]), r));
-  } else {  // r + rlo: the rounding of the second step kept (each n * part is exact)
-    LExpr *a = let(&d, fmadd(&d, n, K(&d, -PIO2_F64[0]), xd));  // exact
-    r = let(&d, fmadd(&d, n, K(&d, -PIO2_F64[1]), a));
-    rlo = fmadd(&d, n, K(&d, -PIO2_F64[1]), sub(&d, a, r));  // a - r exact
-    rlo = fmadd(&d, n, K(&d, -PIO2_F64[3]), fmadd(&d, n, K(&d, -PIO2_F64[2]), rlo));
-    LExpr *hi;
-    fast_two_sum(&d, r, rlo, &hi, &rlo);
-    r = hi;
+      r = let(d, fmadd(d, red.n, K(d, -PIO2_F32[i]), r));
+    red.r = r;
+    return red;
   }
-  LExpr *z = let(&d, mul(&d, r, r));
-  LExpr *sp = from_f32 ? horner(&d, z, SIN_F32D, LEN(SIN_F32D)) : horner(&d, z, SIN_F64, LEN(SIN_F64));
-  LExpr *cp = from_f32 ? horner(&d, z, COS_F32D, LEN(COS_F32D)) : horner(&d, z, COS_F64, LEN(COS_F64));
-  // sin(r + rlo) = r + (r^3 S + rlo) (rlo cos r = rlo to within rlo r^2/2)
-  LExpr *sin_r = rlo ? add(&d, r, let(&d, fmadd(&d, mul(&d, r, z), sp, rlo))) : fmadd(&d, mul(&d, r, z), sp, r);
+  // r + rlo: x - n P1 exact; r1 = a - n P2 with its rounding e1 (a - r1 is exact where
+  // r is small: a, n P2 or a, r1 are within a factor 2); n P3, an exact product,
+  // subtracted by TwoSum (x near a multiple of pi/2 leaves r ~ 2^-60, far below n P3, so
+  // a rounded step there is 5 ULP off); n P4 rounds once
+  LExpr *a = let(d, fmadd(d, red.n, K(d, -PIO2_F64[0]), xd)), *s2, *e2;
+  LExpr *r1 = let(d, fmadd(d, red.n, K(d, -PIO2_F64[1]), a));
+  LExpr *e1 = fmadd(d, red.n, K(d, -PIO2_F64[1]), sub(d, a, r1));
+  two_sum(d, r1, neg(d, mulk(d, red.n, PIO2_F64[2])), &s2, &e2);
+  LExpr *lo = let(d, fmadd(d, red.n, K(d, -PIO2_F64[3]), add(d, e1, e2)));
+  fast_two_sum(d, s2, lo, &red.r, &red.rlo);
+  return red;
+}
+
+// Any finite f32 x, in f64 (Payne-Hanek without a table): x 2/pi mod 4 as the sum of
+// x c_i mod 4 over 2/pi's 29-bit pieces c_i, each product exact (24 + 29 bits) and each
+// remainder exact (p - 4 trunc(p/4)); the sum kept in two parts (TwoSum), then n its
+// nearest integer and r = (sum - n) pi/2 as a double-double. A piece whose product is a
+// multiple of 4 adds 0; the pieces reach 2^-204, so x c (x < 2^128) is known to 2^-76.
+static Reduced reduce_payne_hanek(VM *d, LExpr *xd) {
+  LExpr *s = NULL, *e = NULL;
+  for (int i = 0; i < LEN(TWO_OVER_PI_29); i++) {
+    LExpr *p = let(d, mulk(d, xd, TWO_OVER_PI_29[i]));
+    LExpr *f = let(d, sub(d, p, mulk(d, lx_unary(d->cx, OP_TRUNC, DT_F64, mulk(d, p, 0.25)), 4)));
+    if (!s) {
+      s = f;
+      continue;
+    }
+    LExpr *t;
+    two_sum(d, s, f, &s, &t);
+    e = e ? let(d, add(d, e, t)) : t;
+  }
+  Reduced red;
+  red.n = let(d, rint_(d, s));
+  LExpr *h, *l, *rh, *rl;
+  two_sum(d, let(d, sub(d, s, red.n)), e, &h, &l);  // s - n exact
+  two_prod(d, h, K(d, PIO2_HI), &rh, &rl);
+  rl = fmadd(d, l, K(d, PIO2_HI), fmadd(d, h, K(d, PIO2_LO), rl));
+  fast_two_sum(d, rh, let(d, rl), &red.r, &red.rlo);
+  return red;
+}
+
+// sin (cos: the next quadrant) of the reduced argument, in m's dtype: the polynomials
+// s and c (SIN_F32D and COS_F32D for f32 either way; rounded to f32 in f32 lanes).
+static LExpr *sincos_eval(VM *d, Reduced red, bool cosine, const double *sp_c, int nsp, const double *cp_c,
+                          int ncp) {
+  LExpr *r = red.r, *rlo = red.rlo;
+  LExpr *z = let(d, mul(d, r, r));
+  LExpr *sp = horner(d, z, sp_c, nsp), *cp = horner(d, z, cp_c, ncp);
+  // sin(r + rlo) = r + (r^3 S + rlo (1 - r^2/2))
+  LExpr *sin_r = rlo ? add(d, r, let(d, fmadd(d, mul(d, r, z), sp, fmadd(d, mulk(d, rlo, -0.5), z, rlo))))
+                     : fmadd(d, mul(d, r, z), sp, r);
   LExpr *cos_r;
-  if (rlo) {  // cos(r + rlo) = w + (((1 - w) - h) + (z^2 C - zlo/2 - r rlo)): w = 1 - h,
-              // h = z/2 and z + zlo = r^2 exact, 1 - w exact, so w's rounding is recovered
+  if (rlo && d->fma) {  // cos(r + rlo) = w + (dw + (z^2 C - r rlo)): w = 1 - (r/2) r
+                        // fused, its rounding dw = (1 - w) - (r/2) r fused too (1 - w exact)
+    LExpr *hr = let(d, mulk(d, r, -0.5)), *w = let(d, fmadd(d, hr, r, K(d, 1)));
+    LExpr *dw = fmadd(d, hr, r, sub(d, K(d, 1), w));
+    cos_r = add(d, w, add(d, dw, fmadd(d, mul(d, z, z), cp, neg(d, mul(d, r, rlo)))));
+  } else if (rlo) {  // the same, w = 1 - h with h = z/2 and z + zlo = r^2 exact (Dekker)
     LExpr *zh, *zl;
-    two_prod(&d, r, r, &zh, &zl);
-    LExpr *h = let(&d, mulk(&d, zh, 0.5)), *w = let(&d, sub(&d, K(&d, 1), h));
-    LExpr *tail = fmadd(&d, mul(&d, z, z), cp, neg(&d, fmadd(&d, zl, K(&d, 0.5), mul(&d, r, rlo))));
-    cos_r = add(&d, w, add(&d, sub(&d, sub(&d, K(&d, 1), w), h), tail));
+    two_prod(d, r, r, &zh, &zl);
+    LExpr *h = let(d, mulk(d, zh, 0.5)), *w = let(d, sub(d, K(d, 1), h));
+    LExpr *tail = fmadd(d, mul(d, z, z), cp, neg(d, fmadd(d, zl, K(d, 0.5), mul(d, r, rlo))));
+    cos_r = add(d, w, add(d, sub(d, sub(d, K(d, 1), w), h), tail));
   } else {
-    cos_r = fmadd(&d, z, fmadd(&d, z, cp, K(&d, -0.5)), K(&d, 1));
+    cos_r = fmadd(d, z, fmadd(d, z, cp, K(d, -0.5)), K(d, 1));
   }
   // the quadrant q = (n + cosine) mod 4 in floats (integer ops and int compares here keep
   // LLVM's SLP vectorizer off a loop that sums the results): n/4 - 3/8 rounds to floor(n/4)
-  LExpr *nc = let(&d, addk(&d, n, cosine));
-  LExpr *q = let(&d, sub(&d, nc, mulk(&d, rint_(&d, addk(&d, mulk(&d, nc, 0.25), -0.375)), 4)));
-  LExpr *v = let(&d, sel(&d, or_(&d, eq(&d, q, 1), eq(&d, q, 3)), cos_r, sin_r));
-  v = sel(&d, gt(&d, q, 1.5), neg(&d, v), v);
-  return from_f32 ? cast(m, DT_F32, v) : v;
+  LExpr *nc = cosine ? let(d, addk(d, red.n, 1)) : red.n;
+  LExpr *q = let(d, sub(d, nc, mulk(d, rint_(d, addk(d, mulk(d, nc, 0.25), -0.375)), 4)));
+  LExpr *v = let(d, sel(d, or_(d, eq(d, q, 1), eq(d, q, 3)), cos_r, sin_r));
+  return sel(d, gt(d, q, 1.5), neg(d, v), v);
 }
 
-static double sin_limit(DType dt) { return dt == DT_F32 ? SIN_LIMIT_F32 : SIN_LIMIT_F64; }
+// sin or cos of an f32 x in f64 from a reduction there, rounded once to f32.
+static LExpr *sincos_f32_in_f64(VM *m, LExpr *xd, bool cosine, bool huge) {
+  VM d = vm_for(*m, DT_F64);
+  Reduced red = huge ? reduce_payne_hanek(&d, xd) : reduce_f64(&d, xd, true);
+  return cast(m, DT_F32, sincos_eval(&d, red, cosine, SIN_F32D, LEN(SIN_F32D), COS_F32D, LEN(COS_F32D)));
+}
+
+// Whether f32 sin and cos reduce in f32 lanes here (FMA makes x - n P1 exact).
+static bool f32_lanes(const VM *m) { return m->fma; }
+
+// |x| below which vm_sincos holds (and from which a loop takes the cold path).
+static double sin_limit(const VM *m, DType dt) {
+  if (dt == DT_F64)
+    return SIN_LIMIT_F64;
+  return f32_lanes(m) ? SIN_FAST_F32 : SIN_LIMIT_F32;
+}
+
+// sin x (cos x) for |x| < sin_limit: f64 in f64; f32 in f32 lanes (FMA), else in f64,
+// where the reduction is exact and the result rounds once. sin keeps the sign of a zero.
+static LExpr *vm_sincos(VM *m, LExpr *x, bool cosine) {
+  LExpr *v;
+  if (!f32(m))
+    v = sincos_eval(m, reduce_f64(m, x, false), cosine, SIN_F64, LEN(SIN_F64), COS_F64, LEN(COS_F64));
+  else if (f32_lanes(m))
+    v = sincos_eval(m, reduce_f32_lanes(m, x), cosine, SIN_F32D, LEN(SIN_F32D), COS_F32D, LEN(COS_F32D));
+  else
+    v = sincos_f32_in_f64(m, let(m, cast(m, DT_F64, x)), cosine, false);
+  return cosine ? v : sel(m, eq(m, x, 0), x, v);
+}
+
+// f32 sin x (cos x) for every x, without a branch: vm_sincos below the limit, the
+// Payne-Hanek reduction (in f64) above, both computed, a select picks. The cold path's
+// second pass, and the loops that cannot take one (a GEMM tile's epilogue).
+static LExpr *vm_sincos_full(VM *m, LExpr *x, bool cosine) {
+  TD_ASSERT(f32(m));
+  LExpr *fast = let(m, vm_sincos(m, x, cosine));
+  LExpr *huge = let(m, sincos_f32_in_f64(m, let(m, cast(m, DT_F64, x)), cosine, true));
+  return sel(m, lt(m, fabs_(m, x), sin_limit(m, DT_F32)), fast, huge);
+}
 
 // ---- pow ----
 
 
-// log(ax) = hi + lo to about 2^-68 relative, for a positive finite f64 ax (0 and inf
-// give garbage the caller replaces).
+// log(ax) = hi + lo to about 2^-68 relative (f32: 2^-40), for a positive finite ax (0
+// and inf give garbage the caller replaces).
 static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
   LExpr *k, *f = unsubnormal(m, ax, &k);
   LExpr *e = let(m, int_float(m, k));
@@ -621,23 +751,24 @@ static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
     two_prod(m, s, dh, &ph, &pl);
     rem = sub(m, sub(m, f, ph), pl);
   }
-  LExpr *sl = let(m, dvd(m, sub(m, rem, mul(m, s, dl)), dh));
+  // 1 / (2 + f) = (1 - s) / 2 (s's rounding is far below what sl needs): one division
+  LExpr *sl = let(m, mul(m, sub(m, rem, mul(m, s, dl)), mulk(m, sub(m, K(m, 1), s), 0.5)));
   // log(1 + f) = 2s + 2sl + (2/3) s^3 + s z^2 R(z): the s^3 term as a double-double
   LExpr *zh, *zl, *ch, *cl, *th, *tl;
   two_prod(m, s, s, &zh, &zl);
   zl = let(m, fmadd(m, mulk(m, s, 2), sl, zl));
   two_prod(m, s, zh, &ch, &cl);
   cl = let(m, fmadd(m, sl, zh, fmadd(m, s, zl, cl)));
-  two_prod(m, K(m, TWO_THIRDS_HI), ch, &th, &tl);
-  tl = fmadd(m, K(m, TWO_THIRDS_LO), ch, fmadd(m, K(m, TWO_THIRDS_HI), cl, tl));
+  two_prod(m, K(m, pick2(m, TWO_THIRDS_HI)), ch, &th, &tl);
+  tl = fmadd(m, K(m, pick2(m, TWO_THIRDS_LO)), ch, fmadd(m, K(m, pick2(m, TWO_THIRDS_HI)), cl, tl));
   LExpr *rest = mul(m, mul(m, s, mul(m, zh, zh)), horner(m, zh, LOGDD_F64 + 1, LEN(LOGDD_F64) - 1));
   LExpr *lh, *ll;
   fast_two_sum(m, mulk(m, s, 2), th, &lh, &ll);
   ll = add(m, ll, add(m, tl, fmadd(m, sl, K(m, 2), rest)));
   LExpr *hh, *hl;
-  fast_two_sum(m, mulk(m, e, LN2_HI_F64), lh, &hh, &hl);
+  fast_two_sum(m, mulk(m, e, pick(m, LN2P_HI_F32, LN2_HI_F64)), lh, &hh, &hl);
   *hi = hh;
-  *lo = let(m, add(m, hl, fmadd(m, e, K(m, LN2_LO_F64), ll)));
+  *lo = let(m, add(m, hl, fmadd(m, e, K(m, pick(m, LN2P_LO_F32, LN2_LO_F64)), ll)));
 }
 
 // IEEE 754's pow around core, |x|^y for finite nonzero |x| (C99 Annex F, as NumPy and
@@ -660,6 +791,35 @@ static LExpr *pow_special(VM *m, LExpr *x, LExpr *y, LExpr *ax, LExpr *core) {
   return sel(m, or_(m, eq(m, x, 1), eq(m, y, 0)), K(m, 1), r);
 }
 
+// f32 pow in f32 lanes: log x as a double-float (log_dd, to 2^-40), y log x as one (FMA's
+// exact product), e^(ph + pl) with pl and r's own rounding (times e^r) added to the
+// polynomial's small part before the sum with 1: |y log x| <= 104 where the result is
+// finite and nonzero, so the exponent is known to ~2^-30 and the result to about 1 ULP.
+static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
+  LExpr *ax = let(m, fabs_(m, x)), *lh, *ll, *ph, *pl;
+  log_dd(m, ax, &lh, &ll);
+  two_prod(m, y, lh, &ph, &pl);
+  pl = let(m, fmadd(m, y, ll, pl));
+  // pl only where e^ph is finite and nonzero (Dekker's split of a huge y overflows)
+  pl = let(m, sel(m, and_(m, lt(m, fabs_(m, ph), 200), cmp(m, OP_EQ, pl, pl)), pl, K(m, 0)));
+  // log's low part is not below ph's last bit; an infinite ph keeps a low part of 0 (the
+  // sum's error term is inf - inf there)
+  LExpr *ph2, *pl2;
+  fast_two_sum(m, ph, pl, &ph2, &pl2);
+  pl = let(m, sel(m, lt(m, fabs_(m, ph), 200), pl2, K(m, 0)));
+  ph = ph2;
+  LExpr *c = clamp(m, ph, -104, 88.8), *n, *r, *rlo;
+  exp_reduce2(m, c, &n, &r, &rlo);
+  int np;
+  const double *p = exp_poly(m, &np);
+  // e^(r + c0) = e^r + c0 e^r (c0 = pl + rlo < 2^-17): q = e^r - 1, u = e^r - 1 - r + c0 e^r
+  LExpr *c0 = let(m, add(m, rlo, pl)), *rr = let(m, mul(m, r, r)), *pp = let(m, horner(m, r, p, np));
+  LExpr *q = fmadd(m, rr, pp, r);
+  LExpr *u = let(m, fmadd(m, rr, pp, fmadd(m, c0, q, c0)));
+  LExpr *core = let(m, scale2(m, addk(m, add(m, r, u), 1), n));
+  return pow_special(m, x, y, ax, core);
+}
+
 static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   if (y->kind == LX_CONST) {  // PyTorch's own special exponents (pow_tensor_scalar)
     double b = y->f;
@@ -675,16 +835,12 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
       return dvd(m, K(m, 1), x);
     if (b == -2)
       return dvd(m, K(m, 1), mul(m, x, x));
+    if (b == 1)  // std::pow(x, 1) is x
+      return x;
   }
+  if (f32(m))
+    return pow_f32(m, x, y);
   VM d = vm_for(*m, DT_F64);
-  if (f32(m)) {  // in f64: y log x is exact enough for any f32 result
-    LExpr *xd = let(&d, cast(&d, DT_F64, x)), *yd = let(&d, cast(&d, DT_F64, y));
-    LExpr *ax = let(&d, fabs_(&d, xd)), *k, *f;
-    decompose(&d, ax, &k, &f);
-    LExpr *p = let(&d, mul(&d, yd, log_parts(&d, let(&d, int_float(&d, k)), f)));
-    LExpr *core = let(m, cast(m, DT_F32, exp_full(&d, p, NULL)));  // the special cases in f32:
-    return pow_special(m, x, y, let(m, fabs_(m, x)), core);      // no cast after a select
-  }
   LExpr *ax = let(&d, fabs_(&d, x)), *lh, *ll, *ph, *pl;
   log_dd(&d, ax, &lh, &ll);
   two_prod(&d, y, lh, &ph, &pl);
@@ -698,6 +854,29 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   r = let(&d, add(&d, r, pl));
   LExpr *core = scale2(&d, addk(&d, expm1_r(&d, r), 1), n);
   return pow_special(&d, x, y, ax, core);
+}
+
+// ---- hypot ----
+
+// hypot(x, y): f32 as sqrt(x^2 + y^2) in f64 (both squares exact, the sum rounded once,
+// sqrt correctly rounded, then to f32: within 0.5 ULP and a hair); f64 as
+// hi sqrt(1 + (lo/hi)^2), hi = max(|x|, |y|) (no overflow or underflow on the way; about
+// 1 ULP). inf if either is inf, NaN included (C99 Annex F); else NaN if either is.
+static LExpr *vm_hypot(VM *m, LExpr *x, LExpr *y) {
+  LExpr *ax = let(m, fabs_(m, x)), *ay = let(m, fabs_(m, y)), *r;
+  if (f32(m)) {
+    VM d = vm_for(*m, DT_F64);
+    LExpr *xd = let(&d, cast(&d, DT_F64, ax)), *yd = let(&d, cast(&d, DT_F64, ay));
+    LExpr *sum = fmadd(&d, xd, xd, mul(&d, yd, yd));
+    r = let(m, cast(m, DT_F32, lx_unary(m->cx, OP_SQRT, DT_F64, sum)));
+  } else {
+    // each condition used once (see unsubnormal): the compare is written twice
+    LExpr *hi = let(m, sel(m, cmp(m, OP_GT, ay, ax), ay, ax)), *lo = let(m, sel(m, cmp(m, OP_GT, ay, ax), ax, ay));
+    LExpr *q = let(m, dvd(m, lo, hi));
+    LExpr *v = mul(m, hi, lx_unary(m->cx, OP_SQRT, m->dt, fmadd(m, q, q, K(m, 1))));
+    r = let(m, sel(m, eq(m, add(m, hi, lo), 0), K(m, 0), v));  // 0/0 where both are 0 (NaN: not 0)
+  }
+  return sel(m, or_(m, eq(m, ax, INFINITY), eq(m, ay, INFINITY)), K(m, INFINITY), r);
 }
 
 // ---- the expansion ----
@@ -719,10 +898,17 @@ static LExpr *build_unary(VM *m, Op op, LExpr *x) {
   case OP_ERFC: return vm_erfc(m, x);
   case OP_SIN:
   case OP_COS:
+    if (!m->trig)  // f32 only (is_vm): no cold path here
+      return vm_sincos_full(m, x, op == OP_COS);
     vec_push(&m->cx->arena, m->trig, x);  // its loop's cold path tests it
     return vm_sincos(m, x, op == OP_COS);
   default: td_unreachable();
   }
+}
+
+// The value of binary op (pow, hypot) on x and y (locals or constants of dt), built.
+static LExpr *build_binary(VM *m, Op op, LExpr *x, LExpr *y) {
+  return op == OP_POW ? vm_pow(m, x, y) : vm_hypot(m, x, y);
 }
 
 static bool prim_has(Op op, DType dt) {
@@ -730,7 +916,7 @@ static bool prim_has(Op op, DType dt) {
     return false;
   switch (op) {
   case OP_EXP: case OP_EXP2: case OP_EXPM1: case OP_LOG: case OP_LOG2: case OP_LOG10: case OP_LOG1P:
-  case OP_TANH: case OP_ERF: case OP_ERFC: case OP_SIN: case OP_COS: case OP_POW:
+  case OP_TANH: case OP_ERF: case OP_ERFC: case OP_SIN: case OP_COS: case OP_POW: case OP_HYPOT:
     return true;
   default: return false;
   }
@@ -757,11 +943,12 @@ bool vecmath_has(Op op, DType dt) {
   return *k > 0;
 }
 
-// Whether e is built here (sin and cos only where m collects their arguments).
+// Whether e is built here (f64 sin and cos only where m collects their arguments for a
+// cold path; f32's have a branch-free form for every argument).
 static bool is_vm(const VM *m, const LExpr *e) {
   if ((e->kind != LX_UNARY && e->kind != LX_BINARY) || e->lanes != 1 || !vecmath_has(e->op, e->dt))
     return false;
-  return !is_trig(e->op) || m->trig;
+  return !is_trig(e->op) || m->trig || e->dt == DT_F32;
 }
 
 static bool any_vm(const VM *m, const LExpr *e) {
@@ -781,8 +968,8 @@ static LExpr *expand_formula(VM *m, LExpr *f, bool plus1) {
     return f;
   bool one_plus = f->op == OP_ADD && f->a->kind == LX_CONST && f->a->f == 1;
   LExpr *a = expand_formula(m, f->a, false), *b = expand_formula(m, f->b, one_plus);
-  if (f->op == OP_POW && is_vm(m, f))
-    return vm_pow(m, let(m, a), let(m, b));
+  if ((f->op == OP_POW || f->op == OP_HYPOT) && is_vm(m, f))
+    return build_binary(m, f->op, let(m, a), let(m, b));
   return lx_binary(m->cx, f->op, f->dt, a, b);
 }
 
@@ -802,7 +989,7 @@ static LExpr *expand(VM *m, LExpr *e) {
     return e;
   VM mm = vm_for(*m, e->dt);
   if (e->kind == LX_BINARY)
-    return vm_pow(&mm, let(&mm, e->a), let(&mm, e->b));
+    return build_binary(&mm, e->op, let(&mm, e->a), let(&mm, e->b));
   if (prim_has(e->op, e->dt))
     return build_unary(&mm, e->op, let(&mm, e->a));
   return expand_formula(&mm, op_formula(m->cx, e->op, e->dt, let(&mm, e->a)), false);
@@ -823,11 +1010,13 @@ static void expand_stmt(VM *m, LStmtList *pre, LStmt *st) {
 // A loop whose body is statements alone, some computing sin or cos, and which reads no
 // buffer it stores to (so running it twice computes the same values), becomes
 //   let big = 0; (let saved = acc, for each outer local the body sets)
-//   for j { body, sin and cos built; big = big + (SIN_LIMIT < |arg| < inf ? 1 : 0) }
-//   if (big > 0) { acc = saved ...; for j' { the body again, sin and cos from libm } } A parallel loop is
-// first cut into a parallel loop over CHUNK iterations and the rest, each serial inside.
-// Any other sin or cos stays a libm call: one outside every loop, or in a loop with
-// loops or ifs inside, or one that reads what it writes (in place).
+//   for j { body, sin and cos built; big = big + (limit < |arg| < inf ? 1 : 0) }
+//   if (big > 0) { acc = saved ...; for j' { the body again, sin and cos for every
+//   argument: f32's branch-free full form, f64's from libm } }
+// A parallel loop is first cut into a parallel loop over CHUNK iterations and the rest,
+// each serial inside. Any other f32 sin or cos takes the full form directly; any other
+// f64 one stays a libm call: one outside every loop, or in a loop with loops or ifs
+// inside, or one that reads what it writes (in place: a GEMM tile's epilogue).
 enum { CHUNK = 4096 };
 
 typedef struct Subst {
@@ -1044,8 +1233,8 @@ static void cold_loop(VM *m, LStmtList *out, LStmt *l) {
     for (int j = 0; j < args.len; j++) {
       VM a = vm_for(in, args.data[j]->dt);
       a.pre = &nb;
-      LExpr *ax = let(&a, fabs_(&a, args.data[j]));  // inf: 0 (the vector path gives its NaN)
-      LExpr *big = gt(&a, let(&a, sel(&a, lt(&a, ax, INFINITY), ax, K(&a, 0))), sin_limit(a.dt));
+      // inf counts too (rare; the second pass gives its NaN as the first does)
+      LExpr *big = gt(&a, let(&a, fabs_(&a, args.data[j])), sin_limit(&a, a.dt));
       int y = new_local(m, fdt);
       vec_push(&cx->arena, &nb, ls_let(cx, y, lx_select(cx, big, one, zero)));
       vec_push(&cx->arena, &nb, ls_set(cx, flag, lx_binary(cx, OP_ADD, fdt, fl, lx_local(cx, fdt, y))));

@@ -1,6 +1,6 @@
 // ir/vecmath.h: the CPU backends' math library, written as loop IR (ir/vecmath.c).
 // The transcendental functions of f32 and f64 (exp, exp2, expm1, log, log2, log10,
-// log1p, tanh, erf, erfc, sin, cos, pow) and the composite ops whose formulas use them
+// log1p, tanh, erf, erfc, sin, cos, pow, hypot) and the composite ops whose formulas use them
 // (sigmoid, silu, gelu, gelu_tanh) become plain arithmetic — polynomials, compares,
 // selects, integer ops on the bits — that the C and LLVM backends print and their
 // compilers vectorize like any other loop, instead of a libm call per element. The

@@ -2,10 +2,12 @@
 """bench/vecmath/bench.py: the speed of tdsl's CPU math (ir/vecmath.c) against NumPy and
 PyTorch, every implementation timed in the same process, interleaved, repeated.
 
-    bench/vecmath/bench.py [--tdslc PATH] [--base-tdslc PATH] [--rounds N] [--only WORD] [--json FILE]
+    bench/vecmath/bench.py [--tdslc PATH] [--base-tdslc PATH] [--rounds N] [--only WORD[,WORD...]]
+                           [--stat median|min] [--clock wall|cpu] [--json FILE]
 
 Each function of the table runs on a 4096 x 4096 tensor, f32 and f64 (pow: of two such
-tensors), and the composites on the shapes the issue names: gelu(x @ w.t() + b) with x
+tensors; pow(x, 1.5): a constant exponent), and the composites on the shapes the issue names:
+gelu(x @ w.t() + b) and sin(x @ w.t() + b) with x
 [4, 128, 768] and w [3072, 768], relu(x * 2 + 1) * sigmoid(x) on 4096 x 4096. tdsl's
 functions are compiled once per backend (LLVM: tdslc --emit=obj; C: tdslc --emit=c and cc
 with driver/cc.c's flags) into one shared object with a small shim, loaded with ctypes:
@@ -76,6 +78,7 @@ def cases():
         c[f"softplus {dt}"] = ("softplus(x)", dt, sq, [N, N], None, lambda t: F.softplus(t))
         c[f"mish {dt}"] = ("mish(x)", dt, sq, [N, N], None, lambda t: F.mish(t))
         c[f"pow {dt}"] = ("pow(x, y)", dt, two, [N, N], np.power, lambda t, u: torch.pow(t, u))
+        c[f"hypot {dt}"] = ("hypot(x, y)", dt, two, [N, N], np.hypot, lambda t, u: torch.hypot(t, u))
         c[f"log_softmax {dt}"] = ("log_softmax(x, -1)", dt, sq, [N, N], None, lambda t: F.log_softmax(t, -1))
         c[f"relu(x*2+1)*sigmoid(x) {dt}"] = ("relu(x * 2 + 1) * sigmoid(x)", dt, sq, [N, N],
                                              lambda a: np.maximum(a * 2 + 1, 0) / (1 + np.exp(-a)),
@@ -83,6 +86,17 @@ def cases():
     c["gelu(x @ w.t() + b) f32"] = ("gelu(x @ w.t() + b)", "f32",
                                     [("x", [4, 128, 768]), ("w", [3072, 768]), ("b", [3072])], [4, 128, 3072],
                                     None, lambda x, w, b: F.gelu(x @ w.t() + b))
+    c["sin(x @ w.t() + b) f32"] = ("sin(x @ w.t() + b)", "f32",
+                                   [("x", [4, 128, 768]), ("w", [3072, 768]), ("b", [3072])], [4, 128, 3072],
+                                   lambda x, w, b: np.sin(x @ w.T + b), lambda x, w, b: torch.sin(x @ w.t() + b))
+    c["pow(x, 1.5) f32"] = ("pow(x, 1.5)", "f32", sq, [N, N], lambda a: np.power(a, np.float32(1.5)),
+                            lambda t: torch.pow(t, 1.5))
+    # the vector-math table's rows (bench/vector_math.*: 2^20 f32, x uniform in [-1, 1), in cache)
+    t = [("x", [1 << 20])]
+    c["table sin(8x) f32"] = ("sin(x * 8)", "f32", t, [1 << 20], lambda a: np.sin(a * 8), lambda a: torch.sin(a * 8))
+    c["table cos(8x) f32"] = ("cos(x * 8)", "f32", t, [1 << 20], lambda a: np.cos(a * 8), lambda a: torch.cos(a * 8))
+    c["table pow(x + 2, 1.5) f32"] = ("pow(x + 2, 1.5)", "f32", t, [1 << 20],
+                                      lambda a: np.power(a + 2, np.float32(1.5)), lambda a: torch.pow(a + 2, 1.5))
     c["x @ w.t() + b f32"] = ("x @ w.t() + b", "f32",
                               [("x", [4, 128, 768]), ("w", [3072, 768]), ("b", [3072])], [4, 128, 3072],
                               None, lambda x, w, b: x @ w.t() + b)
@@ -94,14 +108,16 @@ def inputs(name, params, dt, rng):
     npdt = np.float32 if dt == "f32" else np.float64
     out = []
     for p, shape in params:
-        if name.startswith(("log", "sqrt", "rsqrt")) and not name.startswith("log_softmax"):
+        if name.startswith("table"):
+            a = rng.uniform(-1, 1, shape)
+        elif "@" in name:
+            a = rng.standard_normal(shape) * (0.05 if p != "x" else 1)
+        elif name.startswith(("log", "sqrt", "rsqrt")) and not name.startswith("log_softmax"):
             a = rng.uniform(0.01, 100, shape)
         elif name.startswith("pow"):
             a = rng.uniform(0.1, 4, shape) if p == "x" else rng.uniform(-8, 8, shape)
         elif name.startswith(("sin", "cos")):
             a = rng.uniform(-100, 100, shape)
-        elif "@" in name:
-            a = rng.standard_normal(shape) * (0.05 if p != "x" else 1)
         else:
             a = rng.uniform(-8, 8, shape)
         out.append(np.ascontiguousarray(a.astype(npdt)))
@@ -162,10 +178,13 @@ def build(tdslc, tag, cs, d):
     return objs, shim
 
 
+CLOCK = [time.perf_counter]
+
+
 def timed(fn, reps):
-    t0 = time.perf_counter()
+    t0 = CLOCK[0]()
     fn(reps)
-    return (time.perf_counter() - t0) / reps
+    return (CLOCK[0]() - t0) / reps
 
 
 def main():
@@ -175,8 +194,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--stat", default="median", choices=["median", "min"],
+                    help="of a round's calls and over rounds (min: steadier on a loaded machine)")
+    ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                    help="cpu: the process's CPU time (with TDSL_NUM_THREADS=1 and one-thread peers, "
+                         "a loaded machine's time slices do not count)")
     args = ap.parse_args()
-    cs = {k: v for k, v in cases().items() if not args.only or args.only in k}
+    stat = statistics.median if args.stat == "median" else min
+    if args.clock == "cpu":
+        CLOCK[0] = time.process_time
+        if torch is not None:
+            torch.set_num_threads(1)
+    only = args.only.split(",") if args.only else None  # words, any of which a case's name holds
+    cs = {k: v for k, v in cases().items() if not only or any(w in k for w in only)}
     tdslcs = [("new", args.tdslc)] + ([("base", args.base_tdslc)] if args.base_tdslc else [])
     inc = subprocess.run([args.tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
     lib = subprocess.run([args.tdslc, "--print-lib-dir"], capture_output=True, text=True).stdout.strip()
@@ -236,8 +266,8 @@ def main():
         per = {k: [] for k in impls}
         for _ in range(args.rounds):
             for k, f in impls.items():
-                per[k].append(statistics.median([timed(f, 1) for _ in range(reps)]))
-        med = {k: statistics.median(v) for k, v in per.items()}
+                per[k].append(stat([timed(f, 1) for _ in range(reps)]))
+        med = {k: stat(v) for k, v in per.items()}
         row = {"case": name, "check": ok, "bytes": nbytes, "ms": {k: v * 1e3 for k, v in med.items()},
                "gbps": {k: nbytes / v / 1e9 for k, v in med.items()}}
         rows.append(row)

@@ -17,14 +17,17 @@ twice more, for the code check).
   exactly NumPy's where that is 0, inf or NaN (with the sign of a zero or an infinity).
   sigmoid and silu are PyTorch's formulas, whose exp overflows to inf (a result of 0)
   where the format's does.
+- hypot (also in the row and GEMM places) over the same pairs and over pairs of the
+  extremes (max, subnormals, 0, inf with NaN), against NumPy's.
 - pow over pairs of those edge values (IEEE 754's special cases, as NumPy gives them),
-  random pairs, and PyTorch's special exponents (2, 3, 0.5, -0.5, -1, -2).
+  random pairs, and PyTorch's special exponents (2, 3, 0.5, -0.5, -1, -2, and 1), whose
+  values must be PyTorch's exactly (its own arithmetic: x * x, sqrt, 1 / sqrt, ...).
 - The composites built on them (gelu, gelu tanh, softplus, mish, logsigmoid, elu,
   log_softmax, logsumexp, softmax, scaled_dot_product_attention and the GEMM epilogue
   gelu(x @ w.t() + b)) against their formulas in NumPy.
 - The generated code of that program, kernel by kernel (--emit=ir --json names each
-  kernel's ops): each holds vector arithmetic and calls no libm function (sin and cos:
-  only the cold path's, and a GEMM epilogue's; docs/vecmath.md), in the LLVM backend's
+  kernel's ops): each holds vector arithmetic and calls no libm function (f64 sin and
+  cos: only the cold path's, and a GEMM epilogue's; docs/vecmath.md), in the LLVM backend's
   --emit=asm for an AVX2 and an AVX-512 CPU, and in the C backend's object as it ran
   (a `cc` in PATH keeps it; objdump -d).
 """
@@ -51,9 +54,9 @@ UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf",
 # oracle's own error where it is double precision: erf and erfc from math)
 BOUND = {
     "f32": {"exp": 1.5, "exp2": 1.5, "expm1": 1.5, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
-            "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1},
+            "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1, "hypot": 0.51},
     "f64": {"exp": 1.5, "exp2": 1.5, "expm1": 2, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
-            "erf": 2.5, "erfc": 7.5, "sin": 1, "cos": 1, "sigmoid": 3, "silu": 3, "pow": 2},
+            "erf": 2.5, "erfc": 7.5, "sin": 1, "cos": 1, "sigmoid": 3, "silu": 3, "pow": 2, "hypot": 2},
 }
 NP = {"f32": np.float32, "f64": np.float64}
 INF, NAN = float("inf"), float("nan")
@@ -85,8 +88,19 @@ def sweep(dt, rng):
     else:
         dense = rng.integers(0, 1 << 64, 1 << 18, dtype=np.uint64, endpoint=False).view(np.float64)
         uni = np.concatenate([rng.uniform(-12, 12, 1 << 17), rng.uniform(-750, 750, 1 << 15)])
-    x = np.concatenate([dense, uni.astype(NP[dt]), edges(dt)])
+    x = np.concatenate([dense, uni.astype(NP[dt]), edges(dt), near_pio2(dt, rng)])
     return np.concatenate([x, np.zeros((-x.size) % 64, dtype=NP[dt])])
+
+
+def near_pio2(dt, rng):
+    """The floats nearest k pi/2 and their neighbours, where sin's and cos's reduction
+    cancels most: every k up to 4096, random k up to 2^18 (f32's lanes end at 2^17) and
+    up to 2^26 (f64's exact reduction ends at 2^23, f32's in f64 at 2^25), both signs."""
+    ks = np.concatenate([np.arange(1, 4097), rng.integers(4097, 1 << 18, 4096), rng.integers(1 << 18, 1 << 26, 2048)])
+    near = (ks.astype(LD) * (LD("3.14159265358979323846264338327950288") / 2)).astype(NP[dt])
+    up, down = np.nextafter(near, NP[dt](INF)), np.nextafter(near, NP[dt](-INF))
+    v = np.concatenate([near, up, down, np.nextafter(up, NP[dt](INF)), np.nextafter(down, NP[dt](-INF))])
+    return np.concatenate([v, -v])
 
 
 def vec_math(f, x):
@@ -153,7 +167,9 @@ def positions_input(dt, rng):
 def pow_inputs(dt, rng):
     e = edges(dt)
     e = e[np.abs(e.astype(np.float64)) < 1e6]  # pairs of the edges: every special case, and more
-    e = np.concatenate([e, np.array([3, -3, 0.25, 1.5, -2.5, 7, 1e6, -1e6, 31, 2.0**60], dtype=NP[dt])])
+    fi = np.finfo(NP[dt])  # and huge exponents: y log x overflows (pow of a subnormal to the max)
+    e = np.concatenate([e, np.array([3, -3, 0.25, 1.5, -2.5, 7, 1e6, -1e6, 31, 2.0**60, 1e30, -1e30, fi.max, -fi.max,
+                                     float(fi.smallest_subnormal)], dtype=NP[dt])])
     xe, ye = np.meshgrid(e, e)
     xs = np.concatenate([xe.ravel(), rng.uniform(0, 4, 1 << 16), rng.uniform(-4, 4, 1 << 15),
                          rng.uniform(0, 100, 1 << 14)]).astype(NP[dt])
@@ -163,10 +179,11 @@ def pow_inputs(dt, rng):
     return np.concatenate([xs, np.ones(pad, NP[dt])]), np.concatenate([ys, np.ones(pad, NP[dt])])
 
 
-def pow_reference(x, y, dt):
+def pair_reference(op, x, y, dt):
+    """pow or hypot in long double (f64 inputs) or f64 (f32 inputs)."""
     hp = LD if dt == "f64" else np.float64
     with np.errstate(all="ignore"):
-        return np.power(x.astype(hp), y.astype(hp))
+        return {"pow": np.power, "hypot": np.hypot}[op](x.astype(hp), y.astype(hp))
 
 
 class Program:
@@ -200,7 +217,7 @@ def functions(P, dt, rng):
         P.out(f"{op}({s})", dt, x.shape,
               lambda got, op=op: ulp_check(f"{op} {dt}", got, reference(op, x, dt), dt, BOUND[dt][op], x=x))
     g0 = positions_input(dt, rng)
-    ops = UNARY + ["pow"]
+    ops = UNARY + ["pow", "hypot"]
     g = P.param(f"g{dt}", dt, np.ascontiguousarray(np.broadcast_to(g0, (len(ops),) + g0.shape)))
     eye = P.param(f"e{dt}", dt, np.eye(PC, dtype=NP[dt]))
     h0 = np.concatenate([np.floor(rng.uniform(-20, 20, PR * PC // 4)), rng.uniform(-30, 30, PR * PC * 3 // 4)])
@@ -208,9 +225,10 @@ def functions(P, dt, rng):
     h = P.param(f"h{dt}", dt, h0)
     gv = g0.ravel()
     for k, op in enumerate(ops):
-        call = (lambda a: f"pow({a}, {h})") if op == "pow" else (lambda a, op=op: f"{op}({a})")
-        ref = pow_reference(g0, h0, dt) if op == "pow" else reference(op, gv, dt)
-        y = h0.ravel() if op == "pow" else None
+        two = op in ("pow", "hypot")
+        call = (lambda a, op=op: f"{op}({a}, {h})") if two else (lambda a, op=op: f"{op}({a})")
+        ref = pair_reference(op, g0, h0, dt) if two else reference(op, gv, dt)
+        y = h0.ravel() if two else None
         P.out(f"{call(f'{g}[{k}]')} - abs({g}[{k}] * 0).amax(-1, keepdim=True)", dt, g0.shape,
               lambda got, op=op, ref=ref, y=y: ulp_check(f"{op} {dt}, row kernel", got, ref, dt, BOUND[dt][op],
                                                          x=gv, y=y))
@@ -222,16 +240,29 @@ def functions(P, dt, rng):
 def pows(P, dt, rng):
     xs, ys = pow_inputs(dt, rng)
     px, py = P.param(f"px{dt}", dt, xs), P.param(f"py{dt}", dt, ys)
-    P.out(f"pow({px}, {py})", dt, xs.shape,
-          lambda got: ulp_check(f"pow {dt}", got, pow_reference(xs, ys, dt), dt, BOUND[dt]["pow"], x=xs, y=ys))
-    x = xs.astype(LD if dt == "f64" else np.float64)
-    # PyTorch's own exponents: x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x) (two roundings: 1 ulp)
+    for op in ("pow", "hypot"):
+        P.out(f"{op}({px}, {py})", dt, xs.shape,
+              lambda got, op=op: ulp_check(f"{op} {dt}", got, pair_reference(op, xs, ys, dt), dt, BOUND[dt][op],
+                                           x=xs, y=ys))
+    # hypot of huge and tiny values: no overflow or underflow on the way
+    fi = np.finfo(NP[dt])
+    big = np.array([fi.max, fi.max / 2, fi.max / 3, fi.smallest_subnormal, fi.smallest_normal, 1e-30, 3e-39, 0, -0.0,
+                    INF, -INF, NAN], dtype=NP[dt])
+    bx, by = (a.ravel() for a in np.meshgrid(big, big))
+    hx, hy = P.param(f"hx{dt}", dt, bx), P.param(f"hy{dt}", dt, by)
+    P.out(f"hypot({hx}, {hy})", dt, bx.shape,
+          lambda got: ulp_check(f"hypot {dt}, extremes", got, pair_reference("hypot", bx, by, dt), dt,
+                                BOUND[dt]["hypot"], x=bx, y=by))
+    # PyTorch's own exponents (pow_tensor_scalar): x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x)
+    # in the format's arithmetic, each step rounded, as NumPy computes them in that format;
+    # x ** 1 is std::pow(x, 1), x itself. Exactly those values.
+    x, one = xs, NP[dt](1)
     with np.errstate(all="ignore"):
-        special = [("2", x * x), ("3", x * x * x), ("0.5", np.sqrt(x)), ("-0.5", 1 / np.sqrt(x)), ("-1", 1 / x),
-                   ("-2", 1 / (x * x))]
+        special = [("2", x * x), ("3", x * x * x), ("0.5", np.sqrt(x)), ("-0.5", one / np.sqrt(x)), ("-1", one / x),
+                   ("-2", one / (x * x)), ("1", x)]
     for name, want in special:
         P.out(f"{px} ** {name}", dt, xs.shape,
-              lambda got, name=name, want=want: ulp_check(f"x ** {name} {dt}", got, want, dt, 1.5, x=xs))
+              lambda got, name=name, want=want: ulp_check(f"x ** {name} {dt}, exactly", got, want, dt, 0, x=xs))
 
 
 def rel_check(name, got, want, rtol, atol):
@@ -360,10 +391,11 @@ def code_check(tag, asm, kernels, vec_regs, llvm):
         ops = sorted({op for k in ks for op in kernels[k]})
         name = f"{tag}: {', '.join(ks)} ({' '.join(ops)})"
         trig = "sin" in ops or "cos" in ops
-        allowed = {"sin", "sinf", "cos", "cosf"} if trig else set()
+        allowed = {"sin", "cos"} if trig else set()  # f64's cold path; f32's has none
         bad = sorted({m.group("f") for m in LIBM.finditer(text)} - allowed)
         want_vec = vec_regs and not (llvm and trig and "sum" in ops)
-        least = 1 if ops == ["pow"] else 8  # x ** 2 is one multiply
+        # x ** 2 is one multiply, x ** 1 a copy; f32 hypot six instructions (in f64)
+        least = {("pow",): 0, ("hypot",): 4}.get(tuple(ops), 8)
         nvec = len(VEC.findall(text)) if want_vec else least
         T.check(f"{name}: vector arithmetic, no libm call{' but the cold path' if trig else ''}",
                 not bad and nvec >= least, f"libm calls {bad}, {nvec} vector arithmetic instructions")
