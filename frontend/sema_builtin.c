@@ -467,6 +467,14 @@ static const BuiltinDef builtins[] = {
     VIEWOP_V("unsafe_chunk", "input, chunks, dim=0", ck_split, F_TORCH, SPLIT_CHUNK),
     {{"take_along_dim", BK_BUILD, OP_GATHER, "input, indices, dim=None", build_take_along_dim}, ck_take_along_dim, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"real", BK_VIEW, OP_COPY, "input", NULL}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
+    // complex tensors (sema_complex.c, ir/build_complex.c); real and angle are the rows above and below
+#define COMPLEX(n, sig, forms, op) {{n, BK_BUILD, OP_COPY, sig, build_complex}, ck_complex, forms, OP_COUNT, op, ANY_DTYPE}
+    COMPLEX("view_as_real", "input", F_FN | F_TORCH, CX_AS_REAL), COMPLEX("view_as_complex", "input", F_FN | F_TORCH, CX_AS_COMPLEX),
+    COMPLEX("imag", "input", F_FN | F_TORCH, CX_IMAG), COMPLEX("conj", "input", F_BOTH | F_TORCH, CX_CONJ),
+    COMPLEX("conj_physical", "input", F_BOTH | F_TORCH, CX_CONJ), COMPLEX("resolve_conj", "input", F_BOTH | F_TORCH, CX_SAME),
+    COMPLEX("resolve_neg", "input", F_BOTH | F_TORCH, CX_SAME),
+    COMPLEX("polar", "abs, angle", F_FN | F_TORCH, CX_POLAR), COMPLEX("complex", "real, imag", F_FN | F_TORCH, CX_MAKE),
+#undef COMPLEX
     {{"isreal", BK_BUILD, OP_ONES, "input", build_isreal}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
     {{"angle", BK_BUILD, OP_WHERE, "input", build_angle}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 2, ANY_DTYPE},
     {{"ldexp", BK_BUILD, OP_MUL, "input, other", build_ldexp}, ck_ldexp, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},

@@ -538,6 +538,14 @@ TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d);  // nonzero, unique ...: refused
 TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d);    // slice/select/diagonal_scatter
 TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_complex.c: complex tensors (c64, c128)
+bool complex_operand(const Ast *e);  // a complex tensor among e's bound arguments
+TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d);  // NULL: the row's checker takes it
+TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
+TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
+TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
+TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
+TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
 TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d);  // real, isreal, angle of real tensors
 TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -44,7 +44,7 @@ static const struct {
 } descrs[] = {
     {"|b1", TDSL_BOOL}, {"<i4", TDSL_I32}, {"<i8", TDSL_I64}, {"<f2", TDSL_F16},
     {"<u2", TDSL_BF16}, {"<f4", TDSL_F32}, {"<f8", TDSL_F64}, {"|u1", TDSL_U8},
-    {"|i1", TDSL_I8},   {"<i2", TDSL_I16},
+    {"|i1", TDSL_I8},   {"<i2", TDSL_I16},  {"<c8", TDSL_C64}, {"<c16", TDSL_C128},
 };
 
 static const char *descr_of(tdsl_dtype dt) {
