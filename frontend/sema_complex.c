@@ -77,7 +77,7 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
   if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias ||
-      !strcmp(name, "view") || !strcmp(name, "isreal")) {
+      !strcmp(name, "view")) {
     if (!strcmp(name, "view") && (!barg(e, 1) || barg(e, 1)->ty->kind != TY_DTYPE) &&
         !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
           barg(e, 1)->ty->elems[0]->kind == TY_DTYPE))
@@ -86,6 +86,12 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported: tdsl converts no complex tensor to "
                "another dtype (take .real, .imag, abs() or angle() for floats)", name);
     return poison(sema);
+  }
+  if (d->check == ck_real) {
+    Ast *x = e->bargs[0];
+    if (d->variant == 0) return complex_built(sema, e, CX_REAL, &x, 1);
+    if (d->variant == 2) return complex_built(sema, e, CX_ANGLE, &x, 1);
+    return complex_built(sema, e, CX_ISREAL, &x, 1);
   }
   if (d->b.kind == BK_VIEW) return NULL;
   if (d->check == ck_unary || d->check == ck_binary || d->check == ck_matmul || d->check == ck_div) return NULL;
@@ -96,12 +102,6 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
       return poison(sema);
     }
     return NULL;
-  }
-  if (d->check == ck_real) {
-    Ast *x = e->bargs[0];
-    if (d->variant == 0) return complex_built(sema, e, CX_REAL, &x, 1);
-    if (d->variant == 2) return complex_built(sema, e, CX_ANGLE, &x, 1);
-    return complex_built(sema, e, CX_ISREAL, &x, 1);
   }
   if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
   if (d->check == ck_reduce && (d->b.op == OP_SUM || d->b.op == OP_MEAN)) {
@@ -131,6 +131,10 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
   DType dt = is_complex(a->ty) ? a->ty->dtype : b->ty->dtype;
   ComplexOp cop = op == OP_ADD ? CX_ADD : op == OP_SUB ? CX_SUB : op == OP_MUL ? CX_MUL : op == OP_DIV ? CX_DIV
                                                                                                       : CX_COUNT;
+  if (op == OP_MAXIMUM || op == OP_MINIMUM) {
+    diag_error(sema->cx, loc, "%s not implemented for complex tensors.", op == OP_MAXIMUM ? "maximum" : "minimum");
+    return poison(sema);
+  }
   if (cop == CX_COUNT) {
     static const struct { Op op; const char *kernel; } kernels[] = {
         {OP_LT, "lt"}, {OP_LE, "le"}, {OP_GT, "gt"}, {OP_GE, "ge"}, {OP_FLOOR_DIVIDE, "div_floor"},
@@ -157,7 +161,9 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
 TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   ComplexOp cop = op == OP_NEG ? CX_NEG : op == OP_ABS ? CX_ABS : op == OP_EXP ? CX_EXP : CX_COUNT;
   if (cop != CX_COUNT) return complex_built(sema, e, cop, &x, 1);
-  if (op == OP_SIGN) {
+  if (op == OP_RELU) {
+    diag_error(sema->cx, loc, "clamp is not supported for complex types");
+  } else if (op == OP_SIGN) {
     diag_error(sema->cx, loc, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
                "torch.sgn instead.");
   } else if (op == OP_FLOOR || op == OP_CEIL || op == OP_TRUNC || op == OP_ROUND || op == OP_FRAC) {
@@ -178,7 +184,9 @@ TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   }
   int n;
   int64_t shape[TD_MAX_DIMS];
-  if (!matmul_shape(sema, loc, a->ty, b->ty, &n, shape) || !check_numel(sema, loc, n, shape)) return poison(sema);
+  TType pa = *a->ty, pb = *b->ty;  // the shapes' checks (matmul's of floats: its dtype checks passed above)
+  pa.dtype = pb.dtype = dtype_complex_part(a->ty->dtype);
+  if (!matmul_shape(sema, loc, &pa, &pb, &n, shape) || !check_numel(sema, loc, n, shape)) return poison(sema);
   Ast *xs[2] = {a, b};
   return complex_built(sema, e, CX_MATMUL, xs, 2);
 }

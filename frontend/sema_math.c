@@ -631,7 +631,7 @@ bool reduce_args(Sema *sema, Ast *e, Op op, const char *name, ReduceCall *r) {
     if (!dta) dt = build_reduce_dtype(op, in);
     break;
   case OP_MEAN:
-    if (!dtype_is_float(dta ? dt : in)) {
+    if (!dtype_is_float(dta ? dt : in) && !dtype_is_complex(dta ? dt : in)) {
       diag_error(sema->cx, call_loc(e), "mean(): could not infer output dtype. Input dtype must be either a floating "
                  "point or complex dtype. Got: %s", torch_name(dta ? dt : in));
       return false;
