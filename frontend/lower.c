@@ -222,6 +222,29 @@ static void lower_comp(Lower *lw, const Ast *e) {
   }
 }
 
+// A node of a complex result (sema_complex.c's complex_supported): cat, stack, a copy, sum
+// or mean of complex operands computed on their float pairs (their dims are the pairs'
+// but the last); a creation or conversion of real values, the complex (x, 0).
+static Value *lower_complex_node(Lower *lw, const Ast *e, Value **srcs, int n) {
+  const TType *t = e->ty;
+  DType pt = dtype_complex_part(t->dtype);
+  View f = view_as_real(view_contiguous(t->view.ndim, t->view.shape));
+  NodeAttr none = {0}, at = {0};
+  Node *nd;
+  if (n && srcs[0]->cplx) {
+    nd = graph_node(lw->g, e->bi->op, pt, f.ndim, f.shape, srcs, n, e->attr, e->loc);
+  } else {
+    Value *parts[2];
+    parts[0] = graph_node(lw->g, e->bi->op, pt, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc)->out;
+    parts[1] = graph_node(lw->g, OP_ZEROS, pt, t->view.ndim, t->view.shape, NULL, 0, none, e->loc)->out;
+    at.dim = t->view.ndim;
+    at.dims = 1u << at.dim;
+    nd = graph_node(lw->g, OP_STACK, pt, f.ndim, f.shape, parts, 2, at, e->loc);
+  }
+  nd->out->cplx = true;
+  return nd->out;
+}
+
 static Value *lower_node(Lower *lw, const Ast *e) {
   Value *few[8];  // cat and stack take any number of operands
   int n = e->noperands;
@@ -234,13 +257,7 @@ static Value *lower_node(Lower *lw, const Ast *e) {
     for (int i = 0; i < n; i++) locs[i] = e->operands[i]->loc;
     return build_store_node(lw->g, e->bi->op, srcs, n, e->attr, e->loc, locs);
   }
-  if (dtype_is_complex(t->dtype)) {  // cat, stack, a copy, sum, mean of complex operands: of their
-                                     // float pairs (sema_complex.c: dims below the pair's)
-    View f = view_as_real(view_contiguous(t->view.ndim, t->view.shape));
-    Node *nd = graph_node(lw->g, e->bi->op, dtype_complex_part(t->dtype), f.ndim, f.shape, srcs, n, e->attr, e->loc);
-    nd->out->cplx = true;
-    return nd->out;
-  }
+  if (dtype_is_complex(t->dtype)) return lower_complex_node(lw, e, srcs, n);
   Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
   nd->out->wrapped = t->kind == TY_TENSOR && t->wrapped;  // arithmetic of run-time Python numbers
   return nd->out;

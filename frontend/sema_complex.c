@@ -208,6 +208,41 @@ TType *complex_attr(Sema *sema, Ast *e) {
   return complex_built(sema, e, imag ? CX_IMAG : CX_REAL, &x, 1);
 }
 
+// Whether checked call e (of type t) computes what lowering can make of complex values
+// (false after the message): a node of a complex result only of the ops lower.c's
+// lower_node turns into float pairs (joins, clones, sum, mean, creation, a real tensor
+// converted); a view of a complex result only of a complex tensor; a built op given a
+// complex operand only by ir/build_complex.c. The gathers, scatters, index writes and
+// other ops a checker composes directly are refused here.
+bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
+  bool out = is_complex(t), in = false;
+  for (int i = 0; i < e->noperands && !in; i++)
+    in = e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty);
+  if (!out && !in) return true;
+  const Builtin *bi = e->bi;
+  if (bi->kind == BK_BUILD && bi->build == build_complex) return true;
+  if (bi->kind == BK_ELEMENT) return true;
+  if (bi->kind == BK_VIEW && out == (e->noperands && e->operands[0]->ty && is_complex(e->operands[0]->ty)))
+    return true;  // a view of a complex tensor is one
+  if (bi->kind == BK_NODE && out) {
+    switch (bi->op) {
+    case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
+      return true;
+    case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE: case OP_TO:
+      for (int i = 0; i < e->noperands; i++)  // made of real values: (x, 0)
+        if (e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty)) goto refused;
+      return true;
+    default: break;
+    }
+  }
+refused:
+  diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, + - * / "
+             "@, abs, angle, conj, exp, sum, mean, cat, stack and clone, and makes them of real ones with "
+             "torch.complex, torch.polar, .to(dtype), zeros, ones, full and arange",
+             bi->name && bi->name[0] != '(' ? bi->name : "this op");
+  return false;
+}
+
 // ---- the rows of complex ops (sema_builtin.c) ----
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d) {
   ComplexOp op = (ComplexOp)d->variant;

@@ -644,6 +644,7 @@ TType *check_expr(Sema *sema, Ast *e) {
     t = poison(sema);
     break;
   }
+  if (e->bi && !is_poison(t) && !complex_supported(sema, e, t)) t = poison(sema);  // sema_complex.c
   e->ty = t;
   return t;
 }
