@@ -76,13 +76,13 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   DType dt = first_complex(e);
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
-  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias ||
-      !strcmp(name, "view")) {
-    if (!strcmp(name, "view") && (!barg(e, 1) || barg(e, 1)->ty->kind != TY_DTYPE) &&
+  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias)
+    return NULL;  // a conversion: to a complex dtype only (complex_supported)
+  if (!strcmp(name, "view")) {
+    if ((!barg(e, 1) || barg(e, 1)->ty->kind != TY_DTYPE) &&
         !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
           barg(e, 1)->ty->elems[0]->kind == TY_DTYPE))
       return NULL;  // x.view(shape)
-    if (d->check == ck_view_alias && d->variant != ALIAS_TYPE_AS) return NULL;
     diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported: tdsl converts no complex tensor to "
                "another dtype (take .real, .imag, abs() or angle() for floats)", name);
     return poison(sema);
@@ -228,12 +228,19 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
     switch (bi->op) {
     case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
       return true;
-    case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE: case OP_TO:
+    case OP_TO:  // c64 <-> c128, or (x, 0) of a real x
+      return true;
+    case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
       for (int i = 0; i < e->noperands; i++)  // made of real values: (x, 0)
         if (e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty)) goto refused;
       return true;
     default: break;
     }
+  }
+  if (bi->kind == BK_NODE && bi->op == OP_TO) {
+    diag_error(sema->cx, call_loc(e), "casting a complex tensor to %s discards its imaginary part: tdsl refuses it "
+               "(take .real, or abs())", dtype_name(t->dtype));
+    return false;
   }
 refused:
   diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, + - * / "

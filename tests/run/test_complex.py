@@ -137,7 +137,10 @@ ERRORS = [
     ("torch.polar(x, x.double())", "Expected object of scalar type Float but got scalar type Double for second argument"),
     ("torch.complex(k, k)", "Expected both inputs to be Half, Float or Double tensors but got Long and Long"),
     ("z @ x[0, :, :2]", "expected scalar type ComplexFloat but found Float"),
-    ("z.float()", "of a complex tensor is not supported"),
+    ("z.float()", "casting a complex tensor to f32 discards its imaginary part"),
+    ("z.view(torch.float32)", "view() of a complex tensor is not supported"),
+    ("torch.where(k > 0, z, z)", '"where_cpu" not implemented for'),
+    ("z[k]", "not supported with complex tensors"),
     ("z // z", '"div_floor_cpu" not implemented for \'ComplexFloat\''),
 ]
 
