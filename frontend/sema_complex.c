@@ -216,6 +216,8 @@ TType *complex_attr(Sema *sema, Ast *e) {
 // other ops a checker composes directly are refused here.
 bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
   bool out = is_complex(t), in = false;
+  for (int i = 0; (t->kind == TY_TUPLE || t->kind == TY_LIST) && i < t->nelem; i++)  // split, chunk, unbind
+    out |= is_complex(t->elems[i]);
   for (int i = 0; i < e->noperands && !in; i++)
     in = e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty);
   if (!out && !in) return true;

@@ -25,7 +25,7 @@ from oracle import Tally, emit_text, require_backend, run_cleanup, tdslc_run  # 
 
 RNG = np.random.default_rng(30)
 NP = {"c64": np.complex64, "c128": np.complex128, "f32": np.float32, "f64": np.float64, "i32": np.int32,
-      "i64": np.int64}
+      "i64": np.int64, "bool": np.bool_}
 
 
 def value(dtype, shape):
@@ -101,6 +101,19 @@ CASES = [
      "a @ b, torch.matmul(c, d), a.t() @ a, torch.mm(a, b)",
      [("c64", (3, 4)), ("c128", (2, 3, 2)), ("c64", (5, 5)), ("c64", (3, 4))],
      lambda a, b, c, d: [a @ b, c @ d, a.T @ a, a @ b]),
+    ("more_views", [("z", "c128", (4, 6))], [], "z.split(2, dim=1)[1], z[:1].expand(3, 6), z.chunk(2)[1].T",
+     [("c128", (4, 2)), ("c128", (3, 6)), ("c128", (6, 2))], lambda z: [z[:, 2:4], np.broadcast_to(z[:1], (3, 6)),
+                                                                        z[2:].T]),
+    ("batched", [("a", "c64", (2, 3, 4)), ("b", "c64", (2, 4, 5))], [], "torch.bmm(a, b), torch.conj_physical(a)",
+     [("c64", (2, 3, 5)), ("c64", (2, 3, 4))], lambda a, b: [a @ b, np.conj(a)]),
+    ("create", [("x", "f32", (3, 4)), ("z", "c64", (4,))], [],
+     "x.to(torch.cfloat), torch.zeros(3, 4, dtype=torch.cfloat) + z, torch.ones_like(x, dtype=torch.cdouble), "
+     "torch.full((4,), 2.5, dtype=torch.complex64) * z, torch.arange(4, dtype=torch.cfloat) - z, "
+     "z.to(torch.complex128), torch.isreal(torch.complex(x, x * 0))",
+     [("c64", (3, 4)), ("c64", (3, 4)), ("c128", (3, 4)), ("c64", (4,)), ("c64", (4,)), ("c128", (4,)),
+      ("bool", (3, 4))],
+     lambda x, z: [x.astype(np.complex64), np.zeros((3, 4)) + z, np.ones((3, 4), np.complex128), 2.5 * z,
+                   np.arange(4) - z, z.astype(np.complex128), np.ones((3, 4), bool)]),
     ("rope", [("xq", "f32", (2, 5, 3, 8)), ("freqs", "f32", (5, 4))],
      ["freqs_cis = torch.polar(torch.ones_like(freqs), freqs)",
       "xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))",
