@@ -232,6 +232,12 @@ def check_print(tdslc, backend, tally):
     p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"], backend=backend, inputs=inputs, json_out=False)
     run_cleanup(out_dir)
     text = p.stdout.decode()
+    p, doc, out_dir = tdslc_run(tdslc, src, ["--fn", "f"], backend=backend, inputs=inputs)
+    run_cleanup(out_dir)
+    data = [o["data"] for o in doc["outputs"]] if doc else None
+    tally.report("run --json: [real, imaginary] pairs",
+                 [] if data == [[[1.0, 2.0], [-0.5, -3.25], [0.0, 3.0]], [[1.5, 3.0], [2.0, 4.0]], [[1.0, -3.25]]]
+                 else [f"data {data}"])
     for w in want:
         if w in text:
             tally.report(f"print {w}", [])
