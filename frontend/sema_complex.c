@@ -232,6 +232,11 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
       return true;
     case OP_TO:  // c64 <-> c128, or (x, 0) of a real x
       return true;
+    case OP_STORE:  // z.add_(w): the pairs written, or added to the pairs
+      if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD && e->attr.aug != OP_SUB) break;
+      for (int i = 0; i < e->noperands; i++)
+        if (e->operands[i] && is_tensor(e->operands[i]->ty) && !is_complex(e->operands[i]->ty)) goto refused;
+      return true;
     case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
       for (int i = 0; i < e->noperands; i++)  // made of real values: (x, 0)
         if (e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty)) goto refused;
@@ -250,6 +255,33 @@ refused:
              "torch.complex, torch.polar, .to(dtype), zeros, ones, full and arange",
              bi->name && bi->name[0] != '(' ? bi->name : "this op");
   return false;
+}
+
+// A store into target of rhs (binop: -1 for '=', else the operator of `target op= rhs`,
+// which for a complex target was rewritten as '=' of the complex op's result, but + and -
+// of a complex value: the pairs added): both complex, into a view (index writes through
+// index tensors are refused). false after the message.
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop) {
+  bool tc = is_complex(target->ty), vc = is_complex(rhs->ty);
+  if (!tc && !vc) return true;
+  if (tc && !vc) {
+    diag_error(sema->cx, rhs->loc, "writing a real value into a complex tensor is not supported: write a complex one "
+               "(torch.complex(v, torch.zeros_like(v)), or v.to(%s))", dtype_name(target->ty->dtype));
+    return false;
+  }
+  if (!tc) {
+    diag_error(sema->cx, rhs->loc, "writing a complex value into a %s tensor discards its imaginary part: tdsl "
+               "refuses it (write its .real)", dtype_name(target->ty->dtype));
+    return false;
+  }
+  const Ast *t = target;
+  while (t->bi && t->bi->kind == BK_NODE && op_is_store(t->bi->op)) t = t->operands[0];
+  if ((t->bi && t->bi->kind == BK_NODE) || (binop >= 0 && binop != BIN_ADD && binop != BIN_SUB)) {
+    diag_error(sema->cx, st->oploc.end > st->oploc.begin ? st->oploc : st->loc, "this write into a complex tensor is "
+               "not supported: tdsl writes complex values through views (z[1:] = w, z += w, z *= w)");
+    return false;
+  }
+  return true;
 }
 
 // ---- the rows of complex ops (sema_builtin.c) ----

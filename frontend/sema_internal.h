@@ -546,6 +546,7 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
 TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
 bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop);
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
 TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d);  // real, isreal, angle of real tensors
 TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d);

@@ -50,6 +50,16 @@ def rope_ref(xq, freqs):
     return np.stack([r.real, r.imag], -1).reshape(*xq.shape).astype(np.float32)
 
 
+def stores_ref(z, w):
+    y = z.copy()
+    y[0] = w[1]
+    y = ((y + w) * w / 2 - 1.5).astype(np.complex64)
+    y[2:] = w[:2] * w[2:]
+    y.real[1] = 5.0
+    y[1:] += z.imag[:3]
+    return y
+
+
 # (name, params [(name, dtype, shape)], body lines, returned expressions, result types
 # [(dtype, shape)], NumPy's values of the params)
 CASES = [
@@ -114,6 +124,10 @@ CASES = [
       ("bool", (3, 4))],
      lambda x, z: [x.astype(np.complex64), np.zeros((3, 4)) + z, np.ones((3, 4), np.complex128), 2.5 * z,
                    np.arange(4) - z, z.astype(np.complex128), np.ones((3, 4), bool)]),
+    ("stores", [("z", "c64", (4,)), ("w", "c64", (4,))],
+     ["y = z.clone()", "y[0] = w[1]", "y += w", "y *= w", "y /= 2", "y -= 1.5", "y[2:] = w[:2] * w[2:]",
+      "y.real[1] = 5.0", "y[1:] += z.imag[:3]", "u = w.clone()", "u.mul_(z)", "u.add_(w)"],
+     "y, u", [("c64", (4,))] * 2, lambda z, w: [stores_ref(z, w), w * z + w]),
     ("rope", [("xq", "f32", (2, 5, 3, 8)), ("freqs", "f32", (5, 4))],
      ["freqs_cis = torch.polar(torch.ones_like(freqs), freqs)",
       "xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))",
@@ -155,6 +169,10 @@ ERRORS = [
     ("torch.where(k > 0, z, z)", '"where_cpu" not implemented for'),
     ("z[k]", "not supported with complex tensors"),
     ("z // z", '"div_floor_cpu" not implemented for \'ComplexFloat\''),
+    ("z.clone().index_fill_(0, k[:1], 0)", None),
+    ("store:y[1:] = 0", "writing a real value into a complex tensor is not supported"),
+    ("store:y[k[:2]] = z", "not supported with complex tensors"),
+    ("store:x[0, :2, 0] = z[0, :2]", "writing a complex value into a f32 tensor discards its imaginary part"),
 ]
 
 
@@ -248,6 +266,9 @@ def check_print(tdslc, backend, tally):
 def check_errors(tdslc, tally):
     for expr, msg in ERRORS:
         src = f"fn f(z: c64[2, 3], x: f32[4, 3, 4], k: i64[3]) {{\n  return {expr}\n}}"
+        if expr.startswith("store:"):  # a statement
+            expr = expr[len("store:"):]
+            src = f"fn f(z: c64[2, 3], x: f32[4, 3, 4], k: i64[3]) -> c64[2, 3] {{\n  y = z.clone()\n  {expr}\n  return y\n}}"
         p = emit_text(tdslc, src, "ir")
         err = p.stderr
         if p.returncode != 1 or "error:" not in err or (msg and msg not in err):
