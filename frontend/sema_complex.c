@@ -103,6 +103,24 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     }
     return NULL;
   }
+  if (d->check == ck_where) {  // where(condition, input, other): ck_where's checks, then the pairs chosen
+    Ast *c = e->bargs[0];
+    if (!get_tensor(sema, e, c, "condition")) return poison(sema);
+    if (c->ty->dtype != DT_BOOL) {
+      diag_error(sema->cx, c->loc, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                 torch_name(c->ty->dtype));
+      return poison(sema);
+    }
+    int nd = 0;
+    int64_t shape[TD_MAX_DIMS];
+    for (int i = 0; i < 3; i++) {
+      const TType *t = e->bargs[i]->ty;
+      if (!is_tensor(t) && !is_scalar(t)) return get_tensor(sema, e, e->bargs[i], i == 1 ? "input" : "other"), poison(sema);
+      if (is_tensor(t) && !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
+    }
+    if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
+    return complex_built(sema, e, CX_WHERE, e->bargs, 3);
+  }
   if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
   if (d->check == ck_reduce && (d->b.op == OP_SUM || d->b.op == OP_MEAN)) {
     if (barg(e, 3)) {

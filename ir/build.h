@@ -398,6 +398,7 @@ typedef enum {
   CX_REAL, CX_IMAG, CX_AS_REAL, CX_AS_COMPLEX,  // views
   CX_POLAR, CX_MAKE,                   // torch.polar(abs, angle), torch.complex(real, imag)
   CX_MATMUL,
+  CX_WHERE,                            // torch.where(cond, a, b) of complex a or b
   CX_SAME,                             // the operand itself (conj and .real of a float tensor)
   CX_COUNT
 } ComplexOp;

@@ -148,6 +148,26 @@ static Value *matmul(Builder *b, Value *x, Value *y) {
   return pair(b, re, im, x->dtype, n, shape);
 }
 
+// where(c, x, y): the pairs of x and y (a real one's (v, 0)) chosen by c on a new last dim.
+static Value *where(Builder *b, Value *c, Value *x, Value *y) {
+  DType pt = dtype_complex_part(result_dtype(x, y));
+  Value *xy[2] = {x, y};
+  for (int k = 0; k < 2; k++) {
+    Value *v = xy[k];
+    if (v->cplx) {
+      xy[k] = build_cast(b, v, pt);
+      xy[k]->cplx = true;
+    } else {
+      int64_t shape[TD_MAX_DIMS];
+      int n = cshape(v, shape);
+      xy[k] = pair(b, v, build_float(b, 0), pt, n, shape);
+    }
+  }
+  Value *r = build_where(b, build_unsqueeze(b, c, c->view.ndim), xy[0], xy[1]);
+  r->cplx = true;
+  return r;
+}
+
 // Views of the same floats: the pairs as a float tensor, or float pairs as complex.
 static Value *same_floats(Builder *b, Value *x, bool cplx) {
   Value *v = graph_view(b->g, x, x->view, b->loc);
@@ -165,6 +185,7 @@ int build_complex(Builder *b, const void *args, Value **out) {
   case CX_MUL:
   case CX_DIV: out[0] = arith(b, op, x, build_in(b, 1)); break;
   case CX_MATMUL: out[0] = matmul(b, x, build_in(b, 1)); break;
+  case CX_WHERE: out[0] = where(b, x, build_in(b, 1), build_in(b, 2)); break;
   case CX_REAL: out[0] = part(b, x, 0); break;
   case CX_IMAG: out[0] = part(b, x, 1); break;
   case CX_AS_REAL: out[0] = same_floats(b, x, false); break;

@@ -59,3 +59,30 @@ def test_a_mut_complex_argument_is_updated_in_place(tmp_path):
     want = z0 + x * np.exp(1j * x)
     np.testing.assert_allclose(z, want, rtol=1e-12)
     np.testing.assert_allclose(c, np.conj(want), rtol=1e-12)
+
+
+def test_zero_dim_zero_size_and_strided_mut_complex_arguments(tmp_path):
+    path = tmp_path / "z.tdsl"
+    path.write_text("""\
+fn f(z: c64[], w: c64[3], e: c64[0, 2]) -> (c64[3], c64[], c64[0, 2], f32[0, 2, 2], c64[2]) {
+    return z * w, z.conj(), e * 2, torch.view_as_real(e), e.sum(0)
+}
+fn g(mut z: c128[2, 3], w: c128[3]) -> c128[3] {
+    z[0] *= w
+    return z[1] / w
+}
+""")
+    f = tdsl.compile(str(path), fn="f")
+    z, w, e = np.array(1 + 2j, np.complex64), (np.arange(3) + 1j).astype(np.complex64), np.zeros((0, 2), np.complex64)
+    a, c, e2, er, s = f(z, w, e)
+    np.testing.assert_allclose(a, z * w, rtol=1e-6)
+    assert c == np.conj(z) and e2.shape == (0, 2) and er.shape == (0, 2, 2) and er.dtype == np.float32
+    np.testing.assert_array_equal(s, np.zeros(2, np.complex64))
+    g = tdsl.compile(str(path), fn="g")
+    big = (np.arange(12) + 1j * np.arange(12)[::-1]).reshape(3, 4)
+    zz, w2 = big[:2, 1:], w.astype(np.complex128)  # a strided argument: copied in, written back
+    want = zz.copy()
+    want[0] *= w2
+    r = g(zz, w2)
+    np.testing.assert_allclose(zz, want, rtol=1e-12)
+    np.testing.assert_allclose(r, want[1] / w2, rtol=1e-12)
