@@ -129,6 +129,12 @@ def whole_roofline_ms(e, peak, bw):
     return max(tb["flops"] / (peak * 1e9), tb["bytes"] / (bw * 1e9)) * 1e3
 
 
+def _peak_cell(r, moved):
+    """A call's peak memory ÷ the bytes it moves, "1.01×"; n/a when either is unknown."""
+    peak = (r or {}).get("peak_bytes")
+    return "%.2f×" % (peak / moved) if peak and moved else "n/a"
+
+
 def whole_table(data, L, R):
     x, checks, backends = data.get("whole") or {}, data.get("checks") or {}, data["backends"]
     if not x:
@@ -146,11 +152,13 @@ def whole_table(data, L, R):
       "%.0e). Roofline: the call's lower bound max(FLOPs ÷ peak, bytes ÷ bandwidth) from `tdslc bench`'s "
       "counts (every operation; parameters read and results written once) and this run's bars (f32 peak "
       "%s GFLOP/s, copy %s GB/s), divided by the time: the fraction of the roofline each implementation "
-      "reached (GPT-2's target: within 2× of it, 50%%)."
+      "reached (GPT-2's target: within 2× of it, 50%%). Peak memory: what a call held at its peak (its "
+      "inputs plus the most the resident set grew by during the timed calls: outputs, temporaries, pools) "
+      "÷ the bytes it reads and writes (the target: ≤ 1.1×)."
       % (data["threads"], R.CHECK_TOL, "%.1f" % peak if peak else "?", "%.1f" % bw if bw else "?"))
     a("")
-    a("| model | GFLOP | tdsl C ms | tdsl LLVM ms | PyTorch ms | vs PyTorch (C / LLVM) | roofline bound ms | of the roofline: C / LLVM / PyTorch | check C | check LLVM | PyTorch f32 vs f64 |")
-    a("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
+    a("| model | GFLOP | tdsl C ms | tdsl LLVM ms | PyTorch ms | vs PyTorch (C / LLVM) | roofline bound ms | of the roofline: C / LLVM / PyTorch | peak memory ÷ bytes moved: C / LLVM / PyTorch | check C | check LLVM | PyTorch f32 vs f64 |")
+    a("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
     for md in R.WHOLE:
         n = md["name"]
         if n not in x:
@@ -161,14 +169,16 @@ def whole_table(data, L, R):
         tb = next((v for v in (e["tdsl"].get("llvm"), e["tdsl"].get("c")) if v and "flops" in v), {})
         rb = whole_roofline_ms(e, peak, bw)
         own = ck.get("torch_vs_f64")
-        a("| %s<br><sub>%s</sub> | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        moved = tb.get("bytes")
+        mem = " / ".join(_peak_cell((e["tdsl"] if k != "torch" else e).get(k), moved) for k in ("c", "llvm", "torch"))
+        a("| %s<br><sub>%s</sub> | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, md["what"], "%.3g" % (tb["flops"] / 1e9) if tb else "%.3g" % (md["flops"] / 1e9),
             R.cell_ms(e["tdsl"].get("c"), notes, "tdsl C %s" % n), R.cell_ms(e["tdsl"].get("llvm"), notes,
                                                                                "tdsl LLVM %s" % n),
             R.cell_ms(e.get("torch"), notes, "PyTorch %s" % n),
             " / ".join(R.fmt_x(R.ratio(t[b], t["torch"])) for b in backends),
             "%.3g" % rb if rb else "n/a",
-            " / ".join(R.fmt_pct(rb / t[k]) if rb and t[k] else "n/a" for k in ("c", "llvm", "torch")),
+            " / ".join(R.fmt_pct(rb / t[k]) if rb and t[k] else "n/a" for k in ("c", "llvm", "torch")), mem,
             R.check_cell(ck.get("c")), R.check_cell(ck.get("llvm")), "%.1e" % own if own is not None else "—"))
         R.check_notes(n, checks, backends, notes)
         R.round_notes(n, e, backends, data.get("rounds", 1), notes)

@@ -431,6 +431,33 @@ def _time_calls(f, args, warmup, reps, budget_s=None):
             "max_ms": max(ts_ms), "reps": reps, "warmup": warmup}
 
 
+def _status_bytes(key):
+    """VmRSS / VmHWM of this process in bytes (Linux's /proc/self/status), or None."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _peak_while(f, in_bytes):
+    """Runs f() and returns (its result, what it held at its peak): in_bytes (the inputs,
+    resident before) plus the most the resident set grew by during f — the measure `tdslc
+    bench` reports as peak_bytes (driver/rss.c). None for the peak where /proc cannot say."""
+    before = _status_bytes("VmRSS")
+    try:
+        with open("/proc/self/clear_refs", "w") as cr:
+            cr.write("5")  # the peak (VmHWM) starts again from the resident set now
+    except OSError:
+        before = None
+    r = f()
+    hwm = _status_bytes("VmHWM")
+    return r, (in_bytes + max(0, hwm - before) if before is not None and hwm is not None else None)
+
+
 def _loaded_libs(pattern):
     libs = set()
     with open("/proc/self/maps") as f:
@@ -560,10 +587,13 @@ def worker(which, threads, scale, cases):
                 if md["name"] not in cases:
                     continue
                 arrays = dict(zip([p[0] for p in md["params"]], tdslc_inputs(param_shapes(md), np)))
+                in_bytes = sum(a.nbytes for a in arrays.values())
                 mod, ins = whole_ref.load(md, arrays)
                 del arrays
                 reps = max(1, int(round(md["reps"] * scale)))
-                results[md["name"]] = _time_calls(mod, ins, md["warmup"], reps, WHOLE_BUDGET_S)
+                r, peak = _peak_while(lambda: _time_calls(mod, ins, md["warmup"], reps, WHOLE_BUDGET_S), in_bytes)
+                r["peak_bytes"] = peak
+                results[md["name"]] = r
                 del mod, ins
         # the vector-math table: every function on the same 2^20 inputs
         vm = [n for n in vecmath.NAMES if "vm_" + n in cases]

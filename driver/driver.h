@@ -196,6 +196,13 @@ int64_t run_program_bytes(const LProgram *p);
 int run_threads(const char *backend);
 
 // ============================================================================
+// rss.c — resident memory (Linux's /proc/self; -1 or false elsewhere)
+// ============================================================================
+int64_t rss_now(void);      // the resident set now, in bytes
+int64_t rss_peak(void);     // its peak since the start or the last rss_reset_peak
+bool rss_reset_peak(void);  // the peak becomes the resident set now
+
+// ============================================================================
 // cc.c, jit.c (with jit_load.c), gpu.c — the backends of run and bench
 // ============================================================================
 // p as C built by the system cc into a shared object and loaded: its packed caller.

@@ -288,6 +288,17 @@ int64_t run_program_bytes(const LProgram *p) {
   return bytes;
 }
 
+// Bytes of the parameters: what a call reads.
+static int64_t param_bytes(const LProgram *p) {
+  int64_t bytes = 0;
+  for (int i = 0; i < loop_host_bufs(p); i++) {
+    const LBuf *b = &p->bufs.data[i];
+    if (b->kind == LB_PARAM)
+      bytes = td_sat_add(bytes, td_sat_mul(b->numel, dtype_size(b->dtype)));
+  }
+  return bytes;
+}
+
 int run_threads(const char *backend) {
   return !strcmp(backend, "llvm") || !strcmp(backend, "c") ? tdsl_num_threads() : 0;
 }
@@ -300,6 +311,10 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
   double *ms = calloc((size_t)o->reps, sizeof *ms);
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
   int erc = 0;
+  // What the calls hold at their peak: the inputs (resident before, as they were filled)
+  // plus the most the resident set grew by during the calls (outputs, temporaries, the
+  // runtime's pools and thread stacks). -1 where /proc cannot say.
+  int64_t before = rss_now(), peak = gpu || before < 0 || !rss_reset_peak() ? -1 : 0;
   if (gpu)  // the kernels' own time on the device, the inputs there already (runtime/cuda.c)
     erc = tdsl_gpu_bench(gpu, args, o->reps, ms);
   for (int r = -warm; r < o->reps && !erc && !gpu; r++) {
@@ -311,6 +326,10 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
       ms[r] = now_ms() - t0;
   }
   free(outs);
+  if (peak == 0) {
+    int64_t hwm = rss_peak();
+    peak = hwm < before ? -1 : td_sat_add(param_bytes(p), hwm - before);
+  }
   if (erc) {
     free(ms);
     fprintf(stderr, "%s\n", tdsl_last_error());
@@ -323,8 +342,9 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
   int threads = run_threads(o->backend);
   if (o->json)
     printf("{\"backend\": \"%s\", \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, "
-           "\"bytes\": %" PRId64 ", \"flops\": %" PRId64 ", \"gbps\": %.6g, \"gflops\": %.6g}\n",
-           o->backend, threads, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops);
+           "\"bytes\": %" PRId64 ", \"flops\": %" PRId64 ", \"gbps\": %.6g, \"gflops\": %.6g, "
+           "\"peak_bytes\": %" PRId64 "}\n",
+           o->backend, threads, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops, peak);
   else {
     char who[64];
     if (threads)
@@ -334,6 +354,9 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
     printf("%s (%s): %d calls, median %.4f ms (min %.4f, max %.4f); %" PRId64 " bytes, %" PRId64
            " flops: %.2f GB/s, %.2f GFLOP/s\n", p->name, who, o->reps, med, ms[0], ms[o->reps - 1], bytes, p->flops,
            gbps, gflops);
+    if (peak >= 0)
+      printf("  peak memory of a call: %.1f MB resident (inputs, outputs, temporaries, pools) for %.1f MB read "
+             "and written: %.2fx\n", (double)peak / 1e6, (double)bytes / 1e6, bytes ? (double)peak / (double)bytes : 0);
   }
   free(ms);
   return 0;

@@ -246,7 +246,8 @@ def main():
     p = tdslc("bench", mm, "--reps", "3", "--json")
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     check("bench --json prints the documented keys",
-          sorted(doc) == ["backend", "bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms", "threads"],
+          sorted(doc) == ["backend", "bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms", "peak_bytes",
+                          "threads"],
           p.stderr.decode())
     check("bench --json names its backend and threads", doc.get("backend") in ("llvm", "c") and doc.get("threads", 0) >= 1,
           str(doc))
@@ -257,6 +258,17 @@ def main():
     p = tdslc("bench", mm, "--reps", "2", "--backend", "c", env=dict(os.environ, TDSL_NUM_THREADS="3"))
     check("bench without --json prints a summary line naming its backend and threads",
           p.returncode == 0 and b"f (c backend, 3 threads): 2 calls, median" in p.stdout, p.stdout.decode() + p.stderr.decode())
+    # peak memory: a call reading 8 MB and writing 8 MB holds both at once (never less), and
+    # nothing near a third copy (driver/rss.c: the inputs plus what the resident set grew by)
+    big = write("big.tdsl", "fn f(a: f32[2048, 1024]) -> f32[2048, 1024] { return a * 2 + 1 }\n")
+    p = tdslc("bench", big, "--reps", "3", "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    moved = 2 * 4 * 2048 * 1024
+    if os.path.exists("/proc/self/clear_refs"):
+        check("bench --json's peak_bytes holds the input and the output, not a third copy",
+              doc.get("bytes") == moved and 0.95 * moved <= doc.get("peak_bytes", -1) < 1.45 * moved, str(doc))
+    else:
+        check("bench --json's peak_bytes is -1 where /proc cannot say", doc.get("peak_bytes") == -1, str(doc))
     expect("bench --reps 0 is refused", tdslc("bench", mm, "--reps", "0"), 2, r"--reps")
 
     # --- robustness: located errors, exit 1, never a signal ---
