@@ -424,7 +424,7 @@ static const BuiltinDef builtins[] = {
     {{"repeat_interleave", BK_BUILD, OP_COPY, "input, repeats, dim=None, *, output_size=None", build_repeat_interleave}, ck_repeat_interleave, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"roll", BK_BUILD, OP_CAT, "input, shifts, dims=None", build_roll}, ck_roll, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     // more spellings built from ops tdsl has (sema_more.c)
-    UNARY("absolute", ABS, F_TORCH), UNARY("negative", NEG, F_TORCH), UNARY("sgn", SIGN, F_TORCH),
+    UNARY("absolute", ABS, F_TORCH), UNARY("negative", NEG, F_TORCH),
     BINARY("arctan2", ATAN2, F_TORCH), BINARY("greater", GT, F_TORCH), BINARY("greater_equal", GE, F_TORCH),
     BINARY("less", LT, F_TORCH), BINARY("less_equal", LE, F_TORCH), BINARY("not_equal", NE, F_TORCH),
     BINARY("multiply", MUL, F_TORCH), {{"subtract", BK_NODE, OP_SUB, "input, other, *, alpha=1", build_add}, ck_add, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
@@ -472,7 +472,8 @@ static const BuiltinDef builtins[] = {
     COMPLEX("view_as_real", "input", F_FN | F_TORCH, CX_AS_REAL), COMPLEX("view_as_complex", "input", F_FN | F_TORCH, CX_AS_COMPLEX),
     COMPLEX("imag", "input", F_FN | F_TORCH, CX_IMAG), COMPLEX("conj", "input", F_BOTH | F_TORCH, CX_CONJ),
     COMPLEX("conj_physical", "input", F_BOTH | F_TORCH, CX_CONJ), COMPLEX("resolve_conj", "input", F_BOTH | F_TORCH, CX_SAME),
-    COMPLEX("resolve_neg", "input", F_BOTH | F_TORCH, CX_SAME),
+    COMPLEX("resolve_neg", "input", F_BOTH | F_TORCH, CX_SAME), COMPLEX("sgn", "input", F_BOTH | F_TORCH, CX_SGN),
+    COMPLEX("is_complex", "input", F_BOTH | F_TORCH, CX_IS_COMPLEX),
     COMPLEX("polar", "abs, angle", F_FN | F_TORCH, CX_POLAR), COMPLEX("complex", "real, imag", F_FN | F_TORCH, CX_MAKE),
 #undef COMPLEX
     {{"isreal", BK_BUILD, OP_ONES, "input", build_isreal}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},

@@ -352,6 +352,17 @@ TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d) {
     }
     return complex_built(sema, e, op, &x, 1);
   case CX_SAME: return complex_built(sema, e, op, &x, 1);
+  case CX_IS_COMPLEX:
+    e->bi = NULL;  // a Python value
+    return ty_bool(sema, is_complex(t));
+  case CX_SGN:
+    if (!is_complex(t)) {  // sgn of a real tensor is sign
+      static const BuiltinDef sign = {{"sgn", BK_NODE, OP_SIGN, "input", NULL}, ck_unary, F_BOTH, OP_COUNT, 0,
+                                      {DTR_ANY, NULL}};
+      e->bi = &sign.b;
+      return ck_unary(sema, e, &sign);
+    }
+    return complex_built(sema, e, op, &x, 1);
   case CX_POLAR:
   case CX_MAKE: {
     Ast *y = e->bargs[1];

@@ -143,7 +143,7 @@ TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d) {
 TType *dtype_attr(Sema *sema, DType dt, const char *name) {
   if (!strcmp(name, "is_floating_point")) return ty_bool(sema, dtype_is_float(dt));
   if (!strcmp(name, "is_signed")) return ty_bool(sema, dt != DT_BOOL && dt != DT_U8);
-  if (!strcmp(name, "is_complex")) return ty_bool(sema, false);
+  if (!strcmp(name, "is_complex")) return ty_bool(sema, dtype_is_complex(dt));
   if (!strcmp(name, "itemsize")) return ty_int(sema, (int64_t)dtype_size(dt));
   return NULL;
 }

@@ -400,6 +400,8 @@ typedef enum {
   CX_MATMUL,
   CX_WHERE,                            // torch.where(cond, a, b) of complex a or b
   CX_SAME,                             // the operand itself (conj and .real of a float tensor)
+  CX_SGN,                              // z / |z| (0 at 0); sign of a real tensor
+  CX_IS_COMPLEX,                       // x.is_complex(): a compile-time bool, no builder
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {

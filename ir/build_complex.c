@@ -127,6 +127,11 @@ static Value *unary(Builder *b, ComplexOp op, Value *z) {
   case CX_ABS: return bin(b, OP_HYPOT, a, c);
   case CX_ANGLE: return bin(b, OP_ATAN2, c, a);
   case CX_ISREAL: return bin(b, OP_EQ, c, build_float(b, 0));
+  case CX_SGN: {  // z / |z|, and 0 where |z| is 0
+    Value *m = bin(b, OP_HYPOT, a, c), *zero = build_float(b, 0), *is0 = bin(b, OP_EQ, m, zero);
+    return pair(b, build_where(b, is0, zero, bin(b, OP_DIV, a, m)), build_where(b, is0, zero, bin(b, OP_DIV, c, m)),
+                pt, n, shape);
+  }
   case CX_EXP: {
     Value *m = build_unary(b, OP_EXP, a);
     return pair(b, bin(b, OP_MUL, m, build_unary(b, OP_COS, c)), bin(b, OP_MUL, m, build_unary(b, OP_SIN, c)), pt,

@@ -128,6 +128,11 @@ CASES = [
      "torch.where(x > 0, z, w), torch.where(x > 0, z, 0.0), torch.where(x < 0, x, z), torch.where(x[0] > 0, w, v)",
      [("c64", (2, 3)), ("c64", (2, 3)), ("c64", (2, 3)), ("c128", (2, 3))],
      lambda z, w, x, v: [np.where(x > 0, z, w), np.where(x > 0, z, 0), np.where(x < 0, x, z), np.where(x[0] > 0, w, v)]),
+    ("sgn", [("z", "c64", (5,)), ("x", "f32", (5,))], [],
+     "torch.sgn(z), torch.sgn(z * 0), x.sgn(), z * (1.0 if z.is_complex() else 2.0), "
+     "x * (1.0 if torch.is_complex(x) else 2.0), z * (3.0 if z.dtype.is_complex else 4.0)",
+     [("c64", (5,)), ("c64", (5,)), ("f32", (5,)), ("c64", (5,)), ("f32", (5,)), ("c64", (5,))],
+     lambda z, x: [z / np.abs(z), np.zeros(5), np.sign(x), z, 2 * x, 3 * z]),
     ("stores", [("z", "c64", (4,)), ("w", "c64", (4,))],
      ["y = z.clone()", "y[0] = w[1]", "y += w", "y *= w", "y /= 2", "y -= 1.5", "y[2:] = w[:2] * w[2:]",
       "y.real[1] = 5.0", "y[1:] += z.imag[:3]", "u = w.clone()", "u.mul_(z)", "u.add_(w)"],
