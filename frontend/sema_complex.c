@@ -7,53 +7,53 @@
 // view_as_complex, real/imag, polar, complex, conj, abs, angle, exp, + - * /, matmul,
 // sum/mean, cat/stack, clone and the views; every other op given a complex operand is
 // refused here, with PyTorch's words where it has them.
-// Invariant: no node of a complex dtype reaches the graph except the ones lowering turns
-// into float pairs (lower.c's lower_node: cat, stack, clone, sum, mean).
+// Invariant: no node of or over a complex dtype reaches the graph but the ones lowering
+// turns into float pairs (lower.c's lower_complex_node: cat, stack, clone, copy, sum, mean,
+// to, creation; a store of complex values through a view), or a builder of build_complex.
 #include "frontend/sema_internal.h"
 
 #include <string.h>
 
 static bool is_complex(const TType *t) { return is_tensor(t) && dtype_is_complex(t->dtype); }
 
-// A complex tensor among call e's bound arguments (a list's elements included).
-bool complex_operand(const Ast *e) {
-  for (int i = 0; i < e->nbargs; i++) {
-    const Ast *a = e->bargs[i];
-    if (!a || !a->ty) continue;
-    if (is_complex(a->ty)) return true;
-    if (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE)
-      for (int k = 0; k < a->ty->nelem; k++)
-        if (is_complex(a->ty->elems[k])) return true;
+// The types an argument holds: itself, or a list's or tuple's elements; their count.
+static int held(const Ast *a, const TType *const **ts) {
+  if (!a || !a->ty) return 0;
+  if (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE) {
+    *ts = (const TType *const *)a->ty->elems;
+    return a->ty->nelem;
   }
-  return false;
+  *ts = (const TType *const *)&a->ty;
+  return 1;
 }
+
+// The first complex tensor among call e's bound arguments (a list's elements included).
+static const TType *complex_arg(const Ast *e) {
+  for (int i = 0; i < e->nbargs; i++) {
+    const TType *const *ts;
+    int n = held(e->bargs[i], &ts);
+    for (int k = 0; k < n; k++)
+      if (is_complex(ts[k])) return ts[k];
+  }
+  return NULL;
+}
+
+bool complex_operand(const Ast *e) { return complex_arg(e) != NULL; }
 
 static TType *refuse(Sema *sema, const Ast *e, const char *name, DType dt) {
   diag_error(sema->cx, call_loc(e), "\"%s_cpu\" not implemented for '%s'", name, torch_name(dt));
   return poison(sema);
 }
 
-// The complex dtype of e's complex operands (the first one's).
-static DType first_complex(const Ast *e) {
-  for (int i = 0; i < e->nbargs; i++) {
-    const Ast *a = e->bargs[i];
-    if (a && a->ty && is_complex(a->ty)) return a->ty->dtype;
-    if (a && a->ty && (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE))
-      for (int k = 0; k < a->ty->nelem; k++)
-        if (is_complex(a->ty->elems[k])) return a->ty->elems[k]->dtype;
-  }
-  return DT_C64;
-}
-
 // Every tensor among e's operands of the one complex dtype dt (cat, stack, sum ...).
 static bool all_complex(Sema *sema, const Ast *e, DType dt) {
   for (int i = 0; i < e->nbargs; i++) {
     const Ast *a = e->bargs[i];
-    if (!a || !a->ty) continue;
-    int n = a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE ? a->ty->nelem : 1;
+    const TType *const *ts;
+    int n = held(a, &ts);
     for (int k = 0; k < n; k++) {
-      const TType *t = n == 1 && is_tensor(a->ty) ? a->ty : a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE ? a->ty->elems[k] : NULL;
-      if (t && is_tensor(t) && t->dtype != dt) {
+      const TType *t = ts[k];
+      if (is_tensor(t) && t->dtype != dt) {
         diag_error(sema->cx, a->loc, "expected scalar type %s but found %s: tdsl joins and reduces complex tensors "
                    "of one dtype (convert the others with torch.complex(x, torch.zeros_like(x)))",
                    torch_name(dt), torch_name(t->dtype));
@@ -73,7 +73,7 @@ static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) 
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
 TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
-  DType dt = first_complex(e);
+  DType dt = complex_arg(e)->dtype;
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
   if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias)
@@ -115,7 +115,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     int64_t shape[TD_MAX_DIMS];
     for (int i = 0; i < 3; i++) {
       const TType *t = e->bargs[i]->ty;
-      if (!is_tensor(t) && !is_scalar(t)) return get_tensor(sema, e, e->bargs[i], i == 1 ? "input" : "other"), poison(sema);
+      if (!is_tensor(t) && !is_scalar(t))
+        return get_tensor(sema, e, e->bargs[i], i == 1 ? "input" : "other"), poison(sema);
       if (is_tensor(t) && !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
     }
     if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
