@@ -315,17 +315,7 @@ static void stmt(LlvmKernelGen *c, const LStmt *s) {
     LLVMBuildStore(b, v, c->locals[s->local]);
     return;
   }
-  case LS_IF: {
-    LLVMValueRef cond = llvm_expr(c, s->cond);
-    LLVMBasicBlockRef then = new_block(c, "then"), cont = new_block(c, "endif");
-    LLVMBuildCondBr(b, cond, then, cont);
-    LLVMPositionBuilderAtEnd(b, then);
-    stmts(c, &s->body);
-    LLVMMoveBasicBlockAfter(cont, LLVMGetInsertBlock(b));
-    LLVMBuildBr(b, cont);
-    LLVMPositionBuilderAtEnd(b, cont);
-    return;
-  }
+  case LS_IF: build_if(c, s, llvm_expr(c, s->cond), stmts); return;
   case LS_VAR: c->vars[s->var] = llvm_cast(g, llvm_expr(c, s->val), s->val->dt, DT_I64); return;
   case LS_SYNC:
     if (s->extent) {

@@ -118,6 +118,19 @@ static inline LLVMBasicBlockRef new_block(LlvmKernelGen *c, const char *name) {
   return LLVMAppendBasicBlockInContext(c->g->lc, c->fn, name);
 }
 
+// An LS_IF: its body, walked by the backend's statement walker, runs when cond holds.
+static inline void build_if(LlvmKernelGen *c, const LStmt *s, LLVMValueRef cond,
+                            void (*walk)(LlvmKernelGen *, const LStmtList *)) {
+  LLVMBuilderRef b = c->g->b;
+  LLVMBasicBlockRef then = new_block(c, "then"), cont = new_block(c, "endif");
+  LLVMBuildCondBr(b, cond, then, cont);
+  LLVMPositionBuilderAtEnd(b, then);
+  walk(c, &s->body);
+  LLVMMoveBasicBlockAfter(cont, LLVMGetInsertBlock(b));
+  LLVMBuildBr(b, cont);
+  LLVMPositionBuilderAtEnd(b, cont);
+}
+
 static inline DType arg_dtype(const LlvmKernelGen *c, int arg) {
   TD_ASSERT(arg >= 0 && arg < c->k->args.len);
   return c->p->bufs.data[c->k->args.data[arg].buf].dtype;

@@ -354,17 +354,7 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
     LLVMBuildStore(b, llvm_cast(g, llvm_expr(c, s->val), s->val->dt, lt), c->locals[s->local]);
     return;
   }
-  case LS_IF: {
-    LLVMValueRef cond = llvm_expr(c, s->cond);
-    LLVMBasicBlockRef then = new_block(c, "then"), cont = new_block(c, "endif");
-    LLVMBuildCondBr(b, cond, then, cont);
-    LLVMPositionBuilderAtEnd(b, then);
-    llvm_stmts(c, &s->body);
-    LLVMMoveBasicBlockAfter(cont, LLVMGetInsertBlock(b));
-    LLVMBuildBr(b, cont);
-    LLVMPositionBuilderAtEnd(b, cont);
-    return;
-  }
+  case LS_IF: build_if(c, s, llvm_expr(c, s->cond), llvm_stmts); return;
   case LS_VAR:   // the GPU form's (llvm_gpu.c builds its kernels)
   case LS_SYNC:
   case LS_COUNT: break;
