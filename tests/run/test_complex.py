@@ -137,6 +137,12 @@ CASES = [
      ["y = z.clone()", "y[0] = w[1]", "y += w", "y *= w", "y /= 2", "y -= 1.5", "y[2:] = w[:2] * w[2:]",
       "y.real[1] = 5.0", "y[1:] += z.imag[:3]", "u = w.clone()", "u.mul_(z)", "u.add_(w)"],
      "y, u", [("c64", (4,))] * 2, lambda z, w: [stores_ref(z, w), w * z + w]),
+    ("precompute_freqs_cis", [],  # LLaMA's, as it writes it
+     ["dim, end, theta = 8, 6, 10000.0",
+      "freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))",
+      "t = torch.arange(end, device=freqs.device)", "freqs = torch.outer(t, freqs).float()"],
+     "torch.polar(torch.ones_like(freqs), freqs)", [("c64", (6, 4))],
+     lambda: [np.exp(1j * np.outer(np.arange(6), 1.0 / 10000.0 ** (np.arange(0, 8, 2)[:4] / 8)))]),
     ("rope", [("xq", "f32", (2, 5, 3, 8)), ("freqs", "f32", (5, 4))],
      ["freqs_cis = torch.polar(torch.ones_like(freqs), freqs)",
       "xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))",
