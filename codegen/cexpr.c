@@ -775,6 +775,25 @@ static void binary(CExprGen *g, const LExpr *e) {
   call2(g, libm(g, op_libm(e->op), dt), a, b, -2);
 }
 
+// LX_BITCAST from or to a half (an f32 in registers, i16 its bits): its bits are what
+// storing it writes, a half of bits what loading them reads.
+static void half_bits(CExprGen *g, const LExpr *e) {
+  DType from = e->a->dt, to = e->dt;
+  if (dtype_is_half(to)) {
+    g->pr->single[to == DT_F16 ? H_F16 : H_BF16] = true;
+    buf_puts(g->b, to == DT_F16 ? "tdsl_g_h2f((uint16_t)(" : "tdsl_g_bf2f((uint16_t)(");
+  } else {
+    buf_printf(g->b, "(%s)(", cexpr_type(to));
+  }
+  if (dtype_is_half(from)) {
+    g->pr->single[from == DT_F16 ? H_F16 : H_BF16] = true;
+    buf_puts(g->b, from == DT_F16 ? "tdsl_g_f2h(" : "tdsl_g_f2bf(");
+  }
+  cexpr_expr(g, e->a);
+  buf_puts(g->b, dtype_is_half(from) ? "))" : ")");
+  if (dtype_is_half(to)) buf_puts(g->b, ")");
+}
+
 static void load(CExprGen *g, const LExpr *e) {
   DType bt = cexpr_arg_dtype(g, e->buf);
   g->arg_used[e->buf] = true;
@@ -888,6 +907,10 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     around(g, pre, e->a, post);
     return;
   case LX_BITCAST:
+    if (dtype_is_half(e->a->dt) || dtype_is_half(e->dt)) {
+      half_bits(g, e);
+      return;
+    }
     g->d->bitcast(g, e->a->dt, e->dt, &pre, &post);
     around(g, pre, e->a, post);
     return;

@@ -10,7 +10,10 @@
 // every LLVM failure comes back as "<context>: <LLVM's message>" ("llvm: ...",
 // "llvm jit: ..."); nothing LLVM made outlives a call, but an open LlvmJit, which
 // llvm_jit_close disposes.
+#define _GNU_SOURCE  // dlfcn.h's RTLD_DEFAULT
 #include "codegen/llvm_internal.h"
+
+#include <dlfcn.h>
 
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -181,46 +184,60 @@ const char *llvm_emit(Ctx *cx, LProgram *const *progs, int nprogs, const LlvmOpt
 // ============================================================================
 // The JIT
 // ============================================================================
-// The libm and libc functions LLVM may call from generated code: the ones the ops
-// use, the ones it turns instructions into (frem: fmod; sin and cos: sincos;
-// rounding without SSE4.1; exp2 of an int: ldexp) and loop idioms (memset, memcpy).
-typedef void (*VoidFn)(void);
-extern void sincosf(float, float *, float *);
-extern void sincos(double, double *, double *);
-#define LIBM2(x) {#x "f", (VoidFn)x##f}, {#x, (VoidFn)x}
-static const struct {
-  const char *name;
-  VoidFn fn;
-} libc_symbols[] = {
-    LIBM2(exp),   LIBM2(log),   LIBM2(log2),  LIBM2(exp2),      LIBM2(sqrt),  LIBM2(sin),   LIBM2(cos),
-    LIBM2(tan),   LIBM2(tanh),  LIBM2(erf),   LIBM2(atan2),     LIBM2(pow),   LIBM2(fmod),  LIBM2(floor),
-    LIBM2(ceil),  LIBM2(rint),  LIBM2(nearbyint), LIBM2(trunc), LIBM2(round), LIBM2(fabs),  LIBM2(copysign),
-    LIBM2(ldexp), LIBM2(sincos), LIBM2(fmin), LIBM2(fmax),      LIBM2(expm1), LIBM2(log1p), LIBM2(log10),
-    LIBM2(sinh),  LIBM2(cosh),  LIBM2(asin),  LIBM2(acos),      LIBM2(atan),  LIBM2(asinh), LIBM2(acosh),
-    LIBM2(atanh), LIBM2(hypot), LIBM2(erfc), LIBM2(lgamma), LIBM2(nextafter), {"memset", (VoidFn)memset},
-    {"memcpy", (VoidFn)memcpy},   {"memmove", (VoidFn)memmove},
-};
-#undef LIBM2
+// The libm and libc functions LLVM may call from generated code, found by name in this
+// process (dlsym): the ops' own, ir/ops.def's libm column (NAME and NAMEf), so a new
+// primitive needs no edit here; those LLVM turns instructions into (frem: fmod; sin and
+// cos: sincos; rounding without SSE4.1; exp2 of an int: ldexp; minnum, maxnum) and its
+// loop idioms (memset, memcpy, memmove).
+static const char *const llvm_libm[] = {"fmod", "sincos", "rint", "nearbyint", "round", "trunc", "floor", "ceil",
+                                        "fabs", "copysign", "ldexp", "fmin", "fmax"};
+static const char *const llvm_libc[] = {"memset", "memcpy", "memmove"};
+
+static void add_name(const char **names, int *n, const char *name) {
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(names[i], name))
+      return;
+  names[(*n)++] = name;
+}
+
+// Every name above, each once (arena strings); returns the count.
+static int libc_names(Ctx *cx, const char ***out) {
+  int cap = 2 * (OP_COUNT + (int)(sizeof llvm_libm / sizeof *llvm_libm)) + (int)(sizeof llvm_libc / sizeof *llvm_libc);
+  const char **names = arena_alloc(&cx->arena, sizeof *names * (size_t)cap);
+  int n = 0;
+  for (int i = 0; i < OP_COUNT + (int)(sizeof llvm_libm / sizeof *llvm_libm); i++) {
+    const char *m = i < OP_COUNT ? op_libm((Op)i) : llvm_libm[i - OP_COUNT];
+    if (!m)
+      continue;
+    add_name(names, &n, m);
+    add_name(names, &n, arena_printf(&cx->arena, "%sf", m));
+  }
+  for (size_t i = 0; i < sizeof llvm_libc / sizeof *llvm_libc; i++)
+    add_name(names, &n, llvm_libc[i]);
+  *out = names;
+  return n;
+}
 
 // Defines each of the given symbols in jd at its address here, but for a libc name
 // that one of progs defines itself (an entry may be called like a libm function that
 // sema does not know, e.g. sincos): the module's own definition wins.
-static LLVMErrorRef define_symbols(LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd, const LlvmSymbol *rt, int nrt,
+static LLVMErrorRef define_symbols(Ctx *cx, LLVMOrcLLJITRef jit, LLVMOrcJITDylibRef jd, const LlvmSymbol *rt, int nrt,
                                    LProgram *const *progs, int nprogs) {
-  int nlib = (int)(sizeof libc_symbols / sizeof *libc_symbols), n = 0;
+  const char **lib;
+  int nlib = libc_names(cx, &lib), n = 0;
   LLVMJITCSymbolMapPair *pairs = calloc((size_t)(nrt + nlib), sizeof *pairs);
   TD_ASSERT(pairs);
   LLVMJITSymbolFlags flags = {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0};
   for (int i = 0; i < nrt + nlib; i++) {
-    const char *name = i < nrt ? rt[i].name : libc_symbols[i - nrt].name;
-    VoidFn fn = i < nrt ? rt[i].addr : libc_symbols[i - nrt].fn;
-    bool own = false;
+    const char *name = i < nrt ? rt[i].name : lib[i - nrt];
+    uintptr_t addr = i < nrt ? (uintptr_t)rt[i].addr : (uintptr_t)dlsym(RTLD_DEFAULT, name);
+    bool own = !addr;  // not in this process: the lookup of a call to it says so
     for (int p = 0; p < nprogs && i >= nrt; p++)
       own |= strcmp(progs[p]->name, name) == 0;
     if (own)
       continue;
     pairs[n].Name = LLVMOrcLLJITMangleAndIntern(jit, name);
-    pairs[n].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)fn;
+    pairs[n].Sym.Address = (LLVMOrcExecutorAddress)addr;
     pairs[n++].Sym.Flags = flags;
   }
   LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, (size_t)n);  // takes the names
@@ -274,7 +291,7 @@ const char *llvm_jit_open(Ctx *cx, LProgram *const *progs, int nprogs, const Llv
   if (jit)
     LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(jit), session_error, &lj->se);
   LLVMOrcJITDylibRef jd = jit ? LLVMOrcLLJITGetMainJITDylib(jit) : NULL;
-  if (!err && (e = define_symbols(jit, jd, rt, nrt, progs, nprogs)))
+  if (!err && (e = define_symbols(cx, jit, jd, rt, nrt, progs, nprogs)))
     err = llvm_error_message(cx, "llvm jit: defining the runtime's symbols", e);
   if (!err) {
     LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m, tsc);  // takes m

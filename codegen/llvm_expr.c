@@ -792,7 +792,12 @@ LLVMValueRef llvm_expr(LlvmKernelGen *c, const LExpr *e) {
     return sel(g, cond, a, b);
   }
   case LX_CAST: return llvm_cast(g, llvm_expr(c, e->a), e->a->dt, e->dt);
-  case LX_BITCAST: return LLVMBuildBitCast(g->b, llvm_expr(c, e->a), vtype(g, e->dt), "");
+  case LX_BITCAST: {  // a half is an f32 in registers: its bits are what storing it writes
+    LLVMValueRef v = llvm_expr(c, e->a);
+    if (!dtype_is_half(e->a->dt) && !dtype_is_half(e->dt)) return LLVMBuildBitCast(g->b, v, vtype(g, e->dt), "");
+    if (dtype_is_half(e->a->dt)) v = e->a->dt == DT_F16 ? f2h(g, v) : f2bf(g, v);
+    return e->dt == DT_F16 ? h2f(g, v) : e->dt == DT_BF16 ? bf2f(g, v) : v;
+  }
   case LX_CHECKED_INDEX: {  // valid in [lo, n): the index (negative ones from the end), else raise and 0
     LLVMBuilderRef b = g->b;
     LLVMValueRef a = llvm_expr(c, e->a);

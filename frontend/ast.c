@@ -337,6 +337,23 @@ Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc) {
   return finish(cx, a);
 }
 
+Ast *ast_double_starred(Ctx *cx, Ast *value, Loc star, Loc loc) {
+  Ast *a = ast_starred(cx, value, star, loc);
+  a->op = 2;
+  return a;
+}
+
+Ast *ast_pair(Ctx *cx, Ast *k, Ast *v, Loc loc) {
+  return ast_tuple_expr(cx, ast_append(cx, ast_list_of(cx, k, loc), v), loc);
+}
+
+Ast *ast_dict(Ctx *cx, Ast *items, Loc loc) {
+  Ast *args = ast_list_of(cx, ast_list_expr(cx, items, loc), loc);
+  Ast *call = ast_call(cx, NULL, "dict", args, loc, loc);
+  call->op = 1;  // a display: Python's dict whatever the name dict is bound to
+  return call;
+}
+
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc) {
   Ast *a = ast_new(cx, AST_KWARG, loc);
   a->name = name;
@@ -486,6 +503,12 @@ Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc) {
   return finish(cx, a);
 }
 
+// del a, b[i]: the statement of a call of "del" (a keyword: no user function has the
+// name) with the targets as its arguments; sema_stmt.c gives it Python's meaning.
+Ast *ast_del(Ctx *cx, Ast *targets, Loc kwloc, Loc loc) {
+  return ast_expr_stmt(cx, ast_call(cx, NULL, "del", targets, kwloc, loc), loc);
+}
+
 // "(a, (b, c))": the name a tuple target's value is bound to (no user name has
 // parentheses).
 static const char *target_text(Ctx *cx, const Ast *t) {
@@ -607,6 +630,19 @@ Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc) {
 
 // rets: one AST_TYPE, an AST_LIST holder of AST_TYPE and AST_NONE (the tuple form), or
 // NULL or one AST_NONE (no result: the function returns None).
+// lambda params: body, an AST_FN named "<lambda>" whose body is `return body`.
+Ast *ast_lambda(Ctx *cx, Ast *params, Ast *body, Loc loc) {
+  Ast *ret = ast_return(cx, ast_list_of(cx, body, body->loc), body->loc);
+  return ast_fn(cx, "<lambda>", params, NULL, false, ast_list_of(cx, ret, loc), loc);
+}
+
+Ast *ast_lambda_param(Ctx *cx, const char *name, Ast *dflt, Loc loc) {
+  Ast *a = ast_new(cx, AST_PARAM, loc);
+  a->name = name;
+  a->rhs = dflt;
+  return finish(cx, a);
+}
+
 Ast *ast_fn(Ctx *cx, const char *name, Ast *params, Ast *rets, bool ret_tuple, Ast *body, Loc loc) {
   Ast *a = ast_new(cx, AST_FN, loc);
   a->name = name;

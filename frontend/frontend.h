@@ -156,6 +156,11 @@ Ast *ast_index(Ctx *cx, Ast *base, Ast *items, Loc bracket, Loc loc);
 Ast *ast_slice(Ctx *cx, Ast *lo, Ast *hi, Ast *step, Loc loc);
 Ast *ast_kwarg(Ctx *cx, const char *name, Ast *value, Loc nameloc, Loc loc);
 Ast *ast_starred(Ctx *cx, Ast *value, Loc star, Loc loc);
+Ast *ast_double_starred(Ctx *cx, Ast *value, Loc star, Loc loc);  // **d in a call: an AST_STARRED of op 2
+// {k: v, ...}: the call dict([(k, v), ...]) (items: AST_TUPLE pairs made by ast_pair), as
+// Python builds the same dict
+Ast *ast_dict(Ctx *cx, Ast *items, Loc loc);
+Ast *ast_pair(Ctx *cx, Ast *k, Ast *v, Loc loc);
 // first = tail[0] = ... = tail[n-1]: the groups before the last are targets (a name, a
 // tuple or list display of targets, a starred name in one), the last the value; a lone
 // index target is a store (x[i] = v). Python's message for anything else.
@@ -166,6 +171,7 @@ Ast *ast_store(Ctx *cx, Ast *index, int op, Ast *rhs, Loc oploc, Loc loc);  // o
 Ast *ast_return(Ctx *cx, Ast *values, Loc loc);
 Ast *ast_logic(Ctx *cx, LogicOp op, Ast *a, Ast *b, Loc oploc);  // b NULL for 'not'
 Ast *ast_expr_stmt(Ctx *cx, Ast *e, Loc loc);
+Ast *ast_del(Ctx *cx, Ast *targets, Loc kwloc, Loc loc);  // del a, b[i]: AST_EXPR of a call "del"
 // for TARGETS in iter { body }: targets a list of names and parenthesised lists of them.
 // One name is the loop variable; a tuple target `a, (b, c)` is lhs (an AST_TUPLE of
 // AST_NAMEs and AST_TUPLEs), the variable then a hidden name "(a, (b, c))" that sema
@@ -178,7 +184,11 @@ Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc);
 Ast *ast_scalar_type(Ctx *cx, const char *name, Loc loc);
 Ast *ast_unknown_type(Ctx *cx, const char *word, Ast *dims, Loc wordloc, Loc loc);  // an AST_TYPE of dtype DT_COUNT
 Ast *ast_const(Ctx *cx, const char *name, Ast *value, Loc loc);
-Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Ast *dflt, Loc loc);  // type NULL: k=3
+Ast *ast_param(Ctx *cx, bool mut, const char *name, Ast *type, Ast *dflt, Loc loc);
+// lambda a, b=1: e as an expression: an AST_FN "<lambda>" of untyped params (type NULL)
+// and the body `return e`
+Ast *ast_lambda(Ctx *cx, Ast *params, Ast *body, Loc loc);
+Ast *ast_lambda_param(Ctx *cx, const char *name, Ast *dflt, Loc loc);  // type NULL: k=3
 Ast *ast_optional(Ctx *cx, Ast *type, Loc loc);  // T | None
 Ast *ast_dotted(Ctx *cx, Ast *path, const char *name, Loc loc);  // a.b: an AST_NAME "a.b"
 Ast *ast_alias(Ctx *cx, Ast *path, Ast *as, Loc loc);
@@ -221,7 +231,7 @@ struct Builtin {
   BuildFn build;     // BK_BUILD: the builder
 };
 
-typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE, TY_STR } TyKind;
+typedef enum { TY_POISON, TY_NONE, TY_SCALAR, TY_DTYPE, TY_TENSOR, TY_LIST, TY_TUPLE, TY_MODULE, TY_STR, TY_DICT } TyKind;
 
 struct TType {
   TyKind kind;
@@ -235,8 +245,9 @@ struct TType {
                          // also arithmetic of them (k * 2; floats computed in f32)
   double fval;           // SCALAR value (also for ints and bools)
   int64_t ival;          // SCALAR value as an integer (ints and bools)
-  int nelem;             // LIST / TUPLE
-  TType **elems;
+  int nelem;             // LIST / TUPLE / DICT
+  TType **elems;         // DICT: the values, in insertion order
+  TType **keys;          // DICT: the keys (compile-time values: str, int, bool, float, None), distinct
   const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
   bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it

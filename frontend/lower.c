@@ -62,7 +62,7 @@ static Value *lower_expr(Lower *lw, const Ast *e);
 static LSeq *lower_seq(Lower *lw, const Ast *e);
 static void lower_block(Lower *lw, const AstList *stmts, Rets *rets);
 
-static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST; }
+static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT; }
 static bool is_value(const TType *t) { return t->kind == TY_TENSOR || t->kind == TY_SCALAR; }
 
 // Rebinding a name unlinks its older binding: the scope holds each name once (sema_expr.c's
@@ -166,10 +166,13 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
     const Ast *a = call->operands[j];
     args[j] = a && is_value(a->ty) ? lower_expr(lw, a) : NULL;
   }
+  LSeq **seqs = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(np + 1));
+  for (int j = 0; j < np; j++)  // a tuple, list or dict parameter: the caller's object
+    seqs[j] = call->operands[j] && is_seq(call->operands[j]->ty) ? lower_seq(lw, call->operands[j]) : NULL;
   Binding *saved = lw->scope;
   lw->scope = NULL;
   for (int j = 0; j < np; j++)
-    if (args[j]) bind(lw, fn->list.data[j]->name, args[j], NULL);
+    if (args[j] || seqs[j]) bind(lw, fn->list.data[j]->name, args[j], seqs[j]);
   lw->depth++;
   Rets rets = {0};
   lower_block(lw, &fn->body, &rets);
@@ -314,6 +317,18 @@ static const Memo *lower_built(Lower *lw, const Ast *e) {
   return memo_get(lw, e);
 }
 
+// xs.pop(), d.get(k): a call of Python's whose value is another expression's (its one
+// operand, of the same type), the list's or dict's new value bound first (e->unrolled);
+// NULL for any other node.
+static const Ast *taken(Lower *lw, const Ast *e) {
+  if ((e->kind != AST_CALL && e->kind != AST_APPLY) || e->bi || e->inlined || e->noperands != 1 ||
+      e->operands[0]->ty != e->ty)
+    return NULL;
+  Rets none = {0};
+  lower_block(lw, &e->unrolled, &none);
+  return e->operands[0];
+}
+
 // The sequence e, every element lowered now (memoized on e).
 static LSeq *lower_seq(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty && is_seq(e->ty));
@@ -321,7 +336,10 @@ static LSeq *lower_seq(Lower *lw, const Ast *e) {
   Memo *m = memo_get(lw, e);
   if (m) return m->seq;
   LSeq *s;
-  if (e->kind == AST_CALL && e->inlined) {
+  const Ast *el = taken(lw, e);
+  if (el) {
+    s = lower_seq(lw, el);
+  } else if (e->kind == AST_CALL && e->inlined) {
     return lower_call(lw, e);
   } else if (e->kind == AST_NAME) {
     Binding *b = lookup(lw, e->name);
@@ -349,8 +367,10 @@ static LSeq *lower_seq(Lower *lw, const Ast *e) {
 
 static Value *lower_expr(Lower *lw, const Ast *e) {
   TD_ASSERT(e->ty);
-  if (e->ty->kind == TY_SCALAR)
+  if (e->ty->kind == TY_SCALAR) {
+    if (e->kind == AST_CALL && !memo_get(lw, e) && taken(lw, e)) memo_put(lw, e, NULL, NULL);  // n = sizes.pop()
     return scalar_of(lw, e->ty, e->loc);
+  }
   if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
   if (e->kind == AST_CALL && e->inlined) {  // its results memoized as a sequence
     LSeq *r = lower_call(lw, e);
@@ -374,7 +394,10 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     for (int i = chain.len - 1; i >= 0; i--) lower_expr(lw, chain.data[i]);
   }
   Value *v;
-  if (is_element(e)) {  // t[0], t.values
+  const Ast *el = taken(lw, e);
+  if (el) {  // xs.pop()
+    v = lower_expr(lw, el);
+  } else if (is_element(e)) {  // t[0], t.values
     v = e->noperands == 1 ? lower_expr(lw, e->operands[0]) : lower_seq(lw, e->lhs)->v[e->ival];
   } else if (e->kind == AST_COND) {  // the branch taken
     v = lower_expr(lw, e->operands[0]);
@@ -451,8 +474,9 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
     if (s->unrolled.len) lower_block(lw, &s->unrolled, rets);
     else if (s->ty) lower_expr(lw, s);
     return;
-  case AST_STORE:
-    lower_expr(lw, s);
+  case AST_STORE:  // x[i] = v; d[k] = v of a dict: its new value bound (sema: s->unrolled)
+    if (s->unrolled.len) lower_block(lw, &s->unrolled, rets);
+    else lower_expr(lw, s);
     return;
   case AST_EXPR:
     force(lw, s->lhs);

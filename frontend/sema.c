@@ -85,9 +85,22 @@ Sym *find_dim(Sema *sema, const char *name) {
 // tensor parameter.
 static bool str_param(const Ast *p);
 
+// The Python object a parameter typed tuple, list or dict (typing's Tuple, List, Dict,
+// Optional[...] written T | None) holds: TY_TUPLE, TY_LIST, TY_DICT; TY_POISON for any
+// other. Like a str, a compile-time value only a helper takes (its elements, whatever they
+// are, the caller's).
+static TyKind object_kind(const Ast *p) {
+  const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
+  if (!n) return TY_POISON;
+  return !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
+         : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
+         : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
+                                                    : TY_POISON;
+}
+
 static DType scalar_kind(const Ast *p) {
   if (p->type->kind != AST_SCALAR_TYPE) return DT_COUNT;
-  if (str_param(p)) return DT_U8;
+  if (str_param(p) || object_kind(p) != TY_POISON) return DT_U8;
   const char *n = p->type->name;
   if (!n) {  // k=3: the default's kind (declare_sig refused the others)
     const TType *d = p->rhs->ty;
@@ -319,6 +332,19 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
       pts[j] = args[j]->ty;
       continue;
     }
+    TyKind ok = object_kind(fn->list.data[j]);
+    if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
+      if (args[j]->ty->kind != ok) {
+        diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
+                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : "dict", py_type_name(args[j]->ty));
+        diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
+        bad = true;
+        continue;
+      }
+      args[j] = seq_now(sema, args[j]);
+      pts[j] = args[j]->ty;
+      continue;
+    }
     if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {
       diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be str, not %s", p->name, fn->name,
                  py_type_name(args[j]->ty));
@@ -373,6 +399,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   set_operands(sema, e, args, np);
   vec_push(&sema->cx->arena, &sema->stack, fn);
   int before = sema->cx->nerrors;
+  sema->param_src = args;  // a tuple, list or dict parameter's elements: the argument's
   TType *r = check_body(sema, clone, pts);
   sema->stack.len--;
   sema->dims = saved_dims;
@@ -391,9 +418,15 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     Ast *p = fn->list.data[i];
     DType sk = scalar_kind(p);
     if (sk == DT_COUNT) continue;
+    if (sk == DT_U8 && object_kind(p) != TY_POISON && p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE) {
+      pts[i] = ty_new(sema, TY_NONE);  // kv_cache: dict | None = None: None, in an entry point
+      continue;
+    }
     if (sk == DT_U8) {  // a string is a compile-time value only
-      diag_error(sema->cx, name_loc(p), "an entry point cannot take the str '%s': a string is a compile-time value "
-                 "(called from another function, '%s' takes one)", p->name, fn->name);
+      const char *what = object_kind(p) == TY_POISON ? "str" : p->type->name;
+      diag_error(sema->cx, name_loc(p), "an entry point cannot take the %s '%s': a %s is a compile-time value "
+                 "(called from another function, '%s' takes one)", what, p->name,
+                 object_kind(p) == TY_POISON ? "string" : what, fn->name);
       pts[i] = poison(sema);
       continue;
     }
@@ -519,6 +552,11 @@ static bool check_default(Sema *sema, Ast *p) {
                py_type_name(d));
     return false;
   }
+  if (k == DT_U8 && object_kind(p) != TY_POISON) {
+    diag_error(sema->cx, p->rhs->loc, "the default of '%s' can only be None, not %s (a default is one object for every "
+               "call in Python)", p->name, py_type_name(d));
+    return false;
+  }
   if (k == DT_U8 ? d->kind == TY_STR
                  : is_scalar(d) && (d->dtype == k || (k == DT_F64) || (k == DT_I64 && d->dtype == DT_BOOL)))
     return true;
@@ -552,9 +590,10 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
       if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
                    "int, float or bool", p->name, n);
-      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str"))
+      else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str") &&
+               object_kind(p) == TY_POISON)
         diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float, bool or "
-                   "str", n, p->name);
+                   "str (a helper's may also be tuple, list or dict)", n, p->name);
       else if (p->mut)
         diag_error(sema->cx, name_loc(p), "'mut' applies to tensor parameters, not to the scalar '%s'", p->name);
       continue;
@@ -625,6 +664,11 @@ static bool in_list(const char *const *list, const char *name) {
 }
 static bool is_libc_name(const char *name) {
   if (in_list(libc_names, name)) return true;
+  for (int op = 0; op < OP_COUNT; op++) {  // ir/ops.def's libm column (NAME, NAMEf)
+    const char *m = op_libm((Op)op);
+    size_t n = m ? strlen(m) : 0;
+    if (m && !strncmp(name, m, n) && (!name[n] || !strcmp(name + n, "f"))) return true;
+  }
   size_t n = strlen(name);
   if (n > 1 && (name[n - 1] == 'f' || name[n - 1] == 'l')) {  // sinf, expl ...
     char buf[64];
@@ -645,6 +689,15 @@ static void check_fn_name(Sema *sema, Ast *fn) {
   if (why) diag_error(sema->cx, name_loc(fn), "invalid function name '%s': %s", n, why);
 }
 
+// What a const may hold: Python values known when compiling, no tensor among them (a
+// module-level table: ACT2FN = {"gelu": lambda t: F.gelu(t), ...}).
+static bool const_value(const TType *t) {
+  if (t->kind == TY_TENSOR || t->kind == TY_POISON) return false;
+  for (int i = 0; (t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT) && i < t->nelem; i++)
+    if (!const_value(t->elems[i])) return false;
+  return true;
+}
+
 static void check_const(Sema *sema, Ast *c) {
   Loc nl = name_loc(c);
   if (find_const(sema, c->name) || sema_find_fn(sema->p, c->name)) {
@@ -655,13 +708,13 @@ static void check_const(Sema *sema, Ast *c) {
   sema->scope = NULL;
   TType *t = check_expr(sema, c->rhs);
   sema->scope = saved;
-  if (!is_poison(t) && (!is_scalar(t) || t->dtype == DT_BOOL)) {
-    diag_error(sema->cx, c->rhs->loc, "const '%s' must be a compile-time int or float, not %s", c->name,
-               t->kind == TY_TENSOR ? "a tensor" : py_type_name(t));
+  if (!is_poison(t) && !const_value(t)) {
+    diag_error(sema->cx, c->rhs->loc, "const '%s' must be a compile-time value (a number, a string, a tuple, list or "
+               "dict of them, a lambda), not %s", c->name, t->kind == TY_TENSOR ? "a tensor" : py_type_name(t));
     t = poison(sema);
   }
   c->ty = t;
-  Const k = {c->name, t, nl};
+  Const k = {c->name, t, nl, c->rhs};
   vec_push(&sema->cx->arena, &sema->consts, k);
 }
 

@@ -1,6 +1,7 @@
 // frontend/sema_act.c: the activations of torch.nn.functional that are no single node
 // (softplus, leaky_relu, elu, selu, celu, hardtanh, relu6, hardsigmoid, hardswish, mish,
-// softsign, logsigmoid, tanhshrink, threshold, glu, softmin): PyTorch 1.13's checks and
+// softsign, logsigmoid, tanhshrink, threshold, glu, softmin, hardshrink, softshrink,
+// prelu, rrelu): PyTorch 1.13's checks and
 // messages, in its order; the arguments parsed into ActArgs for the row's builder
 // (ir/build_act.c). The input dtypes each takes are its row's dtype rule.
 #include "frontend/sema_internal.h"
@@ -37,6 +38,31 @@ TType *ck_leaky_relu(Sema *sema, Ast *e, const BuiltinDef *d) {
   ActArgs a = {0};
   TType *xt = act_input(sema, e, d, 2, true);
   if (!xt || !num_arg(sema, e, 1, "negative_slope", "Number", 0.01, &a.slope)) return poison(sema);
+  return act_built(sema, e, d, a);
+}
+
+// F.rrelu(input, lower=1/8, upper=1/3, training=False, inplace=False), torch.rrelu: out of
+// training, leaky_relu with the slope (lower + upper) / 2, as ATen's rrelu; training=True
+// draws each slope at random and is refused
+TType *ck_rrelu(Sema *sema, Ast *e, const BuiltinDef *d) {
+  ActArgs a = {0};
+  double lo, hi;
+  bool training = false;
+  if (!get_tensor(sema, e, e->bargs[0], "input") || !no_inplace(sema, e, 4) ||
+      !num_arg(sema, e, 1, "lower", "Number", 0.125, &lo) || !num_arg(sema, e, 2, "upper", "Number", 1.0 / 3, &hi) ||
+      (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "training", &training)))
+    return poison(sema);
+  if (!(lo <= hi)) {
+    diag_error(sema->cx, call_loc(e), "Lower bound should be less than or equal to the upper bound");
+    return poison(sema);
+  }
+  if (training) {
+    diag_error(sema->cx, barg(e, 3)->loc, "rrelu() with training=True is random and tdsl compiles inference: pass "
+               "training=False");
+    return poison(sema);
+  }
+  if (!act_input(sema, e, d, -1, true)) return poison(sema);
+  a.slope = (lo + hi) / 2;
   return act_built(sema, e, d, a);
 }
 
@@ -183,4 +209,47 @@ TType *ck_softmin(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (barg(e, 3) && !get_dtype(sema, e, e->bargs[3], &dt)) return poison(sema);
   if (!barg(e, 3)) dt = xt->dtype;  // -x keeps the dtype (bool is neg's error)
   return act_built(sema, e, d, (ActArgs){.dim = a, .dtype = dt});
+}
+
+// ============================================================================
+// hardshrink, softshrink, prelu
+// ============================================================================
+// hardshrink(input, lambd=0.5): x where |x| > lambd, else 0; softshrink moves x toward 0 by lambd
+TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *la = barg(e, 1);
+  bool hard = d->variant == 0;  // hardshrink (else softshrink)
+  if (!dtype_is_float(x->ty->dtype)) {
+    diag_error(sema->cx, call_loc(e), "\"%s_cuda\" not implemented for '%s'", d->b.name, torch_name(x->ty->dtype));
+    return poison(sema);
+  }
+  if (la && !is_scalar(la->ty)) {
+    diag_error(sema->cx, la->loc, "%s(): argument 'lambd' must be Number, not %s", d->b.name, py_type_name(la->ty));
+    return poison(sema);
+  }
+  double l = la ? la->ty->fval : 0.5;
+  if (!hard && l < 0) {
+    diag_error(sema->cx, la->loc, "lambda must be greater or equal to 0, but found to be %g.", l);
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, (MathArgs){.flag = hard, .k = l}), e->bargs, 1);
+}
+
+// F.prelu(input, weight): x where x >= 0, else weight * x, weight per channel (dim 1)
+TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *w = e->bargs[1];
+  const TType *wt = get_tensor(sema, e, w, "weight");
+  if (!wt) return poison(sema);
+  const View *xv = &x->ty->view;
+  int64_t c = xv->ndim >= 2 ? xv->shape[1] : 1, n = view_numel(wt->view);
+  if (wt->view.ndim > 1 || (n != 1 && n != c)) {
+    diag_error(sema->cx, w->loc, "Mismatch of parameter numbers and input channel size. Found parameter numbers = %"
+               PRId64 " and channel size = %" PRId64 ".", n, c);
+    return poison(sema);
+  }
+  MathArgs ma = {0};
+  if (n != 1 && xv->ndim > 2) {  // [C] against [N, C, *]: C then ones
+    ma.ndim = xv->ndim - 1;
+    for (int i = 0; i < xv->ndim - 1; i++) ma.shape[i] = i == 0 ? c : 1;
+  }
+  return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, 2);
 }

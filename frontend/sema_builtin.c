@@ -401,7 +401,7 @@ static const BuiltinDef builtins[] = {
     {{"broadcast_tensors", BK_VIEW, OP_COPY, "*tensors", NULL}, ck_broadcast_tensors, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
     {{"broadcast_shapes", BK_VIEW, OP_COPY, "*shapes", NULL}, ck_broadcast_shapes, F_FN | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"meshgrid", BK_VIEW, OP_COPY, "*tensors, indexing=None", NULL}, ck_meshgrid, F_FN | F_TORCH, OP_COUNT, 0, {DTR_ANY, NULL}},
-    // views and copies PyTorch defines by other ops (sema_alias.c)
+    // views and copies PyTorch defines by other ops (sema_shape.c)
     VIEWOP_V("view_as", "input, other", ck_view_alias, 0, ALIAS_VIEW_AS),
     VIEWOP_V("reshape_as", "input, other", ck_view_alias, 0, ALIAS_RESHAPE_AS),
     VIEWOP_V("type_as", "input, other", ck_view_alias, 0, ALIAS_TYPE_AS),
@@ -423,8 +423,8 @@ static const BuiltinDef builtins[] = {
     {{"pixel_unshuffle", BK_BUILD, OP_COPY, "input, downscale_factor", build_pixel_shuffle}, ck_pixel_shuffle, F_FN | F_TORCH | F_NNF, OP_COUNT, 1, ANY_DTYPE},
     {{"repeat_interleave", BK_BUILD, OP_COPY, "input, repeats, dim=None, *, output_size=None", build_repeat_interleave}, ck_repeat_interleave, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"roll", BK_BUILD, OP_CAT, "input, shifts, dims=None", build_roll}, ck_roll, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
-    // more spellings built from ops tdsl has (sema_more.c)
-    UNARY("absolute", ABS, F_TORCH), UNARY("negative", NEG, F_TORCH),
+    // ops built from ops tdsl has (sema_elementwise.c, sema_reduce.c, sema_shape.c, sema_index.c ...)
+    UNARY("absolute", ABS, F_TORCH), UNARY("negative", NEG, F_TORCH),  // sgn: with the complex rows
     BINARY("arctan2", ATAN2, F_TORCH), BINARY("greater", GT, F_TORCH), BINARY("greater_equal", GE, F_TORCH),
     BINARY("less", LT, F_TORCH), BINARY("less_equal", LE, F_TORCH), BINARY("not_equal", NE, F_TORCH),
     BINARY("multiply", MUL, F_TORCH), {{"subtract", BK_NODE, OP_SUB, "input, other, *, alpha=1", build_add}, ck_add, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
@@ -490,7 +490,7 @@ static const BuiltinDef builtins[] = {
     {{"select_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, dim, index", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_SELECT, ANY_DTYPE},
     {{"diagonal_scatter", BK_BUILD, OP_INDEX_PUT, "input, src, offset=0, dim1=0, dim2=1", build_view_scatter}, ck_view_scatter, F_BOTH | F_TORCH, OP_COUNT, SCATTER_DIAGONAL, ANY_DTYPE},
     {{"masked_scatter", BK_BUILD, OP_INDEX_PUT, "input, mask, source", build_masked_scatter}, ck_masked_scatter, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
-    NODE("nonzero", INDEX, "input", ck_data_dependent, F_BOTH, F_TORCH),
+    NODE("nonzero", INDEX, "input, *, as_tuple=False", ck_data_dependent, F_BOTH, F_TORCH),
     NODE("argwhere", INDEX, "input", ck_data_dependent, F_BOTH, F_TORCH),
     NODE("masked_select", INDEX, "input, mask", ck_data_dependent, F_BOTH, F_TORCH),
     NODE("unique", INDEX, "input, sorted=True, return_inverse=False, return_counts=False, dim=None",
@@ -655,7 +655,7 @@ static const BuiltinDef builtins[] = {
          "dilation=1", ck_conv_transpose, build_conv, 3, F_FN | F_NNF | F_TORCH),
     BUILT("interpolate", "input, size=None, scale_factor=None, mode='nearest', align_corners=None, "
          "recompute_scale_factor=None, antialias=False", ck_interpolate, build_interpolate, 0, F_FN | F_NNF),
-    // composed of avg_pool and interpolate (sema_pool_alias.c)
+    // composed of avg_pool and interpolate (sema_conv_composed.c)
     BUILT("lp_pool1d", "input, norm_type, kernel_size, stride=None, ceil_mode=False", ck_lp_pool, build_pool, 1, F_FN | F_NNF),
     BUILT("lp_pool2d", "input, norm_type, kernel_size, stride=None, ceil_mode=False", ck_lp_pool, build_pool, 2, F_FN | F_NNF),
     BUILT("local_response_norm", "input, size, alpha=0.0001, beta=0.75, k=1.0", ck_local_response_norm, build_local_response_norm, 0, F_FN | F_NNF),
@@ -670,6 +670,7 @@ static const BuiltinDef builtins[] = {
 #define NNF(n, sig, ck, ns) {{n, BK_NODE, OP_COUNT, sig, NULL}, ck, F_FN | F_NNF | (ns), OP_COUNT, 0, {DTR_ANY, NULL}}
     ACT("softplus", "input, beta=1, threshold=20", ck_softplus, build_softplus, 0, FLOAT_ONLY("softplus_cuda"), 0),
     ACT("leaky_relu", "input, negative_slope=0.01, inplace=False", ck_leaky_relu, build_leaky_relu, 0, FLOAT_ONLY("leaky_relu_cuda"), 0),
+    ACT("rrelu", "input, lower=0.125, upper=0.3333333333333333, training=False, inplace=False", ck_rrelu, build_leaky_relu, 0, FLOAT_ONLY("leaky_relu_cuda"), F_TORCH),
     ACT("elu", "input, alpha=1.0, inplace=False", ck_elu, build_elu, 0, FLOAT_ONLY("elu_cuda"), 0),
     ACT("selu", "input, inplace=False", ck_selu, build_elu, 0, FLOAT_ONLY("elu_cuda"), F_TORCH),
     ACT("celu", "input, alpha=1.0, inplace=False", ck_celu, build_elu, 0, FLOAT_ONLY("elu_cuda"), F_TORCH),

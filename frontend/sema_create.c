@@ -1,4 +1,5 @@
-// frontend/sema_create.c: the creation ops zeros, ones, full, arange and eye, with
+// frontend/sema_create.c: the creation ops zeros, ones, full, arange and eye (and *_like,
+// new_*), with
 // PyTorch's default dtypes (f32; i64 for an all-int arange; full takes its value's) and
 // its checks of sizes.
 #include "frontend/sema_internal.h"
@@ -170,4 +171,27 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (barg(e, 2) && !get_dtype(sema, e, e->bargs[2], &dt)) return poison(sema);
   set_operands(sema, e, NULL, 0);
   return ty_fresh(sema, dt, 2, shape);
+}
+
+// ============================================================================
+// *_like and new_*
+// ============================================================================
+TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
+  const TType *x = e->bargs[0]->ty;
+  bool fresh = d->variant == 1, full = d->b.op == OP_FULL;  // new_zeros ... (else zeros_like ...)
+  Ast *size = fresh ? e->bargs[1] : part_ints(sema, e, x->view.ndim, x->view.shape);
+  Ast *dta = barg(e, 1 + fresh + full);  // dtype follows input (, size) (, fill_value)
+  if (dta && dta->ty->kind != TY_DTYPE) {
+    DType ignored;
+    get_dtype(sema, e, dta, &ignored);
+    return poison(sema);
+  }
+  Ast *dt = dta ? dta : part_dtype(sema, e, x->dtype);
+  Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * 3);
+  args[0] = size, args[1] = full ? e->bargs[fresh ? 2 : 1] : dt, args[2] = dt;
+  e->bargs = args;  // the creation op's arguments, checked in this call's words
+  e->nbargs = full ? 3 : 2;
+  TType *t = full ? ck_full(sema, e, d) : ck_zeros(sema, e, d);
+  e->bi = node_builtin(d->b.op);  // empty is zeros: its values are any
+  return t;
 }

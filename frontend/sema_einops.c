@@ -1209,3 +1209,81 @@ TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *c = built_part(sema, e, d->b.build, KEEP(sema, a), &xa, 1);  // a list of one
   return is_poison(c->ty) ? poison(sema) : tuple_result(sema, e, &c, 1);
 }
+
+// ============================================================================
+// einops.parse_shape(x, 'b c _ _'): the named dims' sizes as a dict
+// ============================================================================
+// The dict {name: size} of x's dims in the pattern's order, '_' skipped, '...' standing
+// for any dims in its place (einops' parse_shape); einops' messages otherwise.
+TType *einops_parse_shape(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  Ast *x = NULL, *pat = NULL;
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    Ast *v = a->kind == AST_KWARG ? a->rhs : a;
+    if (a->kind == AST_KWARG ? !strcmp(a->name, "x") : npos == 0) x = v;
+    else if (a->kind == AST_KWARG ? !strcmp(a->name, "pattern") : npos == 1) pat = v;
+    else {
+      diag_error(sema->cx, a->loc, "parse_shape() takes 2 positional arguments");
+      return poison(sema);
+    }
+    npos += a->kind != AST_KWARG;
+  }
+  if (!x || !pat) {
+    diag_error(sema->cx, call_loc(e), "parse_shape() missing 1 required positional argument: '%s'", x ? "pattern" : "x");
+    return poison(sema);
+  }
+  if (!is_tensor(x->ty) || pat->ty->kind != TY_STR) {
+    diag_error(sema->cx, (is_tensor(x->ty) ? pat : x)->loc, is_tensor(x->ty) ? "parse_shape()'s pattern must be a str"
+                                                                            : "parse_shape() takes a tensor and a pattern");
+    return poison(sema);
+  }
+  const char *p = pat->ty->module;
+  const char *names[EO_MAX];
+  int n = 0, ell = -1;
+  for (const char *s = p; *s;) {
+    while (*s == ' ') s++;
+    if (!*s) break;
+    size_t len = strcspn(s, " ");
+    if (n == EO_MAX || (len == 3 && !strncmp(s, "...", 3) && ell >= 0)) {
+      diag_error(sema->cx, pat->loc, "Can't parse shape with different number of dimensions: %s torch.Size(%s)", p,
+                 shape_str(sema, x->ty->view.ndim, x->ty->view.shape));
+      return poison(sema);
+    }
+    if (len == 3 && !strncmp(s, "...", 3)) {
+      ell = n;
+      names[n++] = NULL;
+    } else {
+      bool ident = (s[0] == '_' || (s[0] | 0x20) >= 'a') && !strchr("()", s[0]);
+      for (size_t k = 0; k < len && ident; k++)
+        ident = s[k] == '_' || (s[k] >= '0' && s[k] <= '9') || ((s[k] | 0x20) >= 'a' && (s[k] | 0x20) <= 'z');
+      if (!ident) {
+        diag_error(sema->cx, pat->loc, "Can't parse shape with composite axes: %s torch.Size(%s)", p,
+                   shape_str(sema, x->ty->view.ndim, x->ty->view.shape));
+        return poison(sema);
+      }
+      names[n++] = arena_strndup(&sema->cx->arena, s, len);
+    }
+    s += len;
+  }
+  int nd = x->ty->view.ndim, named = ell >= 0 ? n - 1 : n;
+  if (ell >= 0 ? named > nd : named != nd) {
+    diag_error(sema->cx, pat->loc, "Can't parse shape with different number of dimensions: %s torch.Size(%s)", p,
+               shape_str(sema, nd, x->ty->view.shape));
+    return poison(sema);
+  }
+  TType *keys[EO_MAX];
+  Ast *vals[EO_MAX];
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    if (!names[i] || !strcmp(names[i], "_")) continue;
+    int d = ell >= 0 && i > ell ? nd - (n - i) : i;
+    keys[m] = ty_new(sema, TY_STR);
+    keys[m]->module = names[i];
+    vals[m++] = part_int(sema, e, x->ty->view.shape[d]);
+  }
+  Ast *r = part_dict(sema, e, keys, vals, m);
+  set_operands(sema, e, r->operands, r->noperands);
+  return r->ty;
+}

@@ -33,9 +33,11 @@ void unbind_name(Sema *sema, const char *name) {
 }
 
 void bind_expr(Sema *sema, const char *name, Ast *v, Loc loc) {
+  v = seq_now(sema, v);  // b = a of a list: a's list as it is now, not whatever a is later
   bind_name(sema, name, v->ty, loc);
   // a sequence's elements; a tensor's expression (literal_of: the values of a torch.tensor)
-  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_TENSOR) sema->scope->src = v;
+  if (v->ty->kind == TY_TUPLE || v->ty->kind == TY_LIST || v->ty->kind == TY_DICT || v->ty->kind == TY_TENSOR)
+    sema->scope->src = v;
 }
 
 Sym *find_local(Sema *sema, const char *name) {
@@ -80,6 +82,7 @@ static TType *check_name(Sema *sema, Ast *e) {
     }
     return t;
   }
+  if (inert_use(sema, e->loc, e->name)) return poison(sema);  // np, DropPath: imported from numpy, timm
   Suggest sg = suggest_start(e->name);
   suggest_names(sema, &sg);
   diag_error(sema->cx, e->loc, "use of undeclared name '%s'%s", e->name, suggestion(sema, &sg));
@@ -299,6 +302,7 @@ static const char *const python_builtins[] = {"len", "float", "int", "bool", "mi
 // spelling of something tdsl spells otherwise, a method, or a near name.
 static void no_function(Sema *sema, const Ast *e) {
   Loc at = call_loc(e);
+  if (inert_use(sema, at, e->name)) return;
   const char *hint = pytorch_hint(e->name, F_FN), *other = spelling(sema, e->name, F_TORCH | F_NNF | F_METH);
   if (!strcmp(e->name, "range") || !strcmp(e->name, "enumerate") || !strcmp(e->name, "zip")) {
     diag_error(sema->cx, at, "%s() is supported only as the iterable of a for loop: for v in %s(...) { ... }", e->name,
@@ -353,6 +357,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   if (!e->lhs) {  // Python's len, float, int, bool; min and max of numbers
     if (!check_args(sema, e)) return poison(sema);
     TType *pv = python_builtin(sema, e);
+    if (!pv) pv = dict_builtin(sema, e);  // dict(...) and the display {k: v} (sema_dict.c)
     if (pv) return pv;
   }
   bool bad = false;
@@ -372,6 +377,7 @@ static TType *check_call(Sema *sema, Ast *e) {
   }
   if (!args_done && !check_args(sema, e)) bad = true;
   if (!bad && self && (self->kind == TY_LIST || self->kind == TY_TUPLE)) return list_method(sema, e);
+  if (!bad && self && self->kind == TY_DICT) return dict_method(sema, e);
   if (math && !bad && e->list.len != 1) {  // math.sqrt(D): one number
     diag_error(sema->cx, call_loc(e), "math.%s() takes exactly one argument (%d given)", e->name, e->list.len);
     return poison(sema);
@@ -512,6 +518,7 @@ static int membership(Sema *sema, Ast *e, const TType *a, const TType *b) {
     return r < 0 ? r : r && same_kind;
   }
   if (b->kind == TY_STR && a->kind == TY_STR) return strstr(b->module, a->module) != NULL;
+  if (b->kind == TY_DICT) return dict_has(sema, b, a, e->oploc);
   if (b->kind != TY_LIST && b->kind != TY_TUPLE) {
     if (b->kind == TY_TENSOR)
       diag_error(sema->cx, e->oploc, "a tensor's value is known only at run time: 'in' needs a compile-time "
@@ -629,6 +636,7 @@ TType *check_expr(Sema *sema, Ast *e) {
   case AST_INDEX: t = check_index(sema, e); break;
   case AST_LIST:
   case AST_TUPLE: t = check_seq(sema, e); break;
+  case AST_FN: t = lambda_value(sema, e); break;  // lambda a: e (sema_lambda.c)
   case AST_STARRED:
     diag_error(sema->cx, e->oploc, "can't use starred expression here");
     t = poison(sema);

@@ -1,7 +1,7 @@
 // frontend/sema_index.c: x[...] as PyTorch indexes. Ints, slices, None and ... make one
 // view of x (a BK_VIEW "index"); i64 index tensors (and int lists, made constant i64
 // indices) make an advanced-index node (BK_NODE OP_INDEX) over that view. A store's
-// target x[mask] is left to sema_scatter.c.
+// target x[mask] is left to sema_scatter.c. Also take_along_dim and take (gathers).
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -139,6 +139,7 @@ TType *check_index(Sema *sema, Ast *e) {
   }
   if (bad) return poison(sema);
   if (base->kind == TY_TUPLE || base->kind == TY_LIST) return seq_index(sema, e);
+  if (base->kind == TY_DICT) return dict_index(sema, e);
   if (!is_tensor(base)) {
     diag_error(sema->cx, e->lhs->loc, "'%s' object is not subscriptable", py_type_name(base));
     return poison(sema);
@@ -222,4 +223,52 @@ TType *check_index(Sema *sema, Ast *e) {
   e->bi = &def_index_view.b;
   set_operand1(sema, e, e->lhs);
   return ty_view_of(sema, base, v);
+}
+
+// ============================================================================
+// take_along_dim, take
+// ============================================================================
+// take_along_dim(input, indices, dim=None): gather along dim after broadcasting the other
+// dims; without dim, of the flattened input
+TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *ix = e->bargs[1], *da = barg(e, 2);
+  if (!get_tensor(sema, e, ix, "indices")) return poison(sema);
+  IndexArgs a = {.dim = -1};
+  if (da) {
+    int64_t dim;
+    if (!get_int(sema, e, da, "dim", &dim) || !wrap_dim(sema, da->loc, dim, x->ty->view.ndim, &a.dim))
+      return poison(sema);
+    const View *xv = &x->ty->view, *iv = &ix->ty->view;
+    if (xv->ndim != iv->ndim) {
+      diag_error(sema->cx, ix->loc, "torch.take_along_dim(): input and indices should have the same number of "
+                 "dimensions, but got %d dimensions for input, and %d dimensions for indices", xv->ndim, iv->ndim);
+      return poison(sema);
+    }
+    a.ndim = xv->ndim;
+    for (int i = 0; i < xv->ndim; i++) {
+      int64_t b = xv->shape[i] == 1 ? iv->shape[i] : xv->shape[i];
+      a.shape[i] = i == a.dim ? xv->shape[i] : b;
+      a.ishape[i] = i == a.dim ? iv->shape[i] : b;
+    }
+    View v;
+    if (!expand_to(sema, call_loc(e), x->ty, a.ndim, a.shape, &v) ||
+        !expand_to(sema, call_loc(e), ix->ty, a.ndim, a.ishape, &v))
+      return poison(sema);
+  }
+  if (ix->ty->dtype != DT_I64) {  // gather's check
+    diag_error(sema->cx, e->loc, "gather(): Expected dtype int64 for index");
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
+}
+
+// take(input, index): the flattened input gathered at index, of index's shape
+TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *ix = e->bargs[1];
+  if (!get_tensor(sema, e, ix, "index")) return poison(sema);
+  if (ix->ty->dtype != DT_I32 && ix->ty->dtype != DT_I64) {  // index_select's check, of the flattened index
+    diag_error(sema->cx, e->loc, "index_select(): Expected dtype int32 or int64 for index");
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, (IndexArgs){0}), e->bargs, 2);
 }

@@ -20,20 +20,22 @@
 //   sema_nn.c       ... torch.nn.functional ops built from parts: layer_norm, linear,
 //                   activations, the other norms, embedding, one_hot, bilinear
 //   sema_loss.c     ... the losses of torch.nn.functional
-//   sema_loss_margin.c ... the margin, embedding and likelihood losses
+//   sema_loss_margin.c ... the margin and embedding losses
 //   sema_conv.c     ... pad, pooling, convolution, interpolate of torch.nn.functional
-//   sema_pool_alias.c ... lp_pool, local_response_norm, upsample: avg_pool and interpolate
+//   sema_conv_composed.c ... lp_pool, local_response_norm, upsample: avg_pool and interpolate
 //   sema_join.c     ... cat, stack, index_select, gather
 //   sema_scan.c     ... cumsum, cumprod, cummax, cummin, logcumsumexp
 //   sema_sort.c     ... sort, argsort, msort, topk, kthvalue, median
 //   sema_einsum.c   ... einsum, from views, matmul, mul and sum
 //   sema_tuple.c    ... split, chunk, unbind, max(dim): several tensors; sequences, x.shape
-//   sema_mask.c     ... masked_fill, tril, triu
-//   sema_alias.c    ... ops PyTorch defines by others (zeros_like, movedim, repeat, addmm,
-//                   tensordot ...)
-//   sema_more.c     ... more such spellings (clamp_min, xlogy, diag, aminmax, rot90 ...)
-//   sema_linalg.c   ... cross, kron, diag_embed, addbmm's product, cov, corrcoef
-//   sema_create.c   ... zeros, ones, full, arange, eye
+//   sema_mask.c     ... masked_fill, tril, triu; the value-dependent ops, refused
+//   sema_shape.c    ... views by other names (view_as, movedim, atleast_Nd, unfold ...) and
+//                   copies made of views (repeat, roll, pixel_shuffle, rot90, diag ...)
+//   sema_elementwise.c ... elementwise ops built of others (clamp_min, xlogy, addcmul ...)
+//   sema_reduce.c   ... reductions built of others (count_nonzero, nansum, aminmax)
+//   sema_linalg.c   ... products and statistics: outer, addmm, tensordot, cross, kron, norm,
+//                   dist, cov, corrcoef
+//   sema_create.c   ... zeros, ones, full, arange, eye, *_like
 //   sema_python.c   ... Python objects around tensors: devices and tensor options,
 //                   torch.finfo/iinfo, torch.tensor of numbers
 //   sema_module.c   import lines, nn modules constructed and called inline, inplace=,
@@ -66,6 +68,7 @@ typedef struct Const {
   const char *name;
   TType *ty;
   Loc loc;
+  Ast *src;  // its checked expression (a tuple's, a dict's elements)
 } Const;
 
 // A name an import line binds: a module (attr NULL: `import torch.nn as nn`, `from torch
@@ -75,6 +78,7 @@ typedef struct Import {
   const char *module;
   const char *attr;
   Loc loc;
+  bool inert;  // from a module tdsl does not compile (numpy, timm, os): a use of the name is the error
 } Import;
 
 typedef struct Sema {
@@ -93,6 +97,9 @@ typedef struct Sema {
   Sym *dims;                 // the dims of the function being checked (N, D: Python ints)
   bool ok;                   // sema_declare reported nothing
   int loops;                 // for loops being unrolled, nested: names their hidden iterables
+  Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
+  int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
+  int lambda_depth;          // lambda bodies being checked, nested
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -378,6 +385,7 @@ TType *become(Sema *sema, Ast *e, const Ast *y);  // e becomes the node of its l
 // activations, normalizations, embedding, one_hot, bilinear of torch.nn.functional
 TType *ck_softplus(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_leaky_relu(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_rrelu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_elu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_selu(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_celu(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -413,6 +421,8 @@ TType *ck_binary_cross_entropy_with_logits(Sema *sema, Ast *e, const BuiltinDef 
 TType *ck_kl_div(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 // ... their shared pieces: reduction (RED_*, the bound argument i; 'batchmean' where
 // batchmean), the deprecated size_average/reduce (only None), the compute dtype of a
 // one-kernel loss (f32 for halves), x as dtype dt, the reduction of a loss, ATen's
@@ -423,7 +433,13 @@ bool loss_no_legacy(Sema *sema, const Ast *e, int i);
 DType loss_compute_dtype(DType dt);
 TType *loss_aten_tensor(Sema *sema, Ast *a, const char *fname, const char *pname, int pos);
 bool loss_aten_float(Sema *sema, Ast *a, const char *fname, const char *pname, int pos, double dflt, double *out);
-// sema_loss_margin.c: the margin, embedding and likelihood losses
+// ... and of the losses PyTorch writes in Python: the reduction string tested (its
+// ValueError), a tensor whose attribute it reads; e built by the row's builder of
+// ops[0..n) (NULL entries left out)
+bool loss_python_reduction(Sema *sema, const Ast *e, int i, int *red);
+TType *loss_py_tensor(Sema *sema, Ast *a, const char *attr);
+TType *loss_built(Sema *sema, Ast *e, const BuiltinDef *d, LossArgs a, Ast **ops, int n);
+// sema_loss_margin.c: the margin and embedding losses
 TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_hinge_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_cosine_embedding_loss(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -431,8 +447,6 @@ TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_multilabel_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d);  // and triplet_margin_with_distance_loss
-TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_join.c
 TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_index_select(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -447,6 +461,7 @@ TType *ck_eye(Sema *sema, Ast *e, const BuiltinDef *d);
 // ---- sema_tuple.c: sequences, a tensor's Python values, ops returning several tensors ----
 TType *check_seq(Sema *sema, Ast *e);  // [a, b], (a, b)
 Ast *part_seq(Sema *sema, const Ast *e, TyKind k, Ast **items, int n);  // of checked items
+Ast *seq_now(Sema *sema, Ast *v);  // a name holding a sequence: the expression bound to it now
 Ast *part_ints(Sema *sema, const Ast *e, int n, const int64_t *v);        // [v0, v1, ...]
 TType *tuple_result(Sema *sema, Ast *e, Ast *const *items, int n);  // e returns the parts items
 Ast *unbind_ast(Sema *sema, const Ast *at, Ast *x);  // `a, b = x`: x's rows, a tuple of views
@@ -458,7 +473,29 @@ TType *seq_index(Sema *sema, Ast *e);   // t[i], t[a:b]
 TType *seq_attr(Sema *sema, Ast *e);    // t.values
 TType *seq_binary(Sema *sema, Ast *e);  // t + u, t * 2
 TType *list_method(Sema *sema, Ast *e);  // xs.append(v), xs.extend(ys), xs.insert(i, v): None
-bool seq_augassign(Sema *sema, Ast *st);  // t += u, t *= n of a sequence t; false after an error
+bool seq_augassign(Sema *sema, Ast *st);
+bool seq_del(Sema *sema, Ast *call);
+// name (a local list or dict) is now nl at node at (its unrolled gets the bindings lowering
+// runs there); with aliases, every name and sequence holding the same object sees it.
+void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases);
+
+// ---- sema_dict.c: dicts with compile-time keys ----
+Ast *part_dict(Sema *sema, const Ast *e, TType **keys, Ast **values, int n);
+TType *dict_builtin(Sema *sema, Ast *e);   // dict(...), {k: v}; NULL for other calls
+TType *dict_index(Sema *sema, Ast *e);     // d[k]
+TType *dict_method(Sema *sema, Ast *e);    // d.keys(), d.get(k) ...
+Ast *dict_keys(Sema *sema, const Ast *at, const Ast *d);  // the keys of dict d as a list
+bool dict_store(Sema *sema, Ast *st, Ast *t, Ast *v);      // d[k] = v; false after an error
+bool dict_del(Sema *sema, Ast *call, Ast *t);              // del d[k]
+int dict_has(Sema *sema, const TType *d, const TType *k, Loc loc);  // k in d: 1, 0, -1 after an error
+bool dict_unpack(Sema *sema, Ast *a, AstList *out);        // **d in a call: its kwargs onto out
+TType *einops_parse_shape(Sema *sema, Ast *e);
+bool inert_use(Sema *sema, Loc at, const char *name);  // a name of numpy's, timm's ...: the error (sema_module.c)
+
+// ---- sema_lambda.c: lambdas as function values ----
+bool is_lambda(const TType *t);
+TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
+TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
@@ -474,8 +511,9 @@ TType *ck_broadcast_shapes(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_broadcast_tensors(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_meshgrid(Sema *sema, Ast *e, const BuiltinDef *d);
 
-// ---- sema_alias.c: ops PyTorch defines by others, built from them ----
+// sema_create.c
 TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d);  // zeros_like ..., new_zeros ...
+// ---- sema_shape.c: views by other names, and copies made of views ----
 enum { ALIAS_VIEW_AS, ALIAS_RESHAPE_AS, ALIAS_TYPE_AS, ALIAS_BROADCAST_TO, ALIAS_SWAP, ALIAS_ADJOINT };  // their variants
 TType *ck_view_alias(Sema *sema, Ast *e, const BuiltinDef *d);  // view_as, reshape_as, type_as, broadcast_to, swapaxes
 TType *ck_flip_lr(Sema *sema, Ast *e, const BuiltinDef *d);  // fliplr, flipud
@@ -497,8 +535,6 @@ TType *ck_cov(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_corrcoef(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dot(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_addmm(Sema *sema, Ast *e, const BuiltinDef *d);  // addmm, baddbmm, addmv, addr
-TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
-bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or 'fro') of a norm of dtype dt
 
 // ---- sema_einsum.c: torch.einsum, from views, matmul, mul and sum ----
 TType *ck_einsum(Sema *sema, Ast *e, const BuiltinDef *d);
@@ -511,7 +547,8 @@ TType *ck_einops_einsum(Sema *sema, Ast *e, const BuiltinDef *d);  // einops.ein
 TType *ck_einops_pack(Sema *sema, Ast *e, const BuiltinDef *d);    // (packed, packed_shapes)
 TType *ck_einops_unpack(Sema *sema, Ast *e, const BuiltinDef *d);  // the parts, as a tuple
 
-// ---- sema_more.c: more spellings built from ops tdsl has ----
+// ---- the checkers of ops composed of others, by family file ----
+// sema_elementwise.c: elementwise ops built of others
 TType *ck_clamp_one(Sema *sema, Ast *e, const BuiltinDef *d);  // clamp_min, clamp_max
 TType *ck_logical_xor(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_deg2rad(Sema *sema, Ast *e, const BuiltinDef *d);  // deg2rad, rad2deg
@@ -522,22 +559,36 @@ TType *ck_sinc(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_fmax(Sema *sema, Ast *e, const BuiltinDef *d);  // fmax, fmin
 TType *ck_float_power(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_signbit(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d);  // addcmul, addcdiv
+TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d);  // real, isreal, angle of real tensors
+TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_diff(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_act.c
 TType *ck_shrink(Sema *sema, Ast *e, const BuiltinDef *d);  // hardshrink, softshrink
 TType *ck_prelu(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_addcmul(Sema *sema, Ast *e, const BuiltinDef *d);  // addcmul, addcdiv
-TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_reduce.c: reductions built of others
 TType *ck_count_nonzero(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_nansum(Sema *sema, Ast *e, const BuiltinDef *d);  // nansum, nanmean
 TType *ck_aminmax(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_shape.c
 TType *ck_ravel(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_diag(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d);  // hsplit, vsplit, dsplit
+TType *ck_diagflat(Sema *sema, Ast *e, const BuiltinDef *d);  // diagflat, narrow_copy
+// sema_index.c
 TType *ck_take_along_dim(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_mask.c
 TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d);  // nonzero, unique ...: refused
+// sema_scatter.c
 TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d);    // slice/select/diagonal_scatter
 TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_linalg.c
+TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
+bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or 'fro') of a norm of dtype dt
+TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d);
+TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_complex.c: complex tensors (c64, c128)
 bool complex_operand(const Ast *e);  // a complex tensor among e's bound arguments
 TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d);  // NULL: the row's checker takes it
@@ -548,13 +599,8 @@ TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
 bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
 bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop);
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
-TType *ck_real(Sema *sema, Ast *e, const BuiltinDef *d);  // real, isreal, angle of real tensors
-TType *ck_ldexp(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_diff(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_take(Sema *sema, Ast *e, const BuiltinDef *d);
-TType *ck_diagflat(Sema *sema, Ast *e, const BuiltinDef *d);  // diagflat, narrow_copy
 
 // ---- sema_sort.c: sort, argsort, msort, topk, kthvalue, median: a sort node pair and views ----
 TType *ck_sort(Sema *sema, Ast *e, const BuiltinDef *d);  // sort, argsort, msort
@@ -577,7 +623,7 @@ TType *ck_conv_transpose(Sema *sema, Ast *e, const BuiltinDef *d);  // conv_tran
 TType *ck_interpolate(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_fold(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_im2col(Sema *sema, Ast *e, const BuiltinDef *d);  // F.unfold
-// sema_pool_alias.c: pools and resizes torch.nn.functional composes of avg_pool and interpolate
+// sema_conv_composed.c: pools and resizes torch.nn.functional composes of avg_pool and interpolate
 TType *ck_lp_pool(Sema *sema, Ast *e, const BuiltinDef *d);  // lp_pool1d, lp_pool2d
 TType *ck_local_response_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_upsample(Sema *sema, Ast *e, const BuiltinDef *d);  // upsample, upsample_nearest, upsample_bilinear

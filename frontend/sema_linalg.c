@@ -1,6 +1,6 @@
 // frontend/sema_linalg.c: products and statistics: linear, bilinear, outer (ger), dot
 // (vdot), mv, inner, tensordot, addmm and its kin (baddbmm, addmv, addr, addbmm), cross,
-// kron, diag_embed, cov, corrcoef, trace. PyTorch 1.13's checks and messages, in its
+// kron, diag_embed, cov, corrcoef, trace, torch.norm's vector norms, dist. PyTorch 1.13's checks and messages, in its
 // order, then the arguments parsed into LinalgArgs for the row's builder
 // (ir/build_linalg.c); dot, vdot and mv are one matmul node.
 // Each composed op is checked as PyTorch's code composes it: the product's own checks
@@ -9,6 +9,7 @@
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 // F.linear(input, weight, bias=None) is input @ weight.t() (+ bias)
@@ -449,4 +450,83 @@ TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   return built(sema, e, d->b.build, KEEP(sema, (LinalgArgs){0}), e->bargs, 1);
+}
+
+// ============================================================================
+// dist
+// ============================================================================
+// dist(input, other, p=2): norm(input - other, p)
+TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *o = e->bargs[1], *pa = barg(e, 2);
+  if (!get_tensor(sema, e, o, "other")) return poison(sema);
+  DType r;
+  int nd = x->ty->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, x->ty->view.shape, sizeof(int64_t) * (size_t)nd);
+  if (!binary_dtype(sema, call_loc(e), OP_SUB, x->ty, o->ty, &r) ||
+      !broadcast(sema, call_loc(e), &nd, shape, o->ty->view.ndim, o->ty->view.shape))
+    return poison(sema);
+  ReduceArgs a = {.mask = nd ? (uint32_t)((1ull << nd) - 1) : 0, .dim = -1, .dtype = DT_COUNT};
+  if (!norm_p(sema, pa, DT_COUNT, &a.p)) return poison(sema);
+  if (!dtype_is_float(r)) {
+    diag_error(sema->cx, call_loc(e), "norm(): input dtype should be either floating point or complex. Got %s instead.",
+               torch_name(r));
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
+}
+
+// ============================================================================
+// norm
+// ============================================================================
+// norm's p: a number, or 'fro' (2), of a norm over dtype dt (which must be a float);
+// false after the message
+bool norm_p(Sema *sema, Ast *pa, DType dt, double *p) {
+  *p = 2;
+  if (pa && pa->ty->kind == TY_STR) {
+    if (strcmp(pa->ty->module, "fro")) {
+      diag_error(sema->cx, pa->loc, "norm: p='%s' is not supported: tdsl has the vector p-norms and 'fro'",
+                 pa->ty->module);
+      return false;
+    }
+  } else if (pa && is_scalar(pa->ty)) {
+    *p = pa->ty->fval;
+  } else if (pa) {
+    diag_error(sema->cx, pa->loc, "norm(): argument 'p' must be Number, not %s", py_type_name(pa->ty));
+    return false;
+  }
+  if (dt != DT_COUNT && !dtype_is_float(dt)) {
+    diag_error(sema->cx, pa ? pa->loc : (Loc){0}, "norm(): input dtype should be either floating point or complex. "
+               "Got %s instead.", torch_name(dt));
+    return false;
+  }
+  return true;
+}
+
+// norm(input, p='fro', dim=None, keepdim=False, dtype=None): vector p-norms over dim (all
+// dims by default); 'fro' is the 2-norm
+TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *pa = barg(e, 1), *da = barg(e, 2), *ka = barg(e, 3), *dta = barg(e, 4);
+  ReduceArgs a = {.dtype = DT_COUNT};
+  if (!norm_p(sema, pa, DT_COUNT, &a.p)) return poison(sema);
+  DType dt = x->ty->dtype;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  if (dta) a.dtype = dt;
+  if (!dtype_is_float(dt)) {
+    diag_error(sema->cx, call_loc(e), "norm(): input dtype should be either floating point or complex. Got %s instead.",
+               torch_name(dt));
+    return poison(sema);
+  }
+  int nd = x->ty->view.ndim, dims[MAX_LIST], n = 0;
+  if (da && !get_dims(sema, e, da, "dim", nd, dims, &n)) return poison(sema);
+  if (ka && !get_bool(sema, e, ka, "keepdim", &a.keepdim)) return poison(sema);
+  for (int i = 0; i < n; i++) a.mask |= 1u << dims[i];
+  if (!n) a.mask = nd ? (uint32_t)((1ull << nd) - 1) : 0;
+  a.dim = n == 1 ? dims[0] : -1;
+  if (isinf(a.p) && !n && view_numel(x->ty->view) == 0) {  // amax, amin need elements
+    diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+               "the reduction dim with the 'dim' argument.", a.p > 0 ? "amax" : "amin");
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }

@@ -1,13 +1,16 @@
 // frontend/sema_loss.c: the loss functions of torch.nn.functional (mse_loss, l1_loss,
 // smooth_l1_loss, huber_loss, soft_margin_loss, binary_cross_entropy(_with_logits),
-// kl_div, nll_loss, cross_entropy), each built from the nodes it is made of as parts
-// (sema_nn.c's part builders) that fusion joins again.
+// kl_div, nll_loss, cross_entropy, poisson_nll_loss, gaussian_nll_loss; the margin and
+// embedding losses are sema_loss_margin.c's), each handed to its builder (ir/build_loss.c)
+// with its arguments parsed into LossArgs.
 // Invariants: every check PyTorch 1.13 makes before it computes is made here first, with
 // its message at the argument; a loss PyTorch computes in one CUDA kernel is computed in
 // f32 for f16/bf16 and rounded once, before its reduction, as the kernel's output is; a
 // loss PyTorch composes of several ops is built of the same ops in the same dtypes. The
 // class index of nll_loss is read by gather, whose run-time check reports an index out
-// of range; a target equal to ignore_index is replaced by 0 before it is read.
+// of range; a target equal to ignore_index is replaced by 0 before it is read. Not
+// checked: gaussian_nll_loss's "var has negative entry/entries" (a test of the values;
+// negative entries clamp to eps).
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -59,12 +62,36 @@ DType loss_compute_dtype(DType dt) { return dtype_is_half(dt) ? DT_F32 : dt; }
 
 // e becomes the loss the row's builder makes of ops[0..n) (NULL: an optional operand not
 // given, left out), with args a.
-static TType *loss_built(Sema *sema, Ast *e, const BuiltinDef *d, LossArgs a, Ast **ops, int n) {
+TType *loss_built(Sema *sema, Ast *e, const BuiltinDef *d, LossArgs a, Ast **ops, int n) {
   Ast *given[8];
   int k = 0;
   for (int i = 0; i < n; i++)
     if (ops[i]) given[k++] = ops[i];
   return built(sema, e, d->b.build, KEEP(sema, a), given, k);
+}
+
+// The reduction of a loss written in Python that tests the string itself:
+// ValueError "<reduction> is not valid", or Python's TypeError for `reduction + str`.
+bool loss_python_reduction(Sema *sema, const Ast *e, int i, int *red) {
+  Ast *a = i < e->nbargs ? e->bargs[i] : NULL;
+  if (a && a->ty->kind == TY_STR) {
+    const char *s = a->ty->module;
+    if (strcmp(s, "none") && strcmp(s, "mean") && strcmp(s, "sum")) {
+      diag_error(sema->cx, a->loc, "%s is not valid", s);
+      return false;
+    }
+  } else if (a) {
+    diag_error(sema->cx, a->loc, "unsupported operand type(s) for +: '%s' and 'str'", py_type_name(a->ty));
+    return false;
+  }
+  return loss_reduction(sema, e, i, false, red);
+}
+
+// A tensor argument the Python code reads an attribute of (x.dim(), x.size()).
+TType *loss_py_tensor(Sema *sema, Ast *a, const char *attr) {
+  if (is_tensor(a->ty)) return a->ty;
+  diag_error(sema->cx, a->loc, "'%s' object has no attribute '%s'", py_type_name(a->ty), attr);
+  return NULL;
 }
 
 static const char *torch_size(Sema *sema, const TType *t) {
@@ -532,4 +559,59 @@ TType *ck_cross_entropy(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!nll_check(sema, e, "cross_entropy_loss", lp, ta, wa, red)) return poison(sema);
   LossArgs a = {.reduction = red, .ignore_index = ignore, .weight = wa, .label_smoothing = ls};
   return loss_built(sema, e, d, a, (Ast *[]){xa, ta, wa}, 3);
+}
+
+// ============================================================================
+// poisson_nll_loss, gaussian_nll_loss
+// ============================================================================
+// poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
+// reduce=None, reduction='mean'): exp(input) - target * input, or input - target *
+// log(input + eps); full adds target * log(target) - target + 0.5 * log(2 pi target)
+// where target > 1 (in place: the loss keeps its dtype).
+TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *t = e->bargs[1];
+  int red;
+  bool log_input = true, full = false;
+  double eps;
+  const char *fn = "poisson_nll_loss";
+  if (!loss_no_legacy(sema, e, 4) || !loss_no_legacy(sema, e, 6) || !loss_python_reduction(sema, e, 7, &red) ||
+      !loss_aten_tensor(sema, x, fn, "input", 1) || !loss_aten_tensor(sema, t, fn, "target", 2) ||
+      (barg(e, 2) && !get_bool(sema, e, barg(e, 2), "log_input", &log_input)) ||
+      (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "full", &full)) ||
+      !loss_aten_float(sema, barg(e, 5), fn, "eps", 5, 1e-8, &eps))
+    return poison(sema);
+  LossArgs a = {.reduction = red, .log_input = log_input, .full = full, .eps = eps};
+  return loss_built(sema, e, d, a, (Ast *[]){x, t}, 2);
+}
+
+// gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
+// 0.5 * (log(v) + (input - target)^2 / v), v = var clamped to eps (var of input's size,
+// or one dim short, or its last dim 1), plus 0.5 * log(2 pi) when full.
+TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *t = e->bargs[1], *v = e->bargs[2], *fa = barg(e, 3), *ea = barg(e, 4);
+  TType *vt, *xt;
+  int red;
+  bool full = false, unsq = false;
+  if (!(vt = loss_py_tensor(sema, v, "size")) || !(xt = loss_py_tensor(sema, x, "size"))) return poison(sema);
+  int xn = xt->view.ndim, vn = vt->view.ndim;
+  const int64_t *xs = xt->view.shape, *vs = vt->view.shape;
+  if (!same_shape(xn, xs, vn, vs)) {
+    int xk = xn ? xn - 1 : 0;
+    if (same_shape(xk, xs, vn, vs)) {
+      unsq = true;
+    } else if (vn == 0) {
+      diag_error(sema->cx, v->loc, "Dimension specified as -1 but tensor has no dimensions");
+      return poison(sema);
+    } else if (!same_shape(xk, xs, vn - 1, vs) || vs[vn - 1] != 1) {
+      diag_error(sema->cx, v->loc, "var is of incorrect size");
+      return poison(sema);
+    }
+  }
+  if (!loss_python_reduction(sema, e, 5, &red) || (fa && !get_bool(sema, e, fa, "full", &full))) return poison(sema);
+  if (ea && !is_scalar(ea->ty)) {
+    diag_error(sema->cx, ea->loc, "clamp_(): argument 'min' must be Number, not %s", py_type_name(ea->ty));
+    return poison(sema);
+  }
+  LossArgs a = {.reduction = red, .full = full, .eps = ea ? ea->ty->fval : 1e-6, .var_unsqueeze = unsq};
+  return loss_built(sema, e, d, a, (Ast *[]){x, t, v}, 3);
 }

@@ -1,67 +1,30 @@
-// frontend/sema_loss_margin.c: the margin, embedding and likelihood losses of
-// torch.nn.functional (margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
+// frontend/sema_loss_margin.c: the margin and embedding losses of torch.nn.functional
+// (margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
 // multilabel_soft_margin_loss, multi_margin_loss, multilabel_margin_loss,
-// triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss,
-// gaussian_nll_loss): their checks; each is built by ir/build_loss.c from the ops PyTorch 1.13
-// composes it of.
+// triplet_margin_loss, triplet_margin_with_distance_loss): their checks; each is built by
+// ir/build_loss.c from the ops PyTorch 1.13 composes it of. The other losses, and the
+// pieces all share, are sema_loss.c's.
 // Invariants: PyTorch's checks come first, with its messages at the argument; a loss
 // PyTorch composes of ops (ATen's composite losses, the Python ones) is built of the
 // same ops in the same dtypes, so halves round after each op as PyTorch's do; the two
 // losses with CUDA kernels of their own (multi_margin_loss, multilabel_margin_loss)
 // compute in f32 for f16 and round once per sample, and read their class indices with
-// gather, whose run-time check reports an index out of range. Not checked: gaussian_nll_loss's
-// "var has negative entry/entries" (a test of the values; negative entries clamp to eps).
+// gather, whose run-time check reports an index out of range.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
-
 // ============================================================================
 // Shared pieces
 // ============================================================================
-// The reduction of a loss written in Python that tests the string itself:
-// ValueError "<reduction> is not valid", or Python's TypeError for `reduction + str`.
-static bool python_reduction(Sema *sema, const Ast *e, int i, int *red) {
-  Ast *a = i < e->nbargs ? e->bargs[i] : NULL;
-  if (a && a->ty->kind == TY_STR) {
-    const char *s = a->ty->module;
-    if (strcmp(s, "none") && strcmp(s, "mean") && strcmp(s, "sum")) {
-      diag_error(sema->cx, a->loc, "%s is not valid", s);
-      return false;
-    }
-  } else if (a) {
-    diag_error(sema->cx, a->loc, "unsupported operand type(s) for +: '%s' and 'str'", py_type_name(a->ty));
-    return false;
-  }
-  return loss_reduction(sema, e, i, false, red);
-}
-
-// A tensor argument the Python code reads an attribute of (x.dim(), x.size()).
-static TType *py_tensor(Sema *sema, Ast *a, const char *attr) {
-  if (is_tensor(a->ty)) return a->ty;
-  diag_error(sema->cx, a->loc, "'%s' object has no attribute '%s'", py_type_name(a->ty), attr);
-  return NULL;
-}
-
 // The deprecated size_average (i) and reduce (j), then reduction (r) as get_enum reads it.
 static bool enum_reduction(Sema *sema, const Ast *e, int i, int j, int r, int *red) {
   return loss_no_legacy(sema, e, i) && loss_no_legacy(sema, e, j) && loss_reduction(sema, e, r, false, red);
 }
 
-
 static const char *size_str(Sema *sema, const TType *t) { return shape_str(sema, t->view.ndim, t->view.shape); }
-
-// e becomes the loss the row's builder makes of ops[0..n) (NULL: an optional operand not
-// given, left out), with args a.
-static TType *loss_built(Sema *sema, Ast *e, const BuiltinDef *d, LossArgs a, Ast **ops, int n) {
-  Ast *given[8];
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    if (ops[i]) given[k++] = ops[i];
-  return built(sema, e, d->b.build, KEEP(sema, a), given, k);
-}
 
 // ============================================================================
 // margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss
@@ -73,8 +36,8 @@ TType *ck_margin_ranking_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   TType *at, *bt, *tt;
   int red;
   double margin;
-  if (!enum_reduction(sema, e, 4, 5, 6, &red) || !(at = py_tensor(sema, a, "dim")) ||
-      !(bt = py_tensor(sema, b, "dim")) || !(tt = py_tensor(sema, t, "dim")))
+  if (!enum_reduction(sema, e, 4, 5, 6, &red) || !(at = loss_py_tensor(sema, a, "dim")) ||
+      !(bt = loss_py_tensor(sema, b, "dim")) || !(tt = loss_py_tensor(sema, t, "dim")))
     return poison(sema);
   if (at->view.ndim != bt->view.ndim || at->view.ndim != tt->view.ndim) {  // PyTorch's text ends in a space
     diag_error(sema->cx, call_loc(e), "margin_ranking_loss : All input tensors should have same dimension but got "
@@ -138,7 +101,7 @@ TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   Ast *x = e->bargs[0], *t = e->bargs[1], *w = barg(e, 2);
   int red;
   TType *xt;
-  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !(xt = py_tensor(sema, x, "dim")))
+  if (!loss_no_legacy(sema, e, 3) || !loss_no_legacy(sema, e, 4) || !(xt = loss_py_tensor(sema, x, "dim")))
     return poison(sema);
   if (xt->view.ndim == 0) {
     diag_error(sema->cx, x->loc, "Dimension specified as -1 but tensor has no dimensions");
@@ -148,7 +111,7 @@ TType *ck_multilabel_soft_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, call_loc(e), "\"log_sigmoid_forward_cuda\" not implemented for '%s'", torch_name(xt->dtype));
     return poison(sema);
   }
-  if (!python_reduction(sema, e, 5, &red)) return poison(sema);
+  if (!loss_python_reduction(sema, e, 5, &red)) return poison(sema);
   return loss_built(sema, e, d, (LossArgs){.reduction = red, .weight = w}, (Ast *[]){x, t, w}, 3);
 }
 
@@ -195,7 +158,7 @@ TType *ck_multi_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
     diag_error(sema->cx, pa->loc, "only p == 1 and p == 2 supported");
     return poison(sema);
   }
-  if (w && !py_tensor(sema, w, "dim")) return poison(sema);
+  if (w && !loss_py_tensor(sema, w, "dim")) return poison(sema);
   if (w && w->ty->view.ndim != 1) {
     diag_error(sema->cx, w->loc, "weight must be one-dimensional");
     return poison(sema);
@@ -297,59 +260,4 @@ TType *ck_triplet_margin_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   LossArgs a = {.reduction = red, .margin = margin, .p = norm, .eps = eps, .swap = swap, .margin_first = true};
   return loss_built(sema, e, d, a, apn, 3);
-}
-
-// ============================================================================
-// poisson_nll_loss, gaussian_nll_loss
-// ============================================================================
-// poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-08,
-// reduce=None, reduction='mean'): exp(input) - target * input, or input - target *
-// log(input + eps); full adds target * log(target) - target + 0.5 * log(2 pi target)
-// where target > 1 (in place: the loss keeps its dtype).
-TType *ck_poisson_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0], *t = e->bargs[1];
-  int red;
-  bool log_input = true, full = false;
-  double eps;
-  const char *fn = "poisson_nll_loss";
-  if (!loss_no_legacy(sema, e, 4) || !loss_no_legacy(sema, e, 6) || !python_reduction(sema, e, 7, &red) ||
-      !loss_aten_tensor(sema, x, fn, "input", 1) || !loss_aten_tensor(sema, t, fn, "target", 2) ||
-      (barg(e, 2) && !get_bool(sema, e, barg(e, 2), "log_input", &log_input)) ||
-      (barg(e, 3) && !get_bool(sema, e, barg(e, 3), "full", &full)) ||
-      !loss_aten_float(sema, barg(e, 5), fn, "eps", 5, 1e-8, &eps))
-    return poison(sema);
-  LossArgs a = {.reduction = red, .log_input = log_input, .full = full, .eps = eps};
-  return loss_built(sema, e, d, a, (Ast *[]){x, t}, 2);
-}
-
-// gaussian_nll_loss(input, target, var, full=False, eps=1e-06, reduction='mean'):
-// 0.5 * (log(v) + (input - target)^2 / v), v = var clamped to eps (var of input's size,
-// or one dim short, or its last dim 1), plus 0.5 * log(2 pi) when full.
-TType *ck_gaussian_nll_loss(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0], *t = e->bargs[1], *v = e->bargs[2], *fa = barg(e, 3), *ea = barg(e, 4);
-  TType *vt, *xt;
-  int red;
-  bool full = false, unsq = false;
-  if (!(vt = py_tensor(sema, v, "size")) || !(xt = py_tensor(sema, x, "size"))) return poison(sema);
-  int xn = xt->view.ndim, vn = vt->view.ndim;
-  const int64_t *xs = xt->view.shape, *vs = vt->view.shape;
-  if (!same_shape(xn, xs, vn, vs)) {
-    int xk = xn ? xn - 1 : 0;
-    if (same_shape(xk, xs, vn, vs)) {
-      unsq = true;
-    } else if (vn == 0) {
-      diag_error(sema->cx, v->loc, "Dimension specified as -1 but tensor has no dimensions");
-      return poison(sema);
-    } else if (!same_shape(xk, xs, vn - 1, vs) || vs[vn - 1] != 1) {
-      diag_error(sema->cx, v->loc, "var is of incorrect size");
-      return poison(sema);
-    }
-  }
-  if (!python_reduction(sema, e, 5, &red) || (fa && !get_bool(sema, e, fa, "full", &full))) return poison(sema);
-  if (ea && !is_scalar(ea->ty)) {
-    diag_error(sema->cx, ea->loc, "clamp_(): argument 'min' must be Number, not %s", py_type_name(ea->ty));
-    return poison(sema);
-  }
-  LossArgs a = {.reduction = red, .full = full, .eps = ea ? ea->ty->fval : 1e-6, .var_unsqueeze = unsq};
-  return loss_built(sema, e, d, a, (Ast *[]){x, t, v}, 3);
 }

@@ -1,10 +1,13 @@
 // frontend/sema_mask.c: the ops that keep or replace elements by a mask — masked_fill,
 // tril, triu — built from where and (for the triangles) the comparison of two aranges,
-// which fusion computes inside the kernel that reads them: no mask is ever stored.
+// which fusion computes inside the kernel that reads them: no mask is ever stored. And
+// the ops whose result's shape depends on the values (nonzero, unique, masked_select,
+// equal ...), refused with a message that says why.
 #include "frontend/sema_internal.h"
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 // Whether the Python number v converts to dtype dt as PyTorch's checked_convert has it
 // (reporting PyTorch's message at loc when not). An int converts to u8 from -255 up
@@ -66,4 +69,34 @@ TType *ck_tril(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!wrap_dim(sema, call_loc(e), -2, xt->view.ndim, &r)) return poison(sema);
   MathArgs ma = {.dim = r, .n = k, .lower = d->variant == 0};
   return built(sema, e, d->b.build, KEEP(sema, ma), e->bargs, 1);
+}
+
+// ============================================================================
+// The ops whose result depends on the values: refused
+// ============================================================================
+TType *ck_data_dependent(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const struct {
+    const char *name, *why, *instead;
+  } whys[] = {
+      {"nonzero", "its shape is the number of nonzero elements",
+       "compute on the mask (x != 0) instead, with torch.where(mask, a, b) or mask.sum()"},
+      {"argwhere", "its shape is the number of nonzero elements",
+       "compute on the mask (x != 0) instead, with torch.where(mask, a, b) or mask.sum()"},
+      {"masked_select", "its shape is the number of true elements of the mask",
+       "torch.where(mask, x, 0) keeps x's shape (mask.sum() counts them)"},
+      {"unique", "its shape is the number of distinct values",
+       "compare the values with a mask of a fixed shape, (x[:, None] == x[None, :])"},
+      {"unique_consecutive", "its shape is the number of runs",
+       "mark where runs start with a mask of a fixed shape, (x[1:] != x[:-1])"},
+      {"bincount", "its shape is the largest value plus one",
+       "give the number of classes: F.one_hot(x, num_classes=N).sum(0)"},
+      {"equal", "it is a Python bool", "torch.eq(a, b).all() is the same answer as a tensor"},
+      {"allclose", "it is a Python bool", "torch.isclose(a, b).all() is the same answer as a tensor"},
+  };
+  const char *why = "its result depends on the values", *instead = "compute with masks of a fixed shape";
+  for (size_t i = 0; i < sizeof whys / sizeof whys[0]; i++)
+    if (!strcmp(whys[i].name, d->b.name)) why = whys[i].why, instead = whys[i].instead;
+  diag_error(sema->cx, call_loc(e), "%s() is not supported: %s, known only when the program runs: %s", d->b.name,
+             why, instead);
+  return poison(sema);
 }

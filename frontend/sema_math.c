@@ -15,13 +15,11 @@
 bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
   bool fl = dtype_is_float(in);
   const char *kname = NULL;
-  switch (op) {
-  case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
-  case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_RECIPROCAL: case OP_EXPM1: case OP_LOG1P: case OP_ERFC: case OP_LGAMMA:
-  case OP_LOG10: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_ASINH:
-  case OP_ACOSH: case OP_ATANH:
+  if (op_flags(op) & OF_INT_TO_FLOAT) {  // ir/ops.def's flag: ints and bool compute in the default float
     *out = fl ? in : DT_F32;
     return true;
+  }
+  switch (op) {
   case OP_FRAC: kname = "frac_cuda"; break;
   case OP_TRUNC: kname = "trunc_cuda"; break;
   case OP_GELU: case OP_GELU_TANH: kname = "GeluCUDAKernelImpl"; break;

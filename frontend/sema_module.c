@@ -52,8 +52,27 @@ static const char *default_module(const char *name) {
 
 const Import *find_import(Sema *sema, const char *name) {
   for (int i = sema->imports.len - 1; i >= 0; i--)
-    if (!strcmp(sema->imports.data[i].name, name)) return &sema->imports.data[i];
+    if (!strcmp(sema->imports.data[i].name, name)) return sema->imports.data[i].inert ? NULL : &sema->imports.data[i];
   return NULL;
+}
+
+// name used where it is bound only by an import of a module tdsl does not compile: that
+// error, at at, with where it was imported; false for any other name.
+bool inert_use(Sema *sema, Loc at, const char *name) {
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (strcmp(im->name, name)) continue;
+    if (!im->inert) return false;
+    if (im->attr)
+      diag_error(sema->cx, at, "'%s' is imported from '%s', which tdsl does not compile: write what it computes "
+                 "with torch's ops, or compute it outside and pass it as a parameter", name, im->module);
+    else
+      diag_error(sema->cx, at, "'%s' is the module '%s', which tdsl does not compile: write what it computes with "
+                 "torch's ops, or compute it outside and pass it as a parameter", name, im->module);
+    diag_note(sema->cx, im->loc, "imported here");
+    return true;
+  }
+  return false;
 }
 
 const char *module_named(Sema *sema, const char *name) {
@@ -101,12 +120,23 @@ static bool module_has(const char *m, const char *a) {
 
 // One import declaration: each name it binds in sema->imports, in order (a later import
 // of a name replaces an earlier one, as in Python).
+// The names an import of a module tdsl does not compile binds (import numpy as np, from
+// timm.layers import DropPath): recorded, so that a use of one says where it comes from.
+static void declare_inert(Sema *sema, const Ast *d) {
+  for (int i = 0; i < d->list.len; i++) {
+    const Ast *a = d->list.data[i];
+    Import im = {.loc = a->oploc, .inert = true, .module = d->name ? d->name : a->name, .attr = d->name ? a->name : NULL};
+    if (a->lhs) im.name = a->lhs->name;
+    else if (d->name) im.name = a->name;
+    else im.name = arena_strndup(&sema->cx->arena, a->name, strcspn(a->name, "."));  // import os.path binds os
+    vec_push(&sema->cx->arena, &sema->imports, im);
+  }
+}
+
 void declare_import(Sema *sema, const Ast *d) {
   const char *from = d->name;
-  if (from && inert_module(from)) return;  // from dataclasses import dataclass: nothing tdsl compiles uses it
-  if (from && !known_module(from)) {
-    diag_error(sema->cx, d->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
-               "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", from);
+  if (from && (inert_module(from) || !known_module(from))) {  // a use of its names is the error (inert_use)
+    declare_inert(sema, d);
     return;
   }
   if (from && d->list.len == 0) {
@@ -129,10 +159,11 @@ void declare_import(Sema *sema, const Ast *d) {
       }
       im.name = a->lhs ? a->lhs->name : a->name;
     } else {
-      if (inert_module(a->name)) continue;
-      if (!known_module(a->name)) {
-        diag_error(sema->cx, a->oploc, "import of '%s' is not supported: a tdsl program may import torch, torch.nn, "
-                   "torch.nn.functional, math, einops, typing (and Python's standard library, unused)", a->name);
+      if (inert_module(a->name) || !known_module(a->name)) {
+        Ast one = *d;
+        one.list = (AstList){0};
+        vec_push(&sema->cx->arena, &one.list, (Ast *)a);
+        declare_inert(sema, &one);
         continue;
       }
       if (a->lhs) {  // import torch.nn.functional as F
@@ -388,7 +419,14 @@ static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
   return NULL;
 }
 
+static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
+static bool is_einops_layer(const TType *m);
+
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  if (is_einops_layer(m) || is_lambda(m)) {
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", m->module + 7, e->name);
+    return poison(sema);
+  }
   const TType *t = nn_arg(sema, m, e->name);
   if (t) return (TType *)t;
   if (!strcmp(e->name, "training")) return ty_bool(sema, false);  // eval mode
@@ -399,6 +437,7 @@ TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
 // The module object m called on the checked arguments args of call e: its functional op
 // with the inputs first, then the constructor's arguments by name. e becomes that call.
 static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  if (is_einops_layer(m)) return einops_apply(sema, e, m, args);
   const Ast *ctor = m->ctor;
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
   TD_ASSERT(c);
@@ -456,6 +495,62 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return become(sema, e, f);
 }
 
+// ============================================================================
+// einops' layers: Rearrange(pattern, **axes) and Reduce(pattern, reduction, **axes)
+// ============================================================================
+// A layer of module m (einops.layers.torch ...) constructed by call e: the module object
+// "einops.Rearrange" holding its call (its pattern checked where it is applied, einops'
+// own messages); EinMix has weights: refused, with what to write instead.
+static TType *einops_layer(Sema *sema, Ast *e, const char *m) {
+  bool rearrange = !strcmp(e->name, "Rearrange"), reduce = !strcmp(e->name, "Reduce");
+  if (!rearrange && !reduce) {
+    if (!strcmp(e->name, "EinMix"))
+      diag_error(sema->cx, call_loc(e), "einops' EinMix has weights: pass its weight (and bias) to the function as "
+                 "parameters and call einops.einsum(x, weight, pattern) where the forward pass calls the layer");
+    else
+      diag_error(sema->cx, call_loc(e), "module '%s' has no attribute '%s'", m, e->name);
+    return poison(sema);
+  }
+  if (!check_args(sema, e)) return poison(sema);
+  int npos = 0;
+  for (int i = 0; i < e->list.len; i++) {
+    const Ast *a = e->list.data[i];
+    npos += a->kind != AST_KWARG || (reduce && !strcmp(a->name, "reduction"));  // Reduce(p, reduction='max')
+  }
+  if (npos != (rearrange ? 1 : 2)) {
+    diag_error(sema->cx, call_loc(e), "%s.__init__() takes %d positional argument%s but %d were given", e->name,
+               rearrange ? 2 : 3, rearrange ? "" : "s", npos + 1);
+    return poison(sema);
+  }
+  TType *t = ty_module(sema, rearrange ? "einops.Rearrange" : "einops.Reduce");
+  t->ctor = e;
+  return t;
+}
+
+static bool is_einops_layer(const TType *m) { return !strncmp(m->module, "einops.", 7); }
+
+// einops layer m applied to args at call e: einops.rearrange(x, pattern, **axes) (reduce:
+// pattern, reduction), which e becomes.
+static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  int ninputs = 0;
+  for (int i = 0; i < args->len; i++) ninputs += args->data[i]->kind != AST_KWARG;
+  if (ninputs != 1 || args->len != 1) {
+    diag_error(sema->cx, e->loc, "%s.forward() takes 2 positional arguments but %d were given", m->module + 7,
+               ninputs + 1);
+    return poison(sema);
+  }
+  Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
+  f->name = !strcmp(m->module, "einops.Rearrange") ? "rearrange" : "reduce";
+  f->oploc = e->kind == AST_CALL ? call_loc(e) : e->lhs->loc;
+  vec_push(&sema->cx->arena, &f->list, args->data[0]);
+  for (int i = 0; i < m->ctor->list.len; i++) vec_push(&sema->cx->arena, &f->list, m->ctor->list.data[i]);
+  const BuiltinDef *d = builtin_find_form(f->name, F_EINOPS);
+  TD_ASSERT(d);
+  TType *r = f->ty = check_builtin(sema, f, d);
+  if (is_poison(r)) return r;
+  return become(sema, e, f);
+}
+
 // A call NAME(args) of a local holding a module object, nn.NAME(args) constructing one,
 // and torch._assert: the module's meaning; a name imported from a module (torch's, einops')
 // becomes that module's attribute (e is rewritten, and NULL returned so that the call is
@@ -465,6 +560,7 @@ TType *module_call(Sema *sema, Ast *e) {
     Sym *s = find_local(sema, e->name);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
+      if (is_lambda(s->ty)) return lambda_call(sema, e, s->ty, &e->list);
       return nn_apply(sema, e, s->ty, &e->list);
     }
     if (s || find_const(sema, e->name) || sema_find_fn(sema->p, e->name)) return NULL;
@@ -477,14 +573,8 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
-  if (!strncmp(m, "einops.layers", 13)) {  // Rearrange(pattern, ...) as a module object
-    const char *fn = !strcmp(e->name, "Rearrange") ? "rearrange(x, pattern, ...)"
-                     : !strcmp(e->name, "Reduce")  ? "reduce(x, pattern, reduction, ...)"
-                                                   : "einsum(x, weight, pattern) with its weight as a parameter";
-    diag_error(sema->cx, call_loc(e), "einops' layer %s.%s is not supported: call einops.%s where the forward pass "
-               "calls it", m, e->name, fn);
-    return poison(sema);
-  }
+  if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
+  if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);
   return NULL;
 }
 
@@ -493,6 +583,7 @@ TType *check_apply(Sema *sema, Ast *e) {
   TType *c = check_expr(sema, e->lhs);
   bool ok = check_items(sema, &e->list);
   if (is_poison(c) || !ok) return poison(sema);
+  if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
   return poison(sema);

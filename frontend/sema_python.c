@@ -169,6 +169,11 @@ bool unpack_starred(Sema *sema, AstList *list) {
     }
     Ast *v = a->lhs, **items;
     int n;
+    if (a->op == 2) {  // **d: its items as keyword arguments
+      if (!dict_unpack(sema, a, &out)) return false;
+      continue;
+    }
+    if (v->ty->kind == TY_DICT) v = dict_keys(sema, v, v);  // *d: its keys
     if (is_tensor(v->ty)) {  // *x iterates over x's first dim
       if (v->ty->view.ndim == 0) {
         diag_error(sema->cx, v->loc, "iteration over a 0-d tensor");

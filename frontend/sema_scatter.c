@@ -4,7 +4,8 @@
 // index_fill, scatter, scatter_add, scatter_reduce (each a method x.NAME_ writing x, and
 // an out-of-place x.NAME / torch.NAME writing a clone), int-list indices (x[[0, 2]]),
 // and the in-place methods of every other op (x.clamp_(min=0): the op's result stored
-// into x). The nodes are OP_INDEX_PUT and OP_SCATTER (ir/scatter.c builds them); a
+// into x); the out-of-place slice_scatter, select_scatter, diagonal_scatter and
+// masked_scatter. The nodes are OP_INDEX_PUT and OP_SCATTER (ir/scatter.c builds them); a
 // node's value is its target (lower.c), so later reads see the write.
 #include "frontend/sema_internal.h"
 #include "ir/opmath.h"
@@ -550,4 +551,103 @@ TType *inplace_method(Sema *sema, Ast *e) {
   e->ty = NULL;
   check_store_common(sema, e, x, oop, -1);
   return e->ty ? e->ty : poison(sema);
+}
+
+// slice_scatter(input, src, dim=0, start=None, end=None, step=1),
+// select_scatter(input, src, dim, index), diagonal_scatter(input, src, offset=0, dim1=0,
+// dim2=1): input with src written where the view (slice, select, diagonal) of it is.
+TType *ck_view_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
+  static const Builtin select = {"select", BK_VIEW, OP_COPY, "input, dim, index", NULL},
+                       diagonal = {"diagonal", BK_VIEW, OP_COPY, "input, offset=0, dim1=0, dim2=1", NULL};
+  Ast *x = e->bargs[0], *src = e->bargs[1];
+  if (!is_tensor(x->ty) || !is_tensor(src->ty)) {
+    diag_error(sema->cx, call_loc(e), "%s(): argument '%s' must be Tensor, not %s", d->b.name,
+               is_tensor(x->ty) ? "src" : "input", py_type_name(is_tensor(x->ty) ? src->ty : x->ty));
+    return poison(sema);
+  }
+  const TType *t = x->ty;
+  IndexArgs a = {.view = (ViewScatter)d->variant};
+  View pos;  // the positions the view takes, of arange(numel) viewed as the input
+  if (a.view == SCATTER_SLICE) {  // the positions along dim, as Python's slice takes them
+    int64_t v[4] = {0, 0, INT64_MAX, 1};
+    bool given[4] = {true, false, false, true};
+    for (int i = 0; i < 4; i++) {
+      const Ast *arg = e->bargs[2 + i];
+      if (!arg || arg->ty->kind == TY_NONE) continue;
+      if (!is_scalar(arg->ty) || arg->ty->dtype == DT_F64) {
+        diag_error(sema->cx, arg->loc, "slice_scatter(): argument '%s' must be int, not %s",
+                   (const char *[]){"dim", "start", "end", "step"}[i], py_type_name(arg->ty));
+        return poison(sema);
+      }
+      v[i] = arg->ty->ival, given[i] = true;
+    }
+    if (!wrap_dim(sema, e->bargs[2] ? e->bargs[2]->loc : call_loc(e), v[0], t->view.ndim, &a.dim)) return poison(sema);
+    if (v[3] <= 0) {
+      diag_error(sema->cx, e->bargs[5]->loc, "slice step must be positive");
+      return poison(sema);
+    }
+    int64_t n = t->view.shape[a.dim], lo = given[1] ? v[1] : 0, hi = given[2] ? v[2] : n;
+    lo = lo < 0 ? (lo + n < 0 ? 0 : lo + n) : (lo > n ? n : lo);
+    hi = hi < 0 ? (hi + n < 0 ? 0 : hi + n) : (hi > n ? n : hi);
+    a.start = lo, a.end = hi < lo ? lo : hi, a.step = v[3];
+    pos = view_contiguous(t->view.ndim, t->view.shape);
+    pos.shape[a.dim] = (a.end - a.start) / a.step + ((a.end - a.start) % a.step != 0);
+  } else {  // select or diagonal of the positions: their own checks and words
+    Ast sub = *e, *holder = ast_new(sema->cx, AST_NAME, e->loc);
+    holder->ty = ty_fresh(sema, DT_I64, t->view.ndim, t->view.shape);
+    Ast *args[4] = {holder, e->bargs[2], barg(e, 3), barg(e, 4)};
+    sub.bargs = args;
+    sub.nbargs = a.view == SCATTER_SELECT ? 3 : 4;
+    sub.bi = a.view == SCATTER_SELECT ? &select : &diagonal;
+    sub.lhs = NULL;
+    TType *pt = a.view == SCATTER_SELECT ? ck_select(sema, &sub, NULL) : ck_diagonal(sema, &sub, NULL);
+    if (is_poison(pt)) return poison(sema);
+    pos = pt->view;
+    if (a.view == SCATTER_SELECT) {
+      int64_t index = args[2]->ty->ival;
+      wrap_dim(sema, e->loc, args[1]->ty->ival, t->view.ndim, &a.dim);
+      a.start = index < 0 ? index + t->view.shape[a.dim] : index;
+    } else {
+      a.offset = args[1] ? args[1]->ty->ival : 0;
+      wrap_dim(sema, e->loc, args[2] ? args[2]->ty->ival : 0, t->view.ndim, &a.dim1);
+      wrap_dim(sema, e->loc, args[3] ? args[3]->ty->ival : 1, t->view.ndim, &a.dim2);
+    }
+  }
+  if (!same_shape(src->ty->view.ndim, src->ty->view.shape, pos.ndim, pos.shape)) {
+    diag_error(sema->cx, src->loc, "expected src to have a size equal to the slice of self. src size = %s, slice size = %s",
+               shape_str(sema, src->ty->view.ndim, src->ty->view.shape), shape_str(sema, pos.ndim, pos.shape));
+    return poison(sema);
+  }
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 2);
+}
+
+// masked_scatter(input, mask, source): input and mask broadcast together; the k-th true
+// element of the mask (row-major) takes source's k-th element. The k of each element is
+// the running count of trues before it (cumsum): source.reshape(-1)[k] where the mask is
+// true, input elsewhere. Too few source elements: index_select's error, at run time.
+TType *ck_masked_scatter(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *m = e->bargs[1], *src = e->bargs[2];
+  for (int i = 0; i < 3; i++)
+    if (!is_tensor(e->bargs[i]->ty)) {
+      diag_error(sema->cx, e->bargs[i]->loc, "masked_scatter(): argument '%s' must be Tensor, not %s",
+                 (const char *[]){"input", "mask", "source"}[i], py_type_name(e->bargs[i]->ty));
+      return poison(sema);
+    }
+  if (src->ty->dtype != x->ty->dtype) {  // PyTorch's words, its missing space included
+    diag_error(sema->cx, src->loc, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
+               torch_name(x->ty->dtype), torch_name(src->ty->dtype));
+    return poison(sema);
+  }
+  if (dtype_is_float(m->ty->dtype)) {
+    diag_error(sema->cx, m->loc, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
+               torch_name(m->ty->dtype));
+    return poison(sema);
+  }
+  int n = x->ty->view.ndim;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, x->ty->view.shape, sizeof(int64_t) * (size_t)n);
+  if (!broadcast(sema, call_loc(e), &n, shape, m->ty->view.ndim, m->ty->view.shape)) return poison(sema);
+  IndexArgs a = {.ndim = n};
+  memcpy(a.shape, shape, sizeof(int64_t) * (size_t)n);
+  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 3);
 }

@@ -432,6 +432,13 @@ static void check_augassign(Sema *sema, Ast *st) {
 }
 
 static void check_store(Sema *sema, Ast *st) {
+  Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
+  Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;
+  if (d && d->ty->kind == TY_DICT) {  // d[k] = v: the dict with k's value (sema_dict.c)
+    base->ty = d->ty;
+    if (!is_poison(check_expr(sema, st->rhs))) dict_store(sema, st, st->lhs, st->rhs);
+    return;
+  }
   sema->mask_target = true;  // x[mask] = v: the mask's store, not a masked_select
   check_expr(sema, st->lhs);
   sema->mask_target = false;
@@ -451,6 +458,10 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
   case AST_ASSERT: check_assert(sema, body, st); break;
   case AST_PASS: break;
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
+    if (st->lhs->kind == AST_CALL && !st->lhs->lhs && !strcmp(st->lhs->name, "del")) {  // del a, xs[i]
+      st->ty = st->lhs->ty = seq_del(sema, st->lhs) ? ty_new(sema, TY_NONE) : poison(sema);
+      break;
+    }
     st->ty = check_expr(sema, st->lhs);
     break;
   case AST_FOR: check_for(sema, body, st); break;
@@ -496,7 +507,13 @@ void check_block(Sema *sema, Body *body, AstList *stmts) {
 TType *check_body(Sema *sema, Ast *fn, TType **params) {
   Sym *saved = sema->scope;
   sema->scope = NULL;
-  for (int i = 0; i < fn->list.len; i++) bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
+  Ast **srcs = sema->param_src;
+  sema->param_src = NULL;
+  for (int i = 0; i < fn->list.len; i++) {
+    bind_name(sema, fn->list.data[i]->name, params[i], name_loc(fn->list.data[i]));
+    const TyKind k = params[i]->kind;
+    if (srcs && (k == TY_TUPLE || k == TY_LIST || k == TY_DICT)) sema->scope->src = srcs[i];  // a helper's tuple parameter
+  }
   Body body = {fn, NULL, false, 0, AST_COUNT};
   check_block(sema, &body, &fn->body);
   if (!body.returned && fn->rets.len == 0) {  // no result: falling off the end returns None

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_seq(const TType *t) { return t && (t->kind == TY_TUPLE || t->kind == TY_LIST); }
+// (a dict is a sequence of its values here: seq_items, seq_now, seq_replace)
+static bool is_seq(const TType *t) { return t && (t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT); }
 
 static TType *seq_type(Sema *sema, TyKind k, Ast **items, int n) {
   TType *t = ty_new(sema, k);
@@ -22,9 +23,27 @@ static TType *seq_type(Sema *sema, TyKind k, Ast **items, int n) {
   return t;
 }
 
+// The sequence v is now: a name holding one is the expression its binding holds at this
+// point, so that a list built of names keeps the values they have here (`c = [a]; a =
+// [y]`: c[0] is still the old a), as Python's list holds objects, not names.
+Ast *seq_now(Sema *sema, Ast *v) {
+  for (int guard = 0; v && v->kind == AST_NAME && is_seq(v->ty) && guard < 64; guard++) {
+    Sym *s = find_local(sema, v->name);
+    Const *c = s || find_dim(sema, v->name) ? NULL : find_const(sema, v->name);  // a const table's expression
+    if (c && c->src && c->ty == v->ty) {
+      v = c->src;
+      continue;
+    }
+    if (!s || !s->src || s->ty != v->ty) break;
+    v = s->src;
+  }
+  return v;
+}
+
 // e becomes the sequence of kind k of items[0..n).
 static TType *seq_of(Sema *sema, Ast *e, TyKind k, Ast **items, int n) {
   set_operands(sema, e, items, n);
+  for (int i = 0; i < n; i++) e->operands[i] = seq_now(sema, e->operands[i]);
   return seq_type(sema, k, items, n);
 }
 
@@ -74,6 +93,7 @@ static Ast *element_of(Sema *sema, Ast *a, int k) {
 
 bool seq_items(Sema *sema, const Ast *a, Ast ***items, int *n) {
   if (!is_seq(a->ty)) return false;
+  if (a->kind == AST_NAME && seq_now(sema, (Ast *)a) != a) return seq_items(sema, seq_now(sema, (Ast *)a), items, n);
   if (a->kind == AST_NAME) {
     Sym *s = find_local(sema, a->name);
     TD_ASSERT(s && s->src);  // bind_expr gives every sequence's name its expression
@@ -198,34 +218,82 @@ TType *seq_binary(Sema *sema, Ast *e) {
 // ============================================================================
 // Lists changed in place: xs.append(v), xs.extend(ys), xs.insert(i, v), xs += ys
 // ============================================================================
-// The name `name` (a local sequence) becomes the sequence of kind k of items: at node at
-// (a call or an augmented assignment), whose `unrolled` gets the binding lowering runs
-// there. A list is one object however many names hold it (b = a; a.append(x) changes
-// b): with aliases, every name holding the same list is rebound.
-void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases) {
-  Ast *nl = part_seq(sema, at, k, items, n);
-  const TType *old = name->ty;
-  const char *names[MAX_LIST];
-  Loc locs[MAX_LIST];
-  int nn = 0;
-  for (Sym *s = sema->scope; s && aliases; s = s->next)
-    if (s->ty == old && nn < MAX_LIST) names[nn] = s->name, locs[nn++] = s->loc;
-  if (!nn) names[nn] = name->name, locs[nn++] = name->loc;
-  for (int i = 0; i < nn; i++) {
-    bind_expr(sema, names[i], nl, locs[i]);
-    Ast *a = ast_new(sema->cx, AST_ASSIGN, at->loc);
-    vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, names[i], locs[i]));
-    a->rhs = nl;
-    set_operand1(sema, a, nl);
-    a->ty = nl->ty;
-    vec_push(&sema->cx->arena, &at->unrolled, a);
+// A list changed in place is a new value of the same object (its TType identifies it):
+// swaps holds each object changed so far (old type -> its new expression), so that a
+// sequence holding one (b = [a, a]; a.append(y): b sees it) is rebuilt holding the new
+// one, and so on outwards.
+typedef struct Swaps {
+  const TType *old[MAX_LIST];
+  Ast *now[MAX_LIST];
+  int n;
+} Swaps;
+
+// v with every changed object in it replaced, or NULL when v holds none.
+static Ast *swapped(Sema *sema, Ast *at, Ast *v, Swaps *sw, int depth) {
+  for (int i = 0; i < sw->n; i++)
+    if (v->ty == sw->old[i]) return sw->now[i];
+  Ast **items, **fresh = NULL;
+  int n;
+  if (depth > 32 || !seq_items(sema, seq_now(sema, v), &items, &n)) return NULL;
+  for (int k = 0; k < n; k++) {
+    Ast *r = is_seq(items[k]->ty) ? swapped(sema, at, items[k], sw, depth + 1) : NULL;
+    if (!r) continue;
+    if (!fresh) {
+      fresh = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n + 1));
+      for (int j = 0; j < n; j++) fresh[j] = items[j];
+    }
+    fresh[k] = r;
   }
+  if (!fresh) return NULL;
+  Ast *nv = v->ty->kind == TY_DICT ? part_dict(sema, at, v->ty->keys, fresh, n) : part_seq(sema, at, v->ty->kind, fresh, n);
+  nv->ty->size = v->ty->size;
+  if (sw->n < MAX_LIST) sw->old[sw->n] = v->ty, sw->now[sw->n++] = nv;
+  return nv;
+}
+
+// name bound to v at node at: the binding lowering runs there (at->unrolled).
+static void rebind_at(Sema *sema, Ast *at, const char *name, Loc loc, Ast *v) {
+  bind_expr(sema, name, v, loc);
+  Ast *a = ast_new(sema->cx, AST_ASSIGN, at->loc);
+  vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, name, loc));
+  a->rhs = v;
+  set_operand1(sema, a, v);
+  a->ty = v->ty;
+  vec_push(&sema->cx->arena, &at->unrolled, a);
+}
+
+// The name `name` (a local sequence) becomes the sequence of kind k of items: at node at
+// (a call or an augmented assignment), whose `unrolled` gets the bindings lowering runs
+// there. A list is one object however many names and sequences hold it (b = a; c = [a];
+// a.append(x) changes b and c): with aliases, every name holding it, or a sequence that
+// holds it at any depth, is rebound to the changed value.
+void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases) {
+  seq_replace(sema, at, name, part_seq(sema, at, k, items, n), aliases);
+}
+
+void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
+  if (!aliases) {
+    rebind_at(sema, at, name->name, name->loc, nl);
+    return;
+  }
+  Swaps sw = {.old = {name->ty}, .now = {nl}, .n = 1};
+  Sym *cur[MAX_SEQ / 256];
+  Ast *to[MAX_SEQ / 256];
+  int nc = 0;
+  for (Sym *s = sema->scope; s && nc < MAX_SEQ / 256; s = s->next) {
+    if (!is_seq(s->ty) || !s->src || find_local(sema, s->name) != s) continue;  // an older binding
+    Ast *r = swapped(sema, at, s->src, &sw, 0);
+    if (s->ty == name->ty) r = nl;
+    if (r) cur[nc] = s, to[nc++] = r;
+  }
+  for (int i = 0; i < nc; i++) rebind_at(sema, at, cur[i]->name, cur[i]->loc, to[i]);
 }
 
 // The items of iterable v (a list or tuple, a tensor over its first dim) for extend() or
 // +=; false after Python's message at loc.
 static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
   if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = unbind_ast(sema, v, v);
+  if (v->ty->kind == TY_DICT) v = dict_keys(sema, v, v);  // iterating a dict: its keys
   if (is_poison(v->ty)) return false;
   if (!seq_items(sema, v, items, n)) {
     diag_error(sema->cx, loc, is_tensor(v->ty) ? "iteration over a 0-d tensor" : "'%s' object is not iterable",
@@ -235,16 +303,126 @@ static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
   return true;
 }
 
+// An index of a list of n elements (Python's negative ones counted from the end) into
+// *k; false after Python's message (range: what an index out of range says).
+static bool list_position(Sema *sema, const Ast *i, int64_t n, const char *range, int64_t *k) {
+  const TType *it = i->ty;
+  if (!is_scalar(it) || it->dtype == DT_F64) {
+    diag_error(sema->cx, i->loc, "'%s' object cannot be interpreted as an integer", py_type_name(it));
+    return false;
+  }
+  *k = it->ival < 0 ? it->ival + n : it->ival;
+  if (*k < 0 || *k >= n) {
+    diag_error(sema->cx, i->loc, "%s", range);
+    return false;
+  }
+  return true;
+}
+
+// xs.pop() and xs.pop(i): the element, which the call's value is (its one operand), and the
+// list without it (every name and sequence holding the list sees it).
+static TType *list_pop(Sema *sema, Ast *e) {
+  if (e->list.len > 1) {
+    diag_error(sema->cx, call_loc(e), "pop expected at most 1 argument, got %d", e->list.len);
+    return poison(sema);
+  }
+  Ast **old;
+  int nold;
+  seq_items(sema, e->lhs, &old, &nold);
+  int64_t k = nold - 1;
+  if (!nold && !e->list.len) {
+    diag_error(sema->cx, call_loc(e), "pop from empty list");
+    return poison(sema);
+  }
+  if (e->list.len && !list_position(sema, e->list.data[0], nold, nold ? "pop index out of range" : "pop from empty list",
+                                    &k))
+    return poison(sema);
+  Ast *v = old[k];
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(nold + 1));
+  int m = 0;
+  for (int i = 0; i < nold; i++)
+    if (i != k) items[m++] = old[i];
+  seq_rebind(sema, e, e->lhs, items, m, TY_LIST, true);
+  set_operand1(sema, e, v);
+  return v->ty;
+}
+
+// del t of each target t of statement call `del` (del x, del xs[i], del xs[a:b]): a name
+// is unbound, a list loses the elements (every name and sequence holding it sees it), as
+// Python does; false after Python's message.
+bool seq_del(Sema *sema, Ast *call) {
+  for (int i = 0; i < call->list.len; i++) {
+    Ast *t = call->list.data[i];
+    if (t->kind == AST_NAME) {
+      if (!find_local(sema, t->name)) {
+        diag_error(sema->cx, t->loc, "name '%s' is not defined", t->name);
+        return false;
+      }
+      unbind_name(sema, t->name);
+      continue;
+    }
+    if (t->kind != AST_INDEX) {
+      diag_error(sema->cx, t->loc, "cannot delete %s", t->kind == AST_CALL ? "function call" : "expression");
+      return false;
+    }
+    if (is_poison(check_expr(sema, t->lhs))) return false;
+    for (int j = 0; j < t->list.len; j++) {
+      Ast *it = t->list.data[j], *parts[3] = {it->lhs, it->rhs, it->step};
+      for (int q = 0; q < (it->kind == AST_SLICE ? 3 : 0); q++)
+        if (parts[q] && is_poison(check_expr(sema, parts[q]))) return false;
+      if (it->kind != AST_SLICE && is_poison(check_expr(sema, it))) return false;
+    }
+    const TType *l = t->lhs->ty;
+    if (l->kind == TY_DICT) {
+      if (!dict_del(sema, call, t)) return false;
+      continue;
+    }
+    if (l->kind != TY_LIST) {
+      diag_error(sema->cx, t->lhs->loc, "'%s' object doesn't support item deletion", py_type_name(l));
+      return false;
+    }
+    Ast **old;
+    int nold;
+    seq_items(sema, t->lhs, &old, &nold);
+    bool *gone = arena_alloc(&sema->cx->arena, sizeof(bool) * (size_t)(nold + 1));
+    if (t->list.len != 1) {
+      diag_error(sema->cx, t->oploc, "list indices must be integers or slices, not tuple");
+      return false;
+    }
+    Ast *it = t->list.data[0];
+    if (it->kind == AST_SLICE) {  // the elements the slice picks
+      int64_t lo = 0, hi = 0, step = 1;
+      bool glo, ghi, gst;
+      if (!slice_part(sema, it->lhs, &lo, &glo) || !slice_part(sema, it->rhs, &hi, &ghi) ||
+          !slice_part(sema, it->step, &step, &gst))
+        return false;
+      if (step == 0) {
+        diag_error(sema->cx, it->step->loc, "slice step cannot be zero");
+        return false;
+      }
+      lo = glo ? slice_clamp(lo, nold, step) : step > 0 ? 0 : nold - 1;
+      hi = ghi ? slice_clamp(hi, nold, step) : step > 0 ? nold : -1;
+      for (int64_t q = lo; step > 0 ? q < hi : q > hi; q += step) gone[q] = true;
+    } else {
+      int64_t k;
+      if (!list_position(sema, it, nold, "list assignment index out of range", &k)) return false;
+      gone[k] = true;
+    }
+    Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(nold + 1));
+    int m = 0;
+    for (int q = 0; q < nold; q++)
+      if (!gone[q]) items[m++] = old[q];
+    seq_rebind(sema, call, t->lhs, items, m, TY_LIST, true);
+  }
+  return true;
+}
+
 TType *list_method(Sema *sema, Ast *e) {
   const TType *l = e->lhs->ty;
   const char *n = e->name;
-  bool known = !strcmp(n, "append") || !strcmp(n, "extend") || !strcmp(n, "insert");
+  bool known = !strcmp(n, "append") || !strcmp(n, "extend") || !strcmp(n, "insert") || !strcmp(n, "pop");
   if (l->kind != TY_LIST || !known) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(l), n);
-    return poison(sema);
-  }
-  if (e->lhs->kind != AST_NAME) {
-    diag_error(sema->cx, e->oploc, "%s() of a list no name holds is not supported: bind the list to a name first", n);
     return poison(sema);
   }
   int want = n[0] == 'i' ? 2 : 1;
@@ -253,6 +431,7 @@ TType *list_method(Sema *sema, Ast *e) {
       diag_error(sema->cx, e->list.data[i]->loc, "list.%s() takes no keyword arguments", n);
       return poison(sema);
     }
+  if (n[0] == 'p') return list_pop(sema, e);
   if (e->list.len != want) {
     if (want == 1) diag_error(sema->cx, call_loc(e), "list.%s() takes exactly one argument (%d given)", n, e->list.len);
     else diag_error(sema->cx, call_loc(e), "insert expected 2 arguments, got %d", e->list.len);
@@ -499,6 +678,7 @@ TType *python_builtin(Sema *sema, Ast *e) {
   const TType *a = pos[0]->ty;
   if (!strcmp(n, "len")) {
     if (is_seq(a)) return ty_int(sema, a->nelem);
+    if (a->kind == TY_STR) return ty_int(sema, (int64_t)strlen(a->module));
     if (is_tensor(a) && a->view.ndim > 0) return ty_int(sema, a->view.shape[0]);
     diag_error(sema->cx, pos[0]->loc, is_tensor(a) ? "len() of a 0-d tensor" : "object of type '%s' has no len()",
                py_type_name(a));

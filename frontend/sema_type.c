@@ -100,6 +100,7 @@ const char *py_type_name(const TType *t) {
   case TY_TUPLE: return "tuple";
   case TY_MODULE: return t->ctor ? strrchr(t->module, '.') + 1 : "module";  // an nn module object: its class
   case TY_STR: return "str";
+  case TY_DICT: return "dict";
   default: return "?";
   }
 }

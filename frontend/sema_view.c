@@ -62,27 +62,49 @@ static bool infer_shape(Sema *sema, Loc loc, int64_t numel, int n, const int64_t
   return check_numel(sema, loc, n, shape);
 }
 
-// x.view(dtype): x itself for its own dtype; of another of the same width whose bits the
-// loop IR reinterprets (f32 <-> i32, f64 <-> i64) one OP_BITCAST node — a copy of the bits,
-// where PyTorch's is a view sharing x's storage
+// x.view(dtype), PyTorch's view_dtype: x itself for its own dtype. Else the same bits as
+// another dtype: of the same width, one OP_BITCAST node (bool, u8 and i8: a cast, whose
+// bool is 0 or 1 where PyTorch keeps a byte other than 0 and 1, which reads as true); of
+// another width, the last dim's size scaled by the widths' ratio, behind PyTorch's checks
+// (last stride 1; to a wider dtype: last size, offset and the other strides divisible),
+// built of those bits by ir/build_shape.c's build_view_dtype. Every one is a copy of the
+// bits where PyTorch's is a view sharing x's storage.
 static TType *view_dtype(Sema *sema, Ast *e, TType *x, DType dt) {
   if (dt == x->dtype) return view_result(sema, e, x, x->view);
-  // bool, u8 and i8 have the same bits: a u8 <-> i8 cast wraps to them, bool to 0 and 1 (a
-  // byte other than 0 and 1 viewed as bool, which PyTorch leaves as it is, becomes 1)
-  bool byte_a = x->dtype == DT_BOOL || x->dtype == DT_U8 || x->dtype == DT_I8;
-  bool byte_b = dt == DT_BOOL || dt == DT_U8 || dt == DT_I8;
-  if (byte_a && byte_b) return cast_to(sema, e, dt);
-  bool ok = (dtype_size(dt) == dtype_size(x->dtype)) &&
-            ((x->dtype == DT_F32 && dt == DT_I32) || (x->dtype == DT_I32 && dt == DT_F32) ||
-             (x->dtype == DT_F64 && dt == DT_I64) || (x->dtype == DT_I64 && dt == DT_F64));
-  if (!ok) {
-    diag_error(sema->cx, call_loc(e), "view(dtype) from %s to %s is not supported: tdsl reinterprets float32 as int32, "
-               "float64 as int64 (and back) and bool, uint8 and int8 as each other", torch_name(x->dtype), torch_name(dt));
+  int from = dtype_size(x->dtype), to = dtype_size(dt);
+  if (from == to && from == 1) return cast_to(sema, e, dt);
+  if (from == to) {
+    e->bi = node_builtin(OP_BITCAST);
+    set_operand1(sema, e, e->bargs[0]);
+    return ty_fresh(sema, dt, x->view.ndim, x->view.shape);
+  }
+  const View *v = &x->view;
+  Loc loc = call_loc(e);
+  const char *a = torch_name(x->dtype), *b = torch_name(dt);
+  if (v->ndim == 0) {
+    diag_error(sema->cx, loc, "self.dim() cannot be 0 to view %s as %s (different element sizes)", a, b);
     return poison(sema);
   }
-  e->bi = node_builtin(OP_BITCAST);
-  set_operand1(sema, e, e->bargs[0]);
-  return ty_fresh(sema, dt, x->view.ndim, x->view.shape);
+  int last = v->ndim - 1;
+  int64_t k = to > from ? to / from : 1;  // to a wider dtype: PyTorch's checks in its order
+  if (v->shape[last] % k || v->offset % k) {
+    bool size = v->shape[last] % k;
+    diag_error(sema->cx, loc, "%s must be divisible by %" PRId64 " to view %s as %s (different element sizes), but got %"
+               PRId64, size ? "self.size(-1)" : "self.storage_offset()", k, a, b, size ? v->shape[last] : v->offset);
+    return poison(sema);
+  }
+  if (v->strides[last] != 1) {
+    diag_error(sema->cx, loc, "self.stride(-1) must be 1 to view %s as %s (different element sizes), but got %" PRId64,
+               a, b, v->strides[last]);
+    return poison(sema);
+  }
+  for (int i = 0; i < last; i++)
+    if (v->strides[i] % k) {
+      diag_error(sema->cx, loc, "self.stride(%d) must be divisible by %" PRId64 " to view %s as %s (different element "
+                 "sizes), but got %" PRId64, i, k, a, b, v->strides[i]);
+      return poison(sema);
+    }
+  return built(sema, e, build_view_dtype, KEEP(sema, (ShapeArgs){.dtype = dt}), e->bargs, 1);
 }
 
 TType *ck_view(Sema *sema, Ast *e, const BuiltinDef *d) {

@@ -30,7 +30,8 @@ struct Parse {
   Ctx *cx;
   const SrcFile *file;
   uint32_t pos;       // byte offset of the next token
-  int nest;           // open '(' and '[': newlines inside are not tokens
+  int nest;           // open '(', '[' and dict displays' '{': newlines inside are not tokens
+  uint64_t dicts;     // bit k: the bracket open at depth k + 1 is a dict display's '{' (k < 64)
   int last;           // the last token returned (0 before the first)
   bool fatal;         // nesting limit hit: the scanner returns end of input, nothing more is reported
   bool done;          // end of input seen (after the final NEWLINE)
@@ -96,11 +97,12 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
-%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise"
+%token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
 %token IMPORT "import" FROM "from" AS "as"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
 %token NEWLINE "newline"
+%token DICT_OPEN "{"  /* a '{' where an expression starts: a dict display (lexer.l) */
 %token ARROW "->" POW "**" FLOORDIV "//" EQ "==" NE "!=" LE "<=" GE ">=" ELLIPSIS "..." LSHIFT "<<" RSHIFT ">>"
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
@@ -112,7 +114,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %type <ast> comp_clauses comp_for comp_if strings
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
-%type <ast> primary args arg_list arg items item opt_expr star_expr
+%type <ast> primary args arg_list arg items item opt_expr star_expr dict_items dict_item lambda_params lambda_param
 %type <op> augop
 %type <flag> opt_mut
 
@@ -315,6 +317,7 @@ stmt
   | ASSERT expr                 { $$ = ast_assert(p->cx, $2, NULL, @$); }
   | ASSERT expr ',' expr        { $$ = ast_assert(p->cx, $2, $4, @$); }
   | RAISE expr                  { $$ = ast_assert(p->cx, NULL, $2, @$); }
+  | DEL exprs opt_comma         { $$ = ast_del(p->cx, $2, @1, @$); }
   | exprs_value                 { $$ = ast_expr_stmt(p->cx, $1, @$); }
   ;
 
@@ -359,6 +362,19 @@ star_expr
 expr
   : or_test
   | or_test IF or_test ELSE expr { $$ = ast_cond(p->cx, $1, $3, $5, @2); }
+  | LAMBDA ':' expr             { $$ = ast_lambda(p->cx, NULL, $3, @$); }
+  | LAMBDA lambda_params ':' expr { $$ = ast_lambda(p->cx, $2, $4, @$); }
+  ;
+
+/* a lambda's parameters: names, each with an optional default */
+lambda_params
+  : lambda_param                { $$ = ast_list_of(p->cx, $1, @$); }
+  | lambda_params ',' lambda_param { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+lambda_param
+  : IDENT                       { $$ = ast_lambda_param(p->cx, $1, NULL, @$); }
+  | IDENT '=' expr              { $$ = ast_lambda_param(p->cx, $1, $3, @$); }
   ;
 
 or_test
@@ -459,6 +475,8 @@ primary
   | '(' ')'                     { $$ = ast_tuple_expr(p->cx, NULL, @$); }
   | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
   | '(' exprs ',' star_expr ')' { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
+  | DICT_OPEN '}'               { $$ = ast_dict(p->cx, NULL, @$); }
+  | DICT_OPEN dict_items opt_comma '}' { $$ = ast_dict(p->cx, $2, @$); }
   | '[' ']'                     { $$ = ast_list_expr(p->cx, NULL, @$); }
   | '[' exprs opt_comma ']'     { $$ = ast_list_expr(p->cx, $2, @$); }
   | '[' expr comp_clauses ']'   { $$ = ast_comp(p->cx, false, $2, $3, @$); }
@@ -500,9 +518,20 @@ arg_list
   | arg_list ',' arg            { $$ = ast_append(p->cx, $1, $3); }
   ;
 
+/* {k: v, ...}: each pair a tuple, the display the call dict([...]) (ast_dict) */
+dict_items
+  : dict_item                   { $$ = ast_list_of(p->cx, $1, @$); }
+  | dict_items ',' dict_item    { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+dict_item
+  : expr ':' expr               { $$ = ast_pair(p->cx, $1, $3, @$); }
+  ;
+
 arg
   : expr
   | '*' bitor                   { $$ = ast_starred(p->cx, $2, @1, @$); }
+  | POW bitor                   { $$ = ast_double_starred(p->cx, $2, @1, @$); }
   | IDENT '=' expr              { $$ = ast_kwarg(p->cx, $1, $3, @1, @$); }
   ;
 
@@ -557,7 +586,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*'";
+    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "

@@ -202,12 +202,8 @@ Value *build_number(Builder *b, double v, DType dt) {
 // Dtypes and shapes of the elementwise primitives
 // ============================================================================
 DType build_unary_dtype(Op op, DType in) {
+  if (op_flags(op) & OF_INT_TO_FLOAT) return dtype_is_float(in) ? in : DT_F32;  // ints and bool: the default float
   switch (op) {
-  case OP_EXP: case OP_LOG: case OP_LOG2: case OP_EXP2: case OP_SQRT: case OP_RSQRT: case OP_SIN: case OP_COS:
-  case OP_TAN: case OP_TANH: case OP_SIGMOID: case OP_ERF: case OP_RECIPROCAL: case OP_EXPM1: case OP_LOG1P:
-  case OP_ERFC: case OP_LGAMMA: case OP_LOG10: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN:
-  case OP_ASINH: case OP_ACOSH: case OP_ATANH:
-    return dtype_is_float(in) ? in : DT_F32;  // ints and bool compute in the default float
   case OP_SQUARE: return in == DT_BOOL ? DT_I64 : in;
   case OP_LOGICAL_NOT: return DT_BOOL;
   default: return in;

@@ -479,11 +479,14 @@ typedef struct ShapeArgs {
   int dim;                         // repeat_interleave, narrow_copy
   int64_t count;                   // repeat_interleave: the repeats
   int64_t start, length;           // narrow_copy
+  DType dtype;                     // view_dtype: the dtype viewed as
 } ShapeArgs;
 int build_repeat_op(Builder *b, const void *args, Value **out);  // repeat, tile
 int build_repeat_interleave(Builder *b, const void *args, Value **out);
 int build_roll(Builder *b, const void *args, Value **out);
 int build_narrow_copy(Builder *b, const void *args, Value **out);
+// x.view(dtype) of a dtype of another width: the last dim's elements' bytes, regrouped
+int build_view_dtype(Builder *b, const void *args, Value **out);
 // pixel_shuffle (count: the factor r) and pixel_unshuffle (flat), of [*, C, H, W]
 int build_pixel_shuffle(Builder *b, const void *args, Value **out);
 // narrow(input, dim, start, length) of a 0-d integer tensor start, known at run time only:

@@ -4,7 +4,9 @@
 //                narrows (replicate) or narrows of the other end (circular), one dim
 //                after another from the last; negative pads are narrows
 //   pools        the window view of the (padded) input, [..., O..., k...] with no copy
-//                (view_windows), reduced over its window dims; avg's divisors without
+//                (view_windows), reduced over its window dims, or, for windows of at
+//                most TAP_CHAIN_MAX taps, max or add over the taps (one elementwise
+//                chain of strided views, in the taps' order); avg's divisors without
 //                count_include_pad are the same window sums over a padded ones tensor;
 //                adaptive: uniform windows when the output divides the input, else one
 //                narrow and reduction per output index along each dim (separable)
@@ -120,9 +122,51 @@ static Value *reduce_windows(Builder *b, Op op, Value *w, int nd, int nsp) {
   return build_reduce_mask(b, op, w, b_dims_from(nd, nd + nsp), nsp == 1 ? nd : -1, false, DT_COUNT);
 }
 
-// amax over the windows of the input padded with -inf
+// A window of at most TAP_CHAIN_MAX taps is reduced as a chain of elementwise ops over
+// its taps (each a strided view of the padded input, [..., O...]), in the taps'
+// row-major order: one elementwise kernel reading each tap in vector lanes, where a
+// reduction over the window dims would be a row kernel of rows of k elements.
+enum { TAP_CHAIN_MAX = 27 };
+
+static bool tap_chain(int nsp, const int64_t *k) {
+  int64_t n = 1;
+  for (int i = 0; i < nsp; i++) n *= k[i];
+  return n <= TAP_CHAIN_MAX;
+}
+
+// op (maximum, add) over the taps of xp's windows, each tap through up (halves to f32)
+// when `up`
+static Value *reduce_taps(Builder *b, Op op, Value *xp, int nsp, const int64_t *out, const int64_t *k,
+                          const int64_t *s, const int64_t *dil, bool up) {
+  const View *xv = &xp->view;
+  int nd = xv->ndim;
+  Value *acc = NULL;
+  int64_t t[BUILD_MAX_SPATIAL] = {0};
+  for (;;) {
+    View v = *xv;
+    for (int i = 0; i < nsp; i++) {
+      int d = nd - nsp + i;
+      v.offset += t[i] * dil[i] * xv->strides[d];
+      v.shape[d] = out[i], v.strides[d] = xv->strides[d] * s[i];
+    }
+    Value *tap = build_view(b, xp, v);
+    if (up) tap = build_up(b, tap);
+    acc = acc ? b_bin(b, op, acc, tap) : tap;
+    int i = nsp - 1;
+    while (i >= 0 && ++t[i] == k[i]) t[i--] = 0;
+    if (i < 0) break;
+  }
+  return acc;
+}
+
+// amax over the windows of the input padded with -inf (maximum over the taps: NaN
+// propagates as PyTorch's `val > max || isnan(val)` scan does)
 static Value *max_pool(Builder *b, const PoolArgs *a, Value *x) {
   Value *xp = pool_pad(b, x, a->nsp, a->out, a->k, a->p, a->s, a->dil, b_f(b, -INFINITY));
+  if (tap_chain(a->nsp, a->k)) {
+    Value *y = reduce_taps(b, OP_MAXIMUM, xp, a->nsp, a->out, a->k, a->s, a->dil, false);
+    return not_new(y, x) ? build_clone(b, y) : y;
+  }
   return reduce_windows(b, OP_AMAX, windows(b, xp, a->nsp, a->out, a->k, a->s, a->dil), x->view.ndim, a->nsp);
 }
 
@@ -171,6 +215,7 @@ static Value *window_counts(Builder *b, int64_t in, int64_t k, int64_t p, int64_
   Value *ones = build_full(b, 1, &n, b_i(b, 1), DT_F32);
   int64_t pp = include_pad ? 0 : p, dil = 1;
   Value *mp = pool_pad(b, ones, 1, &out, &k, &pp, &s, &dil, fill_zero(b));
+  if (tap_chain(1, &k)) return reduce_taps(b, OP_ADD, mp, 1, &out, &k, &s, &dil, false);
   return reduce_windows(b, OP_SUM, windows(b, mp, 1, &out, &k, &s, &dil), 1, 1);
 }
 
@@ -180,8 +225,9 @@ static Value *avg_pool(Builder *b, const PoolArgs *a, Value *x) {
   int nsp = a->nsp, nd = x->view.ndim;
   DType dt = x->dtype;
   Value *xp = pool_pad(b, x, nsp, a->out, a->k, a->p, a->s, a->dil, NULL);
-  Value *w = build_up(b, windows(b, xp, nsp, a->out, a->k, a->s, a->dil));
-  Value *sum = reduce_windows(b, OP_SUM, w, nd, nsp);
+  Value *sum = tap_chain(nsp, a->k)
+                   ? reduce_taps(b, OP_ADD, xp, nsp, a->out, a->k, a->s, a->dil, true)
+                   : reduce_windows(b, OP_SUM, build_up(b, windows(b, xp, nsp, a->out, a->k, a->s, a->dil)), nd, nsp);
   bool uniform = true;  // every window counts the product of k
   for (int i = 0; i < nsp; i++) {
     int64_t in = x->view.shape[nd - nsp + i];

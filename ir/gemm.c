@@ -60,7 +60,7 @@
 
 #include "ir/kernel.h"
 
-enum { SCHED_PACKED, SCHED_DOT };
+enum { SCHED_PACKED, SCHED_DOT, SCHED_DIRECT };
 enum { MODE_BATCH, MODE_COLS, MODE_ROWS };
 static const char *const MODE_NAMES[] = {"batch", "cols", "rows"};
 
@@ -76,6 +76,9 @@ enum {
   T_GROUP_ROWS = 48,
   BDIRECT_MAX_M = 64,        // at most this many rows of A read B's rows in place         // transposed: rows through T together (tile_group)        // rows read in place: their pointers fit the registers, their lines the L1's ways
   SMALL_GEMM = 1 << 26,      // multiply-adds of a GEMM too small to split (a batch's: BATCH)
+  DIRECT_MAX_M = 16,         // a contraction of at most this many rows (a depthwise convolution's 1) is DIRECT
+  DIRECT_MAX_R = 4,          // DIRECT: rows of a block
+  DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
 };
 
 typedef struct Gemm {
@@ -89,6 +92,9 @@ typedef struct Gemm {
   int bat[TD_MAX_DIMS];
   int64_t M, N, K, nbatch;
   int nk;                   // the dims k spans (a convolution's window: channels and taps)
+  int nfold;                // output dims folded into the columns before jd (a convolution's
+  int fold[TD_MAX_DIMS];    //   output rows: fold_columns), outermost first
+  int cols;                 // folded: B's element offset of each column (an i64 temp), -1 when none
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
   bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
@@ -131,13 +137,41 @@ static void out_index(const Gemm *G, LIndex i, LIndex j, LIndex *o) {
     o[G->jd] = j;
 }
 
+// Folded columns (fold_columns): column j's index in each folded dim and in jd, by
+// division from the innermost (j >= 0; a division by a constant is a multiply).
+static void unfold_column(Gemm *G, LIndex j, LIndex *o) {
+  KernelBuilder *kb = G->kb;
+  const int64_t *shape = G->mm->out->view.shape;
+  LExpr *rest = kb_ix_expr(kb, &j);
+  for (int f = G->nfold; f >= 0; f--) {
+    int d = f == G->nfold ? G->jd : G->fold[f];
+    LIndex x = kb_ix_const(0);
+    x.dyn = f ? kb_binary(kb, OP_REMAINDER, DT_I64, rest, kb_iconst(kb, DT_I64, shape[d])) : rest;
+    o[d] = x;
+    if (f)
+      rest = kb_binary(kb, OP_FLOOR_DIVIDE, DT_I64, rest, kb_iconst(kb, DT_I64, shape[d]));
+  }
+}
+
 // Operand which (0: a, 1: b) at row i, column j, k (an index per dim k spans): its
 // value (of its own dtype).
 static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
   out_index(G, i, j, o);
+  if (which == 1 && G->nfold)
+    unfold_column(G, j, o);
   kb_matmul_indices(G->mm, o, k, ai, bi);
   return kb_value(G->kb, G->mm->srcs[which], which ? bi : ai);
+}
+
+// The operand as the program reads it: with folded columns, B at column j of jd (the
+// folded dims' indices those of G->o), not unfolded (the division is the schedule's).
+static LExpr *operand_as_is(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
+  int nfold = G->nfold;
+  G->nfold = 0;
+  LExpr *e = operand(G, which, i, j, k);
+  G->nfold = nfold;
+  return e;
 }
 
 static LExpr *operand_cd(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
@@ -187,7 +221,7 @@ static bool plain_load(Gemm *G, int which) {
   LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   k_probe(G, k);
-  LExpr *e = operand(G, which, kb_ix_const(0), kb_ix_const(0), k);
+  LExpr *e = operand_as_is(G, which, kb_ix_const(0), kb_ix_const(0), k);
   memcpy(G->o, saved, sizeof saved);
   while (e->kind == LX_CAST)
     e = e->a;
@@ -425,7 +459,11 @@ static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Pt
 
 // A's rows x + 0.. read in place from term k0: the operand's load there.
 static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
-  LExpr *e = role_value(G, 0, x, &k0);
+  LIndex k[TD_MAX_DIMS];  // (k over several dims: one block, k0 = 0, A flat in k: a_flat_k)
+  k[0] = k0;
+  for (int q = 1; q < G->nk; q++)
+    k[q] = kb_ix_const(0);
+  LExpr *e = role_value(G, 0, x, k);
   TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn);
   return (Ptr){e->buf, e->idx};
 }
@@ -471,12 +509,90 @@ typedef struct Panels {
 
 static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
 
+// ---- folded columns: B read through a table of offsets ----
+// Column j of a folded B (fold_columns) is at B's element cols[j] (its batch and k
+// terms 0) plus what its batch and k terms add, which is affine: the table is filled
+// once a call, before the batch loops, so that packing reads B with k outer and the
+// panel's columns inner (stores along the panel; no division per element).
+
+// B's load (under its conversions, rebuilt around the load) at offset `plus` from the
+// load of batch o, column 0 (unfolded), k terms k.
+static LExpr *folded_load(Gemm *G, const LIndex *k, LExpr *plus) {
+  KernelBuilder *kb = G->kb;
+  LExpr *e = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), k);
+  DType casts[8];
+  int nc = 0;
+  for (; e->kind == LX_CAST; e = e->a) {
+    TD_ASSERT(nc < 8);
+    casts[nc++] = e->dt;
+  }
+  TD_ASSERT(e->kind == LX_LOAD && !e->idx.dyn);
+  LIndex at = e->idx;
+  at.dyn = plus;
+  LExpr *v = lx_load(kb->cx, e->dt, e->buf, at);
+  while (nc > 0)
+    v = kb_cast(kb, v, casts[--nc]);
+  return v;
+}
+
+// The table: cols[j] = B's element of column j, batch and k terms 0, less that of
+// column 0 (one loop over the columns, where the kernel starts).
+static void fill_cols(Gemm *G, LStmtList *into) {
+  KernelBuilder *kb = G->kb;
+  LIndex j, z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LStmtList *in = kb_step_loop(kb, into, G->N, kb_ix_const(0), 1, false, &j);
+  LExpr *e = operand(G, 1, kb_ix_const(0), j, z), *e0 = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), z);
+  while (e->kind == LX_CAST)
+    e = e->a;
+  while (e0->kind == LX_CAST)
+    e0 = e0->a;
+  LIndex d = e->idx;
+  kb_ix_addmul(kb, &d, &e0->idx, -1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
+}
+
+// pack's B columns start + 0..n (all of K) of a folded B into P.
+static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, Panels P, bool par) {
+  KernelBuilder *kb = G->kb;
+  int width = G->NR, ca = kb_arg(kb, G->cols, true, false);
+  int64_t full = n / width;
+  int rest = (int)(n % width);
+  for (int part = 0; part < 2; part++) {
+    int64_t np = part ? (rest ? 1 : 0) : full;
+    int w = part ? rest : width;
+    if (!np)
+      continue;
+    LIndex p, k[TD_MAX_DIMS], kl, q;
+    LStmtList *body =
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
+    LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
+    LStmtList *in = k_loops(G, body, kb_ix_const(0), G->K, k, &kl);
+    in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
+    LIndex x = ixsum(kb, plus(start, part ? full * width : 0), &p, width);
+    kb_ix_addmul(kb, &x, &q, 1);
+    LExpr *v = kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    if (part && w < width) {  // the padding: zeros
+      LIndex kz, qz;
+      LStmtList *zl = kb_step_loop(kb, body, G->K, kb_ix_const(0), 1, false, &kz);
+      zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
+      kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
+    }
+  }
+}
+
 // Packs role's (A: rows, B: columns) start + 0..n, k terms k0 + 0..klen, into P in
 // panels of width (MR or NR); a last panel of fewer is padded with zeros. par: the
 // loop over full panels is parallel (when it has the work for it).
 static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
                  bool par) {
   KernelBuilder *kb = G->kb;
+  if (role == 1 && G->cols >= 0) {
+    pack_folded(G, into, start, n, P, par);
+    return;
+  }
   int width = role ? G->NR : G->MR, w_op = role_operand(G, role);
   int64_t full = n / width;
   int rest = (int)(n % width);
@@ -894,6 +1010,93 @@ static void build_dot(Gemm *G, LStmtList *into, bool par) {
     dot_rows(G, into, kb_ix_const(full * jb), (int)(G->N % jb));
 }
 
+// ---- DIRECT: few rows against B read in place ----
+// A contraction with few rows (a depthwise convolution: one output channel per group;
+// a convolution of few output channels) whose B is unit-stride along the columns (a
+// stride-1 window view): no packing. A block of R rows by U vectors of columns keeps
+// R x U vector accumulators, and each term k adds splat(A(r, k)) * B(k, j0 + 0..U*V)
+// read in place. The sums go through T (scratch) to the epilogues (without any: into
+// the result, whose columns are unit-stride there: acc_owner). Columns past the
+// last whole block: one block of the whole vectors left, then one vector ending at the
+// last column (it overlaps columns already done: only its new ones go to the
+// epilogues). Batches (groups, output rows) are the parallel loop.
+
+// Rows i0 + 0..R by nvec vectors of columns from j0; the epilogues of columns skip.. only.
+static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, int nvec, int skip) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int V = G->V, acc[DIRECT_MAX_R][DIRECT_MAX_U];
+  for (int r = 0; r < R; r++)
+    for (int u = 0; u < nvec; u++) {
+      acc[r][u] = kb_new_local(kb, G->cd);
+      kb_push(kb, into, kb_let(kb, acc[r][u], zero(G, V)));
+    }
+  LIndex k[TD_MAX_DIMS], lin;
+  LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
+  int bv[DIRECT_MAX_U];
+  for (int u = 0; u < nvec; u++) {
+    bv[u] = kb_new_local(kb, G->cd);
+    kb_push(kb, in, kb_let(kb, bv[u], operand_vec(G, 1, i0, plus(j0, (int64_t)u * V), k, V)));
+  }
+  for (int r = 0; r < R; r++) {
+    LExpr *a = lx_splat(cx, V, operand_cd(G, 0, plus(i0, r), j0, k));
+    for (int u = 0; u < nvec; u++)
+      kb_push(kb, in,
+              kb_set(kb, acc[r][u], mul_add(G, a, lx_local_v(cx, G->cd, V, bv[u]), lx_local_v(cx, G->cd, V, acc[r][u]))));
+  }
+  int w = nvec * V;
+  LIndex rr, c, o[TD_MAX_DIMS];
+  if (G->own && G->ns->len == 1) {  // no epilogue: the sums straight into the result (an overlap
+    for (int r = 0; r < R; r++)     // stores the same sums again)
+      for (int u = 0; u < nvec; u++) {
+        out_index(G, plus(i0, r), plus(j0, (int64_t)u * V), o);
+        kb_push(kb, into, kb_store_stmt(kb, own_arg(G), own_at(G, o), lx_local_v(cx, G->cd, V, acc[r][u])));
+      }
+    return;
+  }
+  int sa = scratch_arg(G);
+  for (int r = 0; r < R; r++)
+    for (int u = 0; u < nvec; u++)
+      kb_push(kb, into,
+              kb_store_stmt(kb, sa, kb_ix_const((int64_t)r * w + u * V), lx_local_v(cx, G->cd, V, acc[r][u])));
+  LStmtList *el = kb_step_loop(kb, into, R, kb_ix_const(0), 1, false, &rr);
+  el = kb_step_loop(kb, el, w - skip, kb_ix_const(skip), 1, false, &c);
+  out_index(G, ixsum(kb, i0, &rr, 1), ixsum(kb, j0, &c, 1), o);
+  LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, c, &rr, w));
+  epilogue_at(G, el, o, kb_let_local(kb, el, v), NULL);
+}
+
+// Rows i0 + 0..R, every column.
+static void direct_rows(Gemm *G, LStmtList *into, LIndex i0, int R, int U, bool par) {
+  KernelBuilder *kb = G->kb;
+  int64_t w = (int64_t)U * G->V, full = G->N / w, nv = G->N % w / G->V, done = G->N - G->N % G->V;
+  LIndex j0;
+  if (full)
+    direct_block(G, kb_step_loop(kb, into, full, kb_ix_const(0), w, par && full > 1, &j0), i0, R, j0, U, 0);
+  if (nv)
+    direct_block(G, into, i0, R, kb_ix_const(full * w), (int)nv, 0);
+  if (done < G->N)
+    direct_block(G, into, i0, R, kb_ix_const(G->N - G->V), 1, (int)(G->V - (G->N - done)));
+}
+
+static bool direct_fits(Gemm *G) {
+  return G->mm->attr.nk && G->nk > 1 && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V && unit_along(G, 1, 1, true);
+}
+
+static void build_direct(Gemm *G, LStmtList *into, bool par) {
+  KernelBuilder *kb = G->kb;
+  int R = G->M < DIRECT_MAX_R ? (int)G->M : DIRECT_MAX_R, U = (kb->cpu->nregs - 1) / R - 1;
+  U = U > DIRECT_MAX_U ? DIRECT_MAX_U : U < 1 ? 1 : U;
+  G->sbuf = kb_new_temp(kb, G->cd, (int64_t)R * U * G->V, "scratch");
+  kb->p->bufs.data[G->sbuf].scratch = true;
+  int64_t full = G->M / R, rest = G->M % R;
+  LIndex i0;
+  if (full)
+    direct_rows(G, kb_step_loop(kb, into, full, kb_ix_const(0), R, false, &i0), i0, R, U, par);
+  if (rest)
+    direct_rows(G, into, kb_ix_const(full * R), (int)rest, U, par);
+}
+
 // ---- folding the batch into the rows ----
 // x @ w.t() with x [B, T, C] is one GEMM of B*T rows when w reads no batch dim and
 // every tensor indexed by the output's (batch..., row) dims steps through them as one
@@ -932,6 +1135,8 @@ static bool flat_loads(const Gemm *G, const LExpr *e, const int *dims, int n) {
   return flat_loads(G, e->a, dims, n) && flat_loads(G, e->b, dims, n) && flat_loads(G, e->c, dims, n);
 }
 
+static bool flat_kernel(Gemm *G, const int *dims, int n, int which);
+
 static bool foldable(Gemm *G) {
   if (G->nbat == 0 || G->rd < 0 || reads_batch(G, 1))
     return false;
@@ -942,14 +1147,20 @@ static bool foldable(Gemm *G) {
     else
       dims[n++] = G->bat[b];
   dims[n++] = G->rd;
+  return flat_kernel(G, dims, n, 0);
+}
+
+// Whether the loads and stores of the kernel walk dims[0..n) as one flat dim: those of
+// the epilogues, and those of operand `which` (0, 1) unless it is -1.
+static bool flat_kernel(Gemm *G, const int *dims, int n, int which) {
   KernelBuilder *kb = G->kb;
   LIndex o[TD_MAX_DIMS];
   for (int d = 0; d < G->on; d++)
     o[d] = kb_ix_var(PROBE_VAR + d);
   memcpy(G->o, o, sizeof o);
-  LIndex j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k[TD_MAX_DIMS];
+  LIndex row = G->rd >= 0 ? o[G->rd] : kb_ix_const(0), j = G->jd >= 0 ? o[G->jd] : kb_ix_const(0), k[TD_MAX_DIMS];
   k_probe(G, k);
-  bool ok = flat_loads(G, operand(G, 0, o[G->rd], j, k), dims, n);
+  bool ok = which < 0 || flat_loads(G, operand_as_is(G, which, row, j, k), dims, n);
   // the epilogues read the matmul's value at o (a placeholder local here)
   int placeholder = kb_new_local(kb, G->cd);
   kb_local_at(kb, G->mm, placeholder, o);
@@ -970,7 +1181,93 @@ static bool foldable(Gemm *G) {
   return ok;
 }
 
+// ---- folding output rows into the columns ----
+// A convolution's output [N, O, OH, OW] has OW columns per GEMM and OH batches of them;
+// at 7 x 7 a tile of NR = 32 columns would be 7/32 full, and every batch would pack the
+// whole weight again. Its output rows (the dims just before the column dim, up to the
+// row dim) fold into the columns when the output and every epilogue's load and store
+// walk them and the column dim as one flat dim, and A reads none of them: then column
+// j is the flat index (the folded dims' indices stay 0) for all but B, which reads
+// (OH, OW) at j / OW, j % OW (unfold_column), when it is not flat over them itself (a
+// window view with padding or a stride, where a row of windows is not the next
+// row's continuation). Only contractions (attr.nk) with k over several dims: their B
+// is always packed (never read in place), so only packing sees the division.
+
+// Whether operand which's index moves with any of dims[0..n).
+static bool reads_dims(Gemm *G, int which, const int *dims, int n) {
+  LIndex o[TD_MAX_DIMS], z[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  for (int d = 0; d < G->on; d++)
+    o[d] = kb_ix_var(PROBE_VAR + d);
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  kb_matmul_indices(G->mm, o, z, ai, bi);
+  const View *v = &G->mm->srcs[which]->view;
+  const LIndex *x = which ? bi : ai;
+  bool reads = false;
+  for (int d = 0; d < v->ndim; d++)
+    for (int t = 0; t < x[d].nterms; t++)
+      for (int q = 0; q < n; q++)
+        reads |= x[d].var[t] == PROBE_VAR + dims[q] && x[d].coef[t] != 0;
+  return reads;
+}
+
+static void fold_columns(Gemm *G) {
+  const int64_t *shape = G->mm->out->view.shape;
+  if (!G->mm->attr.nk || G->nk < 2 || G->jd < 1 || G->nbat == 0)
+    return;
+  int chain[TD_MAX_DIMS + 1], n = 0;
+  for (int d = G->jd - 1; d >= 0 && d != G->rd; d--)
+    if (shape[d] > 1)
+      chain[n++] = d;
+  for (int a = 0, b = n - 1; a < b; a++, b--) {  // outermost first
+    int t = chain[a];
+    chain[a] = chain[b], chain[b] = t;
+  }
+  for (int start = 0; start < n; start++) {  // the longest flat run ending at jd
+    int dims[TD_MAX_DIMS + 1], m = n - start;
+    memcpy(dims, chain + start, sizeof(int) * (size_t)m);
+    dims[m] = G->jd;
+    if (reads_dims(G, 0, dims, m + 1) || !flat_kernel(G, dims, m + 1, -1))
+      continue;
+    G->nfold = flat_kernel(G, dims, m + 1, 1) ? 0 : m;  // B flat too: nothing to unfold
+    memcpy(G->fold, dims, sizeof(int) * (size_t)m);
+    int nb = 0;
+    for (int b = 0; b < G->nbat; b++) {
+      bool folded = false;
+      for (int q = 0; q < m; q++)
+        folded |= G->bat[b] == dims[q];
+      if (folded)
+        G->N *= shape[G->bat[b]], G->nbatch /= shape[G->bat[b]];
+      else
+        G->bat[nb++] = G->bat[b];
+    }
+    G->nbat = nb;
+    return;
+  }
+}
+
 // ---- choices ----
+
+// k over several dims (a convolution's channels and taps) with a (the weight) a plain
+// load of the accumulation dtype whose k dims are one flat run of unit stride (a
+// contiguous weight [O, C, k...]): term k of the linear order is a's element k of its
+// row, so the micro-kernel reads a's rows in place (adirect) instead of packing them.
+static bool a_flat_k(Gemm *G) {
+  if (G->nk < 2 || G->trans)
+    return false;
+  LIndex k[TD_MAX_DIMS];
+  k_probe(G, k);
+  LExpr *e = operand(G, 0, kb_ix_var(PROBE_VAR), kb_ix_const(0), k);
+  if (e->kind != LX_LOAD || e->dt != G->cd || e->idx.dyn)
+    return false;
+  int64_t want = 1;
+  for (int q = G->nk - 1; q >= 0; q--) {
+    if (G->kn[q] > 1 && kb_ix_coef(&e->idx, K_PROBE + q) != want)
+      return false;
+    want *= G->kn[q];
+  }
+  return true;
+}
 
 // The node whose buffer takes the sums as vectors: the matmul's own when it is stored
 // in the accumulation dtype, else a stored epilogue node of that dtype (it is then
@@ -1079,7 +1376,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .sbuf = -1, .rd = -1, .jd = -1, .nbatch = 1};
+            .bp = -1, .sbuf = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
@@ -1103,7 +1400,24 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
   bool a_k = unit_along(&G, 0, 2, true), b_k = unit_along(&G, 1, 2, true);
   G.sched = G.nk == 1 && a_k && b_k && G.K >= G.V && (G.M <= DOT_MAX_M || G.N == 1) ? SCHED_DOT : SCHED_PACKED;
+  if (G.sched == SCHED_PACKED && direct_fits(&G))
+    G.sched = SCHED_DIRECT;
+  else if (G.sched == SCHED_PACKED)
+    fold_columns(&G);
   G.par = view_numel(*ov) * G.K >= MATMUL_PARALLEL_WORK;
+  if (G.sched == SCHED_DIRECT) {
+    G.own = acc_owner(&G, &G.ldc);
+    G.par_bat = G.par && G.nbatch > 1;
+    LStmtList *body = &kb->k->body;
+    for (int b = 0; b < G.nbat; b++) {
+      LIndex v;
+      body = kb_step_loop(kb, body, ov->shape[G.bat[b]], kb_ix_const(0), 1, G.par_bat && b == 0, &v);
+      G.o[G.bat[b]] = v;
+    }
+    build_direct(&G, body, G.par && !G.par_bat);
+    kb->k->sched = arena_printf(&kb->cx->arena, "gemm direct %" PRId64 " rows lanes %d", G.M, G.V);
+    return true;
+  }
   // the batch loops (outermost), each output's batch index
   LStmtList *body = &kb->k->body;
   if (G.sched == SCHED_DOT) {
@@ -1128,10 +1442,12 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   G.trans = G.nk == 1 && b_k && (a_i || (a_k && G.M < G.N) || !a_plain);
   G.R = G.trans ? G.N : G.M;
   G.C = G.trans ? G.M : G.N;
-  G.adirect = G.nk == 1 && (G.trans ? b_k : a_k);
+  G.adirect = G.nk == 1 ? (G.trans ? b_k : a_k) : a_flat_k(&G);
   if (G.adirect) {  // (rows that step backwards, as a flip's, are packed)
-    LIndex k0 = kb_ix_const(0);
-    LExpr *e = role_value(&G, 0, kb_ix_var(PROBE_VAR), &k0);
+    LIndex k0[TD_MAX_DIMS];
+    for (int q = 0; q < G.nk; q++)
+      k0[q] = kb_ix_const(0);
+    LExpr *e = role_value(&G, 0, kb_ix_var(PROBE_VAR), k0);
     G.lda = kb_ix_coef(&e->idx, PROBE_VAR);
     G.adirect = G.lda >= 0;
   }
@@ -1205,6 +1521,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   if (packed_a)
     pack(&G, body, 0, kb_ix_const(0), G.R, kb_ix_const(0), G.K,
          (Panels){kb_arg(kb, G.ap, true, true), kb_ix_const(0), (int64_t)G.MR * G.K}, G.par);
+  if (G.nfold && plain_load(&G, 1)) {
+    G.cols = kb_new_temp(kb, DT_I64, G.N, "columns");
+    fill_cols(&G, body);
+  }
   for (int b = 0; b < G.nbat; b++) {
     LIndex v;
     body = kb_step_loop(kb, body, ov->shape[G.bat[b]], kb_ix_const(0), 1, G.par_bat && b == 0, &v);

@@ -68,6 +68,7 @@ enum {  // OpFlags: what ir/ops.def's flags column says
   OF_RAISES_INT = 1 << 7,  // may raise a run-time error when computed on integers
   OF_RAISES = 1 << 8,      // may raise a run-time error (an index out of range)
   OF_COMPOSITE = 1 << 9,   // in f32/f64: its formula over other ops (ir/opmath.c)
+  OF_INT_TO_FLOAT = 1 << 10,  // of an int or bool input, the default float (PyTorch's float ops)
 };
 typedef enum { LM_NONE, LM_CALL, LM_INTRINSIC, LM_LLVM } LibmLowering;  // ir/ops.def's lowering column
 typedef enum { ID_NONE, ID_ZERO, ID_ONE, ID_LOWEST, ID_HIGHEST } OpIdentity;  // its identity column

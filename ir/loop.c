@@ -472,8 +472,8 @@ static void verify_expr(Verify *V, const LExpr *e) {
   case LX_CAST: verify_expr(V, e->a); return;
   case LX_BITCAST:
     verify_expr(V, e->a);
-    TD_ASSERT((e->dt == DT_I32 && e->a->dt == DT_F32) || (e->dt == DT_F32 && e->a->dt == DT_I32) ||
-              (e->dt == DT_I64 && e->a->dt == DT_F64) || (e->dt == DT_F64 && e->a->dt == DT_I64));
+    TD_ASSERT(dtype_size(e->dt) == dtype_size(e->a->dt) && dtype_size(e->dt) >= 2 &&
+              (dtype_is_float(e->dt) || dtype_is_float(e->a->dt)));
     return;
   case LX_CHECKED_INDEX:
     verify_expr(V, e->a);

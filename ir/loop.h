@@ -57,8 +57,9 @@
 // small int from a float: to i32 so (f64 to u8: to i64), then wrapped, which is what
 // PyTorch's CPU build gives for every value. Between ints: wraps to the target's bits
 // (u8 zero-extends, the signed ones sign-extend). To bool: a != 0. From bool: 0 or 1.
-// LX_BITCAST reinterprets a's bits as dt: f32 <-> i32, f64 <-> i64 only (the CPU
-// schedule's vector exp builds 2^n from an exponent field with it).
+// LX_BITCAST reinterprets a's bits as dt, of the same width, one of them a float: f32 <->
+// i32, f64 <-> i64 (the CPU schedule's vector exp builds 2^n from an exponent field with
+// it), and f16, bf16, i16 among them (a half's bits are those storing it writes).
 // LX_SELECT c ? a : b evaluates both arms (they must be safe to evaluate).
 //
 // Lanes. An expression of `lanes` > 1 is a vector of that many values of dt (lanes 1 is
@@ -159,7 +160,7 @@ typedef enum {
   LX_SELECT,         // a ? b : c
   LX_CAST,           // a converted to dt
   LX_CHECKED_INDEX,  // see above: a, i (the size), err
-  LX_BITCAST,        // a's bits as dt (same width, float <-> int)
+  LX_BITCAST,        // a's bits as dt (same width, one a float)
   LX_FMA,            // a * b + c (see Lanes above)
   LX_SPLAT,          // scalar a in each of `lanes` lanes
   LX_LANE,           // lane i of the vector local a

@@ -2,7 +2,9 @@
 // expression and statement constructors, affine indices, the value of any graph Value
 // at a logical index (a load through its View, a recomputed NM_INLINE producer, or a
 // local of the kernel being built), and the expression of every elementwise op with
-// PyTorch's dtype rules.
+// PyTorch's dtype rules. It decomposes no op for every dtype alike (that is a builder,
+// ir/build_*.c, or a formula node, ir/opmath.c: docs/internals.md's "One way to
+// decompose"): only an op's form at a dtype the loop IR has no instruction for.
 //
 // Invariants: every expression is built with its final dtype and operands of the dtype
 // ir/loop.h requires (the computation dtype: F16/BF16 work is done in F32 and each
@@ -615,7 +617,7 @@ LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   switch (n->op) {
   case OP_COPY: case OP_CLONE: case OP_TO:
     return kb_cast(kb, kb_src(kb, n, 0, idx), od);
-  case OP_BITCAST:  // f32 <-> i32, f64 <-> i64 (loop.h's LX_BITCAST)
+  case OP_BITCAST:  // same width, one a float (loop.h's LX_BITCAST)
     return lx_bitcast(kb->cx, od, kb_src(kb, n, 0, idx));
   case OP_WHERE: {
     LExpr *c = kb_cast(kb, kb_src(kb, n, 0, idx), DT_BOOL);

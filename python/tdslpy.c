@@ -180,7 +180,21 @@ const char *tdslpy_param(const tdslpy_fn *f, int i, const char **dtype, int *ndi
     *dtype = lq->scalar ? type_dtype(q->type) : dtype_name(lq->dtype);
     *ndim = lq->ndim;
   }
+  if (*scalar && !*dtype) {  // none written (scale=0.5): the kind of its default, as sema takes it
+    const TType *t = q->rhs ? q->rhs->ty : NULL;
+    bool b = t ? t->dtype == DT_BOOL : q->rhs && q->rhs->kind == AST_BOOL;
+    bool n = t ? t->dtype == DT_I64 : q->rhs && q->rhs->kind == AST_INT;
+    *dtype = b ? "bool" : n ? "int" : "float";
+  }
   return q->name;
+}
+
+// The default value of parameter i as its source text (`eps: float = 1e-6`: "1e-6"), or
+// NULL when it has none; malloc'd, freed with tdslpy_free_text.
+char *tdslpy_param_default(const tdslpy_fn *f, int i) {
+  const Ast *q = f->decl->list.data[i];
+  if (!q->rhs || !f->text || q->rhs->loc.end <= q->rhs->loc.begin || q->rhs->loc.end > strlen(f->text)) return NULL;
+  return strndup(f->text + q->rhs->loc.begin, q->rhs->loc.end - q->rhs->loc.begin);
 }
 
 const char *tdslpy_output(const tdslpy_fn *f, int k, int *ndim) {

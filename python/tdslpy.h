@@ -36,6 +36,7 @@ const char *tdslpy_name(const tdslpy_fn *f);
 int tdslpy_generic(const tdslpy_fn *f);
 int tdslpy_nparams(const tdslpy_fn *f);
 const char *tdslpy_param(const tdslpy_fn *f, int i, const char **dtype, int *ndim, int *mut, int *scalar);
+char *tdslpy_param_default(const tdslpy_fn *f, int i);  // its source text, or NULL; free with tdslpy_free_text
 int tdslpy_noutputs(const tdslpy_fn *f);
 const char *tdslpy_output(const tdslpy_fn *f, int k, int *ndim);
 const char *tdslpy_dim(tdslpy_fn *f, int i, int d, int64_t *size);

@@ -60,13 +60,40 @@ class Param:
     generic function a dim written as a name or an expression is its text: ("N", "4 * D")),
     mut, scalar (a Python scalar parameter, shape ())."""
 
-    def __init__(self, name, dtype, shape, mut=False, scalar=False):
+    REQUIRED = object()  # the default of a parameter without one
+
+    def __init__(self, name, dtype, shape, mut=False, scalar=False, default=REQUIRED, default_text=None):
         self.name, self.dtype, self.shape, self.mut = name, dtype, tuple(shape), bool(mut)
         self.scalar = bool(scalar)
+        self.default, self.default_text = default, default_text  # `eps: float = 1e-6`: 1e-06, "1e-6"
 
     def __repr__(self):
         return "%s%s: %s" % ("mut " if self.mut else "", self.name,
                              self.dtype if self.scalar else type_text(self.dtype, self.shape))
+
+
+def _default_value(text):
+    """The value of a parameter's default as the source writes it: a literal (1e-6, -1, True,
+    true, None) or arithmetic of literals (1 / 3, 2 ** -8); Param.REQUIRED for anything
+    else (the caller passes the value)."""
+    import ast as pyast
+    text = {"true": "True", "false": "False"}.get(text.strip(), text.strip())
+    try:
+        return pyast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        pass
+    try:
+        tree = pyast.parse(text, mode="eval")
+    except SyntaxError:
+        return Param.REQUIRED
+    allowed = (pyast.Expression, pyast.BinOp, pyast.UnaryOp, pyast.Constant, pyast.operator, pyast.unaryop)
+    if not all(isinstance(n, allowed) for n in pyast.walk(tree)):
+        return Param.REQUIRED
+    try:
+        import builtins  # this module's compile is tdsl.compile
+        return eval(builtins.compile(tree, "<default>", "eval"), {"__builtins__": {}})
+    except ArithmeticError:
+        return Param.REQUIRED
 
 
 def _dims_text(dims):
@@ -104,7 +131,11 @@ class Function:
         self.params = []
         for i in range(n):
             name = lib.tdslpy_param(handle, i, ref(dtype), ref(nd), ref(mut), ref(scalar)).decode()
-            self.params.append(Param(name, dtype.value.decode(), shape(i), mut.value, scalar.value))
+            text, dflt = lib.tdslpy_param_default(handle, i), Param.REQUIRED
+            if text:
+                text, dflt = ctypes.string_at(text).decode(), lib.tdslpy_free_text(text)
+                dflt = _default_value(text)
+            self.params.append(Param(name, dtype.value.decode(), shape(i), mut.value, scalar.value, dflt, text))
         self.outputs = []
         for k in range(lib.tdslpy_noutputs(handle)):
             dt = lib.tdslpy_output(handle, k, ref(nd)).decode()
@@ -181,10 +212,40 @@ class Function:
         self._by_shapes[key] = f
         return f
 
-    def __call__(self, *arrays):
-        if len(arrays) != len(self.params):
+    def _arguments(self, arrays, named):
+        """The arguments of a call in parameter order: those given by position, then by name,
+        then each default (Python's messages for a missing or unexpected one)."""
+        if len(arrays) > len(self.params) or (not named and all(p.default_text is None for p in self.params)):
             raise TypeError("%s() takes %d argument%s but %d were given" % (
                 self.name, len(self.params), "" if len(self.params) == 1 else "s", len(arrays)))
+        names = [p.name for p in self.params]
+        for k in named:
+            if k not in names:
+                raise TypeError("%s() got an unexpected keyword argument '%s'" % (self.name, k))
+            if names.index(k) < len(arrays):
+                raise TypeError("%s() got multiple values for argument '%s'" % (self.name, k))
+        args, missing = list(arrays), []
+        for p in self.params[len(arrays):]:
+            if p.name in named:
+                args.append(named[p.name])
+            elif p.default is not Param.REQUIRED and not (p.default is None and not p.scalar):
+                args.append(p.default)
+            else:
+                missing.append(p)
+        if missing:
+            p = missing[0]
+            if p.default_text is not None:  # `m: f32[3] | None = None`, `k = f(3)`: the entry was compiled with it given
+                raise TypeError("%s(): pass '%s': its default %s is not a value the compiled entry point takes" % (
+                    self.name, p.name, p.default_text))
+            q = ["'%s'" % m.name for m in missing]
+            listed = q[0] if len(q) == 1 else " and ".join(q) if len(q) == 2 else ", ".join(q[:-1]) + ", and " + q[-1]
+            raise TypeError("%s() missing %d required positional argument%s: %s" % (
+                self.name, len(q), "" if len(q) == 1 else "s", listed))
+        return args
+
+    def __call__(self, *arrays, **named):
+        if named or len(arrays) != len(self.params):
+            arrays = self._arguments(arrays, named)
         if self.generic:
             return self._bound_for(self.params, arrays)(*arrays)
         args = []

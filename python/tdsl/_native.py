@@ -39,6 +39,7 @@ def _load():
         "tdslpy_nparams": (ctypes.c_int, [ctypes.c_void_p]),
         "tdslpy_param": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), c_int_p,
                                            c_int_p, c_int_p]),
+        "tdslpy_param_default": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int]),
         "tdslpy_noutputs": (ctypes.c_int, [ctypes.c_void_p]),
         "tdslpy_output": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, c_int_p]),
         "tdslpy_dim": (ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, i64_p]),

@@ -419,3 +419,34 @@ def test_torch_scalars_and_generic_calls(generic_file):
     g = tdsl.compile(generic_file, fn="rms")
     x, w = torch.randn(3, 5), torch.rand(5) + 0.5
     np.testing.assert_allclose(g(x, w, 1e-5), rms_numpy(x.numpy(), w.numpy(), 1e-5), rtol=1e-5, atol=1e-6)
+
+
+DEFAULTS_SRC = """
+fn f(x: f32[N], eps: float = 1e-6, k: int = 2, flip: bool = false, scale=1 / 4, m: f32[N] | None = None) -> f32[N] {
+    y = x * k + eps
+    if m is not None {
+        y = y + m
+    }
+    return torch.where(torch.tensor(flip), -y, y) * scale
+}
+"""
+
+
+def test_parameters_left_out_take_their_defaults():
+    f = tdsl.compile(source=DEFAULTS_SRC, fn="f")
+    assert [p.default for p in f.params[1:5]] == [1e-6, 2, False, 0.25]
+    assert [repr(p) for p in f.params[1:5]] == ["eps: float", "k: int", "flip: bool", "scale: float"]
+    x, m = rng().standard_normal(5, dtype=np.float32), rng().standard_normal(5, dtype=np.float32)
+    want = (x * np.float32(2) + np.float32(1e-6) + m) * np.float32(0.25)
+    np.testing.assert_allclose(f(x, m=m), want, rtol=1e-6)
+    np.testing.assert_allclose(f(x, k=3, m=m, flip=True), -(x * np.float32(3) + np.float32(1e-6) + m) * 0.25,
+                               rtol=1e-6)
+    np.testing.assert_allclose(f(x, 0.5, 1, False, 1.0, m), x + np.float32(0.5) + m, rtol=1e-6)
+    with pytest.raises(TypeError, match=r"f\(\) missing 1 required positional argument: 'x'"):
+        f(m=m)
+    with pytest.raises(TypeError, match=r"f\(\): pass 'm': its default None"):
+        f(x)
+    with pytest.raises(TypeError, match=r"f\(\) got an unexpected keyword argument 'q'"):
+        f(x, m=m, q=1)
+    with pytest.raises(TypeError, match=r"f\(\) got multiple values for argument 'eps'"):
+        f(x, 1.0, eps=2.0, m=m)

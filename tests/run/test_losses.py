@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """tests/run/test_losses.py TDSLC: the losses of torch.nn.functional (mse_loss, l1_loss,
 smooth_l1_loss, huber_loss, soft_margin_loss, binary_cross_entropy(_with_logits), kl_div,
-nll_loss, cross_entropy) run as written — every keyword and reduction, f32, f64, f16 and
+nll_loss, cross_entropy, poisson_nll_loss, gaussian_nll_loss: frontend/sema_loss.c; the
+margin and embedding losses are test_losses_margin's) run as written — every keyword and reduction, f32, f64, f16 and
 bf16, operands that are views (transposed, strided), targets of another shape that
 broadcast — and compared with the same losses computed here in NumPy (float64, on the
 inputs rounded as the program rounds them). Also: a class index out of range is a
@@ -29,8 +30,11 @@ INPUTS = {
     "w": RNG.uniform(0.5, 2.0, 5).astype(np.float32),
     "x4": RNG.standard_normal((2, 5, 3, 2)).astype(np.float32),
     "t4": np.array([0, 4, 1, -100, 3, 3, 2, 1, 0, 4, -100, 2], np.int64).reshape(2, 3, 2),
+    "v": RNG.uniform(0.1, 2.0, (4, 5)).astype(np.float32),  # poisson_nll_loss, gaussian_nll_loss
+    "c": RNG.integers(0, 6, (4, 5)).astype(np.float32),
 }
-PARAMS = "x: f32[4, 5], y: f32[4, 5], xt: f32[5, 4], t: i64[4], w: f32[5], x4: f32[2, 5, 3, 2], t4: i64[2, 3, 2]"
+PARAMS = ("x: f32[4, 5], y: f32[4, 5], xt: f32[5, 4], t: i64[4], w: f32[5], x4: f32[2, 5, 3, 2], t4: i64[2, 3, 2], "
+          "v: f32[4, 5], c: f32[4, 5]")
 TOL = {"f64": 1e-12, "f32": 1e-5, "f16": 5e-3, "bf16": 3e-2}
 # "f64@f32": an f64 result of f32 operands PyTorch computes partly in f32: f32's tolerance
 
@@ -181,6 +185,23 @@ def probs(a):
     return softmax(a, 1)
 
 
+def poisson_nll(x, t, log_input=True, full=False, eps=1e-8, r="mean"):
+    loss = np.exp(x) - t * x if log_input else x - t * np.log(x + eps)
+    if full:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            st = t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)
+        loss = loss + np.where(t <= 1, 0, st)
+    return reduce(loss, r)
+
+
+def gaussian_nll(x, t, v, full=False, eps=1e-6, r="mean"):
+    v = np.maximum(v, eps)
+    loss = 0.5 * (np.log(v) + (x - t) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * np.log(2 * np.pi)
+    return reduce(loss, r)
+
+
 CASES = [
     ("mse_loss", "F.mse_loss(x, y), F.mse_loss(x, y, reduction='sum'), F.mse_loss(x, y, None, None, 'none'), "
      "torch.nn.functional.mse_loss(xt.t(), y, size_average=None, reduce=None)",
@@ -323,6 +344,24 @@ CASES = [
                 cross_entropy(bf16(d["x"]), d["t"], "mean", bf16(d["w"])),
                 cross_entropy(f16(d["x"]), d["t"], ls=0.2),
                 cross_entropy_probs(f16(d["x"]), f16(probs(d["y"])))]),
+    ("poisson_nll_loss", "F.poisson_nll_loss(x, c), F.poisson_nll_loss(v, c, log_input=False, reduction='none'), "
+     "F.poisson_nll_loss(x, c, full=True, reduction='sum'), F.poisson_nll_loss(v, c, False, True, None, 0.1), "
+     "F.poisson_nll_loss(xt.t(), c[0]), F.poisson_nll_loss(x.double(), c.double(), full=True, reduction='none'), "
+     "F.poisson_nll_loss(x.half(), c.half(), reduction='none')",
+     ["f32", "f32", "f32", "f32", "f32", "f64", "f16"],
+     lambda d: [poisson_nll(d["x"], d["c"]), poisson_nll(d["v"], d["c"], False, r="none"),
+                poisson_nll(d["x"], d["c"], full=True, r="sum"), poisson_nll(d["v"], d["c"], False, True, 0.1),
+                poisson_nll(d["xt"].T, d["c"][0]), poisson_nll(d["x"], d["c"], full=True, r="none"),
+                poisson_nll(f16(d["x"]), d["c"], r="none")]),
+    ("gaussian_nll_loss", "F.gaussian_nll_loss(x, y, v), F.gaussian_nll_loss(x, y, v[:, 0], reduction='none'), "
+     "F.gaussian_nll_loss(xt.t(), y, v[:, 1:2], full=True, reduction='sum'), "
+     "F.gaussian_nll_loss(x, y[0], v - 1, eps=0.05), F.gaussian_nll_loss(x.double(), y.double(), v.double(), True), "
+     "F.gaussian_nll_loss(x.half(), y.half(), v.half(), reduction='none')",
+     ["f32", "f32", "f32", "f32", "f64", "f16"],
+     lambda d: [gaussian_nll(d["x"], d["y"], d["v"]), gaussian_nll(d["x"], d["y"], d["v"][:, :1], r="none"),
+                gaussian_nll(d["xt"].T, d["y"], d["v"][:, 1:2], True, r="sum"),
+                gaussian_nll(d["x"], d["y"][0], d["v"] - 1, eps=0.05), gaussian_nll(d["x"], d["y"], d["v"], True),
+                gaussian_nll(f16(d["x"]), f16(d["y"]), f16(d["v"]), r="none")]),
 ]
 
 

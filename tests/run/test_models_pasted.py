@@ -4,7 +4,7 @@ code bases and moved into tdsl by mechanical rules only (tests/run/models_pasted
 which, and mark with EDIT each change tdsl still forced): nanoGPT's Block, a LLaMA-2 layer
 with its KV cache, Mixtral's sparse MoE block, a timm ViT Block, torchvision's ResNet
 BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, a DiT
-block, a ConvNeXt block and a BERT layer. Each runs on small shapes with seeded inputs and
+block, a ConvNeXt block, a BERT layer and a GPT-NeoX layer. Each runs on small shapes with seeded inputs and
 is compared with the same model written here in NumPy (float64).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -268,6 +268,38 @@ def bert(p):
 
 
 # (file, entry, NumPy model, inputs made specially: {param: function(rng, shape)})
+def gptneox(p):
+    x, H, D, R = p["x"], 4, 8, 2
+    inv_freq = 1.0 / (10000 ** (np.arange(0, R, 2) / R))
+    freqs = np.outer(np.arange(16), inv_freq)
+    emb = np.concatenate([freqs, freqs], -1)
+    cos, sin = np.cos(emb)[:6][None, None], np.sin(emb)[:6][None, None]
+
+    def rot(v):
+        h = v.shape[-1] // 2
+        return np.concatenate([-v[..., h:], v[..., :h]], -1)
+
+    def rope(v):
+        r = v[..., :R] * cos + rot(v[..., :R]) * sin
+        return np.concatenate([r, v[..., R:]], -1)
+
+    def mlp(h):
+        h = linear(h, p["dense_h_to_4h_weight"], p["dense_h_to_4h_bias"])
+        return linear(gelu(h), p["dense_4h_to_h_weight"], p["dense_4h_to_h_bias"])
+
+    def layer(parallel):
+        h = layer_norm(x, p["input_layernorm_weight"], p["input_layernorm_bias"])
+        qkv = linear(h, p["query_key_value_weight"], p["query_key_value_bias"]).reshape(2, 6, H, 3 * D)
+        q, k, v = (qkv[..., i * D:(i + 1) * D].transpose(0, 2, 1, 3) for i in range(3))
+        a = attention(rope(q), rope(k), v, causal=True, scale=D ** -0.5)
+        a = linear(merge(a), p["dense_weight"], p["dense_bias"])
+        ln2 = lambda t: layer_norm(t, p["post_attention_layernorm_weight"], p["post_attention_layernorm_bias"])
+        if parallel:
+            return mlp(ln2(x)) + a + x
+        return mlp(ln2(a + x)) + a + x
+    return [layer(True), layer(False)]
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -292,6 +324,7 @@ MODELS_TABLE = [
     ("dit_block.tdsl", "dit_block", dit, {}),
     ("convnext_block.tdsl", "convnext_block", convnext, {}),
     ("bert_layer.tdsl", "bert", bert, {}),
+    ("gptneox_layer.tdsl", "gptneox_layer", gptneox, {}),
 ]
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tests/run/test_nn.py TDSLC: the torch.nn.functional ops built from parts in
-frontend/sema_nn.c — activations (softplus, leaky_relu, elu, selu, celu, relu6,
+frontend/sema_nn.c and sema_act.c — activations (softplus, leaky_relu, rrelu, elu, selu, celu, relu6,
 hardtanh, hardsigmoid, hardswish, mish, softsign, logsigmoid, tanhshrink, threshold,
 glu, softmin), normalizations (rms_norm, group_norm, batch_norm, instance_norm,
 normalize, cosine_similarity, pairwise_distance), embedding, one_hot and bilinear — in
@@ -172,6 +172,12 @@ CASES = [
      ["f32", "f32", "f16"],
      lambda x, xt, h: [np.where(x > 0, x, x * 0.01), np.where(xt.T > 0, xt.T, xt.T * 0.2),
                        np.where(h > 0, h, h * 0.1)]),
+    # rrelu out of training: leaky_relu with the slope (lower + upper) / 2 (PyTorch 1.13's rrelu)
+    ("rrelu", {"x": X, "xt": XT, "h": XH, "d": XD},
+     "F.rrelu(x), torch.rrelu(xt.t(), 0.1, 0.3), F.rrelu(h, upper=0.5, training=False), "
+     "F.rrelu(d, lower=0.5, upper=0.5, inplace=False)", ["f32", "f32", "f16", "f64"],
+     lambda x, xt, h, d: [np.where(x > 0, x, x * (1 / 8 + 1 / 3) / 2), np.where(xt.T > 0, xt.T, xt.T * 0.2),
+                          np.where(h > 0, h, h * (1 / 8 + 0.5) / 2), np.where(d > 0, d, d * 0.5)]),
     ("elu_selu_celu", {"x": X, "d": XD},
      "F.elu(x), F.elu(d, alpha=0.5), F.selu(x), torch.selu(d), F.celu(x, alpha=2.0), torch.celu(d), "
      "celu(x, 0.5, inplace=False)", ["f32", "f64", "f32", "f64", "f32", "f64", "f32"],

@@ -1,15 +1,13 @@
 #!/usr/bin/python3
-"""tests/run/test_python_objects.py TDSLC: the Python objects forward passes hand around
-tensors. Devices (x.device, torch.device, device= of the creation ops, x.to(device),
-x.to(device, dtype), x.to(other), x.cuda(), x.cpu(), x.type(dtype)) are accepted and
-ignored; torch.finfo and torch.iinfo are compile-time numbers, checked against NumPy's
-finfo and iinfo (bfloat16's from its format: 8 exponent bits, 7 fraction bits);
-torch.tensor of numbers is a constant tensor with PyTorch's dtype inference (a float
-makes f32, ints i64, bools bool), checked against np.array of the same data. And
-torch.meshgrid (views), in Swin's relative position index as timm writes it.
+"""tests/run/test_python_objects.py TDSLC: Python's objects as forward passes use them, each
+with Python's meaning, checked against NumPy on the same inputs: a list held by other lists
+and names is one object (a change through one name is seen through every holder: the
+regression first), list.pop, del of names, elements and slices, lambdas, dicts with
+compile-time keys (indexing, items/keys/values, loops, ** into a call), einops' layers as
+module objects and einops.parse_shape.
 
-Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
-exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
+77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
 import sys
@@ -18,85 +16,193 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, require_backend, run_case  # noqa: E402
+from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
 
-X = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
-I = np.random.default_rng(4).integers(-9, 9, size=(3, 4)).astype(np.int64)
+A = np.random.default_rng(21).standard_normal((3,)).astype(np.float32)
+B = np.random.default_rng(22).standard_normal((3,)).astype(np.float32)
+X = np.random.default_rng(23).standard_normal((2, 3, 4, 5)).astype(np.float32)
 
-BF16_MAX = (2 - 2.0 ** -7) * 2.0 ** 127
-BF16_TINY = 2.0 ** -126
 
-# (name, body lines, returned expressions, their dtypes, NumPy values over x, i)
+def f64(a):
+    a = np.asarray(a)
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def fn(sig, body):
+    """A program of one function f: its signature and its body's lines (indented here)."""
+    return f"fn f({sig} {{\n" + "".join(f"    {line}\n" for line in body) + "}\n"
+
+
+# (name, program, inputs, the NumPy values of the results, their dtypes)
 CASES = [
-    ("devices", ["a = x.to(x.device)", "b = torch.zeros(3, 4, device=x.device, dtype=torch.float64)",
-                 "c = x.to('cuda', torch.float64)", "d = x.cuda(0) + x.cpu()",
-                 "e = torch.ones_like(x, device='cpu', requires_grad=False)",
-                 "g = x.to(device=torch.device('cuda', 0), dtype=torch.float16)", "h = x.to(i)",
-                 "k = x.type(torch.int32)", "m = torch.full([], 2.0, dtype=x.dtype, device=x.device)",
-                 "n = torch.arange(4, device='cuda:1', pin_memory=False, layout=torch.strided)",
-                 "q = torch.empty(3, 4, device='cpu', memory_format=torch.contiguous_format)"],
-     "a, b + c, d, e, g, h, k, x * m, n, x * q.shape[0] + q.dtype.is_floating_point",
-     ["f32", "f64", "f32", "f32", "f16", "i64", "i32", "f32", "i64", "f32"],
-     lambda x, i: [x, x.astype(np.float64), 2 * x, np.ones_like(x), x.astype(np.float16), np.trunc(x).astype(np.int64),
-                   np.trunc(x).astype(np.int32), 2 * x, np.arange(4), 3 * x + 1]),
-    ("finfo", ["h16 = torch.finfo(torch.float16)", "s32 = torch.finfo()", "d64 = torch.finfo(torch.double)",
-               "b16 = torch.finfo(torch.bfloat16)", "c8 = torch.iinfo(torch.int8)", "b8 = torch.iinfo(torch.uint8)",
-               "l64 = torch.iinfo(torch.long)",
-               "v = torch.tensor([h16.max, h16.min, h16.eps, h16.tiny, s32.max, s32.eps, s32.tiny, s32.resolution, "
-               "d64.eps, d64.tiny, b16.max, b16.eps, b16.tiny, s32.bits, d64.smallest_normal], dtype=torch.float64)",
-               "w = torch.tensor([c8.min, c8.max, b8.min, b8.max, l64.min, l64.max, c8.bits, l64.bits])"],
-     "v, w, x.masked_fill(x > 0, torch.finfo(x.dtype).min)", ["f64", "i64", "f32"],
-     lambda x, i: [np.array([np.finfo(np.float16).max, np.finfo(np.float16).min, np.finfo(np.float16).eps,
-                             np.finfo(np.float16).tiny, np.finfo(np.float32).max, np.finfo(np.float32).eps,
-                             np.finfo(np.float32).tiny, np.finfo(np.float32).resolution, np.finfo(np.float64).eps,
-                             np.finfo(np.float64).tiny, BF16_MAX, 2.0 ** -7, BF16_TINY, 32, np.finfo(np.float64).tiny]),
-                   np.array([-128, 127, 0, 255, np.iinfo(np.int64).min, np.iinfo(np.int64).max, 8, 64]),
-                   np.where(x > 0, np.finfo(np.float32).min, x)]),
-    ("tensor", ["a = torch.tensor([[1, 2], [3, 4]])", "b = torch.tensor([1, 2.5, True])",
-                "c = torch.tensor([True, False])", "d = torch.tensor(3.0)", "e = torch.tensor(((1.5, 2),), dtype=torch.float64)",
-                "g = torch.tensor([1.7, -1.7], dtype=torch.int64)", "h = torch.as_tensor(x)",
-                "k = torch.scalar_tensor(3)", "m = torch.tensor([])", "n = torch.tensor(x)",
-                "p = torch.as_tensor([[-1, 0]], dtype=torch.int8, device='cpu')"],
-     "a, b, c, d, e, g, h, k, m, n, p", ["i64", "f32", "bool", "f32", "f64", "i64", "f32", "f32", "f32", "f32", "i8"],
-     lambda x, i: [np.array([[1, 2], [3, 4]]), np.array([1, 2.5, 1]), np.array([True, False]), np.array(3.0),
-                   np.array([[1.5, 2]]), np.array([1, -1]), x, np.array(3.0), np.zeros(0), x, np.array([[-1, 0]])]),
+    # --- a list inside a list is the same object: the regression first ---
+    ("a list held by another list sees its append",
+     fn("a: f32[3], b: f32[3]) -> (f32[2, 2, 3], f32[2, 3], f32[3])",
+        ["xs = [a]", "ys = [xs, xs]", "xs.append(b)", "zs = ys[1]",
+         "return torch.stack([torch.stack(ys[0]), torch.stack(ys[1])]), torch.stack(zs), a * len(ys[0])"]),
+     {"a": A, "b": B}, lambda a, b: [np.stack([np.stack([a, b])] * 2), np.stack([a, b]), 2 * a], ["f32"] * 3),
+    ("a list rebound after another list took it keeps the old object",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[1, 3])",
+        ["c = [a]", "d = [c]", "e = c", "c = [b]", "c.append(a)", "return d[0][0], e[0], torch.stack(e)"]),
+     {"a": A, "b": B}, lambda a, b: [a, a, a[None]], ["f32"] * 3),
+    ("nested holders: a tuple holding a list holding the list",
+     fn("a: f32[3], b: f32[3]) -> (f32[3, 3], f32[3])",
+        ["inner = [a]", "mid = [inner, b]", "t = (mid, 1)", "inner += [b * 2]", "inner.insert(0, b)",
+         "return torch.stack(t[0][0]), mid[1] * len(t[0][0])"]),
+     {"a": A, "b": B}, lambda a, b: [np.stack([b, a, 2 * b]), 3 * b], ["f32", "f32"]),
+    ("append in a loop to a list another list holds",
+     fn("a: f32[3]) -> f32[4, 3]",
+        ["acc = []", "holder = [acc]", "h = a",
+         "for i in range(4) {", "    h = h * 2 + 1", "    acc.append(h)", "}", "return torch.stack(holder[0]) * len(holder[0])"]),
+     {"a": A}, lambda a: [4 * np.stack([2 * a + 1, 4 * a + 3, 8 * a + 7, 16 * a + 15])], ["f32"]),
+    # --- pop and del ---
+    ("pop() and pop(i): the element, and the list without it everywhere",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[1, 3], f32[3])",
+        ["xs = [a, b, a * 2]", "ys = xs", "z = xs.pop()", "w = xs.pop(0)", "n = [3, 4]", "k = n.pop()",
+         "return z + w * k, torch.stack(ys), a * len(n) + torch.stack([xs.pop(-1)]).sum(0)"]),
+     {"a": A, "b": B}, lambda a, b: [2 * a + 4 * a, b[None], a + b], ["f32"] * 3),
+    ("del of an element, a slice and a name",
+     fn("a: f32[3], b: f32[3]) -> (f32[2, 3], f32[3])",
+        ["zs = [a, b, a + 1, b + 1, a + 2]", "h = [zs]", "del zs[1], zs[::2]", "t = a * 3", "del t",
+         "t = b", "return torch.stack(h[0]), t"]),
+     {"a": A, "b": B}, lambda a, b: [np.stack([a + 1, a + 2]), b], ["f32", "f32"]),
 ]
 
+DICT_PROGRAM = """\
+fn attn(q: f32[3], k: f32[3], scale: float = 1.0, bias: f32[3] | None = None) -> f32[3] {
+    r = q * k * scale
+    if bias is not None {
+        r = r + bias
+    }
+    return r
+}
+fn f(a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3], f32[3]) {
+    d = {'q': a, 'k': b,
+         'scale': 2.0,}
+    e = d
+    d['bias'] = a + 1
+    acc = a * 0
+    for name, v in d.items() {
+        if name != 'scale' {
+            acc = acc + v
+        }
+    }
+    n = 0
+    for key in d {
+        n += len(key)
+    }
+    kw = dict(scale=3.0)
+    kw.update({'bias': b})
+    g = d.get('missing', a)
+    p = e.pop('k')
+    holder = [d]
+    d['q'] += 1
+    return attn(**d, k=p), acc, attn(a, b, **kw) * n, g, torch.stack([holder[0]['q'], list(d.values())[-1]]).sum(0) * len(e)
+}
+"""
+CASES += [
+    ("dicts: display, d[k] = v, items(), keys, get, pop, update, ** into a call, aliases",
+     DICT_PROGRAM, {"a": A, "b": B},
+     lambda a, b: [(a + 1) * b * 2 + a + 1, a + b + a + 1, (a * b * 3 + b) * 11, a, (a + 1 + a + 1) * 3],
+     ["f32"] * 5),
+    ("dict(pairs), in, del, setdefault, values() of a comprehension",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[2, 3])",
+        ["d = dict([('x', a), ('y', b)], z=a * b)", "del d['x']", "w = d.setdefault('w', b * 4)",
+         "s = 10 if 'z' in d and 'x' not in d else 0",
+         "return w + s, torch.stack([v * 2 for v in d.values()][1:])"]),
+     {"a": A, "b": B}, lambda a, b: [4 * b + 10, np.stack([2 * a * b, 8 * b])], ["f32", "f32"]),
+    ("a list inside a dict or a list changed through its holder; the name dict rebound leaves {} a dict",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3])",
+        ["d = {'a': [a]}", "e = d", "d['a'].append(b * 2)", "xs = [[a, b], [b]]", "ys = xs[0]", "del xs[0][0]",
+         "xs[1].pop()", "dict = 3", "z = {'k': b}",
+         "return torch.stack(e['a']).sum(0) * len(xs[1]) + z['k'] * dict, ys[0] * len(xs[0])"]),
+     {"a": A, "b": B}, lambda a, b: [(a + 2 * b) * 0 + 3 * b, b], ["f32", "f32"]),
+    # --- lambdas ---
+    ("lambdas: bound, with defaults, late-binding closures, in a dict, inline, returning lambdas",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
+        ["act = lambda t: F.gelu(t, approximate='tanh')", "scale = 2.0", "mul = lambda u, k=3: u * k * scale",
+         "scale = 10.0", "acts = {'relu': lambda t: torch.relu(t), 'twice': lambda t: act(act(t))}",
+         "compose = lambda f, g: lambda v: f(g(v))",
+         "return act(a), mul(a) + mul(b, k=1), acts['twice'](a) + (lambda t: t * 2)(b), compose(acts['relu'], mul)(a)"]),
+     {"a": A, "b": B},
+     lambda a, b: [gelu_tanh(a), a * 30 + b * 10, gelu_tanh(gelu_tanh(a)) + 2 * b, np.maximum(a * 30, 0)], ["f32"] * 4),
+    # --- einops' layers and parse_shape ---
+    ("einops' Rearrange and Reduce layers, inline and bound",
+     "from einops.layers.torch import Rearrange, Reduce\nimport einops\n"
+     "fn f(x: f32[2, 3, 4, 5]) -> (f32[2, 20, 3], f32[2, 3, 2, 5], f32[2, 3]) {\n"
+     "    to_tokens = Rearrange('b c h w -> b (h w) c')\n"
+     "    pool = einops.layers.torch.Reduce('b c (h h2) w -> b c h w', 'max', h2=2)\n"
+     "    return to_tokens(x), pool(x), Reduce('b c h w -> b c', reduction='mean')(x)\n}\n",
+     {"x": X}, lambda x: [x.transpose(0, 2, 3, 1).reshape(2, 20, 3), x.reshape(2, 3, 2, 2, 5).max(3),
+                          x.mean((2, 3))], ["f32"] * 3),
+    ("einops.parse_shape: a dict of the named dims, into a reshape and ** into rearrange",
+     "from einops import parse_shape, rearrange\n"
+     "fn f(x: f32[2, 3, 4, 5]) -> (f32[2, 3, 20], f32[2, 3, 20], f32[5, 2]) {\n"
+     "    s = parse_shape(x, 'b c _ _')\n    t = einops.parse_shape(x, 'b ... w')\n"
+     "    return x.reshape(s['b'], s['c'], -1), rearrange(x, 'b c h w -> b c (h w)', **parse_shape(x, 'b c h _')), "
+     "x[:, 0, 0, :].T.reshape(t['w'], len(s))\n}\n",
+     {"x": X}, lambda x: [x.reshape(2, 3, 20), x.reshape(2, 3, 20), x[:, 0, 0, :].T], ["f32"] * 3),
+]
 
-SWIN = ["window_size = (3, 4)", "coords_h = torch.arange(window_size[0])", "coords_w = torch.arange(window_size[1])",
-        'coords = torch.stack(torch.meshgrid([coords_h, coords_w], indexing="ij"))',
-        "coords_flatten = torch.flatten(coords, 1)",
-        "relative_coords = coords_flatten[:, :, None] - coords_flatten[:, None, :]",
-        "relative_coords = relative_coords.permute(1, 2, 0).contiguous()",
-        "relative_coords[:, :, 0] += window_size[0] - 1", "relative_coords[:, :, 1] += window_size[1] - 1",
-        "relative_coords[:, :, 0] *= 2 * window_size[1] - 1", "relative_position_index = relative_coords.sum(-1)",
-        "gx, gy = torch.meshgrid(x[0], x[1, :3], indexing='xy')", "m0, m1, m2 = torch.meshgrid(x[0, :2], x[1], x[2, 0])"]
-
-
-def swin_index(h, w):
-    coords = np.stack(np.meshgrid(np.arange(h), np.arange(w), indexing="ij"))
-    flat = coords.reshape(2, -1)
-    rel = (flat[:, :, None] - flat[:, None, :]).transpose(1, 2, 0).copy()
-    rel[:, :, 0] += h - 1
-    rel[:, :, 1] += w - 1
-    rel[:, :, 0] *= 2 * w - 1
-    return rel.sum(-1)
+# (name, program, the first line tdslc prints on stderr after the path): compile-time errors
+FAILURES = [
+    ("pop from an empty list", fn("a: f32[3]) -> f32[3]", ["xs = []", "y = xs.pop()", "return a"]),
+     "3:12: error: pop from empty list"),
+    ("pop index out of range", fn("a: f32[3]) -> f32[3]", ["xs = [a]", "return xs.pop(1)"]),
+     "3:19: error: pop index out of range"),
+    ("del of an element out of range", fn("a: f32[3]) -> f32[3]", ["xs = [a]", "del xs[2]", "return a"]),
+     "3:12: error: list assignment index out of range"),
+    ("a name used after del", fn("a: f32[3]) -> f32[3]", ["b = a", "del b", "return b"]),
+     "4:12: error: use of undeclared name 'b'"),
+    ("a missing key", fn("a: f32[3]) -> f32[3]", ["d = {'q': a}", "return d['k']"]),
+     "3:14: error: KeyError: 'k'"),
+    ("a tensor as a key", fn("a: f32[3]) -> f32[3]", ["d = {a: 1}", "return a"]),
+     "2:10: error: a dict's keys must be compile-time values (strings, numbers, None), not Tensor: index a list or keep "
+     "the tensors under string keys"),
+    ("** of a dict with a number key", fn("a: f32[3]) -> f32[3]", ["d = {1: a}", "return torch.relu(**d)"]),
+     "3:25: error: keywords must be strings"),
+    ("parse_shape of the wrong number of dims", fn("a: f32[3]) -> f32[3]", ["s = einops.parse_shape(a, 'b c')",
+                                                                           "return a"]),
+     "2:31: error: Can't parse shape with different number of dimensions: b c torch.Size([3])"),
+    ("a lambda called with too many arguments", fn("a: f32[3]) -> f32[3]", ["f = lambda t: t", "return f(a, a)"]),
+     "3:17: error: <lambda>() takes 1 positional argument but 2 were given"),
+    ("a lambda's missing argument", fn("a: f32[3]) -> f32[3]", ["f = lambda t, u: t", "return f(a)"]),
+     "3:12: error: <lambda>() missing 1 required positional argument: 'u'"),
+    ("del of a tuple's element", fn("a: f32[3]) -> f32[3]", ["t = (a, a)", "del t[0]", "return a"]),
+     "3:9: error: 'tuple' object doesn't support item deletion"),
+]
 
 
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    for name, body, exprs, kinds, model in CASES:
-        want = model(X.astype(np.float64), I)
-        errs, src = run_case(tdslc, "x: f32[3, 4], i: i64[3, 4]", body, exprs, kinds, want, {"x": X, "i": I})
+    for name, src, inputs, model, kinds in CASES:
+        want = model(*[f64(v) for v in inputs.values()])
+        p, outs = run_outputs(tdslc, src, inputs)
+        t.report(name, compare_kinds(p, outs, want, kinds), src)
+    for name, src, first in FAILURES:
+        p, _ = tdslc_run_clean(tdslc, src, name="case", inputs={"a": A})
+        err = p.stderr.decode(errors="replace")
+        line = err.split("\n")[0]
+        errs = []
+        if p.returncode != 1:
+            errs.append(f"exit {p.returncode}, want 1")
+        if not line.endswith("case.tdsl:" + first):
+            errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
         t.report(name, errs, src)
-    x = X.astype(np.float64)
-    gx, gy = np.meshgrid(x[0], x[1, :3], indexing="xy")
-    m0, m1, m2 = np.meshgrid(x[0, :2], x[1], x[2, :1], indexing="ij")
-    errs, src = run_case(tdslc, "x: f32[3, 4]", SWIN, "relative_position_index, gx, gy, m0, m1 + m2",
-                         ["i64", "f32", "f32", "f32", "f32"], [swin_index(3, 4), gx, gy, m0, m1 + m2], {"x": X})
-    t.report("meshgrid: swin relative position index", errs, src)
+    if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once: each form's GPU code
+        bad = []
+        for name, src, *_ in CASES:
+            for kind in ("cuda", "ptx"):
+                p = emit_text(tdslc, src, kind, args=["--fn", "f"])
+                if p.returncode != 0:
+                    bad.append(f"{name} --emit={kind}: exit {p.returncode}: {p.stderr[:300]}")
+        t.report("every form emits CUDA C and PTX", bad)
     return t.summary()
 
 

@@ -1,12 +1,11 @@
 #!/usr/bin/python3
-"""tests/run/test_spellings.py TDSLC: PyTorch's spellings of the ops tdsl has — torch.NAME,
+"""tests/run/test_builtin.py TDSLC: the op table (frontend/sema_builtin.c): PyTorch's spellings of the ops tdsl has — torch.NAME,
 F.NAME and torch.nn.functional.NAME (F and nn as `import torch.nn.functional as F` and
 `import torch.nn as nn` bind them), torch's dtype names (torch.float64, torch.long),
 Python's True/False and math.pi/e/tau/inf, math.sqrt/floor of numbers, string arguments
 (approximate='tanh'), NumPy's argument names (axis=, keepdims=), the in-place view ops
-(x.t_()), the *_copy ops, linspace/logspace, x.view(dtype) (f32/i32, f64/i64, bool/u8/i8),
-tensor_split and one_hot of
-constant tensors, narrow at a 0-d tensor start — run as written and compared with NumPy
+(x.t_()), the *_copy ops, linspace/logspace, x.view(dtype) (a few; every pair: test_view_dtype),
+tensor_split and one_hot of constant tensors, narrow at a 0-d tensor start — run as written and compared with NumPy
 on the same inputs (or PyTorch 1.13's results, written out).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and

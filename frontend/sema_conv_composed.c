@@ -1,4 +1,4 @@
-// frontend/sema_pool_alias.c: the ops torch.nn.functional composes of avg_pool and
+// frontend/sema_conv_composed.c: the ops torch.nn.functional composes of avg_pool and
 // interpolate: lp_pool1d, lp_pool2d, local_response_norm, and the deprecated upsample,
 // upsample_nearest, upsample_bilinear. Each is checked as PyTorch 1.13's Python code
 // calls those ops: their checks, with their messages (and their names in them), on the

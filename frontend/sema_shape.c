@@ -1,9 +1,10 @@
-// frontend/sema_alias.c: the checks of the ops PyTorch defines in terms of others: *_like
-// and new_* creation, view_as, reshape_as, type_as, broadcast_to, swapaxes, movedim,
-// unflatten, atleast_Nd, repeat, tile, repeat_interleave, pixel_shuffle, roll, outer, dot,
-// tensordot, addmm, baddbmm, norm; and x.unfold, a view of its own. A view is made here
-// (view_ast); a copy or a computation is its row's builder's (ir/build_shape.c,
-// build_linalg.c, build_reduce.c), handed the arguments parsed into the family's struct.
+// frontend/sema_shape.c: the shape ops PyTorch defines by others — views by other names
+// (view_as, reshape_as, type_as, broadcast_to, swapaxes, fliplr/flipud, movedim,
+// unflatten, atleast_Nd, x.unfold) and copies made of views (repeat, tile,
+// repeat_interleave, pixel_shuffle, roll, ravel, diag, rot90, hsplit/vsplit/dsplit,
+// diagflat, narrow_copy). A view is made here (view_ast); a copy is its row's builder's
+// (ir/build_shape.c), handed the arguments parsed into ShapeArgs. The view ops themselves
+// are sema_view.c's.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -15,26 +16,6 @@
 // fill_value, *, dtype=None); x.new_zeros(size, *, dtype=None), new_ones, new_empty,
 // new_full(size, fill_value, *, dtype=None)
 // ============================================================================
-TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
-  const TType *x = e->bargs[0]->ty;
-  bool fresh = d->variant == 1, full = d->b.op == OP_FULL;  // new_zeros ... (else zeros_like ...)
-  Ast *size = fresh ? e->bargs[1] : part_ints(sema, e, x->view.ndim, x->view.shape);
-  Ast *dta = barg(e, 1 + fresh + full);  // dtype follows input (, size) (, fill_value)
-  if (dta && dta->ty->kind != TY_DTYPE) {
-    DType ignored;
-    get_dtype(sema, e, dta, &ignored);
-    return poison(sema);
-  }
-  Ast *dt = dta ? dta : part_dtype(sema, e, x->dtype);
-  Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * 3);
-  args[0] = size, args[1] = full ? e->bargs[fresh ? 2 : 1] : dt, args[2] = dt;
-  e->bargs = args;  // the creation op's arguments, checked in this call's words
-  e->nbargs = full ? 3 : 2;
-  TType *t = full ? ck_full(sema, e, d) : ck_zeros(sema, e, d);
-  e->bi = node_builtin(d->b.op);  // empty is zeros: its values are any
-  return t;
-}
-
 // ============================================================================
 // Views by another name
 // ============================================================================
@@ -349,54 +330,94 @@ TType *ck_roll(Sema *sema, Ast *e, const BuiltinDef *d) {
   return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
 }
 
-// norm's p: a number, or 'fro' (2), of a norm over dtype dt (which must be a float);
-// false after the message
-bool norm_p(Sema *sema, Ast *pa, DType dt, double *p) {
-  *p = 2;
-  if (pa && pa->ty->kind == TY_STR) {
-    if (strcmp(pa->ty->module, "fro")) {
-      diag_error(sema->cx, pa->loc, "norm: p='%s' is not supported: tdsl has the vector p-norms and 'fro'",
-                 pa->ty->module);
-      return false;
-    }
-  } else if (pa && is_scalar(pa->ty)) {
-    *p = pa->ty->fval;
-  } else if (pa) {
-    diag_error(sema->cx, pa->loc, "norm(): argument 'p' must be Number, not %s", py_type_name(pa->ty));
-    return false;
-  }
-  if (dt != DT_COUNT && !dtype_is_float(dt)) {
-    diag_error(sema->cx, pa ? pa->loc : (Loc){0}, "norm(): input dtype should be either floating point or complex. "
-               "Got %s instead.", torch_name(dt));
-    return false;
-  }
-  return true;
+// ============================================================================
+// ravel, diag, rot90, hsplit/vsplit/dsplit, diagflat, narrow_copy
+// ============================================================================
+// ravel(input): PyTorch's contiguous().view(-1): a view of a contiguous input, else a copy
+TType *ck_ravel(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  TType *x = e->bargs[0]->ty;
+  int64_t n = view_numel(x->view);
+  View v;
+  if (view_is_contiguous(x->view) && view_reshape(x->view, 1, &n, &v)) return view_result(sema, e, x, v);
+  e->needs_copy = true;
+  set_operand1(sema, e, e->bargs[0]);
+  return ty_fresh(sema, x->dtype, 1, &n);
 }
 
-// norm(input, p='fro', dim=None, keepdim=False, dtype=None): vector p-norms over dim (all
-// dims by default); 'fro' is the 2-norm
-TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d) {
-  Ast *x = e->bargs[0], *pa = barg(e, 1), *da = barg(e, 2), *ka = barg(e, 3), *dta = barg(e, 4);
-  ReduceArgs a = {.dtype = DT_COUNT};
-  if (!norm_p(sema, pa, DT_COUNT, &a.p)) return poison(sema);
-  DType dt = x->ty->dtype;
-  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
-  if (dta) a.dtype = dt;
-  if (!dtype_is_float(dt)) {
-    diag_error(sema->cx, call_loc(e), "norm(): input dtype should be either floating point or complex. Got %s instead.",
-               torch_name(dt));
+// diag(input, diagonal=0): of a matrix its diagonal (a view, copied as PyTorch's is); of
+// a vector the square matrix with it on the diagonal (where over compared aranges)
+TType *ck_diag(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *ka = barg(e, 1);
+  int64_t k = 0;
+  if (ka && !get_int(sema, e, ka, "diagonal", &k)) return poison(sema);
+  int nd = x->ty->view.ndim;
+  if (nd != 1 && nd != 2) {
+    diag_error(sema->cx, call_loc(e), "diag(): Supports 1D or 2D tensors. Got %dD", nd);
     return poison(sema);
   }
-  int nd = x->ty->view.ndim, dims[MAX_LIST], n = 0;
-  if (da && !get_dims(sema, e, da, "dim", nd, dims, &n)) return poison(sema);
-  if (ka && !get_bool(sema, e, ka, "keepdim", &a.keepdim)) return poison(sema);
-  for (int i = 0; i < n; i++) a.mask |= 1u << dims[i];
-  if (!n) a.mask = nd ? (uint32_t)((1ull << nd) - 1) : 0;
-  a.dim = n == 1 ? dims[0] : -1;
-  if (isinf(a.p) && !n && view_numel(x->ty->view) == 0) {  // amax, amin need elements
-    diag_error(sema->cx, call_loc(e), "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify "
-               "the reduction dim with the 'dim' argument.", a.p > 0 ? "amax" : "amin");
+  return built(sema, e, d->b.build, KEEP(sema, (LinalgArgs){.offset = k}), e->bargs, 1);
+}
+
+// rot90(input, k=1, dims=[0, 1]): flips and a transpose, views
+TType *ck_rot90(Sema *sema, Ast *e, const BuiltinDef *d) {
+  (void)d;
+  Ast *x = e->bargs[0], *ka = barg(e, 1), *da = barg(e, 2);
+  int64_t k = 1;
+  int dims[MAX_LIST] = {0, 1}, n = 2;
+  if (ka && !get_int(sema, e, ka, "k", &k)) return poison(sema);
+  if (da && !get_dims(sema, e, da, "dims", x->ty->view.ndim, dims, &n)) return poison(sema);
+  if (n != 2) {
+    diag_error(sema->cx, da->loc, "expected total rotation dims == 2, but got dims = %d", n);
     return poison(sema);
   }
-  return built(sema, e, d->b.build, KEEP(sema, a), e->bargs, 1);
+  if (x->ty->view.ndim < 2) {
+    diag_error(sema->cx, call_loc(e), "expected total dims >= 2, but got total dims = %d", x->ty->view.ndim);
+    return poison(sema);
+  }
+  k = ((k % 4) + 4) % 4;
+  View v = x->ty->view;  // PyTorch's: k = 1 flips dims[1] then transposes, k = 3 flips dims[0] then transposes
+  if (k == 1 || k == 3) v = view_flip(v, 1, &dims[k == 1 ? 1 : 0]);
+  if (k == 2) v = view_flip(v, 2, dims);
+  if (k == 1 || k == 3) v = view_transpose(v, dims[0], dims[1]);
+  return view_result(sema, e, x->ty, v);
+}
+
+// hsplit / vsplit / dsplit(input, indices_or_sections): tensor_split along dim 1 (0 for a
+// vector), 0 or 2, an int count dividing the dim
+TType *ck_hsplit(Sema *sema, Ast *e, const BuiltinDef *d) {
+  Ast *x = e->bargs[0], *s = e->bargs[1];
+  int nd = x->ty->view.ndim;
+  int v = d->variant;  // the dim split: hsplit 1, vsplit 0, dsplit 2
+  int need = v == 1 ? 1 : v == 0 ? 2 : 3, dim = v == 1 ? (nd == 1 ? 0 : 1) : v;
+  if (nd < need) {
+    diag_error(sema->cx, call_loc(e), "torch.%s requires a tensor with at least %d dimension, but got a tensor with %d "
+               "dimensions!", d->b.name, need, nd);
+    return poison(sema);
+  }
+  if (is_scalar(s->ty) && s->ty->dtype != DT_F64 && s->ty->ival != 0 && x->ty->view.shape[dim] % s->ty->ival) {
+    diag_error(sema->cx, s->loc, "torch.%s attempted to split along dimension %d, but the size of the dimension %"
+               PRId64 " is not divisible by the split_size %" PRId64 "!", d->b.name, dim, x->ty->view.shape[dim],
+               s->ty->ival);
+    return poison(sema);
+  }
+  rebind(sema, e, (Ast *[]){x, s, part_int(sema, e, dim)}, 3);  // tensor_split(input, sections, dim)
+  return ck_split(sema, e, builtin_find("tensor_split"));  // its row's variant, not this one's dim
+}
+
+// diagflat(input, offset=0): diag of the flattened input; narrow_copy: a narrow, copied
+TType *ck_diagflat(Sema *sema, Ast *e, const BuiltinDef *d) {
+  if (d->variant == 1) {  // narrow_copy: narrow's checks, its view copied
+    int64_t dim, start, len, st;
+    int a;
+    if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !get_int(sema, e, e->bargs[2], "start", &start) ||
+        !get_int(sema, e, e->bargs[3], "length", &len))
+      return poison(sema);
+    Loc locs[4] = {call_loc(e), e->bargs[1]->loc, e->bargs[2]->loc, e->bargs[3]->loc};
+    if (!narrow_ok(sema, locs, e->bargs[0]->ty, dim, start, len, &a, &st)) return poison(sema);
+    return built(sema, e, build_narrow_copy, KEEP(sema, (ShapeArgs){.dim = a, .start = st, .length = len}), e->bargs, 1);
+  }
+  int64_t k = 0;  // diagflat: diag of the input flattened
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "diagonal", &k)) return poison(sema);
+  return built(sema, e, d->b.build, KEEP(sema, (LinalgArgs){.offset = k, .flat = true}), e->bargs, 1);
 }

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""tests/run/test_conv_sched.py TDSLC: convolutions in the shapes that take the CPU GEMM's
+convolution schedules (ir/gemm.c), each compared with NumPy (test_conv_nd.np_conv: loops
+over the taps of the zero-padded input, in f64):
+  DIRECT  few output rows per group (depthwise conv1d/2d/3d, a channel multiplier, up to
+          16 output channels) of a stride-1 window view: B read in place, blocks of 4
+          rows and a remainder, column blocks, a last vector that overlaps the one before
+          (tails of every length), dilation, padding, a causal crop, epilogues;
+  FOLDED  the output rows folded into the GEMM's columns (small spatial sizes, strides,
+          dilation, groups, 1 x 1 convolutions whose windows are flat, 3-D: two dims
+          folded), B packed through its table of column offsets, the weight's rows read
+          in place where they are flat in k (else packed), with bias, residual and
+          activation epilogues.
+Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
+and its f32 program is checked to take the schedule it is there for (--emit=kernels:
+"gemm direct", or a column block wider than the output's rows), so a change of the
+heuristics that leaves a schedule untested fails here.
+Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
+the taps' strided views, larger ones a reduction over the window view; both are run
+(1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
+-inf in the input) against test_conv_nd.np_pool, and checked to take their form.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
+77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, compare_kinds, emit_text, require_backend, rnd, run_outputs, to_npy  # noqa: E402
+from test_conv_nd import np_conv, np_pool  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
+
+RNG = np.random.default_rng(271)
+DTYPES = ("f32", "f64", "f16", "bf16")
+
+
+def relu(a):
+    return np.maximum(a, 0)
+
+
+# (name, {param: shape}, tdsl expression, NumPy model of the params (f64), schedule:
+# "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length) or None)
+CASES = [
+    ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
+     "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
+     lambda x, w, b: relu(np_conv(x, w, b, padding=3, groups=40)[:, :, :131]), "direct"),
+    ("depthwise conv1d, dilation 2", {"x": (2, 12, 50), "w": (12, 1, 3)},
+     "F.conv1d(x, w, None, 1, 4, 2, 12)", lambda x, w: np_conv(x, w, None, 1, 4, 2, 12), "direct"),
+    ("conv1d, channel multiplier 3 (3 rows)", {"x": (2, 4, 37), "w": (12, 1, 5), "b": (12,)},
+     "F.conv1d(x, w, b, groups=4)", lambda x, w, b: np_conv(x, w, b, groups=4), "direct"),
+    ("conv1d, 7 output channels (4 + 3 rows)", {"x": (2, 5, 70), "w": (7, 5, 3)},
+     "F.conv1d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "direct"),
+    ("conv1d, 16 output channels, exact vectors", {"x": (1, 3, 66), "w": (16, 3, 3)},
+     "F.conv1d(x, w)", lambda x, w: np_conv(x, w), "direct"),
+    ("conv2d, 3 -> 16 channels, dilation, relu", {"x": (2, 3, 20, 37), "w": (16, 3, 3, 3), "b": (16,)},
+     "F.relu(F.conv2d(x, w, b, padding=(1, 2), dilation=(1, 2)))",
+     lambda x, w, b: relu(np_conv(x, w, b, padding=(1, 2), dilation=(1, 2))), "direct"),
+    ("depthwise conv2d 3x3", {"x": (1, 8, 17, 40), "w": (8, 1, 3, 3)},
+     "F.conv2d(x, w, padding=1, groups=8)", lambda x, w: np_conv(x, w, padding=1, groups=8), "direct"),
+    ("depthwise conv3d 3x3x3", {"x": (1, 4, 5, 6, 33), "w": (4, 1, 3, 3, 3), "b": (4,)},
+     "F.conv3d(x, w, b, padding=1, groups=4)", lambda x, w, b: np_conv(x, w, b, padding=1, groups=4), "direct"),
+    ("conv2d 7x7, 24 -> 20 channels, residual, relu", {"x": (1, 24, 7, 7), "w": (20, 24, 3, 3), "b": (20,),
+                                                      "r": (1, 20, 7, 7)},
+     "F.relu(F.conv2d(x, w, b, padding=1) * 0.5 + r)",
+     lambda x, w, b, r: relu(np_conv(x, w, b, padding=1) * 0.5 + r), "folded 7 in place"),
+    ("conv2d stride 2, dilation 2, groups 2", {"x": (2, 8, 15, 13), "w": (20, 4, 3, 3)},
+     "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2)",
+     lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=2), "folded 6"),
+    ("conv2d 1x1 (flat windows)", {"x": (1, 32, 9, 9), "w": (24, 32, 1, 1), "b": (24,)},
+     "F.conv2d(x, w, b)", lambda x, w, b: np_conv(x, w, b), "folded 9 in place"),
+    ("conv2d of a transposed weight (packed)", {"x": (1, 16, 7, 9), "w": (12, 16, 3, 3)},
+     "F.conv2d(x, w.transpose(2, 3).contiguous().transpose(2, 3), padding=(0, 1))",
+     lambda x, w: np_conv(x, w, padding=(0, 1)), "folded 9"),
+    ("conv2d 1x1 stride 2 (downsample)", {"x": (1, 32, 14, 14), "w": (40, 32, 1, 1)},
+     "F.conv2d(x, w, stride=2)", lambda x, w: np_conv(x, w, stride=2), "folded 7"),
+    ("conv2d 7x7 stride 2 stem, 3 -> 20 channels", {"x": (1, 3, 23, 21), "w": (20, 3, 7, 7)},
+     "F.conv2d(x, w, stride=2, padding=3)", lambda x, w: np_conv(x, w, stride=2, padding=3), "folded 11"),
+    ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
+     "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
+]
+
+
+# (name, x's shape, tdsl expression, NumPy model, the op its kernel computes with:
+# "maximum"/"add" (a chain over the taps) or "amax"/"sum" (a reduction))
+POOLS = [
+    ("max_pool2d 3x3 stride 2 pad 1 (chain)", (2, 3, 15, 17), "F.max_pool2d(x, 3, 2, 1)",
+     lambda x: np_pool(x, 2, 3, 2, 1)[0], "maximum"),
+    ("max_pool2d 7x7 pad 3 (reduction)", (1, 2, 9, 10), "F.max_pool2d(x, 7, 1, 3)",
+     lambda x: np_pool(x, 2, 7, 1, 3)[0], "amax"),
+    ("max_pool1d k 5 dilation 2 ceil_mode", (2, 3, 23), "F.max_pool1d(x, 5, 3, 2, 2, True)",
+     lambda x: np_pool(x, 1, 5, 3, 2, 2, True)[0], "maximum"),
+    ("max_pool3d 2x2x2", (1, 2, 5, 6, 7), "F.max_pool3d(x, 2)", lambda x: np_pool(x, 3, 2)[0], "maximum"),
+    ("avg_pool2d 3x3 stride 2 pad 1, no pad counted, ceil", (2, 3, 14, 17),
+     "F.avg_pool2d(x, 3, 2, 1, True, False)", lambda x: np_pool(x, 2, 3, 2, 1, 1, True, "avg", False), "add"),
+    ("avg_pool2d 6x5 (reduction)", (1, 2, 12, 11), "F.avg_pool2d(x, (6, 5), 2)",
+     lambda x: np_pool(x, 2, (6, 5), 2, kind="avg"), "sum"),
+    ("avg_pool3d 3x3x3 pad 1 (27 taps)", (1, 2, 5, 4, 6), "F.avg_pool3d(x, 3, 1, 1)",
+     lambda x: np_pool(x, 3, 3, 1, 1, kind="avg"), "add"),
+]
+
+
+def check_pool_form(t, tdslc, name, src, op):
+    p = emit_text(tdslc, src, "kernels")
+    ops = " ".join(re.findall(r"^  ops: (.*?)  lines", p.stdout, re.M)).split()
+    errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
+    other = {"maximum": "amax", "add": "sum", "amax": "maximum", "sum": "add"}[op]
+    if not errs and (op not in ops or other in ops):
+        errs.append(f"kernel ops {ops}: want {op}, not {other}")
+    t.report(f"{name}: computes with {op}", errs, src)
+
+
+def shape_of(s):
+    return ", ".join(str(d) for d in s)
+
+
+def source(params, expr, dt, ret):
+    decl = ", ".join(f"{p}: {dt}[{shape_of(s)}]" for p, s in params.items())
+    return f"fn f({decl}) -> {dt}[{shape_of(ret)}] {{\n    return {expr}\n}}\n"
+
+
+def check_schedule(t, tdslc, name, src, want):
+    """The f32 program's matmul kernel takes the schedule `want` ("direct", "folded W")."""
+    p = emit_text(tdslc, src, "kernels")
+    scheds = re.findall(r"^  schedule: (gemm .*)$", p.stdout, re.M)
+    errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
+    if not errs and len(scheds) != 1:
+        errs.append(f"{len(scheds)} GEMM kernels: {scheds}")
+    elif not errs and want == "direct" and not scheds[0].startswith("gemm direct"):
+        errs.append(f"schedule {scheds[0]!r}, want gemm direct")
+    elif not errs and want.startswith("folded"):
+        nc = re.search(r" nc (\d+)", scheds[0])
+        if not nc or int(nc.group(1)) <= int(want.split()[1]):
+            errs.append(f"schedule {scheds[0]!r}, want a column block wider than the rows ({want})")
+        elif want.endswith("in place") and "rows in place" not in scheds[0]:
+            errs.append(f"schedule {scheds[0]!r}, want the weight's rows read in place")
+    t.report(f"{name}: takes {want}", errs, src)
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    for name, shapes, expr, model, sched in CASES:
+        base = {p: RNG.uniform(-1, 1, s) for p, s in shapes.items()}
+        for dt in DTYPES:
+            vals = {p: rnd(a, dt).astype(np.float64) for p, a in base.items()}
+            want = rnd(model(*vals.values()), dt).astype(np.float64) if dt != "f64" else model(*vals.values())
+            src = source(shapes, expr, dt, want.shape)
+            p, outs = run_outputs(tdslc, src, {n: to_npy(a, dt) for n, a in vals.items()})
+            t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
+            if dt == "f32" and sched:
+                check_schedule(t, tdslc, name, src, sched)
+    for name, shape, expr, model, op in POOLS:
+        base = RNG.uniform(-1, 1, shape)
+        if op in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
+            base.flat[5] = np.nan
+            base.flat[-3] = -np.inf
+        for dt in DTYPES:
+            x = rnd(base, dt).astype(np.float64)
+            want = model(x)
+            want = rnd(want, dt).astype(np.float64) if dt != "f64" else want
+            src = source({"x": shape}, expr, dt, want.shape)
+            p, outs = run_outputs(tdslc, src, {"x": to_npy(x, dt)})
+            t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
+            if dt == "f32":
+                check_pool_form(t, tdslc, name, src, op)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
