@@ -5,7 +5,7 @@
 //   1. a prelude of `static inline` helpers, only those the programs use (the C
 //      dialect of codegen/cexpr.c, which cuda.c prints too);
 //   2. per function, its kernels `static int tdsl_g_<fn>_k<N>(raw restrict pointers)`
-//      with loops printed in IR order (vector lanes as loops over lane arrays, see
+//      with loops printed in IR order (vector lanes as values of vector types, see
 //      cexpr.c), then the entry with the ABI of DESIGN.md, whose argument checks,
 //      copies and outputs live in runtime/entry.c.
 // Parallel loops run on libtdslrt's thread pool (tdsl_parallel_for, runtime/pool.c),
@@ -149,13 +149,15 @@ static const CDialect dialect_c = {
     .err_text = err_text,
     .f16_text = f16_text,
     .bf16_text = bf16_text,
+    .vectors = true,
 };
 
 // gcc's loop distribution makes a lane loop that only copies or fills (an accumulator
 // to the result, a row of b to a vector local) a memcpy or memset, which keeps the
 // local array in memory; the register allocator then spills accumulators to it in the
 // loop that updates them (a 6x16 f32 FMA tile with 16 ymm registers: all 12 in memory,
-// 2.7x slower). A kernel with vector lanes is compiled without those patterns.
+// 2.7x slower). A kernel printed with lane loops (vectors whose lanes are arrays:
+// cexpr.c) is compiled without those patterns; vector types need nothing of the kind.
 static const char *const lanes_begin = "#if defined(__GNUC__) && !defined(__clang__)\n"
                                        "#pragma GCC push_options\n"
                                        "#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")\n"
@@ -386,18 +388,32 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
     buf_printf(&unpack, "c->v%d, ", v);
     buf_printf(&init, "v%d, ", v);
   }
+  Buf copies;  // the body's own copies of the vectors captured
+  buf_init(&copies, g->cx);
   for (int l = 0; l < nl; l++) {
     if (!read[l] || let[l])
       continue;
-    const char *t = cexpr_type(k->locals.data[l]), *ln = g->lname[l];
-    bool vec = g->lanes[l] > 1;  // an array: passed by its address
-    buf_printf(&params, "%s%s %s%s, ", vec ? "const " : "", t, vec ? "*" : "", ln);
-    buf_printf(&fields, "  %s%s %s%s;\n", vec ? "const " : "", t, vec ? "*" : "", ln);
+    const char *ln = g->lname[l];
+    if (cexpr_vec(g, g->lanes[l])) {  // a vector: passed by its address (a vector
+                                      // parameter's ABI depends on the instructions)
+      const char *t = cexpr_vec_type(g, k->locals.data[l], g->lanes[l]);
+      buf_printf(&params, "const %s *tdsl_g_%s, ", t, ln);
+      buf_printf(&fields, "  const %s *%s;\n", t, ln);
+      buf_printf(&unpack, "c->%s, ", ln);
+      buf_printf(&init, "&%s, ", ln);
+      buf_printf(&copies, "  const %s %s = *tdsl_g_%s;\n", t, ln, ln);
+      continue;
+    }
+    const char *t = cexpr_type(k->locals.data[l]);
+    bool arr = g->lanes[l] > 1;  // an array: passed by its address
+    buf_printf(&params, "%s%s %s%s, ", arr ? "const " : "", t, arr ? "*" : "", ln);
+    buf_printf(&fields, "  %s%s %s%s;\n", arr ? "const " : "", t, arr ? "*" : "", ln);
     buf_printf(&unpack, "c->%s, ", ln);
     buf_printf(&init, "%s, ", ln);
   }
   Buf *o = c->outl;
   buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name, params.data);
+  buf_puts(o, copies.data ? copies.data : "");
   declare_scratch(g, o);  // the thread's own region, not the caller's
   g->arg_used = saved_used;
   buf_printf(o, "%s}\n", body.data);
@@ -472,7 +488,7 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   bool int_acc = int_accumulates(p, k, &k->body, vars, 0);
   if (int_acc)
     buf_puts(out, int_acc_begin);
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_begin);
   buf_puts(out, outl.data);
   buf_printf(out, "static int %s(", c.kname);
@@ -504,14 +520,34 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     buf_puts(out, "  return err.k < 0 ? 0 : tdsl_entry_kernel_error(errors[err.k], err.value);\n}\n");
   else
     buf_puts(out, "  return 0;\n}\n");
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_end);
   buf_puts(out, int_acc ? int_acc_end : "");
   buf_puts(out, "\n");
 }
 
+// Whether e reads scalar argument i of a function (LX_ARG).
+static bool expr_uses_arg(const LExpr *e, int64_t i) {
+  if (!e)
+    return false;
+  if ((e->kind == LX_ARG && e->i == i) || (e->kind == LX_LOAD && expr_uses_arg(e->idx.dyn, i)))
+    return true;
+  return expr_uses_arg(e->a, i) || expr_uses_arg(e->b, i) || expr_uses_arg(e->c, i);
+}
+
+static bool stmts_use_arg(const LStmtList *l, int64_t i) {
+  for (int j = 0; j < l->len; j++) {
+    const LStmt *s = l->data[j];
+    if (expr_uses_arg(s->val, i) || expr_uses_arg(s->cond, i) || expr_uses_arg(s->n, i) ||
+        (s->kind == LS_STORE && expr_uses_arg(s->idx.dyn, i)) || stmts_use_arg(&s->body, i))
+      return true;
+  }
+  return false;
+}
+
 // A function of p->funcs (ir/loop.h's Functions): `static void NAME(pointers, int64_t
-// a0, ...)`, its statements; no errors, no parallel loops.
+// a0, ...)`, its statements; no errors, no parallel loops. Parameters it does not read
+// are voided (-Wextra).
 static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   const LKernel *k = fp->kernels.data[0];
   CKernelGen c = {.par_var = -1, .kname = emit_kernel_name(cx, fp, 0)};
@@ -524,7 +560,7 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   stmts(&c, &k->body);
   if (c.g.streamed)
     cexpr_fence_streams(&c.g);
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_begin);
   buf_printf(out, "static void %s(", c.kname);
   for (int i = 0; i < k->args.len; i++) {
@@ -539,9 +575,13 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
     if (!c.g.arg_used[i])
       buf_printf(out, "  (void)b%d;\n", i);
   }
+  for (int i = 0; i < k->nscalars; i++) {
+    if (!stmts_use_arg(&k->body, i))
+      buf_printf(out, "  (void)a%d;\n", i);
+  }
   buf_puts(out, body.data ? body.data : "");
   buf_puts(out, "}\n");
-  if (c.g.has_lanes)
+  if (c.g.lane_loops)
     buf_puts(out, lanes_end);
   buf_puts(out, "\n");
 }

@@ -7,13 +7,16 @@
 // plain loops. The dialect (codegen/cexpr.h) says how a helper is declared, how a
 // raising helper learns where to record its error, and how constants and bit casts
 // are spelled; everything else is one text for both, so the numerics are too.
-// Vectors (ir/loop.h's Lanes) are plain C: a vector local is an array `float t3[16]`
-// and a statement of a vector value is a loop over its lanes, in which each vector
-// operand prints the element of lane tdsl_g_l (a splat: its scalar); gcc vectorizes
-// the loop, and keeps an accumulator array in registers across an enclosing loop (c.c
-// turns off gcc's memcpy/memset patterns in such kernels for that). Where a lane could
-// read what an earlier lane of the same statement wrote, the vector goes through a
-// temporary array, so it is assigned whole as the IR says.
+// Vectors (ir/loop.h's Lanes), in C (CDialect.vectors), of a power-of-two lanes: values
+// of the prelude's vector types (`tdsl_g_f32x16`: GNU C vectors, else a struct of an
+// array), each operation one helper (`tdsl_g_fma_f32x16(a, b, c)`), each statement one
+// assignment of a whole vector. Otherwise (CUDA, other lane counts) plain C: a vector
+// local is an array `float t3[16]` and a statement of a vector value is a loop over its
+// lanes, in which each vector operand prints the element of lane tdsl_g_l (a splat: its
+// scalar); gcc vectorizes the loop, and keeps an accumulator array in registers across
+// an enclosing loop (c.c turns off gcc's memcpy/memset patterns in such kernels for
+// that). Where a lane could read what an earlier lane of the same statement wrote, the
+// vector goes through a temporary array, so it is assigned whole as the IR says.
 // Values of f16/bf16 are carried as float; arithmetic typed f16/bf16 (which the
 // kernel builder never makes) would be done in float and rounded.
 #include "codegen/cexpr.h"
@@ -24,12 +27,61 @@
 #include <string.h>
 
 // ---- the prelude ----
-static const char *const shuffle_text =
-    "// Lanes picked from two vectors (ir/loop.h's LX_SHUFFLE): GNU C vectors where the\n"
-    "// compiler has __builtin_shufflevector (gcc 12, clang), else a loop over the lanes.\n"
-    "#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)\n"
+// Vectors (ir/loop.h's Lanes) in a dialect with vector types (CDialect.vectors): GNU C
+// vectors where the compiler has them, else structs of an array, behind the same names,
+// so that the kernels' text is one for both. The vector helpers of GNU C are macros, not
+// functions: a function taking or returning a 64-byte vector makes gcc note an ABI change
+// wherever the file is compiled without AVX-512. FMA is a lane loop over fmaf (gcc
+// vectorizes it to one instruction), as ISO C keeps a * b + c unfused.
+static const char *const vec_common_text =
+    "// Vectors of the schedules' lanes, each assigned whole: GNU C vector types where the\n"
+    "// compiler has them (gcc, clang), else structs of an array (and so with\n"
+    "// TDSL_NO_VECTOR_EXTENSIONS defined). tdsl_g_lane(x, i) is lane i of x;\n"
+    "// tdsl_g_shuffle, where defined, picks lanes of two vectors (__builtin_shufflevector).\n"
+    "#include <string.h>\n"
+    "#if (defined(__GNUC__) || defined(__clang__)) && !defined(TDSL_NO_VECTOR_EXTENSIONS)\n"
+    "#define TDSL_G_VECTORS 1\n"
+    "#define tdsl_g_lane(x, i) (x)[i]\n"
+    "#if defined(__clang__) || __GNUC__ >= 12\n"
     "#define tdsl_g_shuffle __builtin_shufflevector\n"
+    "#endif\n"
+    "#else\n"
+    "#define tdsl_g_lane(x, i) (x).v[i]\n"
     "#endif\n";
+
+// One vector type $V of $N lanes of $T ($B bytes), its load and store (at any alignment),
+// splat; for floats its arithmetic.
+static const char *const vec_gnu_text =
+    "typedef $T $V __attribute__((vector_size($B)));\n"
+    "typedef $T $V_u __attribute__((vector_size($B), aligned($A)));\n"
+    "#define tdsl_g_ld_$Q(p) (*(const $V_u *)(const void *)(p))\n"
+    "#define tdsl_g_st_$Q(p, a) (*($V_u *)(void *)(p) = (a))\n"
+    "#define tdsl_g_splat_$Q(x) (($T)(x) - ($V){0})\n";
+static const char *const vec_gnu_float_text =
+    "#define tdsl_g_add_$Q(a, b) ((a) + (b))\n"
+    "#define tdsl_g_sub_$Q(a, b) ((a) - (b))\n"
+    "#define tdsl_g_mul_$Q(a, b) ((a) * (b))\n"
+    "#define tdsl_g_fma_$Q(a, b, c) __extension__({ \\\n"
+    "  $V tdsl_g_x = (a), tdsl_g_y = (b), tdsl_g_z = (c); \\\n"
+    "  for (int tdsl_g_i = 0; tdsl_g_i < $N; tdsl_g_i++) \\\n"
+    "    tdsl_g_z[tdsl_g_i] = fma$F(tdsl_g_x[tdsl_g_i], tdsl_g_y[tdsl_g_i], tdsl_g_z[tdsl_g_i]); \\\n"
+    "  tdsl_g_z; })\n"
+    "#define tdsl_g_fmas_$Q(x, b, c) tdsl_g_fma_$Q(tdsl_g_splat_$Q(x), b, c)  // x a scalar\n";
+static const char *const vec_struct_text =
+    "typedef struct { $T v[$N]; } $V;\n"
+    "$D$V tdsl_g_ld_$Q(const void *p) { $V r; memcpy(&r, p, sizeof r); return r; }\n"
+    "$Dvoid tdsl_g_st_$Q(void *p, $V a) { memcpy(p, &a, sizeof a); }\n"
+    "$D$V tdsl_g_splat_$Q($T x) { $V r; for (int l = 0; l < $N; l++) r.v[l] = x; return r; }\n";
+static const char *const vec_struct_float_text =
+    "$D$V tdsl_g_add_$Q($V a, $V b) { for (int l = 0; l < $N; l++) a.v[l] += b.v[l]; return a; }\n"
+    "$D$V tdsl_g_sub_$Q($V a, $V b) { for (int l = 0; l < $N; l++) a.v[l] -= b.v[l]; return a; }\n"
+    "$D$V tdsl_g_mul_$Q($V a, $V b) { for (int l = 0; l < $N; l++) a.v[l] *= b.v[l]; return a; }\n"
+    "$D$V tdsl_g_fma_$Q($V a, $V b, $V c) {\n"
+    "  for (int l = 0; l < $N; l++)\n"
+    "    c.v[l] = fma$F(a.v[l], b.v[l], c.v[l]);\n"
+    "  return c;\n"
+    "}\n"
+    "#define tdsl_g_fmas_$Q(x, b, c) tdsl_g_fma_$Q(tdsl_g_splat_$Q(x), b, c)  // x a scalar\n";
 
 static const char *const stream_text =
     "// Stores past the caches (a large result no kernel reads again) where the target\n"
@@ -304,6 +356,80 @@ static const char *group_text(HelperGroup g, DType dt) {
   td_unreachable();
 }
 
+// The name of dt in a vector type's: f32 f64 i8 u8 i16 i32 i64.
+static const char *vec_suffix(DType dt) {
+  switch (dt) {
+  case DT_F32: return "f32";
+  case DT_F64: return "f64";
+  case DT_I8: return "i8";
+  case DT_U8: return "u8";
+  case DT_I16: return "i16";
+  case DT_I32: return "i32";
+  case DT_I64: return "i64";
+  default: td_unreachable();  // f16, bf16 and bool vectors move the bits of an int type
+  }
+}
+
+// text with $V (the vector type), $Q (its name after tdsl_g_: f32x16), $N (lanes), $B
+// (bytes), $A (the element's alignment), $T (the element's C type), $F (its math
+// suffix) and $D (the dialect's helper declaration) of dt x n.
+static void vec_templ(Buf *b, const CDialect *d, const char *text, DType dt, int n) {
+  int es = dtype_size(dt);
+  for (const char *p = text; *p; p++) {
+    char c = p[0] == '$' ? p[1] : 0;
+    if (c == 'V' || c == 'Q')
+      buf_printf(b, "%s%sx%d", c == 'V' ? "tdsl_g_" : "", vec_suffix(dt), n);
+    else if (c == 'N' || c == 'B' || c == 'A')
+      buf_printf(b, "%d", c == 'N' ? n : c == 'B' ? n * es : es);
+    else if (c == 'T' || c == 'F' || c == 'D')
+      buf_puts(b, c == 'T' ? cexpr_type(dt) : c == 'D' ? d->decl : dt == DT_F32 ? "f" : "");
+    else {
+      TD_ASSERT(!c);
+      buf_printf(b, "%c", *p);
+      continue;
+    }
+    p++;
+  }
+}
+
+// The vector types pr->vec names and their helpers: GNU C's, else structs'. Whether any.
+static bool vec_prelude(Buf *b, const CDialect *d, const Prelude *pr) {
+  bool any = false;
+  for (int dt = 0; dt < DT_COUNT; dt++)
+    for (int n = 0; n <= CEXPR_MAX_LANES; n++)
+      any |= pr->vec[dt][n];
+  if (!any)
+    return false;
+  buf_puts(b, vec_common_text);
+  int most = 0;  // the most lanes of a float vector: its lanes' trees (pr->tree)
+  for (int n = 2; n <= CEXPR_MAX_LANES; n *= 2)
+    if (pr->tree[n])
+      most = n;
+  if (most)
+    buf_puts(b, "// tdsl_g_treeN(op, x, 0): lanes 0..N of x combined by op, pairwise: ((x0 op x1) op (x2 op x3)) op ...\n");
+  for (int n = 2; n <= most; n *= 2) {
+    if (n == 2)
+      buf_puts(b, "#define tdsl_g_tree2(o, x, i) (tdsl_g_lane(x, i) o tdsl_g_lane(x, (i) + 1))\n");
+    else
+      buf_printf(b, "#define tdsl_g_tree%d(o, x, i) (tdsl_g_tree%d(o, x, i) o tdsl_g_tree%d(o, x, (i) + %d))\n", n,
+                 n / 2, n / 2, n / 2);
+  }
+  for (int gnu = 1; gnu >= 0; gnu--) {
+    buf_puts(b, gnu ? "#ifdef TDSL_G_VECTORS\n" : "#else\n");
+    for (int dt = 0; dt < DT_COUNT; dt++) {
+      for (int n = 0; n <= CEXPR_MAX_LANES; n++) {
+        if (!pr->vec[dt][n])
+          continue;
+        vec_templ(b, d, gnu ? vec_gnu_text : vec_struct_text, (DType)dt, n);
+        if (dt == DT_F32 || dt == DT_F64)
+          vec_templ(b, d, gnu ? vec_gnu_float_text : vec_struct_float_text, (DType)dt, n);
+      }
+    }
+  }
+  buf_puts(b, "#endif\n");
+  return true;
+}
+
 bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
   // dependencies
   for (int dt = 0; dt < DT_COUNT; dt++) {
@@ -332,13 +458,12 @@ bool cexpr_prelude(Buf *b, const CDialect *d, Prelude *pr) {
     TD_ASSERT(d->reduce_text);
     buf_puts(b, d->reduce_text);
   }
-  if (pr->single[H_SHUFFLE] || pr->single[H_STREAM])
+  bool vec = vec_prelude(b, d, pr);
+  if (pr->single[H_STREAM] && !vec)
     buf_puts(b, "#include <string.h>\n");
-  if (pr->single[H_SHUFFLE])
-    buf_puts(b, shuffle_text);
   if (pr->single[H_STREAM])
     buf_puts(b, stream_text);
-  bool any = false;
+  bool any = vec;
   for (int h = 0; h < H_COUNT; h++)
     any |= pr->single[h];
   for (int g = 0; g < G_COUNT; g++) {
@@ -404,8 +529,6 @@ static void scan_expr(CExprGen *g, const LExpr *e) {
     g->local_read[e->local] = true;
   if (lx_raises_here(e))
     g->has_err = true;
-  if (e->lanes > 1)
-    g->has_lanes = true;
   if (e->kind == LX_LOAD)
     scan_expr(g, e->idx.dyn);
   scan_expr(g, e->a);
@@ -457,9 +580,18 @@ static void err_args(CExprGen *g, int err) {
   g->d->err_args(g, err);
 }
 
+// The dynamic part of an index. A function's scalar argument (a stride) times a constant
+// is printed as C's product: the index it is part of stays within the elements the call
+// reaches (ir/loop.h's Functions), so it cannot overflow; times 1, as the argument.
 static void dyn_index(void *ctx, Buf *b, const LExpr *e) {
   CExprGen *g = ctx;
   TD_ASSERT(b == g->b);
+  if (e->kind == LX_BINARY && e->op == OP_MUL && e->dt == DT_I64 && e->a->kind == LX_ARG && e->b->kind == LX_CONST) {
+    if (e->b->i != 1)
+      buf_printf(b, "%" PRId64 " * ", e->b->i);
+    cexpr_expr(g, e->a);
+    return;
+  }
   cexpr_expr(g, e);
 }
 
@@ -866,8 +998,105 @@ static void around(CExprGen *g, const char *pre, const LExpr *a, const char *pos
   buf_puts(g->b, post);
 }
 
+bool cexpr_vec(const CExprGen *g, int lanes) {
+  return g->d->vectors && lanes > 1 && lanes <= CEXPR_MAX_LANES && !(lanes & (lanes - 1));
+}
+
+const char *cexpr_vec_type(CExprGen *g, DType dt, int lanes) {
+  TD_ASSERT(cexpr_vec(g, lanes));
+  g->pr->vec[dt][lanes] = true;
+  return arena_printf(&g->cx->arena, "tdsl_g_%sx%d", vec_suffix(dt), lanes);
+}
+
+// &b<buf>[ix], or b<buf> where ix is 0.
+static void elem_addr(CExprGen *g, int buf, const LIndex *ix) {
+  bool zero = ix->base == 0 && !ix->dyn;
+  for (int t = 0; t < ix->nterms; t++)
+    zero &= ix->coef[t] == 0;
+  if (zero) {
+    buf_printf(g->b, "b%d", buf);
+    return;
+  }
+  buf_printf(g->b, "&b%d[", buf);
+  cexpr_index(g, ix);
+  buf_puts(g->b, "]");
+}
+
+// Whether e combines lanes *next.. of vector local `local` by op in a balanced tree of
+// `depth` levels, leaves in order.
+static bool tree_ok(const LExpr *e, Op op, int depth, int local, int *next) {
+  if (depth == 0)
+    return e->kind == LX_LANE && e->a->local == local && e->i == (*next)++;
+  return e->kind == LX_BINARY && e->op == op && e->lanes == 1 && tree_ok(e->a, op, depth - 1, local, next) &&
+         tree_ok(e->b, op, depth - 1, local, next);
+}
+
+// A float sum or product of every lane of a vector local, in the pairwise tree sched.c
+// combines a reduction's lanes with: tdsl_g_treeN(op, local, 0). Whether e was one.
+static bool lane_tree(CExprGen *g, const LExpr *e) {
+  if (e->kind != LX_BINARY || (e->op != OP_ADD && e->op != OP_MUL) || (e->dt != DT_F32 && e->dt != DT_F64) ||
+      e->lanes != 1)
+    return false;
+  const LExpr *f = e;
+  int depth = 0;
+  while (f->kind == LX_BINARY && f->op == e->op && f->lanes == 1)
+    f = f->a, depth++;
+  if (f->kind != LX_LANE || f->i != 0 || depth > 6)
+    return false;
+  int local = f->a->local, n = g->lanes[local], next = 0;
+  if (n != 1 << depth || !cexpr_vec(g, n) || !tree_ok(e, e->op, depth, local, &next))
+    return false;
+  g->pr->tree[n] = true;
+  buf_printf(g->b, "tdsl_g_tree%d(%s, %s, 0)", n, e->op == OP_ADD ? "+" : "*", g->lname[local]);
+  return true;
+}
+
+// A vector value in a dialect with vector types: a helper of its type (the prelude's).
+static void vec_expr(CExprGen *g, const LExpr *e) {
+  const char *t = cexpr_vec_type(g, e->dt, e->lanes) + strlen("tdsl_g_");
+  switch (e->kind) {
+  case LX_LOCAL: buf_puts(g->b, g->lname[e->local]); return;
+  case LX_LOAD:  // of the value's dtype, or the bits of f16, bf16 or bool (the storage's)
+    g->arg_used[e->buf] = true;
+    buf_printf(g->b, "tdsl_g_ld_%s(", t);
+    elem_addr(g, e->buf, &e->idx);
+    buf_puts(g->b, ")");
+    return;
+  case LX_SPLAT:
+    TD_ASSERT(e->a->lanes == 1);
+    buf_printf(g->b, "tdsl_g_splat_%s(", t);
+    cexpr_expr(g, e->a);
+    buf_puts(g->b, ")");
+    return;
+  case LX_BINARY:
+    TD_ASSERT(e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL);
+    buf_printf(g->b, "tdsl_g_%s_%s(", e->op == OP_ADD ? "add" : e->op == OP_SUB ? "sub" : "mul", t);
+    cexpr_expr(g, e->a);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->b);
+    buf_puts(g->b, ")");
+    return;
+  case LX_FMA:  // fmas: the first factor a splat (a matmul's element of a row)
+    TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64);
+    buf_printf(g->b, "tdsl_g_fma%s_%s(", e->a->kind == LX_SPLAT ? "s" : "", t);
+    cexpr_expr(g, e->a->kind == LX_SPLAT ? e->a->a : e->a);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->b);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->c);
+    buf_puts(g->b, ")");
+    return;
+  default: break;  // a shuffle is a let's value (shuffle_let); nothing else has lanes
+  }
+  td_internal_error(__FILE__, __LINE__, "%s backend: a vector expression of kind %d", g->d->name, (int)e->kind);
+}
+
 void cexpr_expr(CExprGen *g, const LExpr *e) {
   const char *pre, *post;
+  if (cexpr_vec(g, e->lanes)) {
+    vec_expr(g, e);
+    return;
+  }
   switch (e->kind) {
   case LX_CONST:
     if (dtype_is_float(e->dt))
@@ -887,6 +1116,8 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
   case LX_LOAD: load(g, e); return;
   case LX_UNARY:
   case LX_BINARY: {
+    if (lane_tree(g, e))
+      return;
     // Arithmetic typed f16/bf16 is done in f32 and rounded (never built by kernel.c).
     bool round = dtype_is_half(e->dt);
     if (round) {
@@ -938,7 +1169,7 @@ void cexpr_expr(CExprGen *g, const LExpr *e) {
     return;
   case LX_LANE:
     TD_ASSERT(e->a->kind == LX_LOCAL && e->a->local >= 0 && e->a->local < g->k->locals.len);
-    buf_printf(g->b, "%s[%" PRId64 "]", g->lname[e->a->local], e->i);
+    buf_printf(g->b, cexpr_vec(g, e->a->lanes) ? "tdsl_g_lane(%s, %" PRId64 ")" : "%s[%" PRId64 "]", g->lname[e->a->local], e->i);
     return;
   case LX_ARG: buf_printf(g->b, "a%" PRId64, e->i); return;  // a function's scalar parameter
   case LX_SHUFFLE:  // lane l: the sel[l]-th lane of a ++ b (cexpr_let prints the fast form)
@@ -1033,6 +1264,7 @@ static void lane_target(CExprGen *g, const LStmt *s) {
 }
 
 static void open_lanes(CExprGen *g, int lanes) {
+  g->lane_loops = true;
   buf_indent(g->b, g->depth);
   buf_printf(g->b, "for (int tdsl_g_l = 0; tdsl_g_l < %d; tdsl_g_l++) ", lanes);
 }
@@ -1099,6 +1331,21 @@ static const char *const stream_insn[][4] = {
     {"#elif defined(__SSE2__)\n", "__m128i", "_mm_stream_si128", "4"},
 };
 
+// A vector store: one helper call in a dialect with vector types, else a lane loop.
+static void vec_store(CExprGen *g, const LStmt *s) {
+  if (!cexpr_vec(g, s->val->lanes)) {
+    lane_stmt(g, s);
+    return;
+  }
+  const LExpr *val = s->val;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "tdsl_g_st_%s(", cexpr_vec_type(g, val->dt, val->lanes) + strlen("tdsl_g_"));
+  elem_addr(g, s->buf, &s->idx);
+  buf_puts(g->b, ", ");
+  cexpr_expr(g, val);  // a vector store's buffer has the value's dtype (or bits): no conversion
+  buf_puts(g->b, ");\n");
+}
+
 static void stream_store(CExprGen *g, const LStmt *s, int nbytes) {
   TD_ASSERT(nbytes == 64);
   const LExpr *val = s->val;
@@ -1114,6 +1361,14 @@ static void stream_store(CExprGen *g, const LStmt *s, int nbytes) {
     const char *src;
     if (val->kind == LX_LOCAL) {
       src = g->lname[val->local];
+      if (cexpr_vec(g, val->lanes))
+        src = arena_printf(&g->cx->arena, "&%s", src);
+    } else if (cexpr_vec(g, val->lanes)) {
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "%s tdsl_g_v = ", cexpr_vec_type(g, val->dt, val->lanes));
+      cexpr_expr(g, val);
+      buf_puts(g->b, ";\n");
+      src = "&tdsl_g_v";
     } else {
       buf_indent(g->b, g->depth);
       buf_printf(g->b, "%s tdsl_g_v[%d];\n", cexpr_type(val->dt), val->lanes);
@@ -1140,7 +1395,7 @@ static void stream_store(CExprGen *g, const LStmt *s, int nbytes) {
     buf_puts(g->b, "}\n");
   }
   buf_puts(g->b, "#else\n");
-  lane_stmt(g, s);
+  vec_store(g, s);
   buf_puts(g->b, "#endif\n");
 }
 
@@ -1161,7 +1416,7 @@ void cexpr_store(CExprGen *g, const LStmt *s) {
         aligned(&s->idx, dtype_size(bt), nbytes))
       stream_store(g, s, nbytes);
     else
-      lane_stmt(g, s);
+      vec_store(g, s);
     return;
   }
   buf_indent(g->b, g->depth);
@@ -1172,12 +1427,49 @@ void cexpr_store(CExprGen *g, const LStmt *s) {
   buf_puts(g->b, ";\n");
 }
 
+// local = shuffle(a, b, sel) in a dialect with vector types: tdsl_g_shuffle where the
+// compiler has it, else a loop over the lanes through a temporary (the local may be a or b).
+static void vec_shuffle_let(CExprGen *g, const LStmt *s) {
+  const LExpr *v = s->val;
+  int n = v->a->lanes;
+  const char *t = g->lname[s->local], *a = g->lname[v->a->local], *b = g->lname[v->b->local];
+  const char *vt = cexpr_vec_type(g, v->dt, v->lanes);
+  buf_puts(g->b, "#ifdef tdsl_g_shuffle\n");
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "%s = tdsl_g_shuffle(%s, %s", t, a, b);
+  for (int l = 0; l < v->lanes; l++)
+    buf_printf(g->b, ", %d", v->sel[l]);
+  buf_puts(g->b, ");\n#else\n");
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "{\n");
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "static const int tdsl_g_s[%d] = {", v->lanes);
+  for (int l = 0; l < v->lanes; l++)
+    buf_printf(g->b, "%s%d", l ? ", " : "", v->sel[l]);
+  buf_puts(g->b, "};\n");
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "%s tdsl_g_v;\n", vt);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "for (int tdsl_g_l = 0; tdsl_g_l < %d; tdsl_g_l++)\n", v->lanes);
+  buf_indent(g->b, g->depth + 2);
+  buf_printf(g->b, "tdsl_g_lane(tdsl_g_v, tdsl_g_l) = tdsl_g_s[tdsl_g_l] < %d ? tdsl_g_lane(%s, tdsl_g_s[tdsl_g_l]) "
+             ": tdsl_g_lane(%s, tdsl_g_s[tdsl_g_l] - %d);\n", n, a, b, n);
+  buf_indent(g->b, g->depth + 1);
+  buf_printf(g->b, "%s = tdsl_g_v;\n", t);
+  buf_indent(g->b, g->depth);
+  buf_puts(g->b, "}\n#endif\n");
+}
+
 // local = shuffle(a, b, sel) of two vector locals: through GNU C vectors where the
 // compiler has them (tdsl_g_shuffle: one or two shuffle instructions, the arrays kept
 // in registers), else the lane loop.
 static void shuffle_let(CExprGen *g, const LStmt *s) {
   const LExpr *v = s->val;
   TD_ASSERT(v->a->kind == LX_LOCAL && v->b->kind == LX_LOCAL);
+  if (cexpr_vec(g, v->lanes)) {
+    vec_shuffle_let(g, s);
+    return;
+  }
   g->pr->single[H_SHUFFLE] = true;
   int n = v->lanes, nbytes = n * dtype_size(v->dt), ibytes = v->a->lanes * dtype_size(v->dt);
   const char *t = g->lname[s->local], *a = g->lname[v->a->local], *b = g->lname[v->b->local];
@@ -1217,7 +1509,22 @@ void cexpr_let(CExprGen *g, const LStmt *s) {
   bool declare = s->kind == LS_LET && g->decl_depth[s->local] < 0;
   if (declare)
     g->decl_depth[s->local] = g->depth;
-  if (lanes > 1) {  // a vector local is an array, its value a lane loop
+  if (cexpr_vec(g, lanes)) {  // a value of a vector type
+    TD_ASSERT(lt == s->val->dt);
+    const char *vt = cexpr_vec_type(g, lt, lanes);
+    if (s->val->kind == LX_SHUFFLE) {
+      if (declare) {
+        buf_indent(g->b, g->depth);
+        buf_printf(g->b, "%s %s;\n", vt, g->lname[s->local]);
+      }
+      shuffle_let(g, s);
+    } else {
+      buf_indent(g->b, g->depth);
+      buf_printf(g->b, "%s%s%s = ", declare ? vt : "", declare ? " " : "", g->lname[s->local]);
+      cexpr_expr(g, s->val);
+      buf_puts(g->b, ";\n");
+    }
+  } else if (lanes > 1) {  // a vector local is an array, its value a lane loop
     TD_ASSERT(lt == s->val->dt);
     if (declare) {
       buf_indent(g->b, g->depth);

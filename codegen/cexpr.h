@@ -28,10 +28,14 @@ typedef enum {
 // H_REDUCE: CUDA's own (the mma fragments' helpers); H_SHUFFLE, H_STREAM: the C backend's vector moves
 typedef enum { H_ERR, H_F16, H_BF16, H_INDEX, H_REDUCE, H_SHUFFLE, H_STREAM, H_COUNT } SingleHelper;
 
+enum { CEXPR_MAX_LANES = 64 };  // the most lanes of a vector value (64 bytes of i8)
+
 typedef struct Prelude {
   bool group[G_COUNT][DT_COUNT];
   bool single[H_COUNT];
   bool composite[OP_COUNT][DT_COUNT];  // a composite op's helper outside G_FLOAT's first four
+  bool vec[DT_COUNT][CEXPR_MAX_LANES + 1];  // a dialect with vector types: those of dt x lanes used
+  bool tree[CEXPR_MAX_LANES + 1];            // ... and tdsl_g_treeN, a sum of N lanes, used
 } Prelude;
 
 // How a dtype is spelled. Substitutions in helper texts: $T the C type, $U its
@@ -61,6 +65,10 @@ struct CDialect {
   // The GPU form's expressions (LX_SHFL, LX_IDIV; LX_INSERT where a statement's value),
   // CUDA's alone: NULL in C.
   void (*gpu_expr)(CExprGen *g, const LExpr *e);
+  // Vector values (ir/loop.h's Lanes) are values of the prelude's vector types
+  // tdsl_g_<f32>x<N>, each vector operation one helper call (C). Else (CUDA) a vector
+  // local is an array and a statement of a vector value a loop over its lanes.
+  bool vectors;
 };
 
 // Prints the helpers pr asks for (and those they need); whether there were any.
@@ -79,7 +87,7 @@ struct CExprGen {
   const LKernel *k;
   Buf *b;               // where the text goes
   bool has_err;         // some expression of the kernel can raise
-  bool has_lanes;       // some expression of the kernel is a vector (lanes > 1)
+  bool lane_loops;      // a statement was printed as a loop over its lanes (arrays)
   bool *arg_used;       // per kernel arg
   bool *local_read;     // per local
   int *decl_depth;      // per local: the block depth it was declared at, -1 if not in scope
@@ -99,9 +107,18 @@ const char *cexpr_helper(CExprGen *g, HelperGroup grp, const char *name, DType d
 void cexpr_expr(CExprGen *g, const LExpr *e);
 void cexpr_index(CExprGen *g, const LIndex *ix);
 
+// Whether a vector of `lanes` lanes is a value of a vector type: the dialect has them and
+// lanes is a power of two (GNU C's vectors are); else its lanes live in an array.
+bool cexpr_vec(const CExprGen *g, int lanes);
+// The type of a vector of dt x lanes, "tdsl_g_f32x16" (where cexpr_vec; the prelude will
+// define it).
+const char *cexpr_vec_type(CExprGen *g, DType dt, int lanes);
+
 // ---- statements, each on its own lines at g->depth ----
-// A statement whose value is a vector of N lanes is a loop over the lanes, which gcc
-// vectorizes: `for (int tdsl_g_l = 0; tdsl_g_l < N; tdsl_g_l++) t3[tdsl_g_l] = ...;`.
+// A statement whose value is a vector of N lanes: with the dialect's vectors, one
+// assignment of a vector value (`t3 = tdsl_g_fma_f32x16(a, t4, t3);`, a store
+// `tdsl_g_st_f32x16(&b2[i], t3);`); else a loop over the lanes, which gcc vectorizes:
+// `for (int tdsl_g_l = 0; tdsl_g_l < N; tdsl_g_l++) t3[tdsl_g_l] = ...;`.
 void cexpr_let(CExprGen *g, const LStmt *s);    // LS_LET, LS_SET
 // LS_STORE. A vector store of 64 bytes (a whole line: narrower ones would leave lines
 // half written in the write-combining buffers) to a streamed argument (LArg.stream),

@@ -14,7 +14,9 @@
 //    times, lane l takes the iterations j = l (mod LANES), the remainder goes to
 //    lane 0, and the lanes are combined in a fixed tree. Every side effect keeps its
 //    order; only the association of the reduction changes (NumPy's pairwise sum does
-//    the same), identically in every backend.
+//    the same), identically in every backend. Where the loop is a sum or product of
+//    plain arithmetic over consecutive elements, the lanes are one vector accumulator
+//    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
 // 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
 //    LLVM backend stores it non-temporally wherever it proves a vector store aligned.
 
@@ -29,6 +31,7 @@ static const int64_t STREAM_BYTES = (int64_t)8 << 20;
 // The kernel being scheduled.
 typedef struct Sched {
   Ctx *cx;
+  const LProgram *p;
   LKernel *k;
   const CpuTarget *cpu;
 } Sched;
@@ -352,6 +355,166 @@ static void emit_copy(Sched *s, const LStmt *l, Clone *c, LStmtList *into) {
     push(s, into, clone_stmt(s, c, l->body.data[i]));
 }
 
+// ---- the lane form as vectors ----
+// Where the loop holds only sums or products and lets of float arithmetic that the
+// vectors of ir/loop.h's Lanes can compute (loads of consecutive elements, + - *, fma,
+// and values the loop does not change), lane l's partial result is lane l of one vector
+// accumulator: for m { V = V op x(LANES m + 0..LANES) }, the same association as the
+// unrolled form, written once instead of LANES times, which the backends' vectorizers
+// then have nothing left to do for. The remainder goes to lane 0, taken out of V first.
+
+// Whether e reads loop var `var` or a local of vloc (the loop's own lets).
+static bool varies(const LExpr *e, int var, const bool *vloc) {
+  if (!e)
+    return false;
+  if ((e->kind == LX_VAR && e->var == var) || (e->kind == LX_LOCAL && vloc[e->local]))
+    return true;
+  if (e->kind == LX_LOAD) {
+    for (int t = 0; t < e->idx.nterms; t++)
+      if (e->idx.var[t] == var && e->idx.coef[t] != 0)
+        return true;
+    if (varies(e->idx.dyn, var, vloc))
+      return true;
+  }
+  return varies(e->a, var, vloc) || varies(e->b, var, vloc) || varies(e->c, var, vloc);
+}
+
+// The coefficient of var in ix.
+static int64_t coef_of(const LIndex *ix, int var) {
+  int64_t c = 0;
+  for (int t = 0; t < ix->nterms; t++)
+    if (ix->var[t] == var)
+      c += ix->coef[t];
+  return c;
+}
+
+// Whether e (of dtype dt) can be computed for LANES consecutive values of var at once.
+static bool vec_ok(const Sched *s, const LExpr *e, int var, DType dt, const bool *vloc) {
+  if (e->dt != dt || e->lanes != 1)
+    return false;
+  if (!varies(e, var, vloc))
+    return !lx_raises(e);  // the same value in every lane
+  switch (e->kind) {
+  case LX_LOCAL: return true;  // one of the loop's lets (varies)
+  case LX_LOAD:
+    return s->p->bufs.data[s->k->args.data[e->buf].buf].dtype == dt && coef_of(&e->idx, var) == 1 &&
+           !varies(e->idx.dyn, var, vloc);
+  case LX_BINARY:
+    return (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL) && vec_ok(s, e->a, var, dt, vloc) &&
+           vec_ok(s, e->b, var, dt, vloc);
+  case LX_UNARY:  // -0.0 - a; a * a
+    return (e->op == OP_NEG || e->op == OP_SQUARE) && vec_ok(s, e->a, var, dt, vloc);
+  case LX_FMA:
+    return vec_ok(s, e->a, var, dt, vloc) && vec_ok(s, e->b, var, dt, vloc) && vec_ok(s, e->c, var, dt, vloc);
+  default: return false;
+  }
+}
+
+// A vector op a . b of a's lanes.
+static LExpr *vec_binary(Sched *s, Op op, LExpr *a, LExpr *b) {
+  LExpr *v = lx_binary(s->cx, op, a->dt, a, b);
+  v->lanes = a->lanes;
+  return v;
+}
+
+// e (vec_ok) as a vector of `lanes` lanes over var = c->mul * c->var2 + lane; vmap: the
+// loop's lets' vector locals; lets it needs (a square's operand) appended to pre.
+static LExpr *vec_expr(Sched *s, const Clone *c, const LExpr *e, int lanes, const int *vmap, const bool *vloc,
+                       LStmtList *pre) {
+  if (!varies(e, c->var, vloc))
+    return lx_splat(s->cx, lanes, clone_expr(s, c, e));
+  switch (e->kind) {
+  case LX_LOCAL: return lx_local_v(s->cx, e->dt, lanes, vmap[e->local]);
+  case LX_LOAD: return lx_vload(s->cx, e->dt, lanes, e->buf, clone_index(s, c, &e->idx));
+  case LX_BINARY:
+    return vec_binary(s, e->op, vec_expr(s, c, e->a, lanes, vmap, vloc, pre),
+                      vec_expr(s, c, e->b, lanes, vmap, vloc, pre));
+  case LX_UNARY: {
+    LExpr *a = vec_expr(s, c, e->a, lanes, vmap, vloc, pre);
+    if (e->op == OP_NEG)
+      return vec_binary(s, OP_SUB, lx_splat(s->cx, lanes, lx_const_f(s->cx, e->dt, -0.0)), a);
+    int t = new_local(s, e->dt);  // square: ir/opmath.c's a * a, a computed once
+    push(s, pre, ls_let(s->cx, t, a));
+    return vec_binary(s, OP_MUL, lx_local_v(s->cx, e->dt, lanes, t), lx_local_v(s->cx, e->dt, lanes, t));
+  }
+  case LX_FMA:
+    return lx_fma(s->cx, vec_expr(s, c, e->a, lanes, vmap, vloc, pre), vec_expr(s, c, e->b, lanes, vmap, vloc, pre),
+                  vec_expr(s, c, e->c, lanes, vmap, vloc, pre));
+  default: td_unreachable();
+  }
+}
+
+// Loop l (splittable, red its reductions, lanes of dt) as vectors, appended to out, if
+// every statement is a sum, a product or a let of dt that vec_ok; else false.
+static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lanes, LStmtList *out) {
+  int nloc = s->k->locals.len;
+  bool *vloc = arena_alloc(&s->cx->arena, (size_t)nloc + 1);
+  for (int i = 0; i < l->body.len; i++) {
+    const LStmt *st = l->body.data[i];
+    if (red[i]) {
+      Op op = fold_op(st);
+      if ((op != OP_ADD && op != OP_MUL) || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
+        return false;
+    } else if (st->kind != LS_LET || !vec_ok(s, st->val, l->var, dt, vloc)) {
+      return false;
+    } else {
+      vloc[st->local] = true;
+    }
+  }
+  int *vmap = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(nloc + 1));
+  for (int i = 0; i < l->body.len; i++) {  // the accumulators start from the op's identity
+    const LStmt *st = l->body.data[i];
+    vmap[st->local] = new_local(s, dt);
+    if (red[i])
+      push(s, out, ls_let(s->cx, vmap[st->local], lx_splat(s->cx, lanes, lx_const_f(s->cx, dt, identity(fold_op(st))))));
+  }
+  int64_t nmain = l->extent / lanes;
+  LStmt *main = ls_loop(s->cx, s->k->nvars++, nmain);
+  int *same = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(nloc + 1));
+  for (int m = 0; m < nloc; m++)
+    same[m] = m;
+  Clone c = {l->var, main->var, lanes, 0, same};
+  for (int i = 0; i < l->body.len; i++) {
+    const LStmt *st = l->body.data[i];
+    LExpr *x = vec_expr(s, &c, red[i] ? fold_operand(st) : st->val, lanes, vmap, vloc, &main->body);
+    if (red[i])
+      x = lx_binary(s->cx, fold_op(st), dt, lx_local_v(s->cx, dt, lanes, vmap[st->local]), x), x->lanes = lanes;
+    push(s, &main->body, (red[i] ? ls_set : ls_let)(s->cx, vmap[st->local], x));
+  }
+  push(s, out, main);
+  // the remainder into lane 0 (taken out first); acc = acc . ((lane0 . lane1) . (lane2 . lane3)) . ...
+  int *map0 = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(nloc + 1));
+  memcpy(map0, same, sizeof(int) * (size_t)nloc);
+  for (int i = 0; i < l->body.len && l->extent % lanes; i++) {
+    const LStmt *st = l->body.data[i];
+    if (!red[i])
+      continue;
+    map0[st->local] = new_local(s, dt);
+    push(s, out, ls_let(s->cx, map0[st->local], lx_lane(s->cx, lx_local_v(s->cx, dt, lanes, vmap[st->local]), 0)));
+  }
+  if (l->extent % lanes) {
+    LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
+    Clone rc = {l->var, rest->var, 1, nmain * lanes, map0};
+    emit_copy(s, l, &rc, &rest->body);
+    push(s, out, rest);
+  }
+  for (int i = 0; i < l->body.len; i++) {
+    const LStmt *st = l->body.data[i];
+    if (!red[i])
+      continue;
+    LExpr *v[lanes];
+    for (int ln = 0; ln < lanes; ln++)
+      v[ln] = lx_lane(s->cx, lx_local_v(s->cx, dt, lanes, vmap[st->local]), ln);
+    if (l->extent % lanes)
+      v[0] = lx_local(s->cx, dt, map0[st->local]);
+    for (int w = lanes; w > 1; w /= 2)
+      for (int m = 0; m < w / 2; m++)
+        v[m] = lx_binary(s->cx, fold_op(st), dt, v[2 * m], v[2 * m + 1]);
+    push(s, out, ls_set(s->cx, st->local, lx_binary(s->cx, fold_op(st), dt, lx_local(s->cx, dt, st->local), v[0])));
+  }
+  return true;
+}
+
 // Replaces innermost float reduction loops in body (recursively) by their lane form.
 static void split_list(Sched *s, LStmtList *body) {
   LStmtList out = {0};
@@ -373,6 +536,8 @@ static void split_list(Sched *s, LStmtList *body) {
       push(s, &out, l);
       continue;
     }
+    if (split_vectors(s, l, red, dt, lanes, &out))
+      continue;
     int nloc = s->k->locals.len;
     int *map[lanes];
     for (int ln = 0; ln < lanes; ln++) {
@@ -442,7 +607,7 @@ static void mark_streams(LProgram *p) {
 
 void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
   for (int i = 0; i < p->kernels.len; i++) {
-    Sched s = {cx, p->kernels.data[i], cpu};
+    Sched s = {cx, p, p->kernels.data[i], cpu};
     keep_terms(&s, p);
     vecmath_kernel(cx, s.k, cpu);
     split_list(&s, &s.k->body);

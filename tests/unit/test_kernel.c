@@ -1661,6 +1661,40 @@ static void cpu_schedule_exp_and_reductions_stay_near_the_naive_order(void **sta
   near_naive_after_sched("fn f(x: f32[4, 20]) -> f32[4] {\n    return x.sum(-1)\n}\n", 20, 1e-6);
 }
 
+// The most lanes of any local of src's kernels after the CPU schedule.
+static int most_lanes_after_sched(const char *src) {
+  Run *r = compile(src);
+  sched_cpu(&r->cx, r->lp, build_cpu);
+  int most = 1;
+  for (int k = 0; k < r->lp->kernels.len; k++) {
+    const LKernel *kk = r->lp->kernels.data[k];
+    int lanes[kk->locals.len + 1];
+    loop_local_lanes(kk, lanes);
+    for (int i = 0; i < kk->locals.len; i++)
+      most = lanes[i] > most ? lanes[i] : most;
+  }
+  done(r);
+  return most;
+}
+
+// A sum or product of plain arithmetic over consecutive elements accumulates in one
+// vector of 16 f32 (8 f64) lanes, with the remainder in lane 0; a max, or a term the
+// vectors cannot compute (exp's bit casts), keeps the unrolled lanes. The values: as
+// near the naive order as the unrolled form (the test above, which runs these forms).
+static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void **state) {
+  (void)state;
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.sum(-1)\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f64[4, 33]) -> f64[4] {\n    return x.prod(-1)\n}\n"), 8);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[6, 64], w: f32[64]) -> f32[6] {\n"
+                                          "    return ((x - 0.5).square() * w - x).sum(-1)\n}\n"),
+                   16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.amax(-1)\n}\n"), 1);
+  if (!trivial_plan)  // (a kernel each: the sum of exp's result is a plain sum)
+    assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return exp(x).sum(-1)\n}\n"), 1);
+  near_naive_after_sched("fn f(x: f32[6, 64], w: f32[64]) -> f32[6] {\n"
+                         "    return ((x - 0.5).square() * w - x).sum(-1)\n}\n", 4, 1e-6);
+}
+
 // a op b lane by lane (lx_binary makes scalars).
 static LExpr *vbinary(Ctx *cx, Op op, LExpr *a, LExpr *b) {
   LExpr *e = lx_binary(cx, op, a->dt, a, b);
@@ -1795,6 +1829,7 @@ int main(void) {
       cmocka_unit_test(large_column_reduction_runs_blocks_in_parallel),
       cmocka_unit_test(row_reductions_and_softmax_keep_the_row_order),
       cmocka_unit_test(cpu_schedule_exp_and_reductions_stay_near_the_naive_order),
+    cmocka_unit_test(cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector),
       cmocka_unit_test(gpu_program_matmuls_are_the_plain_nest),
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
       cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
