@@ -505,6 +505,8 @@ const char *cexpr_type(DType dt) {
   case DT_BF16:
   case DT_F32: return "float";
   case DT_F64: return "double";
+  case DT_C64:  // complex values are float pairs in the graph (frontend/lower.c): never a kernel's
+  case DT_C128:
   case DT_COUNT: break;
   }
   td_unreachable();

@@ -240,7 +240,8 @@ void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note) {
 }
 
 static const char *const dtype_enum[DT_COUNT] = {"TDSL_BOOL", "TDSL_I32", "TDSL_I64", "TDSL_F16", "TDSL_BF16",
-                                                 "TDSL_F32",  "TDSL_F64", "TDSL_U8",  "TDSL_I8",  "TDSL_I16"};
+                                                 "TDSL_F32",  "TDSL_F64", "TDSL_U8",  "TDSL_I8",  "TDSL_I16",
+                                                 "TDSL_C64",  "TDSL_C128"};
 
 static void int_list(Buf *b, int n, const int64_t *xs) {
   buf_puts(b, "{");
@@ -283,7 +284,7 @@ void emit_entry_tables(Buf *b, const LProgram *p) {
       int_list(b, o->view.ndim, o->view.shape);
       buf_puts(b, ", ");
       int_list(b, o->view.ndim, o->view.strides);
-      buf_printf(b, ", %" PRId64 "},\n", o->view.offset);
+      buf_printf(b, ", %" PRId64 ", %d},\n", o->view.offset, dtype_is_complex(o->dtype));
     }
     buf_puts(b, "};\n");
   }

@@ -55,11 +55,12 @@ static LLVMValueRef entry_tables(LlvmModuleGen *g, const LProgram *p) {
     bs[i] = LLVMConstStructInContext(g->lc, f, 3, 0);
   }
   LLVMValueRef *os = arena_alloc(ar, sizeof *os * (size_t)(no + 1));
-  for (int k = 0; k < no; k++) {  // {buf, ndim, shape, strides, offset}
+  for (int k = 0; k < no; k++) {  // {buf, ndim, shape, strides, offset, complex}
     const LOutput *o = &p->outputs.data[k];
     LLVMValueRef f[] = {ci(g->i32, o->buf), ci(g->i32, o->view.ndim), dims_const(g, o->view.ndim, o->view.shape),
-                        dims_const(g, o->view.ndim, o->view.strides), ci(g->i64, o->view.offset)};
-    os[k] = LLVMConstStructInContext(g->lc, f, 5, 0);
+                        dims_const(g, o->view.ndim, o->view.strides), ci(g->i64, o->view.offset),
+                        ci(g->i32, dtype_is_complex(o->dtype))};
+    os[k] = LLVMConstStructInContext(g->lc, f, 6, 0);
   }
   LLVMValueRef info[] = {llvm_cstring(g, fn),
                          ci(g->i32, np),

@@ -80,6 +80,8 @@ static inline LLVMTypeRef vtype(const LlvmModuleGen *g, DType dt) {
   case DT_BF16:
   case DT_F32: return g->f32;
   case DT_F64: return g->f64;
+  case DT_C64:  // complex values are float pairs in the graph: never a kernel's
+  case DT_C128:
   case DT_COUNT: break;
   }
   td_unreachable();

@@ -29,7 +29,8 @@ static const tdsl_entry_info *entry_info(Ctx *cx, const LProgram *p) {
   tdsl_entry_output *os = arena_alloc(ar, sizeof *os * (size_t)(no + 1));
   for (int k = 0; k < no; k++) {
     const LOutput *lo = &p->outputs.data[k];
-    os[k] = (tdsl_entry_output){.buf = lo->buf, .ndim = lo->view.ndim, .offset = lo->view.offset};
+    os[k] = (tdsl_entry_output){.buf = lo->buf, .ndim = lo->view.ndim, .offset = lo->view.offset,
+                                .complex = dtype_is_complex(lo->dtype)};
     memcpy(os[k].shape, lo->view.shape, sizeof os[k].shape);
     memcpy(os[k].strides, lo->view.strides, sizeof os[k].strides);
   }

@@ -225,6 +225,29 @@ static void lower_comp(Lower *lw, const Ast *e) {
   }
 }
 
+// A node of a complex result (sema_complex.c's complex_supported): cat, stack, a copy, sum
+// or mean of complex operands computed on their float pairs (their dims are the pairs'
+// but the last); a creation or conversion of real values, the complex (x, 0).
+static Value *lower_complex_node(Lower *lw, const Ast *e, Value **srcs, int n) {
+  const TType *t = e->ty;
+  DType pt = dtype_complex_part(t->dtype);
+  View f = view_as_real(view_contiguous(t->view.ndim, t->view.shape));
+  NodeAttr none = {0}, at = {0};
+  Node *nd;
+  if (n && srcs[0]->cplx) {
+    nd = graph_node(lw->g, e->bi->op, pt, f.ndim, f.shape, srcs, n, e->attr, e->loc);
+  } else {
+    Value *parts[2];
+    parts[0] = graph_node(lw->g, e->bi->op, pt, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc)->out;
+    parts[1] = graph_node(lw->g, OP_ZEROS, pt, t->view.ndim, t->view.shape, NULL, 0, none, e->loc)->out;
+    at.dim = t->view.ndim;
+    at.dims = 1u << at.dim;
+    nd = graph_node(lw->g, OP_STACK, pt, f.ndim, f.shape, parts, 2, at, e->loc);
+  }
+  nd->out->cplx = true;
+  return nd->out;
+}
+
 static Value *lower_node(Lower *lw, const Ast *e) {
   Value *few[8];  // cat and stack take any number of operands
   int n = e->noperands;
@@ -237,6 +260,7 @@ static Value *lower_node(Lower *lw, const Ast *e) {
     for (int i = 0; i < n; i++) locs[i] = e->operands[i]->loc;
     return build_store_node(lw->g, e->bi->op, srcs, n, e->attr, e->loc, locs);
   }
+  if (dtype_is_complex(t->dtype)) return lower_complex_node(lw, e, srcs, n);
   Node *nd = graph_node(lw->g, e->bi->op, t->dtype, t->view.ndim, t->view.shape, srcs, n, e->attr, e->loc);
   nd->out->wrapped = t->kind == TY_TENSOR && t->wrapped;  // arithmetic of run-time Python numbers
   return nd->out;
@@ -247,13 +271,20 @@ static Value *lower_view(Lower *lw, const Ast *e) {
   Value *src = lower_expr(lw, e->operands[0]);
   if (e->needs_copy) {
     NodeAttr none = {0};
+    bool cplx = src->cplx;
     Node *copy = graph_node(lw->g, OP_COPY, src->dtype, src->view.ndim, src->view.shape, &src, 1, none, e->loc);
     src = copy->out;
+    src->cplx = cplx;
   }
+  // A complex result: the view of its float pairs (view_as_complex: the same floats).
+  bool cplx = dtype_is_complex(e->ty->dtype);
+  View v = cplx ? view_as_real(e->ty->view) : e->ty->view;
   // x.contiguous() of a contiguous x, x.to(its own dtype): the same tensor, not a new value.
-  if (view_equal(src->view, e->ty->view))
+  if (view_equal(src->view, v) && src->cplx == cplx)
     return src;
-  return graph_view(lw->g, src, e->ty->view, e->loc);
+  Value *r = graph_view(lw->g, src, v, e->loc);
+  r->cplx = cplx;
+  return r;
 }
 
 // A call the op library builds: its builder over its operands, each lowered where the
@@ -496,9 +527,15 @@ Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
     int64_t shape[TD_MAX_DIMS];
     param_shape(prm, &ndim, shape);
     bool wrapped = prm->ty && prm->ty->kind == TY_TENSOR && prm->ty->wrapped;  // a run-time scalar
-    Value *v = graph_param(lw.g, prm->name, wrapped ? prm->ty->dtype : prm->type->dtype, ndim, shape, prm->mut,
-                           prm->loc);
+    DType dt = wrapped ? prm->ty->dtype : prm->type->dtype;
+    bool cplx = dtype_is_complex(dt);
+    if (cplx) {  // its float pairs (the entry views the caller's complex tensor so)
+      shape[ndim++] = 2;
+      dt = dtype_complex_part(dt);
+    }
+    Value *v = graph_param(lw.g, prm->name, dt, ndim, shape, prm->mut, prm->loc);
     v->wrapped = v->buf->scalar = wrapped;
+    v->cplx = cplx;
     bind(&lw, prm->name, v, NULL);
   }
   Rets rets = {0};

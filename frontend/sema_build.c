@@ -29,22 +29,44 @@ static Value *placeholder(void *ctx, int i) {
   Value *base = NULL;
   for (int j = 0; j < i && !base; j++)
     if (d->storage[j] && d->ops[j]->ty->storage == t->storage) base = d->storage[j];
+  bool cplx = dtype_is_complex(t->dtype);  // its float pairs, as lowering gives it (ir/ir.h's Value.cplx)
   if (!base) {
-    int64_t n = t->storage_numel;
-    base = graph_param(d->g, "(operand)", t->dtype, 1, &n, false, d->ops[i]->loc);
+    int64_t n = t->storage_numel * (cplx ? 2 : 1);
+    base = graph_param(d->g, "(operand)", cplx ? dtype_complex_part(t->dtype) : t->dtype, 1, &n, false,
+                       d->ops[i]->loc);
   }
   d->storage[i] = base;
-  Value *v = graph_view(d->g, base, t->view, d->ops[i]->loc);
+  Value *v = graph_view(d->g, base, cplx ? view_as_real(t->view) : t->view, d->ops[i]->loc);
   v->wrapped = t->wrapped;
+  v->cplx = cplx;
   return v;
 }
 
 // The type of result v of the dry run: a view of an operand's storage, or of a new one.
 static TType *result_type_of(Sema *sema, const DryRun *d, int nops, const Value *v) {
   TD_ASSERT(v->buf);
-  for (int i = 0; i < nops; i++)
-    if (d->storage[i] && d->storage[i]->buf == v->buf) return ty_view_of(sema, d->ops[i]->ty, v->view);
+  for (int i = 0; i < nops; i++) {
+    if (!d->storage[i] || d->storage[i]->buf != v->buf) continue;
+    const TType *op = d->ops[i]->ty;
+    if (!dtype_is_complex(op->dtype) && !v->cplx) return ty_view_of(sema, op, v->view);
+    TType *t = ty_view_of(sema, op, v->view);  // a view of a complex storage, or a complex view of floats
+    t->dtype = v->dtype;
+    t->storage_numel = op->storage_numel * (dtype_is_complex(op->dtype) ? 2 : 1);
+    if (v->cplx) {
+      t->dtype = dtype_complex_of(v->dtype);
+      bool pairs = view_as_complex(v->view, &t->view);
+      TD_ASSERT(pairs);
+      t->storage_numel /= 2;
+    }
+    return t;
+  }
   const Value *own = v->buf->own;
+  if (v->cplx) {  // a complex result: the pairs of a new float storage
+    TType *t = ty_fresh(sema, dtype_complex_of(v->dtype), own->view.ndim - 1, own->view.shape);
+    bool pairs = view_as_complex(v->view, &t->view);
+    TD_ASSERT(pairs);
+    return t;
+  }
   TType *t = ty_fresh(sema, v->dtype, own->view.ndim, own->view.shape);
   t->view = v->view;
   return t;

@@ -424,7 +424,7 @@ static const BuiltinDef builtins[] = {
     {{"repeat_interleave", BK_BUILD, OP_COPY, "input, repeats, dim=None, *, output_size=None", build_repeat_interleave}, ck_repeat_interleave, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"roll", BK_BUILD, OP_CAT, "input, shifts, dims=None", build_roll}, ck_roll, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     // ops built from ops tdsl has (sema_elementwise.c, sema_reduce.c, sema_shape.c, sema_index.c ...)
-    UNARY("absolute", ABS, F_TORCH), UNARY("negative", NEG, F_TORCH), UNARY("sgn", SIGN, F_TORCH),
+    UNARY("absolute", ABS, F_TORCH), UNARY("negative", NEG, F_TORCH),  // sgn: with the complex rows
     BINARY("arctan2", ATAN2, F_TORCH), BINARY("greater", GT, F_TORCH), BINARY("greater_equal", GE, F_TORCH),
     BINARY("less", LT, F_TORCH), BINARY("less_equal", LE, F_TORCH), BINARY("not_equal", NE, F_TORCH),
     BINARY("multiply", MUL, F_TORCH), {{"subtract", BK_NODE, OP_SUB, "input, other, *, alpha=1", build_add}, ck_add, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
@@ -467,6 +467,15 @@ static const BuiltinDef builtins[] = {
     VIEWOP_V("unsafe_chunk", "input, chunks, dim=0", ck_split, F_TORCH, SPLIT_CHUNK),
     {{"take_along_dim", BK_BUILD, OP_GATHER, "input, indices, dim=None", build_take_along_dim}, ck_take_along_dim, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
     {{"real", BK_VIEW, OP_COPY, "input", NULL}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},
+    // complex tensors (sema_complex.c, ir/build_complex.c); real and angle are the rows above and below
+#define COMPLEX(n, sig, forms, op) {{n, BK_BUILD, OP_COPY, sig, build_complex}, ck_complex, forms, OP_COUNT, op, ANY_DTYPE}
+    COMPLEX("view_as_real", "input", F_FN | F_TORCH, CX_AS_REAL), COMPLEX("view_as_complex", "input", F_FN | F_TORCH, CX_AS_COMPLEX),
+    COMPLEX("imag", "input", F_FN | F_TORCH, CX_IMAG), COMPLEX("conj", "input", F_BOTH | F_TORCH, CX_CONJ),
+    COMPLEX("conj_physical", "input", F_BOTH | F_TORCH, CX_CONJ), COMPLEX("resolve_conj", "input", F_BOTH | F_TORCH, CX_SAME),
+    COMPLEX("resolve_neg", "input", F_BOTH | F_TORCH, CX_SAME), COMPLEX("sgn", "input", F_BOTH | F_TORCH, CX_SGN),
+    COMPLEX("is_complex", "input", F_BOTH | F_TORCH, CX_IS_COMPLEX),
+    COMPLEX("polar", "abs, angle", F_FN | F_TORCH, CX_POLAR), COMPLEX("complex", "real, imag", F_FN | F_TORCH, CX_MAKE),
+#undef COMPLEX
     {{"isreal", BK_BUILD, OP_ONES, "input", build_isreal}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 1, ANY_DTYPE},
     {{"angle", BK_BUILD, OP_WHERE, "input", build_angle}, ck_real, F_BOTH | F_TORCH, OP_COUNT, 2, ANY_DTYPE},
     {{"ldexp", BK_BUILD, OP_MUL, "input, other", build_ldexp}, ck_ldexp, F_BOTH | F_TORCH, OP_COUNT, 0, ANY_DTYPE},

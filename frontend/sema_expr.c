@@ -97,7 +97,8 @@ static const struct {
     {"float32", DT_F32}, {"float", DT_F32},   {"float64", DT_F64}, {"double", DT_F64}, {"float16", DT_F16},
     {"half", DT_F16},    {"bfloat16", DT_BF16}, {"int32", DT_I32}, {"int", DT_I32},    {"int64", DT_I64},
     {"long", DT_I64},    {"bool", DT_BOOL},     {"uint8", DT_U8},  {"int8", DT_I8},    {"int16", DT_I16},
-    {"short", DT_I16},
+    {"short", DT_I16},   {"complex64", DT_C64}, {"cfloat", DT_C64}, {"complex128", DT_C128},
+    {"cdouble", DT_C128},
 };
 
 // The forms bit a call through module m takes (F_TORCH, F_NNF); 0 for a module with no
@@ -172,8 +173,7 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     if (layout) return layout;
   }
   if (!strcmp(m->module, "torch.nn") && !strcmp(e->name, "functional")) return ty_module(sema, "torch.nn.functional");
-  static const char *const other_dtypes[] = {"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
-                                             "qint8",     "qint32",    "quint8",     "quint4x2", "quint2x4"};
+  static const char *const other_dtypes[] = {"complex32", "chalf", "qint8", "qint32", "quint8", "quint4x2", "quint2x4"};
   for (size_t i = 0; !strcmp(m->module, "torch") && i < sizeof other_dtypes / sizeof other_dtypes[0]; i++) {
     if (!strcmp(e->name, other_dtypes[i])) {
       diag_error(sema->cx, e->oploc, "dtype torch.%s is not supported by tdsl", e->name);
@@ -425,7 +425,8 @@ TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (!strncmp(d->b.sig, "input", 5) && d->check != ck_unary && d->check != ck_binary && d->check != ck_add &&
       !get_tensor(sema, e, e->bargs[0], "input"))
     return poison(sema);
-  TType *r = d->check(sema, e, d);
+  TType *r = complex_operand(e) ? complex_builtin(sema, e, d) : NULL;  // sema_complex.c
+  if (!r) r = d->check(sema, e, d);
   return inplace ? inplace_result(sema, e, r) : r;
 }
 
@@ -435,6 +436,7 @@ static TType *check_attr(Sema *sema, Ast *e) {
   if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
   if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
+  if (is_tensor(self) && (!strcmp(e->name, "real") || !strcmp(e->name, "imag"))) return complex_attr(sema, e);
   TType *pv = is_tensor(self) ? tensor_attr(sema, e) : self->kind == TY_DTYPE ? dtype_attr(sema, self->dtype, e->name)
                                                                               : NULL;
   if (pv) return pv;
@@ -649,6 +651,7 @@ TType *check_expr(Sema *sema, Ast *e) {
     t = poison(sema);
     break;
   }
+  if (e->bi && !is_poison(t) && !complex_supported(sema, e, t)) t = poison(sema);  // sema_complex.c
   e->ty = t;
   return t;
 }

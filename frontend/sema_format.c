@@ -37,7 +37,7 @@ static const char *torch_dtype_name(DType dt) {
       [DT_BOOL] = "torch.bool",    [DT_I32] = "torch.int32",       [DT_I64] = "torch.int64",
       [DT_F16] = "torch.float16",  [DT_BF16] = "torch.bfloat16",   [DT_F32] = "torch.float32",
       [DT_F64] = "torch.float64",  [DT_U8] = "torch.uint8",        [DT_I8] = "torch.int8",
-      [DT_I16] = "torch.int16"};
+      [DT_I16] = "torch.int16",    [DT_C64] = "torch.complex64", [DT_C128] = "torch.complex128"};
   return (unsigned)dt < DT_COUNT && names[dt] ? names[dt] : "torch.dtype";
 }
 

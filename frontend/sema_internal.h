@@ -589,6 +589,16 @@ TType *ck_norm(Sema *sema, Ast *e, const BuiltinDef *d);
 bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or 'fro') of a norm of dtype dt
 TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d);
+// sema_complex.c: complex tensors (c64, c128)
+bool complex_operand(const Ast *e);  // a complex tensor among e's bound arguments
+TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d);  // NULL: the row's checker takes it
+TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
+TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
+TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
+TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
+bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop);
+TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d);
 

@@ -14,7 +14,8 @@
 // (wrapping), a float to a small int only inside its range.
 bool scalar_fits(Sema *sema, Loc loc, const TType *v, DType dt) {
   static const char *const ctype[DT_COUNT] = {"bool",  "int",     "int64_t", "at::Half", "at::BFloat16",
-                                              "float", "double",  "uint8_t", "int8_t",   "int16_t"};
+                                              "float", "double",  "uint8_t", "int8_t",   "int16_t",
+                                              "c10::complex<float>", "c10::complex<double>"};
   double f = v->dtype == DT_F64 ? v->fval : (double)v->ival;
   bool fits = true;
   if (dtype_is_small_int(dt)) {

@@ -68,6 +68,7 @@ bool unary_dtype(Sema *sema, Loc loc, Op op, DType in, DType *out) {
 TType *unary_node(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   TType *t = x->ty;
   DType dt;
+  if (dtype_is_complex(t->dtype)) return complex_unary(sema, e, op, x, loc);
   if (op == OP_BITWISE_NOT && t->dtype == DT_BOOL) op = OP_LOGICAL_NOT;
   if (op == OP_BITWISE_NOT && e->kind == AST_CALL && dtype_is_float(t->dtype)) {
     // bitwise_not(x) reaches the kernel's dtype dispatch; only `~x` has the Python message
@@ -207,6 +208,8 @@ TType *binary_node(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
   int nd;
   int64_t shape[TD_MAX_DIMS];
   DType dt;
+  if ((is_tensor(a->ty) && dtype_is_complex(a->ty->dtype)) || (is_tensor(b->ty) && dtype_is_complex(b->ty->dtype)))
+    return complex_binary(sema, e, op, a, b, loc);
   if (!binary_dtype(sema, loc, op, a->ty, b->ty, &dt)) return poison(sema);
   if (!broadcast_all(sema, loc, xs, 2, &nd, shape) || !check_numel(sema, loc, nd, shape)) return poison(sema);
   set_operands(sema, e, xs, 2);
@@ -626,7 +629,7 @@ bool reduce_args(Sema *sema, Ast *e, Op op, const char *name, ReduceCall *r) {
     if (!dta) dt = build_reduce_dtype(op, in);
     break;
   case OP_MEAN:
-    if (!dtype_is_float(dta ? dt : in)) {
+    if (!dtype_is_float(dta ? dt : in) && !dtype_is_complex(dta ? dt : in)) {
       diag_error(sema->cx, call_loc(e), "mean(): could not infer output dtype. Input dtype must be either a floating "
                  "point or complex dtype. Got: %s", torch_name(dta ? dt : in));
       return false;
@@ -836,6 +839,7 @@ bool matmul_shape(Sema *sema, Loc loc, const TType *ta, const TType *tb, int *on
 TType *matmul_node(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
   int n;
   int64_t shape[TD_MAX_DIMS];
+  if (dtype_is_complex(a->ty->dtype) || dtype_is_complex(b->ty->dtype)) return complex_matmul(sema, e, a, b, loc);
   if (!matmul_shape(sema, loc, a->ty, b->ty, &n, shape) || !check_numel(sema, loc, n, shape)) return poison(sema);
   Ast *xs[2] = {a, b};
   set_operands(sema, e, xs, 2);

@@ -102,7 +102,8 @@ static bool module_has(const char *m, const char *a) {
   if (!strcmp(m, "torch") || !strcmp(m, "torch.nn.functional")) {
     static const char *const other[] = {"Tensor", "Size", "dtype", "device", "float32", "float", "float64", "double",
                                         "float16", "half", "bfloat16", "int32", "int", "int64", "long", "bool",
-                                        "uint8", "int8", "int16", "short", "finfo", "iinfo", "_assert", NULL};
+                                        "uint8", "int8", "int16", "short", "complex64", "cfloat",
+                                        "complex128", "cdouble", "finfo", "iinfo", "_assert", NULL};
     for (int i = 0; other[i]; i++)
       if (!strcmp(a, other[i])) return true;
     return builtin_find_form(a, !strcmp(m, "torch") ? F_TORCH : F_NNF) != NULL;

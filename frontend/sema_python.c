@@ -129,7 +129,8 @@ TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d) {
         [DT_BOOL] = "torch.BoolTensor", [DT_I32] = "torch.IntTensor",   [DT_I64] = "torch.LongTensor",
         [DT_F16] = "torch.HalfTensor",  [DT_BF16] = "torch.BFloat16Tensor", [DT_F32] = "torch.FloatTensor",
         [DT_F64] = "torch.DoubleTensor", [DT_U8] = "torch.ByteTensor", [DT_I8] = "torch.CharTensor",
-        [DT_I16] = "torch.ShortTensor"};
+        [DT_I16] = "torch.ShortTensor", [DT_C64] = "torch.ComplexFloatTensor",
+        [DT_C128] = "torch.ComplexDoubleTensor"};
     e->bi = NULL;
     return str_value(sema, names[x->ty->dtype]);
   }
@@ -142,7 +143,7 @@ TType *ck_type(Sema *sema, Ast *e, const BuiltinDef *d) {
 TType *dtype_attr(Sema *sema, DType dt, const char *name) {
   if (!strcmp(name, "is_floating_point")) return ty_bool(sema, dtype_is_float(dt));
   if (!strcmp(name, "is_signed")) return ty_bool(sema, dt != DT_BOOL && dt != DT_U8);
-  if (!strcmp(name, "is_complex")) return ty_bool(sema, false);
+  if (!strcmp(name, "is_complex")) return ty_bool(sema, dtype_is_complex(dt));
   if (!strcmp(name, "itemsize")) return ty_int(sema, (int64_t)dtype_size(dt));
   return NULL;
 }

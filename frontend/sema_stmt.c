@@ -49,7 +49,8 @@ static Op aug_op(int binop) { return operator_row(binop)->b.op; }
 // The plain '=' store of the op's result keeps the op's own checks (integer division by
 // zero, dtypes); st->op becomes -1. false after an error.
 static bool aug_other(Sema *sema, Ast *st, Ast *target) {
-  if (st->op <= BIN_DIV || !is_tensor(target->ty)) return true;
+  if (st->op < 0 || !is_tensor(target->ty)) return true;
+  if (st->op <= BIN_DIV && !dtype_is_complex(target->ty->dtype)) return true;  // complex: z = z op v
   if (st->op == BIN_MATMUL) {
     diag_error(sema->cx, st->oploc, "In-place matmul is not supported. Use 'a = a @ b' instead.");
     return false;
@@ -97,6 +98,7 @@ bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t
 void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
   TType *t = target->ty, *v = rhs->ty;
   if (is_poison(t) || is_poison(v)) return;
+  if (!complex_store_ok(sema, st, target, rhs, binop)) return;  // sema_complex.c
   if (!is_tensor(t)) {
     diag_error(sema->cx, target->loc, "cannot assign to an element of a %s", py_type_name(t));
     return;

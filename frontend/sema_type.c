@@ -68,13 +68,14 @@ TType *ty_view_of(Sema *sema, const TType *src, View v) {
 
 // PyTorch's names of dtypes in its messages ("expected scalar type Float").
 const char *torch_name(DType dt) {
-  static const char *n[DT_COUNT] = {"Bool", "Int", "Long", "Half", "BFloat16", "Float", "Double", "Byte", "Char", "Short"};
+  static const char *n[DT_COUNT] = {"Bool", "Int", "Long", "Half", "BFloat16", "Float", "Double", "Byte", "Char", "Short",
+                                    "ComplexFloat", "ComplexDouble"};
   return n[dt];
 }
 const char *torch_tensor_name(DType dt) {
   static const char *n[DT_COUNT] = {"BoolTensor",     "IntTensor",   "LongTensor",   "HalfTensor",
                                     "BFloat16Tensor", "FloatTensor", "DoubleTensor", "ByteTensor",
-                                    "CharTensor",     "ShortTensor"};
+                                    "CharTensor",     "ShortTensor", "ComplexFloatTensor", "ComplexDoubleTensor"};
   return n[dt];
 }
 // The C++ name PyTorch's messages give a dtype ("expected dtype float for `end`", conv's
@@ -83,7 +84,8 @@ const char *cpp_type_name(DType dt) {
   static const char *const names[DT_COUNT] = {[DT_BOOL] = "bool", [DT_I32] = "int", [DT_I64] = "long int",
                                                [DT_F16] = "c10::Half", [DT_BF16] = "c10::BFloat16",
                                                [DT_F32] = "float", [DT_F64] = "double", [DT_U8] = "unsigned char",
-                                               [DT_I8] = "signed char", [DT_I16] = "short int"};
+                                               [DT_I8] = "signed char", [DT_I16] = "short int",
+                                               [DT_C64] = "c10::complex<float>", [DT_C128] = "c10::complex<double>"};
   return names[dt];
 }
 const char *py_type_name(const TType *t) {

@@ -493,7 +493,7 @@ Value *build_reduce_to(Builder *b, Op op, Value *x, uint32_t mask, bool keepdim,
 
 DType build_reduce_dtype(Op op, DType in) {
   switch (op) {
-  case OP_SUM: case OP_PROD: return dtype_is_float(in) ? in : DT_I64;
+  case OP_SUM: case OP_PROD: return dtype_is_float(in) || dtype_is_complex(in) ? in : DT_I64;
   case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F32;
   case OP_ARGMAX: case OP_ARGMIN: return DT_I64;
   case OP_ALL: case OP_ANY: return DT_BOOL;

@@ -391,6 +391,24 @@ int build_einsum(Builder *b, const void *args, Value **out);
 typedef enum {
   TEST_NAN, TEST_INF, TEST_FINITE, TEST_POSINF, TEST_NEGINF,  // isnan ... isneginf
 } FloatTest;
+// ---- build_complex.c: complex tensors as float pairs (Value.cplx) ----
+typedef enum {
+  CX_ADD, CX_SUB, CX_MUL, CX_DIV,      // a OP b: complex, real tensors and Python numbers
+  CX_NEG, CX_ABS, CX_EXP, CX_ANGLE, CX_CONJ, CX_ISREAL,
+  CX_REAL, CX_IMAG, CX_AS_REAL, CX_AS_COMPLEX,  // views
+  CX_POLAR, CX_MAKE,                   // torch.polar(abs, angle), torch.complex(real, imag)
+  CX_MATMUL,
+  CX_WHERE,                            // torch.where(cond, a, b) of complex a or b
+  CX_SAME,                             // the operand itself (conj and .real of a float tensor)
+  CX_SGN,                              // z / |z| (0 at 0); sign of a real tensor
+  CX_IS_COMPLEX,                       // x.is_complex(): a compile-time bool, no builder
+  CX_COUNT
+} ComplexOp;
+typedef struct ComplexArgs {
+  ComplexOp op;
+} ComplexArgs;
+int build_complex(Builder *b, const void *args, Value **out);
+
 typedef struct MathArgs {
   Op op;                 // add/sub with alpha: ADD or SUB; fmax/fmin: MAXIMUM or MINIMUM; addcmul/addcdiv: MUL or DIV
   DType dtype, compute;  // add, lerp, logaddexp: the result's dtype and the one computed in

@@ -21,6 +21,9 @@ bool dtype_is_float(DType t) { return t < DT_COUNT && dtypes[t].cls == 'f'; }
 bool dtype_is_int(DType t) { return t < DT_COUNT && (dtypes[t].cls == 'i' || dtypes[t].cls == 'u'); }
 bool dtype_is_unsigned(DType t) { return t < DT_COUNT && dtypes[t].cls == 'u'; }
 bool dtype_is_small_int(DType t) { return dtype_is_int(t) && dtypes[t].size < 4; }
+bool dtype_is_complex(DType t) { return t < DT_COUNT && dtypes[t].cls == 'c'; }
+DType dtype_complex_part(DType t) { return t == DT_C128 ? DT_F64 : DT_F32; }
+DType dtype_complex_of(DType t) { return t == DT_F64 || t == DT_C128 ? DT_C128 : DT_C64; }
 
 bool dtype_from_name(const char *s, DType *out) {
   for (int i = 0; i < DT_COUNT; i++)
@@ -34,7 +37,7 @@ bool dtype_from_name(const char *s, DType *out) {
 bool dtype_is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
 DType dtype_compute(DType t) { return dtype_is_half(t) ? DT_F32 : dtype_is_small_int(t) ? DT_I32 : t; }
 
-static int category(DType t) { return t == DT_BOOL ? 0 : dtype_is_float(t) ? 2 : 1; }
+static int category(DType t) { return t == DT_BOOL ? 0 : dtype_is_complex(t) ? 3 : dtype_is_float(t) ? 2 : 1; }
 
 DType dtype_promote(DType a, DType b) {
   if (a == b || b == DT_BOOL)
@@ -42,6 +45,8 @@ DType dtype_promote(DType a, DType b) {
   if (a == DT_BOOL)
     return b;
   int ca = category(a), cb = category(b);
+  if (ca == 3 || cb == 3)  // complex: of the wider float precision of the two
+    return (a == DT_F64 || a == DT_C128 || b == DT_F64 || b == DT_C128) ? DT_C128 : DT_C64;
   if (ca != cb)
     return ca > cb ? a : b;
   if (ca == 1) {  // the wider; u8 with i8 is i16, the narrowest holding both
@@ -59,11 +64,9 @@ static DType promote_opt(DType a, DType b) { return a == DT_COUNT ? b : b == DT_
 
 // The higher kind's dtype, unless the lower kind is of a higher category.
 static DType combine(DType higher, DType lower) {
-  if (higher != DT_COUNT && dtype_is_float(higher))
-    return higher;
-  if (higher == DT_BOOL || (lower != DT_COUNT && dtype_is_float(lower)))
-    return promote_opt(higher, lower);
-  return higher != DT_COUNT ? higher : lower;
+  if (higher == DT_COUNT || lower == DT_COUNT)
+    return higher != DT_COUNT ? higher : lower;
+  return category(lower) > category(higher) ? dtype_promote(higher, lower) : higher;
 }
 
 DType dtype_result_type(const DTypeOperand *ops, int n) {
@@ -77,7 +80,9 @@ DType dtype_result_type(const DTypeOperand *ops, int n) {
 }
 
 bool dtype_can_cast(DType from, DType to) {
-  if (dtype_is_float(from) && !dtype_is_float(to))
+  if (dtype_is_complex(from) && !dtype_is_complex(to))
+    return false;
+  if (dtype_is_float(from) && !dtype_is_float(to) && !dtype_is_complex(to))
     return false;
   return from == DT_BOOL || to != DT_BOOL;
 }

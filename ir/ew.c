@@ -334,6 +334,19 @@ static void build_cat(KernelBuilder *kb, const Node *n) {
   bool stack = n->op == OP_STACK;
   int a = n->attr.dim;
   int64_t off = 0;
+  if (stack) {  // the parts have one shape: one nest over it, each part stored at its index of dim a
+                // (a complex result's (real, imaginary) pairs are written together, in one pass)
+    const Value *s0 = n->srcs[0];
+    LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
+    LStmtList *body = kb_nest(kb, &kb->k->body, s0->view.ndim, s0->view.shape, idx,
+                              view_numel(n->out->view) >= PARALLEL_WORK, NULL);
+    for (int i = 0; i < n->nsrc; i++) {
+      for (int d = 0, k = 0; d < n->out->view.ndim; d++)
+        oidx[d] = d == a ? kb_ix_const(i) : idx[k++];
+      kb_store_node(kb, body, n, oidx, kb_value(kb, n->srcs[i], idx));
+    }
+    return;
+  }
   for (int i = 0; i < n->nsrc; i++) {
     const Value *s = n->srcs[i];
     LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];

@@ -26,6 +26,9 @@ bool dtype_is_float(DType t);
 bool dtype_is_int(DType t);       // u8, i8, i16, i32, i64 (not bool)
 bool dtype_is_unsigned(DType t);  // u8
 bool dtype_is_small_int(DType t); // u8, i8, i16: stored narrow, computed in i32
+bool dtype_is_complex(DType t);   // c64, c128: a pair of floats (real, imaginary)
+DType dtype_complex_part(DType t);  // the float of a complex dtype's parts: c64 -> f32, c128 -> f64
+DType dtype_complex_of(DType t);    // the complex dtype whose parts are float t (f64 -> c128, else c64)
 bool dtype_from_name(const char *s, DType *out);
 bool dtype_is_half(DType t);      // f16, bf16: stored narrow, computed in f32
 DType dtype_compute(DType t);     // the dtype arithmetic on t is done in (f32 for halves, i32 for small ints)
@@ -148,6 +151,9 @@ struct Value {
   Node *node;        // the node that produced it (materializing), else NULL
   bool is_scalar;    // a Python scalar operand (x + 1): value in sval/ival
   bool wrapped;      // a scalar parameter's 0-d buffer, or arithmetic of them: promotes as a Python scalar does
+  bool cplx;         // a complex tensor of shape view[:-1] and dtype dtype_complex_of(dtype): this float
+                     // value's last dim (size 2, stride 1) holds (real, imaginary). The graph, fusion and
+                     // the backends see only the floats; the entry's C ABI passes the complex tensor
   double sval;
   int64_t ival;
 };

@@ -235,6 +235,10 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     kb.buf_of[b->id] = bi;
     LParam prm = {.name = v->name, .dtype = v->dtype, .ndim = v->view.ndim, .mut = b->mut, .buf = bi,
                   .scalar = b->scalar};
+    if (v->cplx) {  // the C ABI's complex tensor; the kernels see its float pairs
+      prm.dtype = dtype_complex_of(v->dtype);
+      prm.ndim--;
+    }
     memcpy(prm.shape, v->view.shape, sizeof(int64_t) * (size_t)v->view.ndim);
     vec_push(&cx->arena, &p->params, prm);
   }
@@ -252,7 +256,7 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     TD_ASSERT(bi >= 0);
     if (p->bufs.data[bi].kind == LB_TEMP)
       p->bufs.data[bi].kind = LB_RESULT;
-    vec_push(&cx->arena, &p->outputs, ((LOutput){bi, v->dtype, v->view}));
+    vec_push(&cx->arena, &p->outputs, ((LOutput){bi, v->cplx ? dtype_complex_of(v->dtype) : v->dtype, v->view}));
   }
   NodeList *members = arena_alloc(&cx->arena, sizeof *members * (size_t)(g->nkernels + 1));
   for (int i = 0; i < g->nodes.len; i++) {

@@ -652,7 +652,9 @@ void loop_verify(const LProgram *p) {
   for (int i = 0; i < p->params.len; i++) {
     const LParam *pr = &p->params.data[i];
     TD_ASSERT(pr->buf >= 0 && pr->buf < p->bufs.len);
-    TD_ASSERT(p->bufs.data[pr->buf].kind == LB_PARAM && p->bufs.data[pr->buf].dtype == pr->dtype);
+    DType bdt = p->bufs.data[pr->buf].dtype;  // a complex parameter's buffer: its float pairs
+    TD_ASSERT(p->bufs.data[pr->buf].kind == LB_PARAM &&
+              (bdt == pr->dtype || (dtype_is_complex(pr->dtype) && bdt == dtype_complex_part(pr->dtype))));
   }
   for (int i = 0; i < p->outputs.len; i++) {
     const LOutput *o = &p->outputs.data[i];

@@ -418,7 +418,7 @@ typedef struct LParam {
 
 typedef struct LOutput {
   int buf;    // the buffer it views (a parameter's for a returned view of it)
-  DType dtype;
+  DType dtype;  // complex: the caller gets the complex tensor of view's float pairs
   View view;  // over that buffer
 } LOutput;
 

@@ -200,7 +200,7 @@ char *tdslpy_param_default(const tdslpy_fn *f, int i) {
 const char *tdslpy_output(const tdslpy_fn *f, int k, int *ndim) {
   if (f->p) {
     const LOutput *o = &f->p->outputs.data[k];
-    *ndim = o->view.ndim;
+    *ndim = o->view.ndim - (dtype_is_complex(o->dtype) ? 1 : 0);  // a complex result's pairs
     return dtype_name(o->dtype);
   }
   const Ast *t = f->decl->rets.data[k];

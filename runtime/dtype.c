@@ -54,6 +54,10 @@ int tdsl_dtype_from_name(const char *name, tdsl_dtype *out) {
   return tdsl_set_error("unknown dtype '%s'", name ? name : "(null)");
 }
 
+bool tdsl_dtype_is_complex(tdsl_dtype dt) {
+  return (unsigned)dt < TDSL_DTYPE_COUNT && dtype_classes[dt] == 'c';
+}
+
 bool tdsl_dtype_is_float(tdsl_dtype dt) {
   return (unsigned)dt < TDSL_DTYPE_COUNT && dtype_classes[dt] == 'f';
 }

@@ -45,11 +45,13 @@ static int check_arg(const tdsl_entry_info *fi, const tdsl_entry_param *p, const
   return TDSL_ERR_ARG;
 }
 
-// The storage element range [lo, hi) a buffer covers (empty for numel 0).
+// Whether the storage byte ranges two buffers cover meet (empty for numel 0; a complex
+// argument is compared before it becomes its float pairs, the others after).
 static bool overlaps(const tdsl_tensor *a, int64_t na, const tdsl_tensor *b, int64_t nb) {
   if (a->storage != b->storage || na == 0 || nb == 0)
     return false;
-  return a->offset < b->offset + nb && b->offset < a->offset + na;
+  int64_t sa = (int64_t)tdsl_dtype_size(a->dtype), sb = (int64_t)tdsl_dtype_size(b->dtype);
+  return a->offset * sa < (b->offset + nb) * sb && b->offset * sb < (a->offset + na) * sa;
 }
 
 static int release_all(const tdsl_entry_info *fi, tdsl_tensor *bufs, int rc) {
@@ -101,6 +103,8 @@ int tdsl_entry_begin(const tdsl_entry_info *fi, const tdsl_tensor *const *args, 
       tdsl_tensor_release(dst);
       *dst = c;
     }
+    if (tdsl_dtype_is_complex(dst->dtype) && tdsl_tensor_as_real(dst, dst) != 0)  // the kernels see its float pairs
+      return release_all(fi, bufs, TDSL_ERR_ARG);
   }
   for (int b = 0; b < fi->nbufs; b++) {
     const tdsl_entry_buf *eb = &fi->bufs[b];
@@ -122,15 +126,21 @@ int tdsl_entry_end(const tdsl_entry_info *fi, const tdsl_tensor *const *args, td
     const tdsl_tensor *local = &bufs[p->buf];
     // The caller passed a 'mut' argument as a non-const tdsl_tensor *.
     tdsl_tensor *caller = (tdsl_tensor *)args[i];
-    if (p->mut && local->storage != caller->storage && tdsl_tensor_copy(caller, local) != 0) {
-      tdsl_set_error("%s: writing back '%s': %s", fi->name, p->name, tdsl_last_error());
-      rc = TDSL_ERR_ARG;
+    if (p->mut && local->storage != caller->storage) {
+      tdsl_tensor pairs = {0};  // a complex argument: the caller's tensor as the float pairs the kernels wrote
+      int err = tdsl_dtype_is_complex(caller->dtype) ? tdsl_tensor_as_real(&pairs, caller) : 0;
+      if (err || tdsl_tensor_copy(pairs.storage ? &pairs : caller, local) != 0) {
+        tdsl_set_error("%s: writing back '%s': %s", fi->name, p->name, tdsl_last_error());
+        rc = TDSL_ERR_ARG;
+      }
+      tdsl_tensor_release(&pairs);
     }
   }
   for (int k = 0; k < fi->noutputs && rc == TDSL_OK; k++) {
     const tdsl_entry_output *o = &fi->outputs[k];
     const tdsl_tensor *base = &bufs[o->buf];
-    if (tdsl_tensor_view(outs[k], base, o->ndim, o->shape, o->strides, base->offset + o->offset) != 0) {
+    if (tdsl_tensor_view(outs[k], base, o->ndim, o->shape, o->strides, base->offset + o->offset) != 0 ||
+        (o->complex && tdsl_tensor_as_complex(outs[k], outs[k]) != 0)) {
       tdsl_set_error("%s: result out%d: %s", fi->name, k, tdsl_last_error());
       rc = TDSL_ERR_ARG;
     }

@@ -1,4 +1,5 @@
-// runtime/json.c: a tensor's elements as a flat JSON array (LANGUAGE.md §10).
+// runtime/json.c: a tensor's elements as a flat JSON array (LANGUAGE.md §10); a complex
+// element is the pair [real, imaginary], each part a float of the complex dtype's parts.
 //
 // Floats are printed as the shortest decimal that reads back, as a double rounded
 // to the element's dtype, to the same value (so f16 0.0999755859375 prints "0.1"),
@@ -148,14 +149,27 @@ static void write_elem(FILE *out, const tdsl_tensor *t, const int64_t *idx) {
 
 void tdsl_write_json_data(FILE *out, const tdsl_tensor *t) {
   fputc('[', out);
+  tdsl_tensor pairs = {0};
+  bool cplx = t->storage && tdsl_dtype_is_complex(t->dtype) && tdsl_tensor_as_real(&pairs, t) == 0;
   if (t->storage && tdsl_tensor_numel(t) > 0) {
     int64_t idx[TDSL_MAX_DIMS] = {0};
     bool first = true;
     do {
       if (!first) fputs(", ", out);
       first = false;
-      write_elem(out, t, idx);
+      if (cplx) {
+        for (int k = 0; k < 2; k++) {
+          idx[t->ndim] = k;
+          fputs(k ? ", " : "[", out);
+          write_elem(out, &pairs, idx);
+        }
+        idx[t->ndim] = 0;
+        fputc(']', out);
+      } else {
+        write_elem(out, t, idx);
+      }
     } while (tdsl_index_next(t->ndim, t->shape, idx));
   }
+  tdsl_tensor_release(&pairs);
   fputc(']', out);
 }

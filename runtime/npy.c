@@ -1,7 +1,8 @@
 // runtime/npy.c: NumPy .npy load and save.
 //
 // Load accepts format versions 1.0, 2.0 and 3.0, C or Fortran order, and the
-// descrs `|b1 <i4 <i8 <f2 <f4 <f8 <u2` (`<u2` carries bf16 bits, LANGUAGE.md §4);
+// descrs `|b1 |u1 |i1 <i2 <i4 <i8 <f2 <f4 <f8 <u2 <c8 <c16` (`<u2` carries bf16 bits,
+// LANGUAGE.md §4; `<c8` and `<c16` are complex64 and complex128, (real, imaginary) pairs);
 // anything else (big-endian, objects, structured dtypes, other versions) is refused
 // with a message naming the file. The header dict is parsed, not evaluated: keys in
 // any order, Python string quotes, spaces, trailing commas. Every length read from
@@ -44,7 +45,7 @@ static const struct {
 } descrs[] = {
     {"|b1", TDSL_BOOL}, {"<i4", TDSL_I32}, {"<i8", TDSL_I64}, {"<f2", TDSL_F16},
     {"<u2", TDSL_BF16}, {"<f4", TDSL_F32}, {"<f8", TDSL_F64}, {"|u1", TDSL_U8},
-    {"|i1", TDSL_I8},   {"<i2", TDSL_I16},
+    {"|i1", TDSL_I8},   {"<i2", TDSL_I16},  {"<c8", TDSL_C64}, {"<c16", TDSL_C128},
 };
 
 static const char *descr_of(tdsl_dtype dt) {
@@ -125,7 +126,7 @@ static int parse_descr(Parser *ps, Header *h) {
     return tdsl_set_error("'%s': big-endian dtype '%s' is not supported", ps->path, d);
   if (strchr(d, 'O')) return tdsl_set_error("'%s': object arrays are not supported", ps->path);
   return tdsl_set_error(
-      "'%s': unsupported dtype '%s' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8)", ps->path, d);
+      "'%s': unsupported dtype '%s' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8 <c8 <c16)", ps->path, d);
 }
 
 static int parse_shape(Parser *ps, Header *h) {

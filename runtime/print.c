@@ -49,11 +49,16 @@ static void str_pad(Str *b, char c, int n) {
   for (int i = 0; i < n; i++) str_add(b, &c, 1);
 }
 
-typedef struct Formatter {
+typedef struct Formatter Formatter;
+struct Formatter {
   tdsl_dtype dtype;
   bool floating, int_mode, sci_mode;
   int max_width;
-} Formatter;
+  // a complex tensor (torch's two formatters): this one formats the real parts (re), imag
+  // the imaginary parts (im), each element "re+imj" with only the real part padded
+  const Formatter *imag;
+  const tdsl_tensor *re, *im;
+};
 
 // Python's '{:.Nf}' / '{:.Ne}' for a double: like printf but "nan" never signed.
 static int fmt_float(char *buf, size_t size, const char *spec, double v) {
@@ -154,9 +159,15 @@ static Formatter make_formatter(const tdsl_tensor *t, bool summarize) {
 
 static void add_elem(Str *b, const Formatter *f, const tdsl_tensor *t, const int64_t *idx) {
   char buf[64];
-  int n = raw_text(f, buf, sizeof buf, t, idx);
+  int n = raw_text(f, buf, sizeof buf, f->imag ? f->re : t, idx);
   str_pad(b, ' ', f->max_width - n);
   str_puts(b, buf);
+  if (f->imag) {
+    raw_text(f->imag, buf, sizeof buf, f->im, idx);
+    if (buf[0] != '-' && buf[0] != '+') str_puts(b, "+");
+    str_puts(b, buf);
+    str_puts(b, "j");
+  }
 }
 
 // _tensor_str_with_formatter for dims [d, ndim) at the fixed leading index idx[0..d).
@@ -167,7 +178,7 @@ static void add_dims(Str *b, const Formatter *f, const tdsl_tensor *t, int64_t *
   int64_t shown = cut ? 2 * EDGEITEMS : n;
   str_puts(b, "[");
   if (d == t->ndim - 1) {
-    int per_line = (LINEWIDTH - indent) / (f->max_width + 2);
+    int per_line = (LINEWIDTH - indent) / (f->max_width + 2 + (f->imag ? f->imag->max_width + 1 : 0));
     if (per_line < 1) per_line = 1;
     int64_t items = shown + (cut ? 1 : 0);  // " ..." is an item of its own
     for (int64_t k = 0, i = 0; k < items; k++) {
@@ -211,7 +222,7 @@ static const char *torch_dtype(tdsl_dtype dt) {
   static const char *const names[TDSL_DTYPE_COUNT] = {
       "torch.bool",     "torch.int32",   "torch.int64",  "torch.float16",
       "torch.bfloat16", "torch.float32", "torch.float64", "torch.uint8",
-      "torch.int8",     "torch.int16"};
+      "torch.int8",     "torch.int16",   "torch.complex64", "torch.complex128"};
   return (unsigned)dt < TDSL_DTYPE_COUNT ? names[dt] : "?";
 }
 
@@ -233,15 +244,29 @@ void tdsl_print(FILE *out, const tdsl_tensor *t) {
       snprintf(suffixes[nsuf++], sizeof suffixes[0], "dtype=%s", torch_dtype(t->dtype));
     str_puts(&b, "[]");
   } else {
-    if (t->dtype != TDSL_F32 && t->dtype != TDSL_I64 && t->dtype != TDSL_BOOL)
+    if (t->dtype != TDSL_F32 && t->dtype != TDSL_I64 && t->dtype != TDSL_BOOL && t->dtype != TDSL_C64)
       snprintf(suffixes[nsuf++], sizeof suffixes[0], "dtype=%s", torch_dtype(t->dtype));
     bool summarize = tdsl_tensor_numel(t) > THRESHOLD;
-    Formatter f = make_formatter(t, summarize);
+    tdsl_tensor pairs = {0}, parts[2] = {{0}};
+    Formatter f, imag;
+    if (tdsl_dtype_is_complex(t->dtype) && tdsl_tensor_as_real(&pairs, t) == 0) {
+      for (int k = 0; k < 2; k++)  // pairs[..., k]: the real and the imaginary parts
+        tdsl_tensor_view(&parts[k], &pairs, t->ndim, t->shape, pairs.strides, pairs.offset + k);
+      f = make_formatter(&parts[0], summarize);
+      imag = make_formatter(&parts[1], summarize);
+      f.imag = &imag;
+      f.re = &parts[0];
+      f.im = &parts[1];
+    } else {
+      f = make_formatter(t, summarize);
+    }
     int64_t idx[TDSL_MAX_DIMS] = {0};
     if (t->ndim == 0)
       add_elem(&b, &f, t, idx);
     else
       add_dims(&b, &f, t, idx, 0, INDENT, summarize);
+    tdsl_tensor_release(&pairs);
+    for (int k = 0; k < 2; k++) tdsl_tensor_release(&parts[k]);
   }
   // _add_suffixes: torch measures the last line as len - rfind('\n') + 1.
   if (b.oom) {

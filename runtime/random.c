@@ -2,7 +2,8 @@
 // One splitmix64 stream; one draw per element in logical row-major order (through
 // the tensor's strides, so a view is filled in the order its elements are read).
 // A float is ((u >> 11) * 2^-53) * 2 - 1, exact in f64, then rounded once to nearest
-// even in its dtype; an int is u >> 62 (0..3); a bool is u >> 63.
+// even in its dtype; an int is u >> 62 (0..3); a bool is u >> 63; a complex number is
+// two floats, the real part first.
 #include "tdsl.h"
 
 uint64_t tdsl_splitmix64_next(uint64_t *state) {
@@ -14,6 +15,12 @@ uint64_t tdsl_splitmix64_next(uint64_t *state) {
 
 void tdsl_fill_random(tdsl_tensor *t, uint64_t *state) {
   if (!t->storage || tdsl_tensor_numel(t) == 0) return;
+  tdsl_tensor pairs = {0};
+  if (tdsl_dtype_is_complex(t->dtype) && tdsl_tensor_as_real(&pairs, t) == 0) {
+    tdsl_fill_random(&pairs, state);
+    tdsl_tensor_release(&pairs);
+    return;
+  }
   int64_t idx[TDSL_MAX_DIMS] = {0};
   do {
     uint64_t u = tdsl_splitmix64_next(state);

@@ -34,6 +34,8 @@ typedef enum {
   TDSL_U8,
   TDSL_I8,
   TDSL_I16,
+  TDSL_C64,   // complex64: (real, imaginary) f32 pairs
+  TDSL_C128,  // complex128: f64 pairs
   TDSL_DTYPE_COUNT
 } tdsl_dtype;
 
@@ -65,6 +67,7 @@ const char *tdsl_dtype_name(tdsl_dtype dt);  // "bool", "i32", ..., "f64"; "?" i
 size_t tdsl_dtype_size(tdsl_dtype dt);       // bytes per element; 0 if out of range
 int tdsl_dtype_from_name(const char *name, tdsl_dtype *out);  // 0 ok
 bool tdsl_dtype_is_float(tdsl_dtype dt);
+bool tdsl_dtype_is_complex(tdsl_dtype dt);  // c64, c128
 // Conversions round to nearest even; NaN stays NaN (quiet), overflow gives inf.
 float tdsl_f16_to_f32(uint16_t h);
 uint16_t tdsl_f32_to_f16(float f);
@@ -112,6 +115,12 @@ int tdsl_tensor_from_data(tdsl_tensor *out, tdsl_dtype dt, int ndim, const int64
 int tdsl_tensor_view(tdsl_tensor *out, const tdsl_tensor *base, int ndim, const int64_t *shape,
                      const int64_t *strides, int64_t offset);
 void tdsl_tensor_release(tdsl_tensor *t);  // releases storage, zeroes t; safe on a zeroed tensor
+// PyTorch's view_as_real and view_as_complex: a complex tensor's (real, imaginary) float
+// pairs as a last dim of 2 (strides and offset doubled), and back (the float view's last
+// dim of size 2 and stride 1, its other strides and offset even). Views, no copy; out may
+// be the argument itself (its reference passes to the view).
+int tdsl_tensor_as_real(tdsl_tensor *out, const tdsl_tensor *z);
+int tdsl_tensor_as_complex(tdsl_tensor *out, const tdsl_tensor *x);
 // A new contiguous copy in logical row-major order (always a new storage).
 int tdsl_tensor_contiguous(tdsl_tensor *out, const tdsl_tensor *src);
 // Copies src's elements into dst's (same dtype and shape, any strides on both).
@@ -198,6 +207,8 @@ typedef struct tdsl_entry_output {
   int ndim;
   int64_t shape[TDSL_MAX_DIMS], strides[TDSL_MAX_DIMS];
   int64_t offset;  // relative to the buffer's first element
+  int complex;     // 1: the result is the complex tensor whose (real, imaginary) pairs are this
+                   // view's last dim (size 2, stride 1; view_as_complex of it), c64 of f32, c128 of f64
 } tdsl_entry_output;
 
 typedef struct tdsl_entry_info {

@@ -224,6 +224,8 @@ typedef union Elem {
   uint16_t h;
   float f;
   double d;
+  float cf[2];  // c64: (real, imaginary)
+  double cd[2]; // c128
 } Elem;
 
 double tdsl_tensor_get_f64(const tdsl_tensor *t, const int64_t *idx) {
@@ -240,6 +242,8 @@ double tdsl_tensor_get_f64(const tdsl_tensor *t, const int64_t *idx) {
   case TDSL_BF16: return tdsl_bf16_to_f32(e.h);
   case TDSL_F32: return e.f;
   case TDSL_F64: return e.d;
+  case TDSL_C64: return e.cf[0];  // the real part, as a complex number converts to float
+  case TDSL_C128: return e.cd[0];
   default: return NAN;
   }
 }
@@ -276,7 +280,32 @@ void tdsl_tensor_set_f64(tdsl_tensor *t, const int64_t *idx, double v) {
   case TDSL_BF16: e.h = tdsl_f64_to_bf16(v); break;
   case TDSL_F32: e.f = (float)v; break;
   case TDSL_F64: e.d = v; break;
+  case TDSL_C64: e.cf[0] = (float)v, e.cf[1] = 0; break;
+  case TDSL_C128: e.cd[0] = v, e.cd[1] = 0; break;
   default: return;
   }
   memcpy(elem_ptr(t, idx), &e, tdsl_dtype_size(t->dtype));
+}
+
+int tdsl_tensor_as_real(tdsl_tensor *out, const tdsl_tensor *z) {
+  if (!z->storage || (z->dtype != TDSL_C64 && z->dtype != TDSL_C128) || z->ndim >= TDSL_MAX_DIMS)
+    return tdsl_set_error("view_as_real of a %s tensor of %d dims", tdsl_dtype_name(z->dtype), z->ndim);
+  View v = view_as_real(view_of(z));
+  tdsl_storage *s = z->storage;
+  tdsl_dtype dt = z->dtype == TDSL_C64 ? TDSL_F32 : TDSL_F64;
+  if (out != z) tdsl_storage_retain(s);  // out == z: z's reference passes to the view
+  set_view(out, s, dt, &v);
+  return 0;
+}
+
+int tdsl_tensor_as_complex(tdsl_tensor *out, const tdsl_tensor *x) {
+  View v;
+  if (!x->storage || (x->dtype != TDSL_F32 && x->dtype != TDSL_F64) || !view_as_complex(view_of(x), &v))
+    return tdsl_set_error("view_as_complex of a %s tensor that is not (real, imaginary) pairs: a last dim of "
+                          "size 2 and stride 1, even strides and offset", tdsl_dtype_name(x->dtype));
+  tdsl_storage *s = x->storage;
+  tdsl_dtype dt = x->dtype == TDSL_F32 ? TDSL_C64 : TDSL_C128;
+  if (out != x) tdsl_storage_retain(s);
+  set_view(out, s, dt, &v);
+  return 0;
 }

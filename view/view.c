@@ -478,3 +478,30 @@ bool view_is_dense(View v) {
   }
   return true;
 }
+
+View view_as_real(View v) {
+  assert(v.ndim < TD_MAX_DIMS);
+  View r = v;
+  for (int i = 0; i < v.ndim; i++)
+    r.strides[i] = 2 * v.strides[i];
+  r.shape[v.ndim] = 2;
+  r.strides[v.ndim] = 1;
+  r.ndim = v.ndim + 1;
+  r.offset = 2 * v.offset;
+  return r;
+}
+
+bool view_as_complex(View v, View *out) {
+  if (v.ndim < 1 || v.shape[v.ndim - 1] != 2 || v.strides[v.ndim - 1] != 1 || v.offset % 2)
+    return false;
+  View r = v;
+  r.ndim = v.ndim - 1;
+  for (int i = 0; i < r.ndim; i++) {
+    if (v.strides[i] % 2)
+      return false;
+    r.strides[i] = v.strides[i] / 2;
+  }
+  r.offset = v.offset / 2;
+  *out = r;
+  return true;
+}

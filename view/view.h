@@ -51,6 +51,12 @@ View view_narrow(View v, int dim, int64_t start, int64_t length);  // start in r
 View view_select(View v, int dim, int64_t index);                  // index in [0, size)
 View view_diagonal(View v, int64_t offset, int dim1, int dim2);    // dim1 != dim2
 View view_flip(View v, int ndim, const int *dims);                 // negative strides, zero-copy
+// A complex tensor is a storage of float pairs: view_as_real's view of complex view v over
+// the same bytes counted in floats (a last dim of 2, stride 1; other strides and the
+// offset doubled; ndim < TD_MAX_DIMS). view_as_complex is its inverse, for a float view
+// whose last dim has size 2 and stride 1 and whose other strides and offset are even.
+View view_as_real(View v);
+bool view_as_complex(View v, View *out);
 // The sliding windows over dims [first, first + n) of v: each of those dims holds out[i]
 // window positions, s[i] elements apart, and a new dim after v's last (n of them, in
 // order) walks a window's k[i] taps, dil[i] elements apart. x.unfold, the pools and the

@@ -29,7 +29,8 @@ from . import _native
 from ._native import DTYPES, Tensor, lib
 
 NUMPY_DTYPES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f16": np.float16, "bf16": np.uint16,
-                "f32": np.float32, "f64": np.float64, "u8": np.uint8, "i8": np.int8, "i16": np.int16}
+                "f32": np.float32, "f64": np.float64, "u8": np.uint8, "i8": np.int8, "i16": np.int16,
+                "c64": np.complex64, "c128": np.complex128}
 _TDSL_OF = {np.dtype(v): DTYPES.index(k) for k, v in NUMPY_DTYPES.items()}
 
 

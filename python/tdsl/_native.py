@@ -7,7 +7,7 @@ import os
 MAX_DIMS = 8  # TDSL_MAX_DIMS
 
 # tdsl_dtype's order (runtime/tdsl.h), as the language spells the dtypes.
-DTYPES = ("bool", "i32", "i64", "f16", "bf16", "f32", "f64", "u8", "i8", "i16")
+DTYPES = ("bool", "i32", "i64", "f16", "bf16", "f32", "f64", "u8", "i8", "i16", "c64", "c128")
 
 # Entry error codes (runtime/tdsl.h).
 ERR_ARG, ERR_DATA, ERR_NOMEM = 2, 3, 5

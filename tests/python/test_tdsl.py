@@ -179,7 +179,7 @@ def test_wrong_dtype_and_shape_name_both_types(abi_file):
     assert str(e.value) == "affine: argument 'b' must be f32[3] but is f32[4]"
     with pytest.raises(tdsl.ArgumentError) as e:
         f(x, w, np.ones(3, np.complex64))
-    assert str(e.value) == "affine: argument 'b' must be f32[3] but is complex64[3]"
+    assert str(e.value) == "affine: argument 'b' must be f32[3] but is c64[3]"
     with pytest.raises(TypeError, match="takes 3 arguments but 2 were given"):
         f(x, w)
 

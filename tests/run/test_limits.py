@@ -56,9 +56,9 @@ def compiles(name, text, *args):
     T.check(name, p.returncode == 0, f"exit {p.returncode}: {p.stderr.decode('utf-8', 'replace')[:600]}")
 
 
-def chain(n, body):  # fn c0 .. c{n-1}, each `return BODY` of the next; the last returns x
-    fns = [f"fn c{i}(x: f32[4]) -> f32[4] {{\n    return {body.format(f'c{i + 1}(x)')}\n}}\n" for i in range(n)]
-    return "".join(fns) + f"fn c{n}(x: f32[4]) -> f32[4] {{\n    return x\n}}\n"
+def chain(n, body):  # fn h0 .. h{n-1}, each `return BODY` of the next; the last returns x (c64 is a dtype)
+    fns = [f"fn h{i}(x: f32[4]) -> f32[4] {{\n    return {body.format(f'h{i + 1}(x)')}\n}}\n" for i in range(n)]
+    return "".join(fns) + f"fn h{n}(x: f32[4]) -> f32[4] {{\n    return x\n}}\n"
 
 
 def run_values(name, text, want, *args):
@@ -74,15 +74,15 @@ def run_values(name, text, want, *args):
 
 def main():
     # inlining: depth and size budgets, located at the call
-    error("linear chain of 8000 calls", chain(8000, "{}"), "program too deeply nested", "--fn", "c0")
-    error("chain of 1000 calls", chain(1000, "{}"), "program too deeply nested", "--fn", "c0")
-    error("doubling chain of 20", chain(20, "{0} + {0}"), "inlining this call would create", "--fn", "c0")
-    error("900 minus signs per call", chain(16, "-" * 900 + "{}"), "program too deeply nested", "--fn", "c0")
-    nullary = "".join(f"fn c{i}() -> f32[4] {{\n    return c{i + 1}()\n}}\n" for i in range(3000))
-    nullary += "fn c3000() -> f32[4] {\n    return zeros(4)\n}\nfn f(x: f32[c0()]) -> f32[4] {\n    return x\n}\n"
+    error("linear chain of 8000 calls", chain(8000, "{}"), "program too deeply nested", "--fn", "h0")
+    error("chain of 1000 calls", chain(1000, "{}"), "program too deeply nested", "--fn", "h0")
+    error("doubling chain of 20", chain(20, "{0} + {0}"), "inlining this call would create", "--fn", "h0")
+    error("900 minus signs per call", chain(16, "-" * 900 + "{}"), "program too deeply nested", "--fn", "h0")
+    nullary = "".join(f"fn h{i}() -> f32[4] {{\n    return h{i + 1}()\n}}\n" for i in range(3000))
+    nullary += "fn h3000() -> f32[4] {\n    return zeros(4)\n}\nfn f(x: f32[h0()]) -> f32[4] {\n    return x\n}\n"
     error("a chain of 3000 calls in a dimension", nullary, "program too deeply nested", "--fn", "f")
-    compiles("a chain within the limits", chain(40, "{}"), "--fn", "c0")
-    compiles("a doubling chain within the limits", chain(8, "{0} + {0}"), "--fn", "c0")
+    compiles("a chain within the limits", chain(40, "{}"), "--fn", "h0")
+    compiles("a doubling chain within the limits", chain(8, "{0} + {0}"), "--fn", "h0")
     # statement and expression chains: fusion and kernel building stay shallow and linear
     compiles("6000 statements v = v * y",
              "fn f(x: f32[4], y: f32[4]) -> f32[4] {\n    v = x\n" + "    v = v * y\n" * 6000 + "    return v\n}\n")

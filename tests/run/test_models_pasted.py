@@ -140,7 +140,7 @@ def llama2(p):
         xq = linear(h, p["wq"]).reshape(b, t, 4, 8)
         xk = linear(h, p["wk"]).reshape(b, t, 2, 8)
         xv = linear(h, p["wv"]).reshape(b, t, 2, 8)
-        cos, sin = p["freqs_cos"][start:start + t], p["freqs_sin"][start:start + t]
+        cos, sin = p["freqs_cis"].real[start:start + t], p["freqs_cis"].imag[start:start + t]
         xq, xk = rope(xq, cos, sin), rope(xk, cos, sin)
         cache_k[:b, start:start + t], cache_v[:b, start:start + t] = xk, xv
         keys = np.repeat(cache_k[:b, :start + t], 2, axis=2).transpose(0, 2, 1, 3)
@@ -304,10 +304,18 @@ def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
 
+def freqs_cis(rng, shape):
+    """LLaMA's precompute_freqs_cis: torch.polar(ones, outer(t, freqs)), complex64 [end, dim / 2]."""
+    end, half = shape
+    freqs = 1.0 / (10000.0 ** (np.arange(0, 2 * half, 2)[:half] / (2 * half)))
+    return np.exp(1j * np.outer(np.arange(end), freqs)).astype(np.complex64)
+
+
 MODELS_TABLE = [
     ("nanogpt_block.tdsl", "nanogpt_block", nanogpt, {"bias": tril_mask}),
     ("llama2_layer.tdsl", "llama2_layer", llama2, {"cache_k": lambda r, s: np.zeros(s, np.float32),
-                                                   "cache_v": lambda r, s: np.zeros(s, np.float32)}),
+                                                   "cache_v": lambda r, s: np.zeros(s, np.float32),
+                                                   "freqs_cis": freqs_cis}),
     ("mixtral_moe.tdsl", "mixtral_moe", mixtral, {}),
     ("vit_block.tdsl", "vit_block", vit, {}),
     ("resnet_blocks.tdsl", "resnet_blocks", resnet, {}),
@@ -321,10 +329,10 @@ MODELS_TABLE = [
 
 
 def entry_params(src, fn):
-    """The parameters of fn in src: [(name, shape)] (all f32 here)."""
+    """The parameters of fn in src: [(name, shape)] (all f32 here, but LLaMA's c64 freqs_cis)."""
     m = re.search(r"\nfn " + fn + r"\((.*?)\)\s*->", src, re.S)
     params = []
-    for mut, name, dims in re.findall(r"(mut\s+)?(\w+): f32\[([^\]]*)\]", m.group(1)):
+    for mut, name, dims in re.findall(r"(mut\s+)?(\w+): (?:f32|c64)\[([^\]]*)\]", m.group(1)):
         params.append((name, tuple(int(d) for d in dims.split(","))))
     return params
 
@@ -348,7 +356,7 @@ def main():
             errs.append(f"exit {p.returncode}: {p.stderr.decode(errors='replace')[:800]}")
         else:
             outs = load_outputs(out_dir)
-            want = model({k: v.astype(np.float64) for k, v in inputs.items()})
+            want = model({k: v.astype(np.complex128 if np.iscomplexobj(v) else np.float64) for k, v in inputs.items()})
             if len(outs) != len(want):
                 errs.append(f"{len(outs)} outputs, want {len(want)}")
             for k, (g, w) in enumerate(zip(outs, want)):

@@ -30,7 +30,7 @@ extern char **environ;
 // add: y = x + 1 (x f32[2, 3]; b0 = x, b1 = y)
 static const tdsl_entry_param add_params[] = {{"x", TDSL_F32, 2, {2, 3}, 0, 0}};
 static const tdsl_entry_buf add_bufs[] = {{TDSL_F32, 6, 0}, {TDSL_F32, 6, -1}};
-static const tdsl_entry_output add_outs[] = {{1, 2, {2, 3}, {3, 1}, 0}};
+static const tdsl_entry_output add_outs[] = {{1, 2, {2, 3}, {3, 1}, 0, 0}};
 static const tdsl_entry_info add_info = {"add", 1, add_params, 2, add_bufs, 1, add_outs};
 static const int args01[] = {0, 1}, args0[] = {0}, args12[] = {1, 2};
 static const tdsl_gpu_kernel add_k[] = {{"add1", 2, 3, 0, 2, args01, 0, NULL, NULL}};
@@ -44,7 +44,7 @@ static const tdsl_gpu_kernel twice_k[] = {{"twice", 1, 6, 0, 1, args0, 0, NULL, 
 // check: a kernel that raises at x < 0, then y = x + 1 (x f32[6])
 static const tdsl_entry_param check_params[] = {{"x", TDSL_F32, 1, {6}, 0, 0}};
 static const tdsl_entry_buf check_bufs[] = {{TDSL_F32, 6, 0}, {TDSL_F32, 6, -1}};
-static const tdsl_entry_output check_outs[] = {{1, 1, {6}, {1}, 0}};
+static const tdsl_entry_output check_outs[] = {{1, 1, {6}, {1}, 0, 0}};
 static const tdsl_entry_info check_info = {"check", 1, check_params, 2, check_bufs, 1, check_outs};
 static const char *const check_errors[] = {"f.tdsl:2:5: error: negative value at %lld (100%%)"};
 static const tdsl_gpu_kernel check_k[] = {{"check_neg", 2, 3, 0, 1, args0, 1, check_errors, NULL},
@@ -54,7 +54,7 @@ static const tdsl_gpu_kernel k7_k[] = {{"raise_k7", 1, 1, 0, 1, args0, 1, check_
 // two: y = (x + 1) + 1 through a temp (b1), x f32[6]
 static const tdsl_entry_param two_params[] = {{"x", TDSL_F32, 1, {6}, 0, 0}};
 static const tdsl_entry_buf two_bufs[] = {{TDSL_F32, 6, 0}, {TDSL_F32, 6, -1}, {TDSL_F32, 6, -1}};
-static const tdsl_entry_output two_outs[] = {{2, 1, {6}, {1}, 0}};
+static const tdsl_entry_output two_outs[] = {{2, 1, {6}, {1}, 0, 0}};
 static const tdsl_entry_info two_info = {"two", 1, two_params, 3, two_bufs, 1, two_outs};
 static const tdsl_gpu_kernel two_k[] = {{"add1", 1, 6, 0, 2, args01, 0, NULL, NULL},
                                         {"add1", 2, 3, 0, 2, args12, 0, NULL, NULL}};
@@ -64,7 +64,7 @@ static const tdsl_gpu_kernel two_k[] = {{"add1", 1, 6, 0, 2, args01, 0, NULL, NU
 // (tdsl_gpu_kernel.at); and launches whose start is outside a buffer
 static const tdsl_entry_param layers_params[] = {{"x", TDSL_F32, 1, {32}, 0, 0}};
 static const tdsl_entry_buf layers_bufs[] = {{TDSL_F32, 32, 0}, {TDSL_F32, 32, -1}};
-static const tdsl_entry_output layers_outs[] = {{1, 1, {32}, {1}, 0}};
+static const tdsl_entry_output layers_outs[] = {{1, 1, {32}, {1}, 0, 0}};
 static const tdsl_entry_info layers_info = {"layers", 1, layers_params, 2, layers_bufs, 1, layers_outs};
 static const int64_t at_0[] = {0, 0}, at_16[] = {16, 16}, at_32[] = {0, 32}, at_neg[] = {-16, 0};
 static const tdsl_gpu_kernel layers_k[] = {{"add1", 1, 16, 0, 2, args01, 0, NULL, at_0},
@@ -75,14 +75,14 @@ static const tdsl_gpu_kernel neg_k[] = {{"add1", 1, 16, 0, 2, args01, 0, NULL, a
 // empty: x f32[0] -> f32[0]; the kernel has no work (grid 0)
 static const tdsl_entry_param empty_params[] = {{"x", TDSL_F32, 1, {0}, 0, 0}};
 static const tdsl_entry_buf empty_bufs[] = {{TDSL_F32, 0, 0}, {TDSL_F32, 0, -1}};
-static const tdsl_entry_output empty_outs[] = {{1, 1, {0}, {1}, 0}};
+static const tdsl_entry_output empty_outs[] = {{1, 1, {0}, {1}, 0, 0}};
 static const tdsl_entry_info empty_info = {"empty", 1, empty_params, 2, empty_bufs, 1, empty_outs};
 static const tdsl_gpu_kernel empty_k[] = {{"add1", 0, 256, 0, 2, args01, 0, NULL, NULL}};
 
 // view: x f32[6] returned as a [2, 3] view; no kernels, so no image
 static const tdsl_entry_param view_params[] = {{"x", TDSL_F32, 1, {6}, 0, 0}};
 static const tdsl_entry_buf view_bufs[] = {{TDSL_F32, 6, 0}};
-static const tdsl_entry_output view_outs[] = {{0, 2, {2, 3}, {3, 1}, 0}};
+static const tdsl_entry_output view_outs[] = {{0, 2, {2, 3}, {3, 1}, 0, 0}};
 static const tdsl_entry_info view_info = {"view", 1, view_params, 1, view_bufs, 1, view_outs};
 
 // What the fake driver reads of an image: the kernels' ".entry NAME(" lines.

@@ -472,12 +472,12 @@ static void unsupported_dtypes_are_refused(void **state) {
           "{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, 'shape': (1,), }\n",
           data, 8),
       "structured dtypes are not supported");
-  assert_refused(write_npy("c8.npy", 1,
-                           "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }\n", data, 8),
-                 "unsupported dtype '<c8' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8)");
+  assert_refused(write_npy("c32.npy", 1,
+                           "{'descr': '<c32', 'fortran_order': False, 'shape': (1,), }\n", data, 16),
+                 "unsupported dtype '<c32' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8 <c8 <c16)");
   assert_refused(write_npy("u4.npy", 1,
                            "{'descr': '<u4', 'fortran_order': False, 'shape': (1,), }\n", data, 4),
-                 "unsupported dtype '<u4' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8)");
+                 "unsupported dtype '<u4' (expected one of |b1 |u1 |i1 <i2 <i4 <i8 <f2 <u2 <f4 <f8 <c8 <c16)");
   assert_refused(write_npy("be2.npy", 1,
                            "{'descr': '>i2', 'fortran_order': False, 'shape': (1,), }\n", data, 2),
                  "big-endian dtype '>i2' is not supported");

@@ -95,6 +95,75 @@ static void dtype_names_round_trip(void **state) {
   assert_string_equal(tdsl_last_error(), "unknown dtype 'f128'");
 }
 
+// ---- complex tensors ----
+
+static void complex_tensor(tdsl_tensor *t, tdsl_dtype dt, int ndim, const int64_t *shape, const double *pairs) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  if (dt == TDSL_C64) {
+    float f[64];
+    for (int64_t i = 0; i < 2 * n; i++) f[i] = (float)pairs[i];
+    assert_int_equal(tdsl_tensor_from_data(t, dt, ndim, shape, NULL, 0, f, (size_t)(2 * n) * sizeof(float)), 0);
+  } else {
+    assert_int_equal(tdsl_tensor_from_data(t, dt, ndim, shape, NULL, 0, pairs, (size_t)(2 * n) * sizeof(double)), 0);
+  }
+}
+
+static void a_complex_tensor_views_its_float_pairs(void **state) {
+  (void)state;
+  double v[12] = {0};
+  tdsl_tensor z = {0}, t = {0}, r = {0}, back = {0};
+  complex_tensor(&z, TDSL_C64, 2, (int64_t[]){2, 3}, v);
+  // z.transpose(0, 1)[1:]: strides (1, 3), offset 1 in complex elements
+  assert_int_equal(tdsl_tensor_view(&t, &z, 2, (int64_t[]){2, 2}, (int64_t[]){1, 3}, 1), 0);
+  assert_int_equal(tdsl_tensor_as_real(&r, &t), 0);
+  assert_int_equal(r.dtype, TDSL_F32);
+  assert_int_equal(r.ndim, 3);
+  assert_int_equal(r.shape[2], 2);
+  assert_int_equal(r.strides[0], 2);
+  assert_int_equal(r.strides[1], 6);
+  assert_int_equal(r.strides[2], 1);
+  assert_int_equal(r.offset, 2);
+  assert_ptr_equal(r.storage, z.storage);
+  assert_int_equal(tdsl_tensor_as_complex(&back, &r), 0);
+  assert_int_equal(back.dtype, TDSL_C64);
+  assert_int_equal(back.ndim, 2);
+  assert_int_equal(back.strides[1], 3);
+  assert_int_equal(back.offset, 1);
+  tdsl_tensor_release(&back);
+  // PyTorch's conditions: a last dim of 2 with stride 1, even strides and offset
+  assert_int_equal(tdsl_tensor_view(&back, &r, 2, (int64_t[]){2, 2}, (int64_t[]){2, 1}, 3), 0);
+  tdsl_tensor odd = {0};
+  assert_int_not_equal(tdsl_tensor_as_complex(&odd, &back), 0);
+  tdsl_tensor_release(&back);
+  assert_int_not_equal(tdsl_tensor_as_real(&odd, &r), 0);  // a float tensor has no pairs
+  tdsl_tensor_release(&r);
+  tdsl_tensor_release(&t);
+  tdsl_tensor_release(&z);
+}
+
+static void complex_tensors_print_and_write_json_as_pytorch_and_numpy_do(void **state) {
+  (void)state;
+  tdsl_tensor z = {0};
+  complex_tensor(&z, TDSL_C64, 1, (int64_t[]){3}, (const double[]){1, 2, -0.5, -3.25, 0, 3});
+  assert_print(&z, "tensor([ 1.0000+2.0000j, -0.5000-3.2500j,  0.0000+3.0000j])\n");
+  assert_json(&z, "[[1.0, 2.0], [-0.5, -3.25], [0.0, 3.0]]");
+  tdsl_tensor_release(&z);
+  complex_tensor(&z, TDSL_C128, 1, (int64_t[]){3}, (const double[]){1, 2, -0.5, -3.25, 0, 3});
+  assert_print(&z, "tensor([ 1.0000+2.0000j, -0.5000-3.2500j,  0.0000+3.0000j],\n       dtype=torch.complex128)\n");
+  tdsl_tensor_release(&z);
+  // each part has its own format (torch's two formatters); only the real part is padded
+  complex_tensor(&z, TDSL_C64, 2, (int64_t[]){2, 2}, (const double[]){1, 1, 2e-5, 1, 1e9, 0, 0, 0});
+  assert_print(&z, "tensor([[1.0000e+00+1.j, 2.0000e-05+1.j],\n        [1.0000e+09+0.j, 0.0000e+00+0.j]])\n");
+  tdsl_tensor_release(&z);
+  complex_tensor(&z, TDSL_C64, 1, (int64_t[]){3}, (const double[]){1, 2, 2.5, -1, NAN, INFINITY});
+  assert_print(&z, "tensor([1.0000+2.j, 2.5000-1.j,    nan+infj])\n");
+  tdsl_tensor_release(&z);
+  complex_tensor(&z, TDSL_C64, 0, NULL, (const double[]){1, 2});
+  assert_print(&z, "tensor(1.+2.j)\n");
+  tdsl_tensor_release(&z);
+}
+
 // ---- storage and tensors ----
 
 static void new_storage_is_zeroed_with_one_reference(void **state) {
@@ -893,6 +962,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(set_error_returns_nonzero_and_keeps_the_message),
       cmocka_unit_test(dtype_names_round_trip),
+      cmocka_unit_test(a_complex_tensor_views_its_float_pairs),
+      cmocka_unit_test(complex_tensors_print_and_write_json_as_pytorch_and_numpy_do),
       cmocka_unit_test(new_storage_is_zeroed_with_one_reference),
       cmocka_unit_test(storage_data_is_64_byte_aligned),
       cmocka_unit_test(wrapped_storage_views_the_callers_memory_and_never_frees_it),

@@ -1,0 +1,402 @@
+// frontend/sema_complex.c: complex tensors (c64, c128) in the op library. A complex
+// tensor's type is its own (dtype c64/c128, shape and strides counted in complex
+// elements, exactly PyTorch's); its graph value is the float view of its (real,
+// imaginary) pairs (ir/ir.h's Value.cplx), so the ops PyTorch defines on complex tensors
+// are built from float ops by ir/build_complex.c, and views act on the type as on any
+// tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
+// view_as_complex, real/imag, polar, complex, conj, abs, angle, exp, + - * /, matmul,
+// sum/mean, cat/stack, clone and the views; every other op given a complex operand is
+// refused here, with PyTorch's words where it has them.
+// Invariant: no node of or over a complex dtype reaches the graph but the ones lowering
+// turns into float pairs (lower.c's lower_complex_node: cat, stack, clone, copy, sum, mean,
+// to, creation; a store of complex values through a view), or a builder of build_complex.
+#include "frontend/sema_internal.h"
+
+#include <string.h>
+
+static bool is_complex(const TType *t) { return is_tensor(t) && dtype_is_complex(t->dtype); }
+
+// The types an argument holds: itself, or a list's or tuple's elements; their count.
+static int held(const Ast *a, const TType *const **ts) {
+  if (!a || !a->ty) return 0;
+  if (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE) {
+    *ts = (const TType *const *)a->ty->elems;
+    return a->ty->nelem;
+  }
+  *ts = (const TType *const *)&a->ty;
+  return 1;
+}
+
+// The first complex tensor among call e's bound arguments (a list's elements included).
+static const TType *complex_arg(const Ast *e) {
+  for (int i = 0; i < e->nbargs; i++) {
+    const TType *const *ts;
+    int n = held(e->bargs[i], &ts);
+    for (int k = 0; k < n; k++)
+      if (is_complex(ts[k])) return ts[k];
+  }
+  return NULL;
+}
+
+bool complex_operand(const Ast *e) { return complex_arg(e) != NULL; }
+
+static TType *refuse(Sema *sema, const Ast *e, const char *name, DType dt) {
+  diag_error(sema->cx, call_loc(e), "\"%s_cpu\" not implemented for '%s'", name, torch_name(dt));
+  return poison(sema);
+}
+
+// Every tensor among e's operands of the one complex dtype dt (cat, stack, sum ...).
+static bool all_complex(Sema *sema, const Ast *e, DType dt) {
+  for (int i = 0; i < e->nbargs; i++) {
+    const Ast *a = e->bargs[i];
+    const TType *const *ts;
+    int n = held(a, &ts);
+    for (int k = 0; k < n; k++) {
+      const TType *t = ts[k];
+      if (is_tensor(t) && t->dtype != dt) {
+        diag_error(sema->cx, a->loc, "expected scalar type %s but found %s: tdsl joins and reduces complex tensors "
+                   "of one dtype (convert the others with torch.complex(x, torch.zeros_like(x)))",
+                   torch_name(dt), torch_name(t->dtype));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// ---- the calls the builders of ir/build_complex.c make ----
+static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) {
+  return built(sema, e, build_complex, KEEP(sema, (ComplexArgs){op}), ops, n);
+}
+
+// A row's call with a complex operand: NULL when the row's own checker takes it (views,
+// joins, reductions, and the ops whose node checkers below take complex operands); else
+// the complex op's type, or PyTorch's refusal.
+TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
+  DType dt = complex_arg(e)->dtype;
+  const char *name = d->b.name;
+  if (d->check == ck_complex) return NULL;
+  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias)
+    return NULL;  // a conversion: to a complex dtype only (complex_supported)
+  if (!strcmp(name, "view")) {
+    if ((!barg(e, 1) || barg(e, 1)->ty->kind != TY_DTYPE) &&
+        !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
+          barg(e, 1)->ty->elems[0]->kind == TY_DTYPE))
+      return NULL;  // x.view(shape)
+    diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported: tdsl converts no complex tensor to "
+               "another dtype (take .real, .imag, abs() or angle() for floats)", name);
+    return poison(sema);
+  }
+  if (d->check == ck_real) {
+    Ast *x = e->bargs[0];
+    if (d->variant == 0) return complex_built(sema, e, CX_REAL, &x, 1);
+    if (d->variant == 2) return complex_built(sema, e, CX_ANGLE, &x, 1);
+    return complex_built(sema, e, CX_ISREAL, &x, 1);
+  }
+  if (d->b.kind == BK_VIEW) return NULL;
+  if (d->check == ck_unary || d->check == ck_binary || d->check == ck_matmul || d->check == ck_div) return NULL;
+  if (d->check == ck_add) {
+    if (barg(e, 2)) {
+      diag_error(sema->cx, barg(e, 2)->loc, "%s() of complex tensors takes no alpha in tdsl: multiply the operand "
+                 "instead", name);
+      return poison(sema);
+    }
+    return NULL;
+  }
+  if (d->check == ck_where) {  // where(condition, input, other): ck_where's checks, then the pairs chosen
+    Ast *c = e->bargs[0];
+    if (!get_tensor(sema, e, c, "condition")) return poison(sema);
+    if (c->ty->dtype != DT_BOOL) {
+      diag_error(sema->cx, c->loc, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                 torch_name(c->ty->dtype));
+      return poison(sema);
+    }
+    int nd = 0;
+    int64_t shape[TD_MAX_DIMS];
+    for (int i = 0; i < 3; i++) {
+      const TType *t = e->bargs[i]->ty;
+      if (!is_tensor(t) && !is_scalar(t))
+        return get_tensor(sema, e, e->bargs[i], i == 1 ? "input" : "other"), poison(sema);
+      if (is_tensor(t) && !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
+    }
+    if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
+    return complex_built(sema, e, CX_WHERE, e->bargs, 3);
+  }
+  if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
+  if (d->check == ck_reduce && (d->b.op == OP_SUM || d->b.op == OP_MEAN)) {
+    if (barg(e, 3)) {
+      diag_error(sema->cx, barg(e, 3)->loc, "%s() of a complex tensor takes no dtype in tdsl", name);
+      return poison(sema);
+    }
+    return NULL;
+  }
+  if (d->check == ck_clamp || d->check == ck_clamp_one || !strcmp(name, "relu") || !strcmp(name, "relu6") ||
+      !strcmp(name, "hardtanh")) {
+    diag_error(sema->cx, call_loc(e), "clamp is not supported for complex types");
+    return poison(sema);
+  }
+  if (d->b.op == OP_MAXIMUM || d->b.op == OP_MINIMUM) {
+    diag_error(sema->cx, call_loc(e), "%s not implemented for complex tensors.", d->b.op == OP_MAXIMUM ? "maximum"
+                                                                                                        : "minimum");
+    return poison(sema);
+  }
+  if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);
+  return refuse(sema, e, name, dt);
+}
+
+// a OP b with a complex operand (the operator and its function forms): + - * / as
+// complex arithmetic, the comparisons refused as PyTorch refuses them.
+TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
+  DType dt = is_complex(a->ty) ? a->ty->dtype : b->ty->dtype;
+  ComplexOp cop = op == OP_ADD ? CX_ADD : op == OP_SUB ? CX_SUB : op == OP_MUL ? CX_MUL : op == OP_DIV ? CX_DIV
+                                                                                                      : CX_COUNT;
+  if (op == OP_MAXIMUM || op == OP_MINIMUM) {
+    diag_error(sema->cx, loc, "%s not implemented for complex tensors.", op == OP_MAXIMUM ? "maximum" : "minimum");
+    return poison(sema);
+  }
+  if (cop == CX_COUNT) {
+    static const struct { Op op; const char *kernel; } kernels[] = {
+        {OP_LT, "lt"}, {OP_LE, "le"}, {OP_GT, "gt"}, {OP_GE, "ge"}, {OP_FLOOR_DIVIDE, "div_floor"},
+        {OP_REMAINDER, "remainder"}, {OP_POW, "pow"}, {OP_EQ, "eq"}, {OP_NE, "ne"}, {OP_ATAN2, "atan2"}};
+    const char *k = op_name(op);
+    for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+      if (kernels[i].op == op) k = kernels[i].kernel;
+    diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s'", k, torch_name(dt));
+    return poison(sema);
+  }
+  for (int i = 0; i < 2; i++) {
+    const TType *t = i ? b->ty : a->ty;
+    if (is_tensor(t) && t->dtype == DT_BOOL && op == OP_SUB) {
+      diag_error(sema->cx, loc, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+      return poison(sema);
+    }
+  }
+  Ast *xs[2] = {a, b};
+  return complex_built(sema, e, cop, xs, 2);
+}
+
+// op(x) of a complex x: neg, abs, exp, sgn as complex math; the rest refused.
+TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
+  ComplexOp cop = op == OP_NEG ? CX_NEG : op == OP_ABS ? CX_ABS : op == OP_EXP ? CX_EXP : CX_COUNT;
+  if (cop != CX_COUNT) return complex_built(sema, e, cop, &x, 1);
+  if (op == OP_RELU) {
+    diag_error(sema->cx, loc, "clamp is not supported for complex types");
+  } else if (op == OP_SIGN) {
+    diag_error(sema->cx, loc, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+               "torch.sgn instead.");
+  } else if (op == OP_FLOOR || op == OP_CEIL || op == OP_TRUNC || op == OP_ROUND || op == OP_FRAC) {
+    diag_error(sema->cx, loc, "%s is not supported for complex inputs", op_name(op));
+  } else {
+    diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s': tdsl computes abs, angle, exp, conj, neg and + - "
+               "* / @ of complex tensors", op_name(op), torch_name(x->ty->dtype));
+  }
+  return poison(sema);
+}
+
+// a @ b with a complex operand: one complex dtype, as PyTorch's matmul requires.
+TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc) {
+  if (a->ty->dtype != b->ty->dtype) {
+    diag_error(sema->cx, loc, "expected scalar type %s but found %s", torch_name(a->ty->dtype),
+               torch_name(b->ty->dtype));
+    return poison(sema);
+  }
+  int n;
+  int64_t shape[TD_MAX_DIMS];
+  TType pa = *a->ty, pb = *b->ty;  // the shapes' checks (matmul's of floats: its dtype checks passed above)
+  pa.dtype = pb.dtype = dtype_complex_part(a->ty->dtype);
+  if (!matmul_shape(sema, loc, &pa, &pb, &n, shape) || !check_numel(sema, loc, n, shape)) return poison(sema);
+  Ast *xs[2] = {a, b};
+  return complex_built(sema, e, CX_MATMUL, xs, 2);
+}
+
+// z.real, z.imag: views of a complex tensor's parts (x.real of a float x: x itself).
+TType *complex_attr(Sema *sema, Ast *e) {
+  Ast *x = e->lhs;
+  bool imag = !strcmp(e->name, "imag");
+  if (!is_complex(x->ty)) {
+    if (imag) {
+      diag_error(sema->cx, e->oploc, "imag is not implemented for tensors with non-complex dtypes.");
+      return poison(sema);
+    }
+    return complex_built(sema, e, CX_SAME, &x, 1);  // x.real of a float x: x itself
+  }
+  e->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *));
+  e->bargs[0] = x;
+  e->nbargs = 1;
+  return complex_built(sema, e, imag ? CX_IMAG : CX_REAL, &x, 1);
+}
+
+// Whether checked call e (of type t) computes what lowering can make of complex values
+// (false after the message): a node of a complex result only of the ops lower.c's
+// lower_node turns into float pairs (joins, clones, sum, mean, creation, a real tensor
+// converted); a view of a complex result only of a complex tensor; a built op given a
+// complex operand only by ir/build_complex.c. The gathers, scatters, index writes and
+// other ops a checker composes directly are refused here.
+bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
+  bool out = is_complex(t), in = false;
+  for (int i = 0; (t->kind == TY_TUPLE || t->kind == TY_LIST) && i < t->nelem; i++)  // split, chunk, unbind
+    out |= is_complex(t->elems[i]);
+  for (int i = 0; i < e->noperands && !in; i++)
+    in = e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty);
+  if (!out && !in) return true;
+  const Builtin *bi = e->bi;
+  if (bi->kind == BK_BUILD && bi->build == build_complex) return true;
+  if (bi->kind == BK_ELEMENT) return true;
+  if (bi->kind == BK_VIEW && out == (e->noperands && e->operands[0]->ty && is_complex(e->operands[0]->ty)))
+    return true;  // a view of a complex tensor is one
+  if (bi->kind == BK_NODE && out) {
+    switch (bi->op) {
+    case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
+      return true;
+    case OP_TO:  // c64 <-> c128, or (x, 0) of a real x
+      return true;
+    case OP_STORE:  // z.add_(w): the pairs written, or added to the pairs
+      if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD && e->attr.aug != OP_SUB) break;
+      for (int i = 0; i < e->noperands; i++)
+        if (e->operands[i] && is_tensor(e->operands[i]->ty) && !is_complex(e->operands[i]->ty)) goto refused;
+      return true;
+    case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
+      for (int i = 0; i < e->noperands; i++)  // made of real values: (x, 0)
+        if (e->operands[i] && e->operands[i]->ty && is_complex(e->operands[i]->ty)) goto refused;
+      return true;
+    default: break;
+    }
+  }
+  if (bi->kind == BK_NODE && bi->op == OP_TO) {
+    diag_error(sema->cx, call_loc(e), "casting a complex tensor to %s discards its imaginary part: tdsl refuses it "
+               "(take .real, or abs())", dtype_name(t->dtype));
+    return false;
+  }
+refused:
+  diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, + - * / "
+             "@, abs, angle, conj, exp, sum, mean, cat, stack and clone, and makes them of real ones with "
+             "torch.complex, torch.polar, .to(dtype), zeros, ones, full and arange",
+             bi->name && bi->name[0] != '(' ? bi->name : "this op");
+  return false;
+}
+
+// A store into target of rhs (binop: -1 for '=', else the operator of `target op= rhs`,
+// which for a complex target was rewritten as '=' of the complex op's result, but + and -
+// of a complex value: the pairs added): both complex, into a view (index writes through
+// index tensors are refused). false after the message.
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop) {
+  bool tc = is_complex(target->ty), vc = is_complex(rhs->ty);
+  if (!tc && !vc) return true;
+  if (tc && !vc) {
+    diag_error(sema->cx, rhs->loc, "writing a real value into a complex tensor is not supported: write a complex one "
+               "(torch.complex(v, torch.zeros_like(v)), or v.to(%s))", dtype_name(target->ty->dtype));
+    return false;
+  }
+  if (!tc) {
+    diag_error(sema->cx, rhs->loc, "writing a complex value into a %s tensor discards its imaginary part: tdsl "
+               "refuses it (write its .real)", dtype_name(target->ty->dtype));
+    return false;
+  }
+  const Ast *t = target;
+  while (t->bi && t->bi->kind == BK_NODE && op_is_store(t->bi->op)) t = t->operands[0];
+  if ((t->bi && t->bi->kind == BK_NODE) || (binop >= 0 && binop != BIN_ADD && binop != BIN_SUB)) {
+    diag_error(sema->cx, st->oploc.end > st->oploc.begin ? st->oploc : st->loc, "this write into a complex tensor is "
+               "not supported: tdsl writes complex values through views (z[1:] = w, z += w, z *= w)");
+    return false;
+  }
+  return true;
+}
+
+// ---- the rows of complex ops (sema_builtin.c) ----
+TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d) {
+  ComplexOp op = (ComplexOp)d->variant;
+  Ast *x = e->bargs[0];
+  const TType *t = x->ty;
+  switch (op) {
+  case CX_AS_REAL:
+    if (!is_complex(t)) {
+      diag_error(sema->cx, call_loc(e), "view_as_real is only supported for complex tensors");
+      return poison(sema);
+    }
+    if (!check_rank(sema, call_loc(e), t->view.ndim + 1)) return poison(sema);
+    return complex_built(sema, e, op, &x, 1);
+  case CX_AS_COMPLEX: {
+    const View *v = &t->view;
+    const char *bad = NULL;
+    if (t->dtype != DT_F32 && t->dtype != DT_F64 && t->dtype != DT_F16) {
+      diag_error(sema->cx, call_loc(e), "view_as_complex is only supported for half, float and double tensors, but "
+                 "got a tensor of scalar type: %s", torch_name(t->dtype));
+      return poison(sema);
+    }
+    if (v->ndim == 0) bad = "Input tensor must have one or more dimensions";
+    else if (v->shape[v->ndim - 1] != 2) bad = "Tensor must have a last dimension of size 2";
+    else if (v->strides[v->ndim - 1] != 1) bad = "Tensor must have a last dimension with stride 1";
+    for (int i = 0; !bad && i + 1 < v->ndim; i++)
+      if (v->strides[i] % 2) bad = "Tensor must have a stride divisible by 2 for all but last dimension";
+    if (!bad && v->offset % 2) bad = "Tensor must have a storage_offset divisible by 2";
+    if (bad) {
+      diag_error(sema->cx, call_loc(e), "%s", bad);
+      return poison(sema);
+    }
+    if (t->dtype == DT_F16) {
+      diag_error(sema->cx, call_loc(e), "view_as_complex of a float16 tensor (complex32) is not supported: tdsl's "
+                 "complex dtypes are complex64 and complex128 (x.float() first)");
+      return poison(sema);
+    }
+    return complex_built(sema, e, op, &x, 1);
+  }
+  case CX_IMAG:
+    if (!is_complex(t)) {
+      diag_error(sema->cx, call_loc(e), "imag is not implemented for tensors with non-complex dtypes.");
+      return poison(sema);
+    }
+    return complex_built(sema, e, op, &x, 1);
+  case CX_CONJ:
+    if (!is_complex(t)) {  // conj of a real tensor: the tensor itself
+      return complex_built(sema, e, CX_SAME, &x, 1);
+    }
+    return complex_built(sema, e, op, &x, 1);
+  case CX_SAME: return complex_built(sema, e, op, &x, 1);
+  case CX_IS_COMPLEX:
+    e->bi = NULL;  // a Python value
+    return ty_bool(sema, is_complex(t));
+  case CX_SGN:
+    if (!is_complex(t)) {  // sgn of a real tensor is sign
+      static const BuiltinDef sign = {{"sgn", BK_NODE, OP_SIGN, "input", NULL}, ck_unary, F_BOTH, OP_COUNT, 0,
+                                      {DTR_ANY, NULL}};
+      e->bi = &sign.b;
+      return ck_unary(sema, e, &sign);
+    }
+    return complex_built(sema, e, op, &x, 1);
+  case CX_POLAR:
+  case CX_MAKE: {
+    Ast *y = e->bargs[1];
+    if (!get_tensor(sema, e, x, op == CX_POLAR ? "abs" : "real")) return poison(sema);
+    if (!get_tensor(sema, e, y, op == CX_POLAR ? "angle" : "imag")) return poison(sema);
+    DType a = t->dtype, b = y->ty->dtype;
+    bool fa = a == DT_F32 || a == DT_F64 || a == DT_F16, fb = b == DT_F32 || b == DT_F64 || b == DT_F16;
+    if (!fa || !fb) {
+      diag_error(sema->cx, call_loc(e), "Expected both inputs to be Half, Float or Double tensors but got %s and %s",
+                 torch_name(a), torch_name(b));
+      return poison(sema);
+    }
+    if (a != b) {
+      diag_error(sema->cx, call_loc(e), "Expected object of scalar type %s but got scalar type %s for second argument",
+                 torch_name(a), torch_name(b));
+      return poison(sema);
+    }
+    if (a == DT_F16) {
+      if (op == CX_POLAR) return refuse(sema, e, "polar", a);
+      diag_error(sema->cx, call_loc(e), "complex() of float16 tensors (complex32) is not supported: tdsl's complex "
+                 "dtypes are complex64 and complex128 (x.float() first)");
+      return poison(sema);
+    }
+    Ast *xs[2] = {x, y};
+    int nd = t->view.ndim;
+    int64_t shape[TD_MAX_DIMS];
+    memcpy(shape, t->view.shape, sizeof(int64_t) * (size_t)nd);
+    if (!broadcast(sema, call_loc(e), &nd, shape, y->ty->view.ndim, y->ty->view.shape) ||
+        !check_rank(sema, call_loc(e), nd + 1))
+      return poison(sema);
+    return complex_built(sema, e, op, xs, 2);
+  }
+  default: break;
+  }
+  td_unreachable();
+}
