@@ -127,6 +127,15 @@ bool bind_args(Sema *sema, Ast *e, const BuiltinDef *d, Ast *self) {
           for (j = 0; j < np && strcmp(ps[j].name, alias[q][1]); j++) {
           }
     }
+    if (j == np && !strcmp(fname, "view") && !strcmp(a->name, "dtype")) {  // view's other overload: view(dtype)
+      if (a->rhs->ty && a->rhs->ty->kind != TY_DTYPE && a->rhs->ty->kind != TY_POISON) {
+        diag_error(sema->cx, a->rhs->loc, "view(): argument 'dtype' must be torch.dtype, not %s",
+                   py_type_name(a->rhs->ty));
+        return false;
+      }
+      for (j = 0; j < np && strcmp(ps[j].name, "size"); j++) {
+      }
+    }
     bool kwvar = false;
     for (int q = 0; q < np; q++) kwvar |= ps[q].kwvar;
     if (j == np && kwvar) continue;  // **axes_lengths: the checker reads it

@@ -92,7 +92,7 @@ def main():
     src = ("fn f(x: f32[4, 8]) -> (f32[4, 8], f32[4, 8], f64[4, 2], i64[8, 2]) {\n"
            "    return x.view(torch.float16).view(torch.bfloat16).view(torch.int16).view(torch.float32), "
            "x.view(torch.int8).view(torch.uint8).view(torch.float32), "
-           "x.view(torch.float16)[:, 4:12].view(torch.float64), x.t().contiguous().view(torch.int64)\n}\n")
+           "x.view(torch.float16)[:, 4:12].view(dtype=torch.float64), x.t().contiguous().view(torch.int64)\n}\n")
     p, outs = run_outputs(tdslc, src, {"x": x})
     want = [x, x, np.ascontiguousarray(x.view(np.float16)[:, 4:12]).view(np.float64),
             np.ascontiguousarray(x.T).view(np.int64)]
@@ -117,6 +117,7 @@ def main():
          "self.stride(0) must be divisible by 2 to view Float as Double (different element sizes), but got 1"),
         ("i8[3, 16]", "x[:, 2:10].view(torch.float32)",
          "self.storage_offset() must be divisible by 4 to view Char as Float (different element sizes), but got 2"),
+        ("f32[3, 8]", "x.view(dtype=(4, 6))", "view(): argument 'dtype' must be torch.dtype, not tuple"),
     ]
     for ty, expr, msg in errors:
         p = emit_text(tdslc, f"fn f(x: {ty}) {{\n    y = {expr}\n}}\n", "ir")
