@@ -85,9 +85,9 @@ Sym *find_dim(Sema *sema, const char *name) {
 // tensor parameter.
 static bool str_param(const Ast *p);
 
-// The Python object a parameter typed tuple, list or dict (typing's Tuple, List, Dict,
-// Optional[...] written T | None) holds: TY_TUPLE, TY_LIST, TY_DICT; TY_POISON for any
-// other. Like a str, a compile-time value only a helper takes (its elements, whatever they
+// The Python object a parameter typed tuple, list, dict or Callable (typing's Tuple, List,
+// Dict, Optional[...] written T | None) holds: TY_TUPLE, TY_LIST, TY_DICT, TY_MODULE (a
+// function value: a lambda, F.relu, a user fn); TY_POISON for any other. Like a str, a compile-time value only a helper takes (its elements, whatever they
 // are, the caller's).
 static TyKind object_kind(const Ast *p) {
   const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
@@ -95,6 +95,7 @@ static TyKind object_kind(const Ast *p) {
   return !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
          : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
+         : !strcmp(n, "Callable") || !strcmp(n, "callable") ? TY_MODULE
                                                     : TY_POISON;
 }
 
@@ -334,9 +335,10 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
-      if (args[j]->ty->kind != ok) {
+      if (ok == TY_MODULE ? !is_lambda(args[j]->ty) : args[j]->ty->kind != ok) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
-                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : "dict", py_type_name(args[j]->ty));
+                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict" : "callable",
+                   py_type_name(args[j]->ty));
         diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
         bad = true;
         continue;
@@ -593,7 +595,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
       else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str") &&
                object_kind(p) == TY_POISON)
         diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float, bool or "
-                   "str (a helper's may also be tuple, list or dict)", n, p->name);
+                   "str (a helper's may also be tuple, list, dict or Callable)", n, p->name);
       else if (p->mut)
         diag_error(sema->cx, name_loc(p), "'mut' applies to tensor parameters, not to the scalar '%s'", p->name);
       continue;

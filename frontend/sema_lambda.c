@@ -1,6 +1,10 @@
-// frontend/sema_lambda.c: lambdas, as forward passes use them (`act = lambda t:
-// F.gelu(t, approximate='tanh')`, `(lambda t: t * 2)(x)`, a dict of them): a lambda is a
-// function value (TY_MODULE "builtins.function", ctor its AST_FN "<lambda>"); each call
+// frontend/sema_lambda.c: function values, as forward passes use them (`act = lambda t:
+// F.gelu(t, approximate='tanh')`, `(lambda t: t * 2)(x)`, `act = F.relu`, a dict of them,
+// a user fn passed to another): a function value is TY_MODULE "builtins.function", ctor an
+// AST_FN: the lambda's own ("<lambda>"), or for a named function (torch.tanh, F.gelu, a
+// user fn) one of no parameters whose rhs is the name as written (`F.gelu`: an AST_ATTR;
+// `my_fn`: an AST_NAME), a call of which is that function's call on the same arguments,
+// each bound to a hidden name of that call ("(call 3) 0") as a lambda's are. A lambda's call
 // checks a clone of its body with the parameters bound to the arguments under names of
 // that call's own (hidden: "(lambda 3) t"), so that the body reads the other names it uses
 // where it is called, as Python's closures read them when they run.
@@ -20,6 +24,16 @@ static bool is_lambda_type(const TType *t) {
 bool is_lambda(const TType *t) { return is_lambda_type(t); }
 
 // lambda params: body as a value: its defaults checked.
+// The named function e (F.gelu, torch.tanh, a user fn) as a value.
+TType *function_named(Sema *sema, Ast *e) {
+  Ast *f = ast_new(sema->cx, AST_FN, e->loc);
+  f->name = e->name;
+  f->rhs = e;
+  TType *t = ty_module(sema, "builtins.function");
+  t->ctor = f;
+  return t;
+}
+
 TType *lambda_value(Sema *sema, Ast *e) {
   for (int i = 0; i < e->list.len; i++) {
     Ast *p = e->list.data[i];
@@ -61,11 +75,54 @@ static void rename_params(Ast *a, const Ast *lam, const char *const *hidden) {
   }
 }
 
+// The call e's argument v bound to the hidden name: lowering binds it where the call runs.
+static void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc) {
+  bind_expr(sema, hidden, v, loc);
+  Ast *a = ast_new(sema->cx, AST_ASSIGN, e->loc);
+  vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, hidden, loc));
+  a->rhs = v;
+  set_operand1(sema, a, seq_now(sema, v));
+  a->ty = v->ty;
+  vec_push(&sema->cx->arena, &e->unrolled, a);
+}
+
+// A call e of the named function value f (its AST_FN's rhs the name) on args: that
+// function's call, each argument bound to a hidden name first.
+static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
+  const Ast *name = named->rhs;
+  Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
+  if (sema->lambda_depth >= LAMBDA_MAX_DEPTH) {
+    diag_error(sema->cx, at, "RecursionError: maximum recursion depth exceeded (function values calling each "
+               "other %d deep)", LAMBDA_MAX_DEPTH);
+    return poison(sema);
+  }
+  int id = ++sema->lambdas;
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
+  call->name = name->name;
+  call->lhs = name->kind == AST_ATTR ? ast_clone(sema->cx, name->lhs) : NULL;
+  call->oploc = at;
+  for (int i = 0; i < args->len; i++) {
+    Ast *a = args->data[i];
+    Ast *v = a->kind == AST_KWARG ? a->rhs : a;
+    const char *hidden = arena_printf(&sema->cx->arena, "(call %d) %d", id, i);
+    bind_hidden(sema, e, hidden, v, v->loc);
+    Ast *n = ast_name(sema->cx, hidden, v->loc);
+    vec_push(&sema->cx->arena, &call->list, a->kind == AST_KWARG ? ast_kwarg(sema->cx, a->name, n, a->oploc, a->loc) : n);
+  }
+  sema->lambda_depth++;
+  TType *t = check_expr(sema, call);
+  sema->lambda_depth--;
+  if (is_poison(t)) return t;
+  set_operand1(sema, e, call);
+  return t;
+}
+
 // A call e of lambda value f on the checked arguments args: e's value is the lambda's body
 // checked with its parameters bound to the arguments (Python's messages for the wrong
 // arguments).
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const Ast *lam = f->ctor;
+  if (strcmp(lam->name, "<lambda>")) return named_call(sema, e, lam, args);
   int np = lam->list.len, given = 0;
   Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
   Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
@@ -111,13 +168,7 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++) {
     hidden[j] = arena_printf(&sema->cx->arena, "(lambda %d) %s", id, lam->list.data[j]->name);
-    bind_expr(sema, hidden[j], vals[j], lam->list.data[j]->loc);
-    Ast *a = ast_new(sema->cx, AST_ASSIGN, e->loc);  // lowering binds it where the call runs
-    vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, hidden[j], lam->list.data[j]->loc));
-    a->rhs = vals[j];
-    set_operand1(sema, a, seq_now(sema, vals[j]));
-    a->ty = vals[j]->ty;
-    vec_push(&sema->cx->arena, &e->unrolled, a);
+    bind_hidden(sema, e, hidden[j], vals[j], lam->list.data[j]->loc);
   }
   Ast *body = ast_clone(sema->cx, lam->body.data[0]->list.data[0]);
   rename_params(body, lam, hidden);
