@@ -523,6 +523,7 @@ Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
   lw.g = graph_new(cx, fn->name, fn->loc);
   for (int i = 0; i < fn->list.len; i++) {
     const Ast *prm = fn->list.data[i];
+    if (prm->ty && prm->ty->kind == TY_STR) continue;  // act: str = 'gelu': fixed to its default, no parameter
     int ndim;
     int64_t shape[TD_MAX_DIMS];
     param_shape(prm, &ndim, shape);

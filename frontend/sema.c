@@ -424,6 +424,13 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
       pts[i] = ty_new(sema, TY_NONE);  // kv_cache: dict | None = None: None, in an entry point
       continue;
     }
+    if (sk == DT_U8 && object_kind(p) == TY_POISON && p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_STR) {
+      pts[i] = p->rhs->ty;  // act: str = 'gelu': fixed to its default, in an entry point
+      Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
+      *d = (Sym){p->name, pts[i], name_loc(p), NULL, sema->dims};
+      sema->dims = d;
+      continue;
+    }
     if (sk == DT_U8) {  // a string is a compile-time value only
       const char *what = object_kind(p) == TY_POISON ? "str" : p->type->name;
       diag_error(sema->cx, name_loc(p), "an entry point cannot take the %s '%s': a %s is a compile-time value "

@@ -149,6 +149,11 @@ CASES += [
          "twice(torch.tanh, b, k=2.0)"]),
      {"a": A, "b": B},
      lambda a, b: [a * a, np.maximum(b, 0), 3 * gelu_tanh(a), 3 * np.tanh(b)], ["f32"] * 4),
+    ("an entry point's str parameter with a default: fixed to it",
+     "fn act_of(t: f32[3], act: str) -> f32[3] {\n    return {'relu': F.relu, 'tanh': torch.tanh}[act](t)\n}\n" +
+     fn("a: f32[3], act: str = 'tanh', act2: str = 'relu') -> f32[3]",
+        ["return act_of(a, act) + act_of(a, act=act2)"]),
+     {"a": A}, lambda a: [np.tanh(a) + np.maximum(a, 0)], ["f32"]),
     # --- lambdas ---
     ("lambdas: bound, with defaults, late-binding closures, in a dict, inline, returning lambdas",
      fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
@@ -230,6 +235,10 @@ def main():
         if not line.endswith("case.tdsl:" + first):
             errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
         t.report(name, errs, src)
+    p = emit_text(tdslc, fn("a: f32[3], act: str = 'relu') -> f32[3]", ["return a"]), "c")
+    want = "int f(const tdsl_tensor *a, tdsl_tensor *out0)"
+    t.report("a str parameter fixed to its default is no parameter of the C entry",
+             [] if want in p.stdout else [f"exit {p.returncode}, no {want!r} in --emit=c: {p.stderr[:300]}"])
     if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once: each form's GPU code
         bad = []
         for name, src, *_ in CASES:
