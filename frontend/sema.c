@@ -344,7 +344,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
         continue;
       }
       args[j] = seq_now(sema, args[j]);
-      pts[j] = args[j]->ty;
+      pts[j] = ok == TY_MODULE ? lambda_closure(sema, e, args[j]->ty) : args[j]->ty;
       continue;
     }
     if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {

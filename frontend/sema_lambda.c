@@ -17,6 +17,8 @@
 
 enum { LAMBDA_MAX_DEPTH = 64 };
 
+typedef VEC(const char *) ConstStrList;
+
 static bool is_lambda_type(const TType *t) {
   return t && t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN;
 }
@@ -53,25 +55,25 @@ TType *lambda_value(Sema *sema, Ast *e) {
   return t;
 }
 
-// Every name of a parameter of lam in a (a clone of its body) becomes that parameter's
-// hidden name; a nested lambda's own parameters hide them in its body.
-static void rename_params(Ast *a, const Ast *lam, const char *const *hidden) {
+// Every name from[j] in a (a clone of a lambda's body) becomes to[j]; a nested lambda's
+// own parameters hide them in its body.
+static void rename_names(Ast *a, const char *const *from, const char *const *to, int n) {
   for (; a; a = a->lhs) {
     const char **name = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? &a->name : NULL;
-    for (int j = 0; name && j < lam->list.len; j++)
-      if (!strcmp(*name, lam->list.data[j]->name)) *name = hidden[j];
+    for (int j = 0; name && j < n; j++)
+      if (!strcmp(*name, from[j])) *name = to[j];
     if (a->kind == AST_FN) {  // a lambda inside: its defaults, and its body unless it rebinds the names
-      for (int i = 0; i < a->list.len; i++) rename_params(a->list.data[i]->rhs, lam, hidden);
+      for (int i = 0; i < a->list.len; i++) rename_names(a->list.data[i]->rhs, from, to, n);
       bool shadow = false;
       for (int i = 0; i < a->list.len && !shadow; i++)
-        for (int j = 0; j < lam->list.len && !shadow; j++) shadow = !strcmp(a->list.data[i]->name, lam->list.data[j]->name);
-      for (int i = 0; i < a->body.len && !shadow; i++) rename_params(a->body.data[i], lam, hidden);
+        for (int j = 0; j < n && !shadow; j++) shadow = !strcmp(a->list.data[i]->name, from[j]);
+      for (int i = 0; i < a->body.len && !shadow; i++) rename_names(a->body.data[i], from, to, n);
       return;
     }
-    rename_params(a->rhs, lam, hidden);
-    rename_params(a->step, lam, hidden);
-    for (int i = 0; i < a->list.len; i++) rename_params(a->list.data[i], lam, hidden);
-    for (int i = 0; i < a->body.len; i++) rename_params(a->body.data[i], lam, hidden);
+    rename_names(a->rhs, from, to, n);
+    rename_names(a->step, from, to, n);
+    for (int i = 0; i < a->list.len; i++) rename_names(a->list.data[i], from, to, n);
+    for (int i = 0; i < a->body.len; i++) rename_names(a->body.data[i], from, to, n);
   }
 }
 
@@ -170,8 +172,10 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
     hidden[j] = arena_printf(&sema->cx->arena, "(lambda %d) %s", id, lam->list.data[j]->name);
     bind_hidden(sema, e, hidden[j], vals[j], lam->list.data[j]->loc);
   }
+  const char **names = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(np + 1));
+  for (int j = 0; j < np; j++) names[j] = lam->list.data[j]->name;
   Ast *body = ast_clone(sema->cx, lam->body.data[0]->list.data[0]);
-  rename_params(body, lam, hidden);
+  rename_names(body, names, hidden, np);
   sema->lambda_depth++;
   TType *t = check_expr(sema, body);
   sema->lambda_depth--;
@@ -181,4 +185,69 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   }
   set_operand1(sema, e, body);
   return t;
+}
+
+// The names a's nodes read (names and callees of plain calls) that are locals of the scope
+// now, none of lam's parameters and no hidden name: added to free (at most once each).
+static void free_locals(Sema *sema, const Ast *a, const Ast *lam, ConstStrList *free) {
+  for (; a; a = a->lhs) {
+    const char *n = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? a->name : NULL;
+    bool skip = !n || n[0] == '(' || !find_local(sema, n);
+    for (int j = 0; !skip && j < lam->list.len; j++) skip = !strcmp(n, lam->list.data[j]->name);
+    for (int j = 0; !skip && j < free->len; j++) skip = !strcmp(n, free->data[j]);
+    if (!skip) vec_push(&sema->cx->arena, free, n);
+    for (int i = 0; a->kind == AST_FN && i < a->list.len; i++) free_locals(sema, a->list.data[i]->rhs, lam, free);
+    free_locals(sema, a->rhs, lam, free);
+    free_locals(sema, a->step, lam, free);
+    for (int i = 0; i < a->list.len; i++) free_locals(sema, a->list.data[i], lam, free);
+    for (int i = 0; i < a->body.len; i++) free_locals(sema, a->body.data[i], lam, free);
+  }
+}
+
+// The lambda f passed in call e to a helper's Callable parameter: a lambda whose body reads,
+// in place of each local of the caller it uses, a hidden name bound to it now (in e's
+// bindings, which the helper's body sees: Python's closure over the caller's locals, which
+// the caller cannot rebind while the helper runs). Any other function value is f itself.
+TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
+  const Ast *lam = f->ctor;
+  if (strcmp(lam->name, "<lambda>")) return f;
+  ConstStrList free = {0};
+  free_locals(sema, lam->body.data[0], lam, &free);
+  if (!free.len) return f;
+  int id = ++sema->lambdas;
+  const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free.len + 1));
+  for (int j = 0; j < free.len; j++) {
+    hidden[j] = arena_printf(&sema->cx->arena, "(closure %d) %s", id, free.data[j]);
+    Ast *v = ast_name(sema->cx, free.data[j], lam->loc);
+    check_expr(sema, v);
+    if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {  // a lambda over the caller's locals too
+      sema->lambda_depth++;
+      v->ty = lambda_closure(sema, e, v->ty);
+      sema->lambda_depth--;
+    }
+    bind_hidden(sema, e, hidden[j], v, lam->loc);
+  }
+  Ast *body = ast_clone(sema->cx, lam->body.data[0]);
+  rename_names(body, free.data, hidden, free.len);
+  Ast *c = ast_new(sema->cx, AST_FN, lam->loc);
+  *c = *lam;  // its parameters and their checked defaults
+  c->body = (AstList){0};
+  vec_push(&sema->cx->arena, &c->body, body);
+  TType *t = ty_module(sema, "builtins.function");
+  t->ctor = c;
+  return t;
+}
+
+// The hidden names bound in scope (a lambda's parameters, a closure's captures), for the
+// body of a helper called there: names no source can spell, so none of its own.
+Sym *hidden_syms(Sema *sema, const Sym *scope) {
+  Sym *r = NULL, **tail = &r;
+  for (; scope; scope = scope->next) {
+    if (scope->name[0] != '(') continue;
+    *tail = arena_alloc(&sema->cx->arena, sizeof **tail);
+    **tail = *scope;
+    (*tail)->next = NULL;
+    tail = &(*tail)->next;
+  }
+  return r;
 }
