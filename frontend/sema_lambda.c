@@ -7,7 +7,10 @@
 // each bound to a hidden name of that call ("(call 3) 0") as a lambda's are. A lambda's call
 // checks a clone of its body with the parameters bound to the arguments under names of
 // that call's own (hidden: "(lambda 3) t"), so that the body reads the other names it uses
-// where it is called, as Python's closures read them when they run.
+// where it is called, as Python's closures read them when they run. A lambda passed to a
+// helper's Callable parameter becomes one whose body reads hidden names ("(closure 4) s")
+// bound at that call to the caller's locals it uses; hidden names (they start with '(',
+// which no source name can) are the only names a helper's body sees of its caller's scope.
 // Invariants: the call's value is its body's (its one operand, of the same type: lower.c
 // binds the call's parameters, e->unrolled, and then reads the body); the defaults are
 // checked where the lambda is written, as Python evaluates them there.
