@@ -216,7 +216,9 @@ TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   if (strcmp(lam->name, "<lambda>")) return f;
   ConstStrList free = {0};
   free_locals(sema, lam->body.data[0], lam, &free);
-  if (!free.len) return f;
+  bool lambda_default = false;
+  for (int j = 0; j < lam->list.len; j++) lambda_default |= lam->list.data[j]->rhs && is_lambda_type(lam->list.data[j]->rhs->ty);
+  if (!free.len && !lambda_default) return f;
   int id = ++sema->lambdas;
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free.len + 1));
   for (int j = 0; j < free.len; j++) {
@@ -236,6 +238,22 @@ TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   *c = *lam;  // its parameters and their checked defaults
   c->body = (AstList){0};
   vec_push(&sema->cx->arena, &c->body, body);
+  c->list = (AstList){0};
+  for (int j = 0; j < lam->list.len; j++) {  // a lambda default (g=act): a closure too, under a hidden name
+    Ast *p = lam->list.data[j];
+    if (p->rhs && is_lambda_type(p->rhs->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
+      Ast *d = ast_new(sema->cx, p->rhs->kind, p->rhs->loc);
+      *d = *p->rhs;
+      sema->lambda_depth++;
+      d->ty = lambda_closure(sema, e, p->rhs->ty);
+      sema->lambda_depth--;
+      const char *h = arena_printf(&sema->cx->arena, "(closure %d) =%s", id, p->name);
+      bind_hidden(sema, e, h, d, p->loc);
+      p = ast_lambda_param(sema->cx, p->name, ast_name(sema->cx, h, p->rhs->loc), p->loc);
+      check_expr(sema, p->rhs);
+    }
+    vec_push(&sema->cx->arena, &c->list, p);
+  }
   TType *t = ty_module(sema, "builtins.function");
   t->ctor = c;
   return t;

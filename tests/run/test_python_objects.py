@@ -149,12 +149,14 @@ CASES += [
          "twice(torch.tanh, b, k=2.0)"]),
      {"a": A, "b": B},
      lambda a, b: [a * a, np.maximum(b, 0), 3 * gelu_tanh(a), 3 * np.tanh(b)], ["f32"] * 4),
-    ("lambdas over the caller's locals passed to helpers: a number, a lambda over a tensor, a list, two helpers deep",
+    ("lambdas over the caller's locals passed to helpers: a number, a lambda over a tensor, a list, two helpers deep, "
+     "a default",
      APPLY +
-     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3])",
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3])",
         ["s = 3.0", "act = lambda u: u + b", "xs = [b]", "r = apply(lambda t: t * s + act(t) + xs[0], a)",
-         "s = 10.0", "return r, twice(lambda t: act(t) * s, a, k=2.0)"]),
-     {"a": A, "b": B}, lambda a, b: [4 * a + 2 * b, 30 * (a + b)], ["f32"] * 2),
+         "s = 10.0",
+         "return r, twice(lambda t: act(t) * s, a, k=2.0), apply(lambda t, g=act, k=2.0: g(t) * s * k, b)"]),
+     {"a": A, "b": B}, lambda a, b: [4 * a + 2 * b, 30 * (a + b), 40 * b], ["f32"] * 3),
     ("an entry point's str parameter with a default: fixed to it",
      "fn act_of(t: f32[3], act: str) -> f32[3] {\n    return {'relu': F.relu, 'tanh': torch.tanh}[act](t)\n}\n" +
      fn("a: f32[3], act: str = 'tanh', act2: str = 'relu') -> f32[3]",
@@ -214,7 +216,8 @@ FAILURES = [
     ("a function value called with a keyword its function lacks",
      fn("a: f32[3]) -> f32[3]", ["act = F.relu", "return act(a, bogus=1)"]),
      "3:19: error: relu() got an unexpected keyword argument 'bogus'"),
-    ("a tensor passed to a Callable parameter", APPLY.split("\n")[0] + "\n" + fn("a: f32[3]) -> f32[3]", ["return apply(a, a)"]),
+    ("a tensor passed to a Callable parameter",
+     APPLY.split("\n")[0] + "\n" + fn("a: f32[3]) -> f32[3]", ["return apply(a, a)"]),
      "3:18: error: argument 'g' of 'apply' must be callable, not Tensor"),
     ("an attribute of a function value", fn("a: f32[3]) -> f32[3]", ["act = F.relu", "return act.weight"]),
      "3:16: error: 'function' object has no attribute 'weight'"),
