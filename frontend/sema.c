@@ -87,7 +87,8 @@ static bool str_param(const Ast *p);
 
 // The Python object a parameter typed tuple, list, dict or Callable (typing's Tuple, List,
 // Dict, Optional[...] written T | None) holds: TY_TUPLE, TY_LIST, TY_DICT, TY_MODULE (a
-// function value: a lambda, F.relu, a user fn); TY_POISON for any other. Like a str, a compile-time value only a helper takes (its elements, whatever they
+// function value: a lambda, F.relu, a user fn; or a module object, nn.GELU()); TY_POISON
+// for any other. Like a str, a compile-time value only a helper takes (its elements, whatever they
 // are, the caller's).
 static TyKind object_kind(const Ast *p) {
   const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
@@ -335,7 +336,8 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
-      if (ok == TY_MODULE ? !is_lambda(args[j]->ty) : args[j]->ty->kind != ok) {
+      bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
+      if (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
                    ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict" : "callable",
                    py_type_name(args[j]->ty));

@@ -210,10 +210,10 @@ static void free_locals(Sema *sema, const Ast *a, const Ast *lam, ConstStrList *
 // The lambda f passed in call e to a helper's Callable parameter: a lambda whose body reads,
 // in place of each local of the caller it uses, a hidden name bound to it now (in e's
 // bindings, which the helper's body sees: Python's closure over the caller's locals, which
-// the caller cannot rebind while the helper runs). Any other function value is f itself.
+// the caller cannot rebind while the helper runs). Any other callable is f itself.
 TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *lam = f->ctor;
-  if (strcmp(lam->name, "<lambda>")) return f;
+  if (!is_lambda_type(f) || strcmp(lam->name, "<lambda>")) return f;  // a named function, a module object
   ConstStrList free = {0};
   free_locals(sema, lam->body.data[0], lam, &free);
   bool lambda_default = false;

@@ -149,6 +149,11 @@ CASES += [
          "twice(torch.tanh, b, k=2.0)"]),
      {"a": A, "b": B},
      lambda a, b: [a * a, np.maximum(b, 0), 3 * gelu_tanh(a), 3 * np.tanh(b)], ["f32"] * 4),
+    ("nn module objects passed to a helper's Callable parameter",
+     APPLY.split("\n")[0] + "\n" +
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3])",
+        ["act = nn.GELU(approximate='tanh')", "return apply(act, a), apply(nn.Tanh(), b)"]),
+     {"a": A, "b": B}, lambda a, b: [gelu_tanh(a), np.tanh(b)], ["f32"] * 2),
     ("lambdas over the caller's locals passed to helpers: a number, a lambda over a tensor, a list, two helpers deep, "
      "a default",
      APPLY +
