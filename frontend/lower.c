@@ -169,8 +169,16 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   LSeq **seqs = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++)  // a tuple, list or dict parameter: the caller's object
     seqs[j] = call->operands[j] && is_seq(call->operands[j]->ty) ? lower_seq(lw, call->operands[j]) : NULL;
-  Binding *saved = lw->scope;
+  Rets none = {0};
+  lower_block(lw, &call->unrolled, &none);  // a lambda argument's captures (sema's lambda_closure)
+  Binding *saved = lw->scope, **tail = &lw->scope;
   lw->scope = NULL;
+  for (const Binding *b = saved; b; b = b->next) {  // the hidden names (captures), seen in the body
+    if (b->name[0] != '(') continue;
+    *tail = arena_alloc(&lw->cx->arena, sizeof **tail);
+    **tail = (Binding){b->name, b->value, b->seq, NULL};
+    tail = &(*tail)->next;
+  }
   for (int j = 0; j < np; j++)
     if (args[j] || seqs[j]) bind(lw, fn->list.data[j]->name, args[j], seqs[j]);
   lw->depth++;
@@ -523,6 +531,7 @@ Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
   lw.g = graph_new(cx, fn->name, fn->loc);
   for (int i = 0; i < fn->list.len; i++) {
     const Ast *prm = fn->list.data[i];
+    if (prm->ty && prm->ty->kind == TY_STR) continue;  // act: str = 'gelu': fixed to its default, no parameter
     int ndim;
     int64_t shape[TD_MAX_DIMS];
     param_shape(prm, &ndim, shape);

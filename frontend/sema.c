@@ -85,9 +85,10 @@ Sym *find_dim(Sema *sema, const char *name) {
 // tensor parameter.
 static bool str_param(const Ast *p);
 
-// The Python object a parameter typed tuple, list or dict (typing's Tuple, List, Dict,
-// Optional[...] written T | None) holds: TY_TUPLE, TY_LIST, TY_DICT; TY_POISON for any
-// other. Like a str, a compile-time value only a helper takes (its elements, whatever they
+// The Python object a parameter typed tuple, list, dict or Callable (typing's Tuple, List,
+// Dict, Optional[...] written T | None) holds: TY_TUPLE, TY_LIST, TY_DICT, TY_MODULE (a
+// function value: a lambda, F.relu, a user fn; or a module object, nn.GELU()); TY_POISON
+// for any other. Like a str, a compile-time value only a helper takes (its elements, whatever they
 // are, the caller's).
 static TyKind object_kind(const Ast *p) {
   const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
@@ -95,6 +96,7 @@ static TyKind object_kind(const Ast *p) {
   return !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
          : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
+         : !strcmp(n, "Callable") || !strcmp(n, "callable") ? TY_MODULE
                                                     : TY_POISON;
 }
 
@@ -334,15 +336,17 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
-      if (args[j]->ty->kind != ok) {
+      bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
+      if (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
-                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : "dict", py_type_name(args[j]->ty));
+                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict" : "callable",
+                   py_type_name(args[j]->ty));
         diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
         bad = true;
         continue;
       }
       args[j] = seq_now(sema, args[j]);
-      pts[j] = args[j]->ty;
+      pts[j] = ok == TY_MODULE ? lambda_closure(sema, e, args[j]->ty) : args[j]->ty;
       continue;
     }
     if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {
@@ -420,6 +424,13 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     if (sk == DT_COUNT) continue;
     if (sk == DT_U8 && object_kind(p) != TY_POISON && p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE) {
       pts[i] = ty_new(sema, TY_NONE);  // kv_cache: dict | None = None: None, in an entry point
+      continue;
+    }
+    if (sk == DT_U8 && object_kind(p) == TY_POISON && p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_STR) {
+      pts[i] = p->rhs->ty;  // act: str = 'gelu': fixed to its default, in an entry point
+      Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
+      *d = (Sym){p->name, pts[i], name_loc(p), NULL, sema->dims};
+      sema->dims = d;
       continue;
     }
     if (sk == DT_U8) {  // a string is a compile-time value only
@@ -593,7 +604,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
       else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str") &&
                object_kind(p) == TY_POISON)
         diag_error(sema->cx, t->loc, "unknown type '%s' of parameter '%s': a scalar parameter is int, float, bool or "
-                   "str (a helper's may also be tuple, list or dict)", n, p->name);
+                   "str (a helper's may also be tuple, list, dict or Callable)", n, p->name);
       else if (p->mut)
         diag_error(sema->cx, name_loc(p), "'mut' applies to tensor parameters, not to the scalar '%s'", p->name);
       continue;

@@ -67,10 +67,7 @@ static TType *check_name(Sema *sema, Ast *e) {
   if (s) return s->ty;
   Const *c = find_const(sema, e->name);
   if (c) return c->ty;
-  if (sema_find_fn(sema->p, e->name)) {
-    diag_error(sema->cx, e->loc, "'%s' is a function: call it as %s(...)", e->name, e->name);
-    return poison(sema);
-  }
+  if (sema_find_fn(sema->p, e->name)) return function_named(sema, e);  // a user fn as a value
   const char *module = module_named(sema, e->name);  // torch, nn, F, math, and the imports' names
   if (module) return ty_module(sema, module);
   Ast *attr = imported_attr(sema, e);  // from math import pi
@@ -181,11 +178,8 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     }
   }
   const BuiltinDef *d = module_form(m) ? builtin_find_form(e->name, module_form(m)) : NULL;
-  if (d)
-    diag_error(sema->cx, e->oploc, "'%s.%s' is a function: call it as %s.%s(...)", m->module, e->name, m->module,
-               e->name);
-  else
-    module_miss(sema, e, m);
+  if (d) return function_named(sema, e);  // act = F.relu: a function value (sema_lambda.c)
+  module_miss(sema, e, m);
   return poison(sema);
 }
 

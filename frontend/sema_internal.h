@@ -495,6 +495,9 @@ bool inert_use(Sema *sema, Loc at, const char *name);  // a name of numpy's, tim
 // ---- sema_lambda.c: lambdas as function values ----
 bool is_lambda(const TType *t);
 TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
+TType *function_named(Sema *sema, Ast *e);  // F.gelu, torch.tanh, a user fn: as a value
+TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call e: over the caller's locals
+Sym *hidden_syms(Sema *sema, const Sym *scope);  // the hidden names of scope, for a helper's body
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.

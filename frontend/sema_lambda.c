@@ -1,9 +1,16 @@
-// frontend/sema_lambda.c: lambdas, as forward passes use them (`act = lambda t:
-// F.gelu(t, approximate='tanh')`, `(lambda t: t * 2)(x)`, a dict of them): a lambda is a
-// function value (TY_MODULE "builtins.function", ctor its AST_FN "<lambda>"); each call
+// frontend/sema_lambda.c: function values, as forward passes use them (`act = lambda t:
+// F.gelu(t, approximate='tanh')`, `(lambda t: t * 2)(x)`, `act = F.relu`, a dict of them,
+// a user fn passed to another): a function value is TY_MODULE "builtins.function", ctor an
+// AST_FN: the lambda's own ("<lambda>"), or for a named function (torch.tanh, F.gelu, a
+// user fn) one of no parameters whose rhs is the name as written (`F.gelu`: an AST_ATTR;
+// `my_fn`: an AST_NAME), a call of which is that function's call on the same arguments,
+// each bound to a hidden name of that call ("(call 3) 0") as a lambda's are. A lambda's call
 // checks a clone of its body with the parameters bound to the arguments under names of
 // that call's own (hidden: "(lambda 3) t"), so that the body reads the other names it uses
-// where it is called, as Python's closures read them when they run.
+// where it is called, as Python's closures read them when they run. A lambda passed to a
+// helper's Callable parameter becomes one whose body reads hidden names ("(closure 4) s")
+// bound at that call to the caller's locals it uses; hidden names (they start with '(',
+// which no source name can) are the only names a helper's body sees of its caller's scope.
 // Invariants: the call's value is its body's (its one operand, of the same type: lower.c
 // binds the call's parameters, e->unrolled, and then reads the body); the defaults are
 // checked where the lambda is written, as Python evaluates them there.
@@ -13,6 +20,8 @@
 
 enum { LAMBDA_MAX_DEPTH = 64 };
 
+typedef VEC(const char *) ConstStrList;
+
 static bool is_lambda_type(const TType *t) {
   return t && t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN;
 }
@@ -20,6 +29,16 @@ static bool is_lambda_type(const TType *t) {
 bool is_lambda(const TType *t) { return is_lambda_type(t); }
 
 // lambda params: body as a value: its defaults checked.
+// The named function e (F.gelu, torch.tanh, a user fn) as a value.
+TType *function_named(Sema *sema, Ast *e) {
+  Ast *f = ast_new(sema->cx, AST_FN, e->loc);
+  f->name = e->name;
+  f->rhs = e;
+  TType *t = ty_module(sema, "builtins.function");
+  t->ctor = f;
+  return t;
+}
+
 TType *lambda_value(Sema *sema, Ast *e) {
   for (int i = 0; i < e->list.len; i++) {
     Ast *p = e->list.data[i];
@@ -39,26 +58,68 @@ TType *lambda_value(Sema *sema, Ast *e) {
   return t;
 }
 
-// Every name of a parameter of lam in a (a clone of its body) becomes that parameter's
-// hidden name; a nested lambda's own parameters hide them in its body.
-static void rename_params(Ast *a, const Ast *lam, const char *const *hidden) {
+// Every name from[j] in a (a clone of a lambda's body) becomes to[j]; a nested lambda's
+// own parameters hide them in its body.
+static void rename_names(Ast *a, const char *const *from, const char *const *to, int n) {
   for (; a; a = a->lhs) {
     const char **name = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? &a->name : NULL;
-    for (int j = 0; name && j < lam->list.len; j++)
-      if (!strcmp(*name, lam->list.data[j]->name)) *name = hidden[j];
+    for (int j = 0; name && j < n; j++)
+      if (!strcmp(*name, from[j])) *name = to[j];
     if (a->kind == AST_FN) {  // a lambda inside: its defaults, and its body unless it rebinds the names
-      for (int i = 0; i < a->list.len; i++) rename_params(a->list.data[i]->rhs, lam, hidden);
+      for (int i = 0; i < a->list.len; i++) rename_names(a->list.data[i]->rhs, from, to, n);
       bool shadow = false;
       for (int i = 0; i < a->list.len && !shadow; i++)
-        for (int j = 0; j < lam->list.len && !shadow; j++) shadow = !strcmp(a->list.data[i]->name, lam->list.data[j]->name);
-      for (int i = 0; i < a->body.len && !shadow; i++) rename_params(a->body.data[i], lam, hidden);
+        for (int j = 0; j < n && !shadow; j++) shadow = !strcmp(a->list.data[i]->name, from[j]);
+      for (int i = 0; i < a->body.len && !shadow; i++) rename_names(a->body.data[i], from, to, n);
       return;
     }
-    rename_params(a->rhs, lam, hidden);
-    rename_params(a->step, lam, hidden);
-    for (int i = 0; i < a->list.len; i++) rename_params(a->list.data[i], lam, hidden);
-    for (int i = 0; i < a->body.len; i++) rename_params(a->body.data[i], lam, hidden);
+    rename_names(a->rhs, from, to, n);
+    rename_names(a->step, from, to, n);
+    for (int i = 0; i < a->list.len; i++) rename_names(a->list.data[i], from, to, n);
+    for (int i = 0; i < a->body.len; i++) rename_names(a->body.data[i], from, to, n);
   }
+}
+
+// The call e's argument v bound to the hidden name: lowering binds it where the call runs.
+static void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc) {
+  bind_expr(sema, hidden, v, loc);
+  Ast *a = ast_new(sema->cx, AST_ASSIGN, e->loc);
+  vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, hidden, loc));
+  a->rhs = v;
+  set_operand1(sema, a, seq_now(sema, v));
+  a->ty = v->ty;
+  vec_push(&sema->cx->arena, &e->unrolled, a);
+}
+
+// A call e of the named function value f (its AST_FN's rhs the name) on args: that
+// function's call, each argument bound to a hidden name first.
+static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
+  const Ast *name = named->rhs;
+  Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
+  if (sema->lambda_depth >= LAMBDA_MAX_DEPTH) {
+    diag_error(sema->cx, at, "RecursionError: maximum recursion depth exceeded (function values calling each "
+               "other %d deep)", LAMBDA_MAX_DEPTH);
+    return poison(sema);
+  }
+  int id = ++sema->lambdas;
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
+  call->name = name->name;
+  call->lhs = name->kind == AST_ATTR ? ast_clone(sema->cx, name->lhs) : NULL;
+  call->oploc = at;
+  for (int i = 0; i < args->len; i++) {
+    Ast *a = args->data[i];
+    Ast *v = a->kind == AST_KWARG ? a->rhs : a;
+    const char *hidden = arena_printf(&sema->cx->arena, "(call %d) %d", id, i);
+    bind_hidden(sema, e, hidden, v, v->loc);
+    Ast *n = ast_name(sema->cx, hidden, v->loc);
+    vec_push(&sema->cx->arena, &call->list, a->kind == AST_KWARG ? ast_kwarg(sema->cx, a->name, n, a->oploc, a->loc) : n);
+  }
+  sema->lambda_depth++;
+  TType *t = check_expr(sema, call);
+  sema->lambda_depth--;
+  if (is_poison(t)) return t;
+  set_operand1(sema, e, call);
+  return t;
 }
 
 // A call e of lambda value f on the checked arguments args: e's value is the lambda's body
@@ -66,6 +127,7 @@ static void rename_params(Ast *a, const Ast *lam, const char *const *hidden) {
 // arguments).
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const Ast *lam = f->ctor;
+  if (strcmp(lam->name, "<lambda>")) return named_call(sema, e, lam, args);
   int np = lam->list.len, given = 0;
   Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
   Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
@@ -111,16 +173,12 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++) {
     hidden[j] = arena_printf(&sema->cx->arena, "(lambda %d) %s", id, lam->list.data[j]->name);
-    bind_expr(sema, hidden[j], vals[j], lam->list.data[j]->loc);
-    Ast *a = ast_new(sema->cx, AST_ASSIGN, e->loc);  // lowering binds it where the call runs
-    vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, hidden[j], lam->list.data[j]->loc));
-    a->rhs = vals[j];
-    set_operand1(sema, a, seq_now(sema, vals[j]));
-    a->ty = vals[j]->ty;
-    vec_push(&sema->cx->arena, &e->unrolled, a);
+    bind_hidden(sema, e, hidden[j], vals[j], lam->list.data[j]->loc);
   }
+  const char **names = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(np + 1));
+  for (int j = 0; j < np; j++) names[j] = lam->list.data[j]->name;
   Ast *body = ast_clone(sema->cx, lam->body.data[0]->list.data[0]);
-  rename_params(body, lam, hidden);
+  rename_names(body, names, hidden, np);
   sema->lambda_depth++;
   TType *t = check_expr(sema, body);
   sema->lambda_depth--;
@@ -130,4 +188,87 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   }
   set_operand1(sema, e, body);
   return t;
+}
+
+// The names a's nodes read (names and callees of plain calls) that are locals of the scope
+// now, none of lam's parameters and no hidden name: added to free (at most once each).
+static void free_locals(Sema *sema, const Ast *a, const Ast *lam, ConstStrList *free) {
+  for (; a; a = a->lhs) {
+    const char *n = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? a->name : NULL;
+    bool skip = !n || n[0] == '(' || !find_local(sema, n);
+    for (int j = 0; !skip && j < lam->list.len; j++) skip = !strcmp(n, lam->list.data[j]->name);
+    for (int j = 0; !skip && j < free->len; j++) skip = !strcmp(n, free->data[j]);
+    if (!skip) vec_push(&sema->cx->arena, free, n);
+    for (int i = 0; a->kind == AST_FN && i < a->list.len; i++) free_locals(sema, a->list.data[i]->rhs, lam, free);
+    free_locals(sema, a->rhs, lam, free);
+    free_locals(sema, a->step, lam, free);
+    for (int i = 0; i < a->list.len; i++) free_locals(sema, a->list.data[i], lam, free);
+    for (int i = 0; i < a->body.len; i++) free_locals(sema, a->body.data[i], lam, free);
+  }
+}
+
+// The lambda f passed in call e to a helper's Callable parameter: a lambda whose body reads,
+// in place of each local of the caller it uses, a hidden name bound to it now (in e's
+// bindings, which the helper's body sees: Python's closure over the caller's locals, which
+// the caller cannot rebind while the helper runs). Any other callable is f itself.
+TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
+  const Ast *lam = f->ctor;
+  if (!is_lambda_type(f) || strcmp(lam->name, "<lambda>")) return f;  // a named function, a module object
+  ConstStrList free = {0};
+  free_locals(sema, lam->body.data[0], lam, &free);
+  bool lambda_default = false;
+  for (int j = 0; j < lam->list.len; j++) lambda_default |= lam->list.data[j]->rhs && is_lambda_type(lam->list.data[j]->rhs->ty);
+  if (!free.len && !lambda_default) return f;
+  int id = ++sema->lambdas;
+  const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free.len + 1));
+  for (int j = 0; j < free.len; j++) {
+    hidden[j] = arena_printf(&sema->cx->arena, "(closure %d) %s", id, free.data[j]);
+    Ast *v = ast_name(sema->cx, free.data[j], lam->loc);
+    check_expr(sema, v);
+    if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {  // a lambda over the caller's locals too
+      sema->lambda_depth++;
+      v->ty = lambda_closure(sema, e, v->ty);
+      sema->lambda_depth--;
+    }
+    bind_hidden(sema, e, hidden[j], v, lam->loc);
+  }
+  Ast *body = ast_clone(sema->cx, lam->body.data[0]);
+  rename_names(body, free.data, hidden, free.len);
+  Ast *c = ast_new(sema->cx, AST_FN, lam->loc);
+  *c = *lam;  // its parameters and their checked defaults
+  c->body = (AstList){0};
+  vec_push(&sema->cx->arena, &c->body, body);
+  c->list = (AstList){0};
+  for (int j = 0; j < lam->list.len; j++) {  // a lambda default (g=act): a closure too, under a hidden name
+    Ast *p = lam->list.data[j];
+    if (p->rhs && is_lambda_type(p->rhs->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
+      Ast *d = ast_new(sema->cx, p->rhs->kind, p->rhs->loc);
+      *d = *p->rhs;
+      sema->lambda_depth++;
+      d->ty = lambda_closure(sema, e, p->rhs->ty);
+      sema->lambda_depth--;
+      const char *h = arena_printf(&sema->cx->arena, "(closure %d) =%s", id, p->name);
+      bind_hidden(sema, e, h, d, p->loc);
+      p = ast_lambda_param(sema->cx, p->name, ast_name(sema->cx, h, p->rhs->loc), p->loc);
+      check_expr(sema, p->rhs);
+    }
+    vec_push(&sema->cx->arena, &c->list, p);
+  }
+  TType *t = ty_module(sema, "builtins.function");
+  t->ctor = c;
+  return t;
+}
+
+// The hidden names bound in scope (a lambda's parameters, a closure's captures), for the
+// body of a helper called there: names no source can spell, so none of its own.
+Sym *hidden_syms(Sema *sema, const Sym *scope) {
+  Sym *r = NULL, **tail = &r;
+  for (; scope; scope = scope->next) {
+    if (scope->name[0] != '(') continue;
+    *tail = arena_alloc(&sema->cx->arena, sizeof **tail);
+    **tail = *scope;
+    (*tail)->next = NULL;
+    tail = &(*tail)->next;
+  }
+  return r;
 }

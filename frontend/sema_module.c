@@ -424,7 +424,7 @@ static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
   if (is_einops_layer(m) || is_lambda(m)) {
-    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", m->module + 7, e->name);
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", strrchr(m->module, '.') + 1, e->name);
     return poison(sema);
   }
   const TType *t = nn_arg(sema, m, e->name);

@@ -513,7 +513,7 @@ void check_block(Sema *sema, Body *body, AstList *stmts) {
 // Check fn's body with its parameters bound to params; returns what it returns.
 TType *check_body(Sema *sema, Ast *fn, TType **params) {
   Sym *saved = sema->scope;
-  sema->scope = NULL;
+  sema->scope = hidden_syms(sema, saved);  // a closure's captures, passed in a lambda (sema_lambda.c)
   Ast **srcs = sema->param_src;
   sema->param_src = NULL;
   for (int i = 0; i < fn->list.len; i++) {

@@ -4,7 +4,8 @@ with Python's meaning, checked against NumPy on the same inputs: a list held by 
 and names is one object (a change through one name is seen through every holder: the
 regression first), list.pop, del of names, elements and slices, lambdas, dicts with
 compile-time keys (indexing, items/keys/values, loops, ** into a call), einops' layers as
-module objects and einops.parse_shape.
+module objects and einops.parse_shape, functions as values (F.relu, torch.tanh, a user fn:
+bound, in a const table, passed to a helper's Callable parameter with lambdas).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -30,6 +31,15 @@ def f64(a):
 
 def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+SQ = "fn sq(t: f32[3]) -> f32[3] { return t * t }\n"
+APPLY = ("fn apply(g: Callable, t: f32[3]) -> f32[3] { return g(t) }\n"
+         "fn twice(g: Callable, t: f32[3], k: float = 1.0) -> f32[3] { return apply(g, t) * k + g(t) }\n")
 
 
 def fn(sig, body):
@@ -121,6 +131,42 @@ CASES += [
          "xs[1].pop()", "dict = 3", "z = {'k': b}",
          "return torch.stack(e['a']).sum(0) * len(xs[1]) + z['k'] * dict, ys[0] * len(xs[0])"]),
      {"a": A, "b": B}, lambda a, b: [(a + 2 * b) * 0 + 3 * b, b], ["f32", "f32"]),
+    # --- functions as values ---
+    ("torch's and F's functions and a user fn as values: bound, in a list, in a const table, imported",
+     "from torch.nn.functional import silu\n"
+     "const ACT2FN = {'relu': nn.functional.relu, 'tanh': torch.tanh, 'gelu_new': F.gelu}\n" + SQ +
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
+        ["act = F.relu", "g = sq", "h = ACT2FN['gelu_new']", "acts = [torch.sigmoid, sq, silu]",
+         "return act(a), ACT2FN['relu'](b) + ACT2FN['tanh'](a), g(a) + h(b, approximate='tanh'), "
+         "acts[0](a) + acts[1](b) + acts[2](a)"]),
+     {"a": A, "b": B},
+     lambda a, b: [np.maximum(a, 0), np.maximum(b, 0) + np.tanh(a), a * a + gelu_tanh(b),
+                   sigmoid(a) + b * b + a * sigmoid(a)], ["f32"] * 4),
+    ("function values passed to a helper's Callable parameter: a user fn, F's, a lambda, through two helpers",
+     SQ + APPLY +
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
+        ["return apply(sq, a), apply(F.relu, b), apply(lambda t: F.gelu(t, approximate='tanh') * 3.0, a), "
+         "twice(torch.tanh, b, k=2.0)"]),
+     {"a": A, "b": B},
+     lambda a, b: [a * a, np.maximum(b, 0), 3 * gelu_tanh(a), 3 * np.tanh(b)], ["f32"] * 4),
+    ("nn module objects passed to a helper's Callable parameter",
+     APPLY.split("\n")[0] + "\n" +
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3])",
+        ["act = nn.GELU(approximate='tanh')", "return apply(act, a), apply(nn.Tanh(), b)"]),
+     {"a": A, "b": B}, lambda a, b: [gelu_tanh(a), np.tanh(b)], ["f32"] * 2),
+    ("lambdas over the caller's locals passed to helpers: a number, a lambda over a tensor, a list, two helpers deep, "
+     "a default",
+     APPLY +
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3])",
+        ["s = 3.0", "act = lambda u: u + b", "xs = [b]", "r = apply(lambda t: t * s + act(t) + xs[0], a)",
+         "s = 10.0",
+         "return r, twice(lambda t: act(t) * s, a, k=2.0), apply(lambda t, g=act, k=2.0: g(t) * s * k, b)"]),
+     {"a": A, "b": B}, lambda a, b: [4 * a + 2 * b, 30 * (a + b), 40 * b], ["f32"] * 3),
+    ("an entry point's str parameter with a default: fixed to it",
+     "fn act_of(t: f32[3], act: str) -> f32[3] {\n    return {'relu': F.relu, 'tanh': torch.tanh}[act](t)\n}\n" +
+     fn("a: f32[3], act: str = 'tanh', act2: str = 'relu') -> f32[3]",
+        ["return act_of(a, act) + act_of(a, act=act2)"]),
+     {"a": A}, lambda a: [np.tanh(a) + np.maximum(a, 0)], ["f32"]),
     # --- lambdas ---
     ("lambdas: bound, with defaults, late-binding closures, in a dict, inline, returning lambdas",
      fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3], f32[3])",
@@ -172,6 +218,14 @@ FAILURES = [
      "3:17: error: <lambda>() takes 1 positional argument but 2 were given"),
     ("a lambda's missing argument", fn("a: f32[3]) -> f32[3]", ["f = lambda t, u: t", "return f(a)"]),
      "3:12: error: <lambda>() missing 1 required positional argument: 'u'"),
+    ("a function value called with a keyword its function lacks",
+     fn("a: f32[3]) -> f32[3]", ["act = F.relu", "return act(a, bogus=1)"]),
+     "3:19: error: relu() got an unexpected keyword argument 'bogus'"),
+    ("a tensor passed to a Callable parameter",
+     APPLY.split("\n")[0] + "\n" + fn("a: f32[3]) -> f32[3]", ["return apply(a, a)"]),
+     "3:18: error: argument 'g' of 'apply' must be callable, not Tensor"),
+    ("an attribute of a function value", fn("a: f32[3]) -> f32[3]", ["act = F.relu", "return act.weight"]),
+     "3:16: error: 'function' object has no attribute 'weight'"),
     ("del of a tuple's element", fn("a: f32[3]) -> f32[3]", ["t = (a, a)", "del t[0]", "return a"]),
      "3:9: error: 'tuple' object doesn't support item deletion"),
 ]
@@ -195,6 +249,10 @@ def main():
         if not line.endswith("case.tdsl:" + first):
             errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
         t.report(name, errs, src)
+    p = emit_text(tdslc, fn("a: f32[3], act: str = 'relu') -> f32[3]", ["return a"]), "c")
+    want = "int f(const tdsl_tensor *a, tdsl_tensor *out0)"
+    t.report("a str parameter fixed to its default is no parameter of the C entry",
+             [] if want in p.stdout else [f"exit {p.returncode}, no {want!r} in --emit=c: {p.stderr[:300]}"])
     if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once: each form's GPU code
         bad = []
         for name, src, *_ in CASES:
