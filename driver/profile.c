@@ -300,59 +300,59 @@ static void json_num(FILE *out, double v) {
     fputs("null", out);
 }
 
+// A member after the first of an object: ", \"KEY\": " and the value, a number (json_num),
+// an integer, a string, or a string that is null when empty.
+static void key_num(FILE *out, const char *key, double v) {
+  fprintf(out, ", \"%s\": ", key);
+  json_num(out, v);
+}
+static void key_int(FILE *out, const char *key, int64_t v) { fprintf(out, ", \"%s\": %" PRId64, key, v); }
+static void key_str(FILE *out, const char *key, const char *v) {
+  fprintf(out, ", \"%s\": ", key);
+  json_str(out, v);
+}
+static void key_str_or_null(FILE *out, const char *key, const char *v) {
+  if (v[0])
+    key_str(out, key, v);
+  else
+    fprintf(out, ", \"%s\": null", key);
+}
+
 static void print_json(const Profile *pr, FILE *out) {
   const LProgram *p = pr->p;
   fputs("{\"function\": ", out);
   json_str(out, p->name);
-  fputs(", \"file\": ", out);
-  json_str(out, p->file);
-  fprintf(out, ", \"backend\": \"%s\", \"threads\": %d, \"calls\": %d, \"averaged_calls\": %d, \"mean_ms\": ",
-          pr->backend, pr->threads, pr->calls, pr->averaged);
-  json_num(out, pr->mean_ms);
-  fputs(", \"median_ms\": ", out);
-  json_num(out, pr->median_ms);
-  fputs(", \"min_ms\": ", out);
-  json_num(out, pr->min_ms);
-  fputs(", \"max_ms\": ", out);
-  json_num(out, pr->max_ms);
-  fprintf(out, ", \"bytes\": %" PRId64 ", \"flops\": %" PRId64 ", \"kernel_bytes\": %" PRId64 ", \"gbps\": ",
-          pr->bytes, pr->flops, pr->kernel_bytes);
-  json_num(out, pr->median_ms > 0 ? (double)pr->bytes / (pr->median_ms * 1e6) : 0);
-  fputs(", \"gflops\": ", out);
-  json_num(out, pr->median_ms > 0 ? (double)pr->flops / (pr->median_ms * 1e6) : 0);
+  key_str(out, "file", p->file);
+  fprintf(out, ", \"backend\": \"%s\", \"threads\": %d, \"calls\": %d, \"averaged_calls\": %d", pr->backend,
+          pr->threads, pr->calls, pr->averaged);
+  key_num(out, "mean_ms", pr->mean_ms);
+  key_num(out, "median_ms", pr->median_ms);
+  key_num(out, "min_ms", pr->min_ms);
+  key_num(out, "max_ms", pr->max_ms);
+  key_int(out, "bytes", pr->bytes);
+  key_int(out, "flops", pr->flops);
+  key_int(out, "kernel_bytes", pr->kernel_bytes);
+  key_num(out, "gbps", pr->median_ms > 0 ? (double)pr->bytes / (pr->median_ms * 1e6) : 0);
+  key_num(out, "gflops", pr->median_ms > 0 ? (double)pr->flops / (pr->median_ms * 1e6) : 0);
   const Roofline *r = &pr->roof;
   fputs(",\n \"machine\": {\"peak_gflops\": ", out);
   json_num(out, r->peak_f32);
-  fputs(", \"peak_f64_gflops\": ", out);
-  json_num(out, r->peak_f64);
-  fputs(", \"bandwidth_gbps\": ", out);
-  json_num(out, r->bandwidth);
-  fputs(", \"source\": ", out);
-  json_str(out, r->source);
-  fputs(", \"cache\": ", out);
-  if (r->cache[0])
-    json_str(out, r->cache);
-  else
-    fputs("null", out);
-  fputs(", \"measured\": ", out);
-  if (r->when[0])
-    json_str(out, r->when);
-  else
-    fputs("null", out);
+  key_num(out, "peak_f64_gflops", r->peak_f64);
+  key_num(out, "bandwidth_gbps", r->bandwidth);
+  key_str(out, "source", r->source);
+  key_str_or_null(out, "cache", r->cache);
+  key_str_or_null(out, "measured", r->when);
   fputs("},\n \"outside\": {\"time_ms\": ", out);
   json_num(out, pr->outside_ms);
-  fputs(", \"share\": ", out);
-  json_num(out, pr->mean_ms > 0 ? pr->outside_ms / pr->mean_ms : 0);
+  key_num(out, "share", pr->mean_ms > 0 ? pr->outside_ms / pr->mean_ms : 0);
   fputs("},\n \"kernels\": [", out);
   for (int i = 0; i < pr->nk; i++) {
     const ProfKernel *pk = &pr->ks[i];
     const LKernel *k = pk->k;
     fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
     json_str(out, k->name);
-    fputs(", \"code\": ", out);
-    json_str(out, (k->same ? k->same : k)->name);
-    fputs(", \"kind\": ", out);
-    json_str(out, kind_name(k->kind));
+    key_str(out, "code", (k->same ? k->same : k)->name);
+    key_str(out, "kind", kind_name(k->kind));
     fputs(", \"ops\": [", out);
     for (int j = 0; j < k->ops.len; j++) {
       fputs(j ? ", " : "", out);
@@ -361,20 +361,16 @@ static void print_json(const Profile *pr, FILE *out) {
     fputs("], \"lines\": [", out);
     for (int j = 0; j < k->lines.len; j++)
       fprintf(out, "%s%d", j ? ", " : "", k->lines.data[j]);
-    fputs("], \"schedule\": ", out);
-    json_str(out, pk->schedule);
-    fputs(", \"time_ms\": ", out);
-    json_num(out, pk->ms);
-    fputs(", \"share\": ", out);
-    json_num(out, pk->share);
-    fprintf(out, ", \"flops\": %" PRId64 ", \"bytes\": %" PRId64 ", \"intensity\": ", pk->flops, pk->bytes);
-    json_num(out, pk->intensity);
-    fputs(", \"gflops\": ", out);
-    json_num(out, pk->gflops);
-    fputs(", \"gbps\": ", out);
-    json_num(out, pk->gbps);
-    fputs(", \"roofline\": ", out);
-    json_num(out, pk->roofline);
+    fputs("]", out);
+    key_str(out, "schedule", pk->schedule);
+    key_num(out, "time_ms", pk->ms);
+    key_num(out, "share", pk->share);
+    key_int(out, "flops", pk->flops);
+    key_int(out, "bytes", pk->bytes);
+    key_num(out, "intensity", pk->intensity);
+    key_num(out, "gflops", pk->gflops);
+    key_num(out, "gbps", pk->gbps);
+    key_num(out, "roofline", pk->roofline);
     fprintf(out, ", \"bound\": \"%s\", \"peak\": \"%s\"}", pk->compute_bound ? "compute" : "memory",
             pk->f64 ? "f64" : "f32");
   }
