@@ -67,19 +67,8 @@ TType *ck_movedim(Sema *sema, Ast *e, const BuiltinDef *d) {
                "same number of dims as destination (%s dims)", shape_str(sema, ns, rs), shape_str(sema, nt, rt));
     return poison(sema);
   }
-  int64_t perm[TD_MAX_DIMS];
-  bool src_used[TD_MAX_DIMS] = {0}, dst_used[TD_MAX_DIMS] = {0};
-  for (int i = 0; i < ns; i++) {
-    perm[dst[i]] = src[i];
-    src_used[src[i]] = dst_used[dst[i]] = true;
-  }
-  for (int i = 0, s = 0; i < nd; i++) {  // the other dims keep their order
-    if (dst_used[i]) continue;
-    while (src_used[s]) s++;
-    perm[i] = s++;
-  }
   int p[TD_MAX_DIMS];
-  for (int i = 0; i < nd; i++) p[i] = (int)perm[i];
+  view_movedim_perm(nd, ns, src, dst, p);
   return view_result(sema, e, x->ty, view_permute(x->ty->view, p));
 }
 

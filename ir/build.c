@@ -457,17 +457,8 @@ Value *build_repeat(Builder *b, Value *x, int k, const int64_t *r) {
 
 Value *build_movedim(Builder *b, Value *x, int n, const int *src, const int *dst) {
   GUARD(b);
-  int nd = x->view.ndim, perm[TD_MAX_DIMS];
-  bool src_used[TD_MAX_DIMS] = {0}, dst_used[TD_MAX_DIMS] = {0};
-  for (int i = 0; i < n; i++) {
-    perm[dst[i]] = src[i];
-    src_used[src[i]] = dst_used[dst[i]] = true;
-  }
-  for (int i = 0, s = 0; i < nd; i++) {  // the other dims keep their order
-    if (dst_used[i]) continue;
-    while (src_used[s]) s++;
-    perm[i] = s++;
-  }
+  int perm[TD_MAX_DIMS];
+  view_movedim_perm(x->view.ndim, n, src, dst, perm);
   return build_permute(b, x, perm);
 }
 

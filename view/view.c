@@ -142,6 +142,20 @@ View view_permute(View v, const int *perm) {
   return r;
 }
 
+void view_movedim_perm(int ndim, int n, const int *src, const int *dst, int *perm) {
+  assert(distinct_dims(src, n, ndim) && distinct_dims(dst, n, ndim));
+  bool src_used[TD_MAX_DIMS] = {0}, dst_used[TD_MAX_DIMS] = {0};
+  for (int i = 0; i < n; i++) {
+    perm[dst[i]] = src[i];
+    src_used[src[i]] = dst_used[dst[i]] = true;
+  }
+  for (int i = 0, s = 0; i < ndim; i++) {  // the other dims keep their order
+    if (dst_used[i]) continue;
+    while (src_used[s]) s++;
+    perm[i] = s++;
+  }
+}
+
 // The new dim's stride is PyTorch's: 1 at the end, else the span of the dim it precedes.
 View view_unsqueeze(View v, int dim) {
   assert(dim >= 0 && dim <= v.ndim && v.ndim < TD_MAX_DIMS);

@@ -38,6 +38,9 @@ bool view_extent(View v, int64_t *lo, int64_t *hi);
 
 View view_transpose(View v, int a, int b);
 View view_permute(View v, const int *perm);               // perm: a permutation of 0..ndim-1
+// movedim's permutation of ndim dims: dim src[i] goes to dst[i] (n distinct dims each),
+// the other dims keep their order.
+void view_movedim_perm(int ndim, int n, const int *src, const int *dst, int *perm);
 View view_unsqueeze(View v, int dim);                     // dim in [0, ndim]; PyTorch's new stride
 View view_squeeze_all(View v);                            // drop every size-1 dim
 View view_squeeze(View v, int dim);                       // drop dim if its size is 1, else unchanged
