@@ -291,6 +291,19 @@ static void tile_out(const Gemm *G, LIndex x, LIndex y, LIndex *o) {
     out_index(G, x, y, o);
 }
 
+// Loops over a tile's mr rows (var *r) and nr columns (*c) in into, in the output's
+// memory order: T's columns are the output's rows, so with trans the rows go inside
+// (each row's run contiguous). Returns the innermost body.
+static LStmtList *tile_loops(Gemm *G, LStmtList *into, int64_t mr, int64_t nr, LIndex *r, LIndex *c) {
+  KernelBuilder *kb = G->kb;
+  if (G->trans) {
+    into = kb_step_loop(kb, into, nr, kb_ix_const(0), 1, false, c);
+    return kb_step_loop(kb, into, mr, kb_ix_const(0), 1, false, r);
+  }
+  into = kb_step_loop(kb, into, mr, kb_ix_const(0), 1, false, r);
+  return kb_step_loop(kb, into, nr, kb_ix_const(0), 1, false, c);
+}
+
 // ---- the micro-kernel: one function per tile shape, dtype and A's form ----
 // f<N>(ap, bp, c; kc, ldc, load[, lda]): B's panel bp (k*NR + 0..NR), the tile c (rows
 // ldc apart, read and written), A in one of three forms (ir/kernel.h's GemmMicro): a
@@ -684,13 +697,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
                                           : lx_binary(cx, OP_NE, DT_BOOL, load, kb_iconst(kb, DT_I64, 0));
   LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
   if (resume) {
-    if (G->trans) {
-      in = kb_step_loop(kb, resume, nr, kb_ix_const(0), 1, false, &c);
-      in = kb_step_loop(kb, in, mr, kb_ix_const(0), 1, false, &r);
-    } else {
-      in = kb_step_loop(kb, resume, mr, kb_ix_const(0), 1, false, &r);
-      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
-    }
+    in = tile_loops(G, resume, mr, nr, &r, &c);
     tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
     kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
                                   lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
@@ -700,13 +707,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
     LStmtList *at = when(G, into, last, fin);
     if (!at)
       continue;
-    if (G->trans) {  // T's columns are the output's rows: each row's run is contiguous
-      in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
-      in = kb_step_loop(kb, in, mr, kb_ix_const(0), 1, false, &r);
-    } else {
-      in = kb_step_loop(kb, at, mr, kb_ix_const(0), 1, false, &r);
-      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
-    }
+    in = tile_loops(G, at, mr, nr, &r, &c);
     tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
     LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1));
     if (fin)
