@@ -92,6 +92,9 @@ int gpu_perfect_nest(const LStmt *s, const LStmt **loops, int max, const LStmtLi
 // says how this is proved).
 bool gpu_independent(GpuBuild *g, const LStmt *loop);
 bool gpu_stmts_have_loop(const LStmtList *l);
+// A map nest at s: a perfect nest of independent loops whose body has no loop (*n loops
+// in loops, at most GPU_MAX_NEST, and the body).
+bool gpu_map_nest(GpuBuild *g, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body);
 bool gpu_reads_var(const LStmtList *l, int var);
 // Which locals the kernel mentions outside skip (and the statements it holds).
 bool *gpu_locals_outside(GpuBuild *g, const LStmt *skip);

@@ -39,16 +39,6 @@ enum { WARP_ROW = 1024, ROW_WARPS = 8 };
 // ============================================================================
 // The roles of a row's statements
 // ============================================================================
-// A perfect nest of independent loops whose body has no loop.
-static bool map_nest(GpuBuild *g, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
-  *n = gpu_perfect_nest(s, loops, GPU_MAX_NEST, body);
-  if (*n == 0 || gpu_stmts_have_loop(*body))
-    return false;
-  for (int i = 0; i < *n; i++)
-    if (!gpu_independent(g, loops[i]))
-      return false;
-  return true;
-}
 
 // A reduction nest's accumulators: plain (lets of private locals, then `acc = acc op
 // e`, op add mul maximum minimum logical and/or, no half dtype) or the argform.
@@ -209,7 +199,7 @@ static int64_t largest_split(GpuBuild *g, const LStmtList *l) {
     Reduce red;
     int64_t m = -1;
     if (s->kind == LS_LOOP &&
-        (map_nest(g, s, loops, &n, &body) || reduction_nest(g, s, loops, &n, &body, &red)))
+        (gpu_map_nest(g, s, loops, &n, &body) || reduction_nest(g, s, loops, &n, &body, &red)))
       m = nest_total(loops, n);
     else if (s->kind == LS_LOOP || s->kind == LS_IF)
       m = largest_split(g, &s->body);
@@ -474,7 +464,7 @@ static void lower_stmt(Row *R, const LStmt *s, GpuArgSet *pr, GpuArgSet *pw, LSt
     const LStmtList *body;
     int n, fv;
     Reduce red;
-    if (map_nest(g, s, loops, &n, &body)) {
+    if (gpu_map_nest(g, s, loops, &n, &body)) {
       LStmtList *l = split_loop(R, out, loops, n, body, &fv);
       for (int i = 0; i < body->len; i++)
         gpu_push(g, l, body->data[i]);

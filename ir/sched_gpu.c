@@ -947,8 +947,8 @@ static int64_t grid_for(GpuBuild *g, int64_t work, int64_t per_block) {
   return grid < g->t->max_grid ? grid : g->t->max_grid;
 }
 
-// A map nest: a perfect nest of independent loops whose body has no loop.
-static bool map_nest(GpuBuild *g, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
+// A map nest (ir/gpu.h): a perfect nest of independent loops whose body has no loop.
+bool gpu_map_nest(GpuBuild *g, const LStmt *s, const LStmt **loops, int *n, const LStmtList **body) {
   *n = gpu_perfect_nest(s, loops, GPU_MAX_NEST, body);
   if (*n == 0 || gpu_stmts_have_loop(*body))
     return false;
@@ -1011,7 +1011,7 @@ static void schedule(GpuBuild *g) {
   const LStmtList *body = NULL;
   int n;
   // elementwise
-  if (old->len == 1 && old->data[0]->kind == LS_LOOP && map_nest(g, old->data[0], loops, &n, &body)) {
+  if (old->len == 1 && old->data[0]->kind == LS_LOOP && gpu_map_nest(g, old->data[0], loops, &n, &body)) {
     int64_t total = 1;
     for (int i = 0; i < n; i++)
       total *= loops[i]->extent;
@@ -1039,7 +1039,7 @@ static void schedule(GpuBuild *g) {
       int64_t iters = 1;
       for (int j = 0; j < live; j++)
         iters *= loops[j]->extent;
-      if (map_nest(g, old->data[i], loops, &n, &body))
+      if (gpu_map_nest(g, old->data[i], loops, &n, &body))
         iters /= vector_lanes(g, body, loops[n - 1]->var, loops[n - 1]->extent, iters);
       most = iters > most ? iters : most;
     }
@@ -1048,7 +1048,7 @@ static void schedule(GpuBuild *g) {
       const LStmt *s = old->data[i];
       int64_t iters;
       int lanes;
-      if (map_nest(g, s, loops, &n, &body)) {
+      if (gpu_map_nest(g, s, loops, &n, &body)) {
         lower_flat(g, loops, n, body, &g->out, &iters, &lanes);
         maxlanes = lanes > maxlanes ? lanes : maxlanes;
       } else {
