@@ -648,6 +648,32 @@ static void verify_stmts(Verify *V, const LStmtList *body) {
     }
 }
 
+// k's statements, with no var bound yet but the GPU launch's (gs: the thread's vars range
+// over the launch); func: k is the kernel of a function (LProgram.funcs).
+static void verify_kernel(const LProgram *p, const LKernel *k, const LGpuSched *gs, bool func) {
+  int64_t extent[k->nvars > 0 ? k->nvars : 1];
+  bool unbounded[k->nvars > 0 ? k->nvars : 1];
+  bool declared[k->locals.len > 0 ? k->locals.len : 1];
+  for (int i = 0; i < k->nvars; i++)
+    extent[i] = -1;
+  memset(unbounded, 0, sizeof unbounded);
+  memset(declared, 0, sizeof declared);
+  int lanes[k->locals.len > 0 ? k->locals.len : 1];
+  loop_local_lanes(k, lanes);
+  if (gs) {
+    int64_t wb = (gs->block + 31) / 32;
+    int sv[4] = {gs->tid, gs->ctaid, gs->lane, gs->warp};
+    int64_t se[4] = {gs->block, gs->grid, gs->block < 32 ? gs->block : 32, wb};
+    for (int j = 0; j < 4; j++)
+      if (sv[j] >= 0) {
+        TD_ASSERT(sv[j] < k->nvars);
+        extent[sv[j]] = se[j];
+      }
+  }
+  Verify V = {p, k, extent, unbounded, declared, lanes, false, func};
+  verify_stmts(&V, &k->body);
+}
+
 void loop_verify(const LProgram *p) {
   for (int i = 0; i < p->params.len; i++) {
     const LParam *pr = &p->params.data[i];
@@ -668,28 +694,7 @@ void loop_verify(const LProgram *p) {
     TD_ASSERT(k && k->nvars >= 0);
     for (int i = 0; i < k->args.len; i++)
       TD_ASSERT(k->args.data[i].buf >= 0 && k->args.data[i].buf < p->bufs.len);
-    int64_t extent[k->nvars > 0 ? k->nvars : 1];
-    bool unbounded[k->nvars > 0 ? k->nvars : 1];
-    bool declared[k->locals.len > 0 ? k->locals.len : 1];
-    for (int i = 0; i < k->nvars; i++)
-      extent[i] = -1;
-    memset(unbounded, 0, sizeof unbounded);
-    memset(declared, 0, sizeof declared);
-    int lanes[k->locals.len > 0 ? k->locals.len : 1];
-    loop_local_lanes(k, lanes);
-    const LGpuSched *gs = k->same ? NULL : k->gpu;  // (a kernel with an earlier one's code keeps its loops)
-    if (gs) {  // the thread's vars range over the launch
-      int64_t wb = (gs->block + 31) / 32;
-      int sv[4] = {gs->tid, gs->ctaid, gs->lane, gs->warp};
-      int64_t se[4] = {gs->block, gs->grid, gs->block < 32 ? gs->block : 32, wb};
-      for (int j = 0; j < 4; j++)
-        if (sv[j] >= 0) {
-          TD_ASSERT(sv[j] < k->nvars);
-          extent[sv[j]] = se[j];
-        }
-    }
-    Verify V = {p, k, extent, unbounded, declared, lanes, false, false};
-    verify_stmts(&V, &k->body);
+    verify_kernel(p, k, k->same ? NULL : k->gpu, false);  // (a kernel with an earlier one's code keeps its loops)
   }
   for (int fi = 0; fi < p->funcs.len; fi++) {
     const LProgram *fp = p->funcs.data[fi];
@@ -698,16 +703,6 @@ void loop_verify(const LProgram *p) {
     TD_ASSERT(k->nvars >= 0 && k->nscalars >= 0 && k->errors.len == 0);
     for (int i = 0; i < k->args.len; i++)
       TD_ASSERT(k->args.data[i].buf == i && k->args.data[i].at == 0 && !k->args.data[i].stream);
-    int64_t extent[k->nvars > 0 ? k->nvars : 1];
-    bool unbounded[k->nvars > 0 ? k->nvars : 1];
-    bool declared[k->locals.len > 0 ? k->locals.len : 1];
-    for (int i = 0; i < k->nvars; i++)
-      extent[i] = -1;
-    memset(unbounded, 0, sizeof unbounded);
-    memset(declared, 0, sizeof declared);
-    int lanes[k->locals.len > 0 ? k->locals.len : 1];
-    loop_local_lanes(k, lanes);
-    Verify V = {fp, k, extent, unbounded, declared, lanes, false, true};
-    verify_stmts(&V, &k->body);
+    verify_kernel(fp, k, NULL, true);
   }
 }
