@@ -128,6 +128,26 @@ def solve(a, b):
     return x
 
 
+def alternation(e, keep):
+    """The Remez exchange's new reference: the largest |e| of each run of one sign of the
+    errors e, then the smaller end dropped until at most keep are left."""
+    ext, i = [], 0
+    while i < len(e):
+        j, best = i, i
+        while j < len(e) and (e[j] >= 0) == (e[i] >= 0):
+            if abs(e[j]) > abs(e[best]):
+                best = j
+            j += 1
+        ext.append(best)
+        i = j
+    while len(ext) > keep:
+        if abs(e[ext[0]]) < abs(e[ext[-1]]):
+            ext.pop(0)
+        else:
+            ext.pop()
+    return ext
+
+
 def remez(g, w, a, b, pw, fixed=None, npts=2500, iters=40):
     """Coefficients c (for the powers pw) minimizing max |w(x) (sum c_j x^pw_j - g(x))|
     over [a, b]; fixed: {j: value} coefficients held. Returns (c, weighted error)."""
@@ -151,22 +171,7 @@ def remez(g, w, a, b, pw, fixed=None, npts=2500, iters=40):
             c[j] = fixed[j]
         lev = abs(sol[-1])
         e = [wv[i] * (horner(c, pw, grid[i]) - gv[i]) for i in range(npts)]
-        # extrema: the largest |e| of each run of one sign
-        ext = []
-        i = 0
-        while i < npts:
-            j, best = i, i
-            while j < npts and (e[j] >= 0) == (e[i] >= 0):
-                if abs(e[j]) > abs(e[best]):
-                    best = j
-                j += 1
-            ext.append(best)
-            i = j
-        while len(ext) > m + 1:
-            if abs(e[ext[0]]) < abs(e[ext[-1]]):
-                ext.pop(0)
-            else:
-                ext.pop()
+        ext = alternation(e, m + 1)
         err = max(abs(v) for v in e)
         if len(ext) < m + 1:
             break
@@ -199,21 +204,7 @@ def rational_remez(g, w, a, b, n, m, npts=1500, iters=40):
             p, q, lev = sol[:n + 1], [D(1)] + sol[n + 1:n + 1 + m], abs(sol[-1])
         e = [wv[i] * (horner(p, list(range(n + 1)), grid[i]) / horner(q, list(range(m + 1)), grid[i]) - gv[i])
              for i in range(npts)]
-        ext = []
-        i = 0
-        while i < npts:
-            j, best = i, i
-            while j < npts and (e[j] >= 0) == (e[i] >= 0):
-                if abs(e[j]) > abs(e[best]):
-                    best = j
-                j += 1
-            ext.append(best)
-            i = j
-        while len(ext) > npar:
-            if abs(e[ext[0]]) < abs(e[ext[-1]]):
-                ext.pop(0)
-            else:
-                ext.pop()
+        ext = alternation(e, npar)
         err = max(abs(v) for v in e)
         if len(ext) < npar:
             break
