@@ -40,16 +40,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#include "sanitized.h"
 
 enum { CACHE_BLOCKS = 16, ALIGN = 64 };
 #define CACHE_MIN ((size_t)128 << 10)  // glibc malloc's first mmap threshold: what it would mmap and unmap per call

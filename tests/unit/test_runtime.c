@@ -206,16 +206,7 @@ static void wrapped_storage_views_the_callers_memory_and_never_frees_it(void **s
 // that ASan sees each block freed); main says so. Elsewhere the cache is on unless
 // TDSL_STORAGE_CACHE=0 turns it off (a skip: the setting was asked for). Starts from an
 // empty cache.
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#include "sanitized.h"  // (runtime/)
 #if !SANITIZED
 static void need_cache(void) {
   if (tdsl_storage_cache_limit() == 0) {
