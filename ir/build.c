@@ -487,7 +487,7 @@ DType build_reduce_dtype(Op op, DType in) {
   case OP_SUM: case OP_PROD: return dtype_is_float(in) || dtype_is_complex(in) ? in : DT_I64;
   case OP_LOGSUMEXP: return dtype_is_float(in) ? in : DT_F32;
   case OP_ARGMAX: case OP_ARGMIN: return DT_I64;
-  case OP_ALL: case OP_ANY: return DT_BOOL;
+  case OP_ALL: case OP_ANY: return in == DT_U8 ? DT_U8 : DT_BOOL;  // PyTorch: uint8 stays uint8
   default: return in;
   }
 }

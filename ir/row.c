@@ -184,8 +184,13 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   case OP_AMIN: case OP_MIN:
     res = row_fold(kb, r, n, OP_MINIMUM, cd, inf_of(kb, cd, false, false), -1, false);
     break;
-  case OP_ALL: res = row_fold(kb, r, n, OP_LOGICAL_AND, DT_BOOL, kb_iconst(kb, DT_BOOL, 1), -1, false); break;
-  case OP_ANY: res = row_fold(kb, r, n, OP_LOGICAL_OR, DT_BOOL, kb_iconst(kb, DT_BOOL, 0), -1, false); break;
+  case OP_ALL: case OP_ANY: {  // folded in bool; a uint8 input's result is uint8 (PyTorch)
+    bool all = n->op == OP_ALL;
+    res = row_fold(kb, r, n, all ? OP_LOGICAL_AND : OP_LOGICAL_OR, DT_BOOL, kb_iconst(kb, DT_BOOL, all), -1, false);
+    if (cd != DT_BOOL)
+      res = kb_let_local(kb, r->body, kb_cast(kb, kb_local_ref(kb, res), cd));
+    break;
+  }
   case OP_VAR: case OP_STD: {  // two passes: the mean (reused if computed), then the squared deviations
     int m = same_mean(kb, r, n, cd);
     if (m < 0) {
@@ -520,7 +525,7 @@ static void col_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, in
       continue;  // done, and no epilogue reads it
     DType cd = dtype_compute(n->out->dtype);
     LExpr *N = kb_num(kb, dtype_is_float(cd) ? cd : DT_F64, (double)c->n, c->n);
-    LExpr *v = kb_buf_load(kb, c->acc[i], o);
+    LExpr *v = kb_cast(kb, kb_buf_load(kb, c->acc[i], o), cd);  // any, all: bool to the result's
     switch (n->op) {
     case OP_MEAN: v = kb_binary(kb, OP_DIV, cd, v, N); break;
     case OP_VAR: case OP_STD: {
@@ -657,6 +662,11 @@ static bool col_plan(KernelBuilder *kb, const NodeList *ns, int nrow, Col *c) {
 }
 
 // An accumulator buffer of dtype dt for row node n: its own when stored in dt.
+// The dtype row node n accumulates in (any and all: bool, whatever their result's).
+static DType acc_dtype(const Node *n) {
+  return n->op == OP_ANY || n->op == OP_ALL ? DT_BOOL : dtype_compute(n->out->dtype);
+}
+
 static int col_buffer(KernelBuilder *kb, const Node *n, DType dt, int64_t numel, const char *what) {
   if (n->mode == NM_STORED && n->out->dtype == dt)
     return kb->buf_of[n->out->buf->id];
@@ -929,7 +939,7 @@ static bool build_split(KernelBuilder *kb, Col *c, const NodeList *ns, int nrow)
       break;
     default: break;
     }
-    int l = kb_let_local(kb, in, r);
+    int l = kb_let_local(kb, in, kb_cast(kb, r, cd));  // any, all: bool to the result's
     reduced_local(kb, n, xv, c->mask, idx, l);
     if (n->mode != NM_STORED)
       continue;
@@ -1006,7 +1016,7 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
     default: break;
     }
-    c.acc[i] = col_buffer(kb, n, cd, onumel, "acc");
+    c.acc[i] = col_buffer(kb, n, acc_dtype(n), onumel, "acc");
   }
   LStmtList *body = kb_outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
   c.body = body;

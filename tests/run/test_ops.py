@@ -351,8 +351,9 @@ REDUCE = {
     "prod": (lambda d: "i64" if d in INT_DTYPES else d, lambda a, ax, k: np.prod(_acc(a), axis=ax, keepdims=k), False),
     "argmax": (lambda d: None if d == "bool" else "i64", None, False),
     "argmin": (lambda d: None if d == "bool" else "i64", None, False),
-    "all": (lambda d: "bool", lambda a, ax, k: np.all(a != 0, axis=ax, keepdims=k), False),
-    "any": (lambda d: "bool", lambda a, ax, k: np.any(a != 0, axis=ax, keepdims=k), False),
+    # PyTorch 1.13: uint8 in, uint8 out; bool for every other dtype
+    "all": (lambda d: "u8" if d == "u8" else "bool", lambda a, ax, k: np.all(a != 0, axis=ax, keepdims=k), False),
+    "any": (lambda d: "u8" if d == "u8" else "bool", lambda a, ax, k: np.any(a != 0, axis=ax, keepdims=k), False),
 }
 
 
