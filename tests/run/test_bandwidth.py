@@ -13,6 +13,10 @@
   the reduction tolerance for float sums, means, variances, products and logsumexp.
 - Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
   of -inf only, rows starting with 50000 -inf.
+- Softmax results larger than the caches, whose terms are kept in a per-thread scratch
+  row (ir/row.c's softmax_scratch) and written once: f32, f64, f16 and bf16, odd row
+  lengths, rows read with a stride (of x.t()), rows with -inf, of -inf only (NaN, as
+  PyTorch gives), with a NaN or a +inf (NaN), of one large value.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -23,7 +27,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare, f32_to_bf16_bits, require_backend, run_outputs  # noqa: E402
+from oracle import Tally, bf16_bits_to_f32, compare, f32_to_bf16_bits, require_backend, run_outputs  # noqa: E402
 
 NP = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
       "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
@@ -182,6 +186,38 @@ def check_long_softmax(tdslc, t):
         t.check(f"long softmax out{k}", why is None, why or "")
 
 
+def check_big_softmax(tdslc, t):
+    rng = np.random.default_rng(11)
+    n = 4099  # odd: vector tails; results of 8.4 MiB (f32) and more
+    rows = {"f32": 520, "f64": 260, "f16": 1040, "bf16": 1042}  # all different: one kernel each
+    vals = {}
+    for dt, r in rows.items():
+        v = (rng.standard_normal((r, n)) * 5).astype(np.float32)
+        v[1, ::3] = -np.inf
+        v[2, :] = -np.inf
+        v[3, 17] = np.nan
+        v[4, 4000] = np.inf
+        v[5, :] = 300.0 if dt != "f16" else 3.0  # every term 1
+        vals[dt] = v.astype(np.float64) if dt == "f64" else v.astype(np.float16) if dt == "f16" else v
+    xt = np.ascontiguousarray((rng.standard_normal((n, 530)) * 5).astype(np.float32))
+    ins = {"a": vals["f32"], "b": vals["f64"], "c": vals["f16"], "d": f32_to_bf16_bits(vals["bf16"]), "e": xt}
+    src = (f"fn f(a: f32[520, {n}], b: f64[260, {n}], c: f16[1040, {n}], d: bf16[1042, {n}], e: f32[{n}, 530]) -> (\n"
+           f"    f32[520, {n}], f64[260, {n}], f16[1040, {n}], bf16[1042, {n}], f32[530, {n}]) {{\n"
+           "  return softmax(a, -1), softmax(b, dim=1), c.softmax(-1), softmax(d, -1), softmax(e.t(), -1)\n}")
+    p, outs = run_outputs(tdslc, src, ins)
+    if p.returncode != 0 or len(outs) != 5:
+        t.report("big softmax", [p.stderr.decode()[-400:]])
+        return
+    wants = [vals["f32"], vals["f64"], vals["f16"], bf16_bits_to_f32(ins["d"]), xt.T]
+    for k, (got, w, dt) in enumerate(zip(outs, wants, ("f32", "f64", "f16", "bf16", "f32"))):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            want = softmax_np(np.asarray(w, dtype=np.float64))
+        if dt == "bf16":
+            got = bf16_bits_to_f32(got)
+        why = compare(got, want.astype(got.dtype), dt, "red", n)
+        t.check(f"big softmax out{k} ({dt})", why is None, why or "")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -189,6 +225,7 @@ def main():
     check_copies(tdslc, t)
     check_split_reductions(tdslc, t)
     check_long_softmax(tdslc, t)
+    check_big_softmax(tdslc, t)
     return t.summary()
 
 
