@@ -34,22 +34,46 @@ typedef struct Row {
   int ndone;
   LStmt *pass;               // the last pass's loop when it made exactly one, else NULL
   LSoftmax sm;               // the last softmax's passes (its loops single), for LKernel.softmax
+  const Node *tnode;         // a softmax of an unrolled row whose terms are kept in locals,
+  int *terms;                // terms[e]: exp(x(e) - max) for each element e of the row
 } Row;
 
-// A pass over the current row: loops over the reduced dims; idx gets the input index.
-static LStmtList *row_pass(KernelBuilder *kb, Row *r, LIndex *idx) {
+// Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
+// looped over: each pass is unrolled into one statement per element, so the loop over
+// the rows is the innermost and vectorizes across rows like an elementwise kernel (a
+// loop of three scalar additions per row ran ~30x slower per element). The terms are
+// combined in the same order as the loop's.
+enum { SHORT_ROW = 16 };
+
+// How many times a pass's body is built: once (looped) or once per element (a short
+// row of a CPU program; GPU programs keep the loops, ir/gpu_row.c maps them).
+static int64_t row_steps(const KernelBuilder *kb, const Row *r) {
+  return kb->cpu && r->n <= SHORT_ROW ? r->n : 1;
+}
+
+// A pass over the current row, step `step` of row_steps: loops over the reduced dims,
+// or (unrolled) element `step` of them in row-major order; idx gets the input index.
+static LStmtList *row_pass(KernelBuilder *kb, Row *r, LIndex *idx, int64_t step) {
   LStmtList *into = r->body;
   int nloops = 0;
+  bool unrolled = row_steps(kb, r) > 1;
   r->pass = NULL;
-  for (int d = 0; d < r->xv->ndim; d++) {
+  for (int d = r->xv->ndim - 1; d >= 0; d--) {
     if (!(r->mask >> d & 1)) {
       idx[d] = r->xidx[d];
       continue;
     }
-    if (r->xv->shape[d] == 1) {
-      idx[d] = kb_ix_const(0);
+    if (r->xv->shape[d] == 1 || unrolled) {
+      idx[d] = kb_ix_const(step % r->xv->shape[d]);
+      step /= r->xv->shape[d];
       continue;
     }
+  }
+  if (unrolled)
+    return into;
+  for (int d = 0; d < r->xv->ndim; d++) {
+    if (!(r->mask >> d & 1) || r->xv->shape[d] == 1)
+      continue;
     int v = kb_new_var(kb);
     LStmt *s = kb_loop(kb, v, r->xv->shape[d]);
     kb_push(kb, into, s);
@@ -87,18 +111,35 @@ static int row_fold(KernelBuilder *kb, Row *r, const Node *n, Op op, DType cd, L
                     bool square) {
   int acc = kb_new_local(kb, cd);
   kb_push(kb, r->body, kb_let(kb, acc, init));
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, r, idx);
-  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
-  if (sub_local >= 0)
-    x = kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, sub_local));
-  if (square)
-    x = kb_unary(kb, OP_SQUARE, cd, x);
-  if (op == OP_EXP) {  // sum of exp
-    x = kb_unary(kb, OP_EXP, cd, x);
-    op = OP_ADD;
+  Op fold = op == OP_EXP ? OP_ADD : op;  // sum of exp
+  for (int64_t e = 0; e < row_steps(kb, r); e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+    if (sub_local >= 0)
+      x = kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, sub_local));
+    if (square)
+      x = kb_unary(kb, OP_SQUARE, cd, x);
+    if (op == OP_EXP)
+      x = kb_unary(kb, OP_EXP, cd, x);
+    kb_push(kb, in, kb_set(kb, acc, kb_arith(kb, fold, cd, kb_local_ref(kb, acc), x)));
   }
-  kb_push(kb, in, kb_set(kb, acc, kb_arith(kb, op, cd, kb_local_ref(kb, acc), x)));
+  return acc;
+}
+
+// The sum of exp(x - max) over an unrolled row (row_fold's order), each term kept in a
+// local for the softmax's last pass (Row.terms), which then only multiplies.
+static int kept_terms(KernelBuilder *kb, Row *r, const Node *n, DType cd, int max) {
+  int acc = kb_let_local(kb, r->body, kb_fconst(kb, cd, 0));
+  r->tnode = n;
+  r->terms = arena_alloc(&kb->cx->arena, sizeof(int) * (size_t)r->n);
+  for (int64_t e = 0; e < r->n; e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+    r->terms[e] = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
+    kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, r->terms[e]))));
+  }
   return acc;
 }
 
@@ -117,15 +158,17 @@ static int row_argext(KernelBuilder *kb, Row *r, const Node *n) {
   bool mx = n->op == OP_ARGMAX;
   int best = kb_let_local(kb, r->body, inf_of(kb, cd, mx, mx));
   int pos = kb_let_local(kb, r->body, kb_iconst(kb, DT_I64, 0));
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, r, idx);
-  int x = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
-  LExpr *cond = argext_cond(kb, mx, cd, kb_local_ref(kb, x), kb_local_ref(kb, best));
-  LStmt *upd = kb_if(kb, cond);
-  kb_push(kb, in, upd);
-  kb_push(kb, &upd->body, kb_set(kb, best, kb_local_ref(kb, x)));
-  LIndex p = row_position(kb, r->xv, r->mask, idx);
-  kb_push(kb, &upd->body, kb_set(kb, pos, kb_ix_expr(kb, &p)));
+  for (int64_t e = 0; e < row_steps(kb, r); e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    int x = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+    LExpr *cond = argext_cond(kb, mx, cd, kb_local_ref(kb, x), kb_local_ref(kb, best));
+    LStmt *upd = kb_if(kb, cond);
+    kb_push(kb, in, upd);
+    kb_push(kb, &upd->body, kb_set(kb, best, kb_local_ref(kb, x)));
+    LIndex p = row_position(kb, r->xv, r->mask, idx);
+    kb_push(kb, &upd->body, kb_set(kb, pos, kb_ix_expr(kb, &p)));
+  }
   return pos;
 }
 
@@ -219,7 +262,8 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
     int m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
     LStmt *max_loop = r->pass;
-    int s = row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
+    int s = n->op == OP_SOFTMAX && row_steps(kb, r) > 1 ? kept_terms(kb, r, n, cd, m)
+                                                        : row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
     LStmt *sum_loop = r->pass;
     // log_softmax subtracts log(sum); softmax multiplies by 1 / sum, as PyTorch's CPU
     // kernel does (a division per element would cost more and round differently)
@@ -331,13 +375,19 @@ static void build_row(KernelBuilder *kb, const NodeList *ns) {
   }
   if (full.len == 0)
     return;
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, &r, idx);
-  for (int j = 0; j < full.len; j++) {
-    const Node *n = full.data[j];
-    TD_ASSERT(kb_same_shape(&n->out->view, r.xv));
-    bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
-    kb_store_node(kb, in, n, idx, softmax ? kb_softmax_value(kb, n, idx) : kb_node_expr(kb, n, idx));
+  for (int64_t e = 0; e < row_steps(kb, &r); e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, &r, idx, e);
+    for (int j = 0; j < full.len; j++) {
+      const Node *n = full.data[j];
+      TD_ASSERT(kb_same_shape(&n->out->view, r.xv));
+      bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
+      LExpr *v = n == r.tnode ? kb_binary(kb, OP_MUL, dtype_compute(n->out->dtype), kb_local_ref(kb, r.terms[e]),
+                                          kb_local_ref(kb, kb->lv[n->id].sum))  // its term kept, times 1 / sum
+                 : softmax    ? kb_softmax_value(kb, n, idx)
+                              : kb_node_expr(kb, n, idx);
+      kb_store_node(kb, in, n, idx, v);
+    }
   }
   // LKernel.softmax: the last row node was a softmax, and the last pass, one store,
   // follows its reciprocal directly
