@@ -17,6 +17,10 @@
   row (ir/row.c's softmax_scratch) and written once: f32, f64, f16 and bf16, odd row
   lengths, rows read with a stride (of x.t()), rows with -inf, of -inf only (NaN, as
   PyTorch gives), with a NaN or a +inf (NaN), of one large value.
+- Reductions and softmax over short rows (3 to 16 elements: unrolled, vectorized across
+  rows): sums, means, variances, max, argmax with ties, logsumexp, softmax and
+  log_softmax, over two dims at once, rows read with a stride, f16 and f64, rows of
+  -inf, all -inf, NaN.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -218,6 +222,43 @@ def check_big_softmax(tdslc, t):
         t.check(f"big softmax out{k} ({dt})", why is None, why or "")
 
 
+def check_short_rows(tdslc, t):
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal((5001, 3)) * 3).astype(np.float32)
+    x[0, :] = -np.inf
+    x[1, 1] = np.nan
+    x[2, 0] = -np.inf
+    x[3, :] = 2.0  # argmax ties: the first
+    z = (rng.standard_normal((7, 4003)) * 3).astype(np.float32)
+    h = (rng.standard_normal((2001, 5)) * 2).astype(np.float16)
+    d = rng.standard_normal((999, 16))
+    w = rng.standard_normal((1001, 2, 4)).astype(np.float32)
+    src = ("fn f(x: f32[5001, 3], z: f32[7, 4003], h: f16[2001, 5], d: f64[999, 16], w: f32[1001, 2, 4]) -> (\n"
+           "    f32[5001], f32[5001, 1], i64[5001], f32[5001], f32[5001, 3], f32[5001, 3], f32[5001],\n"
+           "    f32[4003, 7], f32[4003], f16[2001, 5], f16[2001], f64[999], f64[999, 16], f32[1001], f32[1001]) {\n"
+           "  return (x.sum(-1), x.amax(1, keepdim=true), x.argmax(-1), x.var(-1), softmax(x, -1), log_softmax(x, -1),\n"
+           "    x.logsumexp(-1), softmax(z.t(), -1), z.t().mean(1), softmax(h, -1), h.sum(-1), d.std(1),\n"
+           "    d.softmax(-1), w.sum([1, 2]), w.amin([-1, -2]))\n}")
+    p, outs = run_outputs(tdslc, src, {"x": x, "z": z, "h": h, "d": d, "w": w})
+    if p.returncode != 0 or len(outs) != 15:
+        t.report("short rows", [p.stderr.decode()[-400:]])
+        return
+    xd, zt, hd = x.astype(np.float64), z.T.astype(np.float64), h.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = xd.max(-1, keepdims=True)
+        lsm = xd - m - np.log(np.exp(xd - m).sum(-1, keepdims=True))
+        lse = np.log(np.exp(xd - np.where(np.isinf(m), 0, m)).sum(-1)) + np.where(np.isinf(m), 0, m)[:, 0]
+        wants = [(xd.sum(-1), "f32"), (x.max(1, keepdims=True), "f32"), (np.argmax(x, -1), "i64"),
+                 (xd.var(-1, ddof=1), "f32"), (softmax_np(xd), "f32"), (lsm, "f32"), (lse, "f32"),
+                 (softmax_np(zt), "f32"), (zt.mean(1), "f32"), (softmax_np(hd), "f16"), (hd.sum(-1), "f16"),
+                 (d.std(1, ddof=1), "f64"), (softmax_np(d), "f64"), (w.astype(np.float64).sum((1, 2)), "f32"),
+                 (w.min((1, 2)), "f32")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        kind = "exact" if dt == "i64" or k in (1, 14) else "red"
+        why = compare(got, np.asarray(want).astype(got.dtype), dt, kind, 16)
+        t.check(f"short rows out{k}", why is None, why or "")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -226,6 +267,7 @@ def main():
     check_split_reductions(tdslc, t)
     check_long_softmax(tdslc, t)
     check_big_softmax(tdslc, t)
+    check_short_rows(tdslc, t)
     return t.summary()
 
 
