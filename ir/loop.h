@@ -322,19 +322,11 @@ typedef struct LMatmul {
 // last pass stores one node of the row's shape: the softmax itself (v = exp(x(j') - m)
 // * r, cast to its dtype) or one epilogue reading it. A row of one element (no loops),
 // other row nodes or reduced results after the softmax's, or a last pass storing more
-// than one node: none. terms: an arg of the kernel, a per-thread scratch row of the
-// computation dtype (LBuf.scratch) that the sum's terms may be kept in instead of the
-// result (ir/sched.c), or -1.
+// than one node: none.
 typedef struct LSoftmax {
   LStmtList *list;
   LStmt *max_loop, *sum_loop, *recip, *final_loop;
-  int terms;
 } LSoftmax;
-
-// A result of this many bytes or more is larger than the caches: one that no kernel reads
-// is stored past them (ir/sched.c), and a softmax row keeps its terms in scratch
-// rather than in it (ir/row.c). 4x a core's L2 here (2 MiB).
-enum { LOOP_STREAM_BYTES = 8 << 20 };
 
 // An ATTN kernel of a GPU program (ir/attn.c builds its row form, the kernel's body, and
 // ir/attn_gpu.c these facts, from which ir/sched_gpu.c may build a flash kernel instead).

@@ -272,7 +272,7 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
     else
       s = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_fconst(kb, cd, 1), kb_local_ref(kb, s)));
     if (n->op == OP_SOFTMAX && max_loop && sum_loop)  // the let just made is the reciprocal
-      r->sm = (LSoftmax){r->body, max_loop, sum_loop, r->body->data[r->body->len - 1], NULL, -1};
+      r->sm = (LSoftmax){r->body, max_loop, sum_loop, r->body->data[r->body->len - 1], NULL};
     lv->kind = LV_SOFTMAX;
     lv->max = m;
     lv->sum = s;
@@ -312,20 +312,6 @@ static bool reduced_index(const View *xv, uint32_t mask, const LIndex *xidx, con
     idx[d] = red ? kb_ix_const(0) : xidx[d];
   }
   return true;
-}
-
-// LSoftmax.terms: a per-thread scratch row for the terms of a softmax row whose last
-// pass stores n, when n's result is larger than the caches and a row of the input and
-// of the terms fit in half a core's L2 (ir/sched.c keeps them there rather than in the
-// result); else -1.
-static int softmax_scratch(KernelBuilder *kb, const Row *r, const Node *n) {
-  DType cd = dtype_compute(n->out->dtype);
-  int64_t row = r->n * (dtype_size(cd) + dtype_size(n->srcs[0]->dtype));
-  if (!kb->cpu || view_numel(n->out->view) * dtype_size(n->out->dtype) < LOOP_STREAM_BYTES || row > kb->cpu->l2 / 2)
-    return -1;
-  int b = kb_new_temp(kb, cd, r->n, "terms");
-  kb->p->bufs.data[b].scratch = true;
-  return kb_arg(kb, b, true, true);
 }
 
 static void build_row(KernelBuilder *kb, const NodeList *ns) {
@@ -395,7 +381,6 @@ static void build_row(KernelBuilder *kb, const NodeList *ns) {
   if (r.sm.sum_loop && r.pass && full.len == 1 && b->len >= 3 && b->data[b->len - 3] == r.sm.sum_loop &&
       b->data[b->len - 2] == r.sm.recip && b->data[b->len - 1] == r.pass) {
     r.sm.final_loop = r.pass;
-    r.sm.terms = softmax_scratch(kb, &r, full.data[0]);
     kb->k->softmax = arena_alloc(&kb->cx->arena, sizeof *kb->k->softmax);
     *kb->k->softmax = r.sm;
   }

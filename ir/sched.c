@@ -17,7 +17,7 @@
 //    the same), identically in every backend. Where the loop is a sum or product of
 //    plain arithmetic over consecutive elements, the lanes are one vector accumulator
 //    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
-// 3. A result of LOOP_STREAM_BYTES (ir/loop.h) or more that no kernel reads is marked LArg.stream: the
+// 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
 //    LLVM backend stores it non-temporally wherever it proves a vector store aligned.
 
 #include <string.h>
@@ -25,6 +25,8 @@
 #include "ir/vecmath.h"
 
 enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
+// results from this size on are stored past the caches: 4x a core's L2 here (2 MiB)
+static const int64_t STREAM_BYTES = (int64_t)8 << 20;
 
 // The kernel being scheduled.
 typedef struct Sched {
@@ -76,6 +78,7 @@ static bool reads_local(const LExpr *e, int local) { return any_expr(e, is_local
 // the loops for it.
 
 static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb);
+static bool buf_read(const LProgram *p, int b);
 
 // Whether a (over loop var va) and b (over vb) are the same expression.
 static bool expr_equal(const LExpr *a, int va, const LExpr *b, int vb) {
@@ -141,12 +144,13 @@ static bool declares(const LStmtList *list, int l) {
 }
 
 // Softmax's row max (LSoftmax: max_loop is m = maximum(m, x), the sum's term exp(x - m)),
-// when the term is f32 or f64 and m is read nowhere else: a NaN in x makes the sum, and so
-// every output, NaN whatever m is, so m needs no NaN propagation. Its loop becomes
-// `let y = x; m = (y > m) ? y : m` (one max instruction instead of a max, a NaN test
-// and a blend), and the term, whose argument is then <= 0 (or irrelevant), the
-// one-sided exp, its lets appended to pre. Returns the term (rewritten or not).
-static LExpr *softmax_max(Sched *s, const LSoftmax *sm, LStmtList *pre) {
+// when the term is f32 or f64 and m is read nowhere but the max loop and the `nterms`
+// terms: a NaN in x makes the sum, and so every output, NaN whatever m is, so m needs no
+// NaN propagation. Its loop becomes `let y = x; m = (y > m) ? y : m` (one max
+// instruction instead of a max, a NaN test and a blend), and each term, whose argument
+// is then <= 0 (or irrelevant), may take the one-sided exp (softmax_term). Returns
+// whether it did.
+static bool softmax_max(Sched *s, const LSoftmax *sm, int nterms) {
   LStmt *ml = sm->max_loop;
   const LStmt *sl = sm->sum_loop, *mset = only_stmt(ml, LS_SET);
   LExpr *term = sl->body.data[0]->val->b, *d = term->a;
@@ -155,32 +159,37 @@ static LExpr *softmax_max(Sched *s, const LSoftmax *sm, LStmtList *pre) {
   int m = mset->local;
   TD_ASSERT(d->kind == LX_BINARY && d->op == OP_SUB && is_local(d->b, m) && mv->kind == LX_BINARY &&
             mv->op == OP_MAXIMUM && is_local(mv->a, m) && expr_equal(mv->b, ml->var, d->a, sl->var));
-  if ((term->dt != DT_F32 && term->dt != DT_F64) || count_reads(sm->list, m) != 2 || !declares(sm->list, m))
-    return term;
+  if ((term->dt != DT_F32 && term->dt != DT_F64) || count_reads(sm->list, m) != 1 + nterms ||
+      !declares(sm->list, m))
+    return false;
   int y = new_local(s, term->dt);
   LExpr *yv = lx_local(s->cx, term->dt, y), *mref = lx_local(s->cx, term->dt, m);
   LStmtList nb = {0};
   push(s, &nb, ls_let(s->cx, y, mv->b));
   push(s, &nb, ls_set(s->cx, m, lx_select(s->cx, gt(s, yv, mref), yv, mref)));
   ml->body = nb;
-  return vecmath_exp_nonpos(s->cx, s->k, s->cpu, pre, hoist(s, pre, d));
+  return true;
 }
 
-// Element var of a row (a scratch row's index).
-static LIndex row_elem(int var) { return (LIndex){.nterms = 1, .var = {var}, .coef = {1}}; }
+// A term exp(x - m): the one-sided exp of x - m when softmax_max rewrote the max (its
+// lets appended to pre), else the term itself.
+static LExpr *softmax_term(Sched *s, bool nonpos, LStmtList *pre, LExpr *term) {
+  return nonpos ? vecmath_exp_nonpos(s->cx, s->k, s->cpu, pre, hoist(s, pre, term->a)) : term;
+}
+
+// Whether program buffer b is a result stored past the caches (mark_streams).
+static bool streamed(const LProgram *p, int b) {
+  const LBuf *lb = &p->bufs.data[b];
+  return lb->kind == LB_RESULT && lb->numel * dtype_size(lb->dtype) >= STREAM_BYTES && !buf_read(p, b);
+}
 
 // The sum's terms kept (LKernel.softmax: which loops those are, ir/row.c says), when
 // the last pass stores exactly term * r (the softmax itself, or an epilogue that is
-// its value unchanged) and the term does not read the result: in the per-thread
-// scratch row LSoftmax.terms where ir/row.c made one (a result larger than the caches:
-// its lines are then written once, streamed past the caches, where keeping the terms in
-// it would read each line from memory first and write it twice; the result may then
-// have another dtype, the product converted to it), else in the result itself when it
-// has the term's dtype:
-//   for j: acc = acc + E(j); let r = 1 / acc; for j': buf[f(j')] = E(j') * r  becomes
-//   for j: t = E(j); keep[k(j)] = t; acc = acc + t; let r = 1 / acc;
-//   for j': buf[f(j')] = keep[k(j')] * r
-// Each term is computed once.
+// its value unchanged) into a buffer of the term's dtype that the term does not read.
+// A result streamed past the caches keeps no terms: storing them would read every line
+// of it from memory first and write it twice, where computing each term again in the
+// last pass reads the row from the caches (the max pass brought it there) and writes
+// the result once, streamed.
 static void keep_terms(Sched *s, const LProgram *p) {
   const LSoftmax *sm = s->k->softmax;
   if (!sm)
@@ -188,29 +197,32 @@ static void keep_terms(Sched *s, const LProgram *p) {
   LStmt *st = sm->sum_loop, *sj = sm->final_loop;
   const LStmt *set = only_stmt(st, LS_SET), *store = only_stmt(sj, LS_STORE);
   TD_ASSERT(set && store && set->val->kind == LX_BINARY && set->val->op == OP_ADD && sj->extent == st->extent);
-  const LExpr *term = set->val->b, *v = store->val;
-  DType to = v->dt;
-  if (sm->terms >= 0 && v->kind == LX_CAST)
-    v = v->a;
+  LExpr *term = set->val->b;
+  const LExpr *v = store->val;
+  int buf = s->k->args.data[store->buf].buf;
   if (v->kind != LX_BINARY || v->op != OP_MUL || !is_local(v->b, sm->recip->local) ||
-      !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) || store->idx.dyn)
+      !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
+      p->bufs.data[buf].dtype != term->dt || store->idx.dyn)
     return;
-  int keep = sm->terms;
-  LIndex at = row_elem(st->var), again = row_elem(sj->var);
-  if (keep < 0) {
-    if (p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt)
-      return;
-    keep = store->buf;
-    at = rename_var(store->idx, sj->var, st->var), again = store->idx;
+  LStmtList nb = {0};
+  if (streamed(p, buf)) {
+    bool nonpos = softmax_max(s, sm, 2);
+    push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a,
+                                                     softmax_term(s, nonpos, &nb, term))));
+    st->body = nb;
+    LStmtList fb = {0};
+    LExpr *t = softmax_term(s, nonpos, &fb, v->a);
+    push(s, &fb, ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, t, v->b)));
+    sj->body = fb;
+    return;
   }
-  s->k->args.data[keep].read = s->k->args.data[keep].written = true;
-  LExpr *scaled = lx_binary(s->cx, OP_MUL, term->dt, lx_load(s->cx, term->dt, keep, again), v->b);
-  sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, to == term->dt ? scaled : lx_cast(s->cx, to, scaled));
+  LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
+  s->k->args.data[store->buf].read = true;
+  sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, again, v->b));
   int t = new_local(s, term->dt);
   LExpr *tv = lx_local(s->cx, term->dt, t);
-  LStmtList nb = {0};
-  push(s, &nb, ls_let(s->cx, t, softmax_max(s, sm, &nb)));
-  push(s, &nb, ls_store(s->cx, keep, at, tv));
+  push(s, &nb, ls_let(s->cx, t, softmax_term(s, softmax_max(s, sm, 1), &nb, term)));
+  push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
   push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
   st->body = nb;
 }
@@ -612,7 +624,7 @@ static bool buf_read(const LProgram *p, int b) {
   return false;
 }
 
-// A result of at least LOOP_STREAM_BYTES that no kernel reads back (no accumulation, no
+// A result of at least STREAM_BYTES that no kernel reads back (no accumulation, no
 // later pass) is written past the caches: the caller cannot find it there anyway, and
 // a normal store first reads every line it writes. Only the LLVM backend acts on it.
 static void mark_streams(LProgram *p) {
@@ -620,7 +632,7 @@ static void mark_streams(LProgram *p) {
     for (int a = 0; a < p->kernels.data[i]->args.len; a++) {
       LArg *arg = &p->kernels.data[i]->args.data[a];
       const LBuf *b = &p->bufs.data[arg->buf];
-      arg->stream = b->kind == LB_RESULT && arg->written && b->numel * dtype_size(b->dtype) >= LOOP_STREAM_BYTES &&
+      arg->stream = b->kind == LB_RESULT && arg->written && b->numel * dtype_size(b->dtype) >= STREAM_BYTES &&
                     !buf_read(p, arg->buf);
     }
 }

@@ -13,10 +13,10 @@
   the reduction tolerance for float sums, means, variances, products and logsumexp.
 - Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
   of -inf only, rows starting with 50000 -inf.
-- Softmax results larger than the caches, whose terms are kept in a per-thread scratch
-  row (ir/row.c's softmax_scratch) and written once: f32, f64, f16 and bf16, odd row
-  lengths, rows read with a stride (of x.t()), rows with -inf, of -inf only (NaN, as
-  PyTorch gives), with a NaN or a +inf (NaN), of one large value.
+- Softmax results larger than the caches (8.4 MiB and more: the streamed stores' size):
+  f32, f64, f16 and bf16, odd row lengths, rows read with a stride (of x.t()), rows with
+  -inf, of -inf only (NaN, as PyTorch gives), with a NaN or a +inf (NaN), of one large
+  value.
 - Reductions and softmax over short rows (3 to 16 elements: unrolled, vectorized across
   rows): sums, means, variances, max, argmax with ties, logsumexp, softmax and
   log_softmax, over two dims at once, rows read with a stride, f16 and f64, rows of
