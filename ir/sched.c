@@ -78,7 +78,6 @@ static bool reads_local(const LExpr *e, int local) { return any_expr(e, is_local
 // the loops for it.
 
 static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb);
-static bool buf_read(const LProgram *p, int b);
 
 // Whether a (over loop var va) and b (over vb) are the same expression.
 static bool expr_equal(const LExpr *a, int va, const LExpr *b, int vb) {
@@ -144,13 +143,12 @@ static bool declares(const LStmtList *list, int l) {
 }
 
 // Softmax's row max (LSoftmax: max_loop is m = maximum(m, x), the sum's term exp(x - m)),
-// when the term is f32 or f64 and m is read nowhere but the max loop and the `nterms`
-// terms: a NaN in x makes the sum, and so every output, NaN whatever m is, so m needs no
-// NaN propagation. Its loop becomes `let y = x; m = (y > m) ? y : m` (one max
-// instruction instead of a max, a NaN test and a blend), and each term, whose argument
-// is then <= 0 (or irrelevant), may take the one-sided exp (softmax_term). Returns
-// whether it did.
-static bool softmax_max(Sched *s, const LSoftmax *sm, int nterms) {
+// when the term is f32 or f64 and m is read nowhere else: a NaN in x makes the sum, and so
+// every output, NaN whatever m is, so m needs no NaN propagation. Its loop becomes
+// `let y = x; m = (y > m) ? y : m` (one max instruction instead of a max, a NaN test
+// and a blend), and the term, whose argument is then <= 0 (or irrelevant), the
+// one-sided exp, its lets appended to pre. Returns the term (rewritten or not).
+static LExpr *softmax_max(Sched *s, const LSoftmax *sm, LStmtList *pre) {
   LStmt *ml = sm->max_loop;
   const LStmt *sl = sm->sum_loop, *mset = only_stmt(ml, LS_SET);
   LExpr *term = sl->body.data[0]->val->b, *d = term->a;
@@ -159,37 +157,20 @@ static bool softmax_max(Sched *s, const LSoftmax *sm, int nterms) {
   int m = mset->local;
   TD_ASSERT(d->kind == LX_BINARY && d->op == OP_SUB && is_local(d->b, m) && mv->kind == LX_BINARY &&
             mv->op == OP_MAXIMUM && is_local(mv->a, m) && expr_equal(mv->b, ml->var, d->a, sl->var));
-  if ((term->dt != DT_F32 && term->dt != DT_F64) || count_reads(sm->list, m) != 1 + nterms ||
-      !declares(sm->list, m))
-    return false;
+  if ((term->dt != DT_F32 && term->dt != DT_F64) || count_reads(sm->list, m) != 2 || !declares(sm->list, m))
+    return term;
   int y = new_local(s, term->dt);
   LExpr *yv = lx_local(s->cx, term->dt, y), *mref = lx_local(s->cx, term->dt, m);
   LStmtList nb = {0};
   push(s, &nb, ls_let(s->cx, y, mv->b));
   push(s, &nb, ls_set(s->cx, m, lx_select(s->cx, gt(s, yv, mref), yv, mref)));
   ml->body = nb;
-  return true;
-}
-
-// A term exp(x - m): the one-sided exp of x - m when softmax_max rewrote the max (its
-// lets appended to pre), else the term itself.
-static LExpr *softmax_term(Sched *s, bool nonpos, LStmtList *pre, LExpr *term) {
-  return nonpos ? vecmath_exp_nonpos(s->cx, s->k, s->cpu, pre, hoist(s, pre, term->a)) : term;
-}
-
-// Whether program buffer b is a result stored past the caches (mark_streams).
-static bool streamed(const LProgram *p, int b) {
-  const LBuf *lb = &p->bufs.data[b];
-  return lb->kind == LB_RESULT && lb->numel * dtype_size(lb->dtype) >= STREAM_BYTES && !buf_read(p, b);
+  return vecmath_exp_nonpos(s->cx, s->k, s->cpu, pre, hoist(s, pre, d));
 }
 
 // The sum's terms kept (LKernel.softmax: which loops those are, ir/row.c says), when
 // the last pass stores exactly term * r (the softmax itself, or an epilogue that is
 // its value unchanged) into a buffer of the term's dtype that the term does not read.
-// A result streamed past the caches keeps no terms: storing them would read every line
-// of it from memory first and write it twice, where computing each term again in the
-// last pass reads the row from the caches (the max pass brought it there) and writes
-// the result once, streamed.
 static void keep_terms(Sched *s, const LProgram *p) {
   const LSoftmax *sm = s->k->softmax;
   if (!sm)
@@ -197,31 +178,18 @@ static void keep_terms(Sched *s, const LProgram *p) {
   LStmt *st = sm->sum_loop, *sj = sm->final_loop;
   const LStmt *set = only_stmt(st, LS_SET), *store = only_stmt(sj, LS_STORE);
   TD_ASSERT(set && store && set->val->kind == LX_BINARY && set->val->op == OP_ADD && sj->extent == st->extent);
-  LExpr *term = set->val->b;
-  const LExpr *v = store->val;
-  int buf = s->k->args.data[store->buf].buf;
+  const LExpr *term = set->val->b, *v = store->val;
   if (v->kind != LX_BINARY || v->op != OP_MUL || !is_local(v->b, sm->recip->local) ||
       !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
-      p->bufs.data[buf].dtype != term->dt || store->idx.dyn)
+      p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
     return;
-  LStmtList nb = {0};
-  if (streamed(p, buf)) {
-    bool nonpos = softmax_max(s, sm, 2);
-    push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a,
-                                                     softmax_term(s, nonpos, &nb, term))));
-    st->body = nb;
-    LStmtList fb = {0};
-    LExpr *t = softmax_term(s, nonpos, &fb, v->a);
-    push(s, &fb, ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, t, v->b)));
-    sj->body = fb;
-    return;
-  }
   LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
   s->k->args.data[store->buf].read = true;
   sj->body.data[0] = ls_store(s->cx, store->buf, store->idx, lx_binary(s->cx, OP_MUL, term->dt, again, v->b));
   int t = new_local(s, term->dt);
   LExpr *tv = lx_local(s->cx, term->dt, t);
-  push(s, &nb, ls_let(s->cx, t, softmax_term(s, softmax_max(s, sm, 1), &nb, term)));
+  LStmtList nb = {0};
+  push(s, &nb, ls_let(s->cx, t, softmax_max(s, sm, &nb)));
   push(s, &nb, ls_store(s->cx, store->buf, rename_var(store->idx, sj->var, st->var), tv));
   push(s, &nb, ls_set(s->cx, set->local, lx_binary(s->cx, OP_ADD, term->dt, set->val->a, tv)));
   st->body = nb;
