@@ -3,7 +3,9 @@
 // group_norm, batch_norm and instance_norm, normalize, cosine_similarity,
 // pairwise_distance, and the vector p-norms they share with torch.norm.
 // Invariants: statistics are biased (divided by the count), computed as
-// c = x - mean(x), c * rsqrt(mean(c * c) + eps); halves in f32, rounded once at the end
+// c = x - mean(x), c * rsqrt(var(x) + eps), var(x) = mean((x - mean(x))^2) (two passes
+// over the row; both statistics read x, so fusion makes them one row kernel: x is read
+// from memory once); halves in f32, rounded once at the end
 // (build_up, build_down); per-channel parameters ([C]) broadcast over [N, C, *] as
 // [C, 1, ...].
 #include "ir/build.h"
@@ -22,10 +24,13 @@ static Value *opt(Builder *b, const NormArgs *a, int k) {
 
 static Value *mean_kept(Builder *b, Value *x, uint32_t mask) { return build_reduce(b, OP_MEAN, x, mask, true); }
 
-// (x - mean) * rsqrt(var + eps) over the dims of mask, the statistics of x itself
+// (x - mean) * rsqrt(var + eps) over the dims of mask, the statistics of x itself. The
+// variance is a var node of x (correction 0: biased), not mean(c * c): a reduction of c
+// would read the mean, a row node, and so take a second kernel reading x again.
 static Value *standardize(Builder *b, Value *x, uint32_t mask, double eps) {
-  Value *c = b_sub(b, x, mean_kept(b, x, mask));
-  Value *var = mean_kept(b, b_mul(b, c, c), mask);
+  Value *m = mean_kept(b, x, mask);
+  Value *var = build_reduce(b, OP_VAR, x, mask, true);  // correction 0
+  Value *c = b_sub(b, x, m);
   return b_mul(b, c, b_un(b, OP_RSQRT, b_add(b, var, b_f(b, eps))));
 }
 
