@@ -152,6 +152,11 @@ def main():
     check("softmax_of_view", "fn f(x: f32[16, 8]) -> f32[8, 16] {\n    return x.t().softmax(-1)\n}", nkernels=1)
     with open(os.path.join(EXAMPLES, "layer_norm.tdsl"), encoding="utf-8") as f:
         check("layer_norm_seed", f.read().rstrip("\n"), max_kernels=2)
+    # F.layer_norm and F.group_norm: both statistics read x, one kernel reads it once
+    check("f_layer_norm", "fn f(x: f32[4, 8, 32], g: f32[32], b: f32[32]) -> f32[4, 8, 32] {\n"
+          "    return F.layer_norm(x, [32], g, b)\n}", nkernels=1)
+    check("f_group_norm", "fn f(x: f32[2, 6, 5, 5]) -> f32[2, 6, 5, 5] {\n    return F.group_norm(x, 3)\n}",
+          nkernels=1)
     src = ("fn f(x: f32[32, 64], w: f32[64, 16], b: f32[16]) -> f32[32, 16] {\n"
            "    return relu(x @ w + b)\n}")
     check("relu_matmul_bias", src, nkernels=1, lines=[2], ops=["matmul", "add", "relu"])
