@@ -2,7 +2,8 @@
 // log_softmax and logsumexp over the same input shape and reduced dims, then
 // elementwise epilogues over the reduced or the input shape. Two schedules: row by row
 // (build_row: a pass over the row per accumulation, the results in locals, a last pass
-// for what has the input's shape), and by columns when the reduction would stride
+// for what has the input's shape; a row of at most SHORT_ROW elements has its passes
+// unrolled, so that the loop over rows vectorizes), and by columns when the reduction would stride
 // through memory (build_col, below), which splits the rows into parts reduced by
 // threads and then combined when the kept columns are too few to share (SPLIT). Where a softmax's last pass multiplies its terms
 // by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
