@@ -3,8 +3,8 @@
 // elementwise epilogues over the reduced or the input shape. Two schedules: row by row
 // (build_row: a pass over the row per accumulation, the results in locals, a last pass
 // for what has the input's shape; a row of at most SHORT_ROW elements has its passes
-// unrolled, so that the loop over rows vectorizes), and by columns when the reduction would stride
-// through memory (build_col, below), which splits the rows into parts reduced by
+// unrolled, so that the loop over rows vectorizes), and by columns when the reduction
+// would stride through memory (build_col, below), which splits the rows into parts reduced by
 // threads and then combined when the kept columns are too few to share (SPLIT). Where a softmax's last pass multiplies its terms
 // by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
 //
@@ -59,15 +59,12 @@ static LStmtList *row_pass(KernelBuilder *kb, Row *r, LIndex *idx, int64_t step)
   int nloops = 0;
   bool unrolled = row_steps(kb, r) > 1;
   r->pass = NULL;
-  for (int d = r->xv->ndim - 1; d >= 0; d--) {
+  for (int d = r->xv->ndim - 1; d >= 0; d--) {  // kept dims; reduced ones of size 1 or unrolled
     if (!(r->mask >> d & 1)) {
       idx[d] = r->xidx[d];
-      continue;
-    }
-    if (r->xv->shape[d] == 1 || unrolled) {
+    } else if (r->xv->shape[d] == 1 || unrolled) {
       idx[d] = kb_ix_const(step % r->xv->shape[d]);
       step /= r->xv->shape[d];
-      continue;
     }
   }
   if (unrolled)
