@@ -161,6 +161,9 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   const Ast *fn = call->inlined;
   TD_ASSERT(call->noperands == fn->list.len);
   int np = fn->list.len;
+  Rets none = {0};
+  lower_block(lw, &call->unrolled, &none);  // a lambda argument's captures (sema's lambda_closure), a local
+                                            // def's captures and arguments (its operands read them)
   Value **args = arena_alloc(&lw->cx->arena, sizeof(Value *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++) {
     const Ast *a = call->operands[j];
@@ -169,8 +172,6 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   LSeq **seqs = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++)  // a tuple, list or dict parameter: the caller's object
     seqs[j] = call->operands[j] && is_seq(call->operands[j]->ty) ? lower_seq(lw, call->operands[j]) : NULL;
-  Rets none = {0};
-  lower_block(lw, &call->unrolled, &none);  // a lambda argument's captures (sema's lambda_closure)
   Binding *saved = lw->scope, **tail = &lw->scope;
   lw->scope = NULL;
   for (const Binding *b = saved; b; b = b->next) {  // the hidden names (captures), seen in the body

@@ -93,7 +93,8 @@ static bool str_param(const Ast *p);
 static TyKind object_kind(const Ast *p) {
   const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
   if (!n) return TY_POISON;
-  return !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
+  return !strcmp(n, ANY_TYPE) ? TY_NONE  // an untyped parameter of a local def: any value
+         : !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
          : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
          : !strcmp(n, "Callable") || !strcmp(n, "callable") ? TY_MODULE
@@ -121,10 +122,15 @@ static bool str_param(const Ast *p) {
 
 // Whether parameter p may be None: declared `T | None`, or given the default None.
 static bool optional_param(const Ast *p) {
-  return p->type->bval || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
+  return p->type->bval || object_kind(p) == TY_NONE || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
 }
 
 static FnSig *sig_of(Sema *sema, const Ast *fn) {
+  if (fn->op == DEF_LOCAL) {
+    for (int k = 0; k < sema->local_sigs.len; k++)
+      if (sema->local_sigs.data[k].fn == fn) return sema->local_sigs.data[k].sig;
+    TD_ASSERT(!"a local def without its signature");
+  }
   int i = sema_fn_index(sema->p, fn->name);
   TD_ASSERT(i >= 0);
   return &sema->p->sigs[i];
@@ -321,6 +327,11 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   int64_t values[TD_MAX_DIMVARS];
   if (!bind_dims(sema, e, fn, sig, args, values)) return poison(sema);
   Ast *clone = ast_clone(sema->cx, sig->pristine);
+  if (sema->captures.n) {  // a local def's captures, under the hidden names its call bound (sema_lambda.c)
+    for (int i = 0; i < clone->body.len; i++)
+      rename_names(clone->body.data[i], sema->captures.from, sema->captures.to, sema->captures.n);
+    sema->captures.n = 0;
+  }
   Sym *saved_dims = sema->dims;
   sema->dims = dim_scope(sema, sig, values);
   TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
@@ -337,7 +348,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
       bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
-      if (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok) {
+      if (ok != TY_NONE && (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok)) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
                    ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict" : "callable",
                    py_type_name(args[j]->ty));
@@ -346,7 +357,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
         continue;
       }
       args[j] = seq_now(sema, args[j]);
-      pts[j] = ok == TY_MODULE ? lambda_closure(sema, e, args[j]->ty) : args[j]->ty;
+      pts[j] = callable ? lambda_closure(sema, e, args[j]->ty) : args[j]->ty;
       continue;
     }
     if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {
@@ -546,10 +557,11 @@ static void check_dim_names(Sema *sema, const Ast *fn, const FnSig *sig, const A
 static bool check_default(Sema *sema, Ast *p) {
   Sym *saved = sema->scope;
   sema->scope = NULL;
-  TType *d = check_expr(sema, p->rhs);
+  TType *d = p->rhs->ty ? p->rhs->ty : check_expr(sema, p->rhs);  // a local def's: checked where it stands
   sema->scope = saved;
   if (is_poison(d)) return false;
   Ast *t = p->type;
+  if (object_kind(p) == TY_NONE) return true;  // untyped, of a local def: any value
   if (d->kind == TY_NONE) return true;  // x: f32[N] = None is optional, as Python runs it
   if (t->kind == AST_SCALAR_TYPE && !t->name) {  // k=3: the default's kind
     if (is_scalar(d) || d->kind == TY_STR) return true;
@@ -598,7 +610,13 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
-      if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
+      if (!strcmp(n, ANY_TYPE) && fn->op != DEF_LOCAL)
+        diag_error(sema->cx, name_loc(p), "parameter '%s' of '%s' has no type: write %s: TYPE (a tensor's as "
+                   "f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another "
+                   "takes untyped parameters", p->name, fn->name, p->name);
+      else if (!strcmp(n, ANY_TYPE))
+        ;
+      else if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
                    "int, float or bool", p->name, n);
       else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str") &&
@@ -770,17 +788,19 @@ static void add_fn(Ctx *cx, Program *p, Ast *fn) {
 // The user functions fn's statement or expression a calls, pushed on out (indices into
 // p->fns). The chains an expression grows along (a + b + c ..., x.f().g() ...) are walked,
 // not recursed into, so a flat expression of any length costs no depth.
+// A name the function binds (a parameter, a local: locals) is no call of the file's
+// function of that name, as Python's scoping has it (`fn apply(x, f: Callable) { f(x) }`).
 typedef VEC(int) IntList;
-static void find_calls(Ctx *cx, const Program *p, const Ast *a, IntList *out) {
+static void find_calls(Ctx *cx, const Program *p, const Ast *a, const NameList *locals, IntList *out) {
   for (; a; a = a->lhs) {
-    if (a->kind == AST_CALL && !a->lhs) {
+    if (a->kind == AST_CALL && !a->lhs && !name_in(locals, a->name)) {
       int i = sema_fn_index(p, a->name);
       if (i >= 0) vec_push(&cx->arena, out, i);
     }
-    find_calls(cx, p, a->rhs, out);
-    find_calls(cx, p, a->step, out);
-    for (int i = 0; i < a->list.len; i++) find_calls(cx, p, a->list.data[i], out);
-    for (int i = 0; i < a->body.len; i++) find_calls(cx, p, a->body.data[i], out);
+    find_calls(cx, p, a->rhs, locals, out);
+    find_calls(cx, p, a->step, locals, out);
+    for (int i = 0; i < a->list.len; i++) find_calls(cx, p, a->list.data[i], locals, out);
+    for (int i = 0; i < a->body.len; i++) find_calls(cx, p, a->body.data[i], locals, out);
   }
 }
 
@@ -793,7 +813,9 @@ static void find_helpers(Ctx *cx, Program *p) {
   bool *called = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) {
     const Ast *f = p->fns.data[i];
-    for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &calls[i]);
+    NameList locals = {0};
+    fn_locals(&cx->arena, f, &locals);
+    for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &locals, &calls[i]);
     for (int k = 0; k < calls[i].len; k++) called[calls[i].data[k]] |= calls[i].data[k] != i;
   }
   IntList queue = {0};
@@ -813,6 +835,18 @@ static void find_helpers(Ctx *cx, Program *p) {
       vec_push(&cx->arena, &queue, j);
     }
   }
+}
+
+// A local def's signature (a fn inside another, sema_lambda.c): Python's rules of its
+// parameter list checked and its dims found now, where the def stands; each call inlines
+// a clone of def as it is now.
+FnSig *local_sig(Sema *sema, Ast *def) {
+  FnSig *sig = arena_alloc(&sema->cx->arena, sizeof *sig);
+  sig->pristine = ast_clone(sema->cx, def);
+  declare_sig(sema, def, sig);
+  LocalSig l = {def, sig};
+  vec_push(&sema->cx->arena, &sema->local_sigs, l);
+  return sig;
 }
 
 bool sema_declare(Ctx *cx, Program *p) {

@@ -161,6 +161,32 @@ void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
 // ============================================================================
 // return v, ...: against the declared results (a None among them takes None); a function
 // declared without a result (no arrow, -> None) returns None: `return` or `return None`.
+static TType *tuple_of(Sema *sema, TType **ts, int n) {
+  TType *t = ty_new(sema, TY_TUPLE);
+  t->nelem = n;
+  t->elems = ts;
+  return t;
+}
+
+// What a local def without an arrow returns: a value or a flat sequence of them (a call's
+// results are lowered as one sequence of values), else an error that says what to write.
+static bool local_result_ok(Sema *sema, const Ast *st, const TType *one, TType **ts, int n) {
+  const TType *seq = one && (one->kind == TY_TUPLE || one->kind == TY_LIST || one->kind == TY_DICT) ? one : NULL;
+  if (seq) {
+    ts = seq->elems;
+    n = seq->nelem;
+  }
+  for (int i = 0; i < n; i++) {
+    TyKind k = ts[i]->kind;
+    if (k != TY_TUPLE && k != TY_LIST && k != TY_DICT) continue;
+    diag_error(sema->cx, st->loc, "a fn inside another returns tensors, numbers or a flat tuple of them, not a %s "
+               "within one: return its elements (return a, b, c), or declare the results with -> (...)",
+               py_type_name(ts[i]));
+    return false;
+  }
+  return true;
+}
+
 static void check_return(Sema *sema, Body *body, Ast *st) {
   Ast *fn = body->fn;
   int n = st->list.len;
@@ -176,6 +202,12 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
     ts = ts[0]->elems;
   }
   if (fn->rets.len == 0 && n == 1 && ts[0]->kind == TY_NONE) n = 0;  // return None
+  if (fn->op == DEF_LOCAL && fn->rets.len == 0) {  // a def inside a function, without an arrow: Python's
+    if (!bad && n && !local_result_ok(sema, st, st->list.len == 1 ? ts[0] : NULL, ts, n)) bad = true;
+    body->ret = bad ? poison(sema) : n == 0 ? ty_new(sema, TY_NONE) : spread || st->list.len == 1 ? st->list.data[0]->ty
+                                                                       : tuple_of(sema, ts, n);
+    return;
+  }
   if (!bad && n != fn->rets.len) {
     if (fn->rets.len == 0)
       diag_error(sema->cx, st->loc, "'%s' returns %d value%s but is declared without a result (it returns None)",
@@ -464,6 +496,7 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
     break;
   case AST_ASSERT: check_assert(sema, body, st); break;
   case AST_PASS: break;
+  case AST_FN: local_def(sema, st); break;  // a def inside a function (sema_lambda.c)
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
     if (st->lhs->kind == AST_CALL && !st->lhs->lhs && !strcmp(st->lhs->name, "del")) {  // del a, xs[i]
       st->ty = st->lhs->ty = seq_del(sema, st->lhs) ? ty_new(sema, TY_NONE) : poison(sema);

