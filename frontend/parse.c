@@ -42,6 +42,9 @@ int tdslc_yylex(YYSTYPE *val, YYLTYPE *loc, yyscan_t scanner) {
     return DTYPE;
   }
   if (tok == FSTRING) val->ast = parse_fstring(p, val->str, *loc);
+  // 'fn' that starts its line declares a function of the file: in a block it is the
+  // error of a missing '}' there, where a def inside a function is indented
+  if (tok == FN && (loc->begin == 0 || p->file->text[loc->begin - 1] == '\n')) return FN_TOP;
   return tok;
 }
 

@@ -95,7 +95,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <fval> FLOAT "float"
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
-%token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
+%token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
 %token IMPORT "import" FROM "from" AS "as"
@@ -107,7 +107,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
+%type <ast> program const_decl fn_decl local_fn params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item
@@ -193,8 +193,22 @@ opt_comma
   | ','
   ;
 
-/* -> T, -> (T, U), -> (T, None), -> None, -> (); no arrow: no result (None) */
+/* -> T, -> (T, U), -> (T, None), -> None, -> (); no arrow: no result (None). A file's
+   function is FN_TOP when its 'fn' starts the line (parse.c); a def inside a function
+   (local_fn) is indented, so that a missing '}' is reported at the next function */
 fn_decl
+  : fn_word IDENT '(' params ')' ARROW ret_types block
+                                { $$ = ast_fn(p->cx, $2, $4, $7, $7->kind == AST_LIST, $8, @$); }
+  | fn_word IDENT '(' params ')' block
+                                { $$ = ast_fn(p->cx, $2, $4, NULL, false, $6, @$); }
+  ;
+
+fn_word
+  : FN
+  | FN_TOP
+  ;
+
+local_fn
   : FN IDENT '(' params ')' ARROW ret_types block
                                 { $$ = ast_fn(p->cx, $2, $4, $7, $7->kind == AST_LIST, $8, @$); }
   | FN IDENT '(' params ')' block
@@ -292,7 +306,7 @@ compound
   : FOR for_targets IN expr block { $$ = ast_for(p->cx, $2, $4, $5, @$); }
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
-  | fn_decl                     /* a def inside a function: a local function value (sema_lambda.c) */
+  | local_fn                    /* a def inside a function: a local function value (sema_lambda.c) */
   ;
 
 if_stmt
@@ -618,7 +632,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   }
   bool at_end = got == YYSYMBOL_YYEOF || loc->begin == loc->end;
   // at the end, or where a new declaration starts, only what is left open matters
-  bool only_closers = closer && (at_end || got == YYSYMBOL_FN || got == YYSYMBOL_CONST);
+  bool only_closers = closer && (at_end || got == YYSYMBOL_FN || got == YYSYMBOL_FN_TOP || got == YYSYMBOL_CONST);
 
   char what[64];
   if (at_end) {
@@ -640,7 +654,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   int n = 0;
   bool expr_named = false;
   for (int i = 0; i < nexp; i++) {
-    if (exp[i] == YYSYMBOL_START_EXPR) {
+    if (exp[i] == YYSYMBOL_START_EXPR || exp[i] == YYSYMBOL_FN_TOP) {  // 'fn' is named once
       continue;
     } else if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
       continue;
