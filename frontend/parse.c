@@ -48,6 +48,12 @@ int tdslc_yylex(YYSTYPE *val, YYLTYPE *loc, yyscan_t scanner) {
   return tok;
 }
 
+Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc) {
+  Ast *call = ast_call(cx, NULL, "set", ast_list_of(cx, ast_list_expr(cx, items, loc), loc), loc, loc);
+  call->op = 1;
+  return call;
+}
+
 // Parses the bytes [begin, end) of f: the whole file (start 0), or one expression.
 static Ast *parse_range(Ctx *cx, const SrcFile *f, uint32_t begin, uint32_t end, int start) {
   Parse p;

@@ -495,6 +495,16 @@ static int same_value(Sema *sema, const TType *a, const TType *b, Loc loc) {
       if (r != 1) return r;
     }
     return 1;
+  case TY_DICT:  // the same keys, each with an equal value, in any order (a set: the same elements)
+    if (a->nelem != b->nelem || (a->module != NULL) != (b->module != NULL)) return 0;
+    for (int i = 0; i < a->nelem; i++) {
+      int j = 0;
+      while (j < b->nelem && same_value(sema, a->keys[i], b->keys[j], loc) != 1) j++;
+      if (j == b->nelem) return 0;
+      int r = same_value(sema, a->elems[i], b->elems[j], loc);
+      if (r != 1) return r;
+    }
+    return 1;
   default: return 0;
   }
 }

@@ -470,12 +470,30 @@ static void check_augassign(Sema *sema, Ast *st) {
   if (aug_other(sema, st, st->lhs)) check_store_common(sema, st, st->lhs, st->rhs, st->op);
 }
 
+// The dict that d[k1][k2] = v stores into: d[k1] of a local dict d (at any depth), checked
+// on a clone (the store's target is checked as a tensor's when it is none); NULL for another.
+static Ast *inner_dict(Sema *sema, const Ast *base) {
+  const Ast *r = base;
+  while (r->kind == AST_INDEX) r = r->lhs;
+  Sym *d = r != base && r->kind == AST_NAME ? find_local(sema, r->name) : NULL;
+  if (!d || d->ty->kind != TY_DICT) return NULL;
+  Ast *probe = ast_clone(sema->cx, base);
+  TType *t = check_expr(sema, probe);
+  return is_poison(t) || t->kind == TY_DICT ? probe : NULL;
+}
+
 static void check_store(Sema *sema, Ast *st) {
   Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
   Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;
   if (d && d->ty->kind == TY_DICT) {  // d[k] = v: the dict with k's value (sema_dict.c)
     base->ty = d->ty;
     if (!is_poison(check_expr(sema, st->rhs))) dict_store(sema, st, st->lhs, st->rhs);
+    return;
+  }
+  Ast *inner = base ? inner_dict(sema, base) : NULL;
+  if (inner) {  // cache["layer"]["k"] = v: the inner dict changed, seen by every holder
+    st->lhs->lhs = inner;
+    if (!is_poison(inner->ty) && !is_poison(check_expr(sema, st->rhs))) dict_store(sema, st, st->lhs, st->rhs);
     return;
   }
   sema->mask_target = true;  // x[mask] = v: the mask's store, not a masked_select

@@ -49,6 +49,8 @@ struct Parse {
 int tdslc_yyscan(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 // what the parser reads (frontend/parse.c): the scanner's tokens, a dtype name as DTYPE
 int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
+// {a, b}: the call set([a, b]), Python's set whatever the name set is bound to (parse.c)
+Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
 }
 
 %code {
@@ -494,6 +496,7 @@ primary
   | '(' exprs ',' star_expr ')' { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
   | DICT_OPEN '}'               { $$ = ast_dict(p->cx, NULL, @$); }
   | DICT_OPEN dict_items opt_comma '}' { $$ = ast_dict(p->cx, $2, @$); }
+  | DICT_OPEN exprs opt_comma '}' { $$ = parse_set_display(p->cx, $2, @$); }
   | '[' ']'                     { $$ = ast_list_expr(p->cx, NULL, @$); }
   | '[' exprs opt_comma ']'     { $$ = ast_list_expr(p->cx, $2, @$); }
   | '[' expr comp_clauses ']'   { $$ = ast_comp(p->cx, false, $2, $3, @$); }

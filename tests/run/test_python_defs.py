@@ -106,12 +106,43 @@ fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {
 }
 """
 
+def dicts(x, w):
+    cache = {"layer": {}}
+    cache["layer"]["k"] = x * 2
+    d = {"a": {"b": {}}}
+    d["a"]["b"]["c"] = x + 1
+    d["a"]["b"]["c"] += x
+    y = x
+    for v in {1, 2, 2}:
+        y = y + v
+    s = {3, 1}
+    ok = 3 in s and 2 not in {1, 4} and {1, 3} == s and {"q": 1} == {"q": 1.0} and {1: 2} != {1: 3}
+    return [cache["layer"]["k"], d["a"]["b"]["c"], y * len(s) * ok, x * len(set([1, 1, 2])) * len(cache)]
+
+
+DICTS = """fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {
+    cache = {"layer": {}}
+    cache["layer"]["k"] = x * 2
+    d = {"a": {"b": {}}}
+    d["a"]["b"]["c"] = x + 1
+    d["a"]["b"]["c"] += x
+    y = x
+    for v in {1, 2, 2} {
+        y = y + v
+    }
+    s = {3, 1}
+    ok = 3 in s and 2 not in {1, 4} and {1, 3} == s and {"q": 1} == {"q": 1.0} and {1: 2} != {1: 3}
+    return cache["layer"]["k"], d["a"]["b"]["c"], y * len(s) * ok, x * len(set([1, 1, 2])) * len(cache)
+}
+"""
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
      DEFS, local_defs, ["f32"] * 8),
     ("a parameter named like a function of the file; module-level constants and defaults of them",
      NAMES, names, ["f32"] * 3),
+    ("nested dict stores, set displays, set(), dict and set equality", DICTS, dicts, ["f32"] * 4),
 ]
 
 # (name, program, the first line of stderr after 'case.tdsl:')
@@ -130,6 +161,10 @@ FAILURES = [
      "fn f(a: f32[3]) -> f32[3] {\n    fn g(t) { return t, (t, t) }\n    x, y = g(a)\n    return x\n}",
      "2:15: error: a fn inside another returns tensors, numbers or a flat tuple of them, not a tuple within one: "
      "return its elements (return a, b, c), or declare the results with -> (...)"),
+    ("a tensor in a set", "fn f(a: f32[3]) -> f32[3] {\n    s = {a}\n    return a\n}",
+     "2:10: error: a set's elements must be compile-time values (strings, numbers, None), not Tensor"),
+    ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
+     "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
 
 
