@@ -133,8 +133,73 @@ static void declare_inert(Sema *sema, const Ast *d) {
   }
 }
 
+// transformers' table of activations by name (transformers/activations.py, ACT2CLS: each
+// entry's forward as its class computes it), and get_activation(name), its lookup.
+static const char act2fn_source[] =
+    "const T = {\"gelu\": lambda t: F.gelu(t),\n"
+    "  \"gelu_10\": lambda t: torch.clip(F.gelu(t), -10.0, 10.0),\n"
+    "  \"gelu_fast\": lambda t: 0.5 * t * (1.0 + torch.tanh(t * 0.7978845608 * (1.0 + 0.044715 * t * t))),\n"
+    "  \"gelu_new\": lambda t: 0.5 * t * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (t + 0.044715 * torch.pow(t, 3.0)))),\n"
+    "  \"gelu_python\": lambda t: t * 0.5 * (1.0 + torch.erf(t / math.sqrt(2.0))),\n"
+    "  \"gelu_pytorch_tanh\": lambda t: F.gelu(t, approximate=\"tanh\"),\n"
+    "  \"gelu_accurate\": lambda t: 0.5 * t * (1 + torch.tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * torch.pow(t, 3)))),\n"
+    "  \"laplace\": lambda t: 0.5 * (1.0 + torch.erf((t - 0.707107) / (0.282095 * math.sqrt(2.0)))),\n"
+    "  \"leaky_relu\": lambda t: F.leaky_relu(t),\n"
+    "  \"linear\": lambda t: t,\n"
+    "  \"mish\": lambda t: F.mish(t),\n"
+    "  \"quick_gelu\": lambda t: t * torch.sigmoid(1.702 * t),\n"
+    "  \"relu\": lambda t: F.relu(t),\n"
+    "  \"relu2\": lambda t: torch.square(F.relu(t)),\n"
+    "  \"relu6\": lambda t: F.relu6(t),\n"
+    "  \"sigmoid\": lambda t: torch.sigmoid(t),\n"
+    "  \"silu\": lambda t: F.silu(t),\n"
+    "  \"swish\": lambda t: F.silu(t),\n"
+    "  \"tanh\": lambda t: torch.tanh(t)}\n"
+    "const G = lambda activation_string: T[activation_string]\n";
+
+// from transformers.activations import ACT2FN, get_activation: each a const of the file
+// (under the name it is imported as) holding transformers' table or its lookup; the
+// module's other names are bound to nothing tdsl compiles, as any other module's.
+static void declare_transformers(Sema *sema, const Ast *d) {
+  const SrcFile *f = srcfile_from_string(sema->cx, "<transformers.activations>", act2fn_source, sizeof act2fn_source - 1);
+  Ast *prog = parse_program(sema->cx, f);
+  TD_ASSERT(prog && prog->list.len == 2);
+  static const char *const table = "(transformers.activations) ACT2FN";
+  Ast *defs[2] = {prog->list.data[0]->rhs, prog->list.data[1]->rhs};
+  const char *from[] = {"T"}, *to[] = {table};
+  rename_names(defs[1], from, to, 1);
+  Sym *saved = sema->scope;
+  sema->scope = NULL;
+  for (int k = 0; k < 2; k++) {
+    TType *t = check_expr(sema, defs[k]);
+    TD_ASSERT(!is_poison(t));
+    Const c = {k == 0 ? table : "(transformers.activations) get_activation", t, d->loc, defs[k]};
+    if (!find_const(sema, c.name)) vec_push(&sema->cx->arena, &sema->consts, c);
+  }
+  sema->scope = saved;
+  for (int i = 0; i < d->list.len; i++) {
+    const Ast *a = d->list.data[i];
+    int k = !strcmp(a->name, "ACT2FN") ? 0 : !strcmp(a->name, "get_activation") ? 1 : -1;
+    if (k < 0) {
+      Ast one = *d;
+      one.list = (AstList){0};
+      vec_push(&sema->cx->arena, &one.list, (Ast *)a);
+      declare_inert(sema, &one);
+      continue;
+    }
+    Const c = *find_const(sema, k == 0 ? table : "(transformers.activations) get_activation");
+    c.name = a->lhs ? a->lhs->name : a->name;
+    c.loc = a->oploc;
+    vec_push(&sema->cx->arena, &sema->consts, c);
+  }
+}
+
 void declare_import(Sema *sema, const Ast *d) {
   const char *from = d->name;
+  if (from && !strcmp(from, "transformers.activations")) {
+    declare_transformers(sema, d);
+    return;
+  }
   if (from && (inert_module(from) || !known_module(from))) {  // a use of its names is the error (inert_use)
     declare_inert(sema, d);
     return;
@@ -563,7 +628,12 @@ TType *module_call(Sema *sema, Ast *e) {
       if (is_lambda(s->ty)) return lambda_call(sema, e, s->ty, &e->list);
       return nn_apply(sema, e, s->ty, &e->list);
     }
-    if (s || find_const(sema, e->name) || sema_find_fn(sema->p, e->name)) return NULL;
+    Const *c = s ? NULL : find_const(sema, e->name);
+    if (c && is_lambda(c->ty)) {  // a const function value: get_activation(name), const act = F.relu
+      if (!check_args(sema, e)) return poison(sema);
+      return lambda_call(sema, e, c->ty, &e->list);
+    }
+    if (s || c || sema_find_fn(sema->p, e->name)) return NULL;
     const Import *im = find_import(sema, e->name);
     if (!im || !im->attr) return NULL;
     e->lhs = ast_name(sema->cx, im->module, e->oploc);  // from torch import cat: torch.cat

@@ -136,6 +136,44 @@ DICTS = """fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6],
 }
 """
 
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# transformers' activations as its classes compute them (transformers/activations.py)
+HF_ACTS = {
+    "gelu": gelu,
+    "gelu_10": lambda x: np.clip(gelu(x), -10, 10),
+    "gelu_fast": lambda x: 0.5 * x * (1.0 + np.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))),
+    "gelu_new": gelu_tanh,
+    "gelu_python": gelu,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "gelu_accurate": gelu_tanh,
+    "laplace": lambda x: 0.5 * (1.0 + erf((x - 0.707107) / (0.282095 * math.sqrt(2.0)))),
+    "leaky_relu": lambda x: np.where(x > 0, x, 0.01 * x),
+    "linear": lambda x: x,
+    "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
+    "quick_gelu": lambda x: x * sigmoid(1.702 * x),
+    "relu": lambda x: np.maximum(x, 0),
+    "relu2": lambda x: np.maximum(x, 0) ** 2,
+    "relu6": lambda x: np.clip(x, 0, 6),
+    "sigmoid": sigmoid,
+    "silu": lambda x: x * sigmoid(x),
+    "swish": lambda x: x * sigmoid(x),
+    "tanh": np.tanh,
+}
+
+
+def acts(x, w):
+    return [np.stack([HF_ACTS[k](x * 3) for k in HF_ACTS]), HF_ACTS["gelu_new"](x) + HF_ACTS["relu"](x)]
+
+
+ACTS = ("from transformers.activations import ACT2FN, get_activation as get_act\n"
+        "fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[%d, 2, 6], f32[2, 6]) {\n"
+        "    names = %r\n"
+        "    return torch.stack([ACT2FN[n](x * 3) for n in names]), get_act('gelu_new')(x) + ACT2FN['relu'](x)\n"
+        "}\n") % (len(HF_ACTS), list(HF_ACTS))
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
@@ -143,6 +181,7 @@ CASES = [
     ("a parameter named like a function of the file; module-level constants and defaults of them",
      NAMES, names, ["f32"] * 3),
     ("nested dict stores, set displays, set(), dict and set equality", DICTS, dicts, ["f32"] * 4),
+    ("transformers' ACT2FN and get_activation imported", ACTS, acts, ["f32"] * 2),
 ]
 
 # (name, program, the first line of stderr after 'case.tdsl:')
@@ -163,6 +202,12 @@ FAILURES = [
      "return its elements (return a, b, c), or declare the results with -> (...)"),
     ("a tensor in a set", "fn f(a: f32[3]) -> f32[3] {\n    s = {a}\n    return a\n}",
      "2:10: error: a set's elements must be compile-time values (strings, numbers, None), not Tensor"),
+    ("an activation transformers lacks", "from transformers.activations import ACT2FN\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return ACT2FN['gelu_99'](a)\n}", "3:19: error: KeyError: 'gelu_99'"),
+    ("a name of transformers.activations tdsl does not compile", "from transformers.activations import ACT2CLS\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return ACT2CLS['gelu']()(a)\n}",
+     "3:12: error: 'ACT2CLS' is imported from 'transformers.activations', which tdsl does not compile: write what "
+     "it computes with torch's ops, or compute it outside and pass it as a parameter"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
