@@ -54,6 +54,13 @@ Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc) {
   return call;
 }
 
+Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc) {
+  Loc at = {loc.file, loc.begin + 1, loc.begin + 1 + (uint32_t)strlen(name)};
+  Ast *p = ast_param(cx, false, name, type ? type : ast_scalar_type(cx, "tuple", at), NULL, loc);
+  p->ival = 1;  // PARAM_STAR (sema_internal.h)
+  return p;
+}
+
 // Parses the bytes [begin, end) of f: the whole file (start 0), or one expression.
 static Ast *parse_range(Ctx *cx, const SrcFile *f, uint32_t begin, uint32_t end, int start) {
   Parse p;

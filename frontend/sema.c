@@ -258,13 +258,21 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     diag_error(sema->cx, call_loc(e), "recursive call to '%s'", fn->name);
     return poison(sema);
   }
-  // bind arguments to parameters, positionally then by name
-  int np = fn->list.len;
+  // bind arguments to parameters, positionally then by name; a *args parameter takes the
+  // positional arguments from its place on, as a tuple, and those after it come by name
+  int np = fn->list.len, star = np;
+  for (int j = 0; j < np; j++)
+    if (fn->list.data[j]->ival == PARAM_STAR) star = j;
   Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
+  VEC(Ast *) rest = {0};
   int k = 0;
   for (int i = 0; i < e->list.len; i++) {
     Ast *a = e->list.data[i];
     if (a->kind == AST_KWARG) continue;
+    if (k >= star && star < np) {
+      vec_push(&sema->cx->arena, &rest, a);
+      continue;
+    }
     if (k >= np) {
       int given = 0;
       for (int j = 0; j < e->list.len; j++) given += e->list.data[j]->kind != AST_KWARG;
@@ -279,7 +287,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     if (a->kind != AST_KWARG) continue;
     int j = 0;
     while (j < np && strcmp(fn->list.data[j]->name, a->name)) j++;
-    if (j == np) {
+    if (j == np || j == star) {
       diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", fn->name, a->name);
       return poison(sema);
     }
@@ -289,12 +297,17 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     args[j] = a->rhs;
   }
+  if (star < np && !bad) {
+    Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(rest.len + 1));
+    for (int i = 0; i < rest.len; i++) items[i] = seq_now(sema, rest.data[i]);
+    args[star] = part_seq(sema, e, TY_TUPLE, items, rest.len);
+  }
   for (int j = 0; j < np; j++)
     if (!args[j] && fn->list.data[j]->rhs) {
       args[j] = fn->list.data[j]->rhs;  // the default, a compile-time value checked when declared
-    } else if (!args[j]) {
-      diag_error(sema->cx, call_loc(e), "%s() missing 1 required positional argument: '%s'", fn->name,
-                 fn->list.data[j]->name);
+    } else if (!args[j] && !bad) {
+      diag_error(sema->cx, call_loc(e), "%s() missing 1 required %s argument: '%s'", fn->name,
+                 j > star ? "keyword-only" : "positional", fn->list.data[j]->name);
       return poison(sema);
     }
   if (bad) return poison(sema);
@@ -474,7 +487,11 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     p->ty = t;
   }
   for (int i = 0; i < fn->rets.len; i++)
-    if (fn->rets.data[i]->kind != AST_NONE) param_type(sema, fn->rets.data[i]);
+    if (fn->rets.data[i]->kind == AST_SCALAR_TYPE)
+      diag_error(sema->cx, fn->rets.data[i]->loc, "the result of an entry point needs its dtype and shape: write "
+                 "f32[dims] (or the result's dtype) in place of %s, as its C function returns one", fn->rets.data[i]->name);
+    else if (fn->rets.data[i]->kind != AST_NONE)
+      param_type(sema, fn->rets.data[i]);
   sema->nstorage = np;
   sema->entry = fn;
   vec_push(&sema->cx->arena, &sema->stack, fn);
@@ -590,16 +607,28 @@ static bool check_default(Sema *sema, Ast *p) {
 
 static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   int np = fn->list.len;
+  for (int i = 0; i < fn->rets.len; i++) {
+    const Ast *r = fn->rets.data[i];
+    if (r->kind == AST_SCALAR_TYPE && strcmp(r->name, "Tensor"))
+      diag_error(sema->cx, r->loc, "unknown result type '%s': a result is a tensor, written f32[dims] (a helper's "
+                 "may be torch.Tensor, any tensor), or None", r->name);
+  }
   bool dflt = false;
+  int stars = 0;
   for (int j = 0; j < np; j++) {  // Python's rules of a parameter list
     Ast *p = fn->list.data[j];
+    if (p->ival == PARAM_STAR && stars++)
+      diag_error(sema->cx, name_loc(p), "* argument may appear only once");
+    if (p->ival == PARAM_STAR && p->type->kind != AST_SCALAR_TYPE)
+      diag_error(sema->cx, p->type->loc, "the elements of *%s are not typed: write *%s (a tuple of what the call "
+                 "passes there)", p->name, p->name);
     for (int q = 0; q < j; q++)
       if (!strcmp(fn->list.data[q]->name, p->name)) {
         diag_error(sema->cx, name_loc(p), "duplicate argument '%s' in function definition", p->name);
         break;
       }
     if (p->rhs) check_default(sema, p);
-    else if (dflt) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    else if (dflt && !stars) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
     dflt |= p->rhs != NULL;
   }
   sig->bare = arena_alloc(&sema->cx->arena, sizeof(int) * (size_t)(np * TD_MAX_DIMS + 1));

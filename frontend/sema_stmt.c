@@ -227,6 +227,13 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
       }
       continue;
     }
+    if (fn->rets.data[i]->kind == AST_SCALAR_TYPE) {  // -> torch.Tensor: any tensor (declare_sig checked the word)
+      if (!is_tensor(ts[i])) {
+        diag_error(sema->cx, v->loc, "'%s' must return a tensor, not a %s", fn->name, py_type_name(ts[i]));
+        bad = true;
+      }
+      continue;
+    }
     TType *want = param_type(sema, fn->rets.data[i]);
     if (is_poison(want)) {
       bad = true;

@@ -51,6 +51,8 @@ int tdslc_yyscan(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 // {a, b}: the call set([a, b]), Python's set whatever the name set is bound to (parse.c)
 Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
+// *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
+Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 }
 
 %code {
@@ -223,9 +225,12 @@ ret_types
   | '(' type_list opt_comma ')' { $$ = $2; }
   ;
 
+/* a helper's result may be written as Python annotates it, any tensor: Tensor, torch.Tensor */
 ret_type
   : tensor_type
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
+  | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @$); }
+  | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }
   ;
 
 params
@@ -245,6 +250,8 @@ param
   : opt_mut IDENT ':' param_type opt_default { $$ = ast_param(p->cx, $1, $2, $4, $5, @$); }
   | opt_mut IDENT '=' expr      { $$ = ast_param(p->cx, $1, $2, NULL, $4, @$); }
   | opt_mut IDENT               { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, "(any)", @2), NULL, @$); }
+  | '*' IDENT                   { $$ = parse_star_param(p->cx, $2, NULL, @$); }
+  | '*' IDENT ':' param_type    { $$ = parse_star_param(p->cx, $2, $4, @$); }
   ;
 
 param_type

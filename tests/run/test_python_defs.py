@@ -174,6 +174,23 @@ ACTS = ("from transformers.activations import ACT2FN, get_activation as get_act\
         "    return torch.stack([ACT2FN[n](x * 3) for n in names]), get_act('gelu_new')(x) + ACT2FN['relu'](x)\n"
         "}\n") % (len(HF_ACTS), list(HF_ACTS))
 
+def chunking(x, w):
+    return [np.tanh(x @ w)] * 2 + [x * x * 2]
+
+
+# transformers' apply_chunking_to_forward (pytorch_utils.py) as written but for braces and
+# its result annotated torch.Tensor, called with a method of BertLayer (feed_forward_chunk,
+# a fn inside the forward's fn, as a bound method closes over self), a lambda and *args
+CHUNKING = 'import inspect\nfrom typing import Callable\n\nfn apply_chunking_to_forward(\n    forward_fn: Callable, chunk_size: int, chunk_dim: int, *input_tensors\n) -> torch.Tensor {\n    assert len(input_tensors) > 0, f"{input_tensors} has to be a tuple/list of tensors"\n\n    # inspect.signature exist since python 3.5 and is a python method -> no problem with backward compatibility\n    num_args_in_forward_chunk_fn = len(inspect.signature(forward_fn).parameters)\n    if num_args_in_forward_chunk_fn != len(input_tensors) {\n        raise ValueError(\n            f"forward_chunk_fn expects {num_args_in_forward_chunk_fn} arguments, but only {len(input_tensors)} input "\n            "tensors are given"\n        )\n    }\n\n    if chunk_size > 0 {\n        tensor_shape = input_tensors[0].shape[chunk_dim]\n        for input_tensor in input_tensors {\n            if input_tensor.shape[chunk_dim] != tensor_shape {\n                raise ValueError(\n                    f"All input tenors have to be of the same shape: {tensor_shape}, "\n                    f"found shape {input_tensor.shape[chunk_dim]}"\n                )\n            }\n        }\n\n        if input_tensors[0].shape[chunk_dim] % chunk_size != 0 {\n            raise ValueError(\n                f"The dimension to be chunked {input_tensors[0].shape[chunk_dim]} has to be a multiple of the chunk "\n                f"size {chunk_size}"\n            )\n        }\n\n        num_chunks = input_tensors[0].shape[chunk_dim] // chunk_size\n\n        # chunk input tensor into tuples\n        input_tensors_chunks = tuple(input_tensor.chunk(num_chunks, dim=chunk_dim) for input_tensor in input_tensors)\n        # apply forward fn to every tuple\n        output_chunks = tuple(forward_fn(*input_tensors_chunk) for input_tensors_chunk in zip(*input_tensors_chunks))\n        # concatenate output at same dimension\n        return torch.cat(output_chunks, dim=chunk_dim)\n    }\n\n    return forward_fn(*input_tensors)\n}\n\nfn f(x: f32[2, 6, 4], w: f32[4, 4]) -> (f32[2, 6, 4], f32[2, 6, 4], f32[2, 6, 4]) {\n    fn feed_forward_chunk(attention_output) {\n        return torch.tanh(attention_output @ w)\n    }\n    a = apply_chunking_to_forward(feed_forward_chunk, 0, 1, x)\n    b = apply_chunking_to_forward(feed_forward_chunk, 2, 1, x)\n    c = apply_chunking_to_forward(lambda p, q: p * q, 3, 1, x, x * 2)\n    return a, b, c\n}\n'
+
+
+def partials(x, g):
+    ls = lambda init: x + (x * 2 * g if init else x * 2) + (x + 2 * x)  # noqa: E731
+    return [ls(True), ls(False)]
+
+
+PARTIALS = 'from functools import partial\nimport functools\nfn layer_scale(x: f32[B, N, C], gamma: f32[C], inplace: bool = False) -> f32[B, N, C] {\n    return x.mul_(gamma) if inplace else x * gamma\n}\nfn block(x: f32[2, 3, 4], ls1_gamma: f32[4] | None, init_values: float | None = None) -> f32[2, 3, 4] {\n    ls1 = partial(layer_scale, gamma=ls1_gamma) if init_values else nn.Identity()\n    ls2 = functools.partial(torch.add, x)\n    return x + ls1(x * 2) + ls2(x, alpha=2)\n}\nfn f(x: f32[2, 3, 4], w: f32[4]) -> (f32[2, 3, 4], f32[2, 3, 4]) {\n    return block(x, w, 1e-5), block(x, None)\n}\n'
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
@@ -182,6 +199,10 @@ CASES = [
      NAMES, names, ["f32"] * 3),
     ("nested dict stores, set displays, set(), dict and set equality", DICTS, dicts, ["f32"] * 4),
     ("transformers' ACT2FN and get_activation imported", ACTS, acts, ["f32"] * 2),
+    ("*args, inspect.signature(f).parameters, zip(*xs), -> torch.Tensor: apply_chunking_to_forward",
+     CHUNKING, chunking, ["f32"] * 3),
+    ("functools.partial of a user fn chosen by a conditional expression, of torch.add", PARTIALS, partials,
+     ["f32"] * 2),
 ]
 
 # (name, program, the first line of stderr after 'case.tdsl:')
@@ -208,17 +229,36 @@ FAILURES = [
      "fn f(a: f32[3]) -> f32[3] {\n    return ACT2CLS['gelu']()(a)\n}",
      "3:12: error: 'ACT2CLS' is imported from 'transformers.activations', which tdsl does not compile: write what "
      "it computes with torch's ops, or compute it outside and pass it as a parameter"),
+    ("two *args parameters", "fn g(*a, *b) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
+     "1:11: error: * argument may appear only once"),
+    ("a keyword-only parameter left out", "fn g(*a, k: int) -> torch.Tensor { return a[0] * k }\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return g(a, a)\n}",
+     "3:12: error: g() missing 1 required keyword-only argument: 'k'"),
+    ("an entry point whose result is torch.Tensor", "fn f(a: f32[3]) -> torch.Tensor {\n    return a\n}",
+     "1:20: error: the result of an entry point needs its dtype and shape: write f32[dims] (or the result's dtype) "
+     "in place of Tensor, as its C function returns one"),
+    ("inspect.signature of a torch function", "import inspect\nfn f(a: f32[3]) -> f32[3] {\n"
+     "    n = len(inspect.signature(torch.relu).parameters)\n    return a\n}",
+     "3:31: error: inspect.signature() of function is not known to tdsl: it takes a fn of the file, a fn inside "
+     "one, a lambda or an nn module object"),
+    ("a partial of no function", "from functools import partial\nfn f(a: f32[3]) -> f32[3] {\n"
+     "    g = partial(a, 1)\n    return a\n}", "3:17: error: the first argument must be callable"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
+
+
+SHAPES = {CHUNKING: ((2, 6, 4), (4, 4)), PARTIALS: ((2, 3, 4), (4,))}
 
 
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    inputs = {"x": X, "w": W}
     for name, src, model, kinds in CASES:
+        inputs = {"x": X, "w": W} if "x: f32[2, 6]" in src else \
+            {"x": RNG.standard_normal(SHAPES[src][0]).astype(np.float32),
+             "w": RNG.standard_normal(SHAPES[src][1]).astype(np.float32)}
         want = model(*[f64(v) for v in inputs.values()])
         p, outs = run_outputs(tdslc, src, inputs)
         t.report(name, compare_kinds(p, outs, want, kinds), src)
