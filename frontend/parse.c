@@ -54,6 +54,20 @@ Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc) {
   return call;
 }
 
+// x.attr = v (pasted code sets attributes in branches it never takes: `if training {
+// t.requires_grad = True }`): the call setattr(x, 'attr', v) marked op 1, which sema refuses
+// where it is reached; any other assignment is ast_assign's.
+Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
+  if (first->kind != AST_ATTR || tail->list.len != 1) return ast_assign(cx, first, tail, oploc, loc);
+  Ast *args = ast_list_of(cx, first->lhs, first->lhs->loc);
+  ast_append(cx, args, ast_str(cx, first->name, first->oploc));
+  ast_append(cx, args, tail->list.data[0]);
+  Ast *call = ast_call(cx, NULL, "setattr", args, first->oploc, loc);
+  call->op = 1;
+  call->oploc = first->oploc;
+  return ast_expr_stmt(cx, call, loc);
+}
+
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc) {
   Loc at = {loc.file, loc.begin + 1, loc.begin + 1 + (uint32_t)strlen(name)};
   Ast *p = ast_param(cx, false, name, type ? type : ast_scalar_type(cx, "tuple", at), NULL, loc);

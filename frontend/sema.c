@@ -125,6 +125,15 @@ static bool optional_param(const Ast *p) {
   return p->type->bval || object_kind(p) == TY_NONE || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
 }
 
+// A result written as Python annotates a tuple (tuple, Tuple, Tuple[torch.Tensor, ...]): what
+// the return gives, as a def without an arrow inside a function returns it.
+bool any_result(const Ast *fn) {
+  if (fn->rets.len != 1) return false;
+  const Ast *r = fn->rets.data[0];
+  const char *n = r->kind == AST_SCALAR_TYPE || (r->kind == AST_TYPE && r->dtype == DT_COUNT) ? r->name : NULL;
+  return n && (!strcmp(n, "tuple") || !strcmp(n, "Tuple"));
+}
+
 static FnSig *sig_of(Sema *sema, const Ast *fn) {
   if (fn->op == DEF_LOCAL) {
     for (int k = 0; k < sema->local_sigs.len; k++)
@@ -487,7 +496,7 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     p->ty = t;
   }
   for (int i = 0; i < fn->rets.len; i++)
-    if (fn->rets.data[i]->kind == AST_SCALAR_TYPE)
+    if (fn->rets.data[i]->kind == AST_SCALAR_TYPE || any_result(fn))
       diag_error(sema->cx, fn->rets.data[i]->loc, "the result of an entry point needs its dtype and shape: write "
                  "f32[dims] (or the result's dtype) in place of %s, as its C function returns one", fn->rets.data[i]->name);
     else if (fn->rets.data[i]->kind != AST_NONE)
@@ -609,6 +618,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   int np = fn->list.len;
   for (int i = 0; i < fn->rets.len; i++) {
     const Ast *r = fn->rets.data[i];
+    if (any_result(fn)) break;
     if (r->kind == AST_SCALAR_TYPE && strcmp(r->name, "Tensor"))
       diag_error(sema->cx, r->loc, "unknown result type '%s': a result is a tensor, written f32[dims] (a helper's "
                  "may be torch.Tensor, any tensor), or None", r->name);
@@ -627,8 +637,10 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
         diag_error(sema->cx, name_loc(p), "duplicate argument '%s' in function definition", p->name);
         break;
       }
-    if (p->rhs) check_default(sema, p);
-    else if (dflt && !stars) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    if (p->rhs) {
+      if (check_default(sema, p) && p->type->kind == AST_SCALAR_TYPE && !p->type->name && p->rhs->ty->kind == TY_NONE)
+        p->type->name = ANY_TYPE;  // device=None: any value, or None
+    } else if (dflt && !stars) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
     dflt |= p->rhs != NULL;
   }
   sig->bare = arena_alloc(&sema->cx->arena, sizeof(int) * (size_t)(np * TD_MAX_DIMS + 1));
@@ -639,7 +651,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
-      if (!strcmp(n, ANY_TYPE) && fn->op != DEF_LOCAL)
+      if (!strcmp(n, ANY_TYPE) && fn->op != DEF_LOCAL && !p->rhs)
         diag_error(sema->cx, name_loc(p), "parameter '%s' of '%s' has no type: write %s: TYPE (a tensor's as "
                    "f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another "
                    "takes untyped parameters", p->name, fn->name, p->name);

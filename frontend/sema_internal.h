@@ -523,10 +523,12 @@ void fn_locals(Arena *arena, const Ast *fn, NameList *out);  // the names fn bin
 bool name_in(const NameList *names, const char *name);
 void rename_names(Ast *a, const char *const *from, const char *const *to, int n);
 FnSig *local_sig(Sema *sema, Ast *def);  // sema.c
+bool any_result(const Ast *fn);  // -> tuple, -> Tuple[...]: the result as returned (sema.c)
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
 TType *tensor_attr(Sema *sema, Ast *e);  // x.shape, x.ndim, x.dtype, x.mT; NULL for another name
+TType *py_isinstance(Sema *sema, Ast *e);  // isinstance(x, torch.Tensor) (sema_python.c)
 TType *python_builtin(Sema *sema, Ast *e);  // len, float, int, bool, min, max of numbers; NULL: not one
 TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim);
 enum { SIZE_SHAPE, SIZE_NDIM, SIZE_NUMEL, SIZE_IS_FLOAT };  // ck_size's variants

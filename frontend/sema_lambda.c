@@ -140,6 +140,8 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
     e->inlined = call->inlined;
     e->operands = call->operands;
     e->noperands = call->noperands;
+    for (int i = 0; i < call->unrolled.len; i++)  // its arguments' closures (lambda_closure), after e's own
+      vec_push(&sema->cx->arena, &e->unrolled, call->unrolled.data[i]);
     return t;
   }
   set_operand1(sema, e, call);
@@ -373,8 +375,42 @@ static TType *def_closure(Sema *sema, Ast *e, TType *f) {
 // in place of each local of the caller it uses, a hidden name bound to it now (in e's
 // bindings, which the helper's body sees: Python's closure over the caller's locals, which
 // the caller cannot rebind while the helper runs). Any other callable is f itself.
+// The partial object f (functools.partial) passed in call e to a helper: a partial whose
+// function is closed over the caller's locals and whose bound arguments are hidden names
+// bound to them now, as the helper's body sees only those of its caller's scope.
+static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
+  const Ast *call = f->ctor;
+  Ast *c = ast_new(sema->cx, AST_CALL, call->loc);
+  *c = *call;
+  c->list = (AstList){0};
+  int id = ++sema->lambdas;
+  for (int i = 0; i < call->list.len; i++) {
+    Ast *a = call->list.data[i], *v = a->kind == AST_KWARG ? a->rhs : a, *n;
+    if (i == 0) {
+      n = ast_new(sema->cx, v->kind, v->loc);
+      *n = *v;
+      n->ty = lambda_closure(sema, e, v->ty);
+    } else {
+      const char *h = arena_printf(&sema->cx->arena, "(closure %d) %d", id, i);
+      bind_hidden(sema, e, h, v, v->loc);
+      n = ast_name(sema->cx, h, v->loc);
+      check_expr(sema, n);
+    }
+    vec_push(&sema->cx->arena, &c->list, a->kind == AST_KWARG ? ast_kwarg(sema->cx, a->name, n, a->oploc, a->loc) : n);
+  }
+  TType *t = ty_module(sema, "functools.partial");
+  t->ctor = c;
+  return t;
+}
+
 TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *lam = f->ctor;
+  if (f->kind == TY_MODULE && f->module && !strcmp(f->module, "functools.partial") && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
+    sema->lambda_depth++;
+    TType *t = partial_closure(sema, e, f);
+    sema->lambda_depth--;
+    return t;
+  }
   if (is_lambda_type(f) && lam->op == DEF_LOCAL) return def_closure(sema, e, f);
   if (!is_lambda_type(f) || strcmp(lam->name, "<lambda>")) return f;  // a named function, a module object
   NameList free = {0}, own = {0};

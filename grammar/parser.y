@@ -51,6 +51,8 @@ int tdslc_yyscan(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 // {a, b}: the call set([a, b]), Python's set whatever the name set is bound to (parse.c)
 Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
+// targets = value (ast_assign); x.attr = v: a statement that is the error where it runs (parse.c)
+Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 // *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 }
@@ -333,7 +335,7 @@ else_part
 /* a = v; a, (b, *c) = v; (b, l, d) = x.shape; h = w = v; x[i] = v (each target group is
    parsed as an expression, then made a target by ast_assign, as Python's grammar does) */
 stmt
-  : exprs_value '=' assign_tail { $$ = ast_assign(p->cx, $1, $3, @2, @$); }
+  : exprs_value '=' assign_tail { $$ = parse_assign(p->cx, $1, $3, @2, @$); }
   | postfix augop expr          { $$ = ast_aug(p->cx, $1, $2, $3, @2, @$); }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }

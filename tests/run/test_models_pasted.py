@@ -301,6 +301,31 @@ def gptneox(p):
     return [layer(True), layer(False)]
 
 
+def t5(p):
+    x, H = p["x"], 4
+    T = x.shape[1]
+
+    def rms(h, w):
+        return w * (h / np.sqrt((h ** 2).mean(-1, keepdims=True) + 1e-6))
+
+    rp = np.arange(T)[None, :] - np.arange(T)[:, None]  # T5Attention._relative_position_bucket, bidirectional
+    nb = 16
+    buckets = (rp > 0).astype(np.int64) * nb
+    rp = np.abs(rp)
+    small = rp < nb // 2
+    with np.errstate(divide="ignore"):
+        large = nb // 2 + np.trunc(np.log(np.maximum(rp, 1) / (nb // 2)) / math.log(128 / (nb // 2)) * (nb // 2))
+    buckets = buckets + np.where(small, rp, np.minimum(large.astype(np.int64), nb - 1))
+    bias = p["relative_attention_bias_weight"][buckets].transpose(2, 0, 1)[None]
+    h = rms(x, p["sa_layer_norm_weight"])
+    q, k, v = (heads(linear(h, p[n + "_weight"]), H) for n in "qkv")
+    x = x + linear(merge(softmax(q @ np.swapaxes(k, -1, -2) + bias) @ v), p["o_weight"])
+    f = rms(x, p["ff_layer_norm_weight"])
+    relu = x + linear(np.maximum(linear(f, p["wi_weight"]), 0), p["wo_weight"])
+    gated = x + linear(gelu_tanh(linear(f, p["wi_0_weight"])) * linear(f, p["wi_1_weight"]), p["wo_weight"])
+    return [relu, gated, bias]
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -326,6 +351,7 @@ MODELS_TABLE = [
     ("convnext_block.tdsl", "convnext_block", convnext, {}),
     ("bert_layer.tdsl", "bert", bert, {}),
     ("gptneox_layer.tdsl", "gptneox_layer", gptneox, {}),
+    ("t5_layer.tdsl", "t5_layer", t5, {}),
 ]
 
 

@@ -116,6 +116,7 @@ def dicts(x, w):
     for v in {1, 2, 2}:
         y = y + v
     s = {3, 1}
+    y = y + 1  # `if {}` is false, `if s` true
     ok = 3 in s and 2 not in {1, 4} and {1, 3} == s and {"q": 1} == {"q": 1.0} and {1: 2} != {1: 3}
     return [cache["layer"]["k"], d["a"]["b"]["c"], y * len(s) * ok, x * len(set([1, 1, 2])) * len(cache)]
 
@@ -131,6 +132,13 @@ DICTS = """fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6],
         y = y + v
     }
     s = {3, 1}
+    e = {}
+    if e {
+        y = y * 100
+    }
+    if s {
+        y = y + 1
+    }
     ok = 3 in s and 2 not in {1, 4} and {1, 3} == s and {"q": 1} == {"q": 1.0} and {1: 2} != {1: 3}
     return cache["layer"]["k"], d["a"]["b"]["c"], y * len(s) * ok, x * len(set([1, 1, 2])) * len(cache)
 }
@@ -197,7 +205,7 @@ CASES = [
      DEFS, local_defs, ["f32"] * 8),
     ("a parameter named like a function of the file; module-level constants and defaults of them",
      NAMES, names, ["f32"] * 3),
-    ("nested dict stores, set displays, set(), dict and set equality", DICTS, dicts, ["f32"] * 4),
+    ("nested dict stores, set displays, set(), dict and set equality and truth (was silently skipped)", DICTS, dicts, ["f32"] * 4),
     ("transformers' ACT2FN and get_activation imported", ACTS, acts, ["f32"] * 2),
     ("*args, inspect.signature(f).parameters, zip(*xs), -> torch.Tensor: apply_chunking_to_forward",
      CHUNKING, chunking, ["f32"] * 3),
