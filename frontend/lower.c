@@ -44,6 +44,7 @@ typedef struct Memo {
 // The results of a function body: one per declared result (NULL for a None result).
 typedef struct Rets {
   ValueList vals;
+  VEC(LSeq *) seqs;  // the same length: a sequence result (a helper's `return x, (k, v)`), or NULL
   bool done;  // a return was reached
 } Rets;
 
@@ -188,7 +189,7 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   lw->depth--;
   lw->scope = saved;
   LSeq *r = seq_new(lw, rets.vals.len);
-  for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i];
+  for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i], r->sub[i] = rets.seqs.data[i];
   memo_put(lw, call, NULL, r);
   return r;
 }
@@ -506,11 +507,15 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
   case AST_RETURN:
     for (int i = 0; i < s->list.len; i++) {
       const Ast *r = s->list.data[i];
-      if (is_seq(r->ty)) {  // return g(x), g returning a tuple
+      if (is_seq(r->ty) && s->list.len == 1) {  // return g(x), g returning a tuple: its elements
         LSeq *q = lower_seq(lw, r);
-        for (int j = 0; j < q->n; j++) vec_push(&lw->cx->arena, &rets->vals, q->v[j]);
+        for (int j = 0; j < q->n; j++) {
+          vec_push(&lw->cx->arena, &rets->vals, q->v[j]);
+          vec_push(&lw->cx->arena, &rets->seqs, q->sub[j]);
+        }
       } else {
         vec_push(&lw->cx->arena, &rets->vals, is_value(r->ty) ? lower_expr(lw, r) : NULL);
+        vec_push(&lw->cx->arena, &rets->seqs, is_seq(r->ty) ? lower_seq(lw, r) : NULL);
       }
     }
     rets->done = true;

@@ -619,7 +619,8 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   for (int i = 0; i < fn->rets.len; i++) {
     const Ast *r = fn->rets.data[i];
     if (any_result(fn)) break;
-    if (r->kind == AST_SCALAR_TYPE && strcmp(r->name, "Tensor"))
+    size_t n = r->kind == AST_SCALAR_TYPE ? strlen(r->name) : 0;
+    if (r->kind == AST_SCALAR_TYPE && (n < 6 || strcmp(r->name + n - 6, "Tensor")))
       diag_error(sema->cx, r->loc, "unknown result type '%s': a result is a tensor, written f32[dims] (a helper's "
                  "may be torch.Tensor, any tensor), or None", r->name);
   }

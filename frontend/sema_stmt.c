@@ -168,25 +168,6 @@ static TType *tuple_of(Sema *sema, TType **ts, int n) {
   return t;
 }
 
-// What a local def without an arrow returns: a value or a flat sequence of them (a call's
-// results are lowered as one sequence of values), else an error that says what to write.
-static bool local_result_ok(Sema *sema, const Ast *st, const TType *one, TType **ts, int n) {
-  const TType *seq = one && (one->kind == TY_TUPLE || one->kind == TY_LIST || one->kind == TY_DICT) ? one : NULL;
-  if (seq) {
-    ts = seq->elems;
-    n = seq->nelem;
-  }
-  for (int i = 0; i < n; i++) {
-    TyKind k = ts[i]->kind;
-    if (k != TY_TUPLE && k != TY_LIST && k != TY_DICT) continue;
-    diag_error(sema->cx, st->loc, "a fn inside another returns tensors, numbers or a flat tuple of them, not a %s "
-               "within one: return its elements (return a, b, c), or declare the results with -> (...)",
-               py_type_name(ts[i]));
-    return false;
-  }
-  return true;
-}
-
 static void check_return(Sema *sema, Body *body, Ast *st) {
   Ast *fn = body->fn;
   int n = st->list.len;
@@ -203,7 +184,6 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
   }
   if (fn->rets.len == 0 && n == 1 && ts[0]->kind == TY_NONE) n = 0;  // return None
   if ((fn->op == DEF_LOCAL && fn->rets.len == 0) || any_result(fn)) {  // a def inside a function, without an arrow: Python's
-    if (!bad && n && !local_result_ok(sema, st, st->list.len == 1 ? ts[0] : NULL, ts, n)) bad = true;
     body->ret = bad ? poison(sema) : n == 0 ? ty_new(sema, TY_NONE) : spread || st->list.len == 1 ? st->list.data[0]->ty
                                                                        : tuple_of(sema, ts, n);
     return;

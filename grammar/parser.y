@@ -499,6 +499,7 @@ primary
   | FALSE                       { $$ = ast_bool(p->cx, false, @$); }
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
   | DTYPE                       { $$ = ast_dtype(p->cx, $1, @$); }
+  | ELLIPSIS                    { $$ = ast_new(p->cx, AST_ELLIPSIS, @$); }  /* x[..., 0], Tuple[T, ...] */
   | '(' expr ')'                { $$ = ast_paren(p->cx, $2, @$); }
   | '(' ')'                     { $$ = ast_tuple_expr(p->cx, NULL, @$); }
   | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
@@ -569,10 +570,9 @@ items
   | items ',' item              { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-/* expr | [expr] ":" [expr] [":" [expr]] | "..." ; None is an expr */
+/* expr | [expr] ":" [expr] [":" [expr]]; None and "..." are exprs */
 item
   : expr
-  | ELLIPSIS                    { $$ = ast_new(p->cx, AST_ELLIPSIS, @$); }
   | opt_expr ':' opt_expr       { $$ = ast_slice(p->cx, $1, $3, NULL, @$); }
   | opt_expr ':' opt_expr ':' opt_expr { $$ = ast_slice(p->cx, $1, $3, $5, @$); }
   ;
@@ -615,7 +615,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda'";
+    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda' '...'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "

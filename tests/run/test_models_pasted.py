@@ -326,6 +326,21 @@ def t5(p):
     return [relu, gated, bias]
 
 
+def gpt2(p):
+    x, H = p["x"], 4
+
+    def conv1d(t, w, b):
+        return t @ w + b
+
+    h = layer_norm(x, p["ln_1_weight"], p["ln_1_bias"])
+    q, k, v = (heads(t, H) for t in np.split(conv1d(h, p["c_attn_weight"], p["c_attn_bias"]), 3, -1))
+    a = conv1d(merge(attention(q, k, v, causal=True)), p["attn_c_proj_weight"], p["attn_c_proj_bias"])
+    x = x + a
+    h = layer_norm(x, p["ln_2_weight"], p["ln_2_bias"])
+    m = conv1d(gelu_tanh(conv1d(h, p["c_fc_weight"], p["c_fc_bias"])), p["mlp_c_proj_weight"], p["mlp_c_proj_bias"])
+    return [x + m, k, v]
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -352,6 +367,7 @@ MODELS_TABLE = [
     ("bert_layer.tdsl", "bert", bert, {}),
     ("gptneox_layer.tdsl", "gptneox_layer", gptneox, {}),
     ("t5_layer.tdsl", "t5_layer", t5, {}),
+    ("gpt2_block.tdsl", "gpt2", gpt2, {}),
 ]
 
 
