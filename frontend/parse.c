@@ -75,6 +75,13 @@ Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc) {
   return p;
 }
 
+Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc) {
+  Loc at = {loc.file, loc.begin + 2, loc.begin + 2 + (uint32_t)strlen(name)};
+  Ast *p = ast_param(cx, false, name, ast_scalar_type(cx, "dict", at), NULL, loc);
+  p->ival = 2;  // PARAM_KWARGS (sema_internal.h)
+  return p;
+}
+
 // Parses the bytes [begin, end) of f: the whole file (start 0), or one expression.
 static Ast *parse_range(Ctx *cx, const SrcFile *f, uint32_t begin, uint32_t end, int start) {
   Parse p;

@@ -269,9 +269,11 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   }
   // bind arguments to parameters, positionally then by name; a *args parameter takes the
   // positional arguments from its place on, as a tuple, and those after it come by name
-  int np = fn->list.len, star = np;
+  int np = fn->list.len, star = np, kwstar = np;
   for (int j = 0; j < np; j++)
     if (fn->list.data[j]->ival == PARAM_STAR) star = j;
+    else if (fn->list.data[j]->ival == PARAM_KWARGS) kwstar = j;
+  VEC(Ast *) extra = {0};  // keywords no parameter takes: **kwargs's
   Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
   VEC(Ast *) rest = {0};
   int k = 0;
@@ -282,7 +284,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
       vec_push(&sema->cx->arena, &rest, a);
       continue;
     }
-    if (k >= np) {
+    if (k >= (kwstar < np ? kwstar : np)) {
       int given = 0;
       for (int j = 0; j < e->list.len; j++) given += e->list.data[j]->kind != AST_KWARG;
       diag_error(sema->cx, a->loc, "%s() takes %d positional argument%s but %d were given", fn->name, np,
@@ -296,6 +298,10 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     if (a->kind != AST_KWARG) continue;
     int j = 0;
     while (j < np && strcmp(fn->list.data[j]->name, a->name)) j++;
+    if ((j == np || j == star || j == kwstar) && kwstar < np) {
+      vec_push(&sema->cx->arena, &extra, a);
+      continue;
+    }
     if (j == np || j == star) {
       diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", fn->name, a->name);
       return poison(sema);
@@ -305,6 +311,16 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
       return poison(sema);
     }
     args[j] = a->rhs;
+  }
+  if (kwstar < np && !bad) {
+    TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(extra.len + 1));
+    Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(extra.len + 1));
+    for (int i = 0; i < extra.len; i++) {
+      keys[i] = ty_new(sema, TY_STR);
+      keys[i]->module = extra.data[i]->name;
+      vals[i] = extra.data[i]->rhs;
+    }
+    args[kwstar] = part_dict(sema, e, keys, vals, extra.len);
   }
   if (star < np && !bad) {
     Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(rest.len + 1));
@@ -630,6 +646,8 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     Ast *p = fn->list.data[j];
     if (p->ival == PARAM_STAR && stars++)
       diag_error(sema->cx, name_loc(p), "* argument may appear only once");
+    if (j + 1 < np && p->ival == PARAM_KWARGS)
+      diag_error(sema->cx, name_loc(fn->list.data[j + 1]), "arguments cannot follow var-keyword argument");
     if (p->ival == PARAM_STAR && p->type->kind != AST_SCALAR_TYPE)
       diag_error(sema->cx, p->type->loc, "the elements of *%s are not typed: write *%s (a tuple of what the call "
                  "passes there)", p->name, p->name);
@@ -641,7 +659,9 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (p->rhs) {
       if (check_default(sema, p) && p->type->kind == AST_SCALAR_TYPE && !p->type->name && p->rhs->ty->kind == TY_NONE)
         p->type->name = ANY_TYPE;  // device=None: any value, or None
-    } else if (dflt && !stars) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    } else if (dflt && !stars && p->ival != PARAM_KWARGS) {
+      diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    }
     dflt |= p->rhs != NULL;
   }
   sig->bare = arena_alloc(&sema->cx->arena, sizeof(int) * (size_t)(np * TD_MAX_DIMS + 1));

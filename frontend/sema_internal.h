@@ -92,7 +92,8 @@ typedef struct LocalSig {
 // AST_FN.op of a fn written inside another: its parameters may be untyped (ANY_TYPE, any
 // value), and without an arrow it returns what its return gives, as a Python def does.
 enum { DEF_LOCAL = 1 };
-enum { PARAM_STAR = 1 };  // AST_PARAM.ival of *args: a tuple of the positional arguments from its place on
+enum { PARAM_STAR = 1, PARAM_KWARGS = 2 };  // AST_PARAM.ival of *args (a tuple of the positional arguments
+                                            // from its place on) and **kwargs (a dict of the other keywords)
 #define ANY_TYPE "(any)"
 
 typedef struct Sema {

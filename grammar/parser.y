@@ -55,6 +55,8 @@ Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
 Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 // *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
+// **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
+Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
 }
 
 %code {
@@ -253,6 +255,7 @@ param
   | opt_mut IDENT '=' expr      { $$ = ast_param(p->cx, $1, $2, NULL, $4, @$); }
   | opt_mut IDENT               { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, "(any)", @2), NULL, @$); }
   | '*' IDENT                   { $$ = parse_star_param(p->cx, $2, NULL, @$); }
+  | POW IDENT                   { $$ = parse_kwargs_param(p->cx, $2, @$); }
   | '*' IDENT ':' param_type    { $$ = parse_star_param(p->cx, $2, $4, @$); }
   ;
 

@@ -341,6 +341,30 @@ def gpt2(p):
     return [x + m, k, v]
 
 
+def hf_llama(p):
+    x, H, KH, D = p["x"], 4, 2, 8
+
+    def rms(h, w):
+        return w * (h / np.sqrt((h ** 2).mean(-1, keepdims=True) + 1e-6))
+
+    inv_freq = 1.0 / (10000 ** (np.arange(0, D, 2) / D))
+    emb = np.concatenate([np.outer(np.arange(5), inv_freq)] * 2, -1)
+    cos, sin = np.cos(emb), np.sin(emb)
+
+    def rope(v):
+        h = v.shape[-1] // 2
+        return v * cos + np.concatenate([-v[..., h:], v[..., :h]], -1) * sin
+
+    h = rms(x, p["input_layernorm_weight"])
+    q = rope(heads(linear(h, p["q_proj_weight"]), H))
+    k = np.repeat(rope(heads(linear(h, p["k_proj_weight"]), KH)), H // KH, axis=1)
+    v = np.repeat(heads(linear(h, p["v_proj_weight"]), KH), H // KH, axis=1)
+    x = x + linear(merge(attention(q, k, v, causal=True)), p["o_proj_weight"])
+    h = rms(x, p["post_attention_layernorm_weight"])
+    out = x + linear(silu(linear(h, p["gate_proj_weight"])) * linear(h, p["up_proj_weight"]), p["down_proj_weight"])
+    return [out, out]  # pretraining_tp 1, then 2
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -368,6 +392,7 @@ MODELS_TABLE = [
     ("gptneox_layer.tdsl", "gptneox_layer", gptneox, {}),
     ("t5_layer.tdsl", "t5_layer", t5, {}),
     ("gpt2_block.tdsl", "gpt2", gpt2, {}),
+    ("hf_llama_layer.tdsl", "hf_llama_layer", hf_llama, {}),
 ]
 
 

@@ -92,7 +92,7 @@ fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 2, 3], f32[2, 6], f32[2, 
 
 
 def names(x, w):
-    return [np.maximum(x, 0), x * 2 + 4 * 2, x * (1e-6 * 2) + 4]
+    return [np.maximum(x, 0), x * 2 + 4 * 2, x * (1e-6 * 2) + 4, x * 2 * 3 + 2 + 1]
 
 
 NAMES = """DEFAULT_DIM = 4
@@ -101,8 +101,12 @@ fn act(x: f32[2, 6]) -> f32[2, 6] { return x * 100 }
 fn apply(x: f32[2, 6], act: Callable) -> f32[2, 6] { return act(x) }
 fn scaled(x: f32[2, 6], act: int, dim=DEFAULT_DIM) -> f32[2, 6] { return x * act + dim * SCALE }
 fn eps_of(x: f32[2, 6], eps=1e-6 * 2, dim: int = DEFAULT_DIM) -> f32[2, 6] { return x * eps + dim }
-fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {
-    return apply(x, F.relu), scaled(x, 2), eps_of(x)
+fn kw(x: f32[2, 6], *args, scale=1, **kwargs) -> torch.Tensor {
+    extra = 100 if "padding_mask" in kwargs else 0
+    return x * kwargs["a"] * scale + len(kwargs) + len(args) + extra
+}
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {
+    return apply(x, F.relu), scaled(x, 2), eps_of(x), kw(x, 7, a=2, b=3, scale=3)
 }
 """
 
@@ -203,8 +207,8 @@ PARTIALS = 'from functools import partial\nimport functools\nfn layer_scale(x: f
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
      DEFS, local_defs, ["f32"] * 8),
-    ("a parameter named like a function of the file; module-level constants and defaults of them",
-     NAMES, names, ["f32"] * 3),
+    ("a parameter named like a function of the file; module-level constants and defaults of them; **kwargs",
+     NAMES, names, ["f32"] * 4),
     ("nested dict stores, set displays, set(), dict and set equality and truth (was silently skipped)", DICTS, dicts, ["f32"] * 4),
     ("transformers' ACT2FN and get_activation imported", ACTS, acts, ["f32"] * 2),
     ("*args, inspect.signature(f).parameters, zip(*xs), -> torch.Tensor: apply_chunking_to_forward",
@@ -235,6 +239,8 @@ FAILURES = [
      "it computes with torch's ops, or compute it outside and pass it as a parameter"),
     ("two *args parameters", "fn g(*a, *b) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
      "1:11: error: * argument may appear only once"),
+    ("a parameter after **kwargs", "fn g(**k, a) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
+     "1:11: error: arguments cannot follow var-keyword argument"),
     ("a keyword-only parameter left out", "fn g(*a, k: int) -> torch.Tensor { return a[0] * k }\n"
      "fn f(a: f32[3]) -> f32[3] {\n    return g(a, a)\n}",
      "3:12: error: g() missing 1 required keyword-only argument: 'k'"),
