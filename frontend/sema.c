@@ -93,6 +93,8 @@ static bool str_param(const Ast *p);
 static TyKind object_kind(const Ast *p) {
   const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
   if (!n) return TY_POISON;
+  size_t len = strlen(n);
+  if (len >= 6 && !strcmp(n + len - 6, "Tensor")) return TY_TENSOR;  // x: torch.Tensor, a helper's: any tensor
   return !strcmp(n, ANY_TYPE) ? TY_NONE  // an untyped parameter of a local def: any value
          : !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
@@ -388,7 +390,8 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
       bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
       if (ok != TY_NONE && (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok)) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
-                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict" : "callable",
+                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict"
+                   : ok == TY_TENSOR ? "Tensor" : "callable",
                    py_type_name(args[j]->ty));
         diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
         bad = true;
@@ -480,6 +483,13 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
       Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
       *d = (Sym){p->name, pts[i], name_loc(p), NULL, sema->dims};
       sema->dims = d;
+      continue;
+    }
+    if (sk == DT_U8 && object_kind(p) == TY_TENSOR) {
+      diag_error(sema->cx, name_loc(p), "an entry point's tensor parameter '%s' needs its dtype and shape: write %s: "
+                 "f32[dims] in place of %s (called from another function, '%s' takes any tensor)", p->name, p->name,
+                 p->type->name, fn->name);
+      pts[i] = poison(sema);
       continue;
     }
     if (sk == DT_U8) {  // a string is a compile-time value only

@@ -268,6 +268,7 @@ param_type
 one_type
   : tensor_type
   | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @1); }
+  | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }  /* x: torch.Tensor */
   | DTYPE                       { $$ = ast_scalar_type(p->cx, dtype_name($1), @1); }
   ;
 

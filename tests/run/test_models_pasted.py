@@ -365,6 +365,18 @@ def hf_llama(p):
     return [out, out]  # pretraining_tp 1, then 2
 
 
+def clip(p):
+    x, H = p["x"], 4
+    h = layer_norm(x, p["layer_norm1_weight"], p["layer_norm1_bias"])
+    q, k, v = (heads(linear(h, p[n + "_proj_weight"], p[n + "_proj_bias"]), H) for n in "qkv")
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(8) + np.triu(np.full((6, 6), np.finfo(np.float32).min), 1)
+    w = softmax(s)
+    x = x + linear(merge(w @ v), p["out_proj_weight"], p["out_proj_bias"])
+    h = layer_norm(x, p["layer_norm2_weight"], p["layer_norm2_bias"])
+    f = linear(h, p["fc1_weight"], p["fc1_bias"])
+    return [x + linear(f / (1 + np.exp(-1.702 * f)), p["fc2_weight"], p["fc2_bias"]), w]
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -393,6 +405,7 @@ MODELS_TABLE = [
     ("t5_layer.tdsl", "t5_layer", t5, {}),
     ("gpt2_block.tdsl", "gpt2", gpt2, {}),
     ("hf_llama_layer.tdsl", "hf_llama_layer", hf_llama, {}),
+    ("clip_layer.tdsl", "clip_layer", clip, {}),
 ]
 
 

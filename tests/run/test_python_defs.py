@@ -92,7 +92,7 @@ fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 2, 3], f32[2, 6], f32[2, 
 
 
 def names(x, w):
-    return [np.maximum(x, 0), x * 2 + 4 * 2, x * (1e-6 * 2) + 4, x * 2 * 3 + 2 + 1]
+    return [np.maximum(x, 0), x * 2 + 4 * 2, x * (1e-6 * 2) + 4, (x * 2 * 3 + 2 + 1) * 2]
 
 
 NAMES = """DEFAULT_DIM = 4
@@ -105,8 +105,9 @@ fn kw(x: f32[2, 6], *args, scale=1, **kwargs) -> torch.Tensor {
     extra = 100 if "padding_mask" in kwargs else 0
     return x * kwargs["a"] * scale + len(kwargs) + len(args) + extra
 }
+fn times(t: torch.Tensor, n: int) -> torch.FloatTensor { return t * n }
 fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {
-    return apply(x, F.relu), scaled(x, 2), eps_of(x), kw(x, 7, a=2, b=3, scale=3)
+    return apply(x, F.relu), scaled(x, 2), eps_of(x), times(kw(x, 7, a=2, b=3, scale=3), 2)
 }
 """
 
@@ -239,6 +240,11 @@ FAILURES = [
      "it computes with torch's ops, or compute it outside and pass it as a parameter"),
     ("two *args parameters", "fn g(*a, *b) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
      "1:11: error: * argument may appear only once"),
+    ("an entry point's torch.Tensor parameter", "fn f(a: torch.Tensor) -> f32[3] {\n    return a\n}",
+     "1:6: error: an entry point's tensor parameter 'a' needs its dtype and shape: write a: f32[dims] in place of "
+     "Tensor (called from another function, 'f' takes any tensor)"),
+    ("a number passed to a torch.Tensor parameter", "fn g(t: torch.Tensor) -> torch.Tensor { return t }\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return g(1.0)\n}", "3:14: error: argument 't' of 'g' must be Tensor, not float"),
     ("a parameter after **kwargs", "fn g(**k, a) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
      "1:11: error: arguments cannot follow var-keyword argument"),
     ("a keyword-only parameter left out", "fn g(*a, k: int) -> torch.Tensor { return a[0] * k }\n"
