@@ -4,8 +4,9 @@ code bases and moved into tdsl by mechanical rules only (tests/run/models_pasted
 which, and mark with EDIT each change tdsl still forced): nanoGPT's Block, a LLaMA-2 layer
 with its KV cache, Mixtral's sparse MoE block, a timm ViT Block, torchvision's ResNet
 BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, a DiT
-block, a ConvNeXt block, a BERT layer and a GPT-NeoX layer. Each runs on small shapes with seeded inputs and
-is compared with the same model written here in NumPy (float64).
+block, a ConvNeXt block, a BERT layer, a GPT-NeoX layer, and transformers' T5 encoder layer,
+GPT-2 block, LLaMA decoder layer and CLIP encoder layer. Each runs on small shapes with seeded
+inputs and is compared with the same model written here in NumPy (float64).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
