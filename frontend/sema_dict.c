@@ -164,7 +164,8 @@ static TType *set_builtin(Sema *sema, Ast *e) {
     const TType *t = items[i]->ty;
     if (t->kind != TY_STR && t->kind != TY_NONE && t->kind != TY_DTYPE && t->kind != TY_SCALAR) {
       diag_error(sema->cx, items[i]->loc, t->kind == TY_LIST || t->kind == TY_DICT ? "unhashable type: '%s'"
-                 : "a set's elements must be compile-time values (strings, numbers, None), not %s",
+                 : "a set's elements must be compile-time values (strings, numbers, None), not %s: keep "
+                   "tensors in a list or a tuple",
                  py_type_name(t));
       return poison(sema);
     }

@@ -231,7 +231,8 @@ FAILURES = [
      "fn f(a: f32[3]) -> f32[3] {\n    fn g(t, u) { return t }\n    return g(a)\n}",
      "3:12: error: g() missing 1 required positional argument: 'u'"),
     ("a tensor in a set", "fn f(a: f32[3]) -> f32[3] {\n    s = {a}\n    return a\n}",
-     "2:10: error: a set's elements must be compile-time values (strings, numbers, None), not Tensor"),
+     "2:10: error: a set's elements must be compile-time values (strings, numbers, None), not Tensor: keep "
+     "tensors in a list or a tuple"),
     ("an activation transformers lacks", "from transformers.activations import ACT2FN\n"
      "fn f(a: f32[3]) -> f32[3] {\n    return ACT2FN['gelu_99'](a)\n}", "3:19: error: KeyError: 'gelu_99'"),
     ("a name of transformers.activations tdsl does not compile", "from transformers.activations import ACT2CLS\n"
