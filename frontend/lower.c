@@ -188,6 +188,7 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   lower_block(lw, &fn->body, &rets);
   lw->depth--;
   lw->scope = saved;
+  lower_block(lw, &call->body, &none);  // the caller's lists and dicts the body changed, rebound (sema's inline_call)
   LSeq *r = seq_new(lw, rets.vals.len);
   for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i], r->sub[i] = rets.seqs.data[i];
   memo_put(lw, call, NULL, r);

@@ -456,9 +456,19 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   vec_push(&sema->cx->arena, &sema->stack, fn);
   int before = sema->cx->nerrors;
   sema->param_src = args;  // a tuple, list or dict parameter's elements: the argument's
+  int changed = sema->changed.len;
   TType *r = check_body(sema, clone, pts);
   sema->stack.len--;
   sema->dims = saved_dims;
+  // A list or dict of the caller's the body changed in place (xs.append(v) of a list argument
+  // or a local def's capture) is changed for every holder in the caller too, as Python's one
+  // object is: rebound in e->body, which lowering runs after the call's body.
+  Ast post = {.kind = AST_PASS, .loc = e->loc};
+  for (int k = changed, n = sema->changed.len; k < n && !is_poison(r); k++) {
+    Ast old = {.kind = AST_NAME, .name = "", .loc = e->loc, .ty = (TType *)sema->changed.data[k].old};
+    seq_replace(sema, &post, &old, sema->changed.data[k].now, true);
+  }
+  for (int i = 0; i < post.unrolled.len; i++) vec_push(&sema->cx->arena, &e->body, post.unrolled.data[i]);
   if (sema->cx->nerrors > before) diag_note(sema->cx, call_loc(e), "in the call to '%s' inlined here", fn->name);
   return r;
 }

@@ -96,6 +96,12 @@ enum { PARAM_STAR = 1, PARAM_KWARGS = 2 };  // AST_PARAM.ival of *args (a tuple 
                                             // from its place on) and **kwargs (a dict of the other keywords)
 #define ANY_TYPE "(any)"
 
+// A list or dict changed in place (seq_replace): the object it was, the value it is now.
+typedef struct Changed {
+  const TType *old;
+  Ast *now;
+} Changed;
+
 typedef struct Sema {
   Ctx *cx;
   Program *p;
@@ -116,6 +122,7 @@ typedef struct Sema {
   int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
   int lambda_depth;          // lambda bodies being checked, nested
   VEC(LocalSig) local_sigs;  // the local defs checked so far
+  VEC(Changed) changed;      // every in-place change of a list or dict, in order: a call's are its caller's too
   struct {                   // set by a local def's call for inline_call: its captures, renamed in
     const char *const *from, *const *to;  // the clone it checks to the hidden names bound to them
     int n;

@@ -142,6 +142,7 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
     e->noperands = call->noperands;
     for (int i = 0; i < call->unrolled.len; i++)  // its arguments' closures (lambda_closure), after e's own
       vec_push(&sema->cx->arena, &e->unrolled, call->unrolled.data[i]);
+    e->body = call->body;  // the caller's lists it changed, rebound after it (inline_call)
     return t;
   }
   set_operand1(sema, e, call);

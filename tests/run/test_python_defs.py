@@ -204,6 +204,14 @@ def partials(x, g):
 
 PARTIALS = 'from functools import partial\nimport functools\nfn layer_scale(x: f32[B, N, C], gamma: f32[C], inplace: bool = False) -> f32[B, N, C] {\n    return x.mul_(gamma) if inplace else x * gamma\n}\nfn block(x: f32[2, 3, 4], ls1_gamma: f32[4] | None, init_values: float | None = None) -> f32[2, 3, 4] {\n    ls1 = partial(layer_scale, gamma=ls1_gamma) if init_values else nn.Identity()\n    ls2 = functools.partial(torch.add, x)\n    return x + ls1(x * 2) + ls2(x, alpha=2)\n}\nfn f(x: f32[2, 3, 4], w: f32[4]) -> (f32[2, 3, 4], f32[2, 3, 4]) {\n    return block(x, w, 1e-5), block(x, None)\n}\n'
 
+def changed(x, w):
+    return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
+
+
+# a list or dict changed in place by a helper or a local def is the caller's object (it
+# was not: the caller's list stayed as it was, silently)
+CHANGED = 'fn push(xs: list, t: f32[2, 6]) { xs.append(t) }\nfn put(d: dict, k: str, t: f32[2, 6]) -> f32[2, 6] {\n    d[k] = t * 3\n    return t\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[3, 2, 6], f32[2, 2, 6], f32[2, 6], f32[2, 6]) {\n    outs = [x]\n    held = [outs]\n    fn hook(t) {\n        outs.append(t * 2)\n    }\n    hook(x + 1)\n    push(outs, x + 2)\n    ys = []\n    for i in range(2) {\n        push(ys, x * i)\n    }\n    cache = {}\n    y = put(cache, "k", x)\n    return torch.stack(held[0]), torch.stack(ys), cache["k"], y\n}\n'
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
@@ -216,6 +224,8 @@ CASES = [
      CHUNKING, chunking, ["f32"] * 3),
     ("functools.partial of a user fn chosen by a conditional expression, of torch.add", PARTIALS, partials,
      ["f32"] * 2),
+    ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
+     ["f32"] * 4),
 ]
 
 # (name, program, the first line of stderr after 'case.tdsl:')
