@@ -2,7 +2,7 @@
 // (`d = {'q': q, 'k': k}`, `d['q']`, `for k, v in d.items()`, `f(**kwargs)`): the display
 // and dict(...), indexing, `in`, len, iteration over the keys, keys()/values()/items(),
 // get, pop, update, copy, setdefault, `d[k] = v` and `del d[k]`, each with Python's meaning
-// and messages.
+// and messages; sets ({a, b}, set(xs)) as dicts of None values marked "set".
 // Invariants: a dict value (TY_DICT) is a sequence of its values in insertion order (its
 // node's operands, as a list's: lower.c reads them) with a key per value in ty->keys, each
 // a compile-time value (str, int, float, bool, None, dtype), no two equal as Python

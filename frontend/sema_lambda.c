@@ -11,9 +11,15 @@
 // helper's Callable parameter becomes one whose body reads hidden names ("(closure 4) s")
 // bound at that call to the caller's locals it uses; hidden names (they start with '(',
 // which no source name can) are the only names a helper's body sees of its caller's scope.
+// A `fn` written inside a function (Python's nested def: local_def) is a function value whose
+// AST_FN has op DEF_LOCAL and a signature of its own (local_sig): its call is inlined as a
+// helper's (inline_call), the locals of the caller it reads and does not bind bound first
+// to hidden names that the clone reads instead ("(closure 4) s"); passed to a helper it is
+// closed over them there (def_closure), as a functools.partial object is (partial_closure).
 // Invariants: the call's value is its body's (its one operand, of the same type: lower.c
-// binds the call's parameters, e->unrolled, and then reads the body); the defaults are
-// checked where the lambda is written, as Python evaluates them there.
+// binds the call's parameters, e->unrolled, and then reads the body), or for a local def's
+// call the call itself, inlined; the defaults are checked where the lambda or the def is
+// written, as Python evaluates them there (a def's bound to hidden names its calls read).
 #include "frontend/sema_internal.h"
 
 #include <string.h>

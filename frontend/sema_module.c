@@ -8,7 +8,10 @@
 //     arguments passed on by name (one table, nn_classes below);
 //   - `inplace=True` of the functional activations and dropouts: the result written into
 //     the input, which the call then is, as PyTorch's in-place op returns it;
-//   - torch._assert(cond, msg), as the assert statement.
+//   - torch._assert(cond, msg), as the assert statement;
+//   - what pasted model code imports besides: transformers' ACT2FN table and get_activation
+//     (consts of the file, parsed from their source here), functools.partial (a function
+//     value binding arguments), inspect.signature(f).parameters of a function value.
 // A module object is a TY_MODULE value ("torch.nn.ReLU") holding the call that made it.
 #include "frontend/sema_internal.h"
 

@@ -8,6 +8,7 @@
 //     (torch.finfo(x.dtype).min as an attention mask's fill value).
 //   - torch.tensor(data) of numbers (nested lists or tuples), torch.as_tensor and
 //     torch.scalar_tensor: a constant tensor, built from full() and stack().
+//   - isinstance(x, cls) of the classes forward passes test (torch.Tensor, int, tuple ...).
 #include "frontend/sema_internal.h"
 
 #include <float.h>
