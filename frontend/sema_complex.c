@@ -65,8 +65,52 @@ static bool all_complex(Sema *sema, const Ast *e, DType dt) {
 }
 
 // ---- the calls the builders of ir/build_complex.c make ----
+static TType *complex_built_args(Sema *sema, Ast *e, ComplexArgs a, Ast **ops, int n) {
+  return built(sema, e, build_complex, KEEP(sema, a), ops, n);
+}
 static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) {
-  return built(sema, e, build_complex, KEEP(sema, (ComplexArgs){op}), ops, n);
+  return complex_built_args(sema, e, (ComplexArgs){.op = op}, ops, n);
+}
+
+// z.float(), z.to(torch.int32), z.type_as(x) ... of a complex z, which the row's checker
+// typed as a real tensor: PyTorch 1.13's conversion, the real part (bool: z != 0), with
+// its UserWarning as a compile-time warning (bool: none, as PyTorch gives none)
+static TType *to_real(Sema *sema, Ast *e, const TType *t) {
+  Ast *x = e->bargs[0];
+  if (t->dtype != DT_BOOL)
+    diag_warning(sema->cx, call_loc(e), "Casting complex values to real discards the imaginary part (take .real to "
+                 "say so, or abs())");
+  return complex_built_args(sema, e, (ComplexArgs){.op = CX_TO_REAL, .dtype = t->dtype}, &x, 1);
+}
+
+// prod(input, dim=None, keepdim=False, *, dtype=None), cumsum(input, dim, *, dtype=None),
+// cumprod(...) of a complex input: the dims checked, dtype (when given) the input's own
+static TType *complex_reduce(Sema *sema, Ast *e, Op op) {
+  Ast *x = e->bargs[0];
+  const TType *t = x->ty;
+  int nd = t->view.ndim, a = -1, di = op == OP_PROD ? 3 : 2;
+  int64_t dim;
+  bool keepdim = false;
+  Ast *da = barg(e, 1);
+  if (op != OP_PROD || da) {
+    if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !wrap_dim(sema, e->bargs[1]->loc, dim, nd, &a))
+      return poison(sema);
+    if (nd == 0) a = -1;  // a 0-d input: its one element
+  }
+  if (op == OP_PROD && barg(e, 2) && !get_bool(sema, e, e->bargs[2], "keepdim", &keepdim)) return poison(sema);
+  DType dt = t->dtype;
+  if (barg(e, di) && !get_dtype(sema, e, e->bargs[di], &dt)) return poison(sema);
+  if (dt != t->dtype) {
+    diag_error(sema->cx, barg(e, di)->loc, "%s() of a %s tensor with dtype=%s is not supported: tdsl computes it "
+               "in the input's dtype (convert the input first)", op_name(op), dtype_name(t->dtype), dtype_name(dt));
+    return poison(sema);
+  }
+  if (op != OP_PROD && a < 0) {  // a 0-d scan: the element itself
+    return complex_built(sema, e, CX_SAME, &x, 1);
+  }
+  ComplexArgs ca = {.op = op == OP_PROD ? CX_PROD : op == OP_CUMSUM ? CX_CUMSUM : CX_CUMPROD, .dim = a,
+                    .keepdim = keepdim};
+  return complex_built_args(sema, e, ca, &x, 1);
 }
 
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
@@ -76,8 +120,22 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   DType dt = complex_arg(e)->dtype;
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
-  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias)
-    return NULL;  // a conversion: to a complex dtype only (complex_supported)
+  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias) {
+    if (!is_complex(e->bargs[0]->ty)) return NULL;  // a real tensor made complex: (x, 0) (lower.c)
+    TType *t = d->check(sema, e, d);
+    return is_tensor(t) && !is_complex(t) && t->kind == TY_TENSOR ? to_real(sema, e, t) : t;
+  }
+  if (d->b.kind == BK_BUILD && d->b.build == build_float_test && is_complex(e->bargs[0]->ty)) {
+    Ast *x = e->bargs[0];
+    if (d->variant == TEST_NAN) return complex_built(sema, e, CX_ISNAN, &x, 1);
+    if (d->variant == TEST_INF) return complex_built(sema, e, CX_ISINF, &x, 1);
+    if (d->variant == TEST_FINITE) return complex_built(sema, e, CX_ISFINITE, &x, 1);
+    diag_error(sema->cx, call_loc(e), "%s does not support complex inputs.", name);
+    return poison(sema);
+  }
+  if (d->b.kind == BK_NODE && (d->b.op == OP_PROD || d->b.op == OP_CUMSUM || d->b.op == OP_CUMPROD) &&
+      is_complex(e->bargs[0]->ty))
+    return complex_reduce(sema, e, d->b.op);
   if (!strcmp(name, "view")) {
     if ((!barg(e, 1) || barg(e, 1)->ty->kind != TY_DTYPE) &&
         !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
@@ -148,8 +206,10 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
 // complex arithmetic, the comparisons refused as PyTorch refuses them.
 TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
   DType dt = is_complex(a->ty) ? a->ty->dtype : b->ty->dtype;
-  ComplexOp cop = op == OP_ADD ? CX_ADD : op == OP_SUB ? CX_SUB : op == OP_MUL ? CX_MUL : op == OP_DIV ? CX_DIV
-                                                                                                      : CX_COUNT;
+  static const ComplexOp cops[OP_COUNT] = {[OP_ADD] = CX_ADD + 1, [OP_SUB] = CX_SUB + 1, [OP_MUL] = CX_MUL + 1,
+                                          [OP_DIV] = CX_DIV + 1, [OP_POW] = CX_POW + 1, [OP_EQ] = CX_EQ + 1,
+                                          [OP_NE] = CX_NE + 1};
+  ComplexOp cop = cops[op] ? cops[op] - 1 : CX_COUNT;
   if (op == OP_MAXIMUM || op == OP_MINIMUM) {
     diag_error(sema->cx, loc, "%s not implemented for complex tensors.", op == OP_MAXIMUM ? "maximum" : "minimum");
     return poison(sema);
@@ -173,13 +233,23 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
     }
   }
   Ast *xs[2] = {a, b};
-  return complex_built(sema, e, cop, xs, 2);
+  TType *r = complex_built(sema, e, cop, xs, 2);
+  // a Python number's arithmetic (1 + 2j, x * 2j of a run-time number x) makes one
+  if (is_tensor(r) && (is_scalar(a->ty) || a->ty->wrapped) && (is_scalar(b->ty) || b->ty->wrapped)) r->wrapped = true;
+  return r;
 }
 
-// op(x) of a complex x: neg, abs, exp, sgn as complex math; the rest refused.
+// op(x) of a complex x: the complex functions PyTorch 1.13 defines (ir/build_complex.c's
+// formulas); the rest refused.
 TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
-  ComplexOp cop = op == OP_NEG ? CX_NEG : op == OP_ABS ? CX_ABS : op == OP_EXP ? CX_EXP : CX_COUNT;
-  if (cop != CX_COUNT) return complex_built(sema, e, cop, &x, 1);
+  static const ComplexOp cops[OP_COUNT] = {
+      [OP_NEG] = CX_NEG + 1,   [OP_ABS] = CX_ABS + 1,     [OP_EXP] = CX_EXP + 1,     [OP_LOG] = CX_LOG + 1,
+      [OP_LOG2] = CX_LOG2 + 1, [OP_LOG10] = CX_LOG10 + 1, [OP_SQRT] = CX_SQRT + 1,   [OP_RSQRT] = CX_RSQRT + 1,
+      [OP_RECIPROCAL] = CX_RECIPROCAL + 1, [OP_SQUARE] = CX_SQUARE + 1,
+      [OP_SIN] = CX_SIN + 1,   [OP_COS] = CX_COS + 1,     [OP_TAN] = CX_TAN + 1,     [OP_SINH] = CX_SINH + 1,
+      [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
+      [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1};
+  if (cops[op]) return complex_built(sema, e, cops[op] - 1, &x, 1);
   if (op == OP_RELU) {
     diag_error(sema->cx, loc, "clamp is not supported for complex types");
   } else if (op == OP_SIGN) {
@@ -188,8 +258,9 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   } else if (op == OP_FLOOR || op == OP_CEIL || op == OP_TRUNC || op == OP_ROUND || op == OP_FRAC) {
     diag_error(sema->cx, loc, "%s is not supported for complex inputs", op_name(op));
   } else {
-    diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s': tdsl computes abs, angle, exp, conj, neg and + - "
-               "* / @ of complex tensors", op_name(op), torch_name(x->ty->dtype));
+    diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s': tdsl computes abs, angle, conj, exp, log, sqrt, "
+               "rsqrt, reciprocal, the trigonometric and hyperbolic functions and their inverses, and + - * / ** @ "
+               "of complex tensors", op_name(op), torch_name(x->ty->dtype));
   }
   return poison(sema);
 }
