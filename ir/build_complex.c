@@ -192,10 +192,16 @@ static Cx cx_sinh(Builder *b, Cx z, bool cosh) {
   return r;
 }
 
+static Cx cx_pow_int(Builder *b, Cx z, int64_t n);
+
 // z ** w: 1 where w = 0; where z = 0: 0 for a positive real w, else nan (NumPy's
-// npy_cpow); else exp(w log z)
+// npy_cpow); z, z z, z z z, 1 / z, 1 / (z z) where w is 1, 2, 3, -1, -2 (NumPy multiplies
+// for integer w); else exp(w log z)
 static Cx cx_pow(Builder *b, Cx z, Cx w) {
   Cx r = cx_exp(b, cmul(b, w, cx_log(b, z)));
+  static const int ns[] = {1, 2, 3, -1, -2};
+  for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+    r = cwhere(b, and_(b, bin(b, OP_EQ, w.re, num(b, ns[i])), eq0(b, w.im)), cx_pow_int(b, z, ns[i]), r);
   Value *z0 = and_(b, eq0(b, z.re), eq0(b, z.im)), *w0 = and_(b, eq0(b, w.re), eq0(b, w.im));
   Value *wpos = and_(b, bin(b, OP_GT, w.re, num(b, 0)), eq0(b, w.im));
   Value *zero = build_where(b, wpos, num(b, 0), num(b, NAN));
@@ -203,17 +209,17 @@ static Cx cx_pow(Builder *b, Cx z, Cx w) {
   return cwhere(b, w0, (Cx){num(b, 1), num(b, 0)}, r);
 }
 
-// z ** n of an integer n, |n| < 100: repeated squaring, 1 / z ** |n| for n < 0 (NumPy's;
-// 0 ** n of n < 0 is nan, as there)
+// z ** n of an integer n, |n| < 100, as NumPy's npy_cpow: z, z z, z (z z) for 1, 2, 3; else
+// 1 times z ** |n| by repeated squaring (an inf part makes that 1 z nan, as there), 1 / that
+// for n < 0 (0 ** n of n < 0 is nan); 1 for 0
 static Cx cx_pow_int(Builder *b, Cx z, int64_t n) {
+  if (n == 1) return z;
+  if (n == 2) return cmul(b, z, z);
+  if (n == 3) return cmul(b, z, cmul(b, z, z));
   int64_t m = n < 0 ? -n : n;
   Cx r = {num(b, 1), num(b, 0)}, p = z;
-  bool first = true;
   for (int64_t bit = 1; bit <= m; bit <<= 1) {
-    if (m & bit) {
-      r = first ? p : cmul(b, r, p);
-      first = false;
-    }
+    if (m & bit) r = cmul(b, r, p);
     if (bit << 1 <= m) p = cmul(b, p, p);
   }
   if (n >= 0) return r;
@@ -304,7 +310,16 @@ static Value *arith(Builder *b, ComplexOp op, Value *x, Value *y) {
   case CX_SUB: r = pair(b, sub(b, p.re, q.re), sub(b, p.im, q.im), pt, n, shape); break;
   case CX_MUL: r = cpair(b, cmul(b, p, q), pt, n, shape); break;
   case CX_DIV: r = cpair(b, cdiv(b, p, q), pt, n, shape); break;
-  case CX_POW: r = cpair(b, small_int(y, &k) ? cx_pow_int(b, p, k) : cx_pow(b, p, q), pt, n, shape); break;
+  case CX_POW:
+    if (small_int(y, &k)) {
+      r = cpair(b, cx_pow_int(b, p, k), pt, n, shape);
+      break;
+    }
+    // Python numbers as pt's 0-d tensors: log 2 of `2 ** z` in the parts' precision
+    if (p.re->is_scalar) p = (Cx){build_full(b, 0, NULL, p.re, pt), build_full(b, 0, NULL, p.im, pt)};
+    if (q.re->is_scalar) q = (Cx){build_full(b, 0, NULL, q.re, pt), build_full(b, 0, NULL, q.im, pt)};
+    r = cpair(b, cx_pow(b, p, q), pt, n, shape);
+    break;
   case CX_EQ: return and_(b, bin(b, OP_EQ, p.re, q.re), bin(b, OP_EQ, p.im, q.im));
   case CX_NE: return or_(b, bin(b, OP_NE, p.re, q.re), bin(b, OP_NE, p.im, q.im));
   default: td_unreachable();
