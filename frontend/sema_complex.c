@@ -374,6 +374,14 @@ bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *r
   return true;
 }
 
+// Python's complex number re + im j (2.5j, complex(1, 2)): a 0-d complex128 tensor that
+// promotes as a Python number does (x * 1j of a float32 x is complex64, as in PyTorch).
+TType *complex_literal(Sema *sema, Ast *e, double re, double im) {
+  TType *t = complex_built_args(sema, e, (ComplexArgs){.op = CX_LITERAL, .re = re, .im = im}, NULL, 0);
+  if (is_tensor(t)) t->wrapped = true;
+  return t;
+}
+
 // ---- the rows of complex ops (sema_builtin.c) ----
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d) {
   ComplexOp op = (ComplexOp)d->variant;
@@ -438,6 +446,9 @@ TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d) {
   case CX_POLAR:
   case CX_MAKE: {
     Ast *y = e->bargs[1];
+    // complex(re, im) of Python numbers, written bare: Python's complex number
+    if (op == CX_MAKE && !e->lhs && is_scalar(t) && is_scalar(y->ty))
+      return complex_literal(sema, e, t->fval, y->ty->fval);
     if (!get_tensor(sema, e, x, op == CX_POLAR ? "abs" : "real")) return poison(sema);
     if (!get_tensor(sema, e, y, op == CX_POLAR ? "angle" : "imag")) return poison(sema);
     DType a = t->dtype, b = y->ty->dtype;

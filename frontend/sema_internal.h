@@ -602,6 +602,7 @@ TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
 bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
 bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop);
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
+TType *complex_literal(Sema *sema, Ast *e, double re, double im);  // 2.5j, complex(1, 2)
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d);
 

@@ -93,6 +93,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> IDENT "identifier"
 %token <ival> INT "integer"
 %token <fval> FLOAT "float"
+%token <fval> IMAG "imaginary number"
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
@@ -466,6 +467,7 @@ primary
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
   | INT                         { $$ = ast_int(p->cx, $1, @$); }
   | FLOAT                       { $$ = ast_float(p->cx, $1, @$); }
+  | IMAG                        { $$ = ast_imag(p->cx, $1, @$); }
   | strings
   | TRUE                        { $$ = ast_bool(p->cx, true, @$); }
   | FALSE                       { $$ = ast_bool(p->cx, false, @$); }
@@ -563,6 +565,7 @@ static const char *symbol_text(yysymbol_kind_t s, char *buf, size_t n) {
   case YYSYMBOL_IDENT: return "identifier";
   case YYSYMBOL_INT: return "integer";
   case YYSYMBOL_FLOAT: return "float";
+  case YYSYMBOL_IMAG: return "imaginary number";
   case YYSYMBOL_STRING: return "string";
   case YYSYMBOL_FSTRING: return "f-string";
   case YYSYMBOL_DTYPE: return "dtype";
