@@ -181,6 +181,21 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return complex_built(sema, e, CX_WHERE, e->bargs, 3);
   }
   if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
+  // gathers and writes through index tensors act on the pairs' leading dims: index_select,
+  // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
+  if (!strcmp(name, "index_select")) return NULL;
+  bool put = !strncmp(name, "index_put", 9), copy = !strncmp(name, "index_copy", 10);
+  if (put || copy || (!strncmp(name, "index_add", 9) && !barg(e, 4))) {
+    Ast *v = barg(e, put ? 2 : 3);
+    if (!is_complex(e->bargs[0]->ty)) return NULL;  // the row's checks of a real target
+    if (v && (!is_tensor(v->ty) || v->ty->dtype != dt)) {
+      diag_error(sema->cx, v->loc, "Index put requires the source and destination dtypes match, got %s for the "
+                 "destination and %s for the source.", torch_name(dt),
+                 is_tensor(v->ty) ? torch_name(v->ty->dtype) : py_type_name(v->ty));
+      return poison(sema);
+    }
+    return NULL;
+  }
   if (d->check == ck_reduce && (d->b.op == OP_SUM || d->b.op == OP_MEAN)) {
     if (barg(e, 3)) {
       diag_error(sema->cx, barg(e, 3)->loc, "%s() of a complex tensor takes no dtype in tdsl", name);
@@ -316,9 +331,15 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
   if (bi->kind == BK_ELEMENT) return true;
   if (bi->kind == BK_VIEW && out == (e->noperands && e->operands[0]->ty && is_complex(e->operands[0]->ty)))
     return true;  // a view of a complex tensor is one
+  if (bi->kind == BK_NODE && bi->op == OP_WHERE && !strcmp(bi->name, "index") && e->noperands == 2)
+    return true;  // x[mask] as a store's target (sema_scatter.c's mask_store makes the where)
   if (bi->kind == BK_NODE && out) {
     switch (bi->op) {
     case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
+    case OP_INDEX: case OP_INDEX_SELECT:  // gathers of the leading dims: the pairs gathered
+      return true;
+    case OP_INDEX_PUT:  // x[idx] = v, index_put_ ...: the pairs written (or added), of complex values
+      if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD && e->attr.aug != OP_COPY) break;
       return true;
     case OP_TO:  // c64 <-> c128, or (x, 0) of a real x
       return true;
@@ -347,31 +368,51 @@ refused:
   return false;
 }
 
+// rhs, in place, as the conversion a of its old self (a node of its own): what a store
+// writes when the value's dtype is not the target's
+static bool convert_in_place(Sema *sema, Ast *rhs, ComplexArgs a) {
+  Ast *inner = ast_new(sema->cx, rhs->kind, rhs->loc), *call = ast_new(sema->cx, AST_CALL, rhs->loc);
+  *inner = *rhs;
+  call->name = a.op == CX_TO_REAL ? "real" : "complex";
+  call->oploc = rhs->loc;
+  call->ty = complex_built_args(sema, call, a, &inner, 1);
+  if (is_poison(call->ty)) return false;
+  *rhs = *call;
+  return true;
+}
+
 // A store into target of rhs (binop: -1 for '=', else the operator of `target op= rhs`,
-// which for a complex target was rewritten as '=' of the complex op's result, but + and -
-// of a complex value: the pairs added): both complex, into a view (index writes through
-// index tensors are refused). false after the message.
-bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop) {
+// which for a complex target was rewritten as '=' of the complex op's result): a real
+// value written into a complex target is (v, 0), of the target's dtype; a complex value
+// into a real target is its real part, with PyTorch's UserWarning (`x op= z` is left to
+// the store's own check, PyTorch's error). false after the message.
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, Ast *rhs, int binop) {
   bool tc = is_complex(target->ty), vc = is_complex(rhs->ty);
   if (!tc && !vc) return true;
-  if (tc && !vc) {
-    diag_error(sema->cx, rhs->loc, "writing a real value into a complex tensor is not supported: write a complex one "
-               "(torch.complex(v, torch.zeros_like(v)), or v.to(%s))", dtype_name(target->ty->dtype));
-    return false;
+  if (!is_tensor(target->ty) || (!is_tensor(rhs->ty) && !is_scalar(rhs->ty))) return true;  // the common checks say
+  if (tc && (!vc || rhs->ty->dtype != target->ty->dtype))
+    return convert_in_place(sema, rhs, (ComplexArgs){.op = CX_FROM_REAL, .dtype = target->ty->dtype});
+  if (tc || binop >= 0) return true;
+  diag_warning(sema->cx, rhs->loc, "Casting complex values to real discards the imaginary part (write its .real to "
+               "say so)");
+  (void)st;
+  return convert_in_place(sema, rhs, (ComplexArgs){.op = CX_TO_REAL, .dtype = target->ty->dtype});
+}
+
+bool complex_where_operand(const Ast *a, const Ast *b) { return is_complex(a->ty) || is_complex(b->ty); }
+
+// where(c, a, b) with a complex a or b, of a bool c (x[mask] = v: the pairs chosen)
+TType *complex_where(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b) {
+  Ast *xs[3] = {c, a, b};
+  int nd = 0;
+  int64_t shape[TD_MAX_DIMS];
+  for (int i = 0; i < 3; i++) {
+    const TType *t = xs[i]->ty;
+    if (is_tensor(t) && !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
   }
-  if (!tc) {
-    diag_error(sema->cx, rhs->loc, "writing a complex value into a %s tensor discards its imaginary part: tdsl "
-               "refuses it (write its .real)", dtype_name(target->ty->dtype));
-    return false;
-  }
-  const Ast *t = target;
-  while (t->bi && t->bi->kind == BK_NODE && op_is_store(t->bi->op)) t = t->operands[0];
-  if ((t->bi && t->bi->kind == BK_NODE) || (binop >= 0 && binop != BIN_ADD && binop != BIN_SUB)) {
-    diag_error(sema->cx, st->oploc.end > st->oploc.begin ? st->oploc : st->loc, "this write into a complex tensor is "
-               "not supported: tdsl writes complex values through views (z[1:] = w, z += w, z *= w)");
-    return false;
-  }
-  return true;
+  if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
+  e->bi = NULL;
+  return complex_built(sema, e, CX_WHERE, xs, 3);
 }
 
 // Python's complex number re + im j (2.5j, complex(1, 2)): a 0-d complex128 tensor that

@@ -73,11 +73,13 @@ static Value *nonfinite(Builder *b, Value *x) {
   return un(b, OP_LOGICAL_NOT, bin(b, OP_LT, un(b, OP_ABS, x), num(b, INFINITY)));
 }
 
-// e^a (cos b, sin b); a = +inf with an inf or nan b: (inf, nan); a = -inf: (0, 0 with b's sign)
+// e^a (cos b, sin b); with an inf or nan b: (inf, nan) for a = +inf, (0, 0 with b's sign)
+// for a = -inf, else (nan, nan)
 static Cx cx_exp(Builder *b, Cx z) {
   Value *m = un(b, OP_EXP, z.re);
   Cx r = {zmul(b, m, un(b, OP_COS, z.im)), zmul(b, m, un(b, OP_SIN, z.im))};
   Value *nf = nonfinite(b, z.im);
+  r = cwhere(b, nf, (Cx){num(b, NAN), num(b, NAN)}, r);  // a finite a (or nan) with an inf or nan b
   r = cwhere(b, and_(b, bin(b, OP_EQ, z.re, num(b, -INFINITY)), nf), (Cx){num(b, 0), bin(b, OP_COPYSIGN, num(b, 0), z.im)}, r);
   return cwhere(b, and_(b, bin(b, OP_EQ, z.re, num(b, INFINITY)), nf), (Cx){num(b, INFINITY), num(b, NAN)}, r);
 }
@@ -161,7 +163,8 @@ static Cx cx_acosh(Builder *b, Cx z) {
 }
 
 // Kahan's tanh: t = tan b, s = sinh a, beta = 1 + t^2, rho = sqrt(1 + s^2):
-// (beta rho s, t) / (1 + beta s^2); |a| >= 22: (sign a, 4 sin b cos b e^(-2|a|)); a zero
+// (beta rho s, t) / (1 + beta s^2); |a| >= 22 (but a finite a with an inf or nan b: nan):
+// (sign a, 4 sin b cos b e^(-2|a|)); a zero
 // part of z stays (tanh maps each axis to itself)
 static Cx cx_tanh(Builder *b, Cx z) {
   Value *a = z.re, *c = z.im, *one = num(b, 1);
@@ -173,7 +176,8 @@ static Cx cx_tanh(Builder *b, Cx z) {
   Cx big = {bin(b, OP_COPYSIGN, one, a),
             build_where(b, nonfinite(b, c), bin(b, OP_COPYSIGN, num(b, 0), c),
                         mul(b, muln(b, 4, mul(b, un(b, OP_SIN, c), un(b, OP_COS, c))), un(b, OP_EXP, muln(b, -2, aa))))};
-  r = cwhere(b, bin(b, OP_GE, aa, num(b, 22)), big, r);
+  Value *far = and_(b, bin(b, OP_GE, aa, num(b, 22)), or_(b, isinf_(b, a), un(b, OP_LOGICAL_NOT, nonfinite(b, c))));
+  r = cwhere(b, far, big, r);
   return (Cx){build_where(b, eq0(b, a), a, r.re), build_where(b, eq0(b, c), c, r.im)};
 }
 

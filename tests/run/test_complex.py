@@ -181,12 +181,14 @@ ERRORS = [
     ("z @ x[0, :, :2]", "expected scalar type ComplexFloat but found Float"),
     ("z.view(torch.float32)", "view() of a complex tensor is not supported"),
     ("torch.where(z, z, z)", "where expected condition to be a boolean tensor, but got a tensor with dtype ComplexFloat"),
-    ("z[k]", "not supported with complex tensors"),
     ("z // z", '"div_floor_cpu" not implemented for \'ComplexFloat\''),
     ("z.clone().index_fill_(0, k[:1], 0)", None),
-    ("store:y[1:] = 0", "writing a real value into a complex tensor is not supported"),
-    ("store:y[k[:2]] = z", "not supported with complex tensors"),
-    ("store:x[0, :2, 0] = z[0, :2]", "writing a complex value into a f32 tensor discards its imaginary part"),
+    ("torch.isposinf(z)", "isposinf does not support complex inputs."),
+    ("z.prod(dtype=torch.cdouble)", "tdsl computes it in the input's dtype"),
+    ("z.clone().index_put_((k[:1],), x[0, 0, :1])", "Index put requires the source and destination dtypes match, got "
+     "ComplexFloat for the destination and Float for the source."),
+    ("z.clone().index_add_(0, k[:1], z[:1], alpha=2)", None),
+    ("torch.log1p(z)", '"log1p_cpu" not implemented for \'ComplexFloat\''),
 ]
 
 
