@@ -73,13 +73,15 @@ static Value *nonfinite(Builder *b, Value *x) {
   return un(b, OP_LOGICAL_NOT, bin(b, OP_LT, un(b, OP_ABS, x), num(b, INFINITY)));
 }
 
-// e^a (cos b, sin b); with an inf or nan b: (inf, nan) for a = +inf, (0, 0 with b's sign)
-// for a = -inf, else (nan, nan)
+// e^a (cos b, sin b), (e^a, b) for a real z; with an inf or nan b: (inf, nan) for a = +inf,
+// (0, 0 with b's sign) for a = -inf, else (nan, nan). Each function of a part is read once
+// (fusion recomputes an inlined value at each read).
 static Cx cx_exp(Builder *b, Cx z) {
-  Value *m = un(b, OP_EXP, z.re);
-  Cx r = {zmul(b, m, un(b, OP_COS, z.im)), zmul(b, m, un(b, OP_SIN, z.im))};
+  Value *m = un(b, OP_EXP, z.re), *real = eq0(b, z.im);
+  Cx r = {mul(b, m, build_where(b, real, num(b, 1), un(b, OP_COS, z.im))),
+          build_where(b, real, z.im, mul(b, m, un(b, OP_SIN, z.im)))};
   Value *nf = nonfinite(b, z.im);
-  r = cwhere(b, nf, (Cx){num(b, NAN), num(b, NAN)}, r);  // a finite a (or nan) with an inf or nan b
+  r = cwhere(b, nf, (Cx){num(b, NAN), num(b, NAN)}, r);
   r = cwhere(b, and_(b, bin(b, OP_EQ, z.re, num(b, -INFINITY)), nf), (Cx){num(b, 0), bin(b, OP_COPYSIGN, num(b, 0), z.im)}, r);
   return cwhere(b, and_(b, bin(b, OP_EQ, z.re, num(b, INFINITY)), nf), (Cx){num(b, INFINITY), num(b, NAN)}, r);
 }
@@ -181,19 +183,18 @@ static Cx cx_tanh(Builder *b, Cx z) {
   return (Cx){build_where(b, eq0(b, a), a, r.re), build_where(b, eq0(b, c), c, r.im)};
 }
 
-// sinh z = (sinh a cos b, cosh a sin b), cosh z = (cosh a cos b, sinh a sin b): a real z
-// gives (sinh a, b) and (cosh a, a b); an infinite a with an inf or nan b, (inf, nan);
-// cosh of a zero a with an inf or nan b, (nan, +0) (glibc's choices of the signs C99 leaves open)
+// sinh z = (sinh a cos b, cosh a sin b), cosh z = (cosh a cos b, sinh a sin b); a real z
+// gives (sinh a, b) and (cosh a, a b); with an inf or nan b: (inf, nan) for an infinite
+// a, and for a zero a (a, nan) and (nan, +0) (glibc's choices of the signs C99 leaves
+// open). The special cases are told by a and b, so each function is read once.
 static Cx cx_sinh(Builder *b, Cx z, bool cosh) {
-  Value *a = z.re, *c = z.im, *sh = un(b, OP_SINH, a), *ch = un(b, OP_COSH, a);
-  Value *cs = un(b, OP_COS, c), *sn = un(b, OP_SIN, c);
-  Cx r = cosh ? (Cx){zmul(b, ch, cs), zmul(b, sh, sn)} : (Cx){zmul(b, sh, cs), zmul(b, ch, sn)};
-  Value *real = eq0(b, c);
-  r = cwhere(b, real, cosh ? (Cx){ch, zmul(b, a, c)} : (Cx){sh, c}, r);
+  Value *a = z.re, *c = z.im, *real = eq0(b, c);
+  Value *f = un(b, cosh ? OP_COSH : OP_SINH, a), *g = un(b, cosh ? OP_SINH : OP_COSH, a);
+  Cx r = {mul(b, f, build_where(b, real, num(b, 1), un(b, OP_COS, c))),
+          build_where(b, real, cosh ? zmul(b, a, c) : c, mul(b, g, un(b, OP_SIN, c)))};
   Value *nf = nonfinite(b, c);
-  r = cwhere(b, and_(b, isinf_(b, a), nf), (Cx){num(b, INFINITY), num(b, NAN)}, r);
-  if (cosh) r.im = build_where(b, and_(b, eq0(b, a), nf), num(b, 0), r.im);
-  return r;
+  r = cwhere(b, and_(b, eq0(b, a), nf), cosh ? (Cx){num(b, NAN), num(b, 0)} : (Cx){a, num(b, NAN)}, r);
+  return cwhere(b, and_(b, isinf_(b, a), nf), (Cx){num(b, INFINITY), num(b, NAN)}, r);
 }
 
 static Cx cx_pow_int(Builder *b, Cx z, int64_t n);
