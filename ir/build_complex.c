@@ -198,12 +198,14 @@ static Cx cx_sinh(Builder *b, Cx z, bool cosh) {
 }
 
 static Cx cx_pow_int(Builder *b, Cx z, int64_t n);
+static Cx stored(Builder *b, Cx z, DType pt, int n, const int64_t *shape);
 
 // z ** w: 1 where w = 0; where z = 0: 0 for a positive real w, else nan (NumPy's
 // npy_cpow); z, z z, z z z, 1 / z, 1 / (z z) where w is 1, 2, 3, -1, -2 (NumPy multiplies
 // for integer w); else exp(w log z)
-static Cx cx_pow(Builder *b, Cx z, Cx w) {
-  Cx r = cx_exp(b, cmul(b, w, cx_log(b, z)));
+static Cx cx_pow(Builder *b, Cx z, Cx w, DType pt, int n, const int64_t *shape) {
+  // w log z stored (its pairs a kernel's result): exp's cases read its parts several times
+  Cx r = cx_exp(b, stored(b, cmul(b, w, cx_log(b, z)), pt, n, shape));
   static const int ns[] = {1, 2, 3, -1, -2};
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
     r = cwhere(b, and_(b, bin(b, OP_EQ, w.re, num(b, ns[i])), eq0(b, w.im)), cx_pow_int(b, z, ns[i]), r);
@@ -267,6 +269,8 @@ static Value *pair(Builder *b, Value *re, Value *im, DType dt, int n, const int6
 static Value *cpair(Builder *b, Cx z, DType dt, int n, const int64_t *shape) {
   return pair(b, z.re, z.im, dt, n, shape);
 }
+// z computed once, into a buffer of its pairs, for formulas that read its parts many times
+static Cx stored(Builder *b, Cx z, DType pt, int n, const int64_t *shape) { return parts(b, cpair(b, z, pt, n, shape)); }
 
 // The complex dtype of a result of operands x and y (NULL: one operand): PyTorch's
 // promotion, complex by construction.
@@ -323,7 +327,7 @@ static Value *arith(Builder *b, ComplexOp op, Value *x, Value *y) {
     // Python numbers as pt's 0-d tensors: log 2 of `2 ** z` in the parts' precision
     if (p.re->is_scalar) p = (Cx){build_full(b, 0, NULL, p.re, pt), build_full(b, 0, NULL, p.im, pt)};
     if (q.re->is_scalar) q = (Cx){build_full(b, 0, NULL, q.re, pt), build_full(b, 0, NULL, q.im, pt)};
-    r = cpair(b, cx_pow(b, p, q), pt, n, shape);
+    r = cpair(b, cx_pow(b, p, q, pt, n, shape), pt, n, shape);
     break;
   case CX_EQ: return and_(b, bin(b, OP_EQ, p.re, q.re), bin(b, OP_EQ, p.im, q.im));
   case CX_NE: return or_(b, bin(b, OP_NE, p.re, q.re), bin(b, OP_NE, p.im, q.im));
