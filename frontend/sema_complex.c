@@ -72,13 +72,12 @@ static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) 
   return complex_built_args(sema, e, (ComplexArgs){.op = op}, ops, n);
 }
 
-// z.float(), z.to(torch.int32), z.type_as(x) ... of a complex z, which the row's checker
-// typed as a real tensor: PyTorch 1.13's conversion, the real part (bool: z != 0), with
-// its UserWarning as a compile-time warning (bool: none, as PyTorch gives none)
+// z.float(), z.to(torch.int32), z.type_as(x), z.bool() ... of a complex z, which the row's
+// checker typed as a real tensor: PyTorch 1.13's conversion, the real part (bool: the real
+// part's != 0, as PyTorch 1.13 casts), with its UserWarning as a compile-time warning
 static TType *to_real(Sema *sema, Ast *e, const TType *t) {
   Ast *x = e->bargs[0];
-  if (t->dtype != DT_BOOL)
-    diag_warning(sema->cx, call_loc(e), "Casting complex values to real discards the imaginary part (take .real to "
+  diag_warning(sema->cx, call_loc(e), "Casting complex values to real discards the imaginary part (take .real to "
                  "say so, or abs())");
   return complex_built_args(sema, e, (ComplexArgs){.op = CX_TO_REAL, .dtype = t->dtype}, &x, 1);
 }
@@ -263,8 +262,17 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
       [OP_RECIPROCAL] = CX_RECIPROCAL + 1, [OP_SQUARE] = CX_SQUARE + 1,
       [OP_SIN] = CX_SIN + 1,   [OP_COS] = CX_COS + 1,     [OP_TAN] = CX_TAN + 1,     [OP_SINH] = CX_SINH + 1,
       [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
-      [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1};
+      [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1,
+      [OP_SIGMOID] = CX_SIGMOID + 1};
   if (cops[op]) return complex_built(sema, e, cops[op] - 1, &x, 1);
+  static const struct { Op op; const char *kernel; } kernels[] = {  // PyTorch 1.13's words for its refusals
+      {OP_LOG1P, "log1p_vml_cpu"}, {OP_EXPM1, "expm1_vml_cpu"}, {OP_ERF, "erf_vml_cpu"}, {OP_ERFC, "erfc_vml_cpu"},
+      {OP_EXP2, "exp2"}, {OP_LGAMMA, "lgamma_vml_cpu"}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+    if (kernels[i].op == op) {
+      diag_error(sema->cx, loc, "\"%s\" not implemented for '%s'", kernels[i].kernel, torch_name(x->ty->dtype));
+      return poison(sema);
+    }
   if (op == OP_RELU) {
     diag_error(sema->cx, loc, "clamp is not supported for complex types");
   } else if (op == OP_SIGN) {
@@ -274,8 +282,8 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
     diag_error(sema->cx, loc, "%s is not supported for complex inputs", op_name(op));
   } else {
     diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s': tdsl computes abs, angle, conj, exp, log, sqrt, "
-               "rsqrt, reciprocal, the trigonometric and hyperbolic functions and their inverses, and + - * / ** @ "
-               "of complex tensors", op_name(op), torch_name(x->ty->dtype));
+               "rsqrt, reciprocal, sigmoid, the trigonometric and hyperbolic functions and their inverses, and "
+               "+ - * / ** @ of complex tensors", op_name(op), torch_name(x->ty->dtype));
   }
   return poison(sema);
 }

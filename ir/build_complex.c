@@ -375,6 +375,11 @@ static Value *unary(Builder *b, ComplexOp op, Value *x) {
   case CX_RSQRT: r = cdiv(b, one, cx_sqrt(b, z)); break;
   case CX_RECIPROCAL: r = cdiv(b, one, z); break;
   case CX_SQUARE: r = cmul(b, z, z); break;
+  case CX_SIGMOID: {  // 1 / (1 + e^-z)
+    Cx e = cx_exp(b, (Cx){un(b, OP_NEG, a), un(b, OP_NEG, c)});
+    r = cdiv(b, one, (Cx){add(b, num(b, 1), e.re), e.im});
+    break;
+  }
   case CX_SIN:  // sin z = sinh(i z) / i; (nan, +inf) for an inf b and an inf or nan a (glibc's)
     r = cover_i(cx_sinh(b, ctimes_i(z, b), false), b);
     r = cwhere(b, and_(b, nonfinite(b, a), isinf_(b, c)), (Cx){num(b, NAN), num(b, INFINITY)}, r);
@@ -528,12 +533,7 @@ int build_complex(Builder *b, const void *args, Value **out) {
   case CX_AS_REAL: out[0] = same_floats(b, x, false); break;
   case CX_AS_COMPLEX: out[0] = same_floats(b, x, true); break;
   case CX_SAME: out[0] = x; break;
-  case CX_TO_REAL: {  // the real part; bool: z != 0
-    Cx z = parts(b, x);
-    out[0] = ca->dtype == DT_BOOL ? or_(b, bin(b, OP_NE, z.re, num(b, 0)), bin(b, OP_NE, z.im, num(b, 0)))
-                                  : build_cast(b, z.re, ca->dtype);
-    break;
-  }
+  case CX_TO_REAL: out[0] = build_cast(b, part(b, x, 0), ca->dtype); break;  // the real part (bool: != 0)
   case CX_FROM_REAL: {
     int64_t shape[TD_MAX_DIMS];
     int n = cshape(x, shape);
