@@ -4,12 +4,17 @@
 // imaginary) pairs (ir/ir.h's Value.cplx), so the ops PyTorch defines on complex tensors
 // are built from float ops by ir/build_complex.c, and views act on the type as on any
 // tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
-// view_as_complex, real/imag, polar, complex, conj, abs, angle, exp, + - * /, matmul,
-// sum/mean, cat/stack, clone and the views; every other op given a complex operand is
-// refused here, with PyTorch's words where it has them.
+// view_as_complex, real/imag, polar, complex, conj, abs, angle, the elementwise functions
+// (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, sum/mean/prod,
+// cumsum/cumprod, cat/stack, clone, the views, gathers and index writes, conversions to
+// and from real dtypes (to real: PyTorch's warning), and Python's complex numbers (1j,
+// complex(1, 2)); every other op given a complex operand is refused here, with PyTorch's
+// words where it has them.
 // Invariant: no node of or over a complex dtype reaches the graph but the ones lowering
 // turns into float pairs (lower.c's lower_complex_node: cat, stack, clone, copy, sum, mean,
-// to, creation; a store of complex values through a view), or a builder of build_complex.
+// to, creation, the gathers index and index_select over the leading dims; a store of
+// complex values through a view, an index_put of complex values), or a builder of
+// build_complex. A store's value is converted to its target's dtype here (complex_store_ok).
 #include "frontend/sema_internal.h"
 
 #include <string.h>
@@ -369,9 +374,9 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
     return false;
   }
 refused:
-  diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, + - * / "
-             "@, abs, angle, conj, exp, sum, mean, cat, stack and clone, and makes them of real ones with "
-             "torch.complex, torch.polar, .to(dtype), zeros, ones, full and arange",
+  diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, "
+             "elementwise math, sum, mean, prod, cumsum, cumprod, cat, stack, clone, x[idx], index_select and "
+             "index writes; apply it to .real and .imag (torch.view_as_real(z)) and join them with torch.complex",
              bi->name && bi->name[0] != '(' ? bi->name : "this op");
   return false;
 }

@@ -93,7 +93,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> IDENT "identifier"
 %token <ival> INT "integer"
 %token <fval> FLOAT "float"
-%token <fval> IMAG "imaginary number"
+%token <fval> IMAG "imaginary"
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
@@ -565,7 +565,7 @@ static const char *symbol_text(yysymbol_kind_t s, char *buf, size_t n) {
   case YYSYMBOL_IDENT: return "identifier";
   case YYSYMBOL_INT: return "integer";
   case YYSYMBOL_FLOAT: return "float";
-  case YYSYMBOL_IMAG: return "imaginary number";
+  case YYSYMBOL_IMAG: return "imaginary";
   case YYSYMBOL_STRING: return "string";
   case YYSYMBOL_FSTRING: return "f-string";
   case YYSYMBOL_DTYPE: return "dtype";
@@ -589,7 +589,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda'";
+    "identifier integer float imaginary string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "

@@ -259,7 +259,7 @@ static Value *pair(Builder *b, Value *re, Value *im, DType dt, int n, const int6
   Value *xs[2] = {re, im};
   for (int k = 0; k < 2; k++) {
     xs[k] = xs[k]->is_scalar ? build_full(b, 0, NULL, xs[k], dt) : build_cast(b, xs[k], dt);
-    if (xs[k]->view.ndim != n || memcmp(xs[k]->view.shape, shape, sizeof(int64_t) * (size_t)n))
+    if (xs[k]->view.ndim != n || (n && memcmp(xs[k]->view.shape, shape, sizeof(int64_t) * (size_t)n)))
       xs[k] = build_expand(b, xs[k], n, shape);
   }
   Value *z = build_stack(b, xs, 2, n);
