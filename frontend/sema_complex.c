@@ -218,7 +218,9 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);
-  return refuse(sema, e, name, dt);
+  diag_error(sema->cx, call_loc(e), "%s() of a %s tensor is not supported by tdsl: apply it to z.real and z.imag "
+             "and join the results with torch.complex(re, im)", name, torch_name(dt));
+  return poison(sema);
 }
 
 // a OP b with a complex operand (the operator and its function forms): + - * / as
