@@ -8,12 +8,15 @@
 // division scales by the larger of |c| and |d| (Smith's method, as c10::complex and
 // NumPy do); abs is hypot; angle is atan2(im, re); exp is e^re (cos im, sin im); log is
 // (log |z|, atan2(im, re)); sqrt is Kahan's (no cancellation, the sign of a zero
-// imaginary part kept on the negative real axis: the branch cut); the inverse functions
-// are logs of sqrts written so that their branch cuts take the side the sign of a zero
-// says (C99 Annex G's, which NumPy's libm follows), with their odd series near 0; tanh is
-// Kahan's (no overflow); pow is NumPy's (exp(w log z), integer exponents by repeated
-// squaring, 0 ** w as NumPy's npy_cpow). Products whose zero factor meets an inf keep
-// the zero (sin(0 + 1000j) has real part 0, not nan).
+// imaginary part kept on the negative real axis: the branch cut); sin, cos and tan are
+// sinh, cosh and tanh of i z (as NumPy's libm computes them), tanh Kahan's (no
+// overflow); the inverse functions are logs of sqrts written so that their branch cuts
+// take the side the sign of a zero says, with their odd series near 0 and log 2z beyond
+// 1e8; pow is NumPy's npy_cpow (exp(w log z), integer exponents by repeated squaring,
+// 0 ** w); prod multiplies halves pairwise, cumprod is log2(n) shifted products. The
+// values at infinities, nans and signed zeros are C99 Annex G's as glibc (NumPy's
+// oracle) gives them, each special case told by the parts' own values, so that a
+// transcendental is read once: fusion recomputes an inlined value at each read.
 // Invariant: a result flagged cplx has a contiguous last dim of 2; the operands were
 // checked by frontend/sema_complex.c.
 #include "ir/build.h"
