@@ -186,8 +186,15 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
   // gathers and writes through index tensors act on the pairs' leading dims: index_select,
+  // gather (its index given the pairs' dim, ir/build_complex.c),
   // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
   if (!strcmp(name, "index_select")) return NULL;
+  if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
+    TType *t = d->check(sema, e, d);
+    if (is_poison(t)) return t;
+    Ast *xs[2] = {e->bargs[0], e->bargs[2]};
+    return complex_built_args(sema, e, (ComplexArgs){.op = CX_GATHER, .dim = e->attr.dim}, xs, 2);
+  }
   bool put = !strncmp(name, "index_put", 9), copy = !strncmp(name, "index_copy", 10);
   if (put || copy || (!strncmp(name, "index_add", 9) && !barg(e, 4))) {
     Ast *v = barg(e, put ? 2 : 3);

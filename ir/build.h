@@ -411,13 +411,14 @@ typedef enum {
   CX_FROM_REAL,                        // x as complex dtype `dtype`: (x, 0)
   CX_LITERAL,                          // Python's complex number (re, im): a wrapped c128 0-d tensor
   CX_PROD, CX_CUMSUM, CX_CUMPROD,      // over dim `dim` (-1: prod over all), keepdim
+  CX_GATHER,                           // gather(z, dim, index): the pairs at index
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {
   ComplexOp op;
   DType dtype;      // CX_TO_REAL, CX_FROM_REAL: the result's
   double re, im;    // CX_LITERAL
-  int dim;          // CX_PROD (-1: all dims), CX_CUMSUM, CX_CUMPROD: wrapped, of the complex shape
+  int dim;          // CX_PROD (-1: all dims), CX_CUMSUM, CX_CUMPROD, CX_GATHER: wrapped, of the complex shape
   bool keepdim;     // CX_PROD
 } ComplexArgs;
 int build_complex(Builder *b, const void *args, Value **out);

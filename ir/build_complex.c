@@ -554,6 +554,20 @@ int build_complex(Builder *b, const void *args, Value **out) {
     out[0]->cplx = true;
     break;
   case CX_CUMPROD: out[0] = cumprod(b, x, ca->dim); break;
+  case CX_GATHER: {  // the index with a last dim of 2 (both parts), gathered from the pairs
+    Value *ix = build_in(b, 1);
+    int n = ix->view.ndim;
+    if (n == 0) {  // a 0-d z: itself (its one element)
+      out[0] = x;
+      break;
+    }
+    int64_t shape[TD_MAX_DIMS];
+    memcpy(shape, ix->view.shape, sizeof(int64_t) * (size_t)n);
+    shape[n] = 2;
+    out[0] = build_gather(b, x, ca->dim, build_expand(b, build_unsqueeze(b, ix, n), n + 1, shape));
+    out[0]->cplx = true;
+    break;
+  }
   case CX_POLAR:
   case CX_MAKE: {
     Value *y = build_in(b, 1);

@@ -19,7 +19,8 @@ Python number exponents and bases, NumPy's npy_cpow for integers and 0), ==, !=,
 isinf, isfinite, prod, cumsum, cumprod, complex->real casts (the real part; bool: the
 real part's != 0, as PyTorch 1.13) and their warning, imaginary literals (1j, 2.5j,
 complex(1, 2)) with Python's promotion, and writes: a real value into a complex tensor, a
-complex one into a real tensor, through index tensors, masks and index_put_.
+complex one into a real tensor, through index tensors, masks and index_put_; the gathers
+z[idx], index_select and gather.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -398,6 +399,8 @@ def check_math_values(tdslc, backend, tally):
         ("w * 1j", c5, w * 1j), ("x * 2.5j", c5, x * np.complex64(2.5j)), ("1j * 1j + w", c5, -1 + w),
         ("w * complex(1, -2)", c5, w * (1 - 2j)), ("x.double() + 1e-3J", f"c128[{shape}]", x.astype(np.float64) + 1e-3j),
         ("(x + 1j) / (2 - 1j)", c5, (x + 1j) / (2 - 1j)),
+        ("zz[:, k]", "c64[3, 2]", zz[:, k]), ("yy.index_select(1, k)", "c128[3, 2]", yy[:, k]),
+        ("zz[:1].gather(1, k[None])", "c64[1, 2]", np.take_along_axis(zz[:1], k[None], 1)),
         ("a", "c64[5]", None), ("b", "f32[5]", None), ("c", "c128[3, 5]", None),
     ]
     # the writes: a, b, c (their NumPy values below)
