@@ -227,6 +227,7 @@ static const char *token_kind(int tok) {
   case IDENT: return "IDENT";
   case INT: return "INT";
   case FLOAT: return "FLOAT";
+  case IMAG: return "IMAG";
   case STRING: return "STRING";
   case NEWLINE: return "NEWLINE";
   case TDSLC_YYUNDEF: return "INVALID";

@@ -626,7 +626,7 @@ TType *check_expr(Sema *sema, Ast *e) {
   TType *t;
   switch (e->kind) {
   case AST_INT: t = ty_int(sema, e->ival); break;
-  case AST_FLOAT: t = ty_float(sema, e->fval); break;
+  case AST_FLOAT: t = e->op == 'j' ? complex_literal(sema, e, 0, e->fval) : ty_float(sema, e->fval); break;
   case AST_BOOL: t = ty_bool(sema, e->bval); break;
   case AST_STR:
     t = ty_new(sema, TY_STR);

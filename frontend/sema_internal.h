@@ -634,8 +634,11 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
 TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
 bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
-bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop);
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, Ast *rhs, int binop);  // may convert rhs
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
+TType *complex_literal(Sema *sema, Ast *e, double re, double im);  // 2.5j, complex(1, 2)
+bool complex_where_operand(const Ast *a, const Ast *b);  // a or b complex
+TType *complex_where(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b);  // where(c, a, b) checked by where_node's caller
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d);
 

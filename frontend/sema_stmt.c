@@ -50,7 +50,9 @@ static Op aug_op(int binop) { return operator_row(binop)->b.op; }
 // zero, dtypes); st->op becomes -1. false after an error.
 static bool aug_other(Sema *sema, Ast *st, Ast *target) {
   if (st->op < 0 || !is_tensor(target->ty)) return true;
-  if (st->op <= BIN_DIV && !dtype_is_complex(target->ty->dtype)) return true;  // complex: z = z op v
+  // complex: z = z op v; but x[idx] op= v and x[mask] op= v compose their own (sema_scatter.c)
+  bool indexed = target->bi && target->bi->kind == BK_NODE && !op_is_store(target->bi->op);
+  if (st->op <= BIN_DIV && (!dtype_is_complex(target->ty->dtype) || indexed)) return true;
   if (st->op == BIN_MATMUL) {
     diag_error(sema->cx, st->oploc, "In-place matmul is not supported. Use 'a = a @ b' instead.");
     return false;

@@ -101,6 +101,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> IDENT "identifier"
 %token <ival> INT "integer"
 %token <fval> FLOAT "float"
+%token <fval> IMAG "imaginary"
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
 %token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
@@ -498,6 +499,7 @@ primary
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
   | INT                         { $$ = ast_int(p->cx, $1, @$); }
   | FLOAT                       { $$ = ast_float(p->cx, $1, @$); }
+  | IMAG                        { $$ = ast_imag(p->cx, $1, @$); }
   | strings
   | TRUE                        { $$ = ast_bool(p->cx, true, @$); }
   | FALSE                       { $$ = ast_bool(p->cx, false, @$); }
@@ -596,6 +598,7 @@ static const char *symbol_text(yysymbol_kind_t s, char *buf, size_t n) {
   case YYSYMBOL_IDENT: return "identifier";
   case YYSYMBOL_INT: return "integer";
   case YYSYMBOL_FLOAT: return "float";
+  case YYSYMBOL_IMAG: return "imaginary";
   case YYSYMBOL_STRING: return "string";
   case YYSYMBOL_FSTRING: return "f-string";
   case YYSYMBOL_DTYPE: return "dtype";
@@ -619,7 +622,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda' '...'";
+    "identifier integer float imaginary string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda' '...'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "
