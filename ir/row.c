@@ -689,10 +689,11 @@ static void scan_buffers(KernelBuilder *kb, Col *c, const NodeList *ns, int64_t 
 //     for j: results and epilogues, as the column schedule's final pass
 //   }
 // P aims at SPLIT_PARTS parts (fewer where each would have less than PARALLEL_WORK
-// elements). Association: each part folds its elements in the order of the naive nest,
-// and the parts' results are then combined from the first to the last, so a float sum
-// is the naive sum regrouped into P + 1 runs (its rounding error is bounded by the
-// longest run's plus P terms: no worse than the naive nest's); max, min, all, any,
+// elements). Association: each part folds its rows in steps of SPLIT_STEP (the step's
+// terms summed pairwise, then added to the partials; argmax/argmin row by row), and the
+// parts' results are then combined from the first to the last, so a float sum is the
+// naive sum regrouped into P + 1 runs of such steps (its rounding error is bounded by
+// the longest run's plus P terms: no worse than the naive nest's); max, min, all, any,
 // argmax and argmin (the first extreme wins: parts combine in order with the same
 // test) and integer arithmetic (wrapping) give exactly the naive results.
 // ============================================================================
