@@ -260,7 +260,7 @@ static const char *const sign_float_text =
     "$D$T tdsl_g_sign_$S($T a) { return a > 0 ? 1.0$L : a < 0 ? -1.0$L : 0.0$L; }\n";
 static const char *const sign_int_text = "$D$T tdsl_g_sign_$S($T a) { return ($T)((a > 0) - (a < 0)); }\n";
 
-static const char *const relu_float_text = "$D$T tdsl_g_relu_$S($T a) { return a > 0 ? a : a != a ? a : 0.0$L; }\n";
+static const char *const relu_float_text = "$D$T tdsl_g_relu_$S($T a) { return a < 0 ? 0.0$L : a; }\n";
 static const char *const relu_int_text = "$D$T tdsl_g_relu_$S($T a) { return a > 0 ? a : 0; }\n";
 
 static const char *const floordiv_int_text =
