@@ -96,6 +96,10 @@ int emit_kernel_code(const LProgram *p, int i);
 // run kernel i's code (LKernel.same; four or more at one step: "k5, k9, ..., k21 (5)"),
 // NULL if none do.
 const char *emit_shared_note(Ctx *cx, const LProgram *p, int i);
+// The longest run of repeated calls among kernels [lo, hi) of p: kernels start ..
+// start + period * count - 1, each period calling the same functions on the same
+// buffers, every argument's start (LArg.at) moved by one step per period; count 1: none.
+void emit_find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count);
 // "// fn.k0: ops (lines ...)", the note's line if any, then "// b0: name, ...".
 void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note);
 // The static tables of runtime/entry.c for p: tdsl_g_<fn>_params, _bufs, _outputs, _info.

@@ -236,6 +236,45 @@ const char *emit_shared_note(Ctx *cx, const LProgram *p, int i) {
   return b.data;
 }
 
+// ---- the entry's calls: repeated runs, which c.c and llvm_entry.c roll into loops ----
+// A model's layers, unrolled from `for i in range(L)` over stacked weights, call the
+// same kernels on the same buffers (share_temps) L times, each time further into the
+// weights: such a run of calls is emitted once, in a loop whose index advances each
+// argument's start (LArg.at) by its step.
+
+// Whether call j repeats call i r times later: the same function (LKernel.same), the
+// same buffers, each start moved by r times its step from i to `next` (the call one
+// period after i).
+static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
+  const LKernel *a = p->kernels.data[i], *b = p->kernels.data[j], *c = p->kernels.data[next];
+  if (emit_kernel_code(p, i) != emit_kernel_code(p, j) || emit_kernel_code(p, i) != emit_kernel_code(p, next) ||
+      a->args.len != b->args.len || a->args.len != c->args.len)
+    return false;
+  for (int x = 0; x < a->args.len; x++) {
+    const LArg *u = &a->args.data[x], *v = &b->args.data[x], *w = &c->args.data[x];
+    if (u->buf != v->buf || u->buf != w->buf || v->at - u->at != r * (w->at - u->at))
+      return false;
+  }
+  return true;
+}
+
+// The longest run of repeated calls in [lo, hi): its start, period and count (count
+// 1: none).
+void emit_find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count) {
+  *start = lo, *period = 1, *count = 1;
+  int best = 0;
+  for (int s = lo; s < hi; s++)
+    for (int per = 1; s + 2 * per <= hi; per++) {
+      int r = 1;
+      for (bool ok = true; ok && s + (r + 1) * per <= hi; r += ok) {
+        for (int q = 0; q < per && ok; q++)
+          ok = repeats(p, s + q, s + per + q, s + r * per + q, r);
+      }
+      if ((r - 1) * per > best)
+        best = (r - 1) * per, *start = s, *period = per, *count = r;
+    }
+}
+
 // s inside a // comment: a comment never holds a newline or the end of a block comment
 static void comment_text(Buf *b, const char *s) {
   for (const char *q = s; *q; q++)
