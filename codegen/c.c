@@ -110,8 +110,15 @@ static void call_stmt(CKernelGen *c, const LCall *call) {
   buf_printf(g->b, "%s(", emit_kernel_name(g->cx, g->p->funcs.data[call->fn], 0));
   for (int i = 0; i < call->nptr; i++) {
     g->arg_used[call->ptr[i]] = true;
-    buf_printf(g->b, "%sb%d + ", i ? ", " : "", call->ptr[i]);
-    cexpr_index(g, &call->at[i]);
+    buf_printf(g->b, "%sb%d", i ? ", " : "", call->ptr[i]);
+    const LIndex *at = &call->at[i];
+    bool zero = at->base == 0 && !at->dyn;
+    for (int t = 0; t < at->nterms && zero; t++)
+      zero = at->coef[t] == 0;
+    if (!zero) {  // (the pointer itself when it starts at element 0)
+      buf_puts(g->b, " + ");
+      cexpr_index(g, at);
+    }
   }
   for (int i = 0; i < call->nval; i++) {
     buf_puts(g->b, call->nptr + i ? ", " : "");
