@@ -247,8 +247,9 @@ const char *emit_shared_note(Ctx *cx, const LProgram *p, int i) {
 // period after i).
 static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
   const LKernel *a = p->kernels.data[i], *b = p->kernels.data[j], *c = p->kernels.data[next];
-  if (emit_kernel_code(p, i) != emit_kernel_code(p, j) || emit_kernel_code(p, i) != emit_kernel_code(p, next) ||
-      a->args.len != b->args.len || a->args.len != c->args.len)
+  const LKernel *code = a->same ? a->same : a;  // (emit_kernel_code's kernel, without its search)
+  if ((b->same ? b->same : b) != code || (c->same ? c->same : c) != code || a->args.len != b->args.len ||
+      a->args.len != c->args.len)
     return false;
   for (int x = 0; x < a->args.len; x++) {
     const LArg *u = &a->args.data[x], *v = &b->args.data[x], *w = &c->args.data[x];
