@@ -11,10 +11,10 @@
 // Parallel loops run on libtdslrt's thread pool (tdsl_parallel_for, runtime/pool.c),
 // as the LLVM backend's do: the outermost loop marked parallel is outlined into
 // `tdsl_g_<fn>_k<N>_p<M>_body(restrict pointers, captured values, begin, end)`, called
-// by a range function that unpacks a context struct. The context carries the pointers
-// the body uses, the error record, and the enclosing loop variables and locals it reads
-// (by value, or a vector local by its address: the kernel builder never writes a local
-// declared outside a parallel loop, so every thread sees the same values). The pool
+// by a range function that unpacks a context: an array of the addresses of what the
+// body uses (the pointers themselves, the error record's, the enclosing loop
+// variables' and locals' it reads; the kernel builder never writes a local declared
+// outside a parallel loop, so every thread sees the same values). The pool
 // hands out chunks dynamically and its workers neither wait for each other nor spin
 // long against a busy core, where an OpenMP team's static schedule waited for its
 // slowest thread at every loop (the MLP took 3.3 ms instead of 0.12 with one core busy).
@@ -110,8 +110,15 @@ static void call_stmt(CKernelGen *c, const LCall *call) {
   buf_printf(g->b, "%s(", emit_kernel_name(g->cx, g->p->funcs.data[call->fn], 0));
   for (int i = 0; i < call->nptr; i++) {
     g->arg_used[call->ptr[i]] = true;
-    buf_printf(g->b, "%sb%d + ", i ? ", " : "", call->ptr[i]);
-    cexpr_index(g, &call->at[i]);
+    buf_printf(g->b, "%sb%d", i ? ", " : "", call->ptr[i]);
+    const LIndex *at = &call->at[i];
+    bool zero = at->base == 0 && !at->dyn;
+    for (int t = 0; t < at->nterms && zero; t++)
+      zero = at->coef[t] == 0;
+    if (!zero) {  // (the pointer itself when it starts at element 0)
+      buf_puts(g->b, " + ");
+      cexpr_index(g, at);
+    }
   }
   for (int i = 0; i < call->nval; i++) {
     buf_puts(g->b, call->nptr + i ? ", " : "");
@@ -356,27 +363,29 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
   g->depth = saved_depth;
   memcpy(g->decl_depth, saved_decl, sizeof(int) * (size_t)nl);
 
-  // the parameters: used args, the error record, enclosing vars read, captured locals
-  Buf params, fields, unpack, init;
+  // the parameters: used args, the error record, enclosing vars read, captured locals;
+  // the context holds their addresses (a pointer itself), in order: unpack reads c[n]
+  Buf params, unpack, init;
   buf_init(&params, g->cx);
-  buf_init(&fields, g->cx);
   buf_init(&unpack, g->cx);
   buf_init(&init, g->cx);
+  int n = 0;
   for (int i = 0; i < nargs; i++) {
     if (!used[i] || scratch_arg(g->p, k, i))
       continue;
     saved_used[i] = true;
     const LArg *a = &k->args.data[i];
-    const char *t = arena_printf(ar, "%s%s *", a->written ? "" : "const ", cexpr_storage_type(cexpr_arg_dtype(g, i)));
-    buf_printf(&params, "%srestrict b%d, ", t, i);
-    buf_printf(&fields, "  %sb%d;\n", t, i);
-    buf_printf(&unpack, "c->b%d, ", i);
+    const char *t = cexpr_storage_type(cexpr_arg_dtype(g, i));
+    buf_printf(&params, "%s%s *restrict b%d, ", a->written ? "" : "const ", t, i);
+    if (a->written)
+      buf_printf(&unpack, "(%s *)c[%d], ", t, n++);
+    else
+      buf_printf(&unpack, "c[%d], ", n++);
     buf_printf(&init, "b%d, ", i);
   }
   if (g->has_err) {
     buf_puts(&params, "tdsl_g_err *tdsl_g_e, ");
-    buf_puts(&fields, "  tdsl_g_err *e;\n");
-    buf_puts(&unpack, "c->e, ");
+    buf_printf(&unpack, "(tdsl_g_err *)c[%d], ", n++);
     buf_puts(&init, "&err, ");
   }
   for (int i = 0; i < c->nopen; i++) {
@@ -384,9 +393,8 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
     if (!stmts_use_var(&s->body, v))
       continue;
     buf_printf(&params, "int64_t v%d, ", v);
-    buf_printf(&fields, "  int64_t v%d;\n", v);
-    buf_printf(&unpack, "c->v%d, ", v);
-    buf_printf(&init, "v%d, ", v);
+    buf_printf(&unpack, "*(const int64_t *)c[%d], ", n++);
+    buf_printf(&init, "&v%d, ", v);
   }
   Buf copies;  // the body's own copies of the vectors captured
   buf_init(&copies, g->cx);
@@ -398,8 +406,7 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
                                       // parameter's ABI depends on the instructions)
       const char *t = cexpr_vec_type(g, k->locals.data[l], g->lanes[l]);
       buf_printf(&params, "const %s *tdsl_g_%s, ", t, ln);
-      buf_printf(&fields, "  const %s *%s;\n", t, ln);
-      buf_printf(&unpack, "c->%s, ", ln);
+      buf_printf(&unpack, "c[%d], ", n++);
       buf_printf(&init, "&%s, ", ln);
       buf_printf(&copies, "  const %s %s = *tdsl_g_%s;\n", t, ln, ln);
       continue;
@@ -407,9 +414,11 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
     const char *t = cexpr_type(k->locals.data[l]);
     bool arr = g->lanes[l] > 1;  // an array: passed by its address
     buf_printf(&params, "%s%s %s%s, ", arr ? "const " : "", t, arr ? "*" : "", ln);
-    buf_printf(&fields, "  %s%s %s%s;\n", arr ? "const " : "", t, arr ? "*" : "", ln);
-    buf_printf(&unpack, "c->%s, ", ln);
-    buf_printf(&init, "%s, ", ln);
+    if (arr)
+      buf_printf(&unpack, "c[%d], ", n++);
+    else
+      buf_printf(&unpack, "*(const %s *)c[%d], ", t, n++);
+    buf_printf(&init, "%s%s, ", arr ? "" : "&", ln);
   }
   Buf *o = c->outl;
   buf_printf(o, "static void %s_body(%sint64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name, params.data);
@@ -419,16 +428,21 @@ static void parallel_loop(CKernelGen *c, const LStmt *s) {
   declare_scratch(g, o);  // the thread's own region, not the caller's
   g->arg_used = saved_used;
   buf_printf(o, "%s}\n", body.data);
-  buf_printf(o, "typedef struct %s_ctx {\n%s  char tdsl_g_none;\n} %s_ctx;\n", name, fields.data, name);
   buf_printf(o, "static void %s(void *ctx, int64_t tdsl_g_begin, int64_t tdsl_g_end) {\n", name);
-  buf_printf(o, "  const %s_ctx *c = ctx;\n  (void)c;\n  %s_body(%stdsl_g_begin, tdsl_g_end);\n}\n", name, name,
-             unpack.data);
+  buf_puts(o, n ? "  const void *const *c = ctx;\n" : "  (void)ctx;\n");
+  buf_printf(o, "  %s_body(%stdsl_g_begin, tdsl_g_end);\n}\n", name, unpack.data ? unpack.data : "");
+  if (!n) {
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "tdsl_parallel_for(%" PRId64 ", 1, %s, NULL);\n", s->extent, name);
+    return;
+  }
+  init.data[init.len - 2] = '\0';  // (the last ", ")
   buf_indent(g->b, g->depth);
   buf_printf(g->b, "{\n");
   buf_indent(g->b, g->depth + 1);
-  buf_printf(g->b, "%s_ctx tdsl_g_c = {%s0};\n", name, init.data);
+  buf_printf(g->b, "const void *tdsl_g_c[] = {%s};\n", init.data);
   buf_indent(g->b, g->depth + 1);
-  buf_printf(g->b, "tdsl_parallel_for(%" PRId64 ", 1, %s, &tdsl_g_c);\n", s->extent, name);
+  buf_printf(g->b, "tdsl_parallel_for(%" PRId64 ", 1, %s, tdsl_g_c);\n", s->extent, name);
   buf_indent(g->b, g->depth);
   buf_puts(g->b, "}\n");
 }
@@ -467,9 +481,51 @@ static void stmt(CKernelGen *c, const LStmt *s) {
   td_unreachable();
 }
 
+// Whether s declares a vector-typed local, read later, as the splat of a constant (an
+// accumulator's start), the same value and type as first's when first is given.
+static bool splat_decl(const CExprGen *g, const LStmt *s, const LStmt *first) {
+  if (s->kind != LS_LET || g->decl_depth[s->local] >= 0 || !g->local_read[s->local] || !cexpr_vec(g, s->val->lanes) ||
+      s->val->kind != LX_SPLAT || s->val->a->kind != LX_CONST)
+    return false;
+  if (!first)
+    return true;
+  const LExpr *x = s->val, *y = first->val;
+  return x->lanes == y->lanes && x->dt == y->dt && x->a->dt == y->a->dt && x->a->i == y->a->i &&
+         memcmp(&x->a->f, &y->a->f, sizeof x->a->f) == 0;
+}
+
+// A run of accumulators starting at one constant, declared in one statement:
+//   tdsl_g_f32x16 t0 = tdsl_g_splat_f32x16(0.0f), t1 = t0, t2 = t0;
+// Returns the statements printed (0: s is no such run).
+static int splat_run(CKernelGen *c, const LStmtList *l, int i) {
+  CExprGen *g = &c->g;
+  const LStmt *s = l->data[i];
+  int n = 1;
+  if (!splat_decl(g, s, NULL))
+    return 0;
+  while (i + n < l->len && splat_decl(g, l->data[i + n], s))
+    n++;
+  if (n < 2)
+    return 0;
+  cexpr_let(g, s);  // "T tA = value;\n", its ";\n" replaced by the others
+  g->b->len -= 2;
+  for (int j = 1; j < n; j++) {
+    const LStmt *t = l->data[i + j];
+    g->decl_depth[t->local] = g->depth;
+    buf_printf(g->b, ", %s = %s", g->lname[t->local], g->lname[s->local]);
+  }
+  buf_puts(g->b, ";\n");
+  return n;
+}
+
 static void stmts(CKernelGen *c, const LStmtList *l) {
-  for (int i = 0; i < l->len; i++)
-    stmt(c, l->data[i]);
+  for (int i = 0; i < l->len; i++) {
+    int n = splat_run(c, l, i);
+    if (n)
+      i += n - 1;
+    else
+      stmt(c, l->data[i]);
+  }
 }
 
 static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
@@ -590,45 +646,7 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   buf_puts(out, "\n");
 }
 
-// ---- the entry's calls, repeated runs rolled into loops ----
-// A model's layers, unrolled from `for i in range(L)` over stacked weights, call the
-// same kernels on the same buffers (share_temps) L times, each time further into the
-// weights: such a run of calls is printed once, in a loop whose index advances each
-// argument's start (LArg.at) by its step.
-
-// Whether call j repeats call i r times later: the same function (LKernel.same), the
-// same buffers, each start moved by r times its step from i to `next` (the call one
-// period after i).
-static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
-  const LKernel *a = p->kernels.data[i], *b = p->kernels.data[j], *c = p->kernels.data[next];
-  if (emit_kernel_code(p, i) != emit_kernel_code(p, j) || emit_kernel_code(p, i) != emit_kernel_code(p, next) ||
-      a->args.len != b->args.len || a->args.len != c->args.len)
-    return false;
-  for (int x = 0; x < a->args.len; x++) {
-    const LArg *u = &a->args.data[x], *v = &b->args.data[x], *w = &c->args.data[x];
-    if (u->buf != v->buf || u->buf != w->buf || v->at - u->at != r * (w->at - u->at))
-      return false;
-  }
-  return true;
-}
-
-// The longest run of repeated calls in [lo, hi): its start, period and count (count
-// 1: none).
-static void find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count) {
-  *start = lo, *period = 1, *count = 1;
-  int best = 0;
-  for (int s = lo; s < hi; s++)
-    for (int per = 1; s + 2 * per <= hi; per++) {
-      int r = 1;
-      for (bool ok = true; ok && s + (r + 1) * per <= hi; r += ok) {
-        for (int q = 0; q < per && ok; q++)
-          ok = repeats(p, s + q, s + per + q, s + r * per + q, r);
-      }
-      if ((r - 1) * per > best)
-        best = (r - 1) * per, *start = s, *period = per, *count = r;
-    }
-}
-
+// ---- the entry's calls, repeated runs rolled into loops (emit_find_run) ----
 static void emit_prof_mark(Buf *out, const LProgram *p, int k);
 
 // One call of kernel i, its starts advanced by `step` times the loop index when in a loop
@@ -638,11 +656,7 @@ static void emit_call(Ctx *cx, Buf *out, const LProgram *p, int i, int next, boo
   if (next < 0)
     emit_prof_mark(out, p, i);
   buf_indent(out, depth);
-  if (!first) {
-    buf_puts(out, "if (TDSL_G_OK(tdsl_g_rc))\n");
-    buf_indent(out, depth + 1);
-  }
-  buf_printf(out, "tdsl_g_rc = %s(", emit_kernel_name(cx, p, i));
+  buf_printf(out, "%s%s(", first ? "tdsl_g_rc = " : "TDSL_G_RUN(", emit_kernel_name(cx, p, i));
   for (int a = 0, n = 0; a < k->args.len; a++) {
     const LArg *arg = &k->args.data[a];
     if (scratch_arg(p, k, a))
@@ -657,14 +671,14 @@ static void emit_call(Ctx *cx, Buf *out, const LProgram *p, int i, int next, boo
       buf_printf(out, "%stdsl_g_p[%d]", n++ ? ", " : "", arg->buf);
     }
   }
-  buf_puts(out, ");\n");
+  buf_puts(out, first ? ");\n" : "));\n");
 }
 
 static void emit_calls(Ctx *cx, Buf *out, const LProgram *p, int lo, int hi) {
   if (lo >= hi)
     return;
   int s, per, r;
-  find_run(p, lo, hi, &s, &per, &r);
+  emit_find_run(p, lo, hi, &s, &per, &r);
   if (r < 2 || p->profile) {  // (a profile times each call: none rolled)
     for (int i = lo; i < hi; i++)
       emit_call(cx, out, p, i, -1, i == 0, 1);
@@ -729,6 +743,13 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
                   "#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
   if (cexpr_prelude(&head, &dialect_c, &pr))
     buf_puts(&head, "\n");
+  for (int i = 0; i < nprogs; i++) {
+    if (progs[i]->kernels.len > 1) {  // (an entry of one kernel calls it unguarded)
+      buf_puts(&head, "// An entry runs each kernel while those before it succeeded.\n"
+                      "#define TDSL_G_RUN(call) if (TDSL_G_OK(tdsl_g_rc)) tdsl_g_rc = (call)\n\n");
+      break;
+    }
+  }
   buf_write(&head, out);
   buf_write(&body, out);
 }

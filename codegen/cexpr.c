@@ -1665,10 +1665,29 @@ void cexpr_open_loop(CExprGen *g, const LStmt *s) {
   g->depth++;
 }
 
+// The text from b->data[at] on without its outer parentheses, when one pair encloses
+// all of it: "(a != 0)" -> "a != 0", "(a) + (b)" kept.
+static void unwrap_parens(Buf *b, size_t at) {
+  size_t n = b->len - at;
+  if (n < 2 || b->data[at] != '(' || b->data[b->len - 1] != ')')
+    return;
+  int depth = 0;
+  for (size_t i = at; i < b->len - 1; i++) {
+    depth += b->data[i] == '(' ? 1 : b->data[i] == ')' ? -1 : 0;
+    if (depth == 0)
+      return;  // the first '(' closes before the end
+  }
+  memmove(b->data + at, b->data + at + 1, n - 2);
+  b->len -= 2;
+  b->data[b->len] = '\0';
+}
+
 void cexpr_open_if(CExprGen *g, const LExpr *cond) {
   buf_indent(g->b, g->depth);
   buf_puts(g->b, "if (");
+  size_t at = g->b->len;
   cexpr_expr(g, cond);
+  unwrap_parens(g->b, at);
   buf_puts(g->b, ") {\n");
   g->depth++;
 }

@@ -92,10 +92,15 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p);
 const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i);
 // The index of the kernel whose code kernel i of p runs: i, or LKernel.same's.
 int emit_kernel_code(const LProgram *p, int i);
-// "also runs k5, k9 (the same code on other buffers or offsets)" for the kernels that
-// run kernel i's code (LKernel.same), NULL if none do.
+// "also runs k5, k9: the same code on other buffers or offsets" for the kernels that
+// run kernel i's code (LKernel.same; four or more at one step: "k5, k9, ..., k21 (5)"),
+// NULL if none do.
 const char *emit_shared_note(Ctx *cx, const LProgram *p, int i);
-// "// fn.k0: ops (lines ...)", the note's line if any, then "// b0: name (kind dtype[n]), ...".
+// The longest run of repeated calls among kernels [lo, hi) of p: kernels start ..
+// start + period * count - 1, each period calling the same functions on the same
+// buffers, every argument's start (LArg.at) moved by one step per period; count 1: none.
+void emit_find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count);
+// "// fn.k0: ops (lines ...)", the note's line if any, then "// b0: name, ...".
 void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note);
 // The static tables of runtime/entry.c for p: tdsl_g_<fn>_params, _bufs, _outputs, _info.
 void emit_entry_tables(Buf *b, const LProgram *p);

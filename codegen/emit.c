@@ -77,6 +77,16 @@ void buf_c_string(Buf *b, const char *s) {
 
 void buf_write(const Buf *b, FILE *out) { fwrite(b->data, 1, b->len, out); }
 
+// Whether s is "a", "12" or "2 * a1": names and numbers joined by " * ", which bind
+// tighter than the sum an index is.
+static bool product_text(const char *s) {
+  for (; *s; s++)
+    if (!(*s == '_' || *s == ' ' || *s == '*' || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
+          (*s >= 'A' && *s <= 'Z')))
+      return false;
+  return true;
+}
+
 void emit_index(Buf *b, const LIndex *ix, void (*dyn)(void *ctx, Buf *b, const LExpr *e), void *ctx) {
   bool any = false;
   if (ix->base != 0 || (ix->nterms == 0 && !ix->dyn)) {
@@ -102,9 +112,15 @@ void emit_index(Buf *b, const LIndex *ix, void (*dyn)(void *ctx, Buf *b, const L
   if (ix->dyn) {
     if (any)
       buf_puts(b, " + ");
-    buf_puts(b, "(");
+    size_t at = b->len;
     dyn(ctx, b, ix->dyn);
-    buf_puts(b, ")");
+    if (!product_text(b->data + at)) {  // parenthesised unless a product of names and numbers
+      Buf t;
+      buf_init(&t, b->cx);
+      buf_printf(&t, "(%s)", b->data + at);
+      b->len = at;
+      buf_puts(b, t.data);
+    }
     any = true;
   }
   if (!any)
@@ -194,16 +210,70 @@ int emit_kernel_code(const LProgram *p, int i) {
   return j;
 }
 
+// "also runs k14, k24, k34" or, for four or more at one step (a model's layers),
+// "also runs k14, k24, ..., k114 (11)".
 const char *emit_shared_note(Ctx *cx, const LProgram *p, int i) {
-  Buf b;
-  buf_init(&b, cx);
+  int *js = arena_alloc(&cx->arena, sizeof(int) * (size_t)p->kernels.len), n = 0;
   for (int j = i + 1; j < p->kernels.len; j++)
     if (p->kernels.data[j]->same == p->kernels.data[i])
-      buf_printf(&b, "%s%s", b.len ? ", " : "also runs ", p->kernels.data[j]->name);
-  if (!b.len)
+      js[n++] = j;
+  if (!n)
     return NULL;
-  buf_puts(&b, " (the same code on other buffers or offsets)");
+  bool even = n >= 4;
+  for (int x = 2; x < n && even; x++)
+    even = js[x] - js[x - 1] == js[1] - js[0];
+  Buf b;
+  buf_init(&b, cx);
+  for (int x = 0; x < n; x++) {
+    if (even && x == 2)
+      buf_puts(&b, ", ...");
+    if (!even || x < 2 || x == n - 1)
+      buf_printf(&b, "%s%s", x ? ", " : "also runs ", p->kernels.data[js[x]]->name);
+  }
+  if (even)
+    buf_printf(&b, " (%d)", n);
+  buf_puts(&b, ": the same code on other buffers or offsets");
   return b.data;
+}
+
+// ---- the entry's calls: repeated runs, which c.c and llvm_entry.c roll into loops ----
+// A model's layers, unrolled from `for i in range(L)` over stacked weights, call the
+// same kernels on the same buffers (share_temps) L times, each time further into the
+// weights: such a run of calls is emitted once, in a loop whose index advances each
+// argument's start (LArg.at) by its step.
+
+// Whether call j repeats call i r times later: the same function (LKernel.same), the
+// same buffers, each start moved by r times its step from i to `next` (the call one
+// period after i).
+static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
+  const LKernel *a = p->kernels.data[i], *b = p->kernels.data[j], *c = p->kernels.data[next];
+  const LKernel *code = a->same ? a->same : a;  // (emit_kernel_code's kernel, without its search)
+  if ((b->same ? b->same : b) != code || (c->same ? c->same : c) != code || a->args.len != b->args.len ||
+      a->args.len != c->args.len)
+    return false;
+  for (int x = 0; x < a->args.len; x++) {
+    const LArg *u = &a->args.data[x], *v = &b->args.data[x], *w = &c->args.data[x];
+    if (u->buf != v->buf || u->buf != w->buf || v->at - u->at != r * (w->at - u->at))
+      return false;
+  }
+  return true;
+}
+
+// The longest run of repeated calls in [lo, hi): its start, period and count (count
+// 1: none).
+void emit_find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count) {
+  *start = lo, *period = 1, *count = 1;
+  int best = 0;
+  for (int s = lo; s < hi; s++)
+    for (int per = 1; s + 2 * per <= hi; per++) {
+      int r = 1;
+      for (bool ok = true; ok && s + (r + 1) * per <= hi; r += ok) {
+        for (int q = 0; q < per && ok; q++)
+          ok = repeats(p, s + q, s + per + q, s + r * per + q, r);
+      }
+      if ((r - 1) * per > best)
+        best = (r - 1) * per, *start = s, *period = per, *count = r;
+    }
 }
 
 // s inside a // comment: a comment never holds a newline or the end of a block comment
@@ -214,6 +284,8 @@ static void comment_text(Buf *b, const char *s) {
 
 static const char *const buf_kinds[] = {"param", "temp", "result", "shared"};
 
+// "// fn.kN: ops (lines)", the note, and "// b0: name, b1: name, ..." (the dtypes are
+// the parameters', the sizes and kinds in the entry's buffer table).
 void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note) {
   const LKernel *k = p->kernels.data[i];
   buf_printf(b, "// %s.%s:", p->name, k->name);
@@ -233,8 +305,7 @@ void emit_kernel_comment(Buf *b, const LProgram *p, int i, const char *note) {
     const LBuf *lb = &p->bufs.data[k->args.data[j].buf];
     buf_printf(b, " b%d: ", j);
     comment_text(b, lb->name ? lb->name : "?");
-    buf_printf(b, " (%s %s[%" PRId64 "])%s", buf_kinds[lb->kind], dtype_name(lb->dtype), lb->numel,
-               j + 1 < nargs ? "," : "");
+    buf_puts(b, j + 1 < nargs ? "," : "");
   }
   buf_puts(b, "\n");
 }

@@ -123,6 +123,90 @@ static void prof_mark(LlvmModuleGen *g, const LProgram *p, int k) {
   llvm_call(g, "tdsl_prof_mark", g->vd, t, 1, a);
 }
 
+// The kernel calls of an entry: each kernel's rc goes to `done` (its phi: rcs from
+// blocks `from`) unless it is 0. A run of calls repeated on the same buffers, further
+// into them each time (emit_find_run: a model's layers), is built once, in a loop.
+typedef struct EntryCalls {
+  LlvmModuleGen *g;
+  const LProgram *p;
+  LLVMValueRef *kernels, *data;  // each kernel's function; each buffer's data
+  LLVMBasicBlockRef done;
+  LLVMValueRef *rcs;
+  LLVMBasicBlockRef *from;
+  int nrc;
+} EntryCalls;
+
+// rc = kernel ki (its arguments' starts advanced by step * l, l the loop index, when
+// `next` is the call one period later; else l is NULL); on to a new block when rc is 0.
+static void entry_call(EntryCalls *ec, int ki, int next, LLVMValueRef l) {
+  LlvmModuleGen *g = ec->g;
+  const LProgram *p = ec->p;
+  const LKernel *k = p->kernels.data[ki];
+  LLVMBuilderRef b = g->b;
+  Arena *ar = &g->cx->arena;
+  if (!l)
+    prof_mark(g, p, ki);
+  LLVMValueRef *ka = arena_alloc(ar, sizeof *ka * (size_t)(k->args.len + 1));
+  LLVMTypeRef *kt = arena_alloc(ar, sizeof *kt * (size_t)(k->args.len + 1));
+  int na = 0;
+  for (int a = 0; a < k->args.len; a++) {
+    const LArg *arg = &k->args.data[a];
+    if (p->bufs.data[arg->buf].scratch)
+      continue;  // the kernel asks tdsl_scratch for it
+    LLVMTypeRef et = stype(g, p->bufs.data[arg->buf].dtype);
+    kt[na] = LLVMPointerType(et, 0);
+    ka[na] = LLVMBuildBitCast(b, ec->data[arg->buf], kt[na], "");
+    int64_t step = l ? p->kernels.data[next]->args.data[a].at - arg->at : 0;
+    if (arg->at || step) {  // share_kernels: the kernel sees the buffer from element `at` on
+      LLVMValueRef off = ci(g->i64, arg->at);
+      if (step)
+        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, l, ci(g->i64, step), ""), "");
+      ka[na] = LLVMBuildInBoundsGEP2(b, et, ka[na], &off, 1, "");
+    }
+    na++;
+  }
+  LLVMTypeRef ft = LLVMFunctionType(g->i32, kt, (unsigned)na, 0);
+  LLVMValueRef rc = LLVMBuildCall2(b, ft, ec->kernels[ki], ka, (unsigned)na, "");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->lc, LLVMGetBasicBlockParent(ec->done), "kernel");
+  LLVMMoveBasicBlockBefore(ok, ec->done);
+  ec->rcs[ec->nrc] = rc, ec->from[ec->nrc++] = LLVMGetInsertBlock(b);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, rc, ci(g->i32, 0), ""), ok, ec->done);
+  LLVMPositionBuilderAtEnd(b, ok);
+}
+
+// Kernels [lo, hi): c.c's emit_calls.
+static void entry_calls(EntryCalls *ec, int lo, int hi) {
+  if (lo >= hi)
+    return;
+  LlvmModuleGen *g = ec->g;
+  LLVMBuilderRef b = g->b;
+  int s, per, r;
+  emit_find_run(ec->p, lo, hi, &s, &per, &r);
+  if (r < 2 || ec->p->profile) {  // (a profile times each call: none rolled)
+    for (int i = lo; i < hi; i++)
+      entry_call(ec, i, -1, NULL);
+    return;
+  }
+  entry_calls(ec, lo, s);
+  LLVMValueRef fn = LLVMGetBasicBlockParent(ec->done);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), head = LLVMAppendBasicBlockInContext(g->lc, fn, "layer");
+  LLVMMoveBasicBlockBefore(head, ec->done);
+  LLVMBuildBr(b, head);
+  LLVMPositionBuilderAtEnd(b, head);
+  LLVMValueRef l = LLVMBuildPhi(b, g->i64, "l");
+  for (int q = 0; q < per; q++)
+    entry_call(ec, s + q, s + per + q, l);
+  LLVMValueRef l1 = LLVMBuildAdd(b, l, ci(g->i64, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(b), after = LLVMAppendBasicBlockInContext(g->lc, fn, "after");
+  LLVMMoveBasicBlockBefore(after, ec->done);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, l1, ci(g->i64, r), ""), head, after);
+  LLVMValueRef inc[] = {ci(g->i64, 0), l1};
+  LLVMBasicBlockRef inb[] = {pre, latch};
+  LLVMAddIncoming(l, inc, inb, 2);
+  LLVMPositionBuilderAtEnd(b, after);
+  entry_calls(ec, s + r * per, hi);
+}
+
 // int NAME(const tdsl_tensor *x, ..., double eps, ..., tdsl_tensor *out0, ...): c.c's entry.
 static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRef *kernels) {
   Arena *ar = &g->cx->arena;
@@ -160,7 +244,7 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, rc, ci(g->i32, 0), ""), fail, run);
   LLVMPositionBuilderAtEnd(b, fail);
   LLVMBuildRet(b, rc);
-  // each buffer's data, once; then rc = k0(...); if (rc == 0) rc = k1(...); ...
+  // each buffer's data, once; then rc = k0(...); if (rc == 0) rc = k1(...); ... (entry_calls)
   LLVMPositionBuilderAtEnd(b, run);
   LLVMValueRef *data = arena_alloc(ar, sizeof *data * (size_t)(nb + 1));
   for (int i = 0; i < nb && p->kernels.len; i++) {
@@ -169,44 +253,17 @@ static LLVMValueRef build_entry(LlvmModuleGen *g, const LProgram *p, LLVMValueRe
     LLVMTypeRef dt[] = {g->tensorp};
     data[i] = llvm_call(g, "tdsl_tensor_data", g->i8p, dt, 1, &t);
   }
-  int nk = p->kernels.len, nrc = 0;
-  LLVMValueRef *rcs = arena_alloc(ar, sizeof *rcs * (size_t)(nk + 1));
-  LLVMBasicBlockRef *from = arena_alloc(ar, sizeof *from * (size_t)(nk + 1));
-  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->lc, fn, "done");
-  LLVMValueRef last = ci(g->i32, 0);
-  for (int ki = 0; ki < p->kernels.len; ki++) {
-    const LKernel *k = p->kernels.data[ki];
-    if (ki > 0) {
-      LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->lc, fn, "kernel");
-      LLVMMoveBasicBlockBefore(next, done);
-      rcs[nrc] = last, from[nrc++] = LLVMGetInsertBlock(b);
-      LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, last, ci(g->i32, 0), ""), next, done);
-      LLVMPositionBuilderAtEnd(b, next);
-    }
-    prof_mark(g, p, ki);
-    LLVMValueRef *ka = arena_alloc(ar, sizeof *ka * (size_t)(k->args.len + 1));
-    LLVMTypeRef *kt = arena_alloc(ar, sizeof *kt * (size_t)(k->args.len + 1));
-    int na = 0;
-    for (int a = 0; a < k->args.len; a++) {
-      if (p->bufs.data[k->args.data[a].buf].scratch)
-        continue;  // the kernel asks tdsl_scratch for it
-      LLVMTypeRef et = stype(g, p->bufs.data[k->args.data[a].buf].dtype);
-      kt[na] = LLVMPointerType(et, 0);
-      ka[na] = LLVMBuildBitCast(b, data[k->args.data[a].buf], kt[na], "");
-      if (k->args.data[a].at) {  // share_kernels: the kernel sees the buffer from element `at` on
-        LLVMValueRef off = ci(g->i64, k->args.data[a].at);
-        ka[na] = LLVMBuildInBoundsGEP2(b, et, ka[na], &off, 1, "");
-      }
-      na++;
-    }
-    last = LLVMBuildCall2(b, LLVMFunctionType(g->i32, kt, (unsigned)na, 0), kernels[ki], ka, (unsigned)na, "");
-  }
+  EntryCalls ec = {.g = g, .p = p, .kernels = kernels, .data = data};
+  ec.done = LLVMAppendBasicBlockInContext(g->lc, fn, "done");
+  ec.rcs = arena_alloc(ar, sizeof *ec.rcs * (size_t)(p->kernels.len + 1));
+  ec.from = arena_alloc(ar, sizeof *ec.from * (size_t)(p->kernels.len + 1));
+  entry_calls(&ec, 0, p->kernels.len);
   prof_mark(g, p, p->kernels.len);
-  rcs[nrc] = last, from[nrc++] = LLVMGetInsertBlock(b);
-  LLVMBuildBr(b, done);
-  LLVMPositionBuilderAtEnd(b, done);
+  ec.rcs[ec.nrc] = ci(g->i32, 0), ec.from[ec.nrc++] = LLVMGetInsertBlock(b);
+  LLVMBuildBr(b, ec.done);
+  LLVMPositionBuilderAtEnd(b, ec.done);
   LLVMValueRef phi = LLVMBuildPhi(b, g->i32, "rc");
-  LLVMAddIncoming(phi, rcs, from, (unsigned)nrc);
+  LLVMAddIncoming(phi, ec.rcs, ec.from, (unsigned)ec.nrc);
   LLVMValueRef ea[] = {info, args, outs, bufp, phi};
   LLVMBuildRet(b, llvm_call(g, "tdsl_entry_end", g->i32, bt, 5, ea));
   return fn;

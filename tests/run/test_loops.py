@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs  # noqa: E402
+from oracle import Tally, compare_kinds, emit_text, env_backend, require_backend, run_outputs  # noqa: E402
 
 rng = np.random.default_rng(15)
 C = 8
@@ -333,18 +333,25 @@ fn f(x: f32[3, 16], w: f32[L, 16, 16], b: f32[L, 16]) -> f32[3, 16] {{
     t.check("6 layers: one kernel function in the C", len(kernel_functions(c)) == 1, c)
     with open(os.path.join(HERE, "..", "..", "examples", "nanogpt.tdsl"), encoding="utf-8") as f:
         gpt = f.read()
-    counts = []
+    counts, llvm_calls = [], []
     for layers in (12, 24):
         text = gpt.replace("const N_LAYER = 4\n", f"const N_LAYER = {layers}\n")
         p = emit_text(tdslc, text, "c", ["--fn", "gpt"])
         rolled = [int(n) for n in re.findall(r"tdsl_g_l < (\d+) && TDSL_G_OK\(tdsl_g_rc\)", p.stdout)]
-        counts.append((len(kernel_functions(p.stdout)), p.stdout.count(" = tdsl_g_gpt_k"), max(rolled, default=0),
-                       p.returncode))
+        calls = len(re.findall(r"(?:= |TDSL_G_RUN\()tdsl_g_gpt_k\d+\(", p.stdout))  # (the first, then guarded)
+        counts.append((len(kernel_functions(p.stdout)), calls, max(rolled, default=0), p.returncode))
+        if env_backend() == "llvm":  # the LLVM entry rolls the same run into a loop
+            ll = emit_text(tdslc, text, "llvm", ["--fn", "gpt"])
+            entry = ll.stdout[ll.stdout.find("define i32 @gpt("):]
+            llvm_calls.append((len(re.findall(r"call i32 @tdsl_g_gpt_k\d+\(", entry)), ll.returncode))
     # (the first layer differs: its residual sum reads the embedding; from the second on,
     # the layers' calls repeat and the entry runs them in a loop)
     t.check("nanoGPT: 24 layers emit the kernel functions and the calls of 12, in a loop of more iterations",
             counts[0][0] == counts[1][0] and counts[0][1] == counts[1][1] and counts[1][2] > counts[0][2] > 0
             and counts[0][3] == counts[1][3] == 0, str(counts))
+    if llvm_calls:
+        t.check("nanoGPT: the LLVM entry of 24 layers has the call sites of 12's",
+                llvm_calls[0] == llvm_calls[1] and llvm_calls[0][0] > 0 and llvm_calls[0][1] == 0, str(llvm_calls))
 
 
 if __name__ == "__main__":

@@ -415,7 +415,7 @@ static void f32_micro_kernel_of_fma_lanes_computes_exact_sums(void **state) {
   assert_null(strstr(text, "no-tree-loop-distribute-patterns"));
   assert_non_null(strstr(text, "typedef float tdsl_g_f32x16 __attribute__((vector_size(64)));\n"));
   assert_non_null(strstr(text, "typedef struct { float v[16]; } tdsl_g_f32x16;\n"));
-  assert_non_null(strstr(text, "    tdsl_g_f32x16 t0 = tdsl_g_splat_f32x16(0.0f);\n"));
+  assert_non_null(strstr(text, "    tdsl_g_f32x16 t0 = tdsl_g_splat_f32x16(0.0f), t1 = t0;\n"));  // one declaration
   assert_non_null(strstr(text, "    tdsl_g_st_f32x16(&b2[16 * v0], t0);\n"));
   assert_non_null(strstr(text, "\n      t1 = tdsl_g_fmas_f32x16(b0[7 + v1], tdsl_g_ld_f32x16(&b1[32 * v1 + 16 * v0]), t1);\n"));
   assert_non_null(strstr(text, "b3[2 + 3 * v0] = fmaf(tdsl_g_lane(t0, 0), tdsl_g_lane(t1, 1), 3.0f);\n"));
