@@ -118,6 +118,8 @@ typedef struct Gemm {
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
 } Gemm;
 
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
 static LIndex plus(LIndex x, int64_t c) {
   x.base += c;
   return x;
@@ -266,6 +268,22 @@ static LStmtList *when(Gemm *G, LStmtList *into, LExpr *cond, bool is) {
   LStmt *s = kb_if(G->kb, is ? cond : lx_unary(G->kb->cx, OP_LOGICAL_NOT, DT_BOOL, cond));
   kb_push(G->kb, into, s);
   return &s->body;
+}
+
+// k over several dims: the terms of one index of the outermost (a channel's taps), the
+// unit k blocks are made of (kc_inner), and a block's first term k0 (a multiple of it)
+// as that dim's index.
+static int64_t kc_inner(const Gemm *G) { return G->K / G->kn[0]; }
+
+static LIndex k_outer(const Gemm *G, LIndex k0) {
+  int64_t P = kc_inner(G);
+  TD_ASSERT(!k0.dyn && k0.base % P == 0);
+  k0.base /= P;
+  for (int t = 0; t < k0.nterms; t++) {
+    TD_ASSERT(k0.coef[t] % P == 0);
+    k0.coef[t] /= P;
+  }
+  return k0;
 }
 
 // ---- roles ----
@@ -461,19 +479,29 @@ typedef struct Ptr {
   LIndex at;
 } Ptr;
 
-// A call of the micro-kernel: kc terms from A at a and B at b (its rows in place when
+// The width of B's last panel when it has n < NR columns: a contraction's (a
+// convolution's output rows folded: 196 columns at 14 x 14 are 4 panels of 48 and 4)
+// is whole vectors, and its tiles call a micro-kernel that narrow, instead of a full
+// panel of zeros (a fifth of the FMAs at 14 x 14); else NR.
+static int tail_width(const Gemm *G, int64_t n) {
+  if (!G->mm->attr.nk || G->trans || G->bdirect)
+    return G->NR;
+  return (int)round_up(n, G->V);
+}
+
+// A call of the micro-kernel nr columns wide: kc terms from A at a and B at b (its rows in place when
 // binplace), into the tile at c, rows ldc apart; load: an i64, non-zero to add to the
 // tile's values.
-static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int64_t kc, int64_t ldc,
-                       LExpr *load) {
-  GemmMicro m = {G->cd, G->MR, G->NR, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
+static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int nr, int64_t kc,
+                       int64_t ldc, LExpr *load) {
+  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
   gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
 }
 
 // A's rows x + 0.. read in place from term k0: the operand's load there.
 static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
-  LIndex k[TD_MAX_DIMS];  // (k over several dims: one block, k0 = 0, A flat in k: a_flat_k)
-  k[0] = k0;
+  LIndex k[TD_MAX_DIMS];  // (k over several dims: A flat in k, a_flat_k; k0 whole outer indices)
+  k[0] = G->nk > 1 ? k_outer(G, k0) : k0;
   for (int q = 1; q < G->nk; q++)
     k[q] = kb_ix_const(0);
   LExpr *e = role_value(G, 0, x, k);
@@ -491,9 +519,9 @@ static Ptr bdirect_at(Gemm *G, LIndex y, LIndex k0) {
 // ---- packing ----
 
 // The loops over k's terms k0 + 0..klen into `into`: one loop, or where k spans several
-// dims (all of K then, one block) one per dim, outermost first. Sets *lin, the term's
-// number within the block (what packed panels are laid out by), and k[] (an index per
-// dim).
+// dims one per dim, outermost first (a block is whole indices of the outermost: k0 and
+// klen multiples of kc_inner). Sets *lin, the term's number within the block (what
+// packed panels are laid out by), and k[] (an index per dim).
 static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIndex *k, LIndex *lin) {
   KernelBuilder *kb = G->kb;
   if (G->nk == 1) {
@@ -501,10 +529,15 @@ static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIn
     k[0] = ixsum(kb, k0, lin, 1);
     return into;
   }
-  TD_ASSERT(klen == G->K && k0.nterms == 0 && k0.base == 0);
+  int64_t P = kc_inner(G);
+  TD_ASSERT(klen % P == 0);
+  LIndex c0 = k_outer(G, k0), c;
+  into = kb_step_loop(kb, into, klen / P, kb_ix_const(0), 1, false, &c);
+  k[0] = ixsum(kb, c0, &c, 1);
   *lin = kb_ix_const(0);
-  int64_t stride = G->K;
-  for (int q = 0; q < G->nk; q++) {
+  kb_ix_addmul(kb, lin, &c, P);
+  int64_t stride = P;
+  for (int q = 1; q < G->nk; q++) {
     stride /= G->kn[q];
     into = kb_step_loop(kb, into, G->kn[q], kb_ix_const(0), 1, false, &k[q]);
     kb_ix_addmul(kb, lin, &k[q], stride);
@@ -566,30 +599,31 @@ static void fill_cols(Gemm *G, LStmtList *into) {
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
 }
 
-// pack's B columns start + 0..n (all of K) of a folded B into P.
-static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, Panels P, bool par) {
+// pack's B columns start + 0..n, k terms k0 + 0..klen, of a folded B into P.
+static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
+                        bool par) {
   KernelBuilder *kb = G->kb;
-  int width = G->NR, ca = kb_arg(kb, G->cols, true, false);
-  int64_t full = n / width;
-  int rest = (int)(n % width);
+  int ca = kb_arg(kb, G->cols, true, false);
+  int64_t full = n / G->NR;
+  int rest = (int)(n % G->NR);
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
-    int w = part ? rest : width;
+    int w = part ? rest : G->NR, width = part ? tail_width(G, rest) : G->NR;
     if (!np)
       continue;
     LIndex p, k[TD_MAX_DIMS], kl, q;
     LStmtList *body =
-        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
-    LStmtList *in = k_loops(G, body, kb_ix_const(0), G->K, k, &kl);
+    LStmtList *in = k_loops(G, body, k0, klen, k, &kl);
     in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
-    LIndex x = ixsum(kb, plus(start, part ? full * width : 0), &p, width);
+    LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
     LExpr *v = kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
     kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
-      LStmtList *zl = kb_step_loop(kb, body, G->K, kb_ix_const(0), 1, false, &kz);
+      LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
       zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
       kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
     }
@@ -603,23 +637,23 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
                  bool par) {
   KernelBuilder *kb = G->kb;
   if (role == 1 && G->cols >= 0) {
-    pack_folded(G, into, start, n, P, par);
+    pack_folded(G, into, start, n, k0, klen, P, par);
     return;
   }
-  int width = role ? G->NR : G->MR, w_op = role_operand(G, role);
-  int64_t full = n / width;
-  int rest = (int)(n % width);
+  int full_w = role ? G->NR : G->MR, w_op = role_operand(G, role);
+  int64_t full = n / full_w;
+  int rest = (int)(n % full_w);
   // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
   // panel's first where k spans several dims: its last is a window's short row)
   bool p_unit = unit_along(G, w_op, w_op ? 1 : 0, false);
   bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false));
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
-    int w = part ? rest : width;
+    int w = part ? rest : full_w, width = part && role ? tail_width(G, rest) : full_w;
     if (!np)
       continue;
     LIndex p;
-    LIndex first = plus(start, part ? full * width : 0);
+    LIndex first = plus(start, part ? full * full_w : 0);
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
@@ -677,9 +711,10 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
   Ctx *cx = kb->cx;
   LIndex r, c, o[TD_MAX_DIMS];
   LStmtList *in;
-  if (G->own && !G->trans && mr == G->MR && nr == G->NR) {  // straight into own's buffer
+  int nrf = nr == G->NR ? G->NR : tail_width(G, nr);
+  if (G->own && !G->trans && mr == G->MR && nr == nrf) {  // straight into own's buffer
     tile_out(G, x, y, o);
-    micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, kc, G->ldc, load);
+    micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, nrf, kc, G->ldc, load);
     LStmtList *fin = G->ns->len > 1 ? when(G, into, last, true) : NULL;
     if (!fin)
       return;
@@ -702,7 +737,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
     kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
                                   lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
-  micro_call(G, into, a, b, bin, (Ptr){sa, t0}, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
+  micro_call(G, into, a, b, bin, (Ptr){sa, t0}, nrf, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
     if (!at)
@@ -741,7 +776,7 @@ static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np,
   }
   in = kb_step_loop(kb, into, np, kb_ix_const(0), 1, false, &pp);
   Ptr a = G->adirect ? direct_at(G, ixsum(kb, x, &pp, G->MR), k0) : (Ptr){A->arg, panel_at(G, A, ixsum(kb, p, &pp, 1))};
-  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, kc, G->NR,
+  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, G->NR, kc, G->NR,
              G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
@@ -1296,7 +1331,6 @@ static const Node *acc_owner(Gemm *G, int64_t *ldc) {
   return own;
 }
 
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // The tile: of the shapes the registers allow (nv vectors of columns and up to mr_max
 // rows, MR * nv + nv + 1 registers, or a few rows fewer), the one of least cost: the
@@ -1469,6 +1503,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   if (G.own && G.nk == 1 && G.K > kc_max) {
     int64_t nblocks = (G.K + kc_max - 1) / kc_max;
     G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);
+  }
+  if (G.own && G.nk > 1 && G.K > kc_max) {  // whole indices of the outermost k dim (a channel's taps)
+    int64_t P = kc_inner(&G), nblocks = (G.K + kc_max - 1) / kc_max;
+    G.kc = (G.kn[0] + nblocks - 1) / nblocks * P;
   }
   // the mode and the blocks
   int64_t l2 = t->l2, mpad = round_up(G.R, G.MR);
