@@ -11,10 +11,18 @@ over the taps of the zero-padded input, in f64):
           folded), B packed through its table of column offsets, the weight's rows read
           in place where they are flat in k (else packed), with bias, residual and
           activation epilogues.
+  K BLOCKS  k over channels and taps longer than a block of B's panel in L2 (K 2880):
+          blocks of whole channels (the weight read in place from a block's first
+          channel; halves: packed by blocks), the sums waiting in the result between
+          them, grouped and strided too;
+  NARROW  a last panel of fewer columns than the tile's (196 = 4 x 48 + 4) packed and
+          multiplied as narrow as its whole vectors, by a second micro-kernel.
 Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
-"gemm direct", or a column block wider than the output's rows), so a change of the
-heuristics that leaves a schedule untested fails here.
+"gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
+or two micro-kernels), so a change of the heuristics that leaves a schedule untested
+fails here. K BLOCKS and NARROW cases are compiled for --cpu=skylake-avx512 (run and
+emitted alike: its tiles and L2 set their schedule, whatever the host).
 Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
 the taps' strided views, larger ones a reduction over the window view; both are run
 (1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
@@ -31,7 +39,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, rnd, run_outputs, to_npy  # noqa: E402
+from oracle import (Tally, compare_kinds, emit_text, load_outputs, require_backend, rnd, run_cleanup,  # noqa: E402
+                    run_outputs, tdslc_run, to_npy)
 from test_conv_nd import np_conv, np_pool  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
 
 RNG = np.random.default_rng(271)
@@ -43,7 +52,9 @@ def relu(a):
 
 
 # (name, {param: shape}, tdsl expression, NumPy model of the params (f64), schedule:
-# "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length) or None)
+# "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length),
+# "kc TAPS" (k blocks of whole channels of TAPS taps), "narrow" (a second, narrower
+# micro-kernel for the last panel) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -81,7 +92,31 @@ CASES = [
      "F.conv2d(x, w, stride=2, padding=3)", lambda x, w: np_conv(x, w, stride=2, padding=3), "folded 11"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
+    ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 6, 6), "w": (20, 320, 3, 3),
+                                                                  "b": (20,)},
+     "F.relu(F.conv2d(x, w, b, padding=1))", lambda x, w, b: relu(np_conv(x, w, b, padding=1)), "kc 9"),
+    ("conv2d 3x3 stride 2, dilation 2, groups 2 (K 4608 in blocks)", {"x": (1, 1024, 9, 8), "w": (40, 512, 3, 3)},
+     "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2)",
+     lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=2), "kc 9"),
+    ("conv1d k 5, 600 channels (K 3000 in blocks), dilation 3", {"x": (1, 600, 40), "w": (24, 600, 5)},
+     "F.conv1d(x, w, padding=4, dilation=3)", lambda x, w: np_conv(x, w, padding=4, dilation=3), "kc 5"),
+    ("conv2d 3x3 at 14x14 (196 columns: a narrow last panel), residual", {"x": (1, 24, 14, 14),
+                                                                        "w": (32, 24, 3, 3), "r": (1, 32, 14, 14)},
+     "F.conv2d(x, w, padding=1) + r", lambda x, w, r: np_conv(x, w, padding=1) + r, "narrow"),
+    ("conv2d 1x1 of 2 images, 99 columns (narrow last panel)", {"x": (2, 16, 9, 11), "w": (24, 16, 1, 1)},
+     "F.conv2d(x, w)", lambda x, w: np_conv(x, w), "narrow"),
+    ("conv2d 5x5 stride 2, pad 2, groups 3, 144 columns (narrow)", {"x": (1, 12, 24, 23), "w": (30, 4, 5, 5),
+                                                                   "b": (30,)},
+     "F.conv2d(x, w, b, stride=2, padding=2, groups=3)",
+     lambda x, w, b: np_conv(x, w, b, stride=2, padding=2, groups=3), "narrow"),
 ]
+
+# the cases whose schedule depends on the tile and the L2: compiled for this CPU
+FIXED_CPU = ["--cpu=skylake-avx512"]
+
+
+def cpu_args(sched):
+    return FIXED_CPU if sched and sched.split()[0] in ("kc", "narrow") else []
 
 
 # (name, x's shape, tdsl expression, NumPy model, the op its kernel computes with:
@@ -123,8 +158,9 @@ def source(params, expr, dt, ret):
 
 
 def check_schedule(t, tdslc, name, src, want):
-    """The f32 program's matmul kernel takes the schedule `want` ("direct", "folded W")."""
-    p = emit_text(tdslc, src, "kernels")
+    """The f32 program's matmul kernel takes the schedule `want` ("direct", "folded W",
+    "kc TAPS", "narrow")."""
+    p = emit_text(tdslc, src, "kernels", cpu_args(want))
     scheds = re.findall(r"^  schedule: (gemm .*)$", p.stdout, re.M)
     errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
     if not errs and len(scheds) != 1:
@@ -137,6 +173,14 @@ def check_schedule(t, tdslc, name, src, want):
             errs.append(f"schedule {scheds[0]!r}, want a column block wider than the rows ({want})")
         elif want.endswith("in place") and "rows in place" not in scheds[0]:
             errs.append(f"schedule {scheds[0]!r}, want the weight's rows read in place")
+    elif not errs and want.startswith("kc"):
+        kc = re.search(r" kc (\d+)", scheds[0])
+        if not kc or int(kc.group(1)) % int(want.split()[1]):
+            errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
+    elif not errs and want == "narrow":
+        fns = re.findall(r"^function f\d+", p.stdout, re.M)
+        if len(fns) != 2:
+            errs.append(f"{len(fns)} micro-kernels, want 2 (the last panel's narrower)")
     t.report(f"{name}: takes {want}", errs, src)
 
 
@@ -145,12 +189,19 @@ def main():
     require_backend(tdslc)
     t = Tally()
     for name, shapes, expr, model, sched in CASES:
-        base = {p: RNG.uniform(-1, 1, s) for p, s in shapes.items()}
+        # (long sums: small terms, so that f32's rounding stays within its tolerance)
+        scale = 0.25 if sched and sched.startswith("kc") else 1
+        base = {p: RNG.uniform(-scale, scale, s) for p, s in shapes.items()}
         for dt in DTYPES:
             vals = {p: rnd(a, dt).astype(np.float64) for p, a in base.items()}
             want = rnd(model(*vals.values()), dt).astype(np.float64) if dt != "f64" else model(*vals.values())
             src = source(shapes, expr, dt, want.shape)
-            p, outs = run_outputs(tdslc, src, {n: to_npy(a, dt) for n, a in vals.items()})
+            p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"] + cpu_args(sched),
+                                      inputs={n: to_npy(a, dt) for n, a in vals.items()}, json_out=False)
+            try:
+                outs = load_outputs(out_dir) if p.returncode == 0 else []
+            finally:
+                run_cleanup(out_dir)
             t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
             if dt == "f32" and sched:
                 check_schedule(t, tdslc, name, src, sched)
