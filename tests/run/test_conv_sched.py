@@ -22,7 +22,8 @@ and its f32 program is checked to take the schedule it is there for (--emit=kern
 "gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
 or two micro-kernels), so a change of the heuristics that leaves a schedule untested
 fails here. K BLOCKS and NARROW cases are compiled for --cpu=skylake-avx512 (run and
-emitted alike: its tiles and L2 set their schedule, whatever the host).
+emitted alike: its tiles and L2 set their schedule, whatever the host), all of them in
+one function per dtype (one tdslc run each), each case's schedule checked on its own.
 Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
 the taps' strided views, larger ones a reduction over the window view; both are run
 (1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
@@ -184,27 +185,58 @@ def check_schedule(t, tdslc, name, src, want):
     t.report(f"{name}: takes {want}", errs, src)
 
 
+def run_case_outputs(tdslc, src, inputs, args):
+    p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"] + args, inputs=inputs, json_out=False)
+    try:
+        return p, load_outputs(out_dir) if p.returncode == 0 else []
+    finally:
+        run_cleanup(out_dir)
+
+
+def bundle_source(cases, dt, rets):
+    """One function of every case (parameters c<i>_<name>, one result each): a single
+    tdslc run per dtype."""
+    decl, body = [], []
+    for i, (shapes, expr) in enumerate(cases):
+        decl += [f"c{i}_{p}: {dt}[{shape_of(s)}]" for p, s in shapes.items()]
+        e = re.sub(r"\b(" + "|".join(shapes) + r")\b", lambda m: f"c{i}_{m.group(1)}", expr)
+        body.append(f"    r{i} = {e}")
+    ret = ", ".join(f"{dt}[{shape_of(r)}]" for r in rets)
+    return (f"fn f({', '.join(decl)}) -> ({ret}) {{\n" + "\n".join(body) +
+            f"\n    return {', '.join(f'r{i}' for i in range(len(cases)))}\n}}\n")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    for name, shapes, expr, model, sched in CASES:
-        # (long sums: small terms, so that f32's rounding stays within its tolerance)
-        scale = 0.25 if sched and sched.startswith("kc") else 1
-        base = {p: RNG.uniform(-scale, scale, s) for p, s in shapes.items()}
+    bundled = [c for c in CASES if cpu_args(c[4])]  # one run per dtype for all of them
+    for name, shapes, expr, model, sched in [c for c in CASES if not cpu_args(c[4])]:
+        base = {p: RNG.uniform(-1, 1, s) for p, s in shapes.items()}
         for dt in DTYPES:
             vals = {p: rnd(a, dt).astype(np.float64) for p, a in base.items()}
             want = rnd(model(*vals.values()), dt).astype(np.float64) if dt != "f64" else model(*vals.values())
             src = source(shapes, expr, dt, want.shape)
-            p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"] + cpu_args(sched),
-                                      inputs={n: to_npy(a, dt) for n, a in vals.items()}, json_out=False)
-            try:
-                outs = load_outputs(out_dir) if p.returncode == 0 else []
-            finally:
-                run_cleanup(out_dir)
+            p, outs = run_case_outputs(tdslc, src, {n: to_npy(a, dt) for n, a in vals.items()}, [])
             t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
             if dt == "f32" and sched:
                 check_schedule(t, tdslc, name, src, sched)
+    # (long sums: small terms, so that f32's rounding stays within its tolerance)
+    bases = [{p: RNG.uniform(-0.25, 0.25, s) for p, s in c[1].items()} for c in bundled]
+    for dt in DTYPES:
+        vals = [{p: rnd(a, dt).astype(np.float64) for p, a in b.items()} for b in bases]
+        wants = [model(*v.values()) for (_, _, _, model, _), v in zip(bundled, vals)]
+        wants = [rnd(w, dt).astype(np.float64) if dt != "f64" else w for w in wants]
+        src = bundle_source([(c[1], c[2]) for c in bundled], dt, [w.shape for w in wants])
+        inputs = {f"c{i}_{n}": to_npy(a, dt) for i, v in enumerate(vals) for n, a in v.items()}
+        p, outs = run_case_outputs(tdslc, src, inputs, FIXED_CPU)
+        if p.returncode != 0 or len(outs) != len(wants):
+            t.report(f"the bundled cases {dt}", compare_kinds(p, outs, wants, [dt] * len(wants)), src)
+            continue
+        for (name, shapes, expr, _, sched), got, want in zip(bundled, outs, wants):
+            t.report(f"{name} {dt}", compare_kinds(p, [got], [want], [dt]), source(shapes, expr, dt, want.shape))
+            if dt == "f32":
+                check_schedule(t, tdslc, name, source(shapes, expr, dt, want.shape), sched)
     for name, shape, expr, model, op in POOLS:
         base = RNG.uniform(-1, 1, shape)
         if op in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
