@@ -347,6 +347,70 @@ static LIndex arg_row(Ctx *cx, int arg, int r, int64_t c) {
 
 static const char *const AFORM_NAMES[] = {"", ", rows in place", ", columns in place"};
 
+// The lanes of vector local l summed in a fixed tree (lanes lo + 0..n).
+static LExpr *fn_lane_sum(Ctx *cx, DType cd, int V, int l, int lo, int n) {
+  if (n == 1)
+    return lx_lane(cx, lx_local_v(cx, cd, V, l), lo);
+  return lx_binary(cx, OP_ADD, cd, fn_lane_sum(cx, cd, V, l, lo, n / 2), fn_lane_sum(cx, cd, V, l, lo + n / 2, n - n / 2));
+}
+
+// A's rows in place (r*lda + k) at term k = the i64 expression kx.
+static LIndex arg_row_at(Ctx *cx, int r, LExpr *kx) {
+  LIndex x = arg_row(cx, 3, r, 0);
+  x.dyn = x.dyn ? lx_binary(cx, OP_ADD, DT_I64, x.dyn, kx) : kx;
+  return x;
+}
+
+// The micro-kernel of one column (NR 1, A's rows in place: the last panel of a
+// contraction's B when one column is left, 49 = 48 + 1 at 7 x 7): both operands are
+// unit-stride in k, so the lanes run along k as DOT's do: acc[r] += A(r, k + 0..V) *
+// bp[k + 0..V] for the whole vectors of kc, the lanes summed in a fixed tree, then the
+// kc % V terms left; c[r*ldc] = (load ? c[r*ldc] : 0) + the sum.
+static void new_micro_dot(Ctx *cx, LKernel *k, const GemmMicro *m) {
+  int MR = m->MR, V = m->V;
+  DType cd = m->cd;
+  int acc[MAX_MR];
+  LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
+  for (int r = 0; r < MR; r++) {
+    acc[r] = fn_local(cx, k, cd);
+    fn_push(cx, &k->body, ls_let(cx, acc[r], z));
+  }
+  k->nvars = 2;
+  LExpr *nvec = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, V));
+  LStmt *kl = ls_loop(cx, 0, 1);
+  kl->n = nvec;
+  fn_push(cx, &k->body, kl);
+  int w = fn_local(cx, k, cd);
+  fn_push(cx, &kl->body, ls_let(cx, w, lx_vload(cx, cd, V, 1, (LIndex){.nterms = 1, .var = {0}, .coef = {V}})));
+  for (int r = 0; r < MR; r++) {
+    LIndex at = arg_row(cx, 3, r, 0);
+    at.nterms = 1, at.var[0] = 0, at.coef[0] = V;
+    fn_push(cx, &kl->body, ls_set(cx, acc[r], lx_fma(cx, lx_vload(cx, cd, V, 0, at), lx_local_v(cx, cd, V, w),
+                                                      lx_local_v(cx, cd, V, acc[r]))));
+  }
+  int sum[MAX_MR];
+  for (int r = 0; r < MR; r++) {
+    sum[r] = fn_local(cx, k, cd);
+    fn_push(cx, &k->body, ls_let(cx, sum[r], fn_lane_sum(cx, cd, V, acc[r], 0, V)));
+  }
+  LStmt *rl = ls_loop(cx, 1, V - 1);  // the terms left: k = nvec * V + i1
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, V));
+  fn_push(cx, &k->body, rl);
+  LExpr *kx = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nvec, lx_const_i(cx, DT_I64, V)),
+                        lx_var(cx, 1));
+  for (int r = 0; r < MR; r++)
+    fn_push(cx, &rl->body,
+            ls_set(cx, sum[r], lx_fma(cx, lx_load(cx, cd, 0, arg_row_at(cx, r, kx)),
+                                      lx_load(cx, cd, 1, (LIndex){.dyn = kx}), lx_local(cx, cd, sum[r]))));
+  LStmt *load = ls_if(cx, lx_binary(cx, OP_NE, DT_BOOL, lx_arg(cx, 2), lx_const_i(cx, DT_I64, 0)));
+  fn_push(cx, &k->body, load);
+  for (int r = 0; r < MR; r++)
+    fn_push(cx, &load->body, ls_set(cx, sum[r], lx_binary(cx, OP_ADD, cd, lx_local(cx, cd, sum[r]),
+                                                          lx_load(cx, cd, 2, arg_row(cx, 1, r, 0)))));
+  for (int r = 0; r < MR; r++)
+    fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, 0), lx_local(cx, cd, sum[r])));
+}
+
 static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *key, int index) {
   Ctx *cx = kb->cx;
   const LProgram *p = kb->p;
@@ -366,6 +430,11 @@ static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *ke
   for (int i = 0; i < 3; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = i == 2}));
   vec_push(&cx->arena, &fp->kernels, k);
+  if (m->NR == 1) {
+    TD_ASSERT(m->aform == GA_ROWS && !m->binplace);
+    new_micro_dot(cx, k, m);
+    return fp;
+  }
   // let acc[r][v] = 0; if (load) acc[r][v] = c[r*ldc + v*V + 0..V]
   int acc[MAX_MR][MAX_NV];
   LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
@@ -438,15 +507,16 @@ static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t l
     if (fp->kernels.data[0]->body.data[i]->kind == LS_LOOP)
       kl = fp->kernels.data[0]->body.data[i];
   TD_ASSERT(kl);
-  if (kc > kl->extent)
-    kl->extent = kc;
+  int64_t steps = m->NR == 1 ? kc / m->V : kc;  // (one column: its k loop steps by vectors)
+  if (steps > kl->extent)
+    kl->extent = steps;
   int64_t reach[3];
   micro_reach(m, kc, lda, ldb, ldc, reach);
   if (m->aform == GA_PACKED)
     reach[0] = kl->extent * m->MR;
   if (m->aform == GA_COLS && reach[0] < (kl->extent - 1) * lda + m->MR)  // (its bound check: k < extent)
     reach[0] = (kl->extent - 1) * lda + m->MR;
-  if (!m->binplace)
+  if (!m->binplace && m->NR > 1)
     reach[1] = kl->extent * m->NR;
   for (int i = 0; i < 3; i++)
     if (fp->bufs.data[i].numel < reach[i])
@@ -482,11 +552,12 @@ typedef struct Ptr {
 // The width of B's last panel when it has n < NR columns: a contraction's (a
 // convolution's output rows folded: 196 columns at 14 x 14 are 4 panels of 48 and 4)
 // is whole vectors, and its tiles call a micro-kernel that narrow, instead of a full
-// panel of zeros (a fifth of the FMAs at 14 x 14); else NR.
+// panel of zeros (a fifth of the FMAs at 14 x 14); one column with A's rows in place
+// is the one-column micro-kernel (lanes along k: new_micro_dot); else NR.
 static int tail_width(const Gemm *G, int64_t n) {
   if (!G->mm->attr.nk || G->trans || G->bdirect)
     return G->NR;
-  return (int)round_up(n, G->V);
+  return n == 1 && G->adirect ? 1 : (int)round_up(n, G->V);
 }
 
 // A call of the micro-kernel nr columns wide: kc terms from A at a and B at b (its rows in place when
@@ -1361,7 +1432,10 @@ static bool existing_tile(const Gemm *G, int i, int *mr, int *nv) {
 
 static double tile_cost(const Gemm *G, int mr, int nv) {
   int r = G->R < mr ? (int)G->R : mr;
-  double waste = (double)round_up(G->R, r) * (double)round_up(G->C, (int64_t)nv * G->V) / ((double)G->R * (double)G->C);
+  int64_t nr = (int64_t)nv * G->V, cols = round_up(G->C, nr);
+  if (G->C % nr && G->mm->attr.nk && !G->trans)  // a contraction's last panel is narrow (tail_width)
+    cols = G->C / nr * nr + tail_width(G, G->C % nr);
+  double waste = (double)round_up(G->R, r) * (double)cols / ((double)G->R * (double)G->C);
   return waste / (r * nv >= ACC_SAT ? 1 : (double)(r * nv) / ACC_SAT);
 }
 

@@ -16,7 +16,9 @@ over the taps of the zero-padded input, in f64):
           channel; halves: packed by blocks), the sums waiting in the result between
           them, grouped and strided too;
   NARROW  a last panel of fewer columns than the tile's (196 = 4 x 48 + 4) packed and
-          multiplied as narrow as its whole vectors, by a second micro-kernel.
+          multiplied as narrow as its whole vectors, by a second micro-kernel; one
+          column left (49 = 48 + 1 at 7 x 7) by the one-column micro-kernel, its lanes
+          along k (whole vectors, then the terms left).
 Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
 "gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
@@ -55,7 +57,8 @@ def relu(a):
 # (name, {param: shape}, tdsl expression, NumPy model of the params (f64), schedule:
 # "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length),
 # "kc TAPS" (k blocks of whole channels of TAPS taps), "narrow" (a second, narrower
-# micro-kernel for the last panel) or None)
+# micro-kernel for the last panel), "one column" (that micro-kernel is one column's,
+# lanes along k) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -93,7 +96,7 @@ CASES = [
      "F.conv2d(x, w, stride=2, padding=3)", lambda x, w: np_conv(x, w, stride=2, padding=3), "folded 11"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
-    ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 6, 6), "w": (20, 320, 3, 3),
+    ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 7, 7), "w": (20, 320, 3, 3),
                                                                   "b": (20,)},
      "F.relu(F.conv2d(x, w, b, padding=1))", lambda x, w, b: relu(np_conv(x, w, b, padding=1)), "kc 9"),
     ("conv2d 3x3 stride 2, dilation 2, groups 2 (K 4608 in blocks)", {"x": (1, 1024, 9, 8), "w": (40, 512, 3, 3)},
@@ -106,6 +109,11 @@ CASES = [
      "F.conv2d(x, w, padding=1) + r", lambda x, w, r: np_conv(x, w, padding=1) + r, "narrow"),
     ("conv2d 1x1 of 2 images, 99 columns (narrow last panel)", {"x": (2, 16, 9, 11), "w": (24, 16, 1, 1)},
      "F.conv2d(x, w)", lambda x, w: np_conv(x, w), "narrow"),
+    ("conv2d 3x3 stride 2 to 7x7 (49 columns: one left), K 90, bias", {"x": (1, 10, 13, 13), "w": (24, 10, 3, 3),
+                                                                      "b": (24,)},
+     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "one column"),
+    ("conv2d 1x1 at 7x7, 2 images, groups 2 (one column left)", {"x": (2, 40, 7, 7), "w": (36, 20, 1, 1)},
+     "F.conv2d(x, w, groups=2)", lambda x, w: np_conv(x, w, groups=2), "one column"),
     ("conv2d 5x5 stride 2, pad 2, groups 3, 144 columns (narrow)", {"x": (1, 12, 24, 23), "w": (30, 4, 5, 5),
                                                                    "b": (30,)},
      "F.conv2d(x, w, b, stride=2, padding=2, groups=3)",
@@ -117,7 +125,7 @@ FIXED_CPU = ["--cpu=skylake-avx512"]
 
 
 def cpu_args(sched):
-    return FIXED_CPU if sched and sched.split()[0] in ("kc", "narrow") else []
+    return FIXED_CPU if sched and sched.split()[0] in ("kc", "narrow", "one") else []
 
 
 # (name, x's shape, tdsl expression, NumPy model, the op its kernel computes with:
@@ -178,10 +186,13 @@ def check_schedule(t, tdslc, name, src, want):
         kc = re.search(r" kc (\d+)", scheds[0])
         if not kc or int(kc.group(1)) % int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
-    elif not errs and want == "narrow":
+    elif not errs and want in ("narrow", "one column"):
         fns = re.findall(r"^function f\d+", p.stdout, re.M)
+        dot = re.search(r"^  for i0 in 0\.\.floor_divide\(a0, \d+\)", p.stdout, re.M)
         if len(fns) != 2:
             errs.append(f"{len(fns)} micro-kernels, want 2 (the last panel's narrower)")
+        elif (want == "one column") != bool(dot):
+            errs.append("the last panel's micro-kernel " + ("is not" if not dot else "is") + " one column's")
     t.report(f"{name}: takes {want}", errs, src)
 
 
