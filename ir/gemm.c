@@ -196,9 +196,9 @@ static void k_probe(const Gemm *G, LIndex *k) {
     k[q] = kb_ix_var(K_PROBE + q);
 }
 
-// Whether operand which is a plain load (of the accumulation dtype, with cd) moving
-// with unit stride along dim `dim` (0: i, 1: j, 2: k, its last dim) of a probe.
-static bool unit_along(Gemm *G, int which, int dim, bool cd) {
+// The stride of operand which along dim `dim` (0: i, 1: j, 2: k, its last dim) of a
+// probe where it is a plain load (of the accumulation dtype, with cd), else 0.
+static int64_t stride_along(Gemm *G, int which, int dim, bool cd) {
   LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
@@ -209,13 +209,16 @@ static bool unit_along(Gemm *G, int which, int dim, bool cd) {
   while (!cd && e->kind == LX_CAST)  // f16 -> f32 (and bf16 through f32)
     e = e->a;
   if (e->kind != LX_LOAD || (cd && e->dt != G->cd) || e->idx.dyn)
-    return false;
+    return 0;
   int var = dim == 2 ? K_PROBE + G->nk - 1 : PROBE_VAR + dim;
   for (int t = 0; t < e->idx.nterms; t++)
     if (e->idx.var[t] == var)
-      return e->idx.coef[t] == 1;
-  return false;
+      return e->idx.coef[t];
+  return 0;
 }
+
+// Whether operand which is a plain load moving with unit stride along dim (stride_along).
+static bool unit_along(Gemm *G, int which, int dim, bool cd) { return stride_along(G, which, dim, cd) == 1; }
 
 // Whether operand which is a load (perhaps converted), not an expression computed from
 // loads (fusion may leave one: ir/fuse.c's matmul_packs).
@@ -1118,6 +1121,27 @@ static void build_dot(Gemm *G, LStmtList *into, bool par) {
 }
 
 // ---- DIRECT: few rows against B read in place ----
+// (B's columns are unit-stride, or stride 2 (a strided window view): a vector of
+// columns j + 0..V is then two loads, [2j, 2j + V) and [2j + V - 1, 2j + 2V - 1), whose
+// even and odd lanes it takes: no element past the last column's is read.)
+
+// B's vector of V columns from j at term k, its columns `bs` (1 or 2) apart.
+static LExpr *direct_bvec(Gemm *G, LStmtList *into, LIndex i, LIndex j, const LIndex *k, int bs) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int V = G->V;
+  if (bs == 1)
+    return operand_vec(G, 1, i, j, k, V);
+  LExpr *e = operand(G, 1, i, j, k);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn && bs == 2);
+  int lo = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, e->idx));
+  int hi = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, plus(e->idx, V - 1)));
+  int sel[64];
+  TD_ASSERT(V <= 64);
+  for (int l = 0; l < V; l++)
+    sel[l] = l < V / 2 ? 2 * l : V + 2 * (l - V / 2) + 1;
+  return lx_shuffle(cx, lx_local_v(cx, e->dt, V, lo), lx_local_v(cx, e->dt, V, hi), sel, V);
+}
 // A contraction with few rows (a depthwise convolution: one output channel per group;
 // a convolution of few output channels) whose B is unit-stride along the columns (a
 // stride-1 window view): no packing. A block of R rows by U vectors of columns keeps
@@ -1142,8 +1166,9 @@ static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, 
   LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
   int bv[DIRECT_MAX_U];
   for (int u = 0; u < nvec; u++) {
+    LExpr *b = direct_bvec(G, in, i0, plus(j0, (int64_t)u * V), k, (int)stride_along(G, 1, 1, true));
     bv[u] = kb_new_local(kb, G->cd);
-    kb_push(kb, in, kb_let(kb, bv[u], operand_vec(G, 1, i0, plus(j0, (int64_t)u * V), k, V)));
+    kb_push(kb, in, kb_let(kb, bv[u], b));
   }
   for (int r = 0; r < R; r++) {
     LExpr *a = lx_splat(cx, V, operand_cd(G, 0, plus(i0, r), j0, k));
@@ -1187,7 +1212,8 @@ static void direct_rows(Gemm *G, LStmtList *into, LIndex i0, int R, int U, bool 
 }
 
 static bool direct_fits(Gemm *G) {
-  return G->mm->attr.nk && G->nk > 1 && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V && unit_along(G, 1, 1, true);
+  int64_t bs = G->mm->attr.nk && G->nk > 1 ? stride_along(G, 1, 1, true) : 0;
+  return (bs == 1 || bs == 2) && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V;
 }
 
 static void build_direct(Gemm *G, LStmtList *into, bool par) {

@@ -3,9 +3,10 @@
 convolution schedules (ir/gemm.c), each compared with NumPy (test_conv_nd.np_conv: loops
 over the taps of the zero-padded input, in f64):
   DIRECT  few output rows per group (depthwise conv1d/2d/3d, a channel multiplier, up to
-          16 output channels) of a stride-1 window view: B read in place, blocks of 4
-          rows and a remainder, column blocks, a last vector that overlaps the one before
-          (tails of every length), dilation, padding, a causal crop, epilogues;
+          16 output channels) of a stride-1 or stride-2 window view: B read in place
+          (stride 2: two loads, their even and odd lanes), blocks of 4 rows and a
+          remainder, column blocks, a last vector that overlaps the one before (tails of
+          every length), dilation, padding, a causal crop, epilogues;
   FOLDED  the output rows folded into the GEMM's columns (small spatial sizes, strides,
           dilation, groups, 1 x 1 convolutions whose windows are flat, 3-D: two dims
           folded), B packed through its table of column offsets, the weight's rows read
@@ -76,6 +77,16 @@ CASES = [
      lambda x, w, b: relu(np_conv(x, w, b, padding=(1, 2), dilation=(1, 2))), "direct"),
     ("depthwise conv2d 3x3", {"x": (1, 8, 17, 40), "w": (8, 1, 3, 3)},
      "F.conv2d(x, w, padding=1, groups=8)", lambda x, w: np_conv(x, w, padding=1, groups=8), "direct"),
+    ("depthwise conv2d 3x3 stride 2, relu", {"x": (1, 8, 17, 40), "w": (8, 1, 3, 3), "b": (8,)},
+     "F.relu(F.conv2d(x, w, b, stride=2, padding=1, groups=8))",
+     lambda x, w, b: relu(np_conv(x, w, b, stride=2, padding=1, groups=8)), "direct"),
+    ("conv2d stride 2, channel multiplier 3, dilation 2 (19 columns)", {"x": (2, 4, 15, 37), "w": (12, 1, 3, 3)},
+     "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=4)",
+     lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=4), "direct"),
+    ("conv1d k 4 stride 2, 5 -> 7 channels (4 + 3 rows)", {"x": (1, 5, 83), "w": (7, 5, 4)},
+     "F.conv1d(x, w, stride=2, padding=1)", lambda x, w: np_conv(x, w, stride=2, padding=1), "direct"),
+    ("depthwise conv2d stride 3 (packed, not direct)", {"x": (1, 6, 20, 50), "w": (6, 1, 3, 3)},
+     "F.conv2d(x, w, stride=3, padding=1, groups=6)", lambda x, w: np_conv(x, w, stride=3, padding=1, groups=6), None),
     ("depthwise conv3d 3x3x3", {"x": (1, 4, 5, 6, 33), "w": (4, 1, 3, 3, 3), "b": (4,)},
      "F.conv3d(x, w, b, padding=1, groups=4)", lambda x, w, b: np_conv(x, w, b, padding=1, groups=4), "direct"),
     ("conv2d 7x7, 24 -> 20 channels, residual, relu", {"x": (1, 24, 7, 7), "w": (20, 24, 3, 3), "b": (20,),
