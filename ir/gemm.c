@@ -69,6 +69,7 @@ enum {
   FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
   MAX_NV = 4,
+  MAX_DOT_NR = 4,        // a last panel of at most this many columns is new_micro_dot's
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
@@ -364,54 +365,72 @@ static LIndex arg_row_at(Ctx *cx, int r, LExpr *kx) {
   return x;
 }
 
-// The micro-kernel of one column (NR 1, A's rows in place: the last panel of a
-// contraction's B when one column is left, 49 = 48 + 1 at 7 x 7): both operands are
-// unit-stride in k, so the lanes run along k as DOT's do: acc[r] += A(r, k + 0..V) *
-// bp[k + 0..V] for the whole vectors of kc, the lanes summed in a fixed tree, then the
-// kc % V terms left; c[r*ldc] = (load ? c[r*ldc] : 0) + the sum.
+// The micro-kernel of a few columns (NR < V, A's rows in place: the last panel of a
+// contraction's B when few columns are left, 49 = 48 + 1 at 7 x 7, 196 = 3 x 64 + 4 at
+// 14 x 14), its panel laid out by columns (column q at bp[q*kc + k]): both operands are
+// unit-stride in k, so the lanes run along k as DOT's do: acc[r][q] += A(r, k + 0..V) *
+// bp[q*kc + k + 0..V] for the whole vectors of kc, the lanes summed in a fixed tree, then
+// the kc % V terms left; c[r*ldc + q] = (load ? c[r*ldc + q] : 0) + the sum.
 static void new_micro_dot(Ctx *cx, LKernel *k, const GemmMicro *m) {
-  int MR = m->MR, V = m->V;
+  int MR = m->MR, V = m->V, NR = m->NR;
   DType cd = m->cd;
-  int acc[MAX_MR];
+  int acc[MAX_MR][MAX_DOT_NR];
   LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
-  for (int r = 0; r < MR; r++) {
-    acc[r] = fn_local(cx, k, cd);
-    fn_push(cx, &k->body, ls_let(cx, acc[r], z));
-  }
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++) {
+      acc[r][q] = fn_local(cx, k, cd);
+      fn_push(cx, &k->body, ls_let(cx, acc[r][q], z));
+    }
   k->nvars = 2;
-  LExpr *nvec = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, V));
+  LExpr *kc = lx_arg(cx, 0), *nvec = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, kc, lx_const_i(cx, DT_I64, V));
   LStmt *kl = ls_loop(cx, 0, 1);
   kl->n = nvec;
   fn_push(cx, &k->body, kl);
-  int w = fn_local(cx, k, cd);
-  fn_push(cx, &kl->body, ls_let(cx, w, lx_vload(cx, cd, V, 1, (LIndex){.nterms = 1, .var = {0}, .coef = {V}})));
+  int w[MAX_DOT_NR];
+  for (int q = 0; q < NR; q++) {
+    LIndex at = {.nterms = 1, .var = {0}, .coef = {V}};
+    if (q)
+      at.dyn = lx_binary(cx, OP_MUL, DT_I64, kc, lx_const_i(cx, DT_I64, q));
+    w[q] = fn_local(cx, k, cd);
+    fn_push(cx, &kl->body, ls_let(cx, w[q], lx_vload(cx, cd, V, 1, at)));
+  }
   for (int r = 0; r < MR; r++) {
     LIndex at = arg_row(cx, 3, r, 0);
     at.nterms = 1, at.var[0] = 0, at.coef[0] = V;
-    fn_push(cx, &kl->body, ls_set(cx, acc[r], lx_fma(cx, lx_vload(cx, cd, V, 0, at), lx_local_v(cx, cd, V, w),
-                                                      lx_local_v(cx, cd, V, acc[r]))));
+    int a = fn_local(cx, k, cd);
+    fn_push(cx, &kl->body, ls_let(cx, a, lx_vload(cx, cd, V, 0, at)));
+    for (int q = 0; q < NR; q++)
+      fn_push(cx, &kl->body, ls_set(cx, acc[r][q], lx_fma(cx, lx_local_v(cx, cd, V, a), lx_local_v(cx, cd, V, w[q]),
+                                                          lx_local_v(cx, cd, V, acc[r][q]))));
   }
-  int sum[MAX_MR];
-  for (int r = 0; r < MR; r++) {
-    sum[r] = fn_local(cx, k, cd);
-    fn_push(cx, &k->body, ls_let(cx, sum[r], fn_lane_sum(cx, cd, V, acc[r], 0, V)));
-  }
+  int sum[MAX_MR][MAX_DOT_NR];
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++) {
+      sum[r][q] = fn_local(cx, k, cd);
+      fn_push(cx, &k->body, ls_let(cx, sum[r][q], fn_lane_sum(cx, cd, V, acc[r][q], 0, V)));
+    }
   LStmt *rl = ls_loop(cx, 1, V - 1);  // the terms left: k = nvec * V + i1
-  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, V));
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, kc, lx_const_i(cx, DT_I64, V));
   fn_push(cx, &k->body, rl);
   LExpr *kx = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nvec, lx_const_i(cx, DT_I64, V)),
                         lx_var(cx, 1));
   for (int r = 0; r < MR; r++)
-    fn_push(cx, &rl->body,
-            ls_set(cx, sum[r], lx_fma(cx, lx_load(cx, cd, 0, arg_row_at(cx, r, kx)),
-                                      lx_load(cx, cd, 1, (LIndex){.dyn = kx}), lx_local(cx, cd, sum[r]))));
+    for (int q = 0; q < NR; q++) {
+      LExpr *bx = q ? lx_binary(cx, OP_ADD, DT_I64, kx, lx_binary(cx, OP_MUL, DT_I64, kc, lx_const_i(cx, DT_I64, q)))
+                    : kx;
+      fn_push(cx, &rl->body,
+              ls_set(cx, sum[r][q], lx_fma(cx, lx_load(cx, cd, 0, arg_row_at(cx, r, kx)),
+                                           lx_load(cx, cd, 1, (LIndex){.dyn = bx}), lx_local(cx, cd, sum[r][q]))));
+    }
   LStmt *load = ls_if(cx, lx_binary(cx, OP_NE, DT_BOOL, lx_arg(cx, 2), lx_const_i(cx, DT_I64, 0)));
   fn_push(cx, &k->body, load);
   for (int r = 0; r < MR; r++)
-    fn_push(cx, &load->body, ls_set(cx, sum[r], lx_binary(cx, OP_ADD, cd, lx_local(cx, cd, sum[r]),
-                                                          lx_load(cx, cd, 2, arg_row(cx, 1, r, 0)))));
+    for (int q = 0; q < NR; q++)
+      fn_push(cx, &load->body, ls_set(cx, sum[r][q], lx_binary(cx, OP_ADD, cd, lx_local(cx, cd, sum[r][q]),
+                                                                lx_load(cx, cd, 2, arg_row(cx, 1, r, q)))));
   for (int r = 0; r < MR; r++)
-    fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, 0), lx_local(cx, cd, sum[r])));
+    for (int q = 0; q < NR; q++)
+      fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, q), lx_local(cx, cd, sum[r][q])));
 }
 
 static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *key, int index) {
@@ -433,8 +452,8 @@ static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *ke
   for (int i = 0; i < 3; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = i == 2}));
   vec_push(&cx->arena, &fp->kernels, k);
-  if (m->NR == 1) {
-    TD_ASSERT(m->aform == GA_ROWS && !m->binplace);
+  if (m->NR < V) {
+    TD_ASSERT(m->aform == GA_ROWS && !m->binplace && NR <= MAX_DOT_NR);
     new_micro_dot(cx, k, m);
     return fp;
   }
@@ -510,7 +529,7 @@ static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t l
     if (fp->kernels.data[0]->body.data[i]->kind == LS_LOOP)
       kl = fp->kernels.data[0]->body.data[i];
   TD_ASSERT(kl);
-  int64_t steps = m->NR == 1 ? kc / m->V : kc;  // (one column: its k loop steps by vectors)
+  int64_t steps = m->NR < m->V ? kc / m->V : kc;  // (few columns: the k loop steps by vectors)
   if (steps > kl->extent)
     kl->extent = steps;
   int64_t reach[3];
@@ -519,7 +538,7 @@ static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t l
     reach[0] = kl->extent * m->MR;
   if (m->aform == GA_COLS && reach[0] < (kl->extent - 1) * lda + m->MR)  // (its bound check: k < extent)
     reach[0] = (kl->extent - 1) * lda + m->MR;
-  if (!m->binplace && m->NR > 1)
+  if (!m->binplace && m->NR >= m->V)
     reach[1] = kl->extent * m->NR;
   for (int i = 0; i < 3; i++)
     if (fp->bufs.data[i].numel < reach[i])
@@ -557,10 +576,12 @@ typedef struct Ptr {
 // is whole vectors, and its tiles call a micro-kernel that narrow, instead of a full
 // panel of zeros (a fifth of the FMAs at 14 x 14); one column with A's rows in place
 // is the one-column micro-kernel (lanes along k: new_micro_dot); else NR.
-static int tail_width(const Gemm *G, int64_t n) {
+static int tail_width(const Gemm *G, int mr, int64_t n) {
   if (!G->mm->attr.nk || G->trans || G->bdirect)
     return G->NR;
-  return n == 1 && G->adirect ? 1 : (int)round_up(n, G->V);
+  if (G->adirect && n <= MAX_DOT_NR && n < G->V && mr * n + n + 1 <= G->kb->cpu->nregs)
+    return (int)n;  // (new_micro_dot: its accumulators, columns and a row of A fit the registers)
+  return (int)round_up(n, G->V);
 }
 
 // A call of the micro-kernel nr columns wide: kc terms from A at a and B at b (its rows in place when
@@ -629,6 +650,14 @@ typedef struct Panels {
 
 static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
 
+// Element (k, q) of a panel of `width` columns at `at`: k * width + q, or in B's panel
+// narrower than a vector (a last panel for new_micro_dot) by columns, q * klen + k.
+static LIndex panel_elem(Gemm *G, int role, LIndex at, LIndex k, LIndex q, int width, int64_t klen) {
+  if (role == 1 && width < G->V)
+    return ixsum(G->kb, ixsum(G->kb, at, &q, klen), &k, 1);
+  return ixsum(G->kb, ixsum(G->kb, at, &k, width), &q, 1);
+}
+
 // ---- folded columns: B read through a table of offsets ----
 // Column j of a folded B (fold_columns) is at B's element cols[j] (its batch and k
 // terms 0) plus what its batch and k terms add, which is affine: the table is filled
@@ -682,7 +711,7 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
   int rest = (int)(n % G->NR);
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
-    int w = part ? rest : G->NR, width = part ? tail_width(G, rest) : G->NR;
+    int w = part ? rest : G->NR, width = part ? tail_width(G, G->MR, rest) : G->NR;
     if (!np)
       continue;
     LIndex p, k[TD_MAX_DIMS], kl, q;
@@ -694,7 +723,7 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
     LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
     LExpr *v = kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
-    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, 1, at, kl, q, width, klen), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
       LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
@@ -723,7 +752,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
   bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false));
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
-    int w = part ? rest : full_w, width = part && role ? tail_width(G, rest) : full_w;
+    int w = part ? rest : full_w, width = part && role ? tail_width(G, G->MR, rest) : full_w;
     if (!np)
       continue;
     LIndex p;
@@ -743,7 +772,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
     LIndex x = ixsum(kb, first, &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
     LExpr *v = kb_cast(kb, role_value(G, role, x, k), G->cd);
-    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, role, at, kl, q, width, klen), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
       LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
@@ -785,7 +814,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
   Ctx *cx = kb->cx;
   LIndex r, c, o[TD_MAX_DIMS];
   LStmtList *in;
-  int nrf = nr == G->NR ? G->NR : tail_width(G, nr);
+  int nrf = nr == G->NR ? G->NR : tail_width(G, G->MR, nr);
   if (G->own && !G->trans && mr == G->MR && nr == nrf) {  // straight into own's buffer
     tile_out(G, x, y, o);
     micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, nrf, kc, G->ldc, load);
@@ -1460,7 +1489,7 @@ static double tile_cost(const Gemm *G, int mr, int nv) {
   int r = G->R < mr ? (int)G->R : mr;
   int64_t nr = (int64_t)nv * G->V, cols = round_up(G->C, nr);
   if (G->C % nr && G->mm->attr.nk && !G->trans)  // a contraction's last panel is narrow (tail_width)
-    cols = G->C / nr * nr + tail_width(G, G->C % nr);
+    cols = G->C / nr * nr + tail_width(G, r, G->C % nr);
   double waste = (double)round_up(G->R, r) * (double)cols / ((double)G->R * (double)G->C);
   return waste / (r * nv >= ACC_SAT ? 1 : (double)(r * nv) / ACC_SAT);
 }

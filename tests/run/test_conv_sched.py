@@ -17,9 +17,9 @@ over the taps of the zero-padded input, in f64):
           channel; halves: packed by blocks), the sums waiting in the result between
           them, grouped and strided too;
   NARROW  a last panel of fewer columns than the tile's (196 = 4 x 48 + 4) packed and
-          multiplied as narrow as its whole vectors, by a second micro-kernel; one
-          column left (49 = 48 + 1 at 7 x 7) by the one-column micro-kernel, its lanes
-          along k (whole vectors, then the terms left).
+          multiplied as narrow as its whole vectors, by a second micro-kernel; a few
+          columns left (49 = 48 + 1 at 7 x 7, 99 = 96 + 3) packed by columns and
+          multiplied with the lanes along k (whole vectors, then the terms left).
 Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
 "gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
@@ -58,8 +58,8 @@ def relu(a):
 # (name, {param: shape}, tdsl expression, NumPy model of the params (f64), schedule:
 # "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length),
 # "kc TAPS" (k blocks of whole channels of TAPS taps), "narrow" (a second, narrower
-# micro-kernel for the last panel), "one column" (that micro-kernel is one column's,
-# lanes along k) or None)
+# micro-kernel for the last panel, of whole vectors), "by columns" (that micro-kernel's
+# lanes run along k: a last panel of a few columns) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -118,13 +118,13 @@ CASES = [
     ("conv2d 3x3 at 14x14 (196 columns: a narrow last panel), residual", {"x": (1, 24, 14, 14),
                                                                         "w": (32, 24, 3, 3), "r": (1, 32, 14, 14)},
      "F.conv2d(x, w, padding=1) + r", lambda x, w, r: np_conv(x, w, padding=1) + r, "narrow"),
-    ("conv2d 1x1 of 2 images, 99 columns (narrow last panel)", {"x": (2, 16, 9, 11), "w": (24, 16, 1, 1)},
-     "F.conv2d(x, w)", lambda x, w: np_conv(x, w), "narrow"),
+    ("conv2d 1x1 of 2 images, 99 columns (a last panel of 3 columns), K 19", {"x": (2, 19, 9, 11), "w": (24, 19, 1, 1)},
+     "F.conv2d(x, w)", lambda x, w: np_conv(x, w), "by columns"),
     ("conv2d 3x3 stride 2 to 7x7 (49 columns: one left), K 90, bias", {"x": (1, 10, 13, 13), "w": (24, 10, 3, 3),
                                                                       "b": (24,)},
-     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "one column"),
+     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "by columns"),
     ("conv2d 1x1 at 7x7, 2 images, groups 2 (one column left)", {"x": (2, 40, 7, 7), "w": (36, 20, 1, 1)},
-     "F.conv2d(x, w, groups=2)", lambda x, w: np_conv(x, w, groups=2), "one column"),
+     "F.conv2d(x, w, groups=2)", lambda x, w: np_conv(x, w, groups=2), "by columns"),
     ("conv2d 5x5 stride 2, pad 2, groups 3, 144 columns (narrow)", {"x": (1, 12, 24, 23), "w": (30, 4, 5, 5),
                                                                    "b": (30,)},
      "F.conv2d(x, w, b, stride=2, padding=2, groups=3)",
@@ -136,7 +136,7 @@ FIXED_CPU = ["--cpu=skylake-avx512"]
 
 
 def cpu_args(sched):
-    return FIXED_CPU if sched and sched.split()[0] in ("kc", "narrow", "one") else []
+    return FIXED_CPU if sched and sched.split()[0] in ("kc", "narrow", "by") else []
 
 
 # (name, x's shape, tdsl expression, NumPy model, the op its kernel computes with:
@@ -197,13 +197,13 @@ def check_schedule(t, tdslc, name, src, want):
         kc = re.search(r" kc (\d+)", scheds[0])
         if not kc or int(kc.group(1)) % int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
-    elif not errs and want in ("narrow", "one column"):
+    elif not errs and want in ("narrow", "by columns"):
         fns = re.findall(r"^function f\d+", p.stdout, re.M)
         dot = re.search(r"^  for i0 in 0\.\.floor_divide\(a0, \d+\)", p.stdout, re.M)
         if len(fns) != 2:
             errs.append(f"{len(fns)} micro-kernels, want 2 (the last panel's narrower)")
-        elif (want == "one column") != bool(dot):
-            errs.append("the last panel's micro-kernel " + ("is not" if not dot else "is") + " one column's")
+        elif (want == "by columns") != bool(dot):
+            errs.append("the last panel's micro-kernel " + ("does not run" if not dot else "runs") + " its lanes along k")
     t.report(f"{name}: takes {want}", errs, src)
 
 
