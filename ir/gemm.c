@@ -42,8 +42,11 @@
 //
 // A contraction (attr.nk: a convolution, the weight times a window view of its input)
 // may have k span several dims, and M, N and the batch be any output dims: packing
-// walks k's dims as nested loops and lays their terms out linearly (K is then one
-// block), so the micro-kernel sees one k; DOT takes only a single k dim.
+// walks k's dims as nested loops and lays their terms out linearly, a k block being
+// whole indices of the outermost (a channel's taps), so the micro-kernel sees one k;
+// DOT takes only a single k dim. A contraction's last panel of B, when it has fewer
+// columns than NR, is as narrow as its whole vectors, or, a few columns with A's rows
+// in place, packed by columns and multiplied with the lanes along k (new_micro_dot).
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
