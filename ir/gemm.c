@@ -582,8 +582,9 @@ typedef struct Ptr {
 static int tail_width(const Gemm *G, int mr, int64_t n) {
   if (!G->mm->attr.nk || G->trans || G->bdirect)
     return G->NR;
-  if (G->adirect && n <= MAX_DOT_NR && n < G->V && mr * n + n + 1 <= G->kb->cpu->nregs)
-    return (int)n;  // (new_micro_dot: its accumulators, columns and a row of A fit the registers)
+  if (G->adirect && n <= MAX_DOT_NR && n < G->V && mr * n + n + 1 <= G->kb->cpu->nregs && G->K >= G->V)
+    return (int)n;  // (new_micro_dot: its accumulators, columns and a row of A fit the registers,
+                    // and some k block has a vector of terms: its loop's bound)
   return (int)round_up(n, G->V);
 }
 
