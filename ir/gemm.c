@@ -358,7 +358,8 @@ static const char *const AFORM_NAMES[] = {"", ", rows in place", ", columns in p
 static LExpr *fn_lane_sum(Ctx *cx, DType cd, int V, int l, int lo, int n) {
   if (n == 1)
     return lx_lane(cx, lx_local_v(cx, cd, V, l), lo);
-  return lx_binary(cx, OP_ADD, cd, fn_lane_sum(cx, cd, V, l, lo, n / 2), fn_lane_sum(cx, cd, V, l, lo + n / 2, n - n / 2));
+  return lx_binary(cx, OP_ADD, cd, fn_lane_sum(cx, cd, V, l, lo, n / 2),
+                   fn_lane_sum(cx, cd, V, l, lo + n / 2, n - n / 2));
 }
 
 // A's rows in place (r*lda + k) at term k = the i64 expression kx.
