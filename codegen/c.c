@@ -443,6 +443,8 @@ static void stmt(CKernelGen *c, const LStmt *s) {
       parallel_loop(c, s);
       return;
     }
+    if (cexpr_stream_loop(g, s))
+      return;
     cexpr_open_loop(g, s);
     c->open[c->nopen++] = s->var;
     stmts(c, &s->body);

@@ -260,7 +260,7 @@ static const char *const sign_float_text =
     "$D$T tdsl_g_sign_$S($T a) { return a > 0 ? 1.0$L : a < 0 ? -1.0$L : 0.0$L; }\n";
 static const char *const sign_int_text = "$D$T tdsl_g_sign_$S($T a) { return ($T)((a > 0) - (a < 0)); }\n";
 
-static const char *const relu_float_text = "$D$T tdsl_g_relu_$S($T a) { return a > 0 ? a : a != a ? a : 0.0$L; }\n";
+static const char *const relu_float_text = "$D$T tdsl_g_relu_$S($T a) { return a < 0 ? 0.0$L : a; }\n";
 static const char *const relu_int_text = "$D$T tdsl_g_relu_$S($T a) { return a > 0 ? a : 0; }\n";
 
 static const char *const floordiv_int_text =
@@ -1397,6 +1397,109 @@ static void stream_store(CExprGen *g, const LStmt *s, int nbytes) {
   buf_puts(g->b, "#else\n");
   vec_store(g, s);
   buf_puts(g->b, "#endif\n");
+}
+
+// A scalar loop that writes consecutive elements of a streamed result (its store's
+// index has the loop's variable with coefficient 1, and starts a 64-byte line wherever
+// that variable is a multiple of a line's elements; the rest of its body lets): in
+// strips of one line, each computed into a lane array that gcc keeps in a register and
+// stored past the caches as stream_store does, then the elements left one by one. gcc
+// 12 has no non-temporal store of its own for the loops it vectorizes (nor for
+// OpenMP's nontemporal clause), and a 64 MiB result written through the caches first
+// reads every line: relu(x*2+1)*sigmoid(x) and an outer sum of 4096^2 f32 took 1.1-1.3x
+// as long (bench/GAPS.md). False: not such a loop (the caller prints it).
+bool cexpr_stream_loop(CExprGen *g, const LStmt *s) {
+  const LStmt *st = NULL;
+  if (s->n || s->parallel)
+    return false;
+  for (int i = 0; i < s->body.len; i++) {
+    const LStmt *b = s->body.data[i];
+    if (b->kind == LS_LET && b->val->lanes == 1)
+      continue;
+    if (b->kind != LS_STORE || st || b->val->lanes != 1 || !g->k->args.data[b->buf].stream)
+      return false;
+    st = b;
+  }
+  if (!st)
+    return false;
+  DType bt = cexpr_arg_dtype(g, st->buf);
+  int64_t es = (int64_t)dtype_size(bt), L = 64 / es;
+  LIndex at = st->idx;  // the index at the strip's start: the variable a multiple of L
+  int term = -1;
+  for (int t = 0; t < at.nterms; t++)
+    if (at.var[t] == s->var)
+      term = t;
+  if (term < 0 || at.coef[term] != 1 || s->extent < L)
+    return false;
+  at.coef[term] = L;
+  if (!aligned(&at, es, 64))
+    return false;
+  int v = s->var, sv = g->k->nvars + s->var;  // the strip's variable: a name no loop has
+  at.var[term] = sv;
+  at.coef[term] = 1;
+  int64_t full = s->extent / L * L;
+  g->pr->single[H_STREAM] = true;
+  g->streamed = true;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "for (int64_t v%d = 0; v%d < %" PRId64 "; v%d += %" PRId64 ") {\n", sv, sv, full, sv, L);
+  g->depth++;
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "%s tdsl_g_w[%" PRId64 "];\n", cexpr_storage_type(bt), L);
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "for (int64_t v%d = v%d; v%d < v%d + %" PRId64 "; v%d++) {\n", v, sv, v, sv, L, v);
+  g->depth++;
+  for (int i = 0; i < s->body.len; i++) {
+    const LStmt *b = s->body.data[i];
+    if (b != st) {
+      cexpr_let(g, b);
+      continue;
+    }
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "tdsl_g_w[v%d - v%d] = ", v, sv);
+    store_value(g, st->val->dt, bt, st->val);
+    buf_puts(g->b, ";\n");
+  }
+  g->arg_used[st->buf] = true;
+  cexpr_close(g);
+  for (size_t k = 0; k < sizeof stream_insn / sizeof *stream_insn; k++) {
+    const char *const *in = stream_insn[k];
+    int parts = in[3][0] - '0';
+    buf_puts(g->b, in[0]);
+    buf_indent(g->b, g->depth);
+    buf_printf(g->b, "{\n");
+    buf_indent(g->b, g->depth + 1);
+    buf_printf(g->b, "%s tdsl_g_s[%d];\n", in[1], parts);
+    buf_indent(g->b, g->depth + 1);
+    buf_puts(g->b, "memcpy(tdsl_g_s, tdsl_g_w, 64);\n");
+    for (int q = 0; q < parts; q++) {
+      buf_indent(g->b, g->depth + 1);
+      buf_printf(g->b, "%s((%s *)((char *)&b%d[", in[2], in[1], st->buf);
+      cexpr_index(g, &at);
+      buf_printf(g->b, "] + %d), tdsl_g_s[%d]);\n", q * (64 / parts), q);
+    }
+    buf_indent(g->b, g->depth);
+    buf_puts(g->b, "}\n");
+  }
+  buf_puts(g->b, "#else\n");
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "memcpy(&b%d[", st->buf);
+  cexpr_index(g, &at);
+  buf_puts(g->b, "], tdsl_g_w, 64);\n#endif\n");
+  cexpr_close(g);
+  if (full == s->extent)
+    return true;
+  buf_indent(g->b, g->depth);  // the elements after the last strip, one by one
+  buf_printf(g->b, "for (int64_t v%d = %" PRId64 "; v%d < %" PRId64 "; v%d++) {\n", v, full, v, s->extent, v);
+  g->depth++;
+  for (int i = 0; i < s->body.len; i++) {
+    const LStmt *b = s->body.data[i];
+    if (b == st)
+      cexpr_store(g, b);
+    else
+      cexpr_let(g, b);
+  }
+  cexpr_close(g);
+  return true;
 }
 
 void cexpr_fence_streams(CExprGen *g) {

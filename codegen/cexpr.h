@@ -126,6 +126,7 @@ void cexpr_let(CExprGen *g, const LStmt *s);    // LS_LET, LS_SET
 // else plain stores): g->streamed is then set, and the caller ends its function with
 // cexpr_fence_streams.
 void cexpr_store(CExprGen *g, const LStmt *s);
+bool cexpr_stream_loop(CExprGen *g, const LStmt *s);  // a streamed scalar loop in strips of a line; false: not one
 void cexpr_fence_streams(CExprGen *g);  // orders the streamed stores before what follows
 void cexpr_open_loop(CExprGen *g, const LStmt *s);     // "for (int64_t vN = 0; ...) {", one level deeper
 void cexpr_open_if(CExprGen *g, const LExpr *cond);    // "if (cond) {", one level deeper

@@ -460,10 +460,8 @@ static LLVMValueRef unary(LlvmKernelGen *c, const LExpr *e, LLVMValueRef a) {
     return LLVMBuildSub(b, LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSGT, a, ci(t, 0), ""), t, ""),
                         LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSLT, a, ci(t, 0), ""), t, ""), "");
   case OP_RELU:
-    if (fl) {
-      LLVMValueRef nan = sel(g, LLVMBuildFCmp(b, LLVMRealUNO, a, a, ""), a, cf(t, 0));
-      return sel(g, LLVMBuildFCmp(b, LLVMRealOGT, a, cf(t, 0), ""), a, nan);
-    }
+    if (fl)  // a < 0 ? 0 : a: x86's one max (nan and -0 stay, as in PyTorch)
+      return sel(g, LLVMBuildFCmp(b, LLVMRealOLT, a, cf(t, 0), ""), cf(t, 0), a);
     if (bo)
       return a;
     return sel(g, LLVMBuildICmp(b, LLVMIntSGT, a, ci(t, 0), ""), a, ci(t, 0));

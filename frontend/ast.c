@@ -157,6 +157,12 @@ Ast *ast_float(Ctx *cx, double v, Loc loc) {
   return a;
 }
 
+Ast *ast_imag(Ctx *cx, double v, Loc loc) {  // 2.5j: an AST_FLOAT of op 'j'
+  Ast *a = ast_float(cx, v, loc);
+  a->op = 'j';
+  return a;
+}
+
 Ast *ast_bool(Ctx *cx, bool v, Loc loc) {
   Ast *a = ast_new(cx, AST_BOOL, loc);
   a->bval = v;
@@ -764,7 +770,7 @@ static void header(const Ast *a, FILE *out) {
   fprintf(out, "(%s", a->kind == AST_CALL && a->lhs ? "method" : ast_kind_name(a->kind));
   switch (a->kind) {
   case AST_INT: fprintf(out, " %" PRId64, a->ival); break;
-  case AST_FLOAT: fputc(' ', out); print_float(out, a->fval); break;
+  case AST_FLOAT: fputc(' ', out); print_float(out, a->fval); if (a->op == 'j') fputc('j', out); break;
   case AST_BOOL: fputs(a->bval ? " true" : " false", out); break;
   case AST_STR: fprintf(out, " '%s'", a->name); break;
   case AST_DTYPE: case AST_TYPE: fprintf(out, " %s", a->dtype == DT_COUNT ? a->name : dtype_name(a->dtype)); break;

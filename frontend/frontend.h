@@ -20,7 +20,7 @@ typedef VEC(Ast *) AstList;
 typedef enum {
   // expressions
   AST_INT,       // ival
-  AST_FLOAT,     // fval
+  AST_FLOAT,     // fval; op 'j': an imaginary literal (2.5j)
   AST_BOOL,      // bval
   AST_STR,       // name: the text of a string literal, quotes removed
   AST_NONE,
@@ -127,6 +127,7 @@ struct Ast {
 Ast *ast_new(Ctx *cx, AstKind kind, Loc loc);
 Ast *ast_int(Ctx *cx, int64_t v, Loc loc);
 Ast *ast_float(Ctx *cx, double v, Loc loc);
+Ast *ast_imag(Ctx *cx, double v, Loc loc);  // Python's imaginary literal 2.5j
 Ast *ast_bool(Ctx *cx, bool v, Loc loc);
 Ast *ast_str(Ctx *cx, const char *text, Loc loc);
 Ast *ast_name(Ctx *cx, const char *name, Loc loc);

@@ -44,6 +44,7 @@ typedef struct Memo {
 // The results of a function body: one per declared result (NULL for a None result).
 typedef struct Rets {
   ValueList vals;
+  VEC(LSeq *) seqs;  // the same length: a sequence result (a helper's `return x, (k, v)`), or NULL
   bool done;  // a return was reached
 } Rets;
 
@@ -161,6 +162,9 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   const Ast *fn = call->inlined;
   TD_ASSERT(call->noperands == fn->list.len);
   int np = fn->list.len;
+  Rets none = {0};
+  lower_block(lw, &call->unrolled, &none);  // a lambda argument's captures (sema's lambda_closure), a local
+                                            // def's captures and arguments (its operands read them)
   Value **args = arena_alloc(&lw->cx->arena, sizeof(Value *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++) {
     const Ast *a = call->operands[j];
@@ -169,8 +173,6 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   LSeq **seqs = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++)  // a tuple, list or dict parameter: the caller's object
     seqs[j] = call->operands[j] && is_seq(call->operands[j]->ty) ? lower_seq(lw, call->operands[j]) : NULL;
-  Rets none = {0};
-  lower_block(lw, &call->unrolled, &none);  // a lambda argument's captures (sema's lambda_closure)
   Binding *saved = lw->scope, **tail = &lw->scope;
   lw->scope = NULL;
   for (const Binding *b = saved; b; b = b->next) {  // the hidden names (captures), seen in the body
@@ -186,8 +188,9 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   lower_block(lw, &fn->body, &rets);
   lw->depth--;
   lw->scope = saved;
+  lower_block(lw, &call->body, &none);  // the caller's lists and dicts the body changed, rebound (sema's inline_call)
   LSeq *r = seq_new(lw, rets.vals.len);
-  for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i];
+  for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i], r->sub[i] = rets.seqs.data[i];
   memo_put(lw, call, NULL, r);
   return r;
 }
@@ -505,11 +508,15 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
   case AST_RETURN:
     for (int i = 0; i < s->list.len; i++) {
       const Ast *r = s->list.data[i];
-      if (is_seq(r->ty)) {  // return g(x), g returning a tuple
+      if (is_seq(r->ty) && s->list.len == 1) {  // return g(x), g returning a tuple: its elements
         LSeq *q = lower_seq(lw, r);
-        for (int j = 0; j < q->n; j++) vec_push(&lw->cx->arena, &rets->vals, q->v[j]);
+        for (int j = 0; j < q->n; j++) {
+          vec_push(&lw->cx->arena, &rets->vals, q->v[j]);
+          vec_push(&lw->cx->arena, &rets->seqs, q->sub[j]);
+        }
       } else {
         vec_push(&lw->cx->arena, &rets->vals, is_value(r->ty) ? lower_expr(lw, r) : NULL);
+        vec_push(&lw->cx->arena, &rets->seqs, is_seq(r->ty) ? lower_seq(lw, r) : NULL);
       }
     }
     rets->done = true;

@@ -42,7 +42,44 @@ int tdslc_yylex(YYSTYPE *val, YYLTYPE *loc, yyscan_t scanner) {
     return DTYPE;
   }
   if (tok == FSTRING) val->ast = parse_fstring(p, val->str, *loc);
+  // 'fn' that starts its line declares a function of the file: in a block it is the
+  // error of a missing '}' there, where a def inside a function is indented
+  if (tok == FN && (loc->begin == 0 || p->file->text[loc->begin - 1] == '\n')) return FN_TOP;
   return tok;
+}
+
+Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc) {
+  Ast *call = ast_call(cx, NULL, "set", ast_list_of(cx, ast_list_expr(cx, items, loc), loc), loc, loc);
+  call->op = 1;
+  return call;
+}
+
+// x.attr = v (pasted code sets attributes in branches it never takes: `if training {
+// t.requires_grad = True }`): the call setattr(x, 'attr', v) marked op 1, which sema refuses
+// where it is reached; any other assignment is ast_assign's.
+Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
+  if (first->kind != AST_ATTR || tail->list.len != 1) return ast_assign(cx, first, tail, oploc, loc);
+  Ast *args = ast_list_of(cx, first->lhs, first->lhs->loc);
+  ast_append(cx, args, ast_str(cx, first->name, first->oploc));
+  ast_append(cx, args, tail->list.data[0]);
+  Ast *call = ast_call(cx, NULL, "setattr", args, first->oploc, loc);
+  call->op = 1;
+  call->oploc = first->oploc;
+  return ast_expr_stmt(cx, call, loc);
+}
+
+Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc) {
+  Loc at = {loc.file, loc.begin + 1, loc.begin + 1 + (uint32_t)strlen(name)};
+  Ast *p = ast_param(cx, false, name, type ? type : ast_scalar_type(cx, "tuple", at), NULL, loc);
+  p->ival = 1;  // PARAM_STAR (sema_internal.h)
+  return p;
+}
+
+Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc) {
+  Loc at = {loc.file, loc.begin + 2, loc.begin + 2 + (uint32_t)strlen(name)};
+  Ast *p = ast_param(cx, false, name, ast_scalar_type(cx, "dict", at), NULL, loc);
+  p->ival = 2;  // PARAM_KWARGS (sema_internal.h)
+  return p;
 }
 
 // Parses the bytes [begin, end) of f: the whole file (start 0), or one expression.
@@ -190,6 +227,7 @@ static const char *token_kind(int tok) {
   case IDENT: return "IDENT";
   case INT: return "INT";
   case FLOAT: return "FLOAT";
+  case IMAG: return "IMAG";
   case STRING: return "STRING";
   case NEWLINE: return "NEWLINE";
   case TDSLC_YYUNDEF: return "INVALID";

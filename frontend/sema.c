@@ -93,7 +93,10 @@ static bool str_param(const Ast *p);
 static TyKind object_kind(const Ast *p) {
   const char *n = p->type->kind == AST_SCALAR_TYPE ? p->type->name : NULL;
   if (!n) return TY_POISON;
-  return !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
+  size_t len = strlen(n);
+  if (len >= 6 && !strcmp(n + len - 6, "Tensor")) return TY_TENSOR;  // x: torch.Tensor, a helper's: any tensor
+  return !strcmp(n, ANY_TYPE) ? TY_NONE  // an untyped parameter of a local def: any value
+         : !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
          : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
          : !strcmp(n, "Callable") || !strcmp(n, "callable") ? TY_MODULE
@@ -121,10 +124,24 @@ static bool str_param(const Ast *p) {
 
 // Whether parameter p may be None: declared `T | None`, or given the default None.
 static bool optional_param(const Ast *p) {
-  return p->type->bval || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
+  return p->type->bval || object_kind(p) == TY_NONE || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
+}
+
+// A result written as Python annotates a tuple (tuple, Tuple, Tuple[torch.Tensor, ...]): what
+// the return gives, as a def without an arrow inside a function returns it.
+bool any_result(const Ast *fn) {
+  if (fn->rets.len != 1) return false;
+  const Ast *r = fn->rets.data[0];
+  const char *n = r->kind == AST_SCALAR_TYPE || (r->kind == AST_TYPE && r->dtype == DT_COUNT) ? r->name : NULL;
+  return n && (!strcmp(n, "tuple") || !strcmp(n, "Tuple"));
 }
 
 static FnSig *sig_of(Sema *sema, const Ast *fn) {
+  if (fn->op == DEF_LOCAL) {
+    for (int k = 0; k < sema->local_sigs.len; k++)
+      if (sema->local_sigs.data[k].fn == fn) return sema->local_sigs.data[k].sig;
+    TD_ASSERT(!"a local def without its signature");
+  }
   int i = sema_fn_index(sema->p, fn->name);
   TD_ASSERT(i >= 0);
   return &sema->p->sigs[i];
@@ -252,14 +269,24 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     diag_error(sema->cx, call_loc(e), "recursive call to '%s'", fn->name);
     return poison(sema);
   }
-  // bind arguments to parameters, positionally then by name
-  int np = fn->list.len;
+  // bind arguments to parameters, positionally then by name; a *args parameter takes the
+  // positional arguments from its place on, as a tuple, and those after it come by name
+  int np = fn->list.len, star = np, kwstar = np;
+  for (int j = 0; j < np; j++)
+    if (fn->list.data[j]->ival == PARAM_STAR) star = j;
+    else if (fn->list.data[j]->ival == PARAM_KWARGS) kwstar = j;
+  VEC(Ast *) extra = {0};  // keywords no parameter takes: **kwargs's
   Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
+  VEC(Ast *) rest = {0};
   int k = 0;
   for (int i = 0; i < e->list.len; i++) {
     Ast *a = e->list.data[i];
     if (a->kind == AST_KWARG) continue;
-    if (k >= np) {
+    if (k >= star && star < np) {
+      vec_push(&sema->cx->arena, &rest, a);
+      continue;
+    }
+    if (k >= (kwstar < np ? kwstar : np)) {
       int given = 0;
       for (int j = 0; j < e->list.len; j++) given += e->list.data[j]->kind != AST_KWARG;
       diag_error(sema->cx, a->loc, "%s() takes %d positional argument%s but %d were given", fn->name, np,
@@ -273,7 +300,11 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     if (a->kind != AST_KWARG) continue;
     int j = 0;
     while (j < np && strcmp(fn->list.data[j]->name, a->name)) j++;
-    if (j == np) {
+    if ((j == np || j == star || j == kwstar) && kwstar < np) {
+      vec_push(&sema->cx->arena, &extra, a);
+      continue;
+    }
+    if (j == np || j == star) {
       diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", fn->name, a->name);
       return poison(sema);
     }
@@ -283,12 +314,27 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     args[j] = a->rhs;
   }
+  if (kwstar < np && !bad) {
+    TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(extra.len + 1));
+    Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(extra.len + 1));
+    for (int i = 0; i < extra.len; i++) {
+      keys[i] = ty_new(sema, TY_STR);
+      keys[i]->module = extra.data[i]->name;
+      vals[i] = extra.data[i]->rhs;
+    }
+    args[kwstar] = part_dict(sema, e, keys, vals, extra.len);
+  }
+  if (star < np && !bad) {
+    Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(rest.len + 1));
+    for (int i = 0; i < rest.len; i++) items[i] = seq_now(sema, rest.data[i]);
+    args[star] = part_seq(sema, e, TY_TUPLE, items, rest.len);
+  }
   for (int j = 0; j < np; j++)
     if (!args[j] && fn->list.data[j]->rhs) {
       args[j] = fn->list.data[j]->rhs;  // the default, a compile-time value checked when declared
-    } else if (!args[j]) {
-      diag_error(sema->cx, call_loc(e), "%s() missing 1 required positional argument: '%s'", fn->name,
-                 fn->list.data[j]->name);
+    } else if (!args[j] && !bad) {
+      diag_error(sema->cx, call_loc(e), "%s() missing 1 required %s argument: '%s'", fn->name,
+                 j > star ? "keyword-only" : "positional", fn->list.data[j]->name);
       return poison(sema);
     }
   if (bad) return poison(sema);
@@ -321,6 +367,11 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   int64_t values[TD_MAX_DIMVARS];
   if (!bind_dims(sema, e, fn, sig, args, values)) return poison(sema);
   Ast *clone = ast_clone(sema->cx, sig->pristine);
+  if (sema->captures.n) {  // a local def's captures, under the hidden names its call bound (sema_lambda.c)
+    for (int i = 0; i < clone->body.len; i++)
+      rename_names(clone->body.data[i], sema->captures.from, sema->captures.to, sema->captures.n);
+    sema->captures.n = 0;
+  }
   Sym *saved_dims = sema->dims;
   sema->dims = dim_scope(sema, sig, values);
   TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
@@ -337,16 +388,17 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
       bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
-      if (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok) {
+      if (ok != TY_NONE && (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok)) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
-                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict" : "callable",
+                   ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict"
+                   : ok == TY_TENSOR ? "Tensor" : "callable",
                    py_type_name(args[j]->ty));
         diag_note(sema->cx, name_loc(fn->list.data[j]), "'%s' declared here", p->name);
         bad = true;
         continue;
       }
       args[j] = seq_now(sema, args[j]);
-      pts[j] = ok == TY_MODULE ? lambda_closure(sema, e, args[j]->ty) : args[j]->ty;
+      pts[j] = callable ? lambda_closure(sema, e, args[j]->ty) : args[j]->ty;
       continue;
     }
     if (sk == DT_U8 && args[j]->ty->kind != TY_STR) {
@@ -404,9 +456,19 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   vec_push(&sema->cx->arena, &sema->stack, fn);
   int before = sema->cx->nerrors;
   sema->param_src = args;  // a tuple, list or dict parameter's elements: the argument's
+  int changed = sema->changed.len;
   TType *r = check_body(sema, clone, pts);
   sema->stack.len--;
   sema->dims = saved_dims;
+  // A list or dict of the caller's the body changed in place (xs.append(v) of a list argument
+  // or a local def's capture) is changed for every holder in the caller too, as Python's one
+  // object is: rebound in e->body, which lowering runs after the call's body.
+  Ast post = {.kind = AST_PASS, .loc = e->loc};
+  for (int k = changed, n = sema->changed.len; k < n && !is_poison(r); k++) {
+    Ast old = {.kind = AST_NAME, .name = "", .loc = e->loc, .ty = (TType *)sema->changed.data[k].old};
+    seq_replace(sema, &post, &old, sema->changed.data[k].now, true);
+  }
+  for (int i = 0; i < post.unrolled.len; i++) vec_push(&sema->cx->arena, &e->body, post.unrolled.data[i]);
   if (sema->cx->nerrors > before) diag_note(sema->cx, call_loc(e), "in the call to '%s' inlined here", fn->name);
   return r;
 }
@@ -431,6 +493,13 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
       Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
       *d = (Sym){p->name, pts[i], name_loc(p), NULL, sema->dims};
       sema->dims = d;
+      continue;
+    }
+    if (sk == DT_U8 && object_kind(p) == TY_TENSOR) {
+      diag_error(sema->cx, name_loc(p), "an entry point's tensor parameter '%s' needs its dtype and shape: write %s: "
+                 "f32[dims] in place of %s (called from another function, '%s' takes any tensor)", p->name, p->name,
+                 p->type->name, fn->name);
+      pts[i] = poison(sema);
       continue;
     }
     if (sk == DT_U8) {  // a string is a compile-time value only
@@ -463,7 +532,11 @@ static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
     p->ty = t;
   }
   for (int i = 0; i < fn->rets.len; i++)
-    if (fn->rets.data[i]->kind != AST_NONE) param_type(sema, fn->rets.data[i]);
+    if (fn->rets.data[i]->kind == AST_SCALAR_TYPE || any_result(fn))
+      diag_error(sema->cx, fn->rets.data[i]->loc, "the result of an entry point needs its dtype and shape: write "
+                 "f32[dims] (or the result's dtype) in place of %s, as its C function returns one", fn->rets.data[i]->name);
+    else if (fn->rets.data[i]->kind != AST_NONE)
+      param_type(sema, fn->rets.data[i]);
   sema->nstorage = np;
   sema->entry = fn;
   vec_push(&sema->cx->arena, &sema->stack, fn);
@@ -546,10 +619,11 @@ static void check_dim_names(Sema *sema, const Ast *fn, const FnSig *sig, const A
 static bool check_default(Sema *sema, Ast *p) {
   Sym *saved = sema->scope;
   sema->scope = NULL;
-  TType *d = check_expr(sema, p->rhs);
+  TType *d = p->rhs->ty ? p->rhs->ty : check_expr(sema, p->rhs);  // a local def's: checked where it stands
   sema->scope = saved;
   if (is_poison(d)) return false;
   Ast *t = p->type;
+  if (object_kind(p) == TY_NONE) return true;  // untyped, of a local def: any value
   if (d->kind == TY_NONE) return true;  // x: f32[N] = None is optional, as Python runs it
   if (t->kind == AST_SCALAR_TYPE && !t->name) {  // k=3: the default's kind
     if (is_scalar(d) || d->kind == TY_STR) return true;
@@ -578,16 +652,36 @@ static bool check_default(Sema *sema, Ast *p) {
 
 static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   int np = fn->list.len;
+  for (int i = 0; i < fn->rets.len; i++) {
+    const Ast *r = fn->rets.data[i];
+    if (any_result(fn)) break;
+    size_t n = r->kind == AST_SCALAR_TYPE ? strlen(r->name) : 0;
+    if (r->kind == AST_SCALAR_TYPE && (n < 6 || strcmp(r->name + n - 6, "Tensor")))
+      diag_error(sema->cx, r->loc, "unknown result type '%s': a result is a tensor, written f32[dims] (a helper's "
+                 "may be torch.Tensor, any tensor), or None", r->name);
+  }
   bool dflt = false;
+  int stars = 0;
   for (int j = 0; j < np; j++) {  // Python's rules of a parameter list
     Ast *p = fn->list.data[j];
+    if (p->ival == PARAM_STAR && stars++)
+      diag_error(sema->cx, name_loc(p), "* argument may appear only once");
+    if (j + 1 < np && p->ival == PARAM_KWARGS)
+      diag_error(sema->cx, name_loc(fn->list.data[j + 1]), "arguments cannot follow var-keyword argument");
+    if (p->ival == PARAM_STAR && p->type->kind != AST_SCALAR_TYPE)
+      diag_error(sema->cx, p->type->loc, "the elements of *%s are not typed: write *%s (a tuple of what the call "
+                 "passes there)", p->name, p->name);
     for (int q = 0; q < j; q++)
       if (!strcmp(fn->list.data[q]->name, p->name)) {
         diag_error(sema->cx, name_loc(p), "duplicate argument '%s' in function definition", p->name);
         break;
       }
-    if (p->rhs) check_default(sema, p);
-    else if (dflt) diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    if (p->rhs) {
+      if (check_default(sema, p) && p->type->kind == AST_SCALAR_TYPE && !p->type->name && p->rhs->ty->kind == TY_NONE)
+        p->type->name = ANY_TYPE;  // device=None: any value, or None
+    } else if (dflt && !stars && p->ival != PARAM_KWARGS) {
+      diag_error(sema->cx, name_loc(p), "non-default argument follows default argument");
+    }
     dflt |= p->rhs != NULL;
   }
   sig->bare = arena_alloc(&sema->cx->arena, sizeof(int) * (size_t)(np * TD_MAX_DIMS + 1));
@@ -598,7 +692,13 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
-      if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
+      if (!strcmp(n, ANY_TYPE) && fn->op != DEF_LOCAL && !p->rhs)
+        diag_error(sema->cx, name_loc(p), "parameter '%s' of '%s' has no type: write %s: TYPE (a tensor's as "
+                   "f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another "
+                   "takes untyped parameters", p->name, fn->name, p->name);
+      else if (!strcmp(n, ANY_TYPE))
+        ;
+      else if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
                    "int, float or bool", p->name, n);
       else if (strcmp(n, "int") && strcmp(n, "float") && strcmp(n, "bool") && strcmp(n, "str") &&
@@ -770,17 +870,19 @@ static void add_fn(Ctx *cx, Program *p, Ast *fn) {
 // The user functions fn's statement or expression a calls, pushed on out (indices into
 // p->fns). The chains an expression grows along (a + b + c ..., x.f().g() ...) are walked,
 // not recursed into, so a flat expression of any length costs no depth.
+// A name the function binds (a parameter, a local: locals) is no call of the file's
+// function of that name, as Python's scoping has it (`fn apply(x, f: Callable) { f(x) }`).
 typedef VEC(int) IntList;
-static void find_calls(Ctx *cx, const Program *p, const Ast *a, IntList *out) {
+static void find_calls(Ctx *cx, const Program *p, const Ast *a, const NameList *locals, IntList *out) {
   for (; a; a = a->lhs) {
-    if (a->kind == AST_CALL && !a->lhs) {
+    if (a->kind == AST_CALL && !a->lhs && !name_in(locals, a->name)) {
       int i = sema_fn_index(p, a->name);
       if (i >= 0) vec_push(&cx->arena, out, i);
     }
-    find_calls(cx, p, a->rhs, out);
-    find_calls(cx, p, a->step, out);
-    for (int i = 0; i < a->list.len; i++) find_calls(cx, p, a->list.data[i], out);
-    for (int i = 0; i < a->body.len; i++) find_calls(cx, p, a->body.data[i], out);
+    find_calls(cx, p, a->rhs, locals, out);
+    find_calls(cx, p, a->step, locals, out);
+    for (int i = 0; i < a->list.len; i++) find_calls(cx, p, a->list.data[i], locals, out);
+    for (int i = 0; i < a->body.len; i++) find_calls(cx, p, a->body.data[i], locals, out);
   }
 }
 
@@ -793,7 +895,9 @@ static void find_helpers(Ctx *cx, Program *p) {
   bool *called = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) {
     const Ast *f = p->fns.data[i];
-    for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &calls[i]);
+    NameList locals = {0};
+    fn_locals(&cx->arena, f, &locals);
+    for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &locals, &calls[i]);
     for (int k = 0; k < calls[i].len; k++) called[calls[i].data[k]] |= calls[i].data[k] != i;
   }
   IntList queue = {0};
@@ -813,6 +917,18 @@ static void find_helpers(Ctx *cx, Program *p) {
       vec_push(&cx->arena, &queue, j);
     }
   }
+}
+
+// A local def's signature (a fn inside another, sema_lambda.c): Python's rules of its
+// parameter list checked and its dims found now, where the def stands; each call inlines
+// a clone of def as it is now.
+FnSig *local_sig(Sema *sema, Ast *def) {
+  FnSig *sig = arena_alloc(&sema->cx->arena, sizeof *sig);
+  sig->pristine = ast_clone(sema->cx, def);
+  declare_sig(sema, def, sig);
+  LocalSig l = {def, sig};
+  vec_push(&sema->cx->arena, &sema->local_sigs, l);
+  return sig;
 }
 
 bool sema_declare(Ctx *cx, Program *p) {

@@ -4,12 +4,17 @@
 // imaginary) pairs (ir/ir.h's Value.cplx), so the ops PyTorch defines on complex tensors
 // are built from float ops by ir/build_complex.c, and views act on the type as on any
 // tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
-// view_as_complex, real/imag, polar, complex, conj, abs, angle, exp, + - * /, matmul,
-// sum/mean, cat/stack, clone and the views; every other op given a complex operand is
-// refused here, with PyTorch's words where it has them.
+// view_as_complex, real/imag, polar, complex, conj, abs, angle, the elementwise functions
+// (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, sum/mean/prod,
+// cumsum/cumprod, cat/stack, clone, the views, gathers and index writes, conversions to
+// and from real dtypes (to real: PyTorch's warning), and Python's complex numbers (1j,
+// complex(1, 2)); every other op given a complex operand is refused here, with PyTorch's
+// words where it has them.
 // Invariant: no node of or over a complex dtype reaches the graph but the ones lowering
 // turns into float pairs (lower.c's lower_complex_node: cat, stack, clone, copy, sum, mean,
-// to, creation; a store of complex values through a view), or a builder of build_complex.
+// to, creation, the gathers index and index_select over the leading dims; a store of
+// complex values through a view, an index_put of complex values), or a builder of
+// build_complex. A store's value is converted to its target's dtype here (complex_store_ok).
 #include "frontend/sema_internal.h"
 
 #include <string.h>
@@ -65,8 +70,51 @@ static bool all_complex(Sema *sema, const Ast *e, DType dt) {
 }
 
 // ---- the calls the builders of ir/build_complex.c make ----
+static TType *complex_built_args(Sema *sema, Ast *e, ComplexArgs a, Ast **ops, int n) {
+  return built(sema, e, build_complex, KEEP(sema, a), ops, n);
+}
 static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) {
-  return built(sema, e, build_complex, KEEP(sema, (ComplexArgs){op}), ops, n);
+  return complex_built_args(sema, e, (ComplexArgs){.op = op}, ops, n);
+}
+
+// z.float(), z.to(torch.int32), z.type_as(x), z.bool() ... of a complex z, which the row's
+// checker typed as a real tensor: PyTorch 1.13's conversion, the real part (bool: the real
+// part's != 0, as PyTorch 1.13 casts), with its UserWarning as a compile-time warning
+static TType *to_real(Sema *sema, Ast *e, const TType *t) {
+  Ast *x = e->bargs[0];
+  diag_warning(sema->cx, call_loc(e), "Casting complex values to real discards the imaginary part (take .real to "
+                 "say so, or abs())");
+  return complex_built_args(sema, e, (ComplexArgs){.op = CX_TO_REAL, .dtype = t->dtype}, &x, 1);
+}
+
+// prod(input, dim=None, keepdim=False, *, dtype=None), cumsum(input, dim, *, dtype=None),
+// cumprod(...) of a complex input: the dims checked, dtype (when given) the input's own
+static TType *complex_reduce(Sema *sema, Ast *e, Op op) {
+  Ast *x = e->bargs[0];
+  const TType *t = x->ty;
+  int nd = t->view.ndim, a = -1, di = op == OP_PROD ? 3 : 2;
+  int64_t dim;
+  bool keepdim = false;
+  Ast *da = barg(e, 1);
+  if (op != OP_PROD || da) {
+    if (!get_int(sema, e, e->bargs[1], "dim", &dim) || !wrap_dim(sema, e->bargs[1]->loc, dim, nd, &a))
+      return poison(sema);
+    if (nd == 0) a = -1;  // a 0-d input: its one element
+  }
+  if (op == OP_PROD && barg(e, 2) && !get_bool(sema, e, e->bargs[2], "keepdim", &keepdim)) return poison(sema);
+  DType dt = t->dtype;
+  if (barg(e, di) && !get_dtype(sema, e, e->bargs[di], &dt)) return poison(sema);
+  if (dt != t->dtype) {
+    diag_error(sema->cx, barg(e, di)->loc, "%s() of a %s tensor with dtype=%s is not supported: tdsl computes it "
+               "in the input's dtype (convert the input first)", op_name(op), dtype_name(t->dtype), dtype_name(dt));
+    return poison(sema);
+  }
+  if (op != OP_PROD && a < 0) {  // a 0-d scan: the element itself
+    return complex_built(sema, e, CX_SAME, &x, 1);
+  }
+  ComplexArgs ca = {.op = op == OP_PROD ? CX_PROD : op == OP_CUMSUM ? CX_CUMSUM : CX_CUMPROD, .dim = a,
+                    .keepdim = keepdim};
+  return complex_built_args(sema, e, ca, &x, 1);
 }
 
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
@@ -76,8 +124,22 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   DType dt = complex_arg(e)->dtype;
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
-  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias)
-    return NULL;  // a conversion: to a complex dtype only (complex_supported)
+  if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias) {
+    if (!is_complex(e->bargs[0]->ty)) return NULL;  // a real tensor made complex: (x, 0) (lower.c)
+    TType *t = d->check(sema, e, d);
+    return is_tensor(t) && !is_complex(t) && t->kind == TY_TENSOR ? to_real(sema, e, t) : t;
+  }
+  if (d->b.kind == BK_BUILD && d->b.build == build_float_test && is_complex(e->bargs[0]->ty)) {
+    Ast *x = e->bargs[0];
+    if (d->variant == TEST_NAN) return complex_built(sema, e, CX_ISNAN, &x, 1);
+    if (d->variant == TEST_INF) return complex_built(sema, e, CX_ISINF, &x, 1);
+    if (d->variant == TEST_FINITE) return complex_built(sema, e, CX_ISFINITE, &x, 1);
+    diag_error(sema->cx, call_loc(e), "%s does not support complex inputs.", name);
+    return poison(sema);
+  }
+  if (d->b.kind == BK_NODE && (d->b.op == OP_PROD || d->b.op == OP_CUMSUM || d->b.op == OP_CUMPROD) &&
+      is_complex(e->bargs[0]->ty))
+    return complex_reduce(sema, e, d->b.op);
   if (!strcmp(name, "view")) {
     if ((!barg(e, 1) || barg(e, 1)->ty->kind != TY_DTYPE) &&
         !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
@@ -123,6 +185,28 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return complex_built(sema, e, CX_WHERE, e->bargs, 3);
   }
   if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
+  // gathers and writes through index tensors act on the pairs' leading dims: index_select,
+  // gather (its index given the pairs' dim, ir/build_complex.c),
+  // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
+  if (!strcmp(name, "index_select")) return NULL;
+  if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
+    TType *t = d->check(sema, e, d);
+    if (is_poison(t)) return t;
+    Ast *xs[2] = {e->bargs[0], e->bargs[2]};
+    return complex_built_args(sema, e, (ComplexArgs){.op = CX_GATHER, .dim = e->attr.dim}, xs, 2);
+  }
+  bool put = !strncmp(name, "index_put", 9), copy = !strncmp(name, "index_copy", 10);
+  if (put || copy || (!strncmp(name, "index_add", 9) && !barg(e, 4))) {
+    Ast *v = barg(e, put ? 2 : 3);
+    if (!is_complex(e->bargs[0]->ty)) return NULL;  // the row's checks of a real target
+    if (v && (!is_tensor(v->ty) || v->ty->dtype != dt)) {
+      diag_error(sema->cx, v->loc, "Index put requires the source and destination dtypes match, got %s for the "
+                 "destination and %s for the source.", torch_name(dt),
+                 is_tensor(v->ty) ? torch_name(v->ty->dtype) : py_type_name(v->ty));
+      return poison(sema);
+    }
+    return NULL;
+  }
   if (d->check == ck_reduce && (d->b.op == OP_SUM || d->b.op == OP_MEAN)) {
     if (barg(e, 3)) {
       diag_error(sema->cx, barg(e, 3)->loc, "%s() of a complex tensor takes no dtype in tdsl", name);
@@ -141,15 +225,19 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);
-  return refuse(sema, e, name, dt);
+  diag_error(sema->cx, call_loc(e), "%s() of a %s tensor is not supported by tdsl: apply it to z.real and z.imag "
+             "and join the results with torch.complex(re, im)", name, torch_name(dt));
+  return poison(sema);
 }
 
 // a OP b with a complex operand (the operator and its function forms): + - * / as
 // complex arithmetic, the comparisons refused as PyTorch refuses them.
 TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
   DType dt = is_complex(a->ty) ? a->ty->dtype : b->ty->dtype;
-  ComplexOp cop = op == OP_ADD ? CX_ADD : op == OP_SUB ? CX_SUB : op == OP_MUL ? CX_MUL : op == OP_DIV ? CX_DIV
-                                                                                                      : CX_COUNT;
+  static const ComplexOp cops[OP_COUNT] = {[OP_ADD] = CX_ADD + 1, [OP_SUB] = CX_SUB + 1, [OP_MUL] = CX_MUL + 1,
+                                          [OP_DIV] = CX_DIV + 1, [OP_POW] = CX_POW + 1, [OP_EQ] = CX_EQ + 1,
+                                          [OP_NE] = CX_NE + 1};
+  ComplexOp cop = cops[op] ? cops[op] - 1 : CX_COUNT;
   if (op == OP_MAXIMUM || op == OP_MINIMUM) {
     diag_error(sema->cx, loc, "%s not implemented for complex tensors.", op == OP_MAXIMUM ? "maximum" : "minimum");
     return poison(sema);
@@ -173,13 +261,32 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
     }
   }
   Ast *xs[2] = {a, b};
-  return complex_built(sema, e, cop, xs, 2);
+  TType *r = complex_built(sema, e, cop, xs, 2);
+  // a Python number's arithmetic (1 + 2j, x * 2j of a run-time number x) makes one
+  if (is_tensor(r) && (is_scalar(a->ty) || a->ty->wrapped) && (is_scalar(b->ty) || b->ty->wrapped)) r->wrapped = true;
+  return r;
 }
 
-// op(x) of a complex x: neg, abs, exp, sgn as complex math; the rest refused.
+// op(x) of a complex x: the complex functions PyTorch 1.13 defines (ir/build_complex.c's
+// formulas); the rest refused.
 TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
-  ComplexOp cop = op == OP_NEG ? CX_NEG : op == OP_ABS ? CX_ABS : op == OP_EXP ? CX_EXP : CX_COUNT;
-  if (cop != CX_COUNT) return complex_built(sema, e, cop, &x, 1);
+  static const ComplexOp cops[OP_COUNT] = {
+      [OP_NEG] = CX_NEG + 1,   [OP_ABS] = CX_ABS + 1,     [OP_EXP] = CX_EXP + 1,     [OP_LOG] = CX_LOG + 1,
+      [OP_LOG2] = CX_LOG2 + 1, [OP_LOG10] = CX_LOG10 + 1, [OP_SQRT] = CX_SQRT + 1,   [OP_RSQRT] = CX_RSQRT + 1,
+      [OP_RECIPROCAL] = CX_RECIPROCAL + 1, [OP_SQUARE] = CX_SQUARE + 1,
+      [OP_SIN] = CX_SIN + 1,   [OP_COS] = CX_COS + 1,     [OP_TAN] = CX_TAN + 1,     [OP_SINH] = CX_SINH + 1,
+      [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
+      [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1,
+      [OP_SIGMOID] = CX_SIGMOID + 1};
+  if (cops[op]) return complex_built(sema, e, cops[op] - 1, &x, 1);
+  static const struct { Op op; const char *kernel; } kernels[] = {  // PyTorch 1.13's words for its refusals
+      {OP_LOG1P, "log1p_vml_cpu"}, {OP_EXPM1, "expm1_vml_cpu"}, {OP_ERF, "erf_vml_cpu"}, {OP_ERFC, "erfc_vml_cpu"},
+      {OP_EXP2, "exp2"}, {OP_LGAMMA, "lgamma_vml_cpu"}};
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+    if (kernels[i].op == op) {
+      diag_error(sema->cx, loc, "\"%s\" not implemented for '%s'", kernels[i].kernel, torch_name(x->ty->dtype));
+      return poison(sema);
+    }
   if (op == OP_RELU) {
     diag_error(sema->cx, loc, "clamp is not supported for complex types");
   } else if (op == OP_SIGN) {
@@ -188,8 +295,9 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
   } else if (op == OP_FLOOR || op == OP_CEIL || op == OP_TRUNC || op == OP_ROUND || op == OP_FRAC) {
     diag_error(sema->cx, loc, "%s is not supported for complex inputs", op_name(op));
   } else {
-    diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s': tdsl computes abs, angle, exp, conj, neg and + - "
-               "* / @ of complex tensors", op_name(op), torch_name(x->ty->dtype));
+    diag_error(sema->cx, loc, "\"%s_cpu\" not implemented for '%s': tdsl computes abs, angle, conj, exp, log, sqrt, "
+               "rsqrt, reciprocal, sigmoid, the trigonometric and hyperbolic functions and their inverses, and "
+               "+ - * / ** @ of complex tensors", op_name(op), torch_name(x->ty->dtype));
   }
   return poison(sema);
 }
@@ -245,9 +353,15 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
   if (bi->kind == BK_ELEMENT) return true;
   if (bi->kind == BK_VIEW && out == (e->noperands && e->operands[0]->ty && is_complex(e->operands[0]->ty)))
     return true;  // a view of a complex tensor is one
+  if (bi->kind == BK_NODE && bi->op == OP_WHERE && !strcmp(bi->name, "index") && e->noperands == 2)
+    return true;  // x[mask] as a store's target (sema_scatter.c's mask_store makes the where)
   if (bi->kind == BK_NODE && out) {
     switch (bi->op) {
     case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
+    case OP_INDEX: case OP_INDEX_SELECT:  // gathers of the leading dims: the pairs gathered
+      return true;
+    case OP_INDEX_PUT:  // x[idx] = v, index_put_ ...: the pairs written (or added), of complex values
+      if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD && e->attr.aug != OP_COPY) break;
       return true;
     case OP_TO:  // c64 <-> c128, or (x, 0) of a real x
       return true;
@@ -269,38 +383,66 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
     return false;
   }
 refused:
-  diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, + - * / "
-             "@, abs, angle, conj, exp, sum, mean, cat, stack and clone, and makes them of real ones with "
-             "torch.complex, torch.polar, .to(dtype), zeros, ones, full and arange",
+  diag_error(sema->cx, call_loc(e), "'%s' is not supported with complex tensors: tdsl computes their views, "
+             "elementwise math, sum, mean, prod, cumsum, cumprod, cat, stack, clone, x[idx], index_select and "
+             "index writes; apply it to .real and .imag (torch.view_as_real(z)) and join them with torch.complex",
              bi->name && bi->name[0] != '(' ? bi->name : "this op");
   return false;
 }
 
+// rhs, in place, as the conversion a of its old self (a node of its own): what a store
+// writes when the value's dtype is not the target's
+static bool convert_in_place(Sema *sema, Ast *rhs, ComplexArgs a) {
+  Ast *inner = ast_new(sema->cx, rhs->kind, rhs->loc), *call = ast_new(sema->cx, AST_CALL, rhs->loc);
+  *inner = *rhs;
+  call->name = a.op == CX_TO_REAL ? "real" : "complex";
+  call->oploc = rhs->loc;
+  call->ty = complex_built_args(sema, call, a, &inner, 1);
+  if (is_poison(call->ty)) return false;
+  *rhs = *call;
+  return true;
+}
+
 // A store into target of rhs (binop: -1 for '=', else the operator of `target op= rhs`,
-// which for a complex target was rewritten as '=' of the complex op's result, but + and -
-// of a complex value: the pairs added): both complex, into a view (index writes through
-// index tensors are refused). false after the message.
-bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop) {
+// which for a complex target was rewritten as '=' of the complex op's result): a real
+// value written into a complex target is (v, 0), of the target's dtype; a complex value
+// into a real target is its real part, with PyTorch's UserWarning (`x op= z` is left to
+// the store's own check, PyTorch's error). false after the message.
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, Ast *rhs, int binop) {
   bool tc = is_complex(target->ty), vc = is_complex(rhs->ty);
   if (!tc && !vc) return true;
-  if (tc && !vc) {
-    diag_error(sema->cx, rhs->loc, "writing a real value into a complex tensor is not supported: write a complex one "
-               "(torch.complex(v, torch.zeros_like(v)), or v.to(%s))", dtype_name(target->ty->dtype));
-    return false;
+  if (!is_tensor(target->ty) || (!is_tensor(rhs->ty) && !is_scalar(rhs->ty))) return true;  // the common checks say
+  if (tc && (!vc || rhs->ty->dtype != target->ty->dtype))
+    return convert_in_place(sema, rhs, (ComplexArgs){.op = CX_FROM_REAL, .dtype = target->ty->dtype});
+  if (tc || binop >= 0) return true;
+  diag_warning(sema->cx, rhs->loc, "Casting complex values to real discards the imaginary part (write its .real to "
+               "say so)");
+  (void)st;
+  return convert_in_place(sema, rhs, (ComplexArgs){.op = CX_TO_REAL, .dtype = target->ty->dtype});
+}
+
+bool complex_where_operand(const Ast *a, const Ast *b) { return is_complex(a->ty) || is_complex(b->ty); }
+
+// where(c, a, b) with a complex a or b, of a bool c (x[mask] = v: the pairs chosen)
+TType *complex_where(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b) {
+  Ast *xs[3] = {c, a, b};
+  int nd = 0;
+  int64_t shape[TD_MAX_DIMS];
+  for (int i = 0; i < 3; i++) {
+    const TType *t = xs[i]->ty;
+    if (is_tensor(t) && !broadcast(sema, call_loc(e), &nd, shape, t->view.ndim, t->view.shape)) return poison(sema);
   }
-  if (!tc) {
-    diag_error(sema->cx, rhs->loc, "writing a complex value into a %s tensor discards its imaginary part: tdsl "
-               "refuses it (write its .real)", dtype_name(target->ty->dtype));
-    return false;
-  }
-  const Ast *t = target;
-  while (t->bi && t->bi->kind == BK_NODE && op_is_store(t->bi->op)) t = t->operands[0];
-  if ((t->bi && t->bi->kind == BK_NODE) || (binop >= 0 && binop != BIN_ADD && binop != BIN_SUB)) {
-    diag_error(sema->cx, st->oploc.end > st->oploc.begin ? st->oploc : st->loc, "this write into a complex tensor is "
-               "not supported: tdsl writes complex values through views (z[1:] = w, z += w, z *= w)");
-    return false;
-  }
-  return true;
+  if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
+  e->bi = NULL;
+  return complex_built(sema, e, CX_WHERE, xs, 3);
+}
+
+// Python's complex number re + im j (2.5j, complex(1, 2)): a 0-d complex128 tensor that
+// promotes as a Python number does (x * 1j of a float32 x is complex64, as in PyTorch).
+TType *complex_literal(Sema *sema, Ast *e, double re, double im) {
+  TType *t = complex_built_args(sema, e, (ComplexArgs){.op = CX_LITERAL, .re = re, .im = im}, NULL, 0);
+  if (is_tensor(t)) t->wrapped = true;
+  return t;
 }
 
 // ---- the rows of complex ops (sema_builtin.c) ----
@@ -367,6 +509,9 @@ TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d) {
   case CX_POLAR:
   case CX_MAKE: {
     Ast *y = e->bargs[1];
+    // complex(re, im) of Python numbers, written bare: Python's complex number
+    if (op == CX_MAKE && !e->lhs && is_scalar(t) && is_scalar(y->ty))
+      return complex_literal(sema, e, t->fval, y->ty->fval);
     if (!get_tensor(sema, e, x, op == CX_POLAR ? "abs" : "real")) return poison(sema);
     if (!get_tensor(sema, e, y, op == CX_POLAR ? "angle" : "imag")) return poison(sema);
     DType a = t->dtype, b = y->ty->dtype;

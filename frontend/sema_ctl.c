@@ -252,6 +252,38 @@ typedef struct Iter {
   int64_t start, trips;
 } Iter;
 
+// zip(*xs) of a name xs holding a sequence: its arguments xs[0], xs[1], ... (the name read
+// once per element, each checked as a source); false after an error.
+static bool zip_starred(Sema *sema, Ast *zip) {
+  AstList out = {0};
+  for (int i = 0; i < zip->list.len; i++) {
+    Ast *a = zip->list.data[i];
+    if (a->kind != AST_STARRED || a->op == 2) {
+      vec_push(&sema->cx->arena, &out, a);
+      continue;
+    }
+    if (a->lhs->kind != AST_NAME) {
+      diag_error(sema->cx, a->loc, "zip(*...) unpacks a name here: bind the sequence to a name first "
+                 "(xs = ...; zip(*xs))");
+      return false;
+    }
+    Ast *probe = ast_clone(sema->cx, a->lhs);
+    TType *t = check_expr(sema, probe);
+    if (is_poison(t)) return false;
+    if (t->kind != TY_TUPLE && t->kind != TY_LIST) {
+      diag_error(sema->cx, a->loc, "zip() argument after * must be an iterable of sequences here, not %s",
+                 py_type_name(t));
+      return false;
+    }
+    for (int k = 0; k < t->nelem; k++)
+      vec_push(&sema->cx->arena, &out,
+               ast_index(sema->cx, ast_clone(sema->cx, a->lhs), ast_list_of(sema->cx, ast_int(sema->cx, k, a->loc),
+                         a->loc), a->loc, a->loc));
+  }
+  zip->list = out;
+  return true;
+}
+
 // Checks the iterable `it` of st (a for statement or a comprehension: the hidden bindings of
 // its values go on st->unrolled). false after an error.
 static bool iter_open(Sema *sema, Ast *st, Ast *it, Iter *I) {
@@ -264,6 +296,7 @@ static bool iter_open(Sema *sema, Ast *st, Ast *it, Iter *I) {
   }
   if (ok && python_call(sema, inner, "zip")) {
     I->zip = inner;
+    ok = zip_starred(sema, inner);
     int n = inner->list.len;
     ok = no_kwargs(sema, inner);
     if (ok && (n < 1 || n > MAX_ZIP)) {

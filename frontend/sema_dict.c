@@ -2,7 +2,7 @@
 // (`d = {'q': q, 'k': k}`, `d['q']`, `for k, v in d.items()`, `f(**kwargs)`): the display
 // and dict(...), indexing, `in`, len, iteration over the keys, keys()/values()/items(),
 // get, pop, update, copy, setdefault, `d[k] = v` and `del d[k]`, each with Python's meaning
-// and messages.
+// and messages; sets ({a, b}, set(xs)) as dicts of None values marked "set".
 // Invariants: a dict value (TY_DICT) is a sequence of its values in insertion order (its
 // node's operands, as a list's: lower.c reads them) with a key per value in ty->keys, each
 // a compile-time value (str, int, float, bool, None, dtype), no two equal as Python
@@ -132,9 +132,56 @@ static int count_pairs(Sema *sema, Ast *a) {
   return seq_items(sema, a, &items, &n) ? n : 0;
 }
 
+// set(), set(iterable) and the display {a, b} (the parser's set([a, b])): a dict of the
+// elements as keys, each of value None, marked a set (its module "set"), so that `in`,
+// len and iteration (in the order written) are a dict's.
+static TType *set_builtin(Sema *sema, Ast *e) {
+  Ast *pos = NULL;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG) {
+      diag_error(sema->cx, a->loc, "set() takes no keyword arguments");
+      return poison(sema);
+    }
+    if (pos) {
+      diag_error(sema->cx, call_loc(e), "set expected at most 1 argument, got %d", e->list.len);
+      return poison(sema);
+    }
+    pos = a;
+  }
+  Ast **items = NULL;
+  int n = 0;
+  if (pos && pos->ty->kind == TY_DICT) pos = dict_keys(sema, pos, pos);
+  if (pos && (is_tensor(pos->ty) || !seq_items(sema, pos, &items, &n))) {
+    diag_error(sema->cx, pos->loc, is_tensor(pos->ty) ? "a set's elements must be compile-time values, and a "
+               "tensor's are known only when the program runs: use torch.unique(x) for its distinct values"
+                                                      : "'%s' object is not iterable", py_type_name(pos->ty));
+    return poison(sema);
+  }
+  Build b;
+  build_from(sema, &b, NULL, n);
+  for (int i = 0; i < n; i++) {
+    const TType *t = items[i]->ty;
+    if (t->kind != TY_STR && t->kind != TY_NONE && t->kind != TY_DTYPE && t->kind != TY_SCALAR) {
+      diag_error(sema->cx, items[i]->loc, t->kind == TY_LIST || t->kind == TY_DICT ? "unhashable type: '%s'"
+                 : "a set's elements must be compile-time values (strings, numbers, None), not %s: keep "
+                   "tensors in a list or a tuple",
+                 py_type_name(t));
+      return poison(sema);
+    }
+    Ast *none = key_node(sema, items[i], ty_new(sema, TY_NONE));
+    build_put(&b, items[i]->ty, none);
+  }
+  Ast *d = part_dict(sema, e, b.keys, b.vals, b.n);
+  d->ty->module = "set";
+  set_operands(sema, e, d->operands, d->noperands);
+  return d->ty;
+}
+
 // dict(), dict(pairs), dict(d), dict(k=v, ...) and the display {k: v, ...} (the parser's
-// dict([(k, v), ...])); NULL when e is no call of dict.
+// dict([(k, v), ...])); set(...) and {a, b}; NULL when e is no call of either.
 TType *dict_builtin(Sema *sema, Ast *e) {
+  if (!e->lhs && !strcmp(e->name, "set") && (e->op == 1 || !find_local(sema, "set"))) return set_builtin(sema, e);
   if (e->lhs || strcmp(e->name, "dict") || (e->op != 1 && find_local(sema, "dict"))) return NULL;
   int npos = 0, extra = 0;
   Ast *pos = NULL;

@@ -347,6 +347,11 @@ static TType *check_call(Sema *sema, Ast *e) {
     Ast *fn = sema_find_fn(sema->p, e->name);
     if (fn) return inline_call(sema, e, fn);
   }
+  if (!e->lhs && !strcmp(e->name, "isinstance") && !find_local(sema, e->name)) return py_isinstance(sema, e);
+  if (!e->lhs && !strcmp(e->name, "setattr") && e->op == 1) {  // x.attr = v reached (parse.c)
+    diag_error(sema->cx, e->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+    return poison(sema);
+  }
   bool args_done = !e->lhs;
   if (!e->lhs) {  // Python's len, float, int, bool; min and max of numbers
     if (!check_args(sema, e)) return poison(sema);
@@ -457,7 +462,7 @@ bool truth_value(Sema *sema, Ast *e, bool *out) {
   case TY_SCALAR: *out = t->dtype == DT_F64 ? t->fval != 0 : t->ival != 0; return true;
   case TY_NONE: *out = false; return true;
   case TY_STR: *out = t->module[0] != 0; return true;
-  case TY_LIST: case TY_TUPLE: *out = t->nelem != 0; return true;
+  case TY_LIST: case TY_TUPLE: case TY_DICT: *out = t->nelem != 0; return true;  // a dict or set: its length
   case TY_DTYPE: case TY_MODULE: *out = true; return true;
   case TY_TENSOR:
     if (view_numel(t->view) != 1)
@@ -470,7 +475,9 @@ bool truth_value(Sema *sema, Ast *e, bool *out) {
       diag_error(sema->cx, e->loc, "a tensor's value is known only at run time: a condition needs a "
                  "compile-time value (use & | ~ or torch.where for elementwise logic)");
     return false;
-  default: return false;
+  default:  // no value a condition takes: said here, as its branches are skipped
+    diag_error(sema->cx, e->loc, "a condition needs a compile-time value, not %s", py_type_name(t));
+    return false;
   }
 }
 
@@ -492,6 +499,16 @@ static int same_value(Sema *sema, const TType *a, const TType *b, Loc loc) {
     if (a->nelem != b->nelem) return 0;
     for (int i = 0; i < a->nelem; i++) {
       int r = same_value(sema, a->elems[i], b->elems[i], loc);
+      if (r != 1) return r;
+    }
+    return 1;
+  case TY_DICT:  // the same keys, each with an equal value, in any order (a set: the same elements)
+    if (a->nelem != b->nelem || (a->module != NULL) != (b->module != NULL)) return 0;
+    for (int i = 0; i < a->nelem; i++) {
+      int j = 0;
+      while (j < b->nelem && same_value(sema, a->keys[i], b->keys[j], loc) != 1) j++;
+      if (j == b->nelem) return 0;
+      int r = same_value(sema, a->elems[i], b->elems[j], loc);
       if (r != 1) return r;
     }
     return 1;
@@ -609,7 +626,7 @@ TType *check_expr(Sema *sema, Ast *e) {
   TType *t;
   switch (e->kind) {
   case AST_INT: t = ty_int(sema, e->ival); break;
-  case AST_FLOAT: t = ty_float(sema, e->fval); break;
+  case AST_FLOAT: t = e->op == 'j' ? complex_literal(sema, e, 0, e->fval) : ty_float(sema, e->fval); break;
   case AST_BOOL: t = ty_bool(sema, e->bval); break;
   case AST_STR:
     t = ty_new(sema, TY_STR);

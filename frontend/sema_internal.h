@@ -81,6 +81,27 @@ typedef struct Import {
   bool inert;  // from a module tdsl does not compile (numpy, timm, os): a use of the name is the error
 } Import;
 
+typedef VEC(const char *) NameList;
+
+// A fn written inside another (a local def, sema_lambda.c): its signature, by declaration.
+typedef struct LocalSig {
+  const Ast *fn;
+  FnSig *sig;
+} LocalSig;
+
+// AST_FN.op of a fn written inside another: its parameters may be untyped (ANY_TYPE, any
+// value), and without an arrow it returns what its return gives, as a Python def does.
+enum { DEF_LOCAL = 1 };
+enum { PARAM_STAR = 1, PARAM_KWARGS = 2 };  // AST_PARAM.ival of *args (a tuple of the positional arguments
+                                            // from its place on) and **kwargs (a dict of the other keywords)
+#define ANY_TYPE "(any)"
+
+// A list or dict changed in place (seq_replace): the object it was, the value it is now.
+typedef struct Changed {
+  const TType *old;
+  Ast *now;
+} Changed;
+
 typedef struct Sema {
   Ctx *cx;
   Program *p;
@@ -100,6 +121,12 @@ typedef struct Sema {
   Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
   int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
   int lambda_depth;          // lambda bodies being checked, nested
+  VEC(LocalSig) local_sigs;  // the local defs checked so far
+  VEC(Changed) changed;      // every in-place change of a list or dict, in order: a call's are its caller's too
+  struct {                   // set by a local def's call for inline_call: its captures, renamed in
+    const char *const *from, *const *to;  // the clone it checks to the hidden names bound to them
+    int n;
+  } captures;
 } Sema;
 
 // ---- an entry of the op table (sema_builtin.c) ----
@@ -499,10 +526,17 @@ TType *function_named(Sema *sema, Ast *e);  // F.gelu, torch.tanh, a user fn: as
 TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call e: over the caller's locals
 Sym *hidden_syms(Sema *sema, const Sym *scope);  // the hidden names of scope, for a helper's body
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
+void local_def(Sema *sema, Ast *st);  // fn NAME(...) { ... } inside a body: binds NAME to the function value
+void fn_locals(Arena *arena, const Ast *fn, NameList *out);  // the names fn binds: parameters, assigned
+bool name_in(const NameList *names, const char *name);
+void rename_names(Ast *a, const char *const *from, const char *const *to, int n);
+FnSig *local_sig(Sema *sema, Ast *def);  // sema.c
+bool any_result(const Ast *fn);  // -> tuple, -> Tuple[...]: the result as returned (sema.c)
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
 TType *tensor_attr(Sema *sema, Ast *e);  // x.shape, x.ndim, x.dtype, x.mT; NULL for another name
+TType *py_isinstance(Sema *sema, Ast *e);  // isinstance(x, torch.Tensor) (sema_python.c)
 TType *python_builtin(Sema *sema, Ast *e);  // len, float, int, bool, min, max of numbers; NULL: not one
 TType *tuple_max(Sema *sema, Ast *e, bool is_max, Ast *x, Ast *dim, Ast *keepdim);
 enum { SIZE_SHAPE, SIZE_NDIM, SIZE_NUMEL, SIZE_IS_FLOAT };  // ck_size's variants
@@ -600,8 +634,11 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
 TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
 bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
-bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, const Ast *rhs, int binop);
+bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, Ast *rhs, int binop);  // may convert rhs
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp
+TType *complex_literal(Sema *sema, Ast *e, double re, double im);  // 2.5j, complex(1, 2)
+bool complex_where_operand(const Ast *a, const Ast *b);  // a or b complex
+TType *complex_where(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b);  // where(c, a, b) checked by where_node's caller
 TType *ck_dist(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_inner(Sema *sema, Ast *e, const BuiltinDef *d);
 

@@ -11,16 +11,23 @@
 // helper's Callable parameter becomes one whose body reads hidden names ("(closure 4) s")
 // bound at that call to the caller's locals it uses; hidden names (they start with '(',
 // which no source name can) are the only names a helper's body sees of its caller's scope.
+// A `fn` written inside a function (Python's nested def: local_def) is a function value whose
+// AST_FN has op DEF_LOCAL and a signature of its own (local_sig): its call is inlined as a
+// helper's (inline_call), the locals of the caller it reads and does not bind bound first
+// to hidden names that the clone reads instead ("(closure 4) s"); passed to a helper it is
+// closed over them there (def_closure), as a functools.partial object is (partial_closure).
 // Invariants: the call's value is its body's (its one operand, of the same type: lower.c
-// binds the call's parameters, e->unrolled, and then reads the body); the defaults are
-// checked where the lambda is written, as Python evaluates them there.
+// binds the call's parameters, e->unrolled, and then reads the body), or for a local def's
+// call the call itself, inlined; the defaults are checked where the lambda or the def is
+// written, as Python evaluates them there (a def's bound to hidden names its calls read).
 #include "frontend/sema_internal.h"
 
 #include <string.h>
 
 enum { LAMBDA_MAX_DEPTH = 64 };
 
-typedef VEC(const char *) ConstStrList;
+static void def_captures(Sema *sema, const Ast *def, NameList *free);
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int id, Loc loc);
 
 static bool is_lambda_type(const TType *t) {
   return t && t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN;
@@ -60,7 +67,7 @@ TType *lambda_value(Sema *sema, Ast *e) {
 
 // Every name from[j] in a (a clone of a lambda's body) becomes to[j]; a nested lambda's
 // own parameters hide them in its body.
-static void rename_names(Ast *a, const char *const *from, const char *const *to, int n) {
+void rename_names(Ast *a, const char *const *from, const char *const *to, int n) {
   for (; a; a = a->lhs) {
     const char **name = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? &a->name : NULL;
     for (int j = 0; name && j < n; j++)
@@ -92,9 +99,11 @@ static void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc)
 }
 
 // A call e of the named function value f (its AST_FN's rhs the name) on args: that
-// function's call, each argument bound to a hidden name first.
+// function's call, each argument bound to a hidden name first. A local def's (no rhs): its
+// body inlined as a helper's, the locals of the caller it reads (but does not bind) first
+// bound to hidden names that its clone reads (unless it was closed over them already).
 static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
-  const Ast *name = named->rhs;
+  const Ast *name = named->op == DEF_LOCAL ? named : named->rhs;
   Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
   if (sema->lambda_depth >= LAMBDA_MAX_DEPTH) {
     diag_error(sema->cx, at, "RecursionError: maximum recursion depth exceeded (function values calling each "
@@ -105,6 +114,12 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
   Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
   call->name = name->name;
   call->lhs = name->kind == AST_ATTR ? ast_clone(sema->cx, name->lhs) : NULL;
+  NameList free = {0};
+  const char **captured = NULL;
+  if (named->op == DEF_LOCAL && !named->ival) {
+    def_captures(sema, named, &free);
+    captured = bind_captures(sema, e, &free, id, named->loc);
+  }
   call->oploc = at;
   for (int i = 0; i < args->len; i++) {
     Ast *a = args->data[i];
@@ -115,11 +130,65 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
     vec_push(&sema->cx->arena, &call->list, a->kind == AST_KWARG ? ast_kwarg(sema->cx, a->name, n, a->oploc, a->loc) : n);
   }
   sema->lambda_depth++;
-  TType *t = check_expr(sema, call);
+  TType *t;
+  if (named->op == DEF_LOCAL) {
+    sema->captures.from = free.data;
+    sema->captures.to = captured;
+    sema->captures.n = free.len;
+    t = call->ty = inline_call(sema, call, (Ast *)named);
+    sema->captures.n = 0;
+  } else {
+    t = check_expr(sema, call);
+  }
   sema->lambda_depth--;
   if (is_poison(t)) return t;
+  if (named->op == DEF_LOCAL && e->kind == AST_CALL) {  // e is the inlined call: lowered even as a statement
+    e->inlined = call->inlined;
+    e->operands = call->operands;
+    e->noperands = call->noperands;
+    for (int i = 0; i < call->unrolled.len; i++)  // its arguments' closures (lambda_closure), after e's own
+      vec_push(&sema->cx->arena, &e->unrolled, call->unrolled.data[i]);
+    e->body = call->body;  // the caller's lists it changed, rebound after it (inline_call)
+    return t;
+  }
   set_operand1(sema, e, call);
   return t;
+}
+
+// fn NAME(params) { body } as a statement (a def inside a function): NAME bound to a
+// function value whose calls inline the body as a helper's, reading the locals it does not
+// bind where it is called (Python's closure); untyped parameters take any value; the
+// defaults are evaluated here, as Python evaluates them when the def runs, each bound to a
+// hidden name that its calls read (the statement becomes those bindings for lowering).
+void local_def(Sema *sema, Ast *st) {
+  Ast *def = ast_clone(sema->cx, st);
+  def->op = DEF_LOCAL;
+  int id = ++sema->lambdas;
+  bool bad = false;
+  for (int j = 0; j < def->list.len; j++) {
+    Ast *p = def->list.data[j];
+    if (p->type->kind == AST_SCALAR_TYPE && !p->type->name) p->type = ast_scalar_type(sema->cx, ANY_TYPE, p->type->loc);
+    if (!p->rhs) continue;
+    Ast *v = st->list.data[j]->rhs;
+    if (is_poison(check_expr(sema, v))) {
+      bad = true;
+      continue;
+    }
+    const char *h = arena_printf(&sema->cx->arena, "(def %d) =%s", id, p->name);
+    bind_hidden(sema, st, h, v, v->loc);
+    p->rhs = ast_name(sema->cx, h, v->loc);
+    check_expr(sema, p->rhs);
+  }
+  TType *t = ty_module(sema, "builtins.function");
+  t->ctor = def;
+  int before = sema->cx->nerrors;
+  if (!bad) local_sig(sema, def);
+  if (bad || sema->cx->nerrors > before) t = poison(sema);
+  bind_name(sema, st->name, t, name_loc(st));
+  Ast *none = ast_new(sema->cx, AST_NONE, st->loc);
+  none->ty = ty_new(sema, TY_NONE);
+  st->kind = AST_EXPR;
+  st->lhs = none;
 }
 
 // A call e of lambda value f on the checked arguments args: e's value is the lambda's body
@@ -127,6 +196,7 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
 // arguments).
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const Ast *lam = f->ctor;
+  if (lam->op == DEF_LOCAL) return named_call(sema, e, lam, args);
   if (strcmp(lam->name, "<lambda>")) return named_call(sema, e, lam, args);
   int np = lam->list.len, given = 0;
   Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
@@ -191,47 +261,173 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
 }
 
 // The names a's nodes read (names and callees of plain calls) that are locals of the scope
-// now, none of lam's parameters and no hidden name: added to free (at most once each).
-static void free_locals(Sema *sema, const Ast *a, const Ast *lam, ConstStrList *free) {
+// now, none of own (the function's parameters and locals) and no hidden name: added to
+// free (at most once each).
+static void free_locals(Sema *sema, const Ast *a, const NameList *own, NameList *free) {
   for (; a; a = a->lhs) {
     const char *n = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? a->name : NULL;
-    bool skip = !n || n[0] == '(' || !find_local(sema, n);
-    for (int j = 0; !skip && j < lam->list.len; j++) skip = !strcmp(n, lam->list.data[j]->name);
-    for (int j = 0; !skip && j < free->len; j++) skip = !strcmp(n, free->data[j]);
-    if (!skip) vec_push(&sema->cx->arena, free, n);
-    for (int i = 0; a->kind == AST_FN && i < a->list.len; i++) free_locals(sema, a->list.data[i]->rhs, lam, free);
-    free_locals(sema, a->rhs, lam, free);
-    free_locals(sema, a->step, lam, free);
-    for (int i = 0; i < a->list.len; i++) free_locals(sema, a->list.data[i], lam, free);
-    for (int i = 0; i < a->body.len; i++) free_locals(sema, a->body.data[i], lam, free);
+    if (n && n[0] != '(' && find_local(sema, n) && !name_in(own, n) && !name_in(free, n))
+      vec_push(&sema->cx->arena, free, n);
+    for (int i = 0; a->kind == AST_FN && i < a->list.len; i++) free_locals(sema, a->list.data[i]->rhs, own, free);
+    free_locals(sema, a->rhs, own, free);
+    free_locals(sema, a->step, own, free);
+    for (int i = 0; i < a->list.len; i++) free_locals(sema, a->list.data[i], own, free);
+    for (int i = 0; i < a->body.len; i++) free_locals(sema, a->body.data[i], own, free);
   }
+}
+
+bool name_in(const NameList *names, const char *name) {
+  for (int j = 0; names && j < names->len; j++)
+    if (!strcmp(names->data[j], name)) return true;
+  return false;
+}
+
+static void add_name(Arena *arena, NameList *out, const char *name) {
+  if (!name_in(out, name)) vec_push(arena, out, name);
+}
+
+// The names target t binds: a name, or those of a tuple or list of targets.
+static void target_names(Arena *arena, const Ast *t, NameList *out) {
+  if (t && t->kind == AST_STARRED) t = t->lhs;
+  if (!t) return;
+  if (t->kind == AST_NAME) add_name(arena, out, t->name);
+  for (int i = 0; (t->kind == AST_TUPLE || t->kind == AST_LIST) && i < t->list.len; i++)
+    target_names(arena, t->list.data[i], out);
+}
+
+// The names statements bind anywhere in them, branches and loops included (Python makes each
+// a local of the whole function): assignments' targets, loop variables, local defs.
+static void stmt_locals(Arena *arena, const AstList *stmts, NameList *out) {
+  for (int i = 0; i < stmts->len; i++) {
+    const Ast *st = stmts->data[i];
+    switch (st->kind) {
+    case AST_ASSIGN:
+      for (int k = 0; k < st->list.len; k++) target_names(arena, st->list.data[k], out);
+      for (int g = 0; g < st->body.len; g++)
+        for (int k = 0; k < st->body.data[g]->list.len; k++) target_names(arena, st->body.data[g]->list.data[k], out);
+      break;
+    case AST_AUGASSIGN: target_names(arena, st->lhs, out); break;
+    case AST_FOR:
+      add_name(arena, out, st->name);
+      target_names(arena, st->lhs, out);
+      stmt_locals(arena, &st->body, out);
+      break;
+    case AST_WHILE: stmt_locals(arena, &st->body, out); break;
+    case AST_IF:
+      stmt_locals(arena, &st->body, out);
+      stmt_locals(arena, &st->list, out);
+      break;
+    case AST_FN: add_name(arena, out, st->name); break;
+    default: break;
+    }
+  }
+}
+
+void fn_locals(Arena *arena, const Ast *fn, NameList *out) {
+  for (int j = 0; j < fn->list.len; j++) add_name(arena, out, fn->list.data[j]->name);
+  stmt_locals(arena, &fn->body, out);
+}
+
+// The locals of the scope now that local def's body reads and does not bind itself: what
+// its call captures (Python's closure reads them when the call runs).
+static void def_captures(Sema *sema, const Ast *def, NameList *free) {
+  NameList own = {0};
+  fn_locals(&sema->cx->arena, def, &own);
+  for (int i = 0; i < def->body.len; i++) free_locals(sema, def->body.data[i], &own, free);
+}
+
+// Captures: each name of free bound to a hidden name at call e ("(closure 4) s"), a lambda
+// or local def among them closed over the caller's locals in turn; returns the hidden names.
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int id, Loc loc) {
+  const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free->len + 1));
+  for (int j = 0; j < free->len; j++) {
+    hidden[j] = arena_printf(&sema->cx->arena, "(closure %d) %s", id, free->data[j]);
+    Ast *v = ast_name(sema->cx, free->data[j], loc);
+    check_expr(sema, v);
+    if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
+      sema->lambda_depth++;
+      v->ty = lambda_closure(sema, e, v->ty);
+      sema->lambda_depth--;
+    }
+    bind_hidden(sema, e, hidden[j], v, loc);
+  }
+  return hidden;
+}
+
+// The local def f passed in call e to a helper: a def of its own whose body reads, in place
+// of each local of the caller it uses, a hidden name bound to it now (as a lambda's closure).
+static TType *def_closure(Sema *sema, Ast *e, TType *f) {
+  const Ast *def = f->ctor;
+  if (def->ival) return f;  // closed already
+  NameList free = {0};
+  def_captures(sema, def, &free);
+  int id = ++sema->lambdas;
+  const char **hidden = bind_captures(sema, e, &free, id, def->loc);
+  Ast *c = ast_new(sema->cx, AST_FN, def->loc);
+  *c = *def;  // its parameters, their defaults checked where it stands
+  c->ival = 1;
+  c->body = (AstList){0};
+  for (int i = 0; i < def->body.len; i++) {
+    Ast *st = ast_clone(sema->cx, def->body.data[i]);
+    rename_names(st, free.data, hidden, free.len);
+    vec_push(&sema->cx->arena, &c->body, st);
+  }
+  local_sig(sema, c);
+  TType *t = ty_module(sema, "builtins.function");
+  t->ctor = c;
+  return t;
 }
 
 // The lambda f passed in call e to a helper's Callable parameter: a lambda whose body reads,
 // in place of each local of the caller it uses, a hidden name bound to it now (in e's
 // bindings, which the helper's body sees: Python's closure over the caller's locals, which
 // the caller cannot rebind while the helper runs). Any other callable is f itself.
+// The partial object f (functools.partial) passed in call e to a helper: a partial whose
+// function is closed over the caller's locals and whose bound arguments are hidden names
+// bound to them now, as the helper's body sees only those of its caller's scope.
+static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
+  const Ast *call = f->ctor;
+  Ast *c = ast_new(sema->cx, AST_CALL, call->loc);
+  *c = *call;
+  c->list = (AstList){0};
+  int id = ++sema->lambdas;
+  for (int i = 0; i < call->list.len; i++) {
+    Ast *a = call->list.data[i], *v = a->kind == AST_KWARG ? a->rhs : a, *n;
+    if (i == 0) {
+      n = ast_new(sema->cx, v->kind, v->loc);
+      *n = *v;
+      n->ty = lambda_closure(sema, e, v->ty);
+    } else {
+      const char *h = arena_printf(&sema->cx->arena, "(closure %d) %d", id, i);
+      bind_hidden(sema, e, h, v, v->loc);
+      n = ast_name(sema->cx, h, v->loc);
+      check_expr(sema, n);
+    }
+    vec_push(&sema->cx->arena, &c->list, a->kind == AST_KWARG ? ast_kwarg(sema->cx, a->name, n, a->oploc, a->loc) : n);
+  }
+  TType *t = ty_module(sema, "functools.partial");
+  t->ctor = c;
+  return t;
+}
+
 TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *lam = f->ctor;
+  if (f->kind == TY_MODULE && f->module && !strcmp(f->module, "functools.partial") && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
+    sema->lambda_depth++;
+    TType *t = partial_closure(sema, e, f);
+    sema->lambda_depth--;
+    return t;
+  }
+  if (is_lambda_type(f) && lam->op == DEF_LOCAL) return def_closure(sema, e, f);
   if (!is_lambda_type(f) || strcmp(lam->name, "<lambda>")) return f;  // a named function, a module object
-  ConstStrList free = {0};
-  free_locals(sema, lam->body.data[0], lam, &free);
+  NameList free = {0}, own = {0};
+  for (int j = 0; j < lam->list.len; j++) vec_push(&sema->cx->arena, &own, lam->list.data[j]->name);
+  free_locals(sema, lam->body.data[0], &own, &free);
   bool lambda_default = false;
   for (int j = 0; j < lam->list.len; j++) lambda_default |= lam->list.data[j]->rhs && is_lambda_type(lam->list.data[j]->rhs->ty);
   if (!free.len && !lambda_default) return f;
   int id = ++sema->lambdas;
-  const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free.len + 1));
-  for (int j = 0; j < free.len; j++) {
-    hidden[j] = arena_printf(&sema->cx->arena, "(closure %d) %s", id, free.data[j]);
-    Ast *v = ast_name(sema->cx, free.data[j], lam->loc);
-    check_expr(sema, v);
-    if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {  // a lambda over the caller's locals too
-      sema->lambda_depth++;
-      v->ty = lambda_closure(sema, e, v->ty);
-      sema->lambda_depth--;
-    }
-    bind_hidden(sema, e, hidden[j], v, lam->loc);
-  }
+  const char **hidden = bind_captures(sema, e, &free, id, lam->loc);
   Ast *body = ast_clone(sema->cx, lam->body.data[0]);
   rename_names(body, free.data, hidden, free.len);
   Ast *c = ast_new(sema->cx, AST_FN, lam->loc);

@@ -510,6 +510,7 @@ TType *ck_where(Sema *sema, Ast *e, const BuiltinDef *d) {
 // e as where(c, a, b): the three broadcast (PyTorch's message at the call when not), the
 // result of a and b's common dtype
 TType *where_node(Sema *sema, Ast *e, Ast *c, Ast *a, Ast *b) {
+  if (complex_where_operand(a, b)) return complex_where(sema, e, c, a, b);  // sema_complex.c (x[mask] = v)
   Ast *xs[3] = {c, a, b};
   TType *ts[2] = {a->ty, b->ty};
   int nd;

@@ -8,7 +8,10 @@
 //     arguments passed on by name (one table, nn_classes below);
 //   - `inplace=True` of the functional activations and dropouts: the result written into
 //     the input, which the call then is, as PyTorch's in-place op returns it;
-//   - torch._assert(cond, msg), as the assert statement.
+//   - torch._assert(cond, msg), as the assert statement;
+//   - what pasted model code imports besides: transformers' ACT2FN table and get_activation
+//     (consts of the file, parsed from their source here), functools.partial (a function
+//     value binding arguments), inspect.signature(f).parameters of a function value.
 // A module object is a TY_MODULE value ("torch.nn.ReLU") holding the call that made it.
 #include "frontend/sema_internal.h"
 
@@ -133,8 +136,73 @@ static void declare_inert(Sema *sema, const Ast *d) {
   }
 }
 
+// transformers' table of activations by name (transformers/activations.py, ACT2CLS: each
+// entry's forward as its class computes it), and get_activation(name), its lookup.
+static const char act2fn_source[] =
+    "const T = {\"gelu\": lambda t: F.gelu(t),\n"
+    "  \"gelu_10\": lambda t: torch.clip(F.gelu(t), -10.0, 10.0),\n"
+    "  \"gelu_fast\": lambda t: 0.5 * t * (1.0 + torch.tanh(t * 0.7978845608 * (1.0 + 0.044715 * t * t))),\n"
+    "  \"gelu_new\": lambda t: 0.5 * t * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (t + 0.044715 * torch.pow(t, 3.0)))),\n"
+    "  \"gelu_python\": lambda t: t * 0.5 * (1.0 + torch.erf(t / math.sqrt(2.0))),\n"
+    "  \"gelu_pytorch_tanh\": lambda t: F.gelu(t, approximate=\"tanh\"),\n"
+    "  \"gelu_accurate\": lambda t: 0.5 * t * (1 + torch.tanh(math.sqrt(2 / math.pi) * (t + 0.044715 * torch.pow(t, 3)))),\n"
+    "  \"laplace\": lambda t: 0.5 * (1.0 + torch.erf((t - 0.707107) / (0.282095 * math.sqrt(2.0)))),\n"
+    "  \"leaky_relu\": lambda t: F.leaky_relu(t),\n"
+    "  \"linear\": lambda t: t,\n"
+    "  \"mish\": lambda t: F.mish(t),\n"
+    "  \"quick_gelu\": lambda t: t * torch.sigmoid(1.702 * t),\n"
+    "  \"relu\": lambda t: F.relu(t),\n"
+    "  \"relu2\": lambda t: torch.square(F.relu(t)),\n"
+    "  \"relu6\": lambda t: F.relu6(t),\n"
+    "  \"sigmoid\": lambda t: torch.sigmoid(t),\n"
+    "  \"silu\": lambda t: F.silu(t),\n"
+    "  \"swish\": lambda t: F.silu(t),\n"
+    "  \"tanh\": lambda t: torch.tanh(t)}\n"
+    "const G = lambda activation_string: T[activation_string]\n";
+
+// from transformers.activations import ACT2FN, get_activation: each a const of the file
+// (under the name it is imported as) holding transformers' table or its lookup; the
+// module's other names are bound to nothing tdsl compiles, as any other module's.
+static void declare_transformers(Sema *sema, const Ast *d) {
+  const SrcFile *f = srcfile_from_string(sema->cx, "<transformers.activations>", act2fn_source, sizeof act2fn_source - 1);
+  Ast *prog = parse_program(sema->cx, f);
+  TD_ASSERT(prog && prog->list.len == 2);
+  static const char *const table = "(transformers.activations) ACT2FN";
+  Ast *defs[2] = {prog->list.data[0]->rhs, prog->list.data[1]->rhs};
+  const char *from[] = {"T"}, *to[] = {table};
+  rename_names(defs[1], from, to, 1);
+  Sym *saved = sema->scope;
+  sema->scope = NULL;
+  for (int k = 0; k < 2; k++) {
+    TType *t = check_expr(sema, defs[k]);
+    TD_ASSERT(!is_poison(t));
+    Const c = {k == 0 ? table : "(transformers.activations) get_activation", t, d->loc, defs[k]};
+    if (!find_const(sema, c.name)) vec_push(&sema->cx->arena, &sema->consts, c);
+  }
+  sema->scope = saved;
+  for (int i = 0; i < d->list.len; i++) {
+    const Ast *a = d->list.data[i];
+    int k = !strcmp(a->name, "ACT2FN") ? 0 : !strcmp(a->name, "get_activation") ? 1 : -1;
+    if (k < 0) {
+      Ast one = *d;
+      one.list = (AstList){0};
+      vec_push(&sema->cx->arena, &one.list, (Ast *)a);
+      declare_inert(sema, &one);
+      continue;
+    }
+    Const c = *find_const(sema, k == 0 ? table : "(transformers.activations) get_activation");
+    c.name = a->lhs ? a->lhs->name : a->name;
+    c.loc = a->oploc;
+    vec_push(&sema->cx->arena, &sema->consts, c);
+  }
+}
+
 void declare_import(Sema *sema, const Ast *d) {
   const char *from = d->name;
+  if (from && !strcmp(from, "transformers.activations")) {
+    declare_transformers(sema, d);
+    return;
+  }
   if (from && (inert_module(from) || !known_module(from))) {  // a use of its names is the error (inert_use)
     declare_inert(sema, d);
     return;
@@ -423,7 +491,11 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
 static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
-  if (is_einops_layer(m) || is_lambda(m)) {
+  if (!strcmp(m->module, "inspect.Signature") && !strcmp(e->name, "parameters")) {  // its dict of parameters
+    set_operand1(sema, e, (Ast *)m->ctor);
+    return m->ctor->ty;
+  }
+  if (is_einops_layer(m) || is_lambda(m) || !strncmp(m->module, "inspect.", 8) || !strncmp(m->module, "functools.", 10)) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", strrchr(m->module, '.') + 1, e->name);
     return poison(sema);
   }
@@ -436,7 +508,35 @@ TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
 
 // The module object m called on the checked arguments args of call e: its functional op
 // with the inputs first, then the constructor's arguments by name. e becomes that call.
+static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
+
+// A call of partial object m on the checked arguments args of call e: its function's call
+// on the bound positional arguments, then args, and the bound keywords (a keyword of the
+// call replacing one of the same name), as functools.partial calls.
+static TType *partial_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  const Ast *ctor = m->ctor;
+  const TType *f = ctor->list.data[0]->ty;
+  AstList all = {0};
+  for (int pass = 0; pass < 2; pass++)  // positional: the bound ones, then the call's
+    for (int i = pass ? 0 : 1; i < (pass ? args->len : ctor->list.len); i++) {
+      Ast *a = pass ? args->data[i] : ctor->list.data[i];
+      if (a->kind != AST_KWARG) vec_push(&sema->cx->arena, &all, a);
+    }
+  for (int i = 1; i < ctor->list.len; i++) {
+    Ast *a = ctor->list.data[i];
+    bool replaced = false;
+    for (int j = 0; j < args->len && !replaced; j++)
+      replaced = args->data[j]->kind == AST_KWARG && !strcmp(args->data[j]->name, a->name);
+    if (a->kind == AST_KWARG && !replaced) vec_push(&sema->cx->arena, &all, a);
+  }
+  for (int j = 0; j < args->len; j++)
+    if (args->data[j]->kind == AST_KWARG) vec_push(&sema->cx->arena, &all, args->data[j]);
+  if (is_lambda(f)) return lambda_call(sema, e, f, &all);
+  return nn_apply(sema, e, f, &all);
+}
+
 static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  if (!strcmp(m->module, "functools.partial")) return partial_apply(sema, e, m, args);
   if (is_einops_layer(m)) return einops_apply(sema, e, m, args);
   const Ast *ctor = m->ctor;
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
@@ -551,11 +651,87 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return become(sema, e, f);
 }
 
+// Whether name is bound by `import inspect` (a module tdsl otherwise does not compile).
+static bool is_inspect(Sema *sema, const Ast *e) {
+  if (e->kind != AST_NAME || find_local(sema, e->name) || find_const(sema, e->name)) return false;
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (!strcmp(im->name, e->name)) return im->inert && !im->attr && !strcmp(im->module, "inspect");
+  }
+  return false;
+}
+
+// Whether call e is functools.partial(...): `from functools import partial` or `import
+// functools` (a module tdsl otherwise does not compile) bound the name it calls.
+static bool is_partial(Sema *sema, const Ast *e) {
+  const Ast *n = e->lhs ? e->lhs : e;
+  if (n->kind != AST_NAME && n->kind != AST_CALL) return false;
+  if ((e->lhs && strcmp(e->name, "partial")) || find_local(sema, n->name) || find_const(sema, n->name)) return false;
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (strcmp(im->name, n->name)) continue;
+    return im->inert && !strcmp(im->module, "functools") && (e->lhs ? !im->attr : im->attr && !strcmp(im->attr, "partial"));
+  }
+  return false;
+}
+
+// functools.partial(f, *args, **kw): a partial object (TY_MODULE "functools.partial"
+// holding the checked call), called as partial_apply says.
+static TType *functools_partial(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  const Ast *f = e->list.len ? e->list.data[0] : NULL;
+  if (!f || f->kind == AST_KWARG || f->ty->kind != TY_MODULE || !f->ty->ctor) {
+    diag_error(sema->cx, f ? f->loc : call_loc(e), f && f->kind != AST_KWARG ? "the first argument must be callable"
+                                                                             : "type 'partial' takes at least one argument");
+    return poison(sema);
+  }
+  TType *m = ty_module(sema, "functools.partial");
+  m->ctor = e;
+  return m;
+}
+
+// inspect.signature(f) of a function value f: a Signature object whose `parameters` is a
+// dict of its parameters' names (each None), as transformers' apply_chunking_to_forward
+// counts them; a function whose parameters tdsl does not know is the located error.
+static TType *inspect_signature(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  if (e->list.len != 1 || e->list.data[0]->kind == AST_KWARG) {
+    diag_error(sema->cx, call_loc(e), "signature() takes 1 positional argument but %d were given", e->list.len);
+    return poison(sema);
+  }
+  const Ast *a = e->list.data[0];
+  const TType *f = a->ty;
+  const Ast *fn = f->kind == TY_MODULE && f->ctor && f->ctor->kind == AST_FN ? f->ctor : NULL;
+  if (fn && fn->rhs && fn->rhs->kind == AST_NAME && sema_find_fn(sema->p, fn->rhs->name))
+    fn = sema_find_fn(sema->p, fn->rhs->name);  // a user fn named
+  else if (fn && fn->rhs)
+    fn = NULL;  // torch's, F's: their parameters are PyTorch's
+  const char *one = "input";
+  int n = fn ? fn->list.len : f->kind == TY_MODULE && f->ctor ? 1 : -1;  // an nn module object: forward(input)
+  if (n < 0 || (!fn && !(f->kind == TY_MODULE && f->ctor && f->ctor->kind != AST_FN))) {
+    diag_error(sema->cx, a->loc, "inspect.signature() of %s is not known to tdsl: it takes a fn of the file, a fn "
+               "inside one, a lambda or an nn module object", py_type_name(f));
+    return poison(sema);
+  }
+  TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(n + 1));
+  Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    keys[i] = ty_new(sema, TY_STR);
+    keys[i]->module = fn ? fn->list.data[i]->name : one;
+    vals[i] = ast_new(sema->cx, AST_NONE, e->loc);
+    vals[i]->ty = ty_new(sema, TY_NONE);
+  }
+  TType *m = ty_module(sema, "inspect.Signature");
+  m->ctor = part_dict(sema, e, keys, vals, n);
+  return m;
+}
+
 // A call NAME(args) of a local holding a module object, nn.NAME(args) constructing one,
 // and torch._assert: the module's meaning; a name imported from a module (torch's, einops')
 // becomes that module's attribute (e is rewritten, and NULL returned so that the call is
 // checked as one); NULL for every other call.
 TType *module_call(Sema *sema, Ast *e) {
+  if (is_partial(sema, e)) return functools_partial(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
@@ -563,12 +739,18 @@ TType *module_call(Sema *sema, Ast *e) {
       if (is_lambda(s->ty)) return lambda_call(sema, e, s->ty, &e->list);
       return nn_apply(sema, e, s->ty, &e->list);
     }
-    if (s || find_const(sema, e->name) || sema_find_fn(sema->p, e->name)) return NULL;
+    Const *c = s ? NULL : find_const(sema, e->name);
+    if (c && is_lambda(c->ty)) {  // a const function value: get_activation(name), const act = F.relu
+      if (!check_args(sema, e)) return poison(sema);
+      return lambda_call(sema, e, c->ty, &e->list);
+    }
+    if (s || c || sema_find_fn(sema->p, e->name)) return NULL;
     const Import *im = find_import(sema, e->name);
     if (!im || !im->attr) return NULL;
     e->lhs = ast_name(sema->cx, im->module, e->oploc);  // from torch import cat: torch.cat
     e->name = im->attr;
   }
+  if (!strcmp(e->name, "signature") && is_inspect(sema, e->lhs)) return inspect_signature(sema, e);
   const char *m = module_path(sema, e->lhs);
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);

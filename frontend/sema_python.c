@@ -8,6 +8,7 @@
 //     (torch.finfo(x.dtype).min as an attention mask's fill value).
 //   - torch.tensor(data) of numbers (nested lists or tuples), torch.as_tensor and
 //     torch.scalar_tensor: a constant tensor, built from full() and stack().
+//   - isinstance(x, cls) of the classes forward passes test (torch.Tensor, int, tuple ...).
 #include "frontend/sema_internal.h"
 
 #include <float.h>
@@ -357,4 +358,55 @@ TType *ck_tensor(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (!t || is_poison(t->ty)) return poison(sema);
   return become(sema, e, t);
+}
+
+// ============================================================================
+// isinstance
+// ============================================================================
+// Whether a value of type t is an instance of the class written c (torch.Tensor,
+// nn.Module, int, float, bool, str, tuple, list, dict, set, type(None), or a tuple of
+// them, as Python's isinstance takes them): 1, 0, or -1 after an error at c.
+static int instance_of(Sema *sema, const TType *t, const Ast *c) {
+  if (c->kind == AST_TUPLE) {
+    for (int i = 0; i < c->list.len; i++) {
+      int r = instance_of(sema, t, c->list.data[i]);
+      if (r) return r;
+    }
+    return 0;
+  }
+  const char *n = c->kind == AST_NAME ? c->name : c->kind == AST_ATTR && c->lhs->kind == AST_NAME ? c->name : NULL;
+  const char *m = c->kind == AST_ATTR ? c->lhs->name : NULL;
+  if (n && m && (!strcmp(m, "torch") || !strcmp(m, "nn"))) {
+    if (!strcmp(n, "Tensor")) return t->kind == TY_TENSOR && !t->wrapped;
+    if (!strcmp(n, "Module")) return t->kind == TY_MODULE && t->ctor;
+    if (!strcmp(n, "dtype")) return t->kind == TY_DTYPE;
+    if (!strcmp(n, "Size")) return t->kind == TY_TUPLE;  // x.shape
+  } else if (n && !m && !find_local(sema, n) && !find_const(sema, n)) {
+    bool num = t->kind == TY_SCALAR || (t->kind == TY_TENSOR && t->wrapped);  // a run-time scalar parameter too
+    if (!strcmp(n, "int")) return num && t->dtype != DT_F64;  // bool is an int, as in Python
+    if (!strcmp(n, "float")) return num && t->dtype == DT_F64;
+    if (!strcmp(n, "bool")) return num && t->dtype == DT_BOOL;
+    if (!strcmp(n, "str")) return t->kind == TY_STR;
+    if (!strcmp(n, "tuple")) return t->kind == TY_TUPLE;
+    if (!strcmp(n, "list")) return t->kind == TY_LIST;
+    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !t->module;
+    if (!strcmp(n, "set")) return t->kind == TY_DICT && t->module;
+  } else if (c->kind == AST_CALL && !c->lhs && !strcmp(c->name, "type") && c->list.len == 1 &&
+             c->list.data[0]->kind == AST_NONE) {
+    return t->kind == TY_NONE;
+  }
+  diag_error(sema->cx, c->loc, "isinstance() here takes torch.Tensor, nn.Module, int, float, bool, str, tuple, list, "
+             "dict, set, type(None) or a tuple of them");
+  return -1;
+}
+
+TType *py_isinstance(Sema *sema, Ast *e) {
+  if (e->list.len != 2 || e->list.data[0]->kind == AST_KWARG || e->list.data[1]->kind == AST_KWARG) {
+    diag_error(sema->cx, call_loc(e), "isinstance expected 2 arguments, got %d", e->list.len);
+    return poison(sema);
+  }
+  TType *t = check_expr(sema, e->list.data[0]);
+  if (is_poison(t)) return t;
+  int r = instance_of(sema, t, e->list.data[1]);
+  return r < 0 ? poison(sema) : ty_bool(sema, r);
 }

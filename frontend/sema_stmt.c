@@ -50,7 +50,9 @@ static Op aug_op(int binop) { return operator_row(binop)->b.op; }
 // zero, dtypes); st->op becomes -1. false after an error.
 static bool aug_other(Sema *sema, Ast *st, Ast *target) {
   if (st->op < 0 || !is_tensor(target->ty)) return true;
-  if (st->op <= BIN_DIV && !dtype_is_complex(target->ty->dtype)) return true;  // complex: z = z op v
+  // complex: z = z op v; but x[idx] op= v and x[mask] op= v compose their own (sema_scatter.c)
+  bool indexed = target->bi && target->bi->kind == BK_NODE && !op_is_store(target->bi->op);
+  if (st->op <= BIN_DIV && (!dtype_is_complex(target->ty->dtype) || indexed)) return true;
   if (st->op == BIN_MATMUL) {
     diag_error(sema->cx, st->oploc, "In-place matmul is not supported. Use 'a = a @ b' instead.");
     return false;
@@ -161,6 +163,13 @@ void check_store_common(Sema *sema, Ast *st, Ast *target, Ast *rhs, int binop) {
 // ============================================================================
 // return v, ...: against the declared results (a None among them takes None); a function
 // declared without a result (no arrow, -> None) returns None: `return` or `return None`.
+static TType *tuple_of(Sema *sema, TType **ts, int n) {
+  TType *t = ty_new(sema, TY_TUPLE);
+  t->nelem = n;
+  t->elems = ts;
+  return t;
+}
+
 static void check_return(Sema *sema, Body *body, Ast *st) {
   Ast *fn = body->fn;
   int n = st->list.len;
@@ -176,6 +185,11 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
     ts = ts[0]->elems;
   }
   if (fn->rets.len == 0 && n == 1 && ts[0]->kind == TY_NONE) n = 0;  // return None
+  if ((fn->op == DEF_LOCAL && fn->rets.len == 0) || any_result(fn)) {  // a def inside a function, without an arrow: Python's
+    body->ret = bad ? poison(sema) : n == 0 ? ty_new(sema, TY_NONE) : spread || st->list.len == 1 ? st->list.data[0]->ty
+                                                                       : tuple_of(sema, ts, n);
+    return;
+  }
   if (!bad && n != fn->rets.len) {
     if (fn->rets.len == 0)
       diag_error(sema->cx, st->loc, "'%s' returns %d value%s but is declared without a result (it returns None)",
@@ -191,6 +205,13 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
       if (ts[i]->kind != TY_NONE) {
         diag_error(sema->cx, v->loc, "'%s' is declared to return None here, not %s", fn->name, py_type_name(ts[i]));
         diag_note(sema->cx, fn->rets.data[i]->loc, "declared here");
+        bad = true;
+      }
+      continue;
+    }
+    if (fn->rets.data[i]->kind == AST_SCALAR_TYPE) {  // -> torch.Tensor: any tensor (declare_sig checked the word)
+      if (!is_tensor(ts[i])) {
+        diag_error(sema->cx, v->loc, "'%s' must return a tensor, not a %s", fn->name, py_type_name(ts[i]));
         bad = true;
       }
       continue;
@@ -438,12 +459,30 @@ static void check_augassign(Sema *sema, Ast *st) {
   if (aug_other(sema, st, st->lhs)) check_store_common(sema, st, st->lhs, st->rhs, st->op);
 }
 
+// The dict that d[k1][k2] = v stores into: d[k1] of a local dict d (at any depth), checked
+// on a clone (the store's target is checked as a tensor's when it is none); NULL for another.
+static Ast *inner_dict(Sema *sema, const Ast *base) {
+  const Ast *r = base;
+  while (r->kind == AST_INDEX) r = r->lhs;
+  Sym *d = r != base && r->kind == AST_NAME ? find_local(sema, r->name) : NULL;
+  if (!d || d->ty->kind != TY_DICT) return NULL;
+  Ast *probe = ast_clone(sema->cx, base);
+  TType *t = check_expr(sema, probe);
+  return is_poison(t) || t->kind == TY_DICT ? probe : NULL;
+}
+
 static void check_store(Sema *sema, Ast *st) {
   Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
   Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;
   if (d && d->ty->kind == TY_DICT) {  // d[k] = v: the dict with k's value (sema_dict.c)
     base->ty = d->ty;
     if (!is_poison(check_expr(sema, st->rhs))) dict_store(sema, st, st->lhs, st->rhs);
+    return;
+  }
+  Ast *inner = base ? inner_dict(sema, base) : NULL;
+  if (inner) {  // cache["layer"]["k"] = v: the inner dict changed, seen by every holder
+    st->lhs->lhs = inner;
+    if (!is_poison(inner->ty) && !is_poison(check_expr(sema, st->rhs))) dict_store(sema, st, st->lhs, st->rhs);
     return;
   }
   sema->mask_target = true;  // x[mask] = v: the mask's store, not a masked_select
@@ -464,6 +503,7 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
     break;
   case AST_ASSERT: check_assert(sema, body, st); break;
   case AST_PASS: break;
+  case AST_FN: local_def(sema, st); break;  // a def inside a function (sema_lambda.c)
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
     if (st->lhs->kind == AST_CALL && !st->lhs->lhs && !strcmp(st->lhs->name, "del")) {  // del a, xs[i]
       st->ty = st->lhs->ty = seq_del(sema, st->lhs) ? ty_new(sema, TY_NONE) : poison(sema);

@@ -276,6 +276,8 @@ void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
     rebind_at(sema, at, name->name, name->loc, nl);
     return;
   }
+  Changed c = {name->ty, nl};  // seen by the caller of the function being inlined too (inline_call)
+  vec_push(&sema->cx->arena, &sema->changed, c);
   Swaps sw = {.old = {name->ty}, .now = {nl}, .n = 1};
   Sym *cur[MAX_SEQ / 256];
   Ast *to[MAX_SEQ / 256];

@@ -49,6 +49,14 @@ struct Parse {
 int tdslc_yyscan(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 // what the parser reads (frontend/parse.c): the scanner's tokens, a dtype name as DTYPE
 int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
+// {a, b}: the call set([a, b]), Python's set whatever the name set is bound to (parse.c)
+Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
+// targets = value (ast_assign); x.attr = v: a statement that is the error where it runs (parse.c)
+Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
+// *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
+Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
+// **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
+Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
 }
 
 %code {
@@ -93,9 +101,10 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <str> IDENT "identifier"
 %token <ival> INT "integer"
 %token <fval> FLOAT "float"
+%token <fval> IMAG "imaginary"
 %token <str> STRING "string"
 %token <dtype> DTYPE "dtype"   /* f32, i64 ...: an IDENT of the scanner, resolved by tdslc_yylex */
-%token FN "fn" CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
+%token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
 %token IMPORT "import" FROM "from" AS "as"
@@ -107,7 +116,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl params param_list param tensor_type dims type_list
+%type <ast> program const_decl fn_decl local_fn params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item
@@ -143,6 +152,7 @@ program
   | program const_decl ';'      { $$ = ast_append(p->cx, $1, $2); }
   | program import_decl NEWLINE { $$ = ast_append(p->cx, $1, $2); }
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
+  | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
@@ -192,8 +202,22 @@ opt_comma
   | ','
   ;
 
-/* -> T, -> (T, U), -> (T, None), -> None, -> (); no arrow: no result (None) */
+/* -> T, -> (T, U), -> (T, None), -> None, -> (); no arrow: no result (None). A file's
+   function is FN_TOP when its 'fn' starts the line (parse.c); a def inside a function
+   (local_fn) is indented, so that a missing '}' is reported at the next function */
 fn_decl
+  : fn_word IDENT '(' params ')' ARROW ret_types block
+                                { $$ = ast_fn(p->cx, $2, $4, $7, $7->kind == AST_LIST, $8, @$); }
+  | fn_word IDENT '(' params ')' block
+                                { $$ = ast_fn(p->cx, $2, $4, NULL, false, $6, @$); }
+  ;
+
+fn_word
+  : FN
+  | FN_TOP
+  ;
+
+local_fn
   : FN IDENT '(' params ')' ARROW ret_types block
                                 { $$ = ast_fn(p->cx, $2, $4, $7, $7->kind == AST_LIST, $8, @$); }
   | FN IDENT '(' params ')' block
@@ -206,9 +230,12 @@ ret_types
   | '(' type_list opt_comma ')' { $$ = $2; }
   ;
 
+/* a helper's result may be written as Python annotates it, any tensor: Tensor, torch.Tensor */
 ret_type
   : tensor_type
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
+  | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @$); }
+  | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }
   ;
 
 params
@@ -227,6 +254,10 @@ param_list
 param
   : opt_mut IDENT ':' param_type opt_default { $$ = ast_param(p->cx, $1, $2, $4, $5, @$); }
   | opt_mut IDENT '=' expr      { $$ = ast_param(p->cx, $1, $2, NULL, $4, @$); }
+  | opt_mut IDENT               { $$ = ast_param(p->cx, $1, $2, ast_scalar_type(p->cx, "(any)", @2), NULL, @$); }
+  | '*' IDENT                   { $$ = parse_star_param(p->cx, $2, NULL, @$); }
+  | POW IDENT                   { $$ = parse_kwargs_param(p->cx, $2, @$); }
+  | '*' IDENT ':' param_type    { $$ = parse_star_param(p->cx, $2, $4, @$); }
   ;
 
 param_type
@@ -238,6 +269,7 @@ param_type
 one_type
   : tensor_type
   | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @1); }
+  | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }  /* x: torch.Tensor */
   | DTYPE                       { $$ = ast_scalar_type(p->cx, dtype_name($1), @1); }
   ;
 
@@ -290,6 +322,7 @@ compound
   : FOR for_targets IN expr block { $$ = ast_for(p->cx, $2, $4, $5, @$); }
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
+  | local_fn                    /* a def inside a function: a local function value (sema_lambda.c) */
   ;
 
 if_stmt
@@ -307,7 +340,7 @@ else_part
 /* a = v; a, (b, *c) = v; (b, l, d) = x.shape; h = w = v; x[i] = v (each target group is
    parsed as an expression, then made a target by ast_assign, as Python's grammar does) */
 stmt
-  : exprs_value '=' assign_tail { $$ = ast_assign(p->cx, $1, $3, @2, @$); }
+  : exprs_value '=' assign_tail { $$ = parse_assign(p->cx, $1, $3, @2, @$); }
   | postfix augop expr          { $$ = ast_aug(p->cx, $1, $2, $3, @2, @$); }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
@@ -466,17 +499,20 @@ primary
   : IDENT                       { $$ = ast_name(p->cx, $1, @$); }
   | INT                         { $$ = ast_int(p->cx, $1, @$); }
   | FLOAT                       { $$ = ast_float(p->cx, $1, @$); }
+  | IMAG                        { $$ = ast_imag(p->cx, $1, @$); }
   | strings
   | TRUE                        { $$ = ast_bool(p->cx, true, @$); }
   | FALSE                       { $$ = ast_bool(p->cx, false, @$); }
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
   | DTYPE                       { $$ = ast_dtype(p->cx, $1, @$); }
+  | ELLIPSIS                    { $$ = ast_new(p->cx, AST_ELLIPSIS, @$); }  /* x[..., 0], Tuple[T, ...] */
   | '(' expr ')'                { $$ = ast_paren(p->cx, $2, @$); }
   | '(' ')'                     { $$ = ast_tuple_expr(p->cx, NULL, @$); }
   | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
   | '(' exprs ',' star_expr ')' { $$ = ast_tuple_expr(p->cx, ast_append(p->cx, $2, $4), @$); }
   | DICT_OPEN '}'               { $$ = ast_dict(p->cx, NULL, @$); }
   | DICT_OPEN dict_items opt_comma '}' { $$ = ast_dict(p->cx, $2, @$); }
+  | DICT_OPEN exprs opt_comma '}' { $$ = parse_set_display(p->cx, $2, @$); }
   | '[' ']'                     { $$ = ast_list_expr(p->cx, NULL, @$); }
   | '[' exprs opt_comma ']'     { $$ = ast_list_expr(p->cx, $2, @$); }
   | '[' expr comp_clauses ']'   { $$ = ast_comp(p->cx, false, $2, $3, @$); }
@@ -540,10 +576,9 @@ items
   | items ',' item              { $$ = ast_append(p->cx, $1, $3); }
   ;
 
-/* expr | [expr] ":" [expr] [":" [expr]] | "..." ; None is an expr */
+/* expr | [expr] ":" [expr] [":" [expr]]; None and "..." are exprs */
 item
   : expr
-  | ELLIPSIS                    { $$ = ast_new(p->cx, AST_ELLIPSIS, @$); }
   | opt_expr ':' opt_expr       { $$ = ast_slice(p->cx, $1, $3, NULL, @$); }
   | opt_expr ':' opt_expr ':' opt_expr { $$ = ast_slice(p->cx, $1, $3, $5, @$); }
   ;
@@ -563,6 +598,7 @@ static const char *symbol_text(yysymbol_kind_t s, char *buf, size_t n) {
   case YYSYMBOL_IDENT: return "identifier";
   case YYSYMBOL_INT: return "integer";
   case YYSYMBOL_FLOAT: return "float";
+  case YYSYMBOL_IMAG: return "imaginary";
   case YYSYMBOL_STRING: return "string";
   case YYSYMBOL_FSTRING: return "f-string";
   case YYSYMBOL_DTYPE: return "dtype";
@@ -586,7 +622,7 @@ static bool symbol_in(yysymbol_kind_t s, const char *set) {
 }
 
 static const char *const start_expr =
-    "identifier integer float string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda'";
+    "identifier integer float imaginary string f-string dtype 'true' 'false' 'None' '(' '[' '-' '~' 'not' '*' '{' 'lambda' '...'";
 // what may follow a complete operand: not worth listing
 static const char *const continue_expr =
   "'+' '-' '*' '/' '//' '%' '@' '**' '==' '!=' '<' '<=' '>' '>=' '&' '|' '^' '<<' '>>' '.' '[' '(' 'and' 'or' 'in' 'is' 'not' "
@@ -615,7 +651,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   }
   bool at_end = got == YYSYMBOL_YYEOF || loc->begin == loc->end;
   // at the end, or where a new declaration starts, only what is left open matters
-  bool only_closers = closer && (at_end || got == YYSYMBOL_FN || got == YYSYMBOL_CONST);
+  bool only_closers = closer && (at_end || got == YYSYMBOL_FN || got == YYSYMBOL_FN_TOP || got == YYSYMBOL_CONST);
 
   char what[64];
   if (at_end) {
@@ -637,7 +673,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   int n = 0;
   bool expr_named = false;
   for (int i = 0; i < nexp; i++) {
-    if (exp[i] == YYSYMBOL_START_EXPR) {
+    if (exp[i] == YYSYMBOL_START_EXPR || exp[i] == YYSYMBOL_FN_TOP) {  // 'fn' is named once
       continue;
     } else if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
       continue;

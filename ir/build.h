@@ -394,7 +394,12 @@ typedef enum {
 // ---- build_complex.c: complex tensors as float pairs (Value.cplx) ----
 typedef enum {
   CX_ADD, CX_SUB, CX_MUL, CX_DIV,      // a OP b: complex, real tensors and Python numbers
+  CX_POW, CX_EQ, CX_NE,                // a ** b, a == b, a != b
   CX_NEG, CX_ABS, CX_EXP, CX_ANGLE, CX_CONJ, CX_ISREAL,
+  CX_LOG, CX_LOG2, CX_LOG10, CX_SQRT, CX_RSQRT, CX_RECIPROCAL, CX_SQUARE, CX_SIGMOID,
+  CX_SIN, CX_COS, CX_TAN, CX_SINH, CX_COSH, CX_TANH,
+  CX_ASIN, CX_ACOS, CX_ATAN, CX_ASINH, CX_ACOSH, CX_ATANH,
+  CX_ISNAN, CX_ISINF, CX_ISFINITE,     // bool results
   CX_REAL, CX_IMAG, CX_AS_REAL, CX_AS_COMPLEX,  // views
   CX_POLAR, CX_MAKE,                   // torch.polar(abs, angle), torch.complex(real, imag)
   CX_MATMUL,
@@ -402,10 +407,19 @@ typedef enum {
   CX_SAME,                             // the operand itself (conj and .real of a float tensor)
   CX_SGN,                              // z / |z| (0 at 0); sign of a real tensor
   CX_IS_COMPLEX,                       // x.is_complex(): a compile-time bool, no builder
+  CX_TO_REAL,                          // z.to(a real dtype): the real part (bool: its != 0, as PyTorch 1.13)
+  CX_FROM_REAL,                        // x as complex dtype `dtype`: (x, 0)
+  CX_LITERAL,                          // Python's complex number (re, im): a wrapped c128 0-d tensor
+  CX_PROD, CX_CUMSUM, CX_CUMPROD,      // over dim `dim` (-1: prod over all), keepdim
+  CX_GATHER,                           // gather(z, dim, index): the pairs at index
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {
   ComplexOp op;
+  DType dtype;      // CX_TO_REAL, CX_FROM_REAL: the result's
+  double re, im;    // CX_LITERAL
+  int dim;          // CX_PROD (-1: all dims), CX_CUMSUM, CX_CUMPROD, CX_GATHER: wrapped, of the complex shape
+  bool keepdim;     // CX_PROD
 } ComplexArgs;
 int build_complex(Builder *b, const void *args, Value **out);
 

@@ -72,7 +72,8 @@ static DType combine(DType higher, DType lower) {
 DType dtype_result_type(const DTypeOperand *ops, int n) {
   DType r[3] = {DT_COUNT, DT_COUNT, DT_COUNT};
   for (int i = 0; i < n; i++) {
-    DType dt = ops[i].kind == DTO_WRAPPED && ops[i].dtype == DT_F64 ? DT_F32 : ops[i].dtype;
+    DType dt = ops[i].dtype;  // a Python float or complex counts as the default dtype (f32, c64)
+    if (ops[i].kind == DTO_WRAPPED && (dt == DT_F64 || dt == DT_C128)) dt = dt == DT_F64 ? DT_F32 : DT_C64;
     r[ops[i].kind] = promote_opt(r[ops[i].kind], dt);
   }
   DType t = combine(r[DTO_DIMMED], combine(r[DTO_ZERO_DIM], r[DTO_WRAPPED]));

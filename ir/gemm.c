@@ -117,6 +117,7 @@ typedef struct Gemm {
   int fn;                   // the micro-kernel (LProgram.funcs)
   int sbuf;                 // the scratch buffer (program buffer), -1 when none
   int64_t s_b, s_a, s_t;    // its regions: b's block, a's block, the tile T (element offsets)
+  int64_t s_u;              // transposed with epilogues: T's group transposed (U), else -1
   int ap;                   // COLS: a packed whole (a temp; per batch when a reads the batch)
   int bp;                   // ROWS: the block of b (a temp)
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
@@ -890,10 +891,22 @@ static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np,
     LStmtList *at = when(G, into, last, fin);
     if (!at)
       continue;
+    // the epilogues read the sums from U (T transposed: an output row's sums
+    // consecutive), so that their loop along the row vectorizes with plain loads: gcc 12
+    // leaves a loop with T's strided load scalar (gelu(x @ w.t() + b): erf scalar)
+    bool tr = fin && G->s_u >= 0;
+    LIndex u0 = kb_ix_const(G->s_u);
+    if (tr) {
+      in = kb_step_loop(kb, at, rows, kb_ix_const(0), 1, false, &r);
+      in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
+      kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, u0, &c, rows), &r, 1),
+                                    lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1))));
+    }
     in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
     in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
     tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
-    LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1));
+    LExpr *v = tr ? lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, u0, &c, rows), &r, 1))
+                  : lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1));
     if (fin)
       epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
     else
@@ -1545,7 +1558,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .sbuf = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1};
+            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
@@ -1683,7 +1696,8 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   int64_t a_rows = G.adirect ? 0 : G.mode == MODE_BATCH ? mpad : G.mode == MODE_ROWS ? round_up(G.mc, G.MR) : 0;
   G.s_t = round_up(G.s_a + a_rows * G.kc, 64 / cds);
   G.tg = G.trans ? (T_GROUP_ROWS + G.MR - 1) / G.MR : 1;
-  G.sbuf = kb_new_temp(kb, G.cd, G.s_t + G.tg * G.MR * G.NR, "scratch");
+  G.s_u = G.trans && G.ns->len > 1 ? G.s_t + G.tg * G.MR * G.NR : -1;
+  G.sbuf = kb_new_temp(kb, G.cd, G.s_t + (G.s_u >= 0 ? 2 : 1) * G.tg * G.MR * G.NR, "scratch");
   kb->p->bufs.data[G.sbuf].scratch = true;
   if (G.mode == MODE_COLS && !G.adirect)
     G.ap = kb_new_temp(kb, G.cd, mpad * G.kc, "apack");

@@ -25,7 +25,7 @@
 //   ROUND                               f32/f64: half to even (nearbyint)
 //   SIGMOID SILU GELU FRAC (and RSQRT RECIPROCAL, SQUARE of floats): composite, each its
 //                                       formula over the ops here (ir/opmath.c)
-//   RELU                                a > 0 ? a : 0 (nan stays nan; ints too)
+//   RELU                                a < 0 ? 0 : a (nan and -0 stay, as in PyTorch; ints too)
 //   ADD SUB MUL                         ints wrap (two's complement), floats IEEE
 //   DIV                                 floats only (the builder casts ints to f32)
 //   FLOOR_DIVIDE                        ints: Python floor division; b == 0 raises `err`

@@ -135,7 +135,7 @@ OpValue opmath_unary(Op op, DType dt, OpValue a) {
   case OP_NEG: x.f = -f; break;
   case OP_ABS: x.f = fabs(f); break;
   case OP_SIGN: x.f = sign_of(f); break;
-  case OP_RELU: x.f = isnan(f) ? f : f > 0 ? f : 0; break;
+  case OP_RELU: x.f = f < 0 ? 0 : f; break;  // nan and -0 stay (PyTorch)
   case OP_EXP: x.f = exp(f); break;
   case OP_LOG: x.f = log(f); break;
   case OP_LOG2: x.f = log2(f); break;

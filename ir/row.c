@@ -364,6 +364,7 @@ typedef struct Col {
   int rdim;                      // SPLIT: the reduced dim split into parts, -1 if none
   LIndex rbase;                  // this part's first index of rdim
   int64_t rext;                  // and its extent
+  int64_t rstep;                 // SPLIT: the rows of rdim folded per step (0, 1: one)
   LIndex xidx[TD_MAX_DIMS];      // outer kept dims: their loop vars; other dims 0
   LStmtList *body;               // where this instance's passes go
   int *acc, *aux;                // per row node: its accumulator buffer and a second one (-1: none)
@@ -381,10 +382,16 @@ static LStmtList *col_pass(KernelBuilder *kb, const Col *c, bool all, LIndex *id
     if (reduced(c, d) && !all)
       continue;
     int v = kb_new_var(kb);
-    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : d == c->rdim ? c->rext : c->xv->shape[d]);
+    int64_t step = d == c->rdim && c->rstep > 1 ? c->rstep : 1;
+    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : d == c->rdim ? c->rext / step : c->xv->shape[d]);
     kb_push(kb, into, s);
     into = &s->body;
     idx[d] = kb_ix_var(v);
+    if (step > 1) {  // SPLIT's steps of rstep rows
+      LIndex iv = idx[d];
+      idx[d] = kb_ix_const(0);
+      kb_ix_addmul(kb, &idx[d], &iv, step);
+    }
     if (d == c->bdim)
       kb_ix_addmul(kb, &idx[d], &c->bbase, 1);
     if (d == c->rdim)
@@ -682,14 +689,15 @@ static void scan_buffers(KernelBuilder *kb, Col *c, const NodeList *ns, int64_t 
 //     for j: results and epilogues, as the column schedule's final pass
 //   }
 // P aims at SPLIT_PARTS parts (fewer where each would have less than PARALLEL_WORK
-// elements). Association: each part folds its elements in the order of the naive nest,
-// and the parts' results are then combined from the first to the last, so a float sum
-// is the naive sum regrouped into P + 1 runs (its rounding error is bounded by the
-// longest run's plus P terms: no worse than the naive nest's); max, min, all, any,
+// elements). Association: each part folds its rows in steps of SPLIT_STEP (the step's
+// terms summed pairwise, then added to the partials; argmax/argmin row by row), and the
+// parts' results are then combined from the first to the last, so a float sum is the
+// naive sum regrouped into P + 1 runs of such steps (its rounding error is bounded by
+// the longest run's plus P terms: no worse than the naive nest's); max, min, all, any,
 // argmax and argmin (the first extreme wins: parts combine in order with the same
 // test) and integer arithmetic (wrapping) give exactly the naive results.
 // ============================================================================
-enum { SPLIT_PARTS = 16 };
+enum { SPLIT_PARTS = 16, SPLIT_STEP = 8 };
 
 typedef struct SplitPass {
   Op op;       // the fold: ADD MUL MAXIMUM MINIMUM LOGICAL_AND LOGICAL_OR, or ARGMAX/ARGMIN
@@ -749,6 +757,37 @@ static bool split_pass(KernelBuilder *kb, const Node *n, int ph, int stat, int64
   return true;
 }
 
+// part[p, j] = part[p, j] op (f(x) of c->rstep consecutive rows of the split dim, folded
+// pairwise) over c's rows, c->rext a multiple of c->rstep: a step's rows reach the
+// partials once, so a step costs one load and one store of them and rstep streams of x
+// are in flight (a column sum of a [4096, 4096] f32 ran 1.4-1.7x faster with 8 rows a step).
+static void split_fold(KernelBuilder *kb, const Col *c, const Node *n, const SplitPass *s, const LIndex *p,
+                       int64_t onumel) {
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = col_pass(kb, c, true, idx);
+  LIndex j = col_slot(kb, c, idx), o = j;
+  kb_ix_addmul(kb, &o, p, onumel);
+  LExpr *t[SPLIT_STEP];
+  int m = c->rstep > 1 ? (int)c->rstep : 1;
+  for (int k = 0; k < m; k++) {
+    LIndex ik[TD_MAX_DIMS];
+    memcpy(ik, idx, sizeof ik);
+    ik[c->rdim].base += k;
+    LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], ik), s->cd);
+    if (s->sub >= 0)
+      x = kb_binary(kb, OP_SUB, s->cd, x, kb_buf_load(kb, s->sub, j));
+    if (s->square)
+      x = kb_unary(kb, OP_SQUARE, s->cd, x);
+    if (s->exp)
+      x = kb_unary(kb, OP_EXP, s->cd, x);
+    t[k] = x;
+  }
+  for (int w = 1; w < m; w *= 2)
+    for (int k = 0; k + w < m; k += 2 * w)
+      t[k] = kb_arith(kb, s->op, s->cd, t[k], t[k + w]);
+  kb_buf_store(kb, in, s->part, o, kb_arith(kb, s->op, s->cd, kb_buf_load(kb, s->part, o), t[0]));
+}
+
 // The part at index p (an LIndex over the parts) of the current rows: its partials
 // from the identity, then folded over every row of c's current range.
 static void split_part(KernelBuilder *kb, const Col *c, const Node *n, const SplitPass *s, LStmtList *into,
@@ -760,30 +799,31 @@ static void split_part(KernelBuilder *kb, const Col *c, const Node *n, const Spl
   LIndex o = col_slot(kb, &cc, idx);
   kb_ix_addmul(kb, &o, p, onumel);
   kb_buf_store(kb, in, s->part, o, split_identity(kb, s, n));
-  if (s->ppos >= 0)
-    kb_buf_store(kb, in, s->ppos, o, kb_iconst(kb, DT_I64, 0));
-  in = col_pass(kb, &cc, true, idx);
-  LIndex j = col_slot(kb, &cc, idx);
-  o = j;
-  kb_ix_addmul(kb, &o, p, onumel);
-  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), s->cd);
-  if (s->ppos >= 0) {  // argmax/argmin: the first best of the part
-    int xl = kb_let_local(kb, in, x);
-    int bl = kb_let_local(kb, in, kb_buf_load(kb, s->part, o));
-    LStmt *upd = kb_if(kb, argext_cond(kb, s->op == OP_ARGMAX, s->cd, kb_local_ref(kb, xl), kb_local_ref(kb, bl)));
-    kb_push(kb, in, upd);
-    kb_buf_store(kb, &upd->body, s->part, o, kb_local_ref(kb, xl));
-    LIndex pos = row_position(kb, c->xv, c->mask, idx);
-    kb_buf_store(kb, &upd->body, s->ppos, o, kb_ix_expr(kb, &pos));
+  if (s->ppos < 0) {  // the rows in steps of SPLIT_STEP, then the last ones one by one
+    int64_t tail = c->rext % SPLIT_STEP;
+    cc.rstep = SPLIT_STEP;
+    cc.rext = c->rext - tail;
+    if (cc.rext)
+      split_fold(kb, &cc, n, s, p, onumel);
+    cc.rstep = 1;
+    cc.rext = tail;
+    cc.rbase.base += c->rext - tail;
+    if (tail)
+      split_fold(kb, &cc, n, s, p, onumel);
     return;
   }
-  if (s->sub >= 0)
-    x = kb_binary(kb, OP_SUB, s->cd, x, kb_buf_load(kb, s->sub, j));
-  if (s->square)
-    x = kb_unary(kb, OP_SQUARE, s->cd, x);
-  if (s->exp)
-    x = kb_unary(kb, OP_EXP, s->cd, x);
-  kb_buf_store(kb, in, s->part, o, kb_arith(kb, s->op, s->cd, kb_buf_load(kb, s->part, o), x));
+  // argmax/argmin: the first best of the part, row by row
+  kb_buf_store(kb, in, s->ppos, o, kb_iconst(kb, DT_I64, 0));
+  in = col_pass(kb, &cc, true, idx);
+  o = col_slot(kb, &cc, idx);
+  kb_ix_addmul(kb, &o, p, onumel);
+  int xl = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), s->cd));
+  int bl = kb_let_local(kb, in, kb_buf_load(kb, s->part, o));
+  LStmt *upd = kb_if(kb, argext_cond(kb, s->op == OP_ARGMAX, s->cd, kb_local_ref(kb, xl), kb_local_ref(kb, bl)));
+  kb_push(kb, in, upd);
+  kb_buf_store(kb, &upd->body, s->part, o, kb_local_ref(kb, xl));
+  LIndex pos = row_position(kb, c->xv, c->mask, idx);
+  kb_buf_store(kb, &upd->body, s->ppos, o, kb_ix_expr(kb, &pos));
 }
 
 // The parts of one phase combined in order into locals, in the loop over the kept

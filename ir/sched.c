@@ -18,7 +18,9 @@
 //    plain arithmetic over consecutive elements, the lanes are one vector accumulator
 //    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
 // 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
-//    LLVM backend stores it non-temporally wherever it proves a vector store aligned.
+//    LLVM backend stores it non-temporally wherever it proves a vector store aligned;
+//    the C backend its 64-byte vector stores, and its scalar loops over whole lines in
+//    strips of a line (codegen/cexpr.c's cexpr_stream_loop).
 
 #include <string.h>
 
@@ -594,7 +596,7 @@ static bool buf_read(const LProgram *p, int b) {
 
 // A result of at least STREAM_BYTES that no kernel reads back (no accumulation, no
 // later pass) is written past the caches: the caller cannot find it there anyway, and
-// a normal store first reads every line it writes. Only the LLVM backend acts on it.
+// a normal store first reads every line it writes. Both CPU backends act on it (above).
 static void mark_streams(LProgram *p) {
   for (int i = 0; i < p->kernels.len; i++)
     for (int a = 0; a < p->kernels.data[i]->args.len; a++) {

@@ -1,7 +1,8 @@
 # tests/python/test_complex.py: NumPy's complex64 and complex128 arrays through the Python
 # package (python/tdsl): complex arguments (contiguous or not), complex results, a
 # returned part that views the argument's memory, a 'mut' complex argument written back;
-# values checked against NumPy's complex arithmetic.
+# log, sqrt, pow, atanh, isfinite, imaginary literals and writes (complex into a real
+# 'mut' argument, a mask write); values checked against NumPy's complex arithmetic.
 import os
 
 import numpy as np
@@ -86,3 +87,30 @@ fn g(mut z: c128[2, 3], w: c128[3]) -> c128[3] {
     r = g(zz, w2)
     np.testing.assert_allclose(zz, want, rtol=1e-12)
     np.testing.assert_allclose(r, want[1] / w2, rtol=1e-12)
+
+
+def test_complex_functions_literals_and_writes_match_numpy(tmp_path):
+    path = tmp_path / "m.tdsl"
+    path.write_text("""\
+fn h(z: c128[6], x: f64[6], mut y: f32[6]) -> (c128[6], c128[6], c128[6], bool[6], c128[6]) {
+    y[:3] = z[:3]
+    u = z.clone()
+    u[x > 0] = x * 2j
+    return torch.log(z) + torch.sqrt(z), z ** 3 - x ** z, torch.atanh(z) * 1j, torch.isfinite(z / x), u
+}
+""")
+    h = tdsl.compile(str(path), fn="h")
+    z = np.array([1 + 2j, -0.5 - 1j, complex(-2, 0.0), complex(-2, -0.0), 0j, 3j])
+    x = np.array([1.0, -2.0, 0.5, 3.0, 0.0, -1.0])
+    y = np.zeros(6, np.float32)
+    a, b, c, d, u = h(z, x, y)
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(a, np.log(z) + np.sqrt(z), rtol=1e-12)  # log(0): -inf + 0j
+        assert np.signbit(a[3].imag) and not np.signbit(a[2].imag)  # the branch cut's sides, by the zero's sign
+        np.testing.assert_allclose(b, z ** 3 - x.astype(complex) ** z, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(c, np.arctanh(z) * 1j, rtol=1e-12)
+        np.testing.assert_array_equal(d, np.isfinite(z / x))
+    np.testing.assert_array_equal(y, np.r_[z[:3].real, 0, 0, 0].astype(np.float32))
+    want = z.copy()
+    want[x > 0] = (x * 2j)[x > 0]
+    np.testing.assert_array_equal(u, want)

@@ -240,8 +240,8 @@ UNARY = {
     "sigmoid": (_float_out, lambda a: _sigmoid(_as_float(a)), "sigmoid({x})"),
     "erf": (_float_out, lambda a: erf(_as_float(a)), "{x}.erf()"),
     "reciprocal": (_float_out, lambda a: 1 / _as_float(a), "reciprocal({x})"),
-    "relu": (lambda d: None if d == "bool" else d, lambda a: np.where(a > 0, a, np.zeros_like(a)) if a.dtype.kind != "f"
-             else np.maximum(a, 0), "relu({x})"),
+    # PyTorch's relu (clamp_min(0)): nan and -0.0 stay (np.maximum(-0.0, 0) is 0.0)
+    "relu": (lambda d: None if d == "bool" else d, lambda a: np.where(a < 0, np.zeros_like(a), a), "relu({x})"),
     "gelu": (lambda d: d if d in FLOAT_DTYPES else None,
              lambda a: (0.5 * a * (1 + erf(a / np.sqrt(a.dtype.type(2)))).astype(a.dtype)), "gelu({x})"),
     "silu": (lambda d: d if d in FLOAT_DTYPES else None, lambda a: a * _sigmoid(a), "{x}.silu()"),

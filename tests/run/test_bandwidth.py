@@ -11,6 +11,8 @@
 - Column reductions too tall for column blocks (ir/row.c's SPLIT: parts reduced in
   parallel, combined in order): exact for ints, bools, max/min/argmax/argmin, within
   the reduction tolerance for float sums, means, variances, products and logsumexp.
+- Elementwise results large enough to be streamed (the C backend's scalar loops in
+  strips of a 64-byte line), in three dtypes, rows a multiple of a line and not.
 - Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
   of -inf only, rows starting with 50000 -inf.
 
@@ -151,6 +153,33 @@ def check_split_reductions(tdslc, t):
         t.check(f"split reduction out{k}", why is None, why or "")
 
 
+def check_streamed_elementwise(tdslc, t):
+    """Elementwise results of 8 MiB or more, written past the caches: the C backend's
+    scalar loops in strips of one 64-byte line (f32, f64, f16), rows a multiple
+    of a line and not (plain stores), NaN and -0.0 kept."""
+    rng = np.random.default_rng(11)
+    x = rand(rng, "f32", (512, 4112))
+    x[3, 5], x[7, 9] = -0.0, np.inf
+    a, b = rng.standard_normal((1024, 1)), rng.standard_normal((1, 1032))
+    h = rng.standard_normal((2048, 2080)).astype(np.float16)
+    u = rand(rng, "f32", (2049, 1029))
+    src = ("fn f(x: f32[512, 4112], a: f64[1024, 1], b: f64[1, 1032], h: f16[2048, 2080], u: f32[2049, 1029]) -> (\n"
+           "    f32[512, 4112], f64[1024, 1032], f16[2048, 2080], bool[512, 4112], f32[2049, 1029]) {\n"
+           "  return relu(x * 2 + 1) * sigmoid(x), a + b, h * 3, x > 0.5, relu(u) + 1\n}")
+    p, outs = run_outputs(tdslc, src, {"x": x, "a": a, "b": b, "h": h, "u": u})
+    if p.returncode != 0 or len(outs) != 5:
+        t.report("streamed elementwise", [p.stderr.decode()[-400:]])
+        return
+    xd = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ew = np.where(2 * xd + 1 < 0, 0, 2 * xd + 1) / (1 + np.exp(-xd))
+    wants = [(ew, "f32", "elem"), (a + b, "f64", "exact"), (h.astype(np.float32) * 3, "f16", "elem"),
+             (x > 0.5, "bool", "exact"), (np.where(u < 0, 0, u) + 1, "f32", "exact")]
+    for k, ((want, dt, kind), got) in enumerate(zip(wants, outs)):
+        why = compare(got, np.asarray(want).astype(got.dtype), dt, kind)
+        t.check(f"streamed elementwise out{k}", why is None, why or "")
+
+
 def softmax_np(x):
     m = x.max(-1, keepdims=True)
     e = np.exp(x - m)
@@ -188,6 +217,7 @@ def main():
     t = Tally()
     check_copies(tdslc, t)
     check_split_reductions(tdslc, t)
+    check_streamed_elementwise(tdslc, t)
     check_long_softmax(tdslc, t)
     return t.summary()
 

@@ -9,10 +9,24 @@ over dims, cat and stack, reshape/transpose/permute/indexing views, matmul, and 
 rotary embedding as LLaMA writes it; PyTorch's printed form of a complex tensor; the
 programs emitted as CUDA C and PTX too; the refusals in PyTorch 1.13's words.
 
+check_math, one program (one tdslc run; its CUDA C through nvcc once and its PTX once):
+log, log2, log10, sqrt, rsqrt, reciprocal, square, exp, sgn, sigmoid, the trigonometric and
+hyperbolic functions and their inverses of c64 and c128 on a grid of every (a, b) of 15
+values (signed zeros, 1e-3 and -4e-3 where the series take over, 30, -1e9, inf, -inf,
+nan) and random points, against NumPy part by part: nan where NumPy has nan, the same
+infinities, the same sign of a zero, else within the tolerance; pow (complex, real and
+Python number exponents and bases, NumPy's npy_cpow for integers and 0), ==, !=, isnan,
+isinf, isfinite, prod, cumsum, cumprod, complex->real casts (the real part; bool: the
+real part's != 0, as PyTorch 1.13) and their warning, imaginary literals (1j, 2.5j,
+complex(1, 2)) with Python's promotion, and writes: a real value into a complex tensor, a
+complex one into a real tensor, through index tensors, masks and index_put_; the gathers
+z[idx], index_select and gather.
+
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -179,15 +193,16 @@ ERRORS = [
     ("torch.polar(x, x.double())", "Expected object of scalar type Float but got scalar type Double for second argument"),
     ("torch.complex(k, k)", "Expected both inputs to be Half, Float or Double tensors but got Long and Long"),
     ("z @ x[0, :, :2]", "expected scalar type ComplexFloat but found Float"),
-    ("z.float()", "casting a complex tensor to f32 discards its imaginary part"),
     ("z.view(torch.float32)", "view() of a complex tensor is not supported"),
     ("torch.where(z, z, z)", "where expected condition to be a boolean tensor, but got a tensor with dtype ComplexFloat"),
-    ("z[k]", "not supported with complex tensors"),
     ("z // z", '"div_floor_cpu" not implemented for \'ComplexFloat\''),
     ("z.clone().index_fill_(0, k[:1], 0)", None),
-    ("store:y[1:] = 0", "writing a real value into a complex tensor is not supported"),
-    ("store:y[k[:2]] = z", "not supported with complex tensors"),
-    ("store:x[0, :2, 0] = z[0, :2]", "writing a complex value into a f32 tensor discards its imaginary part"),
+    ("torch.isposinf(z)", "isposinf does not support complex inputs."),
+    ("z.prod(dtype=torch.cdouble)", "tdsl computes it in the input's dtype"),
+    ("z.clone().index_put_((k[:1],), x[0, 0, :1])", "Index put requires the source and destination dtypes match, got "
+     "ComplexFloat for the destination and Float for the source."),
+    ("z.clone().index_add_(0, k[:1], z[:1], alpha=2)", None),
+    ("torch.log1p(z)", '"log1p_vml_cpu" not implemented for \'ComplexFloat\''),
 ]
 
 
@@ -292,6 +307,177 @@ def check_errors(tdslc, tally):
             tally.report(f"error {expr}", [])
 
 
+# the grid of check_math: every (a, b) of these, then random points
+EDGE = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 1e-3, -4e-3, 30.0, -1e9, np.inf, -np.inf, np.nan]
+UNARY = {"log": np.log, "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt, "rsqrt": lambda z: 1 / np.sqrt(z),
+         "reciprocal": lambda z: 1 / z, "square": lambda z: z * z, "exp": np.exp,
+         "sgn": lambda z: sgn(z), "sin": np.sin, "cos": np.cos, "tan": np.tan,
+         "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asin": np.arcsin, "acos": np.arccos,
+         "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+         "sigmoid": lambda z: 1 / (1 + np.exp(-z))}
+
+
+def sgn(z):
+    """torch.sgn: 0 at 0, else each part divided by |z| (a real division, as c10::complex's)."""
+    m = np.abs(z)
+    r = np.zeros_like(z)
+    r.real, r.imag = np.where(m == 0, 0, z.real / m), np.where(m == 0, 0, z.imag / m)
+    return r
+
+
+def same_values(got, want, tol):
+    """Part by part: nan where want is nan, the same infinities, a zero of want's sign
+    (or within tol), else within tol relative. Returns the flat index of the first
+    difference, or None."""
+    g, w = np.asarray(got).ravel(), np.asarray(want).ravel()
+    if np.iscomplexobj(g) and not np.iscomplexobj(w):
+        w = w.astype(g.dtype)
+    if g.dtype == bool or w.dtype == bool:
+        bad = np.nonzero(g != w)[0]
+        return bad[0] if len(bad) else None
+    for parts in ((g.real, w.real), (g.imag, w.imag)) if np.iscomplexobj(w) else ((g, w),):
+        a, b = (np.asarray(q).astype(np.float64) for q in parts)
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = np.where(np.isnan(b), np.isnan(a),
+                          np.where(np.isinf(b), a == b,
+                                   np.where(b == 0, (np.abs(a) <= tol) & ((a != 0) | (np.signbit(a) == np.signbit(b))),
+                                            np.abs(a - b) <= tol * (1 + np.abs(b)))))
+        bad = np.nonzero(~ok)[0]
+        if len(bad):
+            return bad[0]
+    return None
+
+
+def check_math(tdslc, backend, tally):
+    with np.errstate(all="ignore"):  # NumPy's own warnings of its edge values
+        check_math_values(tdslc, backend, tally)
+
+
+def check_math_values(tdslc, backend, tally):
+    # 15 x 18: the grid's 225 points and 45 random ones, as 2-D tensors (the backends'
+    # vector loops, which a 1-D tensor of this size gets, would make the C a few times
+    # larger: `r` below, 1-D, takes that path for a few of the functions)
+    grid = np.array([complex(a, b) for a in EDGE for b in EDGE])
+    r = np.random.default_rng(31)
+    rnd = r.uniform(-3, 3, 45) + 1j * r.uniform(-3, 3, 45)
+    zg = np.concatenate([grid, rnd]).reshape(15, 18)
+    n = zg.size
+    w = (r.uniform(-2, 2, n) + 1j * r.uniform(-2, 2, n))
+    w[::7], w[::11], w[::13], w[::17] = 2, 0, -1, 3  # NumPy's integer exponents among them
+    w = w.reshape(15, 18)
+    ins = {"z": zg.astype(np.complex64), "y": zg, "w": w.astype(np.complex64), "v": w, "x": r.uniform(
+        -2, 2, (15, 18)).astype(np.float32), "k": np.array([3, 0]), "m": r.uniform(size=5) < 0.5,
+        "zz": value("c64", (3, 5)), "yy": value("c128", (3, 5)), "r": value("c64", (40,)) * 3}
+    z, y, w, v, x, k, m, zz, yy, r1 = (ins[q] for q in ["z", "y", "w", "v", "x", "k", "m", "zz", "yy", "r"])
+    shape = "15, 18"
+    outs = []  # (expression, result type, NumPy's value)
+    for op, f in UNARY.items():
+        for name, dt in (("z", "c64"), ("y", "c128")):
+            outs.append((f"torch.{op}({name})", f"{dt}[{shape}]", f(ins[name])))
+    outs += [("zz.log() * zz.rsqrt() + torch.arctanh(zz)", "c64[3, 5]", np.log(zz) / np.sqrt(zz) + np.arctanh(zz)),
+             ("torch.exp(r) + torch.atanh(r) + r.sqrt()", "c64[40]", np.exp(r1) + np.arctanh(r1) + np.sqrt(r1))]
+    c5 = f"c64[{shape}]"
+    outs += [
+        # an inf or nan base with a non-integer exponent: C99's complex multiply recovers
+        # infinities that exp(w log z) does not (docs/language.md)
+        ("torch.where(z.isfinite(), z, 1) ** w", c5, np.where(np.isfinite(z), z, 1) ** w),
+        ("torch.where(y.isfinite(), y, 1) ** v", f"c128[{shape}]", np.where(np.isfinite(y), y, 1) ** v),
+        ("z ** w.real.round()", c5, z ** np.round(w.real)), ("z ** 2", c5, z ** 2), ("y ** -3", f"c128[{shape}]", y ** -3),
+        ("z ** 0", c5, z ** 0), ("w ** 0.5", c5, w ** 0.5), ("2 ** w", c5, 2 ** w), ("x ** w", c5, x.astype(np.complex64) ** w),
+        ("w ** x", c5, w ** x.astype(np.complex64)), ("torch.pow(v, 7)", f"c128[{shape}]", v ** 7), ("w.pow(w)", c5, w ** w),
+        ("z == w", f"bool[{shape}]", z == w), ("z != z", f"bool[{shape}]", z != z), ("torch.eq(y, v)", f"bool[{shape}]", y == v),
+        ("z == 2", f"bool[{shape}]", z == 2), ("y.ne(1j)", f"bool[{shape}]", y != 1j),
+        ("torch.isnan(z)", f"bool[{shape}]", np.isnan(z)), ("y.isinf()", f"bool[{shape}]", np.isinf(y)),
+        ("torch.isfinite(z)", f"bool[{shape}]", np.isfinite(z)),
+        ("zz.prod()", "c64[]", zz.prod()), ("zz.prod(0)", "c64[5]", zz.prod(0)), ("yy.prod(1, keepdim=True)",
+                                                                                "c128[3, 1]", yy.prod(1, keepdims=True)),
+        ("torch.prod(zz[:, :0], 1)", "c64[3]", np.ones(3)), ("zz.cumsum(1)", "c64[3, 5]", zz.cumsum(1)),
+        ("torch.cumsum(yy, 0)", "c128[3, 5]", yy.cumsum(0)), ("zz.cumprod(-1)", "c64[3, 5]", np.cumprod(zz, -1)),
+        ("torch.cumprod(yy, dim=0)", "c128[3, 5]", np.cumprod(yy, 0)),
+        ("w.float()", f"f32[{shape}]", w.real), ("v.to(torch.float64)", f"f64[{shape}]", v.real), ("z.bool()", f"bool[{shape}]", z.real != 0),
+        ("w.to(torch.int32)", f"i32[{shape}]", w.real.astype(np.int32)), ("w.type_as(x)", f"f32[{shape}]", w.real),
+        ("w * 1j", c5, w * 1j), ("x * 2.5j", c5, x * np.complex64(2.5j)), ("1j * 1j + w", c5, -1 + w),
+        ("w * complex(1, -2)", c5, w * (1 - 2j)), ("x.double() + 1e-3J", f"c128[{shape}]", x.astype(np.float64) + 1e-3j),
+        ("(x + 1j) / (2 - 1j)", c5, (x + 1j) / (2 - 1j)),
+        ("zz[:, k]", "c64[3, 2]", zz[:, k]), ("yy.index_select(1, k)", "c128[3, 2]", yy[:, k]),
+        ("zz[:1].gather(1, k[None])", "c64[1, 2]", np.take_along_axis(zz[:1], k[None], 1)),
+        ("a", "c64[5]", None), ("b", "f32[5]", None), ("c", "c128[3, 5]", None),
+    ]
+    # the writes: a, b, c (their NumPy values below)
+    body = ["a = zz[0].clone()", "a[1:3] = x[0, :2]", "a[0] = 2", "a[k] = 1j", "a[m] += 1", "a[3:] *= w[0, :2]",
+            "b = x[0, :5].clone()", "b[1:] = w[0, :4]", "b[k] = w[0, :2] * 1j", "c = yy.clone()", "c[m[:3]] = 0",
+            "c[:, k] = v[0, :6].reshape(3, 2)", "c.index_put_((k[1:],), v[0, :5].reshape(1, 5))", "c[2] = x[0, :5]"]
+    a = zz[0].copy()
+    a[1:3] = x[0, :2]
+    a[0] = 2
+    a[k] = 1j
+    a[m] += 1
+    a[3:] *= w[0, :2]
+    b = x[0, :5].copy()
+    b[1:] = w[0, :4].real
+    b[k] = (w[0, :2] * 1j).real
+    c = yy.copy()
+    c[m[:3]] = 0
+    c[:, k] = v[0, :6].reshape(3, 2)
+    c[k[1:]] = v[0, :5]
+    c[2] = x[0, :5]
+    want_writes = {"a": a, "b": b, "c": c}
+    params = ("z: c64[{n}], y: c128[{n}], w: c64[{n}], v: c128[{n}], x: f32[{n}], k: i64[2], m: bool[5], "
+              "zz: c64[3, 5], yy: c128[3, 5], r: c64[40]").format(n=shape)
+    lines = "".join(f"  {line}\n" for line in body)
+    src = (f"fn f({params}) -> ({', '.join(t for _, t, _ in outs)}) {{\n{lines}"
+           f"  return {', '.join(e for e, _, _ in outs)}\n}}")
+    p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"], backend=backend, inputs=ins, json_out=False)
+    try:
+        if p.returncode != 0:
+            tally.report("math", [f"exit {p.returncode}: {p.stderr.decode()[-3000:]}"])
+            return
+        warned = p.stderr.decode().count("warning: Casting complex values to real discards the imaginary part")
+        tally.check("math: the casts and writes of complex to real warn (7 of them)", warned == 7,
+                    f"{warned} warnings:\n{p.stderr.decode()[-3000:]}")
+        for i, (expr, t, want) in enumerate(outs):
+            want = want_writes[expr] if want is None else want
+            got = np.load(os.path.join(out_dir, f"out{i}.npy"))
+            dt, shape = t.split("[")
+            shape = tuple(int(d) for d in shape[:-1].split(", ") if d)
+            if got.dtype != np.dtype(NP[dt]) or got.shape != shape:
+                tally.report(expr, [f"{got.dtype}{got.shape}, want {np.dtype(NP[dt])}{shape}"])
+                continue
+            tol = 1e-12 if dt in ("c128", "f64") else 2e-5
+            bad = same_values(got, want, tol)
+            tally.report(f"math {expr}", [] if bad is None else [
+                f"at {bad}" + (f" (z = {zg.ravel()[bad]})" if got.size == n else "") +
+                f": got {got.ravel()[bad]}, NumPy {np.asarray(want).ravel()[bad]}"])
+    finally:
+        run_cleanup(out_dir)
+    if backend in (None, "llvm"):  # the GPU backends compile the same graph: its CUDA C through nvcc once
+        check_gpu_compile(tdslc, src, tally)
+
+
+def check_gpu_compile(tdslc, src, tally):
+    ptx = emit_text(tdslc, src, "ptx", ["--fn", "f", "--target", "cuda"])
+    tally.report("math --emit=ptx", [] if ptx.returncode == 0 else [f"exit {ptx.returncode}: {ptx.stderr[-2000:]}"])
+    cu = emit_text(tdslc, src, "cuda", ["--fn", "f", "--target", "cuda"])
+    if cu.returncode != 0:
+        tally.report("math --emit=cuda", [f"exit {cu.returncode}: {cu.stderr[-2000:]}"])
+        return
+    nvcc = "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        tally.report("math --emit=cuda (nvcc missing: emitted, not compiled)", [])
+        return
+    d = tempfile.mkdtemp(prefix="tdsl-cx-cu-")
+    try:
+        path = os.path.join(d, "m.cu")
+        with open(path, "w") as f:
+            f.write(cu.stdout)
+        inc = subprocess.run([tdslc, "--print-include-dir"], capture_output=True, text=True).stdout.strip()
+        c = subprocess.run([nvcc, "-arch=compute_90", "--ptx", "-Werror", "all-warnings", "-I", inc, path, "-o",
+                            os.path.join(d, "m.ptx")], capture_output=True, text=True, timeout=600)
+        tally.report("math --emit=cuda compiles with nvcc", [] if c.returncode == 0 else [c.stderr[-3000:]])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
@@ -301,6 +487,7 @@ def main():
     check_views(tdslc, backend, tally)
     check_print(tdslc, backend, tally)
     check_errors(tdslc, tally)
+    check_math(tdslc, backend, tally)
     sys.exit(tally.summary(recap=True))
 
 

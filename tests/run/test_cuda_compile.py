@@ -17,6 +17,7 @@ launched per layer with moved pointers) and the golden cases compile whole
 and shared-memory limits) and through NVRTC (libnvrtc.so by ctypes, for compute_90),
 as do the examples' device parts (their files to PTX as the batches). The CPU shim
 (test_shim.py) compiles and runs the batches' code too, with the host's compiler.
+With TDSL_EMIT_ONLY=1 (the sanitizer pass) nvcc and NVRTC are not run: tdslc's part alone.
 """
 import concurrent.futures
 import ctypes
@@ -34,6 +35,7 @@ from oracle import ROOT, Tally, test_subset  # noqa: E402
 
 CUDA = "/usr/local/cuda"
 NVCC = os.path.join(CUDA, "bin", "nvcc")
+EMIT_ONLY = bool(os.environ.get("TDSL_EMIT_ONLY"))
 
 # The schedules ir/sched_gpu.c chooses (see its file comment), with sizes that exercise
 # the grid-stride loops, vectors, partial tiles, partial warps and the thread-per-row
@@ -271,6 +273,8 @@ def main():
             if p.returncode != 0:
                 return label, [f"--emit=cuda exit {p.returncode}: {p.stderr.strip()[:2000]}"]
             errs = []
+            if EMIT_ONLY:  # the sanitizer pass: tdslc's part alone (nvcc's ran in the release pass)
+                return label, errs
             if mode == "full":
                 cmd = [NVCC, "-arch=sm_90", "-c", "-Werror", "all-warnings", "-I", inc, cu, "-o", cu + ".o"]
             else:

@@ -4,8 +4,9 @@ code bases and moved into tdsl by mechanical rules only (tests/run/models_pasted
 which, and mark with EDIT each change tdsl still forced): nanoGPT's Block, a LLaMA-2 layer
 with its KV cache, Mixtral's sparse MoE block, a timm ViT Block, torchvision's ResNet
 BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, a DiT
-block, a ConvNeXt block, a BERT layer and a GPT-NeoX layer. Each runs on small shapes with seeded inputs and
-is compared with the same model written here in NumPy (float64).
+block, a ConvNeXt block, a BERT layer, a GPT-NeoX layer, and transformers' T5 encoder layer,
+GPT-2 block, LLaMA decoder layer and CLIP encoder layer. Each runs on small shapes with seeded
+inputs and is compared with the same model written here in NumPy (float64).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -264,7 +265,8 @@ def bert(p):
     a = merge(attention(q, k, v, mask=mask))
     a = layer_norm(linear(a, p["ao_dense_weight"], p["ao_dense_bias"]) + x, p["ao_ln_weight"], p["ao_ln_bias"], 1e-12)
     i = gelu(linear(a, p["i_dense_weight"], p["i_dense_bias"]))
-    return [layer_norm(linear(i, p["o_dense_weight"], p["o_dense_bias"]) + a, p["o_ln_weight"], p["o_ln_bias"], 1e-12)]
+    out = layer_norm(linear(i, p["o_dense_weight"], p["o_dense_bias"]) + a, p["o_ln_weight"], p["o_ln_bias"], 1e-12)
+    return [out, out]  # the feed-forward unchunked, then chunked
 
 
 # (file, entry, NumPy model, inputs made specially: {param: function(rng, shape)})
@@ -300,6 +302,82 @@ def gptneox(p):
     return [layer(True), layer(False)]
 
 
+def t5(p):
+    x, H = p["x"], 4
+    T = x.shape[1]
+
+    def rms(h, w):
+        return w * (h / np.sqrt((h ** 2).mean(-1, keepdims=True) + 1e-6))
+
+    rp = np.arange(T)[None, :] - np.arange(T)[:, None]  # T5Attention._relative_position_bucket, bidirectional
+    nb = 16
+    buckets = (rp > 0).astype(np.int64) * nb
+    rp = np.abs(rp)
+    small = rp < nb // 2
+    with np.errstate(divide="ignore"):
+        large = nb // 2 + np.trunc(np.log(np.maximum(rp, 1) / (nb // 2)) / math.log(128 / (nb // 2)) * (nb // 2))
+    buckets = buckets + np.where(small, rp, np.minimum(large.astype(np.int64), nb - 1))
+    bias = p["relative_attention_bias_weight"][buckets].transpose(2, 0, 1)[None]
+    h = rms(x, p["sa_layer_norm_weight"])
+    q, k, v = (heads(linear(h, p[n + "_weight"]), H) for n in "qkv")
+    x = x + linear(merge(softmax(q @ np.swapaxes(k, -1, -2) + bias) @ v), p["o_weight"])
+    f = rms(x, p["ff_layer_norm_weight"])
+    relu = x + linear(np.maximum(linear(f, p["wi_weight"]), 0), p["wo_weight"])
+    gated = x + linear(gelu_tanh(linear(f, p["wi_0_weight"])) * linear(f, p["wi_1_weight"]), p["wo_weight"])
+    return [relu, gated, bias]
+
+
+def gpt2(p):
+    x, H = p["x"], 4
+
+    def conv1d(t, w, b):
+        return t @ w + b
+
+    h = layer_norm(x, p["ln_1_weight"], p["ln_1_bias"])
+    q, k, v = (heads(t, H) for t in np.split(conv1d(h, p["c_attn_weight"], p["c_attn_bias"]), 3, -1))
+    a = conv1d(merge(attention(q, k, v, causal=True)), p["attn_c_proj_weight"], p["attn_c_proj_bias"])
+    x = x + a
+    h = layer_norm(x, p["ln_2_weight"], p["ln_2_bias"])
+    m = conv1d(gelu_tanh(conv1d(h, p["c_fc_weight"], p["c_fc_bias"])), p["mlp_c_proj_weight"], p["mlp_c_proj_bias"])
+    return [x + m, k, v]
+
+
+def hf_llama(p):
+    x, H, KH, D = p["x"], 4, 2, 8
+
+    def rms(h, w):
+        return w * (h / np.sqrt((h ** 2).mean(-1, keepdims=True) + 1e-6))
+
+    inv_freq = 1.0 / (10000 ** (np.arange(0, D, 2) / D))
+    emb = np.concatenate([np.outer(np.arange(5), inv_freq)] * 2, -1)
+    cos, sin = np.cos(emb), np.sin(emb)
+
+    def rope(v):
+        h = v.shape[-1] // 2
+        return v * cos + np.concatenate([-v[..., h:], v[..., :h]], -1) * sin
+
+    h = rms(x, p["input_layernorm_weight"])
+    q = rope(heads(linear(h, p["q_proj_weight"]), H))
+    k = np.repeat(rope(heads(linear(h, p["k_proj_weight"]), KH)), H // KH, axis=1)
+    v = np.repeat(heads(linear(h, p["v_proj_weight"]), KH), H // KH, axis=1)
+    x = x + linear(merge(attention(q, k, v, causal=True)), p["o_proj_weight"])
+    h = rms(x, p["post_attention_layernorm_weight"])
+    out = x + linear(silu(linear(h, p["gate_proj_weight"])) * linear(h, p["up_proj_weight"]), p["down_proj_weight"])
+    return [out, out]  # pretraining_tp 1, then 2
+
+
+def clip(p):
+    x, H = p["x"], 4
+    h = layer_norm(x, p["layer_norm1_weight"], p["layer_norm1_bias"])
+    q, k, v = (heads(linear(h, p[n + "_proj_weight"], p[n + "_proj_bias"]), H) for n in "qkv")
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(8) + np.triu(np.full((6, 6), np.finfo(np.float32).min), 1)
+    w = softmax(s)
+    x = x + linear(merge(w @ v), p["out_proj_weight"], p["out_proj_bias"])
+    h = layer_norm(x, p["layer_norm2_weight"], p["layer_norm2_bias"])
+    f = linear(h, p["fc1_weight"], p["fc1_bias"])
+    return [x + linear(f / (1 + np.exp(-1.702 * f)), p["fc2_weight"], p["fc2_bias"]), w]
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -325,6 +403,10 @@ MODELS_TABLE = [
     ("convnext_block.tdsl", "convnext_block", convnext, {}),
     ("bert_layer.tdsl", "bert", bert, {}),
     ("gptneox_layer.tdsl", "gptneox_layer", gptneox, {}),
+    ("t5_layer.tdsl", "t5_layer", t5, {}),
+    ("gpt2_block.tdsl", "gpt2", gpt2, {}),
+    ("hf_llama_layer.tdsl", "hf_llama_layer", hf_llama, {}),
+    ("clip_layer.tdsl", "clip_layer", clip, {}),
 ]
 
 

@@ -13,6 +13,7 @@ TDSL_PTX_RANDOM_COUNT sets the number of random programs (100). Also checked: ea
 kernel `tdsl_g_<fn>_k<N>` of the loop IR is an .entry of the PTX, and --gpu-arch=sm_90
 (newer than LLVM 14 knows) gives PTX for sm_86; and kernels with the same code (a
 model's layers, ir/share.c) are one .entry: nanoGPT of 24 layers has the entries of 12.
+With TDSL_EMIT_ONLY=1 (the sanitizer pass) ptxas is not run: tdslc's part alone.
 """
 import concurrent.futures
 import os
@@ -45,9 +46,11 @@ def emit_and_assemble(tdslc, path, tmp, extra=(), quick=False):
     p = subprocess.run([tdslc, path, "--emit=ptx", "-o", ptx, *extra], capture_output=True, timeout=600)
     if p.returncode != 0:
         return [f"{path}: tdslc --emit=ptx exited {p.returncode}: {p.stderr.decode(errors='replace')[:2000]}"]
-    q = subprocess.run([PTXAS, "-arch=sm_90"] + (["-O0"] if quick else []) + [ptx, "-o", ptx + ".cubin"],
-                       capture_output=True, timeout=600)
-    if q.returncode != 0:
+    q = None
+    if not os.environ.get("TDSL_EMIT_ONLY"):  # (the sanitizer pass: tdslc's part alone; ptxas ran in the release pass)
+        q = subprocess.run([PTXAS, "-arch=sm_90"] + (["-O0"] if quick else []) + [ptx, "-o", ptx + ".cubin"],
+                           capture_output=True, timeout=600)
+    if q is not None and q.returncode != 0:
         return [f"{path}: ptxas -arch=sm_90 failed: {q.stderr.decode(errors='replace')[:2000]}"]
     with open(ptx, encoding="utf-8") as f:
         text = f.read()

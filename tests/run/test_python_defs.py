@@ -1,0 +1,313 @@
+#!/usr/bin/python3
+"""tests/run/test_python_defs.py TDSLC: the Python that model code pastes as it is, with
+Python's meaning, against NumPy on the same inputs, a few programs each checking several
+forms at once (one tdslc run per program): a def inside a function (a local helper over the
+enclosing locals, untyped parameters, defaults evaluated where it stands, passed to a
+helper's Callable), a parameter named like a function of the file, module-level constants
+without `const` and defaults computed from them, nested dict stores and set displays, a
+user fn or a local def as a value passed on, a module chosen by a conditional expression,
+transformers' ACT2FN; then the refusals, each one located line.
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
+77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
+
+RNG = np.random.default_rng(31)
+X = RNG.standard_normal((2, 6)).astype(np.float32)
+W = RNG.standard_normal((6, 6)).astype(np.float32)
+
+
+def f64(a):
+    a = np.asarray(a)
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def local_defs(x, w):
+    s = 2.0
+    a = x @ w * 0.5 + 3
+    heads = x.reshape(2, -1, 2).transpose(0, 2, 1)
+    z = x.copy()
+    z[0] = 5.0
+    outs = np.stack([(x + i) * 2 for i in range(3)])
+    return [a, heads, x * s, x + 1, x - 1, z, outs, np.tanh(x) * s + x * 3]
+
+
+DEFS = """DEFAULT = 3
+fn apply(f: Callable, x: f32[2, 6]) -> f32[2, 6] { return f(x) }
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 2, 3], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
+                                     f32[3, 2, 6], f32[2, 6]) {
+    n_heads = 2
+    fn shape(states) {
+        \"\"\"projection\"\"\"
+        return states.view(2, -1, n_heads)
+    }
+    fn proj(h, k=DEFAULT, scale: float = 0.5) {
+        y = h @ w
+        return y * scale + k
+    }
+    s = 10.0
+    fn g(t) { return t * s }
+    s = 2.0
+    fn two(t) { return t + 1, (t - 1, t) }
+    a, (b, _) = two(x)
+    fn fill(y) { y[0] = 5.0 }
+    z = x.clone()
+    fill(z)
+    outs = []
+    fn step(t, acc) {
+        acc.append(t * 2)
+        return acc
+    }
+    for i in range(3) {
+        outs = step(x + i, outs)
+    }
+    fn outer(t, act=torch.tanh) {
+        fn inner(u) { return act(u) * s }
+        return inner(t) + t * DEFAULT
+    }
+    return proj(x), shape(x).transpose(1, 2), apply(g, x), a, b, z, torch.stack(outs), outer(x)
+}
+"""
+
+
+def names(x, w):
+    return [np.maximum(x, 0), x * 2 + 4 * 2, x * (1e-6 * 2) + 4, (x * 2 * 3 + 2 + 1) * 2]
+
+
+NAMES = """DEFAULT_DIM = 4
+SCALE = DEFAULT_DIM // 2
+fn act(x: f32[2, 6]) -> f32[2, 6] { return x * 100 }
+fn apply(x: f32[2, 6], act: Callable) -> f32[2, 6] { return act(x) }
+fn scaled(x: f32[2, 6], act: int, dim=DEFAULT_DIM) -> f32[2, 6] { return x * act + dim * SCALE }
+fn eps_of(x: f32[2, 6], eps=1e-6 * 2, dim: int = DEFAULT_DIM) -> f32[2, 6] { return x * eps + dim }
+fn kw(x: f32[2, 6], *args, scale=1, **kwargs) -> torch.Tensor {
+    extra = 100 if "padding_mask" in kwargs else 0
+    return x * kwargs["a"] * scale + len(kwargs) + len(args) + extra
+}
+fn times(t: torch.Tensor, n: int) -> torch.FloatTensor { return t * n }
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {
+    return apply(x, F.relu), scaled(x, 2), eps_of(x), times(kw(x, 7, a=2, b=3, scale=3), 2)
+}
+"""
+
+def dicts(x, w):
+    cache = {"layer": {}}
+    cache["layer"]["k"] = x * 2
+    d = {"a": {"b": {}}}
+    d["a"]["b"]["c"] = x + 1
+    d["a"]["b"]["c"] += x
+    y = x
+    for v in {1, 2, 2}:
+        y = y + v
+    s = {3, 1}
+    y = y + 1  # `if {}` is false, `if s` true
+    ok = 3 in s and 2 not in {1, 4} and {1, 3} == s and {"q": 1} == {"q": 1.0} and {1: 2} != {1: 3}
+    return [cache["layer"]["k"], d["a"]["b"]["c"], y * len(s) * ok, x * len(set([1, 1, 2])) * len(cache)]
+
+
+DICTS = """fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {
+    cache = {"layer": {}}
+    cache["layer"]["k"] = x * 2
+    d = {"a": {"b": {}}}
+    d["a"]["b"]["c"] = x + 1
+    d["a"]["b"]["c"] += x
+    y = x
+    for v in {1, 2, 2} {
+        y = y + v
+    }
+    s = {3, 1}
+    e = {}
+    if e {
+        y = y * 100
+    }
+    if s {
+        y = y + 1
+    }
+    ok = 3 in s and 2 not in {1, 4} and {1, 3} == s and {"q": 1} == {"q": 1.0} and {1: 2} != {1: 3}
+    return cache["layer"]["k"], d["a"]["b"]["c"], y * len(s) * ok, x * len(set([1, 1, 2])) * len(cache)
+}
+"""
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# transformers' activations as its classes compute them (transformers/activations.py)
+HF_ACTS = {
+    "gelu": gelu,
+    "gelu_10": lambda x: np.clip(gelu(x), -10, 10),
+    "gelu_fast": lambda x: 0.5 * x * (1.0 + np.tanh(x * 0.7978845608 * (1.0 + 0.044715 * x * x))),
+    "gelu_new": gelu_tanh,
+    "gelu_python": gelu,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "gelu_accurate": gelu_tanh,
+    "laplace": lambda x: 0.5 * (1.0 + erf((x - 0.707107) / (0.282095 * math.sqrt(2.0)))),
+    "leaky_relu": lambda x: np.where(x > 0, x, 0.01 * x),
+    "linear": lambda x: x,
+    "mish": lambda x: x * np.tanh(np.log1p(np.exp(x))),
+    "quick_gelu": lambda x: x * sigmoid(1.702 * x),
+    "relu": lambda x: np.maximum(x, 0),
+    "relu2": lambda x: np.maximum(x, 0) ** 2,
+    "relu6": lambda x: np.clip(x, 0, 6),
+    "sigmoid": sigmoid,
+    "silu": lambda x: x * sigmoid(x),
+    "swish": lambda x: x * sigmoid(x),
+    "tanh": np.tanh,
+}
+
+
+def acts(x, w):
+    return [np.stack([HF_ACTS[k](x * 3) for k in HF_ACTS]), HF_ACTS["gelu_new"](x) + HF_ACTS["relu"](x)]
+
+
+ACTS = ("from transformers.activations import ACT2FN, get_activation as get_act\n"
+        "fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[%d, 2, 6], f32[2, 6]) {\n"
+        "    names = %r\n"
+        "    return torch.stack([ACT2FN[n](x * 3) for n in names]), get_act('gelu_new')(x) + ACT2FN['relu'](x)\n"
+        "}\n") % (len(HF_ACTS), list(HF_ACTS))
+
+def chunking(x, w):
+    return [np.tanh(x @ w)] * 2 + [x * x * 2]
+
+
+# transformers' apply_chunking_to_forward (pytorch_utils.py) as written but for braces and
+# its result annotated torch.Tensor, called with a method of BertLayer (feed_forward_chunk,
+# a fn inside the forward's fn, as a bound method closes over self), a lambda and *args
+CHUNKING = 'import inspect\nfrom typing import Callable\n\nfn apply_chunking_to_forward(\n    forward_fn: Callable, chunk_size: int, chunk_dim: int, *input_tensors\n) -> torch.Tensor {\n    assert len(input_tensors) > 0, f"{input_tensors} has to be a tuple/list of tensors"\n\n    # inspect.signature exist since python 3.5 and is a python method -> no problem with backward compatibility\n    num_args_in_forward_chunk_fn = len(inspect.signature(forward_fn).parameters)\n    if num_args_in_forward_chunk_fn != len(input_tensors) {\n        raise ValueError(\n            f"forward_chunk_fn expects {num_args_in_forward_chunk_fn} arguments, but only {len(input_tensors)} input "\n            "tensors are given"\n        )\n    }\n\n    if chunk_size > 0 {\n        tensor_shape = input_tensors[0].shape[chunk_dim]\n        for input_tensor in input_tensors {\n            if input_tensor.shape[chunk_dim] != tensor_shape {\n                raise ValueError(\n                    f"All input tenors have to be of the same shape: {tensor_shape}, "\n                    f"found shape {input_tensor.shape[chunk_dim]}"\n                )\n            }\n        }\n\n        if input_tensors[0].shape[chunk_dim] % chunk_size != 0 {\n            raise ValueError(\n                f"The dimension to be chunked {input_tensors[0].shape[chunk_dim]} has to be a multiple of the chunk "\n                f"size {chunk_size}"\n            )\n        }\n\n        num_chunks = input_tensors[0].shape[chunk_dim] // chunk_size\n\n        # chunk input tensor into tuples\n        input_tensors_chunks = tuple(input_tensor.chunk(num_chunks, dim=chunk_dim) for input_tensor in input_tensors)\n        # apply forward fn to every tuple\n        output_chunks = tuple(forward_fn(*input_tensors_chunk) for input_tensors_chunk in zip(*input_tensors_chunks))\n        # concatenate output at same dimension\n        return torch.cat(output_chunks, dim=chunk_dim)\n    }\n\n    return forward_fn(*input_tensors)\n}\n\nfn f(x: f32[2, 6, 4], w: f32[4, 4]) -> (f32[2, 6, 4], f32[2, 6, 4], f32[2, 6, 4]) {\n    fn feed_forward_chunk(attention_output) {\n        return torch.tanh(attention_output @ w)\n    }\n    a = apply_chunking_to_forward(feed_forward_chunk, 0, 1, x)\n    b = apply_chunking_to_forward(feed_forward_chunk, 2, 1, x)\n    c = apply_chunking_to_forward(lambda p, q: p * q, 3, 1, x, x * 2)\n    return a, b, c\n}\n'
+
+
+def partials(x, g):
+    ls = lambda init: x + (x * 2 * g if init else x * 2) + (x + 2 * x)  # noqa: E731
+    return [ls(True), ls(False)]
+
+
+PARTIALS = 'from functools import partial\nimport functools\nfn layer_scale(x: f32[B, N, C], gamma: f32[C], inplace: bool = False) -> f32[B, N, C] {\n    return x.mul_(gamma) if inplace else x * gamma\n}\nfn block(x: f32[2, 3, 4], ls1_gamma: f32[4] | None, init_values: float | None = None) -> f32[2, 3, 4] {\n    ls1 = partial(layer_scale, gamma=ls1_gamma) if init_values else nn.Identity()\n    ls2 = functools.partial(torch.add, x)\n    return x + ls1(x * 2) + ls2(x, alpha=2)\n}\nfn f(x: f32[2, 3, 4], w: f32[4]) -> (f32[2, 3, 4], f32[2, 3, 4]) {\n    return block(x, w, 1e-5), block(x, None)\n}\n'
+
+def changed(x, w):
+    return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
+
+
+# a list or dict changed in place by a helper or a local def is the caller's object (it
+# was not: the caller's list stayed as it was, silently)
+CHANGED = 'fn push(xs: list, t: f32[2, 6]) { xs.append(t) }\nfn put(d: dict, k: str, t: f32[2, 6]) -> f32[2, 6] {\n    d[k] = t * 3\n    return t\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[3, 2, 6], f32[2, 2, 6], f32[2, 6], f32[2, 6]) {\n    outs = [x]\n    held = [outs]\n    fn hook(t) {\n        outs.append(t * 2)\n    }\n    hook(x + 1)\n    push(outs, x + 2)\n    ys = []\n    for i in range(2) {\n        push(ys, x * i)\n    }\n    cache = {}\n    y = put(cache, "k", x)\n    return torch.stack(held[0]), torch.stack(ys), cache["k"], y\n}\n'
+
+# (name, program, the NumPy model of its results, their dtypes)
+CASES = [
+    ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
+     DEFS, local_defs, ["f32"] * 8),
+    ("a parameter named like a function of the file; module-level constants and defaults of them; **kwargs",
+     NAMES, names, ["f32"] * 4),
+    ("nested dict stores, set displays, set(), dict and set equality and truth (was silently skipped)", DICTS, dicts, ["f32"] * 4),
+    ("transformers' ACT2FN and get_activation imported", ACTS, acts, ["f32"] * 2),
+    ("*args, inspect.signature(f).parameters, zip(*xs), -> torch.Tensor: apply_chunking_to_forward",
+     CHUNKING, chunking, ["f32"] * 3),
+    ("functools.partial of a user fn chosen by a conditional expression, of torch.add", PARTIALS, partials,
+     ["f32"] * 2),
+    ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
+     ["f32"] * 4),
+]
+
+# (name, program, the first line of stderr after 'case.tdsl:')
+FAILURES = [
+    ("an untyped parameter of a top-level fn",
+     "fn f(a) -> f32[3] { return a }", "1:6: error: parameter 'a' of 'f' has no type: write a: TYPE (a tensor's "
+     "as f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another takes untyped "
+     "parameters"),
+    ("a local def called with a keyword it lacks",
+     "fn f(a: f32[3]) -> f32[3] {\n    fn g(t) { return t }\n    return g(a, u=1)\n}",
+     "3:17: error: g() got an unexpected keyword argument 'u'"),
+    ("a local def missing an argument",
+     "fn f(a: f32[3]) -> f32[3] {\n    fn g(t, u) { return t }\n    return g(a)\n}",
+     "3:12: error: g() missing 1 required positional argument: 'u'"),
+    ("a tensor in a set", "fn f(a: f32[3]) -> f32[3] {\n    s = {a}\n    return a\n}",
+     "2:10: error: a set's elements must be compile-time values (strings, numbers, None), not Tensor: keep "
+     "tensors in a list or a tuple"),
+    ("an activation transformers lacks", "from transformers.activations import ACT2FN\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return ACT2FN['gelu_99'](a)\n}", "3:19: error: KeyError: 'gelu_99'"),
+    ("a name of transformers.activations tdsl does not compile", "from transformers.activations import ACT2CLS\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return ACT2CLS['gelu']()(a)\n}",
+     "3:12: error: 'ACT2CLS' is imported from 'transformers.activations', which tdsl does not compile: write what "
+     "it computes with torch's ops, or compute it outside and pass it as a parameter"),
+    ("two *args parameters", "fn g(*a, *b) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
+     "1:11: error: * argument may appear only once"),
+    ("an entry point's torch.Tensor parameter", "fn f(a: torch.Tensor) -> f32[3] {\n    return a\n}",
+     "1:6: error: an entry point's tensor parameter 'a' needs its dtype and shape: write a: f32[dims] in place of "
+     "Tensor (called from another function, 'f' takes any tensor)"),
+    ("a number passed to a torch.Tensor parameter", "fn g(t: torch.Tensor) -> torch.Tensor { return t }\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return g(1.0)\n}", "3:14: error: argument 't' of 'g' must be Tensor, not float"),
+    ("a parameter after **kwargs", "fn g(**k, a) { return a }\nfn f(a: f32[3]) -> f32[3] {\n    return a\n}",
+     "1:11: error: arguments cannot follow var-keyword argument"),
+    ("a keyword-only parameter left out", "fn g(*a, k: int) -> torch.Tensor { return a[0] * k }\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    return g(a, a)\n}",
+     "3:12: error: g() missing 1 required keyword-only argument: 'k'"),
+    ("an entry point whose result is torch.Tensor", "fn f(a: f32[3]) -> torch.Tensor {\n    return a\n}",
+     "1:20: error: the result of an entry point needs its dtype and shape: write f32[dims] (or the result's dtype) "
+     "in place of Tensor, as its C function returns one"),
+    ("inspect.signature of a torch function", "import inspect\nfn f(a: f32[3]) -> f32[3] {\n"
+     "    n = len(inspect.signature(torch.relu).parameters)\n    return a\n}",
+     "3:31: error: inspect.signature() of function is not known to tdsl: it takes a fn of the file, a fn inside "
+     "one, a lambda or an nn module object"),
+    ("a partial of no function", "from functools import partial\nfn f(a: f32[3]) -> f32[3] {\n"
+     "    g = partial(a, 1)\n    return a\n}", "3:17: error: the first argument must be callable"),
+    ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
+     "    return a\n}", "3:12: error: KeyError: 'k'"),
+]
+
+
+SHAPES = {CHUNKING: ((2, 6, 4), (4, 4)), PARTIALS: ((2, 3, 4), (4,))}
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    for name, src, model, kinds in CASES:
+        inputs = {"x": X, "w": W} if "x: f32[2, 6]" in src else \
+            {"x": RNG.standard_normal(SHAPES[src][0]).astype(np.float32),
+             "w": RNG.standard_normal(SHAPES[src][1]).astype(np.float32)}
+        want = model(*[f64(v) for v in inputs.values()])
+        p, outs = run_outputs(tdslc, src, inputs)
+        t.report(name, compare_kinds(p, outs, want, kinds), src)
+    for name, src, first in FAILURES:
+        p, _ = tdslc_run_clean(tdslc, src, name="case", inputs={"a": X[0, :3].copy()})
+        line = p.stderr.decode(errors="replace").split("\n")[0]
+        errs = []
+        if p.returncode != 1:
+            errs.append(f"exit {p.returncode}, want 1")
+        if not line.endswith("case.tdsl:" + first):
+            errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
+        t.report(name, errs, src)
+    if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once: each program's GPU code
+        bad = []
+        for name, src, *_ in CASES:
+            for kind in ("cuda", "ptx"):
+                p = emit_text(tdslc, src, kind, args=["--fn", "f"])
+                if p.returncode != 0:
+                    bad.append(f"{name} --emit={kind}: exit {p.returncode}: {p.stderr[:300]}")
+        t.report("every program emits CUDA C and PTX", bad)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
