@@ -42,8 +42,11 @@
 //
 // A contraction (attr.nk: a convolution, the weight times a window view of its input)
 // may have k span several dims, and M, N and the batch be any output dims: packing
-// walks k's dims as nested loops and lays their terms out linearly (K is then one
-// block), so the micro-kernel sees one k; DOT takes only a single k dim.
+// walks k's dims as nested loops and lays their terms out linearly, a k block being
+// whole indices of the outermost (a channel's taps), so the micro-kernel sees one k;
+// DOT takes only a single k dim. A contraction's last panel of B, when it has fewer
+// columns than NR, is as narrow as its whole vectors, or, a few columns with A's rows
+// in place, packed by columns and multiplied with the lanes along k (new_micro_dot).
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
@@ -69,6 +72,7 @@ enum {
   FEW_BATCHES = 4,       // batches enough for the threads when rows and columns are few
   MAX_MR = 16,
   MAX_NV = 4,
+  MAX_DOT_NR = 4,        // a last panel of at most this many columns is new_micro_dot's
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
@@ -118,6 +122,8 @@ typedef struct Gemm {
   int bp;                   // ROWS: the block of b (a temp)
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
 } Gemm;
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static LIndex plus(LIndex x, int64_t c) {
   x.base += c;
@@ -195,9 +201,9 @@ static void k_probe(const Gemm *G, LIndex *k) {
     k[q] = kb_ix_var(K_PROBE + q);
 }
 
-// Whether operand which is a plain load (of the accumulation dtype, with cd) moving
-// with unit stride along dim `dim` (0: i, 1: j, 2: k, its last dim) of a probe.
-static bool unit_along(Gemm *G, int which, int dim, bool cd) {
+// The stride of operand which along dim `dim` (0: i, 1: j, 2: k, its last dim) of a
+// probe where it is a plain load (of the accumulation dtype, with cd), else 0.
+static int64_t stride_along(Gemm *G, int which, int dim, bool cd) {
   LIndex saved[TD_MAX_DIMS], k[TD_MAX_DIMS];
   memcpy(saved, G->o, sizeof saved);
   for (int d = 0; d < G->on; d++)
@@ -208,13 +214,16 @@ static bool unit_along(Gemm *G, int which, int dim, bool cd) {
   while (!cd && e->kind == LX_CAST)  // f16 -> f32 (and bf16 through f32)
     e = e->a;
   if (e->kind != LX_LOAD || (cd && e->dt != G->cd) || e->idx.dyn)
-    return false;
+    return 0;
   int var = dim == 2 ? K_PROBE + G->nk - 1 : PROBE_VAR + dim;
   for (int t = 0; t < e->idx.nterms; t++)
     if (e->idx.var[t] == var)
-      return e->idx.coef[t] == 1;
-  return false;
+      return e->idx.coef[t];
+  return 0;
 }
+
+// Whether operand which is a plain load moving with unit stride along dim (stride_along).
+static bool unit_along(Gemm *G, int which, int dim, bool cd) { return stride_along(G, which, dim, cd) == 1; }
 
 // Whether operand which is a load (perhaps converted), not an expression computed from
 // loads (fusion may leave one: ir/fuse.c's matmul_packs).
@@ -267,6 +276,22 @@ static LStmtList *when(Gemm *G, LStmtList *into, LExpr *cond, bool is) {
   LStmt *s = kb_if(G->kb, is ? cond : lx_unary(G->kb->cx, OP_LOGICAL_NOT, DT_BOOL, cond));
   kb_push(G->kb, into, s);
   return &s->body;
+}
+
+// k over several dims: the terms of one index of the outermost (a channel's taps), the
+// unit k blocks are made of (kc_inner), and a block's first term k0 (a multiple of it)
+// as that dim's index.
+static int64_t kc_inner(const Gemm *G) { return G->K / G->kn[0]; }
+
+static LIndex k_outer(const Gemm *G, LIndex k0) {
+  int64_t P = kc_inner(G);
+  TD_ASSERT(!k0.dyn && k0.base % P == 0);
+  k0.base /= P;
+  for (int t = 0; t < k0.nterms; t++) {
+    TD_ASSERT(k0.coef[t] % P == 0);
+    k0.coef[t] /= P;
+  }
+  return k0;
 }
 
 // ---- roles ----
@@ -330,6 +355,89 @@ static LIndex arg_row(Ctx *cx, int arg, int r, int64_t c) {
 
 static const char *const AFORM_NAMES[] = {"", ", rows in place", ", columns in place"};
 
+// The lanes of vector local l summed in a fixed tree (lanes lo + 0..n).
+static LExpr *fn_lane_sum(Ctx *cx, DType cd, int V, int l, int lo, int n) {
+  if (n == 1)
+    return lx_lane(cx, lx_local_v(cx, cd, V, l), lo);
+  return lx_binary(cx, OP_ADD, cd, fn_lane_sum(cx, cd, V, l, lo, n / 2),
+                   fn_lane_sum(cx, cd, V, l, lo + n / 2, n - n / 2));
+}
+
+// A's rows in place (r*lda + k) at term k = the i64 expression kx.
+static LIndex arg_row_at(Ctx *cx, int r, LExpr *kx) {
+  LIndex x = arg_row(cx, 3, r, 0);
+  x.dyn = x.dyn ? lx_binary(cx, OP_ADD, DT_I64, x.dyn, kx) : kx;
+  return x;
+}
+
+// The micro-kernel of a few columns (NR < V, A's rows in place: the last panel of a
+// contraction's B when few columns are left, 49 = 48 + 1 at 7 x 7, 196 = 3 x 64 + 4 at
+// 14 x 14), its panel laid out by columns (column q at bp[q*kc + k]): both operands are
+// unit-stride in k, so the lanes run along k as DOT's do: acc[r][q] += A(r, k + 0..V) *
+// bp[q*kc + k + 0..V] for the whole vectors of kc, the lanes summed in a fixed tree, then
+// the kc % V terms left; c[r*ldc + q] = (load ? c[r*ldc + q] : 0) + the sum.
+static void new_micro_dot(Ctx *cx, LKernel *k, const GemmMicro *m) {
+  int MR = m->MR, V = m->V, NR = m->NR;
+  DType cd = m->cd;
+  int acc[MAX_MR][MAX_DOT_NR];
+  LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++) {
+      acc[r][q] = fn_local(cx, k, cd);
+      fn_push(cx, &k->body, ls_let(cx, acc[r][q], z));
+    }
+  k->nvars = 2;
+  LExpr *kc = lx_arg(cx, 0), *nvec = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, kc, lx_const_i(cx, DT_I64, V));
+  LStmt *kl = ls_loop(cx, 0, 1);
+  kl->n = nvec;
+  fn_push(cx, &k->body, kl);
+  int w[MAX_DOT_NR];
+  for (int q = 0; q < NR; q++) {
+    LIndex at = {.nterms = 1, .var = {0}, .coef = {V}};
+    if (q)
+      at.dyn = lx_binary(cx, OP_MUL, DT_I64, kc, lx_const_i(cx, DT_I64, q));
+    w[q] = fn_local(cx, k, cd);
+    fn_push(cx, &kl->body, ls_let(cx, w[q], lx_vload(cx, cd, V, 1, at)));
+  }
+  for (int r = 0; r < MR; r++) {
+    LIndex at = arg_row(cx, 3, r, 0);
+    at.nterms = 1, at.var[0] = 0, at.coef[0] = V;
+    int a = fn_local(cx, k, cd);
+    fn_push(cx, &kl->body, ls_let(cx, a, lx_vload(cx, cd, V, 0, at)));
+    for (int q = 0; q < NR; q++)
+      fn_push(cx, &kl->body, ls_set(cx, acc[r][q], lx_fma(cx, lx_local_v(cx, cd, V, a), lx_local_v(cx, cd, V, w[q]),
+                                                          lx_local_v(cx, cd, V, acc[r][q]))));
+  }
+  int sum[MAX_MR][MAX_DOT_NR];
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++) {
+      sum[r][q] = fn_local(cx, k, cd);
+      fn_push(cx, &k->body, ls_let(cx, sum[r][q], fn_lane_sum(cx, cd, V, acc[r][q], 0, V)));
+    }
+  LStmt *rl = ls_loop(cx, 1, V - 1);  // the terms left: k = nvec * V + i1
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, kc, lx_const_i(cx, DT_I64, V));
+  fn_push(cx, &k->body, rl);
+  LExpr *kx = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nvec, lx_const_i(cx, DT_I64, V)),
+                        lx_var(cx, 1));
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++) {
+      LExpr *bx = q ? lx_binary(cx, OP_ADD, DT_I64, kx, lx_binary(cx, OP_MUL, DT_I64, kc, lx_const_i(cx, DT_I64, q)))
+                    : kx;
+      fn_push(cx, &rl->body,
+              ls_set(cx, sum[r][q], lx_fma(cx, lx_load(cx, cd, 0, arg_row_at(cx, r, kx)),
+                                           lx_load(cx, cd, 1, (LIndex){.dyn = bx}), lx_local(cx, cd, sum[r][q]))));
+    }
+  LStmt *load = ls_if(cx, lx_binary(cx, OP_NE, DT_BOOL, lx_arg(cx, 2), lx_const_i(cx, DT_I64, 0)));
+  fn_push(cx, &k->body, load);
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++)
+      fn_push(cx, &load->body, ls_set(cx, sum[r][q], lx_binary(cx, OP_ADD, cd, lx_local(cx, cd, sum[r][q]),
+                                                                lx_load(cx, cd, 2, arg_row(cx, 1, r, q)))));
+  for (int r = 0; r < MR; r++)
+    for (int q = 0; q < NR; q++)
+      fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, q), lx_local(cx, cd, sum[r][q])));
+}
+
 static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *key, int index) {
   Ctx *cx = kb->cx;
   const LProgram *p = kb->p;
@@ -349,6 +457,11 @@ static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *ke
   for (int i = 0; i < 3; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = true, .written = i == 2}));
   vec_push(&cx->arena, &fp->kernels, k);
+  if (m->NR < V) {
+    TD_ASSERT(m->aform == GA_ROWS && !m->binplace && NR <= MAX_DOT_NR);
+    new_micro_dot(cx, k, m);
+    return fp;
+  }
   // let acc[r][v] = 0; if (load) acc[r][v] = c[r*ldc + v*V + 0..V]
   int acc[MAX_MR][MAX_NV];
   LExpr *z = lx_splat(cx, V, lx_const_f(cx, cd, 0));
@@ -421,15 +534,16 @@ static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t l
     if (fp->kernels.data[0]->body.data[i]->kind == LS_LOOP)
       kl = fp->kernels.data[0]->body.data[i];
   TD_ASSERT(kl);
-  if (kc > kl->extent)
-    kl->extent = kc;
+  int64_t steps = m->NR < m->V ? kc / m->V : kc;  // (few columns: the k loop steps by vectors)
+  if (steps > kl->extent)
+    kl->extent = steps;
   int64_t reach[3];
   micro_reach(m, kc, lda, ldb, ldc, reach);
   if (m->aform == GA_PACKED)
     reach[0] = kl->extent * m->MR;
   if (m->aform == GA_COLS && reach[0] < (kl->extent - 1) * lda + m->MR)  // (its bound check: k < extent)
     reach[0] = (kl->extent - 1) * lda + m->MR;
-  if (!m->binplace)
+  if (!m->binplace && m->NR >= m->V)
     reach[1] = kl->extent * m->NR;
   for (int i = 0; i < 3; i++)
     if (fp->bufs.data[i].numel < reach[i])
@@ -462,19 +576,33 @@ typedef struct Ptr {
   LIndex at;
 } Ptr;
 
-// A call of the micro-kernel: kc terms from A at a and B at b (its rows in place when
+// The width of B's last panel when it has n < NR columns: a contraction's (a
+// convolution's output rows folded: 196 columns at 14 x 14 are 4 panels of 48 and 4)
+// is whole vectors, and its tiles call a micro-kernel that narrow, instead of a full
+// panel of zeros (a fifth of the FMAs at 14 x 14); one column with A's rows in place
+// is the one-column micro-kernel (lanes along k: new_micro_dot); else NR.
+static int tail_width(const Gemm *G, int mr, int64_t n) {
+  if (!G->mm->attr.nk || G->trans || G->bdirect)
+    return G->NR;
+  if (G->adirect && n <= MAX_DOT_NR && n < G->V && mr * n + n + 1 <= G->kb->cpu->nregs && G->K >= G->V)
+    return (int)n;  // (new_micro_dot: its accumulators, columns and a row of A fit the registers,
+                    // and some k block has a vector of terms: its loop's bound)
+  return (int)round_up(n, G->V);
+}
+
+// A call of the micro-kernel nr columns wide: kc terms from A at a and B at b (its rows in place when
 // binplace), into the tile at c, rows ldc apart; load: an i64, non-zero to add to the
 // tile's values.
-static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int64_t kc, int64_t ldc,
-                       LExpr *load) {
-  GemmMicro m = {G->cd, G->MR, G->NR, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
+static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int nr, int64_t kc,
+                       int64_t ldc, LExpr *load) {
+  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
   gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
 }
 
 // A's rows x + 0.. read in place from term k0: the operand's load there.
 static Ptr direct_at(Gemm *G, LIndex x, LIndex k0) {
-  LIndex k[TD_MAX_DIMS];  // (k over several dims: one block, k0 = 0, A flat in k: a_flat_k)
-  k[0] = k0;
+  LIndex k[TD_MAX_DIMS];  // (k over several dims: A flat in k, a_flat_k; k0 whole outer indices)
+  k[0] = G->nk > 1 ? k_outer(G, k0) : k0;
   for (int q = 1; q < G->nk; q++)
     k[q] = kb_ix_const(0);
   LExpr *e = role_value(G, 0, x, k);
@@ -492,9 +620,9 @@ static Ptr bdirect_at(Gemm *G, LIndex y, LIndex k0) {
 // ---- packing ----
 
 // The loops over k's terms k0 + 0..klen into `into`: one loop, or where k spans several
-// dims (all of K then, one block) one per dim, outermost first. Sets *lin, the term's
-// number within the block (what packed panels are laid out by), and k[] (an index per
-// dim).
+// dims one per dim, outermost first (a block is whole indices of the outermost: k0 and
+// klen multiples of kc_inner). Sets *lin, the term's number within the block (what
+// packed panels are laid out by), and k[] (an index per dim).
 static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIndex *k, LIndex *lin) {
   KernelBuilder *kb = G->kb;
   if (G->nk == 1) {
@@ -502,10 +630,15 @@ static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIn
     k[0] = ixsum(kb, k0, lin, 1);
     return into;
   }
-  TD_ASSERT(klen == G->K && k0.nterms == 0 && k0.base == 0);
+  int64_t P = kc_inner(G);
+  TD_ASSERT(klen % P == 0);
+  LIndex c0 = k_outer(G, k0), c;
+  into = kb_step_loop(kb, into, klen / P, kb_ix_const(0), 1, false, &c);
+  k[0] = ixsum(kb, c0, &c, 1);
   *lin = kb_ix_const(0);
-  int64_t stride = G->K;
-  for (int q = 0; q < G->nk; q++) {
+  kb_ix_addmul(kb, lin, &c, P);
+  int64_t stride = P;
+  for (int q = 1; q < G->nk; q++) {
     stride /= G->kn[q];
     into = kb_step_loop(kb, into, G->kn[q], kb_ix_const(0), 1, false, &k[q]);
     kb_ix_addmul(kb, lin, &k[q], stride);
@@ -522,6 +655,14 @@ typedef struct Panels {
 } Panels;
 
 static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
+
+// Element (k, q) of a panel of `width` columns at `at`: k * width + q, or in B's panel
+// narrower than a vector (a last panel for new_micro_dot) by columns, q * klen + k.
+static LIndex panel_elem(Gemm *G, int role, LIndex at, LIndex k, LIndex q, int width, int64_t klen) {
+  if (role == 1 && width < G->V)
+    return ixsum(G->kb, ixsum(G->kb, at, &q, klen), &k, 1);
+  return ixsum(G->kb, ixsum(G->kb, at, &k, width), &q, 1);
+}
 
 // ---- folded columns: B read through a table of offsets ----
 // Column j of a folded B (fold_columns) is at B's element cols[j] (its batch and k
@@ -567,30 +708,31 @@ static void fill_cols(Gemm *G, LStmtList *into) {
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
 }
 
-// pack's B columns start + 0..n (all of K) of a folded B into P.
-static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, Panels P, bool par) {
+// pack's B columns start + 0..n, k terms k0 + 0..klen, of a folded B into P.
+static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
+                        bool par) {
   KernelBuilder *kb = G->kb;
-  int width = G->NR, ca = kb_arg(kb, G->cols, true, false);
-  int64_t full = n / width;
-  int rest = (int)(n % width);
+  int ca = kb_arg(kb, G->cols, true, false);
+  int64_t full = n / G->NR;
+  int rest = (int)(n % G->NR);
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
-    int w = part ? rest : width;
+    int w = part ? rest : G->NR, width = part ? tail_width(G, G->MR, rest) : G->NR;
     if (!np)
       continue;
     LIndex p, k[TD_MAX_DIMS], kl, q;
     LStmtList *body =
-        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * G->K >= PARALLEL_WORK, &p);
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
-    LStmtList *in = k_loops(G, body, kb_ix_const(0), G->K, k, &kl);
+    LStmtList *in = k_loops(G, body, k0, klen, k, &kl);
     in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
-    LIndex x = ixsum(kb, plus(start, part ? full * width : 0), &p, width);
+    LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
     LExpr *v = kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
-    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, 1, at, kl, q, width, klen), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
-      LStmtList *zl = kb_step_loop(kb, body, G->K, kb_ix_const(0), 1, false, &kz);
+      LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
       zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
       kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
     }
@@ -604,23 +746,23 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
                  bool par) {
   KernelBuilder *kb = G->kb;
   if (role == 1 && G->cols >= 0) {
-    pack_folded(G, into, start, n, P, par);
+    pack_folded(G, into, start, n, k0, klen, P, par);
     return;
   }
-  int width = role ? G->NR : G->MR, w_op = role_operand(G, role);
-  int64_t full = n / width;
-  int rest = (int)(n % width);
+  int full_w = role ? G->NR : G->MR, w_op = role_operand(G, role);
+  int64_t full = n / full_w;
+  int rest = (int)(n % full_w);
   // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
   // panel's first where k spans several dims: its last is a window's short row)
   bool p_unit = unit_along(G, w_op, w_op ? 1 : 0, false);
   bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false));
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
-    int w = part ? rest : width;
+    int w = part ? rest : full_w, width = part && role ? tail_width(G, G->MR, rest) : full_w;
     if (!np)
       continue;
     LIndex p;
-    LIndex first = plus(start, part ? full * width : 0);
+    LIndex first = plus(start, part ? full * full_w : 0);
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
@@ -636,7 +778,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
     LIndex x = ixsum(kb, first, &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
     LExpr *v = kb_cast(kb, role_value(G, role, x, k), G->cd);
-    kb_push(kb, in, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kl, width), &q, 1), v));
+    kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, role, at, kl, q, width, klen), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
       LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
@@ -678,9 +820,10 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
   Ctx *cx = kb->cx;
   LIndex r, c, o[TD_MAX_DIMS];
   LStmtList *in;
-  if (G->own && !G->trans && mr == G->MR && nr == G->NR) {  // straight into own's buffer
+  int nrf = nr == G->NR ? G->NR : tail_width(G, G->MR, nr);
+  if (G->own && !G->trans && mr == G->MR && nr == nrf) {  // straight into own's buffer
     tile_out(G, x, y, o);
-    micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, kc, G->ldc, load);
+    micro_call(G, into, a, b, bin, (Ptr){own_arg(G), own_at(G, o)}, nrf, kc, G->ldc, load);
     LStmtList *fin = G->ns->len > 1 ? when(G, into, last, true) : NULL;
     if (!fin)
       return;
@@ -703,7 +846,7 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
     kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
                                   lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
-  micro_call(G, into, a, b, bin, (Ptr){sa, t0}, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
+  micro_call(G, into, a, b, bin, (Ptr){sa, t0}, nrf, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
     if (!at)
@@ -742,7 +885,7 @@ static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np,
   }
   in = kb_step_loop(kb, into, np, kb_ix_const(0), 1, false, &pp);
   Ptr a = G->adirect ? direct_at(G, ixsum(kb, x, &pp, G->MR), k0) : (Ptr){A->arg, panel_at(G, A, ixsum(kb, p, &pp, 1))};
-  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, kc, G->NR,
+  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, G->NR, kc, G->NR,
              G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
@@ -1025,6 +1168,27 @@ static void build_dot(Gemm *G, LStmtList *into, bool par) {
 }
 
 // ---- DIRECT: few rows against B read in place ----
+// (B's columns are unit-stride, or stride 2 (a strided window view): a vector of
+// columns j + 0..V is then two loads, [2j, 2j + V) and [2j + V - 1, 2j + 2V - 1), whose
+// even and odd lanes it takes: no element past the last column's is read.)
+
+// B's vector of V columns from j at term k, its columns `bs` (1 or 2) apart.
+static LExpr *direct_bvec(Gemm *G, LStmtList *into, LIndex i, LIndex j, const LIndex *k, int bs) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  int V = G->V;
+  if (bs == 1)
+    return operand_vec(G, 1, i, j, k, V);
+  LExpr *e = operand(G, 1, i, j, k);
+  TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn && bs == 2);
+  int lo = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, e->idx));
+  int hi = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, plus(e->idx, V - 1)));
+  int sel[64];
+  TD_ASSERT(V <= 64);
+  for (int l = 0; l < V; l++)
+    sel[l] = l < V / 2 ? 2 * l : V + 2 * (l - V / 2) + 1;
+  return lx_shuffle(cx, lx_local_v(cx, e->dt, V, lo), lx_local_v(cx, e->dt, V, hi), sel, V);
+}
 // A contraction with few rows (a depthwise convolution: one output channel per group;
 // a convolution of few output channels) whose B is unit-stride along the columns (a
 // stride-1 window view): no packing. A block of R rows by U vectors of columns keeps
@@ -1049,8 +1213,9 @@ static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, 
   LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
   int bv[DIRECT_MAX_U];
   for (int u = 0; u < nvec; u++) {
+    LExpr *b = direct_bvec(G, in, i0, plus(j0, (int64_t)u * V), k, (int)stride_along(G, 1, 1, true));
     bv[u] = kb_new_local(kb, G->cd);
-    kb_push(kb, in, kb_let(kb, bv[u], operand_vec(G, 1, i0, plus(j0, (int64_t)u * V), k, V)));
+    kb_push(kb, in, kb_let(kb, bv[u], b));
   }
   for (int r = 0; r < R; r++) {
     LExpr *a = lx_splat(cx, V, operand_cd(G, 0, plus(i0, r), j0, k));
@@ -1094,7 +1259,8 @@ static void direct_rows(Gemm *G, LStmtList *into, LIndex i0, int R, int U, bool 
 }
 
 static bool direct_fits(Gemm *G) {
-  return G->mm->attr.nk && G->nk > 1 && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V && unit_along(G, 1, 1, true);
+  int64_t bs = G->mm->attr.nk && G->nk > 1 ? stride_along(G, 1, 1, true) : 0;
+  return (bs == 1 || bs == 2) && G->M <= DIRECT_MAX_M && G->jd >= 0 && G->N >= G->V;
 }
 
 static void build_direct(Gemm *G, LStmtList *into, bool par) {
@@ -1309,7 +1475,6 @@ static const Node *acc_owner(Gemm *G, int64_t *ldc) {
   return own;
 }
 
-static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // The tile: of the shapes the registers allow (nv vectors of columns and up to mr_max
 // rows, MR * nv + nv + 1 registers, or a few rows fewer), the one of least cost: the
@@ -1340,7 +1505,10 @@ static bool existing_tile(const Gemm *G, int i, int *mr, int *nv) {
 
 static double tile_cost(const Gemm *G, int mr, int nv) {
   int r = G->R < mr ? (int)G->R : mr;
-  double waste = (double)round_up(G->R, r) * (double)round_up(G->C, (int64_t)nv * G->V) / ((double)G->R * (double)G->C);
+  int64_t nr = (int64_t)nv * G->V, cols = round_up(G->C, nr);
+  if (G->C % nr && G->mm->attr.nk && !G->trans)  // a contraction's last panel is narrow (tail_width)
+    cols = G->C / nr * nr + tail_width(G, r, G->C % nr);
+  double waste = (double)round_up(G->R, r) * (double)cols / ((double)G->R * (double)G->C);
   return waste / (r * nv >= ACC_SAT ? 1 : (double)(r * nv) / ACC_SAT);
 }
 
@@ -1482,6 +1650,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   if (G.own && G.nk == 1 && G.K > kc_max) {
     int64_t nblocks = (G.K + kc_max - 1) / kc_max;
     G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);
+  }
+  if (G.own && G.nk > 1 && G.K > kc_max) {  // whole indices of the outermost k dim (a channel's taps)
+    int64_t P = kc_inner(&G), nblocks = (G.K + kc_max - 1) / kc_max;
+    G.kc = (G.kn[0] + nblocks - 1) / nblocks * P;
   }
   // the mode and the blocks
   int64_t l2 = t->l2, mpad = round_up(G.R, G.MR);

@@ -3,18 +3,30 @@
 convolution schedules (ir/gemm.c), each compared with NumPy (test_conv_nd.np_conv: loops
 over the taps of the zero-padded input, in f64):
   DIRECT  few output rows per group (depthwise conv1d/2d/3d, a channel multiplier, up to
-          16 output channels) of a stride-1 window view: B read in place, blocks of 4
-          rows and a remainder, column blocks, a last vector that overlaps the one before
-          (tails of every length), dilation, padding, a causal crop, epilogues;
+          16 output channels) of a stride-1 or stride-2 window view: B read in place
+          (stride 2: two loads, their even and odd lanes), blocks of 4 rows and a
+          remainder, column blocks, a last vector that overlaps the one before (tails of
+          every length), dilation, padding, a causal crop, epilogues;
   FOLDED  the output rows folded into the GEMM's columns (small spatial sizes, strides,
           dilation, groups, 1 x 1 convolutions whose windows are flat, 3-D: two dims
           folded), B packed through its table of column offsets, the weight's rows read
           in place where they are flat in k (else packed), with bias, residual and
           activation epilogues.
+  K BLOCKS  k over channels and taps longer than a block of B's panel in L2 (K 2880):
+          blocks of whole channels (the weight read in place from a block's first
+          channel; halves: packed by blocks), the sums waiting in the result between
+          them, grouped and strided too;
+  NARROW  a last panel of fewer columns than the tile's (196 = 4 x 48 + 4) packed and
+          multiplied as narrow as its whole vectors, by a second micro-kernel; a few
+          columns left (49 = 48 + 1 at 7 x 7, 99 = 96 + 3) packed by columns and
+          multiplied with the lanes along k (whole vectors, then the terms left).
 Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
-"gemm direct", or a column block wider than the output's rows), so a change of the
-heuristics that leaves a schedule untested fails here.
+"gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
+or two micro-kernels), so a change of the heuristics that leaves a schedule untested
+fails here. K BLOCKS and NARROW cases are compiled for --cpu=skylake-avx512 (run and
+emitted alike: its tiles and L2 set their schedule, whatever the host), all of them in
+one function per dtype (one tdslc run each), each case's schedule checked on its own.
 Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
 the taps' strided views, larger ones a reduction over the window view; both are run
 (1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
@@ -31,7 +43,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, rnd, run_outputs, to_npy  # noqa: E402
+from oracle import (Tally, compare_kinds, emit_text, load_outputs, require_backend, rnd, run_cleanup,  # noqa: E402
+                    run_outputs, tdslc_run, to_npy)
 from test_conv_nd import np_conv, np_pool  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
 
 RNG = np.random.default_rng(271)
@@ -43,7 +56,10 @@ def relu(a):
 
 
 # (name, {param: shape}, tdsl expression, NumPy model of the params (f64), schedule:
-# "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length) or None)
+# "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length),
+# "kc TAPS" (k blocks of whole channels of TAPS taps), "narrow" (a second, narrower
+# micro-kernel for the last panel, of whole vectors), "by columns" (that micro-kernel's
+# lanes run along k: a last panel of a few columns) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -61,6 +77,16 @@ CASES = [
      lambda x, w, b: relu(np_conv(x, w, b, padding=(1, 2), dilation=(1, 2))), "direct"),
     ("depthwise conv2d 3x3", {"x": (1, 8, 17, 40), "w": (8, 1, 3, 3)},
      "F.conv2d(x, w, padding=1, groups=8)", lambda x, w: np_conv(x, w, padding=1, groups=8), "direct"),
+    ("depthwise conv2d 3x3 stride 2, relu", {"x": (1, 8, 17, 40), "w": (8, 1, 3, 3), "b": (8,)},
+     "F.relu(F.conv2d(x, w, b, stride=2, padding=1, groups=8))",
+     lambda x, w, b: relu(np_conv(x, w, b, stride=2, padding=1, groups=8)), "direct"),
+    ("conv2d stride 2, channel multiplier 3, dilation 2 (19 columns)", {"x": (2, 4, 15, 37), "w": (12, 1, 3, 3)},
+     "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=4)",
+     lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=4), "direct"),
+    ("conv1d k 4 stride 2, 5 -> 7 channels (4 + 3 rows)", {"x": (1, 5, 83), "w": (7, 5, 4)},
+     "F.conv1d(x, w, stride=2, padding=1)", lambda x, w: np_conv(x, w, stride=2, padding=1), "direct"),
+    ("depthwise conv2d stride 3 (packed, not direct)", {"x": (1, 6, 20, 50), "w": (6, 1, 3, 3)},
+     "F.conv2d(x, w, stride=3, padding=1, groups=6)", lambda x, w: np_conv(x, w, stride=3, padding=1, groups=6), None),
     ("depthwise conv3d 3x3x3", {"x": (1, 4, 5, 6, 33), "w": (4, 1, 3, 3, 3), "b": (4,)},
      "F.conv3d(x, w, b, padding=1, groups=4)", lambda x, w, b: np_conv(x, w, b, padding=1, groups=4), "direct"),
     ("conv2d 7x7, 24 -> 20 channels, residual, relu", {"x": (1, 24, 7, 7), "w": (20, 24, 3, 3), "b": (20,),
@@ -81,7 +107,36 @@ CASES = [
      "F.conv2d(x, w, stride=2, padding=3)", lambda x, w: np_conv(x, w, stride=2, padding=3), "folded 11"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
+    ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 7, 7), "w": (20, 320, 3, 3),
+                                                                  "b": (20,)},
+     "F.relu(F.conv2d(x, w, b, padding=1))", lambda x, w, b: relu(np_conv(x, w, b, padding=1)), "kc 9"),
+    ("conv2d 3x3 stride 2, dilation 2, groups 2 (K 4608 in blocks)", {"x": (1, 1024, 9, 8), "w": (40, 512, 3, 3)},
+     "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2)",
+     lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=2), "kc 9"),
+    ("conv1d k 5, 600 channels (K 3000 in blocks), dilation 3", {"x": (1, 600, 40), "w": (24, 600, 5)},
+     "F.conv1d(x, w, padding=4, dilation=3)", lambda x, w: np_conv(x, w, padding=4, dilation=3), "kc 5"),
+    ("conv2d 3x3 at 14x14 (196 columns: a narrow last panel), residual", {"x": (1, 24, 14, 14),
+                                                                        "w": (32, 24, 3, 3), "r": (1, 32, 14, 14)},
+     "F.conv2d(x, w, padding=1) + r", lambda x, w, r: np_conv(x, w, padding=1) + r, "narrow"),
+    ("conv2d 1x1 of 2 images, 99 columns (a last panel of 3 columns), K 19", {"x": (2, 19, 9, 11), "w": (24, 19, 1, 1)},
+     "F.conv2d(x, w)", lambda x, w: np_conv(x, w), "by columns"),
+    ("conv2d 3x3 stride 2 to 7x7 (49 columns: one left), K 90, bias", {"x": (1, 10, 13, 13), "w": (24, 10, 3, 3),
+                                                                      "b": (24,)},
+     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "by columns"),
+    ("conv2d 1x1 at 7x7, 2 images, groups 2 (one column left)", {"x": (2, 40, 7, 7), "w": (36, 20, 1, 1)},
+     "F.conv2d(x, w, groups=2)", lambda x, w: np_conv(x, w, groups=2), "by columns"),
+    ("conv2d 5x5 stride 2, pad 2, groups 3, 144 columns (narrow)", {"x": (1, 12, 24, 23), "w": (30, 4, 5, 5),
+                                                                   "b": (30,)},
+     "F.conv2d(x, w, b, stride=2, padding=2, groups=3)",
+     lambda x, w, b: np_conv(x, w, b, stride=2, padding=2, groups=3), "narrow"),
 ]
+
+# the cases whose schedule depends on the tile and the L2: compiled for this CPU
+FIXED_CPU = ["--cpu=skylake-avx512"]
+
+
+def cpu_args(sched):
+    return FIXED_CPU if sched and sched.split()[0] in ("kc", "narrow", "by") else []
 
 
 # (name, x's shape, tdsl expression, NumPy model, the op its kernel computes with:
@@ -123,8 +178,9 @@ def source(params, expr, dt, ret):
 
 
 def check_schedule(t, tdslc, name, src, want):
-    """The f32 program's matmul kernel takes the schedule `want` ("direct", "folded W")."""
-    p = emit_text(tdslc, src, "kernels")
+    """The f32 program's matmul kernel takes the schedule `want` ("direct", "folded W",
+    "kc TAPS", "narrow")."""
+    p = emit_text(tdslc, src, "kernels", cpu_args(want))
     scheds = re.findall(r"^  schedule: (gemm .*)$", p.stdout, re.M)
     errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
     if not errs and len(scheds) != 1:
@@ -137,23 +193,72 @@ def check_schedule(t, tdslc, name, src, want):
             errs.append(f"schedule {scheds[0]!r}, want a column block wider than the rows ({want})")
         elif want.endswith("in place") and "rows in place" not in scheds[0]:
             errs.append(f"schedule {scheds[0]!r}, want the weight's rows read in place")
+    elif not errs and want.startswith("kc"):
+        kc = re.search(r" kc (\d+)", scheds[0])
+        if not kc or int(kc.group(1)) % int(want.split()[1]):
+            errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
+    elif not errs and want in ("narrow", "by columns"):
+        fns = re.findall(r"^function f\d+", p.stdout, re.M)
+        dot = re.search(r"^  for i0 in 0\.\.floor_divide\(a0, \d+\)", p.stdout, re.M)
+        if len(fns) != 2:
+            errs.append(f"{len(fns)} micro-kernels, want 2 (the last panel's narrower)")
+        elif (want == "by columns") != bool(dot):
+            errs.append("the last panel's micro-kernel " + ("does not run" if not dot else "runs") + " its lanes along k")
     t.report(f"{name}: takes {want}", errs, src)
+
+
+def run_case_outputs(tdslc, src, inputs, args):
+    p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"] + args, inputs=inputs, json_out=False)
+    try:
+        return p, load_outputs(out_dir) if p.returncode == 0 else []
+    finally:
+        run_cleanup(out_dir)
+
+
+def bundle_source(cases, dt, rets):
+    """One function of every case (parameters c<i>_<name>, one result each): a single
+    tdslc run per dtype."""
+    decl, body = [], []
+    for i, (shapes, expr) in enumerate(cases):
+        decl += [f"c{i}_{p}: {dt}[{shape_of(s)}]" for p, s in shapes.items()]
+        e = re.sub(r"\b(" + "|".join(shapes) + r")\b", lambda m: f"c{i}_{m.group(1)}", expr)
+        body.append(f"    r{i} = {e}")
+    ret = ", ".join(f"{dt}[{shape_of(r)}]" for r in rets)
+    return (f"fn f({', '.join(decl)}) -> ({ret}) {{\n" + "\n".join(body) +
+            f"\n    return {', '.join(f'r{i}' for i in range(len(cases)))}\n}}\n")
 
 
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    for name, shapes, expr, model, sched in CASES:
+    bundled = [c for c in CASES if cpu_args(c[4])]  # one run per dtype for all of them
+    for name, shapes, expr, model, sched in [c for c in CASES if not cpu_args(c[4])]:
         base = {p: RNG.uniform(-1, 1, s) for p, s in shapes.items()}
         for dt in DTYPES:
             vals = {p: rnd(a, dt).astype(np.float64) for p, a in base.items()}
             want = rnd(model(*vals.values()), dt).astype(np.float64) if dt != "f64" else model(*vals.values())
             src = source(shapes, expr, dt, want.shape)
-            p, outs = run_outputs(tdslc, src, {n: to_npy(a, dt) for n, a in vals.items()})
+            p, outs = run_case_outputs(tdslc, src, {n: to_npy(a, dt) for n, a in vals.items()}, [])
             t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
             if dt == "f32" and sched:
                 check_schedule(t, tdslc, name, src, sched)
+    # (long sums: small terms, so that f32's rounding stays within its tolerance)
+    bases = [{p: RNG.uniform(-0.25, 0.25, s) for p, s in c[1].items()} for c in bundled]
+    for dt in DTYPES:
+        vals = [{p: rnd(a, dt).astype(np.float64) for p, a in b.items()} for b in bases]
+        wants = [model(*v.values()) for (_, _, _, model, _), v in zip(bundled, vals)]
+        wants = [rnd(w, dt).astype(np.float64) if dt != "f64" else w for w in wants]
+        src = bundle_source([(c[1], c[2]) for c in bundled], dt, [w.shape for w in wants])
+        inputs = {f"c{i}_{n}": to_npy(a, dt) for i, v in enumerate(vals) for n, a in v.items()}
+        p, outs = run_case_outputs(tdslc, src, inputs, FIXED_CPU)
+        if p.returncode != 0 or len(outs) != len(wants):
+            t.report(f"the bundled cases {dt}", compare_kinds(p, outs, wants, [dt] * len(wants)), src)
+            continue
+        for (name, shapes, expr, _, sched), got, want in zip(bundled, outs, wants):
+            t.report(f"{name} {dt}", compare_kinds(p, [got], [want], [dt]), source(shapes, expr, dt, want.shape))
+            if dt == "f32":
+                check_schedule(t, tdslc, name, source(shapes, expr, dt, want.shape), sched)
     for name, shape, expr, model, op in POOLS:
         base = RNG.uniform(-1, 1, shape)
         if op in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
