@@ -199,6 +199,17 @@ def emit_text(tdslc, src, kind, args=(), timeout=120):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def gpu_emit_errors(tdslc, src, args=(), timeout=120):
+    """`--emit=cuda` and `--emit=ptx` of the source text src (the GPU backends compile the
+    graph the CPU backends ran): a line per kind tdslc refused, none when both emitted."""
+    errs = []
+    for kind in ("cuda", "ptx"):
+        p = emit_text(tdslc, src, kind, args, timeout)
+        if p.returncode != 0:
+            errs.append(f"--emit={kind}: exit {p.returncode}: {p.stderr[:500]}")
+    return errs
+
+
 def run_cmd(cmd, cwd=None, env=None, timeout=300):
     """Runs cmd (a list), capturing its output as bytes."""
     return subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env)

@@ -22,7 +22,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import (Tally, bf16_bits_to_f32, compare_kinds, emit_text, f32_to_bf16_bits,  # noqa: E402
+from oracle import (Tally, bf16_bits_to_f32, compare_kinds, emit_text, gpu_emit_errors, f32_to_bf16_bits,  # noqa: E402
                     require_backend, run_outputs)
 
 RNG = np.random.default_rng(30)
@@ -324,10 +324,7 @@ def main():
         p, outs = run_outputs(tdslc, src, {k: v[0] for k, v in vals.items()})
         errs = compare_kinds(p, outs, want, kinds)
         if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once, not per backend: its GPU code
-            for kind in ("cuda", "ptx"):
-                q = emit_text(tdslc, src, kind)
-                if q.returncode != 0:
-                    errs.append(f"--emit={kind}: exit {q.returncode}: {q.stderr[:500]}")
+            errs += gpu_emit_errors(tdslc, src)
         t.report(name, errs, src)
     for decl, ret, expr, want in VIEWS:
         src = f"fn f({decl}) -> {ret} {{\n    return {expr}\n}}\n"

@@ -20,7 +20,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, emit_text, require_backend, tdslc_run, load_outputs, run_cleanup  # noqa: E402
+from oracle import Tally, gpu_emit_errors, require_backend, tdslc_run, load_outputs, run_cleanup  # noqa: E402
 
 MODELS = os.path.join(HERE, "models_pasted")
 RTOL = {"f32": 2e-4}
@@ -451,10 +451,7 @@ def main():
                     errs.append(f"out{k} at {j}: got {g[j]}, want {w[j]} (relative error {err.max():.3g})")
         run_cleanup(out_dir)
         if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once, not per backend: its GPU code
-            for kind in ("cuda", "ptx"):
-                q = emit_text(tdslc, src, kind, args=["--fn", fn], timeout=600)
-                if q.returncode != 0:
-                    errs.append(f"--emit={kind}: exit {q.returncode}: {q.stderr[:500]}")
+            errs += gpu_emit_errors(tdslc, src, ["--fn", fn], timeout=600)
         t.report(f"{file} ({fn})", errs)
     return t.summary()
 

@@ -21,7 +21,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
+from oracle import (Tally, compare_kinds, emit_text, gpu_emit_errors, require_backend, run_outputs,  # noqa: E402
+                    tdslc_run_clean)
 
 A = np.random.default_rng(11).standard_normal((3,)).astype(np.float32)
 X = np.random.default_rng(12).standard_normal((4, 6)).astype(np.float32)
@@ -244,13 +245,9 @@ def flat_sum(tdslc, t):
 def gpu_code(tdslc, t):
     """Every form compiles for the GPU: --emit=cuda and --emit=ptx of each program (a run-time
     assert included), and nvcc and ptxas accept the assert's when they are installed."""
-    bad = []
-    for name, src, *_ in CASES + [(n, s) for n, s, *_ in FAILURES if _[1] == 3]:
-        for kind in ("cuda", "ptx"):
-            p = emit_text(tdslc, src, kind, args=["--fn", "f"])
-            if p.returncode != 0:
-                bad.append(f"{name} --emit={kind}: exit {p.returncode}: {p.stderr[:300]}")
-    t.report("every form emits CUDA C and PTX", bad)
+    t.report("every form emits CUDA C and PTX",
+             [f"{name} {e}" for name, src, *_ in CASES + [(n, s) for n, s, *_ in FAILURES if _[1] == 3]
+              for e in gpu_emit_errors(tdslc, src, ["--fn", "f"])])
     nvcc, ptxas = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc", shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     if not (os.access(nvcc, os.X_OK) and os.access(ptxas, os.X_OK)):
         print("skip nvcc and ptxas of a run-time assert (no CUDA toolkit)")

@@ -17,7 +17,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, compare_kinds, emit_text, require_backend, run_outputs, tdslc_run_clean  # noqa: E402
+from oracle import (Tally, compare_kinds, emit_text, gpu_emit_errors, require_backend, run_outputs,  # noqa: E402
+                    tdslc_run_clean)
 
 A = np.random.default_rng(21).standard_normal((3,)).astype(np.float32)
 B = np.random.default_rng(22).standard_normal((3,)).astype(np.float32)
@@ -254,13 +255,8 @@ def main():
     t.report("a str parameter fixed to its default is no parameter of the C entry",
              [] if want in p.stdout else [f"exit {p.returncode}, no {want!r} in --emit=c: {p.stderr[:300]}"])
     if os.environ.get("TDSL_BACKEND", "llvm") == "llvm":  # once: each form's GPU code
-        bad = []
-        for name, src, *_ in CASES:
-            for kind in ("cuda", "ptx"):
-                p = emit_text(tdslc, src, kind, args=["--fn", "f"])
-                if p.returncode != 0:
-                    bad.append(f"{name} --emit={kind}: exit {p.returncode}: {p.stderr[:300]}")
-        t.report("every form emits CUDA C and PTX", bad)
+        t.report("every form emits CUDA C and PTX",
+                 [f"{name} {e}" for name, src, *_ in CASES for e in gpu_emit_errors(tdslc, src, ["--fn", "f"])])
     return t.summary()
 
 
