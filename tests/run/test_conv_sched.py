@@ -25,8 +25,9 @@ and its f32 program is checked to take the schedule it is there for (--emit=kern
 "gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
 or two micro-kernels), so a change of the heuristics that leaves a schedule untested
 fails here. K BLOCKS and NARROW cases are compiled for --cpu=skylake-avx512 (run and
-emitted alike: its tiles and L2 set their schedule, whatever the host), all of them in
-one function per dtype (one tdslc run each), each case's schedule checked on its own.
+emitted alike: its tiles and L2 set their schedule, whatever the host), the others for
+this host; each group (and the pools) runs as one function per dtype (one tdslc run
+each), each case's schedule checked on its own program.
 Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
 the taps' strided views, larger ones a reduction over the window view; both are run
 (1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
@@ -44,7 +45,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import (Tally, compare_kinds, emit_text, load_outputs, require_backend, rnd, run_cleanup,  # noqa: E402
-                    run_outputs, tdslc_run, to_npy)
+                    tdslc_run, to_npy)
 from test_conv_nd import np_conv, np_pool  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
 
 RNG = np.random.default_rng(271)
@@ -228,51 +229,49 @@ def bundle_source(cases, dt, rets):
             f"\n    return {', '.join(f'r{i}' for i in range(len(cases)))}\n}}\n")
 
 
+def run_bundle(t, tdslc, cases, bases, args, check):
+    """cases (name, shapes, expr, model, then what check takes) in one tdslc run per dtype,
+    from the inputs bases; check(name, f32 source, case) for each f32 case."""
+    for dt in DTYPES:
+        vals = [{p: rnd(a, dt).astype(np.float64) for p, a in b.items()} for b in bases]
+        wants = [c[3](*v.values()) for c, v in zip(cases, vals)]
+        wants = [rnd(w, dt).astype(np.float64) if dt != "f64" else w for w in wants]
+        src = bundle_source([(c[1], c[2]) for c in cases], dt, [w.shape for w in wants])
+        inputs = {f"c{i}_{n}": to_npy(a, dt) for i, v in enumerate(vals) for n, a in v.items()}
+        p, outs = run_case_outputs(tdslc, src, inputs, args)
+        if p.returncode != 0 or len(outs) != len(wants):
+            t.report(f"the bundled cases {dt}", compare_kinds(p, outs, wants, [dt] * len(wants)), src)
+            continue
+        for c, got, want in zip(cases, outs, wants):
+            single = source(c[1], c[2], dt, want.shape)
+            t.report(f"{c[0]} {dt}", compare_kinds(p, [got], [want], [dt]), single)
+            if dt == "f32":
+                check(c[0], single, c)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    bundled = [c for c in CASES if cpu_args(c[4])]  # one run per dtype for all of them
-    for name, shapes, expr, model, sched in [c for c in CASES if not cpu_args(c[4])]:
-        base = {p: RNG.uniform(-1, 1, s) for p, s in shapes.items()}
-        for dt in DTYPES:
-            vals = {p: rnd(a, dt).astype(np.float64) for p, a in base.items()}
-            want = rnd(model(*vals.values()), dt).astype(np.float64) if dt != "f64" else model(*vals.values())
-            src = source(shapes, expr, dt, want.shape)
-            p, outs = run_case_outputs(tdslc, src, {n: to_npy(a, dt) for n, a in vals.items()}, [])
-            t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
-            if dt == "f32" and sched:
-                check_schedule(t, tdslc, name, src, sched)
-    # (long sums: small terms, so that f32's rounding stays within its tolerance)
-    bases = [{p: RNG.uniform(-0.25, 0.25, s) for p, s in c[1].items()} for c in bundled]
-    for dt in DTYPES:
-        vals = [{p: rnd(a, dt).astype(np.float64) for p, a in b.items()} for b in bases]
-        wants = [model(*v.values()) for (_, _, _, model, _), v in zip(bundled, vals)]
-        wants = [rnd(w, dt).astype(np.float64) if dt != "f64" else w for w in wants]
-        src = bundle_source([(c[1], c[2]) for c in bundled], dt, [w.shape for w in wants])
-        inputs = {f"c{i}_{n}": to_npy(a, dt) for i, v in enumerate(vals) for n, a in v.items()}
-        p, outs = run_case_outputs(tdslc, src, inputs, FIXED_CPU)
-        if p.returncode != 0 or len(outs) != len(wants):
-            t.report(f"the bundled cases {dt}", compare_kinds(p, outs, wants, [dt] * len(wants)), src)
-            continue
-        for (name, shapes, expr, _, sched), got, want in zip(bundled, outs, wants):
-            t.report(f"{name} {dt}", compare_kinds(p, [got], [want], [dt]), source(shapes, expr, dt, want.shape))
-            if dt == "f32":
-                check_schedule(t, tdslc, name, source(shapes, expr, dt, want.shape), sched)
-    for name, shape, expr, model, op in POOLS:
+    # every group in one run per dtype: the cases whose schedule depends on the CPU on a
+    # fixed one (their long sums of small terms, so that f32's rounding stays within its
+    # tolerance), the others on this host's, then the pools
+    fixed = [c for c in CASES if cpu_args(c[4])]
+    host = [c for c in CASES if not cpu_args(c[4])]
+    bases = [{p: RNG.uniform(-1, 1, s) for p, s in c[1].items()} for c in host]
+    run_bundle(t, tdslc, host, bases, [],
+               lambda name, src, c: c[4] and check_schedule(t, tdslc, name, src, c[4]))
+    bases = [{p: RNG.uniform(-0.25, 0.25, s) for p, s in c[1].items()} for c in fixed]
+    run_bundle(t, tdslc, fixed, bases, FIXED_CPU, lambda name, src, c: check_schedule(t, tdslc, name, src, c[4]))
+    pools = [(name, {"x": shape}, expr, model, op) for name, shape, expr, model, op in POOLS]
+    bases = []
+    for _, shape, _, _, op in POOLS:
         base = RNG.uniform(-1, 1, shape)
         if op in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
             base.flat[5] = np.nan
             base.flat[-3] = -np.inf
-        for dt in DTYPES:
-            x = rnd(base, dt).astype(np.float64)
-            want = model(x)
-            want = rnd(want, dt).astype(np.float64) if dt != "f64" else want
-            src = source({"x": shape}, expr, dt, want.shape)
-            p, outs = run_outputs(tdslc, src, {"x": to_npy(x, dt)})
-            t.report(f"{name} {dt}", compare_kinds(p, outs, [want], [dt]), src)
-            if dt == "f32":
-                check_pool_form(t, tdslc, name, src, op)
+        bases.append({"x": base})
+    run_bundle(t, tdslc, pools, bases, [], lambda name, src, c: check_pool_form(t, tdslc, name, src, c[4]))
     return t.summary()
 
 
