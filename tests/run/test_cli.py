@@ -533,9 +533,12 @@ def check_cpu_flag():
     check("every listed CPU is one llc-14 knows", ours <= set(llvm_names), sorted(ours - set(llvm_names)))
     wrong = []
     for name in llvm_names:
-        r = subprocess.run([llc, "-mtriple=x86_64-pc-linux-gnu", f"-mcpu={name}", ll, "-o", os.devnull],
-                           capture_output=True, timeout=60)
-        if (r.returncode == 0) != (name in ours):
+        # (the sanitizer pass, TDSL_EMIT_ONLY: tdslc's refusals alone; llc-14's agreement
+        # with the list is no work of tdslc's and was checked in the release pass)
+        r = None if os.environ.get("TDSL_EMIT_ONLY") else subprocess.run(
+            [llc, "-mtriple=x86_64-pc-linux-gnu", f"-mcpu={name}", ll, "-o", os.devnull], capture_output=True,
+            timeout=60)
+        if r is not None and (r.returncode == 0) != (name in ours):
             wrong.append(f"{name}: llc-14 exit {r.returncode}, listed {name in ours}")
         if name not in ours:
             p = tdslc(TR, "--emit=obj", f"--cpu={name}", "-o", os.path.join(TMP, "cpu.o"))
