@@ -166,6 +166,18 @@ def tdslc_run_clean(*args, **kwargs):
     return p, doc
 
 
+def refusal_errors(tdslc, src, inputs, first, status=1):
+    """`tdslc run` of src (written as case.tdsl) must exit with status and its stderr's
+    first line end with 'case.tdsl:' + first (the location and the message); the lines
+    saying how it did not, none when it did."""
+    p, _ = tdslc_run_clean(tdslc, src, name="case", inputs=inputs)
+    line = p.stderr.decode(errors="replace").split("\n")[0]
+    errs = [] if p.returncode == status else [f"exit {p.returncode}, want {status}"]
+    if not line.endswith("case.tdsl:" + first):
+        errs.append(f"stderr {line!r}, want ...case.tdsl:{first!r}")
+    return errs
+
+
 def load_outputs(out_dir):
     """The arrays of out0.npy, out1.npy, ... in out_dir, in order."""
     outs = []
