@@ -26,6 +26,7 @@
 // is moved once, remembered in a pointer set.
 #include "ir/loop.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 // ---- a set of node pointers (open addressing; the arena holds the table) ----
@@ -300,9 +301,9 @@ static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
 // ============================================================================
 // A temp is live from the first kernel that uses it to the last (kernels run in
 // order); temps of one dtype whose lives do not overlap take turns in one buffer, the
-// largest of them (the first fit, in order of first use). Scratch buffers (per thread,
-// used within one kernel) of one dtype become one. Unused buffers are dropped and the
-// rest renumbered. A program's peak memory is then what its live temps need at once,
+// largest of them (greedy by size: the largest temps take slots first). Scratch buffers
+// (per thread, used within one kernel) of one dtype become one. Unused buffers are
+// dropped and the rest renumbered. A program's peak memory is then what its live temps need at once,
 // not all of them: GPT-2 small's 12 layers reuse one layer's.
 
 // Renumbers buffer b to map[b] everywhere it is named.
@@ -316,6 +317,23 @@ static void rename_bufs(LProgram *p, const int *map) {
     for (int a = 0; a < kr->args.len; a++)
       kr->args.data[a].buf = map[kr->args.data[a].buf];
   }
+}
+
+// Temps in the order they are given slots: the largest first (then by first use, then
+// by number, so the plan is deterministic); scratch buffers, which all become one, by
+// first use (the first names the one).
+typedef struct TempOrder {
+  int64_t numel;
+  int first, buf;
+} TempOrder;
+
+static int cmp_temp_order(const void *a, const void *b) {
+  const TempOrder *x = a, *y = b;
+  if (x->numel != y->numel)
+    return x->numel > y->numel ? -1 : 1;
+  if (x->first != y->first)
+    return x->first < y->first ? -1 : 1;
+  return (x->buf > y->buf) - (x->buf < y->buf);
 }
 
 static void share_temps(Ctx *cx, LProgram *p) {
@@ -334,28 +352,44 @@ static void share_temps(Ctx *cx, LProgram *p) {
       last[b] = k;
     }
   }
-  // slots: a representative buffer each, free after `until`
-  int *until = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
-  for (int k = 0; k < nk; k++)  // temps in order of first use (the kernels' own order)
-    for (int a = 0; a < p->kernels.data[k]->args.len; a++) {
-      int b = p->kernels.data[k]->args.data[a].buf;
-      LBuf *lb = &p->bufs.data[b];
-      if (lb->kind != LB_TEMP || first[b] != k || map[b] != b)
+  // Greedy by size: each temp, largest first, joins the smallest slot of its dtype none
+  // of whose temps is live while it is (a slot is as large as its first, largest temp),
+  // or opens a slot. Taking slots in order of first use instead (the first free one,
+  // grown to fit) let a small temp that lives long (a scan step's output kept for a
+  // stack at the end) pin a large slot while the large temps after it took new ones.
+  TempOrder *order = arena_alloc(&cx->arena, sizeof *order * (size_t)(nb + 1));
+  int nt = 0;
+  for (int b = 0; b < nb; b++)
+    if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0)
+      order[nt++] = (TempOrder){p->bufs.data[b].scratch ? 0 : p->bufs.data[b].numel, first[b], b};
+  qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
+  int *next = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));  // a slot's temps: a list from its representative
+  int *slots = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nt + 1)), nslots = 0;
+  for (int t = 0; t < nt; t++) {
+    int b = order[t].buf, best = -1;
+    const LBuf *lb = &p->bufs.data[b];
+    for (int s = 0; s < nslots; s++) {
+      const LBuf *rb = &p->bufs.data[slots[s]];
+      if (rb->dtype != lb->dtype || rb->scratch != lb->scratch)
         continue;
-      for (int r = 0; r < nb; r++) {  // a representative of its dtype, in use before and free by now
-        LBuf *rb = &p->bufs.data[r];
-        if (map[r] != r || rb->kind != LB_TEMP || rb->dtype != lb->dtype || rb->scratch != lb->scratch ||
-            first[r] < 0 || first[r] >= k || (!lb->scratch && until[r] >= k))
-          continue;
-        map[b] = r;
-        until[r] = last[b];
-        if (lb->numel > rb->numel)
-          rb->numel = lb->numel;
-        break;
-      }
-      if (map[b] == b)
-        until[b] = last[b];
+      bool free = true;  // scratch (per thread, within one kernel) shares with any scratch
+      for (int o = slots[s]; free && !lb->scratch && o >= 0; o = next[o])
+        free = last[o] < first[b] || last[b] < first[o];
+      if (free && (best < 0 || rb->numel < p->bufs.data[slots[best]].numel))
+        best = s;
     }
+    next[b] = -1;
+    if (best < 0) {
+      slots[nslots++] = b;
+      continue;
+    }
+    int r = slots[best];
+    map[b] = r;
+    next[b] = next[r];
+    next[r] = b;
+    if (lb->numel > p->bufs.data[r].numel)  // (scratch only: a larger temp came first)
+      p->bufs.data[r].numel = lb->numel;
+  }
   // keep the buffers still named; renumber
   int *keep = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1)), n = 0;
   bool *used = arena_alloc(&cx->arena, (size_t)(nb + 1));

@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""tests/run/test_buffer_plan.py TDSLC: the storage a program's temporaries take
+(`--emit=kernels`' buffer lines, after temps whose lives do not overlap share a buffer:
+ir/share.c), checked against the arithmetic of the sizes the program's values have, and
+the same programs run against NumPy.
+
+  - a chain of same-sized intermediates (six scans, each reading the one before) holds
+    at most two of them at once: its temps take at most 2 x its size (and a row's
+    accumulator);
+  - a step-by-step scan (Mamba's selective scan as mamba-minimal writes it): a state
+    [D, N] updated T times from a[i], each step's y = x @ c[i] kept for a stack at the
+    end. Its temps need two states (the one read and the one written) and the T outputs
+    the stack reads: not a state per step (a small output kept to the end pinning a
+    state's buffer).
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, emit_text, require_backend, run_outputs  # noqa: E402
+
+TDSLC = os.path.abspath(sys.argv[1])
+BACKEND = require_backend(TDSLC)
+T = Tally()
+
+T_, D, N = 16, 256, 16
+ROWS, COLS = 64, 256
+SRC = f"""fn steps(a: f32[{T_}, {D}, {N}], u: f32[{T_}, {D}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
+    x = torch.zeros({D}, {N})
+    ys = []
+    for i in range({T_}) {{
+        x = a[i] * x + u[i].unsqueeze(-1)
+        ys.append(x @ c[i])
+    }}
+    return torch.stack(ys, dim=1)
+}}
+fn chain(x: f32[{ROWS}, {COLS}]) -> f32[{ROWS}, {COLS}] {{
+    for i in range(6) {{
+        x = torch.cumsum(x, i % 2)
+    }}
+    return x
+}}"""
+
+BUF = re.compile(r"^buffer b\d+ (\w+)( scratch)? (\w+)\[([\d, ]*)\] (\S+)")
+SIZES = {"f32": 4}
+
+
+def temp_bytes(fn):
+    """(bytes of the buffers the entry allocates for temps, their lines) of fn, or (None, error)."""
+    p = emit_text(TDSLC, SRC, "kernels", ["--fn", fn])
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {p.stderr.strip()[:800]}"
+    total, lines = 0, []
+    for ln in p.stdout.splitlines():
+        m = BUF.match(ln)
+        if m and m.group(1) == "temp" and not m.group(2):  # scratch: per thread, not the entry's
+            numel = int(np.prod([int(s) for s in m.group(4).split(",") if s.strip()], dtype=np.int64))
+            total += numel * SIZES[m.group(3)]
+            lines.append(ln)
+    return total, lines
+
+
+def check_bound(name, fn, bound, why):
+    got, lines = temp_bytes(fn)
+    if got is None:
+        return T.report(name, [lines], SRC)
+    T.check(name, got <= bound, f"temps take {got} bytes, want at most {bound} ({why}):\n" + "\n".join(lines))
+
+
+# the chain: two values of ROWS x COLS f32 at once, and a cumsum's accumulator (a row or a column)
+v = ROWS * COLS * 4
+check_bound("chain: at most two intermediates live", "chain", 2 * v + max(ROWS, COLS) * 4,
+            f"two of {v} bytes and an accumulator")
+# the scan: two states, the T step outputs the stack reads
+state, y = D * N * 4, D * 4
+for fn in ("steps",):
+    check_bound(f"{fn}: two states and the step outputs", fn, 2 * state + T_ * y,
+                f"2 states of {state} bytes and {T_} outputs of {y}")
+
+# the same programs, run
+rng = np.random.default_rng(27)
+u = rng.uniform(-1, 1, (T_, D)).astype(np.float32)
+a_log = rng.uniform(-2, 0.5, (D, N)).astype(np.float32)
+c = rng.uniform(-1, 1, (T_, N)).astype(np.float32)
+a = np.exp(u.astype(np.float64)[:, :, None] * -np.exp(a_log.astype(np.float64)))
+x, ys = np.zeros((D, N)), []
+for i in range(T_):
+    x = a[i] * x + u[i].astype(np.float64)[:, None]
+    ys.append(x @ c[i].astype(np.float64))
+want = np.stack(ys, 1)
+for fn, ins in (("steps", {"a": a.astype(np.float32), "u": u, "c": c}),):
+    p, outs = run_outputs(TDSLC, SRC, ins, fn=fn, backend=BACKEND)
+    if p.returncode != 0 or len(outs) != 1:
+        T.report(f"{fn} runs", [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"], SRC)
+        continue
+    err = float(np.max(np.abs(outs[0].astype(np.float64) - want)))
+    T.check(f"{fn} matches NumPy", outs[0].shape == want.shape and err <= 1e-4 * max(1.0, float(np.max(np.abs(want)))),
+            f"shape {outs[0].shape}, max abs error {err}")
+xin = rng.uniform(-1, 1, (ROWS, COLS)).astype(np.float32)
+want = xin.astype(np.float64)
+for i in range(6):
+    want = np.cumsum(want, i % 2)
+p, outs = run_outputs(TDSLC, SRC, {"x": xin}, fn="chain", backend=BACKEND)
+if p.returncode != 0 or len(outs) != 1:
+    T.report("chain runs", [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"], SRC)
+else:
+    err = float(np.max(np.abs(outs[0].astype(np.float64) - want)))
+    T.check("chain matches NumPy", err <= 1e-5 * float(np.max(np.abs(want))), f"max abs error {err}")
+sys.exit(T.summary())
