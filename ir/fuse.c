@@ -335,7 +335,11 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
     return (FuseWhy){.code = FW_TREE, .node = -1, .other = -1, .cost = f->size[i], .limit = INLINE_MAX_TREE};
   const View *pv = &n->out->view;
   int64_t pnumel = view_numel(*pv);
-  bool multi = f->readers[i].len > 1, bcast = false;
+  // multi: its elements are computed more than once in all: the readers together read
+  // more elements than it has (several readers of the whole, a broadcast). Readers of
+  // disjoint slices (a scan's steps reading x[:, i]) recompute each element once.
+  int64_t nread = 0;
+  bool multi = false, bcast = false;
   *reduced = false;
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
@@ -357,6 +361,7 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
       return why(FW_VIEW_COPY, ed.reader, -1);
     if (view_numel(rv) > pnumel)
       multi = bcast = true;  // a broadcast read recomputes elements
+    nread = td_sat_add(nread, view_numel(rv));
     if (f->raises[i] && !fuse_view_covers(rv, pv->ndim, pv->shape))
       return why(FW_RAISES_PART, ed.reader, -1);
     int st = store_between_writes(f, i, ed.reader, &f->bufs[i]);
@@ -369,6 +374,7 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
     if (op_is_store(r->op) && r->op != OP_STORE && list_has(&f->bufs[i], r->srcs[0]->buf->id))
       return why(FW_INDEX_WRITE, ed.reader, -1);
   }
+  multi |= nread > pnumel;
   if (multi && (f->size[i] > INLINE_MAX_OPS || f->trans[i] > INLINE_MAX_TRANSCENDENTAL))
     return (FuseWhy){.code = FW_RECOMPUTE, .node = -1, .other = -1, .n = f->readers[i].len, .bcast = bcast,
                      .cost = f->size[i], .limit = INLINE_MAX_OPS, .trans = f->trans[i],

@@ -8,10 +8,12 @@ the same programs run against NumPy.
     at most two of them at once: its temps take at most 2 x its size (and a row's
     accumulator);
   - a step-by-step scan (Mamba's selective scan as mamba-minimal writes it): a state
-    [D, N] updated T times from a[i], each step's y = x @ c[i] kept for a stack at the
-    end. Its temps need two states (the one read and the one written) and the T outputs
-    the stack reads: not a state per step (a small output kept to the end pinning a
-    state's buffer).
+    [D, N] updated T times from a[i] (given, or computed as exp(u * -exp(A_log))), each
+    step's y = x @ c[i] kept for a stack at the end. Its temps need two states (the one read and the one
+    written) and the T outputs the stack reads: not a state per step (a small output
+    kept to the end pinning a state's buffer), nor the [T, D, N] exp whose steps read
+    disjoint slices (each element is computed once either way: recomputed in the step
+    that reads it, it is never stored).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -33,6 +35,16 @@ T = Tally()
 T_, D, N = 16, 256, 16
 ROWS, COLS = 64, 256
 SRC = f"""fn steps(a: f32[{T_}, {D}, {N}], u: f32[{T_}, {D}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
+    x = torch.zeros({D}, {N})
+    ys = []
+    for i in range({T_}) {{
+        x = a[i] * x + u[i].unsqueeze(-1)
+        ys.append(x @ c[i])
+    }}
+    return torch.stack(ys, dim=1)
+}}
+fn scan(u: f32[{T_}, {D}], A_log: f32[{D}, {N}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
+    a = torch.exp(u.unsqueeze(-1) * -torch.exp(A_log))
     x = torch.zeros({D}, {N})
     ys = []
     for i in range({T_}) {{
@@ -78,9 +90,11 @@ def check_bound(name, fn, bound, why):
 v = ROWS * COLS * 4
 check_bound("chain: at most two intermediates live", "chain", 2 * v + max(ROWS, COLS) * 4,
             f"two of {v} bytes and an accumulator")
-# the scan: two states, the T step outputs the stack reads
+# the scan: two states, the T step outputs the stack reads; with the decays a given
+# (steps) and computed as exp(u * -exp(A_log)) (scan: recomputed where each step reads
+# its slice, a [T, D, N] buffer of T x a state would pass the bound)
 state, y = D * N * 4, D * 4
-for fn in ("steps",):
+for fn in ("steps", "scan"):
     check_bound(f"{fn}: two states and the step outputs", fn, 2 * state + T_ * y,
                 f"2 states of {state} bytes and {T_} outputs of {y}")
 
@@ -95,7 +109,7 @@ for i in range(T_):
     x = a[i] * x + u[i].astype(np.float64)[:, None]
     ys.append(x @ c[i].astype(np.float64))
 want = np.stack(ys, 1)
-for fn, ins in (("steps", {"a": a.astype(np.float32), "u": u, "c": c}),):
+for fn, ins in (("steps", {"a": a.astype(np.float32), "u": u, "c": c}), ("scan", {"u": u, "A_log": a_log, "c": c})):
     p, outs = run_outputs(TDSLC, SRC, ins, fn=fn, backend=BACKEND)
     if p.returncode != 0 or len(outs) != 1:
         T.report(f"{fn} runs", [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"], SRC)
