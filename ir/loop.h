@@ -500,8 +500,12 @@ LProgram *kernel_build(Ctx *cx, const Graph *g, const CpuTarget *cpu);
 // softmax terms kept for the last pass (LKernel.softmax); math functions as
 // vectorizable arithmetic (ir/vecmath.c, FMA as cpu has it); float reductions of innermost loops accumulated in lanes
 // (a fixed association, the same in every backend); large write-only results marked
-// for streaming stores (LArg.stream).
+// for streaming stores (LArg.stream); loop-invariant lets moved out of their loops
+// (ir/hoist.c).
 void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu);
+
+// ---- hoist.c: a loop's lets that do not change in it move before it (CPU form) ----
+void hoist_invariants(Ctx *cx, LKernel *k);
 
 // ---- share.c: one function for kernels with the same code ----
 // The layers of an unrolled loop over stacked weights build the same kernels, apart

@@ -613,6 +613,7 @@ void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
     keep_terms(&s, p);
     vecmath_kernel(cx, s.k, cpu);
     split_list(&s, &s.k->body);
+    hoist_invariants(cx, s.k);
   }
   mark_streams(p);
   loop_verify(p);
