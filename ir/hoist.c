@@ -144,7 +144,8 @@ static int cmp_ptr(const void *a, const void *b) {
 void hoist_invariants(Ctx *cx, LKernel *k) {
   LoopList loops = {0};  // a loop reached twice (one statement in two lists) stays as it is
   list_loops(cx, &k->body, &loops);
-  qsort(loops.data, (size_t)loops.len, sizeof *loops.data, cmp_ptr);
+  if (loops.len > 1)  // (no loops: data is NULL, which qsort may not be given)
+    qsort(loops.data, (size_t)loops.len, sizeof *loops.data, cmp_ptr);
   for (int i = 1; i < loops.len; i++)
     if (loops.data[i] == loops.data[i - 1])
       return;
