@@ -22,7 +22,8 @@
 - Reductions and softmax over short rows (3 to 16 elements: unrolled, vectorized across
   rows): sums, means, variances, max, argmax with ties, logsumexp, softmax and
   log_softmax, over two dims at once, rows read with a stride, f16 and f64, rows of
-  -inf, all -inf, NaN.
+  -inf, all -inf, NaN; in blocks of a vector of rows transposed through scratch: bf16,
+  int sums, rows under kept outer dims with epilogues.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -288,6 +289,37 @@ def check_short_rows(tdslc, t):
         t.check(f"short rows out{k}", why is None, why or "")
 
 
+def check_row_blocks(tdslc, t):
+    """Short rows run in blocks of a vector of rows through a transposed block in scratch
+    (ir/row.c's BLOCK): bf16 rows, an int sum, rows under kept outer dims with an
+    epilogue reading the input and a broadcast operand, blocks with and without a tail."""
+    rng = np.random.default_rng(17)
+    g = (rng.standard_normal((1003, 7)) * 3).astype(np.float32)
+    g[5, :] = -np.inf
+    gb = f32_to_bf16_bits(g)
+    q = (rng.standard_normal((3, 77, 8)) * 2).astype(np.float32)
+    bq = rng.standard_normal(8).astype(np.float32)
+    iv = rng.integers(-1000, 1000, size=(1001, 6), dtype=np.int32)
+    e = (rng.standard_normal((64, 12)) * 2).astype(np.float64)
+    src = ("fn f(g: bf16[1003, 7], q: f32[3, 77, 8], bq: f32[8], iv: i32[1001, 6], e: f64[64, 12]) -> (\n"
+           "    bf16[1003, 7], f32[3, 77, 8], i64[1001], f64[64, 12], f32[3, 77]) {\n"
+           "  return softmax(g, -1), softmax(q, -1) * bq + q, iv.sum(-1), log_softmax(e, 1), q.var(-1)\n}")
+    p, outs = run_outputs(tdslc, src, {"g": gb, "q": q, "bq": bq, "iv": iv, "e": e})
+    if p.returncode != 0 or len(outs) != 5:
+        t.report("row blocks", [p.stderr.decode()[-400:]])
+        return
+    gd, qd = bf16_bits_to_f32(gb).astype(np.float64), q.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wants = [(softmax_np(gd), "bf16"), (softmax_np(qd) * bq + qd, "f32"), (iv.astype(np.int64).sum(-1), "i64"),
+                 (e - e.max(1, keepdims=True) - np.log(np.exp(e - e.max(1, keepdims=True)).sum(1, keepdims=True)),
+                  "f64"), (qd.var(-1, ddof=1), "f32")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        if dt == "bf16":
+            got, want = bf16_bits_to_f32(got), want.astype(np.float32)
+        why = compare(got, np.asarray(want).astype(got.dtype), dt, "red", 16)
+        t.check(f"row blocks out{k} ({dt})", why is None, why or "")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -298,6 +330,7 @@ def main():
     check_long_softmax(tdslc, t)
     check_big_softmax(tdslc, t)
     check_short_rows(tdslc, t)
+    check_row_blocks(tdslc, t)
     return t.summary()
 
 
