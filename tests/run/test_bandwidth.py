@@ -23,7 +23,8 @@
   rows): sums, means, variances, max, argmax with ties, logsumexp, softmax and
   log_softmax, over two dims at once, rows read with a stride, f16 and f64, rows of
   -inf, all -inf, NaN; in blocks of a vector of rows transposed through scratch: bf16,
-  int sums, rows under kept outer dims with epilogues.
+  int sums, rows under kept outer dims with epilogues; log_softmax's looped rows with
+  NaN, +inf, 1e30, rows of -inf only or half.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -301,11 +302,18 @@ def check_row_blocks(tdslc, t):
     bq = rng.standard_normal(8).astype(np.float32)
     iv = rng.integers(-1000, 1000, size=(1001, 6), dtype=np.int32)
     e = (rng.standard_normal((64, 12)) * 2).astype(np.float64)
-    src = ("fn f(g: bf16[1003, 7], q: f32[3, 77, 8], bq: f32[8], iv: i32[1001, 6], e: f64[64, 12]) -> (\n"
-           "    bf16[1003, 7], f32[3, 77, 8], i64[1001], f64[64, 12], f32[3, 77]) {\n"
-           "  return softmax(g, -1), softmax(q, -1) * bq + q, iv.sum(-1), log_softmax(e, 1), q.var(-1)\n}")
-    p, outs = run_outputs(tdslc, src, {"g": gb, "q": q, "bq": bq, "iv": iv, "e": e})
-    if p.returncode != 0 or len(outs) != 5:
+    lw = (rng.standard_normal((6, 100)) * 4).astype(np.float32)  # a looped row: log_softmax's max skips NaN
+    lw[0, 37] = np.nan
+    lw[1, 99] = np.inf
+    lw[2, :] = -np.inf
+    lw[3, :] = 1e30
+    lw[4, 50:] = -np.inf
+    src = ("fn f(g: bf16[1003, 7], q: f32[3, 77, 8], bq: f32[8], iv: i32[1001, 6], e: f64[64, 12], lw: f32[6, 100]) -> (\n"
+           "    bf16[1003, 7], f32[3, 77, 8], i64[1001], f64[64, 12], f32[3, 77], f32[6, 100], f64[6, 100]) {\n"
+           "  return (softmax(g, -1), softmax(q, -1) * bq + q, iv.sum(-1), log_softmax(e, 1), q.var(-1),\n"
+           "    log_softmax(lw, -1), log_softmax(lw.double(), -1))\n}")
+    p, outs = run_outputs(tdslc, src, {"g": gb, "q": q, "bq": bq, "iv": iv, "e": e, "lw": lw})
+    if p.returncode != 0 or len(outs) != 7:
         t.report("row blocks", [p.stderr.decode()[-400:]])
         return
     gd, qd = bf16_bits_to_f32(gb).astype(np.float64), q.astype(np.float64)
@@ -313,6 +321,10 @@ def check_row_blocks(tdslc, t):
         wants = [(softmax_np(gd), "bf16"), (softmax_np(qd) * bq + qd, "f32"), (iv.astype(np.int64).sum(-1), "i64"),
                  (e - e.max(1, keepdims=True) - np.log(np.exp(e - e.max(1, keepdims=True)).sum(1, keepdims=True)),
                   "f64"), (qd.var(-1, ddof=1), "f32")]
+        lwd = lw.astype(np.float64)
+        lm = lwd.max(-1, keepdims=True)
+        lsm = lwd - lm - np.log(np.exp(lwd - lm).sum(-1, keepdims=True))
+        wants += [(lsm, "f32"), (lsm, "f64")]
     for k, ((want, dt), got) in enumerate(zip(wants, outs)):
         if dt == "bf16":
             got, want = bf16_bits_to_f32(got), want.astype(np.float32)
