@@ -38,6 +38,9 @@ typedef struct Row {
   LSoftmax sm;               // the last softmax's passes (its loops single), for LKernel.softmax
   const Node *tnode;         // a softmax of an unrolled row whose terms are kept in locals,
   int *terms;                // terms[e]: exp(x(e) - max) for each element e of the row
+  int nsoftmax;              // softmax and log_softmax row nodes of the kernel
+  const Node *kept[8];       // softmaxes whose sum pass stored their terms in their results
+  int nkept;
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -206,14 +209,39 @@ static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
   return -1;
 }
 
-// log_softmax's row max on a CPU, over a looped row: `let y = x; m = (y > m) ? y : m`,
+// Whether softmax n keeps its terms in its result (keep_out): a looped row of a kernel
+// with more than one softmax or log_softmax, n stored in the computation dtype with the
+// rows' shape. ir/sched.c's keep_terms does the same for a kernel's one softmax
+// (LKernel.softmax), which records one only; without this, every other softmax of the
+// kernel computed each exp twice, in its sum and in its last pass.
+static bool keeps_out(const KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
+  return kb->cpu && n->op == OP_SOFTMAX && r->nsoftmax > 1 && r->nkept < 8 && row_steps(kb, r) == 1 &&
+         n->mode == NM_STORED && n->out->dtype == cd && kb_same_shape(&n->out->view, r->xv) &&
+         (cd == DT_F32 || cd == DT_F64);
+}
+
+// The sum of exp(x - max) over the row, each term stored in n's result, which the last
+// pass then multiplies by 1 / sum (Row.kept).
+static int keep_out(KernelBuilder *kb, Row *r, const Node *n, DType cd, int max) {
+  int acc = kb_let_local(kb, r->body, kb_fconst(kb, cd, 0));
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = row_pass(kb, r, idx, 0);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  int t = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
+  kb_store_node(kb, in, n, idx, kb_local_ref(kb, t));
+  kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, t))));
+  r->kept[r->nkept++] = n;
+  return acc;
+}
+
+// log_softmax's row max on a CPU, over a looped row (and a softmax's that keep_out keeps): `let y = x; m = (y > m) ? y : m`,
 // the max that skips NaN, as ir/sched.c's softmax_max makes softmax's (one max
 // instruction where maximum() also tests for NaN and blends; on C, gcc vectorized
 // neither, and the NaN tests made log_softmax [256, 4096] ~3x slower than softmax). A
 // NaN in the row makes its sum, so log(sum) and every result, NaN whatever m is. -1
 // where it does not apply (then row_fold's maximum).
-static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd) {
-  if (!kb->cpu || n->op != OP_LOG_SOFTMAX || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64))
+static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd, bool keep) {
+  if (!kb->cpu || (n->op != OP_LOG_SOFTMAX && !keep) || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64))
     return -1;
   int m = kb_let_local(kb, r->body, kb_fconst(kb, cd, -INFINITY));
   LIndex idx[TD_MAX_DIMS];
@@ -277,12 +305,14 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   }
   case OP_ARGMAX: case OP_ARGMIN: res = row_argext(kb, r, n); break;
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
-    int m = select_max(kb, r, n, cd);
+    bool keep = keeps_out(kb, r, n, cd);
+    int m = select_max(kb, r, n, cd, keep);
     if (m < 0)
       m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
-    LStmt *max_loop = r->pass;
+    LStmt *max_loop = keep ? NULL : r->pass;  // (no LKernel.softmax for a kept one)
     int s = n->op == OP_SOFTMAX && row_steps(kb, r) > 1 ? kept_terms(kb, r, n, cd, m)
-                                                        : row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
+            : keep ? keep_out(kb, r, n, cd, m)
+                   : row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
     LStmt *sum_loop = r->pass;
     // log_softmax subtracts log(sum); softmax multiplies by 1 / sum, as PyTorch's CPU
     // kernel does (a division per element would cost more and round differently)
@@ -333,8 +363,15 @@ static bool reduced_index(const View *xv, uint32_t mask, const LIndex *xidx, con
   return true;
 }
 
+// Softmax n's term that keep_out stored in its result, at input index idx.
+static LExpr *kept_term(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  return kb_buf_load(kb, kb->buf_of[n->out->buf->id], kb_view_index(kb, &n->out->view, idx));
+}
+
 // The row nodes and the last pass of the rows at r->xidx, into r->body.
 static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
+  for (int j = 0; j < ns->len; j++)
+    r->nsoftmax += ns->data[j]->op == OP_SOFTMAX || ns->data[j]->op == OP_LOG_SOFTMAX;
   int i = 0;
   for (; i < ns->len && op_is_row(ns->data[i]->op); i++) {
     const Node *n = ns->data[i];
@@ -371,8 +408,13 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
       const Node *n = full.data[j];
       TD_ASSERT(kb_same_shape(&n->out->view, r->xv));
       bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
+      bool kept = false;
+      for (int k = 0; k < r->nkept; k++)
+        kept |= r->kept[k] == n;
       LExpr *v = n == r->tnode ? kb_binary(kb, OP_MUL, dtype_compute(n->out->dtype), kb_local_ref(kb, r->terms[e]),
                                            kb_local_ref(kb, kb->lv[n->id].sum))  // its term kept, times 1 / sum
+                 : kept        ? kb_binary(kb, OP_MUL, n->out->dtype, kept_term(kb, n, idx),
+                                           kb_local_ref(kb, kb->lv[n->id].sum))  // its term in its result
                  : softmax     ? kb_softmax_value(kb, n, idx)
                                : kb_node_expr(kb, n, idx);
       kb_store_node(kb, in, n, idx, v);

@@ -25,6 +25,7 @@
   -inf, all -inf, NaN; in blocks of a vector of rows transposed through scratch: bf16,
   int sums, rows under kept outer dims with epilogues; log_softmax's looped rows with
   NaN, +inf, 1e30, rows of -inf only or half.
+- Several softmaxes in one kernel, each keeping its terms in its result.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -332,6 +333,36 @@ def check_row_blocks(tdslc, t):
         t.check(f"row blocks out{k} ({dt})", why is None, why or "")
 
 
+def check_fused_softmaxes(tdslc, t):
+    """Several softmaxes in one kernel: each stores its terms in its result in its sum
+    pass and multiplies them there (ir/row.c's keep_out), f32 and f64; an f16 one and a
+    log_softmax beside them recompute theirs. Rows with NaN, +inf, of -inf only."""
+    rng = np.random.default_rng(19)
+    x = (rng.standard_normal((9, 300)) * 4).astype(np.float32)
+    x[1, 5] = np.nan
+    x[2, 299] = np.inf
+    x[3, :] = -np.inf
+    x[4, :] = 1e30
+    d = x.astype(np.float64)
+    src = ("fn f(x: f32[9, 300], d: f64[9, 300]) -> (f32[9, 300], f32[9, 300], f64[9, 300], f64[9, 300], f16[9, 300],\n"
+           "    f32[9, 300]) {\n"
+           "  return (softmax(x, -1), softmax(x * 2.0, -1), softmax(d, -1), softmax(-d, 1), softmax(x.half(), -1),\n"
+           "    log_softmax(x, -1))\n}")
+    p, outs = run_outputs(tdslc, src, {"x": x, "d": d})
+    if p.returncode != 0 or len(outs) != 6:
+        t.report("fused softmaxes", [p.stderr.decode()[-400:]])
+        return
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        m = d.max(-1, keepdims=True)
+        lsm = d - m - np.log(np.exp(d - m).sum(-1, keepdims=True))
+        h = x.astype(np.float16).astype(np.float64)
+        wants = [(softmax_np(d), "f32"), (softmax_np(d * 2), "f32"), (softmax_np(d), "f64"), (softmax_np(-d), "f64"),
+                 (softmax_np(h), "f16"), (lsm, "f32")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        why = compare(got, np.asarray(want).astype(got.dtype), dt, "red", 300)
+        t.check(f"fused softmaxes out{k} ({dt})", why is None, why or "")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -343,6 +374,7 @@ def main():
     check_big_softmax(tdslc, t)
     check_short_rows(tdslc, t)
     check_row_blocks(tdslc, t)
+    check_fused_softmaxes(tdslc, t)
     return t.summary()
 
 
