@@ -41,6 +41,9 @@ typedef struct Row {
   int nsoftmax;              // softmax and log_softmax row nodes of the kernel
   const Node *kept[8];       // softmaxes whose sum pass stored their terms in their results
   int nkept;
+  const NodeList *ns;        // the kernel's nodes
+  const Node *mom;           // the var/std whose squared deviations moments() computed with a mean
+  int mom_ss;                // (its local), -1 if none
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -252,6 +255,68 @@ static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd, bool k
   return m;
 }
 
+// Whether values x and y are the same input (a node, or equal views of one buffer).
+static bool same_input(const Value *x, const Value *y) {
+  return x->dtype == y->dtype && (x == y || (x->buf == y->buf && x->buf && view_equal(x->view, y->view)));
+}
+
+// The mean and the sum of squared deviations of n's input over a looped row of a CPU
+// program in one pass over it, shifted by the row's first element K (locals *mean,
+// *ss; false where it does not apply: then two passes):
+//   for j: d = x(j) - K; s1 += d; s2 += d * d
+//   mean = K + s1 / n; ss = s2 - s1 * (s1 / n)
+//   if !(ss >= s2 / 8): the two passes (mean = sum / n; ss = sum of (x - mean)^2)
+// The shift keeps s2 - s1^2 / n from cancelling as sum(x^2) - sum(x)^2 / n does where the
+// mean is large against the spread (x = 1e4 + noise: the naive form's f32 variance is
+// off by orders of magnitude). The cancellation left costs at most 3 bits where ss >=
+// s2 / 8 (the first element within ~2.6 standard deviations of the mean); rows where
+// it is not (an outlier first), whose moments overflow, or with a NaN take the two passes.
+static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mean, int *ss) {
+  if (!kb->cpu || kb->naive || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
+    return false;
+  LExpr *N = kb_fconst(kb, cd, (double)r->n);
+  LIndex idx[TD_MAX_DIMS];
+  for (int d = 0; d < r->xv->ndim; d++)
+    idx[d] = r->mask >> d & 1 ? kb_ix_const(0) : r->xidx[d];
+  int K = kb_let_local(kb, r->body, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  int s1 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0)), s2 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
+  LStmtList *in = row_pass(kb, r, idx, 0);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  int d = kb_let_local(kb, in, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, K)));
+  kb_push(kb, in, kb_set(kb, s1, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s1), kb_local_ref(kb, d))));
+  kb_push(kb, in, kb_set(kb, s2, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s2), kb_unary(kb, OP_SQUARE, cd, kb_local_ref(kb, d)))));
+  int q = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s1), N));
+  *mean = kb_let_local(kb, r->body, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, K), kb_local_ref(kb, q)));
+  *ss = kb_let_local(kb, r->body, kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, s2),
+                                            kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s1), kb_local_ref(kb, q))));
+  LExpr *ok = kb_binary(kb, OP_GE, DT_BOOL, kb_local_ref(kb, *ss),
+                        kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s2), kb_fconst(kb, cd, 0.125)));
+  LStmt *redo = kb_if(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, ok));
+  kb_push(kb, r->body, redo);
+  LStmtList *body = r->body;
+  r->body = &redo->body;
+  int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
+  kb_push(kb, r->body, kb_set(kb, *mean, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N)));
+  int dd = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), *mean, true);
+  kb_push(kb, r->body, kb_set(kb, *ss, kb_local_ref(kb, dd)));
+  r->body = body;
+  r->pass = NULL;
+  return true;
+}
+
+// A var/std node after n (a mean) in the kernel over the same input in dtype cd, or NULL.
+static const Node *later_var(const Row *r, const Node *n, DType cd) {
+  bool after = false;
+  for (int j = 0; j < r->ns->len && op_is_row(r->ns->data[j]->op); j++) {
+    const Node *v = r->ns->data[j];
+    if ((v->op == OP_VAR || v->op == OP_STD) && after && dtype_compute(v->out->dtype) == cd &&
+        same_input(v->srcs[0], n->srcs[0]))
+      return v;
+    after |= v == n;
+  }
+  return NULL;
+}
+
 // Computes row node n over the current row; sets its LocalVal.
 static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   DType od = n->out->dtype, cd = dtype_compute(od);
@@ -261,7 +326,14 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   switch (n->op) {
   case OP_SUM: res = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false); break;
   case OP_PROD: res = row_fold(kb, r, n, OP_MUL, cd, kb_num(kb, cd, 1, 1), -1, false); break;
-  case OP_MEAN: {
+  case OP_MEAN: {  // with a later var/std of the same input: both in one pass (moments)
+    const Node *v = later_var(r, n, cd);
+    int ss;
+    if (v && r->mom_ss < 0 && moments(kb, r, n, cd, &res, &ss)) {
+      r->mom = v;
+      r->mom_ss = ss;
+      break;
+    }
     int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
     res = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
     break;
@@ -279,13 +351,20 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
       res = kb_let_local(kb, r->body, kb_cast(kb, kb_local_ref(kb, res), cd));
     break;
   }
-  case OP_VAR: case OP_STD: {  // two passes: the mean (reused if computed), then the squared deviations
-    int m = same_mean(kb, r, n, cd);
-    if (m < 0) {
-      int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
-      m = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
+  case OP_VAR: case OP_STD: {  // one pass (moments), else two: the mean (reused if computed), then
+                               // the squared deviations
+    int m, ss;
+    if (r->mom == n) {
+      ss = r->mom_ss;
+      r->mom = NULL;
+      r->mom_ss = -1;
+    } else if ((m = same_mean(kb, r, n, cd)) >= 0 || !moments(kb, r, n, cd, &m, &ss)) {
+      if (m < 0) {
+        int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
+        m = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
+      }
+      ss = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), m, true);
     }
-    int ss = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), m, true);
     int64_t div = r->n - n->attr.correction;
     LExpr *v = kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, ss), kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
     if (n->op == OP_STD)
@@ -370,6 +449,9 @@ static LExpr *kept_term(KernelBuilder *kb, const Node *n, const LIndex *idx) {
 
 // The row nodes and the last pass of the rows at r->xidx, into r->body.
 static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
+  r->ns = ns;
+  r->mom = NULL;
+  r->mom_ss = -1;
   for (int j = 0; j < ns->len; j++)
     r->nsoftmax += ns->data[j]->op == OP_SOFTMAX || ns->data[j]->op == OP_LOG_SOFTMAX;
   int i = 0;

@@ -26,6 +26,8 @@
   int sums, rows under kept outer dims with epilogues; log_softmax's looped rows with
   NaN, +inf, 1e30, rows of -inf only or half.
 - Several softmaxes in one kernel, each keeping its terms in its result.
+- Means and variances in one shifted pass: a large mean and a small spread, an outlier
+  first, overflow, NaN; var, std, layer_norm, group_norm.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -363,6 +365,44 @@ def check_fused_softmaxes(tdslc, t):
         t.check(f"fused softmaxes out{k} ({dt})", why is None, why or "")
 
 
+def check_moments(tdslc, t):
+    """Mean and variance of a row in one pass shifted by its first element (ir/row.c's
+    moments): rows of a large mean and a small spread (1e4 + noise, where sum(x^2) -
+    sum(x)^2 / n cancels to nothing in f32), an outlier first (the two passes again),
+    moments that overflow f32, NaN; var, std, mean with var, layer_norm, group_norm; f32
+    and f64."""
+    rng = np.random.default_rng(23)
+    a = (1e4 + rng.standard_normal((64, 1000))).astype(np.float32)
+    a[1, 0] = 1e6            # an outlier first
+    a[3, 500] = np.nan
+    a[4, :] = 7.0            # no spread
+    d = 1e8 + rng.standard_normal((16, 999)) * 3
+    o = rng.standard_normal((3, 100)).astype(np.float32)
+    o[:, 7] = 1e30  # the squared deviations overflow f32: var inf
+    w = (1e4 + rng.standard_normal((4, 20000))).astype(np.float32)
+    w[:, 0] += 100  # 100 sigma from the mean, first: the shifted sums would cancel ~13 bits
+    g = (3e3 + rng.standard_normal((4, 6, 5, 7))).astype(np.float32)
+    src = ("fn f(a: f32[64, 1000], d: f64[16, 999], g: f32[4, 6, 5, 7], o: f32[3, 100], w: f32[4, 20000]) -> (\n"
+           "    f32[64], f32[64], f32[64], f32[64, 1000], f64[16], f64[16], f32[4, 6, 5, 7], f32[64], f32[3], f32[4]) {\n"
+           "  return (a.var(-1), a.std(-1, correction=0), a.mean(-1), F.layer_norm(a, [1000]), d.var(1), d.mean(1),\n"
+           "    F.group_norm(g, 2), a.mean(-1) + a.var(-1), o.var(-1), w.var(-1))\n}")
+    p, outs = run_outputs(tdslc, src, {"a": a, "d": d, "g": g, "o": o, "w": w})
+    if p.returncode != 0 or len(outs) != 10:
+        t.report("moments", [p.stderr.decode()[-400:]])
+        return
+    ad, gd = a.astype(np.float64), g.astype(np.float64).reshape(4, 2, -1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ln = (ad - ad.mean(-1, keepdims=True)) / np.sqrt(ad.var(-1, keepdims=True) + 1e-5)
+        gn = ((gd - gd.mean(-1, keepdims=True)) / np.sqrt(gd.var(-1, keepdims=True) + 1e-5)).reshape(g.shape)
+        wants = [(ad.var(-1, ddof=1), "f32"), (ad.std(-1), "f32"), (ad.mean(-1), "f32"), (ln, "f32"),
+                 (d.var(1, ddof=1), "f64"), (d.mean(1), "f64"), (gn, "f32"), (ad.mean(-1) + ad.var(-1, ddof=1), "f32"),
+                 (o.astype(np.float64).var(-1, ddof=1), "f32"), (w.astype(np.float64).var(-1, ddof=1), "f32")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        with np.errstate(over="ignore"):  # o's var: inf in f32
+            why = compare(got, np.asarray(want).astype(got.dtype), dt, "red", 1000)
+        t.check(f"moments out{k} ({dt})", why is None, why or "")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -375,6 +415,7 @@ def main():
     check_short_rows(tdslc, t)
     check_row_blocks(tdslc, t)
     check_fused_softmaxes(tdslc, t)
+    check_moments(tdslc, t)
     return t.summary()
 
 
