@@ -4,10 +4,14 @@
 // (build_row: a pass over the row per accumulation, the results in locals, a last pass
 // for what has the input's shape; a row of at most SHORT_ROW elements has its passes
 // unrolled, so that the loop over rows vectorizes; with a result of the rows' shape, in
-// blocks of a vector of rows transposed through scratch: BLOCK), and by columns when the reduction
-// would stride through memory (build_col, below), which splits the rows into parts reduced by
-// threads and then combined when the kept columns are too few to share (SPLIT). Where a softmax's last pass multiplies its terms
-// by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
+// blocks of a vector of rows transposed through scratch: BLOCK), and by columns when
+// the reduction would stride through memory (build_col, below), which splits the rows
+// into parts reduced by threads and then combined when the kept columns are too few to
+// share (SPLIT). Where a softmax's last pass multiplies its terms by the sum's
+// reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are (one softmax
+// a kernel; the others of a kernel with several keep their terms in their results
+// here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
+// its first element (moments), and log_softmax's max skips NaN (select_max).
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
 // kernels of their own (section SCAN, at the end): an accumulator per row, stored at
@@ -16,8 +20,9 @@
 //
 // Invariants: every output combines the same terms in the same order in both
 // schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
-// comment says how); a row node's result is valid only on its row (LocalVal.at), and
-// readers are checked against it.
+// comment says how), and the CPU's one-pass moments (which the column schedule and GPU
+// programs do not take: their variance is the two passes'); a row node's result is
+// valid only on its row (LocalVal.at), and readers are checked against it.
 #include "ir/kernel.h"
 
 #include <math.h>
