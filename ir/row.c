@@ -223,9 +223,12 @@ static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
 // (LKernel.softmax), which records one only; without this, every other softmax of the
 // kernel computed each exp twice, in its sum and in its last pass.
 static bool keeps_out(const KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
-  return kb->cpu && n->op == OP_SOFTMAX && r->nsoftmax > 1 && r->nkept < 8 && row_steps(kb, r) == 1 &&
-         n->mode == NM_STORED && n->out->dtype == cd && kb_same_shape(&n->out->view, r->xv) &&
-         (cd == DT_F32 || cd == DT_F64);
+  if (!kb->cpu || n->op != OP_SOFTMAX || r->nsoftmax < 2 || r->nkept >= 8 || row_steps(kb, r) != 1 ||
+      n->mode != NM_STORED || n->out->dtype != cd || !kb_same_shape(&n->out->view, r->xv) ||
+      (cd != DT_F32 && cd != DT_F64))
+    return false;
+  int buf = kb->buf_of[n->out->buf->id];  // a parameter's storage (written in place) may be read
+  return buf >= 0 && kb->p->bufs.data[buf].kind != LB_PARAM;
 }
 
 // The sum of exp(x - max) over the row, each term stored in n's result, which the last
