@@ -537,9 +537,11 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
 // loads alone vectorize well enough), and so did a softmax whose row is one vector
 // register (gcc and LLVM then keep the row in one vector: f32[N, 16] on AVX-512, 0.83x on
 // C); where gcc builds vectors of 2 rows instead (rows of 8, 12 f32) blocks are 5-12x
-// faster on C, and LLVM's time is unchanged (0.93-1.19x). T is per-thread
-// scratch of one dtype (the strided accesses' own, all the same: else no blocks); the
-// passes compute the same terms in the same order (bit-identical results). A load or
+// faster on C, and LLVM's time moves by 0.88-1.19x (chrt -f, against the rows in
+// place). T is per-thread scratch of one dtype (the strided accesses' own, all the
+// same: else no blocks); the passes compute the same terms in the same order
+// (bit-identical results). Rows under a kept innermost dim shorter than 2 W (a layer
+// norm over 8 of a [N, 3, 8]) keep the old form. A load or
 // store is "strided" when its index moves by 2 or more elements a row (those moving by
 // 0 or 1 vectorize as they are, dynamic indices stay where they are).
 typedef struct BSlot {
