@@ -524,6 +524,7 @@ bool is_lambda(const TType *t);
 TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
 TType *function_named(Sema *sema, Ast *e);  // F.gelu, torch.tanh, a user fn: as a value
 TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call e: over the caller's locals
+void partial_bind_now(Sema *sema, Ast *e);  // functools.partial(...) e: its bound values read now
 Sym *hidden_syms(Sema *sema, const Sym *scope);  // the hidden names of scope, for a helper's body
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 void local_def(Sema *sema, Ast *st);  // fn NAME(...) { ... } inside a body: binds NAME to the function value

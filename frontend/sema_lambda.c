@@ -387,6 +387,9 @@ static TType *def_closure(Sema *sema, Ast *e, TType *f) {
 // bound to them now, as the helper's body sees only those of its caller's scope.
 static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *call = f->ctor;
+  Ast *made = ast_new(sema->cx, AST_EXPR, call->loc);  // its own bindings first, if it is made here (lower_object)
+  made->lhs = (Ast *)call;
+  vec_push(&sema->cx->arena, &e->unrolled, made);
   Ast *c = ast_new(sema->cx, AST_CALL, call->loc);
   *c = *call;
   c->list = (AstList){0};
@@ -408,6 +411,26 @@ static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
   TType *t = ty_module(sema, "functools.partial");
   t->ctor = c;
   return t;
+}
+
+// functools.partial's checked call e: each bound argument the program computes (a tensor,
+// a tuple, list or dict) bound now to a hidden name ("(partial 5) 1") that its calls read,
+// as Python's partial holds the values it was given, not the names (lowering binds them where
+// e is evaluated: lower.c's lower_object).
+void partial_bind_now(Sema *sema, Ast *e) {
+  int id = ++sema->lambdas;
+  for (int i = 1; i < e->list.len; i++) {
+    Ast *a = e->list.data[i], *v = a->kind == AST_KWARG ? a->rhs : a;
+    if (a->kind == AST_STARRED || !v->ty ||
+        (v->ty->kind != TY_TENSOR && v->ty->kind != TY_TUPLE && v->ty->kind != TY_LIST && v->ty->kind != TY_DICT))
+      continue;
+    const char *h = arena_printf(&sema->cx->arena, "(partial %d) %d", id, i);
+    bind_hidden(sema, e, h, v, v->loc);
+    Ast *n = ast_name(sema->cx, h, v->loc);
+    check_expr(sema, n);
+    if (a->kind == AST_KWARG) a->rhs = n;
+    else e->list.data[i] = n;
+  }
 }
 
 TType *lambda_closure(Sema *sema, Ast *e, TType *f) {

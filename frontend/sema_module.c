@@ -685,6 +685,7 @@ static TType *functools_partial(Sema *sema, Ast *e) {
                                                                              : "type 'partial' takes at least one argument");
     return poison(sema);
   }
+  partial_bind_now(sema, e);
   TType *m = ty_module(sema, "functools.partial");
   m->ctor = e;
   return m;

@@ -204,6 +204,16 @@ def partials(x, g):
 
 PARTIALS = 'from functools import partial\nimport functools\nfn layer_scale(x: f32[B, N, C], gamma: f32[C], inplace: bool = False) -> f32[B, N, C] {\n    return x.mul_(gamma) if inplace else x * gamma\n}\nfn block(x: f32[2, 3, 4], ls1_gamma: f32[4] | None, init_values: float | None = None) -> f32[2, 3, 4] {\n    ls1 = partial(layer_scale, gamma=ls1_gamma) if init_values else nn.Identity()\n    ls2 = functools.partial(torch.add, x)\n    return x + ls1(x * 2) + ls2(x, alpha=2)\n}\nfn f(x: f32[2, 3, 4], w: f32[4]) -> (f32[2, 3, 4], f32[2, 3, 4]) {\n    return block(x, w, 1e-5), block(x, None)\n}\n'
 
+
+def bound_now(x, w):
+    return [2 * x + x, 2 * x * (x + 1), np.stack([w[:2] * (x + i) for i in range(3)]), w[:2] - 2 * x]
+
+
+# a partial's bound arguments are read where it is made, as Python's are (they were read
+# where it was called: p(x) after `x = x * 2` added the new x, silently)
+BOUND_NOW = 'from functools import partial\nfn scale(t: f32[A, B], g: f32[A, B]) -> f32[A, B] { return t * g }\nfn apply(f: Callable, t: f32[2, 6]) -> f32[2, 6] { return f(t) }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[3, 2, 6], f32[2, 6]) {\n    p = partial(torch.add, other=x)\n    q = partial(scale, g=x + 1)\n    ps = []\n    for i in range(3) {\n        ps.append(partial(torch.mul, other=x + i))\n    }\n    x = x * 2\n    a = p(x)\n    b = apply(q, x)\n    c = torch.stack([g(w[:2]) for g in ps])\n    return a, b, c, apply(partial(torch.sub, other=x), w[:2])\n}\n'
+
+
 def changed(x, w):
     return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
 
@@ -224,6 +234,8 @@ CASES = [
      CHUNKING, chunking, ["f32"] * 3),
     ("functools.partial of a user fn chosen by a conditional expression, of torch.add", PARTIALS, partials,
      ["f32"] * 2),
+    ("a partial's bound arguments read where it is made, not where it is called (was: a wrong result)", BOUND_NOW,
+     bound_now, ["f32"] * 4),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
 ]
