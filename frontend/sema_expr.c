@@ -349,6 +349,8 @@ static TType *check_call(Sema *sema, Ast *e) {
   }
   if (!e->lhs && !strcmp(e->name, "isinstance") && !find_local(sema, e->name)) return py_isinstance(sema, e);
   if (!e->lhs && !strcmp(e->name, "setattr") && e->op == 1) {  // x.attr = v reached (parse.c)
+    TType *set = module_setattr(sema, e);  // of an object: nn.Linear's weight ...
+    if (set) return set;
     diag_error(sema->cx, e->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
     return poison(sema);
   }

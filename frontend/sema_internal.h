@@ -524,6 +524,7 @@ bool is_lambda(const TType *t);
 TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
 TType *function_named(Sema *sema, Ast *e);  // F.gelu, torch.tanh, a user fn: as a value
 TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call e: over the caller's locals
+void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc);  // v bound to hidden where e runs
 void partial_bind_now(Sema *sema, Ast *e);  // functools.partial(...) e: its bound values read now
 Sym *hidden_syms(Sema *sema, const Sym *scope);  // the hidden names of scope, for a helper's body
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
@@ -719,6 +720,20 @@ const char *torch_name(DType dt);         // "Float", as PyTorch's messages name
 const char *torch_tensor_name(DType dt);  // "FloatTensor"
 const char *cpp_type_name(DType dt);      // "float", "c10::Half", "long int"
 const char *py_type_name(const TType *t);  // "int", "Tensor", "torch.dtype" ...
+
+// ---- objects whose attributes a program sets (sema_object.c) ----
+typedef struct ObjAttrs {
+  int n, cap;
+  const char **names;   // each attribute's name
+  const char **hidden;  // the hidden name its value is bound to (a tensor, a sequence), or NULL
+  TType **ty;           // its type (NULL: a parameter not set yet)
+  int depth;            // sema->stack.len where the object was made: where it may be set
+} ObjAttrs;
+void obj_init(Sema *sema, TType *m, const char *const *params, int n);  // m: an object with params unset
+int obj_find(const ObjAttrs *a, const char *name);                      // its index, or -1
+TType *obj_read(Sema *sema, Ast *e, const TType *m, int i);             // e (m.name) becomes attribute i's value
+bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v);   // binds m.name = v where at runs
+TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
 const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"
 bool check_rank(Sema *sema, Loc loc, int ndim);

@@ -88,7 +88,7 @@ void rename_names(Ast *a, const char *const *from, const char *const *to, int n)
 }
 
 // The call e's argument v bound to the hidden name: lowering binds it where the call runs.
-static void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc) {
+void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc) {
   bind_expr(sema, hidden, v, loc);
   Ast *a = ast_new(sema->cx, AST_ASSIGN, e->loc);
   vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, hidden, loc));

@@ -214,6 +214,32 @@ def bound_now(x, w):
 BOUND_NOW = 'from functools import partial\nfn scale(t: f32[A, B], g: f32[A, B]) -> f32[A, B] { return t * g }\nfn apply(f: Callable, t: f32[2, 6]) -> f32[2, 6] { return f(t) }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[3, 2, 6], f32[2, 6]) {\n    p = partial(torch.add, other=x)\n    q = partial(scale, g=x + 1)\n    ps = []\n    for i in range(3) {\n        ps.append(partial(torch.mul, other=x + i))\n    }\n    x = x * 2\n    a = p(x)\n    b = apply(q, x)\n    c = torch.stack([g(w[:2]) for g in ps])\n    return a, b, c, apply(partial(torch.sub, other=x), w[:2])\n}\n'
 
 
+def modules(x, w):
+    def conv1d(inp, wt, pad):
+        p = np.pad(inp, ((0, 0), (0, 0), (pad, pad)))
+        k = wt.shape[2]
+        return np.stack([[[(p[b, :, i:i + k] * wt[o]).sum() for i in range(p.shape[2] - k + 1)]
+                          for o in range(wt.shape[0])] for b in range(inp.shape[0])])
+
+    def conv2d(inp, wt, bias):
+        kh, kw = wt.shape[2:]
+        return np.stack([[[[(inp[b, :, i:i + kh, j:j + kw] * wt[o]).sum() + bias[o]
+                            for j in range(inp.shape[3] - kw + 1)] for i in range(inp.shape[2] - kh + 1)]
+                          for o in range(wt.shape[0])] for b in range(inp.shape[0])])
+    q = x @ w[:4].T + w[4, :4]
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    ids = np.array([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]])
+    return [q, x @ w.T, (x - mu) / np.sqrt(var + 1e-6) * w[0] + w[1],
+            conv1d(x.reshape(2, 2, 3), w.reshape(3, 2, 6)[:, :, :3], 1),
+            conv2d(x.reshape(2, 1, 2, 3), w[:3, :4].reshape(3, 1, 2, 2), w[5, :3]), w[ids], w[:4], gelu(q)]
+
+
+# nn modules with parameters as objects, as __init__ makes them: their weights set from the
+# function's parameters (`k.weight = w`, `nn.Parameter(w)`), called, passed to a helper,
+# held in a list and a dict, read back (`q.weight`); they were refused
+MODULES = 'import torch.nn as nn\nfn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 4], f32[2, 6], f32[2, 6], f32[2, 3, 3], f32[2, 3, 1, 2], f32[2, 6, 6],\n                                     f32[4, 6], f32[2, 4]) {\n    q = nn.Linear(6, 4)\n    q.weight = nn.Parameter(w[:4])\n    q.bias = nn.Parameter(w[4, :4])\n    k = nn.Linear(6, 6, bias=False)\n    k.weight = w\n    ln = nn.LayerNorm(6, eps=1e-6)\n    ln.weight = w[0]\n    ln.bias = w[1]\n    conv = nn.Conv1d(2, 3, 3, padding=1, bias=False)\n    conv.weight = w.reshape(3, 2, 6)[:, :, :3]\n    conv2 = nn.Conv2d(1, 3, (2, 2), stride=1)\n    conv2.weight = w[:3, :4].reshape(3, 1, 2, 2)\n    conv2.bias = w[5, :3]\n    emb = nn.Embedding(6, 6)\n    emb.weight = w\n    mods = {"k": k, "ln": ln}\n    layers = [q, nn.GELU()]\n    h = x\n    for layer in layers {\n        h = layer(h)\n    }\n    ids = torch.tensor([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]])\n    return (q(x), apply(mods["k"], x), mods["ln"](x), conv(x.reshape(2, 2, 3)), conv2(x.reshape(2, 1, 2, 3)), emb(ids),\n            q.weight, h)\n}\n'
+
+
 def changed(x, w):
     return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
 
@@ -236,6 +262,8 @@ CASES = [
      ["f32"] * 2),
     ("a partial's bound arguments read where it is made, not where it is called (was: a wrong result)", BOUND_NOW,
      bound_now, ["f32"] * 4),
+    ("nn.Linear, LayerNorm, Conv1d, Conv2d, Embedding as objects, their parameters set: called, passed on, held",
+     MODULES, modules, ["f32"] * 8),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
 ]
@@ -282,6 +310,27 @@ FAILURES = [
      "one, a lambda or an nn module object"),
     ("a partial of no function", "from functools import partial\nfn f(a: f32[3]) -> f32[3] {\n"
      "    g = partial(a, 1)\n    return a\n}", "3:17: error: the first argument must be callable"),
+    ("an nn module's parameter used before it is set", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 2)\n"
+     "    return m(a)\n}", "3:12: error: Linear's weight is not set: tdsl has no initial values for parameters; set "
+     "it from a parameter of the function first (m.weight = w)"),
+    ("an nn module's parameter of the wrong shape", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 2)\n"
+     "    m.weight = a\n    return a\n}", "3:16: error: size mismatch for weight: copying a param with shape "
+     "torch.Size([3]), the shape in current model is torch.Size([2, 3])"),
+    ("a number as an nn module's parameter", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n"
+     "    m.weight = 2\n    return a\n}", "3:16: error: cannot assign 'int' as parameter 'weight' (torch.nn.Parameter "
+     "or None expected)"),
+    ("an attribute an nn module lacks", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n"
+     "    m.weight = a.expand(3, 3)\n    return m.wieght\n}", "4:14: error: 'Linear' object has no attribute 'wieght'"),
+    ("an nn module called on two inputs", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n"
+     "    m.weight = a.expand(3, 3)\n    return m(a, a)\n}",
+     "4:12: error: Linear.forward() takes 2 positional arguments but 3 were given"),
+    ("an nn.Linear called on an input of the wrong size", "fn f(a: f32[3]) -> f32[3] {\n"
+     "    m = nn.Linear(3, 3, bias=False)\n    m.weight = a.expand(3, 3)\n    return m(a[:2])\n}",
+     "4:12: error: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x3)"),
+    ("an nn module's parameter set in a helper", "fn g(m: Callable) { m.weight = m.weight * 2 }\n"
+     "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n    m.weight = a.expand(3, 3)\n    g(m)\n"
+     "    return a\n}", "1:23: error: setting an attribute of a Linear object made in another function is not "
+     "supported yet: set 'weight' where the object is made"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
