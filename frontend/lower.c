@@ -533,6 +533,7 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
           vec_push(&lw->cx->arena, &rets->seqs, q->sub[j]);
         }
       } else {
+        if (!is_value(r->ty) && !is_seq(r->ty)) lower_object(lw, r);  // return LayerScale(d): its making
         vec_push(&lw->cx->arena, &rets->vals, is_value(r->ty) ? lower_expr(lw, r) : NULL);
         vec_push(&lw->cx->arena, &rets->seqs, is_seq(r->ty) ? lower_seq(lw, r) : NULL);
       }

@@ -91,7 +91,7 @@ typedef struct LocalSig {
 
 // AST_FN.op of a fn written inside another: its parameters may be untyped (ANY_TYPE, any
 // value), and without an arrow it returns what its return gives, as a Python def does.
-enum { DEF_LOCAL = 1 };
+enum { DEF_LOCAL = 1, DEF_CLASS = 2 };  // DEF_CLASS: a class (grammar/parser.y parse_class; sema_class.c)
 enum { PARAM_STAR = 1, PARAM_KWARGS = 2 };  // AST_PARAM.ival of *args (a tuple of the positional arguments
                                             // from its place on) and **kwargs (a dict of the other keywords)
 #define ANY_TYPE "(any)"
@@ -734,6 +734,15 @@ int obj_find(const ObjAttrs *a, const char *name);                      // its i
 TType *obj_read(Sema *sema, Ast *e, const TType *m, int i);             // e (m.name) becomes attribute i's value
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v);   // binds m.name = v where at runs
 TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
+TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a callable object m called on args
+
+// ---- user classes (sema_class.c) ----
+bool is_class(const TType *t);     // a class of the file (a const's value)
+bool is_instance(const TType *t);  // an instance of one
+TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
+TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
+TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
+TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
 const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"
 bool check_rank(Sema *sema, Loc loc, int ndim);

@@ -47,6 +47,7 @@ TType *function_named(Sema *sema, Ast *e) {
 }
 
 TType *lambda_value(Sema *sema, Ast *e) {
+  if (e->op == DEF_CLASS) return class_value(sema, e);  // class Name(...) { ... } (sema_class.c)
   for (int i = 0; i < e->list.len; i++) {
     Ast *p = e->list.data[i];
     if (p->rhs && is_poison(check_expr(sema, p->rhs))) return poison(sema);
@@ -196,6 +197,7 @@ void local_def(Sema *sema, Ast *st) {
 // arguments).
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const Ast *lam = f->ctor;
+  if (lam->op == DEF_CLASS) return class_call(sema, e, f, args);  // Name(args), inst(x) (sema_class.c)
   if (lam->op == DEF_LOCAL) return named_call(sema, e, lam, args);
   if (strcmp(lam->name, "<lambda>")) return named_call(sema, e, lam, args);
   int np = lam->list.len, given = 0;

@@ -631,9 +631,13 @@ static TType *nn_construct(Sema *sema, Ast *e) {
                  "parameters and call F.instance_norm(x, weight=weight, bias=bias)", c->cls, c->affine);
       return poison(sema);
     }
-    if (off) return m;
+    if (off) {
+      obj_init(sema, m, NULL, 0);
+      return m;
+    }
   }
   if (c->state) return nn_with_state(sema, e, c, m);
+  obj_init(sema, m, NULL, 0);  // attributes a program may set (`ls1.gamma = None` of an nn.Identity)
   return m;
 }
 
@@ -641,6 +645,7 @@ static TType *nn_construct(Sema *sema, Ast *e) {
 // else the default; NULL when the class has no such parameter.
 static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
+  if (!c || !m->ctor || m->ctor->kind != AST_CALL) return NULL;  // no nn module: an instance of a class of the file
   char pn[64];
   const char *dflt;
   int pos = 0;
@@ -660,6 +665,15 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
 static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  int k = obj_find(m->attrs, e->name);
+  if (k >= 0) return obj_read(sema, e, m, k);
+  if (is_instance(m)) {  // a method as a value, else Python's error
+    TType *b = bound_method(sema, e, (TType *)m);
+    if (b) return b;
+    if (!strcmp(e->name, "training")) return ty_bool(sema, false);  // eval mode
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(m), e->name);
+    return poison(sema);
+  }
   if (!strcmp(m->module, "inspect.Signature") && !strcmp(e->name, "parameters")) {  // its dict of parameters
     set_operand1(sema, e, (Ast *)m->ctor);
     return m->ctor->ty;
@@ -668,8 +682,6 @@ TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", strrchr(m->module, '.') + 1, e->name);
     return poison(sema);
   }
-  int k = obj_find(m->attrs, e->name);
-  if (k >= 0) return obj_read(sema, e, m, k);
   const TType *t = nn_arg(sema, m, e->name);
   if (t) return (TType *)t;
   if (!strcmp(e->name, "training")) return ty_bool(sema, false);  // eval mode
@@ -722,7 +734,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     if (!is_tensor(args->data[0]->ty)) return args->data[0]->ty;
     return identity_of(sema, e, args->data[0]);
   }
-  if (c->state && m->attrs && (ninputs != 1 || args->len != 1)) {  // forward(self, input)
+  if (c->state && obj_find(m->attrs, "weight") >= 0 && (ninputs != 1 || args->len != 1)) {  // forward(self, input)
     diag_error(sema->cx, e->loc, "%s.forward() takes 2 positional arguments but %d were given", c->cls, ninputs + 1);
     return poison(sema);
   }
@@ -740,7 +752,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
       nth_param(c->params, pos++, name, sizeof name, &dflt);
       pname = arena_strdup(&sema->cx->arena, name);
     }
-    if (c->state && m->attrs && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
+    if (c->state && obj_find(m->attrs, "weight") >= 0 && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
     if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
     if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
@@ -750,7 +762,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     kw->ty = v->ty;
     vec_push(&sema->cx->arena, &f->list, kw);
   }
-  if (c->state && m->attrs && !state_args(sema, e, m, c, f)) return poison(sema);
+  if (c->state && obj_find(m->attrs, "weight") >= 0 && !state_args(sema, e, m, c, f)) return poison(sema);
   for (int k = 0; c->fixed && nth_param(c->fixed, k, name, sizeof name, &dflt); k++) {  // unless given
     bool given = false;
     for (int i = 0; i < f->list.len && !given; i++)
@@ -905,8 +917,22 @@ static TType *inspect_signature(Sema *sema, Ast *e) {
 // and torch._assert: the module's meaning; a name imported from a module (torch's, einops')
 // becomes that module's attribute (e is rewritten, and NULL returned so that the call is
 // checked as one); NULL for every other call.
+TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  if (is_lambda(m)) return lambda_call(sema, e, m, args);
+  return nn_apply(sema, e, m, args);
+}
+
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
+  if (e->lhs && e->lhs->kind == AST_NAME) {  // self.m(x), self.act(x) of an instance of a class of the file
+    Sym *s = find_local(sema, e->lhs->name);
+    if (s && is_instance(s->ty)) {
+      TType *r = instance_method_call(sema, e, s->ty);
+      if (r) return r;
+      diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(s->ty), e->name);
+      return poison(sema);
+    }
+  }
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {

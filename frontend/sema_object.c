@@ -73,7 +73,7 @@ bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
   a->hidden[i] = NULL;
   a->ty[i] = v->ty;
   TyKind k = v->ty->kind;
-  if (k == TY_TENSOR || k == TY_TUPLE || k == TY_LIST || k == TY_DICT) {
+  if (k == TY_TENSOR || k == TY_TUPLE || k == TY_LIST || k == TY_DICT || k == TY_MODULE) {  // a module: its making
     a->hidden[i] = arena_printf(&sema->cx->arena, "(attr %d) %s", ++sema->lambdas, name);
     bind_hidden(sema, at, a->hidden[i], v, v->loc);
     a->ty[i] = find_local(sema, a->hidden[i])->ty;

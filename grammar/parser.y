@@ -57,6 +57,8 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 // **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
 Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
+// class Name(bases) { body }: the const Name holding the class (below)
+Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc);
 }
 
 %code {
@@ -107,7 +109,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
-%token IMPORT "import" FROM "from" AS "as"
+%token IMPORT "import" FROM "from" AS "as" CLASS "class"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
 %token NEWLINE "newline"
@@ -116,7 +118,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl local_fn params param_list param tensor_type dims type_list
+%type <ast> program const_decl fn_decl class_decl local_fn params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item
@@ -154,10 +156,20 @@ program
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
+  | program class_decl          { $$ = ast_append(p->cx, $1, $2); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
   | program error import_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error fn_decl       { $$ = ast_append(p->cx, $1, $3); }
+  | program error class_decl    { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+/* class Name(nn.Module) { fn __init__(self, ...) { ... } fn forward(self, x) { ... } }: a
+   const Name whose value is the class, an AST_FN of op DEF_CLASS (sema_internal.h) whose
+   list holds the bases and body the class's statements (its methods: sema_class.c) */
+class_decl
+  : CLASS IDENT '(' args ')' block { $$ = parse_class(p->cx, $2, $4, $6, @$); }
+  | CLASS IDENT block           { $$ = parse_class(p->cx, $2, NULL, $3, @$); }
   ;
 
 const_decl
@@ -709,4 +721,14 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
     diag_error(p->cx, *loc, "expression nested too deeply");
   else
     diag_error(p->cx, *loc, "%s", msg);
+}
+
+// class Name(bases) { body }: the const Name whose value is the class, an AST_FN named Name
+// of op 2 (DEF_CLASS, sema_internal.h), its list the bases (checked by sema_class.c) and its
+// body the class's statements.
+Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc) {
+  Ast *c = ast_fn(cx, name, NULL, NULL, false, body, loc);
+  c->op = 2;
+  if (bases) c->step = bases;  // the bases, as written
+  return ast_const(cx, name, c, loc);
 }
