@@ -276,5 +276,6 @@ TType *bound_method(Sema *sema, Ast *e, TType *inst) {
   vec_push(&sema->cx->arena, &call->list, value_node(sema, inst, e->loc));
   TType *t = ty_module(sema, "functools.partial");
   t->ctor = call;
+  call->ty = t;
   return t;
 }

@@ -364,6 +364,12 @@ static TType *check_call(Sema *sema, Ast *e) {
   bool bad = false;
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
+  if (is_instance(self)) {  // self.m(x), self.act(x) of an instance of a class of the file (sema_class.c)
+    TType *r = instance_method_call(sema, e, self);
+    if (r) return r;
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    return poison(sema);
+  }
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
   const BuiltinDef *only = NULL;  // einops.f: the row only the module has
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f

@@ -389,9 +389,11 @@ static TType *def_closure(Sema *sema, Ast *e, TType *f) {
 // bound to them now, as the helper's body sees only those of its caller's scope.
 static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *call = f->ctor;
-  Ast *made = ast_new(sema->cx, AST_EXPR, call->loc);  // its own bindings first, if it is made here (lower_object)
-  made->lhs = (Ast *)call;
-  vec_push(&sema->cx->arena, &e->unrolled, made);
+  if (call->ty) {  // its own bindings first, if it is made here (lower_object)
+    Ast *made = ast_new(sema->cx, AST_EXPR, call->loc);
+    made->lhs = (Ast *)call;
+    vec_push(&sema->cx->arena, &e->unrolled, made);
+  }
   Ast *c = ast_new(sema->cx, AST_CALL, call->loc);
   *c = *call;
   c->list = (AstList){0};

@@ -924,15 +924,6 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
 
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
-  if (e->lhs && e->lhs->kind == AST_NAME) {  // self.m(x), self.act(x) of an instance of a class of the file
-    Sym *s = find_local(sema, e->lhs->name);
-    if (s && is_instance(s->ty)) {
-      TType *r = instance_method_call(sema, e, s->ty);
-      if (r) return r;
-      diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(s->ty), e->name);
-      return poison(sema);
-    }
-  }
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {

@@ -240,6 +240,18 @@ def modules(x, w):
 MODULES = 'import torch.nn as nn\nfn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 4], f32[2, 6], f32[2, 6], f32[2, 3, 3], f32[2, 3, 1, 2], f32[2, 6, 6],\n                                     f32[4, 6], f32[2, 4]) {\n    q = nn.Linear(6, 4)\n    q.weight = nn.Parameter(w[:4])\n    q.bias = nn.Parameter(w[4, :4])\n    k = nn.Linear(6, 6, bias=False)\n    k.weight = w\n    ln = nn.LayerNorm(6, eps=1e-6)\n    ln.weight = w[0]\n    ln.bias = w[1]\n    conv = nn.Conv1d(2, 3, 3, padding=1, bias=False)\n    conv.weight = w.reshape(3, 2, 6)[:, :, :3]\n    conv2 = nn.Conv2d(1, 3, (2, 2), stride=1)\n    conv2.weight = w[:3, :4].reshape(3, 1, 2, 2)\n    conv2.bias = w[5, :3]\n    emb = nn.Embedding(6, 6)\n    emb.weight = w\n    mods = {"k": k, "ln": ln}\n    layers = [q, nn.GELU()]\n    h = x\n    for layer in layers {\n        h = layer(h)\n    }\n    ids = torch.tensor([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]])\n    return (q(x), apply(mods["k"], x), mods["ln"](x), conv(x.reshape(2, 2, 3)), conv2(x.reshape(2, 1, 2, 3)), emb(ids),\n            q.weight, h)\n}\n'
 
 
+def classes(x, w):
+    def body(t):
+        return gelu(t @ w.T + w[1]) @ w + w[2]
+    return [x * w[0], x * 0.5, body(x) * 0.5, np.full(6, 0.5), body(x), x * w[0] + body(x) * 0.5]
+
+
+# classes as pasted (timm's LayerScale, an Mlp holding nn.Linear objects and a LayerScale):
+# made, their parameters set from the function's, called, a method called by another and
+# handed on as a value (m.body), instances passed to a helper and held in a list
+CLASSES = 'import torch\nimport torch.nn as nn\n\nclass LayerScale(nn.Module) {\n    """timm\'s"""\n    fn __init__(\n            self,\n            dim: int,\n            init_values: float = 1e-5,\n            inplace: bool = False,\n    ) -> None {\n        super().__init__()\n        self.inplace = inplace\n        self.gamma = nn.Parameter(init_values * torch.ones(dim))\n    }\n\n    fn forward(self, x: torch.Tensor) -> torch.Tensor {\n        return x.mul_(self.gamma) if self.inplace else x * self.gamma\n    }\n}\n\nclass Mlp(nn.Module) {\n    fn __init__(self, dim, hidden) {\n        super().__init__()\n        self.fc1 = nn.Linear(dim, hidden)\n        self.act = nn.GELU()\n        self.fc2 = nn.Linear(hidden, dim)\n        self.scale = LayerScale(dim, init_values=0.5)\n        self.calls = 0\n    }\n    fn body(self, x) {\n        return self.fc2(self.act(self.fc1(x)))\n    }\n    fn forward(self, x) {\n        return self.scale(self.body(x))\n    }\n}\n\nfn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }\n\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[6], f32[2, 6], f32[2, 6]) {\n    ls1 = LayerScale(6, init_values=1e-5) if x.shape[1] == 6 else nn.Identity()\n    ls1.gamma = w[0]\n    ls2 = LayerScale(6, 0.5)\n    m = Mlp(6, 6)\n    m.fc1.weight = w\n    m.fc1.bias = w[1]\n    m.fc2.weight = w.t()\n    m.fc2.bias = w[2]\n    body = m.body\n    mods = [ls1, m]\n    return ls1(x), apply(ls2, x), mods[1](x), ls2.gamma, apply(body, x), torch.stack([g(x) for g in mods]).sum(0)\n}\n'
+
+
 def changed(x, w):
     return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
 
@@ -264,9 +276,13 @@ CASES = [
      bound_now, ["f32"] * 4),
     ("nn.Linear, LayerNorm, Conv1d, Conv2d, Embedding as objects, their parameters set: called, passed on, held",
      MODULES, modules, ["f32"] * 8),
+    ("classes as pasted: __init__ with super().__init__(), nn.Parameter, submodules; forward, methods, bound methods",
+     CLASSES, classes, ["f32"] * 6),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
 ]
+
+CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
 
 # (name, program, the first line of stderr after 'case.tdsl:')
 FAILURES = [
@@ -331,6 +347,21 @@ FAILURES = [
      "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n    m.weight = a.expand(3, 3)\n    g(m)\n"
      "    return a\n}", "1:23: error: setting an attribute of a Linear object made in another function is not "
      "supported yet: set 'weight' where the object is made"),
+    ("a class's __init__ missing an argument", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S()(a)\n}",
+     "9:12: error: __init__() missing 1 required positional argument: 'd'"),
+    ("a class's __init__ given a keyword it lacks", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S(3, j=1)(a)\n}",
+     "9:17: error: __init__() got an unexpected keyword argument 'j'"),
+    ("a class's __init__ given a tensor for an int", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S(a)(a)\n}",
+     "9:14: error: argument 'd' of 'S.__init__' must be int, not Tensor"),
+    ("a method that does not exist", CLS + "fn f(a: f32[3]) -> f32[3] {\n    s = S(3)\n    return s.nope(a)\n}",
+     "10:14: error: 'S' object has no attribute 'nope'"),
+    ("forward given two inputs", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S(3).forward(a, a)\n}",
+     "9:28: error: forward() takes 2 positional arguments but 3 were given"),
+    ("a class without forward called", "class T(nn.Module) {\n    pass\n}\nfn f(a: f32[3]) -> f32[3] { return T()(a) }",
+     "4:36: error: NotImplementedError: Module [T] is missing the required \"forward\" function"),
+    ("a class attribute", "class T(nn.Module) {\n    x = 3\n}\nfn f(a: f32[3]) -> f32[3] { return a }",
+     "2:5: error: a class body holds its methods (fn), a docstring and pass: class attributes are not supported yet "
+     "(set them in __init__: self.name = value)"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
