@@ -188,7 +188,15 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   Rets rets = {0};
   lower_block(lw, &fn->body, &rets);
   lw->depth--;
+  Binding *outlive = NULL;  // a def's nonlocal names (sema_lambda.c): the caller rebinds its own to them
+  for (const Binding *b = lw->scope; b; b = b->next) {
+    if (strncmp(b->name, "(nonlocal ", 10)) continue;
+    Binding *c = arena_alloc(&lw->cx->arena, sizeof *c);
+    *c = (Binding){b->name, b->value, b->seq, outlive};
+    outlive = c;
+  }
   lw->scope = saved;
+  for (const Binding *b = outlive; b; b = b->next) bind(lw, b->name, b->value, b->seq);
   lower_block(lw, &call->body, &none);  // the caller's lists and dicts the body changed, rebound (sema's inline_call)
   LSeq *r = seq_new(lw, rets.vals.len);
   for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i], r->sub[i] = rets.seqs.data[i];

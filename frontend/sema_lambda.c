@@ -27,7 +27,27 @@
 enum { LAMBDA_MAX_DEPTH = 64 };
 
 static void def_captures(Sema *sema, const Ast *def, NameList *free);
-static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int id, Loc loc);
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id, Loc loc);
+
+// The names statements declare `kind` ("nonlocal", "global") anywhere in them but inside a
+// def: their AST_NAME nodes, into out.
+static void scope_decls(Arena *arena, const AstList *stmts, const char *kind, AstList *out) {
+  for (int i = 0; i < stmts->len; i++) {
+    const Ast *st = stmts->data[i];
+    if (st->kind == AST_PASS && st->name && !strcmp(st->name, kind))
+      for (int j = 0; j < st->list.len; j++) vec_push(arena, out, st->list.data[j]);
+    if (st->kind == AST_FOR || st->kind == AST_WHILE || st->kind == AST_IF) scope_decls(arena, &st->body, kind, out);
+    if (st->kind == AST_IF) scope_decls(arena, &st->list, kind, out);
+  }
+}
+
+// The names a def declares nonlocal.
+static void nonlocal_names(Sema *sema, const Ast *def, NameList *out) {
+  AstList decl = {0};
+  scope_decls(&sema->cx->arena, &def->body, "nonlocal", &decl);
+  for (int i = 0; i < decl.len; i++)
+    if (!name_in(out, decl.data[i]->name)) vec_push(&sema->cx->arena, out, decl.data[i]->name);
+}
 
 static bool is_lambda_type(const TType *t) {
   return t && t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN;
@@ -115,11 +135,20 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
   Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
   call->name = name->name;
   call->lhs = name->kind == AST_ATTR ? ast_clone(sema->cx, name->lhs) : NULL;
-  NameList free = {0};
+  NameList free = {0}, nonlocals = {0};
   const char **captured = NULL;
   if (named->op == DEF_LOCAL && !named->ival) {
+    AstList decl = {0};
+    scope_decls(&sema->cx->arena, &named->body, "nonlocal", &decl);
+    for (int i = 0; i < decl.len; i++) {  // Python's SyntaxError, where the def is called
+      if (!find_local(sema, decl.data[i]->name) || find_local(sema, decl.data[i]->name)->name[0] == '(') {
+        diag_error(sema->cx, decl.data[i]->loc, "no binding for nonlocal '%s' found", decl.data[i]->name);
+        return poison(sema);
+      }
+      if (!name_in(&nonlocals, decl.data[i]->name)) vec_push(&sema->cx->arena, &nonlocals, decl.data[i]->name);
+    }
     def_captures(sema, named, &free);
-    captured = bind_captures(sema, e, &free, id, named->loc);
+    captured = bind_captures(sema, e, &free, &nonlocals, id, named->loc);
   }
   call->oploc = at;
   for (int i = 0; i < args->len; i++) {
@@ -138,6 +167,14 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
     sema->captures.n = free.len;
     t = call->ty = inline_call(sema, call, (Ast *)named);
     sema->captures.n = 0;
+    for (int j = 0; j < free.len && !is_poison(t); j++) {  // nonlocal x: the caller's x is the def's last x
+      if (!name_in(&nonlocals, free.data[j])) continue;
+      Ast *last = ast_name(sema->cx, captured[j], named->loc);
+      if (is_poison(check_expr(sema, last))) continue;
+      Ast tmp = {.kind = AST_PASS, .loc = e->loc};
+      bind_hidden(sema, &tmp, free.data[j], last, named->loc);
+      for (int i = 0; i < tmp.unrolled.len; i++) vec_push(&sema->cx->arena, &call->body, tmp.unrolled.data[i]);
+    }
   } else {
     t = check_expr(sema, call);
   }
@@ -333,17 +370,21 @@ void fn_locals(Arena *arena, const Ast *fn, NameList *out) {
 // The locals of the scope now that local def's body reads and does not bind itself: what
 // its call captures (Python's closure reads them when the call runs).
 static void def_captures(Sema *sema, const Ast *def, NameList *free) {
-  NameList own = {0};
-  fn_locals(&sema->cx->arena, def, &own);
+  NameList own = {0}, nonlocals = {0}, all = {0};
+  fn_locals(&sema->cx->arena, def, &all);
+  nonlocal_names(sema, def, &nonlocals);
+  for (int i = 0; i < all.len; i++)  // a nonlocal name is the caller's, captured
+    if (!name_in(&nonlocals, all.data[i])) vec_push(&sema->cx->arena, &own, all.data[i]);
   for (int i = 0; i < def->body.len; i++) free_locals(sema, def->body.data[i], &own, free);
 }
 
 // Captures: each name of free bound to a hidden name at call e ("(closure 4) s"), a lambda
 // or local def among them closed over the caller's locals in turn; returns the hidden names.
-static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int id, Loc loc) {
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id, Loc loc) {
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free->len + 1));
-  for (int j = 0; j < free->len; j++) {
-    hidden[j] = arena_printf(&sema->cx->arena, "(closure %d) %s", id, free->data[j]);
+  for (int j = 0; j < free->len; j++) {  // a nonlocal one outlives the call (check_body, lower_call)
+    hidden[j] = arena_printf(&sema->cx->arena, name_in(nonlocals, free->data[j]) ? "(nonlocal %d) %s" : "(closure %d) %s",
+                             id, free->data[j]);
     Ast *v = ast_name(sema->cx, free->data[j], loc);
     check_expr(sema, v);
     if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
@@ -361,10 +402,16 @@ static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int 
 static TType *def_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *def = f->ctor;
   if (def->ival) return f;  // closed already
-  NameList free = {0};
+  NameList free = {0}, nonlocals = {0};
+  nonlocal_names(sema, def, &nonlocals);
+  if (nonlocals.len) {
+    diag_error(sema->cx, def->loc, "a fn that rebinds a nonlocal name ('%s') handed to another function is not "
+               "supported yet: call it where it is defined", nonlocals.data[0]);
+    return poison(sema);
+  }
   def_captures(sema, def, &free);
   int id = ++sema->lambdas;
-  const char **hidden = bind_captures(sema, e, &free, id, def->loc);
+  const char **hidden = bind_captures(sema, e, &free, NULL, id, def->loc);
   Ast *c = ast_new(sema->cx, AST_FN, def->loc);
   *c = *def;  // its parameters, their defaults checked where it stands
   c->ival = 1;
@@ -454,7 +501,7 @@ TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   for (int j = 0; j < lam->list.len; j++) lambda_default |= lam->list.data[j]->rhs && is_lambda_type(lam->list.data[j]->rhs->ty);
   if (!free.len && !lambda_default) return f;
   int id = ++sema->lambdas;
-  const char **hidden = bind_captures(sema, e, &free, id, lam->loc);
+  const char **hidden = bind_captures(sema, e, &free, NULL, id, lam->loc);
   Ast *body = ast_clone(sema->cx, lam->body.data[0]);
   rename_names(body, free.data, hidden, free.len);
   Ast *c = ast_new(sema->cx, AST_FN, lam->loc);

@@ -59,6 +59,8 @@ Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
 // class Name(bases) { body }: the const Name holding the class (below)
 Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc);
+// nonlocal a, b / global c: an AST_PASS named "nonlocal" or "global" listing the names (below)
+Ast *parse_scope_decl(Ctx *cx, const char *kind, Ast *names, Loc loc);
 }
 
 %code {
@@ -109,7 +111,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
-%token IMPORT "import" FROM "from" AS "as" CLASS "class"
+%token IMPORT "import" FROM "from" AS "as" CLASS "class" NONLOCAL "nonlocal" GLOBAL "global"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
 %token NEWLINE "newline"
@@ -121,7 +123,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %type <ast> program const_decl fn_decl class_decl local_fn params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
-%type <ast> import_decl dotted import_items import_item from_items from_item
+%type <ast> import_decl dotted import_items import_item from_items from_item names
 %type <ast> comp_clauses comp_for comp_if strings
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
@@ -363,7 +365,15 @@ stmt
   | ASSERT expr ',' expr        { $$ = ast_assert(p->cx, $2, $4, @$); }
   | RAISE expr                  { $$ = ast_assert(p->cx, NULL, $2, @$); }
   | DEL exprs opt_comma         { $$ = ast_del(p->cx, $2, @1, @$); }
+  | NONLOCAL names              { $$ = parse_scope_decl(p->cx, "nonlocal", $2, @$); }
+  | GLOBAL names                { $$ = parse_scope_decl(p->cx, "global", $2, @$); }
   | exprs_value                 { $$ = ast_expr_stmt(p->cx, $1, @$); }
+  ;
+
+/* nonlocal a, b; global c */
+names
+  : IDENT                       { $$ = ast_list_of(p->cx, ast_name(p->cx, $1, @1), @$); }
+  | names ',' IDENT             { $$ = ast_append(p->cx, $1, ast_name(p->cx, $3, @3)); }
   ;
 
 /* the value groups after the first '=': the last is the value, the others more targets */
@@ -731,4 +741,13 @@ Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc) {
   c->op = 2;
   if (bases) c->step = bases;  // the bases, as written
   return ast_const(cx, name, c, loc);
+}
+
+// nonlocal a, b / global c: a statement that does nothing where it runs (AST_PASS), named for
+// its kind, its list the names; sema_lambda.c (nonlocal) and sema_stmt.c (global) read it.
+Ast *parse_scope_decl(Ctx *cx, const char *kind, Ast *names, Loc loc) {
+  Ast *a = ast_jump(cx, AST_PASS, loc);
+  a->name = kind;
+  a->list = names->list;
+  return a;
 }

@@ -252,6 +252,16 @@ def classes(x, w):
 CLASSES = 'import torch\nimport torch.nn as nn\n\nclass LayerScale(nn.Module) {\n    """timm\'s"""\n    fn __init__(\n            self,\n            dim: int,\n            init_values: float = 1e-5,\n            inplace: bool = False,\n    ) -> None {\n        super().__init__()\n        self.inplace = inplace\n        self.gamma = nn.Parameter(init_values * torch.ones(dim))\n    }\n\n    fn forward(self, x: torch.Tensor) -> torch.Tensor {\n        return x.mul_(self.gamma) if self.inplace else x * self.gamma\n    }\n}\n\nclass Mlp(nn.Module) {\n    fn __init__(self, dim, hidden) {\n        super().__init__()\n        self.fc1 = nn.Linear(dim, hidden)\n        self.act = nn.GELU()\n        self.fc2 = nn.Linear(hidden, dim)\n        self.scale = LayerScale(dim, init_values=0.5)\n        self.calls = 0\n    }\n    fn body(self, x) {\n        return self.fc2(self.act(self.fc1(x)))\n    }\n    fn forward(self, x) {\n        return self.scale(self.body(x))\n    }\n}\n\nfn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }\n\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[6], f32[2, 6], f32[2, 6]) {\n    ls1 = LayerScale(6, init_values=1e-5) if x.shape[1] == 6 else nn.Identity()\n    ls1.gamma = w[0]\n    ls2 = LayerScale(6, 0.5)\n    m = Mlp(6, 6)\n    m.fc1.weight = w\n    m.fc1.bias = w[1]\n    m.fc2.weight = w.t()\n    m.fc2.bias = w[2]\n    body = m.body\n    mods = [ls1, m]\n    return ls1(x), apply(ls2, x), mods[1](x), ls2.gamma, apply(body, x), torch.stack([g(x) for g in mods]).sum(0)\n}\n'
 
 
+def scopes(x, w):
+    return [x + 2 * x + w[:2], x * 2, x * 9, x * (4.0 + 20 + 5)]
+
+
+# nonlocal in a def inside a function (a tensor and a number rebound, a def inside a def) and
+# global (a module-level number rebound by the entry and by a helper, read after): Python's
+# meaning; they were parse errors
+SCOPES = 'COUNT = 0\nSCALE = 2.0\nfn bump(k: int) -> tuple {\n    global COUNT\n    COUNT += k\n    return (COUNT,)\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    total = x\n    n = 0\n    fn add(t) {\n        nonlocal total, n\n        total = total + t\n        n += 1\n    }\n    add(x * 2)\n    add(w[:2])\n    fn outer() {\n        acc = x\n        fn inner() {\n            nonlocal acc\n            acc = acc * 3\n        }\n        inner()\n        inner()\n        return acc\n    }\n    global SCALE\n    SCALE = SCALE * 2\n    a = bump(2)[0]\n    b = bump(3)[0]\n    return total, x * n, outer(), x * (SCALE + a * 10 + b)\n}\n'
+
+
 def changed(x, w):
     return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
 
@@ -278,6 +288,8 @@ CASES = [
      MODULES, modules, ["f32"] * 8),
     ("classes as pasted: __init__ with super().__init__(), nn.Parameter, submodules; forward, methods, bound methods",
      CLASSES, classes, ["f32"] * 6),
+    ("nonlocal and global statements: tensors and numbers rebound in the enclosing def, module-level names",
+     SCOPES, scopes, ["f32"] * 4),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
 ]
@@ -362,6 +374,19 @@ FAILURES = [
     ("a class attribute", "class T(nn.Module) {\n    x = 3\n}\nfn f(a: f32[3]) -> f32[3] { return a }",
      "2:5: error: a class body holds its methods (fn), a docstring and pass: class attributes are not supported yet "
      "(set them in __init__: self.name = value)"),
+    ("nonlocal in a file's function", "fn f(a: f32[3]) -> f32[3] {\n    nonlocal a\n    return a\n}",
+     "2:14: error: no binding for nonlocal 'a' found"),
+    ("nonlocal of a name the enclosing function lacks", "fn f(a: f32[3]) -> f32[3] {\n    fn g() {\n"
+     "        nonlocal zz\n        zz = 1\n    }\n    g()\n    return a\n}", "3:18: error: no binding for nonlocal 'zz' found"),
+    ("global after the name is assigned", "fn f(a: f32[3]) -> f32[3] {\n    b = 1\n    global b\n    return a\n}",
+     "3:12: error: name 'b' is assigned to before global declaration"),
+    ("a tensor in a global", "fn f(a: f32[3]) -> f32[3] {\n    global G\n    G = a\n    return a\n}",
+     "3:9: error: a module-level name holds compile-time values: 'G', declared global, cannot hold a tensor (a "
+     "tensor's values are known only when the program runs)"),
+    ("a def rebinding a nonlocal handed to a helper", "fn ap(g: Callable) { g() }\nfn f(a: f32[3]) -> f32[3] {\n"
+     "    n = 0\n    fn g() {\n        nonlocal n\n        n += 1\n    }\n    ap(g)\n    return a\n}",
+     "4:5: error: a fn that rebinds a nonlocal name ('n') handed to another function is not supported yet: call it "
+     "where it is defined"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
