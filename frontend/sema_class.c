@@ -53,7 +53,8 @@ static bool super_init(const Ast *st) {
 TType *class_value(Sema *sema, Ast *e) {
   for (int i = 0; i < e->body.len; i++) {
     const Ast *st = e->body.data[i];
-    if (st->kind == AST_FN || (st->kind == AST_PASS && !st->name) || (st->kind == AST_EXPR && st->lhs->kind == AST_STR)) {
+    bool doc = st->kind == AST_EXPR && st->lhs->kind == AST_STR;
+    if (st->kind == AST_FN || (st->kind == AST_PASS && !st->name) || doc) {
       if (st->kind == AST_FN && (!st->list.len || st->list.data[0]->ival)) {
         diag_error(sema->cx, name_loc(st), "a method of '%s' takes self first: write fn %s(self, ...)", e->name,
                    st->name);

@@ -27,7 +27,8 @@
 enum { LAMBDA_MAX_DEPTH = 64 };
 
 static void def_captures(Sema *sema, const Ast *def, NameList *free);
-static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id, Loc loc);
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id,
+                                  Loc loc);
 
 // The names statements declare `kind` ("nonlocal", "global") anywhere in them but inside a
 // def: their AST_NAME nodes, into out.
@@ -380,11 +381,12 @@ static void def_captures(Sema *sema, const Ast *def, NameList *free) {
 
 // Captures: each name of free bound to a hidden name at call e ("(closure 4) s"), a lambda
 // or local def among them closed over the caller's locals in turn; returns the hidden names.
-static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id, Loc loc) {
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id,
+                                  Loc loc) {
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free->len + 1));
   for (int j = 0; j < free->len; j++) {  // a nonlocal one outlives the call (check_body, lower_call)
-    hidden[j] = arena_printf(&sema->cx->arena, name_in(nonlocals, free->data[j]) ? "(nonlocal %d) %s" : "(closure %d) %s",
-                             id, free->data[j]);
+    const char *form = name_in(nonlocals, free->data[j]) ? "(nonlocal %d) %s" : "(closure %d) %s";
+    hidden[j] = arena_printf(&sema->cx->arena, form, id, free->data[j]);
     Ast *v = ast_name(sema->cx, free->data[j], loc);
     check_expr(sema, v);
     if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {

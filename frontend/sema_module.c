@@ -306,7 +306,8 @@ static const NnClass nn_classes[] = {
     {"AlphaDropout", "alpha_dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL, NULL, NULL},
     {"Flatten", "flatten", F_TORCH, "start_dim=1, end_dim=-1", "start_dim=1", NULL, NULL, NULL},
     {"Unflatten", "unflatten", F_TORCH, "dim, unflattened_size", NULL, NULL, NULL, NULL},
-    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL, NULL, NULL, NULL},
+    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL, NULL,
+     NULL, NULL},
     {"MaxPool1d", "max_pool1d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
                                        "ceil_mode=False", NULL, NULL, NULL, NULL},
     {"MaxPool2d", "max_pool2d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
@@ -327,14 +328,18 @@ static const NnClass nn_classes[] = {
      NULL, NULL, NULL, NULL},
     {"MSELoss", "mse_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL, NULL},
     {"L1Loss", "l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL, NULL},
-    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL, NULL, NULL, NULL},
+    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL, NULL,
+     NULL, NULL},
     {"HuberLoss", "huber_loss", F_NNF, "reduction='mean', delta=1.0", NULL, NULL, NULL, NULL},
     {"BCELoss", "binary_cross_entropy", F_NNF, "weight=None, size_average=None, reduce=None, reduction='mean'", NULL,
      NULL, NULL, NULL},
     {"BCEWithLogitsLoss", "binary_cross_entropy_with_logits", F_NNF, "weight=None, size_average=None, reduce=None, "
-                                                                     "reduction='mean', pos_weight=None", NULL, NULL, NULL, NULL},
-    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL, NULL, NULL, NULL},
-    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL, NULL},
+                                                                     "reduction='mean', pos_weight=None", NULL, NULL,
+     NULL, NULL},
+    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL, NULL,
+     NULL, NULL},
+    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL,
+     NULL},
     {"LayerNorm", "layer_norm", F_NNF, "normalized_shape, eps=1e-05, elementwise_affine=True, device=None, dtype=None",
      NULL, "elementwise_affine", "weight, bias", "normalized_shape, eps"},
     {"GroupNorm", "group_norm", F_NNF, "num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None",
@@ -411,6 +416,10 @@ static Ast *literal(Sema *sema, const Ast *at, const char *text) {
 
 static const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 
+// Whether module object m of class c holds parameters (nn.Linear; nn.LayerNorm unless
+// elementwise_affine=False).
+static bool has_state(const NnClass *c, const TType *m) { return c->state && obj_find(m->attrs, "weight") >= 0; }
+
 // Whether name is one of the list "a, b, c".
 static bool in_params(const char *list, const char *name) {
   char buf[64];
@@ -420,7 +429,8 @@ static bool in_params(const char *list, const char *name) {
   return false;
 }
 
-static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
+static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0,
+                                        {DTR_ANY, NULL}};
 
 // e (a call) becomes its tensor argument a itself.
 static TType *identity_of(Sema *sema, Ast *e, Ast *a) {
@@ -464,8 +474,9 @@ static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char
     }
     return *nd > 0;
   }
-  const char *rows = !strcmp(cls, "Linear") ? "out_features" : !strcmp(cls, "Embedding") ? "num_embeddings" : "out_channels";
-  const char *cols = !strcmp(cls, "Linear") ? "in_features" : !strcmp(cls, "Embedding") ? "embedding_dim" : "in_channels";
+  bool lin = !strcmp(cls, "Linear"), emb = !strcmp(cls, "Embedding");
+  const char *rows = lin ? "out_features" : emb ? "num_embeddings" : "out_channels";
+  const char *cols = lin ? "in_features" : emb ? "embedding_dim" : "in_channels";
   const TType *r = nn_arg(sema, m, rows), *k = nn_arg(sema, m, cols);
   if (!is_scalar(r) || !is_scalar(k)) return false;
   shape[(*nd)++] = r->ival;
@@ -556,8 +567,9 @@ TType *module_setattr(Sema *sema, Ast *e) {
     int64_t shape[TD_MAX_DIMS];
     if (is_tensor(v->ty) && state_shape(sema, m, c, name, &nd, shape) &&
         !same_shape(nd, shape, v->ty->view.ndim, v->ty->view.shape)) {
-      diag_error(sema->cx, v->loc, "size mismatch for %s: copying a param with shape torch.Size(%s), the shape in current model "
-                 "is torch.Size(%s)", name, shape_str(sema, v->ty->view.ndim, v->ty->view.shape), shape_str(sema, nd, shape));
+      diag_error(sema->cx, v->loc, "size mismatch for %s: copying a param with shape torch.Size(%s), the shape in "
+                 "current model is torch.Size(%s)", name, shape_str(sema, v->ty->view.ndim, v->ty->view.shape),
+                 shape_str(sema, nd, shape));
       return poison(sema);
     }
   }
@@ -734,7 +746,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     if (!is_tensor(args->data[0]->ty)) return args->data[0]->ty;
     return identity_of(sema, e, args->data[0]);
   }
-  if (c->state && obj_find(m->attrs, "weight") >= 0 && (ninputs != 1 || args->len != 1)) {  // forward(self, input)
+  if (has_state(c, m) && (ninputs != 1 || args->len != 1)) {  // forward(self, input)
     diag_error(sema->cx, e->loc, "%s.forward() takes 2 positional arguments but %d were given", c->cls, ninputs + 1);
     return poison(sema);
   }
@@ -752,7 +764,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
       nth_param(c->params, pos++, name, sizeof name, &dflt);
       pname = arena_strdup(&sema->cx->arena, name);
     }
-    if (c->state && obj_find(m->attrs, "weight") >= 0 && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
+    if (has_state(c, m) && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
     if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
     if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
@@ -762,7 +774,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     kw->ty = v->ty;
     vec_push(&sema->cx->arena, &f->list, kw);
   }
-  if (c->state && obj_find(m->attrs, "weight") >= 0 && !state_args(sema, e, m, c, f)) return poison(sema);
+  if (has_state(c, m) && !state_args(sema, e, m, c, f)) return poison(sema);
   for (int k = 0; c->fixed && nth_param(c->fixed, k, name, sizeof name, &dflt); k++) {  // unless given
     bool given = false;
     for (int i = 0; i < f->list.len && !given; i++)

@@ -470,7 +470,8 @@ static void scope_decl(Sema *sema, Body *body, Ast *st) {
 
 static void check_assign(Sema *sema, Ast *st) {
   check_expr(sema, st->rhs);
-  if (st->list.len == 1 && !st->body.len && st->list.data[0]->kind == AST_NAME && is_global(sema, st->list.data[0]->name)) {
+  const Ast *t = st->list.len == 1 && !st->body.len ? st->list.data[0] : NULL;
+  if (t && t->kind == AST_NAME && is_global(sema, t->name)) {
     global_assign(sema, st, st->list.data[0], st->rhs);
     set_operand1(sema, st, st->rhs);
     return;
