@@ -188,9 +188,9 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   Rets rets = {0};
   lower_block(lw, &fn->body, &rets);
   lw->depth--;
-  Binding *outlive = NULL;  // a def's nonlocal names (sema_lambda.c): the caller rebinds its own to them
+  Binding *outlive = NULL;  // a def's nonlocal names, objects' attributes (sema's check_body): the caller's too
   for (const Binding *b = lw->scope; b; b = b->next) {
-    if (strncmp(b->name, "(nonlocal ", 10)) continue;
+    if (strncmp(b->name, "(nonlocal ", 10) && strncmp(b->name, "(attr ", 6)) continue;
     Binding *c = arena_alloc(&lw->cx->arena, sizeof *c);
     *c = (Binding){b->name, b->value, b->seq, outlive};
     outlive = c;

@@ -727,7 +727,6 @@ typedef struct ObjAttrs {
   const char **names;   // each attribute's name
   const char **hidden;  // the hidden name its value is bound to (a tensor, a sequence), or NULL
   TType **ty;           // its type (NULL: a parameter not set yet)
-  int depth;            // sema->stack.len where the object was made: where it may be set
 } ObjAttrs;
 void obj_init(Sema *sema, TType *m, const char *const *params, int n);  // m: an object with params unset
 int obj_find(const ObjAttrs *a, const char *name);                      // its index, or -1

@@ -6,9 +6,9 @@
 // 4) weight") bound to it where it was set, which a read of the attribute becomes; a
 // compile-time value (a number, a string, None, a module object) is its type alone.
 // Invariants: every holder (names, sequences, a helper's parameter) shares the object's
-// TType, so a set is seen through all of them (Python's identity); an attribute is set only
-// in the function (or a branch or loop of it) where the object was made (attrs->depth), as a
-// helper's bindings end with its call; elsewhere it is the located error.
+// TType, so a set is seen through all of them (Python's identity); the hidden names outlive
+// the call that binds them (check_body and lower.c's lower_call hand them to the caller), so
+// an attribute set in a helper or a method is the caller's too, as it is in Python.
 #include "frontend/sema_internal.h"
 
 #include <string.h>
@@ -26,7 +26,6 @@ static void obj_grow(Sema *sema, ObjAttrs *a) {
 void obj_init(Sema *sema, TType *m, const char *const *params, int n) {
   ObjAttrs *a = arena_alloc(&sema->cx->arena, sizeof *a);
   *a = (ObjAttrs){0};
-  a->depth = sema->stack.len;
   for (int i = 0; i < n; i++) {
     obj_grow(sema, a);
     a->names[a->n] = params[i], a->hidden[a->n] = NULL, a->ty[a->n] = NULL;
@@ -58,12 +57,6 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i) {
 
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
   ObjAttrs *a = m->attrs;
-  if (a->depth != sema->stack.len) {
-    diag_error(sema->cx, at->oploc.end > at->oploc.begin ? at->oploc : at->loc, "setting an attribute of a %s "
-               "object made in another function is not supported yet: set '%s' where the object is made",
-               py_type_name(m), name);
-    return false;
-  }
   int i = obj_find(a, name);
   if (i < 0) {
     obj_grow(sema, a);

@@ -635,9 +635,11 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
     if (brace.end > brace.begin) brace.begin = brace.end - 1;
     diag_error(sema->cx, brace, "function '%s' must end with a 'return'", fn->name);
   }
-  Sym *outlive = NULL;  // a def's nonlocal names ("(nonlocal 4) x", sema_lambda.c): the caller reads them after
+  // a def's nonlocal names ("(nonlocal 4) x", sema_lambda.c) and the attributes of objects it
+  // set ("(attr 5) weight", sema_object.c): the caller reads them after the call
+  Sym *outlive = NULL;
   for (Sym *s = sema->scope; s; s = s->next)
-    if (!strncmp(s->name, "(nonlocal ", 10) && find_local(sema, s->name) == s) {
+    if ((!strncmp(s->name, "(nonlocal ", 10) || !strncmp(s->name, "(attr ", 6)) && find_local(sema, s->name) == s) {
       Sym *c = arena_alloc(&sema->cx->arena, sizeof *c);
       *c = *s;
       c->next = outlive;

@@ -59,6 +59,8 @@ Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
 // class Name(bases) { body }: the const Name holding the class (below)
 Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc);
+// x op= v; obj.attr op= v as Python runs it (below)
+Ast *parse_aug(Ctx *cx, Ast *target, int op, Ast *rhs, Loc oploc, Loc loc);
 // nonlocal a, b / global c: an AST_PASS named "nonlocal" or "global" listing the names (below)
 Ast *parse_scope_decl(Ctx *cx, const char *kind, Ast *names, Loc loc);
 }
@@ -355,7 +357,7 @@ else_part
    parsed as an expression, then made a target by ast_assign, as Python's grammar does) */
 stmt
   : exprs_value '=' assign_tail { $$ = parse_assign(p->cx, $1, $3, @2, @$); }
-  | postfix augop expr          { $$ = ast_aug(p->cx, $1, $2, $3, @2, @$); }
+  | postfix augop expr          { $$ = parse_aug(p->cx, $1, $2, $3, @2, @$); }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
   | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
@@ -750,4 +752,23 @@ Ast *parse_scope_decl(Ctx *cx, const char *kind, Ast *names, Loc loc) {
   a->name = kind;
   a->list = names->list;
   return a;
+}
+
+// x op= v (ast_aug); obj.attr op= v as Python runs it, obj evaluated once: `if True {
+// (aug) o = obj; obj.attr = (aug) o.attr; obj.attr op= v; (aug) o.attr = obj.attr }` (a
+// tensor updated in place, a number rebound), the temporaries names no source can spell
+// (obj.attr, a name with a dot, as messages show it).
+Ast *parse_aug(Ctx *cx, Ast *target, int op, Ast *rhs, Loc oploc, Loc loc) {
+  if (target->kind != AST_ATTR) return ast_aug(cx, target, op, rhs, oploc, loc);
+  Loc at = target->loc;
+  const char *v = target->lhs->kind == AST_NAME ? arena_printf(&cx->arena, "%s.%s", target->lhs->name, target->name)
+                                                : "(aug) v";  // m.bias: as a message names it
+  Ast *blk = ast_list(cx, loc);
+  ast_append(cx, blk, parse_assign(cx, ast_name(cx, "(aug) o", at), ast_list_of(cx, target->lhs, at), oploc, at));
+  Ast *read = ast_attr(cx, ast_name(cx, "(aug) o", at), target->name, target->oploc, at);
+  ast_append(cx, blk, parse_assign(cx, ast_name(cx, v, at), ast_list_of(cx, read, at), oploc, at));
+  ast_append(cx, blk, ast_aug(cx, ast_name(cx, v, at), op, rhs, oploc, loc));
+  Ast *write = ast_attr(cx, ast_name(cx, "(aug) o", at), target->name, target->oploc, at);
+  ast_append(cx, blk, parse_assign(cx, write, ast_list_of(cx, ast_name(cx, v, at), at), oploc, loc));
+  return ast_if(cx, ast_bool(cx, true, loc), blk, NULL, loc);
 }
