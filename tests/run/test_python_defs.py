@@ -277,6 +277,14 @@ def attrs_g(x, w):
     return [w[:2] * 2, x @ w.T + w[0] + w[1], x]
 
 
+def kv_cache(x, w):
+    return [np.stack([x[0], 2 * x[1]]), np.concatenate([x[0:1], 2 * x[1:2], np.zeros((2, 6))])]
+
+
+# a module keeping a cache as an attribute its forward writes into (LLaMA's self.cache_k)
+KV_CACHE = 'class KV(nn.Module) {\n    fn __init__(self, n) {\n        super().__init__()\n        self.cache_k = torch.zeros(4, n)\n    }\n    fn forward(self, x, pos: int) {\n        self.cache_k[pos] = x\n        return self.cache_k[: pos + 1]\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[4, 6]) {\n    kv = KV(6)\n    a = kv(x[0], 0)\n    b = kv(x[1] * 2, 1)\n    return b, kv.cache_k\n}\n'
+
+
 def changed(x, w):
     return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
 
@@ -309,6 +317,7 @@ CASES = [
      ["f32"] * 3),
     ("attributes set: an object made by a def, a tensor attribute updated in place", ATTRS, attrs_g, ["f32"] * 3,
      "g"),
+    ("a cache kept as an attribute, written by forward (self.cache_k[pos] = x)", KV_CACHE, kv_cache, ["f32"] * 2),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
 ]
