@@ -351,7 +351,10 @@ static TType *check_call(Sema *sema, Ast *e) {
   if (!e->lhs && !strcmp(e->name, "setattr") && e->op == 1) {  // x.attr = v reached (parse.c)
     TType *set = module_setattr(sema, e);  // of an object: nn.Linear's weight ...
     if (set) return set;
-    diag_error(sema->cx, e->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+    const TType *obj = e->list.data[0]->ty;
+    if (!is_poison(obj))
+      diag_error(sema->cx, e->oploc, "cannot assign to an attribute of a %s: tdsl sets the attributes of nn module "
+                 "objects and of the file's classes' instances (bind a name, or write x[...] = v)", py_type_name(obj));
     return poison(sema);
   }
   bool args_done = !e->lhs;
