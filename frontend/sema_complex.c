@@ -117,6 +117,90 @@ static TType *complex_reduce(Sema *sema, Ast *e, Op op) {
   return complex_built_args(sema, e, ca, &x, 1);
 }
 
+// The rows PyTorch computes on complex tensors that tdsl runs on the parts (ComplexArgs'
+// CX_PARTS): linear in their values jointly (moves, masks, scatters of views, pads:
+// fn(re) + i fn(im)), or products, linear in each operand alone (outer, kron, einsum ...).
+static const char *const linear_rows[] = {
+    "roll", "tril", "triu", "diag", "diagflat", "diag_embed", "trace", "take_along_dim", "masked_fill", "pad",
+    "repeat", "tile", "diff", "repeat_interleave", "take", "select_scatter", "slice_scatter", "diagonal_scatter",
+    "masked_scatter", "narrow_copy", "lerp"};
+static const char *const product_rows[] = {"outer", "ger", "kron", "inner", "tensordot", "einsum", "cross"};
+
+static bool listed(const char *name, const char *const *names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(name, names[i])) return true;
+  return false;
+}
+
+// e checked by its row with its complex arguments typed as their parts (the row's checks
+// and its builder's dry run see floats, of the parts' dtype), then run on the parts of
+// its complex operands (and of its real values, whose imaginary parts are 0); an index,
+// a mask and argument `keep` (lerp's weight) are taken as they are. A float result of
+// the parts is the complex result of their precision.
+typedef struct Retyped {
+  int n;
+  Ast *ast[64];
+  const TType *ty[64];
+} Retyped;
+
+// a complex argument (or a list's or tuple's complex item) typed as its parts, its type kept in r
+static void retype(Sema *sema, Retyped *r, Ast *a) {
+  if (!a || !a->ty || r->n == 64) return;
+  if ((a->kind == AST_LIST || a->kind == AST_TUPLE) && (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE)) {
+    for (int i = 0; i < a->list.len; i++) retype(sema, r, a->list.data[i]);
+    TType *l = arena_alloc(&sema->cx->arena, sizeof *l);
+    *l = *a->ty;
+    l->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(l->nelem ? l->nelem : 1));
+    for (int i = 0; i < l->nelem; i++) l->elems[i] = i < a->list.len ? a->list.data[i]->ty : a->ty->elems[i];
+    r->ast[r->n] = a, r->ty[r->n++] = a->ty;
+    a->ty = l;
+    return;
+  }
+  if (!is_complex(a->ty)) return;
+  TType *p = arena_alloc(&sema->cx->arena, sizeof *p);
+  *p = *a->ty;
+  p->dtype = dtype_complex_part(a->ty->dtype);
+  r->ast[r->n] = a, r->ty[r->n++] = a->ty;
+  a->ty = p;
+}
+
+static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, uint32_t conj, int keep) {
+  Retyped r = {0};
+  for (int i = 0; i < e->nbargs; i++) retype(sema, &r, e->bargs[i]);
+  TType *t = d->check(sema, e, d);
+  for (int i = r.n - 1; i >= 0; i--) r.ast[i]->ty = (TType *)r.ty[i];
+  if (is_poison(t)) return t;
+  if (t->kind != TY_TENSOR || !dtype_is_float(t->dtype) || t->dtype == DT_F16 || t->dtype == DT_BF16 ||
+      e->noperands > 16 || (e->bi->kind != BK_BUILD && e->bi->kind != BK_NODE)) {
+    diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported by tdsl here: apply it to z.real and "
+               "z.imag and join the results with torch.complex(re, im)", e->bi->name);
+    return poison(sema);
+  }
+  ComplexArgs ca = {.op = CX_PARTS, .dtype = t->dtype, .multilinear = product, .conj = conj};
+  if (e->bi->kind == BK_BUILD) {
+    ca.fn = e->bi->build;
+    ca.fargs = e->args;
+  } else {
+    ca.node = e->bi->op;
+    ca.attr = e->attr;
+    ca.ndim = t->view.ndim;
+    memcpy(ca.shape, t->view.shape, sizeof(int64_t) * (size_t)t->view.ndim);
+  }
+  for (int i = 0; i < e->noperands; i++) {
+    const Ast *o = e->operands[i];
+    const TType *ot = o->ty;
+    bool value = is_scalar(ot) || (is_tensor(ot) && (dtype_is_float(ot->dtype) || is_complex(ot)));
+    if (value && !(keep >= 0 && keep < e->nbargs && o == e->bargs[keep])) ca.parts |= 1u << i;
+  }
+  Builtin *bi = arena_alloc(&sema->cx->arena, sizeof *bi);
+  *bi = *e->bi;
+  bi->kind = BK_BUILD;
+  bi->build = build_complex;
+  e->bi = bi;
+  e->args = KEEP(sema, ca);
+  return ty_fresh(sema, dtype_complex_of(t->dtype), t->view.ndim, t->view.shape);
+}
+
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
@@ -156,6 +240,20 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return complex_built(sema, e, CX_ISREAL, &x, 1);
   }
   if (d->b.kind == BK_VIEW) return NULL;
+  if (listed(name, linear_rows, sizeof linear_rows / sizeof *linear_rows))
+    return on_parts(sema, e, d, false, 0, !strcmp(name, "lerp") ? 2 : -1);
+  if (listed(name, product_rows, sizeof product_rows / sizeof *product_rows))
+    return on_parts(sema, e, d, true, 0, -1);
+  if (!strcmp(name, "dot") || !strcmp(name, "mv")) return NULL;  // a complex matmul (complex_matmul)
+  if (!strcmp(name, "vdot")) {  // dot(conj(input), other)
+    Ast *c = ast_new(sema->cx, AST_CALL, e->bargs[0]->loc), *x = e->bargs[0];
+    c->name = "conj";
+    c->oploc = x->loc;
+    c->ty = is_complex(x->ty) ? complex_built(sema, c, CX_CONJ, &x, 1) : x->ty;
+    if (!is_complex(x->ty)) c = x;
+    e->bargs[0] = c;
+    return NULL;
+  }
   if (d->check == ck_unary || d->check == ck_binary || d->check == ck_matmul || d->check == ck_div) return NULL;
   if (d->check == ck_add) {
     if (barg(e, 2)) {

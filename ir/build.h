@@ -412,6 +412,7 @@ typedef enum {
   CX_LITERAL,                          // Python's complex number (re, im): a wrapped c128 0-d tensor
   CX_PROD, CX_CUMSUM, CX_CUMPROD,      // over dim `dim` (-1: prod over all), keepdim
   CX_GATHER,                           // gather(z, dim, index): the pairs at index
+  CX_PARTS,                            // another builder (or node) run on the parts: `parts` below
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {
@@ -420,6 +421,21 @@ typedef struct ComplexArgs {
   double re, im;    // CX_LITERAL
   int dim;          // CX_PROD (-1: all dims), CX_CUMSUM, CX_CUMPROD, CX_GATHER: wrapped, of the complex shape
   bool keepdim;     // CX_PROD
+  // CX_PARTS: builder `fn` (NULL: the node `node` of shape `shape`, attr `attr`) with
+  // `fargs`, run on the parts of the operands in `parts` (a real one's imaginary part is
+  // 0), the others as they are. Linear (multilinear false): the result's real part is fn
+  // of the real parts, its imaginary part fn of the imaginary parts. Multilinear: fn is
+  // linear in each operand of `parts` alone (a product): the sum over every choice of
+  // part per operand, times i per imaginary part chosen (-i for an operand in `conj`).
+  // The node's dtype is `dtype`, the result's part dtype.
+  BuildFn fn;
+  const void *fargs;
+  Op node;
+  NodeAttr attr;
+  int ndim;
+  int64_t shape[TD_MAX_DIMS];
+  uint32_t parts, conj;
+  bool multilinear;
 } ComplexArgs;
 int build_complex(Builder *b, const void *args, Value **out);
 

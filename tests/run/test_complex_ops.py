@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""tests/run/test_complex_ops.py TDSLC: the rest of PyTorch 1.13's complex op surface, each
+op of complex64/complex128 tensors against NumPy's complex arithmetic, in one program (one
+tdslc run per backend, its CUDA C and PTX emitted once): moves and masks run on the parts
+(roll, tril, triu, diag, trace, take_along_dim, masked_fill, pad, repeat, tile, diff,
+repeat_interleave, take, the view scatters, masked_scatter, lerp), products (outer, kron,
+inner, tensordot, einsum of two and three operands, cross, dot, vdot's conjugate, mv),
+scatter/scatter_add/index_fill_/index_add_ with alpha, creation with a complex fill
+(full, full_like, new_full, fill_, zeros/ones/eye with a complex dtype), the reductions
+with another dtype= (sum, mean, prod, cumsum, cumprod: complex64 <-> complex128, real ->
+complex), and var/std/norm of complex tensors (real results, as PyTorch's); then the
+refusals that remain, in PyTorch 1.13's words (complex32 included).
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
+77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, emit_text, gpu_emit_errors, require_backend, run_cleanup, tdslc_run  # noqa: E402
+
+RNG = np.random.default_rng(303)
+NP = {"c64": np.complex64, "c128": np.complex128, "f32": np.float32, "f64": np.float64, "i64": np.int64,
+      "bool": np.bool_}
+
+
+def cval(dtype, shape):
+    re, im = RNG.uniform(-1, 1, size=shape), RNG.uniform(-1, 1, size=shape)
+    return (re + 1j * im).astype(NP[dtype])
+
+
+INS = {"z": cval("c64", (3, 4)), "w": cval("c64", (3, 4)), "x": RNG.uniform(-1, 1, (3, 4)).astype(np.float32),
+       "k": np.array([2, 0]), "m": RNG.uniform(size=(3, 4)) < 0.5, "ki": RNG.integers(0, 3, size=(3, 4)),
+       "v": cval("c64", (4,)), "sq": cval("c64", (4, 4)), "y": cval("c128", (3, 4)), "u": cval("c128", (4,))}
+PARAMS = ("z: c64[3, 4], w: c64[3, 4], x: f32[3, 4], k: i64[2], m: bool[3, 4], ki: i64[3, 4], v: c64[4], "
+          "sq: c64[4, 4], y: c128[3, 4], u: c128[4]")
+
+
+def masked_scatter(z, m, w):
+    r = z.copy()
+    r[m] = w.ravel()[:m.sum()]
+    return r
+
+
+def put(a, at, val):
+    r = a.copy()
+    r[at] = val
+    return r
+
+
+def diag_put(a, d):
+    r = a.copy()
+    np.fill_diagonal(r, d)
+    return r
+
+
+def scatter(z, dim, ki, src, add=False):
+    r = z.copy()
+    for i in np.ndindex(*ki.shape):
+        t = list(i)
+        t[dim] = ki[i]
+        s = src[i] if np.ndim(src) else src
+        r[tuple(t)] = r[tuple(t)] + s if add else s
+    return r
+
+
+def index_rows(z, k, vals, add=False):
+    r = z.copy()
+    for j, i in enumerate(k):
+        r[i] = r[i] + vals[j] if add else vals[j]
+    return r
+
+
+def cases():
+    """(expression, result type, NumPy's value of INS)"""
+    z, w, x, k, m, ki, v, sq, y, u = (INS[n] for n in "z w x k m ki v sq y u".split())
+    c = "c64[3, 4]"
+    return [
+        # moves, masks, pads: the op on each part
+        ("torch.roll(z, 1, 0)", c, np.roll(z, 1, 0)), ("z.roll((1, -1), (0, 1))", c, np.roll(z, (1, -1), (0, 1))),
+        ("torch.tril(z)", c, np.tril(z)), ("y.triu(1)", "c128[3, 4]", np.triu(y, 1)),
+        ("torch.diag(v)", "c64[4, 4]", np.diag(v)), ("torch.diag(sq, 1)", "c64[3]", np.diag(sq, 1)),
+        ("torch.trace(sq)", "c64[]", np.trace(sq)), ("torch.diag_embed(z)", "c64[3, 4, 4]",
+                                                     np.stack([np.diag(r) for r in z])),
+        ("torch.take_along_dim(z, ki, 1)", c, np.take_along_axis(z, ki, 1)),
+        ("torch.masked_fill(z, m, 2j)", c, np.where(m, 2j, z)), ("y.masked_fill(m, 1.5)", "c128[3, 4]",
+                                                                   np.where(m, 1.5, y)),
+        ("F.pad(z, (1, 2))", "c64[3, 7]", np.pad(z, ((0, 0), (1, 2)))),
+        ("F.pad(z, (1, 1), value=0.5)", "c64[3, 6]", np.pad(z, ((0, 0), (1, 1)), constant_values=0.5)),
+        ("z.repeat(2, 1)", "c64[6, 4]", np.tile(z, (2, 1))), ("torch.tile(v, (2,))", "c64[8]", np.tile(v, 2)),
+        ("torch.diff(z)", "c64[3, 3]", np.diff(z)), ("torch.diff(y, n=2, dim=0)", "c128[1, 4]", np.diff(y, 2, 0)),
+        ("torch.repeat_interleave(z, 2, 0)", "c64[6, 4]", np.repeat(z, 2, 0)),
+        ("torch.take(z, k)", "c64[2]", z.ravel()[k]),
+        ("torch.select_scatter(z, v, 0, 0)", c, put(z, 0, v)),
+        ("torch.slice_scatter(z, w[:1], 0, 2, 3)", c, put(z, slice(2, 3), w[:1])),
+        ("torch.diagonal_scatter(sq, v)", "c64[4, 4]", diag_put(sq, v)),
+        ("torch.masked_scatter(z, m, w)", c, masked_scatter(z, m, w)),
+        ("torch.lerp(z, w, 0.25)", c, z + np.float32(0.25) * (w - z)), ("z.lerp(w, x)", c, z + x * (w - z)),
+        # products: linear in each operand
+        ("torch.outer(v, v)", "c64[4, 4]", np.outer(v, v)), ("torch.outer(v, x[0])", "c64[4, 4]", np.outer(v, x[0])),
+        ("torch.kron(sq[:2, :3], z[:2, :2])", "c64[4, 6]", np.kron(sq[:2, :3], z[:2, :2])),
+        ("torch.inner(z, w)", "c64[3, 3]", np.inner(z, w)), ("torch.tensordot(z, sq, 1)", c, np.tensordot(z, sq, 1)),
+        ("torch.einsum('ij,jk->ik', z, sq)", c, z @ sq), ("torch.einsum('i,j,k->ijk', v, v[:2], v[:3])",
+                                                          "c64[4, 2, 3]", np.einsum('i,j,k->ijk', v, v[:2], v[:3])),
+        ("torch.einsum('ij->j', z)", "c64[4]", z.sum(0)),
+        ("torch.cross(z[:, :3], w[:, :3], dim=1)", "c64[3, 3]", np.cross(z[:, :3], w[:, :3], axis=1)),
+        ("torch.dot(v, sq[0])", "c64[]", np.dot(v, sq[0])), ("torch.vdot(v, sq[0])", "c64[]", np.vdot(v, sq[0])),
+        ("torch.vdot(u, u)", "c128[]", np.vdot(u, u)), ("torch.mv(sq, v)", "c64[4]", sq @ v),
+    ]
+
+
+def check_values(tdslc, backend, tally):
+    outs = cases()
+    src = (f"fn f({PARAMS}) -> ({', '.join(t for _, t, _ in outs)}) {{\n"
+           f"  return {', '.join(e for e, _, _ in outs)}\n}}")
+    p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"], backend=backend, inputs=INS, json_out=False)
+    try:
+        if p.returncode != 0:
+            tally.report("values", [f"exit {p.returncode}: {p.stderr.decode()[-3000:]}"])
+            return
+        for i, (expr, t, want) in enumerate(outs):
+            got = np.load(os.path.join(out_dir, f"out{i}.npy"))
+            dt, shape = t.split("[")
+            shape = tuple(int(d) for d in shape[:-1].split(", ") if d)
+            want = np.asarray(want)
+            if got.dtype != np.dtype(NP[dt]) or got.shape != shape:
+                tally.report(expr, [f"{got.dtype}{got.shape}, want {np.dtype(NP[dt])}{shape}"])
+                continue
+            tol = 1e-12 if dt in ("c128", "f64") else 2e-6
+            ok = np.allclose(got, want, rtol=tol, atol=tol)
+            tally.report(expr, [] if ok else [f"max |got - NumPy| = {np.max(np.abs(got - want))}\n{got}\n{want}"])
+    finally:
+        run_cleanup(out_dir)
+    if backend in (None, "llvm"):  # the GPU backends compile the same graph
+        tally.report("values --emit=cuda, --emit=ptx", gpu_emit_errors(tdslc, src, ["--fn", "f", "--target", "cuda"]))
+
+
+def main():
+    tdslc = sys.argv[1]
+    backend = require_backend(tdslc)
+    tally = Tally()
+    check_values(tdslc, backend, tally)
+    sys.exit(tally.summary(recap=True))
+
+
+if __name__ == "__main__":
+    main()
