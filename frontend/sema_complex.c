@@ -180,6 +180,11 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
   if (e->bi->kind == BK_BUILD) {
     ca.fn = e->bi->build;
     ca.fargs = e->args;
+    if (ca.fn == build_pad) {  // the fill value is real: the imaginary parts are padded with 0
+      PadArgs pa = *(const PadArgs *)e->args;
+      pa.fill = 0, pa.ifill = 0;
+      ca.fargs_im = KEEP(sema, pa);
+    }
   } else {
     ca.node = e->bi->op;
     ca.attr = e->attr;

@@ -429,7 +429,7 @@ typedef struct ComplexArgs {
   // part per operand, times i per imaginary part chosen (-i for an operand in `conj`).
   // The node's dtype is `dtype`, the result's part dtype.
   BuildFn fn;
-  const void *fargs;
+  const void *fargs, *fargs_im;  // fargs_im: the imaginary run's (NULL: fargs; pad's fill is 0 there)
   Op node;
   NodeAttr attr;
   int ndim;

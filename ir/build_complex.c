@@ -541,7 +541,7 @@ static int part_node(Builder *b, const void *args, Value **out) {
 }
 
 // fn run once with each operand of `parts` at its part pick[i]
-static Value *part_run(Builder *b, const ComplexArgs *ca, const int *pick) {
+static Value *part_run(Builder *b, const ComplexArgs *ca, const int *pick, bool im) {
   PartRun r = {b, ca, {0}};
   BuildIn in[PART_OPS];
   for (int i = 0; i < b->nin; i++) {
@@ -551,8 +551,8 @@ static Value *part_run(Builder *b, const ComplexArgs *ca, const int *pick) {
     if (in[i].scalar && pick[i] == 1 && (ca->parts >> i & 1)) in[i].f = 0, in[i].i = 0;
   }
   Value *out[PART_RESULTS];
-  build_call(b->g, b->loc, b->name_loc, ca->fn ? ca->fn : part_node, ca->fn ? ca->fargs : (const void *)ca, b->nin,
-             in, part_operand, &r, out);
+  const void *fargs = !ca->fn ? (const void *)ca : im && ca->fargs_im ? ca->fargs_im : ca->fargs;
+  build_call(b->g, b->loc, b->name_loc, ca->fn ? ca->fn : part_node, fargs, b->nin, in, part_operand, &r, out);
   return build_cast(b, out[0], ca->dtype);
 }
 
@@ -563,9 +563,9 @@ static Value *parts_op(Builder *b, const ComplexArgs *ca) {
   int pick[PART_OPS] = {0};
   Cx r;
   if (!ca->multilinear) {
-    r.re = part_run(b, ca, pick);
+    r.re = part_run(b, ca, pick, false);
     for (int i = 0; i < b->nin; i++) pick[i] = 1;
-    r.im = part_run(b, ca, pick);
+    r.im = part_run(b, ca, pick, true);
   } else {
     int idx[PART_OPS], n = 0;
     for (int i = 0; i < b->nin; i++)
@@ -577,7 +577,7 @@ static Value *parts_op(Builder *b, const ComplexArgs *ca) {
         pick[idx[j]] = m >> j & 1;
         if (m >> j & 1) q += ca->conj >> idx[j] & 1 ? 3 : 1;
       }
-      Value *t = part_run(b, ca, pick);
+      Value *t = part_run(b, ca, pick, false);
       q %= 4;
       acc[q] = acc[q] ? add(b, acc[q], t) : t;
     }
