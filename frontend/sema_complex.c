@@ -17,6 +17,7 @@
 // build_complex. A store's value is converted to its target's dtype here (complex_store_ok).
 #include "frontend/sema_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool is_complex(const TType *t) { return is_tensor(t) && dtype_is_complex(t->dtype); }
@@ -43,7 +44,13 @@ static const TType *complex_arg(const Ast *e) {
   return NULL;
 }
 
-bool complex_operand(const Ast *e) { return complex_arg(e) != NULL; }
+// A complex tensor among e's arguments, or a complex dtype (x.sum(dtype=torch.cfloat))
+bool complex_operand(const Ast *e) {
+  for (int i = 0; i < e->nbargs; i++)
+    if (e->bargs[i] && e->bargs[i]->ty && e->bargs[i]->ty->kind == TY_DTYPE && dtype_is_complex(e->bargs[i]->ty->dtype))
+      return true;
+  return complex_arg(e) != NULL;
+}
 
 static TType *refuse(Sema *sema, const Ast *e, const char *name, DType dt) {
   diag_error(sema->cx, call_loc(e), "\"%s_cpu\" not implemented for '%s'", name, torch_name(dt));
@@ -75,6 +82,38 @@ static TType *complex_built_args(Sema *sema, Ast *e, ComplexArgs a, Ast **ops, i
 }
 static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) {
   return complex_built_args(sema, e, (ComplexArgs){.op = op}, ops, n);
+}
+
+// x (a tensor or a number) as a tensor of complex dtype dt: a call of its own (x itself
+// when it is one)
+static Ast *as_complex(Sema *sema, Ast *x, DType dt) {
+  if (is_complex(x->ty) && x->ty->dtype == dt && !x->ty->wrapped) return x;
+  Ast *c = ast_new(sema->cx, AST_CALL, x->loc);
+  c->name = "to";
+  c->oploc = x->loc;
+  c->ty = complex_built_args(sema, c, (ComplexArgs){.op = CX_FROM_REAL, .dtype = dt}, &x, 1);
+  return c;
+}
+
+// Python's complex number a (a number, 1j, or arithmetic of them folded): its parts
+bool complex_const(const Ast *a, double *re, double *im) {
+  const TType *t = a->ty;
+  if (is_scalar(t) && t->kind == TY_SCALAR && t->dtype != DT_COUNT) {
+    *re = t->dtype == DT_F64 ? t->fval : (double)t->ival, *im = 0;
+    return true;
+  }
+  if (!is_complex(t) || !a->bi || a->bi->kind != BK_BUILD || a->bi->build != build_complex) return false;
+  const ComplexArgs *ca = a->args;
+  if (ca->op != CX_LITERAL) return false;
+  *re = ca->re, *im = ca->im;
+  return true;
+}
+
+// a tensor of shape (n, shape) and complex dtype dt filled with re + im j
+TType *complex_full(Sema *sema, Ast *e, DType dt, int n, const int64_t *shape, double re, double im) {
+  ComplexArgs ca = {.op = CX_FULL, .dtype = dt, .re = re, .im = im, .ndim = n};
+  memcpy(ca.shape, shape, sizeof(int64_t) * (size_t)n);
+  return complex_built_args(sema, e, ca, NULL, 0);
 }
 
 // z.float(), z.to(torch.int32), z.type_as(x), z.bool() ... of a complex z, which the row's
@@ -206,13 +245,63 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
   return ty_fresh(sema, dtype_complex_of(t->dtype), t->view.ndim, t->view.shape);
 }
 
+// scatter, scatter_add, scatter_reduce (and their in-place forms) of a complex target: the
+// pairs written or summed (ir/build.c's store gives the index the pair dim), a number's
+// value as a complex tensor of the index's shape; the products and extremes refused.
+static TType *complex_scatter(Sema *sema, Ast *e, const BuiltinDef *d, DType dt) {
+  Ast *r = d->aux == OP_SUM ? barg(e, 4) : d->aux == OP_WHERE ? barg(e, 5) : NULL;
+  if (r && r->ty->kind == TY_STR) {
+    const char *rs = r->ty->module;
+    if (!strcmp(rs, "amax") || !strcmp(rs, "amin")) {
+      diag_error(sema->cx, r->loc, "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for '%s'", rs,
+                 torch_name(dt));
+      return poison(sema);
+    }
+    if (strcmp(rs, "sum") && strcmp(rs, "add")) {
+      diag_error(sema->cx, r->loc, "%s() with reduce='%s' of a complex tensor is not supported by tdsl: reduce='sum' "
+                 "and the writes are (a product of complex numbers is not one of their parts)", e->bi->name, rs);
+      return poison(sema);
+    }
+  }
+  int si = barg(e, 3) || d->aux != OP_WHERE ? 3 : 4;
+  Ast *s = barg(e, si), *ia = barg(e, 2);
+  double re, im;
+  if (s && ia && is_tensor(ia->ty) && complex_const(s, &re, &im)) {
+    Ast *f = ast_new(sema->cx, AST_CALL, s->loc);
+    f->name = "full";
+    f->oploc = s->loc;
+    f->ty = complex_full(sema, f, dt, ia->ty->view.ndim, ia->ty->view.shape, re, im);
+    e->bargs[si] = f;
+  }
+  return NULL;
+}
+
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
 TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
-  DType dt = complex_arg(e)->dtype;
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
+  // sum, mean, prod, cumsum, cumprod with a dtype=: the input converted first (a complex
+  // dtype), or PyTorch's real result of a complex input refused
+  bool red = d->b.kind == BK_NODE && (d->b.op == OP_SUM || d->b.op == OP_MEAN || d->b.op == OP_PROD ||
+                                      d->b.op == OP_CUMSUM || d->b.op == OP_CUMPROD);
+  int di = d->b.op == OP_CUMSUM || d->b.op == OP_CUMPROD ? 2 : 3;
+  if (red && barg(e, di) && is_tensor(e->bargs[0]->ty)) {
+    DType rd;
+    if (!get_dtype(sema, e, e->bargs[di], &rd)) return poison(sema);
+    if (dtype_is_complex(rd)) {
+      e->bargs[0] = as_complex(sema, e->bargs[0], rd);
+      e->bargs[di] = NULL;
+      if (is_poison(e->bargs[0]->ty)) return poison(sema);
+    } else if (is_complex(e->bargs[0]->ty)) {
+      diag_error(sema->cx, e->bargs[di]->loc, "%s() of a %s tensor with dtype=%s is not supported by tdsl: take .real "
+                 "(or abs()) first", name, torch_name(e->bargs[0]->ty->dtype), torch_name(rd));
+      return poison(sema);
+    }
+  }
+  if (!complex_arg(e)) return NULL;  // a complex dtype= of a creation or a conversion: lowering's (x, 0)
+  DType dt = complex_arg(e)->dtype;
   if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias) {
     if (!is_complex(e->bargs[0]->ty)) return NULL;  // a real tensor made complex: (x, 0) (lower.c)
     TType *t = d->check(sema, e, d);
@@ -292,6 +381,35 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   // gather (its index given the pairs' dim, ir/build_complex.c),
   // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
   if (!strcmp(name, "index_select")) return NULL;
+  static const char *const creations[] = {"zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
+                                          "new_ones", "new_empty", "new_full", "full", "fill_", "zero_", "copy_"};
+  if (listed(name, creations, sizeof creations / sizeof *creations)) return NULL;  // ck_full's complex fill
+  Ast *x = e->bargs[0];
+  if (!strncmp(name, "index_fill", 10)) {  // the value as a 0-d tensor of x's dtype
+    Ast *v = barg(e, 3);
+    if (!is_complex(x->ty)) {
+      diag_error(sema->cx, v ? v->loc : call_loc(e), "index_fill_(): Converting complex Scalar to non-complex type is "
+                 "not supported");
+      return poison(sema);
+    }
+    if (v && (is_scalar(v->ty) || (is_tensor(v->ty) && v->ty->view.ndim == 0))) e->bargs[3] = as_complex(sema, v, dt);
+    return NULL;
+  }
+  if (!strncmp(name, "index_add", 9) && barg(e, 4) && is_complex(x->ty) && barg(e, 3) && is_tensor(e->bargs[3]->ty)) {
+    Ast *s = e->bargs[3], *al = e->bargs[4];  // source * alpha, then index_add without it
+    if (!is_scalar(al->ty) && !(is_complex(al->ty) && al->ty->wrapped)) {
+      diag_error(sema->cx, al->loc, "index_add(): argument 'alpha' must be Number, not %s", py_type_name(al->ty));
+      return poison(sema);
+    }
+    Ast *m = ast_new(sema->cx, AST_CALL, al->loc);
+    m->name = "mul";
+    m->oploc = al->loc;
+    m->ty = complex_binary(sema, m, OP_MUL, s, al, al->loc);
+    if (is_poison(m->ty)) return poison(sema);
+    e->bargs[3] = m;
+    e->bargs[4] = NULL;
+  }
+  if (!strncmp(name, "scatter", 7) && is_complex(x->ty)) return complex_scatter(sema, e, d, dt);
   if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
     TType *t = d->check(sema, e, d);
     if (is_poison(t)) return t;
@@ -363,6 +481,25 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
       return poison(sema);
     }
   }
+  double ar, ai, br, bi;  // Python's complex numbers: 1 + 2j is the number, as Python folds it
+  if ((op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV) && complex_const(a, &ar, &ai) &&
+      complex_const(b, &br, &bi)) {
+    double re, im;
+    if (op == OP_ADD) re = ar + br, im = ai + bi;
+    else if (op == OP_SUB) re = ar - br, im = ai - bi;
+    else if (op == OP_MUL) re = ar * br - ai * bi, im = ar * bi + ai * br;
+    else if (br == 0 && bi == 0) {
+      diag_error(sema->cx, loc, "ZeroDivisionError: complex division by zero");
+      return poison(sema);
+    } else if (fabs(br) >= fabs(bi)) {  // Smith's, as Python's
+      double q = bi / br, den = br + bi * q;
+      re = (ar + ai * q) / den, im = (ai - ar * q) / den;
+    } else {
+      double q = br / bi, den = br * q + bi;
+      re = (ar * q + ai) / den, im = (ai * q - ar) / den;
+    }
+    return complex_literal(sema, e, re, im);
+  }
   Ast *xs[2] = {a, b};
   TType *r = complex_built(sema, e, cop, xs, 2);
   // a Python number's arithmetic (1 + 2j, x * 2j of a run-time number x) makes one
@@ -381,6 +518,8 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
       [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
       [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1,
       [OP_SIGMOID] = CX_SIGMOID + 1};
+  double re, im;
+  if (op == OP_NEG && complex_const(x, &re, &im)) return complex_literal(sema, e, -re, -im);  // -2j
   if (cops[op]) return complex_built(sema, e, cops[op] - 1, &x, 1);
   static const struct { Op op; const char *kernel; } kernels[] = {  // PyTorch 1.13's words for its refusals
       {OP_LOG1P, "log1p_vml_cpu"}, {OP_EXPM1, "expm1_vml_cpu"}, {OP_ERF, "erf_vml_cpu"}, {OP_ERFC, "erfc_vml_cpu"},
@@ -462,6 +601,9 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
     switch (bi->op) {
     case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
     case OP_INDEX: case OP_INDEX_SELECT:  // gathers of the leading dims: the pairs gathered
+      return true;
+    case OP_SCATTER:  // scatter, scatter_add: the pairs written or added (complex_scatter)
+      if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD) break;
       return true;
     case OP_INDEX_PUT:  // x[idx] = v, index_put_ ...: the pairs written (or added), of complex values
       if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD && e->attr.aug != OP_COPY) break;

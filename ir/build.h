@@ -413,12 +413,13 @@ typedef enum {
   CX_PROD, CX_CUMSUM, CX_CUMPROD,      // over dim `dim` (-1: prod over all), keepdim
   CX_GATHER,                           // gather(z, dim, index): the pairs at index
   CX_PARTS,                            // another builder (or node) run on the parts: `parts` below
+  CX_FULL,                             // a tensor of shape `shape` filled with (re, im), of dtype `dtype`
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {
   ComplexOp op;
   DType dtype;      // CX_TO_REAL, CX_FROM_REAL: the result's
-  double re, im;    // CX_LITERAL
+  double re, im;    // CX_LITERAL, CX_FULL
   int dim;          // CX_PROD (-1: all dims), CX_CUMSUM, CX_CUMPROD, CX_GATHER: wrapped, of the complex shape
   bool keepdim;     // CX_PROD
   // CX_PARTS: builder `fn` (NULL: the node `node` of shape `shape`, attr `attr`) with

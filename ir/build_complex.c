@@ -597,6 +597,10 @@ int build_complex(Builder *b, const void *args, Value **out) {
     out[0]->wrapped = true;
     return 1;
   }
+  if (op == CX_FULL) {
+    out[0] = pair(b, num(b, ca->re), num(b, ca->im), dtype_complex_part(ca->dtype), ca->ndim, ca->shape);
+    return 1;
+  }
   Value *x = build_in(b, 0);
   if (b->failed) return 0;
   switch (op) {

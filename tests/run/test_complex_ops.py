@@ -75,6 +75,13 @@ def index_rows(z, k, vals, add=False):
     return r
 
 
+# statements before the return: the in-place forms (their results s1, s2, f1 ..., a1)
+BODY = ["s1 = z.clone()", "s1.scatter_(1, ki[:, :2], 1.5 - 1j)", "s2 = z.clone()", "s2.scatter_add_(1, ki, w)",
+        "f1 = z.clone()", "f1.index_fill_(0, k, 1 - 1j)", "a1 = z.clone()", "a1.index_add_(0, k, w[:2], alpha=0.5 + 2j)",
+        "f2 = z.clone()", "f2.fill_(1j)", "f3 = z.clone()", "f3.fill_(3)", "f4 = z.clone()", "f4.zero_()",
+        "f5 = z.clone()", "f5.copy_(w)"]
+
+
 def cases():
     """(expression, result type, NumPy's value of INS)"""
     z, w, x, k, m, ki, v, sq, y, u = (INS[n] for n in "z w x k m ki v sq y u".split())
@@ -110,12 +117,52 @@ def cases():
         ("torch.cross(z[:, :3], w[:, :3], dim=1)", "c64[3, 3]", np.cross(z[:, :3], w[:, :3], axis=1)),
         ("torch.dot(v, sq[0])", "c64[]", np.dot(v, sq[0])), ("torch.vdot(v, sq[0])", "c64[]", np.vdot(v, sq[0])),
         ("torch.vdot(u, u)", "c128[]", np.vdot(u, u)), ("torch.mv(sq, v)", "c64[4]", sq @ v),
+        ("F.pad(z[None], (1, 2), mode='reflect')", "c64[1, 3, 7]", np.pad(z, ((0, 0), (1, 2)), mode="reflect")[None]),
+        ("F.pad(z[None], (2, 1), mode='circular')", "c64[1, 3, 7]", np.pad(z, ((0, 0), (2, 1)), mode="wrap")[None]),
+        # scatters and index writes of complex values
+        ("torch.scatter(z, 1, ki, w)", c, scatter(z, 1, ki, w)), ("y.scatter(0, ki, 2j)", "c128[3, 4]", scatter(y, 0, ki, 2j)),
+        ("torch.scatter_add(z, 1, ki, w)", c, scatter(z, 1, ki, w, add=True)),
+        ("z.scatter(1, ki, w, reduce='add')", c, scatter(z, 1, ki, w, add=True)),
+        ("torch.scatter_reduce(z, 0, ki, w, 'sum')", c, scatter(z, 0, ki, w, add=True)),
+        ("s1", c, scatter(z, 1, ki[:, :2], 1.5 - 1j)), ("s2", c, scatter(z, 1, ki, w, add=True)),
+        ("torch.index_fill(z, 0, k, 2j)", c, index_rows(z, k, [2j, 2j])),
+        ("z.index_fill(1, k, -1.5)", c, index_rows(z.T, k, [-1.5, -1.5]).T),
+        ("f1", c, index_rows(z, k, [1 - 1j] * 2)),
+        ("torch.index_add(z, 0, k, w[:2], alpha=2)", c, index_rows(z, k, 2 * w[:2], add=True)),
+        ("a1", c, index_rows(z, k, (0.5 + 2j) * w[:2], add=True)),
+        # creation with a complex fill
+        ("torch.full((2, 3), 1 + 2j)", "c64[2, 3]", np.full((2, 3), 1 + 2j)),
+        ("torch.full((2,), -1j, dtype=torch.cdouble)", "c128[2]", np.full(2, -1j)),
+        ("torch.full((2,), 2 * (1 - 0.5j) / 1j, dtype=torch.cfloat)", "c64[2]", np.full(2, 2 * (1 - 0.5j) / 1j)),
+        ("z.new_full((2,), 1j)", "c64[2]", np.full(2, 1j)), ("torch.full_like(y, 2j)", "c128[3, 4]", np.full((3, 4), 2j)),
+        ("torch.full_like(x, 3, dtype=torch.cfloat)", c, np.full((3, 4), 3 + 0j)),
+        ("torch.zeros_like(z)", c, np.zeros((3, 4))), ("torch.ones_like(z)", c, np.ones((3, 4))),
+        ("z.new_zeros(2)", "c64[2]", np.zeros(2)), ("y.new_ones((2, 1))", "c128[2, 1]", np.ones((2, 1))),
+        ("torch.zeros(2, dtype=torch.cfloat)", "c64[2]", np.zeros(2)), ("torch.ones(2, dtype=torch.cdouble)",
+                                                                         "c128[2]", np.ones(2)),
+        ("torch.eye(3, dtype=torch.cfloat)", "c64[3, 3]", np.eye(3)), ("torch.eye(2, 3, dtype=torch.cdouble)",
+                                                                        "c128[2, 3]", np.eye(2, 3)),
+        ("f2", c, np.full((3, 4), 1j)), ("f3", c, np.full((3, 4), 3)), ("f4", c, np.zeros((3, 4))), ("f5", c, w),
+        # reductions with another dtype=
+        ("z.sum(dtype=torch.cdouble)", "c128[]", z.astype(np.complex128).sum()),
+        ("y.sum(0, dtype=torch.cfloat)", "c64[4]", y.astype(np.complex64).sum(0)),
+        ("z.mean(1, dtype=torch.cdouble)", "c128[3]", z.astype(np.complex128).mean(1)),
+        ("x.sum(dtype=torch.cfloat)", "c64[]", x.sum()), ("x.mean(0, dtype=torch.cdouble)", "c128[4]",
+                                                          x.astype(np.float64).mean(0)),
+        ("k.sum(dtype=torch.cfloat)", "c64[]", k.sum()),
+        ("z.prod(1, dtype=torch.cdouble)", "c128[3]", z.astype(np.complex128).prod(1)),
+        ("x.prod(dtype=torch.cdouble)", "c128[]", x.astype(np.float64).prod()),
+        ("z.cumsum(0, dtype=torch.cdouble)", "c128[3, 4]", z.astype(np.complex128).cumsum(0)),
+        ("x.cumsum(1, dtype=torch.cfloat)", c, x.cumsum(1)), ("k.cumsum(0, dtype=torch.cdouble)", "c128[2]", k.cumsum(0)),
+        ("y.cumprod(1, dtype=torch.cfloat)", c, y.astype(np.complex64).cumprod(1)),
+        ("x.cumprod(0, dtype=torch.cfloat)", c, x.cumprod(0)),
     ]
 
 
 def check_values(tdslc, backend, tally):
     outs = cases()
-    src = (f"fn f({PARAMS}) -> ({', '.join(t for _, t, _ in outs)}) {{\n"
+    lines = "".join(f"  {line}\n" for line in BODY)
+    src = (f"fn f({PARAMS}) -> ({', '.join(t for _, t, _ in outs)}) {{\n{lines}"
            f"  return {', '.join(e for e, _, _ in outs)}\n}}")
     p, _, out_dir = tdslc_run(tdslc, src, ["--fn", "f"], backend=backend, inputs=INS, json_out=False)
     try:
