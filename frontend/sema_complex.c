@@ -176,6 +176,18 @@ static bool listed(const char *name, const char *const *names, size_t n) {
 // its complex operands (and of its real values, whose imaginary parts are 0); an index,
 // a mask and argument `keep` (lerp's weight) are taken as they are. A float result of
 // the parts is the complex result of their precision.
+// z != 0 of a complex z (what PyTorch's logical ops, any, all and count_nonzero test), a
+// call of its own; a itself when it is not complex
+static Ast *nonzero(Sema *sema, Ast *a) {
+  if (!is_complex(a->ty)) return a;
+  Ast *c = ast_new(sema->cx, AST_CALL, a->loc);
+  c->name = "ne";
+  c->oploc = a->loc;
+  Ast *xs[2] = {a, part_int(sema, c, 0)};
+  c->ty = complex_built(sema, c, CX_NE, xs, 2);
+  return c;
+}
+
 typedef struct Retyped {
   int n;
   Ast *ast[64];
@@ -203,7 +215,8 @@ static void retype(Sema *sema, Retyped *r, Ast *a) {
   a->ty = p;
 }
 
-static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, uint32_t conj, int keep) {
+static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, uint32_t conj, int keep,
+                       bool sum_parts) {
   Retyped r = {0};
   for (int i = 0; i < e->nbargs; i++) retype(sema, &r, e->bargs[i]);
   TType *t = d->check(sema, e, d);
@@ -215,7 +228,7 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
                "z.imag and join the results with torch.complex(re, im)", e->bi->name);
     return poison(sema);
   }
-  ComplexArgs ca = {.op = CX_PARTS, .dtype = t->dtype, .multilinear = product, .conj = conj};
+  ComplexArgs ca = {.op = CX_PARTS, .dtype = t->dtype, .multilinear = product, .conj = conj, .sum_parts = sum_parts};
   if (e->bi->kind == BK_BUILD) {
     ca.fn = e->bi->build;
     ca.fargs = e->args;
@@ -225,7 +238,8 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
       ca.fargs_im = KEEP(sema, pa);
     }
   } else {
-    ca.node = e->bi->op;
+    ca.node = e->bi->op == OP_STD && sum_parts ? OP_VAR : e->bi->op;  // std: the root of the parts' variances' sum
+    ca.root = e->bi->op == OP_STD && sum_parts;
     ca.attr = e->attr;
     ca.ndim = t->view.ndim;
     memcpy(ca.shape, t->view.shape, sizeof(int64_t) * (size_t)t->view.ndim);
@@ -242,7 +256,7 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
   bi->build = build_complex;
   e->bi = bi;
   e->args = KEEP(sema, ca);
-  return ty_fresh(sema, dtype_complex_of(t->dtype), t->view.ndim, t->view.shape);
+  return ty_fresh(sema, sum_parts ? t->dtype : dtype_complex_of(t->dtype), t->view.ndim, t->view.shape);
 }
 
 // scatter, scatter_add, scatter_reduce (and their in-place forms) of a complex target: the
@@ -335,9 +349,32 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (d->b.kind == BK_VIEW) return NULL;
   if (listed(name, linear_rows, sizeof linear_rows / sizeof *linear_rows))
-    return on_parts(sema, e, d, false, 0, !strcmp(name, "lerp") ? 2 : -1);
+    return on_parts(sema, e, d, false, 0, !strcmp(name, "lerp") ? 2 : -1, false);
   if (listed(name, product_rows, sizeof product_rows / sizeof *product_rows))
-    return on_parts(sema, e, d, true, 0, -1);
+    return on_parts(sema, e, d, true, 0, -1, false);
+  // var and std of complex values are real: E|z - mean z|^2 = var(re) + var(im)
+  if (d->b.kind == BK_NODE && (d->b.op == OP_VAR || d->b.op == OP_STD) && is_complex(e->bargs[0]->ty))
+    return on_parts(sema, e, d, false, 0, -1, true);
+  // a vector norm depends only on |z|: norm(abs(z), ...) (PyTorch's real result)
+  if (!strcmp(name, "norm") && is_complex(e->bargs[0]->ty)) {
+    Ast *p = barg(e, 1);
+    if (p && p->ty->kind == TY_STR && !strcmp(p->ty->module, "nuc")) {
+      diag_error(sema->cx, p->loc, "norm(p='nuc') of a complex tensor is not supported by tdsl (it is a sum of "
+                 "singular values)");
+      return poison(sema);
+    }
+    Ast *x = e->bargs[0], *a = ast_new(sema->cx, AST_CALL, x->loc);
+    a->name = "abs";
+    a->oploc = x->loc;
+    a->ty = complex_built(sema, a, CX_ABS, &x, 1);
+    e->bargs[0] = a;
+    return NULL;
+  }
+  // any, all, count_nonzero test z != 0
+  if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
+    e->bargs[0] = nonzero(sema, e->bargs[0]);
+    return NULL;
+  }
   if (!strcmp(name, "dot") || !strcmp(name, "mv")) return NULL;  // a complex matmul (complex_matmul)
   if (!strcmp(name, "vdot")) {  // dot(conj(input), other)
     Ast *c = ast_new(sema->cx, AST_CALL, e->bargs[0]->loc), *x = e->bargs[0];
@@ -349,11 +386,21 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return NULL;
   }
   if (d->check == ck_unary || d->check == ck_binary || d->check == ck_matmul || d->check == ck_div) return NULL;
-  if (d->check == ck_add) {
-    if (barg(e, 2)) {
-      diag_error(sema->cx, barg(e, 2)->loc, "%s() of complex tensors takes no alpha in tdsl: multiply the operand "
-                 "instead", name);
-      return poison(sema);
+  if (d->check == ck_add) {  // add(input, other, alpha=a): input + a * other
+    Ast *o = e->bargs[1], *al = barg(e, 2);
+    if (al && (is_tensor(o->ty) || is_scalar(o->ty))) {
+      if (!is_scalar(al->ty) && !(is_complex(al->ty) && al->ty->wrapped)) {
+        diag_error(sema->cx, al->loc, "%s(): argument 'alpha' must be Number, not %s", name, py_type_name(al->ty));
+        return poison(sema);
+      }
+      Ast *m = ast_new(sema->cx, AST_CALL, al->loc);
+      m->name = "mul";
+      m->oploc = al->loc;
+      m->ty = binary_node(sema, m, OP_MUL, o, al, al->loc);
+      if (!m->bi) m->bi = node_builtin(OP_MUL);
+      if (is_poison(m->ty)) return poison(sema);
+      e->bargs[1] = m;
+      e->bargs[2] = NULL;
     }
     return NULL;
   }
@@ -459,6 +506,8 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
                                           [OP_DIV] = CX_DIV + 1, [OP_POW] = CX_POW + 1, [OP_EQ] = CX_EQ + 1,
                                           [OP_NE] = CX_NE + 1};
   ComplexOp cop = cops[op] ? cops[op] - 1 : CX_COUNT;
+  if (op == OP_LOGICAL_AND || op == OP_LOGICAL_OR)  // of z != 0
+    return binary_node(sema, e, op, nonzero(sema, a), nonzero(sema, b), loc);
   if (op == OP_MAXIMUM || op == OP_MINIMUM) {
     diag_error(sema->cx, loc, "%s not implemented for complex tensors.", op == OP_MAXIMUM ? "maximum" : "minimum");
     return poison(sema);
@@ -520,6 +569,10 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
       [OP_SIGMOID] = CX_SIGMOID + 1};
   double re, im;
   if (op == OP_NEG && complex_const(x, &re, &im)) return complex_literal(sema, e, -re, -im);  // -2j
+  if (op == OP_LOGICAL_NOT) {  // z == 0
+    Ast *xs[2] = {x, part_int(sema, e, 0)};
+    return complex_built(sema, e, CX_EQ, xs, 2);
+  }
   if (cops[op]) return complex_built(sema, e, cops[op] - 1, &x, 1);
   static const struct { Op op; const char *kernel; } kernels[] = {  // PyTorch 1.13's words for its refusals
       {OP_LOG1P, "log1p_vml_cpu"}, {OP_EXPM1, "expm1_vml_cpu"}, {OP_ERF, "erf_vml_cpu"}, {OP_ERFC, "erfc_vml_cpu"},

@@ -437,6 +437,7 @@ typedef struct ComplexArgs {
   int64_t shape[TD_MAX_DIMS];
   uint32_t parts, conj;
   bool multilinear;
+  bool sum_parts, root;  // a real result: fn(real parts) + fn(imaginary parts) (var), its sqrt (std)
 } ComplexArgs;
 int build_complex(Builder *b, const void *args, Value **out);
 

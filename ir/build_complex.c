@@ -562,6 +562,12 @@ static Value *parts_op(Builder *b, const ComplexArgs *ca) {
   for (int i = 0; i < b->nin; i++) build_in(b, i);  // the operands' own nodes first, outside the inner runs
   int pick[PART_OPS] = {0};
   Cx r;
+  if (ca->sum_parts) {
+    Value *re = part_run(b, ca, pick, false);
+    for (int i = 0; i < b->nin; i++) pick[i] = 1;
+    Value *s = add(b, re, part_run(b, ca, pick, true));
+    return ca->root ? un(b, OP_SQRT, s) : s;
+  }
   if (!ca->multilinear) {
     r.re = part_run(b, ca, pick, false);
     for (int i = 0; i < b->nin; i++) pick[i] = 1;

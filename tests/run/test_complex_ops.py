@@ -156,6 +156,20 @@ def cases():
         ("x.cumsum(1, dtype=torch.cfloat)", c, x.cumsum(1)), ("k.cumsum(0, dtype=torch.cdouble)", "c128[2]", k.cumsum(0)),
         ("y.cumprod(1, dtype=torch.cfloat)", c, y.astype(np.complex64).cumprod(1)),
         ("x.cumprod(0, dtype=torch.cfloat)", c, x.cumprod(0)),
+        # add and sub with alpha
+        ("torch.add(z, w, alpha=2)", c, z + 2 * w), ("torch.sub(z, w, alpha=2j)", c, z - 2j * w),
+        ("z.add(x, alpha=0.5)", c, z + 0.5 * x), ("torch.add(x, z, alpha=-3)", c, x - 3 * z),
+        # real results: var, std (of |z - mean|), norms (of |z|), and the tests of z != 0
+        ("z.var()", "f32[]", np.var(z, ddof=1)), ("y.var(1, unbiased=False)", "f64[3]", np.var(y, 1)),
+        ("z.std(0, keepdim=True)", "f32[1, 4]", np.std(z, 0, ddof=1, keepdims=True)),
+        ("torch.std(y, correction=0)", "f64[]", np.std(y)),
+        ("z.norm()", "f32[]", np.linalg.norm(z)), ("torch.norm(y, p=1, dim=1)", "f64[3]", np.abs(y).sum(1)),
+        ("torch.norm(z, p=float('inf'))", "f32[]", np.abs(z).max()),
+        ("(z * m).any(1)", "bool[3]", (z * m).any(1)), ("(z * m).all(0)", "bool[4]", (z * m).all(0)),
+        ("torch.count_nonzero(z * m, dim=0)", "i64[4]", np.count_nonzero(z * m, 0)),
+        ("torch.logical_not(z * m)", "bool[3, 4]", z * m == 0),
+        ("torch.logical_and(z * m, w)", "bool[3, 4]", (z * m != 0) & (w != 0)),
+        ("torch.logical_or(z * m, x * 0)", "bool[3, 4]", z * m != 0),
     ]
 
 
