@@ -79,7 +79,8 @@ def index_rows(z, k, vals, add=False):
 BODY = ["s1 = z.clone()", "s1.scatter_(1, ki[:, :2], 1.5 - 1j)", "s2 = z.clone()", "s2.scatter_add_(1, ki, w)",
         "f1 = z.clone()", "f1.index_fill_(0, k, 1 - 1j)", "a1 = z.clone()", "a1.index_add_(0, k, w[:2], alpha=0.5 + 2j)",
         "f2 = z.clone()", "f2.fill_(1j)", "f3 = z.clone()", "f3.fill_(3)", "f4 = z.clone()", "f4.zero_()",
-        "f5 = z.clone()", "f5.copy_(w)"]
+        "f5 = z.clone()", "f5.copy_(w)", "i1 = z.clone()", "i1.masked_fill_(m, 1j)", "i1.tril_()", "i1.lerp_(w, 0.5)",
+        "i1.add_(w, alpha=2)", "i2 = z.clone()", "i2.masked_scatter_(m, w)", "i2.sub_(x, alpha=1j)"]
 
 
 def cases():
@@ -142,6 +143,8 @@ def cases():
                                                                          "c128[2]", np.ones(2)),
         ("torch.eye(3, dtype=torch.cfloat)", "c64[3, 3]", np.eye(3)), ("torch.eye(2, 3, dtype=torch.cdouble)",
                                                                         "c128[2, 3]", np.eye(2, 3)),
+        ("i1", c, (lambda t: (lambda t2: t2 + 0.5 * (w - t2) + 2 * w)(np.tril(t)))(np.where(m, 1j, z))),
+        ("i2", c, masked_scatter(z, m, w) - 1j * x),
         ("f2", c, np.full((3, 4), 1j)), ("f3", c, np.full((3, 4), 3)), ("f4", c, np.zeros((3, 4))), ("f5", c, w),
         # reductions with another dtype=
         ("z.sum(dtype=torch.cdouble)", "c128[]", z.astype(np.complex128).sum()),
