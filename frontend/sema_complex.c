@@ -348,6 +348,13 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return complex_built(sema, e, CX_ISREAL, &x, 1);
   }
   if (d->b.kind == BK_VIEW) return NULL;
+  if (!strcmp(name, "lerp") && e->nbargs >= 3 && is_complex(e->bargs[2]->ty)) {  // input + weight * (end - input)
+    Ast *a = e->bargs[0], *w = e->bargs[2], *dif = node_binary(sema, e, OP_SUB, e->bargs[1], a);
+    if (is_poison(dif->ty)) return poison(sema);
+    Ast *m = node_binary(sema, e, OP_MUL, w, dif);
+    if (is_poison(m->ty)) return poison(sema);
+    return binary_node(sema, e, OP_ADD, a, m, call_loc(e));
+  }
   if (listed(name, linear_rows, sizeof linear_rows / sizeof *linear_rows))
     return on_parts(sema, e, d, false, 0, !strcmp(name, "lerp") ? 2 : -1, false);
   if (listed(name, product_rows, sizeof product_rows / sizeof *product_rows))
@@ -393,11 +400,11 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
         diag_error(sema->cx, al->loc, "%s(): argument 'alpha' must be Number, not %s", name, py_type_name(al->ty));
         return poison(sema);
       }
-      Ast *m = ast_new(sema->cx, AST_CALL, al->loc);
-      m->name = "mul";
-      m->oploc = al->loc;
-      m->ty = binary_node(sema, m, OP_MUL, o, al, al->loc);
-      if (!m->bi) m->bi = node_builtin(OP_MUL);
+      if (is_complex(al->ty) && !is_complex(o->ty) && !is_complex(e->bargs[0]->ty)) {
+        diag_error(sema->cx, al->loc, "For non-complex input tensors, argument alpha must not be a complex number.");
+        return poison(sema);
+      }
+      Ast *m = node_binary(sema, al, OP_MUL, o, al);
       if (is_poison(m->ty)) return poison(sema);
       e->bargs[1] = m;
       e->bargs[2] = NULL;

@@ -108,6 +108,7 @@ def cases():
         ("torch.diagonal_scatter(sq, v)", "c64[4, 4]", diag_put(sq, v)),
         ("torch.masked_scatter(z, m, w)", c, masked_scatter(z, m, w)),
         ("torch.lerp(z, w, 0.25)", c, z + np.float32(0.25) * (w - z)), ("z.lerp(w, x)", c, z + x * (w - z)),
+        ("torch.lerp(z, w, z)", c, z + z * (w - z)), ("torch.lerp(x, x * 2, 0.5 + 1j)", c, x + (0.5 + 1j) * x),
         # products: linear in each operand
         ("torch.outer(v, v)", "c64[4, 4]", np.outer(v, v)), ("torch.outer(v, x[0])", "c64[4, 4]", np.outer(v, x[0])),
         ("torch.kron(sq[:2, :3], z[:2, :2])", "c64[4, 6]", np.kron(sq[:2, :3], z[:2, :2])),
@@ -203,11 +204,36 @@ def check_values(tdslc, backend, tally):
         tally.report("values --emit=cuda, --emit=ptx", gpu_emit_errors(tdslc, src, ["--fn", "f", "--target", "cuda"]))
 
 
+# refused: (expression, the message's words); each one tdslc run of --emit=ir
+ERRORS = [
+    ("torch.zeros(2, dtype=torch.chalf)", "dtype torch.chalf is not supported by tdsl"),
+    ("torch.view_as_complex(x.half().reshape(3, 2, 2))", "view_as_complex of a float16 tensor (complex32) is not supported"),
+    ("z.scatter(1, ki, w, reduce='multiply')", "scatter() with reduce='multiply' of a complex tensor is not supported"),
+    ("torch.scatter_reduce(z, 1, ki, w, 'amax')",
+     '"scatter_gather_tensor_cpu_reduce_amax" not implemented for \'ComplexFloat\''),
+    ("torch.norm(z, p='nuc')", "norm(p='nuc') of a complex tensor is not supported by tdsl"),
+    ("y.prod(dtype=torch.float64)", "prod() of a ComplexDouble tensor with dtype=Double is not supported by tdsl"),
+    ("torch.full((2,), 1j, dtype=torch.int64)", "value cannot be converted to type int64_t without overflow"),
+    ("torch.index_fill(x, 0, k, 2j)", "index_fill_(): Converting complex Scalar to non-complex type is not supported"),
+    ("torch.add(x, x, alpha=2j)", "For non-complex input tensors, argument alpha must not be a complex number."),
+    ("z.index_add(0, k, w[:2], alpha=x)", "index_add(): argument 'alpha' must be Number, not Tensor"),
+]
+
+
+def check_errors(tdslc, tally):
+    for expr, msg in ERRORS:
+        src = f"fn f({PARAMS}) {{\n  r = {expr}\n}}"
+        p = emit_text(tdslc, src, "ir")
+        ok = p.returncode == 1 and "s.tdsl:2:" in p.stderr.split("error:")[0] and msg in p.stderr
+        tally.report(f"refused {expr}", [] if ok else [f"exit {p.returncode}, want 1 and {msg!r}:\n{p.stderr[-1500:]}"])
+
+
 def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
     tally = Tally()
     check_values(tdslc, backend, tally)
+    check_errors(tdslc, tally)
     sys.exit(tally.summary(recap=True))
 
 
