@@ -5,16 +5,22 @@
 // are built from float ops by ir/build_complex.c, and views act on the type as on any
 // tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
 // view_as_complex, real/imag, polar, complex, conj, abs, angle, the elementwise functions
-// (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, sum/mean/prod,
-// cumsum/cumprod, cat/stack, clone, the views, gathers and index writes, conversions to
-// and from real dtypes (to real: PyTorch's warning), and Python's complex numbers (1j,
-// complex(1, 2)); every other op given a complex operand is refused here, with PyTorch's
-// words where it has them.
+// (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, dot, vdot, mv,
+// sum/mean/prod, cumsum/cumprod (with a dtype=), cat/stack, clone, creation and fills
+// with a Python complex number, the views, gathers, scatters and index writes,
+// conversions to and from real dtypes (to real: PyTorch's warning), Python's complex
+// numbers (1j, complex(1, 2), folded as Python folds 1 + 2j); the ops that move, mask,
+// pad or multiply values (roll, tril, masked_fill, pad, outer, einsum ...), checked by
+// their own rows with the complex arguments typed as their parts and then run on the
+// parts (on_parts: ComplexArgs' CX_PARTS); var, std, norm, any, all and the logical ops
+// as PyTorch's real results. Every other op given a complex operand is refused here, with
+// PyTorch's words where it has them.
 // Invariant: no node of or over a complex dtype reaches the graph but the ones lowering
 // turns into float pairs (lower.c's lower_complex_node: cat, stack, clone, copy, sum, mean,
 // to, creation, the gathers index and index_select over the leading dims; a store of
-// complex values through a view, an index_put of complex values), or a builder of
-// build_complex. A store's value is converted to its target's dtype here (complex_store_ok).
+// complex values through a view, an index_put or a scatter of complex values), or a
+// builder of build_complex. A store's value is converted to its target's dtype here
+// (complex_store_ok).
 #include "frontend/sema_internal.h"
 
 #include <math.h>
@@ -497,6 +503,10 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   if (d->b.op == OP_MAXIMUM || d->b.op == OP_MINIMUM) {
     diag_error(sema->cx, call_loc(e), "%s not implemented for complex tensors.", d->b.op == OP_MAXIMUM ? "maximum"
                                                                                                         : "minimum");
+    return poison(sema);
+  }
+  if (!strcmp(name, "nansum") || !strcmp(name, "nanmean")) {
+    diag_error(sema->cx, call_loc(e), "%s does not support complex inputs", name);
     return poison(sema);
   }
   if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);

@@ -13,10 +13,13 @@
 // overflow); the inverse functions are logs of sqrts written so that their branch cuts
 // take the side the sign of a zero says, with their odd series near 0 and log 2z beyond
 // 1e8; pow is NumPy's npy_cpow (exp(w log z), integer exponents by repeated squaring,
-// 0 ** w); prod multiplies halves pairwise, cumprod is log2(n) shifted products. The
-// values at infinities, nans and signed zeros are C99 Annex G's as glibc (NumPy's
-// oracle) gives them, each special case told by the parts' own values, so that a
-// transcendental is read once: fusion recomputes an inlined value at each read.
+// 0 ** w); prod multiplies halves pairwise, cumprod is log2(n) shifted products. CX_PARTS
+// runs another builder (or node) of the op library on the parts: a linear op once per
+// part, a product once per choice of part of each operand, summed with the powers of i
+// the imaginary parts give. The values at infinities, nans and signed zeros are C99
+// Annex G's as glibc (NumPy's oracle) gives them, each special case told by the parts'
+// own values, so that a transcendental is read once: fusion recomputes an inlined value
+// at each read.
 // Invariant: a result flagged cplx has a contiguous last dim of 2; the operands were
 // checked by frontend/sema_complex.c.
 #include "ir/build.h"
