@@ -124,6 +124,12 @@ def cases():
         # scatters and index writes of complex values
         ("torch.scatter(z, 1, ki, w)", c, scatter(z, 1, ki, w)), ("y.scatter(0, ki, 2j)", "c128[3, 4]", scatter(y, 0, ki, 2j)),
         ("torch.scatter_add(z, 1, ki, w)", c, scatter(z, 1, ki, w, add=True)),
+        ("torch.scatter(v, 0, k, v[:2])", "c64[4]", scatter(v, 0, k, v[:2])),
+        ("torch.gather(torch.scatter(z, 1, torch.argsort(x, 1), w), 1, torch.argsort(x, 1))", c, w),  # a round trip
+        ("torch.index_fill(v, 0, k, 1j)", "c64[4]", index_rows(v, k, [1j, 1j])),
+        ("torch.take_along_dim(z, ki.flatten()[:3])", "c64[3]", z.ravel()[ki.ravel()[:3]]),
+        ("z.masked_fill(m, v[0])", c, np.where(m, v[0], z)), ("torch.einsum('ij,jk->ik', x, sq)", c, x @ sq),
+        ("torch.kron(v, x[0])", "c64[16]", np.kron(v, x[0])), ("torch.outer(u, v)", "c128[4, 4]", np.outer(u, v)),
         ("z.scatter(1, ki, w, reduce='add')", c, scatter(z, 1, ki, w, add=True)),
         ("torch.scatter_reduce(z, 0, ki, w, 'sum')", c, scatter(z, 0, ki, w, add=True)),
         ("s1", c, scatter(z, 1, ki[:, :2], 1.5 - 1j)), ("s2", c, scatter(z, 1, ki, w, add=True)),
