@@ -171,6 +171,41 @@ static const char *const linear_rows[] = {
     "masked_scatter", "narrow_copy", "lerp"};
 static const char *const product_rows[] = {"outer", "ger", "kron", "inner", "tensordot", "einsum", "cross"};
 
+// the products PyTorch computes only of operands of one dtype (outer and kron promote)
+static const char *const one_dtype_rows[] = {"inner", "tensordot", "einsum", "cross"};
+
+// the dtype's C++ name in PyTorch's messages (lerp's)
+static const char *c10_name(DType dt) {
+  switch (dt) {
+  case DT_C64: return "c10::complex<float>";
+  case DT_C128: return "c10::complex<double>";
+  case DT_F64: return "double";
+  case DT_F32: return "float";
+  case DT_F16: return "c10::Half";
+  default: return torch_name(dt);
+  }
+}
+
+// e's tensor operands (a list's items too) of one dtype, or PyTorch's message naming the
+// first operand's dtype and the first other one
+static bool one_dtype(Sema *sema, const Ast *e) {
+  const TType *first = NULL;
+  for (int i = 0; i < e->nbargs; i++) {
+    const TType *const *ts;
+    int n = held(e->bargs[i], &ts);
+    for (int k = 0; k < n; k++) {
+      if (!is_tensor(ts[k])) continue;
+      if (!first) first = ts[k];
+      else if (ts[k]->dtype != first->dtype) {
+        diag_error(sema->cx, call_loc(e), "expected scalar type %s but found %s", torch_name(first->dtype),
+                   torch_name(ts[k]->dtype));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 static bool listed(const char *name, const char *const *names, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (!strcmp(name, names[i])) return true;
@@ -180,7 +215,7 @@ static bool listed(const char *name, const char *const *names, size_t n) {
 // e checked by its row with its complex arguments typed as their parts (the row's checks
 // and its builder's dry run see floats, of the parts' dtype), then run on the parts of
 // its complex operands (and of its real values, whose imaginary parts are 0); an index,
-// a mask and argument `keep` (lerp's weight) are taken as they are. A float result of
+// a mask and argument `keep` are taken as they are. A float result of
 // the parts is the complex result of their precision.
 // z != 0 of a complex z (what PyTorch's logical ops, any, all and count_nonzero test), a
 // call of its own; a itself when it is not complex
@@ -354,6 +389,26 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return complex_built(sema, e, CX_ISREAL, &x, 1);
   }
   if (d->b.kind == BK_VIEW) return NULL;
+  if (listed(name, one_dtype_rows, sizeof one_dtype_rows / sizeof *one_dtype_rows) && !one_dtype(sema, e))
+    return poison(sema);
+  if (!strcmp(name, "lerp") && is_tensor(e->bargs[1]->ty) && e->bargs[1]->ty->dtype != e->bargs[0]->ty->dtype) {
+    DType a = e->bargs[0]->ty->dtype, b = e->bargs[1]->ty->dtype;
+    diag_error(sema->cx, e->bargs[1]->loc, "expected dtype %s for `end` but got dtype %s", c10_name(a), c10_name(b));
+    return poison(sema);
+  }
+  if (!strcmp(name, "lerp") && e->nbargs >= 3) {  // a weight tensor of the input's dtype, a number it holds
+    const TType *a = e->bargs[0]->ty, *w = e->bargs[2]->ty;
+    if (is_tensor(w) && !w->wrapped && w->dtype != a->dtype) {
+      diag_error(sema->cx, e->bargs[2]->loc, "expected dtype %s for `weight` but got dtype %s", c10_name(a->dtype),
+                 c10_name(w->dtype));
+      return poison(sema);
+    }
+    if (is_complex(w) && w->wrapped && !is_complex(a)) {
+      diag_error(sema->cx, e->bargs[2]->loc, "value cannot be converted to type %s without overflow",
+                 c10_name(a->dtype));
+      return poison(sema);
+    }
+  }
   if (!strcmp(name, "lerp") && e->nbargs >= 3 && is_complex(e->bargs[2]->ty)) {  // input + weight * (end - input)
     Ast *a = e->bargs[0], *w = e->bargs[2], *dif = node_binary(sema, e, OP_SUB, e->bargs[1], a);
     if (is_poison(dif->ty)) return poison(sema);
@@ -362,7 +417,7 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return binary_node(sema, e, OP_ADD, a, m, call_loc(e));
   }
   if (listed(name, linear_rows, sizeof linear_rows / sizeof *linear_rows))
-    return on_parts(sema, e, d, false, 0, !strcmp(name, "lerp") ? 2 : -1, false);
+    return on_parts(sema, e, d, false, 0, -1, false);
   if (listed(name, product_rows, sizeof product_rows / sizeof *product_rows))
     return on_parts(sema, e, d, true, 0, -1, false);
   // var and std of complex values are real: E|z - mean z|^2 = var(re) + var(im)
