@@ -39,13 +39,22 @@ static int held(const Ast *a, const TType *const **ts) {
   return 1;
 }
 
-// The first complex tensor among call e's bound arguments (a list's elements included).
+// The first complex tensor of type t, or among its (nested) list's or tuple's elements.
+static const TType *complex_in(const TType *t) {
+  if (!t) return NULL;
+  if (is_complex(t)) return t;
+  for (int k = 0; (t->kind == TY_LIST || t->kind == TY_TUPLE) && k < t->nelem; k++) {
+    const TType *c = complex_in(t->elems[k]);
+    if (c) return c;
+  }
+  return NULL;
+}
+
+// The first complex tensor among call e's bound arguments (lists' elements included).
 static const TType *complex_arg(const Ast *e) {
   for (int i = 0; i < e->nbargs; i++) {
-    const TType *const *ts;
-    int n = held(e->bargs[i], &ts);
-    for (int k = 0; k < n; k++)
-      if (is_complex(ts[k])) return ts[k];
+    const TType *c = e->bargs[i] ? complex_in(e->bargs[i]->ty) : NULL;
+    if (c) return c;
   }
   return NULL;
 }
@@ -215,7 +224,7 @@ static bool listed(const char *name, const char *const *names, size_t n) {
 // e checked by its row with its complex arguments typed as their parts (the row's checks
 // and its builder's dry run see floats, of the parts' dtype), then run on the parts of
 // its complex operands (and of its real values, whose imaginary parts are 0); an index,
-// a mask and argument `keep` are taken as they are. A float result of
+// a mask are taken as they are. A float result of
 // the parts is the complex result of their precision.
 // z != 0 of a complex z (what PyTorch's logical ops, any, all and count_nonzero test), a
 // call of its own; a itself when it is not complex
@@ -256,8 +265,7 @@ static void retype(Sema *sema, Retyped *r, Ast *a) {
   a->ty = p;
 }
 
-static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, uint32_t conj, int keep,
-                       bool sum_parts) {
+static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, bool sum_parts) {
   Retyped r = {0};
   for (int i = 0; i < e->nbargs; i++) retype(sema, &r, e->bargs[i]);
   TType *t = d->check(sema, e, d);
@@ -269,7 +277,7 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
                "z.imag and join the results with torch.complex(re, im)", e->bi->name);
     return poison(sema);
   }
-  ComplexArgs ca = {.op = CX_PARTS, .dtype = t->dtype, .multilinear = product, .conj = conj, .sum_parts = sum_parts};
+  ComplexArgs ca = {.op = CX_PARTS, .dtype = t->dtype, .multilinear = product, .sum_parts = sum_parts};
   if (e->bi->kind == BK_BUILD) {
     ca.fn = e->bi->build;
     ca.fargs = e->args;
@@ -289,7 +297,7 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
     const Ast *o = e->operands[i];
     const TType *ot = o->ty;
     bool value = is_scalar(ot) || (is_tensor(ot) && (dtype_is_float(ot->dtype) || is_complex(ot)));
-    if (value && !(keep >= 0 && keep < e->nbargs && o == e->bargs[keep])) ca.parts |= 1u << i;
+    if (value) ca.parts |= 1u << i;
   }
   Builtin *bi = arena_alloc(&sema->cx->arena, sizeof *bi);
   *bi = *e->bi;
@@ -298,6 +306,59 @@ static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, ui
   e->bi = bi;
   e->args = KEEP(sema, ca);
   return ty_fresh(sema, sum_parts ? t->dtype : dtype_complex_of(t->dtype), t->view.ndim, t->view.shape);
+}
+
+// Python's nested lists of numbers, complex ones among them: each level's length, the
+// parts in row-major order
+typedef struct Literal {
+  int ndim;
+  bool leaf;  // a number seen: ndim is fixed
+  int64_t shape[TD_MAX_DIMS];
+  VEC(double) re, im;
+} Literal;
+
+static bool literal_walk(Sema *sema, Literal *l, const Ast *a, int level) {
+  double re, im;
+  if (a->kind == AST_LIST || a->kind == AST_TUPLE) {
+    if (!l->leaf && level == l->ndim && level < TD_MAX_DIMS) l->shape[l->ndim++] = a->list.len;
+    else if (level >= l->ndim || l->shape[level] != a->list.len) return false;
+    for (int i = 0; i < a->list.len; i++)
+      if (!literal_walk(sema, l, a->list.data[i], level + 1)) return false;
+    return true;
+  }
+  if (!l->leaf) l->leaf = true;
+  if (level != l->ndim || !complex_const(a, &re, &im)) return false;
+  vec_push(&sema->cx->arena, &l->re, re);
+  vec_push(&sema->cx->arena, &l->im, im);
+  return true;
+}
+
+// torch.tensor(data, dtype=None) (as_tensor, scalar_tensor) of Python's complex numbers:
+// complex64 unless dtype= says otherwise
+static TType *complex_tensor(Sema *sema, Ast *e) {
+  Literal l = {0};
+  Ast *da = e->bargs[0], *dta = barg(e, 1);
+  DType dt = DT_C64;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  if (!literal_walk(sema, &l, da, 0)) {
+    diag_error(sema->cx, da->loc, "%s() of complex values is supported of Python numbers and nested lists of them "
+               "in tdsl (torch.complex(re, im) joins tensors)", e->bi->name);
+    return poison(sema);
+  }
+  if (!dtype_is_complex(dt)) {
+    diag_error(sema->cx, da->loc, "value cannot be converted to type %s without overflow", c10_name(dt));
+    return poison(sema);
+  }
+  int64_t n = l.re.len;
+  DType *types = arena_alloc(&sema->cx->arena, sizeof(DType) * (size_t)(n ? n : 1));
+  int64_t *ints = arena_alloc(&sema->cx->arena, sizeof(int64_t) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) types[i] = DT_F64;
+  CreateArgs re = {.ndim = l.ndim, .n = n, .dtype = types, .f = l.re.data, .i = ints, .cast = dtype_complex_part(dt)};
+  memcpy(re.shape, l.shape, sizeof(int64_t) * (size_t)l.ndim);
+  CreateArgs im = re;
+  im.f = l.im.data;
+  ComplexArgs ca = {.op = CX_TENSOR, .dtype = dt, .fargs = KEEP(sema, re), .fargs_im = KEEP(sema, im)};
+  return complex_built_args(sema, e, ca, NULL, 0);
 }
 
 // scatter, scatter_add, scatter_reduce (and their in-place forms) of a complex target: the
@@ -417,12 +478,12 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return binary_node(sema, e, OP_ADD, a, m, call_loc(e));
   }
   if (listed(name, linear_rows, sizeof linear_rows / sizeof *linear_rows))
-    return on_parts(sema, e, d, false, 0, -1, false);
+    return on_parts(sema, e, d, false, false);
   if (listed(name, product_rows, sizeof product_rows / sizeof *product_rows))
-    return on_parts(sema, e, d, true, 0, -1, false);
+    return on_parts(sema, e, d, true, false);
   // var and std of complex values are real: E|z - mean z|^2 = var(re) + var(im)
   if (d->b.kind == BK_NODE && (d->b.op == OP_VAR || d->b.op == OP_STD) && is_complex(e->bargs[0]->ty))
-    return on_parts(sema, e, d, false, 0, -1, true);
+    return on_parts(sema, e, d, false, true);
   // a vector norm depends only on |z|: norm(abs(z), ...) (PyTorch's real result)
   if (!strcmp(name, "norm") && is_complex(e->bargs[0]->ty)) {
     Ast *p = barg(e, 1);
@@ -496,6 +557,9 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   // gather (its index given the pairs' dim, ir/build_complex.c),
   // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
   if (!strcmp(name, "index_select")) return NULL;
+  if ((!strcmp(name, "tensor") || !strcmp(name, "as_tensor") || !strcmp(name, "scalar_tensor")) &&
+      (!is_tensor(e->bargs[0]->ty) || (e->bargs[0]->ty->wrapped && is_complex(e->bargs[0]->ty))))
+    return complex_tensor(sema, e);  // Python's numbers
   static const char *const creations[] = {"zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
                                           "new_ones", "new_empty", "new_full", "full", "fill_", "zero_", "copy_"};
   if (listed(name, creations, sizeof creations / sizeof *creations)) return NULL;  // ck_full's complex fill

@@ -414,6 +414,7 @@ typedef enum {
   CX_GATHER,                           // gather(z, dim, index): the pairs at index
   CX_PARTS,                            // another builder (or node) run on the parts: `parts` below
   CX_FULL,                             // a tensor of shape `shape` filled with (re, im), of dtype `dtype`
+  CX_TENSOR,                           // torch.tensor of complex numbers: the literals fargs (real parts), fargs_im
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {
@@ -427,15 +428,16 @@ typedef struct ComplexArgs {
   // 0), the others as they are. Linear (multilinear false): the result's real part is fn
   // of the real parts, its imaginary part fn of the imaginary parts. Multilinear: fn is
   // linear in each operand of `parts` alone (a product): the sum over every choice of
-  // part per operand, times i per imaginary part chosen (-i for an operand in `conj`).
+  // part per operand, times i per imaginary part chosen.
   // The node's dtype is `dtype`, the result's part dtype.
   BuildFn fn;
-  const void *fargs, *fargs_im;  // fargs_im: the imaginary run's (NULL: fargs; pad's fill is 0 there)
+  const void *fargs, *fargs_im;  // fargs_im: the imaginary run's (NULL: fargs; pad's fill is 0 there);
+                                 // CX_TENSOR: the CreateArgs of each part
   Op node;
   NodeAttr attr;
   int ndim;
   int64_t shape[TD_MAX_DIMS];
-  uint32_t parts, conj;
+  uint32_t parts;
   bool multilinear;
   bool sum_parts, root;  // a real result: fn(real parts) + fn(imaginary parts) (var), its sqrt (std)
 } ComplexArgs;

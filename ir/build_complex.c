@@ -584,7 +584,7 @@ static Value *parts_op(Builder *b, const ComplexArgs *ca) {
       int q = 0;
       for (int j = 0; j < n; j++) {
         pick[idx[j]] = m >> j & 1;
-        if (m >> j & 1) q += ca->conj >> idx[j] & 1 ? 3 : 1;
+        q += m >> j & 1;
       }
       Value *t = part_run(b, ca, pick, false);
       q %= 4;
@@ -604,6 +604,13 @@ int build_complex(Builder *b, const void *args, Value **out) {
   if (op == CX_LITERAL) {  // Python's complex number: a c128 0-d tensor that promotes as a Python number
     out[0] = pair(b, num(b, ca->re), num(b, ca->im), DT_F64, 0, NULL);
     out[0]->wrapped = true;
+    return 1;
+  }
+  if (op == CX_TENSOR) {
+    Value *re, *im;
+    build_literal(b, ca->fargs, &re);
+    build_literal(b, ca->fargs_im, &im);
+    out[0] = pair(b, re, im, dtype_complex_part(ca->dtype), re->view.ndim, re->view.shape);
     return 1;
   }
   if (op == CX_FULL) {
