@@ -203,7 +203,7 @@ static bool one_dtype(Sema *sema, const Ast *e) {
     const TType *const *ts;
     int n = held(e->bargs[i], &ts);
     for (int k = 0; k < n; k++) {
-      if (!is_tensor(ts[k])) continue;
+      if (!is_tensor(ts[k]) || ts[k]->wrapped) continue;  // a Python number promotes
       if (!first) first = ts[k];
       else if (ts[k]->dtype != first->dtype) {
         diag_error(sema->cx, call_loc(e), "expected scalar type %s but found %s", torch_name(first->dtype),
@@ -361,6 +361,58 @@ static TType *complex_tensor(Sema *sema, Ast *e) {
   return complex_built_args(sema, e, ca, NULL, 0);
 }
 
+// a call node at e's place typed as complex a OP b (complex_binary)
+static Ast *cx_binary(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
+  Ast *c = ast_new(sema->cx, AST_CALL, e->loc);
+  c->name = op_name(op);
+  c->oploc = e->oploc;
+  c->ty = complex_binary(sema, c, op, a, b, call_loc(e));
+  return c;
+}
+
+// linear(input, weight, bias=None), addmm, addmv, addr, baddbmm (input, a, b, *, beta=1,
+// alpha=1) of complex tensors of one dtype: beta input + alpha (a @ b), composed of the
+// complex matmul (addr: the outer product a[:, None] * b) and arithmetic; beta = 0 drops
+// input, as PyTorch's
+static TType *complex_product_sum(Sema *sema, Ast *e, const char *name) {
+  bool lin = !strcmp(name, "linear");
+  if (!one_dtype(sema, e)) return poison(sema);
+  Ast *in = lin ? barg(e, 2) : e->bargs[0], *a = e->bargs[lin ? 0 : 1], *b = barg(e, lin ? 1 : 2);
+  Ast *beta = lin ? NULL : barg(e, 3), *alpha = lin ? NULL : barg(e, 4);
+  if (!b || !is_tensor(a->ty) || !is_tensor(b->ty) || (in && !is_tensor(in->ty))) {
+    diag_error(sema->cx, call_loc(e), "%s() of complex tensors takes tensors in tdsl", name);
+    return poison(sema);
+  }
+  const View *av = &a->ty->view, *bv = &b->ty->view;
+  int want_a = !strcmp(name, "baddbmm") ? 3 : !strcmp(name, "addr") ? 1 : lin ? -1 : 2;
+  int want_b = !strcmp(name, "baddbmm") ? 3 : !strcmp(name, "addr") || !strcmp(name, "addmv") ? 1 : lin ? -1 : 2;
+  if ((want_a >= 0 && av->ndim != want_a) || (want_b >= 0 && bv->ndim != want_b) || (lin && bv->ndim > 2)) {
+    diag_error(sema->cx, call_loc(e), "%s() of tensors of %d and %d dims is not supported", name, av->ndim, bv->ndim);
+    return poison(sema);
+  }
+  Ast *p = ast_new(sema->cx, AST_CALL, e->loc);
+  p->name = "matmul";
+  p->oploc = e->oploc;
+  if (!strcmp(name, "addr")) {  // a[:, None] * b[None, :]
+    Ast *ac = view_ast(sema, e, a, view_unsqueeze(a->ty->view, 1)), *bc = view_ast(sema, e, b, view_unsqueeze(b->ty->view, 0));
+    p = cx_binary(sema, e, OP_MUL, ac, bc);
+  } else {
+    Ast *bt = lin && bv->ndim == 2 ? view_ast(sema, e, b, view_transpose(b->ty->view, 0, 1)) : b;
+    p->ty = complex_matmul(sema, p, a, bt, call_loc(e));
+  }
+  if (is_poison(p->ty)) return poison(sema);
+  double re, im;
+  if (alpha && !(complex_const(alpha, &re, &im) && re == 1 && im == 0)) p = cx_binary(sema, e, OP_MUL, alpha, p);
+  if (is_poison(p->ty)) return poison(sema);
+  if (!in || (beta && complex_const(beta, &re, &im) && re == 0 && im == 0)) {  // p itself
+    Ast *xs[1] = {p};
+    return complex_built(sema, e, CX_SAME, xs, 1);
+  }
+  if (beta && !(complex_const(beta, &re, &im) && re == 1 && im == 0)) in = cx_binary(sema, e, OP_MUL, beta, in);
+  if (is_poison(in->ty)) return poison(sema);
+  return complex_binary(sema, e, OP_ADD, in, p, call_loc(e));
+}
+
 // scatter, scatter_add, scatter_reduce (and their in-place forms) of a complex target: the
 // pairs written or summed (ir/build.c's store gives the index the pair dim), a number's
 // value as a complex tensor of the index's shape; the products and extremes refused.
@@ -505,6 +557,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return NULL;
   }
   if (!strcmp(name, "dot") || !strcmp(name, "mv")) return NULL;  // a complex matmul (complex_matmul)
+  static const char *const product_sums[] = {"linear", "addmm", "addmv", "addr", "baddbmm"};
+  if (listed(name, product_sums, sizeof product_sums / sizeof *product_sums)) return complex_product_sum(sema, e, name);
   if (!strcmp(name, "vdot")) {  // dot(conj(input), other)
     Ast *c = ast_new(sema->cx, AST_CALL, e->bargs[0]->loc), *x = e->bargs[0];
     c->name = "conj";
