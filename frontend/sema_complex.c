@@ -557,6 +557,24 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return NULL;
   }
   if (!strcmp(name, "dot") || !strcmp(name, "mv")) return NULL;  // a complex matmul (complex_matmul)
+  if (!strcmp(name, "addcmul") || !strcmp(name, "addcdiv")) {  // input + value * (t1 * t2), (t1 / t2)
+    Ast *t1 = e->bargs[1], *t2 = e->bargs[2], *val = barg(e, 3);
+    if (!is_tensor(t1->ty) || !is_tensor(t2->ty)) {
+      diag_error(sema->cx, call_loc(e), "%s() of complex tensors takes tensors in tdsl", name);
+      return poison(sema);
+    }
+    Ast *q = cx_binary(sema, e, name[4] == 'm' ? OP_MUL : OP_DIV, t1, t2);
+    if (is_poison(q->ty)) return poison(sema);
+    if (val) q = cx_binary(sema, e, OP_MUL, val, q);
+    if (is_poison(q->ty)) return poison(sema);
+    return complex_binary(sema, e, OP_ADD, e->bargs[0], q, call_loc(e));
+  }
+  if (!strcmp(name, "float_power")) {  // in complex128, as PyTorch's
+    Ast *xs[2] = {e->bargs[0], e->bargs[1]};
+    for (int i = 0; i < 2; i++)
+      if (is_tensor(xs[i]->ty) && !xs[i]->ty->wrapped) xs[i] = as_complex(sema, xs[i], DT_C128);
+    return complex_binary(sema, e, OP_POW, xs[0], xs[1], call_loc(e));
+  }
   static const char *const product_sums[] = {"linear", "addmm", "addmv", "addr", "baddbmm"};
   if (listed(name, product_sums, sizeof product_sums / sizeof *product_sums)) return complex_product_sum(sema, e, name);
   if (!strcmp(name, "vdot")) {  // dot(conj(input), other)
