@@ -221,11 +221,6 @@ static bool listed(const char *name, const char *const *names, size_t n) {
   return false;
 }
 
-// e checked by its row with its complex arguments typed as their parts (the row's checks
-// and its builder's dry run see floats, of the parts' dtype), then run on the parts of
-// its complex operands (and of its real values, whose imaginary parts are 0); an index,
-// a mask are taken as they are. A float result of
-// the parts is the complex result of their precision.
 // z != 0 of a complex z (what PyTorch's logical ops, any, all and count_nonzero test), a
 // call of its own; a itself when it is not complex
 static Ast *nonzero(Sema *sema, Ast *a) {
@@ -240,13 +235,18 @@ static Ast *nonzero(Sema *sema, Ast *a) {
 
 typedef struct Retyped {
   int n;
+  bool full;  // more than 64 to retype: the call is refused
   Ast *ast[64];
   const TType *ty[64];
 } Retyped;
 
 // a complex argument (or a list's or tuple's complex item) typed as its parts, its type kept in r
 static void retype(Sema *sema, Retyped *r, Ast *a) {
-  if (!a || !a->ty || r->n == 64) return;
+  if (!a || !a->ty) return;
+  if (r->n == 64) {
+    r->full = true;
+    return;
+  }
   if ((a->kind == AST_LIST || a->kind == AST_TUPLE) && (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE)) {
     for (int i = 0; i < a->list.len; i++) retype(sema, r, a->list.data[i]);
     TType *l = arena_alloc(&sema->cx->arena, sizeof *l);
@@ -265,11 +265,20 @@ static void retype(Sema *sema, Retyped *r, Ast *a) {
   a->ty = p;
 }
 
+// e checked by its row with its complex arguments typed as their parts (the row's checks
+// and its builder's dry run see floats, of the parts' dtype), then run on the parts of
+// its complex operands and of its real values (whose imaginary parts are 0); an index or
+// a mask is taken as it is. The float result of the parts is the complex result of their
+// precision (sum_parts: var and std, a real result).
 static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, bool sum_parts) {
   Retyped r = {0};
   for (int i = 0; i < e->nbargs; i++) retype(sema, &r, e->bargs[i]);
-  TType *t = d->check(sema, e, d);
+  TType *t = r.full ? NULL : d->check(sema, e, d);
   for (int i = r.n - 1; i >= 0; i--) r.ast[i]->ty = (TType *)r.ty[i];
+  if (!t) {
+    diag_error(sema->cx, call_loc(e), "%s() of more than 64 complex tensors is not supported by tdsl", e->bi->name);
+    return poison(sema);
+  }
   if (is_poison(t)) return t;
   if (t->kind != TY_TENSOR || !dtype_is_float(t->dtype) || t->dtype == DT_F16 || t->dtype == DT_BF16 ||
       e->noperands > 16 || (e->bi->kind != BK_BUILD && e->bi->kind != BK_NODE)) {
