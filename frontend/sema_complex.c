@@ -422,6 +422,46 @@ static TType *complex_product_sum(Sema *sema, Ast *e, const char *name) {
   return complex_binary(sema, e, OP_ADD, in, p, call_loc(e));
 }
 
+// a call node at e's place of complex op `op` over xs
+static Ast *cx_node(Sema *sema, const Ast *e, ComplexOp op, Ast **xs, int n) {
+  Ast *c = ast_new(sema->cx, AST_CALL, e->loc);
+  c->name = "complex";
+  c->oploc = e->oploc;
+  c->ty = complex_built(sema, c, op, xs, n);
+  return c;
+}
+
+// isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) of complex tensors, as
+// PyTorch computes it: input == other, or |input - other| finite and <= atol + rtol |other|;
+// with equal_nan, both nan too
+static TType *complex_isclose(Sema *sema, Ast *e) {
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  double rtol = 1e-5, atol = 1e-8;
+  bool eqnan = false;
+  if ((barg(e, 2) && !get_float(sema, e, e->bargs[2], "rtol", &rtol)) ||
+      (barg(e, 3) && !get_float(sema, e, e->bargs[3], "atol", &atol)) ||
+      (barg(e, 4) && !get_bool(sema, e, e->bargs[4], "equal_nan", &eqnan)) || !get_tensor(sema, e, b, "other"))
+    return poison(sema);
+  if (a->ty->dtype != b->ty->dtype) {
+    diag_error(sema->cx, call_loc(e), "%s did not match %s", torch_name(a->ty->dtype), torch_name(b->ty->dtype));
+    return poison(sema);
+  }
+  Ast *d = cx_binary(sema, e, OP_SUB, a, b);
+  if (is_poison(d->ty)) return poison(sema);
+  Ast *ad = cx_node(sema, e, CX_ABS, &d, 1), *ab = cx_node(sema, e, CX_ABS, &b, 1);
+  Ast *bound = node_binary(sema, e, OP_ADD, node_binary(sema, e, OP_MUL, ab, part_float(sema, e, rtol)),
+                           part_float(sema, e, atol));
+  Ast *near = node_binary(sema, e, OP_LOGICAL_AND, node_binary(sema, e, OP_LE, ad, bound),
+                          node_binary(sema, e, OP_LT, ad, part_float(sema, e, INFINITY)));
+  Ast *r = node_binary(sema, e, OP_LOGICAL_OR, cx_binary(sema, e, OP_EQ, a, b), near);
+  if (eqnan) {
+    Ast *na = cx_node(sema, e, CX_ISNAN, &a, 1), *nb = cx_node(sema, e, CX_ISNAN, &b, 1);
+    r = node_binary(sema, e, OP_LOGICAL_OR, r, node_binary(sema, e, OP_LOGICAL_AND, na, nb));
+  }
+  if (is_poison(r->ty)) return poison(sema);
+  return complex_built(sema, e, CX_SAME, &r, 1);
+}
+
 // scatter, scatter_add, scatter_reduce (and their in-place forms) of a complex target: the
 // pairs written or summed (ir/build.c's store gives the index the pair dim), a number's
 // value as a complex tensor of the index's shape; the products and extremes refused.
@@ -578,6 +618,7 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     if (is_poison(q->ty)) return poison(sema);
     return complex_binary(sema, e, OP_ADD, e->bargs[0], q, call_loc(e));
   }
+  if (!strcmp(name, "isclose") && is_tensor(e->bargs[0]->ty) && is_complex(e->bargs[0]->ty)) return complex_isclose(sema, e);
   if (!strcmp(name, "float_power")) {  // in complex128, as PyTorch's
     Ast *xs[2] = {e->bargs[0], e->bargs[1]};
     for (int i = 0; i < 2; i++)
