@@ -5,18 +5,25 @@
 // are built from float ops by ir/build_complex.c, and views act on the type as on any
 // tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
 // view_as_complex, real/imag, polar, complex, conj, abs, angle, the elementwise functions
-// (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, sum/mean/prod,
-// cumsum/cumprod, cat/stack, clone, the views, gathers and index writes, conversions to
-// and from real dtypes (to real: PyTorch's warning), and Python's complex numbers (1j,
-// complex(1, 2)); every other op given a complex operand is refused here, with PyTorch's
-// words where it has them.
+// (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, dot, vdot, mv,
+// sum/mean/prod, cumsum/cumprod (with a dtype=), cat/stack, clone, creation and fills
+// with a Python complex number, the views, gathers, scatters and index writes,
+// conversions to and from real dtypes (to real: PyTorch's warning), Python's complex
+// numbers (1j, complex(1, 2), folded as Python folds 1 + 2j); the ops that move, mask,
+// pad or multiply values (roll, tril, masked_fill, pad, outer, einsum ...), checked by
+// their own rows with the complex arguments typed as their parts and then run on the
+// parts (on_parts: ComplexArgs' CX_PARTS); var, std, norm, any, all and the logical ops
+// as PyTorch's real results. Every other op given a complex operand is refused here, with
+// PyTorch's words where it has them.
 // Invariant: no node of or over a complex dtype reaches the graph but the ones lowering
 // turns into float pairs (lower.c's lower_complex_node: cat, stack, clone, copy, sum, mean,
 // to, creation, the gathers index and index_select over the leading dims; a store of
-// complex values through a view, an index_put of complex values), or a builder of
-// build_complex. A store's value is converted to its target's dtype here (complex_store_ok).
+// complex values through a view, an index_put or a scatter of complex values), or a
+// builder of build_complex. A store's value is converted to its target's dtype here
+// (complex_store_ok).
 #include "frontend/sema_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool is_complex(const TType *t) { return is_tensor(t) && dtype_is_complex(t->dtype); }
@@ -32,18 +39,33 @@ static int held(const Ast *a, const TType *const **ts) {
   return 1;
 }
 
-// The first complex tensor among call e's bound arguments (a list's elements included).
-static const TType *complex_arg(const Ast *e) {
-  for (int i = 0; i < e->nbargs; i++) {
-    const TType *const *ts;
-    int n = held(e->bargs[i], &ts);
-    for (int k = 0; k < n; k++)
-      if (is_complex(ts[k])) return ts[k];
+// The first complex tensor of type t, or among its (nested) list's or tuple's elements.
+static const TType *complex_in(const TType *t) {
+  if (!t) return NULL;
+  if (is_complex(t)) return t;
+  for (int k = 0; (t->kind == TY_LIST || t->kind == TY_TUPLE) && k < t->nelem; k++) {
+    const TType *c = complex_in(t->elems[k]);
+    if (c) return c;
   }
   return NULL;
 }
 
-bool complex_operand(const Ast *e) { return complex_arg(e) != NULL; }
+// The first complex tensor among call e's bound arguments (lists' elements included).
+static const TType *complex_arg(const Ast *e) {
+  for (int i = 0; i < e->nbargs; i++) {
+    const TType *c = e->bargs[i] ? complex_in(e->bargs[i]->ty) : NULL;
+    if (c) return c;
+  }
+  return NULL;
+}
+
+// A complex tensor among e's arguments, or a complex dtype (x.sum(dtype=torch.cfloat))
+bool complex_operand(const Ast *e) {
+  for (int i = 0; i < e->nbargs; i++)
+    if (e->bargs[i] && e->bargs[i]->ty && e->bargs[i]->ty->kind == TY_DTYPE && dtype_is_complex(e->bargs[i]->ty->dtype))
+      return true;
+  return complex_arg(e) != NULL;
+}
 
 static TType *refuse(Sema *sema, const Ast *e, const char *name, DType dt) {
   diag_error(sema->cx, call_loc(e), "\"%s_cpu\" not implemented for '%s'", name, torch_name(dt));
@@ -75,6 +97,38 @@ static TType *complex_built_args(Sema *sema, Ast *e, ComplexArgs a, Ast **ops, i
 }
 static TType *complex_built(Sema *sema, Ast *e, ComplexOp op, Ast **ops, int n) {
   return complex_built_args(sema, e, (ComplexArgs){.op = op}, ops, n);
+}
+
+// x (a tensor or a number) as a tensor of complex dtype dt: a call of its own (x itself
+// when it is one)
+static Ast *as_complex(Sema *sema, Ast *x, DType dt) {
+  if (is_complex(x->ty) && x->ty->dtype == dt && !x->ty->wrapped) return x;
+  Ast *c = ast_new(sema->cx, AST_CALL, x->loc);
+  c->name = "to";
+  c->oploc = x->loc;
+  c->ty = complex_built_args(sema, c, (ComplexArgs){.op = CX_FROM_REAL, .dtype = dt}, &x, 1);
+  return c;
+}
+
+// Python's complex number a (a number, 1j, or arithmetic of them folded): its parts
+bool complex_const(const Ast *a, double *re, double *im) {
+  const TType *t = a->ty;
+  if (is_scalar(t) && t->kind == TY_SCALAR && t->dtype != DT_COUNT) {
+    *re = t->dtype == DT_F64 ? t->fval : (double)t->ival, *im = 0;
+    return true;
+  }
+  if (!is_complex(t) || !a->bi || a->bi->kind != BK_BUILD || a->bi->build != build_complex) return false;
+  const ComplexArgs *ca = a->args;
+  if (ca->op != CX_LITERAL) return false;
+  *re = ca->re, *im = ca->im;
+  return true;
+}
+
+// a tensor of shape (n, shape) and complex dtype dt filled with re + im j
+TType *complex_full(Sema *sema, Ast *e, DType dt, int n, const int64_t *shape, double re, double im) {
+  ComplexArgs ca = {.op = CX_FULL, .dtype = dt, .re = re, .im = im, .ndim = n};
+  memcpy(ca.shape, shape, sizeof(int64_t) * (size_t)n);
+  return complex_built_args(sema, e, ca, NULL, 0);
 }
 
 // z.float(), z.to(torch.int32), z.type_as(x), z.bool() ... of a complex z, which the row's
@@ -117,13 +171,354 @@ static TType *complex_reduce(Sema *sema, Ast *e, Op op) {
   return complex_built_args(sema, e, ca, &x, 1);
 }
 
+// The rows PyTorch computes on complex tensors that tdsl runs on the parts (ComplexArgs'
+// CX_PARTS): linear in their values jointly (moves, masks, scatters of views, pads:
+// fn(re) + i fn(im)), or products, linear in each operand alone (outer, kron, einsum ...).
+static const char *const linear_rows[] = {
+    "roll", "tril", "triu", "diag", "diagflat", "diag_embed", "trace", "take_along_dim", "masked_fill", "pad",
+    "repeat", "tile", "diff", "repeat_interleave", "take", "select_scatter", "slice_scatter", "diagonal_scatter",
+    "masked_scatter", "narrow_copy", "lerp"};
+static const char *const product_rows[] = {"outer", "ger", "kron", "inner", "tensordot", "einsum", "cross"};
+
+// the products PyTorch computes only of operands of one dtype (outer and kron promote)
+static const char *const one_dtype_rows[] = {"inner", "tensordot", "einsum", "cross"};
+
+// the dtype's C++ name in PyTorch's messages (lerp's)
+static const char *c10_name(DType dt) {
+  switch (dt) {
+  case DT_C64: return "c10::complex<float>";
+  case DT_C128: return "c10::complex<double>";
+  case DT_F64: return "double";
+  case DT_F32: return "float";
+  case DT_F16: return "c10::Half";
+  default: return torch_name(dt);
+  }
+}
+
+// e's tensor operands (a list's items too) of one dtype, or PyTorch's message naming the
+// first operand's dtype and the first other one
+static bool one_dtype(Sema *sema, const Ast *e) {
+  const TType *first = NULL;
+  for (int i = 0; i < e->nbargs; i++) {
+    const TType *const *ts;
+    int n = held(e->bargs[i], &ts);
+    for (int k = 0; k < n; k++) {
+      if (!is_tensor(ts[k]) || ts[k]->wrapped) continue;  // a Python number promotes
+      if (!first) first = ts[k];
+      else if (ts[k]->dtype != first->dtype) {
+        diag_error(sema->cx, call_loc(e), "expected scalar type %s but found %s", torch_name(first->dtype),
+                   torch_name(ts[k]->dtype));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+static bool listed(const char *name, const char *const *names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(name, names[i])) return true;
+  return false;
+}
+
+// z != 0 of a complex z (what PyTorch's logical ops, any, all and count_nonzero test), a
+// call of its own; a itself when it is not complex
+static Ast *nonzero(Sema *sema, Ast *a) {
+  if (!is_complex(a->ty)) return a;
+  Ast *c = ast_new(sema->cx, AST_CALL, a->loc);
+  c->name = "ne";
+  c->oploc = a->loc;
+  Ast *xs[2] = {a, part_int(sema, c, 0)};
+  c->ty = complex_built(sema, c, CX_NE, xs, 2);
+  return c;
+}
+
+typedef struct Retyped {
+  int n;
+  bool full;  // more than 64 to retype: the call is refused
+  Ast *ast[64];
+  const TType *ty[64];
+} Retyped;
+
+// a complex argument (or a list's or tuple's complex item) typed as its parts, its type kept in r
+static void retype(Sema *sema, Retyped *r, Ast *a) {
+  if (!a || !a->ty) return;
+  if (r->n == 64) {
+    r->full = true;
+    return;
+  }
+  if ((a->kind == AST_LIST || a->kind == AST_TUPLE) && (a->ty->kind == TY_LIST || a->ty->kind == TY_TUPLE)) {
+    for (int i = 0; i < a->list.len; i++) retype(sema, r, a->list.data[i]);
+    TType *l = arena_alloc(&sema->cx->arena, sizeof *l);
+    *l = *a->ty;
+    l->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(l->nelem ? l->nelem : 1));
+    for (int i = 0; i < l->nelem; i++) l->elems[i] = i < a->list.len ? a->list.data[i]->ty : a->ty->elems[i];
+    r->ast[r->n] = a, r->ty[r->n++] = a->ty;
+    a->ty = l;
+    return;
+  }
+  if (!is_complex(a->ty)) return;
+  TType *p = arena_alloc(&sema->cx->arena, sizeof *p);
+  *p = *a->ty;
+  p->dtype = dtype_complex_part(a->ty->dtype);
+  r->ast[r->n] = a, r->ty[r->n++] = a->ty;
+  a->ty = p;
+}
+
+// e checked by its row with its complex arguments typed as their parts (the row's checks
+// and its builder's dry run see floats, of the parts' dtype), then run on the parts of
+// its complex operands and of its real values (whose imaginary parts are 0); an index or
+// a mask is taken as it is. The float result of the parts is the complex result of their
+// precision (sum_parts: var and std, a real result).
+static TType *on_parts(Sema *sema, Ast *e, const BuiltinDef *d, bool product, bool sum_parts) {
+  Retyped r = {0};
+  for (int i = 0; i < e->nbargs; i++) retype(sema, &r, e->bargs[i]);
+  TType *t = r.full ? NULL : d->check(sema, e, d);
+  for (int i = r.n - 1; i >= 0; i--) r.ast[i]->ty = (TType *)r.ty[i];
+  if (!t) {
+    diag_error(sema->cx, call_loc(e), "%s() of more than 64 complex tensors is not supported by tdsl", e->bi->name);
+    return poison(sema);
+  }
+  if (is_poison(t)) return t;
+  if (t->kind != TY_TENSOR || !dtype_is_float(t->dtype) || t->dtype == DT_F16 || t->dtype == DT_BF16 ||
+      e->noperands > 16 || (e->bi->kind != BK_BUILD && e->bi->kind != BK_NODE)) {
+    diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported by tdsl here: apply it to z.real and "
+               "z.imag and join the results with torch.complex(re, im)", e->bi->name);
+    return poison(sema);
+  }
+  ComplexArgs ca = {.op = CX_PARTS, .dtype = t->dtype, .multilinear = product, .sum_parts = sum_parts};
+  if (e->bi->kind == BK_BUILD) {
+    ca.fn = e->bi->build;
+    ca.fargs = e->args;
+    if (ca.fn == build_pad) {  // the fill value is real: the imaginary parts are padded with 0
+      PadArgs pa = *(const PadArgs *)e->args;
+      pa.fill = 0, pa.ifill = 0;
+      ca.fargs_im = KEEP(sema, pa);
+    }
+  } else {
+    ca.node = e->bi->op == OP_STD && sum_parts ? OP_VAR : e->bi->op;  // std: the root of the parts' variances' sum
+    ca.root = e->bi->op == OP_STD && sum_parts;
+    ca.attr = e->attr;
+    ca.ndim = t->view.ndim;
+    memcpy(ca.shape, t->view.shape, sizeof(int64_t) * (size_t)t->view.ndim);
+  }
+  for (int i = 0; i < e->noperands; i++) {
+    const Ast *o = e->operands[i];
+    const TType *ot = o->ty;
+    bool value = is_scalar(ot) || (is_tensor(ot) && (dtype_is_float(ot->dtype) || is_complex(ot)));
+    if (value) ca.parts |= 1u << i;
+  }
+  Builtin *bi = arena_alloc(&sema->cx->arena, sizeof *bi);
+  *bi = *e->bi;
+  bi->kind = BK_BUILD;
+  bi->build = build_complex;
+  e->bi = bi;
+  e->args = KEEP(sema, ca);
+  return ty_fresh(sema, sum_parts ? t->dtype : dtype_complex_of(t->dtype), t->view.ndim, t->view.shape);
+}
+
+// Python's nested lists of numbers, complex ones among them: each level's length, the
+// parts in row-major order
+typedef struct Literal {
+  int ndim;
+  bool leaf;  // a number seen: ndim is fixed
+  int64_t shape[TD_MAX_DIMS];
+  VEC(double) re, im;
+} Literal;
+
+static bool literal_walk(Sema *sema, Literal *l, const Ast *a, int level) {
+  double re, im;
+  if (a->kind == AST_LIST || a->kind == AST_TUPLE) {
+    if (!l->leaf && level == l->ndim && level < TD_MAX_DIMS) l->shape[l->ndim++] = a->list.len;
+    else if (level >= l->ndim || l->shape[level] != a->list.len) return false;
+    for (int i = 0; i < a->list.len; i++)
+      if (!literal_walk(sema, l, a->list.data[i], level + 1)) return false;
+    return true;
+  }
+  if (!l->leaf) l->leaf = true;
+  if (level != l->ndim || !complex_const(a, &re, &im)) return false;
+  vec_push(&sema->cx->arena, &l->re, re);
+  vec_push(&sema->cx->arena, &l->im, im);
+  return true;
+}
+
+// torch.tensor(data, dtype=None) (as_tensor, scalar_tensor) of Python's complex numbers:
+// complex64 unless dtype= says otherwise
+static TType *complex_tensor(Sema *sema, Ast *e) {
+  Literal l = {0};
+  Ast *da = e->bargs[0], *dta = barg(e, 1);
+  DType dt = DT_C64;
+  if (dta && !get_dtype(sema, e, dta, &dt)) return poison(sema);
+  if (!literal_walk(sema, &l, da, 0)) {
+    diag_error(sema->cx, da->loc, "%s() of complex values is supported of Python numbers and nested lists of them "
+               "in tdsl (torch.complex(re, im) joins tensors)", e->bi->name);
+    return poison(sema);
+  }
+  if (!dtype_is_complex(dt)) {
+    diag_error(sema->cx, da->loc, "value cannot be converted to type %s without overflow", c10_name(dt));
+    return poison(sema);
+  }
+  int64_t n = l.re.len;
+  DType *types = arena_alloc(&sema->cx->arena, sizeof(DType) * (size_t)(n ? n : 1));
+  int64_t *ints = arena_alloc(&sema->cx->arena, sizeof(int64_t) * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) types[i] = DT_F64;
+  CreateArgs re = {.ndim = l.ndim, .n = n, .dtype = types, .f = l.re.data, .i = ints, .cast = dtype_complex_part(dt)};
+  memcpy(re.shape, l.shape, sizeof(int64_t) * (size_t)l.ndim);
+  CreateArgs im = re;
+  im.f = l.im.data;
+  ComplexArgs ca = {.op = CX_TENSOR, .dtype = dt, .fargs = KEEP(sema, re), .fargs_im = KEEP(sema, im)};
+  return complex_built_args(sema, e, ca, NULL, 0);
+}
+
+// a call node at e's place typed as complex a OP b (complex_binary)
+static Ast *cx_binary(Sema *sema, const Ast *e, Op op, Ast *a, Ast *b) {
+  Ast *c = ast_new(sema->cx, AST_CALL, e->loc);
+  c->name = op_name(op);
+  c->oploc = e->oploc;
+  c->ty = complex_binary(sema, c, op, a, b, call_loc(e));
+  return c;
+}
+
+// linear(input, weight, bias=None), addmm, addmv, addr, baddbmm (input, a, b, *, beta=1,
+// alpha=1) of complex tensors of one dtype: beta input + alpha (a @ b), composed of the
+// complex matmul (addr: the outer product a[:, None] * b) and arithmetic; beta = 0 drops
+// input, as PyTorch's
+static TType *complex_product_sum(Sema *sema, Ast *e, const char *name) {
+  bool lin = !strcmp(name, "linear");
+  if (!one_dtype(sema, e)) return poison(sema);
+  Ast *in = lin ? barg(e, 2) : e->bargs[0], *a = e->bargs[lin ? 0 : 1], *b = barg(e, lin ? 1 : 2);
+  Ast *beta = lin ? NULL : barg(e, 3), *alpha = lin ? NULL : barg(e, 4);
+  if (!b || !is_tensor(a->ty) || !is_tensor(b->ty) || (in && !is_tensor(in->ty))) {
+    diag_error(sema->cx, call_loc(e), "%s() of complex tensors takes tensors in tdsl", name);
+    return poison(sema);
+  }
+  const View *av = &a->ty->view, *bv = &b->ty->view;
+  int want_a = !strcmp(name, "baddbmm") ? 3 : !strcmp(name, "addr") ? 1 : lin ? -1 : 2;
+  int want_b = !strcmp(name, "baddbmm") ? 3 : !strcmp(name, "addr") || !strcmp(name, "addmv") ? 1 : lin ? -1 : 2;
+  if ((want_a >= 0 && av->ndim != want_a) || (want_b >= 0 && bv->ndim != want_b) || (lin && bv->ndim > 2)) {
+    diag_error(sema->cx, call_loc(e), "%s() of tensors of %d and %d dims is not supported", name, av->ndim, bv->ndim);
+    return poison(sema);
+  }
+  Ast *p = ast_new(sema->cx, AST_CALL, e->loc);
+  p->name = "matmul";
+  p->oploc = e->oploc;
+  if (!strcmp(name, "addr")) {  // a[:, None] * b[None, :]
+    Ast *ac = view_ast(sema, e, a, view_unsqueeze(a->ty->view, 1)), *bc = view_ast(sema, e, b, view_unsqueeze(b->ty->view, 0));
+    p = cx_binary(sema, e, OP_MUL, ac, bc);
+  } else {
+    Ast *bt = lin && bv->ndim == 2 ? view_ast(sema, e, b, view_transpose(b->ty->view, 0, 1)) : b;
+    p->ty = complex_matmul(sema, p, a, bt, call_loc(e));
+  }
+  if (is_poison(p->ty)) return poison(sema);
+  double re, im;
+  if (alpha && !(complex_const(alpha, &re, &im) && re == 1 && im == 0)) p = cx_binary(sema, e, OP_MUL, alpha, p);
+  if (is_poison(p->ty)) return poison(sema);
+  if (!in || (beta && complex_const(beta, &re, &im) && re == 0 && im == 0)) {  // p itself
+    Ast *xs[1] = {p};
+    return complex_built(sema, e, CX_SAME, xs, 1);
+  }
+  if (beta && !(complex_const(beta, &re, &im) && re == 1 && im == 0)) in = cx_binary(sema, e, OP_MUL, beta, in);
+  if (is_poison(in->ty)) return poison(sema);
+  return complex_binary(sema, e, OP_ADD, in, p, call_loc(e));
+}
+
+// a call node at e's place of complex op `op` over xs
+static Ast *cx_node(Sema *sema, const Ast *e, ComplexOp op, Ast **xs, int n) {
+  Ast *c = ast_new(sema->cx, AST_CALL, e->loc);
+  c->name = "complex";
+  c->oploc = e->oploc;
+  c->ty = complex_built(sema, c, op, xs, n);
+  return c;
+}
+
+// isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) of complex tensors, as
+// PyTorch computes it: input == other, or |input - other| finite and <= atol + rtol |other|;
+// with equal_nan, both nan too
+static TType *complex_isclose(Sema *sema, Ast *e) {
+  Ast *a = e->bargs[0], *b = e->bargs[1];
+  double rtol = 1e-5, atol = 1e-8;
+  bool eqnan = false;
+  if ((barg(e, 2) && !get_float(sema, e, e->bargs[2], "rtol", &rtol)) ||
+      (barg(e, 3) && !get_float(sema, e, e->bargs[3], "atol", &atol)) ||
+      (barg(e, 4) && !get_bool(sema, e, e->bargs[4], "equal_nan", &eqnan)) || !get_tensor(sema, e, b, "other"))
+    return poison(sema);
+  if (a->ty->dtype != b->ty->dtype) {
+    diag_error(sema->cx, call_loc(e), "%s did not match %s", torch_name(a->ty->dtype), torch_name(b->ty->dtype));
+    return poison(sema);
+  }
+  Ast *d = cx_binary(sema, e, OP_SUB, a, b);
+  if (is_poison(d->ty)) return poison(sema);
+  Ast *ad = cx_node(sema, e, CX_ABS, &d, 1), *ab = cx_node(sema, e, CX_ABS, &b, 1);
+  Ast *bound = node_binary(sema, e, OP_ADD, node_binary(sema, e, OP_MUL, ab, part_float(sema, e, rtol)),
+                           part_float(sema, e, atol));
+  Ast *near = node_binary(sema, e, OP_LOGICAL_AND, node_binary(sema, e, OP_LE, ad, bound),
+                          node_binary(sema, e, OP_LT, ad, part_float(sema, e, INFINITY)));
+  Ast *r = node_binary(sema, e, OP_LOGICAL_OR, cx_binary(sema, e, OP_EQ, a, b), near);
+  if (eqnan) {
+    Ast *na = cx_node(sema, e, CX_ISNAN, &a, 1), *nb = cx_node(sema, e, CX_ISNAN, &b, 1);
+    r = node_binary(sema, e, OP_LOGICAL_OR, r, node_binary(sema, e, OP_LOGICAL_AND, na, nb));
+  }
+  if (is_poison(r->ty)) return poison(sema);
+  return complex_built(sema, e, CX_SAME, &r, 1);
+}
+
+// scatter, scatter_add, scatter_reduce (and their in-place forms) of a complex target: the
+// pairs written or summed (ir/build.c's store gives the index the pair dim), a number's
+// value as a complex tensor of the index's shape; the products and extremes refused.
+static TType *complex_scatter(Sema *sema, Ast *e, const BuiltinDef *d, DType dt) {
+  Ast *r = d->aux == OP_SUM ? barg(e, 4) : d->aux == OP_WHERE ? barg(e, 5) : NULL;
+  if (r && r->ty->kind == TY_STR) {
+    const char *rs = r->ty->module;
+    if (!strcmp(rs, "amax") || !strcmp(rs, "amin")) {
+      diag_error(sema->cx, r->loc, "\"scatter_gather_tensor_cpu_reduce_%s\" not implemented for '%s'", rs,
+                 torch_name(dt));
+      return poison(sema);
+    }
+    if (strcmp(rs, "sum") && strcmp(rs, "add")) {
+      diag_error(sema->cx, r->loc, "%s() with reduce='%s' of a complex tensor is not supported by tdsl: reduce='sum' "
+                 "and the writes are (a product of complex numbers is not one of their parts)", e->bi->name, rs);
+      return poison(sema);
+    }
+  }
+  int si = barg(e, 3) || d->aux != OP_WHERE ? 3 : 4;
+  Ast *s = barg(e, si), *ia = barg(e, 2);
+  double re, im;
+  if (s && ia && is_tensor(ia->ty) && complex_const(s, &re, &im)) {
+    Ast *f = ast_new(sema->cx, AST_CALL, s->loc);
+    f->name = "full";
+    f->oploc = s->loc;
+    f->ty = complex_full(sema, f, dt, ia->ty->view.ndim, ia->ty->view.shape, re, im);
+    e->bargs[si] = f;
+  }
+  return NULL;
+}
+
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
 TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
-  DType dt = complex_arg(e)->dtype;
   const char *name = d->b.name;
   if (d->check == ck_complex) return NULL;
+  // sum, mean, prod, cumsum, cumprod with a dtype=: the input converted first (a complex
+  // dtype), or PyTorch's real result of a complex input refused
+  bool red = d->b.kind == BK_NODE && (d->b.op == OP_SUM || d->b.op == OP_MEAN || d->b.op == OP_PROD ||
+                                      d->b.op == OP_CUMSUM || d->b.op == OP_CUMPROD);
+  int di = d->b.op == OP_CUMSUM || d->b.op == OP_CUMPROD ? 2 : 3;
+  if (red && barg(e, di) && is_tensor(e->bargs[0]->ty)) {
+    DType rd;
+    if (!get_dtype(sema, e, e->bargs[di], &rd)) return poison(sema);
+    if (dtype_is_complex(rd)) {
+      e->bargs[0] = as_complex(sema, e->bargs[0], rd);
+      e->bargs[di] = NULL;
+      if (is_poison(e->bargs[0]->ty)) return poison(sema);
+    } else if (is_complex(e->bargs[0]->ty)) {
+      diag_error(sema->cx, e->bargs[di]->loc, "%s() of a %s tensor with dtype=%s is not supported by tdsl: take .real "
+                 "(or abs()) first", name, torch_name(e->bargs[0]->ty->dtype), torch_name(rd));
+      return poison(sema);
+    }
+  }
+  if (!complex_arg(e)) return NULL;  // a complex dtype= of a creation or a conversion: lowering's (x, 0)
+  DType dt = complex_arg(e)->dtype;
   if (d->check == ck_cast || d->check == ck_to || d->check == ck_type || d->check == ck_view_alias) {
     if (!is_complex(e->bargs[0]->ty)) return NULL;  // a real tensor made complex: (x, 0) (lower.c)
     TType *t = d->check(sema, e, d);
@@ -156,12 +551,107 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return complex_built(sema, e, CX_ISREAL, &x, 1);
   }
   if (d->b.kind == BK_VIEW) return NULL;
-  if (d->check == ck_unary || d->check == ck_binary || d->check == ck_matmul || d->check == ck_div) return NULL;
-  if (d->check == ck_add) {
-    if (barg(e, 2)) {
-      diag_error(sema->cx, barg(e, 2)->loc, "%s() of complex tensors takes no alpha in tdsl: multiply the operand "
-                 "instead", name);
+  if (listed(name, one_dtype_rows, sizeof one_dtype_rows / sizeof *one_dtype_rows) && !one_dtype(sema, e))
+    return poison(sema);
+  if (!strcmp(name, "lerp") && is_tensor(e->bargs[1]->ty) && e->bargs[1]->ty->dtype != e->bargs[0]->ty->dtype) {
+    DType a = e->bargs[0]->ty->dtype, b = e->bargs[1]->ty->dtype;
+    diag_error(sema->cx, e->bargs[1]->loc, "expected dtype %s for `end` but got dtype %s", c10_name(a), c10_name(b));
+    return poison(sema);
+  }
+  if (!strcmp(name, "lerp") && e->nbargs >= 3) {  // a weight tensor of the input's dtype, a number it holds
+    const TType *a = e->bargs[0]->ty, *w = e->bargs[2]->ty;
+    if (is_tensor(w) && !w->wrapped && w->dtype != a->dtype) {
+      diag_error(sema->cx, e->bargs[2]->loc, "expected dtype %s for `weight` but got dtype %s", c10_name(a->dtype),
+                 c10_name(w->dtype));
       return poison(sema);
+    }
+    if (is_complex(w) && w->wrapped && !is_complex(a)) {
+      diag_error(sema->cx, e->bargs[2]->loc, "value cannot be converted to type %s without overflow",
+                 c10_name(a->dtype));
+      return poison(sema);
+    }
+  }
+  if (!strcmp(name, "lerp") && e->nbargs >= 3 && is_complex(e->bargs[2]->ty)) {  // input + weight * (end - input)
+    Ast *a = e->bargs[0], *w = e->bargs[2], *dif = node_binary(sema, e, OP_SUB, e->bargs[1], a);
+    if (is_poison(dif->ty)) return poison(sema);
+    Ast *m = node_binary(sema, e, OP_MUL, w, dif);
+    if (is_poison(m->ty)) return poison(sema);
+    return binary_node(sema, e, OP_ADD, a, m, call_loc(e));
+  }
+  if (listed(name, linear_rows, sizeof linear_rows / sizeof *linear_rows))
+    return on_parts(sema, e, d, false, false);
+  if (listed(name, product_rows, sizeof product_rows / sizeof *product_rows))
+    return on_parts(sema, e, d, true, false);
+  // var and std of complex values are real: E|z - mean z|^2 = var(re) + var(im)
+  if (d->b.kind == BK_NODE && (d->b.op == OP_VAR || d->b.op == OP_STD) && is_complex(e->bargs[0]->ty))
+    return on_parts(sema, e, d, false, true);
+  // a vector norm depends only on |z|: norm(abs(z), ...) (PyTorch's real result)
+  if (!strcmp(name, "norm") && is_complex(e->bargs[0]->ty)) {
+    Ast *p = barg(e, 1);
+    if (p && p->ty->kind == TY_STR && !strcmp(p->ty->module, "nuc")) {
+      diag_error(sema->cx, p->loc, "norm(p='nuc') of a complex tensor is not supported by tdsl (it is a sum of "
+                 "singular values)");
+      return poison(sema);
+    }
+    Ast *x = e->bargs[0], *a = ast_new(sema->cx, AST_CALL, x->loc);
+    a->name = "abs";
+    a->oploc = x->loc;
+    a->ty = complex_built(sema, a, CX_ABS, &x, 1);
+    e->bargs[0] = a;
+    return NULL;
+  }
+  // any, all, count_nonzero test z != 0
+  if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
+    e->bargs[0] = nonzero(sema, e->bargs[0]);
+    return NULL;
+  }
+  if (!strcmp(name, "dot") || !strcmp(name, "mv")) return NULL;  // a complex matmul (complex_matmul)
+  if (!strcmp(name, "addcmul") || !strcmp(name, "addcdiv")) {  // input + value * (t1 * t2), (t1 / t2)
+    Ast *t1 = e->bargs[1], *t2 = e->bargs[2], *val = barg(e, 3);
+    if (!is_tensor(t1->ty) || !is_tensor(t2->ty)) {
+      diag_error(sema->cx, call_loc(e), "%s() of complex tensors takes tensors in tdsl", name);
+      return poison(sema);
+    }
+    Ast *q = cx_binary(sema, e, name[4] == 'm' ? OP_MUL : OP_DIV, t1, t2);
+    if (is_poison(q->ty)) return poison(sema);
+    if (val) q = cx_binary(sema, e, OP_MUL, val, q);
+    if (is_poison(q->ty)) return poison(sema);
+    return complex_binary(sema, e, OP_ADD, e->bargs[0], q, call_loc(e));
+  }
+  if (!strcmp(name, "isclose") && is_tensor(e->bargs[0]->ty) && is_complex(e->bargs[0]->ty)) return complex_isclose(sema, e);
+  if (!strcmp(name, "float_power")) {  // in complex128, as PyTorch's
+    Ast *xs[2] = {e->bargs[0], e->bargs[1]};
+    for (int i = 0; i < 2; i++)
+      if (is_tensor(xs[i]->ty) && !xs[i]->ty->wrapped) xs[i] = as_complex(sema, xs[i], DT_C128);
+    return complex_binary(sema, e, OP_POW, xs[0], xs[1], call_loc(e));
+  }
+  static const char *const product_sums[] = {"linear", "addmm", "addmv", "addr", "baddbmm"};
+  if (listed(name, product_sums, sizeof product_sums / sizeof *product_sums)) return complex_product_sum(sema, e, name);
+  if (!strcmp(name, "vdot")) {  // dot(conj(input), other)
+    Ast *c = ast_new(sema->cx, AST_CALL, e->bargs[0]->loc), *x = e->bargs[0];
+    c->name = "conj";
+    c->oploc = x->loc;
+    c->ty = is_complex(x->ty) ? complex_built(sema, c, CX_CONJ, &x, 1) : x->ty;
+    if (!is_complex(x->ty)) c = x;
+    e->bargs[0] = c;
+    return NULL;
+  }
+  if (d->check == ck_unary || d->check == ck_binary || d->check == ck_matmul || d->check == ck_div) return NULL;
+  if (d->check == ck_add) {  // add(input, other, alpha=a): input + a * other
+    Ast *o = e->bargs[1], *al = barg(e, 2);
+    if (al && (is_tensor(o->ty) || is_scalar(o->ty))) {
+      if (!is_scalar(al->ty) && !(is_complex(al->ty) && al->ty->wrapped)) {
+        diag_error(sema->cx, al->loc, "%s(): argument 'alpha' must be Number, not %s", name, py_type_name(al->ty));
+        return poison(sema);
+      }
+      if (is_complex(al->ty) && !is_complex(o->ty) && !is_complex(e->bargs[0]->ty)) {
+        diag_error(sema->cx, al->loc, "For non-complex input tensors, argument alpha must not be a complex number.");
+        return poison(sema);
+      }
+      Ast *m = node_binary(sema, al, OP_MUL, o, al);
+      if (is_poison(m->ty)) return poison(sema);
+      e->bargs[1] = m;
+      e->bargs[2] = NULL;
     }
     return NULL;
   }
@@ -189,6 +679,38 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   // gather (its index given the pairs' dim, ir/build_complex.c),
   // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
   if (!strcmp(name, "index_select")) return NULL;
+  if ((!strcmp(name, "tensor") || !strcmp(name, "as_tensor") || !strcmp(name, "scalar_tensor")) &&
+      (!is_tensor(e->bargs[0]->ty) || (e->bargs[0]->ty->wrapped && is_complex(e->bargs[0]->ty))))
+    return complex_tensor(sema, e);  // Python's numbers
+  static const char *const creations[] = {"zeros_like", "ones_like", "empty_like", "full_like", "new_zeros",
+                                          "new_ones", "new_empty", "new_full", "full", "fill_", "zero_", "copy_"};
+  if (listed(name, creations, sizeof creations / sizeof *creations)) return NULL;  // ck_full's complex fill
+  Ast *x = e->bargs[0];
+  if (!strncmp(name, "index_fill", 10)) {  // the value as a 0-d tensor of x's dtype
+    Ast *v = barg(e, 3);
+    if (!is_complex(x->ty)) {
+      diag_error(sema->cx, v ? v->loc : call_loc(e), "index_fill_(): Converting complex Scalar to non-complex type is "
+                 "not supported");
+      return poison(sema);
+    }
+    if (v && (is_scalar(v->ty) || (is_tensor(v->ty) && v->ty->view.ndim == 0))) e->bargs[3] = as_complex(sema, v, dt);
+    return NULL;
+  }
+  if (!strncmp(name, "index_add", 9) && barg(e, 4) && is_complex(x->ty) && barg(e, 3) && is_tensor(e->bargs[3]->ty)) {
+    Ast *s = e->bargs[3], *al = e->bargs[4];  // source * alpha, then index_add without it
+    if (!is_scalar(al->ty) && !(is_complex(al->ty) && al->ty->wrapped)) {
+      diag_error(sema->cx, al->loc, "index_add(): argument 'alpha' must be Number, not %s", py_type_name(al->ty));
+      return poison(sema);
+    }
+    Ast *m = ast_new(sema->cx, AST_CALL, al->loc);
+    m->name = "mul";
+    m->oploc = al->loc;
+    m->ty = complex_binary(sema, m, OP_MUL, s, al, al->loc);
+    if (is_poison(m->ty)) return poison(sema);
+    e->bargs[3] = m;
+    e->bargs[4] = NULL;
+  }
+  if (!strncmp(name, "scatter", 7) && is_complex(x->ty)) return complex_scatter(sema, e, d, dt);
   if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
     TType *t = d->check(sema, e, d);
     if (is_poison(t)) return t;
@@ -224,6 +746,10 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
                                                                                                         : "minimum");
     return poison(sema);
   }
+  if (!strcmp(name, "nansum") || !strcmp(name, "nanmean")) {
+    diag_error(sema->cx, call_loc(e), "%s does not support complex inputs", name);
+    return poison(sema);
+  }
   if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);
   diag_error(sema->cx, call_loc(e), "%s() of a %s tensor is not supported by tdsl: apply it to z.real and z.imag "
              "and join the results with torch.complex(re, im)", name, torch_name(dt));
@@ -238,6 +764,8 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
                                           [OP_DIV] = CX_DIV + 1, [OP_POW] = CX_POW + 1, [OP_EQ] = CX_EQ + 1,
                                           [OP_NE] = CX_NE + 1};
   ComplexOp cop = cops[op] ? cops[op] - 1 : CX_COUNT;
+  if (op == OP_LOGICAL_AND || op == OP_LOGICAL_OR)  // of z != 0
+    return binary_node(sema, e, op, nonzero(sema, a), nonzero(sema, b), loc);
   if (op == OP_MAXIMUM || op == OP_MINIMUM) {
     diag_error(sema->cx, loc, "%s not implemented for complex tensors.", op == OP_MAXIMUM ? "maximum" : "minimum");
     return poison(sema);
@@ -260,6 +788,25 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc) {
       return poison(sema);
     }
   }
+  double ar, ai, br, bi;  // Python's complex numbers: 1 + 2j is the number, as Python folds it
+  if ((op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV) && complex_const(a, &ar, &ai) &&
+      complex_const(b, &br, &bi)) {
+    double re, im;
+    if (op == OP_ADD) re = ar + br, im = ai + bi;
+    else if (op == OP_SUB) re = ar - br, im = ai - bi;
+    else if (op == OP_MUL) re = ar * br - ai * bi, im = ar * bi + ai * br;
+    else if (br == 0 && bi == 0) {
+      diag_error(sema->cx, loc, "ZeroDivisionError: complex division by zero");
+      return poison(sema);
+    } else if (fabs(br) >= fabs(bi)) {  // Smith's, as Python's
+      double q = bi / br, den = br + bi * q;
+      re = (ar + ai * q) / den, im = (ai - ar * q) / den;
+    } else {
+      double q = br / bi, den = br * q + bi;
+      re = (ar * q + ai) / den, im = (ai * q - ar) / den;
+    }
+    return complex_literal(sema, e, re, im);
+  }
   Ast *xs[2] = {a, b};
   TType *r = complex_built(sema, e, cop, xs, 2);
   // a Python number's arithmetic (1 + 2j, x * 2j of a run-time number x) makes one
@@ -278,6 +825,12 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
       [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
       [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1,
       [OP_SIGMOID] = CX_SIGMOID + 1};
+  double re, im;
+  if (op == OP_NEG && complex_const(x, &re, &im)) return complex_literal(sema, e, -re, -im);  // -2j
+  if (op == OP_LOGICAL_NOT) {  // z == 0
+    Ast *xs[2] = {x, part_int(sema, e, 0)};
+    return complex_built(sema, e, CX_EQ, xs, 2);
+  }
   if (cops[op]) return complex_built(sema, e, cops[op] - 1, &x, 1);
   static const struct { Op op; const char *kernel; } kernels[] = {  // PyTorch 1.13's words for its refusals
       {OP_LOG1P, "log1p_vml_cpu"}, {OP_EXPM1, "expm1_vml_cpu"}, {OP_ERF, "erf_vml_cpu"}, {OP_ERFC, "erfc_vml_cpu"},
@@ -359,6 +912,9 @@ bool complex_supported(Sema *sema, const Ast *e, const TType *t) {
     switch (bi->op) {
     case OP_CAT: case OP_STACK: case OP_CLONE: case OP_COPY: case OP_SUM: case OP_MEAN:
     case OP_INDEX: case OP_INDEX_SELECT:  // gathers of the leading dims: the pairs gathered
+      return true;
+    case OP_SCATTER:  // scatter, scatter_add: the pairs written or added (complex_scatter)
+      if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD) break;
       return true;
     case OP_INDEX_PUT:  // x[idx] = v, index_put_ ...: the pairs written (or added), of complex values
       if (e->attr.aug != OP_COUNT && e->attr.aug != OP_ADD && e->attr.aug != OP_COPY) break;

@@ -39,6 +39,17 @@ TType *ck_full(Sema *sema, Ast *e, const BuiltinDef *d) {
   int n;
   Ast *va = e->bargs[1];
   if (!creation_shape(sema, e, e->bargs[0], shape, &n)) return poison(sema);
+  double re, im;
+  if (!is_scalar(va->ty) && complex_const(va, &re, &im)) {  // Python's complex number: complex64 by default
+    DType dt = DT_C64;
+    if (barg(e, 2) && !get_dtype(sema, e, e->bargs[2], &dt)) return poison(sema);
+    if (!dtype_is_complex(dt)) {
+      diag_error(sema->cx, va->loc, "value cannot be converted to type %s without overflow",
+                 dtype_is_float(dt) ? (dt == DT_F64 ? "double" : "float") : dt == DT_BOOL ? "bool" : "int64_t");
+      return poison(sema);
+    }
+    return complex_full(sema, e, dt, n, shape, re, im);
+  }
   if (!is_scalar(va->ty)) {
     diag_error(sema->cx, va->loc, "full(): argument 'fill_value' must be Number, not %s", py_type_name(va->ty));
     return poison(sema);
@@ -192,6 +203,6 @@ TType *ck_like(Sema *sema, Ast *e, const BuiltinDef *d) {
   e->bargs = args;  // the creation op's arguments, checked in this call's words
   e->nbargs = full ? 3 : 2;
   TType *t = full ? ck_full(sema, e, d) : ck_zeros(sema, e, d);
-  e->bi = node_builtin(d->b.op);  // empty is zeros: its values are any
+  if (e->bi->kind != BK_BUILD) e->bi = node_builtin(d->b.op);  // empty is zeros: its values are any (a complex fill: built)
   return t;
 }

@@ -629,7 +629,10 @@ bool norm_p(Sema *sema, Ast *pa, DType dt, double *p);  // norm's p (a number or
 TType *ck_mv(Sema *sema, Ast *e, const BuiltinDef *d);
 TType *ck_trace(Sema *sema, Ast *e, const BuiltinDef *d);
 // sema_complex.c: complex tensors (c64, c128)
-bool complex_operand(const Ast *e);  // a complex tensor among e's bound arguments
+bool complex_operand(const Ast *e);  // a complex tensor (or dtype) among e's bound arguments
+bool complex_const(const Ast *a, double *re, double *im);  // a Python number or complex number: its parts
+// a tensor of complex dtype dt and shape (n, shape) filled with re + im j (e: the call)
+TType *complex_full(Sema *sema, Ast *e, DType dt, int n, const int64_t *shape, double re, double im);
 TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d);  // NULL: the row's checker takes it
 TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
 TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);

@@ -529,7 +529,8 @@ TType *inplace_method(Sema *sema, Ast *e) {
   oop->name = base;
   oop->bi = &d->b;
   if (!bind_args(sema, oop, d, x)) return poison(sema);
-  TType *r = d->check(sema, oop, d);
+  TType *r = complex_operand(oop) ? complex_builtin(sema, oop, d) : NULL;  // sema_complex.c, as check_builtin
+  if (!r) r = d->check(sema, oop, d);
   oop->ty = r;
   if (is_poison(r)) return poison(sema);
   const TType *xt = x->ty;

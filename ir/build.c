@@ -715,6 +715,17 @@ Value *build_store_node(Graph *g, Op op, Value **srcs, int n, NodeAttr attr, Loc
     if (!srcs[i]->is_scalar && srcs[i]->buf == t->buf)
       srcs[i] = graph_node(g, OP_COPY, srcs[i]->dtype, srcs[i]->view.ndim, srcs[i]->view.shape, &srcs[i], 1, none,
                            src_locs[i])->out;
+  // a scatter into complex pairs (t->cplx): the index read for both parts of a pair
+  if (op == OP_SCATTER && t->cplx && n == 3 && srcs[2]->view.ndim + 1 == t->view.ndim) {
+    View iv = view_unsqueeze(srcs[2]->view, srcs[2]->view.ndim), ev;
+    int64_t shape[TD_MAX_DIMS];
+    memcpy(shape, srcs[2]->view.shape, sizeof(int64_t) * (size_t)srcs[2]->view.ndim);
+    shape[iv.ndim - 1] = 2;
+    int bad;
+    bool ok = view_expand(iv, iv.ndim, shape, &ev, &bad);
+    TD_ASSERT(ok);
+    srcs[2] = graph_view(g, graph_view(g, srcs[2], iv, loc), ev, loc);
+  }
   graph_node(g, op, t->dtype, t->view.ndim, t->view.shape, srcs, n, attr, loc);
   return t;
 }

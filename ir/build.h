@@ -412,14 +412,34 @@ typedef enum {
   CX_LITERAL,                          // Python's complex number (re, im): a wrapped c128 0-d tensor
   CX_PROD, CX_CUMSUM, CX_CUMPROD,      // over dim `dim` (-1: prod over all), keepdim
   CX_GATHER,                           // gather(z, dim, index): the pairs at index
+  CX_PARTS,                            // another builder (or node) run on the parts: `parts` below
+  CX_FULL,                             // a tensor of shape `shape` filled with (re, im), of dtype `dtype`
+  CX_TENSOR,                           // torch.tensor of complex numbers: the literals fargs (real parts), fargs_im
   CX_COUNT
 } ComplexOp;
 typedef struct ComplexArgs {
   ComplexOp op;
   DType dtype;      // CX_TO_REAL, CX_FROM_REAL: the result's
-  double re, im;    // CX_LITERAL
+  double re, im;    // CX_LITERAL, CX_FULL
   int dim;          // CX_PROD (-1: all dims), CX_CUMSUM, CX_CUMPROD, CX_GATHER: wrapped, of the complex shape
   bool keepdim;     // CX_PROD
+  // CX_PARTS: builder `fn` (NULL: the node `node` of shape `shape`, attr `attr`) with
+  // `fargs`, run on the parts of the operands in `parts` (a real one's imaginary part is
+  // 0), the others as they are. Linear (multilinear false): the result's real part is fn
+  // of the real parts, its imaginary part fn of the imaginary parts. Multilinear: fn is
+  // linear in each operand of `parts` alone (a product): the sum over every choice of
+  // part per operand, times i per imaginary part chosen.
+  // The node's dtype is `dtype`, the result's part dtype.
+  BuildFn fn;
+  const void *fargs, *fargs_im;  // fargs_im: the imaginary run's (NULL: fargs; pad's fill is 0 there);
+                                 // CX_TENSOR: the CreateArgs of each part
+  Op node;
+  NodeAttr attr;
+  int ndim;
+  int64_t shape[TD_MAX_DIMS];
+  uint32_t parts;
+  bool multilinear;
+  bool sum_parts, root;  // a real result: fn(real parts) + fn(imaginary parts) (var), its sqrt (std)
 } ComplexArgs;
 int build_complex(Builder *b, const void *args, Value **out);
 

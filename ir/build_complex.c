@@ -13,10 +13,13 @@
 // overflow); the inverse functions are logs of sqrts written so that their branch cuts
 // take the side the sign of a zero says, with their odd series near 0 and log 2z beyond
 // 1e8; pow is NumPy's npy_cpow (exp(w log z), integer exponents by repeated squaring,
-// 0 ** w); prod multiplies halves pairwise, cumprod is log2(n) shifted products. The
-// values at infinities, nans and signed zeros are C99 Annex G's as glibc (NumPy's
-// oracle) gives them, each special case told by the parts' own values, so that a
-// transcendental is read once: fusion recomputes an inlined value at each read.
+// 0 ** w); prod multiplies halves pairwise, cumprod is log2(n) shifted products. CX_PARTS
+// runs another builder (or node) of the op library on the parts: a linear op once per
+// part, a product once per choice of part of each operand, summed with the powers of i
+// the imaginary parts give. The values at infinities, nans and signed zeros are C99
+// Annex G's as glibc (NumPy's oracle) gives them, each special case told by the parts'
+// own values, so that a transcendental is read once: fusion recomputes an inlined value
+// at each read.
 // Invariant: a result flagged cplx has a contiguous last dim of 2; the operands were
 // checked by frontend/sema_complex.c.
 #include "ir/build.h"
@@ -511,12 +514,107 @@ static Value *cumprod(Builder *b, Value *z, int d) {
   return z;
 }
 
+// ---- CX_PARTS: another op run on the parts ----
+enum { PART_OPS = 16, PART_RESULTS = 64 };  // the operands of an op run on parts; a builder's results
+typedef struct PartRun {
+  Builder *outer;
+  const ComplexArgs *ca;
+  int pick[PART_OPS];  // per operand: 0 its real part, 1 its imaginary part
+} PartRun;
+
+// Operand i of the inner run: its part pick[i], a real operand's imaginary part zeros
+static Value *part_operand(void *ctx, int i) {
+  PartRun *r = ctx;
+  Builder *b = r->outer;
+  Value *v = build_in(b, i);
+  if (!(r->ca->parts >> i & 1)) return v;
+  if (v->cplx) return part(b, v, r->pick[i]);
+  if (r->pick[i] == 0) return v;
+  if (v->is_scalar) return build_scalar(b, v->dtype, 0, 0);
+  return build_zeros(b, v->view.ndim, v->view.shape, v->dtype);
+}
+
+// the node of ca over the inner run's operands (a BK_NODE row run on the parts)
+static int part_node(Builder *b, const void *args, Value **out) {
+  const ComplexArgs *ca = args;
+  Value *srcs[PART_OPS];
+  for (int i = 0; i < b->nin; i++) srcs[i] = build_in(b, i);
+  out[0] = build_node(b, ca->node, ca->dtype, ca->ndim, ca->shape, srcs, b->nin, ca->attr);
+  return 1;
+}
+
+// fn run once with each operand of `parts` at its part pick[i]
+static Value *part_run(Builder *b, const ComplexArgs *ca, const int *pick, bool im) {
+  PartRun r = {b, ca, {0}};
+  BuildIn in[PART_OPS];
+  for (int i = 0; i < b->nin; i++) {
+    r.pick[i] = pick[i];
+    in[i] = b->in[i];
+    if (dtype_is_complex(in[i].dtype)) in[i].dtype = dtype_complex_part(in[i].dtype);
+    if (in[i].scalar && pick[i] == 1 && (ca->parts >> i & 1)) in[i].f = 0, in[i].i = 0;
+  }
+  Value *out[PART_RESULTS];
+  const void *fargs = !ca->fn ? (const void *)ca : im && ca->fargs_im ? ca->fargs_im : ca->fargs;
+  build_call(b->g, b->loc, b->name_loc, ca->fn ? ca->fn : part_node, fargs, b->nin, in, part_operand, &r, out);
+  return build_cast(b, out[0], ca->dtype);
+}
+
+// op of complex operands as op of their parts (ComplexArgs' CX_PARTS)
+static Value *parts_op(Builder *b, const ComplexArgs *ca) {
+  TD_ASSERT(b->nin <= PART_OPS);
+  for (int i = 0; i < b->nin; i++) build_in(b, i);  // the operands' own nodes first, outside the inner runs
+  int pick[PART_OPS] = {0};
+  Cx r;
+  if (ca->sum_parts) {
+    Value *re = part_run(b, ca, pick, false);
+    for (int i = 0; i < b->nin; i++) pick[i] = 1;
+    Value *s = add(b, re, part_run(b, ca, pick, true));
+    return ca->root ? un(b, OP_SQRT, s) : s;
+  }
+  if (!ca->multilinear) {
+    r.re = part_run(b, ca, pick, false);
+    for (int i = 0; i < b->nin; i++) pick[i] = 1;
+    r.im = part_run(b, ca, pick, true);
+  } else {
+    int idx[PART_OPS], n = 0;
+    for (int i = 0; i < b->nin; i++)
+      if ((ca->parts >> i & 1) && b->vals[i]->cplx) idx[n++] = i;  // a real operand's imaginary part adds nothing
+    Value *acc[4] = {NULL};  // the terms times 1, i, -1, -i
+    for (int m = 0; m < 1 << n; m++) {
+      int q = 0;
+      for (int j = 0; j < n; j++) {
+        pick[idx[j]] = m >> j & 1;
+        q += m >> j & 1;
+      }
+      Value *t = part_run(b, ca, pick, false);
+      q %= 4;
+      acc[q] = acc[q] ? add(b, acc[q], t) : t;
+    }
+    Value *zero = num(b, 0);
+    r.re = sub(b, acc[0] ? acc[0] : zero, acc[2] ? acc[2] : zero);
+    r.im = sub(b, acc[1] ? acc[1] : zero, acc[3] ? acc[3] : zero);
+  }
+  const Value *shape_of = r.re->is_scalar ? r.im : r.re;
+  return pair(b, r.re, r.im, ca->dtype, shape_of->view.ndim, shape_of->view.shape);
+}
+
 int build_complex(Builder *b, const void *args, Value **out) {
   const ComplexArgs *ca = args;
   ComplexOp op = ca->op;
   if (op == CX_LITERAL) {  // Python's complex number: a c128 0-d tensor that promotes as a Python number
     out[0] = pair(b, num(b, ca->re), num(b, ca->im), DT_F64, 0, NULL);
     out[0]->wrapped = true;
+    return 1;
+  }
+  if (op == CX_TENSOR) {
+    Value *re, *im;
+    build_literal(b, ca->fargs, &re);
+    build_literal(b, ca->fargs_im, &im);
+    out[0] = pair(b, re, im, dtype_complex_part(ca->dtype), re->view.ndim, re->view.shape);
+    return 1;
+  }
+  if (op == CX_FULL) {
+    out[0] = pair(b, num(b, ca->re), num(b, ca->im), dtype_complex_part(ca->dtype), ca->ndim, ca->shape);
     return 1;
   }
   Value *x = build_in(b, 0);
@@ -568,6 +666,7 @@ int build_complex(Builder *b, const void *args, Value **out) {
     out[0]->cplx = true;
     break;
   }
+  case CX_PARTS: out[0] = parts_op(b, ca); break;
   case CX_POLAR:
   case CX_MAKE: {
     Value *y = build_in(b, 1);

@@ -196,12 +196,13 @@ ERRORS = [
     ("z.view(torch.float32)", "view() of a complex tensor is not supported"),
     ("torch.where(z, z, z)", "where expected condition to be a boolean tensor, but got a tensor with dtype ComplexFloat"),
     ("z // z", '"div_floor_cpu" not implemented for \'ComplexFloat\''),
-    ("z.clone().index_fill_(0, k[:1], 0)", None),
+    ("torch.scatter_reduce(z, 1, k[None, :2].expand(2, 2), z[:, :2], 'amax')",
+     '"scatter_gather_tensor_cpu_reduce_amax" not implemented for \'ComplexFloat\''),
     ("torch.isposinf(z)", "isposinf does not support complex inputs."),
-    ("z.prod(dtype=torch.cdouble)", "tdsl computes it in the input's dtype"),
+    ("z.sum(dtype=torch.float32)", "sum() of a ComplexFloat tensor with dtype=Float is not supported by tdsl"),
     ("z.clone().index_put_((k[:1],), x[0, 0, :1])", "Index put requires the source and destination dtypes match, got "
      "ComplexFloat for the destination and Float for the source."),
-    ("z.clone().index_add_(0, k[:1], z[:1], alpha=2)", None),
+    ("torch.full((2,), 1j, dtype=torch.float32)", "value cannot be converted to type float without overflow"),
     ("torch.log1p(z)", '"log1p_vml_cpu" not implemented for \'ComplexFloat\''),
 ]
 
