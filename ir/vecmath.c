@@ -14,10 +14,12 @@
 // needs come from Dekker's splitting instead.
 //
 // The methods (textbook ones):
-//   exp      x clamped; n = round(x log2 e) by adding and subtracting 1.5 * 2^p; r = x - n ln2
-//            with ln2 in two parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2;
-//            times 2^h * 2^(n-h), h = round(n/2), each factor normal and built in an
-//            exponent field, so results that overflow give inf and subnormal ones round once.
+//   exp      x clamped; n = round(x log2 e) by adding and subtracting 1.5 * 2^p + 2 bias (one
+//            multiply-add: the sum's low bits hold n + 2 bias); r = x - n ln2 with ln2 in two
+//            parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2; times 2^a 2^b,
+//            a + b = n, the two exponent fields half of n + 2 bias and the rest (an integer
+//            shift and subtract of the sum's bits), each factor normal, so results that
+//            overflow give inf and subnormal ones round once.
 //   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
 //            2^n q + (2^n - 1), rounded once (n = 0: q itself; at the top exponent, where
 //            2^n overflows, 2 (2^(n-1) (q + 1))).
@@ -52,7 +54,9 @@
 //            IEEE 754's special cases by selects; PyTorch's constant exponents (2, 3, 0.5,
 //            -0.5, -1, -2) by its own arithmetic, and x ** 1 is x.
 //   sigmoid, silu, gelu, gelu_tanh: their formulas (ir/opmath.c) with these inside; the
-//            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell.
+//            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell:
+//            x clamped and reduced as -x (the sign in the constants, no negation), 2 e^r as
+//            one Horner chain, times 2^(n-1) from the reduction's own bits.
 #include "ir/vecmath.h"
 
 #include <math.h>
