@@ -83,8 +83,13 @@ int build_group_norm(Builder *b, const void *args, Value **out) {
 }
 
 // batch_norm (evaluation: the running statistics) and instance_norm: with the running
-// statistics (x - mean) * rsqrt(var + eps); instance_norm's own are each sample's
-// channels' over the spatial dims.
+// statistics, PyTorch's CPU kernel (batch_norm_cpu_collect_linear_and_constant_terms):
+// per channel alpha = rsqrt(var + eps) * weight and beta = bias - mean * alpha, then
+// y = x * alpha + beta. alpha and beta are [C, 1, ...] nodes: read by broadcast, their
+// loads and rsqrt are invariant in the loop over a channel's elements (the compilers
+// hoist them), so an element costs a multiply and an add, where (x - mean) * rsqrt(var +
+// eps) * weight + bias took four and the rsqrt. instance_norm's own statistics are each
+// sample's channels' over the spatial dims.
 int build_batch_norm(Builder *b, const void *args, Value **out) {
   const NormArgs *a = norm(args);
   const View *v = &b->in[0].view;
@@ -102,10 +107,10 @@ int build_batch_norm(Builder *b, const void *args, Value **out) {
       q[i] = p ? per_channel(b, build_up(b, p), nd, v->shape[1]) : NULL;
     }
     Value *x = build_up(b, b_in(b, 0));
-    Value *r = b_un(b, OP_RSQRT, b_add(b, q[1], b_f(b, a->eps)));
-    y = b_mul(b, b_sub(b, x, q[0]), r);
-    if (q[2]) y = b_mul(b, y, q[2]);
-    if (q[3]) y = b_add(b, y, q[3]);
+    Value *alpha = b_un(b, OP_RSQRT, b_add(b, q[1], b_f(b, a->eps)));
+    if (q[2]) alpha = b_mul(b, alpha, q[2]);
+    Value *beta = b_sub(b, q[3] ? q[3] : b_f(b, 0), b_mul(b, q[0], alpha));
+    y = b_add(b, b_mul(b, x, alpha), beta);
   }
   out[0] = build_down(b, y, b->in[0].dtype);
   return 1;

@@ -14,10 +14,12 @@
 // needs come from Dekker's splitting instead.
 //
 // The methods (textbook ones):
-//   exp      x clamped; n = round(x log2 e) by adding and subtracting 1.5 * 2^p; r = x - n ln2
-//            with ln2 in two parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2;
-//            times 2^h * 2^(n-h), h = round(n/2), each factor normal and built in an
-//            exponent field, so results that overflow give inf and subnormal ones round once.
+//   exp      x clamped; n = round(x log2 e) by adding and subtracting 1.5 * 2^p + 2 bias (one
+//            multiply-add: the sum's low bits hold n + 2 bias); r = x - n ln2 with ln2 in two
+//            parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2; times 2^a 2^b,
+//            a + b = n, the two exponent fields half of n + 2 bias and the rest (an integer
+//            shift and subtract of the sum's bits), each factor normal, so results that
+//            overflow give inf and subnormal ones round once.
 //   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
 //            2^n q + (2^n - 1), rounded once (n = 0: q itself; at the top exponent, where
 //            2^n overflows, 2 (2^(n-1) (q + 1))).
@@ -52,7 +54,9 @@
 //            IEEE 754's special cases by selects; PyTorch's constant exponents (2, 3, 0.5,
 //            -0.5, -1, -2) by its own arithmetic, and x ** 1 is x.
 //   sigmoid, silu, gelu, gelu_tanh: their formulas (ir/opmath.c) with these inside; the
-//            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell.
+//            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell:
+//            x clamped and reduced as -x (the sign in the constants, no negation), 2 e^r as
+//            one Horner chain, times 2^(n-1) from the reduction's own bits.
 #include "ir/vecmath.h"
 
 #include <math.h>
@@ -333,18 +337,34 @@ static const double *exp_poly(const VM *m, int *n) {
   return f32(m) ? EXP_F32 : EXP_F64;
 }
 
-// n = round(c log2 e) and r = c - n ln2 for a clamped c; rlo (if asked): the rounding
-// error of r (c - n ln2 = r + rlo, to far below r's last bit).
-static void exp_reduce2(VM *m, LExpr *c, LExpr **n, LExpr **r, LExpr **rlo) {
-  LExpr *t = let(m, fmadd(m, c, K(m, LOG2E), K(m, m->f->shift)));
-  *n = let(m, sub(m, t, K(m, m->f->shift)));
-  LExpr *x = let(m, fmadd(m, *n, K(m, -pick(m, LN2_HI_F32, LN2_HI_F64)), c));  // exact
-  *r = let(m, fmadd(m, *n, K(m, -pick(m, LN2_LO_F32, LN2_LO_F64)), x));
-  if (rlo)
-    *rlo = let(m, fmadd(m, *n, K(m, -pick(m, LN2_LO_F32, LN2_LO_F64)), sub(m, x, *r)));
+// The reduction of e^(s c), s = +1 or -1, for a clamped c: n = round(s c log2 e) and
+// r = s c - n ln2 (|r| <= ln2/2), ln2 in two parts (n LN2_HI exact; c - -n LN2_HI too).
+//   t:   n + shift + off, from one multiply-add whose constant holds off: its bits hold
+//        n + off in their low ones (shift's own bits leave the word when shifted into
+//        the exponent field: pow2_t), so 2^n's exponent needs no add of its own;
+//   n:   t - (shift + off), exact;
+//   rs:  s r: a reduction of -c keeps its sign in the polynomial's coefficients (exp_horner)
+//        rather than in a negation;
+//   rlo: (s = 1, if asked) r's rounding error: c - n ln2 = r + rlo to far below r's last bit.
+typedef struct ExpRed {
+  LExpr *t, *n, *rs, *rlo;
+  int s;
+} ExpRed;
+
+static ExpRed exp_reduce(VM *m, LExpr *c, int s, int off, bool want_rlo) {
+  ExpRed e = {.s = s};
+  double k = m->f->shift + off, hi = pick(m, LN2_HI_F32, LN2_HI_F64), lo = pick(m, LN2_LO_F32, LN2_LO_F64);
+  e.t = let(m, fmadd(m, c, K(m, s * LOG2E), K(m, k)));
+  e.n = let(m, sub(m, e.t, K(m, k)));
+  LExpr *x = let(m, fmadd(m, e.n, K(m, -s * hi), c));  // exact
+  e.rs = let(m, fmadd(m, e.n, K(m, -s * lo), x));
+  if (want_rlo)
+    e.rlo = let(m, fmadd(m, e.n, K(m, -lo), sub(m, x, e.rs)));
+  return e;
 }
 
-static void exp_reduce(VM *m, LExpr *c, LExpr **n, LExpr **r) { exp_reduce2(m, c, n, r, NULL); }
+// 2^(n + off - bias) from a reduction's t (ExpRed), for n + off in the normal exponents.
+static LExpr *pow2_t(VM *m, LExpr *t) { return fbits(m, ishl(m, bits(m, t), m->f->mant)); }
 
 // e^r - 1 = r + r^2 P(r).
 static LExpr *expm1_r(VM *m, LExpr *r) {
@@ -353,64 +373,89 @@ static LExpr *expm1_r(VM *m, LExpr *r) {
   return fmadd(m, mul(m, r, r), horner(m, r, p, np), r);
 }
 
-// p * 2^n for an integral n whose result may overflow or be subnormal: two normal
-// factors 2^h and 2^(n-h), h = round(n/2); the second product rounds once.
-static LExpr *scale2(VM *m, LExpr *p, LExpr *n) {
-  LExpr *h = let(m, rint_(m, mulk(m, n, 0.5)));
-  return mul(m, mul(m, p, pow2(m, h, 0)), pow2(m, sub(m, n, h), 0));
+// a e^r at r = s rs (a a power of 2) as one Horner chain of multiply-adds: the
+// coefficients a, a, a P (r's odd powers times s) are exact. One rounding more than
+// 1 + (r + r^2 P(r)) can show (the last step's product carries the previous rounding,
+// times |r| <= 0.35), for two operations fewer: where the sum with 1 that follows
+// (sigmoid's, silu's) rounds it away, or a tail whose error the caller's bound holds.
+static LExpr *exp_horner(VM *m, const ExpRed *e, double a) {
+  int np;
+  const double *p = exp_poly(m, &np);
+  double c[16];
+  TD_ASSERT(np + 2 <= LEN(c));
+  c[0] = c[1] = a;
+  for (int j = 0; j < np; j++)
+    c[j + 2] = a * p[j];
+  for (int j = 1; j < np + 2; j += 2)
+    c[j] *= e->s;
+  return horner(m, e->rs, c, np + 2);
 }
 
-// mul * e^x over the whole range (mul NULL: 1; else a factor in (0, 1]).
+// p 2^n over exp's whole range, from a reduction with off = 2 bias (n in [-151, 129],
+// f64 [-1076, 1025]): t's bits less shift's hold F = n + 2 bias; 2^a 2^b with a + bias =
+// floor(F/2) (an integer shift of the bits: shift's are even) and b + bias = F less that,
+// both normal; p 2^a is exact (p in [2^-4, 2]) and the second product rounds once (a
+// subnormal result) or overflows to inf.
+static LExpr *scale2_t(VM *m, LExpr *p, LExpr *t) {
+  LExpr *ti = let(m, bits(m, t)), *ha = let(m, isra(m, ti, 1));
+  LExpr *hb = ibin(m, OP_SUB, ti, ha);
+  return mul(m, mul(m, p, fbits(m, ishl(m, ha, m->f->mant))), fbits(m, ishl(m, hb, m->f->mant)));
+}
+
+// mul * e^x over the whole range (mul NULL: 1; else a factor in [2^-4, 1]).
 static LExpr *exp_full(VM *m, LExpr *x, LExpr *mulby) {
-  LExpr *c = clamp(m, x, pick(m, -104, -746), pick(m, 88.8, 709.8)), *n, *r;
-  exp_reduce(m, c, &n, &r);
-  LExpr *p = addk(m, expm1_r(m, r), 1);
+  LExpr *c = clamp(m, x, pick(m, -104, -746), pick(m, 88.8, 709.8));
+  ExpRed e = exp_reduce(m, c, 1, 2 * m->f->bias, false);
+  LExpr *p = addk(m, expm1_r(m, e.rs), 1);
   if (mulby)
     p = mul(m, p, mulby);
-  return scale2(m, p, n);
+  return scale2_t(m, p, e.t);
 }
 
 // e^x for x <= 0 or NaN: only the lower clamp.
 static LExpr *exp_nonpos(VM *m, LExpr *x) {
-  LExpr *c = let(m, sel(m, lt(m, x, pick(m, -104, -746)), K(m, pick(m, -104, -746)), x)), *n, *r;
-  exp_reduce(m, c, &n, &r);
-  return scale2(m, addk(m, expm1_r(m, r), 1), n);
+  LExpr *c = let(m, sel(m, lt(m, x, pick(m, -104, -746)), K(m, pick(m, -104, -746)), x));
+  ExpRed e = exp_reduce(m, c, 1, 2 * m->f->bias, false);
+  return scale2_t(m, addk(m, expm1_r(m, e.rs), 1), e.t);
 }
 
-// e^x where the caller adds it to 1 (sigmoid, silu): values below 2^-p count as 0. x is
-// clamped to [-87, 89] (f64 [-707, 710]) and (p * 2) * 2^(n-1) is p * 2^n with one
-// normal factor (2^(n-1) at the lower end is 0, 2^128 overflows to inf).
-static LExpr *exp_plus1(VM *m, LExpr *x) {
-  LExpr *c = clamp(m, x, pick(m, -87, -707), pick(m, 89, 710)), *n, *r;
-  exp_reduce(m, c, &n, &r);
-  return mul(m, mulk(m, addk(m, expm1_r(m, r), 1), 2), pow2(m, n, -1));
+// e^(s x) where the caller adds it to 1 (sigmoid's, silu's e^-x: s = -1, x itself
+// clamped, no negation): values below 2^-p count as 0. s x is clamped to [-87, 89]
+// (f64 [-707, 710]) and 2 e^r 2^(n-1) is e^r 2^n with one normal factor (2^(n-1) at the
+// lower end is 0, e^89 overflows to inf), the 2 in the polynomial's coefficients.
+static LExpr *exp_plus1(VM *m, LExpr *x, int s) {
+  double lo = pick(m, -87, -707), hi = pick(m, 89, 710);
+  LExpr *c = s > 0 ? clamp(m, x, lo, hi) : clamp(m, x, -hi, -lo);
+  ExpRed e = exp_reduce(m, c, s, m->f->bias - 1, false);
+  return mul(m, exp_horner(m, &e, 2), pow2_t(m, e.t));
 }
 
 // e^x for x in a range where 2^n is normal (n in [-125, 127]): erf's tail, tanh's.
 static LExpr *exp_normal(VM *m, LExpr *x) {
-  LExpr *n, *r;
-  exp_reduce(m, x, &n, &r);
-  return mul(m, addk(m, expm1_r(m, r), 1), pow2(m, n, 0));
+  ExpRed e = exp_reduce(m, x, 1, m->f->bias, false);
+  return mul(m, addk(m, expm1_r(m, e.rs), 1), pow2_t(m, e.t));
 }
 
 static LExpr *vm_exp2(VM *m, LExpr *x) {
   LExpr *c = clamp(m, x, pick(m, -151, -1076), pick(m, 129, 1025));
-  LExpr *n = let(m, rint_(m, c));
-  LExpr *r = let(m, mulk(m, sub(m, c, n), LN2));
-  return scale2(m, addk(m, expm1_r(m, r), 1), n);
+  double k = m->f->shift + 2 * m->f->bias;
+  LExpr *t = let(m, addk(m, c, k));  // n + k: c rounded to an integer n
+  LExpr *r = let(m, mulk(m, sub(m, c, sub(m, t, K(m, k))), LN2));
+  return scale2_t(m, addk(m, expm1_r(m, r), 1), t);
 }
 
 static LExpr *vm_expm1(VM *m, LExpr *x) {
-  LExpr *c = clamp(m, x, pick(m, -18, -38), pick(m, 89, 710)), *n, *r, *rlo;
-  exp_reduce2(m, c, &n, &r, &rlo);
+  LExpr *c = clamp(m, x, pick(m, -18, -38), pick(m, 89, 710));
+  ExpRed e = exp_reduce(m, c, 1, m->f->bias, true);
+  LExpr *n = e.n, *r = e.rs;
   // q = e^(r + rlo) - 1 = qh + ql: r + (r^2 P(r) + rlo), the sum kept in two parts
   int np;
   const double *p = exp_poly(m, &np);
-  LExpr *corr = let(m, fmadd(m, mul(m, r, r), horner(m, r, p, np), rlo)), *qh, *ql;
+  LExpr *corr = let(m, fmadd(m, mul(m, r, r), horner(m, r, p, np), e.rlo)), *qh, *ql;
   fast_two_sum(m, r, corr, &qh, &ql);
   // 2^n q + (2^n - 1), rounded once but for ql; at the top exponent 2^n overflows:
   // 2 (2^(n-1) (q + 1))
-  LExpr *t = let(m, pow2(m, n, 0));
+  LExpr *t = let(m, pow2_t(m, e.t));
   LExpr *top = mulk(m, mul(m, pow2(m, n, -1), addk(m, qh, 1)), 2);
   LExpr *big = fmadd(m, t, ql, fmadd(m, t, qh, addk(m, t, -1)));
   big = sel(m, gt(m, n, m->f->bias - 1), top, big);
@@ -808,15 +853,16 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   fast_two_sum(m, ph, pl, &ph2, &pl2);
   pl = let(m, sel(m, lt(m, fabs_(m, ph), 200), pl2, K(m, 0)));
   ph = ph2;
-  LExpr *c = clamp(m, ph, -104, 88.8), *n, *r, *rlo;
-  exp_reduce2(m, c, &n, &r, &rlo);
+  LExpr *c = clamp(m, ph, -104, 88.8);
+  ExpRed e = exp_reduce(m, c, 1, 2 * m->f->bias, true);
+  LExpr *r = e.rs, *rlo = e.rlo;
   int np;
   const double *p = exp_poly(m, &np);
   // e^(r + c0) = e^r + c0 e^r (c0 = pl + rlo < 2^-17): q = e^r - 1, u = e^r - 1 - r + c0 e^r
   LExpr *c0 = let(m, add(m, rlo, pl)), *rr = let(m, mul(m, r, r)), *pp = let(m, horner(m, r, p, np));
   LExpr *q = fmadd(m, rr, pp, r);
   LExpr *u = let(m, fmadd(m, rr, pp, fmadd(m, c0, q, c0)));
-  LExpr *core = let(m, scale2(m, addk(m, add(m, r, u), 1), n));
+  LExpr *core = let(m, scale2_t(m, addk(m, add(m, r, u), 1), e.t));
   return pow_special(m, x, y, ax, core);
 }
 
@@ -849,10 +895,10 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   pl = let(&d, fmadd(&d, y, ll, pl));
   pl = let(&d, sel(&d, and_(&d, lt(&d, fabs_(&d, ph), 800), cmp(&d, OP_EQ, pl, pl)), pl, K(&d, 0)));
   // e^(ph + pl): pl joins the reduced argument
-  LExpr *c = clamp(&d, ph, -746, 709.8), *n, *r;
-  exp_reduce(&d, c, &n, &r);
-  r = let(&d, add(&d, r, pl));
-  LExpr *core = scale2(&d, addk(&d, expm1_r(&d, r), 1), n);
+  LExpr *c = clamp(&d, ph, -746, 709.8);
+  ExpRed e = exp_reduce(&d, c, 1, 2 * d.f->bias, false);
+  LExpr *r = let(&d, add(&d, e.rs, pl));
+  LExpr *core = scale2_t(&d, addk(&d, expm1_r(&d, r), 1), e.t);
   return pow_special(&d, x, y, ax, core);
 }
 
@@ -958,8 +1004,11 @@ static bool any_vm(const VM *m, const LExpr *e) {
 // Formula f (ir/opmath.c) with each op in it built, operands left to right; an exp
 // added to 1 is exp_plus1 (the sum rounds away what it flushes).
 static LExpr *expand_formula(VM *m, LExpr *f, bool plus1) {
-  if (f->kind == LX_UNARY && f->op == OP_EXP && plus1)
-    return exp_plus1(m, let(m, expand_formula(m, f->a, false)));
+  if (f->kind == LX_UNARY && f->op == OP_EXP && plus1) {
+    if (f->a->kind == LX_UNARY && f->a->op == OP_NEG)  // e^-a: the sign in the reduction
+      return exp_plus1(m, let(m, expand_formula(m, f->a->a, false)), -1);
+    return exp_plus1(m, let(m, expand_formula(m, f->a, false)), 1);
+  }
   if (f->kind == LX_UNARY) {
     LExpr *a = expand_formula(m, f->a, false);
     return is_vm(m, f) ? build_unary(m, f->op, let(m, a)) : lx_unary(m->cx, f->op, f->dt, a);

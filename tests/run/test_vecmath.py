@@ -69,6 +69,11 @@ def edges(dt):
             88.72283935546875, 87.33654, 103.97208, 104, 709.782712893384, 708.3964, 745.1332191019411, 746, 17.5,
             37.5, 0.625, 0.875, 3.9192, 5.9215, 9.19, 10.05, 26.5, 27.22, math.pi / 4, math.pi / 2, math.pi, 1e5,
             1e7, 2.0**23, 2.0**25, 1e22, 1e30, INF, NAN]
+    # where exp's 2^n changes form (ir/vecmath.c): the ends of the normal exponents, of the
+    # subnormals and of overflow, as exp2's integers and half-integers and as exp's n ln2
+    # and (n + 1/2) ln2 (f32 and f64 both)
+    for n in (124, 125, 126, 127, 128, 129, 148, 149, 150, 151, 1021, 1022, 1023, 1024, 1025, 1073, 1074, 1075, 1076):
+        base += [n, n + 0.5, n * math.log(2), (n + 0.5) * math.log(2)]
     v = []
     for b in base:
         for s in (1, -1):
@@ -88,7 +93,10 @@ def sweep(dt, rng):
     else:
         dense = rng.integers(0, 1 << 64, 1 << 18, dtype=np.uint64, endpoint=False).view(np.float64)
         uni = np.concatenate([rng.uniform(-12, 12, 1 << 17), rng.uniform(-750, 750, 1 << 15)])
-    x = np.concatenate([dense, uni.astype(NP[dt]), edges(dt), near_pio2(dt, rng)])
+    # where exp's and exp2's results are subnormal (subnormal_once)
+    lo = [(-104, -87.3), (-150, -126)] if dt == "f32" else [(-745.2, -708.3), (-1075, -1022)]
+    sub = np.concatenate([rng.uniform(a, b, 1 << 12) for a, b in lo])
+    x = np.concatenate([dense, uni.astype(NP[dt]), sub.astype(NP[dt]), edges(dt), near_pio2(dt, rng)])
     return np.concatenate([x, np.zeros((-x.size) % 64, dtype=NP[dt])])
 
 
@@ -145,6 +153,26 @@ def ulp_check(name, got, ref, dt, bound, x=None, y=None):
         errs.append(f"{int(bad.sum())} of {got.size} off, e.g. {at}: got {got[i]!r}, want {want[i]!r} "
                     f"({err[i]:.2f} ulp, bound {bound})")
     T.report(f"{name}: {got.size} values, worst {worst:.3f} ulp (bound {bound})", errs)
+
+
+def subnormal_once(name, got, ref, dt):
+    """Where ref is subnormal, got is it rounded once (exp's and exp2's 2^n in two normal
+    factors, the second product rounding): within half a unit of the smallest subnormal
+    plus the relative error of the factor scaled (2 ULPs of it), where a result rounded
+    twice is off by up to a whole unit."""
+    fi = np.finfo(NP[dt])
+    got, ref = np.asarray(got).reshape(-1), np.asarray(ref).reshape(-1)
+    with np.errstate(all="ignore"):
+        sub = (ref > 0) & (ref < float(fi.smallest_normal))
+        units = ref[sub].astype(LD) / LD(float(fi.smallest_subnormal))
+        err = np.abs(got[sub].astype(LD) / LD(float(fi.smallest_subnormal)) - units)
+        excess = (err - LD(0.5) - units * LD(float(fi.eps))).astype(np.float64)
+    errs = [] if not sub.any() or excess.max() <= 0 else [
+        f"{int((excess > 0).sum())} of {int(sub.sum())} rounded more than once, "
+        f"e.g. {float(err[int(np.argmax(excess))]):.3f} units of the smallest subnormal"]
+    if not sub.any():
+        errs = ["no subnormal result in the sweep"]
+    T.report(f"{name}: {int(sub.sum())} subnormal results rounded once", errs)
 
 
 PR, PC = 256, 256  # the row and GEMM positions' inputs: rows, columns (a parallel kernel)
@@ -213,9 +241,13 @@ def functions(P, dt, rng):
     """Every function: elementwise over the sweep, in a row kernel, in a GEMM epilogue."""
     x = sweep(dt, rng)
     s = P.param(f"s{dt}", dt, x)
+    def check(got, op):
+        ref = reference(op, x, dt)
+        ulp_check(f"{op} {dt}", got, ref, dt, BOUND[dt][op], x=x)
+        if op in ("exp", "exp2"):
+            subnormal_once(f"{op} {dt}", got, ref, dt)
     for op in UNARY:
-        P.out(f"{op}({s})", dt, x.shape,
-              lambda got, op=op: ulp_check(f"{op} {dt}", got, reference(op, x, dt), dt, BOUND[dt][op], x=x))
+        P.out(f"{op}({s})", dt, x.shape, lambda got, op=op: check(got, op))
     g0 = positions_input(dt, rng)
     ops = UNARY + ["pow", "hypot"]
     g = P.param(f"g{dt}", dt, np.ascontiguousarray(np.broadcast_to(g0, (len(ops),) + g0.shape)))
