@@ -17,7 +17,8 @@
 //    the same), identically in every backend. Where the loop is a sum or product of
 //    plain arithmetic over consecutive elements, the lanes are one vector accumulator
 //    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
-// 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
+// 3. A result of cpu->stream_min bytes or more (twice the last-level cache, ir/cpu.c says
+//    why) that no kernel reads is marked LArg.stream: the
 //    LLVM backend stores it non-temporally wherever it proves a vector store aligned;
 //    the C backend its 64-byte vector stores, and its scalar loops over whole lines in
 //    strips of a line (codegen/cexpr.c's cexpr_stream_loop).
@@ -27,8 +28,6 @@
 #include "ir/vecmath.h"
 
 enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
-// results from this size on are stored past the caches: 4x a core's L2 here (2 MiB)
-static const int64_t STREAM_BYTES = (int64_t)8 << 20;
 
 // The kernel being scheduled.
 typedef struct Sched {
@@ -594,15 +593,15 @@ static bool buf_read(const LProgram *p, int b) {
   return false;
 }
 
-// A result of at least STREAM_BYTES that no kernel reads back (no accumulation, no
-// later pass) is written past the caches: the caller cannot find it there anyway, and
+// A result of at least cpu->stream_min bytes that no kernel reads back (no accumulation,
+// no later pass) is written past the caches: too large to stay there for the caller, and
 // a normal store first reads every line it writes. Both CPU backends act on it (above).
-static void mark_streams(LProgram *p) {
+static void mark_streams(LProgram *p, const CpuTarget *cpu) {
   for (int i = 0; i < p->kernels.len; i++)
     for (int a = 0; a < p->kernels.data[i]->args.len; a++) {
       LArg *arg = &p->kernels.data[i]->args.data[a];
       const LBuf *b = &p->bufs.data[arg->buf];
-      arg->stream = b->kind == LB_RESULT && arg->written && b->numel * dtype_size(b->dtype) >= STREAM_BYTES &&
+      arg->stream = b->kind == LB_RESULT && arg->written && b->numel * dtype_size(b->dtype) >= cpu->stream_min &&
                     !buf_read(p, arg->buf);
     }
 }
@@ -614,6 +613,6 @@ void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
     vecmath_kernel(cx, s.k, cpu);
     split_list(&s, &s.k->body);
   }
-  mark_streams(p);
+  mark_streams(p, cpu);
   loop_verify(p);
 }

@@ -14,7 +14,8 @@ against NumPy in float64.
 - softmax alone (its max without NaN propagation, its one-sided exp): nan and inf at every
   position, rows of -inf, subnormal results.
 - streaming stores: large write-only results are marked and keep their values (rows of
-  any length); an accumulated result (matmul) is not marked.
+  any length); an accumulated result (matmul) is not marked; the size they start from
+  (twice the last-level cache, or TDSL_STREAM_MIN).
 
 Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
 """
@@ -119,12 +120,62 @@ def kernels_text(tdslc, src, emit="kernels"):
     return k.stdout
 
 
+def llc_bytes():
+    """The last-level cache of this machine as Linux's sysfs lists cpu0's caches (the
+    highest level), or None where it does not."""
+    best = (0, None)
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for i in range(8):
+        try:
+            with open(f"{base}/index{i}/level") as f:
+                level = int(f.read())
+            with open(f"{base}/index{i}/size") as f:
+                v = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(v[-1:], 1)
+        size = int(v.rstrip("KMG") or 0) * mult
+        if size > 0 and level > best[0]:
+            best = (level, size)
+    return best[1]
+
+
+def streaming_size(tdslc):
+    """From which size a result streams: twice the last-level cache, at least 8 MiB
+    (results that fit the cache are faster written plainly, ir/cpu.c), or TDSL_STREAM_MIN
+    bytes. The knob is checked both ways on one 2 MiB result; without it, a result half
+    the last-level cache is not streamed (where sysfs tells its size)."""
+    src = "fn f(x: f32[512, 1024]) -> f32[512, 1024] {\n    return x * 2\n}\n"
+    env = dict(os.environ)
+    try:
+        for knob, streams in ((str(2 << 20), True), (str((2 << 20) + 1), False), ("0", False), ("junk", False)):
+            os.environ["TDSL_STREAM_MIN"] = knob
+            T.check(f"TDSL_STREAM_MIN={knob}: a 2 MiB result {'streams' if streams else 'does not stream'}",
+                    ("stream)" in kernels_text(tdslc, src)) == streams)
+        os.environ.pop("TDSL_STREAM_MIN", None)
+        llc = llc_bytes()
+        if llc and llc >= 16 << 20:
+            rows = llc // 2 // (1024 * 4)
+            half = f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n    return x * 2\n}}\n"
+            T.check(f"a result half the last-level cache ({llc >> 20} MiB) is not streamed",
+                    "stream)" not in kernels_text(tdslc, half))
+            whole = half.replace(f"[{rows}, 1024]", f"[{4 * rows}, 1024]")
+            T.check(f"a result twice the last-level cache ({llc >> 20} MiB) is streamed",
+                    "stream)" in kernels_text(tdslc, whole))
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+
+
 def streaming(tdslc, backend):
-    """Results of 8 MiB or more that no kernel reads back are marked `stream` (LLVM stores
-    them non-temporally where it proves a vector store aligned); the values must not
+    """Results of TDSL_STREAM_MIN bytes or more (8 MiB here: the size is the last-level
+    cache's otherwise, streaming_size) that no kernel reads back are marked `stream` (LLVM
+    stores them non-temporally where it proves a vector store aligned); the values must not
     change, whatever the row length. A matmul's result does not stream: since the GEMM's
     tiles are one shared micro-kernel function (ir/gemm.c), its stores are that function's,
     which no kernel's stream marking reaches (a gap, bench/GAPS.md)."""
+    streaming_size(tdslc)
+    os.environ["TDSL_STREAM_MIN"] = str(8 << 20)  # the cases below stream at 8 MiB
     rng = np.random.default_rng(5)
     cases = [  # (source, inputs, NumPy's result, streams)
         ("fn f(x: f32[2048, 1024]) -> f32[1024, 2048] {\n    return x.t().contiguous()\n}\n",
@@ -150,6 +201,7 @@ def streaming(tdslc, backend):
         want = want_fn(*inputs.values())
         T.check(f"streaming {head}: values match NumPy",
                 got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-4))
+    del os.environ["TDSL_STREAM_MIN"]
 
 
 def main():
