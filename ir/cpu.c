@@ -2,16 +2,7 @@
 // from cpuid (the compiler's __builtin_cpu_supports) and its cache sizes from sysconf;
 // a named CPU (--cpu, LLVM's names) is placed in its family by name. Only the numbers
 // the schedules use are kept: the vector width, the register count, FMA, L1d, L2, the
-// last-level cache and the size from which results are streamed past the caches.
-//
-// Why the streaming size follows the last-level cache: a result that fits there is
-// better written with plain stores. Measured on this 2-core Zen 4 VM (32 MiB L3), one
-// result buffer written again and again with 2 threads, as a benchmark loop and a model
-// run do: 16 MiB with plain stores 0.13-0.27 ms against 0.30 non-temporal, 32 MiB
-// 0.38-0.46 against 0.60 (a non-temporal store always goes to DRAM, ~55 GB/s here at
-// best, while plain stores land in the L3). From twice the L3 on the two are close, and
-// which wins depends on the minute (bench/GAPS.md): non-temporal stores keep the caches
-// for the inputs and skip the reads of the lines they write.
+// last-level cache (ir/sched.c's streaming stores follow it), and TDSL_STREAM_MIN.
 #define _GNU_SOURCE  // sysconf's cache-size names
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +12,6 @@
 #include "ir/loop.h"
 
 static const int64_t DEFAULT_L1D = 32 << 10, DEFAULT_L2 = 512 << 10, DEFAULT_LLC = 32 << 20;
-static const int64_t STREAM_FLOOR = 8 << 20;  // never stream less (the old fixed size: 4 L2s)
 
 // LLVM's x86 CPU names by family (a prefix match: "icelake" covers -client and -server).
 static const char *const AVX512_CPUS[] = {"skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake",
@@ -72,10 +62,10 @@ static int64_t llc_bytes(int64_t dflt) {
   return best > 0 ? best : cache_bytes(_SC_LEVEL3_CACHE_SIZE, dflt);
 }
 
-// Results from 2 * llc on (at least STREAM_FLOOR) are streamed; TDSL_STREAM_MIN=BYTES
-// (a whole number >= 1) sets the size instead (the tests' small streamed results).
+// TDSL_STREAM_MIN=BYTES (a whole number >= 1): results from that size on are streamed,
+// whatever the caches (the tests' small streamed results); else 0.
 static CpuTarget with_stream_min(CpuTarget t) {
-  t.stream_min = t.llc > STREAM_FLOOR / 2 ? 2 * t.llc : STREAM_FLOOR;
+  t.stream_min = 0;
   const char *env = getenv("TDSL_STREAM_MIN");
   if (env && *env) {
     char *end;

@@ -15,7 +15,7 @@ against NumPy in float64.
   position, rows of -inf, subnormal results.
 - streaming stores: large write-only results are marked and keep their values (rows of
   any length); an accumulated result (matmul) is not marked; the size they start from
-  (twice the last-level cache, or TDSL_STREAM_MIN).
+  (from the last-level cache, or TDSL_STREAM_MIN).
 
 Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
 """
@@ -141,35 +141,42 @@ def llc_bytes():
 
 
 def streaming_size(tdslc):
-    """From which size a result streams: twice the last-level cache, at least 8 MiB
-    (results that fit the cache are faster written plainly, ir/cpu.c), or TDSL_STREAM_MIN
-    bytes. The knob is checked both ways on one 2 MiB result; without it, a result half
-    the last-level cache is not streamed (where sysfs tells its size)."""
-    src = "fn f(x: f32[512, 1024]) -> f32[512, 1024] {\n    return x * 2\n}\n"
+    """Which results stream: 8 MiB or more, written by a kernel whose buffers exceed 1.5
+    last-level caches (smaller ones are faster written plainly, ir/sched.c), or
+    TDSL_STREAM_MIN bytes or more. The knob is checked both ways on one 2 MiB result;
+    without it (where sysfs tells the cache's size), x * 2 of half the cache and an outer
+    sum of the whole cache are not streamed, x * 2 of the whole cache and an outer sum of
+    twice it are."""
+    def ew(rows):
+        return f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n    return x * 2\n}}\n"
+
+    def outer(rows):
+        return f"fn f(a: f32[{rows}, 1], b: f32[1, 1024]) -> f32[{rows}, 1024] {{\n    return a + b\n}}\n"
+
     env = dict(os.environ)
     try:
         for knob, streams in ((str(2 << 20), True), (str((2 << 20) + 1), False), ("0", False), ("junk", False)):
             os.environ["TDSL_STREAM_MIN"] = knob
             T.check(f"TDSL_STREAM_MIN={knob}: a 2 MiB result {'streams' if streams else 'does not stream'}",
-                    ("stream)" in kernels_text(tdslc, src)) == streams)
+                    ("stream)" in kernels_text(tdslc, ew(512))) == streams)
         os.environ.pop("TDSL_STREAM_MIN", None)
         llc = llc_bytes()
         if llc and llc >= 16 << 20:
-            rows = llc // 2 // (1024 * 4)
-            half = f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n    return x * 2\n}}\n"
-            T.check(f"a result half the last-level cache ({llc >> 20} MiB) is not streamed",
-                    "stream)" not in kernels_text(tdslc, half))
-            whole = half.replace(f"[{rows}, 1024]", f"[{4 * rows}, 1024]")
-            T.check(f"a result twice the last-level cache ({llc >> 20} MiB) is streamed",
-                    "stream)" in kernels_text(tdslc, whole))
+            rows = llc // (1024 * 4)  # a result of the whole cache
+            for what, src, streams in (("x * 2, half the cache", ew(rows // 2), False),
+                                       ("x * 2, the whole cache", ew(rows), True),
+                                       ("an outer sum, the whole cache", outer(rows), False),
+                                       ("an outer sum, twice the cache", outer(2 * rows), True)):
+                T.check(f"{what} ({llc >> 20} MiB): {'streamed' if streams else 'not streamed'}",
+                        ("stream)" in kernels_text(tdslc, src)) == streams)
     finally:
         os.environ.clear()
         os.environ.update(env)
 
 
 def streaming(tdslc, backend):
-    """Results of TDSL_STREAM_MIN bytes or more (8 MiB here: the size is the last-level
-    cache's otherwise, streaming_size) that no kernel reads back are marked `stream` (LLVM
+    """Results of TDSL_STREAM_MIN bytes or more (8 MiB here; without it the rule follows
+    the last-level cache, streaming_size) that no kernel reads back are marked `stream` (LLVM
     stores them non-temporally where it proves a vector store aligned); the values must not
     change, whatever the row length. A matmul's result does not stream: since the GEMM's
     tiles are one shared micro-kernel function (ir/gemm.c), its stores are that function's,
