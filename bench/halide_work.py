@@ -377,6 +377,43 @@ def _compile(hl, name, variant, inputs, threads):
     return (lambda: p.realize(ob)), o, secs, text, (P, ob, inputs)
 
 
+def halide_shapes(name, np, shapes):
+    """The NumPy shapes of the buffers Halide's version of workload `name` reads, given
+    the shapes of the tdsl function's parameters: size-1 dims dropped, then the
+    workload's reshape (the same views _compile makes, without copying)."""
+    out = []
+    for s in shapes:
+        a = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=tuple(s), strides=(0,) * len(s))
+        a = a.squeeze() if 1 in a.shape else a
+        out.append(tuple(WORKS[name][3](a).shape) if len(WORKS[name]) > 3 else tuple(a.shape))
+    return out
+
+
+def static_library(name, variant, shapes, threads, prefix, fname):
+    """Workload `name` scheduled by `variant` ("hand" or an autoscheduler) for the host,
+    written as Halide's static library prefix.a (and prefix.h) whose function fname takes
+    one halide_buffer_t per input, then the output's (bench/interleave.py links it).
+    shapes: Halide's input shapes (halide_shapes). Returns the output's NumPy shape."""
+    import halide as hl
+    build, hand = WORKS[name][:2]
+    t = hl.get_host_target()
+    P = [hl.ImageParam(hl.Float(32), len(sh), "in%d" % i) for i, sh in enumerate(shapes)]
+    out, funcs, oshape = build(hl, P)
+    for pp, sh in zip(P, shapes):
+        pp.set_estimates([hl.Range(0, d) for d in reversed(sh)])
+    out.set_estimates([hl.Range(0, d) for d in reversed(oshape)])
+    p = hl.Pipeline(out)
+    if variant == "hand":
+        hand(hl, t, out, funcs)
+    else:
+        ok = load_plugins(hl).get(variant)
+        if ok is not True:
+            raise RuntimeError(ok)
+        p.auto_schedule(variant, t, hl.MachineParams(threads, _llc_bytes() or 32 << 20, 40))
+    p.compile_to_static_library(prefix, P, fname, t)
+    return tuple(oshape)
+
+
 def _llc_bytes():
     best = 0
     for i in range(8):
