@@ -17,8 +17,9 @@
 //    the same), identically in every backend. Where the loop is a sum or product of
 //    plain arithmetic over consecutive elements, the lanes are one vector accumulator
 //    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
-// 3. A result of 8 MiB or more that no kernel reads, written by a kernel whose buffers
-//    do not fit the last-level cache (mark_streams says why), is marked LArg.stream: the
+// 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
+//    whose buffers do not fit the last-level cache (mark_streams says why), is marked
+//    LArg.stream: the
 //    LLVM backend stores it non-temporally wherever it proves a vector store aligned;
 //    the C backend its 64-byte vector stores, and its scalar loops over whole lines in
 //    strips of a line (codegen/cexpr.c's cexpr_stream_loop).
@@ -599,7 +600,11 @@ static bool buf_read(const LProgram *p, int b) {
 // the cache from one call to the next, and a normal store first reads every line it
 // writes. Below that, plain stores win: the result stays in the L3 for whoever reads it
 // next, and a call that writes the same block again (a model run, a benchmark loop)
-// finds it there. Measured with 2 threads on this 32 MiB-L3 Zen 4 VM, non-temporal
+// finds it there. A row kernel (KK_ROW) streams from STREAM_FLOOR on whatever its
+// footprint: it reads each row again after the row's reductions, from the core's L2,
+// where plain stores of its result would take the row's lines (layer_norm's 8 MiB
+// result: 0.186-0.21 ms streamed against 0.198-0.25 plain, `tdslc bench`, both
+// backends). Measured with 2 threads on this 32 MiB-L3 Zen 4 VM, non-temporal
 // against plain stores, `tdslc bench` (same block every call): x * 2 + 1 of 16 MiB (32
 // MiB of buffers) 0.31 ms against 0.22-0.26, of 32 MiB (64 MiB) 0.63-0.70 against
 // 0.94-1.02; (N, 1) + (1, 4096) of 16 MiB 0.30 against 0.10-0.25, of 32 MiB 0.60 against
@@ -617,7 +622,7 @@ static void mark_streams(LProgram *p, const CpuTarget *cpu) {
     int64_t footprint = 0;
     for (int a = 0; a < k->args.len; a++)
       footprint = td_sat_add(footprint, buf_bytes(p, k->args.data[a].buf));
-    bool big = cpu->stream_min > 0 || footprint > cpu->llc + cpu->llc / 2;
+    bool big = cpu->stream_min > 0 || k->kind == KK_ROW || footprint > cpu->llc + cpu->llc / 2;
     int64_t floor = cpu->stream_min > 0 ? cpu->stream_min : STREAM_FLOOR;
     for (int a = 0; a < k->args.len; a++) {
       LArg *arg = &k->args.data[a];

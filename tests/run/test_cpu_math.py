@@ -141,17 +141,21 @@ def llc_bytes():
 
 
 def streaming_size(tdslc):
-    """Which results stream: 8 MiB or more, written by a kernel whose buffers exceed 1.5
-    last-level caches (smaller ones are faster written plainly, ir/sched.c), or
-    TDSL_STREAM_MIN bytes or more. The knob is checked both ways on one 2 MiB result;
-    without it (where sysfs tells the cache's size), x * 2 of half the cache and an outer
-    sum of the whole cache are not streamed, x * 2 of the whole cache and an outer sum of
-    twice it are."""
+    """Which results stream: 8 MiB or more, written by a row kernel or by a kernel whose
+    buffers exceed 1.5 last-level caches (smaller ones are faster written plainly,
+    ir/sched.c), or TDSL_STREAM_MIN bytes or more. The knob is checked both ways on one
+    2 MiB result; without it (where sysfs tells the cache's size), x * 2 of half the cache
+    and an outer sum of the whole cache are not streamed, x * 2 of the whole cache, an
+    outer sum of twice it and x minus its row means (a row kernel) of half the cache are."""
     def ew(rows):
         return f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n    return x * 2\n}}\n"
 
     def outer(rows):
         return f"fn f(a: f32[{rows}, 1], b: f32[1, 1024]) -> f32[{rows}, 1024] {{\n    return a + b\n}}\n"
+
+    def centered(rows):  # a row kernel: the row's mean, then the row again
+        return (f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n"
+                "    return x - x.mean(-1, keepdim=true)\n}\n")
 
     env = dict(os.environ)
     try:
@@ -166,7 +170,9 @@ def streaming_size(tdslc):
             for what, src, streams in (("x * 2, half the cache", ew(rows // 2), False),
                                        ("x * 2, the whole cache", ew(rows), True),
                                        ("an outer sum, the whole cache", outer(rows), False),
-                                       ("an outer sum, twice the cache", outer(2 * rows), True)):
+                                       ("an outer sum, twice the cache", outer(2 * rows), True),
+                                       ("x - its row means (a row kernel), half the cache", centered(rows // 2), True),
+                                       ("x - its row means, 4 MiB (under 8 MiB)", centered(1024), False)):
                 T.check(f"{what} ({llc >> 20} MiB): {'streamed' if streams else 'not streamed'}",
                         ("stream)" in kernels_text(tdslc, src)) == streams)
     finally:
