@@ -16,16 +16,21 @@ the fastest variant that passed. Halide realizes into a preallocated output, as 
 own benchmarks do (no allocation, no page faults in the timed call), and uses
 HL_NUM_THREADS threads (the harness sets it to --threads).
 
+Fair to both sides (bench/README.md, "Halide"): every buffer Halide reads or writes lies
+in memory like tdsl's storages (runtime/storage.c): 64 MiB of output in 2 MiB-aligned,
+MADV_HUGEPAGE-marked anonymous pages, so that neither side pays TLB misses the other does
+not; the same block is written in every call, as tdsl's storage cache hands its result
+the same block back; and the calls are warmed up and counted by `tdslc bench`'s rule
+(warmup_for: one untimed call below 10 timed ones, a tenth of them from 10 on).
+
 one(name, variant, inputs, ...) compiles, checks and times one variant in this process
 (bench/run.py runs each in a process of its own: a crash in Halide's generated code, which
 Halide 14 has in a few schedules, costs that variant only); best_of() picks the fastest.
 WORKS maps a workload to (algorithm, hand schedule, NumPy reference[, input reshape]).
 """
-import json
 import math
 import os
 import statistics
-import sys
 import time
 
 PLUGIN_DIR = "/usr/lib/x86_64-linux-gnu/halide14"
@@ -302,18 +307,36 @@ WORKS = {
 }
 
 
+HUGE = 2 << 20  # runtime/storage.c's HUGE_MIN: from this size on a storage is huge-page backed
+
+
 def aligned(np, a):
-    """A copy of a (or an empty array of shape a, when a is a shape) at a 64-byte boundary,
-    as tdsl's storages are: Halide 14's generated code faults on some schedules when a
-    buffer is not (NumPy aligns to 16)."""
+    """A copy of a (or a zeroed array of shape a, when a is a shape) laid out as tdsl's
+    storages are (runtime/storage.c): at a 64-byte boundary (Halide 14's generated code
+    faults on some schedules when a buffer is not; NumPy aligns to 16), and from 2 MiB on
+    in anonymous pages at a 2 MiB boundary marked MADV_HUGEPAGE (transparent huge pages in
+    "madvise" mode back only such ranges). The array keeps its mapping alive."""
+    import mmap
     shape = a if isinstance(a, tuple) else a.shape
     n = int(np.prod(shape, dtype=np.int64)) * 4
-    raw = np.empty(n + 64, np.uint8)
-    off = (-raw.ctypes.data) % 64
+    if n >= HUGE:
+        m = mmap.mmap(-1, n + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        raw = np.frombuffer(m, np.uint8)
+        off = (-raw.ctypes.data) % HUGE
+        if hasattr(m, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
+            m.madvise(mmap.MADV_HUGEPAGE, off, n)  # a hint, as storage.c's: failure changes nothing
+    else:
+        raw = np.empty(n + 64, np.uint8)
+        off = (-raw.ctypes.data) % 64
     out = raw[off:off + n].view(np.float32).reshape(shape)
-    if not isinstance(a, tuple):
-        out[...] = a
+    out[...] = 0 if isinstance(a, tuple) else a  # every page touched before the timed calls
     return out
+
+
+def warmup_for(reps):
+    """The untimed calls before `reps` timed ones: `tdslc bench`'s rule (driver/run.c's
+    bench_calls), so that Halide and tdsl are warmed up alike."""
+    return 1 if reps < 10 else reps // 10
 
 
 def _rev(a):
@@ -352,6 +375,43 @@ def _compile(hl, name, variant, inputs, threads):
     o = aligned(np, tuple(oshape))
     ob = hl.Buffer(_rev(o))
     return (lambda: p.realize(ob)), o, secs, text, (P, ob, inputs)
+
+
+def halide_shapes(name, np, shapes):
+    """The NumPy shapes of the buffers Halide's version of workload `name` reads, given
+    the shapes of the tdsl function's parameters: size-1 dims dropped, then the
+    workload's reshape (the same views _compile makes, without copying)."""
+    out = []
+    for s in shapes:
+        a = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=tuple(s), strides=(0,) * len(s))
+        a = a.squeeze() if 1 in a.shape else a
+        out.append(tuple(WORKS[name][3](a).shape) if len(WORKS[name]) > 3 else tuple(a.shape))
+    return out
+
+
+def static_library(name, variant, shapes, threads, prefix, fname):
+    """Workload `name` scheduled by `variant` ("hand" or an autoscheduler) for the host,
+    written as Halide's static library prefix.a (and prefix.h) whose function fname takes
+    one halide_buffer_t per input, then the output's (bench/interleave.py links it).
+    shapes: Halide's input shapes (halide_shapes). Returns the output's NumPy shape."""
+    import halide as hl
+    build, hand = WORKS[name][:2]
+    t = hl.get_host_target()
+    P = [hl.ImageParam(hl.Float(32), len(sh), "in%d" % i) for i, sh in enumerate(shapes)]
+    out, funcs, oshape = build(hl, P)
+    for pp, sh in zip(P, shapes):
+        pp.set_estimates([hl.Range(0, d) for d in reversed(sh)])
+    out.set_estimates([hl.Range(0, d) for d in reversed(oshape)])
+    p = hl.Pipeline(out)
+    if variant == "hand":
+        hand(hl, t, out, funcs)
+    else:
+        ok = load_plugins(hl).get(variant)
+        if ok is not True:
+            raise RuntimeError(ok)
+        p.auto_schedule(variant, t, hl.MachineParams(threads, _llc_bytes() or 32 << 20, 40))
+    p.compile_to_static_library(prefix, P, fname, t)
+    return tuple(oshape)
 
 
 def _llc_bytes():

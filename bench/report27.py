@@ -28,9 +28,11 @@ def halide_table(data, L, R):
       "style of Halide's own apps and by each of its three autoschedulers (Adams2019, Mullapudi2016, "
       "Li2018, loaded as plugins, given every input's and output's estimates, %d threads and this "
       "machine's last-level cache), compiled for the host, checked against NumPy in f64 and timed in this "
-      "run, each variant in a process of its own (`HL_NUM_THREADS=%d`), %d times, its best median kept. "
-      "Halide realizes into a preallocated output (no allocation in its timed call; tdsl allocates its "
-      "result in every call). Speedup = the best Halide variant's time / tdsl's time (> 1: tdsl is faster)."
+      "run, each variant in a process of its own (`HL_NUM_THREADS=%d`), in each of %d round(s) right after "
+      "tdsl's calls of the workload, its best median kept. Both sides get the same warm-up and call count "
+      "and the same memory (huge-page blocks, the same output block in every call: Halide realizes into a "
+      "preallocated output, tdsl's storage cache hands its result the same block back; bench/README.md). "
+      "Speedup = the best Halide variant's time / tdsl's time (> 1: tdsl is faster)."
       % (data["threads"], data["threads"], data.get("rounds", 1)))
     a("")
     a("| workload | tdsl C ms | tdsl LLVM ms | Halide hand ms | Adams2019 ms | Mullapudi2016 ms | Li2018 ms | best Halide | vs best Halide (C / LLVM) |")

@@ -267,7 +267,8 @@ def select(only):
     functions (vm_exp, vm_erf, ...), or the groups `workloads`, `sdpa` (the
     scaled_dot_product_attention workloads), `halide` (the workloads Halide has),
     `gemm`, `gemm_square`, `gemm_linear`, `gemm_attention`, `models` (the blocks), `whole`
-    (the whole models), `vecmath`. Empty: everything. `nohalide` leaves Halide out.
+    (the whole models), `vecmath`. Empty: everything. A workload Halide has, named or in a
+    group, is timed in Halide too; `nohalide` leaves Halide out.
     Returns {"w", "g", "m", "x", "v": names selected (workloads, GEMM cases, blocks,
     whole models, vector-math functions), "halide": bool, "unknown": names}."""
     wn = [w["name"] for w in WORKLOADS]
@@ -302,6 +303,7 @@ def select(only):
             pass
         elif x in wn:
             sw.add(x)
+            halide = halide or x in halide_work.WORKS  # a workload named alone brings its Halide versions
         elif x in gn:
             sg.add(x)
         elif x in mn:
@@ -619,8 +621,8 @@ def halide_one_worker(name, variant, threads, scale, rounds):
     PyTorch time: compiled, checked, timed; prints its JSON."""
     import numpy as np
     w = next(w for w in WORKLOADS if w["name"] == name)
-    r = halide_work.one(name, variant, _inputs(w, np), threads, max(1, w["warmup"]),
-                        max(3, int(round(w["reps"] * scale))), rounds)
+    reps = max(3, int(round(w["reps"] * scale)))  # run_tdslc_bench's count, and its warm-up
+    r = halide_work.one(name, variant, _inputs(w, np), threads, halide_work.warmup_for(reps), reps, rounds)
     print(json.dumps(r))
 
 
@@ -994,32 +996,39 @@ def run_check_worker(env, args, tdslc, workdir, cases, backends):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def run_halide(args, env, names):
-    """Every Halide variant of each workload in `names`, each in a process of its own
-    (bench/halide_work.py: a crash inside Halide's generated code costs that variant);
-    timed `--rounds` times inside that process. {workload: {variant: result, "best": ...}}."""
-    out = {}
-    henv = dict(env, HL_NUM_THREADS=str(args.threads))
-    for n in names:
-        if n not in halide_work.WORKS:
+HALIDE_RETIME = 3.0  # from round 2 on, a Halide variant this much slower than its workload's best is not retimed
+
+
+def run_halide_variant(args, env, n, v):
+    """Halide variant v of workload n (bench/halide_work.py) in a process of its own (a
+    crash inside Halide's generated code costs that variant): compiled, checked, timed once."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "halide", "--cases", n, "--variant", v,
+           "--threads", str(args.threads), "--reps-scale", str(args.reps_scale), "--rounds", "1"]
+    r = sh(cmd, env=dict(env, HL_NUM_THREADS=str(args.threads)), timeout=600)
+    if r.returncode < 0:
+        return {"error": "crashed (signal %d) inside Halide" % -r.returncode}
+    if r.returncode != 0:
+        return {"error": "exit %d: %s" % (r.returncode, (r.stderr or "").strip().splitlines()[-1:] or "")}
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": "no JSON: " + first_line(r.stderr)}
+
+
+def halide_round(args, env, n, kept):
+    """One round of every Halide variant of workload n, run right after tdsl's calls of n in
+    the same round, so that both are timed within seconds of each other (this shared VM's
+    memory bandwidth changes by 2x from one minute to the next). kept: {variant: its best
+    round so far}, updated. A variant that failed is not run again, nor, from round 2 on,
+    one HALIDE_RETIME times slower than the best variant of n."""
+    best = min((r["median_ms"] for r in kept.values() if "median_ms" in r), default=None)
+    for v in ("hand",) + halide_work.AUTOSCHEDULERS:
+        prev = kept.get(v)
+        if prev is not None and ("median_ms" not in prev or prev["median_ms"] > HALIDE_RETIME * best):
             continue
-        res = {}
-        for v in ("hand",) + halide_work.AUTOSCHEDULERS:
-            cmd = [sys.executable, os.path.abspath(__file__), "--worker", "halide", "--cases", n, "--variant", v,
-                   "--threads", str(args.threads), "--reps-scale", str(args.reps_scale), "--rounds", str(args.rounds)]
-            r = sh(cmd, env=henv, timeout=600)
-            if r.returncode < 0:
-                res[v] = {"error": "crashed (signal %d) inside Halide" % -r.returncode}
-            elif r.returncode != 0:
-                res[v] = {"error": "exit %d: %s" % (r.returncode, (r.stderr or "").strip().splitlines()[-1:] or "")}
-            else:
-                try:
-                    res[v] = json.loads(r.stdout.strip().splitlines()[-1])
-                except (ValueError, IndexError):
-                    res[v] = {"error": "no JSON: " + first_line(r.stderr)}
-            log("  halide %-14s %-14s %s" % (n, v, json.dumps({k: x for k, x in res[v].items() if k != "target"})))
-        out[n] = halide_work.best_of(res)
-    return out
+        r = run_halide_variant(args, env, n, v)
+        kept[v] = r if prev is None else best_round(prev, r)
+        log("  halide %-14s %-14s %s" % (n, v, json.dumps({k: x for k, x in r.items() if k != "target"})))
 
 
 def run_halide_vecmath(args, env, names):
@@ -1917,6 +1926,10 @@ def main():
         mres = {n: {"tdsl": {}} for n in sel_m}
         xres = {n: {"tdsl": {}} for n in sel_x}
         vres = {n: {"tdsl": {}} for n in sel_v}
+        hres = {n: {} for n in sel_w if n in halide_work.WORKS} if S["halide"] else {}
+        if hres:
+            log("Halide: %d workloads, hand schedule and 3 autoschedulers, each in its own process, in every "
+                "round right after tdsl's calls of the workload" % len(hres))
         data["rounds"] = args.rounds
         for rnd in range(1, args.rounds + 1):
             log("round %d of %d" % (rnd, args.rounds))
@@ -1932,6 +1945,8 @@ def main():
                                                                                             args.reps_scale)
                     res[w["name"]]["tdsl"][b] = best_round(res[w["name"]]["tdsl"].get(b), r)
                     log("  %s" % json.dumps(r))
+                if w["name"] in hres:  # Halide's variants of it, in the same round, right after tdsl's
+                    halide_round(args, env, w["name"], hres[w["name"]])
             for n in sel_v:
                 for b in backends:
                     r = check_blocks(checks.get(n, {}).get(b)) or tdslc_bench(
@@ -1989,10 +2004,8 @@ def main():
         data["models"] = mres
         data["whole"] = xres
         data["vecmath"] = vres
-        hnames = [n for n in sel_w if n in halide_work.WORKS] if S["halide"] else []
-        if hnames:
-            log("Halide: %d workloads, hand schedule and 3 autoschedulers, each in its own process..." % len(hnames))
-            data["halide"] = run_halide(args, env, hnames)
+        if hres:
+            data["halide"] = {n: halide_work.best_of(kept) for n, kept in hres.items()}
         if sel_v and S["halide"]:
             log("Halide: the vector-math table...")
             data["halide_vecmath"] = run_halide_vecmath(args, env, sel_v)

@@ -486,6 +486,9 @@ typedef struct CpuTarget {
   int nregs;         // vector registers: 16, or 32 with AVX-512
   bool fma;          // fused multiply-add instructions
   int64_t l1d, l2;   // data cache bytes per core
+  int64_t llc;       // last-level cache bytes (shared by the cores)
+  int64_t stream_min;  // TDSL_STREAM_MIN=BYTES (>= 1): results from this size on are
+                       // streamed (LArg.stream); 0: ir/sched.c's rule (the footprint's)
 } CpuTarget;
 // cpu NULL or "host": the machine tdslc runs on (cpuid, sysconf cache sizes; sane
 // defaults where they say nothing); else an LLVM CPU name (--cpu), by its family.

@@ -17,7 +17,9 @@
 //    the same), identically in every backend. Where the loop is a sum or product of
 //    plain arithmetic over consecutive elements, the lanes are one vector accumulator
 //    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
-// 3. A result of STREAM_BYTES or more that no kernel reads is marked LArg.stream: the
+// 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
+//    whose buffers do not fit the last-level cache (mark_streams says why), is marked
+//    LArg.stream: the
 //    LLVM backend stores it non-temporally wherever it proves a vector store aligned;
 //    the C backend its 64-byte vector stores, and its scalar loops over whole lines in
 //    strips of a line (codegen/cexpr.c's cexpr_stream_loop).
@@ -27,8 +29,6 @@
 #include "ir/vecmath.h"
 
 enum { LANES_BYTES = 64 };  // one 512-bit vector of partial results per reduction
-// results from this size on are stored past the caches: 4x a core's L2 here (2 MiB)
-static const int64_t STREAM_BYTES = (int64_t)8 << 20;
 
 // The kernel being scheduled.
 typedef struct Sched {
@@ -594,17 +594,42 @@ static bool buf_read(const LProgram *p, int b) {
   return false;
 }
 
-// A result of at least STREAM_BYTES that no kernel reads back (no accumulation, no
-// later pass) is written past the caches: the caller cannot find it there anyway, and
-// a normal store first reads every line it writes. Both CPU backends act on it (above).
-static void mark_streams(LProgram *p) {
-  for (int i = 0; i < p->kernels.len; i++)
-    for (int a = 0; a < p->kernels.data[i]->args.len; a++) {
-      LArg *arg = &p->kernels.data[i]->args.data[a];
-      const LBuf *b = &p->bufs.data[arg->buf];
-      arg->stream = b->kind == LB_RESULT && arg->written && b->numel * dtype_size(b->dtype) >= STREAM_BYTES &&
-                    !buf_read(p, arg->buf);
+// A result that no kernel reads back (no accumulation, no later pass) is written past
+// the caches when it is at least STREAM_FLOOR bytes and the kernel's buffers together
+// (what it reads and writes) exceed 1.5 last-level caches: then they cannot all stay in
+// the cache from one call to the next, and a normal store first reads every line it
+// writes. Below that, plain stores win: the result stays in the L3 for whoever reads it
+// next, and a call that writes the same block again (a model run, a benchmark loop)
+// finds it there. A row kernel (KK_ROW) streams from STREAM_FLOOR on whatever its
+// footprint: it reads each row again after the row's reductions, from the core's L2,
+// where plain stores of its result would take the row's lines (layer_norm's 8 MiB
+// result: 0.186-0.21 ms streamed against 0.198-0.25 plain, `tdslc bench`, both
+// backends). Measured with 2 threads on this 32 MiB-L3 Zen 4 VM, non-temporal
+// against plain stores, `tdslc bench` (same block every call): x * 2 + 1 of 16 MiB (32
+// MiB of buffers) 0.31 ms against 0.22-0.26, of 32 MiB (64 MiB) 0.63-0.70 against
+// 0.94-1.02; (N, 1) + (1, 4096) of 16 MiB 0.30 against 0.10-0.25, of 32 MiB 0.60 against
+// 0.34-0.54, of 64 MiB the same (1.2 ms). TDSL_STREAM_MIN (cpu->stream_min) replaces the
+// rule by a size alone. Both CPU backends act on the mark (above).
+static const int64_t STREAM_FLOOR = (int64_t)8 << 20;
+
+static int64_t buf_bytes(const LProgram *p, int b) {
+  return p->bufs.data[b].numel * dtype_size(p->bufs.data[b].dtype);
+}
+
+static void mark_streams(LProgram *p, const CpuTarget *cpu) {
+  for (int i = 0; i < p->kernels.len; i++) {
+    const LKernel *k = p->kernels.data[i];
+    int64_t footprint = 0;
+    for (int a = 0; a < k->args.len; a++)
+      footprint = td_sat_add(footprint, buf_bytes(p, k->args.data[a].buf));
+    bool big = cpu->stream_min > 0 || k->kind == KK_ROW || footprint > cpu->llc + cpu->llc / 2;
+    int64_t floor = cpu->stream_min > 0 ? cpu->stream_min : STREAM_FLOOR;
+    for (int a = 0; a < k->args.len; a++) {
+      LArg *arg = &k->args.data[a];
+      arg->stream = big && p->bufs.data[arg->buf].kind == LB_RESULT && arg->written &&
+                    buf_bytes(p, arg->buf) >= floor && !buf_read(p, arg->buf);
     }
+  }
 }
 
 void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
@@ -615,6 +640,6 @@ void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
     split_list(&s, &s.k->body);
     hoist_invariants(cx, s.k);
   }
-  mark_streams(p);
+  mark_streams(p, cpu);
   loop_verify(p);
 }

@@ -11,11 +11,12 @@
 - Column reductions too tall for column blocks (ir/row.c's SPLIT: parts reduced in
   parallel, combined in order): exact for ints, bools, max/min/argmax/argmin, within
   the reduction tolerance for float sums, means, variances, products and logsumexp.
-- Elementwise results large enough to be streamed (the C backend's scalar loops in
-  strips of a 64-byte line), in three dtypes, rows a multiple of a line and not.
+- Elementwise results large enough to be streamed (8 MiB here, TDSL_STREAM_MIN; the C
+  backend's scalar loops in strips of a 64-byte line), in three dtypes, rows a multiple
+  of a line and not.
 - Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
   of -inf only, rows starting with 50000 -inf.
-- Softmax results larger than the caches (8.4 MiB and more: the streamed stores' size):
+- Softmax results of 8.4 MiB and more (streamed: TDSL_STREAM_MIN is 8 MiB here):
   f32, f64, f16 and bf16, odd row lengths, rows read with a stride (of x.t()), rows with
   -inf, of -inf only (NaN, as PyTorch gives), with a NaN or a +inf (NaN), of one large
   value.
@@ -406,6 +407,9 @@ def check_moments(tdslc, t):
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
+    # results stream from 8 MiB on here (by default from twice the last-level cache,
+    # ir/cpu.c), so that the streamed stores are checked on cheap sizes
+    os.environ["TDSL_STREAM_MIN"] = str(8 << 20)
     t = Tally()
     check_copies(tdslc, t)
     check_split_reductions(tdslc, t)

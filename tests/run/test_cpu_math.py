@@ -14,7 +14,8 @@ against NumPy in float64.
 - softmax alone (its max without NaN propagation, its one-sided exp): nan and inf at every
   position, rows of -inf, subnormal results.
 - streaming stores: large write-only results are marked and keep their values (rows of
-  any length); an accumulated result (matmul) is not marked.
+  any length); an accumulated result (matmul) is not marked; the size they start from
+  (from the last-level cache, or TDSL_STREAM_MIN).
 
 Runs on the backend named by TDSL_BACKEND (see oracle.require_backend).
 """
@@ -121,12 +122,75 @@ def kernels_text(tdslc, src, emit="kernels"):
     return k.stdout
 
 
+def llc_bytes():
+    """The last-level cache of this machine as Linux's sysfs lists cpu0's caches (the
+    highest level), or None where it does not."""
+    best = (0, None)
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for i in range(8):
+        try:
+            with open(f"{base}/index{i}/level") as f:
+                level = int(f.read())
+            with open(f"{base}/index{i}/size") as f:
+                v = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(v[-1:], 1)
+        size = int(v.rstrip("KMG") or 0) * mult
+        if size > 0 and level > best[0]:
+            best = (level, size)
+    return best[1]
+
+
+def streaming_size(tdslc):
+    """Which results stream: 8 MiB or more, written by a row kernel or by a kernel whose
+    buffers exceed 1.5 last-level caches (smaller ones are faster written plainly,
+    ir/sched.c), or TDSL_STREAM_MIN bytes or more. The knob is checked both ways on one
+    2 MiB result; without it (where sysfs tells the cache's size), x * 2 of half the cache
+    and an outer sum of the whole cache are not streamed, x * 2 of the whole cache, an
+    outer sum of twice it and x minus its row means (a row kernel) of half the cache are."""
+    def ew(rows):
+        return f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n    return x * 2\n}}\n"
+
+    def outer(rows):
+        return f"fn f(a: f32[{rows}, 1], b: f32[1, 1024]) -> f32[{rows}, 1024] {{\n    return a + b\n}}\n"
+
+    def centered(rows):  # a row kernel: the row's mean, then the row again
+        return (f"fn f(x: f32[{rows}, 1024]) -> f32[{rows}, 1024] {{\n"
+                "    return x - x.mean(-1, keepdim=true)\n}\n")
+
+    env = dict(os.environ)
+    try:
+        for knob, streams in ((str(2 << 20), True), (str((2 << 20) + 1), False), ("0", False), ("junk", False)):
+            os.environ["TDSL_STREAM_MIN"] = knob
+            T.check(f"TDSL_STREAM_MIN={knob}: a 2 MiB result {'streams' if streams else 'does not stream'}",
+                    ("stream)" in kernels_text(tdslc, ew(512))) == streams)
+        os.environ.pop("TDSL_STREAM_MIN", None)
+        llc = llc_bytes()
+        if llc and llc >= 16 << 20:
+            rows = llc // (1024 * 4)  # a result of the whole cache
+            for what, src, streams in (("x * 2, half the cache", ew(rows // 2), False),
+                                       ("x * 2, the whole cache", ew(rows), True),
+                                       ("an outer sum, the whole cache", outer(rows), False),
+                                       ("an outer sum, twice the cache", outer(2 * rows), True),
+                                       ("x - its row means (a row kernel), half the cache", centered(rows // 2), True),
+                                       ("x - its row means, 4 MiB (under 8 MiB)", centered(1024), False)):
+                T.check(f"{what} ({llc >> 20} MiB): {'streamed' if streams else 'not streamed'}",
+                        ("stream)" in kernels_text(tdslc, src)) == streams)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+
+
 def streaming(tdslc, backend):
-    """Results of 8 MiB or more that no kernel reads back are marked `stream` (LLVM stores
-    them non-temporally where it proves a vector store aligned); the values must not
+    """Results of TDSL_STREAM_MIN bytes or more (8 MiB here; without it the rule follows
+    the last-level cache, streaming_size) that no kernel reads back are marked `stream` (LLVM
+    stores them non-temporally where it proves a vector store aligned); the values must not
     change, whatever the row length. A matmul's result does not stream: since the GEMM's
     tiles are one shared micro-kernel function (ir/gemm.c), its stores are that function's,
     which no kernel's stream marking reaches (a gap, bench/GAPS.md)."""
+    streaming_size(tdslc)
+    os.environ["TDSL_STREAM_MIN"] = str(8 << 20)  # the cases below stream at 8 MiB
     rng = np.random.default_rng(5)
     cases = [  # (source, inputs, NumPy's result, streams)
         ("fn f(x: f32[2048, 1024]) -> f32[1024, 2048] {\n    return x.t().contiguous()\n}\n",
@@ -152,6 +216,7 @@ def streaming(tdslc, backend):
         want = want_fn(*inputs.values())
         T.check(f"streaming {head}: values match NumPy",
                 got.shape == want.shape and np.allclose(got, want, rtol=1e-5, atol=1e-4))
+    del os.environ["TDSL_STREAM_MIN"]
 
 
 def main():
