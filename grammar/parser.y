@@ -657,7 +657,7 @@ static const char *const compare = "'==' '!=' '<' '<=' '>' '>=' 'in' 'is' 'not'"
 // written; "expression" stands for all the tokens that may start one; after a
 // complete operand the operators that could continue it are left out; the end of
 // input is named only when nothing else could come; at the end of input or at a
-// new 'fn'/'const', only the brackets left open are. More than 6: "unexpected 'x'".
+// new 'fn'/'const', only the brackets left open are. More than 7: "unexpected 'x'".
 static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Parse *p) {
   (void)scanner;
   p->nest = 0;  // recovery looks for the end of the line, even inside an open '('
@@ -711,7 +711,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
       n++;
     }
   }
-  if (n == 0 || n > 6) {
+  if (n == 0 || n > 7) {
     diag_error(p->cx, *loc, "unexpected %s", at_end ? "end of input" : strchr(what, ' ') + 1);
     return 0;
   }

@@ -688,7 +688,7 @@ static void a_syntax_error_names_what_was_expected_at_the_token(void **state) {
   assert_errors("fn f() -> f32[] {\n  y = x +\n}\n", 1, "t.tdsl:2:10: error: expected expression before newline");
   assert_errors("fn f(x: f32[3) -> f32[3] { return x }\n", 1, "t.tdsl:1:14: error: expected ',' or ']' before ')'");
   assert_errors("fn (x: f32[3]) -> f32[3] { return x }\n", 1, "t.tdsl:1:4: error: expected identifier before '('");
-  assert_errors("1 + x\n", 1, "t.tdsl:1:1: error: expected identifier, 'fn', 'const', 'import', 'from' or newline "
+  assert_errors("1 + x\n", 1, "t.tdsl:1:1: error: expected identifier, 'fn', 'const', 'import', 'from', 'class' or newline "
                 "before '1'");  // x = 1 is a module-level constant
   assert_errors("fn f() -> f32[] {\n  return x[1:2:3:4]\n}\n", 1, "t.tdsl:2:17: error: expected ',' or ']' before ':'");
 }
