@@ -27,6 +27,11 @@
 //         divisor of Ev a call), sc its B panel, acc its tile (its sums loaded); v's
 //         block copied into scratch as k's may be; Ev smaller than a call: registers
 //     out[i0 + r, e] = acc[e][r] * (1 / l[r])
+// With a single key block (S <= KB, T.one) there is nothing to rescale: b is m, l and acc
+// start from that block's own (no c, no exp(m - m'), no acc *= c, no zeroing of acc). A
+// padded last tile's state loops run over all MR lanes (whole vectors, as a full tile's)
+// unless a mask is read at the row; its padding rows (q = 0) stay finite and are never
+// stored.
 //
 // q is copied once per tile into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c),
 // each MR lanes wide, have a region per batch when the batch loop is the parallel one
@@ -225,9 +230,12 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   LIndex r, jj;
   // b = -inf; x = s (+ mask), -inf where hidden, into sc (s itself when there is neither);
   // b = x > b ? x : b (a NaN score need not reach m: its p is NaN, which makes the row's l
-  // and acc NaN)
+  // and acc NaN). The only block (T->one): b is m itself (m was -inf, so m' = b), l = 0,
+  // and p's sum goes to l (l and acc were 0: c would scale zeros)
   LStmtList *in = state_loop(T, into, R, &r);
-  kb_buf_store(kb, in, T->st, st_at(T, R, ST_B, r), fc(T, -INFINITY));
+  kb_buf_store(kb, in, T->st, st_at(T, R, T->one ? ST_M : ST_B, r), fc(T, -INFINITY));
+  if (T->one)
+    kb_buf_store(kb, in, T->st, st_at(T, R, ST_L, r), fc(T, 0));
   in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
   in = state_loop(T, in, R, &r);
   LIndex i = sum(kb, R->i0, &r, 1), j = sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
@@ -245,23 +253,16 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   int xs = kb_let_local(kb, in, x);
   if (!plain)
     kb_buf_store(kb, in, T->sc, at, ref(T, xs));
-  LIndex bi = st_at(T, R, ST_B, r);
+  LIndex bi = st_at(T, R, T->one ? ST_M : ST_B, r);
   int b = kb_let_local(kb, in, kb_buf_load(kb, T->st, bi));
   LExpr *gt = kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b));
   kb_buf_store(kb, in, T->st, bi, kb_select(kb, gt, ref(T, xs), ref(T, b)));
-  // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0. The only block
-  // (T->one): m = b, l = 0, and p's sum goes to l (m was -inf, l and acc 0: c would
-  // scale zeros)
-  in = state_loop(T, into, R, &r);
-  LIndex mi = st_at(T, R, ST_M, r);
-  bi = st_at(T, R, ST_B, r);
-  LIndex sumi = st_at(T, R, T->one ? ST_L : ST_B, r);
-  if (T->one) {
-    kb_buf_store(kb, in, T->st, mi, kb_buf_load(kb, T->st, bi));
-    kb_buf_store(kb, in, T->st, sumi, fc(T, 0));
-  }
-  int m = T->one ? 0 : kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
+  // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0
   if (!T->one) {
+    in = state_loop(T, into, R, &r);
+    LIndex mi = st_at(T, R, ST_M, r);
+    bi = st_at(T, R, ST_B, r);
+    int m = kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
     int mn = kb_let_local(kb, in, bin(T, OP_MAXIMUM, ref(T, m), kb_buf_load(kb, T->st, bi)));
     LExpr *shift = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)));
     LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, m), ref(T, mn));
