@@ -255,6 +255,8 @@ struct TType {
   const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
   bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it
   const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
+  struct ObjAttrs *attrs; // MODULE: an object's attributes the program sets (nn.Linear's weight ...;
+                          // sema_object.c), shared by every holder; NULL for none
 };
 
 // What a function's declaration says before any call: its dim variables (a bare name

@@ -62,6 +62,7 @@ typedef struct Lower {
 static Value *lower_expr(Lower *lw, const Ast *e);
 static LSeq *lower_seq(Lower *lw, const Ast *e);
 static void lower_block(Lower *lw, const AstList *stmts, Rets *rets);
+static void lower_object(Lower *lw, const Ast *e);
 
 static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT; }
 static bool is_value(const TType *t) { return t->kind == TY_TENSOR || t->kind == TY_SCALAR; }
@@ -187,7 +188,15 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   Rets rets = {0};
   lower_block(lw, &fn->body, &rets);
   lw->depth--;
+  Binding *outlive = NULL;  // a def's nonlocal names, objects' attributes (sema's check_body): the caller's too
+  for (const Binding *b = lw->scope; b; b = b->next) {
+    if (strncmp(b->name, "(nonlocal ", 10) && strncmp(b->name, "(attr ", 6)) continue;
+    Binding *c = arena_alloc(&lw->cx->arena, sizeof *c);
+    *c = (Binding){b->name, b->value, b->seq, outlive};
+    outlive = c;
+  }
   lw->scope = saved;
+  for (const Binding *b = outlive; b; b = b->next) bind(lw, b->name, b->value, b->seq);
   lower_block(lw, &call->body, &none);  // the caller's lists and dicts the body changed, rebound (sema's inline_call)
   LSeq *r = seq_new(lw, rets.vals.len);
   for (int i = 0; i < rets.vals.len; i++) r->v[i] = rets.vals.data[i], r->sub[i] = rets.seqs.data[i];
@@ -370,6 +379,7 @@ static LSeq *lower_seq(Lower *lw, const Ast *e) {
       const TType *t = e->ty->elems[i];
       if (is_value(t)) s->v[i] = lower_expr(lw, e->operands[i]);
       else if (is_seq(t)) s->sub[i] = lower_seq(lw, e->operands[i]);
+      else lower_object(lw, e->operands[i]);  // [partial(f, a=x)]
     }
   }
   memo_put(lw, e, NULL, s);
@@ -431,6 +441,19 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
   return v;
 }
 
+// A Python object e makes (functools.partial(f, a=x), or the branch a conditional takes):
+// the bindings its making left (sema's partial_bind_now: the values it holds, read where it
+// is made), lowered once; its function's too when that is made inline.
+static void lower_object(Lower *lw, const Ast *e) {
+  while (e->kind == AST_COND && e->noperands == 1) e = e->operands[0];
+  if (!e->ty || e->ty->kind != TY_MODULE || memo_get(lw, e)) return;
+  if (e->kind == AST_CALL && e->list.len && e->list.data[0]->kind != AST_KWARG) lower_object(lw, e->list.data[0]);
+  if (!e->unrolled.len) return;
+  memo_put(lw, e, NULL, NULL);
+  Rets none = {0};
+  lower_block(lw, &e->unrolled, &none);
+}
+
 // Evaluates e where its statement runs: a value or every element of a sequence; a call of
 // a user function runs its body whatever it returns (it may write 'mut' parameters).
 static void force(Lower *lw, const Ast *e) {
@@ -440,6 +463,8 @@ static void force(Lower *lw, const Ast *e) {
     lower_expr(lw, e);
   } else if (is_seq(e->ty)) {
     lower_seq(lw, e);
+  } else if (e->ty->kind == TY_MODULE) {
+    lower_object(lw, e);
   } else if (e->kind == AST_CALL && !e->bi) {  // a call of None: what it did (xs.append(v), torch._assert)
     Rets none = {0};
     lower_block(lw, &e->unrolled, &none);
@@ -466,7 +491,8 @@ static void bind_target(Lower *lw, const Ast *t, Ast *const *vals, int *k) {
     if (lw->depth == 0 && name[0] != '(' && !x->is_scalar)  // not a loop's hidden iterable
       graph_name(lw->g, x, name);
   } else {
-    unbind(lw, name);  // None, a dtype, a string: sema has used it
+    lower_object(lw, v);
+    unbind(lw, name);  // None, a dtype, a string, a function: sema has used it
   }
 }
 
@@ -515,6 +541,7 @@ static void lower_stmt(Lower *lw, const Ast *s, Rets *rets) {
           vec_push(&lw->cx->arena, &rets->seqs, q->sub[j]);
         }
       } else {
+        if (!is_value(r->ty) && !is_seq(r->ty)) lower_object(lw, r);  // return LayerScale(d): its making
         vec_push(&lw->cx->arena, &rets->vals, is_value(r->ty) ? lower_expr(lw, r) : NULL);
         vec_push(&lw->cx->arena, &rets->seqs, is_seq(r->ty) ? lower_seq(lw, r) : NULL);
       }

@@ -349,7 +349,12 @@ static TType *check_call(Sema *sema, Ast *e) {
   }
   if (!e->lhs && !strcmp(e->name, "isinstance") && !find_local(sema, e->name)) return py_isinstance(sema, e);
   if (!e->lhs && !strcmp(e->name, "setattr") && e->op == 1) {  // x.attr = v reached (parse.c)
-    diag_error(sema->cx, e->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+    TType *set = module_setattr(sema, e);  // of an object: nn.Linear's weight ...
+    if (set) return set;
+    const TType *obj = e->list.data[0]->ty;
+    if (!is_poison(obj))
+      diag_error(sema->cx, e->oploc, "cannot assign to an attribute of a %s: tdsl sets the attributes of nn module "
+                 "objects and of the file's classes' instances (bind a name, or write x[...] = v)", py_type_name(obj));
     return poison(sema);
   }
   bool args_done = !e->lhs;
@@ -362,6 +367,12 @@ static TType *check_call(Sema *sema, Ast *e) {
   bool bad = false;
   TType *self = e->lhs ? check_expr(sema, e->lhs) : NULL;
   if (self && is_poison(self)) bad = true;
+  if (is_instance(self)) {  // self.m(x), self.act(x) of an instance of a class of the file (sema_class.c)
+    TType *r = instance_method_call(sema, e, self);
+    if (r) return r;
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
+    return poison(sema);
+  }
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
   const BuiltinDef *only = NULL;  // einops.f: the row only the module has
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f

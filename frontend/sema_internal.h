@@ -91,7 +91,7 @@ typedef struct LocalSig {
 
 // AST_FN.op of a fn written inside another: its parameters may be untyped (ANY_TYPE, any
 // value), and without an arrow it returns what its return gives, as a Python def does.
-enum { DEF_LOCAL = 1 };
+enum { DEF_LOCAL = 1, DEF_CLASS = 2 };  // DEF_CLASS: a class (grammar/parser.y parse_class; sema_class.c)
 enum { PARAM_STAR = 1, PARAM_KWARGS = 2 };  // AST_PARAM.ival of *args (a tuple of the positional arguments
                                             // from its place on) and **kwargs (a dict of the other keywords)
 #define ANY_TYPE "(any)"
@@ -524,6 +524,8 @@ bool is_lambda(const TType *t);
 TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
 TType *function_named(Sema *sema, Ast *e);  // F.gelu, torch.tanh, a user fn: as a value
 TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call e: over the caller's locals
+void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc);  // v bound to hidden where e runs
+void partial_bind_now(Sema *sema, Ast *e);  // functools.partial(...) e: its bound values read now
 Sym *hidden_syms(Sema *sema, const Sym *scope);  // the hidden names of scope, for a helper's body
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 void local_def(Sema *sema, Ast *st);  // fn NAME(...) { ... } inside a body: binds NAME to the function value
@@ -718,6 +720,28 @@ const char *torch_name(DType dt);         // "Float", as PyTorch's messages name
 const char *torch_tensor_name(DType dt);  // "FloatTensor"
 const char *cpp_type_name(DType dt);      // "float", "c10::Half", "long int"
 const char *py_type_name(const TType *t);  // "int", "Tensor", "torch.dtype" ...
+
+// ---- objects whose attributes a program sets (sema_object.c) ----
+typedef struct ObjAttrs {
+  int n, cap;
+  const char **names;   // each attribute's name
+  const char **hidden;  // the hidden name its value is bound to (a tensor, a sequence), or NULL
+  TType **ty;           // its type (NULL: a parameter not set yet)
+} ObjAttrs;
+void obj_init(Sema *sema, TType *m, const char *const *params, int n);  // m: an object with params unset
+int obj_find(const ObjAttrs *a, const char *name);                      // its index, or -1
+TType *obj_read(Sema *sema, Ast *e, const TType *m, int i);             // e (m.name) becomes attribute i's value
+bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v);   // binds m.name = v where at runs
+TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
+TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a callable object m called on args
+
+// ---- user classes (sema_class.c) ----
+bool is_class(const TType *t);     // a class of the file (a const's value)
+bool is_instance(const TType *t);  // an instance of one
+TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
+TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
+TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
+TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
 const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"
 bool check_rank(Sema *sema, Loc loc, int ndim);

@@ -27,7 +27,28 @@
 enum { LAMBDA_MAX_DEPTH = 64 };
 
 static void def_captures(Sema *sema, const Ast *def, NameList *free);
-static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int id, Loc loc);
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id,
+                                  Loc loc);
+
+// The names statements declare `kind` ("nonlocal", "global") anywhere in them but inside a
+// def: their AST_NAME nodes, into out.
+static void scope_decls(Arena *arena, const AstList *stmts, const char *kind, AstList *out) {
+  for (int i = 0; i < stmts->len; i++) {
+    const Ast *st = stmts->data[i];
+    if (st->kind == AST_PASS && st->name && !strcmp(st->name, kind))
+      for (int j = 0; j < st->list.len; j++) vec_push(arena, out, st->list.data[j]);
+    if (st->kind == AST_FOR || st->kind == AST_WHILE || st->kind == AST_IF) scope_decls(arena, &st->body, kind, out);
+    if (st->kind == AST_IF) scope_decls(arena, &st->list, kind, out);
+  }
+}
+
+// The names a def declares nonlocal.
+static void nonlocal_names(Sema *sema, const Ast *def, NameList *out) {
+  AstList decl = {0};
+  scope_decls(&sema->cx->arena, &def->body, "nonlocal", &decl);
+  for (int i = 0; i < decl.len; i++)
+    if (!name_in(out, decl.data[i]->name)) vec_push(&sema->cx->arena, out, decl.data[i]->name);
+}
 
 static bool is_lambda_type(const TType *t) {
   return t && t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN;
@@ -47,6 +68,7 @@ TType *function_named(Sema *sema, Ast *e) {
 }
 
 TType *lambda_value(Sema *sema, Ast *e) {
+  if (e->op == DEF_CLASS) return class_value(sema, e);  // class Name(...) { ... } (sema_class.c)
   for (int i = 0; i < e->list.len; i++) {
     Ast *p = e->list.data[i];
     if (p->rhs && is_poison(check_expr(sema, p->rhs))) return poison(sema);
@@ -88,7 +110,7 @@ void rename_names(Ast *a, const char *const *from, const char *const *to, int n)
 }
 
 // The call e's argument v bound to the hidden name: lowering binds it where the call runs.
-static void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc) {
+void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc) {
   bind_expr(sema, hidden, v, loc);
   Ast *a = ast_new(sema->cx, AST_ASSIGN, e->loc);
   vec_push(&sema->cx->arena, &a->list, ast_name(sema->cx, hidden, loc));
@@ -114,11 +136,20 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
   Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
   call->name = name->name;
   call->lhs = name->kind == AST_ATTR ? ast_clone(sema->cx, name->lhs) : NULL;
-  NameList free = {0};
+  NameList free = {0}, nonlocals = {0};
   const char **captured = NULL;
   if (named->op == DEF_LOCAL && !named->ival) {
+    AstList decl = {0};
+    scope_decls(&sema->cx->arena, &named->body, "nonlocal", &decl);
+    for (int i = 0; i < decl.len; i++) {  // Python's SyntaxError, where the def is called
+      if (!find_local(sema, decl.data[i]->name) || find_local(sema, decl.data[i]->name)->name[0] == '(') {
+        diag_error(sema->cx, decl.data[i]->loc, "no binding for nonlocal '%s' found", decl.data[i]->name);
+        return poison(sema);
+      }
+      if (!name_in(&nonlocals, decl.data[i]->name)) vec_push(&sema->cx->arena, &nonlocals, decl.data[i]->name);
+    }
     def_captures(sema, named, &free);
-    captured = bind_captures(sema, e, &free, id, named->loc);
+    captured = bind_captures(sema, e, &free, &nonlocals, id, named->loc);
   }
   call->oploc = at;
   for (int i = 0; i < args->len; i++) {
@@ -137,6 +168,14 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
     sema->captures.n = free.len;
     t = call->ty = inline_call(sema, call, (Ast *)named);
     sema->captures.n = 0;
+    for (int j = 0; j < free.len && !is_poison(t); j++) {  // nonlocal x: the caller's x is the def's last x
+      if (!name_in(&nonlocals, free.data[j])) continue;
+      Ast *last = ast_name(sema->cx, captured[j], named->loc);
+      if (is_poison(check_expr(sema, last))) continue;
+      Ast tmp = {.kind = AST_PASS, .loc = e->loc};
+      bind_hidden(sema, &tmp, free.data[j], last, named->loc);
+      for (int i = 0; i < tmp.unrolled.len; i++) vec_push(&sema->cx->arena, &call->body, tmp.unrolled.data[i]);
+    }
   } else {
     t = check_expr(sema, call);
   }
@@ -196,6 +235,7 @@ void local_def(Sema *sema, Ast *st) {
 // arguments).
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   const Ast *lam = f->ctor;
+  if (lam->op == DEF_CLASS) return class_call(sema, e, f, args);  // Name(args), inst(x) (sema_class.c)
   if (lam->op == DEF_LOCAL) return named_call(sema, e, lam, args);
   if (strcmp(lam->name, "<lambda>")) return named_call(sema, e, lam, args);
   int np = lam->list.len, given = 0;
@@ -331,17 +371,22 @@ void fn_locals(Arena *arena, const Ast *fn, NameList *out) {
 // The locals of the scope now that local def's body reads and does not bind itself: what
 // its call captures (Python's closure reads them when the call runs).
 static void def_captures(Sema *sema, const Ast *def, NameList *free) {
-  NameList own = {0};
-  fn_locals(&sema->cx->arena, def, &own);
+  NameList own = {0}, nonlocals = {0}, all = {0};
+  fn_locals(&sema->cx->arena, def, &all);
+  nonlocal_names(sema, def, &nonlocals);
+  for (int i = 0; i < all.len; i++)  // a nonlocal name is the caller's, captured
+    if (!name_in(&nonlocals, all.data[i])) vec_push(&sema->cx->arena, &own, all.data[i]);
   for (int i = 0; i < def->body.len; i++) free_locals(sema, def->body.data[i], &own, free);
 }
 
 // Captures: each name of free bound to a hidden name at call e ("(closure 4) s"), a lambda
 // or local def among them closed over the caller's locals in turn; returns the hidden names.
-static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int id, Loc loc) {
+static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, const NameList *nonlocals, int id,
+                                  Loc loc) {
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(free->len + 1));
-  for (int j = 0; j < free->len; j++) {
-    hidden[j] = arena_printf(&sema->cx->arena, "(closure %d) %s", id, free->data[j]);
+  for (int j = 0; j < free->len; j++) {  // a nonlocal one outlives the call (check_body, lower_call)
+    const char *form = name_in(nonlocals, free->data[j]) ? "(nonlocal %d) %s" : "(closure %d) %s";
+    hidden[j] = arena_printf(&sema->cx->arena, form, id, free->data[j]);
     Ast *v = ast_name(sema->cx, free->data[j], loc);
     check_expr(sema, v);
     if (is_lambda_type(v->ty) && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
@@ -359,10 +404,16 @@ static const char **bind_captures(Sema *sema, Ast *e, const NameList *free, int 
 static TType *def_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *def = f->ctor;
   if (def->ival) return f;  // closed already
-  NameList free = {0};
+  NameList free = {0}, nonlocals = {0};
+  nonlocal_names(sema, def, &nonlocals);
+  if (nonlocals.len) {
+    diag_error(sema->cx, def->loc, "a fn that rebinds a nonlocal name ('%s') handed to another function is not "
+               "supported yet: call it where it is defined", nonlocals.data[0]);
+    return poison(sema);
+  }
   def_captures(sema, def, &free);
   int id = ++sema->lambdas;
-  const char **hidden = bind_captures(sema, e, &free, id, def->loc);
+  const char **hidden = bind_captures(sema, e, &free, NULL, id, def->loc);
   Ast *c = ast_new(sema->cx, AST_FN, def->loc);
   *c = *def;  // its parameters, their defaults checked where it stands
   c->ival = 1;
@@ -387,6 +438,11 @@ static TType *def_closure(Sema *sema, Ast *e, TType *f) {
 // bound to them now, as the helper's body sees only those of its caller's scope.
 static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *call = f->ctor;
+  if (call->ty) {  // its own bindings first, if it is made here (lower_object)
+    Ast *made = ast_new(sema->cx, AST_EXPR, call->loc);
+    made->lhs = (Ast *)call;
+    vec_push(&sema->cx->arena, &e->unrolled, made);
+  }
   Ast *c = ast_new(sema->cx, AST_CALL, call->loc);
   *c = *call;
   c->list = (AstList){0};
@@ -410,6 +466,26 @@ static TType *partial_closure(Sema *sema, Ast *e, TType *f) {
   return t;
 }
 
+// functools.partial's checked call e: each bound argument the program computes (a tensor,
+// a tuple, list or dict) bound now to a hidden name ("(partial 5) 1") that its calls read,
+// as Python's partial holds the values it was given, not the names (lowering binds them where
+// e is evaluated: lower.c's lower_object).
+void partial_bind_now(Sema *sema, Ast *e) {
+  int id = ++sema->lambdas;
+  for (int i = 1; i < e->list.len; i++) {
+    Ast *a = e->list.data[i], *v = a->kind == AST_KWARG ? a->rhs : a;
+    if (a->kind == AST_STARRED || !v->ty ||
+        (v->ty->kind != TY_TENSOR && v->ty->kind != TY_TUPLE && v->ty->kind != TY_LIST && v->ty->kind != TY_DICT))
+      continue;
+    const char *h = arena_printf(&sema->cx->arena, "(partial %d) %d", id, i);
+    bind_hidden(sema, e, h, v, v->loc);
+    Ast *n = ast_name(sema->cx, h, v->loc);
+    check_expr(sema, n);
+    if (a->kind == AST_KWARG) a->rhs = n;
+    else e->list.data[i] = n;
+  }
+}
+
 TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   const Ast *lam = f->ctor;
   if (f->kind == TY_MODULE && f->module && !strcmp(f->module, "functools.partial") && sema->lambda_depth < LAMBDA_MAX_DEPTH) {
@@ -427,7 +503,7 @@ TType *lambda_closure(Sema *sema, Ast *e, TType *f) {
   for (int j = 0; j < lam->list.len; j++) lambda_default |= lam->list.data[j]->rhs && is_lambda_type(lam->list.data[j]->rhs->ty);
   if (!free.len && !lambda_default) return f;
   int id = ++sema->lambdas;
-  const char **hidden = bind_captures(sema, e, &free, id, lam->loc);
+  const char **hidden = bind_captures(sema, e, &free, NULL, id, lam->loc);
   Ast *body = ast_clone(sema->cx, lam->body.data[0]);
   rename_names(body, free.data, hidden, free.len);
   Ast *c = ast_new(sema->cx, AST_FN, lam->loc);

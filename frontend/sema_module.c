@@ -265,93 +265,112 @@ typedef struct NnClass {
   int form;            // where PyTorch has it (F_NNF, F_TORCH); 0: the input itself (Identity)
   const char *params;  // the constructor's parameters, PyTorch 1.13's order: "negative_slope=0.01, inplace=False"
   const char *fixed;   // keywords the module always passes ("training=False": an eval-mode module), or NULL
-  const char *affine;  // a norm's parameter that gives it parameters (elementwise_affine): must be False,
-                       // and is not passed on; NULL for none
+  const char *affine;  // a norm's parameter that gives it parameters (elementwise_affine), not passed on;
+                       // NULL for none
+  const char *state;   // its parameters, "weight, bias" (set by the program: sema_object.c); NULL for none
+                       // (a norm has them when `affine` is true)
+  const char *pass;    // with parameters: the constructor's arguments its call passes on to `fn`
 } NnClass;
 
 static const NnClass nn_classes[] = {
-    {"ReLU", "relu", F_NNF, "inplace=False", NULL, NULL},
-    {"ReLU6", "relu6", F_NNF, "inplace=False", NULL, NULL},
-    {"GELU", "gelu", F_NNF, "approximate='none'", NULL, NULL},
-    {"SiLU", "silu", F_NNF, "inplace=False", NULL, NULL},
-    {"Sigmoid", "sigmoid", F_TORCH, "", NULL, NULL},
-    {"Tanh", "tanh", F_TORCH, "", NULL, NULL},
-    {"Mish", "mish", F_NNF, "inplace=False", NULL, NULL},
-    {"Hardswish", "hardswish", F_NNF, "inplace=False", NULL, NULL},
-    {"Hardsigmoid", "hardsigmoid", F_NNF, "inplace=False", NULL, NULL},
-    {"Hardtanh", "hardtanh", F_NNF, "min_val=-1.0, max_val=1.0, inplace=False", NULL, NULL},
-    {"LeakyReLU", "leaky_relu", F_NNF, "negative_slope=0.01, inplace=False", NULL, NULL},
-    {"ELU", "elu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL},
-    {"CELU", "celu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL},
-    {"SELU", "selu", F_NNF, "inplace=False", NULL, NULL},
-    {"Softplus", "softplus", F_NNF, "beta=1, threshold=20", NULL, NULL},
-    {"Softsign", "softsign", F_NNF, "", NULL, NULL},
-    {"LogSigmoid", "logsigmoid", F_NNF, "", NULL, NULL},
-    {"Tanhshrink", "tanhshrink", F_NNF, "", NULL, NULL},
-    {"Softshrink", "softshrink", F_NNF, "lambd=0.5", NULL, NULL},
-    {"Hardshrink", "hardshrink", F_NNF, "lambd=0.5", NULL, NULL},
-    {"Threshold", "threshold", F_NNF, "threshold, value, inplace=False", NULL, NULL},
-    {"GLU", "glu", F_NNF, "dim=-1", NULL, NULL},
-    {"Softmax", "softmax", F_NNF, "dim=None", NULL, NULL},
-    {"LogSoftmax", "log_softmax", F_NNF, "dim=None", NULL, NULL},
-    {"Softmin", "softmin", F_NNF, "dim=None", NULL, NULL},
-    {"Identity", NULL, 0, "*", NULL, NULL},
-    {"Dropout", "dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
-    {"Dropout1d", "dropout1d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
-    {"Dropout2d", "dropout2d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
-    {"Dropout3d", "dropout3d", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
-    {"AlphaDropout", "alpha_dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL},
-    {"Flatten", "flatten", F_TORCH, "start_dim=1, end_dim=-1", "start_dim=1", NULL},
-    {"Unflatten", "unflatten", F_TORCH, "dim, unflattened_size", NULL, NULL},
-    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL, NULL},
+    {"ReLU", "relu", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"ReLU6", "relu6", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"GELU", "gelu", F_NNF, "approximate='none'", NULL, NULL, NULL, NULL},
+    {"SiLU", "silu", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"Sigmoid", "sigmoid", F_TORCH, "", NULL, NULL, NULL, NULL},
+    {"Tanh", "tanh", F_TORCH, "", NULL, NULL, NULL, NULL},
+    {"Mish", "mish", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"Hardswish", "hardswish", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"Hardsigmoid", "hardsigmoid", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"Hardtanh", "hardtanh", F_NNF, "min_val=-1.0, max_val=1.0, inplace=False", NULL, NULL, NULL, NULL},
+    {"LeakyReLU", "leaky_relu", F_NNF, "negative_slope=0.01, inplace=False", NULL, NULL, NULL, NULL},
+    {"ELU", "elu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL, NULL, NULL},
+    {"CELU", "celu", F_NNF, "alpha=1.0, inplace=False", NULL, NULL, NULL, NULL},
+    {"SELU", "selu", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
+    {"Softplus", "softplus", F_NNF, "beta=1, threshold=20", NULL, NULL, NULL, NULL},
+    {"Softsign", "softsign", F_NNF, "", NULL, NULL, NULL, NULL},
+    {"LogSigmoid", "logsigmoid", F_NNF, "", NULL, NULL, NULL, NULL},
+    {"Tanhshrink", "tanhshrink", F_NNF, "", NULL, NULL, NULL, NULL},
+    {"Softshrink", "softshrink", F_NNF, "lambd=0.5", NULL, NULL, NULL, NULL},
+    {"Hardshrink", "hardshrink", F_NNF, "lambd=0.5", NULL, NULL, NULL, NULL},
+    {"Threshold", "threshold", F_NNF, "threshold, value, inplace=False", NULL, NULL, NULL, NULL},
+    {"GLU", "glu", F_NNF, "dim=-1", NULL, NULL, NULL, NULL},
+    {"Softmax", "softmax", F_NNF, "dim=None", NULL, NULL, NULL, NULL},
+    {"LogSoftmax", "log_softmax", F_NNF, "dim=None", NULL, NULL, NULL, NULL},
+    {"Softmin", "softmin", F_NNF, "dim=None", NULL, NULL, NULL, NULL},
+    {"Identity", NULL, 0, "*", NULL, NULL, NULL, NULL},
+    {"Dropout", "dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL, NULL, NULL},
+    {"Dropout1d", "dropout1d", F_NNF, "p=0.5, inplace=False", "training=False", NULL, NULL, NULL},
+    {"Dropout2d", "dropout2d", F_NNF, "p=0.5, inplace=False", "training=False", NULL, NULL, NULL},
+    {"Dropout3d", "dropout3d", F_NNF, "p=0.5, inplace=False", "training=False", NULL, NULL, NULL},
+    {"AlphaDropout", "alpha_dropout", F_NNF, "p=0.5, inplace=False", "training=False", NULL, NULL, NULL},
+    {"Flatten", "flatten", F_TORCH, "start_dim=1, end_dim=-1", "start_dim=1", NULL, NULL, NULL},
+    {"Unflatten", "unflatten", F_TORCH, "dim, unflattened_size", NULL, NULL, NULL, NULL},
+    {"Upsample", "interpolate", F_NNF, "size=None, scale_factor=None, mode='nearest', align_corners=None", NULL, NULL,
+     NULL, NULL},
     {"MaxPool1d", "max_pool1d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
-                                       "ceil_mode=False", NULL, NULL},
+                                       "ceil_mode=False", NULL, NULL, NULL, NULL},
     {"MaxPool2d", "max_pool2d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
-                                       "ceil_mode=False", NULL, NULL},
+                                       "ceil_mode=False", NULL, NULL, NULL, NULL},
     {"AvgPool1d", "avg_pool1d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True",
-     NULL, NULL},
+     NULL, NULL, NULL, NULL},
     {"AvgPool2d", "avg_pool2d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
-                                       "divisor_override=None", NULL, NULL},
-    {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL, NULL},
-    {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL, NULL},
-    {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL, NULL},
-    {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL, NULL},
-    {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL, NULL},
-    {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL, NULL},
+                                       "divisor_override=None", NULL, NULL, NULL, NULL},
+    {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
+    {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
+    {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
+    {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
+    {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL, NULL, NULL, NULL},
+    {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL, NULL, NULL, NULL},
     {"CrossEntropyLoss", "cross_entropy", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, "
-                                                 "reduction='mean', label_smoothing=0.0", NULL, NULL},
+                                                 "reduction='mean', label_smoothing=0.0", NULL, NULL, NULL, NULL},
     {"NLLLoss", "nll_loss", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean'",
+     NULL, NULL, NULL, NULL},
+    {"MSELoss", "mse_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL, NULL},
+    {"L1Loss", "l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL, NULL},
+    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL, NULL,
      NULL, NULL},
-    {"MSELoss", "mse_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
-    {"L1Loss", "l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
-    {"SmoothL1Loss", "smooth_l1_loss", F_NNF, "size_average=None, reduce=None, reduction='mean', beta=1.0", NULL, NULL},
-    {"HuberLoss", "huber_loss", F_NNF, "reduction='mean', delta=1.0", NULL, NULL},
-    {"BCELoss", "binary_cross_entropy", F_NNF, "weight=None, size_average=None, reduce=None, reduction='mean'", NULL, NULL},
+    {"HuberLoss", "huber_loss", F_NNF, "reduction='mean', delta=1.0", NULL, NULL, NULL, NULL},
+    {"BCELoss", "binary_cross_entropy", F_NNF, "weight=None, size_average=None, reduce=None, reduction='mean'", NULL,
+     NULL, NULL, NULL},
     {"BCEWithLogitsLoss", "binary_cross_entropy_with_logits", F_NNF, "weight=None, size_average=None, reduce=None, "
-                                                                     "reduction='mean', pos_weight=None", NULL, NULL},
-    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL, NULL},
-    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL},
-    {"LayerNorm", "layer_norm", F_NNF, "normalized_shape, eps=1e-05, elementwise_affine=True", NULL,
-     "elementwise_affine"},
-    {"GroupNorm", "group_norm", F_NNF, "num_groups, num_channels, eps=1e-05, affine=True", NULL, "affine"},
+                                                                     "reduction='mean', pos_weight=None", NULL, NULL,
+     NULL, NULL},
+    {"KLDivLoss", "kl_div", F_NNF, "size_average=None, reduce=None, reduction='mean', log_target=False", NULL, NULL,
+     NULL, NULL},
+    {"SoftMarginLoss", "soft_margin_loss", F_NNF, "size_average=None, reduce=None, reduction='mean'", NULL, NULL, NULL,
+     NULL},
+    {"LayerNorm", "layer_norm", F_NNF, "normalized_shape, eps=1e-05, elementwise_affine=True, device=None, dtype=None",
+     NULL, "elementwise_affine", "weight, bias", "normalized_shape, eps"},
+    {"GroupNorm", "group_norm", F_NNF, "num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None",
+     NULL, "affine", "weight, bias", "num_groups, eps"},
+    {"Linear", "linear", F_NNF, "in_features, out_features, bias=True, device=None, dtype=None", NULL, NULL,
+     "weight, bias", ""},
+    {"Conv1d", "conv1d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+                                "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
+     "stride, padding, dilation, groups"},
+    {"Conv2d", "conv2d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+                                "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
+     "stride, padding, dilation, groups"},
+    {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
+                                      "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
+     NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
     {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
-                                               "track_running_stats=False", NULL, "affine"},
+                                               "track_running_stats=False", NULL, "affine", NULL, NULL},
     {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
-                                               "track_running_stats=False", NULL, "affine"},
+                                               "track_running_stats=False", NULL, "affine", NULL, NULL},
 };
 
 // Modules with parameters: what a forward pass calls instead.
 static const struct {
   const char *cls, *fn;
 } nn_with_params[] = {
-    {"Linear", "F.linear(x, weight, bias)"},       {"Bilinear", "F.bilinear(x1, x2, weight, bias)"},
-    {"Conv1d", "F.conv1d(x, weight, bias, ...)"},  {"Conv2d", "F.conv2d(x, weight, bias, ...)"},
+    {"Bilinear", "F.bilinear(x1, x2, weight, bias)"},
     {"ConvTranspose1d", "F.conv_transpose1d(x, weight, bias, ...)"},
     {"ConvTranspose2d", "F.conv_transpose2d(x, weight, bias, ...)"},
-    {"LayerNorm", "F.layer_norm(x, shape, weight, bias, eps)"}, {"GroupNorm", "F.group_norm(x, groups, weight, bias)"},
     {"BatchNorm1d", "F.batch_norm(x, mean, var, weight, bias)"},
     {"BatchNorm2d", "F.batch_norm(x, mean, var, weight, bias)"},
-    {"Embedding", "F.embedding(ids, weight)"},     {"PReLU", "F.prelu(x, weight)"},
+    {"PReLU", "F.prelu(x, weight)"},
     {"RMSNorm", "F.rms_norm(x, shape, weight, eps)"},
 };
 
@@ -397,10 +416,172 @@ static Ast *literal(Sema *sema, const Ast *at, const char *text) {
 
 static const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 
+// Whether module object m of class c holds parameters (nn.Linear; nn.LayerNorm unless
+// elementwise_affine=False).
+static bool has_state(const NnClass *c, const TType *m) { return c->state && obj_find(m->attrs, "weight") >= 0; }
+
+// Whether name is one of the list "a, b, c".
+static bool in_params(const char *list, const char *name) {
+  char buf[64];
+  const char *dflt;
+  for (int k = 0; nth_param(list, k, buf, sizeof buf, &dflt); k++)
+    if (!strcmp(buf, name)) return true;
+  return false;
+}
+
+static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0,
+                                        {DTR_ANY, NULL}};
+
+// e (a call) becomes its tensor argument a itself.
+static TType *identity_of(Sema *sema, Ast *e, Ast *a) {
+  e->bi = &def_identity.b;
+  set_operand1(sema, e, a);
+  return a->ty;
+}
+
+// nn.Parameter(data, requires_grad=True): the tensor itself (a parameter of the function is
+// one already; there is no autograd).
+static TType *nn_parameter(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  Ast *data = NULL;
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG && strcmp(a->name, "data") && strcmp(a->name, "requires_grad")) {
+      diag_error(sema->cx, a->oploc, "__new__() got an unexpected keyword argument '%s'", a->name);
+      return poison(sema);
+    }
+    if (a->kind != AST_KWARG ? i == 0 : !strcmp(a->name, "data")) data = a->kind == AST_KWARG ? a->rhs : a;
+  }
+  if (!data || !is_tensor(data->ty)) {
+    diag_error(sema->cx, data ? data->loc : call_loc(e), "nn.Parameter() takes a tensor (its data), not %s",
+               data ? py_type_name(data->ty) : "nothing");
+    return poison(sema);
+  }
+  return identity_of(sema, e, data);
+}
+
+// The shape PyTorch gives parameter `name` of module object m (class c) into shape; false
+// when its constructor's arguments do not say (then any shape is taken).
+static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char *name, int *nd, int64_t *shape) {
+  const char *cls = c->cls;
+  const TType *a0 = nn_arg(sema, m, cls[0] == 'L' && cls[1] == 'a' ? "normalized_shape" : "num_channels");
+  *nd = 0;
+  if (!strcmp(cls, "LayerNorm") || !strcmp(cls, "GroupNorm")) {
+    if (a0 && is_scalar(a0)) shape[(*nd)++] = a0->ival;
+    for (int i = 0; a0 && (a0->kind == TY_TUPLE || a0->kind == TY_LIST) && i < a0->nelem && i < TD_MAX_DIMS; i++) {
+      if (!is_scalar(a0->elems[i])) return false;
+      shape[(*nd)++] = a0->elems[i]->ival;
+    }
+    return *nd > 0;
+  }
+  bool lin = !strcmp(cls, "Linear"), emb = !strcmp(cls, "Embedding");
+  const char *rows = lin ? "out_features" : emb ? "num_embeddings" : "out_channels";
+  const char *cols = lin ? "in_features" : emb ? "embedding_dim" : "in_channels";
+  const TType *r = nn_arg(sema, m, rows), *k = nn_arg(sema, m, cols);
+  if (!is_scalar(r) || !is_scalar(k)) return false;
+  shape[(*nd)++] = r->ival;
+  if (!strcmp(name, "bias")) return true;
+  int64_t cols_n = k->ival;
+  if (!strncmp(cls, "Conv", 4)) {
+    const TType *g = nn_arg(sema, m, "groups"), *ks = nn_arg(sema, m, "kernel_size");
+    if (!is_scalar(g) || g->ival <= 0) return false;
+    cols_n /= g->ival;
+    shape[(*nd)++] = cols_n;
+    int spatial = cls[4] - '0';
+    for (int i = 0; i < spatial; i++) {
+      const TType *ki = is_scalar(ks) ? ks : ks && (ks->kind == TY_TUPLE || ks->kind == TY_LIST) && ks->nelem == spatial
+                                                 ? ks->elems[i] : NULL;
+      if (!is_scalar(ki)) return false;
+      shape[(*nd)++] = ki->ival;
+    }
+    return true;
+  }
+  shape[(*nd)++] = cols_n;
+  return true;
+}
+
+// nn.Linear(d, o), nn.Conv2d(...), nn.LayerNorm(C) ...: the module object m with its
+// parameters unset (sema_object.c; bias=False leaves bias None), to be set by the program
+// (`m.weight = w`) before its call.
+static TType *nn_with_state(Sema *sema, Ast *e, const NnClass *c, TType *m) {
+  const char *names[4];
+  int n = 0;
+  char buf[64];
+  const char *dflt;
+  for (int k = 0; n < 4 && nth_param(c->state, k, buf, sizeof buf, &dflt); k++)
+    names[n++] = arena_strdup(&sema->cx->arena, buf);
+  const TType *pm = nn_arg(sema, m, "padding_mode");
+  if (pm && pm->kind == TY_STR && strcmp(pm->module, "zeros")) {
+    diag_error(sema->cx, call_loc(e), "nn.%s with padding_mode='%s' is not supported yet: pad with F.pad(x, ..., "
+               "mode='%s') and use padding=0", c->cls, pm->module, pm->module);
+    return poison(sema);
+  }
+  obj_init(sema, m, names, n);
+  const TType *b = nn_arg(sema, m, "bias");
+  if (b && is_scalar(b) && b->ival == 0) m->attrs->ty[obj_find(m->attrs, "bias")] = ty_new(sema, TY_NONE);
+  for (int i = 0; i < e->list.len; i++) {  // Embedding(n, d, _weight=w)
+    Ast *a = e->list.data[i];
+    if (a->kind == AST_KWARG && !strcmp(a->name, "_weight") && a->rhs->ty->kind != TY_NONE &&
+        !obj_set(sema, e, m, "weight", a->rhs))
+      return poison(sema);
+  }
+  return m;
+}
+
+// The parameters of module object m (class c) passed on by name to its op's call f: each
+// set, else the located error at e.
+static bool state_args(Sema *sema, Ast *e, const TType *m, const NnClass *c, Ast *f) {
+  char buf[64];
+  const char *dflt;
+  for (int k = 0; nth_param(c->state, k, buf, sizeof buf, &dflt); k++) {
+    int i = obj_find(m->attrs, buf);
+    Ast *v = ast_new(sema->cx, AST_ATTR, e->loc);
+    v->name = m->attrs->names[i];
+    v->oploc = e->kind == AST_CALL ? call_loc(e) : e->loc;
+    if (is_poison(v->ty = obj_read(sema, v, m, i))) return false;
+    Ast *kw = ast_kwarg(sema->cx, m->attrs->names[i], v, e->loc, e->loc);
+    kw->ty = v->ty;
+    vec_push(&sema->cx->arena, &f->list, kw);
+  }
+  return true;
+}
+
+// m.name = v (parse.c's setattr(m, 'name', v), reached) of an object: NULL when the target
+// is no object (the caller's error); a parameter of an nn module checked as PyTorch's
+// load_state_dict checks it (a tensor or None; its shape).
+TType *module_setattr(Sema *sema, Ast *e) {
+  Ast *obj = e->list.data[0], *v = e->list.data[2];
+  TType *m = check_expr(sema, obj);
+  if (is_poison(m)) return m;
+  if (m->kind != TY_MODULE || !m->attrs) return NULL;
+  const char *name = e->list.data[1]->name;
+  if (is_poison(check_expr(sema, v))) return poison(sema);
+  const NnClass *c = !strncmp(m->module, "torch.nn.", 9) ? nn_class(m->module + 9) : NULL;
+  if (c && c->state && in_params(c->state, name)) {
+    if (!is_tensor(v->ty) && v->ty->kind != TY_NONE) {
+      diag_error(sema->cx, v->loc, "cannot assign '%s' as parameter '%s' (torch.nn.Parameter or None expected)",
+                 py_type_name(v->ty), name);
+      return poison(sema);
+    }
+    int nd;
+    int64_t shape[TD_MAX_DIMS];
+    if (is_tensor(v->ty) && state_shape(sema, m, c, name, &nd, shape) &&
+        !same_shape(nd, shape, v->ty->view.ndim, v->ty->view.shape)) {
+      diag_error(sema->cx, v->loc, "size mismatch for %s: copying a param with shape torch.Size(%s), the shape in "
+                 "current model is torch.Size(%s)", name, shape_str(sema, v->ty->view.ndim, v->ty->view.shape),
+                 shape_str(sema, nd, shape));
+      return poison(sema);
+    }
+  }
+  if (!obj_set(sema, e, m, name, v)) return poison(sema);
+  return ty_new(sema, TY_NONE);
+}
+
 // nn.NAME(args): the module object, its arguments checked against the constructor's
 // parameters (Python's messages); NULL when NAME is no class of the table (poison after
 // an error).
 static TType *nn_construct(Sema *sema, Ast *e) {
+  if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
@@ -454,17 +635,21 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   }
   TType *m = ty_module(sema, arena_printf(&sema->cx->arena, "torch.nn.%s", c->cls));
   m->ctor = e;
-  if (c->affine) {  // a norm is parameterless only with elementwise_affine=False (affine=False)
+  if (c->affine) {  // a norm has parameters only with elementwise_affine=True (affine=True)
     const TType *a = nn_arg(sema, m, c->affine);
-    if (!a || !is_scalar(a) || a->ival != 0) {
-      const char *fn = !strcmp(c->fn, "layer_norm") ? "F.layer_norm(x, shape, weight, bias, eps)"
-                       : !strcmp(c->fn, "group_norm") ? "F.group_norm(x, groups, weight, bias, eps)"
-                                                      : "F.instance_norm(x, weight=weight, bias=bias)";
+    bool off = a && is_scalar(a) && a->ival == 0;
+    if (!off && !c->state) {
       diag_error(sema->cx, call_loc(e), "nn.%s has parameters unless %s=False: pass them to the function as its "
-                 "parameters and call %s", c->cls, c->affine, fn);
+                 "parameters and call F.instance_norm(x, weight=weight, bias=bias)", c->cls, c->affine);
       return poison(sema);
     }
+    if (off) {
+      obj_init(sema, m, NULL, 0);
+      return m;
+    }
   }
+  if (c->state) return nn_with_state(sema, e, c, m);
+  obj_init(sema, m, NULL, 0);  // attributes a program may set (`ls1.gamma = None` of an nn.Identity)
   return m;
 }
 
@@ -472,6 +657,7 @@ static TType *nn_construct(Sema *sema, Ast *e) {
 // else the default; NULL when the class has no such parameter.
 static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
+  if (!c || !m->ctor || m->ctor->kind != AST_CALL) return NULL;  // no nn module: an instance of a class of the file
   char pn[64];
   const char *dflt;
   int pos = 0;
@@ -491,6 +677,15 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
 static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  int k = obj_find(m->attrs, e->name);
+  if (k >= 0) return obj_read(sema, e, m, k);
+  if (is_instance(m)) {  // a method as a value, else Python's error
+    TType *b = bound_method(sema, e, (TType *)m);
+    if (b) return b;
+    if (!strcmp(e->name, "training")) return ty_bool(sema, false);  // eval mode
+    diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(m), e->name);
+    return poison(sema);
+  }
   if (!strcmp(m->module, "inspect.Signature") && !strcmp(e->name, "parameters")) {  // its dict of parameters
     set_operand1(sema, e, (Ast *)m->ctor);
     return m->ctor->ty;
@@ -544,15 +739,16 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   int ninputs = 0;
   for (int i = 0; i < args->len; i++) ninputs += args->data[i]->kind != AST_KWARG;
   if (!c->fn) {  // Identity: its one input
-    static const BuiltinDef def_identity = {{"identity", BK_VIEW, OP_COPY, "", NULL}, NULL, 0, OP_COUNT, 0, {DTR_ANY, NULL}};
     if (ninputs != 1 || args->len != 1) {
       diag_error(sema->cx, e->loc, "Identity.forward() takes 1 positional argument but %d were given", ninputs);
       return poison(sema);
     }
     if (!is_tensor(args->data[0]->ty)) return args->data[0]->ty;
-    e->bi = &def_identity.b;
-    set_operand1(sema, e, args->data[0]);
-    return args->data[0]->ty;
+    return identity_of(sema, e, args->data[0]);
+  }
+  if (has_state(c, m) && (ninputs != 1 || args->len != 1)) {  // forward(self, input)
+    diag_error(sema->cx, e->loc, "%s.forward() takes 2 positional arguments but %d were given", c->cls, ninputs + 1);
+    return poison(sema);
   }
   Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
   f->name = c->fn;
@@ -568,6 +764,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
       nth_param(c->params, pos++, name, sizeof name, &dflt);
       pname = arena_strdup(&sema->cx->arena, name);
     }
+    if (has_state(c, m) && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
     if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
     if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
@@ -577,6 +774,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     kw->ty = v->ty;
     vec_push(&sema->cx->arena, &f->list, kw);
   }
+  if (has_state(c, m) && !state_args(sema, e, m, c, f)) return poison(sema);
   for (int k = 0; c->fixed && nth_param(c->fixed, k, name, sizeof name, &dflt); k++) {  // unless given
     bool given = false;
     for (int i = 0; i < f->list.len && !given; i++)
@@ -685,6 +883,7 @@ static TType *functools_partial(Sema *sema, Ast *e) {
                                                                              : "type 'partial' takes at least one argument");
     return poison(sema);
   }
+  partial_bind_now(sema, e);
   TType *m = ty_module(sema, "functools.partial");
   m->ctor = e;
   return m;
@@ -730,6 +929,11 @@ static TType *inspect_signature(Sema *sema, Ast *e) {
 // and torch._assert: the module's meaning; a name imported from a module (torch's, einops')
 // becomes that module's attribute (e is rewritten, and NULL returned so that the call is
 // checked as one); NULL for every other call.
+TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
+  if (is_lambda(m)) return lambda_call(sema, e, m, args);
+  return nn_apply(sema, e, m, args);
+}
+
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
   if (!e->lhs) {

@@ -415,8 +415,67 @@ void assign_targets(Sema *sema, Ast *st, Loc tloc, bool at_target) {
   st->ty = st->rhs->ty;
 }
 
+// Whether name is declared global in the function being checked (scope_decl).
+static bool is_global(Sema *sema, const char *name) {
+  return find_local(sema, arena_printf(&sema->cx->arena, "global %s", name)) != NULL;
+}
+
+// Whether type t holds a tensor (at any depth of its sequences).
+static bool holds_tensor(const TType *t, int depth) {
+  if (t->kind == TY_TENSOR) return true;
+  for (int i = 0; depth < 32 && (t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT) && i < t->nelem; i++)
+    if (holds_tensor(t->elems[i], depth + 1)) return true;
+  return false;
+}
+
+// name = v (checked) of a name declared global: the module-level name rebound, as Python's
+// global statement makes it (a constant of the file, read by every function checked after).
+static void global_assign(Sema *sema, Ast *st, const Ast *name, Ast *v) {
+  if (is_poison(v->ty)) return;
+  if (holds_tensor(v->ty, 0)) {
+    diag_error(sema->cx, v->loc, "a module-level name holds compile-time values: '%s', declared global, cannot hold "
+               "a tensor (a tensor's values are known only when the program runs)", name->name);
+    return;
+  }
+  Const *c = find_const(sema, name->name);
+  if (!c) {
+    vec_push(&sema->cx->arena, &sema->consts, ((Const){name->name, v->ty, name->loc, NULL}));
+    c = &sema->consts.data[sema->consts.len - 1];
+  }
+  c->ty = v->ty;
+  c->src = seq_now(sema, v);
+  st->ty = v->ty;
+}
+
+// pass; nonlocal a, b (sema_lambda.c renamed the names where the def is called: nothing to
+// do, or Python's error where there is no enclosing def); global c: c a module-level name in
+// the rest of this function (a name "global c" no source can spell marks it).
+static void scope_decl(Sema *sema, Body *body, Ast *st) {
+  if (!st->name) return;
+  for (int i = 0; i < st->list.len; i++) {
+    const Ast *n = st->list.data[i];
+    if (!strcmp(st->name, "nonlocal")) {
+      if (n->name[0] != '(') diag_error(sema->cx, n->loc, "no binding for nonlocal '%s' found", n->name);
+      continue;
+    }
+    Sym *l = find_local(sema, n->name);
+    if (l && !is_global(sema, n->name)) {
+      diag_error(sema->cx, n->loc, "name '%s' is assigned to before global declaration", n->name);
+      continue;
+    }
+    bind_name(sema, arena_printf(&sema->cx->arena, "global %s", n->name), ty_new(sema, TY_NONE), n->loc);
+  }
+  (void)body;
+}
+
 static void check_assign(Sema *sema, Ast *st) {
   check_expr(sema, st->rhs);
+  const Ast *t = st->list.len == 1 && !st->body.len ? st->list.data[0] : NULL;
+  if (t && t->kind == AST_NAME && is_global(sema, t->name)) {
+    global_assign(sema, st, st->list.data[0], st->rhs);
+    set_operand1(sema, st, st->rhs);
+    return;
+  }
   assign_targets(sema, st, st->oploc, false);
 }
 
@@ -428,6 +487,12 @@ static void check_augassign(Sema *sema, Ast *st) {
   if (is_poison(t) || is_poison(v)) return;
   if (is_scalar(t) && is_scalar(v)) {  // n += 1 rebinds a Python scalar
     TType *r = fold_binary(sema, st->oploc, st->op, t, v);
+    if (r && st->lhs->kind == AST_NAME && is_global(sema, st->lhs->name)) {  // global n; n += 1
+      Ast *val = ast_new(sema->cx, AST_NONE, st->loc);
+      val->ty = r;
+      global_assign(sema, st, st->lhs, val);
+      return;
+    }
     if (r) bind_name(sema, st->lhs->name, r, st->lhs->loc);
     else bind_name(sema, st->lhs->name, poison(sema), st->lhs->loc);
     st->ty = r;
@@ -502,7 +567,7 @@ static void check_stmt(Sema *sema, Body *body, Ast *st) {
     body->returned = true;
     break;
   case AST_ASSERT: check_assert(sema, body, st); break;
-  case AST_PASS: break;
+  case AST_PASS: scope_decl(sema, body, st); break;  // pass; nonlocal a; global b
   case AST_FN: local_def(sema, st); break;  // a def inside a function (sema_lambda.c)
   case AST_EXPR:  // its value unused: what it does is an in-place update (x.clamp_(min=0))
     if (st->lhs->kind == AST_CALL && !st->lhs->lhs && !strcmp(st->lhs->name, "del")) {  // del a, xs[i]
@@ -570,6 +635,20 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
     if (brace.end > brace.begin) brace.begin = brace.end - 1;
     diag_error(sema->cx, brace, "function '%s' must end with a 'return'", fn->name);
   }
+  // a def's nonlocal names ("(nonlocal 4) x", sema_lambda.c) and the attributes of objects it
+  // set ("(attr 5) weight", sema_object.c): the caller reads them after the call
+  Sym *outlive = NULL;
+  for (Sym *s = sema->scope; s; s = s->next)
+    if ((!strncmp(s->name, "(nonlocal ", 10) || !strncmp(s->name, "(attr ", 6)) && find_local(sema, s->name) == s) {
+      Sym *c = arena_alloc(&sema->cx->arena, sizeof *c);
+      *c = *s;
+      c->next = outlive;
+      outlive = c;
+    }
   sema->scope = saved;
+  for (Sym *s = outlive; s; s = s->next) {
+    bind_name(sema, s->name, s->ty, s->loc);
+    sema->scope->src = s->src;
+  }
   return body.ret ? body.ret : poison(sema);
 }

@@ -57,6 +57,12 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 // **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
 Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
+// class Name(bases) { body }: the const Name holding the class (below)
+Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc);
+// x op= v; obj.attr op= v as Python runs it (below)
+Ast *parse_aug(Ctx *cx, Ast *target, int op, Ast *rhs, Loc oploc, Loc loc);
+// nonlocal a, b / global c: an AST_PASS named "nonlocal" or "global" listing the names (below)
+Ast *parse_scope_decl(Ctx *cx, const char *kind, Ast *names, Loc loc);
 }
 
 %code {
@@ -107,7 +113,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
-%token IMPORT "import" FROM "from" AS "as"
+%token IMPORT "import" FROM "from" AS "as" CLASS "class" NONLOCAL "nonlocal" GLOBAL "global"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
 %token NEWLINE "newline"
@@ -116,10 +122,10 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl local_fn params param_list param tensor_type dims type_list
+%type <ast> program const_decl fn_decl class_decl local_fn params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
-%type <ast> import_decl dotted import_items import_item from_items from_item
+%type <ast> import_decl dotted import_items import_item from_items from_item names
 %type <ast> comp_clauses comp_for comp_if strings
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
@@ -154,10 +160,20 @@ program
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
+  | program class_decl          { $$ = ast_append(p->cx, $1, $2); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
   | program error import_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error fn_decl       { $$ = ast_append(p->cx, $1, $3); }
+  | program error class_decl    { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+/* class Name(nn.Module) { fn __init__(self, ...) { ... } fn forward(self, x) { ... } }: a
+   const Name whose value is the class, an AST_FN of op DEF_CLASS (sema_internal.h) whose
+   list holds the bases and body the class's statements (its methods: sema_class.c) */
+class_decl
+  : CLASS IDENT '(' args ')' block { $$ = parse_class(p->cx, $2, $4, $6, @$); }
+  | CLASS IDENT block           { $$ = parse_class(p->cx, $2, NULL, $3, @$); }
   ;
 
 const_decl
@@ -341,7 +357,7 @@ else_part
    parsed as an expression, then made a target by ast_assign, as Python's grammar does) */
 stmt
   : exprs_value '=' assign_tail { $$ = parse_assign(p->cx, $1, $3, @2, @$); }
-  | postfix augop expr          { $$ = ast_aug(p->cx, $1, $2, $3, @2, @$); }
+  | postfix augop expr          { $$ = parse_aug(p->cx, $1, $2, $3, @2, @$); }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
   | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
@@ -351,7 +367,15 @@ stmt
   | ASSERT expr ',' expr        { $$ = ast_assert(p->cx, $2, $4, @$); }
   | RAISE expr                  { $$ = ast_assert(p->cx, NULL, $2, @$); }
   | DEL exprs opt_comma         { $$ = ast_del(p->cx, $2, @1, @$); }
+  | NONLOCAL names              { $$ = parse_scope_decl(p->cx, "nonlocal", $2, @$); }
+  | GLOBAL names                { $$ = parse_scope_decl(p->cx, "global", $2, @$); }
   | exprs_value                 { $$ = ast_expr_stmt(p->cx, $1, @$); }
+  ;
+
+/* nonlocal a, b; global c */
+names
+  : IDENT                       { $$ = ast_list_of(p->cx, ast_name(p->cx, $1, @1), @$); }
+  | names ',' IDENT             { $$ = ast_append(p->cx, $1, ast_name(p->cx, $3, @3)); }
   ;
 
 /* the value groups after the first '=': the last is the value, the others more targets */
@@ -709,4 +733,42 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
     diag_error(p->cx, *loc, "expression nested too deeply");
   else
     diag_error(p->cx, *loc, "%s", msg);
+}
+
+// class Name(bases) { body }: the const Name whose value is the class, an AST_FN named Name
+// of op 2 (DEF_CLASS, sema_internal.h), its list the bases (checked by sema_class.c) and its
+// body the class's statements.
+Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc) {
+  Ast *c = ast_fn(cx, name, NULL, NULL, false, body, loc);
+  c->op = 2;
+  if (bases) c->step = bases;  // the bases, as written
+  return ast_const(cx, name, c, loc);
+}
+
+// nonlocal a, b / global c: a statement that does nothing where it runs (AST_PASS), named for
+// its kind, its list the names; sema_lambda.c (nonlocal) and sema_stmt.c (global) read it.
+Ast *parse_scope_decl(Ctx *cx, const char *kind, Ast *names, Loc loc) {
+  Ast *a = ast_jump(cx, AST_PASS, loc);
+  a->name = kind;
+  a->list = names->list;
+  return a;
+}
+
+// x op= v (ast_aug); obj.attr op= v as Python runs it, obj evaluated once: `if True {
+// (aug) o = obj; obj.attr = (aug) o.attr; obj.attr op= v; (aug) o.attr = obj.attr }` (a
+// tensor updated in place, a number rebound), the temporaries names no source can spell
+// (obj.attr, a name with a dot, as messages show it).
+Ast *parse_aug(Ctx *cx, Ast *target, int op, Ast *rhs, Loc oploc, Loc loc) {
+  if (target->kind != AST_ATTR) return ast_aug(cx, target, op, rhs, oploc, loc);
+  Loc at = target->loc;
+  const char *v = target->lhs->kind == AST_NAME ? arena_printf(&cx->arena, "%s.%s", target->lhs->name, target->name)
+                                                : "(aug) v";  // m.bias: as a message names it
+  Ast *blk = ast_list(cx, loc);
+  ast_append(cx, blk, parse_assign(cx, ast_name(cx, "(aug) o", at), ast_list_of(cx, target->lhs, at), oploc, at));
+  Ast *read = ast_attr(cx, ast_name(cx, "(aug) o", at), target->name, target->oploc, at);
+  ast_append(cx, blk, parse_assign(cx, ast_name(cx, v, at), ast_list_of(cx, read, at), oploc, at));
+  ast_append(cx, blk, ast_aug(cx, ast_name(cx, v, at), op, rhs, oploc, loc));
+  Ast *write = ast_attr(cx, ast_name(cx, "(aug) o", at), target->name, target->oploc, at);
+  ast_append(cx, blk, parse_assign(cx, write, ast_list_of(cx, ast_name(cx, v, at), at), oploc, loc));
+  return ast_if(cx, ast_bool(cx, true, loc), blk, NULL, loc);
 }

@@ -3,10 +3,15 @@
 // elementwise epilogues over the reduced or the input shape. Two schedules: row by row
 // (build_row: a pass over the row per accumulation, the results in locals, a last pass
 // for what has the input's shape; a row of at most SHORT_ROW elements has its passes
-// unrolled, so that the loop over rows vectorizes), and by columns when the reduction
-// would stride through memory (build_col, below), which splits the rows into parts reduced by
-// threads and then combined when the kept columns are too few to share (SPLIT). Where a softmax's last pass multiplies its terms
-// by the sum's reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are.
+// unrolled, so that the loop over rows vectorizes; with a result of the rows' shape, in
+// blocks of a vector of rows transposed through scratch: BLOCK), and by columns when
+// the reduction would stride through memory (build_col, below), which splits the rows
+// into parts reduced by threads and then combined when the kept columns are too few to
+// share (SPLIT). Where a softmax's last pass multiplies its terms by the sum's
+// reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are (one softmax
+// a kernel; the others of a kernel with several keep their terms in their results
+// here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
+// its first element (moments), and log_softmax's max skips NaN (select_max).
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
 // kernels of their own (section SCAN, at the end): an accumulator per row, stored at
@@ -15,8 +20,9 @@
 //
 // Invariants: every output combines the same terms in the same order in both
 // schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
-// comment says how); a row node's result is valid only on its row (LocalVal.at), and
-// readers are checked against it.
+// comment says how), and the CPU's one-pass moments (which the column schedule and GPU
+// programs do not take: their variance is the two passes'); a row node's result is
+// valid only on its row (LocalVal.at), and readers are checked against it.
 #include "ir/kernel.h"
 
 #include <math.h>
@@ -37,6 +43,12 @@ typedef struct Row {
   LSoftmax sm;               // the last softmax's passes (its loops single), for LKernel.softmax
   const Node *tnode;         // a softmax of an unrolled row whose terms are kept in locals,
   int *terms;                // terms[e]: exp(x(e) - max) for each element e of the row
+  int nsoftmax;              // softmax and log_softmax row nodes of the kernel
+  const Node *kept[8];       // softmaxes whose sum pass stored their terms in their results
+  int nkept;
+  const NodeList *ns;        // the kernel's nodes
+  const Node *mom;           // the var/std whose squared deviations moments() computed with a mean
+  int mom_ss;                // (its local), -1 if none
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -205,6 +217,114 @@ static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
   return -1;
 }
 
+// Whether softmax n keeps its terms in its result (keep_out): a looped row of a kernel
+// with more than one softmax or log_softmax, n stored in the computation dtype with the
+// rows' shape. ir/sched.c's keep_terms does the same for a kernel's one softmax
+// (LKernel.softmax), which records one only; without this, every other softmax of the
+// kernel computed each exp twice, in its sum and in its last pass.
+static bool keeps_out(const KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
+  if (!kb->cpu || n->op != OP_SOFTMAX || r->nsoftmax < 2 || r->nkept >= 8 || row_steps(kb, r) != 1 ||
+      n->mode != NM_STORED || n->out->dtype != cd || !kb_same_shape(&n->out->view, r->xv) ||
+      (cd != DT_F32 && cd != DT_F64))
+    return false;
+  int buf = kb->buf_of[n->out->buf->id];  // a parameter's storage (written in place) may be read
+  return buf >= 0 && kb->p->bufs.data[buf].kind != LB_PARAM;
+}
+
+// The sum of exp(x - max) over the row, each term stored in n's result, which the last
+// pass then multiplies by 1 / sum (Row.kept).
+static int keep_out(KernelBuilder *kb, Row *r, const Node *n, DType cd, int max) {
+  int acc = kb_let_local(kb, r->body, kb_fconst(kb, cd, 0));
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = row_pass(kb, r, idx, 0);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  int t = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
+  kb_store_node(kb, in, n, idx, kb_local_ref(kb, t));
+  kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, t))));
+  r->kept[r->nkept++] = n;
+  return acc;
+}
+
+// log_softmax's row max on a CPU, over a looped row (and a softmax's that keep_out keeps): `let y = x; m = (y > m) ? y : m`,
+// the max that skips NaN, as ir/sched.c's softmax_max makes softmax's (one max
+// instruction where maximum() also tests for NaN and blends; on C, gcc vectorized
+// neither, and the NaN tests made log_softmax [256, 4096] ~3x slower than softmax). A
+// NaN in the row makes its sum, so log(sum) and every result, NaN whatever m is. -1
+// where it does not apply (then row_fold's maximum).
+static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd, bool keep) {
+  if (!kb->cpu || (n->op != OP_LOG_SOFTMAX && !keep) || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64))
+    return -1;
+  int m = kb_let_local(kb, r->body, kb_fconst(kb, cd, -INFINITY));
+  LIndex idx[TD_MAX_DIMS];
+  LStmtList *in = row_pass(kb, r, idx, 0);
+  int y = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  LExpr *c = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, y), kb_local_ref(kb, m));
+  kb_push(kb, in, kb_set(kb, m, kb_select(kb, c, kb_local_ref(kb, y), kb_local_ref(kb, m))));
+  return m;
+}
+
+// Whether values x and y are the same input (a node, or equal views of one buffer).
+static bool same_input(const Value *x, const Value *y) {
+  return x->dtype == y->dtype && (x == y || (x->buf == y->buf && x->buf && view_equal(x->view, y->view)));
+}
+
+// The mean and the sum of squared deviations of n's input over a looped row of a CPU
+// program in one pass over it, shifted by the row's first element K (locals *mean,
+// *ss; false where it does not apply: then two passes):
+//   for j: d = x(j) - K; s1 += d; s2 += d * d
+//   mean = K + s1 / n; ss = s2 - s1 * (s1 / n)
+//   if !(ss >= s2 / 8): the two passes (mean = sum / n; ss = sum of (x - mean)^2)
+// The shift keeps s2 - s1^2 / n from cancelling as sum(x^2) - sum(x)^2 / n does where the
+// mean is large against the spread (x = 1e4 + noise: the naive form's f32 variance is
+// off by orders of magnitude). The cancellation left costs at most 3 bits where ss >=
+// s2 / 8 (the first element within ~2.6 standard deviations of the mean); rows where
+// it is not (an outlier first), whose moments overflow, or with a NaN take the two passes.
+static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mean, int *ss) {
+  if (!kb->cpu || kb->naive || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
+    return false;
+  LExpr *N = kb_fconst(kb, cd, (double)r->n);
+  LIndex idx[TD_MAX_DIMS];
+  for (int d = 0; d < r->xv->ndim; d++)
+    idx[d] = r->mask >> d & 1 ? kb_ix_const(0) : r->xidx[d];
+  int K = kb_let_local(kb, r->body, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  int s1 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0)), s2 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
+  LStmtList *in = row_pass(kb, r, idx, 0);
+  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+  int d = kb_let_local(kb, in, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, K)));
+  kb_push(kb, in, kb_set(kb, s1, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s1), kb_local_ref(kb, d))));
+  kb_push(kb, in, kb_set(kb, s2, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s2), kb_unary(kb, OP_SQUARE, cd, kb_local_ref(kb, d)))));
+  int q = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s1), N));
+  *mean = kb_let_local(kb, r->body, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, K), kb_local_ref(kb, q)));
+  *ss = kb_let_local(kb, r->body, kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, s2),
+                                            kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s1), kb_local_ref(kb, q))));
+  LExpr *ok = kb_binary(kb, OP_GE, DT_BOOL, kb_local_ref(kb, *ss),
+                        kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s2), kb_fconst(kb, cd, 0.125)));
+  LStmt *redo = kb_if(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, ok));
+  kb_push(kb, r->body, redo);
+  LStmtList *body = r->body;
+  r->body = &redo->body;
+  int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
+  kb_push(kb, r->body, kb_set(kb, *mean, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N)));
+  int dd = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), *mean, true);
+  kb_push(kb, r->body, kb_set(kb, *ss, kb_local_ref(kb, dd)));
+  r->body = body;
+  r->pass = NULL;
+  return true;
+}
+
+// A var/std node after n (a mean) in the kernel over the same input in dtype cd, or NULL.
+static const Node *later_var(const Row *r, const Node *n, DType cd) {
+  bool after = false;
+  for (int j = 0; j < r->ns->len && op_is_row(r->ns->data[j]->op); j++) {
+    const Node *v = r->ns->data[j];
+    if ((v->op == OP_VAR || v->op == OP_STD) && after && dtype_compute(v->out->dtype) == cd &&
+        same_input(v->srcs[0], n->srcs[0]))
+      return v;
+    after |= v == n;
+  }
+  return NULL;
+}
+
 // Computes row node n over the current row; sets its LocalVal.
 static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   DType od = n->out->dtype, cd = dtype_compute(od);
@@ -214,7 +334,14 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   switch (n->op) {
   case OP_SUM: res = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false); break;
   case OP_PROD: res = row_fold(kb, r, n, OP_MUL, cd, kb_num(kb, cd, 1, 1), -1, false); break;
-  case OP_MEAN: {
+  case OP_MEAN: {  // with a later var/std of the same input: both in one pass (moments)
+    const Node *v = later_var(r, n, cd);
+    int ss;
+    if (v && r->mom_ss < 0 && moments(kb, r, n, cd, &res, &ss)) {
+      r->mom = v;
+      r->mom_ss = ss;
+      break;
+    }
     int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
     res = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
     break;
@@ -232,13 +359,20 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
       res = kb_let_local(kb, r->body, kb_cast(kb, kb_local_ref(kb, res), cd));
     break;
   }
-  case OP_VAR: case OP_STD: {  // two passes: the mean (reused if computed), then the squared deviations
-    int m = same_mean(kb, r, n, cd);
-    if (m < 0) {
-      int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
-      m = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
+  case OP_VAR: case OP_STD: {  // one pass (moments), else two: the mean (reused if computed), then
+                               // the squared deviations
+    int m, ss;
+    if (r->mom == n) {
+      ss = r->mom_ss;
+      r->mom = NULL;
+      r->mom_ss = -1;
+    } else if ((m = same_mean(kb, r, n, cd)) >= 0 || !moments(kb, r, n, cd, &m, &ss)) {
+      if (m < 0) {
+        int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
+        m = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N));
+      }
+      ss = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), m, true);
     }
-    int ss = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), m, true);
     int64_t div = r->n - n->attr.correction;
     LExpr *v = kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, ss), kb_fconst(kb, cd, (double)(div > 0 ? div : 0)));
     if (n->op == OP_STD)
@@ -258,10 +392,14 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
   }
   case OP_ARGMAX: case OP_ARGMIN: res = row_argext(kb, r, n); break;
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
-    int m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
-    LStmt *max_loop = r->pass;
+    bool keep = keeps_out(kb, r, n, cd);
+    int m = select_max(kb, r, n, cd, keep);
+    if (m < 0)
+      m = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    LStmt *max_loop = keep ? NULL : r->pass;  // (no LKernel.softmax for a kept one)
     int s = n->op == OP_SOFTMAX && row_steps(kb, r) > 1 ? kept_terms(kb, r, n, cd, m)
-                                                        : row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
+            : keep ? keep_out(kb, r, n, cd, m)
+                   : row_fold(kb, r, n, OP_EXP, cd, kb_fconst(kb, cd, 0), m, false);
     LStmt *sum_loop = r->pass;
     // log_softmax subtracts log(sum); softmax multiplies by 1 / sum, as PyTorch's CPU
     // kernel does (a division per element would cost more and round differently)
@@ -312,6 +450,244 @@ static bool reduced_index(const View *xv, uint32_t mask, const LIndex *xidx, con
   return true;
 }
 
+// Softmax n's term that keep_out stored in its result, at input index idx.
+static LExpr *kept_term(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  return kb_buf_load(kb, kb->buf_of[n->out->buf->id], kb_view_index(kb, &n->out->view, idx));
+}
+
+// The row nodes and the last pass of the rows at r->xidx, into r->body.
+static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
+  r->ns = ns;
+  r->mom = NULL;
+  r->mom_ss = -1;
+  for (int j = 0; j < ns->len; j++)
+    r->nsoftmax += ns->data[j]->op == OP_SOFTMAX || ns->data[j]->op == OP_LOG_SOFTMAX;
+  int i = 0;
+  for (; i < ns->len && op_is_row(ns->data[i]->op); i++) {
+    const Node *n = ns->data[i];
+    TD_ASSERT(kb_same_shape(&n->srcs[0]->view, r->xv) && n->attr.dims == r->mask);
+    row_node(kb, r, n);
+    if (r->ndone < 64)
+      r->done[r->ndone++] = n;
+  }
+  // results of the reduced shape, then a last pass over the row for the rest
+  NodeList full = {0};
+  for (int j = 0; j < ns->len; j++) {
+    const Node *n = ns->data[j];
+    LIndex idx[TD_MAX_DIMS];
+    bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
+    if (j >= i)
+      TD_ASSERT(op_is_elementwise(n->op));
+    if (n->mode != NM_STORED && j < i)
+      continue;
+    bool full_shape = j >= i && kb_same_shape(&n->out->view, r->xv);
+    if (softmax || (full_shape && !reduced_index(r->xv, r->mask, r->xidx, &n->out->view, idx))) {
+      vec_push(&kb->cx->arena, &full, n);
+      continue;
+    }
+    TD_ASSERT(reduced_index(r->xv, r->mask, r->xidx, &n->out->view, idx));
+    kb_store_node(kb, r->body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
+                                             : kb_node_expr(kb, n, idx));
+  }
+  if (full.len == 0)
+    return;
+  for (int64_t e = 0; e < row_steps(kb, r); e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    for (int j = 0; j < full.len; j++) {
+      const Node *n = full.data[j];
+      TD_ASSERT(kb_same_shape(&n->out->view, r->xv));
+      bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
+      bool kept = false;
+      for (int k = 0; k < r->nkept; k++)
+        kept |= r->kept[k] == n;
+      LExpr *v = n == r->tnode ? kb_binary(kb, OP_MUL, dtype_compute(n->out->dtype), kb_local_ref(kb, r->terms[e]),
+                                           kb_local_ref(kb, kb->lv[n->id].sum))  // its term kept, times 1 / sum
+                 : kept        ? kb_binary(kb, OP_MUL, n->out->dtype, kept_term(kb, n, idx),
+                                           kb_local_ref(kb, kb->lv[n->id].sum))  // its term in its result
+                 : softmax     ? kb_softmax_value(kb, n, idx)
+                               : kb_node_expr(kb, n, idx);
+      kb_store_node(kb, in, n, idx, v);
+    }
+  }
+  // LKernel.softmax: the last row node was a softmax, and the last pass, one store,
+  // follows its reciprocal directly
+  const LStmtList *b = r->body;
+  if (r->sm.sum_loop && r->pass && full.len == 1 && b->len >= 3 && b->data[b->len - 3] == r->sm.sum_loop &&
+      b->data[b->len - 2] == r->sm.recip && b->data[b->len - 1] == r->pass) {
+    r->sm.final_loop = r->pass;
+    kb->k->softmax = arena_alloc(&kb->cx->arena, sizeof *kb->k->softmax);
+    *kb->k->softmax = r->sm;
+  }
+}
+
+// ---- BLOCK: short rows through a transposed block in scratch ----
+// An unrolled row reads its elements n apart from the next row's: the loop over rows
+// vectorizes only with strided loads, which LLVM turns into shuffles but gcc into
+// scalar loads and inserts (or, for softmax, a 2-row SLP body: ~6x slower than rows in
+// lanes). Short-row kernels of a CPU program therefore run the rows in blocks of W:
+//   for each block of W rows [parallel]:
+//     for p < W: for each strided load s: T[s W + p] = its buffer at row p     (transpose in)
+//     for r < W: the rows' passes, as built, their strided loads and stores on T[s W + r]
+//     for q < W: for each strided store s: its buffer at row q = T[s W + q]   (transpose out)
+//   the last rows (fewer than W) as before
+// so every loop over rows reads and writes W consecutive elements. Only kernels with a
+// result of the rows' shape (softmax, log_softmax, epilogues) take it: kernels storing
+// only reduced results ran 15-45% slower in blocks (sums, argmax over 8: their strided
+// loads alone vectorize well enough), and so did a softmax whose row is one vector
+// register (gcc and LLVM then keep the row in one vector: f32[N, 16] on AVX-512, 0.83x on
+// C); where gcc builds vectors of 2 rows instead (rows of 8, 12 f32) blocks are 5-12x
+// faster on C, and LLVM's time moves by 0.88-1.19x (chrt -f, against the rows in
+// place). T is per-thread scratch of one dtype (the strided accesses' own, all the
+// same: else no blocks); the passes compute the same terms in the same order
+// (bit-identical results). Rows under a kept innermost dim shorter than 2 W (a layer
+// norm over 8 of a [N, 3, 8]) keep the old form. A load or
+// store is "strided" when its index moves by 2 or more elements a row (those moving by
+// 0 or 1 vectorize as they are, dynamic indices stay where they are).
+typedef struct BSlot {
+  int arg;     // the kernel's arg
+  LIndex key;  // its index but the row var's term
+  int64_t coef;
+  bool store;
+} BSlot;
+
+typedef struct Block {
+  KernelBuilder *kb;
+  int rv;     // the loop var of the rows in a block
+  DType dt;   // T's dtype (DT_COUNT until the first strided access)
+  bool ok;
+  VEC(BSlot) slots;
+  uint64_t loaded[4];  // args loaded anywhere (bits; arg < 256)
+} Block;
+
+static DType arg_dtype(const KernelBuilder *kb, int arg) { return kb->p->bufs.data[kb->k->args.data[arg].buf].dtype; }
+
+// The slot of an access (arg at idx, moving coef a row), added if new; -1 if not strided.
+static int block_slot(Block *B, int arg, const LIndex *idx, bool store) {
+  int64_t coef = kb_ix_coef(idx, B->rv);
+  if (idx->dyn || kb_iabs(coef) < 2)
+    return -1;
+  if (B->dt == DT_COUNT)
+    B->dt = arg_dtype(B->kb, arg);
+  if (arg_dtype(B->kb, arg) != B->dt) {
+    B->ok = false;
+    return -1;
+  }
+  LIndex key = kb_ix_const(idx->base);
+  for (int t = 0; t < idx->nterms; t++)
+    if (idx->var[t] != B->rv) {
+      LIndex x = kb_ix_var(idx->var[t]);
+      kb_ix_addmul(B->kb, &key, &x, idx->coef[t]);
+    }
+  for (int s = 0; s < B->slots.len; s++) {
+    const BSlot *o = &B->slots.data[s];
+    if (o->arg == arg && o->coef == coef && o->store == store && kb_ix_equal(&o->key, &key))
+      return s;
+  }
+  vec_push(&B->kb->cx->arena, &B->slots, ((BSlot){arg, key, coef, store}));
+  return B->slots.len - 1;
+}
+
+// T's element of slot s at row var v.
+static LIndex block_at(int64_t W, int s, int v) {
+  LIndex i = kb_ix_var(v);
+  i.base = (int64_t)s * W;
+  return i;
+}
+
+// Collects (sarg < 0) or rewrites onto arg sarg the strided loads of e.
+static void block_expr(Block *B, LExpr *e, int sarg, int64_t W) {
+  if (!e || !B->ok)
+    return;
+  if (e->kind == LX_LOAD) {
+    if (e->buf < 256)
+      B->loaded[e->buf / 64] |= 1ull << (e->buf % 64);
+    else
+      B->ok = false;
+    int s = e->buf == sarg ? -1 : block_slot(B, e->buf, &e->idx, false);
+    if (s >= 0 && sarg >= 0) {
+      e->buf = sarg;
+      e->idx = block_at(W, s, B->rv);
+    }
+    block_expr(B, e->idx.dyn, sarg, W);
+  }
+  block_expr(B, e->a, sarg, W);
+  block_expr(B, e->b, sarg, W);
+  block_expr(B, e->c, sarg, W);
+}
+
+static void block_stmts(Block *B, LStmtList *l, int sarg, int64_t W) {
+  for (int i = 0; i < l->len && B->ok; i++) {
+    LStmt *s = l->data[i];
+    switch (s->kind) {
+    case LS_STORE: {
+      block_expr(B, s->val, sarg, W);
+      int k = s->buf == sarg ? -1 : block_slot(B, s->buf, &s->idx, true);
+      if (k >= 0 && sarg >= 0) {
+        s->buf = sarg;
+        s->idx = block_at(W, k, B->rv);
+      }
+      break;
+    }
+    case LS_LET: case LS_SET: block_expr(B, s->val, sarg, W); break;
+    case LS_IF:
+      block_expr(B, s->cond, sarg, W);
+      block_stmts(B, &s->body, sarg, W);
+      break;
+    default: B->ok = false; break;  // loops, calls: not a short row's body
+    }
+  }
+}
+
+// Rewrites the block's rows (loop `rows`, of W iterations, in `into`) as the comment
+// above says: the transposes pushed around it. False (nothing changed) when there is
+// no strided access, or they are of several dtypes, or a stored buffer is also read.
+static bool block_transpose(KernelBuilder *kb, LStmtList *into, LStmt *rows, int64_t W) {
+  Block B = {.kb = kb, .rv = rows->var, .dt = DT_COUNT, .ok = true};
+  block_stmts(&B, &rows->body, -1, W);
+  bool stores = false;
+  for (int s = 0; s < B.slots.len && B.ok; s++) {
+    int a = B.slots.data[s].arg;
+    stores |= B.slots.data[s].store;
+    if (B.slots.data[s].store && (B.loaded[a / 64] >> (a % 64) & 1))
+      return false;
+  }
+  if (!B.ok || !stores)
+    return false;
+  int tbuf = kb_new_temp(kb, B.dt, (int64_t)B.slots.len * W, "rows");
+  kb->p->bufs.data[tbuf].scratch = true;
+  int sarg = kb_arg(kb, tbuf, true, true);
+  block_stmts(&B, &rows->body, sarg, W);
+  TD_ASSERT(B.ok);
+  int pv = kb_new_var(kb), qv = kb_new_var(kb);
+  LStmt *in = kb_loop(kb, pv, W), *out = kb_loop(kb, qv, W);
+  for (int s = 0; s < B.slots.len; s++) {
+    const BSlot *o = &B.slots.data[s];
+    LStmt *l = o->store ? out : in;
+    int v = o->store ? qv : pv;
+    LIndex at = o->key, r = kb_ix_var(v);
+    kb_ix_addmul(kb, &at, &r, o->coef);
+    LExpr *x = kb_expr(kb, LX_LOAD, B.dt);
+    x->buf = o->store ? sarg : o->arg;
+    x->idx = o->store ? block_at(W, s, v) : at;
+    kb_push(kb, &l->body, kb_store_stmt(kb, o->store ? o->arg : sarg, o->store ? at : block_at(W, s, v), x));
+  }
+  TD_ASSERT(into->len > 0 && into->data[into->len - 1] == rows);
+  into->len--;
+  if (in->body.len)
+    kb_push(kb, into, in);
+  kb_push(kb, into, rows);
+  if (out->body.len)
+    kb_push(kb, into, out);
+  return true;
+}
+
+// The block size of rows whose compute dtype is cd: a vector of them (at least 8).
+static int64_t block_rows(const KernelBuilder *kb, DType cd) {
+  int64_t w = kb->cpu->vec_bytes / dtype_size(cd);
+  return w < 8 ? 8 : w;
+}
+
 static void build_row(KernelBuilder *kb, const NodeList *ns) {
   const Node *first = ns->data[0];
   Row r = {.xv = &first->srcs[0]->view, .mask = first->attr.dims};
@@ -327,61 +703,48 @@ static void build_row(KernelBuilder *kb, const NodeList *ns) {
     if (!(r.mask >> d & 1))
       oshape[no++] = r.xv->shape[d];
   LIndex oidx[TD_MAX_DIMS];
+  int64_t W = row_steps(kb, &r) > 1 ? block_rows(kb, dtype_compute(first->out->dtype)) : 0;
+  bool one_vector = first->op == OP_SOFTMAX && W && r.n * dtype_size(dtype_compute(first->out->dtype)) == kb->cpu->vec_bytes;
+  if (W && !kb->naive && !one_vector && no > 0 && oshape[no - 1] >= 2 * W) {  // BLOCK, above
+    LStmtList *body = &kb->k->body;
+    int keep = body->len;
+    int64_t R = oshape[no - 1];
+    oshape[no - 1] = R / W;
+    LStmt *loops[TD_MAX_DIMS];
+    int nloops = 0;
+    for (int o = 0; o < no; o++)
+      nloops += oshape[o] > 1;
+    LStmtList *bb = kb_nest(kb, body, no, oshape, oidx, total >= PARALLEL_WORK, loops);
+    LStmtList *outer = nloops > 1 ? &loops[nloops - 2]->body : body;
+    LStmt *rows = kb_loop(kb, kb_new_var(kb), W);
+    kb_push(kb, bb, rows);
+    LIndex vb = oidx[no - 1], rv = kb_ix_var(rows->var);
+    oidx[no - 1] = kb_ix_const(0);
+    kb_ix_addmul(kb, &oidx[no - 1], &vb, W);
+    kb_ix_addmul(kb, &oidx[no - 1], &rv, 1);
+    Row rb = r;
+    rb.body = &rows->body;
+    for (int d = 0, o = 0; d < r.xv->ndim; d++)
+      rb.xidx[d] = (r.mask >> d & 1) ? kb_ix_const(0) : oidx[o++];
+    row_body(kb, ns, &rb);
+    if (block_transpose(kb, bb, rows, W)) {
+      if (R % W == 0)
+        return;
+      LIndex tail;
+      r.body = kb_step_loop(kb, outer, R % W, kb_ix_const(R / W * W), 1, false, &tail);
+      oidx[no - 1] = tail;
+      for (int d = 0, o = 0; d < r.xv->ndim; d++)
+        r.xidx[d] = (r.mask >> d & 1) ? kb_ix_const(0) : oidx[o++];
+      row_body(kb, ns, &r);
+      return;
+    }
+    body->len = keep;  // nothing strided: the rows as they are
+    oshape[no - 1] = R;
+  }
   r.body = kb_nest(kb, &kb->k->body, no, oshape, oidx, total >= PARALLEL_WORK, NULL);
   for (int d = 0, o = 0; d < r.xv->ndim; d++)
     r.xidx[d] = (r.mask >> d & 1) ? kb_ix_const(0) : oidx[o++];
-  int i = 0;
-  for (; i < ns->len && op_is_row(ns->data[i]->op); i++) {
-    const Node *n = ns->data[i];
-    TD_ASSERT(kb_same_shape(&n->srcs[0]->view, r.xv) && n->attr.dims == r.mask);
-    row_node(kb, &r, n);
-    if (r.ndone < 64)
-      r.done[r.ndone++] = n;
-  }
-  // results of the reduced shape, then a last pass over the row for the rest
-  NodeList full = {0};
-  for (int j = 0; j < ns->len; j++) {
-    const Node *n = ns->data[j];
-    LIndex idx[TD_MAX_DIMS];
-    bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
-    if (j >= i)
-      TD_ASSERT(op_is_elementwise(n->op));
-    if (n->mode != NM_STORED && j < i)
-      continue;
-    bool full_shape = j >= i && kb_same_shape(&n->out->view, r.xv);
-    if (softmax || (full_shape && !reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx))) {
-      vec_push(&kb->cx->arena, &full, n);
-      continue;
-    }
-    TD_ASSERT(reduced_index(r.xv, r.mask, r.xidx, &n->out->view, idx));
-    kb_store_node(kb, r.body, n, idx, j < i ? kb_cast(kb, kb_local_ref(kb, kb->lv[n->id].local), n->out->dtype)
-                                            : kb_node_expr(kb, n, idx));
-  }
-  if (full.len == 0)
-    return;
-  for (int64_t e = 0; e < row_steps(kb, &r); e++) {
-    LIndex idx[TD_MAX_DIMS];
-    LStmtList *in = row_pass(kb, &r, idx, e);
-    for (int j = 0; j < full.len; j++) {
-      const Node *n = full.data[j];
-      TD_ASSERT(kb_same_shape(&n->out->view, r.xv));
-      bool softmax = n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX;
-      LExpr *v = n == r.tnode ? kb_binary(kb, OP_MUL, dtype_compute(n->out->dtype), kb_local_ref(kb, r.terms[e]),
-                                          kb_local_ref(kb, kb->lv[n->id].sum))  // its term kept, times 1 / sum
-                 : softmax    ? kb_softmax_value(kb, n, idx)
-                              : kb_node_expr(kb, n, idx);
-      kb_store_node(kb, in, n, idx, v);
-    }
-  }
-  // LKernel.softmax: the last row node was a softmax, and the last pass, one store,
-  // follows its reciprocal directly
-  const LStmtList *b = r.body;
-  if (r.sm.sum_loop && r.pass && full.len == 1 && b->len >= 3 && b->data[b->len - 3] == r.sm.sum_loop &&
-      b->data[b->len - 2] == r.sm.recip && b->data[b->len - 1] == r.pass) {
-    r.sm.final_loop = r.pass;
-    kb->k->softmax = arena_alloc(&kb->cx->arena, sizeof *kb->k->softmax);
-    *kb->k->softmax = r.sm;
-  }
+  row_body(kb, ns, &r);
 }
 
 // ============================================================================

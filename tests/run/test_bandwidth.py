@@ -22,7 +22,12 @@
 - Reductions and softmax over short rows (3 to 16 elements: unrolled, vectorized across
   rows): sums, means, variances, max, argmax with ties, logsumexp, softmax and
   log_softmax, over two dims at once, rows read with a stride, f16 and f64, rows of
-  -inf, all -inf, NaN.
+  -inf, all -inf, NaN; in blocks of a vector of rows transposed through scratch: bf16,
+  int sums, rows under kept outer dims with epilogues; log_softmax's looped rows with
+  NaN, +inf, 1e30, rows of -inf only or half.
+- Several softmaxes in one kernel, each keeping its terms in its result.
+- Means and variances in one shifted pass: a large mean and a small spread, an outlier
+  first, overflow, NaN; var, std, layer_norm, group_norm.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
@@ -288,6 +293,116 @@ def check_short_rows(tdslc, t):
         t.check(f"short rows out{k}", why is None, why or "")
 
 
+def check_row_blocks(tdslc, t):
+    """Short rows run in blocks of a vector of rows through a transposed block in scratch
+    (ir/row.c's BLOCK): bf16 rows, an int sum, rows under kept outer dims with an
+    epilogue reading the input and a broadcast operand, blocks with and without a tail."""
+    rng = np.random.default_rng(17)
+    g = (rng.standard_normal((1003, 7)) * 3).astype(np.float32)
+    g[5, :] = -np.inf
+    gb = f32_to_bf16_bits(g)
+    q = (rng.standard_normal((3, 77, 8)) * 2).astype(np.float32)
+    bq = rng.standard_normal(8).astype(np.float32)
+    iv = rng.integers(-1000, 1000, size=(1001, 6), dtype=np.int32)
+    e = (rng.standard_normal((64, 12)) * 2).astype(np.float64)
+    lw = (rng.standard_normal((6, 100)) * 4).astype(np.float32)  # a looped row: log_softmax's max skips NaN
+    lw[0, 37] = np.nan
+    lw[1, 99] = np.inf
+    lw[2, :] = -np.inf
+    lw[3, :] = 1e30
+    lw[4, 50:] = -np.inf
+    src = ("fn f(g: bf16[1003, 7], q: f32[3, 77, 8], bq: f32[8], iv: i32[1001, 6], e: f64[64, 12], lw: f32[6, 100]) -> (\n"
+           "    bf16[1003, 7], f32[3, 77, 8], i64[1001], f64[64, 12], f32[3, 77], f32[6, 100], f64[6, 100]) {\n"
+           "  return (softmax(g, -1), softmax(q, -1) * bq + q, iv.sum(-1), log_softmax(e, 1), q.var(-1),\n"
+           "    log_softmax(lw, -1), log_softmax(lw.double(), -1))\n}")
+    p, outs = run_outputs(tdslc, src, {"g": gb, "q": q, "bq": bq, "iv": iv, "e": e, "lw": lw})
+    if p.returncode != 0 or len(outs) != 7:
+        t.report("row blocks", [p.stderr.decode()[-400:]])
+        return
+    gd, qd = bf16_bits_to_f32(gb).astype(np.float64), q.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wants = [(softmax_np(gd), "bf16"), (softmax_np(qd) * bq + qd, "f32"), (iv.astype(np.int64).sum(-1), "i64"),
+                 (e - e.max(1, keepdims=True) - np.log(np.exp(e - e.max(1, keepdims=True)).sum(1, keepdims=True)),
+                  "f64"), (qd.var(-1, ddof=1), "f32")]
+        lwd = lw.astype(np.float64)
+        lm = lwd.max(-1, keepdims=True)
+        lsm = lwd - lm - np.log(np.exp(lwd - lm).sum(-1, keepdims=True))
+        wants += [(lsm, "f32"), (lsm, "f64")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        if dt == "bf16":
+            got, want = bf16_bits_to_f32(got), want.astype(np.float32)
+        why = compare(got, np.asarray(want).astype(got.dtype), dt, "red", 16)
+        t.check(f"row blocks out{k} ({dt})", why is None, why or "")
+
+
+def check_fused_softmaxes(tdslc, t):
+    """Several softmaxes in one kernel: each stores its terms in its result in its sum
+    pass and multiplies them there (ir/row.c's keep_out), f32 and f64; an f16 one and a
+    log_softmax beside them recompute theirs. Rows with NaN, +inf, of -inf only."""
+    rng = np.random.default_rng(19)
+    x = (rng.standard_normal((9, 300)) * 4).astype(np.float32)
+    x[1, 5] = np.nan
+    x[2, 299] = np.inf
+    x[3, :] = -np.inf
+    x[4, :] = 1e30
+    d = x.astype(np.float64)
+    src = ("fn f(x: f32[9, 300], d: f64[9, 300]) -> (f32[9, 300], f32[9, 300], f64[9, 300], f64[9, 300], f16[9, 300],\n"
+           "    f32[9, 300]) {\n"
+           "  return (softmax(x, -1), softmax(x * 2.0, -1), softmax(d, -1), softmax(-d, 1), softmax(x.half(), -1),\n"
+           "    log_softmax(x, -1))\n}")
+    p, outs = run_outputs(tdslc, src, {"x": x, "d": d})
+    if p.returncode != 0 or len(outs) != 6:
+        t.report("fused softmaxes", [p.stderr.decode()[-400:]])
+        return
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        m = d.max(-1, keepdims=True)
+        lsm = d - m - np.log(np.exp(d - m).sum(-1, keepdims=True))
+        h = x.astype(np.float16).astype(np.float64)
+        wants = [(softmax_np(d), "f32"), (softmax_np(d * 2), "f32"), (softmax_np(d), "f64"), (softmax_np(-d), "f64"),
+                 (softmax_np(h), "f16"), (lsm, "f32")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        why = compare(got, np.asarray(want).astype(got.dtype), dt, "red", 300)
+        t.check(f"fused softmaxes out{k} ({dt})", why is None, why or "")
+
+
+def check_moments(tdslc, t):
+    """Mean and variance of a row in one pass shifted by its first element (ir/row.c's
+    moments): rows of a large mean and a small spread (1e4 + noise, where sum(x^2) -
+    sum(x)^2 / n cancels to nothing in f32), an outlier first (the two passes again),
+    moments that overflow f32, NaN; var, std, mean with var, layer_norm, group_norm; f32
+    and f64."""
+    rng = np.random.default_rng(23)
+    a = (1e4 + rng.standard_normal((64, 1000))).astype(np.float32)
+    a[1, 0] = 1e6            # an outlier first
+    a[3, 500] = np.nan
+    a[4, :] = 7.0            # no spread
+    d = 1e8 + rng.standard_normal((16, 999)) * 3
+    o = rng.standard_normal((3, 100)).astype(np.float32)
+    o[:, 7] = 1e30  # the squared deviations overflow f32: var inf
+    w = (1e4 + rng.standard_normal((4, 20000))).astype(np.float32)
+    w[:, 0] += 100  # 100 sigma from the mean, first: the shifted sums would cancel ~13 bits
+    g = (3e3 + rng.standard_normal((4, 6, 5, 7))).astype(np.float32)
+    src = ("fn f(a: f32[64, 1000], d: f64[16, 999], g: f32[4, 6, 5, 7], o: f32[3, 100], w: f32[4, 20000]) -> (\n"
+           "    f32[64], f32[64], f32[64], f32[64, 1000], f64[16], f64[16], f32[4, 6, 5, 7], f32[64], f32[3], f32[4]) {\n"
+           "  return (a.var(-1), a.std(-1, correction=0), a.mean(-1), F.layer_norm(a, [1000]), d.var(1), d.mean(1),\n"
+           "    F.group_norm(g, 2), a.mean(-1) + a.var(-1), o.var(-1), w.var(-1))\n}")
+    p, outs = run_outputs(tdslc, src, {"a": a, "d": d, "g": g, "o": o, "w": w})
+    if p.returncode != 0 or len(outs) != 10:
+        t.report("moments", [p.stderr.decode()[-400:]])
+        return
+    ad, gd = a.astype(np.float64), g.astype(np.float64).reshape(4, 2, -1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ln = (ad - ad.mean(-1, keepdims=True)) / np.sqrt(ad.var(-1, keepdims=True) + 1e-5)
+        gn = ((gd - gd.mean(-1, keepdims=True)) / np.sqrt(gd.var(-1, keepdims=True) + 1e-5)).reshape(g.shape)
+        wants = [(ad.var(-1, ddof=1), "f32"), (ad.std(-1), "f32"), (ad.mean(-1), "f32"), (ln, "f32"),
+                 (d.var(1, ddof=1), "f64"), (d.mean(1), "f64"), (gn, "f32"), (ad.mean(-1) + ad.var(-1, ddof=1), "f32"),
+                 (o.astype(np.float64).var(-1, ddof=1), "f32"), (w.astype(np.float64).var(-1, ddof=1), "f32")]
+    for k, ((want, dt), got) in enumerate(zip(wants, outs)):
+        with np.errstate(over="ignore"):  # o's var: inf in f32
+            why = compare(got, np.asarray(want).astype(got.dtype), dt, "red", 1000)
+        t.check(f"moments out{k} ({dt})", why is None, why or "")
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -298,6 +413,9 @@ def main():
     check_long_softmax(tdslc, t)
     check_big_softmax(tdslc, t)
     check_short_rows(tdslc, t)
+    check_row_blocks(tdslc, t)
+    check_fused_softmaxes(tdslc, t)
+    check_moments(tdslc, t)
     return t.summary()
 
 

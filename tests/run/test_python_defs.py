@@ -204,6 +204,87 @@ def partials(x, g):
 
 PARTIALS = 'from functools import partial\nimport functools\nfn layer_scale(x: f32[B, N, C], gamma: f32[C], inplace: bool = False) -> f32[B, N, C] {\n    return x.mul_(gamma) if inplace else x * gamma\n}\nfn block(x: f32[2, 3, 4], ls1_gamma: f32[4] | None, init_values: float | None = None) -> f32[2, 3, 4] {\n    ls1 = partial(layer_scale, gamma=ls1_gamma) if init_values else nn.Identity()\n    ls2 = functools.partial(torch.add, x)\n    return x + ls1(x * 2) + ls2(x, alpha=2)\n}\nfn f(x: f32[2, 3, 4], w: f32[4]) -> (f32[2, 3, 4], f32[2, 3, 4]) {\n    return block(x, w, 1e-5), block(x, None)\n}\n'
 
+
+def bound_now(x, w):
+    return [2 * x + x, 2 * x * (x + 1), np.stack([w[:2] * (x + i) for i in range(3)]), w[:2] - 2 * x]
+
+
+# a partial's bound arguments are read where it is made, as Python's are (they were read
+# where it was called: p(x) after `x = x * 2` added the new x, silently)
+BOUND_NOW = 'from functools import partial\nfn scale(t: f32[A, B], g: f32[A, B]) -> f32[A, B] { return t * g }\nfn apply(f: Callable, t: f32[2, 6]) -> f32[2, 6] { return f(t) }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[3, 2, 6], f32[2, 6]) {\n    p = partial(torch.add, other=x)\n    q = partial(scale, g=x + 1)\n    ps = []\n    for i in range(3) {\n        ps.append(partial(torch.mul, other=x + i))\n    }\n    x = x * 2\n    a = p(x)\n    b = apply(q, x)\n    c = torch.stack([g(w[:2]) for g in ps])\n    return a, b, c, apply(partial(torch.sub, other=x), w[:2])\n}\n'
+
+
+def modules(x, w):
+    def conv1d(inp, wt, pad):
+        p = np.pad(inp, ((0, 0), (0, 0), (pad, pad)))
+        k = wt.shape[2]
+        return np.stack([[[(p[b, :, i:i + k] * wt[o]).sum() for i in range(p.shape[2] - k + 1)]
+                          for o in range(wt.shape[0])] for b in range(inp.shape[0])])
+
+    def conv2d(inp, wt, bias):
+        kh, kw = wt.shape[2:]
+        return np.stack([[[[(inp[b, :, i:i + kh, j:j + kw] * wt[o]).sum() + bias[o]
+                            for j in range(inp.shape[3] - kw + 1)] for i in range(inp.shape[2] - kh + 1)]
+                          for o in range(wt.shape[0])] for b in range(inp.shape[0])])
+    q = x @ w[:4].T + w[4, :4]
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    ids = np.array([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]])
+    return [q, x @ w.T, (x - mu) / np.sqrt(var + 1e-6) * w[0] + w[1],
+            conv1d(x.reshape(2, 2, 3), w.reshape(3, 2, 6)[:, :, :3], 1),
+            conv2d(x.reshape(2, 1, 2, 3), w[:3, :4].reshape(3, 1, 2, 2), w[5, :3]), w[ids], w[:4], gelu(q)]
+
+
+# nn modules with parameters as objects, as __init__ makes them: their weights set from the
+# function's parameters (`k.weight = w`, `nn.Parameter(w)`), called, passed to a helper,
+# held in a list and a dict, read back (`q.weight`); they were refused
+MODULES = 'import torch.nn as nn\nfn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 4], f32[2, 6], f32[2, 6], f32[2, 3, 3], f32[2, 3, 1, 2], f32[2, 6, 6],\n                                     f32[4, 6], f32[2, 4]) {\n    q = nn.Linear(6, 4)\n    q.weight = nn.Parameter(w[:4])\n    q.bias = nn.Parameter(w[4, :4])\n    k = nn.Linear(6, 6, bias=False)\n    k.weight = w\n    ln = nn.LayerNorm(6, eps=1e-6)\n    ln.weight = w[0]\n    ln.bias = w[1]\n    conv = nn.Conv1d(2, 3, 3, padding=1, bias=False)\n    conv.weight = w.reshape(3, 2, 6)[:, :, :3]\n    conv2 = nn.Conv2d(1, 3, (2, 2), stride=1)\n    conv2.weight = w[:3, :4].reshape(3, 1, 2, 2)\n    conv2.bias = w[5, :3]\n    emb = nn.Embedding(6, 6)\n    emb.weight = w\n    mods = {"k": k, "ln": ln}\n    layers = [q, nn.GELU()]\n    h = x\n    for layer in layers {\n        h = layer(h)\n    }\n    ids = torch.tensor([[0, 5, 2, 1, 1, 3], [4, 4, 0, 2, 5, 1]])\n    return (q(x), apply(mods["k"], x), mods["ln"](x), conv(x.reshape(2, 2, 3)), conv2(x.reshape(2, 1, 2, 3)), emb(ids),\n            q.weight, h)\n}\n'
+
+
+def classes(x, w):
+    def body(t):
+        return gelu(t @ w.T + w[1]) @ w + w[2]
+    return [x * w[0], x * 0.5, body(x) * 0.5, np.full(6, 0.5), body(x), x * w[0] + body(x) * 0.5]
+
+
+# classes as pasted (timm's LayerScale, an Mlp holding nn.Linear objects and a LayerScale):
+# made, their parameters set from the function's, called, a method called by another and
+# handed on as a value (m.body), instances passed to a helper and held in a list
+CLASSES = 'import torch\nimport torch.nn as nn\n\nclass LayerScale(nn.Module) {\n    """timm\'s"""\n    fn __init__(\n            self,\n            dim: int,\n            init_values: float = 1e-5,\n            inplace: bool = False,\n    ) -> None {\n        super().__init__()\n        self.inplace = inplace\n        self.gamma = nn.Parameter(init_values * torch.ones(dim))\n    }\n\n    fn forward(self, x: torch.Tensor) -> torch.Tensor {\n        return x.mul_(self.gamma) if self.inplace else x * self.gamma\n    }\n}\n\nclass Mlp(nn.Module) {\n    fn __init__(self, dim, hidden) {\n        super().__init__()\n        self.fc1 = nn.Linear(dim, hidden)\n        self.act = nn.GELU()\n        self.fc2 = nn.Linear(hidden, dim)\n        self.scale = LayerScale(dim, init_values=0.5)\n        self.calls = 0\n    }\n    fn body(self, x) {\n        return self.fc2(self.act(self.fc1(x)))\n    }\n    fn forward(self, x) {\n        return self.scale(self.body(x))\n    }\n}\n\nfn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }\n\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[6], f32[2, 6], f32[2, 6]) {\n    ls1 = LayerScale(6, init_values=1e-5) if x.shape[1] == 6 else nn.Identity()\n    ls1.gamma = w[0]\n    ls2 = LayerScale(6, 0.5)\n    m = Mlp(6, 6)\n    m.fc1.weight = w\n    m.fc1.bias = w[1]\n    m.fc2.weight = w.t()\n    m.fc2.bias = w[2]\n    body = m.body\n    mods = [ls1, m]\n    return ls1(x), apply(ls2, x), mods[1](x), ls2.gamma, apply(body, x), torch.stack([g(x) for g in mods]).sum(0)\n}\n'
+
+
+def scopes(x, w):
+    return [x + 2 * x + w[:2], x * 2, x * 9, x * (4.0 + 20 + 5)]
+
+
+# nonlocal in a def inside a function (a tensor and a number rebound, a def inside a def) and
+# global (a module-level number rebound by the entry and by a helper, read after): Python's
+# meaning; they were parse errors
+SCOPES = 'COUNT = 0\nSCALE = 2.0\nfn bump(k: int) -> tuple {\n    global COUNT\n    COUNT += k\n    return (COUNT,)\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    total = x\n    n = 0\n    fn add(t) {\n        nonlocal total, n\n        total = total + t\n        n += 1\n    }\n    add(x * 2)\n    add(w[:2])\n    fn outer() {\n        acc = x\n        fn inner() {\n            nonlocal acc\n            acc = acc * 3\n        }\n        inner()\n        inner()\n        return acc\n    }\n    global SCALE\n    SCALE = SCALE * 2\n    a = bump(2)[0]\n    b = bump(3)[0]\n    return total, x * n, outer(), x * (SCALE + a * 10 + b)\n}\n'
+
+
+def attrs(x, w):
+    return [x @ w, (x + 1) * 2, x * 2]
+
+
+# attributes set in a helper (an nn.Linear's weight), in a method (forward keeping its last
+# input), `self.calls += 1`, an object made and returned by a def inside the function: the
+# caller's object (they were refused, or read names that had ended with the call)
+ATTRS = 'class Cache(nn.Module) {\n    fn __init__(self) {\n        super().__init__()\n        self.last = None\n        self.calls = 0\n    }\n    fn forward(self, x) {\n        self.last = x * 2\n        self.calls += 1\n        return x + 1\n    }\n}\nfn set_w(m: Callable, w: f32[6, 6]) { m.weight = w.t() }\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {\n    k = nn.Linear(6, 6, bias=False)\n    set_w(k, w)\n    c = Cache()\n    y = c(x)\n    y = c(y)\n    return k(x), c.last, x * c.calls\n}\nfn g(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {\n    fn make(t) {\n        return Cache() if t is None else nn.Linear(6, 6)\n    }\n    c = make(None)\n    c(w[:2])\n    lin = make(w)\n    lin.weight = w\n    lin.bias = w[0] * 1\n    lin.bias += w[1]\n    return c.last, lin(x), x * c.calls\n}\n'
+
+
+
+def attrs_g(x, w):
+    return [w[:2] * 2, x @ w.T + w[0] + w[1], x]
+
+
+def kv_cache(x, w):
+    return [np.stack([x[0], 2 * x[1]]), np.concatenate([x[0:1], 2 * x[1:2], np.zeros((2, 6))])]
+
+
+# a module keeping a cache as an attribute its forward writes into (LLaMA's self.cache_k)
+KV_CACHE = 'class KV(nn.Module) {\n    fn __init__(self, n) {\n        super().__init__()\n        self.cache_k = torch.zeros(4, n)\n    }\n    fn forward(self, x, pos: int) {\n        self.cache_k[pos] = x\n        return self.cache_k[: pos + 1]\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[4, 6]) {\n    kv = KV(6)\n    a = kv(x[0], 0)\n    b = kv(x[1] * 2, 1)\n    return b, kv.cache_k\n}\n'
+
+
 def changed(x, w):
     return [np.stack([x, (x + 1) * 2, x + 2]), np.stack([x * 0, x * 1]), x * 3, x]
 
@@ -224,9 +305,24 @@ CASES = [
      CHUNKING, chunking, ["f32"] * 3),
     ("functools.partial of a user fn chosen by a conditional expression, of torch.add", PARTIALS, partials,
      ["f32"] * 2),
+    ("a partial's bound arguments read where it is made, not where it is called (was: a wrong result)", BOUND_NOW,
+     bound_now, ["f32"] * 4),
+    ("nn.Linear, LayerNorm, Conv1d, Conv2d, Embedding as objects, their parameters set: called, passed on, held",
+     MODULES, modules, ["f32"] * 8),
+    ("classes as pasted: __init__ with super().__init__(), nn.Parameter, submodules; forward, methods, bound methods",
+     CLASSES, classes, ["f32"] * 6),
+    ("nonlocal and global statements: tensors and numbers rebound in the enclosing def, module-level names",
+     SCOPES, scopes, ["f32"] * 4),
+    ("attributes set in a helper, in a method, by +=; an object made by a def and returned", ATTRS, attrs,
+     ["f32"] * 3),
+    ("attributes set: an object made by a def, a tensor attribute updated in place", ATTRS, attrs_g, ["f32"] * 3,
+     "g"),
+    ("a cache kept as an attribute, written by forward (self.cache_k[pos] = x)", KV_CACHE, kv_cache, ["f32"] * 2),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
 ]
+
+CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
 
 # (name, program, the first line of stderr after 'case.tdsl:')
 FAILURES = [
@@ -270,6 +366,54 @@ FAILURES = [
      "one, a lambda or an nn module object"),
     ("a partial of no function", "from functools import partial\nfn f(a: f32[3]) -> f32[3] {\n"
      "    g = partial(a, 1)\n    return a\n}", "3:17: error: the first argument must be callable"),
+    ("an nn module's parameter used before it is set", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 2)\n"
+     "    return m(a)\n}", "3:12: error: Linear's weight is not set: tdsl has no initial values for parameters; set "
+     "it from a parameter of the function first (m.weight = w)"),
+    ("an nn module's parameter of the wrong shape", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 2)\n"
+     "    m.weight = a\n    return a\n}", "3:16: error: size mismatch for weight: copying a param with shape "
+     "torch.Size([3]), the shape in current model is torch.Size([2, 3])"),
+    ("a number as an nn module's parameter", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n"
+     "    m.weight = 2\n    return a\n}", "3:16: error: cannot assign 'int' as parameter 'weight' (torch.nn.Parameter "
+     "or None expected)"),
+    ("an attribute an nn module lacks", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n"
+     "    m.weight = a.expand(3, 3)\n    return m.wieght\n}", "4:14: error: 'Linear' object has no attribute 'wieght'"),
+    ("an nn module called on two inputs", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3, bias=False)\n"
+     "    m.weight = a.expand(3, 3)\n    return m(a, a)\n}",
+     "4:12: error: Linear.forward() takes 2 positional arguments but 3 were given"),
+    ("an nn.Linear called on an input of the wrong size", "fn f(a: f32[3]) -> f32[3] {\n"
+     "    m = nn.Linear(3, 3, bias=False)\n    m.weight = a.expand(3, 3)\n    return m(a[:2])\n}",
+     "4:12: error: mat1 and mat2 shapes cannot be multiplied (1x2 and 3x3)"),
+    ("an attribute holding a parameter updated in place", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3)\n"
+     "    m.weight = a.expand(3, 3)\n    m.bias = a\n    m.bias += a\n    return m(a)\n}",
+     "5:5: error: cannot write to 'm.bias': parameters are read-only unless declared 'mut'"),
+    ("a class's __init__ missing an argument", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S()(a)\n}",
+     "9:12: error: __init__() missing 1 required positional argument: 'd'"),
+    ("a class's __init__ given a keyword it lacks", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S(3, j=1)(a)\n}",
+     "9:17: error: __init__() got an unexpected keyword argument 'j'"),
+    ("a class's __init__ given a tensor for an int", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S(a)(a)\n}",
+     "9:14: error: argument 'd' of 'S.__init__' must be int, not Tensor"),
+    ("a method that does not exist", CLS + "fn f(a: f32[3]) -> f32[3] {\n    s = S(3)\n    return s.nope(a)\n}",
+     "10:14: error: 'S' object has no attribute 'nope'"),
+    ("forward given two inputs", CLS + "fn f(a: f32[3]) -> f32[3] {\n    return S(3).forward(a, a)\n}",
+     "9:28: error: forward() takes 2 positional arguments but 3 were given"),
+    ("a class without forward called", "class T(nn.Module) {\n    pass\n}\nfn f(a: f32[3]) -> f32[3] { return T()(a) }",
+     "4:36: error: NotImplementedError: Module [T] is missing the required \"forward\" function"),
+    ("a class attribute", "class T(nn.Module) {\n    x = 3\n}\nfn f(a: f32[3]) -> f32[3] { return a }",
+     "2:5: error: a class body holds its methods (fn), a docstring and pass: class attributes are not supported yet "
+     "(set them in __init__: self.name = value)"),
+    ("nonlocal in a file's function", "fn f(a: f32[3]) -> f32[3] {\n    nonlocal a\n    return a\n}",
+     "2:14: error: no binding for nonlocal 'a' found"),
+    ("nonlocal of a name the enclosing function lacks", "fn f(a: f32[3]) -> f32[3] {\n    fn g() {\n"
+     "        nonlocal zz\n        zz = 1\n    }\n    g()\n    return a\n}", "3:18: error: no binding for nonlocal 'zz' found"),
+    ("global after the name is assigned", "fn f(a: f32[3]) -> f32[3] {\n    b = 1\n    global b\n    return a\n}",
+     "3:12: error: name 'b' is assigned to before global declaration"),
+    ("a tensor in a global", "fn f(a: f32[3]) -> f32[3] {\n    global G\n    G = a\n    return a\n}",
+     "3:9: error: a module-level name holds compile-time values: 'G', declared global, cannot hold a tensor (a "
+     "tensor's values are known only when the program runs)"),
+    ("a def rebinding a nonlocal handed to a helper", "fn ap(g: Callable) { g() }\nfn f(a: f32[3]) -> f32[3] {\n"
+     "    n = 0\n    fn g() {\n        nonlocal n\n        n += 1\n    }\n    ap(g)\n    return a\n}",
+     "4:5: error: a fn that rebinds a nonlocal name ('n') handed to another function is not supported yet: call it "
+     "where it is defined"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
@@ -282,12 +426,12 @@ def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
-    for name, src, model, kinds in CASES:
+    for name, src, model, kinds, *entry in CASES:
         inputs = {"x": X, "w": W} if "x: f32[2, 6]" in src else \
             {"x": RNG.standard_normal(SHAPES[src][0]).astype(np.float32),
              "w": RNG.standard_normal(SHAPES[src][1]).astype(np.float32)}
         want = model(*[f64(v) for v in inputs.values()])
-        p, outs = run_outputs(tdslc, src, inputs)
+        p, outs = run_outputs(tdslc, src, inputs, fn=entry[0] if entry else "f")
         t.report(name, compare_kinds(p, outs, want, kinds), src)
     for name, src, first in FAILURES:
         t.report(name, refusal_errors(tdslc, src, {"a": X[0, :3].copy()}, first), src)
