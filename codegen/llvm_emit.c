@@ -126,6 +126,26 @@ static void prefer_host_vectors(LLVMContextRef lc, LLVMModuleRef m, LLVMTargetMa
                               LLVMCreateStringAttribute(lc, key, sizeof key - 1, val, sizeof val - 1));
 }
 
+// Whether f stores a scalar or does floating-point arithmetic on scalars: work the
+// vectorizers may turn into vector code. A function with neither (ir/gemm.c's
+// micro-kernels: explicit vectors, scalars only loaded to be splatted) gives them nothing
+// to do but costs slp-vectorizer its search; build_verified marks it noimplicitfloat,
+// which both vectorizers skip, for the passes only (codegen never sees the mark).
+// Measured (issue 31): examples/attention.tdsl to an object 150.4M -> 145.4M
+// instructions (callgrind); the optimised IR of every bench/workloads and examples
+// function and of GPT-2 (T = 64, 128) byte-identical with and without it.
+static bool scalar_work(LLVMValueRef f) {
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      LLVMOpcode op = LLVMGetInstructionOpcode(in);
+      LLVMTypeKind k = LLVMGetTypeKind(LLVMTypeOf(op == LLVMStore ? LLVMGetOperand(in, 0) : in));
+      bool fp = k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind || k == LLVMFloatTypeKind || k == LLVMDoubleTypeKind;
+      if ((op == LLVMStore && k != LLVMVectorTypeKind) || (fp && op != LLVMLoad))
+        return true;
+    }
+  return false;
+}
+
 // Builds progs into a module of lc for tm, verifies it and optimises it (O2_PASSES,
 // else default<On>). On success *out owns the module; on failure it is disposed here.
 static const char *build_verified(Ctx *cx, LLVMContextRef lc, LProgram *const *progs, int nprogs,
@@ -140,7 +160,13 @@ static const char *build_verified(Ctx *cx, LLVMContextRef lc, LProgram *const *p
   if (!err) {
     int opt = llvm_opt_level(o->opt);
     prefer_host_vectors(lc, m, tm);
+    unsigned nif = LLVMGetEnumAttributeKindForName("noimplicitfloat", 15);
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f && opt == 2; f = LLVMGetNextFunction(f))  // (O2_PASSES')
+      if (!LLVMIsDeclaration(f) && !scalar_work(f))
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(lc, nif, 0));
     err = llvm_run_passes(cx, m, tm, opt == 2 ? O2_PASSES : NULL, opt, true, "llvm: optimizing");
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+      LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, nif);
     if (!err)
       llvm_mark_streams(lc, m);
     lap(o, "optimize");

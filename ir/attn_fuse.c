@@ -58,18 +58,38 @@ static bool is_neg_inf(const Value *v) { return v->is_scalar && isinf(v->sval) &
 
 // ---- a mask made of constants: causal? ----
 // A mask that reads no parameter (nanoGPT's tril(ones(T, T)) == 0, or a triangle of
-// aranges) is evaluated here, element by element, in doubles (exact: its values are
-// small integers and bools); one that keeps exactly the keys j <= i of every query row
-// i is the causal mask, and the attention skips the blocks past each tile's diagonal
-// instead of reading it. Evaluation gives up (false) on any op it does not know.
-enum { EVAL_MAX = 1 << 20 };  // elements of a mask evaluated at most
+// aranges) is evaluated here in doubles (exact: its values are small integers and
+// bools); one that keeps exactly the keys j <= i of every query row i is the causal
+// mask, and the attention skips the blocks past each tile's diagonal instead of reading
+// it. Each node the mask reads is evaluated whole, once per attn_fuse (Evals), so an
+// element costs a lookup in its sources rather than a walk down the whole expression
+// (at GPT-2's T = 512 that walk was 98% of a compile). Evaluation gives up (false) on any
+// op it does not know, or on a node of more than NODE_MAX elements.
+enum { EVAL_MAX = 1 << 20, NODE_MAX = 1 << 22 };  // elements of a mask, of a node it reads, evaluated at most
 
-static bool eval_value(const Value *v, int ndim, const int64_t *idx, double *out);
+// The nodes evaluated so far: each one's elements (its output, laid out contiguously),
+// or NULL where it cannot be evaluated. In a scratch arena of attn_fuse's.
+typedef struct Evaluated {
+  const Node *node;
+  const double *vals;
+} Evaluated;
+typedef struct Evals {
+  Arena arena;
+  VEC(Evaluated) done;
+} Evals;
 
-// Node n's element at its output index idx (n->out->view.ndim entries).
-static bool eval_node(const Node *n, const int64_t *idx, double *out) {
-  const View *ov = &n->out->view;
-  double a[3];
+// The element of v's producer's (contiguous) output that v reads at index idx of an
+// ndim-dim space v broadcasts into (right-aligned).
+static int64_t elem_of(const Value *v, int ndim, const int64_t *idx) {
+  int64_t e = v->view.offset;
+  for (int d = 0; d < v->view.ndim; d++)
+    e += (v->view.shape[d] == 1 ? 0 : idx[ndim - v->view.ndim + d]) * v->view.strides[d];
+  return e;
+}
+
+// Node n's element at its output index idx from its operands' values a (a pointwise
+// op), or of its own (a leaf); false for an op not known here.
+static bool eval_node(const Node *n, const int64_t *idx, const double *a, double *out) {
   switch (n->op) {
   case OP_ZEROS: *out = 0; return true;
   case OP_ONES: *out = 1; return true;
@@ -79,14 +99,6 @@ static bool eval_node(const Node *n, const int64_t *idx, double *out) {
                                          : (double)(n->attr.ilo + idx[0] * n->attr.ihi);
     return true;
   case OP_EYE: *out = idx[0] == idx[1]; return true;
-  default: break;
-  }
-  if (!op_is_pointwise(n->op) || n->nsrc > 3)
-    return false;
-  for (int s = 0; s < n->nsrc; s++)
-    if (!eval_value(n->srcs[s], ov->ndim, idx, &a[s]))
-      return false;
-  switch (n->op) {
   case OP_COPY:
   case OP_CLONE: *out = a[0]; return true;
   case OP_TO: *out = n->out->dtype == DT_BOOL ? a[0] != 0 : dtype_is_float(n->out->dtype) ? a[0] : (double)(int64_t)a[0];
@@ -109,48 +121,64 @@ static bool eval_node(const Node *n, const int64_t *idx, double *out) {
   }
 }
 
-// v's element at index idx of an ndim-dim space v broadcasts into (right-aligned).
-static bool eval_value(const Value *v, int ndim, const int64_t *idx, double *out) {
-  if (v->is_scalar) {
-    *out = dtype_is_float(v->dtype) ? v->sval : (double)v->ival;
-    return true;
+static const double *node_values(Evals *ev, const Node *n);
+
+// The elements of v's producer (NULL: not evaluable), v read in an ndim-dim space.
+static const double *value_values(Evals *ev, const Value *v, int ndim) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL || v->view.ndim > ndim)
+    return NULL;
+  return node_values(ev, v->buf->producer);
+}
+
+static bool is_leaf(Op op) { return op == OP_ZEROS || op == OP_ONES || op == OP_FULL || op == OP_ARANGE || op == OP_EYE; }
+
+// n's elements, evaluated once, its sources' first; NULL if it cannot be evaluated.
+static const double *node_values(Evals *ev, const Node *n) {
+  for (int i = 0; i < ev->done.len; i++)
+    if (ev->done.data[i].node == n)
+      return ev->done.data[i].vals;
+  const View *ov = &n->out->view;
+  int64_t numel = view_numel(*ov), idx[TD_MAX_DIMS] = {0};
+  const double *src[3] = {NULL, NULL, NULL};
+  bool leaf = is_leaf(n->op), ok = numel <= NODE_MAX && (leaf || (op_is_pointwise(n->op) && n->nsrc <= 3));
+  for (int s = 0; ok && !leaf && s < n->nsrc; s++)
+    ok = n->srcs[s]->is_scalar || (src[s] = value_values(ev, n->srcs[s], ov->ndim)) != NULL;
+  double *vals = ok ? arena_alloc(&ev->arena, sizeof(double) * (size_t)(numel + 1)) : NULL, a[3] = {0, 0, 0};
+  int nsrc = leaf ? 0 : n->nsrc;
+  for (int s = 0; s < nsrc; s++) {  // (a scalar's value once)
+    const Value *v = n->srcs[s];
+    a[s] = src[s] ? 0 : dtype_is_float(v->dtype) ? v->sval : (double)v->ival;
   }
-  if (!v->buf || v->buf->kind != BUF_KERNEL || v->view.ndim > ndim)
-    return false;
-  int64_t e = v->view.offset;
-  for (int d = 0; d < v->view.ndim; d++) {
-    int64_t i = idx[ndim - v->view.ndim + d];
-    e += (v->view.shape[d] == 1 ? 0 : i) * v->view.strides[d];
+  for (int64_t at = 0; vals && at < numel; at++) {
+    for (int s = 0; s < nsrc; s++)
+      if (src[s])
+        a[s] = src[s][elem_of(n->srcs[s], ov->ndim, idx)];
+    if (!eval_node(n, idx, a, &vals[at]))
+      vals = NULL;
+    for (int d = ov->ndim - 1; d >= 0 && ++idx[d] == ov->shape[d]; d--)  // the next index, row-major
+      idx[d] = 0;
   }
-  const Node *p = v->buf->producer;
-  const View *pv = &p->out->view;  // contiguous: e's index there
-  int64_t pi[TD_MAX_DIMS];
-  for (int d = pv->ndim - 1; d >= 0; d--) {
-    pi[d] = pv->shape[d] ? e % pv->shape[d] : 0;
-    e = pv->shape[d] ? e / pv->shape[d] : 0;
-  }
-  return eval_node(p, pi, out);
+  vec_push(&ev->arena, &ev->done, ((Evaluated){n, vals}));
+  return vals;
 }
 
 // Whether the mask m (a [.., L, S] view: keep where true, or hide where true when
 // !keep) keeps exactly the keys j <= i of every row i.
-static bool is_causal(const Value *m, bool keep, int64_t L, int64_t S) {
+static bool is_causal(Evals *ev, const Value *m, bool keep, int64_t L, int64_t S) {
   const View *v = &m->view;
   int64_t n = view_numel(*v), idx[TD_MAX_DIMS] = {0};
-  if (n == 0 || n > EVAL_MAX || v->ndim < 2)
+  if (n == 0 || n > EVAL_MAX || v->ndim < 2 || v->shape[v->ndim - 2] != L || v->shape[v->ndim - 1] != S ||
+      L == 1 || S == 1)
+    return false;  // (of one row or one column: broadcast along it, not a triangle)
+  const double *vals = value_values(ev, m, v->ndim);
+  if (!vals)
     return false;
   for (int64_t at = 0; at < n; at++) {
-    int64_t r = at;
-    for (int d = v->ndim - 1; d >= 0; d--)
-      idx[d] = r % v->shape[d], r /= v->shape[d];
-    double x;
-    if (!eval_value(m, v->ndim, idx, &x))
+    double x = vals[elem_of(m, v->ndim, idx)];
+    if (((x != 0) == keep) != (idx[v->ndim - 1] <= idx[v->ndim - 2]))
       return false;
-    int64_t i = v->shape[v->ndim - 2] == 1 ? -1 : idx[v->ndim - 2], j = v->shape[v->ndim - 1] == 1 ? -1 : idx[v->ndim - 1];
-    if (i < 0 || j < 0 || v->shape[v->ndim - 2] != L || v->shape[v->ndim - 1] != S)
-      return false;  // (broadcast along a row or a column: not a triangle)
-    if (((x != 0) == keep) != (j <= i))
-      return false;
+    for (int d = v->ndim - 1; d >= 0 && ++idx[d] == v->shape[d]; d--)
+      idx[d] = 0;
   }
   return true;
 }
@@ -186,7 +214,7 @@ static Node *scores(const Graph *g, const Value *s, double *scale) {
 }
 
 // Node y (a matmul) as the end of an attention chain: rewritten, or false.
-static bool fuse_one(Graph *g, Node *y) {
+static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   Node *sm = sole_part(g, y->srcs[0], OP_SOFTMAX);
   const View *ov = &y->out->view;
   int nd = ov->ndim;
@@ -225,7 +253,7 @@ static bool fuse_one(Graph *g, Node *y) {
           Ev = ov->shape[nd - 1];
   // the operands in the attention's form: q [.., L, E], k [.., S, E], v [.., S, Ev], mask [.., L, S]
   Value *ops[4];
-  bool causal = cond && is_causal(cond, keep, L, S);
+  bool causal = cond && is_causal(ev, cond, keep, L, S);
   if (causal)
     cond = NULL;
   int nops = cond || bias ? 4 : 3;
@@ -260,9 +288,11 @@ static bool fuse_one(Graph *g, Node *y) {
 
 bool attn_fuse(Graph *g) {
   bool any = false;
+  Evals ev = {0};
   for (int i = 0; i < g->nodes.len; i++)
     if (g->nodes.data[i]->op == OP_MATMUL && !g->nodes.data[i]->attr.nk)
-      any |= fuse_one(g, g->nodes.data[i]);
+      any |= fuse_one(g, &ev, g->nodes.data[i]);
+  arena_reset(&ev.arena);
   if (any)
     graph_prune(g);
   return any;

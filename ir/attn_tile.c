@@ -27,6 +27,11 @@
 //         divisor of Ev a call), sc its B panel, acc its tile (its sums loaded); v's
 //         block copied into scratch as k's may be; Ev smaller than a call: registers
 //     out[i0 + r, e] = acc[e][r] * (1 / l[r])
+// With a single key block (S <= KB, T.one) there is nothing to rescale: b is m, l and acc
+// start from that block's own (no c, no exp(m - m'), no acc *= c, no zeroing of acc). A
+// padded last tile's state loops run over all MR lanes (whole vectors, as a full tile's)
+// unless a mask is read at the row; its padding rows (q = 0) stay finite and are never
+// stored.
 //
 // q is copied once per tile into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c),
 // each MR lanes wide, have a region per batch when the batch loop is the parallel one
@@ -57,16 +62,20 @@ typedef struct Tile {
   bool kcopy, vcopy;      //   a block of k (v) copied first, converted, into scratch (its
                           //   dtype is not the computing one, or its e stride is not 1)
   int kv;                 //   that scratch (a buffer: kt at 0, KB x E; vt at KB * E, KB x Ev)
+  bool one;               // a single key block (S <= KB): no running rescale (see key_block)
   int qt, sc, acc, st;      // the temps (program buffers)
   enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
   LIndex idx[TD_MAX_DIMS];  // the batch dims' indices
   LIndex bat;               // the batch, linear
 } Tile;
 
-// The tile being built: rows i0 + 0..mr.
+// The tile being built: rows i0 + 0..mr; its state loops (softmax, m, l, c) run over
+// lanes 0..all: MR, so that a padded last tile's loops are whole vectors like the others'
+// (its padding rows have q = 0: finite scores, state and sums, never stored), or mr
+// where a mask is read at the row.
 typedef struct Rows {
   LIndex i0;
-  int mr;
+  int mr, all;
 } Rows;
 
 static LIndex plus(LIndex x, int64_t c) {
@@ -128,6 +137,11 @@ static LStmtList *rows_loop(const Tile *T, LStmtList *into, const Rows *R, LInde
   return kb_step_loop(T->kb, into, R->mr, kb_ix_const(0), 1, false, r);
 }
 
+// A loop over the lanes of the tile's state (Rows.all).
+static LStmtList *state_loop(const Tile *T, LStmtList *into, const Rows *R, LIndex *r) {
+  return kb_step_loop(T->kb, into, R->all, kb_ix_const(0), 1, false, r);
+}
+
 // st row `which` of the tile, at row r.
 static LIndex st_at(const Tile *T, const Rows *R, int which, LIndex r) {
   return tile_at(T, R, NST, kb_ix_const(which), r);
@@ -180,6 +194,11 @@ static void values_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb,
   int lanes[MAX_RV], nv = row_vectors(T, R, lanes), a[MAX_REG][MAX_RV], p[MAX_RV];
   for (int h = 0; h < nv; h++) {
     LIndex rh = kb_ix_const(h * T->V);
+    if (T->one) {  // the only block: the sums start at 0
+      for (int e = 0; e < ec; e++)
+        a[e][h] = kb_let_local(kb, into, splat(T, lanes[h], fc(T, 0)));
+      continue;
+    }
     int c = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_C, rh), lanes[h]));
     for (int e = 0; e < ec; e++) {
       LExpr *old = vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, e), rh), lanes[h]);
@@ -211,11 +230,14 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   LIndex r, jj;
   // b = -inf; x = s (+ mask), -inf where hidden, into sc (s itself when there is neither);
   // b = x > b ? x : b (a NaN score need not reach m: its p is NaN, which makes the row's l
-  // and acc NaN)
-  LStmtList *in = rows_loop(T, into, R, &r);
-  kb_buf_store(kb, in, T->st, st_at(T, R, ST_B, r), fc(T, -INFINITY));
+  // and acc NaN). The only block (T->one): b is m itself (m was -inf, so m' = b), l = 0,
+  // and p's sum goes to l (l and acc were 0: c would scale zeros)
+  LStmtList *in = state_loop(T, into, R, &r);
+  kb_buf_store(kb, in, T->st, st_at(T, R, T->one ? ST_M : ST_B, r), fc(T, -INFINITY));
+  if (T->one)
+    kb_buf_store(kb, in, T->st, st_at(T, R, ST_L, r), fc(T, 0));
   in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
-  in = rows_loop(T, in, R, &r);
+  in = state_loop(T, in, R, &r);
   LIndex i = sum(kb, R->i0, &r, 1), j = sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
   LExpr *x = kb_buf_load(kb, T->sc, at);
   bool plain = true;  // x is s
@@ -231,34 +253,38 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   int xs = kb_let_local(kb, in, x);
   if (!plain)
     kb_buf_store(kb, in, T->sc, at, ref(T, xs));
-  LIndex bi = st_at(T, R, ST_B, r);
+  LIndex bi = st_at(T, R, T->one ? ST_M : ST_B, r);
   int b = kb_let_local(kb, in, kb_buf_load(kb, T->st, bi));
   LExpr *gt = kb_binary(kb, OP_GT, DT_BOOL, ref(T, xs), ref(T, b));
   kb_buf_store(kb, in, T->st, bi, kb_select(kb, gt, ref(T, xs), ref(T, b)));
   // m' = max(m, b); c = m == m' ? 1 : exp(m - m'); m = m'; b = 0
-  in = rows_loop(T, into, R, &r);
-  LIndex mi = st_at(T, R, ST_M, r);
-  bi = st_at(T, R, ST_B, r);
-  int m = kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
-  int mn = kb_let_local(kb, in, bin(T, OP_MAXIMUM, ref(T, m), kb_buf_load(kb, T->st, bi)));
-  LExpr *shift = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)));
-  LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, m), ref(T, mn));
-  kb_buf_store(kb, in, T->st, st_at(T, R, ST_C, r), kb_select(kb, same, fc(T, 1), shift));
-  kb_buf_store(kb, in, T->st, mi, ref(T, mn));
-  kb_buf_store(kb, in, T->st, bi, fc(T, 0));
-  // p = exp(x - m) (0 for a hidden key) into sc; b = b + p
+  if (!T->one) {
+    in = state_loop(T, into, R, &r);
+    LIndex mi = st_at(T, R, ST_M, r);
+    bi = st_at(T, R, ST_B, r);
+    int m = kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
+    int mn = kb_let_local(kb, in, bin(T, OP_MAXIMUM, ref(T, m), kb_buf_load(kb, T->st, bi)));
+    LExpr *shift = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)));
+    LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, m), ref(T, mn));
+    kb_buf_store(kb, in, T->st, st_at(T, R, ST_C, r), kb_select(kb, same, fc(T, 1), shift));
+    kb_buf_store(kb, in, T->st, mi, ref(T, mn));
+    kb_buf_store(kb, in, T->st, bi, fc(T, 0));
+  }
+  // p = exp(x - m) (0 for a hidden key) into sc; b (the only block: l) = b + p
   in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
-  in = rows_loop(T, in, R, &r);
+  in = state_loop(T, in, R, &r);
   at = tile_at(T, R, T->KB, jj, r);
-  bi = st_at(T, R, ST_B, r);
+  bi = st_at(T, R, T->one ? ST_L : ST_B, r);
   int xv = kb_let_local(kb, in, kb_buf_load(kb, T->sc, at));
   LExpr *e = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, xv), kb_buf_load(kb, T->st, st_at(T, R, ST_M, r))));
   LExpr *hidden = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, xv), fc(T, -INFINITY));
   int p = kb_let_local(kb, in, kb_select(kb, hidden, fc(T, 0), e));
   kb_buf_store(kb, in, T->sc, at, ref(T, p));
   kb_buf_store(kb, in, T->st, bi, bin(T, OP_ADD, kb_buf_load(kb, T->st, bi), ref(T, p)));
+  if (T->one)
+    return;
   // l = l * c + b
-  in = rows_loop(T, into, R, &r);
+  in = state_loop(T, into, R, &r);
   LIndex li = st_at(T, R, ST_L, r);
   LExpr *lc = bin(T, OP_MUL, kb_buf_load(kb, T->st, li), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r)));
   kb_buf_store(kb, in, T->st, li, bin(T, OP_ADD, lc, kb_buf_load(kb, T->st, st_at(T, R, ST_B, r))));
@@ -329,18 +355,21 @@ static void values_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
   int ec = T->vm.MR;
   int64_t full = T->Ev / ec;
   LIndex r, e, e0, zero = kb_ix_const(0);
-  LStmtList *in = kb_step_loop(kb, into, full * ec, zero, 1, false, &e);
-  in = rows_loop(T, in, R, &r);
-  LIndex ai = tile_at(T, R, T->Ev, e, r);
-  kb_buf_store(kb, in, T->acc, ai, bin(T, OP_MUL, kb_buf_load(kb, T->acc, ai), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r))));
+  if (!T->one) {  // (the only block: the call starts the sums, load 0)
+    LStmtList *in = kb_step_loop(kb, into, full * ec, zero, 1, false, &e);
+    in = state_loop(T, in, R, &r);
+    LIndex ai = tile_at(T, R, T->Ev, e, r);
+    kb_buf_store(kb, in, T->acc, ai,
+                 bin(T, OP_MUL, kb_buf_load(kb, T->acc, ai), kb_buf_load(kb, T->st, st_at(T, R, ST_C, r))));
+  }
   if (T->vcopy)
     copy_block(T, into, T->v, T->Ev, T->KB * T->E, jb, nb);
-  in = kb_step_loop(kb, into, full, zero, ec, false, &e0);
+  LStmtList *in = kb_step_loop(kb, into, full, zero, ec, false, &e0);
   int va, sa = kb_arg(kb, T->sc, true, true), aa = kb_arg(kb, T->acc, true, true);
   LIndex at;
   micro_at(T, T->v, T->vcopy, T->Ev, T->KB * T->E, jb, zero, e0, &va, &at);
   gemm_micro_call(kb, in, &T->vm, va, at, T->vcopy ? T->Ev : T->ldv, sa, tile_at(T, R, T->KB, zero, zero), 0, aa,
-                  tile_at(T, R, T->Ev, e0, zero), nb, T->MR, kb_iconst(kb, DT_I64, 1));
+                  tile_at(T, R, T->Ev, e0, zero), nb, T->MR, kb_iconst(kb, DT_I64, !T->one));
   if (T->Ev % ec)
     values_sub(T, into, R, jb, nb, kb_ix_const(full * ec), (int)(T->Ev % ec));
 }
@@ -379,25 +408,28 @@ static void key_block(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, 
 
 static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   KernelBuilder *kb = T->kb;
-  Rows R = {.i0 = i0, .mr = mr};
+  Rows R = {.i0 = i0, .mr = mr, .all = T->mask ? mr : T->MR};
   LIndex e, r;
   // qt = q's rows times the scale, transposed (read along the rows); acc = 0; m = -inf; l = 0
-  LStmtList *in = rows_loop(T, into, &R, &r);
+  LStmtList *in;
+  if (mr < T->MR) {  // the lanes past the tile's rows (the products compute all MR): zero
+    in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);  // (all MR: whole vectors)
+    in = kb_step_loop(kb, in, T->MR, kb_ix_const(0), 1, false, &r);
+    kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
+  }
+  in = rows_loop(T, into, &R, &r);
   in = kb_step_loop(kb, in, T->E, kb_ix_const(0), 1, false, &e);
   LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, sum(kb, i0, &r, 1), e), fc(T, T->n->attr.scale));
   kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), qs);
-  if (mr < T->MR) {  // the lanes past the tile's rows (the products compute all MR): zero
-    in = kb_step_loop(kb, into, T->E, kb_ix_const(0), 1, false, &e);
-    in = kb_step_loop(kb, in, T->MR - mr, kb_ix_const(mr), 1, false, &r);
-    kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
+  if (!T->one) {  // (the only block sets them itself)
+    Rows all = {.i0 = i0, .mr = T->MR};
+    in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
+    in = rows_loop(T, in, &all, &r);
+    kb_buf_store(kb, in, T->acc, tile_at(T, &R, T->Ev, e, r), fc(T, 0));
+    in = state_loop(T, into, &R, &r);
+    kb_buf_store(kb, in, T->st, st_at(T, &R, ST_M, r), fc(T, -INFINITY));
+    kb_buf_store(kb, in, T->st, st_at(T, &R, ST_L, r), fc(T, 0));
   }
-  Rows all = {.i0 = i0, .mr = T->MR};
-  in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
-  in = rows_loop(T, in, &all, &r);
-  kb_buf_store(kb, in, T->acc, tile_at(T, &R, T->Ev, e, r), fc(T, 0));
-  in = rows_loop(T, into, &R, &r);
-  kb_buf_store(kb, in, T->st, st_at(T, &R, ST_M, r), fc(T, -INFINITY));
-  kb_buf_store(kb, in, T->st, st_at(T, &R, ST_L, r), fc(T, 0));
   int64_t full = T->S / T->KB, rest = T->S % T->KB;
   if (full) {
     LIndex jb;
@@ -406,7 +438,7 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   if (rest)
     key_block(T, into, &R, kb_ix_const(full * T->KB), rest);
   // out = acc * (1 / l) (l = 0 with acc = 0, a row that sees no key: NaN)
-  in = rows_loop(T, into, &R, &r);
+  in = state_loop(T, into, &R, &r);
   LIndex li = st_at(T, &R, ST_L, r);
   kb_buf_store(kb, in, T->st, li, bin(T, OP_DIV, fc(T, 1), kb_buf_load(kb, T->st, li)));
   in = rows_loop(T, into, &R, &r);
@@ -449,6 +481,7 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
     return false;  // fewer query rows than half a vector (decoding): ir/attn.c's rows do better
   T.MR = T.L <= T.V ? T.V : MAX_RV * T.V;  // (a last tile of fewer rows is padded: lanes past them idle)
   T.KB = KB_ROWS;
+  T.one = T.S <= T.KB;
   // each broadcast element of k or v meets every row vector: kr x MAX_RV accumulators,
   // MAX_RV row vectors and the broadcast in the registers
   int regs = (t->nregs - 1 - MAX_RV) / MAX_RV;

@@ -7,7 +7,8 @@ L, S], 1-D and [B, 1, L, S], a mask computed by elementwise ops, rows whose keys
 PyTorch's softmax of a row of -inf); is_causal with L < S and L > S; an explicit
 scale; transposed, stepped and expanded operands, and an operand computed by another
 op; empty L and S (S == 0 gives zeros, as PyTorch's empty softmax times an empty
-value matrix does). Also: --emit=ir shows each call as one kernel.
+value matrix does); one padded tile of rows against a single block of keys. Also:
+--emit=ir shows each call as one kernel.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -27,6 +28,9 @@ SL = 70  # keys in several blocks (ir/attn.c's KEY_BLOCK) and a partial one
 # then shared by the tiles of a batch), a full tile of rows and a partial one (the small
 # shapes above, with fewer rows than half a vector, get ir/attn.c's rows on most CPUs)
 BB, LB, SB = 20, 37, 45
+# 12 rows against 20 keys: ir/attn_tile.c's one padded tile and a single key block (no
+# running rescale), 17 value columns (the micro-kernel's and the registers' columns)
+LO, SO, EO = 12, 20, 17
 
 
 def sdpa(q, k, v, mask=None, causal=False, scale=None):
@@ -53,6 +57,8 @@ def inputs(dt, seed):
         "vl": rng.standard_normal((B, SL, EV)),
         "qb": rng.standard_normal((BB, LB, E)), "kb": rng.standard_normal((BB, SB, E)),
         "vb": rng.standard_normal((BB, SB, EV)),
+        "qo": rng.standard_normal((2, LO, E)), "ko": rng.standard_normal((2, SO, E)),
+        "vo": rng.standard_normal((2, SO, EO)), "fo": rng.standard_normal((LO, SO)),
     }
     x = {n: rnd(a, dt).astype(np.float64) for n, a in x.items()}
     bm = rng.random((L, S)) < 0.6
@@ -64,7 +70,10 @@ def inputs(dt, seed):
     ml[3] = False
     mb = rng.random((LB, SB)) < 0.5
     mb[30] = False
-    x["bm"], x["fm"], x["ml"], x["mb"] = bm, fm, ml, mb
+    mo = rng.random((LO, SO)) < 0.5
+    mo[5] = False
+    x["fo"][7, 2:] = -np.inf
+    x["bm"], x["fm"], x["ml"], x["mb"], x["mo"] = bm, fm, ml, mb, mo
     return x
 
 
@@ -76,6 +85,7 @@ def cases(x, dt):
     q, k, v, bm, fm, qt, k1 = x["q"], x["k"], x["v"], x["bm"], x["fm"], x["qt"], x["k1"]
     kl, vl, ml = x["kl"], x["vl"], x["ml"]
     qb, kb, vb, mb = x["qb"], x["kb"], x["vb"], x["mb"]
+    qo, ko, vo, mo, fo = x["qo"], x["ko"], x["vo"], x["mo"], x["fo"]
     a = "F.scaled_dot_product_attention"
     return [
         (f"{a}(q, k, v)", sdpa(q, k, v)),
@@ -109,6 +119,11 @@ def cases(x, dt):
         (f"{a}(qb, kb, vb, mb)", sdpa(qb, kb, vb, mb)),
         (f"{a}(qb[:2, :3], kb[:2], vb[:2])", sdpa(qb[:2, :3], kb[:2], vb[:2])),
         (f"{a}(qb, kb.transpose(1, 2).transpose(1, 2), vb[:, :, 1:4], scale=0.7)", sdpa(qb, kb, vb[:, :, 1:4], scale=0.7)),
+        (f"{a}(qo, ko, vo)", sdpa(qo, ko, vo)),
+        (f"{a}(qo, ko, vo, is_causal=True)", sdpa(qo, ko, vo, causal=True)),
+        (f"{a}(qo, ko, vo, mo)", sdpa(qo, ko, vo, mo)),
+        (f"{a}(qo, ko, vo[..., :3], fo)", sdpa(qo, ko, vo[..., :3], fo)),
+        (f"{a}(qo, ko[:, :8], vo[:, :8, :6])", sdpa(qo, ko[:, :8], vo[:, :8, :6])),
     ] + (written_out(x) if dt in ("f32", "f64") else [])
 
 
@@ -178,8 +193,9 @@ def main():
                   f"bm: bool[{L}, {S}], fm: {dt}[{B}, 1, {L}, {S}], qt: {dt}[{B}, {L}, {H}, {E}], "
                   f"k1: {dt}[1, 1, {S}, {E}], kl: {dt}[{B}, {SL}, {E}], vl: {dt}[{B}, {SL}, {EV}], "
                   f"ml: bool[{L}, {SL}], qb: {dt}[{BB}, {LB}, {E}], kb: {dt}[{BB}, {SB}, {E}], vb: {dt}[{BB}, {SB}, {EV}], "
-                  f"mb: bool[{LB}, {SB}]")
-        feed = {n: to_npy(a, "bool" if n in ("bm", "ml", "mb") else dt) for n, a in x.items()}
+                  f"mb: bool[{LB}, {SB}], qo: {dt}[2, {LO}, {E}], ko: {dt}[2, {SO}, {E}], vo: {dt}[2, {SO}, {EO}], "
+                  f"mo: bool[{LO}, {SO}], fo: {dt}[{LO}, {SO}]")
+        feed = {n: to_npy(a, "bool" if n in ("bm", "ml", "mb", "mo") else dt) for n, a in x.items()}
         # one program per dtype (a program per case, then per 7, made this one of the
         # slowest scripts: each C program is a gcc run); the failure lines name the output
         want = [rnd(w, dt).astype(np.float64) for _, w in cs]
