@@ -336,6 +336,87 @@ static int cmp_temp_order(const void *a, const void *b) {
   return (x->buf > y->buf) - (x->buf < y->buf);
 }
 
+// Greedy by size: each temp, largest first, joins the smallest slot of its dtype that
+// holds it and none of whose temps is live while it is, or opens a slot (as large as
+// its first, largest temp). Among equal slots it takes the one freed last before its
+// life begins (then the first opened). Taking slots in order of first use instead (the
+// first free one, grown to fit) let a small temp that lives long (a scan step's output
+// kept for a stack at the end) pin a large slot while the large temps after it took
+// new ones.
+//
+// Run once, a model's first layers see fewer slots than the later ones (the slots open
+// as the layers need them), so they take other slots than the later layers do, and the
+// entry cannot roll them into its loop of repeated calls (emit_find_run). So the plan
+// is made twice: the second time every slot of the first plan is there, empty, from
+// the start, and the first layers choose as the later ones do. The second plan is kept
+// unless it takes more bytes.
+typedef struct Slot {
+  int64_t numel;  // what it holds: its first temp's (scratch: the largest's)
+  int64_t need;   // the largest temp it holds (a slot of the first plan may end with smaller ones)
+  DType dtype;
+  bool scratch;
+  int head;  // its first temp (the buffer the others become), -1: none yet
+} Slot;
+
+typedef struct Plan {
+  Slot *slot;
+  int n;
+  int *next;  // a slot's temps: a list from its head
+} Plan;
+
+static Plan plan_slots(Ctx *cx, const LProgram *p, const TempOrder *order, int nt, const int *first, const int *last,
+                       const Plan *pre) {
+  int nb = p->bufs.len;
+  int cap = nt + (pre ? pre->n : 0) + 1;
+  Plan pl = {arena_alloc(&cx->arena, sizeof(Slot) * (size_t)cap), 0, arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1))};
+  for (int s = 0; pre && s < pre->n; s++)
+    pl.slot[pl.n++] = (Slot){pre->slot[s].numel, 0, pre->slot[s].dtype, pre->slot[s].scratch, -1};
+  for (int t = 0; t < nt; t++) {
+    int b = order[t].buf, best = -1, best_freed = -1;
+    const LBuf *lb = &p->bufs.data[b];
+    for (int s = 0; s < pl.n; s++) {
+      const Slot *sl = &pl.slot[s];
+      if (sl->dtype != lb->dtype || sl->scratch != lb->scratch || (!lb->scratch && sl->numel < lb->numel))
+        continue;
+      bool free = true;  // scratch (per thread, within one kernel) shares with any scratch
+      int freed = -1;    // the last kernel before b's life that uses the slot
+      for (int o = sl->head; free && !lb->scratch && o >= 0; o = pl.next[o]) {
+        free = last[o] < first[b] || last[b] < first[o];
+        if (last[o] < first[b] && last[o] > freed)
+          freed = last[o];
+      }
+      if (free && (best < 0 || sl->numel < pl.slot[best].numel ||
+                   (sl->numel == pl.slot[best].numel && freed > best_freed)))
+        best = s, best_freed = freed;
+    }
+    if (best < 0) {
+      best = pl.n++;
+      pl.slot[best] = (Slot){lb->numel, 0, lb->dtype, lb->scratch, -1};
+    }
+    Slot *sl = &pl.slot[best];
+    if (sl->head < 0) {
+      sl->head = b;
+      pl.next[b] = -1;
+    } else {
+      pl.next[b] = pl.next[sl->head];
+      pl.next[sl->head] = b;
+    }
+    if (lb->numel > sl->numel)  // (scratch only: a larger temp came first)
+      sl->numel = lb->numel;
+    if (lb->numel > sl->need)
+      sl->need = lb->numel;
+  }
+  return pl;
+}
+
+// The bytes a plan's slots take.
+static int64_t plan_bytes(const Plan *pl) {
+  int64_t n = 0;
+  for (int s = 0; s < pl->n; s++)
+    n += pl->slot[s].need * dtype_size(pl->slot[s].dtype);
+  return n;
+}
+
 static void share_temps(Ctx *cx, LProgram *p) {
   int nb = p->bufs.len, nk = p->kernels.len;
   int *first = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
@@ -352,43 +433,21 @@ static void share_temps(Ctx *cx, LProgram *p) {
       last[b] = k;
     }
   }
-  // Greedy by size: each temp, largest first, joins the smallest slot of its dtype none
-  // of whose temps is live while it is (a slot is as large as its first, largest temp),
-  // or opens a slot. Taking slots in order of first use instead (the first free one,
-  // grown to fit) let a small temp that lives long (a scan step's output kept for a
-  // stack at the end) pin a large slot while the large temps after it took new ones.
   TempOrder *order = arena_alloc(&cx->arena, sizeof *order * (size_t)(nb + 1));
   int nt = 0;
   for (int b = 0; b < nb; b++)
     if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0)
       order[nt++] = (TempOrder){p->bufs.data[b].scratch ? 0 : p->bufs.data[b].numel, first[b], b};
   qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
-  int *next = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));  // a slot's temps: a list from its representative
-  int *slots = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nt + 1)), nslots = 0;
-  for (int t = 0; t < nt; t++) {
-    int b = order[t].buf, best = -1;
-    const LBuf *lb = &p->bufs.data[b];
-    for (int s = 0; s < nslots; s++) {
-      const LBuf *rb = &p->bufs.data[slots[s]];
-      if (rb->dtype != lb->dtype || rb->scratch != lb->scratch)
-        continue;
-      bool free = true;  // scratch (per thread, within one kernel) shares with any scratch
-      for (int o = slots[s]; free && !lb->scratch && o >= 0; o = next[o])
-        free = last[o] < first[b] || last[b] < first[o];
-      if (free && (best < 0 || rb->numel < p->bufs.data[slots[best]].numel))
-        best = s;
-    }
-    next[b] = -1;
-    if (best < 0) {
-      slots[nslots++] = b;
+  Plan a = plan_slots(cx, p, order, nt, first, last, NULL), b = plan_slots(cx, p, order, nt, first, last, &a);
+  const Plan *use = plan_bytes(&b) <= plan_bytes(&a) ? &b : &a;
+  for (int s = 0; s < use->n; s++) {
+    const Slot *sl = &use->slot[s];
+    if (sl->head < 0)
       continue;
-    }
-    int r = slots[best];
-    map[b] = r;
-    next[b] = next[r];
-    next[r] = b;
-    if (lb->numel > p->bufs.data[r].numel)  // (scratch only: a larger temp came first)
-      p->bufs.data[r].numel = lb->numel;
+    p->bufs.data[sl->head].numel = sl->need;
+    for (int o = use->next[sl->head]; o >= 0; o = use->next[o])
+      map[o] = sl->head;
   }
   // keep the buffers still named; renumber
   int *keep = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1)), n = 0;
