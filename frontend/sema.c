@@ -478,6 +478,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
 // tensor of f64/i64/bool marked wrapped, which promotes as a Python scalar does.
 static void check_entry(Sema *sema, Ast *fn, const int64_t *values) {
   int np = fn->list.len;
+  reset_globals(sema);
   sema->dims = dim_scope(sema, sig_of(sema, fn), values);
   TType **pts = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
   for (int i = 0; i < np; i++) {  // the scalars: run-time values (also in the types' scope, to say so)
@@ -936,6 +937,7 @@ bool sema_declare(Ctx *cx, Program *p) {
   sema->cx = cx;
   sema->p = p;
   p->sema = sema;
+  sema->nfile_consts = -1;
   int before = cx->nerrors;
   p->fns = (AstList){0};
   p->slots = NULL;

@@ -48,24 +48,69 @@ static bool super_init(const Ast *st) {
   return l && ((l->kind == AST_CALL && !l->lhs && !strcmp(l->name, "super")) || l->kind == AST_ATTR);
 }
 
+// Whether st is a class attribute's statement: name = value.
+static bool class_attr_stmt(const Ast *st) {
+  return st->kind == AST_ASSIGN && st->list.len == 1 && !st->body.len && st->list.data[0]->kind == AST_NAME;
+}
+
+// The class attribute name of class cls (its value's type, checked with the class), or NULL;
+// the last one of that name, as Python's class body rebinds it.
+static TType *attr_of(const Ast *cls, const char *name) {
+  TType *t = NULL;
+  for (int i = 0; i < cls->body.len; i++) {
+    const Ast *st = cls->body.data[i];
+    if (class_attr_stmt(st) && !strcmp(st->list.data[0]->name, name)) t = st->rhs->ty;
+  }
+  return t;
+}
+
+TType *class_attr(const TType *t, const char *name) { return attr_of(t->ctor, name); }
+
+// class attribute st (name = value) checked where the class is defined, the class body's
+// earlier attributes in scope as Python's class body has them; false after an error. Its
+// value is a compile-time value (a number, a string, None): an instance reads it as its own.
+static bool check_class_attr(Sema *sema, Ast *st) {
+  TType *t = check_expr(sema, st->rhs);
+  if (is_poison(t)) return false;
+  if (t->kind != TY_SCALAR && t->kind != TY_STR && t->kind != TY_NONE) {
+    diag_error(sema->cx, st->rhs->loc, "class attribute '%s' is a %s: a class attribute holds a number, a string or "
+               "None (set others in __init__: self.%s = value)", st->list.data[0]->name, py_type_name(t),
+               st->list.data[0]->name);
+    return false;
+  }
+  Sym *d = arena_alloc(&sema->cx->arena, sizeof *d);
+  *d = (Sym){st->list.data[0]->name, t, st->list.data[0]->loc, NULL, sema->scope};
+  sema->scope = d;
+  return true;
+}
+
 // class Name(bases) { ... } as a value: its statements checked for what a class body may
-// hold (methods, a docstring, pass).
+// hold (methods, class attributes, a docstring, pass).
 TType *class_value(Sema *sema, Ast *e) {
+  Sym *scope = sema->scope;
   for (int i = 0; i < e->body.len; i++) {
-    const Ast *st = e->body.data[i];
+    Ast *st = e->body.data[i];
     bool doc = st->kind == AST_EXPR && st->lhs->kind == AST_STR;
+    if (class_attr_stmt(st)) {
+      if (check_class_attr(sema, st)) continue;
+      sema->scope = scope;
+      return poison(sema);
+    }
     if (st->kind == AST_FN || (st->kind == AST_PASS && !st->name) || doc) {
       if (st->kind == AST_FN && (!st->list.len || st->list.data[0]->ival)) {
         diag_error(sema->cx, name_loc(st), "a method of '%s' takes self first: write fn %s(self, ...)", e->name,
                    st->name);
+        sema->scope = scope;
         return poison(sema);
       }
       continue;
     }
-    diag_error(sema->cx, st->loc, "a class body holds its methods (fn), a docstring and pass: class attributes are "
-               "not supported yet (set them in __init__: self.name = value)");
+    diag_error(sema->cx, st->loc, "a class body holds its methods (fn), class attributes (name = value), a docstring "
+               "and pass");
+    sema->scope = scope;
     return poison(sema);
   }
+  sema->scope = scope;
   for (int i = 0; e->step && i < e->step->list.len; i++) {
     const Ast *b = e->step->list.data[i];
     if (b->kind == AST_NAME && find_const(sema, b->name) && is_class(find_const(sema, b->name)->ty)) {

@@ -106,6 +106,8 @@ typedef struct Sema {
   Ctx *cx;
   Program *p;
   VEC(Const) consts;
+  Const *file_consts;        // the module-level names as the file defines them (reset_globals)
+  int nfile_consts;          // -1 until the first entry point's check
   VEC(Import) imports;       // the names the file's import lines bind, in order
   Sym *scope;                // locals of the body being checked, newest first
   int nstorage;              // next fresh storage id
@@ -219,6 +221,10 @@ void check_block(Sema *sema, Body *body, AstList *stmts);  // statements in orde
 // (else NULL). msg (NULL: none) is checked only where it is needed, as Python evaluates
 // it. false after an error.
 bool check_assertion(Sema *sema, Ast *cond, Ast *msg, Ast **node);
+// Before each entry point's check: the module-level names as the file defines them, a
+// global statement's rebinding in one entry point unseen by the next (each call runs from
+// the module's state). The first call (all declarations made) takes the file's values.
+void reset_globals(Sema *sema);
 
 // ---- sema_ctl.c ----
 void check_for(Sema *sema, Body *body, Ast *st);
@@ -745,6 +751,7 @@ TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN o
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
 TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
+TType *class_attr(const TType *t, const char *name);  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
 const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"
 bool check_rank(Sema *sema, Loc loc, int ndim);

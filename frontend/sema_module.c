@@ -679,6 +679,12 @@ static bool is_einops_layer(const TType *m);
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
   int k = obj_find(m->attrs, e->name);
   if (k >= 0) return obj_read(sema, e, m, k);
+  TType *ca = is_instance(m) || is_class(m) ? class_attr(m, e->name) : NULL;
+  if (ca) return ca;  // an instance's attribute over its class's (Python's lookup)
+  if (is_class(m)) {
+    diag_error(sema->cx, e->oploc, "type object '%s' has no attribute '%s'", m->ctor->name, e->name);
+    return poison(sema);
+  }
   if (is_instance(m)) {  // a method as a value, else Python's error
     TType *b = bound_method(sema, e, (TType *)m);
     if (b) return b;

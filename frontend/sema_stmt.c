@@ -447,6 +447,18 @@ static void global_assign(Sema *sema, Ast *st, const Ast *name, Ast *v) {
   st->ty = v->ty;
 }
 
+void reset_globals(Sema *sema) {
+  if (sema->nfile_consts < 0) {
+    sema->nfile_consts = sema->consts.len;
+    if (!sema->consts.len) return;
+    sema->file_consts = arena_alloc(&sema->cx->arena, sizeof(Const) * (size_t)sema->consts.len);
+    memcpy(sema->file_consts, sema->consts.data, sizeof(Const) * (size_t)sema->consts.len);
+    return;
+  }
+  sema->consts.len = sema->nfile_consts;  // a name first bound by a global statement: unbound again
+  if (sema->nfile_consts) memcpy(sema->consts.data, sema->file_consts, sizeof(Const) * (size_t)sema->nfile_consts);
+}
+
 // pass; nonlocal a, b (sema_lambda.c renamed the names where the def is called: nothing to
 // do, or Python's error where there is no enclosing def); global c: c a module-level name in
 // the rest of this function (a name "global c" no source can spell marks it).

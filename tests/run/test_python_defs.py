@@ -258,8 +258,23 @@ def scopes(x, w):
 
 # nonlocal in a def inside a function (a tensor and a number rebound, a def inside a def) and
 # global (a module-level number rebound by the entry and by a helper, read after): Python's
-# meaning; they were parse errors
-SCOPES = 'COUNT = 0\nSCALE = 2.0\nfn bump(k: int) -> tuple {\n    global COUNT\n    COUNT += k\n    return (COUNT,)\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    total = x\n    n = 0\n    fn add(t) {\n        nonlocal total, n\n        total = total + t\n        n += 1\n    }\n    add(x * 2)\n    add(w[:2])\n    fn outer() {\n        acc = x\n        fn inner() {\n            nonlocal acc\n            acc = acc * 3\n        }\n        inner()\n        inner()\n        return acc\n    }\n    global SCALE\n    SCALE = SCALE * 2\n    a = bump(2)[0]\n    b = bump(3)[0]\n    return total, x * n, outer(), x * (SCALE + a * 10 + b)\n}\n'
+# meaning; they were parse errors. g, checked after f, runs from the module's state as
+# Python's call would: SCALE and COUNT as the file defines them
+SCOPES = 'COUNT = 0\nSCALE = 2.0\nfn bump(k: int) -> tuple {\n    global COUNT\n    COUNT += k\n    return (COUNT,)\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    total = x\n    n = 0\n    fn add(t) {\n        nonlocal total, n\n        total = total + t\n        n += 1\n    }\n    add(x * 2)\n    add(w[:2])\n    fn outer() {\n        acc = x\n        fn inner() {\n            nonlocal acc\n            acc = acc * 3\n        }\n        inner()\n        inner()\n        return acc\n    }\n    global SCALE\n    SCALE = SCALE * 2\n    a = bump(2)[0]\n    b = bump(3)[0]\n    return total, x * n, outer(), x * (SCALE + a * 10 + b)\n}\nfn g(x: f32[2, 6], w: f32[6, 6]) -> f32[2, 6] {\n    return x * (SCALE + COUNT * 10 + bump(1)[0])\n}\n'
+
+
+def scopes_g(x, w):
+    return [x * (2.0 + 0 * 10 + 1)]
+
+
+def class_attrs(x, w):
+    return [x * 2 + 3, x * 5 + 3, x * 2 + 3, x * (2 * 10 + 0)]
+
+
+# class attributes in the class body (one reading an earlier one), read as self.name and as
+# Class.name; an instance's own attribute (set in __init__, or by self.n += 1 from the
+# class's n) over its class's, the class's unchanged: Python's lookup (they were refused)
+CLASS_ATTRS = 'class Scale(nn.Module) {\n    scale = 2.0\n    shift = scale + 1\n    n = 0\n    fn __init__(self, k=None) {\n        super().__init__()\n        if k is not None {\n            self.scale = k\n        }\n    }\n    fn forward(self, x) {\n        self.n += 1\n        return x * self.scale + self.shift\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    a = Scale()\n    b = Scale(5.0)\n    y = a(x)\n    y = a(x)\n    return y, b(x), x * Scale.scale + Scale.shift, x * (a.n * 10 + Scale.n)\n}\n'
 
 
 def attrs(x, w):
@@ -313,6 +328,10 @@ CASES = [
      CLASSES, classes, ["f32"] * 6),
     ("nonlocal and global statements: tensors and numbers rebound in the enclosing def, module-level names",
      SCOPES, scopes, ["f32"] * 4),
+    ("a second entry point sees the module-level names as the file defines them, not as f's global statements "
+     "left them (was: a wrong result)", SCOPES, scopes_g, ["f32"], "g"),
+    ("class attributes: read through self and the class, an instance's own over its class's", CLASS_ATTRS,
+     class_attrs, ["f32"] * 4),
     ("attributes set in a helper, in a method, by +=; an object made by a def and returned", ATTRS, attrs,
      ["f32"] * 3),
     ("attributes set: an object made by a def, a tensor attribute updated in place", ATTRS, attrs_g, ["f32"] * 3,
@@ -398,9 +417,12 @@ FAILURES = [
      "9:28: error: forward() takes 2 positional arguments but 3 were given"),
     ("a class without forward called", "class T(nn.Module) {\n    pass\n}\nfn f(a: f32[3]) -> f32[3] { return T()(a) }",
      "4:36: error: NotImplementedError: Module [T] is missing the required \"forward\" function"),
-    ("a class attribute", "class T(nn.Module) {\n    x = 3\n}\nfn f(a: f32[3]) -> f32[3] { return a }",
-     "2:5: error: a class body holds its methods (fn), a docstring and pass: class attributes are not supported yet "
-     "(set them in __init__: self.name = value)"),
+    ("a class attribute holding a list", "class T(nn.Module) {\n    x = [1, 2]\n}\n"
+     "fn f(a: f32[3]) -> f32[3] { return a }",
+     "2:9: error: class attribute 'x' is a list: a class attribute holds a number, a string or None (set others in "
+     "__init__: self.x = value)"),
+    ("a class attribute that does not exist", "class T(nn.Module) {\n    x = 3\n}\n"
+     "fn f(a: f32[3]) -> f32[3] { return a * T.y }", "4:42: error: type object 'T' has no attribute 'y'"),
     ("nonlocal in a file's function", "fn f(a: f32[3]) -> f32[3] {\n    nonlocal a\n    return a\n}",
      "2:14: error: no binding for nonlocal 'a' found"),
     ("nonlocal of a name the enclosing function lacks", "fn f(a: f32[3]) -> f32[3] {\n    fn g() {\n"
