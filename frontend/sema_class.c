@@ -18,6 +18,11 @@
 // where the instance is made), so the attributes it sets are the caller's; forward and the
 // other methods are called as a fn inside a function is (sema_lambda.c), self the instance,
 // reading the attributes through the hidden names every inlined body sees.
+// Class attributes (name = value in the body) are compile-time values checked with the class,
+// read after an instance's own. A class derived from one of the file (class B(A)) finds
+// methods, __init__ and class attributes in B then A (method_in, attr_of); super() in a
+// method is a TY_MODULE "builtins.super" value whose ctor is the defining class's base and
+// whose elems[0] is self, so a method found through it runs with self the instance.
 #include "frontend/sema_internal.h"
 
 #include <string.h>
@@ -32,12 +37,28 @@ bool is_instance(const TType *t) {
          strcmp(t->module, "builtins.type");
 }
 
-// A method of class cls by name, or NULL.
-static const Ast *method_of(const Ast *cls, const char *name) {
-  for (int i = 0; i < cls->body.len; i++) {
-    const Ast *st = cls->body.data[i];
-    if (st->kind == AST_FN && !strcmp(st->name, name)) return st;
+// The base of class cls that is a class of the file (class B(A)), or NULL.
+static const Ast *base_of(Sema *sema, const Ast *cls) {
+  for (int i = 0; cls->step && i < cls->step->list.len; i++) {
+    const Ast *b = cls->step->list.data[i];
+    const Const *c = b->kind == AST_NAME ? find_const(sema, b->name) : NULL;
+    if (c && is_class(c->ty)) return c->ty->ctor;
   }
+  return NULL;
+}
+
+// A method of class cls by name, found as Python's lookup finds it (the class, then its
+// bases in order), or NULL; *owner (may be NULL) the class defining it, whose base a
+// super() in it names.
+static const Ast *method_in(Sema *sema, const Ast *cls, const char *name, const Ast **owner) {
+  for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
+    for (int i = 0; i < cls->body.len; i++) {
+      const Ast *st = cls->body.data[i];
+      if (st->kind == AST_FN && !strcmp(st->name, name)) {
+        if (owner) *owner = cls;
+        return st;
+      }
+    }
   return NULL;
 }
 
@@ -53,18 +74,21 @@ static bool class_attr_stmt(const Ast *st) {
   return st->kind == AST_ASSIGN && st->list.len == 1 && !st->body.len && st->list.data[0]->kind == AST_NAME;
 }
 
-// The class attribute name of class cls (its value's type, checked with the class), or NULL;
-// the last one of that name, as Python's class body rebinds it.
-static TType *attr_of(const Ast *cls, const char *name) {
-  TType *t = NULL;
-  for (int i = 0; i < cls->body.len; i++) {
-    const Ast *st = cls->body.data[i];
-    if (class_attr_stmt(st) && !strcmp(st->list.data[0]->name, name)) t = st->rhs->ty;
+// The class attribute name of class cls or of its bases (its value's type, checked with
+// the class), or NULL; the last one of that name, as Python's class body rebinds it.
+static TType *attr_of(Sema *sema, const Ast *cls, const char *name) {
+  for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++) {
+    TType *t = NULL;
+    for (int i = 0; i < cls->body.len; i++) {
+      const Ast *st = cls->body.data[i];
+      if (class_attr_stmt(st) && !strcmp(st->list.data[0]->name, name)) t = st->rhs->ty;
+    }
+    if (t) return t;
   }
-  return t;
+  return NULL;
 }
 
-TType *class_attr(const TType *t, const char *name) { return attr_of(t->ctor, name); }
+TType *class_attr(Sema *sema, const TType *t, const char *name) { return attr_of(sema, t->ctor, name); }
 
 // class attribute st (name = value) checked where the class is defined, the class body's
 // earlier attributes in scope as Python's class body has them; false after an error. Its
@@ -111,14 +135,6 @@ TType *class_value(Sema *sema, Ast *e) {
     return poison(sema);
   }
   sema->scope = scope;
-  for (int i = 0; e->step && i < e->step->list.len; i++) {
-    const Ast *b = e->step->list.data[i];
-    if (b->kind == AST_NAME && find_const(sema, b->name) && is_class(find_const(sema, b->name)->ty)) {
-      diag_error(sema->cx, b->loc, "a class derived from a class of the file is not supported yet: write '%s' "
-                 "with its base's methods in it", e->name);
-      return poison(sema);
-    }
-  }
   TType *t = ty_module(sema, "builtins.type");
   t->ctor = e;
   return t;
@@ -182,24 +198,27 @@ static bool match_args(Sema *sema, Ast *e, const Ast *m, const char *qual, AstLi
   return true;
 }
 
-// cls(args) at call e: the instance, __init__'s body run here (the file comment).
-static TType *construct(Sema *sema, Ast *e, const TType *cls_t, AstList *args) {
-  const Ast *cls = cls_t->ctor;
-  TType *inst = ty_module(sema, arena_printf(&sema->cx->arena, "__main__.%s", cls->name));
-  inst->ctor = cls;
-  obj_init(sema, inst, NULL, 0);
-  const Ast *init = method_of(cls, "__init__");
+// __init__ of class cls (or of the base defining it) run for inst at call e on args (checked):
+// its statements appended to e->unrolled in order, a super().__init__(...) in it running its
+// base's there when the base is a class of the file (nn.Module's does nothing). false after
+// an error.
+static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *args, int depth) {
+  Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
+  const Ast *owner = cls;
+  const Ast *init = method_in(sema, cls, "__init__", &owner);
+  if (depth > 64) {
+    diag_error(sema->cx, at, "RecursionError: maximum recursion depth exceeded in %s.__init__", cls->name);
+    return false;
+  }
   if (!init) {
-    if (args->len) {
-      diag_error(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "%s() takes no arguments", cls->name);
-      return poison(sema);
-    }
-    return inst;
+    if (!args->len) return true;
+    diag_error(sema->cx, at, "%s() takes no arguments", cls->name);
+    return false;
   }
   int np = init->list.len;
   Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++) vals[j] = NULL;
-  if (!match_args(sema, e, init, "__init__", args, vals)) return poison(sema);
+  if (!match_args(sema, e, init, "__init__", args, vals)) return false;
   int id = ++sema->lambdas;
   NameList own = {0};
   fn_locals(&sema->cx->arena, init, &own);
@@ -211,34 +230,76 @@ static TType *construct(Sema *sema, Ast *e, const TType *cls_t, AstList *args) {
     if (j > 0 && p->type && p->type->kind == AST_SCALAR_TYPE && p->type->name &&
         (!strcmp(p->type->name, "int") || !strcmp(p->type->name, "float") || !strcmp(p->type->name, "bool")) &&
         vals[j]->ty->kind != TY_SCALAR && !(vals[j]->ty->kind == TY_NONE && p->type->bval)) {
-      diag_error(sema->cx, vals[j]->loc, "argument '%s' of '%s.__init__' must be %s, not %s", p->name, cls->name,
+      diag_error(sema->cx, vals[j]->loc, "argument '%s' of '%s.__init__' must be %s, not %s", p->name, owner->name,
                  p->type->name, py_type_name(vals[j]->ty));
-      return poison(sema);
+      return false;
     }
     bind_hidden(sema, e, hidden[j], vals[j], vals[j]->loc);
   }
   Ast *body = ast_clone(sema->cx, init);
-  AstList kept = {0};
-  for (int i = 0; i < body->body.len; i++) {
-    Ast *st = body->body.data[i];
-    if (super_init(st)) continue;
-    rename_names(st, own.data, hidden, own.len);
-    vec_push(&sema->cx->arena, &kept, st);
-  }
+  const Ast *base = base_of(sema, owner);
+  AstList seg = {0};
   int before = sema->cx->nerrors;
   Body b = {body, NULL, false, 0, AST_COUNT};
-  check_block(sema, &b, &kept);
+  for (int i = 0; i <= body->body.len && sema->cx->nerrors == before; i++) {
+    Ast *st = i < body->body.len ? body->body.data[i] : NULL;
+    if (st) rename_names(st, own.data, hidden, own.len);
+    if (st && !super_init(st)) {
+      vec_push(&sema->cx->arena, &seg, st);
+      continue;
+    }
+    check_block(sema, &b, &seg);  // the statements up to super().__init__(...) (or the end)
+    for (int k = 0; k < seg.len; k++) vec_push(&sema->cx->arena, &e->unrolled, seg.data[k]);
+    seg.len = 0;
+    if (!st || !base || st->lhs->lhs->kind != AST_CALL || sema->cx->nerrors > before) continue;
+    if (!check_args(sema, st->lhs) || !run_init(sema, e, inst, base, &st->lhs->list, depth + 1)) break;
+  }
   if (sema->cx->nerrors > before) {
-    diag_note(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "in this call of %s.__init__", cls->name);
-    return poison(sema);
+    diag_note(sema->cx, at, "in this call of %s.__init__", owner->name);
+    return false;
   }
   if (b.returned && b.ret && b.ret->kind != TY_NONE) {
-    diag_error(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "__init__() should return None, not '%s'",
-               py_type_name(b.ret));
+    diag_error(sema->cx, at, "__init__() should return None, not '%s'", py_type_name(b.ret));
+    return false;
+  }
+  return true;
+}
+
+// cls(args) at call e: the instance, __init__'s body run here (the file comment).
+static TType *construct(Sema *sema, Ast *e, const TType *cls_t, AstList *args) {
+  const Ast *cls = cls_t->ctor;
+  TType *inst = ty_module(sema, arena_printf(&sema->cx->arena, "__main__.%s", cls->name));
+  inst->ctor = cls;
+  obj_init(sema, inst, NULL, 0);
+  return run_init(sema, e, inst, cls, args, 0) ? inst : poison(sema);
+}
+
+// The instance a value of a method's super() stands for (its self), else t itself.
+static TType *self_of(TType *t) { return !strcmp(t->module, "builtins.super") ? t->elems[0] : t; }
+
+TType *super_value(Sema *sema, Ast *e) {
+  Loc at = call_loc(e);
+  if (e->list.len) {
+    diag_error(sema->cx, at, "super() with arguments is not supported: write super() in a method");
     return poison(sema);
   }
-  for (int i = 0; i < kept.len; i++) vec_push(&sema->cx->arena, &e->unrolled, kept.data[i]);
-  return inst;
+  if (!sema->method_self) {
+    diag_error(sema->cx, at, "RuntimeError: super(): no arguments");
+    return poison(sema);
+  }
+  const Ast *base = base_of(sema, sema->method_cls);
+  if (!base) {
+    diag_error(sema->cx, at, "super() in '%s': its base has no method of its own (nn.Module's forward is not "
+               "defined; super().__init__() alone does nothing)", sema->method_cls->name);
+    return poison(sema);
+  }
+  TType *t = ty_module(sema, "builtins.super");
+  t->ctor = base;
+  t->attrs = sema->method_self->attrs;
+  t->elems = arena_alloc(&sema->cx->arena, sizeof(TType *));
+  t->elems[0] = sema->method_self;
+  t->nelem = 1;
+  return t;
 }
 
 // Method m of instance inst as a function value whose call takes self first: a clone of the
@@ -266,35 +327,44 @@ static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
   return t;
 }
 
-// Method m of instance inst called at e on args (self first).
-static TType *call_method(Sema *sema, Ast *e, TType *inst, const Ast *m, AstList *args) {
+// Method m of instance inst called at e on args (self first); owner the class defining it
+// (a super() in it names owner's base).
+static TType *call_method(Sema *sema, Ast *e, TType *inst, const Ast *m, const Ast *owner, AstList *args) {
+  inst = self_of(inst);
   TType *f = method_value(sema, e, m);
   if (is_poison(f)) return f;
   AstList all = {0};
   vec_push(&sema->cx->arena, &all, value_node(sema, inst, e->loc));
   for (int i = 0; i < args->len; i++) vec_push(&sema->cx->arena, &all, args->data[i]);
-  return lambda_call(sema, e, f, &all);
+  const Ast *cls = sema->method_cls;
+  TType *self = sema->method_self;
+  sema->method_cls = owner, sema->method_self = inst;
+  TType *r = lambda_call(sema, e, f, &all);
+  sema->method_cls = cls, sema->method_self = self;
+  return r;
 }
 
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   if (is_class(f)) return construct(sema, e, f, args);
-  const Ast *fwd = method_of(f->ctor, "forward");
+  const Ast *owner = NULL;
+  const Ast *fwd = method_in(sema, f->ctor, "forward", &owner);
   if (!fwd) {
     diag_error(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "NotImplementedError: Module [%s] is missing "
                "the required \"forward\" function", f->ctor->name);
     return poison(sema);
   }
-  return call_method(sema, e, (TType *)f, fwd, args);
+  return call_method(sema, e, (TType *)f, fwd, owner, args);
 }
 
 // inst.name(args) at call e (its arguments not yet checked): a method's call, or the call of
 // an attribute holding a callable (self.act(x)); NULL when inst has neither (the caller's error).
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
-  const Ast *m = method_of(inst->ctor, e->name);
+  const Ast *owner = NULL;
+  const Ast *m = method_in(sema, inst->ctor, e->name, &owner);
   int k = obj_find(inst->attrs, e->name);
   if (!m && k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
-  if (m && k < 0) return call_method(sema, e, inst, m, &e->list);
+  if (m && k < 0) return call_method(sema, e, inst, m, owner, &e->list);
   Ast *at = ast_new(sema->cx, AST_ATTR, e->loc);
   at->name = e->name;
   at->oploc = e->oploc;
@@ -310,8 +380,9 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the
 // method on self), as `self.feed_forward_chunk` is handed on; NULL when there is none.
 TType *bound_method(Sema *sema, Ast *e, TType *inst) {
-  const Ast *m = method_of(inst->ctor, e->name);
+  const Ast *m = method_in(sema, inst->ctor, e->name, NULL);
   if (!m) return NULL;
+  inst = self_of(inst);
   TType *f = method_value(sema, e, m);
   if (is_poison(f)) return f;
   Ast *call = ast_new(sema->cx, AST_CALL, e->loc);

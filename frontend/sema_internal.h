@@ -108,6 +108,8 @@ typedef struct Sema {
   VEC(Const) consts;
   Const *file_consts;        // the module-level names as the file defines them (reset_globals)
   int nfile_consts;          // -1 until the first entry point's check
+  const Ast *method_cls;     // the class defining the method being called (super() names its base)
+  TType *method_self;        // and its self; NULL outside a method
   VEC(Import) imports;       // the names the file's import lines bind, in order
   Sym *scope;                // locals of the body being checked, newest first
   int nstorage;              // next fresh storage id
@@ -751,7 +753,8 @@ TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN o
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
 TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
-TType *class_attr(const TType *t, const char *name);  // class attribute name of class or instance t, or NULL
+TType *class_attr(Sema *sema, const TType *t, const char *name);
+TType *super_value(Sema *sema, Ast *e);  // super() in a method: the instance, its lookup from the base  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"
 const char *type_str(Sema *sema, const TType *t);                 // "f32[3, 4]"
 bool check_rank(Sema *sema, Loc loc, int ndim);

@@ -679,7 +679,7 @@ static bool is_einops_layer(const TType *m);
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
   int k = obj_find(m->attrs, e->name);
   if (k >= 0) return obj_read(sema, e, m, k);
-  TType *ca = is_instance(m) || is_class(m) ? class_attr(m, e->name) : NULL;
+  TType *ca = is_instance(m) || is_class(m) ? class_attr(sema, m, e->name) : NULL;
   if (ca) return ca;  // an instance's attribute over its class's (Python's lookup)
   if (is_class(m)) {
     diag_error(sema->cx, e->oploc, "type object '%s' has no attribute '%s'", m->ctor->name, e->name);
@@ -942,6 +942,8 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
 
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
+  if (!e->lhs && !strcmp(e->name, "super") && !find_local(sema, e->name) && !find_const(sema, e->name))
+    return super_value(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {

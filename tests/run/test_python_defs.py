@@ -277,6 +277,18 @@ def class_attrs(x, w):
 CLASS_ATTRS = 'class Scale(nn.Module) {\n    scale = 2.0\n    shift = scale + 1\n    n = 0\n    fn __init__(self, k=None) {\n        super().__init__()\n        if k is not None {\n            self.scale = k\n        }\n    }\n    fn forward(self, x) {\n        self.n += 1\n        return x * self.scale + self.shift\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    a = Scale()\n    b = Scale(5.0)\n    y = a(x)\n    y = a(x)\n    return y, b(x), x * Scale.scale + Scale.shift, x * (a.n * 10 + Scale.n)\n}\n'
 
 
+def derived(x, w):
+    lin_c, lin_p = x @ w.T + w[0], x @ w.T + w[1]
+    return [lin_c * 3 + 1 + 2, lin_p * 2, x * 6, x * (2.0 + 1.0)]
+
+
+# a class derived from a class of the file: __init__ and methods inherited (Plain has none of
+# its own), overridden (Child.extra, called by Base.forward through self: Child's), class
+# attributes inherited, super().__init__(d) running Base's there and super().forward(x)
+# calling Base's with self the Child (they were refused)
+DERIVED = 'class Base(nn.Module) {\n    scale = 2.0\n    fn __init__(self, d: int) {\n        super().__init__()\n        self.d = d\n        self.fc = nn.Linear(d, d)\n    }\n    fn extra(self, x) { return x * self.scale }\n    fn forward(self, x) { return self.extra(self.fc(x)) }\n}\nclass Child(Base) {\n    shift = 1.0\n    fn __init__(self, d, k=3.0) {\n        super().__init__(d)\n        self.k = k\n    }\n    fn extra(self, x) { return x * self.k + self.shift }\n    fn forward(self, x) { return super().forward(x) + self.scale }\n}\nclass Plain(Base) {\n    pass\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    c = Child(6)\n    c.fc.weight = w\n    c.fc.bias = w[0]\n    p = Plain(6)\n    p.fc.weight = w\n    p.fc.bias = w[1]\n    return c(x), p(x), x * c.d, x * (Child.scale + Child.shift)\n}\n'
+
+
 def attrs(x, w):
     return [x @ w, (x + 1) * 2, x * 2]
 
@@ -332,6 +344,8 @@ CASES = [
      "left them (was: a wrong result)", SCOPES, scopes_g, ["f32"], "g"),
     ("class attributes: read through self and the class, an instance's own over its class's", CLASS_ATTRS,
      class_attrs, ["f32"] * 4),
+    ("a class derived from a class of the file: inherited, overridden, super().__init__(d), super().forward(x)",
+     DERIVED, derived, ["f32"] * 4),
     ("attributes set in a helper, in a method, by +=; an object made by a def and returned", ATTRS, attrs,
      ["f32"] * 3),
     ("attributes set: an object made by a def, a tensor attribute updated in place", ATTRS, attrs_g, ["f32"] * 3,
@@ -423,6 +437,8 @@ FAILURES = [
      "__init__: self.x = value)"),
     ("a class attribute that does not exist", "class T(nn.Module) {\n    x = 3\n}\n"
      "fn f(a: f32[3]) -> f32[3] { return a * T.y }", "4:42: error: type object 'T' has no attribute 'y'"),
+    ("super() outside a method", "fn f(a: f32[3]) -> f32[3] {\n    return super().forward(a)\n}",
+     "2:12: error: RuntimeError: super(): no arguments"),
     ("nonlocal in a file's function", "fn f(a: f32[3]) -> f32[3] {\n    nonlocal a\n    return a\n}",
      "2:14: error: no binding for nonlocal 'a' found"),
     ("nonlocal of a name the enclosing function lacks", "fn f(a: f32[3]) -> f32[3] {\n    fn g() {\n"
