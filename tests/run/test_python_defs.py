@@ -289,6 +289,15 @@ def derived(x, w):
 DERIVED = 'class Base(nn.Module) {\n    scale = 2.0\n    fn __init__(self, d: int) {\n        super().__init__()\n        self.d = d\n        self.fc = nn.Linear(d, d)\n    }\n    fn extra(self, x) { return x * self.scale }\n    fn forward(self, x) { return self.extra(self.fc(x)) }\n}\nclass Child(Base) {\n    shift = 1.0\n    fn __init__(self, d, k=3.0) {\n        super().__init__(d)\n        self.k = k\n    }\n    fn extra(self, x) { return x * self.k + self.shift }\n    fn forward(self, x) { return super().forward(x) + self.scale }\n}\nclass Plain(Base) {\n    pass\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    c = Child(6)\n    c.fc.weight = w\n    c.fc.bias = w[0]\n    p = Plain(6)\n    p.fc.weight = w\n    p.fc.bias = w[1]\n    return c(x), p(x), x * c.d, x * (Child.scale + Child.shift)\n}\n'
 
 
+def star_init(x, w):
+    return [x * 2 * 0.5 + 2, x * 4 * 1.0 + 1, x * 3 * 2.0 + 1 + 1]
+
+
+# *args and **kwargs of __init__ (a tuple and a dict of what the call gives), passed on to a
+# base's as super().__init__(*args, **kwargs) (they were refused)
+STAR_INIT = 'class Wrap(nn.Module) {\n    fn __init__(self, *args, **kwargs) {\n        super().__init__()\n        self.n = len(args)\n        self.scale = kwargs["scale"] if "scale" in kwargs else 1.0\n        self.first = args[0]\n    }\n    fn forward(self, x) { return x * self.first * self.scale + self.n }\n}\nclass Sub(Wrap) {\n    fn __init__(self, *args, **kwargs) {\n        super().__init__(*args, **kwargs)\n        self.extra = 1\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {\n    a = Wrap(2, 3, scale=0.5)\n    b = Wrap(4)\n    c = Sub(3, scale=2.0)\n    return a(x), b(x), c(x) + c.extra\n}\n'
+
+
 def attrs(x, w):
     return [x @ w, (x + 1) * 2, x * 2]
 
@@ -346,6 +355,8 @@ CASES = [
      class_attrs, ["f32"] * 4),
     ("a class derived from a class of the file: inherited, overridden, super().__init__(d), super().forward(x)",
      DERIVED, derived, ["f32"] * 4),
+    ("*args and **kwargs of __init__, passed on by super().__init__(*args, **kwargs)", STAR_INIT, star_init,
+     ["f32"] * 3),
     ("attributes set in a helper, in a method, by +=; an object made by a def and returned", ATTRS, attrs,
      ["f32"] * 3),
     ("attributes set: an object made by a def, a tensor attribute updated in place", ATTRS, attrs_g, ["f32"] * 3,
