@@ -406,7 +406,8 @@ static bool to_target(Ctx *cx, Ast *t) {
     return true;
   }
   if (t->kind == AST_ATTR)
-    diag_error(cx, t->oploc, "cannot assign to an attribute: tdsl has no objects (bind a name, or write x[...] = v)");
+    diag_error(cx, t->oploc, "an attribute as a nested or chained assignment's target is not supported yet: write "
+               "its own assignment (x.%s = v) or one tuple of targets (x.a, x.b = u, v)", t->name);
   else if (t->kind == AST_INDEX)
     diag_error(cx, t->loc, "an index store must be an assignment of its own: x[...] = v");
   else if (t->kind == AST_DTYPE)
@@ -442,9 +443,39 @@ static bool add_targets(Ctx *cx, AstList *dst, Ast *g) {
   return true;
 }
 
+// a, self.b = v (attributes among a tuple's targets, as __init__ writes `self.h, self.w =
+// size`): the attributes' places bound to hidden names ("(target 812) b", no user name has
+// parentheses), then each attribute set from its own, left to right as Python assigns:
+// `if True { (a, (target 812) b) = v; setattr(self, 'b', (target 812) b) }`. NULL: first
+// is no tuple of one group holding an attribute.
+static Ast *attr_targets(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
+  if (tail->list.len != 1 || (first->kind != AST_TUPLE && first->kind != AST_LIST)) return NULL;
+  Ast *sets = ast_list(cx, loc);
+  for (int i = 0; i < first->list.len; i++) {
+    Ast *t = first->list.data[i];
+    if (t->kind != AST_ATTR) continue;
+    Ast *tmp = ast_name(cx, arena_printf(&cx->arena, "(target %d) %s", t->oploc.begin, t->name), t->loc);
+    Ast *args = ast_list_of(cx, t->lhs, t->lhs->loc);
+    ast_append(cx, args, ast_str(cx, t->name, t->oploc));
+    ast_append(cx, args, ast_name(cx, tmp->name, t->loc));
+    Ast *call = ast_call(cx, NULL, "setattr", args, t->oploc, loc);
+    call->op = 1;
+    call->oploc = t->oploc;
+    ast_append(cx, sets, ast_expr_stmt(cx, call, loc));
+    first->list.data[i] = tmp;
+  }
+  if (!sets->list.len) return NULL;
+  Ast *a = ast_assign(cx, first, tail, oploc, loc);
+  Ast *block = ast_list_of(cx, a, loc);
+  for (int i = 0; i < sets->list.len; i++) ast_append(cx, block, sets->list.data[i]);
+  return ast_if(cx, ast_bool(cx, true, loc), block, NULL, loc);
+}
+
 Ast *ast_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
   int n = tail->list.len;
   Ast *value = tail->list.data[n - 1];
+  Ast *attrs = attr_targets(cx, first, tail, oploc, loc);
+  if (attrs) return attrs;
   if (first->kind == AST_INDEX && n == 1) return ast_store(cx, first, -1, value, oploc, loc);
   Ast *a = ast_new(cx, AST_ASSIGN, loc);
   a->rhs = value;

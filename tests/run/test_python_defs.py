@@ -298,6 +298,15 @@ def star_init(x, w):
 STAR_INIT = 'class Wrap(nn.Module) {\n    fn __init__(self, *args, **kwargs) {\n        super().__init__()\n        self.n = len(args)\n        self.scale = kwargs["scale"] if "scale" in kwargs else 1.0\n        self.first = args[0]\n    }\n    fn forward(self, x) { return x * self.first * self.scale + self.n }\n}\nclass Sub(Wrap) {\n    fn __init__(self, *args, **kwargs) {\n        super().__init__(*args, **kwargs)\n        self.extra = 1\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6]) {\n    a = Wrap(2, 3, scale=0.5)\n    b = Wrap(4)\n    c = Sub(3, scale=2.0)\n    return a(x), b(x), c(x) + c.extra\n}\n'
 
 
+def attr_targets(x, w):
+    return [x * (4 * 100 + 5 * 10 + 3 + 2 * 1000), x @ w.T + w[0]]
+
+
+# attributes as targets of a tuple assignment, beside a name (`self.h, self.w = size`,
+# `m.weight, m.bias = w, b`): set left to right from the unpacked value (they were refused)
+ATTR_TARGETS = 'class P(nn.Module) {\n    fn __init__(self, size) {\n        super().__init__()\n        self.h, self.w = size\n        n, self.k = 2, 3\n        self.n = n\n    }\n    fn forward(self, x) { return x * (self.h * 100 + self.w * 10 + self.k + self.n * 1000) }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n    p = P((4, 5))\n    m = nn.Linear(6, 6)\n    m.weight, m.bias = w, w[0]\n    return p(x), m(x)\n}\n'
+
+
 def attrs(x, w):
     return [x @ w, (x + 1) * 2, x * 2]
 
@@ -357,6 +366,7 @@ CASES = [
      DERIVED, derived, ["f32"] * 4),
     ("*args and **kwargs of __init__, passed on by super().__init__(*args, **kwargs)", STAR_INIT, star_init,
      ["f32"] * 3),
+    ("attributes as targets of a tuple assignment", ATTR_TARGETS, attr_targets, ["f32"] * 2),
     ("attributes set in a helper, in a method, by +=; an object made by a def and returned", ATTRS, attrs,
      ["f32"] * 3),
     ("attributes set: an object made by a def, a tensor attribute updated in place", ATTRS, attrs_g, ["f32"] * 3,
@@ -450,6 +460,10 @@ FAILURES = [
      "fn f(a: f32[3]) -> f32[3] { return a * T.y }", "4:42: error: type object 'T' has no attribute 'y'"),
     ("super() outside a method", "fn f(a: f32[3]) -> f32[3] {\n    return super().forward(a)\n}",
      "2:12: error: RuntimeError: super(): no arguments"),
+    ("an attribute in a nested target", "fn f(a: f32[3]) -> f32[3] {\n    m = nn.Linear(3, 3)\n"
+     "    (m.weight, (m.bias, c)) = a.expand(3, 3), (a, 1)\n    return m(a)\n}",
+     "3:19: error: an attribute as a nested or chained assignment's target is not supported yet: write its own "
+     "assignment (x.bias = v) or one tuple of targets (x.a, x.b = u, v)"),
     ("nonlocal in a file's function", "fn f(a: f32[3]) -> f32[3] {\n    nonlocal a\n    return a\n}",
      "2:14: error: no binding for nonlocal 'a' found"),
     ("nonlocal of a name the enclosing function lacks", "fn f(a: f32[3]) -> f32[3] {\n    fn g() {\n"
