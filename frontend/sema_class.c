@@ -220,6 +220,16 @@ static bool match_args(Sema *sema, Ast *e, const Ast *m, const char *qual, AstLi
   return true;
 }
 
+// The class of the file whose __init__ statement st calls explicitly on self (self's
+// hidden name), `Base.__init__(self, d)`, or NULL.
+static const Ast *explicit_init(Sema *sema, const Ast *st, const char *self) {
+  if (st->kind != AST_EXPR || st->lhs->kind != AST_CALL || strcmp(st->lhs->name, "__init__")) return NULL;
+  const Ast *l = st->lhs->lhs, *a = st->lhs->list.len ? st->lhs->list.data[0] : NULL;
+  if (!l || l->kind != AST_NAME || !a || a->kind != AST_NAME || strcmp(a->name, self)) return NULL;
+  const Const *c = find_const(sema, l->name);
+  return c && is_class(c->ty) ? c->ty->ctor : NULL;
+}
+
 // __init__ of class cls (or of the base defining it) run for inst at call e on args (checked):
 // its statements appended to e->unrolled in order, a super().__init__(...) in it running its
 // base's there when the base is a class of the file (nn.Module's does nothing). false after
@@ -266,15 +276,22 @@ static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *a
   for (int i = 0; i <= body->body.len && sema->cx->nerrors == before; i++) {
     Ast *st = i < body->body.len ? body->body.data[i] : NULL;
     if (st) rename_names(st, own.data, hidden, own.len);
-    if (st && !super_init(st)) {
+    const Ast *named = st ? explicit_init(sema, st, hidden[0]) : NULL;  // Base.__init__(self, ...)
+    if (st && !named && !super_init(st)) {
       vec_push(&sema->cx->arena, &seg, st);
       continue;
     }
     check_block(sema, &b, &seg);  // the statements up to super().__init__(...) (or the end)
     for (int k = 0; k < seg.len; k++) vec_push(&sema->cx->arena, &e->unrolled, seg.data[k]);
     seg.len = 0;
-    if (!st || !base || st->lhs->lhs->kind != AST_CALL || sema->cx->nerrors > before) continue;
-    if (!check_args(sema, st->lhs) || !run_init(sema, e, inst, base, &st->lhs->list, depth + 1)) break;
+    if (named) {
+      AstList rest = {0};
+      for (int k = 1; k < st->lhs->list.len; k++) vec_push(&sema->cx->arena, &rest, st->lhs->list.data[k]);
+      st->lhs->list = rest;
+    }
+    const Ast *runs = named ? named : base;
+    if (!st || !runs || (!named && st->lhs->lhs->kind != AST_CALL) || sema->cx->nerrors > before) continue;
+    if (!check_args(sema, st->lhs) || !run_init(sema, e, inst, runs, &st->lhs->list, depth + 1)) break;
   }
   if (sema->cx->nerrors > before) {
     diag_note(sema->cx, at, "in this call of %s.__init__", owner->name);

@@ -279,14 +279,15 @@ CLASS_ATTRS = 'class Scale(nn.Module) {\n    scale = 2.0\n    shift = scale + 1\
 
 def derived(x, w):
     lin_c, lin_p = x @ w.T + w[0], x @ w.T + w[1]
-    return [lin_c * 3 + 1 + 2, lin_p * 2, x * 6, x * (2.0 + 1.0)]
+    return [lin_c * 3 + 1 + 2, lin_p * 2, x * (6 + 2 * 100), x * (2.0 + 1.0)]
 
 
 # a class derived from a class of the file: __init__ and methods inherited (Plain has none of
 # its own), overridden (Child.extra, called by Base.forward through self: Child's), class
 # attributes inherited, super().__init__(d) running Base's there and super().forward(x)
-# calling Base's with self the Child (they were refused)
-DERIVED = 'class Base(nn.Module) {\n    scale = 2.0\n    fn __init__(self, d: int) {\n        super().__init__()\n        self.d = d\n        self.fc = nn.Linear(d, d)\n    }\n    fn extra(self, x) { return x * self.scale }\n    fn forward(self, x) { return self.extra(self.fc(x)) }\n}\nclass Child(Base) {\n    shift = 1.0\n    fn __init__(self, d, k=3.0) {\n        super().__init__(d)\n        self.k = k\n    }\n    fn extra(self, x) { return x * self.k + self.shift }\n    fn forward(self, x) { return super().forward(x) + self.scale }\n}\nclass Plain(Base) {\n    pass\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    c = Child(6)\n    c.fc.weight = w\n    c.fc.bias = w[0]\n    p = Plain(6)\n    p.fc.weight = w\n    p.fc.bias = w[1]\n    return c(x), p(x), x * c.d, x * (Child.scale + Child.shift)\n}\n'
+# calling Base's with self the Child, Base.__init__(self, 2) called explicitly (they were
+# refused)
+DERIVED = 'class Base(nn.Module) {\n    scale = 2.0\n    fn __init__(self, d: int) {\n        super().__init__()\n        self.d = d\n        self.fc = nn.Linear(d, d)\n    }\n    fn extra(self, x) { return x * self.scale }\n    fn forward(self, x) { return self.extra(self.fc(x)) }\n}\nclass Child(Base) {\n    shift = 1.0\n    fn __init__(self, d, k=3.0) {\n        super().__init__(d)\n        self.k = k\n    }\n    fn extra(self, x) { return x * self.k + self.shift }\n    fn forward(self, x) { return super().forward(x) + self.scale }\n}\nclass Plain(Base) {\n    pass\n}\nclass Named(Base) {\n    fn __init__(self) {\n        Base.__init__(self, 2)\n    }\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {\n    c = Child(6)\n    c.fc.weight = w\n    c.fc.bias = w[0]\n    p = Plain(6)\n    p.fc.weight = w\n    p.fc.bias = w[1]\n    return c(x), p(x), x * (c.d + Named().d * 100), x * (Child.scale + Child.shift)\n}\n'
 
 
 def star_init(x, w):
