@@ -23,6 +23,7 @@
 // (complex_store_ok).
 #include "frontend/sema_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -109,6 +110,7 @@ static Ast *as_complex(Sema *sema, Ast *x, DType dt) {
   c->ty = complex_built_args(sema, c, (ComplexArgs){.op = CX_FROM_REAL, .dtype = dt}, &x, 1);
   return c;
 }
+Ast *complex_cast(Sema *sema, Ast *x, DType dt) { return as_complex(sema, x, dt); }
 
 // Python's complex number a (a number, 1j, or arithmetic of them folded): its parts
 bool complex_const(const Ast *a, double *re, double *im) {
@@ -493,6 +495,41 @@ static TType *complex_scatter(Sema *sema, Ast *e, const BuiltinDef *d, DType dt)
   return NULL;
 }
 
+// z.view(dtype) of a complex tensor z: itself (its own dtype), or its parts' dtype: the
+// last dim doubled, view_as_real(z) with its last two dims merged (PyTorch's rule for a
+// smaller element: z.stride(-1) is 1). Other dtypes would reinterpret its bits: refused.
+static TType *complex_view_dtype(Sema *sema, Ast *e, DType rd) {
+  Ast *x = e->bargs[0];
+  const View *xv = &x->ty->view;
+  DType dt = x->ty->dtype, pt = dtype_complex_part(dt);
+  if (rd == dt) return complex_built(sema, e, CX_SAME, &x, 1);
+  if (rd != pt) {
+    diag_error(sema->cx, call_loc(e), "view(%s) of a %s tensor reinterprets its bits: tdsl views a complex tensor only "
+               "as its parts' dtype (%s), as view_as_real does", torch_name(rd), torch_name(dt), torch_name(pt));
+    return poison(sema);
+  }
+  if (xv->ndim == 0 || xv->strides[xv->ndim - 1] != 1) {
+    if (xv->ndim == 0)
+      diag_error(sema->cx, call_loc(e), "self.dim() cannot be 0 to view %s as %s (different element sizes)",
+                 torch_name(dt), torch_name(pt));
+    else
+      diag_error(sema->cx, call_loc(e), "self.stride(-1) must be 1 to view %s as %s (different element sizes), but "
+                 "got %" PRId64, torch_name(dt), torch_name(pt), xv->strides[xv->ndim - 1]);
+    return poison(sema);
+  }
+  Ast *ar = ast_new(sema->cx, AST_CALL, x->loc);
+  ar->name = "view_as_real";
+  ar->oploc = x->loc;
+  ar->ty = complex_built(sema, ar, CX_AS_REAL, &x, 1);
+  if (is_poison(ar->ty)) return ar->ty;
+  View v = ar->ty->view;  // (..., n, 2): (..., 2 n) of stride 1
+  v.ndim--;
+  v.shape[v.ndim - 1] *= 2;
+  v.strides[v.ndim - 1] = 1;
+  Ast *r = view_ast(sema, e, ar, v);
+  return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &r, 1);
+}
+
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
@@ -540,9 +577,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
         !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
           barg(e, 1)->ty->elems[0]->kind == TY_DTYPE))
       return NULL;  // x.view(shape)
-    diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported: tdsl converts no complex tensor to "
-               "another dtype (take .real, .imag, abs() or angle() for floats)", name);
-    return poison(sema);
+    return complex_view_dtype(sema, e, barg(e, 1)->ty->kind == TY_DTYPE ? barg(e, 1)->ty->dtype
+                                                                          : barg(e, 1)->ty->elems[0]->dtype);
   }
   if (d->check == ck_real) {
     Ast *x = e->bargs[0];
@@ -674,7 +710,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
     return complex_built(sema, e, CX_WHERE, e->bargs, 3);
   }
-  if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
+  if (d->check == ck_cat) return NULL;  // cat, stack: ck_cat promotes the others to the result's complex dtype
+  if (d->check == ck_clone) return all_complex(sema, e, dt) ? NULL : poison(sema);
   // gathers and writes through index tensors act on the pairs' leading dims: index_select,
   // gather (its index given the pairs' dim, ir/build_complex.c),
   // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
@@ -711,6 +748,7 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     e->bargs[4] = NULL;
   }
   if (!strncmp(name, "scatter", 7) && is_complex(x->ty)) return complex_scatter(sema, e, d, dt);
+  if (!strcmp(name, "sinc") && is_complex(x->ty)) return complex_built(sema, e, CX_SINC, &x, 1);
   if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
     TType *t = d->check(sema, e, d);
     if (is_poison(t)) return t;
@@ -824,7 +862,7 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
       [OP_SIN] = CX_SIN + 1,   [OP_COS] = CX_COS + 1,     [OP_TAN] = CX_TAN + 1,     [OP_SINH] = CX_SINH + 1,
       [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
       [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1,
-      [OP_SIGMOID] = CX_SIGMOID + 1};
+      [OP_SIGMOID] = CX_SIGMOID + 1, [OP_SILU] = CX_SILU + 1};
   double re, im;
   if (op == OP_NEG && complex_const(x, &re, &im)) return complex_literal(sema, e, -re, -im);  // -2j
   if (op == OP_LOGICAL_NOT) {  // z == 0

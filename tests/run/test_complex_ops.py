@@ -8,7 +8,8 @@ inner, tensordot, einsum of two and three operands, cross, dot, vdot's conjugate
 scatter/scatter_add/index_fill_/index_add_ with alpha, creation with a complex fill
 (full, full_like, new_full, fill_, zeros/ones/eye with a complex dtype), the reductions
 with another dtype= (sum, mean, prod, cumsum, cumprod: complex64 <-> complex128, real ->
-complex), and var/std/norm of complex tensors (real results, as PyTorch's); then the
+complex), var/std/norm of complex tensors (real results, as PyTorch's), cat/stack of real
+and complex tensors (promoted), silu, sinc, and z.view(dtype) of the parts' dtype; then the
 refusals that remain, in PyTorch 1.13's words (complex32 included).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -195,6 +196,20 @@ def cases():
         ("torch.logical_not(z * m)", "bool[3, 4]", z * m == 0),
         ("torch.logical_and(z * m, w)", "bool[3, 4]", (z * m != 0) & (w != 0)),
         ("torch.logical_or(z * m, x * 0)", "bool[3, 4]", z * m != 0),
+        # cat and stack of real and complex tensors: promoted as PyTorch promotes them
+        ("torch.cat([z, x])", "c64[6, 4]", np.concatenate([z, x])),
+        ("torch.cat((x, z, y), 1)", "c128[3, 12]", np.concatenate([x, z, y], 1)),
+        ("torch.stack([x, y], 1)", "c128[3, 2, 4]", np.stack([x, y], 1)),
+        ("torch.stack((m, z))", "c64[2, 3, 4]", np.stack([m, z])),
+        ("torch.cat([ki, v[None]])", "c64[4, 4]", np.concatenate([ki, v[None]])),
+        # silu and sinc (1 where z is 0, NumPy's sinc)
+        ("F.silu(z)", c, z / (1 + np.exp(-z))), ("torch.nn.functional.silu(y)", "c128[3, 4]", y / (1 + np.exp(-y))),
+        ("torch.sinc(z * m)", c, np.sinc(z * m)), ("y.sinc()", "c128[3, 4]", np.sinc(y)),
+        # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
+        ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
+                                                                     y.view(np.float64)),
+        ("z[1:, 1:3].view(torch.float32) * 2", "f32[2, 4]", z[1:, 1:3].copy().view(np.float32) * 2),
+        ("z.view(torch.complex64)", c, z),
     ]
 
 
@@ -247,6 +262,11 @@ ERRORS = [
     ("z.lerp(w, x)", "expected dtype c10::complex<float> for `weight` but got dtype float"),
     ("torch.lerp(z, x, 0.5)", "expected dtype c10::complex<float> for `end` but got dtype float"),
     ("torch.lerp(x, x, 0.5 + 1j)", "value cannot be converted to type float without overflow"),
+    ("z.t().view(torch.float32)",
+     "self.stride(-1) must be 1 to view ComplexFloat as Float (different element sizes), but got 4"),
+    ("z[0, 0].view(torch.float)", "self.dim() cannot be 0 to view ComplexFloat as Float (different element sizes)"),
+    ("z.view(torch.float64)", "view(Double) of a ComplexFloat tensor reinterprets its bits"),
+    ("F.softplus(z)", "softplus() of a ComplexFloat tensor is not supported by tdsl"),
 ]
 
 
