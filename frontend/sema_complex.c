@@ -749,6 +749,13 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   if (!strncmp(name, "scatter", 7) && is_complex(x->ty)) return complex_scatter(sema, e, d, dt);
   if (!strcmp(name, "sinc") && is_complex(x->ty)) return complex_built(sema, e, CX_SINC, &x, 1);
+  if (!strcmp(name, "tanhshrink") && is_complex(x->ty)) return complex_built(sema, e, CX_TANHSHRINK, &x, 1);
+  if (!strcmp(name, "softsign") && is_complex(x->ty)) return complex_built(sema, e, CX_SOFTSIGN, &x, 1);
+  if (!strcmp(name, "ldexp")) {  // input * 2.0 ** other, PyTorch's definition
+    Ast *p = node_binary(sema, e, OP_POW, part_float(sema, e, 2), e->bargs[1]);
+    if (is_poison(p->ty)) return poison(sema);
+    return complex_binary(sema, e, OP_MUL, x, p, call_loc(e));
+  }
   if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
     TType *t = d->check(sema, e, d);
     if (is_poison(t)) return t;

@@ -397,6 +397,16 @@ static Value *unary(Builder *b, ComplexOp op, Value *x) {
     r = cwhere(b, and_(b, eq0(b, a), eq0(b, c)), one, cdiv(b, s, p));
     break;
   }
+  case CX_TANHSHRINK: {
+    Cx t = cx_tanh(b, z);
+    r = (Cx){sub(b, a, t.re), sub(b, c, t.im)};
+    break;
+  }
+  case CX_SOFTSIGN: {
+    Value *d = add(b, num(b, 1), bin(b, OP_HYPOT, a, c));
+    r = (Cx){dv(b, a, d), dv(b, c, d)};
+    break;
+  }
   case CX_SIN:  // sin z = sinh(i z) / i; (nan, +inf) for an inf b and an inf or nan a (glibc's)
     r = cover_i(cx_sinh(b, ctimes_i(z, b), false), b);
     r = cwhere(b, and_(b, nonfinite(b, a), isinf_(b, c)), (Cx){num(b, NAN), num(b, INFINITY)}, r);

@@ -205,6 +205,10 @@ def cases():
         # silu and sinc (1 where z is 0, NumPy's sinc)
         ("F.silu(z)", c, z / (1 + np.exp(-z))), ("torch.nn.functional.silu(y)", "c128[3, 4]", y / (1 + np.exp(-y))),
         ("torch.sinc(z * m)", c, np.sinc(z * m)), ("y.sinc()", "c128[3, 4]", np.sinc(y)),
+        ("F.tanhshrink(z)", c, z - np.tanh(z)), ("F.softsign(y)", "c128[3, 4]", y / (1 + np.abs(y))),
+        ("torch.ldexp(z, ki - 1)", c, z * 2.0 ** (ki - 1)),
+        ("torch.ldexp(y, ki * 3 - 4)", "c128[3, 4]", y * 2.0 ** (ki * 3 - 4)),
+        ("torch.ldexp(x, z)", c, x * 2.0 ** z),
         # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
         ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
                                                                      y.view(np.float64)),
