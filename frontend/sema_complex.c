@@ -636,6 +636,20 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     e->bargs[0] = a;
     return NULL;
   }
+  // dist(input, other, p) of complex tensors: the p-norm of |input - other| (PyTorch's real
+  // result), as dist(|input - other|, 0-d zero of its dtype)
+  if (!strcmp(name, "dist")) {
+    Ast *df = cx_binary(sema, e, OP_SUB, e->bargs[0], e->bargs[1]);
+    if (is_poison(df->ty)) return poison(sema);
+    Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
+    f->name = "zeros";
+    f->oploc = e->oploc;
+    int64_t none[1] = {0};
+    f->ty = complex_full(sema, f, df->ty->dtype, 0, none, 0, 0);
+    e->bargs[0] = cx_node(sema, e, CX_ABS, &df, 1);
+    e->bargs[1] = cx_node(sema, e, CX_REAL, &f, 1);
+    return NULL;
+  }
   // any, all, count_nonzero test z != 0
   if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
     e->bargs[0] = nonzero(sema, e->bargs[0]);

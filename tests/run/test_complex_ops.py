@@ -209,6 +209,9 @@ def cases():
         ("torch.ldexp(z, ki - 1)", c, z * 2.0 ** (ki - 1)),
         ("torch.ldexp(y, ki * 3 - 4)", "c128[3, 4]", y * 2.0 ** (ki * 3 - 4)),
         ("torch.ldexp(x, z)", c, x * 2.0 ** z),
+        ("torch.dist(z, w)", "f32[]", np.linalg.norm((z - w).ravel())),
+        ("torch.dist(z, y, 1)", "f64[]", np.abs(z - y).sum()), ("z.dist(x, float('inf'))", "f32[]", np.abs(z - x).max()),
+        ("torch.dist(x, w, 3)", "f32[]", (np.abs(x - w) ** 3).sum() ** (1 / 3)),
         # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
         ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
                                                                      y.view(np.float64)),
