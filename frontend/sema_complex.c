@@ -650,6 +650,17 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     e->bargs[1] = cx_node(sema, e, CX_REAL, &f, 1);
     return NULL;
   }
+  // normalize(z, p, dim, eps) = z / max(||z||_p, eps) = sgn(z) * normalize(|z|, p, dim, eps)
+  if (!strcmp(name, "normalize") && is_complex(e->bargs[0]->ty)) {
+    Ast *z = e->bargs[0], *n = ast_new(sema->cx, AST_CALL, e->loc);
+    *n = *e;
+    n->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)e->nbargs);
+    memcpy(n->bargs, e->bargs, sizeof(Ast *) * (size_t)e->nbargs);
+    n->bargs[0] = cx_node(sema, e, CX_ABS, &z, 1);
+    n->ty = d->check(sema, n, d);
+    if (is_poison(n->ty)) return poison(sema);
+    return complex_binary(sema, e, OP_MUL, cx_node(sema, e, CX_SGN, &z, 1), n, call_loc(e));
+  }
   // any, all, count_nonzero test z != 0
   if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
     e->bargs[0] = nonzero(sema, e->bargs[0]);

@@ -212,6 +212,10 @@ def cases():
         ("torch.dist(z, w)", "f32[]", np.linalg.norm((z - w).ravel())),
         ("torch.dist(z, y, 1)", "f64[]", np.abs(z - y).sum()), ("z.dist(x, float('inf'))", "f32[]", np.abs(z - x).max()),
         ("torch.dist(x, w, 3)", "f32[]", (np.abs(x - w) ** 3).sum() ** (1 / 3)),
+        ("F.normalize(z)", c, z / np.linalg.norm(z, axis=1, keepdims=True)),
+        ("F.normalize(y * m, p=1, dim=0)", "c128[3, 4]",
+         y * m / np.maximum(np.abs(y * m).sum(0, keepdims=True), 1e-12)),
+        ("F.normalize(z * 0)", c, np.zeros((3, 4))),
         # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
         ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
                                                                      y.view(np.float64)),
