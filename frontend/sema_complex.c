@@ -821,6 +821,16 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);
+  static const char *const acts[][2] = {  // PyTorch 1.13's kernels that refuse complex values
+      {"logsigmoid", "log_sigmoid_cpu"}, {"hardsigmoid", "hardsigmoid_cpu"}, {"hardswish", "hardswish_cpu"},
+      {"mish", "mish_cpu"}, {"softplus", "softplus_cpu"}, {"gelu", "GeluKernelImpl"}, {"elu", "elu_cpu"},
+      {"selu", "elu_cpu"}, {"celu", "elu_cpu"},
+      {"glu", "glu_cpu"}};
+  for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
+    if (!strcmp(name, acts[i][0])) {
+      diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", acts[i][1], torch_name(dt));
+      return poison(sema);
+    }
   diag_error(sema->cx, call_loc(e), "%s() of a %s tensor is not supported by tdsl: apply it to z.real and z.imag "
              "and join the results with torch.complex(re, im)", name, torch_name(dt));
   return poison(sema);

@@ -277,7 +277,10 @@ ERRORS = [
      "self.stride(-1) must be 1 to view ComplexFloat as Float (different element sizes), but got 4"),
     ("z[0, 0].view(torch.float)", "self.dim() cannot be 0 to view ComplexFloat as Float (different element sizes)"),
     ("z.view(torch.float64)", "view(Double) of a ComplexFloat tensor reinterprets its bits"),
-    ("F.softplus(z)", "softplus() of a ComplexFloat tensor is not supported by tdsl"),
+    ("F.softplus(z)", '"softplus_cpu" not implemented for \'ComplexFloat\''),
+    ("F.gelu(y)", '"GeluKernelImpl" not implemented for \'ComplexDouble\''),
+    ("F.logsigmoid(z)", '"log_sigmoid_cpu" not implemented for \'ComplexFloat\''),
+    ("torch.cov(z)", "cov() of a ComplexFloat tensor is not supported by tdsl"),
 ]
 
 
