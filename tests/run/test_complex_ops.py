@@ -216,12 +216,34 @@ def cases():
         ("F.normalize(y * m, p=1, dim=0)", "c128[3, 4]",
          y * m / np.maximum(np.abs(y * m).sum(0, keepdims=True), 1e-12)),
         ("F.normalize(z * 0)", c, np.zeros((3, 4))),
+        # the parts' rows given views of complex tensors (their checkers' views typed complex)
+        ("torch.diagflat(v[1:])", "c64[3, 3]", np.diagflat(v[1:])), ("torch.ger(v[:3], v)", "c64[3, 4]",
+                                                                       np.outer(v[:3], v)),
+        ("torch.narrow_copy(z, 1, 1, 2)", "c64[3, 2]", z[:, 1:3]),
+        ("torch.diag_embed(z.t())", "c64[4, 3, 3]", np.stack([np.diag(r) for r in z.T])),
+        ("torch.roll(z[:, 1:].t(), 1, 1)", "c64[3, 3]", np.roll(z[:, 1:].T, 1, 1)),
+        ("torch.tril(z.t()[1:])", "c64[3, 3]", np.tril(z.T[1:])),
+        ("torch.cross(z.t()[:3], w.t()[:3], dim=0)", "c64[3, 3]", np.cross(z.T[:3], w.T[:3], axis=0)),
         # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
         ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
                                                                      y.view(np.float64)),
         ("z[1:, 1:3].view(torch.float32) * 2", "f32[2, 4]", z[1:, 1:3].copy().view(np.float32) * 2),
         ("z.view(torch.complex64)", c, z),
     ]
+
+
+def check_parts_rows(tally):
+    """every row of sema_complex.c's on-parts lists has a case above (its own checker's views of
+    complex arguments run, their types checked by the result's dtype and values)"""
+    import re
+    src = open(os.path.join(HERE, "..", "..", "frontend", "sema_complex.c")).read()
+    rows = []
+    for lst in ("linear_rows", "product_rows"):
+        body = re.search(r"\b" + lst + r"\[\] = \{(.*?)\};", src, re.S)
+        rows += re.findall(r'"(\w+)"', body.group(1)) if body else [f"<{lst} not found>"]
+    exprs = " ".join(e for e, _, _ in cases()) + " " + " ".join(BODY)
+    missing = [r for r in rows if not re.search(r"\b" + r + r"_?\(", exprs)]
+    tally.report("every on-parts row has a case", [f"no case for {', '.join(missing)}"] if missing else [])
 
 
 def check_values(tdslc, backend, tally):
@@ -296,6 +318,7 @@ def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
     tally = Tally()
+    check_parts_rows(tally)
     check_values(tdslc, backend, tally)
     check_errors(tdslc, tally)
     sys.exit(tally.summary(recap=True))
