@@ -530,6 +530,42 @@ static TType *complex_view_dtype(Sema *sema, Ast *e, DType rd) {
   return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &r, 1);
 }
 
+// cov of complex z (the "cov" row's arguments; weights refused)
+static TType *complex_cov(Sema *sema, Ast *e) {
+  Ast *z = e->bargs[0];
+  DType dt = z->ty->dtype;
+  int64_t corr = 1;
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "correction", &corr)) return poison(sema);
+  if (barg(e, 2) || barg(e, 3)) {
+    diag_error(sema->cx, (barg(e, 2) ? e->bargs[2] : e->bargs[3])->loc, "cov() of a complex tensor with fweights or "
+               "aweights is not supported by tdsl: apply them to the centered observations");
+    return poison(sema);
+  }
+  int nd = z->ty->view.ndim;
+  if (nd > 2) {
+    diag_error(sema->cx, call_loc(e), "cov(): expected input to have two or fewer dimensions but got an input with "
+               "%d dimensions", nd);
+    return poison(sema);
+  }
+  Ast *m = nd == 2 ? z : view_ast(sema, e, z, nd == 1 ? view_unsqueeze(z->ty->view, 0)
+                                                   : view_unsqueeze(view_unsqueeze(z->ty->view, 0), 0));
+  int64_t n = m->ty->view.shape[1], one[2] = {n, 1};
+  Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
+  f->name = "full";
+  f->oploc = e->oploc;
+  f->ty = complex_full(sema, f, dt, 2, one, n ? 1.0 / (double)n : NAN, 0);
+  Ast *mf[2] = {m, f};
+  Ast *zc = cx_binary(sema, e, OP_SUB, m, cx_node(sema, e, CX_MATMUL, mf, 2));
+  if (is_poison(zc->ty)) return poison(sema);
+  Ast *cj = cx_node(sema, e, CX_CONJ, &zc, 1);
+  Ast *pr[2] = {zc, view_ast(sema, e, cj, view_transpose(cj->ty->view, 0, 1))};
+  double k = (double)n - (double)corr;
+  Ast *c = cx_binary(sema, e, OP_DIV, cx_node(sema, e, CX_MATMUL, pr, 2), part_float(sema, e, k > 0 ? k : 0));
+  if (is_poison(c->ty)) return poison(sema);
+  if (nd < 2) c = view_ast(sema, e, c, view_select(view_select(c->ty->view, 0, 0), 0, 0));
+  return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &c, 1);
+}
+
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
@@ -661,6 +697,9 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     if (is_poison(n->ty)) return poison(sema);
     return complex_binary(sema, e, OP_MUL, cx_node(sema, e, CX_SGN, &z, 1), n, call_loc(e));
   }
+  // cov(z, correction) of complex observations (the columns): mm(zc, zc^H) / (N - correction),
+  // zc = z - its rows' means (a 1-D z is one variable: a 0-d result), PyTorch's definition
+  if (!strcmp(name, "cov") && is_complex(e->bargs[0]->ty)) return complex_cov(sema, e);
   // any, all, count_nonzero test z != 0
   if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
     e->bargs[0] = nonzero(sema, e->bargs[0]);
