@@ -530,22 +530,23 @@ static TType *complex_view_dtype(Sema *sema, Ast *e, DType rd) {
   return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &r, 1);
 }
 
-// cov of complex z (the "cov" row's arguments; weights refused)
-static TType *complex_cov(Sema *sema, Ast *e) {
+// cov of complex z (the "cov" row's arguments; weights refused): its expression, NULL after
+// the message
+static Ast *cov_of(Sema *sema, Ast *e) {
   Ast *z = e->bargs[0];
   DType dt = z->ty->dtype;
   int64_t corr = 1;
-  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "correction", &corr)) return poison(sema);
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "correction", &corr)) return NULL;
   if (barg(e, 2) || barg(e, 3)) {
     diag_error(sema->cx, (barg(e, 2) ? e->bargs[2] : e->bargs[3])->loc, "cov() of a complex tensor with fweights or "
                "aweights is not supported by tdsl: apply them to the centered observations");
-    return poison(sema);
+    return NULL;
   }
   int nd = z->ty->view.ndim;
   if (nd > 2) {
     diag_error(sema->cx, call_loc(e), "cov(): expected input to have two or fewer dimensions but got an input with "
                "%d dimensions", nd);
-    return poison(sema);
+    return NULL;
   }
   Ast *m = nd == 2 ? z : view_ast(sema, e, z, nd == 1 ? view_unsqueeze(z->ty->view, 0)
                                                    : view_unsqueeze(view_unsqueeze(z->ty->view, 0), 0));
@@ -556,13 +557,38 @@ static TType *complex_cov(Sema *sema, Ast *e) {
   f->ty = complex_full(sema, f, dt, 2, one, n ? 1.0 / (double)n : NAN, 0);
   Ast *mf[2] = {m, f};
   Ast *zc = cx_binary(sema, e, OP_SUB, m, cx_node(sema, e, CX_MATMUL, mf, 2));
-  if (is_poison(zc->ty)) return poison(sema);
+  if (is_poison(zc->ty)) return NULL;
   Ast *cj = cx_node(sema, e, CX_CONJ, &zc, 1);
   Ast *pr[2] = {zc, view_ast(sema, e, cj, view_transpose(cj->ty->view, 0, 1))};
   double k = (double)n - (double)corr;
   Ast *c = cx_binary(sema, e, OP_DIV, cx_node(sema, e, CX_MATMUL, pr, 2), part_float(sema, e, k > 0 ? k : 0));
-  if (is_poison(c->ty)) return poison(sema);
+  if (is_poison(c->ty)) return NULL;
   if (nd < 2) c = view_ast(sema, e, c, view_select(view_select(c->ty->view, 0, 0), 0, 0));
+  return c;
+}
+
+// x in [-1, 1] (NaN kept)
+static Ast *clip1(Sema *sema, const Ast *e, Ast *x) {
+  return node_binary(sema, e, OP_MAXIMUM, node_binary(sema, e, OP_MINIMUM, x, part_float(sema, e, 1)),
+                     part_float(sema, e, -1));
+}
+
+// cov (corr false) or corrcoef of complex z, PyTorch's: c / sqrt(re diag c) on each side,
+// its parts clipped to [-1, 1] (a 0-d c: c / c)
+static TType *complex_cov(Sema *sema, Ast *e, bool corr) {
+  Ast *c = cov_of(sema, e);
+  if (!c) return poison(sema);
+  if (corr && c->ty->view.ndim == 0) {
+    c = cx_binary(sema, e, OP_DIV, c, c);
+  } else if (corr) {
+    Ast *dg = view_ast(sema, e, c, view_diagonal(c->ty->view, 0, 0, 1));
+    Ast *sd = node_binary(sema, e, OP_POW, cx_node(sema, e, CX_REAL, &dg, 1), part_float(sema, e, 0.5));
+    c = cx_binary(sema, e, OP_DIV, c, view_ast(sema, e, sd, view_unsqueeze(sd->ty->view, 1)));
+    c = cx_binary(sema, e, OP_DIV, c, view_ast(sema, e, sd, view_unsqueeze(sd->ty->view, 0)));
+    Ast *ri[2] = {clip1(sema, e, cx_node(sema, e, CX_REAL, &c, 1)), clip1(sema, e, cx_node(sema, e, CX_IMAG, &c, 1))};
+    c = cx_node(sema, e, CX_MAKE, ri, 2);
+  }
+  if (is_poison(c->ty)) return poison(sema);
   return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &c, 1);
 }
 
@@ -699,7 +725,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   // cov(z, correction) of complex observations (the columns): mm(zc, zc^H) / (N - correction),
   // zc = z - its rows' means (a 1-D z is one variable: a 0-d result), PyTorch's definition
-  if (!strcmp(name, "cov") && is_complex(e->bargs[0]->ty)) return complex_cov(sema, e);
+  if (!strcmp(name, "cov") && is_complex(e->bargs[0]->ty)) return complex_cov(sema, e, false);
+  if (!strcmp(name, "corrcoef") && is_complex(e->bargs[0]->ty)) return complex_cov(sema, e, true);
   // any, all, count_nonzero test z != 0
   if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
     e->bargs[0] = nonzero(sema, e->bargs[0]);

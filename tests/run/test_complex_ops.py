@@ -225,7 +225,8 @@ def cases():
         ("torch.tril(z.t()[1:])", "c64[3, 3]", np.tril(z.T[1:])),
         ("torch.cross(z.t()[:3], w.t()[:3], dim=0)", "c64[3, 3]", np.cross(z.T[:3], w.T[:3], axis=0)),
         ("torch.cov(z)", "c64[3, 3]", np.cov(z)), ("torch.cov(y, correction=0)", "c128[3, 3]", np.cov(y, bias=True)),
-        ("torch.cov(v)", "c64[]", np.cov(v)), ("torch.cov(sq.t())", "c64[4, 4]", np.cov(sq.T)),
+        ("torch.corrcoef(z)", "c64[3, 3]", np.corrcoef(z)), ("torch.corrcoef(y.t())", "c128[4, 4]", np.corrcoef(y.T)),
+        ("torch.corrcoef(v)", "c64[]", 1 + 0j), ("torch.cov(v)", "c64[]", np.cov(v)), ("torch.cov(sq.t())", "c64[4, 4]", np.cov(sq.T)),
         # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
         ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
                                                                      y.view(np.float64)),
