@@ -6,7 +6,9 @@
 // tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
 // view_as_complex, real/imag, polar, complex, conj, abs, angle, the elementwise functions
 // (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, dot, vdot, mv,
-// sum/mean/prod, cumsum/cumprod (with a dtype=), cat/stack, clone, creation and fills
+// sum/mean/prod, cumsum/cumprod (with a dtype=), cat/stack (real operands promoted),
+// clone, z.view(dtype) of its parts' dtype, silu, tanhshrink, softsign, sinc, ldexp,
+// normalize, dist, cov, corrcoef (composed of the complex ops here), creation and fills
 // with a Python complex number, the views, gathers, scatters and index writes,
 // conversions to and from real dtypes (to real: PyTorch's warning), Python's complex
 // numbers (1j, complex(1, 2), folded as Python folds 1 + 2j); the ops that move, mask,

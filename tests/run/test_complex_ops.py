@@ -9,7 +9,9 @@ scatter/scatter_add/index_fill_/index_add_ with alpha, creation with a complex f
 (full, full_like, new_full, fill_, zeros/ones/eye with a complex dtype), the reductions
 with another dtype= (sum, mean, prod, cumsum, cumprod: complex64 <-> complex128, real ->
 complex), var/std/norm of complex tensors (real results, as PyTorch's), cat/stack of real
-and complex tensors (promoted), silu, sinc, and z.view(dtype) of the parts' dtype; then the
+and complex tensors (promoted), silu, tanhshrink, softsign, sinc, ldexp, normalize, dist,
+cov, corrcoef, z.view(dtype) of the parts' dtype, and the on-parts rows given views of
+complex tensors (with a check that every row of sema_complex.c's lists has a case); then the
 refusals that remain, in PyTorch 1.13's words (complex32 included).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
