@@ -612,8 +612,10 @@ static bool buf_read(const LProgram *p, int b) {
 // rule by a size alone. Both CPU backends act on the mark (above).
 static const int64_t STREAM_FLOOR = (int64_t)8 << 20;
 
+// Saturating: a buffer's element count may be near 2^62 (its allocation fails at run
+// time with a clear error, tests/fuzz/regressions/matmul_flops_overflow.tdsl).
 static int64_t buf_bytes(const LProgram *p, int b) {
-  return p->bufs.data[b].numel * dtype_size(p->bufs.data[b].dtype);
+  return td_sat_mul(p->bufs.data[b].numel, dtype_size(p->bufs.data[b].dtype));
 }
 
 static void mark_streams(LProgram *p, const CpuTarget *cpu) {

@@ -413,7 +413,7 @@ static Plan plan_slots(Ctx *cx, const LProgram *p, const TempOrder *order, int n
 static int64_t plan_bytes(const Plan *pl) {
   int64_t n = 0;
   for (int s = 0; s < pl->n; s++)
-    n += pl->slot[s].need * dtype_size(pl->slot[s].dtype);
+    n = td_sat_add(n, td_sat_mul(pl->slot[s].need, dtype_size(pl->slot[s].dtype)));
   return n;
 }
 
