@@ -6,7 +6,9 @@
 // tensor. This file checks them with PyTorch 1.13's messages: view_as_real,
 // view_as_complex, real/imag, polar, complex, conj, abs, angle, the elementwise functions
 // (exp, log, sqrt, the trigonometric ones ...), + - * / ** == !=, matmul, dot, vdot, mv,
-// sum/mean/prod, cumsum/cumprod (with a dtype=), cat/stack, clone, creation and fills
+// sum/mean/prod, cumsum/cumprod (with a dtype=), cat/stack (real operands promoted),
+// clone, z.view(dtype) of its parts' dtype, silu, tanhshrink, softsign, sinc, ldexp,
+// normalize, dist, cov, corrcoef (composed of the complex ops here), creation and fills
 // with a Python complex number, the views, gathers, scatters and index writes,
 // conversions to and from real dtypes (to real: PyTorch's warning), Python's complex
 // numbers (1j, complex(1, 2), folded as Python folds 1 + 2j); the ops that move, mask,
@@ -23,6 +25,7 @@
 // (complex_store_ok).
 #include "frontend/sema_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -109,6 +112,7 @@ static Ast *as_complex(Sema *sema, Ast *x, DType dt) {
   c->ty = complex_built_args(sema, c, (ComplexArgs){.op = CX_FROM_REAL, .dtype = dt}, &x, 1);
   return c;
 }
+Ast *complex_cast(Sema *sema, Ast *x, DType dt) { return as_complex(sema, x, dt); }
 
 // Python's complex number a (a number, 1j, or arithmetic of them folded): its parts
 bool complex_const(const Ast *a, double *re, double *im) {
@@ -493,6 +497,103 @@ static TType *complex_scatter(Sema *sema, Ast *e, const BuiltinDef *d, DType dt)
   return NULL;
 }
 
+// z.view(dtype) of a complex tensor z: itself (its own dtype), or its parts' dtype: the
+// last dim doubled, view_as_real(z) with its last two dims merged (PyTorch's rule for a
+// smaller element: z.stride(-1) is 1). Other dtypes would reinterpret its bits: refused.
+static TType *complex_view_dtype(Sema *sema, Ast *e, DType rd) {
+  Ast *x = e->bargs[0];
+  const View *xv = &x->ty->view;
+  DType dt = x->ty->dtype, pt = dtype_complex_part(dt);
+  if (rd == dt) return complex_built(sema, e, CX_SAME, &x, 1);
+  if (rd != pt) {
+    diag_error(sema->cx, call_loc(e), "view(%s) of a %s tensor reinterprets its bits: tdsl views a complex tensor only "
+               "as its parts' dtype (%s), as view_as_real does", torch_name(rd), torch_name(dt), torch_name(pt));
+    return poison(sema);
+  }
+  if (xv->ndim == 0 || xv->strides[xv->ndim - 1] != 1) {
+    if (xv->ndim == 0)
+      diag_error(sema->cx, call_loc(e), "self.dim() cannot be 0 to view %s as %s (different element sizes)",
+                 torch_name(dt), torch_name(pt));
+    else
+      diag_error(sema->cx, call_loc(e), "self.stride(-1) must be 1 to view %s as %s (different element sizes), but "
+                 "got %" PRId64, torch_name(dt), torch_name(pt), xv->strides[xv->ndim - 1]);
+    return poison(sema);
+  }
+  Ast *ar = ast_new(sema->cx, AST_CALL, x->loc);
+  ar->name = "view_as_real";
+  ar->oploc = x->loc;
+  ar->ty = complex_built(sema, ar, CX_AS_REAL, &x, 1);
+  if (is_poison(ar->ty)) return ar->ty;
+  View v = ar->ty->view;  // (..., n, 2): (..., 2 n) of stride 1
+  v.ndim--;
+  v.shape[v.ndim - 1] *= 2;
+  v.strides[v.ndim - 1] = 1;
+  Ast *r = view_ast(sema, e, ar, v);
+  return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &r, 1);
+}
+
+// cov of complex z (the "cov" row's arguments; weights refused): its expression, NULL after
+// the message
+static Ast *cov_of(Sema *sema, Ast *e) {
+  Ast *z = e->bargs[0];
+  DType dt = z->ty->dtype;
+  int64_t corr = 1;
+  if (barg(e, 1) && !get_int(sema, e, e->bargs[1], "correction", &corr)) return NULL;
+  if (barg(e, 2) || barg(e, 3)) {
+    diag_error(sema->cx, (barg(e, 2) ? e->bargs[2] : e->bargs[3])->loc, "cov() of a complex tensor with fweights or "
+               "aweights is not supported by tdsl: apply them to the centered observations");
+    return NULL;
+  }
+  int nd = z->ty->view.ndim;
+  if (nd > 2) {
+    diag_error(sema->cx, call_loc(e), "cov(): expected input to have two or fewer dimensions but got an input with "
+               "%d dimensions", nd);
+    return NULL;
+  }
+  Ast *m = nd == 2 ? z : view_ast(sema, e, z, nd == 1 ? view_unsqueeze(z->ty->view, 0)
+                                                   : view_unsqueeze(view_unsqueeze(z->ty->view, 0), 0));
+  int64_t n = m->ty->view.shape[1], one[2] = {n, 1};
+  Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
+  f->name = "full";
+  f->oploc = e->oploc;
+  f->ty = complex_full(sema, f, dt, 2, one, n ? 1.0 / (double)n : NAN, 0);
+  Ast *mf[2] = {m, f};
+  Ast *zc = cx_binary(sema, e, OP_SUB, m, cx_node(sema, e, CX_MATMUL, mf, 2));
+  if (is_poison(zc->ty)) return NULL;
+  Ast *cj = cx_node(sema, e, CX_CONJ, &zc, 1);
+  Ast *pr[2] = {zc, view_ast(sema, e, cj, view_transpose(cj->ty->view, 0, 1))};
+  double k = (double)n - (double)corr;
+  Ast *c = cx_binary(sema, e, OP_DIV, cx_node(sema, e, CX_MATMUL, pr, 2), part_float(sema, e, k > 0 ? k : 0));
+  if (is_poison(c->ty)) return NULL;
+  if (nd < 2) c = view_ast(sema, e, c, view_select(view_select(c->ty->view, 0, 0), 0, 0));
+  return c;
+}
+
+// x in [-1, 1] (NaN kept)
+static Ast *clip1(Sema *sema, const Ast *e, Ast *x) {
+  return node_binary(sema, e, OP_MAXIMUM, node_binary(sema, e, OP_MINIMUM, x, part_float(sema, e, 1)),
+                     part_float(sema, e, -1));
+}
+
+// cov (corr false) or corrcoef of complex z, PyTorch's: c / sqrt(re diag c) on each side,
+// its parts clipped to [-1, 1] (a 0-d c: c / c)
+static TType *complex_cov(Sema *sema, Ast *e, bool corr) {
+  Ast *c = cov_of(sema, e);
+  if (!c) return poison(sema);
+  if (corr && c->ty->view.ndim == 0) {
+    c = cx_binary(sema, e, OP_DIV, c, c);
+  } else if (corr) {
+    Ast *dg = view_ast(sema, e, c, view_diagonal(c->ty->view, 0, 0, 1));
+    Ast *sd = node_binary(sema, e, OP_POW, cx_node(sema, e, CX_REAL, &dg, 1), part_float(sema, e, 0.5));
+    c = cx_binary(sema, e, OP_DIV, c, view_ast(sema, e, sd, view_unsqueeze(sd->ty->view, 1)));
+    c = cx_binary(sema, e, OP_DIV, c, view_ast(sema, e, sd, view_unsqueeze(sd->ty->view, 0)));
+    Ast *ri[2] = {clip1(sema, e, cx_node(sema, e, CX_REAL, &c, 1)), clip1(sema, e, cx_node(sema, e, CX_IMAG, &c, 1))};
+    c = cx_node(sema, e, CX_MAKE, ri, 2);
+  }
+  if (is_poison(c->ty)) return poison(sema);
+  return built(sema, e, build_complex, KEEP(sema, ((ComplexArgs){.op = CX_SAME})), &c, 1);
+}
+
 // A row's call with a complex operand: NULL when the row's own checker takes it (views,
 // joins, reductions, and the ops whose node checkers below take complex operands); else
 // the complex op's type, or PyTorch's refusal.
@@ -540,9 +641,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
         !(barg(e, 1) && barg(e, 1)->ty->kind == TY_LIST && barg(e, 1)->ty->nelem == 1 &&
           barg(e, 1)->ty->elems[0]->kind == TY_DTYPE))
       return NULL;  // x.view(shape)
-    diag_error(sema->cx, call_loc(e), "%s() of a complex tensor is not supported: tdsl converts no complex tensor to "
-               "another dtype (take .real, .imag, abs() or angle() for floats)", name);
-    return poison(sema);
+    return complex_view_dtype(sema, e, barg(e, 1)->ty->kind == TY_DTYPE ? barg(e, 1)->ty->dtype
+                                                                          : barg(e, 1)->ty->elems[0]->dtype);
   }
   if (d->check == ck_real) {
     Ast *x = e->bargs[0];
@@ -600,6 +700,35 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     e->bargs[0] = a;
     return NULL;
   }
+  // dist(input, other, p) of complex tensors: the p-norm of |input - other| (PyTorch's real
+  // result), as dist(|input - other|, 0-d zero of its dtype)
+  if (!strcmp(name, "dist")) {
+    Ast *df = cx_binary(sema, e, OP_SUB, e->bargs[0], e->bargs[1]);
+    if (is_poison(df->ty)) return poison(sema);
+    Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
+    f->name = "zeros";
+    f->oploc = e->oploc;
+    int64_t none[1] = {0};
+    f->ty = complex_full(sema, f, df->ty->dtype, 0, none, 0, 0);
+    e->bargs[0] = cx_node(sema, e, CX_ABS, &df, 1);
+    e->bargs[1] = cx_node(sema, e, CX_REAL, &f, 1);
+    return NULL;
+  }
+  // normalize(z, p, dim, eps) = z / max(||z||_p, eps) = sgn(z) * normalize(|z|, p, dim, eps)
+  if (!strcmp(name, "normalize") && is_complex(e->bargs[0]->ty)) {
+    Ast *z = e->bargs[0], *n = ast_new(sema->cx, AST_CALL, e->loc);
+    *n = *e;
+    n->bargs = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)e->nbargs);
+    memcpy(n->bargs, e->bargs, sizeof(Ast *) * (size_t)e->nbargs);
+    n->bargs[0] = cx_node(sema, e, CX_ABS, &z, 1);
+    n->ty = d->check(sema, n, d);
+    if (is_poison(n->ty)) return poison(sema);
+    return complex_binary(sema, e, OP_MUL, cx_node(sema, e, CX_SGN, &z, 1), n, call_loc(e));
+  }
+  // cov(z, correction) of complex observations (the columns): mm(zc, zc^H) / (N - correction),
+  // zc = z - its rows' means (a 1-D z is one variable: a 0-d result), PyTorch's definition
+  if (!strcmp(name, "cov") && is_complex(e->bargs[0]->ty)) return complex_cov(sema, e, false);
+  if (!strcmp(name, "corrcoef") && is_complex(e->bargs[0]->ty)) return complex_cov(sema, e, true);
   // any, all, count_nonzero test z != 0
   if ((d->check == ck_reduce && (d->b.op == OP_ANY || d->b.op == OP_ALL)) || !strcmp(name, "count_nonzero")) {
     e->bargs[0] = nonzero(sema, e->bargs[0]);
@@ -674,7 +803,8 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     if (!check_rank(sema, call_loc(e), nd + 1)) return poison(sema);
     return complex_built(sema, e, CX_WHERE, e->bargs, 3);
   }
-  if (d->check == ck_clone || d->check == ck_cat) return all_complex(sema, e, dt) ? NULL : poison(sema);
+  if (d->check == ck_cat) return NULL;  // cat, stack: ck_cat promotes the others to the result's complex dtype
+  if (d->check == ck_clone) return all_complex(sema, e, dt) ? NULL : poison(sema);
   // gathers and writes through index tensors act on the pairs' leading dims: index_select,
   // gather (its index given the pairs' dim, ir/build_complex.c),
   // index_put(_), index_copy(_), index_add(_) without alpha, of complex values of dtype dt
@@ -711,6 +841,14 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     e->bargs[4] = NULL;
   }
   if (!strncmp(name, "scatter", 7) && is_complex(x->ty)) return complex_scatter(sema, e, d, dt);
+  if (!strcmp(name, "sinc") && is_complex(x->ty)) return complex_built(sema, e, CX_SINC, &x, 1);
+  if (!strcmp(name, "tanhshrink") && is_complex(x->ty)) return complex_built(sema, e, CX_TANHSHRINK, &x, 1);
+  if (!strcmp(name, "softsign") && is_complex(x->ty)) return complex_built(sema, e, CX_SOFTSIGN, &x, 1);
+  if (!strcmp(name, "ldexp")) {  // input * 2.0 ** other, PyTorch's definition
+    Ast *p = node_binary(sema, e, OP_POW, part_float(sema, e, 2), e->bargs[1]);
+    if (is_poison(p->ty)) return poison(sema);
+    return complex_binary(sema, e, OP_MUL, x, p, call_loc(e));
+  }
   if (!strcmp(name, "gather")) {  // gather(input, dim, index): its checks, then the pairs gathered
     TType *t = d->check(sema, e, d);
     if (is_poison(t)) return t;
@@ -751,6 +889,16 @@ TType *complex_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
     return poison(sema);
   }
   if (d->b.op == OP_MAX || d->b.op == OP_MIN) return refuse(sema, e, d->b.op == OP_MAX ? "max_all" : "min_all", dt);
+  static const char *const acts[][2] = {  // PyTorch 1.13's kernels that refuse complex values
+      {"logsigmoid", "log_sigmoid_cpu"}, {"hardsigmoid", "hardsigmoid_cpu"}, {"hardswish", "hardswish_cpu"},
+      {"mish", "mish_cpu"}, {"softplus", "softplus_cpu"}, {"gelu", "GeluKernelImpl"}, {"elu", "elu_cpu"},
+      {"selu", "elu_cpu"}, {"celu", "elu_cpu"},
+      {"glu", "glu_cpu"}};
+  for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
+    if (!strcmp(name, acts[i][0])) {
+      diag_error(sema->cx, call_loc(e), "\"%s\" not implemented for '%s'", acts[i][1], torch_name(dt));
+      return poison(sema);
+    }
   diag_error(sema->cx, call_loc(e), "%s() of a %s tensor is not supported by tdsl: apply it to z.real and z.imag "
              "and join the results with torch.complex(re, im)", name, torch_name(dt));
   return poison(sema);
@@ -824,7 +972,7 @@ TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc) {
       [OP_SIN] = CX_SIN + 1,   [OP_COS] = CX_COS + 1,     [OP_TAN] = CX_TAN + 1,     [OP_SINH] = CX_SINH + 1,
       [OP_COSH] = CX_COSH + 1, [OP_TANH] = CX_TANH + 1,   [OP_ASIN] = CX_ASIN + 1,   [OP_ACOS] = CX_ACOS + 1,
       [OP_ATAN] = CX_ATAN + 1, [OP_ASINH] = CX_ASINH + 1, [OP_ACOSH] = CX_ACOSH + 1, [OP_ATANH] = CX_ATANH + 1,
-      [OP_SIGMOID] = CX_SIGMOID + 1};
+      [OP_SIGMOID] = CX_SIGMOID + 1, [OP_SILU] = CX_SILU + 1};
   double re, im;
   if (op == OP_NEG && complex_const(x, &re, &im)) return complex_literal(sema, e, -re, -im);  // -2j
   if (op == OP_LOGICAL_NOT) {  // z == 0

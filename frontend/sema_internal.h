@@ -646,6 +646,7 @@ TType *complex_binary(Sema *sema, Ast *e, Op op, Ast *a, Ast *b, Loc loc);
 TType *complex_unary(Sema *sema, Ast *e, Op op, Ast *x, Loc loc);
 TType *complex_matmul(Sema *sema, Ast *e, Ast *a, Ast *b, Loc loc);
 TType *complex_attr(Sema *sema, Ast *e);  // z.real, z.imag
+Ast *complex_cast(Sema *sema, Ast *x, DType dt);  // x converted to complex dtype dt (x itself when it is one)
 bool complex_supported(Sema *sema, const Ast *e, const TType *t);  // false: refused (reported)
 bool complex_store_ok(Sema *sema, const Ast *st, const Ast *target, Ast *rhs, int binop);  // may convert rhs
 TType *ck_complex(Sema *sema, Ast *e, const BuiltinDef *d);  // variant: the ComplexOp

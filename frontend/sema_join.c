@@ -86,8 +86,14 @@ TType *ck_cat(Sema *sema, Ast *e, const BuiltinDef *d) {
   }
   e->attr.dim = a;
   e->attr.dims = 1u << a;
+  DType rt = result_type(sema, ts, n);
+  if (dtype_is_complex(rt)) {  // PyTorch promotes the real (and complex64) ones: lowering joins one dtype's pairs
+    Ast **cs = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)n);
+    for (int i = 0; i < n; i++) cs[i] = complex_cast(sema, xs[i], rt);
+    xs = cs;
+  }
   set_operands(sema, e, xs, n);
-  return ty_fresh(sema, result_type(sema, ts, n), on, shape);
+  return ty_fresh(sema, rt, on, shape);
 }
 
 // The (input, dim, index) arguments shared by index_select and gather: false after

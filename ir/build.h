@@ -399,6 +399,8 @@ typedef enum {
   CX_LOG, CX_LOG2, CX_LOG10, CX_SQRT, CX_RSQRT, CX_RECIPROCAL, CX_SQUARE, CX_SIGMOID,
   CX_SIN, CX_COS, CX_TAN, CX_SINH, CX_COSH, CX_TANH,
   CX_ASIN, CX_ACOS, CX_ATAN, CX_ASINH, CX_ACOSH, CX_ATANH,
+  CX_SILU, CX_SINC,                    // z sigmoid(z); sin(pi z) / (pi z), 1 at 0
+  CX_TANHSHRINK, CX_SOFTSIGN,          // z - tanh z; z / (1 + |z|)
   CX_ISNAN, CX_ISINF, CX_ISFINITE,     // bool results
   CX_REAL, CX_IMAG, CX_AS_REAL, CX_AS_COMPLEX,  // views
   CX_POLAR, CX_MAKE,                   // torch.polar(abs, angle), torch.complex(real, imag)

@@ -386,6 +386,27 @@ static Value *unary(Builder *b, ComplexOp op, Value *x) {
     r = cdiv(b, one, (Cx){add(b, num(b, 1), e.re), e.im});
     break;
   }
+  case CX_SILU: {  // z / (1 + e^-z)
+    Cx e = cx_exp(b, (Cx){un(b, OP_NEG, a), un(b, OP_NEG, c)});
+    r = cdiv(b, z, (Cx){add(b, num(b, 1), e.re), e.im});
+    break;
+  }
+  case CX_SINC: {  // sin(pi z) / (pi z), 1 where z is 0 (PyTorch's)
+    Cx p = {muln(b, 3.14159265358979323846, a), muln(b, 3.14159265358979323846, c)};
+    Cx s = cover_i(cx_sinh(b, ctimes_i(p, b), false), b);
+    r = cwhere(b, and_(b, eq0(b, a), eq0(b, c)), one, cdiv(b, s, p));
+    break;
+  }
+  case CX_TANHSHRINK: {
+    Cx t = cx_tanh(b, z);
+    r = (Cx){sub(b, a, t.re), sub(b, c, t.im)};
+    break;
+  }
+  case CX_SOFTSIGN: {
+    Value *d = add(b, num(b, 1), bin(b, OP_HYPOT, a, c));
+    r = (Cx){dv(b, a, d), dv(b, c, d)};
+    break;
+  }
   case CX_SIN:  // sin z = sinh(i z) / i; (nan, +inf) for an inf b and an inf or nan a (glibc's)
     r = cover_i(cx_sinh(b, ctimes_i(z, b), false), b);
     r = cwhere(b, and_(b, nonfinite(b, a), isinf_(b, c)), (Cx){num(b, NAN), num(b, INFINITY)}, r);

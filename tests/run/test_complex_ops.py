@@ -8,7 +8,10 @@ inner, tensordot, einsum of two and three operands, cross, dot, vdot's conjugate
 scatter/scatter_add/index_fill_/index_add_ with alpha, creation with a complex fill
 (full, full_like, new_full, fill_, zeros/ones/eye with a complex dtype), the reductions
 with another dtype= (sum, mean, prod, cumsum, cumprod: complex64 <-> complex128, real ->
-complex), and var/std/norm of complex tensors (real results, as PyTorch's); then the
+complex), var/std/norm of complex tensors (real results, as PyTorch's), cat/stack of real
+and complex tensors (promoted), silu, tanhshrink, softsign, sinc, ldexp, normalize, dist,
+cov, corrcoef, z.view(dtype) of the parts' dtype, and the on-parts rows given views of
+complex tensors (with a check that every row of sema_complex.c's lists has a case); then the
 refusals that remain, in PyTorch 1.13's words (complex32 included).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -195,7 +198,57 @@ def cases():
         ("torch.logical_not(z * m)", "bool[3, 4]", z * m == 0),
         ("torch.logical_and(z * m, w)", "bool[3, 4]", (z * m != 0) & (w != 0)),
         ("torch.logical_or(z * m, x * 0)", "bool[3, 4]", z * m != 0),
+        # cat and stack of real and complex tensors: promoted as PyTorch promotes them
+        ("torch.cat([z, x])", "c64[6, 4]", np.concatenate([z, x])),
+        ("torch.cat((x, z, y), 1)", "c128[3, 12]", np.concatenate([x, z, y], 1)),
+        ("torch.stack([x, y], 1)", "c128[3, 2, 4]", np.stack([x, y], 1)),
+        ("torch.stack((m, z))", "c64[2, 3, 4]", np.stack([m, z])),
+        ("torch.cat([ki, v[None]])", "c64[4, 4]", np.concatenate([ki, v[None]])),
+        # silu and sinc (1 where z is 0, NumPy's sinc)
+        ("F.silu(z)", c, z / (1 + np.exp(-z))), ("torch.nn.functional.silu(y)", "c128[3, 4]", y / (1 + np.exp(-y))),
+        ("torch.sinc(z * m)", c, np.sinc(z * m)), ("y.sinc()", "c128[3, 4]", np.sinc(y)),
+        ("F.tanhshrink(z)", c, z - np.tanh(z)), ("F.softsign(y)", "c128[3, 4]", y / (1 + np.abs(y))),
+        ("torch.ldexp(z, ki - 1)", c, z * 2.0 ** (ki - 1)),
+        ("torch.ldexp(y, ki * 3 - 4)", "c128[3, 4]", y * 2.0 ** (ki * 3 - 4)),
+        ("torch.ldexp(x, z)", c, x * 2.0 ** z),
+        ("torch.dist(z, w)", "f32[]", np.linalg.norm((z - w).ravel())),
+        ("torch.dist(z, y, 1)", "f64[]", np.abs(z - y).sum()), ("z.dist(x, float('inf'))", "f32[]", np.abs(z - x).max()),
+        ("torch.dist(x, w, 3)", "f32[]", (np.abs(x - w) ** 3).sum() ** (1 / 3)),
+        ("F.normalize(z)", c, z / np.linalg.norm(z, axis=1, keepdims=True)),
+        ("F.normalize(y * m, p=1, dim=0)", "c128[3, 4]",
+         y * m / np.maximum(np.abs(y * m).sum(0, keepdims=True), 1e-12)),
+        ("F.normalize(z * 0)", c, np.zeros((3, 4))),
+        # the parts' rows given views of complex tensors (their checkers' views typed complex)
+        ("torch.diagflat(v[1:])", "c64[3, 3]", np.diagflat(v[1:])), ("torch.ger(v[:3], v)", "c64[3, 4]",
+                                                                       np.outer(v[:3], v)),
+        ("torch.narrow_copy(z, 1, 1, 2)", "c64[3, 2]", z[:, 1:3]),
+        ("torch.diag_embed(z.t())", "c64[4, 3, 3]", np.stack([np.diag(r) for r in z.T])),
+        ("torch.roll(z[:, 1:].t(), 1, 1)", "c64[3, 3]", np.roll(z[:, 1:].T, 1, 1)),
+        ("torch.tril(z.t()[1:])", "c64[3, 3]", np.tril(z.T[1:])),
+        ("torch.cross(z.t()[:3], w.t()[:3], dim=0)", "c64[3, 3]", np.cross(z.T[:3], w.T[:3], axis=0)),
+        ("torch.cov(z)", "c64[3, 3]", np.cov(z)), ("torch.cov(y, correction=0)", "c128[3, 3]", np.cov(y, bias=True)),
+        ("torch.corrcoef(z)", "c64[3, 3]", np.corrcoef(z)), ("torch.corrcoef(y.t())", "c128[4, 4]", np.corrcoef(y.T)),
+        ("torch.corrcoef(v)", "c64[]", 1 + 0j), ("torch.cov(v)", "c64[]", np.cov(v)), ("torch.cov(sq.t())", "c64[4, 4]", np.cov(sq.T)),
+        # view(dtype): the parts' dtype (the last dim doubled) or the own dtype
+        ("z.view(torch.float32)", "f32[3, 8]", z.view(np.float32)), ("y.view(torch.double)", "f64[3, 8]",
+                                                                     y.view(np.float64)),
+        ("z[1:, 1:3].view(torch.float32) * 2", "f32[2, 4]", z[1:, 1:3].copy().view(np.float32) * 2),
+        ("z.view(torch.complex64)", c, z),
     ]
+
+
+def check_parts_rows(tally):
+    """every row of sema_complex.c's on-parts lists has a case above (its own checker's views of
+    complex arguments run, their types checked by the result's dtype and values)"""
+    import re
+    src = open(os.path.join(HERE, "..", "..", "frontend", "sema_complex.c")).read()
+    rows = []
+    for lst in ("linear_rows", "product_rows"):
+        body = re.search(r"\b" + lst + r"\[\] = \{(.*?)\};", src, re.S)
+        rows += re.findall(r'"(\w+)"', body.group(1)) if body else [f"<{lst} not found>"]
+    exprs = " ".join(e for e, _, _ in cases()) + " " + " ".join(BODY)
+    missing = [r for r in rows if not re.search(r"\b" + r + r"_?\(", exprs)]
+    tally.report("every on-parts row has a case", [f"no case for {', '.join(missing)}"] if missing else [])
 
 
 def check_values(tdslc, backend, tally):
@@ -247,6 +300,14 @@ ERRORS = [
     ("z.lerp(w, x)", "expected dtype c10::complex<float> for `weight` but got dtype float"),
     ("torch.lerp(z, x, 0.5)", "expected dtype c10::complex<float> for `end` but got dtype float"),
     ("torch.lerp(x, x, 0.5 + 1j)", "value cannot be converted to type float without overflow"),
+    ("z.t().view(torch.float32)",
+     "self.stride(-1) must be 1 to view ComplexFloat as Float (different element sizes), but got 4"),
+    ("z[0, 0].view(torch.float)", "self.dim() cannot be 0 to view ComplexFloat as Float (different element sizes)"),
+    ("z.view(torch.float64)", "view(Double) of a ComplexFloat tensor reinterprets its bits"),
+    ("F.softplus(z)", '"softplus_cpu" not implemented for \'ComplexFloat\''),
+    ("F.gelu(y)", '"GeluKernelImpl" not implemented for \'ComplexDouble\''),
+    ("F.logsigmoid(z)", '"log_sigmoid_cpu" not implemented for \'ComplexFloat\''),
+    ("torch.cov(z, aweights=x[0, :4])", "cov() of a complex tensor with fweights or aweights is not supported"),
 ]
 
 
@@ -262,6 +323,7 @@ def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
     tally = Tally()
+    check_parts_rows(tally)
     check_values(tdslc, backend, tally)
     check_errors(tdslc, tally)
     sys.exit(tally.summary(recap=True))
