@@ -44,7 +44,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import Tally, emit_text, require_backend, run_outputs  # noqa: E402
+from oracle import Tally, emit_text, require_backend, run_outputs, test_subset  # noqa: E402
 
 T = Tally()
 LD = np.longdouble
@@ -86,13 +86,16 @@ def edges(dt):
 
 
 def sweep(dt, rng):
+    # the sanitizer pass (TDSL_TEST_SUBSET=k) sweeps every kth of these inputs over the same
+    # ranges: the same program for the sanitized tdslc, a kth of NumPy's reference work
+    k = test_subset()
     if dt == "f32":
-        bits = (np.arange(1 << 20, dtype=np.uint64) * 4096 + 1234).astype(np.uint32)
+        bits = (np.arange((1 << 20) // k, dtype=np.uint64) * (4096 * k) + 1234).astype(np.uint32)
         dense = bits.view(np.float32)
-        uni = rng.uniform(-12, 12, 1 << 17).astype(np.float32)
+        uni = rng.uniform(-12, 12, (1 << 17) // k).astype(np.float32)
     else:
-        dense = rng.integers(0, 1 << 64, 1 << 18, dtype=np.uint64, endpoint=False).view(np.float64)
-        uni = np.concatenate([rng.uniform(-12, 12, 1 << 17), rng.uniform(-750, 750, 1 << 15)])
+        dense = rng.integers(0, 1 << 64, (1 << 18) // k, dtype=np.uint64, endpoint=False).view(np.float64)
+        uni = np.concatenate([rng.uniform(-12, 12, (1 << 17) // k), rng.uniform(-750, 750, (1 << 15) // k)])
     # where exp's and exp2's results are subnormal (subnormal_once)
     lo = [(-104, -87.3), (-150, -126)] if dt == "f32" else [(-745.2, -708.3), (-1075, -1022)]
     sub = np.concatenate([rng.uniform(a, b, 1 << 12) for a, b in lo])
