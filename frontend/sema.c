@@ -263,72 +263,85 @@ static bool bind_dims(Sema *sema, const Ast *e, const Ast *fn, const FnSig *sig,
   return true;
 }
 
+// Binds call e's arguments args to fn's parameters from index first on (a method's after
+// self), as Python binds them, positionally then by name, its messages naming qual: vals[j]
+// the argument of parameter j, NULL where none is given (the caller's defaults). A *args
+// parameter (its index in *star, else fn's parameter count) takes the positional arguments
+// from its place on, as a tuple, and those after it come by name; a **kwargs one the dict
+// of the keywords no parameter takes. Both are built only when build (the arguments
+// checked). False after the first error, reported.
+bool bind_params(Sema *sema, const Ast *e, const Ast *fn, int first, const AstList *args, const char *qual, bool build,
+               Ast **vals, int *star) {
+  int np = fn->list.len, kwstar = np;
+  *star = np;
+  for (int j = first; j < np; j++)
+    if (fn->list.data[j]->ival == PARAM_STAR) *star = j;
+    else if (fn->list.data[j]->ival == PARAM_KWARGS) kwstar = j;
+  VEC(Ast *) extra = {0};  // keywords no parameter takes: **kwargs's
+  VEC(Ast *) rest = {0};   // positional arguments from *args's place on
+  int k = first;
+  for (int i = 0; i < args->len; i++) {
+    Ast *a = args->data[i];
+    if (a->kind == AST_KWARG) continue;
+    if (k >= *star && *star < np) {
+      vec_push(&sema->cx->arena, &rest, a);
+      continue;
+    }
+    if (k >= (kwstar < np ? kwstar : np)) {
+      int given = first;
+      for (int j = 0; j < args->len; j++) given += args->data[j]->kind != AST_KWARG;
+      diag_error(sema->cx, a->loc, "%s() takes %d positional argument%s but %d were given", qual, np,
+                 np == 1 ? "" : "s", given);
+      return false;
+    }
+    vals[k++] = a;
+  }
+  for (int i = 0; i < args->len; i++) {
+    Ast *a = args->data[i];
+    if (a->kind != AST_KWARG) continue;
+    int j = first;
+    while (j < np && strcmp(fn->list.data[j]->name, a->name)) j++;
+    if ((j == np || j == *star || j == kwstar) && kwstar < np) {
+      vec_push(&sema->cx->arena, &extra, a);
+      continue;
+    }
+    if (j == np || j == *star) {
+      diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", qual, a->name);
+      return false;
+    }
+    if (vals[j]) {
+      diag_error(sema->cx, a->loc, "%s() got multiple values for argument '%s'", qual, a->name);
+      return false;
+    }
+    vals[j] = a->rhs;
+  }
+  if (kwstar < np && build) {
+    TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(extra.len + 1));
+    Ast **kv = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(extra.len + 1));
+    for (int i = 0; i < extra.len; i++) {
+      keys[i] = ty_new(sema, TY_STR);
+      keys[i]->module = extra.data[i]->name;
+      kv[i] = extra.data[i]->rhs;
+    }
+    vals[kwstar] = part_dict(sema, e, keys, kv, extra.len);
+  }
+  if (*star < np && build) {
+    Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(rest.len + 1));
+    for (int i = 0; i < rest.len; i++) items[i] = seq_now(sema, rest.data[i]);
+    vals[*star] = part_seq(sema, e, TY_TUPLE, items, rest.len);
+  }
+  return true;
+}
+
 TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
   bool bad = !check_args(sema, e);
   if (on_stack(sema, fn)) {
     diag_error(sema->cx, call_loc(e), "recursive call to '%s'", fn->name);
     return poison(sema);
   }
-  // bind arguments to parameters, positionally then by name; a *args parameter takes the
-  // positional arguments from its place on, as a tuple, and those after it come by name
-  int np = fn->list.len, star = np, kwstar = np;
-  for (int j = 0; j < np; j++)
-    if (fn->list.data[j]->ival == PARAM_STAR) star = j;
-    else if (fn->list.data[j]->ival == PARAM_KWARGS) kwstar = j;
-  VEC(Ast *) extra = {0};  // keywords no parameter takes: **kwargs's
+  int np = fn->list.len, star = np;
   Ast **args = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(np + 1));
-  VEC(Ast *) rest = {0};
-  int k = 0;
-  for (int i = 0; i < e->list.len; i++) {
-    Ast *a = e->list.data[i];
-    if (a->kind == AST_KWARG) continue;
-    if (k >= star && star < np) {
-      vec_push(&sema->cx->arena, &rest, a);
-      continue;
-    }
-    if (k >= (kwstar < np ? kwstar : np)) {
-      int given = 0;
-      for (int j = 0; j < e->list.len; j++) given += e->list.data[j]->kind != AST_KWARG;
-      diag_error(sema->cx, a->loc, "%s() takes %d positional argument%s but %d were given", fn->name, np,
-                 np == 1 ? "" : "s", given);
-      return poison(sema);
-    }
-    args[k++] = a;
-  }
-  for (int i = 0; i < e->list.len; i++) {
-    Ast *a = e->list.data[i];
-    if (a->kind != AST_KWARG) continue;
-    int j = 0;
-    while (j < np && strcmp(fn->list.data[j]->name, a->name)) j++;
-    if ((j == np || j == star || j == kwstar) && kwstar < np) {
-      vec_push(&sema->cx->arena, &extra, a);
-      continue;
-    }
-    if (j == np || j == star) {
-      diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", fn->name, a->name);
-      return poison(sema);
-    }
-    if (args[j]) {
-      diag_error(sema->cx, a->loc, "%s() got multiple values for argument '%s'", fn->name, a->name);
-      return poison(sema);
-    }
-    args[j] = a->rhs;
-  }
-  if (kwstar < np && !bad) {
-    TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(extra.len + 1));
-    Ast **vals = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(extra.len + 1));
-    for (int i = 0; i < extra.len; i++) {
-      keys[i] = ty_new(sema, TY_STR);
-      keys[i]->module = extra.data[i]->name;
-      vals[i] = extra.data[i]->rhs;
-    }
-    args[kwstar] = part_dict(sema, e, keys, vals, extra.len);
-  }
-  if (star < np && !bad) {
-    Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(rest.len + 1));
-    for (int i = 0; i < rest.len; i++) items[i] = seq_now(sema, rest.data[i]);
-    args[star] = part_seq(sema, e, TY_TUPLE, items, rest.len);
-  }
+  if (!bind_params(sema, e, fn, 0, &e->list, fn->name, !bad, args, &star)) return poison(sema);
   for (int j = 0; j < np; j++)
     if (!args[j] && fn->list.data[j]->rhs) {
       args[j] = fn->list.data[j]->rhs;  // the default, a compile-time value checked when declared

@@ -153,59 +153,9 @@ static Ast *value_node(Sema *sema, TType *t, Loc loc) {
 // arguments from its place on, a **kwargs one the dict of the keywords no parameter takes.
 // False after an error.
 static bool match_args(Sema *sema, Ast *e, const Ast *m, const char *qual, AstList *args, Ast **vals) {
-  int np = m->list.len, given = 0, star = np, kwstar = np;
+  int np = m->list.len, star;
   Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
-  for (int j = 1; j < np; j++)
-    if (m->list.data[j]->ival == PARAM_STAR) star = j;
-    else if (m->list.data[j]->ival == PARAM_KWARGS) kwstar = j;
-  VEC(Ast *) rest = {0};
-  VEC(Ast *) extra = {0};
-  for (int i = 0; i < args->len; i++) {
-    Ast *a = args->data[i];
-    if (a->kind == AST_KWARG) continue;
-    if (1 + given >= star && star < np) {
-      vec_push(&sema->cx->arena, &rest, seq_now(sema, a));
-      continue;
-    }
-    if (1 + given >= (kwstar < np ? kwstar : np)) {
-      int n = 0;
-      for (int j = 0; j < args->len; j++) n += args->data[j]->kind != AST_KWARG;
-      diag_error(sema->cx, a->loc, "%s() takes %d positional argument%s but %d were given", qual, np,
-                 np == 1 ? "" : "s", n + 1);
-      return false;
-    }
-    vals[1 + given++] = a;
-  }
-  for (int i = 0; i < args->len; i++) {
-    Ast *a = args->data[i];
-    if (a->kind != AST_KWARG) continue;
-    int j = 1;
-    while (j < np && strcmp(m->list.data[j]->name, a->name)) j++;
-    if ((j == np || j == star || j == kwstar) && kwstar < np) {
-      vec_push(&sema->cx->arena, &extra, a);
-      continue;
-    }
-    if (j == np || j == star) {
-      diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", qual, a->name);
-      return false;
-    }
-    if (vals[j]) {
-      diag_error(sema->cx, a->loc, "%s() got multiple values for argument '%s'", qual, a->name);
-      return false;
-    }
-    vals[j] = a->rhs;
-  }
-  if (star < np) vals[star] = part_seq(sema, e, TY_TUPLE, rest.data, rest.len);
-  if (kwstar < np) {
-    TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(extra.len + 1));
-    Ast **kv = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(extra.len + 1));
-    for (int i = 0; i < extra.len; i++) {
-      keys[i] = ty_new(sema, TY_STR);
-      keys[i]->module = extra.data[i]->name;
-      kv[i] = extra.data[i]->rhs;
-    }
-    vals[kwstar] = part_dict(sema, e, keys, kv, extra.len);
-  }
+  if (!bind_params(sema, e, m, 1, args, qual, true, vals, &star)) return false;
   for (int j = 1; j < np; j++) {
     if (vals[j]) continue;
     const Ast *p = m->list.data[j];

@@ -188,6 +188,8 @@ static inline Loc call_loc(const Ast *e) { return e->oploc.end > e->oploc.begin 
 TType *param_type(Sema *sema, Ast *ty);         // a declared dtype[dims]: a contiguous tensor type
 Sym *find_dim(Sema *sema, const char *name);    // a dim of the function being checked
 TType *inline_call(Sema *sema, Ast *e, Ast *fn);  // e calls the user function fn
+bool bind_params(Sema *sema, const Ast *e, const Ast *fn, int first, const AstList *args, const char *qual, bool build,
+               Ast **vals, int *star);  // a call's arguments to fn's parameters (sema.c)
 void sema_budget(Sema *sema);  // sema_budget.c: inline_height and inline_size of every function
 // sema_budget.c: the AST nodes one iteration of a loop body clones, the bodies of the user
 // functions it calls included, and the loops within as often as their plain trip counts
