@@ -212,6 +212,10 @@ static Num eval_lane(Run *r, const LExpr *e, int l) {
   case LX_SPLAT: return eval(r, e->a);
   case LX_BINARY: return binary(r, e, eval_lane(r, e->a, l), eval_lane(r, e->b, l));
   case LX_FMA: return fma_of(e->dt, eval_lane(r, e->a, l), eval_lane(r, e->b, l), eval_lane(r, e->c, l));
+  case LX_SELECT: {  // (p > q) ? a : b, the condition a vector GT
+    Num a = eval_lane(r, e->b, l), b = eval_lane(r, e->c, l);
+    return eval_lane(r, e->a, l).i ? a : b;
+  }
   case LX_SHUFFLE: {
     int s = e->sel[l], n = e->a->lanes;
     assert_true(s >= 0 && s < 2 * n);
@@ -1683,10 +1687,12 @@ static int most_lanes_after_sched(const char *src) {
   return most;
 }
 
-// A sum or product of plain arithmetic over consecutive elements accumulates in one
-// vector of 16 f32 (8 f64) lanes, with the remainder in lane 0; a max, or a term the
-// vectors cannot compute (exp's bit casts), keeps the unrolled lanes. The values: as
-// near the naive order as the unrolled form (the test above, which runs these forms).
+// A sum or product of plain arithmetic over consecutive elements, or a softmax's or
+// log_softmax's row max (a select max, which skips NaN), accumulates in one vector of
+// 16 f32 (8 f64) lanes, with the remainder in lane 0; amax (which propagates NaN), or a
+// term the vectors cannot compute (exp's bit casts), keeps the unrolled lanes. The
+// values: as near the naive order as the unrolled form (the test above, which runs
+// these forms).
 static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void **state) {
   (void)state;
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.sum(-1)\n}\n"), 16);
@@ -1695,6 +1701,9 @@ static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void 
                                           "    return ((x - 0.5).square() * w - x).sum(-1)\n}\n"),
                    16);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.amax(-1)\n}\n"), 1);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n"), 8);
+  near_naive_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n", 4, 1e-12);
   if (!trivial_plan)  // (a kernel each: the sum of exp's result is a plain sum)
     assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return exp(x).sum(-1)\n}\n"), 1);
   near_naive_after_sched("fn f(x: f32[6, 64], w: f32[64]) -> f32[6] {\n"
