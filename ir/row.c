@@ -272,15 +272,23 @@ static bool same_input(const Value *x, const Value *y) {
 
 // The mean and the sum of squared deviations of n's input over a looped row of a CPU
 // program in one pass over it, shifted by the row's first element K (locals *mean,
-// *ss; false where it does not apply: then two passes):
-//   for j: d = x(j) - K; s1 += d; s2 += d * d
-//   mean = K + s1 / n; ss = s2 - s1 * (s1 / n)
-//   if !(ss >= s2 / 8): the two passes (mean = sum / n; ss = sum of (x - mean)^2)
-// The shift keeps s2 - s1^2 / n from cancelling as sum(x^2) - sum(x)^2 / n does where the
-// mean is large against the spread (x = 1e4 + noise: the naive form's f32 variance is
-// off by orders of magnitude). The cancellation left costs at most 3 bits where ss >=
-// s2 / 8 (the first element within ~2.6 standard deviations of the mean); rows where
-// it is not (an outlier first), whose moments overflow, or with a NaN take the two passes.
+// *ss; false where it does not apply: then two passes), and where that pass is not
+// good enough, the two passes' exact results, all from one loop body run at most three
+// times (attempt a):
+//   K = x(0); ok = false
+//   for a < 3: if (a == 0 || !ok) {
+//     for j: d = x(j) - K; s1 += d; s2 += d * d          (s1, s2 from 0)
+//     q = s1 / n; mean = a == 2 ? mean : K + q; ss = a == 2 ? s2 : s2 - s1 * q
+//     ok = a == 0 && ss >= s2 / 8; K = a == 0 ? 0 : mean }
+// Attempt 0 is the one pass; 1 (K = 0: d is x exactly) the two passes' sum, so mean =
+// sum / n (s1 is never -0, so 0 + q is q); 2 (K = mean) their squared deviations. The
+// same terms in the same order as the two passes written out, in one body (GPT-2's C
+// was ~1 KB a layer-norm kernel larger with them apart). The shift keeps s2 - s1^2 / n
+// from cancelling as sum(x^2) - sum(x)^2 / n does where the mean is large against the
+// spread (x = 1e4 + noise: the naive form's f32 variance is off by orders of
+// magnitude). The cancellation left costs at most 3 bits where ss >= s2 / 8 (the first
+// element within ~2.6 standard deviations of the mean); rows where it is not (an
+// outlier first), whose moments overflow, or with a NaN take the two passes.
 static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mean, int *ss) {
   if (!kb->cpu || kb->naive || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
     return false;
@@ -289,6 +297,20 @@ static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mea
   for (int d = 0; d < r->xv->ndim; d++)
     idx[d] = r->mask >> d & 1 ? kb_ix_const(0) : r->xidx[d];
   int K = kb_let_local(kb, r->body, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  *mean = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
+  *ss = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
+  int ok = kb_let_local(kb, r->body, kb_iconst(kb, DT_BOOL, 0));
+  int av = kb_new_var(kb);
+  LStmt *att = kb_loop(kb, av, 3);
+  kb_push(kb, r->body, att);
+  LIndex ai = kb_ix_var(av);
+  LExpr *a = kb_ix_expr(kb, &ai), *first = kb_binary(kb, OP_EQ, DT_BOOL, a, kb_iconst(kb, DT_I64, 0)),
+        *last = kb_binary(kb, OP_EQ, DT_BOOL, a, kb_iconst(kb, DT_I64, 2));
+  LStmt *run = kb_if(kb, kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, first,
+                                   kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_local_ref(kb, ok))));
+  kb_push(kb, &att->body, run);
+  LStmtList *body = r->body;
+  r->body = &run->body;
   int s1 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0)), s2 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
   LStmtList *in = row_pass(kb, r, idx, 0);
   LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
@@ -296,19 +318,14 @@ static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mea
   kb_push(kb, in, kb_set(kb, s1, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s1), kb_local_ref(kb, d))));
   kb_push(kb, in, kb_set(kb, s2, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s2), kb_unary(kb, OP_SQUARE, cd, kb_local_ref(kb, d)))));
   int q = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s1), N));
-  *mean = kb_let_local(kb, r->body, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, K), kb_local_ref(kb, q)));
-  *ss = kb_let_local(kb, r->body, kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, s2),
-                                            kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s1), kb_local_ref(kb, q))));
-  LExpr *ok = kb_binary(kb, OP_GE, DT_BOOL, kb_local_ref(kb, *ss),
-                        kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s2), kb_fconst(kb, cd, 0.125)));
-  LStmt *redo = kb_if(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, ok));
-  kb_push(kb, r->body, redo);
-  LStmtList *body = r->body;
-  r->body = &redo->body;
-  int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
-  kb_push(kb, r->body, kb_set(kb, *mean, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N)));
-  int dd = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), *mean, true);
-  kb_push(kb, r->body, kb_set(kb, *ss, kb_local_ref(kb, dd)));
+  LExpr *m = kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, K), kb_local_ref(kb, q));
+  kb_push(kb, r->body, kb_set(kb, *mean, kb_select(kb, last, kb_local_ref(kb, *mean), m)));
+  LExpr *v = kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, s2), kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s1), kb_local_ref(kb, q)));
+  kb_push(kb, r->body, kb_set(kb, *ss, kb_select(kb, last, kb_local_ref(kb, s2), v)));
+  LExpr *good = kb_binary(kb, OP_GE, DT_BOOL, kb_local_ref(kb, *ss),
+                          kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s2), kb_fconst(kb, cd, 0.125)));
+  kb_push(kb, r->body, kb_set(kb, ok, kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, first, good)));
+  kb_push(kb, r->body, kb_set(kb, K, kb_select(kb, first, kb_num(kb, cd, 0, 0), kb_local_ref(kb, *mean))));
   r->body = body;
   r->pass = NULL;
   return true;
