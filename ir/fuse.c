@@ -820,6 +820,7 @@ void fuse_graph(Graph *g) {
   }
   plan_kernels(f);
   plan_modes(f);
+  fuse_place(g);
 }
 
 const Node *fuse_kernel_root(const Graph *g, int kernel) {

@@ -305,6 +305,9 @@ typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN } KernelKind;
 // fuse_graph first rewrites attention written as its parts (softmax(q @ k^T ...) @ v)
 // into scaled_dot_product_attention nodes (attn_fuse.c; ids renumbered); then plans.
 void fuse_graph(Graph *g);
+// (place.c) The parts of a stack or cat that are whole stored results read by nothing
+// else are written by their kernels straight into the join's buffer (run by fuse_graph).
+void fuse_place(Graph *g);
 bool attn_fuse(Graph *g);  // (attn_fuse.c) whether it rewrote any
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.

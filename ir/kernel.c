@@ -247,6 +247,8 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     if (n->mode != NM_STORED || op_is_store(n->op))
       continue;
     const Buffer *b = n->out->buf;
+    if (b->producer != n)  // a part placed in a stack's buffer (ir/place.c): the stack's node owns it
+      continue;
     kb.buf_of[b->id] = add_buf(&kb, (LBuf){LB_TEMP, b->dtype, b->numel, graph_buffer_name(g, b), -1, false, false});
   }
   for (int i = 0; i < g->outputs.len; i++) {
