@@ -4,7 +4,7 @@
 // (LKernel.kind, decided once, by fuse_kernel_kind), whose loop nests compute its
 // NM_STORED nodes into their buffers; NM_INLINE producers are recomputed inside their
 // readers, NM_LOCAL matmul/reduction results live in locals of their kernel. Each kind
-// has its file: EW and ONE ir/ew.c, MATMUL ir/matmul.c (and ir/gemm.c on a CPU), ROW
+// has its file: EW and ONE ir/ew.c, RECUR ir/recur_build.c, MATMUL ir/matmul.c (and ir/gemm.c on a CPU), ROW
 // ir/row.c, SORT ir/sort.c, ATTN ir/attn.c; this file holds the program's buffers and
 // the loop helpers they share.
 //
@@ -209,6 +209,7 @@ static void build_kernel(KernelBuilder *kb, int kid, const NodeList *members) {
   case KK_SORT: sort_build(kb, &ns); break;
   case KK_ATTN: attn_build(kb, &ns); break;
   case KK_EW: ew_build(kb, &ns); break;
+  case KK_RECUR: recur_build(kb, fuse_recur_of(g, kid)); break;
   case KK_ONE:
     TD_ASSERT(ns.len == 1);
     ew_build_one(kb, ns.data[0]);
