@@ -1,18 +1,19 @@
 // ir/recur_build.c: a RECUR kernel (a recurrence ir/recur.c found) as loop IR:
 //
 //   for each row m of the state (parallel when the work is worth it)   [S's leading dims]
-//     for n < N: h[m*N + n] = init(m, n)
+//     for n < N: h[n] = init(m, n)
 //     for t < T:
-//       acc = 0
 //       for n < N:
-//         s = F_template(m, n) at step t   (its `prev` read is h[m*N + n]; the inputs it
-//                                            reads move by their RecurLeaf per step)
-//         h[m*N + n] = s
-//         acc = acc + s * c_t[n]
+//         s = F_template(m, n) at step t   (its `prev` read is h[n]; the inputs it reads
+//                                            move by their RecurLeaf per step)
+//         h[n] = s
+//         p[n] = s * c_t[n]
+//       acc = 0; for n < N: acc = acc + p[n]
 //       stack[Y_1's slice + t * ycoef][m] = acc
 //
-// h is a temp of the state's size, each row touched only by its own iteration (so the
-// rows are independent, and a row stays in L1 across its steps). The template's
+// h and p are the thread's scratch (2N elements, ir/loop.h's Scratch: a row's state
+// lives only through its iteration of the parallel loop), so the steps store no state
+// in memory the program allocates, and the loop over n, holding no reduction, vectorizes. The template's
 // expression is built once, by kb_value with KernelBuilder.recur set: a leaf of the
 // template read at step var t is read at its step-1 index moved by (t - 1) steps.
 // Results: each S_t element is computed by the same expression as the step kernels
@@ -29,7 +30,9 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
   DType dt = S->out->dtype, cd = dtype_compute(dt);
   if (!M || !N)
     return;
-  int h = kb_new_temp(kb, dt, M * N, "state");
+  // per thread: the row's state h[0..N) and its products with c_t, p[N..2N)
+  int h = kb_new_temp(kb, dt, 2 * N, "state");
+  kb->p->bufs.data[h].scratch = true;
   LIndex idx[TD_MAX_DIMS];
   bool par = M >= 2 && M * N * r->T >= PARALLEL_WORK;
   LStmtList *row = kb_nest(kb, &kb->k->body, sd - 1, sv->shape, idx, par, NULL);
@@ -44,35 +47,38 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
   LStmt *l0 = kb_loop(kb, nv0, N);
   kb_push(kb, row, l0);
   idx[sd - 1] = kb_ix_var(nv0);
-  LIndex at = kb_ix_const(0);
-  kb_ix_addmul(kb, &at, &m, N);
-  kb_ix_addmul(kb, &at, &idx[sd - 1], 1);
-  kb_buf_store(kb, &l0->body, h, at, kb_value(kb, r->init, idx));
+  kb_buf_store(kb, &l0->body, h, idx[sd - 1], kb_value(kb, r->init, idx));
   // the steps
   int tv = kb_new_var(kb);
   LStmt *tl = kb_loop(kb, tv, r->T);
   kb_push(kb, row, tl);
-  int acc = kb_new_local(kb, cd);
-  kb_push(kb, &tl->body, kb_let(kb, acc, kb_fconst(kb, cd, 0)));
   int nv = kb_new_var(kb);
   LStmt *nl = kb_loop(kb, nv, N);
   kb_push(kb, &tl->body, nl);
   idx[sd - 1] = kb_ix_var(nv);
-  at = kb_ix_const(0);
-  kb_ix_addmul(kb, &at, &m, N);
-  kb_ix_addmul(kb, &at, &idx[sd - 1], 1);
-  int prev = kb_let_local(kb, &nl->body, kb_cast(kb, kb_buf_load(kb, h, at), cd));
+  LIndex pat = idx[sd - 1];
+  pat.base += N;
+  int prev = kb_let_local(kb, &nl->body, kb_cast(kb, kb_buf_load(kb, h, idx[sd - 1]), cd));
   kb_local_at(kb, r->first, prev, idx);
   kb->recur = r;
   kb->recur_var = tv;
   int s = kb_let_local(kb, &nl->body, kb_cast(kb, kb_node_expr(kb, S, idx), cd));
-  kb_buf_store(kb, &nl->body, h, at, kb_local_ref(kb, s));
+  kb_buf_store(kb, &nl->body, h, idx[sd - 1], kb_local_ref(kb, s));
   LIndex cidx[2] = {idx[sd - 1], kb_ix_const(0)};
   LExpr *c = kb_cast(kb, kb_value(kb, Y->srcs[1], cidx), cd);
   kb->recur = NULL;
-  LExpr *prod = kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s), c);
-  kb_push(kb, &nl->body, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), prod)));
-  // Y_t's element m, in the stack
+  kb_buf_store(kb, &nl->body, h, pat, kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s), c));
+  // Y_t's element m (the products summed in order, after the loop that computes them,
+  // so that loop has no reduction in it and vectorizes), in the stack
+  int acc = kb_new_local(kb, cd);
+  kb_push(kb, &tl->body, kb_let(kb, acc, kb_fconst(kb, cd, 0)));
+  int kv = kb_new_var(kb);
+  LStmt *kl = kb_loop(kb, kv, N);
+  kb_push(kb, &tl->body, kl);
+  LIndex kat = kb_ix_var(kv);
+  kat.base += N;
+  LExpr *term = kb_cast(kb, kb_buf_load(kb, h, kat), cd);
+  kb_push(kb, &kl->body, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), term)));
   LIndex yidx[2] = {m, kb_ix_const(0)};
   LIndex yat = kb_view_index(kb, &Y->out->view, yidx);
   LIndex tvi = kb_ix_var(tv);
