@@ -193,7 +193,6 @@ typedef enum {
   FW_READ_OUTSIDE,   // `node`, in another kernel, reads it
   FW_SCAN,           // a scan's result is always stored (its readers read it from memory)
   FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)
-  FW_OWN_SLICE,      // a recurrence's step output, written into its slice of the stack `node`
   // a kernel's start
   FW_K_MATMUL,       // a matmul starts a kernel
   FW_K_ROW_NEW,      // no earlier kernel reduces the same rows (input shape and dims)
@@ -252,7 +251,7 @@ typedef struct Recur {
   const Node *out;    // Y_1, the template step's matmul
   const Node *first;  // S_0
   const Value *init;  // the state before step 0 (what S_0 reads where S_1 reads S_0)
-  int64_t ycoef;      // Y_t's result offset per step (in the stack's buffer)
+  const Node *stack;  // the stack of the Y_t (step t's output: its index t along attr.dim)
   VEC(RecurLeaf) leaves;
 } Recur;
 

@@ -9,10 +9,11 @@
 // temp, each Y_t stored straight into its slice of the stack.
 //
 // What is matched (any failure leaves the plan as it is):
-//   - a stack whose T >= 2 parts fuse_place put in its buffer, part t the whole result
-//     of a plain matmul Y_t ([M, 1] of srcs[0], a [M, N] view over all of S_t's
-//     contiguous result, N its last dim, and srcs[1], a [N, 1] view), slices a constant
-//     offset apart;
+//   - a stack of T >= 2 parts, part t the whole result of a plain matmul Y_t (in its
+//     element order, in Y_t's buffer or placed in the stack's by fuse_place), Y_t
+//     ([M, 1] or [M]) of srcs[0], a [M, N] view over all of S_t's contiguous result (N
+//     its last dim), and srcs[1] ([N, 1] or [N]); the parts' dims are the state's
+//     leading dims (size-1 dims aside);
 //   - the template step t = 1 against every other: S_t and the nodes between it and
 //     S_(t-1) are elementwise (no gather), node for node the template's (op, dtype,
 //     shape, attributes, the views they read), reading S_(t-1) through the identity
@@ -143,27 +144,56 @@ static bool match_value(Match *m, const Value *a, const Value *b) {
   return true;
 }
 
-// Y_t, the matmul placed at part t of stack j, or NULL.
+// Y_t, the matmul whose whole result (in its own buffer, or placed in j's by
+// fuse_place) part t of stack j is, in the result's element order; or NULL.
 static Node *part_node(const Graph *g, const Node *j, int t) {
   const Value *v = j->srcs[t];
-  if (v->buf != j->out->buf)
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL || v->cplx)
     return NULL;
-  for (int i = 0; i < g->nodes.len; i++) {
-    Node *n = g->nodes.data[i];
-    int64_t o = v->view.offset - n->out->view.offset;
-    if (n != j && n->out->buf == j->out->buf && o >= 0 && o < view_numel(n->out->view))
-      return n->op == OP_MATMUL ? n : NULL;
+  Node *y = NULL;
+  if (v->buf != j->out->buf) {
+    y = v->buf->producer;
+  } else {
+    for (int i = 0; i < g->nodes.len && !y; i++) {
+      Node *n = g->nodes.data[i];
+      if (n != j && n->out->buf == j->out->buf && n->out->view.offset == v->view.offset)
+        y = n;
+    }
   }
-  return NULL;
+  if (!y || y->op != OP_MATMUL || y->out->buf != v->buf || v->view.offset != y->out->view.offset ||
+      view_numel(v->view) != view_numel(y->out->view))
+    return NULL;
+  View c = view_contiguous(v->view.ndim, v->view.shape);
+  for (int k = 0; k < v->view.ndim; k++)
+    if (v->view.shape[k] > 1 && v->view.strides[k] != c.strides[k])
+      return NULL;
+  return y;
 }
 
-// The state S whose whole result matmul y reads as its [M, N] a operand, or NULL.
+// Whether shapes a and b are the same once their size-1 dims are dropped.
+static bool same_squeezed(int na, const int64_t *a, int nb, const int64_t *b) {
+  int i = 0, k = 0;
+  for (;;) {
+    while (i < na && a[i] == 1)
+      i++;
+    while (k < nb && b[k] == 1)
+      k++;
+    if (i == na || k == nb)
+      return i == na && k == nb;
+    if (a[i++] != b[k++])
+      return false;
+  }
+}
+
+// The state S whose whole result matmul y reads as its [M, N] a operand, times c
+// ([N, 1] or [N]: y is [M, 1] or [M]), or NULL.
 static Node *state_of(const Node *y) {
-  if (y->attr.nk || y->nsrc != 2 || y->out->view.ndim != 2 || y->out->view.shape[1] != 1)
+  if (y->attr.nk || y->nsrc != 2)
     return NULL;
   const Value *a = y->srcs[0], *c = y->srcs[1];
-  if (!a->buf || a->buf->kind != BUF_KERNEL || a->view.ndim != 2 || c->view.ndim != 2 || c->view.shape[1] != 1 ||
-      c->is_scalar || c->cplx || a->cplx)
+  bool vec = c->view.ndim == 1;
+  if (!a->buf || a->buf->kind != BUF_KERNEL || a->view.ndim != 2 || c->is_scalar || c->cplx || a->cplx ||
+      y->out->view.ndim != (vec ? 1 : 2) || (!vec && (c->view.ndim != 2 || c->view.shape[1] != 1 || y->out->view.shape[1] != 1)))
     return NULL;
   Node *s = a->buf->producer;
   const View *sv = &s->out->view;
@@ -202,16 +232,18 @@ static bool try_stack(Graph *g, Node *j) {
   for (int t = 0; t < T; t++)
     if (!(Y[t] = part_node(g, j, t)) || !(S[t] = state_of(Y[t])))
       return false;
-  int64_t ycoef = Y[1]->out->view.offset - Y[0]->out->view.offset;
-  for (int t = 0; t < T; t++)
-    if (Y[t]->out->view.offset != Y[0]->out->view.offset + t * ycoef || (t && S[t] == S[t - 1]))
+  const View *sv = &S[0]->out->view, *pv = &j->srcs[0]->view;
+  if (!same_squeezed(sv->ndim - 1, sv->shape, pv->ndim, pv->shape))  // part t's rows are the state's
+    return false;
+  for (int t = 1; t < T; t++)
+    if (S[t] == S[t - 1])
       return false;
   Recur *r = arena_alloc(&cx->arena, sizeof *r);
   r->T = T;
   r->state = S[1];
   r->out = Y[1];
   r->first = S[0];
-  r->ycoef = ycoef;
+  r->stack = j;
   bool *step = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(g->nodes.len + 1));
   NodeVec mine = {0}, tmpl = {0};
   Match m = {.g = g, .r = r, .s0 = S[0], .step = step, .mine = &mine, .tmpl = &tmpl};
@@ -244,7 +276,8 @@ static bool try_stack(Graph *g, Node *j) {
     if (outside_reads(g, mine.data[i]->out->buf, in) || mine.data[i]->mode == NM_LOCAL)
       return false;
   for (int t = 0; t < T; t++)
-    if (Y[t]->mode != NM_STORED)
+    if (Y[t]->mode != NM_STORED ||
+        (Y[t]->out->buf != j->out->buf && (outside_reads(g, Y[t]->out->buf, in) || Y[t]->out->buf->producer != Y[t])))
       return false;
   // the kernels from the first step's to the stack's compute nothing else
   int k0 = j->kernel;
@@ -262,7 +295,7 @@ static bool try_stack(Graph *g, Node *j) {
     Node *n = g->nodes.data[i];
     if (in[i]) {
       n->kernel = k0;
-      if (n->op != OP_MATMUL && n != j) {
+      if (n != j) {  // computed in the kernel's loops, never stored (the Y_t into the stack)
         n->mode = NM_INLINE;
         n->stored = (FuseWhy){.code = FW_NONE, .node = -1, .other = -1};
       }
@@ -273,15 +306,8 @@ static bool try_stack(Graph *g, Node *j) {
       n->kernel = k0;
     }
   }
-  Node *root = S[0];
-  for (int i = 0; i < g->nodes.len; i++)
-    if (in[i]) {
-      root = g->nodes.data[i];
-      break;
-    }
+  Node *root = j;  // the kernel's one stored node
   root->split = (FuseWhy){.code = FW_K_RECUR, .node = j->id, .other = -1, .n = T};
-  for (int t = 0; t < T; t++)
-    Y[t]->stored = (FuseWhy){.code = FW_OWN_SLICE, .node = j->id, .other = -1};
   for (int i = 0; i < g->recurs.len; i++)
     if (g->recurs.data[i]->kernel > j->kernel)
       g->recurs.data[i]->kernel -= gone;

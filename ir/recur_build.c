@@ -9,7 +9,7 @@
 //         h[n] = s
 //         p[n] = s * c_t[n]
 //       acc = 0; for n < N: acc = acc + p[n]
-//       stack[Y_1's slice + t * ycoef][m] = acc
+//       stack[.., t, ..] = acc      (t along the stack's dim; the row's indices elsewhere)
 //
 // h and p are the thread's scratch (2N elements, ir/loop.h's Scratch: a row's state
 // lives only through its iteration of the parallel loop), so the steps store no state
@@ -36,12 +36,6 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
   LIndex idx[TD_MAX_DIMS];
   bool par = M >= 2 && M * N * r->T >= PARALLEL_WORK;
   LStmtList *row = kb_nest(kb, &kb->k->body, sd - 1, sv->shape, idx, par, NULL);
-  LIndex m = kb_ix_const(0);
-  int64_t mult = 1;
-  for (int d = sd - 2; d >= 0; d--) {
-    kb_ix_addmul(kb, &m, &idx[d], mult);
-    mult *= sv->shape[d];
-  }
   // the initial state
   int nv0 = kb_new_var(kb);
   LStmt *l0 = kb_loop(kb, nv0, N);
@@ -64,7 +58,7 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
   kb->recur_var = tv;
   int s = kb_let_local(kb, &nl->body, kb_cast(kb, kb_node_expr(kb, S, idx), cd));
   kb_buf_store(kb, &nl->body, h, idx[sd - 1], kb_local_ref(kb, s));
-  LIndex cidx[2] = {idx[sd - 1], kb_ix_const(0)};
+  LIndex cidx[2] = {idx[sd - 1], kb_ix_const(0)};  // c_t: [N, 1] or [N]
   LExpr *c = kb_cast(kb, kb_value(kb, Y->srcs[1], cidx), cd);
   kb->recur = NULL;
   kb_buf_store(kb, &nl->body, h, pat, kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s), c));
@@ -79,11 +73,21 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
   kat.base += N;
   LExpr *term = kb_cast(kb, kb_buf_load(kb, h, kat), cd);
   kb_push(kb, &kl->body, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), term)));
-  LIndex yidx[2] = {m, kb_ix_const(0)};
-  LIndex yat = kb_view_index(kb, &Y->out->view, yidx);
-  LIndex tvi = kb_ix_var(tv);
-  kb_ix_addmul(kb, &yat, &tvi, r->ycoef);
-  yat.base -= r->ycoef;
-  int arg = kb_arg(kb, kb->buf_of[Y->out->buf->id], false, true);
-  kb_push(kb, &tl->body, kb_store_stmt(kb, arg, yat, kb_cast(kb, kb_local_ref(kb, acc), Y->out->dtype)));
+  // the stack's index: t along its dim, the state's row dims (size-1 dims aside) in order
+  const Node *j = r->stack;
+  const View *ov = &j->out->view;
+  LIndex oidx[TD_MAX_DIMS];
+  for (int d = 0, e = 0; d < ov->ndim; d++) {
+    if (d == j->attr.dim) {
+      oidx[d] = kb_ix_var(tv);
+      continue;
+    }
+    oidx[d] = kb_ix_const(0);
+    if (ov->shape[d] == 1)
+      continue;
+    while (sv->shape[e] == 1)
+      e++;
+    oidx[d] = idx[e++];
+  }
+  kb_store_node(kb, &tl->body, j, oidx, kb_local_ref(kb, acc));
 }

@@ -99,7 +99,6 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     return;
   case FW_SCAN: fputs("a scan's result is always stored (its readers read it from memory)", out); return;
   case FW_OWN: fprintf(out, "%s writes its result itself", op_name(n->op)); return;
-  case FW_OWN_SLICE: fprintf(out, "written into its slice of the stack n%d", w.node); return;
   case FW_K_MATMUL: fputs("a matmul starts a kernel", out); return;
   case FW_K_ROW_NEW:
     fputs(op_is_scan(n->op) ? "no earlier scan runs over the same rows" : "no earlier kernel reduces the same rows", out);
