@@ -12,8 +12,10 @@
 //
 // Invariants kept: a part is placed only when
 //   - its node is NM_STORED in a kernel before the join's, owns its buffer, and is an
-//     elementwise or matmul kernel's node (their builders store through the result's
-//     view: kb_store_node, gemm's own_at), of the join's dtype, not complex;
+//     elementwise kernel's node (ir/ew.c stores through the result's view), of the
+//     join's dtype, not complex. Not a matmul's: the CPU GEMM's vector stores may run
+//     past a result that ends its buffer, which a slice need not. (A recurrence's
+//     outputs, ir/recur.c, go into the stack without this.);
 //   - the join's operand covers the node's whole buffer and walks it with the slice's
 //     strides (dims of size 1 aside), so buffer element e is slice element e;
 //   - nothing else reads or writes the node's buffer (no other operand, store target or
@@ -50,7 +52,7 @@ static bool placeable_node(const Graph *g, const Node *j, const Value *v) {
   if (n->kernel < 0 || n->kernel >= j->kernel || n->out->view.offset != 0)
     return false;
   KernelKind kk = fuse_kernel_kind(g, n->kernel);
-  if (!((op_is_elementwise(n->op) && kk == KK_EW) || (n->op == OP_MATMUL && kk == KK_MATMUL)))
+  if (!op_is_elementwise(n->op) || kk != KK_EW)
     return false;
   return view_numel(v->view) == v->buf->numel;
 }
