@@ -11,7 +11,9 @@
 //       acc = 0; for n < N: acc = acc + p[n]
 //       stack[.., t, ..] = acc      (t along the stack's dim; the row's indices elsewhere)
 //
-// h and p are the thread's scratch (2N elements, ir/loop.h's Scratch: a row's state
+// The parts of F that do not change from step to step and cost a transcendental op are
+// computed once per row (in the initial loop) into the scratch after h and p. h and p
+// are the thread's scratch (2N elements and those, ir/loop.h's Scratch: a row's state
 // lives only through its iteration of the parallel loop), so the steps store no state
 // in memory the program allocates, and the loop over n, holding no reduction, vectorizes. The template's
 // expression is built once, by kb_value with KernelBuilder.recur set: a leaf of the
@@ -21,6 +23,89 @@
 // reduction), where the unrolled form's matmul summed them in its tile's order: the
 // outputs agree to rounding, not bit for bit.
 #include "ir/kernel.h"
+
+enum { RECUR_MAX_LIFTED = 8 };  // step-invariant parts of a step kept per row, at most
+
+// Lifting the template's step-invariant costly parts (mamba's -exp(A_log)[d, n]) out of
+// the steps: each is computed once per row, in the initial loop, into the row's scratch
+// after h and p, and the steps load it.
+typedef struct Lift {
+  KernelBuilder *kb;
+  int tv, nv, nv0;  // the step var, the steps' n var, the initial loop's n var
+  int harg;         // the scratch's arg
+  int h;            // the scratch (program buffer)
+  int64_t N;
+  DType dt;
+  LStmtList *init;  // the initial loop's body
+  int n;            // parts lifted
+} Lift;
+
+static bool ix_reads(const LIndex *x, int var) {
+  for (int t = 0; t < x->nterms; t++)
+    if (x->var[t] == var && x->coef[t])
+      return true;
+  return false;
+}
+
+// Whether e's value may change from step to step (or cannot be moved at all).
+static bool moves(const Lift *L, const LExpr *e) {
+  if (!e)
+    return false;
+  switch (e->kind) {
+  case LX_CONST: return false;
+  case LX_VAR: return e->var == L->tv;
+  case LX_LOAD: return e->buf == L->harg || ix_reads(&e->idx, L->tv) || (e->idx.dyn && moves(L, e->idx.dyn));
+  case LX_UNARY: case LX_BINARY: case LX_SELECT: case LX_CAST: case LX_BITCAST: case LX_FMA:
+    return e->lanes != 1 || moves(L, e->a) || moves(L, e->b) || moves(L, e->c);
+  default: return true;  // locals, checked indices (they may raise), vector forms
+  }
+}
+
+static bool costly(const LExpr *e) {
+  if (!e)
+    return false;
+  if ((e->kind == LX_UNARY || e->kind == LX_BINARY) && (op_is_transcendental(e->op) || (op_flags(e->op) & OF_COMPOSITE)))
+    return true;
+  return costly(e->a) || costly(e->b) || costly(e->c);
+}
+
+// e with loop var `from` read as `to` (a copy).
+static LExpr *subst(Ctx *cx, const LExpr *e, int from, int to) {
+  if (!e)
+    return NULL;
+  LExpr *c = arena_alloc(&cx->arena, sizeof *c);
+  *c = *e;
+  if (c->kind == LX_VAR && c->var == from)
+    c->var = to;
+  for (int t = 0; t < c->idx.nterms; t++)
+    if (c->idx.var[t] == from)
+      c->idx.var[t] = to;
+  c->idx.dyn = subst(cx, e->idx.dyn, from, to);
+  c->a = subst(cx, e->a, from, to);
+  c->b = subst(cx, e->b, from, to);
+  c->c = subst(cx, e->c, from, to);
+  return c;
+}
+
+static LExpr *lift(Lift *L, LExpr *e) {
+  if (!e)
+    return NULL;
+  if (e->dt == L->dt && !moves(L, e) && costly(e) && L->n < RECUR_MAX_LIFTED) {
+    int64_t at = (2 + L->n++) * L->N;
+    LIndex i0 = kb_ix_var(L->nv0), i = kb_ix_var(L->nv);
+    i0.base = i.base = at;
+    kb_buf_store(L->kb, L->init, L->h, i0, subst(L->kb->cx, e, L->nv, L->nv0));
+    return kb_buf_load(L->kb, L->h, i);
+  }
+  switch (e->kind) {
+  case LX_UNARY: case LX_BINARY: case LX_SELECT: case LX_CAST: case LX_BITCAST: case LX_FMA:
+    e->a = lift(L, e->a);
+    e->b = lift(L, e->b);
+    e->c = lift(L, e->c);
+    return e;
+  default: return e;
+  }
+}
 
 void recur_build(KernelBuilder *kb, const Recur *r) {
   const Node *S = r->state, *Y = r->out;
@@ -56,7 +141,12 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
   kb_local_at(kb, r->first, prev, idx);
   kb->recur = r;
   kb->recur_var = tv;
-  int s = kb_let_local(kb, &nl->body, kb_cast(kb, kb_node_expr(kb, S, idx), cd));
+  LExpr *sx = kb_cast(kb, kb_node_expr(kb, S, idx), cd);
+  Lift L = {.kb = kb, .tv = tv, .nv = nv, .nv0 = nv0, .harg = kb_arg(kb, h, true, true), .h = h, .N = N, .dt = dt,
+            .init = &l0->body};
+  sx = lift(&L, sx);
+  kb->p->bufs.data[h].numel = (2 + L.n) * N;
+  int s = kb_let_local(kb, &nl->body, sx);
   kb_buf_store(kb, &nl->body, h, idx[sd - 1], kb_local_ref(kb, s));
   LIndex cidx[2] = {idx[sd - 1], kb_ix_const(0)};  // c_t: [N, 1] or [N]
   LExpr *c = kb_cast(kb, kb_value(kb, Y->srcs[1], cidx), cd);
