@@ -214,6 +214,7 @@ static const char *kind_name(KernelKind k) {
   case KK_ONE: return "one op";
   case KK_SORT: return "sort";
   case KK_ATTN: return "attention";
+  case KK_RECUR: return "recurrence";
   }
   return "?";
 }

@@ -330,17 +330,26 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
 // ============================================================================
 // ONE: cat, stack, store (each alone in its kernel)
 // ============================================================================
+// A part already in place (ir/place.c): its kernel wrote it into the join's buffer.
+static bool part_placed(const Node *n, int i) { return n->srcs[i]->buf == n->out->buf; }
+
 static void build_cat(KernelBuilder *kb, const Node *n) {
   bool stack = n->op == OP_STACK;
-  int a = n->attr.dim;
+  int a = n->attr.dim, left = 0;
+  for (int i = 0; i < n->nsrc; i++)
+    left += !part_placed(n, i);
+  if (!left)
+    return;
   int64_t off = 0;
   if (stack) {  // the parts have one shape: one nest over it, each part stored at its index of dim a
                 // (a complex result's (real, imaginary) pairs are written together, in one pass)
     const Value *s0 = n->srcs[0];
     LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
     LStmtList *body = kb_nest(kb, &kb->k->body, s0->view.ndim, s0->view.shape, idx,
-                              view_numel(n->out->view) >= PARALLEL_WORK, NULL);
+                              view_numel(s0->view) * left >= PARALLEL_WORK, NULL);
     for (int i = 0; i < n->nsrc; i++) {
+      if (part_placed(n, i))
+        continue;
       for (int d = 0, k = 0; d < n->out->view.ndim; d++)
         oidx[d] = d == a ? kb_ix_const(i) : idx[k++];
       kb_store_node(kb, body, n, oidx, kb_value(kb, n->srcs[i], idx));
@@ -350,6 +359,10 @@ static void build_cat(KernelBuilder *kb, const Node *n) {
   for (int i = 0; i < n->nsrc; i++) {
     const Value *s = n->srcs[i];
     LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
+    if (part_placed(n, i)) {
+      off += s->view.shape[a];
+      continue;
+    }
     int64_t work = view_numel(s->view);
     LStmtList *body = kb_nest(kb, &kb->k->body, s->view.ndim, s->view.shape, idx, work >= PARALLEL_WORK, NULL);
     for (int d = 0, k = 0; d < n->out->view.ndim; d++) {

@@ -820,6 +820,9 @@ void fuse_graph(Graph *g) {
   }
   plan_kernels(f);
   plan_modes(f);
+  fuse_place(g);
+  if (g->cpu)
+    fuse_recur(g);
 }
 
 const Node *fuse_kernel_root(const Graph *g, int kernel) {
@@ -832,6 +835,8 @@ const Node *fuse_kernel_root(const Graph *g, int kernel) {
 }
 
 KernelKind fuse_kernel_kind(const Graph *g, int kernel) {
+  if (fuse_recur_of(g, kernel))
+    return KK_RECUR;
   for (int i = 0; i < g->nodes.len; i++) {
     const Node *n = g->nodes.data[i];
     if (n->kernel != kernel || n->mode == NM_INLINE)

@@ -288,7 +288,8 @@ const char *graph_buffer_name(const Graph *g, const Buffer *b) {
 
 // A buffer a kernel writes and the function does not return (no output views it).
 static bool buffer_intermediate(const Graph *g, const Buffer *b) {
-  if (b->kind != BUF_KERNEL || b->producer->mode != NM_STORED || b->producer->op == OP_STORE)
+  if (b->kind != BUF_KERNEL || b->producer->mode != NM_STORED || b->producer->op == OP_STORE ||
+      b->producer->out->buf != b)  // placed in a stack's buffer (ir/place.c): unused
     return false;
   for (int i = 0; i < g->outputs.len; i++)
     if (g->outputs.data[i]->buf == b)

@@ -206,6 +206,7 @@ typedef enum {
   FW_K_GATHER,       // it gathers from (or is no pointwise op over) the kernel of `node`
   FW_K_SHAPE,        // its shape is not one the kernel of `node` iterates (row input, reduced, matmul's)
   FW_K_OFF_ROW,      // it reads the kernel of `node` off the current row (another index)
+  FW_K_RECUR,        // the first node of a recurrence (`n` steps) whose outputs the stack `node` gathers
   FW_K_ALONE,        // its op is a kernel alone (sort, attention, cat, store, ...)
   FW_COUNT
 } FuseWhyCode;
@@ -232,6 +233,28 @@ struct Node {
   FuseWhy split;   // the first node of a kernel: why it did not join an earlier kernel
 };
 
+// A recurrence run as one kernel (ir/recur.c finds it, ir/recur_build.c builds it): T
+// steps of an elementwise state, S_t = F(S_(t-1), step t's slices of its inputs), each
+// step's output Y_t = S_t (as [M, N]) @ c_t ([N, 1]) written into its slice of a stack.
+// The kernel runs the steps inside each row of the state (a parallel loop over the M
+// rows, the T steps serial within a row), the state in a row-sized temp.
+typedef struct RecurLeaf {
+  const Value *v;   // a value the template step reads that moves with the step
+  int64_t coef;     // elements of its buffer per step
+  bool inl;         // over an inline node's result: dstart is in that node's logical index
+  int64_t dstart[TD_MAX_DIMS];  // its producer index per step (inl)
+} RecurLeaf;
+typedef struct Recur {
+  int kernel;
+  int T;
+  const Node *state;  // S_1, the template step's state; S_0 is the node its `prev` reads
+  const Node *out;    // Y_1, the template step's matmul
+  const Node *first;  // S_0
+  const Value *init;  // the state before step 0 (what S_0 reads where S_1 reads S_0)
+  const Node *stack;  // the stack of the Y_t (step t's output: its index t along attr.dim)
+  VEC(RecurLeaf) leaves;
+} Recur;
+
 typedef struct NamedValue {
   const char *name;
   Value *value;
@@ -251,6 +274,7 @@ struct Graph {
   const char **sched;    // per kernel, the schedule a CPU build gave it (--emit=ir), or NULL
   bool cpu;              // built for a CPU: a matmul packs its operands into panels, so
                          // fusion may leave an operand to be computed as it packs (fuse.c)
+  VEC(Recur *) recurs;   // the kernels that are recurrences (ir/recur.c; CPU programs)
 };
 
 // ---- graph.c ----
@@ -301,10 +325,18 @@ void graph_verify(const Graph *g);                 // TD_ASSERTs
 //  - ONE: a node alone in its kernel (cat, stack, store, and anything not fused);
 //  - SORT: a sort, an argsort, or both of one input and order: one sort computes both;
 //  - ATTN: one scaled_dot_product_attention alone (ir/attn.c): its scores never stored.
-typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN } KernelKind;
+//  - RECUR: a recurrence (Graph.recurs): its steps' nodes, their stack.
+typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN, KK_RECUR } KernelKind;
 // fuse_graph first rewrites attention written as its parts (softmax(q @ k^T ...) @ v)
 // into scaled_dot_product_attention nodes (attn_fuse.c; ids renumbered); then plans.
 void fuse_graph(Graph *g);
+// (place.c) The parts of a stack or cat that are whole stored results read by nothing
+// else are written by their kernels straight into the join's buffer (run by fuse_graph).
+void fuse_place(Graph *g);
+// (recur.c) A scan written step by step whose outputs are stacked (placed by fuse_place)
+// becomes one RECUR kernel (Graph.recurs); kernels renumbered. CPU programs only.
+void fuse_recur(Graph *g);
+const Recur *fuse_recur_of(const Graph *g, int kernel);  // the recurrence kernel k is, or NULL
 bool attn_fuse(Graph *g);  // (attn_fuse.c) whether it rewrote any
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.

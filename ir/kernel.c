@@ -4,7 +4,7 @@
 // (LKernel.kind, decided once, by fuse_kernel_kind), whose loop nests compute its
 // NM_STORED nodes into their buffers; NM_INLINE producers are recomputed inside their
 // readers, NM_LOCAL matmul/reduction results live in locals of their kernel. Each kind
-// has its file: EW and ONE ir/ew.c, MATMUL ir/matmul.c (and ir/gemm.c on a CPU), ROW
+// has its file: EW and ONE ir/ew.c, RECUR ir/recur_build.c, MATMUL ir/matmul.c (and ir/gemm.c on a CPU), ROW
 // ir/row.c, SORT ir/sort.c, ATTN ir/attn.c; this file holds the program's buffers and
 // the loop helpers they share.
 //
@@ -209,6 +209,7 @@ static void build_kernel(KernelBuilder *kb, int kid, const NodeList *members) {
   case KK_SORT: sort_build(kb, &ns); break;
   case KK_ATTN: attn_build(kb, &ns); break;
   case KK_EW: ew_build(kb, &ns); break;
+  case KK_RECUR: recur_build(kb, fuse_recur_of(g, kid)); break;
   case KK_ONE:
     TD_ASSERT(ns.len == 1);
     ew_build_one(kb, ns.data[0]);
@@ -247,6 +248,8 @@ static LProgram *build(Ctx *cx, const Graph *g, const CpuTarget *cpu, bool naive
     if (n->mode != NM_STORED || op_is_store(n->op))
       continue;
     const Buffer *b = n->out->buf;
+    if (b->producer != n)  // a part placed in a stack's buffer (ir/place.c): the stack's node owns it
+      continue;
     kb.buf_of[b->id] = add_buf(&kb, (LBuf){LB_TEMP, b->dtype, b->numel, graph_buffer_name(g, b), -1, false, false});
   }
   for (int i = 0; i < g->outputs.len; i++) {

@@ -18,6 +18,7 @@
 //                both products register-tiled as ir/gemm.c's micro-tile;
 //   ir/attn_gpu.c   the facts of a GPU program's ATTN kernel (LKernel.attn) for the GPU
 //                schedule's flash kernel;
+//   ir/recur_build.c  RECUR kernels: a scan's steps in a loop inside each row of its state;
 //   ir/scalar.c  the scalar expression of every op, indices, values at an index.
 //
 // A logical index into a tensor is one LIndex per dim (an affine combination of loop
@@ -69,6 +70,8 @@ typedef struct KernelBuilder {
   LocalVal *lv;  // per node id, valid for the kernel being built
   bool naive;    // every kernel in its output's row-major order (no row/column schedules)
   const CpuTarget *cpu;  // the CPU the schedules are for (ir/gemm.c), NULL for a GPU
+  const Recur *recur;    // while a recurrence's template step is built (ir/recur_build.c):
+  int recur_var;         // kb_value reads its leaves at step var recur_var
 } KernelBuilder;
 
 // kernel_build without the schedules that reorder loops (the blocked matmul row
@@ -127,6 +130,9 @@ void kb_matmul_indices(const Node *n, const LIndex *o, const LIndex *kv, LIndex 
 
 // ---- row.c: ROW kernels (sets kb->k->softmax) ----
 void row_build(KernelBuilder *kb, const NodeList *ns);
+
+// ---- recur_build.c: RECUR kernels (a recurrence of ir/recur.c) ----
+void recur_build(KernelBuilder *kb, const Recur *r);
 
 // ---- sort.c: SORT kernels (a sort and/or an argsort of one input, along its last dim) ----
 void sort_build(KernelBuilder *kb, const NodeList *ns);

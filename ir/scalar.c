@@ -306,9 +306,27 @@ static void check_at(const LocalVal *lv, const int64_t *shape, const LIndex *pid
       TD_ASSERT(kb_ix_equal(&lv->at[p], &pidx[p]));
 }
 
+// The move of v per step when v is a leaf of the recurrence step being built, or NULL.
+static const RecurLeaf *recur_leaf(const KernelBuilder *kb, const Value *v) {
+  if (!kb->recur)
+    return NULL;
+  for (int i = 0; i < kb->recur->leaves.len; i++)
+    if (kb->recur->leaves.data[i].v == v)
+      return &kb->recur->leaves.data[i];
+  return NULL;
+}
+
+// x += (step var - 1) * c: the template is step 1.
+static void recur_move(KernelBuilder *kb, LIndex *x, int64_t c) {
+  LIndex t = kb_ix_var(kb->recur_var);
+  kb_ix_addmul(kb, x, &t, c);
+  x->base -= c;
+}
+
 LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx) {
   if (v->is_scalar)
     return scalar_value(kb, v);
+  const RecurLeaf *rl = recur_leaf(kb, v);
   const Buffer *b = v->buf;
   TD_ASSERT(b && b->kind != BUF_CONST);
   if (b->kind == BUF_KERNEL) {
@@ -318,6 +336,11 @@ LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx) {
     if (lv->kind != LV_NONE || n->mode == NM_INLINE || here) {
       LIndex pidx[TD_MAX_DIMS];
       producer_index(kb, v, idx, pidx);
+      if (rl) {
+        TD_ASSERT(rl->inl && lv->kind == LV_NONE);
+        for (int p = 0; p < n->out->view.ndim; p++)
+          recur_move(kb, &pidx[p], rl->dstart[p]);
+      }
       if (lv->kind == LV_LOCAL) {
         check_at(lv, n->out->view.shape, pidx);
         return kb_cast(kb, kb_local_ref(kb, lv->local), n->out->dtype);
@@ -335,6 +358,8 @@ LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx) {
   LExpr *e = kb_expr(kb, LX_LOAD, b->dtype);
   e->buf = kb_arg(kb, buf, true, false);
   e->idx = kb_view_index(kb, &v->view, idx);
+  if (rl)
+    recur_move(kb, &e->idx, rl->coef);
   return e;
 }
 

@@ -149,6 +149,9 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
                                                                   : " off the current row",
           out);
     return;
+  case FW_K_RECUR:
+    fprintf(out, "a recurrence: %d steps, each row of the state stepped in a loop, into the stack n%d", w.n, w.node);
+    return;
   case FW_K_ALONE:
     fprintf(out, "%s is a kernel of its own", n->op == OP_STORE ? "a store" : op_name(n->op));
     return;
