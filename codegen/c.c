@@ -528,13 +528,13 @@ static void stmts(CKernelGen *c, const LStmtList *l) {
   }
 }
 
-static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
-  const LKernel *k = p->kernels.data[ki];
+// Kernel k of p (or its plain-store copy) as `static int kname(pointers)`.
+static void emit_kernel_form(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, const LKernel *k, const char *kname) {
   int nargs = k->args.len;
   Buf body, outl;
   buf_init(&body, cx);
   buf_init(&outl, cx);
-  CKernelGen c = {.par_var = -1, .kname = emit_kernel_name(cx, p, ki), .outl = &outl};
+  CKernelGen c = {.par_var = -1, .kname = kname, .outl = &outl};
   c.open = arena_alloc(&cx->arena, sizeof(int) * (size_t)(k->nvars + 1));
   cexpr_begin(&c.g, cx, &dialect_c, pr, p, k);
   c.g.b = &body;
@@ -542,8 +542,6 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
   if (c.g.streamed)
     cexpr_fence_streams(&c.g);
 
-  // header comment: what it computes and what each pointer is
-  emit_kernel_comment(out, p, ki, emit_shared_note(cx, p, ki));
   int vars[ACC_MAX_NEST];
   bool int_acc = int_accumulates(p, k, &k->body, vars, 0);
   if (int_acc)
@@ -584,6 +582,41 @@ static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int k
     buf_puts(out, lanes_end);
   buf_puts(out, int_acc ? int_acc_end : "");
   buf_puts(out, "\n");
+}
+
+// A kernel with a result that may stream (LArg.stream) is printed twice, as kname_nt
+// (non-temporal stores) and kname_plain (the same kernel with every arg's stream mark
+// cleared: plain stores, the same values), and kname runs the form the runtime picks
+// for this call (runtime/stream.c: the faster one measured, tried again now and then).
+static void emit_kernel(Ctx *cx, Prelude *pr, Buf *out, const LProgram *p, int ki) {
+  const LKernel *k = p->kernels.data[ki];
+  const char *kname = emit_kernel_name(cx, p, ki);
+  // header comment: what it computes and what each pointer is
+  emit_kernel_comment(out, p, ki, emit_shared_note(cx, p, ki));
+  const LKernel *plain = emit_plain_stores(cx, k);
+  if (!plain) {
+    emit_kernel_form(cx, pr, out, p, k, kname);
+    return;
+  }
+  emit_kernel_form(cx, pr, out, p, k, arena_printf(&cx->arena, "%s_nt", kname));
+  emit_kernel_form(cx, pr, out, p, plain, arena_printf(&cx->arena, "%s_plain", kname));
+  Buf params, pass;
+  buf_init(&params, cx);
+  buf_init(&pass, cx);
+  for (int i = 0; i < k->args.len; i++) {
+    const LArg *a = &k->args.data[i];
+    if (scratch_arg(p, k, i))
+      continue;
+    buf_printf(&params, "%s%s%s *restrict b%d", params.len ? ", " : "", a->written ? "" : "const ",
+               cexpr_storage_type(p->bufs.data[a->buf].dtype), i);
+    buf_printf(&pass, "%sb%d", pass.len ? ", " : "", i);
+  }
+  buf_printf(out, "static int %s(%s) {\n", kname, params.len ? params.data : "void");
+  buf_puts(out, "  static tdsl_stream_site tdsl_g_site;\n"
+                "  int64_t tdsl_g_t = tdsl_stream_begin(&tdsl_g_site);\n");
+  buf_printf(out, "  int tdsl_g_r = tdsl_g_t & 1 ? %s_nt(%s) : %s_plain(%s);\n", kname, pass.len ? pass.data : "",
+             kname, pass.len ? pass.data : "");
+  buf_puts(out, "  tdsl_stream_end(&tdsl_g_site, tdsl_g_t);\n  return tdsl_g_r;\n}\n\n");
 }
 
 // Whether e reads scalar argument i of a function (LX_ARG).

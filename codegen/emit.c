@@ -196,6 +196,23 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p) {
 }
 
 // ---- kernels and entries: the text both C backends print around their own ----
+const LKernel *emit_plain_stores(Ctx *cx, const LKernel *k) {
+  int i = 0;
+  while (i < k->args.len && !k->args.data[i].stream)
+    i++;
+  if (i == k->args.len)
+    return NULL;
+  LKernel *plain = arena_alloc(&cx->arena, sizeof *plain);
+  *plain = *k;
+  plain->args.data = arena_alloc(&cx->arena, sizeof(LArg) * (size_t)k->args.len);
+  plain->args.cap = k->args.len;
+  for (int a = 0; a < k->args.len; a++) {
+    plain->args.data[a] = k->args.data[a];
+    plain->args.data[a].stream = false;
+  }
+  return plain;
+}
+
 const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i) {
   const LKernel *k = p->kernels.data[i];
   return arena_printf(&cx->arena, "tdsl_g_%s_%s", p->name, (k->same ? k->same : k)->name);

@@ -16,7 +16,7 @@
 const char *const llvm_runtime_names[] = {
     "tdsl_entry_begin",        "tdsl_entry_end",          "tdsl_entry_kernel_error", "tdsl_tensor_data",
     "tdsl_parallel_for",       "tdsl_kernel_error_raise", "tdsl_kernel_error_seal",  "tdsl_scratch",
-    "tdsl_prof_mark",
+    "tdsl_prof_mark",          "tdsl_stream_begin",       "tdsl_stream_end",
     NULL,
 };
 

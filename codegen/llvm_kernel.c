@@ -426,11 +426,13 @@ void llvm_kernel_locals(LlvmKernelGen *c) {
     c->locals[l] = LLVMBuildAlloca(c->g->b, local_type(c, l), "");
 }
 
-// static int tdsl_g_<fn>_<k>(noalias pointers): the loops, then the first error.
-LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki) {
-  const LKernel *k = p->kernels.data[ki];
+// static int NAME(noalias pointers): the loops of k (kernel ki of p, or its plain-store
+// copy), then the first error.
+static LLVMValueRef build_kernel_form(LlvmModuleGen *g, const LProgram *p, int ki, const LKernel *k, const char *name) {
   LlvmKernelGen c;
   llvm_kernel_begin(&c, g, p, ki);
+  c.k = k;
+  c.kname = name;
   int nargs = k->args.len, np = 0;
   LLVMTypeRef *pt = arena_alloc(&g->cx->arena, sizeof *pt * (size_t)(nargs + 1));
   for (int i = 0; i < nargs; i++)
@@ -488,6 +490,59 @@ LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki) {
   LLVMValueRef kargs[] = {msg, ev};
   LLVMBuildRet(b, llvm_call(g, "tdsl_entry_kernel_error", g->i32, kt, 2, kargs));
   return c.fn;
+}
+
+// static int tdsl_g_<fn>_<k>(pointers). A kernel with a result that may stream
+// (LArg.stream) is built twice, as <name>_nt (non-temporal stores) and <name>_plain (the
+// copy with every stream mark cleared: plain stores, the same values), and <name> runs
+// the form the runtime picks for this call (runtime/stream.c), as c.c's emit_kernel:
+//   t = tdsl_stream_begin(&site); r = t & 1 ? nt(...) : plain(...);
+//   tdsl_stream_end(&site, t); return r;
+// with the site a zeroed internal global of 16 i64 (tdsl_stream_site).
+LLVMValueRef llvm_build_kernel(LlvmModuleGen *g, const LProgram *p, int ki) {
+  const LKernel *k = p->kernels.data[ki], *plain = emit_plain_stores(g->cx, k);
+  const char *name = emit_kernel_name(g->cx, p, ki);
+  if (!plain)
+    return build_kernel_form(g, p, ki, k, name);
+  Arena *ar = &g->cx->arena;
+  LLVMValueRef forms[2] = {build_kernel_form(g, p, ki, plain, arena_printf(ar, "%s_plain", name)),
+                           build_kernel_form(g, p, ki, k, arena_printf(ar, "%s_nt", name))};
+  LLVMTypeRef ft = LLVMGlobalGetValueType(forms[1]);
+  LLVMValueRef fn = LLVMAddFunction(g->m, name, ft);
+  set_internal(fn);
+  llvm_add_attr(g, fn, LLVMAttributeFunctionIndex, "nounwind");
+  LLVMTypeRef st = LLVMArrayType(g->i64, 16);
+  LLVMValueRef site = LLVMAddGlobal(g->m, st, arena_printf(ar, "%s_site", name));
+  LLVMSetInitializer(site, LLVMConstNull(st));
+  LLVMSetLinkage(site, LLVMInternalLinkage);
+  LLVMSetAlignment(site, 8);
+  unsigned np = LLVMCountParams(fn);
+  LLVMValueRef *args = arena_alloc(ar, sizeof *args * (np + 1));
+  for (unsigned i = 0; i < np; i++)
+    args[i] = LLVMGetParam(fn, i);
+  LLVMBuilderRef b = g->b;
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(g->lc, fn, "entry"));
+  LLVMValueRef sp = LLVMConstBitCast(site, g->i8p);
+  LLVMTypeRef bt[] = {g->i8p}, et[] = {g->i8p, g->i64};
+  LLVMValueRef t = llvm_call(g, "tdsl_stream_begin", g->i64, bt, 1, &sp);
+  LLVMValueRef nt = LLVMBuildTrunc(b, t, g->i1, "");
+  LLVMBasicBlockRef bb[2] = {LLVMAppendBasicBlockInContext(g->lc, fn, "plain"),
+                             LLVMAppendBasicBlockInContext(g->lc, fn, "nt")},
+                    done = LLVMAppendBasicBlockInContext(g->lc, fn, "done");
+  LLVMBuildCondBr(b, nt, bb[1], bb[0]);
+  LLVMValueRef r[2];
+  for (int i = 0; i < 2; i++) {
+    LLVMPositionBuilderAtEnd(b, bb[i]);
+    r[i] = LLVMBuildCall2(b, ft, forms[i], args, np, "");
+    LLVMBuildBr(b, done);
+  }
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMValueRef rc = LLVMBuildPhi(b, g->i32, "");
+  LLVMAddIncoming(rc, r, bb, 2);
+  LLVMValueRef eargs[] = {sp, t};
+  llvm_call(g, "tdsl_stream_end", g->vd, et, 2, eargs);
+  LLVMBuildRet(b, rc);
+  return fn;
 }
 
 // A function of LProgram.funcs (ir/loop.h's Functions): void tdsl_g_<fn>_f<N>(noalias

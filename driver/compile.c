@@ -224,6 +224,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   // The CPU the schedules are for: --cpu, else the host (cuda: none).
   bool cpu_prog = strcmp(co->target, "cpu") == 0;
   CpuTarget cpu = cpu_target(co->cpu);
+  cpu.c_source = co->c_source;
   out->lps = arena_alloc(&cx->arena, sizeof *out->lps * (size_t)(out->nfns ? out->nfns : 1));
   for (int i = 0; i < out->nfns; i++) {
     Graph *g = lower_fn(cx, p, fns[i]);

@@ -150,6 +150,7 @@ typedef struct CompileOptions {
   const char *gpu_arch;  // --gpu-arch (cuda): the GPU the schedules are for, NULL: sm_80
   CompileStage upto;
   bool graph_sched;    // COMPILE_GRAPH: record each kernel's CPU schedule in the graph (--emit=ir)
+  bool c_source;       // the CPU kernels are for the C backend (CpuTarget.c_source)
   bool time_kernels;   // --time laps "lower" and "kernels" apart (run, bench), else one "lower"
   const SemaDims *dims;  // --dim: values of dims of generic functions
   const Input *inputs;   // run's --in files: their shapes bind the chosen function's dims too

@@ -12,7 +12,7 @@
 static const LlvmSymbol runtime_symbols[] = {
     RT(tdsl_entry_begin),  RT(tdsl_entry_end),          RT(tdsl_entry_kernel_error), RT(tdsl_tensor_data),
     RT(tdsl_parallel_for), RT(tdsl_kernel_error_raise), RT(tdsl_kernel_error_seal),   RT(tdsl_scratch),
-    RT(tdsl_prof_mark),
+    RT(tdsl_prof_mark),    RT(tdsl_stream_begin),       RT(tdsl_stream_end),
 };
 #undef RT
 

@@ -29,7 +29,7 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
                                : k == EMIT_AST                 ? COMPILE_PARSE
                                : k == EMIT_IR || k == EMIT_DOT ? COMPILE_GRAPH
                                                                : COMPILE_KERNELS,
-                       .graph_sched = k == EMIT_IR, .dims = &o->dims};
+                       .graph_sched = k == EMIT_IR, .c_source = k == EMIT_C, .dims = &o->dims};
 #ifndef TDSLC_WITH_LLVM
   // Refused once the function is chosen (errors in the program come first).
   bool no_llvm = llvm_kind || k == EMIT_PTX;
@@ -91,6 +91,7 @@ static int run_or_bench(Ctx *cx, const Options *o, Timer *tm) {
   CompileOptions co = {.file = o->file, .fn = o->fn, .one_fn = true, .target = o->target, .cpu = o->cpu,
                        .gpu_arch = strcmp(o->target, "cuda") == 0 ? gpu_sched_arch(cx, o) : o->gpu_arch,
                        .upto = COMPILE_KERNELS, .time_kernels = true, .dims = &o->dims,
+                       .c_source = strcmp(o->backend, "c") == 0,
                        .inputs = o->inputs, .ninputs = o->mode == MODE_RUN ? o->ninputs : 0};
   Compiled c;
   int rc = compile_fn(cx, &co, tm, &c);

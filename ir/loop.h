@@ -491,6 +491,9 @@ typedef struct CpuTarget {
   int64_t llc;       // last-level cache bytes (shared by the cores)
   int64_t stream_min;  // TDSL_STREAM_MIN=BYTES (>= 1): results from this size on are
                        // streamed (LArg.stream); 0: ir/sched.c's rule (the footprint's)
+  bool c_source;  // the kernels go through a C compiler (the C backend), not LLVM: gcc
+                  // keeps `x > k ? k : x` as a compare and a blend where LLVM makes one
+                  // min, so vecmath's clamps compare x itself at both ends (ir/vecmath.c)
 } CpuTarget;
 // cpu NULL or "host": the machine tdslc runs on (cpuid, sysconf cache sizes; sane
 // defaults where they say nothing); else an LLVM CPU name (--cpu), by its family.

@@ -276,6 +276,35 @@ void tdsl_kernel_error_seal(tdsl_kernel_error *e);
 void *tdsl_scratch(int64_t bytes);
 // ==== end of parallel loops ====
 
+// ==== streamed results' store form (runtime/stream.c): used by generated code ====
+// A kernel whose large result may bypass the caches (ir/sched.c's streaming rule) is
+// compiled twice, with non-temporal and with plain stores (the same values: results are
+// bit-identical); its wrapper asks which form to run, and times the call:
+//   int64_t t = tdsl_stream_begin(&site); rc = t & 1 ? nt(...) : plain(...);
+//   tdsl_stream_end(&site, t);
+// Which form is faster changes with the memory's state on a shared host and with who
+// reads the result next (plain stores leave part of it in the last-level cache), so the
+// site keeps the faster form it measured and tries the other one now and then.
+// TDSL_STREAM_FORM=nt or =plain (read once) fixes the form; anything else: measured.
+// A site is a zero-initialized static of the kernel (16 words; 0 = nothing measured,
+// the non-temporal form first); thread-safe (a call that finds the site busy is not
+// counted).
+typedef struct tdsl_stream_site {
+  int64_t lock;    // 1 while one thread counts a call
+  int64_t plain;   // the kept form: 0 non-temporal, 1 plain
+  int64_t trying;  // 1 while the other form's calls run
+  int64_t n;       // calls of the current run (kept form) or try (other form)
+  int64_t run;     // calls of the kept form before the next try (0: the first run's)
+  int64_t best;    // the kept form's time (ns) at the end of its run
+  int64_t tried;   // the other form's time (ns) in the current try
+  int64_t last[3]; // the kept form's last times (ns)
+  int64_t reserved[6];
+} tdsl_stream_site;
+// Returns a token: bit 0 the form to run (1: non-temporal), the rest for tdsl_stream_end.
+int64_t tdsl_stream_begin(tdsl_stream_site *s);
+void tdsl_stream_end(tdsl_stream_site *s, int64_t token);
+// ==== end of streamed results' store form ====
+
 // ==== kernel timestamps (runtime/profile.c): `tdslc bench --profile`, not for users ====
 // A profiling build's entry (LProgram.profile) calls tdsl_prof_mark(k) just before its
 // kernel k and tdsl_prof_mark(nkernels) after the last one; an ordinary build calls

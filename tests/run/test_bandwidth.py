@@ -13,7 +13,8 @@
   the reduction tolerance for float sums, means, variances, products and logsumexp.
 - Elementwise results large enough to be streamed (8 MiB here, TDSL_STREAM_MIN; the C
   backend's scalar loops in strips of a 64-byte line), in three dtypes, rows a multiple
-  of a line and not.
+  of a line and not; both store forms the runtime picks between (TDSL_STREAM_FORM=nt
+  and =plain), each against NumPy and the two bit for bit.
 - Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
   of -inf only, rows starting with 50000 -inf.
 - Softmax results of 8.4 MiB and more (streamed: TDSL_STREAM_MIN is 8 MiB here):
@@ -181,18 +182,30 @@ def check_streamed_elementwise(tdslc, t):
     src = ("fn f(x: f32[512, 4112], a: f64[1024, 1], b: f64[1, 1032], h: f16[2048, 2080], u: f32[2049, 1029]) -> (\n"
            "    f32[512, 4112], f64[1024, 1032], f16[2048, 2080], bool[512, 4112], f32[2049, 1029]) {\n"
            "  return relu(x * 2 + 1) * sigmoid(x), a + b, h * 3, x > 0.5, relu(u) + 1\n}")
-    p, outs = run_outputs(tdslc, src, {"x": x, "a": a, "b": b, "h": h, "u": u})
-    if p.returncode != 0 or len(outs) != 5:
-        t.report("streamed elementwise", [p.stderr.decode()[-400:]])
-        return
     xd = x.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         ew = np.where(2 * xd + 1 < 0, 0, 2 * xd + 1) / (1 + np.exp(-xd))
     wants = [(ew, "f32", "elem"), (a + b, "f64", "exact"), (h.astype(np.float32) * 3, "f16", "elem"),
              (x > 0.5, "bool", "exact"), (np.where(u < 0, 0, u) + 1, "f32", "exact")]
-    for k, ((want, dt, kind), got) in enumerate(zip(wants, outs)):
-        why = compare(got, np.asarray(want).astype(got.dtype), dt, kind)
-        t.check(f"streamed elementwise out{k}", why is None, why or "")
+    # each such kernel is compiled with non-temporal and with plain stores, and the
+    # runtime picks one per call (runtime/stream.c); one call runs the non-temporal form
+    # (the first a site runs), TDSL_STREAM_FORM=plain the other: each against NumPy, and
+    # the two bit for bit
+    got_forms = []
+    for form in ("nt", "plain"):
+        os.environ["TDSL_STREAM_FORM"] = form
+        p, outs = run_outputs(tdslc, src, {"x": x, "a": a, "b": b, "h": h, "u": u})
+        os.environ.pop("TDSL_STREAM_FORM")
+        if p.returncode != 0 or len(outs) != 5:
+            t.report(f"streamed elementwise ({form})", [p.stderr.decode()[-400:]])
+            return
+        for k, ((want, dt, kind), got) in enumerate(zip(wants, outs)):
+            why = compare(got, np.asarray(want).astype(got.dtype), dt, kind)
+            t.check(f"streamed elementwise out{k} ({form} stores)", why is None, why or "")
+        got_forms.append(outs)
+    for k, (nt, plain) in enumerate(zip(*got_forms)):
+        t.check(f"streamed elementwise out{k}: the same bits from both store forms",
+                nt.tobytes() == plain.tobytes())
 
 
 def softmax_np(x):

@@ -13,6 +13,8 @@ against NumPy in float64.
   sums them to +0.0), rows holding nan and inf.
 - softmax alone (its max without NaN propagation, its one-sided exp): nan and inf at every
   position, rows of -inf, subnormal results.
+- a * 2^k + c as one fma (ir/sched.c): NumPy's bits at the overflow edge, for zeros,
+  subnormals, inf and nan, f32 and f64.
 - streaming stores: large write-only results are marked and keep their values (rows of
   any length); an accumulated result (matmul) is not marked; the size they start from
   (from the last-level cache, or TDSL_STREAM_MIN).
@@ -219,6 +221,37 @@ def streaming(tdslc, backend):
     del os.environ["TDSL_STREAM_MIN"]
 
 
+def scale_adds(tdslc, backend):
+    """a * 2^k + c with a constant c is one fused multiply-add where the CPU has FMA, for
+    the LLVM backend (ir/sched.c's fold_scale_add; --emit=kernels shows LLVM's kernels): the same bits as NumPy's two roundings for every a,
+    at the overflow edge too (a * 2 = 2^128 plus c of -2^100 still overflows; c of
+    -2^105 would not, so that one must stay two operations), for zeros, subnormals,
+    inf and nan, in f32 and f64; and --emit=kernels shows the fma."""
+    src = ("fn f(x: f32[64], d: f64[64]) -> (f32[64], f32[64], f32[64], f32[64], f32[64], f64[64], f64[64]) {\n"
+           "  return x * 2 + 1, x * -4 - 3, 5 - 8 * x, x * 2 - 1.2676506002282294e+30, "
+           "x * 2 - 4.056481920730334e+31, d * 2 + 1, d * 4 - 9.7453140114e+288\n}")
+    ks = kernels_text(tdslc, src)
+    T.check("scale_adds: x * 2 + 1 is one fma where the CPU has one (the LLVM backend's kernels)",
+            "fma(" in ks or not re.search(r"\bfma\b", open("/proc/cpuinfo").read()), ks[-800:])
+    edge = [0.0, -0.0, 1.0, -1.0, 2.0 ** 127, -(2.0 ** 127), 2.0 ** 126, 3.4028235e38, -3.4028235e38, 1.7e38,
+            1.7014118e38, 1e-45, -1e-45, 1.1754944e-38, np.inf, -np.inf, np.nan, 0.5, -0.5, 0.25, 6.338253e29,
+            -6.338253e29, 1e30, -1e30]
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.array(edge, F32), (rng.standard_normal(64 - len(edge)) * 1e3).astype(F32)])
+    d = np.concatenate([np.array([0.0, -0.0, 2.0 ** 1023, -(2.0 ** 1023), 1.7976931348623157e308, 5e-324,
+                                  np.inf, np.nan, 2.0 ** 1022]), rng.standard_normal(55) * 1e5])
+    outs = run(tdslc, backend, src, {"x": x, "d": d})
+    with np.errstate(over="ignore", invalid="ignore"):
+        wants = [x * F32(2) + F32(1), x * F32(-4) - F32(3), F32(5) - F32(8) * x,
+                 x * F32(2) - F32(2.0 ** 100), x * F32(2) - F32(2.0 ** 105),
+                 d * 2.0 + 1.0, d * 4.0 - 2.0 ** 960]
+    for k, (want, got) in enumerate(zip(wants, outs)):
+        same = got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+        bad = [] if same else [(float(a), float(g), float(w)) for a, g, w in
+                               zip(x if k < 5 else d, got, want) if g.tobytes() != w.tobytes()][:4]
+        T.check(f"scale_adds out{k}: NumPy's bits", same, f"(a, got, want): {bad}")
+
+
 def main():
     tdslc = sys.argv[1]
     backend = require_backend(tdslc)
@@ -280,6 +313,7 @@ def main():
             ok = (np.abs(outs[6] - want) <= 1e-12 * cols) | (np.isnan(outs[6]) & np.isnan(want)) | (outs[6] == want)
             T.check(f"f64 sum {tag}", ok.all(), f"got {outs[6]}, want {want}")
     softmax_alone(tdslc, backend)
+    scale_adds(tdslc, backend)
     streaming(tdslc, backend)
     return T.summary()
 

@@ -28,6 +28,7 @@ int main(void) { return 0; }  // built without LLVM: nothing to test
 static const LlvmSymbol runtime[] = {
     RT(tdsl_entry_begin),  RT(tdsl_entry_end),          RT(tdsl_entry_kernel_error), RT(tdsl_tensor_data),
     RT(tdsl_parallel_for), RT(tdsl_kernel_error_raise), RT(tdsl_kernel_error_seal),   RT(tdsl_scratch),
+    RT(tdsl_stream_begin), RT(tdsl_stream_end),
 };
 #undef RT
 enum { NRT = sizeof runtime / sizeof *runtime };

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tdsl.h"
@@ -948,6 +949,50 @@ static void print_summarises_more_than_a_thousand_elements(void **state) {
   tdsl_tensor_release(&t);
 }
 
+// ---- the store form of streamed results (runtime/stream.c) ----
+// One call through a site whose non-temporal form takes nt_us and plain form plain_us
+// (slept); returns the form run (1: non-temporal).
+static int stream_call(tdsl_stream_site *s, int nt_us, int plain_us) {
+  int64_t t = tdsl_stream_begin(s);
+  int us = t & 1 ? nt_us : plain_us;
+  if (us) {
+    struct timespec d = {0, us * 1000L};
+    nanosleep(&d, NULL);
+  }
+  tdsl_stream_end(s, t);
+  return (int)(t & 1);
+}
+
+static void a_stream_site_keeps_the_faster_store_form(void **state) {
+  (void)state;
+  tdsl_stream_site s = {0};
+  // non-temporal first, for the first run of 16 calls; then 3 calls try plain stores,
+  // which win (by far more than 1/32), so plain stores are kept
+  for (int i = 0; i < 16; i++)
+    assert_int_equal(stream_call(&s, 1000, 0), 1);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(stream_call(&s, 1000, 0), 0);
+  for (int i = 0; i < 16; i++)
+    assert_int_equal(stream_call(&s, 0, 1000), 0);  // the memory changed: plain is slow now
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(stream_call(&s, 0, 1000), 1);  // the try of non-temporal stores wins
+  assert_int_equal(stream_call(&s, 0, 1000), 1);
+}
+
+static void a_losing_try_lengthens_the_stream_sites_run(void **state) {
+  (void)state;
+  tdsl_stream_site s = {0};
+  int plain_at[8], n = 0;
+  for (int i = 0; i < 16 + 3 + 64 + 3 + 40; i++)
+    if (!stream_call(&s, 0, 1000) && n < 8)
+      plain_at[n++] = i;
+  // tries after the runs of 16 and 64 calls (each 4 times the last), 3 calls each
+  int want[] = {16, 17, 18, 83, 84, 85};
+  assert_int_equal(n, 6);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(plain_at[i], want[i]);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--storage-child") == 0) return storage_child();
   const struct CMUnitTest tests[] = {
@@ -973,6 +1018,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(contiguous_copy_of_flipped_strided_view_reverses_it),
       cmocka_unit_test(copy_writes_through_the_destination_strides),
       cmocka_unit_test(set_f64_saturates_ints_and_rounds_floats),
+      cmocka_unit_test(a_stream_site_keeps_the_faster_store_form),
+      cmocka_unit_test(a_losing_try_lengthens_the_stream_sites_run),
       cmocka_unit_test(f16_conversion_rounds_to_nearest_even),
       cmocka_unit_test(f16_conversion_handles_subnormals_and_nan),
       cmocka_unit_test(bf16_conversion_rounds_to_nearest_even),
