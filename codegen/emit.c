@@ -196,7 +196,12 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p) {
 }
 
 // ---- kernels and entries: the text both C backends print around their own ----
+// A matmul kernel keeps the scheduler's choice: its streamed result is written from
+// the GEMM's scratch tile a panel at a time, and a second copy of its tiling code (the
+// vocabulary projection of GPT-2: 2 KB of C) costs more than the choice wins there.
 const LKernel *emit_plain_stores(Ctx *cx, const LKernel *k) {
+  if (k->mm)
+    return NULL;
   int i = 0;
   while (i < k->args.len && !k->args.data[i].stream)
     i++;
