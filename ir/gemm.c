@@ -44,7 +44,10 @@
 // may have k span several dims, and M, N and the batch be any output dims: packing
 // walks k's dims as nested loops and lays their terms out linearly, a k block being
 // whole indices of the outermost (a channel's taps), so the micro-kernel sees one k;
-// DOT takes only a single k dim. A contraction's last panel of B, when it has fewer
+// DOT takes only a single k dim. Folded output rows (a convolution's) make B's columns a
+// table's offsets; a full panel of them, B a plain load of the accumulation dtype, is
+// packed by runs along the output rows (pack_runs: one function call per run, copying
+// it for all the block's k terms). A contraction's last panel of B, when it has fewer
 // columns than NR, is as narrow as its whole vectors, or, a few columns with A's rows
 // in place, packed by columns and multiplied with the lanes along k (new_micro_dot).
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
@@ -99,6 +102,8 @@ typedef struct Gemm {
   int nfold;                // output dims folded into the columns before jd (a convolution's
   int fold[TD_MAX_DIMS];    //   output rows: fold_columns), outermost first
   int cols;                 // folded: B's element offset of each column (an i64 temp), -1 when none
+  int koffs;                // folded, packed by runs: B's element offset of each k term (an i64 temp), -1: none
+  int64_t sj, rowlen;       //   B's stride along jd and jd's size (a run's longest)
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
   bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
@@ -708,6 +713,130 @@ static void fill_cols(Gemm *G, LStmtList *into) {
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
 }
 
+// ---- folded columns packed by runs ----
+// A panel of a folded B is a few runs: its columns of one output row (jd) are B's
+// elements sj apart (a window row of the input), the next row's start elsewhere. Where
+// B is a plain load of the accumulation dtype, each run is copied for all the block's k
+// terms by one function of the program (as the micro-kernels are), a loop along the run
+// that the compilers vectorize, instead of a load through the column table per element:
+//   runs(b, bp, koffs; klen, n, q0, off):  for k < klen, q < n:
+//                                            bp[k*NR + q0 + q] = b[koffs[k] + off + q*sj]
+// off is the run's first column's table entry, koffs[k] B's offset of k term k (a second
+// table, filled once a call with the columns'). A panel of NR columns meets at most
+// (NR - 1) / rowlen + 2 rows: so many calls, those past the panel's end of no terms.
+enum { RUNS_MIN_ROW = 4 };  // shorter rows (a run of a few elements) keep the table's loads
+
+// Whether the folded B is packed by runs (sets sj and rowlen).
+static bool runs_fit(Gemm *G) {
+  LIndex z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LExpr *e = operand_as_is(G, 1, kb_ix_const(0), kb_ix_var(PROBE_VAR + 1), z);
+  if (G->nbat || e->kind != LX_LOAD || e->dt != G->cd || e->idx.dyn)
+    return false;
+  G->sj = kb_ix_coef(&e->idx, PROBE_VAR + 1);
+  G->rowlen = G->mm->out->view.shape[G->jd];
+  return G->sj > 0 && G->rowlen >= RUNS_MIN_ROW;
+}
+
+// The table: koffs[k] = B's element of k term k, less that of term 0 (column 0).
+static void fill_koffs(Gemm *G, LStmtList *into) {
+  KernelBuilder *kb = G->kb;
+  LIndex k[TD_MAX_DIMS], lin, z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
+  LIndex d = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), k)->idx;
+  kb_ix_addmul(kb, &d, &operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), z)->idx, -1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->koffs, true, true), lin, kb_ix_expr(kb, &d)));
+}
+
+static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int64_t sj) {
+  Ctx *cx = kb->cx;
+  LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
+  fp->name = kb->p->name;
+  fp->file = kb->p->file;
+  static const char *const names[] = {"b", "bp", "koffs"};
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &fp->bufs, ((LBuf){LB_PARAM, i == 2 ? DT_I64 : cd, 1, names[i], i, false, false}));
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = arena_printf(&cx->arena, "f%d", index);
+  k->kind = KK_MATMUL;
+  k->sched = key;
+  k->nscalars = 4;  // klen, n, q0, off
+  k->nvars = 2;
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = i != 1, .written = i == 1}));
+  vec_push(&cx->arena, &fp->kernels, k);
+  LStmt *kl = ls_loop(cx, 0, 1), *ql = ls_loop(cx, 1, NR);
+  kl->n = lx_arg(cx, 0);
+  ql->n = lx_arg(cx, 1);
+  fn_push(cx, &k->body, kl);
+  fn_push(cx, &kl->body, ql);
+  LExpr *ko = lx_load(cx, DT_I64, 2, (LIndex){.nterms = 1, .var = {0}, .coef = {1}});
+  LIndex src = {.nterms = 1, .var = {1}, .coef = {sj}, .dyn = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3))};
+  LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, 1}, .dyn = lx_arg(cx, 2)};
+  fn_push(cx, &ql->body, ls_store(cx, 1, dst, lx_load(cx, cd, 0, src)));
+  return fp;
+}
+
+// The program's runs function for G (made on first use), its bounds grown for a call of
+// klen terms reaching breach elements of B: its index in funcs.
+static int runs_fn(Gemm *G, int64_t klen, int64_t breach) {
+  KernelBuilder *kb = G->kb;
+  LProgram *p = kb->p;
+  const char *key =
+      arena_printf(&kb->cx->arena, "gemm pack runs %s %d stride %" PRId64, dtype_name(G->cd), G->NR, G->sj);
+  int f = 0;
+  while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
+    f++;
+  if (f == p->funcs.len)
+    vec_push(&kb->cx->arena, &p->funcs, new_runs(kb, key, f, G->cd, G->NR, G->sj));
+  LProgram *fp = p->funcs.data[f];
+  LStmt *kl = fp->kernels.data[0]->body.data[0];
+  kl->extent = klen > kl->extent ? klen : kl->extent;
+  int64_t reach[3] = {breach, klen * G->NR, klen};
+  for (int i = 0; i < 3; i++)
+    if (fp->bufs.data[i].numel < reach[i])
+      fp->bufs.data[i].numel = reach[i];
+  return f;
+}
+
+// Panel p's columns start + p * NR + 0..NR (full), k terms k0 + 0..klen, into the
+// panel at `at`: one call per row it may meet.
+static void pack_runs(Gemm *G, LStmtList *into, LIndex j0, LIndex k0, int64_t klen, int dst, LIndex at) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  LExpr *b0 = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), (LIndex[TD_MAX_DIMS]){0});
+  int barg = b0->buf;
+  int64_t breach = kb->p->bufs.data[kb->k->args.data[barg].buf].numel - b0->idx.base;
+  int f = runs_fn(G, klen, breach);
+  int ca = kb_arg(kb, G->cols, true, false), ka = kb_arg(kb, G->koffs, true, false);
+  LExpr *jx = kb_ix_expr(kb, &j0), *NR = kb_iconst(kb, DT_I64, G->NR), *W = kb_iconst(kb, DT_I64, G->rowlen);
+  LExpr *first = kb_binary(kb, OP_SUB, DT_I64, W, kb_binary(kb, OP_REMAINDER, DT_I64, jx, W));
+  int64_t nruns = (G->NR - 1) / G->rowlen + 2;
+  for (int64_t s = 0; s < nruns; s++) {
+    LExpr *q0 = s ? kb_binary(kb, OP_MINIMUM, DT_I64, NR,
+                              kb_binary(kb, OP_ADD, DT_I64, first, kb_iconst(kb, DT_I64, (s - 1) * G->rowlen)))
+                  : kb_iconst(kb, DT_I64, 0);
+    LExpr *q1 = kb_binary(kb, OP_MINIMUM, DT_I64, NR,
+                          kb_binary(kb, OP_ADD, DT_I64, first, kb_iconst(kb, DT_I64, s * G->rowlen)));
+    LExpr *qc = s ? kb_binary(kb, OP_MINIMUM, DT_I64, q0, kb_iconst(kb, DT_I64, G->NR - 1)) : q0;
+    LExpr *off = lx_load(cx, DT_I64, ca, kb_dyn_index(kb_binary(kb, OP_ADD, DT_I64, jx, qc)));
+    LStmt *c = ls_call(cx, f, 3, 4);
+    int args[3] = {barg, dst, ka};
+    LIndex ats[3] = {kb_ix_const(b0->idx.base), at, k0};
+    int64_t reach[3] = {breach, klen * G->NR, klen};
+    for (int i = 0; i < 3; i++)
+      c->call->ptr[i] = args[i], c->call->at[i] = ats[i], c->call->reach[i] = reach[i];
+    c->call->val[0] = kb_iconst(kb, DT_I64, klen);
+    c->call->val[1] = kb_binary(kb, OP_SUB, DT_I64, q1, q0);
+    c->call->val[2] = q0;
+    c->call->val[3] = off;
+    kb_push(kb, into, c);
+  }
+}
+
 // pack's B columns start + 0..n, k terms k0 + 0..klen, of a folded B into P.
 static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
                         bool par) {
@@ -724,6 +853,10 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
+    if (!part && G->koffs >= 0) {
+      pack_runs(G, body, ixsum(kb, start, &p, G->NR), k0, klen, P.arg, at);
+      continue;
+    }
     LStmtList *in = k_loops(G, body, k0, klen, k, &kl);
     in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
     LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
@@ -1558,7 +1691,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1};
+            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1, .koffs = -1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
@@ -1711,6 +1844,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   if (G.nfold && plain_load(&G, 1)) {
     G.cols = kb_new_temp(kb, DT_I64, G.N, "columns");
     fill_cols(&G, body);
+    if (runs_fit(&G)) {
+      G.koffs = kb_new_temp(kb, DT_I64, G.K, "koffsets");
+      fill_koffs(&G, body);
+    }
   }
   for (int b = 0; b < G.nbat; b++) {
     LIndex v;

@@ -9,7 +9,9 @@ over the taps of the zero-padded input, in f64):
           every length), dilation, padding, a causal crop, epilogues;
   FOLDED  the output rows folded into the GEMM's columns (small spatial sizes, strides,
           dilation, groups, 1 x 1 convolutions whose windows are flat, 3-D: two dims
-          folded), B packed through its table of column offsets, the weight's rows read
+          folded), B packed through its table of column offsets (f32 and f64: a full
+          panel by runs along the output rows, a function of the program, where no
+          batch loop is left; NARROW's 3x3 cases are checked to have one), the weight's rows read
           in place where they are flat in k (else packed), with bias, residual and
           activation epilogues.
   K BLOCKS  k over channels and taps longer than a block of B's panel in L2 (K 2880):
@@ -199,10 +201,15 @@ def check_schedule(t, tdslc, name, src, want):
         if not kc or int(kc.group(1)) % int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
     elif not errs and want in ("narrow", "by columns"):
-        fns = re.findall(r"^function f\d+", p.stdout, re.M)
+        # (the micro-kernels: not the functions packing B's runs, whose third pointer
+        # is the i64 table of k offsets)
+        fns = re.findall(r"^function f\d+\n  args: (?!.*i64\[)", p.stdout, re.M)
         dot = re.search(r"^  for i0 in 0\.\.floor_divide\(a0, \d+\)", p.stdout, re.M)
+        runs = re.search(r"^function f\d+\n  args: .*i64\[", p.stdout, re.M)
         if len(fns) != 2:
             errs.append(f"{len(fns)} micro-kernels, want 2 (the last panel's narrower)")
+        elif not runs and name.startswith("conv2d 3x3"):  # (one image, no groups: no batch loop)
+            errs.append("no function packing B's runs (the full panels)")
         elif (want == "by columns") != bool(dot):
             errs.append("the last panel's micro-kernel " + ("does not run" if not dot else "runs") + " its lanes along k")
     t.report(f"{name}: takes {want}", errs, src)
