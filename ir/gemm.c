@@ -850,13 +850,24 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
     if (!np)
       continue;
     LIndex p, k[TD_MAX_DIMS], kl, q;
+    if (!part && G->koffs >= 0) {
+      // runs: where the panels are too few for the threads, the k terms are split
+      // among them (chunks of whole units of kc_inner)
+      int64_t units = klen / kc_inner(G), nch = 1;
+      bool kpar = par && np < PARALLEL_MIN_ITERS && np * width * klen >= PARALLEL_WORK;
+      for (int64_t c = kpar ? PARALLEL_MIN_ITERS : 1; c > 1 && nch == 1; c--)
+        nch = units % c == 0 ? c : 1;
+      int64_t csize = klen / nch;
+      LIndex c0;
+      LStmtList *body = kb_step_loop(kb, into, nch, kb_ix_const(0), csize, nch > 1, &c0);
+      body = kb_step_loop(kb, body, np, kb_ix_const(0), 1, par && nch == 1 && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
+      LIndex at = ixsum(kb, panel_at(G, &P, p), &c0, G->NR);
+      pack_runs(G, body, ixsum(kb, start, &p, G->NR), ixsum(kb, k0, &c0, 1), csize, P.arg, at);
+      continue;
+    }
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
-    if (!part && G->koffs >= 0) {
-      pack_runs(G, body, ixsum(kb, start, &p, G->NR), k0, klen, P.arg, at);
-      continue;
-    }
     LStmtList *in = k_loops(G, body, k0, klen, k, &kl);
     in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
     LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
@@ -1159,15 +1170,36 @@ static void col_group(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const 
     cols_task(G, lists[b], y0, ncols, &kbs[b], Ashared);
 }
 
-static void col_blocks(Gemm *G, LStmtList *into, const KBlock *blk, const Panels *Ashared, bool par) {
-  int64_t full = G->C / G->nc, rest = G->C % G->nc;
-  if (full) {
-    LIndex y0;
-    col_group(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, par && full > 1, &y0), y0, G->nc, blk,
-              Ashared);
+// Blocks of `size` from 0..n (n / size full ones, then the rest): a loop over the full
+// ones, then the rest's statements; or, where the loop is parallel, one parallel loop
+// over all of them, the rest its last iteration (under a test), so that its thread is
+// not the only one left working when the others are done. Sets lists[0..2) (the full
+// blocks' and the rest's, NULL where there is none) and *y0 (the full blocks' start).
+static void block_loop(Gemm *G, LStmtList *into, int64_t n, int64_t size, bool par, LStmtList **lists, LIndex *y0) {
+  KernelBuilder *kb = G->kb;
+  int64_t full = n / size, rest = n % size;
+  lists[0] = lists[1] = NULL;
+  if (par && full && rest) {
+    LStmtList *in = kb_step_loop(kb, into, full + 1, kb_ix_const(0), size, true, y0);
+    LExpr *is_full = lx_binary(kb->cx, OP_LT, DT_BOOL, lx_var(kb->cx, y0->var[0]), kb_iconst(kb, DT_I64, full));
+    lists[0] = when(G, in, is_full, true);
+    lists[1] = when(G, in, is_full, false);
+    return;
   }
+  if (full)
+    lists[0] = kb_step_loop(kb, into, full, kb_ix_const(0), size, par && full > 1, y0);
   if (rest)
-    col_group(G, into, kb_ix_const(full * G->nc), rest, blk, Ashared);
+    lists[1] = into;
+}
+
+static void col_blocks(Gemm *G, LStmtList *into, const KBlock *blk, const Panels *Ashared, bool par) {
+  LStmtList *lists[2];
+  LIndex y0;
+  block_loop(G, into, G->C, G->nc, par, lists, &y0);
+  if (lists[0])
+    col_group(G, lists[0], y0, G->nc, blk, Ashared);
+  if (lists[1])
+    col_group(G, lists[1], kb_ix_const(G->C / G->nc * G->nc), G->C % G->nc, blk, Ashared);
 }
 
 // COLS: per k block, A's block packed into a temp (in parallel; once, before the batch
@@ -1199,13 +1231,15 @@ static void rows_block(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols) {
     Panels B = {G->bp >= 0 ? kb_arg(kb, G->bp, true, true) : -1, kb_ix_const(0), blk[b].kc * G->NR};
     if (!G->bdirect)
       pack(G, lists[b], 1, y0, ncols, blk[b].k0, blk[b].kc, B, G->par);
-    int64_t full = G->R / G->mc, rest = G->R % G->mc;
+    LStmtList *parts[2];
+    LIndex xf;
+    block_loop(G, lists[b], G->R, G->mc, G->par, parts, &xf);
     for (int part = 0; part < 2; part++) {
-      int64_t n = part ? (rest ? 1 : 0) : full, rows = part ? rest : G->mc;
-      if (!n)
+      int64_t rows = part ? G->R % G->mc : G->mc;
+      if (!parts[part])
         continue;
-      LIndex x0;
-      LStmtList *in = kb_step_loop(kb, lists[b], n, kb_ix_const(part ? full * G->mc : 0), G->mc, G->par && n > 1, &x0);
+      LIndex x0 = part ? kb_ix_const(G->R / G->mc * G->mc) : xf;
+      LStmtList *in = parts[part];
       Panels A = {scratch_arg(G), kb_ix_const(G->s_a), blk[b].kc * G->MR};
       if (!G->adirect)
         pack(G, in, 0, x0, rows, blk[b].k0, blk[b].kc, A, false);
