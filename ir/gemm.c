@@ -860,7 +860,8 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
       int64_t csize = klen / nch;
       LIndex c0;
       LStmtList *body = kb_step_loop(kb, into, nch, kb_ix_const(0), csize, nch > 1, &c0);
-      body = kb_step_loop(kb, body, np, kb_ix_const(0), 1, par && nch == 1 && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
+      bool ppar = par && nch == 1 && np > 1 && np * width * klen >= PARALLEL_WORK;
+      body = kb_step_loop(kb, body, np, kb_ix_const(0), 1, ppar, &p);
       LIndex at = ixsum(kb, panel_at(G, &P, p), &c0, G->NR);
       pack_runs(G, body, ixsum(kb, start, &p, G->NR), ixsum(kb, k0, &c0, 1), csize, P.arg, at);
       continue;
@@ -1171,15 +1172,18 @@ static void col_group(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const 
 }
 
 // Blocks of `size` from 0..n (n / size full ones, then the rest): a loop over the full
-// ones, then the rest's statements; or, where the loop is parallel, one parallel loop
-// over all of them, the rest its last iteration (under a test), so that its thread is
-// not the only one left working when the others are done. Sets lists[0..2) (the full
+// ones, then the rest's statements; or, where the loop is parallel and the full blocks
+// are odd in number (an even number of threads leaves one idle for the last of them),
+// one parallel loop over all of them, the rest its last iteration (under a test), so
+// that the idle thread takes it. (With an even number, the rest in the loop would be
+// dealt with a full block in the runtime's chunks: slower at 14 x 14, 14 blocks of 18
+// rows and 4 rows left.) Sets lists[0..2) (the full
 // blocks' and the rest's, NULL where there is none) and *y0 (the full blocks' start).
 static void block_loop(Gemm *G, LStmtList *into, int64_t n, int64_t size, bool par, LStmtList **lists, LIndex *y0) {
   KernelBuilder *kb = G->kb;
   int64_t full = n / size, rest = n % size;
   lists[0] = lists[1] = NULL;
-  if (par && full && rest) {
+  if (par && full % 2 && rest) {
     LStmtList *in = kb_step_loop(kb, into, full + 1, kb_ix_const(0), size, true, y0);
     LExpr *is_full = lx_binary(kb->cx, OP_LT, DT_BOOL, lx_var(kb->cx, y0->var[0]), kb_iconst(kb, DT_I64, full));
     lists[0] = when(G, in, is_full, true);
