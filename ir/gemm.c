@@ -722,8 +722,9 @@ static void fill_cols(Gemm *G, LStmtList *into) {
 //   runs(b, bp, koffs; klen, n, q0, off):  for k < klen, q < n:
 //                                            bp[k*NR + q0 + q] = b[koffs[k] + off + q*sj]
 // off is the run's first column's table entry, koffs[k] B's offset of k term k (a second
-// table, filled once a call with the columns'). A panel of NR columns meets at most
-// (NR - 1) / rowlen + 2 rows: so many calls, those past the panel's end of no terms.
+// table, filled once a call with the columns'). Stride 2 goes by vectors (runs_stride2).
+// A panel of NR columns meets at most (NR - 1) / rowlen + 2 rows: so many calls, those
+// past the panel's end of no terms.
 enum { RUNS_MIN_ROW = 4 };  // shorter rows (a run of a few elements) keep the table's loads
 
 // Whether the folded B is packed by runs (sets sj and rowlen).
@@ -751,7 +752,41 @@ static void fill_koffs(Gemm *G, LStmtList *into) {
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->koffs, true, true), lin, kb_ix_expr(kb, &d)));
 }
 
-static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int64_t sj) {
+// A stride-2 run by vectors (LLVM makes gathers of the strided loop): two loads of V
+// lanes, the second V - 1 on (so it ends at the run's last element), their even and odd
+// lanes shuffled into one vector; then the terms left one by one.
+static void runs_stride2(Ctx *cx, LKernel *k, LStmt *kl, DType cd, int NR, int V, LExpr *ko) {
+  LExpr *nv = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
+  LStmt *vl = ls_loop(cx, 1, NR / V), *rl = ls_loop(cx, 2, V - 1);
+  vl->n = nv;
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
+  fn_push(cx, &kl->body, vl);
+  fn_push(cx, &kl->body, rl);
+  LExpr *base = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3));
+  int x[2];
+  for (int h = 0; h < 2; h++) {
+    x[h] = fn_local(cx, k, cd);
+    LIndex at = {.base = h ? V - 1 : 0, .nterms = 1, .var = {1}, .coef = {2 * V}, .dyn = base};
+    fn_push(cx, &vl->body, ls_let(cx, x[h], lx_vload(cx, cd, V, 0, at)));
+  }
+  int sel[64];
+  TD_ASSERT(V <= 64);
+  for (int l = 0; l < V; l++)
+    sel[l] = l < V / 2 ? 2 * l : 2 * l + 1;
+  LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, V}, .dyn = lx_arg(cx, 2)};
+  int y = fn_local(cx, k, cd);  // (the C backend prints a shuffle as a let's value)
+  fn_push(cx, &vl->body,
+          ls_let(cx, y, lx_shuffle(cx, lx_local_v(cx, cd, V, x[0]), lx_local_v(cx, cd, V, x[1]), sel, V)));
+  fn_push(cx, &vl->body, ls_store(cx, 1, dst, lx_local_v(cx, cd, V, y)));
+  LExpr *q = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nv, lx_const_i(cx, DT_I64, V)),
+                       lx_var(cx, 2));
+  LExpr *two_q = lx_binary(cx, OP_MUL, DT_I64, q, lx_const_i(cx, DT_I64, 2));
+  LIndex src1 = {.dyn = lx_binary(cx, OP_ADD, DT_I64, base, two_q)};
+  LIndex dst1 = {.nterms = 1, .var = {0}, .coef = {NR}, .dyn = lx_binary(cx, OP_ADD, DT_I64, lx_arg(cx, 2), q)};
+  fn_push(cx, &rl->body, ls_store(cx, 1, dst1, lx_load(cx, cd, 0, src1)));
+}
+
+static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int V, int64_t sj) {
   Ctx *cx = kb->cx;
   LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
   fp->name = kb->p->name;
@@ -772,8 +807,13 @@ static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType c
   kl->n = lx_arg(cx, 0);
   ql->n = lx_arg(cx, 1);
   fn_push(cx, &k->body, kl);
-  fn_push(cx, &kl->body, ql);
   LExpr *ko = lx_load(cx, DT_I64, 2, (LIndex){.nterms = 1, .var = {0}, .coef = {1}});
+  if (sj == 2 && V > 1 && NR % V == 0) {
+    k->nvars = 3;
+    runs_stride2(cx, k, kl, cd, NR, V, ko);
+    return fp;
+  }
+  fn_push(cx, &kl->body, ql);
   LIndex src = {.nterms = 1, .var = {1}, .coef = {sj}, .dyn = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3))};
   LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, 1}, .dyn = lx_arg(cx, 2)};
   fn_push(cx, &ql->body, ls_store(cx, 1, dst, lx_load(cx, cd, 0, src)));
@@ -791,7 +831,7 @@ static int runs_fn(Gemm *G, int64_t klen, int64_t breach) {
   while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
     f++;
   if (f == p->funcs.len)
-    vec_push(&kb->cx->arena, &p->funcs, new_runs(kb, key, f, G->cd, G->NR, G->sj));
+    vec_push(&kb->cx->arena, &p->funcs, new_runs(kb, key, f, G->cd, G->NR, G->V, G->sj));
   LProgram *fp = p->funcs.data[f];
   LStmt *kl = fp->kernels.data[0]->body.data[0];
   kl->extent = klen > kl->extent ? klen : kl->extent;
