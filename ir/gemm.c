@@ -44,7 +44,10 @@
 // may have k span several dims, and M, N and the batch be any output dims: packing
 // walks k's dims as nested loops and lays their terms out linearly, a k block being
 // whole indices of the outermost (a channel's taps), so the micro-kernel sees one k;
-// DOT takes only a single k dim. A contraction's last panel of B, when it has fewer
+// DOT takes only a single k dim. Folded output rows (a convolution's) make B's columns a
+// table's offsets; a full panel of them, B a plain load of the accumulation dtype, is
+// packed by runs along the output rows (pack_runs: one function call per run, copying
+// it for all the block's k terms). A contraction's last panel of B, when it has fewer
 // columns than NR, is as narrow as its whole vectors, or, a few columns with A's rows
 // in place, packed by columns and multiplied with the lanes along k (new_micro_dot).
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
@@ -99,6 +102,8 @@ typedef struct Gemm {
   int nfold;                // output dims folded into the columns before jd (a convolution's
   int fold[TD_MAX_DIMS];    //   output rows: fold_columns), outermost first
   int cols;                 // folded: B's element offset of each column (an i64 temp), -1 when none
+  int koffs;                // folded, packed by runs: B's element offset of each k term (an i64 temp), -1: none
+  int64_t sj, rowlen;       //   B's stride along jd and jd's size (a run's longest)
   int64_t kn[TD_MAX_DIMS];  // their sizes (K is their product)
   int V, MR, NR, nv;        // lanes of a vector; the tile: MR rows, NR = nv * V columns
   bool trans;               // the tiles' rows are j and their columns i (C^T = b^T a^T)
@@ -708,6 +713,170 @@ static void fill_cols(Gemm *G, LStmtList *into) {
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
 }
 
+// ---- folded columns packed by runs ----
+// A panel of a folded B is a few runs: its columns of one output row (jd) are B's
+// elements sj apart (a window row of the input), the next row's start elsewhere. Where
+// B is a plain load of the accumulation dtype, each run is copied for all the block's k
+// terms by one function of the program (as the micro-kernels are), a loop along the run
+// that the compilers vectorize, instead of a load through the column table per element:
+//   runs(b, bp, koffs; klen, n, q0, off):  for k < klen, q < n:
+//                                            bp[k*NR + q0 + q] = b[koffs[k] + off + q*sj]
+// off is the run's first column's table entry, koffs[k] B's offset of k term k (a second
+// table, filled once a call with the columns'). Stride 2 goes by vectors (runs_stride2).
+// A panel of NR columns meets at most (NR - 1) / rowlen + 2 rows: so many calls, those
+// past the panel's end of no terms.
+enum { RUNS_MIN_ROW = 4 };  // shorter rows (a run of a few elements) keep the table's loads
+
+// Whether the folded B is packed by runs (sets sj and rowlen).
+static bool runs_fit(Gemm *G) {
+  LIndex z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LExpr *e = operand_as_is(G, 1, kb_ix_const(0), kb_ix_var(PROBE_VAR + 1), z);
+  if (G->nbat || e->kind != LX_LOAD || e->dt != G->cd || e->idx.dyn)
+    return false;
+  G->sj = kb_ix_coef(&e->idx, PROBE_VAR + 1);
+  G->rowlen = G->mm->out->view.shape[G->jd];
+  return G->sj > 0 && G->rowlen >= RUNS_MIN_ROW;
+}
+
+// The table: koffs[k] = B's element of k term k, less that of term 0 (column 0).
+static void fill_koffs(Gemm *G, LStmtList *into) {
+  KernelBuilder *kb = G->kb;
+  LIndex k[TD_MAX_DIMS], lin, z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
+  LIndex d = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), k)->idx;
+  kb_ix_addmul(kb, &d, &operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), z)->idx, -1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->koffs, true, true), lin, kb_ix_expr(kb, &d)));
+}
+
+// A stride-2 run by vectors (LLVM makes gathers of the strided loop): two loads of V
+// lanes, the second V - 1 on (so it ends at the run's last element), their even and odd
+// lanes shuffled into one vector; then the terms left one by one.
+static void runs_stride2(Ctx *cx, LKernel *k, LStmt *kl, DType cd, int NR, int V, LExpr *ko) {
+  LExpr *nv = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
+  LStmt *vl = ls_loop(cx, 1, NR / V), *rl = ls_loop(cx, 2, V - 1);
+  vl->n = nv;
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
+  fn_push(cx, &kl->body, vl);
+  fn_push(cx, &kl->body, rl);
+  LExpr *base = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3));
+  int x[2];
+  for (int h = 0; h < 2; h++) {
+    x[h] = fn_local(cx, k, cd);
+    LIndex at = {.base = h ? V - 1 : 0, .nterms = 1, .var = {1}, .coef = {2 * V}, .dyn = base};
+    fn_push(cx, &vl->body, ls_let(cx, x[h], lx_vload(cx, cd, V, 0, at)));
+  }
+  int sel[64];
+  TD_ASSERT(V <= 64);
+  for (int l = 0; l < V; l++)
+    sel[l] = l < V / 2 ? 2 * l : 2 * l + 1;
+  LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, V}, .dyn = lx_arg(cx, 2)};
+  int y = fn_local(cx, k, cd);  // (the C backend prints a shuffle as a let's value)
+  fn_push(cx, &vl->body,
+          ls_let(cx, y, lx_shuffle(cx, lx_local_v(cx, cd, V, x[0]), lx_local_v(cx, cd, V, x[1]), sel, V)));
+  fn_push(cx, &vl->body, ls_store(cx, 1, dst, lx_local_v(cx, cd, V, y)));
+  LExpr *q = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nv, lx_const_i(cx, DT_I64, V)),
+                       lx_var(cx, 2));
+  LExpr *two_q = lx_binary(cx, OP_MUL, DT_I64, q, lx_const_i(cx, DT_I64, 2));
+  LIndex src1 = {.dyn = lx_binary(cx, OP_ADD, DT_I64, base, two_q)};
+  LIndex dst1 = {.nterms = 1, .var = {0}, .coef = {NR}, .dyn = lx_binary(cx, OP_ADD, DT_I64, lx_arg(cx, 2), q)};
+  fn_push(cx, &rl->body, ls_store(cx, 1, dst1, lx_load(cx, cd, 0, src1)));
+}
+
+static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int V, int64_t sj) {
+  Ctx *cx = kb->cx;
+  LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
+  fp->name = kb->p->name;
+  fp->file = kb->p->file;
+  static const char *const names[] = {"b", "bp", "koffs"};
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &fp->bufs, ((LBuf){LB_PARAM, i == 2 ? DT_I64 : cd, 1, names[i], i, false, false}));
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = arena_printf(&cx->arena, "f%d", index);
+  k->kind = KK_MATMUL;
+  k->sched = key;
+  k->nscalars = 4;  // klen, n, q0, off
+  k->nvars = 2;
+  for (int i = 0; i < 3; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = i != 1, .written = i == 1}));
+  vec_push(&cx->arena, &fp->kernels, k);
+  LStmt *kl = ls_loop(cx, 0, 1), *ql = ls_loop(cx, 1, NR);
+  kl->n = lx_arg(cx, 0);
+  ql->n = lx_arg(cx, 1);
+  fn_push(cx, &k->body, kl);
+  LExpr *ko = lx_load(cx, DT_I64, 2, (LIndex){.nterms = 1, .var = {0}, .coef = {1}});
+  if (sj == 2 && V > 1 && NR % V == 0) {
+    k->nvars = 3;
+    runs_stride2(cx, k, kl, cd, NR, V, ko);
+    return fp;
+  }
+  fn_push(cx, &kl->body, ql);
+  LIndex src = {.nterms = 1, .var = {1}, .coef = {sj}, .dyn = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3))};
+  LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, 1}, .dyn = lx_arg(cx, 2)};
+  fn_push(cx, &ql->body, ls_store(cx, 1, dst, lx_load(cx, cd, 0, src)));
+  return fp;
+}
+
+// The program's runs function for G (made on first use), its bounds grown for a call of
+// klen terms reaching breach elements of B: its index in funcs.
+static int runs_fn(Gemm *G, int64_t klen, int64_t breach) {
+  KernelBuilder *kb = G->kb;
+  LProgram *p = kb->p;
+  const char *key =
+      arena_printf(&kb->cx->arena, "gemm pack runs %s %d stride %" PRId64, dtype_name(G->cd), G->NR, G->sj);
+  int f = 0;
+  while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
+    f++;
+  if (f == p->funcs.len)
+    vec_push(&kb->cx->arena, &p->funcs, new_runs(kb, key, f, G->cd, G->NR, G->V, G->sj));
+  LProgram *fp = p->funcs.data[f];
+  LStmt *kl = fp->kernels.data[0]->body.data[0];
+  kl->extent = klen > kl->extent ? klen : kl->extent;
+  int64_t reach[3] = {breach, klen * G->NR, klen};
+  for (int i = 0; i < 3; i++)
+    if (fp->bufs.data[i].numel < reach[i])
+      fp->bufs.data[i].numel = reach[i];
+  return f;
+}
+
+// Panel p's columns start + p * NR + 0..NR (full), k terms k0 + 0..klen, into the
+// panel at `at`: one call per row it may meet.
+static void pack_runs(Gemm *G, LStmtList *into, LIndex j0, LIndex k0, int64_t klen, int dst, LIndex at) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  LExpr *b0 = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), (LIndex[TD_MAX_DIMS]){0});
+  int barg = b0->buf;
+  int64_t breach = kb->p->bufs.data[kb->k->args.data[barg].buf].numel - b0->idx.base;
+  int f = runs_fn(G, klen, breach);
+  int ca = kb_arg(kb, G->cols, true, false), ka = kb_arg(kb, G->koffs, true, false);
+  LExpr *jx = kb_ix_expr(kb, &j0), *NR = kb_iconst(kb, DT_I64, G->NR), *W = kb_iconst(kb, DT_I64, G->rowlen);
+  LExpr *first = kb_binary(kb, OP_SUB, DT_I64, W, kb_binary(kb, OP_REMAINDER, DT_I64, jx, W));
+  int64_t nruns = (G->NR - 1) / G->rowlen + 2;
+  for (int64_t s = 0; s < nruns; s++) {
+    LExpr *q0 = s ? kb_binary(kb, OP_MINIMUM, DT_I64, NR,
+                              kb_binary(kb, OP_ADD, DT_I64, first, kb_iconst(kb, DT_I64, (s - 1) * G->rowlen)))
+                  : kb_iconst(kb, DT_I64, 0);
+    LExpr *q1 = kb_binary(kb, OP_MINIMUM, DT_I64, NR,
+                          kb_binary(kb, OP_ADD, DT_I64, first, kb_iconst(kb, DT_I64, s * G->rowlen)));
+    LExpr *qc = s ? kb_binary(kb, OP_MINIMUM, DT_I64, q0, kb_iconst(kb, DT_I64, G->NR - 1)) : q0;
+    LExpr *off = lx_load(cx, DT_I64, ca, kb_dyn_index(kb_binary(kb, OP_ADD, DT_I64, jx, qc)));
+    LStmt *c = ls_call(cx, f, 3, 4);
+    int args[3] = {barg, dst, ka};
+    LIndex ats[3] = {kb_ix_const(b0->idx.base), at, k0};
+    int64_t reach[3] = {breach, klen * G->NR, klen};
+    for (int i = 0; i < 3; i++)
+      c->call->ptr[i] = args[i], c->call->at[i] = ats[i], c->call->reach[i] = reach[i];
+    c->call->val[0] = kb_iconst(kb, DT_I64, klen);
+    c->call->val[1] = kb_binary(kb, OP_SUB, DT_I64, q1, q0);
+    c->call->val[2] = q0;
+    c->call->val[3] = off;
+    kb_push(kb, into, c);
+  }
+}
+
 // pack's B columns start + 0..n, k terms k0 + 0..klen, of a folded B into P.
 static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LIndex k0, int64_t klen, Panels P,
                         bool par) {
@@ -721,6 +890,22 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
     if (!np)
       continue;
     LIndex p, k[TD_MAX_DIMS], kl, q;
+    if (!part && G->koffs >= 0) {
+      // runs: where the panels are too few for the threads, the k terms are split
+      // among them (chunks of whole units of kc_inner)
+      int64_t units = klen / kc_inner(G), nch = 1;
+      bool kpar = par && np < PARALLEL_MIN_ITERS && np * width * klen >= PARALLEL_WORK;
+      for (int64_t c = kpar ? PARALLEL_MIN_ITERS : 1; c > 1 && nch == 1; c--)
+        nch = units % c == 0 ? c : 1;
+      int64_t csize = klen / nch;
+      LIndex c0;
+      LStmtList *body = kb_step_loop(kb, into, nch, kb_ix_const(0), csize, nch > 1, &c0);
+      bool ppar = par && nch == 1 && np > 1 && np * width * klen >= PARALLEL_WORK;
+      body = kb_step_loop(kb, body, np, kb_ix_const(0), 1, ppar, &p);
+      LIndex at = ixsum(kb, panel_at(G, &P, p), &c0, G->NR);
+      pack_runs(G, body, ixsum(kb, start, &p, G->NR), ixsum(kb, k0, &c0, 1), csize, P.arg, at);
+      continue;
+    }
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
     LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
@@ -1026,15 +1211,39 @@ static void col_group(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols, const 
     cols_task(G, lists[b], y0, ncols, &kbs[b], Ashared);
 }
 
-static void col_blocks(Gemm *G, LStmtList *into, const KBlock *blk, const Panels *Ashared, bool par) {
-  int64_t full = G->C / G->nc, rest = G->C % G->nc;
-  if (full) {
-    LIndex y0;
-    col_group(G, kb_step_loop(G->kb, into, full, kb_ix_const(0), G->nc, par && full > 1, &y0), y0, G->nc, blk,
-              Ashared);
+// Blocks of `size` from 0..n (n / size full ones, then the rest): a loop over the full
+// ones, then the rest's statements; or, where the loop is parallel and the full blocks
+// are odd in number (an even number of threads leaves one idle for the last of them),
+// one parallel loop over all of them, the rest its last iteration (under a test), so
+// that the idle thread takes it. (With an even number, the rest in the loop would be
+// dealt with a full block in the runtime's chunks: slower at 14 x 14, 14 blocks of 18
+// rows and 4 rows left.) Sets lists[0..2) (the full
+// blocks' and the rest's, NULL where there is none) and *y0 (the full blocks' start).
+static void block_loop(Gemm *G, LStmtList *into, int64_t n, int64_t size, bool par, LStmtList **lists, LIndex *y0) {
+  KernelBuilder *kb = G->kb;
+  int64_t full = n / size, rest = n % size;
+  lists[0] = lists[1] = NULL;
+  if (par && full % 2 && rest) {
+    LStmtList *in = kb_step_loop(kb, into, full + 1, kb_ix_const(0), size, true, y0);
+    LExpr *is_full = lx_binary(kb->cx, OP_LT, DT_BOOL, lx_var(kb->cx, y0->var[0]), kb_iconst(kb, DT_I64, full));
+    lists[0] = when(G, in, is_full, true);
+    lists[1] = when(G, in, is_full, false);
+    return;
   }
+  if (full)
+    lists[0] = kb_step_loop(kb, into, full, kb_ix_const(0), size, par && full > 1, y0);
   if (rest)
-    col_group(G, into, kb_ix_const(full * G->nc), rest, blk, Ashared);
+    lists[1] = into;
+}
+
+static void col_blocks(Gemm *G, LStmtList *into, const KBlock *blk, const Panels *Ashared, bool par) {
+  LStmtList *lists[2];
+  LIndex y0;
+  block_loop(G, into, G->C, G->nc, par, lists, &y0);
+  if (lists[0])
+    col_group(G, lists[0], y0, G->nc, blk, Ashared);
+  if (lists[1])
+    col_group(G, lists[1], kb_ix_const(G->C / G->nc * G->nc), G->C % G->nc, blk, Ashared);
 }
 
 // COLS: per k block, A's block packed into a temp (in parallel; once, before the batch
@@ -1066,13 +1275,15 @@ static void rows_block(Gemm *G, LStmtList *into, LIndex y0, int64_t ncols) {
     Panels B = {G->bp >= 0 ? kb_arg(kb, G->bp, true, true) : -1, kb_ix_const(0), blk[b].kc * G->NR};
     if (!G->bdirect)
       pack(G, lists[b], 1, y0, ncols, blk[b].k0, blk[b].kc, B, G->par);
-    int64_t full = G->R / G->mc, rest = G->R % G->mc;
+    LStmtList *parts[2];
+    LIndex xf;
+    block_loop(G, lists[b], G->R, G->mc, G->par, parts, &xf);
     for (int part = 0; part < 2; part++) {
-      int64_t n = part ? (rest ? 1 : 0) : full, rows = part ? rest : G->mc;
-      if (!n)
+      int64_t rows = part ? G->R % G->mc : G->mc;
+      if (!parts[part])
         continue;
-      LIndex x0;
-      LStmtList *in = kb_step_loop(kb, lists[b], n, kb_ix_const(part ? full * G->mc : 0), G->mc, G->par && n > 1, &x0);
+      LIndex x0 = part ? kb_ix_const(G->R / G->mc * G->mc) : xf;
+      LStmtList *in = parts[part];
       Panels A = {scratch_arg(G), kb_ix_const(G->s_a), blk[b].kc * G->MR};
       if (!G->adirect)
         pack(G, in, 0, x0, rows, blk[b].k0, blk[b].kc, A, false);
@@ -1558,7 +1769,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1};
+            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1, .koffs = -1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
@@ -1711,6 +1922,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   if (G.nfold && plain_load(&G, 1)) {
     G.cols = kb_new_temp(kb, DT_I64, G.N, "columns");
     fill_cols(&G, body);
+    if (runs_fit(&G)) {
+      G.koffs = kb_new_temp(kb, DT_I64, G.K, "koffsets");
+      fill_koffs(&G, body);
+    }
   }
   for (int b = 0; b < G.nbat; b++) {
     LIndex v;

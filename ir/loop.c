@@ -608,11 +608,21 @@ static void verify_stmt(Verify *V, const LStmt *s) {
     verify_expr(V, s->val);
     TD_ASSERT(s->val->dt == k->locals.data[s->local] && s->val->lanes == V->lanes[s->local]);
     return;
-  case LS_IF:
+  case LS_IF: {
     verify_expr(V, s->cond);
     TD_ASSERT(s->cond->dt == DT_BOOL);
+    // under `var < c` (a loop's last iterations left to other statements: ir/gemm.c's
+    // block_loop) the body's indices are bounded by var's first c iterations
+    const LExpr *c = s->cond;
+    int v = c->kind == LX_BINARY && c->op == OP_LT && c->a->kind == LX_VAR && c->b->kind == LX_CONST ? c->a->var : -1;
+    int64_t saved = v >= 0 ? V->extent[v] : 0;
+    if (v >= 0 && saved > 0 && c->b->i >= 0 && c->b->i < saved)
+      V->extent[v] = c->b->i;
     verify_stmts(V, &s->body);
+    if (v >= 0)
+      V->extent[v] = saved;
     return;
+  }
   case LS_VAR: {  // in scope to the end of its list (verify_stmts)
     TD_ASSERT(k->gpu && s->var >= 0 && s->var < k->nvars && V->extent[s->var] < 0);
     verify_expr(V, s->val);

@@ -9,7 +9,9 @@ over the taps of the zero-padded input, in f64):
           every length), dilation, padding, a causal crop, epilogues;
   FOLDED  the output rows folded into the GEMM's columns (small spatial sizes, strides,
           dilation, groups, 1 x 1 convolutions whose windows are flat, 3-D: two dims
-          folded), B packed through its table of column offsets, the weight's rows read
+          folded), B packed through its table of column offsets (f32 and f64: a full
+          panel by runs along the output rows, a function of the program, where no
+          batch loop is left; NARROW's 3x3 cases are checked to have one), the weight's rows read
           in place where they are flat in k (else packed), with bias, residual and
           activation epilogues.
   K BLOCKS  k over channels and taps longer than a block of B's panel in L2 (K 2880):
@@ -60,7 +62,8 @@ def relu(a):
 # "direct", "folded WIDTH" (a column block wider than WIDTH, the output rows' length),
 # "kc TAPS" (k blocks of whole channels of TAPS taps), "narrow" (a second, narrower
 # micro-kernel for the last panel, of whole vectors), "by columns" (that micro-kernel's
-# lanes run along k: a last panel of a few columns) or None)
+# lanes run along k: a last panel of a few columns), "runs 2" (a full panel packed by
+# stride-2 runs, by vectors) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -106,6 +109,9 @@ CASES = [
      "F.conv2d(x, w, stride=2)", lambda x, w: np_conv(x, w, stride=2), "folded 7"),
     ("conv2d 7x7 stride 2 stem, 3 -> 20 channels", {"x": (1, 3, 23, 21), "w": (20, 3, 7, 7)},
      "F.conv2d(x, w, stride=2, padding=3)", lambda x, w: np_conv(x, w, stride=2, padding=3), "folded 11"),
+    ("conv2d 3x3 stride 2 to 19x21 (rows of whole vectors and 5 more: stride-2 runs)",
+     {"x": (1, 6, 38, 42), "w": (24, 6, 3, 3), "b": (24,)},
+     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "runs 2"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
     ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 7, 7), "w": (20, 320, 3, 3),
@@ -198,11 +204,19 @@ def check_schedule(t, tdslc, name, src, want):
         kc = re.search(r" kc (\d+)", scheds[0])
         if not kc or int(kc.group(1)) % int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
+    elif not errs and want == "runs 2":  # (a full panel's runs copied by vectors: two loads, one shuffle)
+        if not re.search(r"^function f\d+\n  args: .*i64\[(.*\n)*?.*shuffle\(", p.stdout, re.M):
+            errs.append("no function packing B's stride-2 runs by vectors")
     elif not errs and want in ("narrow", "by columns"):
-        fns = re.findall(r"^function f\d+", p.stdout, re.M)
+        # (the micro-kernels: not the functions packing B's runs, whose third pointer
+        # is the i64 table of k offsets)
+        fns = re.findall(r"^function f\d+\n  args: (?!.*i64\[)", p.stdout, re.M)
         dot = re.search(r"^  for i0 in 0\.\.floor_divide\(a0, \d+\)", p.stdout, re.M)
+        runs = re.search(r"^function f\d+\n  args: .*i64\[", p.stdout, re.M)
         if len(fns) != 2:
             errs.append(f"{len(fns)} micro-kernels, want 2 (the last panel's narrower)")
+        elif not runs and name.startswith("conv2d 3x3"):  # (one image, no groups: no batch loop)
+            errs.append("no function packing B's runs (the full panels)")
         elif (want == "by columns") != bool(dot):
             errs.append("the last panel's micro-kernel " + ("does not run" if not dot else "runs") + " its lanes along k")
     t.report(f"{name}: takes {want}", errs, src)
