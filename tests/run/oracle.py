@@ -12,7 +12,12 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a python3 earlier on PATH than Debian's (pyenv, a venv) may lack NumPy
+    sys.exit(f"{sys.executable} has no NumPy: run the tests with /usr/bin/python3 (Debian's python3-numpy, "
+             f"scripts/deps.sh), as ctest does, e.g. /usr/bin/python3 {sys.argv[0]} build/tdslc, or run "
+             f"the script itself ({sys.argv[0]} build/tdslc: its first line names /usr/bin/python3)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
