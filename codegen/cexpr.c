@@ -67,6 +67,19 @@ static const char *const vec_gnu_float_text =
     "    tdsl_g_z[tdsl_g_i] = fma$F(tdsl_g_x[tdsl_g_i], tdsl_g_y[tdsl_g_i], tdsl_g_z[tdsl_g_i]); \\\n"
     "  tdsl_g_z; })\n"
     "#define tdsl_g_fmas_$Q(x, b, c) tdsl_g_fma_$Q(tdsl_g_splat_$Q(x), b, c)  // x a scalar\n";
+// (p > q) ? a : b lane by lane (a vector select max: gcc makes it one max instruction)
+static const char *const vec_gnu_selgt_text =
+    "#define tdsl_g_selgt_$Q(p, q, a, b) __extension__({ \\\n"
+    "  $V tdsl_g_p = (p), tdsl_g_q = (q), tdsl_g_a = (a), tdsl_g_b = (b); \\\n"
+    "  for (int tdsl_g_i = 0; tdsl_g_i < $N; tdsl_g_i++) \\\n"
+    "    tdsl_g_a[tdsl_g_i] = tdsl_g_p[tdsl_g_i] > tdsl_g_q[tdsl_g_i] ? tdsl_g_a[tdsl_g_i] : tdsl_g_b[tdsl_g_i]; \\\n"
+    "  tdsl_g_a; })\n";
+static const char *const vec_struct_selgt_text =
+    "$D$V tdsl_g_selgt_$Q($V p, $V q, $V a, $V b) {\n"
+    "  for (int l = 0; l < $N; l++)\n"
+    "    a.v[l] = p.v[l] > q.v[l] ? a.v[l] : b.v[l];\n"
+    "  return a;\n"
+    "}\n";
 static const char *const vec_struct_text =
     "typedef struct { $T v[$N]; } $V;\n"
     "$D$V tdsl_g_ld_$Q(const void *p) { $V r; memcpy(&r, p, sizeof r); return r; }\n"
@@ -423,6 +436,8 @@ static bool vec_prelude(Buf *b, const CDialect *d, const Prelude *pr) {
         vec_templ(b, d, gnu ? vec_gnu_text : vec_struct_text, (DType)dt, n);
         if (dt == DT_F32 || dt == DT_F64)
           vec_templ(b, d, gnu ? vec_gnu_float_text : vec_struct_float_text, (DType)dt, n);
+        if (pr->selgt[dt][n])
+          vec_templ(b, d, gnu ? vec_gnu_selgt_text : vec_struct_selgt_text, (DType)dt, n);
       }
     }
   }
@@ -1080,6 +1095,18 @@ static void vec_expr(CExprGen *g, const LExpr *e) {
     TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64);
     buf_printf(g->b, "tdsl_g_fma%s_%s(", e->a->kind == LX_SPLAT ? "s" : "", t);
     cexpr_expr(g, e->a->kind == LX_SPLAT ? e->a->a : e->a);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->b);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->c);
+    buf_puts(g->b, ")");
+    return;
+  case LX_SELECT:  // (p > q) ? a : b
+    g->pr->selgt[e->dt][e->lanes] = true;
+    buf_printf(g->b, "tdsl_g_selgt_%s(", t);
+    cexpr_expr(g, e->a->a);
+    buf_puts(g->b, ", ");
+    cexpr_expr(g, e->a->b);
     buf_puts(g->b, ", ");
     cexpr_expr(g, e->b);
     buf_puts(g->b, ", ");

@@ -421,14 +421,17 @@ static void verify_expr(Verify *V, const LExpr *e) {
   if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
               e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG || e->kind == LX_SHUFFLE ||
-              (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL)));
+              (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL || e->op == OP_GT)) ||
+              (e->kind == LX_SELECT && e->a->kind == LX_BINARY && e->a->op == OP_GT && e->a->a->dt == e->dt &&
+               e->b->lanes == e->lanes && e->c->lanes == e->lanes));
     TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_MMA ||
               e->kind == LX_FRAG || e->a->lanes == e->lanes || (e->kind == LX_SHUFFLE && 2 * e->a->lanes == e->lanes));
     TD_ASSERT(e->kind != LX_INSERT || e->b->lanes == 1);
     TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
     if (!V->k->gpu) {  // the GPU form's vectors are of any dtype (ir/loop.h)
-      TD_ASSERT(movable(e->dt));
-      TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
+      DType vt = e->kind == LX_BINARY && e->op == OP_GT ? e->a->dt : e->dt;  // a comparison: its operands'
+      TD_ASSERT(movable(vt));
+      TD_ASSERT(vt == DT_F32 || vt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
     }
     TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
   } else if (e->kind != LX_LANE && e->kind != LX_CONST && e->kind != LX_VAR && e->kind != LX_LOCAL &&

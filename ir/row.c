@@ -11,7 +11,8 @@
 // reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are (one softmax
 // a kernel; the others of a kernel with several keep their terms in their results
 // here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
-// its first element (moments), and log_softmax's max skips NaN (select_max).
+// its first element (moments), log_softmax's max skips NaN (select_max), and the last
+// pass multiplies by 1 / sqrt(s) of a row's s where it divides by sqrt(s) (recip_sqrt).
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
 // kernels of their own (section SCAN, at the end): an accumulator per row, stored at
@@ -21,7 +22,8 @@
 // Invariants: every output combines the same terms in the same order in both
 // schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
 // comment says how), and the CPU's one-pass moments (which the column schedule and GPU
-// programs do not take: their variance is the two passes'); a row node's result is
+// programs do not take: their variance is the two passes'; the column schedule has no
+// last pass over the input's shape, recip_sqrt's); a row node's result is
 // valid only on its row (LocalVal.at), and readers are checked against it.
 #include "ir/kernel.h"
 
@@ -270,15 +272,23 @@ static bool same_input(const Value *x, const Value *y) {
 
 // The mean and the sum of squared deviations of n's input over a looped row of a CPU
 // program in one pass over it, shifted by the row's first element K (locals *mean,
-// *ss; false where it does not apply: then two passes):
-//   for j: d = x(j) - K; s1 += d; s2 += d * d
-//   mean = K + s1 / n; ss = s2 - s1 * (s1 / n)
-//   if !(ss >= s2 / 8): the two passes (mean = sum / n; ss = sum of (x - mean)^2)
-// The shift keeps s2 - s1^2 / n from cancelling as sum(x^2) - sum(x)^2 / n does where the
-// mean is large against the spread (x = 1e4 + noise: the naive form's f32 variance is
-// off by orders of magnitude). The cancellation left costs at most 3 bits where ss >=
-// s2 / 8 (the first element within ~2.6 standard deviations of the mean); rows where
-// it is not (an outlier first), whose moments overflow, or with a NaN take the two passes.
+// *ss; false where it does not apply: then two passes), and where that pass is not
+// good enough, the two passes' exact results, all from one loop body run at most three
+// times (attempt a):
+//   K = x(0); ok = false
+//   for a < 3: if (a == 0 || !ok) {
+//     for j: d = x(j) - K; s1 += d; s2 += d * d          (s1, s2 from 0)
+//     q = s1 / n; mean = a == 2 ? mean : K + q; ss = a == 2 ? s2 : s2 - s1 * q
+//     ok = a == 0 && ss >= s2 / 8; K = a == 0 ? 0 : mean }
+// Attempt 0 is the one pass; 1 (K = 0: d is x exactly) the two passes' sum, so mean =
+// sum / n (s1 is never -0, so 0 + q is q); 2 (K = mean) their squared deviations. The
+// same terms in the same order as the two passes written out, in one body (GPT-2's C
+// was ~1 KB a layer-norm kernel larger with them apart). The shift keeps s2 - s1^2 / n
+// from cancelling as sum(x^2) - sum(x)^2 / n does where the mean is large against the
+// spread (x = 1e4 + noise: the naive form's f32 variance is off by orders of
+// magnitude). The cancellation left costs at most 3 bits where ss >= s2 / 8 (the first
+// element within ~2.6 standard deviations of the mean); rows where it is not (an
+// outlier first), whose moments overflow, or with a NaN take the two passes.
 static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mean, int *ss) {
   if (!kb->cpu || kb->naive || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
     return false;
@@ -287,6 +297,20 @@ static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mea
   for (int d = 0; d < r->xv->ndim; d++)
     idx[d] = r->mask >> d & 1 ? kb_ix_const(0) : r->xidx[d];
   int K = kb_let_local(kb, r->body, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+  *mean = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
+  *ss = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
+  int ok = kb_let_local(kb, r->body, kb_iconst(kb, DT_BOOL, 0));
+  int av = kb_new_var(kb);
+  LStmt *att = kb_loop(kb, av, 3);
+  kb_push(kb, r->body, att);
+  LIndex ai = kb_ix_var(av);
+  LExpr *a = kb_ix_expr(kb, &ai), *first = kb_binary(kb, OP_EQ, DT_BOOL, a, kb_iconst(kb, DT_I64, 0)),
+        *last = kb_binary(kb, OP_EQ, DT_BOOL, a, kb_iconst(kb, DT_I64, 2));
+  LStmt *run = kb_if(kb, kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, first,
+                                   kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, kb_local_ref(kb, ok))));
+  kb_push(kb, &att->body, run);
+  LStmtList *body = r->body;
+  r->body = &run->body;
   int s1 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0)), s2 = kb_let_local(kb, r->body, kb_num(kb, cd, 0, 0));
   LStmtList *in = row_pass(kb, r, idx, 0);
   LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
@@ -294,19 +318,14 @@ static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mea
   kb_push(kb, in, kb_set(kb, s1, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s1), kb_local_ref(kb, d))));
   kb_push(kb, in, kb_set(kb, s2, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, s2), kb_unary(kb, OP_SQUARE, cd, kb_local_ref(kb, d)))));
   int q = kb_let_local(kb, r->body, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s1), N));
-  *mean = kb_let_local(kb, r->body, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, K), kb_local_ref(kb, q)));
-  *ss = kb_let_local(kb, r->body, kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, s2),
-                                            kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s1), kb_local_ref(kb, q))));
-  LExpr *ok = kb_binary(kb, OP_GE, DT_BOOL, kb_local_ref(kb, *ss),
-                        kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s2), kb_fconst(kb, cd, 0.125)));
-  LStmt *redo = kb_if(kb, kb_unary(kb, OP_LOGICAL_NOT, DT_BOOL, ok));
-  kb_push(kb, r->body, redo);
-  LStmtList *body = r->body;
-  r->body = &redo->body;
-  int s = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), -1, false);
-  kb_push(kb, r->body, kb_set(kb, *mean, kb_binary(kb, OP_DIV, cd, kb_local_ref(kb, s), N)));
-  int dd = row_fold(kb, r, n, OP_ADD, cd, kb_num(kb, cd, 0, 0), *mean, true);
-  kb_push(kb, r->body, kb_set(kb, *ss, kb_local_ref(kb, dd)));
+  LExpr *m = kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, K), kb_local_ref(kb, q));
+  kb_push(kb, r->body, kb_set(kb, *mean, kb_select(kb, last, kb_local_ref(kb, *mean), m)));
+  LExpr *v = kb_binary(kb, OP_SUB, cd, kb_local_ref(kb, s2), kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s1), kb_local_ref(kb, q)));
+  kb_push(kb, r->body, kb_set(kb, *ss, kb_select(kb, last, kb_local_ref(kb, s2), v)));
+  LExpr *good = kb_binary(kb, OP_GE, DT_BOOL, kb_local_ref(kb, *ss),
+                          kb_binary(kb, OP_MUL, cd, kb_local_ref(kb, s2), kb_fconst(kb, cd, 0.125)));
+  kb_push(kb, r->body, kb_set(kb, ok, kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, first, good)));
+  kb_push(kb, r->body, kb_set(kb, K, kb_select(kb, first, kb_num(kb, cd, 0, 0), kb_local_ref(kb, *mean))));
   r->body = body;
   r->pass = NULL;
   return true;
@@ -455,6 +474,106 @@ static LExpr *kept_term(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   return kb_buf_load(kb, kb->buf_of[n->out->buf->id], kb_view_index(kb, &n->out->view, idx));
 }
 
+// The reciprocals of a row's square roots that the last pass divides by (recip_sqrt).
+typedef struct Recips {
+  const LExpr *q[8];  // sqrt(s)
+  int local[8];       // 1 / sqrt(s)
+  int n;
+  int nloc, nvar;     // the locals and loop vars made before the last pass
+  LStmtList lets;
+} Recips;
+
+// Whether e is the same over the row: constants, scalar arguments, locals let before
+// the last pass, loads the kernel does not write at indices of the loops around the
+// row, through operators that cannot raise.
+static bool row_uniform(const KernelBuilder *kb, const Recips *R, const LExpr *e) {
+  if (!e)
+    return true;
+  if (e->kind == LX_LOCAL)
+    return e->local < R->nloc;
+  if (e->kind == LX_LOAD) {
+    for (int t = 0; t < e->idx.nterms; t++)
+      if (e->idx.var[t] >= R->nvar)
+        return false;
+    return !e->idx.dyn && !kb->k->args.data[e->buf].written;
+  }
+  if (e->kind != LX_CONST && e->kind != LX_ARG && e->kind != LX_UNARY && e->kind != LX_BINARY &&
+      e->kind != LX_CAST && e->kind != LX_SELECT)
+    return false;
+  return !lx_raises_here(e) && row_uniform(kb, R, e->a) && row_uniform(kb, R, e->b) && row_uniform(kb, R, e->c);
+}
+
+static bool same_uniform(const LExpr *a, const LExpr *b) {  // (both row_uniform)
+  if (!a || !b)
+    return a == b;
+  if (a->kind == LX_LOAD && (b->kind != LX_LOAD || a->buf != b->buf || !kb_ix_equal(&a->idx, &b->idx)))
+    return false;
+  return a->kind == b->kind && a->op == b->op && a->dt == b->dt && a->local == b->local && a->i == b->i &&
+         (a->f == b->f || (a->f != a->f && b->f != b->f)) && same_uniform(a->a, b->a) && same_uniform(a->b, b->b) &&
+         same_uniform(a->c, b->c);
+}
+
+// e with each float x / sqrt(s), s the same over the row, as x * (1 / sqrt(s)), the
+// reciprocal a let of R->lets (one per distinct s); nodes copied where they change (a
+// node may be shared with statements before the pass).
+static LExpr *recip_expr(KernelBuilder *kb, Recips *R, LExpr *e) {
+  if (!e || e->kind == LX_LOAD)
+    return e;
+  LExpr *a = recip_expr(kb, R, e->a), *b = recip_expr(kb, R, e->b), *c = recip_expr(kb, R, e->c);
+  if (a != e->a || b != e->b || c != e->c) {
+    LExpr *n = arena_alloc(&kb->cx->arena, sizeof *n);
+    *n = *e;
+    n->a = a, n->b = b, n->c = c;
+    e = n;
+  }
+  const LExpr *q = e->b;
+  if (e->kind != LX_BINARY || e->op != OP_DIV || (e->dt != DT_F32 && e->dt != DT_F64) || q->kind != LX_UNARY ||
+      q->op != OP_SQRT || !row_uniform(kb, R, q))
+    return e;
+  int i = 0;
+  while (i < R->n && !same_uniform(R->q[i], q))
+    i++;
+  if (i == R->n) {
+    if (R->n == 8)
+      return e;
+    R->q[R->n] = q;
+    R->local[R->n++] = kb_let_local(kb, &R->lets, kb_binary(kb, OP_DIV, e->dt, kb_fconst(kb, e->dt, 1), e->b));
+  }
+  return kb_binary(kb, OP_MUL, e->dt, e->a, kb_local_ref(kb, R->local[i]));
+}
+
+static void recip_stmts(KernelBuilder *kb, Recips *R, LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    LStmt *st = l->data[i];
+    st->val = recip_expr(kb, R, st->val);
+    st->cond = recip_expr(kb, R, st->cond);
+    recip_stmts(kb, R, &st->body);
+  }
+}
+
+// The last pass (r->body's statements from `at` on, locals and vars from nloc and nvar
+// on) on a CPU
+// multiplies by the reciprocal of a square root the same over the row where it divides
+// by that root: (x - mean) / sqrt(var + eps) as x * rstd with rstd = 1 / sqrt(var + eps)
+// once a row, as PyTorch's layer_norm kernel (and F.layer_norm here: its rsqrt) does,
+// so both give the same bits; the division per element made the hand-written layer norm
+// [32, 128, 512] 1.07-1.13x slower on C, 1.07-1.18x on LLVM (interleave.py). The result
+// moves by an ulp or so (x * RN(1 / q) against RN(x / q)); 1 / sqrt(s) is never
+// subnormal, and where it is infinite or 0 (s = +-0 or inf) both forms give the same
+// infinities, zeros and NaNs.
+static void recip_sqrt(KernelBuilder *kb, Row *r, int at, int nloc, int nvar) {
+  if (!kb->cpu || kb->naive)
+    return;
+  Recips R = {.nloc = nloc, .nvar = nvar};
+  LStmtList pass = {r->body->data + at, r->body->len - at, r->body->len - at};
+  recip_stmts(kb, &R, &pass);
+  for (int i = 0; i < R.lets.len; i++) {  // the lets before the pass
+    kb_push(kb, r->body, NULL);
+    memmove(r->body->data + at + 1, r->body->data + at, sizeof *r->body->data * (size_t)(r->body->len - at - 1));
+    r->body->data[at++] = R.lets.data[i];
+  }
+}
+
 // The row nodes and the last pass of the rows at r->xidx, into r->body.
 static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
   r->ns = ns;
@@ -491,6 +610,7 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
   }
   if (full.len == 0)
     return;
+  int at = r->body->len, nloc = kb->k->locals.len, nvar = kb->k->nvars;
   for (int64_t e = 0; e < row_steps(kb, r); e++) {
     LIndex idx[TD_MAX_DIMS];
     LStmtList *in = row_pass(kb, r, idx, e);
@@ -510,6 +630,7 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
       kb_store_node(kb, in, n, idx, v);
     }
   }
+  recip_sqrt(kb, r, at, nloc, nvar);
   // LKernel.softmax: the last row node was a softmax, and the last pass, one store,
   // follows its reciprocal directly
   const LStmtList *b = r->body;

@@ -14,9 +14,10 @@
 //    times, lane l takes the iterations j = l (mod LANES), the remainder goes to
 //    lane 0, and the lanes are combined in a fixed tree. Every side effect keeps its
 //    order; only the association of the reduction changes (NumPy's pairwise sum does
-//    the same), identically in every backend. Where the loop is a sum or product of
-//    plain arithmetic over consecutive elements, the lanes are one vector accumulator
-//    (ir/loop.h's Lanes: one statement instead of LANES), added into acc afterwards.
+//    the same), identically in every backend. Where the loop is a sum, product or
+//    select max of plain arithmetic over consecutive elements, the lanes are one
+//    vector accumulator (ir/loop.h's Lanes: one statement instead of LANES), folded
+//    into acc afterwards.
 // 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
 //    whose buffers do not fit the last-level cache (mark_streams says why), is marked
 //    LArg.stream: the
@@ -358,7 +359,10 @@ static void emit_copy(Sched *s, const LStmt *l, Clone *c, LStmtList *into) {
 }
 
 // ---- the lane form as vectors ----
-// Where the loop holds only sums or products and lets of float arithmetic that the
+// Where the loop holds only sums, products or select maxes (softmax's row max: gcc
+// vectorizes neither the scalar lanes' selects nor a maximum() with its NaN tests, and
+// its 16 scalar maxes made C softmax [256, 4096] ~1.3x slower than LLVM's) and lets of
+// float arithmetic that the
 // vectors of ir/loop.h's Lanes can compute (loads of consecutive elements, + - *, fma,
 // and values the loop does not change), lane l's partial result is lane l of one vector
 // accumulator: for m { V = V op x(LANES m + 0..LANES) }, the same association as the
@@ -455,7 +459,7 @@ static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lan
     const LStmt *st = l->body.data[i];
     if (red[i]) {
       Op op = fold_op(st);
-      if ((op != OP_ADD && op != OP_MUL) || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
+      if ((op != OP_ADD && op != OP_MUL && op != OP_GT) || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
         return false;
     } else if (st->kind != LS_LET || !vec_ok(s, st->val, l->var, dt, vloc)) {
       return false;
@@ -479,8 +483,14 @@ static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lan
   for (int i = 0; i < l->body.len; i++) {
     const LStmt *st = l->body.data[i];
     LExpr *x = vec_expr(s, &c, red[i] ? fold_operand(st) : st->val, lanes, vmap, vloc, &main->body);
-    if (red[i])
-      x = lx_binary(s->cx, fold_op(st), dt, lx_local_v(s->cx, dt, lanes, vmap[st->local]), x), x->lanes = lanes;
+    if (red[i]) {  // V = V op x, or V = (x > V) ? x : V (x a local: fold_operand)
+      LExpr *acc = lx_local_v(s->cx, dt, lanes, vmap[st->local]);
+      if (fold_op(st) == OP_GT)
+        x = lx_select(s->cx, gt(s, x, acc), x, acc), x->a->lanes = lanes;
+      else
+        x = lx_binary(s->cx, fold_op(st), dt, acc, x);
+      x->lanes = lanes;
+    }
     push(s, &main->body, (red[i] ? ls_set : ls_let)(s->cx, vmap[st->local], x));
   }
   push(s, out, main);
@@ -511,8 +521,8 @@ static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lan
       v[0] = lx_local(s->cx, dt, map0[st->local]);
     for (int w = lanes; w > 1; w /= 2)
       for (int m = 0; m < w / 2; m++)
-        v[m] = lx_binary(s->cx, fold_op(st), dt, v[2 * m], v[2 * m + 1]);
-    push(s, out, ls_set(s->cx, st->local, lx_binary(s->cx, fold_op(st), dt, lx_local(s->cx, dt, st->local), v[0])));
+        v[m] = fold_apply(s, out, fold_op(st), dt, v[2 * m], v[2 * m + 1]);
+    push(s, out, ls_set(s->cx, st->local, fold_apply(s, out, fold_op(st), dt, lx_local(s->cx, dt, st->local), v[0])));
   }
   return true;
 }

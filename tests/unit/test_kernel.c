@@ -212,6 +212,10 @@ static Num eval_lane(Run *r, const LExpr *e, int l) {
   case LX_SPLAT: return eval(r, e->a);
   case LX_BINARY: return binary(r, e, eval_lane(r, e->a, l), eval_lane(r, e->b, l));
   case LX_FMA: return fma_of(e->dt, eval_lane(r, e->a, l), eval_lane(r, e->b, l), eval_lane(r, e->c, l));
+  case LX_SELECT: {  // (p > q) ? a : b, the condition a vector GT
+    Num a = eval_lane(r, e->b, l), b = eval_lane(r, e->c, l);
+    return eval_lane(r, e->a, l).i ? a : b;
+  }
   case LX_SHUFFLE: {
     int s = e->sel[l], n = e->a->lanes;
     assert_true(s >= 0 && s < 2 * n);
@@ -1683,10 +1687,12 @@ static int most_lanes_after_sched(const char *src) {
   return most;
 }
 
-// A sum or product of plain arithmetic over consecutive elements accumulates in one
-// vector of 16 f32 (8 f64) lanes, with the remainder in lane 0; a max, or a term the
-// vectors cannot compute (exp's bit casts), keeps the unrolled lanes. The values: as
-// near the naive order as the unrolled form (the test above, which runs these forms).
+// A sum or product of plain arithmetic over consecutive elements, or a softmax's or
+// log_softmax's row max (a select max, which skips NaN), accumulates in one vector of
+// 16 f32 (8 f64) lanes, with the remainder in lane 0; amax (which propagates NaN), or a
+// term the vectors cannot compute (exp's bit casts), keeps the unrolled lanes. The
+// values: as near the naive order as the unrolled form (the test above, which runs
+// these forms).
 static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void **state) {
   (void)state;
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.sum(-1)\n}\n"), 16);
@@ -1695,10 +1701,63 @@ static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void 
                                           "    return ((x - 0.5).square() * w - x).sum(-1)\n}\n"),
                    16);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.amax(-1)\n}\n"), 1);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n"), 8);
+  near_naive_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n", 4, 1e-12);
   if (!trivial_plan)  // (a kernel each: the sum of exp's result is a plain sum)
     assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return exp(x).sum(-1)\n}\n"), 1);
   near_naive_after_sched("fn f(x: f32[6, 64], w: f32[64]) -> f32[6] {\n"
                          "    return ((x - 0.5).square() * w - x).sum(-1)\n}\n", 4, 1e-6);
+}
+
+// Whether a store of l (or under it) divides by a square root.
+static bool divides_by_sqrt(const LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    const LExpr *todo[64];
+    int n = 0;
+    if (s->kind == LS_STORE)
+      todo[n++] = s->val;
+    while (n > 0) {
+      const LExpr *e = todo[--n];
+      if (e->kind == LX_BINARY && e->op == OP_DIV && e->b->kind == LX_UNARY && e->b->op == OP_SQRT)
+        return true;
+      for (const LExpr *const *c = (const LExpr *const[]){e->a, e->b, e->c}, *const *end = c + 3; c < end; c++)
+        if (*c && n < 64)
+          todo[n++] = *c;
+    }
+    if (divides_by_sqrt(&s->body))
+      return true;
+  }
+  return false;
+}
+
+// A row kernel's last pass on a CPU multiplies by 1 / sqrt(s) of a row's s, computed
+// once a row, where the source divides by sqrt(s) (layer norm's (x - m) / sqrt(v + eps),
+// looped rows and unrolled short ones); the naive build divides. The values stay
+// within an ulp or two of the naive order's.
+static void rows_multiply_by_the_reciprocal_of_their_square_root(void **state) {
+  (void)state;
+  if (trivial_plan)
+    return;  // (no epilogue in a row kernel)
+  const char *srcs[] = {
+      "fn f(x: f32[6, 40]) -> f32[6, 40] {\n"
+      "    return (x - x.mean(-1, keepdim=true)) / sqrt(x.var(-1, keepdim=true, unbiased=false) + 1e-5)\n}\n",
+      "fn f(x: f64[5, 8], e: float) -> f64[5, 8] {\n"
+      "    return (x - x.mean(-1, keepdim=true)) / sqrt(x.var(-1, keepdim=true) + e)\n}\n",
+  };
+  for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+    Run *r = compile(srcs[i]);
+    for (int k = 0; k < r->lp->kernels.len; k++)
+      assert_false(divides_by_sqrt(&r->lp->kernels.data[k]->body));
+    Run *n = compile(srcs[i]);
+    n->lp = kernel_build_naive(&n->cx, n->g);
+    loop_verify(n->lp);
+    assert_true(divides_by_sqrt(&n->lp->kernels.data[0]->body));
+    compare_with_naive(r, n, true, 1e-6);
+    done(n);
+    done(r);
+  }
 }
 
 // a op b lane by lane (lx_binary makes scalars).
@@ -1836,6 +1895,7 @@ int main(void) {
       cmocka_unit_test(row_reductions_and_softmax_keep_the_row_order),
       cmocka_unit_test(cpu_schedule_exp_and_reductions_stay_near_the_naive_order),
     cmocka_unit_test(cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector),
+      cmocka_unit_test(rows_multiply_by_the_reciprocal_of_their_square_root),
       cmocka_unit_test(gpu_program_matmuls_are_the_plain_nest),
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
       cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
