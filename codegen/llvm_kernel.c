@@ -23,6 +23,10 @@
 //   - every name a kernel defines begins with tdsl_g_.
 #include "codegen/llvm_internal.h"
 
+#include <string.h>
+
+#include <llvm-c/DebugInfo.h>
+
 // ============================================================================
 // Streaming stores (LArg.stream)
 // ============================================================================
@@ -130,10 +134,31 @@ static LLVMValueRef entry_alloca(LlvmKernelGen *c, LLVMTypeRef t) {
   return a;
 }
 
+// Marks the latch branch br of a loop that stays scalar (LStmt.vector == 1): its loop
+// ID (a node whose first operand is itself) says llvm.loop.vectorize.width 1
+// and llvm.loop.interleave.count 1, which loop-vectorize reads as "leave it" (ir/
+// attn_tile.c's transposing copies, which it would make gathers and scatters).
+static void scalar_loop_mark(LlvmModuleGen *g, LLVMValueRef br) {
+  LLVMContextRef lc = g->lc;
+  LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(lc), 1, false));
+  static const char *const keys[] = {"llvm.loop.vectorize.width", "llvm.loop.interleave.count"};
+  LLVMMetadataRef ops[3];
+  ops[0] = LLVMTemporaryMDNode(lc, NULL, 0);
+  for (int i = 0; i < 2; i++) {
+    LLVMMetadataRef kv[2] = {LLVMMDStringInContext2(lc, keys[i], strlen(keys[i])), one};
+    ops[i + 1] = LLVMMDNodeInContext2(lc, kv, 2);
+  }
+  LLVMMetadataRef id = LLVMMDNodeInContext2(lc, ops, 3);
+  LLVMMetadataReplaceAllUsesWith(ops[0], id);
+  unsigned kind = LLVMGetMDKindIDInContext(lc, "llvm.loop", 9);
+  LLVMSetMetadata(br, kind, LLVMMetadataAsValue(lc, id));
+}
+
 // for (var = lo; var < hi; var++) body, rotated (the test at the bottom); with
 // maybe_empty the preheader tests lo < hi first. iter: also bind c->iter to it.
+// scalar: the loop stays scalar (scalar_loop_mark).
 static void counted_loop(LlvmKernelGen *c, int var, LLVMValueRef lo, LLVMValueRef hi, bool maybe_empty, bool iter,
-                         const LStmtList *body) {
+                         const LStmtList *body, bool scalar) {
   LlvmModuleGen *g = c->g;
   LLVMBuilderRef b = g->b;
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
@@ -154,7 +179,9 @@ static void counted_loop(LlvmKernelGen *c, int var, LLVMValueRef lo, LLVMValueRe
   c->level--;
   LLVMValueRef next = LLVMBuildNSWAdd(b, phi, ci(g->i64, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, hi, ""), head, exit);
+  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, hi, ""), head, exit);
+  if (scalar)
+    scalar_loop_mark(g, br);
   LLVMValueRef in[2] = {lo, next};
   LLVMBasicBlockRef from[2] = {pre, latch};
   LLVMAddIncoming(phi, in, from, 2);
@@ -273,7 +300,7 @@ static void parallel_loop(LlvmKernelGen *c, const LStmt *s) {
   for (int i = 0; i < ncl; i++)
     LLVMBuildStore(b, LLVMGetParam(inner, (unsigned)pi++), sub.locals[cloc[i]]);
   LLVMValueRef begin = LLVMGetParam(inner, (unsigned)pi), end = LLVMGetParam(inner, (unsigned)pi + 1);
-  counted_loop(&sub, s->var, begin, end, true, true, &s->body);
+  counted_loop(&sub, s->var, begin, end, true, true, &s->body, false);
   fence_streams(&sub);
   LLVMBuildRetVoid(b);
   c->npar = sub.npar;
@@ -307,11 +334,11 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
     if (s->extent <= 0)
       return;
     if (s->n)  // a function's loop of n iterations (n may be 0)
-      counted_loop(c, s->var, ci(g->i64, 0), llvm_expr(c, s->n), true, false, &s->body);
+      counted_loop(c, s->var, ci(g->i64, 0), llvm_expr(c, s->n), true, false, &s->body, s->vector == 1);
     else if (s->parallel && !c->iter && !g->gpu)  // on the GPU llvm_gpu.c decides the mapping
       parallel_loop(c, s);
     else
-      counted_loop(c, s->var, ci(g->i64, 0), ci(g->i64, s->extent), false, false, &s->body);
+      counted_loop(c, s->var, ci(g->i64, 0), ci(g->i64, s->extent), false, false, &s->body, s->vector == 1);
     return;
   case LS_CALL: {  // a function of p->funcs (llvm_build_func built it first)
     const LCall *call = s->call;

@@ -63,7 +63,9 @@ static bool is_neg_inf(const Value *v) { return v->is_scalar && isinf(v->sval) &
 // mask, and the attention skips the blocks past each tile's diagonal instead of reading
 // it. Each node the mask reads is evaluated whole, once per attn_fuse (Evals), so an
 // element costs a lookup in its sources rather than a walk down the whole expression
-// (at GPT-2's T = 512 that walk was 98% of a compile). Evaluation gives up (false) on any
+// (at GPT-2's T = 512 that walk was 98% of a compile), and a mask alike one asked about
+// before (same_value: GPT-2 builds the same one in each of its 12 layers) takes that
+// one's verdict unevaluated. Evaluation gives up (false) on any
 // op it does not know, or on a node of more than NODE_MAX elements.
 enum { EVAL_MAX = 1 << 20, NODE_MAX = 1 << 22 };  // elements of a mask, of a node it reads, evaluated at most
 
@@ -73,9 +75,18 @@ typedef struct Evaluated {
   const Node *node;
   const double *vals;
 } Evaluated;
+// A mask's verdict (is_causal of m, keep, L, S), kept so that a mask built again as the
+// same expression (GPT-2's tril(ones(T, T)) == 0 in each of its 12 layers) is not
+// evaluated again: same_value.
+typedef struct Verdict {
+  const Value *m;
+  bool keep, causal;
+  int64_t L, S;
+} Verdict;
 typedef struct Evals {
   Arena arena;
   VEC(Evaluated) done;
+  VEC(Verdict) verdicts;
 } Evals;
 
 // The element of v's producer's (contiguous) output that v reads at index idx of an
@@ -162,9 +173,60 @@ static const double *node_values(Evals *ev, const Node *n) {
   return vals;
 }
 
+static bool same_view(const View *a, const View *b) {
+  if (a->ndim != b->ndim || a->offset != b->offset)
+    return false;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
+      return false;
+  return true;
+}
+
+// Whether a and b evaluate alike by node_values (element for element, in the same
+// views): the same scalars, or views alike of nodes of the same op, output dtype and
+// shape, leaf attributes and sources, down to the leaves. Only the ops eval_node knows
+// compare; depth is bounded (a mask is a small expression).
+static bool same_value(const Value *a, const Value *b, int depth) {
+  if (a == b)
+    return true;
+  if (a->is_scalar || b->is_scalar)
+    return a->is_scalar && b->is_scalar && a->dtype == b->dtype &&
+           (dtype_is_float(a->dtype) ? a->sval == b->sval : a->ival == b->ival);
+  if (depth > 32 || a->dtype != b->dtype || !a->buf || !b->buf || a->buf->kind != BUF_KERNEL ||
+      b->buf->kind != BUF_KERNEL || !same_view(&a->view, &b->view))
+    return false;
+  const Node *x = a->buf->producer, *y = b->buf->producer;
+  if (x == y)
+    return true;
+  if (x->op != y->op || x->out->dtype != y->out->dtype || x->nsrc != y->nsrc ||
+      !same_view(&x->out->view, &y->out->view) || (!is_leaf(x->op) && !op_is_pointwise(x->op)))
+    return false;
+  if (is_leaf(x->op))
+    return x->attr.lo == y->attr.lo && x->attr.hi == y->attr.hi && x->attr.ilo == y->attr.ilo &&
+           x->attr.ihi == y->attr.ihi;
+  for (int s = 0; s < x->nsrc; s++)
+    if (!same_value(x->srcs[s], y->srcs[s], depth + 1))
+      return false;
+  return true;
+}
+
+static bool eval_causal(Evals *ev, const Value *m, bool keep, int64_t L, int64_t S);
+
 // Whether the mask m (a [.., L, S] view: keep where true, or hide where true when
-// !keep) keeps exactly the keys j <= i of every row i.
+// !keep) keeps exactly the keys j <= i of every row i; a mask alike one asked about
+// before gets its verdict.
 static bool is_causal(Evals *ev, const Value *m, bool keep, int64_t L, int64_t S) {
+  for (int i = 0; i < ev->verdicts.len; i++) {
+    const Verdict *v = &ev->verdicts.data[i];
+    if (v->keep == keep && v->L == L && v->S == S && same_value(v->m, m, 0))
+      return v->causal;
+  }
+  bool causal = eval_causal(ev, m, keep, L, S);
+  vec_push(&ev->arena, &ev->verdicts, ((Verdict){m, keep, causal, L, S}));
+  return causal;
+}
+
+static bool eval_causal(Evals *ev, const Value *m, bool keep, int64_t L, int64_t S) {
   const View *v = &m->view;
   int64_t n = view_numel(*v), idx[TD_MAX_DIMS] = {0};
   if (n == 0 || n > EVAL_MAX || v->ndim < 2 || v->shape[v->ndim - 2] != L || v->shape[v->ndim - 1] != S ||

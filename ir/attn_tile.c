@@ -33,7 +33,8 @@
 // unless a mask is read at the row; its padding rows (q = 0) stay finite and are never
 // stored.
 //
-// q is copied once per tile into qt. The LB_TEMPs qt, sc, acc and st (m, l, b and c),
+// q is copied once per tile into qt, and acc * (1 / l) stored out, by scalar loops
+// (copy_row: the vectorizer's gathers and scatters cost more to compile and run). The LB_TEMPs qt, sc, acc and st (m, l, b and c),
 // each MR lanes wide, have a region per batch when the batch loop is the parallel one
 // (the tiles of a batch take turns in it, so it stays in the caches), per tile when the
 // tile loop is, else one: parallel iterations share nothing. The rows being lanes, the
@@ -153,6 +154,49 @@ static int64_t sub_tiles(int64_t w, int most, int *per) {
   int64_t n = (w + most - 1) / most;
   *per = (int)((w + n - 1) / n);
   return w / *per;
+}
+
+// ---- the transposing copies ----
+// qt from q (rows in, lanes out) and out from acc (lanes in, rows out) read or write
+// one side MR elements apart. The loop vectorizer would make them 16-lane gathers or
+// scatters of 64-bit indices, which x86 splits in two and which cost LLVM ~20M
+// instructions to compile (examples/attention.tdsl to an object: 142.7M -> 126.4M
+// without them, callgrind); in V x V shuffle transposes (ir/ew.c's) they cost 10M more
+// than the gathers. So they stay scalar (LStmt.vector 1), COPY_UNROLL columns an
+// iteration: the attention kernel of examples/attention.tdsl runs 0.85x the time of the
+// gathers' with the LLVM backend (0.93x with C; one column an iteration: 1.14x, two:
+// 0.89x; tdslc bench --profile, interleaved).
+enum { COPY_UNROLL = 4 };
+
+typedef enum { COPY_Q, COPY_OUT } CopyKind;
+
+// One element of a copy: row r of the tile, column e; l: the local holding 1 / l (out).
+static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, LIndex e, int l) {
+  KernelBuilder *kb = T->kb;
+  LIndex i = sum(kb, R->i0, &r, 1);
+  if (kind == COPY_Q) {
+    LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, i, e), fc(T, T->n->attr.scale));
+    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), qs);
+    return;
+  }
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, e, x);
+  kb_store_node(kb, into, T->n, x, bin(T, OP_MUL, kb_buf_load(kb, T->acc, tile_at(T, R, T->Ev, e, r)), ref(T, l)));
+}
+
+// Columns 0..w of row r: a scalar loop of COPY_UNROLL columns an iteration, the rest after it.
+static void copy_row(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, int64_t w, int l) {
+  int64_t n = w / COPY_UNROLL;
+  LIndex e;
+  if (n) {
+    LStmtList *in = kb_step_loop(T->kb, into, n, kb_ix_const(0), COPY_UNROLL, false, &e);
+    if (n > 1)
+      into->data[into->len - 1]->vector = 1;  // (kb_step_loop's loop: keep it scalar)
+    for (int u = 0; u < COPY_UNROLL; u++)
+      copy_elem(T, in, R, kind, r, plus(e, u), l);
+  }
+  for (int64_t c = n * COPY_UNROLL; c < w; c++)
+    copy_elem(T, into, R, kind, r, kb_ix_const(c), l);
 }
 
 // ---- the products ----
@@ -417,10 +461,7 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
     in = kb_step_loop(kb, in, T->MR, kb_ix_const(0), 1, false, &r);
     kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
   }
-  in = rows_loop(T, into, &R, &r);
-  in = kb_step_loop(kb, in, T->E, kb_ix_const(0), 1, false, &e);
-  LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, sum(kb, i0, &r, 1), e), fc(T, T->n->attr.scale));
-  kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), qs);
+  copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->E, 0);
   if (!T->one) {  // (the only block sets them itself)
     Rows all = {.i0 = i0, .mr = T->MR};
     in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
@@ -443,10 +484,7 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   kb_buf_store(kb, in, T->st, li, bin(T, OP_DIV, fc(T, 1), kb_buf_load(kb, T->st, li)));
   in = rows_loop(T, into, &R, &r);
   int l = kb_let_local(kb, in, kb_buf_load(kb, T->st, st_at(T, &R, ST_L, r)));
-  in = kb_step_loop(kb, in, T->Ev, kb_ix_const(0), 1, false, &e);
-  LIndex x[TD_MAX_DIMS];
-  index_of(T, sum(kb, i0, &r, 1), e, x);
-  kb_store_node(kb, in, T->n, x, bin(T, OP_MUL, kb_buf_load(kb, T->acc, tile_at(T, &R, T->Ev, e, r)), ref(T, l)));
+  copy_row(T, in, &R, COPY_OUT, r, T->Ev, l);
 }
 
 // Whether src (k or v) is read at (j, e) by a plain load of the computing dtype,

@@ -239,7 +239,7 @@ struct LStmt {
   int var;          // LS_LOOP
   int64_t extent;   // LS_LOOP
   bool parallel;    // LS_LOOP: iterations are independent and the work is worth threads
-  int vector;       // LS_LOOP: a vector width hint (0: none)
+  int vector;       // LS_LOOP: a vector width hint (0: none; 1: the backends leave the loop scalar)
   LExpr *n;         // LS_LOOP in a function: when set, it runs n iterations (an i64
                     // expression of the scalar arguments, 0 <= n <= extent)
   LStmtList body;   // LS_LOOP, LS_IF

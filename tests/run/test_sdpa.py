@@ -142,6 +142,9 @@ def written_out(x):
         (f"softmax(q @ {kt}, dim=-1) @ v", sdpa(q, k, v, scale=1.0)),
         (f"softmax((q @ {kt} * 0.5).masked_fill(torch.tril(torch.ones({L}, {S})) == 0, float('-inf')), dim=-1) @ v",
          sdpa(q, k, v, ~causal, scale=0.5)),
+        # the same causal mask built again (as in each layer of GPT-2): is_causal's verdict reused
+        (f"softmax((q @ {kt} * 0.25).masked_fill(torch.tril(torch.ones({L}, {S})) == 0, float('-inf')), dim=-1) @ v",
+         sdpa(q, k, v, ~causal, scale=0.25)),
         (f"softmax(torch.where(bm, 0.25 * (q @ {kt}), float('-inf')), dim=-1) @ v", sdpa(q, k, v, bm, scale=0.25)),
         # a triangle one key wider than causal: a mask of constants, not is_causal
         (f"softmax((q @ {kt}).masked_fill(torch.tril(torch.ones({L}, {S}), diagonal=1) == 0, float('-inf')), dim=-1) @ v",
@@ -175,6 +178,21 @@ def one_kernel(tdslc, t):
     plan2 = p2.stdout.split("kernels:")[1] if p2.returncode == 0 else ""
     t.check("emit_ir_written_out_causal_mask_is_is_causal", "k0: scaled_dot_product_attention  lines" in plan2
             and "arange" not in plan2 and "where" not in plan2, p2.stdout + p2.stderr)
+    # the same mask built twice (GPT-2 builds it in each layer): both attentions is_causal
+    # (the second from the first's verdict), a mask one key wider not
+    mask = "masked_fill(torch.tril(torch.ones(5, 7){}) == 0, float('-inf'))"
+    src = ("fn f(q: f32[2, 3, 5, 8], k: f32[2, 3, 7, 8], v: f32[2, 3, 7, 6]) -> "
+           "(f32[2, 3, 5, 6], f32[2, 3, 5, 6], f32[2, 3, 5, 6]) {\n"
+           + "".join(f"    a{i} = softmax((q @ k.transpose(-2, -1) * 0.5).{mask.format(d)}, dim=-1) @ v\n"
+                     for i, d in enumerate(("", "", ", diagonal=1")))
+           + "    return a0, a1, a2\n}\n")
+    p3 = emit_text(tdslc, src, "ir")
+    plan3 = p3.stdout.split("kernels:")[1] if p3.returncode == 0 else ""
+    sd = [ln.split(":")[0] for ln in plan3.splitlines() if "scaled_dot_product_attention  lines" in ln]
+    t.check("emit_ir_a_causal_mask_built_again_is_is_causal",
+            len(sd) == 3 and plan3.count("logical_not") + plan3.count("where") + plan3.count("arange") > 0
+            and "k0: scaled_dot_product_attention  lines" in plan3
+            and "k1: scaled_dot_product_attention  lines" in plan3, p3.stdout + p3.stderr)
     t.check("emit_ir_one_kernel_per_call",
             p.returncode == 0 and "kernels: 2" in lines
             and "k0: scaled_dot_product_attention  lines 2" in kern
