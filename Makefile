@@ -60,8 +60,9 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan PASS="pass 2 of 2: "
 
-# The release build's tests without those labelled slow (20 s of CPU or more each; the
-# rest is a quarter of the pass): a quick check while working; `make test` runs them all.
+# The release build's tests without the ten labelled slow (about 20 s of CPU or more each;
+# the rest is 56% of the pass's CPU, spread over 673 tests): a quick check while working;
+# `make test` runs them all.
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 

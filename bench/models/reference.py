@@ -101,8 +101,22 @@ MODELS = [
 ]
 
 
-def build(name):
-    """The torch.nn.Module of model `name`, in eval mode, with PyTorch's default init."""
+def modules():
+    """The torch.nn.Module classes of the models (and of bench/models/whole.py's, which
+    builds its whole models from these blocks), defined once, on first use: a namespace
+    of classes and helpers."""
+    global _MODULES
+    if _MODULES is None:
+        _MODULES = _define_modules()
+    return _MODULES
+
+
+_MODULES = None
+
+
+def _define_modules():
+    import types
+
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -123,8 +137,9 @@ def build(name):
             self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)
             self.c_proj = nn.Linear(n_embd, n_embd, bias=bias)
             self.n_head, self.n_embd = n_head, n_embd
+            # the causal mask: a buffer, not a weight (out of the state_dict)
             self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
-                                 .view(1, 1, block_size, block_size))
+                                 .view(1, 1, block_size, block_size), persistent=False)
 
         def forward(self, x):
             B, T, C = x.size()
@@ -140,22 +155,22 @@ def build(name):
             return self.c_proj(y)
 
     class GptMLP(nn.Module):
-        def __init__(self, n_embd, bias=True):
+        def __init__(self, n_embd, bias=True, gelu="none"):  # gelu "tanh": GPT-2's gelu_new
             super().__init__()
             self.c_fc = nn.Linear(n_embd, 4 * n_embd, bias=bias)
-            self.gelu = nn.GELU()
+            self.gelu = nn.GELU(approximate=gelu)
             self.c_proj = nn.Linear(4 * n_embd, n_embd, bias=bias)
 
         def forward(self, x):
             return self.c_proj(self.gelu(self.c_fc(x)))
 
     class NanoGPTBlock(nn.Module):
-        def __init__(self, n_embd, n_head, block_size, bias=True):
+        def __init__(self, n_embd, n_head, block_size, bias=True, gelu="none"):
             super().__init__()
             self.ln_1 = LayerNorm(n_embd, bias=bias)
             self.attn = CausalSelfAttention(n_embd, n_head, block_size, bias)
             self.ln_2 = LayerNorm(n_embd, bias=bias)
-            self.mlp = GptMLP(n_embd, bias)
+            self.mlp = GptMLP(n_embd, bias, gelu)
 
         def forward(self, x):
             x = x + self.attn(self.ln_1(x))
@@ -336,12 +351,23 @@ def build(name):
             out = self.relu(out)
             return out
 
+    return types.SimpleNamespace(
+        LayerNorm=LayerNorm, CausalSelfAttention=CausalSelfAttention, GptMLP=GptMLP, NanoGPTBlock=NanoGPTBlock,
+        LlamaRMSNorm=LlamaRMSNorm, rotate_half=rotate_half, apply_rotary_pos_emb=apply_rotary_pos_emb,
+        repeat_kv=repeat_kv, LlamaAttention=LlamaAttention, LlamaMLP=LlamaMLP, LlamaDecoderLayer=LlamaDecoderLayer,
+        Mlp=Mlp, Attention=Attention, VitBlock=VitBlock, MixerBlock=MixerBlock, conv3x3=conv3x3,
+        BasicBlock=BasicBlock)
+
+
+def build(name):
+    """The torch.nn.Module of model `name`, in eval mode, with PyTorch's default init."""
+    m = modules()
     make = {
-        "nanogpt": lambda: NanoGPTBlock(768, 12, 128),
-        "llama": lambda: LlamaDecoderLayer(512, 8, 2, 1536),
-        "vit": lambda: VitBlock(384, 6),
-        "mixer": lambda: MixerBlock(512, 196),
-        "resnet": lambda: BasicBlock(64, 64),
+        "nanogpt": lambda: m.NanoGPTBlock(768, 12, 128),
+        "llama": lambda: m.LlamaDecoderLayer(512, 8, 2, 1536),
+        "vit": lambda: m.VitBlock(384, 6),
+        "mixer": lambda: m.MixerBlock(512, 196),
+        "resnet": lambda: m.BasicBlock(64, 64),
     }
     return make[name]().eval()
 

@@ -4,8 +4,9 @@ GPT-2 small (nanoGPT's model.py GPT with GPT-2's tanh GELU and the full logits, 
 Hugging Face's GPT2LMHeadModel returns them), a LLaMA decoder layer at TinyLlama-1.1B's
 size (transformers' LlamaDecoderLayer), ViT-B/16 (timm's VisionTransformer), ResNet-50
 (torchvision's resnet50) and a Mamba residual block (mamba-minimal's ResidualBlock), each
-written here from its public definition (none of those packages is installed), in eval
-mode, for PyTorch 1.13. bench/run.py times each one as eager PyTorch and checks the .tdsl
+written from its public definition (none of those packages is installed), in eval mode,
+for PyTorch 1.13: the blocks that bench/models/reference.py already has (nanoGPT's Block,
+LLaMA's decoder layer and RMSNorm, timm's ViT Block) are its classes, the rest is here. bench/run.py times each one as eager PyTorch and checks the .tdsl
 function of the same name (bench/models/*.tdsl) against it, both sides computing with the
 same arrays.
 
@@ -16,7 +17,7 @@ programs stack a model's layers, and ResNet's BatchNorm parameters as rows
 weight, bias, running_mean, running_var). This module imports torch only inside
 functions: the harness reads WHOLE without it.
 """
-import math
+import reference
 
 GPT2_LAYERS, GPT2_C, GPT2_VOCAB, GPT2_CTX = 12, 768, 50257, 1024
 
@@ -172,57 +173,17 @@ def build(kind):
     import torch.nn as nn
     import torch.nn.functional as F
 
-    # ---- GPT-2 (nanoGPT model.py: LayerNorm with bias, CausalSelfAttention, MLP, Block, GPT)
-    class CausalSelfAttention(nn.Module):
-        def __init__(self, n_embd, n_head, block_size):
-            super().__init__()
-            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
-            self.c_proj = nn.Linear(n_embd, n_embd)
-            self.n_head, self.n_embd = n_head, n_embd
-            self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
-                                 .view(1, 1, block_size, block_size), persistent=False)
+    # the blocks are reference.py's (nanoGPT's Block, transformers' LlamaDecoderLayer, timm's
+    # Block): the whole models are those blocks stacked
+    m = reference.modules()
 
-        def forward(self, x):
-            B, T, C = x.size()
-            q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-            k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
-            att = F.softmax(att, dim=-1)
-            y = att @ v
-            y = y.transpose(1, 2).contiguous().view(B, T, C)
-            return self.c_proj(y)
-
-    class GptMLP(nn.Module):
-        def __init__(self, n_embd):
-            super().__init__()
-            self.c_fc = nn.Linear(n_embd, 4 * n_embd)
-            self.gelu = nn.GELU(approximate="tanh")  # GPT-2's gelu_new
-            self.c_proj = nn.Linear(4 * n_embd, n_embd)
-
-        def forward(self, x):
-            return self.c_proj(self.gelu(self.c_fc(x)))
-
-    class GptBlock(nn.Module):
-        def __init__(self, n_embd, n_head, block_size):
-            super().__init__()
-            self.ln_1 = nn.LayerNorm(n_embd)
-            self.attn = CausalSelfAttention(n_embd, n_head, block_size)
-            self.ln_2 = nn.LayerNorm(n_embd)
-            self.mlp = GptMLP(n_embd)
-
-        def forward(self, x):
-            x = x + self.attn(self.ln_1(x))
-            return x + self.mlp(self.ln_2(x))
-
+    # ---- GPT-2 (nanoGPT model.py: GPT, with GPT-2's tanh GELU)
     class GPT2(nn.Module):
         def __init__(self, vocab=GPT2_VOCAB, block_size=GPT2_CTX, n_layer=GPT2_LAYERS, n_embd=GPT2_C, n_head=12):
             super().__init__()
             self.transformer = nn.ModuleDict(dict(
                 wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block_size, n_embd),
-                h=nn.ModuleList([GptBlock(n_embd, n_head, block_size) for _ in range(n_layer)]),
+                h=nn.ModuleList([m.NanoGPTBlock(n_embd, n_head, block_size, gelu="tanh") for _ in range(n_layer)]),
                 ln_f=nn.LayerNorm(n_embd)))
             self.lm_head = nn.Linear(n_embd, vocab, bias=False)
             self.transformer.wte.weight = self.lm_head.weight  # weight tying
@@ -236,81 +197,7 @@ def build(kind):
             x = self.transformer.ln_f(x)
             return self.lm_head(x)  # every position's logits (GPT2LMHeadModel's)
 
-    # ---- LLaMA (transformers modeling_llama.py)
-    class LlamaRMSNorm(nn.Module):
-        def __init__(self, hidden_size, eps=1e-5):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(hidden_size))
-            self.variance_epsilon = eps
-
-        def forward(self, hidden_states):
-            variance = hidden_states.pow(2).mean(-1, keepdim=True)
-            hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
-            return self.weight * hidden_states
-
-    def rotate_half(x):
-        x1 = x[..., : x.shape[-1] // 2]
-        x2 = x[..., x.shape[-1] // 2:]
-        return torch.cat((-x2, x1), dim=-1)
-
-    def repeat_kv(hidden_states, n_rep):
-        batch, num_key_value_heads, slen, head_dim = hidden_states.shape
-        hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
-        return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
-
-    class LlamaAttention(nn.Module):
-        def __init__(self, hidden_size, num_heads, num_key_value_heads):
-            super().__init__()
-            self.num_heads, self.num_key_value_heads = num_heads, num_key_value_heads
-            self.head_dim = hidden_size // num_heads
-            self.q_proj = nn.Linear(hidden_size, num_heads * self.head_dim, bias=False)
-            self.k_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
-            self.v_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
-            self.o_proj = nn.Linear(num_heads * self.head_dim, hidden_size, bias=False)
-
-        def forward(self, hidden_states, attention_mask, cos, sin):
-            bsz, q_len, _ = hidden_states.size()
-            q = self.q_proj(hidden_states).view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
-            k = self.k_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
-            v = self.v_proj(hidden_states).view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
-            cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-            q = (q * cos) + (rotate_half(q) * sin)
-            k = (k * cos) + (rotate_half(k) * sin)
-            k = repeat_kv(k, self.num_heads // self.num_key_value_heads)
-            v = repeat_kv(v, self.num_heads // self.num_key_value_heads)
-            attn_weights = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
-            attn_weights = attn_weights + attention_mask
-            attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(q.dtype)
-            attn_output = torch.matmul(attn_weights, v).transpose(1, 2).contiguous().reshape(bsz, q_len, -1)
-            return self.o_proj(attn_output)
-
-    class LlamaMLP(nn.Module):
-        def __init__(self, hidden_size, intermediate_size):
-            super().__init__()
-            self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
-            self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=False)
-            self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
-            self.act_fn = nn.SiLU()
-
-        def forward(self, x):
-            return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
-
-    class LlamaDecoderLayer(nn.Module):
-        def __init__(self, hidden_size, num_heads, num_key_value_heads, intermediate_size):
-            super().__init__()
-            self.self_attn = LlamaAttention(hidden_size, num_heads, num_key_value_heads)
-            self.mlp = LlamaMLP(hidden_size, intermediate_size)
-            self.input_layernorm = LlamaRMSNorm(hidden_size)
-            self.post_attention_layernorm = LlamaRMSNorm(hidden_size)
-
-        def forward(self, hidden_states, attention_mask, cos, sin):
-            residual = hidden_states
-            hidden_states = self.self_attn(self.input_layernorm(hidden_states), attention_mask, cos, sin)
-            hidden_states = residual + hidden_states
-            residual = hidden_states
-            return residual + self.mlp(self.post_attention_layernorm(hidden_states))
-
-    # ---- ViT (timm vision_transformer.py: PatchEmbed, Attention, Mlp, Block, VisionTransformer)
+    # ---- ViT (timm vision_transformer.py: PatchEmbed, VisionTransformer)
     class PatchEmbed(nn.Module):
         def __init__(self, patch=16, in_chans=3, embed_dim=768):
             super().__init__()
@@ -319,50 +206,13 @@ def build(kind):
         def forward(self, x):
             return self.proj(x).flatten(2).transpose(1, 2)
 
-    class Attention(nn.Module):
-        def __init__(self, dim, num_heads):
-            super().__init__()
-            self.num_heads, self.head_dim = num_heads, dim // num_heads
-            self.scale = self.head_dim ** -0.5
-            self.qkv = nn.Linear(dim, dim * 3, bias=True)
-            self.proj = nn.Linear(dim, dim)
-
-        def forward(self, x):
-            B, N, C = x.shape
-            qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-            q, k, v = qkv.unbind(0)
-            q = q * self.scale
-            attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
-            x = (attn @ v).transpose(1, 2).reshape(B, N, C)
-            return self.proj(x)
-
-    class Mlp(nn.Module):
-        def __init__(self, dim, hidden):
-            super().__init__()
-            self.fc1, self.act, self.fc2 = nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim)
-
-        def forward(self, x):
-            return self.fc2(self.act(self.fc1(x)))
-
-    class VitBlock(nn.Module):
-        def __init__(self, dim, num_heads):
-            super().__init__()
-            self.norm1 = nn.LayerNorm(dim, eps=1e-6)
-            self.attn = Attention(dim, num_heads)
-            self.norm2 = nn.LayerNorm(dim, eps=1e-6)
-            self.mlp = Mlp(dim, 4 * dim)
-
-        def forward(self, x):
-            x = x + self.attn(self.norm1(x))
-            return x + self.mlp(self.norm2(x))
-
     class VisionTransformer(nn.Module):
         def __init__(self, depth=VIT_DEPTH, dim=VIT_C, heads=12, classes=1000):
             super().__init__()
             self.patch_embed = PatchEmbed(16, 3, dim)
             self.cls_token = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
             self.pos_embed = nn.Parameter(torch.randn(1, 197, dim) * 0.02)
-            self.blocks = nn.Sequential(*[VitBlock(dim, heads) for _ in range(depth)])
+            self.blocks = nn.Sequential(*[m.VitBlock(dim, heads) for _ in range(depth)])
             self.norm = nn.LayerNorm(dim, eps=1e-6)
             self.head = nn.Linear(dim, classes)
 
@@ -418,16 +268,8 @@ def build(kind):
             x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
             return self.fc(torch.flatten(self.avgpool(x), 1))
 
-    # ---- Mamba (mamba-minimal model.py: RMSNorm, MambaBlock, ResidualBlock; einops written out)
-    class RMSNorm(nn.Module):
-        def __init__(self, d_model, eps=1e-5):
-            super().__init__()
-            self.eps = eps
-            self.weight = nn.Parameter(torch.ones(d_model))
-
-        def forward(self, x):
-            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
+    # ---- Mamba (mamba-minimal model.py: MambaBlock, ResidualBlock, einops written out; its RMSNorm
+    # is LLaMA's, x * rsqrt(mean(x²) + eps) * weight)
     class MambaBlock(nn.Module):
         def __init__(self, d_model, d_inner, d_state, dt_rank, d_conv):
             super().__init__()
@@ -480,14 +322,14 @@ def build(kind):
         def __init__(self):
             super().__init__()
             self.mixer = MambaBlock(MB["d_model"], MB["d_inner"], MB["d_state"], MB["dt_rank"], MB["d_conv"])
-            self.norm = RMSNorm(MB["d_model"])
+            self.norm = m.LlamaRMSNorm(MB["d_model"], eps=1e-5)
 
         def forward(self, x):
             return self.mixer(self.norm(x)) + x
 
     make = {
         "gpt2": GPT2,
-        "llama": lambda: LlamaDecoderLayer(LL["dim"], LL["nh"], LL["nkv"], LL["ff"]),
+        "llama": lambda: m.LlamaDecoderLayer(LL["dim"], LL["nh"], LL["nkv"], LL["ff"], eps=1e-5),
         "vit": VisionTransformer,
         "resnet50": ResNet50,
         "mamba": MambaResidualBlock,

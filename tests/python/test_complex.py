@@ -3,8 +3,6 @@
 # returned part that views the argument's memory, a 'mut' complex argument written back;
 # log, sqrt, pow, atanh, isfinite, imaginary literals and writes (complex into a real
 # 'mut' argument, a mask write); values checked against NumPy's complex arithmetic.
-import os
-
 import numpy as np
 
 import tdsl

@@ -12,7 +12,12 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a python3 earlier on PATH than Debian's (pyenv, a venv) may lack NumPy
+    sys.exit(f"{sys.executable} has no NumPy: run the tests with /usr/bin/python3 (Debian's python3-numpy, "
+             f"scripts/deps.sh), as ctest does, e.g. /usr/bin/python3 {sys.argv[0]} build/tdslc, or run "
+             f"the script itself ({sys.argv[0]} build/tdslc: its first line names /usr/bin/python3)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -100,13 +105,15 @@ def save_inputs(d, inputs):
     return args
 
 
-def tdslc_run(tdslc, src, args=(), name="case", backend="env", inputs=None, json_out=True, timeout=120):
+def tdslc_run(tdslc, src, args=(), name="case", backend="env", inputs=None, json_out=True, timeout=600):
     """Writes src (as NAME.tdsl) and inputs {param: array} (see save_inputs) to a new
     temporary folder, runs `tdslc run --out-dir OUT [--json] [--backend B] ARGS [--in ...]`,
     returns (process, parsed JSON or None, OUT). backend: "env" (TDSL_BACKEND), None
     (tdslc's default) or a backend name. json_out=False: no --json (large results), the
     document is None and the results are only OUT's outK.npy (load_outputs). The folder
-    is OUT's parent: run_cleanup(OUT) removes it."""
+    is OUT's parent: run_cleanup(OUT) removes it. timeout: generous, since a large bundle's
+    cc -O2 on a loaded machine (here: a load of 10 on 2 cores) can pass 120 s; a hang still
+    ends there, and at ctest's TIMEOUT."""
     if backend == "env":
         backend = env_backend()
     d = tempfile.mkdtemp(prefix="tdsl-")

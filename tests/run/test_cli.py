@@ -28,7 +28,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import ROOT, Tally, same_values  # noqa: E402
+from oracle import ROOT, Tally, same_values, test_subset  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 TMP = tempfile.mkdtemp(prefix="tdsl-cli-")
@@ -298,9 +298,12 @@ def main():
             check(f"{label} ({args[0]}): located error, exit 1",
                   p.returncode == 1 and re.search(r"robust\.tdsl:\d+:\d+: error: ", err) and "^" in err,
                   f"exit {p.returncode}: {err[:500]}")
-    # a chain of operators is flat, not deep: it compiles, whatever its length (issue 31.3)
-    p = tdslc("run", write("flat.tdsl", "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * 50000 + " }\n"), "--json")
-    check("a long operator chain compiles and runs", p.returncode == 0, p.stderr.decode()[:500])
+    # a chain of operators is flat, not deep: it compiles, whatever its length (issue 31.3);
+    # the sanitizer pass (a subset) takes the issue's 20,000 terms, a quarter of the time
+    # there (the LLVM IR of the chain grows faster than its length), far past any nesting limit
+    terms = 50000 if test_subset() == 1 else 20000
+    p = tdslc("run", write("flat.tdsl", "fn f(x: f32[2]) -> f32[2] { return x" + " + x" * terms + " }\n"), "--json")
+    check(f"a long operator chain ({terms} terms) compiles and runs", p.returncode == 0, p.stderr.decode()[:500])
     p = tdslc(write("empty.tdsl", ""), "--emit=ir")
     check("an empty file: no function, exit 2, no crash",
           p.returncode == 2 and b"defines no function" in p.stderr, p.stderr.decode())

@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """tests/run/test_gemm.py: the CPU matmul schedules of ir/gemm.c (packed, direct, dot)
 against NumPy, on one backend (TDSL_BACKEND). Every layout (nn, nt, tn, tt), sliced and
 expanded operands, batches that broadcast, PyTorch's 1-D rules, odd sizes (1, 3, 7, 17,

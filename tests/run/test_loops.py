@@ -314,15 +314,15 @@ def kernel_functions(c_text):
 
 def check_shared(t, tdslc):
     """Layers whose kernels differ only in where they read share one function."""
-    src = f"""
+    src = """
 const L = 6
-fn f(x: f32[3, 16], w: f32[L, 16, 16], b: f32[L, 16]) -> f32[3, 16] {{
+fn f(x: f32[3, 16], w: f32[L, 16, 16], b: f32[L, 16]) -> f32[3, 16] {
     h = x
-    for i in range(L) {{
+    for i in range(L) {
         h = F.relu(h @ w[i] + b[i])
-    }}
+    }
     return h
-}}"""
+}"""
     ks = emit_text(tdslc, src, "kernels").stdout
     heads = [ln for ln in ks.splitlines() if ln.startswith("kernel ")]
     t.check("6 layers: 6 kernels, 5 of them the first's code",

@@ -144,7 +144,7 @@ def build(dt, rng):
     z = values(rng, dt, ())
     e = values(rng, dt, (3, 0))
     p = Program(dt)
-    xv, yv, sv = x, y.T, s[1::2]
+    yv, sv = y.T, s[1::2]
     xf = x.astype(np.float64)
     vals, idx = model_sort(x, -1)
     p.lines.append("a, ia = x.sort(stable=True)")

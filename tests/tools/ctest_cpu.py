@@ -15,7 +15,6 @@ import concurrent.futures
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import threading
