@@ -92,9 +92,10 @@ void emit_entry_decl(Ctx *cx, Buf *b, const LProgram *p);
 const char *emit_kernel_name(Ctx *cx, const LProgram *p, int i);
 // The index of the kernel whose code kernel i of p runs: i, or LKernel.same's.
 int emit_kernel_code(const LProgram *p, int i);
-// NULL when no arg of k may stream (LArg.stream) or k is a matmul; else a copy of k with every stream
-// mark cleared, the plain-store form that the CPU backends print beside k's and
-// runtime/stream.c picks between at run time (the same values: only the stores differ).
+// NULL when no arg of k may stream (LArg.stream) or k is a matmul; else a copy of k
+// with every stream mark cleared, the plain-store form that the CPU backends print
+// beside k's and runtime/stream.c picks between at run time (the same values: only
+// the stores differ).
 const LKernel *emit_plain_stores(Ctx *cx, const LKernel *k);
 // "also runs k5, k9: the same code on other buffers or offsets" for the kernels that
 // run kernel i's code (LKernel.same; four or more at one step: "k5, k9, ..., k21 (5)"),
