@@ -370,6 +370,10 @@ def check_gpt2_plan(t, tdslc):
     calls = len(re.findall(r"(?:= |TDSL_G_RUN\()tdsl_g_gpt2_k\d+\(", p.stdout))
     t.check("GPT-2 small: layers 1..10 in a loop of 5 (35 call sites)",
             p.returncode == 0 and rolled == [5] and calls == 35, f"{rolled} {calls} {p.stderr}")
+    # Issue 31's size budget for the whole model's C (kernels shared, micro-kernels once):
+    # a kernel printed twice (the vocabulary projection's plain-store twin) read 61,530.
+    size = len(p.stdout.encode())
+    t.check("GPT-2 small: --emit=c within 60,000 bytes", p.returncode == 0 and size <= 60000, f"{size} bytes")
     if env_backend() == "llvm":
         ll = emit_text(tdslc, src, "llvm", args)
         entry = ll.stdout[ll.stdout.find("define i32 @gpt2("):]
