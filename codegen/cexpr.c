@@ -74,6 +74,28 @@ static const char *const vec_gnu_selgt_text =
     "  for (int tdsl_g_i = 0; tdsl_g_i < $N; tdsl_g_i++) \\\n"
     "    tdsl_g_a[tdsl_g_i] = tdsl_g_p[tdsl_g_i] > tdsl_g_q[tdsl_g_i] ? tdsl_g_a[tdsl_g_i] : tdsl_g_b[tdsl_g_i]; \\\n"
     "  tdsl_g_a; })\n";
+// PyTorch's NaN-propagating maximum and minimum lane by lane, each lane what the scalar
+// tdsl_g_max / tdsl_g_min give (a NaN a, else a NaN b, else the larger or smaller, a on a
+// tie): a is kept where a >= b (a <= b) or a is NaN. As masks, a compare, a NaN test, an
+// or and a blend, which gcc 12 keeps in vectors (the lane-loop form it left scalar).
+static const char *const vec_gnu_maxmin_text =
+    "#define tdsl_g_maxmin_$Q(a, b, CMP) __extension__({ \\\n"
+    "  $V tdsl_g_a = (a), tdsl_g_b = (b); \\\n"
+    "  __typeof__(tdsl_g_a != tdsl_g_a) tdsl_g_m = (tdsl_g_a CMP tdsl_g_b) | (tdsl_g_a != tdsl_g_a); \\\n"
+    "  ($V)((tdsl_g_m & (__typeof__(tdsl_g_m))tdsl_g_a) | (~tdsl_g_m & (__typeof__(tdsl_g_m))tdsl_g_b)); })\n"
+    "#define tdsl_g_max_$Q(a, b) tdsl_g_maxmin_$Q(a, b, >=)\n"
+    "#define tdsl_g_min_$Q(a, b) tdsl_g_maxmin_$Q(a, b, <=)\n";
+static const char *const vec_struct_maxmin_text =
+    "$D$V tdsl_g_max_$Q($V a, $V b) {\n"
+    "  for (int l = 0; l < $N; l++)\n"
+    "    a.v[l] = a.v[l] != a.v[l] ? a.v[l] : b.v[l] != b.v[l] ? b.v[l] : a.v[l] < b.v[l] ? b.v[l] : a.v[l];\n"
+    "  return a;\n"
+    "}\n"
+    "$D$V tdsl_g_min_$Q($V a, $V b) {\n"
+    "  for (int l = 0; l < $N; l++)\n"
+    "    a.v[l] = a.v[l] != a.v[l] ? a.v[l] : b.v[l] != b.v[l] ? b.v[l] : b.v[l] < a.v[l] ? b.v[l] : a.v[l];\n"
+    "  return a;\n"
+    "}\n";
 static const char *const vec_struct_selgt_text =
     "$D$V tdsl_g_selgt_$Q($V p, $V q, $V a, $V b) {\n"
     "  for (int l = 0; l < $N; l++)\n"
@@ -438,6 +460,8 @@ static bool vec_prelude(Buf *b, const CDialect *d, const Prelude *pr) {
           vec_templ(b, d, gnu ? vec_gnu_float_text : vec_struct_float_text, (DType)dt, n);
         if (pr->selgt[dt][n])
           vec_templ(b, d, gnu ? vec_gnu_selgt_text : vec_struct_selgt_text, (DType)dt, n);
+        if (pr->maxmin[dt][n])
+          vec_templ(b, d, gnu ? vec_gnu_maxmin_text : vec_struct_maxmin_text, (DType)dt, n);
       }
     }
   }
@@ -1083,14 +1107,19 @@ static void vec_expr(CExprGen *g, const LExpr *e) {
     cexpr_expr(g, e->a);
     buf_puts(g->b, ")");
     return;
-  case LX_BINARY:
-    TD_ASSERT(e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL);
-    buf_printf(g->b, "tdsl_g_%s_%s(", e->op == OP_ADD ? "add" : e->op == OP_SUB ? "sub" : "mul", t);
+  case LX_BINARY: {
+    static const char *const names[OP_COUNT] = {[OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul",
+                                                [OP_MAXIMUM] = "max", [OP_MINIMUM] = "min"};
+    TD_ASSERT(names[e->op]);
+    if (e->op == OP_MAXIMUM || e->op == OP_MINIMUM)
+      g->pr->maxmin[e->dt][e->lanes] = true;
+    buf_printf(g->b, "tdsl_g_%s_%s(", names[e->op], t);
     cexpr_expr(g, e->a);
     buf_puts(g->b, ", ");
     cexpr_expr(g, e->b);
     buf_puts(g->b, ")");
     return;
+  }
   case LX_FMA:  // fmas: the first factor a splat (a matmul's element of a row)
     TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64);
     buf_printf(g->b, "tdsl_g_fma%s_%s(", e->a->kind == LX_SPLAT ? "s" : "", t);

@@ -421,7 +421,8 @@ static void verify_expr(Verify *V, const LExpr *e) {
   if (e->lanes > 1) {  // the vector forms of ir/loop.h's Lanes
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
               e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG || e->kind == LX_SHUFFLE ||
-              (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL || e->op == OP_GT)) ||
+              (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL || e->op == OP_GT ||
+                                          e->op == OP_MAXIMUM || e->op == OP_MINIMUM)) ||
               (e->kind == LX_SELECT && e->a->kind == LX_BINARY && e->a->op == OP_GT && e->a->a->dt == e->dt &&
                e->b->lanes == e->lanes && e->c->lanes == e->lanes));
     TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_MMA ||

@@ -66,7 +66,7 @@
 // a scalar; every constructor but lx_splat/lx_vload/lx_local_v/lx_shuffle makes
 // scalars). Vector expressions are only these: LX_LOAD of `lanes` consecutive elements
 // buf[idx + l]; LX_LOCAL of a vector local; LX_SPLAT (scalar a in every lane);
-// LX_BINARY (ADD SUB MUL) and LX_FMA lane by lane over operands of the same lanes
+// LX_BINARY (ADD SUB MUL, and MAXIMUM MINIMUM: ir/sched.c's amax/amin) and LX_FMA lane by lane over operands of the same lanes
 // (LX_FMA may be scalar); LX_SELECT (p > q) ? a : b lane by lane, whose condition is a
 // vector LX_BINARY GT (of DT_BOOL lanes, a vector nowhere else) of p and q, all four of
 // the select's dt and lanes (ir/sched.c's vector select max); LX_SHUFFLE (lane l of the result is lane sel[l] of the

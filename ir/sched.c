@@ -462,7 +462,7 @@ static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lan
     const LStmt *st = l->body.data[i];
     if (red[i]) {
       Op op = fold_op(st);
-      if ((op != OP_ADD && op != OP_MUL && op != OP_GT) || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
+      if ((op != OP_ADD && op != OP_MUL && op != OP_GT && op != OP_MAXIMUM && op != OP_MINIMUM) || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
         return false;
     } else if (st->kind != LS_LET || !vec_ok(s, st->val, l->var, dt, vloc)) {
       return false;
