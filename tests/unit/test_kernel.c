@@ -1688,11 +1688,11 @@ static int most_lanes_after_sched(const char *src) {
 }
 
 // A sum or product of plain arithmetic over consecutive elements, or a softmax's or
-// log_softmax's row max (a select max, which skips NaN), accumulates in one vector of
-// 16 f32 (8 f64) lanes, with the remainder in lane 0; amax (which propagates NaN), or a
-// term the vectors cannot compute (exp's bit casts), keeps the unrolled lanes. The
-// values: as near the naive order as the unrolled form (the test above, which runs
-// these forms).
+// log_softmax's row max (a select max, which skips NaN), or amax/amin, max()/min() and
+// max(dim)'s values (maximum/minimum, which propagate NaN), accumulates in one vector of
+// 16 f32 (8 f64) lanes, with the remainder in lane 0; a term the vectors cannot compute
+// (exp's bit casts) keeps the unrolled lanes. The values: as near the naive order as the
+// unrolled form (the test above, which runs these forms).
 static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void **state) {
   (void)state;
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.sum(-1)\n}\n"), 16);
@@ -1700,7 +1700,10 @@ static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void 
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[6, 64], w: f32[64]) -> f32[6] {\n"
                                           "    return ((x - 0.5).square() * w - x).sum(-1)\n}\n"),
                    16);
-  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.amax(-1)\n}\n"), 1);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[5] {\n    return x.amax(-1)\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f64[5, 40]) -> f64[5] {\n    return x.amin(1)\n}\n"), 8);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[] {\n    return x.max()\n}\n"), 16);
+  near_naive_after_sched("fn f(x: f64[3, 37]) -> (f64[3], f64[]) {\n    return x.amax(-1), x.min()\n}\n", 4, 0);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n"), 16);
   assert_int_equal(most_lanes_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n"), 8);
   near_naive_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n", 4, 1e-12);
