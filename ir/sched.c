@@ -14,9 +14,9 @@
 //    times, lane l takes the iterations j = l (mod LANES), the remainder goes to
 //    lane 0, and the lanes are combined in a fixed tree. Every side effect keeps its
 //    order; only the association of the reduction changes (NumPy's pairwise sum does
-//    the same), identically in every backend. Where the loop is a sum, product or
-//    select max of plain arithmetic over consecutive elements, the lanes are one
-//    vector accumulator (ir/loop.h's Lanes: one statement instead of LANES), folded
+//    the same), identically in every backend. Where the loop is a sum, product,
+//    select max or NaN-propagating maximum/minimum (amax, amin) of plain arithmetic
+//    over consecutive elements, the lanes are one vector accumulator (ir/loop.h's Lanes: one statement instead of LANES), folded
 //    into acc afterwards.
 // 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
 //    whose buffers do not fit the last-level cache (mark_streams says why), is marked
@@ -362,10 +362,12 @@ static void emit_copy(Sched *s, const LStmt *l, Clone *c, LStmtList *into) {
 }
 
 // ---- the lane form as vectors ----
-// Where the loop holds only sums, products or select maxes (softmax's row max: gcc
-// vectorizes neither the scalar lanes' selects nor a maximum() with its NaN tests, and
-// its 16 scalar maxes made C softmax [256, 4096] ~1.3x slower than LLVM's) and lets of
-// float arithmetic that the
+// Where the loop holds only sums, products, select maxes or maximums/minimums (softmax's
+// row max, amax, amin: gcc vectorizes neither the scalar lanes' selects nor a maximum()
+// with its NaN tests; its 16 scalar maxes made C softmax [256, 4096] ~1.3x and C amax
+// [4096, 8192] 3-4.5x slower than the vector form; each lane of a vector maximum is the
+// scalar one, so the results are the unrolled lanes' bit for bit, NaN payloads and the
+// sign of a zero included) and lets of float arithmetic that the
 // vectors of ir/loop.h's Lanes can compute (loads of consecutive elements, + - *, fma,
 // and values the loop does not change), lane l's partial result is lane l of one vector
 // accumulator: for m { V = V op x(LANES m + 0..LANES) }, the same association as the
@@ -454,7 +456,8 @@ static LExpr *vec_expr(Sched *s, const Clone *c, const LExpr *e, int lanes, cons
 }
 
 // Loop l (splittable, red its reductions, lanes of dt) as vectors, appended to out, if
-// every statement is a sum, a product or a let of dt that vec_ok; else false.
+// every statement is a fold above (sum, product, select max, maximum, minimum) or a let
+// of dt that vec_ok; else false.
 static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lanes, LStmtList *out) {
   int nloc = s->k->locals.len;
   bool *vloc = arena_alloc(&s->cx->arena, (size_t)nloc + 1);
