@@ -342,6 +342,16 @@ static LStmtList *tile_loops(Gemm *G, LStmtList *into, int64_t mr, int64_t nr, L
 // columns in place (k*lda + r: unit-stride along the rows, as attention's values).
 // The buffers' sizes, and the k loop's bound, grow with the longest block and the
 // farthest element any call of the program passes.
+// Rows and columns in place stay two functions. Tried (issue 31): one function for both,
+// A(r, k) at r*rs + k*ks with both strides i64 arguments as a BLAS micro-kernel takes
+// them (attention's scores and values, both 8x16 with AVX-512, then share it). The object
+// of examples/attention.tdsl had one function fewer (62 instructions of assembly), yet
+// tdslc did more work: 126.4M -> 128.4M instructions (callgrind; SelectionDAG, instcombine
+// and register allocation each a little more: every in-place A, the matmul's 5x64 rows
+// too, then multiplies k by a stride per row) and sdpa_256 ran 1.03x slower (4 rounds
+// interleaved, 1.01-1.08: the k loop recomputes k * ks with an imul each term), matmul_nt
+// and the attention example unchanged. What these functions cost to compile is their
+// instructions, not their number.
 
 static void fn_push(Ctx *cx, LStmtList *into, LStmt *s) { vec_push(&cx->arena, into, s); }
 
