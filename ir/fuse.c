@@ -777,6 +777,8 @@ static void plan_modes(Fuse *f) {
 
 void fuse_graph(Graph *g) {
   attn_fuse(g);
+  if (g->cpu)
+    fuse_late_half(g);
   Ctx *cx = g->cx;
   Fuse F = {.g = g, .cx = cx, .n = g->nodes.len};
   Fuse *f = &F;

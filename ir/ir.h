@@ -338,6 +338,9 @@ void fuse_place(Graph *g);
 void fuse_recur(Graph *g);
 const Recur *fuse_recur_of(const Graph *g, int kernel);  // the recurrence kernel k is, or NULL
 bool attn_fuse(Graph *g);  // (attn_fuse.c) whether it rewrote any
+// (late_half.c) A matmul whose output's column ranges are read far apart becomes two, the
+// later part inserted before its first reader (ids renumbered). CPU programs only.
+void fuse_late_half(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.
 const Node *fuse_kernel_root(const Graph *g, int kernel);

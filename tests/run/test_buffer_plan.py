@@ -13,7 +13,11 @@ the same programs run against NumPy.
     written) and the T outputs the stack reads: not a state per step (a small output
     kept to the end pinning a state's buffer), nor the [T, D, N] exp whose steps read
     disjoint slices (each element is computed once either way: recomputed in the step
-    that reads it, it is never stored).
+    that reads it, it is never stored);
+  - a linear whose output is split in two halves, one read at once (a chain of 40 ops),
+    the other only at the end (Mamba's in_proj and its res): the late half is computed
+    where it is read (ir/late_half.c), so the temps hold the chain's two intermediates
+    and little more, not the whole product across the chain.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -34,6 +38,7 @@ T = Tally()
 
 T_, D, N = 16, 256, 16
 ROWS, COLS = 64, 256
+LR, LK, LH = 64, 96, 128
 SRC = f"""fn steps(a: f32[{T_}, {D}, {N}], u: f32[{T_}, {D}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
     x = torch.zeros({D}, {N})
     ys = []
@@ -58,6 +63,13 @@ fn chain(x: f32[{ROWS}, {COLS}]) -> f32[{ROWS}, {COLS}] {{
         x = torch.cumsum(x, i % 2)
     }}
     return x
+}}
+fn late(x: f32[{LR}, {LK}], w: f32[{2 * LH}, {LK}]) -> f32[{LR}, {LH}] {{
+    h, r = F.linear(x, w).split([{LH}, {LH}], dim=-1)
+    for i in range(20) {{
+        h = torch.tanh(torch.cumsum(h, i % 2))
+    }}
+    return h * r
 }}"""
 
 BUF = re.compile(r"^buffer b\d+ (\w+)( scratch)? (\w+)\[([\d, ]*)\] (\S+)")
@@ -97,6 +109,11 @@ state, y = D * N * 4, D * 4
 for fn in ("steps", "scan"):
     check_bound(f"{fn}: two states and the step outputs", fn, 2 * state + T_ * y,
                 f"2 states of {state} bytes and {T_} outputs of {y}")
+# the late half: the chain's two intermediates and at most one more of their size (the
+# whole product held across the chain is two more)
+half = LR * LH * 4
+check_bound("late: the second half of a linear computed where it is read", "late", 3 * half,
+            f"3 of {half} bytes")
 
 # the same programs, run
 rng = np.random.default_rng(27)
@@ -127,4 +144,18 @@ if p.returncode != 0 or len(outs) != 1:
 else:
     err = float(np.max(np.abs(outs[0].astype(np.float64) - want)))
     T.check("chain matches NumPy", err <= 1e-5 * float(np.max(np.abs(want))), f"max abs error {err}")
+xl = rng.uniform(-1, 1, (LR, LK)).astype(np.float32)
+wl = rng.uniform(-0.2, 0.2, (2 * LH, LK)).astype(np.float32)
+z = xl.astype(np.float64) @ wl.astype(np.float64).T
+want, r = z[:, :LH], z[:, LH:]
+for i in range(20):
+    want = np.tanh(np.cumsum(want, i % 2))
+want = want * r
+p, outs = run_outputs(TDSLC, SRC, {"x": xl, "w": wl}, fn="late", backend=BACKEND)
+if p.returncode != 0 or len(outs) != 1:
+    T.report("late runs", [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"], SRC)
+else:
+    err = float(np.max(np.abs(outs[0].astype(np.float64) - want)))
+    T.check("late matches NumPy", outs[0].shape == want.shape and err <= 1e-4 * max(1.0, float(np.max(np.abs(want)))),
+            f"shape {outs[0].shape}, max abs error {err}")
 sys.exit(T.summary())
