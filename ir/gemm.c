@@ -342,6 +342,20 @@ static LStmtList *tile_loops(Gemm *G, LStmtList *into, int64_t mr, int64_t nr, L
 // columns in place (k*lda + r: unit-stride along the rows, as attention's values).
 // The buffers' sizes, and the k loop's bound, grow with the longest block and the
 // farthest element any call of the program passes.
+// Rows and columns in place stay two functions. Tried (issue 31): one function for both,
+// A(r, k) at r*rs + k*ks with both strides i64 arguments as a BLAS micro-kernel takes
+// them (attention's scores and values, both 8x16 with AVX-512, then share it). The object
+// of examples/attention.tdsl had one function fewer (62 instructions of assembly), yet
+// tdslc did more work: 126.4M -> 128.4M instructions (callgrind; SelectionDAG, instcombine
+// and register allocation each a little more: every in-place A, the matmul's 5x64 rows
+// too, then multiplies k by a stride each term), though perf stat's task-clock read
+// 0.96x (29.2 -> 28.1 ms, 3 x 20 runs interleaved); sdpa_256 ran 1.02x slower (10 rounds
+// interleaved, each 1.00-1.15: the k loop recomputes k * ks with an imul each term),
+// matmul_nt and the attention example unchanged; k * ks kept in an i64 local stepped by
+// ks each term (LSR is off: llvm_emit.c) took the imul out of the loop but cost 133.5M.
+// A k loop left empty (its loads and FMAs dropped) saves 6.9M in the columns form,
+// 20.4M in the rows form (the matmul's 5x64 and the scores' 8x16): what these functions
+// cost to compile is their loops' address arithmetic and FMAs, not their number.
 
 static void fn_push(Ctx *cx, LStmtList *into, LStmt *s) { vec_push(&cx->arena, into, s); }
 
