@@ -257,6 +257,29 @@ LIndex li_affine(const View *v, const int *vars) {
   return ix;
 }
 
+bool lx_same_index(const LIndex *x, const LIndex *y) {
+  if (x->base != y->base || x->nterms != y->nterms)
+    return false;
+  for (int t = 0; t < x->nterms; t++)
+    if (x->var[t] != y->var[t] || x->coef[t] != y->coef[t])
+      return false;
+  return true;
+}
+
+bool lx_same(const LExpr *x, const LExpr *y) {
+  if (!x || !y)
+    return x == y;
+  if (x->kind != y->kind || x->dt != y->dt || x->op != y->op || memcmp(&x->f, &y->f, sizeof x->f) || x->i != y->i ||
+      x->var != y->var || x->local != y->local || x->buf != y->buf || x->err != y->err || x->wrap != y->wrap ||
+      x->lanes != y->lanes)
+    return false;
+  if (x->kind == LX_LOAD && (!lx_same_index(&x->idx, &y->idx) || !lx_same(x->idx.dyn, y->idx.dyn)))
+    return false;
+  if (x->kind == LX_SHUFFLE && memcmp(x->sel, y->sel, sizeof *x->sel * (size_t)x->lanes))
+    return false;
+  return lx_same(x->a, y->a) && lx_same(x->b, y->b) && lx_same(x->c, y->c);
+}
+
 // A checked index, or an integer floor_divide, remainder or pow (division by zero, a
 // negative exponent) that carries an error.
 bool lx_raises_here(const LExpr *e) {

@@ -469,6 +469,10 @@ LStmt *ls_if(Ctx *cx, LExpr *cond);
 LExpr *lx_arg(Ctx *cx, int i);                                  // scalar argument i (i64)
 LStmt *ls_call(Ctx *cx, int fn, int nptr, int nval);            // args filled by the caller
 LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (vars[k] for dim k; -1: index 0)
+// Structural equality: the same kind, dtype, op, constant bits, variables, locals,
+// buffers and indices (terms in the same order), down to the leaves.
+bool lx_same_index(const LIndex *x, const LIndex *y);
+bool lx_same(const LExpr *x, const LExpr *y);
 bool lx_raises_here(const LExpr *e);  // e itself can raise one of its kernel's errors
 bool lx_raises(const LExpr *e);       // evaluating e (any operand) can raise
 // lanes[l] = the lanes of local l (its LS_LET's value; 1 if it has none); lanes has

@@ -503,16 +503,6 @@ static bool row_uniform(const KernelBuilder *kb, const Recips *R, const LExpr *e
   return !lx_raises_here(e) && row_uniform(kb, R, e->a) && row_uniform(kb, R, e->b) && row_uniform(kb, R, e->c);
 }
 
-static bool same_uniform(const LExpr *a, const LExpr *b) {  // (both row_uniform)
-  if (!a || !b)
-    return a == b;
-  if (a->kind == LX_LOAD && (b->kind != LX_LOAD || a->buf != b->buf || !kb_ix_equal(&a->idx, &b->idx)))
-    return false;
-  return a->kind == b->kind && a->op == b->op && a->dt == b->dt && a->local == b->local && a->i == b->i &&
-         (a->f == b->f || (a->f != a->f && b->f != b->f)) && same_uniform(a->a, b->a) && same_uniform(a->b, b->b) &&
-         same_uniform(a->c, b->c);
-}
-
 // e with each float x / sqrt(s), s the same over the row, as x * (1 / sqrt(s)), the
 // reciprocal a let of R->lets (one per distinct s); nodes copied where they change (a
 // node may be shared with statements before the pass).
@@ -531,7 +521,7 @@ static LExpr *recip_expr(KernelBuilder *kb, Recips *R, LExpr *e) {
       q->op != OP_SQRT || !row_uniform(kb, R, q))
     return e;
   int i = 0;
-  while (i < R->n && !same_uniform(R->q[i], q))
+  while (i < R->n && !lx_same(R->q[i], q))
     i++;
   if (i == R->n) {
     if (R->n == 8)

@@ -192,37 +192,14 @@ static uint64_t hash_kernel(const LProgram *p, const LKernel *k) {
   return hash_stmts(h, &k->body);
 }
 
-static bool same_index(const LIndex *x, const LIndex *y) {
-  if (x->base != y->base || x->nterms != y->nterms)
-    return false;
-  for (int t = 0; t < x->nterms; t++)
-    if (x->var[t] != y->var[t] || x->coef[t] != y->coef[t])
-      return false;
-  return true;
-}
-
-static bool same_expr(const LExpr *x, const LExpr *y) {
-  if (!x || !y)
-    return x == y;
-  if (x->kind != y->kind || x->dt != y->dt || x->op != y->op || memcmp(&x->f, &y->f, sizeof x->f) || x->i != y->i ||
-      x->var != y->var || x->local != y->local || x->buf != y->buf || x->err != y->err || x->wrap != y->wrap ||
-      x->lanes != y->lanes)
-    return false;
-  if (x->kind == LX_LOAD && (!same_index(&x->idx, &y->idx) || !same_expr(x->idx.dyn, y->idx.dyn)))
-    return false;
-  if (x->kind == LX_SHUFFLE && memcmp(x->sel, y->sel, sizeof *x->sel * (size_t)x->lanes))
-    return false;
-  return same_expr(x->a, y->a) && same_expr(x->b, y->b) && same_expr(x->c, y->c);
-}
-
 static bool same_call(const LCall *x, const LCall *y) {
   if (x->fn != y->fn || x->nptr != y->nptr || x->nval != y->nval)
     return false;
   for (int i = 0; i < x->nptr; i++)
-    if (x->ptr[i] != y->ptr[i] || x->reach[i] != y->reach[i] || !same_index(&x->at[i], &y->at[i]))
+    if (x->ptr[i] != y->ptr[i] || x->reach[i] != y->reach[i] || !lx_same_index(&x->at[i], &y->at[i]))
       return false;
   for (int i = 0; i < x->nval; i++)
-    if (!same_expr(x->val[i], y->val[i]))
+    if (!lx_same(x->val[i], y->val[i]))
       return false;
   return true;
 }
@@ -235,11 +212,11 @@ static bool same_stmts(const LStmtList *x, const LStmtList *y) {
     if (s->kind != t->kind || s->var != t->var || s->extent != t->extent || s->parallel != t->parallel ||
         s->vector != t->vector || s->buf != t->buf || s->local != t->local)
       return false;
-    if (s->kind == LS_STORE && (!same_index(&s->idx, &t->idx) || !same_expr(s->idx.dyn, t->idx.dyn)))
+    if (s->kind == LS_STORE && (!lx_same_index(&s->idx, &t->idx) || !lx_same(s->idx.dyn, t->idx.dyn)))
       return false;
     if (s->kind == LS_CALL && !same_call(s->call, t->call))
       return false;
-    if (!same_expr(s->n, t->n) || !same_expr(s->val, t->val) || !same_expr(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
+    if (!lx_same(s->n, t->n) || !lx_same(s->val, t->val) || !lx_same(s->cond, t->cond) || !same_stmts(&s->body, &t->body))
       return false;
   }
   return true;
@@ -272,8 +249,8 @@ static bool same_matmul(const LKernel *kx, const LKernel *ky) {
     return false;
   if (x->body && x->body->len != y->body->len)
     return false;
-  return (!x->a || same_expr(x->a, y->a)) && (!x->b || same_expr(x->b, y->b)) &&
-         (!x->init || same_expr(x->init, y->init));
+  return (!x->a || lx_same(x->a, y->a)) && (!x->b || lx_same(x->b, y->b)) &&
+         (!x->init || lx_same(x->init, y->init));
 }
 
 static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
