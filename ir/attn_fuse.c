@@ -173,15 +173,6 @@ static const double *node_values(Evals *ev, const Node *n) {
   return vals;
 }
 
-static bool same_view(const View *a, const View *b) {
-  if (a->ndim != b->ndim || a->offset != b->offset)
-    return false;
-  for (int d = 0; d < a->ndim; d++)
-    if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
-      return false;
-  return true;
-}
-
 // Whether a and b evaluate alike by node_values (element for element, in the same
 // views): the same scalars, or views alike of nodes of the same op, output dtype and
 // shape, leaf attributes and sources, down to the leaves. Only the ops eval_node knows
@@ -193,13 +184,13 @@ static bool same_value(const Value *a, const Value *b, int depth) {
     return a->is_scalar && b->is_scalar && a->dtype == b->dtype &&
            (dtype_is_float(a->dtype) ? a->sval == b->sval : a->ival == b->ival);
   if (depth > 32 || a->dtype != b->dtype || !a->buf || !b->buf || a->buf->kind != BUF_KERNEL ||
-      b->buf->kind != BUF_KERNEL || !same_view(&a->view, &b->view))
+      b->buf->kind != BUF_KERNEL || !view_equal(a->view, b->view))
     return false;
   const Node *x = a->buf->producer, *y = b->buf->producer;
   if (x == y)
     return true;
   if (x->op != y->op || x->out->dtype != y->out->dtype || x->nsrc != y->nsrc ||
-      !same_view(&x->out->view, &y->out->view) || (!is_leaf(x->op) && !op_is_pointwise(x->op)))
+      !view_equal(x->out->view, y->out->view) || (!is_leaf(x->op) && !op_is_pointwise(x->op)))
     return false;
   if (is_leaf(x->op))
     return x->attr.lo == y->attr.lo && x->attr.hi == y->attr.hi && x->attr.ilo == y->attr.ilo &&
