@@ -184,6 +184,20 @@ static int64_t node_flops(const Node *n) {
   }
 }
 
+int graph_buffer_uses(const Graph *g, const Buffer *b, const bool *skip) {
+  int uses = 0;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    if (skip && skip[n->id])
+      continue;
+    for (int s = 0; s < n->nsrc; s++)
+      uses += n->srcs[s]->buf == b;
+  }
+  for (int i = 0; i < g->outputs.len; i++)
+    uses += g->outputs.data[i]->buf == b;
+  return uses;
+}
+
 int64_t graph_flops(const Graph *g) {
   int64_t flops = 0;
   for (int i = 0; i < g->nodes.len; i++)

@@ -293,6 +293,9 @@ void graph_output(Graph *g, Value *v);
 // raised. Ids are renumbered.
 void graph_prune(Graph *g);
 bool graph_is_view_only(const Graph *g);  // no node at all: run needs no kernel
+// How many operands of g's nodes and how many outputs are over buffer b, the nodes with
+// skip[id] set aside (skip may be NULL).
+int graph_buffer_uses(const Graph *g, const Buffer *b, const bool *skip);
 // The arithmetic of one call, for `tdslc bench`: 2·M·N·K per matmul, the two products and
 // the softmax of an attention (per query row, S·(2E + 2Ev + 1)), one operation per
 // element computed or reduced for every other node (copies and creation ops: none).

@@ -7,8 +7,9 @@
 //
 // The rewrite: the node's result (and the join's operand, the only other value over
 // the node's buffer) become views of the join's buffer at the slice's offset; the
-// node's own buffer is left unused (its producer's result no longer names it). The join's kernel (ir/ew.c's build_cat) skips the
-// parts already in place; when every part is, it is an empty kernel.
+// node's own buffer is left unused (its producer's result no longer names it). The
+// join's kernel (ir/ew.c's build_cat) skips the parts already in place; when every part
+// is, it is an empty kernel.
 //
 // Invariants kept: a part is placed only when
 //   - its node is NM_STORED in a kernel before the join's, owns its buffer, and is an
@@ -57,19 +58,6 @@ static bool placeable_node(const Graph *g, const Node *j, const Value *v) {
   return view_numel(v->view) == v->buf->numel;
 }
 
-// How many operands (of every node) and outputs are over buffer b.
-static int uses_of(const Graph *g, const Buffer *b) {
-  int uses = 0;
-  for (int i = 0; i < g->nodes.len; i++) {
-    const Node *n = g->nodes.data[i];
-    for (int s = 0; s < n->nsrc; s++)
-      uses += n->srcs[s]->buf == b;
-  }
-  for (int i = 0; i < g->outputs.len; i++)
-    uses += g->outputs.data[i]->buf == b;
-  return uses;
-}
-
 static void place_join(Graph *g, Node *j) {
   const View *ov = &j->out->view;
   if (j->out->cplx || ov->offset != 0 || !view_is_contiguous(*ov) || j->out->buf->producer != j)
@@ -79,7 +67,8 @@ static void place_join(Graph *g, Node *j) {
   for (int p = 0; p < j->nsrc; p++) {
     Value *v = j->srcs[p];
     int64_t step = j->op == OP_STACK ? 1 : (v->view.ndim > a ? v->view.shape[a] : 0), base;
-    bool ok = !v->is_scalar && placeable_node(g, j, v) && part_slice(j, v, off_a, &base) && uses_of(g, v->buf) == 1;
+    bool ok = !v->is_scalar && placeable_node(g, j, v) && part_slice(j, v, off_a, &base) &&
+              graph_buffer_uses(g, v->buf, NULL) == 1;
     off_a += step;
     if (!ok)
       continue;

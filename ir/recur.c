@@ -208,21 +208,6 @@ static Node *state_of(const Node *y) {
   return s;
 }
 
-// How many operands of nodes outside `in` (and outputs) read buffer b.
-static int outside_reads(const Graph *g, const Buffer *b, const bool *in) {
-  int r = 0;
-  for (int i = 0; i < g->nodes.len; i++) {
-    const Node *n = g->nodes.data[i];
-    if (in[n->id])
-      continue;
-    for (int s = 0; s < n->nsrc; s++)
-      r += n->srcs[s]->buf == b;
-  }
-  for (int i = 0; i < g->outputs.len; i++)
-    r += g->outputs.data[i]->buf == b;
-  return r;
-}
-
 static bool try_stack(Graph *g, Node *j) {
   Ctx *cx = g->cx;
   int T = j->nsrc;
@@ -273,11 +258,11 @@ static bool try_stack(Graph *g, Node *j) {
     in[Y[t]->id] = true;
   in[j->id] = true;
   for (int i = 0; i < mine.len; i++)
-    if (outside_reads(g, mine.data[i]->out->buf, in) || mine.data[i]->mode == NM_LOCAL)
+    if (graph_buffer_uses(g, mine.data[i]->out->buf, in) || mine.data[i]->mode == NM_LOCAL)
       return false;
   for (int t = 0; t < T; t++)
     if (Y[t]->mode != NM_STORED ||
-        (Y[t]->out->buf != j->out->buf && (outside_reads(g, Y[t]->out->buf, in) || Y[t]->out->buf->producer != Y[t])))
+        (Y[t]->out->buf != j->out->buf && (graph_buffer_uses(g, Y[t]->out->buf, in) || Y[t]->out->buf->producer != Y[t])))
       return false;
   // the kernels from the first step's to the stack's compute nothing else
   int k0 = j->kernel;
