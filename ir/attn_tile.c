@@ -34,8 +34,8 @@
 // stored.
 //
 // q is copied once per tile into qt, and acc * (1 / l) stored out, by scalar loops
-// (copy_row: the vectorizer's gathers and scatters cost more to compile and run). The LB_TEMPs qt, sc, acc and st (m, l, b and c),
-// each MR lanes wide, have a region per batch when the batch loop is the parallel one
+// (copy_row: the vectorizer's gathers and scatters cost more to compile and run). The
+// LB_TEMPs qt, sc, acc and st (m, l, b and c), each MR lanes wide, have a region per batch when the batch loop is the parallel one
 // (the tiles of a batch take turns in it, so it stays in the caches), per tile when the
 // tile loop is, else one: parallel iterations share nothing. The rows being lanes, the
 // tiling changes no rounding (results do not depend on MR); the products' FMA and the

@@ -66,13 +66,13 @@
 // a scalar; every constructor but lx_splat/lx_vload/lx_local_v/lx_shuffle makes
 // scalars). Vector expressions are only these: LX_LOAD of `lanes` consecutive elements
 // buf[idx + l]; LX_LOCAL of a vector local; LX_SPLAT (scalar a in every lane);
-// LX_BINARY (ADD SUB MUL, and MAXIMUM MINIMUM: ir/sched.c's amax/amin) and LX_FMA lane by lane over operands of the same lanes
-// (LX_FMA may be scalar); LX_SELECT (p > q) ? a : b lane by lane, whose condition is a
-// vector LX_BINARY GT (of DT_BOOL lanes, a vector nowhere else) of p and q, all four of
-// the select's dt and lanes (ir/sched.c's vector select max); LX_SHUFFLE (lane l of the result is lane sel[l] of the
-// concatenation of a and b, two vectors of its dt and of n lanes each, n its own lanes
-// or half of them: 0 <= sel[l] < 2 * n);
-// and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). Vectors
+// LX_BINARY (ADD SUB MUL, and MAXIMUM MINIMUM: ir/sched.c's amax/amin) and LX_FMA
+// lane by lane over operands of the same lanes (LX_FMA may be scalar); LX_SELECT
+// (p > q) ? a : b lane by lane, whose condition is a vector LX_BINARY GT (of DT_BOOL
+// lanes, a vector nowhere else) of p and q, all four of the select's dt and lanes
+// (ir/sched.c's vector select max); LX_SHUFFLE (lane l of the result is lane sel[l] of
+// the concatenation of a and b, two vectors of its dt and of n lanes each, n its own
+// lanes or half of them: 0 <= sel[l] < 2 * n); and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). Vectors
 // computed with are f32 or f64; vectors only moved (loads, locals, shuffles, stores) may
 // also be of the ints (i8 u8 i16 i32 i64), and such a vector load or store of a buffer
 // of another dtype of the same size (i16 of f16 or bf16, u8 of bool) moves its bits

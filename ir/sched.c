@@ -16,8 +16,8 @@
 //    order; only the association of the reduction changes (NumPy's pairwise sum does
 //    the same), identically in every backend. Where the loop is a sum, product,
 //    select max or NaN-propagating maximum/minimum (amax, amin) of plain arithmetic
-//    over consecutive elements, the lanes are one vector accumulator (ir/loop.h's Lanes: one statement instead of LANES), folded
-//    into acc afterwards.
+//    over consecutive elements, the lanes are one vector accumulator (ir/loop.h's
+//    Lanes: one statement instead of LANES), folded into acc afterwards.
 // 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
 //    whose buffers do not fit the last-level cache (mark_streams says why), is marked
 //    LArg.stream: the
@@ -465,7 +465,8 @@ static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lan
     const LStmt *st = l->body.data[i];
     if (red[i]) {
       Op op = fold_op(st);
-      if ((op != OP_ADD && op != OP_MUL && op != OP_GT && op != OP_MAXIMUM && op != OP_MINIMUM) || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
+      bool foldable = op == OP_ADD || op == OP_MUL || op == OP_GT || op == OP_MAXIMUM || op == OP_MINIMUM;
+      if (!foldable || !vec_ok(s, fold_operand(st), l->var, dt, vloc))
         return false;
     } else if (st->kind != LS_LET || !vec_ok(s, st->val, l->var, dt, vloc)) {
       return false;
