@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from composed_cases import run_families  # noqa: E402
-from oracle import Tally, require_backend, run_case  # noqa: E402
+from oracle import NP_DTYPES, Tally, require_backend, run_case  # noqa: E402
 
 
 def rows(dt, n):
@@ -45,6 +45,56 @@ def nan_rows():
     t.report("nan_rows", errs, src)
     return t.summary()
 
+def tie_rows(rng, dt, shape):
+    """Values of dtype dt from a few levels, so that most rows tie on their extreme; floats
+    also get NaN (a few rows several, at random places: first lanes, last lanes, the
+    remainder), +-inf and -0.0 among +0.0."""
+    x = rng.integers(-3, 4, size=shape).astype(dt)
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        x.flat[rng.integers(0, x.size, size=x.size // 9)] = info.max
+        x.flat[rng.integers(0, x.size, size=x.size // 9)] = info.min
+        return x
+    flat = x.reshape(-1)
+    for v, k in ((np.inf, 23), (-np.inf, 23), (-0.0, 5), (0.0, 5)):
+        flat[rng.integers(0, flat.size, size=flat.size // k)] = v
+    rows = x.reshape(-1, shape[-1])
+    for r in range(0, rows.shape[0], 3):  # NaN in every third row, one or two, anywhere
+        rows[r, rng.integers(0, shape[-1], size=1 + r % 2)] = np.nan
+    return x
+
+
+def argext_rows():
+    """argmax/argmin (and max(dim)/min(dim)'s indices) against NumPy's argmax/argmin (the
+    first extreme; NaN the extreme and its first wins; -0.0 == 0.0) over rows shorter than
+    a vector, of a vector and a remainder, long, of every CPU lane dtype, over the last
+    dim, a middle dim, dim 0, the whole tensor, and with keepdim (one program)."""
+    t = Tally()
+    rng = np.random.default_rng(27)
+    shapes = {"a": ("f32", (9, 13)), "b": ("f32", (12, 77)), "c": ("f32", (6, 1000)), "d": ("f64", (9, 45)),
+              "e": ("i32", (8, 70)), "g": ("i64", (7, 37)), "h": ("f32", (5, 40, 3)), "k": ("f64", (4, 16)),
+              "m": ("f32", (3, 48))}
+    ins = {n: tie_rows(rng, NP_DTYPES[k], s) for n, (k, s) in shapes.items()}
+    ins["m"][:] = -np.inf  # all -inf: index 0
+    ins["m"][1, 40] = np.nan
+    ins["m"][2, ::2] = np.inf
+    a, b, c, d, e, g, h, k, m = (ins[n] for n in "abcdeghkm")
+    cases = [("a.argmax(-1)", a.argmax(-1)), ("a.argmin(1)", a.argmin(1)), ("b.argmax(-1)", b.argmax(-1)),
+             ("b.argmin(-1, keepdim=True)", b.argmin(-1)[:, None]), ("torch.max(b, 1).indices", b.argmax(1)),
+             ("b.min(-1).indices", b.argmin(-1)), ("c.argmax(1)", c.argmax(1)), ("c.argmin(1)", c.argmin(1)),
+             ("d.argmax(-1)", d.argmax(-1)), ("d.argmin(1, keepdim=True)", d.argmin(1)[:, None]),
+             ("e.argmax(-1)", e.argmax(-1)), ("e.argmin(-1)", e.argmin(-1)), ("g.argmax(1)", g.argmax(1)),
+             ("g.min(1).indices", g.argmin(1)), ("h.argmax(1)", h.argmax(1)), ("h.argmin(0)", h.argmin(0)),
+             ("h.argmax(-1)", h.argmax(-1)), ("b.argmax(0)", b.argmax(0)), ("c.argmax()", c.argmax()),
+             ("d.argmin()", d.argmin()), ("k.argmax(1)", k.argmax(1)), ("k.argmin(-1)", k.argmin(-1)),
+             ("m.argmax(1)", m.argmax(1)), ("m.argmin(1)", m.argmin(1))]
+    params = ", ".join(f"{n}: {kd}[{', '.join(map(str, s))}]" for n, (kd, s) in shapes.items())
+    want = [np.asarray(w) for _, w in cases]
+    errs, src = run_case(sys.argv[1], params, [], ", ".join(x for x, _ in cases), ["i64"] * len(cases), want, ins)
+    t.report("argext_rows", errs, src)
+    return t.summary()
+
+
 if __name__ == "__main__":
     require_backend(sys.argv[1])
-    sys.exit(run_families({"reductions"}) | nan_rows())
+    sys.exit(run_families({"reductions"}) | nan_rows() | argext_rows())
