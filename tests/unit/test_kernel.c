@@ -1704,6 +1704,14 @@ static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void 
   assert_int_equal(most_lanes_after_sched("fn f(x: f64[5, 40]) -> f64[5] {\n    return x.amin(1)\n}\n"), 8);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[] {\n    return x.max()\n}\n"), 16);
   near_naive_after_sched("fn f(x: f64[3, 37]) -> (f64[3], f64[]) {\n    return x.amax(-1), x.min()\n}\n", 4, 0);
+  // argmax/argmin and max(dim)'s indices: the best value and its block per lane (ir/sched.c's split_argext)
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> i64[5] {\n    return x.argmax(-1)\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f64[4, 33]) -> i64[4] {\n    return x.argmin(1)\n}\n"), 8);
+  assert_int_equal(most_lanes_after_sched("fn f(x: i32[3, 50]) -> i64[3] {\n    return x.max(1).indices\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: i64[3, 50]) -> i64[3] {\n    return x.argmin(-1)\n}\n"), 8);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 20]) -> i64[3] {\n    return x.argmax(-1)\n}\n"), 1);
+  near_naive_after_sched("fn f(x: f64[3, 37], y: f32[2, 50]) -> (i64[3], i64[2], i64[]) {\n"
+                         "    return x.argmax(-1), y.argmin(1), y.argmax()\n}\n", 4, 0);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n"), 16);
   assert_int_equal(most_lanes_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n"), 8);
   near_naive_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n", 4, 1e-12);
