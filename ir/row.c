@@ -51,6 +51,9 @@ typedef struct Row {
   const NodeList *ns;        // the kernel's nodes
   const Node *mom;           // the var/std whose squared deviations moments() computed with a mean
   int mom_ss;                // (its local), -1 if none
+  const Node *arg[8];        // argmax/argmin nodes computed on this row (row_argext), with
+  int argpos[8], argbest[8]; // their index and best value locals, which max(dim)'s values share
+  int narg;
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -165,7 +168,12 @@ static LExpr *argext_cond(KernelBuilder *kb, bool mx, DType cd, LExpr *xv, LExpr
   return cond;
 }
 
-static int row_argext(KernelBuilder *kb, Row *r, const Node *n) {
+// argmax/argmin n over the row: the local of its index, *bestp that of the best value (the
+// first extreme's), computed once per row (Row.arg).
+static int row_argext(KernelBuilder *kb, Row *r, const Node *n, int *bestp) {
+  for (int i = 0; i < r->narg; i++)
+    if (r->arg[i] == n)
+      return *bestp = r->argbest[i], r->argpos[i];
   DType cd = dtype_compute(n->srcs[0]->dtype);
   bool mx = n->op == OP_ARGMAX;
   int best = kb_let_local(kb, r->body, inf_of(kb, cd, mx, mx));
@@ -181,7 +189,32 @@ static int row_argext(KernelBuilder *kb, Row *r, const Node *n) {
     LIndex p = row_position(kb, r->xv, r->mask, idx);
     kb_push(kb, &upd->body, kb_set(kb, pos, kb_ix_expr(kb, &p)));
   }
+  if (r->narg < 8)
+    r->arg[r->narg] = n, r->argpos[r->narg] = pos, r->argbest[r->narg++] = best;
+  *bestp = best;
   return pos;
+}
+
+static bool same_input(const Value *x, const Value *y);
+
+// max(dim)'s values (amax, max, amin, min n) on a looped CPU row of a kernel that also has
+// its indices (argmax, argmin of the same input): the argext's best value, one pass where
+// amax and argmax took two (the index's pass read the row again, ~2x the time of one on
+// [4096, 8192] f32). It is PyTorch's max(dim) value: the first extreme element (the first
+// NaN), as its kernel reduces values with their indices. -1 where there is none.
+static int argext_value(KernelBuilder *kb, Row *r, const Node *n) {
+  if (!kb->cpu || row_steps(kb, r) != 1)
+    return -1;
+  Op want = n->op == OP_AMAX || n->op == OP_MAX ? OP_ARGMAX : OP_ARGMIN;
+  for (int j = 0; j < r->ns->len && op_is_row(r->ns->data[j]->op); j++) {
+    const Node *a = r->ns->data[j];
+    int best;
+    if (a->op == want && same_input(a->srcs[0], n->srcs[0]) && dtype_compute(n->out->dtype) == dtype_compute(a->srcs[0]->dtype)) {
+      row_argext(kb, r, a, &best);
+      return best;
+    }
+  }
+  return -1;
 }
 
 // Row node n's result is `local`, valid at the reduced index of input index xidx (the
@@ -366,10 +399,12 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
     break;
   }
   case OP_AMAX: case OP_MAX:
-    res = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    if ((res = argext_value(kb, r, n)) < 0)
+      res = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
     break;
   case OP_AMIN: case OP_MIN:
-    res = row_fold(kb, r, n, OP_MINIMUM, cd, inf_of(kb, cd, false, false), -1, false);
+    if ((res = argext_value(kb, r, n)) < 0)
+      res = row_fold(kb, r, n, OP_MINIMUM, cd, inf_of(kb, cd, false, false), -1, false);
     break;
   case OP_ALL: case OP_ANY: {  // folded in bool; a uint8 input's result is uint8 (PyTorch)
     bool all = n->op == OP_ALL;
@@ -409,7 +444,11 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
                        kb_binary(kb, OP_ADD, cd, kb_unary(kb, OP_LOG, cd, kb_local_ref(kb, s)), kb_local_ref(kb, sh)));
     break;
   }
-  case OP_ARGMAX: case OP_ARGMIN: res = row_argext(kb, r, n); break;
+  case OP_ARGMAX: case OP_ARGMIN: {
+    int best;
+    res = row_argext(kb, r, n, &best);
+    break;
+  }
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
     bool keep = keeps_out(kb, r, n, cd);
     int m = select_max(kb, r, n, cd, keep);
@@ -569,6 +608,7 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
   r->ns = ns;
   r->mom = NULL;
   r->mom_ss = -1;
+  r->narg = 0;
   for (int j = 0; j < ns->len; j++)
     r->nsoftmax += ns->data[j]->op == OP_SOFTMAX || ns->data[j]->op == OP_LOG_SOFTMAX;
   int i = 0;

@@ -65,7 +65,7 @@ def tie_rows(rng, dt, shape):
 
 
 def argext_rows():
-    """argmax/argmin (and max(dim)/min(dim)'s indices) against NumPy's argmax/argmin (the
+    """argmax/argmin (and max(dim)/min(dim)'s indices and values) against NumPy's argmax/argmin (the
     first extreme; NaN the extreme and its first wins; -0.0 == 0.0) over rows shorter than
     a vector, of a vector and a remainder, long, of every CPU lane dtype, over the last
     dim, a middle dim, dim 0, the whole tensor, and with keepdim (one program)."""
@@ -88,9 +88,16 @@ def argext_rows():
              ("h.argmax(-1)", h.argmax(-1)), ("b.argmax(0)", b.argmax(0)), ("c.argmax()", c.argmax()),
              ("d.argmin()", d.argmin()), ("k.argmax(1)", k.argmax(1)), ("k.argmin(-1)", k.argmin(-1)),
              ("m.argmax(1)", m.argmax(1)), ("m.argmin(1)", m.argmin(1))]
+    kinds = ["i64"] * len(cases)
+    # max(dim)/min(dim)'s values with their indices (one pass: the first extreme's value)
+    for x, w, kd in (("torch.max(b, 1).values", b.max(1), "f32"), ("c.min(-1).values", c.min(-1), "f32"),
+                     ("d.max(1).values", d.max(1), "f64"), ("e.max(1).values", e.max(1), "i32"),
+                     ("g.min(-1).values", g.min(-1), "i64"), ("m.max(1).values", m.max(1), "f32")):
+        cases.append((x, w))
+        kinds.append(kd)
     params = ", ".join(f"{n}: {kd}[{', '.join(map(str, s))}]" for n, (kd, s) in shapes.items())
-    want = [np.asarray(w) for _, w in cases]
-    errs, src = run_case(sys.argv[1], params, [], ", ".join(x for x, _ in cases), ["i64"] * len(cases), want, ins)
+    want = [np.asarray(w, np.float64) if k[0] == "f" else np.asarray(w) for (_, w), k in zip(cases, kinds)]
+    errs, src = run_case(sys.argv[1], params, [], ", ".join(x for x, _ in cases), kinds, want, ins)
     t.report("argext_rows", errs, src)
     return t.summary()
 
