@@ -17,7 +17,8 @@
 //    the same), identically in every backend. Where the loop is a sum, product,
 //    select max or NaN-propagating maximum/minimum (amax, amin) of plain arithmetic
 //    over consecutive elements, the lanes are one vector accumulator (ir/loop.h's
-//    Lanes: one statement instead of LANES), folded into acc afterwards.
+//    Lanes: one statement instead of LANES), folded into acc afterwards. An argmax or
+//    argmin loop keeps its best value and where it was in two vectors (split_argext).
 // 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
 //    whose buffers do not fit the last-level cache (mark_streams says why), is marked
 //    LArg.stream: the
