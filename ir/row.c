@@ -1237,6 +1237,18 @@ static DType acc_dtype(const Node *n) {
   return n->op == OP_ANY || n->op == OP_ALL ? DT_BOOL : dtype_compute(n->out->dtype);
 }
 
+// The dtype of a CPU column argmax's positions (n an argmax or argmin, onumel its
+// outputs): its values' where every position (< the elements reduced) is exact in it, so
+// that ir/sched.c's split_colargext keeps values and positions in vectors of one type
+// (the final pass converts them to i64 exactly); else i64.
+static DType pos_dtype(const KernelBuilder *kb, const Node *n, int64_t onumel) {
+  DType cd = dtype_compute(n->srcs[0]->dtype);
+  int64_t reduced = view_numel(n->srcs[0]->view) / (onumel > 0 ? onumel : 1);
+  bool exact = (cd == DT_F32 && reduced <= ((int64_t)1 << 24)) || cd == DT_F64 || (cd == DT_I32 && reduced <= INT32_MAX) ||
+               cd == DT_I64;
+  return kb->cpu && exact ? cd : DT_I64;
+}
+
 static int col_buffer(KernelBuilder *kb, const Node *n, DType dt, int64_t numel, const char *what) {
   if (n->mode == NM_STORED && n->out->dtype == dt)
     return kb->buf_of[n->out->buf->id];
@@ -1326,7 +1338,7 @@ static bool split_pass(KernelBuilder *kb, const Node *n, int ph, int stat, int64
     return false;
   s->part = kb_new_temp(kb, s->cd, nparts * onumel, "part");
   if (s->op == OP_ARGMAX || s->op == OP_ARGMIN)
-    s->ppos = kb_new_temp(kb, DT_I64, nparts * onumel, "partpos");
+    s->ppos = kb_new_temp(kb, pos_dtype(kb, n, onumel), nparts * onumel, "partpos");
   return true;
 }
 
@@ -1619,7 +1631,8 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
     default: break;
     }
-    c.acc[i] = col_buffer(kb, n, acc_dtype(n), onumel, "acc");
+    bool arg = n->op == OP_ARGMAX || n->op == OP_ARGMIN;
+    c.acc[i] = col_buffer(kb, n, arg ? pos_dtype(kb, n, onumel) : acc_dtype(n), onumel, "acc");
   }
   LStmtList *body = kb_outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
   c.body = body;

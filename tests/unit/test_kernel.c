@@ -1710,6 +1710,10 @@ static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void 
   assert_int_equal(most_lanes_after_sched("fn f(x: i32[3, 50]) -> i64[3] {\n    return x.max(1).indices\n}\n"), 16);
   assert_int_equal(most_lanes_after_sched("fn f(x: i64[3, 50]) -> i64[3] {\n    return x.argmin(-1)\n}\n"), 8);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 20]) -> i64[3] {\n    return x.argmax(-1)\n}\n"), 1);
+  // ... and over a dim not the last: consecutive columns in lanes (split_colargext)
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[9, 40]) -> i64[40] {\n    return x.argmax(0)\n}\n"), 16);
+  near_naive_after_sched("fn f(x: f64[5, 37], y: f32[3, 20, 40]) -> (i64[37], i64[3, 40]) {\n"
+                         "    return x.argmin(0), y.argmax(1)\n}\n", -1, 0);
   near_naive_after_sched("fn f(x: f64[3, 37], y: f32[2, 50]) -> (i64[3], i64[2], i64[]) {\n"
                          "    return x.argmax(-1), y.argmin(1), y.argmax()\n}\n", 4, 0);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n"), 16);
