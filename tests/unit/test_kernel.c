@@ -1652,8 +1652,14 @@ static void near_naive_after_sched(const char *src, int64_t want_extent, double 
   }
   assert_int_equal(extent, want_extent);
   Run *n = compile(src);
+  for (int i = 0; i < n->lp->bufs.len; i++)  // memory for the naive program's buffers instead
+    free(n->mem[i]);
+  free(n->mem);
   n->lp = kernel_build_naive(&n->cx, n->g);
   loop_verify(n->lp);
+  n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
+  for (int i = 0; i < n->lp->bufs.len; i++)
+    n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
   compare_with_naive(r, n, true, tol);
   done(n);
   done(r);
