@@ -605,7 +605,7 @@ def worker(which, threads, scale, cases):
                     results["vm_" + n] = {"na": "NumPy has no erf"}
                     continue
                 reps = max(3, int(round(vecmath.REPS * scale)))
-                results["vm_" + n] = _time_calls(f, [x], vecmath.WARMUP, reps)
+                results["vm_" + n] = _time_calls(f, [x], halide_work.warmup_for(reps), reps)
     out["results"] = results
     out["blas"] = _blas_info(np)
     print(json.dumps(out))
