@@ -16,17 +16,19 @@
 // other form, uncounted (it finds the caches as the other form left them: plain stores
 // after streaming find none of the result in the cache; streaming after plain stores
 // writes back and drops the lines plain stores left); a sample of the other form. A
-// sample is SAMPLE counted calls, more while their sum is under SAMPLE_NS (a kernel of
-// microseconds: one preempted call must not decide), MAX_SAMPLE at most; its time is
-// its fastest call (noise only ever adds time). The try wins when it beats the kept
-// form's sample by more than 1/32: the forms swap and the next run is FIRST_RUN calls;
-// a try that loses makes the next run 4 times as long, up to LONGEST_RUN.
+// sample's time is its fastest call (noise only ever adds time), confirmed: the sample
+// goes on, MAX_SAMPLE calls at most, until it has SAMPLE calls, its second fastest
+// within 1/16 of the fastest (on a loaded host a call of a form can be slow by 2x, and
+// one slow call of each form among two would decide by chance), and SAMPLE_NS in all (a
+// kernel of microseconds). The try wins when it beats the kept form's sample by more
+// than 1/32: the forms swap and the next run is FIRST_RUN calls; a try that loses makes
+// the next run 4 times as long, up to LONGEST_RUN.
 //
 // So the first choice is made early: a site's first run is its first call alone (page
 // faults of fresh outputs, cold caches), and a kernel of SAMPLE_NS / SAMPLE or more per
-// call (every result streamed by default, 8 MiB and up) has its form chosen after
-// TDSL_STREAM_SETTLE = 6 calls (non-temporal 1-3, plain 4-6) and runs the winner from
-// call 7 on; shorter kernels after 2 * (1 + MAX_SAMPLE) calls at most. The first choice
+// call (every result streamed by default, 8 MiB and up) whose calls of a form agree has
+// its form chosen after TDSL_STREAM_SETTLE = 6 calls (non-temporal 1-3, plain 4-6) and
+// runs the winner from call 7 on; otherwise after 2 * (1 + MAX_SAMPLE) calls at most. The first choice
 // is checked by a try FIRST_RUN calls later; a settled choice then costs 3 calls of the
 // slower form (and one transition back) every LONGEST_RUN + 6, and a change of the
 // memory's state is found within that (0.6 s of 64 MiB results in the fast state).
@@ -97,10 +99,18 @@ static void to_phase(tdsl_stream_site *s, int64_t phase) {
 
 // One more call of t ns in the current sample; true when the sample is complete.
 static bool sampled(tdsl_stream_site *s, int64_t *fastest, int64_t t) {
-  if (s->n++ == 0 || t < *fastest)
+  if (s->n++ == 0) {
     *fastest = t;
+    s->second = INT64_MAX;
+  } else if (t < *fastest) {
+    s->second = *fastest;
+    *fastest = t;
+  } else if (t < s->second) {
+    s->second = t;
+  }
   s->sum = t < INT64_MAX - s->sum ? s->sum + t : INT64_MAX;
-  return s->n >= MAX_SAMPLE || (s->n >= SAMPLE && s->sum >= SAMPLE_NS);
+  bool agree = s->second - *fastest <= *fastest / 16;  // (second >= fastest >= 0: no overflow)
+  return s->n >= MAX_SAMPLE || (s->n >= SAMPLE && agree && s->sum >= SAMPLE_NS);
 }
 
 // One call of t ns of the form the site expects (under the lock).

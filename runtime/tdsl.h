@@ -300,11 +300,12 @@ typedef struct tdsl_stream_site {
   int64_t best;    // the kept form's fastest call (ns) in its last sample
   int64_t tried;   // the other form's fastest call (ns) in the current try
   int64_t sum;     // the current sample's time (ns)
-  int64_t reserved[8];
+  int64_t second;  // the current sample's second fastest call (ns)
+  int64_t reserved[7];
 } tdsl_stream_site;
 // Calls a site makes before its first choice (kernels of 25 us or more: every result
-// streamed by default; shorter ones take more): a warm-up of this many calls is enough
-// for a benchmark to time the chosen form.
+// streamed by default, whose calls of a form agree; others take more, 18 at most): a
+// warm-up of this many calls is enough for a benchmark to time the chosen form.
 #define TDSL_STREAM_SETTLE 6
 // Returns a token: bit 0 the form to run (1: non-temporal), bit 1 set when the call is
 // timed, bits 2 and up its start (CLOCK_MONOTONIC, ns); tdsl_stream_end counts it.

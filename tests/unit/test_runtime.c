@@ -1003,6 +1003,30 @@ static void a_stream_site_finds_a_change_of_the_faster_form(void **state) {
     assert_int_equal(stream_call(&s, 300, 1000), 1);  // kept
 }
 
+static void a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed(void **state) {
+  (void)state;
+  tdsl_stream_site s = {0};
+  // non-temporal calls of 1, 2, 2 and 1.04 ms after the uncounted first: the fastest
+  // (1 ms) is confirmed by another within 1/16 at the 4th counted call; then plain
+  // stores (0.3 ms, confirmed at once) win
+  int nt[] = {5000, 1000, 2000, 2000, 1040};
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(stream_call(&s, nt[i], 300), 1);
+  for (int i = 0; i < 3 + 16; i++)
+    assert_int_equal(stream_call(&s, 1000, 300), 0);
+  // plain calls from 1.1 ms that never agree (each 1.5 times the last): a sample of
+  // MAX_SAMPLE (8) calls
+  tdsl_stream_site u = {0};
+  int forms[1 + 2 + 1 + 8 + 1], plain_us = 1100;
+  for (int i = 0; i < 13; i++) {
+    forms[i] = stream_call(&u, 1000, plain_us);
+    if (!forms[i])
+      plain_us = plain_us * 3 / 2;
+  }
+  for (int i = 0; i < 13; i++)
+    assert_int_equal(forms[i], i < 3 || i == 12);  // plain: 1 uncounted + 8, then non-temporal (1 ms) kept
+}
+
 static void a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run(void **state) {
   (void)state;
   tdsl_stream_site s = {0};
@@ -1047,6 +1071,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(set_f64_saturates_ints_and_rounds_floats),
       cmocka_unit_test(a_stream_site_chooses_the_faster_store_form_on_its_first_calls),
       cmocka_unit_test(a_stream_site_finds_a_change_of_the_faster_form),
+      cmocka_unit_test(a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed),
       cmocka_unit_test(a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run),
       cmocka_unit_test(f16_conversion_rounds_to_nearest_even),
       cmocka_unit_test(f16_conversion_handles_subnormals_and_nan),
