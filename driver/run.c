@@ -4,8 +4,9 @@
 // callable function (cc.c, jit.c, gpu.c), and one path for every backend calls it:
 // run calls it once and prints each output (text or --json; out<k>.npy in --out-dir),
 // naming the input whose storage an output shares; bench times o->reps calls after a
-// warm-up (bench_warmup: long enough for the stream sites' choice) and prints the median, min, max and the rates they imply (with --profile,
-// profile.c times each kernel of a profiling build instead).
+// warm-up (bench_warmup: long enough for the stream sites' choice) and prints the
+// median, min, max and the rates they imply (with --profile, profile.c times each
+// kernel of a profiling build instead).
 #include "driver/driver.h"
 
 #include <errno.h>
