@@ -28,10 +28,11 @@
 // faults of fresh outputs, cold caches), and a kernel of SAMPLE_NS / SAMPLE or more per
 // call (every result streamed by default, 8 MiB and up) whose calls of a form agree has
 // its form chosen after TDSL_STREAM_SETTLE = 6 calls (non-temporal 1-3, plain 4-6) and
-// runs the winner from call 7 on; otherwise after 2 * (1 + MAX_SAMPLE) calls at most. The first choice
-// is checked by a try FIRST_RUN calls later; a settled choice then costs 3 calls of the
-// slower form (and one transition back) every LONGEST_RUN + 6, and a change of the
-// memory's state is found within that (0.6 s of 64 MiB results in the fast state).
+// runs the winner from call 7 on; otherwise after 2 * (1 + MAX_SAMPLE) calls at most.
+// The first choice is checked by a try FIRST_RUN calls later; a settled choice then
+// costs 3 calls of the slower form (and one transition back) every LONGEST_RUN + 6 or
+// so, and a change of the memory's state is found within that (0.6 s of 64 MiB results
+// in the fast state).
 //
 // TDSL_STREAM_FORM=nt or =plain fixes the form; unset or empty: measured; any other
 // value: measured, with one warning on stderr per process.
