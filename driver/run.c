@@ -311,7 +311,7 @@ int run_threads(const char *backend) {
 // long (whole models) keep no kernel's store form above their noise. bench/run.py gives
 // NumPy, PyTorch and Halide the same count (bench/halide_work.py's warmup_for).
 enum { WARM_CAP_MS = 1000 };
-static int bench_warmup(int reps) {
+int bench_warmup(int reps) {
   int tenth = reps < 10 ? 1 : reps / 10;
   return tenth > TDSL_STREAM_SETTLE ? tenth : TDSL_STREAM_SETTLE;
 }
