@@ -158,6 +158,8 @@ typedef struct Fuse {
   IntList *deps;       // per non-inline node: the non-inline nodes its expression reads
   IntList *bufs;       // per node: the buffers its expression reads (ids)
   int *kern;           // per node: index into kerns (non-inline)
+  int *padmm;          // per node: a cat of a convolution's zero padding, the contraction
+                       // that reads it (plan_pads), else -1
   VEC(Kern *) kerns;
   // row layout of kernel values: per node, for row dims k, the stride of row coordinate
   // k in its own buffer (ROWV), or full = it has the row input's shape
@@ -261,6 +263,96 @@ static void collect_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
     push_unique(f->cx, &f->deps[i], p);
 }
 
+// ---- a convolution's zero padding, packed by the convolution ----
+// F.conv's zero padding (ir/build_conv.c: a cat of zero fulls around the input, one dim
+// after another from the last) read only by a CPU contraction as its B is never stored:
+// its cats become NM_INLINE and ir/gemm.c packs the windows from the unpadded input,
+// writing zeros where a window leaves it (or copies the padded input into a temp of its
+// own where its packing does not clip). The input itself is then stored (the packing
+// reads it from memory).
+
+static bool zero_full(const Value *v) {
+  const Node *n = v->buf && v->buf->kind == BUF_KERNEL ? v->buf->producer : NULL;
+  return n && (n->op == OP_ZEROS || (n->op == OP_FULL && n->attr.lo == 0 && n->attr.ilo == 0));
+}
+
+// One zero pad along a cat's dim: its one operand that is no zero full (*mid) and the
+// zeros before it; false when the cat is no such pad.
+static bool pad_cat(const Node *c, const Value **mid, int64_t *left) {
+  if (c->op != OP_CAT || c->nsrc < 2 || c->nsrc > 3)
+    return false;
+  int m = -1;
+  int64_t l = 0;
+  for (int s = 0; s < c->nsrc; s++) {
+    if (c->srcs[s]->is_scalar)
+      return false;
+    if (zero_full(c->srcs[s]))
+      l += m < 0 ? c->srcs[s]->view.shape[c->attr.dim] : 0;
+    else if (m >= 0)
+      return false;
+    else
+      m = s;
+  }
+  if (m < 0)
+    return false;
+  *mid = c->srcs[m], *left = l;
+  return true;
+}
+
+// The cat whose result is mid, itself (the whole of it), else NULL: the next pad inward.
+static const Node *inner_cat(const Value *mid) {
+  const Node *in = mid->buf && mid->buf->kind == BUF_KERNEL ? mid->buf->producer : NULL;
+  return in && in->op == OP_CAT && in->out == mid ? in : NULL;
+}
+
+const Value *fuse_pad_chain(const Value *b, int64_t *pl) {
+  const Node *c = b && b->buf && b->buf->kind == BUF_KERNEL ? b->buf->producer : NULL;
+  if (!c || c->op != OP_CAT)
+    return NULL;
+  int nd = c->out->view.ndim;
+  for (int d = 0; d < TD_MAX_DIMS; d++)
+    pl[d] = 0;
+  for (int depth = 0; depth < TD_MAX_DIMS; depth++) {
+    const Value *mid;
+    int64_t left;
+    if (!pad_cat(c, &mid, &left) || mid->view.ndim != nd)
+      return NULL;
+    pl[c->attr.dim] += left;
+    if (!inner_cat(mid))
+      return mid;
+    c = inner_cat(mid);
+  }
+  return NULL;
+}
+
+// Marks the cats of each padding a CPU contraction alone reads (padmm): each cat read
+// once (by the next one outward, the last by the contraction), returned by none.
+static void plan_pads(Fuse *f) {
+  for (int i = 0; f->g->cpu && i < f->n; i++) {
+    const Node *r = node_of(f, i);
+    int64_t pl[TD_MAX_DIMS];
+    DType cd = dtype_compute(r->out->dtype);
+    if (r->op != OP_MATMUL || !r->attr.nk || view_numel(r->out->view) == 0 || matmul_k(r, NULL) == 0 ||
+        (cd != DT_F32 && cd != DT_F64) || !fuse_pad_chain(r->srcs[1], pl))
+      continue;
+    const Node *last = r->srcs[1]->buf->producer;
+    ViewMap m;
+    if (!view_decompose(r->srcs[1]->view, last->out->view.ndim, last->out->view.shape, &m))
+      continue;
+    bool ok = true;
+    const Value *mid;
+    int64_t left;
+    for (const Node *c = last; ok && c;) {
+      ok = f->readers[c->id].len == 1 && !f->output[c->id] && !f->target[c->id] && pad_cat(c, &mid, &left);
+      c = ok ? inner_cat(mid) : NULL;
+    }
+    for (const Node *c = last; ok && c; c = inner_cat(mid)) {
+      f->padmm[c->id] = i;
+      pad_cat(c, &mid, &left);
+    }
+  }
+}
+
 // ---- step 1: which nodes are recomputed by their readers ----
 
 // The first store strictly between positions a and b that writes one of the buffers in
@@ -344,6 +436,8 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
+    if (f->padmm[ed.reader] >= 0 && !zero_full(n->out))  // the padding's packing reads it from memory
+      return why(FW_MATMUL_READ, f->padmm[ed.reader], -1);
     *reduced |= op_class(r->op) == OC_REDUCE || op_class(r->op) == OC_ROW;
     if (r->op == OP_MATMUL && !matmul_packs(f, r, ed.src))
       return why(FW_MATMUL_READ, ed.reader, -1);
@@ -409,6 +503,10 @@ static void plan_inline(Fuse *f) {
       }
     }
     f->rered[i] = -1;
+    if (f->padmm[i] >= 0) {
+      f->inl[i] = true;
+      continue;
+    }
     if (op_is_elementwise(n->op)) {
       bool reduced = false;
       n->stored = inline_why(f, i, &reduced);
@@ -793,6 +891,7 @@ void fuse_graph(Graph *g) {
   f->rered = arena_alloc(&cx->arena, sizeof(int) * n);
   f->trans = arena_alloc(&cx->arena, sizeof(int) * n);
   f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->padmm = arena_alloc(&cx->arena, sizeof(int) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->bufs = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->row_coef = arena_alloc(&cx->arena, sizeof *f->row_coef * n);
@@ -813,6 +912,9 @@ void fuse_graph(Graph *g) {
     if (p >= 0)
       f->output[p] = true;
   }
+  for (int i = 0; i < f->n; i++)
+    f->padmm[i] = -1;
+  plan_pads(f);
   plan_inline(f);
   // what each kernel root reads, now that the inline nodes are known
   for (int i = 0; i < f->n; i++) {
