@@ -50,6 +50,8 @@
 // it for all the block's k terms). A contraction's last panel of B, when it has fewer
 // columns than NR, is as narrow as its whole vectors, or, a few columns with A's rows
 // in place, packed by columns and multiplied with the lanes along k (new_micro_dot).
+// A zero padding fusion left unstored (ir/fuse.c's plan_pads) is packed from the
+// unpadded input, runs clipped to it, or copied once into a temp of the kernel (below).
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
@@ -787,35 +789,38 @@ static void fill_koffs(Gemm *G, LStmtList *into) {
 
 // A stride-2 run by vectors (LLVM makes gathers of the strided loop): two loads of V
 // lanes, the second V - 1 on (so it ends at the run's last element), their even and odd
-// lanes shuffled into one vector; then the terms left one by one.
-static void runs_stride2(Ctx *cx, LKernel *k, LStmt *kl, DType cd, int NR, int V, LExpr *ko) {
-  LExpr *nv = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
-  LStmt *vl = ls_loop(cx, 1, NR / V), *rl = ls_loop(cx, 2, V - 1);
+// lanes shuffled into one vector; then the terms left one by one. n terms from B's
+// element base into the panel at row (its k term's terms) + dst0, the loops' vars v and v + 1.
+static void runs_stride2(Ctx *cx, LKernel *k, LStmtList *into, DType cd, int NR, int V, LExpr *n, LIndex row,
+                         LExpr *dst0, LExpr *base, int v) {
+  LExpr *nv = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, n, lx_const_i(cx, DT_I64, V));
+  LStmt *vl = ls_loop(cx, v, NR / V), *rl = ls_loop(cx, v + 1, V - 1);
   vl->n = nv;
-  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
-  fn_push(cx, &kl->body, vl);
-  fn_push(cx, &kl->body, rl);
-  LExpr *base = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3));
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, n, lx_const_i(cx, DT_I64, V));
+  fn_push(cx, into, vl);
+  fn_push(cx, into, rl);
   int x[2];
   for (int h = 0; h < 2; h++) {
     x[h] = fn_local(cx, k, cd);
-    LIndex at = {.base = h ? V - 1 : 0, .nterms = 1, .var = {1}, .coef = {2 * V}, .dyn = base};
+    LIndex at = {.base = h ? V - 1 : 0, .nterms = 1, .var = {v}, .coef = {2 * V}, .dyn = base};
     fn_push(cx, &vl->body, ls_let(cx, x[h], lx_vload(cx, cd, V, 0, at)));
   }
   int sel[64];
   TD_ASSERT(V <= 64);
   for (int l = 0; l < V; l++)
     sel[l] = l < V / 2 ? 2 * l : 2 * l + 1;
-  LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, V}, .dyn = lx_arg(cx, 2)};
+  LIndex dst = row;
+  dst.var[dst.nterms] = v, dst.coef[dst.nterms++] = V, dst.dyn = dst0;
   int y = fn_local(cx, k, cd);  // (the C backend prints a shuffle as a let's value)
   fn_push(cx, &vl->body,
           ls_let(cx, y, lx_shuffle(cx, lx_local_v(cx, cd, V, x[0]), lx_local_v(cx, cd, V, x[1]), sel, V)));
   fn_push(cx, &vl->body, ls_store(cx, 1, dst, lx_local_v(cx, cd, V, y)));
   LExpr *q = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nv, lx_const_i(cx, DT_I64, V)),
-                       lx_var(cx, 2));
+                       lx_var(cx, v + 1));
   LExpr *two_q = lx_binary(cx, OP_MUL, DT_I64, q, lx_const_i(cx, DT_I64, 2));
   LIndex src1 = {.dyn = lx_binary(cx, OP_ADD, DT_I64, base, two_q)};
-  LIndex dst1 = {.nterms = 1, .var = {0}, .coef = {NR}, .dyn = lx_binary(cx, OP_ADD, DT_I64, lx_arg(cx, 2), q)};
+  LIndex dst1 = row;
+  dst1.dyn = lx_binary(cx, OP_ADD, DT_I64, dst0, q);
   fn_push(cx, &rl->body, ls_store(cx, 1, dst1, lx_load(cx, cd, 0, src1)));
 }
 
@@ -843,7 +848,8 @@ static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType c
   LExpr *ko = lx_load(cx, DT_I64, 2, (LIndex){.nterms = 1, .var = {0}, .coef = {1}});
   if (sj == 2 && V > 1 && NR % V == 0) {
     k->nvars = 3;
-    runs_stride2(cx, k, kl, cd, NR, V, ko);
+    runs_stride2(cx, k, &kl->body, cd, NR, V, lx_arg(cx, 1), (LIndex){.nterms = 1, .var = {0}, .coef = {NR}},
+                 lx_arg(cx, 2), lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3)), 1);
     return fp;
   }
   fn_push(cx, &kl->body, ql);
@@ -853,8 +859,8 @@ static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType c
   return fp;
 }
 
-static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int64_t sj,
-                                  int64_t sw);
+static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int V,
+                                  int64_t sj, int64_t sw, int64_t T);
 
 // The program's runs function for G (made on first use; clipped: pclip's), its bounds
 // grown for a call of klen terms reaching breach elements of B: its index in funcs.
@@ -862,19 +868,22 @@ static int runs_fn(Gemm *G, int64_t klen, int64_t breach) {
   KernelBuilder *kb = G->kb;
   LProgram *p = kb->p;
   const char *key =
-      G->pclip ? arena_printf(&kb->cx->arena, "gemm pack runs clipped %s %d stride %" PRId64 " step %" PRId64,
-                              dtype_name(G->cd), G->NR, G->sj, G->sw)
+      G->pclip ? arena_printf(&kb->cx->arena, "gemm pack runs clipped %s %d stride %" PRId64 " step %" PRId64
+                              " taps %" PRId64, dtype_name(G->cd), G->NR, G->sj, G->sw, kc_inner(G))
                : arena_printf(&kb->cx->arena, "gemm pack runs %s %d stride %" PRId64, dtype_name(G->cd), G->NR, G->sj);
   int f = 0;
   while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
     f++;
   if (f == p->funcs.len)
     vec_push(&kb->cx->arena, &p->funcs,
-             G->pclip ? new_runs_clipped(kb, key, f, G->cd, G->NR, G->sj, G->sw)
+             G->pclip ? new_runs_clipped(kb, key, f, G->cd, G->NR, G->V, G->sj, G->sw, kc_inner(G))
                       : new_runs(kb, key, f, G->cd, G->NR, G->V, G->sj));
   LProgram *fp = p->funcs.data[f];
   LStmt *kl = fp->kernels.data[0]->body.data[0];
-  kl->extent = klen > kl->extent ? klen : kl->extent;
+  if (G->pclip)  // (the channels' loop, inside the taps')
+    kl = kl->body.data[kl->body.len - 1];
+  int64_t ext = G->pclip ? klen / kc_inner(G) : klen;
+  kl->extent = ext > kl->extent ? ext : kl->extent;
   int64_t reach[5] = {breach, klen * G->NR, klen, klen, klen};
   for (int i = 0; i < fp->bufs.len; i++)
     if (fp->bufs.data[i].numel < reach[i])
@@ -1036,8 +1045,8 @@ static void fill_pad_tables(Gemm *G, LStmtList *in, bool cols, LIndex at, const 
 // The clipped runs function: runs(b, bp, koffs, krow, kcol; klen, n, q0, off, rb, cb, H, W):
 //   for k < klen: ih = rb + krow[k], iw = cb + kcol[k]; q in [qa, qb) have 0 <= iw + q*sw < W
 //     (none when ih is outside [0, H)): bp[k*NR + q0 + q] = b[koffs[k] + off + q*sj] there, else 0
-static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int64_t sj,
-                                  int64_t sw) {
+static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int V,
+                                  int64_t sj, int64_t sw, int64_t T) {
   Ctx *cx = kb->cx;
   LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
   fp->name = kb->p->name;
@@ -1050,51 +1059,59 @@ static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index,
   k->kind = KK_MATMUL;
   k->sched = key;
   k->nscalars = 8;  // klen, n, q0, off, rb, cb, H, W
-  k->nvars = 4;
+  k->nvars = 6;     // the tap, the channel, the zeros before, the copy (and its rest), the zeros after
   for (int i = 0; i < 5; i++)
     vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = i != 1, .written = i == 1}));
   vec_push(&cx->arena, &fp->kernels, k);
-  LStmt *kl = ls_loop(cx, 0, 1);
-  kl->n = lx_arg(cx, 0);
-  fn_push(cx, &k->body, kl);
-  LIndex kx = {.nterms = 1, .var = {0}, .coef = {1}};
-#define I(v) lx_const_i(cx, DT_I64, v)
-#define B2(op, a, b) lx_binary(cx, op, DT_I64, a, b)
-  LExpr *ih = B2(OP_ADD, lx_arg(cx, 4), lx_load(cx, DT_I64, 3, kx));
-  LExpr *iw = B2(OP_ADD, lx_arg(cx, 5), lx_load(cx, DT_I64, 4, kx));
+  // taps outside (the clipping is the tap's), channels inside: k term c * T + t
+  LStmt *tl = ls_loop(cx, 0, T), *cl = ls_loop(cx, 1, 1);
+  cl->n = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, T));
+  fn_push(cx, &k->body, tl);
+  LIndex tx = {.nterms = 1, .var = {0}, .coef = {1}}, kx = {.nterms = 2, .var = {1, 0}, .coef = {T, 1}};
+  LIndex row = {.nterms = 2, .var = {1, 0}, .coef = {T * NR, NR}};
+#define TD_I(v) lx_const_i(cx, DT_I64, v)
+#define TD_B2(op, a, b) lx_binary(cx, op, DT_I64, a, b)
+  LExpr *ih = TD_B2(OP_ADD, lx_arg(cx, 4), lx_load(cx, DT_I64, 3, tx));
+  LExpr *iw = TD_B2(OP_ADD, lx_arg(cx, 5), lx_load(cx, DT_I64, 4, tx));
   LExpr *n = lx_arg(cx, 1);
   // qa = min(n, ceil(max(0, -iw) / sw)), qb = min(n, max(qa, ceil(max(0, W - iw) / sw)))
-  LExpr *qa = B2(OP_MINIMUM, n,
-                 B2(OP_FLOOR_DIVIDE, B2(OP_ADD, B2(OP_MAXIMUM, I(0), B2(OP_SUB, I(0), iw)), I(sw - 1)), I(sw)));
+  LExpr *qa = TD_B2(OP_MINIMUM, n,
+                    TD_B2(OP_FLOOR_DIVIDE, TD_B2(OP_ADD, TD_B2(OP_MAXIMUM, TD_I(0), TD_B2(OP_SUB, TD_I(0), iw)), TD_I(sw - 1)),
+                          TD_I(sw)));
   int la = fn_local(cx, k, DT_I64), lb = fn_local(cx, k, DT_I64);
-  LExpr *rowok = lx_binary(cx, OP_LOGICAL_AND, DT_BOOL, lx_binary(cx, OP_GE, DT_BOOL, ih, I(0)),
+  LExpr *rowok = lx_binary(cx, OP_LOGICAL_AND, DT_BOOL, lx_binary(cx, OP_GE, DT_BOOL, ih, TD_I(0)),
                            lx_binary(cx, OP_LT, DT_BOOL, ih, lx_arg(cx, 6)));
-  fn_push(cx, &kl->body, ls_let(cx, la, lx_select(cx, rowok, qa, n)));
+  fn_push(cx, &tl->body, ls_let(cx, la, lx_select(cx, rowok, qa, n)));
   LExpr *A = lx_local(cx, DT_I64, la);
-  LExpr *qb = B2(OP_MINIMUM, n,
-                 B2(OP_MAXIMUM, A,
-                    B2(OP_FLOOR_DIVIDE, B2(OP_ADD, B2(OP_MAXIMUM, I(0), B2(OP_SUB, lx_arg(cx, 7), iw)), I(sw - 1)),
-                       I(sw))));
-  fn_push(cx, &kl->body, ls_let(cx, lb, lx_select(cx, rowok, qb, n)));
+  LExpr *qb = TD_B2(OP_MINIMUM, n,
+                    TD_B2(OP_MAXIMUM, A,
+                          TD_B2(OP_FLOOR_DIVIDE,
+                                TD_B2(OP_ADD, TD_B2(OP_MAXIMUM, TD_I(0), TD_B2(OP_SUB, lx_arg(cx, 7), iw)), TD_I(sw - 1)),
+                                TD_I(sw))));
+  fn_push(cx, &tl->body, ls_let(cx, lb, lx_select(cx, rowok, qb, n)));
+  fn_push(cx, &tl->body, cl);
   LExpr *Bq = lx_local(cx, DT_I64, lb);
   LExpr *zero = lx_const_f(cx, cd, 0);
-  LExpr *starts[3] = {I(0), A, Bq}, *counts[3] = {A, B2(OP_SUB, Bq, A), B2(OP_SUB, n, Bq)};
+  LExpr *starts[3] = {TD_I(0), A, Bq}, *counts[3] = {A, TD_B2(OP_SUB, Bq, A), TD_B2(OP_SUB, n, Bq)};
+  LExpr *base = TD_B2(OP_ADD, TD_B2(OP_ADD, lx_load(cx, DT_I64, 2, kx), lx_arg(cx, 3)), TD_B2(OP_MUL, A, TD_I(sj)));
   for (int part = 0; part < 3; part++) {
-    LStmt *ql = ls_loop(cx, 1 + part, NR);
-    ql->n = counts[part];
-    fn_push(cx, &kl->body, ql);
-    LIndex dst = {.nterms = 2, .var = {0, 1 + part}, .coef = {NR, 1}, .dyn = B2(OP_ADD, lx_arg(cx, 2), starts[part])};
-    LExpr *v = zero;
-    if (part == 1) {
-      LExpr *ko = lx_load(cx, DT_I64, 2, kx);
-      LIndex src = {.nterms = 1, .var = {2}, .coef = {sj},
-                    .dyn = B2(OP_ADD, B2(OP_ADD, ko, lx_arg(cx, 3)), B2(OP_MUL, A, I(sj)))};
-      v = lx_load(cx, cd, 0, src);
+    if (part == 1 && sj == 2 && V > 1 && NR % V == 0) {  // (vars 3 and 4)
+      runs_stride2(cx, k, &cl->body, cd, NR, V, counts[1], row, TD_B2(OP_ADD, lx_arg(cx, 2), A), base, 3);
+      continue;
     }
+    LStmt *ql = ls_loop(cx, part ? 1 + 2 * part : 2, NR);
+    ql->n = counts[part];
+    fn_push(cx, &cl->body, ql);
+    LIndex dst = row;
+    dst.var[dst.nterms] = ql->var, dst.coef[dst.nterms++] = 1;
+    dst.dyn = TD_B2(OP_ADD, lx_arg(cx, 2), starts[part]);
+    LExpr *v = zero;
+    if (part == 1)
+      v = lx_load(cx, cd, 0, (LIndex){.nterms = 1, .var = {ql->var}, .coef = {sj}, .dyn = base});
     fn_push(cx, &ql->body, ls_store(cx, 1, dst, v));
   }
-#undef I
-#undef B2
+#undef TD_I
+#undef TD_B2
   return fp;
 }
 

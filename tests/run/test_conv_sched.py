@@ -115,7 +115,7 @@ CASES = [
      {"x": (1, 6, 39, 43), "w": (24, 6, 3, 3), "b": (24,)},
      "F.conv2d(x, w, b, stride=2)", lambda x, w, b: np_conv(x, w, b, stride=2), "runs 2"),
     # the zero padding packed with the windows (runs clipped to the input: every edge)
-    ("conv2d 3x3 pad 1 at 9x37 (padding clipped)", {"x": (1, 5, 9, 37), "w": (16, 5, 3, 3)},
+    ("conv2d 3x3 pad 1 at 9x37 (padding clipped)", {"x": (1, 5, 9, 37), "w": (24, 5, 3, 3)},
      "F.conv2d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "clipped"),
     ("conv2d 3x3 stride 2 to 19x21, pad 1 (padding clipped)", {"x": (1, 6, 38, 42), "w": (24, 6, 3, 3), "b": (24,)},
      "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "clipped"),
@@ -123,7 +123,7 @@ CASES = [
      "F.conv2d(x, w, stride=2, padding=(2, 1))", lambda x, w: np_conv(x, w, stride=2, padding=(2, 1)), "clipped"),
     ("conv2d 4x4 'same': one more zero bottom and right (padding clipped)", {"x": (1, 4, 11, 13), "w": (12, 4, 4, 4)},
      "F.conv2d(x, w, padding='same')", lambda x, w: np_conv(np.pad(x, ((0, 0), (0, 0), (1, 2), (1, 2))), w), "clipped"),
-    ("conv2d 3x3 dilation 2, pad 3 (padding clipped)", {"x": (1, 4, 12, 19), "w": (8, 4, 3, 3)},
+    ("conv2d 3x3 dilation 2, pad 3 (padding clipped)", {"x": (1, 4, 12, 19), "w": (24, 4, 3, 3)},
      "F.conv2d(x, w, padding=3, dilation=2)", lambda x, w: np_conv(x, w, padding=3, dilation=2), "clipped"),
     ("conv2d 3x3 pad 4 (whole windows of zeros) (padding clipped)", {"x": (1, 2, 6, 9), "w": (8, 2, 3, 3)},
      "F.conv2d(x, w, padding=4)", lambda x, w: np_conv(x, w, padding=4), "clipped"),
