@@ -991,12 +991,14 @@ static void pad_copy(Gemm *G, LStmtList *into) {
   G->ptemp = kb_new_temp(kb, dt, n, "padded");
   int arg = kb_arg(kb, G->ptemp, false, true);
   LIndex e, x[TD_MAX_DIMS], pc[TD_MAX_DIMS];
-  LStmtList *zl = kb_step_loop(kb, into, n, kb_ix_const(0), 1, false, &e);
+  bool par = n >= PARALLEL_WORK;  // (in parallel: the first loop of more than one index)
+  LStmtList *zl = kb_step_loop(kb, into, n, kb_ix_const(0), 1, par, &e);
   kb_push(kb, zl, kb_store_stmt(kb, arg, e, kb_cast(kb, lx_const_f(kb->cx, G->cd, 0), dt)));
   const View *xv = &G->px->view;
   LStmtList *in = into;
   for (int d = 0; d < xv->ndim; d++) {
-    in = kb_step_loop(kb, in, xv->shape[d], kb_ix_const(0), 1, false, &x[d]);
+    in = kb_step_loop(kb, in, xv->shape[d], kb_ix_const(0), 1, par && xv->shape[d] > 1, &x[d]);
+    par &= xv->shape[d] <= 1;
     pc[d] = plus(x[d], G->pl[d]);
   }
   kb_push(kb, in, kb_store_stmt(kb, arg, kb_view_index(kb, G->pv, pc), kb_value(kb, G->px, x)));
