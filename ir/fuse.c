@@ -689,6 +689,46 @@ static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
   return w;
 }
 
+// A store into a CPU matmul kernel's last result, all of it, of a value (or an
+// augmented one: out += identity) read at the same index from outside the kernel, joins
+// it as an epilogue (ir/matmul.c's kb_store_epilogue): the residual add of a
+// convolution, and what reads the stored result after it, are its GEMM's epilogue.
+typedef struct OutsideCheck {
+  const Kern *k;
+  int e;  // the stored-into result: read at the same index only
+  bool ok;
+} OutsideCheck;
+
+static void check_outside_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  OutsideCheck *oc = ctx;
+  int p = producer_of(leaf->src);
+  const View *pv = p >= 0 ? &node_of(f, p)->out->view : NULL;
+  oc->ok &= p < 0 || !kern_has(oc->k, p) || (p == oc->e && leaf->known && is_identity(leaf->v, pv->ndim, pv->shape));
+}
+
+static bool store_fits(Fuse *f, Kern *k, int i) {
+  const Node *n = node_of(f, i);
+  if (!f->g->cpu || n->op != OP_STORE || k->kind != KK_MATMUL)
+    return false;
+  const Value *t = n->srcs[0], *v = n->srcs[1];
+  int m = k->members.len - 1;  // (past the stores into the same result: x.mul_(s).add_(r))
+  while (m > 0 && node_of(f, k->members.data[m])->op == OP_STORE &&
+         node_of(f, k->members.data[m])->srcs[0]->buf == t->buf)
+    m--;
+  int e = k->members.data[m];
+  const View *ov = &k->mm->out->view, *ev = &node_of(f, e)->out->view;
+  if (producer_of(t) != e || !is_identity(t->view, ev->ndim, ev->shape) ||
+      !same_shape(ev->ndim, ev->shape, ov->ndim, ov->shape) ||
+      (!v->is_scalar && !same_shape(v->view.ndim, v->view.shape, ov->ndim, ov->shape)) ||
+      !dtype_is_float(t->dtype) || (n->attr.aug != OP_COUNT && n->attr.aug != OP_ADD && n->attr.aug != OP_MUL))
+    return false;
+  OutsideCheck oc = {k, e, true};
+  Walk w = {f, check_outside_leaf, &oc, -1};
+  if (!v->is_scalar)
+    walk_src(&w, v, v->view, true);
+  return oc.ok && can_move(f, k, i).code == FW_NONE;
+}
+
 // Row node i joins kernel k (FW_NONE), else why not; FW_K_ROW_NEW: k reduces other rows.
 static FuseWhy row_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
@@ -787,6 +827,14 @@ static void plan_kernels(Fuse *f) {
         n->split = why(FW_K_ALONE, -1, -1);
         new_kern(f, KK_SORT, i);
       }
+      continue;
+    }
+    Kern *sk = NULL;
+    for (int j = f->kerns.len - 1; j >= 0 && !sk && n->op == OP_STORE; j--)
+      if (store_fits(f, f->kerns.data[j], i))
+        sk = f->kerns.data[j];
+    if (sk) {
+      join(f, sk, i);
       continue;
     }
     n->split = why(FW_K_ALONE, -1, -1);

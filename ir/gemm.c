@@ -1255,7 +1255,11 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
   if (mm->mode == NM_STORED && mm != own)
     kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
   for (int i = 1; i < G->ns->len; i++)
-    kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+    if (G->ns->data[i]->op == OP_STORE)
+      kb_store_epilogue(kb, into, G->ns->data[i], o);
+    else
+      kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+  kb_store_epilogues_done(kb, G->ns);
 }
 
 // own's buffer (its arg: read and written) and the index of output o in it.
@@ -1828,6 +1832,11 @@ static bool flat_kernel(Gemm *G, const int *dims, int n, int which) {
   kb_local_at(kb, G->mm, placeholder, o);
   for (int i = 0; i < G->ns->len && ok; i++) {
     const Node *e = G->ns->data[i];
+    if (e->op == OP_STORE) {  // (a store epilogue: its target's index, its value's loads)
+      LIndex at = kb_view_index(kb, &e->srcs[0]->view, o);
+      ok = flat_index(G, &at, dims, n) && flat_loads(G, kb_value(kb, e->srcs[1], o), dims, n);
+      continue;
+    }
     if (e->mode == NM_STORED) {
       LIndex at = kb_view_index(kb, &e->out->view, o);
       ok = flat_index(G, &at, dims, n);
@@ -1942,7 +1951,7 @@ static const Node *acc_owner(Gemm *G, int64_t *ldc) {
   if (G->mm->mode == NM_STORED && G->mm->out->dtype == G->cd)
     own = G->mm;
   for (int i = 1; i < G->ns->len && !own; i++)
-    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->out->dtype == G->cd)
+    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->op != OP_STORE && G->ns->data[i]->out->dtype == G->cd)
       own = G->ns->data[i];
   if (!own)
     return NULL;

@@ -65,7 +65,8 @@ def relu(a):
 # lanes run along k: a last panel of a few columns), "runs 2" (a full panel packed by
 # stride-2 runs, by vectors), "clipped" (the zero padding packed by runs clipped to the
 # input: no kernel but the GEMM's, no padded copy), "one kernel" (the padding copied into
-# the GEMM kernel's own temp) or None)
+# the GEMM kernel's own temp), "residual" (the in-place adds and what follows them in the
+# GEMM's epilogue: no kernel but the GEMM's) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -133,6 +134,14 @@ CASES = [
      "F.conv2d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "one kernel"),
     ("conv1d k 5, padding 2 (padding copied once)", {"x": (2, 4, 30), "w": (6, 4, 5)},
      "F.conv1d(x, w, padding=2)", lambda x, w: np_conv(x, w, padding=2), "one kernel"),
+    # in-place adds into the result (ResNet's out += identity) and what reads it after: the epilogue
+    ("conv2d 3x3 pad 1, bias, .mul_(0.5).add_(r), relu (residual epilogue)",
+     {"x": (1, 16, 9, 11), "w": (24, 16, 3, 3), "b": (24,), "r": (1, 24, 9, 11)},
+     "F.relu(F.conv2d(x, w, b, padding=1).mul_(0.5).add_(r))",
+     lambda x, w, b, r: relu(np_conv(x, w, b, padding=1) * 0.5 + r), "residual"),
+    ("conv2d 1x1 stride 2, .add_(r), relu, 2 images (residual epilogue)",
+     {"x": (2, 32, 14, 14), "w": (40, 32, 1, 1), "r": (2, 40, 7, 7)},
+     "F.relu(F.conv2d(x, w, stride=2).add_(r))", lambda x, w, r: relu(np_conv(x, w, stride=2) + r), "residual"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
     ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 7, 7), "w": (20, 320, 3, 3),
@@ -225,7 +234,7 @@ def check_schedule(t, tdslc, name, src, want):
         kc = re.search(r" kc (\d+)", scheds[0])
         if not kc or int(kc.group(1)) % int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
-    elif not errs and want in ("clipped", "one kernel"):  # (the padding is no kernel of its own)
+    elif not errs and want in ("clipped", "one kernel", "residual"):  # (the padding, the stores: no kernels of their own)
         nk = len(re.findall(r"^kernel k\d+", p.stdout, re.M))
         if nk != 1:
             errs.append(f"{nk} kernels, want the GEMM's alone (the zero padding packed with the windows)")
