@@ -921,6 +921,39 @@ static void plan_modes(Fuse *f) {
   f->g->nkernels = f->kerns.len;
 }
 
+// After a store epilogue (store_fits) the kernel's last result r, elementwise over the
+// stored-into buffer B (relu(out) after out += identity), is written over B: B is read
+// by nothing else, so r's values become values of B (as ir/place.c places a join's
+// parts) and the two never live apart (B holds the GEMM's sums, then r).
+static void store_results_over(Fuse *f) {
+  for (int j = 0; j < f->kerns.len; j++) {
+    Kern *k = f->kerns.data[j];
+    if (k->kind != KK_MATMUL)
+      continue;
+    const Node *st = NULL;
+    for (int m = 0; m < k->members.len; m++)
+      if (node_of(f, k->members.data[m])->op == OP_STORE)
+        st = node_of(f, k->members.data[m]);
+    Node *r = node_of(f, k->members.data[k->members.len - 1]);
+    if (!st || r == st || r->mode != NM_STORED || !op_is_elementwise(r->op) || f->output[r->id] || f->target[r->id])
+      continue;
+    Buffer *B = st->srcs[0]->buf, *rb = r->out->buf;
+    const Node *e = B->producer;
+    bool ok = rb->own == r->out && rb->kind == BUF_KERNEL && rb->dtype == B->dtype && rb->numel == B->numel &&
+              !f->output[e->id] && is_identity(r->out->view, B->own->view.ndim, B->own->view.shape) &&
+              is_identity(B->own->view, B->own->view.ndim, B->own->view.shape) && !r->out->cplx;
+    for (int q = 0; ok && q < f->readers[e->id].len; q++) {
+      int x = f->readers[e->id].data[q].reader;
+      ok = !f->inl[x] && f->kern[x] == k->id;
+    }
+    if (!ok)
+      continue;
+    for (int v = 0; v < f->g->values.len; v++)
+      if (f->g->values.data[v]->buf == rb)
+        f->g->values.data[v]->buf = B;
+  }
+}
+
 void fuse_graph(Graph *g) {
   attn_fuse(g);
   if (g->cpu)
@@ -972,6 +1005,7 @@ void fuse_graph(Graph *g) {
   }
   plan_kernels(f);
   plan_modes(f);
+  store_results_over(f);
   fuse_place(g);
   if (g->cpu)
     fuse_recur(g);
