@@ -23,7 +23,11 @@
 //     node; that is allowed only when no node in between reads the kernel's values and
 //     no store in between writes a buffer the kernel reads (PyTorch's order of stores).
 //     A sort and an argsort of one input and order share a kernel where the first runs.
-//     An attention (scaled_dot_product_attention) is a kernel alone.
+//     An attention (scaled_dot_product_attention) is a kernel alone. On a CPU, a store
+//     into the whole last result of a MATMUL kernel (out += identity) joins it as an
+//     epilogue (store_fits), and the result read after it may be written over the
+//     stored-into buffer (store_results_over); a convolution's zero padding read by its
+//     contraction alone is inline (plan_pads: ir/gemm.c packs from the unpadded input).
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
 //     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
 //     inline node's kernel is the first kernel that recomputes it.
