@@ -9,8 +9,10 @@
 //   - k is a CPU kernel (sched_cpu ran: LProgram.cpu), x and y of one dtype, y only read
 //     in k, neither passed to a function (LS_CALL), no index of either dynamic;
 //   - x is written exactly once per element: every store to x sits in loops of
-//     constant extent each of whose vars (extent > 1) its index uses, and enumerating
-//     the stores' elements (lanes included) finds none twice and none outside x;
+//     constant extent each of whose vars (extent > 1) its index uses, and its index is
+//     one-to-one (one store: each term, by |coefficient|, steps past the span of the
+//     smaller ones) or enumerating the stores' elements (lanes included) finds none
+//     twice; none lies outside x;
 //   - every load of y has a store to x that writes the same storage elements (equal
 //     index once both arguments' starts, LArg.at, are added; equal lanes) inside all
 //     of the store's loops (the same iteration) and before it in that iteration: in an
@@ -23,10 +25,12 @@
 // names the same storage.
 #include "ir/loop.h"
 
+#include <string.h>
+
 
 enum {
   INPLACE_MAX_DEPTH = 16,             // statement nesting followed
-  INPLACE_MAX_STORES = 64,            // store statements to x considered
+  INPLACE_MAX_STORES = 16,            // store statements to x considered
   INPLACE_MAX_ELEMS = 64 * 1024 * 1024,  // elements enumerated, at most
 };
 
@@ -114,41 +118,94 @@ static int64_t index_coef(const LIndex *x, int var) {
   return c;
 }
 
-// Marks the elements store st writes in seen (numel elements); false if one is marked
-// already, lies outside, or a loop's var is not in the index.
-static bool mark_store(const StoreAt *st, int64_t at, unsigned char *seen, int64_t numel, int64_t *budget) {
-  const LStmt *s = st->s;
-  int lanes = s->val && s->val->lanes > 1 ? s->val->lanes : 1;
-  int64_t ext[INPLACE_MAX_DEPTH], coef[INPLACE_MAX_DEPTH], total = 1;
-  int nl = 0;
+// The loops (extent > 1) around store st, as the index's coefficient of each var and
+// the extent; false if one's var is not in the index (the element written again in
+// every iteration of it).
+static bool store_terms(const StoreAt *st, int64_t *ext, int64_t *coef, int *n) {
+  *n = 0;
   for (int d = 0; d < st->path.n; d++) {
     const LStmt *l = st->path.loop[d];
     if (!l || l->extent == 1)
       continue;
-    if (l->extent < 1)
-      return true;  // never runs
-    int64_t cf = index_coef(&s->idx, l->var);
-    if (!cf)
-      return false;  // the same element in every iteration of this loop
-    ext[nl] = l->extent;
-    coef[nl++] = cf;
-    if (total > *budget / l->extent)
+    int64_t cf = index_coef(&st->s->idx, l->var);
+    if (!cf || l->extent < 1)
       return false;
-    total *= l->extent;
+    ext[*n] = l->extent;
+    coef[(*n)++] = cf;
   }
-  if (total * lanes > *budget)
+  return true;
+}
+
+// One store's elements are all distinct and inside [0, numel) (at: its start) when,
+// its terms (the lanes one more, of coefficient 1) ordered by |coefficient|, each
+// steps past the whole span of the smaller ones; its elements then lie in [lo, hi].
+// The common case, decided without enumerating.
+static bool one_store_distinct(const StoreAt *st, int64_t at, int64_t numel, int64_t *lo, int64_t *hi) {
+  int64_t ext[INPLACE_MAX_DEPTH + 1], coef[INPLACE_MAX_DEPTH + 1];
+  int n;
+  if (!store_terms(st, ext, coef, &n))
     return false;
-  *budget -= total * lanes;
+  int lanes = st->s->val && st->s->val->lanes > 1 ? st->s->val->lanes : 1;
+  ext[n] = lanes;
+  coef[n++] = 1;
+  for (int i = 1; i < n; i++)  // insertion sort by |coef|
+    for (int j = i; j > 0 && (coef[j] < 0 ? -coef[j] : coef[j]) < (coef[j - 1] < 0 ? -coef[j - 1] : coef[j - 1]); j--) {
+      int64_t t = coef[j];
+      coef[j] = coef[j - 1], coef[j - 1] = t;
+      t = ext[j];
+      ext[j] = ext[j - 1], ext[j - 1] = t;
+    }
+  int64_t span = 0;  // the largest distance the smaller terms reach
+  *lo = *hi = st->s->idx.base + at;
+  for (int i = 0; i < n; i++) {
+    if (ext[i] == 1)
+      continue;
+    int64_t a = coef[i] < 0 ? -coef[i] : coef[i];
+    if (a <= span || a > INPLACE_MAX_ELEMS || ext[i] > INPLACE_MAX_ELEMS)
+      return false;
+    span += a * (ext[i] - 1);
+    if (span > INPLACE_MAX_ELEMS)
+      return false;
+    if (coef[i] < 0)
+      *lo += coef[i] * (ext[i] - 1);
+    else
+      *hi += coef[i] * (ext[i] - 1);
+  }
+  return *lo >= 0 && *hi < numel;
+}
+
+// Marks the elements store st writes in seen (a byte per element of numel), a run of
+// consecutive ones at a time (the lanes, and the loop stepping by them if any); false
+// if one is marked already, lies outside, or a loop's var is not in the index.
+static bool mark_store(const StoreAt *st, int64_t at, unsigned char *seen, int64_t numel, int64_t *budget) {
+  const LStmt *s = st->s;
+  int lanes = s->val && s->val->lanes > 1 ? s->val->lanes : 1;
+  int64_t ext[INPLACE_MAX_DEPTH], coef[INPLACE_MAX_DEPTH], total = 1, run = lanes;
+  int nl;
+  if (!store_terms(st, ext, coef, &nl))
+    return false;
+  for (int d = 0; d < nl; d++)
+    if (coef[d] == lanes) {  // the run: this loop's elements follow each other
+      run = lanes * ext[d];
+      ext[d] = ext[--nl], coef[d] = coef[nl];
+      break;
+    }
+  for (int d = 0; d < nl; d++) {
+    if (total > *budget / ext[d])
+      return false;
+    total *= ext[d];
+  }
+  if (total > *budget / run)
+    return false;
+  *budget -= total * run;
   int64_t it[INPLACE_MAX_DEPTH] = {0};
   for (int64_t n = 0; n < total; n++) {
     int64_t e = s->idx.base + at;
     for (int d = 0; d < nl; d++)
       e += coef[d] * it[d];
-    for (int l = 0; l < lanes; l++) {
-      if (e + l < 0 || e + l >= numel || seen[e + l])
-        return false;
-      seen[e + l] = 1;
-    }
+    if (e < 0 || e > numel - run || memchr(seen + e, 1, (size_t)run))
+      return false;
+    memset(seen + e, 1, (size_t)run);
     for (int d = nl - 1; d >= 0 && ++it[d] == ext[d]; d--)
       it[d] = 0;
   }
@@ -229,7 +286,7 @@ static int arg_index(const LKernel *k, int buf) {
   return -1;
 }
 
-bool inplace_ok(Ctx *cx, const LProgram *p, int kernel, int x, int y) {
+bool inplace_ok(Ctx *cx, const LProgram *p, int kernel, int x, int y, InplaceMarks *marks) {
   const LKernel *k = p->kernels.data[kernel];
   const LBuf *bx = &p->bufs.data[x], *by = &p->bufs.data[y];
   if (!p->cpu || k->gpu || x == y || bx->dtype != by->dtype || bx->scratch || by->scratch)
@@ -254,9 +311,17 @@ bool inplace_ok(Ctx *cx, const LProgram *p, int kernel, int x, int y) {
   loads(c, &k->body, &path);
   if (!c->ok)
     return false;
-  unsigned char *seen = arena_alloc(&cx->arena, (size_t)numel + 1);
+  int64_t at = k->args.data[c->ax].at, lo, hi;
+  if (c->nst == 1)
+    return one_store_distinct(&c->st[0], at, numel, &lo, &hi);
+  if (marks->n < numel) {
+    marks->n = numel;
+    marks->b = arena_alloc(&cx->arena, (size_t)numel);
+  } else {
+    memset(marks->b, 0, (size_t)numel);
+  }
   int64_t budget = INPLACE_MAX_ELEMS;
   for (int i = 0; i < c->nst && c->ok; i++)
-    c->ok = mark_store(&c->st[i], k->args.data[c->ax].at, seen, numel, &budget);
+    c->ok = mark_store(&c->st[i], at, marks->b, numel, &budget);
   return c->ok;
 }

@@ -535,7 +535,12 @@ void share_kernels(Ctx *cx, LProgram *p);
 // Whether kernel `kernel` of p (a CPU program) reads every element of buffer y only
 // before, in the same iteration, the one store writing buffer x's element at the same
 // storage offset, and writes each element of x once (so x may take y's storage there).
-bool inplace_ok(Ctx *cx, const LProgram *p, int kernel, int x, int y);
+// marks: a byte per element the check may enumerate, kept by the caller between calls.
+typedef struct InplaceMarks {
+  unsigned char *b;
+  int64_t n;
+} InplaceMarks;
+bool inplace_ok(Ctx *cx, const LProgram *p, int kernel, int x, int y, InplaceMarks *marks);
 
 // ---- sched_gpu.c: the GPU schedule (the CUDA C and NVVM backends) ----
 // What the GPU schedules are made for.

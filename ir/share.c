@@ -415,6 +415,7 @@ typedef struct Lives {
   const LProgram *p;
   const int *first, *last;
   VEC(InPlace) asked;
+  InplaceMarks marks;
 } Lives;
 
 // Whether x may take y's storage in the kernel where x's life starts and y's ends.
@@ -424,7 +425,7 @@ static bool in_place(Lives *lv, int x, int y) {
   for (int i = 0; i < lv->asked.len; i++)
     if (lv->asked.data[i].x == x && lv->asked.data[i].y == y)
       return lv->asked.data[i].ok;
-  bool ok = inplace_ok(lv->cx, lv->p, lv->first[x], x, y);
+  bool ok = inplace_ok(lv->cx, lv->p, lv->first[x], x, y, &lv->marks);
   vec_push(&lv->cx->arena, &lv->asked, ((InPlace){x, y, ok}));
   return ok;
 }
@@ -491,6 +492,40 @@ static int64_t plan_bytes(const Plan *pl) {
   for (int s = 0; s < pl->n; s++)
     n = td_sat_add(n, td_sat_mul(pl->slot[s].need, dtype_size(pl->slot[s].dtype)));
   return n;
+}
+
+// Kernels whose args merged (merged[k]) no longer have the code the others they matched
+// have: they leave their groups (a group whose first merged takes its next kernel as
+// first) and match among themselves again (the layers of a model write in place alike).
+static void relink_merged(Ctx *cx, LProgram *p, const bool *merged) {
+  int nk = p->kernels.len;
+  for (int k = 0; k < nk; k++) {
+    LKernel *kr = p->kernels.data[k];
+    if (!merged[k] || kr->same)
+      continue;
+    LKernel *head = NULL;  // kr was a first: the others it named take their first one
+    for (int j = k + 1; j < nk; j++) {
+      LKernel *o = p->kernels.data[j];
+      if (o->same != kr || merged[j])
+        continue;
+      o->same = head;
+      if (!head)
+        head = o;
+    }
+  }
+  for (int k = 0; k < nk; k++)
+    if (merged[k])
+      p->kernels.data[k]->same = NULL;
+  uint64_t *h = arena_alloc(&cx->arena, sizeof *h * (size_t)(nk + 1));
+  for (int k = 0; k < nk; k++) {
+    LKernel *kr = p->kernels.data[k];
+    if (!merged[k])
+      continue;
+    h[k] = hash_kernel(p, kr);
+    for (int j = 0; j < k && !kr->same; j++)
+      if (merged[j] && !p->kernels.data[j]->same && h[j] == h[k] && same_kernel(p, p->kernels.data[j], kr))
+        kr->same = p->kernels.data[j];
+  }
 }
 
 static void share_temps(Ctx *cx, LProgram *p) {
@@ -567,39 +602,11 @@ static void share_temps(Ctx *cx, LProgram *p) {
           td_internal_error(__FILE__, __LINE__, "kernel %d args %d %d share buffer %d", k, a, c, kr->args.data[a].buf);
         merge_args(cx, kr, x, y);
         merged[k] = true;
-        a = 0, c = -1;  // (the args moved: again from the start)
+        a = 0;  // (the args moved: again from the start)
         break;
       }
   }
-  // a kernel whose args merged is no longer the same code as the others it matched
-  for (int k = 0; k < nk; k++) {
-    LKernel *kr = p->kernels.data[k];
-    if (kr->same && merged[k])
-      kr->same = NULL;
-  }
-  for (int k = 0; k < nk; k++) {
-    LKernel *kr = p->kernels.data[k];
-    if (!kr->same)
-      continue;
-    int f = 0;
-    while (p->kernels.data[f] != kr->same)
-      f++;
-    if (!merged[f])
-      continue;
-    // the first of the others takes the place of the kernel they matched
-    LKernel *head = NULL;
-    for (int j = f + 1; j < nk; j++) {
-      LKernel *o = p->kernels.data[j];
-      if (o->same != p->kernels.data[f] || merged[j])
-        continue;
-      if (!head) {
-        head = o;
-        o->same = NULL;
-      } else {
-        o->same = head;
-      }
-    }
-  }
+  relink_merged(cx, p, merged);
 }
 
 // ============================================================================
