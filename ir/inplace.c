@@ -1,9 +1,10 @@
 // ir/inplace.c: whether a kernel may write a temp over the storage of one it reads for
-// the last time (inplace_ok; ir/share.c then makes the pair one argument). ir/share.c asks when it gives temps their buffers: a temp x whose
-// life starts in kernel k may share the buffer of a temp y whose life ends in k when
-// k reads every element of y only before, in the same iteration, the one store that
-// writes x's element at the same storage offset. Mamba's scan writes y + u*D over
-// delta this way, and a GEMM's epilogue its result over the operand it adds.
+// the last time (inplace_ok; ir/share.c then makes the pair one argument). ir/share.c
+// asks when it gives temps their buffers: a temp x whose life starts in kernel k may
+// share the buffer of a temp y whose life ends in k when k reads every element of y
+// only before, in the same iteration, the one store that writes x's element at the
+// same storage offset. Mamba's scan writes y + u*D over delta this way, and a GEMM's
+// epilogue its result over the operand it multiplies.
 //
 // What is proven, on the scheduled CPU loops (any failure: no):
 //   - k is a CPU kernel (sched_cpu ran: LProgram.cpu), x and y of one dtype, y only read
@@ -13,20 +14,21 @@
 //     one-to-one (one store: each term, by |coefficient|, steps past the span of the
 //     smaller ones) or enumerating the stores' elements (lanes included) finds none
 //     twice; none lies outside x;
-//   - every load of y has a store to x that writes the same storage elements (equal
-//     index once both arguments' starts, LArg.at, are added; equal lanes) inside all
-//     of the store's loops (the same iteration) and before it in that iteration: in an
-//     earlier statement of a list both lie in, or in the store's own value.
+//   - every load of y (wherever it sits, dynamic indices of other loads included) has
+//     a store to x that writes the same storage elements (equal index once both
+//     arguments' starts, LArg.at, are added; equal lanes) inside all of the store's
+//     loops (the same iteration; no loop between redefines their vars) and before it
+//     in that iteration: in an earlier statement of a list both lie in, or in the
+//     store's own value.
 // So each element e of the shared buffer is read as y[e] only in the iteration that
 // writes x[e], before that write, and by no other iteration: the order of iterations,
 // their threads and any vectorization of them do not matter. Within the iteration
 // the load precedes the store in program order, which the backends keep because the
-// two arguments become one pointer (ir/share.c's merge_args): no restrict or noalias pair ever
-// names the same storage.
+// two arguments become one pointer (ir/share.c's merge_args): no restrict or noalias
+// pair ever names the same storage.
 #include "ir/loop.h"
 
 #include <string.h>
-
 
 enum {
   INPLACE_MAX_DEPTH = 16,             // statement nesting followed
@@ -213,8 +215,8 @@ static bool mark_store(const StoreAt *st, int64_t at, unsigned char *seen, int64
 }
 
 // ---- every load of y before its element's store ----
-// Whether a load at path lp (in statement lp's last, or in its value when `in_store`)
-// runs in every iteration of st's loops before st.
+// Whether a load in the statement at path lp (in its expressions) runs in the same
+// iteration of st's loops as st, before it.
 static bool before(const StoreAt *st, const Path *lp) {
   const Path *sp = &st->path;
   int last_loop = -1;
@@ -224,10 +226,17 @@ static bool before(const StoreAt *st, const Path *lp) {
   for (int d = 0; d < sp->n && d < lp->n; d++) {
     if (sp->list[d] != lp->list[d])
       return false;
-    if (sp->pos[d] != lp->pos[d])
-      return d > last_loop && lp->pos[d] < sp->pos[d];
+    if (sp->pos[d] == lp->pos[d])
+      continue;
+    if (d <= last_loop || lp->pos[d] > sp->pos[d])
+      return false;
+    for (int e = d; e < lp->n; e++)  // the loops the load is in beyond the store's keep their vars
+      for (int f = 0; lp->loop[e] && f <= last_loop; f++)
+        if (sp->loop[f] && sp->loop[f]->var == lp->loop[e]->var)
+          return false;
+    return true;
   }
-  return lp->n >= sp->n;  // in the store itself (its value), or below it (never: stores have no body)
+  return lp->n >= sp->n;  // in the store itself (its value)
 }
 
 static bool same_elements(const Check *c, const LStmt *s, const LExpr *ld) {
@@ -257,6 +266,7 @@ static void loads_expr(Check *c, const LExpr *e, const Path *p) {
       found = same_elements(c, c->st[i].s, e) && before(&c->st[i], p);
     c->ok = found;
   }
+  loads_expr(c, e->idx.dyn, p);
   loads_expr(c, e->a, p);
   loads_expr(c, e->b, p);
   loads_expr(c, e->c, p);
@@ -271,6 +281,8 @@ static void loads(Check *c, const LStmtList *l, Path *p) {
     p->n++;
     loads_expr(c, s->val, p);
     loads_expr(c, s->cond, p);
+    if (s->kind == LS_STORE)
+      loads_expr(c, s->idx.dyn, p);
     if (s->kind == LS_CALL)
       for (int a = 0; a < s->call->nval; a++)
         loads_expr(c, s->call->val[a], p);

@@ -20,7 +20,11 @@
 //
 // Last, temps take turns in storage (share_temps below): temps of one dtype whose lives
 // (first to last kernel using them) do not overlap share one buffer, and scratch buffers
-// (per thread) of one dtype are one.
+// (per thread) of one dtype are one. On a CPU, lives that meet in one kernel may share
+// too, when ir/inplace.c proves that kernel writes the later temp in place over the
+// earlier (each element read before, in the same iteration, the one store writing it);
+// the two arguments then become one (merge_args), so no restrict or noalias pair names
+// one storage, and such kernels match each other again, not their old group.
 //
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
@@ -388,7 +392,10 @@ static int cmp_temp_order(const void *a, const void *b) {
 // entry cannot roll them into its loop of repeated calls (emit_find_run). So the plan
 // is made twice: the second time every slot of the first plan is there, empty, from
 // the start, and the first layers choose as the later ones do. The second plan is kept
-// unless it takes more bytes.
+// unless it takes more bytes. Both are made again preferring a slot a temp can take in
+// place (freed in its first kernel) to a smaller one: so Mamba's GEMM writes its result
+// over the scan's output, leaving the slot the scan's input held to the GEMM's packing.
+// The plan of fewest bytes is kept.
 typedef struct Slot {
   int64_t numel;  // what it holds: its first temp's (scratch: the largest's)
   int64_t need;   // the largest temp it holds (a slot of the first plan may end with smaller ones)

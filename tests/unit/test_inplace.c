@@ -143,6 +143,20 @@ static void a_read_of_the_whole_row_before_its_writes_is_not(void **state) {
   assert_false(ok(p, 0, 2, 1));
 }
 
+static void a_read_in_a_loop_redefining_the_stores_var_is_not(void **state) {
+  (void)state;  // for i0 { for i1 { for i0 { l0 = y[C*i0 + i1] } x[C*i0 + i1] = l0 } }: the inner i0 reads
+                // every row's element, written over by the rows before
+  LStmt *o;
+  LProgram *p = program(&o);
+  LStmt *in = ls_loop(&cx, 1, C), *again = ls_loop(&cx, 0, R);
+  push(&again->body, ls_set(&cx, 0, load(1, ix2(0, C, 1))));
+  push(&in->body, ls_let(&cx, 0, lx_const_f(&cx, DT_F32, 0)));
+  push(&in->body, again);
+  push(&in->body, ls_store(&cx, 2, ix2(0, C, 1), lx_local(&cx, DT_F32, 0)));
+  push(&o->body, in);
+  assert_false(ok(p, 0, 2, 1));
+}
+
 static void an_element_written_twice_is_not(void **state) {
   (void)state;  // for i0 { for i1 { x[C*i0] = y[C*i0] * 2 } }: the second write follows the first's read
   LStmt *o;
@@ -204,6 +218,7 @@ int main(void) {
       T(a_read_after_the_store_in_the_iteration_is_not),
       T(a_read_in_an_earlier_statement_of_the_iteration_is_in_place),
       T(a_read_of_the_whole_row_before_its_writes_is_not),
+      T(a_read_in_a_loop_redefining_the_stores_var_is_not),
       T(an_element_written_twice_is_not),
       T(an_index_folding_two_loops_together_is_not),
       T(two_stores_of_one_element_are_not),
