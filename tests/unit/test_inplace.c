@@ -157,6 +157,22 @@ static void a_read_in_a_loop_redefining_the_stores_var_is_not(void **state) {
   assert_false(ok(p, 0, 2, 1));
 }
 
+static void a_read_inside_another_loads_index_is_not(void **state) {
+  (void)state;  // x[C*i0 + i1] = a[checked(y[i1], C)]: the gather's index reads row 0 of y, which the
+                // first row's iteration writes over (index_select of an arange, run.scatter's case)
+  LStmt *o;
+  LProgram *p = program(&o);
+  LStmt *in = ls_loop(&cx, 1, C);
+  LExpr *at = lx_new(&cx, LX_CHECKED_INDEX, DT_I64);
+  at->a = lx_cast(&cx, DT_I64, load(1, ix2(0, 0, 1)));
+  at->i = C;
+  LIndex gi = ix2(0, C, 0);
+  gi.dyn = at;
+  push(&in->body, ls_store(&cx, 2, ix2(0, C, 1), lx_load(&cx, DT_F32, 0, gi)));
+  push(&o->body, in);
+  assert_false(ok(p, 0, 2, 1));
+}
+
 static void an_element_written_twice_is_not(void **state) {
   (void)state;  // for i0 { for i1 { x[C*i0] = y[C*i0] * 2 } }: the second write follows the first's read
   LStmt *o;
@@ -219,6 +235,7 @@ int main(void) {
       T(a_read_in_an_earlier_statement_of_the_iteration_is_in_place),
       T(a_read_of_the_whole_row_before_its_writes_is_not),
       T(a_read_in_a_loop_redefining_the_stores_var_is_not),
+      T(a_read_inside_another_loads_index_is_not),
       T(an_element_written_twice_is_not),
       T(an_index_folding_two_loops_together_is_not),
       T(two_stores_of_one_element_are_not),
