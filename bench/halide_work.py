@@ -21,7 +21,8 @@ in memory like tdsl's storages (runtime/storage.c): 64 MiB of output in 2 MiB-al
 MADV_HUGEPAGE-marked anonymous pages, so that neither side pays TLB misses the other does
 not; the same block is written in every call, as tdsl's storage cache hands its result
 the same block back; and the calls are warmed up and counted by `tdslc bench`'s rule
-(warmup_for: one untimed call below 10 timed ones, a tenth of them from 10 on).
+(warmup_for: a tenth of the timed calls, at least TDSL_STREAM_SETTLE of runtime/tdsl.h,
+the calls a tdsl kernel with a streamed result makes before it chooses its store form).
 
 one(name, variant, inputs, ...) compiles, checks and times one variant in this process
 (bench/run.py runs each in a process of its own: a crash in Halide's generated code, which
@@ -30,6 +31,7 @@ WORKS maps a workload to (algorithm, hand schedule, NumPy reference[, input resh
 """
 import math
 import os
+import re
 import statistics
 import time
 
@@ -333,10 +335,26 @@ def aligned(np, a):
     return out
 
 
+def _stream_settle():
+    """TDSL_STREAM_SETTLE of runtime/tdsl.h: the calls a stream site makes before it
+    chooses its store form (runtime/stream.c's rule)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runtime", "tdsl.h")
+    with open(path) as f:
+        m = re.search(r"^#define TDSL_STREAM_SETTLE (\d+)$", f.read(), re.M)
+    if not m:
+        raise SystemExit("bench: %s defines no TDSL_STREAM_SETTLE" % path)
+    return int(m.group(1))
+
+
+STREAM_SETTLE = _stream_settle()
+
+
 def warmup_for(reps):
     """The untimed calls before `reps` timed ones: `tdslc bench`'s rule (driver/run.c's
-    bench_calls), so that Halide and tdsl are warmed up alike."""
-    return 1 if reps < 10 else reps // 10
+    bench_warmup: a tenth of them, at least the stream sites' settle length), so that
+    Halide, NumPy, PyTorch and tdsl are warmed up alike. (`tdslc bench` stops warming up
+    after a second of calls, as _time's budget and run.py's _time_calls cut theirs.)"""
+    return max(STREAM_SETTLE, 1 if reps < 10 else reps // 10)
 
 
 def _rev(a):

@@ -48,8 +48,9 @@ BLAS_ENV_DROP = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 # traffic (every input read once, every output written once); `flops` counts arithmetic
 # (a multiply-add is 2; exp, division, max count 1 each). `kind` picks the bar:
 # "memory" -> bytes / time vs the copy bandwidth; "compute" -> flops / time vs the best
-# BLAS GFLOP/s of this run. `reps` timed calls after `warmup` calls, for every
-# implementation alike.
+# BLAS GFLOP/s of this run. `reps` timed calls after halide_work.warmup_for(reps) calls
+# (`tdslc bench`'s warm-up: at least the calls a stream site takes to choose its store
+# form), for every implementation alike.
 # ---------------------------------------------------------------------------------------
 N4K = 4096 * 4096
 
@@ -61,51 +62,47 @@ def _mm_flops(m, k, n):
 WORKLOADS = [
     dict(name="elementwise", file="elementwise.tdsl", fn="elementwise",
          what="relu(x*2+1)*sigmoid(x), 4096²", kind="memory",
-         inputs=[(4096, 4096)], bytes=2 * N4K * F32, flops=8 * N4K, warmup=2, reps=15),
+         inputs=[(4096, 4096)], bytes=2 * N4K * F32, flops=8 * N4K, reps=15),
     dict(name="transpose", file="transpose.tdsl", fn="transpose_copy",
          what="x.t().contiguous(), 4096²", kind="memory",
-         inputs=[(4096, 4096)], bytes=2 * N4K * F32, flops=0, warmup=2, reps=15),
+         inputs=[(4096, 4096)], bytes=2 * N4K * F32, flops=0, reps=15),
     dict(name="broadcast_add", file="broadcast_add.tdsl", fn="broadcast_add",
          what="(4096,1) + (1,4096)", kind="memory",
-         inputs=[(4096, 1), (1, 4096)], bytes=(N4K + 2 * 4096) * F32, flops=N4K,
-         warmup=2, reps=15),
+         inputs=[(4096, 1), (1, 4096)], bytes=(N4K + 2 * 4096) * F32, flops=N4K, reps=15),
     dict(name="column_sum", file="column_sum.tdsl", fn="column_sum",
          what="x.sum(0), 4096²", kind="memory",
-         inputs=[(4096, 4096)], bytes=(N4K + 4096) * F32, flops=N4K, warmup=2, reps=15),
+         inputs=[(4096, 4096)], bytes=(N4K + 4096) * F32, flops=N4K, reps=15),
     dict(name="softmax", file="softmax.tdsl", fn="softmax_rows",
          what="softmax(x, -1), (256, 4096)", kind="memory",
-         inputs=[(256, 4096)], bytes=2 * 256 * 4096 * F32, flops=5 * 256 * 4096,
-         warmup=5, reps=50),
+         inputs=[(256, 4096)], bytes=2 * 256 * 4096 * F32, flops=5 * 256 * 4096, reps=50),
     dict(name="layer_norm", file="layer_norm.tdsl", fn="layer_norm",
          what="layer norm body, (32, 128, 512)", kind="memory",
          inputs=[(32, 128, 512)], bytes=2 * 32 * 128 * 512 * F32,
-         flops=8 * 32 * 128 * 512, warmup=5, reps=50),
+         flops=8 * 32 * 128 * 512, reps=50),
     dict(name="matmul", file="matmul.tdsl", fn="matmul_1024",
          what="a @ b, 1024² (tdsl: no BLAS)", kind="compute",
          inputs=[(1024, 1024), (1024, 1024)], bytes=3 * 1024 * 1024 * F32,
-         flops=_mm_flops(1024, 1024, 1024), warmup=2, reps=10),
+         flops=_mm_flops(1024, 1024, 1024), reps=10),
     dict(name="matmul_nt", file="matmul_nt.tdsl", fn="matmul_nt_1024",
          what="a @ b.t(), 1024² (tdsl: no BLAS)", kind="compute",
          inputs=[(1024, 1024), (1024, 1024)], bytes=3 * 1024 * 1024 * F32,
-         flops=_mm_flops(1024, 1024, 1024), warmup=2, reps=10, target=False),
+         flops=_mm_flops(1024, 1024, 1024), reps=10, target=False),
     dict(name="gelu_linear", file="gelu_linear.tdsl", fn="gelu_linear",
          what="gelu(x @ w.t() + b), x [4,128,768], w [3072,768]", kind="compute",
          inputs=[(4, 128, 768), (3072, 768), (3072,)],
          bytes=(4 * 128 * 768 + 3072 * 768 + 3072 + 4 * 128 * 3072) * F32,
-         flops=_mm_flops(512, 768, 3072) + 2 * 512 * 3072, warmup=2, reps=10, target=False),
+         flops=_mm_flops(512, 768, 3072) + 2 * 512 * 3072, reps=10, target=False),
     dict(name="mlp", file="mlp.tdsl", fn="mlp",
          what="seed MLP 32×784→128→10", kind="compute",
          inputs=[(32, 784), (784, 128), (128,), (128, 10), (10,)],
          bytes=(32 * 784 + 784 * 128 + 128 + 128 * 10 + 10 + 32 * 10) * F32,
-         flops=_mm_flops(32, 784, 128) + 2 * 32 * 128 + _mm_flops(32, 128, 10) + 32 * 10,
-         warmup=20, reps=300),
+         flops=_mm_flops(32, 784, 128) + 2 * 32 * 128 + _mm_flops(32, 128, 10) + 32 * 10, reps=300),
     dict(name="attention", file="attention.tdsl", fn="attention",
          what="seed attention (2, 10, 512), 8 heads", kind="compute",
          inputs=[(2, 10, 512)] + [(512, 512)] * 4,
          bytes=(2 * 2 * 10 * 512 + 4 * 512 * 512) * F32,
          flops=4 * _mm_flops(20, 512, 512) + 2 * 16 * _mm_flops(10, 64, 10)
-         + 16 * 10 * 10 * 6,
-         warmup=20, reps=300),
+         + 16 * 10 * 10 * 6, reps=300),
 ]
 
 
@@ -123,7 +120,7 @@ def _sdpa(name, b, h, l, causal, reps):
     what = "B=%d, H=%d, L=S=%d, E=64%s" % (b, h, l, ", causal" if causal else "")
     shape = (b, h, l, 64)
     common = dict(file="sdpa.tdsl", kind="compute", inputs=[shape] * 3, bytes=4 * b * h * l * 64 * F32,
-                  flops=_sdpa_flops(b, h, l, l, 64, causal), warmup=2, reps=reps, target=False,
+                  flops=_sdpa_flops(b, h, l, l, 64, causal), reps=reps, target=False,
                   math="sdpa_causal" if causal else "sdpa")
     return [dict(name=name, fn=name, what=what + " (fused)", **common),
             dict(name=name + "_unfused", fn=name + "_unfused", what=what + " (q @ k^T, softmax, @ v)", **common)]
@@ -160,32 +157,32 @@ ATT_BH, ATT_D = 12, 64
 
 def _gemm_cases():
     cases = []
-    for n, warm, reps in ((1024, 2, 10), (2048, 1, 3)):
+    for n, reps in ((1024, 10), (2048, 3)):
         for op in ("nn", "nt", "tn", "tt"):
             cases.append(dict(
                 name="%s_%d" % (op, n), group="gemm_square", file="square.tdsl", op=op,
                 shape="%d²" % n, params=[("a", (n, n)), ("b", (n, n))],
-                flops=_mm_flops(n, n, n), warmup=warm, reps=reps,
+                flops=_mm_flops(n, n, n), reps=reps,
                 predict_from="%s_1024" % op if n == 2048 else None))
     for k, n in ((768, 3072), (3072, 768), (4096, 4096)):
-        for m, warm, reps in ((1, 5, 50), (8, 5, 30), (128, 2, 10), (2048, 1, 3)):
+        for m, reps in ((1, 50), (8, 30), (128, 10), (2048, 3)):
             cases.append(dict(
                 name="linear_%d_%d_%d" % (m, k, n), group="gemm_linear", file="linear.tdsl",
                 op="linear", shape="M=%d, K=%d, N=%d" % (m, k, n), m=m,
                 params=[("x", (m, k)), ("w", (n, k))], flops=_mm_flops(m, k, n),
-                weight_bytes=n * k * F32, warmup=warm, reps=reps,
+                weight_bytes=n * k * F32, reps=reps,
                 predict_from="linear_128_%d_%d" % (k, n) if m == 2048 else None))
-    for t, warm, reps in ((64, 10, 100), (128, 5, 50), (512, 2, 15)):
+    for t, reps in ((64, 100), (128, 50), (512, 15)):
         cases.append(dict(
             name="scores_%d" % t, group="gemm_attention", file="attention.tdsl", op="scores",
             shape="[%d, %d, %d] @ [%d, %d, %d]" % (ATT_BH, t, ATT_D, ATT_BH, ATT_D, t),
             params=[("q", (ATT_BH, t, ATT_D)), ("k", (ATT_BH, t, ATT_D))],
-            flops=ATT_BH * _mm_flops(t, ATT_D, t), warmup=warm, reps=reps, predict_from=None))
+            flops=ATT_BH * _mm_flops(t, ATT_D, t), reps=reps, predict_from=None))
         cases.append(dict(
             name="pv_%d" % t, group="gemm_attention", file="attention.tdsl", op="pv",
             shape="[%d, %d, %d] @ [%d, %d, %d]" % (ATT_BH, t, t, ATT_BH, t, ATT_D),
             params=[("p", (ATT_BH, t, t)), ("v", (ATT_BH, t, ATT_D))],
-            flops=ATT_BH * _mm_flops(t, t, ATT_D), warmup=warm, reps=reps, predict_from=None))
+            flops=ATT_BH * _mm_flops(t, t, ATT_D), reps=reps, predict_from=None))
     for c in cases:
         c["fn"] = c["name"]
         c["what"] = GEMM_FORMS[c["op"]][0]
@@ -555,9 +552,8 @@ def worker(which, threads, scale, cases):
                 results[w["name"]] = {"na": "NumPy has no erf"}
                 continue
             args = [conv(a) for a in _inputs(w, np)]
-            reps = max(3, int(round(w["reps"] * scale)))
-            warm = max(1, int(round(w["warmup"] * min(scale, 1.0))))
-            results[w["name"]] = _time_calls(fn, args, warm, reps)
+            reps = max(3, int(round(w["reps"] * scale)))  # run_tdslc_bench's count, and its warm-up
+            results[w["name"]] = _time_calls(fn, args, halide_work.warmup_for(reps), reps)
             del args
         # the BLAS reference: matmul 1024² (always measured, `only` or not)
         if "matmul" not in results:
@@ -571,8 +567,7 @@ def worker(which, threads, scale, cases):
             f = GEMM_FORMS[c["op"]][2 if which == "torch" else 1]
             args = [conv(a) for a in tdslc_inputs([s for _, s in c["params"]], np)]
             reps = max(1, int(round(c["reps"] * scale)))
-            warm = max(1, int(round(c["warmup"] * min(scale, 1.0))))
-            results[c["name"]] = _time_calls(f, args, warm, reps, TIME_BUDGET_S)
+            results[c["name"]] = _time_calls(f, args, halide_work.warmup_for(reps), reps, TIME_BUDGET_S)
             del args
         # the models: eager torch.nn.Modules, on the inputs and weights tdslc bench draws
         if which == "torch":
@@ -582,8 +577,7 @@ def worker(which, threads, scale, cases):
                 arrays = dict(zip([p[0] for p in md["params"]], tdslc_inputs(param_shapes(md), np)))
                 mod, ins = model_ref.load(md, arrays)
                 reps = max(1, int(round(md["reps"] * scale)))
-                warm = max(1, int(round(md["warmup"] * min(scale, 1.0))))
-                results[md["name"]] = _time_calls(mod, ins, warm, reps, TIME_BUDGET_S)
+                results[md["name"]] = _time_calls(mod, ins, halide_work.warmup_for(reps), reps, TIME_BUDGET_S)
                 del mod, ins, arrays
             for md in WHOLE:  # the whole models, likewise (one call can take seconds: the budget cuts reps)
                 if md["name"] not in cases:
@@ -593,7 +587,8 @@ def worker(which, threads, scale, cases):
                 mod, ins = whole_ref.load(md, arrays)
                 del arrays
                 reps = max(1, int(round(md["reps"] * scale)))
-                r, peak = _peak_while(lambda: _time_calls(mod, ins, md["warmup"], reps, WHOLE_BUDGET_S), in_bytes)
+                r, peak = _peak_while(lambda: _time_calls(mod, ins, halide_work.warmup_for(reps), reps, WHOLE_BUDGET_S),
+                                      in_bytes)
                 r["peak_bytes"] = peak
                 results[md["name"]] = r
                 del mod, ins
@@ -610,7 +605,7 @@ def worker(which, threads, scale, cases):
                     results["vm_" + n] = {"na": "NumPy has no erf"}
                     continue
                 reps = max(3, int(round(vecmath.REPS * scale)))
-                results["vm_" + n] = _time_calls(f, [x], vecmath.WARMUP, reps)
+                results["vm_" + n] = _time_calls(f, [x], halide_work.warmup_for(reps), reps)
     out["results"] = results
     out["blas"] = _blas_info(np)
     print(json.dumps(out))

@@ -71,7 +71,7 @@ VECMATH = [
 ]
 NAMES = [v[0] for v in VECMATH]
 BYTES = 2 * N * 4  # each element read once and written once
-REPS, WARMUP = 30, 3
+REPS = 30  # timed calls; the warm-up is tdslc bench's (halide_work.warmup_for)
 
 
 def row(name):
@@ -105,7 +105,7 @@ def halide_worker(names, threads, scale, rounds):
             f[i] = v[4](hl, inp[i])
             f.vectorize(i, 2 * vec).parallel(i, 16384)  # contiguous chunks of 64 KiB per task
             f.compile_jit(t)
-            from halide_work import aligned
+            from halide_work import aligned, warmup_for
             xa = aligned(np, x)  # 64-byte aligned, as tdsl's storages (Halide 14 faults otherwise)
             inp.set(hl.Buffer(xa))
             o = aligned(np, (N,))
@@ -117,7 +117,7 @@ def halide_worker(names, threads, scale, rounds):
             if r["ok"]:
                 reps = max(3, int(round(REPS * scale)))
                 for rnd in range(rounds):
-                    for _ in range(WARMUP if rnd == 0 else 1):
+                    for _ in range(warmup_for(reps) if rnd == 0 else 1):
                         f.realize(ob)
                     ts = []
                     for _ in range(reps):

@@ -195,6 +195,8 @@ int64_t run_program_bytes(const LProgram *p);
 // backends run their parallel loops on (TDSL_NUM_THREADS, else the online CPUs); none
 // on the GPU (0).
 int run_threads(const char *backend);
+// The warm-up calls before `reps` timed calls of `bench` and `bench --profile` (driver/run.c).
+int bench_warmup(int reps);
 
 // ============================================================================
 // rss.c — resident memory (Linux's /proc/self; -1 or false elsewhere)

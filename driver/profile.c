@@ -1,9 +1,9 @@
 // driver/profile.c: `tdslc bench --profile`: where the time of a call goes. The function
 // is built with LProgram.profile set, so its entry calls the runtime's tdsl_prof_mark
-// around every kernel (runtime/profile.c); warm-up calls, then o->reps timed calls, and
-// each kernel gets its mean time per call over the calls no slower than the median call
-// (one that another process slowed down does not skew the shares), its share of that
-// mean call, its arithmetic
+// around every kernel (runtime/profile.c); warm-up calls (bench_warmup, as `bench`
+// makes), then o->reps timed calls, and each kernel gets its mean time per call over the
+// calls no slower than the median call (one that another process slowed down does not
+// skew the shares), its share of that mean call, its arithmetic
 // (graph_kernel_flops) and its memory traffic, the rates they imply and its place under
 // the machine's roofline (roofline.c): achieved / attainable, where attainable is
 // min(peak, intensity x bandwidth), i.e. max(GFLOP/s / peak, GB/s / bandwidth).
@@ -518,7 +518,7 @@ int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args,
   Profile pr = {.p = p, .backend = o->backend, .threads = run_threads(o->backend), .calls = o->reps,
                 .nk = p->kernels.len, .flops = p->flops, .bytes = run_program_bytes(p)};
   int rc = roofline_get(pr.threads, &pr.roof);
-  int no = p->outputs.len, warm = o->reps < 10 ? 1 : o->reps / 10;
+  int no = p->outputs.len, warm = bench_warmup(o->reps);
   double *ms = calloc((size_t)o->reps, sizeof *ms), *ns = calloc((size_t)(pr.nk ? pr.nk : 1), sizeof *ns);
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
   pr.ks = calloc((size_t)(pr.nk ? pr.nk : 1), sizeof *pr.ks);

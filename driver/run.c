@@ -4,8 +4,9 @@
 // callable function (cc.c, jit.c, gpu.c), and one path for every backend calls it:
 // run calls it once and prints each output (text or --json; out<k>.npy in --out-dir),
 // naming the input whose storage an output shares; bench times o->reps calls after a
-// warm-up and prints the median, min, max and the rates they imply (with --profile,
-// profile.c times each kernel of a profiling build instead).
+// warm-up (bench_warmup: long enough for the stream sites' choice) and prints the
+// median, min, max and the rates they imply (with --profile, profile.c times each
+// kernel of a profiling build instead).
 #include "driver/driver.h"
 
 #include <errno.h>
@@ -303,11 +304,24 @@ int run_threads(const char *backend) {
   return !strcmp(backend, "llvm") || !strcmp(backend, "c") ? tdsl_num_threads() : 0;
 }
 
+// The warm-up before `reps` timed calls: a tenth of them (at least one), and at least
+// the calls a stream site makes before it chooses its store form (runtime/stream.c), so
+// that the timed calls run the chosen form, as a program's calls do after its first
+// few. Calls past the first stop once the warm-up has taken WARM_CAP_MS: calls that
+// long (whole models) keep no kernel's store form above their noise. bench/run.py gives
+// NumPy, PyTorch and Halide the same count (bench/halide_work.py's warmup_for).
+enum { WARM_CAP_MS = 1000 };
+int bench_warmup(int reps) {
+  int tenth = reps < 10 ? 1 : reps / 10;
+  return tenth > TDSL_STREAM_SETTLE ? tenth : TDSL_STREAM_SETTLE;
+}
+
 // Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its
 // outputs as a PyTorch call does; prints median/min/max and the rates they imply.
 static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn,
                        const tdsl_gpu_program *gpu) {
-  int no = p->outputs.len, warm = o->reps < 10 ? 1 : o->reps / 10;
+  int no = p->outputs.len, warm = bench_warmup(o->reps);
+  double warm_ms = 0;
   double *ms = calloc((size_t)o->reps, sizeof *ms);
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
   int erc = 0;
@@ -324,6 +338,8 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
       tdsl_tensor_release(&outs[k]);
     if (r >= 0)
       ms[r] = now_ms() - t0;
+    else if ((warm_ms += now_ms() - t0) >= WARM_CAP_MS && r < -1)
+      r = -1;  // the warm-up's time is spent: the timed calls next
   }
   free(outs);
   if (peak == 0) {

@@ -146,7 +146,8 @@ static bool try_split(Graph *g, Node *m) {
   shape[ol] = N - a;
   Value *srcs[2] = {m->srcs[0], graph_view(g, b, bv1, b->loc)};
   Node *m2 = graph_node(g, OP_MATMUL, o->dtype, o->view.ndim, shape, srcs, 2, m->attr, m->loc);
-  m2->out->buf->name = buf->name;
+  // the late half's buffer says which part of the user's value it holds
+  m2->out->buf->name = buf->name ? arena_printf(&cx->arena, "%s[..., %lld:]", buf->name, (long long)a) : NULL;
   m->srcs[1] = graph_view(g, b, bv0, b->loc);
   // the views move to their part
   for (int i = 0; i < rs.len; i++) {

@@ -7,20 +7,35 @@
 // non-temporal form took 1.2-1.3 ms in the fast state and plain stores 1.4-1.7 ms; in
 // the slow state non-temporal stores took 2.4 ms and plain ones 1.6-1.9 ms, because part
 // of a result written with plain stores is still in the last-level cache at the next
-// call, where a non-temporal store always goes to DRAM. No form fixed at compile time
-// wins in both; the faster form measured on the calls themselves does.
+// call, where a non-temporal store always goes to DRAM (an 8 MiB result: 0.13 ms plain,
+// 0.30 ms non-temporal). No form fixed at compile time wins in both; the faster form
+// measured on the calls themselves does.
 //
-// The rule: a site runs its kept form (non-temporal first, the compile-time rule's
-// choice) for `run` calls, then tries the other form for TRIES calls. The first call
-// of a try is not counted (it finds the caches as the other form left them: plain
-// stores after streaming find none of the result in the cache; streaming after plain
-// stores writes back and drops the lines plain stores left), nor the first ones of a
-// run. The try wins when its fastest counted call beats the kept form's fastest of its
-// last KEEP calls by more than 1/32: the forms swap and the next run is FIRST_RUN calls
-// long. A try that loses makes the next run 4 times as long, up to LONGEST_RUN, so a
-// settled choice costs TRIES calls in LONGEST_RUN + TRIES of the slower form, and a
-// change of the memory's state is found within LONGEST_RUN calls (0.6 s of 64 MiB
-// results in the fast state).
+// The rule, in phases: a run of the kept form (non-temporal first, the compile-time
+// rule's choice), uncounted; a sample of the kept form; the try's first call of the
+// other form, uncounted (it finds the caches as the other form left them: plain stores
+// after streaming find none of the result in the cache; streaming after plain stores
+// writes back and drops the lines plain stores left); a sample of the other form. A
+// sample's time is its fastest call (noise only ever adds time), confirmed: the sample
+// goes on, MAX_SAMPLE calls at most, until it has SAMPLE calls, its second fastest
+// within 1/16 of the fastest (on a loaded host a call of a form can be slow by 2x, and
+// one slow call of each form among two would decide by chance), and SAMPLE_NS in all (a
+// kernel of microseconds). The try wins when it beats the kept form's sample by more
+// than 1/32: the forms swap and the next run is FIRST_RUN calls; a try that loses makes
+// the next run 4 times as long, up to LONGEST_RUN.
+//
+// So the first choice is made early: a site's first run is its first call alone (page
+// faults of fresh outputs, cold caches), and a kernel of SAMPLE_NS / SAMPLE or more per
+// call (every result streamed by default, 8 MiB and up) whose calls of a form agree has
+// its form chosen after TDSL_STREAM_SETTLE = 6 calls (non-temporal 1-3, plain 4-6) and
+// runs the winner from call 7 on; otherwise after 2 * (1 + MAX_SAMPLE) calls at most.
+// The first choice is checked by a try FIRST_RUN calls later; a settled choice then
+// costs 3 calls of the slower form (and one transition back) every LONGEST_RUN + 6 or
+// so, and a change of the memory's state is found within that (0.6 s of 64 MiB results
+// in the fast state).
+//
+// TDSL_STREAM_FORM=nt or =plain fixes the form; unset or empty: measured; any other
+// value: measured, with one warning on stderr per process.
 //
 // Invariants: the fields change only under the site's lock, taken with a test-and-set
 // that never waits (a call that finds it taken is not counted); a call counts only
@@ -30,13 +45,16 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
-enum { FIRST_RUN = 16, LONGEST_RUN = 512, TRIES = 3, KEEP = 3 };
+enum { FIRST_RUN = 16, LONGEST_RUN = 512, SAMPLE = 2, MAX_SAMPLE = 8 };
+enum { SAMPLE_NS = 50000 };
+enum { RUN, KEPT_SAMPLE, TRY_FIRST, TRY_SAMPLE };  // a site's phases, in order
 _Static_assert(sizeof(tdsl_stream_site) == 16 * sizeof(int64_t), "generated code allocates 16 words per site");
-_Static_assert(KEEP == sizeof((tdsl_stream_site *)0)->last / sizeof(int64_t), "last[] holds KEEP times");
+_Static_assert(TDSL_STREAM_SETTLE == 1 + SAMPLE + 1 + SAMPLE, "tdsl.h's settle length is the rule's");
 
 static int64_t now_ns(void) {
   struct timespec t;
@@ -44,21 +62,27 @@ static int64_t now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-// TDSL_STREAM_FORM, read once: 1 non-temporal, 0 plain, -1 measured.
+// TDSL_STREAM_FORM, read once: 1 non-temporal, 0 plain, -1 measured. The thread that
+// stores the value read warns about a value that is no form, so a process warns once.
 static int fixed_form(void) {
   static int form = -2;  // -2: not read yet
   int f = __atomic_load_n(&form, __ATOMIC_RELAXED);
-  if (f == -2) {
-    const char *env = getenv("TDSL_STREAM_FORM");
-    f = env && strcmp(env, "nt") == 0 ? 1 : env && strcmp(env, "plain") == 0 ? 0 : -1;
-    __atomic_store_n(&form, f, __ATOMIC_RELAXED);
-  }
-  return f;
+  if (f != -2)
+    return f;
+  const char *env = getenv("TDSL_STREAM_FORM");
+  bool unset = !env || !*env;
+  f = unset ? -1 : !strcmp(env, "nt") ? 1 : !strcmp(env, "plain") ? 0 : -1;
+  int was = -2;
+  if (__atomic_compare_exchange_n(&form, &was, f, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED) && f < 0 && !unset)
+    fprintf(stderr, "tdsl: warning: TDSL_STREAM_FORM=%s ignored: the valid values are nt and plain (unset or "
+            "empty: each kernel's store form is measured)\n", env);
+  return was == -2 ? f : was;
 }
 
 // The form the site runs now: 1 non-temporal, 0 plain.
 static int site_form(const tdsl_stream_site *s) {
-  return !(__atomic_load_n(&s->plain, __ATOMIC_RELAXED) ^ __atomic_load_n(&s->trying, __ATOMIC_RELAXED));
+  bool trying = __atomic_load_n(&s->phase, __ATOMIC_RELAXED) >= TRY_FIRST;
+  return !(__atomic_load_n(&s->plain, __ATOMIC_RELAXED) ^ trying);
 }
 
 int64_t tdsl_stream_begin(tdsl_stream_site *s) {
@@ -68,35 +92,53 @@ int64_t tdsl_stream_begin(tdsl_stream_site *s) {
   return now_ns() << 2 | 2 | site_form(s);
 }
 
-// One counted call of t ns of the form the site expects (under the lock).
-static void count(tdsl_stream_site *s, int64_t t) {
-  s->n++;
-  if (!s->trying) {
-    s->last[s->n % KEEP] = t;
-    int64_t run = s->run ? s->run : FIRST_RUN;
-    if (s->n < run)
-      return;
-    s->best = s->last[0];
-    for (int i = 1; i < KEEP; i++)
-      s->best = s->last[i] < s->best ? s->last[i] : s->best;
-    s->tried = INT64_MAX;
-    s->n = 0;
-    __atomic_store_n(&s->trying, 1, __ATOMIC_RELAXED);
-    return;
-  }
-  if (s->n > 1 && t < s->tried)  // (the first call of a try is not counted)
-    s->tried = t;
-  if (s->n < TRIES)
-    return;
-  int64_t run = s->run ? s->run : FIRST_RUN;
-  if (s->tried < s->best - s->best / 32) {
-    __atomic_store_n(&s->plain, !s->plain, __ATOMIC_RELAXED);
-    s->run = FIRST_RUN;
-  } else {
-    s->run = run * 4 < LONGEST_RUN ? run * 4 : LONGEST_RUN;
-  }
+static void to_phase(tdsl_stream_site *s, int64_t phase) {
   s->n = 0;
-  __atomic_store_n(&s->trying, 0, __ATOMIC_RELAXED);
+  s->sum = 0;
+  __atomic_store_n(&s->phase, phase, __ATOMIC_RELAXED);
+}
+
+// One more call of t ns in the current sample; true when the sample is complete.
+static bool sampled(tdsl_stream_site *s, int64_t *fastest, int64_t t) {
+  if (s->n++ == 0) {
+    *fastest = t;
+    s->second = INT64_MAX;
+  } else if (t < *fastest) {
+    s->second = *fastest;
+    *fastest = t;
+  } else if (t < s->second) {
+    s->second = t;
+  }
+  s->sum = t < INT64_MAX - s->sum ? s->sum + t : INT64_MAX;
+  bool agree = s->second - *fastest <= *fastest / 16;  // (second >= fastest >= 0: no overflow)
+  return s->n >= MAX_SAMPLE || (s->n >= SAMPLE && agree && s->sum >= SAMPLE_NS);
+}
+
+// One call of t ns of the form the site expects (under the lock).
+static void count(tdsl_stream_site *s, int64_t t) {
+  switch (s->phase) {
+  case RUN:
+    if (++s->n >= (s->run ? s->run : 1))
+      to_phase(s, KEPT_SAMPLE);
+    return;
+  case KEPT_SAMPLE:
+    if (sampled(s, &s->best, t))
+      to_phase(s, TRY_FIRST);
+    return;
+  case TRY_FIRST:
+    to_phase(s, TRY_SAMPLE);
+    return;
+  default:
+    if (!sampled(s, &s->tried, t))
+      return;
+    if (s->tried < s->best - s->best / 32) {
+      __atomic_store_n(&s->plain, !s->plain, __ATOMIC_RELAXED);
+      s->run = FIRST_RUN;
+    } else {
+      s->run = !s->run ? FIRST_RUN : s->run * 4 < LONGEST_RUN ? s->run * 4 : LONGEST_RUN;
+    }
+    to_phase(s, RUN);
+  }
 }
 
 void tdsl_stream_end(tdsl_stream_site *s, int64_t token) {

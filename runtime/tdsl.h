@@ -284,23 +284,31 @@ void *tdsl_scratch(int64_t bytes);
 //   tdsl_stream_end(&site, t);
 // Which form is faster changes with the memory's state on a shared host and with who
 // reads the result next (plain stores leave part of it in the last-level cache), so the
-// site keeps the faster form it measured and tries the other one now and then.
-// TDSL_STREAM_FORM=nt or =plain (read once) fixes the form; anything else: measured.
+// site measures both on its first calls (non-temporal first, then plain), keeps the
+// faster one, and tries the other one now and then.
+// TDSL_STREAM_FORM=nt or =plain (read once) fixes the form; unset or empty: measured;
+// anything else: measured, and one warning on stderr.
 // A site is a zero-initialized static of the kernel (16 words; 0 = nothing measured,
 // the non-temporal form first); thread-safe (a call that finds the site busy is not
 // counted).
 typedef struct tdsl_stream_site {
   int64_t lock;    // 1 while one thread counts a call
   int64_t plain;   // the kept form: 0 non-temporal, 1 plain
-  int64_t trying;  // 1 while the other form's calls run
-  int64_t n;       // calls of the current run (kept form) or try (other form)
-  int64_t run;     // calls of the kept form before the next try (0: the first run's)
-  int64_t best;    // the kept form's time (ns) at the end of its run
-  int64_t tried;   // the other form's time (ns) in the current try
-  int64_t last[3]; // the kept form's last times (ns)
-  int64_t reserved[6];
+  int64_t phase;   // 0 the kept form's run, 1 its sample, 2 the other form's first call, 3 its sample
+  int64_t n;       // calls of the current phase
+  int64_t run;     // calls of the kept form's run (0: the first run: one call)
+  int64_t best;    // the kept form's fastest call (ns) in its last sample
+  int64_t tried;   // the other form's fastest call (ns) in the current try
+  int64_t sum;     // the current sample's time (ns)
+  int64_t second;  // the current sample's second fastest call (ns)
+  int64_t reserved[7];
 } tdsl_stream_site;
-// Returns a token: bit 0 the form to run (1: non-temporal), the rest for tdsl_stream_end.
+// Calls a site makes before its first choice (kernels of 25 us or more: every result
+// streamed by default, whose calls of a form agree; others take more, 18 at most): a
+// warm-up of this many calls is enough for a benchmark to time the chosen form.
+#define TDSL_STREAM_SETTLE 6
+// Returns a token: bit 0 the form to run (1: non-temporal), bit 1 set when the call is
+// timed, bits 2 and up its start (CLOCK_MONOTONIC, ns); tdsl_stream_end counts it.
 int64_t tdsl_stream_begin(tdsl_stream_site *s);
 void tdsl_stream_end(tdsl_stream_site *s, int64_t token);
 // ==== end of streamed results' store form ====

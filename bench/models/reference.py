@@ -14,7 +14,8 @@ functions: the harness reads MODELS without it.
 """
 import math
 
-# name, .tdsl file and function, what it is, reps/warmup for timing, and the parameters
+# name, .tdsl file and function, what it is, reps for timing (the warm-up is
+# halide_work.warmup_for(reps), the same for every peer), and the parameters
 # (tdsl name, "input" or state_dict key, shape). `flops` counts the matmuls (2·M·N·K),
 # the bulk of the arithmetic; normalizations and activations are left out.
 
@@ -46,7 +47,7 @@ def _resnet_flops(n, c, h, w):
 MODELS = [
     dict(name="nanogpt", file="nanogpt_block.tdsl", fn="nanogpt_block",
          what="nanoGPT Block: pre-LN, causal MHA, GELU MLP; B=4, T=128, C=768, 12 heads",
-         flops=_gpt_flops(4, 128, 768), warmup=1, reps=8,
+         flops=_gpt_flops(4, 128, 768), reps=8,
          params=[("x", "input", (4, 128, 768)),
                  ("ln1_w", "ln_1.weight", (768,)), ("ln1_b", "ln_1.bias", (768,)),
                  ("attn_w", "attn.c_attn.weight", (2304, 768)), ("attn_b", "attn.c_attn.bias", (2304,)),
@@ -56,7 +57,7 @@ MODELS = [
                  ("mlp_proj_w", "mlp.c_proj.weight", (768, 3072)), ("mlp_proj_b", "mlp.c_proj.bias", (768,))]),
     dict(name="llama", file="llama_layer.tdsl", fn="llama_layer",
          what="LLaMA decoder layer: RMSNorm, RoPE, GQA 8/2 heads, SwiGLU; B=2, T=128, dim 512",
-         flops=_llama_flops(2, 128, 512, 8, 2, 1536), warmup=2, reps=15,
+         flops=_llama_flops(2, 128, 512, 8, 2, 1536), reps=15,
          params=[("x", "input", (2, 128, 512)), ("mask", "input", (2, 1, 128, 128)),
                  ("cos", "input", (2, 128, 64)), ("sin", "input", (2, 128, 64)),
                  ("attn_norm_w", "input_layernorm.weight", (512,)),
@@ -70,7 +71,7 @@ MODELS = [
                  ("down_w", "mlp.down_proj.weight", (512, 1536))]),
     dict(name="vit", file="vit_block.tdsl", fn="vit_block",
          what="ViT-S/16 Block: LayerNorm, MHA, GELU MLP; 197 tokens, dim 384, 6 heads",
-         flops=_vit_flops(1, 197, 384), warmup=2, reps=15,
+         flops=_vit_flops(1, 197, 384), reps=15,
          params=[("x", "input", (1, 197, 384)),
                  ("norm1_w", "norm1.weight", (384,)), ("norm1_b", "norm1.bias", (384,)),
                  ("qkv_w", "attn.qkv.weight", (1152, 384)), ("qkv_b", "attn.qkv.bias", (1152,)),
@@ -80,7 +81,7 @@ MODELS = [
                  ("fc2_w", "mlp.fc2.weight", (384, 1536)), ("fc2_b", "mlp.fc2.bias", (384,))]),
     dict(name="mixer", file="mixer_block.tdsl", fn="mixer_block",
          what="MLP-Mixer S/16 block: token- and channel-mixing MLPs; 196 patches, 512 channels",
-         flops=_mixer_flops(1, 196, 512, 256, 2048), warmup=2, reps=15,
+         flops=_mixer_flops(1, 196, 512, 256, 2048), reps=15,
          params=[("x", "input", (1, 196, 512)),
                  ("norm1_w", "norm1.weight", (512,)), ("norm1_b", "norm1.bias", (512,)),
                  ("tok_fc1_w", "mlp_tokens.fc1.weight", (256, 196)), ("tok_fc1_b", "mlp_tokens.fc1.bias", (256,)),
@@ -90,7 +91,7 @@ MODELS = [
                  ("ch_fc2_w", "mlp_channels.fc2.weight", (512, 2048)), ("ch_fc2_b", "mlp_channels.fc2.bias", (512,))]),
     dict(name="resnet", file="resnet_block.tdsl", fn="resnet_block",
          what="ResNet BasicBlock: conv3x3-BN-ReLU-conv3x3-BN + x, ReLU; 64 channels, 56×56",
-         flops=_resnet_flops(1, 64, 56, 56), warmup=2, reps=15,
+         flops=_resnet_flops(1, 64, 56, 56), reps=15,
          params=[("x", "input", (1, 64, 56, 56)),
                  ("conv1_w", "conv1.weight", (64, 64, 3, 3)),
                  ("bn1_mean", "bn1.running_mean", (64,)), ("bn1_var", "bn1.running_var", (64,)),

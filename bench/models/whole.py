@@ -44,7 +44,7 @@ def _gpt2_flops(b, t):  # the matmuls: 12 blocks, attention's two products, the 
 def _gpt2(b, t, reps):
     return dict(name="gpt2_%d_%d" % (b, t), file="gpt2.tdsl", fn="gpt2", dims={"B": b, "T": t}, build=("gpt2",),
                 what="GPT-2 small (124M), the whole forward with the logits; B=%d, T=%d" % (b, t),
-                flops=_gpt2_flops(b, t), warmup=1, reps=reps, params=_gpt2_params(b, t))
+                flops=_gpt2_flops(b, t), reps=reps, params=_gpt2_params(b, t))
 
 
 LL = dict(dim=2048, nh=32, nkv=4, ff=5632, b=1, t=256)
@@ -154,16 +154,16 @@ WHOLE = [
     _gpt2(1, 64, 5), _gpt2(1, 512, 3), _gpt2(8, 128, 3),
     dict(name="llama_decoder", file="llama_decoder.tdsl", fn="llama_decoder", build=("llama",),
          what="LLaMA decoder layer, TinyLlama-1.1B size: RMSNorm, RoPE, GQA 32/4 heads, SwiGLU 5632; T=256",
-         flops=_llama_flops(), warmup=1, reps=5, params=_llama_params()),
+         flops=_llama_flops(), reps=5, params=_llama_params()),
     dict(name="vit_b16", file="vit_b16.tdsl", fn="vit_b16", build=("vit",),
          what="ViT-B/16 at 224², batch 1: patch embedding, 12 blocks, head", flops=_vit_flops(),
-         warmup=1, reps=5, params=_vit_params()),
+         reps=5, params=_vit_params()),
     dict(name="resnet50", file="resnet50.tdsl", fn="resnet50", build=("resnet50",),
          what="ResNet-50 at 224², batch 1 (BatchNorm with running statistics)", flops=_resnet_flops(),
-         warmup=1, reps=5, params=_resnet_params()),
+         reps=5, params=_resnet_params()),
     dict(name="mamba_block", file="mamba_block.tdsl", fn="mamba_block", build=("mamba",),
          what="Mamba residual block, mamba-130m size (d_inner 1536, d_state 16), L=128, scan step by step",
-         flops=_mamba_flops(), warmup=1, reps=5, params=_mamba_params()),
+         flops=_mamba_flops(), reps=5, params=_mamba_params()),
 ]
 
 

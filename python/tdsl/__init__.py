@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _native
 from ._arrays import ArgumentError, Arg, NUMPY_DTYPES, result, scalar_arg, type_text
-from ._native import DTYPES, lib
+from ._native import lib
 
 __all__ = ["compile", "Function", "Param", "CompileError", "DataError", "ArgumentError",
            "bf16_to_f32", "f32_to_bf16", "NUMPY_DTYPES"]

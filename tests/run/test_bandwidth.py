@@ -14,7 +14,9 @@
 - Elementwise results large enough to be streamed (8 MiB here, TDSL_STREAM_MIN; the C
   backend's scalar loops in strips of a 64-byte line), in three dtypes, rows a multiple
   of a line and not; both store forms the runtime picks between (TDSL_STREAM_FORM=nt
-  and =plain), each against NumPy and the two bit for bit.
+  and =plain), each against NumPy and the two bit for bit. TDSL_STREAM_FORM of another
+  value: one warning naming the valid values in a process of many calls of two sites;
+  empty, nt or plain: none.
 - Softmax and log_softmax of rows longer than a core's L2 (f32 and f16): NaN, inf, rows
   of -inf only, rows starting with 50000 -inf.
 - Softmax results of 8.4 MiB and more (streamed: TDSL_STREAM_MIN is 8 MiB here):
@@ -34,14 +36,18 @@
 Runs on the backend named by TDSL_BACKEND (c or llvm), exits 77 when tdslc lacks it.
 """
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import (Tally, bf16_bits_to_f32, compare, f32_to_bf16_bits, require_backend, run_outputs,  # noqa: E402
-                    test_subset)
+from oracle import (Tally, backend_args, bf16_bits_to_f32, compare, env_backend, f32_to_bf16_bits,  # noqa: E402
+                    require_backend, run_outputs, test_subset)
 
 NP = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
       "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
@@ -206,6 +212,36 @@ def check_streamed_elementwise(tdslc, t):
     for k, (nt, plain) in enumerate(zip(*got_forms)):
         t.check(f"streamed elementwise out{k}: the same bits from both store forms",
                 nt.tobytes() == plain.tobytes())
+
+
+def check_stream_form_values(tdslc, t):
+    """`tdslc bench` (a warm-up and 3 timed calls) of two streamed results under each
+    value of TDSL_STREAM_FORM: a value that is no form warns once, on stderr, naming nt
+    and plain (runtime/stream.c reads it once a process); unset, empty, nt, plain: no
+    warning."""
+    d = tempfile.mkdtemp(prefix="tdsl-form-")
+    try:
+        path = os.path.join(d, "s.tdsl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("fn f(x: f32[2048, 1024]) -> (f32[2048, 1024], f32[2048, 1024]) {\n"
+                    "  return x * 2, relu(x) + 1\n}\n")
+        for value in (None, "", "nt", "plain", "NT", "auto"):
+            env = dict(os.environ)
+            env.pop("TDSL_STREAM_FORM", None)
+            if value is not None:
+                env["TDSL_STREAM_FORM"] = value
+            p = subprocess.run([tdslc, "bench", path, "--fn", "f", "--reps", "3"] + backend_args(env_backend()),
+                               capture_output=True, encoding="utf-8", errors="replace", env=env, timeout=300)
+            warned = [ln for ln in p.stderr.splitlines() if "TDSL_STREAM_FORM" in ln]
+            name = "TDSL_STREAM_FORM " + ("unset" if value is None else repr(value))
+            if value in ("NT", "auto"):
+                ok = (p.returncode == 0 and len(warned) == 1 and f"TDSL_STREAM_FORM={value} " in warned[0]
+                      and "warning" in warned[0] and {"nt", "plain"} <= set(re.findall(r"\w+", warned[0])))
+                t.check(name + ": one warning naming nt and plain", ok, p.stderr[-600:])
+            else:
+                t.check(name + ": no warning", p.returncode == 0 and not warned, p.stderr[-600:])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def softmax_np(x):
@@ -428,6 +464,7 @@ def main():
     check_copies(tdslc, t)
     check_split_reductions(tdslc, t)
     check_streamed_elementwise(tdslc, t)
+    check_stream_form_values(tdslc, t)
     check_long_softmax(tdslc, t)
     check_big_softmax(tdslc, t)
     check_short_rows(tdslc, t)

@@ -950,46 +950,97 @@ static void print_summarises_more_than_a_thousand_elements(void **state) {
 }
 
 // ---- the store form of streamed results (runtime/stream.c) ----
-// One call through a site whose non-temporal form takes nt_us and plain form plain_us
-// (slept); returns the form run (1: non-temporal).
+// One call through a site whose non-temporal form takes nt_us and plain form plain_us:
+// the token's start (bits 2 and up, tdsl.h) is moved back by that much, so the site
+// sees those times (plus the few ns between begin and end) without sleeping. Returns
+// the form run (1: non-temporal).
 static int stream_call(tdsl_stream_site *s, int nt_us, int plain_us) {
   int64_t t = tdsl_stream_begin(s);
-  int us = t & 1 ? nt_us : plain_us;
-  if (us) {
-    struct timespec d = {0, us * 1000L};
-    nanosleep(&d, NULL);
-  }
-  tdsl_stream_end(s, t);
+  assert_true(t & 2);  // timed (TDSL_STREAM_FORM unset)
+  int64_t us = t & 1 ? nt_us : plain_us;
+  tdsl_stream_end(s, t - (us * 1000 << 2));
   return (int)(t & 1);
 }
 
-static void a_stream_site_keeps_the_faster_store_form(void **state) {
-  (void)state;
+// The forms a fresh site runs on `calls` calls of kernels taking nt_us and plain_us,
+// as a string of 'n' and 'p'.
+static void stream_forms(char *out, int calls, int nt_us, int plain_us) {
   tdsl_stream_site s = {0};
-  // non-temporal first, for the first run of 16 calls; then 3 calls try plain stores,
-  // which win (by far more than 1/32), so plain stores are kept
-  for (int i = 0; i < 16; i++)
-    assert_int_equal(stream_call(&s, 1000, 0), 1);
-  for (int i = 0; i < 3; i++)
-    assert_int_equal(stream_call(&s, 1000, 0), 0);
-  for (int i = 0; i < 16; i++)
-    assert_int_equal(stream_call(&s, 0, 1000), 0);  // the memory changed: plain is slow now
-  for (int i = 0; i < 3; i++)
-    assert_int_equal(stream_call(&s, 0, 1000), 1);  // the try of non-temporal stores wins
-  assert_int_equal(stream_call(&s, 0, 1000), 1);
+  for (int i = 0; i < calls; i++)
+    out[i] = stream_call(&s, nt_us, plain_us) ? 'n' : 'p';
+  out[calls] = 0;
 }
 
-static void a_losing_try_lengthens_the_stream_sites_run(void **state) {
+static void a_stream_site_chooses_the_faster_store_form_on_its_first_calls(void **state) {
+  (void)state;
+  unsetenv("TDSL_STREAM_FORM");  // measured (read at the first call of a site in this process)
+  char got[64];
+  // non-temporal for calls 1-3 (the first uncounted: page faults, cold caches), plain
+  // for 4-6 (the first uncounted: the caches as streaming left them); plain is faster
+  // by far more than 1/32, so it is kept from call 7 on (TDSL_STREAM_SETTLE calls)
+  stream_forms(got, 31, 1000, 300);
+  assert_string_equal(got, "nnnppp" "pppppppppppppppp" "pp" "nnn" "pppp");
+  assert_int_equal(TDSL_STREAM_SETTLE, 6);
+  // non-temporal faster: the first choice keeps it; FIRST_RUN (16) calls and a sample
+  // (2) later, plain stores are tried again
+  stream_forms(got, 31, 300, 1000);
+  assert_string_equal(got, "nnnppp" "nnnnnnnnnnnnnnnn" "nn" "ppp" "nnnn");
+  // within 1/32: no swap
+  stream_forms(got, 8, 1000, 980);
+  assert_string_equal(got, "nnnppp" "nn");
+}
+
+static void a_stream_site_finds_a_change_of_the_faster_form(void **state) {
   (void)state;
   tdsl_stream_site s = {0};
-  int plain_at[8], n = 0;
-  for (int i = 0; i < 16 + 3 + 64 + 3 + 40; i++)
-    if (!stream_call(&s, 0, 1000) && n < 8)
-      plain_at[n++] = i;
-  // tries after the runs of 16 and 64 calls (each 4 times the last), 3 calls each
-  int want[] = {16, 17, 18, 83, 84, 85};
-  assert_int_equal(n, 6);
   for (int i = 0; i < 6; i++)
+    stream_call(&s, 1000, 300);
+  for (int i = 0; i < 18; i++)  // plain kept: its run of 16 and its sample of 2
+    assert_int_equal(stream_call(&s, 300, 1000), 0);  // the memory changed: plain is slow now
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(stream_call(&s, 300, 1000), 1);  // the try of non-temporal stores wins
+  for (int i = 0; i < 18; i++)
+    assert_int_equal(stream_call(&s, 300, 1000), 1);  // kept
+}
+
+static void a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed(void **state) {
+  (void)state;
+  tdsl_stream_site s = {0};
+  // non-temporal calls of 1, 2, 2 and 1.04 ms after the uncounted first: the fastest
+  // (1 ms) is confirmed by another within 1/16 at the 4th counted call; then plain
+  // stores (0.3 ms, confirmed at once) win
+  int nt[] = {5000, 1000, 2000, 2000, 1040};
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(stream_call(&s, nt[i], 300), 1);
+  for (int i = 0; i < 3 + 16; i++)
+    assert_int_equal(stream_call(&s, 1000, 300), 0);
+  // plain calls from 1.1 ms that never agree (each 1.5 times the last): a sample of
+  // MAX_SAMPLE (8) calls
+  tdsl_stream_site u = {0};
+  int forms[1 + 2 + 1 + 8 + 1], plain_us = 1100;
+  for (int i = 0; i < 13; i++) {
+    forms[i] = stream_call(&u, 1000, plain_us);
+    if (!forms[i])
+      plain_us = plain_us * 3 / 2;
+  }
+  for (int i = 0; i < 13; i++)
+    assert_int_equal(forms[i], i < 3 || i == 12);  // plain: 1 uncounted + 8, then non-temporal (1 ms) kept
+}
+
+static void a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run(void **state) {
+  (void)state;
+  tdsl_stream_site s = {0};
+  int plain_at[16], n = 0;
+  // non-temporal 1 us a call: its samples are MAX_SAMPLE (8) calls, under SAMPLE_NS
+  // (50 us) in all; plain 1 ms: 2 calls
+  for (int i = 0; i < 1 + 8 + 3 + 16 + 8 + 3 + 64 + 8 + 3 + 10; i++)
+    if (!stream_call(&s, 1, 1000) && n < 16)
+      plain_at[n++] = i;
+  // tries after the first call and a sample, then runs of 16 and 64 calls (each 4 times
+  // the last) and samples of 8
+  int want[] = {9, 10, 11, 36, 37, 38, 111, 112, 113};
+  assert_int_equal(n, 9);
+  for (int i = 0; i < 9; i++)
     assert_int_equal(plain_at[i], want[i]);
 }
 
@@ -1018,8 +1069,10 @@ int main(int argc, char **argv) {
       cmocka_unit_test(contiguous_copy_of_flipped_strided_view_reverses_it),
       cmocka_unit_test(copy_writes_through_the_destination_strides),
       cmocka_unit_test(set_f64_saturates_ints_and_rounds_floats),
-      cmocka_unit_test(a_stream_site_keeps_the_faster_store_form),
-      cmocka_unit_test(a_losing_try_lengthens_the_stream_sites_run),
+      cmocka_unit_test(a_stream_site_chooses_the_faster_store_form_on_its_first_calls),
+      cmocka_unit_test(a_stream_site_finds_a_change_of_the_faster_form),
+      cmocka_unit_test(a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed),
+      cmocka_unit_test(a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run),
       cmocka_unit_test(f16_conversion_rounds_to_nearest_even),
       cmocka_unit_test(f16_conversion_handles_subnormals_and_nan),
       cmocka_unit_test(bf16_conversion_rounds_to_nearest_even),
