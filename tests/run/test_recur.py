@@ -151,8 +151,8 @@ for name, ins, want, fused in cases:
                 ("a recurrence:" in p.stdout) == fused, p.stdout[-1500:])
     if name in ("mamba", "tailflip"):  # the tail in the recurrence's kernel, or (flipped) after it
         p = emit_text(TDSLC, SRC, "kernels", ["--fn", name])
-        nk = p.stdout.count("\nkernel k")
-        T.check(f"{name}: {1 if name == 'mamba' else 2} kernels", p.returncode == 0 and nk == (1 if name == "mamba" else 2),
+        nk, want_nk = p.stdout.count("\nkernel k"), 1 if name == "mamba" else 2
+        T.check(f"{name}: {want_nk} kernels", p.returncode == 0 and nk == want_nk,
                 f"exit {p.returncode}, {nk} kernels: {p.stderr.strip()[:400]}")
     p, outs = run_outputs(TDSLC, SRC, ins, fn=name, backend=BACKEND)
     if p.returncode != 0 or len(outs) != len(want):
