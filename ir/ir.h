@@ -252,6 +252,8 @@ typedef struct Recur {
   const Node *first;  // S_0
   const Value *init;  // the state before step 0 (what S_0 reads where S_1 reads S_0)
   const Node *stack;  // the stack of the Y_t (step t's output: its index t along attr.dim)
+  const Node *tail;   // NULL, or the elementwise node after the stack the kernel stores
+                      // instead (the stack and the nodes between are inline there)
   VEC(RecurLeaf) leaves;
 } Recur;
 

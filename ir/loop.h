@@ -437,6 +437,8 @@ struct LProgram {
                            // kernel (see Functions)
   int64_t flops;           // the arithmetic of one call (graph_flops), for `tdslc bench`
   const char *bound;       // a generic function's dims as bound ("N=4, D=8"), or NULL
+  bool cpu;                // sched_cpu scheduled it (share_kernels may then write a temp
+                           // in place over one it reads last: ir/inplace.c)
   bool profile;            // bench --profile: the entry calls tdsl_prof_mark(k) before kernel k
                            // and tdsl_prof_mark(kernels.len) after the last (runtime/profile.c)
 };
@@ -530,6 +532,17 @@ void hoist_invariants(Ctx *cx, LKernel *k);
 // function once. Then temps whose lives do not overlap share a buffer (renumbered).
 // CPU programs: after sched_cpu; GPU programs: before sched_gpu.
 void share_kernels(Ctx *cx, LProgram *p);
+
+// ---- inplace.c: a temp written over one its kernel reads last ----
+// Whether kernel `kernel` of p (a CPU program) reads every element of buffer y only
+// before, in the same iteration, the one store writing buffer x's element at the same
+// storage offset, and writes each element of x once (so x may take y's storage there).
+// marks: a byte per element the check may enumerate, kept by the caller between calls.
+typedef struct InplaceMarks {
+  unsigned char *b;
+  int64_t n;
+} InplaceMarks;
+bool inplace_ok(Ctx *cx, const LProgram *p, int kernel, int x, int y, InplaceMarks *marks);
 
 // ---- sched_gpu.c: the GPU schedule (the CUDA C and NVVM backends) ----
 // What the GPU schedules are made for.

@@ -55,6 +55,10 @@ static bool same_view_shape(const View *a, const View *b) {
   return true;
 }
 
+static bool same_shape(const View *a, const View *b) {
+  return a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
 static bool is_identity(const Value *v, const Node *n) {
   return v->buf == n->out->buf && same_view_shape(&v->view, &n->out->view) && v->view.offset == n->out->view.offset;
 }
@@ -208,6 +212,124 @@ static Node *state_of(const Node *y) {
   return s;
 }
 
+// ---- the elementwise tail: `torch.stack(ys) + u * D` stored by the recurrence ----
+// Whether v's value is there before kernel k0 runs: a scalar, an input or constant, a
+// result an earlier kernel stored, or an inline non-raising elementwise node of those;
+// never a node of the recurrence (in).
+static bool ready_before(const Value *v, int k0, const bool *in, int depth) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
+    return true;
+  const Node *p = v->buf->producer;
+  if (in[p->id] || depth > 32)
+    return false;
+  if (p->mode != NM_INLINE)
+    return p->mode == NM_STORED && p->kernel < k0;
+  if (!step_op(p->op))
+    return false;
+  for (int i = 0; i < p->nsrc; i++)
+    if (!ready_before(p->srcs[i], k0, in, depth + 1))
+      return false;
+  return true;
+}
+
+// The inline nodes v reads (through inline nodes) now first read in kernel k0.
+static void first_read_at(const Value *v, int k0, int depth) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL || depth > 32)
+    return;
+  Node *p = v->buf->producer;
+  if (p->mode != NM_INLINE)
+    return;
+  if (p->kernel > k0)
+    p->kernel = k0;
+  for (int i = 0; i < p->nsrc; i++)
+    first_read_at(p->srcs[i], k0, depth + 1);
+}
+
+// The one node reading n's result (none if n is an output or read by several nodes,
+// or by a node of `in`), or NULL.
+static Node *sole_reader(const Graph *g, const Node *n, const bool *in) {
+  Node *e = NULL;
+  for (int i = 0; i < g->outputs.len; i++)
+    if (g->outputs.data[i]->buf == n->out->buf)
+      return NULL;
+  for (int i = 0; i < g->nodes.len; i++) {
+    Node *m = g->nodes.data[i];
+    for (int s = 0; s < m->nsrc; s++) {
+      if (m == n || m->srcs[s]->buf != n->out->buf)  // (the stack reads its placed parts)
+        continue;
+      if (in[m->id] || (e && e != m))
+        return NULL;
+      e = m;
+    }
+  }
+  return e;
+}
+
+// Moves the elementwise node after `last` (the stack, or a tail taken before) into the
+// recurrence's kernel k0 when that is its only reader, it reads `last` at the element
+// it writes (identity views, the same shape), everything else it reads is ready before
+// k0 and nothing between writes what it reads. Its kernel, if it had one to itself,
+// goes; `last` becomes inline. The step's per-row loop then stores the tail's value at
+// each (row, t) right after the step computes the stack's element, so what the tail
+// reads (mamba's u) dies in the recurrence's kernel.
+static bool take_tail(Graph *g, Recur *r, const Node *last, bool *in) {
+  int k0 = r->kernel;
+  Node *e = sole_reader(g, last, in);
+  if (!e || !step_op(e->op) || e->mode == NM_LOCAL || e->out->cplx || e->out->is_scalar || !e->out->buf ||
+      e->out->buf->producer != e || !same_shape(&e->out->view, &last->out->view))
+    return false;
+  for (int i = 0; i < e->nsrc; i++) {
+    const Value *v = e->srcs[i];
+    if (!v->is_scalar && v->buf == last->out->buf ? !is_identity(v, last) : !ready_before(v, k0, in, 0))
+      return false;
+  }
+  int ke = e->kernel;
+  if (ke <= k0)
+    return false;
+  for (int i = 0; i < g->nodes.len; i++) {
+    const Node *n = g->nodes.data[i];
+    if (n != e && n->mode != NM_INLINE && n->kernel == ke && e->mode == NM_STORED)
+      return false;  // its kernel computes more than it
+    if (op_is_store(n->op) && n->kernel > k0 && n->kernel <= ke)
+      return false;  // a store between may write what it reads
+  }
+  Node *l = (Node *)last;
+  int reader = -1;
+  for (int i = 0; i < g->nodes.len && reader < 0; i++)
+    for (int s = 0; s < g->nodes.data[i]->nsrc; s++)
+      if (g->nodes.data[i]->srcs[s]->buf == e->out->buf)
+        reader = i;
+  bool output = false;
+  for (int i = 0; i < g->outputs.len; i++)
+    output |= g->outputs.data[i]->buf == e->out->buf;
+  if (e->mode == NM_STORED) {  // its kernel goes
+    for (int i = 0; i < g->nodes.len; i++) {
+      Node *n = g->nodes.data[i];
+      if (n->kernel == ke)
+        n->kernel = k0;
+      else if (n->kernel > ke)
+        n->kernel--;
+    }
+    for (int i = 0; i < g->recurs.len; i++)
+      if (g->recurs.data[i]->kernel > ke)
+        g->recurs.data[i]->kernel--;
+    g->nkernels--;
+  } else {
+    e->stored = output ? (FuseWhy){.code = FW_OUTPUT, .node = -1, .other = -1}
+                       : (FuseWhy){.code = FW_READ_OUTSIDE, .node = reader, .other = -1};
+  }
+  for (int i = 0; i < e->nsrc; i++)
+    first_read_at(e->srcs[i], k0, 0);
+  e->mode = NM_STORED;
+  e->kernel = k0;
+  e->split = l->split;
+  l->split = l->stored = (FuseWhy){.code = FW_NONE, .node = -1, .other = -1};
+  l->mode = NM_INLINE;
+  in[e->id] = true;
+  r->tail = e;
+  return true;
+}
+
 static bool try_stack(Graph *g, Node *j) {
   Ctx *cx = g->cx;
   int T = j->nsrc;
@@ -299,6 +421,8 @@ static bool try_stack(Graph *g, Node *j) {
   g->nkernels -= gone;
   r->kernel = k0;
   vec_push(&cx->arena, &g->recurs, r);
+  for (const Node *last = j; take_tail(g, r, last, in);)
+    last = r->tail;
   return true;
 }
 

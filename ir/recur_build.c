@@ -10,6 +10,8 @@
 //         p[n] = s * c_t[n]
 //       acc = 0; for n < N: acc = acc + p[n]
 //       stack[.., t, ..] = acc      (t along the stack's dim; the row's indices elsewhere)
+//         or, with a tail (elementwise nodes after the stack, ir/recur.c), the tail's
+//         value there computed from acc: tail[.., t, ..] = acc + u[.., t, ..] * D[..]
 //
 // The parts of F that do not change from step to step and cost a transcendental op are
 // computed once per row (in the initial loop) into the scratch after h and p. h and p
@@ -179,5 +181,11 @@ void recur_build(KernelBuilder *kb, const Recur *r) {
       e++;
     oidx[d] = idx[e++];
   }
-  kb_store_node(kb, &tl->body, j, oidx, kb_local_ref(kb, acc));
+  if (!r->tail) {
+    kb_store_node(kb, &tl->body, j, oidx, kb_local_ref(kb, acc));
+    return;
+  }
+  // the elementwise tail after the stack (ir/recur.c's take_tail), at the same element
+  kb_local_at(kb, j, acc, oidx);
+  kb_store_node(kb, &tl->body, r->tail, oidx, kb_node_expr(kb, r->tail, oidx));
 }

@@ -960,6 +960,7 @@ static void mark_streams(LProgram *p, const CpuTarget *cpu) {
 }
 
 void sched_cpu(Ctx *cx, LProgram *p, const CpuTarget *cpu) {
+  p->cpu = true;
   for (int i = 0; i < p->kernels.len; i++) {
     Sched s = {cx, p, p->kernels.data[i], cpu};
     keep_terms(&s, p);

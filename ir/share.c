@@ -20,7 +20,11 @@
 //
 // Last, temps take turns in storage (share_temps below): temps of one dtype whose lives
 // (first to last kernel using them) do not overlap share one buffer, and scratch buffers
-// (per thread) of one dtype are one.
+// (per thread) of one dtype are one. On a CPU, lives that meet in one kernel may share
+// too, when ir/inplace.c proves that kernel writes the later temp in place over the
+// earlier (each element read before, in the same iteration, the one store writing it);
+// the two arguments then become one (merge_args), so no restrict or noalias pair names
+// one storage, and such kernels match each other again, not their old group.
 //
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
@@ -273,6 +277,68 @@ static bool same_kernel(const LProgram *p, const LKernel *x, const LKernel *y) {
   return same_stmts(&x->body, &y->body);
 }
 
+// ---- two arguments of a kernel over one buffer become one ----
+typedef struct Merge {
+  Ctx *cx;
+  int from, to;    // the arg that goes, the one its reads then name (numbered after)
+  int64_t shift;   // added to the index of each load through `from`
+  PtrSet seen;
+} Merge;
+
+static int merged_arg(const Merge *m, int a) { return a == m->from ? m->to : a > m->from ? a - 1 : a; }
+
+static void merge_expr(Merge *m, LExpr *e) {
+  if (!e || !ptrset_add(m->cx, &m->seen, e))
+    return;
+  if (e->kind == LX_LOAD || e->kind == LX_FRAG) {
+    if (e->buf == m->from)
+      e->idx.base += m->shift;
+    e->buf = merged_arg(m, e->buf);
+  }
+  merge_expr(m, e->idx.dyn);
+  merge_expr(m, e->a);
+  merge_expr(m, e->b);
+  merge_expr(m, e->c);
+}
+
+static void merge_stmts(Merge *m, LStmtList *l) {
+  for (int i = 0; i < l->len; i++) {
+    LStmt *s = l->data[i];
+    if (!ptrset_add(m->cx, &m->seen, s))
+      continue;
+    if (s->kind == LS_STORE)
+      s->buf = merged_arg(m, s->buf);
+    if (s->kind == LS_CALL) {
+      for (int a = 0; a < s->call->nptr; a++)
+        s->call->ptr[a] = merged_arg(m, s->call->ptr[a]);
+      for (int a = 0; a < s->call->nval; a++)
+        merge_expr(m, s->call->val[a]);
+    }
+    merge_expr(m, s->val);
+    merge_expr(m, s->cond);
+    merge_expr(m, s->n);
+    merge_expr(m, s->idx.dyn);
+    merge_stmts(m, &s->body);
+  }
+}
+
+// Arg y of k (read only, over x's buffer: ir/inplace.c proved it) goes; its loads read
+// arg x at the same storage elements. One pointer, so no restrict or noalias pair names
+// one storage.
+static void merge_args(Ctx *cx, LKernel *k, int x, int y) {
+  Merge m = {cx, y, x > y ? x - 1 : x, k->args.data[y].at - k->args.data[x].at, {0}};
+  merge_stmts(&m, &k->body);
+  if (k->mm) {  // its facts point into the body, or copy from it
+    merge_expr(&m, k->mm->a);
+    merge_expr(&m, k->mm->b);
+    merge_expr(&m, k->mm->init);
+  }
+  k->args.data[x].read = true;
+  k->args.data[x].stream = false;  // (read where it is written: plain stores)
+  memmove(&k->args.data[y], &k->args.data[y + 1], sizeof(LArg) * (size_t)(k->args.len - y - 1));
+  k->args.len--;
+}
+
 // ============================================================================
 // Temps sharing storage
 // ============================================================================
@@ -326,7 +392,10 @@ static int cmp_temp_order(const void *a, const void *b) {
 // entry cannot roll them into its loop of repeated calls (emit_find_run). So the plan
 // is made twice: the second time every slot of the first plan is there, empty, from
 // the start, and the first layers choose as the later ones do. The second plan is kept
-// unless it takes more bytes.
+// unless it takes more bytes. Both are made again preferring a slot a temp can take in
+// place (freed in its first kernel) to a smaller one: so Mamba's GEMM writes its result
+// over the scan's output, leaving the slot the scan's input held to the GEMM's packing.
+// The plan of fewest bytes is kept.
 typedef struct Slot {
   int64_t numel;  // what it holds: its first temp's (scratch: the largest's)
   int64_t need;   // the largest temp it holds (a slot of the first plan may end with smaller ones)
@@ -341,8 +410,44 @@ typedef struct Plan {
   int *next;  // a slot's temps: a list from its head
 } Plan;
 
-static Plan plan_slots(Ctx *cx, const LProgram *p, const TempOrder *order, int nt, const int *first, const int *last,
-                       const Plan *pre) {
+// Temps written in place over temps their first kernel reads last (ir/inplace.c): each
+// pair asked once, the answer kept.
+typedef struct InPlace {
+  int x, y;  // x's life starts where y's ends, in x's first kernel
+  bool ok;
+} InPlace;
+
+typedef struct Lives {
+  Ctx *cx;
+  const LProgram *p;
+  const int *first, *last;
+  VEC(InPlace) asked;
+  InplaceMarks marks;
+} Lives;
+
+// Whether x may take y's storage in the kernel where x's life starts and y's ends.
+static bool in_place(Lives *lv, int x, int y) {
+  if (lv->first[x] != lv->last[y] || lv->first[y] == lv->last[y])
+    return false;
+  for (int i = 0; i < lv->asked.len; i++)
+    if (lv->asked.data[i].x == x && lv->asked.data[i].y == y)
+      return lv->asked.data[i].ok;
+  bool ok = inplace_ok(lv->cx, lv->p, lv->first[x], x, y, &lv->marks);
+  vec_push(&lv->cx->arena, &lv->asked, ((InPlace){x, y, ok}));
+  return ok;
+}
+
+// Whether temps a and b can be in one buffer: their lives do not overlap, or meet in
+// one kernel that writes one over the other in place.
+static bool apart(Lives *lv, int a, int b) {
+  const int *first = lv->first, *last = lv->last;
+  return last[a] < first[b] || last[b] < first[a] || in_place(lv, a, b) || in_place(lv, b, a);
+}
+
+static Plan plan_slots(Lives *lv, const TempOrder *order, int nt, const Plan *pre, bool over_first) {
+  Ctx *cx = lv->cx;
+  const LProgram *p = lv->p;
+  const int *first = lv->first, *last = lv->last;
   int nb = p->bufs.len;
   int cap = nt + (pre ? pre->n : 0) + 1;
   Plan pl = {arena_alloc(&cx->arena, sizeof(Slot) * (size_t)cap), 0, arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1))};
@@ -356,14 +461,16 @@ static Plan plan_slots(Ctx *cx, const LProgram *p, const TempOrder *order, int n
       if (sl->dtype != lb->dtype || sl->scratch != lb->scratch || (!lb->scratch && sl->numel < lb->numel))
         continue;
       bool free = true;  // scratch (per thread, within one kernel) shares with any scratch
-      int freed = -1;    // the last kernel before b's life that uses the slot
+      int freed = -1;    // the last kernel before b's life that uses the slot (b's first: in place)
       for (int o = sl->head; free && !lb->scratch && o >= 0; o = pl.next[o]) {
-        free = last[o] < first[b] || last[b] < first[o];
-        if (last[o] < first[b] && last[o] > freed)
+        free = apart(lv, o, b);
+        if (last[o] <= first[b] && last[o] > freed)
           freed = last[o];
       }
-      if (free && (best < 0 || sl->numel < pl.slot[best].numel ||
-                   (sl->numel == pl.slot[best].numel && freed > best_freed)))
+      bool over = over_first && freed == first[b], best_over = over_first && best_freed == first[b];
+      if (free && (best < 0 || (over && !best_over) ||
+                   (over == best_over && (sl->numel < pl.slot[best].numel ||
+                                          (sl->numel == pl.slot[best].numel && freed > best_freed)))))
         best = s, best_freed = freed;
     }
     if (best < 0) {
@@ -394,6 +501,40 @@ static int64_t plan_bytes(const Plan *pl) {
   return n;
 }
 
+// Kernels whose args merged (merged[k]) no longer have the code the others they matched
+// have: they leave their groups (a group whose first merged takes its next kernel as
+// first) and match among themselves again (the layers of a model write in place alike).
+static void relink_merged(Ctx *cx, LProgram *p, const bool *merged) {
+  int nk = p->kernels.len;
+  for (int k = 0; k < nk; k++) {
+    LKernel *kr = p->kernels.data[k];
+    if (!merged[k] || kr->same)
+      continue;
+    LKernel *head = NULL;  // kr was a first: the others it named take their first one
+    for (int j = k + 1; j < nk; j++) {
+      LKernel *o = p->kernels.data[j];
+      if (o->same != kr || merged[j])
+        continue;
+      o->same = head;
+      if (!head)
+        head = o;
+    }
+  }
+  for (int k = 0; k < nk; k++)
+    if (merged[k])
+      p->kernels.data[k]->same = NULL;
+  uint64_t *h = arena_alloc(&cx->arena, sizeof *h * (size_t)(nk + 1));
+  for (int k = 0; k < nk; k++) {
+    LKernel *kr = p->kernels.data[k];
+    if (!merged[k])
+      continue;
+    h[k] = hash_kernel(p, kr);
+    for (int j = 0; j < k && !kr->same; j++)
+      if (merged[j] && !p->kernels.data[j]->same && h[j] == h[k] && same_kernel(p, p->kernels.data[j], kr))
+        kr->same = p->kernels.data[j];
+  }
+}
+
 static void share_temps(Ctx *cx, LProgram *p) {
   int nb = p->bufs.len, nk = p->kernels.len;
   int *first = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
@@ -416,8 +557,17 @@ static void share_temps(Ctx *cx, LProgram *p) {
     if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0)
       order[nt++] = (TempOrder){p->bufs.data[b].scratch ? 0 : p->bufs.data[b].numel, first[b], b};
   qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
-  Plan a = plan_slots(cx, p, order, nt, first, last, NULL), b = plan_slots(cx, p, order, nt, first, last, &a);
-  const Plan *use = plan_bytes(&b) <= plan_bytes(&a) ? &b : &a;
+  Lives lv = {.cx = cx, .p = p, .first = first, .last = last};
+  const Plan *use = NULL;
+  for (int over = 0; over < 2; over++) {
+    Plan *a = arena_alloc(&cx->arena, sizeof *a), *b = arena_alloc(&cx->arena, sizeof *b);
+    *a = plan_slots(&lv, order, nt, NULL, over);
+    *b = plan_slots(&lv, order, nt, a, over);
+    if (!use || plan_bytes(b) < plan_bytes(use))
+      use = b;
+    if (plan_bytes(a) < plan_bytes(use))
+      use = a;
+  }
   for (int s = 0; s < use->n; s++) {
     const Slot *sl = &use->slot[s];
     if (sl->head < 0)
@@ -440,13 +590,30 @@ static void share_temps(Ctx *cx, LProgram *p) {
       p->bufs.data[keep[b]] = p->bufs.data[b];
   p->bufs.len = n;
   rename_bufs(p, map);
-  for (int k = 0; k < nk; k++) {  // (two args of one kernel never share: both live there)
-    const LKernel *kr = p->kernels.data[k];
+  // two args of one kernel share a buffer only where one is written in place over the
+  // other: they become one argument
+  bool *merged = arena_alloc(&cx->arena, (size_t)(nk + 1));
+  for (int k = 0; k < nk; k++) {
+    LKernel *kr = p->kernels.data[k];
     for (int a = 0; a < kr->args.len; a++)
-      for (int c = 0; c < a; c++)
-        if (kr->args.data[a].buf == kr->args.data[c].buf)
+      for (int c = 0; c < a; c++) {
+        if (kr->args.data[a].buf != kr->args.data[c].buf)
+          continue;
+        int x = kr->args.data[a].written ? a : c, y = x == a ? c : a;
+        bool asked = false;
+        for (int i = 0; i < lv.asked.len && !asked; i++) {
+          const InPlace *q = &lv.asked.data[i];
+          asked = q->ok && first[q->x] == k && map[q->x] == kr->args.data[x].buf && map[q->y] == kr->args.data[y].buf;
+        }
+        if (!asked)
           td_internal_error(__FILE__, __LINE__, "kernel %d args %d %d share buffer %d", k, a, c, kr->args.data[a].buf);
+        merge_args(cx, kr, x, y);
+        merged[k] = true;
+        a = 0;  // (the args moved: again from the start)
+        break;
+      }
   }
+  relink_merged(cx, p, merged);
 }
 
 // ============================================================================

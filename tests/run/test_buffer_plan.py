@@ -17,7 +17,15 @@ the same programs run against NumPy.
   - a linear whose output is split in two halves, one read at once (a chain of 40 ops),
     the other only at the end (Mamba's in_proj and its res): the late half is computed
     where it is read (ir/late_half.c), so the temps hold the chain's two intermediates
-    and little more, not the whole product across the chain.
+    and little more, not the whole product across the chain;
+  - in place: a temp written over the temp its first kernel reads last, where that
+    kernel reads each element before, in the same iteration, the one store writing it
+    (ir/inplace.c): mamba's scan with its tail (the recurrence's kernel stores
+    y + u*D straight over delta, which it reads last; then a linear) holds delta and u
+    only, not delta, u and the stacked y; a chain of row cumsums (each written over
+    the one before) holds one intermediate. And where the reuse would be wrong, a
+    cumsum reading the one before flipped (the element it writes over is read later in
+    the row), the two keep apart: checked by the plan and by the values, against NumPy.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -37,6 +45,7 @@ BACKEND = require_backend(TDSLC)
 T = Tally()
 
 T_, D, N = 16, 256, 16
+ML, MD, MN = 32, 64, 16
 ROWS, COLS = 64, 256
 LR, LK, LH = 64, 96, 128
 SRC = f"""fn steps(a: f32[{T_}, {D}, {N}], u: f32[{T_}, {D}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
@@ -70,6 +79,31 @@ fn late(x: f32[{LR}, {LK}], w: f32[{2 * LH}, {LK}]) -> f32[{LR}, {LH}] {{
         h = torch.tanh(torch.cumsum(h, i % 2))
     }}
     return h * r
+}}
+fn mtail(dt: f32[1, {ML}, {MD}], A: f32[{MD}, {MN}], Bm: f32[1, {ML}, {MN}], Cm: f32[1, {ML}, {MN}],
+         u0: f32[1, {ML}, {MD}], Dp: f32[{MD}], W: f32[{MD}, {MD}]) -> f32[1, {ML}, {MD}] {{
+    delta = F.softplus(dt * 2.0)
+    u = torch.cumsum(u0, 1)
+    deltaA = torch.exp(torch.einsum('bld,dn->bldn', delta, A))
+    deltaB_u = torch.einsum('bld,bln,bld->bldn', delta, Bm, u)
+    x = torch.zeros(1, {MD}, {MN})
+    ys = []
+    for i in range({ML}) {{
+        x = deltaA[:, i] * x + deltaB_u[:, i]
+        ys.append(torch.einsum('bdn,bn->bd', x, Cm[:, i, :]))
+    }}
+    y = torch.stack(ys, dim=1)
+    return (y + u * Dp) @ W
+}}
+fn same(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
+    c1 = torch.cumsum(x, 1)
+    c2 = torch.cumsum(c1 * 2.0, 1)
+    return torch.cumsum(c2, 0).t().contiguous()
+}}
+fn flip(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
+    c1 = torch.cumsum(x, 1)
+    c2 = torch.cumsum(c1.flip(1) * 2.0, 1)
+    return torch.cumsum(c2, 0).t().contiguous()
 }}"""
 
 BUF = re.compile(r"^buffer b\d+ (\w+)( scratch)? (\w+)\[([\d, ]*)\] (\S+)")
@@ -115,6 +149,20 @@ half = LR * LH * 4
 check_bound("late: the second half of a linear computed where it is read", "late", 3 * half,
             f"3 of {half} bytes")
 
+# in place: mamba's tail over delta (delta and u, and the cumsum's accumulator row);
+# the row cumsums (one intermediate and an accumulator row); the flipped read keeps
+# two intermediates apart (in place there, the row's later reads would see the writes)
+md = ML * MD * 4
+check_bound("mtail: y + u*D written over delta", "mtail", 2 * md + MD * 4, f"2 of {md} bytes and a row of {MD * 4}")
+check_bound("same: cumsums each over the one before", "same", v + max(ROWS, COLS) * 4,
+            f"one of {v} bytes and an accumulator")
+got, lines = temp_bytes("flip")
+if got is None:
+    T.report("flip: --emit=kernels", [lines], SRC)
+else:
+    T.check("flip: a flipped read is not written over", got >= 2 * v,
+            f"temps take {got} bytes, want at least {2 * v} (two intermediates):\n" + "\n".join(lines))
+
 # the same programs, run
 rng = np.random.default_rng(27)
 u = rng.uniform(-1, 1, (T_, D)).astype(np.float32)
@@ -157,5 +205,34 @@ if p.returncode != 0 or len(outs) != 1:
 else:
     err = float(np.max(np.abs(outs[0].astype(np.float64) - want)))
     T.check("late matches NumPy", outs[0].shape == want.shape and err <= 1e-4 * max(1.0, float(np.max(np.abs(want)))),
+            f"shape {outs[0].shape}, max abs error {err}")
+# in place, run
+dt_ = rng.uniform(-1, 1, (1, ML, MD)).astype(np.float32)
+A_ = -np.exp(rng.uniform(-2, 0.5, (MD, MN))).astype(np.float32)
+Bm_, Cm_ = (rng.uniform(-1, 1, (1, ML, MN)).astype(np.float32) for _ in range(2))
+u0_ = rng.uniform(-0.3, 0.3, (1, ML, MD)).astype(np.float32)
+Dp_, W_ = rng.uniform(-1, 1, (MD,)).astype(np.float32), rng.uniform(-0.2, 0.2, (MD, MD)).astype(np.float32)
+z = 2.0 * dt_.astype(np.float64)
+delta = np.where(z > 20, z, np.log1p(np.exp(np.minimum(z, 20))))
+uu = np.cumsum(u0_.astype(np.float64), 1)
+dA = np.exp(np.einsum('bld,dn->bldn', delta, A_.astype(np.float64)))
+dBu = np.einsum('bld,bln,bld->bldn', delta, Bm_.astype(np.float64), uu)
+x, ys = np.zeros((1, MD, MN)), []
+for i in range(ML):
+    x = dA[:, i] * x + dBu[:, i]
+    ys.append(np.einsum('bdn,bn->bd', x, Cm_[:, i, :].astype(np.float64)))
+want = (np.stack(ys, 1) + uu * Dp_.astype(np.float64)) @ W_.astype(np.float64)
+runs = [("mtail", {"dt": dt_, "A": A_, "Bm": Bm_, "Cm": Cm_, "u0": u0_, "Dp": Dp_, "W": W_}, want, 1e-4)]
+for fn, flipped in (("same", False), ("flip", True)):
+    c1 = np.cumsum(xin.astype(np.float64), 1)
+    c2 = np.cumsum((c1[:, ::-1] if flipped else c1) * 2.0, 1)
+    runs.append((fn, {"x": xin}, np.cumsum(c2, 0).T, 1e-5))
+for fn, ins, want, tol in runs:
+    p, outs = run_outputs(TDSLC, SRC, ins, fn=fn, backend=BACKEND)
+    if p.returncode != 0 or len(outs) != 1:
+        T.report(f"{fn} runs", [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"], SRC)
+        continue
+    err = float(np.max(np.abs(outs[0].astype(np.float64) - want)))
+    T.check(f"{fn} matches NumPy", outs[0].shape == want.shape and err <= tol * max(1.0, float(np.max(np.abs(want)))),
             f"shape {outs[0].shape}, max abs error {err}")
 sys.exit(T.summary())

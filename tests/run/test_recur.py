@@ -8,7 +8,10 @@ a step's state is read outside the steps: those run as before, and must still be
 
   - mamba: mamba-minimal's selective scan (exp(delta A) and delta B u recomputed in the
     steps, the state [1, D, N] from zeros, y = einsum('bdn,bn->bd'), then y + u D);
-    D and N not multiples of a vector;
+    D and N not multiples of a vector; `y + u D` is stored by the recurrence's kernel
+    itself (ir/recur.c's tail): the program is that one kernel;
+  - tailflip: the stack read at its own element and flipped (s * 2 + s.flip(1)): the
+    recurrence is formed, the tail is not taken into it (a second kernel);
   - given: the decays a given as a [T, D, N] tensor, the state [D, N] from a given x0,
     stacked along dim 1; f32 and f64;
   - two: the same with T = 2;
@@ -63,6 +66,16 @@ SRC = f"""fn mamba(u: f32[1, {L}, {DI}], delta: f32[1, {L}, {DI}], A: f32[{DI}, 
     return y + u * D
 }}
 {given("given", "f32", TG)}{given("given64", "f64", TG)}{given("two", "f32", 2)}
+fn tailflip(a: f32[{TG}, {D}, {N}], u: f32[{TG}, {D}], c: f32[{TG}, {N}], x0: f32[{D}, {N}]) -> f32[{D}, {TG}] {{
+    x = x0
+    ys = []
+    for i in range({TG}) {{
+        x = a[i] * x + u[i].unsqueeze(-1)
+        ys.append(x @ c[i])
+    }}
+    s = torch.stack(ys, dim=1)
+    return s * 2.0 + s.flip(1)
+}}
 fn final(a: f32[{TG}, {D}, {N}], u: f32[{TG}, {D}], c: f32[{TG}, {N}], x0: f32[{D}, {N}]) -> (f32[{D}, {TG}], f32[{D}, {N}]) {{
     x = x0
     ys = []
@@ -119,6 +132,9 @@ for name, dt, t in (("given", np.float32, TG), ("given64", np.float64, TG), ("tw
     cases.append((name, ins, [steps(**ins)[0]], True))
 ins = {"a": r((TG, D, N), 0.5, 1.0), "u": r((TG, D)), "c": r((TG, N)), "x0": r((D, N))}
 cases.append(("final", ins, list(steps(**ins)), False))
+ins = {"a": r((TG, D, N), 0.5, 1.0), "u": r((TG, D)), "c": r((TG, N)), "x0": r((D, N))}
+s_ = steps(**ins)[0]
+cases.append(("tailflip", ins, [s_ * 2.0 + s_[:, ::-1]], True))
 a, c = r((TG, 2, D, N), 0.5, 1.0), r((TG, 2, N))
 x, ys = np.zeros((2, D, N)), []
 for i in range(TG):
@@ -133,6 +149,11 @@ for name, ins, want, fused in cases:
     else:
         T.check(f"{name}: {'one recurrence kernel' if fused else 'not a recurrence'}",
                 ("a recurrence:" in p.stdout) == fused, p.stdout[-1500:])
+    if name in ("mamba", "tailflip"):  # the tail in the recurrence's kernel, or (flipped) after it
+        p = emit_text(TDSLC, SRC, "kernels", ["--fn", name])
+        nk, want_nk = p.stdout.count("\nkernel k"), 1 if name == "mamba" else 2
+        T.check(f"{name}: {want_nk} kernels", p.returncode == 0 and nk == want_nk,
+                f"exit {p.returncode}, {nk} kernels: {p.stderr.strip()[:400]}")
     p, outs = run_outputs(TDSLC, SRC, ins, fn=name, backend=BACKEND)
     if p.returncode != 0 or len(outs) != len(want):
         T.report(f"{name} runs", [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:800]}"], SRC)
