@@ -102,6 +102,20 @@ static const char *const vec_struct_selgt_text =
     "    a.v[l] = p.v[l] > q.v[l] ? a.v[l] : b.v[l];\n"
     "  return a;\n"
     "}\n";
+// ((p > q) | (s != s & t == t)) ? a : b lane by lane: argmax's (argmin's) step in lanes
+// (ir/sched.c), the first NaN winning. As masks: compares, and/or, a blend, all in vectors.
+static const char *const vec_gnu_selgtn_text =
+    "#define tdsl_g_selgtn_$Q(p, q, s, t, a, b) __extension__({ \\\n"
+    "  $V tdsl_g_p = (p), tdsl_g_q = (q), tdsl_g_s = (s), tdsl_g_t = (t), tdsl_g_a = (a), tdsl_g_b = (b); \\\n"
+    "  __typeof__(tdsl_g_p != tdsl_g_p) tdsl_g_m = \\\n"
+    "      (tdsl_g_p > tdsl_g_q) | ((tdsl_g_s != tdsl_g_s) & (tdsl_g_t == tdsl_g_t)); \\\n"
+    "  ($V)((tdsl_g_m & (__typeof__(tdsl_g_m))tdsl_g_a) | (~tdsl_g_m & (__typeof__(tdsl_g_m))tdsl_g_b)); })\n";
+static const char *const vec_struct_selgtn_text =
+    "$D$V tdsl_g_selgtn_$Q($V p, $V q, $V s, $V t, $V a, $V b) {\n"
+    "  for (int l = 0; l < $N; l++)\n"
+    "    a.v[l] = p.v[l] > q.v[l] || (s.v[l] != s.v[l] && t.v[l] == t.v[l]) ? a.v[l] : b.v[l];\n"
+    "  return a;\n"
+    "}\n";
 static const char *const vec_struct_text =
     "typedef struct { $T v[$N]; } $V;\n"
     "$D$V tdsl_g_ld_$Q(const void *p) { $V r; memcpy(&r, p, sizeof r); return r; }\n"
@@ -460,6 +474,8 @@ static bool vec_prelude(Buf *b, const CDialect *d, const Prelude *pr) {
           vec_templ(b, d, gnu ? vec_gnu_float_text : vec_struct_float_text, (DType)dt, n);
         if (pr->selgt[dt][n])
           vec_templ(b, d, gnu ? vec_gnu_selgt_text : vec_struct_selgt_text, (DType)dt, n);
+        if (pr->selgtn[dt][n])
+          vec_templ(b, d, gnu ? vec_gnu_selgtn_text : vec_struct_selgtn_text, (DType)dt, n);
         if (pr->maxmin[dt][n])
           vec_templ(b, d, gnu ? vec_gnu_maxmin_text : vec_struct_maxmin_text, (DType)dt, n);
       }
@@ -1130,18 +1146,27 @@ static void vec_expr(CExprGen *g, const LExpr *e) {
     cexpr_expr(g, e->c);
     buf_puts(g->b, ")");
     return;
-  case LX_SELECT:  // (p > q) ? a : b
-    g->pr->selgt[e->dt][e->lanes] = true;
-    buf_printf(g->b, "tdsl_g_selgt_%s(", t);
-    cexpr_expr(g, e->a->a);
+  case LX_SELECT: {  // (p > q) ? a : b, or ((p > q) || (s != s && t == t)) ? a : b
+    bool nan = e->a->op == OP_LOGICAL_OR;
+    const LExpr *c = nan ? e->a->a : e->a;
+    (nan ? g->pr->selgtn : g->pr->selgt)[e->dt][e->lanes] = true;
+    buf_printf(g->b, "tdsl_g_selgt%s_%s(", nan ? "n" : "", t);
+    cexpr_expr(g, c->a);
     buf_puts(g->b, ", ");
-    cexpr_expr(g, e->a->b);
+    cexpr_expr(g, c->b);
     buf_puts(g->b, ", ");
+    if (nan) {
+      cexpr_expr(g, e->a->b->a->a);
+      buf_puts(g->b, ", ");
+      cexpr_expr(g, e->a->b->b->a);
+      buf_puts(g->b, ", ");
+    }
     cexpr_expr(g, e->b);
     buf_puts(g->b, ", ");
     cexpr_expr(g, e->c);
     buf_puts(g->b, ")");
     return;
+  }
   default: break;  // a shuffle is a let's value (shuffle_let); nothing else has lanes
   }
   td_internal_error(__FILE__, __LINE__, "%s backend: a vector expression of kind %d", g->d->name, (int)e->kind);

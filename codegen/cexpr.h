@@ -37,6 +37,7 @@ typedef struct Prelude {
   bool vec[DT_COUNT][CEXPR_MAX_LANES + 1];  // a dialect with vector types: those of dt x lanes used
   bool tree[CEXPR_MAX_LANES + 1];            // ... and tdsl_g_treeN, a sum of N lanes, used
   bool selgt[DT_COUNT][CEXPR_MAX_LANES + 1]; // ... and the select tdsl_g_selgt of dt x lanes, used
+  bool selgtn[DT_COUNT][CEXPR_MAX_LANES + 1]; // ... and tdsl_g_selgtn (argmax's NaN-first select), used
   bool maxmin[DT_COUNT][CEXPR_MAX_LANES + 1]; // ... and tdsl_g_max, tdsl_g_min of dt x lanes, used
 } Prelude;
 

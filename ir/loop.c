@@ -437,6 +437,18 @@ static void verify_binary(const LExpr *e) {
     TD_ASSERT(a == t && b == t && op_computes_in(e->op, t));
 }
 
+// A vector select's condition over operands of dt (ir/loop.h's Lanes): p > q, or
+// (p > q) || ((s != s) && (t == t)) (ir/sched.c's argmax in lanes), all of the select's lanes.
+static bool vec_cond(const LExpr *c, DType dt) {
+  bool gt = c->kind == LX_BINARY && c->op == OP_GT && c->a->dt == dt;
+  if (gt || c->kind != LX_BINARY || c->op != OP_LOGICAL_OR)
+    return gt;
+  const LExpr *n = c->b;
+  return vec_cond(c->a, dt) && n->kind == LX_BINARY && n->op == OP_LOGICAL_AND && n->lanes == c->lanes &&
+         n->a->kind == LX_BINARY && n->a->op == OP_NE && n->a->a->dt == dt && n->a->lanes == c->lanes &&
+         n->b->kind == LX_BINARY && n->b->op == OP_EQ && n->b->a->dt == dt && n->b->lanes == c->lanes;
+}
+
 static void verify_expr(Verify *V, const LExpr *e) {
   TD_ASSERT(e && e->kind < LX_COUNT && e->dt < DT_COUNT);
   TD_ASSERT(e->err >= -1 && e->err < V->k->errors.len);
@@ -445,17 +457,22 @@ static void verify_expr(Verify *V, const LExpr *e) {
     TD_ASSERT(e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SPLAT || e->kind == LX_FMA ||
               e->kind == LX_INSERT || e->kind == LX_MMA || e->kind == LX_FRAG || e->kind == LX_SHUFFLE ||
               (e->kind == LX_BINARY && (e->op == OP_ADD || e->op == OP_SUB || e->op == OP_MUL || e->op == OP_GT ||
-                                          e->op == OP_MAXIMUM || e->op == OP_MINIMUM)) ||
-              (e->kind == LX_SELECT && e->a->kind == LX_BINARY && e->a->op == OP_GT && e->a->a->dt == e->dt &&
-               e->b->lanes == e->lanes && e->c->lanes == e->lanes));
+                                          e->op == OP_MAXIMUM || e->op == OP_MINIMUM || e->op == OP_NE ||
+                                          e->op == OP_EQ || e->op == OP_LOGICAL_AND || e->op == OP_LOGICAL_OR)) ||
+              (e->kind == LX_SELECT && vec_cond(e->a, e->dt) && e->b->lanes == e->lanes && e->c->lanes == e->lanes));
     TD_ASSERT(e->kind == LX_SPLAT || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_MMA ||
               e->kind == LX_FRAG || e->a->lanes == e->lanes || (e->kind == LX_SHUFFLE && 2 * e->a->lanes == e->lanes));
     TD_ASSERT(e->kind != LX_INSERT || e->b->lanes == 1);
     TD_ASSERT(e->kind != LX_BINARY || e->b->lanes == e->lanes);
     if (!V->k->gpu) {  // the GPU form's vectors are of any dtype (ir/loop.h)
-      DType vt = e->kind == LX_BINARY && e->op == OP_GT ? e->a->dt : e->dt;  // a comparison: its operands'
-      TD_ASSERT(movable(vt));
-      TD_ASSERT(vt == DT_F32 || vt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL || e->kind == LX_SHUFFLE);
+      // a comparison: its operands' (a select's condition, vec_cond; as are its ands and ors of DT_BOOL)
+      bool cmp = e->kind == LX_BINARY && (e->op == OP_GT || e->op == OP_NE || e->op == OP_EQ);
+      bool logic = e->kind == LX_BINARY && (e->op == OP_LOGICAL_AND || e->op == OP_LOGICAL_OR);
+      DType vt = cmp ? e->a->dt : e->dt;
+      bool sel = e->kind == LX_SELECT || e->kind == LX_SPLAT || cmp;  // of i32/i64 too: argmax in lanes
+      TD_ASSERT(logic || movable(vt));
+      TD_ASSERT(logic || vt == DT_F32 || vt == DT_F64 || e->kind == LX_LOAD || e->kind == LX_LOCAL ||
+                e->kind == LX_SHUFFLE || (sel && (vt == DT_I32 || vt == DT_I64)));
     }
     TD_ASSERT(e->kind != LX_FMA || (e->b->lanes == e->lanes && e->c->lanes == e->lanes));
   } else if (e->kind != LX_LANE && e->kind != LX_CONST && e->kind != LX_VAR && e->kind != LX_LOCAL &&

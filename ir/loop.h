@@ -70,7 +70,9 @@
 // lane by lane over operands of the same lanes (LX_FMA may be scalar); LX_SELECT
 // (p > q) ? a : b lane by lane, whose condition is a vector LX_BINARY GT (of DT_BOOL
 // lanes, a vector nowhere else) of p and q, all four of the select's dt and lanes
-// (ir/sched.c's vector select max); LX_SHUFFLE (lane l of the result is lane sel[l] of
+// (ir/sched.c's vector select max), or (p > q) || ((s != s) && (t == t)) of four
+// operands of its dt (the ors, ands and compares of DT_BOOL lanes: ir/sched.c's argmax
+// in lanes, whose selects, splats and compares may also be of i32 or i64); LX_SHUFFLE (lane l of the result is lane sel[l] of
 // the concatenation of a and b, two vectors of its dt and of n lanes each, n its own
 // lanes or half of them: 0 <= sel[l] < 2 * n); and no other kind. LX_LANE takes lane `i` of a vector LOCAL a (a scalar). Vectors
 // computed with are f32 or f64; vectors only moved (loads, locals, shuffles, stores) may

@@ -13,6 +13,7 @@
 // here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
 // its first element (moments), log_softmax's max skips NaN (select_max), and the last
 // pass multiplies by 1 / sqrt(s) of a row's s where it divides by sqrt(s) (recip_sqrt).
+// max(dim)'s values share the pass of its indices (argext_value).
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
 // kernels of their own (section SCAN, at the end): an accumulator per row, stored at
@@ -51,6 +52,9 @@ typedef struct Row {
   const NodeList *ns;        // the kernel's nodes
   const Node *mom;           // the var/std whose squared deviations moments() computed with a mean
   int mom_ss;                // (its local), -1 if none
+  const Node *arg[8];        // argmax/argmin nodes computed on this row (row_argext), with
+  int argpos[8], argbest[8]; // their index and best value locals, which max(dim)'s values share
+  int narg;
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -165,7 +169,12 @@ static LExpr *argext_cond(KernelBuilder *kb, bool mx, DType cd, LExpr *xv, LExpr
   return cond;
 }
 
-static int row_argext(KernelBuilder *kb, Row *r, const Node *n) {
+// argmax/argmin n over the row: the local of its index, *bestp that of the best value (the
+// first extreme's), computed once per row (Row.arg).
+static int row_argext(KernelBuilder *kb, Row *r, const Node *n, int *bestp) {
+  for (int i = 0; i < r->narg; i++)
+    if (r->arg[i] == n)
+      return *bestp = r->argbest[i], r->argpos[i];
   DType cd = dtype_compute(n->srcs[0]->dtype);
   bool mx = n->op == OP_ARGMAX;
   int best = kb_let_local(kb, r->body, inf_of(kb, cd, mx, mx));
@@ -181,7 +190,32 @@ static int row_argext(KernelBuilder *kb, Row *r, const Node *n) {
     LIndex p = row_position(kb, r->xv, r->mask, idx);
     kb_push(kb, &upd->body, kb_set(kb, pos, kb_ix_expr(kb, &p)));
   }
+  if (r->narg < 8)
+    r->arg[r->narg] = n, r->argpos[r->narg] = pos, r->argbest[r->narg++] = best;
+  *bestp = best;
   return pos;
+}
+
+static bool same_input(const Value *x, const Value *y);
+
+// max(dim)'s values (amax, max, amin, min n) on a looped CPU row of a kernel that also has
+// its indices (argmax, argmin of the same input): the argext's best value, one pass where
+// amax and argmax took two (the index's pass read the row again, ~2x the time of one on
+// [4096, 8192] f32). It is PyTorch's max(dim) value: the first extreme element (the first
+// NaN), as its kernel reduces values with their indices. -1 where there is none.
+static int argext_value(KernelBuilder *kb, Row *r, const Node *n) {
+  if (!kb->cpu || row_steps(kb, r) != 1)
+    return -1;
+  Op want = n->op == OP_AMAX || n->op == OP_MAX ? OP_ARGMAX : OP_ARGMIN;
+  for (int j = 0; j < r->ns->len && op_is_row(r->ns->data[j]->op); j++) {
+    const Node *a = r->ns->data[j];
+    int best;
+    if (a->op == want && same_input(a->srcs[0], n->srcs[0]) && dtype_compute(n->out->dtype) == dtype_compute(a->srcs[0]->dtype)) {
+      row_argext(kb, r, a, &best);
+      return best;
+    }
+  }
+  return -1;
 }
 
 // Row node n's result is `local`, valid at the reduced index of input index xidx (the
@@ -366,10 +400,12 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
     break;
   }
   case OP_AMAX: case OP_MAX:
-    res = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
+    if ((res = argext_value(kb, r, n)) < 0)
+      res = row_fold(kb, r, n, OP_MAXIMUM, cd, inf_of(kb, cd, true, true), -1, false);
     break;
   case OP_AMIN: case OP_MIN:
-    res = row_fold(kb, r, n, OP_MINIMUM, cd, inf_of(kb, cd, false, false), -1, false);
+    if ((res = argext_value(kb, r, n)) < 0)
+      res = row_fold(kb, r, n, OP_MINIMUM, cd, inf_of(kb, cd, false, false), -1, false);
     break;
   case OP_ALL: case OP_ANY: {  // folded in bool; a uint8 input's result is uint8 (PyTorch)
     bool all = n->op == OP_ALL;
@@ -409,7 +445,11 @@ static void row_node(KernelBuilder *kb, Row *r, const Node *n) {
                        kb_binary(kb, OP_ADD, cd, kb_unary(kb, OP_LOG, cd, kb_local_ref(kb, s)), kb_local_ref(kb, sh)));
     break;
   }
-  case OP_ARGMAX: case OP_ARGMIN: res = row_argext(kb, r, n); break;
+  case OP_ARGMAX: case OP_ARGMIN: {
+    int best;
+    res = row_argext(kb, r, n, &best);
+    break;
+  }
   case OP_SOFTMAX: case OP_LOG_SOFTMAX: {
     bool keep = keeps_out(kb, r, n, cd);
     int m = select_max(kb, r, n, cd, keep);
@@ -569,6 +609,7 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
   r->ns = ns;
   r->mom = NULL;
   r->mom_ss = -1;
+  r->narg = 0;
   for (int j = 0; j < ns->len; j++)
     r->nsoftmax += ns->data[j]->op == OP_SOFTMAX || ns->data[j]->op == OP_LOG_SOFTMAX;
   int i = 0;
@@ -1196,6 +1237,18 @@ static DType acc_dtype(const Node *n) {
   return n->op == OP_ANY || n->op == OP_ALL ? DT_BOOL : dtype_compute(n->out->dtype);
 }
 
+// The dtype of a CPU column argmax's positions (n an argmax or argmin, onumel its
+// outputs): its values' where every position (< the elements reduced) is exact in it, so
+// that ir/sched.c's split_colargext keeps values and positions in vectors of one type
+// (the final pass converts them to i64 exactly); else i64.
+static DType pos_dtype(const KernelBuilder *kb, const Node *n, int64_t onumel) {
+  DType cd = dtype_compute(n->srcs[0]->dtype);
+  int64_t reduced = view_numel(n->srcs[0]->view) / (onumel > 0 ? onumel : 1);
+  bool exact = (cd == DT_F32 && reduced <= ((int64_t)1 << 24)) || cd == DT_F64 || (cd == DT_I32 && reduced <= INT32_MAX) ||
+               cd == DT_I64;
+  return kb->cpu && exact ? cd : DT_I64;
+}
+
 static int col_buffer(KernelBuilder *kb, const Node *n, DType dt, int64_t numel, const char *what) {
   if (n->mode == NM_STORED && n->out->dtype == dt)
     return kb->buf_of[n->out->buf->id];
@@ -1285,7 +1338,7 @@ static bool split_pass(KernelBuilder *kb, const Node *n, int ph, int stat, int64
     return false;
   s->part = kb_new_temp(kb, s->cd, nparts * onumel, "part");
   if (s->op == OP_ARGMAX || s->op == OP_ARGMIN)
-    s->ppos = kb_new_temp(kb, DT_I64, nparts * onumel, "partpos");
+    s->ppos = kb_new_temp(kb, pos_dtype(kb, n, onumel), nparts * onumel, "partpos");
   return true;
 }
 
@@ -1578,7 +1631,8 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     case OP_LOGSUMEXP: c.aux[i] = kb_new_temp(kb, cd, onumel, "shift"); break;
     default: break;
     }
-    c.acc[i] = col_buffer(kb, n, acc_dtype(n), onumel, "acc");
+    bool arg = n->op == OP_ARGMAX || n->op == OP_ARGMIN;
+    c.acc[i] = col_buffer(kb, n, arg ? pos_dtype(kb, n, onumel) : acc_dtype(n), onumel, "acc");
   }
   LStmtList *body = kb_outer_loops(kb, &kb->k->body, c.nouter, c.order, xv->shape, c.xidx, par && !B);
   c.body = body;

@@ -17,7 +17,8 @@
 //    the same), identically in every backend. Where the loop is a sum, product,
 //    select max or NaN-propagating maximum/minimum (amax, amin) of plain arithmetic
 //    over consecutive elements, the lanes are one vector accumulator (ir/loop.h's
-//    Lanes: one statement instead of LANES), folded into acc afterwards.
+//    Lanes: one statement instead of LANES), folded into acc afterwards. An argmax or
+//    argmin loop keeps its best value and where it was in two vectors (split_argext).
 // 3. A result of 8 MiB or more that no kernel reads, written by a row kernel or by one
 //    whose buffers do not fit the last-level cache (mark_streams says why), is marked
 //    LArg.stream: the
@@ -534,6 +535,246 @@ static bool split_vectors(Sched *s, LStmt *l, const bool *red, DType dt, int lan
   return true;
 }
 
+// ---- argmax / argmin in lanes ----
+// row.c's argmax (argmin) loop, `for j { let x = E(j); if (C(x, b)) { b = x; p = P(j) } }`
+// with C x > b (x < b), or x > b || (x != x && b == b) for floats (the first NaN wins),
+// keeps per lane the best value and the block m where it came from: for m { X = E(L m +
+// 0..L); I = M ? splat(m) : I; B = M ? X : B } with M the vector C(X, B), B from splat(b),
+// I from 0. Lane l then holds (B_l, j = L I_l + l): where it never moved, b itself at a
+// position p(j) no earlier than p's (it never replaces it); else a value better than b
+// and the first position of it in that lane (C is strict). The lanes are merged into (b,
+// p) one by one, taking a lane that is better (C) or the same value (NaN and NaN, -0 and
+// +0 alike) at an earlier position, so (b, p) is the row's first best: PyTorch's answer,
+// the scalar loop's. The remainder, all later positions, runs the scalar body after. I
+// holds m in the value's dtype (f32: exact while m < 2^24).
+
+static bool is_any_load(const LExpr *e, int unused) { return (void)unused, e->kind == LX_LOAD; }
+
+// Whether e is local `l` of lanes 1.
+static bool local_is(const LExpr *e, int l) { return e->kind == LX_LOCAL && e->local == l && e->lanes == 1; }
+
+// The argext loop's parts: x's let, C's compare (GT or LT) and whether it has the NaN test.
+typedef struct ArgExt {
+  const LStmt *let, *iff;
+  int x, best, pos;
+  Op cmp;
+  bool nan;
+  DType dt;
+} ArgExt;
+
+// Whether c is C(x, b) of x = a->x, b = a->best (argext_loop's): sets a->cmp, a->nan,
+// given a->dt (floats have the NaN test, ints not).
+static bool argext_cond_of(ArgExt *a, const LExpr *c) {
+  a->nan = c->kind == LX_BINARY && c->op == OP_LOGICAL_OR;
+  if (a->nan) {  // (x ? b) || ((x != x) && (b == b))
+    const LExpr *n = c->b;
+    if (n->kind != LX_BINARY || n->op != OP_LOGICAL_AND || n->a->kind != LX_BINARY || n->a->op != OP_NE ||
+        n->b->kind != LX_BINARY || n->b->op != OP_EQ || !local_is(n->a->a, a->x) || !local_is(n->a->b, a->x) ||
+        !local_is(n->b->a, a->best) || !local_is(n->b->b, a->best))
+      return false;
+    c = c->a;
+  }
+  if (c->kind != LX_BINARY || (c->op != OP_GT && c->op != OP_LT) || !local_is(c->a, a->x) || !local_is(c->b, a->best))
+    return false;
+  a->cmp = c->op;
+  bool fl = a->dt == DT_F32 || a->dt == DT_F64;
+  if (!fl && a->dt != DT_I32 && a->dt != DT_I64)
+    return false;
+  if (a->nan != fl)
+    return false;
+  return true;
+}
+
+static bool argext_loop(const Sched *s, const LStmt *l, ArgExt *a) {
+  const LStmtList *b = &l->body;
+  if (b->len != 2 || b->data[0]->kind != LS_LET || b->data[1]->kind != LS_IF)
+    return false;
+  a->let = b->data[0], a->iff = b->data[1];
+  a->x = a->let->local;
+  a->dt = a->let->val->dt;
+  const LStmtList *ib = &a->iff->body;
+  if (ib->len != 2 || ib->data[0]->kind != LS_SET || ib->data[1]->kind != LS_SET || !local_is(ib->data[0]->val, a->x))
+    return false;
+  a->best = ib->data[0]->local, a->pos = ib->data[1]->local;
+  const LExpr *c = a->iff->cond, *p = ib->data[1]->val;
+  if (p->dt != DT_I64 || reads_local(p, a->x) || reads_local(p, a->best) || reads_local(p, a->pos) ||
+      any_expr(p, is_any_load, 0) || s->k->locals.data[a->best] != a->dt)
+    return false;
+  if (!argext_cond_of(a, c))
+    return false;
+  bool *vloc = arena_alloc(&s->cx->arena, (size_t)s->k->locals.len + 1);  // E reads no local of the loop
+  return !reads_local(a->let->val, a->x) && vec_ok(s, a->let->val, l->var, a->dt, vloc) &&
+         !any_expr(a->let->val, is_local, a->best) && !any_expr(a->let->val, is_local, a->pos);
+}
+
+// e with loop var `var` replaced by r.
+static LExpr *subst_var(Sched *s, const LExpr *e, int var, LExpr *r) {
+  if (!e)
+    return NULL;
+  if (e->kind == LX_VAR && e->var == var)
+    return r;
+  LExpr *n = arena_alloc(&s->cx->arena, sizeof *n);
+  *n = *e;
+  n->a = subst_var(s, e->a, var, r);
+  n->b = subst_var(s, e->b, var, r);
+  n->c = subst_var(s, e->c, var, r);
+  return n;
+}
+
+// The vector C(X, B): GT(X, B) (argmin: GT(B, X)), or with || ((X != X) && (B == B)).
+static LExpr *argext_vcond(Sched *s, const ArgExt *a, LExpr *X, LExpr *B, int lanes) {
+  LExpr *c = a->cmp == OP_GT ? gt(s, X, B) : gt(s, B, X);
+  c->lanes = lanes;
+  if (!a->nan)
+    return c;
+  LExpr *ne = lx_binary(s->cx, OP_NE, DT_BOOL, X, X), *eq = lx_binary(s->cx, OP_EQ, DT_BOOL, B, B);
+  LExpr *n = lx_binary(s->cx, OP_LOGICAL_AND, DT_BOOL, ne, eq), *o = lx_binary(s->cx, OP_LOGICAL_OR, DT_BOOL, c, n);
+  ne->lanes = eq->lanes = n->lanes = o->lanes = lanes;
+  return o;
+}
+
+// Loop l (an argext_loop) in lanes, appended to out; false where it is not one.
+static bool split_argext(Sched *s, LStmt *l, LStmtList *out) {
+  ArgExt a;
+  if (l->parallel || !argext_loop(s, l, &a))
+    return false;
+  int lanes = LANES_BYTES / dtype_size(a.dt);
+  int64_t nmain = l->extent / lanes;
+  if (l->extent < 2 * lanes || (a.dt == DT_F32 && nmain >= ((int64_t)1 << 24)) ||
+      (a.dt == DT_I32 && nmain > INT32_MAX))
+    return false;
+  DType dt = a.dt;
+  int B = new_local(s, dt), I = new_local(s, dt), X = new_local(s, dt);
+  LExpr *bref = lx_local(s->cx, dt, a.best), *pref = lx_local(s->cx, DT_I64, a.pos);
+  push(s, out, ls_let(s->cx, B, lx_splat(s->cx, lanes, bref)));
+  push(s, out, ls_let(s->cx, I, lx_splat(s->cx, lanes, dtype_is_float(dt) ? lx_const_f(s->cx, dt, 0) : lx_const_i(s->cx, dt, 0))));
+  LStmt *main = ls_loop(s->cx, s->k->nvars++, nmain);
+  int *same = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
+  for (int m = 0; m < s->k->locals.len; m++)
+    same[m] = m;
+  Clone c = {l->var, main->var, lanes, 0, same};
+  bool *vloc = arena_alloc(&s->cx->arena, (size_t)s->k->locals.len + 1);
+  push(s, &main->body, ls_let(s->cx, X, vec_expr(s, &c, a.let->val, lanes, same, vloc, &main->body)));
+  LExpr *Xv = lx_local_v(s->cx, dt, lanes, X), *Bv = lx_local_v(s->cx, dt, lanes, B),
+        *Iv = lx_local_v(s->cx, dt, lanes, I);
+  LExpr *mv = lx_splat(s->cx, lanes, lx_cast(s->cx, dt, lx_var(s->cx, main->var)));
+  LExpr *si = lx_select(s->cx, argext_vcond(s, &a, Xv, Bv, lanes), mv, Iv);
+  LExpr *sb = lx_select(s->cx, argext_vcond(s, &a, Xv, Bv, lanes), Xv, Bv);
+  si->lanes = sb->lanes = lanes;
+  push(s, &main->body, ls_set(s->cx, I, si));
+  push(s, &main->body, ls_set(s->cx, B, sb));
+  push(s, out, main);
+  const LExpr *P = a.iff->body.data[1]->val;
+  for (int ln = 0; ln < lanes; ln++) {  // merge lane ln: C(v, b) || (v same as b && p(j) < p)
+    int v = new_local(s, dt), pj = new_local(s, DT_I64);
+    push(s, out, ls_let(s->cx, v, lx_lane(s->cx, lx_local_v(s->cx, dt, lanes, B), ln)));
+    LExpr *j = lx_binary(s->cx, OP_ADD, DT_I64,
+                         lx_binary(s->cx, OP_MUL, DT_I64, lx_cast(s->cx, DT_I64, lx_lane(s->cx, lx_local_v(s->cx, dt, lanes, I), ln)),
+                                   lx_const_i(s->cx, DT_I64, lanes)),
+                         lx_const_i(s->cx, DT_I64, ln));
+    push(s, out, ls_let(s->cx, pj, subst_var(s, P, l->var, j)));
+    LExpr *vv = lx_local(s->cx, dt, v), *pv = lx_local(s->cx, DT_I64, pj);
+    LExpr *eq = lx_binary(s->cx, OP_EQ, DT_BOOL, vv, bref);
+    same[a.x] = v;  // C(v, b)
+    LExpr *better = clone_expr(s, &(Clone){-1, -1, 1, 0, same}, a.iff->cond);
+    same[a.x] = a.x;
+    if (a.nan)
+      eq = lx_binary(s->cx, OP_LOGICAL_OR, DT_BOOL, eq,
+                     lx_binary(s->cx, OP_LOGICAL_AND, DT_BOOL, lx_binary(s->cx, OP_NE, DT_BOOL, vv, vv),
+                               lx_binary(s->cx, OP_NE, DT_BOOL, bref, bref)));
+    LExpr *earlier = lx_binary(s->cx, OP_LOGICAL_AND, DT_BOOL, eq, lx_binary(s->cx, OP_LT, DT_BOOL, pv, pref));
+    LStmt *upd = ls_if(s->cx, lx_binary(s->cx, OP_LOGICAL_OR, DT_BOOL, better, earlier));
+    push(s, &upd->body, ls_set(s->cx, a.best, vv));
+    push(s, &upd->body, ls_set(s->cx, a.pos, pv));
+    push(s, out, upd);
+  }
+  if (l->extent % lanes) {
+    LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
+    int *map = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
+    for (int m = 0; m < s->k->locals.len; m++)
+      map[m] = m;
+    Clone rc = {l->var, rest->var, 1, nmain * lanes, map};
+    push(s, &rest->body, clone_stmt(s, &rc, a.let));
+    LStmt *upd = ls_if(s->cx, clone_expr(s, &rc, a.iff->cond));
+    for (int i = 0; i < a.iff->body.len; i++)
+      push(s, &upd->body, clone_stmt(s, &rc, a.iff->body.data[i]));
+    push(s, &rest->body, upd);
+    push(s, out, rest);
+  }
+  return true;
+}
+
+// The column form (ir/row.c's col_argext and its split parts): best and pos are
+// buffers, one element per kept column, and the loop runs over consecutive columns:
+// `for j { let x = E(j); let b = best[f(j)]; if (C(x, b)) { best[f(j)] = x; pos[g(j)] = P } }`
+// with P the same for every j and pos of x's dtype (row.c's pos_dtype). The columns are
+// independent: L at a time, M = C(X, B); pos = M ? splat(P) : pos; best = M ? X : B,
+// each lane the scalar step of its column (argmax(0) of [4096, 8192] f32 was 4-7x
+// slower than amax(0) with the if, which neither gcc nor LLVM vectorized).
+static bool split_colargext(Sched *s, LStmt *l, LStmtList *out) {
+  const LStmtList *b = &l->body;
+  if (l->parallel || b->len != 3 || b->data[0]->kind != LS_LET || b->data[1]->kind != LS_LET ||
+      b->data[2]->kind != LS_IF)
+    return false;
+  ArgExt a = {.let = b->data[0], .iff = b->data[2], .x = b->data[0]->local, .best = b->data[1]->local, .pos = -1,
+              .dt = b->data[0]->val->dt};
+  const LExpr *bl = b->data[1]->val;
+  const LStmtList *ib = &a.iff->body;
+  if (bl->kind != LX_LOAD || bl->dt != a.dt || bl->idx.dyn || coef_of(&bl->idx, l->var) != 1 || ib->len != 2 ||
+      ib->data[0]->kind != LS_STORE || ib->data[1]->kind != LS_STORE || ib->data[0]->buf != bl->buf ||
+      !index_equal(&ib->data[0]->idx, l->var, &bl->idx, l->var) || !local_is(ib->data[0]->val, a.x) ||
+      !argext_cond_of(&a, a.iff->cond))
+    return false;
+  const LStmt *ps = ib->data[1];
+  int pbuf = ps->buf, bbuf = bl->buf;
+  const LExpr *P = ps->val;
+  bool *vloc = arena_alloc(&s->cx->arena, (size_t)s->k->locals.len + 1);
+  if (pbuf == bbuf || ps->idx.dyn || coef_of(&ps->idx, l->var) != 1 || P->dt != a.dt ||
+      s->p->bufs.data[s->k->args.data[pbuf].buf].dtype != a.dt ||
+      s->p->bufs.data[s->k->args.data[bbuf].buf].dtype != a.dt || varies(P, l->var, vloc) ||
+      any_expr(P, is_any_load, 0) || reads_local(P, a.x) || reads_local(P, a.best) ||
+      !vec_ok(s, a.let->val, l->var, a.dt, vloc) || reads_local(a.let->val, a.best) || reads_buf(a.let->val, pbuf) ||
+      reads_buf(a.let->val, bbuf))
+    return false;
+  int lanes = LANES_BYTES / dtype_size(a.dt);
+  int64_t nmain = l->extent / lanes;
+  if (nmain < 1)
+    return false;
+  DType dt = a.dt;
+  int X = new_local(s, dt), B = new_local(s, dt);
+  LStmt *main = ls_loop(s->cx, s->k->nvars++, nmain);
+  int *same = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
+  for (int m = 0; m < s->k->locals.len; m++)
+    same[m] = m;
+  Clone c = {l->var, main->var, lanes, 0, same};
+  LIndex bi = clone_index(s, &c, &bl->idx), pi = clone_index(s, &c, &ps->idx);
+  push(s, &main->body, ls_let(s->cx, X, vec_expr(s, &c, a.let->val, lanes, same, vloc, &main->body)));
+  push(s, &main->body, ls_let(s->cx, B, lx_vload(s->cx, dt, lanes, bbuf, bi)));
+  LExpr *Xv = lx_local_v(s->cx, dt, lanes, X), *Bv = lx_local_v(s->cx, dt, lanes, B);
+  LExpr *sp = lx_select(s->cx, argext_vcond(s, &a, Xv, Bv, lanes), lx_splat(s->cx, lanes, clone_expr(s, &c, P)),
+                        lx_vload(s->cx, dt, lanes, pbuf, pi));
+  LExpr *sb = lx_select(s->cx, argext_vcond(s, &a, Xv, Bv, lanes), Xv, Bv);
+  sp->lanes = sb->lanes = lanes;
+  push(s, &main->body, ls_store(s->cx, pbuf, pi, sp));
+  push(s, &main->body, ls_store(s->cx, bbuf, bi, sb));
+  push(s, out, main);
+  if (l->extent % lanes) {
+    LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
+    int *map = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
+    for (int m = 0; m < s->k->locals.len; m++)
+      map[m] = m;
+    Clone rc = {l->var, rest->var, 1, nmain * lanes, map};
+    push(s, &rest->body, clone_stmt(s, &rc, b->data[0]));
+    push(s, &rest->body, clone_stmt(s, &rc, b->data[1]));
+    LStmt *upd = ls_if(s->cx, clone_expr(s, &rc, a.iff->cond));
+    for (int i = 0; i < ib->len; i++)
+      push(s, &upd->body, clone_stmt(s, &rc, ib->data[i]));
+    push(s, &rest->body, upd);
+    push(s, out, rest);
+  }
+  return true;
+}
+
 // Replaces innermost float reduction loops in body (recursively) by their lane form.
 static void split_list(Sched *s, LStmtList *body) {
   LStmtList out = {0};
@@ -546,6 +787,8 @@ static void split_list(Sched *s, LStmtList *body) {
       continue;
     }
     split_list(s, &l->body);
+    if (split_argext(s, l, &out) || split_colargext(s, l, &out))
+      continue;
     bool red[l->body.len > 0 ? l->body.len : 1];
     DType dt;
     int lanes = 0;

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from composed_cases import run_families  # noqa: E402
-from oracle import Tally, require_backend, run_case  # noqa: E402
+from oracle import NP_DTYPES, Tally, require_backend, run_case  # noqa: E402
 
 
 def rows(dt, n):
@@ -45,6 +45,70 @@ def nan_rows():
     t.report("nan_rows", errs, src)
     return t.summary()
 
+def tie_rows(rng, dt, shape):
+    """Values of dtype dt from a few levels, so that most rows tie on their extreme; floats
+    also get NaN (a few rows several, at random places: first lanes, last lanes, the
+    remainder), +-inf and -0.0 among +0.0."""
+    x = rng.integers(-3, 4, size=shape).astype(dt)
+    if np.issubdtype(dt, np.integer):
+        info = np.iinfo(dt)
+        x.flat[rng.integers(0, x.size, size=x.size // 9)] = info.max
+        x.flat[rng.integers(0, x.size, size=x.size // 9)] = info.min
+        return x
+    flat = x.reshape(-1)
+    for v, k in ((np.inf, 23), (-np.inf, 23), (-0.0, 5), (0.0, 5)):
+        flat[rng.integers(0, flat.size, size=flat.size // k)] = v
+    rows = x.reshape(-1, shape[-1])
+    for r in range(0, rows.shape[0], 3):  # NaN in every third row, one or two, anywhere
+        rows[r, rng.integers(0, shape[-1], size=1 + r % 2)] = np.nan
+    return x
+
+
+def argext_rows():
+    """argmax/argmin (and max(dim)/min(dim)'s indices and values) against NumPy's argmax/argmin (the
+    first extreme; NaN the extreme and its first wins; -0.0 == 0.0) over rows shorter than
+    a vector, of a vector and a remainder, long, of every CPU lane dtype, over the last
+    dim, a middle dim, dim 0, the whole tensor, and with keepdim (one program)."""
+    t = Tally()
+    rng = np.random.default_rng(27)
+    shapes = {"a": ("f32", (9, 13)), "b": ("f32", (12, 77)), "c": ("f32", (6, 1000)), "d": ("f64", (9, 45)),
+              "e": ("i32", (8, 70)), "g": ("i64", (7, 37)), "h": ("f32", (5, 40, 3)), "k": ("f64", (4, 16)),
+              "m": ("f32", (3, 48)), "n": ("f32", (9, 40)), "q": ("f64", (7, 20)), "u": ("i32", (6, 35)),
+              "v": ("f32", (3, 50, 40)), "w": ("f32", (3000, 40))}
+    ins = {n: tie_rows(rng, NP_DTYPES[k], s) for n, (k, s) in shapes.items()}
+    ins["m"][:] = -np.inf  # all -inf: index 0
+    ins["m"][1, 40] = np.nan
+    ins["m"][2, ::2] = np.inf
+    a, b, c, d, e, g, h, k, m, n, q, u, v, w = (ins[n] for n in "abcdeghkmnquvw")
+    cases = [("a.argmax(-1)", a.argmax(-1)), ("a.argmin(1)", a.argmin(1)), ("b.argmax(-1)", b.argmax(-1)),
+             ("b.argmin(-1, keepdim=True)", b.argmin(-1)[:, None]), ("torch.max(b, 1).indices", b.argmax(1)),
+             ("b.min(-1).indices", b.argmin(-1)), ("c.argmax(1)", c.argmax(1)), ("c.argmin(1)", c.argmin(1)),
+             ("d.argmax(-1)", d.argmax(-1)), ("d.argmin(1, keepdim=True)", d.argmin(1)[:, None]),
+             ("e.argmax(-1)", e.argmax(-1)), ("e.argmin(-1)", e.argmin(-1)), ("g.argmax(1)", g.argmax(1)),
+             ("g.min(1).indices", g.argmin(1)), ("h.argmax(1)", h.argmax(1)), ("h.argmin(0)", h.argmin(0)),
+             ("h.argmax(-1)", h.argmax(-1)), ("b.argmax(0)", b.argmax(0)), ("c.argmax()", c.argmax()),
+             ("d.argmin()", d.argmin()), ("k.argmax(1)", k.argmax(1)), ("k.argmin(-1)", k.argmin(-1)),
+             ("m.argmax(1)", m.argmax(1)), ("m.argmin(1)", m.argmin(1)),
+             # over dim 0 and a middle dim: columns in lanes (ir/sched.c's split_colargext), split or not
+             ("n.argmax(0)", n.argmax(0)), ("n.argmin(0, keepdim=True)", n.argmin(0)[None]),
+             ("q.argmin(0)", q.argmin(0)), ("u.argmax(0)", u.argmax(0)), ("u.min(0).indices", u.argmin(0)),
+             ("v.argmax(1)", v.argmax(1)), ("v.argmin(0)", v.argmin(0)), ("w.argmax(0)", w.argmax(0)),
+             ("w.min(0).indices", w.argmin(0))]
+    kinds = ["i64"] * len(cases)
+    # max(dim)/min(dim)'s values with their indices (one pass: the first extreme's value)
+    for x, w, kd in (("torch.max(b, 1).values", b.max(1), "f32"), ("c.min(-1).values", c.min(-1), "f32"),
+                     ("d.max(1).values", d.max(1), "f64"), ("e.max(1).values", e.max(1), "i32"),
+                     ("g.min(-1).values", g.min(-1), "i64"), ("m.max(1).values", m.max(1), "f32"),
+                     ("w.max(0).values", w.max(0), "f32"), ("u.min(0).values", u.min(0), "i32")):
+        cases.append((x, w))
+        kinds.append(kd)
+    params = ", ".join(f"{n}: {kd}[{', '.join(map(str, s))}]" for n, (kd, s) in shapes.items())
+    want = [np.asarray(w, np.float64) if k[0] == "f" else np.asarray(w) for (_, w), k in zip(cases, kinds)]
+    errs, src = run_case(sys.argv[1], params, [], ", ".join(x for x, _ in cases), kinds, want, ins)
+    t.report("argext_rows", errs, src)
+    return t.summary()
+
+
 if __name__ == "__main__":
     require_backend(sys.argv[1])
-    sys.exit(run_families({"reductions"}) | nan_rows())
+    sys.exit(run_families({"reductions"}) | nan_rows() | argext_rows())

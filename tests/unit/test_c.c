@@ -545,6 +545,77 @@ static void transposing_shuffles_agree_in_both_vector_forms(void **state) {
   }
 }
 
+// The first index of the row's greatest (mx) or least element, NaN the extreme (its first
+// wins), -0.0 equal to 0.0: NumPy's argmax/argmin, written out.
+static int64_t first_extreme(const double *row, int n, bool mx) {
+  int64_t best = 0;
+  for (int j = 1; j < n; j++) {
+    double x = row[j], b = row[best];
+    if (b != b)
+      break;
+    if (x != x || (mx ? x > b : x < b))
+      best = j;
+  }
+  return best;
+}
+
+// argmax/argmin in vector lanes (ir/sched.c's split_argext: compare and blend, the lanes
+// merged by value then index) give the first extreme in both vector forms, GNU C's and
+// the structs' (TDSL_NO_VECTOR_EXTENSIONS), over rows with ties, NaN, +-inf and +-0.
+static void argmax_lanes_agree_in_both_vector_forms(void **state) {
+  (void)state;
+  enum { R = 6, N = 77 };
+  for (int portable = 0; portable < 2; portable++) {
+    Lib *l = new_lib();
+    LProgram *progs[3];
+    int n = fx_compile(&l->cx,
+                       "fn am(x: f32[6, 77]) -> i64[6] {\n  return x.argmax(-1)\n}\n"
+                       "fn an(x: f64[6, 77]) -> i64[6] {\n  return x.argmin(1)\n}\n"
+                       "fn ai(x: i32[6, 77]) -> i64[6] {\n  return x.max(1).indices\n}\n",
+                       progs, 3);
+    CpuTarget host = cpu_target(NULL);
+    for (int i = 0; i < n; i++)  // (fx_compile builds; the lanes are sched_cpu's)
+      sched_cpu(&l->cx, progs[i], &host);
+    const char *flags = portable ? "-march=native -pedantic -DTDSL_NO_VECTOR_EXTENSIONS" : "-march=native";
+    assert_int_equal(cc_build(l, progs, n, flags, true), 0);
+    assert_non_null(l->so);
+    tdsl_tensor xf = fx_tensor(TDSL_F32, 2, (int64_t[]){R, N}), xd = fx_tensor(TDSL_F64, 2, (int64_t[]){R, N}),
+                xi = fx_tensor(TDSL_I32, 2, (int64_t[]){R, N});
+    float *pf = tdsl_tensor_data(&xf);
+    double *pd = tdsl_tensor_data(&xd), ref[R * N];
+    int32_t *pi = tdsl_tensor_data(&xi);
+    uint32_t seed = 27;
+    for (int i = 0; i < R * N; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      int v = (int)(seed >> 28) % 5 - 2;  // few levels: ties in every row
+      ref[i] = v == 2 && (seed & 64) ? INFINITY : v == -2 && (seed & 64) ? -INFINITY : v == 0 && (seed & 32) ? -0.0 : v;
+    }
+    ref[1 * N + 40] = ref[1 * N + 70] = NAN;  // NaN in the lanes, then in the remainder
+    ref[2 * N + 76] = NAN;
+    for (int j = 0; j < N; j++)
+      ref[3 * N + j] = j % 2 ? 0.0 : -0.0, ref[4 * N + j] = -INFINITY;
+    for (int i = 0; i < R * N; i++)
+      pf[i] = (float)ref[i], pd[i] = ref[i], pi[i] = isfinite(ref[i]) ? (int32_t)ref[i] : ref[i] > 0 ? INT32_MAX : INT32_MIN;
+    tdsl_tensor of = {0}, od = {0}, oi = {0};
+    assert_int_equal(((Fn1)sym(l, "am"))(&xf, &of), TDSL_OK);
+    assert_int_equal(((Fn1)sym(l, "an"))(&xd, &od), TDSL_OK);
+    assert_int_equal(((Fn1)sym(l, "ai"))(&xi, &oi), TDSL_OK);
+    const int64_t *rf = tdsl_tensor_data(&of), *rd = tdsl_tensor_data(&od), *ri = tdsl_tensor_data(&oi);
+    for (int r = 0; r < R; r++) {
+      double row[N];
+      for (int j = 0; j < N; j++)
+        row[j] = pi[r * N + j];
+      assert_int_equal(rf[r], first_extreme(ref + r * N, N, true));
+      assert_int_equal(rd[r], first_extreme(ref + r * N, N, false));
+      assert_int_equal(ri[r], first_extreme(row, N, true));
+    }
+    tdsl_tensor *all[] = {&xf, &xd, &xi, &of, &od, &oi};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+      tdsl_tensor_release(all[i]);
+    unload(l);
+  }
+}
+
 static void generated_code_compiles_without_openmp_and_with_wextra(void **state) {
   (void)state;
   Lib *l = new_lib();
@@ -601,6 +672,7 @@ int main(void) {
       cmocka_unit_test(f32_micro_kernel_of_fma_lanes_computes_exact_sums),
       cmocka_unit_test(f64_lanes_of_four_store_whole_vectors_even_over_their_source),
       cmocka_unit_test(transposing_shuffles_agree_in_both_vector_forms),
+      cmocka_unit_test(argmax_lanes_agree_in_both_vector_forms),
       cmocka_unit_test(generated_code_compiles_without_openmp_and_with_wextra),
       cmocka_unit_test(header_declares_every_entry),
   };

@@ -1652,8 +1652,14 @@ static void near_naive_after_sched(const char *src, int64_t want_extent, double 
   }
   assert_int_equal(extent, want_extent);
   Run *n = compile(src);
+  for (int i = 0; i < n->lp->bufs.len; i++)  // memory for the naive program's buffers instead
+    free(n->mem[i]);
+  free(n->mem);
   n->lp = kernel_build_naive(&n->cx, n->g);
   loop_verify(n->lp);
+  n->mem = calloc((size_t)n->lp->bufs.len, sizeof(Num *));
+  for (int i = 0; i < n->lp->bufs.len; i++)
+    n->mem[i] = calloc((size_t)n->lp->bufs.data[i].numel + 1, sizeof(Num));
   compare_with_naive(r, n, true, tol);
   done(n);
   done(r);
@@ -1704,6 +1710,18 @@ static void cpu_schedule_sums_of_plain_arithmetic_accumulate_in_one_vector(void 
   assert_int_equal(most_lanes_after_sched("fn f(x: f64[5, 40]) -> f64[5] {\n    return x.amin(1)\n}\n"), 8);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> f32[] {\n    return x.max()\n}\n"), 16);
   near_naive_after_sched("fn f(x: f64[3, 37]) -> (f64[3], f64[]) {\n    return x.amax(-1), x.min()\n}\n", 4, 0);
+  // argmax/argmin and max(dim)'s indices: the best value and its block per lane (ir/sched.c's split_argext)
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[5, 40]) -> i64[5] {\n    return x.argmax(-1)\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f64[4, 33]) -> i64[4] {\n    return x.argmin(1)\n}\n"), 8);
+  assert_int_equal(most_lanes_after_sched("fn f(x: i32[3, 50]) -> i64[3] {\n    return x.max(1).indices\n}\n"), 16);
+  assert_int_equal(most_lanes_after_sched("fn f(x: i64[3, 50]) -> i64[3] {\n    return x.argmin(-1)\n}\n"), 8);
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 20]) -> i64[3] {\n    return x.argmax(-1)\n}\n"), 1);
+  // ... and over a dim not the last: consecutive columns in lanes (split_colargext)
+  assert_int_equal(most_lanes_after_sched("fn f(x: f32[9, 40]) -> i64[40] {\n    return x.argmax(0)\n}\n"), 16);
+  near_naive_after_sched("fn f(x: f64[5, 37], y: f32[3, 20, 40]) -> (i64[37], i64[3, 40]) {\n"
+                         "    return x.argmin(0), y.argmax(1)\n}\n", -1, 0);
+  near_naive_after_sched("fn f(x: f64[3, 37], y: f32[2, 50]) -> (i64[3], i64[2], i64[]) {\n"
+                         "    return x.argmax(-1), y.argmin(1), y.argmax()\n}\n", 4, 0);
   assert_int_equal(most_lanes_after_sched("fn f(x: f32[3, 100]) -> f32[3, 100] {\n    return softmax(x, -1)\n}\n"), 16);
   assert_int_equal(most_lanes_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n"), 8);
   near_naive_after_sched("fn f(x: f64[3, 37]) -> f64[3, 37] {\n    return log_softmax(x, -1)\n}\n", 4, 1e-12);
