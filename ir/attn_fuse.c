@@ -18,10 +18,6 @@
 // all of one float dtype, q, kT and v of at least 2 dims; anything else is left as
 // written. The arithmetic differs from the parts' in rounding only (online softmax,
 // fused multiply-adds, q scaled before the product), which the tests' tolerances hold.
-// Then, for every attention (written out or called): a result that a copy merging the
-// heads back alone reads is written straight in the copy's layout (place_outputs), and
-// key and value heads repeated for grouped-query attention by a copy are read through
-// the repetition instead (read_expanded); both copies go.
 #include "ir/ir.h"
 
 #include <math.h>
@@ -409,91 +405,6 @@ static bool place_outputs(Graph *g) {
   return any;
 }
 
-// ---- grouped heads read through their expansion ----
-// Grouped-query attention repeats each key and value head for n_rep query heads
-// (LLaMA's repeat_kv: k[:, :, None].expand(B, KV, n_rep, S, E).reshape(B, KV * n_rep, S,
-// E)), a copy n_rep times the size of k. An attention whose key or value is the whole
-// result of such a copy (a copy whose source splits one batch dim of the attention, of
-// H = G * R heads, into G and R) reads that source instead: the attention gets the
-// split dims (G, R) in place of the H one, every other operand and its result split
-// the same way (a view: head h = g * R + r), and the copy, read by nothing else, is
-// pruned; the value it copied (RoPE of k) is then stored at its own size.
-
-// v with dim d of size G * R as two, G and R (h = g * R + r).
-static View split_dim(View v, int d, int64_t R) {
-  View o = v;
-  o.ndim = v.ndim + 1;
-  for (int k = v.ndim; k > d + 1; k--)
-    o.shape[k] = v.shape[k - 1], o.strides[k] = v.strides[k - 1];
-  o.shape[d] = v.shape[d] / R, o.strides[d] = v.strides[d] * R;
-  o.shape[d + 1] = R, o.strides[d + 1] = v.strides[d];
-  return o;
-}
-
-// The source of the copy that operand x of attention a (nd dims) reads whole, when it
-// splits one batch dim of a's into two (*d: which, *R: the second's size); else NULL.
-static Value *expansion(const Graph *g, const Node *a, const Value *x, int *d, int64_t *R) {
-  if (x->is_scalar || !x->buf || x->buf->kind != BUF_KERNEL)
-    return NULL;
-  const Node *c = x->buf->producer;
-  const View *xv = &x->view, *cv = c->nsrc == 1 ? &c->srcs[0]->view : NULL;
-  int nd = xv->ndim;
-  int by_a = 0;  // (the same copy as key and value: read by a alone still)
-  for (int s = 0; s < a->nsrc; s++)
-    by_a += a->srcs[s]->buf == x->buf;
-  if (c->op != OP_COPY || !cv || c->out->buf != x->buf || c->out->view.offset != 0 || xv->offset != 0 ||
-      !view_is_contiguous(c->out->view) || c->out->cplx || c->out->dtype != x->dtype || cv->ndim != nd + 1 ||
-      !view_is_contiguous(*xv) || view_numel(*xv) != x->buf->numel || graph_buffer_uses(g, x->buf, NULL) != by_a)
-    return NULL;
-  for (int k = 0; k < nd; k++)
-    if (xv->shape[k] != a->out->view.shape[k] && k < nd - 2)
-      return NULL;
-  for (int k = 0; k < nd - 2; k++) {
-    if (cv->shape[k] * cv->shape[k + 1] != xv->shape[k] || cv->shape[k + 1] < 2)
-      continue;
-    bool same = true;
-    for (int j = 0; j < nd; j++)
-      same &= j == k || cv->shape[j < k ? j : j + 1] == xv->shape[j];
-    if (same) {
-      *d = k, *R = cv->shape[k + 1];
-      return c->srcs[0];
-    }
-  }
-  return NULL;
-}
-
-// Each attention whose key or value is a grouped heads' copy reads the copy's source;
-// whether any did.
-static bool read_expanded(Graph *g) {
-  bool any = false;
-  for (int i = 0; i < g->nodes.len; i++) {
-    Node *a = g->nodes.data[i];
-    if (a->op != OP_SDPA)
-      continue;
-    int d = -1, dk;
-    int64_t R = 0, Rk;
-    Value *src[2] = {NULL, NULL};
-    for (int s = 1; s <= 2; s++)
-      if ((src[s - 1] = expansion(g, a, a->srcs[s], &dk, &Rk)) && d < 0)
-        d = dk, R = Rk;
-      else if (src[s - 1] && (dk != d || Rk != R))
-        src[s - 1] = NULL;
-    if (d < 0)
-      continue;
-    Value **ops = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)a->nsrc);
-    for (int s = 0; s < a->nsrc; s++)
-      ops[s] = (s == 1 || s == 2) && src[s - 1] ? graph_view(g, src[s - 1], src[s - 1]->view, a->srcs[s]->loc)
-                                                : graph_view(g, a->srcs[s], split_dim(a->srcs[s]->view, d, R),
-                                                             a->srcs[s]->loc);
-    Value *old = a->out, *out = graph_view(g, old, split_dim(old->view, d, R), old->loc);
-    out->name = old->name, out->node = a, old->node = NULL;
-    a->out = out;
-    a->srcs = ops;
-    any = true;
-  }
-  return any;
-}
-
 bool attn_fuse(Graph *g) {
   bool any = false;
   Evals ev = {0};
@@ -501,10 +412,8 @@ bool attn_fuse(Graph *g) {
     if (g->nodes.data[i]->op == OP_MATMUL && !g->nodes.data[i]->attr.nk)
       any |= fuse_one(g, &ev, g->nodes.data[i]);
   arena_reset(&ev.arena);
-  if (any)
-    graph_prune(g);  // (the parts no longer read what the attention reads)
   bool placed = place_outputs(g);
-  if (read_expanded(g) || placed)
+  if (any || placed)
     graph_prune(g);
   return any;
 }

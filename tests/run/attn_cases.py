@@ -35,11 +35,5 @@ def attention_cases():
             kl, vkl = c.param(dt, [2, 4, 40, 64], "c", rng)
             vl, vvl = c.param(dt, [2, 4, 40, 48], "c", rng)
             c.out(f"{a}({ql}, {kl}, {vl}, is_causal=True)", dt, sdpa(vql, vkl, vvl, causal=True), "red", 40 * 64)
-            # grouped heads read through repeat_kv's expansion, the heads merged by the attention
-            # (ir/attn_fuse.c): 4 query heads, 2 key and value heads
-            kg, vkg = c.param(dt, [2, 2, 40, 64], "c", rng)
-            rep = f"{kg}[:, :, None].expand(2, 2, 2, 40, 64).reshape(2, 4, 40, 64)"
-            c.out(f"{a}({ql}, {rep}, {rep}).transpose(1, 2).contiguous()", dt,
-                  sdpa(vql, np.repeat(vkg, 2, axis=1), np.repeat(vkg, 2, axis=1)).transpose(0, 2, 1, 3), "red", 40 * 64)
         cases.append(c)
     return cases
