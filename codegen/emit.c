@@ -282,12 +282,15 @@ static bool repeats(const LProgram *p, int i, int next, int j, int64_t r) {
 }
 
 // The longest run of repeated calls in [lo, hi): its start, period and count (count
-// 1: none).
+// 1: none). A run from s with period per covers at most hi - s - per repeated calls, so
+// the search stops where that cannot beat the best found: without that bound, the calls
+// of a long periodic chain (a flat sum of 40,000 terms: 625 calls alternating between
+// two buffers) took time cubic in their number (0.25 s of building the LLVM module).
 void emit_find_run(const LProgram *p, int lo, int hi, int *start, int *period, int *count) {
   *start = lo, *period = 1, *count = 1;
   int best = 0;
-  for (int s = lo; s < hi; s++)
-    for (int per = 1; s + 2 * per <= hi; per++) {
+  for (int s = lo; s < hi && hi - s - 1 > best; s++)
+    for (int per = 1; s + 2 * per <= hi && hi - s - per > best; per++) {
       int r = 1;
       for (bool ok = true; ok && s + (r + 1) * per <= hi; r += ok) {
         for (int q = 0; q < per && ok; q++)

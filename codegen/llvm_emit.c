@@ -49,10 +49,33 @@ static void init_native(void) {
   // tile's epilogue) out of the whole nest, where they stay live across the tile's FMA
   // loop and push its accumulators to the stack: gelu(x @ w.t() + b) ran 3x slower than
   // with libm's erf; without it the constants are folded into the FMAs as broadcast
-  // memory operands where they are used. Parsed once: LLVM keeps options, and a second
-  // parse of one is an error.
-  const char *argv[] = {"tdslc", "-disable-lsr", "-fast-isel", "-disable-machine-licm"};
-  LLVMParseCommandLineOptions(4, argv, NULL);
+  // memory operands where they are used.
+  //
+  // The rest only save compile time (issue 31: examples/attention.tdsl to an object,
+  // callgrind instructions with the host's AVX-512 code, 144.4M before): the post-RA
+  // list scheduler, which the Zen models turn on, reorders the already scheduled code
+  // of an out-of-order core (-10.9M, the largest single pass after instruction
+  // selection; kernel run times unchanged within noise, ratios in the issue's note);
+  // X86 domain reassignment moves integer mask arithmetic to the k registers, which
+  // our kernels never have (-2.5M; all 30 objects of bench/ and examples/
+  // byte-identical); instcombine stops after one sweep instead of repeating one to
+  // confirm its fixpoint (-3.5M; 29 of the 30 objects byte-identical, llama_layer's
+  // differs); FixupBW widens byte and word moves against partial-register stalls,
+  // scalar bool and half code only (-2.3M); MachineCSE and machine copy propagation
+  // find little after early-cse and instcombine, in the entry and outer loops (-2.4M
+  // each). -enable-misched=false would save 6M more but moves the GEMM micro-kernels
+  // by +-10%. Parsed once: LLVM keeps options, and a second parse of one is an error.
+  const char *argv[] = {"tdslc",
+                        "-disable-lsr",
+                        "-fast-isel",
+                        "-disable-machine-licm",
+                        "-post-RA-scheduler=false",
+                        "-disable-x86-domain-reassignment",
+                        "-instcombine-max-iterations=1",
+                        "-fixup-byte-word-insts=false",
+                        "-disable-machine-cse",
+                        "-disable-copyprop"};
+  LLVMParseCommandLineOptions((int)(sizeof argv / sizeof *argv), argv, NULL);
   done = true;
 }
 

@@ -23,7 +23,11 @@
 //     node; that is allowed only when no node in between reads the kernel's values and
 //     no store in between writes a buffer the kernel reads (PyTorch's order of stores).
 //     A sort and an argsort of one input and order share a kernel where the first runs.
-//     An attention (scaled_dot_product_attention) is a kernel alone.
+//     An attention (scaled_dot_product_attention) is a kernel alone. On a CPU, a store
+//     into the whole last result of a MATMUL kernel (out += identity) joins it as an
+//     epilogue (store_fits), and the result read after it may be written over the
+//     stored-into buffer (store_results_over); a convolution's zero padding read by its
+//     contraction alone is inline (plan_pads: ir/gemm.c packs from the unpadded input).
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
 //     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
 //     inline node's kernel is the first kernel that recomputes it.
@@ -158,6 +162,8 @@ typedef struct Fuse {
   IntList *deps;       // per non-inline node: the non-inline nodes its expression reads
   IntList *bufs;       // per node: the buffers its expression reads (ids)
   int *kern;           // per node: index into kerns (non-inline)
+  int *padmm;          // per node: a cat of a convolution's zero padding, the contraction
+                       // that reads it (plan_pads), else -1
   VEC(Kern *) kerns;
   // row layout of kernel values: per node, for row dims k, the stride of row coordinate
   // k in its own buffer (ROWV), or full = it has the row input's shape
@@ -261,6 +267,96 @@ static void collect_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
     push_unique(f->cx, &f->deps[i], p);
 }
 
+// ---- a convolution's zero padding, packed by the convolution ----
+// F.conv's zero padding (ir/build_conv.c: a cat of zero fulls around the input, one dim
+// after another from the last) read only by a CPU contraction as its B is never stored:
+// its cats become NM_INLINE and ir/gemm.c packs the windows from the unpadded input,
+// writing zeros where a window leaves it (or copies the padded input into a temp of its
+// own where its packing does not clip). The input itself is then stored (the packing
+// reads it from memory).
+
+static bool zero_full(const Value *v) {
+  const Node *n = v->buf && v->buf->kind == BUF_KERNEL ? v->buf->producer : NULL;
+  return n && (n->op == OP_ZEROS || (n->op == OP_FULL && n->attr.lo == 0 && n->attr.ilo == 0));
+}
+
+// One zero pad along a cat's dim: its one operand that is no zero full (*mid) and the
+// zeros before it; false when the cat is no such pad.
+static bool pad_cat(const Node *c, const Value **mid, int64_t *left) {
+  if (c->op != OP_CAT || c->nsrc < 2 || c->nsrc > 3)
+    return false;
+  int m = -1;
+  int64_t l = 0;
+  for (int s = 0; s < c->nsrc; s++) {
+    if (c->srcs[s]->is_scalar)
+      return false;
+    if (zero_full(c->srcs[s]))
+      l += m < 0 ? c->srcs[s]->view.shape[c->attr.dim] : 0;
+    else if (m >= 0)
+      return false;
+    else
+      m = s;
+  }
+  if (m < 0)
+    return false;
+  *mid = c->srcs[m], *left = l;
+  return true;
+}
+
+// The cat whose result is mid, itself (the whole of it), else NULL: the next pad inward.
+static const Node *inner_cat(const Value *mid) {
+  const Node *in = mid->buf && mid->buf->kind == BUF_KERNEL ? mid->buf->producer : NULL;
+  return in && in->op == OP_CAT && in->out == mid ? in : NULL;
+}
+
+const Value *fuse_pad_chain(const Value *b, int64_t *pl) {
+  const Node *c = b && b->buf && b->buf->kind == BUF_KERNEL ? b->buf->producer : NULL;
+  if (!c || c->op != OP_CAT)
+    return NULL;
+  int nd = c->out->view.ndim;
+  for (int d = 0; d < TD_MAX_DIMS; d++)
+    pl[d] = 0;
+  for (int depth = 0; depth < TD_MAX_DIMS; depth++) {
+    const Value *mid;
+    int64_t left;
+    if (!pad_cat(c, &mid, &left) || mid->view.ndim != nd)
+      return NULL;
+    pl[c->attr.dim] += left;
+    if (!inner_cat(mid))
+      return mid;
+    c = inner_cat(mid);
+  }
+  return NULL;
+}
+
+// Marks the cats of each padding a CPU contraction alone reads (padmm): each cat read
+// once (by the next one outward, the last by the contraction), returned by none.
+static void plan_pads(Fuse *f) {
+  for (int i = 0; f->g->cpu && i < f->n; i++) {
+    const Node *r = node_of(f, i);
+    int64_t pl[TD_MAX_DIMS];
+    DType cd = dtype_compute(r->out->dtype);
+    if (r->op != OP_MATMUL || !r->attr.nk || view_numel(r->out->view) == 0 || matmul_k(r, NULL) == 0 ||
+        (cd != DT_F32 && cd != DT_F64) || !fuse_pad_chain(r->srcs[1], pl))
+      continue;
+    const Node *last = r->srcs[1]->buf->producer;
+    ViewMap m;
+    if (!view_decompose(r->srcs[1]->view, last->out->view.ndim, last->out->view.shape, &m))
+      continue;
+    bool ok = true;
+    const Value *mid;
+    int64_t left;
+    for (const Node *c = last; ok && c;) {
+      ok = f->readers[c->id].len == 1 && !f->output[c->id] && !f->target[c->id] && pad_cat(c, &mid, &left);
+      c = ok ? inner_cat(mid) : NULL;
+    }
+    for (const Node *c = last; ok && c; c = inner_cat(mid)) {
+      f->padmm[c->id] = i;
+      pad_cat(c, &mid, &left);
+    }
+  }
+}
+
 // ---- step 1: which nodes are recomputed by their readers ----
 
 // The first store strictly between positions a and b that writes one of the buffers in
@@ -344,6 +440,8 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
+    if (f->padmm[ed.reader] >= 0 && !zero_full(n->out))  // the padding's packing reads it from memory
+      return why(FW_MATMUL_READ, f->padmm[ed.reader], -1);
     *reduced |= op_class(r->op) == OC_REDUCE || op_class(r->op) == OC_ROW;
     if (r->op == OP_MATMUL && !matmul_packs(f, r, ed.src))
       return why(FW_MATMUL_READ, ed.reader, -1);
@@ -409,6 +507,10 @@ static void plan_inline(Fuse *f) {
       }
     }
     f->rered[i] = -1;
+    if (f->padmm[i] >= 0) {
+      f->inl[i] = true;
+      continue;
+    }
     if (op_is_elementwise(n->op)) {
       bool reduced = false;
       n->stored = inline_why(f, i, &reduced);
@@ -591,6 +693,46 @@ static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
   return w;
 }
 
+// A store into a CPU matmul kernel's last result, all of it, of a value (or an
+// augmented one: out += identity) read at the same index from outside the kernel, joins
+// it as an epilogue (ir/matmul.c's kb_store_epilogue): the residual add of a
+// convolution, and what reads the stored result after it, are its GEMM's epilogue.
+typedef struct OutsideCheck {
+  const Kern *k;
+  int e;  // the stored-into result: read at the same index only
+  bool ok;
+} OutsideCheck;
+
+static void check_outside_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  OutsideCheck *oc = ctx;
+  int p = producer_of(leaf->src);
+  const View *pv = p >= 0 ? &node_of(f, p)->out->view : NULL;
+  oc->ok &= p < 0 || !kern_has(oc->k, p) || (p == oc->e && leaf->known && is_identity(leaf->v, pv->ndim, pv->shape));
+}
+
+static bool store_fits(Fuse *f, Kern *k, int i) {
+  const Node *n = node_of(f, i);
+  if (!f->g->cpu || n->op != OP_STORE || k->kind != KK_MATMUL)
+    return false;
+  const Value *t = n->srcs[0], *v = n->srcs[1];
+  int m = k->members.len - 1;  // (past the stores into the same result: x.mul_(s).add_(r))
+  while (m > 0 && node_of(f, k->members.data[m])->op == OP_STORE &&
+         node_of(f, k->members.data[m])->srcs[0]->buf == t->buf)
+    m--;
+  int e = k->members.data[m];
+  const View *ov = &k->mm->out->view, *ev = &node_of(f, e)->out->view;
+  if (producer_of(t) != e || !is_identity(t->view, ev->ndim, ev->shape) ||
+      !same_shape(ev->ndim, ev->shape, ov->ndim, ov->shape) ||
+      (!v->is_scalar && !same_shape(v->view.ndim, v->view.shape, ov->ndim, ov->shape)) ||
+      !dtype_is_float(t->dtype) || (n->attr.aug != OP_COUNT && n->attr.aug != OP_ADD && n->attr.aug != OP_MUL))
+    return false;
+  OutsideCheck oc = {k, e, true};
+  Walk w = {f, check_outside_leaf, &oc, -1};
+  if (!v->is_scalar)
+    walk_src(&w, v, v->view, true);
+  return oc.ok && can_move(f, k, i).code == FW_NONE;
+}
+
 // Row node i joins kernel k (FW_NONE), else why not; FW_K_ROW_NEW: k reduces other rows.
 static FuseWhy row_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
@@ -691,6 +833,14 @@ static void plan_kernels(Fuse *f) {
       }
       continue;
     }
+    Kern *sk = NULL;
+    for (int j = f->kerns.len - 1; j >= 0 && !sk && n->op == OP_STORE; j--)
+      if (store_fits(f, f->kerns.data[j], i))
+        sk = f->kerns.data[j];
+    if (sk) {
+      join(f, sk, i);
+      continue;
+    }
     n->split = why(FW_K_ALONE, -1, -1);
     new_kern(f, op_class(n->op) == OC_ATTN ? KK_ATTN : KK_ONE, i);
   }
@@ -775,6 +925,39 @@ static void plan_modes(Fuse *f) {
   f->g->nkernels = f->kerns.len;
 }
 
+// After a store epilogue (store_fits) the kernel's last result r, elementwise over the
+// stored-into buffer B (relu(out) after out += identity), is written over B: B is read
+// by nothing else, so r's values become values of B (as ir/place.c places a join's
+// parts) and the two never live apart (B holds the GEMM's sums, then r).
+static void store_results_over(Fuse *f) {
+  for (int j = 0; j < f->kerns.len; j++) {
+    Kern *k = f->kerns.data[j];
+    if (k->kind != KK_MATMUL)
+      continue;
+    const Node *st = NULL;
+    for (int m = 0; m < k->members.len; m++)
+      if (node_of(f, k->members.data[m])->op == OP_STORE)
+        st = node_of(f, k->members.data[m]);
+    Node *r = node_of(f, k->members.data[k->members.len - 1]);
+    if (!st || r == st || r->mode != NM_STORED || !op_is_elementwise(r->op) || f->output[r->id] || f->target[r->id])
+      continue;
+    Buffer *B = st->srcs[0]->buf, *rb = r->out->buf;
+    const Node *e = B->producer;
+    bool ok = rb->own == r->out && rb->kind == BUF_KERNEL && rb->dtype == B->dtype && rb->numel == B->numel &&
+              !f->output[e->id] && is_identity(r->out->view, B->own->view.ndim, B->own->view.shape) &&
+              is_identity(B->own->view, B->own->view.ndim, B->own->view.shape) && !r->out->cplx;
+    for (int q = 0; ok && q < f->readers[e->id].len; q++) {
+      int x = f->readers[e->id].data[q].reader;
+      ok = !f->inl[x] && f->kern[x] == k->id;
+    }
+    if (!ok)
+      continue;
+    for (int v = 0; v < f->g->values.len; v++)
+      if (f->g->values.data[v]->buf == rb)
+        f->g->values.data[v]->buf = B;
+  }
+}
+
 void fuse_graph(Graph *g) {
   attn_fuse(g);
   if (g->cpu)
@@ -793,6 +976,7 @@ void fuse_graph(Graph *g) {
   f->rered = arena_alloc(&cx->arena, sizeof(int) * n);
   f->trans = arena_alloc(&cx->arena, sizeof(int) * n);
   f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->padmm = arena_alloc(&cx->arena, sizeof(int) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->bufs = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->row_coef = arena_alloc(&cx->arena, sizeof *f->row_coef * n);
@@ -813,6 +997,9 @@ void fuse_graph(Graph *g) {
     if (p >= 0)
       f->output[p] = true;
   }
+  for (int i = 0; i < f->n; i++)
+    f->padmm[i] = -1;
+  plan_pads(f);
   plan_inline(f);
   // what each kernel root reads, now that the inline nodes are known
   for (int i = 0; i < f->n; i++) {
@@ -822,6 +1009,7 @@ void fuse_graph(Graph *g) {
   }
   plan_kernels(f);
   plan_modes(f);
+  store_results_over(f);
   fuse_place(g);
   if (g->cpu)
     fuse_recur(g);

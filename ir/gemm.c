@@ -50,6 +50,8 @@
 // it for all the block's k terms). A contraction's last panel of B, when it has fewer
 // columns than NR, is as narrow as its whole vectors, or, a few columns with A's rows
 // in place, packed by columns and multiplied with the lanes along k (new_micro_dot).
+// A zero padding fusion left unstored (ir/fuse.c's plan_pads) is packed from the
+// unpadded input, runs clipped to it, or copied once into a temp of the kernel (below).
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
@@ -126,6 +128,15 @@ typedef struct Gemm {
   int ap;                   // COLS: a packed whole (a temp; per batch when a reads the batch)
   int bp;                   // ROWS: the block of b (a temp)
   LIndex o[TD_MAX_DIMS];    // the current output index (batch dims set by the loops)
+  const Value *px;          // B is a zero padding of px (ir/fuse.c's fuse_pad_chain), never stored; NULL: not
+  const View *pv;           //   the padded tensor P's (contiguous) View
+  int64_t pl[TD_MAX_DIMS];  //   the zeros before px along each dim of P
+  ViewMap pm;               //   B's View onto P
+  int ptemp;                //   P copied into a temp (pad_copy), -1: none
+  bool pclip;               //   packed by runs straight from px, zeros where a window leaves it (pad_clips)
+  int prow, pcol;           //   clipped: px's row and column of each column's window (k term 0) and
+  int krow, kcol;           //   what each k term adds to them (i64 temps)
+  int64_t sw;               //   clipped: the step of px's column per column of B
 } Gemm;
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -165,6 +176,8 @@ static void unfold_column(Gemm *G, LIndex j, LIndex *o) {
   }
 }
 
+static LExpr *padded_value(Gemm *G, const LIndex *bi);
+
 // Operand which (0: a, 1: b) at row i, column j, k (an index per dim k spans): its
 // value (of its own dtype).
 static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
@@ -173,6 +186,8 @@ static LExpr *operand(Gemm *G, int which, LIndex i, LIndex j, const LIndex *k) {
   if (which == 1 && G->nfold)
     unfold_column(G, j, o);
   kb_matmul_indices(G->mm, o, k, ai, bi);
+  if (which == 1 && G->px)
+    return padded_value(G, bi);
   return kb_value(G->kb, G->mm->srcs[which], which ? bi : ai);
 }
 
@@ -683,6 +698,8 @@ static LIndex panel_elem(Gemm *G, int role, LIndex at, LIndex k, LIndex q, int w
   return ixsum(G->kb, ixsum(G->kb, at, &k, width), &q, 1);
 }
 
+static void fill_pad_tables(Gemm *G, LStmtList *in, bool cols, LIndex at, const LIndex *k);
+
 // ---- folded columns: B read through a table of offsets ----
 // Column j of a folded B (fold_columns) is at B's element cols[j] (its batch and k
 // terms 0) plus what its batch and k terms add, which is affine: the table is filled
@@ -725,6 +742,8 @@ static void fill_cols(Gemm *G, LStmtList *into) {
   LIndex d = e->idx;
   kb_ix_addmul(kb, &d, &e0->idx, -1);
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->cols, true, true), j, kb_ix_expr(kb, &d)));
+  if (G->pclip)
+    fill_pad_tables(G, in, true, j, NULL);
 }
 
 // ---- folded columns packed by runs ----
@@ -764,39 +783,44 @@ static void fill_koffs(Gemm *G, LStmtList *into) {
   LIndex d = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), k)->idx;
   kb_ix_addmul(kb, &d, &operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), z)->idx, -1);
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, G->koffs, true, true), lin, kb_ix_expr(kb, &d)));
+  if (G->pclip)
+    fill_pad_tables(G, in, false, lin, k);
 }
 
 // A stride-2 run by vectors (LLVM makes gathers of the strided loop): two loads of V
 // lanes, the second V - 1 on (so it ends at the run's last element), their even and odd
-// lanes shuffled into one vector; then the terms left one by one.
-static void runs_stride2(Ctx *cx, LKernel *k, LStmt *kl, DType cd, int NR, int V, LExpr *ko) {
-  LExpr *nv = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
-  LStmt *vl = ls_loop(cx, 1, NR / V), *rl = ls_loop(cx, 2, V - 1);
+// lanes shuffled into one vector; then the terms left one by one. n terms from B's
+// element base into the panel at row (its k term's terms) + dst0, the loops' vars v and v + 1.
+static void runs_stride2(Ctx *cx, LKernel *k, LStmtList *into, DType cd, int NR, int V, LExpr *n, LIndex row,
+                         LExpr *dst0, LExpr *base, int v) {
+  LExpr *nv = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, n, lx_const_i(cx, DT_I64, V));
+  LStmt *vl = ls_loop(cx, v, NR / V), *rl = ls_loop(cx, v + 1, V - 1);
   vl->n = nv;
-  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 1), lx_const_i(cx, DT_I64, V));
-  fn_push(cx, &kl->body, vl);
-  fn_push(cx, &kl->body, rl);
-  LExpr *base = lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3));
+  rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, n, lx_const_i(cx, DT_I64, V));
+  fn_push(cx, into, vl);
+  fn_push(cx, into, rl);
   int x[2];
   for (int h = 0; h < 2; h++) {
     x[h] = fn_local(cx, k, cd);
-    LIndex at = {.base = h ? V - 1 : 0, .nterms = 1, .var = {1}, .coef = {2 * V}, .dyn = base};
+    LIndex at = {.base = h ? V - 1 : 0, .nterms = 1, .var = {v}, .coef = {2 * V}, .dyn = base};
     fn_push(cx, &vl->body, ls_let(cx, x[h], lx_vload(cx, cd, V, 0, at)));
   }
   int sel[64];
   TD_ASSERT(V <= 64);
   for (int l = 0; l < V; l++)
     sel[l] = l < V / 2 ? 2 * l : 2 * l + 1;
-  LIndex dst = {.nterms = 2, .var = {0, 1}, .coef = {NR, V}, .dyn = lx_arg(cx, 2)};
+  LIndex dst = row;
+  dst.var[dst.nterms] = v, dst.coef[dst.nterms++] = V, dst.dyn = dst0;
   int y = fn_local(cx, k, cd);  // (the C backend prints a shuffle as a let's value)
   fn_push(cx, &vl->body,
           ls_let(cx, y, lx_shuffle(cx, lx_local_v(cx, cd, V, x[0]), lx_local_v(cx, cd, V, x[1]), sel, V)));
   fn_push(cx, &vl->body, ls_store(cx, 1, dst, lx_local_v(cx, cd, V, y)));
   LExpr *q = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, nv, lx_const_i(cx, DT_I64, V)),
-                       lx_var(cx, 2));
+                       lx_var(cx, v + 1));
   LExpr *two_q = lx_binary(cx, OP_MUL, DT_I64, q, lx_const_i(cx, DT_I64, 2));
   LIndex src1 = {.dyn = lx_binary(cx, OP_ADD, DT_I64, base, two_q)};
-  LIndex dst1 = {.nterms = 1, .var = {0}, .coef = {NR}, .dyn = lx_binary(cx, OP_ADD, DT_I64, lx_arg(cx, 2), q)};
+  LIndex dst1 = row;
+  dst1.dyn = lx_binary(cx, OP_ADD, DT_I64, dst0, q);
   fn_push(cx, &rl->body, ls_store(cx, 1, dst1, lx_load(cx, cd, 0, src1)));
 }
 
@@ -824,7 +848,8 @@ static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType c
   LExpr *ko = lx_load(cx, DT_I64, 2, (LIndex){.nterms = 1, .var = {0}, .coef = {1}});
   if (sj == 2 && V > 1 && NR % V == 0) {
     k->nvars = 3;
-    runs_stride2(cx, k, kl, cd, NR, V, ko);
+    runs_stride2(cx, k, &kl->body, cd, NR, V, lx_arg(cx, 1), (LIndex){.nterms = 1, .var = {0}, .coef = {NR}},
+                 lx_arg(cx, 2), lx_binary(cx, OP_ADD, DT_I64, ko, lx_arg(cx, 3)), 1);
     return fp;
   }
   fn_push(cx, &kl->body, ql);
@@ -834,23 +859,33 @@ static LProgram *new_runs(KernelBuilder *kb, const char *key, int index, DType c
   return fp;
 }
 
-// The program's runs function for G (made on first use), its bounds grown for a call of
-// klen terms reaching breach elements of B: its index in funcs.
+static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int V,
+                                  int64_t sj, int64_t sw, int64_t T);
+
+// The program's runs function for G (made on first use; clipped: pclip's), its bounds
+// grown for a call of klen terms reaching breach elements of B: its index in funcs.
 static int runs_fn(Gemm *G, int64_t klen, int64_t breach) {
   KernelBuilder *kb = G->kb;
   LProgram *p = kb->p;
   const char *key =
-      arena_printf(&kb->cx->arena, "gemm pack runs %s %d stride %" PRId64, dtype_name(G->cd), G->NR, G->sj);
+      G->pclip ? arena_printf(&kb->cx->arena, "gemm pack runs clipped %s %d stride %" PRId64 " step %" PRId64
+                              " taps %" PRId64, dtype_name(G->cd), G->NR, G->sj, G->sw, kc_inner(G))
+               : arena_printf(&kb->cx->arena, "gemm pack runs %s %d stride %" PRId64, dtype_name(G->cd), G->NR, G->sj);
   int f = 0;
   while (f < p->funcs.len && strcmp(p->funcs.data[f]->kernels.data[0]->sched, key) != 0)
     f++;
   if (f == p->funcs.len)
-    vec_push(&kb->cx->arena, &p->funcs, new_runs(kb, key, f, G->cd, G->NR, G->V, G->sj));
+    vec_push(&kb->cx->arena, &p->funcs,
+             G->pclip ? new_runs_clipped(kb, key, f, G->cd, G->NR, G->V, G->sj, G->sw, kc_inner(G))
+                      : new_runs(kb, key, f, G->cd, G->NR, G->V, G->sj));
   LProgram *fp = p->funcs.data[f];
   LStmt *kl = fp->kernels.data[0]->body.data[0];
-  kl->extent = klen > kl->extent ? klen : kl->extent;
-  int64_t reach[3] = {breach, klen * G->NR, klen};
-  for (int i = 0; i < 3; i++)
+  if (G->pclip)  // (the channels' loop, inside the taps')
+    kl = kl->body.data[kl->body.len - 1];
+  int64_t ext = G->pclip ? klen / kc_inner(G) : klen;
+  kl->extent = ext > kl->extent ? ext : kl->extent;
+  int64_t reach[5] = {breach, klen * G->NR, klen, klen, klen};
+  for (int i = 0; i < fp->bufs.len; i++)
     if (fp->bufs.data[i].numel < reach[i])
       fp->bufs.data[i].numel = reach[i];
   return f;
@@ -863,7 +898,9 @@ static void pack_runs(Gemm *G, LStmtList *into, LIndex j0, LIndex k0, int64_t kl
   Ctx *cx = kb->cx;
   LExpr *b0 = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), (LIndex[TD_MAX_DIMS]){0});
   int barg = b0->buf;
-  int64_t breach = kb->p->bufs.data[kb->k->args.data[barg].buf].numel - b0->idx.base;
+  // (clipped: b from its buffer's start, column 0 of term 0 may lie before it)
+  int64_t bstart = G->pclip ? 0 : b0->idx.base;
+  int64_t breach = kb->p->bufs.data[kb->k->args.data[barg].buf].numel - bstart;
   int f = runs_fn(G, klen, breach);
   int ca = kb_arg(kb, G->cols, true, false), ka = kb_arg(kb, G->koffs, true, false);
   LExpr *jx = kb_ix_expr(kb, &j0), *NR = kb_iconst(kb, DT_I64, G->NR), *W = kb_iconst(kb, DT_I64, G->rowlen);
@@ -876,12 +913,22 @@ static void pack_runs(Gemm *G, LStmtList *into, LIndex j0, LIndex k0, int64_t kl
     LExpr *q1 = kb_binary(kb, OP_MINIMUM, DT_I64, NR,
                           kb_binary(kb, OP_ADD, DT_I64, first, kb_iconst(kb, DT_I64, s * G->rowlen)));
     LExpr *qc = s ? kb_binary(kb, OP_MINIMUM, DT_I64, q0, kb_iconst(kb, DT_I64, G->NR - 1)) : q0;
-    LExpr *off = lx_load(cx, DT_I64, ca, kb_dyn_index(kb_binary(kb, OP_ADD, DT_I64, jx, qc)));
-    LStmt *c = ls_call(cx, f, 3, 4);
-    int args[3] = {barg, dst, ka};
-    LIndex ats[3] = {kb_ix_const(b0->idx.base), at, k0};
-    int64_t reach[3] = {breach, klen * G->NR, klen};
-    for (int i = 0; i < 3; i++)
+    LIndex jr = kb_dyn_index(kb_binary(kb, OP_ADD, DT_I64, jx, qc));
+    LExpr *off = lx_load(cx, DT_I64, ca, jr);
+    LStmt *c = ls_call(cx, f, G->pclip ? 5 : 3, G->pclip ? 8 : 4);
+    int args[5] = {barg, dst, ka, -1, -1};
+    LIndex ats[5] = {kb_ix_const(bstart), at, k0, k0, k0};
+    int64_t reach[5] = {breach, klen * G->NR, klen, klen, klen};
+    if (G->pclip) {
+      args[3] = kb_arg(kb, G->krow, true, false), args[4] = kb_arg(kb, G->kcol, true, false);
+      off = kb_binary(kb, OP_ADD, DT_I64, off, kb_iconst(kb, DT_I64, b0->idx.base));
+      const View *xv = &G->px->view;
+      c->call->val[4] = lx_load(cx, DT_I64, kb_arg(kb, G->prow, true, false), jr);
+      c->call->val[5] = lx_load(cx, DT_I64, kb_arg(kb, G->pcol, true, false), jr);
+      c->call->val[6] = kb_iconst(kb, DT_I64, xv->shape[2]);
+      c->call->val[7] = kb_iconst(kb, DT_I64, xv->shape[3]);
+    }
+    for (int i = 0; i < (G->pclip ? 5 : 3); i++)
       c->call->ptr[i] = args[i], c->call->at[i] = ats[i], c->call->reach[i] = reach[i];
     c->call->val[0] = kb_iconst(kb, DT_I64, klen);
     c->call->val[1] = kb_binary(kb, OP_SUB, DT_I64, q1, q0);
@@ -889,6 +936,216 @@ static void pack_runs(Gemm *G, LStmtList *into, LIndex j0, LIndex k0, int64_t kl
     c->call->val[3] = off;
     kb_push(kb, into, c);
   }
+}
+
+// ---- B a convolution's zero padding ----
+// B is the window view of P, px padded with zeros (ir/fuse.c leaves P's cats unstored).
+// Where B is packed by runs (a 2-D convolution of one image, its output rows folded:
+// pad_clips), each run is copied straight from px, clipped to it: per k term, the run's
+// input row (rb + krow[k]) outside px gives zeros, else its columns from
+// cb + kcol[k] by sw, those outside px zeros (the padding is never written anywhere
+// but into the panels); the last, narrow panel loads px at a clamped index, selected.
+// Every other schedule reads P from a temp (pad_copy: zeros, then px inside: one copy
+// in this kernel, where the padding was a kernel per padded dim).
+
+// B's index in P at its View's index bi.
+static void padded_at(Gemm *G, const LIndex *bi, LIndex *pc) {
+  for (int p = 0; p < G->pv->ndim; p++)
+    pc[p] = kb_ix_const(G->pm.start[p]);
+  const View *bv = &G->mm->srcs[1]->view;
+  for (int d = 0; d < bv->ndim; d++)
+    if (G->pm.pdim[d] >= 0)
+      kb_ix_addmul(G->kb, &pc[G->pm.pdim[d]], &bi[d], G->pm.mult[d]);
+}
+
+// B's value at bi: px's (clipped: the caller reads only inside it), or the temp's (before
+// the choice, a probe's load of the temp's layout, never emitted).
+static LExpr *padded_value(Gemm *G, const LIndex *bi) {
+  KernelBuilder *kb = G->kb;
+  LIndex pc[TD_MAX_DIMS];
+  padded_at(G, bi, pc);
+  if (G->pclip) {
+    for (int p = 0; p < G->pv->ndim; p++)
+      pc[p].base -= G->pl[p];
+    return kb_value(kb, G->px, pc);
+  }
+  int buf = G->ptemp >= 0 ? G->ptemp : kb->buf_of[G->px->buf->id];
+  return lx_load(kb->cx, G->mm->srcs[1]->dtype, kb_arg(kb, buf, true, false), kb_view_index(kb, G->pv, pc));
+}
+
+// B's index in P at column j (unfolded: the flat column; else j of jd) and k terms k.
+static void b_coords(Gemm *G, LIndex j, const LIndex *k, bool unfold, LIndex *pc) {
+  LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS];
+  out_index(G, kb_ix_const(0), j, o);
+  if (unfold && G->nfold)
+    unfold_column(G, j, o);
+  kb_matmul_indices(G->mm, o, k, ai, bi);
+  padded_at(G, bi, pc);
+}
+
+// P copied into a temp that B then reads.
+static void pad_copy(Gemm *G, LStmtList *into) {
+  KernelBuilder *kb = G->kb;
+  DType dt = G->mm->srcs[1]->dtype;
+  int64_t n = view_numel(*G->pv);
+  G->ptemp = kb_new_temp(kb, dt, n, "padded");
+  int arg = kb_arg(kb, G->ptemp, false, true);
+  LIndex e, x[TD_MAX_DIMS], pc[TD_MAX_DIMS];
+  bool par = n >= PARALLEL_WORK;  // (in parallel: the first loop of more than one index)
+  LStmtList *zl = kb_step_loop(kb, into, n, kb_ix_const(0), 1, par, &e);
+  kb_push(kb, zl, kb_store_stmt(kb, arg, e, kb_cast(kb, lx_const_f(kb->cx, G->cd, 0), dt)));
+  const View *xv = &G->px->view;
+  LStmtList *in = into;
+  for (int d = 0; d < xv->ndim; d++) {
+    in = kb_step_loop(kb, in, xv->shape[d], kb_ix_const(0), 1, par && xv->shape[d] > 1, &x[d]);
+    par &= xv->shape[d] <= 1;
+    pc[d] = plus(x[d], G->pl[d]);
+  }
+  kb_push(kb, in, kb_store_stmt(kb, arg, kb_view_index(kb, G->pv, pc), kb_value(kb, G->px, x)));
+}
+
+// Whether B is packed by runs from px, clipped (sets pclip, sj, rowlen, sw): a 2-D
+// convolution [1, C, H, W] padded along H and W only, its output rows folded, px a plain
+// load of the accumulation dtype, a column moving P's last dim alone.
+static bool pad_clips(Gemm *G) {
+  const View *pv = G->pv, *xv = &G->px->view;
+  if (G->sched != SCHED_PACKED || G->nfold != 1 || pv->ndim != 4 || G->pl[0] || G->pl[1] ||
+      xv->shape[0] != pv->shape[0] || xv->shape[1] != pv->shape[1])
+    return false;
+  G->pclip = true;
+  LIndex k[TD_MAX_DIMS], pc[TD_MAX_DIMS];
+  k_probe(G, k);
+  b_coords(G, kb_ix_var(PROBE_VAR + 1), k, false, pc);
+  G->sw = kb_ix_coef(&pc[3], PROBE_VAR + 1);
+  bool moves = false;
+  for (int p = 0; p < 3; p++)
+    moves |= kb_ix_coef(&pc[p], PROBE_VAR + 1) != 0;
+  G->pclip = G->sw > 0 && !moves && !pc[2].dyn && !pc[3].dyn && plain_load(G, 1) && runs_fit(G);
+  return G->pclip;
+}
+
+// The clipped runs' tables of the columns (prow, pcol: at column j, in the columns'
+// loop `in`) and of the k terms (krow, kcol: at k term lin of k, in theirs).
+static void fill_pad_tables(Gemm *G, LStmtList *in, bool cols, LIndex at, const LIndex *k) {
+  KernelBuilder *kb = G->kb;
+  LIndex z[TD_MAX_DIMS], pc[TD_MAX_DIMS], p0[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  b_coords(G, cols ? at : kb_ix_const(0), cols ? z : k, cols, pc);
+  b_coords(G, kb_ix_const(0), z, false, p0);
+  for (int p = 2; p < 4; p++) {
+    LIndex d = pc[p];
+    if (cols)
+      d.base -= G->pl[p];
+    else
+      kb_ix_addmul(kb, &d, &p0[p], -1);
+    int t = cols ? (p == 2 ? G->prow : G->pcol) : (p == 2 ? G->krow : G->kcol);
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, t, true, true), at, kb_ix_expr(kb, &d)));
+  }
+}
+
+// The clipped runs function: runs(b, bp, koffs, krow, kcol; klen, n, q0, off, rb, cb, H, W):
+//   for k < klen: ih = rb + krow[k], iw = cb + kcol[k]; q in [qa, qb) have 0 <= iw + q*sw < W
+//     (none when ih is outside [0, H)): bp[k*NR + q0 + q] = b[koffs[k] + off + q*sj] there, else 0
+static LProgram *new_runs_clipped(KernelBuilder *kb, const char *key, int index, DType cd, int NR, int V,
+                                  int64_t sj, int64_t sw, int64_t T) {
+  Ctx *cx = kb->cx;
+  LProgram *fp = arena_alloc(&cx->arena, sizeof *fp);
+  fp->name = kb->p->name;
+  fp->file = kb->p->file;
+  static const char *const names[] = {"b", "bp", "koffs", "krow", "kcol"};
+  for (int i = 0; i < 5; i++)
+    vec_push(&cx->arena, &fp->bufs, ((LBuf){LB_PARAM, i >= 2 ? DT_I64 : cd, 1, names[i], i, false, false}));
+  LKernel *k = arena_alloc(&cx->arena, sizeof *k);
+  k->name = arena_printf(&cx->arena, "f%d", index);
+  k->kind = KK_MATMUL;
+  k->sched = key;
+  k->nscalars = 8;  // klen, n, q0, off, rb, cb, H, W
+  k->nvars = 6;     // the tap, the channel, the zeros before, the copy (and its rest), the zeros after
+  for (int i = 0; i < 5; i++)
+    vec_push(&cx->arena, &k->args, ((LArg){.buf = i, .read = i != 1, .written = i == 1}));
+  vec_push(&cx->arena, &fp->kernels, k);
+  // taps outside (the clipping is the tap's), channels inside: k term c * T + t
+  LStmt *tl = ls_loop(cx, 0, T), *cl = ls_loop(cx, 1, 1);
+  cl->n = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, T));
+  fn_push(cx, &k->body, tl);
+  LIndex tx = {.nterms = 1, .var = {0}, .coef = {1}}, kx = {.nterms = 2, .var = {1, 0}, .coef = {T, 1}};
+  LIndex row = {.nterms = 2, .var = {1, 0}, .coef = {T * NR, NR}};
+#define TD_I(v) lx_const_i(cx, DT_I64, v)
+#define TD_B2(op, a, b) lx_binary(cx, op, DT_I64, a, b)
+  LExpr *ih = TD_B2(OP_ADD, lx_arg(cx, 4), lx_load(cx, DT_I64, 3, tx));
+  LExpr *iw = TD_B2(OP_ADD, lx_arg(cx, 5), lx_load(cx, DT_I64, 4, tx));
+  LExpr *n = lx_arg(cx, 1);
+  // qa = min(n, ceil(max(0, -iw) / sw)), qb = min(n, max(qa, ceil(max(0, W - iw) / sw)))
+  LExpr *qa = TD_B2(OP_MINIMUM, n,
+                    TD_B2(OP_FLOOR_DIVIDE, TD_B2(OP_ADD, TD_B2(OP_MAXIMUM, TD_I(0), TD_B2(OP_SUB, TD_I(0), iw)), TD_I(sw - 1)),
+                          TD_I(sw)));
+  int la = fn_local(cx, k, DT_I64), lb = fn_local(cx, k, DT_I64);
+  LExpr *rowok = lx_binary(cx, OP_LOGICAL_AND, DT_BOOL, lx_binary(cx, OP_GE, DT_BOOL, ih, TD_I(0)),
+                           lx_binary(cx, OP_LT, DT_BOOL, ih, lx_arg(cx, 6)));
+  fn_push(cx, &tl->body, ls_let(cx, la, lx_select(cx, rowok, qa, n)));
+  LExpr *A = lx_local(cx, DT_I64, la);
+  LExpr *qb = TD_B2(OP_MINIMUM, n,
+                    TD_B2(OP_MAXIMUM, A,
+                          TD_B2(OP_FLOOR_DIVIDE,
+                                TD_B2(OP_ADD, TD_B2(OP_MAXIMUM, TD_I(0), TD_B2(OP_SUB, lx_arg(cx, 7), iw)), TD_I(sw - 1)),
+                                TD_I(sw))));
+  fn_push(cx, &tl->body, ls_let(cx, lb, lx_select(cx, rowok, qb, n)));
+  fn_push(cx, &tl->body, cl);
+  LExpr *Bq = lx_local(cx, DT_I64, lb);
+  LExpr *zero = lx_const_f(cx, cd, 0);
+  LExpr *starts[3] = {TD_I(0), A, Bq}, *counts[3] = {A, TD_B2(OP_SUB, Bq, A), TD_B2(OP_SUB, n, Bq)};
+  LExpr *base = TD_B2(OP_ADD, TD_B2(OP_ADD, lx_load(cx, DT_I64, 2, kx), lx_arg(cx, 3)), TD_B2(OP_MUL, A, TD_I(sj)));
+  for (int part = 0; part < 3; part++) {
+    if (part == 1 && sj == 2 && V > 1 && NR % V == 0) {  // (vars 3 and 4)
+      runs_stride2(cx, k, &cl->body, cd, NR, V, counts[1], row, TD_B2(OP_ADD, lx_arg(cx, 2), A), base, 3);
+      continue;
+    }
+    LStmt *ql = ls_loop(cx, part ? 1 + 2 * part : 2, NR);
+    ql->n = counts[part];
+    fn_push(cx, &cl->body, ql);
+    LIndex dst = row;
+    dst.var[dst.nterms] = ql->var, dst.coef[dst.nterms++] = 1;
+    dst.dyn = TD_B2(OP_ADD, lx_arg(cx, 2), starts[part]);
+    LExpr *v = zero;
+    if (part == 1)
+      v = lx_load(cx, cd, 0, (LIndex){.nterms = 1, .var = {ql->var}, .coef = {sj}, .dyn = base});
+    fn_push(cx, &ql->body, ls_store(cx, 1, dst, v));
+  }
+#undef TD_I
+#undef TD_B2
+  return fp;
+}
+
+// Clipped: B at column col, k term kl (the narrow last panel's), px's element or 0
+// outside it: a load at px's first element there, selected away.
+static LExpr *clipped_load(Gemm *G, LIndex col, LIndex kl) {
+  KernelBuilder *kb = G->kb;
+  Ctx *cx = kb->cx;
+  LIndex z[TD_MAX_DIMS];
+  for (int q = 0; q < TD_MAX_DIMS; q++)
+    z[q] = kb_ix_const(0);
+  LExpr *b0 = operand_as_is(G, 1, kb_ix_const(0), kb_ix_const(0), z);
+  int tabs[4] = {G->prow, G->krow, G->pcol, G->kcol};
+  LExpr *t[4];
+  for (int i = 0; i < 4; i++)
+    t[i] = lx_load(cx, DT_I64, kb_arg(kb, tabs[i], true, false), i % 2 ? kl : col);
+  LExpr *ih = kb_binary(kb, OP_ADD, DT_I64, t[0], t[1]), *iw = kb_binary(kb, OP_ADD, DT_I64, t[2], t[3]);
+  const View *xv = &G->px->view;
+  LExpr *ok = NULL;
+  for (int p = 0; p < 2; p++) {
+    LExpr *c = p ? iw : ih, *in = lx_binary(cx, OP_LOGICAL_AND, DT_BOOL,
+                                           lx_binary(cx, OP_GE, DT_BOOL, c, kb_iconst(kb, DT_I64, 0)),
+                                           lx_binary(cx, OP_LT, DT_BOOL, c, kb_iconst(kb, DT_I64, xv->shape[2 + p])));
+    ok = ok ? lx_binary(cx, OP_LOGICAL_AND, DT_BOOL, ok, in) : in;
+  }
+  LExpr *at = kb_binary(kb, OP_ADD, DT_I64,
+                        kb_binary(kb, OP_ADD, DT_I64, lx_load(cx, DT_I64, kb_arg(kb, G->cols, true, false), col),
+                                  lx_load(cx, DT_I64, kb_arg(kb, G->koffs, true, false), kl)),
+                        kb_iconst(kb, DT_I64, b0->idx.base));
+  LExpr *inside = kb_iconst(kb, DT_I64, kb_view_index(kb, xv, z).base);
+  LExpr *v = lx_load(cx, G->cd, b0->buf, kb_dyn_index(lx_select(cx, ok, at, inside)));
+  return lx_select(cx, ok, v, lx_const_f(cx, G->cd, 0));
 }
 
 // pack's B columns start + 0..n, k terms k0 + 0..klen, of a folded B into P.
@@ -927,7 +1184,7 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
     in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
     LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
-    LExpr *v = kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
+    LExpr *v = G->pclip ? clipped_load(G, x, ixsum(kb, kl, &k0, 1)) : kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
     kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, 1, at, kl, q, width, klen), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
@@ -998,7 +1255,11 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
   if (mm->mode == NM_STORED && mm != own)
     kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
   for (int i = 1; i < G->ns->len; i++)
-    kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+    if (G->ns->data[i]->op == OP_STORE)
+      kb_store_epilogue(kb, into, G->ns->data[i], o);
+    else
+      kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
+  kb_store_epilogues_done(kb, G->ns);
 }
 
 // own's buffer (its arg: read and written) and the index of output o in it.
@@ -1571,6 +1832,11 @@ static bool flat_kernel(Gemm *G, const int *dims, int n, int which) {
   kb_local_at(kb, G->mm, placeholder, o);
   for (int i = 0; i < G->ns->len && ok; i++) {
     const Node *e = G->ns->data[i];
+    if (e->op == OP_STORE) {  // (a store epilogue: its target's index, its value's loads)
+      LIndex at = kb_view_index(kb, &e->srcs[0]->view, o);
+      ok = flat_index(G, &at, dims, n) && flat_loads(G, kb_value(kb, e->srcs[1], o), dims, n);
+      continue;
+    }
     if (e->mode == NM_STORED) {
       LIndex at = kb_view_index(kb, &e->out->view, o);
       ok = flat_index(G, &at, dims, n);
@@ -1685,7 +1951,7 @@ static const Node *acc_owner(Gemm *G, int64_t *ldc) {
   if (G->mm->mode == NM_STORED && G->mm->out->dtype == G->cd)
     own = G->mm;
   for (int i = 1; i < G->ns->len && !own; i++)
-    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->out->dtype == G->cd)
+    if (G->ns->data[i]->mode == NM_STORED && G->ns->data[i]->op != OP_STORE && G->ns->data[i]->out->dtype == G->cd)
       own = G->ns->data[i];
   if (!own)
     return NULL;
@@ -1783,11 +2049,19 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *mm = ns->data[0];
   const View *ov = &mm->out->view;
   Gemm G = {.kb = kb, .ns = ns, .mm = mm, .cd = dtype_compute(mm->out->dtype), .on = ov->ndim, .ap = -1,
-            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1, .koffs = -1};
+            .bp = -1, .sbuf = -1, .s_u = -1, .rd = -1, .jd = -1, .nbatch = 1, .cols = -1, .koffs = -1,
+            .ptemp = -1, .prow = -1, .pcol = -1, .krow = -1, .kcol = -1};
   G.K = matmul_k(mm, G.kn);
   G.nk = matmul_nk(mm);
   if (view_numel(*ov) == 0 || G.K == 0 || (G.cd != DT_F32 && G.cd != DT_F64))  // (sema allows no int matmul)
     return false;
+  // B a zero padding fusion left unstored (ir/fuse.c's plan_pads)
+  const Node *pcat = mm->srcs[1]->buf && mm->srcs[1]->buf->kind == BUF_KERNEL ? mm->srcs[1]->buf->producer : NULL;
+  if (pcat && pcat->op == OP_CAT && pcat->mode == NM_INLINE) {
+    G.px = fuse_pad_chain(mm->srcs[1], G.pl);
+    G.pv = &pcat->out->view;
+    TD_ASSERT(G.px && view_decompose(mm->srcs[1]->view, G.pv->ndim, G.pv->shape, &G.pm));
+  }
   // which output dims are M and N (PyTorch's 1-D rules drop them)
   kb_matmul_dims(mm, &G.rd, &G.jd);
   G.M = G.rd >= 0 ? ov->shape[G.rd] : 1;
@@ -1811,6 +2085,8 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.sched = SCHED_DIRECT;
   else if (G.sched == SCHED_PACKED)
     fold_columns(&G);
+  if (G.px && !pad_clips(&G))
+    pad_copy(&G, &kb->k->body);
   G.par = view_numel(*ov) * G.K >= MATMUL_PARALLEL_WORK;
   if (G.sched == SCHED_DIRECT) {
     G.own = acc_owner(&G, &G.ldc);
@@ -1935,6 +2211,12 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
          (Panels){kb_arg(kb, G.ap, true, true), kb_ix_const(0), (int64_t)G.MR * G.K}, G.par);
   if (G.nfold && plain_load(&G, 1)) {
     G.cols = kb_new_temp(kb, DT_I64, G.N, "columns");
+    if (G.pclip) {
+      const char *names[4] = {"padrows", "padcols", "krows", "kcols"};
+      int *tabs[4] = {&G.prow, &G.pcol, &G.krow, &G.kcol};
+      for (int i = 0; i < 4; i++)
+        *tabs[i] = kb_new_temp(kb, DT_I64, i < 2 ? G.N : G.K, names[i]);
+    }
     fill_cols(&G, body);
     if (runs_fit(&G)) {
       G.koffs = kb_new_temp(kb, DT_I64, G.K, "koffsets");

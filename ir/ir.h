@@ -333,6 +333,11 @@ typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN, KK_RECUR } Ke
 // fuse_graph first rewrites attention written as its parts (softmax(q @ k^T ...) @ v)
 // into scaled_dot_product_attention nodes (attn_fuse.c; ids renumbered); then plans.
 void fuse_graph(Graph *g);
+// A convolution's zero padding (cats of zero fulls, one dim after another) that B, a
+// contraction's operand, reads: the unpadded value, and pl[d] the zeros before it along
+// each dim; NULL when b is no such padding. Fusion leaves such cats NM_INLINE where the
+// contraction alone reads them (ir/gemm.c packs from the unpadded value).
+const Value *fuse_pad_chain(const Value *b, int64_t *pl);
 // (place.c) The parts of a stack or cat that are whole stored results read by nothing
 // else are written by their kernels straight into the join's buffer (run by fuse_graph).
 void fuse_place(Graph *g);

@@ -141,9 +141,36 @@ static void build_matmul(KernelBuilder *kb, const NodeList *ns) {
     kb_store_node(kb, body, mm, o, kb_local_ref(kb, acc));
   for (int i = 1; i < ns->len; i++) {
     const Node *e = ns->data[i];
+    if (e->op == OP_STORE) {
+      kb_store_epilogue(kb, body, e, o);
+      continue;
+    }
     TD_ASSERT(op_is_elementwise(e->op) && kb_same_shape(&e->out->view, ov));
     kb_store_node(kb, body, e, o, kb_node_expr(kb, e, o));
   }
+  kb_store_epilogues_done(kb, ns);
+}
+
+void kb_store_epilogue(KernelBuilder *kb, LStmtList *into, const Node *st, const LIndex *o) {
+  const Value *t = st->srcs[0], *v = st->srcs[1];
+  const Node *e = t->buf->producer;
+  LExpr *val = kb_value(kb, v, o);
+  if (st->attr.aug != OP_COUNT) {
+    Value *both[2] = {(Value *)t, (Value *)v};
+    DType cd = dtype_compute(kb_result_type(both, 2));
+    val = kb_arith(kb, (Op)st->attr.aug, cd, kb_cast(kb, kb_value(kb, t, o), cd), kb_cast(kb, val, cd));
+  }
+  int l = kb_let_local(kb, into, kb_cast(kb, val, t->dtype));
+  int buf = kb->buf_of[t->buf->id];
+  TD_ASSERT(buf >= 0);
+  kb_push(kb, into, kb_store_stmt(kb, kb_arg(kb, buf, false, true), kb_view_index(kb, &t->view, o), kb_local_ref(kb, l)));
+  kb_local_at(kb, e, l, o);
+}
+
+void kb_store_epilogues_done(KernelBuilder *kb, const NodeList *ns) {
+  for (int i = 1; i < ns->len; i++)
+    if (ns->data[i]->op == OP_STORE)
+      kb->lv[ns->data[i]->srcs[0]->buf->producer->id].kind = LV_NONE;
 }
 
 void matmul_build(KernelBuilder *kb, const NodeList *ns) {

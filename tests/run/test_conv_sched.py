@@ -63,7 +63,10 @@ def relu(a):
 # "kc TAPS" (k blocks of whole channels of TAPS taps), "narrow" (a second, narrower
 # micro-kernel for the last panel, of whole vectors), "by columns" (that micro-kernel's
 # lanes run along k: a last panel of a few columns), "runs 2" (a full panel packed by
-# stride-2 runs, by vectors) or None)
+# stride-2 runs, by vectors), "clipped" (the zero padding packed by runs clipped to the
+# input: no kernel but the GEMM's, no padded copy), "one kernel" (the padding copied into
+# the GEMM kernel's own temp), "residual" (the in-place adds and what follows them in the
+# GEMM's epilogue: no kernel but the GEMM's) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -110,8 +113,35 @@ CASES = [
     ("conv2d 7x7 stride 2 stem, 3 -> 20 channels", {"x": (1, 3, 23, 21), "w": (20, 3, 7, 7)},
      "F.conv2d(x, w, stride=2, padding=3)", lambda x, w: np_conv(x, w, stride=2, padding=3), "folded 11"),
     ("conv2d 3x3 stride 2 to 19x21 (rows of whole vectors and 5 more: stride-2 runs)",
-     {"x": (1, 6, 38, 42), "w": (24, 6, 3, 3), "b": (24,)},
-     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "runs 2"),
+     {"x": (1, 6, 39, 43), "w": (24, 6, 3, 3), "b": (24,)},
+     "F.conv2d(x, w, b, stride=2)", lambda x, w, b: np_conv(x, w, b, stride=2), "runs 2"),
+    # the zero padding packed with the windows (runs clipped to the input: every edge)
+    ("conv2d 3x3 pad 1 at 9x37 (padding clipped)", {"x": (1, 5, 9, 37), "w": (24, 5, 3, 3)},
+     "F.conv2d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "clipped"),
+    ("conv2d 3x3 stride 2 to 19x21, pad 1 (padding clipped)", {"x": (1, 6, 38, 42), "w": (24, 6, 3, 3), "b": (24,)},
+     "F.conv2d(x, w, b, stride=2, padding=1)", lambda x, w, b: np_conv(x, w, b, stride=2, padding=1), "clipped"),
+    ("conv2d 5x3 stride 2, odd sizes, padding (2, 1) (padding clipped)", {"x": (1, 3, 17, 23), "w": (8, 3, 5, 3)},
+     "F.conv2d(x, w, stride=2, padding=(2, 1))", lambda x, w: np_conv(x, w, stride=2, padding=(2, 1)), "clipped"),
+    ("conv2d 4x4 'same': one more zero bottom and right (padding clipped)", {"x": (1, 4, 11, 13), "w": (12, 4, 4, 4)},
+     "F.conv2d(x, w, padding='same')", lambda x, w: np_conv(np.pad(x, ((0, 0), (0, 0), (1, 2), (1, 2))), w), "clipped"),
+    ("conv2d 3x3 dilation 2, pad 3 (padding clipped)", {"x": (1, 4, 12, 19), "w": (24, 4, 3, 3)},
+     "F.conv2d(x, w, padding=3, dilation=2)", lambda x, w: np_conv(x, w, padding=3, dilation=2), "clipped"),
+    ("conv2d 3x3 pad 4 (whole windows of zeros) (padding clipped)", {"x": (1, 2, 6, 9), "w": (8, 2, 3, 3)},
+     "F.conv2d(x, w, padding=4)", lambda x, w: np_conv(x, w, padding=4), "clipped"),
+    ("conv2d 3x3 pad 1, groups 2 (padding copied once)", {"x": (1, 8, 9, 13), "w": (12, 4, 3, 3)},
+     "F.conv2d(x, w, padding=1, groups=2)", lambda x, w: np_conv(x, w, padding=1, groups=2), "one kernel"),
+    ("conv2d 3x3 pad 1, 2 images (padding copied once)", {"x": (2, 4, 9, 13), "w": (12, 4, 3, 3)},
+     "F.conv2d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "one kernel"),
+    ("conv1d k 5, padding 2 (padding copied once)", {"x": (2, 4, 30), "w": (6, 4, 5)},
+     "F.conv1d(x, w, padding=2)", lambda x, w: np_conv(x, w, padding=2), "one kernel"),
+    # in-place adds into the result (ResNet's out += identity) and what reads it after: the epilogue
+    ("conv2d 3x3 pad 1, bias, .mul_(0.5).add_(r), relu (residual epilogue)",
+     {"x": (1, 16, 9, 11), "w": (24, 16, 3, 3), "b": (24,), "r": (1, 24, 9, 11)},
+     "F.relu(F.conv2d(x, w, b, padding=1).mul_(0.5).add_(r))",
+     lambda x, w, b, r: relu(np_conv(x, w, b, padding=1) * 0.5 + r), "residual"),
+    ("conv2d 1x1 stride 2, .add_(r), relu, 2 images (residual epilogue)",
+     {"x": (2, 32, 14, 14), "w": (40, 32, 1, 1), "r": (2, 40, 7, 7)},
+     "F.relu(F.conv2d(x, w, stride=2).add_(r))", lambda x, w, r: relu(np_conv(x, w, stride=2) + r), "residual"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
     ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 7, 7), "w": (20, 320, 3, 3),
@@ -204,6 +234,14 @@ def check_schedule(t, tdslc, name, src, want):
         kc = re.search(r" kc (\d+)", scheds[0])
         if not kc or int(kc.group(1)) % int(want.split()[1]):
             errs.append(f"schedule {scheds[0]!r}, want k blocks of whole channels ({want})")
+    elif not errs and want in ("clipped", "one kernel", "residual"):  # (the padding, the stores: no kernels of their own)
+        nk = len(re.findall(r"^kernel k\d+", p.stdout, re.M))
+        if nk != 1:
+            errs.append(f"{nk} kernels, want the GEMM's alone (the zero padding packed with the windows)")
+        elif want == "clipped" and re.search(r"\.padded\b", p.stdout):
+            errs.append("the padded input copied, want its runs clipped")
+        elif want == "one kernel" and not re.search(r"\.padded\b", p.stdout):
+            errs.append("no padded copy, want one")
     elif not errs and want == "runs 2":  # (a full panel's runs copied by vectors: two loads, one shuffle)
         if not re.search(r"^function f\d+\n  args: .*i64\[(.*\n)*?.*shuffle\(", p.stdout, re.M):
             errs.append("no function packing B's stride-2 runs by vectors")
