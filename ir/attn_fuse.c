@@ -339,6 +339,72 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   return true;
 }
 
+// ---- the result written in its reader's layout ----
+// An attention's result read only by a copy through a permutation of its dims
+// (`y.transpose(1, 2).contiguous()`, `y.permute(0, 2, 1, 3).reshape(B, T, C)`: the
+// heads merged back) is written by the attention straight into the copy's buffer: its
+// result becomes the permuted view of that buffer (each output row's Ev elements stay
+// unit-stride), the copy is pruned, and its readers read the buffer as before. Kept:
+// the attention's own buffer is read by nothing else (no output, no store), the copy
+// is of the same dtype into a contiguous buffer of its own, and its source walks the
+// attention's whole buffer, each dim of more than one element one of the result's dims.
+
+// The copy c as the attention a's result's reader: a's result as a view of c's buffer
+// into *out, or false.
+static bool permuted_into(const Node *a, const Node *c, View *out) {
+  const Value *src = c->srcs[0], *r = a->out;
+  const View *sv = &src->view, *av = &r->view;
+  if (c->out->dtype != r->dtype || c->out->cplx || r->cplx || c->out->buf->producer != c ||
+      c->out->view.offset != 0 || !view_is_contiguous(c->out->view) || sv->offset != 0 ||
+      view_numel(*sv) != view_numel(*av) || view_numel(c->out->view) != c->out->buf->numel ||
+      sv->ndim != av->ndim || av->offset != 0 || !view_is_contiguous(*av))
+    return false;
+  View cs = view_contiguous(sv->ndim, sv->shape);  // where src's index k lies in c's buffer
+  *out = *av;
+  bool used[TD_MAX_DIMS] = {false};
+  for (int d = 0; d < av->ndim; d++) {
+    out->strides[d] = 0;
+    if (av->shape[d] == 1)
+      continue;
+    int k = 0;
+    while (k < sv->ndim && (used[k] || sv->shape[k] != av->shape[d] || sv->strides[k] != av->strides[d]))
+      k++;
+    if (k == sv->ndim)
+      return false;
+    used[k] = true;
+    out->strides[d] = cs.strides[k];
+  }
+  for (int k = 0; k < sv->ndim; k++)
+    if (sv->shape[k] != 1 && !used[k])
+      return false;
+  return true;
+}
+
+// Each attention whose result a permuting copy alone reads writes the copy's buffer;
+// whether any did (the copies are then unread: graph_prune drops them).
+static bool place_outputs(Graph *g) {
+  bool any = false;
+  for (int i = 0; i < g->nodes.len; i++) {
+    Node *a = g->nodes.data[i];
+    Buffer *ab = a->out->buf;
+    if (a->op != OP_SDPA || ab->producer != a || graph_buffer_uses(g, ab, NULL) != 1)
+      continue;
+    Node *c = NULL;
+    for (int j = i + 1; j < g->nodes.len && !c; j++)
+      if (g->nodes.data[j]->nsrc == 1 && g->nodes.data[j]->srcs[0]->buf == ab)
+        c = g->nodes.data[j];
+    View v;
+    if (!c || c->op != OP_COPY || !permuted_into(a, c, &v))
+      continue;
+    a->out->buf = c->out->buf;
+    a->out->view = v;
+    c->out->buf->producer = a;
+    c->out->node = NULL;  // now a view of the attention's result
+    any = true;
+  }
+  return any;
+}
+
 bool attn_fuse(Graph *g) {
   bool any = false;
   Evals ev = {0};
@@ -346,7 +412,8 @@ bool attn_fuse(Graph *g) {
     if (g->nodes.data[i]->op == OP_MATMUL && !g->nodes.data[i]->attr.nk)
       any |= fuse_one(g, &ev, g->nodes.data[i]);
   arena_reset(&ev.arena);
-  if (any)
+  bool placed = place_outputs(g);
+  if (any || placed)
     graph_prune(g);
   return any;
 }

@@ -199,11 +199,80 @@ def one_kernel(tdslc, t):
             and "k1: scaled_dot_product_attention  lines 2" in kern, out + err)
 
 
+def merged_heads(tdslc, t, dt, seed):
+    """An attention's result read only by a copy through a permutation (the heads merged
+    back: y.transpose(1, 2).contiguous(), .permute(...).reshape(...)) is written by the
+    attention straight into the copy's buffer (ir/attn_fuse.c): one program per dtype,
+    rows that end in a partial tile (37) and few rows (5: ir/attn.c's rows), masks,
+    is_causal, Ev of 6 and 17, the merged heads read by a matmul, a written-out
+    attention, a permutation that moves Ev, and a result read twice (left as it was)."""
+    rng = np.random.default_rng(100 + seed)
+    Bm, Hm, Lm, Sm, Em = 2, 3, 37, 45, 8
+    x = {"q": rng.standard_normal((Bm, Hm, Lm, Em)), "k": rng.standard_normal((Bm, Hm, Sm, Em)),
+         "v": rng.standard_normal((Bm, Hm, Sm, 17)), "w": rng.standard_normal((Hm * 17, 5)),
+         "q5": rng.standard_normal((Bm, Hm, 5, Em)), "fm": rng.standard_normal((Bm, 1, Lm, Sm))}
+    x = {n: rnd(a, dt).astype(np.float64) for n, a in x.items()}
+    x["bm"] = rng.random((Lm, Sm)) < 0.6
+    x["bm"][3] = False  # a row that sees no key: NaN
+    q, k, v, w, q5, fm, bm = x["q"], x["k"], x["v"], x["w"], x["q5"], x["fm"], x["bm"]
+    a = "F.scaled_dot_product_attention"
+    v6 = v[..., :6]
+
+    def merge(y):
+        return y.transpose(0, 2, 1, 3)
+
+    cs = [
+        (f"{a}(q, k, v).transpose(1, 2).contiguous()", merge(sdpa(q, k, v))),
+        (f"{a}(q, k, v[..., :6], is_causal=True).transpose(1, 2).reshape({Bm}, {Lm}, {Hm * 6})",
+         merge(sdpa(q, k, v6, causal=True)).reshape(Bm, Lm, Hm * 6)),
+        (f"{a}(q, k, v, bm).permute(0, 2, 1, 3).contiguous()", merge(sdpa(q, k, v, bm))),
+        (f"{a}(q, k, v, fm, scale=0.4).permute(2, 0, 1, 3).contiguous()",
+         sdpa(q, k, v, fm, scale=0.4).transpose(2, 0, 1, 3)),
+        (f"{a}(q, k, v).transpose(1, 2).contiguous().view({Bm}, {Lm}, {Hm * 17}) @ w",
+         rnd(merge(sdpa(q, k, v)), dt).astype(np.float64).reshape(Bm, Lm, Hm * 17) @ w),  # (rounded as stored)
+        (f"{a}(q5, k, v, is_causal=True).transpose(1, 2).contiguous()", merge(sdpa(q5, k, v, causal=True))),
+        (f"{a}(q[1], k[1], v[1]).transpose(0, 1).contiguous()", sdpa(q[1], k[1], v[1]).transpose(1, 0, 2)),
+        (f"{a}(q, k, v[..., :6]).transpose(-1, -2).contiguous()", sdpa(q, k, v6).swapaxes(-1, -2)),
+        ("y2.transpose(1, 2).contiguous()", merge(sdpa(q, k, v6, scale=0.5))),
+        ("y2", sdpa(q, k, v6, scale=0.5)),
+    ]
+    body = [f"y2 = {a}(q, k, v[..., :6], scale=0.5)"]
+    if dt in ("f32", "f64"):
+        cs.append(("(softmax(q @ k.transpose(-2, -1) * 0.3, dim=-1) @ v).transpose(1, 2).contiguous()",
+                   merge(sdpa(q, k, v, scale=0.3))))
+    params = (f"q: {dt}[{Bm}, {Hm}, {Lm}, {Em}], k: {dt}[{Bm}, {Hm}, {Sm}, {Em}], v: {dt}[{Bm}, {Hm}, {Sm}, 17], "
+              f"w: {dt}[{Hm * 17}, 5], q5: {dt}[{Bm}, {Hm}, 5, {Em}], fm: {dt}[{Bm}, 1, {Lm}, {Sm}], "
+              f"bm: bool[{Lm}, {Sm}]")
+    feed = {n: to_npy(arr, "bool" if n == "bm" else dt) for n, arr in x.items()}
+    want = [rnd(wv, dt).astype(np.float64) for _, wv in cs]
+    errs, src = run_case(tdslc, params, body, ", ".join(e for e, _ in cs), [dt] * len(cs), want, feed)
+    whole = [e for e in errs if not e.startswith("out")]
+    for i, (expr, _) in enumerate(cs):
+        mine = whole + [e for e in errs if e.startswith(f"out{i}:")]
+        t.report(f"{dt} merged heads: {expr}", mine, src if mine else None)
+
+
+def merged_heads_plan(tdslc, t):
+    """--emit=ir: the copy that merges the heads back is gone; the matmul reads the
+    attention's buffer."""
+    src = ("fn f(q: f32[2, 3, 5, 8], k: f32[2, 3, 7, 8], v: f32[2, 3, 7, 6], w: f32[18, 4]) -> f32[2, 5, 4] {\n"
+           "    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+           "    return y.transpose(1, 2).contiguous().view(2, 5, 18) @ w\n}\n")
+    p = emit_text(tdslc, src, "ir")
+    plan = p.stdout.split("kernels:")[1] if p.returncode == 0 else ""
+    t.check("emit_ir_merged_heads_written_in_place",
+            "kernels: 2" in p.stdout and "contiguous" not in plan
+            and "k0: scaled_dot_product_attention" in plan and "k1: matmul" in plan, p.stdout + p.stderr)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
     one_kernel(tdslc, t)
+    merged_heads_plan(tdslc, t)
+    for seed, dt in list(enumerate(("f32", "f16")))[::test_subset()]:
+        merged_heads(tdslc, t, dt, seed)
     for seed, dt in list(enumerate(("f32", "f64", "f16", "bf16")))[::test_subset()]:  # the sanitizer pass: a subset
         x = inputs(dt, seed)
         cs = cases(x, dt)
