@@ -66,7 +66,9 @@ def relu(a):
 # stride-2 runs, by vectors), "clipped" (the zero padding packed by runs clipped to the
 # input: no kernel but the GEMM's, no padded copy), "one kernel" (the padding copied into
 # the GEMM kernel's own temp), "residual" (the in-place adds and what follows them in the
-# GEMM's epilogue: no kernel but the GEMM's) or None)
+# GEMM's epilogue: no kernel but the GEMM's), "cat stored" (one padded dim outside a 2-D
+# conv: the pad's cat a kernel of its own, as one copy in the GEMM kernel would be, but not
+# live beside the GEMM's input and output) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -132,8 +134,8 @@ CASES = [
      "F.conv2d(x, w, padding=1, groups=2)", lambda x, w: np_conv(x, w, padding=1, groups=2), "one kernel"),
     ("conv2d 3x3 pad 1, 2 images (padding copied once)", {"x": (2, 4, 9, 13), "w": (12, 4, 3, 3)},
      "F.conv2d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "one kernel"),
-    ("conv1d k 5, padding 2 (padding copied once)", {"x": (2, 4, 30), "w": (6, 4, 5)},
-     "F.conv1d(x, w, padding=2)", lambda x, w: np_conv(x, w, padding=2), "one kernel"),
+    ("conv1d k 5, padding 2 (the padding's one cat stored)", {"x": (2, 4, 30), "w": (6, 4, 5)},
+     "F.conv1d(x, w, padding=2)", lambda x, w: np_conv(x, w, padding=2), "cat stored"),
     # in-place adds into the result (ResNet's out += identity) and what reads it after: the epilogue
     ("conv2d 3x3 pad 1, bias, .mul_(0.5).add_(r), relu (residual epilogue)",
      {"x": (1, 16, 9, 11), "w": (24, 16, 3, 3), "b": (24,), "r": (1, 24, 9, 11)},
@@ -242,6 +244,10 @@ def check_schedule(t, tdslc, name, src, want):
             errs.append("the padded input copied, want its runs clipped")
         elif want == "one kernel" and not re.search(r"\.padded\b", p.stdout):
             errs.append("no padded copy, want one")
+    elif not errs and want == "cat stored":
+        nk = len(re.findall(r"^kernel k\d+", p.stdout, re.M))
+        if nk != 2 or re.search(r"\.padded\b", p.stdout):
+            errs.append(f"{nk} kernels, want the padding's cat and the GEMM, no padded copy in the GEMM")
     elif not errs and want == "runs 2":  # (a full panel's runs copied by vectors: two loads, one shuffle)
         if not re.search(r"^function f\d+\n  args: .*i64\[(.*\n)*?.*shuffle\(", p.stdout, re.M):
             errs.append("no function packing B's stride-2 runs by vectors")
