@@ -71,17 +71,23 @@ static void scan_expr(Check *c, const LExpr *e) {
   scan_expr(c, e->c);
 }
 
+// Statement i of l, entered: p then leads to it (the caller leaves with p->n--).
+static const LStmt *path_push(Path *p, const LStmtList *l, int i) {
+  const LStmt *s = l->data[i];
+  p->list[p->n] = l;
+  p->pos[p->n] = i;
+  p->loop[p->n] = s->kind == LS_LOOP ? s : NULL;
+  p->n++;
+  return s;
+}
+
 static void collect(Check *c, const LStmtList *l, Path *p) {
   if (p->n >= INPLACE_MAX_DEPTH) {
     c->ok = false;
     return;
   }
   for (int i = 0; i < l->len && c->ok; i++) {
-    const LStmt *s = l->data[i];
-    p->list[p->n] = l;
-    p->pos[p->n] = i;
-    p->loop[p->n] = s->kind == LS_LOOP ? s : NULL;
-    p->n++;
+    const LStmt *s = path_push(p, l, i);
     if (s->kind == LS_CALL) {
       for (int a = 0; a < s->call->nptr; a++)
         if (s->call->ptr[a] == c->ax || s->call->ptr[a] == c->ay)
@@ -274,11 +280,7 @@ static void loads_expr(Check *c, const LExpr *e, const Path *p) {
 
 static void loads(Check *c, const LStmtList *l, Path *p) {
   for (int i = 0; i < l->len && c->ok; i++) {
-    const LStmt *s = l->data[i];
-    p->list[p->n] = l;
-    p->pos[p->n] = i;
-    p->loop[p->n] = s->kind == LS_LOOP ? s : NULL;
-    p->n++;
+    const LStmt *s = path_push(p, l, i);
     loads_expr(c, s->val, p);
     loads_expr(c, s->cond, p);
     if (s->kind == LS_STORE)

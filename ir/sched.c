@@ -633,6 +633,17 @@ static LExpr *argext_vcond(Sched *s, const ArgExt *a, LExpr *X, LExpr *B, int la
   return o;
 }
 
+// The scalar loop of l's last l->extent % lanes elements, from element done on, and rc,
+// which clones l's body into it (the caller's statements), every local keeping its name.
+static LStmt *tail_loop(Sched *s, const LStmt *l, int64_t done, int lanes, Clone *rc) {
+  LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
+  int *map = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
+  for (int m = 0; m < s->k->locals.len; m++)
+    map[m] = m;
+  *rc = (Clone){l->var, rest->var, 1, done, map};
+  return rest;
+}
+
 // Loop l (an argext_loop) in lanes, appended to out; false where it is not one.
 static bool split_argext(Sched *s, LStmt *l, LStmtList *out) {
   ArgExt a;
@@ -689,11 +700,8 @@ static bool split_argext(Sched *s, LStmt *l, LStmtList *out) {
     push(s, out, upd);
   }
   if (l->extent % lanes) {
-    LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
-    int *map = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
-    for (int m = 0; m < s->k->locals.len; m++)
-      map[m] = m;
-    Clone rc = {l->var, rest->var, 1, nmain * lanes, map};
+    Clone rc;
+    LStmt *rest = tail_loop(s, l, nmain * lanes, lanes, &rc);
     push(s, &rest->body, clone_stmt(s, &rc, a.let));
     LStmt *upd = ls_if(s->cx, clone_expr(s, &rc, a.iff->cond));
     for (int i = 0; i < a.iff->body.len; i++)
@@ -759,11 +767,8 @@ static bool split_colargext(Sched *s, LStmt *l, LStmtList *out) {
   push(s, &main->body, ls_store(s->cx, bbuf, bi, sb));
   push(s, out, main);
   if (l->extent % lanes) {
-    LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
-    int *map = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
-    for (int m = 0; m < s->k->locals.len; m++)
-      map[m] = m;
-    Clone rc = {l->var, rest->var, 1, nmain * lanes, map};
+    Clone rc;
+    LStmt *rest = tail_loop(s, l, nmain * lanes, lanes, &rc);
     push(s, &rest->body, clone_stmt(s, &rc, b->data[0]));
     push(s, &rest->body, clone_stmt(s, &rc, b->data[1]));
     LStmt *upd = ls_if(s->cx, clone_expr(s, &rc, a.iff->cond));
