@@ -757,6 +757,16 @@ static void int_const(Buf *b, DType dt, int64_t v) {
   }
 }
 
+// a[0], ..., a[n - 1]) after a call's opening: a vector helper's arguments.
+static void args_close(CExprGen *g, const LExpr *const *a, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i)
+      buf_puts(g->b, ", ");
+    cexpr_expr(g, a[i]);
+  }
+  buf_puts(g->b, ")");
+}
+
 static void call1(CExprGen *g, const char *fn, const LExpr *a) {
   buf_printf(g->b, "%s(", fn);
   cexpr_expr(g, a);
@@ -1130,41 +1140,23 @@ static void vec_expr(CExprGen *g, const LExpr *e) {
     if (e->op == OP_MAXIMUM || e->op == OP_MINIMUM)
       g->pr->maxmin[e->dt][e->lanes] = true;
     buf_printf(g->b, "tdsl_g_%s_%s(", names[e->op], t);
-    cexpr_expr(g, e->a);
-    buf_puts(g->b, ", ");
-    cexpr_expr(g, e->b);
-    buf_puts(g->b, ")");
+    args_close(g, (const LExpr *[]){e->a, e->b}, 2);
     return;
   }
   case LX_FMA:  // fmas: the first factor a splat (a matmul's element of a row)
     TD_ASSERT(e->dt == DT_F32 || e->dt == DT_F64);
     buf_printf(g->b, "tdsl_g_fma%s_%s(", e->a->kind == LX_SPLAT ? "s" : "", t);
-    cexpr_expr(g, e->a->kind == LX_SPLAT ? e->a->a : e->a);
-    buf_puts(g->b, ", ");
-    cexpr_expr(g, e->b);
-    buf_puts(g->b, ", ");
-    cexpr_expr(g, e->c);
-    buf_puts(g->b, ")");
+    args_close(g, (const LExpr *[]){e->a->kind == LX_SPLAT ? e->a->a : e->a, e->b, e->c}, 3);
     return;
   case LX_SELECT: {  // (p > q) ? a : b, or ((p > q) || (s != s && t == t)) ? a : b
     bool nan = e->a->op == OP_LOGICAL_OR;
     const LExpr *c = nan ? e->a->a : e->a;
     (nan ? g->pr->selgtn : g->pr->selgt)[e->dt][e->lanes] = true;
     buf_printf(g->b, "tdsl_g_selgt%s_%s(", nan ? "n" : "", t);
-    cexpr_expr(g, c->a);
-    buf_puts(g->b, ", ");
-    cexpr_expr(g, c->b);
-    buf_puts(g->b, ", ");
-    if (nan) {
-      cexpr_expr(g, e->a->b->a->a);
-      buf_puts(g->b, ", ");
-      cexpr_expr(g, e->a->b->b->a);
-      buf_puts(g->b, ", ");
-    }
-    cexpr_expr(g, e->b);
-    buf_puts(g->b, ", ");
-    cexpr_expr(g, e->c);
-    buf_puts(g->b, ")");
+    if (nan)
+      args_close(g, (const LExpr *[]){c->a, c->b, e->a->b->a->a, e->a->b->b->a, e->b, e->c}, 6);
+    else
+      args_close(g, (const LExpr *[]){c->a, c->b, e->b, e->c}, 4);
     return;
   }
   default: break;  // a shuffle is a let's value (shuffle_let); nothing else has lanes
