@@ -206,6 +206,11 @@ int64_t rss_peak(void);     // its peak since the start or the last rss_reset_pe
 bool rss_reset_peak(void);  // the peak becomes the resident set now
 
 // ============================================================================
+// heap.c — the malloc heap of a compile: grown once, on huge pages (advice only)
+// ============================================================================
+void heap_prepare(void);
+
+// ============================================================================
 // cc.c, jit.c (with jit_load.c), gpu.c — the backends of run and bench
 // ============================================================================
 // p as C built by the system cc into a shared object and loaded: its packed caller.

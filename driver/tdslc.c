@@ -123,6 +123,8 @@ int main(int argc, char **argv) {
     if (o.list_gpus)
       options_print_gpus(stdout);
   } else if (rc == 0) {
+    if (o.mode == MODE_COMPILE)  // (run and bench: the program's own heap stays glibc's default)
+      heap_prepare();
     Ctx cx;
     ctx_init(&cx);
     cx.error_limit = o.error_limit;
