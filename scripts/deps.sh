@@ -4,7 +4,7 @@
 # Usage: scripts/deps.sh [--bench|--fuzz]   (--bench adds python3-torch, OpenBLAS and Halide 14
 # with its autoscheduler plugins; --fuzz clang and its libFuzzer runtime, for `make fuzz`)
 set -euo pipefail
-pkgs=(gcc cmake flex bison pkg-config llvm-14-dev libcmocka-dev python3-numpy python3-pytest)
+pkgs=(gcc cmake flex bison pkg-config llvm-14-dev lld libcmocka-dev python3-numpy python3-pytest)  # lld: tdslc's code order (CMakeLists.txt)
 [[ "${1:-}" == "--bench" ]] && pkgs+=(python3-torch libopenblas0-pthread python3-halide libhalide14-0-dev)  # OpenBLAS:
 # the BLAS bench compares with; Halide 14: bench/halide_work.py (the autoschedulers are in libhalide14-0-dev)
 [[ "${1:-}" == "--fuzz" ]] && pkgs+=(clang libclang-rt-14-dev)  # -fsanitize=fuzzer
