@@ -59,10 +59,10 @@ typedef struct Options {
   int error_limit;            // -ferror-limit=N (Ctx.error_limit; 0: none)
   uint64_t seed;
   int reps;
-  Input inputs[OPT_MAX_INPUTS];
-  int ninputs;
+  Input *inputs;  // malloc'd: one per argument at most (a fixed array was 192 KiB of stack,
+  int ninputs;    // 48 pages to fault in at each start)
   SemaDims dims;  // --dim NAME=SIZE (names malloc'd)
-  Arg args[OPT_MAX_INPUTS];  // --arg NAME=VALUE
+  Arg *args;  // --arg NAME=VALUE (malloc'd, as inputs)
   int nargs;
 } Options;
 

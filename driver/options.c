@@ -130,7 +130,9 @@ void options_print_gpus(FILE *out) {
 }
 
 int options_parse(int argc, char **argv, Options *o) {
-  *o = (Options){.emit = EMIT_C, .opt = 2, .reps = 20, .target = NULL, .error_limit = DIAG_ERROR_LIMIT};
+  *o = (Options){.emit = EMIT_C, .opt = 2, .reps = 20, .target = NULL, .error_limit = DIAG_ERROR_LIMIT,
+                 .inputs = calloc((size_t)argc, sizeof(Input)), .args = calloc((size_t)argc, sizeof(Arg))};
+  TD_ASSERT(o->inputs && o->args);  // (each --in and --arg takes an argument of its own)
   int i = 1;
   if (argc > 1 && strcmp(argv[1], "run") == 0)
     o->mode = MODE_RUN, i = 2;
@@ -308,4 +310,6 @@ void options_free(Options *o) {
     free((char *)o->dims.names[i]);
   for (int i = 0; i < o->nargs; i++)
     free((char *)o->args[i].name);
+  free(o->inputs);
+  free(o->args);
 }
