@@ -2,13 +2,14 @@
 // (heap_prepare, called once before compile mode allocates). A compile writes a few MB
 // of heap, most of it LLVM's codegen in small blocks, and each 4 KiB page it touches
 // first costs a fault (~1.6 us here, zeroing included); a 2 MiB transparent huge page
-// costs ~0.17 ms, 4.6x less per byte (issue 31: examples/attention.tdsl to an object
-// took ~600 heap faults of its ~1,250). So the heap is grown once by PAD, blocks up to
+// costs ~0.17 ms, 4.6x less per byte. So the heap is grown once by PAD, blocks up to
 // PAD stay in it rather than in mmaps of their own (glibc maps each block over 128 KiB
 // apart, and faults and unmaps it again), and the part from the first 2 MiB boundary
 // on asks for huge pages (MADV_HUGEPAGE: the kernel's THP mode here is "madvise").
 // The stretch below that boundary is taken by one block that is never touched, so the
-// blocks that follow start on a huge page.
+// blocks that follow start on a huge page. Issue 31, measured interleaved:
+// examples/attention.tdsl to an object -0.6 ms (~600 of its ~1,250 page faults were the
+// heap's); GPT-2 small to an object 125 -> 104 ms, 5,600 -> 600 page faults.
 //
 // Invariants: nothing here is needed for correctness. Each step is advice that the C
 // library or the kernel may refuse, and then the heap is simply glibc's default;
@@ -46,7 +47,7 @@ void heap_prepare(void) {
   char *p = malloc(PAD - hp);
   if (!p)
     return;
-  uintptr_t boundary = ((uintptr_t)p + 64 + hp - 1) & ~(hp - 1), written = ((uintptr_t)p + PAD - hp) & ~(hp - 1),
+  uintptr_t boundary = ((uintptr_t)p + 64 + hp - 1) & ~(hp - 1), written = ((uintptr_t)p + PAD - hp - 16) & ~(hp - 1),
             end = (uintptr_t)sbrk(0) & ~(hp - 1);
   if (written > boundary)
     madvise((void *)boundary, written - boundary, MADV_HUGEPAGE);
