@@ -127,13 +127,16 @@ static int64_t index_coef(const LIndex *x, int var) {
   return c;
 }
 
-// The iterations [*lo, *hi) of loop var `var` that the ifs on path p leave to the
-// statement it leads to: `if (var < c)` lowers hi to c, `if (!(var < c))` raises lo to
-// c (ir/gemm.c's last column block, a branch of its own); other conditions narrow
-// nothing (more iterations counted than run: never fewer).
-static void var_range(const Path *p, int var, int64_t *lo, int64_t *hi) {
-  for (int d = 0; d + 1 < p->n; d++) {
+// The iterations [*lo, *hi) of the loop at depth dl of path p (its var `var`) that the
+// ifs inside it on p leave to the statement p leads to: `if (var < c)` lowers hi to c,
+// `if (!(var < c))` raises lo to c (ir/gemm.c's last column block, a branch of its
+// own); other conditions narrow nothing (more iterations counted than run: never
+// fewer), and ifs past a loop that defines var again are that loop's.
+static void var_range(const Path *p, int dl, int var, int64_t *lo, int64_t *hi) {
+  for (int d = dl + 1; d + 1 < p->n; d++) {
     const LStmt *s = p->list[d]->data[p->pos[d]];
+    if (s->kind == LS_LOOP && s->var == var)
+      return;
     if (s->kind != LS_IF)
       continue;
     const LExpr *c = s->cond;
@@ -162,7 +165,7 @@ static bool store_terms(const StoreAt *st, int64_t *ext, int64_t *coef, int *n, 
     if (!l)
       continue;
     int64_t lo = 0, hi = l->extent;
-    var_range(&st->path, l->var, &lo, &hi);
+    var_range(&st->path, d, l->var, &lo, &hi);
     int64_t cf = index_coef(&st->s->idx, l->var);
     if (hi <= lo)
       return false;
