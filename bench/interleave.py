@@ -23,6 +23,9 @@ prints each one's median and min against the best Halide variant:
     Adams2019 each 1.04-1.32x faster after a writer of their own block than after a writer
     of another one, in one run). With a block of its own, each implementation's time
     depended on which one the order put before it (--own-block keeps that, to compare);
+  - every implementation is warmed up for at least TDSL_STREAM_SETTLE calls (tdsl.h: the
+    calls a streamed result's site takes to choose its store form), as bench/run.py warms
+    up every peer, in rounds of K calls;
   - --block K: K calls of one implementation back to back before the next (1: strictly
     alternating; larger: each one's result stays in the caches between its own calls, as
     in bench/run.py's processes); the order of the implementations is shuffled every
@@ -127,7 +130,8 @@ def driver_source(w, ntdsl, hvariants, hshapes, oshape, own_block=False):
     L += ['  int T = %d; double *ts = malloc(sizeof(double) * (size_t)N * T); if (!ts) return 2;' % T,
           '  int order[%d]; for (int j = 0; j < T; j++) order[j] = j;' % T,
           '  uint64_t sh = 0x9e3779b97f4a7c15u;',
-          '  for (int rb = -B; rb < N; rb += B) {  // a warm-up block, then blocks of B calls per implementation',
+          '  int W = B * ((TDSL_STREAM_SETTLE + B - 1) / B);  // warm-up calls, as bench/run.py\'s (warmup_for)',
+          '  for (int rb = -W; rb < N; rb += B) {  // warm-up rounds, then blocks of B calls per implementation',
           '    for (int j = T - 1; j > 0; j--) {  // this round\'s order: Fisher-Yates, xorshift64',
           '      sh ^= sh << 13; sh ^= sh >> 7; sh ^= sh << 17;',
           '      int i = (int)(sh % (uint64_t)(j + 1)), x = order[i]; order[i] = order[j]; order[j] = x;',
