@@ -9,6 +9,7 @@
 // built to choose the order leave no argument or error behind.
 #include "ir/kernel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 // ============================================================================
@@ -57,6 +58,8 @@ enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32,
 
 typedef struct EwTile {
   const NodeList *ns;
+  int ncut[TD_MAX_DIMS];      // the inline cats' piece bounds along each dim (ew_cuts)
+  int64_t cut[TD_MAX_DIMS][KB_MAX_CUTS];
   const View *ov;
   int di, dj;                 // the tiled dims (di < dj)
   int64_t tile[TD_MAX_DIMS];  // di and dj: Ti and Tj
@@ -269,9 +272,12 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
       ew_stores(kb, t, into, t->idx);
     return;
   }
-  if (d != t->di && d != t->dj) {
-    int64_t S = ov->shape[d];
-    ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(0), 1, par, &t->idx[d]), d + 1, par && S == 1);
+  if (d != t->di && d != t->dj) {  // one loop over each range between cuts
+    for (int c = 0; c <= t->ncut[d]; c++) {
+      int64_t from = c ? t->cut[d][c - 1] : 0, to = c < t->ncut[d] ? t->cut[d][c] : ov->shape[d];
+      ew_nest(kb, t, kb_step_loop(kb, into, to - from, kb_ix_const(from), 1, par, &t->idx[d]), d + 1,
+              par && to - from == 1);
+    }
     return;
   }
   int64_t S = ov->shape[d], T = t->tile[d], nt = S / T;
@@ -283,6 +289,33 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
     t->ext[d] = S % T;
     ew_nest(kb, t, into, d + 1, par && !nt);
   }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+// Splits the nest where the inline cats the nodes read change pieces (the comment at
+// ir/scalar.c's cat_expr): each range's loops then read one piece of each cat
+// directly. probe: the nodes' expressions at the probe index. No split where a cat's
+// index is no single dim's (it reads through selects).
+static void ew_cuts(KernelBuilder *kb, EwTile *t, const LIndex *probe) {
+  KbCuts c = {0};
+  kb->cuts = &c;
+  for (int i = 0; i < t->ns->len; i++)
+    kb_node_expr(kb, t->ns->data[i], probe);
+  kb->cuts = NULL;
+  for (int d = 0; d < t->ov->ndim && !c.bad; d++) {
+    qsort(c.at[d], (size_t)c.n[d], sizeof(int64_t), cmp_i64);
+    for (int j = 0; j < c.n[d]; j++) {
+      int64_t x = c.at[d][j];
+      if (x > 0 && x < t->ov->shape[d] && (!t->ncut[d] || t->cut[d][t->ncut[d] - 1] != x))
+        t->cut[d][t->ncut[d]++] = x;
+    }
+  }
+  if (c.bad)
+    memset(t->ncut, 0, sizeof t->ncut);
 }
 
 void ew_build(KernelBuilder *kb, const NodeList *ns) {
@@ -297,6 +330,12 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
   // probe the loads; the args and errors that registers are dropped again (they come
   // back in store order when the nest is built)
   int nargs = kb->k->args.len, nerr = kb->k->errors.len;
+  ew_cuts(kb, &t, pidx);
+  bool split = false;
+  for (int d = 0; d < ov->ndim; d++)
+    split |= t.ncut[d] > 0;
+  if (split)  // (no tiles: a transposed read of a cat is one piece at a time)
+    t.dj = -1;
   bool copy = false;
   for (int i = 0; i < ns->len && t.dj >= 0 && t.di < 0 && !kb->naive; i++) {
     const Node *n = ns->data[i];
