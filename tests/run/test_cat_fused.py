@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""tests/run/test_cat_fused.py TDSLC: cats and stacks recomputed piece by piece inside
+their elementwise readers' kernels (ir/fuse.c's join_why, ir/ew.c's split nests,
+ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
+
+  - RoPE's rotate_half (cat((-x2, x1), -1) * sin + x * cos) and the same with pieces
+    of different sizes; a negative dim and three pieces; a stack; f64, i32, mixed
+    dtypes (i32 and f32: the promoted f32); a cat read twice (once flipped: the
+    pieces' bounds met from the other end), read transposed, broadcast against
+    another operand, split along the outermost (parallel) dim of a large result;
+  - a cat that is also an output, and one a reduction reads (both stored);
+  - a cat read through a view that splits its dim over two dims (f32 and f16): no
+    loop split resolves it, it reads through selects over the pieces;
+and the plan: the RoPE function is one kernel (no kernel of its own for the cat).
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, emit_text, require_backend, run_outputs  # noqa: E402
+
+TDSLC = os.path.abspath(sys.argv[1])
+T = Tally()
+RNG = np.random.default_rng(27)
+
+SRC = """
+fn rope(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8]) -> f32[2, 3, 5, 8] {
+    rot = torch.cat((-x[..., 4:], x[..., :4]), dim=-1)
+    return x * c + rot * s
+}
+
+fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 3, 6], e: f32[4, 1, 6],
+     d: f64[3, 7], d2: f64[2, 7], i: i32[5, 4], big: f32[300, 128], h: f16[4, 8]) -> (
+        f32[2, 3, 5, 8], f32[4, 6, 6], f32[4, 3, 2, 6], f64[5, 7], i32[5, 12], f32[10, 4], f32[4, 4, 5],
+         f32[6, 5], f32[4, 5, 6], f32[300, 128], f32[4, 5, 6], f32[4, 5, 6], f32[4, 5], f32[4, 2, 4],
+         f16[4, 2, 4]) {
+    r1 = x * c + torch.cat((x[..., 5:], -x[..., :5]), dim=-1) * s
+    r2 = torch.cat((a, b * 2.0, e), dim=-2) + 1.0
+    r3 = torch.stack((a, a * a, -a), dim=1) * 3.0
+    r4 = torch.exp(torch.cat((d, d2 - 1.0), dim=0))
+    r5 = torch.cat((i, -i, i * 2), dim=1) * 3
+    r6 = torch.cat((i, a[0, 0, :4].expand(5, 4)), dim=0) + 0.5
+    y = torch.cat((a[:, :, 1:], b[:, :2, 1:] * 2.0), dim=1)
+    r7 = y * y + y.flip(1)
+    r8 = torch.cat((a[0], b[0]), dim=0).t() * 2.0 + a[0, 0, :].unsqueeze(1)
+    r9 = torch.cat((a, b), dim=1) * torch.cat((e, e), dim=-1)[:, :, 3:9]
+    r10 = torch.cat((big[:100] * 2.0, -big[100:]), dim=0) + 1.0
+    z = torch.cat((b, a), dim=1)
+    r11 = z * 2.0
+    r12 = torch.cat((a, b), dim=1).sum(-1) + 1.0
+    r13 = torch.cat((a[:, 0, :], b[:, 0, :2]), dim=1).view(4, 2, 4) * 2.0
+    r14 = torch.cat((h[:, :3], -h[:, 3:]), dim=1).view(4, 2, 4) * 2.0
+    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14
+}
+"""
+
+
+def inputs():
+    def f32(*shape):
+        return RNG.standard_normal(shape).astype(np.float32)
+    return {"x": f32(2, 3, 5, 8), "c": f32(5, 8), "s": f32(5, 8), "a": f32(4, 2, 6), "b": f32(4, 3, 6),
+            "e": f32(4, 1, 6), "d": RNG.standard_normal((3, 7)), "d2": RNG.standard_normal((2, 7)),
+            "i": RNG.integers(-50, 50, (5, 4)).astype(np.int32), "big": f32(300, 128),
+            "h": RNG.standard_normal((4, 8)).astype(np.float16)}
+
+
+def want(v):
+    x, c, s, a, b, e, d, d2, i, big, h = (v[k] for k in ("x", "c", "s", "a", "b", "e", "d", "d2", "i", "big", "h"))
+    cat = np.concatenate
+    y = cat((a[:, :, 1:], b[:, :2, 1:] * 2), axis=1)
+    hc = cat((h[:, :3], -h[:, 3:]), axis=1).astype(np.float32).reshape(4, 2, 4) * 2
+    return [
+        x * c + cat((x[..., 5:], -x[..., :5]), axis=-1) * s,
+        cat((a, b * 2, e), axis=-2) + 1,
+        np.stack((a, a * a, -a), axis=1) * 3,
+        np.exp(cat((d, d2 - 1), axis=0)),
+        cat((i, -i, i * 2), axis=1) * 3,
+        cat((i.astype(np.float32), np.broadcast_to(a[0, 0, :4], (5, 4))), axis=0) + np.float32(0.5),
+        y * y + y[:, ::-1],
+        cat((a[0], b[0]), axis=0).T * 2 + a[0, 0, :][:, None],
+        cat((a, b), axis=1) * cat((e, e), axis=-1)[:, :, 3:9],
+        cat((big[:100] * 2, -big[100:]), axis=0) + 1,
+        cat((b, a), axis=1),
+        cat((b, a), axis=1) * 2,
+        cat((a, b), axis=1).sum(-1) + 1,
+        cat((a[:, 0, :], b[:, 0, :2]), axis=1).reshape(4, 2, 4) * 2,
+        hc.astype(np.float16),
+    ]
+
+
+def main():
+    require_backend(TDSLC)
+    v = inputs()
+    p, outs = run_outputs(TDSLC, SRC, v, fn="f")
+    if p.returncode != 0:
+        T.report("run", [f"exit {p.returncode}: {p.stderr.strip()[:800]}"], program=SRC)
+    else:
+        ws = want(v)
+        T.check("outputs", len(outs) == len(ws), f"{len(outs)} outputs, want {len(ws)}")
+        for k, (got, w) in enumerate(zip(outs, ws)):
+            errs = []
+            if got.dtype != w.dtype or got.shape != w.shape:
+                errs.append(f"{got.dtype}{list(got.shape)}, want {w.dtype}{list(w.shape)}")
+            elif w.dtype.kind == "f":
+                tol = 1e-2 if w.dtype == np.float16 else 1e-5
+                if not np.allclose(got.astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol):
+                    errs.append(f"max error {np.max(np.abs(got.astype(np.float64) - w)):.3g}")
+            elif not np.array_equal(got, w):
+                errs.append("values differ")
+            T.report(f"r{k + 1}", errs)
+    p = emit_text(TDSLC, SRC, "ir", ["--json", "--fn", "rope"])
+    if p.returncode != 0:
+        T.report("rope plan", [f"exit {p.returncode}: {p.stderr.strip()[:800]}"])
+    else:
+        ks = json.loads(p.stdout).get("kernels", [])
+        T.check("rope: one kernel", len(ks) == 1, json.dumps(ks)[:800])
+    sys.exit(T.summary())
+
+
+if __name__ == "__main__":
+    main()
