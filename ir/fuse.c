@@ -166,6 +166,7 @@ typedef struct Fuse {
                        // that reads it (plan_pads), else -1
   int *pieces;         // per node: an inline cat or stack its expression recomputes piece by
                        // piece (itself, when it is one), else -1
+  uint32_t *pdims;     // per node: the dims of its result along which such a cat's pieces change
   VEC(Kern *) kerns;
   // row layout of kernel values: per node, for row dims k, the stride of row coordinate
   // k in its own buffer (ROWV), or full = it has the row input's shape
@@ -523,13 +524,45 @@ static FuseWhy join_why(const Fuse *f, int i) {
   return why(FW_NONE, -1, -1);
 }
 
-// A node recomputing a join piece by piece is read by pointwise nodes only (FW_NONE),
-// else why not.
+// The view through which pointwise node r reads operand s, in r's index space.
+static View pointwise_read(const Node *r, int s) {
+  return expand_to(r->srcs[s]->view, r->out->view.ndim, r->out->view.shape);
+}
+
+// The dims of rv (a read of a result of pndim dims, shape pshape) that walk the result's
+// dims pd; false when a dim of pd is walked by two (a view splitting it: no one loop
+// keeps its index in one piece).
+static bool read_dims(View rv, int pndim, const int64_t *pshape, uint32_t pd, uint32_t *dims) {
+  ViewMap m;
+  if (!view_decompose(rv, pndim, pshape, &m))
+    return false;
+  uint32_t seen = 0;
+  *dims = 0;
+  for (int k = 0; k < rv.ndim; k++) {
+    int q = m.pdim[k];
+    if (q < 0 || rv.shape[k] <= 1 || !(pd >> q & 1))
+      continue;
+    if (seen >> q & 1)
+      return false;
+    seen |= 1u << q;
+    *dims |= 1u << k;
+  }
+  return true;
+}
+
+// A node recomputing a join piece by piece is read by pointwise nodes only, each through
+// a view that walks every dim its pieces change along with one dim (FW_NONE), else why
+// not.
 static FuseWhy pieces_read_why(const Fuse *f, int i) {
+  const View *pv = &node_of(f, i)->out->view;
   for (int e = 0; e < f->readers[i].len; e++) {
-    const Node *r = node_of(f, f->readers[i].data[e].reader);
+    Edge ed = f->readers[i].data[e];
+    const Node *r = node_of(f, ed.reader);
+    uint32_t dims;
     if (!op_is_pointwise(r->op))
       return why(FW_PIECE_READ, r->id, -1);
+    if (!read_dims(pointwise_read(r, ed.src), pv->ndim, pv->shape, f->pdims[i], &dims))
+      return why(FW_PIECE_VIEW, r->id, -1);
   }
   return why(FW_NONE, -1, -1);
 }
@@ -555,10 +588,16 @@ static void plan_inline(Fuse *f) {
       continue;
     }
     bool join = is_join(n->op);
-    for (int s = 0; s < n->nsrc && !join; s++) {
+    f->pdims[i] = join ? 1u << n->attr.dim : 0;
+    for (int s = 0; s < n->nsrc && !join && op_is_pointwise(n->op); s++) {
       int p = producer_of(n->srcs[s]);
-      if (p >= 0 && f->inl[p] && f->pieces[p] >= 0)
-        f->pieces[i] = f->pieces[p];
+      uint32_t dims;
+      if (p < 0 || !f->inl[p] || f->pieces[p] < 0)
+        continue;
+      const View *pv = &node_of(f, p)->out->view;
+      f->pieces[i] = f->pieces[p];
+      TD_ASSERT(read_dims(pointwise_read(n, s), pv->ndim, pv->shape, f->pdims[p], &dims));  // (pieces_read_why)
+      f->pdims[i] |= dims;
     }
     if (op_is_elementwise(n->op) || join) {
       bool reduced = false;
@@ -1035,6 +1074,7 @@ void fuse_graph(Graph *g) {
   f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
   f->padmm = arena_alloc(&cx->arena, sizeof(int) * n);
   f->pieces = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->pdims = arena_alloc(&cx->arena, sizeof(uint32_t) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->bufs = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->row_coef = arena_alloc(&cx->arena, sizeof *f->row_coef * n);

@@ -104,6 +104,11 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     ref(g, w.node, out);
     fputs(", which is no elementwise op to split where the pieces change", out);
     return;
+  case FW_PIECE_VIEW:
+    fputs(n->op == OP_CAT || n->op == OP_STACK ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
+    ref(g, w.node, out);
+    fputs(" through a view that splits the dim its pieces change along", out);
+    return;
   case FW_K_MATMUL: fputs("a matmul starts a kernel", out); return;
   case FW_K_ROW_NEW:
     fputs(op_is_scan(n->op) ? "no earlier scan runs over the same rows" : "no earlier kernel reduces the same rows", out);

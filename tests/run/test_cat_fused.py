@@ -9,9 +9,11 @@ ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
     pieces' bounds met from the other end), read transposed, broadcast against
     another operand, split along the outermost (parallel) dim of a large result;
   - a cat that is also an output, and one a reduction reads (both stored);
-  - a cat read through a view that splits its dim over two dims (f32 and f16): no
-    loop split resolves it, it reads through selects over the pieces;
-and the plan: the RoPE function is one kernel (no kernel of its own for the cat).
+  - a cat read through a view that splits its dim over two dims (f32 and f16): stored;
+  - five cats of 16 pieces each (f16) summed: more piece bounds along one dim than a
+    kernel splits its loops at, each read through selects over its clamped pieces;
+and the plan: the RoPE function is one kernel (no kernel of its own for the cat), its
+innermost loop split in two, no select in it.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -30,6 +32,19 @@ TDSLC = os.path.abspath(sys.argv[1])
 T = Tally()
 RNG = np.random.default_rng(27)
 
+
+def many_cuts(rng):
+    """Five ways to cut 48 columns into 16 pieces: [[(lo, hi), ...], ...]."""
+    cuts = []
+    for _ in range(5):
+        b = [0] + sorted(rng.choice(np.arange(1, 48), 15, replace=False).tolist()) + [48]
+        cuts.append(list(zip(b[:-1], b[1:])))
+    return cuts
+
+
+CUTS = many_cuts(np.random.default_rng(5))
+MANY = " + ".join("torch.cat((" + ", ".join(f"m[:, {lo}:{hi}]" for lo, hi in c) + "), dim=1)" for c in CUTS)
+
 SRC = """
 fn rope(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8]) -> f32[2, 3, 5, 8] {
     rot = torch.cat((-x[..., 4:], x[..., :4]), dim=-1)
@@ -37,10 +52,11 @@ fn rope(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8]) -> f32[2, 3, 5, 8] {
 }
 
 fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 3, 6], e: f32[4, 1, 6],
-     d: f64[3, 7], d2: f64[2, 7], i: i32[5, 4], big: f32[300, 128], h: f16[4, 8]) -> (
+     d: f64[3, 7], d2: f64[2, 7], i: i32[5, 4], big: f32[300, 128], h: f16[4, 8],
+      m: f16[3, 48]) -> (
         f32[2, 3, 5, 8], f32[4, 6, 6], f32[4, 3, 2, 6], f64[5, 7], i32[5, 12], f32[10, 4], f32[4, 4, 5],
          f32[6, 5], f32[4, 5, 6], f32[300, 128], f32[4, 5, 6], f32[4, 5, 6], f32[4, 5], f32[4, 2, 4],
-         f16[4, 2, 4]) {
+         f16[4, 2, 4], f16[3, 48]) {
     r1 = x * c + torch.cat((x[..., 5:], -x[..., :5]), dim=-1) * s
     r2 = torch.cat((a, b * 2.0, e), dim=-2) + 1.0
     r3 = torch.stack((a, a * a, -a), dim=1) * 3.0
@@ -57,9 +73,10 @@ fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 
     r12 = torch.cat((a, b), dim=1).sum(-1) + 1.0
     r13 = torch.cat((a[:, 0, :], b[:, 0, :2]), dim=1).view(4, 2, 4) * 2.0
     r14 = torch.cat((h[:, :3], -h[:, 3:]), dim=1).view(4, 2, 4) * 2.0
-    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14
+    r15 = MANY
+    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14, r15
 }
-"""
+""".replace("MANY", MANY)
 
 
 def inputs():
@@ -68,12 +85,17 @@ def inputs():
     return {"x": f32(2, 3, 5, 8), "c": f32(5, 8), "s": f32(5, 8), "a": f32(4, 2, 6), "b": f32(4, 3, 6),
             "e": f32(4, 1, 6), "d": RNG.standard_normal((3, 7)), "d2": RNG.standard_normal((2, 7)),
             "i": RNG.integers(-50, 50, (5, 4)).astype(np.int32), "big": f32(300, 128),
-            "h": RNG.standard_normal((4, 8)).astype(np.float16)}
+            "h": RNG.standard_normal((4, 8)).astype(np.float16),
+            "m": RNG.standard_normal((3, 48)).astype(np.float16)}
 
 
 def want(v):
-    x, c, s, a, b, e, d, d2, i, big, h = (v[k] for k in ("x", "c", "s", "a", "b", "e", "d", "d2", "i", "big", "h"))
+    x, c, s, a, b, e, d, d2, i, big, h, m = (v[k] for k in ("x", "c", "s", "a", "b", "e", "d", "d2", "i", "big", "h",
+                                                             "m"))
     cat = np.concatenate
+    many = cat([m[:, lo:hi] for lo, hi in CUTS[0]], axis=1)
+    for cut in CUTS[1:]:
+        many = many + cat([m[:, lo:hi] for lo, hi in cut], axis=1)  # (f16 sums, rounded each time)
     y = cat((a[:, :, 1:], b[:, :2, 1:] * 2), axis=1)
     hc = cat((h[:, :3], -h[:, 3:]), axis=1).astype(np.float32).reshape(4, 2, 4) * 2
     return [
@@ -92,6 +114,7 @@ def want(v):
         cat((a, b), axis=1).sum(-1) + 1,
         cat((a[:, 0, :], b[:, 0, :2]), axis=1).reshape(4, 2, 4) * 2,
         hc.astype(np.float16),
+        many,
     ]
 
 
@@ -121,6 +144,11 @@ def main():
     else:
         ks = json.loads(p.stdout).get("kernels", [])
         T.check("rope: one kernel", len(ks) == 1, json.dumps(ks)[:800])
+    # its loops split where the pieces change (0..4, 4..8), each piece read directly
+    p = emit_text(TDSLC, SRC, "kernels", ["--fn", "rope"])
+    body = p.stdout.split("kernel k0", 1)[-1]
+    T.check("rope: split, no selects", p.returncode == 0 and body.count("in 0..4 {") == 2 and "?" not in body,
+            body[:1500])
     sys.exit(T.summary())
 
 
