@@ -296,26 +296,24 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-// Splits the nest where the inline cats the nodes read change pieces (the comment at
-// ir/scalar.c's cat_expr): each range's loops then read one piece of each cat
-// directly. probe: the nodes' expressions at the probe index. No split where a cat's
-// index is no single dim's (it reads through selects).
-static void ew_cuts(KernelBuilder *kb, EwTile *t, const LIndex *probe) {
-  KbCuts c = {0};
-  kb->cuts = &c;
-  for (int i = 0; i < t->ns->len; i++)
-    kb_node_expr(kb, t->ns->data[i], probe);
-  kb->cuts = NULL;
-  for (int d = 0; d < t->ov->ndim && !c.bad; d++) {
-    qsort(c.at[d], (size_t)c.n[d], sizeof(int64_t), cmp_i64);
-    for (int j = 0; j < c.n[d]; j++) {
-      int64_t x = c.at[d][j];
+// The cuts the probe recorded (c: where the inline cats the nodes read change pieces,
+// the comment at ir/scalar.c's cat_expr), sorted and distinct inside each dim, into
+// t: each range's loops then read one piece of each cat directly. None where a cat's
+// index is no single dim's (it reads through selects). Whether any dim is split.
+static bool ew_cuts(EwTile *t, KbCuts *c) {
+  bool split = false;
+  for (int d = 0; d < t->ov->ndim && !c->bad; d++) {
+    qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_i64);
+    for (int j = 0; j < c->n[d]; j++) {
+      int64_t x = c->at[d][j];
       if (x > 0 && x < t->ov->shape[d] && (!t->ncut[d] || t->cut[d][t->ncut[d] - 1] != x))
         t->cut[d][t->ncut[d]++] = x;
     }
+    split |= t->ncut[d] > 0;
   }
-  if (c.bad)
+  if (c->bad)
     memset(t->ncut, 0, sizeof t->ncut);
+  return split && !c->bad;
 }
 
 void ew_build(KernelBuilder *kb, const NodeList *ns) {
@@ -327,25 +325,26 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     if (ov->shape[d] > 1)
       t.dj = d;
   }
-  // probe the loads; the args and errors that registers are dropped again (they come
-  // back in store order when the nest is built)
+  // probe the loads and the inline cats' pieces; the args and errors that registers are
+  // dropped again (they come back in store order when the nest is built)
   int nargs = kb->k->args.len, nerr = kb->k->errors.len;
-  ew_cuts(kb, &t, pidx);
-  bool split = false;
-  for (int d = 0; d < ov->ndim; d++)
-    split |= t.ncut[d] > 0;
-  if (split)  // (no tiles: a transposed read of a cat is one piece at a time)
-    t.dj = -1;
   bool copy = false;
-  for (int i = 0; i < ns->len && t.dj >= 0 && t.di < 0 && !kb->naive; i++) {
+  KbCuts cuts = {0};
+  kb->cuts = &cuts;
+  for (int i = 0; i < ns->len; i++) {
     const Node *n = ns->data[i];
     LExpr *e = kb_node_expr(kb, n, pidx);
+    if (t.dj < 0 || t.di >= 0 || kb->naive)
+      continue;
     t.di = transposed_dim(e, ov->ndim, t.dj);
     copy = ns->len == 1 && t.di >= 0 && e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn &&
            kb_ix_coef(&e->idx, PROBE_VAR + t.di) == 1;
   }
+  kb->cuts = NULL;
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
+  if (ew_cuts(&t, &cuts))  // (no tiles: a transposed read of a cat is one piece at a time)
+    t.di = -1;
   if (t.di < 0) {
     t.dj = -1;
   } else {  // the tile shape of the comment above, in elements of the (first) output
