@@ -272,22 +272,21 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
       ew_stores(kb, t, into, t->idx);
     return;
   }
-  if (d != t->di && d != t->dj) {  // one loop over each range between cuts
-    for (int c = 0; c <= t->ncut[d]; c++) {
-      int64_t from = c ? t->cut[d][c - 1] : 0, to = c < t->ncut[d] ? t->cut[d][c] : ov->shape[d];
-      ew_nest(kb, t, kb_step_loop(kb, into, to - from, kb_ix_const(from), 1, par, &t->idx[d]), d + 1,
-              par && to - from == 1);
+  for (int c = 0; c <= t->ncut[d]; c++) {  // each range between cuts (all of the dim if none)
+    int64_t from = c ? t->cut[d][c - 1] : 0, to = c < t->ncut[d] ? t->cut[d][c] : ov->shape[d], S = to - from;
+    if (d != t->di && d != t->dj) {
+      ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(from), 1, par, &t->idx[d]), d + 1, par && S == 1);
+      continue;
     }
-    return;
-  }
-  int64_t S = ov->shape[d], T = t->tile[d], nt = S / T;
-  t->ext[d] = T;
-  if (nt)
-    ew_nest(kb, t, kb_step_loop(kb, into, nt, kb_ix_const(0), T, par, &t->idx[d]), d + 1, par && nt == 1);
-  if (S % T) {  // the last tile, shorter
-    t->idx[d] = kb_ix_const(nt * T);
-    t->ext[d] = S % T;
-    ew_nest(kb, t, into, d + 1, par && !nt);
+    int64_t T = t->tile[d], nt = S / T;
+    t->ext[d] = T;
+    if (nt)
+      ew_nest(kb, t, kb_step_loop(kb, into, nt, kb_ix_const(from), T, par, &t->idx[d]), d + 1, par && nt == 1);
+    if (S % T) {  // the last tile, shorter
+      t->idx[d] = kb_ix_const(from + nt * T);
+      t->ext[d] = S % T;
+      ew_nest(kb, t, into, d + 1, par && !nt);
+    }
   }
 }
 
@@ -316,6 +315,36 @@ static bool ew_cuts(EwTile *t, KbCuts *c) {
   return split && !c->bad;
 }
 
+// Whether node n, split at t's cuts, is a copy in every range between them (one load of
+// its own dtype, unit-stride along t->di: a piece of each cat): ranges of the cut dims
+// one combination after another (at most EW_MAX_RANGES), each probed with its extents.
+enum { EW_MAX_RANGES = 64 };
+static bool ew_copy_pieces(KernelBuilder *kb, const EwTile *t, const Node *n) {
+  int nd = t->ov->ndim, at[TD_MAX_DIMS] = {0};
+  int64_t combos = 1;
+  for (int d = 0; d < nd; d++)
+    combos *= t->ncut[d] + 1;
+  if (combos > EW_MAX_RANGES)
+    return false;
+  bool copy = true;
+  for (int64_t c = 0; c < combos && copy; c++) {
+    LIndex pidx[TD_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+      int64_t from = at[d] ? t->cut[d][at[d] - 1] : 0, to = at[d] < t->ncut[d] ? t->cut[d][at[d]] : t->ov->shape[d];
+      pidx[d] = t->ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+      pidx[d].base = from;
+      kb->probe_ext[d] = t->ncut[d] ? to - from : 0;
+    }
+    LExpr *e = kb_node_expr(kb, n, pidx);
+    copy = e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn && kb_ix_coef(&e->idx, PROBE_VAR + t->di) == 1 &&
+           transposed_dim(e, nd, t->dj) == t->di;
+    for (int d = 0; d < nd && ++at[d] > t->ncut[d]; d++)  // the next combination
+      at[d] = 0;
+  }
+  memset(kb->probe_ext, 0, sizeof kb->probe_ext);
+  return copy;
+}
+
 void ew_build(KernelBuilder *kb, const NodeList *ns) {
   const View *ov = &ns->data[0]->out->view;
   EwTile t = {.ns = ns, .ov = ov, .di = -1, .dj = -1};
@@ -341,10 +370,10 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
            kb_ix_coef(&e->idx, PROBE_VAR + t.di) == 1;
   }
   kb->cuts = NULL;
+  if (ew_cuts(&t, &cuts) && t.di >= 0)  // (tiles lie within the ranges between cuts)
+    copy = ns->len == 1 && ew_copy_pieces(kb, &t, ns->data[0]);
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
-  if (ew_cuts(&t, &cuts))  // (no tiles: a transposed read of a cat is one piece at a time)
-    t.di = -1;
   if (t.di < 0) {
     t.dj = -1;
   } else {  // the tile shape of the comment above, in elements of the (first) output

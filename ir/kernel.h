@@ -86,6 +86,8 @@ typedef struct KernelBuilder {
   VEC(int64_t) var_ext;  // per loop variable of the kernel being built: its loop's extent
                          // (kb_loop's; 0 where unknown): an inline cat's piece (scalar.c)
   KbCuts *cuts;          // while ew_build probes: where inline cats split its dims
+  int64_t probe_ext[TD_MAX_DIMS];  // while ew_build probes one range between cuts: the
+                                   // extent of probe variable PROBE_VAR + d (0: unknown)
 } KernelBuilder;
 
 // kernel_build without the schedules that reorder loops (the blocked matmul row

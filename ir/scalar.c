@@ -640,10 +640,11 @@ static LExpr *binary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
 
 // ---- an inline cat or stack, piece by piece ----
 // Where a reader's loops keep the cat dim's index inside one piece (ir/ew.c splits its
-// loops at the pieces' bounds), the value there is that piece's, read directly; else
-// (and while ir/ew.c probes, recording where to split) a select over the pieces, each
-// read at its index clamped into the piece: every load stays in bounds, and a piece is
-// computed only at elements PyTorch computes too.
+// loops at the pieces' bounds), the value there is that piece's, read directly; else a
+// select over the pieces, each read at its index clamped into the piece: every load
+// stays in bounds, and a piece is computed only at elements PyTorch computes too. While
+// ir/ew.c probes, the cuts are recorded and the pieces' indices left unclamped (the
+// probe's expressions are never run).
 
 // The least and greatest value of x over its loops (false: unknown, a dyn part or a
 // variable of no known loop).
@@ -653,9 +654,12 @@ static bool ix_range(const KernelBuilder *kb, const LIndex *x, int64_t *lo, int6
   *lo = *hi = x->base;
   for (int t = 0; t < x->nterms; t++) {
     int v = x->var[t];
-    if (v < 0 || v >= kb->var_ext.len || kb->var_ext.data[v] <= 0)
+    int64_t ext = v >= PROBE_VAR && v < PROBE_VAR + TD_MAX_DIMS ? kb->probe_ext[v - PROBE_VAR]
+                  : v >= 0 && v < kb->var_ext.len         ? kb->var_ext.data[v]
+                                                          : 0;
+    if (ext <= 0)
       return false;
-    int64_t m = x->coef[t] * (kb->var_ext.data[v] - 1);
+    int64_t m = x->coef[t] * (ext - 1);
     *(m > 0 ? hi : lo) += m;
   }
   return true;
@@ -733,10 +737,11 @@ static LExpr *cat_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
     record_cuts(kb, &idx[a], bounds, np);
   DType cd = dtype_compute(n->out->dtype);  // (selects of halves are of their f32)
   LExpr *x = kb_ix_expr(kb, &idx[a]);
-  LExpr *r = piece_value(kb, n, part[np - 1], idx, x, bounds[np - 1], bounds[np] - bounds[np - 1], cd);
+  LExpr *clamp = kb->cuts ? NULL : x;  // (a probe keeps the pieces' loads affine: ir/ew.c reads their strides)
+  LExpr *r = piece_value(kb, n, part[np - 1], idx, clamp, bounds[np - 1], bounds[np] - bounds[np - 1], cd);
   for (int p = np - 2; p >= 0; p--) {
     LExpr *in = kb_binary(kb, OP_LT, DT_BOOL, x, kb_iconst(kb, DT_I64, bounds[p + 1]));
-    r = kb_select(kb, in, piece_value(kb, n, part[p], idx, x, bounds[p], bounds[p + 1] - bounds[p], cd), r);
+    r = kb_select(kb, in, piece_value(kb, n, part[p], idx, clamp, bounds[p], bounds[p + 1] - bounds[p], cd), r);
   }
   return kb_cast(kb, r, n->out->dtype);
 }

@@ -7,7 +7,9 @@ ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
     of different sizes; a negative dim and three pieces; a stack; f64, i32, mixed
     dtypes (i32 and f32: the promoted f32); a cat read twice (once flipped: the
     pieces' bounds met from the other end), read transposed, broadcast against
-    another operand, split along the outermost (parallel) dim of a large result;
+    another operand, split along the outermost (parallel) dim of a large result, read
+    transposed by a copy (register-block transposes within each piece) and by an
+    elementwise op (tiles within each piece);
   - a cat that is also an output, and one a reduction reads (both stored);
   - a cat read through a view that splits its dim over two dims (f32 and f16): stored;
   - five cats of 16 pieces each (f16) summed: more piece bounds along one dim than a
@@ -53,10 +55,10 @@ fn rope(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8]) -> f32[2, 3, 5, 8] {
 
 fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 3, 6], e: f32[4, 1, 6],
      d: f64[3, 7], d2: f64[2, 7], i: i32[5, 4], big: f32[300, 128], h: f16[4, 8],
-      m: f16[3, 48]) -> (
+      m: f16[3, 48], ta: f32[40, 48], tb: f32[24, 48], tc: f32[64, 20], td: f32[64, 30]) -> (
         f32[2, 3, 5, 8], f32[4, 6, 6], f32[4, 3, 2, 6], f64[5, 7], i32[5, 12], f32[10, 4], f32[4, 4, 5],
          f32[6, 5], f32[4, 5, 6], f32[300, 128], f32[4, 5, 6], f32[4, 5, 6], f32[4, 5], f32[4, 2, 4],
-         f16[4, 2, 4], f16[3, 48]) {
+         f16[4, 2, 4], f16[3, 48], f32[48, 64], f32[50, 64]) {
     r1 = x * c + torch.cat((x[..., 5:], -x[..., :5]), dim=-1) * s
     r2 = torch.cat((a, b * 2.0, e), dim=-2) + 1.0
     r3 = torch.stack((a, a * a, -a), dim=1) * 3.0
@@ -74,7 +76,9 @@ fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 
     r13 = torch.cat((a[:, 0, :], b[:, 0, :2]), dim=1).view(4, 2, 4) * 2.0
     r14 = torch.cat((h[:, :3], -h[:, 3:]), dim=1).view(4, 2, 4) * 2.0
     r15 = MANY
-    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14, r15
+    r16 = torch.cat((ta, tb), dim=0).t().contiguous()
+    r17 = torch.cat((tc, td), dim=1).t() * 2.0 + 1.0
+    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14, r15, r16, r17
 }
 """.replace("MANY", MANY)
 
@@ -86,12 +90,14 @@ def inputs():
             "e": f32(4, 1, 6), "d": RNG.standard_normal((3, 7)), "d2": RNG.standard_normal((2, 7)),
             "i": RNG.integers(-50, 50, (5, 4)).astype(np.int32), "big": f32(300, 128),
             "h": RNG.standard_normal((4, 8)).astype(np.float16),
-            "m": RNG.standard_normal((3, 48)).astype(np.float16)}
+            "m": RNG.standard_normal((3, 48)).astype(np.float16), "ta": f32(40, 48), "tb": f32(24, 48),
+            "tc": f32(64, 20), "td": f32(64, 30)}
 
 
 def want(v):
     x, c, s, a, b, e, d, d2, i, big, h, m = (v[k] for k in ("x", "c", "s", "a", "b", "e", "d", "d2", "i", "big", "h",
                                                              "m"))
+    ta, tb, tc, td = v["ta"], v["tb"], v["tc"], v["td"]
     cat = np.concatenate
     many = cat([m[:, lo:hi] for lo, hi in CUTS[0]], axis=1)
     for cut in CUTS[1:]:
@@ -115,6 +121,8 @@ def want(v):
         cat((a[:, 0, :], b[:, 0, :2]), axis=1).reshape(4, 2, 4) * 2,
         hc.astype(np.float16),
         many,
+        np.concatenate((ta, tb), axis=0).T,
+        np.concatenate((tc, td), axis=1).T * 2 + 1,
     ]
 
 
