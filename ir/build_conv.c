@@ -93,10 +93,10 @@ int build_pad(Builder *b, const void *args, Value **out) {
 // ============================================================================
 // Pooling: window views of the (padded) input, reduced over the window dims
 // ============================================================================
-// x padded on its last nsp dims by p on the left and what the last window needs on the right
-static Value *pool_pad(Builder *b, Value *x, int nsp, const int64_t *out, const int64_t *k, const int64_t *p,
-                       const int64_t *s, const int64_t *dil, const Value *fill) {
-  int64_t pads[2 * TD_MAX_DIMS];
+// The pads of x's last nsp dims (F.pad's order, from the last dim): p on the left and
+// what the last window needs on the right; whether any is not 0.
+static bool pool_pads(const Value *x, int nsp, const int64_t *out, const int64_t *k, const int64_t *p,
+                      const int64_t *s, const int64_t *dil, int64_t *pads) {
   bool any = false;
   int nd = x->view.ndim;
   for (int i = 0; i < nsp; i++) {
@@ -106,7 +106,14 @@ static Value *pool_pad(Builder *b, Value *x, int nsp, const int64_t *out, const 
     pads[2 * (nsp - 1 - i) + 1] = r > 0 ? r : 0;
     any |= p[i] > 0 || r > 0;
   }
-  return any ? build_pad_value(b, x, nsp, pads, PAD_CONSTANT, fill) : x;
+  return any;
+}
+
+// x padded on its last nsp dims by p on the left and what the last window needs on the right
+static Value *pool_pad(Builder *b, Value *x, int nsp, const int64_t *out, const int64_t *k, const int64_t *p,
+                       const int64_t *s, const int64_t *dil, const Value *fill) {
+  int64_t pads[2 * TD_MAX_DIMS];
+  return pool_pads(x, nsp, out, k, p, s, dil, pads) ? build_pad_value(b, x, nsp, pads, PAD_CONSTANT, fill) : x;
 }
 
 // The windows of x's last nsp dims as a view [..., O..., k...] of x.
@@ -159,11 +166,70 @@ static Value *reduce_taps(Builder *b, Op op, Value *xp, int nsp, const int64_t *
   return acc;
 }
 
+// The taps [t0, t1) of output o's window along one dim that lie inside the input (in):
+// positions o s - p + t dil in [0, in).
+static void taps_inside(int64_t o, int64_t in, int64_t k, int64_t p, int64_t s, int64_t dil, int64_t *t0,
+                        int64_t *t1) {
+  int64_t q = o * s - p;  // tap 0's position
+  *t0 = q >= 0 ? 0 : (-q + dil - 1) / dil;
+  *t1 = q >= in ? 0 : (in - 1 - q) / dil + 1;
+  if (*t1 > k) *t1 = k;
+  if (*t0 > *t1) *t0 = *t1;
+}
+
+// The max over the taps along dim d of x's windows (out outputs), reading x only where
+// the windows lie inside it: the outputs fall into runs whose windows keep the same taps
+// (the ones at each edge one by one, the interior one run), each run the maximum over
+// its taps' strided views of x, the runs cat along d. The -inf padding is max's
+// identity, so this is the max over the padded windows without the padded copy
+// (a window of no tap inside is -inf).
+static Value *max_taps_clipped(Builder *b, Value *x, int d, int64_t out, int64_t k, int64_t p, int64_t s,
+                               int64_t dil) {
+  const View *xv = &x->view;
+  int64_t in = xv->shape[d], nrun = 0;
+  Value **runs = arena_alloc(&b->g->cx->arena, sizeof(Value *) * (size_t)(out ? out : 1));
+  for (int64_t o0 = 0, o1; o0 < out; o0 = o1) {
+    int64_t t0, t1, u0, u1;
+    taps_inside(o0, in, k, p, s, dil, &t0, &t1);
+    for (o1 = o0 + 1; o1 < out; o1++) {
+      taps_inside(o1, in, k, p, s, dil, &u0, &u1);
+      if (u0 != t0 || u1 != t1) break;
+    }
+    Value *acc = NULL;
+    for (int64_t t = t0; t < t1; t++) {
+      View v = *xv;
+      v.offset += (o0 * s - p + t * dil) * xv->strides[d];
+      v.shape[d] = o1 - o0, v.strides[d] = xv->strides[d] * s;
+      Value *tap = build_view(b, x, v);
+      acc = acc ? b_bin(b, OP_MAXIMUM, acc, tap) : tap;
+    }
+    if (!acc) {
+      int64_t shape[TD_MAX_DIMS];
+      memcpy(shape, xv->shape, sizeof shape);
+      shape[d] = o1 - o0;
+      acc = build_full(b, xv->ndim, shape, b_f(b, -INFINITY), x->dtype);
+    }
+    runs[nrun++] = acc;
+  }
+  if (nrun == 0) return build_narrow(b, x, d, 0, 0);
+  return nrun == 1 ? runs[0] : build_cat(b, runs, (int)nrun, d);
+}
+
 // amax over the windows of the input padded with -inf (maximum over the taps: NaN
-// propagates as PyTorch's `val > max || isnan(val)` scan does)
+// propagates as PyTorch's `val > max || isnan(val)` scan does). A padded pool of few
+// taps is separable, one dim after another from the last, each clipped to the input
+// (max_taps_clipped): no padded copy of the input is made.
 static Value *max_pool(Builder *b, const PoolArgs *a, Value *x) {
-  Value *xp = pool_pad(b, x, a->nsp, a->out, a->k, a->p, a->s, a->dil, b_f(b, -INFINITY));
-  if (tap_chain(a->nsp, a->k)) {
+  int nsp = a->nsp, nd = x->view.ndim;
+  int64_t pads[2 * TD_MAX_DIMS];
+  if (tap_chain(nsp, a->k) && pool_pads(x, nsp, a->out, a->k, a->p, a->s, a->dil, pads)) {
+    Value *y = x;
+    for (int i = nsp - 1; i >= 0; i--)
+      y = max_taps_clipped(b, y, nd - nsp + i, a->out[i], a->k[i], a->p[i], a->s[i], a->dil[i]);
+    return not_new(y, x) ? build_clone(b, y) : y;
+  }
+  Value *xp = pool_pad(b, x, nsp, a->out, a->k, a->p, a->s, a->dil, b_f(b, -INFINITY));
+  if (tap_chain(nsp, a->k)) {
     Value *y = reduce_taps(b, OP_MAXIMUM, xp, a->nsp, a->out, a->k, a->s, a->dil, false);
     return not_new(y, x) ? build_clone(b, y) : y;
   }

@@ -1246,11 +1246,45 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
 
 // ---- tiles ----
 
+// Whether e loads from kernel argument arg.
+static bool loads_arg(const LExpr *e, int arg) {
+  if (!e)
+    return false;
+  if ((e->kind == LX_LOAD || e->kind == LX_FRAG) && e->buf == arg)
+    return true;
+  return loads_arg(e->idx.dyn, arg) || loads_arg(e->a, arg) || loads_arg(e->b, arg) || loads_arg(e->c, arg);
+}
+
+// Drops the stores of l from `from` on that a later one of the list overwrites: the
+// same argument, index and lanes, with only lets, sets and stores between that load
+// nothing from that argument (a node stored, then `out += identity` and its ReLU into
+// the same buffer: one store per element is left, so that the result may take the
+// buffer of the operand it adds, ir/inplace.c).
+static void drop_overwritten_stores(LStmtList *l, int from) {
+  int n = from;
+  for (int i = from; i < l->len; i++) {
+    const LStmt *s = l->data[i];
+    bool dead = false;
+    for (int j = i + 1; s->kind == LS_STORE && !s->idx.dyn && !dead && j < l->len; j++) {
+      const LStmt *t = l->data[j];
+      if ((t->kind != LS_LET && t->kind != LS_SET && t->kind != LS_STORE) || loads_arg(t->val, s->buf) ||
+          (t->kind == LS_STORE && loads_arg(t->idx.dyn, s->buf)))
+        break;
+      dead = t->kind == LS_STORE && t->buf == s->buf && lx_same_index(&t->idx, &s->idx) &&
+             t->val->lanes == s->val->lanes;
+    }
+    if (!dead)
+      l->data[n++] = l->data[i];
+  }
+  l->len = n;
+}
+
 // The matmul's result (local l) at output index o, stored with the epilogues; `own`
 // (if any) already holds it there.
 static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const Node *own) {
   KernelBuilder *kb = G->kb;
   const Node *mm = G->mm;
+  int from = into->len;
   kb_local_at(kb, mm, l, o);
   if (mm->mode == NM_STORED && mm != own)
     kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
@@ -1260,6 +1294,21 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
     else
       kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
   kb_store_epilogues_done(kb, G->ns);
+  drop_overwritten_stores(into, from);
+}
+
+// Whether the sums go through T rather than wait in own's buffer: own is an epilogue's
+// that a store epilogue (a residual add, out += identity) updates, so that no call of
+// the micro-kernel writes own's buffer and the result may take the buffer of the
+// operand it adds where that one is read for the last time here (ir/inplace.c, ir/share.c:
+// a bottleneck's output over its identity). Only where k is one block anyway.
+static bool residual_through_t(const Gemm *G, int64_t kc_max) {
+  if (!G->own || G->own == G->mm || G->K > kc_max)
+    return false;
+  for (int i = 1; i < G->ns->len; i++)
+    if (G->ns->data[i]->op == OP_STORE && G->ns->data[i]->srcs[0]->buf == G->own->out->buf)
+      return true;
+  return false;
 }
 
 // own's buffer (its arg: read and written) and the index of output o in it.
@@ -2147,6 +2196,8 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   int64_t kc_max = KC_MAX;
   if (G.adirect && (t->l2 / 2) / ((int64_t)G.NR * cds) > kc_max)
     kc_max = (t->l2 / 2) / ((int64_t)G.NR * cds);
+  if (residual_through_t(&G, kc_max))
+    G.own = NULL;
   G.kc = G.K;
   if (G.own && G.nk == 1 && G.K > kc_max) {
     int64_t nblocks = (G.K + kc_max - 1) / kc_max;

@@ -10,7 +10,8 @@
 //   - k is a CPU kernel (sched_cpu ran: LProgram.cpu), x and y of one dtype, y only read
 //     in k, neither passed to a function (LS_CALL), no index of either dynamic;
 //   - x is written exactly once per element: every store to x sits in loops of
-//     constant extent each of whose vars (extent > 1) its index uses, and its index is
+//     constant extent each of whose vars (more than one iteration left by the ifs
+//     around the store that bound it: `if (v < c)`, `if (!(v < c))`) its index uses, and its index is
 //     one-to-one (one store: each term, by |coefficient|, steps past the span of the
 //     smaller ones) or enumerating the stores' elements (lanes included) finds none
 //     twice; none lies outside x;
@@ -126,19 +127,54 @@ static int64_t index_coef(const LIndex *x, int var) {
   return c;
 }
 
-// The loops (extent > 1) around store st, as the index's coefficient of each var and
-// the extent; false if one's var is not in the index (the element written again in
-// every iteration of it).
-static bool store_terms(const StoreAt *st, int64_t *ext, int64_t *coef, int *n) {
+// The iterations [*lo, *hi) of the loop at depth dl of path p (its var `var`) that the
+// ifs inside it on p leave to the statement p leads to: `if (var < c)` lowers hi to c,
+// `if (!(var < c))` raises lo to c (ir/gemm.c's last column block, a branch of its
+// own); other conditions narrow nothing (more iterations counted than run: never
+// fewer), and ifs past a loop that defines var again are that loop's.
+static void var_range(const Path *p, int dl, int var, int64_t *lo, int64_t *hi) {
+  for (int d = dl + 1; d + 1 < p->n; d++) {
+    const LStmt *s = p->list[d]->data[p->pos[d]];
+    if (s->kind == LS_LOOP && s->var == var)
+      return;
+    if (s->kind != LS_IF)
+      continue;
+    const LExpr *c = s->cond;
+    bool neg = c->kind == LX_UNARY && c->op == OP_LOGICAL_NOT;
+    if (neg)
+      c = c->a;
+    if (c->kind != LX_BINARY || c->op != OP_LT || c->a->kind != LX_VAR || c->a->var != var ||
+        c->b->kind != LX_CONST)
+      continue;
+    if (neg && c->b->i > *lo)
+      *lo = c->b->i;
+    if (!neg && c->b->i < *hi)
+      *hi = c->b->i;
+  }
+}
+
+// The loops (more than one iteration left by the ifs) around store st, as the index's
+// coefficient of each var and its iterations' count; *shift: the index's offset at the
+// loops' first iterations. False if one's var is not in the index (the element written
+// again in every iteration of it) or a loop runs no iteration there.
+static bool store_terms(const StoreAt *st, int64_t *ext, int64_t *coef, int *n, int64_t *shift) {
   *n = 0;
+  *shift = 0;
   for (int d = 0; d < st->path.n; d++) {
     const LStmt *l = st->path.loop[d];
-    if (!l || l->extent == 1)
+    if (!l)
       continue;
+    int64_t lo = 0, hi = l->extent;
+    var_range(&st->path, d, l->var, &lo, &hi);
     int64_t cf = index_coef(&st->s->idx, l->var);
-    if (!cf || l->extent < 1)
+    if (hi <= lo)
       return false;
-    ext[*n] = l->extent;
+    *shift += cf * lo;
+    if (hi - lo == 1)
+      continue;
+    if (!cf)
+      return false;
+    ext[*n] = hi - lo;
     coef[(*n)++] = cf;
   }
   return true;
@@ -149,9 +185,9 @@ static bool store_terms(const StoreAt *st, int64_t *ext, int64_t *coef, int *n) 
 // steps past the whole span of the smaller ones; its elements then lie in [lo, hi].
 // The common case, decided without enumerating.
 static bool one_store_distinct(const StoreAt *st, int64_t at, int64_t numel, int64_t *lo, int64_t *hi) {
-  int64_t ext[INPLACE_MAX_DEPTH + 1], coef[INPLACE_MAX_DEPTH + 1];
+  int64_t ext[INPLACE_MAX_DEPTH + 1], coef[INPLACE_MAX_DEPTH + 1], shift;
   int n;
-  if (!store_terms(st, ext, coef, &n))
+  if (!store_terms(st, ext, coef, &n, &shift))
     return false;
   int lanes = st->s->val && st->s->val->lanes > 1 ? st->s->val->lanes : 1;
   ext[n] = lanes;
@@ -164,7 +200,7 @@ static bool one_store_distinct(const StoreAt *st, int64_t at, int64_t numel, int
       ext[j] = ext[j - 1], ext[j - 1] = t;
     }
   int64_t span = 0;  // the largest distance the smaller terms reach
-  *lo = *hi = st->s->idx.base + at;
+  *lo = *hi = st->s->idx.base + at + shift;
   for (int i = 0; i < n; i++) {
     if (ext[i] == 1)
       continue;
@@ -188,9 +224,9 @@ static bool one_store_distinct(const StoreAt *st, int64_t at, int64_t numel, int
 static bool mark_store(const StoreAt *st, int64_t at, unsigned char *seen, int64_t numel, int64_t *budget) {
   const LStmt *s = st->s;
   int lanes = s->val && s->val->lanes > 1 ? s->val->lanes : 1;
-  int64_t ext[INPLACE_MAX_DEPTH], coef[INPLACE_MAX_DEPTH], total = 1, run = lanes;
+  int64_t ext[INPLACE_MAX_DEPTH], coef[INPLACE_MAX_DEPTH], total = 1, run = lanes, shift;
   int nl;
-  if (!store_terms(st, ext, coef, &nl))
+  if (!store_terms(st, ext, coef, &nl, &shift))
     return false;
   for (int d = 0; d < nl; d++)
     if (coef[d] == lanes) {  // the run: this loop's elements follow each other
@@ -208,7 +244,7 @@ static bool mark_store(const StoreAt *st, int64_t at, unsigned char *seen, int64
   *budget -= total * run;
   int64_t it[INPLACE_MAX_DEPTH] = {0};
   for (int64_t n = 0; n < total; n++) {
-    int64_t e = s->idx.base + at;
+    int64_t e = s->idx.base + at + shift;
     for (int d = 0; d < nl; d++)
       e += coef[d] * it[d];
     if (e < 0 || e > numel - run || memchr(seen + e, 1, (size_t)run))

@@ -23,7 +23,9 @@ the same programs run against NumPy.
     (ir/inplace.c): mamba's scan with its tail (the recurrence's kernel stores
     y + u*D straight over delta, which it reads last; then a linear) holds delta and u
     only, not delta, u and the stacked y; a chain of row cumsums (each written over
-    the one before) holds one intermediate. And where the reuse would be wrong, a
+    the one before) holds one intermediate; ResNet's bottlenecks (the residual GEMM's
+    result, bn(conv3) + identity and its ReLU, over the identity it reads last: a
+    downsample's result, then the block before's) hold one block output, not two. And where the reuse would be wrong, a
     cumsum reading the one before flipped (the element it writes over is read later in
     the row), the two keep apart: checked by the plan and by the values, against NumPy.
 
@@ -48,6 +50,7 @@ T_, D, N = 16, 256, 16
 ML, MD, MN = 32, 64, 16
 ROWS, COLS = 64, 256
 LR, LK, LH = 64, 96, 128
+RC, RC4, RW, RH = 16, 32, 8, 12
 SRC = f"""fn steps(a: f32[{T_}, {D}, {N}], u: f32[{T_}, {D}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
     x = torch.zeros({D}, {N})
     ys = []
@@ -95,6 +98,23 @@ fn mtail(dt: f32[1, {ML}, {MD}], A: f32[{MD}, {MN}], Bm: f32[1, {ML}, {MN}], Cm:
     y = torch.stack(ys, dim=1)
     return (y + u * Dp) @ W
 }}
+fn bnorm(x: f32[1, C, H, W], p: f32[4, C]) -> f32[1, C, H, W] {{
+    return F.batch_norm(x, p[2], p[3], p[0], p[1], training=False, eps=1e-5)
+}}
+fn block(x: f32[1, CI, H, W], identity: f32[1, CO, H, W], w1: f32[{RW}, CI, 1, 1], w2: f32[{RW}, {RW}, 3, 3],
+         w3: f32[CO, {RW}, 1, 1], p: f32[4, CO]) -> f32[1, CO, H, W] {{
+    out = F.relu(F.conv2d(x, w1))
+    out = F.relu(F.conv2d(out, w2, padding=1))
+    out = bnorm(F.conv2d(out, w3), p)
+    out += identity
+    return F.relu(out)
+}}
+fn bottle(x: f32[1, {RC}, {RH}, {RH}], wd: f32[{RC4}, {RC}, 1, 1], pd: f32[4, {RC4}], w1: f32[{RW}, {RC}, 1, 1],
+          w2: f32[{RW}, {RW}, 3, 3], w3: f32[{RC4}, {RW}, 1, 1], p3: f32[4, {RC4}], v1: f32[{RW}, {RC4}, 1, 1],
+          v2: f32[{RW}, {RW}, 3, 3], v3: f32[{RC4}, {RW}, 1, 1], q3: f32[4, {RC4}]) -> f32[1, {RC4}, {RH}, {RH}] {{
+    y = block(x, bnorm(F.conv2d(x, wd), pd), w1, w2, w3, p3)
+    return block(y, y, v1, v2, v3, q3)
+}}
 fn same(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
     c1 = torch.cumsum(x, 1)
     c2 = torch.cumsum(c1 * 2.0, 1)
@@ -107,7 +127,7 @@ fn flip(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
 }}"""
 
 BUF = re.compile(r"^buffer b\d+ (\w+)( scratch)? (\w+)\[([\d, ]*)\] (\S+)")
-SIZES = {"f32": 4}
+SIZES = {"f32": 4, "i64": 8}
 
 
 def temp_bytes(fn):
@@ -156,6 +176,18 @@ md = ML * MD * 4
 check_bound("mtail: y + u*D written over delta", "mtail", 2 * md + MD * 4, f"2 of {md} bytes and a row of {MD * 4}")
 check_bound("same: cumsums each over the one before", "same", v + max(ROWS, COLS) * 4,
             f"one of {v} bytes and an accumulator")
+# ResNet's bottlenecks: the residual GEMM's result (bn(conv3) + identity, relu) written
+# over its identity, which it reads last (a downsample's result, then the block before's),
+# so one block output's buffer is held, not two
+blk = RC4 * RH * RH * 4
+got, lines = temp_bytes("bottle")
+if got is None:
+    T.report("bottle: --emit=kernels", [lines], SRC)
+else:
+    big = [ln for ln in lines if BUF.match(ln).group(3) == "f32" and
+           int(np.prod([int(d) for d in BUF.match(ln).group(4).split(",")])) * 4 >= blk]
+    T.check("bottle: a bottleneck's output written over its identity", len(big) <= 1,
+            f"{len(big)} temps of a block output's {blk} bytes or more, want 1:\n" + "\n".join(lines))
 got, lines = temp_bytes("flip")
 if got is None:
     T.report("flip: --emit=kernels", [lines], SRC)
@@ -227,6 +259,41 @@ for fn, flipped in (("same", False), ("flip", True)):
     c1 = np.cumsum(xin.astype(np.float64), 1)
     c2 = np.cumsum((c1[:, ::-1] if flipped else c1) * 2.0, 1)
     runs.append((fn, {"x": xin}, np.cumsum(c2, 0).T, 1e-5))
+
+
+def np_conv(x, w, pad=0):
+    """conv2d of one image [C, H, W] by w [O, C, k, k], stride 1, zero padding pad (f64)."""
+    k = w.shape[-1]
+    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad)))
+    h, wd = xp.shape[1] - k + 1, xp.shape[2] - k + 1
+    return sum(np.einsum('oc,chw->ohw', w[:, :, i, j], xp[:, i:i + h, j:j + wd]) for i in range(k) for j in range(k))
+
+
+def np_bn(x, p):
+    return (x - p[2][:, None, None]) / np.sqrt(p[3][:, None, None] + 1e-5) * p[0][:, None, None] + p[1][:, None, None]
+
+
+def np_block(x, idn, w1, w2, w3, p):
+    out = np.maximum(np_conv(x, w1), 0)
+    out = np.maximum(np_conv(out, w2, 1), 0)
+    return np.maximum(np_bn(np_conv(out, w3), p) + idn, 0)
+
+
+def bn_params(c):
+    return np.stack([rng.uniform(0.5, 1.5, c), rng.uniform(-0.5, 0.5, c), rng.uniform(-0.5, 0.5, c),
+                     rng.uniform(0.5, 2, c)]).astype(np.float32)
+
+
+bi = {"x": rng.uniform(-1, 1, (1, RC, RH, RH)), "wd": rng.uniform(-0.3, 0.3, (RC4, RC, 1, 1)), "pd": bn_params(RC4),
+      "w1": rng.uniform(-0.3, 0.3, (RW, RC, 1, 1)), "w2": rng.uniform(-0.3, 0.3, (RW, RW, 3, 3)),
+      "w3": rng.uniform(-0.3, 0.3, (RC4, RW, 1, 1)), "p3": bn_params(RC4),
+      "v1": rng.uniform(-0.3, 0.3, (RW, RC4, 1, 1)), "v2": rng.uniform(-0.3, 0.3, (RW, RW, 3, 3)),
+      "v3": rng.uniform(-0.3, 0.3, (RC4, RW, 1, 1)), "q3": bn_params(RC4)}
+bi = {k: a.astype(np.float32) for k, a in bi.items()}
+b64 = {k: a.astype(np.float64) for k, a in bi.items()}
+y = np_block(b64["x"][0], np_bn(np_conv(b64["x"][0], b64["wd"]), b64["pd"]), b64["w1"], b64["w2"], b64["w3"],
+             b64["p3"])
+runs.append(("bottle", bi, np_block(y, y, b64["v1"], b64["v2"], b64["v3"], b64["q3"])[None], 1e-5))
 for fn, ins, want, tol in runs:
     p, outs = run_outputs(TDSLC, SRC, ins, fn=fn, backend=BACKEND)
     if p.returncode != 0 or len(outs) != 1:

@@ -33,7 +33,8 @@ each), each case's schedule checked on its own program.
 Pools (ir/build_conv.c): windows of at most 27 taps are a chain of maximum / add over
 the taps' strided views, larger ones a reduction over the window view; both are run
 (1-D to 3-D, strides, dilation, padding, ceil_mode, count_include_pad=False, NaN and
--inf in the input) against test_conv_nd.np_pool, and checked to take their form.
+-inf in the input) against test_conv_nd.np_pool, and checked to take their form (a
+padded max chain: clipped to the input dim by dim, no -inf padding made).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -182,11 +183,20 @@ def cpu_args(sched):
 # "maximum"/"add" (a chain over the taps) or "amax"/"sum" (a reduction))
 POOLS = [
     ("max_pool2d 3x3 stride 2 pad 1 (chain)", (2, 3, 15, 17), "F.max_pool2d(x, 3, 2, 1)",
-     lambda x: np_pool(x, 2, 3, 2, 1)[0], "maximum"),
+     lambda x: np_pool(x, 2, 3, 2, 1)[0], "maximum clipped"),
+    ("max_pool2d 5x5 stride 1 pad 2 (two clipped outputs at each edge)", (2, 3, 9, 11), "F.max_pool2d(x, 5, 1, 2)",
+     lambda x: np_pool(x, 2, 5, 1, 2)[0], "maximum clipped"),
+    ("max_pool2d 3x2 stride (2, 3) pad 1 dilation (2, 1) ceil_mode", (1, 2, 12, 13),
+     "torch.max_pool2d(x, (3, 2), (2, 3), 1, (2, 1), True)",
+     lambda x: np_pool(x, 2, (3, 2), (2, 3), 1, (2, 1), True)[0], "maximum clipped"),
+    ("max_pool1d k 4 stride 1 pad 2 (the right edge's window shorter)", (2, 3, 10), "F.max_pool1d(x, 4, 1, 2)",
+     lambda x: np_pool(x, 1, 4, 1, 2)[0], "maximum clipped"),
+    ("max_pool3d 3x3x3 stride 2 pad 1", (2, 2, 7, 6, 5), "F.max_pool3d(x, 3, 2, 1)",
+     lambda x: np_pool(x, 3, 3, 2, 1)[0], "maximum clipped"),
     ("max_pool2d 7x7 pad 3 (reduction)", (1, 2, 9, 10), "F.max_pool2d(x, 7, 1, 3)",
      lambda x: np_pool(x, 2, 7, 1, 3)[0], "amax"),
     ("max_pool1d k 5 dilation 2 ceil_mode", (2, 3, 23), "F.max_pool1d(x, 5, 3, 2, 2, True)",
-     lambda x: np_pool(x, 1, 5, 3, 2, 2, True)[0], "maximum"),
+     lambda x: np_pool(x, 1, 5, 3, 2, 2, True)[0], "maximum clipped"),
     ("max_pool3d 2x2x2", (1, 2, 5, 6, 7), "F.max_pool3d(x, 2)", lambda x: np_pool(x, 3, 2)[0], "maximum"),
     ("avg_pool2d 3x3 stride 2 pad 1, no pad counted, ceil", (2, 3, 14, 17),
      "F.avg_pool2d(x, 3, 2, 1, True, False)", lambda x: np_pool(x, 2, 3, 2, 1, 1, True, "avg", False), "add"),
@@ -197,14 +207,19 @@ POOLS = [
 ]
 
 
-def check_pool_form(t, tdslc, name, src, op):
+def check_pool_form(t, tdslc, name, src, form):
+    """form: the op the pool computes with; "maximum clipped": a padded max pool of few
+    taps, max over the taps inside the input, one dim after another, no -inf padding made."""
     p = emit_text(tdslc, src, "kernels")
     ops = " ".join(re.findall(r"^  ops: (.*?)  lines", p.stdout, re.M)).split()
     errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
+    op = form.split()[0]
     other = {"maximum": "amax", "add": "sum", "amax": "maximum", "sum": "add"}[op]
     if not errs and (op not in ops or other in ops):
         errs.append(f"kernel ops {ops}: want {op}, not {other}")
-    t.report(f"{name}: computes with {op}", errs, src)
+    elif not errs and form.endswith("clipped") and "full" in ops:
+        errs.append(f"kernel ops {ops}: the input padded with -inf, want the windows clipped to it")
+    t.report(f"{name}: computes with {form}", errs, src)
 
 
 def shape_of(s):
@@ -325,7 +340,7 @@ def main():
     bases = []
     for _, shape, _, _, op in POOLS:
         base = RNG.uniform(-1, 1, shape)
-        if op in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
+        if op.split()[0] in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
             base.flat[5] = np.nan
             base.flat[-3] = -np.inf
         bases.append({"x": base})

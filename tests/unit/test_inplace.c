@@ -4,6 +4,7 @@
 // x may take y's storage only when every element of y is read before, in the same
 // iteration, the one store writing x's element there. Each refusal below is a program
 // that in place would read an element after it was overwritten (or write one twice).
+// Ifs of the form `i0 < c` and `!(i0 < c)` bound the iterations a store runs in.
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -215,6 +216,36 @@ static void a_read_outside_the_loops_of_its_store_is_not(void **state) {
   assert_false(ok(p, 0, 2, 1));
 }
 
+// for i0 { if (i0 < split) { for i1 { x[C*i0 + i1] = y[C*i0 + i1] * 2 } }
+//          if (!(i0 < R - 1)) { for i1 { x[C*(R-1) + i1] = y[C*(R-1) + i1] * 2 } } }:
+// the last row in a branch of its own (ir/gemm.c's last column block), its index
+// without i0
+static LProgram *last_row_apart(int64_t split) {
+  LStmt *o;
+  LProgram *p = program(&o);
+  LExpr *lt = lx_binary(&cx, OP_LT, DT_BOOL, lx_var(&cx, 0), lx_const_i(&cx, DT_I64, split));
+  LExpr *ge = lx_unary(&cx, OP_LOGICAL_NOT, DT_BOOL,
+                       lx_binary(&cx, OP_LT, DT_BOOL, lx_var(&cx, 0), lx_const_i(&cx, DT_I64, R - 1)));
+  LStmt *body = ls_if(&cx, lt), *last = ls_if(&cx, ge), *in = ls_loop(&cx, 1, C), *in2 = ls_loop(&cx, 1, C);
+  push(&in->body, ls_store(&cx, 2, ix2(0, C, 1), twice(load(1, ix2(0, C, 1)))));
+  push(&in2->body, ls_store(&cx, 2, ix2(C * (R - 1), 0, 1), twice(load(1, ix2(C * (R - 1), 0, 1)))));
+  push(&body->body, in);
+  push(&last->body, in2);
+  push(&o->body, body);
+  push(&o->body, last);
+  return p;
+}
+
+static void a_last_row_in_a_branch_of_its_own_is_in_place(void **state) {
+  (void)state;  // the ifs bound i0: rows 0..R-2 in the first, R-1 in the second, each once
+  assert_true(ok(last_row_apart(R - 1), 0, 2, 1));
+}
+
+static void branches_that_both_write_the_last_row_are_not(void **state) {
+  (void)state;  // if (i0 < R) leaves the last row to the first branch too: written twice
+  assert_false(ok(last_row_apart(R), 0, 2, 1));
+}
+
 static void a_gpu_program_or_a_written_y_is_not(void **state) {
   (void)state;
   LProgram *p = elementwise(0);
@@ -241,6 +272,8 @@ int main(void) {
       T(two_stores_of_one_element_are_not),
       T(a_read_outside_the_loops_of_its_store_is_not),
       T(a_gpu_program_or_a_written_y_is_not),
+      T(a_last_row_in_a_branch_of_its_own_is_in_place),
+      T(branches_that_both_write_the_last_row_are_not),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
