@@ -10,7 +10,8 @@ ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
     another operand, split along the outermost (parallel) dim of a large result, read
     transposed by a copy (register-block transposes within each piece) and by an
     elementwise op (tiles within each piece);
-  - a cat that is also an output, and one a reduction reads (both stored);
+  - a cat that is also an output, and one a reduction reads (both stored); the stored
+    reader of a cat placed into a stack (ir/place.c) at its slice;
   - a cat read through a view that splits its dim over two dims (f32 and f16): stored;
   - five cats of 16 pieces each (f16) summed: more piece bounds along one dim than a
     kernel splits its loops at, each read through selects over its clamped pieces;
@@ -58,7 +59,7 @@ fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 
       m: f16[3, 48], ta: f32[40, 48], tb: f32[24, 48], tc: f32[64, 20], td: f32[64, 30]) -> (
         f32[2, 3, 5, 8], f32[4, 6, 6], f32[4, 3, 2, 6], f64[5, 7], i32[5, 12], f32[10, 4], f32[4, 4, 5],
          f32[6, 5], f32[4, 5, 6], f32[300, 128], f32[4, 5, 6], f32[4, 5, 6], f32[4, 5], f32[4, 2, 4],
-         f16[4, 2, 4], f16[3, 48], f32[48, 64], f32[50, 64]) {
+         f16[4, 2, 4], f16[3, 48], f32[48, 64], f32[50, 64], f32[6]) {
     r1 = x * c + torch.cat((x[..., 5:], -x[..., :5]), dim=-1) * s
     r2 = torch.cat((a, b * 2.0, e), dim=-2) + 1.0
     r3 = torch.stack((a, a * a, -a), dim=1) * 3.0
@@ -78,7 +79,8 @@ fn f(x: f32[2, 3, 5, 8], c: f32[5, 8], s: f32[5, 8], a: f32[4, 2, 6], b: f32[4, 
     r15 = MANY
     r16 = torch.cat((ta, tb), dim=0).t().contiguous()
     r17 = torch.cat((tc, td), dim=1).t() * 2.0 + 1.0
-    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14, r15, r16, r17
+    r18 = torch.stack((a[0, 0], torch.cat((a[0, 1, :2], b[0, 0, :4])) * 2.0, e[0, 0])).sum(0)
+    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, z, r11, r12, r13, r14, r15, r16, r17, r18
 }
 """.replace("MANY", MANY)
 
@@ -123,6 +125,7 @@ def want(v):
         many,
         np.concatenate((ta, tb), axis=0).T,
         np.concatenate((tc, td), axis=1).T * 2 + 1,
+        np.stack((a[0, 0], cat((a[0, 1, :2], b[0, 0, :4])) * 2, e[0, 0])).sum(0),
     ]
 
 
