@@ -14,20 +14,29 @@ prints each one's median and min against the best Halide variant:
     linked into the program with the first tdslc's libtdslrt.a;
   - each Halide variant (--halide: hand, Adams2019, Mullapudi2016, Li2018) is compiled by
     bench/halide_work.py as a static library of the same algorithm and schedule
-    bench/run.py times, reading the tdsl inputs' own memory, writing a huge-page block
-    (as tdsl's storage cache gives its results);
+    bench/run.py times, reading the tdsl inputs' own memory;
   - a tdsl call allocates and releases its result (the storage cache hands the same block
-    back), as in `tdslc bench`; Halide writes its one output block;
+    back), as in `tdslc bench`; so does a Halide call around its realization: every
+    implementation writes the same output block. Why: a result larger than the last-level
+    cache leaves part of itself there, dirty, and the next call is up to 1.3x faster when
+    those lines are of the block it writes (broadcast_add, 64 MiB, plain stores: tdsl and
+    Adams2019 each 1.04-1.32x faster after a writer of their own block than after a writer
+    of another one, in one run). With a block of its own, each implementation's time
+    depended on which one the order put before it (--own-block keeps that, to compare);
+  - every implementation is warmed up for at least TDSL_STREAM_SETTLE calls (tdsl.h: the
+    calls a streamed result's site takes to choose its store form), as bench/run.py warms
+    up every peer, in rounds of K calls;
   - --block K: K calls of one implementation back to back before the next (1: strictly
     alternating; larger: each one's result stays in the caches between its own calls, as
-    in bench/run.py's processes);
+    in bench/run.py's processes); the order of the implementations is shuffled every
+    round (a fixed seed), so each follows every other about equally often;
   - --chrt: the program runs under `chrt -f 10` (real-time FIFO, for the few seconds it
     takes), so that other tenants' processes do not take the cores; it needs root or
     CAP_SYS_NICE, and holds both cores meanwhile.
 
 Usage: bench/interleave.py broadcast_add --tdslc main=/work/main/build/tdslc
            --tdslc new=build/tdslc [--halide hand,Adams2019] [--calls 40] [--runs 3]
-           [--block 1] [--chrt] [--threads 2] [--keep DIR]
+           [--block 1] [--chrt] [--threads 2] [--keep DIR] [--own-block]
 Prints the table of each run. Timings only; nothing is checked here (bench/run.py checks
 every implementation against NumPy).
 """
@@ -74,9 +83,11 @@ def tdsl_objects(w, tdslcs, d):
     return objs
 
 
-def driver_source(w, ntdsl, hvariants, hshapes, oshape):
+def driver_source(w, ntdsl, hvariants, hshapes, oshape, own_block=False):
     """The C program: inputs as tdsl tensors (tdsl_fill_random), Halide's buffers over
-    their memory, the calls round-robin; prints one line per implementation."""
+    their memory, the calls round-robin in a shuffled order; prints one line per
+    implementation. Halide's output is a tdsl storage taken and released around each call
+    (the block tdsl's results get), or with own_block one block of its own."""
     n = len(w["inputs"])
     L = ['#define _GNU_SOURCE', '#include <stdio.h>', '#include <stdlib.h>', '#include <string.h>',
          '#include <time.h>', '#include <sys/mman.h>', '#include "tdsl.h"', '#include "HalideRuntime.h"']
@@ -110,15 +121,23 @@ def driver_source(w, ntdsl, hvariants, hshapes, oshape):
     no = 1
     for d in oshape:
         no *= d
-    L.append('  int hso[] = {%s}; halide_dimension_t hdo[8]; halide_buffer_t hbo; hbuf(&hbo, hdo, block(%d), %d, hso);'
-             % (", ".join(map(str, oshape)), no, len(oshape)))
+    L.append('  int hso[] = {%s}; halide_dimension_t hdo[8]; halide_buffer_t hbo; hbuf(&hbo, hdo, %s, %d, hso);'
+             % (", ".join(map(str, oshape)), "block(%d)" % no if own_block else "NULL", len(oshape)))
+    L.append('  int64_t so[] = {%s};' % ", ".join(map(str, oshape)))
     args = ", ".join("&a%d" % i for i in range(n))
     hargs = ", ".join("&hb%d" % i for i in range(len(hshapes))) + ", &hbo"
     T = ntdsl + len(hvariants)
     L += ['  int T = %d; double *ts = malloc(sizeof(double) * (size_t)N * T); if (!ts) return 2;' % T,
-          '  for (int rb = -B; rb < N; rb += B)  // a warm-up block, then blocks of B calls per implementation',
+          '  int order[%d]; for (int j = 0; j < T; j++) order[j] = j;' % T,
+          '  uint64_t sh = 0x9e3779b97f4a7c15u;',
+          '  int W = B * ((TDSL_STREAM_SETTLE + B - 1) / B);  // warm-up calls, as bench/run.py\'s (warmup_for)',
+          '  for (int rb = -W; rb < N; rb += B) {  // warm-up rounds, then blocks of B calls per implementation',
+          '    for (int j = T - 1; j > 0; j--) {  // this round\'s order: Fisher-Yates, xorshift64',
+          '      sh ^= sh << 13; sh ^= sh >> 7; sh ^= sh << 17;',
+          '      int i = (int)(sh % (uint64_t)(j + 1)), x = order[i]; order[i] = order[j]; order[j] = x;',
+          '    }',
           '    for (int j = 0; j < T; j++) {',
-          '      int k = (j + (rb < 0 ? 0 : rb / B)) % T;',
+          '      int k = order[j];',
           '      for (int r = rb; r < rb + B && r < N; r++) {',
           '        double t0 = now(); int rc = 0;',
           '        switch (k) {']
@@ -126,7 +145,12 @@ def driver_source(w, ntdsl, hvariants, hshapes, oshape):
         L.append('        case %d: { tdsl_tensor o = {0}; rc = v%d(%s, &o); if (!rc) tdsl_tensor_release(&o); } break;'
                  % (k, k, args))
     for j, v in enumerate(hvariants):
-        L.append('        case %d: rc = hl_%s(%s); break;' % (ntdsl + j, v, hargs))
+        if own_block:
+            L.append('        case %d: rc = hl_%s(%s); break;' % (ntdsl + j, v, hargs))
+        else:
+            L.append('        case %d: { tdsl_tensor o; rc = tdsl_tensor_empty_uninit(&o, TDSL_F32, %d, so); if (rc) break; '
+                     'hbo.host = (uint8_t *)tdsl_tensor_data(&o); rc = hl_%s(%s); tdsl_tensor_release(&o); } break;'
+                     % (ntdsl + j, len(oshape), v, hargs))
     L += ['        }',
           '        double t = now() - t0;',
           '        if (rc) { fprintf(stderr, "implementation %%d failed: %%s\\n", k, k < %d ? tdsl_last_error() : '
@@ -134,6 +158,7 @@ def driver_source(w, ntdsl, hvariants, hshapes, oshape):
           '        if (r >= 0) ts[(size_t)k * N + r] = t;',
           '      }',
           '    }',
+          '  }',
           '  for (int k = 0; k < T; k++) qsort(ts + (size_t)k * N, (size_t)N, sizeof(double), cmp);',
           '  for (int k = 0; k < T; k++) printf("%d %.6g %.6g\\n", k, ts[(size_t)k * N + N / 2], ts[(size_t)k * N]);',
           '  return 0;', '}']
@@ -152,6 +177,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--chrt", action="store_true", help="run under chrt -f 10 (real-time FIFO)")
     ap.add_argument("--keep", default="", help="build in this folder and keep it")
+    ap.add_argument("--own-block", action="store_true",
+                    help="Halide writes one output block of its own (not the storage tdsl's results get)")
     a = ap.parse_args()
     w = next((w for w in R.WORKLOADS if w["name"] == a.workload), None)
     if w is None or a.workload not in halide_work.WORKS:
@@ -181,7 +208,7 @@ def main():
             libs.append(prefix + ".a")
         main_c = os.path.join(d, "main.c")
         with open(main_c, "w") as f:
-            f.write(driver_source(w, len(objs), hv, hshapes, oshape))
+            f.write(driver_source(w, len(objs), hv, hshapes, oshape, a.own_block))
         exe = os.path.join(d, "interleave")
         inc = sh([tdslcs[0][1], "--print-include-dir"]).strip()
         lib = sh([tdslcs[0][1], "--print-lib-dir"]).strip()

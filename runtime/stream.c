@@ -24,6 +24,15 @@
 // than 1/32: the forms swap and the next run is FIRST_RUN calls; a try that loses makes
 // the next run 4 times as long, up to LONGEST_RUN.
 //
+// A change of state is also found within a run: DRIFT calls in a row of the kept form,
+// each off its last sample's fastest call (slower by half or more, or faster by 1/8 or
+// more) and agreeing with the first of them within 1/8, end the run at once (a new
+// sample of the kept form, then a try). Non-temporal stores went from 1.2 to 2.4 ms
+// when the memory turned slow, in the middle of a run of 64 or 512 calls; noise alone
+// seldom gives DRIFT such calls in a row (a loaded host's calls spread; the fastest
+// call of a sample is seldom beaten by 1/8 once, let alone DRIFT times), and a new
+// sample of the new level stops it firing again.
+//
 // So the first choice is made early: a site's first run is its first call alone (page
 // faults of fresh outputs, cold caches), and a kernel of SAMPLE_NS / SAMPLE or more per
 // call (every result streamed by default, 8 MiB and up) whose calls of a form agree has
@@ -50,7 +59,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { FIRST_RUN = 16, LONGEST_RUN = 512, SAMPLE = 2, MAX_SAMPLE = 8 };
+enum { FIRST_RUN = 16, LONGEST_RUN = 512, SAMPLE = 2, MAX_SAMPLE = 8, DRIFT = 3 };
 enum { SAMPLE_NS = 50000 };
 enum { RUN, KEPT_SAMPLE, TRY_FIRST, TRY_SAMPLE };  // a site's phases, in order
 _Static_assert(sizeof(tdsl_stream_site) == 16 * sizeof(int64_t), "generated code allocates 16 words per site");
@@ -95,6 +104,7 @@ int64_t tdsl_stream_begin(tdsl_stream_site *s) {
 static void to_phase(tdsl_stream_site *s, int64_t phase) {
   s->n = 0;
   s->sum = 0;
+  s->drift = 0;
   __atomic_store_n(&s->phase, phase, __ATOMIC_RELAXED);
 }
 
@@ -114,11 +124,29 @@ static bool sampled(tdsl_stream_site *s, int64_t *fastest, int64_t t) {
   return s->n >= MAX_SAMPLE || (s->n >= SAMPLE && agree && s->sum >= SAMPLE_NS);
 }
 
+// One more call of t ns in the kept form's run: true when DRIFT calls in a row were
+// off the sample's fastest call and agree (the memory changed state).
+static bool drifted(tdsl_stream_site *s, int64_t t) {
+  int64_t b = s->best;  // (b, t, level >= 0: no difference below overflows)
+  bool off = t - b > b / 2 || b - t > b / 8;
+  if (!off) {
+    s->drift = 0;
+    return false;
+  }
+  int64_t d = t > s->level ? t - s->level : s->level - t;
+  if (s->drift == 0 || d > s->level / 8) {  // the first off call, or one off elsewhere
+    s->level = t;
+    s->drift = 1;
+    return false;
+  }
+  return ++s->drift >= DRIFT;
+}
+
 // One call of t ns of the form the site expects (under the lock).
 static void count(tdsl_stream_site *s, int64_t t) {
   switch (s->phase) {
   case RUN:
-    if (++s->n >= (s->run ? s->run : 1))
+    if (++s->n >= (s->run ? s->run : 1) || (s->run && drifted(s, t)))
       to_phase(s, KEPT_SAMPLE);
     return;
   case KEPT_SAMPLE:
@@ -133,6 +161,7 @@ static void count(tdsl_stream_site *s, int64_t t) {
       return;
     if (s->tried < s->best - s->best / 32) {
       __atomic_store_n(&s->plain, !s->plain, __ATOMIC_RELAXED);
+      s->best = s->tried;  // the kept form's time now (what a run's calls are held to)
       s->run = FIRST_RUN;
     } else {
       s->run = !s->run ? FIRST_RUN : s->run * 4 < LONGEST_RUN ? s->run * 4 : LONGEST_RUN;

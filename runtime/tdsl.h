@@ -301,7 +301,9 @@ typedef struct tdsl_stream_site {
   int64_t tried;   // the other form's fastest call (ns) in the current try
   int64_t sum;     // the current sample's time (ns)
   int64_t second;  // the current sample's second fastest call (ns)
-  int64_t reserved[7];
+  int64_t drift;   // consecutive calls of the kept form's run off its sample's time, agreeing
+  int64_t level;   // the first of them (ns)
+  int64_t reserved[5];
 } tdsl_stream_site;
 // Calls a site makes before its first choice (kernels of 25 us or more: every result
 // streamed by default, whose calls of a form agree; others take more, 18 at most): a

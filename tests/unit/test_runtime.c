@@ -990,17 +990,46 @@ static void a_stream_site_chooses_the_faster_store_form_on_its_first_calls(void 
   assert_string_equal(got, "nnnppp" "nn");
 }
 
-static void a_stream_site_finds_a_change_of_the_faster_form(void **state) {
+// The forms of `calls` more calls through s, as a string of 'n' and 'p'.
+static void stream_more(tdsl_stream_site *s, char *out, int calls, int nt_us, int plain_us) {
+  for (int i = 0; i < calls; i++)
+    out[i] = stream_call(s, nt_us, plain_us) ? 'n' : 'p';
+  out[calls] = 0;
+}
+
+static void a_stream_site_finds_a_change_of_the_faster_form_within_a_run(void **state) {
   (void)state;
   tdsl_stream_site s = {0};
-  for (int i = 0; i < 6; i++)
-    stream_call(&s, 1000, 300);
-  for (int i = 0; i < 18; i++)  // plain kept: its run of 16 and its sample of 2
-    assert_int_equal(stream_call(&s, 300, 1000), 0);  // the memory changed: plain is slow now
-  for (int i = 0; i < 3; i++)
-    assert_int_equal(stream_call(&s, 300, 1000), 1);  // the try of non-temporal stores wins
-  for (int i = 0; i < 18; i++)
-    assert_int_equal(stream_call(&s, 300, 1000), 1);  // kept
+  char got[64];
+  stream_more(&s, got, 6, 1000, 300);
+  assert_string_equal(got, "nnnppp");  // plain kept, its sample's fastest call 0.3 ms
+  // the memory changed: plain takes 1 ms now. DRIFT (3) calls off the sample by more
+  // than half, agreeing, end the run of 16: a sample of plain (2), the try of
+  // non-temporal stores (3), which wins; then non-temporal stores run their 16 calls
+  // and a sample, held to the try's time (not to plain's old 0.3 ms: no new try)
+  stream_more(&s, got, 3 + 2 + 3 + 18, 300, 1000);
+  assert_string_equal(got, "ppp" "pp" "nnn" "nnnnnnnnnnnnnnnnnn");
+  // the try of plain stores due after that sample loses, so the next run is 64 calls;
+  // non-temporal stores faster by 1/8 or more, agreeing, are a change too: the run
+  // ends after DRIFT calls, and plain stores are tried again at once
+  stream_more(&s, got, 3 + 3 + 2 + 3 + 1, 200, 1000);
+  assert_string_equal(got, "ppp" "nnn" "nn" "ppp" "n");
+}
+
+static void a_stream_sites_run_goes_on_through_calls_off_its_time_that_disagree(void **state) {
+  (void)state;
+  tdsl_stream_site s = {0};
+  char got[64];
+  stream_more(&s, got, 6, 1000, 300);  // plain kept at 0.3 ms
+  // a run of 16 plain calls (a loaded host): off by 2-3x but never DRIFT in a row that
+  // agree within 1/8 (600 after 1000), or in a row at all (300 within the sample's time)
+  int plain_us[16] = {1000, 600, 1000, 600, 900, 1000, 300, 1000, 1000, 300, 700, 1000, 600, 900, 600, 1000};
+  for (int i = 0; i < 16; i++)
+    got[i] = stream_call(&s, 1000, plain_us[i]) ? 'n' : 'p';
+  got[16] = 0;
+  assert_string_equal(got, "pppppppppppppppp");
+  stream_more(&s, got, 2 + 3, 1000, 300);  // then its sample and the try, as ever
+  assert_string_equal(got, "pp" "nnn");
 }
 
 static void a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed(void **state) {
@@ -1070,7 +1099,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(copy_writes_through_the_destination_strides),
       cmocka_unit_test(set_f64_saturates_ints_and_rounds_floats),
       cmocka_unit_test(a_stream_site_chooses_the_faster_store_form_on_its_first_calls),
-      cmocka_unit_test(a_stream_site_finds_a_change_of_the_faster_form),
+      cmocka_unit_test(a_stream_site_finds_a_change_of_the_faster_form_within_a_run),
+      cmocka_unit_test(a_stream_sites_run_goes_on_through_calls_off_its_time_that_disagree),
       cmocka_unit_test(a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed),
       cmocka_unit_test(a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run),
       cmocka_unit_test(f16_conversion_rounds_to_nearest_even),
