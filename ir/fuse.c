@@ -167,6 +167,7 @@ typedef struct Fuse {
   int *pieces;         // per node: an inline cat or stack its expression recomputes piece by
                        // piece (itself, when it is one), else -1
   uint32_t *pdims;     // per node: the dims of its result along which such a cat's pieces change
+  int *veto;           // per join: recomputing it piece by piece would store this node, else -1
   VEC(Kern *) kerns;
   // row layout of kernel values: per node, for row dims k, the stride of row coordinate
   // k in its own buffer (ROWV), or full = it has the row input's shape
@@ -514,6 +515,8 @@ enum { JOIN_MAX_PIECES = 16 };
 // Why join i is stored (FW_NONE: it is recomputed piece by piece), before inline_why.
 static FuseWhy join_why(const Fuse *f, int i) {
   const Node *n = node_of(f, i);
+  if (f->veto[i] >= 0)
+    return why(FW_PIECE_STORES, f->veto[i], -1);
   if (n->out->cplx || n->nsrc > JOIN_MAX_PIECES)
     return why(FW_OWN, -1, -1);
   for (int s = 0; s < n->nsrc && f->g->cpu && n->op == OP_STACK; s++) {
@@ -565,6 +568,30 @@ static FuseWhy pieces_read_why(const Fuse *f, int i) {
       return why(FW_PIECE_VIEW, r->id, -1);
   }
   return why(FW_NONE, -1, -1);
+}
+
+// Recomputing a join piece by piece must save its stored result, not store another:
+// an elementwise node stored only because it would recompute a join's pieces for a
+// reader that cannot (pieces_read_why) vetoes that join (it is stored, as before), and
+// the inline plan is made again. Whether a join was vetoed.
+static bool veto_joins(Fuse *f) {
+  bool any = false;
+  for (int i = 0; i < f->n; i++) {
+    const Node *n = node_of(f, i);
+    FuseWhyCode c = n->stored.code;
+    if (op_is_elementwise(n->op) && !f->inl[i] && f->pieces[i] >= 0 && (c == FW_PIECE_READ || c == FW_PIECE_VIEW) &&
+        f->veto[f->pieces[i]] < 0) {
+      f->veto[f->pieces[i]] = i;
+      any = true;
+    }
+  }
+  if (any)
+    for (int i = 0; i < f->n; i++) {
+      f->inl[i] = false;
+      f->pieces[i] = -1;
+      f->bufs[i] = f->deps[i] = (IntList){0};
+    }
+  return any;
 }
 
 static void plan_inline(Fuse *f) {
@@ -1075,6 +1102,7 @@ void fuse_graph(Graph *g) {
   f->padmm = arena_alloc(&cx->arena, sizeof(int) * n);
   f->pieces = arena_alloc(&cx->arena, sizeof(int) * n);
   f->pdims = arena_alloc(&cx->arena, sizeof(uint32_t) * n);
+  f->veto = arena_alloc(&cx->arena, sizeof(int) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->bufs = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->row_coef = arena_alloc(&cx->arena, sizeof *f->row_coef * n);
@@ -1096,9 +1124,11 @@ void fuse_graph(Graph *g) {
       f->output[p] = true;
   }
   for (int i = 0; i < f->n; i++)
-    f->padmm[i] = f->pieces[i] = -1;
+    f->padmm[i] = f->pieces[i] = f->veto[i] = -1;
   plan_pads(f);
-  plan_inline(f);
+  do
+    plan_inline(f);
+  while (veto_joins(f));
   // what each kernel root reads, now that the inline nodes are known
   for (int i = 0; i < f->n; i++) {
     f->deps[i] = (IntList){0};

@@ -195,6 +195,7 @@ typedef enum {
   FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)
   FW_PIECE_READ,     // it recomputes a cat or stack piece by piece, and `node` is no pointwise op
   FW_PIECE_VIEW,     // ... and `node` reads it through a view splitting a dim the pieces change along
+  FW_PIECE_STORES,   // a cat or stack whose recomputation piece by piece would store `node` (else inline)
   // a kernel's start
   FW_K_MATMUL,       // a matmul starts a kernel
   FW_K_ROW_NEW,      // no earlier kernel reduces the same rows (input shape and dims)

@@ -109,6 +109,11 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     ref(g, w.node, out);
     fputs(" through a view that splits the dim its pieces change along", out);
     return;
+  case FW_PIECE_STORES:
+    fputs("recomputed piece by piece, it would store ", out);
+    ref(g, w.node, out);
+    fputs(", else computed inline", out);
+    return;
   case FW_K_MATMUL: fputs("a matmul starts a kernel", out); return;
   case FW_K_ROW_NEW:
     fputs(op_is_scan(n->op) ? "no earlier scan runs over the same rows" : "no earlier kernel reduces the same rows", out);

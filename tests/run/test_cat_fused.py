@@ -10,8 +10,8 @@ ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
     another operand, split along the outermost (parallel) dim of a large result, read
     transposed by a copy (register-block transposes within each piece) and by an
     elementwise op (tiles within each piece);
-  - a cat that is also an output, and one a reduction reads (both stored); the stored
-    reader of a cat placed into a stack (ir/place.c) at its slice;
+  - a cat that is also an output, and one a reduction reads (both stored); a cat whose
+    reader a stack reads (stored: recomputed piece by piece it would store the reader);
   - a cat read through a view that splits its dim over two dims (f32 and f16): stored;
   - five cats of 16 pieces each (f16) summed: more piece bounds along one dim than a
     kernel splits its loops at, each read through selects over its clamped pieces;
