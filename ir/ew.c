@@ -9,6 +9,7 @@
 // built to choose the order leave no argument or error behind.
 #include "ir/kernel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 // ============================================================================
@@ -57,6 +58,8 @@ enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32,
 
 typedef struct EwTile {
   const NodeList *ns;
+  int ncut[TD_MAX_DIMS];      // the inline cats' piece bounds along each dim (ew_cuts)
+  int64_t cut[TD_MAX_DIMS][KB_MAX_CUTS];
   const View *ov;
   int di, dj;                 // the tiled dims (di < dj)
   int64_t tile[TD_MAX_DIMS];  // di and dj: Ti and Tj
@@ -269,20 +272,77 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
       ew_stores(kb, t, into, t->idx);
     return;
   }
-  if (d != t->di && d != t->dj) {
-    int64_t S = ov->shape[d];
-    ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(0), 1, par, &t->idx[d]), d + 1, par && S == 1);
-    return;
+  for (int c = 0; c <= t->ncut[d]; c++) {  // each range between cuts (all of the dim if none)
+    int64_t from = c ? t->cut[d][c - 1] : 0, to = c < t->ncut[d] ? t->cut[d][c] : ov->shape[d], S = to - from;
+    if (d != t->di && d != t->dj) {
+      ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(from), 1, par, &t->idx[d]), d + 1, par && S == 1);
+      continue;
+    }
+    int64_t T = t->tile[d], nt = S / T;
+    t->ext[d] = T;
+    if (nt)
+      ew_nest(kb, t, kb_step_loop(kb, into, nt, kb_ix_const(from), T, par, &t->idx[d]), d + 1, par && nt == 1);
+    if (S % T) {  // the last tile, shorter
+      t->idx[d] = kb_ix_const(from + nt * T);
+      t->ext[d] = S % T;
+      ew_nest(kb, t, into, d + 1, par && !nt);
+    }
   }
-  int64_t S = ov->shape[d], T = t->tile[d], nt = S / T;
-  t->ext[d] = T;
-  if (nt)
-    ew_nest(kb, t, kb_step_loop(kb, into, nt, kb_ix_const(0), T, par, &t->idx[d]), d + 1, par && nt == 1);
-  if (S % T) {  // the last tile, shorter
-    t->idx[d] = kb_ix_const(nt * T);
-    t->ext[d] = S % T;
-    ew_nest(kb, t, into, d + 1, par && !nt);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+// The cuts the probe recorded (c: where the inline cats the nodes read change pieces,
+// the comment at ir/scalar.c's cat_expr), sorted and distinct inside each dim, into
+// t: each range's loops then read one piece of each cat directly. None where a cat's
+// index is no single dim's (it reads through selects). Whether any dim is split.
+static bool ew_cuts(EwTile *t, KbCuts *c) {
+  bool split = false;
+  for (int d = 0; d < t->ov->ndim && !c->bad; d++) {
+    qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_i64);
+    for (int j = 0; j < c->n[d]; j++) {
+      int64_t x = c->at[d][j];
+      if (x > 0 && x < t->ov->shape[d] && (!t->ncut[d] || t->cut[d][t->ncut[d] - 1] != x))
+        t->cut[d][t->ncut[d]++] = x;
+    }
+    split |= t->ncut[d] > 0;
   }
+  if (c->bad)
+    memset(t->ncut, 0, sizeof t->ncut);
+  return split && !c->bad;
+}
+
+// Whether node n, split at t's cuts, is a copy in every range between them (one load of
+// its own dtype, unit-stride along t->di: a piece of each cat): ranges of the cut dims
+// one combination after another (at most EW_MAX_RANGES), each probed with its extents.
+enum { EW_MAX_RANGES = 64 };
+static bool ew_copy_pieces(KernelBuilder *kb, const EwTile *t, const Node *n) {
+  int nd = t->ov->ndim, at[TD_MAX_DIMS] = {0};
+  int64_t combos = 1;
+  for (int d = 0; d < nd; d++)
+    combos *= t->ncut[d] + 1;
+  if (combos > EW_MAX_RANGES)
+    return false;
+  bool copy = true;
+  for (int64_t c = 0; c < combos && copy; c++) {
+    LIndex pidx[TD_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+      int64_t from = at[d] ? t->cut[d][at[d] - 1] : 0, to = at[d] < t->ncut[d] ? t->cut[d][at[d]] : t->ov->shape[d];
+      pidx[d] = t->ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+      pidx[d].base = from;
+      kb->probe_ext[d] = t->ncut[d] ? to - from : 0;
+    }
+    LExpr *e = kb_node_expr(kb, n, pidx);
+    copy = e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn && kb_ix_coef(&e->idx, PROBE_VAR + t->di) == 1 &&
+           transposed_dim(e, nd, t->dj) == t->di;
+    for (int d = 0; d < nd && ++at[d] > t->ncut[d]; d++)  // the next combination
+      at[d] = 0;
+  }
+  memset(kb->probe_ext, 0, sizeof kb->probe_ext);
+  return copy;
 }
 
 void ew_build(KernelBuilder *kb, const NodeList *ns) {
@@ -294,17 +354,24 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     if (ov->shape[d] > 1)
       t.dj = d;
   }
-  // probe the loads; the args and errors that registers are dropped again (they come
-  // back in store order when the nest is built)
+  // probe the loads and the inline cats' pieces; the args and errors that registers are
+  // dropped again (they come back in store order when the nest is built)
   int nargs = kb->k->args.len, nerr = kb->k->errors.len;
   bool copy = false;
-  for (int i = 0; i < ns->len && t.dj >= 0 && t.di < 0 && !kb->naive; i++) {
+  KbCuts cuts = {0};
+  kb->cuts = &cuts;
+  for (int i = 0; i < ns->len; i++) {
     const Node *n = ns->data[i];
     LExpr *e = kb_node_expr(kb, n, pidx);
+    if (t.dj < 0 || t.di >= 0 || kb->naive)
+      continue;
     t.di = transposed_dim(e, ov->ndim, t.dj);
     copy = ns->len == 1 && t.di >= 0 && e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn &&
            kb_ix_coef(&e->idx, PROBE_VAR + t.di) == 1;
   }
+  kb->cuts = NULL;
+  if (ew_cuts(&t, &cuts) && t.di >= 0)  // (tiles lie within the ranges between cuts)
+    copy = ns->len == 1 && ew_copy_pieces(kb, &t, ns->data[0]);
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
   if (t.di < 0) {

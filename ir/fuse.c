@@ -164,6 +164,10 @@ typedef struct Fuse {
   int *kern;           // per node: index into kerns (non-inline)
   int *padmm;          // per node: a cat of a convolution's zero padding, the contraction
                        // that reads it (plan_pads), else -1
+  int *pieces;         // per node: an inline cat or stack its expression recomputes piece by
+                       // piece (itself, when it is one), else -1
+  uint32_t *pdims;     // per node: the dims of its result along which such a cat's pieces change
+  int *veto;           // per join: recomputing it piece by piece would store this node, else -1
   VEC(Kern *) kerns;
   // row layout of kernel values: per node, for row dims k, the stride of row coordinate
   // k in its own buffer (ROWV), or full = it has the row input's shape
@@ -172,6 +176,8 @@ typedef struct Fuse {
 } Fuse;
 
 static Node *node_of(const Fuse *f, int i) { return f->g->nodes.data[i]; }
+
+static bool is_join(Op op) { return op == OP_CAT || op == OP_STACK; }
 
 static int producer_of(const Value *v) {
   return v && v->buf && v->buf->kind == BUF_KERNEL && v->buf->producer ? v->buf->producer->id : -1;
@@ -426,7 +432,7 @@ static bool matmul_packs(const Fuse *f, const Node *r, int src) {
 // Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
 static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   Node *n = node_of(f, i);
-  TD_ASSERT(op_is_elementwise(n->op));
+  TD_ASSERT(op_is_elementwise(n->op) || is_join(n->op));
   if (f->output[i])
     return why(FW_OUTPUT, -1, -1);
   if (f->target[i])
@@ -497,6 +503,97 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   return why(FW_NONE, -1, -1);
 }
 
+// A cat or stack is recomputed by its readers piece by piece (ir/ew.c splits an
+// elementwise kernel's loops where the pieces change, ir/scalar.c's cat_expr reads each
+// piece directly): when every node reading it, and every node reading an inline
+// expression that recomputes it, is pointwise, and those expressions end in elementwise
+// kernels of their own (epilogue_fits). Not a complex join, one of more than
+// JOIN_MAX_PIECES parts, nor a stack of a CPU program's matmul results (a recurrence's
+// outputs: ir/recur.c gathers them into it).
+enum { JOIN_MAX_PIECES = 16 };
+
+// Why join i is stored (FW_NONE: it is recomputed piece by piece), before inline_why.
+static FuseWhy join_why(const Fuse *f, int i) {
+  const Node *n = node_of(f, i);
+  if (f->veto[i] >= 0)
+    return why(FW_PIECE_STORES, f->veto[i], -1);
+  if (n->out->cplx || n->nsrc > JOIN_MAX_PIECES)
+    return why(FW_OWN, -1, -1);
+  for (int s = 0; s < n->nsrc && f->g->cpu && n->op == OP_STACK; s++) {
+    int p = producer_of(n->srcs[s]);
+    if (p >= 0 && node_of(f, p)->op == OP_MATMUL)
+      return why(FW_OWN, -1, -1);
+  }
+  return why(FW_NONE, -1, -1);
+}
+
+// The view through which pointwise node r reads operand s, in r's index space.
+static View pointwise_read(const Node *r, int s) {
+  return expand_to(r->srcs[s]->view, r->out->view.ndim, r->out->view.shape);
+}
+
+// The dims of rv (a read of a result of pndim dims, shape pshape) that walk the result's
+// dims pd; false when a dim of pd is walked by two (a view splitting it: no one loop
+// keeps its index in one piece).
+static bool read_dims(View rv, int pndim, const int64_t *pshape, uint32_t pd, uint32_t *dims) {
+  ViewMap m;
+  if (!view_decompose(rv, pndim, pshape, &m))
+    return false;
+  uint32_t seen = 0;
+  *dims = 0;
+  for (int k = 0; k < rv.ndim; k++) {
+    int q = m.pdim[k];
+    if (q < 0 || rv.shape[k] <= 1 || !(pd >> q & 1))
+      continue;
+    if (seen >> q & 1)
+      return false;
+    seen |= 1u << q;
+    *dims |= 1u << k;
+  }
+  return true;
+}
+
+// A node recomputing a join piece by piece is read by pointwise nodes only, each through
+// a view that walks every dim its pieces change along with one dim (FW_NONE), else why
+// not.
+static FuseWhy pieces_read_why(const Fuse *f, int i) {
+  const View *pv = &node_of(f, i)->out->view;
+  for (int e = 0; e < f->readers[i].len; e++) {
+    Edge ed = f->readers[i].data[e];
+    const Node *r = node_of(f, ed.reader);
+    uint32_t dims;
+    if (!op_is_pointwise(r->op))
+      return why(FW_PIECE_READ, r->id, -1);
+    if (!read_dims(pointwise_read(r, ed.src), pv->ndim, pv->shape, f->pdims[i], &dims))
+      return why(FW_PIECE_VIEW, r->id, -1);
+  }
+  return why(FW_NONE, -1, -1);
+}
+
+// Recomputing a join piece by piece must save its stored result, not store another:
+// an elementwise node stored only because it would recompute a join's pieces for a
+// reader that cannot (pieces_read_why) vetoes that join (it is stored, as before), and
+// the inline plan is made again. Whether a join was vetoed.
+static bool veto_joins(Fuse *f) {
+  bool any = false;
+  for (int i = 0; i < f->n; i++) {
+    const Node *n = node_of(f, i);
+    FuseWhyCode c = n->stored.code;
+    if (op_is_elementwise(n->op) && !f->inl[i] && f->pieces[i] >= 0 && (c == FW_PIECE_READ || c == FW_PIECE_VIEW) &&
+        f->veto[f->pieces[i]] < 0) {
+      f->veto[f->pieces[i]] = i;
+      any = true;
+    }
+  }
+  if (any)
+    for (int i = 0; i < f->n; i++) {
+      f->inl[i] = false;
+      f->pieces[i] = -1;
+      f->bufs[i] = f->deps[i] = (IntList){0};
+    }
+  return any;
+}
+
 static void plan_inline(Fuse *f) {
   for (int i = 0; i < f->n; i++) {
     Node *n = node_of(f, i);
@@ -517,10 +614,28 @@ static void plan_inline(Fuse *f) {
       f->inl[i] = true;
       continue;
     }
-    if (op_is_elementwise(n->op)) {
+    bool join = is_join(n->op);
+    f->pdims[i] = join ? 1u << n->attr.dim : 0;
+    for (int s = 0; s < n->nsrc && !join && op_is_pointwise(n->op); s++) {
+      int p = producer_of(n->srcs[s]);
+      uint32_t dims;
+      if (p < 0 || !f->inl[p] || f->pieces[p] < 0)
+        continue;
+      const View *pv = &node_of(f, p)->out->view;
+      f->pieces[i] = f->pieces[p];
+      TD_ASSERT(read_dims(pointwise_read(n, s), pv->ndim, pv->shape, f->pdims[p], &dims));  // (pieces_read_why)
+      f->pdims[i] |= dims;
+    }
+    if (op_is_elementwise(n->op) || join) {
       bool reduced = false;
-      n->stored = inline_why(f, i, &reduced);
+      n->stored = join ? join_why(f, i) : why(FW_NONE, -1, -1);
+      if (n->stored.code == FW_NONE)
+        n->stored = inline_why(f, i, &reduced);
+      if (n->stored.code == FW_NONE && (join || f->pieces[i] >= 0))
+        n->stored = pieces_read_why(f, i);
       f->inl[i] = n->stored.code == FW_NONE;
+      if (join && f->inl[i])
+        f->pieces[i] = i;
       if (f->inl[i] && reduced && f->readers[i].len > 1)
         f->rered[i] = i;
       for (int s = 0; f->inl[i] && f->rered[i] < 0 && s < n->nsrc; s++) {
@@ -674,6 +789,8 @@ static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
     return why(FW_K_EW, -1, -1);
   if (!op_is_pointwise(n->op))
     return why(FW_K_GATHER, first, -1);
+  if (f->pieces[i] >= 0)
+    return why(FW_K_PIECES, f->pieces[i], -1);
   if (k->scan)
     return why(FW_K_AFTER_SCAN, first, -1);
   const View *ov = &n->out->view;
@@ -870,7 +987,7 @@ static void mark_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
 // Why non-inline node i, of kernel k, is stored (an elementwise node: inline_why's).
 static FuseWhy stored_why(const Fuse *f, int i, const Kern *k, int other) {
   const Node *n = node_of(f, i);
-  if (op_is_elementwise(n->op))
+  if (op_is_elementwise(n->op) || (is_join(n->op) && n->stored.code != FW_NONE))
     return n->stored;
   if (f->output[i])
     return why(FW_OUTPUT, -1, -1);
@@ -983,6 +1100,9 @@ void fuse_graph(Graph *g) {
   f->trans = arena_alloc(&cx->arena, sizeof(int) * n);
   f->kern = arena_alloc(&cx->arena, sizeof(int) * n);
   f->padmm = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->pieces = arena_alloc(&cx->arena, sizeof(int) * n);
+  f->pdims = arena_alloc(&cx->arena, sizeof(uint32_t) * n);
+  f->veto = arena_alloc(&cx->arena, sizeof(int) * n);
   f->deps = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->bufs = arena_alloc(&cx->arena, sizeof(IntList) * n);
   f->row_coef = arena_alloc(&cx->arena, sizeof *f->row_coef * n);
@@ -1004,9 +1124,11 @@ void fuse_graph(Graph *g) {
       f->output[p] = true;
   }
   for (int i = 0; i < f->n; i++)
-    f->padmm[i] = -1;
+    f->padmm[i] = f->pieces[i] = f->veto[i] = -1;
   plan_pads(f);
-  plan_inline(f);
+  do
+    plan_inline(f);
+  while (veto_joins(f));
   // what each kernel root reads, now that the inline nodes are known
   for (int i = 0; i < f->n; i++) {
     f->deps[i] = (IntList){0};

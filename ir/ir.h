@@ -193,6 +193,9 @@ typedef enum {
   FW_READ_OUTSIDE,   // `node`, in another kernel, reads it
   FW_SCAN,           // a scan's result is always stored (its readers read it from memory)
   FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)
+  FW_PIECE_READ,     // it recomputes a cat or stack piece by piece, and `node` is no pointwise op
+  FW_PIECE_VIEW,     // ... and `node` reads it through a view splitting a dim the pieces change along
+  FW_PIECE_STORES,   // a cat or stack whose recomputation piece by piece would store `node` (else inline)
   // a kernel's start
   FW_K_MATMUL,       // a matmul starts a kernel
   FW_K_ROW_NEW,      // no earlier kernel reduces the same rows (input shape and dims)
@@ -206,6 +209,7 @@ typedef enum {
   FW_K_GATHER,       // it gathers from (or is no pointwise op over) the kernel of `node`
   FW_K_SHAPE,        // its shape is not one the kernel of `node` iterates (row input, reduced, matmul's)
   FW_K_OFF_ROW,      // it reads the kernel of `node` off the current row (another index)
+  FW_K_PIECES,       // it recomputes the cat or stack `node` piece by piece: a kernel of its own
   FW_K_RECUR,        // the first node of a recurrence (`n` steps) whose outputs the stack `node` gathers
   FW_K_ALONE,        // its op is a kernel alone (sort, attention, cat, store, ...)
   FW_COUNT

@@ -186,6 +186,7 @@ static void build_kernel(KernelBuilder *kb, int kid, const NodeList *members) {
   k->name = arena_printf(&kb->cx->arena, "k%d", kid);
   kb->k = k;
   kb->kid = kid;
+  kb->var_ext.len = 0;
   NodeList ns = {0};
   for (int i = 0; i < members->len; i++) {
     const Node *n = members->data[i];

@@ -59,6 +59,17 @@ enum {
 
 typedef VEC(const Node *) NodeList;
 
+// Where the inline cats an EW kernel reads split its output dims (ir/ew.c's probe, filled
+// by kb_node_expr): at[d][0..n[d]) the first output index of a new piece along dim d,
+// unsorted, possibly repeated or outside the dim; bad: a cat read at an index no split
+// of one output dim resolves, or more cuts than fit (the cat then reads through selects).
+enum { KB_MAX_CUTS = 64 };
+typedef struct KbCuts {
+  int n[TD_MAX_DIMS];
+  int64_t at[TD_MAX_DIMS][KB_MAX_CUTS];
+  bool bad;
+} KbCuts;
+
 // The builder's state while it builds one program (kernel.c's kernel_build).
 typedef struct KernelBuilder {
   Ctx *cx;
@@ -72,6 +83,11 @@ typedef struct KernelBuilder {
   const CpuTarget *cpu;  // the CPU the schedules are for (ir/gemm.c), NULL for a GPU
   const Recur *recur;    // while a recurrence's template step is built (ir/recur_build.c):
   int recur_var;         // kb_value reads its leaves at step var recur_var
+  VEC(int64_t) var_ext;  // per loop variable of the kernel being built: its loop's extent
+                         // (kb_loop's; 0 where unknown): an inline cat's piece (scalar.c)
+  KbCuts *cuts;          // while ew_build probes: where inline cats split its dims
+  int64_t probe_ext[TD_MAX_DIMS];  // while ew_build probes one range between cuts: the
+                                   // extent of probe variable PROBE_VAR + d (0: unknown)
 } KernelBuilder;
 
 // kernel_build without the schedules that reorder loops (the blocked matmul row

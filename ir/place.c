@@ -75,8 +75,10 @@ static void place_join(Graph *g, Node *j) {
     Node *n = v->buf->producer;
     n->out->buf = j->out->buf;
     n->out->view.offset = base;
-    v->buf = j->out->buf;
-    v->view.offset += base;
+    if (v != n->out) {  // (the join may read the node's result itself: moved once)
+      v->buf = j->out->buf;
+      v->view.offset += base;
+    }
   }
 }
 

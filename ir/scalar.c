@@ -110,7 +110,12 @@ LExpr *kb_arith(KernelBuilder *kb, Op op, DType dt, LExpr *a, LExpr *b) {
   return kb_binary(kb, op, dt, a, b);
 }
 
-LStmt *kb_loop(KernelBuilder *kb, int var, int64_t extent) { return ls_loop(kb->cx, var, extent); }
+LStmt *kb_loop(KernelBuilder *kb, int var, int64_t extent) {
+  while (kb->var_ext.len <= var)
+    vec_push(&kb->cx->arena, &kb->var_ext, 0);
+  kb->var_ext.data[var] = extent;
+  return ls_loop(kb->cx, var, extent);
+}
 
 LStmt *kb_store_stmt(KernelBuilder *kb, int buf, LIndex idx, LExpr *val) { return ls_store(kb->cx, buf, idx, val); }
 
@@ -633,6 +638,114 @@ static LExpr *binary_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   return kb_cast(kb, r, od);
 }
 
+// ---- an inline cat or stack, piece by piece ----
+// Where a reader's loops keep the cat dim's index inside one piece (ir/ew.c splits its
+// loops at the pieces' bounds), the value there is that piece's, read directly; else a
+// select over the pieces, each read at its index clamped into the piece: every load
+// stays in bounds, and a piece is computed only at elements PyTorch computes too. While
+// ir/ew.c probes, the cuts are recorded and the pieces' indices left unclamped (the
+// probe's expressions are never run).
+
+// The least and greatest value of x over its loops (false: unknown, a dyn part or a
+// variable of no known loop).
+static bool ix_range(const KernelBuilder *kb, const LIndex *x, int64_t *lo, int64_t *hi) {
+  if (x->dyn)
+    return false;
+  *lo = *hi = x->base;
+  for (int t = 0; t < x->nterms; t++) {
+    int v = x->var[t];
+    int64_t ext = v >= PROBE_VAR && v < PROBE_VAR + TD_MAX_DIMS ? kb->probe_ext[v - PROBE_VAR]
+                  : v >= 0 && v < kb->var_ext.len         ? kb->var_ext.data[v]
+                                                          : 0;
+    if (ext <= 0)
+      return false;
+    int64_t m = x->coef[t] * (ext - 1);
+    *(m > 0 ? hi : lo) += m;
+  }
+  return true;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) {  // b > 0
+  return a / b + (a % b != 0 && a > 0);
+}
+
+// Records where index x (one probe variable's multiple) enters each piece after the
+// first: bounds[1..np) the pieces' first cat indices.
+static void record_cuts(KernelBuilder *kb, const LIndex *x, const int64_t *bounds, int np) {
+  KbCuts *c = kb->cuts;
+  if (x->dyn || x->nterms != 1 || x->var[0] < PROBE_VAR || x->var[0] >= PROBE_VAR + TD_MAX_DIMS) {
+    c->bad = true;
+    return;
+  }
+  int d = x->var[0] - PROBE_VAR;
+  int64_t m = x->coef[0], b0 = x->base;
+  for (int k = 1; k < np; k++) {
+    if (c->n[d] == KB_MAX_CUTS) {
+      c->bad = true;
+      return;
+    }
+    // the first output index at which b0 + m * i moves across bound k
+    c->at[d][c->n[d]++] = m > 0 ? ceil_div(bounds[k] - b0, m) : ceil_div(b0 - bounds[k] + 1, -m);
+  }
+}
+
+// Piece k of cat/stack n (its dim a: [from, from + size) of the result) at the result's
+// index idx, its dim a's index x.
+static LExpr *piece_value(KernelBuilder *kb, const Node *n, int k, const LIndex *idx, LExpr *x, int64_t from,
+                          int64_t size, DType dt) {
+  int a = n->attr.dim;
+  LIndex pidx[TD_MAX_DIMS];
+  for (int d = 0, j = 0; d < n->out->view.ndim; d++) {
+    if (d != a) {
+      pidx[j++] = idx[d];
+    } else if (n->op == OP_CAT) {
+      if (x) {  // clamped into the piece
+        LExpr *i = kb_binary(kb, OP_SUB, DT_I64, x, kb_iconst(kb, DT_I64, from));
+        i = kb_binary(kb, OP_MAXIMUM, DT_I64, i, kb_iconst(kb, DT_I64, 0));
+        i = kb_binary(kb, OP_MINIMUM, DT_I64, i, kb_iconst(kb, DT_I64, size - 1));
+        pidx[j++] = kb_dyn_index(i);
+      } else {
+        pidx[j] = idx[d];
+        pidx[j++].base -= from;
+      }
+    }
+  }
+  return kb_cast(kb, kb_value(kb, n->srcs[k], pidx), dt);
+}
+
+static LExpr *cat_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  int a = n->attr.dim, np = 0;
+  int64_t bounds[n->nsrc + 1];  // the first cat index of each non-empty piece
+  int part[n->nsrc + 1];
+  int64_t at = 0;
+  for (int k = 0; k < n->nsrc; k++) {
+    int64_t size = n->op == OP_STACK ? 1 : n->srcs[k]->view.shape[a];
+    if (size > 0) {
+      bounds[np] = at;
+      part[np++] = k;
+    }
+    at += size;
+  }
+  bounds[np] = at;
+  TD_ASSERT(np > 0);
+  int64_t lo, hi;
+  if (ix_range(kb, &idx[a], &lo, &hi))
+    for (int p = 0; p < np; p++)
+      if (lo >= bounds[p] && hi < bounds[p + 1])
+        return piece_value(kb, n, part[p], idx, NULL, bounds[p], bounds[p + 1] - bounds[p], n->out->dtype);
+  if (kb->cuts)
+    record_cuts(kb, &idx[a], bounds, np);
+  DType cd = dtype_compute(n->out->dtype);  // (selects of halves are of their f32)
+  LExpr *x = kb_ix_expr(kb, &idx[a]);
+  LExpr *clamp = kb->cuts ? NULL : x;  // (a probe keeps the pieces' loads affine: ir/ew.c reads their strides)
+  LExpr *r = piece_value(kb, n, part[np - 1], idx, clamp, bounds[np - 1], bounds[np] - bounds[np - 1], cd);
+  for (int p = np - 2; p >= 0; p--) {
+    LExpr *in = kb_binary(kb, OP_LT, DT_BOOL, x, kb_iconst(kb, DT_I64, bounds[p + 1]));
+    r = kb_select(kb, in, piece_value(kb, n, part[p], idx, clamp, bounds[p], bounds[p + 1] - bounds[p], cd), r);
+  }
+  return kb_cast(kb, r, n->out->dtype);
+}
+
 LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   DType od = n->out->dtype, cd = dtype_compute(od);
   if (op_class(n->op) == OC_UNARY && n->op != OP_CLAMP)
@@ -653,6 +766,7 @@ LExpr *kb_node_expr(KernelBuilder *kb, const Node *n, const LIndex *idx) {
   case OP_INDEX: return index_expr(kb, n, idx);
   case OP_INDEX_SELECT: return index_select_expr(kb, n, idx);
   case OP_GATHER: return gather_expr(kb, n, idx);
+  case OP_CAT: case OP_STACK: return cat_expr(kb, n, idx);
   case OP_ZEROS: case OP_ONES: case OP_FULL: case OP_ARANGE: case OP_EYE:
     return creation_expr(kb, n, idx);
   default:

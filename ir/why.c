@@ -99,6 +99,21 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     return;
   case FW_SCAN: fputs("a scan's result is always stored (its readers read it from memory)", out); return;
   case FW_OWN: fprintf(out, "%s writes its result itself", op_name(n->op)); return;
+  case FW_PIECE_READ:
+    fputs(n->op == OP_CAT || n->op == OP_STACK ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
+    ref(g, w.node, out);
+    fputs(", which is no elementwise op to split where the pieces change", out);
+    return;
+  case FW_PIECE_VIEW:
+    fputs(n->op == OP_CAT || n->op == OP_STACK ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
+    ref(g, w.node, out);
+    fputs(" through a view that splits the dim its pieces change along", out);
+    return;
+  case FW_PIECE_STORES:
+    fputs("recomputed piece by piece, it would store ", out);
+    ref(g, w.node, out);
+    fputs(", else computed inline", out);
+    return;
   case FW_K_MATMUL: fputs("a matmul starts a kernel", out); return;
   case FW_K_ROW_NEW:
     fputs(op_is_scan(n->op) ? "no earlier scan runs over the same rows" : "no earlier kernel reduces the same rows", out);
@@ -148,6 +163,11 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     fputs(w.node >= 0 && g->nodes.data[w.node]->op == OP_MATMUL ? " at another element than the matmul's"
                                                                   : " off the current row",
           out);
+    return;
+  case FW_K_PIECES:
+    fputs("it reads ", out);
+    ref(g, w.node, out);
+    fputs(" piece by piece: its loops split where the pieces change, in a kernel of its own", out);
     return;
   case FW_K_RECUR:
     fprintf(out, "a recurrence: %d steps, each row of the state stepped in a loop, into the stack n%d", w.n, w.node);
