@@ -320,7 +320,7 @@ int bench_warmup(int reps) {
 // outputs as a PyTorch call does; prints median/min/max and the rates they imply.
 static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn,
                        const tdsl_gpu_program *gpu) {
-  int no = p->outputs.len, warm = bench_warmup(o->reps);
+  int no = p->outputs.len, warm = bench_warmup(o->reps), warmed = 0;
   double warm_ms = 0;
   double *ms = calloc((size_t)o->reps, sizeof *ms);
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
@@ -329,16 +329,21 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
   // plus the most the resident set grew by during the calls (outputs, temporaries, the
   // runtime's pools and thread stacks). -1 where /proc cannot say.
   int64_t before = rss_now(), peak = gpu || before < 0 || !rss_reset_peak() ? -1 : 0;
-  if (gpu)  // the kernels' own time on the device, the inputs there already (runtime/cuda.c)
+  if (gpu) {  // the kernels' own time on the device, the inputs there already (runtime/cuda.c)
     erc = tdsl_gpu_bench(gpu, args, o->reps, ms);
+    warmed = 1;  // its checked call, before the timed ones
+  }
   for (int r = -warm; r < o->reps && !erc && !gpu; r++) {
     double t0 = now_ms();
     erc = call_once(p, args, outs, fn, gpu);
     for (int k = 0; k < no; k++)
       tdsl_tensor_release(&outs[k]);
-    if (r >= 0)
+    if (r >= 0) {
       ms[r] = now_ms() - t0;
-    else if ((warm_ms += now_ms() - t0) >= WARM_CAP_MS && r < -1)
+      continue;
+    }
+    warmed++;
+    if ((warm_ms += now_ms() - t0) >= WARM_CAP_MS && r < -1)
       r = -1;  // the warm-up's time is spent: the timed calls next
   }
   free(outs);
@@ -359,8 +364,8 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
   if (o->json)
     printf("{\"backend\": \"%s\", \"threads\": %d, \"median_ms\": %.6g, \"min_ms\": %.6g, \"max_ms\": %.6g, "
            "\"bytes\": %" PRId64 ", \"flops\": %" PRId64 ", \"gbps\": %.6g, \"gflops\": %.6g, "
-           "\"peak_bytes\": %" PRId64 "}\n",
-           o->backend, threads, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops, peak);
+           "\"peak_bytes\": %" PRId64 ", \"warmup_calls\": %d}\n",
+           o->backend, threads, med, ms[0], ms[o->reps - 1], bytes, p->flops, gbps, gflops, peak, warmed);
   else {
     char who[64];
     if (threads)
