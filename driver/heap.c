@@ -34,7 +34,9 @@ static void *below_boundary;  // the untouched block under the first huge page (
 void heap_prepare(void) {
   // Grow by PAD past each request, keep blocks under PAD on the heap, never give memory
   // back to the kernel mid-compile.
-  if (!mallopt(M_TOP_PAD, PAD) || !mallopt(M_MMAP_THRESHOLD, PAD) || !mallopt(M_TRIM_THRESHOLD, 2 * PAD))
+  // (Not with MALLOC_PERTURB_ set: glibc would fill the block below, 30 MiB of faults.)
+  if (getenv("MALLOC_PERTURB_") || !mallopt(M_TOP_PAD, PAD) || !mallopt(M_MMAP_THRESHOLD, PAD) ||
+      !mallopt(M_TRIM_THRESHOLD, 2 * PAD))
     return;
   // A block larger than any free one comes from the start of the heap's top and grows
   // the heap by itself and PAD; malloc writes only the headers at its two ends. Cut
@@ -43,12 +45,20 @@ void heap_prepare(void) {
   // rounded up to 16). Its own pages stay untouched. The advice must come before the
   // first write to a 2 MiB page: where a 4 KiB page is mapped, the rest stay small, so
   // the one holding the block's old end (written already) is left out.
-  uintptr_t hp = HUGE_PAGE;
+  // Only a block that grew the brk heap (starting in its old top, at or below the old
+  // sbrk(0), ending below the new) is known to lie there: one from an mmap, where brk
+  // could not grow, says nothing about the pages around it.
+  uintptr_t hp = HUGE_PAGE, old_end = (uintptr_t)sbrk(0);
   char *p = malloc(PAD - hp);
   if (!p)
     return;
+  uintptr_t new_end = (uintptr_t)sbrk(0);
+  if (new_end <= old_end || (uintptr_t)p > old_end || (uintptr_t)p + PAD - hp > new_end) {
+    free(p);
+    return;
+  }
   uintptr_t boundary = ((uintptr_t)p + 64 + hp - 1) & ~(hp - 1), written = ((uintptr_t)p + PAD - hp - 16) & ~(hp - 1),
-            end = (uintptr_t)sbrk(0) & ~(hp - 1);
+            end = new_end & ~(hp - 1);
   if (written > boundary)
     madvise((void *)boundary, written - boundary, MADV_HUGEPAGE);
   if (end > written + hp)
