@@ -254,8 +254,9 @@ typedef struct Roofline {
   char when[32];              // when it was measured ("" for TDSL_ROOFLINE)
 } Roofline;
 // 0, or EXIT_USAGE after a message (a malformed TDSL_ROOFLINE). Measures (about a second)
-// unless the cache holds this CPU and thread count or TDSL_ROOFLINE gives the numbers.
-int roofline_get(int threads, Roofline *r);
+// unless the cache holds this CPU and thread count or TDSL_ROOFLINE gives the numbers;
+// `again` measures in any case (as TDSL_ROOFLINE=measure), keeping the better numbers.
+int roofline_get(int threads, bool again, Roofline *r);
 
 // One kernel of a profile: its share of the mean call and where it sits under the roofline.
 typedef struct ProfKernel {

@@ -512,12 +512,31 @@ static int call_error(int erc) {
   return erc == TDSL_ERR_DATA ? EXIT_DATA : EXIT_INTERNAL;
 }
 
+// Each kernel's rates and its place under pr's roofline; false when one ran faster than
+// its peak (f32 or f64) allows, 2% of timer error aside.
+static bool place_kernels(Profile *pr) {
+  bool under = true;
+  for (int i = 0; i < pr->nk; i++) {
+    ProfKernel *pk = &pr->ks[i];
+    double s = pk->ms / 1e3, peak = pk->f64 ? pr->roof.peak_f64 : pr->roof.peak_f32;
+    pk->share = pr->mean_ms > 0 ? pk->ms / pr->mean_ms : 0;
+    pk->gflops = s > 0 ? (double)pk->flops / s / 1e9 : 0;
+    pk->gbps = s > 0 ? (double)pk->bytes / s / 1e9 : 0;
+    pk->intensity = pk->bytes ? (double)pk->flops / (double)pk->bytes : 0;
+    double f = peak > 0 ? pk->gflops / peak : 0, m = pr->roof.bandwidth > 0 ? pk->gbps / pr->roof.bandwidth : 0;
+    pk->roofline = f > m ? f : m;
+    pk->compute_bound = pk->intensity * pr->roof.bandwidth >= peak;
+    under &= f <= 1.02;
+  }
+  return under;
+}
+
 int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn) {
   Ctx ctx, *cx = &ctx;
   ctx_init(cx);
   Profile pr = {.p = p, .backend = o->backend, .threads = run_threads(o->backend), .calls = o->reps,
                 .nk = p->kernels.len, .flops = p->flops, .bytes = run_program_bytes(p)};
-  int rc = roofline_get(pr.threads, &pr.roof);
+  int rc = roofline_get(pr.threads, false, &pr.roof);
   int no = p->outputs.len, warm = bench_warmup(o->reps);
   double *ms = calloc((size_t)o->reps, sizeof *ms), *ns = calloc((size_t)(pr.nk ? pr.nk : 1), sizeof *ns);
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
@@ -585,17 +604,16 @@ int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args,
     if (kernels > pr.mean_ms)
       pr.mean_ms = kernels;
     pr.outside_ms = pr.mean_ms - kernels;
-    for (int i = 0; i < pr.nk; i++) {
-      ProfKernel *pk = &pr.ks[i];
-      double s = pk->ms / 1e3, peak = pk->f64 ? pr.roof.peak_f64 : pr.roof.peak_f32;
-      pk->share = pr.mean_ms > 0 ? pk->ms / pr.mean_ms : 0;
-      pk->gflops = s > 0 ? (double)pk->flops / s / 1e9 : 0;
-      pk->gbps = s > 0 ? (double)pk->bytes / s / 1e9 : 0;
-      pk->intensity = pk->bytes ? (double)pk->flops / (double)pk->bytes : 0;
-      double f = peak > 0 ? pk->gflops / peak : 0, m = pr.roof.bandwidth > 0 ? pk->gbps / pr.roof.bandwidth : 0;
-      pk->roofline = f > m ? f : m;
-      pk->compute_bound = pk->intensity * pr.roof.bandwidth >= peak;
-      pk->schedule = schedule_text(cx, pk->k);
+    for (int i = 0; i < pr.nk; i++)
+      pr.ks[i].schedule = schedule_text(cx, pr.ks[i].k);
+    // A cached peak that a kernel outran was measured while the machine was busy: no
+    // code runs faster than the FMA units, so it is measured again (the better numbers
+    // kept) rather than printed as a roofline fraction over 100%.
+    if (!place_kernels(&pr) && !strcmp(pr.roof.source, "cached")) {
+      fprintf(stderr, "tdslc: note: a kernel ran faster than the cached peak of %.4g GFLOP/s (measured %s, on a "
+              "busy machine?): measuring again\n", pr.roof.peak_f32, pr.roof.when);
+      rc = roofline_get(pr.threads, true, &pr.roof);
+      place_kernels(&pr);
     }
     if (o->json)
       print_json(&pr, stdout);
