@@ -512,8 +512,9 @@ static int call_error(int erc) {
   return erc == TDSL_ERR_DATA ? EXIT_DATA : EXIT_INTERNAL;
 }
 
-// Each kernel's rates and its place under pr's roofline; false when one ran faster than
-// its peak (f32 or f64) allows, 2% of timer error aside.
+// Each kernel's rates and its place under pr's roofline; false when one that ran long
+// enough to time well (50 us a call) ran faster than its peak (f32 or f64) allows, by
+// more than the 10% a peak measured on a quiet machine can be off.
 static bool place_kernels(Profile *pr) {
   bool under = true;
   for (int i = 0; i < pr->nk; i++) {
@@ -526,7 +527,7 @@ static bool place_kernels(Profile *pr) {
     double f = peak > 0 ? pk->gflops / peak : 0, m = pr->roof.bandwidth > 0 ? pk->gbps / pr->roof.bandwidth : 0;
     pk->roofline = f > m ? f : m;
     pk->compute_bound = pk->intensity * pr->roof.bandwidth >= peak;
-    under &= f <= 1.02;
+    under &= f <= 1.1 || pk->ms < 0.05;
   }
   return under;
 }
