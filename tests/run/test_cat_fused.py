@@ -13,6 +13,7 @@ ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
   - a cat that is also an output, and one a reduction reads (both stored); a cat whose
     reader a stack reads (stored: recomputed piece by piece it would store the reader);
   - a cat read through a view that splits its dim over two dims (f32 and f16): stored;
+    why a cat stays stored, in `--emit=ir` (through such a view; read by a reduction);
   - five cats of 16 pieces each (f16) summed: more piece bounds along one dim than a
     kernel splits its loops at, each read through selects over its clamped pieces;
 and the plan: the RoPE function is one kernel (no kernel of its own for the cat), its
@@ -160,8 +161,27 @@ def main():
     body = p.stdout.split("kernel k0", 1)[-1]
     T.check("rope: split, no selects", p.returncode == 0 and body.count("in 0..4 {") == 2 and "?" not in body,
             body[:1500])
+    # why a cat stays stored, as --emit=ir says it (ir/why.c's piece reasons)
+    for fn, reason in (("split_view", "read by mul at line 3 (k1) through a view that splits the dim its pieces"
+                        " change along"),
+                       ("reduced", "read by amax at line 8 (k1), which is no elementwise op to split where the"
+                        " pieces change")):
+        p = emit_text(TDSLC, WHY_SRC, "ir", ["--fn", fn])
+        T.check(f"{fn}: --emit=ir gives the cat's reason", p.returncode == 0 and f"# stored: {reason}" in p.stdout,
+                p.stdout[:1500] + p.stderr[:400])
     sys.exit(T.summary())
 
+
+WHY_SRC = """fn split_view(a: f32[4, 6], b: f32[4, 6]) -> f32[4, 3, 4] {
+    c = torch.cat([a, b], dim=1)
+    return c.reshape(4, 3, 4) * 2 + 1
+}
+fn reduced(a: f32[4, 6], b: f32[4, 6]) -> f32[4, 12] {
+    c = torch.cat([a, b], dim=1)
+    d = c * 2
+    return d + c.amax(-1, keepdim=True)
+}
+"""
 
 if __name__ == "__main__":
     main()
