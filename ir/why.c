@@ -100,14 +100,12 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
   case FW_SCAN: fputs("a scan's result is always stored (its readers read it from memory)", out); return;
   case FW_OWN: fprintf(out, "%s writes its result itself", op_name(n->op)); return;
   case FW_PIECE_READ:
-    fputs(n->op == OP_CAT || n->op == OP_STACK ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
-    ref(g, w.node, out);
-    fputs(", which is no elementwise op to split where the pieces change", out);
-    return;
   case FW_PIECE_VIEW:
     fputs(n->op == OP_CAT || n->op == OP_STACK ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
     ref(g, w.node, out);
-    fputs(" through a view that splits the dim its pieces change along", out);
+    fputs(w.code == FW_PIECE_READ ? ", which is no elementwise op to split where the pieces change"
+                                  : " through a view that splits the dim its pieces change along",
+          out);
     return;
   case FW_PIECE_STORES:
     fputs("recomputed piece by piece, it would store ", out);
