@@ -16,7 +16,7 @@
 // under the sanitizers (whose malloc is not glibc's) or outside glibc it does nothing.
 // Untouched heap costs no memory: the resident set grows by what is written, rounded
 // up to 2 MiB.
-#define _GNU_SOURCE  // MADV_HUGEPAGE, mallinfo2, sbrk
+#define _GNU_SOURCE  // MADV_HUGEPAGE, sbrk
 #include "driver/driver.h"
 
 #include <stdint.h>
