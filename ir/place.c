@@ -72,20 +72,18 @@ static void place_join(Graph *g, Node *j) {
     off_a += step;
     if (!ok)
       continue;
-    Node *n = v->buf->producer;
+    Node *n = v->buf->producer;  // (its result at offset 0: placeable_node; v may be it)
+    v->buf = j->out->buf;
+    v->view.offset += base;
     n->out->buf = j->out->buf;
     n->out->view.offset = base;
-    if (v != n->out) {  // (the join may read the node's result itself: moved once)
-      v->buf = j->out->buf;
-      v->view.offset += base;
-    }
   }
 }
 
 void fuse_place(Graph *g) {
   for (int i = 0; i < g->nodes.len; i++) {
     Node *j = g->nodes.data[i];
-    if ((j->op == OP_STACK || j->op == OP_CAT) && j->mode == NM_STORED && j->nsrc > 0)
+    if (op_class(j->op) == OC_JOIN && j->mode == NM_STORED && j->nsrc > 0)
       place_join(g, j);
   }
 }
