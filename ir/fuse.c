@@ -177,7 +177,7 @@ typedef struct Fuse {
 
 static Node *node_of(const Fuse *f, int i) { return f->g->nodes.data[i]; }
 
-static bool is_join(Op op) { return op == OP_CAT || op == OP_STACK; }
+static bool is_join(Op op) { return op_class(op) == OC_JOIN; }
 
 static int producer_of(const Value *v) {
   return v && v->buf && v->buf->kind == BUF_KERNEL && v->buf->producer ? v->buf->producer->id : -1;
@@ -818,7 +818,7 @@ static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
 
 // A store into a CPU matmul kernel's last result, all of it, of a value (or an
 // augmented one: out += identity) read at the same index from outside the kernel, joins
-// it as an epilogue (ir/matmul.c's kb_store_epilogue): the residual add of a
+// it as an epilogue (ir/matmul.c's kb_store_epilogues): the residual add of a
 // convolution, and what reads the stored result after it, are its GEMM's epilogue.
 typedef struct OutsideCheck {
   const Kern *k;

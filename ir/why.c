@@ -101,7 +101,7 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
   case FW_OWN: fprintf(out, "%s writes its result itself", op_name(n->op)); return;
   case FW_PIECE_READ:
   case FW_PIECE_VIEW:
-    fputs(n->op == OP_CAT || n->op == OP_STACK ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
+    fputs(op_class(n->op) == OC_JOIN ? "read by " : "it reads a cat or stack piece by piece, and is read by ", out);
     ref(g, w.node, out);
     fputs(w.code == FW_PIECE_READ ? ", which is no elementwise op to split where the pieces change"
                                   : " through a view that splits the dim its pieces change along",
