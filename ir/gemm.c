@@ -1288,12 +1288,7 @@ static void epilogue_at(Gemm *G, LStmtList *into, const LIndex *o, int l, const 
   kb_local_at(kb, mm, l, o);
   if (mm->mode == NM_STORED && mm != own)
     kb_store_node(kb, into, mm, o, kb_local_ref(kb, l));
-  for (int i = 1; i < G->ns->len; i++)
-    if (G->ns->data[i]->op == OP_STORE)
-      kb_store_epilogue(kb, into, G->ns->data[i], o);
-    else
-      kb_store_node(kb, into, G->ns->data[i], o, kb_node_expr(kb, G->ns->data[i], o));
-  kb_store_epilogues_done(kb, G->ns);
+  kb_store_epilogues(kb, into, G->ns, o);
   drop_overwritten_stores(into, from);
 }
 

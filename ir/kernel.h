@@ -165,12 +165,11 @@ void attn_gpu_facts(KernelBuilder *kb, const Node *n);
 // ---- gemm.c: the CPU matmul schedules; false: nothing to compute (an empty output
 // or K == 0), build the plain nest ----
 bool gemm_build(KernelBuilder *kb, const NodeList *ns);
-// (matmul.c) A store epilogue (ir/fuse.c's store_fits: target[o] = value[o], or target[o]
-// op= value[o], the target the kernel's last result): stores it at o, and the target's
-// node then reads as the stored value there; done: those bindings dropped (after a
-// kernel's epilogues at one place).
-void kb_store_epilogue(KernelBuilder *kb, LStmtList *into, const Node *st, const LIndex *o);
-void kb_store_epilogues_done(KernelBuilder *kb, const NodeList *ns);
+// (matmul.c) The epilogues ns[1..] of a matmul at output index o, in order: elementwise
+// nodes stored with their values, store epilogues (ir/fuse.c's store_fits: target[o] =
+// value[o], or target[o] op= value[o], the target the kernel's last result) stored, the
+// target's node reading as the stored value in the epilogues after it.
+void kb_store_epilogues(KernelBuilder *kb, LStmtList *into, const NodeList *ns, const LIndex *o);
 // The GEMM micro-kernel, a function of the program (one per shape: LProgram.funcs),
 // for other schedules too (ir/attn_tile.c's products): c[r*ldc + j] (+)= sum over k < kc
 // of A(r, k) * B(k, j), r < MR, j < NR (NR a multiple of V, the lanes of a vector),

@@ -139,19 +139,16 @@ static void build_matmul(KernelBuilder *kb, const NodeList *ns) {
   kb_local_at(kb, mm, acc, o);
   if (mm->mode == NM_STORED)
     kb_store_node(kb, body, mm, o, kb_local_ref(kb, acc));
-  for (int i = 1; i < ns->len; i++) {
-    const Node *e = ns->data[i];
-    if (e->op == OP_STORE) {
-      kb_store_epilogue(kb, body, e, o);
-      continue;
-    }
-    TD_ASSERT(op_is_elementwise(e->op) && kb_same_shape(&e->out->view, ov));
-    kb_store_node(kb, body, e, o, kb_node_expr(kb, e, o));
-  }
-  kb_store_epilogues_done(kb, ns);
+  for (int i = 1; i < ns->len; i++)
+    TD_ASSERT(ns->data[i]->op == OP_STORE ||
+              (op_is_elementwise(ns->data[i]->op) && kb_same_shape(&ns->data[i]->out->view, ov)));
+  kb_store_epilogues(kb, body, ns, o);
 }
 
-void kb_store_epilogue(KernelBuilder *kb, LStmtList *into, const Node *st, const LIndex *o) {
+// A store epilogue (ir/fuse.c's store_fits: target[o] = value[o], or target[o] op=
+// value[o], the target the kernel's last result): stores it at o, and the target's node
+// then reads as the stored value there (until kb_store_epilogues drops the binding).
+static void store_epilogue(KernelBuilder *kb, LStmtList *into, const Node *st, const LIndex *o) {
   const Value *t = st->srcs[0], *v = st->srcs[1];
   const Node *e = t->buf->producer;
   LExpr *val = kb_value(kb, v, o);
@@ -167,8 +164,13 @@ void kb_store_epilogue(KernelBuilder *kb, LStmtList *into, const Node *st, const
   kb_local_at(kb, e, l, o);
 }
 
-void kb_store_epilogues_done(KernelBuilder *kb, const NodeList *ns) {
+void kb_store_epilogues(KernelBuilder *kb, LStmtList *into, const NodeList *ns, const LIndex *o) {
   for (int i = 1; i < ns->len; i++)
+    if (ns->data[i]->op == OP_STORE)
+      store_epilogue(kb, into, ns->data[i], o);
+    else
+      kb_store_node(kb, into, ns->data[i], o, kb_node_expr(kb, ns->data[i], o));
+  for (int i = 1; i < ns->len; i++)  // (the bindings the store epilogues made)
     if (ns->data[i]->op == OP_STORE)
       kb->lv[ns->data[i]->srcs[0]->buf->producer->id].kind = LV_NONE;
 }
