@@ -188,15 +188,6 @@ static const char *const int_acc_end = "#if defined(__GNUC__) && !defined(__clan
                                        "#pragma GCC pop_options\n"
                                        "#endif\n";
 
-// Whether e reads the kernel argument buf (a load of it, or an index computed from one).
-static bool reads_arg(const LExpr *e, int buf) {
-  if (!e)
-    return false;
-  if (e->kind == LX_LOAD && (e->buf == buf || reads_arg(e->idx.dyn, buf)))
-    return true;
-  return reads_arg(e->a, buf) || reads_arg(e->b, buf) || reads_arg(e->c, buf);
-}
-
 // Whether idx misses one of the loop variables vars[0..n): the same element is stored
 // again in each iteration of that loop.
 static bool index_misses_var(const LIndex *idx, const int *vars, int n) {
@@ -231,7 +222,7 @@ static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList
         return true;
       break;
     case LS_STORE:
-      if (n && dtype_is_int(p->bufs.data[k->args.data[s->buf].buf].dtype) && reads_arg(s->val, s->buf) &&
+      if (n && dtype_is_int(p->bufs.data[k->args.data[s->buf].buf].dtype) && lx_loads(s->val, s->buf) &&
           (s->idx.dyn || index_misses_var(&s->idx, vars, n)))
         return true;
       break;

@@ -1246,15 +1246,6 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
 
 // ---- tiles ----
 
-// Whether e loads from kernel argument arg.
-static bool loads_arg(const LExpr *e, int arg) {
-  if (!e)
-    return false;
-  if ((e->kind == LX_LOAD || e->kind == LX_FRAG) && e->buf == arg)
-    return true;
-  return loads_arg(e->idx.dyn, arg) || loads_arg(e->a, arg) || loads_arg(e->b, arg) || loads_arg(e->c, arg);
-}
-
 // Drops the stores of l from `from` on that a later one of the list overwrites: the
 // same argument, index and lanes, with only lets, sets and stores between that load
 // nothing from that argument (a node stored, then `out += identity` and its ReLU into
@@ -1267,8 +1258,8 @@ static void drop_overwritten_stores(LStmtList *l, int from) {
     bool dead = false;
     for (int j = i + 1; s->kind == LS_STORE && !s->idx.dyn && !dead && j < l->len; j++) {
       const LStmt *t = l->data[j];
-      if ((t->kind != LS_LET && t->kind != LS_SET && t->kind != LS_STORE) || loads_arg(t->val, s->buf) ||
-          (t->kind == LS_STORE && loads_arg(t->idx.dyn, s->buf)))
+      if ((t->kind != LS_LET && t->kind != LS_SET && t->kind != LS_STORE) || lx_loads(t->val, s->buf) ||
+          (t->kind == LS_STORE && lx_loads(t->idx.dyn, s->buf)))
         break;
       dead = t->kind == LS_STORE && t->buf == s->buf && lx_same_index(&t->idx, &s->idx) &&
              t->val->lanes == s->val->lanes;

@@ -266,6 +266,11 @@ bool lx_same_index(const LIndex *x, const LIndex *y) {
   return true;
 }
 
+bool lx_loads(const LExpr *e, int buf) {
+  return e && ((e->kind == LX_LOAD && e->buf == buf) || lx_loads(e->idx.dyn, buf) || lx_loads(e->a, buf) ||
+               lx_loads(e->b, buf) || lx_loads(e->c, buf));
+}
+
 bool lx_same(const LExpr *x, const LExpr *y) {
   if (!x || !y)
     return x == y;

@@ -477,6 +477,7 @@ LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (
 // buffers and indices (terms in the same order), down to the leaves.
 bool lx_same_index(const LIndex *x, const LIndex *y);
 bool lx_same(const LExpr *x, const LExpr *y);
+bool lx_loads(const LExpr *e, int buf);  // e reads argument buf: loads it (LX_LOAD), or an index computed from it
 bool lx_raises_here(const LExpr *e);  // e itself can raise one of its kernel's errors
 bool lx_raises(const LExpr *e);       // evaluating e (any operand) can raise
 // lanes[l] = the lanes of local l (its LS_LET's value; 1 if it has none); lanes has

@@ -1189,11 +1189,6 @@ static DType trig_dtype(const LExpr *e) {
   return d;
 }
 
-static bool loads_buf(const LExpr *e, int buf) {
-  return e && ((e->kind == LX_LOAD && e->buf == buf) || loads_buf(e->a, buf) || loads_buf(e->b, buf) ||
-               loads_buf(e->c, buf) || loads_buf(e->idx.dyn, buf));
-}
-
 // Whether loop l computes sin or cos in its own statements and can take the cold path.
 static bool has_trig(const LStmt *l) {
   bool any = false;
@@ -1213,8 +1208,8 @@ static bool rerunnable(const LStmt *l) {
       continue;
     for (int j = 0; j < l->body.len; j++) {
       const LStmt *o = l->body.data[j];
-      if (loads_buf(o->val, st->buf) || loads_buf(o->cond, st->buf) || loads_buf(o->idx.dyn, st->buf) ||
-          (o->kind == LS_STORE && loads_buf(o->idx.dyn, st->buf)))
+      if (lx_loads(o->val, st->buf) || lx_loads(o->cond, st->buf) || lx_loads(o->idx.dyn, st->buf) ||
+          (o->kind == LS_STORE && lx_loads(o->idx.dyn, st->buf)))
         return false;
     }
   }
