@@ -584,6 +584,16 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
+    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
+                                             "ParameterDict", NULL};
+    for (int i = 0; containers[i]; i++)
+      if (!strcmp(containers[i], e->name)) {
+        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its modules in a Python %s (%s) and "
+                   "call them in order", e->name, strstr(e->name, "Dict") ? "dict" : "list",
+                   strstr(e->name, "Dict") ? "mods = {'a': m1}; mods['a'](x)" :
+                   !strcmp(e->name, "Sequential") ? "for m in [m1, m2] { x = m(x) }" : "layers = [m1, m2]; layers[i](x)");
+        return poison(sema);
+      }
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
       if (!strcmp(nn_with_params[i].cls, e->name)) {
         diag_error(sema->cx, call_loc(e), "nn.%s has parameters: pass them to the function as its parameters and "
