@@ -375,6 +375,10 @@ static TType *check_call(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
     return poison(sema);
   }
+  if (is_class(self)) {  // Cls.m(x) of a @staticmethod m (sema_class.c)
+    TType *r = static_method_call(sema, e, self);
+    if (r) return r;
+  }
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
   const BuiltinDef *only = NULL;  // einops.f: the row only the module has
   if (self && self->kind == TY_MODULE) {  // torch.f(x), F.f(x): the function form, if the module has f

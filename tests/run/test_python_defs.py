@@ -340,6 +340,22 @@ def changed(x, w):
 # was not: the caller's list stayed as it was, silently)
 CHANGED = 'fn push(xs: list, t: f32[2, 6]) { xs.append(t) }\nfn put(d: dict, k: str, t: f32[2, 6]) -> f32[2, 6] {\n    d[k] = t * 3\n    return t\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[3, 2, 6], f32[2, 2, 6], f32[2, 6], f32[2, 6]) {\n    outs = [x]\n    held = [outs]\n    fn hook(t) {\n        outs.append(t * 2)\n    }\n    hook(x + 1)\n    push(outs, x + 2)\n    ys = []\n    for i in range(2) {\n        push(ys, x * i)\n    }\n    cache = {}\n    y = put(cache, "k", x)\n    return torch.stack(held[0]), torch.stack(ys), cache["k"], y\n}\n'
 
+# decorators: @staticmethod (T5Attention._relative_position_bucket's: no self; called through
+# self, through the class and as a value), and @torch.no_grad(), @torch.jit.script and
+# @torch.inference_mode(), which change nothing a compiled forward pass computes
+DECORATED = 'import torch\nimport torch.nn as nn\nclass Bucket(nn.Module) {\n    fn __init__(self, k) {\n' \
+    '        super().__init__()\n        self.k = k\n    }\n\n    @staticmethod\n    fn _scale(t, by=2.0) {\n' \
+    '        return t * by\n    }\n    @torch.no_grad()\n    fn forward(self, x) {\n        f = self._scale\n' \
+    '        return self._scale(x) + Bucket._scale(x, by=self.k) + f(x, 10.0)\n    }\n}\n@torch.jit.script\n' \
+    'fn helper(t: torch.Tensor) -> torch.Tensor {\n    return t + 1\n}\n@torch.inference_mode()\n' \
+    'fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n    m = Bucket(5.0)\n' \
+    '    return m(x), helper(x @ w)\n}\n'
+
+
+def decorated(x, w):
+    return [x * 2 + x * 5 + x * 10, x @ w + 1]
+
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
@@ -376,6 +392,8 @@ CASES = [
     ("a cache kept as an attribute, written by forward (self.cache_k[pos] = x)", KV_CACHE, kv_cache, ["f32"] * 2),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
+    ("decorators: @staticmethod through self, the class and as a value; @torch.no_grad() and the like dropped",
+     DECORATED, decorated, ["f32"] * 2),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
