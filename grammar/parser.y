@@ -59,6 +59,8 @@ Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
 // @decorators over a fn: @staticmethod marks it (bval), inert ones are dropped (below)
 Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn);
+// @dataclass over a class: its __init__ made from its annotated fields (below)
+Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls);
 // class Name(bases) { body }: the const Name holding the class (below)
 Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc);
 // x op= v; obj.attr op= v as Python runs it (below)
@@ -161,9 +163,11 @@ program
   | program import_decl NEWLINE { $$ = ast_append(p->cx, $1, $2); }
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
+  | program IDENT ':' expr '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $6, @$)); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
   | program decorators fn_decl  { $$ = ast_append(p->cx, $1, parse_decorated(p->cx, $2, $3)); }
   | program class_decl          { $$ = ast_append(p->cx, $1, $2); }
+  | program decorators class_decl { $$ = ast_append(p->cx, $1, parse_dataclass(p->cx, $2, $3)); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
   | program error import_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
@@ -368,6 +372,11 @@ else_part
 stmt
   : exprs_value '=' assign_tail { $$ = parse_assign(p->cx, $1, $3, @2, @$); }
   | postfix augop expr          { $$ = parse_aug(p->cx, $1, $2, $3, @2, @$); }
+  /* Python's annotated assignment, x: int = 5 (the annotation is not evaluated, as in a
+     function body); x: int alone declares and runs nothing */
+  | postfix ':' expr '=' exprs_value { $$ = parse_assign(p->cx, $1, ast_list_of(p->cx, $5, @5), @4, @$);
+                                  $$->type = $3; }  /* the annotation: a @dataclass's field */
+  | postfix ':' expr            { $$ = ast_jump(p->cx, AST_PASS, @$); $$->type = $3; $$->step = $1; }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
   | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
@@ -780,6 +789,43 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
                  "autograd)");
   }
   return fn;
+}
+
+// @dataclass (dataclasses.dataclass, with or without arguments) over the class const cls, as
+// Python's makes it: an __init__(self, f1=d1, ...) setting self.f of each field, the class
+// body's annotated names in order (`n_embd: int = 768`, `bias: bool`), unless the class
+// writes its own; any other decorator of a class is a located error.
+Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
+  Ast *c = cls->rhs;
+  for (int i = 0; i < decorators->list.len; i++) {
+    const Ast *d = decorators->list.data[i];
+    char name[128];
+    if (!decorator_name(d, name, sizeof name) || (strcmp(name, "dataclass") && strcmp(name, "dataclasses.dataclass"))) {
+      diag_error(cx, d->loc, "this decorator of a class is not supported: tdsl takes @dataclass");
+      continue;
+    }
+    bool own = false;
+    for (int j = 0; j < c->body.len; j++) own |= c->body.data[j]->kind == AST_FN && !strcmp(c->body.data[j]->name, "__init__");
+    if (own) continue;
+    Loc at = d->loc;
+    Ast *params = ast_list_of(cx, ast_param(cx, false, "self", ast_scalar_type(cx, "(any)", at), NULL, at), at);
+    Ast *body = ast_list(cx, at);
+    for (int j = 0; j < c->body.len; j++) {
+      const Ast *st = c->body.data[j];
+      const Ast *target = st->kind == AST_ASSIGN && st->type && st->list.len == 1 ? st->list.data[0]
+                          : st->kind == AST_PASS && st->type ? st->step : NULL;
+      if (!target || target->kind != AST_NAME) continue;
+      if (st->kind == AST_PASS && params->list.data[params->list.len - 1]->rhs)
+        diag_error(cx, target->loc, "TypeError: non-default argument '%s' follows default argument", target->name);
+      ast_append(cx, params, ast_param(cx, false, target->name, ast_scalar_type(cx, "(any)", target->loc),
+                                       st->kind == AST_ASSIGN ? ast_clone(cx, st->rhs) : NULL, target->loc));
+      Ast *self_f = ast_attr(cx, ast_name(cx, "self", target->loc), target->name, target->loc, target->loc);
+      ast_append(cx, body, parse_assign(cx, self_f, ast_list_of(cx, ast_name(cx, target->name, target->loc),
+                                                                target->loc), target->loc, target->loc));
+    }
+    vec_push(&cx->arena, &c->body, ast_fn(cx, "__init__", params, NULL, false, body, at));
+  }
+  return cls;
 }
 
 // class Name(bases) { body }: the const Name whose value is the class, an AST_FN named Name

@@ -356,6 +356,20 @@ def decorated(x, w):
     return [x * 2 + x * 5 + x * 10, x @ w + 1]
 
 
+# annotated assignments (x: T = v in a body, at module level, and x: T alone) and a @dataclass
+# config, as nanoGPT's GPTConfig: its __init__ made from the annotated fields, in order
+DATACLASS = 'from dataclasses import dataclass\nfrom typing import Optional\nimport torch\nHIDDEN: int = 3\n' \
+    '@dataclass\nclass Config {\n    n_head: int\n    n_embd: int = 768\n    dropout: float = 0.0\n' \
+    '    bias: bool = True\n    scale = 2.0\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n' \
+    '    c = Config(3, n_embd=10)\n    d = Config(n_head=1, dropout=0.5, bias=False)\n    y: torch.Tensor = x @ w\n' \
+    '    z: Optional[torch.Tensor]\n' \
+    '    return x * c.n_embd + c.n_head * 100 + d.dropout * 1000 + c.scale * 10000 + d.bias + HIDDEN, y * d.n_embd\n}\n'
+
+
+def dataclass_(x, w):
+    return [x * 10 + 300 + 500 + 20000 + 0 + 3, (x @ w) * 768]
+
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
@@ -394,6 +408,8 @@ CASES = [
      ["f32"] * 4),
     ("decorators: @staticmethod through self, the class and as a value; @torch.no_grad() and the like dropped",
      DECORATED, decorated, ["f32"] * 2),
+    ("annotated assignments (x: T = v, x: T) and a @dataclass config's __init__ from its fields", DATACLASS,
+     dataclass_, ["f32"] * 2),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
