@@ -367,13 +367,14 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
 }
 
 // Cls.name(args) at call e of a @staticmethod name of class cls (or a base): its call on
-// the arguments as given; NULL when cls has no such static method (the caller's error).
-TType *static_method_call(Sema *sema, Ast *e, TType *cls) {
+// the arguments as given (call false: Cls.name, the function itself); NULL when cls has no
+// such static method (the caller's error).
+TType *static_method(Sema *sema, Ast *e, TType *cls, bool call) {
   const Ast *m = method_in(sema, cls->ctor, e->name, NULL);
   if (!m || !m->bval) return NULL;
-  if (!check_args(sema, e)) return poison(sema);
+  if (call && !check_args(sema, e)) return poison(sema);
   TType *f = method_value(sema, e, m);
-  return is_poison(f) ? f : lambda_call(sema, e, f, &e->list);
+  return is_poison(f) || !call ? f : lambda_call(sema, e, f, &e->list);
 }
 
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the

@@ -376,7 +376,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     return poison(sema);
   }
   if (is_class(self)) {  // Cls.m(x) of a @staticmethod m (sema_class.c)
-    TType *r = static_method_call(sema, e, self);
+    TType *r = static_method(sema, e, self, true);
     if (r) return r;
   }
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");

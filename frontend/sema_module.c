@@ -691,6 +691,8 @@ TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
   if (k >= 0) return obj_read(sema, e, m, k);
   TType *ca = is_instance(m) || is_class(m) ? class_attr(sema, m, e->name) : NULL;
   if (ca) return ca;  // an instance's attribute over its class's (Python's lookup)
+  TType *sm = is_class(m) ? static_method(sema, e, (TType *)m, false) : NULL;  // Cls.m of a @staticmethod
+  if (sm) return sm;
   if (is_class(m)) {
     diag_error(sema->cx, e->oploc, "type object '%s' has no attribute '%s'", m->ctor->name, e->name);
     return poison(sema);

@@ -346,14 +346,15 @@ CHANGED = 'fn push(xs: list, t: f32[2, 6]) { xs.append(t) }\nfn put(d: dict, k: 
 DECORATED = 'import torch\nimport torch.nn as nn\nclass Bucket(nn.Module) {\n    fn __init__(self, k) {\n' \
     '        super().__init__()\n        self.k = k\n    }\n\n    @staticmethod\n    fn _scale(t, by=2.0) {\n' \
     '        return t * by\n    }\n    @torch.no_grad()\n    fn forward(self, x) {\n        f = self._scale\n' \
-    '        return self._scale(x) + Bucket._scale(x, by=self.k) + f(x, 10.0)\n    }\n}\n@torch.jit.script\n' \
+    '        g = Bucket._scale\n        return self._scale(x) + Bucket._scale(x, by=self.k) + f(x, 10.0) + g(x, 3.0)\n    }\n}\n' \
+    '@torch.jit.script\n' \
     'fn helper(t: torch.Tensor) -> torch.Tensor {\n    return t + 1\n}\n@torch.inference_mode()\n' \
     'fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n    m = Bucket(5.0)\n' \
     '    return m(x), helper(x @ w)\n}\n'
 
 
 def decorated(x, w):
-    return [x * 2 + x * 5 + x * 10, x @ w + 1]
+    return [x * 2 + x * 5 + x * 10 + x * 3, x @ w + 1]
 
 
 # annotated assignments (x: T = v in a body, at module level, and x: T alone) and a @dataclass
