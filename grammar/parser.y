@@ -805,7 +805,8 @@ Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
       continue;
     }
     bool own = false;
-    for (int j = 0; j < c->body.len; j++) own |= c->body.data[j]->kind == AST_FN && !strcmp(c->body.data[j]->name, "__init__");
+    for (int j = 0; j < c->body.len; j++)
+      own |= c->body.data[j]->kind == AST_FN && !strcmp(c->body.data[j]->name, "__init__");
     if (own) continue;
     Loc at = d->loc;
     Ast *params = ast_list_of(cx, ast_param(cx, false, "self", ast_scalar_type(cx, "(any)", at), NULL, at), at);
