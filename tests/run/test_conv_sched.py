@@ -14,14 +14,16 @@ over the taps of the zero-padded input, in f64):
           batch loop is left; NARROW's 3x3 cases are checked to have one), the weight's rows read
           in place where they are flat in k (else packed), with bias, residual and
           activation epilogues.
-  K BLOCKS  k over channels and taps longer than a block of B's panel in L2 (K 2880):
+  K BLOCKS  k over channels and taps longer than a block of B's panel in L2 (K 5760):
           blocks of whole channels (the weight read in place from a block's first
           channel; halves: packed by blocks), the sums waiting in the result between
           them, grouped and strided too;
   NARROW  a last panel of fewer columns than the tile's (196 = 4 x 48 + 4) packed and
           multiplied as narrow as its whole vectors, by a second micro-kernel; a few
           columns left (49 = 48 + 1 at 7 x 7, 99 = 96 + 3) packed by columns and
-          multiplied with the lanes along k (whole vectors, then the terms left).
+          multiplied with the lanes along k (whole vectors, then the terms left); rows
+          left over from the row blocks (52 = 8 x 6 + 4) multiplied in parallel by
+          column panels.
 Each case runs in f32, f64, f16 and bf16 (halves: B is a conversion, packed), contiguous,
 and its f32 program is checked to take the schedule it is there for (--emit=kernels:
 "gemm direct", a column block wider than the output's rows, " kc N" of whole channels,
@@ -147,17 +149,21 @@ CASES = [
      "F.relu(F.conv2d(x, w, stride=2).add_(r))", lambda x, w, r: relu(np_conv(x, w, stride=2) + r), "residual"),
     ("conv3d, two dims folded", {"x": (1, 6, 4, 5, 6), "w": (18, 6, 3, 3, 3)},
      "F.conv3d(x, w, padding=1)", lambda x, w: np_conv(x, w, padding=1), "folded 6"),
-    ("conv2d 3x3, 320 channels (K 2880 in blocks), bias, relu", {"x": (1, 320, 7, 7), "w": (20, 320, 3, 3),
+    ("conv2d 3x3, 640 channels (K 5760 in blocks), bias, relu", {"x": (1, 640, 7, 7), "w": (20, 640, 3, 3),
                                                                   "b": (20,)},
      "F.relu(F.conv2d(x, w, b, padding=1))", lambda x, w, b: relu(np_conv(x, w, b, padding=1)), "kc 9"),
     ("conv2d 3x3 stride 2, dilation 2, groups 2 (K 4608 in blocks)", {"x": (1, 1024, 9, 8), "w": (40, 512, 3, 3)},
      "F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2)",
      lambda x, w: np_conv(x, w, stride=2, padding=2, dilation=2, groups=2), "kc 9"),
-    ("conv1d k 5, 600 channels (K 3000 in blocks), dilation 3", {"x": (1, 600, 40), "w": (24, 600, 5)},
+    ("conv1d k 5, 1200 channels (K 6000 in blocks), dilation 3", {"x": (1, 1200, 40), "w": (24, 1200, 5)},
      "F.conv1d(x, w, padding=4, dilation=3)", lambda x, w: np_conv(x, w, padding=4, dilation=3), "kc 5"),
     ("conv2d 3x3 at 14x14 (196 columns: a narrow last panel), residual", {"x": (1, 24, 14, 14),
                                                                         "w": (32, 24, 3, 3), "r": (1, 32, 14, 14)},
      "F.conv2d(x, w, padding=1) + r", lambda x, w, r: np_conv(x, w, padding=1) + r, "narrow"),
+    # 52 rows in blocks of 6 leave 4: their tiles a parallel loop over the column panels
+    ("conv2d 3x3 at 14x14, 52 channels (rows left over, by column panels), bias, relu",
+     {"x": (1, 64, 14, 14), "w": (52, 64, 3, 3), "b": (52,)},
+     "F.relu(F.conv2d(x, w, b, padding=1))", lambda x, w, b: relu(np_conv(x, w, b, padding=1)), "by columns"),
     ("conv2d 1x1 of 2 images, 99 columns (a last panel of 3 columns), K 19", {"x": (2, 19, 9, 11), "w": (24, 19, 1, 1)},
      "F.conv2d(x, w)", lambda x, w: np_conv(x, w), "by columns"),
     ("conv2d 3x3 stride 2 to 7x7 (49 columns: one left), K 90, bias", {"x": (1, 10, 13, 13), "w": (24, 10, 3, 3),
