@@ -447,12 +447,12 @@ static const Node *copy_under(const Value *v) {
   return c;
 }
 
-// r, a view of copy c's result, as a view of the same elements of c's source; false
-// where r mixes its dims (view_decompose).
-static bool through_copy(const Node *c, View r, View *out) {
-  const View *x = &c->srcs[0]->view;
+// r, a view of copy c's result, as a view of the same elements laid out as x (a view of
+// c's source's shape: c's source itself, or a smaller copy of it); false where r mixes
+// its dims (view_decompose).
+static bool through_copy(const Node *c, const View *x, View r, View *out) {
   ViewMap m;
-  if (!view_decompose(r, x->ndim, x->shape, &m))
+  if (!view_decompose(r, c->out->view.ndim, c->out->view.shape, &m))
     return false;
   *out = r;
   out->offset = x->offset;
@@ -469,22 +469,53 @@ static bool through_copy(const Node *c, View r, View *out) {
 static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep, View *out) {
   const Node *c = copy_under(src);
   View r;
-  if (!c || !through_copy(c, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
+  if (!c || !through_copy(c, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
     return false;
   *out = r;
   return true;
 }
 
+// The repeating copy c under src, read only there, made a copy without the repeats
+// (its source's broadcast dims of size 1), and split view r of src as a view of it.
+// Kept where the repeated source's rows are not dense (a key's E elements apart and
+// unit-stride: v straight from a projection's [B, S, KV * E] is 4 KB a key at LLaMA's
+// size, which the tiles read slower than a copy at KV heads costs).
+static Value *unrepeat(Graph *g, Node *c, View r) {
+  const Value *x = c->srcs[0];
+  View xs = x->view, lay;
+  for (int q = 0; q < xs.ndim; q++)
+    if (xs.strides[q] == 0)
+      xs.shape[q] = 1;
+  View own = view_contiguous(xs.ndim, xs.shape);
+  lay = own;  // c's new buffer, read at its source's (repeated) index
+  for (int q = 0; q < xs.ndim; q++)
+    lay.shape[q] = x->view.shape[q], lay.strides[q] = xs.shape[q] == 1 ? 0 : own.strides[q];
+  View at;
+  bool ok = through_copy(c, &lay, r, &at);  // (r decomposed before: repeat_read)
+  TD_ASSERT(ok);
+  c->srcs[0] = graph_view(g, x, xs, x->loc);
+  c->out->view = own;
+  c->out->buf->numel = view_numel(own);
+  return graph_view(g, c->out, at, c->out->loc);
+}
+
 // Attention a's batch dim d split in every operand and its result, the repeated k or
 // v read at their own heads (split_dim, repeat_read).
 static void split_heads(Graph *g, Node *a, int d, int64_t n0, int64_t n1, int rep) {
+  int id = a->out->view.ndim - 1, ed = id + 1;  // the split views' key (row) and feature dims
   for (int s = 0; s < a->nsrc; s++) {
     Value *src = a->srcs[s];
     View r;
-    if ((s == 1 || s == 2) && repeat_read(src, d, n0, n1, rep, &r))
-      a->srcs[s] = graph_view(g, copy_under(src)->srcs[0], r, src->loc);
-    else
+    if ((s == 1 || s == 2) && repeat_read(src, d, n0, n1, rep, &r)) {
+      Node *c = src->buf->producer;
+      bool dense = r.strides[ed] == 1 && (r.shape[id] == 1 || r.strides[id] == r.shape[ed]);
+      if (!dense && graph_buffer_uses(g, c->out->buf, NULL) == 1)
+        a->srcs[s] = unrepeat(g, c, split_dim(src->view, d, n0, n1));
+      else
+        a->srcs[s] = graph_view(g, c->srcs[0], r, src->loc);
+    } else {
       a->srcs[s] = graph_view(g, src, split_dim(src->view, d, n0, n1), src->loc);
+    }
   }
   Value *y = graph_view(g, a->out, split_dim(a->out->view, d, n0, n1), a->out->loc);
   y->node = a;
