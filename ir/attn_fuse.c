@@ -266,6 +266,18 @@ static Node *scores(const Graph *g, const Value *s, double *scale) {
   return qk && !qk->attr.nk && qk->out->dtype == s->dtype ? qk : NULL;
 }
 
+// Node n, just made (graph_node put it last), moved to just before node `before`.
+static void move_before(Graph *g, Node *n, const Node *before) {
+  TD_ASSERT(g->nodes.data[g->nodes.len - 1] == n);
+  int at = 0;
+  while (g->nodes.data[at] != before)
+    at++;
+  memmove(&g->nodes.data[at + 1], &g->nodes.data[at], sizeof(Node *) * (size_t)(g->nodes.len - 1 - at));
+  g->nodes.data[at] = n;
+  for (int i = 0; i < g->nodes.len; i++)
+    g->nodes.data[i]->id = i;
+}
+
 // Node y (a matmul) as the end of an attention chain: rewritten, or false.
 static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   Node *sm = sole_part(g, y->srcs[0], OP_SOFTMAX);
@@ -320,15 +332,7 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   if (cond && !keep) {  // a logical_not of the mask, placed just before the attention
     Value *c = ops[3];
     Node *no = graph_node(g, OP_LOGICAL_NOT, DT_BOOL, c->view.ndim, c->view.shape, &c, 1, (NodeAttr){0}, cond->loc);
-    g->nodes.len--;
-    int at = 0;
-    while (g->nodes.data[at] != y)
-      at++;
-    vec_push(&g->cx->arena, &g->nodes, no);
-    memmove(&g->nodes.data[at + 1], &g->nodes.data[at], sizeof(Node *) * (size_t)(g->nodes.len - 1 - at));
-    g->nodes.data[at] = no;
-    for (int i = 0; i < g->nodes.len; i++)
-      g->nodes.data[i]->id = i;
+    move_before(g, no, y);
     ops[3] = no->out;
   }
   y->op = OP_SDPA;
@@ -475,28 +479,29 @@ static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep
   return true;
 }
 
-// The repeating copy c under src, read only there, made a copy without the repeats
-// (its source's broadcast dims of size 1), and split view r of src as a view of it.
-// Kept where the repeated source's rows are not dense (a key's E elements apart and
-// unit-stride: v straight from a projection's [B, S, KV * E] is 4 KB a key at LLaMA's
-// size, which the tiles read slower than a copy at KV heads costs).
-static Value *unrepeat(Graph *g, Node *c, View r) {
-  const Value *x = c->srcs[0];
+// A copy of the repeating copy c's source without the repeats (its broadcast dims of
+// size 1), placed just before attention a, and split view r of c's result as a view of
+// it; c, read only by a, is then pruned. For a repeated source whose rows are not dense
+// (a key's E elements apart, unit-stride): v straight from a projection's [B, S, KV * E]
+// is 1 KB a key at LLaMA's size, which the tiles read slower than a copy at KV heads
+// costs.
+static Value *unrepeat(Graph *g, Node *a, const Node *c, View r) {
+  Value *x = c->srcs[0];
   View xs = x->view, lay;
   for (int q = 0; q < xs.ndim; q++)
     if (xs.strides[q] == 0)
       xs.shape[q] = 1;
-  View own = view_contiguous(xs.ndim, xs.shape);
-  lay = own;  // c's new buffer, read at its source's (repeated) index
+  Value *src = graph_view(g, x, xs, x->loc);
+  Node *u = graph_node(g, OP_COPY, c->out->dtype, xs.ndim, xs.shape, &src, 1, c->attr, c->loc);
+  u->out->buf->name = c->out->buf->name;
+  move_before(g, u, a);
+  lay = u->out->view;  // u's buffer, read at c's (repeated) index
   for (int q = 0; q < xs.ndim; q++)
-    lay.shape[q] = x->view.shape[q], lay.strides[q] = xs.shape[q] == 1 ? 0 : own.strides[q];
+    lay.shape[q] = x->view.shape[q], lay.strides[q] = xs.shape[q] == 1 ? 0 : lay.strides[q];
   View at;
   bool ok = through_copy(c, &lay, r, &at);  // (r decomposed before: repeat_read)
   TD_ASSERT(ok);
-  c->srcs[0] = graph_view(g, x, xs, x->loc);
-  c->out->view = own;
-  c->out->buf->numel = view_numel(own);
-  return graph_view(g, c->out, at, c->out->loc);
+  return graph_view(g, u->out, at, c->loc);
 }
 
 // Attention a's batch dim d split in every operand and its result, the repeated k or
@@ -507,10 +512,10 @@ static void split_heads(Graph *g, Node *a, int d, int64_t n0, int64_t n1, int re
     Value *src = a->srcs[s];
     View r;
     if ((s == 1 || s == 2) && repeat_read(src, d, n0, n1, rep, &r)) {
-      Node *c = src->buf->producer;
+      const Node *c = src->buf->producer;
       bool dense = r.strides[ed] == 1 && (r.shape[id] == 1 || r.strides[id] == r.shape[ed]);
       if (!dense && graph_buffer_uses(g, c->out->buf, NULL) == 1)
-        a->srcs[s] = unrepeat(g, c, split_dim(src->view, d, n0, n1));
+        a->srcs[s] = unrepeat(g, a, c, split_dim(src->view, d, n0, n1));
       else
         a->srcs[s] = graph_view(g, c->srcs[0], r, src->loc);
     } else {
