@@ -413,14 +413,16 @@ static bool place_outputs(Graph *g) {
 // LLaMA's repeat_kv (`k[:, :, None].expand(B, KV, R, S, E).reshape(B, KV * R, S, E)`),
 // repeat_interleave(k, R, dim=1) and k.repeat(1, R, 1, 1) copy each key/value head R
 // times (the reshape of an expanded view is a copy): query head h then reads head
-// h / R (h % R for repeat) of a buffer R times k's size. An attention whose k or v is
+// h / R (h % KV for repeat) of a buffer R times k's size. An attention whose k or v is
 // such a copy gets its batch dim d split in two, (H / R, R) (or (R, H / R)), in every
 // operand and its result: views of the same elements, no index divided. The repeated
 // source is then read through the copy's own source, the R-part of the split a stride
 // 0, and the copy, read by nothing else, is pruned: K and V stay at KV heads (RoPE'd k
-// is stored at its own size), the R query heads of a group read the same rows. The
-// attention's loops are the result's dims (ir/attn.c, ir/attn_tile.c, ir/attn_gpu.c
-// take any number of batch dims), so nothing else changes.
+// is stored at its own size; a source whose rows are not dense is copied at KV heads,
+// see unrepeat), the R query heads of a group read the same rows. The attention's
+// loops are the result's dims (ir/attn.c, ir/attn_tile.c, ir/attn_gpu.c take any
+// number of batch dims: the R heads' loop, inner, is the parallel one at LLaMA's
+// sizes), so nothing else changes.
 
 // v with dim d split into (n0, n1): the same elements (n0 * n1 == v.shape[d]).
 static View split_dim(View v, int d, int64_t n0, int64_t n1) {
@@ -564,7 +566,7 @@ bool attn_fuse(Graph *g) {
       any |= fuse_one(g, &ev, g->nodes.data[i]);
   arena_reset(&ev.arena);
   bool placed = place_outputs(g), shared = false;
-  for (int i = 0; i < g->nodes.len; i++)
+  for (int i = 0; i < g->nodes.len; i++)  // (a copy unrepeat places before it comes next: not an SDPA)
     if (g->nodes.data[i]->op == OP_SDPA)
       shared |= share_heads(g, g->nodes.data[i]);
   if (any || placed || shared)
