@@ -566,7 +566,7 @@ bool attn_fuse(Graph *g) {
       any |= fuse_one(g, &ev, g->nodes.data[i]);
   arena_reset(&ev.arena);
   bool placed = place_outputs(g), shared = false;
-  for (int i = 0; i < g->nodes.len; i++)  // (a copy unrepeat places before it comes next: not an SDPA)
+  for (int i = 0; i < g->nodes.len; i++)  // (after an unrepeat, i + 1 is the same attention: nothing to share)
     if (g->nodes.data[i]->op == OP_SDPA)
       shared |= share_heads(g, g->nodes.data[i]);
   if (any || placed || shared)
