@@ -266,6 +266,18 @@ static Node *scores(const Graph *g, const Value *s, double *scale) {
   return qk && !qk->attr.nk && qk->out->dtype == s->dtype ? qk : NULL;
 }
 
+// Node n, just made (graph_node put it last), moved to just before node `before`.
+static void move_before(Graph *g, Node *n, const Node *before) {
+  TD_ASSERT(g->nodes.data[g->nodes.len - 1] == n);
+  int at = 0;
+  while (g->nodes.data[at] != before)
+    at++;
+  memmove(&g->nodes.data[at + 1], &g->nodes.data[at], sizeof(Node *) * (size_t)(g->nodes.len - 1 - at));
+  g->nodes.data[at] = n;
+  for (int i = 0; i < g->nodes.len; i++)
+    g->nodes.data[i]->id = i;
+}
+
 // Node y (a matmul) as the end of an attention chain: rewritten, or false.
 static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   Node *sm = sole_part(g, y->srcs[0], OP_SOFTMAX);
@@ -320,15 +332,7 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   if (cond && !keep) {  // a logical_not of the mask, placed just before the attention
     Value *c = ops[3];
     Node *no = graph_node(g, OP_LOGICAL_NOT, DT_BOOL, c->view.ndim, c->view.shape, &c, 1, (NodeAttr){0}, cond->loc);
-    g->nodes.len--;
-    int at = 0;
-    while (g->nodes.data[at] != y)
-      at++;
-    vec_push(&g->cx->arena, &g->nodes, no);
-    memmove(&g->nodes.data[at + 1], &g->nodes.data[at], sizeof(Node *) * (size_t)(g->nodes.len - 1 - at));
-    g->nodes.data[at] = no;
-    for (int i = 0; i < g->nodes.len; i++)
-      g->nodes.data[i]->id = i;
+    move_before(g, no, y);
     ops[3] = no->out;
   }
   y->op = OP_SDPA;
@@ -405,6 +409,155 @@ static bool place_outputs(Graph *g) {
   return any;
 }
 
+// ---- grouped-query attention: k and v read at their own heads ----
+// LLaMA's repeat_kv (`k[:, :, None].expand(B, KV, R, S, E).reshape(B, KV * R, S, E)`),
+// repeat_interleave(k, R, dim=1) and k.repeat(1, R, 1, 1) copy each key/value head R
+// times (the reshape of an expanded view is a copy): query head h then reads head
+// h / R (h % KV for repeat) of a buffer R times k's size. An attention whose k or v is
+// such a copy gets its batch dim d split in two, (H / R, R) (or (R, H / R)), in every
+// operand and its result: views of the same elements, no index divided. The repeated
+// source is then read through the copy's own source, the R-part of the split a stride
+// 0, and the copy, read by nothing else, is pruned: K and V stay at KV heads (RoPE'd k
+// is stored at its own size; a source whose rows are not dense is copied at KV heads,
+// see unrepeat), the R query heads of a group read the same rows. The attention's
+// loops are the result's dims (ir/attn.c, ir/attn_tile.c, ir/attn_gpu.c take any
+// number of batch dims: the R heads' loop, inner, is the parallel one at LLaMA's
+// sizes), so nothing else changes.
+
+// v with dim d split into (n0, n1): the same elements (n0 * n1 == v.shape[d]).
+static View split_dim(View v, int d, int64_t n0, int64_t n1) {
+  View r = v;
+  r.ndim = v.ndim + 1;
+  for (int i = v.ndim; i > d + 1; i--)
+    r.shape[i] = v.shape[i - 1], r.strides[i] = v.strides[i - 1];
+  r.shape[d] = n0, r.strides[d] = v.strides[d] * n1;
+  r.shape[d + 1] = n1, r.strides[d + 1] = v.strides[d];
+  return r;
+}
+
+// The copy (a contiguous() or reshape of a view that is not one) whose result v reads,
+// of the same dtype into a contiguous buffer of its own; NULL if v is not one.
+static const Node *copy_under(const Value *v) {
+  if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
+    return NULL;
+  const Node *c = v->buf->producer;
+  if (c->op != OP_COPY || c->nsrc != 1 || c->srcs[0]->is_scalar || c->out->buf != v->buf || c->out->cplx ||
+      c->srcs[0]->cplx || c->out->dtype != c->srcs[0]->dtype)
+    return NULL;
+  const View *x = &c->srcs[0]->view, *o = &c->out->view;
+  if (o->offset != 0 || !view_is_contiguous(*o) || o->ndim != x->ndim || view_numel(*o) != v->buf->numel)
+    return NULL;
+  for (int d = 0; d < o->ndim; d++)
+    if (o->shape[d] != x->shape[d])
+      return NULL;
+  return c;
+}
+
+// r, a view of copy c's result, as a view of the same elements laid out as x (a view of
+// c's source's shape: c's source itself, or a smaller copy of it); false where r mixes
+// its dims (view_decompose).
+static bool through_copy(const Node *c, const View *x, View r, View *out) {
+  ViewMap m;
+  if (!view_decompose(r, c->out->view.ndim, c->out->view.shape, &m))
+    return false;
+  *out = r;
+  out->offset = x->offset;
+  for (int q = 0; q < x->ndim; q++)
+    out->offset += m.start[q] * x->strides[q];
+  for (int d = 0; d < r.ndim; d++)
+    out->strides[d] = m.pdim[d] < 0 ? 0 : m.mult[d] * x->strides[m.pdim[d]];
+  return true;
+}
+
+// src (k or v) split at dim d into (n0, n1), read through the copy of a repeat when
+// one is under it and its repeated part (dim rep) then moves through no element: into
+// *out; whether it is.
+static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep, View *out) {
+  const Node *c = copy_under(src);
+  View r;
+  if (!c || !through_copy(c, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
+    return false;
+  *out = r;
+  return true;
+}
+
+// A copy of the repeating copy c's source without the repeats (its broadcast dims of
+// size 1), placed just before attention a, and split view r of c's result as a view of
+// it; c, read only by a, is then pruned. For a repeated source whose rows are not dense
+// (a key's E elements apart, unit-stride): v straight from a projection's [B, S, KV * E]
+// is 1 KB a key at LLaMA's size, which the tiles read slower than a copy at KV heads
+// costs.
+static Value *unrepeat(Graph *g, Node *a, const Node *c, View r) {
+  Value *x = c->srcs[0];
+  View xs = x->view, lay;
+  for (int q = 0; q < xs.ndim; q++)
+    if (xs.strides[q] == 0)
+      xs.shape[q] = 1;
+  Value *src = graph_view(g, x, xs, x->loc);
+  Node *u = graph_node(g, OP_COPY, c->out->dtype, xs.ndim, xs.shape, &src, 1, c->attr, c->loc);
+  u->out->buf->name = c->out->buf->name;
+  move_before(g, u, a);
+  lay = u->out->view;  // u's buffer, read at c's (repeated) index
+  for (int q = 0; q < xs.ndim; q++)
+    lay.shape[q] = x->view.shape[q], lay.strides[q] = xs.shape[q] == 1 ? 0 : lay.strides[q];
+  View at;
+  bool ok = through_copy(c, &lay, r, &at);  // (r decomposed before: repeat_read)
+  TD_ASSERT(ok);
+  return graph_view(g, u->out, at, c->loc);
+}
+
+// Attention a's batch dim d split in every operand and its result, the repeated k or
+// v read at their own heads (split_dim, repeat_read).
+static void split_heads(Graph *g, Node *a, int d, int64_t n0, int64_t n1, int rep) {
+  int id = a->out->view.ndim - 1, ed = id + 1;  // the split views' key (row) and feature dims
+  for (int s = 0; s < a->nsrc; s++) {
+    Value *src = a->srcs[s];
+    View r;
+    if ((s == 1 || s == 2) && repeat_read(src, d, n0, n1, rep, &r)) {
+      const Node *c = src->buf->producer;
+      bool dense = r.strides[ed] == 1 && (r.shape[id] == 1 || r.strides[id] == r.shape[ed]);
+      if (!dense && graph_buffer_uses(g, c->out->buf, NULL) == 1)
+        a->srcs[s] = unrepeat(g, a, c, split_dim(src->view, d, n0, n1));
+      else
+        a->srcs[s] = graph_view(g, c->srcs[0], r, src->loc);
+    } else {
+      a->srcs[s] = graph_view(g, src, split_dim(src->view, d, n0, n1), src->loc);
+    }
+  }
+  Value *y = graph_view(g, a->out, split_dim(a->out->view, d, n0, n1), a->out->loc);
+  y->node = a;
+  a->out->node = NULL;  // now a view of the attention's result, as its readers see it
+  a->out = y;
+}
+
+// Attention a whose k or v repeats heads: its heads split (split_heads), or false.
+static bool share_heads(Graph *g, Node *a) {
+  int nd = a->out->view.ndim;
+  if (nd < 3 || nd >= TD_MAX_DIMS)
+    return false;
+  for (int d = 0; d < nd - 2; d++) {
+    int64_t H = a->out->view.shape[d];
+    for (int s = 1; s <= 2; s++) {
+      const Node *c = copy_under(a->srcs[s]);
+      const View *x = c ? &c->srcs[0]->view : NULL;
+      for (int q = 0; x && q < x->ndim; q++) {
+        int64_t R = x->shape[q];
+        if (x->strides[q] != 0 || R < 2 || H % R != 0)
+          continue;
+        View r;
+        for (int outer = 0; outer < 2; outer++) {  // (H / R, R): repeat_kv, repeat_interleave; (R, H / R): repeat
+          int64_t n0 = outer ? R : H / R, n1 = outer ? H / R : R;
+          if (repeat_read(a->srcs[s], d, n0, n1, d + !outer, &r)) {
+            split_heads(g, a, d, n0, n1, d + !outer);
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
 bool attn_fuse(Graph *g) {
   bool any = false;
   Evals ev = {0};
@@ -412,8 +565,11 @@ bool attn_fuse(Graph *g) {
     if (g->nodes.data[i]->op == OP_MATMUL && !g->nodes.data[i]->attr.nk)
       any |= fuse_one(g, &ev, g->nodes.data[i]);
   arena_reset(&ev.arena);
-  bool placed = place_outputs(g);
-  if (any || placed)
+  bool placed = place_outputs(g), shared = false;
+  for (int i = 0; i < g->nodes.len; i++)  // (after an unrepeat, i + 1 is the same attention: nothing to share)
+    if (g->nodes.data[i]->op == OP_SDPA)
+      shared |= share_heads(g, g->nodes.data[i]);
+  if (any || placed || shared)
     graph_prune(g);
   return any;
 }

@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""tests/run/test_attn_gqa.py TDSLC: grouped-query attention (ir/attn_fuse.c's
+share_heads). Query heads share key/value heads through a copy that repeats them —
+LLaMA's repeat_kv (`k[:, :, None].expand(B, KV, R, S, E).reshape(B, KV * R, S, E)`),
+torch.repeat_interleave(k, R, dim=1) (head h reads kv head h // R) and k.repeat(1, R,
+1, 1) (h % KV) — with written-out attention (softmax(q @ k^T ...) @ v: a causal
+masked_fill, a float bias as LLaMA's) and F.scaled_dot_product_attention (no mask,
+is_causal, a bool mask), n_rep 2 and 4, B 2, a k RoPE'd (rotate_half) before it is
+repeated, the result's heads merged back, few query rows (ir/attn.c's rows) and a
+partial tile (ir/attn_tile.c), in f32, f64, f16 and bf16: against NumPy's
+softmax(q @ k^T * scale + bias) @ v in f64 with the heads repeated by np.repeat and
+np.tile. One program, one run. Also --emit=ir of it: no key or value buffer at the
+query heads' count (v read from a projection's [B, S, KV * Ev] is copied at its KV
+heads, whose rows the tiles read faster than the projection's).
+
+Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
+exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
+"""
+import os
+import re
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from oracle import Tally, compare_kinds, emit_text, require_backend, rnd, run_outputs, to_npy  # noqa: E402
+from test_sdpa import sdpa  # noqa: E402
+
+B, H, L, S, E, EV = 2, 8, 37, 45, 16, 12  # 37 rows: a full tile and a partial one
+L5 = 5  # few rows: ir/attn.c's rows
+
+
+def rope(k, c, s):
+    """LLaMA's k * cos + rotate_half(k) * sin, cos and sin [B, S, E] per position."""
+    h = k.shape[-1] // 2
+    rot = np.concatenate((-k[..., h:], k[..., :h]), axis=-1)
+    return k * c[:, None] + rot * s[:, None]
+
+
+def interleave(x, r):
+    """Each head r times in a row (repeat_kv, repeat_interleave): head h is x's h // r."""
+    return np.repeat(x, r, axis=1)
+
+
+def tile(x, r):
+    """The heads r times over (Tensor.repeat): head h is x's h % KV."""
+    return np.tile(x, (1, r, 1, 1))
+
+
+def repeat_kv(name, kv, r, s, e):
+    return f"{name}[:, :, None, :, :].expand({B}, {kv}, {r}, {s}, {e}).reshape({B}, {kv * r}, {s}, {e})"
+
+
+def program(x):
+    """The source, the outputs' dtypes and their NumPy values."""
+    q, k2, v2, k4, v4, cs, sn, fm = (x[n] for n in ("q", "k2", "v2", "k4", "v4", "cs", "sn", "fm"))
+    q5, qd, kd, vd, qh, kh, vh, qb, kb, vb, bm, vt = (x[n] for n in ("q5", "qd", "kd", "vd", "qh", "kh", "vh", "qb",
+                                                                   "kb", "vb", "bm", "vt"))
+    a = "F.scaled_dot_product_attention"
+    kr = rope(k2, cs, sn)
+    causal = f"masked_fill(torch.tril(torch.ones({L}, {S})) == 0, float('-inf'))"
+    body = [
+        f"kr = k2 * cs.unsqueeze(1) + torch.cat((-k2[..., {E // 2}:], k2[..., :{E // 2}]), dim=-1) * sn.unsqueeze(1)",
+        f"kx = {repeat_kv('kr', 2, 4, S, E)}",
+        f"vx = {repeat_kv('v2', 2, 4, S, E)}",
+        f"k4x = {repeat_kv('k4', 4, 2, S, E)}",
+        f"v4x = {repeat_kv('v4', 4, 2, S, EV)}",
+        f"vs = vt.view({B}, {S}, 2, {EV}).transpose(1, 2)",
+    ]
+    cases = [
+        # n_rep 4, RoPE'd k, written out with a causal mask (is_causal)
+        ("f32", f"softmax((q @ kx.transpose(-2, -1) / 4.0).{causal}, dim=-1) @ vx",
+         sdpa(q, interleave(kr, 4), interleave(v2, 4), causal=True)),
+        # n_rep 2, LLaMA's float bias, the heads merged back
+        ("f32", f"(softmax(q @ k4x.transpose(2, 3) / 4.0 + fm, dim=-1) @ v4x).transpose(1, 2).contiguous()"
+                f".reshape({B}, {L}, {H * EV})",
+         sdpa(q, interleave(k4, 2), interleave(v4, 2), fm).transpose(0, 2, 1, 3).reshape(B, L, H * EV)),
+        ("f32", f"{a}(q, torch.repeat_interleave(k4, 2, dim=1), torch.repeat_interleave(v4, 2, dim=1))",
+         sdpa(q, interleave(k4, 2), interleave(v4, 2))),
+        ("f32", f"{a}(q, k4.repeat(1, 2, 1, 1), v4.repeat(1, 2, 1, 1), is_causal=True)",
+         sdpa(q, tile(k4, 2), tile(v4, 2), causal=True)),
+        # v straight from a projection's [B, S, KV * Ev] (rows not dense: copied at KV heads)
+        ("f32", f"{a}(q, kx, {repeat_kv('vs', 2, 4, S, EV)}, is_causal=True)",
+         sdpa(q, interleave(kr, 4), interleave(vt.reshape(B, S, 2, EV).transpose(0, 2, 1, 3), 4), causal=True)),
+        ("f32", f"{a}(q5, kx, v2.repeat_interleave(4, dim=1), is_causal=True)",
+         sdpa(q5, interleave(kr, 4), interleave(v2, 4), causal=True)),
+        ("f64", f"{a}(qd, {repeat_kv('kd', 2, 4, S, E)}, {repeat_kv('vd', 2, 4, S, EV)}, is_causal=True)",
+         sdpa(qd, interleave(kd, 4), interleave(vd, 4), causal=True)),
+        ("f64", f"softmax((qd @ {repeat_kv('kd', 2, 4, S, E)}.transpose(-2, -1)).masked_fill(bm, float('-inf')), "
+                f"dim=-1) @ {repeat_kv('vd', 2, 4, S, EV)}",
+         sdpa(qd, interleave(kd, 4), interleave(vd, 4), ~bm, scale=1.0)),
+        ("f16", f"{a}(qh, kh.repeat_interleave(2, dim=1), vh.repeat_interleave(2, dim=1), bm)",
+         sdpa(qh, interleave(kh, 2), interleave(vh, 2), bm)),
+        ("bf16", f"{a}(qb, kb.repeat(1, 4, 1, 1), vb.repeat(1, 4, 1, 1), is_causal=True)",
+         sdpa(qb, tile(kb, 4), tile(vb, 4), causal=True)),
+    ]
+    params = (f"q: f32[{B}, {H}, {L}, {E}], k2: f32[{B}, 2, {S}, {E}], v2: f32[{B}, 2, {S}, {E}], "
+              f"k4: f32[{B}, 4, {S}, {E}], v4: f32[{B}, 4, {S}, {EV}], cs: f32[{B}, {S}, {E}], "
+              f"sn: f32[{B}, {S}, {E}], fm: f32[{B}, 1, {L}, {S}], q5: f32[{B}, {H}, {L5}, {E}], "
+              f"qd: f64[{B}, {H}, {L}, {E}], kd: f64[{B}, 2, {S}, {E}], vd: f64[{B}, 2, {S}, {EV}], "
+              f"qh: f16[{B}, {H}, {L}, {E}], kh: f16[{B}, 4, {S}, {E}], vh: f16[{B}, 4, {S}, {EV}], "
+              f"qb: bf16[{B}, {H}, {L}, {E}], kb: bf16[{B}, 2, {S}, {E}], vb: bf16[{B}, 2, {S}, {EV}], "
+              f"bm: bool[{L}, {S}], vt: f32[{B}, {S}, {2 * EV}]")
+    rets = ", ".join(f"{dt}[{', '.join(str(d) for d in np.shape(w))}]" for dt, _, w in cases)
+    src = (f"fn f({params}) -> ({rets}) {{\n" + "".join(f"    {b}\n" for b in body)
+           + f"    return {', '.join(e for _, e, _ in cases)}\n}}\n")
+    return src, cases
+
+
+DTYPE_OF = {"qd": "f64", "kd": "f64", "vd": "f64", "qh": "f16", "kh": "f16", "vh": "f16", "qb": "bf16",
+            "kb": "bf16", "vb": "bf16", "bm": "bool"}
+
+
+def inputs():
+    rng = np.random.default_rng(27)
+    shapes = {"q": (B, H, L, E), "k2": (B, 2, S, E), "v2": (B, 2, S, E), "k4": (B, 4, S, E), "v4": (B, 4, S, EV),
+              "cs": (B, S, E), "sn": (B, S, E), "fm": (B, 1, L, S), "q5": (B, H, L5, E), "qd": (B, H, L, E),
+              "kd": (B, 2, S, E), "vd": (B, 2, S, EV), "qh": (B, H, L, E), "kh": (B, 4, S, E), "vh": (B, 4, S, EV),
+              "qb": (B, H, L, E), "kb": (B, 2, S, E), "vb": (B, 2, S, EV), "vt": (B, S, 2 * EV)}
+    x = {n: rnd(rng.standard_normal(s), DTYPE_OF.get(n, "f32")).astype(np.float64) for n, s in shapes.items()}
+    x["fm"][1, 0, 3, :5] = -np.inf
+    x["bm"] = rng.random((L, S)) < 0.6
+    x["bm"][2] = True  # (the f64 case hides where bm is true: a row that sees no key, NaN)
+    return x
+
+
+def plan_checks(tdslc, t, src):
+    """--emit=ir: every attention one kernel, no repeat copied: no buffer of B x H key or
+    value rows (a copy of v at its KV heads where its rows are not dense)."""
+    p = emit_text(tdslc, src, "ir")
+    text = p.stdout + p.stderr
+    plan = p.stdout.split("\nkernels:")[1] if p.returncode == 0 and "\nkernels:" in p.stdout else ""
+    kernels, bufs = plan.split("\nbuffers:")[0], plan.split("\nbuffers:")[1] if "\nbuffers:" in plan else ""
+    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 10, text)
+    big = []
+    for ln in bufs.splitlines()[1:]:
+        m = re.search(r"\[([0-9, ]+)\]", ln)
+        shape = [int(d) for d in m.group(1).split(",")] if m else []
+        if S in shape and shape[-1] in (E, EV) and np.prod(shape) == B * H * S * shape[-1]:
+            big.append(ln.strip())
+    t.check("emit_ir_no_key_or_value_buffer_at_the_query_heads", plan != "" and not big, "\n".join(big) or text)
+
+
+def main():
+    tdslc = sys.argv[1]
+    require_backend(tdslc)
+    t = Tally()
+    x = inputs()
+    src, cases = program(x)
+    plan_checks(tdslc, t, src)
+    feed = {n: to_npy(a, DTYPE_OF.get(n, "f32")) for n, a in x.items()}
+    want = [rnd(w, dt).astype(np.float64) for dt, _, w in cases]
+    p, outs = run_outputs(tdslc, src, feed)
+    errs = compare_kinds(p, outs, want, [dt for dt, _, _ in cases])
+    whole = [e for e in errs if not e.startswith("out")]
+    for i, (dt, expr, _) in enumerate(cases):
+        mine = whole + [e for e in errs if e.startswith(f"out{i}:")]
+        t.report(f"{dt} {expr}", mine, src if mine else None)
+    return t.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
