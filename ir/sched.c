@@ -60,7 +60,6 @@ static LExpr *hoist(Sched *s, LStmtList *pre, LExpr *v) {
 static LExpr *gt(Sched *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
 
 static bool is_local(const LExpr *e, int local) { return e->kind == LX_LOCAL && e->local == local; }
-static bool is_load_of(const LExpr *e, int buf) { return e->kind == LX_LOAD && e->buf == buf; }
 
 // Whether e or any expression under it satisfies pred(., arg).
 static bool any_expr(const LExpr *e, bool (*pred)(const LExpr *, int), int arg) {
@@ -120,8 +119,6 @@ static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb) {
   }
   return true;
 }
-
-static bool reads_buf(const LExpr *e, int buf) { return any_expr(e, is_load_of, buf); }
 
 static const LStmt *only_stmt(const LStmt *l, LStmtKind kind) {
   return l->kind == LS_LOOP && l->body.len == 1 && l->body.data[0]->kind == kind ? l->body.data[0] : NULL;
@@ -187,7 +184,7 @@ static void keep_terms(Sched *s, const LProgram *p) {
   TD_ASSERT(set && store && set->val->kind == LX_BINARY && set->val->op == OP_ADD && sj->extent == st->extent);
   const LExpr *term = set->val->b, *v = store->val;
   if (v->kind != LX_BINARY || v->op != OP_MUL || !is_local(v->b, sm->recip->local) ||
-      !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
+      !expr_equal(term, st->var, v->a, sj->var) || lx_loads(term, store->buf) ||
       p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
     return;
   LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
@@ -741,8 +738,8 @@ static bool split_colargext(Sched *s, LStmt *l, LStmtList *out) {
       s->p->bufs.data[s->k->args.data[pbuf].buf].dtype != a.dt ||
       s->p->bufs.data[s->k->args.data[bbuf].buf].dtype != a.dt || varies(P, l->var, vloc) ||
       any_expr(P, is_any_load, 0) || reads_local(P, a.x) || reads_local(P, a.best) ||
-      !vec_ok(s, a.let->val, l->var, a.dt, vloc) || reads_local(a.let->val, a.best) || reads_buf(a.let->val, pbuf) ||
-      reads_buf(a.let->val, bbuf))
+      !vec_ok(s, a.let->val, l->var, a.dt, vloc) || reads_local(a.let->val, a.best) || lx_loads(a.let->val, pbuf) ||
+      lx_loads(a.let->val, bbuf))
     return false;
   int lanes = LANES_BYTES / dtype_size(a.dt);
   int64_t nmain = l->extent / lanes;
