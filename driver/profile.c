@@ -1,7 +1,7 @@
 // driver/profile.c: `tdslc bench --profile`: where the time of a call goes. The function
 // is built with LProgram.profile set, so its entry calls the runtime's tdsl_prof_mark
-// around every kernel (runtime/profile.c); warm-up calls (bench_warmup, as `bench`
-// makes), then o->reps timed calls, and each kernel gets its mean time per call over the
+// around every kernel (runtime/profile.c); warm-up calls (bench_warmup, cut short by
+// bench_warm_cut, as `bench` makes), then o->reps timed calls, and each kernel gets its mean time per call over the
 // calls no slower than the median call (one that another process slowed down does not
 // skew the shares), its share of that mean call, its arithmetic
 // (graph_kernel_flops) and its memory traffic, the rates they imply and its place under
@@ -539,6 +539,7 @@ int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args,
                 .nk = p->kernels.len, .flops = p->flops, .bytes = run_program_bytes(p)};
   int rc = roofline_get(pr.threads, false, &pr.roof);
   int no = p->outputs.len, warm = bench_warmup(o->reps);
+  double warm_ms = 0;
   double *ms = calloc((size_t)o->reps, sizeof *ms), *ns = calloc((size_t)(pr.nk ? pr.nk : 1), sizeof *ns);
   tdsl_tensor *outs = calloc((size_t)(no ? no : 1), sizeof *outs);
   pr.ks = calloc((size_t)(pr.nk ? pr.nk : 1), sizeof *pr.ks);
@@ -555,6 +556,8 @@ int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args,
       tdsl_tensor_release(&outs[k]);
     if (r >= 0)
       ms[r] = now_ms() - t0;
+    else
+      r = bench_warm_cut(r, now_ms() - t0, &warm_ms);
     if (erc)
       rc = call_error(erc);
     if (r >= 0 && calls) {
