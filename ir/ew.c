@@ -427,7 +427,6 @@ static void build_cat(KernelBuilder *kb, const Node *n) {
     left += !part_placed(n, i);
   if (!left)
     return;
-  int64_t off = 0;
   if (stack) {  // the parts have one shape: one nest over it, each part stored at its index of dim a
                 // (a complex result's (real, imaginary) pairs are written together, in one pass)
     const Value *s0 = n->srcs[0];
@@ -443,26 +442,18 @@ static void build_cat(KernelBuilder *kb, const Node *n) {
     }
     return;
   }
-  for (int i = 0; i < n->nsrc; i++) {
+  int64_t off = 0;
+  for (int i = 0; i < n->nsrc; i++) {  // a cat: a nest per part, stored from its offset along dim a
     const Value *s = n->srcs[i];
-    LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
-    if (part_placed(n, i)) {
-      off += s->view.shape[a];
+    int64_t at = off;
+    off += s->view.shape[a];
+    if (part_placed(n, i))
       continue;
-    }
-    int64_t work = view_numel(s->view);
-    LStmtList *body = kb_nest(kb, &kb->k->body, s->view.ndim, s->view.shape, idx, work >= PARALLEL_WORK, NULL);
-    for (int d = 0, k = 0; d < n->out->view.ndim; d++) {
-      if (stack && d == a) {
-        oidx[d] = kb_ix_const(i);
-        continue;
-      }
-      oidx[d] = idx[k++];
-      if (!stack && d == a)
-        oidx[d].base += off;
-    }
-    if (!stack)
-      off += s->view.shape[a];
+    LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
+    LStmtList *body =
+        kb_nest(kb, &kb->k->body, s->view.ndim, s->view.shape, idx, view_numel(s->view) >= PARALLEL_WORK, NULL);
+    memcpy(oidx, idx, sizeof *idx * (size_t)s->view.ndim);
+    oidx[a].base += at;
     kb_store_node(kb, body, n, oidx, kb_value(kb, s, idx));
   }
 }
