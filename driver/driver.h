@@ -197,6 +197,10 @@ int64_t run_program_bytes(const LProgram *p);
 int run_threads(const char *backend);
 // The warm-up calls before `reps` timed calls of `bench` and `bench --profile` (driver/run.c).
 int bench_warmup(int reps);
+// After warm-up call r (< 0), which took ms, with *warm_ms the warm-up's time before it:
+// the r to go on from, -1 (the timed calls next) once the warm-up has taken WARM_CAP_MS
+// (driver/run.c). Adds ms to *warm_ms.
+int bench_warm_cut(int r, double ms, double *warm_ms);
 
 // ============================================================================
 // rss.c — resident memory (Linux's /proc/self; -1 or false elsewhere)

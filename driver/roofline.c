@@ -168,30 +168,9 @@ static double peak_of(FmaFn fma, int n) {
   return best;
 }
 
-// The last-level cache's bytes (0 if unknown).
-static int64_t llc_bytes(void) {
-  int64_t best = 0;
-  for (int i = 0; i < 8; i++) {
-    char path[96], buf[64];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    FILE *f = fopen(path, "r");
-    if (!f)
-      continue;
-    if (fgets(buf, sizeof buf, f)) {
-      char *end;
-      int64_t v = strtoll(buf, &end, 10);
-      v *= *end == 'K' ? 1024 : *end == 'M' ? 1 << 20 : *end == 'G' ? 1 << 30 : 1;
-      if (v > best)
-        best = v;
-    }
-    fclose(f);
-  }
-  return best;
-}
-
 // The best copy GB/s (bytes read + written) on n threads; 0 if the arrays cannot be had.
 static double bandwidth_of(int n) {
-  int64_t bytes = 4 * llc_bytes();
+  int64_t bytes = 4 * cpu_target(NULL).llc;  // (ir/cpu.c: sysfs's highest level, else sysconf's L3)
   if (bytes < ((int64_t)128 << 20))
     bytes = (int64_t)128 << 20;
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);

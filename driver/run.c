@@ -316,6 +316,10 @@ int bench_warmup(int reps) {
   return tenth > TDSL_STREAM_SETTLE ? tenth : TDSL_STREAM_SETTLE;
 }
 
+int bench_warm_cut(int r, double ms, double *warm_ms) {
+  return (*warm_ms += ms) >= WARM_CAP_MS && r < -1 ? -1 : r;
+}
+
 // Warm-up calls, then o->reps timed calls, each allocating (and here releasing) its
 // outputs as a PyTorch call does; prints median/min/max and the rates they imply.
 static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **args, RunFn fn,
@@ -343,8 +347,7 @@ static int bench_calls(const Options *o, const LProgram *p, const tdsl_tensor **
       continue;
     }
     warmed++;
-    if ((warm_ms += now_ms() - t0) >= WARM_CAP_MS && r < -1)
-      r = -1;  // the warm-up's time is spent: the timed calls next
+    r = bench_warm_cut(r, now_ms() - t0, &warm_ms);
   }
   free(outs);
   if (peak == 0) {

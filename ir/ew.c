@@ -58,8 +58,7 @@ enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32,
 
 typedef struct EwTile {
   const NodeList *ns;
-  int ncut[TD_MAX_DIMS];      // the inline cats' piece bounds along each dim (ew_cuts)
-  int64_t cut[TD_MAX_DIMS][KB_MAX_CUTS];
+  const KbCuts *cuts;         // the inline cats' piece bounds along each dim (ew_cuts)
   const View *ov;
   int di, dj;                 // the tiled dims (di < dj)
   int64_t tile[TD_MAX_DIMS];  // di and dj: Ti and Tj
@@ -84,6 +83,24 @@ static int transposed_dim(const LExpr *e, int nd, int dj) {
   if (d < 0)
     d = transposed_dim(e->c, nd, dj);
   return d < 0 && e->kind == LX_LOAD ? transposed_dim(e->idx.dyn, nd, dj) : d;
+}
+
+// The probe index of dim d of view ov: its probe variable, or 0 where the dim has size 1.
+static LIndex probe_index(const View *ov, int d) {
+  return ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+}
+
+// Whether probe value e of node n is a copy read along probe dim di: one load of n's own
+// dtype, at a static index, with unit stride along di.
+static bool copy_load(const LExpr *e, const Node *n, int di) {
+  return e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn && kb_ix_coef(&e->idx, PROBE_VAR + di) == 1;
+}
+
+// Range c (0 .. n[d]) of dim d between t's cuts (all of the dim if none): its first
+// index in *from, its end returned.
+static int64_t cut_range(const EwTile *t, int d, int c, int64_t *from) {
+  *from = c ? t->cuts->at[d][c - 1] : 0;
+  return c < t->cuts->n[d] ? t->cuts->at[d][c] : t->ov->shape[d];
 }
 
 // The stores of every node at idx.
@@ -272,8 +289,8 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
       ew_stores(kb, t, into, t->idx);
     return;
   }
-  for (int c = 0; c <= t->ncut[d]; c++) {  // each range between cuts (all of the dim if none)
-    int64_t from = c ? t->cut[d][c - 1] : 0, to = c < t->ncut[d] ? t->cut[d][c] : ov->shape[d], S = to - from;
+  for (int c = 0; c <= t->cuts->n[d]; c++) {  // each range between cuts (all of the dim if none)
+    int64_t from, S = cut_range(t, d, c, &from) - from;
     if (d != t->di && d != t->dj) {
       ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(from), 1, par, &t->idx[d]), d + 1, par && S == 1);
       continue;
@@ -296,23 +313,28 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 // The cuts the probe recorded (c: where the inline cats the nodes read change pieces,
-// the comment at ir/scalar.c's cat_expr), sorted and distinct inside each dim, into
-// t: each range's loops then read one piece of each cat directly. None where a cat's
-// index is no single dim's (it reads through selects). Whether any dim is split.
-static bool ew_cuts(EwTile *t, KbCuts *c) {
+// the comment at ir/scalar.c's cat_expr) of the dims of ov, made sorted, distinct and
+// inside each dim, in place: each range's loops then read one piece of each cat
+// directly. None where a cat's index is no single dim's (bad: it reads through
+// selects). Whether any dim is split.
+static bool ew_cuts(KbCuts *c, const View *ov) {
+  if (c->bad) {
+    memset(c->n, 0, sizeof c->n);
+    return false;
+  }
   bool split = false;
-  for (int d = 0; d < t->ov->ndim && !c->bad; d++) {
+  for (int d = 0; d < ov->ndim; d++) {
     qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_i64);
+    int m = 0;
     for (int j = 0; j < c->n[d]; j++) {
       int64_t x = c->at[d][j];
-      if (x > 0 && x < t->ov->shape[d] && (!t->ncut[d] || t->cut[d][t->ncut[d] - 1] != x))
-        t->cut[d][t->ncut[d]++] = x;
+      if (x > 0 && x < ov->shape[d] && (!m || c->at[d][m - 1] != x))
+        c->at[d][m++] = x;
     }
-    split |= t->ncut[d] > 0;
+    c->n[d] = m;
+    split |= m > 0;
   }
-  if (c->bad)
-    memset(t->ncut, 0, sizeof t->ncut);
-  return split && !c->bad;
+  return split;
 }
 
 // Whether node n, split at t's cuts, is a copy in every range between them (one load of
@@ -323,22 +345,21 @@ static bool ew_copy_pieces(KernelBuilder *kb, const EwTile *t, const Node *n) {
   int nd = t->ov->ndim, at[TD_MAX_DIMS] = {0};
   int64_t combos = 1;
   for (int d = 0; d < nd; d++)
-    combos *= t->ncut[d] + 1;
+    combos *= t->cuts->n[d] + 1;
   if (combos > EW_MAX_RANGES)
     return false;
   bool copy = true;
   for (int64_t c = 0; c < combos && copy; c++) {
     LIndex pidx[TD_MAX_DIMS];
     for (int d = 0; d < nd; d++) {
-      int64_t from = at[d] ? t->cut[d][at[d] - 1] : 0, to = at[d] < t->ncut[d] ? t->cut[d][at[d]] : t->ov->shape[d];
-      pidx[d] = t->ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+      int64_t from, to = cut_range(t, d, at[d], &from);
+      pidx[d] = probe_index(t->ov, d);
       pidx[d].base = from;
-      kb->probe_ext[d] = t->ncut[d] ? to - from : 0;
+      kb->probe_ext[d] = t->cuts->n[d] ? to - from : 0;
     }
     LExpr *e = kb_node_expr(kb, n, pidx);
-    copy = e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn && kb_ix_coef(&e->idx, PROBE_VAR + t->di) == 1 &&
-           transposed_dim(e, nd, t->dj) == t->di;
-    for (int d = 0; d < nd && ++at[d] > t->ncut[d]; d++)  // the next combination
+    copy = copy_load(e, n, t->di) && transposed_dim(e, nd, t->dj) == t->di;
+    for (int d = 0; d < nd && ++at[d] > t->cuts->n[d]; d++)  // the next combination
       at[d] = 0;
   }
   memset(kb->probe_ext, 0, sizeof kb->probe_ext);
@@ -347,10 +368,11 @@ static bool ew_copy_pieces(KernelBuilder *kb, const EwTile *t, const Node *n) {
 
 void ew_build(KernelBuilder *kb, const NodeList *ns) {
   const View *ov = &ns->data[0]->out->view;
-  EwTile t = {.ns = ns, .ov = ov, .di = -1, .dj = -1};
+  KbCuts cuts = {0};
+  EwTile t = {.ns = ns, .cuts = &cuts, .ov = ov, .di = -1, .dj = -1};
   LIndex pidx[TD_MAX_DIMS];
   for (int d = 0; d < ov->ndim; d++) {
-    pidx[d] = ov->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+    pidx[d] = probe_index(ov, d);
     if (ov->shape[d] > 1)
       t.dj = d;
   }
@@ -358,7 +380,6 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
   // dropped again (they come back in store order when the nest is built)
   int nargs = kb->k->args.len, nerr = kb->k->errors.len;
   bool copy = false;
-  KbCuts cuts = {0};
   kb->cuts = &cuts;
   for (int i = 0; i < ns->len; i++) {
     const Node *n = ns->data[i];
@@ -366,11 +387,10 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     if (t.dj < 0 || t.di >= 0 || kb->naive)
       continue;
     t.di = transposed_dim(e, ov->ndim, t.dj);
-    copy = ns->len == 1 && t.di >= 0 && e->kind == LX_LOAD && e->dt == n->out->dtype && !e->idx.dyn &&
-           kb_ix_coef(&e->idx, PROBE_VAR + t.di) == 1;
+    copy = ns->len == 1 && t.di >= 0 && copy_load(e, n, t.di);
   }
   kb->cuts = NULL;
-  if (ew_cuts(&t, &cuts) && t.di >= 0)  // (tiles lie within the ranges between cuts)
+  if (ew_cuts(&cuts, ov) && t.di >= 0)  // (tiles lie within the ranges between cuts)
     copy = ns->len == 1 && ew_copy_pieces(kb, &t, ns->data[0]);
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
@@ -407,7 +427,6 @@ static void build_cat(KernelBuilder *kb, const Node *n) {
     left += !part_placed(n, i);
   if (!left)
     return;
-  int64_t off = 0;
   if (stack) {  // the parts have one shape: one nest over it, each part stored at its index of dim a
                 // (a complex result's (real, imaginary) pairs are written together, in one pass)
     const Value *s0 = n->srcs[0];
@@ -423,26 +442,18 @@ static void build_cat(KernelBuilder *kb, const Node *n) {
     }
     return;
   }
-  for (int i = 0; i < n->nsrc; i++) {
+  int64_t off = 0;
+  for (int i = 0; i < n->nsrc; i++) {  // a cat: a nest per part, stored from its offset along dim a
     const Value *s = n->srcs[i];
-    LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
-    if (part_placed(n, i)) {
-      off += s->view.shape[a];
+    int64_t at = off;
+    off += s->view.shape[a];
+    if (part_placed(n, i))
       continue;
-    }
-    int64_t work = view_numel(s->view);
-    LStmtList *body = kb_nest(kb, &kb->k->body, s->view.ndim, s->view.shape, idx, work >= PARALLEL_WORK, NULL);
-    for (int d = 0, k = 0; d < n->out->view.ndim; d++) {
-      if (stack && d == a) {
-        oidx[d] = kb_ix_const(i);
-        continue;
-      }
-      oidx[d] = idx[k++];
-      if (!stack && d == a)
-        oidx[d].base += off;
-    }
-    if (!stack)
-      off += s->view.shape[a];
+    LIndex idx[TD_MAX_DIMS], oidx[TD_MAX_DIMS];
+    LStmtList *body =
+        kb_nest(kb, &kb->k->body, s->view.ndim, s->view.shape, idx, view_numel(s->view) >= PARALLEL_WORK, NULL);
+    memcpy(oidx, idx, sizeof *idx * (size_t)s->view.ndim);
+    oidx[a].base += at;
     kb_store_node(kb, body, n, oidx, kb_value(kb, s, idx));
   }
 }

@@ -60,7 +60,6 @@ static LExpr *hoist(Sched *s, LStmtList *pre, LExpr *v) {
 static LExpr *gt(Sched *s, LExpr *a, LExpr *b) { return lx_binary(s->cx, OP_GT, DT_BOOL, a, b); }
 
 static bool is_local(const LExpr *e, int local) { return e->kind == LX_LOCAL && e->local == local; }
-static bool is_load_of(const LExpr *e, int buf) { return e->kind == LX_LOAD && e->buf == buf; }
 
 // Whether e or any expression under it satisfies pred(., arg).
 static bool any_expr(const LExpr *e, bool (*pred)(const LExpr *, int), int arg) {
@@ -120,8 +119,6 @@ static bool index_equal(const LIndex *a, int va, const LIndex *b, int vb) {
   }
   return true;
 }
-
-static bool reads_buf(const LExpr *e, int buf) { return any_expr(e, is_load_of, buf); }
 
 static const LStmt *only_stmt(const LStmt *l, LStmtKind kind) {
   return l->kind == LS_LOOP && l->body.len == 1 && l->body.data[0]->kind == kind ? l->body.data[0] : NULL;
@@ -187,7 +184,7 @@ static void keep_terms(Sched *s, const LProgram *p) {
   TD_ASSERT(set && store && set->val->kind == LX_BINARY && set->val->op == OP_ADD && sj->extent == st->extent);
   const LExpr *term = set->val->b, *v = store->val;
   if (v->kind != LX_BINARY || v->op != OP_MUL || !is_local(v->b, sm->recip->local) ||
-      !expr_equal(term, st->var, v->a, sj->var) || reads_buf(term, store->buf) ||
+      !expr_equal(term, st->var, v->a, sj->var) || lx_loads(term, store->buf) ||
       p->bufs.data[s->k->args.data[store->buf].buf].dtype != term->dt || store->idx.dyn)
     return;
   LExpr *again = lx_load(s->cx, term->dt, store->buf, store->idx);
@@ -323,7 +320,12 @@ static LStmt *clone_stmt(Sched *s, Clone *c, const LStmt *st) {
     c->map[st->local] = new_local(s, s->k->locals.data[st->local]);
   if (st->kind == LS_LET || st->kind == LS_SET)
     n->local = c->map[st->local];
-  TD_ASSERT(st->kind != LS_LOOP && st->kind != LS_IF);
+  if (st->kind == LS_IF) {  // its body after its condition, in order
+    n->body = (LStmtList){0};
+    for (int i = 0; i < st->body.len; i++)
+      push(s, &n->body, clone_stmt(s, c, st->body.data[i]));
+  }
+  TD_ASSERT(st->kind != LS_LOOP);
   return n;
 }
 
@@ -633,15 +635,18 @@ static LExpr *argext_vcond(Sched *s, const ArgExt *a, LExpr *X, LExpr *B, int la
   return o;
 }
 
-// The scalar loop of l's last l->extent % lanes elements, from element done on, and rc,
-// which clones l's body into it (the caller's statements), every local keeping its name.
-static LStmt *tail_loop(Sched *s, const LStmt *l, int64_t done, int lanes, Clone *rc) {
+// The scalar loop of l's last l->extent % lanes elements, from element done on, appended
+// to out (none where lanes divide the extent): l's body, every local keeping its name.
+static void push_tail(Sched *s, const LStmt *l, int64_t done, int lanes, LStmtList *out) {
+  if (!(l->extent % lanes))
+    return;
   LStmt *rest = ls_loop(s->cx, s->k->nvars++, l->extent % lanes);
   int *map = arena_alloc(&s->cx->arena, sizeof(int) * (size_t)(s->k->locals.len + 1));
   for (int m = 0; m < s->k->locals.len; m++)
     map[m] = m;
-  *rc = (Clone){l->var, rest->var, 1, done, map};
-  return rest;
+  Clone rc = {l->var, rest->var, 1, done, map};
+  emit_copy(s, l, &rc, &rest->body);
+  push(s, out, rest);
 }
 
 // Loop l (an argext_loop) in lanes, appended to out; false where it is not one.
@@ -699,16 +704,7 @@ static bool split_argext(Sched *s, LStmt *l, LStmtList *out) {
     push(s, &upd->body, ls_set(s->cx, a.pos, pv));
     push(s, out, upd);
   }
-  if (l->extent % lanes) {
-    Clone rc;
-    LStmt *rest = tail_loop(s, l, nmain * lanes, lanes, &rc);
-    push(s, &rest->body, clone_stmt(s, &rc, a.let));
-    LStmt *upd = ls_if(s->cx, clone_expr(s, &rc, a.iff->cond));
-    for (int i = 0; i < a.iff->body.len; i++)
-      push(s, &upd->body, clone_stmt(s, &rc, a.iff->body.data[i]));
-    push(s, &rest->body, upd);
-    push(s, out, rest);
-  }
+  push_tail(s, l, nmain * lanes, lanes, out);
   return true;
 }
 
@@ -741,8 +737,8 @@ static bool split_colargext(Sched *s, LStmt *l, LStmtList *out) {
       s->p->bufs.data[s->k->args.data[pbuf].buf].dtype != a.dt ||
       s->p->bufs.data[s->k->args.data[bbuf].buf].dtype != a.dt || varies(P, l->var, vloc) ||
       any_expr(P, is_any_load, 0) || reads_local(P, a.x) || reads_local(P, a.best) ||
-      !vec_ok(s, a.let->val, l->var, a.dt, vloc) || reads_local(a.let->val, a.best) || reads_buf(a.let->val, pbuf) ||
-      reads_buf(a.let->val, bbuf))
+      !vec_ok(s, a.let->val, l->var, a.dt, vloc) || reads_local(a.let->val, a.best) || lx_loads(a.let->val, pbuf) ||
+      lx_loads(a.let->val, bbuf))
     return false;
   int lanes = LANES_BYTES / dtype_size(a.dt);
   int64_t nmain = l->extent / lanes;
@@ -766,17 +762,7 @@ static bool split_colargext(Sched *s, LStmt *l, LStmtList *out) {
   push(s, &main->body, ls_store(s->cx, pbuf, pi, sp));
   push(s, &main->body, ls_store(s->cx, bbuf, bi, sb));
   push(s, out, main);
-  if (l->extent % lanes) {
-    Clone rc;
-    LStmt *rest = tail_loop(s, l, nmain * lanes, lanes, &rc);
-    push(s, &rest->body, clone_stmt(s, &rc, b->data[0]));
-    push(s, &rest->body, clone_stmt(s, &rc, b->data[1]));
-    LStmt *upd = ls_if(s->cx, clone_expr(s, &rc, a.iff->cond));
-    for (int i = 0; i < ib->len; i++)
-      push(s, &upd->body, clone_stmt(s, &rc, ib->data[i]));
-    push(s, &rest->body, upd);
-    push(s, out, rest);
-  }
+  push_tail(s, l, nmain * lanes, lanes, out);
   return true;
 }
 
