@@ -9,7 +9,7 @@
 // Labels: the roofs' first, each where no dot is if it can be; then the largest shares'
 // (name, ops, share), each placed greedily on rings of offsets around its dot (a leader
 // line when moved off it) over no dot and no earlier label; a kernel whose label fits
-// nowhere gets a number there and a line in the legend under the chart. Text widths are
+// nowhere gets a number there (over other dots if need be) and a line in the legend. Text widths are
 // estimated from DejaVu Sans's advance widths (the usual sans-serif, wider than Arial's),
 // so that no label overlaps another and none runs past the canvas, which grows to hold
 // the notes under the chart. Labels are drawn last, over the dots, on a white halo.
@@ -277,20 +277,20 @@ static bool leader(double cx, double cy, double rad, const Box *b, Box *seg) {
 }
 
 // The first box of width w, height 13, on rings of offsets around a dot (beside it, above,
-// below, the diagonals, then each a ring further out, four at most) inside the plot that
-// covers no dot, no taken box and no leader line, and whose own leader crosses no taken box.
-static bool place_near(double cx, double cy, double rad, double w, const Boxes *dots, const Boxes *taken,
-                       const Box *leads, int nlead, Box *out) {
-  static const double dir[8][2] = {{1, 0}, {-1, 0}, {0, -1}, {0, 1}, {1, -1}, {-1, -1}, {1, 1}, {-1, 1}};
+// below, the diagonals, the eight directions between them, then each a ring further out,
+// four at most) inside the plot that covers no taken box and no leader line, nor a dot
+// unless over_dots, and whose own leader crosses no taken box.
+static bool place_near(double cx, double cy, double rad, double w, const Boxes *dots, bool over_dots,
+                       const Boxes *taken, const Box *leads, int nlead, Box *out) {
+  static const double deg[16] = {0, 180, -90, 90, -45, -135, 45, 135, -22.5, -157.5, 22.5, 157.5,
+                                 -67.5, -112.5, 67.5, 112.5};
   for (int ring = 0; ring < 5; ring++)
-    for (int d = 0; d < 8; d++) {
-      double o = rad + 4 + ring * 14, dx = dir[d][0], dy = dir[d][1];
-      if (dx != 0 && dy != 0)
-        o *= 0.7071;
-      double x = dx > 0 ? cx + o : dx < 0 ? cx - o - w : cx - w / 2;
-      double yb = dy < 0 ? cy - o - 3 : dy > 0 ? cy + o + 10 : cy + 4;  // the baseline
-      Box b = text_box(x, yb, w), seg;
-      bool ok = inside_plot(&b) && !hits(dots, &b) && !hits(taken, &b);
+    for (int d = 0; d < 16; d++) {
+      double o = rad + 4 + ring * 14, dx = cos(deg[d] / 57.29577951308232), dy = sin(deg[d] / 57.29577951308232);
+      double x = dx > 0.01 ? cx + o * dx : dx < -0.01 ? cx + o * dx - w : cx - w / 2;
+      double yb = dy < -0.01 ? cy + o * dy - 3 : dy > 0.01 ? cy + o * dy + 10 : cy + 4;  // the baseline
+      Box b = text_box(x, yb, w), seg, pad = {b.x0 - 3, b.y0 - 1, b.x1 + 3, b.y1 + 1};  // a gap to the next text
+      bool ok = inside_plot(&b) && (over_dots || !hits(dots, &b)) && !hits(taken, &pad);
       for (int i = 0; i < nlead && ok; i++)
         ok = !crosses(leads[i].x0, leads[i].y0, leads[i].x1, leads[i].y1, &b);
       if (ok && leader(cx, cy, rad, &b, &seg))
@@ -405,10 +405,12 @@ static void write_chart(const Profile *pr, FILE *f) {
     *l = (Label){.cls = "label", .fill = "#111"};
     kernel_text(k, l->text, sizeof l->text);
     Box b;
-    if (!place_near(cx, cy, rad, text_width(l->text, 12, false), &dots, &taken, leaders, nlead, &b)) {
+    if (!place_near(cx, cy, rad, text_width(l->text, 12, false), &dots, false, &taken, leaders, nlead, &b)) {
       char num[16];
       snprintf(num, sizeof num, "%d", nlegend + 1);
-      if (!place_near(cx, cy, rad, text_width(num, 12, true), &dots, &taken, leaders, nlead, &b))
+      double w = text_width(num, 12, true);
+      if (!place_near(cx, cy, rad, w, &dots, false, &taken, leaders, nlead, &b) &&
+          !place_near(cx, cy, rad, w, &dots, true, &taken, leaders, nlead, &b))
         continue;  // not even a number fits: its tooltip only
       snprintf(legend[nlegend++], sizeof legend[0], "%s", l->text);
       snprintf(l->text, sizeof l->text, "%s", num);
