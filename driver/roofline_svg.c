@@ -493,7 +493,8 @@ static void write_chart(const Profile *pr, FILE *f) {
   // grid and ticks
   fputs("<g stroke=\"#ddd\" stroke-width=\"1\">\n", f);
   for (int e = (int)a.x0; e <= (int)a.x1; e++)
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", px(&a, pow(10, e)), TOP, px(&a, pow(10, e)), PB);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>\n", px(&a, pow(10, e)), TOP, px(&a, pow(10, e)),
+            PB);
   for (int e = (int)a.y0; e <= (int)a.y1; e++)
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>\n", LEFT, py(&a, pow(10, e)), PW - RIGHT,
             py(&a, pow(10, e)));

@@ -8,7 +8,9 @@ programs (a matmul's packing scratch is not traffic, a slice reads only its elem
 intermediate buffer counts once written and once read); the rates follow from the counts
 and the time, the roofline fraction from the rates and the machine's numbers
 (TDSL_ROOFLINE fixes them); --json's schema; --plot writes SVG that Python's XML parser
-reads, a dot per kernel with arithmetic; the machine's numbers are measured once and
+reads, a dot per kernel with arithmetic, no two of its texts overlapping (their boxes measured
+with DejaVu Sans's advance widths) nor past its viewBox, its y axis a decade at most beyond
+the data and the roofs, no bandwidth share above 100%; the machine's numbers are measured once and
 then read from the cache; bad use is exit 2; an ordinary build calls no profiling hook.
 """
 import json
@@ -296,7 +298,8 @@ try:
         m = doc["machine"]
         vals = [k["gflops"] for k in onchart] + [m["peak_gflops"], m["peak_f64_gflops"]]
         check("the y axis spans the decades around the data and the roofs, a decade spare at most",
-              ys and min(ys) >= math.floor(math.log10(min(vals))) - 1 and max(ys) <= math.ceil(math.log10(max(vals))) + 1,
+              ys and min(ys) >= math.floor(math.log10(min(vals))) - 1
+              and max(ys) <= math.ceil(math.log10(max(vals))) + 1,
               (ys, vals))
         over = [float(v) for v in re.findall(r"([\d.]+)% of the", texts)]
         check("no kernel is said to use more than 100% of the bandwidth (above the roof: from cache)",
