@@ -8,11 +8,14 @@ programs (a matmul's packing scratch is not traffic, a slice reads only its elem
 intermediate buffer counts once written and once read); the rates follow from the counts
 and the time, the roofline fraction from the rates and the machine's numbers
 (TDSL_ROOFLINE fixes them); --json's schema; --plot writes SVG that Python's XML parser
-reads, a dot per kernel with arithmetic; the machine's numbers are measured once and
+reads, a dot per kernel with arithmetic, no two of its texts overlapping (their boxes measured
+with DejaVu Sans's advance widths) nor past its viewBox, its y axis a decade at most beyond
+the data and the roofs, no bandwidth share above 100%; the machine's numbers are measured once and
 then read from the cache, and measured again when a kernel outruns a cached peak (the note
 naming that peak); bad use is exit 2; an ordinary build calls no profiling hook.
 """
 import json
+import math
 import os
 import re
 import shutil
@@ -66,6 +69,47 @@ def emitted_kernels(path):
     for m in re.finditer(r"^kernel (k\d+).*\n  ops:.*  lines: ([\d, ]*)$", p.stdout, re.M):
         out.append((m.group(1), [int(x) for x in m.group(2).replace(",", " ").split()]))
     return out
+
+
+# DejaVu Sans's advance widths (thousandths of an em), ' ' to '~': the usual sans-serif;
+# a label's box is its width at its size from the baseline's start, 10 px up and 3 down
+ADVANCE = [318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337] + [636] * 10 + [
+    337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632, 575, 775, 752, 295, 295, 656, 557, 863, 748, 787,
+    603, 787, 695, 635, 611, 732, 684, 989, 685, 611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615,
+    352, 635, 634, 278, 278, 579, 278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636,
+    337, 636, 838]
+
+
+def text_corners(t):
+    """The four corners of a <text>'s box: its anchor, size, weight and rotation applied."""
+    s = "".join(t.itertext())
+    size = float(t.get("font-size", 12))
+    w = sum(ADVANCE[ord(c) - 32] if 32 <= ord(c) < 127 else 1000 for c in s) * size / 1000
+    if t.get("font-weight") == "bold":
+        w *= 1.1
+    x, y = float(t.get("x")), float(t.get("y"))
+    x -= {"middle": w / 2, "end": w}.get(t.get("text-anchor"), 0)
+    pts = [(x, y - size * 10 / 12), (x + w, y - size * 10 / 12), (x + w, y + 3), (x, y + 3)]
+    m = re.match(r"rotate\(([-\d.]+) ([-\d.]+) ([-\d.]+)\)", t.get("transform", ""))
+    if m:
+        a, cx, cy = math.radians(float(m.group(1))), float(m.group(2)), float(m.group(3))
+        pts = [(cx + (px - cx) * math.cos(a) - (py - cy) * math.sin(a),
+                cy + (px - cx) * math.sin(a) + (py - cy) * math.cos(a)) for px, py in pts]
+    return pts
+
+
+def polygons_overlap(p, q):
+    """Separating axes for two convex quadrilaterals; touching (within half a pixel) is apart."""
+    for poly in (p, q):
+        for i in range(4):
+            (x0, y0), (x1, y1) = poly[i], poly[(i + 1) % 4]
+            nx, ny = y0 - y1, x1 - x0
+            n = math.hypot(nx, ny) or 1
+            a = [(x * nx + y * ny) / n for x, y in p]
+            b = [(x * nx + y * ny) / n for x, y in q]
+            if max(a) <= min(b) + 0.5 or max(b) <= min(a) + 0.5:
+                return False
+    return True
 
 
 def close(a, b, rel=1e-3):
@@ -216,7 +260,9 @@ try:
 
     # --plot: SVG that parses, a dot per kernel with arithmetic, a note for one without
     svg = os.path.join(TMP, "roof.svg")
-    path = write("plot.tdsl", "fn f(x: f32[64, 128], w: f32[256, 128]) -> f32[256, 64] {\n"
+    # (four like layers: a cluster of dots whose labels must find room)
+    path = write("plot.tdsl", "fn f(x: f32[64, 128], u: f32[4, 128, 128], w: f32[256, 128]) -> f32[256, 64] {\n"
+                 "    for i in range(4) {\n        x = relu(x @ u[i])\n    }\n"
                  "    return (x @ w.t()).softmax(-1).t().contiguous()\n}\n")
     p = tdslc("bench", path, "--plot", svg, "--json", "--reps", "4", *backend_args(BACKEND), env_add=ROOF)
     doc = json.loads(p.stdout) if p.returncode == 0 else None
@@ -238,6 +284,27 @@ try:
         check("a kernel without arithmetic is listed under the chart",
               offchart and all(re.search(r"\b%s\b" % n, texts) for n in offchart), (offchart, texts))
         check("the chart has a polyline for the roofs", len(list(root.iter(SVG + "polyline"))) >= 2)
+        # layout: no label over another (the kernels' and the roofs'), no text past the canvas,
+        # the y axis within a decade of the data and the roofs, no bandwidth share above 100%
+        texts_el = [t for t in root.iter(SVG + "text") if t.get("class") != "halo"]
+        labels = [(("".join(t.itertext())), text_corners(t)) for t in texts_el]
+        clash = [(a[0], b[0]) for i, a in enumerate(labels) for b in labels[i + 1:] if polygons_overlap(a[1], b[1])]
+        T.report("no two texts of the chart overlap (DejaVu Sans widths)", clash)
+        vb = [float(v) for v in root.get("viewBox").split()]
+        out = ["".join(t.itertext()) for t in texts_el
+               if not all(vb[0] <= x <= vb[0] + vb[2] and vb[1] <= y <= vb[1] + vb[3] for x, y in text_corners(t))]
+        T.report("every text of the chart lies inside its viewBox", out)
+        ys = [math.log10(float(t.text.replace("k", "e3"))) for t in texts_el if t.get("text-anchor") == "end"
+              and t.get("x") == "84" and re.fullmatch(r"[\d.]+k?|1e-?\d+", t.text or "")]
+        m = doc["machine"]
+        vals = [k["gflops"] for k in onchart] + [m["peak_gflops"], m["peak_f64_gflops"]]
+        check("the y axis spans the decades around the data and the roofs, a decade spare at most",
+              ys and min(ys) >= math.floor(math.log10(min(vals))) - 1
+              and max(ys) <= math.ceil(math.log10(max(vals))) + 1,
+              (ys, vals))
+        over = [float(v) for v in re.findall(r"([\d.]+)% of the", texts)]
+        check("no kernel is said to use more than 100% of the bandwidth (above the roof: from cache)",
+              all(v <= 100 for v in over), texts)
     check("--plot alone implies --profile (the table is printed)", p.returncode == 0 and doc and doc.get("kernels"))
 
     # the machine's numbers: measured once, then read from the cache
