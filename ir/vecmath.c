@@ -872,6 +872,26 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   return pow_special(m, x, y, ax, core);
 }
 
+// x^1.5 as x sqrt(x) with both roundings undone to first order: s = sqrt(x), d = s^2 - x
+// exactly (an FMA; else two products), x s = p + pe exactly, and sqrt(x) = s - d / (2s) (1 + O(2^-24)),
+// so x^1.5 = p + (pe - d s / 2) (x / s for s: a relative 2^-24 of a term below p's last
+// bit), rounded once: within 0.5 ULP and ~2^-20 of one. Where p is not finite (x huge,
+// inf, NaN or negative) p itself, but pow(-inf, 1.5) = inf.
+static LExpr *pow_three_halves(VM *m, LExpr *x) {
+  LExpr *s = let(m, lx_unary(m->cx, OP_SQRT, m->dt, x)), *p, *pe, *d;
+  two_prod(m, x, s, &p, &pe);
+  if (m->fma) {  // the remainder of a correctly rounded sqrt is a float: one FMA
+    d = let(m, lx_fma(m->cx, s, s, neg(m, x)));
+  } else {
+    LExpr *q, *qe;
+    two_prod(m, s, s, &q, &qe);
+    d = let(m, add(m, sub(m, q, x), qe));  // q - x exact (q within an ULP of x)
+  }
+  LExpr *r = let(m, add(m, p, fmadd(m, mulk(m, d, -0.5), s, pe)));
+  r = let(m, sel(m, lt(m, p, INFINITY), r, p));
+  return sel(m, eq(m, x, -INFINITY), K(m, INFINITY), r);
+}
+
 static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   if (y->kind == LX_CONST) {  // PyTorch's own special exponents (pow_tensor_scalar)
     double b = y->f;
@@ -889,6 +909,8 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
       return dvd(m, K(m, 1), mul(m, x, x));
     if (b == 1)  // std::pow(x, 1) is x
       return x;
+    if (b == 1.5)  // not PyTorch's: std::pow's value, to its accuracy, for less
+      return pow_three_halves(m, x);
   }
   if (f32(m))
     return pow_f32(m, x, y);
