@@ -546,6 +546,20 @@ static LExpr *vm_log1p(VM *m, LExpr *x) {
   return sel(m, eq(m, x, 0), x, r);
 }
 
+// log(1 + e^a) (softplus's, logsigmoid's) as max(a, 0) + log1p(e^-|a|): e^-|a| is in
+// [0, 1] (or NaN), so 1 + v is in [1, 2] and needs none of log1p's special values, its
+// subnormal scale or the clamp of its 2^-e (e is 0 or 1: 2^-e = 1 - e/2); a NaN a gives
+// a NaN v, and the rounding error of 1 + v (NaN) carries it into the result. For a > 0 the
+// sum a + log1p(e^-a) rounds once more, a term below ln 2 against a result above it.
+static LExpr *vm_log1p_exp(VM *m, LExpr *a) {
+  LExpr *v = let(m, exp_nonpos(m, let(m, neg(m, fabs_(m, a))))), *u = let(m, addk(m, v, 1)), *k, *f;
+  decompose(m, u, &k, &f);
+  LExpr *e = let(m, int_float(m, k));
+  LExpr *c = sub(m, v, addk(m, u, -1));  // Fast2Sum: v <= 1
+  LExpr *g = let(m, fmadd(m, c, fmadd(m, e, K(m, -0.5), K(m, 1)), f));
+  return add(m, sel(m, gt(m, a, 0), a, K(m, 0)), log_parts(m, e, g));
+}
+
 // ---- tanh, erf, erfc ----
 
 static LExpr *vm_tanh(VM *m, LExpr *x) {
@@ -1058,6 +1072,11 @@ static LExpr *expand(VM *m, LExpr *e) {
   LExpr *n = arena_alloc(&m->cx->arena, sizeof *n);
   *n = *e;
   e = n;
+  if (e->kind == LX_UNARY && e->op == OP_LOG1P && e->a->kind == LX_UNARY && e->a->op == OP_EXP &&
+      e->a->dt == e->dt && is_vm(m, e) && is_vm(m, e->a)) {  // log(1 + e^a): vm_log1p_exp
+    VM mm = vm_for(*m, e->dt);
+    return vm_log1p_exp(&mm, let(&mm, expand(m, e->a->a)));
+  }
   e->a = expand(m, e->a);
   e->b = expand(m, e->b);
   e->c = expand(m, e->c);
