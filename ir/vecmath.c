@@ -21,8 +21,8 @@
 //            shift and subtract of the sum's bits), each factor normal, so results that
 //            overflow give inf and subnormal ones round once.
 //   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
-//            2^n q + (2^n - 1), rounded once (n = 0: q itself; at the top exponent, where
-//            2^n overflows, 2 (2^(n-1) (q + 1))).
+//            2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once (the 2 exact, or the overflow);
+//            x itself for |x| < 2^-25 (2^-54).
 //   exp2     n = round(x), r = (x - n) ln2, then as exp.
 //   log      x = 2^e m, m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by
 //            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
@@ -452,20 +452,20 @@ static LExpr *vm_exp2(VM *m, LExpr *x) {
 
 static LExpr *vm_expm1(VM *m, LExpr *x) {
   LExpr *c = clamp(m, x, pick(m, -18, -38), pick(m, 89, 710));
-  ExpRed e = exp_reduce(m, c, 1, m->f->bias, true);
-  LExpr *n = e.n, *r = e.rs;
+  ExpRed e = exp_reduce(m, c, 1, m->f->bias - 1, true);
+  LExpr *r = e.rs;
   // q = e^(r + rlo) - 1 = qh + ql: r + (r^2 P(r) + rlo), the sum kept in two parts
   int np;
   const double *p = exp_poly(m, &np);
   LExpr *corr = let(m, fmadd(m, mul(m, r, r), horner(m, r, p, np), e.rlo)), *qh, *ql;
   fast_two_sum(m, r, corr, &qh, &ql);
-  // 2^n q + (2^n - 1), rounded once but for ql; at the top exponent 2^n overflows:
-  // 2 (2^(n-1) (q + 1))
+  // 2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once but for ql (the factor 2 exact, or the
+  // overflow to inf at the top exponent, where 2^n itself would overflow; n = 0 gives
+  // qh + ql). Halving a value below 2^-125 would round it: |x| < 2^-25 (2^-54) gives x,
+  // expm1's value rounded there, -0 included.
   LExpr *t = let(m, pow2_t(m, e.t));
-  LExpr *top = mulk(m, mul(m, pow2(m, n, -1), addk(m, qh, 1)), 2);
-  LExpr *big = fmadd(m, t, ql, fmadd(m, t, qh, addk(m, t, -1)));
-  big = sel(m, gt(m, n, m->f->bias - 1), top, big);
-  return sel(m, eq(m, x, 0), x, sel(m, eq(m, n, 0), add(m, qh, ql), big));
+  LExpr *big = mulk(m, fmadd(m, t, ql, fmadd(m, t, qh, addk(m, t, -0.5))), 2);
+  return sel(m, lt(m, fabs_(m, x), pick(m, 0x1p-25, 0x1p-54)), x, big);
 }
 
 // ---- log and kin ----
@@ -538,8 +538,11 @@ static LExpr *vm_log1p(VM *m, LExpr *x) {
   LExpr *u = let(m, addk(m, x, 1)), *k, *f;
   decompose(m, u, &k, &f);
   LExpr *e = let(m, int_float(m, k));
-  // u's rounding error: x - (u - 1) while |x| <= 1, else 1 - (u - x) (Fast2Sum)
-  LExpr *c = sel(m, gt(m, x, 1), sub(m, K(m, 1), sub(m, u, x)), sub(m, x, addk(m, u, -1)));
+  // u's rounding error, x - (u - 1): u - 1 is exact while u < 2^p (a multiple of u's
+  // ULP, and 1 one too) and then within a factor 2 of x, so the difference is exact too
+  // (x <= 1: Fast2Sum). Beyond, c is off by up to u's ULP, 2^-p of u, which moves the
+  // result (above p ln 2) by ~2^-p, a small part of its ULP; inf gives NaN, replaced.
+  LExpr *c = sub(m, x, addk(m, u, -1));
   LExpr *down = pow2(m, neg(m, sel(m, gt(m, e, 100), K(m, 100), e)), 0);  // 2^-e
   LExpr *g = let(m, fmadd(m, c, down, f));
   LExpr *r = log_special(m, x, log_parts(m, e, g), -1);
