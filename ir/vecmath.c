@@ -588,7 +588,12 @@ static LExpr *vm_erf(VM *m, LExpr *x) {
   double one = pick(m, 3.92, 5.93);  // erf rounds to 1 from 3.9193 (f32), 5.9215 (f64)
   LExpr *t = let(m, addk(m, sel(m, gt(m, a, one), K(m, one), a), -0.875));
   LExpr *q = let(m, f32(m) ? horner(m, t, ERFQ_F32, LEN(ERFQ_F32)) : horner(m, t, ERFQ_F64, LEN(ERFQ_F64)));
-  LExpr *big = sel(m, gt(m, a, one), K(m, 1), sub(m, K(m, 1), exp_normal(m, q)));  // 1 exactly from there
+  // 1 - e^q = (1 - 2^n) - 2^n (e^r - 1), rounded once (1 - 2^n is exact for n >= -p;
+  // below, erfc < 2^-p and 1 - erfc is 1 or its neighbour, within 0.7 ULP). At the clamp
+  // erfc is below half an ULP of 1 (f32 2.96e-8 < 2^-25), so every |x| beyond gives 1.
+  ExpRed e = exp_reduce(m, q, 1, m->f->bias, false);
+  LExpr *p2 = let(m, pow2_t(m, e.t));
+  LExpr *big = fmadd(m, neg(m, p2), expm1_r(m, e.rs), sub(m, K(m, 1), p2));
   return copysign_(m, sel(m, lt(m, a, 0.875), small, big), x);  // x's sign (-0 included)
 }
 
