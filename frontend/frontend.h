@@ -91,7 +91,7 @@ struct Ast {
   int depth;         // nesting depth of the expression (1 for a leaf)
   int64_t ival;
   double fval;
-  bool bval;
+  bool bval;         // AST_BOOL's value; AST_FN: a @staticmethod (grammar/parser.y parse_decorated)
   bool mut;          // AST_PARAM
   DType dtype;       // AST_DTYPE, AST_TYPE
   const char *name;  // NAME, CALL/ATTR method or function, KWARG, CONST, PARAM, FN

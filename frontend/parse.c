@@ -138,7 +138,7 @@ static Ast *piece(Parse *p, const char *text, size_t from, size_t to, uint32_t a
 // f"text {expr!c:spec} {{ }}": AST_STR pieces (braces doubled written once) and AST_FIELDs.
 static Ast *parse_fstring(Parse *p, const char *text, Loc loc) {
   Ast *f = ast_new(p->cx, AST_FSTRING, loc);
-  uint32_t at = loc.begin + 2;  // text[0] is the byte after f"
+  uint32_t at = loc.end - 1 - (uint32_t)strlen(text);  // text[0] is the byte after f" (or fr", rf")
   size_t i = 0;
   char *buf = arena_alloc(&p->cx->arena, strlen(text) + 1);
   size_t nb = 0;

@@ -121,7 +121,7 @@ TType *class_value(Sema *sema, Ast *e) {
       return poison(sema);
     }
     if (st->kind == AST_FN || (st->kind == AST_PASS && !st->name) || doc) {
-      if (st->kind == AST_FN && (!st->list.len || st->list.data[0]->ival)) {
+      if (st->kind == AST_FN && !st->bval && (!st->list.len || st->list.data[0]->ival)) {  // bval: @staticmethod
         diag_error(sema->cx, name_loc(st), "a method of '%s' takes self first: write fn %s(self, ...)", e->name,
                    st->name);
         sema->scope = scope;
@@ -323,7 +323,7 @@ static TType *call_method(Sema *sema, Ast *e, TType *inst, const Ast *m, const A
   TType *f = method_value(sema, e, m);
   if (is_poison(f)) return f;
   AstList all = {0};
-  vec_push(&sema->cx->arena, &all, value_node(sema, inst, e->loc));
+  if (!m->bval) vec_push(&sema->cx->arena, &all, value_node(sema, inst, e->loc));  // bval: @staticmethod, no self
   for (int i = 0; i < args->len; i++) vec_push(&sema->cx->arena, &all, args->data[i]);
   const Ast *cls = sema->method_cls;
   TType *self = sema->method_self;
@@ -366,6 +366,17 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   return module_apply(sema, e, v, &e->list);
 }
 
+// Cls.name(args) at call e of a @staticmethod name of class cls (or a base): its call on
+// the arguments as given (call false: Cls.name, the function itself); NULL when cls has no
+// such static method (the caller's error).
+TType *static_method(Sema *sema, Ast *e, TType *cls, bool call) {
+  const Ast *m = method_in(sema, cls->ctor, e->name, NULL);
+  if (!m || !m->bval) return NULL;
+  if (call && !check_args(sema, e)) return poison(sema);
+  TType *f = method_value(sema, e, m);
+  return is_poison(f) || !call ? f : lambda_call(sema, e, f, &e->list);
+}
+
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the
 // method on self), as `self.feed_forward_chunk` is handed on; NULL when there is none.
 TType *bound_method(Sema *sema, Ast *e, TType *inst) {
@@ -373,7 +384,7 @@ TType *bound_method(Sema *sema, Ast *e, TType *inst) {
   if (!m) return NULL;
   inst = self_of(inst);
   TType *f = method_value(sema, e, m);
-  if (is_poison(f)) return f;
+  if (is_poison(f) || m->bval) return f;  // a @staticmethod is the function itself
   Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
   call->name = "partial";
   Ast *fn = ast_new(sema->cx, AST_NONE, e->loc);

@@ -296,6 +296,8 @@ static const char *const python_builtins[] = {"len", "float", "int", "bool", "mi
 // spelling of something tdsl spells otherwise, a method, or a near name.
 static void no_function(Sema *sema, const Ast *e) {
   Loc at = call_loc(e);
+  const Sym *local = find_local(sema, e->name);
+  if (local && is_poison(local->ty)) return;  // y = <an error>; y(x): the error is said once
   if (inert_use(sema, at, e->name)) return;
   const char *hint = pytorch_hint(e->name, F_FN), *other = spelling(sema, e->name, F_TORCH | F_NNF | F_METH);
   if (!strcmp(e->name, "range") || !strcmp(e->name, "enumerate") || !strcmp(e->name, "zip")) {
@@ -372,6 +374,10 @@ static TType *check_call(Sema *sema, Ast *e) {
     if (r) return r;
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
     return poison(sema);
+  }
+  if (is_class(self)) {  // Cls.m(x) of a @staticmethod m (sema_class.c)
+    TType *r = static_method(sema, e, self, true);
+    if (r) return r;
   }
   bool math = self && self->kind == TY_MODULE && !strcmp(self->module, "math");
   const BuiltinDef *only = NULL;  // einops.f: the row only the module has

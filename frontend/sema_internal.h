@@ -756,6 +756,7 @@ TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN o
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
 TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
+TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);  // Cls.m(args), Cls.m of a @staticmethod; NULL: none
 TType *class_attr(Sema *sema, const TType *t, const char *name);
 TType *super_value(Sema *sema, Ast *e);  // super() in a method: the instance, its lookup from the base  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"

@@ -230,6 +230,21 @@ void local_def(Sema *sema, Ast *st) {
   st->lhs = none;
 }
 
+// Every node of a (a clone) placed at loc: a built-in lambda's body (transformers' ACT2FN,
+// parsed from a source of tdslc's own) stands where it is called, so that the IR, the
+// profile and the messages quote the user's line rather than a line of that source.
+static void relocate(Ast *a, Loc loc) {
+  for (; a; a = a->lhs) {
+    a->loc = a->oploc = loc;
+    relocate(a->rhs, loc);
+    relocate(a->step, loc);
+    relocate(a->type, loc);
+    for (int i = 0; i < a->list.len; i++) relocate(a->list.data[i], loc);
+    for (int i = 0; i < a->rets.len; i++) relocate(a->rets.data[i], loc);
+    for (int i = 0; i < a->body.len; i++) relocate(a->body.data[i], loc);
+  }
+}
+
 // A call e of lambda value f on the checked arguments args: e's value is the lambda's body
 // checked with its parameters bound to the arguments (Python's messages for the wrong
 // arguments).
@@ -289,11 +304,13 @@ TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   for (int j = 0; j < np; j++) names[j] = lam->list.data[j]->name;
   Ast *body = ast_clone(sema->cx, lam->body.data[0]->list.data[0]);
   rename_names(body, names, hidden, np);
+  bool builtin = lam->loc.file != at.file;  // a built-in lambda (ACT2FN's): its errors are at the call
+  if (builtin) relocate(body, at);
   sema->lambda_depth++;
   TType *t = check_expr(sema, body);
   sema->lambda_depth--;
   if (is_poison(t)) {
-    diag_note(sema->cx, at, "in this call of the lambda");
+    if (!builtin) diag_note(sema->cx, at, "in this call of the lambda");
     return t;
   }
   set_operand1(sema, e, body);

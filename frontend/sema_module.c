@@ -584,6 +584,16 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
+    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
+                                             "ParameterDict", NULL};
+    for (int i = 0; containers[i]; i++)
+      if (!strcmp(containers[i], e->name)) {
+        bool dict = strstr(e->name, "Dict") != NULL, seq = !strcmp(e->name, "Sequential");
+        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its modules in a Python %s (%s) and "
+                   "call them in order", e->name, dict ? "dict" : "list", dict ? "mods = {'a': m1}; mods['a'](x)"
+                   : seq ? "for m in [m1, m2] { x = m(x) }" : "layers = [m1, m2]; layers[i](x)");
+        return poison(sema);
+      }
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
       if (!strcmp(nn_with_params[i].cls, e->name)) {
         diag_error(sema->cx, call_loc(e), "nn.%s has parameters: pass them to the function as its parameters and "
@@ -681,6 +691,8 @@ TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
   if (k >= 0) return obj_read(sema, e, m, k);
   TType *ca = is_instance(m) || is_class(m) ? class_attr(sema, m, e->name) : NULL;
   if (ca) return ca;  // an instance's attribute over its class's (Python's lookup)
+  TType *sm = is_class(m) ? static_method(sema, e, (TType *)m, false) : NULL;  // Cls.m of a @staticmethod
+  if (sm) return sm;
   if (is_class(m)) {
     diag_error(sema->cx, e->oploc, "type object '%s' has no attribute '%s'", m->ctor->name, e->name);
     return poison(sema);

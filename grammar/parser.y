@@ -57,6 +57,10 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 // **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
 Ast *parse_kwargs_param(Ctx *cx, const char *name, Loc loc);
+// @decorators over a fn: @staticmethod marks it (bval), inert ones are dropped (below)
+Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn);
+// @dataclass over a class: its __init__ made from its annotated fields (below)
+Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls);
 // class Name(bases) { body }: the const Name holding the class (below)
 Ast *parse_class(Ctx *cx, const char *name, Ast *bases, Ast *body, Loc loc);
 // x op= v; obj.attr op= v as Python runs it (below)
@@ -122,7 +126,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl class_decl local_fn params param_list param tensor_type dims type_list
+%type <ast> program const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
@@ -159,8 +163,11 @@ program
   | program import_decl NEWLINE { $$ = ast_append(p->cx, $1, $2); }
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
+  | program IDENT ':' expr '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $6, @$)); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
+  | program decorators fn_decl  { $$ = ast_append(p->cx, $1, parse_decorated(p->cx, $2, $3)); }
   | program class_decl          { $$ = ast_append(p->cx, $1, $2); }
+  | program decorators class_decl { $$ = ast_append(p->cx, $1, parse_dataclass(p->cx, $2, $3)); }
   | program error const_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   | program error const_decl ';'     { $$ = ast_append(p->cx, $1, $3); }
   | program error import_decl NEWLINE { $$ = ast_append(p->cx, $1, $3); }
@@ -339,6 +346,13 @@ compound
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
   | local_fn                    /* a def inside a function: a local function value (sema_lambda.c) */
+  | decorators local_fn         { $$ = parse_decorated(p->cx, $1, $2); }
+  ;
+
+/* @staticmethod, @torch.no_grad(), ... one a line, over a fn */
+decorators
+  : '@' postfix NEWLINE         { $$ = ast_list_of(p->cx, $2, @$); }
+  | decorators '@' postfix NEWLINE { $$ = ast_append(p->cx, $1, $3); }
   ;
 
 if_stmt
@@ -358,6 +372,11 @@ else_part
 stmt
   : exprs_value '=' assign_tail { $$ = parse_assign(p->cx, $1, $3, @2, @$); }
   | postfix augop expr          { $$ = parse_aug(p->cx, $1, $2, $3, @2, @$); }
+  /* Python's annotated assignment, x: int = 5 (the annotation is not evaluated, as in a
+     function body); x: int alone declares and runs nothing */
+  | postfix ':' expr '=' exprs_value { $$ = parse_assign(p->cx, $1, ast_list_of(p->cx, $5, @5), @4, @$);
+                                  $$->type = $3; }  /* the annotation: a @dataclass's field */
+  | postfix ':' expr            { $$ = ast_jump(p->cx, AST_PASS, @$); $$->type = $3; $$->step = $1; }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
   | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
@@ -699,6 +718,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
   for (int i = 0; i < nexp; i++) {
     if (exp[i] == YYSYMBOL_START_EXPR || exp[i] == YYSYMBOL_FN_TOP) {  // 'fn' is named once
       continue;
+    } else if (!after_operand && symbol_in(exp[i], "'@'")) {  // a decorator, not worth naming
+      continue;
     } else if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
       continue;
     } else if (expr_ctx && symbol_in(exp[i], start_expr)) {
@@ -733,6 +754,79 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
     diag_error(p->cx, *loc, "expression nested too deeply");
   else
     diag_error(p->cx, *loc, "%s", msg);
+}
+
+// The dotted name decorator e spells (staticmethod, torch.jit.script; a call's callee:
+// torch.no_grad() is torch.no_grad) into buf; false for any other expression.
+static bool decorator_name(const Ast *e, char *buf, size_t n) {
+  if (e->kind == AST_NAME) return (size_t)snprintf(buf, n, "%s", e->name) < n;
+  if ((e->kind != AST_ATTR && e->kind != AST_CALL) || !e->lhs) return e->kind == AST_CALL && !e->lhs &&
+                                                                       (size_t)snprintf(buf, n, "%s", e->name) < n;
+  if (!decorator_name(e->lhs, buf, n)) return false;
+  size_t len = strlen(buf);
+  return (size_t)snprintf(buf + len, n - len, ".%s", e->name) < n - len;
+}
+
+// @decorators over fn, as Python applies them: @staticmethod marks a method that takes no
+// self (fn->bval, read by sema_class.c); those that change nothing a compiled forward pass
+// computes (autograd off, TorchScript) are dropped; any other is a located error.
+Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
+  static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.jit.script",
+                                      "torch.jit.script_method", "torch.jit.ignore", "torch.jit.unused",
+                                      "torch.jit.export", "torch.compile", NULL};
+  for (int i = 0; i < decorators->list.len; i++) {
+    const Ast *d = decorators->list.data[i];
+    char name[128];
+    bool known = decorator_name(d, name, sizeof name), ok = false;
+    if (known && !strcmp(name, "staticmethod") && d->kind == AST_NAME) {
+      fn->bval = true;
+      continue;
+    }
+    for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
+    if (!ok)
+      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, and drops @torch.no_grad(), "
+                 "@torch.inference_mode(), @torch.jit.script and torch.jit's others (a compiled forward pass has no "
+                 "autograd)");
+  }
+  return fn;
+}
+
+// @dataclass (dataclasses.dataclass, with or without arguments) over the class const cls, as
+// Python's makes it: an __init__(self, f1=d1, ...) setting self.f of each field, the class
+// body's annotated names in order (`n_embd: int = 768`, `bias: bool`), unless the class
+// writes its own; any other decorator of a class is a located error.
+Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
+  Ast *c = cls->rhs;
+  for (int i = 0; i < decorators->list.len; i++) {
+    const Ast *d = decorators->list.data[i];
+    char name[128];
+    if (!decorator_name(d, name, sizeof name) || (strcmp(name, "dataclass") && strcmp(name, "dataclasses.dataclass"))) {
+      diag_error(cx, d->loc, "this decorator of a class is not supported: tdsl takes @dataclass");
+      continue;
+    }
+    bool own = false;
+    for (int j = 0; j < c->body.len; j++)
+      own |= c->body.data[j]->kind == AST_FN && !strcmp(c->body.data[j]->name, "__init__");
+    if (own) continue;
+    Loc at = d->loc;
+    Ast *params = ast_list_of(cx, ast_param(cx, false, "self", ast_scalar_type(cx, "(any)", at), NULL, at), at);
+    Ast *body = ast_list(cx, at);
+    for (int j = 0; j < c->body.len; j++) {
+      const Ast *st = c->body.data[j];
+      const Ast *target = st->kind == AST_ASSIGN && st->type && st->list.len == 1 ? st->list.data[0]
+                          : st->kind == AST_PASS && st->type ? st->step : NULL;
+      if (!target || target->kind != AST_NAME) continue;
+      if (st->kind == AST_PASS && params->list.data[params->list.len - 1]->rhs)
+        diag_error(cx, target->loc, "TypeError: non-default argument '%s' follows default argument", target->name);
+      ast_append(cx, params, ast_param(cx, false, target->name, ast_scalar_type(cx, "(any)", target->loc),
+                                       st->kind == AST_ASSIGN ? ast_clone(cx, st->rhs) : NULL, target->loc));
+      Ast *self_f = ast_attr(cx, ast_name(cx, "self", target->loc), target->name, target->loc, target->loc);
+      ast_append(cx, body, parse_assign(cx, self_f, ast_list_of(cx, ast_name(cx, target->name, target->loc),
+                                                                target->loc), target->loc, target->loc));
+    }
+    vec_push(&cx->arena, &c->body, ast_fn(cx, "__init__", params, NULL, false, body, at));
+  }
+  return cls;
 }
 
 // class Name(bases) { body }: the const Name whose value is the class, an AST_FN named Name

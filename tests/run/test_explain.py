@@ -73,6 +73,13 @@ fn residual(x: f32[8, 32], w: f32[6, 32, 32]) -> f32[8, 32] {
     }
     return x
 }
+
+from transformers.activations import ACT2FN
+fn act2fn(x: f32[8, 16], w: f32[16, 4]) -> f32[8, 4] {
+    act = ACT2FN["gelu_new"]
+    h = act(x * 2.0)
+    return h @ w
+}
 """
 
 
@@ -185,6 +192,17 @@ def known_cases(path):
             "x" in pl.buffers and re.search(r"\n  x .*# reduced and read again, .*\(a residual stream\)", pl.text),
             pl.text)
     check_consistent("residual", pl)
+
+    # an ACT2FN entry (a lambda of tdslc's own source) stands at the line that calls it
+    lines = CASES.split("\n")
+    call = 1 + next(i for i, t in enumerate(lines) if "h = act(x * 2.0)" in t)
+    first = 1 + next(i for i, t in enumerate(lines) if t.startswith("fn act2fn"))
+    pl = Plan(path, "act2fn")
+    klines = [ln for k in pl.kernels for ln in k["lines"]]
+    T.check(f"act2fn: ACT2FN's ops are placed at the call (line {call}), every kernel line inside the function",
+            call in klines and all(first <= ln <= first + 4 for ln in klines)
+            and all(first <= v["line"] <= first + 4 for v in pl.doc["values"]), pl.text)
+    check_consistent("act2fn", pl)
 
     pl = Plan(path, "transcendental")
     T.check("transcendental: h is stored for its transcendental ops, a buffer of 512 f64",

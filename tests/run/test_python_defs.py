@@ -340,6 +340,37 @@ def changed(x, w):
 # was not: the caller's list stayed as it was, silently)
 CHANGED = 'fn push(xs: list, t: f32[2, 6]) { xs.append(t) }\nfn put(d: dict, k: str, t: f32[2, 6]) -> f32[2, 6] {\n    d[k] = t * 3\n    return t\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[3, 2, 6], f32[2, 2, 6], f32[2, 6], f32[2, 6]) {\n    outs = [x]\n    held = [outs]\n    fn hook(t) {\n        outs.append(t * 2)\n    }\n    hook(x + 1)\n    push(outs, x + 2)\n    ys = []\n    for i in range(2) {\n        push(ys, x * i)\n    }\n    cache = {}\n    y = put(cache, "k", x)\n    return torch.stack(held[0]), torch.stack(ys), cache["k"], y\n}\n'
 
+# decorators: @staticmethod (T5Attention._relative_position_bucket's: no self; called through
+# self, through the class and as a value), and @torch.no_grad(), @torch.jit.script and
+# @torch.inference_mode(), which change nothing a compiled forward pass computes
+DECORATED = 'import torch\nimport torch.nn as nn\nclass Bucket(nn.Module) {\n    fn __init__(self, k) {\n' \
+    '        super().__init__()\n        self.k = k\n    }\n\n    @staticmethod\n    fn _scale(t, by=2.0) {\n' \
+    '        return t * by\n    }\n    @torch.no_grad()\n    fn forward(self, x) {\n        f = self._scale\n' \
+    '        g = Bucket._scale\n        return self._scale(x) + Bucket._scale(x, by=self.k) + f(x, 10.0) + g(x, 3.0)\n    }\n}\n' \
+    '@torch.jit.script\n' \
+    'fn helper(t: torch.Tensor) -> torch.Tensor {\n    return t + 1\n}\n@torch.inference_mode()\n' \
+    'fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n    m = Bucket(5.0)\n' \
+    '    return m(x), helper(x @ w)\n}\n'
+
+
+def decorated(x, w):
+    return [x * 2 + x * 5 + x * 10 + x * 3, x @ w + 1]
+
+
+# annotated assignments (x: T = v in a body, at module level, and x: T alone) and a @dataclass
+# config, as nanoGPT's GPTConfig: its __init__ made from the annotated fields, in order
+DATACLASS = 'from dataclasses import dataclass\nfrom typing import Optional\nimport torch\nHIDDEN: int = 3\n' \
+    '@dataclass\nclass Config {\n    n_head: int\n    n_embd: int = 768\n    dropout: float = 0.0\n' \
+    '    bias: bool = True\n    scale = 2.0\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n' \
+    '    c = Config(3, n_embd=10)\n    d = Config(n_head=1, dropout=0.5, bias=False)\n    y: torch.Tensor = x @ w\n' \
+    '    z: Optional[torch.Tensor]\n' \
+    '    return x * c.n_embd + c.n_head * 100 + d.dropout * 1000 + c.scale * 10000 + d.bias + HIDDEN, y * d.n_embd\n}\n'
+
+
+def dataclass_(x, w):
+    return [x * 10 + 300 + 500 + 20000 + 0 + 3, (x @ w) * 768]
+
+
 # (name, program, the NumPy model of its results, their dtypes)
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
@@ -376,6 +407,10 @@ CASES = [
     ("a cache kept as an attribute, written by forward (self.cache_k[pos] = x)", KV_CACHE, kv_cache, ["f32"] * 2),
     ("a list or dict changed in place in a helper or a local def: the caller's, every holder's", CHANGED, changed,
      ["f32"] * 4),
+    ("decorators: @staticmethod through self, the class and as a value; @torch.no_grad() and the like dropped",
+     DECORATED, decorated, ["f32"] * 2),
+    ("annotated assignments (x: T = v, x: T) and a @dataclass config's __init__ from its fields", DATACLASS,
+     dataclass_, ["f32"] * 2),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'

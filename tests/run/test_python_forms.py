@@ -4,7 +4,7 @@ passes write them, each with Python's meaning, checked against NumPy on the same
 lists and tuples that hold values (not names), append/extend, comprehensions, conditional
 expressions, chained and parenthesised assignment targets, starred targets, None as a value
 and optional parameters, default values, helpers whose scalar parameters size shapes,
-short-circuit and/or, number literals, f-strings, assert and torch._assert (compile time
+short-circuit and/or, number literals, string prefixes (r, u, fr), f-strings, assert and torch._assert (compile time
 and run time), imports, nn modules constructed and called inline, functions without a
 result.
 
@@ -172,6 +172,19 @@ CASES = [
      "fn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n    B, C = x.shape\n    assert 0 < B <= C < 100\n"
      "    k = 2 if 1 < B < C else 0\n    return norm(x) * k, norm(x, \"channels_first\")\n}\n",
      {"x": X}, lambda x: [2 * (x - x.mean(-1, keepdims=True)), x - x.mean(0, keepdims=True)], ["f32", "f32"]),
+    ("string prefixes: r (raw: a backslash is text), u, fr/rf, on docstrings and strings",
+     r'''fn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6], f32[6, 4]) {
+    r"""A raw docstring, as timm and PyTorch write them: \d+ and \" stay text."""
+    n = len(r"a\b") * 100 + len(r'a\'b') * 10 + len(fr"x\{1}") + len(U"ab") * 1000 + len(Rf'{2}\t') * 10000
+    return F.gelu(x, approximate=r'tanh'), F.gelu(x, approximate=u"none") * n, torch.einsum(R"ij->ji", x)
+}
+''',
+     {"x": X},
+     lambda x: [gelu_tanh(x),
+                gelu(x) * (len(r"a\b") * 100 + len(r'a\'b') * 10 + len(fr"x\{1}") + len(U"ab") * 1000
+                           + len(Rf'{2}\t') * 10000),
+                x.T],
+     ["f32"] * 3),
     ("parameterless norms as nn modules, and a module's attributes",
      "import torch.nn as nn\nfn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n"
      "    norm = nn.LayerNorm(6, elementwise_affine=False, eps=1e-6)\n    drop = nn.Dropout(0.25)\n"
