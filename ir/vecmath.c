@@ -21,8 +21,8 @@
 //            shift and subtract of the sum's bits), each factor normal, so results that
 //            overflow give inf and subnormal ones round once.
 //   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
-//            2^n q + (2^n - 1), rounded once (n = 0: q itself; at the top exponent, where
-//            2^n overflows, 2 (2^(n-1) (q + 1))).
+//            2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once (the 2 exact, or the overflow);
+//            x itself for |x| < 2^-25 (2^-54).
 //   exp2     n = round(x), r = (x - n) ln2, then as exp.
 //   log      x = 2^e m, m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by
 //            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
@@ -452,20 +452,20 @@ static LExpr *vm_exp2(VM *m, LExpr *x) {
 
 static LExpr *vm_expm1(VM *m, LExpr *x) {
   LExpr *c = clamp(m, x, pick(m, -18, -38), pick(m, 89, 710));
-  ExpRed e = exp_reduce(m, c, 1, m->f->bias, true);
-  LExpr *n = e.n, *r = e.rs;
+  ExpRed e = exp_reduce(m, c, 1, m->f->bias - 1, true);
+  LExpr *r = e.rs;
   // q = e^(r + rlo) - 1 = qh + ql: r + (r^2 P(r) + rlo), the sum kept in two parts
   int np;
   const double *p = exp_poly(m, &np);
   LExpr *corr = let(m, fmadd(m, mul(m, r, r), horner(m, r, p, np), e.rlo)), *qh, *ql;
   fast_two_sum(m, r, corr, &qh, &ql);
-  // 2^n q + (2^n - 1), rounded once but for ql; at the top exponent 2^n overflows:
-  // 2 (2^(n-1) (q + 1))
+  // 2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once but for ql (the factor 2 exact, or the
+  // overflow to inf at the top exponent, where 2^n itself would overflow; n = 0 gives
+  // qh + ql). Halving a value below 2^-125 would round it: |x| < 2^-25 (2^-54) gives x,
+  // expm1's value rounded there, -0 included.
   LExpr *t = let(m, pow2_t(m, e.t));
-  LExpr *top = mulk(m, mul(m, pow2(m, n, -1), addk(m, qh, 1)), 2);
-  LExpr *big = fmadd(m, t, ql, fmadd(m, t, qh, addk(m, t, -1)));
-  big = sel(m, gt(m, n, m->f->bias - 1), top, big);
-  return sel(m, eq(m, x, 0), x, sel(m, eq(m, n, 0), add(m, qh, ql), big));
+  LExpr *big = mulk(m, fmadd(m, t, ql, fmadd(m, t, qh, addk(m, t, -0.5))), 2);
+  return sel(m, lt(m, fabs_(m, x), pick(m, 0x1p-25, 0x1p-54)), x, big);
 }
 
 // ---- log and kin ----
@@ -538,12 +538,29 @@ static LExpr *vm_log1p(VM *m, LExpr *x) {
   LExpr *u = let(m, addk(m, x, 1)), *k, *f;
   decompose(m, u, &k, &f);
   LExpr *e = let(m, int_float(m, k));
-  // u's rounding error: x - (u - 1) while |x| <= 1, else 1 - (u - x) (Fast2Sum)
-  LExpr *c = sel(m, gt(m, x, 1), sub(m, K(m, 1), sub(m, u, x)), sub(m, x, addk(m, u, -1)));
+  // u's rounding error, x - (u - 1): u - 1 is exact while u < 2^p (a multiple of u's
+  // ULP, and 1 one too) and then within a factor 2 of x, so the difference is exact too
+  // (x <= 1: Fast2Sum). Beyond, c is off by up to u's ULP, 2^-p of u, which moves the
+  // result (above p ln 2) by ~2^-p, a small part of its ULP; inf gives NaN, replaced.
+  LExpr *c = sub(m, x, addk(m, u, -1));
   LExpr *down = pow2(m, neg(m, sel(m, gt(m, e, 100), K(m, 100), e)), 0);  // 2^-e
   LExpr *g = let(m, fmadd(m, c, down, f));
   LExpr *r = log_special(m, x, log_parts(m, e, g), -1);
   return sel(m, eq(m, x, 0), x, r);
+}
+
+// log(1 + e^a) (softplus's, logsigmoid's) as max(a, 0) + log1p(e^-|a|): e^-|a| is in
+// [0, 1] (or NaN), so 1 + v is in [1, 2] and needs none of log1p's special values, its
+// subnormal scale or the clamp of its 2^-e (e is 0 or 1: 2^-e = 1 - e/2); a NaN a gives
+// a NaN v, and the rounding error of 1 + v (NaN) carries it into the result. For a > 0 the
+// sum a + log1p(e^-a) rounds once more, a term below ln 2 against a result above it.
+static LExpr *vm_log1p_exp(VM *m, LExpr *a) {
+  LExpr *v = let(m, exp_nonpos(m, let(m, neg(m, fabs_(m, a))))), *u = let(m, addk(m, v, 1)), *k, *f;
+  decompose(m, u, &k, &f);
+  LExpr *e = let(m, int_float(m, k));
+  LExpr *c = sub(m, v, addk(m, u, -1));  // Fast2Sum: v <= 1
+  LExpr *g = let(m, fmadd(m, c, fmadd(m, e, K(m, -0.5), K(m, 1)), f));
+  return add(m, sel(m, gt(m, a, 0), a, K(m, 0)), log_parts(m, e, g));
 }
 
 // ---- tanh, erf, erfc ----
@@ -571,7 +588,12 @@ static LExpr *vm_erf(VM *m, LExpr *x) {
   double one = pick(m, 3.92, 5.93);  // erf rounds to 1 from 3.9193 (f32), 5.9215 (f64)
   LExpr *t = let(m, addk(m, sel(m, gt(m, a, one), K(m, one), a), -0.875));
   LExpr *q = let(m, f32(m) ? horner(m, t, ERFQ_F32, LEN(ERFQ_F32)) : horner(m, t, ERFQ_F64, LEN(ERFQ_F64)));
-  LExpr *big = sel(m, gt(m, a, one), K(m, 1), sub(m, K(m, 1), exp_normal(m, q)));  // 1 exactly from there
+  // 1 - e^q = (1 - 2^n) - 2^n (e^r - 1), rounded once (1 - 2^n is exact for n >= -p;
+  // below, erfc < 2^-p and 1 - erfc is 1 or its neighbour, within 0.7 ULP). At the clamp
+  // erfc is below half an ULP of 1 (f32 2.96e-8 < 2^-25), so every |x| beyond gives 1.
+  ExpRed e = exp_reduce(m, q, 1, m->f->bias, false);
+  LExpr *p2 = let(m, pow2_t(m, e.t));
+  LExpr *big = fmadd(m, neg(m, p2), expm1_r(m, e.rs), sub(m, K(m, 1), p2));
   return copysign_(m, sel(m, lt(m, a, 0.875), small, big), x);  // x's sign (-0 included)
 }
 
@@ -872,6 +894,26 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   return pow_special(m, x, y, ax, core);
 }
 
+// x^1.5 as x sqrt(x) with both roundings undone to first order: s = sqrt(x), d = s^2 - x
+// exactly (an FMA; else two products), x s = p + pe exactly, and sqrt(x) = s - d / (2s) (1 + O(2^-24)),
+// so x^1.5 = p + (pe - d s / 2) (x / s for s: a relative 2^-24 of a term below p's last
+// bit), rounded once: within 0.5 ULP and ~2^-20 of one. Where p is not finite (x huge,
+// inf, NaN or negative) p itself, but pow(-inf, 1.5) = inf.
+static LExpr *pow_three_halves(VM *m, LExpr *x) {
+  LExpr *s = let(m, lx_unary(m->cx, OP_SQRT, m->dt, x)), *p, *pe, *d;
+  two_prod(m, x, s, &p, &pe);
+  if (m->fma) {  // the remainder of a correctly rounded sqrt is a float: one FMA
+    d = let(m, lx_fma(m->cx, s, s, neg(m, x)));
+  } else {
+    LExpr *q, *qe;
+    two_prod(m, s, s, &q, &qe);
+    d = let(m, add(m, sub(m, q, x), qe));  // q - x exact (q within an ULP of x)
+  }
+  LExpr *r = let(m, add(m, p, fmadd(m, mulk(m, d, -0.5), s, pe)));
+  r = let(m, sel(m, lt(m, p, INFINITY), r, p));
+  return sel(m, eq(m, x, -INFINITY), K(m, INFINITY), r);
+}
+
 static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   if (y->kind == LX_CONST) {  // PyTorch's own special exponents (pow_tensor_scalar)
     double b = y->f;
@@ -889,6 +931,8 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
       return dvd(m, K(m, 1), mul(m, x, x));
     if (b == 1)  // std::pow(x, 1) is x
       return x;
+    if (b == 1.5)  // not PyTorch's: std::pow's value, to its accuracy, for less
+      return pow_three_halves(m, x);
   }
   if (f32(m))
     return pow_f32(m, x, y);
@@ -1036,6 +1080,11 @@ static LExpr *expand(VM *m, LExpr *e) {
   LExpr *n = arena_alloc(&m->cx->arena, sizeof *n);
   *n = *e;
   e = n;
+  if (e->kind == LX_UNARY && e->op == OP_LOG1P && e->a->kind == LX_UNARY && e->a->op == OP_EXP &&
+      e->a->dt == e->dt && is_vm(m, e) && is_vm(m, e->a)) {  // log(1 + e^a): vm_log1p_exp
+    VM mm = vm_for(*m, e->dt);
+    return vm_log1p_exp(&mm, let(&mm, expand(m, e->a->a)));
+  }
   e->a = expand(m, e->a);
   e->b = expand(m, e->b);
   e->c = expand(m, e->c);

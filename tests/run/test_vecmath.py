@@ -295,6 +295,19 @@ def pows(P, dt, rng):
     with np.errstate(all="ignore"):
         special = [("2", x * x), ("3", x * x * x), ("0.5", np.sqrt(x)), ("-0.5", one / np.sqrt(x)), ("-1", one / x),
                    ("-2", one / (x * x)), ("1", x)]
+    # x ** 1.5: x sqrt(x) with its roundings undone, held to pow's bound over positive
+    # floats of every exponent (bit patterns at a stride), [0.5, 8] densely, and the
+    # pairs' x (the edge values among them)
+    ib = {"f32": (np.uint32, np.int32), "f64": (np.uint64, np.int64)}[dt]
+    top = int(np.array(INF, dtype=NP[dt]).view(ib[0]))
+    pos = np.arange(0, top, top // (1 << 16), dtype=np.uint64).astype(ib[0]).view(NP[dt])
+    dense = np.concatenate([pos, rng.uniform(0.5, 8, 1 << 16).astype(NP[dt])])
+    for name, xv in (("sweep", dense), ("pairs", xs)):
+        v = P.param(f"p15{name}{dt}", dt, xv)
+        P.out(f"{v} ** 1.5", dt, xv.shape,
+              lambda got, xv=xv, name=name: ulp_check(f"x ** 1.5 {dt}, {name}", got,
+                                                      pair_reference("pow", xv, np.full_like(xv, 1.5), dt), dt,
+                                                      BOUND[dt]["pow"], x=xv))
     for name, want in special:
         P.out(f"{px} ** {name}", dt, xs.shape,
               lambda got, name=name, want=want: ulp_check(f"x ** {name} {dt}, exactly", got, want, dt, 0, x=xs))
