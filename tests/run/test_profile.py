@@ -347,9 +347,8 @@ try:
               doc4 is not None and doc4["machine"]["source"] == "measured" and len(note) == 1
               and "the cached f64 peak of 0.0005 GFLOP/s" in note[0] and "f32" not in note[0]
               and doc4["machine"]["peak_f64_gflops"] > 1 and peak4 > 1, p4.stderr + p4.stdout[:400])
-        check("measured again, the peaks bound the kernels (a loaded machine can still measure them low)",
-              doc4 is not None and all(k["roofline"] <= 1.5 for k in doc4["kernels"] if k["flops"] > 0),
-              p4.stdout[:600])
+        # no check that the new peaks bound the kernels: both are timings, and a loaded
+        # machine (ctest -j2 on two cores) measures the peak low while a kernel runs fast
 
     # bad use: exit 2 with a message
     def bad(name, args, env_add=ROOF, pattern=None):
