@@ -629,9 +629,9 @@ static bool stmts_use_arg(const LStmtList *l, int64_t i) {
   return false;
 }
 
-// A function of p->funcs (ir/loop.h's Functions): `static void NAME(pointers, int64_t
-// a0, ...)`, its statements; no errors, no parallel loops. Parameters it does not read
-// are voided (-Wextra).
+// A function of p->funcs (ir/loop.h's Functions): `TDSL_G_FUNC void NAME(pointers,
+// int64_t a0, ...)` (static, and never inlined by GCC or clang), its statements; no
+// errors, no parallel loops. Parameters it does not read are voided (-Wextra).
 static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
   const LKernel *k = fp->kernels.data[0];
   CKernelGen c = {.par_var = -1, .kname = emit_kernel_name(cx, fp, 0)};
@@ -646,7 +646,7 @@ static void emit_func(Ctx *cx, Prelude *pr, Buf *out, const LProgram *fp) {
     cexpr_fence_streams(&c.g);
   if (c.g.lane_loops)
     buf_puts(out, lanes_begin);
-  buf_printf(out, "static void %s(", c.kname);
+  buf_printf(out, "TDSL_G_FUNC void %s(", c.kname);
   for (int i = 0; i < k->args.len; i++) {
     const LArg *a = &k->args.data[i];
     buf_printf(out, "%s%s%s *restrict b%d", i ? ", " : "", a->written ? "" : "const ",
@@ -765,6 +765,13 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
                   "// Helpers come in groups a kernel may use only part of (clang -Wall warns of each).\n"
                   "#if defined(__GNUC__) || defined(__clang__)\n"
                   "#pragma GCC diagnostic ignored \"-Wunused-function\"\n#endif\n\n");
+  bool funcs = false;
+  for (int i = 0; i < nprogs; i++)
+    funcs |= progs[i]->funcs.len > 0;
+  if (funcs)  // GCC inlined the attention kernel's micro-kernels into its nest of loops and
+              // spilled their pointers (the C kernel 1.15x slower than LLVM's, which calls them)
+    buf_puts(&head, "#if defined(__GNUC__) || defined(__clang__)\n#define TDSL_G_FUNC __attribute__((noinline)) static\n"
+                    "#else\n#define TDSL_G_FUNC static\n#endif\n\n");
   if (cexpr_prelude(&head, &dialect_c, &pr))
     buf_puts(&head, "\n");
   for (int i = 0; i < nprogs; i++) {
