@@ -335,6 +335,17 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
     move_before(g, no, y);
     ops[3] = no->out;
   }
+  // the lines of the ops it absorbs (the scale's node is the producer of what qk feeds)
+  const Node *parts[] = {qk, NULL, m, sm};
+  for (int i = 0; i < g->nodes.len && !parts[1]; i++)
+    for (int j = 0; j < g->nodes.data[i]->nsrc; j++)
+      if (g->nodes.data[i] != m && g->nodes.data[i] != sm && g->nodes.data[i]->srcs[j]->buf == qk->out->buf)
+        parts[1] = g->nodes.data[i];
+  int *lines = arena_alloc(&g->cx->arena, sizeof(int) * 4), nl = 0;
+  for (int i = 0; i < 4; i++)
+    if (parts[i])
+      lines[nl++] = loc_line(parts[i]->loc);
+  y->lines = lines, y->nlines = nl;
   y->op = OP_SDPA;
   y->attr = (NodeAttr){.scale = scale, .causal = causal};
   y->nsrc = nops;

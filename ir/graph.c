@@ -269,19 +269,22 @@ static void print_ints(FILE *out, const int64_t *xs, int n, const char *open, co
 }
 
 
-// The distinct source lines of kernel k's nodes, ascending, comma-separated.
+// The distinct source lines of kernel k's nodes (and of the ops they absorbed),
+// ascending, comma-separated.
 static void print_kernel_lines(const Graph *g, int k, FILE *out, const char *sep) {
   int lines[256], n = 0;
   for (int i = 0; i < g->nodes.len; i++) {
     const Node *nd = g->nodes.data[i];
     if (nd->kernel != k)
       continue;
-    int l = loc_line(nd->loc);
-    bool dup = false;
-    for (int j = 0; j < n; j++)
-      dup |= lines[j] == l;
-    if (!dup && n < 256)
-      lines[n++] = l;
+    for (int e = -1; e < nd->nlines; e++) {  // its own line, then those of the ops it absorbed
+      int l = e < 0 ? loc_line(nd->loc) : nd->lines[e];
+      bool dup = false;
+      for (int j = 0; j < n; j++)
+        dup |= lines[j] == l;
+      if (!dup && n < 256)
+        lines[n++] = l;
+    }
   }
   for (int i = 1; i < n; i++)  // insertion sort: a handful of lines
     for (int j = i; j > 0 && lines[j - 1] > lines[j]; j--) {

@@ -235,6 +235,8 @@ struct Node {
                // that reads it (for --emit=ir); -1 before fusion
   FuseWhy stored;  // NM_STORED: why fusion stored its result
   FuseWhy split;   // the first node of a kernel: why it did not join an earlier kernel
+  const int *lines;  // the source lines of the ops it absorbed (an attention's score
+  int nlines;        // matmul, scale, mask, softmax), for its kernel's lines; or none
 };
 
 // A recurrence run as one kernel (ir/recur.c finds it, ir/recur_build.c builds it): T

@@ -178,6 +178,18 @@ void kb_local_at(KernelBuilder *kb, const Node *n, int local, const LIndex *at) 
 // ============================================================================
 // The pass
 // ============================================================================
+// Line `line` into k's lines (sorted, distinct).
+static void add_line(KernelBuilder *kb, LKernel *k, int line) {
+  int j = 0;
+  while (j < k->lines.len && k->lines.data[j] < line)
+    j++;
+  if (j == k->lines.len || k->lines.data[j] != line) {
+    vec_push(&kb->cx->arena, &k->lines, 0);
+    memmove(&k->lines.data[j + 1], &k->lines.data[j], sizeof(int) * (size_t)(k->lines.len - 1 - j));
+    k->lines.data[j] = line;
+  }
+}
+
 // members: the nodes of kernel kid in graph order (build's buckets, so that building
 // every kernel costs the graph's size once, not once a kernel).
 static void build_kernel(KernelBuilder *kb, int kid, const NodeList *members) {
@@ -191,14 +203,8 @@ static void build_kernel(KernelBuilder *kb, int kid, const NodeList *members) {
   for (int i = 0; i < members->len; i++) {
     const Node *n = members->data[i];
     vec_push(&kb->cx->arena, &k->ops, op_name(n->op));
-    int line = loc_line(n->loc), j = 0;
-    while (j < k->lines.len && k->lines.data[j] < line)
-      j++;
-    if (j == k->lines.len || k->lines.data[j] != line) {  // sorted, distinct
-      vec_push(&kb->cx->arena, &k->lines, 0);
-      memmove(&k->lines.data[j + 1], &k->lines.data[j], sizeof(int) * (size_t)(k->lines.len - 1 - j));
-      k->lines.data[j] = line;
-    }
+    for (int l = -1; l < n->nlines; l++)  // its own line, then those of the ops it absorbed
+      add_line(kb, k, l < 0 ? loc_line(n->loc) : n->lines[l]);
     if (n->mode != NM_INLINE)
       vec_push(&kb->cx->arena, &ns, n);
   }
