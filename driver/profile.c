@@ -6,7 +6,8 @@
 // skew the shares), its share of that mean call, its arithmetic
 // (graph_kernel_flops) and its memory traffic, the rates they imply and its place under
 // the machine's roofline (roofline.c): achieved / attainable, where attainable is
-// min(peak, intensity x bandwidth), i.e. max(GFLOP/s / peak, GB/s / bandwidth).
+// min(peak, intensity x bandwidth), i.e. max(GFLOP/s / peak, GB/s / bandwidth); its bound
+// (bound_name) is compute right of the ridge, else memory, or cache above the DRAM roof.
 //
 // A kernel's bytes are counted from its loop IR, not measured: for each argument, the
 // elements its accesses can touch (for each access the smaller of the span between its

@@ -7,10 +7,13 @@
 //   - bandwidth: each thread copies blocks of its part of an array of max(128 MiB, 4 x the
 //     last-level cache) into another with streaming stores (past the caches, as a large
 //     memcpy's); bytes read + written over the time, as STREAM's copy counts them.
-//   Both are timed in rounds of about a millisecond that all the threads start together
-//   (best_round), the best round of about 0.3 s of them: on a busy machine a few rounds
-//   still run with every thread on a core, where the 3 runs of 20 ms this took before
-//   rarely did (measured 23-44 GFLOP/s under ctest -j2 against a kernel's 70-113).
+//   All are timed in rounds of about a millisecond that all the threads start together
+//   (best_round), the f32 and f64 peaks at each width and the copy in turn for 0.9 s, the
+//   best round of each kept: on a busy machine some rounds still run with every thread on
+//   a core, where the 3 runs of 20 ms this took before rarely did (the f32 peak measured
+//   23-44 GFLOP/s under ctest -j2 against a kernel's 70-113). Where no round finds every
+//   thread on a core (a machine loaded several times over), the numbers come out low, by
+//   up to the share of the threads that ran; a kernel outrunning them measures again.
 // Measured once per CPU model and thread count and kept in $XDG_CACHE_HOME/tdsl/roofline
 // (else $HOME/.cache/tdsl/roofline), one line per (CPU, threads). TDSL_ROOFLINE=measure
 // measures again and keeps the better of each number in the cache (a busy machine only
@@ -171,8 +174,9 @@ static void *worker_run(void *arg) {
     pthread_cond_wait(&rd->gate_cv, &rd->gate_mu);
   bool stop = rd->stop;  // no barriers: nothing to run
   pthread_mutex_unlock(&rd->gate_mu);
-  for (int64_t round = 0; !stop && round_once(rd, w->i, round); round++) {
-  }
+  int64_t round = 0;
+  while (!stop && round_once(rd, w->i, round))
+    round++;
   return NULL;
 }
 
