@@ -770,7 +770,8 @@ static void c_emit(Ctx *cx, LProgram *const *progs, int nprogs, FILE *out) {
     funcs |= progs[i]->funcs.len > 0;
   if (funcs)  // GCC inlined the attention kernel's micro-kernels into its nest of loops and
               // spilled their pointers (the C kernel 1.15x slower than LLVM's, which calls them)
-    buf_puts(&head, "#if defined(__GNUC__) || defined(__clang__)\n#define TDSL_G_FUNC __attribute__((noinline)) static\n"
+    buf_puts(&head, "#if defined(__GNUC__) || defined(__clang__)\n"
+                    "#define TDSL_G_FUNC __attribute__((noinline)) static\n"
                     "#else\n#define TDSL_G_FUNC static\n#endif\n\n");
   if (cexpr_prelude(&head, &dialect_c, &pr))
     buf_puts(&head, "\n");
