@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 PREFIX ?= /usr/local
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build demo test test-fast test-asan bench install fuzz clean update-goldens update-errors
+.PHONY: all deps build build-asan demo test test-fast test-asan bench install fuzz clean update-goldens update-errors
 SHELL := /bin/bash
 
 all: build
@@ -55,9 +55,19 @@ demo: deps
 # tdslc and libtdslrt, on every 4th program of the long scripts (TDSL_TEST_SUBSET=4, see
 # tests/run/oracle.py; tests/CMakeLists.txt says what that build leaves out). Each test prints
 # a line as it ends (N/TOTAL); the slow ones start first (COST).
+# While the release pass runs, the sanitizer build is configured and built beside it at the
+# lowest priority (in its own session, stopped if make is; its log $(ASAN_BUILD)/make-test.log):
+# it takes the CPU the tests leave, and the second pass's build step has little left to do
+# (a build error shows there again).
 test: build
 	@echo "== make test, pass 1 of 2: $$(cd $(BUILD) && ctest -N | tail -1 | sed 's/Total Tests: //') tests on the release build ($(BUILD)), $(JOBS) at a time"
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@echo "   (meanwhile, at the lowest priority, the sanitizer build: log in $(ASAN_BUILD)/make-test.log)"
+	@mkdir -p $(ASAN_BUILD); \
+	setsid nice -n 19 $(MAKE) --no-print-directory build-asan >$(ASAN_BUILD)/make-test.log 2>&1 & asan=$$!; \
+	trap 'kill -TERM -- -$$asan 2>/dev/null' INT TERM; \
+	echo "cd $(BUILD) && ctest --output-on-failure -j $(JOBS)"; \
+	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)); rc=$$?; \
+	wait $$asan; exit $$rc
 	@$(MAKE) --no-print-directory test-asan PASS="pass 2 of 2: "
 
 # The release build's tests without the ten labelled slow (about 20 s of CPU or more each;
@@ -69,12 +79,16 @@ test-fast: build
 test-asan: deps
 	@echo "== make test, $(PASS)configuring and building the sanitizer build ($(ASAN_BUILD): Debug,"
 	@echo "   -fsanitize=address,undefined): tdslc, libtdslrt and the tests"
-	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDSLC_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@$(MAKE) --no-print-directory build-asan
 	@echo "== make test, $(PASS)$$(cd $(ASAN_BUILD) && ctest -N | tail -1 | sed 's/Total Tests: //') tests on the sanitizer build, $(JOBS) at a time"
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		TDSL_TEST_SUBSET=4 \
 		ctest --output-on-failure -j $(JOBS)
+
+# The sanitizer build alone (test-asan's first step).
+build-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDSLC_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # Rewrite the expected texts from what the built tdslc prints now, showing each change as a
 # diff to read before committing it (tests never rewrite their own expectations).

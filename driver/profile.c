@@ -6,7 +6,8 @@
 // skew the shares), its share of that mean call, its arithmetic
 // (graph_kernel_flops) and its memory traffic, the rates they imply and its place under
 // the machine's roofline (roofline.c): achieved / attainable, where attainable is
-// min(peak, intensity x bandwidth), i.e. max(GFLOP/s / peak, GB/s / bandwidth).
+// min(peak, intensity x bandwidth), i.e. max(GFLOP/s / peak, GB/s / bandwidth); its bound
+// (bound_name) is compute right of the ridge, else memory, or cache above the DRAM roof.
 //
 // A kernel's bytes are counted from its loop IR, not measured: for each argument, the
 // elements its accesses can touch (for each access the smaller of the span between its
@@ -275,6 +276,15 @@ static const char *lines_text(Ctx *cx, const LKernel *k) {
   return b.len ? b.data : "-";
 }
 
+// What bounds pk: "compute" right of the ridge; left of it "memory", or "cache" where it
+// moved its bytes faster than the machine's DRAM bandwidth (its data came from cache:
+// its roofline fraction is then above 100%, the roof being DRAM's).
+static const char *bound_name(const Profile *pr, const ProfKernel *pk) {
+  if (pk->compute_bound)
+    return "compute";
+  return pk->gbps > pr->roof.bandwidth ? "cache" : "memory";
+}
+
 // ---- JSON ----
 static void json_str(FILE *out, const char *s) {
   fputc('"', out);
@@ -372,8 +382,7 @@ static void print_json(const Profile *pr, FILE *out) {
     key_num(out, "gflops", pk->gflops);
     key_num(out, "gbps", pk->gbps);
     key_num(out, "roofline", pk->roofline);
-    fprintf(out, ", \"bound\": \"%s\", \"peak\": \"%s\"}", pk->compute_bound ? "compute" : "memory",
-            pk->f64 ? "f64" : "f32");
+    fprintf(out, ", \"bound\": \"%s\", \"peak\": \"%s\"}", bound_name(pr, pk), pk->f64 ? "f64" : "f32");
   }
   fputs("\n ]}\n", out);
 }
@@ -465,13 +474,20 @@ static void print_table(Ctx *cx, const Profile *pr, FILE *out) {
       snprintf(ai, sizeof ai, "-");
     fprintf(out, "%-8s %10.4f %6.1f%% %9.2f %8.2f %8s %7.1f%% %-7s  %-14s %s: %s\n", k->name, pk->ms,
             100 * pk->share, pk->gflops, pk->gbps, ai, 100 * pk->roofline,
-            pk->compute_bound ? "compute" : "memory", lines_text(cx, k), ops.len ? ops.data : "-", pk->schedule);
+            bound_name(pr, pk), lines_text(cx, k), ops.len ? ops.data : "-", pk->schedule);
   }
   fprintf(out, "%-8s %10.4f %6.1f%%  (the entry's argument checks and allocation, freeing the results)\n",
           "outside", pr->outside_ms, pr->mean_ms > 0 ? 100 * pr->outside_ms / pr->mean_ms : 0.0);
   fprintf(out, "%-8s %10.4f %6.1f%% %9.2f %8.2f\n", "total", pr->mean_ms, 100.0,
           pr->mean_ms > 0 ? (double)pr->flops / (pr->mean_ms * 1e6) : 0.0,
           pr->mean_ms > 0 ? (double)pr->kernel_bytes / (pr->mean_ms * 1e6) : 0.0);
+  bool cache = false;
+  for (int i = 0; i < pr->nk; i++)
+    cache |= !strcmp(bound_name(pr, &pr->ks[i]), "cache");
+  fprintf(out, "\nbound: compute (its FLOP/B at or right of the ridge, peak / bandwidth: rated against the peak), "
+          "memory (left of it: rated against the DRAM bandwidth)%s\n",
+          cache ? ", cache (memory-bound but faster than the DRAM bandwidth: its data came from cache, so its "
+                  "roofline is above 100%, the roof being DRAM's)" : "");
   // each source line the kernels come from, once, in line order
   char *text = read_file(p->file);
   int maxline = 0;
@@ -512,11 +528,15 @@ static int call_error(int erc) {
   return erc == TDSL_ERR_DATA ? EXIT_DATA : EXIT_INTERNAL;
 }
 
-// Each kernel's rates and its place under pr's roofline. The peaks that a kernel which ran
-// long enough to time well (50 us a call) outran by more than the 10% a peak measured on
-// a quiet machine can be off: OUTRAN_F32 | OUTRAN_F64, 0 for none.
-enum { OUTRAN_F32 = 1, OUTRAN_F64 = 2 };
+// Each kernel's rates and its place under pr's roofline. The numbers that a kernel which ran
+// long enough to time well (50 us a call) outran by more than the 10% a number measured on
+// a quiet machine can be off: OUTRAN_F32 | OUTRAN_F64 | OUTRAN_BW, 0 for none; the
+// bandwidth only by a kernel moving more bytes than the caches hold (else its data may
+// have come from cache, faster than DRAM's bandwidth: that is no sign of a low measure).
+enum { OUTRAN_F32 = 1, OUTRAN_F64 = 2, OUTRAN_BW = 4 };
 static int place_kernels(Profile *pr) {
+  CpuTarget cpu = cpu_target(NULL);
+  int64_t caches = td_sat_add(cpu.llc, td_sat_mul(pr->threads, td_sat_add(cpu.l2, cpu.l1d)));
   int outran = 0;
   for (int i = 0; i < pr->nk; i++) {
     ProfKernel *pk = &pr->ks[i];
@@ -530,18 +550,25 @@ static int place_kernels(Profile *pr) {
     pk->compute_bound = pk->intensity * pr->roof.bandwidth >= peak;
     if (f > 1.1 && pk->ms >= 0.05)
       outran |= pk->f64 ? OUTRAN_F64 : OUTRAN_F32;
+    if (m > 1.1 && pk->ms >= 0.05 && pk->bytes > caches)
+      outran |= OUTRAN_BW;
   }
   return outran;
 }
 
-// The note that the cached peaks in `outran` (place_kernels) are measured again.
+// The note that the cached numbers in `outran` (place_kernels) are measured again.
 static void note_outran(const Roofline *r, int outran) {
-  char what[128];
-  if (outran == (OUTRAN_F32 | OUTRAN_F64))
+  char what[192] = "", bw[64] = "";
+  int peaks = outran & (OUTRAN_F32 | OUTRAN_F64);
+  if (peaks == (OUTRAN_F32 | OUTRAN_F64))
     snprintf(what, sizeof what, "f32 and f64 peaks of %.4g and %.4g GFLOP/s", r->peak_f32, r->peak_f64);
-  else
-    snprintf(what, sizeof what, "%s peak of %.4g GFLOP/s", outran == OUTRAN_F64 ? "f64" : "f32",
-             outran == OUTRAN_F64 ? r->peak_f64 : r->peak_f32);
+  else if (peaks)
+    snprintf(what, sizeof what, "%s peak of %.4g GFLOP/s", peaks == OUTRAN_F64 ? "f64" : "f32",
+             peaks == OUTRAN_F64 ? r->peak_f64 : r->peak_f32);
+  if (outran & OUTRAN_BW)
+    snprintf(bw, sizeof bw, "%sbandwidth of %.4g GB/s", peaks ? " and " : "", r->bandwidth);
+  size_t len = strlen(what);
+  snprintf(what + len, sizeof what - len, "%s", bw);
   fprintf(stderr, "tdslc: note: a kernel ran faster than the cached %s (measured %s, on a busy machine?): "
           "measuring both peaks and the bandwidth again\n", what, r->when);
 }
@@ -625,9 +652,9 @@ int profile_calls(const Options *o, const LProgram *p, const tdsl_tensor **args,
     for (int i = 0; i < pr.nk; i++)
       pr.ks[i].schedule = schedule_text(cx, pr.ks[i].k);
     // A cached peak that a kernel outran was measured while the machine was busy: no
-    // code runs faster than the FMA units, so the roofline is measured again (both peaks
-    // and the bandwidth, the better numbers kept) rather than printed as a fraction over
-    // 100%.
+    // code runs faster than the FMA units, nor streams more than the caches hold faster
+    // than DRAM, so the roofline is measured again (both peaks and the bandwidth, the
+    // better numbers kept) rather than printed as a fraction over 100%.
     int outran = place_kernels(&pr);
     if (outran && !strcmp(pr.roof.source, "cached")) {
       note_outran(&pr.roof, outran);

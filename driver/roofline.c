@@ -1,12 +1,19 @@
 // driver/roofline.c: the machine's roofline for `tdslc bench --profile`: the peak FMA
 // rate in f32 and f64 and the memory bandwidth, with the threads the calls run on.
 //   - peak: each thread runs 12 independent chains acc = acc * m + c of fused multiply-adds
-//     in registers (enough chains to cover the FMA latency times its issue rate), at each
-//     vector width this CPU has (AVX-512, AVX2 + FMA, else plain C); 2 flops per lane;
-//     the best of 3 runs of about 20 ms, the best width.
-//   - bandwidth: each thread copies its part of an array of max(128 MiB, 4 x the last-level
-//     cache) into another (memcpy, which streams large copies past the caches); bytes
-//     read + written over the time, the best of 5, as STREAM's copy counts them.
+//     in registers (enough chains to cover the FMA latency times its issue rate), at the
+//     widest vectors this CPU has (AVX-512 and AVX2 + FMA, else AVX2 + FMA, else plain C);
+//     2 flops per lane; the best width.
+//   - bandwidth: each thread copies blocks of its part of an array of max(128 MiB, 4 x the
+//     last-level cache) into another with streaming stores (past the caches, as a large
+//     memcpy's); bytes read + written over the time, as STREAM's copy counts them.
+//   All are timed in rounds of about a millisecond that all the threads start together
+//   (best_round), the f32 and f64 peaks at each width and the copy in turn for 0.9 s, the
+//   best round of each kept: on a busy machine some rounds still run with every thread on
+//   a core, where the 3 runs of 20 ms this took before rarely did (the f32 peak measured
+//   23-44 GFLOP/s under ctest -j2 against a kernel's 70-113). Where no round finds every
+//   thread on a core (a machine loaded several times over), the numbers come out low, by
+//   up to the share of the threads that ran; a kernel outrunning them measures again.
 // Measured once per CPU model and thread count and kept in $XDG_CACHE_HOME/tdsl/roofline
 // (else $HOME/.cache/tdsl/roofline), one line per (CPU, threads). TDSL_ROOFLINE=measure
 // measures again and keeps the better of each number in the cache (a busy machine only
@@ -102,74 +109,221 @@ VEC_KERNEL(fma_avx2_f32, "avx2,fma", __m256, SET256_PS, _mm256_fmadd_ps, _mm256_
 VEC_KERNEL(fma_avx2_f64, "avx2,fma", __m256d, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_add_pd, 4, sum256_pd)
 #endif
 
-// ---- threads: run the same work on n threads at once; the wall time of the whole ----
-typedef struct Job {
-  FmaFn fma;  // the peak's work, or NULL for the copy
-  int64_t iters;
-  double flops, sink;
-  char *dst;
-  const char *src;
-  size_t bytes;
-} Job;
+// ---- rounds: the same short work on n threads at once, started together, many times ----
+// One round: every thread waits at the start line, runs its share between two reads of
+// its clock, waits at the finish; the round's rate is all the work over the span from the
+// first start to the last finish, so a thread another process preempted makes that round
+// slow, never fast. Many rounds of about a millisecond (under a scheduler's time slice),
+// the best kept: on a busy machine some rounds still get through with every thread on a
+// core, where a few long runs rarely do.
+// The rounds cycle through a few measurements (the peaks at each width, the copy), so that
+// each one's rounds spread over the whole time rather than a stretch of it that another
+// process may hold.
+typedef struct Rounds Rounds;
+typedef struct Variant Variant;
+typedef double (*RoundFn)(Rounds *rd, const Variant *v, int thread, int64_t round);  // the work done
 
-static void *job_run(void *arg) {
-  Job *j = arg;
-  if (j->fma)
-    j->flops = j->fma(j->iters, &j->sink);
-  else
-    memcpy(j->dst, j->src, j->bytes);
+struct Variant {
+  RoundFn fn;
+  FmaFn fma;      // the peak's: iters rounds of fma a thread
+  int64_t iters;
+  double best;    // its best rate (work per second)
+};
+
+enum { MAX_VARIANTS = 8 };
+
+struct Rounds {
+  int n;  // the threads taking part (those that could be started)
+  Variant v[MAX_VARIANTS];
+  int nv;
+  pthread_barrier_t start, finish;
+  pthread_mutex_t gate_mu;
+  pthread_cond_t gate_cv;
+  bool open, stop;
+  double *t0, *t1, *work;
+  double *sink;      // per thread
+  int64_t *copies;   // per thread: the blocks it has copied
+  char *dst;  // the copy's: thread i copies the next block of its part [i * per, +per)
+  const char *src;
+  size_t per, block;
+};
+
+// One round on thread i; false when the round is the signal to stop.
+static bool round_once(Rounds *rd, int i, int64_t round) {
+  pthread_barrier_wait(&rd->start);
+  if (rd->stop)
+    return false;
+  rd->t0[i] = now_ms();
+  const Variant *v = &rd->v[round % rd->nv];
+  rd->work[i] = v->fn(rd, v, i, round);
+  rd->t1[i] = now_ms();
+  pthread_barrier_wait(&rd->finish);
+  return true;
+}
+
+typedef struct Worker {
+  Rounds *rd;
+  int i;
+} Worker;
+
+static void *worker_run(void *arg) {
+  Worker *w = arg;
+  Rounds *rd = w->rd;
+  pthread_mutex_lock(&rd->gate_mu);  // wait until the barriers are made for the threads started
+  while (!rd->open)
+    pthread_cond_wait(&rd->gate_cv, &rd->gate_mu);
+  bool stop = rd->stop;  // no barriers: nothing to run
+  pthread_mutex_unlock(&rd->gate_mu);
+  int64_t round = 0;
+  while (!stop && round_once(rd, w->i, round))
+    round++;
   return NULL;
 }
 
-// Runs jobs[0..n) on n threads (the first on this one); the seconds they took together.
-static double run_jobs(Job *jobs, int n) {
-  pthread_t *th = calloc((size_t)n, sizeof *th);
-  bool *started = calloc((size_t)n, sizeof *started);
-  double t0 = now_ms();
-  for (int i = 1; i < n; i++)
-    started[i] = pthread_create(&th[i], NULL, job_run, &jobs[i]) == 0;
-  job_run(&jobs[0]);
-  for (int i = 1; i < n; i++) {
-    if (started[i])
-      pthread_join(th[i], NULL);
-    else
-      job_run(&jobs[i]);  // no thread: this one does it (the rate comes out lower, never wrong)
-  }
-  double s = (now_ms() - t0) / 1e3;
-  free(th);
-  free(started);
-  return s;
-}
-
-// The best GFLOP/s of fma on n threads: calibrated to ~20 ms a run, best of 3.
-static double peak_of(FmaFn fma, int n) {
-  double sink = 0, best = 0;
-  int64_t iters = 1 << 12;
-  for (;;) {  // calibrate on one thread
-    double t0 = now_ms();
-    fma(iters, &sink);
-    double ms = now_ms() - t0;
-    if (ms > 5 || iters > ((int64_t)1 << 40))
+// Each variant's best rate (work per second) into rd->v[*].best: rounds on rd->n threads
+// (fewer if not all can be started: the rates come out lower, never wrong), the variants in
+// turn, for about budget_ms, 8 rounds of each at least; 0 where none could be timed.
+static void best_round(Rounds *rd, double budget_ms) {
+  int want = rd->n, n = 1;
+  pthread_t *th = calloc((size_t)want, sizeof *th);
+  Worker *ws = calloc((size_t)want, sizeof *ws);
+  rd->t0 = calloc((size_t)want, sizeof *rd->t0);
+  rd->t1 = calloc((size_t)want, sizeof *rd->t1);
+  rd->work = calloc((size_t)want, sizeof *rd->work);
+  rd->open = rd->stop = false;
+  pthread_mutex_init(&rd->gate_mu, NULL);
+  pthread_cond_init(&rd->gate_cv, NULL);
+  for (; n < want; n++) {
+    ws[n] = (Worker){rd, n};
+    if (pthread_create(&th[n], NULL, worker_run, &ws[n]) != 0)
       break;
-    iters *= 4;
   }
-  iters *= 4;
-  Job *jobs = calloc((size_t)n, sizeof *jobs);
-  for (int run = 0; run < 3; run++) {
-    for (int i = 0; i < n; i++)
-      jobs[i] = (Job){.fma = fma, .iters = iters};
-    double s = run_jobs(jobs, n), flops = 0;
-    for (int i = 0; i < n; i++)
-      flops += jobs[i].flops;
-    if (s > 0 && flops / s / 1e9 > best)
-      best = flops / s / 1e9;
+  rd->n = n;
+  bool made = pthread_barrier_init(&rd->start, NULL, (unsigned)n) == 0;
+  if (made && pthread_barrier_init(&rd->finish, NULL, (unsigned)n) != 0) {
+    pthread_barrier_destroy(&rd->start);
+    made = false;
   }
-  free(jobs);
-  return best;
+  pthread_mutex_lock(&rd->gate_mu);
+  rd->stop = !made, rd->open = true;
+  pthread_cond_broadcast(&rd->gate_cv);
+  pthread_mutex_unlock(&rd->gate_mu);
+  if (made) {
+    double t_end = now_ms() + budget_ms;
+    for (int64_t round = 0; round < 8 * rd->nv || now_ms() < t_end; round++) {
+      round_once(rd, 0, round);
+      // the threads' own rates summed where each ran at least 90% of its time while all
+      // the others ran (a thread woken late from the start line does not count against
+      // the round), else all the work over the round's span
+      double lo = rd->t0[0], hi = rd->t1[0], first_end = rd->t1[0], last_start = rd->t0[0], work = 0, sum = 0;
+      bool together = true;
+      for (int i = 0; i < n; i++) {
+        lo = fmin(lo, rd->t0[i]), hi = fmax(hi, rd->t1[i]);
+        first_end = fmin(first_end, rd->t1[i]), last_start = fmax(last_start, rd->t0[i]);
+        work += rd->work[i];
+        sum += rd->t1[i] > rd->t0[i] ? rd->work[i] / ((rd->t1[i] - rd->t0[i]) / 1e3) : 0;
+      }
+      for (int i = 0; i < n; i++)
+        together &= first_end - last_start >= 0.9 * (rd->t1[i] - rd->t0[i]);
+      double rate = together ? sum : hi > lo ? work / ((hi - lo) / 1e3) : 0;
+      Variant *v = &rd->v[round % rd->nv];
+      if (rate > v->best)
+        v->best = rate;
+    }
+    rd->stop = true;  // every worker waits at the start line: this round tells them to stop
+    pthread_barrier_wait(&rd->start);
+  }
+  for (int i = 1; i < n; i++)
+    pthread_join(th[i], NULL);
+  if (made) {
+    pthread_barrier_destroy(&rd->start);
+    pthread_barrier_destroy(&rd->finish);
+  }
+  pthread_cond_destroy(&rd->gate_cv);
+  pthread_mutex_destroy(&rd->gate_mu);
+  free(th);
+  free(ws);
+  free(rd->t0);
+  free(rd->t1);
+  free(rd->work);
 }
 
-// The best copy GB/s (bytes read + written) on n threads; 0 if the arrays cannot be had.
-static double bandwidth_of(int n) {
+static double round_fma(Rounds *rd, const Variant *v, int thread, int64_t round) {
+  (void)round;
+  double sink = 0, flops = v->fma(v->iters, &sink);
+  rd->sink[thread] += sink;
+  return flops;
+}
+
+enum { ROUND_MS = 1 };  // a round's length, about
+
+// The iterations of fma that take about ROUND_MS on one thread.
+static int64_t calibrate(FmaFn fma) {
+  double sink = 0;
+  int64_t iters = 1 << 8;
+  for (;;) {  // the best of 3 tries, so that a preempted try misleads less
+    double ms = 1e30;
+    for (int t = 0; t < 3; t++) {
+      double t0 = now_ms();
+      fma(iters, &sink);
+      ms = fmin(ms, now_ms() - t0);
+    }
+    if (ms >= ROUND_MS / 4.0 || iters > ((int64_t)1 << 40))
+      return iters * 4;
+    iters *= 2;
+  }
+}
+
+// Copies n bytes (a multiple of 64, both 64-byte aligned) past the caches: the stores
+// go straight to memory (no read of the destination first), as a large memcpy's do.
+static void copy_stream(char *dst, const char *src, size_t n) {
+#ifdef HAVE_X86
+  for (size_t i = 0; i < n; i += 64) {
+    __m128i a = _mm_load_si128((const __m128i *)(src + i)), b = _mm_load_si128((const __m128i *)(src + i + 16));
+    __m128i c = _mm_load_si128((const __m128i *)(src + i + 32)), d = _mm_load_si128((const __m128i *)(src + i + 48));
+    _mm_stream_si128((__m128i *)(dst + i), a);
+    _mm_stream_si128((__m128i *)(dst + i + 16), b);
+    _mm_stream_si128((__m128i *)(dst + i + 32), c);
+    _mm_stream_si128((__m128i *)(dst + i + 48), d);
+  }
+  _mm_sfence();
+#else
+  memcpy(dst, src, n);
+#endif
+}
+
+static double round_copy(Rounds *rd, const Variant *v, int thread, int64_t round) {
+  (void)v, (void)round;
+  size_t blocks = rd->per / rd->block;
+  size_t off = rd->per * (size_t)thread + rd->block * (size_t)(rd->copies[thread]++ % (int64_t)blocks);
+  copy_stream(rd->dst + off, rd->src + off, rd->block);
+  return 2.0 * (double)rd->block;  // read + written, as STREAM's copy counts them
+}
+
+enum { BUDGET_MS = 900 };  // the rounds' time: the f32 peak, the f64 peak and the copy in turn
+
+// r's peaks and bandwidth on n threads (the bandwidth 0 if its arrays cannot be had).
+// The peaks: the widest vectors this CPU has (plain C only without AVX2: scalar code never
+// beats it), with AVX-512 also AVX2 (a CPU that splits 512-bit FMAs may run 256-bit ones
+// as fast). The copy: each thread copies the next block of its part of an array of
+// max(128 MiB, 4 x the last-level cache), so every block comes from memory.
+static void measure(int n, Roofline *r) {
+  FmaFn f32[2] = {fma_c_f32, NULL}, f64[2] = {fma_c_f64, NULL};
+#ifdef HAVE_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    f32[0] = fma_avx2_f32, f64[0] = fma_avx2_f64;
+  if (__builtin_cpu_supports("avx512f"))
+    f32[1] = fma_avx512_f32, f64[1] = fma_avx512_f64;
+#endif
+  int widths = f32[1] ? 2 : 1;
+  double *sinks = calloc((size_t)n, sizeof *sinks);
+  int64_t *copies = calloc((size_t)n, sizeof *copies);
+  Rounds rd = {.n = n, .sink = sinks, .copies = copies};
+  for (int w = 0; w < widths; w++) {
+    rd.v[rd.nv++] = (Variant){.fn = round_fma, .fma = f32[w], .iters = calibrate(f32[w])};
+    rd.v[rd.nv++] = (Variant){.fn = round_fma, .fma = f64[w], .iters = calibrate(f64[w])};
+  }
   int64_t bytes = 4 * cpu_target(NULL).llc;  // (ir/cpu.c: sysfs's highest level, else sysconf's L3)
   if (bytes < ((int64_t)128 << 20))
     bytes = (int64_t)128 << 20;
@@ -177,41 +331,32 @@ static double bandwidth_of(int n) {
   if (pages > 0 && psize > 0 && bytes > (int64_t)pages * psize / 8)
     bytes = (int64_t)pages * psize / 8;
   size_t per = ((size_t)bytes / (size_t)n) & ~(size_t)4095;
-  char *src = aligned_alloc(4096, per * (size_t)n), *dst = aligned_alloc(4096, per * (size_t)n);
-  double best = 0;
-  if (src && dst && per) {
-    Job *jobs = calloc((size_t)n, sizeof *jobs);
+  // a block: 1/16 of the part, 1 MiB at least (so the start line's cost stays small)
+  size_t block = (per / 16) & ~(size_t)4095;
+  if (block < ((size_t)1 << 20))
+    block = per;
+  char *src = per ? aligned_alloc(4096, per * (size_t)n) : NULL, *dst = per ? aligned_alloc(4096, per * (size_t)n) : NULL;
+  int copy = -1;
+  if (src && dst && block) {
     memset(src, 1, per * (size_t)n);  // every page faulted in before timing
     memset(dst, 0, per * (size_t)n);
-    for (int run = 0; run < 5; run++) {
-      for (int i = 0; i < n; i++)
-        jobs[i] = (Job){.dst = dst + per * (size_t)i, .src = src + per * (size_t)i, .bytes = per};
-      double s = run_jobs(jobs, n);
-      if (s > 0 && 2.0 * (double)per * n / s / 1e9 > best)
-        best = 2.0 * (double)per * n / s / 1e9;
-    }
-    free(jobs);
+    rd.src = src, rd.dst = dst, rd.per = per, rd.block = block;
+    // the copy's rounds take longer than the peaks': one in every two
+    for (int v = rd.nv, nv = rd.nv; v < 2 * nv; v++)
+      rd.v[rd.nv++] = (Variant){.fn = round_copy}, copy = v;
   }
+  best_round(&rd, BUDGET_MS);
+  r->peak_f32 = r->peak_f64 = r->bandwidth = 0;
+  for (int w = 0; w < widths; w++) {
+    r->peak_f32 = fmax(r->peak_f32, rd.v[2 * w].best / 1e9);
+    r->peak_f64 = fmax(r->peak_f64, rd.v[2 * w + 1].best / 1e9);
+  }
+  for (int v = copy >= 0 ? 2 * widths : rd.nv; v < rd.nv; v++)
+    r->bandwidth = fmax(r->bandwidth, rd.v[v].best / 1e9);
+  free(sinks);
+  free(copies);
   free(src);
   free(dst);
-  return best;
-}
-
-static void measure(int n, Roofline *r) {
-  r->peak_f32 = peak_of(fma_c_f32, n);
-  r->peak_f64 = peak_of(fma_c_f64, n);
-#ifdef HAVE_X86
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    r->peak_f32 = fmax(r->peak_f32, peak_of(fma_avx2_f32, n));
-    r->peak_f64 = fmax(r->peak_f64, peak_of(fma_avx2_f64, n));
-  }
-  if (__builtin_cpu_supports("avx512f")) {
-    r->peak_f32 = fmax(r->peak_f32, peak_of(fma_avx512_f32, n));
-    r->peak_f64 = fmax(r->peak_f64, peak_of(fma_avx512_f64, n));
-  }
-#endif
-  r->bandwidth = bandwidth_of(n);
   time_t now = time(NULL);
   struct tm tm;
   if (localtime_r(&now, &tm))

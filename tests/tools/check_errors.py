@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/tools/check_errors.py TDSLC CASE.tdsl
+"""tests/tools/check_errors.py TDSLC CASE.tdsl...
    tests/tools/check_errors.py --update TDSLC CASE.tdsl...
 
 Compiles CASE.tdsl from its own folder (so paths print as 'CASE.tdsl') and checks that
@@ -12,8 +12,14 @@ written after '# '; trailing blanks are not compared). Extra arguments:
 --update is the explicit way to rewrite the blocks from what tdslc prints now (`make
 update-errors`); it prints each change as a diff, to be read before it is committed.
 A test never rewrites its own expectation.
+
+Several cases are checked in one run (ctest's errors.X holds every case whose name starts
+with X: one Python start for them all), each reported on a line of its own, 'ok CASE' or
+'FAIL CASE' followed by what differs; the exit status is 1 when any case failed.
 """
+import contextlib
 import difflib
+import io
 import os
 import subprocess
 import sys
@@ -95,10 +101,20 @@ def main():
         changed = sum(update(tdslc, c) for c in cases)
         print(f"{changed} of {len(cases)} cases rewritten")
         return 0
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__)
         return 2
-    return check(os.path.abspath(argv[0]), argv[1])
+    tdslc, failed = os.path.abspath(argv[0]), []
+    for case in argv[1:]:
+        with contextlib.redirect_stdout(io.StringIO()) as why:  # what differs, under the case's line
+            bad = check(tdslc, case)
+        print(f"{'FAIL' if bad else 'ok  '} {os.path.basename(case)}" + (f"\n{why.getvalue()}" if bad else ""),
+              flush=True)
+        if bad:
+            failed.append(os.path.basename(case))
+    print(f"{len(argv) - 1 - len(failed)} of {len(argv) - 1} cases passed" +
+          (f"; failed: {' '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/tools/check_golden.py TDSLC CASE.KIND.golden
+"""tests/tools/check_golden.py TDSLC CASE.KIND.golden...
    tests/tools/check_golden.py --update TDSLC CASE.KIND.golden...
 
 Runs `tdslc CASE.tdsl --emit=KIND` (plus any '# golden-args: ...' of the case) from the
@@ -12,7 +12,9 @@ hold text, never numbers computed at run time.
 tdslc prints now and shows each change as a diff, to be read before it is committed. A
 test run never rewrites its own expectation, whatever the environment says.
 """
+import contextlib
 import difflib
+import io
 import os
 import subprocess
 import sys
@@ -77,10 +79,20 @@ def main():
         changed = sum(update(tdslc, g) for g in goldens)
         print(f"{changed} of {len(goldens)} goldens rewritten")
         return 0
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__)
         return 2
-    return check(os.path.abspath(argv[0]), os.path.abspath(argv[1]))
+    tdslc, failed = os.path.abspath(argv[0]), []
+    for golden in argv[1:]:
+        with contextlib.redirect_stdout(io.StringIO()) as why:  # what differs, under the case's line
+            bad = check(tdslc, os.path.abspath(golden))
+        print(f"{'FAIL' if bad else 'ok  '} {os.path.basename(golden)}" + (f"\n{why.getvalue()}" if bad else ""),
+              flush=True)
+        if bad:
+            failed.append(os.path.basename(golden))
+    print(f"{len(argv) - 1 - len(failed)} of {len(argv) - 1} goldens passed" +
+          (f"; failed: {' '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
