@@ -31,6 +31,8 @@
 //            then as log.
 //   log2, log10: log's parts times 1/ln2 (1/ln10), e exact.
 //   tanh     |x| < 0.625: x + x^3 P(x^2); else 1 - 2 / (e^(2|x|) + 1), sign restored.
+//   tanh(log1p(exp(a))) (mish's factor) as one ratio of u = e^-|a|: (1 + 2u) / (1 + 2u +
+//            2u^2) for a > 0, h / (1 + h), h = u (u + 2) / 2, else; no log, one division.
 //   erf      |x| < 0.875: x P(x^2); else 1 - exp(Q(|x| - 0.875)), Q fitted to log erfc
 //            with erfc's weight (the absolute error of erf); 1 from where erf rounds to 1.
 //   erfc     (f32 in f64) |x| < 0.875: (1 - c0 x) - x (c0lo + x^2 P1(x^2)); else
@@ -563,6 +565,25 @@ static LExpr *vm_log1p_exp(VM *m, LExpr *a) {
   return add(m, sel(m, gt(m, a, 0), a, K(m, 0)), log_parts(m, e, g));
 }
 
+// tanh(log(1 + e^a)) (mish's x tanh(softplus(x))): with y = 1 + e^a, (y^2 - 1) / (y^2 + 1),
+// in u = e^-|a| in (0, 1] (or NaN): a > 0 gives (1 + 2u) / (1 + 2u + 2u^2), else
+// h / (h + 1) with h = u (u + 2) / 2. As t = N / D, N = q^2 + 2u and D = N + 2z^2 with
+// (q, z) = (1, u) or (u, 1): N and D round once each (FMA), and D's change from N's
+// rounding nearly cancels in N / D. For a < -0.3 (h < 1) the result is h (1 - t), one FMA:
+// t's error shrinks by h / (1 + h) there, which leaves u's and N's (f32: max 2.91 ULP for
+// mish on a dense sweep, main's log1p and tanh 3.15; f64 3.01, main 3.22). No log, its
+// division and polynomial, and no second exp: the kernel's dependency chain is exp, two
+// FMAs, the division (LLVM AVX-512 loop 95 -> 43 instructions). a = inf: 1; -inf: 0; NaN:
+// NaN; -0: 3/5.
+static LExpr *vm_tanh_log1p_exp(VM *m, LExpr *a) {
+  LExpr *u = let(m, exp_nonpos(m, let(m, neg(m, fabs_(m, a))))), *pos = let(m, gt(m, a, 0));
+  LExpr *q = let(m, sel(m, pos, K(m, 1), u)), *z = let(m, sel(m, pos, u, K(m, 1)));
+  LExpr *n = let(m, fmadd(m, q, q, add(m, u, u)));
+  LExpr *t = let(m, dvd(m, n, fmadd(m, add(m, z, z), z, n)));
+  LExpr *h = let(m, mulk(m, n, 0.5));
+  return sel(m, gt(m, a, -0.3), t, fmadd(m, neg(m, h), t, h));
+}
+
 // ---- tanh, erf, erfc ----
 
 static LExpr *vm_tanh(VM *m, LExpr *x) {
@@ -1072,6 +1093,12 @@ static LExpr *expand_formula(VM *m, LExpr *f, bool plus1) {
   return lx_binary(m->cx, f->op, f->dt, a, b);
 }
 
+// Whether e is log(1 + e^a), both ops built here, of one dtype (vm_log1p_exp's).
+static bool is_log1p_exp(const VM *m, const LExpr *e) {
+  return e->kind == LX_UNARY && e->op == OP_LOG1P && e->a->kind == LX_UNARY && e->a->op == OP_EXP &&
+         e->a->dt == e->dt && is_vm(m, e) && is_vm(m, e->a);
+}
+
 // e with every op built here replaced, lets into m->pre. Expressions may be shared
 // between statements, so the path to a replaced node is copied, not edited.
 static LExpr *expand(VM *m, LExpr *e) {
@@ -1080,8 +1107,11 @@ static LExpr *expand(VM *m, LExpr *e) {
   LExpr *n = arena_alloc(&m->cx->arena, sizeof *n);
   *n = *e;
   e = n;
-  if (e->kind == LX_UNARY && e->op == OP_LOG1P && e->a->kind == LX_UNARY && e->a->op == OP_EXP &&
-      e->a->dt == e->dt && is_vm(m, e) && is_vm(m, e->a)) {  // log(1 + e^a): vm_log1p_exp
+  if (e->kind == LX_UNARY && e->op == OP_TANH && is_log1p_exp(m, e->a) && e->a->dt == e->dt && is_vm(m, e)) {
+    VM mm = vm_for(*m, e->dt);  // tanh(log(1 + e^a)): vm_tanh_log1p_exp
+    return vm_tanh_log1p_exp(&mm, let(&mm, expand(m, e->a->a->a)));
+  }
+  if (is_log1p_exp(m, e)) {  // log(1 + e^a): vm_log1p_exp
     VM mm = vm_for(*m, e->dt);
     return vm_log1p_exp(&mm, let(&mm, expand(m, e->a->a)));
   }

@@ -22,6 +22,7 @@ twice more, for the code check).
 - pow over pairs of those edge values (IEEE 754's special cases, as NumPy gives them),
   random pairs, and PyTorch's special exponents (2, 3, 0.5, -0.5, -1, -2, and 1), whose
   values must be PyTorch's exactly (its own arithmetic: x * x, sqrt, 1 / sqrt, ...).
+- mish over the elementwise sweep (where e^-|x| is normal) to its ULP bound.
 - The composites built on them (gelu, gelu tanh, softplus, mish, logsigmoid, elu,
   log_softmax, logsumexp, softmax, scaled_dot_product_attention and the GEMM epilogue
   gelu(x @ w.t() + b)) against their formulas in NumPy.
@@ -52,6 +53,10 @@ UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf",
          "silu"]
 # max ULP error allowed: docs/vecmath.md's measured maximum with a margin (f64: plus the
 # oracle's own error where it is double precision: erf and erfc from math)
+# mish: u = e^-|x| (~1 ULP) and the ratio's roundings (docs/vecmath.md: max 2.91 ULP f32,
+# 3.01 f64 on dense sweeps; this sweep 2.71, 2.76; without the h (1 - t) step where it
+# belongs, 3.28 f32)
+MISH_BOUND = {"f32": 3.0, "f64": 3.25}
 BOUND = {
     "f32": {"exp": 1.5, "exp2": 1.5, "expm1": 1.5, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
             "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1, "hypot": 0.51},
@@ -251,6 +256,20 @@ def functions(P, dt, rng):
             subnormal_once(f"{op} {dt}", got, ref, dt)
     for op in UNARY:
         P.out(f"{op}({s})", dt, x.shape, lambda got, op=op: check(got, op))
+    # mish, x tanh(softplus(x)), a ratio of e^-|x| of its own (vm_tanh_log1p_exp), over the
+    # sweep where e^-|x| is normal (below, x times e^x's subnormal error is as large for
+    # main's log1p and tanh: up to ~50 ULP; there only its sign is checked)
+    lo = -87.3 if dt == "f32" else -708.3
+    def check_mish(got):
+        with np.errstate(all="ignore"):
+            hp = x.astype(LD if dt == "f64" else np.float64)
+            ref = hp * np.tanh(np.where(hp > 50, hp, np.log1p(np.exp(hp))))
+        keep = ~(x < lo)
+        ulp_check(f"mish {dt}", got[keep], ref[keep], dt, MISH_BOUND[dt], x=x[keep])
+        low = got[(x < lo) & np.isfinite(x)]
+        T.report(f"mish {dt}: finite x < {lo} gives -0 or a negative", [] if np.signbit(low).all() else
+                 [f"{int((~np.signbit(low)).sum())} of {low.size} without the sign"])
+    P.out(f"mish({s})", dt, x.shape, check_mish)
     g0 = positions_input(dt, rng)
     ops = UNARY + ["pow", "hypot"]
     g = P.param(f"g{dt}", dt, np.ascontiguousarray(np.broadcast_to(g0, (len(ops),) + g0.shape)))
