@@ -791,10 +791,26 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
   return fn;
 }
 
+// Whether annotation t is typing's ClassVar[...] (not a field of a @dataclass).
+static bool is_classvar(const Ast *t) {
+  char name[128];
+  return t && t->kind == AST_INDEX && t->lhs && decorator_name(t->lhs, name, sizeof name) &&
+         (!strcmp(name, "ClassVar") || !strcmp(name, "typing.ClassVar"));
+}
+
+// The index of the parameter of params named name, or -1.
+static int param_index(const Ast *params, const char *name) {
+  for (int i = 0; i < params->list.len; i++)
+    if (!strcmp(params->list.data[i]->name, name)) return i;
+  return -1;
+}
+
 // @dataclass (dataclasses.dataclass, with or without arguments) over the class const cls, as
 // Python's makes it: an __init__(self, f1=d1, ...) setting self.f of each field, the class
-// body's annotated names in order (`n_embd: int = 768`, `bias: bool`), unless the class
-// writes its own; any other decorator of a class is a located error.
+// body's annotated names in order (`n_embd: int = 768`, `bias: bool`; a name annotated
+// again keeps its first place and takes the last default), unless the class writes its
+// own; any other decorator of a class is a located error, and so are what this does not
+// build yet: a base class (whose fields would come first), a ClassVar, a field named self.
 Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
   Ast *c = cls->rhs;
   for (int i = 0; i < decorators->list.len; i++) {
@@ -809,6 +825,12 @@ Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
       own |= c->body.data[j]->kind == AST_FN && !strcmp(c->body.data[j]->name, "__init__");
     if (own) continue;
     Loc at = d->loc;
+    const Ast *base = c->step && c->step->list.len ? c->step->list.data[0] : NULL;
+    if (base && !(c->step->list.len == 1 && base->kind == AST_NAME && !strcmp(base->name, "object"))) {
+      diag_error(cx, base->loc, "a @dataclass with a base class is not supported yet (the base's fields would "
+                 "come first in its __init__): write the class's __init__");
+      continue;
+    }
     Ast *params = ast_list_of(cx, ast_param(cx, false, "self", ast_scalar_type(cx, "(any)", at), NULL, at), at);
     Ast *body = ast_list(cx, at);
     for (int j = 0; j < c->body.len; j++) {
@@ -816,10 +838,24 @@ Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
       const Ast *target = st->kind == AST_ASSIGN && st->type && st->list.len == 1 ? st->list.data[0]
                           : st->kind == AST_PASS && st->type ? st->step : NULL;
       if (!target || target->kind != AST_NAME) continue;
+      if (is_classvar(st->type)) {
+        diag_error(cx, st->type->loc, "a ClassVar in a @dataclass is not supported yet: write the class's __init__");
+        continue;
+      }
+      if (!strcmp(target->name, "self")) {
+        diag_error(cx, target->loc, "a @dataclass field named 'self' is not supported: its __init__ takes self");
+        continue;
+      }
+      Ast *dflt = st->kind == AST_ASSIGN ? ast_clone(cx, st->rhs) : NULL;
+      int again = param_index(params, target->name);
+      if (again >= 0) {  // annotated again: its first place, the last default
+        if (dflt) params->list.data[again]->rhs = dflt;
+        continue;
+      }
       if (st->kind == AST_PASS && params->list.data[params->list.len - 1]->rhs)
         diag_error(cx, target->loc, "TypeError: non-default argument '%s' follows default argument", target->name);
-      ast_append(cx, params, ast_param(cx, false, target->name, ast_scalar_type(cx, "(any)", target->loc),
-                                       st->kind == AST_ASSIGN ? ast_clone(cx, st->rhs) : NULL, target->loc));
+      ast_append(cx, params, ast_param(cx, false, target->name, ast_scalar_type(cx, "(any)", target->loc), dflt,
+                                       target->loc));
       Ast *self_f = ast_attr(cx, ast_name(cx, "self", target->loc), target->name, target->loc, target->loc);
       ast_append(cx, body, parse_assign(cx, self_f, ast_list_of(cx, ast_name(cx, target->name, target->loc),
                                                                 target->loc), target->loc, target->loc));

@@ -562,7 +562,14 @@ static LExpr *vm_log1p_exp(VM *m, LExpr *a) {
   LExpr *e = let(m, int_float(m, k));
   LExpr *c = sub(m, v, addk(m, u, -1));  // Fast2Sum: v <= 1
   LExpr *g = let(m, fmadd(m, c, fmadd(m, e, K(m, -0.5), K(m, 1)), f));
-  return add(m, sel(m, gt(m, a, 0), a, K(m, 0)), log_parts(m, e, g));
+  LExpr *r = add(m, sel(m, gt(m, a, 0), a, K(m, 0)), log_parts(m, e, g));
+  // far below 0, log1p(v) rounds to v (v < 2^-24, f64 2^-53), and v, e^a rounded once, is
+  // the result: the polynomial on a subnormal v would round again (softplus(-100) 4 units off)
+  r = sel(m, lt(m, a, pick(m, -17, -38)), v, r);
+  // where e^a itself overflows, log1p(exp(a)) is inf, as PyTorch computes it (softplus
+  // above its threshold never gets here; a larger threshold, or the ops written out, do):
+  // above the largest a whose e^a is finite (f32 88.7228317, f64 709.782712893384)
+  return sel(m, gt(m, a, pick(m, 88.72283172607421875, 709.782712893384)), K(m, INFINITY), r);
 }
 
 // tanh(log(1 + e^a)) (mish's x tanh(softplus(x))): with y = 1 + e^a, (y^2 - 1) / (y^2 + 1),

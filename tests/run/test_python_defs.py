@@ -358,17 +358,18 @@ def decorated(x, w):
 
 
 # annotated assignments (x: T = v in a body, at module level, and x: T alone) and a @dataclass
-# config, as nanoGPT's GPTConfig: its __init__ made from the annotated fields, in order
+# config, as nanoGPT's GPTConfig: its __init__ made from the annotated fields, in order (a
+# field annotated again keeps its first place and takes the last default, as in Python)
 DATACLASS = 'from dataclasses import dataclass\nfrom typing import Optional\nimport torch\nHIDDEN: int = 3\n' \
     '@dataclass\nclass Config {\n    n_head: int\n    n_embd: int = 768\n    dropout: float = 0.0\n' \
-    '    bias: bool = True\n    scale = 2.0\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n' \
+    '    bias: bool = True\n    scale = 2.0\n    n_embd: int = 769\n}\nfn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {\n' \
     '    c = Config(3, n_embd=10)\n    d = Config(n_head=1, dropout=0.5, bias=False)\n    y: torch.Tensor = x @ w\n' \
     '    z: Optional[torch.Tensor]\n' \
     '    return x * c.n_embd + c.n_head * 100 + d.dropout * 1000 + c.scale * 10000 + d.bias + HIDDEN, y * d.n_embd\n}\n'
 
 
 def dataclass_(x, w):
-    return [x * 10 + 300 + 500 + 20000 + 0 + 3, (x @ w) * 768]
+    return [x * 10 + 300 + 500 + 20000 + 0 + 3, (x @ w) * 769]
 
 
 # (name, program, the NumPy model of its results, their dtypes)
