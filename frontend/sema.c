@@ -685,11 +685,8 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (p->ival == PARAM_STAR && p->type->kind != AST_SCALAR_TYPE)
       diag_error(sema->cx, p->type->loc, "the elements of *%s are not typed: write *%s (a tuple of what the call "
                  "passes there)", p->name, p->name);
-    for (int q = 0; q < j; q++)
-      if (!strcmp(fn->list.data[q]->name, p->name)) {
-        diag_error(sema->cx, name_loc(p), "duplicate argument '%s' in function definition", p->name);
-        break;
-      }
+    if (param_repeats(fn, j))
+      diag_error(sema->cx, name_loc(p), "duplicate argument '%s' in function definition", p->name);
     if (p->rhs) {
       if (check_default(sema, p) && p->type->kind == AST_SCALAR_TYPE && !p->type->name && p->rhs->ty->kind == TY_NONE)
         p->type->name = ANY_TYPE;  // device=None: any value, or None

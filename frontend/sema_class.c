@@ -203,12 +203,11 @@ static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *a
   if (!match_args(sema, e, init, "__init__", args, vals)) return false;
   int id = ++sema->lambdas;
   for (int j = 1; j < np; j++)  // hidden[] below holds each name once
-    for (int q = 0; q < j; q++)
-      if (!strcmp(init->list.data[q]->name, init->list.data[j]->name)) {
-        diag_error(sema->cx, init->list.data[j]->loc, "duplicate argument '%s' in function definition",
-                   init->list.data[j]->name);
-        return false;
-      }
+    if (param_repeats(init, j)) {
+      diag_error(sema->cx, init->list.data[j]->loc, "duplicate argument '%s' in function definition",
+                 init->list.data[j]->name);
+      return false;
+    }
   NameList own = {0};
   fn_locals(&sema->cx->arena, init, &own);
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)(own.len + 1));

@@ -532,6 +532,7 @@ bool inert_use(Sema *sema, Loc at, const char *name);  // a name of numpy's, tim
 // ---- sema_lambda.c: lambdas as function values ----
 bool is_lambda(const TType *t);
 TType *lambda_value(Sema *sema, Ast *e);  // lambda a: e
+bool param_repeats(const Ast *fn, int j);  // parameter j of fn (a def, lambda or method) named before it
 TType *function_named(Sema *sema, Ast *e);  // F.gelu, torch.tanh, a user fn: as a value
 TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call e: over the caller's locals
 void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc);  // v bound to hidden where e runs

@@ -67,16 +67,23 @@ TType *function_named(Sema *sema, Ast *e) {
   return t;
 }
 
+// Whether parameter j of fn (a def, a lambda, a method) has the name of one before it:
+// Python's "duplicate argument" error.
+bool param_repeats(const Ast *fn, int j) {
+  for (int q = 0; q < j; q++)
+    if (!strcmp(fn->list.data[q]->name, fn->list.data[j]->name)) return true;
+  return false;
+}
+
 TType *lambda_value(Sema *sema, Ast *e) {
   if (e->op == DEF_CLASS) return class_value(sema, e);  // class Name(...) { ... } (sema_class.c)
   for (int i = 0; i < e->list.len; i++) {
     Ast *p = e->list.data[i];
     if (p->rhs && is_poison(check_expr(sema, p->rhs))) return poison(sema);
-    for (int j = 0; j < i; j++)
-      if (!strcmp(e->list.data[j]->name, p->name)) {
-        diag_error(sema->cx, p->loc, "duplicate argument '%s' in function definition", p->name);
-        return poison(sema);
-      }
+    if (param_repeats(e, i)) {
+      diag_error(sema->cx, p->loc, "duplicate argument '%s' in function definition", p->name);
+      return poison(sema);
+    }
     if (!p->rhs && i > 0 && e->list.data[i - 1]->rhs) {
       diag_error(sema->cx, p->loc, "non-default argument follows default argument");
       return poison(sema);
