@@ -217,7 +217,7 @@ static bool term_of(Builder *b, const EinsumArgs *a, int i, Term *t) {
 int build_einsum(Builder *b, const void *args, Value **out) {
   const EinsumArgs *a = args;
   out[0] = b->dummy;
-  Term ts[EINSUM_MAX_OPERANDS];
+  Term ts[EINSUM_MAX_OPERANDS] = {0};  // zeroed: -O3 cannot see nops >= 1
   for (int i = 0; i < a->nops; i++)
     if (!term_of(b, a, i, &ts[i])) return 1;
   // left to right, each pair keeping what the output and the later operands have
