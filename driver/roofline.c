@@ -488,6 +488,19 @@ int roofline_get(int threads, bool again, Roofline *r) {
   fprintf(stderr, "tdslc: measuring this machine's peak FLOP/s and memory bandwidth with %d thread%s (once: "
           "kept in %s)...\n", threads, threads == 1 ? "" : "s", cached ? r->cache : "no cache: no home folder");
   measure(threads, r);
+  if (!(r->peak_f32 > 0) || !(r->peak_f64 > 0)) {  // the threads or their start line could not be made
+    cached = false, r->cache[0] = 0;  // a guess is not kept
+    if (threads > 1) {
+      fprintf(stderr, "tdslc: warning: could not run %d threads together; the roofline is one thread's peaks times %d\n",
+              threads, threads);
+      measure(1, r);
+      r->peak_f32 *= threads, r->peak_f64 *= threads;
+    }
+    if (!(r->peak_f32 > 0) || !(r->peak_f64 > 0)) {  // a bar that rates nothing as compute-bound
+      fprintf(stderr, "tdslc: warning: could not measure the peak FLOP/s; the roofline uses 1 PFLOP/s\n");
+      r->peak_f32 = r->peak_f64 = 1e6;
+    }
+  }
   if (!(r->bandwidth > 0)) {  // no memory for the arrays: a bar that rates nothing as memory-bound
     fprintf(stderr, "tdslc: warning: could not measure the memory bandwidth; the roofline uses 1 TB/s\n");
     r->bandwidth = 1000;
