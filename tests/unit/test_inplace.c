@@ -15,19 +15,7 @@
 
 enum { R = 4, C = 8 };
 
-static Ctx cx;
-
-static int setup(void **state) {
-  (void)state;
-  ctx_init(&cx);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ctx_free(&cx);
-  return 0;
-}
+#include "ctx_fixture.h"
 
 static LIndex ix2(int64_t base, int64_t c0, int64_t c1) {  // base + c0*i0 + c1*i1
   LIndex r = {0};

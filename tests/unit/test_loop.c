@@ -18,19 +18,7 @@
 
 #define I64(...) ((const int64_t[]){__VA_ARGS__})
 
-static Ctx cx;
-
-static int setup(void **state) {
-  (void)state;
-  ctx_init(&cx);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ctx_free(&cx);
-  return 0;
-}
+#include "ctx_fixture.h"
 
 static LIndex ix(int64_t base, int n, const int *vars, const int64_t *coefs) {
   LIndex r = {0};

@@ -11,19 +11,7 @@
 
 #include "ir/opmath.h"
 
-static Ctx cx;
-
-static int setup(void **state) {
-  (void)state;
-  ctx_init(&cx);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ctx_free(&cx);
-  return 0;
-}
+#include "ctx_fixture.h"
 
 // ---- the table ----
 static void every_op_has_a_consistent_row(void **state) {

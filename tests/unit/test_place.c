@@ -19,19 +19,7 @@
 
 #include "frontend/frontend.h"
 
-static Ctx cx;
-
-static int setup(void **state) {
-  (void)state;
-  ctx_init(&cx);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ctx_free(&cx);
-  return 0;
-}
+#include "ctx_fixture.h"
 
 enum { PART_OPS = 65 };
 
