@@ -104,11 +104,21 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   // ISO C mode keeps -ffp-contract=off: no fused multiply-add unless the loop IR says
   // so. Not -O3: gcc 12's -O3 -march=native miscompiles an if-converted column sum here
   // (test_backends_agree.py, seed 100079). -Bsymbolic: the entry's own calls never bind
-  // to a symbol of tdslc that happens to share the function's name.
+  // to a symbol of tdslc that happens to share the function's name. x86-64:
+  // -mprefer-vector-width=512, else gcc 12 (-march=native taken as rocketlake, whose
+  // preferred width is 256) splits the 16-lane vectors of an AVX-512 host into halves,
+  // and the GEMM micro-kernel's 24 accumulators spill on every k term (its 8x48 tile
+  // ran ~20x slower than LLVM's: a 3 x 3 conv at 56 x 56, 19 ms against 1.1).
   char *inc = arena_printf(&cx->arena, "-I%s", paths_include_dir());
-  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-                  "-fno-trapping-math", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src, "-lm",
-                  NULL};
+#if defined(__x86_64__)
+#define TD_CC_WIDTH "-mprefer-vector-width=512",
+#else
+#define TD_CC_WIDTH
+#endif
+  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", TD_CC_WIDTH "-fvect-cost-model=dynamic",
+                  "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src,
+                  "-lm", NULL};
+#undef TD_CC_WIDTH
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
