@@ -92,23 +92,33 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   }
   lap(tm, "emit");
 
-  // cc -std=c11 -O2 -march=native -fvect-cost-model=dynamic -fno-math-errno
-  // -fno-trapping-math -shared -fPIC ...: the host's vector units, as the LLVM backend
-  // uses them, and loops vectorized even when they need a remainder (-O2's own model
-  // leaves an exp polynomial's loop scalar). -fno-math-errno: nothing reads errno, and a
-  // libm call that may set it (sqrtf of a negative) is neither vectorized nor hoisted out
-  // of a loop. -fno-trapping-math: nothing reads the floating-point exception flags
-  // either; without it gcc 12 will not if-convert a conversion (f64 to f32, int to
-  // float) that its passes moved under a select, and the loop of such a kernel
-  // (ir/vecmath.c's pow) stays scalar. Neither flag changes a computed value.
-  // ISO C mode keeps -ffp-contract=off: no fused multiply-add unless the loop IR says
-  // so. Not -O3: gcc 12's -O3 -march=native miscompiles an if-converted column sum here
-  // (test_backends_agree.py, seed 100079). -Bsymbolic: the entry's own calls never bind
-  // to a symbol of tdslc that happens to share the function's name.
+  // cc -std=c11 -O2 -march=native [-mprefer-vector-width=512] -fvect-cost-model=dynamic
+  // -fno-math-errno -fno-trapping-math -shared -fPIC ...: the host's vector units, as the
+  // LLVM backend uses them (all their width), and loops vectorized even when they need a
+  // remainder (-O2's own model leaves an exp polynomial's loop scalar). -fno-math-errno:
+  // nothing reads errno, and a libm call that may set it (sqrtf of a negative) is neither
+  // vectorized nor hoisted out of a loop. -fno-trapping-math: nothing reads the
+  // floating-point exception flags either; without it gcc 12 will not if-convert a
+  // conversion (f64 to f32, int to float) that its passes moved under a select, and the
+  // loop of such a kernel (ir/vecmath.c's pow) stays scalar. Neither flag changes a
+  // computed value. ISO C mode keeps -ffp-contract=off: no fused multiply-add unless the
+  // loop IR says so. Not -O3: gcc 12's -O3 -march=native miscompiles an if-converted
+  // column sum here (test_backends_agree.py, seed 100079). -Bsymbolic: the entry's own
+  // calls never bind to a symbol of tdslc that happens to share the function's name.
+  // x86-64: -mprefer-vector-width=512, else gcc 12 (-march=native taken as rocketlake,
+  // whose preferred width is 256) splits the 16-lane vectors of an AVX-512 host into
+  // halves, and the GEMM micro-kernel's 24 accumulators spill on every k term (its 8x48
+  // tile ran ~20x slower than LLVM's: a 3 x 3 conv at 56 x 56, 19 ms against 1.1).
   char *inc = arena_printf(&cx->arena, "-I%s", paths_include_dir());
-  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-                  "-fno-trapping-math", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src, "-lm",
-                  NULL};
+#if defined(__x86_64__)
+#define TD_CC_WIDTH "-mprefer-vector-width=512",
+#else
+#define TD_CC_WIDTH
+#endif
+  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", TD_CC_WIDTH "-fvect-cost-model=dynamic",
+                  "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src,
+                  "-lm", NULL};
+#undef TD_CC_WIDTH
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
