@@ -42,6 +42,7 @@ every implementation against NumPy).
 """
 import argparse
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -52,8 +53,9 @@ sys.path.insert(0, HERE)
 import halide_work  # noqa: E402
 import run as R  # noqa: E402  (bench/run.py: WORKLOADS)
 
-CC_FLAGS = ["-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-            "-fno-trapping-math"]  # driver/cc.c's, without -shared -fPIC
+CC_FLAGS = (["-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
+             "-fno-trapping-math"]  # driver/cc.c's, without -shared -fPIC
+            + (["-mprefer-vector-width=512"] if platform.machine() == "x86_64" else []))
 
 
 def sh(cmd, **kw):
