@@ -681,22 +681,54 @@ static LLVMValueRef index(LlvmKernelGen *c, const LIndex *ix, bool with_base) {
   return v;
 }
 
+// Whether e is the same in every iteration of every loop: a function's scalar
+// arguments and constants, combined.
+static bool invariant(const LExpr *e) {
+  switch (e->kind) {
+  case LX_CONST:
+  case LX_ARG: return true;
+  case LX_CAST:
+  case LX_UNARY: return invariant(e->a);
+  case LX_BINARY: return invariant(e->a) && invariant(e->b);
+  default: return false;
+  }
+}
+
 // &arg[ix]. When every term is non-negative, the element at the loop terms alone
 // lies in the buffer too: that is one GEP, shared by the accesses that differ by their
 // constants only, and a second GEP adds the constant (an x86 displacement). The SLP
 // vectorizer then has one index computation to look at where it had one per access.
+//
+// A loop-invariant dyn (a GEMM micro-kernel's row of A, b0[i0 + a3 * r], ir/gemm.c) is
+// a GEP of its own first: LICM hoists the row's pointer, and the loop addresses
+// row + i0 * 4 in one operand. As one index sum, i0 + a3 * r, it was an add (LEA) a
+// row in the FMA loop (LSR, which would hoist it, is off: llvm_emit.c), 5 in the 24
+// FMAs of matmul_1024's 6x64 tile, which gcc's strength reduction leaves out (issue
+// 27, A/B in one process: matmul_1024 0.95-0.96x the time before, level with C;
+// gelu_linear 0.96-0.98x; sdpa_256 0.99x). Plain GEPs here: the row's start need not be
+// an element the function reads.
 LLVMValueRef llvm_elem_ptr(LlvmKernelGen *c, int arg, const LIndex *ix) {
   LLVMBuilderRef b = c->g->b;
   LLVMTypeRef t = stype(c->g, arg_dtype(c, arg));
-  bool split = ix->base > 0 && !ix->dyn;
-  for (int k = 0; k < ix->nterms && split; k++)
-    split = ix->coef[k] >= 0;
-  LLVMValueRef i = index(c, ix, !split);
-  LLVMValueRef p = LLVMBuildInBoundsGEP2(b, t, c->args[arg], &i, 1, "");
+  LLVMValueRef p = c->args[arg];
+  LIndex rest = *ix;
+  bool row = ix->dyn && !c->g->gpu && invariant(ix->dyn);
+  if (row) {
+    LLVMValueRef d = llvm_expr(c, ix->dyn);
+    if (LLVMTypeOf(d) != c->g->i64)
+      d = llvm_cast(c->g, d, ix->dyn->dt, DT_I64);
+    p = LLVMBuildGEP2(b, t, p, &d, 1, "");
+    rest.dyn = NULL;
+  }
+  bool split = rest.base > 0 && !rest.dyn;
+  for (int k = 0; k < rest.nterms && split; k++)
+    split = rest.coef[k] >= 0;
+  LLVMValueRef i = index(c, &rest, !split);
+  p = row ? LLVMBuildGEP2(b, t, p, &i, 1, "") : LLVMBuildInBoundsGEP2(b, t, p, &i, 1, "");
   if (!split)
     return p;
-  LLVMValueRef d = ci(c->g->i64, ix->base);
-  return LLVMBuildInBoundsGEP2(b, t, p, &d, 1, "");
+  LLVMValueRef d = ci(c->g->i64, rest.base);
+  return row ? LLVMBuildGEP2(b, t, p, &d, 1, "") : LLVMBuildInBoundsGEP2(b, t, p, &d, 1, "");
 }
 
 static LLVMValueRef load(LlvmKernelGen *c, const LExpr *e) {
