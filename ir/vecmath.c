@@ -30,7 +30,8 @@
 //   log1p    u = 1 + x and its rounding error c (Fast2Sum); 1 + x = 2^e (1 + f + c 2^-e),
 //            then as log.
 //   log2, log10: log's parts times 1/ln2 (1/ln10), e exact.
-//   tanh     |x| < 0.625: x + x (z P(z)), z = x^2 + 2^-90 (f64 2^-600); else 1 - 2 / (e^(2|x|) + 1), sign restored.
+//   tanh     |x| < 0.625: x + x (z P(z)), z = x^2 + 2^-90 (f64 2^-600); else 1 - 2 / (e^(2|x|)
+//            + 1), sign restored.
 //   tanh(log1p(exp(a))) (mish's factor) as one ratio of u = e^-|a|: (1 + 2u) / (1 + 2u +
 //            2u^2) for a > 0, h / (1 + h), h = u (u + 2) / 2, else; no log, one division.
 //   erf      |x| < 0.875: x P(x^2); else 1 - exp(Q(|x| - 0.875)), Q fitted to log erfc
@@ -55,10 +56,12 @@
 //            parts), y log x as a double-double, exp of that (the low part added to r).
 //            IEEE 754's special cases by selects; PyTorch's constant exponents (2, 3, 0.5,
 //            -0.5, -1, -2) by its own arithmetic, and x ** 1 is x.
-//   sigmoid, silu, gelu, gelu_tanh: their formulas (ir/opmath.c) with these inside; the
+//   sigmoid, silu, gelu_tanh: their formulas (ir/opmath.c) with these inside; the
 //            exp of sigmoid's and silu's 1 + exp(-x) only as accurate as the sum can tell:
 //            x clamped and reduced as -x (the sign in the constants, no negation), 2 e^r as
-//            one Horner chain, times 2^(n-1) from the reduction's own bits.
+//            one Horner chain, times 2^(n-1) from the reduction's own bits. gelu is x Phi,
+//            Phi = (1 + erf(x / sqrt 2)) / 2 built from erf's two pieces with the halves in
+//            their constants (vm_gelu).
 #include "ir/vecmath.h"
 
 #include <math.h>
@@ -566,10 +569,10 @@ static LExpr *vm_log1p(VM *m, LExpr *x) {
     LExpr *r = log_special(m, x, log_parts(m, e, g), -1);
     return sel(m, eq(m, x, 0), x, r);
   }
-  // FMA: 2 g = c 2^(1-k) + 2f with 2^(1-k) from k's bits (its exponent field bias + 1 - k
-  // is in [0, 2 bias + p + 2] for every u in [2^-p, inf): k = 128 (f64 1024) gives +0,
-  // where c is 0), no clamp; 2f = 2m - 2 exact (decompose_by). log1p has x's sign, so the sign of
-  // -0 (which the sum makes +0) is restored by copysign, not a compare.
+  // FMA: 2g = c 2^(1-k) + 2f with 2^(1-k) from k's bits: its exponent field bias + 1 - k
+  // is in [0, bias + p + 1] for every u in [2^-p, inf) (x > -1 makes u >= 2^-p; k = 128,
+  // f64 1024, gives +0, where c is 0), so no clamp; 2f = 2m - 2 exact (decompose_by).
+  // log1p has x's sign: -0's (the sum makes it +0) comes back by copysign, not a compare.
   LExpr *down = fbits(m, ishl(m, ibin(m, OP_SUB, I(m, m->f->bias + 1), k), m->f->mant));
   LExpr *g2 = let(m, lx_fma(m->cx, c, down, f));  // f: 2f here
   return copysign_(m, log_special(m, x, log_parts_f2(m, e, g2), -1), x);
@@ -995,11 +998,11 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
 // exactly (an FMA; else two products), x s = p + pe exactly, and sqrt(x) = s - d / (2s) (1 + O(2^-24)),
 // so x^1.5 = p + (pe - d s / 2) (x / s for s: a relative 2^-24 of a term below p's last
 // bit), rounded once: within 0.5 ULP and ~2^-20 of one while pe and d are exact (results
-// above 2^-101, f64 2^-968: measured 0.5000). Below, pe and d round to the
-// subnormal spacing and the correction loses bits: measured (2*10^5 log-uniform x each)
-// up to 0.99 ULP for normal results there (f64 0.99) and 0.70 units of the smallest
-// subnormal for subnormal ones (f64 0.82). Where p is not finite (x huge, inf, NaN or
-// negative) p itself, but pow(-inf, 1.5) = inf.
+// above 2^-101, f64 2^-968). Below, pe and d round to the subnormal spacing and the
+// correction loses bits: measured (2*10^5 log-uniform x each) up to 0.99 ULP for normal
+// results there (f64 0.99) and 0.70 units of the smallest subnormal for subnormal ones
+// (f64 0.82). Where p is not finite (x huge, inf, NaN or negative) p itself, but
+// pow(-inf, 1.5) = inf.
 static LExpr *pow_three_halves(VM *m, LExpr *x) {
   LExpr *s = let(m, lx_unary(m->cx, OP_SQRT, m->dt, x)), *p, *pe, *d;
   two_prod(m, x, s, &p, &pe);
