@@ -355,7 +355,7 @@ def tables():
     # erf for 0.875 <= |x| < (where it rounds to 1): 1 - exp(Q(|x| - 0.875)), Q fitted
     # to log(erfc) with erfc's weight (the absolute error of erf)
     t["erfq_f32"] = ("f32", lambda t: derfc(t + ERF_SMALL).ln(), lambda t: derfc(t + ERF_SMALL), D(0),
-                     ERF_ONE_F32 - ERF_SMALL, range(9))
+                     ERF_ONE_F32 - ERF_SMALL, range(8))
     t["erfq_f64"] = ("f64", lambda t: derfc(t + ERF_SMALL).ln(), lambda t: derfc(t + ERF_SMALL), D(0),
                      ERF_ONE_F64 - ERF_SMALL, range(18))
     return t

@@ -74,6 +74,8 @@ def edges(dt):
             88.72283935546875, 87.33654, 103.97208, 104, 709.782712893384, 708.3964, 745.1332191019411, 746, 17.5,
             37.5, 0.625, 0.875, 3.9192, 5.9215, 9.19, 10.05, 26.5, 27.22, math.pi / 4, math.pi / 2, math.pi, 1e5,
             1e7, 2.0**23, 2.0**25, 1e22, 1e30, INF, NAN]
+    # log1p's 2^(1-k) from u's exponent k (no clamp): its ends, k = 127 and 128 (f64 1023)
+    base += [2.0**127, 1.2 * 2.0**127, 1.5 * 2.0**127] + ([2.0**1023, 1.5 * 2.0**1023] if dt == "f64" else [])
     # where exp's 2^n changes form (ir/vecmath.c): the ends of the normal exponents, of the
     # subnormals and of overflow, as exp2's integers and half-integers and as exp's n ln2
     # and (n + 1/2) ln2 (f32 and f64 both)
@@ -357,6 +359,10 @@ def composites(P, dt, rng):
     x[1, 5] = 1e12  # sin's cold path: the row's sum is run again with libm's sin and cos
     x[2, 99] = -3e9
     x[3, :6] = [89, 100, 700, 710, 1000, -100]  # e^x overflows: f32 from 89 on, f64 from 710
+    # gelu's two paths meet at x / sqrt(2) = +-0.875; erf is 1 from 3.92 * sqrt(2); subnormal x
+    g = 0.875 * math.sqrt(2)
+    x[4, :12] = [g, -g, np.nextafter(g, 2), -np.nextafter(g, 2), np.nextafter(g, 1), -np.nextafter(g, 1), 5.5437,
+                 -5.5437, 5.5438, -5.5438, 1e-40, -1e-40]
     w, b = rng.standard_normal((N, C)) * 0.1, rng.standard_normal(N)
     q, k, v = (rng.standard_normal((2, 4, 40, 16)) for _ in range(3))
     ins = {"x": x, "w": w, "b": b, "q": q, "k": k, "v": v}
