@@ -544,7 +544,7 @@ void fn_locals(Arena *arena, const Ast *fn, NameList *out);  // the names fn bin
 bool name_in(const NameList *names, const char *name);
 void rename_names(Ast *a, const char *const *from, const char *const *to, int n);
 FnSig *local_sig(Sema *sema, Ast *def);  // sema.c
-bool any_result(const Ast *fn);  // -> tuple, -> Tuple[...]: the result as returned (sema.c)
+bool any_result(const Ast *fn);  // -> torch.Tensor, -> Tuple[...], any Python annotation: the result as returned (sema.c)
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
@@ -757,7 +757,9 @@ TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN o
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
 TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
-TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);  // Cls.m(args), Cls.m of a @staticmethod; NULL: none
+// Cls.m(args), Cls.m of a @staticmethod or a @classmethod; NULL: none
+TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);
+TType *property_value(Sema *sema, Ast *e, TType *inst);  // inst.p of a @property p: its getter's value; NULL: none
 TType *class_attr(Sema *sema, const TType *t, const char *name);
 TType *super_value(Sema *sema, Ast *e);  // super() in a method: the instance, its lookup from the base  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"

@@ -687,6 +687,8 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
 static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  TType *pv = is_instance(m) ? property_value(sema, e, (TType *)m) : NULL;  // a @property over the instance's own
+  if (pv) return pv;
   int k = obj_find(m->attrs, e->name);
   if (k >= 0) return obj_read(sema, e, m, k);
   TType *ca = is_instance(m) || is_class(m) ? class_attr(sema, m, e->name) : NULL;

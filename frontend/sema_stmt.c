@@ -640,7 +640,7 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
   }
   Body body = {fn, NULL, false, 0, AST_COUNT};
   check_block(sema, &body, &fn->body);
-  if (!body.returned && fn->rets.len == 0) {  // no result: falling off the end returns None
+  if (!body.returned && (fn->rets.len == 0 || any_result(fn))) {  // falling off the end returns None, as Python's
     body.ret = ty_new(sema, TY_NONE);
   } else if (!body.returned) {  // at the closing brace, where the return is missing
     Loc brace = fn->loc;
