@@ -258,6 +258,8 @@ struct TType {
   const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
   struct ObjAttrs *attrs; // MODULE: an object's attributes the program sets (nn.Linear's weight ...;
                           // sema_object.c), shared by every holder; NULL for none
+  const char *container;  // LIST: "Sequential" or "ModuleList", DICT: "ModuleDict": the nn container of
+                          // these modules (sema_container.c); NULL for a plain list or dict
 };
 
 // What a function's declaration says before any call: its dim variables (a bare name

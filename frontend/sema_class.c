@@ -38,6 +38,18 @@ bool is_instance(const TType *t) {
 }
 
 // The base of class cls that is a class of the file (class B(A)), or NULL.
+static const Ast *base_of(Sema *sema, const Ast *cls);
+
+bool class_is_module(Sema *sema, const Ast *cls) {
+  for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
+    for (int i = 0; cls->step && i < cls->step->list.len; i++) {  // nn.Module, torch.nn.Module, Module
+      const Ast *b = cls->step->list.data[i];
+      if ((b->kind == AST_ATTR || b->kind == AST_NAME) && b->name && !strcmp(b->name, "Module")) return true;
+    }
+  return false;
+}
+
+// The base of class cls that is a class of the file (class B(A)), or NULL.
 static const Ast *base_of(Sema *sema, const Ast *cls) {
   for (int i = 0; cls->step && i < cls->step->list.len; i++) {
     const Ast *b = cls->step->list.data[i];
@@ -373,6 +385,7 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   at->oploc = e->oploc;
   TType *v = m && m->deco == 'p' ? property_value(sema, at, inst) : obj_read(sema, at, inst, k);
   if (is_poison(v)) return v;
+  if (is_container(v)) return container_call(sema, e, v, &e->list);  // self.net(x) of a Sequential
   if (v->kind != TY_MODULE || !v->ctor) {
     diag_error(sema->cx, e->oploc, "'%s' object is not callable", py_type_name(v));
     return poison(sema);

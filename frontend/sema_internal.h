@@ -516,6 +516,20 @@ bool seq_del(Sema *sema, Ast *call);
 // runs there); with aliases, every name and sequence holding the same object sees it.
 void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases);
 
+// The items of iterable v (a list, tuple or dict's keys, a tensor's rows); false after Python's
+// message at loc (sema_tuple.c).
+bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc);
+
+// ---- sema_container.c: nn.Sequential, nn.ModuleList, nn.ModuleDict: marked lists and dicts of modules ----
+bool is_container(const TType *t);                  // a Sequential, ModuleList or ModuleDict
+bool is_nn_module(Sema *sema, const TType *t);      // isinstance(t, nn.Module)
+TType *container_construct(Sema *sema, Ast *e);     // nn.Sequential(...), nn.ModuleList(...), nn.ModuleDict(...)
+TType *container_call(Sema *sema, Ast *e, const TType *c, AstList *args);  // seq(x): its modules in order
+TType *container_method(Sema *sema, Ast *e);        // ml.append(m), md.keys() ...
+TType *container_binary(Sema *sema, Ast *e);        // ml + ms, seq * 2
+bool container_augassign(Sema *sema, Ast *st);      // ml += ms
+bool container_index_ok(Sema *sema, Ast *e);        // c[i]: PyTorch's messages for the index; false after one
+
 // ---- sema_dict.c: dicts with compile-time keys ----
 Ast *part_dict(Sema *sema, const Ast *e, TType **keys, Ast **values, int n);
 TType *dict_builtin(Sema *sema, Ast *e);   // dict(...), {k: v}; NULL for other calls
@@ -753,6 +767,7 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a ca
 // ---- user classes (sema_class.c) ----
 bool is_class(const TType *t);     // a class of the file (a const's value)
 bool is_instance(const TType *t);  // an instance of one
+bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module
 TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute

@@ -584,8 +584,9 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
-    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
-                                             "ParameterDict", NULL};
+    if (!strcmp(e->name, "Sequential") || !strcmp(e->name, "ModuleList") || !strcmp(e->name, "ModuleDict"))
+      return container_construct(sema, e);  // sema_container.c
+    static const char *const containers[] = {"ParameterList", "ParameterDict", NULL};
     for (int i = 0; containers[i]; i++)
       if (!strcmp(containers[i], e->name)) {
         bool dict = strstr(e->name, "Dict") != NULL, seq = !strcmp(e->name, "Sequential");
@@ -951,6 +952,7 @@ static TType *inspect_signature(Sema *sema, Ast *e) {
 // checked as one); NULL for every other call.
 TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   if (is_lambda(m)) return lambda_call(sema, e, m, args);
+  if (is_container(m)) return container_call(sema, e, m, args);
   return nn_apply(sema, e, m, args);
 }
 
@@ -960,6 +962,7 @@ TType *module_call(Sema *sema, Ast *e) {
     return super_value(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
+    if (s && is_container(s->ty)) return check_args(sema, e) ? container_call(sema, e, s->ty, &e->list) : poison(sema);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
       if (is_lambda(s->ty)) return lambda_call(sema, e, s->ty, &e->list);
@@ -993,6 +996,7 @@ TType *check_apply(Sema *sema, Ast *e) {
   if (is_poison(c) || !ok) return poison(sema);
   if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
+  if (is_container(c)) return container_call(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
   return poison(sema);
 }
