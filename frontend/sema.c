@@ -403,7 +403,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
-      bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
+      bool callable = (args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor) || is_container(args[j]->ty);  // nn.GELU()
       if (ok != TY_NONE && (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok)) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
                    ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict"
@@ -984,6 +984,9 @@ bool sema_declare(Ctx *cx, Program *p) {
   for (int i = 0; i < p->fns.len; i++) {
     p->sigs[i].pristine = ast_clone(cx, p->fns.data[i]);  // before any check annotates the declaration
     declare_sig(sema, p->fns.data[i], &p->sigs[i]);
+    if (p->fns.data[i]->deco)  // @property, @classmethod: a class's (sema_class.c)
+      diag_error(sema->cx, name_loc(p->fns.data[i]), "@%s on a function of the file: tdsl takes it on a method of a "
+                 "class", p->fns.data[i]->deco == 'p' ? "property" : "classmethod");
   }
   find_helpers(cx, p);
   sema_budget(sema);

@@ -36,8 +36,11 @@ static const char *torch_typename(Sema *sema, const TType *t) {
   if (is_tensor(t)) return arena_printf(&sema->cx->arena, "torch.%s", torch_tensor_name(t->dtype));
   if (is_instance(t)) return arena_printf(&sema->cx->arena, "__main__.%s", t->ctor->name);
   if (is_class(t)) return "type";
-  if (t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN && t->ctor->name)
-    return arena_printf(&sema->cx->arena, "__main__.%s", t->ctor->name);
+  if (t->kind == TY_MODULE && t->ctor && t->ctor->kind == AST_FN && t->ctor->name) {  // F.relu: its module's
+    const Ast *named = t->ctor->rhs && t->ctor->rhs->kind == AST_ATTR ? t->ctor->rhs : NULL;
+    const char *m = named && named->lhs->kind == AST_NAME ? module_named(sema, named->lhs->name) : NULL;
+    return arena_printf(&sema->cx->arena, "%s.%s", m ? m : "__main__", t->ctor->name);
+  }
   return py_type_name(t);
 }
 

@@ -589,10 +589,9 @@ static TType *nn_construct(Sema *sema, Ast *e) {
     static const char *const containers[] = {"ParameterList", "ParameterDict", NULL};
     for (int i = 0; containers[i]; i++)
       if (!strcmp(containers[i], e->name)) {
-        bool dict = strstr(e->name, "Dict") != NULL, seq = !strcmp(e->name, "Sequential");
-        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its modules in a Python %s (%s) and "
-                   "call them in order", e->name, dict ? "dict" : "list", dict ? "mods = {'a': m1}; mods['a'](x)"
-                   : seq ? "for m in [m1, m2] { x = m(x) }" : "layers = [m1, m2]; layers[i](x)");
+        bool dict = strstr(e->name, "Dict") != NULL;
+        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its tensors in a Python %s (%s)",
+                   e->name, dict ? "dict" : "list", dict ? "ps = {'a': w1}; ps['a']" : "ps = [w1, w2]; ps[i]");
         return poison(sema);
       }
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)

@@ -131,7 +131,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 
 %type <ast> program const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
-%type <ast> for_targets for_target ret_types ret_type ret_atom param_type one_type opt_default
+%type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
 %type <ast> comp_clauses comp_for comp_if strings
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
@@ -257,14 +257,9 @@ ret_types
   ;
 
 /* a helper's result may be written as Python annotates it, which tdsl does not check, as Python
-   does not: torch.Tensor, Tuple[...], typing.Optional[torch.Tensor], torch.nn.Module, 'Block',
-   int | None (any_result, sema.c) */
+   does not: torch.Tensor, Tuple[...], typing.Optional[torch.Tensor], torch.nn.Module, 'Block'
+   (any_result, sema.c) */
 ret_type
-  : ret_atom
-  | ret_type '|' ret_atom       { $$ = ast_optional(p->cx, $1, @$); }
-  ;
-
-ret_atom
   : tensor_type
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
   | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @$); }
