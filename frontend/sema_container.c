@@ -354,10 +354,26 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
   return replaced(sema, e, container_list(sema, e, cls, items, k), cls, n[0] != 'i' || seq);
 }
 
+TType *container_attr(Sema *sema, Ast *e) {
+  const TType *d = e->lhs->ty;
+  int i = 0;
+  while (d->kind == TY_DICT && i < d->nelem && strcmp(d->keys[i]->module, e->name)) i++;
+  if (d->kind != TY_DICT || i == d->nelem) return NULL;
+  Ast *k = ast_str(sema->cx, e->name, e->oploc);
+  check_expr(sema, k);
+  e->kind = AST_INDEX;  // md[name], as Module.__getattr__ finds it in _modules
+  e->list = (AstList){0};
+  vec_push(&sema->cx->arena, &e->list, k);
+  return dict_index(sema, e);
+}
+
 TType *container_method(Sema *sema, Ast *e) {
   const TType *c = e->lhs->ty;
   if (c->kind == TY_LIST) return list_container_method(sema, e, c);
   const char *n = e->name;
+  Ast *at = ast_attr(sema->cx, e->lhs, n, e->oploc, e->loc);
+  at->ty = container_attr(sema, at);  // md.wte(idx): the module named wte called
+  if (at->ty) return is_poison(at->ty) ? at->ty : module_apply(sema, e, at->ty, &e->list);
   if (!strcmp(n, "keys") || !strcmp(n, "values") || !strcmp(n, "items")) return dict_method(sema, e);
   if (!strcmp(n, "pop")) {
     if (e->list.len != 1 || e->list.data[0]->kind == AST_KWARG) {

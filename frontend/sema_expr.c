@@ -453,6 +453,8 @@ static TType *check_attr(Sema *sema, Ast *e) {
   if (is_poison(self)) return poison(sema);
   if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
+  TType *ca = is_container(self) ? container_attr(sema, e) : NULL;  // md.wte of a ModuleDict
+  if (ca) return ca;
   if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
   if (is_tensor(self) && (!strcmp(e->name, "real") || !strcmp(e->name, "imag"))) return complex_attr(sema, e);
   TType *pv = is_tensor(self) ? tensor_attr(sema, e) : self->kind == TY_DTYPE ? dtype_attr(sema, self->dtype, e->name)

@@ -525,7 +525,8 @@ bool is_container(const TType *t);                  // a Sequential, ModuleList 
 bool is_nn_module(Sema *sema, const TType *t);      // isinstance(t, nn.Module)
 TType *container_construct(Sema *sema, Ast *e);     // nn.Sequential(...), nn.ModuleList(...), nn.ModuleDict(...)
 TType *container_call(Sema *sema, Ast *e, const TType *c, AstList *args);  // seq(x): its modules in order
-TType *container_method(Sema *sema, Ast *e);        // ml.append(m), md.keys() ...
+TType *container_method(Sema *sema, Ast *e);        // ml.append(m), md.keys() ..., md.name(x)
+TType *container_attr(Sema *sema, Ast *e);          // md.name of a ModuleDict: its module; NULL: no such name
 TType *container_binary(Sema *sema, Ast *e);        // ml + ms, seq * 2
 bool container_augassign(Sema *sema, Ast *st);      // ml += ms
 bool container_index_ok(Sema *sema, Ast *e);        // c[i]: PyTorch's messages for the index; false after one
