@@ -263,6 +263,39 @@ static bool module_index(Sema *sema, const Ast *i, int64_t n, int64_t *k) {
   return true;
 }
 
+void container_store(Sema *sema, Ast *st) {
+  Ast *t = st->lhs, *c = t->lhs;
+  if (is_poison(check_expr(sema, st->rhs))) return;
+  if (st->op >= 0) {
+    diag_error(sema->cx, st->oploc, "unsupported operand type(s) for %s=: a module of a %s", binop_text((BinOp)st->op),
+               c->ty->container);
+    return;
+  }
+  if (!modules_ok(sema, &st->rhs, 1)) return;
+  if (c->ty->kind == TY_DICT) {  // md[k] = m: add_module's checks of the name, then the dict's store
+    const TType *k = t->list.len == 1 && t->list.data[0]->kind != AST_SLICE ? check_expr(sema, t->list.data[0]) : NULL;
+    if (k && !is_poison(k) && k->kind != TY_STR) {
+      diag_error(sema->cx, t->list.data[0]->loc, "module name should be a string. Got %s", torch_typename(sema, k));
+      return;
+    }
+    if (k && !is_poison(k)) dict_store(sema, st, t, st->rhs);
+    return;
+  }
+  Ast *it = t->list.len == 1 ? t->list.data[0] : NULL;
+  int64_t k;
+  if (!it || it->kind == AST_SLICE) {
+    diag_error(sema->cx, t->oploc, "'slice' object cannot be interpreted as an integer");
+    return;
+  }
+  if (is_poison(check_expr(sema, it)) || !module_index(sema, it, c->ty->nelem, &k)) return;
+  Ast **old;
+  int n;
+  seq_items(sema, c, &old, &n);
+  Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) items[i] = i == k ? st->rhs : old[i];
+  seq_replace(sema, st, c, container_list(sema, st, c->ty->container, items, n), true);
+}
+
 bool container_index_ok(Sema *sema, Ast *e) {
   Ast *it = e->list.len == 1 ? e->list.data[0] : NULL;
   if (!it || it->kind == AST_SLICE) return true;

@@ -530,6 +530,7 @@ TType *container_attr(Sema *sema, Ast *e);          // md.name of a ModuleDict: 
 TType *container_binary(Sema *sema, Ast *e);        // ml + ms, seq * 2
 bool container_augassign(Sema *sema, Ast *st);      // ml += ms
 bool container_index_ok(Sema *sema, Ast *e);        // c[i]: PyTorch's messages for the index; false after one
+void container_store(Sema *sema, Ast *st);          // c[i] = m, md[k] = m (st->lhs->lhs the container, checked)
 
 // ---- sema_dict.c: dicts with compile-time keys ----
 Ast *part_dict(Sema *sema, const Ast *e, TType **keys, Ast **values, int n);

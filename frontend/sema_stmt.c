@@ -550,6 +550,14 @@ static Ast *inner_dict(Sema *sema, const Ast *base) {
 
 static void check_store(Sema *sema, Ast *st) {
   Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
+  if (base && (base->kind == AST_NAME || base->kind == AST_ATTR)) {  // c[i] = m of an nn container (sema_container.c)
+    Ast *probe = ast_clone(sema->cx, base);
+    if (is_container(check_expr(sema, probe))) {
+      st->lhs->lhs = probe;
+      container_store(sema, st);
+      return;
+    }
+  }
   Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;
   if (d && d->ty->kind == TY_DICT) {  // d[k] = v: the dict with k's value (sema_dict.c)
     base->ty = d->ty;
