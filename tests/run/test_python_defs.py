@@ -376,8 +376,8 @@ def dataclass_(x, w):
 # nn.Sequential, nn.ModuleList and nn.ModuleDict as objects, built in __init__ (a list
 # comprehension, *[...] unpacked, append, extend, update) and used as forward passes use them:
 # iterated, indexed (negative, a slice: the container of the same class), called (a Sequential
-# runs its modules in order, nested and empty ones too), len, `in`, items(), + and * of
-# containers, isinstance, handed to a helper's Callable parameter
+# runs its modules in order, nested and empty ones too), len, `in`, items(), c[i] = m, + and *
+# of containers, isinstance, handed to a helper's Callable parameter
 CONTAINERS = r'''import torch
 import torch.nn as nn
 from typing import Optional, Tuple
@@ -402,7 +402,9 @@ class Net(nn.Module) {
         self.mlp = nn.Sequential(nn.Linear(d, d), nn.GELU(), *[nn.Tanh() for _ in range(2)])
         self.acts = nn.ModuleDict({"relu": nn.ReLU(), "sig": nn.Sigmoid()})
         self.acts.update([("tanh", nn.Tanh())])
-        self.nested = nn.ModuleList([nn.Sequential(nn.ReLU()), nn.Sequential()])
+        self.nested = nn.ModuleList([nn.Sequential(nn.ReLU()), nn.Tanh()])
+        self.nested[-1] = nn.Sequential()
+        self.acts["relu"] = nn.ReLU()
     }
     fn forward(self, x) {
         h = x
