@@ -123,6 +123,15 @@ static bool check_class_attr(Sema *sema, Ast *st) {
 // class Name(bases) { ... } as a value: its statements checked for what a class body may
 // hold (methods, class attributes, a docstring, pass).
 TType *class_value(Sema *sema, Ast *e) {
+  for (int i = 0; e->step && i < e->step->list.len; i++) {  // class Stage(nn.Sequential): its modules are its self
+    const Ast *b = e->step->list.data[i];
+    const char *n = (b->kind == AST_ATTR || b->kind == AST_NAME) ? b->name : NULL;
+    if (n && (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))) {
+      diag_error(sema->cx, b->loc, "a class derived from nn.%s is not supported yet: hold the modules in an "
+                 "attribute (self.layers = nn.%s(...)) and call it in forward", n, n);
+      return poison(sema);
+    }
+  }
   Sym *scope = sema->scope;
   for (int i = 0; i < e->body.len; i++) {
     Ast *st = e->body.data[i];
