@@ -78,7 +78,8 @@ Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oplo
                target->kind == AST_TUPLE ? "tuple" : "list");
     return ast_jump(cx, AST_PASS, loc);
   }
-  Ast *st = value ? parse_assign(cx, target, ast_list_of(cx, value, value->loc), oploc, loc) : ast_jump(cx, AST_PASS, loc);
+  Ast *st = value ? parse_assign(cx, target, ast_list_of(cx, value, value->loc), oploc, loc)
+                   : ast_jump(cx, AST_PASS, loc);
   st->type = annotation;
   if (!value) st->step = target;
   return st;

@@ -11,8 +11,9 @@
 // place: sema_tuple.c's seq_replace keeps the mark on the new value), and this file holds only
 // where PyTorch's class differs from Python's list and dict: its constructor (each element a
 // Module, or None; a ModuleDict's keys strings naming a module), its call, its methods (append
-// and extend return the container), its operators (+, *), and its messages (its type's name,
-// "index 3 is out of range").
+// and extend return the container), its stores (c[i] = m, md[k] = m), a ModuleDict's module
+// read as an attribute (md.wte), its operators (+, *), and its messages (its type's name,
+// "index 3 is out of range"); its repr is sema_format.c's.
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
@@ -352,7 +353,8 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
     more = &arg, nmore = 1;
   }
   if (n[0] == 'i' && seq && !is_nn_module(sema, arg->ty)) {
-    diag_error(sema->cx, arg->loc, "AssertionError: module should be of type: <class 'torch.nn.modules.module.Module'>");
+    diag_error(sema->cx, arg->loc, "AssertionError: module should be of type: <class "
+               "'torch.nn.modules.module.Module'>");
     return poison(sema);
   }
   if (!modules_ok(sema, more, nmore)) return poison(sema);

@@ -40,6 +40,8 @@
 //                   torch.finfo/iinfo, torch.tensor of numbers
 //   sema_module.c   import lines, nn modules constructed and called inline, inplace=,
 //                   torch._assert
+//   sema_container.c nn.Sequential, nn.ModuleList, nn.ModuleDict: marked lists and dicts of
+//                   modules, where PyTorch's classes differ from Python's list and dict
 //   sema_format.c   Python's str, repr and format of compile-time values (f-strings)
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
@@ -560,7 +562,8 @@ void fn_locals(Arena *arena, const Ast *fn, NameList *out);  // the names fn bin
 bool name_in(const NameList *names, const char *name);
 void rename_names(Ast *a, const char *const *from, const char *const *to, int n);
 FnSig *local_sig(Sema *sema, Ast *def);  // sema.c
-bool any_result(const Ast *fn);  // -> torch.Tensor, -> Tuple[...], any Python annotation: the result as returned (sema.c)
+// -> torch.Tensor, -> Tuple[...], any Python annotation: the result as returned (sema.c)
+bool any_result(const Ast *fn);
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
