@@ -714,6 +714,7 @@ static Ast *clone_one(Ctx *cx, const Ast *a) {
   c->ival = a->ival;
   c->fval = a->fval;
   c->bval = a->bval;
+  c->deco = a->deco;
   c->mut = a->mut;
   c->dtype = a->dtype;
   c->name = a->name;

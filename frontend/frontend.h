@@ -92,6 +92,7 @@ struct Ast {
   int64_t ival;
   double fval;
   bool bval;         // AST_BOOL's value; AST_FN: a @staticmethod (grammar/parser.y parse_decorated)
+  char deco;         // AST_FN: 'p' a @property, 'c' a @classmethod (parse_decorated; sema_class.c), else 0
   bool mut;          // AST_PARAM
   DType dtype;       // AST_DTYPE, AST_TYPE
   const char *name;  // NAME, CALL/ATTR method or function, KWARG, CONST, PARAM, FN
@@ -257,6 +258,8 @@ struct TType {
   const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
   struct ObjAttrs *attrs; // MODULE: an object's attributes the program sets (nn.Linear's weight ...;
                           // sema_object.c), shared by every holder; NULL for none
+  const char *container;  // LIST: "Sequential" or "ModuleList", DICT: "ModuleDict": the nn container of
+                          // these modules (sema_container.c); NULL for a plain list or dict
 };
 
 // What a function's declaration says before any call: its dim variables (a bare name

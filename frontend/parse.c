@@ -68,6 +68,23 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
   return ast_expr_stmt(cx, call, loc);
 }
 
+// target: annotation = value and target: annotation, as Python's annotated assignment: the
+// annotation is kept unevaluated (st->type: a @dataclass's field), a value assigned as `=`
+// assigns it; alone it binds nothing (an AST_PASS whose step is the target). A target that
+// is a tuple or list display is Python's SyntaxError, at the target.
+Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oploc, Loc loc) {
+  if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
+    diag_error(cx, target->loc, "only single target (not %s) can be annotated",
+               target->kind == AST_TUPLE ? "tuple" : "list");
+    return ast_jump(cx, AST_PASS, loc);
+  }
+  Ast *st = value ? parse_assign(cx, target, ast_list_of(cx, value, value->loc), oploc, loc)
+                   : ast_jump(cx, AST_PASS, loc);
+  st->type = annotation;
+  if (!value) st->step = target;
+  return st;
+}
+
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc) {
   Loc at = {loc.file, loc.begin + 1, loc.begin + 1 + (uint32_t)strlen(name)};
   Ast *p = ast_param(cx, false, name, type ? type : ast_scalar_type(cx, "tuple", at), NULL, loc);
@@ -138,7 +155,10 @@ static Ast *piece(Parse *p, const char *text, size_t from, size_t to, uint32_t a
 // f"text {expr!c:spec} {{ }}": AST_STR pieces (braces doubled written once) and AST_FIELDs.
 static Ast *parse_fstring(Parse *p, const char *text, Loc loc) {
   Ast *f = ast_new(p->cx, AST_FSTRING, loc);
-  uint32_t at = loc.end - 1 - (uint32_t)strlen(text);  // text[0] is the byte after f" (or fr", rf")
+  const char *src = p->file->text;
+  uint32_t at = loc.begin;  // text[0] is the byte after f" (or fr", rf", f""")
+  while (src[at] != '"' && src[at] != '\'') at++;
+  at += at + 2 < loc.end && src[at + 1] == src[at] && src[at + 2] == src[at] ? 3 : 1;
   size_t i = 0;
   char *buf = arena_alloc(&p->cx->arena, strlen(text) + 1);
   size_t nb = 0;

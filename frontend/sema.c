@@ -127,13 +127,16 @@ static bool optional_param(const Ast *p) {
   return p->type->bval || object_kind(p) == TY_NONE || (p->rhs && p->rhs->ty && p->rhs->ty->kind == TY_NONE);
 }
 
-// A result written as Python annotates a tuple (tuple, Tuple, Tuple[torch.Tensor, ...]): what
-// the return gives, as a def without an arrow inside a function returns it.
+// A result written as Python annotates it (torch.Tensor, tuple, Tuple[torch.Tensor, ...],
+// Optional[...], int, 'Block', (torch.Tensor, int) ...; every one a word, not a tdsl type
+// f32[dims] or None): what the return gives, unchecked as Python leaves annotations, as a def
+// without an arrow inside a function returns it. An entry point's is refused (sema.c).
 bool any_result(const Ast *fn) {
-  if (fn->rets.len != 1) return false;
-  const Ast *r = fn->rets.data[0];
-  const char *n = r->kind == AST_SCALAR_TYPE || (r->kind == AST_TYPE && r->dtype == DT_COUNT) ? r->name : NULL;
-  return n && (!strcmp(n, "tuple") || !strcmp(n, "Tuple"));
+  for (int i = 0; i < fn->rets.len; i++) {
+    const Ast *r = fn->rets.data[i];
+    if (r->kind != AST_SCALAR_TYPE && !(r->kind == AST_TYPE && r->dtype == DT_COUNT)) return false;
+  }
+  return fn->rets.len > 0;
 }
 
 static FnSig *sig_of(Sema *sema, const Ast *fn) {
@@ -400,7 +403,7 @@ TType *inline_call(Sema *sema, Ast *e, Ast *fn) {
     }
     TyKind ok = object_kind(fn->list.data[j]);
     if (ok != TY_POISON) {  // a tuple, list or dict: the caller's object, its elements read where the body reads them
-      bool callable = args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor;  // a function value, nn.GELU()
+      bool callable = (args[j]->ty->kind == TY_MODULE && args[j]->ty->ctor) || is_container(args[j]->ty);  // nn.GELU()
       if (ok != TY_NONE && (ok == TY_MODULE ? !callable : args[j]->ty->kind != ok)) {
         diag_error(sema->cx, args[j]->loc, "argument '%s' of '%s' must be %s, not %s", p->name, fn->name,
                    ok == TY_TUPLE ? "tuple" : ok == TY_LIST ? "list" : ok == TY_DICT ? "dict"
@@ -670,9 +673,11 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     const Ast *r = fn->rets.data[i];
     if (any_result(fn)) break;
     size_t n = r->kind == AST_SCALAR_TYPE ? strlen(r->name) : 0;
-    if (r->kind == AST_SCALAR_TYPE && (n < 6 || strcmp(r->name + n - 6, "Tensor")))
-      diag_error(sema->cx, r->loc, "unknown result type '%s': a result is a tensor, written f32[dims] (a helper's "
-                 "may be torch.Tensor, any tensor), or None", r->name);
+    if ((r->kind == AST_SCALAR_TYPE && (n < 6 || strcmp(r->name + n - 6, "Tensor"))) ||
+        (r->kind == AST_TYPE && r->dtype == DT_COUNT))
+      diag_error(sema->cx, r->loc, "a result written beside a tdsl type is a tensor, written f32[dims], a "
+                 "torch.Tensor or None, not '%s' (a result annotated as Python does, without f32[dims], is not "
+                 "checked)", r->name);
   }
   bool dflt = false;
   int stars = 0;
@@ -979,6 +984,9 @@ bool sema_declare(Ctx *cx, Program *p) {
   for (int i = 0; i < p->fns.len; i++) {
     p->sigs[i].pristine = ast_clone(cx, p->fns.data[i]);  // before any check annotates the declaration
     declare_sig(sema, p->fns.data[i], &p->sigs[i]);
+    if (p->fns.data[i]->deco)  // @property, @classmethod: a class's (sema_class.c)
+      diag_error(sema->cx, name_loc(p->fns.data[i]), "@%s on a function of the file: tdsl takes it on a method of a "
+                 "class", p->fns.data[i]->deco == 'p' ? "property" : "classmethod");
   }
   find_helpers(cx, p);
   sema_budget(sema);

@@ -38,6 +38,18 @@ bool is_instance(const TType *t) {
 }
 
 // The base of class cls that is a class of the file (class B(A)), or NULL.
+static const Ast *base_of(Sema *sema, const Ast *cls);
+
+bool class_is_module(Sema *sema, const Ast *cls) {
+  for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
+    for (int i = 0; cls->step && i < cls->step->list.len; i++) {  // nn.Module, torch.nn.Module, Module
+      const Ast *b = cls->step->list.data[i];
+      if ((b->kind == AST_ATTR || b->kind == AST_NAME) && b->name && !strcmp(b->name, "Module")) return true;
+    }
+  return false;
+}
+
+// The base of class cls that is a class of the file (class B(A)), or NULL.
 static const Ast *base_of(Sema *sema, const Ast *cls) {
   for (int i = 0; cls->step && i < cls->step->list.len; i++) {
     const Ast *b = cls->step->list.data[i];
@@ -111,6 +123,15 @@ static bool check_class_attr(Sema *sema, Ast *st) {
 // class Name(bases) { ... } as a value: its statements checked for what a class body may
 // hold (methods, class attributes, a docstring, pass).
 TType *class_value(Sema *sema, Ast *e) {
+  for (int i = 0; e->step && i < e->step->list.len; i++) {  // class Stage(nn.Sequential): its modules are its self
+    const Ast *b = e->step->list.data[i];
+    const char *n = (b->kind == AST_ATTR || b->kind == AST_NAME) ? b->name : NULL;
+    if (n && (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))) {
+      diag_error(sema->cx, b->loc, "a class derived from nn.%s is not supported yet: hold the modules in an "
+                 "attribute (self.layers = nn.%s(...)) and call it in forward", n, n);
+      return poison(sema);
+    }
+  }
   Sym *scope = sema->scope;
   for (int i = 0; i < e->body.len; i++) {
     Ast *st = e->body.data[i];
@@ -322,14 +343,22 @@ static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
   return t;
 }
 
-// Method m of instance inst called at e on args (self first); owner the class defining it
-// (a super() in it names owner's base).
+// The class of the file defined by cls as a value (a @classmethod's cls).
+static TType *class_of(Sema *sema, const Ast *cls) {
+  TType *t = ty_module(sema, "builtins.type");
+  t->ctor = cls;
+  return t;
+}
+
+// Method m of instance inst called at e on args (self first; a @classmethod's class, none for
+// a @staticmethod); owner the class defining it (a super() in it names owner's base).
 static TType *call_method(Sema *sema, Ast *e, TType *inst, const Ast *m, const Ast *owner, AstList *args) {
   inst = self_of(inst);
   TType *f = method_value(sema, e, m);
   if (is_poison(f)) return f;
   AstList all = {0};
-  if (!m->bval) vec_push(&sema->cx->arena, &all, value_node(sema, inst, e->loc));  // bval: @staticmethod, no self
+  if (m->deco == 'c') vec_push(&sema->cx->arena, &all, value_node(sema, class_of(sema, inst->ctor), e->loc));
+  else if (!m->bval) vec_push(&sema->cx->arena, &all, value_node(sema, inst, e->loc));  // bval: @staticmethod
   for (int i = 0; i < args->len; i++) vec_push(&sema->cx->arena, &all, args->data[i]);
   const Ast *cls = sema->method_cls;
   TType *self = sema->method_self;
@@ -359,12 +388,13 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   int k = obj_find(inst->attrs, e->name);
   if (!m && k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
-  if (m && k < 0) return call_method(sema, e, inst, m, owner, &e->list);
+  if (m && k < 0 && m->deco != 'p') return call_method(sema, e, inst, m, owner, &e->list);
   Ast *at = ast_new(sema->cx, AST_ATTR, e->loc);
   at->name = e->name;
   at->oploc = e->oploc;
-  TType *v = obj_read(sema, at, inst, k);
+  TType *v = m && m->deco == 'p' ? property_value(sema, at, inst) : obj_read(sema, at, inst, k);
   if (is_poison(v)) return v;
+  if (is_container(v)) return container_call(sema, e, v, &e->list);  // self.net(x) of a Sequential
   if (v->kind != TY_MODULE || !v->ctor) {
     diag_error(sema->cx, e->oploc, "'%s' object is not callable", py_type_name(v));
     return poison(sema);
@@ -376,21 +406,38 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
 // the arguments as given (call false: Cls.name, the function itself); NULL when cls has no
 // such static method (the caller's error).
 TType *static_method(Sema *sema, Ast *e, TType *cls, bool call) {
-  const Ast *m = method_in(sema, cls->ctor, e->name, NULL);
-  if (!m || !m->bval) return NULL;
+  const Ast *owner = NULL;
+  const Ast *m = method_in(sema, cls->ctor, e->name, &owner);
+  if (!m || (!m->bval && m->deco != 'c')) return NULL;
   if (call && !check_args(sema, e)) return poison(sema);
+  if (m->deco == 'c' && call) return call_method(sema, e, cls, m, owner, &e->list);  // Cls.make(x): cls is Cls
+  if (m->deco == 'c') return bound_method(sema, e, cls);
   TType *f = method_value(sema, e, m);
   return is_poison(f) || !call ? f : lambda_call(sema, e, f, &e->list);
 }
 
+// inst.name of a @property name of inst's class (or a base): its getter's value, e becoming
+// the getter's call, as Python's attribute lookup runs it; NULL when name is no property.
+TType *property_value(Sema *sema, Ast *e, TType *inst) {
+  const Ast *owner = NULL;
+  const Ast *m = method_in(sema, inst->ctor, e->name, &owner);
+  if (!m || m->deco != 'p') return NULL;
+  e->kind = AST_CALL;  // lowered as the call it is
+  e->list = (AstList){0};
+  return call_method(sema, e, inst, m, owner, &e->list);
+}
+
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the
-// method on self), as `self.feed_forward_chunk` is handed on; NULL when there is none.
+// method on self; of a @classmethod, on the class, also as Cls.name), as
+// `self.feed_forward_chunk` is handed on; NULL when there is none.
 TType *bound_method(Sema *sema, Ast *e, TType *inst) {
   const Ast *m = method_in(sema, inst->ctor, e->name, NULL);
   if (!m) return NULL;
+  if (is_class(inst) && m->deco != 'c') return NULL;
   inst = self_of(inst);
   TType *f = method_value(sema, e, m);
   if (is_poison(f) || m->bval) return f;  // a @staticmethod is the function itself
+  if (m->deco == 'c' && !is_class(inst)) inst = class_of(sema, inst->ctor);  // self.make: bound to the class
   Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
   call->name = "partial";
   Ast *fn = ast_new(sema->cx, AST_NONE, e->loc);

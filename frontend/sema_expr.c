@@ -216,6 +216,7 @@ static TType *check_binary_one(Sema *sema, Ast *e, TType *a) {
   if (is_poison(a) || is_poison(b)) return poison(sema);
   int op = e->op;
   TD_ASSERT(op >= 0 && op < BIN_COUNT);
+  if ((op == BIN_ADD || op == BIN_MUL) && (is_container(a) || is_container(b))) return container_binary(sema, e);
   if ((op == BIN_ADD || op == BIN_MUL) && (a->kind == TY_TUPLE || a->kind == TY_LIST)) return seq_binary(sema, e);
   bool oka = is_tensor(a) || is_scalar(a), okb = is_tensor(b) || is_scalar(b);
   if ((op == BIN_EQ || op == BIN_NE) && !is_tensor(a) && !is_tensor(b) && (!oka || !okb)) {
@@ -392,6 +393,7 @@ static TType *check_call(Sema *sema, Ast *e) {
     self = NULL;
   }
   if (!args_done && !check_args(sema, e)) bad = true;
+  if (!bad && is_container(self)) return container_method(sema, e);  // ml.append(m) (sema_container.c)
   if (!bad && self && (self->kind == TY_LIST || self->kind == TY_TUPLE)) return list_method(sema, e);
   if (!bad && self && self->kind == TY_DICT) return dict_method(sema, e);
   if (math && !bad && e->list.len != 1) {  // math.sqrt(D): one number
@@ -451,6 +453,8 @@ static TType *check_attr(Sema *sema, Ast *e) {
   if (is_poison(self)) return poison(sema);
   if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p
   if (self->kind == TY_MODULE) return module_attr(sema, e, self);
+  TType *ca = is_container(self) ? container_attr(sema, e) : NULL;  // md.wte of a ModuleDict
+  if (ca) return ca;
   if (self->kind == TY_TUPLE || self->kind == TY_LIST) return seq_attr(sema, e);
   if (is_tensor(self) && (!strcmp(e->name, "real") || !strcmp(e->name, "imag"))) return complex_attr(sema, e);
   TType *pv = is_tensor(self) ? tensor_attr(sema, e) : self->kind == TY_DTYPE ? dtype_attr(sema, self->dtype, e->name)

@@ -52,9 +52,32 @@ static void str_repr(Sema *sema, Str *b, const char *t) {
   put(sema, b, &q, 1);
 }
 
+static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc);
+
+// An nn container as PyTorch's Module.__repr__ prints it: "ModuleList(\n  (0): Tanh()\n)", each
+// module's own lines indented two more (an empty one: "Sequential()").
+static bool container_text(Sema *sema, Str *b, const TType *t, Loc loc) {
+  puts_(sema, b, t->container);
+  puts_(sema, b, t->nelem ? "(\n" : "()");
+  for (int i = 0; i < t->nelem; i++) {
+    Str child = {0};
+    if (!value_text(sema, &child, t->elems[i], true, loc)) return false;
+    char key[32];
+    snprintf(key, sizeof key, "%d", i);
+    puts_(sema, b, "  (");
+    puts_(sema, b, t->kind == TY_DICT ? t->keys[i]->module : key);
+    puts_(sema, b, "): ");
+    for (size_t k = 0; k < child.n; k++) puts_(sema, b, child.s[k] == '\n' ? "\n  " : (char[2]){child.s[k], 0});
+    puts_(sema, b, "\n");
+  }
+  if (t->nelem) puts_(sema, b, ")");
+  return true;
+}
+
 // str(t) (repr false) or repr(t) appended to b; false after an error at loc.
 static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
   char buf[64];
+  if (t->container) return container_text(sema, b, t, loc);
   switch (t->kind) {
   case TY_SCALAR:
     if (t->dtype == DT_BOOL) puts_(sema, b, t->ival ? "True" : "False");

@@ -40,6 +40,8 @@
 //                   torch.finfo/iinfo, torch.tensor of numbers
 //   sema_module.c   import lines, nn modules constructed and called inline, inplace=,
 //                   torch._assert
+//   sema_container.c nn.Sequential, nn.ModuleList, nn.ModuleDict: marked lists and dicts of
+//                   modules, where PyTorch's classes differ from Python's list and dict
 //   sema_format.c   Python's str, repr and format of compile-time values (f-strings)
 //   sema_fold.c     constant folding of Python scalars
 //   sema_type.c     types, dtype promotion (through ir/dtype.c), dims and broadcasting
@@ -516,6 +518,22 @@ bool seq_del(Sema *sema, Ast *call);
 // runs there); with aliases, every name and sequence holding the same object sees it.
 void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases);
 
+// The items of iterable v (a list, tuple or dict's keys, a tensor's rows); false after Python's
+// message at loc (sema_tuple.c).
+bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc);
+
+// ---- sema_container.c: nn.Sequential, nn.ModuleList, nn.ModuleDict: marked lists and dicts of modules ----
+bool is_container(const TType *t);                  // a Sequential, ModuleList or ModuleDict
+bool is_nn_module(Sema *sema, const TType *t);      // isinstance(t, nn.Module)
+TType *container_construct(Sema *sema, Ast *e);     // nn.Sequential(...), nn.ModuleList(...), nn.ModuleDict(...)
+TType *container_call(Sema *sema, Ast *e, const TType *c, AstList *args);  // seq(x): its modules in order
+TType *container_method(Sema *sema, Ast *e);        // ml.append(m), md.keys() ..., md.name(x)
+TType *container_attr(Sema *sema, Ast *e);          // md.name of a ModuleDict: its module; NULL: no such name
+TType *container_binary(Sema *sema, Ast *e);        // ml + ms, seq * 2
+bool container_augassign(Sema *sema, Ast *st);      // ml += ms
+bool container_index_ok(Sema *sema, Ast *e);        // c[i]: PyTorch's messages for the index; false after one
+void container_store(Sema *sema, Ast *st);          // c[i] = m, md[k] = m (st->lhs->lhs the container, checked)
+
 // ---- sema_dict.c: dicts with compile-time keys ----
 Ast *part_dict(Sema *sema, const Ast *e, TType **keys, Ast **values, int n);
 TType *dict_builtin(Sema *sema, Ast *e);   // dict(...), {k: v}; NULL for other calls
@@ -544,7 +562,8 @@ void fn_locals(Arena *arena, const Ast *fn, NameList *out);  // the names fn bin
 bool name_in(const NameList *names, const char *name);
 void rename_names(Ast *a, const char *const *from, const char *const *to, int n);
 FnSig *local_sig(Sema *sema, Ast *def);  // sema.c
-bool any_result(const Ast *fn);  // -> tuple, -> Tuple[...]: the result as returned (sema.c)
+// -> torch.Tensor, -> Tuple[...], any Python annotation: the result as returned (sema.c)
+bool any_result(const Ast *fn);
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);
@@ -753,11 +772,14 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a ca
 // ---- user classes (sema_class.c) ----
 bool is_class(const TType *t);     // a class of the file (a const's value)
 bool is_instance(const TType *t);  // an instance of one
+bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module
 TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
 TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method
-TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);  // Cls.m(args), Cls.m of a @staticmethod; NULL: none
+// Cls.m(args), Cls.m of a @staticmethod or a @classmethod; NULL: none
+TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);
+TType *property_value(Sema *sema, Ast *e, TType *inst);  // inst.p of a @property p: its getter's value; NULL: none
 TType *class_attr(Sema *sema, const TType *t, const char *name);
 TType *super_value(Sema *sema, Ast *e);  // super() in a method: the instance, its lookup from the base  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"

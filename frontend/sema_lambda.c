@@ -207,6 +207,12 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
 // defaults are evaluated here, as Python evaluates them when the def runs, each bound to a
 // hidden name that its calls read (the statement becomes those bindings for lowering).
 void local_def(Sema *sema, Ast *st) {
+  if (st->deco) {  // @property, @classmethod: a class's (sema_class.c)
+    diag_error(sema->cx, name_loc(st), "@%s on a fn inside a function: tdsl takes it on a method of a class",
+               st->deco == 'p' ? "property" : "classmethod");
+    bind_name(sema, st->name, poison(sema), st->loc);
+    return;
+  }
   Ast *def = ast_clone(sema->cx, st);
   def->op = DEF_LOCAL;
   int id = ++sema->lambdas;

@@ -584,14 +584,14 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
-    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
-                                             "ParameterDict", NULL};
+    if (!strcmp(e->name, "Sequential") || !strcmp(e->name, "ModuleList") || !strcmp(e->name, "ModuleDict"))
+      return container_construct(sema, e);  // sema_container.c
+    static const char *const containers[] = {"ParameterList", "ParameterDict", NULL};
     for (int i = 0; containers[i]; i++)
       if (!strcmp(containers[i], e->name)) {
-        bool dict = strstr(e->name, "Dict") != NULL, seq = !strcmp(e->name, "Sequential");
-        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its modules in a Python %s (%s) and "
-                   "call them in order", e->name, dict ? "dict" : "list", dict ? "mods = {'a': m1}; mods['a'](x)"
-                   : seq ? "for m in [m1, m2] { x = m(x) }" : "layers = [m1, m2]; layers[i](x)");
+        bool dict = strstr(e->name, "Dict") != NULL;
+        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its tensors in a Python %s (%s)",
+                   e->name, dict ? "dict" : "list", dict ? "ps = {'a': w1}; ps['a']" : "ps = [w1, w2]; ps[i]");
         return poison(sema);
       }
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
@@ -687,6 +687,8 @@ static TType *einops_apply(Sema *sema, Ast *e, const TType *m, AstList *args);
 static bool is_einops_layer(const TType *m);
 
 TType *nn_attr(Sema *sema, Ast *e, const TType *m) {
+  TType *pv = is_instance(m) ? property_value(sema, e, (TType *)m) : NULL;  // a @property over the instance's own
+  if (pv) return pv;
   int k = obj_find(m->attrs, e->name);
   if (k >= 0) return obj_read(sema, e, m, k);
   TType *ca = is_instance(m) || is_class(m) ? class_attr(sema, m, e->name) : NULL;
@@ -949,6 +951,7 @@ static TType *inspect_signature(Sema *sema, Ast *e) {
 // checked as one); NULL for every other call.
 TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   if (is_lambda(m)) return lambda_call(sema, e, m, args);
+  if (is_container(m)) return container_call(sema, e, m, args);
   return nn_apply(sema, e, m, args);
 }
 
@@ -958,6 +961,7 @@ TType *module_call(Sema *sema, Ast *e) {
     return super_value(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
+    if (s && is_container(s->ty)) return check_args(sema, e) ? container_call(sema, e, s->ty, &e->list) : poison(sema);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
       if (is_lambda(s->ty)) return lambda_call(sema, e, s->ty, &e->list);
@@ -991,6 +995,7 @@ TType *check_apply(Sema *sema, Ast *e) {
   if (is_poison(c) || !ok) return poison(sema);
   if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
+  if (is_container(c)) return container_call(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
   return poison(sema);
 }

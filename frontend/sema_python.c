@@ -378,7 +378,9 @@ static int instance_of(Sema *sema, const TType *t, const Ast *c) {
   const char *m = c->kind == AST_ATTR ? c->lhs->name : NULL;
   if (n && m && (!strcmp(m, "torch") || !strcmp(m, "nn"))) {
     if (!strcmp(n, "Tensor")) return t->kind == TY_TENSOR && !t->wrapped;
-    if (!strcmp(n, "Module")) return t->kind == TY_MODULE && t->ctor;
+    if (!strcmp(n, "Module")) return is_nn_module(sema, t);
+    if (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))
+      return is_container(t) && !strcmp(t->container, n);
     if (!strcmp(n, "dtype")) return t->kind == TY_DTYPE;
     if (!strcmp(n, "Size")) return t->kind == TY_TUPLE;  // x.shape
   } else if (n && !m && !find_local(sema, n) && !find_const(sema, n)) {
@@ -388,8 +390,8 @@ static int instance_of(Sema *sema, const TType *t, const Ast *c) {
     if (!strcmp(n, "bool")) return num && t->dtype == DT_BOOL;
     if (!strcmp(n, "str")) return t->kind == TY_STR;
     if (!strcmp(n, "tuple")) return t->kind == TY_TUPLE;
-    if (!strcmp(n, "list")) return t->kind == TY_LIST;
-    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !t->module;
+    if (!strcmp(n, "list")) return t->kind == TY_LIST && !t->container;
+    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !t->module && !t->container;
     if (!strcmp(n, "set")) return t->kind == TY_DICT && t->module;
   } else if (c->kind == AST_CALL && !c->lhs && !strcmp(c->name, "type") && c->list.len == 1 &&
              c->list.data[0]->kind == AST_NONE) {

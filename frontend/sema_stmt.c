@@ -548,8 +548,22 @@ static Ast *inner_dict(Sema *sema, const Ast *base) {
   return is_poison(t) || t->kind == TY_DICT ? probe : NULL;
 }
 
+// Whether base (of a store base[i] = v) names an nn container: a local, or an attribute of an
+// object a local holds (self.layers), found without checking it (which reports its errors).
+static bool container_base(Sema *sema, const Ast *base) {
+  const Ast *n = base->kind == AST_ATTR ? base->lhs : base;
+  Sym *s = n->kind == AST_NAME ? find_local(sema, n->name) : NULL;
+  if (!s || base->kind == AST_NAME) return s && is_container(s->ty);
+  int k = base->kind == AST_ATTR && s->ty->kind == TY_MODULE ? obj_find(s->ty->attrs, base->name) : -1;
+  return k >= 0 && is_container(s->ty->attrs->ty[k]);
+}
+
 static void check_store(Sema *sema, Ast *st) {
   Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
+  if (base && container_base(sema, base)) {  // c[i] = m of an nn container (sema_container.c)
+    if (!is_poison(check_expr(sema, base))) container_store(sema, st);
+    return;
+  }
   Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;
   if (d && d->ty->kind == TY_DICT) {  // d[k] = v: the dict with k's value (sema_dict.c)
     base->ty = d->ty;
@@ -640,7 +654,7 @@ TType *check_body(Sema *sema, Ast *fn, TType **params) {
   }
   Body body = {fn, NULL, false, 0, AST_COUNT};
   check_block(sema, &body, &fn->body);
-  if (!body.returned && fn->rets.len == 0) {  // no result: falling off the end returns None
+  if (!body.returned && (fn->rets.len == 0 || any_result(fn))) {  // falling off the end returns None, as Python's
     body.ret = ty_new(sema, TY_NONE);
   } else if (!body.returned) {  // at the closing brace, where the return is missing
     Loc brace = fn->loc;

@@ -145,6 +145,7 @@ static bool slice_part(Sema *sema, Ast *b, int64_t *out, bool *given) {
 TType *seq_index(Sema *sema, Ast *e) {
   const TType *t = e->lhs->ty;
   const char *what = t->kind == TY_TUPLE ? "tuple" : "list";
+  if (t->container && !container_index_ok(sema, e)) return poison(sema);  // PyTorch's messages
   if (e->list.len != 1) {
     diag_error(sema->cx, e->oploc, "%s indices must be integers or slices, not tuple", what);
     return poison(sema);
@@ -170,6 +171,7 @@ TType *seq_index(Sema *sema, Ast *e) {
     for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) picked[np++] = items[i];
     TType *r = seq_of(sema, e, t->kind, picked, np);
     r->size = t->size;  // a slice of a torch.Size is one
+    r->container = t->container;  // a slice of a Sequential is one, as a ModuleList's
     return r;
   }
   if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
@@ -247,6 +249,7 @@ static Ast *swapped(Sema *sema, Ast *at, Ast *v, Swaps *sw, int depth) {
   if (!fresh) return NULL;
   Ast *nv = v->ty->kind == TY_DICT ? part_dict(sema, at, v->ty->keys, fresh, n) : part_seq(sema, at, v->ty->kind, fresh, n);
   nv->ty->size = v->ty->size;
+  nv->ty->container = v->ty->container;  // an nn container stays one (sema_container.c)
   if (sw->n < MAX_LIST) sw->old[sw->n] = v->ty, sw->now[sw->n++] = nv;
   return nv;
 }
@@ -272,6 +275,7 @@ void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind
 }
 
 void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
+  if (!nl->ty->container) nl->ty->container = name->ty->container;  // an nn container stays one
   if (!aliases) {
     rebind_at(sema, at, name->name, name->loc, nl);
     return;
@@ -291,9 +295,7 @@ void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
   for (int i = 0; i < nc; i++) rebind_at(sema, at, cur[i]->name, cur[i]->loc, to[i]);
 }
 
-// The items of iterable v (a list or tuple, a tensor over its first dim) for extend() or
-// +=; false after Python's message at loc.
-static bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
+bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
   if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = unbind_ast(sema, v, v);
   if (v->ty->kind == TY_DICT) v = dict_keys(sema, v, v);  // iterating a dict: its keys
   if (is_poison(v->ty)) return false;
@@ -472,6 +474,7 @@ TType *list_method(Sema *sema, Ast *e) {
 // rebound to t + u, as Python does. At st (an augmented assignment); false after an error.
 bool seq_augassign(Sema *sema, Ast *st) {
   const TType *t = st->lhs->ty;
+  if (t->container) return container_augassign(sema, st);
   if (st->op == BIN_MUL) {  // t *= n
     Ast *prod = ast_binary(sema->cx, BIN_MUL, st->lhs, st->rhs, st->oploc);
     prod->ty = seq_binary(sema, prod);

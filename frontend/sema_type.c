@@ -96,11 +96,11 @@ const char *py_type_name(const TType *t) {
   case TY_TENSOR:  // a scalar parameter of the entry: a Python number known only at run time
     if (t->wrapped) return t->dtype == DT_BOOL ? "run-time bool" : t->dtype == DT_I64 ? "run-time int" : "run-time float";
     return "Tensor";
-  case TY_LIST: return "list";
+  case TY_LIST: return t->container ? t->container : "list";
   case TY_TUPLE: return "tuple";
   case TY_MODULE: return t->ctor ? strrchr(t->module, '.') + 1 : "module";  // an nn module object: its class
   case TY_STR: return "str";
-  case TY_DICT: return "dict";
+  case TY_DICT: return t->container ? t->container : "dict";
   default: return "?";
   }
 }

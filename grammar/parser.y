@@ -53,6 +53,9 @@ int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
 // targets = value (ast_assign); x.attr = v: a statement that is the error where it runs (parse.c)
 Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
+// target: annotation [= value] (value NULL: none), Python's annotated assignment; a tuple or
+// list target is Python's SyntaxError (parse.c)
+Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oploc, Loc loc);
 // *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 // **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
@@ -253,12 +256,17 @@ ret_types
   | '(' type_list opt_comma ')' { $$ = $2; }
   ;
 
-/* a helper's result may be written as Python annotates it, any tensor: Tensor, torch.Tensor */
+/* a helper's result may be written as Python annotates it, which tdsl does not check, as Python
+   does not: torch.Tensor, Tuple[...], typing.Optional[torch.Tensor], torch.nn.Module, 'Block'
+   (any_result, sema.c) */
 ret_type
   : tensor_type
   | NONE                        { $$ = ast_new(p->cx, AST_NONE, @$); }
   | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @$); }
   | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }
+  | IDENT '.' IDENT '.' IDENT   { $$ = ast_scalar_type(p->cx, $5, @$); }
+  | IDENT '.' IDENT '[' dims opt_comma ']' { $$ = ast_unknown_type(p->cx, $3, $5, @3, @$); }
+  | STRING                      { $$ = ast_scalar_type(p->cx, $1, @$); }
   ;
 
 params
@@ -374,9 +382,8 @@ stmt
   | postfix augop expr          { $$ = parse_aug(p->cx, $1, $2, $3, @2, @$); }
   /* Python's annotated assignment, x: int = 5 (the annotation is not evaluated, as in a
      function body); x: int alone declares and runs nothing */
-  | postfix ':' expr '=' exprs_value { $$ = parse_assign(p->cx, $1, ast_list_of(p->cx, $5, @5), @4, @$);
-                                  $$->type = $3; }  /* the annotation: a @dataclass's field */
-  | postfix ':' expr            { $$ = ast_jump(p->cx, AST_PASS, @$); $$->type = $3; $$->step = $1; }
+  | postfix ':' expr '=' exprs_value { $$ = parse_annotated(p->cx, $1, $3, $5, @4, @$); }
+  | postfix ':' expr            { $$ = parse_annotated(p->cx, $1, $3, NULL, @2, @$); }
   | RETURN                      { $$ = ast_return(p->cx, NULL, @$); }
   | RETURN exprs opt_comma      { $$ = ast_return(p->cx, $2, @$); }
   | BREAK                       { $$ = ast_jump(p->cx, AST_BREAK, @$); }
@@ -768,7 +775,8 @@ static bool decorator_name(const Ast *e, char *buf, size_t n) {
 }
 
 // @decorators over fn, as Python applies them: @staticmethod marks a method that takes no
-// self (fn->bval, read by sema_class.c); those that change nothing a compiled forward pass
+// self (fn->bval, read by sema_class.c), @property and @classmethod one read as an attribute
+// or given its class (fn->deco); those that change nothing a compiled forward pass
 // computes (autograd off, TorchScript) are dropped; any other is a located error.
 Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
   static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.jit.script",
@@ -782,9 +790,14 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
       fn->bval = true;
       continue;
     }
+    if (known && (!strcmp(name, "property") || !strcmp(name, "classmethod")) && d->kind == AST_NAME) {
+      fn->deco = name[0];  // read where the class is checked (sema_class.c)
+      continue;
+    }
     for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
     if (!ok)
-      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, and drops @torch.no_grad(), "
+      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, @classmethod and @property "
+                 "on a method, and drops @torch.no_grad(), "
                  "@torch.inference_mode(), @torch.jit.script and torch.jit's others (a compiled forward pass has no "
                  "autograd)");
   }

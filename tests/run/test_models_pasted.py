@@ -4,8 +4,9 @@ code bases and moved into tdsl by mechanical rules only (tests/run/models_pasted
 which, and mark with EDIT each change tdsl still forced): nanoGPT's Block, a LLaMA-2 layer
 with its KV cache, Mixtral's sparse MoE block, a timm ViT Block, torchvision's ResNet
 BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, a DiT
-block, a ConvNeXt block, a BERT layer, a GPT-NeoX layer, and transformers' T5 encoder layer,
-GPT-2 block, LLaMA decoder layer and CLIP encoder layer. Each runs on small shapes with seeded
+block, a ConvNeXt block, a BERT layer, a GPT-NeoX layer, transformers' T5 encoder layer,
+GPT-2 block, LLaMA decoder layer and CLIP encoder layer, and nanoGPT's whole GPT pasted as
+written (its nn.ModuleDict, nn.ModuleList of Blocks, MLP as nn.Sequential). Each runs on small shapes with seeded
 inputs and is compared with the same model written here in NumPy (float64).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -121,6 +122,23 @@ def nanogpt(p):
         h = layer_norm(x, p["ln_2_weight"], p["ln_2_bias"])
         return x + linear(gelu(linear(h, p["c_fc_weight"], p["c_fc_bias"])), p["mlp_proj_weight"], p["mlp_proj_bias"])
     return [blk(True), blk(False)]
+
+
+def nanogpt_model(p):
+    idx, targets = p["idx"].astype(np.int64), p["targets"].astype(np.int64)
+    x = p["wte"][idx] + p["wpe"][np.arange(idx.shape[1])]
+    for i in range(2):
+        h = layer_norm(x, p["ln_1_w"][i], p["ln_1_b"][i])
+        q, k, v = (heads(t, 4) for t in np.split(linear(h, p["attn_w"][i], p["attn_b"][i]), 3, -1))
+        x = x + linear(merge(attention(q, k, v, causal=True)), p["proj_w"][i], p["proj_b"][i])
+        h = layer_norm(x, p["ln_2_w"][i], p["ln_2_b"][i])
+        x = x + linear(gelu(linear(h, p["fc_w"][i], p["fc_b"][i])), p["fc2_w"][i], p["fc2_b"][i])
+    logits = linear(layer_norm(x, p["ln_f_w"], p["ln_f_b"]), p["wte"])  # lm_head tied to wte
+    lg, t = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    lsm = lg - lg.max(-1, keepdims=True)
+    lsm = lsm - np.log(np.exp(lsm).sum(-1, keepdims=True))
+    keep = t != -1  # ignore_index=-1
+    return [logits, np.float64(-lsm[np.arange(len(t))[keep], t[keep]].mean()), logits[:, [-1], :]]
 
 
 def llama2(p):
@@ -383,6 +401,16 @@ def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
 
+def token_ids(rng, shape):
+    return rng.integers(0, 64, shape).astype(np.int64)
+
+
+def targets_ignoring(rng, shape):
+    t = token_ids(rng, shape)
+    t[0, 3] = -1  # cross_entropy's ignore_index
+    return t
+
+
 def freqs_cis(rng, shape):
     """LLaMA's precompute_freqs_cis: torch.polar(ones, outer(t, freqs)), complex64 [end, dim / 2]."""
     end, half = shape
@@ -408,14 +436,16 @@ MODELS_TABLE = [
     ("gpt2_block.tdsl", "gpt2", gpt2, {}),
     ("hf_llama_layer.tdsl", "hf_llama_layer", hf_llama, {}),
     ("clip_layer.tdsl", "clip_layer", clip, {}),
+    ("nanogpt_model.tdsl", "gpt", nanogpt_model, {"idx": token_ids, "targets": targets_ignoring}),
 ]
 
 
 def entry_params(src, fn):
-    """The parameters of fn in src: [(name, shape)] (all f32 here, but LLaMA's c64 freqs_cis)."""
+    """The parameters of fn in src: [(name, shape)] (all f32 here, but LLaMA's c64 freqs_cis and nanoGPT's i64
+    token ids)."""
     m = re.search(r"\nfn " + fn + r"\((.*?)\)\s*->", src, re.S)
     params = []
-    for mut, name, dims in re.findall(r"(mut\s+)?(\w+): (?:f32|c64)\[([^\]]*)\]", m.group(1)):
+    for mut, name, dims in re.findall(r"(mut\s+)?(\w+): (?:f32|c64|i64)\[([^\]]*)\]", m.group(1)):
         params.append((name, tuple(int(d) for d in dims.split(","))))
     return params
 

@@ -373,6 +373,169 @@ def dataclass_(x, w):
 
 
 # (name, program, the NumPy model of its results, their dtypes)
+# nn.Sequential, nn.ModuleList and nn.ModuleDict as objects, built in __init__ (a list
+# comprehension, *[...] unpacked, append, extend, update) and used as forward passes use them:
+# iterated, indexed (negative, a slice: the container of the same class), called (a Sequential
+# runs its modules in order, nested and empty ones too), len, `in`, items(), c[i] = m, + and *
+# of containers, isinstance, handed to a helper's Callable parameter
+CONTAINERS = r'''import torch
+import torch.nn as nn
+from typing import Optional, Tuple
+
+class Block(nn.Module) {
+    fn __init__(self, d: int, k: float) {
+        super().__init__()
+        self.fc = nn.Linear(d, d, bias=False)
+        self.k = k
+    }
+    fn forward(self, x: torch.Tensor) -> torch.Tensor {
+        return x + torch.tanh(self.fc(x)) * self.k
+    }
+}
+
+class Net(nn.Module) {
+    fn __init__(self, d: int, n: int) {
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d, i + 1.0) for i in range(n)])
+        self.blocks.append(Block(d, 10.0))
+        self.blocks.extend([Block(d, 20.0)])
+        self.mlp = nn.Sequential(nn.Linear(d, d), nn.GELU(), *[nn.Tanh() for _ in range(2)])
+        self.acts = nn.ModuleDict({"relu": nn.ReLU(), "sig": nn.Sigmoid()})
+        self.acts.update([("tanh", nn.Tanh())])
+        self.nested = nn.ModuleList([nn.Sequential(nn.ReLU()), nn.Tanh()])
+        self.nested[-1] = nn.Sequential()
+        self.acts["relu"] = nn.ReLU()
+    }
+    fn forward(self, x) {
+        h = x
+        for blk in self.blocks {
+            h = blk(h)
+        }
+        a = self.blocks[-1](x) + len(self.blocks)
+        for i, blk in enumerate(self.blocks[1:3]) {
+            a = blk(a) * (i + 1)
+        }
+        tail = self.mlp[1:]
+        acts = [self.acts[k](x) for k in self.acts]
+        n = 0
+        for name, act in self.acts.items() {
+            n += len(name) if name in self.acts and isinstance(act, nn.Module) else 100
+        }
+        both = self.blocks[:1] + self.blocks[3:]
+        y = x
+        for blk in both { y = blk(y) }
+        seq2 = (nn.Sequential(nn.Tanh()) * 2)(x) + nn.Sequential().append(nn.ReLU()).append(nn.Tanh())(x)
+        flag = isinstance(self.blocks, nn.Module) and not isinstance(self.blocks, list)
+        return (h, a, self.mlp(x), tail(x) + self.mlp[-1](x), torch.stack(acts).sum(0) * n,
+                self.nested[0](x) + self.nested[1](x), y * flag, seq2)
+    }
+}
+
+fn apply(m: Callable, t: torch.Tensor) -> torch.Tensor { return m(t) }
+
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
+                                     f32[2, 6], f32[2, 6]) {
+    net = Net(6, 2)
+    for i, blk in enumerate(net.blocks) {
+        blk.fc.weight = w * ((i + 1) * 0.1)
+    }
+    net.mlp[0].weight = w.t()
+    net.mlp[0].bias = w[0]
+    h, a, m, t, acts, s, y, seq2 = net(x)
+    return h, a, m, t, acts, s, y, seq2, apply(net.mlp[1:], x)
+}
+'''
+
+
+def gelu_erf(x):
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def containers(x, w):
+    ws = [w * ((i + 1) * 0.1) for i in range(4)]
+    ks = [1.0, 2.0, 10.0, 20.0]
+
+    def blk(i, h):
+        return h + np.tanh(h @ ws[i].T) * ks[i]
+    h = x
+    for i in range(4):
+        h = blk(i, h)
+    a = blk(2, blk(1, blk(3, x) + 4) * 1) * 2
+    sig = 1 / (1 + np.exp(-x))
+    return [h, a, np.tanh(np.tanh(gelu_erf(x @ w + w[0]))), np.tanh(np.tanh(gelu_erf(x))) + np.tanh(x),
+            (np.maximum(x, 0) + sig + np.tanh(x)) * (4 + 3 + 4), np.maximum(x, 0) + x, blk(3, blk(0, x)),
+            np.tanh(np.tanh(x)) + np.tanh(np.maximum(x, 0)), np.tanh(np.tanh(gelu_erf(x)))]
+
+
+# @property (through self, a property holding a module, called) and @classmethod (through the
+# class, through self, as a value, cls(...) making an instance); any annotation of a result,
+# unchecked as Python's (-> torch.Tensor of a tuple, Tuple[..., int], Optional[...] of an int,
+# a string); an f"""...""" message in a branch not taken
+PROPS = r'''import torch
+import torch.nn as nn
+from typing import Optional, Tuple
+
+class Scale(nn.Module) {
+    base = 2.0
+    fn __init__(self, k: float, w: Optional[torch.Tensor] = None) {
+        super().__init__()
+        self.k = k
+        self.w = w
+    }
+    @property
+    fn factor(self) -> float {
+        return self.k * self.base
+    }
+    @property
+    fn proj(self) {
+        return nn.Identity() if self.w is None else nn.Tanh()
+    }
+    @classmethod
+    fn make(cls, k, w=None) -> "Scale" {
+        return cls(k + 1.0, w)
+    }
+    @classmethod
+    fn unit(cls) {
+        return cls.make(0.0)
+    }
+    fn forward(self, x: torch.Tensor) -> torch.Tensor {
+        if x.ndim != 2 {
+            raise ValueError(f"""Scale takes 2-d inputs,
+                got {x.ndim} dims""")
+        }
+        return self.proj(x) * self.factor, self.factor
+    }
+}
+
+fn pair(x: torch.Tensor) -> torch.Tensor {
+    return x * 2, x + 1
+}
+fn trio(x: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor], int] {
+    return x, None, 3
+}
+fn num(x: torch.Tensor) -> Optional[torch.Tensor] {
+    return x.shape[0]
+}
+
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6]) {
+    a = Scale.make(1.0)
+    b = a.make(2.0, w)
+    c = Scale.unit()
+    y, fa = a(x)
+    z, fb = b(x)
+    mk = Scale.make
+    p, q = pair(x)
+    t, none, three = trio(x)
+    (k): int = num(x)
+    return y + fa, z * fb, c(x)[0] + mk(3.0).factor, p * q, t * three * k + (none is None)
+}
+'''
+
+
+def props(x, w):
+    return [x * 4 + 4, np.tanh(x) * 6 * 6, x * 2 + 8, (x * 2) * (x + 1), x * 3 * 2 + 1]
+
+
 CASES = [
     ("defs inside a function: closures, untyped parameters, defaults, in-place writes, lists, Callable",
      DEFS, local_defs, ["f32"] * 8),
@@ -412,6 +575,9 @@ CASES = [
      DECORATED, decorated, ["f32"] * 2),
     ("annotated assignments (x: T = v, x: T) and a @dataclass config's __init__ from its fields", DATACLASS,
      dataclass_, ["f32"] * 2),
+    ("nn.Sequential, nn.ModuleList, nn.ModuleDict built in __init__, iterated, indexed, sliced, called", CONTAINERS,
+     containers, ["f32"] * 9),
+    ("@property, @classmethod, any result annotation, an f-string in triple quotes", PROPS, props, ["f32"] * 5),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
@@ -515,6 +681,15 @@ FAILURES = [
      "    n = 0\n    fn g() {\n        nonlocal n\n        n += 1\n    }\n    ap(g)\n    return a\n}",
      "4:5: error: a fn that rebinds a nonlocal name ('n') handed to another function is not supported yet: call it "
      "where it is defined"),
+    ("an f\"\"\"...\"\"\" message raised: its first line", PROPS.split("fn pair")[0] +
+     "fn f(a: f32[3]) -> f32[3] {\n    y, k = Scale(1.0)(a)\n    return y\n}\n",
+     "30:13: error: ValueError: Scale takes 2-d inputs,"),
+    ("a Sequential's module that is no Module", "fn f(a: f32[3]) -> f32[3] {\n"
+     "    return nn.Sequential(nn.ReLU(), lambda t: t)(a)\n}", "2:37: error: __main__.<lambda> is not a Module subclass"),
+    ("a ModuleList indexed past its end", "class B(nn.Module) {\n    fn __init__(self) {\n"
+     "        self.layers = nn.ModuleList([nn.ReLU() for _ in range(2)])\n    }\n"
+     "    fn forward(self, x) { return self.layers[-3](x) }\n}\nfn f(a: f32[3]) -> f32[3] { return B()(a) }",
+     "5:46: error: index -3 is out of range"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]

@@ -456,7 +456,7 @@ static void dtype_names_are_types_and_values_but_never_names(void **state) {
   assert_shows("fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }",
                "fn f(x: bf16[2]) -> (bool[2], f64[]) { return x.bool(), x.sum(dtype=f64) }");
   assert_errors("fn f(x: f32[3]) -> f32[3] { return x[ }\n", 1, "t.tdsl:1:39: error: expected expression");
-  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected identifier, dtype, 'None' or '(' before '3'");
+  assert_errors("fn f(x: f32[3]) -> 3 { return x }\n", 1, "t.tdsl:1:20: error: expected identifier, string, dtype, 'None' or '(' before '3'");
   assert_errors("fn f32() -> f32[] { return 1 }\n", 1, "t.tdsl:1:4: error: expected identifier before 'f32'");
   assert_errors("const i64 = 1\n", 1, "t.tdsl:1:7: error: expected identifier before 'i64'");
   assert_errors("fn f() -> f32[] {\n  a, f32 = 1, 2\n  return a\n}\n", 1,
