@@ -492,38 +492,6 @@ static Value *convolve_groups(Builder *b, const ConvArgs *a, Value *xp, Value *w
   return build_cat(b, parts, (int)G, 1);
 }
 
-// A depthwise convolution (one input and one output channel a group: ConvNeXt's 7x7,
-// MobileNet's 3x3): the sum over the taps of the window view [N, C, k..., out...] of the
-// (padded) input times the weight [C, 1, k...] broadcast over the positions, in the taps'
-// row-major order. Its kernel reduces dims that are not the innermost, so ir/row.c's column
-// schedule sums each output row in lanes, the taps looped around it; the contraction's
-// GEMM packed the 49 taps of every position (a 1 x 49 x positions product a channel):
-// 2-4x slower at ConvNeXt's sizes.
-static Value *depthwise(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value *bias, const int64_t *k,
-                        const int64_t *out) {
-  int nsp = a->nsp;
-  const View *wv = &w->view;
-  View win = view_windows(xp->view, 2, nsp, out, k, a->s, a->dil);  // [N, C, out..., k...]
-  View x = {.ndim = 2 + 2 * nsp, .offset = win.offset}, ww = {.ndim = 2 + 2 * nsp, .offset = wv->offset};
-  for (int d = 0; d < 2; d++) x.shape[d] = win.shape[d], x.strides[d] = win.strides[d];
-  ww.shape[0] = 1, ww.shape[1] = wv->shape[0], ww.strides[1] = wv->strides[0];
-  for (int i = 0; i < nsp; i++) {
-    x.shape[2 + i] = k[i], x.strides[2 + i] = win.strides[2 + nsp + i];
-    x.shape[2 + nsp + i] = out[i], x.strides[2 + nsp + i] = win.strides[2 + i];
-    ww.shape[2 + i] = k[i], ww.strides[2 + i] = wv->strides[2 + i];
-    ww.shape[2 + nsp + i] = 1;
-  }
-  Value *r = build_reduce_mask(b, OP_SUM, b_bin(b, OP_MUL, build_view(b, xp, x), build_view(b, w, ww)),
-                               b_dims_from(2, 2 + nsp), nsp == 1 ? 2 : -1, false, DT_COUNT);
-  if (bias) {  // [C, 1...]: the sum's epilogue
-    View bb = {.ndim = 1 + nsp, .offset = bias->view.offset};
-    bb.shape[0] = bias->view.shape[0], bb.strides[0] = bias->view.strides[0];
-    for (int i = 0; i < nsp; i++) bb.shape[1 + i] = 1;
-    r = b_add(b, r, build_view(b, bias, bb));
-  }
-  return r;
-}
-
 // One contraction over channels and taps: the weight A [(g,) O/g, C/g, k...] times the
 // window view B [N, (g,) C/g, k..., out...] of the (padded) input, into [N, (g,) O/g,
 // out...]; roles: output dims, or -1 - q for k's dim q (C/g, then the taps).
@@ -538,7 +506,6 @@ static Value *convolve(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value
   int G = groups > 1, Og = (int)(O / groups);
   Operand oa = {0}, ob = {0};
   if (!build_rank(b, 2 + 2 * nsp)) return b->dummy;
-  if (G && Og == 1 && Cg == 1) return depthwise(b, a, xp, w, bias, k, out);
   View win = view_windows(*pv, 2, nsp, out, k, a->s, a->dil);  // [N, C, out..., k...]
   int no = 0;
   put(&ob, win.shape[0], win.strides[0], no++);

@@ -300,8 +300,7 @@ CONV_CASES = [
                                np_conv(x, w, stride=(2, 3), padding=1, dilation=(2, 1))]),
     ("conv2d_groups", "F.conv2d(v.view(2, 4, 3, 3), g, groups=4, padding=1), "
      "F.conv2d(x.permute(0, 1, 3, 2), w.transpose(2, 3), b, padding=1, stride=(1, 2)), "
-     # depthwise (ir/build_conv.c's depthwise: a sum over the taps): padding wider than the
-     # taps' reach on one side, strides, dilation, a bias; 1d
+     # depthwise: padding wider than the taps' reach on one side, strides, dilation, a bias; 1d
      "F.conv2d(x, w[:3, :1], b[:3], groups=3, padding=(1, 2), stride=(1, 2)), "
      "F.conv2d(x, g[:3, :1].repeat(1, 1, 2, 2), groups=3, padding=3, dilation=(2, 1)), "
      "F.conv1d(v, u[:4, :1], b[2:], groups=4, padding=2, dilation=2)",

@@ -157,9 +157,6 @@ def main():
           "    return F.layer_norm(x, [32], g, b)\n}", nkernels=1)
     check("f_group_norm", "fn f(x: f32[2, 6, 5, 5]) -> f32[2, 6, 5, 5] {\n    return F.group_norm(x, 3)\n}",
           nkernels=1)
-    # a depthwise convolution is a sum over its taps (ir/build_conv.c's depthwise), no matmul
-    check("depthwise_conv", "fn f(x: f32[1, 8, 9, 9], w: f32[8, 1, 7, 7], b: f32[8]) -> f32[1, 8, 9, 9] {\n"
-          "    return F.conv2d(x, w, b, padding=3, groups=8)\n}", no_op="matmul")
     # ConvNeXt's channels-first LayerNorm: the variance reads the mean on its row, one kernel
     # (ir/fuse.c's row_reads_row) that reads x once and stores no mean
     check("layer_norm_channels_first", "fn f(x: f32[2, 8, 5, 5], w: f32[8], b: f32[8]) -> f32[2, 8, 5, 5] {\n"
