@@ -7,7 +7,8 @@
 // blocks of a vector of rows transposed through scratch: BLOCK), and by columns when
 // the reduction would stride through memory (build_col, below), which splits the rows
 // into parts reduced by threads and then combined when the kept columns are too few to
-// share (SPLIT). Where a softmax's last pass multiplies its terms by the sum's
+// share (SPLIT), and in strips of rows in vector lanes when the reduced dims stride and
+// a result has the input's shape (STRIP). Where a softmax's last pass multiplies its terms by the sum's
 // reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are (one softmax
 // a kernel; the others of a kernel with several keep their terms in their results
 // here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
@@ -22,7 +23,7 @@
 //
 // Invariants: every output combines the same terms in the same order in both
 // schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
-// comment says how), and the CPU's one-pass moments (which the column schedule and GPU
+// comment says how), and the CPU's one-pass moments (which the column and strip schedules and GPU
 // programs do not take: their variance is the two passes'; the column schedule has no
 // last pass over the input's shape, recip_sqrt's); a row node's result is
 // valid only on its row (LocalVal.at), and readers are checked against it.
