@@ -856,6 +856,35 @@ static bool store_fits(Fuse *f, Kern *k, int i) {
   return oc.ok && can_move(f, k, i).code == FW_NONE;
 }
 
+// Whether row node i of a CPU program reads kernel k's members only as results of one
+// element per row (no softmax, no epilogue of the input's shape) at its own row (the
+// channels-first layer norm's (x - u).pow(2).mean(1) of u = x.mean(1)): ir/row.c's row
+// schedules compute the member's local on the row first (the column schedule declines
+// such kernels), so the mean's row needs no store and the input one read less.
+static void check_row_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
+  EpiCheck *ec = ctx;
+  int p = producer_of(leaf->src);
+  if (p < 0 || !kern_has(ec->k, p))
+    return;
+  bool ok = leaf->known && !f->full[p] && op_is_row(node_of(f, p)->op) && row_read_ok(f, ec, p, &leaf->v);
+  if (ec->ok && !ok)
+    ec->bad = p;
+  ec->ok &= ok;
+}
+
+static bool row_reads_row(Fuse *f, const Kern *k, int i) {
+  const Node *n = node_of(f, i);
+  if (!f->g->cpu || k->scan || op_is_scan(n->op) || n->op == OP_SOFTMAX || n->op == OP_LOG_SOFTMAX)
+    return false;
+  for (int m = 0; m < k->members.len; m++)
+    if (!op_is_row(node_of(f, k->members.data[m])->op))
+      return false;  // an epilogue joined: the kernel is closed anyway
+  EpiCheck ec = {.k = k, .root = n, .full = true, .ok = true, .bad = -1};
+  row_dims(k, true, k->in_ndim, k->in_shape, ec.rd);
+  walk_node(f, n, check_row_leaf, &ec, -1);
+  return ec.ok;
+}
+
 // Row node i joins kernel k (FW_NONE), else why not; FW_K_ROW_NEW: k reduces other rows.
 static FuseWhy row_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
@@ -868,7 +897,7 @@ static FuseWhy row_fits(Fuse *f, Kern *k, int i) {
   if (k->closed)
     return why(FW_K_ROW_CLOSED, first, -1);
   for (int m = 0; m < k->members.len; m++)
-    if (list_has(&f->deps[i], k->members.data[m]))
+    if (list_has(&f->deps[i], k->members.data[m]) && !row_reads_row(f, k, i))
       return why(FW_K_ROW_FEEDS, k->members.data[m], -1);
   return can_move(f, k, i);
 }

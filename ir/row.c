@@ -7,7 +7,8 @@
 // blocks of a vector of rows transposed through scratch: BLOCK), and by columns when
 // the reduction would stride through memory (build_col, below), which splits the rows
 // into parts reduced by threads and then combined when the kept columns are too few to
-// share (SPLIT). Where a softmax's last pass multiplies its terms by the sum's
+// share (SPLIT), and in strips of rows in vector lanes when the reduced dims stride and
+// a result has the input's shape (STRIP). Where a softmax's last pass multiplies its terms by the sum's
 // reciprocal, the kernel's LSoftmax (ir/loop.h) says where its passes are (one softmax
 // a kernel; the others of a kernel with several keep their terms in their results
 // here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
@@ -22,7 +23,7 @@
 //
 // Invariants: every output combines the same terms in the same order in both
 // schedules (bit-identical results), but SPLIT's float sums, regrouped into parts (its
-// comment says how), and the CPU's one-pass moments (which the column schedule and GPU
+// comment says how), and the CPU's one-pass moments (which the column and strip schedules and GPU
 // programs do not take: their variance is the two passes'; the column schedule has no
 // last pass over the input's shape, recip_sqrt's); a row node's result is
 // valid only on its row (LocalVal.at), and readers are checked against it.
@@ -55,6 +56,7 @@ typedef struct Row {
   const Node *arg[8];        // argmax/argmin nodes computed on this row (row_argext), with
   int argpos[8], argbest[8]; // their index and best value locals, which max(dim)'s values share
   int narg;
+  bool strip;                // built as STRIP's template (no one-pass moments)
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -324,7 +326,7 @@ static bool same_input(const Value *x, const Value *y) {
 // element within ~2.6 standard deviations of the mean); rows where it is not (an
 // outlier first), whose moments overflow, or with a NaN take the two passes.
 static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mean, int *ss) {
-  if (!kb->cpu || kb->naive || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
+  if (!kb->cpu || kb->naive || r->strip || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
     return false;
   LExpr *N = kb_fconst(kb, cd, (double)r->n);
   LIndex idx[TD_MAX_DIMS];
@@ -840,6 +842,313 @@ static int64_t block_rows(const KernelBuilder *kb, DType cd) {
   return w < 8 ? 8 : w;
 }
 
+// ---- STRIP: long rows whose elements stride, in strips of rows in vector lanes ----
+// A row kernel reducing a dim that is not the input's innermost (x.mean(1) of an NCHW x,
+// the channels-first layer norm's mean, variance and normalization, softmax(x, 1)),
+// run row by row, reads one element per cache line in every pass: scalar code at a
+// few percent of bandwidth. The kept dims after the last reduced one (H, W: contiguous
+// in every access, checked) are merged into one index of P rows, cut into strips of S
+// rows (four vectors) that are the innermost loop of every pass:
+//   for the outer kept dims, for each strip [parallel]:
+//     for r < S: T[k S + r] = a row-level let or set k, as built
+//     for c in the reduced dims: for r < S: the pass's body at row r (its accumulators T[k S + r])
+//     for r < S: stores of reduced results; the last pass's loops again with r innermost
+//   the last P % S rows likewise, a strip of their own
+// The row-level locals live in T, per-thread scratch of S elements each (L1); a strip's
+// input (the reduced extent by S) stays in cache for the passes after the first, so
+// the kernel reads it from memory once. The body is built once per row, as build_row
+// builds it, and each pass keeps its terms in the same order (bit-identical results);
+// a row's one-pass moments are not taken (two passes over the cached strip). A body
+// with something else (an argmax's if, a short row's unrolled pass) keeps build_row.
+static void probe_strides(const LExpr *e, int nd, int64_t *stride);
+static bool reads_kernel_row(const KernelBuilder *kb, const Value *v);
+
+typedef struct Strip {
+  KernelBuilder *kb;
+  int ninner;                 // the merged kept dims
+  int ivar[TD_MAX_DIMS];      // their template vars, outermost first
+  int64_t istride[TD_MAX_DIMS];  // their strides in the merged index
+  int rowlocal[512];          // template local -> T's slot, -1: not a row-level local
+  int nslots;
+  DType dt;                   // T's dtype (DT_COUNT: none yet)
+  bool ok;
+  // emission
+  int sarg;                   // T's arg
+  int64_t S;                  // rows in this strip
+  LIndex base;                // the strip's first merged index
+  int rv;                     // the innermost loop's var (r)
+  int vmap[512], lmap[512];   // template vars and inner locals -> this copy's (-1: same)
+} Strip;
+
+// Checks the template's statements; collects its row-level locals (top) and their dtype.
+static void strip_check(Strip *st, const LStmtList *l, bool top) {
+  for (int i = 0; i < l->len && st->ok; i++) {
+    const LStmt *s = l->data[i];
+    switch (s->kind) {
+    case LS_LET: case LS_SET:
+      if (s->local >= 512) {
+        st->ok = false;
+      } else if (top && s->kind == LS_LET) {
+        DType dt = st->kb->k->locals.data[s->local];
+        if (st->dt == DT_COUNT)
+          st->dt = dt;
+        st->ok &= dt == st->dt;
+        st->rowlocal[s->local] = st->nslots++;
+      }
+      break;
+    case LS_STORE: break;
+    case LS_LOOP:
+      st->ok &= !top || s->extent > 0;
+      strip_check(st, &s->body, false);
+      break;
+    default: st->ok = false; break;
+    }
+  }
+}
+
+static LExpr *strip_expr(Strip *st, const LExpr *e);
+
+// idx with the template's vars renamed and its merged dims' terms replaced by
+// coef * (base + r); false when they do not walk the merged dims contiguously.
+static bool strip_index(Strip *st, const LIndex *x, LIndex *out) {
+  KernelBuilder *kb = st->kb;
+  LIndex o = kb_ix_const(x->base);
+  int64_t c[TD_MAX_DIMS] = {0};
+  for (int t = 0; t < x->nterms; t++) {
+    int d = 0;
+    while (d < st->ninner && st->ivar[d] != x->var[t])
+      d++;
+    if (d < st->ninner) {
+      c[d] += x->coef[t];
+      continue;
+    }
+    int v = x->var[t] < 512 && st->vmap[x->var[t]] >= 0 ? st->vmap[x->var[t]] : x->var[t];
+    LIndex vi = kb_ix_var(v);
+    kb_ix_addmul(kb, &o, &vi, x->coef[t]);
+  }
+  int64_t unit = c[st->ninner - 1];
+  for (int d = 0; d < st->ninner; d++)
+    if (c[d] != unit * st->istride[d])
+      return false;
+  if (unit) {
+    LIndex r = kb_ix_var(st->rv);
+    kb_ix_addmul(kb, &o, &st->base, unit);
+    kb_ix_addmul(kb, &o, &r, unit);
+  }
+  o.dyn = x->dyn ? strip_expr(st, x->dyn) : NULL;
+  *out = o;
+  return true;
+}
+
+static LIndex slot_at(Strip *st, int slot) {
+  LIndex i = kb_ix_var(st->rv);
+  i.base = (int64_t)slot * st->S;
+  return i;
+}
+
+static LExpr *strip_expr(Strip *st, const LExpr *e) {
+  if (!e || !st->ok)
+    return NULL;
+  if (e->kind == LX_LOCAL && e->local < 512 && st->rowlocal[e->local] >= 0) {
+    LExpr *x = kb_expr(st->kb, LX_LOAD, st->dt);
+    x->buf = st->sarg;
+    x->idx = slot_at(st, st->rowlocal[e->local]);
+    return x;
+  }
+  LExpr *c = kb_expr(st->kb, e->kind, e->dt);
+  *c = *e;
+  if (e->kind == LX_VAR) {
+    for (int d = 0; d < st->ninner; d++)
+      st->ok &= e->var != st->ivar[d];
+    if (e->var < 512 && st->vmap[e->var] >= 0)
+      c->var = st->vmap[e->var];
+  }
+  if (e->kind == LX_LOCAL && e->local < 512 && st->lmap[e->local] >= 0)
+    c->local = st->lmap[e->local];
+  if (e->kind == LX_LOAD && !strip_index(st, &e->idx, &c->idx))
+    st->ok = false;
+  c->a = strip_expr(st, e->a);
+  c->b = strip_expr(st, e->b);
+  c->c = strip_expr(st, e->c);
+  return c;
+}
+
+// A copy of the statement at row r (inside the loop over r).
+static LStmt *strip_stmt(Strip *st, const LStmt *s) {
+  KernelBuilder *kb = st->kb;
+  switch (s->kind) {
+  case LS_LET: case LS_SET: {
+    LExpr *v = strip_expr(st, s->val);
+    if (s->local < 512 && st->rowlocal[s->local] >= 0)
+      return kb_store_stmt(kb, st->sarg, slot_at(st, st->rowlocal[s->local]), v);
+    int l = s->local;
+    if (s->kind == LS_LET) {
+      l = st->lmap[s->local] = kb_new_local(kb, kb->k->locals.data[s->local]);
+    } else if (st->lmap[s->local] >= 0) {
+      l = st->lmap[s->local];
+    }
+    return s->kind == LS_LET ? kb_let(kb, l, v) : kb_set(kb, l, v);
+  }
+  case LS_STORE: {
+    LIndex i;
+    if (!strip_index(st, &s->idx, &i)) {
+      st->ok = false;
+      return kb_store_stmt(kb, s->buf, s->idx, s->val);
+    }
+    return kb_store_stmt(kb, s->buf, i, strip_expr(st, s->val));
+  }
+  case LS_LOOP: {
+    LStmt *c = kb_loop(kb, kb_new_var(kb), s->extent);
+    if (s->var < 512)
+      st->vmap[s->var] = c->var;
+    for (int i = 0; i < s->body.len; i++)
+      kb_push(kb, &c->body, strip_stmt(st, s->body.data[i]));
+    return c;
+  }
+  default: td_unreachable();
+  }
+}
+
+// The loop over r < S around stmts, pushed into `into`.
+static LStmtList *strip_rows(Strip *st, LStmtList *into) {
+  LStmt *rows = kb_loop(st->kb, st->rv = kb_new_var(st->kb), st->S);
+  kb_push(st->kb, into, rows);
+  return &rows->body;
+}
+
+// The template's statements `l` for the strip: every pass's loops outside, rows inside.
+static void strip_list(Strip *st, const LStmtList *l, LStmtList *into) {
+  LStmtList *rows = NULL;
+  for (int i = 0; i < l->len && st->ok; i++) {
+    const LStmt *s = l->data[i];
+    if (s->kind != LS_LOOP) {  // runs of row-level statements share one loop over rows
+      if (!rows)
+        rows = strip_rows(st, into);
+      kb_push(st->kb, rows, strip_stmt(st, s));
+      continue;
+    }
+    rows = NULL;
+    LStmt *c = kb_loop(st->kb, kb_new_var(st->kb), s->extent);
+    if (s->var < 512)
+      st->vmap[s->var] = c->var;
+    kb_push(st->kb, into, c);
+    if (s->body.len == 1 && s->body.data[0]->kind == LS_LOOP) {
+      strip_list(st, &s->body, &c->body);
+      continue;
+    }
+    LStmtList *in = strip_rows(st, &c->body);
+    for (int j = 0; j < s->body.len; j++)
+      kb_push(st->kb, in, strip_stmt(st, s->body.data[j]));
+  }
+}
+
+// The STRIP schedule of the kernel, or false (nothing pushed) where it does not apply.
+static bool build_strip(KernelBuilder *kb, const NodeList *ns, Row *r) {
+  const View *xv = r->xv;
+  if (!kb->cpu || kb->naive || row_steps(kb, r) != 1 || kb->k->locals.len > 0)
+    return false;
+  int last_red = -1;
+  for (int d = 0; d < xv->ndim; d++)
+    if (r->mask >> d & 1 && xv->shape[d] > 1)
+      last_red = d;
+  Strip st = {.kb = kb, .dt = DT_COUNT, .ok = true};
+  int64_t P = 1;
+  for (int d = last_red + 1; d < xv->ndim; d++)
+    if (xv->shape[d] > 1)
+      P *= xv->shape[d];
+  int64_t lanes = kb->cpu->vec_bytes / dtype_size(dtype_compute(ns->data[0]->out->dtype));
+  if (last_red < 0 || P < (lanes < 8 ? 8 : lanes))
+    return false;
+  // the merged dims' strides, and the unit stride of the innermost in the inputs
+  LIndex pidx[TD_MAX_DIMS];
+  for (int d = 0; d < xv->ndim; d++)
+    pidx[d] = xv->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+  int64_t stride[TD_MAX_DIMS] = {0};
+  for (int i = 0; i < ns->len && op_is_row(ns->data[i]->op); i++)
+    if (!reads_kernel_row(kb, ns->data[i]->srcs[0]))  // (a row node's local is not there yet)
+      probe_strides(kb_value(kb, ns->data[i]->srcs[0], pidx), xv->ndim, stride);
+  if (stride[xv->ndim - 1] != 1 && xv->shape[xv->ndim - 1] > 1)
+    return false;
+  // the template: outer kept dims looped, merged ones bare vars, reduced ones 0
+  LStmtList tmpl = {0};
+  Row rt = *r;
+  rt.body = &tmpl;
+  rt.strip = true;
+  int odims[TD_MAX_DIMS], no = 0;
+  int64_t s = 1;
+  for (int d = xv->ndim - 1; d > last_red; d--) {
+    if (xv->shape[d] == 1) {
+      rt.xidx[d] = kb_ix_const(0);
+      continue;
+    }
+    st.ninner++;
+    rt.xidx[d] = kb_ix_var(kb_new_var(kb));
+  }
+  for (int d = last_red + 1, k = 0; d < xv->ndim; d++)
+    if (xv->shape[d] > 1)
+      st.ivar[k++] = rt.xidx[d].var[0];
+  for (int d = xv->ndim - 1, k = st.ninner - 1; d > last_red; d--)
+    if (xv->shape[d] > 1)
+      st.istride[k--] = s, s *= xv->shape[d];
+  for (int d = 0; d <= last_red; d++) {
+    rt.xidx[d] = kb_ix_const(0);
+    if (!(r->mask >> d & 1) && xv->shape[d] > 1)
+      odims[no++] = d;
+  }
+  int64_t S = 4 * lanes, nstrip = P / S, oshape[TD_MAX_DIMS + 1];
+  LIndex oidx[TD_MAX_DIMS + 1];
+  for (int o = 0; o < no; o++)
+    oshape[o] = xv->shape[odims[o]];
+  // the template's outer vars: bare too, renamed to the loops' below
+  int ovar[TD_MAX_DIMS];
+  for (int o = 0; o < no; o++)
+    rt.xidx[odims[o]] = kb_ix_var(ovar[o] = kb_new_var(kb));
+  row_body(kb, ns, &rt);
+  kb->k->softmax = NULL;  // (its loops are the template's; ir/sched.c's keep_terms is skipped)
+  memset(st.rowlocal, -1, sizeof st.rowlocal);
+  strip_check(&st, &tmpl, true);
+  if (!st.ok || kb->k->nvars >= 512 || st.nslots == 0) {
+    kb->k->locals.len = 0;
+    return false;
+  }
+  int tbuf = kb_new_temp(kb, st.dt, st.nslots * S, "strip");
+  kb->p->bufs.data[tbuf].scratch = true;
+  st.sarg = kb_arg(kb, tbuf, true, true);
+  int dims[TD_MAX_DIMS + 1];
+  for (int o = 0; o < no; o++)
+    dims[o] = o;
+  if (nstrip > 1)
+    oshape[no] = nstrip, dims[no] = no;
+  int nl = no + (nstrip > 1);
+  LStmtList *outer = &kb->k->body;
+  int keep = outer->len;
+  // the outer kept dims, then the strips (parallel where their iterations reach enough)
+  LStmtList *in = outer;
+  if (nl > 0 && no > 0)
+    in = kb_outer_loops(kb, outer, no, dims, oshape, oidx, view_numel(*xv) >= PARALLEL_WORK && nstrip <= 1);
+  memset(st.vmap, -1, sizeof st.vmap);
+  for (int o = 0; o < no; o++)
+    st.vmap[ovar[o]] = oidx[o].var[0];
+  for (int part = 0; part < 2 && st.ok; part++) {
+    int64_t n = part == 0 ? nstrip : 1;
+    st.S = part == 0 ? S : P % S;
+    if (n == 0 || st.S == 0)
+      continue;
+    LIndex at;
+    LStmtList *body = kb_step_loop(kb, in, n, kb_ix_const(part == 0 ? 0 : nstrip * S), S,
+                                   part == 0 && view_numel(*xv) >= PARALLEL_WORK, &at);
+    st.base = at;
+    memset(st.lmap, -1, sizeof st.lmap);
+    strip_list(&st, &tmpl, body);
+  }
+  if (!st.ok) {  // (the temp stays, unused)
+    outer->len = keep;
+    kb->k->locals.len = 0;
+    return false;
+  }
+  return true;
+}
+
 static void build_row(KernelBuilder *kb, const NodeList *ns) {
   const Node *first = ns->data[0];
   Row r = {.xv = &first->srcs[0]->view, .mask = first->attr.dims};
@@ -854,6 +1163,8 @@ static void build_row(KernelBuilder *kb, const NodeList *ns) {
   for (int d = 0; d < r.xv->ndim; d++)
     if (!(r.mask >> d & 1))
       oshape[no++] = r.xv->shape[d];
+  if (build_strip(kb, ns, &r))
+    return;
   LIndex oidx[TD_MAX_DIMS];
   int64_t W = row_steps(kb, &r) > 1 ? block_rows(kb, dtype_compute(first->out->dtype)) : 0;
   bool one_vector = first->op == OP_SOFTMAX && W && r.n * dtype_size(dtype_compute(first->out->dtype)) == kb->cpu->vec_bytes;

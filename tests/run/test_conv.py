@@ -299,9 +299,16 @@ CONV_CASES = [
                                np_conv(x[0], w, b, dilation=2, padding="valid"),
                                np_conv(x, w, stride=(2, 3), padding=1, dilation=(2, 1))]),
     ("conv2d_groups", "F.conv2d(v.view(2, 4, 3, 3), g, groups=4, padding=1), "
-     "F.conv2d(x.permute(0, 1, 3, 2), w.transpose(2, 3), b, padding=1, stride=(1, 2))",
+     "F.conv2d(x.permute(0, 1, 3, 2), w.transpose(2, 3), b, padding=1, stride=(1, 2)), "
+     # depthwise: padding wider than the taps' reach on one side, strides, dilation, a bias; 1d
+     "F.conv2d(x, w[:3, :1], b[:3], groups=3, padding=(1, 2), stride=(1, 2)), "
+     "F.conv2d(x, g[:3, :1].repeat(1, 1, 2, 2), groups=3, padding=3, dilation=(2, 1)), "
+     "F.conv1d(v, u[:4, :1], b[2:], groups=4, padding=2, dilation=2)",
      lambda x, w, g, b, v, u: [np_conv(v.reshape(2, 4, 3, 3), g, groups=4, padding=1),
-                               np_conv(x.transpose(0, 1, 3, 2), w.transpose(0, 1, 3, 2), b, padding=1, stride=(1, 2))]),
+                               np_conv(x.transpose(0, 1, 3, 2), w.transpose(0, 1, 3, 2), b, padding=1, stride=(1, 2)),
+                               np_conv(x, w[:3, :1], b[:3], stride=(1, 2), padding=(1, 2), groups=3),
+                               np_conv(x, np.tile(g[:3, :1], (1, 1, 2, 2)), padding=3, dilation=(2, 1), groups=3),
+                               np_conv(v, u[:4, :1], b[2:], padding=2, dilation=2, groups=4)]),
     ("conv1d", "F.conv1d(v, u, groups=2), F.conv1d(v, u, b, stride=2, padding=2, dilation=2, groups=2), "
      "torch.conv1d(v[0], u[:4].repeat(1, 2, 1), padding='same', dilation=3), F.conv1d(v.transpose(1, 2)[:, :4], "
      "u[:, :1].repeat(1, 2, 1), groups=2, stride=3)",

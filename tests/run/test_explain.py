@@ -49,7 +49,7 @@ fn transcendental(x: f64[16, 32]) -> (f64[16], f64[32]) {
 
 fn feeds(x: f16[8, 64]) -> f16[8, 1] {
     m = x.mean(-1, keepdim=True)
-    return ((x - m) ** 2).mean(-1, keepdim=True)
+    return ((x - m.flip(0)) ** 2).mean(-1, keepdim=True)
 }
 
 fn into_matmul(x: f32[8, 16], w: f32[16, 4]) -> f32[8, 4] {

@@ -157,6 +157,12 @@ def main():
           "    return F.layer_norm(x, [32], g, b)\n}", nkernels=1)
     check("f_group_norm", "fn f(x: f32[2, 6, 5, 5]) -> f32[2, 6, 5, 5] {\n    return F.group_norm(x, 3)\n}",
           nkernels=1)
+    # ConvNeXt's channels-first LayerNorm: the variance reads the mean on its row, one kernel
+    # (ir/fuse.c's row_reads_row) that reads x once and stores no mean
+    check("layer_norm_channels_first", "fn f(x: f32[2, 8, 5, 5], w: f32[8], b: f32[8]) -> f32[2, 8, 5, 5] {\n"
+          "    u = x.mean(1, keepdim=True)\n    s = (x - u).pow(2).mean(1, keepdim=True)\n"
+          "    x = (x - u) / torch.sqrt(s + 1e-6)\n    return w[:, None, None] * x + b[:, None, None]\n}",
+          nkernels=1, fused=["u", "s"])
     src = ("fn f(x: f32[32, 64], w: f32[64, 16], b: f32[16]) -> f32[32, 16] {\n"
            "    return relu(x @ w + b)\n}")
     check("relu_matmul_bias", src, nkernels=1, lines=[2], ops=["matmul", "add", "relu"])

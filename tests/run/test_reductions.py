@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from composed_cases import run_families  # noqa: E402
-from oracle import NP_DTYPES, Tally, require_backend, run_case  # noqa: E402
+from oracle import NP_DTYPES, Tally, emit_text, require_backend, run_case  # noqa: E402
 
 
 def rows(dt, n):
@@ -109,6 +109,52 @@ def argext_rows():
     return t.summary()
 
 
+def strip_rows():
+    """Row kernels reducing a dim that is not the innermost, with a result of the input's
+    shape (ir/row.c's STRIP: the kept dims after it in strips of rows in lanes, the
+    P % S last rows a strip of their own): ConvNeXt's channels-first layer norm (its mean
+    read by the variance: one kernel), softmax and log_softmax over dim 1, a variance and
+    mean of one input (two passes), a reduction over two middle dims, f64 rows, against
+    NumPy (one program). The kept sizes leave a tail (99 = 64 + 35 f32 rows, 70 = 2 x 32 +
+    6 f64 rows); a is offset by 10, so that a wrong mean shows in the variance."""
+    t = Tally()
+    rng = np.random.default_rng(31)
+    a = (10 + rng.standard_normal((2, 24, 9, 11))).astype(np.float32)
+    wa, ba = rng.standard_normal(24).astype(np.float32), rng.standard_normal(24).astype(np.float32)
+    d = rng.standard_normal((3, 20, 70))
+    c = rng.standard_normal((2, 5, 6, 40)).astype(np.float32)
+    a64 = a.astype(np.float64)
+    u = a64.mean(1, keepdims=True)
+    s = ((a64 - u) ** 2).mean(1, keepdims=True)
+    ln = wa[:, None, None] * ((a64 - u) / np.sqrt(s + 1e-6)) + ba[:, None, None]
+    e = np.exp(d - d.max(1, keepdims=True))
+    sm = e / e.sum(1, keepdims=True)
+    ec = np.exp(c - c.max(1, keepdims=True))
+    body = ["u = a.mean(1, keepdim=True)", "s = (a - u).pow(2).mean(1, keepdim=True)",
+            "ln = wa[:, None, None] * ((a - u) / torch.sqrt(s + 1e-6)) + ba[:, None, None]"]
+    cases = [("ln", ln, "f32"), ("d.softmax(1)", sm, "f64"),
+             ("torch.log_softmax(c, 1)", np.log(ec / ec.sum(1, keepdims=True)), "f32"),
+             ("(d - d.mean(1, keepdim=True)) / d.std(1, keepdim=True)",
+              (d - d.mean(1, keepdims=True)) / d.std(1, ddof=1, keepdims=True), "f64"),
+             ("c - c.mean((1, 2), keepdim=True)", c - c.mean((1, 2), keepdims=True), "f32"),
+             ("a.permute(0, 3, 1, 2) - a.permute(0, 3, 1, 2).amax(1, keepdim=True)",
+              a.transpose(0, 3, 1, 2) - a.transpose(0, 3, 1, 2).max(1, keepdims=True), "f32")]
+    params = "a: f32[2, 24, 9, 11], wa: f32[24], ba: f32[24], d: f64[3, 20, 70], c: f32[2, 5, 6, 40]"
+    errs, src = run_case(sys.argv[1], params, body, ", ".join(x for x, _, _ in cases), [k for _, _, k in cases],
+                         [np.asarray(w, np.float64) for _, w, _ in cases], {"a": a, "wa": wa, "ba": ba, "d": d, "c": c})
+    # the kernels of the layer norm, of softmax with the standardization (one: the same
+    # rows) and of c's centring run in strips (their row-level values in per-thread
+    # scratch named "kN.strip", which later kernels may share), log_softmax over 5
+    # and the permuted amax as before
+    lines = emit_text(sys.argv[1], src, "kernels").stdout.splitlines()
+    sbufs = {ln.split()[1] for ln in lines if ln.startswith("buffer") and ln.endswith(".strip")}
+    strips = sum(1 for ln in lines if ln.startswith("  args:") and any(f"{b} (" in ln for b in sbufs))
+    if strips != 3:
+        errs = errs + [f"{strips} kernels in strips, want 3"]
+    t.report("strip_rows", errs, src)
+    return t.summary()
+
+
 if __name__ == "__main__":
     require_backend(sys.argv[1])
-    sys.exit(run_families({"reductions"}) | nan_rows() | argext_rows())
+    sys.exit(run_families({"reductions"}) | nan_rows() | argext_rows() | strip_rows())
