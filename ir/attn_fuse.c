@@ -464,12 +464,12 @@ static const Node *copy_under(const Value *v) {
   return c;
 }
 
-// r, a view of copy c's result, as a view of the same elements laid out as x (a view of
-// c's source's shape: c's source itself, or a smaller copy of it); false where r mixes
-// its dims (view_decompose).
-static bool through_copy(const Node *c, const View *x, View r, View *out) {
+// r, a view of a contiguous result of shape pshape, as a view of the same elements laid
+// out as x (a view of that shape: the source a copy copied, a smaller copy of it, an
+// operand of a pointwise op); false where r mixes its dims (view_decompose).
+static bool recompose(int pndim, const int64_t *pshape, const View *x, View r, View *out) {
   ViewMap m;
-  if (!view_decompose(r, c->out->view.ndim, c->out->view.shape, &m))
+  if (!view_decompose(r, pndim, pshape, &m))
     return false;
   *out = r;
   out->offset = x->offset;
@@ -486,7 +486,7 @@ static bool through_copy(const Node *c, const View *x, View r, View *out) {
 static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep, View *out) {
   const Node *c = copy_under(src);
   View r;
-  if (!c || !through_copy(c, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
+  if (!c || !recompose(c->out->view.ndim, c->out->view.shape, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
     return false;
   *out = r;
   return true;
@@ -512,7 +512,7 @@ static Value *unrepeat(Graph *g, Node *a, const Node *c, View r) {
   for (int q = 0; q < xs.ndim; q++)
     lay.shape[q] = x->view.shape[q], lay.strides[q] = xs.shape[q] == 1 ? 0 : lay.strides[q];
   View at;
-  bool ok = through_copy(c, &lay, r, &at);  // (r decomposed before: repeat_read)
+  bool ok = recompose(c->out->view.ndim, c->out->view.shape, &lay, r, &at);  // (r decomposed before: repeat_read)
   TD_ASSERT(ok);
   return graph_view(g, u->out, at, c->loc);
 }
@@ -569,6 +569,118 @@ static bool share_heads(Graph *g, Node *a) {
   return false;
 }
 
+// ---- RoPE applied as the attention reads q and k ----
+// LLaMA (Hugging Face's apply_rotary_pos_emb) rotates q and k before the attention,
+//   x * cos + cat([-x[..., E/2:], x[..., :E/2]], dim=-1) * sin      (rotate_half; each
+//                                            product's operands and the sum's either way)
+// stored by a kernel of its own (the cat splits its loops) and read back by the
+// attention. An attention whose q or k is that sum, each part read only by the next and
+// all of the attention's dtype (f32, f64), reads x instead, the rotation its attr.rope
+// and cos and sin its sources (ir/attn.c rotates as it loads: ir/attn_tile.c's query
+// tile and key block copies), so the rotated q and k are never stored. Kept: x's halves
+// are slices of x's own view, and the attention reads the sum through a view that
+// decomposes onto its elements (view_decompose: its heads split, GQA's repeated k read
+// at its KV heads, see share_heads) whose last dim walks the sum's last dim whole.
+
+// Views a and b walk the same elements.
+static bool same_elems(View a, View b) {
+  if (a.ndim != b.ndim || a.offset != b.offset)
+    return false;
+  for (int d = 0; d < a.ndim; d++)
+    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d]))
+      return false;
+  return true;
+}
+
+// Node m (x * cos, either way) as the plain product of the rotation whose halves lo and
+// hi (cat's sources: x's low half, the negated high half's source) are: x and cos into
+// *x and *cs, or false.
+static bool plain_product(const Node *m, const Value *lo, const Value *hi, const Value **x, const Value **cs) {
+  for (int j = 0; j < 2; j++) {
+    const Value *a = m->srcs[j];
+    const View *ov = &m->out->view;
+    if (a->is_scalar || m->srcs[1 - j]->is_scalar || a->buf != lo->buf || a->buf != hi->buf || a->view.ndim != ov->ndim)
+      continue;
+    int ed = ov->ndim - 1;
+    bool whole = ov->shape[ed] % 2 == 0;
+    for (int d = 0; d < ov->ndim; d++)
+      whole &= a->view.shape[d] == ov->shape[d];
+    View half = a->view;
+    half.shape[ed] /= 2;
+    if (!whole || !same_elems(lo->view, half))
+      continue;
+    half.offset += half.shape[ed] * half.strides[ed];
+    if (!same_elems(hi->view, half))
+      continue;
+    *x = a, *cs = m->srcs[1 - j];
+    return true;
+  }
+  return false;
+}
+
+// The rotation whose sum is node p: x, the cos and sin tables (tab) and their views
+// expanded to p's shape (tv), or false.
+static bool rotation(const Graph *g, const Node *p, const Value **x, View *tv, const Value **tab) {
+  const View *pv = &p->out->view;
+  int nd = pv->ndim, bad;
+  DType dt = p->out->dtype;
+  for (int i = 0; i < 2; i++) {
+    Node *rm = sole_part(g, p->srcs[i], OP_MUL), *pm = sole_part(g, p->srcs[1 - i], OP_MUL);
+    if (!rm || !pm || rm->out->dtype != dt || pm->out->dtype != dt)
+      continue;
+    for (int j = 0; j < 2; j++) {
+      Node *c = sole_part(g, rm->srcs[j], OP_CAT), *ng;
+      const Value *sn = rm->srcs[1 - j], *cs;
+      if (!c || c->nsrc != 2 || c->attr.dim != nd - 1 || c->out->dtype != dt || sn->is_scalar || sn->dtype != dt ||
+          !(ng = sole_part(g, c->srcs[0], OP_NEG)) || ng->out->dtype != dt ||
+          !plain_product(pm, c->srcs[1], ng->srcs[0], x, &cs) || cs->dtype != dt ||
+          !view_expand(cs->view, nd, pv->shape, &tv[0], &bad) || !view_expand(sn->view, nd, pv->shape, &tv[1], &bad))
+        continue;
+      tab[0] = cs, tab[1] = sn;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Attention a's source s (q or k) as the rotation's x, the rotation its attr.rope and
+// its tables sources; whether it is.
+static bool rotate_read(Graph *g, Node *a, int s) {
+  const Value *r = a->srcs[s], *x, *tab[2];
+  DType dt = a->out->dtype;
+  if (r->is_scalar || !r->buf || r->buf->kind != BUF_KERNEL || (dt != DT_F32 && dt != DT_F64) || r->dtype != dt)
+    return false;
+  const Node *p = r->buf->producer;
+  const View *pv = &p->out->view;
+  View tv[2], xv, at[3];
+  int ed = r->view.ndim - 1;
+  ViewMap m;
+  if (p->op != OP_ADD || p->out->buf != r->buf || pv->offset != 0 || !view_is_contiguous(*pv) ||
+      reads_of(g, p) != 1 || !rotation(g, p, &x, tv, tab) ||
+      !view_decompose(r->view, pv->ndim, pv->shape, &m) || m.pdim[ed] != pv->ndim - 1 || m.mult[ed] != 1 ||
+      r->view.shape[ed] != pv->shape[pv->ndim - 1])
+    return false;
+  for (int d = 0; d < ed; d++)
+    if (m.pdim[d] == pv->ndim - 1)
+      return false;
+  xv = x->view;
+  if (!recompose(pv->ndim, pv->shape, &xv, r->view, &at[0]) || !recompose(pv->ndim, pv->shape, &tv[0], r->view, &at[1]) ||
+      !recompose(pv->ndim, pv->shape, &tv[1], r->view, &at[2]))
+    return false;
+  Value **srcs = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)(a->nsrc + 2));
+  memcpy(srcs, a->srcs, sizeof(Value *) * (size_t)a->nsrc);
+  srcs[s] = graph_view(g, x, at[0], r->loc);
+  srcs[a->nsrc] = graph_view(g, tab[0], at[1], tab[0]->loc);
+  srcs[a->nsrc + 1] = graph_view(g, tab[1], at[2], tab[1]->loc);
+  a->srcs = srcs, a->nsrc += 2;
+  a->attr.rope |= (uint8_t)(1u << s);
+  int *lines = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(a->nlines + 1));
+  memcpy(lines, a->lines, sizeof(int) * (size_t)a->nlines);
+  lines[a->nlines] = loc_line(p->loc);
+  a->lines = lines, a->nlines++;
+  return true;
+}
+
 bool attn_fuse(Graph *g) {
   bool any = false;
   Evals ev = {0};
@@ -581,6 +693,13 @@ bool attn_fuse(Graph *g) {
     if (g->nodes.data[i]->op == OP_SDPA)
       shared |= share_heads(g, g->nodes.data[i]);
   if (any || placed || shared)
+    graph_prune(g);
+  bool rotated = false;  // (after the prune: a repeat's copy no longer reads the rotated k)
+  for (int i = 0; i < g->nodes.len; i++)
+    if (g->nodes.data[i]->op == OP_SDPA)
+      for (int s = 0; s < 2; s++)
+        rotated |= rotate_read(g, g->nodes.data[i], s);
+  if (rotated)
     graph_prune(g);
   return any;
 }

@@ -121,6 +121,20 @@ static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
   return kb_cast(T->kb, kb_value(T->kb, src, x), T->cd);
 }
 
+// Source s (0: q, 1: k) at (i, c), rotated where attr.rope says (ir/attn.c).
+static LExpr *operand_at(const Tile *T, int s, LIndex i, LIndex c) {
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, c, x);
+  return attn_operand(T->kb, T->n, s, x, T->cd);
+}
+
+// Rotated source s at (i, c) and (i, c + E/2), c < E/2.
+static void rope_pair(const Tile *T, int s, LIndex i, LIndex c, LExpr **lo, LExpr **hi) {
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, c, x);
+  attn_rope_pair(T->kb, T->n, s, x, T->cd, lo, hi);
+}
+
 // Element (row r of the tile, column x) of a temp laid out per tile as [w][mr], in the
 // tile's region: MR x w elements per batch when the batch loop is the parallel one (the
 // tiles of a batch take turns), per tile when the tile loop is, else one for all.
@@ -174,6 +188,13 @@ typedef enum { COPY_Q, COPY_OUT } CopyKind;
 static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, LIndex e, int l) {
   KernelBuilder *kb = T->kb;
   LIndex i = sum(kb, R->i0, &r, 1);
+  if (kind == COPY_Q && (T->n->attr.rope & 1)) {  // (e < E/2: the pair e, e + E/2)
+    LExpr *lo, *hi;
+    rope_pair(T, 0, i, e, &lo, &hi);
+    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), bin(T, OP_MUL, lo, fc(T, T->n->attr.scale)));
+    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, plus(e, T->E / 2), r), bin(T, OP_MUL, hi, fc(T, T->n->attr.scale)));
+    return;
+  }
   if (kind == COPY_Q) {
     LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, i, e), fc(T, T->n->attr.scale));
     kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), qs);
@@ -222,7 +243,7 @@ static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb,
   for (int h = 0; h < nv; h++)
     x[h] = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, kb_ix_const(h * T->V)), lanes[h]));
   for (int c = 0; c < kr; c++) {
-    int w = kb_let_local(kb, in, value_at(T, T->k, plus(j, c), e));
+    int w = kb_let_local(kb, in, operand_at(T, 1, plus(j, c), e));
     for (int h = 0; h < nv; h++)
       kb_push(kb, in, kb_set(kb, s[c][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], x[h]), s[c][h])));
   }
@@ -350,10 +371,19 @@ static void elem_at(const Tile *T, const Value *src, LIndex j, LIndex c, int *ar
 static void copy_block(const Tile *T, LStmtList *into, const Value *src, int64_t w, int64_t off, LIndex jb, int64_t nb) {
   KernelBuilder *kb = T->kb;
   LIndex j, e;
+  bool rot = src == T->k && (T->n->attr.rope & 2);  // rotated: the pairs e, e + E/2
   LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &j);
-  in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &e);
+  in = kb_step_loop(kb, in, rot ? w / 2 : w, kb_ix_const(0), 1, false, &e);
   LIndex at = sum(kb, sum(kb, kb_ix_const(off), &j, w), &e, 1);
-  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T->kv, true, true), at, value_at(T, src, sum(kb, jb, &j, 1), e)));
+  int arg = kb_arg(kb, T->kv, true, true);
+  if (rot) {
+    LExpr *lo, *hi;
+    rope_pair(T, 1, sum(kb, jb, &j, 1), e, &lo, &hi);
+    kb_push(kb, in, kb_store_stmt(kb, arg, at, lo));
+    kb_push(kb, in, kb_store_stmt(kb, arg, plus(at, w / 2), hi));
+    return;
+  }
+  kb_push(kb, in, kb_store_stmt(kb, arg, at, value_at(T, src, sum(kb, jb, &j, 1), e)));
 }
 
 // Where the micro-kernel reads src's key j (from jb), column c: src itself, or its copy.
@@ -461,7 +491,7 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
     in = kb_step_loop(kb, in, T->MR, kb_ix_const(0), 1, false, &r);
     kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
   }
-  copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->E, 0);
+  copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->n->attr.rope & 1 ? T->E / 2 : T->E, 0);
   if (!T->one) {  // (the only block sets them itself)
     Rows all = {.i0 = i0, .mr = T->MR};
     in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
@@ -517,17 +547,15 @@ static LStmtList *flat_batches(Tile *T, const View *ov, int nl, const int *dims,
     return NULL;
   int d0 = dims[0], d1 = dims[1];
   int64_t B0 = ov->shape[d0], B1 = ov->shape[d1];
-  const Value *ops[] = {T->q, T->k, T->v, T->mask, T->n->out};
-  for (int o = 0; o < 5; o++) {
-    if (!ops[o])
-      continue;
+  for (int o = 0; o <= T->n->nsrc; o++) {  // every source (the rope tables too), then the result
+    const Value *op = o < T->n->nsrc ? T->n->srcs[o] : T->n->out;
     LIndex x[TD_MAX_DIMS];
-    for (int d = 0; d < ops[o]->view.ndim; d++)
+    for (int d = 0; d < op->view.ndim; d++)
       x[d] = kb_ix_const(0);
     x[d0] = kb_ix_var(PROBE_VAR), x[d1] = kb_ix_var(PROBE_VAR + 1);
-    LIndex at = kb_view_index(kb, &ops[o]->view, x);
+    LIndex at = kb_view_index(kb, &op->view, x);
     int64_t s0 = kb_ix_coef(&at, PROBE_VAR), s1 = kb_ix_coef(&at, PROBE_VAR + 1);
-    if (ops[o]->view.ndim != ov->ndim || at.dyn || (s1 != 0 && s0 != B1 * s1))
+    if (op->view.ndim != ov->ndim || at.dyn || (s1 != 0 && s0 != B1 * s1))
       return NULL;
   }
   int f = kb_new_var(kb), a = kb_new_var(kb);
@@ -552,7 +580,7 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *n = ns->data[0];
   const View *ov = &n->out->view;
   Tile T = {.kb = kb, .n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2],
-            .mask = n->nsrc == 4 ? n->srcs[3] : NULL, .cd = dtype_compute(n->out->dtype)};
+            .mask = attn_mask(n), .cd = dtype_compute(n->out->dtype)};
   T.nd = ov->ndim, T.id = T.nd - 2, T.ed = T.nd - 1;
   T.L = ov->shape[T.id], T.S = T.k->view.shape[T.id], T.E = T.q->view.shape[T.ed], T.Ev = ov->shape[T.ed];
   if (view_numel(*ov) == 0 || T.S == 0 || T.E == 0 || (T.cd != DT_F32 && T.cd != DT_F64))
@@ -581,7 +609,7 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
       T.vm.MR = r;
   T.vm.MR = T.vm.MR ? T.vm.MR : (room < 14 ? room : 14);
   T.kmicro = true, T.vmicro = T.Ev >= T.vm.MR;
-  T.kcopy = !micro_operand(&T, T.k, &T.ldk);
+  T.kcopy = (n->attr.rope & 2) || !micro_operand(&T, T.k, &T.ldk);
   T.vcopy = T.vmicro && !micro_operand(&T, T.v, &T.ldv);
   if (T.kcopy || T.vcopy) {
     T.kv = kb_new_temp(kb, T.cd, T.KB * (T.E + T.Ev), "attention keys and values");
