@@ -15,9 +15,10 @@
 // value), a bool mask that hides where m is true gets a logical_not node just before
 // it, and the parts, read by nothing else, are pruned. Each part must be read only by
 // the next (not returned, not stored into), its result read whole as it is laid out,
-// all of one float dtype, q, kT and v of at least 2 dims; anything else is left as
-// written. The arithmetic differs from the parts' in rounding only (online softmax,
-// fused multiply-adds, q scaled before the product), which the tests' tolerances hold.
+// all of one dtype (f32, f64 or bf16), q, kT and v of at least 2 dims; anything else
+// is left as written. The arithmetic differs from the parts' in rounding only (online
+// softmax, fused multiply-adds, q scaled before the product; in bf16 one rounding for
+// the parts' four), which the tests' tolerances hold.
 #include "ir/ir.h"
 
 #include <math.h>
@@ -285,8 +286,12 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   int nd = ov->ndim;
   if (!sm || nd < 2 || sm->attr.dims != 1u << (sm->out->view.ndim - 1) || sm->out->view.ndim != nd)
     return false;
-  DType dt = y->out->dtype;  // (in f16 or bf16 the parts round each result: left as written)
-  if ((dt != DT_F32 && dt != DT_F64) || sm->out->dtype != dt || sm->srcs[0]->dtype != dt)
+  // In bf16 the parts round each result to bf16 (PyTorch 1.13's CPU matmul sums in f32,
+  // then rounds; softmax computes in f32): the attention computes in f32 and rounds once,
+  // within a bf16 rounding or two of the parts' (and nearer the exact value). In f16 the
+  // parts' scores overflow to inf past 65504, the attention's do not: left as written.
+  DType dt = y->out->dtype;
+  if ((dt != DT_F32 && dt != DT_F64 && dt != DT_BF16) || sm->out->dtype != dt || sm->srcs[0]->dtype != dt)
     return false;
   // the mask or bias (optional), the scale (optional), the scores' matmul
   const Value *s = sm->srcs[0], *cond = NULL, *bias = NULL;

@@ -7,7 +7,7 @@ torch.repeat_interleave(k, R, dim=1) (head h reads kv head h // R) and k.repeat(
 masked_fill, a float bias as LLaMA's) and F.scaled_dot_product_attention (no mask,
 is_causal, a bool mask), n_rep 2 and 4, B 2, a k RoPE'd (rotate_half) before it is
 repeated, the result's heads merged back, few query rows (ir/attn.c's rows) and a
-partial tile (ir/attn_tile.c), in f32, f64, f16 and bf16; LLaMA's RoPE'd q and k read
+partial tile (ir/attn_tile.c), in f32, f64, f16 and bf16 (written out too); LLaMA's RoPE'd q and k read
 by one attention alone (the rotation applied as the attention loads them: attr.rope),
 with either operand order in the products, on the tiles and on the rows: against NumPy's
 softmax(q @ k^T * scale + bias) @ v in f64 with the heads repeated by np.repeat and
@@ -115,6 +115,10 @@ def program(x):
          sdpa(qh, interleave(kh, 2), interleave(vh, 2), bm)),
         ("bf16", f"{a}(qb, kb.repeat(1, 4, 1, 1), vb.repeat(1, 4, 1, 1), is_causal=True)",
          sdpa(qb, tile(kb, 4), tile(vb, 4), causal=True)),
+        # written out in bf16: one attention too (computed in f32, rounded once)
+        ("bf16", f"softmax((qb @ {repeat_kv('kb', 2, 4, S, E)}.transpose(-2, -1) / 4.0).{causal}, dim=-1) @ "
+                 f"{repeat_kv('vb', 2, 4, S, EV)}",
+         sdpa(qb, interleave(kb, 4), interleave(vb, 4), causal=True)),
     ]
     params = (f"q: f32[{B}, {H}, {L}, {E}], k2: f32[{B}, 2, {S}, {E}], v2: f32[{B}, 2, {S}, {E}], "
               f"k4: f32[{B}, 4, {S}, {E}], v4: f32[{B}, 4, {S}, {EV}], cs: f32[{B}, {S}, {E}], "
@@ -154,7 +158,7 @@ def plan_checks(tdslc, t, src):
     text = p.stdout + p.stderr
     plan = p.stdout.split("\nkernels:")[1] if p.returncode == 0 and "\nkernels:" in p.stdout else ""
     kernels, bufs = plan.split("\nbuffers:")[0], plan.split("\nbuffers:")[1] if "\nbuffers:" in plan else ""
-    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 13, text)
+    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 14, text)
     rot = [ln.strip() for ln in kernels.splitlines() if re.match(r"\s*k\d+: .*\bcat\b", ln)]
     t.check("emit_ir_only_the_shared_k_and_the_non_rotation_in_a_kernel", len(rot) == 2, "\n".join(rot) or text)
     big = []
