@@ -22,11 +22,13 @@
 // stored). acc is the result's own buffer when it has that dtype, else an LB_TEMP of
 // the result's shape, so each row's sums are its own elements.
 //
-// With attr.rope, q and k (bit 0, bit 1) are rotated as they are read, RoPE's
-// rotate_half form from their cos and sin tables (sources after the mask, each laid out
-// as its operand): x'[e] = x[e] * cos[e] - x[e + E/2] * sin[e] for e < E/2, x[e] * cos[e]
-// + x[e - E/2] * sin[e] above (ir/attn_fuse.c finds the rotation written out), so that no
-// rotated q or k is stored.
+// With attr.rope, q and k (bit 0, bit 1) are rotated as they are read, from their cos and
+// sin tables (sources after the mask), so that no rotated q or k is stored (ir/attn_fuse.c
+// finds the rotation written out). Each pair (a, b) of elements becomes (a * cos - b *
+// sin, b * cos' + a * sin'): in rotate_half's form the pairs are (e, e + E/2), the tables
+// laid out as the operand (cos at e, cos' at e + E/2); in the complex form (bit 2 for q,
+// bit 3 for k: view_as_complex(x) * freqs, view_as_real) they are (2c, 2c + 1), the
+// tables [.., E/2] (cos = cos' = the real part at c, sin = sin' the imaginary one).
 //
 // What PyTorch's math gives at the edges, kept: a row whose keys are all hidden (or all
 // -inf) has l = 0 and acc = 0, so 0 / 0 = NaN (softmax of a row of -inf); NaN or +inf
@@ -53,6 +55,10 @@ static LExpr *elem(KernelBuilder *kb, const Value *src, const LIndex *idx, DType
   return kb_cast(kb, kb_value(kb, src, idx), cd);
 }
 
+static bool pairs(const Node *n, int s) { return n->attr.rope >> (s + 2) & 1; }
+
+static LExpr *ic(KernelBuilder *kb, int64_t v) { return kb_iconst(kb, DT_I64, v); }
+
 LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd) {
   const Value *x = n->srcs[s];
   LExpr *v = elem(kb, x, idx, cd);
@@ -60,28 +66,49 @@ LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, 
     return v;
   int ed = x->view.ndim - 1;
   int64_t H = x->view.shape[ed] / 2;
-  LIndex pi[TD_MAX_DIMS], d = kb_ix_const(0);  // the partner, e + H or e - H: in the row, no branch
+  // the partner, e + H or e - H (e + 1 or e - 1): in the row, no branch; the tables' index
+  LIndex pi[TD_MAX_DIMS], ti[TD_MAX_DIMS], d = kb_ix_const(0);
   memcpy(pi, idx, sizeof(LIndex) * (size_t)x->view.ndim);
-  LExpr *low = kb_binary(kb, OP_LT, DT_BOOL, kb_ix_expr(kb, &idx[ed]), kb_iconst(kb, DT_I64, H));
-  d.dyn = kb_select(kb, low, kb_iconst(kb, DT_I64, H), kb_iconst(kb, DT_I64, -H));
+  memcpy(ti, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  LExpr *e = kb_ix_expr(kb, &idx[ed]), *low;  // low: e is a pair's first
+  if (pairs(n, s)) {
+    low = kb_binary(kb, OP_EQ, DT_BOOL, kb_binary(kb, OP_BITWISE_AND, DT_I64, e, ic(kb, 1)), ic(kb, 0));
+    d.dyn = kb_select(kb, low, ic(kb, 1), ic(kb, -1));
+    ti[ed] = kb_dyn_index(kb_binary(kb, OP_RSHIFT, DT_I64, e, ic(kb, 1)));
+  } else {
+    low = kb_binary(kb, OP_LT, DT_BOOL, e, ic(kb, H));
+    d.dyn = kb_select(kb, low, ic(kb, H), ic(kb, -H));
+  }
   kb_ix_addmul(kb, &pi[ed], &d, 1);
   LExpr *p = elem(kb, x, pi, cd);
   LExpr *rot = kb_select(kb, low, kb_unary(kb, OP_NEG, cd, p), p);
-  return kb_binary(kb, OP_ADD, cd, kb_binary(kb, OP_MUL, cd, v, elem(kb, table(n, s, 0), idx, cd)),
-                   kb_binary(kb, OP_MUL, cd, rot, elem(kb, table(n, s, 1), idx, cd)));
+  return kb_binary(kb, OP_ADD, cd, kb_binary(kb, OP_MUL, cd, v, elem(kb, table(n, s, 0), ti, cd)),
+                   kb_binary(kb, OP_MUL, cd, rot, elem(kb, table(n, s, 1), ti, cd)));
 }
 
-void attn_rope_pair(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd, LExpr **lo, LExpr **hi) {
+void attn_rope_pair(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd, LExpr **lo, LExpr **hi,
+                    LIndex *at_lo, LIndex *at_hi) {
   const Value *x = n->srcs[s], *c = table(n, s, 0), *sn = table(n, s, 1);
   int ed = x->view.ndim - 1;
-  LIndex up[TD_MAX_DIMS];
-  memcpy(up, idx, sizeof(LIndex) * (size_t)x->view.ndim);
-  up[ed].base += x->view.shape[ed] / 2;
-  LExpr *a = elem(kb, x, idx, cd), *b = elem(kb, x, up, cd);
+  LIndex xl[TD_MAX_DIMS], xh[TD_MAX_DIMS], th[TD_MAX_DIMS];  // the pair's elements; the tables' second index
+  memcpy(xl, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  memcpy(xh, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  memcpy(th, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  if (pairs(n, s)) {
+    xl[ed] = kb_ix_const(0);
+    kb_ix_addmul(kb, &xl[ed], &idx[ed], 2);
+    xh[ed] = xl[ed];
+    xh[ed].base++;
+  } else {
+    xh[ed].base += x->view.shape[ed] / 2;
+    th[ed] = xh[ed];
+  }
+  LExpr *a = elem(kb, x, xl, cd), *b = elem(kb, x, xh, cd);
   *lo = kb_binary(kb, OP_SUB, cd, kb_binary(kb, OP_MUL, cd, a, elem(kb, c, idx, cd)),
                   kb_binary(kb, OP_MUL, cd, b, elem(kb, sn, idx, cd)));
-  *hi = kb_binary(kb, OP_ADD, cd, kb_binary(kb, OP_MUL, cd, b, elem(kb, c, up, cd)),
-                  kb_binary(kb, OP_MUL, cd, a, elem(kb, sn, up, cd)));
+  *hi = kb_binary(kb, OP_ADD, cd, kb_binary(kb, OP_MUL, cd, b, elem(kb, c, th, cd)),
+                  kb_binary(kb, OP_MUL, cd, a, elem(kb, sn, th, cd)));
+  *at_lo = xl[ed], *at_hi = xh[ed];
 }
 
 static LExpr *ref(KernelBuilder *kb, int local) { return kb_local_ref(kb, local); }

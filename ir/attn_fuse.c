@@ -578,8 +578,9 @@ static bool share_heads(Graph *g, Node *a) {
 // LLaMA (Hugging Face's apply_rotary_pos_emb) rotates q and k before the attention,
 //   x * cos + cat([-x[..., E/2:], x[..., :E/2]], dim=-1) * sin      (rotate_half; each
 //                                            product's operands and the sum's either way)
-// stored by a kernel of its own (the cat splits its loops) and read back by the
-// attention. An attention whose q or k is that sum, each part read only by the next and
+// (Meta's: view_as_real(view_as_complex(x.reshape(.., E/2, 2)) * freqs).flatten(-2), see
+// complex_rotation) stored by a kernel of its own (the cat or the stack splits its
+// loops) and read back by the attention. An attention whose q or k is that sum, each part read only by the next and
 // all of the attention's dtype (f32, f64), reads x instead, the rotation its attr.rope
 // and cos and sin its sources (ir/attn.c rotates as it loads: ir/attn_tile.c's query
 // tile and key block copies), so the rotated q and k are never stored. Kept: x's halves
@@ -638,7 +639,7 @@ static bool rotation(const Graph *g, const Node *p, const Value **x, View *tv, c
       const Value *sn = rm->srcs[1 - j], *cs;
       if (!c || c->nsrc != 2 || c->attr.dim != nd - 1 || c->out->dtype != dt || sn->is_scalar || sn->dtype != dt ||
           !(ng = sole_part(g, c->srcs[0], OP_NEG)) || ng->out->dtype != dt ||
-          !plain_product(pm, c->srcs[1], ng->srcs[0], x, &cs) || cs->dtype != dt ||
+          !plain_product(pm, c->srcs[1], ng->srcs[0], x, &cs) || cs->dtype != dt || (*x)->dtype != dt ||
           !view_expand(cs->view, nd, pv->shape, &tv[0], &bad) || !view_expand(sn->view, nd, pv->shape, &tv[1], &bad))
         continue;
       tab[0] = cs, tab[1] = sn;
@@ -648,8 +649,62 @@ static bool rotation(const Graph *g, const Node *p, const Value **x, View *tv, c
   return false;
 }
 
+// The operand of m that is not v (the same elements of the same buffer), or NULL.
+static const Value *other(const Node *m, const Value *v) {
+  for (int j = 0; j < 2; j++) {
+    const Value *a = m->srcs[j];
+    if (!a->is_scalar && !v->is_scalar && a->buf == v->buf && same_elems(a->view, v->view))
+      return m->srcs[1 - j];
+  }
+  return NULL;
+}
+
+// Node p as the complex form's product (Meta's LLaMA: view_as_real(view_as_complex(x) *
+// freqs)), ir/build_complex.c's complex multiply, each product's operands either way:
+//   stack([xr * fr - xi * fi, xr * fi + xi * fr], dim=-1)
+// of x's pairs (xr, xi: the parts' views of one buffer, a pair's elements next to each
+// other in x's last dim): x's view, the tables (fr, fi) and theirs, as p's shape (the
+// tables' pair dim broadcast), or false.
+static bool complex_rotation(const Graph *g, const Node *p, const Value **x, View *xv, View *tv, const Value **tab) {
+  const View *pv = &p->out->view;
+  int nd = pv->ndim, bad;
+  DType dt = p->out->dtype;
+  if (p->op != OP_STACK || p->nsrc != 2 || nd < 2 || p->attr.dim != nd - 1 || pv->shape[nd - 1] != 2)
+    return false;
+  Node *re = sole_part(g, p->srcs[0], OP_SUB), *im = sole_part(g, p->srcs[1], OP_ADD), *m[4];
+  if (!re || !im || re->out->dtype != dt || im->out->dtype != dt)
+    return false;
+  for (int i = 0; i < 4; i++)  // xr * fr, xi * fi, xr * fi, xi * fr
+    if (!(m[i] = sole_part(g, (i < 2 ? re : im)->srcs[i % 2], OP_MUL)) || m[i]->out->dtype != dt)
+      return false;
+  for (int j = 0; j < 2; j++) {
+    const Value *xr = m[0]->srcs[j], *fr = m[0]->srcs[1 - j], *fi = other(m[2], xr), *xi = fi ? other(m[1], fi) : NULL;
+    const Value *fr2 = xi ? other(m[3], xi) : NULL;
+    if (!fr2 || fr->is_scalar || fr2->buf != fr->buf || !same_elems(fr2->view, fr->view) || xr->buf != xi->buf ||
+        xr->dtype != dt || fr->dtype != dt || fi->dtype != dt || xr->view.ndim != nd - 1 || xi->view.ndim != nd - 1)
+      continue;
+    View hi = xr->view;
+    int64_t ps = xi->view.offset - xr->view.offset;
+    hi.offset += ps;
+    bool whole = ps != 0 && same_elems(xi->view, hi) && (hi.shape[nd - 2] == 1 || hi.strides[nd - 2] == 2 * ps);
+    for (int d = 0; d < nd - 1; d++)
+      whole &= xr->view.shape[d] == pv->shape[d];
+    if (!whole || !view_expand(fr->view, nd - 1, pv->shape, &tv[0], &bad) ||
+        !view_expand(fi->view, nd - 1, pv->shape, &tv[1], &bad))
+      continue;
+    *xv = xr->view;
+    xv->ndim = nd, xv->shape[nd - 1] = 2, xv->strides[nd - 1] = ps;
+    for (int t = 0; t < 2; t++)
+      tv[t].ndim = nd, tv[t].shape[nd - 1] = 2, tv[t].strides[nd - 1] = 0;
+    *x = xr, tab[0] = fr, tab[1] = fi;
+    return true;
+  }
+  return false;
+}
+
 // Attention a's source s (q or k) as the rotation's x, the rotation its attr.rope and
-// its tables sources; whether it is.
+// its tables sources; whether it is. The complex form's p is [.., E/2, 2]: the
+// attention's last dim split in two walks its last two.
 static bool rotate_read(Graph *g, Node *a, int s) {
   const Value *r = a->srcs[s], *x, *tab[2];
   DType dt = a->out->dtype;
@@ -657,28 +712,39 @@ static bool rotate_read(Graph *g, Node *a, int s) {
     return false;
   const Node *p = r->buf->producer;
   const View *pv = &p->out->view;
-  View tv[2], xv, at[3];
-  int ed = r->view.ndim - 1;
+  int ed = r->view.ndim - 1, nd = pv->ndim;
+  int64_t E = r->view.shape[ed];
+  bool pr = p->op == OP_STACK;  // the complex form
+  View tv[2], xv, at[3], rr = pr && E % 2 == 0 ? split_dim(r->view, ed, E / 2, 2) : r->view;
   ViewMap m;
-  if (p->op != OP_ADD || p->out->buf != r->buf || pv->offset != 0 || !view_is_contiguous(*pv) ||
-      reads_of(g, p) != 1 || !rotation(g, p, &x, tv, tab) ||
-      !view_decompose(r->view, pv->ndim, pv->shape, &m) || m.pdim[ed] != pv->ndim - 1 || m.mult[ed] != 1 ||
-      r->view.shape[ed] != pv->shape[pv->ndim - 1])
+  if (p->out->buf != r->buf || pv->offset != 0 || !view_is_contiguous(*pv) || reads_of(g, p) != 1 ||
+      !(pr ? complex_rotation(g, p, &x, &xv, tv, tab) : p->op == OP_ADD && rotation(g, p, &x, tv, tab)) ||
+      !view_decompose(rr, nd, pv->shape, &m))
+    return false;
+  if (pr ? m.pdim[ed] != nd - 2 || m.mult[ed] != 1 || m.pdim[ed + 1] != nd - 1 || m.mult[ed + 1] != 1 ||
+               E != 2 * pv->shape[nd - 2]
+         : m.pdim[ed] != nd - 1 || m.mult[ed] != 1 || E != pv->shape[nd - 1])
     return false;
   for (int d = 0; d < ed; d++)
-    if (m.pdim[d] == pv->ndim - 1)
+    if (m.pdim[d] == nd - 1 || (pr && m.pdim[d] == nd - 2))
       return false;
-  xv = x->view;
-  if (!recompose(pv->ndim, pv->shape, &xv, r->view, &at[0]) || !recompose(pv->ndim, pv->shape, &tv[0], r->view, &at[1]) ||
-      !recompose(pv->ndim, pv->shape, &tv[1], r->view, &at[2]))
+  if (!pr)
+    xv = x->view;
+  if (!recompose(nd, pv->shape, &xv, rr, &at[0]) || !recompose(nd, pv->shape, &tv[0], rr, &at[1]) ||
+      !recompose(nd, pv->shape, &tv[1], rr, &at[2]))
     return false;
+  if (pr) {  // x's pairs merged back into the last dim; the tables at a pair's index
+    TD_ASSERT(at[0].strides[ed] == 2 * at[0].strides[ed + 1] || at[0].shape[ed] == 1);
+    at[0].ndim--, at[0].shape[ed] = E, at[0].strides[ed] = at[0].strides[ed + 1];
+    at[1].ndim--, at[2].ndim--;
+  }
   Value **srcs = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)(a->nsrc + 2));
   memcpy(srcs, a->srcs, sizeof(Value *) * (size_t)a->nsrc);
   srcs[s] = graph_view(g, x, at[0], r->loc);
   srcs[a->nsrc] = graph_view(g, tab[0], at[1], tab[0]->loc);
   srcs[a->nsrc + 1] = graph_view(g, tab[1], at[2], tab[1]->loc);
   a->srcs = srcs, a->nsrc += 2;
-  a->attr.rope |= (uint8_t)(1u << s);
+  a->attr.rope |= (uint8_t)((1u << s) | (pr ? 4u << s : 0));
   int *lines = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(a->nlines + 1));
   memcpy(lines, a->lines, sizeof(int) * (size_t)a->nlines);
   lines[a->nlines] = loc_line(p->loc);

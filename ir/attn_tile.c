@@ -11,7 +11,7 @@
 //     (k rotated, attr.rope: kr[j][e] = k's row j rotated, all S keys, once per batch: the
 //      micro-kernel's k rows then)
 //     qt[e][r] = q[i0 + r, e] * scale (0 in the padding; q rotated, attr.rope, as it is
-//       copied: the pairs e, e + E/2); m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//       copied, pair by pair); m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
 //       scores: sc[jj][..] = sum over e of k[j0 + jj, e] * qt[e][..]: the program's GEMM
@@ -126,11 +126,12 @@ static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
   return kb_cast(T->kb, kb_value(T->kb, src, x), T->cd);
 }
 
-// Rotated source s at (i, c) and (i, c + E/2), c < E/2.
-static void rope_pair(const Tile *T, int s, LIndex i, LIndex c, LExpr **lo, LExpr **hi) {
+// Rotated source s's pair c < E/2 at row i, and its elements' columns (ir/attn.c).
+static void rope_pair(const Tile *T, int s, LIndex i, LIndex c, LExpr **lo, LExpr **hi, LIndex *at_lo,
+                      LIndex *at_hi) {
   LIndex x[TD_MAX_DIMS];
   index_of(T, i, c, x);
-  attn_rope_pair(T->kb, T->n, s, x, T->cd, lo, hi);
+  attn_rope_pair(T->kb, T->n, s, x, T->cd, lo, hi, at_lo, at_hi);
 }
 
 // Element (row r of the tile, column x) of a temp laid out per tile as [w][mr], in the
@@ -186,11 +187,12 @@ typedef enum { COPY_Q, COPY_OUT } CopyKind;
 static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, LIndex e, int l) {
   KernelBuilder *kb = T->kb;
   LIndex i = sum(kb, R->i0, &r, 1);
-  if (kind == COPY_Q && (T->n->attr.rope & 1)) {  // (e < E/2: the pair e, e + E/2)
+  if (kind == COPY_Q && (T->n->attr.rope & 1)) {  // (e < E/2: the pair e)
     LExpr *lo, *hi;
-    rope_pair(T, 0, i, e, &lo, &hi);
-    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), bin(T, OP_MUL, lo, fc(T, T->n->attr.scale)));
-    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, plus(e, T->E / 2), r), bin(T, OP_MUL, hi, fc(T, T->n->attr.scale)));
+    LIndex el, eh;
+    rope_pair(T, 0, i, e, &lo, &hi, &el, &eh);
+    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, el, r), bin(T, OP_MUL, lo, fc(T, T->n->attr.scale)));
+    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, eh, r), bin(T, OP_MUL, hi, fc(T, T->n->attr.scale)));
     return;
   }
   if (kind == COPY_Q) {
@@ -667,10 +669,10 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
     LStmtList *in = kb_step_loop(kb, body, T.S, kb_ix_const(0), 1, false, &j);
     in = kb_step_loop(kb, in, T.E / 2, kb_ix_const(0), 1, false, &e);
     LExpr *lo, *hi;
-    rope_pair(&T, 1, j, e, &lo, &hi);
-    LIndex at = sum(kb, sum(kb, kb_ix_const(0), &j, T.E), &e, 1);
-    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), at, lo));
-    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), plus(at, T.E / 2), hi));
+    LIndex el, eh, row = sum(kb, kb_ix_const(0), &j, T.E);
+    rope_pair(&T, 1, j, e, &lo, &hi, &el, &eh);
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), sum(kb, row, &el, 1), lo));
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), sum(kb, row, &eh, 1), hi));
   }
   if (tiles) {
     LIndex i0;

@@ -9,7 +9,8 @@ is_causal, a bool mask), n_rep 2 and 4, B 2, a k RoPE'd (rotate_half) before it 
 repeated, the result's heads merged back, few query rows (ir/attn.c's rows) and a
 partial tile (ir/attn_tile.c), in f32, f64, f16 and bf16 (written out too); LLaMA's RoPE'd q and k read
 by one attention alone (the rotation applied as the attention loads them: attr.rope),
-with either operand order in the products, on the tiles and on the rows: against NumPy's
+with either operand order in the products, on the tiles and on the rows, and Meta's
+complex form (view_as_complex(x) * freqs): against NumPy's
 softmax(q @ k^T * scale + bias) @ v in f64 with the heads repeated by np.repeat and
 np.tile. One program, one run. Also --emit=ir of it: no key or value buffer at the
 query heads' count (v read from a projection's [B, S, KV * Ev] is copied at its KV
@@ -41,6 +42,14 @@ def rope(k, c, s):
     return k * c[:, None] + rot * s[:, None]
 
 
+def rope_c(x, f):
+    """Meta's LLaMA: view_as_real(view_as_complex(x) * freqs), x's pairs (2c, 2c + 1)."""
+    y = (x[..., 0::2] + 1j * x[..., 1::2]) * (f[..., 0] + 1j * f[..., 1])
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = y.real, y.imag
+    return out
+
+
 def interleave(x, r):
     """Each head r times in a row (repeat_kv, repeat_interleave): head h is x's h // r."""
     return np.repeat(x, r, axis=1)
@@ -58,7 +67,7 @@ def repeat_kv(name, kv, r, s, e):
 def program(x):
     """The source, the outputs' dtypes and their NumPy values."""
     q, k2, v2, k4, v4, cs, sn, fm = (x[n] for n in ("q", "k2", "v2", "k4", "v4", "cs", "sn", "fm"))
-    cq, sq = x["cq"], x["sq"]
+    cq, sq, fq, fk = x["cq"], x["sq"], x["fq"], x["fk"]
     q5, qd, kd, vd, qh, kh, vh, qb, kb, vb, bm, vt = (x[n] for n in ("q5", "qd", "kd", "vd", "qh", "kh", "vh", "qb",
                                                                    "kb", "vb", "bm", "vt"))
     a = "F.scaled_dot_product_attention"
@@ -79,6 +88,15 @@ def program(x):
         f"q5r = q5 * c5 + torch.cat((-q5[..., {E // 2}:], q5[..., :{E // 2}]), dim=-1) * sq[:, :{L5}].unsqueeze(1)",
         # not a rotation (the halves' roles swapped): left as written, in a kernel
         f"kw = k2 * cs.unsqueeze(1) + torch.cat((-k2[..., :{E // 2}], k2[..., {E // 2}:]), dim=-1) * sn.unsqueeze(1)",
+        # the complex form (Meta's LLaMA)
+        f"qc = torch.view_as_real(torch.view_as_complex(q.reshape({B}, {H}, {L}, {E // 2}, 2)) * "
+        f"torch.view_as_complex(fq)).flatten(3)",
+        f"kc = torch.view_as_real(torch.view_as_complex(k2.reshape({B}, 2, {S}, {E // 2}, 2)) * "
+        f"torch.view_as_complex(fk)).flatten(3)",
+        f"q5c = torch.view_as_real(torch.view_as_complex(q5.reshape({B}, {H}, {L5}, {E // 2}, 2)) * "
+        f"torch.view_as_complex(fq[:{L5}])).flatten(3)",
+        f"k5c = torch.view_as_real(torch.view_as_complex(k2.reshape({B}, 2, {S}, {E // 2}, 2)) * "
+        f"torch.view_as_complex(fk)).flatten(3)",
         f"k5r = k2 * cs.unsqueeze(1) + torch.cat((-k2[..., {E // 2}:], k2[..., :{E // 2}]), dim=-1) * sn.unsqueeze(1)",
     ]
     cases = [
@@ -103,6 +121,10 @@ def program(x):
          sdpa(rope(q, cq, sq), interleave(kr, 4), interleave(v2, 4), fm)),
         ("f32", f"{a}(q5r, k5r.repeat_interleave(4, dim=1), v2.repeat_interleave(4, dim=1), is_causal=True)",
          sdpa(rope(q5, cq[:, :L5], sq[:, :L5]), interleave(kr, 4), interleave(v2, 4), causal=True)),
+        ("f32", f"{a}(qc, kc.repeat_interleave(4, dim=1), vx, fm)",
+         sdpa(rope_c(q, fq), interleave(rope_c(k2, fk), 4), interleave(v2, 4), fm)),
+        ("f32", f"{a}(q5c, k5c.repeat_interleave(4, dim=1), vx, is_causal=True)",
+         sdpa(rope_c(q5, fq[:L5]), interleave(rope_c(k2, fk), 4), interleave(v2, 4), causal=True)),
         ("f32", f"{a}(q, kw.repeat_interleave(4, dim=1), vx)",
          sdpa(q, interleave(k2 * cs[:, None] + np.concatenate((-k2[..., :E // 2], k2[..., E // 2:]), axis=-1)
                             * sn[:, None], 4), interleave(v2, 4))),
@@ -126,7 +148,8 @@ def program(x):
               f"qd: f64[{B}, {H}, {L}, {E}], kd: f64[{B}, 2, {S}, {E}], vd: f64[{B}, 2, {S}, {EV}], "
               f"qh: f16[{B}, {H}, {L}, {E}], kh: f16[{B}, 4, {S}, {E}], vh: f16[{B}, 4, {S}, {EV}], "
               f"qb: bf16[{B}, {H}, {L}, {E}], kb: bf16[{B}, 2, {S}, {E}], vb: bf16[{B}, 2, {S}, {EV}], "
-              f"bm: bool[{L}, {S}], vt: f32[{B}, {S}, {2 * EV}], cq: f32[{B}, {L}, {E}], sq: f32[{B}, {L}, {E}]")
+              f"bm: bool[{L}, {S}], vt: f32[{B}, {S}, {2 * EV}], cq: f32[{B}, {L}, {E}], sq: f32[{B}, {L}, {E}], "
+              f"fq: f32[{L}, {E // 2}, 2], fk: f32[{S}, {E // 2}, 2]")
     rets = ", ".join(f"{dt}[{', '.join(str(d) for d in np.shape(w))}]" for dt, _, w in cases)
     src = (f"fn f({params}) -> ({rets}) {{\n" + "".join(f"    {b}\n" for b in body)
            + f"    return {', '.join(e for _, e, _ in cases)}\n}}\n")
@@ -143,7 +166,7 @@ def inputs():
               "cs": (B, S, E), "sn": (B, S, E), "fm": (B, 1, L, S), "q5": (B, H, L5, E), "qd": (B, H, L, E),
               "kd": (B, 2, S, E), "vd": (B, 2, S, EV), "qh": (B, H, L, E), "kh": (B, 4, S, E), "vh": (B, 4, S, EV),
               "qb": (B, H, L, E), "kb": (B, 2, S, E), "vb": (B, 2, S, EV), "vt": (B, S, 2 * EV), "cq": (B, L, E),
-              "sq": (B, L, E)}
+              "sq": (B, L, E), "fq": (L, E // 2, 2), "fk": (S, E // 2, 2)}
     x = {n: rnd(rng.standard_normal(s), DTYPE_OF.get(n, "f32")).astype(np.float64) for n, s in shapes.items()}
     x["fm"][1, 0, 3, :5] = -np.inf
     x["bm"] = rng.random((L, S)) < 0.6
@@ -158,8 +181,8 @@ def plan_checks(tdslc, t, src):
     text = p.stdout + p.stderr
     plan = p.stdout.split("\nkernels:")[1] if p.returncode == 0 and "\nkernels:" in p.stdout else ""
     kernels, bufs = plan.split("\nbuffers:")[0], plan.split("\nbuffers:")[1] if "\nbuffers:" in plan else ""
-    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 14, text)
-    rot = [ln.strip() for ln in kernels.splitlines() if re.match(r"\s*k\d+: .*\bcat\b", ln)]
+    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 16, text)
+    rot = [ln.strip() for ln in kernels.splitlines() if re.match(r"\s*k\d+: .*\b(cat|stack)\b", ln)]
     t.check("emit_ir_only_the_shared_k_and_the_non_rotation_in_a_kernel", len(rot) == 2, "\n".join(rot) or text)
     big = []
     for ln in bufs.splitlines()[1:]:
