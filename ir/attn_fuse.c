@@ -585,8 +585,12 @@ static bool share_heads(Graph *g, Node *a) {
 // and cos and sin its sources (ir/attn.c rotates as it loads: ir/attn_tile.c's query
 // tile and key block copies), so the rotated q and k are never stored. Kept: x's halves
 // are slices of x's own view, and the attention reads the sum through a view that
-// decomposes onto its elements (view_decompose: its heads split, GQA's repeated k read
-// at its KV heads, see share_heads) whose last dim walks the sum's last dim whole.
+// decomposes onto its elements (view_decompose: its heads split) whose last dim walks
+// the sum's last dim whole, and that no batch dim broadcasts: GQA's k, read at its KV
+// heads by R query heads each (share_heads), would be rotated R times (each batch's k
+// once, ir/attn_tile.c), which cost more than its kernel at TinyLlama's size (32 heads,
+// R 8, T 256: the attention 1.05x the time of both kernels with LLVM), so it stays stored
+// (a KV head's size, R times smaller than q's).
 
 // Views a and b walk the same elements.
 static bool same_elems(View a, View b) {
@@ -710,6 +714,9 @@ static bool rotate_read(Graph *g, Node *a, int s) {
   DType dt = a->out->dtype;
   if (r->is_scalar || !r->buf || r->buf->kind != BUF_KERNEL || (dt != DT_F32 && dt != DT_F64) || r->dtype != dt)
     return false;
+  for (int d = 0; d < r->view.ndim - 2; d++)  // (read by several heads: see the comment above)
+    if (r->view.shape[d] > 1 && r->view.strides[d] == 0)
+      return false;
   const Node *p = r->buf->producer;
   const View *pv = &p->out->view;
   int ed = r->view.ndim - 1, nd = pv->ndim;

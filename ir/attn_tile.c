@@ -10,8 +10,8 @@
 //   for batch... [parallel], query tiles i0 (MR rows) [parallel when the batch loop is not]:
 //     (k rotated, attr.rope: kr[j][e] = k's row j rotated, all S keys, once per batch: the
 //      micro-kernel's k rows then)
-//     qt[e][r] = q[i0 + r, e] * scale (0 in the padding; q rotated, attr.rope, as it is
-//       copied, pair by pair); m[r] = -inf, l[r] = 0, acc[e][r] = 0
+//     (q rotated, attr.rope: qr[r][e] = q's row i0 + r rotated, pair by pair, qt's source then)
+//     qt[e][r] = q[i0 + r, e] * scale (0 in the padding); m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
 //       scores: sc[jj][..] = sum over e of k[j0 + jj, e] * qt[e][..]: the program's GEMM
@@ -67,6 +67,8 @@ typedef struct Tile {
                           //   dtype is not the computing one, or its e stride is not 1)
   int kv;                 //   that scratch (a buffer: kt at 0, KB x E; vt at KB * E, KB x Ev)
   bool krot;              // k rotated (attr.rope): all S keys of the batch into kr first, read there
+  int qr;                 // q rotated (attr.rope): the tile's rows rotated into this scratch (MR x E,
+                          //   row-major: vector loops) first, copied from there; else -1
   int kr;                 //   that buffer (S x E; per thread where the batch loop is the parallel one)
   bool one;               // a single key block (S <= KB): no running rescale (see key_block)
   int qt, sc, acc, st;      // the temps (program buffers)
@@ -187,16 +189,10 @@ typedef enum { COPY_Q, COPY_OUT } CopyKind;
 static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, LIndex e, int l) {
   KernelBuilder *kb = T->kb;
   LIndex i = sum(kb, R->i0, &r, 1);
-  if (kind == COPY_Q && (T->n->attr.rope & 1)) {  // (e < E/2: the pair e)
-    LExpr *lo, *hi;
-    LIndex el, eh;
-    rope_pair(T, 0, i, e, &lo, &hi, &el, &eh);
-    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, el, r), bin(T, OP_MUL, lo, fc(T, T->n->attr.scale)));
-    kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, eh, r), bin(T, OP_MUL, hi, fc(T, T->n->attr.scale)));
-    return;
-  }
   if (kind == COPY_Q) {
-    LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, i, e), fc(T, T->n->attr.scale));
+    LExpr *qv = T->qr >= 0 ? kb_buf_load(kb, T->qr, sum(kb, sum(kb, kb_ix_const(0), &r, T->E), &e, 1))
+                           : value_at(T, T->q, i, e);
+    LExpr *qs = bin(T, OP_MUL, qv, fc(T, T->n->attr.scale));
     kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), qs);
     return;
   }
@@ -490,7 +486,16 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
     in = kb_step_loop(kb, in, T->MR, kb_ix_const(0), 1, false, &r);
     kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
   }
-  copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->n->attr.rope & 1 ? T->E / 2 : T->E, 0);
+  if (T->qr >= 0) {  // the rows rotated, pair by pair
+    LIndex c, el, eh;
+    LExpr *lo, *hi;
+    in = kb_step_loop(kb, rows_loop(T, into, &R, &r), T->E / 2, kb_ix_const(0), 1, false, &c);
+    rope_pair(T, 0, sum(kb, R.i0, &r, 1), c, &lo, &hi, &el, &eh);
+    LIndex row = sum(kb, kb_ix_const(0), &r, T->E);
+    kb_buf_store(kb, in, T->qr, sum(kb, row, &el, 1), lo);
+    kb_buf_store(kb, in, T->qr, sum(kb, row, &eh, 1), hi);
+  }
+  copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->E, 0);
   if (!T->one) {  // (the only block sets them itself)
     Rows all = {.i0 = i0, .mr = T->MR};
     in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
@@ -662,6 +667,11 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   int64_t st = 1;
   for (int d = T.id - 1; d >= 0; st *= ov->shape[d--])
     kb_ix_addmul(kb, &T.bat, &T.idx[d], st);
+  T.qr = -1;
+  if (n->attr.rope & 1) {
+    T.qr = kb_new_temp(kb, T.cd, T.MR * T.E, "attention rotated queries");
+    kb->p->bufs.data[T.qr].scratch = true;
+  }
   if (T.krot) {  // the batch's keys rotated, once for all its tiles
     T.kr = kb_new_temp(kb, T.cd, T.S * T.E, "attention rotated keys");
     kb->p->bufs.data[T.kr].scratch = T.slots == SLOT_BATCH;  // (else written before the parallel tiles: shared)

@@ -15,7 +15,8 @@ softmax(q @ k^T * scale + bias) @ v in f64 with the heads repeated by np.repeat 
 np.tile. One program, one run. Also --emit=ir of it: no key or value buffer at the
 query heads' count (v read from a projection's [B, S, KV * Ev] is copied at its KV
 heads, whose rows the tiles read faster than the projection's), and no rotation (a cat)
-stored but the one k that three attentions read (and one that is no rotation).
+stored but the one k that three attentions read, the ks repeated for several query heads
+(rotated once in their kernel, not once per query head) and one that is no rotation.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -97,6 +98,11 @@ def program(x):
         f"torch.view_as_complex(fq[:{L5}])).flatten(3)",
         f"k5c = torch.view_as_real(torch.view_as_complex(k2.reshape({B}, 2, {S}, {E // 2}, 2)) * "
         f"torch.view_as_complex(fk)).flatten(3)",
+        # k not repeated (4 heads): rotated in the attention too
+        f"k4r = k4 * cs.unsqueeze(1) + torch.cat((-k4[..., {E // 2}:], k4[..., :{E // 2}]), dim=-1) * sn.unsqueeze(1)",
+        f"k4s = sn.unsqueeze(1) * torch.cat((-k4[..., {E // 2}:], k4[..., :{E // 2}]), dim=-1) + cs.unsqueeze(1) * k4",
+        f"k4c = torch.view_as_real(torch.view_as_complex(k4.reshape({B}, 4, {S}, {E // 2}, 2)) * "
+        f"torch.view_as_complex(fk)).flatten(3)",
         f"k5r = k2 * cs.unsqueeze(1) + torch.cat((-k2[..., {E // 2}:], k2[..., :{E // 2}]), dim=-1) * sn.unsqueeze(1)",
     ]
     cases = [
@@ -125,6 +131,9 @@ def program(x):
          sdpa(rope_c(q, fq), interleave(rope_c(k2, fk), 4), interleave(v2, 4), fm)),
         ("f32", f"{a}(q5c, k5c.repeat_interleave(4, dim=1), vx, is_causal=True)",
          sdpa(rope_c(q5, fq[:L5]), interleave(rope_c(k2, fk), 4), interleave(v2, 4), causal=True)),
+        ("f32", f"{a}(q[:, :4], k4r, v4, fm)", sdpa(q[:, :4], rope(k4, cs, sn), v4, fm)),
+        ("f32", f"{a}(q5[:, :4], k4s, v4, is_causal=True)", sdpa(q5[:, :4], rope(k4, cs, sn), v4, causal=True)),
+        ("f32", f"{a}(q[:, :4], k4c, v4, is_causal=True)", sdpa(q[:, :4], rope_c(k4, fk), v4, causal=True)),
         ("f32", f"{a}(q, kw.repeat_interleave(4, dim=1), vx)",
          sdpa(q, interleave(k2 * cs[:, None] + np.concatenate((-k2[..., :E // 2], k2[..., E // 2:]), axis=-1)
                             * sn[:, None], 4), interleave(v2, 4))),
@@ -181,9 +190,11 @@ def plan_checks(tdslc, t, src):
     text = p.stdout + p.stderr
     plan = p.stdout.split("\nkernels:")[1] if p.returncode == 0 and "\nkernels:" in p.stdout else ""
     kernels, bufs = plan.split("\nbuffers:")[0], plan.split("\nbuffers:")[1] if "\nbuffers:" in plan else ""
-    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 16, text)
+    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 19, text)
     rot = [ln.strip() for ln in kernels.splitlines() if re.match(r"\s*k\d+: .*\b(cat|stack)\b", ln)]
-    t.check("emit_ir_only_the_shared_k_and_the_non_rotation_in_a_kernel", len(rot) == 2, "\n".join(rot) or text)
+    # stored: the k three attentions read, the one that is no rotation, and the 4 ks repeated for
+    # 4 query heads each (a key/value head's k is rotated once, by its kernel)
+    t.check("emit_ir_only_the_shared_the_repeated_and_the_non_rotation_in_a_kernel", len(rot) == 6, "\n".join(rot) or text)
     big = []
     for ln in bufs.splitlines()[1:]:
         m = re.search(r"\[([0-9, ]+)\]", ln)
