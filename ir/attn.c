@@ -113,7 +113,6 @@ void attn_rope_pair(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, 
 
 static LExpr *ref(KernelBuilder *kb, int local) { return kb_local_ref(kb, local); }
 
-
 enum { KEY_BLOCK = 32 };  // keys whose scores are held at once
 
 typedef struct Attn {

@@ -491,7 +491,8 @@ static bool recompose(int pndim, const int64_t *pshape, const View *x, View r, V
 static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep, View *out) {
   const Node *c = copy_under(src);
   View r;
-  if (!c || !recompose(c->out->view.ndim, c->out->view.shape, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
+  if (!c || !recompose(c->out->view.ndim, c->out->view.shape, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) ||
+      r.strides[rep] != 0)
     return false;
   *out = r;
   return true;
@@ -580,10 +581,11 @@ static bool share_heads(Graph *g, Node *a) {
 //                                            product's operands and the sum's either way)
 // (Meta's: view_as_real(view_as_complex(x.reshape(.., E/2, 2)) * freqs).flatten(-2), see
 // complex_rotation) stored by a kernel of its own (the cat or the stack splits its
-// loops) and read back by the attention. An attention whose q or k is that sum, each part read only by the next and
-// all of the attention's dtype (f32, f64), reads x instead, the rotation its attr.rope
-// and cos and sin its sources (ir/attn.c rotates as it loads: ir/attn_tile.c's query
-// tile and key block copies), so the rotated q and k are never stored. Kept: x's halves
+// loops) and read back by the attention. An attention whose q or k is that sum, each
+// part read only by the next and all of the attention's dtype (f32, f64), reads x
+// instead, the rotation its attr.rope and cos and sin its sources (ir/attn.c rotates as
+// it loads: ir/attn_tile.c's query rows and a batch's keys into scratch first), so the
+// rotated q and k are never stored. Kept: x's halves
 // are slices of x's own view, and the attention reads the sum through a view that
 // decomposes onto its elements (view_decompose: its heads split) whose last dim walks
 // the sum's last dim whole, and that no batch dim broadcasts: GQA's k, read at its KV

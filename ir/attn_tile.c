@@ -67,9 +67,9 @@ typedef struct Tile {
                           //   dtype is not the computing one, or its e stride is not 1)
   int kv;                 //   that scratch (a buffer: kt at 0, KB x E; vt at KB * E, KB x Ev)
   bool krot;              // k rotated (attr.rope): all S keys of the batch into kr first, read there
+  int kr;                 //   that buffer (S x E; per thread where the batch loop is the parallel one)
   int qr;                 // q rotated (attr.rope): the tile's rows rotated into this scratch (MR x E,
                           //   row-major: vector loops) first, copied from there; else -1
-  int kr;                 //   that buffer (S x E; per thread where the batch loop is the parallel one)
   bool one;               // a single key block (S <= KB): no running rescale (see key_block)
   int qt, sc, acc, st;      // the temps (program buffers)
   enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
@@ -411,8 +411,8 @@ static void scores_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
       in = into, c0 = kb_ix_const(nb - kr);
     }
     micro_at(T, T->k, T->kcopy, T->E, 0, jb, c0, zero, &ka, &at);
-    gemm_micro_call(kb, in, &T->km, ka, at, T->kcopy || T->krot ? T->E : T->ldk, qa, tile_at(T, R, T->E, zero, zero), 0, sa,
-                    tile_at(T, R, T->KB, c0, zero), T->E, T->MR, kb_iconst(kb, DT_I64, 0));
+    gemm_micro_call(kb, in, &T->km, ka, at, T->kcopy || T->krot ? T->E : T->ldk, qa, tile_at(T, R, T->E, zero, zero),
+                    0, sa, tile_at(T, R, T->KB, c0, zero), T->E, T->MR, kb_iconst(kb, DT_I64, 0));
   }
 }
 
