@@ -22,6 +22,14 @@
 // stored). acc is the result's own buffer when it has that dtype, else an LB_TEMP of
 // the result's shape, so each row's sums are its own elements.
 //
+// With attr.rope, q and k (bit 0, bit 1) are rotated as they are read, from their cos and
+// sin tables (sources after the mask), so that no rotated q or k is stored (ir/attn_fuse.c
+// finds the rotation written out). Each pair (a, b) of elements becomes (a * cos - b *
+// sin, b * cos' + a * sin'): in rotate_half's form the pairs are (e, e + E/2), the tables
+// laid out as the operand (cos at e, cos' at e + E/2); in the complex form (bit 2 for q,
+// bit 3 for k: view_as_complex(x) * freqs, view_as_real) they are (2c, 2c + 1), the
+// tables [.., E/2] (cos = cos' = the real part at c, sin = sin' the imaginary one).
+//
 // What PyTorch's math gives at the edges, kept: a row whose keys are all hidden (or all
 // -inf) has l = 0 and acc = 0, so 0 / 0 = NaN (softmax of a row of -inf); NaN or +inf
 // scores make the row NaN (maximum propagates NaN, exp(inf - inf)); no keys at all
@@ -29,13 +37,81 @@
 #include "ir/kernel.h"
 
 #include <math.h>
+#include <string.h>
 
-static LExpr *ref(KernelBuilder *kb, int local) { return kb_local_ref(kb, local); }
+// ---- the operands ----
 
-// The value of src at idx, in dtype cd.
-static LExpr *value_at(KernelBuilder *kb, const Value *src, const LIndex *idx, DType cd) {
+// The sources' first rope table.
+static int tables_at(const Node *n) { return n->nsrc - 2 * ((n->attr.rope & 1) + (n->attr.rope >> 1 & 1)); }
+
+const Value *attn_mask(const Node *n) { return tables_at(n) == 4 ? n->srcs[3] : NULL; }
+
+// The cos (which 0) or sin (1) table of rotated operand s (0: q, 1: k).
+static const Value *table(const Node *n, int s, int which) {
+  return n->srcs[tables_at(n) + (s == 1 && (n->attr.rope & 1) ? 2 : 0) + which];
+}
+
+static LExpr *elem(KernelBuilder *kb, const Value *src, const LIndex *idx, DType cd) {
   return kb_cast(kb, kb_value(kb, src, idx), cd);
 }
+
+static bool pairs(const Node *n, int s) { return n->attr.rope >> (s + 2) & 1; }
+
+static LExpr *ic(KernelBuilder *kb, int64_t v) { return kb_iconst(kb, DT_I64, v); }
+
+LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd) {
+  const Value *x = n->srcs[s];
+  LExpr *v = elem(kb, x, idx, cd);
+  if (s > 1 || !(n->attr.rope >> s & 1))
+    return v;
+  int ed = x->view.ndim - 1;
+  int64_t H = x->view.shape[ed] / 2;
+  // the partner, e + H or e - H (e + 1 or e - 1): in the row, no branch; the tables' index
+  LIndex pi[TD_MAX_DIMS], ti[TD_MAX_DIMS], d = kb_ix_const(0);
+  memcpy(pi, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  memcpy(ti, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  LExpr *e = kb_ix_expr(kb, &idx[ed]), *low;  // low: e is a pair's first
+  if (pairs(n, s)) {
+    low = kb_binary(kb, OP_EQ, DT_BOOL, kb_binary(kb, OP_BITWISE_AND, DT_I64, e, ic(kb, 1)), ic(kb, 0));
+    d.dyn = kb_select(kb, low, ic(kb, 1), ic(kb, -1));
+    ti[ed] = kb_dyn_index(kb_binary(kb, OP_RSHIFT, DT_I64, e, ic(kb, 1)));
+  } else {
+    low = kb_binary(kb, OP_LT, DT_BOOL, e, ic(kb, H));
+    d.dyn = kb_select(kb, low, ic(kb, H), ic(kb, -H));
+  }
+  kb_ix_addmul(kb, &pi[ed], &d, 1);
+  LExpr *p = elem(kb, x, pi, cd);
+  LExpr *rot = kb_select(kb, low, kb_unary(kb, OP_NEG, cd, p), p);
+  return kb_binary(kb, OP_ADD, cd, kb_binary(kb, OP_MUL, cd, v, elem(kb, table(n, s, 0), ti, cd)),
+                   kb_binary(kb, OP_MUL, cd, rot, elem(kb, table(n, s, 1), ti, cd)));
+}
+
+void attn_rope_pair(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd, LExpr **lo, LExpr **hi,
+                    LIndex *at_lo, LIndex *at_hi) {
+  const Value *x = n->srcs[s], *c = table(n, s, 0), *sn = table(n, s, 1);
+  int ed = x->view.ndim - 1;
+  LIndex xl[TD_MAX_DIMS], xh[TD_MAX_DIMS], th[TD_MAX_DIMS];  // the pair's elements; the tables' second index
+  memcpy(xl, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  memcpy(xh, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  memcpy(th, idx, sizeof(LIndex) * (size_t)x->view.ndim);
+  if (pairs(n, s)) {
+    xl[ed] = kb_ix_const(0);
+    kb_ix_addmul(kb, &xl[ed], &idx[ed], 2);
+    xh[ed] = xl[ed];
+    xh[ed].base++;
+  } else {
+    xh[ed].base += x->view.shape[ed] / 2;
+    th[ed] = xh[ed];
+  }
+  LExpr *a = elem(kb, x, xl, cd), *b = elem(kb, x, xh, cd);
+  *lo = kb_binary(kb, OP_SUB, cd, kb_binary(kb, OP_MUL, cd, a, elem(kb, c, idx, cd)),
+                  kb_binary(kb, OP_MUL, cd, b, elem(kb, sn, idx, cd)));
+  *hi = kb_binary(kb, OP_ADD, cd, kb_binary(kb, OP_MUL, cd, b, elem(kb, c, th, cd)),
+                  kb_binary(kb, OP_MUL, cd, a, elem(kb, sn, th, cd)));
+  *at_lo = xl[ed], *at_hi = xh[ed];
+}
+
+static LExpr *ref(KernelBuilder *kb, int local) { return kb_local_ref(kb, local); }
 
 enum { KEY_BLOCK = 32 };  // keys whose scores are held at once
 
@@ -68,11 +144,11 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
   int dot = kb_let_local(kb, sl, fc(kb, a, 0));
   LStmtList *terms = kb_step_loop(kb, sl, a->E, kb_ix_const(0), 1, false, &qi[a->ed]);
   ki[a->ed] = qi[a->ed];
-  LExpr *qk = bin(kb, OP_MUL, a, value_at(kb, a->q, qi, a->cd), value_at(kb, a->k, ki, a->cd));
+  LExpr *qk = bin(kb, OP_MUL, a, attn_operand(kb, a->n, 0, qi, a->cd), attn_operand(kb, a->n, 1, ki, a->cd));
   kb_push(kb, terms, kb_set(kb, dot, bin(kb, OP_ADD, a, ref(kb, dot), qk)));
   LExpr *x = bin(kb, OP_MUL, a, ref(kb, dot), fc(kb, a, a->n->attr.scale));
   if (a->mask && a->mask->dtype != DT_BOOL)
-    x = bin(kb, OP_ADD, a, x, value_at(kb, a->mask, mi, a->cd));
+    x = bin(kb, OP_ADD, a, x, elem(kb, a->mask, mi, a->cd));
   if (a->n->attr.causal || (a->mask && a->mask->dtype == DT_BOOL)) {
     LExpr *seen = a->mask ? kb_value(kb, a->mask, mi)
                           : kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &ki[a->id]), kb_ix_expr(kb, &qi[a->id]));
@@ -116,7 +192,7 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
   LStmtList *el = kb_step_loop(kb, vl, a->Ev, kb_ix_const(0), 1, false, &oi[a->ed]);
   vi[a->ed] = oi[a->ed];
   ai = kb_view_index(kb, &a->n->out->view, oi);
-  LExpr *term = bin(kb, OP_MUL, a, ref(kb, pj), value_at(kb, a->v, vi, a->cd));
+  LExpr *term = bin(kb, OP_MUL, a, ref(kb, pj), elem(kb, a->v, vi, a->cd));
   kb_buf_store(kb, el, a->acc, ai, bin(kb, OP_ADD, a, kb_buf_load(kb, a->acc, ai), term));
   kb_push(kb, into, kb_set(kb, a->m, ref(kb, mn)));
 }
@@ -124,12 +200,12 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
 void attn_build(KernelBuilder *kb, const NodeList *ns) {
   TD_ASSERT(ns->len == 1);
   const Node *n = ns->data[0];
-  TD_ASSERT(op_class(n->op) == OC_ATTN && (n->nsrc == 3 || n->nsrc == 4));
+  TD_ASSERT(op_class(n->op) == OC_ATTN && n->nsrc >= 3);
   if (!kb->naive && kb->cpu && attn_tile_build(kb, ns))
     return;
   if (!kb->naive && !kb->cpu)  // a GPU program: the flash kernel's facts too (ir/attn_gpu.c)
     attn_gpu_facts(kb, n);
-  Attn a = {.n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2], .mask = n->nsrc == 4 ? n->srcs[3] : NULL};
+  Attn a = {.n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2], .mask = attn_mask(n)};
   const View *ov = &n->out->view;
   a.nd = ov->ndim, a.id = a.nd - 2, a.ed = a.nd - 1;
   TD_ASSERT(a.nd >= 2 && a.q->view.ndim == a.nd && a.k->view.ndim == a.nd && a.v->view.ndim == a.nd &&

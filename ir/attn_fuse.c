@@ -15,9 +15,10 @@
 // value), a bool mask that hides where m is true gets a logical_not node just before
 // it, and the parts, read by nothing else, are pruned. Each part must be read only by
 // the next (not returned, not stored into), its result read whole as it is laid out,
-// all of one float dtype, q, kT and v of at least 2 dims; anything else is left as
-// written. The arithmetic differs from the parts' in rounding only (online softmax,
-// fused multiply-adds, q scaled before the product), which the tests' tolerances hold.
+// all of one dtype (f32, f64 or bf16), q, kT and v of at least 2 dims; anything else
+// is left as written. The arithmetic differs from the parts' in rounding only (online
+// softmax, fused multiply-adds, q scaled before the product; in bf16 one rounding for
+// the parts' four), which the tests' tolerances hold.
 #include "ir/ir.h"
 
 #include <math.h>
@@ -285,8 +286,12 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   int nd = ov->ndim;
   if (!sm || nd < 2 || sm->attr.dims != 1u << (sm->out->view.ndim - 1) || sm->out->view.ndim != nd)
     return false;
-  DType dt = y->out->dtype;  // (in f16 or bf16 the parts round each result: left as written)
-  if ((dt != DT_F32 && dt != DT_F64) || sm->out->dtype != dt || sm->srcs[0]->dtype != dt)
+  // In bf16 the parts round each result to bf16 (PyTorch 1.13's CPU matmul sums in f32,
+  // then rounds; softmax computes in f32): the attention computes in f32 and rounds once,
+  // within a bf16 rounding or two of the parts' (and nearer the exact value). In f16 the
+  // parts' scores overflow to inf past 65504, the attention's do not: left as written.
+  DType dt = y->out->dtype;
+  if ((dt != DT_F32 && dt != DT_F64 && dt != DT_BF16) || sm->out->dtype != dt || sm->srcs[0]->dtype != dt)
     return false;
   // the mask or bias (optional), the scale (optional), the scores' matmul
   const Value *s = sm->srcs[0], *cond = NULL, *bias = NULL;
@@ -464,12 +469,12 @@ static const Node *copy_under(const Value *v) {
   return c;
 }
 
-// r, a view of copy c's result, as a view of the same elements laid out as x (a view of
-// c's source's shape: c's source itself, or a smaller copy of it); false where r mixes
-// its dims (view_decompose).
-static bool through_copy(const Node *c, const View *x, View r, View *out) {
+// r, a view of a contiguous result of shape pshape, as a view of the same elements laid
+// out as x (a view of that shape: the source a copy copied, a smaller copy of it, an
+// operand of a pointwise op); false where r mixes its dims (view_decompose).
+static bool recompose(int pndim, const int64_t *pshape, const View *x, View r, View *out) {
   ViewMap m;
-  if (!view_decompose(r, c->out->view.ndim, c->out->view.shape, &m))
+  if (!view_decompose(r, pndim, pshape, &m))
     return false;
   *out = r;
   out->offset = x->offset;
@@ -486,7 +491,8 @@ static bool through_copy(const Node *c, const View *x, View r, View *out) {
 static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep, View *out) {
   const Node *c = copy_under(src);
   View r;
-  if (!c || !through_copy(c, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) || r.strides[rep] != 0)
+  if (!c || !recompose(c->out->view.ndim, c->out->view.shape, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) ||
+      r.strides[rep] != 0)
     return false;
   *out = r;
   return true;
@@ -512,7 +518,7 @@ static Value *unrepeat(Graph *g, Node *a, const Node *c, View r) {
   for (int q = 0; q < xs.ndim; q++)
     lay.shape[q] = x->view.shape[q], lay.strides[q] = xs.shape[q] == 1 ? 0 : lay.strides[q];
   View at;
-  bool ok = through_copy(c, &lay, r, &at);  // (r decomposed before: repeat_read)
+  bool ok = recompose(c->out->view.ndim, c->out->view.shape, &lay, r, &at);  // (r decomposed before: repeat_read)
   TD_ASSERT(ok);
   return graph_view(g, u->out, at, c->loc);
 }
@@ -569,6 +575,192 @@ static bool share_heads(Graph *g, Node *a) {
   return false;
 }
 
+// ---- RoPE applied as the attention reads q and k ----
+// LLaMA (Hugging Face's apply_rotary_pos_emb) rotates q and k before the attention,
+//   x * cos + cat([-x[..., E/2:], x[..., :E/2]], dim=-1) * sin      (rotate_half; each
+//                                            product's operands and the sum's either way)
+// (Meta's: view_as_real(view_as_complex(x.reshape(.., E/2, 2)) * freqs).flatten(-2), see
+// complex_rotation) stored by a kernel of its own (the cat or the stack splits its
+// loops) and read back by the attention. An attention whose q or k is that sum, each
+// part read only by the next and all of the attention's dtype (f32, f64), reads x
+// instead, the rotation its attr.rope and cos and sin its sources (ir/attn.c rotates as
+// it loads: ir/attn_tile.c's query rows and a batch's keys into scratch first), so the
+// rotated q and k are never stored. Kept: x's halves
+// are slices of x's own view, and the attention reads the sum through a view that
+// decomposes onto its elements (view_decompose: its heads split) whose last dim walks
+// the sum's last dim whole, and that no batch dim broadcasts: GQA's k, read at its KV
+// heads by R query heads each (share_heads), would be rotated R times (each batch's k
+// once, ir/attn_tile.c), which cost more than its kernel at TinyLlama's size (32 heads,
+// R 8, T 256: the attention 1.05x the time of both kernels with LLVM), so it stays stored
+// (a KV head's size, R times smaller than q's).
+
+// Views a and b walk the same elements.
+static bool same_elems(View a, View b) {
+  if (a.ndim != b.ndim || a.offset != b.offset)
+    return false;
+  for (int d = 0; d < a.ndim; d++)
+    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d]))
+      return false;
+  return true;
+}
+
+// Node m (x * cos, either way) as the plain product of the rotation whose halves lo and
+// hi (cat's sources: x's low half, the negated high half's source) are: x and cos into
+// *x and *cs, or false.
+static bool plain_product(const Node *m, const Value *lo, const Value *hi, const Value **x, const Value **cs) {
+  for (int j = 0; j < 2; j++) {
+    const Value *a = m->srcs[j];
+    const View *ov = &m->out->view;
+    if (a->is_scalar || m->srcs[1 - j]->is_scalar || a->buf != lo->buf || a->buf != hi->buf || a->view.ndim != ov->ndim)
+      continue;
+    int ed = ov->ndim - 1;
+    bool whole = ov->shape[ed] % 2 == 0;
+    for (int d = 0; d < ov->ndim; d++)
+      whole &= a->view.shape[d] == ov->shape[d];
+    View half = a->view;
+    half.shape[ed] /= 2;
+    if (!whole || !same_elems(lo->view, half))
+      continue;
+    half.offset += half.shape[ed] * half.strides[ed];
+    if (!same_elems(hi->view, half))
+      continue;
+    *x = a, *cs = m->srcs[1 - j];
+    return true;
+  }
+  return false;
+}
+
+// The rotation whose sum is node p: x, the cos and sin tables (tab) and their views
+// expanded to p's shape (tv), or false.
+static bool rotation(const Graph *g, const Node *p, const Value **x, View *tv, const Value **tab) {
+  const View *pv = &p->out->view;
+  int nd = pv->ndim, bad;
+  DType dt = p->out->dtype;
+  for (int i = 0; i < 2; i++) {
+    Node *rm = sole_part(g, p->srcs[i], OP_MUL), *pm = sole_part(g, p->srcs[1 - i], OP_MUL);
+    if (!rm || !pm || rm->out->dtype != dt || pm->out->dtype != dt)
+      continue;
+    for (int j = 0; j < 2; j++) {
+      Node *c = sole_part(g, rm->srcs[j], OP_CAT), *ng;
+      const Value *sn = rm->srcs[1 - j], *cs;
+      if (!c || c->nsrc != 2 || c->attr.dim != nd - 1 || c->out->dtype != dt || sn->is_scalar || sn->dtype != dt ||
+          !(ng = sole_part(g, c->srcs[0], OP_NEG)) || ng->out->dtype != dt ||
+          !plain_product(pm, c->srcs[1], ng->srcs[0], x, &cs) || cs->dtype != dt || (*x)->dtype != dt ||
+          !view_expand(cs->view, nd, pv->shape, &tv[0], &bad) || !view_expand(sn->view, nd, pv->shape, &tv[1], &bad))
+        continue;
+      tab[0] = cs, tab[1] = sn;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The operand of m that is not v (the same elements of the same buffer), or NULL.
+static const Value *other(const Node *m, const Value *v) {
+  for (int j = 0; j < 2; j++) {
+    const Value *a = m->srcs[j];
+    if (!a->is_scalar && !v->is_scalar && a->buf == v->buf && same_elems(a->view, v->view))
+      return m->srcs[1 - j];
+  }
+  return NULL;
+}
+
+// Node p as the complex form's product (Meta's LLaMA: view_as_real(view_as_complex(x) *
+// freqs)), ir/build_complex.c's complex multiply, each product's operands either way:
+//   stack([xr * fr - xi * fi, xr * fi + xi * fr], dim=-1)
+// of x's pairs (xr, xi: the parts' views of one buffer, a pair's elements next to each
+// other in x's last dim): x's view, the tables (fr, fi) and theirs, as p's shape (the
+// tables' pair dim broadcast), or false.
+static bool complex_rotation(const Graph *g, const Node *p, const Value **x, View *xv, View *tv, const Value **tab) {
+  const View *pv = &p->out->view;
+  int nd = pv->ndim, bad;
+  DType dt = p->out->dtype;
+  if (p->op != OP_STACK || p->nsrc != 2 || nd < 2 || p->attr.dim != nd - 1 || pv->shape[nd - 1] != 2)
+    return false;
+  Node *re = sole_part(g, p->srcs[0], OP_SUB), *im = sole_part(g, p->srcs[1], OP_ADD), *m[4];
+  if (!re || !im || re->out->dtype != dt || im->out->dtype != dt)
+    return false;
+  for (int i = 0; i < 4; i++)  // xr * fr, xi * fi, xr * fi, xi * fr
+    if (!(m[i] = sole_part(g, (i < 2 ? re : im)->srcs[i % 2], OP_MUL)) || m[i]->out->dtype != dt)
+      return false;
+  for (int j = 0; j < 2; j++) {
+    const Value *xr = m[0]->srcs[j], *fr = m[0]->srcs[1 - j], *fi = other(m[2], xr), *xi = fi ? other(m[1], fi) : NULL;
+    const Value *fr2 = xi ? other(m[3], xi) : NULL;
+    if (!fr2 || fr->is_scalar || fr2->buf != fr->buf || !same_elems(fr2->view, fr->view) || xr->buf != xi->buf ||
+        xr->dtype != dt || fr->dtype != dt || fi->dtype != dt || xr->view.ndim != nd - 1 || xi->view.ndim != nd - 1)
+      continue;
+    View hi = xr->view;
+    int64_t ps = xi->view.offset - xr->view.offset;
+    hi.offset += ps;
+    bool whole = ps != 0 && same_elems(xi->view, hi) && (hi.shape[nd - 2] == 1 || hi.strides[nd - 2] == 2 * ps);
+    for (int d = 0; d < nd - 1; d++)
+      whole &= xr->view.shape[d] == pv->shape[d];
+    if (!whole || !view_expand(fr->view, nd - 1, pv->shape, &tv[0], &bad) ||
+        !view_expand(fi->view, nd - 1, pv->shape, &tv[1], &bad))
+      continue;
+    *xv = xr->view;
+    xv->ndim = nd, xv->shape[nd - 1] = 2, xv->strides[nd - 1] = ps;
+    for (int t = 0; t < 2; t++)
+      tv[t].ndim = nd, tv[t].shape[nd - 1] = 2, tv[t].strides[nd - 1] = 0;
+    *x = xr, tab[0] = fr, tab[1] = fi;
+    return true;
+  }
+  return false;
+}
+
+// Attention a's source s (q or k) as the rotation's x, the rotation its attr.rope and
+// its tables sources; whether it is. The complex form's p is [.., E/2, 2]: the
+// attention's last dim split in two walks its last two.
+static bool rotate_read(Graph *g, Node *a, int s) {
+  const Value *r = a->srcs[s], *x, *tab[2];
+  DType dt = a->out->dtype;
+  if (r->is_scalar || !r->buf || r->buf->kind != BUF_KERNEL || (dt != DT_F32 && dt != DT_F64) || r->dtype != dt)
+    return false;
+  for (int d = 0; d < r->view.ndim - 2; d++)  // (read by several heads: see the comment above)
+    if (r->view.shape[d] > 1 && r->view.strides[d] == 0)
+      return false;
+  const Node *p = r->buf->producer;
+  const View *pv = &p->out->view;
+  int ed = r->view.ndim - 1, nd = pv->ndim;
+  int64_t E = r->view.shape[ed];
+  bool pr = p->op == OP_STACK;  // the complex form
+  View tv[2], xv, at[3], rr = pr && E % 2 == 0 ? split_dim(r->view, ed, E / 2, 2) : r->view;
+  ViewMap m;
+  if (p->out->buf != r->buf || pv->offset != 0 || !view_is_contiguous(*pv) || reads_of(g, p) != 1 ||
+      !(pr ? complex_rotation(g, p, &x, &xv, tv, tab) : p->op == OP_ADD && rotation(g, p, &x, tv, tab)) ||
+      !view_decompose(rr, nd, pv->shape, &m))
+    return false;
+  if (pr ? m.pdim[ed] != nd - 2 || m.mult[ed] != 1 || m.pdim[ed + 1] != nd - 1 || m.mult[ed + 1] != 1 ||
+               E != 2 * pv->shape[nd - 2]
+         : m.pdim[ed] != nd - 1 || m.mult[ed] != 1 || E != pv->shape[nd - 1])
+    return false;
+  for (int d = 0; d < ed; d++)
+    if (m.pdim[d] == nd - 1 || (pr && m.pdim[d] == nd - 2))
+      return false;
+  if (!pr)
+    xv = x->view;
+  if (!recompose(nd, pv->shape, &xv, rr, &at[0]) || !recompose(nd, pv->shape, &tv[0], rr, &at[1]) ||
+      !recompose(nd, pv->shape, &tv[1], rr, &at[2]))
+    return false;
+  if (pr) {  // x's pairs merged back into the last dim; the tables at a pair's index
+    TD_ASSERT(at[0].strides[ed] == 2 * at[0].strides[ed + 1] || at[0].shape[ed] == 1);
+    at[0].ndim--, at[0].shape[ed] = E, at[0].strides[ed] = at[0].strides[ed + 1];
+    at[1].ndim--, at[2].ndim--;
+  }
+  Value **srcs = arena_alloc(&g->cx->arena, sizeof(Value *) * (size_t)(a->nsrc + 2));
+  memcpy(srcs, a->srcs, sizeof(Value *) * (size_t)a->nsrc);
+  srcs[s] = graph_view(g, x, at[0], r->loc);
+  srcs[a->nsrc] = graph_view(g, tab[0], at[1], tab[0]->loc);
+  srcs[a->nsrc + 1] = graph_view(g, tab[1], at[2], tab[1]->loc);
+  a->srcs = srcs, a->nsrc += 2;
+  a->attr.rope |= (uint8_t)((1u << s) | (pr ? 4u << s : 0));
+  int *lines = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(a->nlines + 1));
+  memcpy(lines, a->lines, sizeof(int) * (size_t)a->nlines);
+  lines[a->nlines] = loc_line(p->loc);
+  a->lines = lines, a->nlines++;
+  return true;
+}
+
 bool attn_fuse(Graph *g) {
   bool any = false;
   Evals ev = {0};
@@ -581,6 +773,13 @@ bool attn_fuse(Graph *g) {
     if (g->nodes.data[i]->op == OP_SDPA)
       shared |= share_heads(g, g->nodes.data[i]);
   if (any || placed || shared)
+    graph_prune(g);
+  bool rotated = false;  // (after the prune: a repeat's copy no longer reads the rotated k)
+  for (int i = 0; i < g->nodes.len; i++)
+    if (g->nodes.data[i]->op == OP_SDPA)
+      for (int s = 0; s < 2; s++)
+        rotated |= rotate_read(g, g->nodes.data[i], s);
+  if (rotated)
     graph_prune(g);
   return any;
 }

@@ -32,7 +32,7 @@ enum { KEYS = 32, WARPS = 8, ROWS = 2, QROWS = WARPS * ROWS, SHARED_MAX = 48 * 1
 // ============================================================================
 void attn_gpu_facts(KernelBuilder *kb, const Node *n) {
   LAttn *a = arena_alloc(&kb->cx->arena, sizeof *a);
-  const Value *q = n->srcs[0], *k = n->srcs[1], *v = n->srcs[2], *mask = n->nsrc == 4 ? n->srcs[3] : NULL;
+  const Value *q = n->srcs[0], *k = n->srcs[1], *v = n->srcs[2], *mask = attn_mask(n);
   const View *ov = &n->out->view;
   int nd = ov->ndim, id = nd - 2, ed = nd - 1;
   a->nb = id;
@@ -51,8 +51,8 @@ void attn_gpu_facts(KernelBuilder *kb, const Node *n) {
   ki[id] = vi[id] = mi[ed] = kb_ix_var(a->jvar);
   qi[ed] = ki[ed] = kb_ix_var(a->evar);
   vi[ed] = oi[ed] = kb_ix_var(a->wvar);
-  a->q = kb_cast(kb, kb_value(kb, q, qi), a->cd);
-  a->k = kb_cast(kb, kb_value(kb, k, ki), a->cd);
+  a->q = attn_operand(kb, n, 0, qi, a->cd);
+  a->k = attn_operand(kb, n, 1, ki, a->cd);
   a->v = kb_cast(kb, kb_value(kb, v, vi), a->cd);
   if (mask)
     a->mask = mask->dtype == DT_BOOL ? kb_value(kb, mask, mi) : kb_cast(kb, kb_value(kb, mask, mi), a->cd);

@@ -8,6 +8,9 @@
 // column) is one vector, so neither product nor the softmax ever reduces across lanes.
 //
 //   for batch... [parallel], query tiles i0 (MR rows) [parallel when the batch loop is not]:
+//     (k rotated, attr.rope: kr[j][e] = k's row j rotated, all S keys, once per batch: the
+//      micro-kernel's k rows then)
+//     (q rotated, attr.rope: qr[r][e] = q's row i0 + r rotated, pair by pair, qt's source then)
 //     qt[e][r] = q[i0 + r, e] * scale (0 in the padding); m[r] = -inf, l[r] = 0, acc[e][r] = 0
 //     for key blocks j0 (KB keys, the last S % KB; a causal tile skips the blocks
 //                        past its last row's diagonal):
@@ -63,6 +66,10 @@ typedef struct Tile {
   bool kcopy, vcopy;      //   a block of k (v) copied first, converted, into scratch (its
                           //   dtype is not the computing one, or its e stride is not 1)
   int kv;                 //   that scratch (a buffer: kt at 0, KB x E; vt at KB * E, KB x Ev)
+  bool krot;              // k rotated (attr.rope): all S keys of the batch into kr first, read there
+  int kr;                 //   that buffer (S x E; per thread where the batch loop is the parallel one)
+  int qr;                 // q rotated (attr.rope): the tile's rows rotated into this scratch (MR x E,
+                          //   row-major: vector loops) first, copied from there; else -1
   bool one;               // a single key block (S <= KB): no running rescale (see key_block)
   int qt, sc, acc, st;      // the temps (program buffers)
   enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
@@ -121,6 +128,14 @@ static LExpr *value_at(const Tile *T, const Value *src, LIndex i, LIndex c) {
   return kb_cast(T->kb, kb_value(T->kb, src, x), T->cd);
 }
 
+// Rotated source s's pair c < E/2 at row i, and its elements' columns (ir/attn.c).
+static void rope_pair(const Tile *T, int s, LIndex i, LIndex c, LExpr **lo, LExpr **hi, LIndex *at_lo,
+                      LIndex *at_hi) {
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, c, x);
+  attn_rope_pair(T->kb, T->n, s, x, T->cd, lo, hi, at_lo, at_hi);
+}
+
 // Element (row r of the tile, column x) of a temp laid out per tile as [w][mr], in the
 // tile's region: MR x w elements per batch when the batch loop is the parallel one (the
 // tiles of a batch take turns), per tile when the tile loop is, else one for all.
@@ -175,7 +190,9 @@ static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind ki
   KernelBuilder *kb = T->kb;
   LIndex i = sum(kb, R->i0, &r, 1);
   if (kind == COPY_Q) {
-    LExpr *qs = bin(T, OP_MUL, value_at(T, T->q, i, e), fc(T, T->n->attr.scale));
+    LExpr *qv = T->qr >= 0 ? kb_buf_load(kb, T->qr, sum(kb, sum(kb, kb_ix_const(0), &r, T->E), &e, 1))
+                           : value_at(T, T->q, i, e);
+    LExpr *qs = bin(T, OP_MUL, qv, fc(T, T->n->attr.scale));
     kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), qs);
     return;
   }
@@ -222,7 +239,9 @@ static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb,
   for (int h = 0; h < nv; h++)
     x[h] = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, kb_ix_const(h * T->V)), lanes[h]));
   for (int c = 0; c < kr; c++) {
-    int w = kb_let_local(kb, in, value_at(T, T->k, plus(j, c), e));
+    LExpr *kx = T->krot ? kb_buf_load(kb, T->kr, sum(kb, sum(kb, kb_ix_const(c * T->E), &j, T->E), &e, 1))
+                        : value_at(T, T->k, plus(j, c), e);
+    int w = kb_let_local(kb, in, kx);
     for (int h = 0; h < nv; h++)
       kb_push(kb, in, kb_set(kb, s[c][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], x[h]), s[c][h])));
   }
@@ -356,9 +375,15 @@ static void copy_block(const Tile *T, LStmtList *into, const Value *src, int64_t
   kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T->kv, true, true), at, value_at(T, src, sum(kb, jb, &j, 1), e)));
 }
 
-// Where the micro-kernel reads src's key j (from jb), column c: src itself, or its copy.
+// Where the micro-kernel reads src's key j (from jb), column c: src itself, its copy, or
+// the rotated keys.
 static void micro_at(const Tile *T, const Value *src, bool copied, int64_t w, int64_t off, LIndex jb, LIndex j,
                      LIndex c, int *arg, LIndex *at) {
+  if (src == T->k && T->krot) {
+    *arg = kb_arg(T->kb, T->kr, true, true);
+    *at = sum(T->kb, sum(T->kb, sum(T->kb, kb_ix_const(0), &jb, T->E), &j, T->E), &c, 1);
+    return;
+  }
   if (!copied) {
     elem_at(T, src, sum(T->kb, jb, &j, 1), c, arg, at);
     return;
@@ -386,8 +411,8 @@ static void scores_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
       in = into, c0 = kb_ix_const(nb - kr);
     }
     micro_at(T, T->k, T->kcopy, T->E, 0, jb, c0, zero, &ka, &at);
-    gemm_micro_call(kb, in, &T->km, ka, at, T->kcopy ? T->E : T->ldk, qa, tile_at(T, R, T->E, zero, zero), 0, sa,
-                    tile_at(T, R, T->KB, c0, zero), T->E, T->MR, kb_iconst(kb, DT_I64, 0));
+    gemm_micro_call(kb, in, &T->km, ka, at, T->kcopy || T->krot ? T->E : T->ldk, qa, tile_at(T, R, T->E, zero, zero),
+                    0, sa, tile_at(T, R, T->KB, c0, zero), T->E, T->MR, kb_iconst(kb, DT_I64, 0));
   }
 }
 
@@ -461,6 +486,15 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
     in = kb_step_loop(kb, in, T->MR, kb_ix_const(0), 1, false, &r);
     kb_buf_store(kb, in, T->qt, tile_at(T, &R, T->E, e, r), fc(T, 0));
   }
+  if (T->qr >= 0) {  // the rows rotated, pair by pair
+    LIndex c, el, eh;
+    LExpr *lo, *hi;
+    in = kb_step_loop(kb, rows_loop(T, into, &R, &r), T->E / 2, kb_ix_const(0), 1, false, &c);
+    rope_pair(T, 0, sum(kb, R.i0, &r, 1), c, &lo, &hi, &el, &eh);
+    LIndex row = sum(kb, kb_ix_const(0), &r, T->E);
+    kb_buf_store(kb, in, T->qr, sum(kb, row, &el, 1), lo);
+    kb_buf_store(kb, in, T->qr, sum(kb, row, &eh, 1), hi);
+  }
   copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->E, 0);
   if (!T->one) {  // (the only block sets them itself)
     Rows all = {.i0 = i0, .mr = T->MR};
@@ -501,49 +535,69 @@ static bool micro_operand(Tile *T, const Value *src, int64_t *ld) {
   return *ld >= 0;
 }
 
-// The batch loops as one parallel loop where there are two batch dims d0, d1 (sizes B0
-// x B1; every other one 1) and d0 alone has too few iterations to share out: the heads
-// of grouped-query attention split into KV x R, which as a serial loop over d0 around a
-// parallel one over d1 cost a parallel region, and its wait, per KV head (a C kernel
-// 1.4x slower with 2 threads than one region over all heads). The loop runs over f <
-// B0 * B1; d0's index a comes from a serial loop over B0 of which one iteration, 0 <= f
-// - a * B1 < B1, does the work, d1's being f - a * B1: affine, so the micro-kernel's
-// pointers stay affine too. Only where every operand's index is then f's or a's alone
-// (d1 at stride B1 times d0's, or d1's stride 0: k or v at their KV heads), so that no
-// index leaves its tensor in the iterations the guard skips. Returns the body, or NULL.
+// The batch loops as one parallel loop where there are several batch dims (sizes B_0 x
+// ... x B_n-1 in order; every other one 1) and the first alone has too few iterations to
+// share out: the heads of grouped-query attention split into KV x R (and a batch before
+// them), which as serial loops around a parallel one over R cost a parallel region, and
+// its wait, per (batch, KV head) (a C kernel 1.4x slower with 2 threads than one region
+// over all heads). The loop runs over f < B_0 * ... * B_n-1; dim k < n-1's index a_k
+// comes from a serial loop over B_k of which one iteration, 0 <= f - sum over j <= k of
+// a_j P_j < P_k (P_k: the sizes after dim k multiplied), goes on, the last dim's index
+// being f - sum of a_k P_k: affine, so the micro-kernel's pointers stay affine too. Only
+// where every operand's index stays in its tensor over the loops' whole ranges (the
+// iterations the guards skip too: what the kernel's argument ranges are worked out
+// over): an operand whose index is f's alone (its batch dims laid out as f counts them)
+// or the a's (the last dim's stride 0: k or v at their KV heads), or whose mix of them
+// (LLaMA's q and result, a sequence dim between the batch and the heads) still lands
+// in it. Returns the body, or NULL.
 static LStmtList *flat_batches(Tile *T, const View *ov, int nl, const int *dims, bool par_bat) {
   KernelBuilder *kb = T->kb;
-  if (!par_bat || nl != 2 || ov->shape[dims[0]] >= PARALLEL_MIN_ITERS)
+  if (!par_bat || nl < 2 || ov->shape[dims[0]] >= PARALLEL_MIN_ITERS)
     return NULL;
-  int d0 = dims[0], d1 = dims[1];
-  int64_t B0 = ov->shape[d0], B1 = ov->shape[d1];
-  const Value *ops[] = {T->q, T->k, T->v, T->mask, T->n->out};
-  for (int o = 0; o < 5; o++) {
-    if (!ops[o])
-      continue;
-    LIndex x[TD_MAX_DIMS];
-    for (int d = 0; d < ops[o]->view.ndim; d++)
-      x[d] = kb_ix_const(0);
-    x[d0] = kb_ix_var(PROBE_VAR), x[d1] = kb_ix_var(PROBE_VAR + 1);
-    LIndex at = kb_view_index(kb, &ops[o]->view, x);
-    int64_t s0 = kb_ix_coef(&at, PROBE_VAR), s1 = kb_ix_coef(&at, PROBE_VAR + 1);
-    if (ops[o]->view.ndim != ov->ndim || at.dyn || (s1 != 0 && s0 != B1 * s1))
+  int64_t P[TD_MAX_DIMS], all = 1;
+  for (int k = nl - 1; k >= 0; k--)
+    P[k] = all, all *= ov->shape[dims[k]];
+  for (int o = 0; o <= T->n->nsrc; o++) {  // every source (the rope tables too), then the result
+    const View *v = o < T->n->nsrc ? &T->n->srcs[o]->view : &T->n->out->view;
+    if (v->ndim != ov->ndim)
+      return NULL;
+    int64_t st[TD_MAX_DIMS] = {0}, lo = v->offset, hi = v->offset, vlo, vhi, last;
+    for (int d = 0; d < v->ndim; d++)
+      st[d] = v->shape[d] == 1 ? 0 : v->strides[d];  // (a size-1 dim's index is 0)
+    last = st[dims[nl - 1]];
+    for (int t = 0; t < nl + 2; t++) {  // the terms: a_0 .. a_n-2, f, then the row and column
+      int64_t c = t < nl - 1 ? st[dims[t]] - last * P[t] : t == nl - 1 ? last : st[T->id + t - nl];
+      int64_t top = t < nl - 1 ? ov->shape[dims[t]] - 1 : t == nl - 1 ? all - 1 : v->shape[T->id + t - nl] - 1;
+      if (c > 0)
+        hi += c * top;
+      else
+        lo += c * top;
+    }
+    if (!view_extent(*v, &vlo, &vhi) || lo < vlo || hi > vhi)
       return NULL;
   }
-  int f = kb_new_var(kb), a = kb_new_var(kb);
-  LStmt *fl = kb_loop(kb, f, B0 * B1), *al = kb_loop(kb, a, B0);
+  int f = kb_new_var(kb);
+  LStmt *fl = kb_loop(kb, f, all);
   fl->parallel = true;
   kb_push(kb, &kb->k->body, fl);
-  kb_push(kb, &fl->body, al);
-  LIndex r = kb_ix_var(f), av = kb_ix_var(a);
-  kb_ix_addmul(kb, &r, &av, -B1);
-  LExpr *re = kb_ix_expr(kb, &r);
-  LExpr *in = kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, kb_binary(kb, OP_GE, DT_BOOL, re, kb_iconst(kb, DT_I64, 0)),
-                        kb_binary(kb, OP_LT, DT_BOOL, re, kb_iconst(kb, DT_I64, B1)));
-  LStmt *g = kb_if(kb, in);
-  kb_push(kb, &al->body, g);
-  T->idx[d0] = av, T->idx[d1] = r;
-  return &g->body;
+  LStmtList *body = &fl->body;
+  LIndex r = kb_ix_var(f);  // f less the dims so far: the rest's flat index
+  for (int k = 0; k < nl - 1; k++) {
+    int a = kb_new_var(kb);
+    LStmt *al = kb_loop(kb, a, ov->shape[dims[k]]);
+    kb_push(kb, body, al);
+    LIndex av = kb_ix_var(a);
+    kb_ix_addmul(kb, &r, &av, -P[k]);
+    LExpr *re = kb_ix_expr(kb, &r);
+    LExpr *in = kb_binary(kb, OP_LOGICAL_AND, DT_BOOL, kb_binary(kb, OP_GE, DT_BOOL, re, kb_iconst(kb, DT_I64, 0)),
+                          kb_binary(kb, OP_LT, DT_BOOL, re, kb_iconst(kb, DT_I64, P[k])));
+    LStmt *g = kb_if(kb, in);
+    kb_push(kb, &al->body, g);
+    body = &g->body;
+    T->idx[dims[k]] = av;
+  }
+  T->idx[dims[nl - 1]] = r;
+  return body;
 }
 
 // ---- the pass ----
@@ -552,7 +606,7 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   const Node *n = ns->data[0];
   const View *ov = &n->out->view;
   Tile T = {.kb = kb, .n = n, .q = n->srcs[0], .k = n->srcs[1], .v = n->srcs[2],
-            .mask = n->nsrc == 4 ? n->srcs[3] : NULL, .cd = dtype_compute(n->out->dtype)};
+            .mask = attn_mask(n), .cd = dtype_compute(n->out->dtype)};
   T.nd = ov->ndim, T.id = T.nd - 2, T.ed = T.nd - 1;
   T.L = ov->shape[T.id], T.S = T.k->view.shape[T.id], T.E = T.q->view.shape[T.ed], T.Ev = ov->shape[T.ed];
   if (view_numel(*ov) == 0 || T.S == 0 || T.E == 0 || (T.cd != DT_F32 && T.cd != DT_F64))
@@ -581,7 +635,8 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
       T.vm.MR = r;
   T.vm.MR = T.vm.MR ? T.vm.MR : (room < 14 ? room : 14);
   T.kmicro = true, T.vmicro = T.Ev >= T.vm.MR;
-  T.kcopy = !micro_operand(&T, T.k, &T.ldk);
+  T.krot = n->attr.rope & 2;
+  T.kcopy = !T.krot && !micro_operand(&T, T.k, &T.ldk);
   T.vcopy = T.vmicro && !micro_operand(&T, T.v, &T.ldv);
   if (T.kcopy || T.vcopy) {
     T.kv = kb_new_temp(kb, T.cd, T.KB * (T.E + T.Ev), "attention keys and values");
@@ -612,6 +667,23 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   int64_t st = 1;
   for (int d = T.id - 1; d >= 0; st *= ov->shape[d--])
     kb_ix_addmul(kb, &T.bat, &T.idx[d], st);
+  T.qr = -1;
+  if (n->attr.rope & 1) {
+    T.qr = kb_new_temp(kb, T.cd, T.MR * T.E, "attention rotated queries");
+    kb->p->bufs.data[T.qr].scratch = true;
+  }
+  if (T.krot) {  // the batch's keys rotated, once for all its tiles
+    T.kr = kb_new_temp(kb, T.cd, T.S * T.E, "attention rotated keys");
+    kb->p->bufs.data[T.kr].scratch = T.slots == SLOT_BATCH;  // (else written before the parallel tiles: shared)
+    LIndex j, e;
+    LStmtList *in = kb_step_loop(kb, body, T.S, kb_ix_const(0), 1, false, &j);
+    in = kb_step_loop(kb, in, T.E / 2, kb_ix_const(0), 1, false, &e);
+    LExpr *lo, *hi;
+    LIndex el, eh, row = sum(kb, kb_ix_const(0), &j, T.E);
+    rope_pair(&T, 1, j, e, &lo, &hi, &el, &eh);
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), sum(kb, row, &el, 1), lo));
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), sum(kb, row, &eh, 1), hi));
+  }
   if (tiles) {
     LIndex i0;
     tile(&T, kb_step_loop(kb, body, tiles, kb_ix_const(0), T.MR, par_tiles, &i0), i0, T.MR);

@@ -118,6 +118,11 @@ typedef struct NodeAttr {
   double scale;         // scaled_dot_product_attention: the factor of q @ k^T
   const char *msg;      // OP_ASSERT: the message raised where its operand is false (no '%' but %%)
   bool causal;          // scaled_dot_product_attention: is_causal (query row i sees keys 0..i)
+  // scaled_dot_product_attention: q (bit 0) and k (bit 1) rotated as they are read (RoPE:
+  // rotate_half's x * cos + cat(-x[..., E/2:], x[..., :E/2]) * sin, or with bit 2 (q) or 3
+  // (k) the complex form's view_as_complex(x) * freqs), each one's cos and sin tables
+  // sources after the mask (q's, then k's): ir/attn.c
+  uint8_t rope;
 } NodeAttr;
 
 // OP_INDEX_PUT's forms: setitem and index_put_ (negative indices wrap, the message

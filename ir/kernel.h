@@ -155,6 +155,14 @@ void sort_build(KernelBuilder *kb, const NodeList *ns);
 
 // ---- attn.c: ATTN kernels (one scaled_dot_product_attention) ----
 void attn_build(KernelBuilder *kb, const NodeList *ns);
+const Value *attn_mask(const Node *n);  // attention n's mask, or NULL
+// The element of attention n's source s at idx (its dims), in dtype cd: rotated when s is
+// q (0) or k (1) and attr.rope says so
+LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd);
+// Rotated operand s's pair c (idx: its last dim's index c < E/2), in dtype cd, and where
+// its two elements lie in that dim (c and c + E/2, or 2c and 2c + 1: ir/attn.c)
+void attn_rope_pair(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd, LExpr **lo, LExpr **hi,
+                    LIndex *at_lo, LIndex *at_hi);
 // ---- attn_tile.c: the CPU schedule (tiles of query rows x key blocks); false: not
 // taken (nothing to compute, or too few query rows to fill the lanes), build the rows
 // of attn.c ----
