@@ -27,6 +27,7 @@ import ctypes
 import json
 import math
 import os
+import platform
 import statistics
 import subprocess
 import tempfile
@@ -37,8 +38,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 N = 4096
-CC_FLAGS = ["-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
-            "-fno-trapping-math"]
+CC_FLAGS = (["-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno",
+             "-fno-trapping-math"]  # driver/cc.c's, -mprefer-vector-width=512 on x86-64 too
+            + (["-mprefer-vector-width=512"] if platform.machine() == "x86_64" else []))
 
 try:
     import torch

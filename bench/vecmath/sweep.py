@@ -11,6 +11,7 @@ function takes about an hour on two cores; `--stride 97` a minute.
 """
 import argparse
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -52,7 +53,7 @@ def main():
             subprocess.run([tdslc, src, "--emit=c", "-o", fns] + cpu, check=True)
             # the flags tdslc's own C backend uses (driver/cc.c)
             subprocess.run(["cc", "-std=c11", "-O2", "-march=native", "-fvect-cost-model=dynamic", "-fno-math-errno", "-fno-trapping-math",
-                            "-fopenmp", "-c", fns, "-I", inc, "-o", os.path.join(d, "fns.o")], check=True)
+                            "-fopenmp"] + (["-mprefer-vector-width=512"] if platform.machine() == "x86_64" else []) + ["-c", fns, "-I", inc, "-o", os.path.join(d, "fns.o")], check=True)
         else:
             subprocess.run([tdslc, src, "--emit=obj", "-o", os.path.join(d, "fns.o")] + cpu, check=True)
         exe = os.path.join(d, "sweep")
