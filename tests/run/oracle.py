@@ -4,6 +4,7 @@ text), reading what it wrote, comparing with NumPy, and the bookkeeping of check
 (Tally: one ok/FAIL line each and the closing count). NumPy is the oracle; no expected
 number comes from tdslc itself."""
 import glob
+import hashlib
 import json
 import os
 import re
@@ -62,6 +63,8 @@ def backend_available(tdslc, backend):
     makes it unavailable; any other failure counts as available so that the tests run
     and report it."""
     key = (tdslc, backend)
+    if key not in _available and (cached := _probe_cached(tdslc, backend)):
+        _available[key] = cached
     if key not in _available:
         d = tempfile.mkdtemp(prefix="tdsl-probe-")
         path = os.path.join(d, "probe.tdsl")
@@ -74,7 +77,45 @@ def backend_available(tdslc, backend):
             _available[key] = (False, err)
         else:
             _available[key] = (True, "")
+        _probe_save(tdslc, backend, _available[key])
     return _available[key]
+
+
+# The probe's answer is kept for the other scripts of the same ctest run (each script
+# asked again: ~60 scripts a backend, a cc or sanitized start each): a file named by
+# the backend and the tdslc binary (its path, inode, size and modification time), so a
+# rebuilt tdslc is probed again.
+def _probe_file(tdslc, backend):
+    try:
+        st = os.stat(tdslc)
+    except OSError:
+        return None
+    ident = f"{os.path.realpath(tdslc)}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{backend}"
+    name = "tdsl-backend-" + hashlib.sha256(ident.encode()).hexdigest()[:24]
+    return os.path.join(tempfile.gettempdir(), name)
+
+
+def _probe_cached(tdslc, backend):
+    path = _probe_file(tdslc, backend)
+    try:
+        with open(path, encoding="utf-8") as f:
+            ok, _, why = f.read().partition("\n")
+        return (ok == "1", why)
+    except (OSError, TypeError):
+        return None
+
+
+def _probe_save(tdslc, backend, answer):
+    path = _probe_file(tdslc, backend)
+    if path is None:
+        return
+    tmp = f"{path}.{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(("1" if answer[0] else "0") + "\n" + answer[1])
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def require_backend(tdslc, backend="env"):
