@@ -4,6 +4,7 @@ text), reading what it wrote, comparing with NumPy, and the bookkeeping of check
 (Tally: one ok/FAIL line each and the closing count). NumPy is the oracle; no expected
 number comes from tdslc itself."""
 import glob
+import hashlib
 import json
 import os
 import re
@@ -62,6 +63,8 @@ def backend_available(tdslc, backend):
     makes it unavailable; any other failure counts as available so that the tests run
     and report it."""
     key = (tdslc, backend)
+    if key not in _available and (cached := _probe_cached(tdslc, backend)):
+        _available[key] = cached
     if key not in _available:
         d = tempfile.mkdtemp(prefix="tdsl-probe-")
         path = os.path.join(d, "probe.tdsl")
@@ -74,7 +77,45 @@ def backend_available(tdslc, backend):
             _available[key] = (False, err)
         else:
             _available[key] = (True, "")
+        _probe_save(tdslc, backend, _available[key])
     return _available[key]
+
+
+# The probe's answer is kept for the other scripts of the same ctest run (each script
+# asked again: ~60 scripts a backend, a cc or sanitized start each): a file named by
+# the backend and the tdslc binary (its path, inode, size and modification time), so a
+# rebuilt tdslc is probed again.
+def _probe_file(tdslc, backend):
+    try:
+        st = os.stat(tdslc)
+    except OSError:
+        return None
+    ident = f"{os.path.realpath(tdslc)}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{backend}"
+    name = "tdsl-backend-" + hashlib.sha256(ident.encode()).hexdigest()[:24]
+    return os.path.join(tempfile.gettempdir(), name)
+
+
+def _probe_cached(tdslc, backend):
+    path = _probe_file(tdslc, backend)
+    try:
+        with open(path, encoding="utf-8") as f:
+            ok, _, why = f.read().partition("\n")
+        return (ok == "1", why)
+    except (OSError, TypeError):
+        return None
+
+
+def _probe_save(tdslc, backend, answer):
+    path = _probe_file(tdslc, backend)
+    if path is None:
+        return
+    tmp = f"{path}.{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(("1" if answer[0] else "0") + "\n" + answer[1])
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def require_backend(tdslc, backend="env"):
@@ -124,40 +165,10 @@ def tdslc_run(tdslc, src, args=(), name="case", backend="env", inputs=None, json
     argv = [tdslc, "run", path] + (["--json"] if json_out else []) + ["--out-dir", out_dir] + backend_args(backend)
     argv += list(args) + save_inputs(d, inputs or {})
     p = subprocess.run(argv, capture_output=True, timeout=timeout)
-    if p.returncode == 0 and os.environ.get("TDSL_ALSO_EMIT_C") and backend in (None, "llvm"):
-        p = also_emit_c(tdslc, path, args, p, timeout)
     doc = None
     if p.returncode == 0 and json_out:
         doc = json.loads(p.stdout.decode())
     return p, doc, out_dir
-
-
-# run_flags: the options of `tdslc run` that `tdslc FILE --emit=c` does not take, with
-# how many values follow each
-_RUN_ONLY = {"--in": 1, "--arg": 1, "--seed": 1, "--out-dir": 1, "--backend": 1, "--json": 0}
-
-
-def also_emit_c(tdslc, path, args, ran, timeout):
-    """The sanitizer pass (TDSL_ALSO_EMIT_C=1, set for the LLVM runs of every script; their
-    C runs are not registered there, since cc's work cannot find a bug in tdslc): the
-    program that just ran is also emitted as C by the sanitized tdslc, so the C backend
-    sees every program too. Returns ran, or the emission's process when it failed."""
-    keep, i = [], 0
-    args = list(args)
-    while i < len(args):
-        a = args[i]
-        if a in _RUN_ONLY:
-            i += 1 + _RUN_ONLY[a]
-            continue
-        keep.append(a)
-        i += 1
-    p = subprocess.run([tdslc, path, "--emit=c", "-o", os.devnull] + keep, capture_output=True, timeout=timeout)
-    # (exit 2, a usage error, is the command line's: a generic function whose dims run took
-    # from its --in files is unbound for --emit=c; a sanitizer's report exits 1)
-    if p.returncode not in (0, 2):
-        p.stderr = b"(the same program with --emit=c) " + p.stderr
-        return p
-    return ran
 
 
 def run_cleanup(out_dir):

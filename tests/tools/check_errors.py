@@ -17,12 +17,12 @@ Several cases are checked in one run (ctest's errors.X holds every case whose na
 with X: one Python start for them all), each reported on a line of its own, 'ok CASE' or
 'FAIL CASE' followed by what differs; the exit status is 1 when any case failed.
 """
-import contextlib
 import difflib
-import io
 import os
 import subprocess
 import sys
+
+import case_group
 
 BEGIN, END = "# >>> stderr", "# <<<"
 
@@ -94,28 +94,5 @@ def update(tdslc, case):
     return True
 
 
-def main():
-    argv = sys.argv[1:]
-    if argv and argv[0] == "--update":
-        tdslc, cases = os.path.abspath(argv[1]), argv[2:]
-        changed = sum(update(tdslc, c) for c in cases)
-        print(f"{changed} of {len(cases)} cases rewritten")
-        return 0
-    if len(argv) < 2:
-        print(__doc__)
-        return 2
-    tdslc, failed = os.path.abspath(argv[0]), []
-    for case in argv[1:]:
-        with contextlib.redirect_stdout(io.StringIO()) as why:  # what differs, under the case's line
-            bad = check(tdslc, case)
-        print(f"{'FAIL' if bad else 'ok  '} {os.path.basename(case)}" + (f"\n{why.getvalue()}" if bad else ""),
-              flush=True)
-        if bad:
-            failed.append(os.path.basename(case))
-    print(f"{len(argv) - 1 - len(failed)} of {len(argv) - 1} cases passed" +
-          (f"; failed: {' '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_group.main(sys.argv[1:], check, update, __doc__, "cases"))

@@ -12,12 +12,12 @@ hold text, never numbers computed at run time.
 tdslc prints now and shows each change as a diff, to be read before it is committed. A
 test run never rewrites its own expectation, whatever the environment says.
 """
-import contextlib
 import difflib
-import io
 import os
 import subprocess
 import sys
+
+import case_group
 
 
 def emit(tdslc, golden):
@@ -72,28 +72,5 @@ def update(tdslc, golden):
     return True
 
 
-def main():
-    argv = sys.argv[1:]
-    if argv and argv[0] == "--update":
-        tdslc, goldens = os.path.abspath(argv[1]), [os.path.abspath(g) for g in argv[2:]]
-        changed = sum(update(tdslc, g) for g in goldens)
-        print(f"{changed} of {len(goldens)} goldens rewritten")
-        return 0
-    if len(argv) < 2:
-        print(__doc__)
-        return 2
-    tdslc, failed = os.path.abspath(argv[0]), []
-    for golden in argv[1:]:
-        with contextlib.redirect_stdout(io.StringIO()) as why:  # what differs, under the case's line
-            bad = check(tdslc, os.path.abspath(golden))
-        print(f"{'FAIL' if bad else 'ok  '} {os.path.basename(golden)}" + (f"\n{why.getvalue()}" if bad else ""),
-              flush=True)
-        if bad:
-            failed.append(os.path.basename(golden))
-    print(f"{len(argv) - 1 - len(failed)} of {len(argv) - 1} goldens passed" +
-          (f"; failed: {' '.join(failed)}" if failed else ""))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(case_group.main(sys.argv[1:], check, update, __doc__, "goldens"))
