@@ -86,70 +86,6 @@ static int write_emit(Ctx *cx, const Options *o, Timer *tm) {
   return out_close(&of, true) ? 0 : EXIT_USAGE;
 }
 
-// ---- TDSL_ALSO_EMIT_C: a run on LLVM also emits its file as C ----
-// make test's sanitizer pass runs no program through cc (cc's work finds no bug in
-// tdslc), so each program its LLVM runs compile is also emitted as C there, as
-// `tdslc FILE --emit=c -o /dev/null` with the run's other flags would: in this process,
-// which spares a second sanitized process start (about half of a small program's CPU
-// there). What the emission prints is kept aside: a failure (not 0, nor 2: the
-// command line's, such as a generic function's dims that run took from its --in files)
-// shows it after "(the same program with --emit=c)" and is the exit status; a
-// sanitizer's report during it is shown before the process dies.
-static int stderr_saved = -1;
-static FILE *stderr_log;
-
-static void stderr_restore(bool show) {
-  if (stderr_saved < 0)
-    return;
-  fflush(stderr);
-  dup2(stderr_saved, STDERR_FILENO);
-  close(stderr_saved);
-  stderr_saved = -1;
-  if (show) {
-    fputs("(the same program with --emit=c) ", stderr);
-    rewind(stderr_log);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, stderr_log)) > 0)
-      fwrite(buf, 1, n, stderr);
-  }
-  fclose(stderr_log);
-}
-
-#if defined(__has_include)
-#if __has_include(<sanitizer/common_interface_defs.h>) && defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
-#define TDSL_DEATH_CALLBACK 1
-static void on_sanitizer_death(void) { stderr_restore(true); }
-#endif
-#endif
-
-static int also_emit_c(const Options *run) {
-  Options o = *run;
-  o.mode = MODE_COMPILE;
-  o.emit = EMIT_C;
-  o.out = "/dev/null";
-  o.json = false;
-  fflush(stdout);  // the run's results, whatever happens next
-  fflush(stderr);
-  stderr_log = tmpfile();
-  stderr_saved = stderr_log ? dup(STDERR_FILENO) : -1;
-  if (stderr_saved < 0 || dup2(fileno(stderr_log), STDERR_FILENO) < 0)
-    return internal_error("TDSL_ALSO_EMIT_C: cannot keep --emit=c's messages aside: %s", strerror(errno));
-#ifdef TDSL_DEATH_CALLBACK
-  __sanitizer_set_death_callback(on_sanitizer_death);
-#endif
-  Ctx cx;
-  ctx_init(&cx);
-  cx.error_limit = o.error_limit;
-  Timer tm = {o.time, now_ms()};
-  int rc = write_emit(&cx, &o, &tm);
-  ctx_free(&cx);
-  bool failed = rc != 0 && rc != EXIT_USAGE;
-  stderr_restore(failed);
-  return failed ? rc : 0;
-}
-
 // ---- run and bench: one function, compiled to scheduled kernels ----
 static int run_or_bench(Ctx *cx, const Options *o, Timer *tm) {
   CompileOptions co = {.file = o->file, .fn = o->fn, .one_fn = true, .target = o->target, .cpu = o->cpu,
@@ -195,9 +131,6 @@ int main(int argc, char **argv) {
     Timer tm = {o.time, now_ms()};
     rc = o.mode == MODE_COMPILE ? write_emit(&cx, &o, &tm) : run_or_bench(&cx, &o, &tm);
     ctx_free(&cx);
-    const char *also = getenv("TDSL_ALSO_EMIT_C");
-    if (rc == 0 && o.mode == MODE_RUN && also && *also && !strcmp(o.target, "cpu") && !strcmp(o.backend, "llvm"))
-      rc = also_emit_c(&o);
   }
   options_free(&o);
   return rc;
