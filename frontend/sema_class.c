@@ -427,6 +427,13 @@ TType *property_value(Sema *sema, Ast *e, TType *inst) {
   return call_method(sema, e, inst, m, owner, &e->list);
 }
 
+// Whether name is a @property of instance inst's class (or a base): a store to it runs the
+// property's setter in Python, which a getter alone lacks (AttributeError).
+bool is_property(Sema *sema, const TType *inst, const char *name) {
+  const Ast *m = is_instance(inst) ? method_in(sema, inst->ctor, name, NULL) : NULL;
+  return m && m->deco == 'p';
+}
+
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the
 // method on self; of a @classmethod, on the class, also as Cls.name), as
 // `self.feed_forward_chunk` is handed on; NULL when there is none.

@@ -555,6 +555,11 @@ TType *module_setattr(Sema *sema, Ast *e) {
   if (is_poison(m)) return m;
   if (m->kind != TY_MODULE || !m->attrs) return NULL;
   const char *name = e->list.data[1]->name;
+  if (is_property(sema, m, name)) {  // (a @property's @x.setter is not taken: it has none)
+    diag_error(sema->cx, e->list.data[1]->loc, "AttributeError: property '%s' of '%s' object has no setter", name,
+               m->ctor->name);
+    return poison(sema);
+  }
   if (is_poison(check_expr(sema, v))) return poison(sema);
   const NnClass *c = !strncmp(m->module, "torch.nn.", 9) ? nn_class(m->module + 9) : NULL;
   if (c && c->state && in_params(c->state, name)) {

@@ -755,7 +755,8 @@ static bool rotate_read(Graph *g, Node *a, int s) {
   a->srcs = srcs, a->nsrc += 2;
   a->attr.rope |= (uint8_t)((1u << s) | (pr ? 4u << s : 0));
   int *lines = arena_alloc(&g->cx->arena, sizeof(int) * (size_t)(a->nlines + 1));
-  memcpy(lines, a->lines, sizeof(int) * (size_t)a->nlines);
+  if (a->nlines)  // (an F.scaled_dot_product_attention has none: memcpy of NULL is undefined)
+    memcpy(lines, a->lines, sizeof(int) * (size_t)a->nlines);
   lines[a->nlines] = loc_line(p->loc);
   a->lines = lines, a->nlines++;
   return true;
