@@ -17,6 +17,7 @@
 #include "frontend/sema_internal.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool is_container(const TType *t) { return t && (t->kind == TY_LIST || t->kind == TY_DICT) && t->container; }
@@ -103,6 +104,42 @@ static bool split_args(Sema *sema, Ast *e, const char *qual, int maxpos, const c
   return true;
 }
 
+// The attributes a ModuleDict has before any module is added (dir(nn.ModuleDict()) in PyTorch 1.13, sorted):
+// add_module refuses a new key that names one ("attribute 'keys' already exists").
+static const char *const module_dict_attrs[] = {
+    "T_destination", "__annotations__", "__call__", "__class__", "__contains__", "__delattr__", "__delitem__",
+    "__dict__", "__dir__", "__doc__", "__eq__", "__format__", "__ge__", "__getattr__", "__getattribute__",
+    "__getitem__", "__getstate__", "__gt__", "__hash__", "__init__", "__init_subclass__", "__iter__", "__le__",
+    "__len__", "__lt__", "__module__", "__ne__", "__new__", "__reduce__", "__reduce_ex__", "__repr__",
+    "__setattr__", "__setitem__", "__setstate__", "__sizeof__", "__str__", "__subclasshook__", "__weakref__",
+    "_apply", "_backward_hooks", "_buffers", "_call_impl", "_forward_hooks", "_forward_pre_hooks",
+    "_get_backward_hooks", "_get_name", "_is_full_backward_hook", "_load_from_state_dict",
+    "_load_state_dict_post_hooks", "_load_state_dict_pre_hooks", "_maybe_warn_non_full_backward_hook", "_modules",
+    "_named_members", "_non_persistent_buffers_set", "_parameters", "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook", "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward",
+    "_state_dict_hooks", "_version", "add_module", "apply", "bfloat16", "buffers", "children", "clear", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "items", "keys", "load_state_dict", "modules", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "pop", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_load_state_dict_post_hook", "register_module", "register_parameter", "requires_grad_",
+    "set_extra_state", "share_memory", "state_dict", "to", "to_empty", "train", "training", "type", "update",
+    "values", "xpu", "zero_grad",
+};
+
+static int str_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+// add_module's checks of a ModuleDict's key name (a string; held: already a key of the dict)
+static bool module_name_ok(Sema *sema, Loc at, const char *name, bool held) {
+  if (!name[0]) diag_error(sema->cx, at, "KeyError: 'module name can\\'t be empty string \"\"'");
+  else if (strchr(name, '.')) diag_error(sema->cx, at, "KeyError: 'module name can\\'t contain \".\", got: %s'", name);
+  else if (!held && bsearch(&name, module_dict_attrs, sizeof module_dict_attrs / sizeof *module_dict_attrs,
+                            sizeof *module_dict_attrs, str_cmp))
+    diag_error(sema->cx, at, "KeyError: \"attribute '%s' already exists\"", name);
+  else return true;
+  return false;
+}
+
 // The (name, module) pairs of a ModuleDict's argument a (a dict, another ModuleDict, or an
 // iterable of pairs), later names replacing earlier ones in place as update() does; false
 // after PyTorch's message.
@@ -138,14 +175,9 @@ static bool module_pairs(Sema *sema, Ast *a, TType ***keys, Ast ***vals, int *n)
       diag_error(sema->cx, at, "module name should be a string. Got %s", torch_typename(sema, k));
       return false;
     }
-    if (strchr(k->module, '.') || !k->module[0]) {
-      if (k->module[0]) diag_error(sema->cx, at, "KeyError: 'module name can\\'t contain \".\", got: %s'", k->module);
-      else diag_error(sema->cx, at, "KeyError: 'module name can\\'t be empty string \"\"'");
-      return false;
-    }
-    if (!modules_ok(sema, &v, 1)) return false;
     int j = 0;
     while (j < *n && strcmp((*keys)[j]->module, k->module)) j++;
+    if (!module_name_ok(sema, at, k->module, j < *n) || !modules_ok(sema, &v, 1)) return false;
     (*keys)[j] = k, (*vals)[j] = v;
     if (j == *n) (*n)++;
   }
@@ -279,7 +311,10 @@ void container_store(Sema *sema, Ast *st) {
       diag_error(sema->cx, t->list.data[0]->loc, "module name should be a string. Got %s", torch_typename(sema, k));
       return;
     }
-    if (k && !is_poison(k)) dict_store(sema, st, t, st->rhs);
+    if (!k || is_poison(k)) return;
+    bool held = false;
+    for (int j = 0; j < c->ty->nelem && !held; j++) held = !strcmp(c->ty->keys[j]->module, k->module);
+    if (module_name_ok(sema, t->list.data[0]->loc, k->module, held)) dict_store(sema, st, t, st->rhs);
     return;
   }
   Ast *it = t->list.len == 1 ? t->list.data[0] : NULL;
