@@ -1868,17 +1868,34 @@ static bool flat_loads(const Gemm *G, const LExpr *e, const int *dims, int n) {
 
 static bool flat_kernel(Gemm *G, const int *dims, int n, int which);
 
-static bool foldable(Gemm *G) {
-  if (G->nbat == 0 || G->rd < 0 || reads_batch(G, 1))
-    return false;
-  int dims[TD_MAX_DIMS + 1], n = 0;
-  for (int b = 0; b < G->nbat; b++)
-    if (G->bat[b] > G->rd)
-      return false;  // (the batch dims come first)
-    else
+static bool reads_dims(Gemm *G, int which, const int *dims, int n);
+
+// The batch dims that fold into the rows: the longest run of the last ones (those
+// before the row dim) that the kernel walks with it as one flat dim and B reads none
+// of; their sizes multiply M. All of them make one GEMM of nbatch * M rows; a run of
+// the inner ones, as a permuted NCHW input's H next to its W (a ConvNeXt block's
+// x.permute(0, 2, 3, 1) @ w.t(): rows (n, h, w) with n's stride not h's times H),
+// batches of H * W rows instead of W (14 rows a GEMM at 14 x 14: tiles of 32 rows
+// less than half full).
+static void fold_rows(Gemm *G) {
+  if (G->nbat == 0 || G->rd < 0)
+    return;
+  int nb = G->nbat;
+  while (nb > 0 && G->bat[nb - 1] > G->rd)
+    nb--;  // (a batch dim after the row dim stays a batch)
+  for (int start = 0; start < nb; start++) {
+    int dims[TD_MAX_DIMS + 1], n = 0;
+    for (int b = start; b < nb; b++)
       dims[n++] = G->bat[b];
-  dims[n++] = G->rd;
-  return flat_kernel(G, dims, n, 0);
+    dims[n++] = G->rd;
+    if (reads_dims(G, 1, dims, n - 1) || !flat_kernel(G, dims, n, 0))
+      continue;
+    for (int b = start; b < nb; b++)
+      G->M *= G->mm->out->view.shape[G->bat[b]], G->nbatch /= G->mm->out->view.shape[G->bat[b]];
+    memmove(G->bat + start, G->bat + nb, sizeof(int) * (size_t)(G->nbat - nb));
+    G->nbat -= nb - start;
+    return;
+  }
 }
 
 // Whether the loads and stores of the kernel walk dims[0..n) as one flat dim: those of
@@ -2136,11 +2153,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     if (d != G.rd && d != G.jd && ov->shape[d] > 1)
       G.bat[G.nbat++] = d, G.nbatch *= ov->shape[d];
   }
-  if (foldable(&G)) {  // one GEMM of nbatch * M rows
-    G.M *= G.nbatch;
-    G.nbat = 0;
-    G.nbatch = 1;
-  }
+  fold_rows(&G);
   const CpuTarget *t = kb->cpu;
   int cds = dtype_size(G.cd);
   G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
