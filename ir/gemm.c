@@ -79,6 +79,7 @@ enum {
   MAX_NV = 4,
   MAX_DOT_NR = 4,        // a last panel of at most this many columns is new_micro_dot's
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
+  KC_MIN = 128,          // ... and at least this many (A's rows in place: in L1)
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
   ADIRECT_MAX_MR = 8,
@@ -2225,7 +2226,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   // as many as the whole L2 holds: its K of 9 taps a channel, 2304 and 4608 in
   // ResNet-50, is then one block, and each block costs two parallel loops and a pass
   // over the sums: 6-7% faster at 14 x 14 and 7 x 7 with 2 threads on a loaded
-  // machine, the same with one)
+  // machine, the same with one). ROWS re-blocks below.
   int64_t kc_max = KC_MAX, l2_share = G.nk > 1 ? t->l2 : t->l2 / 2;
   if (G.adirect && l2_share / ((int64_t)G.NR * cds) > kc_max)
     kc_max = l2_share / ((int64_t)G.NR * cds);
@@ -2268,6 +2269,21 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nc = nc_l2 < nc_par ? nc_l2 : nc_par;
   } else {
     G.mode = MODE_ROWS;
+    // a row panel read in place meets every column panel of the block of B before the
+    // next: where its MR rows overflow two thirds of the L1 or the block three quarters
+    // of the L2, k is split into blocks whose rows take a third of the L1. At K = 1536,
+    // 392 rows and 384 columns (a ConvNeXt block's second linear: rows of 48 KB, a
+    // block of 2.4 MB) blocks of 512 terms are 1.3x faster; at K = 768, 128 columns and
+    // AVX2's 6 rows (18 KB and 384 KB of 32 KB and 512 KB) one block is a little faster
+    int64_t kc_l1 = t->l1d / 3 / ((int64_t)G.MR * cds);
+    kc_l1 = kc_l1 < KC_MIN ? KC_MIN : kc_l1;
+    bool spills = G.MR * G.kc * cds * 3 > t->l1d * 2 || G.C * G.kc * cds * 4 > l2 * 3;
+    if (G.adirect && G.own && G.nk == 1 && G.kc > kc_l1 && spills) {
+      int64_t nblocks = (G.K + kc_l1 - 1) / kc_l1;
+      G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);
+      mc_l2 = (l2 / 4) / (G.kc * cds) / G.MR * G.MR;
+      mc_l2 = mc_l2 < G.MR ? G.MR : mc_l2;
+    }
     G.nc = (B_SHARED_BYTES / (G.kc * cds)) / G.NR * G.NR;
     G.nc = G.nc < G.NR ? G.NR : G.nc;
     G.mc = mc_l2 < mc_par ? mc_l2 : mc_par;
