@@ -2280,9 +2280,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     bool spills = G.MR * G.kc * cds * 3 > t->l1d * 2 || G.C * G.kc * cds > l2;
     if (G.adirect && G.own && G.nk == 1 && G.kc > kc_l1 && spills) {
       int64_t nblocks = (G.K + kc_l1 - 1) / kc_l1;
-      G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);
-      mc_l2 = (l2 / 4) / (G.kc * cds) / G.MR * G.MR;
-      mc_l2 = mc_l2 < G.MR ? G.MR : mc_l2;
+      G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);  // (mc as for one block: the same tasks)
     }
     G.nc = (B_SHARED_BYTES / (G.kc * cds)) / G.NR * G.NR;
     G.nc = G.nc < G.NR ? G.NR : G.nc;
