@@ -2270,14 +2270,15 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   } else {
     G.mode = MODE_ROWS;
     // a row panel read in place meets every column panel of the block of B before the
-    // next: where its MR rows overflow two thirds of the L1 or the block the L2, k is
-    // split into blocks whose rows take a third of the L1. At K = 1536, 392 rows and
-    // 384 columns (a ConvNeXt block's second linear: rows of 48 KB, a block of 2.4 MB)
-    // blocks of 512 terms are 1.3x faster; at K = 768, 128 columns and AVX2's 6 rows (18
-    // KB and 384 KB of 32 KB and 512 KB) one block is a little faster
+    // next: where its MR rows overflow the L1 or the block the L2, k is split into
+    // blocks whose rows take a third of the L1 (each block costs a pass over the sums).
+    // On a 48 KB L1 and 2 MB L2: at K = 1536, 392 rows and 384 columns (a ConvNeXt
+    // block's second linear: a block of 2.4 MB) blocks of 512 terms are 1.25x faster,
+    // at K = 3072, 128 rows and 768 columns (rows of 72 KB) 1.1x; at K = 1536, 128 rows
+    // and 768 columns (rows of 36 KB, a block of 0.8 MB) one block is 3% faster
     int64_t kc_l1 = t->l1d / 3 / ((int64_t)G.MR * cds);
     kc_l1 = kc_l1 < KC_MIN ? KC_MIN : kc_l1;
-    bool spills = G.MR * G.kc * cds * 3 > t->l1d * 2 || G.C * G.kc * cds > l2;
+    bool spills = G.MR * G.kc * cds > t->l1d || G.C * G.kc * cds > l2;
     if (G.adirect && G.own && G.nk == 1 && G.kc > kc_l1 && spills) {
       int64_t nblocks = (G.K + kc_l1 - 1) / kc_l1;
       G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);  // (mc as for one block: the same tasks)
