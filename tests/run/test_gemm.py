@@ -249,20 +249,20 @@ def epilogues(tdslc, backend, rng):
          ("w", (40, 1800)), ("c", (40,))], "g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6)) @ w.t() + c + 0 * h",
          epilogue=normed(True))
 
-    # k split where the rows read in place overflow the L1 (ROWS: 1300 terms, blocks of
-    # 440 and the rest), transposed with a GELU prologue and not; odd rows and columns
+    # k split where the rows read in place overflow the L1 (ROWS: 1790 terms, blocks of
+    # 448 and the rest), transposed with a GELU prologue and not; odd rows and columns
     gelu = np.vectorize(lambda t: 0.5 * t * (1 + math.erf(t / math.sqrt(2))))
 
     def gelu_pro(v):
         g = gelu(v["x"] + v["c"])
         return g @ v["w"].T + v["d"], np.abs(g) @ np.abs(v["w"]).T + np.abs(v["d"]), v["x"].shape[-1] + 8
-    case(tdslc, backend, rng, "gelu prologue k blocks", [("x", (150, 1300)), ("c", (1300,)), ("w", (70, 1300)),
+    case(tdslc, backend, rng, "gelu prologue k blocks", [("x", (150, 1790)), ("c", (1790,)), ("w", (70, 1790)),
          ("d", (70,))], "F.gelu(x + c) @ w.t() + d", epilogue=gelu_pro)
 
     def relu_bias(v):
         p = v["x"] @ v["w"].T + v["d"]
         return np.maximum(p, 0), np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["d"]), v["x"].shape[-1]
-    case(tdslc, backend, rng, "linear relu k blocks", [("x", (2, 75, 1300)), ("w", (90, 1300)), ("d", (90,))],
+    case(tdslc, backend, rng, "linear relu k blocks", [("x", (2, 75, 1790)), ("w", (90, 1790)), ("d", (90,))],
          "relu(x @ w.t() + d)", epilogue=relu_bias)
 
     # a permuted NCHW input (a ConvNeXt block's x.permute(0, 2, 3, 1)): H folds into the
