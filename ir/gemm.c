@@ -55,7 +55,8 @@
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
-// 14x32, 8x48 or 6x64; AVX2: 6x16 or 4x24). KC keeps a block of b within half the L2.
+// 14x32, 8x48 or 6x64; AVX2: 6x16 or 4x24). KC keeps a block of b within half the L2
+// (ROWS with A's rows in place: the rows within the L1, where they or the block overflow).
 // Float sums use LX_FMA (fused where the target has FMA), so results differ from the
 // naive k order in rounding. f16/bf16 operands are packed as f32 (the accumulation
 // dtype); DOT reads only operands of the accumulation dtype.
@@ -79,7 +80,7 @@ enum {
   MAX_NV = 4,
   MAX_DOT_NR = 4,        // a last panel of at most this many columns is new_micro_dot's
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
-  KC_MIN = 128,          // ... and at least this many (A's rows in place: in L1)
+  KC_MIN = 128,          // ROWS' k blocks sized for the rows read in place (in L1): at least this
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
   ADIRECT_MAX_MR = 8,
@@ -2273,9 +2274,10 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     // next: where its MR rows overflow the L1 or the block the L2, k is split into
     // blocks whose rows take a third of the L1 (each block costs a pass over the sums).
     // On a 48 KB L1 and 2 MB L2: at K = 1536, 392 rows and 384 columns (a ConvNeXt
-    // block's second linear: a block of 2.4 MB) blocks of 512 terms are 1.25x faster,
-    // at K = 3072, 128 rows and 768 columns (rows of 72 KB) 1.1x; at K = 1536, 128 rows
-    // and 768 columns (rows of 36 KB, a block of 0.8 MB) one block is 3% faster
+    // block's second linear: a block of 2.4 MB) blocks of 512 terms are 1.15-1.3x
+    // faster, at K = 3072, 128 rows and 768 columns (rows of 72 KB) 1.05-1.15x; at K =
+    // 1536, 128 rows and 768 columns (rows of 36 KB, a block of 0.8 MB) one block is 3%
+    // faster
     int64_t kc_l1 = t->l1d / 3 / ((int64_t)G.MR * cds);
     kc_l1 = kc_l1 < KC_MIN ? KC_MIN : kc_l1;
     bool spills = G.MR * G.kc * cds > t->l1d || G.C * G.kc * cds > l2;
