@@ -55,7 +55,8 @@
 // The tile comes from the target (CpuTarget): NR is nv vectors, MR the rows whose
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
-// 14x32, 8x48 or 6x64; AVX2: 6x16 or 4x24). KC keeps a block of b within half the L2.
+// 14x32, 8x48 or 6x64; AVX2: 6x16 or 4x24). KC keeps a block of b within half the L2
+// (ROWS with A's rows in place: the rows within the L1, where they or the block overflow).
 // Float sums use LX_FMA (fused where the target has FMA), so results differ from the
 // naive k order in rounding. f16/bf16 operands are packed as f32 (the accumulation
 // dtype); DOT reads only operands of the accumulation dtype.
@@ -79,6 +80,7 @@ enum {
   MAX_NV = 4,
   MAX_DOT_NR = 4,        // a last panel of at most this many columns is new_micro_dot's
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
+  KC_MIN = 128,          // ROWS' k blocks sized for the rows read in place (in L1): at least this
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
   ADIRECT_MAX_MR = 8,
@@ -1868,17 +1870,34 @@ static bool flat_loads(const Gemm *G, const LExpr *e, const int *dims, int n) {
 
 static bool flat_kernel(Gemm *G, const int *dims, int n, int which);
 
-static bool foldable(Gemm *G) {
-  if (G->nbat == 0 || G->rd < 0 || reads_batch(G, 1))
-    return false;
-  int dims[TD_MAX_DIMS + 1], n = 0;
-  for (int b = 0; b < G->nbat; b++)
-    if (G->bat[b] > G->rd)
-      return false;  // (the batch dims come first)
-    else
+static bool reads_dims(Gemm *G, int which, const int *dims, int n);
+
+// The batch dims that fold into the rows: the longest run of the last ones (those
+// before the row dim) that the kernel walks with it as one flat dim and B reads none
+// of; their sizes multiply M. All of them make one GEMM of nbatch * M rows; a run of
+// the inner ones, as a permuted NCHW input's H next to its W (a ConvNeXt block's
+// x.permute(0, 2, 3, 1) @ w.t(): rows (n, h, w) with n's stride not h's times H),
+// batches of H * W rows instead of W (14 rows a GEMM at 14 x 14: tiles of 32 rows
+// less than half full).
+static void fold_rows(Gemm *G) {
+  if (G->nbat == 0 || G->rd < 0)
+    return;
+  int nb = G->nbat;
+  while (nb > 0 && G->bat[nb - 1] > G->rd)
+    nb--;  // (a batch dim after the row dim stays a batch)
+  for (int start = 0; start < nb; start++) {
+    int dims[TD_MAX_DIMS + 1], n = 0;
+    for (int b = start; b < nb; b++)
       dims[n++] = G->bat[b];
-  dims[n++] = G->rd;
-  return flat_kernel(G, dims, n, 0);
+    dims[n++] = G->rd;
+    if (reads_dims(G, 1, dims, n - 1) || !flat_kernel(G, dims, n, 0))
+      continue;
+    for (int b = start; b < nb; b++)
+      G->M *= G->mm->out->view.shape[G->bat[b]], G->nbatch /= G->mm->out->view.shape[G->bat[b]];
+    memmove(G->bat + start, G->bat + nb, sizeof(int) * (size_t)(G->nbat - nb));
+    G->nbat -= nb - start;
+    return;
+  }
 }
 
 // Whether the loads and stores of the kernel walk dims[0..n) as one flat dim: those of
@@ -2136,11 +2155,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     if (d != G.rd && d != G.jd && ov->shape[d] > 1)
       G.bat[G.nbat++] = d, G.nbatch *= ov->shape[d];
   }
-  if (foldable(&G)) {  // one GEMM of nbatch * M rows
-    G.M *= G.nbatch;
-    G.nbat = 0;
-    G.nbatch = 1;
-  }
+  fold_rows(&G);
   const CpuTarget *t = kb->cpu;
   int cds = dtype_size(G.cd);
   G.V = t->vec_bytes / cds < 2 ? 2 : t->vec_bytes / cds;
@@ -2212,7 +2227,7 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   // as many as the whole L2 holds: its K of 9 taps a channel, 2304 and 4608 in
   // ResNet-50, is then one block, and each block costs two parallel loops and a pass
   // over the sums: 6-7% faster at 14 x 14 and 7 x 7 with 2 threads on a loaded
-  // machine, the same with one)
+  // machine, the same with one). ROWS re-blocks below.
   int64_t kc_max = KC_MAX, l2_share = G.nk > 1 ? t->l2 : t->l2 / 2;
   if (G.adirect && l2_share / ((int64_t)G.NR * cds) > kc_max)
     kc_max = l2_share / ((int64_t)G.NR * cds);
@@ -2255,6 +2270,21 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nc = nc_l2 < nc_par ? nc_l2 : nc_par;
   } else {
     G.mode = MODE_ROWS;
+    // a row panel read in place meets every column panel of the block of B before the
+    // next: where its MR rows overflow the L1 or the block the L2, k is split into
+    // blocks whose rows take a third of the L1 (each block costs a pass over the sums).
+    // On a 48 KB L1 and 2 MB L2: at K = 1536, 392 rows and 384 columns (a ConvNeXt
+    // block's second linear: a block of 2.4 MB) blocks of 512 terms are 1.15-1.3x
+    // faster, at K = 3072, 128 rows and 768 columns (rows of 72 KB) 1.05-1.15x; at K =
+    // 1536, 128 rows and 768 columns (rows of 36 KB, a block of 0.8 MB) one block is 3%
+    // faster
+    int64_t kc_l1 = t->l1d / 3 / ((int64_t)G.MR * cds);
+    kc_l1 = kc_l1 < KC_MIN ? KC_MIN : kc_l1;
+    bool spills = G.MR * G.kc * cds > t->l1d || G.C * G.kc * cds > l2;
+    if (G.adirect && G.own && G.nk == 1 && G.kc > kc_l1 && spills) {
+      int64_t nblocks = (G.K + kc_l1 - 1) / kc_l1;
+      G.kc = round_up((G.K + nblocks - 1) / nblocks, 8);  // (mc as for one block: the same tasks)
+    }
     G.nc = (B_SHARED_BYTES / (G.kc * cds)) / G.NR * G.NR;
     G.nc = G.nc < G.NR ? G.NR : G.nc;
     G.mc = mc_l2 < mc_par ? mc_l2 : mc_par;

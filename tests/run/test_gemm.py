@@ -12,6 +12,7 @@ with u the unit roundoff of the accumulation dtype (2^-24 for f16/bf16/f32, 2^-5
 f64) and v that of the output dtype (the final rounding of f16 and bf16 results). The
 exact product is computed in float64 from the same inputs (for f64 inputs with exact
 small-integer-valued parts, see `values`). Integer results must be exact."""
+import math
 import os
 import re
 import sys
@@ -248,6 +249,41 @@ def epilogues(tdslc, backend, rng):
          ("w", (40, 1800)), ("c", (40,))], "g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6)) @ w.t() + c + 0 * h",
          epilogue=normed(True))
 
+    # k split where the rows read in place overflow the L1 (ROWS: 1790 terms, blocks of
+    # 448 and the rest), transposed with a GELU prologue and not; odd rows and columns
+    gelu = np.vectorize(lambda t: 0.5 * t * (1 + math.erf(t / math.sqrt(2))))
+
+    def gelu_pro(v):
+        g = gelu(v["x"] + v["c"])
+        return g @ v["w"].T + v["d"], np.abs(g) @ np.abs(v["w"]).T + np.abs(v["d"]), v["x"].shape[-1] + 8
+    case(tdslc, backend, rng, "gelu prologue k blocks", [("x", (150, 1790)), ("c", (1790,)), ("w", (70, 1790)),
+         ("d", (70,))], "F.gelu(x + c) @ w.t() + d", epilogue=gelu_pro)
+
+    def relu_bias(v):
+        p = v["x"] @ v["w"].T + v["d"]
+        return np.maximum(p, 0), np.abs(v["x"]) @ np.abs(v["w"]).T + np.abs(v["d"]), v["x"].shape[-1]
+    case(tdslc, backend, rng, "linear relu k blocks", [("x", (2, 75, 1790)), ("w", (90, 1790)), ("d", (90,))],
+         "relu(x @ w.t() + d)", epilogue=relu_bias)
+
+    # a permuted NCHW input (a ConvNeXt block's x.permute(0, 2, 3, 1)): H folds into the
+    # rows with W (35 rows a GEMM, N stays a batch), through a layer norm prologue and a
+    # GELU epilogue; then the result scaled, permuted back and added to a residual
+    def nhwc(v):
+        x = np.transpose(v["x"], (0, 2, 3, 1))
+        n = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * v["g"] + v["h"]
+        return (gelu(n @ v["w"].T + v["c"]), np.abs(n) @ np.abs(v["w"]).T + np.abs(v["c"]), x.shape[-1] + 8)
+    case(tdslc, backend, rng, "permuted layer norm gelu", [("x", (2, 24, 5, 7)), ("g", (24,)), ("h", (24,)),
+         ("w", (40, 24)), ("c", (40,))], "F.gelu(F.layer_norm(x.permute(0, 2, 3, 1), (24,), g, h) @ w.t() + c)",
+         epilogue=nhwc)
+
+    def back(v):
+        p = (v["y"] @ v["w"].T + v["e"]) * v["s"]
+        mag = np.abs(v["s"]) * (np.abs(v["y"]) @ np.abs(v["w"]).T + np.abs(v["e"]))
+        return v["x"] + np.transpose(p, (0, 3, 1, 2)), np.abs(v["x"]) + np.transpose(mag, (0, 3, 1, 2)), 41
+    case(tdslc, backend, rng, "permuted back residual", [("x", (2, 24, 5, 7)), ("y", (2, 5, 7, 40)),
+         ("w", (24, 40)), ("e", (24,)), ("s", (24,))], "x + (s * (y @ w.t() + e)).permute(0, 3, 1, 2)",
+         epilogue=back)
+
 
 def index_epilogues(tdslc, backend, rng):
     """Epilogues that compute with the output index (tril/triu's mask, a causal mask,
@@ -334,6 +370,12 @@ def schedules(tdslc):
         temps = [int(m) for m in re.findall(r"^buffer b\d+ temp(?: scratch)? f32\[(\d+)\]", p.stdout, re.M)]
         T.check(f"--cpu={cpu}: packed panels are blocks: no temp of a matmul holds 1/8 of an operand",
                 p.returncode == 0 and temps and max(temps) < 1024 * 1024 // 8, f"temps {temps}\n" + p.stderr)
+    # a permuted NCHW input's H folds into the rows with W: one GEMM of 35 rows a batch, not 7
+    src2 = "fn f(x: f32[2, 24, 5, 7], w: f32[40, 24]) -> f32[2, 5, 7, 40] {\n    return x.permute(0, 2, 3, 1) @ w.t()\n}"
+    for cpu in ("host", "znver3"):
+        p = emit_text(tdslc, src2, "kernels", [f"--cpu={cpu}"])
+        T.check(f"--cpu={cpu}: x.permute(0, 2, 3, 1) @ w.t() folds H into the rows (nc 35)",
+                p.returncode == 0 and re.search(r"schedule: gemm packed .* nc 35\b", p.stdout), p.stdout + p.stderr)
     p = emit_text(tdslc, src, "kernels")
     nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
     T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
