@@ -563,6 +563,20 @@ static bool depthwise(const ConvArgs *a, const Value *w) {
   return a->groups > 1 && wv->shape[0] == a->groups && wv->shape[1] == 1 && fits && taps <= DW_TAPS_MAX;
 }
 
+// x zero-padded into a buffer of its own (zeros, then x stored into the middle), which
+// the taps read as plain loads: the pad's cats read inline cost a select per tap where
+// their pieces cannot split the nest.
+static Value *depthwise_pad(Builder *b, const ConvArgs *a, Value *x) {
+  int nsp = a->nsp, nd = nsp + 2;
+  int64_t shape[TD_MAX_DIMS];
+  memcpy(shape, x->view.shape, sizeof(int64_t) * (size_t)nd);
+  for (int i = 0; i < nsp; i++) shape[2 + i] += a->pl[i] + a->pr[i];
+  Value *z = build_full(b, nd, shape, b_i(b, 0), x->dtype), *mid = z;
+  for (int i = 0; i < nsp; i++) mid = build_narrow(b, mid, 2 + i, a->pl[i], x->view.shape[2 + i]);
+  build_store(b, OP_STORE, (Value *[]){mid, x}, 2, (NodeAttr){.aug = OP_COUNT});
+  return z;
+}
+
 static Value *depthwise_taps(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value *bias) {
   int nsp = a->nsp, nd = nsp + 2;
   const View *xv = &xp->view, *wv = &w->view;
@@ -628,8 +642,9 @@ static Value *conv(Builder *b, const ConvArgs *a, Value *x, Value *w, Value *bia
     pads[2 * (nsp - 1 - i)] = a->pl[i], pads[2 * (nsp - 1 - i) + 1] = a->pr[i];
     padded |= a->pl[i] || a->pr[i];
   }
-  Value *xp = padded ? build_pad_value(b, xb, nsp, pads, PAD_CONSTANT, NULL) : xb;
-  Value *r = depthwise(a, w) ? depthwise_taps(b, a, xp, w, bias) : convolve(b, a, xp, w, bias);
+  bool dw = depthwise(a, w);
+  Value *xp = !padded ? xb : dw && nsp > 1 ? depthwise_pad(b, a, xb) : build_pad_value(b, xb, nsp, pads, PAD_CONSTANT, NULL);
+  Value *r = dw ? depthwise_taps(b, a, xp, w, bias) : convolve(b, a, xp, w, bias);
   if (!a->batched) r = build_squeeze(b, r, 0);
   return build_down(b, r, dt);
 }
