@@ -549,10 +549,11 @@ static Value *convolve(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value
 // bias plus each tap's strided view of the (padded) input [N, C, out...] times its weight
 // [C, 1...], one elementwise chain in the taps' order. Its kernel keeps each output's sum
 // in a register (lanes along the output row, every tap a shifted load) where the GEMM
-// path's direct schedule ran at a fifth of the memory roof (ConvNeXt's 7x7: 2x faster;
-// Mamba's causal conv1d, read transposed: 4x). A 3x3 stays on the GEMM path, which reads
-// the padding inline: the padded copy made here (its last dim's zeros are a cat that the
-// shifted reads cannot take inline) costs about what the chain saves. 3-D stays there too.
+// path's direct schedule ran at a fifth of the memory roof (ConvNeXt's 7x7: 2-2.5x
+// faster; Mamba's causal conv1d, read transposed by its reader: 4.5x). A 2-D input is
+// padded into a copy (depthwise_pad); a 1-D one by the pad's cat, inline, so that the
+// chain stays inline in a transposed reader. A 3x3 stays on the GEMM path, which reads the
+// padding inline: the copy costs about what the chain saves (even on C and LLVM). 3-D too.
 enum { DW_TAPS_MIN = 9, DW_TAPS_MAX = 49 };
 
 static bool depthwise(const ConvArgs *a, const Value *w) {
@@ -643,7 +644,9 @@ static Value *conv(Builder *b, const ConvArgs *a, Value *x, Value *w, Value *bia
     padded |= a->pl[i] || a->pr[i];
   }
   bool dw = depthwise(a, w);
-  Value *xp = !padded ? xb : dw && nsp > 1 ? depthwise_pad(b, a, xb) : build_pad_value(b, xb, nsp, pads, PAD_CONSTANT, NULL);
+  Value *xp = !padded            ? xb
+              : dw && nsp > 1      ? depthwise_pad(b, a, xb)
+                                   : build_pad_value(b, xb, nsp, pads, PAD_CONSTANT, NULL);
   Value *r = dw ? depthwise_taps(b, a, xp, w, bias) : convolve(b, a, xp, w, bias);
   if (!a->batched) r = build_squeeze(b, r, 0);
   return build_down(b, r, dt);
