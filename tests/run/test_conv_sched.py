@@ -2,7 +2,10 @@
 """tests/run/test_conv_sched.py TDSLC: convolutions in the shapes that take the CPU GEMM's
 convolution schedules (ir/gemm.c), each compared with NumPy (test_conv_nd.np_conv: loops
 over the taps of the zero-padded input, in f64):
-  DIRECT  few output rows per group (depthwise conv1d/2d/3d, a channel multiplier, up to
+  TAPS    depthwise conv1d and conv2d of more than 9 taps: no GEMM, the taps' chain in one
+          elementwise kernel (kernels longer than the input, padding past half the kernel,
+          strides, dilation, odd widths);
+  DIRECT  few output rows per group (depthwise conv2d 3x3 and 3d, a channel multiplier, up to
           16 output channels) of a stride-1 or stride-2 window view: B read in place
           (stride 2: two loads, their even and odd lanes), blocks of 4 rows and a
           remainder, column blocks, a last vector that overlaps the one before (tails of
@@ -75,9 +78,20 @@ def relu(a):
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
-     lambda x, w, b: relu(np_conv(x, w, b, padding=3, groups=40)[:, :, :131]), "direct"),
+     lambda x, w, b: relu(np_conv(x, w, b, padding=3, groups=40)[:, :, :131]), "taps"),
     ("depthwise conv1d, dilation 2", {"x": (2, 12, 50), "w": (12, 1, 3)},
-     "F.conv1d(x, w, None, 1, 4, 2, 12)", lambda x, w: np_conv(x, w, None, 1, 4, 2, 12), "direct"),
+     "F.conv1d(x, w, None, 1, 4, 2, 12)", lambda x, w: np_conv(x, w, None, 1, 4, 2, 12), "taps"),
+    ("depthwise conv1d, kernel 4 longer than the input (3), bias", {"x": (1, 6, 3), "w": (6, 1, 4), "b": (6,)},
+     "F.conv1d(x, w, b, padding=3, groups=6)", lambda x, w, b: np_conv(x, w, b, padding=3, groups=6), "taps"),
+    ("depthwise conv1d, padding 5 > kernel 3, stride 2, 23 columns", {"x": (2, 4, 23), "w": (4, 1, 3)},
+     "F.conv1d(x, w, stride=2, padding=5, groups=4)",
+     lambda x, w: np_conv(x, w, stride=2, padding=5, groups=4), "taps"),
+    ("depthwise conv2d 7x7 (ConvNeXt), kernel larger than the input, bias", {"x": (2, 6, 5, 4), "w": (6, 1, 7, 7),
+                                                                             "b": (6,)},
+     "F.conv2d(x, w, b, padding=3, groups=6)", lambda x, w, b: np_conv(x, w, b, padding=3, groups=6), "taps"),
+    ("depthwise conv2d 5x5, padding 4, stride 2, dilation (1, 2), 19 columns", {"x": (1, 5, 9, 19), "w": (5, 1, 5, 5)},
+     "F.conv2d(x, w, stride=2, padding=4, dilation=(1, 2), groups=5)",
+     lambda x, w: np_conv(x, w, stride=2, padding=4, dilation=(1, 2), groups=5), "taps"),
     ("conv1d, channel multiplier 3 (3 rows)", {"x": (2, 4, 37), "w": (12, 1, 5), "b": (12,)},
      "F.conv1d(x, w, b, groups=4)", lambda x, w, b: np_conv(x, w, b, groups=4), "direct"),
     ("conv1d, 7 output channels (4 + 3 rows)", {"x": (2, 5, 70), "w": (7, 5, 3)},
@@ -239,11 +253,14 @@ def source(params, expr, dt, ret):
 
 def check_schedule(t, tdslc, name, src, want):
     """The f32 program's matmul kernel takes the schedule `want` ("direct", "folded W",
-    "kc TAPS", "narrow")."""
+    "kc TAPS", "narrow"), or none ("taps": ir/build_conv.c's depthwise chain)."""
     p = emit_text(tdslc, src, "kernels", cpu_args(want))
     scheds = re.findall(r"^  schedule: (gemm .*)$", p.stdout, re.M)
     errs = [] if p.returncode == 0 else [f"exit {p.returncode}: {p.stderr[:400]}"]
-    if not errs and len(scheds) != 1:
+    if not errs and want == "taps":  # (depthwise: the taps' chain in an elementwise kernel, no GEMM)
+        if scheds or not re.search(r"^  ops: .*mul add", p.stdout, re.M):
+            errs.append(f"GEMM kernels {scheds}, want the taps' elementwise chain")
+    elif not errs and len(scheds) != 1:
         errs.append(f"{len(scheds)} GEMM kernels: {scheds}")
     elif not errs and want == "direct" and not scheds[0].startswith("gemm direct"):
         errs.append(f"schedule {scheds[0]!r}, want gemm direct")
