@@ -24,7 +24,7 @@
 //       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
 //         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
 //         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
-//         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
+//         p = x == -inf ? 0 : exp(x - m) into sc (exps by attn_weight: no subnormals), b[r] = sum over jj; l = l * c + b
 //       values: acc[e][..] *= c[..], then acc[e][..] += sum over jj of v[j0 + jj, e] *
 //         sc[jj][..]: the micro-kernel again, v's columns read in place as its rows (a
 //         divisor of Ev a call), sc its B panel, acc its tile (its sums loaded); v's
@@ -327,7 +327,7 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
     bi = st_at(T, R, ST_B, r);
     int m = kb_let_local(kb, in, kb_buf_load(kb, T->st, mi));
     int mn = kb_let_local(kb, in, bin(T, OP_MAXIMUM, ref(T, m), kb_buf_load(kb, T->st, bi)));
-    LExpr *shift = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)));
+    LExpr *shift = attn_weight(kb, in, T->cd, bin(T, OP_SUB, ref(T, m), ref(T, mn)), NULL);
     LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, m), ref(T, mn));
     kb_buf_store(kb, in, T->st, st_at(T, R, ST_C, r), kb_select(kb, same, fc(T, 1), shift));
     kb_buf_store(kb, in, T->st, mi, ref(T, mn));
@@ -339,9 +339,9 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
   at = tile_at(T, R, T->KB, jj, r);
   bi = st_at(T, R, T->one ? ST_L : ST_B, r);
   int xv = kb_let_local(kb, in, kb_buf_load(kb, T->sc, at));
-  LExpr *e = kb_unary(kb, OP_EXP, T->cd, bin(T, OP_SUB, ref(T, xv), kb_buf_load(kb, T->st, st_at(T, R, ST_M, r))));
+  LExpr *d = bin(T, OP_SUB, ref(T, xv), kb_buf_load(kb, T->st, st_at(T, R, ST_M, r)));
   LExpr *hidden = kb_binary(kb, OP_EQ, DT_BOOL, ref(T, xv), fc(T, -INFINITY));
-  int p = kb_let_local(kb, in, kb_select(kb, hidden, fc(T, 0), e));
+  int p = kb_let_local(kb, in, attn_weight(kb, in, T->cd, d, hidden));
   kb_buf_store(kb, in, T->sc, at, ref(T, p));
   kb_buf_store(kb, in, T->st, bi, bin(T, OP_ADD, kb_buf_load(kb, T->st, bi), ref(T, p)));
   if (T->one)

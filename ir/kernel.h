@@ -156,6 +156,9 @@ void sort_build(KernelBuilder *kb, const NodeList *ns);
 // ---- attn.c: ATTN kernels (one scaled_dot_product_attention) ----
 void attn_build(KernelBuilder *kb, const NodeList *ns);
 const Value *attn_mask(const Node *n);  // attention n's mask, or NULL
+// A softmax weight: zero (may be NULL) or d below EXP_FLOOR ? 0 : exp(d), d let into a local
+// in `into` (ir/attn.c: no subnormal weights)
+LExpr *attn_weight(KernelBuilder *kb, LStmtList *into, DType cd, LExpr *d, LExpr *zero);
 // The element of attention n's source s at idx (its dims), in dtype cd: rotated when s is
 // q (0) or k (1) and attr.rope says so
 LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd);

@@ -7,7 +7,8 @@ L, S], 1-D and [B, 1, L, S], a mask computed by elementwise ops, rows whose keys
 PyTorch's softmax of a row of -inf); is_causal with L < S and L > S; an explicit
 scale; transposed, stepped and expanded operands, and an operand computed by another
 op; empty L and S (S == 0 gives zeros, as PyTorch's empty softmax times an empty
-value matrix does); one padded tile of rows against a single block of keys. Also:
+value matrix does); one padded tile of rows against a single block of keys; scores
+far apart (exp's that underflow, flushed to 0 below a floor). Also:
 --emit=ir shows each call as one kernel.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
@@ -124,6 +125,11 @@ def cases(x, dt):
         (f"{a}(qo, ko, vo, mo)", sdpa(qo, ko, vo, mo)),
         (f"{a}(qo, ko, vo[..., :3], fo)", sdpa(qo, ko, vo[..., :3], fo)),
         (f"{a}(qo, ko[:, :8], vo[:, :8, :6])", sdpa(qo, ko[:, :8], vo[:, :8, :6])),
+        # scores ~64 apart: most exp(x - m) and some factors c below the floor where
+        # attn_weight flushes them to 0 (rows and tiles, one block and several)
+        (f"{a}(qb * 64, kb, vb)", sdpa(qb * 64, kb, vb)),
+        (f"{a}(qo * 64, ko, vo, is_causal=True)", sdpa(qo * 64, ko, vo, causal=True)),
+        (f"{a}(q * 64, k, v, fm)", sdpa(q * 64, k, v, fm)),
     ] + (written_out(x) if dt in ("f32", "f64") else [])
 
 
