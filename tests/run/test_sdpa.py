@@ -74,6 +74,11 @@ def inputs(dt, seed):
     mo = rng.random((LO, SO)) < 0.5
     mo[5] = False
     x["fo"][7, 2:] = -np.inf
+    # 37 rows (a whole tile and a padded one), E = 37 and Ev = 19 (whole blocks of the
+    # vector width, 8 or 16, and columns past them), 23 keys: ir/attn_tile.c's copies
+    # through the registers and the scalar rest
+    for n, shape in (("qw", (2, 37, 37)), ("kw", (2, 23, 37)), ("vw", (2, 23, 19))):
+        x[n] = rnd(rng.standard_normal(shape), dt).astype(np.float64)
     x["bm"], x["fm"], x["ml"], x["mb"], x["mo"] = bm, fm, ml, mb, mo
     return x
 
@@ -87,8 +92,13 @@ def cases(x, dt):
     kl, vl, ml = x["kl"], x["vl"], x["ml"]
     qb, kb, vb, mb = x["qb"], x["kb"], x["vb"], x["mb"]
     qo, ko, vo, mo, fo = x["qo"], x["ko"], x["vo"], x["mo"], x["fo"]
+    qw, kw, vw = x["qw"], x["kw"], x["vw"]
     a = "F.scaled_dot_product_attention"
     return [
+        (f"{a}(qw, kw, vw)", sdpa(qw, kw, vw)),
+        (f"{a}(qw, kw, vw, is_causal=True).transpose(0, 1).contiguous()",
+         sdpa(qw, kw, vw, causal=True).transpose(1, 0, 2)),
+        (f"{a}(qw.transpose(-1, -2).transpose(-1, -2), kw, vw[..., 2:], scale=0.2)", sdpa(qw, kw, vw[..., 2:], scale=0.2)),
         (f"{a}(q, k, v)", sdpa(q, k, v)),
         (f"{a}(q, k, v, bm)", sdpa(q, k, v, bm)),
         (f"{a}(q, k, v, attn_mask=fm)", sdpa(q, k, v, fm)),
@@ -287,7 +297,8 @@ def main():
                   f"k1: {dt}[1, 1, {S}, {E}], kl: {dt}[{B}, {SL}, {E}], vl: {dt}[{B}, {SL}, {EV}], "
                   f"ml: bool[{L}, {SL}], qb: {dt}[{BB}, {LB}, {E}], kb: {dt}[{BB}, {SB}, {E}], vb: {dt}[{BB}, {SB}, {EV}], "
                   f"mb: bool[{LB}, {SB}], qo: {dt}[2, {LO}, {E}], ko: {dt}[2, {SO}, {E}], vo: {dt}[2, {SO}, {EO}], "
-                  f"mo: bool[{LO}, {SO}], fo: {dt}[{LO}, {SO}]")
+                  f"mo: bool[{LO}, {SO}], fo: {dt}[{LO}, {SO}], qw: {dt}[2, 37, 37], kw: {dt}[2, 23, 37], "
+                  f"vw: {dt}[2, 23, 19]")
         feed = {n: to_npy(a, "bool" if n in ("bm", "ml", "mb", "mo") else dt) for n, a in x.items()}
         # one program per dtype (a program per case, then per 7, made this one of the
         # slowest scripts: each C program is a gcc run); the failure lines name the output
