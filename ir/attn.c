@@ -12,8 +12,8 @@
 // with the running max m, the running sum l of exp(score - m) and the running sums
 // acc[e] of exp(score - m) * v[j, e], a block of keys j does
 //   x[j] = dot(q[i, :], k[j, :]) * scale (+ mask[i, j]; -inf for a hidden key)
-//   m' = maximum(m, max_j x[j]);  c = m == m' ? 1 : exp(m - m')
-//   p[j] = x[j] == -inf ? 0 : exp(x[j] - m');  l = l * c + sum_j p[j]
+//   m' = maximum(m, max_j x[j]);  c = m == m' ? 1 : exp(m - m')  (0 below EXP_FLOOR)
+//   p[j] = x[j] == -inf ? 0 : exp(x[j] - m') (0 below EXP_FLOOR);  l = l * c + sum_j p[j]
 //   acc[e] = acc[e] * c + sum_j p[j] * v[j, e];  m = m'
 // and at the end out[i, e] = acc[e] / l. x and then p live in a small buffer, sc, of
 // KEY_BLOCK elements per row (the rows' scores are never all stored); a causal row
@@ -29,6 +29,17 @@
 // laid out as the operand (cos at e, cos' at e + E/2); in the complex form (bit 2 for q,
 // bit 3 for k: view_as_complex(x) * freqs, view_as_real) they are (2c, 2c + 1), the
 // tables [.., E/2] (cos = cos' = the real part at c, sin = sin' the imaginary one).
+//
+// exp(d) of an argument d below EXP_FLOOR (f32 -87, f64 -708: e^d under ~1.4x the dtype's
+// smallest normal, 1.65e-38 and 3.3e-308) is taken as 0 (attn_weight), and exp's
+// argument clamped there, so that no p, c or product with them is subnormal: with
+// random inputs (bench's weights: scores hundreds apart) most p underflow, and this
+// Intel host's arithmetic on subnormal results takes microcode assists (~10x the time
+// of a multiply, a vector's worth each). The error: every dropped p is < e^EXP_FLOOR
+// while the block's or row's max contributes 1 to l, so l moves by under S e^EXP_FLOOR
+// relatively (below half an ulp while S < 2^100 for f32) and out by under
+// S e^EXP_FLOOR max|v| absolutely; PyTorch's softmax rounds those p to subnormals
+// whose products with v it then adds, no closer than that.
 //
 // What PyTorch's math gives at the edges, kept: a row whose keys are all hidden (or all
 // -inf) has l = 0 and acc = 0, so 0 / 0 = NaN (softmax of a row of -inf); NaN or +inf
@@ -58,6 +69,19 @@ static LExpr *elem(KernelBuilder *kb, const Value *src, const LIndex *idx, DType
 static bool pairs(const Node *n, int s) { return n->attr.rope >> (s + 2) & 1; }
 
 static LExpr *ic(KernelBuilder *kb, int64_t v) { return kb_iconst(kb, DT_I64, v); }
+
+// EXP_FLOOR of dtype cd (see the top)
+static double exp_floor(DType cd) { return cd == DT_F64 ? -708.0 : -87.0; }
+
+LExpr *attn_weight(KernelBuilder *kb, LStmtList *into, DType cd, LExpr *d, LExpr *zero) {
+  LExpr *floor = kb_fconst(kb, cd, exp_floor(cd));
+  int x = kb_let_local(kb, into, d);
+  LExpr *low = kb_binary(kb, OP_LT, DT_BOOL, kb_local_ref(kb, x), floor);
+  if (zero)
+    low = kb_binary(kb, OP_LOGICAL_OR, DT_BOOL, zero, low);
+  LExpr *e = kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_MAXIMUM, cd, kb_local_ref(kb, x), floor));
+  return kb_select(kb, low, kb_fconst(kb, cd, 0), e);
+}
 
 LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd) {
   const Value *x = n->srcs[s];
@@ -164,7 +188,7 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
   kb_ix_addmul(kb, &at, &jj, 1);
   kb_push(kb, ml, kb_set(kb, bm, bin(kb, OP_MAXIMUM, a, ref(kb, bm), kb_buf_load(kb, a->sc, at))));
   int mn = kb_let_local(kb, into, bin(kb, OP_MAXIMUM, a, ref(kb, a->m), ref(kb, bm)));
-  LExpr *shift = kb_unary(kb, OP_EXP, a->cd, bin(kb, OP_SUB, a, ref(kb, a->m), ref(kb, mn)));
+  LExpr *shift = attn_weight(kb, into, a->cd, bin(kb, OP_SUB, a, ref(kb, a->m), ref(kb, mn)), NULL);
   LExpr *same = kb_binary(kb, OP_EQ, DT_BOOL, ref(kb, a->m), ref(kb, mn));
   int c = kb_let_local(kb, into, kb_select(kb, same, fc(kb, a, 1), shift));
   // p = exp(x - mn) (0 for a hidden key) in place of each score, summed
@@ -173,9 +197,8 @@ static void key_block(KernelBuilder *kb, const Attn *a, LStmtList *into, LIndex 
   at = a->rb;
   kb_ix_addmul(kb, &at, &jj, 1);
   int xs = kb_let_local(kb, pl, kb_buf_load(kb, a->sc, at));
-  LExpr *e = kb_unary(kb, OP_EXP, a->cd, bin(kb, OP_SUB, a, ref(kb, xs), ref(kb, mn)));
   LExpr *hidden = kb_binary(kb, OP_EQ, DT_BOOL, ref(kb, xs), fc(kb, a, -INFINITY));
-  int p = kb_let_local(kb, pl, kb_select(kb, hidden, fc(kb, a, 0), e));
+  int p = kb_let_local(kb, pl, attn_weight(kb, pl, a->cd, bin(kb, OP_SUB, a, ref(kb, xs), ref(kb, mn)), hidden));
   kb_buf_store(kb, pl, a->sc, at, ref(kb, p));
   kb_push(kb, pl, kb_set(kb, bs, bin(kb, OP_ADD, a, ref(kb, bs), ref(kb, p))));
   kb_push(kb, into, kb_set(kb, a->l, bin(kb, OP_ADD, a, bin(kb, OP_MUL, a, ref(kb, a->l), ref(kb, c)), ref(kb, bs))));

@@ -133,6 +133,10 @@ void kb_local_at(KernelBuilder *kb, const Node *n, int local, const LIndex *at);
 // ---- ew.c: EW and ONE kernels ----
 void ew_build(KernelBuilder *kb, const NodeList *ns);  // elementwise nodes over one shape
 void ew_build_one(KernelBuilder *kb, const Node *n);   // cat, stack, store
+// W x W (a power of two, at most 32) in the registers: rows[r] the local of W lanes of dt
+// holding row r; col[c] gets the local holding column c (rows in order), by log2(W)
+// rounds of shuffles (ir/ew.c's transposing copies)
+void ew_transpose(KernelBuilder *kb, LStmtList *into, DType dt, int W, const int *rows, int *col);
 // scatter.c: index_put and scatter, writing at run-time positions (ONE kernels)
 void scatter_build(KernelBuilder *kb, const Node *n);
 
@@ -156,6 +160,9 @@ void sort_build(KernelBuilder *kb, const NodeList *ns);
 // ---- attn.c: ATTN kernels (one scaled_dot_product_attention) ----
 void attn_build(KernelBuilder *kb, const NodeList *ns);
 const Value *attn_mask(const Node *n);  // attention n's mask, or NULL
+// A softmax weight: zero (may be NULL) or d below EXP_FLOOR ? 0 : exp(d), d let into a local
+// in `into` (ir/attn.c: no subnormal weights)
+LExpr *attn_weight(KernelBuilder *kb, LStmtList *into, DType cd, LExpr *d, LExpr *zero);
 // The element of attention n's source s at idx (its dims), in dtype cd: rotated when s is
 // q (0) or k (1) and attr.rope says so
 LExpr *attn_operand(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, DType cd);

@@ -7,7 +7,8 @@ L, S], 1-D and [B, 1, L, S], a mask computed by elementwise ops, rows whose keys
 PyTorch's softmax of a row of -inf); is_causal with L < S and L > S; an explicit
 scale; transposed, stepped and expanded operands, and an operand computed by another
 op; empty L and S (S == 0 gives zeros, as PyTorch's empty softmax times an empty
-value matrix does); one padded tile of rows against a single block of keys. Also:
+value matrix does); one padded tile of rows against a single block of keys; scores
+far apart (exp's that underflow, flushed to 0 below a floor). Also:
 --emit=ir shows each call as one kernel.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
@@ -73,6 +74,11 @@ def inputs(dt, seed):
     mo = rng.random((LO, SO)) < 0.5
     mo[5] = False
     x["fo"][7, 2:] = -np.inf
+    # 37 rows (a whole tile and a padded one), E = 37 and Ev = 19 (whole blocks of the
+    # vector width, 8 or 16, and columns past them), 23 keys: ir/attn_tile.c's copies
+    # through the registers and the scalar rest
+    for n, shape in (("qw", (2, 37, 37)), ("kw", (2, 23, 37)), ("vw", (2, 23, 19))):
+        x[n] = rnd(rng.standard_normal(shape), dt).astype(np.float64)
     x["bm"], x["fm"], x["ml"], x["mb"], x["mo"] = bm, fm, ml, mb, mo
     return x
 
@@ -124,7 +130,29 @@ def cases(x, dt):
         (f"{a}(qo, ko, vo, mo)", sdpa(qo, ko, vo, mo)),
         (f"{a}(qo, ko, vo[..., :3], fo)", sdpa(qo, ko, vo[..., :3], fo)),
         (f"{a}(qo, ko[:, :8], vo[:, :8, :6])", sdpa(qo, ko[:, :8], vo[:, :8, :6])),
-    ] + (written_out(x) if dt in ("f32", "f64") else [])
+    ] + (written_out(x) + wide(x) if dt in ("f32", "f64") else [])
+
+
+def wide(x):
+    """ir/attn_tile.c's copies through the registers (q and out read and written in the
+    computing dtype: f32 and f64) with E and Ev not multiples of the vector width, and
+    scores far apart (exp's that underflow, flushed to 0 below a floor)."""
+    q, k, v, fm = x["q"], x["k"], x["v"], x["fm"]
+    qb, kb, vb, qo, ko, vo = x["qb"], x["kb"], x["vb"], x["qo"], x["ko"], x["vo"]
+    qw, kw, vw = x["qw"], x["kw"], x["vw"]
+    a = "F.scaled_dot_product_attention"
+    return [
+        (f"{a}(qw, kw, vw)", sdpa(qw, kw, vw)),
+        (f"{a}(qw, kw, vw, is_causal=True).transpose(0, 1).contiguous()",
+         sdpa(qw, kw, vw, causal=True).transpose(1, 0, 2)),
+        (f"{a}(qw.transpose(-1, -2).transpose(-1, -2), kw, vw[..., 2:], scale=0.2)",
+         sdpa(qw, kw, vw[..., 2:], scale=0.2)),
+        # scores ~64 apart: most exp(x - m) and some factors c below the floor where
+        # attn_weight flushes them to 0 (rows and tiles, one block and several)
+        (f"{a}(qb * 64, kb, vb)", sdpa(qb * 64, kb, vb)),
+        (f"{a}(qo * 64, ko, vo, is_causal=True)", sdpa(qo * 64, ko, vo, causal=True)),
+        (f"{a}(q * 64, k, v, fm)", sdpa(q * 64, k, v, fm)),
+    ]
 
 
 def written_out(x):
@@ -281,7 +309,8 @@ def main():
                   f"k1: {dt}[1, 1, {S}, {E}], kl: {dt}[{B}, {SL}, {E}], vl: {dt}[{B}, {SL}, {EV}], "
                   f"ml: bool[{L}, {SL}], qb: {dt}[{BB}, {LB}, {E}], kb: {dt}[{BB}, {SB}, {E}], vb: {dt}[{BB}, {SB}, {EV}], "
                   f"mb: bool[{LB}, {SB}], qo: {dt}[2, {LO}, {E}], ko: {dt}[2, {SO}, {E}], vo: {dt}[2, {SO}, {EO}], "
-                  f"mo: bool[{LO}, {SO}], fo: {dt}[{LO}, {SO}]")
+                  f"mo: bool[{LO}, {SO}], fo: {dt}[{LO}, {SO}], qw: {dt}[2, 37, 37], kw: {dt}[2, 23, 37], "
+                  f"vw: {dt}[2, 23, 19]")
         feed = {n: to_npy(a, "bool" if n in ("bm", "ml", "mb", "mo") else dt) for n, a in x.items()}
         # one program per dtype (a program per case, then per 7, made this one of the
         # slowest scripts: each C program is a gcc run); the failure lines name the output
