@@ -177,7 +177,7 @@ static bool module_pairs(Sema *sema, Ast *a, TType ***keys, Ast ***vals, int *n)
     }
     int j = 0;
     while (j < *n && strcmp((*keys)[j]->module, k->module)) j++;
-    if (!module_name_ok(sema, at, k->module, j < *n) || !modules_ok(sema, &v, 1)) return false;
+    if (!modules_ok(sema, &v, 1) || !module_name_ok(sema, at, k->module, j < *n)) return false;  // (add_module's order)
     (*keys)[j] = k, (*vals)[j] = v;
     if (j == *n) (*n)++;
   }
