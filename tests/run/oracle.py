@@ -107,7 +107,7 @@ def _probe_cached(tdslc, backend):
 
 def _probe_save(tdslc, backend, answer):
     path = _probe_file(tdslc, backend)
-    if path is None:
+    if path is None or not answer[0]:  # only a yes is kept: a missing cc or toolkit may be installed later
         return
     tmp = f"{path}.{os.getpid()}"
     try:
