@@ -15,6 +15,9 @@ uint64_t tdsl_splitmix64_next(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
+// A draw's floating value: uniform in [-1, 1) from its top 53 bits.
+static double uniform_pm1(uint64_t u) { return (double)(u >> 11) * 0x1p-53 * 2.0 - 1.0; }
+
 void tdsl_fill_random(tdsl_tensor *t, uint64_t *state) {
   if (!t->storage || tdsl_tensor_numel(t) == 0) return;
   tdsl_tensor pairs = {0};
@@ -30,7 +33,7 @@ void tdsl_fill_random(tdsl_tensor *t, uint64_t *state) {
     char *p = tdsl_tensor_data(t);
     int64_t n = tdsl_tensor_numel(t);
     for (int64_t i = 0; i < n; i++) {
-      double v = (double)(tdsl_splitmix64_next(state) >> 11) * 0x1p-53 * 2.0 - 1.0;
+      double v = uniform_pm1(tdsl_splitmix64_next(state));
       if (t->dtype == TDSL_F64) {
         memcpy(p + 8 * i, &v, 8);
       } else {
@@ -51,7 +54,7 @@ void tdsl_fill_random(tdsl_tensor *t, uint64_t *state) {
     case TDSL_I16:
     case TDSL_I32:
     case TDSL_I64: v = (double)(u >> 62); break;
-    default: v = (double)(u >> 11) * 0x1p-53 * 2.0 - 1.0; break;
+    default: v = uniform_pm1(u); break;
     }
     tdsl_tensor_set_f64(t, idx, v);
   } while (tdsl_index_next(t->ndim, t->shape, idx));
