@@ -141,28 +141,37 @@ static bool tap_chain(int nsp, const int64_t *k) {
   return n <= TAP_CHAIN_MAX;
 }
 
+// The view of xp's last nsp dims that tap t of every window reads: [..., out...], each
+// output's element at its window's tap t.
+static View tap_view(const View *xv, int nsp, const int64_t *t, const int64_t *out, const int64_t *s,
+                     const int64_t *dil) {
+  View v = *xv;
+  for (int i = 0; i < nsp; i++) {
+    int d = xv->ndim - nsp + i;
+    v.offset += t[i] * dil[i] * xv->strides[d];
+    v.shape[d] = out[i], v.strides[d] = xv->strides[d] * s[i];
+  }
+  return v;
+}
+
+// t advanced to the next tap of windows of k (the last dim fastest); false after the last
+static bool next_tap(int nsp, int64_t *t, const int64_t *k) {
+  int i = nsp - 1;
+  while (i >= 0 && ++t[i] == k[i]) t[i--] = 0;
+  return i >= 0;
+}
+
 // op (maximum, add) over the taps of xp's windows, each tap through up (halves to f32)
 // when `up`
 static Value *reduce_taps(Builder *b, Op op, Value *xp, int nsp, const int64_t *out, const int64_t *k,
                           const int64_t *s, const int64_t *dil, bool up) {
-  const View *xv = &xp->view;
-  int nd = xv->ndim;
   Value *acc = NULL;
   int64_t t[BUILD_MAX_SPATIAL] = {0};
-  for (;;) {
-    View v = *xv;
-    for (int i = 0; i < nsp; i++) {
-      int d = nd - nsp + i;
-      v.offset += t[i] * dil[i] * xv->strides[d];
-      v.shape[d] = out[i], v.strides[d] = xv->strides[d] * s[i];
-    }
-    Value *tap = build_view(b, xp, v);
+  do {
+    Value *tap = build_view(b, xp, tap_view(&xp->view, nsp, t, out, s, dil));
     if (up) tap = build_up(b, tap);
     acc = acc ? b_bin(b, op, acc, tap) : tap;
-    int i = nsp - 1;
-    while (i >= 0 && ++t[i] == k[i]) t[i--] = 0;
-    if (i < 0) break;
-  }
+  } while (next_tap(nsp, t, k));
   return acc;
 }
 
@@ -579,7 +588,7 @@ static Value *depthwise_pad(Builder *b, const ConvArgs *a, Value *x) {
 }
 
 static Value *depthwise_taps(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value *bias) {
-  int nsp = a->nsp, nd = nsp + 2;
+  int nsp = a->nsp;
   const View *xv = &xp->view, *wv = &w->view;
   int64_t k[BUILD_MAX_SPATIAL], out[BUILD_MAX_SPATIAL], t[BUILD_MAX_SPATIAL] = {0};
   for (int i = 0; i < nsp; i++) {
@@ -594,20 +603,12 @@ static Value *depthwise_taps(Builder *b, const ConvArgs *a, Value *xp, Value *w,
     bv.strides[0] = bias->view.strides[0], bv.offset = bias->view.offset;
     acc = build_view(b, bias, bv);
   }
-  for (;;) {
-    View v = *xv, wt = cw;
-    for (int i = 0; i < nsp; i++) {
-      int d = nd - nsp + i;
-      v.offset += t[i] * a->dil[i] * xv->strides[d];
-      v.shape[d] = out[i], v.strides[d] = xv->strides[d] * a->s[i];
-      wt.offset += t[i] * wv->strides[2 + i];
-    }
-    Value *p = b_mul(b, build_view(b, xp, v), build_view(b, w, wt));
+  do {
+    View wt = cw;
+    for (int i = 0; i < nsp; i++) wt.offset += t[i] * wv->strides[2 + i];
+    Value *p = b_mul(b, build_view(b, xp, tap_view(xv, nsp, t, out, a->s, a->dil)), build_view(b, w, wt));
     acc = acc ? b_add(b, acc, p) : p;
-    int i = nsp - 1;
-    while (i >= 0 && ++t[i] == k[i]) t[i--] = 0;
-    if (i < 0) break;
-  }
+  } while (next_tap(nsp, t, k));
   return acc;
 }
 
