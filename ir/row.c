@@ -863,12 +863,14 @@ static int64_t block_rows(const KernelBuilder *kb, DType cd) {
 static void probe_strides(const LExpr *e, int nd, int64_t *stride);
 static bool reads_kernel_row(const KernelBuilder *kb, const Value *v);
 
+enum { STRIP_MAX_IDS = 512 };  // the template locals and vars a strip maps (a kernel with more keeps build_row)
+
 typedef struct Strip {
   KernelBuilder *kb;
   int ninner;                 // the merged kept dims
   int ivar[TD_MAX_DIMS];      // their template vars, outermost first
   int64_t istride[TD_MAX_DIMS];  // their strides in the merged index
-  int rowlocal[512];          // template local -> T's slot, -1: not a row-level local
+  int rowlocal[STRIP_MAX_IDS];  // template local -> T's slot, -1: not a row-level local
   int nslots;
   DType dt;                   // T's dtype (DT_COUNT: none yet)
   bool ok;
@@ -877,7 +879,7 @@ typedef struct Strip {
   int64_t S;                  // rows in this strip
   LIndex base;                // the strip's first merged index
   int rv;                     // the innermost loop's var (r)
-  int vmap[512], lmap[512];   // template vars and inner locals -> this copy's (-1: same)
+  int vmap[STRIP_MAX_IDS], lmap[STRIP_MAX_IDS];  // template vars and inner locals -> this copy's (-1: same)
 } Strip;
 
 // Checks the template's statements; collects its row-level locals (top) and their dtype.
@@ -886,7 +888,7 @@ static void strip_check(Strip *st, const LStmtList *l, bool top) {
     const LStmt *s = l->data[i];
     switch (s->kind) {
     case LS_LET: case LS_SET:
-      if (s->local >= 512) {
+      if (s->local >= STRIP_MAX_IDS) {
         st->ok = false;
       } else if (top && s->kind == LS_LET) {
         DType dt = st->kb->k->locals.data[s->local];
@@ -922,7 +924,7 @@ static bool strip_index(Strip *st, const LIndex *x, LIndex *out) {
       c[d] += x->coef[t];
       continue;
     }
-    int v = x->var[t] < 512 && st->vmap[x->var[t]] >= 0 ? st->vmap[x->var[t]] : x->var[t];
+    int v = x->var[t] < STRIP_MAX_IDS && st->vmap[x->var[t]] >= 0 ? st->vmap[x->var[t]] : x->var[t];
     LIndex vi = kb_ix_var(v);
     kb_ix_addmul(kb, &o, &vi, x->coef[t]);
   }
@@ -949,7 +951,7 @@ static LIndex slot_at(Strip *st, int slot) {
 static LExpr *strip_expr(Strip *st, const LExpr *e) {
   if (!e || !st->ok)
     return NULL;
-  if (e->kind == LX_LOCAL && e->local < 512 && st->rowlocal[e->local] >= 0) {
+  if (e->kind == LX_LOCAL && e->local < STRIP_MAX_IDS && st->rowlocal[e->local] >= 0) {
     LExpr *x = kb_expr(st->kb, LX_LOAD, st->dt);
     x->buf = st->sarg;
     x->idx = slot_at(st, st->rowlocal[e->local]);
@@ -960,10 +962,10 @@ static LExpr *strip_expr(Strip *st, const LExpr *e) {
   if (e->kind == LX_VAR) {
     for (int d = 0; d < st->ninner; d++)
       st->ok &= e->var != st->ivar[d];
-    if (e->var < 512 && st->vmap[e->var] >= 0)
+    if (e->var < STRIP_MAX_IDS && st->vmap[e->var] >= 0)
       c->var = st->vmap[e->var];
   }
-  if (e->kind == LX_LOCAL && e->local < 512 && st->lmap[e->local] >= 0)
+  if (e->kind == LX_LOCAL && e->local < STRIP_MAX_IDS && st->lmap[e->local] >= 0)
     c->local = st->lmap[e->local];
   if (e->kind == LX_LOAD && !strip_index(st, &e->idx, &c->idx))
     st->ok = false;
@@ -979,7 +981,7 @@ static LStmt *strip_stmt(Strip *st, const LStmt *s) {
   switch (s->kind) {
   case LS_LET: case LS_SET: {
     LExpr *v = strip_expr(st, s->val);
-    if (s->local < 512 && st->rowlocal[s->local] >= 0)
+    if (s->local < STRIP_MAX_IDS && st->rowlocal[s->local] >= 0)
       return kb_store_stmt(kb, st->sarg, slot_at(st, st->rowlocal[s->local]), v);
     int l = s->local;
     if (s->kind == LS_LET) {
@@ -999,7 +1001,7 @@ static LStmt *strip_stmt(Strip *st, const LStmt *s) {
   }
   case LS_LOOP: {
     LStmt *c = kb_loop(kb, kb_new_var(kb), s->extent);
-    if (s->var < 512)
+    if (s->var < STRIP_MAX_IDS)
       st->vmap[s->var] = c->var;
     for (int i = 0; i < s->body.len; i++)
       kb_push(kb, &c->body, strip_stmt(st, s->body.data[i]));
@@ -1029,7 +1031,7 @@ static void strip_list(Strip *st, const LStmtList *l, LStmtList *into) {
     }
     rows = NULL;
     LStmt *c = kb_loop(st->kb, kb_new_var(st->kb), s->extent);
-    if (s->var < 512)
+    if (s->var < STRIP_MAX_IDS)
       st->vmap[s->var] = c->var;
     kb_push(st->kb, into, c);
     if (s->body.len == 1 && s->body.data[0]->kind == LS_LOOP) {
@@ -1107,7 +1109,7 @@ static bool build_strip(KernelBuilder *kb, const NodeList *ns, Row *r) {
   kb->k->softmax = NULL;  // (its loops are the template's; ir/sched.c's keep_terms is skipped)
   memset(st.rowlocal, -1, sizeof st.rowlocal);
   strip_check(&st, &tmpl, true);
-  if (!st.ok || kb->k->nvars >= 512 || st.nslots == 0) {
+  if (!st.ok || kb->k->nvars >= STRIP_MAX_IDS || st.nslots == 0) {
     kb->k->locals.len = 0;
     return false;
   }
