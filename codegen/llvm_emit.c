@@ -197,11 +197,11 @@ static bool scalar_work(LLVMValueRef f) {
 // 47/32 -> 45/16. In L1, one thread (2^14 elements): log1p 0.94x, softplus 0.94x,
 // exp 0.98x, erf 1.01x the time before; at 2^20 f32 on 2 threads (bench/vector_math.tdsl)
 // within +-2%, and gelu_linear, sdpa_256, matmul_1024 unchanged. The 1.3-1.4x of LLVM
-// against C on log, log1p and softplus in bench/RESULTS.md was measured on the AMD EPYC
-// (Zen 4) bench host and does not reproduce on this Intel one (there LLVM takes 0.82-0.94x
+// against C on log, log1p and softplus was measured on the AMD EPYC (Zen 3, AVX2: 8-lane
+// loops) bench host and does not reproduce on this Intel one (there LLVM takes 0.82-0.94x
 // C's time before and after, the divider apparently bounding these loops at 2^20);
-// where a loop's operations bound it instead (the in-L1 case above; Zen 4 runs each zmm
-// operation as two halves), fewer operations are its time. Not verified on Zen 4.
+// where a loop's operations bound it instead (the in-L1 case above), fewer operations
+// are its time. Not verified on Zen 3.
 typedef struct LoopConst {
   LLVMValueRef c, frozen;
   int uses;
