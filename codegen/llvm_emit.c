@@ -252,19 +252,20 @@ static bool block_calls(LLVMBasicBlockRef bb) {
   return false;
 }
 
-// bb's one predecessor other than itself, when that ends in an unconditional branch to bb.
-static LLVMBasicBlockRef preheader(LLVMValueRef f, LLVMBasicBlockRef bb) {
+// bb's one predecessor other than itself, when that ends in an unconditional branch to bb:
+// found from bb's uses (the terminators branching to it), not by scanning the function.
+static LLVMBasicBlockRef preheader(LLVMBasicBlockRef bb) {
   LLVMBasicBlockRef pre = NULL;
-  for (LLVMBasicBlockRef p = LLVMGetFirstBasicBlock(f); p; p = LLVMGetNextBasicBlock(p)) {
-    LLVMValueRef t = LLVMGetBasicBlockTerminator(p);
-    if (p == bb || !t)
+  for (LLVMUseRef u = LLVMGetFirstUse(LLVMBasicBlockAsValue(bb)); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef t = LLVMGetUser(u);
+    if (!LLVMIsAInstruction(t))
+      return NULL;  // a blockaddress
+    LLVMBasicBlockRef p = LLVMGetInstructionParent(t);
+    if (p == bb)
       continue;
-    for (unsigned i = 0; i < LLVMGetNumSuccessors(t); i++)
-      if (LLVMGetSuccessor(t, i) == bb) {
-        if (pre || LLVMGetNumSuccessors(t) != 1)
-          return NULL;
-        pre = p;
-      }
+    if (pre || LLVMGetNumSuccessors(t) != 1)
+      return NULL;
+    pre = p;
   }
   return pre;
 }
@@ -282,7 +283,7 @@ static void hoist_loop_consts(Ctx *cx, LLVMContextRef lc, LLVMModuleRef m, int c
       bool self = false;
       for (unsigned i = 0; t && i < LLVMGetNumSuccessors(t); i++)
         self |= LLVMGetSuccessor(t, i) == bb;
-      LLVMBasicBlockRef pre = self && !block_calls(bb) ? preheader(f, bb) : NULL;
+      LLVMBasicBlockRef pre = self && !block_calls(bb) ? preheader(bb) : NULL;
       if (!pre)
         continue;
       int n = 0, max = 64;
