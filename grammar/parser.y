@@ -301,6 +301,7 @@ one_type
   : tensor_type
   | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @1); }
   | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }  /* x: torch.Tensor */
+  | IDENT '.' IDENT '[' dims opt_comma ']' { $$ = ast_unknown_type(p->cx, $3, $5, @3, @$); }  /* typing.Optional[...] */
   | DTYPE                       { $$ = ast_scalar_type(p->cx, dtype_name($1), @1); }
   ;
 
