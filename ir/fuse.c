@@ -553,18 +553,20 @@ static bool read_dims(View rv, int pndim, const int64_t *pshape, uint32_t pd, ui
   return true;
 }
 
-// A node recomputing a join piece by piece is read by pointwise nodes only, each through
-// a view that walks every dim its pieces change along with one dim (FW_NONE), else why
-// not.
+// A node recomputing a join piece by piece is read by pointwise nodes only (on a CPU
+// also by reductions and softmaxes: ir/row.c splits their rows and passes where the
+// pieces change), each through a view that walks every dim its pieces change along with
+// one dim (FW_NONE), else why not.
 static FuseWhy pieces_read_why(const Fuse *f, int i) {
   const View *pv = &node_of(f, i)->out->view;
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
     uint32_t dims;
-    if (!op_is_pointwise(r->op))
+    bool row = f->g->cpu && op_is_row(r->op) && !op_is_scan(r->op);  // (ir/row.c's row_cuts)
+    if (!op_is_pointwise(r->op) && !row)
       return why(FW_PIECE_READ, r->id, -1);
-    if (!read_dims(pointwise_read(r, ed.src), pv->ndim, pv->shape, f->pdims[i], &dims))
+    if (!read_dims(row ? r->srcs[ed.src]->view : pointwise_read(r, ed.src), pv->ndim, pv->shape, f->pdims[i], &dims))
       return why(FW_PIECE_VIEW, r->id, -1);
   }
   return why(FW_NONE, -1, -1);
@@ -789,7 +791,7 @@ static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
     return why(FW_K_EW, -1, -1);
   if (!op_is_pointwise(n->op))
     return why(FW_K_GATHER, first, -1);
-  if (f->pieces[i] >= 0)
+  if (f->pieces[i] >= 0 && !(k->kind == KK_ROW && f->g->cpu))  // (ir/row.c splits a row kernel's loops)
     return why(FW_K_PIECES, f->pieces[i], -1);
   if (k->scan)
     return why(FW_K_AFTER_SCAN, first, -1);
