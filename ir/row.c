@@ -290,7 +290,7 @@ static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
 // (LKernel.softmax), which records one only; without this, every other softmax of the
 // kernel computed each exp twice, in its sum and in its last pass.
 static bool keeps_out(const KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
-  if (!kb->cpu || n->op != OP_SOFTMAX || r->nsoftmax < 2 || r->nkept >= 8 || row_parts(kb, r) != 1 ||
+  if (!kb->cpu || n->op != OP_SOFTMAX || r->nsoftmax < 2 || r->nkept >= 8 || row_steps(kb, r) != 1 ||
       n->mode != NM_STORED || n->out->dtype != cd || !kb_same_shape(&n->out->view, r->xv) ||
       (cd != DT_F32 && cd != DT_F64))
     return false;
@@ -302,12 +302,14 @@ static bool keeps_out(const KernelBuilder *kb, const Row *r, const Node *n, DTyp
 // pass then multiplies by 1 / sum (Row.kept).
 static int keep_out(KernelBuilder *kb, Row *r, const Node *n, DType cd, int max) {
   int acc = kb_let_local(kb, r->body, kb_fconst(kb, cd, 0));
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, r, idx, 0);
-  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
-  int t = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
-  kb_store_node(kb, in, n, idx, kb_local_ref(kb, t));
-  kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, t))));
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+    int t = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
+    kb_store_node(kb, in, n, idx, kb_local_ref(kb, t));
+    kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, t))));
+  }
   r->kept[r->nkept++] = n;
   return acc;
 }
@@ -319,14 +321,16 @@ static int keep_out(KernelBuilder *kb, Row *r, const Node *n, DType cd, int max)
 // NaN in the row makes its sum, so log(sum) and every result, NaN whatever m is. -1
 // where it does not apply (then row_fold's maximum).
 static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd, bool keep) {
-  if (!kb->cpu || (n->op != OP_LOG_SOFTMAX && !keep) || row_parts(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64))
+  if (!kb->cpu || (n->op != OP_LOG_SOFTMAX && !keep) || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64))
     return -1;
   int m = kb_let_local(kb, r->body, kb_fconst(kb, cd, -INFINITY));
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, r, idx, 0);
-  int y = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
-  LExpr *c = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, y), kb_local_ref(kb, m));
-  kb_push(kb, in, kb_set(kb, m, kb_select(kb, c, kb_local_ref(kb, y), kb_local_ref(kb, m))));
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {  // (a cat's pieces: a pass each, Row.cuts)
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    int y = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+    LExpr *c = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, y), kb_local_ref(kb, m));
+    kb_push(kb, in, kb_set(kb, m, kb_select(kb, c, kb_local_ref(kb, y), kb_local_ref(kb, m))));
+  }
   return m;
 }
 
@@ -1209,9 +1213,20 @@ static bool row_cuts(KernelBuilder *kb, const NodeList *ns, const View *xv, uint
       kb_value(kb, n->srcs[0], pidx);
   }
   int nloc = kb->k->locals.len;  // (the probe's locals, dropped after it)
-  for (int i = 0; i < nrow; i++)
-    if (!kb_same_shape(&ns->data[i]->out->view, xv))  // (a softmax's result is read at its input's index)
-      reduced_local(kb, ns->data[i], xv, mask, pidx, kb_new_local(kb, dtype_compute(ns->data[i]->out->dtype)));
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    int l = kb_new_local(kb, dtype_compute(n->out->dtype));
+    if (!kb_same_shape(&n->out->view, xv)) {
+      reduced_local(kb, n, xv, mask, pidx, l);
+      continue;
+    }
+    LocalVal *lv = &kb->lv[n->id];  // a softmax: its max and sum, as row_node leaves them
+    lv->kind = LV_SOFTMAX;
+    lv->max = lv->sum = l;
+    lv->nat = xv->ndim;
+    for (int d = 0; d < xv->ndim; d++)
+      lv->at[d] = pidx[d], lv->fixed[d] = !(mask >> d & 1);
+  }
   for (int i = nrow; i < ns->len; i++) {
     const Node *n = ns->data[i];
     if (kb_same_shape(&n->out->view, xv))
@@ -1635,7 +1650,6 @@ static void probe_strides(const LExpr *e, int nd, int64_t *stride) {
 // coefficient of a is nb times its coefficient of b, and neither index is read otherwise
 // (a padding's compare, a clamped gather).
 static bool joins_in(const LExpr *e, int a, int b, int64_t nb);
-
 
 static bool joins_at(const LIndex *x, int a, int b, int64_t nb) {
   int64_t ca = 0, cb = 0;

@@ -163,26 +163,27 @@ def main():
 
 
 # Reductions reading a cat in place (ir/fuse.c's pieces_read_why, ir/row.c's row_cuts): the
-# cat is never stored. ViT's class token then a layer norm (pieces along the rows); sums,
-# var_mean and softmax over the cat's dim (long rows: each pass split where the pieces
+# cat is never stored. ViT's class token then a layer norm, a softmax (pieces along the
+# rows); sums, var_mean and argmax over the cat's dim (long rows: each pass split where the pieces
 # change; a short row: unrolled); a mean over a channels-first cat (N, C, H, W). Then the
 # column schedule's joined dims (ir/row.c's col_join): a channels-last layer norm's statistics
 # of an NCHW x (H and W one loop of H W columns) and a mean over C of a padded x (not joined: the
 # padding compares the index of W).
 RED_SRC = """
 fn reduced(cls: f32[1, 1, 64], x: f32[2, 16, 64], w: f32[64], b: f32[64], p: f32[8, 40], q: f32[8, 50],
-           s: f32[8, 5], t: f32[8, 11], u: f64[6, 30], v: f64[6, 26], m: f32[2, 3, 4, 5], n: f32[2, 5, 4, 5],
-           y: f32[2, 24, 6, 7]) -> (f32[2, 17, 64], f32[8], f32[8], f32[8], f64[6, 56], f32[8], f32[2, 4, 5],
-           f32[2, 6, 7], f32[2, 6, 7], f32[2, 6, 9]) {
+           s: f32[8, 5], t: f32[8, 11], u: f64[6, 30], v: f64[4, 30], m: f32[2, 3, 4, 5], n: f32[2, 5, 4, 5],
+           y: f32[2, 24, 6, 7]) -> (f32[2, 17, 64], f32[8], f32[8], f32[8], f64[10, 30], f32[8], f32[2, 4, 5],
+           f32[2, 6, 7], f32[2, 6, 7], f32[2, 6, 9], i64[8]) {
     r1 = F.layer_norm(torch.cat([cls.expand(2, -1, -1), x], 1), (64,), w, b)
     r2 = torch.cat([p, q], -1).sum(-1)
     r3, r4 = torch.var_mean(torch.cat([p, q * 2.0], -1), -1)
-    r5 = torch.softmax(torch.cat([u, v], -1), -1)
+    r5 = torch.softmax(torch.cat([u, v], 0), -1) * 2.0
     r6 = torch.cat([s, t], -1).sum(-1)
     r7 = torch.cat([m, n], 1).mean(1)
     r8, r9 = torch.var_mean(y.permute(0, 2, 3, 1), -1)
     r10 = F.pad(y, (1, 1)).mean(1)
-    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10
+    r11 = torch.cat([q, p, q], -1).argmax(-1)
+    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11
 }
 """
 
@@ -192,7 +193,7 @@ def red_inputs():
         return RNG.standard_normal(shape).astype(np.float32)
     return {"cls": f32(1, 1, 64), "x": f32(2, 16, 64), "w": f32(64), "b": f32(64), "p": f32(8, 40),
             "q": f32(8, 50), "s": f32(8, 5), "t": f32(8, 11), "u": RNG.standard_normal((6, 30)),
-            "v": RNG.standard_normal((6, 26)), "m": f32(2, 3, 4, 5), "n": f32(2, 5, 4, 5), "y": f32(2, 24, 6, 7)}
+            "v": RNG.standard_normal((4, 30)), "m": f32(2, 3, 4, 5), "n": f32(2, 5, 4, 5), "y": f32(2, 24, 6, 7)}
 
 
 def red_want(v):
@@ -203,15 +204,16 @@ def red_want(v):
         return (z - z.mean(-1, keepdims=True)) / np.sqrt(z.var(-1, keepdims=True) + eps)
 
     pq = cat((v["p"], v["q"] * 2), -1).astype(np.float64)
-    e = np.exp(cat((v["u"], v["v"]), -1))
-    yp = np.pad(v["y"].astype(np.float64), ((0, 0), (0, 0), (0, 0), (1, 1)))
+    e = np.exp(cat((v["u"], v["v"]), 0))
+    y64 = v["y"].astype(np.float64)
+    yp = np.pad(y64, ((0, 0), (0, 0), (0, 0), (1, 1)))
     return [(ln(cat((np.broadcast_to(v["cls"], (2, 1, 64)), v["x"]), 1)) * v["w"] + v["b"]).astype(np.float32),
             cat((v["p"], v["q"]), -1).astype(np.float64).sum(-1).astype(np.float32),
-            pq.var(-1, ddof=1).astype(np.float32), pq.mean(-1).astype(np.float32), e / e.sum(-1, keepdims=True),
+            pq.var(-1, ddof=1).astype(np.float32), pq.mean(-1).astype(np.float32), e / e.sum(-1, keepdims=True) * 2,
             cat((v["s"], v["t"]), -1).astype(np.float64).sum(-1).astype(np.float32),
             cat((v["m"], v["n"]), 1).astype(np.float64).mean(1).astype(np.float32),
-            v["y"].astype(np.float64).var(1, ddof=1).astype(np.float32), v["y"].astype(np.float64).mean(1).astype(np.float32),
-            yp.mean(1).astype(np.float32)]
+            y64.var(1, ddof=1).astype(np.float32), y64.mean(1).astype(np.float32),
+            yp.mean(1).astype(np.float32), cat((v["q"], v["p"], v["q"]), -1).argmax(-1)]
 
 
 def check_outputs(name, outs, ws):
