@@ -14,7 +14,10 @@
 // here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
 // its first element (moments), log_softmax's max skips NaN (select_max), and the last
 // pass multiplies by 1 / sqrt(s) of a row's s where it divides by sqrt(s) (recip_sqrt).
-// max(dim)'s values share the pass of its indices (argext_value).
+// max(dim)'s values share the pass of its indices (argext_value). A CPU kernel whose rows
+// read an inline cat (ir/fuse.c recomputes it piece by piece) is built row by row with
+// its outer loops, and each pass, once per range between the pieces' bounds (row_cuts,
+// build_row_cut), every load then reading one piece directly.
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
 // kernels of their own (section SCAN, at the end): an accumulator per row, stored at
