@@ -1292,7 +1292,8 @@ static void build_row_cut(KernelBuilder *kb, const NodeList *ns, Row *r, const K
   kb->k->softmax = NULL;  // (its loops are one nest's of several; ir/sched.c's keep_terms is skipped)
 }
 
-static void build_row(KernelBuilder *kb, const NodeList *ns) {
+// Row by row; cuts: where an inline cat the rows read changes pieces (row_cuts), or NULL.
+static void build_row(KernelBuilder *kb, const NodeList *ns, const KbCuts *cuts) {
   const Node *first = ns->data[0];
   Row r = {.xv = &first->srcs[0]->view, .mask = first->attr.dims};
   int64_t total = view_numel(*r.xv);
@@ -1306,9 +1307,8 @@ static void build_row(KernelBuilder *kb, const NodeList *ns) {
   for (int d = 0; d < r.xv->ndim; d++)
     if (!(r.mask >> d & 1))
       oshape[no++] = r.xv->shape[d];
-  KbCuts cuts;
-  if (row_cuts(kb, ns, r.xv, r.mask, &cuts)) {
-    build_row_cut(kb, ns, &r, &cuts);
+  if (cuts) {
+    build_row_cut(kb, ns, &r, cuts);
     return;
   }
   if (build_strip(kb, ns, &r))
@@ -2480,6 +2480,7 @@ void row_build(KernelBuilder *kb, const NodeList *ns) {
   }
   KbCuts cuts;
   const Node *first = ns->data[0];
-  if (kb->naive || row_cuts(kb, ns, &first->srcs[0]->view, first->attr.dims, &cuts) || !build_col(kb, ns))
-    build_row(kb, ns);
+  bool cut = row_cuts(kb, ns, &first->srcs[0]->view, first->attr.dims, &cuts);
+  if (kb->naive || cut || !build_col(kb, ns))
+    build_row(kb, ns, cut ? &cuts : NULL);
 }
