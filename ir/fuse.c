@@ -429,6 +429,28 @@ static bool matmul_packs(const Fuse *f, const Node *r, int src) {
   return o->strides[src == 0 ? o->ndim - 2 : o->ndim - 1] == 1;
 }
 
+// The CPU matmul whose result elementwise n reads at its own index (through at most
+// `depth` inline pointwise nodes, each read only there), with no other reader, else -1.
+static int reads_lone_matmul(const Fuse *f, const Node *n, int depth) {
+  if (!f->g->cpu || !op_is_pointwise(n->op))
+    return -1;
+  for (int s = 0; s < n->nsrc; s++) {
+    int p = producer_of(n->srcs[s]);
+    if (p < 0 || f->readers[p].len != 1 || f->output[p] || f->target[p])
+      continue;
+    const Node *pn = node_of(f, p);
+    const View *pv = &pn->out->view, *nv = &n->out->view;
+    if (!is_identity(n->srcs[s]->view, pv->ndim, pv->shape) || !same_shape(pv->ndim, pv->shape, nv->ndim, nv->shape))
+      continue;
+    if (pn->op == OP_MATMUL)
+      return p;
+    int q = depth > 1 && f->inl[p] ? reads_lone_matmul(f, pn, depth - 1) : -1;
+    if (q >= 0)
+      return q;
+  }
+  return -1;
+}
+
 // Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
 static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   Node *n = node_of(f, i);
@@ -500,6 +522,13 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
       if (p >= 0 && f->inl[p] && f->rered[p] >= 0)
         return why(FW_NESTED_REDUCED, f->rered[p], -1);
     }
+  // x + (h @ w.t() + b) of a CPU program, reduced and read again (the residual stream after
+  // a block's last linear): stored, its matmul computes it as an epilogue and stores it in
+  // place of its own result, which only this read; every reader then reads one tensor, not
+  // the matmul's result and x (nanoGPT's block: 3 readers, 3 x 1.5 MB read less).
+  int mm = multi && *reduced ? reads_lone_matmul(f, n, 2) : -1;
+  if (mm >= 0)
+    return why(FW_MATMUL_EPILOGUE, mm, -1);
   return why(FW_NONE, -1, -1);
 }
 
@@ -553,19 +582,25 @@ static bool read_dims(View rv, int pndim, const int64_t *pshape, uint32_t pd, ui
   return true;
 }
 
-// A node recomputing a join piece by piece is read by pointwise nodes only, each through
-// a view that walks every dim its pieces change along with one dim (FW_NONE), else why
-// not.
+// A node recomputing a join piece by piece is read by pointwise nodes only (on a CPU
+// also by reductions, and by softmaxes along other dims: ir/row.c splits their rows and
+// passes where the pieces change), each through a view that walks every dim its pieces
+// change along with one dim (FW_NONE), else why not.
 static FuseWhy pieces_read_why(const Fuse *f, int i) {
   const View *pv = &node_of(f, i)->out->view;
   for (int e = 0; e < f->readers[i].len; e++) {
     Edge ed = f->readers[i].data[e];
     const Node *r = node_of(f, ed.reader);
     uint32_t dims;
-    if (!op_is_pointwise(r->op))
+    bool row = f->g->cpu && op_is_row(r->op) && !op_is_scan(r->op);  // (ir/row.c's row_cuts)
+    if (!op_is_pointwise(r->op) && !row)
       return why(FW_PIECE_READ, r->id, -1);
-    if (!read_dims(pointwise_read(r, ed.src), pv->ndim, pv->shape, f->pdims[i], &dims))
+    if (!read_dims(row ? r->srcs[ed.src]->view : pointwise_read(r, ed.src), pv->ndim, pv->shape, f->pdims[i], &dims))
       return why(FW_PIECE_VIEW, r->id, -1);
+    // a softmax over the pieces' dim stays reading a stored cat: its passes split, it loses
+    // ir/sched.c's kept terms (LKernel.softmax), [2048, 300 + 500] ran 1.5x slower (LLVM)
+    if (row && (r->op == OP_SOFTMAX || r->op == OP_LOG_SOFTMAX) && (dims & r->attr.dims))
+      return why(FW_PIECE_READ, r->id, -1);
   }
   return why(FW_NONE, -1, -1);
 }
@@ -789,7 +824,7 @@ static FuseWhy epilogue_fits(Fuse *f, Kern *k, int i) {
     return why(FW_K_EW, -1, -1);
   if (!op_is_pointwise(n->op))
     return why(FW_K_GATHER, first, -1);
-  if (f->pieces[i] >= 0)
+  if (f->pieces[i] >= 0 && !(k->kind == KK_ROW && f->g->cpu))  // (ir/row.c splits a row kernel's loops)
     return why(FW_K_PIECES, f->pieces[i], -1);
   if (k->scan)
     return why(FW_K_AFTER_SCAN, first, -1);

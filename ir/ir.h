@@ -195,6 +195,7 @@ typedef enum {
   FW_RECOMPUTE,      // read `n` times (bcast: through a broadcast) and recomputing costs `cost`
                      // ops (more than `limit`) or `trans` transcendental ops (more than `tlimit`)
   FW_NESTED_REDUCED, // reduced and read again, it recomputes `node`, reduced and read again too
+  FW_MATMUL_EPILOGUE,// reduced and read again, it reads the matmul `node`'s result, read by nothing else
   FW_READ_OUTSIDE,   // `node`, in another kernel, reads it
   FW_SCAN,           // a scan's result is always stored (its readers read it from memory)
   FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)

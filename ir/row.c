@@ -14,7 +14,10 @@
 // here: keep_out). On a CPU, a looped row's mean and variance take one pass shifted by
 // its first element (moments), log_softmax's max skips NaN (select_max), and the last
 // pass multiplies by 1 / sqrt(s) of a row's s where it divides by sqrt(s) (recip_sqrt).
-// max(dim)'s values share the pass of its indices (argext_value).
+// max(dim)'s values share the pass of its indices (argext_value). A CPU kernel whose rows
+// read an inline cat (ir/fuse.c recomputes it piece by piece) is built row by row with
+// its outer loops, and each pass, once per range between the pieces' bounds (row_cuts,
+// build_row_cut), every load then reading one piece directly.
 //
 // Scans (cumsum, cumprod, cummax/cummin values and indices, logcumsumexp) are ROW
 // kernels of their own (section SCAN, at the end): an accumulator per row, stored at
@@ -30,6 +33,7 @@
 #include "ir/kernel.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 // ============================================================================
@@ -57,6 +61,7 @@ typedef struct Row {
   int argpos[8], argbest[8]; // their index and best value locals, which max(dim)'s values share
   int narg;
   bool strip;                // built as STRIP's template (no one-pass moments)
+  const KbCuts *cuts;        // where an inline cat the rows read changes pieces (row_cuts), NULL: nowhere
 } Row;
 
 // Rows of at most this many elements (a short window: x.sum(-1) of a [N, 3] x) are not
@@ -72,12 +77,30 @@ static int64_t row_steps(const KernelBuilder *kb, const Row *r) {
   return kb->cpu && r->n <= SHORT_ROW ? r->n : 1;
 }
 
-// A pass over the current row, step `step` of row_steps: loops over the reduced dims,
-// or (unrolled) element `step` of them in row-major order; idx gets the input index.
+// Range c (0 .. n[d]) of dim d of x between cuts (all of the dim if none): its first
+// index in *from, its end returned.
+static int64_t cut_range(const KbCuts *cuts, const View *x, int d, int c, int64_t *from) {
+  *from = c ? cuts->at[d][c - 1] : 0;
+  return c < cuts->n[d] ? cuts->at[d][c] : x->shape[d];
+}
+
+// How many times a pass over the row is built: row_steps, or with a cat's pieces
+// changing along reduced dims (Row.cuts), once per combination of their ranges.
+static int64_t row_parts(const KernelBuilder *kb, const Row *r) {
+  int64_t n = row_steps(kb, r);
+  for (int d = 0; r->cuts && n == 1 && d < r->xv->ndim; d++)
+    if (r->mask >> d & 1)
+      n *= r->cuts->n[d] + 1;
+  return n;
+}
+
+// A pass over the current row, step `step` of row_parts: loops over the reduced dims
+// (those a cat's pieces change along: over range `step` of them, Row.cuts), or
+// (unrolled) element `step` of them in row-major order; idx gets the input index.
 static LStmtList *row_pass(KernelBuilder *kb, Row *r, LIndex *idx, int64_t step) {
   LStmtList *into = r->body;
   int nloops = 0;
-  bool unrolled = row_steps(kb, r) > 1;
+  bool unrolled = row_steps(kb, r) > 1, parts = !unrolled && row_parts(kb, r) > 1;
   r->pass = NULL;
   for (int d = r->xv->ndim - 1; d >= 0; d--) {  // kept dims; reduced ones of size 1 or unrolled
     if (!(r->mask >> d & 1)) {
@@ -89,15 +112,24 @@ static LStmtList *row_pass(KernelBuilder *kb, Row *r, LIndex *idx, int64_t step)
   }
   if (unrolled)
     return into;
+  int64_t from[TD_MAX_DIMS] = {0}, to[TD_MAX_DIMS];
+  for (int d = r->xv->ndim - 1; d >= 0; d--) {  // step: the range of each cut dim, the last fastest
+    to[d] = r->xv->shape[d];
+    if (parts && r->mask >> d & 1) {
+      to[d] = cut_range(r->cuts, r->xv, d, (int)(step % (r->cuts->n[d] + 1)), &from[d]);
+      step /= r->cuts->n[d] + 1;
+    }
+  }
   for (int d = 0; d < r->xv->ndim; d++) {
     if (!(r->mask >> d & 1) || r->xv->shape[d] == 1)
       continue;
     int v = kb_new_var(kb);
-    LStmt *s = kb_loop(kb, v, r->xv->shape[d]);
+    LStmt *s = kb_loop(kb, v, to[d] - from[d]);
     kb_push(kb, into, s);
     into = &s->body;
     idx[d] = kb_ix_var(v);
-    r->pass = nloops++ ? NULL : s;
+    idx[d].base = from[d];
+    r->pass = nloops++ || parts ? NULL : s;
   }
   return into;
 }
@@ -130,7 +162,7 @@ static int row_fold(KernelBuilder *kb, Row *r, const Node *n, Op op, DType cd, L
   int acc = kb_new_local(kb, cd);
   kb_push(kb, r->body, kb_let(kb, acc, init));
   Op fold = op == OP_EXP ? OP_ADD : op;  // sum of exp
-  for (int64_t e = 0; e < row_steps(kb, r); e++) {
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {
     LIndex idx[TD_MAX_DIMS];
     LStmtList *in = row_pass(kb, r, idx, e);
     LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
@@ -181,7 +213,7 @@ static int row_argext(KernelBuilder *kb, Row *r, const Node *n, int *bestp) {
   bool mx = n->op == OP_ARGMAX;
   int best = kb_let_local(kb, r->body, inf_of(kb, cd, mx, mx));
   int pos = kb_let_local(kb, r->body, kb_iconst(kb, DT_I64, 0));
-  for (int64_t e = 0; e < row_steps(kb, r); e++) {
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {
     LIndex idx[TD_MAX_DIMS];
     LStmtList *in = row_pass(kb, r, idx, e);
     int x = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
@@ -206,7 +238,7 @@ static bool same_input(const Value *x, const Value *y);
 // [4096, 8192] f32). It is PyTorch's max(dim) value: the first extreme element (the first
 // NaN), as its kernel reduces values with their indices. -1 where there is none.
 static int argext_value(KernelBuilder *kb, Row *r, const Node *n) {
-  if (!kb->cpu || row_steps(kb, r) != 1)
+  if (!kb->cpu || row_parts(kb, r) != 1)
     return -1;
   Op want = n->op == OP_AMAX || n->op == OP_MAX ? OP_ARGMAX : OP_ARGMIN;
   for (int j = 0; j < r->ns->len && op_is_row(r->ns->data[j]->op); j++) {
@@ -273,12 +305,14 @@ static bool keeps_out(const KernelBuilder *kb, const Row *r, const Node *n, DTyp
 // pass then multiplies by 1 / sum (Row.kept).
 static int keep_out(KernelBuilder *kb, Row *r, const Node *n, DType cd, int max) {
   int acc = kb_let_local(kb, r->body, kb_fconst(kb, cd, 0));
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, r, idx, 0);
-  LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
-  int t = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
-  kb_store_node(kb, in, n, idx, kb_local_ref(kb, t));
-  kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, t))));
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    LExpr *x = kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd);
+    int t = kb_let_local(kb, in, kb_unary(kb, OP_EXP, cd, kb_binary(kb, OP_SUB, cd, x, kb_local_ref(kb, max))));
+    kb_store_node(kb, in, n, idx, kb_local_ref(kb, t));
+    kb_push(kb, in, kb_set(kb, acc, kb_binary(kb, OP_ADD, cd, kb_local_ref(kb, acc), kb_local_ref(kb, t))));
+  }
   r->kept[r->nkept++] = n;
   return acc;
 }
@@ -293,11 +327,13 @@ static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd, bool k
   if (!kb->cpu || (n->op != OP_LOG_SOFTMAX && !keep) || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64))
     return -1;
   int m = kb_let_local(kb, r->body, kb_fconst(kb, cd, -INFINITY));
-  LIndex idx[TD_MAX_DIMS];
-  LStmtList *in = row_pass(kb, r, idx, 0);
-  int y = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
-  LExpr *c = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, y), kb_local_ref(kb, m));
-  kb_push(kb, in, kb_set(kb, m, kb_select(kb, c, kb_local_ref(kb, y), kb_local_ref(kb, m))));
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {  // (a cat's pieces: a pass each, Row.cuts)
+    LIndex idx[TD_MAX_DIMS];
+    LStmtList *in = row_pass(kb, r, idx, e);
+    int y = kb_let_local(kb, in, kb_cast(kb, kb_value(kb, n->srcs[0], idx), cd));
+    LExpr *c = kb_binary(kb, OP_GT, DT_BOOL, kb_local_ref(kb, y), kb_local_ref(kb, m));
+    kb_push(kb, in, kb_set(kb, m, kb_select(kb, c, kb_local_ref(kb, y), kb_local_ref(kb, m))));
+  }
   return m;
 }
 
@@ -326,7 +362,7 @@ static bool same_input(const Value *x, const Value *y) {
 // element within ~2.6 standard deviations of the mean); rows where it is not (an
 // outlier first), whose moments overflow, or with a NaN take the two passes.
 static bool moments(KernelBuilder *kb, Row *r, const Node *n, DType cd, int *mean, int *ss) {
-  if (!kb->cpu || kb->naive || r->strip || row_steps(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
+  if (!kb->cpu || kb->naive || r->strip || row_parts(kb, r) != 1 || (cd != DT_F32 && cd != DT_F64) || r->n < 2)
     return false;
   LExpr *N = kb_fconst(kb, cd, (double)r->n);
   LIndex idx[TD_MAX_DIMS];
@@ -644,7 +680,7 @@ static void row_body(KernelBuilder *kb, const NodeList *ns, Row *r) {
   if (full.len == 0)
     return;
   int at = r->body->len, nloc = kb->k->locals.len, nvar = kb->k->nvars;
-  for (int64_t e = 0; e < row_steps(kb, r); e++) {
+  for (int64_t e = 0; e < row_parts(kb, r); e++) {
     LIndex idx[TD_MAX_DIMS];
     LStmtList *in = row_pass(kb, r, idx, e);
     for (int j = 0; j < full.len; j++) {
@@ -1151,7 +1187,113 @@ static bool build_strip(KernelBuilder *kb, const NodeList *ns, Row *r) {
   return true;
 }
 
-static void build_row(KernelBuilder *kb, const NodeList *ns) {
+enum { COL_JOIN_NODES = 32 };  // a kernel of more nodes is not probed (no cuts, no dims joined)
+
+static int cmp_cut(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+// Where the inline cats the kernel's nodes read change pieces along the dims of its
+// input xv (ir/scalar.c's cat_expr records them while kb->cuts is set; ir/ew.c probes
+// its kernels so): sorted, distinct, inside each dim. False where there are none, or a
+// cat's index is no single dim's (it reads through selects). The row nodes' inputs and
+// the epilogues are probed at probe variables, the row results locals there.
+static bool row_cuts(KernelBuilder *kb, const NodeList *ns, const View *xv, uint32_t mask, KbCuts *c) {
+  memset(c, 0, sizeof *c);
+  if (!kb->cpu || kb->naive || ns->len > COL_JOIN_NODES)
+    return false;
+  LIndex pidx[TD_MAX_DIMS], oi[TD_MAX_DIMS];
+  for (int d = 0; d < xv->ndim; d++)
+    pidx[d] = xv->shape[d] == 1 ? kb_ix_const(0) : kb_ix_var(PROBE_VAR + d);
+  int nargs = kb->k->args.len, nerr = kb->k->errors.len, nrow = 0;
+  LocalVal saved[COL_JOIN_NODES];
+  kb->cuts = c;
+  for (; nrow < ns->len && op_is_row(ns->data[nrow]->op); nrow++) {
+    const Node *n = ns->data[nrow];
+    saved[nrow] = kb->lv[n->id];
+    if (!reads_kernel_row(kb, n->srcs[0]))
+      kb_value(kb, n->srcs[0], pidx);
+  }
+  int nloc = kb->k->locals.len;  // (the probe's locals, dropped after it)
+  for (int i = 0; i < nrow; i++) {
+    const Node *n = ns->data[i];
+    int l = kb_new_local(kb, dtype_compute(n->out->dtype));
+    if (!kb_same_shape(&n->out->view, xv)) {
+      reduced_local(kb, n, xv, mask, pidx, l);
+      continue;
+    }
+    LocalVal *lv = &kb->lv[n->id];  // a softmax: its max and sum, as row_node leaves them
+    lv->kind = LV_SOFTMAX;
+    lv->max = lv->sum = l;
+    lv->nat = xv->ndim;
+    for (int d = 0; d < xv->ndim; d++)
+      lv->at[d] = pidx[d], lv->fixed[d] = !(mask >> d & 1);
+  }
+  for (int i = nrow; i < ns->len; i++) {
+    const Node *n = ns->data[i];
+    if (kb_same_shape(&n->out->view, xv))
+      kb_node_expr(kb, n, pidx);
+    else if (reduced_index(xv, mask, pidx, &n->out->view, oi))
+      kb_node_expr(kb, n, oi);
+  }
+  kb->cuts = NULL;
+  kb->k->locals.len = nloc;
+  for (int i = 0; i < nrow; i++)
+    kb->lv[ns->data[i]->id] = saved[i];
+  kb->k->args.len = nargs;
+  kb->k->errors.len = nerr;
+  bool split = false;
+  for (int d = 0; d < xv->ndim; d++) {
+    qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_cut);
+    int m = 0;
+    for (int j = 0; j < c->n[d]; j++) {
+      int64_t x = c->at[d][j];
+      if (x > 0 && x < xv->shape[d] && (!m || c->at[d][m - 1] != x))
+        c->at[d][m++] = x;
+    }
+    c->n[d] = c->bad ? 0 : m;
+    split |= c->n[d] > 0;
+  }
+  return split;
+}
+
+// The rows of a kernel reading an inline cat (cuts): the outer loops once per range of
+// the kept dims between its cuts, each pass once per range of the reduced ones (row_pass),
+// so that every load reads one piece directly.
+static void build_row_cut(KernelBuilder *kb, const NodeList *ns, Row *r, const KbCuts *cuts) {
+  int kept[TD_MAX_DIMS], nk = 0, at[TD_MAX_DIMS] = {0};
+  int64_t combos = 1;
+  for (int d = 0; d < r->xv->ndim; d++)
+    if (!(r->mask >> d & 1))
+      kept[nk++] = d, combos *= cuts->n[d] + 1;
+  r->cuts = cuts;
+  for (int64_t k = 0; k < combos; k++) {
+    int64_t oshape[TD_MAX_DIMS], from[TD_MAX_DIMS], total = r->n;
+    LIndex oidx[TD_MAX_DIMS];
+    for (int o = 0; o < nk; o++) {
+      oshape[o] = cut_range(cuts, r->xv, kept[o], at[o], &from[o]) - from[o];
+      total *= oshape[o];
+    }
+    r->body = kb_nest(kb, &kb->k->body, nk, oshape, oidx, total >= PARALLEL_WORK, NULL);
+    for (int d = 0; d < r->xv->ndim; d++)
+      r->xidx[d] = kb_ix_const(0);
+    for (int o = 0; o < nk; o++) {
+      r->xidx[kept[o]] = oidx[o];
+      r->xidx[kept[o]].base += from[o];
+    }
+    r->ndone = r->nkept = r->nsoftmax = 0;
+    r->tnode = NULL;
+    memset(&r->sm, 0, sizeof r->sm);
+    row_body(kb, ns, r);
+    for (int o = nk - 1; o >= 0 && ++at[o] > cuts->n[kept[o]]; o--)  // the next combination
+      at[o] = 0;
+  }
+  kb->k->softmax = NULL;  // (its loops are one nest's of several; ir/sched.c's keep_terms is skipped)
+}
+
+// Row by row; cuts: where an inline cat the rows read changes pieces (row_cuts), or NULL.
+static void build_row(KernelBuilder *kb, const NodeList *ns, const KbCuts *cuts) {
   const Node *first = ns->data[0];
   Row r = {.xv = &first->srcs[0]->view, .mask = first->attr.dims};
   int64_t total = view_numel(*r.xv);
@@ -1165,6 +1307,10 @@ static void build_row(KernelBuilder *kb, const NodeList *ns) {
   for (int d = 0; d < r.xv->ndim; d++)
     if (!(r.mask >> d & 1))
       oshape[no++] = r.xv->shape[d];
+  if (cuts) {
+    build_row_cut(kb, ns, &r, cuts);
+    return;
+  }
   if (build_strip(kb, ns, &r))
     return;
   LIndex oidx[TD_MAX_DIMS];
@@ -1238,6 +1384,7 @@ typedef struct Col {
   int64_t n;                     // elements reduced into each output
   int order[TD_MAX_DIMS], nord;  // xv's dims of size > 1, in loop order
   int nouter;                    // order[0..nouter): kept dims looped outside every pass
+  bool join[TD_MAX_DIMS];        // order[p] (kept, inner) is one loop with order[p + 1] (col_join)
   int64_t ostride[TD_MAX_DIMS];  // kept dims: their stride in the contiguous reduced shape
   int bdim;                      // the kept dim split into blocks, -1 if none
   LIndex bbase;                  // this instance's first index of bdim
@@ -1253,18 +1400,31 @@ typedef struct Col {
 
 static bool reduced(const Col *c, int d) { return c->mask >> d & 1; }
 
+// The extent of the loop at order[p]: its dim's, times those of the dims joined to it.
+static int64_t col_extent(const Col *c, int p) {
+  int64_t n = c->xv->shape[c->order[p]];
+  while (c->join[p])
+    n *= c->xv->shape[c->order[++p]];
+  return n;
+}
+
 // The loops of a pass over order[nouter..]: every dim (all) or the kept ones only; idx
 // gets the input index (the reduced dims 0 when not looped).
 static LStmtList *col_pass(KernelBuilder *kb, const Col *c, bool all, LIndex *idx) {
   LStmtList *into = c->body;
   memcpy(idx, c->xidx, sizeof(LIndex) * (size_t)c->xv->ndim);
   for (int p = c->nouter; p < c->nord; p++) {
-    int d = c->order[p];
+    int d = c->order[p], p0 = p;
     if (reduced(c, d) && !all)
       continue;
     int v = kb_new_var(kb);
     int64_t step = d == c->rdim && c->rstep > 1 ? c->rstep : 1;
-    LStmt *s = kb_loop(kb, v, d == c->bdim ? c->bext : d == c->rdim ? c->rext / step : c->xv->shape[d]);
+    int64_t ext = d == c->bdim ? c->bext : d == c->rdim ? c->rext / step : col_extent(c, p);
+    while (c->join[p]) {  // one loop over the joined dims: the last one's index walks them all
+      idx[d] = kb_ix_const(0);
+      d = c->order[++p];
+    }
+    LStmt *s = kb_loop(kb, v, ext);
     kb_push(kb, into, s);
     into = &s->body;
     idx[d] = kb_ix_var(v);
@@ -1273,7 +1433,7 @@ static LStmtList *col_pass(KernelBuilder *kb, const Col *c, bool all, LIndex *id
       idx[d] = kb_ix_const(0);
       kb_ix_addmul(kb, &idx[d], &iv, step);
     }
-    if (d == c->bdim)
+    if (c->order[p0] == c->bdim)
       kb_ix_addmul(kb, &idx[d], &c->bbase, 1);
     if (d == c->rdim)
       kb_ix_addmul(kb, &idx[d], &c->rbase, 1);
@@ -1328,6 +1488,21 @@ static bool col_in_place(const KernelBuilder *kb, const Col *c, const Node *n, i
   return bare && n->mode == NM_STORED && c->acc[i] == kb->buf_of[n->out->buf->id];
 }
 
+// The accumulator holding the sum of row node i's input when an earlier mean node of the
+// same input, in the same dtype, has one (its terms in the same order: the same sum), or -1.
+static int col_sum_of(const Col *c, const NodeList *ns, int i) {
+  const Value *x = ns->data[i]->srcs[0];
+  DType cd = dtype_compute(ns->data[i]->out->dtype);
+  for (int j = 0; j < i; j++) {
+    const Node *m = ns->data[j];
+    const Value *y = m->srcs[0];
+    if (m->op == OP_MEAN && dtype_compute(m->out->dtype) == cd && x->dtype == y->dtype &&
+        (x == y || (x->buf && x->buf == y->buf && view_equal(x->view, y->view))))
+      return c->acc[j];
+  }
+  return -1;
+}
+
 // One copy of the passes over the current block (or everything): init, the row
 // nodes' passes, and the final pass that stores results and epilogues.
 static void col_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, int nrow) {
@@ -1375,13 +1550,16 @@ static void col_instance(KernelBuilder *kb, const Col *c, const NodeList *ns, in
     case OP_ALL: col_fold(kb, c, n, acc, OP_LOGICAL_AND, DT_BOOL, -1, false); break;
     case OP_ANY: col_fold(kb, c, n, acc, OP_LOGICAL_OR, DT_BOOL, -1, false); break;
     case OP_ARGMAX: case OP_ARGMIN: col_argext(kb, c, n, aux, acc); break;
-    case OP_VAR: case OP_STD:  // the mean, then the squared deviations from it
-      col_fold(kb, c, n, aux, OP_ADD, cd, -1, false);
+    case OP_VAR: case OP_STD: {  // the mean (a mean node's sum where one of its input came first), the squared
+      int sum = col_sum_of(c, ns, i);  // deviations from it
+      if (sum < 0)
+        col_fold(kb, c, n, aux, OP_ADD, cd, -1, false);
       in = col_pass(kb, c, false, idx);
       o = col_slot(kb, c, idx);
-      kb_buf_store(kb, in, aux, o, kb_binary(kb, OP_DIV, cd, kb_buf_load(kb, aux, o), N));
+      kb_buf_store(kb, in, aux, o, kb_binary(kb, OP_DIV, cd, kb_buf_load(kb, sum < 0 ? aux : sum, o), N));
       col_fold(kb, c, n, acc, OP_ADD, cd, aux, true);
       break;
+    }
     case OP_LOGSUMEXP: {  // the max, the shift (0 for an infinite max), the sum of exp
       col_fold(kb, c, n, aux, OP_MAXIMUM, cd, -1, false);
       in = col_pass(kb, c, false, idx);
@@ -1471,6 +1649,78 @@ static void probe_strides(const LExpr *e, int nd, int64_t *stride) {
   probe_strides(e->c, nd, stride);
 }
 
+// Whether e walks probe dims a (outer) and b (inner, of extent nb) as one: every load's
+// coefficient of a is nb times its coefficient of b, and neither index is read otherwise
+// (a padding's compare, a clamped gather).
+static bool joins_in(const LExpr *e, int a, int b, int64_t nb);
+
+static bool joins_at(const LIndex *x, int a, int b, int64_t nb) {
+  int64_t ca = 0, cb = 0;
+  for (int t = 0; t < x->nterms; t++) {
+    ca += x->var[t] == PROBE_VAR + a ? x->coef[t] : 0;
+    cb += x->var[t] == PROBE_VAR + b ? x->coef[t] : 0;
+  }
+  return ca == nb * cb && joins_in(x->dyn, a, b, nb);
+}
+
+static bool joins_in(const LExpr *e, int a, int b, int64_t nb) {
+  if (!e)
+    return true;
+  if (e->kind == LX_VAR && (e->var == PROBE_VAR + a || e->var == PROBE_VAR + b))
+    return false;
+  if (e->kind == LX_LOAD && !joins_at(&e->idx, a, b, nb))
+    return false;
+  return joins_in(e->a, a, b, nb) && joins_in(e->b, a, b, nb) && joins_in(e->c, a, b, nb);
+}
+
+// Joins each inner kept dim to the next in the loop order where every access walks the
+// two as one dim (H and W of an NCHW x reduced over C: one loop of H W columns, which
+// the blocks and the vector loop see whole, not H loops of W): the row nodes' inputs,
+// their stored results and the epilogues, probed at pidx.
+static void col_join(KernelBuilder *kb, const NodeList *ns, int nrow, Col *c, const LIndex *pidx) {
+  memset(c->join, 0, sizeof c->join);
+  const View *xv = c->xv;
+  int np = 0;
+  LExpr *probe[3 * COL_JOIN_NODES];
+  LIndex at[2 * COL_JOIN_NODES];
+  int nat = 0;
+  LocalVal saved[COL_JOIN_NODES];
+  if (ns->len > COL_JOIN_NODES)
+    return;
+  for (int i = 0; i < nrow; i++) {  // the results as locals of the probe index, as col_instance leaves them
+    const Node *n = ns->data[i];
+    saved[i] = kb->lv[n->id];
+    probe[np++] = kb_value(kb, n->srcs[0], pidx);
+  }
+  int nloc = kb->k->locals.len;  // (the probe's locals, dropped after it)
+  for (int i = 0; i < nrow; i++)
+    reduced_local(kb, ns->data[i], xv, c->mask, pidx, kb_new_local(kb, dtype_compute(ns->data[i]->out->dtype)));
+  LIndex oi[TD_MAX_DIMS];
+  for (int i = 0; i < ns->len; i++) {
+    const Node *n = ns->data[i];
+    if (!reduced_index(xv, c->mask, pidx, &n->out->view, oi))
+      continue;
+    if (i >= nrow)
+      probe[np++] = kb_node_expr(kb, n, oi);
+    if (n->mode == NM_STORED)
+      at[nat++] = kb_view_index(kb, &n->out->view, oi);
+  }
+  kb->k->locals.len = nloc;
+  for (int i = 0; i < nrow; i++)
+    kb->lv[ns->data[i]->id] = saved[i];
+  for (int p = c->nouter; p + 1 < c->nord; p++) {
+    int a = c->order[p], b = c->order[p + 1];
+    if (reduced(c, a) || reduced(c, b) || c->ostride[a] != c->ostride[b] * xv->shape[b])
+      continue;
+    bool ok = true;
+    for (int k = 0; k < np && ok; k++)
+      ok = joins_in(probe[k], a, b, xv->shape[b]);
+    for (int k = 0; k < nat && ok; k++)
+      ok = joins_at(&at[k], a, b, xv->shape[b]);
+    c->join[p] = ok;
+  }
+}
+
 // The loop order of the column schedule, or false when the row schedule is kept: dims
 // by decreasing memory stride of the inputs' loads, the reduced ones then put back in
 // their row-major order in the places they got; the column schedule applies when the
@@ -1541,6 +1791,7 @@ static bool col_plan(KernelBuilder *kb, const NodeList *ns, int nrow, Col *c) {
     else
       c->ostride[d] = s, s *= xv->shape[d];
   }
+  col_join(kb, ns, nrow, c, pidx);
   return true;
 }
 
@@ -1910,15 +2161,16 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     int bp = c.nouter;
     while (reduced(&c, c.order[bp]))
       bp++;
-    int64_t w = 1;
+    int64_t w = 1, S = col_extent(&c, bp);
     for (int p = bp + 1; p < c.nord; p++)
       if (!reduced(&c, c.order[p]))
         w *= xv->shape[c.order[p]];
+    w /= S / xv->shape[c.order[bp]];  // (the dims joined to bp are in S)
     // A block narrower than a page, over many rows, reads a few hundred bytes of every
     // row, rows far apart (x.sum(0) of a [4096, 4096] f32: 1 KiB of each 16 KiB row,
     // 0.36x the split's speed): the split schedule's parts read whole rows instead, as
     // Halide's rfactor schedules do. Few rows (a [64, 4096] x) keep the blocks.
-    B = kb_block_size(xv->shape[c.order[bp]], w);
+    B = kb_block_size(S, w);
     bool narrow = B * w * dtype_size(ns->data[0]->srcs[0]->dtype) < 4096 && c.n >= 1024;
     if (B && !(narrow && !scan && kb->cpu && build_split(kb, &c, ns, nrow)))
       c.bdim = c.order[bp];
@@ -1953,7 +2205,10 @@ static bool build_col(KernelBuilder *kb, const NodeList *ns) {
     instance(kb, &c, ns, nrow);
     return true;
   }
-  int64_t S = xv->shape[c.bdim], nb = S / B;
+  int bp = 0;
+  while (c.order[bp] != c.bdim)
+    bp++;
+  int64_t S = col_extent(&c, bp), nb = S / B;
   int jb = kb_new_var(kb);
   LStmt *bl = kb_loop(kb, jb, nb);
   bl->parallel = true;
@@ -2223,6 +2478,9 @@ void row_build(KernelBuilder *kb, const NodeList *ns) {
       build_scan(kb, ns);
     return;
   }
-  if (kb->naive || !build_col(kb, ns))
-    build_row(kb, ns);
+  KbCuts cuts;
+  const Node *first = ns->data[0];
+  bool cut = row_cuts(kb, ns, &first->srcs[0]->view, first->attr.dims, &cuts);
+  if (kb->naive || cut || !build_col(kb, ns))
+    build_row(kb, ns, cut ? &cuts : NULL);
 }

@@ -93,6 +93,11 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     ref(g, w.node, out);
     fputs(", reduced and read again too (a residual stream)", out);
     return;
+  case FW_MATMUL_EPILOGUE:
+    fputs("reduced and read again, it reads ", out);
+    ref(g, w.node, out);
+    fputs(", read by nothing else: stored as that matmul's epilogue instead", out);
+    return;
   case FW_READ_OUTSIDE:
     fprintf(out, "read by another kernel: ");
     ref(g, w.node, out);

@@ -352,12 +352,59 @@ def _define_modules():
             out = self.relu(out)
             return out
 
+    # ---- ConvNeXt (github.com/facebookresearch/ConvNeXt, models/convnext.py): LayerNorm, Block
+    # (DropPath omitted: the identity in eval mode)
+    class ConvNextLayerNorm(nn.Module):
+        def __init__(self, normalized_shape, eps=1e-6, data_format="channels_last"):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(normalized_shape))
+            self.bias = nn.Parameter(torch.zeros(normalized_shape))
+            self.eps = eps
+            self.data_format = data_format
+            if self.data_format not in ["channels_last", "channels_first"]:
+                raise NotImplementedError
+            self.normalized_shape = (normalized_shape, )
+
+        def forward(self, x):
+            if self.data_format == "channels_last":
+                return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+            elif self.data_format == "channels_first":
+                u = x.mean(1, keepdim=True)
+                s = (x - u).pow(2).mean(1, keepdim=True)
+                x = (x - u) / torch.sqrt(s + self.eps)
+                x = self.weight[:, None, None] * x + self.bias[:, None, None]
+                return x
+
+    class ConvNextBlock(nn.Module):
+        def __init__(self, dim, layer_scale_init_value=1e-6):
+            super().__init__()
+            self.dwconv = nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim)
+            self.norm = ConvNextLayerNorm(dim, eps=1e-6)
+            self.pwconv1 = nn.Linear(dim, 4 * dim)
+            self.act = nn.GELU()
+            self.pwconv2 = nn.Linear(4 * dim, dim)
+            self.gamma = nn.Parameter(layer_scale_init_value * torch.ones((dim)), requires_grad=True) \
+                if layer_scale_init_value > 0 else None
+
+        def forward(self, x):
+            input = x
+            x = self.dwconv(x)
+            x = x.permute(0, 2, 3, 1)  # (N, C, H, W) -> (N, H, W, C)
+            x = self.norm(x)
+            x = self.pwconv1(x)
+            x = self.act(x)
+            x = self.pwconv2(x)
+            if self.gamma is not None:
+                x = self.gamma * x
+            x = x.permute(0, 3, 1, 2)  # (N, H, W, C) -> (N, C, H, W)
+            return input + x
+
     return types.SimpleNamespace(
         LayerNorm=LayerNorm, CausalSelfAttention=CausalSelfAttention, GptMLP=GptMLP, NanoGPTBlock=NanoGPTBlock,
         LlamaRMSNorm=LlamaRMSNorm, rotate_half=rotate_half, apply_rotary_pos_emb=apply_rotary_pos_emb,
         repeat_kv=repeat_kv, LlamaAttention=LlamaAttention, LlamaMLP=LlamaMLP, LlamaDecoderLayer=LlamaDecoderLayer,
         Mlp=Mlp, Attention=Attention, VitBlock=VitBlock, MixerBlock=MixerBlock, conv3x3=conv3x3,
-        BasicBlock=BasicBlock)
+        BasicBlock=BasicBlock, ConvNextLayerNorm=ConvNextLayerNorm, ConvNextBlock=ConvNextBlock)
 
 
 def build(name):

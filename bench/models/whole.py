@@ -3,10 +3,12 @@
 GPT-2 small (nanoGPT's model.py GPT with GPT-2's tanh GELU and the full logits, as
 Hugging Face's GPT2LMHeadModel returns them), a LLaMA decoder layer at TinyLlama-1.1B's
 size (transformers' LlamaDecoderLayer), ViT-B/16 (timm's VisionTransformer), ResNet-50
-(torchvision's resnet50) and a Mamba residual block (mamba-minimal's ResidualBlock), each
+(torchvision's resnet50), a Mamba residual block (mamba-minimal's ResidualBlock) and
+ConvNeXt-T's stage-2 -> 3 transition (facebookresearch/ConvNeXt's LayerNorm and Block), each
 written from its public definition (none of those packages is installed), in eval mode,
 for PyTorch 1.13: the blocks that bench/models/reference.py already has (nanoGPT's Block,
-LLaMA's decoder layer and RMSNorm, timm's ViT Block) are its classes, the rest is here. bench/run.py times each one as eager PyTorch and checks the .tdsl
+LLaMA's decoder layer and RMSNorm, timm's ViT Block, ConvNeXt's LayerNorm and Block) are its
+classes, the rest is here. bench/run.py times each one as eager PyTorch and checks the .tdsl
 function of the same name (bench/models/*.tdsl) against it, both sides computing with the
 same arrays.
 
@@ -150,6 +152,26 @@ def _mamba_flops():
     return 2 * l * (dm * 2 * di + di * (r + 2 * n) + r * di + di * dm) + 2 * l * di * n
 
 
+CN = dict(n=2, c0=192, c=384, h=14, w=14)
+
+
+def _convnext_params():
+    n, c0, c, h, w = CN["n"], CN["c0"], CN["c"], CN["h"], CN["w"]
+    return [("x", "input", (n, c0, 2 * h, 2 * w)),
+            ("ds_norm_w", "downsample.0.weight", (c0,)), ("ds_norm_b", "downsample.0.bias", (c0,)),
+            ("ds_conv_w", "downsample.1.weight", (c, c0, 2, 2)), ("ds_conv_b", "downsample.1.bias", (c,)),
+            ("dw_w", "block.dwconv.weight", (c, 1, 7, 7)), ("dw_b", "block.dwconv.bias", (c,)),
+            ("norm_w", "block.norm.weight", (c,)), ("norm_b", "block.norm.bias", (c,)),
+            ("pw1_w", "block.pwconv1.weight", (4 * c, c)), ("pw1_b", "block.pwconv1.bias", (4 * c,)),
+            ("pw2_w", "block.pwconv2.weight", (c, 4 * c)), ("pw2_b", "block.pwconv2.bias", (c,)),
+            ("gamma", "block.gamma", (c,))]
+
+
+def _convnext_flops():  # the 2x2 stride-2 conv, the depthwise 7x7, the two pointwise linears
+    n, c0, c, hw = CN["n"], CN["c0"], CN["c"], CN["h"] * CN["w"]
+    return 2 * n * hw * (c * c0 * 4 + c * 49 + 2 * c * 4 * c)
+
+
 WHOLE = [
     _gpt2(1, 64, 5), _gpt2(1, 512, 3), _gpt2(8, 128, 3),
     dict(name="llama_decoder", file="llama_decoder.tdsl", fn="llama_decoder", build=("llama",),
@@ -164,6 +186,9 @@ WHOLE = [
     dict(name="mamba_block", file="mamba_block.tdsl", fn="mamba_block", build=("mamba",),
          what="Mamba residual block, mamba-130m size (d_inner 1536, d_state 16), L=128, scan step by step",
          flops=_mamba_flops(), reps=5, params=_mamba_params()),
+    dict(name="convnext_stage", file="convnext_stage.tdsl", fn="convnext", build=("convnext",),
+         what="ConvNeXt-T's stage 2 -> 3 transition, batch 2: channels-first LayerNorm, 2x2 stride-2 conv 192 -> 384,"
+         " one Block(384) at 14²", flops=_convnext_flops(), reps=10, params=_convnext_params()),
 ]
 
 
@@ -327,12 +352,25 @@ def build(kind):
         def forward(self, x):
             return self.mixer(self.norm(x)) + x
 
+    # ---- ConvNeXt (facebookresearch/ConvNeXt models/convnext.py): one downsample layer and a Block, as
+    # ConvNeXt.__init__ builds downsample_layers[2] and stages[2][0]
+    class ConvNextStage(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.downsample = nn.Sequential(m.ConvNextLayerNorm(CN["c0"], eps=1e-6, data_format="channels_first"),
+                                            nn.Conv2d(CN["c0"], CN["c"], kernel_size=2, stride=2))
+            self.block = m.ConvNextBlock(CN["c"])
+
+        def forward(self, x):
+            return self.block(self.downsample(x))
+
     make = {
         "gpt2": GPT2,
         "llama": lambda: m.LlamaDecoderLayer(LL["dim"], LL["nh"], LL["nkv"], LL["ff"], eps=1e-5),
         "vit": VisionTransformer,
         "resnet50": ResNet50,
         "mamba": MambaResidualBlock,
+        "convnext": ConvNextStage,
     }
     return make[kind]().eval()
 

@@ -10,10 +10,11 @@ ir/scalar.c's cat_expr), against NumPy's concatenate and stack:
     another operand, split along the outermost (parallel) dim of a large result, read
     transposed by a copy (register-block transposes within each piece) and by an
     elementwise op (tiles within each piece);
-  - a cat that is also an output, and one a reduction reads (both stored); a cat whose
-    reader a stack reads (stored: recomputed piece by piece it would store the reader);
+  - a cat that is also an output (stored), one a reduction reads (read in place: RED_SRC
+    below); a cat whose reader a stack reads (stored: recomputed piece by piece it would
+    store the reader);
   - a cat read through a view that splits its dim over two dims (f32 and f16): stored;
-    why a cat stays stored, in `--emit=ir` (through such a view; read by a reduction);
+    why a cat stays stored, in `--emit=ir` (through such a view; read by a scan);
   - five cats of 16 pieces each (f16) summed: more piece bounds along one dim than a
     kernel splits its loops at, each read through selects over its clamped pieces;
 and the plan: the RoPE function is one kernel (no kernel of its own for the cat), its
@@ -137,19 +138,8 @@ def main():
     if p.returncode != 0:
         T.report("run", [f"exit {p.returncode}: {p.stderr.strip()[:800]}"], program=SRC)
     else:
-        ws = want(v)
-        T.check("outputs", len(outs) == len(ws), f"{len(outs)} outputs, want {len(ws)}")
-        for k, (got, w) in enumerate(zip(outs, ws)):
-            errs = []
-            if got.dtype != w.dtype or got.shape != w.shape:
-                errs.append(f"{got.dtype}{list(got.shape)}, want {w.dtype}{list(w.shape)}")
-            elif w.dtype.kind == "f":
-                tol = 1e-2 if w.dtype == np.float16 else 1e-5
-                if not np.allclose(got.astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol):
-                    errs.append(f"max error {np.max(np.abs(got.astype(np.float64) - w)):.3g}")
-            elif not np.array_equal(got, w):
-                errs.append("values differ")
-            T.report(f"r{k + 1}", errs)
+        check_outputs("f", outs, want(v))
+    check_reduced()
     p = emit_text(TDSLC, SRC, "ir", ["--json", "--fn", "rope"])
     if p.returncode != 0:
         T.report("rope plan", [f"exit {p.returncode}: {p.stderr.strip()[:800]}"])
@@ -164,12 +154,95 @@ def main():
     # why a cat stays stored, as --emit=ir says it (ir/why.c's piece reasons)
     for fn, reason in (("split_view", "read by mul at line 3 (k1) through a view that splits the dim its pieces"
                         " change along"),
-                       ("reduced", "read by amax at line 8 (k1), which is no elementwise op to split where the"
+                       ("reduced", "read by cumsum at line 8 (k1), which is no elementwise op to split where the"
                         " pieces change")):
         p = emit_text(TDSLC, WHY_SRC, "ir", ["--fn", fn])
         T.check(f"{fn}: --emit=ir gives the cat's reason", p.returncode == 0 and f"# stored: {reason}" in p.stdout,
                 p.stdout[:1500] + p.stderr[:400])
     sys.exit(T.summary())
+
+
+# Reductions reading a cat in place (ir/fuse.c's pieces_read_why, ir/row.c's row_cuts): the
+# cat is never stored. ViT's class token then a layer norm, a softmax (pieces along the
+# rows); sums, var_mean and argmax over the cat's dim (long rows: each pass split where the pieces
+# change; a short row: unrolled); a mean over a channels-first cat (N, C, H, W). Then the
+# column schedule's joined dims (ir/row.c's col_join): a channels-last layer norm's statistics
+# of an NCHW x (H and W one loop of H W columns) and a mean over C of a padded x (not joined: the
+# padding compares the index of W).
+RED_SRC = """
+fn reduced(cls: f32[1, 1, 64], x: f32[2, 16, 64], w: f32[64], b: f32[64], p: f32[8, 40], q: f32[8, 50],
+           s: f32[8, 5], t: f32[8, 11], u: f64[6, 30], v: f64[4, 30], m: f32[2, 3, 4, 5], n: f32[2, 5, 4, 5],
+           y: f32[2, 24, 6, 7]) -> (f32[2, 17, 64], f32[8], f32[8], f32[8], f64[10, 30], f32[8], f32[2, 4, 5],
+           f32[2, 6, 7], f32[2, 6, 7], f32[2, 6, 9], i64[8]) {
+    r1 = F.layer_norm(torch.cat([cls.expand(2, -1, -1), x], 1), (64,), w, b)
+    r2 = torch.cat([p, q], -1).sum(-1)
+    r3, r4 = torch.var_mean(torch.cat([p, q * 2.0], -1), -1)
+    r5 = torch.softmax(torch.cat([u, v], 0), -1) * 2.0
+    r6 = torch.cat([s, t], -1).sum(-1)
+    r7 = torch.cat([m, n], 1).mean(1)
+    r8, r9 = torch.var_mean(y.permute(0, 2, 3, 1), -1)
+    r10 = F.pad(y, (1, 1)).mean(1)
+    r11 = torch.cat([q, p, q], -1).argmax(-1)
+    return r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11
+}
+"""
+
+
+def red_inputs():
+    def f32(*shape):
+        return RNG.standard_normal(shape).astype(np.float32)
+    return {"cls": f32(1, 1, 64), "x": f32(2, 16, 64), "w": f32(64), "b": f32(64), "p": f32(8, 40),
+            "q": f32(8, 50), "s": f32(8, 5), "t": f32(8, 11), "u": RNG.standard_normal((6, 30)),
+            "v": RNG.standard_normal((4, 30)), "m": f32(2, 3, 4, 5), "n": f32(2, 5, 4, 5), "y": f32(2, 24, 6, 7)}
+
+
+def red_want(v):
+    cat = np.concatenate
+
+    def ln(z, eps=1e-5):
+        z = z.astype(np.float64)
+        return (z - z.mean(-1, keepdims=True)) / np.sqrt(z.var(-1, keepdims=True) + eps)
+
+    pq = cat((v["p"], v["q"] * 2), -1).astype(np.float64)
+    e = np.exp(cat((v["u"], v["v"]), 0))
+    y64 = v["y"].astype(np.float64)
+    yp = np.pad(y64, ((0, 0), (0, 0), (0, 0), (1, 1)))
+    return [(ln(cat((np.broadcast_to(v["cls"], (2, 1, 64)), v["x"]), 1)) * v["w"] + v["b"]).astype(np.float32),
+            cat((v["p"], v["q"]), -1).astype(np.float64).sum(-1).astype(np.float32),
+            pq.var(-1, ddof=1).astype(np.float32), pq.mean(-1).astype(np.float32), e / e.sum(-1, keepdims=True) * 2,
+            cat((v["s"], v["t"]), -1).astype(np.float64).sum(-1).astype(np.float32),
+            cat((v["m"], v["n"]), 1).astype(np.float64).mean(1).astype(np.float32),
+            y64.var(1, ddof=1).astype(np.float32), y64.mean(1).astype(np.float32),
+            yp.mean(1).astype(np.float32), cat((v["q"], v["p"], v["q"]), -1).argmax(-1)]
+
+
+def check_outputs(name, outs, ws):
+    T.check(f"{name}: outputs", len(outs) == len(ws), f"{len(outs)} outputs, want {len(ws)}")
+    for k, (got, w) in enumerate(zip(outs, ws)):
+        errs = []
+        if got.dtype != w.dtype or got.shape != w.shape:
+            errs.append(f"{got.dtype}{list(got.shape)}, want {w.dtype}{list(w.shape)}")
+        elif w.dtype.kind == "f":
+            tol = 1e-2 if w.dtype == np.float16 else 1e-5 if name == "f" else 1e-4
+            if not np.allclose(got.astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol):
+                errs.append(f"max error {np.max(np.abs(got.astype(np.float64) - w)):.3g}")
+        elif not np.array_equal(got, w):
+            errs.append("values differ")
+        T.report(f"{name}: r{k + 1}", errs)
+
+
+def check_reduced():
+    v = red_inputs()
+    p, outs = run_outputs(TDSLC, RED_SRC, v, fn="reduced")
+    if p.returncode != 0:
+        return T.report("reduced: run", [f"exit {p.returncode}: {p.stderr.strip()[:800]}"], program=RED_SRC)
+    check_outputs("reduced", outs, red_want(v))
+    # no cat stored; r8 and r9 one loop of the 42 positions (H W joined), r10's not
+    p = emit_text(TDSLC, RED_SRC, "ir", ["--fn", "reduced"])
+    T.check("reduced: no cat stored", p.returncode == 0 and "buffers: 0 intermediate" in p.stdout, p.stdout[-1500:])
+    p = emit_text(TDSLC, RED_SRC, "kernels", ["--fn", "reduced"])
+    T.check("reduced: H W joined", p.returncode == 0 and " in 0..42 {" in p.stdout and " in 0..54 {" not in p.stdout,
+            p.stdout[-3000:])
 
 
 WHY_SRC = """fn split_view(a: f32[4, 6], b: f32[4, 6]) -> f32[4, 3, 4] {
@@ -179,7 +252,7 @@ WHY_SRC = """fn split_view(a: f32[4, 6], b: f32[4, 6]) -> f32[4, 3, 4] {
 fn reduced(a: f32[4, 6], b: f32[4, 6]) -> f32[4, 12] {
     c = torch.cat([a, b], dim=1)
     d = c * 2
-    return d + c.amax(-1, keepdim=True)
+    return d + c.cumsum(-1)
 }
 """
 

@@ -5,7 +5,8 @@
     unsqueeze, reshape of a fused value) between its ops, is one kernel;
   - softmax and log_softmax are one kernel each; the seed layer norm at most two;
     relu(x @ w + b) is one kernel; a layer or RMS norm before a linear is computed as
-    the matmul packs its operand (never stored);
+    the matmul packs its operand (never stored); a residual stream after a linear is
+    stored by that linear's kernel;
   - programs of views only, contiguous() of a contiguous tensor and a same-dtype
     .to() have no kernel;
   - a transposed or sliced matmul operand is read through its strides: no kernel
@@ -177,6 +178,16 @@ def main():
     src = ("fn f(x: f32[2, 16, 64], g: f32[64], w: f32[96, 64]) -> f32[2, 16, 96] {\n"
            "    n = g * (x * rsqrt(x.pow(2).mean(-1, keepdim=true) + 1e-6))\n    return n @ w.t()\n}")
     check("rms_norm_into_linear", src, max_kernels=2, fused=["n"])
+    # the residual stream after a block's last linear, reduced by the next norm and read by
+    # the next sum: stored by that matmul as its epilogue (ir/fuse.c's reads_lone_matmul), not
+    # the matmul's result with the norm's kernels adding x to it again
+    src = ("fn f(x: f32[2, 16, 64], h: f32[2, 16, 32], w: f32[64, 32], b: f32[64], v: f32[48, 64])"
+           " -> f32[2, 16, 48] {\n    x = x + F.linear(h, w, b)\n"
+           "    return F.linear(F.layer_norm(x, (64,)), v) + x.sum(-1, keepdim=True)\n}")
+    doc, err = plan(src)
+    mm = [k["ops"] for k in doc["kernels"] if k["ops"][:1] == ["matmul"]] if doc else []
+    report("residual_stored_by_its_matmul", [err] if err else [] if ["matmul", "add", "add"] in mm else
+           [f"no kernel stores x + (h @ w.t() + b) as a matmul's epilogue: {mm}"], src, doc)
 
     # no kernels at all
     with open(os.path.join(EXAMPLES, "storage_views.tdsl"), encoding="utf-8") as f:
