@@ -567,13 +567,12 @@ static bool share_heads(Graph *g, Node *a) {
     int64_t H = a->out->view.shape[d], cut[2] = {0, 0};
     View r;
     for (int s = 1; s <= 2; s++)
-      for (int64_t c = 1; c <= H && !cut[s - 1] && copy_under(a->srcs[s]); c++)
+      for (int64_t c = H; c >= 1 && !cut[s - 1] && copy_under(a->srcs[s]); c--)  // (MQA: (1, H), not (H, 1))
         if (H % c == 0 && repeat_read(a->srcs[s], d, 2, (int64_t[]){H / c, c}, &r))
           cut[s - 1] = c;
     if (!cut[0] && !cut[1])
       continue;
-    int64_t c2 = cut[0] > cut[1] ? cut[0] : cut[1], c1 = cut[0] && cut[1] && cut[0] < cut[1] ? cut[0] : cut[1];
-    c1 = c1 ? c1 : c2;
+    int64_t c2 = cut[0] > cut[1] ? cut[0] : cut[1], c1 = !cut[0] || !cut[1] ? c2 : cut[0] + cut[1] - c2;
     int64_t n2[2] = {H / c2, c2}, n3[3] = {H / c2, c2 / c1, c1};
     bool both = c1 != c2 && c2 % c1 == 0 && nd + 1 < TD_MAX_DIMS && repeat_read(a->srcs[1], d, 3, n3, &r) &&
                 repeat_read(a->srcs[2], d, 3, n3, &r);
