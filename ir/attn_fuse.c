@@ -15,10 +15,11 @@
 // value), a bool mask that hides where m is true gets a logical_not node just before
 // it, and the parts, read by nothing else, are pruned. Each part must be read only by
 // the next (not returned, not stored into), its result read whole as it is laid out,
-// all of one dtype (f32, f64 or bf16), q, kT and v of at least 2 dims; anything else
+// all of one dtype (f32, f64, bf16 or f16), q, kT and v of at least 2 dims; anything else
 // is left as written. The arithmetic differs from the parts' in rounding only (online
-// softmax, fused multiply-adds, q scaled before the product; in bf16 one rounding for
-// the parts' four), which the tests' tolerances hold.
+// softmax, fused multiply-adds, q scaled before the product; in bf16 and f16 one rounding
+// for the parts' four, and in f16 no scores overflowed to inf: see fuse_one), which the
+// tests' tolerances hold.
 #include "ir/ir.h"
 
 #include <math.h>
@@ -46,13 +47,9 @@ static Node *sole_part(const Graph *g, const Value *v, Op op) {
   if (v->is_scalar || !v->buf || v->buf->kind != BUF_KERNEL)
     return NULL;
   Node *n = v->buf->producer;
-  const View *nv = &n->out->view;
-  if (n->op != op || v->view.ndim != nv->ndim || v->view.offset != 0 || reads_of(g, n) != 1)
-    return NULL;
-  for (int d = 0; d < nv->ndim; d++)
-    if (v->view.shape[d] != nv->shape[d] || (nv->shape[d] > 1 && v->view.strides[d] != nv->strides[d]))
-      return NULL;
-  return n;
+  View nv = n->out->view;
+  nv.offset = 0;
+  return n->op == op && view_same_elems(v->view, nv) && reads_of(g, n) == 1 ? n : NULL;
 }
 
 static bool is_neg_inf(const Value *v) { return v->is_scalar && isinf(v->sval) && v->sval < 0; }
@@ -185,13 +182,13 @@ static bool same_value(const Value *a, const Value *b, int depth) {
     return a->is_scalar && b->is_scalar && a->dtype == b->dtype &&
            (dtype_is_float(a->dtype) ? a->sval == b->sval : a->ival == b->ival);
   if (depth > 32 || a->dtype != b->dtype || !a->buf || !b->buf || a->buf->kind != BUF_KERNEL ||
-      b->buf->kind != BUF_KERNEL || !view_equal(a->view, b->view))
+      b->buf->kind != BUF_KERNEL || !view_same_elems(a->view, b->view))
     return false;
   const Node *x = a->buf->producer, *y = b->buf->producer;
   if (x == y)
     return true;
   if (x->op != y->op || x->out->dtype != y->out->dtype || x->nsrc != y->nsrc ||
-      !view_equal(x->out->view, y->out->view) || (!is_leaf(x->op) && !op_is_pointwise(x->op)))
+      !view_same_elems(x->out->view, y->out->view) || (!is_leaf(x->op) && !op_is_pointwise(x->op)))
     return false;
   if (is_leaf(x->op))
     return x->attr.lo == y->attr.lo && x->attr.hi == y->attr.hi && x->attr.ilo == y->attr.ilo &&
@@ -286,12 +283,17 @@ static bool fuse_one(Graph *g, Evals *ev, Node *y) {
   int nd = ov->ndim;
   if (!sm || nd < 2 || sm->attr.dims != 1u << (sm->out->view.ndim - 1) || sm->out->view.ndim != nd)
     return false;
-  // In bf16 the parts round each result to bf16 (PyTorch 1.13's CPU matmul sums in f32,
-  // then rounds; softmax computes in f32): the attention computes in f32 and rounds once,
-  // within a bf16 rounding or two of the parts' (and nearer the exact value). In f16 the
-  // parts' scores overflow to inf past 65504, the attention's do not: left as written.
+  // In bf16 and f16 the parts round each result to the dtype (PyTorch's matmul sums in
+  // f32, then rounds; softmax computes in f32): the attention computes in f32 and rounds
+  // once, within a rounding or two of the parts' (and nearer the exact value). In f16 the
+  // parts' raw scores overflow to inf past 65504 (a row holding +inf is then NaN: inf -
+  // inf in the softmax), the attention's do not: its scores are f32 and its result is the
+  // attention's exact value rounded, as PyTorch's own fusions give on a GPU (its flash and
+  // memory-efficient kernels, and torch.compile's replacement of this chain by them).
+  // PyTorch 1.13's CPU has no f16 bmm: there the chain has no meaning to keep.
   DType dt = y->out->dtype;
-  if ((dt != DT_F32 && dt != DT_F64 && dt != DT_BF16) || sm->out->dtype != dt || sm->srcs[0]->dtype != dt)
+  if ((dt != DT_F32 && dt != DT_F64 && dt != DT_BF16 && dt != DT_F16) || sm->out->dtype != dt ||
+      sm->srcs[0]->dtype != dt)
     return false;
   // the mask or bias (optional), the scale (optional), the scores' matmul
   const Value *s = sm->srcs[0], *cond = NULL, *bias = NULL;
@@ -440,16 +442,20 @@ static bool place_outputs(Graph *g) {
 // number of batch dims: the R heads' loop, inner, is the parallel one at LLaMA's
 // sizes), so nothing else changes.
 
-// v with dim d split into (n0, n1): the same elements (n0 * n1 == v.shape[d]).
-static View split_dim(View v, int d, int64_t n0, int64_t n1) {
+// v with dim d split into np parts of sizes n[0..np-1], outermost first: the same elements (their product
+// v.shape[d]).
+static View split_dims(View v, int d, int np, const int64_t *n) {
   View r = v;
-  r.ndim = v.ndim + 1;
-  for (int i = v.ndim; i > d + 1; i--)
-    r.shape[i] = v.shape[i - 1], r.strides[i] = v.strides[i - 1];
-  r.shape[d] = n0, r.strides[d] = v.strides[d] * n1;
-  r.shape[d + 1] = n1, r.strides[d + 1] = v.strides[d];
+  r.ndim = v.ndim + np - 1;
+  for (int i = v.ndim - 1; i > d; i--)
+    r.shape[i + np - 1] = v.shape[i], r.strides[i + np - 1] = v.strides[i];
+  int64_t st = v.strides[d];
+  for (int j = np - 1; j >= 0; j--)
+    r.shape[d + j] = n[j], r.strides[d + j] = st, st *= n[j];
   return r;
 }
+
+static View split_dim(View v, int d, int64_t n0, int64_t n1) { return split_dims(v, d, 2, (int64_t[]){n0, n1}); }
 
 // The copy (a contiguous() or reshape of a view that is not one) whose result v reads,
 // of the same dtype into a contiguous buffer of its own; NULL if v is not one.
@@ -485,17 +491,19 @@ static bool recompose(int pndim, const int64_t *pshape, const View *x, View r, V
   return true;
 }
 
-// src (k or v) split at dim d into (n0, n1), read through the copy of a repeat when
-// one is under it and its repeated part (dim rep) then moves through no element: into
-// *out; whether it is.
-static bool repeat_read(const Value *src, int d, int64_t n0, int64_t n1, int rep, View *out) {
+// src (k or v) split at dim d into the np parts n, read through the copy of a repeat when one is under it
+// and one of the parts then moves through no element: into *out; whether it is.
+static bool repeat_read(const Value *src, int d, int np, const int64_t *n, View *out) {
   const Node *c = copy_under(src);
   View r;
-  if (!c || !recompose(c->out->view.ndim, c->out->view.shape, &c->srcs[0]->view, split_dim(src->view, d, n0, n1), &r) ||
-      r.strides[rep] != 0)
+  if (!c || !recompose(c->out->view.ndim, c->out->view.shape, &c->srcs[0]->view, split_dims(src->view, d, np, n), &r))
     return false;
-  *out = r;
-  return true;
+  for (int j = d; j < d + np; j++)
+    if (r.shape[j] > 1 && r.strides[j] == 0) {
+      *out = r;
+      return true;
+    }
+  return false;
 }
 
 // A copy of the repeating copy c's source without the repeats (its broadcast dims of
@@ -523,54 +531,53 @@ static Value *unrepeat(Graph *g, Node *a, const Node *c, View r) {
   return graph_view(g, u->out, at, c->loc);
 }
 
-// Attention a's batch dim d split in every operand and its result, the repeated k or
-// v read at their own heads (split_dim, repeat_read).
-static void split_heads(Graph *g, Node *a, int d, int64_t n0, int64_t n1, int rep) {
-  int id = a->out->view.ndim - 1, ed = id + 1;  // the split views' key (row) and feature dims
+// Attention a's batch dim d split into the np parts n in every operand and its result, the repeated k and v
+// read at their own heads (split_dims, repeat_read).
+static void split_heads(Graph *g, Node *a, int d, int np, const int64_t *n) {
+  int id = a->out->view.ndim + np - 3, ed = id + 1;  // the split views' key (row) and feature dims
   for (int s = 0; s < a->nsrc; s++) {
     Value *src = a->srcs[s];
     View r;
-    if ((s == 1 || s == 2) && repeat_read(src, d, n0, n1, rep, &r)) {
+    if ((s == 1 || s == 2) && repeat_read(src, d, np, n, &r)) {
       const Node *c = src->buf->producer;
       bool dense = r.strides[ed] == 1 && (r.shape[id] == 1 || r.strides[id] == r.shape[ed]);
       if (!dense && graph_buffer_uses(g, c->out->buf, NULL) == 1)
-        a->srcs[s] = unrepeat(g, a, c, split_dim(src->view, d, n0, n1));
+        a->srcs[s] = unrepeat(g, a, c, split_dims(src->view, d, np, n));
       else
         a->srcs[s] = graph_view(g, c->srcs[0], r, src->loc);
     } else {
-      a->srcs[s] = graph_view(g, src, split_dim(src->view, d, n0, n1), src->loc);
+      a->srcs[s] = graph_view(g, src, split_dims(src->view, d, np, n), src->loc);
     }
   }
-  Value *y = graph_view(g, a->out, split_dim(a->out->view, d, n0, n1), a->out->loc);
+  Value *y = graph_view(g, a->out, split_dims(a->out->view, d, np, n), a->out->loc);
   y->node = a;
   a->out->node = NULL;  // now a view of the attention's result, as its readers see it
   a->out = y;
 }
 
-// Attention a whose k or v repeats heads: its heads split (split_heads), or false.
+// Attention a whose k or v repeats heads: its heads split (split_heads), or false. Each of k and v that
+// is a repeat's copy has its cut: the inner part c of a split of the head dim into (H / c, c) that reads
+// it through the copy's source (c = R for repeat_kv and repeat_interleave, KV for repeat). Where both are
+// and their cuts differ (k repeat_interleave'd, v repeat'ed: h / R and h % KV), the head dim is split at
+// both, (H / c2, c2 / c1, c1) where c1 divides c2, and each reads its source through its own parts
+// (cuts that do not nest: the larger one's operand alone; the other keeps its copy).
 static bool share_heads(Graph *g, Node *a) {
   int nd = a->out->view.ndim;
-  if (nd < 3 || nd >= TD_MAX_DIMS)
-    return false;
-  for (int d = 0; d < nd - 2; d++) {
-    int64_t H = a->out->view.shape[d];
-    for (int s = 1; s <= 2; s++) {
-      const Node *c = copy_under(a->srcs[s]);
-      const View *x = c ? &c->srcs[0]->view : NULL;
-      for (int q = 0; x && q < x->ndim; q++) {
-        int64_t R = x->shape[q];
-        if (x->strides[q] != 0 || R < 2 || H % R != 0)
-          continue;
-        View r;
-        for (int outer = 0; outer < 2; outer++) {  // (H / R, R): repeat_kv, repeat_interleave; (R, H / R): repeat
-          int64_t n0 = outer ? R : H / R, n1 = outer ? H / R : R;
-          if (repeat_read(a->srcs[s], d, n0, n1, d + !outer, &r)) {
-            split_heads(g, a, d, n0, n1, d + !outer);
-            return true;
-          }
-        }
-      }
-    }
+  for (int d = 0; d < nd - 2 && nd < TD_MAX_DIMS; d++) {
+    int64_t H = a->out->view.shape[d], cut[2] = {0, 0};
+    View r;
+    for (int s = 1; s <= 2; s++)
+      for (int64_t c = H; c >= 1 && !cut[s - 1] && copy_under(a->srcs[s]); c--)  // (MQA: (1, H), not (H, 1))
+        if (H % c == 0 && repeat_read(a->srcs[s], d, 2, (int64_t[]){H / c, c}, &r))
+          cut[s - 1] = c;
+    if (!cut[0] && !cut[1])
+      continue;
+    int64_t c2 = cut[0] > cut[1] ? cut[0] : cut[1], c1 = !cut[0] || !cut[1] ? c2 : cut[0] + cut[1] - c2;
+    int64_t n2[2] = {H / c2, c2}, n3[3] = {H / c2, c2 / c1, c1};
+    bool both = c1 != c2 && c2 % c1 == 0 && nd + 1 < TD_MAX_DIMS && repeat_read(a->srcs[1], d, 3, n3, &r) &&
+                repeat_read(a->srcs[2], d, 3, n3, &r);
+    split_heads(g, a, d, both ? 3 : 2, both ? n3 : n2);
+    return true;
   }
   return false;
 }
@@ -594,16 +601,6 @@ static bool share_heads(Graph *g, Node *a) {
 // R 8, T 256: the attention 1.05x the time of both kernels with LLVM), so it stays stored
 // (a KV head's size, R times smaller than q's).
 
-// Views a and b walk the same elements.
-static bool same_elems(View a, View b) {
-  if (a.ndim != b.ndim || a.offset != b.offset)
-    return false;
-  for (int d = 0; d < a.ndim; d++)
-    if (a.shape[d] != b.shape[d] || (a.shape[d] > 1 && a.strides[d] != b.strides[d]))
-      return false;
-  return true;
-}
-
 // Node m (x * cos, either way) as the plain product of the rotation whose halves lo and
 // hi (cat's sources: x's low half, the negated high half's source) are: x and cos into
 // *x and *cs, or false.
@@ -619,10 +616,10 @@ static bool plain_product(const Node *m, const Value *lo, const Value *hi, const
       whole &= a->view.shape[d] == ov->shape[d];
     View half = a->view;
     half.shape[ed] /= 2;
-    if (!whole || !same_elems(lo->view, half))
+    if (!whole || !view_same_elems(lo->view, half))
       continue;
     half.offset += half.shape[ed] * half.strides[ed];
-    if (!same_elems(hi->view, half))
+    if (!view_same_elems(hi->view, half))
       continue;
     *x = a, *cs = m->srcs[1 - j];
     return true;
@@ -659,7 +656,7 @@ static bool rotation(const Graph *g, const Node *p, const Value **x, View *tv, c
 static const Value *other(const Node *m, const Value *v) {
   for (int j = 0; j < 2; j++) {
     const Value *a = m->srcs[j];
-    if (!a->is_scalar && !v->is_scalar && a->buf == v->buf && same_elems(a->view, v->view))
+    if (!a->is_scalar && !v->is_scalar && a->buf == v->buf && view_same_elems(a->view, v->view))
       return m->srcs[1 - j];
   }
   return NULL;
@@ -686,13 +683,13 @@ static bool complex_rotation(const Graph *g, const Node *p, const Value **x, Vie
   for (int j = 0; j < 2; j++) {
     const Value *xr = m[0]->srcs[j], *fr = m[0]->srcs[1 - j], *fi = other(m[2], xr), *xi = fi ? other(m[1], fi) : NULL;
     const Value *fr2 = xi ? other(m[3], xi) : NULL;
-    if (!fr2 || fr->is_scalar || fr2->buf != fr->buf || !same_elems(fr2->view, fr->view) || xr->buf != xi->buf ||
+    if (!fr2 || fr->is_scalar || fr2->buf != fr->buf || !view_same_elems(fr2->view, fr->view) || xr->buf != xi->buf ||
         xr->dtype != dt || fr->dtype != dt || fi->dtype != dt || xr->view.ndim != nd - 1 || xi->view.ndim != nd - 1)
       continue;
     View hi = xr->view;
     int64_t ps = xi->view.offset - xr->view.offset;
     hi.offset += ps;
-    bool whole = ps != 0 && same_elems(xi->view, hi) && (hi.shape[nd - 2] == 1 || hi.strides[nd - 2] == 2 * ps);
+    bool whole = ps != 0 && view_same_elems(xi->view, hi) && (hi.shape[nd - 2] == 1 || hi.strides[nd - 2] == 2 * ps);
     for (int d = 0; d < nd - 1; d++)
       whole &= xr->view.shape[d] == pv->shape[d];
     if (!whole || !view_expand(fr->view, nd - 1, pv->shape, &tv[0], &bad) ||

@@ -24,7 +24,8 @@
 //       softmax, loops over r innermost (the backends vectorize them; exp by sched_cpu):
 //         x = sc (+ mask, or -inf where hidden) into sc, b[r] = max over jj
 //         m'[r] = maximum(m[r], b[r]); c[r] = m == m' ? 1 : exp(m - m'); m = m'
-//         p = x == -inf ? 0 : exp(x - m) into sc (exps by attn_weight: no subnormals), b[r] = sum over jj; l = l * c + b
+//         p = x == -inf ? 0 : exp(x - m) into sc, b[r] = sum over jj; l = l * c + b
+//         (c's and p's exp by attn_weight: 0 below a floor, no subnormals)
 //       values: acc[e][..] *= c[..], then acc[e][..] += sum over jj of v[j0 + jj, e] *
 //         sc[jj][..]: the micro-kernel again, v's columns read in place as its rows (a
 //         divisor of Ev a call), sc its B panel, acc its tile (its sums loaded); v's
@@ -36,8 +37,8 @@
 // unless a mask is read at the row; its padding rows (q = 0) stay finite and are never
 // stored.
 //
-// q is copied once per tile into qt, and acc * (1 / l) stored out, by scalar loops
-// (copy_row: the vectorizer's gathers and scatters cost more to compile and run). The
+// q is copied once per tile into qt, and acc * (1 / l) stored out, V x V blocks through
+// the registers where q's and out's rows are unit-stride, else scalar (copy_tile). The
 // LB_TEMPs qt, sc, acc and st (m, l, b and c), each MR lanes wide, have a region per batch when the batch loop is the parallel one
 // (the tiles of a batch take turns in it, so it stays in the caches), per tile when the
 // tile loop is, else one: parallel iterations share nothing. The rows being lanes, the
@@ -70,6 +71,8 @@ typedef struct Tile {
   int kr;                 //   that buffer (S x E; per thread where the batch loop is the parallel one)
   int qr;                 // q rotated (attr.rope): the tile's rows rotated into this scratch (MR x E,
                           //   row-major: vector loops) first, copied from there; else -1
+  bool qvec, ovec;        // q's rows (or its rotated ones) read, out's rows written, by vectors
+                          //   (unit-stride in e, the computing dtype: the copies' blocks)
   bool one;               // a single key block (S <= KB): no running rescale (see key_block)
   int qt, sc, acc, st;      // the temps (program buffers)
   enum { SLOT_ONE, SLOT_BATCH, SLOT_TILE } slots;  // which tiles share a region of them (tile_at)
@@ -173,14 +176,22 @@ static int64_t sub_tiles(int64_t w, int most, int *per) {
 
 // ---- the transposing copies ----
 // qt from q (rows in, lanes out) and out from acc (lanes in, rows out) read or write
-// one side MR elements apart. The loop vectorizer would make them 16-lane gathers or
-// scatters of 64-bit indices, which x86 splits in two and which cost LLVM ~20M
-// instructions to compile (examples/attention.tdsl to an object: 142.7M -> 126.4M
-// without them, callgrind); in V x V shuffle transposes (ir/ew.c's) they cost 10M more
-// than the gathers. So they stay scalar (LStmt.vector 1), COPY_UNROLL columns an
-// iteration: the attention kernel of examples/attention.tdsl runs 0.85x the time of the
-// gathers' with the LLVM backend (0.93x with C; one column an iteration: 1.14x, two:
-// 0.89x; tdslc bench --profile, interleaved).
+// one side MR elements apart. Where the row side is unit-stride in e and of the
+// computing dtype (q or its rotated rows read, out written), they move V x V blocks
+// through the registers: V vector loads, scaled (q by the scale, acc by 1 / l: each
+// element as the scalar copy would, so the results are the same bits), log2(V) rounds
+// of shuffles (ew_transpose), V vector stores: bench/workloads/sdpa.tdsl's sdpa_256 and
+// sdpa_causal_256 0.93x and 0.91x the time of the scalar copies with the LLVM backend,
+// 1.00x and 0.98x with C (gcc vectorized the scalar loop itself, with permutes), sdpa_1024
+// and the seed attention unchanged (1024 keys a tile: the copies weigh little). For the C
+// backend (CpuTarget.c_source) they stay scalar: no faster there, and each shuffle's C
+// (with its fallback for compilers without vector extensions) is ~600 bytes, 64 a block
+// (GPT-2 small's --emit=c 59 -> 210 KB). The rows
+// and columns past whole blocks (a padded tile's last rows, E % V columns), and every
+// element where the row side is not so, stay scalar loops (LStmt.vector 1: the
+// vectorizer would make 16-lane gathers or scatters of 64-bit indices, which x86 splits
+// in two and which cost LLVM ~20M instructions to compile), COPY_UNROLL columns an
+// iteration.
 enum { COPY_UNROLL = 4 };
 
 typedef enum { COPY_Q, COPY_OUT } CopyKind;
@@ -201,19 +212,98 @@ static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind ki
   kb_store_node(kb, into, T->n, x, bin(T, OP_MUL, kb_buf_load(kb, T->acc, tile_at(T, R, T->Ev, e, r)), ref(T, l)));
 }
 
-// Columns 0..w of row r: a scalar loop of COPY_UNROLL columns an iteration, the rest after it.
-static void copy_row(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, int64_t w, int l) {
-  int64_t n = w / COPY_UNROLL;
+// Columns c0..w of row r: a scalar loop of COPY_UNROLL columns an iteration, the rest after it.
+static void copy_row(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, int64_t c0, int64_t w,
+                     int l) {
+  int64_t n = (w - c0) / COPY_UNROLL;
   LIndex e;
   if (n) {
-    LStmtList *in = kb_step_loop(T->kb, into, n, kb_ix_const(0), COPY_UNROLL, false, &e);
+    LStmtList *in = kb_step_loop(T->kb, into, n, kb_ix_const(c0), COPY_UNROLL, false, &e);
     if (n > 1)
       into->data[into->len - 1]->vector = 1;  // (kb_step_loop's loop: keep it scalar)
     for (int u = 0; u < COPY_UNROLL; u++)
       copy_elem(T, in, R, kind, r, plus(e, u), l);
   }
-  for (int64_t c = n * COPY_UNROLL; c < w; c++)
+  for (int64_t c = c0 + n * COPY_UNROLL; c < w; c++)
     copy_elem(T, into, R, kind, r, kb_ix_const(c), l);
+}
+
+// Where a copy's row side (q's row i or out's, column c) is: *arg and *at. (q rotated:
+// its scratch, read by copy_block_v itself.)
+static void row_side(const Tile *T, CopyKind kind, LIndex i, LIndex c, int *arg, LIndex *at) {
+  KernelBuilder *kb = T->kb;
+  LIndex x[TD_MAX_DIMS];
+  index_of(T, i, c, x);
+  if (kind == COPY_Q) {
+    LExpr *e = kb_value(kb, T->q, x);
+    TD_ASSERT(e->kind == LX_LOAD && e->dt == T->cd && !e->idx.dyn);
+    *arg = e->buf, *at = e->idx;
+    return;
+  }
+  *arg = kb_arg(kb, kb->buf_of[T->n->out->buf->id], false, true);
+  *at = kb_view_index(kb, &T->n->out->view, x);
+}
+
+// The V x V block of rows r0.., columns e0.. (l: the local of 1 / l's lanes r0.., out).
+static void copy_block_v(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, int r0, LIndex e0, int l) {
+  KernelBuilder *kb = T->kb;
+  int V = T->V, in[KB_ROWS], out[KB_ROWS], arg;
+  LIndex at, rr = kb_ix_const(r0);
+  for (int k = 0; k < V; k++) {
+    LExpr *x;
+    if (kind == COPY_Q) {  // row r0 + k: columns e0..
+      LIndex i = plus(R->i0, r0 + k);
+      if (T->qr >= 0) {
+        x = vload(T, T->qr, sum(kb, kb_ix_const((int64_t)(r0 + k) * T->E), &e0, 1), V);
+      } else {
+        row_side(T, kind, i, e0, &arg, &at);
+        x = lx_vload(kb->cx, T->cd, V, arg, at);
+      }
+      x = lx_binary(kb->cx, OP_MUL, T->cd, x, splat(T, V, fc(T, T->n->attr.scale)));
+    } else {  // column e0 + k: rows r0..
+      x = lx_binary(kb->cx, OP_MUL, T->cd, vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, k), rr), V), vref(T, V, l));
+    }
+    x->lanes = V;
+    in[k] = kb_let_local(kb, into, x);
+  }
+  ew_transpose(kb, into, T->cd, V, in, out);
+  for (int k = 0; k < V; k++) {
+    LExpr *x = vref(T, V, out[k]);
+    if (kind == COPY_Q) {  // column e0 + k: rows r0..
+      vstore(T, into, T->qt, tile_at(T, R, T->E, plus(e0, k), rr), x);
+      continue;
+    }
+    row_side(T, kind, plus(R->i0, r0 + k), e0, &arg, &at);  // row r0 + k: columns e0..
+    kb_push(kb, into, kb_store_stmt(kb, arg, at, x));
+  }
+}
+
+// The copy of the tile's rows, columns 0..w: V x V blocks where row_side allows, the rest
+// scalar. out: 1 / l is in st's ST_L row.
+static void copy_tile(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, int64_t w) {
+  KernelBuilder *kb = T->kb;
+  int V = T->V, nv = R->mr / V, l = -1;
+  LIndex r, e0;
+  int64_t ec = w / V;
+  if (V > KB_ROWS || !(kind == COPY_Q ? T->qvec : T->ovec))
+    nv = 0, ec = 0;
+  for (int h = 0; h < nv && ec; h++) {
+    if (kind == COPY_OUT)
+      l = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_L, kb_ix_const(h * V)), V));
+    copy_block_v(T, kb_step_loop(kb, into, ec, kb_ix_const(0), V, false, &e0), R, kind, h * V, e0, l);
+  }
+  int64_t done = ec ? (int64_t)nv * V : 0;  // rows done in blocks (their columns past ec * V left)
+  for (int part = 0; part < 2; part++) {
+    int64_t from = part ? done : 0, to = part ? R->mr : done;
+    if (from == to || (!part && ec * V == w))
+      continue;
+    LStmtList *in = kb_step_loop(kb, into, to - from, kb_ix_const(from), 1, false, &r);
+    if (to - from > 1 && w - (part ? 0 : ec * V) < 2 * COPY_UNROLL)
+      into->data[into->len - 1]->vector = 1;  // (its body has no loop: keep it scalar)
+    if (kind == COPY_OUT)
+      l = kb_let_local(kb, in, kb_buf_load(kb, T->st, st_at(T, R, ST_L, r)));
+    copy_row(T, in, R, kind, r, part ? 0 : ec * V, w, l);
+  }
 }
 
 // ---- the products ----
@@ -495,7 +585,7 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
     kb_buf_store(kb, in, T->qr, sum(kb, row, &el, 1), lo);
     kb_buf_store(kb, in, T->qr, sum(kb, row, &eh, 1), hi);
   }
-  copy_row(T, rows_loop(T, into, &R, &r), &R, COPY_Q, r, T->E, 0);
+  copy_tile(T, into, &R, COPY_Q, T->E);
   if (!T->one) {  // (the only block sets them itself)
     Rows all = {.i0 = i0, .mr = T->MR};
     in = kb_step_loop(kb, into, T->Ev, kb_ix_const(0), 1, false, &e);
@@ -516,9 +606,7 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
   in = state_loop(T, into, &R, &r);
   LIndex li = st_at(T, &R, ST_L, r);
   kb_buf_store(kb, in, T->st, li, bin(T, OP_DIV, fc(T, 1), kb_buf_load(kb, T->st, li)));
-  in = rows_loop(T, into, &R, &r);
-  int l = kb_let_local(kb, in, kb_buf_load(kb, T->st, st_at(T, &R, ST_L, r)));
-  copy_row(T, in, &R, COPY_OUT, r, T->Ev, l);
+  copy_tile(T, into, &R, COPY_OUT, T->Ev);
 }
 
 // Whether src (k or v) is read at (j, e) by a plain load of the computing dtype,
@@ -638,6 +726,10 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   T.krot = n->attr.rope & 2;
   T.kcopy = !T.krot && !micro_operand(&T, T.k, &T.ldk);
   T.vcopy = T.vmicro && !micro_operand(&T, T.v, &T.ldv);
+  int64_t ldq;
+  bool shuf = !kb->cpu->c_source;  // (C: scalar copies, see the transposing copies)
+  T.qvec = shuf && ((n->attr.rope & 1) || micro_operand(&T, T.q, &ldq));
+  T.ovec = shuf && n->out->dtype == T.cd && (ov->strides[T.ed] == 1 || ov->shape[T.ed] == 1);
   if (T.kcopy || T.vcopy) {
     T.kv = kb_new_temp(kb, T.cd, T.KB * (T.E + T.Ev), "attention keys and values");
     kb->p->bufs.data[T.kv].scratch = true;

@@ -174,10 +174,7 @@ static void ew_final(int W, int L, int *final) {
 // di = I and dj = J.
 static void ew_block(KernelBuilder *kb, const EwTile *t, LStmtList *into, const LIndex *at, int *col) {
   const Node *n = t->ns->data[0];
-  int W = t->w, L = 16 / dtype_size(t->bits);
-  if (L > W)
-    L = W;
-  int cur[EW_MAX_W], sel[EW_MAX_W], final[EW_MAX_W];
+  int W = t->w, cur[EW_MAX_W];
   LIndex idx[TD_MAX_DIMS];
   memcpy(idx, at, sizeof idx);
   for (int r = 0; r < W; r++) {
@@ -188,15 +185,25 @@ static void ew_block(KernelBuilder *kb, const EwTile *t, LStmtList *into, const 
     cur[r] = kb_new_local(kb, t->bits);
     kb_push(kb, into, ls_let(kb->cx, cur[r], lx_vload(kb->cx, t->bits, W, e->buf, e->idx)));
   }
+  ew_transpose(kb, into, t->bits, W, cur, col);
+}
+
+void ew_transpose(KernelBuilder *kb, LStmtList *into, DType dt, int W, const int *rows, int *col) {
+  int L = 16 / dtype_size(dt);
+  if (L > W)
+    L = W;
+  int cur[EW_MAX_W], sel[EW_MAX_W], final[EW_MAX_W];
+  TD_ASSERT(W <= EW_MAX_W);
+  memcpy(cur, rows, sizeof(int) * (size_t)W);
   for (int u = 1; u < W; u *= 2) {
     int next[EW_MAX_W];
     for (int r = 0; r < W; r++) {
       if (r & u)
         continue;
-      LExpr *a = lx_local_v(kb->cx, t->bits, W, cur[r]), *b = lx_local_v(kb->cx, t->bits, W, cur[r + u]);
+      LExpr *a = lx_local_v(kb->cx, dt, W, cur[r]), *b = lx_local_v(kb->cx, dt, W, cur[r + u]);
       for (int h = 0; h < 2; h++) {
         ew_shuffle_sel(W, L, u, h, sel);
-        int l = next[r + h * u] = kb_new_local(kb, t->bits);
+        int l = next[r + h * u] = kb_new_local(kb, dt);
         kb_push(kb, into, ls_let(kb->cx, l, lx_shuffle(kb->cx, a, b, sel, W)));
       }
     }

@@ -133,6 +133,10 @@ void kb_local_at(KernelBuilder *kb, const Node *n, int local, const LIndex *at);
 // ---- ew.c: EW and ONE kernels ----
 void ew_build(KernelBuilder *kb, const NodeList *ns);  // elementwise nodes over one shape
 void ew_build_one(KernelBuilder *kb, const Node *n);   // cat, stack, store
+// W x W (a power of two, at most 32) in the registers: rows[r] the local of W lanes of dt
+// holding row r; col[c] gets the local holding column c (rows in order), by log2(W)
+// rounds of shuffles (ir/ew.c's transposing copies)
+void ew_transpose(KernelBuilder *kb, LStmtList *into, DType dt, int W, const int *rows, int *col);
 // scatter.c: index_put and scatter, writing at run-time positions (ONE kernels)
 void scatter_build(KernelBuilder *kb, const Node *n);
 

@@ -281,7 +281,7 @@ static int same_mean(KernelBuilder *kb, const Row *r, const Node *n, DType cd) {
     const Value *y = m->srcs[0];
     const LocalVal *lv = &kb->lv[m->id];
     if (m->op == OP_MEAN && lv->kind == LV_LOCAL && kb->k->locals.data[lv->local] == cd &&
-        (x == y || (x->buf == y->buf && x->buf && view_equal(x->view, y->view))) && x->dtype == y->dtype)
+        (x == y || (x->buf == y->buf && x->buf && view_same_elems(x->view, y->view))) && x->dtype == y->dtype)
       return lv->local;
   }
   return -1;
@@ -339,7 +339,7 @@ static int select_max(KernelBuilder *kb, Row *r, const Node *n, DType cd, bool k
 
 // Whether values x and y are the same input (a node, or equal views of one buffer).
 static bool same_input(const Value *x, const Value *y) {
-  return x->dtype == y->dtype && (x == y || (x->buf == y->buf && x->buf && view_equal(x->view, y->view)));
+  return x->dtype == y->dtype && (x == y || (x->buf == y->buf && x->buf && view_same_elems(x->view, y->view)));
 }
 
 // The mean and the sum of squared deviations of n's input over a looped row of a CPU
@@ -2267,7 +2267,7 @@ static const Node *scan_partner(const NodeList *ns, const Node *n) {
     const Node *m = ns->data[i];
     const Value *y = m->srcs[0];
     if (m->op == want && x->dtype == y->dtype &&
-        (x == y || (x->buf && x->buf == y->buf && view_equal(x->view, y->view))))
+        (x == y || (x->buf && x->buf == y->buf && view_same_elems(x->view, y->view))))
       return m;
   }
   return NULL;

@@ -110,6 +110,15 @@ bool view_equal(View a, View b) {
   return true;
 }
 
+bool view_same_elems(View a, View b) {
+  if (a.ndim != b.ndim || a.offset != b.offset)
+    return false;
+  for (int i = 0; i < a.ndim; i++)
+    if (a.shape[i] != b.shape[i] || (a.shape[i] > 1 && a.strides[i] != b.strides[i]))
+      return false;
+  return true;
+}
+
 bool view_extent(View v, int64_t *lo, int64_t *hi) {
   if (view_numel(v) == 0)
     return false;

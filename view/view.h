@@ -33,6 +33,9 @@ bool view_is_contiguous(View v);                          // PyTorch's is_contig
 // PyTorch's is_non_overlapping_and_dense: some permutation of the dims is contiguous.
 bool view_is_dense(View v);
 bool view_equal(View a, View b);
+// a and b walk the same elements, index by index: view_equal but for the strides of size-1 dims (never
+// stepped, so any value; a reshape or unsqueeze may set them either way).
+bool view_same_elems(View a, View b);
 // The range of storage elements the view touches: [*lo, *hi] inclusive; false when numel == 0.
 bool view_extent(View v, int64_t *lo, int64_t *hi);
 

@@ -3,7 +3,8 @@
 share_heads). Query heads share key/value heads through a copy that repeats them —
 LLaMA's repeat_kv (`k[:, :, None].expand(B, KV, R, S, E).reshape(B, KV * R, S, E)`),
 torch.repeat_interleave(k, R, dim=1) (head h reads kv head h // R) and k.repeat(1, R,
-1, 1) (h % KV) — with written-out attention (softmax(q @ k^T ...) @ v: a causal
+1, 1) (h % KV), k and v each in its own pattern (read through their own head maps: the
+heads split at both cuts) — with written-out attention (softmax(q @ k^T ...) @ v: a causal
 masked_fill, a float bias as LLaMA's) and F.scaled_dot_product_attention (no mask,
 is_causal, a bool mask), n_rep 2 and 4, B 2, a k RoPE'd (rotate_half) before it is
 repeated, the result's heads merged back, few query rows (ir/attn.c's rows) and a
@@ -137,6 +138,14 @@ def program(x):
         ("f32", f"{a}(q, kw.repeat_interleave(4, dim=1), vx)",
          sdpa(q, interleave(k2 * cs[:, None] + np.concatenate((-k2[..., :E // 2], k2[..., E // 2:]), axis=-1)
                             * sn[:, None], 4), interleave(v2, 4))),
+        # k and v repeated in different patterns, each read through its own head map: heads split at both
+        # cuts, (2, 2, 2) for h // 4 and h % 2, and (4, 2) for h % 2 and h // 2
+        ("f32", f"{a}(q5, k2.repeat_interleave(4, dim=1), v2.repeat(1, 4, 1, 1))",
+         sdpa(q5, interleave(k2, 4), tile(v2, 4))),
+        ("f32", f"{a}(q5, k2.repeat(1, 4, 1, 1), v4.repeat_interleave(2, dim=1), is_causal=True)",
+         sdpa(q5, tile(k2, 4), interleave(v4, 2), causal=True)),
+        ("f32", f"softmax(q5 @ {repeat_kv('k4', 4, 2, S, E)}.transpose(-2, -1) / 4.0, dim=-1) @ v4.repeat(1, 2, 1, 1)",
+         sdpa(q5, interleave(k4, 2), tile(v4, 2), scale=0.25)),
         ("f64", f"{a}(qd, {repeat_kv('kd', 2, 4, S, E)}, {repeat_kv('vd', 2, 4, S, EV)}, is_causal=True)",
          sdpa(qd, interleave(kd, 4), interleave(vd, 4), causal=True)),
         ("f64", f"softmax((qd @ {repeat_kv('kd', 2, 4, S, E)}.transpose(-2, -1)).masked_fill(bm, float('-inf')), "
@@ -190,7 +199,7 @@ def plan_checks(tdslc, t, src):
     text = p.stdout + p.stderr
     plan = p.stdout.split("\nkernels:")[1] if p.returncode == 0 and "\nkernels:" in p.stdout else ""
     kernels, bufs = plan.split("\nbuffers:")[0], plan.split("\nbuffers:")[1] if "\nbuffers:" in plan else ""
-    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 19, text)
+    t.check("emit_ir_every_attention_one_kernel", kernels.count("scaled_dot_product_attention  lines") == 22, text)
     rot = [ln.strip() for ln in kernels.splitlines() if re.match(r"\s*k\d+: .*\b(cat|stack)\b", ln)]
     # stored: the k three attentions read, the one that is no rotation, and the 4 ks repeated for
     # 4 query heads each (a key/value head's k is rotated once, by its kernel)

@@ -130,7 +130,23 @@ def cases(x, dt):
         (f"{a}(qo, ko, vo, mo)", sdpa(qo, ko, vo, mo)),
         (f"{a}(qo, ko, vo[..., :3], fo)", sdpa(qo, ko, vo[..., :3], fo)),
         (f"{a}(qo, ko[:, :8], vo[:, :8, :6])", sdpa(qo, ko[:, :8], vo[:, :8, :6])),
-    ] + (written_out(x) + wide(x) if dt in ("f32", "f64") else [])
+    ] + (written_out(x) + wide(x) if dt in ("f32", "f64") else written_f16(x) if dt == "f16" else [])
+
+
+def written_f16(x):
+    """Attention written out in f16, one attention computed in f32 and rounded once
+    (ir/attn_fuse.c): a causal masked_fill, a float bias, and raw scores far beyond f16's
+    65504 scaled back down (the parts would store them as inf, a row NaN; the attention's
+    f32 scores do not overflow: PyTorch's fused attention on a GPU)."""
+    q, k, v, fm, qb, kb, vb = x["q"], x["k"], x["v"], x["fm"], x["qb"], x["kb"], x["vb"]
+    kt = "k.transpose(-2, -1)"
+    causal = np.tril(np.ones((L, S))) == 0
+    return [
+        (f"softmax((q @ {kt} * 0.5).masked_fill(torch.tril(torch.ones({L}, {S})) == 0, float('-inf')), dim=-1) @ v",
+         sdpa(q, k, v, ~causal, scale=0.5)),
+        (f"softmax(q @ {kt} / 4.0 + fm, dim=-1) @ v", sdpa(q, k, v, fm, scale=0.25)),
+        ("softmax((qb * 8192.0) @ kb.transpose(-2, -1) / 8192.0, dim=-1) @ vb", sdpa(qb, kb, vb, scale=1.0)),
+    ]
 
 
 def wide(x):
@@ -156,9 +172,8 @@ def wide(x):
 
 
 def written_out(x):
-    """Attention written as its parts, which ir/attn_fuse.c makes one attention in f32
-    and f64 (in f16 and bf16 the parts stay, rounding each result, which sdpa() does not
-    model): scales by * and /, none, masked_fill of a causal mask, a bool mask kept or
+    """Attention written as its parts, which ir/attn_fuse.c makes one attention (in f32
+    and f64 here; f16: written_f16): scales by * and /, none, masked_fill of a causal mask, a bool mask kept or
     hidden, a float bias."""
     q, k, v, bm, fm = x["q"], x["k"], x["v"], x["bm"], x["fm"]
     qb, kb, vb = x["qb"], x["kb"], x["vb"]
@@ -202,6 +217,10 @@ def one_kernel(tdslc, t):
     t.check("emit_ir_written_out_attention_is_one_kernel",
             p2.returncode == 0 and "kernels: 1" in p2.stdout and "scaled_dot_product_attention" in p2.stdout
             and "softmax" not in p2.stdout.split("kernels:")[1], p2.stdout + p2.stderr)
+    p16 = emit_text(tdslc, src.replace("f32", "f16"), "ir")  # f16 too: computed in f32, rounded once
+    t.check("emit_ir_written_out_f16_attention_is_one_kernel",
+            p16.returncode == 0 and "kernels: 1" in p16.stdout and "scaled_dot_product_attention" in p16.stdout,
+            p16.stdout + p16.stderr)
     # its mask, tril(ones) == 0, is evaluated at compile time: is_causal, no mask left to read
     plan2 = p2.stdout.split("kernels:")[1] if p2.returncode == 0 else ""
     t.check("emit_ir_written_out_causal_mask_is_is_causal", "k0: scaled_dot_product_attention  lines" in plan2
@@ -265,7 +284,7 @@ def merged_heads(tdslc, t, dt, seed):
         ("y2", sdpa(q, k, v6, scale=0.5)),
     ]
     body = [f"y2 = {a}(q, k, v[..., :6], scale=0.5)"]
-    if dt in ("f32", "f64"):
+    if dt in ("f32", "f64", "f16"):
         cs.append(("(softmax(q @ k.transpose(-2, -1) * 0.3, dim=-1) @ v).transpose(1, 2).contiguous()",
                    merge(sdpa(q, k, v, scale=0.3))))
     params = (f"q: {dt}[{Bm}, {Hm}, {Lm}, {Em}], k: {dt}[{Bm}, {Hm}, {Sm}, {Em}], v: {dt}[{Bm}, {Hm}, {Sm}, 17], "

@@ -89,6 +89,19 @@ static void equal_compares_only_the_used_dims(void **state) {
   assert_false(view_equal(a, contig(2, I64(3, 2))));
 }
 
+static void same_elems_ignores_the_strides_of_size_1_dims(void **state) {
+  (void)state;
+  View a = contig(3, I64(2, 1, 3)), b = a;
+  b.strides[1] = 99;  // never stepped
+  assert_false(view_equal(a, b));
+  assert_true(view_same_elems(a, b));
+  b.strides[2] = 2;
+  assert_false(view_same_elems(a, b));
+  b = a, b.offset = 1;
+  assert_false(view_same_elems(a, b));
+  assert_false(view_same_elems(a, contig(3, I64(2, 3, 1))));
+}
+
 static void extent_spans_negative_and_positive_strides(void **state) {
   (void)state;
   int64_t lo, hi;
@@ -505,6 +518,7 @@ int main(void) {
     cmocka_unit_test(is_contiguous_ignores_size_one_dims),
     cmocka_unit_test(is_contiguous_holds_for_every_empty_view),
     cmocka_unit_test(equal_compares_only_the_used_dims),
+      cmocka_unit_test(same_elems_ignores_the_strides_of_size_1_dims),
     cmocka_unit_test(extent_spans_negative_and_positive_strides),
     cmocka_unit_test(index_is_offset_plus_strided_sum),
     cmocka_unit_test(transpose_swaps_shape_and_strides),
