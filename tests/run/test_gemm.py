@@ -392,6 +392,12 @@ def schedules(tdslc):
         m = re.search(r"schedule: gemm packed 6x\d+ .*\bmc (\d+) kc \d+", p.stdout)
         T.check(f"--cpu={cpu}: x @ w.t() at K = 3072 splits k, its row blocks at least 48 rows",
                 p.returncode == 0 and m and int(m.group(1)) >= 48, p.stdout + p.stderr)
+    # ... but not where x's 64 rows are one column panel (each row panel meets it once)
+    p = emit_text(tdslc, src4.replace("128, ", "64, "), "kernels", ["--cpu=skylake-avx512"])
+    m = re.search(r"schedule: gemm packed 6x64 (.*)", p.stdout)
+    kc = re.search(r"\bkc (\d+)", m.group(1)) if m else None
+    T.check("--cpu=skylake-avx512: 64 x 3072 @ w.t(): no k split for the L1 (k blocks of half the L2 at most)",
+            p.returncode == 0 and m and (not kc or int(kc.group(1)) >= 1536), p.stdout + p.stderr)
     p = emit_text(tdslc, src, "kernels")
     nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
     T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
