@@ -376,6 +376,28 @@ def schedules(tdslc):
         p = emit_text(tdslc, src2, "kernels", [f"--cpu={cpu}"])
         T.check(f"--cpu={cpu}: x.permute(0, 2, 3, 1) @ w.t() folds H into the rows (nc 35)",
                 p.returncode == 0 and re.search(r"schedule: gemm packed .* nc 35\b", p.stdout), p.stdout + p.stderr)
+    # an operand packed across its rows (b's rows, far apart, into k-major panels) is copied
+    # a line of each row at a time (16 f32 terms innermost), not a whole row (256 terms)
+    src3 = "fn f(a: f32[200, 256], b: f32[96, 256]) -> f32[200, 96] {\n    return a @ b.t()\n}"
+    for cpu in ("host", "znver3"):
+        p = emit_text(tdslc, src3, "kernels", [f"--cpu={cpu}"])
+        T.check(f"--cpu={cpu}: a @ b.t() packs b's rows a line of 16 terms at a time",
+                p.returncode == 0 and re.search(r"for i\d+ in 0\.\.16 \{\n\s*b\d+\[[^\]]*\] = b1\[", p.stdout),
+                p.stdout + p.stderr)
+    # rows that overflow the L1 split k (ROWS); the row blocks are then sized for a k
+    # block's rows (8 row panels of 6 at least), not for the whole K's (6 and 42 rows)
+    src4 = "fn f(x: f32[128, 3072], w: f32[768, 3072]) -> f32[128, 768] {\n    return x @ w.t()\n}"
+    for cpu in ("znver3", "skylake-avx512"):
+        p = emit_text(tdslc, src4, "kernels", [f"--cpu={cpu}"])
+        m = re.search(r"schedule: gemm packed 6x\d+ .*\bmc (\d+) kc \d+", p.stdout)
+        T.check(f"--cpu={cpu}: x @ w.t() at K = 3072 splits k, its row blocks at least 48 rows",
+                p.returncode == 0 and m and int(m.group(1)) >= 48, p.stdout + p.stderr)
+    # ... but not where x's 64 rows are one column panel (each row panel meets it once)
+    p = emit_text(tdslc, src4.replace("128, ", "64, "), "kernels", ["--cpu=skylake-avx512"])
+    m = re.search(r"schedule: gemm packed 6x64 (.*)", p.stdout)
+    kc = re.search(r"\bkc (\d+)", m.group(1)) if m else None
+    T.check("--cpu=skylake-avx512: 64 x 3072 @ w.t(): no k split for the L1 (k blocks of half the L2 at most)",
+            p.returncode == 0 and m and (not kc or int(kc.group(1)) >= 1536), p.stdout + p.stderr)
     p = emit_text(tdslc, src, "kernels")
     nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
     T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
