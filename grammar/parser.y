@@ -56,6 +56,9 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 // target: annotation [= value] (value NULL: none), Python's annotated assignment; a tuple or
 // list target is Python's SyntaxError (parse.c)
 Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oploc, Loc loc);
+// The same at module level, appended to program: a tuple or list target is the SyntaxError, a
+// parenthesised name a constant (value NULL: nothing bound); program unchanged after an error.
+Ast *parse_top_annotated(Ctx *cx, Ast *program, Ast *target, Ast *value, Loc tloc, Loc loc);
 // *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 // **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
@@ -129,7 +132,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type dims type_list
+%type <ast> program top_target const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
@@ -167,6 +170,8 @@ program
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
   | program IDENT ':' expr '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $6, @$)); }
+  | program top_target ':' expr '=' exprs_value NEWLINE { $$ = parse_top_annotated(p->cx, $1, $2, $6, @2, @$); }
+  | program top_target ':' expr NEWLINE { $$ = parse_top_annotated(p->cx, $1, $2, NULL, @2, @$); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
   | program decorators fn_decl  { $$ = ast_append(p->cx, $1, parse_decorated(p->cx, $2, $3)); }
   | program class_decl          { $$ = ast_append(p->cx, $1, $2); }
@@ -181,6 +186,15 @@ program
 /* class Name(nn.Module) { fn __init__(self, ...) { ... } fn forward(self, x) { ... } }: a
    const Name whose value is the class, an AST_FN of op DEF_CLASS (sema_internal.h) whose
    list holds the bases and body the class's statements (its methods: sema_class.c) */
+/* a module-level annotated assignment's parenthesised or bracketed target: (a, b): int = 1, 2 is
+   Python's SyntaxError, (e): int = 3 binds e (parse_top_annotated) */
+top_target
+  : '(' exprs ')'               { $$ = $2->list.len == 1 ? ast_paren(p->cx, $2->list.data[0], @$)
+                                                         : ast_tuple_expr(p->cx, $2, @$); }
+  | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
+  | '[' exprs opt_comma ']'     { $$ = ast_list_expr(p->cx, $2, @$); }
+  ;
+
 class_decl
   : CLASS IDENT '(' args ')' block { $$ = parse_class(p->cx, $2, $4, $6, @$); }
   | CLASS IDENT block           { $$ = parse_class(p->cx, $2, NULL, $3, @$); }
