@@ -251,9 +251,11 @@ struct TType {
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE / DICT
   TType **elems;         // DICT: the values, in insertion order
-  TType **keys;          // DICT: the keys (compile-time values: str, int, bool, float, None), distinct
+  TType **keys;          // DICT: the keys (compile-time values: str, int, bool, float, None), distinct;
+                         // LIST of an nn.Sequential made from an OrderedDict: its modules' names, or NULL
   const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
-  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
+  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text; DICT: "set"
+                         // for a set, "OrderedDict" for collections.OrderedDict(...), NULL for a dict
   bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it
   const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
   struct ObjAttrs *attrs; // MODULE: an object's attributes the program sets (nn.Linear's weight ...;

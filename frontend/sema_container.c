@@ -191,9 +191,27 @@ TType *container_construct(Sema *sema, Ast *e) {
   Ast **pos = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(e->list.len + 1));
   int npos;
   Ast *kwv;
-  if (!strcmp(cls, "Sequential")) {  // Sequential(*modules)
-    if (!split_args(sema, e, qual, e->list.len, NULL, pos, &npos, NULL) || !modules_ok(sema, pos, npos))
-      return poison(sema);
+  if (!strcmp(cls, "Sequential")) {  // Sequential(*modules), Sequential(OrderedDict): its modules by name
+    if (!split_args(sema, e, qual, e->list.len, NULL, pos, &npos, NULL)) return poison(sema);
+    const TType *od = npos == 1 ? pos[0]->ty : NULL;
+    if (od && od->kind == TY_DICT && od->module && !strcmp(od->module, "OrderedDict")) {
+      Ast **vals;
+      int n;
+      seq_items(sema, pos[0], &vals, &n);
+      for (int i = 0; i < n; i++)
+        if (od->keys[i]->kind != TY_STR) {
+          diag_error(sema->cx, pos[0]->loc, "TypeError: module name should be a string. Got %s",
+                     torch_typename(sema, od->keys[i]));
+          return poison(sema);
+        }
+      for (int i = 0; i < n; i++)  // add_module's checks, in order
+        if (!modules_ok(sema, &vals[i], 1) || !module_name_ok(sema, pos[0]->loc, od->keys[i]->module, true))
+          return poison(sema);
+      Ast *l = container_list(sema, e, cls, vals, n);
+      l->ty->keys = od->keys;
+      return become(sema, e, l);
+    }
+    if (!modules_ok(sema, pos, npos)) return poison(sema);
     return become(sema, e, container_list(sema, e, cls, pos, npos));
   }
   if (!split_args(sema, e, qual, 1, "modules", pos, &npos, &kwv)) return poison(sema);
@@ -329,7 +347,9 @@ void container_store(Sema *sema, Ast *st) {
   seq_items(sema, c, &old, &n);
   Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) items[i] = i == k ? st->rhs : old[i];
-  seq_replace(sema, st, c, container_list(sema, st, c->ty->container, items, n), true);
+  Ast *nl = container_list(sema, st, c->ty->container, items, n);
+  nl->ty->keys = c->ty->keys;  // seq[i] = m keeps the i-th module's name
+  seq_replace(sema, st, c, nl, true);
 }
 
 bool container_index_ok(Sema *sema, Ast *e) {
@@ -421,12 +441,29 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
   for (int i = 0; i < at; i++) items[k++] = old[i];
   for (int i = 0; i < nmore; i++) items[k++] = more[i];
   for (int i = (int)at; i < nold; i++) items[k++] = old[i];
-  return replaced(sema, e, container_list(sema, e, cls, items, k), cls, n[0] != 'i' || seq);
+  Ast *nl = container_list(sema, e, cls, items, k);
+  if (c->keys && n[0] != 'i') {  // a named Sequential's append(m) adds m as str(len(self))
+    nl->ty->keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(k + 1));
+    for (int i = 0; i < k; i++)
+      nl->ty->keys[i] = i < nold ? c->keys[i] : ty_new(sema, TY_STR);
+    for (int i = nold; i < k; i++) nl->ty->keys[i]->module = arena_printf(&sema->cx->arena, "%d", i);
+  }
+  return replaced(sema, e, nl, cls, n[0] != 'i' || seq);
 }
 
 TType *container_attr(Sema *sema, Ast *e) {
   const TType *d = e->lhs->ty;
   int i = 0;
+  if (d->kind == TY_LIST && d->keys) {  // seq.fc of a Sequential made from an OrderedDict: seq[k]
+    while (i < d->nelem && strcmp(d->keys[i]->module, e->name)) i++;
+    if (i == d->nelem) return NULL;
+    Ast *k = ast_int(sema->cx, i, e->oploc);
+    check_expr(sema, k);
+    e->kind = AST_INDEX;
+    e->list = (AstList){0};
+    vec_push(&sema->cx->arena, &e->list, k);
+    return seq_index(sema, e);
+  }
   while (d->kind == TY_DICT && i < d->nelem && strcmp(d->keys[i]->module, e->name)) i++;
   if (d->kind != TY_DICT || i == d->nelem) return NULL;
   Ast *k = ast_str(sema->cx, e->name, e->oploc);
@@ -439,11 +476,11 @@ TType *container_attr(Sema *sema, Ast *e) {
 
 TType *container_method(Sema *sema, Ast *e) {
   const TType *c = e->lhs->ty;
-  if (c->kind == TY_LIST) return list_container_method(sema, e, c);
   const char *n = e->name;
   Ast *at = ast_attr(sema->cx, e->lhs, n, e->oploc, e->loc);
-  at->ty = container_attr(sema, at);  // md.wte(idx): the module named wte called
+  at->ty = container_attr(sema, at);  // md.wte(idx), seq.fc(x): the module of that name called
   if (at->ty) return is_poison(at->ty) ? at->ty : module_apply(sema, e, at->ty, &e->list);
+  if (c->kind == TY_LIST) return list_container_method(sema, e, c);
   if (!strcmp(n, "keys") || !strcmp(n, "values") || !strcmp(n, "items")) return dict_method(sema, e);
   if (!strcmp(n, "pop")) {
     if (e->list.len != 1 || e->list.data[0]->kind == AST_KWARG) {

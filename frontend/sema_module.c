@@ -414,7 +414,6 @@ static Ast *literal(Sema *sema, const Ast *at, const char *text) {
   return a;
 }
 
-static const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 
 // Whether module object m of class c holds parameters (nn.Linear; nn.LayerNorm unless
 // elementwise_affine=False).
@@ -670,7 +669,7 @@ static TType *nn_construct(Sema *sema, Ast *e) {
 
 // The value of the constructor's parameter `name` of module object m: the argument given,
 // else the default; NULL when the class has no such parameter.
-static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
+const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
   if (!c || !m->ctor || m->ctor->kind != AST_CALL) return NULL;  // no nn module: an instance of a class of the file
   char pn[64];
@@ -960,8 +959,33 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return nn_apply(sema, e, m, args);
 }
 
+// Whether call e is collections.OrderedDict(...): `from collections import OrderedDict` or
+// `import collections` bound the name it calls.
+static bool is_ordered_dict(Sema *sema, const Ast *e) {
+  const Ast *n = e->lhs ? e->lhs : e;
+  if ((n->kind != AST_NAME && n->kind != AST_CALL) || (e->lhs && strcmp(e->name, "OrderedDict")) ||
+      find_local(sema, n->name) || find_const(sema, n->name))
+    return false;
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (strcmp(im->name, n->name)) continue;
+    return im->inert && !strcmp(im->module, "collections") &&
+           (e->lhs ? !im->attr : im->attr && !strcmp(im->attr, "OrderedDict"));
+  }
+  return false;
+}
+
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
+  if (is_ordered_dict(sema, e)) {  // a dict (insertion-ordered as Python's are), marked: nn.Sequential names its modules
+    e->lhs = NULL;
+    e->name = "dict";
+    e->op = 1;
+    if (!check_args(sema, e)) return poison(sema);
+    TType *d = dict_builtin(sema, e);
+    if (!is_poison(d)) d->module = "OrderedDict";
+    return d;
+  }
   if (!e->lhs && !strcmp(e->name, "super") && !find_local(sema, e->name) && !find_const(sema, e->name))
     return super_value(sema, e);
   if (!e->lhs) {

@@ -391,8 +391,9 @@ static int instance_of(Sema *sema, const TType *t, const Ast *c) {
     if (!strcmp(n, "str")) return t->kind == TY_STR;
     if (!strcmp(n, "tuple")) return t->kind == TY_TUPLE;
     if (!strcmp(n, "list")) return t->kind == TY_LIST && !t->container;
-    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !t->module && !t->container;
-    if (!strcmp(n, "set")) return t->kind == TY_DICT && t->module;
+    bool set = t->kind == TY_DICT && t->module && !strcmp(t->module, "set");
+    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !set && !t->container;
+    if (!strcmp(n, "set")) return set;
   } else if (c->kind == AST_CALL && !c->lhs && !strcmp(c->name, "type") && c->list.len == 1 &&
              c->list.data[0]->kind == AST_NONE) {
     return t->kind == TY_NONE;

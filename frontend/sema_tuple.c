@@ -172,6 +172,10 @@ TType *seq_index(Sema *sema, Ast *e) {
     TType *r = seq_of(sema, e, t->kind, picked, np);
     r->size = t->size;  // a slice of a torch.Size is one
     r->container = t->container;  // a slice of a Sequential is one, as a ModuleList's
+    if (t->keys && t->kind == TY_LIST) {  // a named Sequential's slice keeps the names
+      r->keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
+      for (int64_t i = lo, j = 0; step > 0 ? i < hi : i > hi; i += step) r->keys[j++] = t->keys[i];
+    }
     return r;
   }
   if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
@@ -250,6 +254,7 @@ static Ast *swapped(Sema *sema, Ast *at, Ast *v, Swaps *sw, int depth) {
   Ast *nv = v->ty->kind == TY_DICT ? part_dict(sema, at, v->ty->keys, fresh, n) : part_seq(sema, at, v->ty->kind, fresh, n);
   nv->ty->size = v->ty->size;
   nv->ty->container = v->ty->container;  // an nn container stays one (sema_container.c)
+  if (v->ty->kind == TY_LIST) nv->ty->keys = v->ty->keys;  // a named Sequential keeps its names
   if (sw->n < MAX_LIST) sw->old[sw->n] = v->ty, sw->now[sw->n++] = nv;
   return nv;
 }
