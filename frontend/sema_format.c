@@ -56,7 +56,37 @@ static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc);
 
 // An nn container as PyTorch's Module.__repr__ prints it: "ModuleList(\n  (0): Tanh()\n)", each
 // module's own lines indented two more (an empty one: "Sequential()").
+// A ParameterList's or ParameterDict's: its extra_repr, "  (0): Parameter containing: [torch.float32 of
+// size 2x3]" a line (the dtype as torch.typename names it in a ParameterDict), indented two more
+// unless it is one line.
+static void params_text(Sema *sema, Str *b, const TType *t) {
+  bool dict = t->kind == TY_DICT;
+  puts_(sema, b, t->container);
+  puts_(sema, b, t->nelem > 1 ? "(\n  " : "(");
+  for (int i = 0; i < t->nelem; i++) {
+    const TType *p = t->elems[i];
+    puts_(sema, b, arena_printf(&sema->cx->arena, i ? "\n    (%s): " : "  (%s): ",
+                                dict ? t->keys[i]->module : arena_printf(&sema->cx->arena, "%d", i)));
+    if (!is_tensor(p)) {
+      puts_(sema, b, arena_printf(&sema->cx->arena, "Object of type: %s", py_type_name(p)));
+      continue;
+    }
+    puts_(sema, b, "Parameter containing: [");
+    puts_(sema, b, dict ? arena_printf(&sema->cx->arena, "torch.%s", torch_tensor_name(p->dtype))
+                        : torch_dtype_name(p->dtype));
+    puts_(sema, b, " of size ");
+    for (int d = 0; d < p->view.ndim; d++)
+      puts_(sema, b, arena_printf(&sema->cx->arena, d ? "x%" PRId64 : "%" PRId64, p->view.shape[d]));
+    puts_(sema, b, "]");
+  }
+  puts_(sema, b, t->nelem > 1 ? "\n)" : ")");
+}
+
 static bool container_text(Sema *sema, Str *b, const TType *t, Loc loc) {
+  if (!strncmp(t->container, "Parameter", 9)) {
+    params_text(sema, b, t);
+    return true;
+  }
   puts_(sema, b, t->container);
   puts_(sema, b, t->nelem ? "(\n" : "()");
   for (int i = 0; i < t->nelem; i++) {

@@ -588,16 +588,10 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
-    if (!strcmp(e->name, "Sequential") || !strcmp(e->name, "ModuleList") || !strcmp(e->name, "ModuleDict"))
-      return container_construct(sema, e);  // sema_container.c
-    static const char *const containers[] = {"ParameterList", "ParameterDict", NULL};
+    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
+                                             "ParameterDict", NULL};
     for (int i = 0; containers[i]; i++)
-      if (!strcmp(containers[i], e->name)) {
-        bool dict = strstr(e->name, "Dict") != NULL;
-        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its tensors in a Python %s (%s)",
-                   e->name, dict ? "dict" : "list", dict ? "ps = {'a': w1}; ps['a']" : "ps = [w1, w2]; ps[i]");
-        return poison(sema);
-      }
+      if (!strcmp(containers[i], e->name)) return container_construct(sema, e);  // sema_container.c
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
       if (!strcmp(nn_with_params[i].cls, e->name)) {
         diag_error(sema->cx, call_loc(e), "nn.%s has parameters: pass them to the function as its parameters and "
