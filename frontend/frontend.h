@@ -92,7 +92,8 @@ struct Ast {
   int64_t ival;
   double fval;
   bool bval;         // AST_BOOL's value; AST_FN: a @staticmethod (grammar/parser.y parse_decorated)
-  char deco;         // AST_FN: 'p' a @property, 'c' a @classmethod (parse_decorated; sema_class.c), else 0
+  char deco;         // AST_FN: 'p' a @property, 's' its @x.setter, 'c' a @classmethod (parse_decorated;
+                     // sema_class.c), else 0
   bool mut;          // AST_PARAM
   DType dtype;       // AST_DTYPE, AST_TYPE
   const char *name;  // NAME, CALL/ATTR method or function, KWARG, CONST, PARAM, FN

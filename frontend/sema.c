@@ -986,7 +986,7 @@ bool sema_declare(Ctx *cx, Program *p) {
     declare_sig(sema, p->fns.data[i], &p->sigs[i]);
     if (p->fns.data[i]->deco)  // @property, @classmethod: a class's (sema_class.c)
       diag_error(sema->cx, name_loc(p->fns.data[i]), "@%s on a function of the file: tdsl takes it on a method of a "
-                 "class", p->fns.data[i]->deco == 'p' ? "property" : "classmethod");
+                 "class", p->fns.data[i]->deco == 'c' ? "classmethod" : "property");
   }
   find_helpers(cx, p);
   sema_budget(sema);

@@ -62,16 +62,21 @@ static const Ast *base_of(Sema *sema, const Ast *cls) {
 // A method of class cls by name, found as Python's lookup finds it (the class, then its
 // bases in order), or NULL; *owner (may be NULL) the class defining it, whose base a
 // super() in it names.
-static const Ast *method_in(Sema *sema, const Ast *cls, const char *name, const Ast **owner) {
+// (a property's setter, of the same name, is found by setter_in only)
+static const Ast *method_of(Sema *sema, const Ast *cls, const char *name, const Ast **owner, bool setter) {
   for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
     for (int i = 0; i < cls->body.len; i++) {
       const Ast *st = cls->body.data[i];
-      if (st->kind == AST_FN && !strcmp(st->name, name)) {
+      if (st->kind == AST_FN && !strcmp(st->name, name) && (st->deco == 's') == setter) {
         if (owner) *owner = cls;
         return st;
       }
     }
   return NULL;
+}
+
+static const Ast *method_in(Sema *sema, const Ast *cls, const char *name, const Ast **owner) {
+  return method_of(sema, cls, name, owner, false);
 }
 
 // Whether statement st is super().__init__(...) (or nn.Module.__init__(self)): nothing to do.
@@ -432,6 +437,25 @@ TType *property_value(Sema *sema, Ast *e, TType *inst) {
 bool is_property(Sema *sema, const TType *inst, const char *name) {
   const Ast *m = is_instance(inst) ? method_in(sema, inst->ctor, name, NULL) : NULL;
   return m && m->deco == 'p';
+}
+
+// inst.name = v at e (parse.c's setattr(inst, 'name', v)) of a property with a @name.setter: the
+// setter's call on v; NULL when the property has none (the caller's AttributeError).
+TType *property_store(Sema *sema, Ast *e, TType *inst, const char *name, Ast *v) {
+  const Ast *owner = NULL;
+  const Ast *m = method_of(sema, inst->ctor, name, &owner, true);
+  if (!m) return NULL;
+  AstList args = {0};
+  vec_push(&sema->cx->arena, &args, v);
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
+  call->name = m->name;
+  call->oploc = e->list.data[1]->loc;
+  TType *r = call->ty = call_method(sema, call, inst, m, owner, &args);
+  if (is_poison(r)) return r;
+  Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);  // lowered where the store runs: the setter's call
+  st->lhs = call;
+  vec_push(&sema->cx->arena, &e->unrolled, st);
+  return ty_new(sema, TY_NONE);
 }
 
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the

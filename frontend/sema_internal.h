@@ -784,6 +784,7 @@ TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a va
 TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);
 TType *property_value(Sema *sema, Ast *e, TType *inst);  // inst.p of a @property p: its getter's value; NULL: none
 bool is_property(Sema *sema, const TType *inst, const char *name);  // inst.name a @property (a store: no setter)
+TType *property_store(Sema *sema, Ast *e, TType *inst, const char *name, Ast *v);  // inst.x = v of an @x.setter
 TType *class_attr(Sema *sema, const TType *t, const char *name);
 TType *super_value(Sema *sema, Ast *e);  // super() in a method: the instance, its lookup from the base  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"

@@ -554,7 +554,10 @@ TType *module_setattr(Sema *sema, Ast *e) {
   if (is_poison(m)) return m;
   if (m->kind != TY_MODULE || !m->attrs) return NULL;
   const char *name = e->list.data[1]->name;
-  if (is_property(sema, m, name)) {  // (a @property's @x.setter is not taken: it has none)
+  if (is_property(sema, m, name)) {  // its @x.setter's call, else Python's AttributeError
+    if (is_poison(check_expr(sema, v))) return poison(sema);
+    TType *r = property_store(sema, e, m, name, v);
+    if (r) return r;
     diag_error(sema->cx, e->list.data[1]->loc, "AttributeError: property '%s' of '%s' object has no setter", name,
                m->ctor->name);
     return poison(sema);

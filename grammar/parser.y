@@ -790,7 +790,7 @@ static bool decorator_name(const Ast *e, char *buf, size_t n) {
 
 // @decorators over fn, as Python applies them: @staticmethod marks a method that takes no
 // self (fn->bval, read by sema_class.c), @property and @classmethod one read as an attribute
-// or given its class (fn->deco); those that change nothing a compiled forward pass
+// or given its class, @x.setter one run by a store to the attribute (fn->deco); those that change nothing a compiled forward pass
 // computes (autograd off, TorchScript) are dropped; any other is a located error.
 Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
   static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.jit.script",
@@ -808,10 +808,17 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
       fn->deco = name[0];  // read where the class is checked (sema_class.c)
       continue;
     }
+    if (d->kind == AST_ATTR && !strcmp(d->name, "setter") && d->lhs->kind == AST_NAME) {  // @x.setter
+      if (strcmp(d->lhs->name, fn->name))
+        diag_error(cx, d->loc, "a setter named other than its property ('%s', not '%s') is not supported: name the "
+                   "setter's def as the property", d->lhs->name, fn->name);
+      fn->deco = 's';
+      continue;
+    }
     for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
     if (!ok)
-      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, @classmethod and @property "
-                 "on a method, and drops @torch.no_grad(), "
+      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, @classmethod, @property "
+                 "and @x.setter on a method, and drops @torch.no_grad(), "
                  "@torch.inference_mode(), @torch.jit.script and torch.jit's others (a compiled forward pass has no "
                  "autograd)");
   }
