@@ -46,7 +46,46 @@ bool class_is_module(Sema *sema, const Ast *cls) {
       const Ast *b = cls->step->list.data[i];
       if ((b->kind == AST_ATTR || b->kind == AST_NAME) && b->name && !strcmp(b->name, "Module")) return true;
     }
-  return false;
+  return nn_container_base(sema, cls) != NULL;
+}
+
+// The nn container class that class cls of the file derives from, directly or through a base of
+// the file (class Stack(nn.Sequential)): "Sequential", "ModuleList" or "ModuleDict"; else NULL.
+const char *nn_container_base(Sema *sema, const Ast *cls) {
+  static const char *const names[] = {"Sequential", "ModuleList", "ModuleDict", NULL};
+  for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
+    for (int i = 0; cls->step && i < cls->step->list.len; i++) {
+      const Ast *b = cls->step->list.data[i];
+      for (int k = 0; names[k] && (b->kind == AST_ATTR || b->kind == AST_NAME) && b->name; k++)
+        if (!strcmp(b->name, names[k])) return names[k];
+    }
+  return NULL;
+}
+
+// Where an instance of a class derived from an nn container holds its modules: the container
+// its nn base's __init__ made, an attribute of this hidden name.
+#define MODULES_ATTR "(modules)"
+
+const TType *derived_modules(const TType *t) {
+  int k = is_instance(t) ? obj_find(t->attrs, MODULES_ATTR) : -1;
+  return k >= 0 ? t->attrs->ty[k] : NULL;
+}
+
+Ast *modules_node(Sema *sema, Ast *v) {
+  Ast *a = ast_attr(sema->cx, v, MODULES_ATTR, v->loc, v->loc);
+  check_expr(sema, a);
+  return a;
+}
+
+// inst's modules: the container class cls made by its __init__ on the arguments of call c (their
+// names the caller's), bound where e makes the instance; false after an error.
+static bool init_modules(Sema *sema, Ast *e, TType *inst, const char *cls, const Ast *c) {
+  Ast *call = ast_new(sema->cx, AST_CALL, c ? c->loc : e->loc);
+  call->name = cls;
+  call->oploc = c ? c->oploc : e->oploc;
+  if (c) call->list = c->list;
+  call->ty = container_construct(sema, call);
+  return !is_poison(call->ty) && obj_set(sema, e, inst, MODULES_ATTR, call);
 }
 
 // The base of class cls that is a class of the file (class B(A)), or NULL.
@@ -128,15 +167,6 @@ static bool check_class_attr(Sema *sema, Ast *st) {
 // class Name(bases) { ... } as a value: its statements checked for what a class body may
 // hold (methods, class attributes, a docstring, pass).
 TType *class_value(Sema *sema, Ast *e) {
-  for (int i = 0; e->step && i < e->step->list.len; i++) {  // class Stage(nn.Sequential): its modules are its self
-    const Ast *b = e->step->list.data[i];
-    const char *n = (b->kind == AST_ATTR || b->kind == AST_NAME) ? b->name : NULL;
-    if (n && (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))) {
-      diag_error(sema->cx, b->loc, "a class derived from nn.%s is not supported yet: hold the modules in an "
-                 "attribute (self.layers = nn.%s(...)) and call it in forward", n, n);
-      return poison(sema);
-    }
-  }
   Sym *scope = sema->scope;
   for (int i = 0; i < e->body.len; i++) {
     Ast *st = e->body.data[i];
@@ -272,6 +302,8 @@ static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *a
       st->lhs->list = rest;
     }
     const Ast *runs = named ? named : base;
+    const char *nn_base = st && !named && !base ? nn_container_base(sema, owner) : NULL;
+    if (nn_base && !init_modules(sema, e, inst, nn_base, st->lhs)) break;  // super().__init__(*layers)
     if (!st || !runs || (!named && st->lhs->lhs->kind != AST_CALL) || sema->cx->nerrors > before) continue;
     if (!check_args(sema, st->lhs) || !run_init(sema, e, inst, runs, &st->lhs->list, depth + 1)) break;
   }
@@ -292,6 +324,8 @@ static TType *construct(Sema *sema, Ast *e, const TType *cls_t, AstList *args) {
   TType *inst = ty_module(sema, arena_printf(&sema->cx->arena, "__main__.%s", cls->name));
   inst->ctor = cls;
   obj_init(sema, inst, NULL, 0);
+  const char *nn_base = nn_container_base(sema, cls);
+  if (nn_base && !init_modules(sema, e, inst, nn_base, NULL)) return poison(sema);  // empty until its __init__
   return run_init(sema, e, inst, cls, args, 0) ? inst : poison(sema);
 }
 
@@ -377,6 +411,8 @@ TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   if (is_class(f)) return construct(sema, e, f, args);
   const Ast *owner = NULL;
   const Ast *fwd = method_in(sema, f->ctor, "forward", &owner);
+  const TType *mods = derived_modules(f);
+  if (!fwd && mods) return container_call(sema, e, mods, args);  // a Sequential's forward
   if (!fwd) {
     diag_error(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "NotImplementedError: Module [%s] is missing "
                "the required \"forward\" function", f->ctor->name);
@@ -391,6 +427,10 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   const Ast *owner = NULL;
   const Ast *m = method_in(sema, inst->ctor, e->name, &owner);
   int k = obj_find(inst->attrs, e->name);
+  if (!m && k < 0 && derived_modules(inst)) {  // self.append(m): its container's method
+    e->lhs = modules_node(sema, e->lhs);
+    return check_args(sema, e) ? container_method(sema, e) : poison(sema);
+  }
   if (!m && k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
   if (m && k < 0 && m->deco != 'p') return call_method(sema, e, inst, m, owner, &e->list);

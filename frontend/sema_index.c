@@ -138,6 +138,7 @@ TType *check_index(Sema *sema, Ast *e) {
     }
   }
   if (bad) return poison(sema);
+  if (derived_modules(base)) base = (e->lhs = modules_node(sema, e->lhs))->ty;  // stack[0] of class Stack(nn.Sequential)
   if (base->kind == TY_TUPLE || base->kind == TY_LIST) return seq_index(sema, e);
   if (base->kind == TY_DICT) return dict_index(sema, e);
   if (!is_tensor(base)) {
