@@ -41,12 +41,13 @@ bool is_instance(const TType *t) {
 static const Ast *base_of(Sema *sema, const Ast *cls);
 
 bool class_is_module(Sema *sema, const Ast *cls) {
+  if (nn_container_base(sema, cls)) return true;
   for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
     for (int i = 0; cls->step && i < cls->step->list.len; i++) {  // nn.Module, torch.nn.Module, Module
       const Ast *b = cls->step->list.data[i];
       if ((b->kind == AST_ATTR || b->kind == AST_NAME) && b->name && !strcmp(b->name, "Module")) return true;
     }
-  return nn_container_base(sema, cls) != NULL;
+  return false;
 }
 
 // The nn container class that class cls of the file derives from, directly or through a base of
@@ -66,9 +67,10 @@ const char *nn_container_base(Sema *sema, const Ast *cls) {
 // its nn base's __init__ made, an attribute of this hidden name.
 #define MODULES_ATTR "(modules)"
 
-const TType *derived_modules(const TType *t) {
+const TType *derived_modules(Sema *sema, const TType *t) {
   int k = is_instance(t) ? obj_find(t->attrs, MODULES_ATTR) : -1;
-  return k >= 0 ? t->attrs->ty[k] : NULL;
+  Sym *s = k >= 0 && t->attrs->hidden[k] ? find_local(sema, t->attrs->hidden[k]) : NULL;  // as changed since
+  return s ? s->ty : k >= 0 ? t->attrs->ty[k] : NULL;
 }
 
 Ast *modules_node(Sema *sema, Ast *v) {
@@ -411,7 +413,7 @@ TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   if (is_class(f)) return construct(sema, e, f, args);
   const Ast *owner = NULL;
   const Ast *fwd = method_in(sema, f->ctor, "forward", &owner);
-  const TType *mods = derived_modules(f);
+  const TType *mods = derived_modules(sema, f);
   if (!fwd && mods) return container_call(sema, e, mods, args);  // a Sequential's forward
   if (!fwd) {
     diag_error(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "NotImplementedError: Module [%s] is missing "
@@ -427,7 +429,7 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   const Ast *owner = NULL;
   const Ast *m = method_in(sema, inst->ctor, e->name, &owner);
   int k = obj_find(inst->attrs, e->name);
-  if (!m && k < 0 && derived_modules(inst)) {  // self.append(m): its container's method
+  if (!m && k < 0 && derived_modules(sema, inst)) {  // self.append(m): its container's method
     e->lhs = modules_node(sema, e->lhs);
     return check_args(sema, e) ? container_method(sema, e) : poison(sema);
   }

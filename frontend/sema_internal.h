@@ -775,7 +775,7 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a ca
 // ---- user classes (sema_class.c) ----
 bool is_class(const TType *t);     // a class of the file (a const's value)
 const char *nn_container_base(Sema *sema, const Ast *cls);  // "Sequential" of class Stack(nn.Sequential), or NULL
-const TType *derived_modules(const TType *t);  // the modules of an instance of such a class, or NULL
+const TType *derived_modules(Sema *sema, const TType *t);  // the modules of an instance of such a class, or NULL
 Ast *modules_node(Sema *sema, Ast *v);         // v (such an instance) as its modules: the checked read
 bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module

@@ -564,10 +564,10 @@ static Ast *inner_container(Sema *sema, const Ast *base) {
   const Ast *r = base;
   while (r->kind == AST_INDEX || r->kind == AST_ATTR) r = r->lhs;
   Sym *s = r->kind == AST_NAME ? find_local(sema, r->name) : NULL;
-  if (!s || (!is_container(s->ty) && !is_instance(s->ty)) || (r == base && !derived_modules(s->ty))) return NULL;
+  if (!s || (!is_container(s->ty) && !is_instance(s->ty)) || (r == base && !derived_modules(sema, s->ty))) return NULL;
   Ast *probe = ast_clone(sema->cx, base);
   TType *t = check_expr(sema, probe);
-  if (derived_modules(t)) return modules_node(sema, probe);  // blocks[0] = m of class Blocks(nn.ModuleList)
+  if (derived_modules(sema, t)) return modules_node(sema, probe);  // blocks[0] = m of class Blocks(nn.ModuleList)
   return is_poison(t) || is_container(t) ? probe : NULL;
 }
 

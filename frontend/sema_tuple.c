@@ -301,7 +301,7 @@ void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
 }
 
 bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
-  if (derived_modules(v->ty)) v = modules_node(sema, v);  // an instance of class Blocks(nn.ModuleList)
+  if (derived_modules(sema, v->ty)) v = modules_node(sema, v);  // an instance of class Blocks(nn.ModuleList)
   if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = unbind_ast(sema, v, v);
   if (v->ty->kind == TY_DICT) v = dict_keys(sema, v, v);  // iterating a dict: its keys
   if (is_poison(v->ty)) return false;
@@ -688,7 +688,7 @@ TType *python_builtin(Sema *sema, Ast *e) {
   }
   const TType *a = pos[0]->ty;
   if (!strcmp(n, "len")) {
-    if (derived_modules(a)) a = derived_modules(a);
+    if (derived_modules(sema, a)) a = derived_modules(sema, a);
     if (is_seq(a)) return ty_int(sema, a->nelem);
     if (a->kind == TY_STR) return ty_int(sema, (int64_t)strlen(a->module));
     if (is_tensor(a) && a->view.ndim > 0) return ty_int(sema, a->view.shape[0]);
