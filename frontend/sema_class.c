@@ -250,6 +250,11 @@ static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *a
     diag_error(sema->cx, at, "RecursionError: maximum recursion depth exceeded in %s.__init__", cls->name);
     return false;
   }
+  if (!init && nn_container_base(sema, cls)) {  // class Stack(nn.Sequential) without its own: the container's
+    Ast c = {.kind = AST_CALL, .loc = e->loc, .list = *args};
+    c.oploc = e->kind == AST_CALL ? e->oploc : e->loc;
+    return init_modules(sema, e, inst, nn_container_base(sema, cls), &c);
+  }
   if (!init) {
     if (!args->len) return true;
     diag_error(sema->cx, at, "%s() takes no arguments", cls->name);

@@ -707,9 +707,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
 
   yysymbol_kind_t exp[YYNTOKENS];
   int nexp = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
-  bool expr_ctx = false, after_operand = false, closer = false;
+  bool expr_ctx = false, after_operand = false, closer = false, top = false;
   for (int i = 0; i < nexp; i++) {
     expr_ctx |= exp[i] == YYSYMBOL_INT;
+    top |= exp[i] == YYSYMBOL_CLASS;  // where a module-level item may start
     after_operand |= symbol_in(exp[i], "'//'");  // '*' may also start a starred item
     closer |= symbol_in(exp[i], "')' ']' '}'");
   }
@@ -740,6 +741,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     if (exp[i] == YYSYMBOL_START_EXPR || exp[i] == YYSYMBOL_FN_TOP) {  // 'fn' is named once
       continue;
     } else if (!after_operand && symbol_in(exp[i], "'@'")) {  // a decorator, not worth naming
+      continue;
+    } else if (top && !expr_ctx && symbol_in(exp[i], "'(' '['")) {  // (a, b): int = ..., not worth naming
       continue;
     } else if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
       continue;
