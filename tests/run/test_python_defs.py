@@ -467,6 +467,120 @@ def containers(x, w):
             np.tanh(np.tanh(x)) + np.tanh(np.maximum(x, 0)), np.tanh(np.tanh(gelu_erf(x)))]
 
 
+# nn containers as pasted models build them (checked against PyTorch 1.13 running the same code
+# in eval mode): nn.Sequential of an OrderedDict (from collections, and collections.OrderedDict):
+# its modules by name and by position, a slice keeping the names, append; stores through nested
+# containers (ml[0][0] = m, self.blocks[1].layers[0] = m); nn.ParameterList and nn.ParameterDict
+# (iterated, indexed, items(), len, set by the entry); a @property's @k.setter (run by a store in
+# __init__ and by the entry); classes derived from nn.Sequential (its forward), nn.ModuleList and
+# nn.ModuleDict (their own), held in a ModuleList; an instance made and called inline whose forward
+# iterates a ModuleList attribute (was an internal error); a module-level (name): T = v
+CONTAINERS2 = r'''import torch
+import torch.nn as nn
+from collections import OrderedDict
+import collections
+
+(SCALE): float = 0.5
+
+class Stack(nn.Sequential) {
+    fn __init__(self, d: int, n: int) {
+        layers = []
+        for i in range(n) {
+            layers.append(nn.Linear(d, d, bias=False))
+            layers.append(nn.Tanh())
+        }
+        super().__init__(*layers)
+        self.k = 2.0
+    }
+}
+
+class Blocks(nn.ModuleList) {
+    fn __init__(self, n: int) {
+        super().__init__([nn.ReLU() for _ in range(n)])
+        self.append(nn.Sigmoid())
+    }
+    fn forward(self, x) {
+        for i, b in enumerate(self) { x = b(x) + i }
+        return x * len(self)
+    }
+}
+
+class Heads(nn.ModuleDict) {
+    fn __init__(self) {
+        super().__init__({"a": nn.Tanh()})
+        self["b"] = nn.ReLU()
+    }
+    fn forward(self, x) { return self["a"](x) + self.b(x) }
+}
+
+class Inner(nn.Module) {
+    fn __init__(self) {
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ReLU(), nn.ReLU()])
+    }
+    fn forward(self, x) {
+        for l in self.layers { x = l(x) }
+        return x
+    }
+}
+
+class Net(nn.Module) {
+    fn __init__(self, d: int) {
+        super().__init__()
+        self.seq = nn.Sequential(OrderedDict([("fc", nn.Linear(d, d)), ("act", nn.GELU())]))
+        self.named = nn.Sequential(collections.OrderedDict(tanh=nn.Tanh(), drop=nn.Dropout(0.1)))
+        self.named.append(nn.Sigmoid())
+        self.blocks = nn.ModuleList([Inner(), Inner()])
+        self.blocks[1].layers[0] = nn.Tanh()
+        self.ps = nn.ParameterList([nn.Parameter(torch.ones(d) * i) for i in range(3)])
+        self.pd = nn.ParameterDict({"a": nn.Parameter(torch.zeros(d))})
+        self.pd["bb"] = nn.Parameter(torch.ones(d))
+        self._k = 1.0
+        self.k = 5.0
+    }
+    @property
+    fn k(self) { return self._k }
+    @k.setter
+    fn k(self, v) { self._k = v * 2 }
+    fn forward(self, x) {
+        p = x * len(self.ps)
+        for t in self.ps { p = p + t }
+        for name, t in self.pd.items() { p = p + t * len(name) }
+        return (self.seq(x), self.seq.act(x) + self.seq[1](x),
+                self.named.tanh(x) + self.named[2](x) + self.named[1:](x),
+                self.blocks[1](x) + self.blocks[0](x), p + self.pd.a, x * self.k)
+    }
+}
+
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
+                                     f32[2, 6], f32[2, 6]) {
+    net = Net(6)
+    net.seq.fc.weight = w
+    net.seq[0].bias = w[0]
+    net.pd["a"] = w[1]
+    net.ps[0] = w[2]
+    net.k = 3.0
+    s = Stack(6, 2)
+    s[0].weight = w
+    s[2].weight = w.t()
+    ml = nn.ModuleList([nn.ModuleList([nn.ReLU()]), Blocks(2), Heads()])
+    ml[0][0] = nn.Tanh()
+    ml[1][1] = nn.Tanh()
+    a, b, c, d, e, g = net(x)
+    return a, b, c, d, e, g, s(x) * s.k + SCALE, ml[0][0](x) + ml[1](x), ml[2](x) + Inner()(x)
+}
+'''
+
+
+def containers2(x, w):
+    sig = 1 / (1 + np.exp(-x))
+    relu = np.maximum(x, 0)
+    y = np.tanh(np.tanh(x @ w.T) @ w)
+    sig_b = 1 / (1 + np.exp(-(np.tanh(relu) + 1))) + 2
+    return [gelu_erf(x @ w.T + w[0]), 2 * gelu_erf(x), np.tanh(x) + 2 * sig, np.maximum(np.tanh(x), 0) + relu,
+            3 * x + w[2] + 2 * w[1] + 5, 6 * x, y * 2 + 0.5, np.tanh(x) + 3 * sig_b, np.tanh(x) + 2 * relu]
+
+
 # @property (through self, a property holding a module, called) and @classmethod (through the
 # class, through self, as a value, cls(...) making an instance); any annotation of a result,
 # unchecked as Python's (-> torch.Tensor of a tuple, Tuple[..., int], Optional[...] of an int,
@@ -578,6 +692,8 @@ CASES = [
     ("nn.Sequential, nn.ModuleList, nn.ModuleDict built in __init__, iterated, indexed, sliced, called", CONTAINERS,
      containers, ["f32"] * 9),
     ("@property, @classmethod, any result annotation, an f-string in triple quotes", PROPS, props, ["f32"] * 5),
+    ("nn.Sequential(OrderedDict), nested container stores, ParameterList/Dict, @x.setter, classes derived from "
+     "containers", CONTAINERS2, containers2, ["f32"] * 9),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
