@@ -918,8 +918,27 @@ static void find_helpers(Ctx *cx, Program *p) {
   }
   IntList queue = {0};
   bool *seen = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(n + 1));
+  for (int i = 0; i < p->ast->list.len; i++) {  // a class's methods call a function: it is a helper (conv3x3)
+    const Ast *d = p->ast->list.data[i], *cls = d->kind == AST_CONST ? d->rhs : NULL;
+    if (!cls || cls->kind != AST_FN || cls->op != DEF_CLASS) continue;
+    IntList from = {0};
+    for (int m = 0; m < cls->body.len; m++) {
+      const Ast *f = cls->body.data[m];
+      if (f->kind != AST_FN) continue;
+      NameList locals = {0};
+      fn_locals(&cx->arena, f, &locals);
+      for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &locals, &from);
+    }
+    for (int k = 0; k < from.len; k++) {
+      int j = from.data[k];
+      if (seen[j]) continue;
+      seen[j] = called[j] = true;
+      p->sigs[j].caller = cls->name;
+      vec_push(&cx->arena, &queue, j);
+    }
+  }
   for (int i = 0; i < n; i++)
-    if (!called[i]) {
+    if (!called[i] && !seen[i]) {
       vec_push(&cx->arena, &queue, i);
       seen[i] = true;
     }

@@ -434,6 +434,12 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   const Ast *owner = NULL;
   const Ast *m = method_in(sema, inst->ctor, e->name, &owner);
   int k = obj_find(inst->attrs, e->name);
+  if (!m && k < 0 && !strcmp(e->name, "eval") && !e->list.len) {  // Block(config).eval(): the instance, in eval
+    Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);                  // mode already (its making lowered here)
+    st->lhs = e->lhs;
+    vec_push(&sema->cx->arena, &e->unrolled, st);
+    return inst;
+  }
   if (!m && k < 0 && derived_modules(sema, inst)) {  // self.append(m): its container's method
     e->lhs = modules_node(sema, e->lhs);
     return check_args(sema, e) ? container_method(sema, e) : poison(sema);

@@ -170,7 +170,7 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
   if (!strcmp(cls, "GroupNorm"))
     return arena_printf(ar, "%s, %s, eps=%s, affine=%s", ARG("num_groups"), ARG("num_channels"), ARG("eps"),
                         ARG("affine"));
-  if (!strncmp(cls, "InstanceNorm", 12))
+  if (!strncmp(cls, "InstanceNorm", 12) || !strncmp(cls, "BatchNorm", 9))
     return arena_printf(ar, "%s, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", ARG("num_features"),
                         ARG("eps"), ARG("momentum"), ARG("affine"), ARG("track_running_stats"));
   if (!strcmp(cls, "Embedding")) {

@@ -355,6 +355,12 @@ static const NnClass nn_classes[] = {
     {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                                       "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
      NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
+    {"BatchNorm1d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+                                         "device=None, dtype=None", "training=False", NULL,
+     "running_mean, running_var, weight, bias", "momentum, eps"},
+    {"BatchNorm2d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
+                                         "device=None, dtype=None", "training=False", NULL,
+     "running_mean, running_var, weight, bias", "momentum, eps"},
     {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
     {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
@@ -368,8 +374,6 @@ static const struct {
     {"Bilinear", "F.bilinear(x1, x2, weight, bias)"},
     {"ConvTranspose1d", "F.conv_transpose1d(x, weight, bias, ...)"},
     {"ConvTranspose2d", "F.conv_transpose2d(x, weight, bias, ...)"},
-    {"BatchNorm1d", "F.batch_norm(x, mean, var, weight, bias)"},
-    {"BatchNorm2d", "F.batch_norm(x, mean, var, weight, bias)"},
     {"PReLU", "F.prelu(x, weight)"},
     {"RMSNorm", "F.rms_norm(x, shape, weight, eps)"},
 };
@@ -465,6 +469,12 @@ static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char
   const char *cls = c->cls;
   const TType *a0 = nn_arg(sema, m, cls[0] == 'L' && cls[1] == 'a' ? "normalized_shape" : "num_channels");
   *nd = 0;
+  if (!strncmp(cls, "BatchNorm", 9)) {  // each of its parameters and running statistics: [num_features]
+    const TType *nf = nn_arg(sema, m, "num_features");
+    if (!is_scalar(nf)) return false;
+    shape[(*nd)++] = nf->ival;
+    return true;
+  }
   if (!strcmp(cls, "LayerNorm") || !strcmp(cls, "GroupNorm")) {
     if (a0 && is_scalar(a0)) shape[(*nd)++] = a0->ival;
     for (int i = 0; a0 && (a0->kind == TY_TUPLE || a0->kind == TY_LIST) && i < a0->nelem && i < TD_MAX_DIMS; i++) {
@@ -515,9 +525,17 @@ static TType *nn_with_state(Sema *sema, Ast *e, const NnClass *c, TType *m) {
                "mode='%s') and use padding=0", c->cls, pm->module, pm->module);
     return poison(sema);
   }
+  const TType *trs = nn_arg(sema, m, "track_running_stats");
+  if (trs && is_scalar(trs) && !trs->ival) {
+    diag_error(sema->cx, call_loc(e), "nn.%s with track_running_stats=False is not supported yet: it normalizes by "
+               "each batch's statistics; call F.batch_norm(x, None, None, weight, bias, training=True)", c->cls);
+    return poison(sema);
+  }
   obj_init(sema, m, names, n);
-  const TType *b = nn_arg(sema, m, "bias");
+  const TType *b = nn_arg(sema, m, "bias"), *af = nn_arg(sema, m, "affine");
   if (b && is_scalar(b) && b->ival == 0) m->attrs->ty[obj_find(m->attrs, "bias")] = ty_new(sema, TY_NONE);
+  if (af && is_scalar(af) && af->ival == 0 && c->state && in_params(c->state, "running_mean"))  // BatchNorm
+    for (int i = 0; i < 2; i++) m->attrs->ty[obj_find(m->attrs, i ? "bias" : "weight")] = ty_new(sema, TY_NONE);
   for (int i = 0; i < e->list.len; i++) {  // Embedding(n, d, _weight=w)
     Ast *a = e->list.data[i];
     if (a->kind == AST_KWARG && !strcmp(a->name, "_weight") && a->rhs->ty->kind != TY_NONE &&
@@ -814,6 +832,25 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return become(sema, e, f);
 }
 
+// nn.NAME as a value, not called (`norm_layer = nn.BatchNorm2d`, then `norm_layer(planes)`): the
+// class, a TY_MODULE "(nn class) NAME" whose call constructs it; NULL when NAME is no class of the
+// table or container.
+#define NN_CLASS "(nn class) "
+
+TType *nn_class_value(Sema *sema, Ast *e) {
+  static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+                                           NULL};
+  bool known = nn_class(e->name) != NULL;
+  for (int i = 0; containers[i] && !known; i++) known = !strcmp(containers[i], e->name);
+  return known ? ty_module(sema, arena_printf(&sema->cx->arena, NN_CLASS "%s", e->name)) : NULL;
+}
+
+// The class an nn class value names (BatchNorm2d), or NULL.
+static const char *nn_class_name(const TType *t) {
+  size_t n = strlen(NN_CLASS);
+  return t && t->kind == TY_MODULE && !t->ctor && !strncmp(t->module, NN_CLASS, n) ? t->module + n : NULL;
+}
+
 // ============================================================================
 // einops' layers: Rearrange(pattern, **axes) and Reduce(pattern, reduction, **axes)
 // ============================================================================
@@ -987,6 +1024,10 @@ TType *module_call(Sema *sema, Ast *e) {
     return super_value(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
+    if (s && nn_class_name(s->ty)) {  // norm_layer(planes) of norm_layer = nn.BatchNorm2d
+      e->name = nn_class_name(s->ty);
+      return nn_construct(sema, e);
+    }
     if (s && is_container(s->ty)) return check_args(sema, e) ? container_call(sema, e, s->ty, &e->list) : poison(sema);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
@@ -1020,6 +1061,10 @@ TType *check_apply(Sema *sema, Ast *e) {
   bool ok = check_items(sema, &e->list);
   if (is_poison(c) || !ok) return poison(sema);
   if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
+  if (nn_class_name(c)) {  // (nn.BatchNorm2d if bn else nn.Identity)(d)
+    e->name = nn_class_name(c);
+    return nn_construct(sema, e);
+  }
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
   if (is_container(c)) return container_call(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
