@@ -602,11 +602,12 @@ static const Ast *scalar_param(const Ast *fn, const char *name) {
   return NULL;
 }
 
-// A bare name in fn's types that is a dim variable: no const, function, module or scalar
+// A bare name in fn's types that is a dim variable: no const, function, module, name an import
+// binds (Tuple of `from typing import Tuple`, inside Optional[Tuple[torch.FloatTensor]]) or scalar
 // parameter of fn (x: f32[C, L // stride], stride: int).
 static bool is_dim_word(Sema *sema, const Ast *fn, const char *name) {
   return !find_const(sema, name) && !sema_find_fn(sema->p, name) && !module_named(sema, name) &&
-         !scalar_param(fn, name);
+         !find_import(sema, name) && !scalar_param(fn, name);
 }
 
 // The names in dim expression d that are neither consts nor dims of sig: reported.

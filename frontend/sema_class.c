@@ -364,6 +364,16 @@ TType *super_value(Sema *sema, Ast *e) {
   return t;
 }
 
+// Whether parameter type t is one of typing's that Python does not check and tdsl does not take
+// as a type (Optional[Tuple[torch.FloatTensor]] of transformers' GPT2MLP.forward): any value.
+static bool typing_wrapper(const Ast *t) {
+  static const char *const names[] = {"Optional", "Union", "Tuple", "List", "Dict", "Sequence", "Iterable", "Type",
+                                      NULL};
+  for (int i = 0; t->kind == AST_TYPE && t->dtype == DT_COUNT && t->name && names[i]; i++)
+    if (!strcmp(t->name, names[i])) return true;
+  return false;
+}
+
 // Method m of instance inst as a function value whose call takes self first: a clone of the
 // def, checked as a fn inside a function is, its defaults evaluated at e.
 static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
@@ -373,7 +383,8 @@ static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
   int id = ++sema->lambdas;
   for (int j = 0; j < def->list.len; j++) {
     Ast *p = def->list.data[j];
-    if (p->type->kind == AST_SCALAR_TYPE && !p->type->name) p->type = ast_scalar_type(sema->cx, ANY_TYPE, p->type->loc);
+    if ((p->type->kind == AST_SCALAR_TYPE && !p->type->name) || typing_wrapper(p->type))
+      p->type = ast_scalar_type(sema->cx, ANY_TYPE, p->type->loc);
     if (!p->rhs) continue;
     if (is_poison(check_expr(sema, p->rhs))) return poison(sema);
     const char *h = arena_printf(&sema->cx->arena, "(def %d) =%s", id, p->name);

@@ -21,8 +21,8 @@
 // ============================================================================
 // Modules by path, and the names import lines bind
 // ============================================================================
-static const char *const known_modules[] = {"torch", "torch.nn", "torch.nn.functional", "math", "typing",
-                                            "__future__", "einops", "einops.layers", "einops.layers.torch", NULL};
+static const char *const known_modules[] = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "math",
+                                            "typing", "__future__", "einops", "einops.layers", "einops.layers.torch", NULL};
 
 static bool known_module(const char *path) {
   for (int i = 0; known_modules[i]; i++)
@@ -39,7 +39,7 @@ static bool inert_module(const char *path) {
   size_t n = strcspn(path, ".");
   for (int i = 0; inert[i]; i++)
     if (strlen(inert[i]) == n && !strncmp(path, inert[i], n)) return true;
-  return !strncmp(path, "torch.", 6) && !known_module(path);  // torch.utils.checkpoint, torch.nn.init ...
+  return !strncmp(path, "torch.", 6) && !known_module(path);  // torch.utils.checkpoint, torch.cuda.amp ...
 }
 
 // The module an unbound name stands for without an import (forward passes use them so):
@@ -851,6 +851,55 @@ static const char *nn_class_name(const TType *t) {
   return t && t->kind == TY_MODULE && !t->ctor && !strncmp(t->module, NN_CLASS, n) ? t->module + n : NULL;
 }
 
+// nn.init.NAME(tensor, ...), as a module's __init__ initialises its parameters: zeros_, ones_ and
+// constant_ fill the tensor in place (its zero_() and fill_()); a random one (normal_, xavier_uniform_
+// ...) of an object's attribute leaves the attribute unset, as tdsl has no random numbers (a read of
+// it is the error "not set", a set of it from the entry's parameters, as load_state_dict sets it, is
+// what a compiled model does); of anything else, the located error.
+static TType *nn_init(Sema *sema, Ast *e) {
+  static const char *const random[] = {"normal_", "uniform_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
+                                       "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_", NULL};
+  bool fill = !strcmp(e->name, "zeros_") || !strcmp(e->name, "ones_") || !strcmp(e->name, "constant_"), rnd = false;
+  for (int i = 0; random[i] && !fill; i++) rnd |= !strcmp(e->name, random[i]);
+  if (!fill && !rnd) {
+    diag_error(sema->cx, e->oploc, "module 'torch.nn.init' has no attribute '%s' tdsl compiles: it takes zeros_, "
+               "ones_, constant_ and the random initialisers of a module's parameters", e->name);
+    return poison(sema);
+  }
+  Ast *t = e->list.len ? e->list.data[0] : NULL;
+  if (!t || t->kind == AST_KWARG) {
+    diag_error(sema->cx, call_loc(e), "%s() missing 1 required positional argument: 'tensor'", e->name);
+    return poison(sema);
+  }
+  if (fill) {  // t.zero_(), t.fill_(1.0), t.fill_(val)
+    bool zeros = e->name[0] == 'z', ones = e->name[0] == 'o';
+    AstList rest = {0};
+    for (int i = 1; i < e->list.len; i++) vec_push(&sema->cx->arena, &rest, e->list.data[i]);
+    if (ones) vec_push(&sema->cx->arena, &rest, ast_float(sema->cx, 1.0, e->loc));
+    if (!zeros && !ones && rest.len == 1 && rest.data[0]->kind == AST_KWARG && !strcmp(rest.data[0]->name, "val"))
+      rest.data[0] = rest.data[0]->rhs;
+    e->lhs = t;
+    e->name = zeros ? "zero_" : "fill_";
+    e->list = rest;
+    return check_expr(sema, e);
+  }
+  TType *obj = t->kind == AST_ATTR ? check_expr(sema, t->lhs) : NULL;
+  if (obj && is_poison(obj)) return obj;
+  int k = obj && obj->kind == TY_MODULE && obj->attrs ? obj_find(obj->attrs, t->name) : -1;
+  if (k < 0) {
+    diag_error(sema->cx, t->loc, "nn.init.%s fills a tensor with random numbers, which tdsl does not have: call it on "
+               "a module's parameter (self.weight), which the program then sets (m.weight = w)", e->name);
+    return poison(sema);
+  }
+  for (int i = 1; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (is_poison(check_expr(sema, a->kind == AST_KWARG ? a->rhs : a))) return poison(sema);
+  }
+  obj->attrs->ty[k] = NULL;  // unset: the entry sets it, as load_state_dict does
+  obj->attrs->hidden[k] = NULL;
+  return ty_new(sema, TY_NONE);
+}
+
 // ============================================================================
 // einops' layers: Rearrange(pattern, **axes) and Reduce(pattern, reduction, **axes)
 // ============================================================================
@@ -1049,6 +1098,7 @@ TType *module_call(Sema *sema, Ast *e) {
   const char *m = module_path(sema, e->lhs);
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
+  if (!strcmp(m, "torch.nn.init")) return nn_init(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
   if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);

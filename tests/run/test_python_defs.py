@@ -581,6 +581,79 @@ def containers2(x, w):
             3 * x + w[2] + 2 * w[1] + 5, 6 * x, y * 2 + 0.5, np.tanh(x) + 3 * sig_b, np.tanh(x) + 2 * relu]
 
 
+# transformers' GPT2MLP and pytorch_utils.Conv1D as written: nn.Parameter(torch.empty(...)) then
+# nn.init.normal_ (a random initialiser leaves the parameter to be set, as load_state_dict sets it),
+# nn.init.zeros_/ones_/constant_ (filled), a forward annotated Optional[Tuple[torch.FloatTensor]]
+# (unchecked, as Python's), ACT2FN, a @dataclass config, .eval()
+GPT2_MLP = r'''from typing import Optional, Tuple
+import torch
+from torch import nn
+from transformers.activations import ACT2FN
+from dataclasses import dataclass
+
+@dataclass
+class GPT2Config {
+    hidden_size: int = 6
+    activation_function: str = "gelu_new"
+    resid_pdrop: float = 0.1
+}
+
+class Conv1D(nn.Module) {
+    fn __init__(self, nf, nx) {
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=0.02)
+    }
+
+    fn forward(self, x) {
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        x = x.view(size_out)
+        return x
+    }
+}
+
+class GPT2MLP(nn.Module) {
+    fn __init__(self, intermediate_size, config) {
+        super().__init__()
+        embed_dim = config.hidden_size
+        self.c_fc = Conv1D(intermediate_size, embed_dim)
+        self.c_proj = Conv1D(embed_dim, intermediate_size)
+        self.act = ACT2FN[config.activation_function]
+        self.dropout = nn.Dropout(config.resid_pdrop)
+    }
+
+    fn forward(self, hidden_states: Optional[Tuple[torch.FloatTensor]]) -> torch.FloatTensor {
+        hidden_states = self.c_fc(hidden_states)
+        hidden_states = self.act(hidden_states)
+        hidden_states = self.c_proj(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return hidden_states
+    }
+}
+
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {
+    mlp = GPT2MLP(6, GPT2Config()).eval()
+    mlp.c_fc.weight = w
+    mlp.c_fc.bias = w[0]
+    mlp.c_proj.weight = w.t()
+    k = Conv1D(6, 6)
+    k.weight = torch.zeros(6, 6)
+    nn.init.ones_(k.weight)
+    nn.init.constant_(k.bias, 0.5)
+    return mlp(x), k(x)
+}
+'''
+
+
+def gpt2_mlp(x, w):
+    h = x @ w + w[0]
+    h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+    return [h @ w.T, x.sum(1, keepdims=True) + np.zeros((1, 6)) + 0.5]
+
+
 # @property (through self, a property holding a module, called) and @classmethod (through the
 # class, through self, as a value, cls(...) making an instance); any annotation of a result,
 # unchecked as Python's (-> torch.Tensor of a tuple, Tuple[..., int], Optional[...] of an int,
@@ -694,6 +767,8 @@ CASES = [
     ("@property, @classmethod, any result annotation, an f-string in triple quotes", PROPS, props, ["f32"] * 5),
     ("nn.Sequential(OrderedDict), nested container stores, ParameterList/Dict, @x.setter, classes derived from "
      "containers", CONTAINERS2, containers2, ["f32"] * 9),
+    ("transformers' GPT2MLP and Conv1D as written: nn.init.normal_, zeros_, ones_, constant_, Optional[Tuple[...]]",
+     GPT2_MLP, gpt2_mlp, ["f32"] * 2),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
@@ -806,6 +881,14 @@ FAILURES = [
      "        self.layers = nn.ModuleList([nn.ReLU() for _ in range(2)])\n    }\n"
      "    fn forward(self, x) { return self.layers[-3](x) }\n}\nfn f(a: f32[3]) -> f32[3] { return B()(a) }",
      "5:46: error: index -3 is out of range"),
+    ("a parameter read after nn.init.normal_ without being set", GPT2_MLP.split("class GPT2MLP")[0] +
+     "fn f(a: f32[3]) -> f32[3] {\n    return Conv1D(3, 3)(a)\n}\n",
+     "25:65: error: Conv1D's weight is not set: tdsl has no initial values for parameters; set it from a parameter of "
+     "the function first (m.weight = w)"),
+    ("nn.init.normal_ of a local tensor", "fn f(a: f32[3]) -> f32[3] {\n    t = torch.zeros(3)\n"
+     "    nn.init.normal_(t)\n    return a + t\n}\n", "3:21: error: nn.init.normal_ fills a tensor with random "
+     "numbers, which tdsl does not have: call it on a module's parameter (self.weight), which the program then sets "
+     "(m.weight = w)"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
