@@ -182,7 +182,7 @@ static bool module_pairs(Sema *sema, Ast *a, const char *cls, TType ***keys, Ast
     }
     Loc at = dict ? a->loc : items[i]->loc;
     if (k->kind != TY_STR && params) {
-      diag_error(sema->cx, at, "TypeError: Index given to ParameterDict cannot be used as a key as it is not a string "
+      diag_error(sema->cx, at, "Index given to ParameterDict cannot be used as a key as it is not a string "
                  "(type is '%s'). Open an issue on github if you need non-string keys.", py_type_name(k));
       return false;
     }
@@ -216,7 +216,7 @@ TType *container_construct(Sema *sema, Ast *e) {
       seq_items(sema, pos[0], &vals, &n);
       for (int i = 0; i < n; i++)
         if (od->keys[i]->kind != TY_STR) {
-          diag_error(sema->cx, pos[0]->loc, "TypeError: module name should be a string. Got %s",
+          diag_error(sema->cx, pos[0]->loc, "module name should be a string. Got %s",
                      torch_typename(sema, od->keys[i]));
           return poison(sema);
         }
@@ -349,7 +349,7 @@ void container_store(Sema *sema, Ast *st) {
   if (c->ty->kind == TY_DICT) {  // md[k] = m: add_module's checks of the name, then the dict's store
     const TType *k = t->list.len == 1 && t->list.data[0]->kind != AST_SLICE ? check_expr(sema, t->list.data[0]) : NULL;
     if (k && !is_poison(k) && k->kind != TY_STR && holds_params(c->ty->container)) {
-      diag_error(sema->cx, t->list.data[0]->loc, "TypeError: Index given to ParameterDict cannot be used as a key as "
+      diag_error(sema->cx, t->list.data[0]->loc, "Index given to ParameterDict cannot be used as a key as "
                  "it is not a string (type is '%s'). Open an issue on github if you need non-string keys.",
                  py_type_name(k));
       return;

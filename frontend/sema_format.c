@@ -161,7 +161,8 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
       puts_(sema, &b, arena_printf(ar, ", dilation=%s", tuple_str(sema, m, "dilation", n, loc)));
     if (!all_are(nn_arg(sema, m, "groups"), 1)) puts_(sema, &b, arena_printf(ar, ", groups=%s", ARG("groups")));
     if (!ON("bias")) puts_(sema, &b, ", bias=False");
-    if (strcmp(ARG("padding_mode"), "zeros")) puts_(sema, &b, arena_printf(ar, ", padding_mode=%s", ARG("padding_mode")));
+    if (strcmp(ARG("padding_mode"), "zeros"))
+      puts_(sema, &b, arena_printf(ar, ", padding_mode=%s", ARG("padding_mode")));
     return b.s;
   }
   if (!strcmp(cls, "LayerNorm"))
@@ -259,6 +260,11 @@ static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
     return true;
   case TY_DTYPE: puts_(sema, b, torch_dtype_name(t->dtype)); return true;
   case TY_MODULE:
+    if (derived_modules(sema, t)) {  // class Stack(nn.Sequential): its modules, under its class's name
+      TType c = *derived_modules(sema, t);
+      c.container = t->ctor->name;
+      return container_text(sema, b, &c, loc);
+    }
     if (!t->ctor) puts_(sema, b, arena_printf(&sema->cx->arena, "<module '%s'>", t->module));
     else if (!strncmp(t->module, "torch.nn.", 9) && t->ctor->kind == AST_CALL)
       puts_(sema, b, arena_printf(&sema->cx->arena, "%s(%s)", t->module + 9,

@@ -144,7 +144,7 @@ TType *check_index(Sema *sema, Ast *e) {
                nn_container_base(sema, base->ctor), base->ctor->name);
     return poison(sema);
   }
-  if (derived_modules(sema, base)) base = (e->lhs = modules_node(sema, e->lhs))->ty;  // stack[0] of class Stack(nn.Sequential)
+  if (derived_modules(sema, base)) base = (e->lhs = modules_node(sema, e->lhs))->ty;  // stack[0]: its modules
   if (base->kind == TY_TUPLE || base->kind == TY_LIST) return seq_index(sema, e);
   if (base->kind == TY_DICT) return dict_index(sema, e);
   if (!is_tensor(base)) {

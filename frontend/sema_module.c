@@ -22,7 +22,8 @@
 // Modules by path, and the names import lines bind
 // ============================================================================
 static const char *const known_modules[] = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "math",
-                                            "typing", "__future__", "einops", "einops.layers", "einops.layers.torch", NULL};
+                                            "typing", "__future__", "einops", "einops.layers", "einops.layers.torch",
+                                            NULL};
 
 static bool known_module(const char *path) {
   for (int i = 0; known_modules[i]; i++)
@@ -355,11 +356,11 @@ static const NnClass nn_classes[] = {
     {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                                       "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
      NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
-    {"BatchNorm1d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
-                                         "device=None, dtype=None", "training=False", NULL,
+    {"BatchNorm1d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
+                                         "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
      "running_mean, running_var, weight, bias", "momentum, eps"},
-    {"BatchNorm2d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
-                                         "device=None, dtype=None", "training=False", NULL,
+    {"BatchNorm2d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
+                                         "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
      "running_mean, running_var, weight, bias", "momentum, eps"},
     {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
@@ -1060,7 +1061,7 @@ static bool is_ordered_dict(Sema *sema, const Ast *e) {
 
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
-  if (is_ordered_dict(sema, e)) {  // a dict (insertion-ordered as Python's are), marked: nn.Sequential names its modules
+  if (is_ordered_dict(sema, e)) {  // a dict (ordered as Python's are), marked: nn.Sequential names its modules
     e->lhs = NULL;
     e->name = "dict";
     e->op = 1;

@@ -132,7 +132,8 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program top_target const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type dims type_list
+%type <ast> program top_target const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type
+%type <ast> dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
@@ -793,8 +794,9 @@ static bool decorator_name(const Ast *e, char *buf, size_t n) {
 
 // @decorators over fn, as Python applies them: @staticmethod marks a method that takes no
 // self (fn->bval, read by sema_class.c), @property and @classmethod one read as an attribute
-// or given its class, @x.setter one run by a store to the attribute (fn->deco); those that change nothing a compiled forward pass
-// computes (autograd off, TorchScript) are dropped; any other is a located error.
+// or given its class, @x.setter one run by a store to the attribute (fn->deco); those
+// that change nothing a compiled forward pass computes (autograd off, TorchScript) are
+// dropped; any other is a located error.
 Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
   static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.jit.script",
                                       "torch.jit.script_method", "torch.jit.ignore", "torch.jit.unused",
