@@ -726,6 +726,7 @@ TType *check_apply(Sema *sema, Ast *e);  // AST_APPLY: nn.ReLU()(x)
 // The constructor's argument `name` of nn module object m (given, else its default); NULL when its
 // class has no such parameter or m is no nn module of sema_module.c's table.
 const TType *nn_arg(Sema *sema, const TType *m, const char *name);
+bool is_nn_class(const char *name);          // nn.NAME a class tdsl has (Linear, Sequential ...)
 TType *nn_class_value(Sema *sema, Ast *e);  // nn.NAME as a value: a function constructing the class, or NULL
 TType *nn_attr(Sema *sema, Ast *e, const TType *m);  // m.NAME of a module object: its constructor's argument
 // inplace= of e's call of d (an activation or dropout that has it): taken out of the

@@ -838,12 +838,16 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
 // table or container.
 #define NN_CLASS "(nn class) "
 
-TType *nn_class_value(Sema *sema, Ast *e) {
+bool is_nn_class(const char *name) {
   static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
                                            NULL};
-  bool known = nn_class(e->name) != NULL;
-  for (int i = 0; containers[i] && !known; i++) known = !strcmp(containers[i], e->name);
-  return known ? ty_module(sema, arena_printf(&sema->cx->arena, NN_CLASS "%s", e->name)) : NULL;
+  bool known = nn_class(name) != NULL;
+  for (int i = 0; containers[i] && !known; i++) known = !strcmp(containers[i], name);
+  return known;
+}
+
+TType *nn_class_value(Sema *sema, Ast *e) {
+  return is_nn_class(e->name) ? ty_module(sema, arena_printf(&sema->cx->arena, NN_CLASS "%s", e->name)) : NULL;
 }
 
 // The class an nn class value names (BatchNorm2d), or NULL.

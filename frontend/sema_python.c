@@ -379,8 +379,11 @@ static int instance_of(Sema *sema, const TType *t, const Ast *c) {
   if (n && m && (!strcmp(m, "torch") || !strcmp(m, "nn"))) {
     if (!strcmp(n, "Tensor")) return t->kind == TY_TENSOR && !t->wrapped;
     if (!strcmp(n, "Module")) return is_nn_module(sema, t);
-    if (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))
-      return is_container(t) && !strcmp(t->container, n);
+    const char *base = is_instance(t) ? nn_container_base(sema, t->ctor) : NULL;  // class Stack(nn.Sequential)
+    if (base && !strcmp(base, n)) return 1;
+    if (is_container(t)) return !strcmp(t->container, n);
+    if (strcmp(m, "torch") && is_nn_class(n))  // nn.Linear: a module object of that class
+      return t->kind == TY_MODULE && t->ctor && !strncmp(t->module, "torch.nn.", 9) && !strcmp(t->module + 9, n);
     if (!strcmp(n, "dtype")) return t->kind == TY_DTYPE;
     if (!strcmp(n, "Size")) return t->kind == TY_TUPLE;  // x.shape
   } else if (n && !m && !find_local(sema, n) && !find_const(sema, n)) {

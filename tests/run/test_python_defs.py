@@ -566,6 +566,8 @@ fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
     ml = nn.ModuleList([nn.ModuleList([nn.ReLU()]), Blocks(2), Heads()])
     ml[0][0] = nn.Tanh()
     ml[1][1] = nn.Tanh()
+    assert isinstance(s, nn.Sequential) and isinstance(ml[1], nn.ModuleList) and isinstance(s[0], nn.Linear)
+    assert not isinstance(s[1], nn.Linear) and isinstance(net.ps, nn.ParameterList) and isinstance(s, nn.Module)
     a, b, c, d, e, g = net(x)
     return a, b, c, d, e, g, s(x) * s.k + SCALE, ml[0][0](x) + ml[1](x), ml[2](x) + Inner()(x)
 }
