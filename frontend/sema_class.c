@@ -350,6 +350,8 @@ TType *super_value(Sema *sema, Ast *e) {
     return poison(sema);
   }
   const Ast *base = base_of(sema, sema->method_cls);
+  const TType *mods = base ? NULL : derived_modules(sema, sema->method_self);
+  if (mods) return (TType *)mods;  // super().forward(x) of class Stack(nn.Sequential): its container's
   if (!base) {
     diag_error(sema->cx, at, "super() in '%s': its base has no method of its own (nn.Module's forward is not "
                "defined; super().__init__() alone does nothing)", sema->method_cls->name);

@@ -394,6 +394,7 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
   const char *n = e->name, *cls = c->container;
   bool seq = !strcmp(cls, "Sequential");
   const char *qual = arena_printf(&sema->cx->arena, "%s.%s", cls, n);
+  if (!strcmp(n, "forward")) return container_call(sema, e, c, &e->list);  // super().forward(x) of a subclass
   int want = !strcmp(n, "insert") ? 2 : 1;
   bool known = !strcmp(n, "append") || !strcmp(n, "extend") ||
                (!holds_params(cls) && (!strcmp(n, "insert") || !strcmp(n, "pop")));

@@ -472,7 +472,7 @@ def containers(x, w):
 # its modules by name and by position, a slice keeping the names, append; stores through nested
 # containers (ml[0][0] = m, self.blocks[1].layers[0] = m); nn.ParameterList and nn.ParameterDict
 # (iterated, indexed, items(), len, set by the entry); a @property's @k.setter (run by a store in
-# __init__ and by the entry); classes derived from nn.Sequential (its forward), nn.ModuleList and
+# __init__ and by the entry); classes derived from nn.Sequential (super().forward(x)), nn.ModuleList and
 # nn.ModuleDict (their own), held in a ModuleList; an instance made and called inline whose forward
 # iterates a ModuleList attribute (was an internal error); a module-level (name): T = v
 CONTAINERS2 = r'''import torch
@@ -492,6 +492,7 @@ class Stack(nn.Sequential) {
         super().__init__(*layers)
         self.k = 2.0
     }
+    fn forward(self, x) { return super().forward(x) * self.k }
 }
 
 class Blocks(nn.ModuleList) {
@@ -569,7 +570,7 @@ fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
     assert isinstance(s, nn.Sequential) and isinstance(ml[1], nn.ModuleList) and isinstance(s[0], nn.Linear)
     assert not isinstance(s[1], nn.Linear) and isinstance(net.ps, nn.ParameterList) and isinstance(s, nn.Module)
     a, b, c, d, e, g = net(x)
-    return a, b, c, d, e, g, s(x) * s.k + SCALE, ml[0][0](x) + ml[1](x), ml[2](x) + Inner()(x)
+    return a, b, c, d, e, g, s(x) + SCALE, ml[0][0](x) + ml[1](x), ml[2](x) + Inner()(x)
 }
 '''
 
