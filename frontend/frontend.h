@@ -92,7 +92,8 @@ struct Ast {
   int64_t ival;
   double fval;
   bool bval;         // AST_BOOL's value; AST_FN: a @staticmethod (grammar/parser.y parse_decorated)
-  char deco;         // AST_FN: 'p' a @property, 'c' a @classmethod (parse_decorated; sema_class.c), else 0
+  char deco;         // AST_FN: 'p' a @property, 's' its @x.setter, 'c' a @classmethod (parse_decorated;
+                     // sema_class.c), else 0
   bool mut;          // AST_PARAM
   DType dtype;       // AST_DTYPE, AST_TYPE
   const char *name;  // NAME, CALL/ATTR method or function, KWARG, CONST, PARAM, FN
@@ -251,9 +252,11 @@ struct TType {
   int64_t ival;          // SCALAR value as an integer (ints and bools)
   int nelem;             // LIST / TUPLE / DICT
   TType **elems;         // DICT: the values, in insertion order
-  TType **keys;          // DICT: the keys (compile-time values: str, int, bool, float, None), distinct
+  TType **keys;          // DICT: the keys (compile-time values: str, int, bool, float, None), distinct;
+                         // LIST of an nn.Sequential made from an OrderedDict: its modules' names, or NULL
   const char *const *fields;  // TUPLE: the field names of a named tuple (values, indices), or NULL
-  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text
+  const char *module;    // MODULE: "torch", "torch.nn" or "torch.nn.functional"; STR: the text; DICT: "set"
+                         // for a set, "OrderedDict" for collections.OrderedDict(...), NULL for a dict
   bool size;             // TUPLE: a torch.Size (x.shape, x.size()), as str() shows it
   const Ast *ctor;       // MODULE "torch.nn.ReLU" ...: an nn module object, the call that made it
   struct ObjAttrs *attrs; // MODULE: an object's attributes the program sets (nn.Linear's weight ...;

@@ -344,6 +344,7 @@ static const Ast *taken(Lower *lw, const Ast *e) {
   if ((e->kind != AST_CALL && e->kind != AST_APPLY) || e->bi || e->inlined || e->noperands != 1 ||
       e->operands[0]->ty != e->ty)
     return NULL;
+  if (e->kind == AST_APPLY) lower_object(lw, e->lhs);  // B()(x): the instance made first, its __init__'s bindings
   Rets none = {0};
   lower_block(lw, &e->unrolled, &none);
   return e->operands[0];

@@ -85,6 +85,18 @@ Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oplo
   return st;
 }
 
+Ast *parse_top_annotated(Ctx *cx, Ast *program, Ast *target, Ast *value, Loc tloc, Loc loc) {
+  if (target->kind == AST_TUPLE || target->kind == AST_LIST) {
+    diag_error(cx, tloc, "only single target (not %s) can be annotated", target->kind == AST_TUPLE ? "tuple" : "list");
+    return program;
+  }
+  if (target->kind != AST_NAME) {
+    diag_error(cx, tloc, "a module-level name holds compile-time values: annotate a name here (x: int = 3)");
+    return program;
+  }
+  return value ? ast_append(cx, program, ast_const(cx, target->name, value, loc)) : program;
+}
+
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc) {
   Loc at = {loc.file, loc.begin + 1, loc.begin + 1 + (uint32_t)strlen(name)};
   Ast *p = ast_param(cx, false, name, type ? type : ast_scalar_type(cx, "tuple", at), NULL, loc);

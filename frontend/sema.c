@@ -602,11 +602,12 @@ static const Ast *scalar_param(const Ast *fn, const char *name) {
   return NULL;
 }
 
-// A bare name in fn's types that is a dim variable: no const, function, module or scalar
+// A bare name in fn's types that is a dim variable: no const, function, module, name an import
+// binds (Tuple of `from typing import Tuple`, inside Optional[Tuple[torch.FloatTensor]]) or scalar
 // parameter of fn (x: f32[C, L // stride], stride: int).
 static bool is_dim_word(Sema *sema, const Ast *fn, const char *name) {
   return !find_const(sema, name) && !sema_find_fn(sema->p, name) && !module_named(sema, name) &&
-         !scalar_param(fn, name);
+         !find_import(sema, name) && !scalar_param(fn, name);
 }
 
 // The names in dim expression d that are neither consts nor dims of sig: reported.
@@ -918,8 +919,27 @@ static void find_helpers(Ctx *cx, Program *p) {
   }
   IntList queue = {0};
   bool *seen = arena_alloc(&cx->arena, sizeof(bool) * (size_t)(n + 1));
+  for (int i = 0; i < p->ast->list.len; i++) {  // a class's methods call a function: it is a helper (conv3x3)
+    const Ast *d = p->ast->list.data[i], *cls = d->kind == AST_CONST ? d->rhs : NULL;
+    if (!cls || cls->kind != AST_FN || cls->op != DEF_CLASS) continue;
+    IntList from = {0};
+    for (int m = 0; m < cls->body.len; m++) {
+      const Ast *f = cls->body.data[m];
+      if (f->kind != AST_FN) continue;
+      NameList locals = {0};
+      fn_locals(&cx->arena, f, &locals);
+      for (int j = 0; j < f->body.len; j++) find_calls(cx, p, f->body.data[j], &locals, &from);
+    }
+    for (int k = 0; k < from.len; k++) {
+      int j = from.data[k];
+      if (seen[j]) continue;
+      seen[j] = called[j] = true;
+      p->sigs[j].caller = cls->name;
+      vec_push(&cx->arena, &queue, j);
+    }
+  }
   for (int i = 0; i < n; i++)
-    if (!called[i]) {
+    if (!called[i] && !seen[i]) {
       vec_push(&cx->arena, &queue, i);
       seen[i] = true;
     }
@@ -986,7 +1006,7 @@ bool sema_declare(Ctx *cx, Program *p) {
     declare_sig(sema, p->fns.data[i], &p->sigs[i]);
     if (p->fns.data[i]->deco)  // @property, @classmethod: a class's (sema_class.c)
       diag_error(sema->cx, name_loc(p->fns.data[i]), "@%s on a function of the file: tdsl takes it on a method of a "
-                 "class", p->fns.data[i]->deco == 'p' ? "property" : "classmethod");
+                 "class", p->fns.data[i]->deco == 'c' ? "classmethod" : "property");
   }
   find_helpers(cx, p);
   sema_budget(sema);

@@ -41,12 +41,53 @@ bool is_instance(const TType *t) {
 static const Ast *base_of(Sema *sema, const Ast *cls);
 
 bool class_is_module(Sema *sema, const Ast *cls) {
+  if (nn_container_base(sema, cls)) return true;
   for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
     for (int i = 0; cls->step && i < cls->step->list.len; i++) {  // nn.Module, torch.nn.Module, Module
       const Ast *b = cls->step->list.data[i];
       if ((b->kind == AST_ATTR || b->kind == AST_NAME) && b->name && !strcmp(b->name, "Module")) return true;
     }
   return false;
+}
+
+// The nn container class that class cls of the file derives from, directly or through a base of
+// the file (class Stack(nn.Sequential)): "Sequential", "ModuleList" or "ModuleDict"; else NULL.
+const char *nn_container_base(Sema *sema, const Ast *cls) {
+  static const char *const names[] = {"Sequential", "ModuleList", "ModuleDict", NULL};
+  for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
+    for (int i = 0; cls->step && i < cls->step->list.len; i++) {
+      const Ast *b = cls->step->list.data[i];
+      for (int k = 0; names[k] && (b->kind == AST_ATTR || b->kind == AST_NAME) && b->name; k++)
+        if (!strcmp(b->name, names[k])) return names[k];
+    }
+  return NULL;
+}
+
+// Where an instance of a class derived from an nn container holds its modules: the container
+// its nn base's __init__ made, an attribute of this hidden name.
+#define MODULES_ATTR "(modules)"
+
+const TType *derived_modules(Sema *sema, const TType *t) {
+  int k = is_instance(t) ? obj_find(t->attrs, MODULES_ATTR) : -1;
+  Sym *s = k >= 0 && t->attrs->hidden[k] ? find_local(sema, t->attrs->hidden[k]) : NULL;  // as changed since
+  return s ? s->ty : k >= 0 ? t->attrs->ty[k] : NULL;
+}
+
+Ast *modules_node(Sema *sema, Ast *v) {
+  Ast *a = ast_attr(sema->cx, v, MODULES_ATTR, v->loc, v->loc);
+  check_expr(sema, a);
+  return a;
+}
+
+// inst's modules: the container class cls made by its __init__ on the arguments of call c (their
+// names the caller's), bound where e makes the instance; false after an error.
+static bool init_modules(Sema *sema, Ast *e, TType *inst, const char *cls, const Ast *c) {
+  Ast *call = ast_new(sema->cx, AST_CALL, c ? c->loc : e->loc);
+  call->name = cls;
+  call->oploc = c ? c->oploc : e->oploc;
+  if (c) call->list = c->list;
+  call->ty = container_construct(sema, call);
+  return !is_poison(call->ty) && obj_set(sema, e, inst, MODULES_ATTR, call);
 }
 
 // The base of class cls that is a class of the file (class B(A)), or NULL.
@@ -62,16 +103,21 @@ static const Ast *base_of(Sema *sema, const Ast *cls) {
 // A method of class cls by name, found as Python's lookup finds it (the class, then its
 // bases in order), or NULL; *owner (may be NULL) the class defining it, whose base a
 // super() in it names.
-static const Ast *method_in(Sema *sema, const Ast *cls, const char *name, const Ast **owner) {
+// (a property's setter, of the same name, is found by setter_in only)
+static const Ast *method_of(Sema *sema, const Ast *cls, const char *name, const Ast **owner, bool setter) {
   for (int depth = 0; cls && depth < 64; cls = base_of(sema, cls), depth++)
     for (int i = 0; i < cls->body.len; i++) {
       const Ast *st = cls->body.data[i];
-      if (st->kind == AST_FN && !strcmp(st->name, name)) {
+      if (st->kind == AST_FN && !strcmp(st->name, name) && (st->deco == 's') == setter) {
         if (owner) *owner = cls;
         return st;
       }
     }
   return NULL;
+}
+
+static const Ast *method_in(Sema *sema, const Ast *cls, const char *name, const Ast **owner) {
+  return method_of(sema, cls, name, owner, false);
 }
 
 // Whether statement st is super().__init__(...) (or nn.Module.__init__(self)): nothing to do.
@@ -123,15 +169,6 @@ static bool check_class_attr(Sema *sema, Ast *st) {
 // class Name(bases) { ... } as a value: its statements checked for what a class body may
 // hold (methods, class attributes, a docstring, pass).
 TType *class_value(Sema *sema, Ast *e) {
-  for (int i = 0; e->step && i < e->step->list.len; i++) {  // class Stage(nn.Sequential): its modules are its self
-    const Ast *b = e->step->list.data[i];
-    const char *n = (b->kind == AST_ATTR || b->kind == AST_NAME) ? b->name : NULL;
-    if (n && (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))) {
-      diag_error(sema->cx, b->loc, "a class derived from nn.%s is not supported yet: hold the modules in an "
-                 "attribute (self.layers = nn.%s(...)) and call it in forward", n, n);
-      return poison(sema);
-    }
-  }
   Sym *scope = sema->scope;
   for (int i = 0; i < e->body.len; i++) {
     Ast *st = e->body.data[i];
@@ -213,6 +250,11 @@ static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *a
     diag_error(sema->cx, at, "RecursionError: maximum recursion depth exceeded in %s.__init__", cls->name);
     return false;
   }
+  if (!init && nn_container_base(sema, cls)) {  // class Stack(nn.Sequential) without its own: the container's
+    Ast c = {.kind = AST_CALL, .loc = e->loc, .list = *args};
+    c.oploc = e->kind == AST_CALL ? e->oploc : e->loc;
+    return init_modules(sema, e, inst, nn_container_base(sema, cls), &c);
+  }
   if (!init) {
     if (!args->len) return true;
     diag_error(sema->cx, at, "%s() takes no arguments", cls->name);
@@ -267,6 +309,8 @@ static bool run_init(Sema *sema, Ast *e, TType *inst, const Ast *cls, AstList *a
       st->lhs->list = rest;
     }
     const Ast *runs = named ? named : base;
+    const char *nn_base = st && !named && !base ? nn_container_base(sema, owner) : NULL;
+    if (nn_base && !init_modules(sema, e, inst, nn_base, st->lhs)) break;  // super().__init__(*layers)
     if (!st || !runs || (!named && st->lhs->lhs->kind != AST_CALL) || sema->cx->nerrors > before) continue;
     if (!check_args(sema, st->lhs) || !run_init(sema, e, inst, runs, &st->lhs->list, depth + 1)) break;
   }
@@ -287,6 +331,8 @@ static TType *construct(Sema *sema, Ast *e, const TType *cls_t, AstList *args) {
   TType *inst = ty_module(sema, arena_printf(&sema->cx->arena, "__main__.%s", cls->name));
   inst->ctor = cls;
   obj_init(sema, inst, NULL, 0);
+  const char *nn_base = nn_container_base(sema, cls);
+  if (nn_base && !init_modules(sema, e, inst, nn_base, NULL)) return poison(sema);  // empty until its __init__
   return run_init(sema, e, inst, cls, args, 0) ? inst : poison(sema);
 }
 
@@ -304,6 +350,8 @@ TType *super_value(Sema *sema, Ast *e) {
     return poison(sema);
   }
   const Ast *base = base_of(sema, sema->method_cls);
+  const TType *mods = base ? NULL : derived_modules(sema, sema->method_self);
+  if (mods) return (TType *)mods;  // super().forward(x) of class Stack(nn.Sequential): its container's
   if (!base) {
     diag_error(sema->cx, at, "super() in '%s': its base has no method of its own (nn.Module's forward is not "
                "defined; super().__init__() alone does nothing)", sema->method_cls->name);
@@ -318,6 +366,16 @@ TType *super_value(Sema *sema, Ast *e) {
   return t;
 }
 
+// Whether parameter type t is one of typing's that Python does not check and tdsl does not take
+// as a type (Optional[Tuple[torch.FloatTensor]] of transformers' GPT2MLP.forward): any value.
+static bool typing_wrapper(const Ast *t) {
+  static const char *const names[] = {"Optional", "Union", "Tuple", "List", "Dict", "Sequence", "Iterable", "Type",
+                                      NULL};
+  for (int i = 0; t->kind == AST_TYPE && t->dtype == DT_COUNT && t->name && names[i]; i++)
+    if (!strcmp(t->name, names[i])) return true;
+  return false;
+}
+
 // Method m of instance inst as a function value whose call takes self first: a clone of the
 // def, checked as a fn inside a function is, its defaults evaluated at e.
 static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
@@ -327,7 +385,8 @@ static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
   int id = ++sema->lambdas;
   for (int j = 0; j < def->list.len; j++) {
     Ast *p = def->list.data[j];
-    if (p->type->kind == AST_SCALAR_TYPE && !p->type->name) p->type = ast_scalar_type(sema->cx, ANY_TYPE, p->type->loc);
+    if ((p->type->kind == AST_SCALAR_TYPE && !p->type->name) || typing_wrapper(p->type))
+      p->type = ast_scalar_type(sema->cx, ANY_TYPE, p->type->loc);
     if (!p->rhs) continue;
     if (is_poison(check_expr(sema, p->rhs))) return poison(sema);
     const char *h = arena_printf(&sema->cx->arena, "(def %d) =%s", id, p->name);
@@ -372,6 +431,8 @@ TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   if (is_class(f)) return construct(sema, e, f, args);
   const Ast *owner = NULL;
   const Ast *fwd = method_in(sema, f->ctor, "forward", &owner);
+  const TType *mods = derived_modules(sema, f);
+  if (!fwd && mods) return container_call(sema, e, mods, args);  // a Sequential's forward
   if (!fwd) {
     diag_error(sema->cx, e->kind == AST_CALL ? call_loc(e) : e->loc, "NotImplementedError: Module [%s] is missing "
                "the required \"forward\" function", f->ctor->name);
@@ -386,6 +447,16 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   const Ast *owner = NULL;
   const Ast *m = method_in(sema, inst->ctor, e->name, &owner);
   int k = obj_find(inst->attrs, e->name);
+  if (!m && k < 0 && !strcmp(e->name, "eval") && !e->list.len) {  // Block(config).eval(): the instance, in eval
+    Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);                  // mode already (its making lowered here)
+    st->lhs = e->lhs;
+    vec_push(&sema->cx->arena, &e->unrolled, st);
+    return inst;
+  }
+  if (!m && k < 0 && derived_modules(sema, inst)) {  // self.append(m): its container's method
+    e->lhs = modules_node(sema, e->lhs);
+    return check_args(sema, e) ? container_method(sema, e) : poison(sema);
+  }
   if (!m && k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
   if (m && k < 0 && m->deco != 'p') return call_method(sema, e, inst, m, owner, &e->list);
@@ -432,6 +503,25 @@ TType *property_value(Sema *sema, Ast *e, TType *inst) {
 bool is_property(Sema *sema, const TType *inst, const char *name) {
   const Ast *m = is_instance(inst) ? method_in(sema, inst->ctor, name, NULL) : NULL;
   return m && m->deco == 'p';
+}
+
+// inst.name = v at e (parse.c's setattr(inst, 'name', v)) of a property with a @name.setter: the
+// setter's call on v; NULL when the property has none (the caller's AttributeError).
+TType *property_store(Sema *sema, Ast *e, TType *inst, const char *name, Ast *v) {
+  const Ast *owner = NULL;
+  const Ast *m = method_of(sema, inst->ctor, name, &owner, true);
+  if (!m) return NULL;
+  AstList args = {0};
+  vec_push(&sema->cx->arena, &args, v);
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
+  call->name = m->name;
+  call->oploc = e->list.data[1]->loc;
+  TType *r = call->ty = call_method(sema, call, inst, m, owner, &args);
+  if (is_poison(r)) return r;
+  Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);  // lowered where the store runs: the setter's call
+  st->lhs = call;
+  vec_push(&sema->cx->arena, &e->unrolled, st);
+  return ty_new(sema, TY_NONE);
 }
 
 // inst.name of a method not set as an attribute: the bound method (functools.partial of the

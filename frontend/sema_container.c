@@ -65,6 +65,15 @@ static bool modules_ok(Sema *sema, Ast *const *items, int n) {
   return true;
 }
 
+// Whether container class cls holds parameters (ParameterList, ParameterDict): any value, where
+// the module containers take Modules.
+static bool holds_params(const char *cls) { return !strncmp(cls, "Parameter", 9); }
+
+// Each of items[0..n) a value container cls holds; false after PyTorch's message.
+static bool elems_ok(Sema *sema, const char *cls, Ast *const *items, int n) {
+  return holds_params(cls) || modules_ok(sema, items, n);
+}
+
 // A list of items as the container cls, at e's location.
 static Ast *container_list(Sema *sema, const Ast *e, const char *cls, Ast **items, int n) {
   Ast *l = part_seq(sema, e, TY_LIST, items, n);
@@ -143,7 +152,8 @@ static bool module_name_ok(Sema *sema, Loc at, const char *name, bool held) {
 // The (name, module) pairs of a ModuleDict's argument a (a dict, another ModuleDict, or an
 // iterable of pairs), later names replacing earlier ones in place as update() does; false
 // after PyTorch's message.
-static bool module_pairs(Sema *sema, Ast *a, TType ***keys, Ast ***vals, int *n) {
+static bool module_pairs(Sema *sema, Ast *a, const char *cls, TType ***keys, Ast ***vals, int *n) {
+  bool params = holds_params(cls);
   Ast **items;
   int m;
   bool dict = a->ty->kind == TY_DICT;
@@ -159,25 +169,31 @@ static bool module_pairs(Sema *sema, Ast *a, TType ***keys, Ast ***vals, int *n)
       Ast **kv;
       int len;
       if (!seq_items(sema, items[i], &kv, &len)) {
-        diag_error(sema->cx, items[i]->loc, "ModuleDict update sequence element #%d should be Iterable; is%s", i,
+        diag_error(sema->cx, items[i]->loc, "%s update sequence element #%d should be Iterable; is%s", cls, i,
                    py_type_name(items[i]->ty));
         return false;
       }
       if (len != 2) {
-        diag_error(sema->cx, items[i]->loc, "ModuleDict update sequence element #%d has length %d; 2 is required", i,
-                   len);
+        diag_error(sema->cx, items[i]->loc, "%s update sequence element #%d has length %d; 2 is required", cls,
+                   i, len);
         return false;
       }
       k = kv[0]->ty, v = kv[1];
     }
     Loc at = dict ? a->loc : items[i]->loc;
+    if (k->kind != TY_STR && params) {
+      diag_error(sema->cx, at, "Index given to ParameterDict cannot be used as a key as it is not a string "
+                 "(type is '%s'). Open an issue on github if you need non-string keys.", py_type_name(k));
+      return false;
+    }
     if (k->kind != TY_STR) {
       diag_error(sema->cx, at, "module name should be a string. Got %s", torch_typename(sema, k));
       return false;
     }
     int j = 0;
     while (j < *n && strcmp((*keys)[j]->module, k->module)) j++;
-    if (!modules_ok(sema, &v, 1) || !module_name_ok(sema, at, k->module, j < *n)) return false;  // (add_module's order)
+    if (!params && (!modules_ok(sema, &v, 1) || !module_name_ok(sema, at, k->module, j < *n)))
+      return false;  // (add_module's order)
     (*keys)[j] = k, (*vals)[j] = v;
     if (j == *n) (*n)++;
   }
@@ -191,30 +207,51 @@ TType *container_construct(Sema *sema, Ast *e) {
   Ast **pos = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(e->list.len + 1));
   int npos;
   Ast *kwv;
-  if (!strcmp(cls, "Sequential")) {  // Sequential(*modules)
-    if (!split_args(sema, e, qual, e->list.len, NULL, pos, &npos, NULL) || !modules_ok(sema, pos, npos))
-      return poison(sema);
+  if (!strcmp(cls, "Sequential")) {  // Sequential(*modules), Sequential(OrderedDict): its modules by name
+    if (!split_args(sema, e, qual, e->list.len, NULL, pos, &npos, NULL)) return poison(sema);
+    const TType *od = npos == 1 ? pos[0]->ty : NULL;
+    if (od && od->kind == TY_DICT && od->module && !strcmp(od->module, "OrderedDict")) {
+      Ast **vals;
+      int n;
+      seq_items(sema, pos[0], &vals, &n);
+      for (int i = 0; i < n; i++)
+        if (od->keys[i]->kind != TY_STR) {
+          diag_error(sema->cx, pos[0]->loc, "module name should be a string. Got %s",
+                     torch_typename(sema, od->keys[i]));
+          return poison(sema);
+        }
+      for (int i = 0; i < n; i++)  // add_module's checks, in order
+        if (!modules_ok(sema, &vals[i], 1) || !module_name_ok(sema, pos[0]->loc, od->keys[i]->module, true))
+          return poison(sema);
+      Ast *l = container_list(sema, e, cls, vals, n);
+      l->ty->keys = od->keys;
+      return become(sema, e, l);
+    }
+    if (!modules_ok(sema, pos, npos)) return poison(sema);
     return become(sema, e, container_list(sema, e, cls, pos, npos));
   }
-  if (!split_args(sema, e, qual, 1, "modules", pos, &npos, &kwv)) return poison(sema);
+  bool plist = !strcmp(cls, "ParameterList");
+  if (!split_args(sema, e, qual, 1, plist ? "values" : holds_params(cls) ? "parameters" : "modules", pos, &npos, &kwv))
+    return poison(sema);
   Ast *arg = npos ? pos[0] : kwv;
   if (arg && arg->ty->kind == TY_NONE) arg = NULL;
-  if (!strcmp(cls, "ModuleList")) {  // ModuleList(modules=None): self += modules
+  if (!strcmp(cls, "ModuleList") || plist) {  // ModuleList(modules=None): self += modules; ParameterList(values)
     Ast **items = NULL;
     int n = 0;
     TyKind k = arg ? arg->ty->kind : TY_LIST;
-    if (k != TY_LIST && k != TY_TUPLE && k != TY_DICT && k != TY_TENSOR) {
+    if (k != TY_LIST && k != TY_TUPLE && k != TY_DICT && k != TY_TENSOR && !plist) {
       diag_error(sema->cx, arg->loc, "ModuleList.extend should be called with an iterable, but got %s",
                  py_type_name(arg->ty));
       return poison(sema);
     }
-    if ((arg && !iterable_items(sema, arg, &items, &n, arg->loc)) || !modules_ok(sema, items, n)) return poison(sema);
+    if ((arg && !iterable_items(sema, arg, &items, &n, arg->loc)) || !elems_ok(sema, cls, items, n))
+      return poison(sema);
     return become(sema, e, container_list(sema, e, cls, items, n));
   }
   TType **keys = NULL;  // ModuleDict(modules=None): self.update(modules)
   Ast **vals = NULL;
   int n = 0;
-  if (arg && !module_pairs(sema, arg, &keys, &vals, &n)) return poison(sema);
+  if (arg && !module_pairs(sema, arg, cls, &keys, &vals, &n)) return poison(sema);
   Ast *d = part_dict(sema, e, keys, vals, n);
   d->ty->container = cls;
   return become(sema, e, d);
@@ -225,6 +262,10 @@ TType *container_construct(Sema *sema, Ast *e) {
 // ============================================================================
 TType *container_call(Sema *sema, Ast *e, const TType *c, AstList *args) {
   Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
+  if (holds_params(c->container)) {
+    diag_error(sema->cx, at, "RuntimeError: %s should not be called.", c->container);
+    return poison(sema);
+  }
   if (!is_seq_container(c, "Sequential")) {
     diag_error(sema->cx, at, "NotImplementedError: Module [%s] is missing the required \"forward\" function",
                c->container);
@@ -304,9 +345,15 @@ void container_store(Sema *sema, Ast *st) {
                c->ty->container);
     return;
   }
-  if (!modules_ok(sema, &st->rhs, 1)) return;
+  if (!elems_ok(sema, c->ty->container, &st->rhs, 1)) return;
   if (c->ty->kind == TY_DICT) {  // md[k] = m: add_module's checks of the name, then the dict's store
     const TType *k = t->list.len == 1 && t->list.data[0]->kind != AST_SLICE ? check_expr(sema, t->list.data[0]) : NULL;
+    if (k && !is_poison(k) && k->kind != TY_STR && holds_params(c->ty->container)) {
+      diag_error(sema->cx, t->list.data[0]->loc, "Index given to ParameterDict cannot be used as a key as "
+                 "it is not a string (type is '%s'). Open an issue on github if you need non-string keys.",
+                 py_type_name(k));
+      return;
+    }
     if (k && !is_poison(k) && k->kind != TY_STR) {
       diag_error(sema->cx, t->list.data[0]->loc, "module name should be a string. Got %s", torch_typename(sema, k));
       return;
@@ -314,7 +361,8 @@ void container_store(Sema *sema, Ast *st) {
     if (!k || is_poison(k)) return;
     bool held = false;
     for (int j = 0; j < c->ty->nelem && !held; j++) held = !strcmp(c->ty->keys[j]->module, k->module);
-    if (module_name_ok(sema, t->list.data[0]->loc, k->module, held)) dict_store(sema, st, t, st->rhs);
+    if (holds_params(c->ty->container) || module_name_ok(sema, t->list.data[0]->loc, k->module, held))
+      dict_store(sema, st, t, st->rhs);
     return;
   }
   Ast *it = t->list.len == 1 ? t->list.data[0] : NULL;
@@ -329,7 +377,9 @@ void container_store(Sema *sema, Ast *st) {
   seq_items(sema, c, &old, &n);
   Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) items[i] = i == k ? st->rhs : old[i];
-  seq_replace(sema, st, c, container_list(sema, st, c->ty->container, items, n), true);
+  Ast *nl = container_list(sema, st, c->ty->container, items, n);
+  nl->ty->keys = c->ty->keys;  // seq[i] = m keeps the i-th module's name
+  seq_replace(sema, st, c, nl, true);
 }
 
 bool container_index_ok(Sema *sema, Ast *e) {
@@ -344,8 +394,10 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
   const char *n = e->name, *cls = c->container;
   bool seq = !strcmp(cls, "Sequential");
   const char *qual = arena_printf(&sema->cx->arena, "%s.%s", cls, n);
+  if (!strcmp(n, "forward")) return container_call(sema, e, c, &e->list);  // super().forward(x) of a subclass
   int want = !strcmp(n, "insert") ? 2 : 1;
-  bool known = !strcmp(n, "append") || !strcmp(n, "extend") || !strcmp(n, "insert") || !strcmp(n, "pop");
+  bool known = !strcmp(n, "append") || !strcmp(n, "extend") ||
+               (!holds_params(cls) && (!strcmp(n, "insert") || !strcmp(n, "pop")));
   if (!known) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", cls, n);
     return poison(sema);
@@ -392,7 +444,7 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
                "'torch.nn.modules.module.Module'>");
     return poison(sema);
   }
-  if (!modules_ok(sema, more, nmore)) return poison(sema);
+  if (!elems_ok(sema, cls, more, nmore)) return poison(sema);
   int64_t at = nold;
   if (n[0] == 'i') {
     const Ast *ia = e->list.data[0];
@@ -421,12 +473,29 @@ static TType *list_container_method(Sema *sema, Ast *e, const TType *c) {
   for (int i = 0; i < at; i++) items[k++] = old[i];
   for (int i = 0; i < nmore; i++) items[k++] = more[i];
   for (int i = (int)at; i < nold; i++) items[k++] = old[i];
-  return replaced(sema, e, container_list(sema, e, cls, items, k), cls, n[0] != 'i' || seq);
+  Ast *nl = container_list(sema, e, cls, items, k);
+  if (c->keys && n[0] != 'i') {  // a named Sequential's append(m) adds m as str(len(self))
+    nl->ty->keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(k + 1));
+    for (int i = 0; i < k; i++)
+      nl->ty->keys[i] = i < nold ? c->keys[i] : ty_new(sema, TY_STR);
+    for (int i = nold; i < k; i++) nl->ty->keys[i]->module = arena_printf(&sema->cx->arena, "%d", i);
+  }
+  return replaced(sema, e, nl, cls, n[0] != 'i' || seq);
 }
 
 TType *container_attr(Sema *sema, Ast *e) {
   const TType *d = e->lhs->ty;
   int i = 0;
+  if (d->kind == TY_LIST && d->keys) {  // seq.fc of a Sequential made from an OrderedDict: seq[k]
+    while (i < d->nelem && strcmp(d->keys[i]->module, e->name)) i++;
+    if (i == d->nelem) return NULL;
+    Ast *k = ast_int(sema->cx, i, e->oploc);
+    check_expr(sema, k);
+    e->kind = AST_INDEX;
+    e->list = (AstList){0};
+    vec_push(&sema->cx->arena, &e->list, k);
+    return seq_index(sema, e);
+  }
   while (d->kind == TY_DICT && i < d->nelem && strcmp(d->keys[i]->module, e->name)) i++;
   if (d->kind != TY_DICT || i == d->nelem) return NULL;
   Ast *k = ast_str(sema->cx, e->name, e->oploc);
@@ -439,16 +508,16 @@ TType *container_attr(Sema *sema, Ast *e) {
 
 TType *container_method(Sema *sema, Ast *e) {
   const TType *c = e->lhs->ty;
-  if (c->kind == TY_LIST) return list_container_method(sema, e, c);
   const char *n = e->name;
   Ast *at = ast_attr(sema->cx, e->lhs, n, e->oploc, e->loc);
-  at->ty = container_attr(sema, at);  // md.wte(idx): the module named wte called
+  at->ty = container_attr(sema, at);  // md.wte(idx), seq.fc(x): the module of that name called
   if (at->ty) return is_poison(at->ty) ? at->ty : module_apply(sema, e, at->ty, &e->list);
+  if (c->kind == TY_LIST) return list_container_method(sema, e, c);
   if (!strcmp(n, "keys") || !strcmp(n, "values") || !strcmp(n, "items")) return dict_method(sema, e);
   if (!strcmp(n, "pop")) {
     if (e->list.len != 1 || e->list.data[0]->kind == AST_KWARG) {
-      diag_error(sema->cx, call_loc(e), e->list.len ? "ModuleDict.pop() takes 2 positional arguments but %d were given"
-                 : "ModuleDict.pop() missing 1 required positional argument: 'key'", e->list.len + 1);
+      diag_error(sema->cx, call_loc(e), e->list.len ? "%s.pop() takes 2 positional arguments but %d were given"
+                 : "%s.pop() missing 1 required positional argument: 'key'", c->container, e->list.len + 1);
       return poison(sema);
     }
     return dict_method(sema, e);
@@ -458,7 +527,7 @@ TType *container_method(Sema *sema, Ast *e) {
     Ast **vals = NULL;
     int m = 0;
     if (n[0] == 'c' ? e->list.len != 0 : e->list.len != 1 || e->list.data[0]->kind == AST_KWARG) {
-      diag_error(sema->cx, call_loc(e), "ModuleDict.%s() takes %d positional argument%s but %d were given", n,
+      diag_error(sema->cx, call_loc(e), "%s.%s() takes %d positional argument%s but %d were given", c->container, n,
                  n[0] == 'c' ? 1 : 2, n[0] == 'c' ? "" : "s", e->list.len + 1);
       return poison(sema);
     }
@@ -466,7 +535,7 @@ TType *container_method(Sema *sema, Ast *e) {
       TType **nk;
       Ast **nv;
       int nn;
-      if (!module_pairs(sema, e->list.data[0], &nk, &nv, &nn)) return poison(sema);
+      if (!module_pairs(sema, e->list.data[0], c->container, &nk, &nv, &nn)) return poison(sema);
       Ast **old;
       seq_items(sema, e->lhs, &old, &m);
       keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(m + nn + 1));
@@ -522,7 +591,7 @@ TType *container_binary(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->oploc, "can only concatenate %s (not \"%s\") to %s", an, bn, an);
     return poison(sema);
   }
-  if (a->kind == TY_DICT) {
+  if (a->kind == TY_DICT || holds_params(a->container)) {
     diag_error(sema->cx, e->oploc, "unsupported operand type(s) for +: '%s' and '%s'", an, bn);
     return poison(sema);
   }

@@ -151,6 +151,7 @@ static Ast *bind_value(Sema *sema, const char *name, const Ast *t, Loc loc, Ast 
 static bool value_source(Sema *sema, Ast *st, Ast *e, Source *src, int i) {
   TType *t = check_expr(sema, e);
   if (is_poison(t)) return false;
+  if (derived_modules(sema, t)) t = (e = modules_node(sema, e))->ty;  // for m in self of class Stack(nn.Sequential)
   if (t->kind == TY_DICT) t = (e = dict_keys(sema, e, e))->ty;  // for k in d: its keys
   if (is_tensor(t) && t->view.ndim == 0) {
     diag_error(sema->cx, e->loc, "iteration over a 0-d tensor");

@@ -170,6 +170,8 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     if (layout) return layout;
   }
   if (!strcmp(m->module, "torch.nn") && !strcmp(e->name, "functional")) return ty_module(sema, "torch.nn.functional");
+  TType *cls = !strcmp(m->module, "torch.nn") ? nn_class_value(sema, e) : NULL;  // norm_layer = nn.BatchNorm2d
+  if (cls) return cls;
   static const char *const other_dtypes[] = {"complex32", "chalf", "qint8", "qint32", "quint8", "quint4x2", "quint2x4"};
   for (size_t i = 0; !strcmp(m->module, "torch") && i < sizeof other_dtypes / sizeof other_dtypes[0]; i++) {
     if (!strcmp(e->name, other_dtypes[i])) {

@@ -56,7 +56,37 @@ static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc);
 
 // An nn container as PyTorch's Module.__repr__ prints it: "ModuleList(\n  (0): Tanh()\n)", each
 // module's own lines indented two more (an empty one: "Sequential()").
+// A ParameterList's or ParameterDict's: its extra_repr, "  (0): Parameter containing: [torch.float32 of
+// size 2x3]" a line (the dtype as torch.typename names it in a ParameterDict), indented two more
+// unless it is one line.
+static void params_text(Sema *sema, Str *b, const TType *t) {
+  bool dict = t->kind == TY_DICT;
+  puts_(sema, b, t->container);
+  puts_(sema, b, t->nelem > 1 ? "(\n  " : "(");
+  for (int i = 0; i < t->nelem; i++) {
+    const TType *p = t->elems[i];
+    puts_(sema, b, arena_printf(&sema->cx->arena, i ? "\n    (%s): " : "  (%s): ",
+                                dict ? t->keys[i]->module : arena_printf(&sema->cx->arena, "%d", i)));
+    if (!is_tensor(p)) {
+      puts_(sema, b, arena_printf(&sema->cx->arena, "Object of type: %s", py_type_name(p)));
+      continue;
+    }
+    puts_(sema, b, "Parameter containing: [");
+    puts_(sema, b, dict ? arena_printf(&sema->cx->arena, "torch.%s", torch_tensor_name(p->dtype))
+                        : torch_dtype_name(p->dtype));
+    puts_(sema, b, " of size ");
+    for (int d = 0; d < p->view.ndim; d++)
+      puts_(sema, b, arena_printf(&sema->cx->arena, d ? "x%" PRId64 : "%" PRId64, p->view.shape[d]));
+    puts_(sema, b, "]");
+  }
+  puts_(sema, b, t->nelem > 1 ? "\n)" : ")");
+}
+
 static bool container_text(Sema *sema, Str *b, const TType *t, Loc loc) {
+  if (!strncmp(t->container, "Parameter", 9)) {
+    params_text(sema, b, t);
+    return true;
+  }
   puts_(sema, b, t->container);
   puts_(sema, b, t->nelem ? "(\n" : "()");
   for (int i = 0; i < t->nelem; i++) {
@@ -65,13 +95,152 @@ static bool container_text(Sema *sema, Str *b, const TType *t, Loc loc) {
     char key[32];
     snprintf(key, sizeof key, "%d", i);
     puts_(sema, b, "  (");
-    puts_(sema, b, t->kind == TY_DICT ? t->keys[i]->module : key);
+    puts_(sema, b, t->keys ? t->keys[i]->module : key);
     puts_(sema, b, "): ");
     for (size_t k = 0; k < child.n; k++) puts_(sema, b, child.s[k] == '\n' ? "\n  " : (char[2]){child.s[k], 0});
     puts_(sema, b, "\n");
   }
   if (t->nelem) puts_(sema, b, ")");
   return true;
+}
+
+// ---- an nn module's repr: its class name and PyTorch 1.13's extra_repr of its arguments ----
+// str() of m's constructor argument `name`: as __init__ keeps it ("" where the class has none).
+static const char *arg_str(Sema *sema, const TType *m, const char *name, Loc loc) {
+  const TType *a = nn_arg(sema, m, name);
+  const char *s = a ? py_str(sema, a, false, loc) : NULL;
+  return s ? s : "";
+}
+
+static bool is_seq_value(const TType *a) { return a && (a->kind == TY_TUPLE || a->kind == TY_LIST); }
+
+// Whether argument a (an int, or a tuple or list of them) is v throughout, as a conv compares
+// its padding with (0,) * n.
+static bool all_are(const TType *a, int64_t v) {
+  if (a && is_scalar(a)) return a->ival == v && a->dtype != DT_F64;
+  for (int i = 0; is_seq_value(a) && i < a->nelem; i++)
+    if (!is_scalar(a->elems[i]) || a->elems[i]->ival != v) return false;
+  return is_seq_value(a);
+}
+
+// str() of m's argument `name` as an n-tuple (_ntuple: an int repeated n times, a list made a
+// tuple; n 0: an int is (v,) and a sequence its own length).
+static const char *tuple_str(Sema *sema, const TType *m, const char *name, int n, Loc loc) {
+  const TType *a = nn_arg(sema, m, name);
+  if (!a) return "";
+  if (a->kind == TY_STR) return a->module;  // padding='same'
+  Str b = {0};
+  int len = is_seq_value(a) ? a->nelem : n ? n : 1;
+  puts_(sema, &b, "(");
+  for (int i = 0; i < len; i++) {
+    const char *e = py_str(sema, is_seq_value(a) ? a->elems[i] : a, false, loc);
+    puts_(sema, &b, i ? ", " : "");
+    puts_(sema, &b, e ? e : "");
+  }
+  puts_(sema, &b, len == 1 ? ",)" : ")");
+  return b.s;
+}
+
+// PyTorch 1.13's extra_repr() of nn module object m of class cls ("" for none).
+static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc loc) {
+  Arena *ar = &sema->cx->arena;
+  const TType *a;
+#define ARG(n) arg_str(sema, m, n, loc)
+#define ON(n) ((a = nn_arg(sema, m, n)) && is_scalar(a) && a->ival)
+  if (!strcmp(cls, "Linear"))
+    return arena_printf(ar, "in_features=%s, out_features=%s, bias=%s", ARG("in_features"), ARG("out_features"),
+                        ON("bias") ? "True" : "False");
+  if (!strncmp(cls, "Conv", 4) && strlen(cls) == 6) {
+    int n = cls[4] - '0';
+    Str b = {0};
+    puts_(sema, &b, arena_printf(ar, "%s, %s, kernel_size=%s, stride=%s", ARG("in_channels"), ARG("out_channels"),
+                                 tuple_str(sema, m, "kernel_size", n, loc), tuple_str(sema, m, "stride", n, loc)));
+    if (!all_are(nn_arg(sema, m, "padding"), 0))
+      puts_(sema, &b, arena_printf(ar, ", padding=%s", tuple_str(sema, m, "padding", n, loc)));
+    if (!all_are(nn_arg(sema, m, "dilation"), 1))
+      puts_(sema, &b, arena_printf(ar, ", dilation=%s", tuple_str(sema, m, "dilation", n, loc)));
+    if (!all_are(nn_arg(sema, m, "groups"), 1)) puts_(sema, &b, arena_printf(ar, ", groups=%s", ARG("groups")));
+    if (!ON("bias")) puts_(sema, &b, ", bias=False");
+    if (strcmp(ARG("padding_mode"), "zeros"))
+      puts_(sema, &b, arena_printf(ar, ", padding_mode=%s", ARG("padding_mode")));
+    return b.s;
+  }
+  if (!strcmp(cls, "LayerNorm"))
+    return arena_printf(ar, "%s, eps=%s, elementwise_affine=%s", tuple_str(sema, m, "normalized_shape", 0, loc),
+                        ARG("eps"), ARG("elementwise_affine"));
+  if (!strcmp(cls, "GroupNorm"))
+    return arena_printf(ar, "%s, %s, eps=%s, affine=%s", ARG("num_groups"), ARG("num_channels"), ARG("eps"),
+                        ARG("affine"));
+  if (!strncmp(cls, "InstanceNorm", 12) || !strncmp(cls, "BatchNorm", 9))
+    return arena_printf(ar, "%s, eps=%s, momentum=%s, affine=%s, track_running_stats=%s", ARG("num_features"),
+                        ARG("eps"), ARG("momentum"), ARG("affine"), ARG("track_running_stats"));
+  if (!strcmp(cls, "Embedding")) {
+    Str b = {0};
+    puts_(sema, &b, arena_printf(ar, "%s, %s", ARG("num_embeddings"), ARG("embedding_dim")));
+    const TType *pi = nn_arg(sema, m, "padding_idx"), *ne = nn_arg(sema, m, "num_embeddings");
+    if (pi && is_scalar(pi))  // a negative one counted from the end, as __init__ keeps it
+      puts_(sema, &b, arena_printf(ar, ", padding_idx=%" PRId64, pi->ival + (pi->ival < 0 && ne ? ne->ival : 0)));
+    if ((a = nn_arg(sema, m, "max_norm")) && a->kind != TY_NONE) puts_(sema, &b, arena_printf(ar, ", max_norm=%s",
+                                                                                            ARG("max_norm")));
+    if ((a = nn_arg(sema, m, "norm_type")) && is_scalar(a) && a->fval != 2)
+      puts_(sema, &b, arena_printf(ar, ", norm_type=%s", ARG("norm_type")));
+    if ((a = nn_arg(sema, m, "scale_grad_by_freq")) && !(is_scalar(a) && a->dtype == DT_BOOL && !a->ival))
+      puts_(sema, &b, arena_printf(ar, ", scale_grad_by_freq=%s", ARG("scale_grad_by_freq")));
+    if (ON("sparse")) puts_(sema, &b, ", sparse=True");
+    return b.s;
+  }
+  if (!strncmp(cls, "Dropout", 7) || !strcmp(cls, "AlphaDropout"))
+    return arena_printf(ar, "p=%s, inplace=%s", ARG("p"), ARG("inplace"));
+  const char *inplace = ON("inplace") ? ", inplace=True" : "";
+  if (!strcmp(cls, "ReLU") || !strcmp(cls, "ReLU6") || !strcmp(cls, "SiLU") || !strcmp(cls, "Mish") ||
+      !strcmp(cls, "SELU"))
+    return inplace + (*inplace ? 2 : 0);
+  if (!strcmp(cls, "GELU")) return arena_printf(ar, "approximate=%s", py_str(sema, nn_arg(sema, m, "approximate"),
+                                                                             true, loc));
+  if (!strcmp(cls, "Hardtanh"))
+    return arena_printf(ar, "min_val=%s, max_val=%s%s", ARG("min_val"), ARG("max_val"), inplace);
+  if (!strcmp(cls, "LeakyReLU")) return arena_printf(ar, "negative_slope=%s%s", ARG("negative_slope"), inplace);
+  if (!strcmp(cls, "ELU") || !strcmp(cls, "CELU")) return arena_printf(ar, "alpha=%s%s", ARG("alpha"), inplace);
+  if (!strcmp(cls, "Threshold"))
+    return arena_printf(ar, "threshold=%s, value=%s%s", ARG("threshold"), ARG("value"), inplace);
+  if (!strcmp(cls, "Softplus")) return arena_printf(ar, "beta=%s, threshold=%s", ARG("beta"), ARG("threshold"));
+  if (!strcmp(cls, "Softshrink") || !strcmp(cls, "Hardshrink")) return ARG("lambd");
+  if (!strcmp(cls, "GLU") || !strncmp(cls, "Softm", 5) || !strcmp(cls, "LogSoftmax"))
+    return arena_printf(ar, "dim=%s", ARG("dim"));
+  if (!strcmp(cls, "Flatten")) return arena_printf(ar, "start_dim=%s, end_dim=%s", ARG("start_dim"), ARG("end_dim"));
+  if (!strcmp(cls, "Unflatten"))
+    return arena_printf(ar, "dim=%s, unflattened_size=%s", ARG("dim"), ARG("unflattened_size"));
+  bool maxp = !strncmp(cls, "MaxPool", 7);
+  if (maxp || !strncmp(cls, "AvgPool", 7)) {
+    const char *stride = (a = nn_arg(sema, m, "stride")) && a->kind != TY_NONE ? ARG("stride") : ARG("kernel_size");
+    const char *s = arena_printf(ar, "kernel_size=%s, stride=%s, padding=%s", ARG("kernel_size"), stride,
+                                 ARG("padding"));
+    return maxp ? arena_printf(ar, "%s, dilation=%s, ceil_mode=%s", s, ARG("dilation"), ARG("ceil_mode")) : s;
+  }
+  if (!strncmp(cls, "Adaptive", 8)) return arena_printf(ar, "output_size=%s", ARG("output_size"));
+  if (!strcmp(cls, "Upsample")) {
+    a = nn_arg(sema, m, "scale_factor");
+    const char *info;
+    if (a && a->kind != TY_NONE && !(is_scalar(a) && !a->fval)) {  // float(scale_factor), each of a tuple's
+      Str b = {0};
+      char buf[64];
+      int n = is_seq_value(a) ? a->nelem : 1;
+      puts_(sema, &b, is_seq_value(a) ? "(" : "");
+      for (int i = 0; i < n; i++) {
+        const TType *v = is_seq_value(a) ? a->elems[i] : a;
+        puts_(sema, &b, i ? ", " : "");
+        puts_(sema, &b, float_repr(is_scalar(v) ? v->fval : 0, buf, sizeof buf));
+      }
+      puts_(sema, &b, is_seq_value(a) ? (n == 1 ? ",)" : ")") : "");
+      info = arena_printf(ar, "scale_factor=%s", b.s);
+    } else {
+      info = arena_printf(ar, "size=%s", ARG("size"));
+    }
+    return arena_printf(ar, "%s, mode=%s", info, ARG("mode"));
+  }
+#undef ARG
+#undef ON
+  return "";
 }
 
 // str(t) (repr false) or repr(t) appended to b; false after an error at loc.
@@ -91,8 +260,16 @@ static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
     return true;
   case TY_DTYPE: puts_(sema, b, torch_dtype_name(t->dtype)); return true;
   case TY_MODULE:
-    puts_(sema, b, t->ctor ? arena_printf(&sema->cx->arena, "%s()", strrchr(t->module, '.') + 1)
-                           : arena_printf(&sema->cx->arena, "<module '%s'>", t->module));
+    if (derived_modules(sema, t)) {  // class Stack(nn.Sequential): its modules, under its class's name
+      TType c = *derived_modules(sema, t);
+      c.container = t->ctor->name;
+      return container_text(sema, b, &c, loc);
+    }
+    if (!t->ctor) puts_(sema, b, arena_printf(&sema->cx->arena, "<module '%s'>", t->module));
+    else if (!strncmp(t->module, "torch.nn.", 9) && t->ctor->kind == AST_CALL)
+      puts_(sema, b, arena_printf(&sema->cx->arena, "%s(%s)", t->module + 9,
+                                  extra_repr(sema, t, t->module + 9, loc)));
+    else puts_(sema, b, arena_printf(&sema->cx->arena, "%s()", strrchr(t->module, '.') + 1));
     return true;
   case TY_TUPLE: case TY_LIST: {
     bool tuple = t->kind == TY_TUPLE;

@@ -138,6 +138,13 @@ TType *check_index(Sema *sema, Ast *e) {
     }
   }
   if (bad) return poison(sema);
+  if (derived_modules(sema, base) && e->list.len == 1 && e->list.data[0]->kind == AST_SLICE) {
+    diag_error(sema->cx, e->list.data[0]->loc, "a slice of a %s (a class derived from nn.%s) is not supported: "
+               "PyTorch makes it as %s(...) of the modules sliced, calling its __init__ with them", base->ctor->name,
+               nn_container_base(sema, base->ctor), base->ctor->name);
+    return poison(sema);
+  }
+  if (derived_modules(sema, base)) base = (e->lhs = modules_node(sema, e->lhs))->ty;  // stack[0]: its modules
   if (base->kind == TY_TUPLE || base->kind == TY_LIST) return seq_index(sema, e);
   if (base->kind == TY_DICT) return dict_index(sema, e);
   if (!is_tensor(base)) {

@@ -723,6 +723,11 @@ const char *module_named(Sema *sema, const char *name);
 Ast *imported_attr(Sema *sema, const Ast *e);  // from math import pi: the name as math.pi, or NULL
 TType *module_call(Sema *sema, Ast *e);  // nn.ReLU(...), act(x) of a module object, torch._assert; NULL: not one
 TType *check_apply(Sema *sema, Ast *e);  // AST_APPLY: nn.ReLU()(x)
+// The constructor's argument `name` of nn module object m (given, else its default); NULL when its
+// class has no such parameter or m is no nn module of sema_module.c's table.
+const TType *nn_arg(Sema *sema, const TType *m, const char *name);
+bool is_nn_class(const char *name);          // nn.NAME a class tdsl has (Linear, Sequential ...)
+TType *nn_class_value(Sema *sema, Ast *e);  // nn.NAME as a value: a function constructing the class, or NULL
 TType *nn_attr(Sema *sema, Ast *e, const TType *m);  // m.NAME of a module object: its constructor's argument
 // inplace= of e's call of d (an activation or dropout that has it): taken out of the
 // arguments into *inplace; false after an error. inplace_result: e's result r written into
@@ -771,6 +776,9 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a ca
 
 // ---- user classes (sema_class.c) ----
 bool is_class(const TType *t);     // a class of the file (a const's value)
+const char *nn_container_base(Sema *sema, const Ast *cls);  // "Sequential" of class Stack(nn.Sequential), or NULL
+const TType *derived_modules(Sema *sema, const TType *t);  // the modules of an instance of such a class, or NULL
+Ast *modules_node(Sema *sema, Ast *v);         // v (such an instance) as its modules: the checked read
 bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module
 TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
@@ -781,6 +789,7 @@ TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a va
 TType *static_method(Sema *sema, Ast *e, TType *cls, bool call);
 TType *property_value(Sema *sema, Ast *e, TType *inst);  // inst.p of a @property p: its getter's value; NULL: none
 bool is_property(Sema *sema, const TType *inst, const char *name);  // inst.name a @property (a store: no setter)
+TType *property_store(Sema *sema, Ast *e, TType *inst, const char *name, Ast *v);  // inst.x = v of an @x.setter
 TType *class_attr(Sema *sema, const TType *t, const char *name);
 TType *super_value(Sema *sema, Ast *e);  // super() in a method: the instance, its lookup from the base  // class attribute name of class or instance t, or NULL
 const char *shape_str(Sema *sema, int n, const int64_t *shape);  // "[3, 4]"

@@ -209,7 +209,7 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
 void local_def(Sema *sema, Ast *st) {
   if (st->deco) {  // @property, @classmethod: a class's (sema_class.c)
     diag_error(sema->cx, name_loc(st), "@%s on a fn inside a function: tdsl takes it on a method of a class",
-               st->deco == 'p' ? "property" : "classmethod");
+               st->deco == 'c' ? "classmethod" : "property");
     bind_name(sema, st->name, poison(sema), st->loc);
     return;
   }

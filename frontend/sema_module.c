@@ -21,8 +21,9 @@
 // ============================================================================
 // Modules by path, and the names import lines bind
 // ============================================================================
-static const char *const known_modules[] = {"torch", "torch.nn", "torch.nn.functional", "math", "typing",
-                                            "__future__", "einops", "einops.layers", "einops.layers.torch", NULL};
+static const char *const known_modules[] = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "math",
+                                            "typing", "__future__", "einops", "einops.layers", "einops.layers.torch",
+                                            NULL};
 
 static bool known_module(const char *path) {
   for (int i = 0; known_modules[i]; i++)
@@ -39,7 +40,7 @@ static bool inert_module(const char *path) {
   size_t n = strcspn(path, ".");
   for (int i = 0; inert[i]; i++)
     if (strlen(inert[i]) == n && !strncmp(path, inert[i], n)) return true;
-  return !strncmp(path, "torch.", 6) && !known_module(path);  // torch.utils.checkpoint, torch.nn.init ...
+  return !strncmp(path, "torch.", 6) && !known_module(path);  // torch.utils.checkpoint, torch.cuda.amp ...
 }
 
 // The module an unbound name stands for without an import (forward passes use them so):
@@ -355,6 +356,12 @@ static const NnClass nn_classes[] = {
     {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                                       "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
      NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
+    {"BatchNorm1d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
+                                         "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
+     "running_mean, running_var, weight, bias", "momentum, eps"},
+    {"BatchNorm2d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
+                                         "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
+     "running_mean, running_var, weight, bias", "momentum, eps"},
     {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
     {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
@@ -368,8 +375,6 @@ static const struct {
     {"Bilinear", "F.bilinear(x1, x2, weight, bias)"},
     {"ConvTranspose1d", "F.conv_transpose1d(x, weight, bias, ...)"},
     {"ConvTranspose2d", "F.conv_transpose2d(x, weight, bias, ...)"},
-    {"BatchNorm1d", "F.batch_norm(x, mean, var, weight, bias)"},
-    {"BatchNorm2d", "F.batch_norm(x, mean, var, weight, bias)"},
     {"PReLU", "F.prelu(x, weight)"},
     {"RMSNorm", "F.rms_norm(x, shape, weight, eps)"},
 };
@@ -414,7 +419,6 @@ static Ast *literal(Sema *sema, const Ast *at, const char *text) {
   return a;
 }
 
-static const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 
 // Whether module object m of class c holds parameters (nn.Linear; nn.LayerNorm unless
 // elementwise_affine=False).
@@ -466,6 +470,12 @@ static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char
   const char *cls = c->cls;
   const TType *a0 = nn_arg(sema, m, cls[0] == 'L' && cls[1] == 'a' ? "normalized_shape" : "num_channels");
   *nd = 0;
+  if (!strncmp(cls, "BatchNorm", 9)) {  // each of its parameters and running statistics: [num_features]
+    const TType *nf = nn_arg(sema, m, "num_features");
+    if (!is_scalar(nf)) return false;
+    shape[(*nd)++] = nf->ival;
+    return true;
+  }
   if (!strcmp(cls, "LayerNorm") || !strcmp(cls, "GroupNorm")) {
     if (a0 && is_scalar(a0)) shape[(*nd)++] = a0->ival;
     for (int i = 0; a0 && (a0->kind == TY_TUPLE || a0->kind == TY_LIST) && i < a0->nelem && i < TD_MAX_DIMS; i++) {
@@ -516,9 +526,17 @@ static TType *nn_with_state(Sema *sema, Ast *e, const NnClass *c, TType *m) {
                "mode='%s') and use padding=0", c->cls, pm->module, pm->module);
     return poison(sema);
   }
+  const TType *trs = nn_arg(sema, m, "track_running_stats");
+  if (trs && is_scalar(trs) && !trs->ival) {
+    diag_error(sema->cx, call_loc(e), "nn.%s with track_running_stats=False is not supported yet: it normalizes by "
+               "each batch's statistics; call F.batch_norm(x, None, None, weight, bias, training=True)", c->cls);
+    return poison(sema);
+  }
   obj_init(sema, m, names, n);
-  const TType *b = nn_arg(sema, m, "bias");
+  const TType *b = nn_arg(sema, m, "bias"), *af = nn_arg(sema, m, "affine");
   if (b && is_scalar(b) && b->ival == 0) m->attrs->ty[obj_find(m->attrs, "bias")] = ty_new(sema, TY_NONE);
+  if (af && is_scalar(af) && af->ival == 0 && c->state && in_params(c->state, "running_mean"))  // BatchNorm
+    for (int i = 0; i < 2; i++) m->attrs->ty[obj_find(m->attrs, i ? "bias" : "weight")] = ty_new(sema, TY_NONE);
   for (int i = 0; i < e->list.len; i++) {  // Embedding(n, d, _weight=w)
     Ast *a = e->list.data[i];
     if (a->kind == AST_KWARG && !strcmp(a->name, "_weight") && a->rhs->ty->kind != TY_NONE &&
@@ -555,7 +573,10 @@ TType *module_setattr(Sema *sema, Ast *e) {
   if (is_poison(m)) return m;
   if (m->kind != TY_MODULE || !m->attrs) return NULL;
   const char *name = e->list.data[1]->name;
-  if (is_property(sema, m, name)) {  // (a @property's @x.setter is not taken: it has none)
+  if (is_property(sema, m, name)) {  // its @x.setter's call, else Python's AttributeError
+    if (is_poison(check_expr(sema, v))) return poison(sema);
+    TType *r = property_store(sema, e, m, name, v);
+    if (r) return r;
     diag_error(sema->cx, e->list.data[1]->loc, "AttributeError: property '%s' of '%s' object has no setter", name,
                m->ctor->name);
     return poison(sema);
@@ -589,16 +610,10 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
-    if (!strcmp(e->name, "Sequential") || !strcmp(e->name, "ModuleList") || !strcmp(e->name, "ModuleDict"))
-      return container_construct(sema, e);  // sema_container.c
-    static const char *const containers[] = {"ParameterList", "ParameterDict", NULL};
+    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
+                                             "ParameterDict", NULL};
     for (int i = 0; containers[i]; i++)
-      if (!strcmp(containers[i], e->name)) {
-        bool dict = strstr(e->name, "Dict") != NULL;
-        diag_error(sema->cx, call_loc(e), "nn.%s is not supported yet: hold its tensors in a Python %s (%s)",
-                   e->name, dict ? "dict" : "list", dict ? "ps = {'a': w1}; ps['a']" : "ps = [w1, w2]; ps[i]");
-        return poison(sema);
-      }
+      if (!strcmp(containers[i], e->name)) return container_construct(sema, e);  // sema_container.c
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
       if (!strcmp(nn_with_params[i].cls, e->name)) {
         diag_error(sema->cx, call_loc(e), "nn.%s has parameters: pass them to the function as its parameters and "
@@ -670,7 +685,7 @@ static TType *nn_construct(Sema *sema, Ast *e) {
 
 // The value of the constructor's parameter `name` of module object m: the argument given,
 // else the default; NULL when the class has no such parameter.
-static const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
+const TType *nn_arg(Sema *sema, const TType *m, const char *name) {
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
   if (!c || !m->ctor || m->ctor->kind != AST_CALL) return NULL;  // no nn module: an instance of a class of the file
   char pn[64];
@@ -818,6 +833,78 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return become(sema, e, f);
 }
 
+// nn.NAME as a value, not called (`norm_layer = nn.BatchNorm2d`, then `norm_layer(planes)`): the
+// class, a TY_MODULE "(nn class) NAME" whose call constructs it; NULL when NAME is no class of the
+// table or container.
+#define NN_CLASS "(nn class) "
+
+bool is_nn_class(const char *name) {
+  static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+                                           NULL};
+  bool known = nn_class(name) != NULL;
+  for (int i = 0; containers[i] && !known; i++) known = !strcmp(containers[i], name);
+  return known;
+}
+
+TType *nn_class_value(Sema *sema, Ast *e) {
+  return is_nn_class(e->name) ? ty_module(sema, arena_printf(&sema->cx->arena, NN_CLASS "%s", e->name)) : NULL;
+}
+
+// The class an nn class value names (BatchNorm2d), or NULL.
+static const char *nn_class_name(const TType *t) {
+  size_t n = strlen(NN_CLASS);
+  return t && t->kind == TY_MODULE && !t->ctor && !strncmp(t->module, NN_CLASS, n) ? t->module + n : NULL;
+}
+
+// nn.init.NAME(tensor, ...), as a module's __init__ initialises its parameters: zeros_, ones_ and
+// constant_ fill the tensor in place (its zero_() and fill_()); a random one (normal_, xavier_uniform_
+// ...) of an object's attribute leaves the attribute unset, as tdsl has no random numbers (a read of
+// it is the error "not set", a set of it from the entry's parameters, as load_state_dict sets it, is
+// what a compiled model does); of anything else, the located error.
+static TType *nn_init(Sema *sema, Ast *e) {
+  static const char *const random[] = {"normal_", "uniform_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
+                                       "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_", NULL};
+  bool fill = !strcmp(e->name, "zeros_") || !strcmp(e->name, "ones_") || !strcmp(e->name, "constant_"), rnd = false;
+  for (int i = 0; random[i] && !fill; i++) rnd |= !strcmp(e->name, random[i]);
+  if (!fill && !rnd) {
+    diag_error(sema->cx, e->oploc, "module 'torch.nn.init' has no attribute '%s' tdsl compiles: it takes zeros_, "
+               "ones_, constant_ and the random initialisers of a module's parameters", e->name);
+    return poison(sema);
+  }
+  Ast *t = e->list.len ? e->list.data[0] : NULL;
+  if (!t || t->kind == AST_KWARG) {
+    diag_error(sema->cx, call_loc(e), "%s() missing 1 required positional argument: 'tensor'", e->name);
+    return poison(sema);
+  }
+  if (fill) {  // t.zero_(), t.fill_(1.0), t.fill_(val)
+    bool zeros = e->name[0] == 'z', ones = e->name[0] == 'o';
+    AstList rest = {0};
+    for (int i = 1; i < e->list.len; i++) vec_push(&sema->cx->arena, &rest, e->list.data[i]);
+    if (ones) vec_push(&sema->cx->arena, &rest, ast_float(sema->cx, 1.0, e->loc));
+    if (!zeros && !ones && rest.len == 1 && rest.data[0]->kind == AST_KWARG && !strcmp(rest.data[0]->name, "val"))
+      rest.data[0] = rest.data[0]->rhs;
+    e->lhs = t;
+    e->name = zeros ? "zero_" : "fill_";
+    e->list = rest;
+    return check_expr(sema, e);
+  }
+  TType *obj = t->kind == AST_ATTR ? check_expr(sema, t->lhs) : NULL;
+  if (obj && is_poison(obj)) return obj;
+  int k = obj && obj->kind == TY_MODULE && obj->attrs ? obj_find(obj->attrs, t->name) : -1;
+  if (k < 0) {
+    diag_error(sema->cx, t->loc, "nn.init.%s fills a tensor with random numbers, which tdsl does not have: call it on "
+               "a module's parameter (self.weight), which the program then sets (m.weight = w)", e->name);
+    return poison(sema);
+  }
+  for (int i = 1; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (is_poison(check_expr(sema, a->kind == AST_KWARG ? a->rhs : a))) return poison(sema);
+  }
+  obj->attrs->ty[k] = NULL;  // unset: the entry sets it, as load_state_dict does
+  obj->attrs->hidden[k] = NULL;
+  return ty_new(sema, TY_NONE);
+}
+
 // ============================================================================
 // einops' layers: Rearrange(pattern, **axes) and Reduce(pattern, reduction, **axes)
 // ============================================================================
@@ -960,12 +1047,41 @@ TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return nn_apply(sema, e, m, args);
 }
 
+// Whether call e is collections.OrderedDict(...): `from collections import OrderedDict` or
+// `import collections` bound the name it calls.
+static bool is_ordered_dict(Sema *sema, const Ast *e) {
+  const Ast *n = e->lhs ? e->lhs : e;
+  if ((n->kind != AST_NAME && n->kind != AST_CALL) || (e->lhs && strcmp(e->name, "OrderedDict")) ||
+      find_local(sema, n->name) || find_const(sema, n->name))
+    return false;
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (strcmp(im->name, n->name)) continue;
+    return im->inert && !strcmp(im->module, "collections") &&
+           (e->lhs ? !im->attr : im->attr && !strcmp(im->attr, "OrderedDict"));
+  }
+  return false;
+}
+
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
+  if (is_ordered_dict(sema, e)) {  // a dict (ordered as Python's are), marked: nn.Sequential names its modules
+    e->lhs = NULL;
+    e->name = "dict";
+    e->op = 1;
+    if (!check_args(sema, e)) return poison(sema);
+    TType *d = dict_builtin(sema, e);
+    if (!is_poison(d)) d->module = "OrderedDict";
+    return d;
+  }
   if (!e->lhs && !strcmp(e->name, "super") && !find_local(sema, e->name) && !find_const(sema, e->name))
     return super_value(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
+    if (s && nn_class_name(s->ty)) {  // norm_layer(planes) of norm_layer = nn.BatchNorm2d
+      e->name = nn_class_name(s->ty);
+      return nn_construct(sema, e);
+    }
     if (s && is_container(s->ty)) return check_args(sema, e) ? container_call(sema, e, s->ty, &e->list) : poison(sema);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
@@ -987,6 +1103,7 @@ TType *module_call(Sema *sema, Ast *e) {
   const char *m = module_path(sema, e->lhs);
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
+  if (!strcmp(m, "torch.nn.init")) return nn_init(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
   if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);
@@ -999,6 +1116,10 @@ TType *check_apply(Sema *sema, Ast *e) {
   bool ok = check_items(sema, &e->list);
   if (is_poison(c) || !ok) return poison(sema);
   if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
+  if (nn_class_name(c)) {  // (nn.BatchNorm2d if bn else nn.Identity)(d)
+    e->name = nn_class_name(c);
+    return nn_construct(sema, e);
+  }
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
   if (is_container(c)) return container_call(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));

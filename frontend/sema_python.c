@@ -379,8 +379,11 @@ static int instance_of(Sema *sema, const TType *t, const Ast *c) {
   if (n && m && (!strcmp(m, "torch") || !strcmp(m, "nn"))) {
     if (!strcmp(n, "Tensor")) return t->kind == TY_TENSOR && !t->wrapped;
     if (!strcmp(n, "Module")) return is_nn_module(sema, t);
-    if (!strcmp(n, "Sequential") || !strcmp(n, "ModuleList") || !strcmp(n, "ModuleDict"))
-      return is_container(t) && !strcmp(t->container, n);
+    const char *base = is_instance(t) ? nn_container_base(sema, t->ctor) : NULL;  // class Stack(nn.Sequential)
+    if (base && !strcmp(base, n)) return 1;
+    if (is_container(t)) return !strcmp(t->container, n);
+    if (strcmp(m, "torch") && is_nn_class(n))  // nn.Linear: a module object of that class
+      return t->kind == TY_MODULE && t->ctor && !strncmp(t->module, "torch.nn.", 9) && !strcmp(t->module + 9, n);
     if (!strcmp(n, "dtype")) return t->kind == TY_DTYPE;
     if (!strcmp(n, "Size")) return t->kind == TY_TUPLE;  // x.shape
   } else if (n && !m && !find_local(sema, n) && !find_const(sema, n)) {
@@ -391,8 +394,9 @@ static int instance_of(Sema *sema, const TType *t, const Ast *c) {
     if (!strcmp(n, "str")) return t->kind == TY_STR;
     if (!strcmp(n, "tuple")) return t->kind == TY_TUPLE;
     if (!strcmp(n, "list")) return t->kind == TY_LIST && !t->container;
-    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !t->module && !t->container;
-    if (!strcmp(n, "set")) return t->kind == TY_DICT && t->module;
+    bool set = t->kind == TY_DICT && t->module && !strcmp(t->module, "set");
+    if (!strcmp(n, "dict")) return t->kind == TY_DICT && !set && !t->container;
+    if (!strcmp(n, "set")) return set;
   } else if (c->kind == AST_CALL && !c->lhs && !strcmp(c->name, "type") && c->list.len == 1 &&
              c->list.data[0]->kind == AST_NONE) {
     return t->kind == TY_NONE;

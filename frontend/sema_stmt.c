@@ -558,10 +558,29 @@ static bool container_base(Sema *sema, const Ast *base) {
   return k >= 0 && is_container(s->ty->attrs->ty[k]);
 }
 
+// The nn container that base[i] = v stores into when base reaches it through others (ml[0][0] = m,
+// self.blocks[1].layers[0] = m): base checked on a clone, from a local; NULL for another.
+static Ast *inner_container(Sema *sema, const Ast *base) {
+  const Ast *r = base;
+  while (r->kind == AST_INDEX || r->kind == AST_ATTR) r = r->lhs;
+  Sym *s = r->kind == AST_NAME ? find_local(sema, r->name) : NULL;
+  if (!s || (!is_container(s->ty) && !is_instance(s->ty)) || (r == base && !derived_modules(sema, s->ty))) return NULL;
+  Ast *probe = ast_clone(sema->cx, base);
+  TType *t = check_expr(sema, probe);
+  if (derived_modules(sema, t)) return modules_node(sema, probe);  // blocks[0] = m of class Blocks(nn.ModuleList)
+  return is_poison(t) || is_container(t) ? probe : NULL;
+}
+
 static void check_store(Sema *sema, Ast *st) {
   Ast *base = st->lhs->kind == AST_INDEX ? st->lhs->lhs : NULL;
   if (base && container_base(sema, base)) {  // c[i] = m of an nn container (sema_container.c)
     if (!is_poison(check_expr(sema, base))) container_store(sema, st);
+    return;
+  }
+  Ast *held = base ? inner_container(sema, base) : NULL;
+  if (held) {  // ml[0][0] = m: the inner container changed, seen by every holder
+    st->lhs->lhs = held;
+    if (!is_poison(held->ty)) container_store(sema, st);
     return;
   }
   Sym *d = base && base->kind == AST_NAME ? find_local(sema, base->name) : NULL;

@@ -172,6 +172,10 @@ TType *seq_index(Sema *sema, Ast *e) {
     TType *r = seq_of(sema, e, t->kind, picked, np);
     r->size = t->size;  // a slice of a torch.Size is one
     r->container = t->container;  // a slice of a Sequential is one, as a ModuleList's
+    if (t->keys && t->kind == TY_LIST) {  // a named Sequential's slice keeps the names
+      r->keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(np + 1));
+      for (int64_t i = lo, j = 0; step > 0 ? i < hi : i > hi; i += step) r->keys[j++] = t->keys[i];
+    }
     return r;
   }
   if (it->kind == AST_ELLIPSIS || it->kind == AST_NONE || !is_scalar(it->ty) || it->ty->dtype == DT_F64) {
@@ -250,6 +254,7 @@ static Ast *swapped(Sema *sema, Ast *at, Ast *v, Swaps *sw, int depth) {
   Ast *nv = v->ty->kind == TY_DICT ? part_dict(sema, at, v->ty->keys, fresh, n) : part_seq(sema, at, v->ty->kind, fresh, n);
   nv->ty->size = v->ty->size;
   nv->ty->container = v->ty->container;  // an nn container stays one (sema_container.c)
+  if (v->ty->kind == TY_LIST) nv->ty->keys = v->ty->keys;  // a named Sequential keeps its names
   if (sw->n < MAX_LIST) sw->old[sw->n] = v->ty, sw->now[sw->n++] = nv;
   return nv;
 }
@@ -296,6 +301,7 @@ void seq_replace(Sema *sema, Ast *at, const Ast *name, Ast *nl, bool aliases) {
 }
 
 bool iterable_items(Sema *sema, Ast *v, Ast ***items, int *n, Loc loc) {
+  if (derived_modules(sema, v->ty)) v = modules_node(sema, v);  // an instance of class Blocks(nn.ModuleList)
   if (is_tensor(v->ty) && v->ty->view.ndim > 0) v = unbind_ast(sema, v, v);
   if (v->ty->kind == TY_DICT) v = dict_keys(sema, v, v);  // iterating a dict: its keys
   if (is_poison(v->ty)) return false;
@@ -682,6 +688,7 @@ TType *python_builtin(Sema *sema, Ast *e) {
   }
   const TType *a = pos[0]->ty;
   if (!strcmp(n, "len")) {
+    if (derived_modules(sema, a)) a = derived_modules(sema, a);
     if (is_seq(a)) return ty_int(sema, a->nelem);
     if (a->kind == TY_STR) return ty_int(sema, (int64_t)strlen(a->module));
     if (is_tensor(a) && a->view.ndim > 0) return ty_int(sema, a->view.shape[0]);

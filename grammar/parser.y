@@ -56,6 +56,9 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
 // target: annotation [= value] (value NULL: none), Python's annotated assignment; a tuple or
 // list target is Python's SyntaxError (parse.c)
 Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oploc, Loc loc);
+// The same at module level, appended to program: a tuple or list target is the SyntaxError, a
+// parenthesised name a constant (value NULL: nothing bound); program unchanged after an error.
+Ast *parse_top_annotated(Ctx *cx, Ast *program, Ast *target, Ast *value, Loc tloc, Loc loc);
 // *args: a parameter typed tuple (type NULL) holding the positional arguments from its place on (parse.c)
 Ast *parse_star_param(Ctx *cx, const char *name, Ast *type, Loc loc);
 // **kwargs: a parameter typed dict holding the keyword arguments no other parameter takes (parse.c)
@@ -129,7 +132,8 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token <op> ADDEQ "+=" SUBEQ "-=" MULEQ "*=" DIVEQ "/=" FLOORDIVEQ "//=" MODEQ "%=" POWEQ "**="
 %token <op> ANDEQ "&=" OREQ "|=" XOREQ "^=" LSHIFTEQ "<<=" RSHIFTEQ ">>=" MATMULEQ "@="
 
-%type <ast> program const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type dims type_list
+%type <ast> program top_target const_decl fn_decl class_decl local_fn decorators params param_list param tensor_type
+%type <ast> dims type_list
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
@@ -167,6 +171,8 @@ program
   | program import_decl ';'     { $$ = ast_append(p->cx, $1, $2); }
   | program IDENT '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $4, @$)); }
   | program IDENT ':' expr '=' expr NEWLINE { $$ = ast_append(p->cx, $1, ast_const(p->cx, $2, $6, @$)); }
+  | program top_target ':' expr '=' exprs_value NEWLINE { $$ = parse_top_annotated(p->cx, $1, $2, $6, @2, @$); }
+  | program top_target ':' expr NEWLINE { $$ = parse_top_annotated(p->cx, $1, $2, NULL, @2, @$); }
   | program fn_decl             { $$ = ast_append(p->cx, $1, $2); }
   | program decorators fn_decl  { $$ = ast_append(p->cx, $1, parse_decorated(p->cx, $2, $3)); }
   | program class_decl          { $$ = ast_append(p->cx, $1, $2); }
@@ -181,6 +187,15 @@ program
 /* class Name(nn.Module) { fn __init__(self, ...) { ... } fn forward(self, x) { ... } }: a
    const Name whose value is the class, an AST_FN of op DEF_CLASS (sema_internal.h) whose
    list holds the bases and body the class's statements (its methods: sema_class.c) */
+/* a module-level annotated assignment's parenthesised or bracketed target: (a, b): int = 1, 2 is
+   Python's SyntaxError, (e): int = 3 binds e (parse_top_annotated) */
+top_target
+  : '(' exprs ')'               { $$ = $2->list.len == 1 ? ast_paren(p->cx, $2->list.data[0], @$)
+                                                         : ast_tuple_expr(p->cx, $2, @$); }
+  | '(' exprs ',' ')'           { $$ = ast_tuple_expr(p->cx, $2, @$); }
+  | '[' exprs opt_comma ']'     { $$ = ast_list_expr(p->cx, $2, @$); }
+  ;
+
 class_decl
   : CLASS IDENT '(' args ')' block { $$ = parse_class(p->cx, $2, $4, $6, @$); }
   | CLASS IDENT block           { $$ = parse_class(p->cx, $2, NULL, $3, @$); }
@@ -694,9 +709,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
 
   yysymbol_kind_t exp[YYNTOKENS];
   int nexp = yypcontext_expected_tokens(ctx, exp, YYNTOKENS);
-  bool expr_ctx = false, after_operand = false, closer = false;
+  bool expr_ctx = false, after_operand = false, closer = false, top = false;
   for (int i = 0; i < nexp; i++) {
     expr_ctx |= exp[i] == YYSYMBOL_INT;
+    top |= exp[i] == YYSYMBOL_CLASS;  // where a module-level item may start
     after_operand |= symbol_in(exp[i], "'//'");  // '*' may also start a starred item
     closer |= symbol_in(exp[i], "')' ']' '}'");
   }
@@ -727,6 +743,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, yyscan_t scanner, Pars
     if (exp[i] == YYSYMBOL_START_EXPR || exp[i] == YYSYMBOL_FN_TOP) {  // 'fn' is named once
       continue;
     } else if (!after_operand && symbol_in(exp[i], "'@'")) {  // a decorator, not worth naming
+      continue;
+    } else if (top && !expr_ctx && symbol_in(exp[i], "'(' '['")) {  // (a, b): int = ..., not worth naming
       continue;
     } else if (only_closers && !symbol_in(exp[i], "')' ']' '}'")) {
       continue;
@@ -777,8 +795,9 @@ static bool decorator_name(const Ast *e, char *buf, size_t n) {
 
 // @decorators over fn, as Python applies them: @staticmethod marks a method that takes no
 // self (fn->bval, read by sema_class.c), @property and @classmethod one read as an attribute
-// or given its class (fn->deco); those that change nothing a compiled forward pass
-// computes (autograd off, TorchScript) are dropped; any other is a located error.
+// or given its class, @x.setter one run by a store to the attribute (fn->deco); those
+// that change nothing a compiled forward pass computes (autograd off, TorchScript) are
+// dropped; any other is a located error.
 Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
   static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.jit.script",
                                       "torch.jit.script_method", "torch.jit.ignore", "torch.jit.unused",
@@ -795,10 +814,17 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
       fn->deco = name[0];  // read where the class is checked (sema_class.c)
       continue;
     }
+    if (d->kind == AST_ATTR && !strcmp(d->name, "setter") && d->lhs->kind == AST_NAME) {  // @x.setter
+      if (strcmp(d->lhs->name, fn->name))
+        diag_error(cx, d->loc, "a setter named other than its property ('%s', not '%s') is not supported: name the "
+                   "setter's def as the property", d->lhs->name, fn->name);
+      fn->deco = 's';
+      continue;
+    }
     for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
     if (!ok)
-      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, @classmethod and @property "
-                 "on a method, and drops @torch.no_grad(), "
+      diag_error(cx, d->loc, "this decorator is not supported: tdsl takes @staticmethod, @classmethod, @property "
+                 "and @x.setter on a method, and drops @torch.no_grad(), "
                  "@torch.inference_mode(), @torch.jit.script and torch.jit's others (a compiled forward pass has no "
                  "autograd)");
   }

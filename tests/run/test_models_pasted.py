@@ -6,7 +6,8 @@ with its KV cache, Mixtral's sparse MoE block, a timm ViT Block, torchvision's R
 BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, a DiT
 block, a ConvNeXt block, a BERT layer, a GPT-NeoX layer, transformers' T5 encoder layer,
 GPT-2 block, LLaMA decoder layer and CLIP encoder layer, and nanoGPT's whole GPT pasted as
-written (its nn.ModuleDict, nn.ModuleList of Blocks, MLP as nn.Sequential). Each runs on small shapes with seeded
+written (its nn.ModuleDict, nn.ModuleList of Blocks, MLP as nn.Sequential), torchvision's BasicBlock
+as written (nn.Conv2d and nn.BatchNorm2d objects, norm_layer a class as a value). Each runs on small shapes with seeded
 inputs and is compared with the same model written here in NumPy (float64).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -397,6 +398,18 @@ def clip(p):
     return [x + linear(f / (1 + np.exp(-1.702 * f)), p["fc2_weight"], p["fc2_bias"]), w]
 
 
+def tv_basicblock(p):
+    s = p["s"]
+
+    def bn(t):
+        return batch_norm(t, s[0], np.abs(s[1]) + 0.5, s[2], s[3])
+
+    relu = lambda t: np.maximum(t, 0)  # noqa: E731
+    y = relu(bn(conv2d(relu(bn(conv2d(p["x"], p["c1"], stride=2, padding=1))), p["c2"], padding=1)) +
+             bn(conv2d(p["x"], p["dd"], stride=2)))
+    return [y, relu(bn(conv2d(relu(bn(conv2d(y, p["c3"], padding=1))), p["c4"], padding=1)) + y)]
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -437,6 +450,7 @@ MODELS_TABLE = [
     ("hf_llama_layer.tdsl", "hf_llama_layer", hf_llama, {}),
     ("clip_layer.tdsl", "clip_layer", clip, {}),
     ("nanogpt_model.tdsl", "gpt", nanogpt_model, {"idx": token_ids, "targets": targets_ignoring}),
+    ("torchvision_basicblock.tdsl", "tv_basic_block", tv_basicblock, {}),
 ]
 
 

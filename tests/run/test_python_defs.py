@@ -467,6 +467,196 @@ def containers(x, w):
             np.tanh(np.tanh(x)) + np.tanh(np.maximum(x, 0)), np.tanh(np.tanh(gelu_erf(x)))]
 
 
+# nn containers as pasted models build them (checked against PyTorch 1.13 running the same code
+# in eval mode): nn.Sequential of an OrderedDict (from collections, and collections.OrderedDict):
+# its modules by name and by position, a slice keeping the names, append; stores through nested
+# containers (ml[0][0] = m, self.blocks[1].layers[0] = m); nn.ParameterList and nn.ParameterDict
+# (iterated, indexed, items(), len, set by the entry); a @property's @k.setter (run by a store in
+# __init__ and by the entry); classes derived from nn.Sequential (super().forward(x)), nn.ModuleList and
+# nn.ModuleDict (their own), held in a ModuleList; an instance made and called inline whose forward
+# iterates a ModuleList attribute (was an internal error); a module-level (name): T = v
+CONTAINERS2 = r'''import torch
+import torch.nn as nn
+from collections import OrderedDict
+import collections
+
+(SCALE): float = 0.5
+
+class Stack(nn.Sequential) {
+    fn __init__(self, d: int, n: int) {
+        layers = []
+        for i in range(n) {
+            layers.append(nn.Linear(d, d, bias=False))
+            layers.append(nn.Tanh())
+        }
+        super().__init__(*layers)
+        self.k = 2.0
+    }
+    fn forward(self, x) { return super().forward(x) * self.k }
+}
+
+class Blocks(nn.ModuleList) {
+    fn __init__(self, n: int) {
+        super().__init__([nn.ReLU() for _ in range(n)])
+        self.append(nn.Sigmoid())
+    }
+    fn forward(self, x) {
+        for i, b in enumerate(self) { x = b(x) + i }
+        return x * len(self)
+    }
+}
+
+class Heads(nn.ModuleDict) {
+    fn __init__(self) {
+        super().__init__({"a": nn.Tanh()})
+        self["b"] = nn.ReLU()
+    }
+    fn forward(self, x) { return self["a"](x) + self.b(x) }
+}
+
+class Inner(nn.Module) {
+    fn __init__(self) {
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ReLU(), nn.ReLU()])
+    }
+    fn forward(self, x) {
+        for l in self.layers { x = l(x) }
+        return x
+    }
+}
+
+class Net(nn.Module) {
+    fn __init__(self, d: int) {
+        super().__init__()
+        self.seq = nn.Sequential(OrderedDict([("fc", nn.Linear(d, d)), ("act", nn.GELU())]))
+        self.named = nn.Sequential(collections.OrderedDict(tanh=nn.Tanh(), drop=nn.Dropout(0.1)))
+        self.named.append(nn.Sigmoid())
+        self.blocks = nn.ModuleList([Inner(), Inner()])
+        self.blocks[1].layers[0] = nn.Tanh()
+        self.ps = nn.ParameterList([nn.Parameter(torch.ones(d) * i) for i in range(3)])
+        self.pd = nn.ParameterDict({"a": nn.Parameter(torch.zeros(d))})
+        self.pd["bb"] = nn.Parameter(torch.ones(d))
+        self._k = 1.0
+        self.k = 5.0
+    }
+    @property
+    fn k(self) { return self._k }
+    @k.setter
+    fn k(self, v) { self._k = v * 2 }
+    fn forward(self, x) {
+        p = x * len(self.ps)
+        for t in self.ps { p = p + t }
+        for name, t in self.pd.items() { p = p + t * len(name) }
+        return (self.seq(x), self.seq.act(x) + self.seq[1](x),
+                self.named.tanh(x) + self.named[2](x) + self.named[1:](x),
+                self.blocks[1](x) + self.blocks[0](x), p + self.pd.a, x * self.k)
+    }
+}
+
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6],
+                                     f32[2, 6], f32[2, 6]) {
+    net = Net(6)
+    net.seq.fc.weight = w
+    net.seq[0].bias = w[0]
+    net.pd["a"] = w[1]
+    net.ps[0] = w[2]
+    net.k = 3.0
+    s = Stack(6, 2)
+    s[0].weight = w
+    s[2].weight = w.t()
+    ml = nn.ModuleList([nn.ModuleList([nn.ReLU()]), Blocks(2), Heads()])
+    ml[0][0] = nn.Tanh()
+    ml[1][1] = nn.Tanh()
+    assert isinstance(s, nn.Sequential) and isinstance(ml[1], nn.ModuleList) and isinstance(s[0], nn.Linear)
+    assert not isinstance(s[1], nn.Linear) and isinstance(net.ps, nn.ParameterList) and isinstance(s, nn.Module)
+    a, b, c, d, e, g = net(x)
+    return a, b, c, d, e, g, s(x) + SCALE, ml[0][0](x) + ml[1](x), ml[2](x) + Inner()(x)
+}
+'''
+
+
+def containers2(x, w):
+    sig = 1 / (1 + np.exp(-x))
+    relu = np.maximum(x, 0)
+    y = np.tanh(np.tanh(x @ w.T) @ w)
+    sig_b = 1 / (1 + np.exp(-(np.tanh(relu) + 1))) + 2
+    return [gelu_erf(x @ w.T + w[0]), 2 * gelu_erf(x), np.tanh(x) + 2 * sig, np.maximum(np.tanh(x), 0) + relu,
+            3 * x + w[2] + 2 * w[1] + 5, 6 * x, y * 2 + 0.5, np.tanh(x) + 3 * sig_b, np.tanh(x) + 2 * relu]
+
+
+# transformers' GPT2MLP and pytorch_utils.Conv1D as written: nn.Parameter(torch.empty(...)) then
+# nn.init.normal_ (a random initialiser leaves the parameter to be set, as load_state_dict sets it),
+# nn.init.zeros_/ones_/constant_ (filled), a forward annotated Optional[Tuple[torch.FloatTensor]]
+# (unchecked, as Python's), ACT2FN, a @dataclass config, .eval()
+GPT2_MLP = r'''from typing import Optional, Tuple
+import torch
+from torch import nn
+from transformers.activations import ACT2FN
+from dataclasses import dataclass
+
+@dataclass
+class GPT2Config {
+    hidden_size: int = 6
+    activation_function: str = "gelu_new"
+    resid_pdrop: float = 0.1
+}
+
+class Conv1D(nn.Module) {
+    fn __init__(self, nf, nx) {
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=0.02)
+    }
+
+    fn forward(self, x) {
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        x = x.view(size_out)
+        return x
+    }
+}
+
+class GPT2MLP(nn.Module) {
+    fn __init__(self, intermediate_size, config) {
+        super().__init__()
+        embed_dim = config.hidden_size
+        self.c_fc = Conv1D(intermediate_size, embed_dim)
+        self.c_proj = Conv1D(embed_dim, intermediate_size)
+        self.act = ACT2FN[config.activation_function]
+        self.dropout = nn.Dropout(config.resid_pdrop)
+    }
+
+    fn forward(self, hidden_states: Optional[Tuple[torch.FloatTensor]]) -> torch.FloatTensor {
+        hidden_states = self.c_fc(hidden_states)
+        hidden_states = self.act(hidden_states)
+        hidden_states = self.c_proj(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return hidden_states
+    }
+}
+
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6]) {
+    mlp = GPT2MLP(6, GPT2Config()).eval()
+    mlp.c_fc.weight = w
+    mlp.c_fc.bias = w[0]
+    mlp.c_proj.weight = w.t()
+    k = Conv1D(6, 6)
+    k.weight = torch.zeros(6, 6)
+    nn.init.ones_(k.weight)
+    nn.init.constant_(k.bias, 0.5)
+    return mlp(x), k(x)
+}
+'''
+
+
+def gpt2_mlp(x, w):
+    h = x @ w + w[0]
+    h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+    return [h @ w.T, x.sum(1, keepdims=True) + np.zeros((1, 6)) + 0.5]
+
+
 # @property (through self, a property holding a module, called) and @classmethod (through the
 # class, through self, as a value, cls(...) making an instance); any annotation of a result,
 # unchecked as Python's (-> torch.Tensor of a tuple, Tuple[..., int], Optional[...] of an int,
@@ -578,6 +768,10 @@ CASES = [
     ("nn.Sequential, nn.ModuleList, nn.ModuleDict built in __init__, iterated, indexed, sliced, called", CONTAINERS,
      containers, ["f32"] * 9),
     ("@property, @classmethod, any result annotation, an f-string in triple quotes", PROPS, props, ["f32"] * 5),
+    ("nn.Sequential(OrderedDict), nested container stores, ParameterList/Dict, @x.setter, classes derived from "
+     "containers", CONTAINERS2, containers2, ["f32"] * 9),
+    ("transformers' GPT2MLP and Conv1D as written: nn.init.normal_, zeros_, ones_, constant_, Optional[Tuple[...]]",
+     GPT2_MLP, gpt2_mlp, ["f32"] * 2),
 ]
 
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
@@ -690,6 +884,14 @@ FAILURES = [
      "        self.layers = nn.ModuleList([nn.ReLU() for _ in range(2)])\n    }\n"
      "    fn forward(self, x) { return self.layers[-3](x) }\n}\nfn f(a: f32[3]) -> f32[3] { return B()(a) }",
      "5:46: error: index -3 is out of range"),
+    ("a parameter read after nn.init.normal_ without being set", GPT2_MLP.split("class GPT2MLP")[0] +
+     "fn f(a: f32[3]) -> f32[3] {\n    return Conv1D(3, 3)(a)\n}\n",
+     "25:65: error: Conv1D's weight is not set: tdsl has no initial values for parameters; set it from a parameter of "
+     "the function first (m.weight = w)"),
+    ("nn.init.normal_ of a local tensor", "fn f(a: f32[3]) -> f32[3] {\n    t = torch.zeros(3)\n"
+     "    nn.init.normal_(t)\n    return a + t\n}\n", "3:21: error: nn.init.normal_ fills a tensor with random "
+     "numbers, which tdsl does not have: call it on a module's parameter (self.weight), which the program then sets "
+     "(m.weight = w)"),
     ("a missing key of an inner dict", "fn f(a: f32[3]) -> f32[3] {\n    d = {'l': {}}\n    d['l']['k'] += a\n"
      "    return a\n}", "3:12: error: KeyError: 'k'"),
 ]
