@@ -32,9 +32,14 @@
 //
 // A copy (one stored node whose value is one such load of its own dtype: contiguous()
 // or clone() of a permuted view, on a CPU) moves square blocks of W x W elements
-// through vector registers instead, W = min(the widest vector's elements, half the
-// vector registers) (f32 with AVX-512: 16 x 16; with AVX2 8 x 8; f64 8 x 8; 2-byte
-// and 1-byte types 16 x 16 in 32- and 16-byte vectors): W vector loads along di, one
+// through vector registers instead, W = min(the widest vector's elements, the vector
+// registers with AVX-512's 32, half of them with 16) (f32 with AVX-512: 16 x 16; with
+// AVX2 8 x 8; f64 8 x 8 and 4 x 4; 2-byte and 1-byte types 32 x 32 in 64- and 32-byte
+// vectors with AVX-512, 8 x 8 with AVX2; with AVX-512, W = 32 rather than 16 took
+// 4096² f16 from 1.94-1.96 to 1.76-1.83 ms (LLVM; C 2.03-2.06 to 1.90-1.93), i8 from
+// 1.29 to 1.11-1.18 (C 1.62 to 1.38-1.40), a clone of the i8 0.67; the spills of a
+// block of all 32 registers cost less than the shuffles that join 16-wide blocks
+// into lines; W = 64 (i8) spilled more and gained nothing): W vector loads along di, one
 // from each of W consecutive source rows (j), log2(W) rounds of two-source shuffles,
 // W vector stores along dj, one into each of W output rows (i). Round u = 1, 2, .. W/2
 // pairs vectors v and v + u (v with bit u clear) and makes lo(v, v + u) and
@@ -45,12 +50,12 @@
 // ew_final[c] holds source column c. Vectors only move bits (f16, bf16 and bool move as
 // i16 and u8): the copy is exact for every dtype, NaN payloads included. Inside a tile,
 // blocks run W along dj (outer) then along di: W source rows read in runs of Ti. Where
-// a block's rows are narrower than a 64-byte line (2- and 1-byte types, f32 with AVX2),
-// the nb blocks that fill a line are built side by side and each output row's pieces
-// joined by shuffles into one 64-byte vector, stored once: a streamed line is written
-// whole (pieces of lines written far apart through the write-combining buffers made f16
-// transposes twice as slow). Where
-// a tile's extents are not multiples of W, the rest of it is the scalar nest. With the
+// a block's rows are narrower than a 64-byte line (1-byte types with AVX-512, every
+// type with AVX2), the nb blocks that fill a line are built side by side and each
+// output row's pieces joined by shuffles into one 64-byte vector, stored once: a
+// streamed line is written whole (pieces of lines written far apart through the
+// write-combining buffers made f16 transposes twice as slow). Where a tile's extents
+// are not multiples of W, the rest of it is the scalar nest. With the
 // result streamed past the caches (ir/sched.c's LArg.stream) both CPU backends reach
 // ~80% of the copy bandwidth on 4096² f32 (C: 3.5x the scalar tiles, which gcc 12
 // keeps scalar for their strided load).
@@ -416,10 +421,13 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
       ti /= 2;
     t.tile[t.di] = ti;
     t.tile[t.dj] = tj;
-    // register blocks: a copy on a CPU, both dims at least W
-    int64_t w = kb->cpu ? kb->cpu->vec_bytes / es : 0;
-    if (kb->cpu && w > kb->cpu->nregs / 2)
-      w = kb->cpu->nregs / 2;
+    // register blocks: a copy on a CPU, both dims at least W (a wide W halved, down to
+    // half the registers, for a dim shorter than it)
+    int64_t w = kb->cpu ? kb->cpu->vec_bytes / es : 0, half = kb->cpu ? kb->cpu->nregs / 2 : 0;
+    if (kb->cpu && w > (half >= 16 ? 2 * half : half))
+      w = half >= 16 ? 2 * half : half;
+    while (w > half && (ov->shape[t.di] < w || ov->shape[t.dj] < w))
+      w /= 2;
     if (copy && w >= 2 && w <= EW_MAX_W && ov->shape[t.di] >= w && ov->shape[t.dj] >= w && tj % w == 0) {
       t.w = (int)w;
       t.bits = lx_bits_dtype(ns->data[0]->out->dtype);
