@@ -28,7 +28,9 @@
 // source rows: long runs keep the hardware prefetchers streaming (4096² f32 with the
 // LLVM backend: 32×32 tiles 6.4 ms, 512×32 5.0 ms; C 11.9 -> 8.5 ms). Ti shrinks, down
 // to Tj, while it leaves fewer than EW_MIN_TILES tiles of Si to share among threads.
-// Only the order changes: every element is computed as in the row-major nest.
+// Only the order changes: every element is computed as in the row-major nest. An
+// untiled copy of f16 or bf16 with unit strides along the last dim moves vectors of its
+// bits along it (ew_vector_row; ew_build says why).
 //
 // A copy (one stored node whose value is one such load of its own dtype: contiguous()
 // or clone() of a permuted view, on a CPU) moves square blocks of W x W elements
@@ -84,6 +86,7 @@ typedef struct EwTile {
   LIndex idx[TD_MAX_DIMS];    // the index of each dim; of di and dj: their tile's first
   int64_t ext[TD_MAX_DIMS];   // di and dj: their tile's extent
   int w;                      // the register blocks' W, 0: scalar tiles
+  int vl;                     // no tiles: a copy of f16 or bf16 moved as vectors of vl, or 0
   DType bits;                 // the vectors' dtype (lx_bits_dtype of the copy's)
 } EwTile;
 
@@ -296,6 +299,24 @@ static void ew_vector_tile(KernelBuilder *kb, const EwTile *t, LStmtList *into, 
   ew_scalar_tile(kb, t, into, at, iv, ej - jv, false);
 }
 
+// The last dim (dj) of an untiled copy that moves bits, from..from + S: vectors of t->vl
+// elements, then the scalar rest.
+static void ew_vector_row(KernelBuilder *kb, EwTile *t, LStmtList *into, int64_t from, int64_t S, bool par) {
+  const Node *n = t->ns->data[0];
+  int64_t vl = t->vl, nv = S / vl;
+  if (nv) {
+    LStmtList *in = kb_step_loop(kb, into, nv, kb_ix_const(from), vl, par, &t->idx[t->dj]);
+    LExpr *e = kb_node_expr(kb, n, t->idx);
+    TD_ASSERT(e->kind == LX_LOAD && !e->idx.dyn);
+    LExpr *v = lx_vload(kb->cx, t->bits, (int)vl, e->buf, e->idx);
+    int arg = kb_arg(kb, kb->buf_of[n->out->buf->id], false, true);
+    kb_push(kb, in, kb_store_stmt(kb, arg, kb_view_index(kb, &n->out->view, t->idx), v));
+  }
+  if (S % vl)
+    ew_stores(kb, t, kb_step_loop(kb, into, S % vl, kb_ix_const(from + nv * vl), 1, par && !nv, &t->idx[t->dj]),
+              t->idx);
+}
+
 // The loops of dims d.. (the first loop made is parallel with par), then the stores.
 static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool par) {
   const View *ov = t->ov;
@@ -310,6 +331,10 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
   }
   for (int c = 0; c <= t->cuts->n[d]; c++) {  // each range between cuts (all of the dim if none)
     int64_t from, S = cut_range(t, d, c, &from) - from;
+    if (t->vl && d == t->dj) {
+      ew_vector_row(kb, t, into, from, S, par);
+      continue;
+    }
     if (d != t->di && d != t->dj) {
       ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(from), 1, par, &t->idx[d]), d + 1, par && S == 1);
       continue;
@@ -409,12 +434,35 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     copy = ns->len == 1 && t.di >= 0 && copy_load(e, n, t.di);
   }
   kb->cuts = NULL;
-  if (ew_cuts(&cuts, ov) && t.di >= 0)  // (tiles lie within the ranges between cuts)
+  bool split = ew_cuts(&cuts, ov);
+  if (split && t.di >= 0)  // (tiles lie within the ranges between cuts)
     copy = ns->len == 1 && ew_copy_pieces(kb, &t, ns->data[0]);
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
   if (t.di < 0) {
-    t.dj = -1;
+    // a copy of f16 or bf16 along unit strides (clone, a permute that keeps the last
+    // dim): vectors of its bits, as the blocks move them, where the scalar nest converts
+    // each element to f32 and back in integer ops (4096² f16 clone: C 16.1-16.8 ms ->
+    // 1.25, LLVM 6.4-10.7 -> 1.37-1.42; bf16 head split [8, 512, 12, 64]: C 0.43 ->
+    // 0.28, LLVM 0.26 either way; --cpu=znver3, 64-byte vectors so that a streamed
+    // line is written whole: 4.7-32 -> 1.24-1.31). The scalar rest converts (a NaN's
+    // payload may quiet).
+    const Node *n = ns->data[0];
+    DType dt = n->out->dtype;
+    int64_t vl = kb->cpu ? EW_LINE / dtype_size(dt) : 0;  // (a line: streamed whole with AVX2 too)
+    if (ns->len == 1 && !kb->naive && (dt == DT_F16 || dt == DT_BF16) && t.dj == ov->ndim - 1 && vl >= 2 &&
+        !split && ov->shape[t.dj] >= vl) {
+      LExpr *e = kb_node_expr(kb, n, pidx);
+      LIndex oi = kb_view_index(kb, &n->out->view, pidx);
+      if (copy_load(e, n, t.dj) && kb_ix_coef(&oi, PROBE_VAR + t.dj) == 1 && !oi.dyn) {
+        t.vl = (int)vl;
+        t.bits = lx_bits_dtype(dt);
+      }
+      kb->k->args.len = nargs;
+      kb->k->errors.len = nerr;
+    }
+    if (!t.vl)
+      t.dj = -1;
   } else {  // the tile shape of the comment above, in elements of the (first) output
     int64_t es = dtype_size(ns->data[0]->out->dtype), tj = EW_ROW_BYTES / es, ti = EW_RUN_BYTES / es;
     while (ti > tj && ov->shape[t.di] / ti < EW_MIN_TILES)

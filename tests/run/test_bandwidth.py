@@ -7,7 +7,8 @@
   offsets, attention's head split and merge: bit for bit, NaN payloads included (the
   blocks move bits; the scalar tails of the same kernels convert f16/bf16 through f32,
   which keeps every value but may quiet a NaN's payload, so payloads are checked on
-  shapes whose sizes are multiples of every block width). Their results, and those of
+  shapes whose sizes are multiples of every block width); f16 and bf16 copies along
+  unit strides (clone, head split) in vectors of their bits. Their results, and those of
   elementwise tiles (x.t() * 2), streamed whatever the LLC: marked so under Zen 3's L3.
 - Column reductions too tall for column blocks (ir/row.c's SPLIT: parts reduced in
   parallel, combined in order): exact for ints, bools, max/min/argmax/argmin, within
@@ -101,6 +102,16 @@ def copy_cases():
     cases.append(("view_offset", "fn f(x: i8[3, 37, 70]) -> i8[2, 67, 35] {\n"
                   "  return x[1:, 2:, 3:].permute(0, 2, 1).contiguous()\n}",
                   {"x": x}, [x[1:, 2:, 3:].transpose(0, 2, 1)], True))
+    # copies along unit strides of 2-byte floats: vectors of their bits (payloads exact,
+    # as the scalar f32 round trip would not keep a signalling NaN's), scalar tails
+    x = rand(rng, "f16", (2, 3, 4, 64))
+    cases.append(("f16_rows", "fn f(x: f16[2, 3, 4, 64]) -> (f16[2, 4, 3, 64], f16[2, 3, 4, 64]) {\n"
+                  "  return x.permute(0, 2, 1, 3).contiguous(), x.clone()\n}",
+                  {"x": x}, [x.transpose(0, 2, 1, 3), x], True))
+    x = rand(rng, "bf16", (5, 7, 77))
+    cases.append(("bf16_rows_tail", "fn f(x: bf16[5, 7, 77]) -> bf16[7, 5, 70] {\n"
+                  "  return x[:, :, 3:73].transpose(0, 1).contiguous()\n}",
+                  {"x": x}, [x[:, :, 3:73].transpose(1, 0, 2)], False))
     x = rand(rng, "f32", (70, 90))
     cases.append(("slices", "fn f(x: f32[70, 90]) -> (f32[30, 33], f32[40, 41]) {\n"
                   "  return x[3:69:2, 5:65:2].t().contiguous(), x[1:42, 2:42].t().contiguous()\n}",
@@ -144,7 +155,7 @@ def check_copies(tdslc, t):
                 ok = same_bits(got, want)
             elif want.dtype.kind == "f":  # values exact, NaN for NaN
                 ok = got.shape == want.shape and bool(np.all((got == want) | (np.isnan(got) & np.isnan(want))))
-            elif name.startswith(("t_bf16", "nchw")):  # bf16 bits: NaN bits stay NaN bits
+            elif name.startswith(("t_bf16", "nchw", "bf16")):  # bf16 bits: NaN bits stay NaN bits
                 g, w = got.astype(np.uint32) << 16, want.astype(np.uint32) << 16
                 gf, wf = g.view(np.float32), w.view(np.float32)
                 ok = got.shape == want.shape and bool(np.all((gf == wf) | (np.isnan(gf) & np.isnan(wf))))
