@@ -285,7 +285,8 @@ def targets(data, L, R):
                                "%.1f× the bound" % (1 / f) if f else ""))
         mem = [w for w in R.WORKLOADS if w["kind"] == "memory" and w["name"] in res]
         if mem and bw:
-            fr = [(R.fraction(w, R.med(res[w["name"]]["tdsl"].get(b)), bw, None), w["name"]) for w in mem]
+            bar = R.mem_bar(data.get("stream") or {})
+            fr = [(R.fraction(w, R.med(res[w["name"]]["tdsl"].get(b)), bar, None), w["name"]) for w in mem]
             if all(f for f, _ in fr):
                 lo, lon = min(fr)
                 a(R.target_row("%s memory-bound workloads: share of copy bandwidth (lowest of %d)" % (lab, len(fr)),

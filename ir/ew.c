@@ -28,13 +28,20 @@
 // source rows: long runs keep the hardware prefetchers streaming (4096² f32 with the
 // LLVM backend: 32×32 tiles 6.4 ms, 512×32 5.0 ms; C 11.9 -> 8.5 ms). Ti shrinks, down
 // to Tj, while it leaves fewer than EW_MIN_TILES tiles of Si to share among threads.
-// Only the order changes: every element is computed as in the row-major nest.
+// Only the order changes: every element is computed as in the row-major nest. An
+// untiled copy of f16 or bf16 with unit strides along the last dim moves vectors of its
+// bits along it (ew_vector_row; ew_build says why).
 //
 // A copy (one stored node whose value is one such load of its own dtype: contiguous()
 // or clone() of a permuted view, on a CPU) moves square blocks of W x W elements
-// through vector registers instead, W = min(the widest vector's elements, half the
-// vector registers) (f32 with AVX-512: 16 x 16; with AVX2 8 x 8; f64 8 x 8; 2-byte
-// and 1-byte types 16 x 16 in 32- and 16-byte vectors): W vector loads along di, one
+// through vector registers instead, W = min(the widest vector's elements, the vector
+// registers with AVX-512's 32, half of them with 16) (f32 with AVX-512: 16 x 16; with
+// AVX2 8 x 8; f64 8 x 8 and 4 x 4; 2-byte and 1-byte types 32 x 32 in 64- and 32-byte
+// vectors with AVX-512, 8 x 8 with AVX2; with AVX-512, W = 32 rather than 16 took
+// 4096² f16 from 1.94-1.96 to 1.76-1.83 ms (LLVM; C 2.03-2.06 to 1.90-1.93), i8 from
+// 1.29 to 1.11-1.18 (C 1.62 to 1.38-1.40), a clone of the i8 0.67; the spills of a
+// block of all 32 registers cost less than the shuffles that join 16-wide blocks
+// into lines; W = 64 (i8) spilled more and gained nothing): W vector loads along di, one
 // from each of W consecutive source rows (j), log2(W) rounds of two-source shuffles,
 // W vector stores along dj, one into each of W output rows (i). Round u = 1, 2, .. W/2
 // pairs vectors v and v + u (v with bit u clear) and makes lo(v, v + u) and
@@ -45,15 +52,29 @@
 // ew_final[c] holds source column c. Vectors only move bits (f16, bf16 and bool move as
 // i16 and u8): the copy is exact for every dtype, NaN payloads included. Inside a tile,
 // blocks run W along dj (outer) then along di: W source rows read in runs of Ti. Where
-// a block's rows are narrower than a 64-byte line (2- and 1-byte types, f32 with AVX2),
-// the nb blocks that fill a line are built side by side and each output row's pieces
-// joined by shuffles into one 64-byte vector, stored once: a streamed line is written
-// whole (pieces of lines written far apart through the write-combining buffers made f16
-// transposes twice as slow). Where
-// a tile's extents are not multiples of W, the rest of it is the scalar nest. With the
+// a block's rows are narrower than a 64-byte line (1-byte types with AVX-512, every
+// type with AVX2), the nb blocks that fill a line are built side by side and each
+// output row's pieces joined by shuffles into one 64-byte vector, stored once: a
+// streamed line is written whole (pieces of lines written far apart through the
+// write-combining buffers made f16 transposes twice as slow). Where a tile's extents
+// are not multiples of W, the rest of it is the scalar nest. With the
 // result streamed past the caches (ir/sched.c's LArg.stream) both CPU backends reach
 // ~80% of the copy bandwidth on 4096² f32 (C: 3.5x the scalar tiles, which gcc 12
 // keeps scalar for their strided load).
+//
+// The stores of a tile go to Ti output rows a row's length apart, a line or two each,
+// which no prefetcher follows: plain stores then wait for every line's read for
+// ownership. So a tiled kernel asks for its results to be streamed (LArg.stream, set
+// here) whatever the last-level cache: ir/sched.c then streams a result of 8 MiB or
+// more that no later kernel reads, as it does any result too large for the LLC, and
+// the runtime still measures both store forms (runtime/stream.c). On this 480 MB-L3
+// VM (sysfs), where the LLC rule streamed nothing of 4096² f32, plain stores took 5x
+// as long: x.t().contiguous() 17.5-18.3 ms against 3.4-3.6 ms streamed (a clone of the
+// same 64 MiB: 3.3-3.5 ms), x.t() * 2 (scalar tiles) 11-14.7 ms against 4.7-7.2 ms;
+// a standalone AVX-512 16 x 16 transpose: 19.4 ms plain, 3.7 ms non-temporal, at
+// 2048² 1.16 against 0.92 ms, at 1024² alike. The tile shape barely matters once the
+// stores are streamed (Ti 64 to 512 and Tj 16 to 64: 3.5-4.5 ms), nor does prefetching
+// the next rows in software.
 enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32, EW_LINE = 64, EW_MAX_GROUP = 8 };
 
 typedef struct EwTile {
@@ -65,6 +86,7 @@ typedef struct EwTile {
   LIndex idx[TD_MAX_DIMS];    // the index of each dim; of di and dj: their tile's first
   int64_t ext[TD_MAX_DIMS];   // di and dj: their tile's extent
   int w;                      // the register blocks' W, 0: scalar tiles
+  int vl;                     // no tiles: a copy of f16 or bf16 moved as vectors of vl, or 0
   DType bits;                 // the vectors' dtype (lx_bits_dtype of the copy's)
 } EwTile;
 
@@ -284,6 +306,24 @@ static void ew_vector_tile(KernelBuilder *kb, const EwTile *t, LStmtList *into, 
   ew_scalar_tile(kb, t, into, at, iv, ej - jv, false);
 }
 
+// The last dim (dj) of an untiled copy that moves bits, from..from + S: vectors of t->vl
+// elements, then the scalar rest.
+static void ew_vector_row(KernelBuilder *kb, EwTile *t, LStmtList *into, int64_t from, int64_t S, bool par) {
+  const Node *n = t->ns->data[0];
+  int64_t vl = t->vl, nv = S / vl;
+  if (nv) {
+    LStmtList *in = kb_step_loop(kb, into, nv, kb_ix_const(from), vl, par, &t->idx[t->dj]);
+    LExpr *e = kb_node_expr(kb, n, t->idx);
+    TD_ASSERT(e->kind == LX_LOAD && !e->idx.dyn);
+    LExpr *v = lx_vload(kb->cx, t->bits, (int)vl, e->buf, e->idx);
+    int arg = kb_arg(kb, kb->buf_of[n->out->buf->id], false, true);
+    kb_push(kb, in, kb_store_stmt(kb, arg, kb_view_index(kb, &n->out->view, t->idx), v));
+  }
+  if (S % vl)
+    ew_stores(kb, t, kb_step_loop(kb, into, S % vl, kb_ix_const(from + nv * vl), 1, par && !nv, &t->idx[t->dj]),
+              t->idx);
+}
+
 // The loops of dims d.. (the first loop made is parallel with par), then the stores.
 static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool par) {
   const View *ov = t->ov;
@@ -298,6 +338,10 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
   }
   for (int c = 0; c <= t->cuts->n[d]; c++) {  // each range between cuts (all of the dim if none)
     int64_t from, S = cut_range(t, d, c, &from) - from;
+    if (t->vl && d == t->dj) {
+      ew_vector_row(kb, t, into, from, S, par);
+      continue;
+    }
     if (d != t->di && d != t->dj) {
       ew_nest(kb, t, kb_step_loop(kb, into, S, kb_ix_const(from), 1, par, &t->idx[d]), d + 1, par && S == 1);
       continue;
@@ -397,28 +441,57 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     copy = ns->len == 1 && t.di >= 0 && copy_load(e, n, t.di);
   }
   kb->cuts = NULL;
-  if (ew_cuts(&cuts, ov) && t.di >= 0)  // (tiles lie within the ranges between cuts)
+  bool split = ew_cuts(&cuts, ov);
+  if (split && t.di >= 0)  // (tiles lie within the ranges between cuts)
     copy = ns->len == 1 && ew_copy_pieces(kb, &t, ns->data[0]);
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
   if (t.di < 0) {
-    t.dj = -1;
+    // a copy of f16 or bf16 along unit strides (clone, a permute that keeps the last
+    // dim): vectors of its bits, as the blocks move them, where the scalar nest converts
+    // each element to f32 and back in integer ops (4096² f16 clone: C 16.1-16.8 ms ->
+    // 1.25, LLVM 6.4-10.7 -> 1.37-1.42; bf16 head split [8, 512, 12, 64]: C 0.43 ->
+    // 0.28, LLVM 0.26 either way; --cpu=znver3, 64-byte vectors so that a streamed
+    // line is written whole: 4.7-32 -> 1.24-1.31). The scalar rest converts (a NaN's
+    // payload may quiet).
+    const Node *n = ns->data[0];
+    DType dt = n->out->dtype;
+    int64_t vl = kb->cpu ? EW_LINE / dtype_size(dt) : 0;  // (a line: streamed whole with AVX2 too)
+    if (ns->len == 1 && !kb->naive && (dt == DT_F16 || dt == DT_BF16) && t.dj == ov->ndim - 1 && vl >= 2 &&
+        !split && ov->shape[t.dj] >= vl) {
+      LExpr *e = kb_node_expr(kb, n, pidx);
+      LIndex oi = kb_view_index(kb, &n->out->view, pidx);
+      if (copy_load(e, n, t.dj) && kb_ix_coef(&oi, PROBE_VAR + t.dj) == 1 && !oi.dyn) {
+        t.vl = (int)vl;
+        t.bits = lx_bits_dtype(dt);
+      }
+      kb->k->args.len = nargs;
+      kb->k->errors.len = nerr;
+    }
+    if (!t.vl)
+      t.dj = -1;
   } else {  // the tile shape of the comment above, in elements of the (first) output
     int64_t es = dtype_size(ns->data[0]->out->dtype), tj = EW_ROW_BYTES / es, ti = EW_RUN_BYTES / es;
     while (ti > tj && ov->shape[t.di] / ti < EW_MIN_TILES)
       ti /= 2;
     t.tile[t.di] = ti;
     t.tile[t.dj] = tj;
-    // register blocks: a copy on a CPU, both dims at least W
-    int64_t w = kb->cpu ? kb->cpu->vec_bytes / es : 0;
-    if (kb->cpu && w > kb->cpu->nregs / 2)
-      w = kb->cpu->nregs / 2;
+    // register blocks: a copy on a CPU, both dims at least W (a wide W halved, down to
+    // half the registers, for a dim shorter than it)
+    int64_t w = kb->cpu ? kb->cpu->vec_bytes / es : 0, half = kb->cpu ? kb->cpu->nregs / 2 : 0;
+    if (kb->cpu && w > (half >= 16 ? 2 * half : half))
+      w = half >= 16 ? 2 * half : half;
+    while (w > half && (ov->shape[t.di] < w || ov->shape[t.dj] < w))
+      w /= 2;
     if (copy && w >= 2 && w <= EW_MAX_W && ov->shape[t.di] >= w && ov->shape[t.dj] >= w && tj % w == 0) {
       t.w = (int)w;
       t.bits = lx_bits_dtype(ns->data[0]->out->dtype);
     }
   }
   ew_nest(kb, &t, &kb->k->body, 0, view_numel(*ov) >= PARALLEL_WORK);
+  if (t.di >= 0 && kb->cpu)  // tiles write lines far apart: results streamed whatever the LLC (the top)
+    for (int a = 0; a < kb->k->args.len; a++)
+      kb->k->args.data[a].stream |= kb->k->args.data[a].written;
 }
 
 // ============================================================================

@@ -260,7 +260,8 @@ typedef struct LArg {
   int buf;       // index into LProgram.bufs
   bool read, written;
   bool stream;   // stores may bypass the caches (non-temporal): a large result no kernel
-                 // reads, 64-byte aligned as every storage is (set by sched_cpu)
+                 // reads, 64-byte aligned as every storage is (set by sched_cpu; ir/ew.c's
+                 // tiled kernels ask for it first)
   int64_t at;    // the kernel sees the buffer from element `at` on: its indices count from
                  // there, and the entry (on the GPU the launch) passes the storage plus
                  // `at` (a multiple of 64 bytes, so alignment holds). 0 unless

@@ -925,7 +925,10 @@ static bool buf_read(const LProgram *p, int b) {
 // MiB of buffers) 0.31 ms against 0.22-0.26, of 32 MiB (64 MiB) 0.63-0.70 against
 // 0.94-1.02; (N, 1) + (1, 4096) of 16 MiB 0.30 against 0.10-0.25, of 32 MiB 0.60 against
 // 0.34-0.54, of 64 MiB the same (1.2 ms). TDSL_STREAM_MIN (cpu->stream_min) replaces the
-// rule by a size alone. Both CPU backends act on the mark (above).
+// rule by a size alone. A kernel whose stores are tiled (ir/ew.c's transposing copies and
+// elementwise tiles: lines written far apart, 5x slower through the caches) has already
+// marked its written args: those are streamed whatever the footprint. Both CPU backends
+// act on the mark (above).
 static const int64_t STREAM_FLOOR = (int64_t)8 << 20;
 
 // Saturating: a buffer's element count may be near 2^62 (its allocation fails at run
@@ -944,7 +947,7 @@ static void mark_streams(LProgram *p, const CpuTarget *cpu) {
     int64_t floor = cpu->stream_min > 0 ? cpu->stream_min : STREAM_FLOOR;
     for (int a = 0; a < k->args.len; a++) {
       LArg *arg = &k->args.data[a];
-      arg->stream = big && p->bufs.data[arg->buf].kind == LB_RESULT && arg->written &&
+      arg->stream = (big || arg->stream) && p->bufs.data[arg->buf].kind == LB_RESULT && arg->written &&
                     buf_bytes(p, arg->buf) >= floor && !buf_read(p, arg->buf);
     }
   }

@@ -7,7 +7,9 @@
   offsets, attention's head split and merge: bit for bit, NaN payloads included (the
   blocks move bits; the scalar tails of the same kernels convert f16/bf16 through f32,
   which keeps every value but may quiet a NaN's payload, so payloads are checked on
-  shapes whose sizes are multiples of every block width).
+  shapes whose sizes are multiples of every block width); f16 and bf16 copies along
+  unit strides (clone, head split) in vectors of their bits. Their results, and those of
+  elementwise tiles (x.t() * 2), streamed whatever the LLC: marked so under Zen 3's L3.
 - Column reductions too tall for column blocks (ir/row.c's SPLIT: parts reduced in
   parallel, combined in order): exact for ints, bools, max/min/argmax/argmin, within
   the reduction tolerance for float sums, means, variances, products and logsumexp.
@@ -46,8 +48,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import (Tally, backend_args, bf16_bits_to_f32, compare, env_backend, f32_to_bf16_bits,  # noqa: E402
-                    require_backend, run_outputs, test_subset)
+from oracle import (Tally, backend_args, bf16_bits_to_f32, compare, emit_text, env_backend,  # noqa: E402
+                    f32_to_bf16_bits, require_backend, run_outputs, test_subset)
 
 NP = {"bool": np.bool_, "u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
       "f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64}
@@ -80,7 +82,7 @@ def same_bits(got, want):
 
 
 def copy_cases():
-    """(name, src, {param: array}, [NumPy results], payloads exact)."""
+    """(name, src, {param: array}, [NumPy results], payloads exact: of all, or a list of each)."""
     rng = np.random.default_rng(27)
     cases = []
     for dt in NP:
@@ -89,10 +91,27 @@ def copy_cases():
             exact = r % 32 == 0 and c % 32 == 0  # only blocks, no scalar tail
             cases.append((f"t_{dt}_{r}x{c}", f"fn f(x: {dt}[{r}, {c}]) -> {dt}[{c}, {r}] {{\n"
                           f"  return x.t().contiguous()\n}}", {"x": x}, [x.T], exact))
-    # a result large enough to be streamed (9 MiB, rows of 64-byte multiples)
+    # results large enough to be streamed (9 MiB, rows of 64-byte multiples): the copy's
+    # blocks, and the tiles of a transposed elementwise (values exact, NaN for NaN)
     x = rand(rng, "f32", (1152, 2048))
-    cases.append(("t_f32_stream", "fn f(x: f32[1152, 2048]) -> f32[2048, 1152] {\n  return x.t().contiguous()\n}",
-                  {"x": x}, [x.T], True))
+    with np.errstate(invalid="ignore"):  # (the signalling NaN)
+        x2 = x.T * np.float32(2)
+    cases.append(("t_f32_stream", "fn f(x: f32[1152, 2048]) -> (f32[2048, 1152], f32[2048, 1152]) {\n"
+                  "  return x.t().contiguous(), x.t() * 2\n}", {"x": x}, [x.T, x2], [True, False]))
+    x = rand(rng, "i8", (3, 37, 70))  # a view with an offset, sizes no multiple of a block
+    cases.append(("view_offset", "fn f(x: i8[3, 37, 70]) -> i8[2, 67, 35] {\n"
+                  "  return x[1:, 2:, 3:].permute(0, 2, 1).contiguous()\n}",
+                  {"x": x}, [x[1:, 2:, 3:].transpose(0, 2, 1)], True))
+    # copies along unit strides of 2-byte floats: vectors of their bits (payloads exact,
+    # as the scalar f32 round trip would not keep a signalling NaN's), scalar tails
+    x = rand(rng, "f16", (2, 3, 4, 64))
+    cases.append(("f16_rows", "fn f(x: f16[2, 3, 4, 64]) -> (f16[2, 4, 3, 64], f16[2, 3, 4, 64]) {\n"
+                  "  return x.permute(0, 2, 1, 3).contiguous(), x.clone()\n}",
+                  {"x": x}, [x.transpose(0, 2, 1, 3), x], True))
+    x = rand(rng, "bf16", (5, 7, 77))
+    cases.append(("bf16_rows_tail", "fn f(x: bf16[5, 7, 77]) -> bf16[7, 5, 70] {\n"
+                  "  return x[:, :, 3:73].transpose(0, 1).contiguous()\n}",
+                  {"x": x}, [x[:, :, 3:73].transpose(1, 0, 2)], False))
     x = rand(rng, "f32", (70, 90))
     cases.append(("slices", "fn f(x: f32[70, 90]) -> (f32[30, 33], f32[40, 41]) {\n"
                   "  return x[3:69:2, 5:65:2].t().contiguous(), x[1:42, 2:42].t().contiguous()\n}",
@@ -132,17 +151,35 @@ def check_copies(tdslc, t):
             continue
         for k, (got, want) in enumerate(zip(outs, wants)):
             want = np.ascontiguousarray(want)
-            if exact:
+            if exact if isinstance(exact, bool) else exact[k]:
                 ok = same_bits(got, want)
             elif want.dtype.kind == "f":  # values exact, NaN for NaN
                 ok = got.shape == want.shape and bool(np.all((got == want) | (np.isnan(got) & np.isnan(want))))
-            elif name.startswith(("t_bf16", "nchw")):  # bf16 bits: NaN bits stay NaN bits
+            elif name.startswith(("t_bf16", "nchw", "bf16")):  # bf16 bits: NaN bits stay NaN bits
                 g, w = got.astype(np.uint32) << 16, want.astype(np.uint32) << 16
                 gf, wf = g.view(np.float32), w.view(np.float32)
                 ok = got.shape == want.shape and bool(np.all((gf == wf) | (np.isnan(gf) & np.isnan(wf))))
             else:
                 ok = same_bits(got, want)
             t.check(f"{name} out{k}", ok, "" if ok else f"got {got.reshape(-1)[:8]}, want {want.reshape(-1)[:8]}")
+
+
+def check_tile_streams(tdslc, t):
+    """A tiled kernel's result is streamed whatever the LLC (ir/ew.c: its lines are
+    written far apart): 9 MiB results of a transposing copy and of a transposed
+    elementwise are marked `stream` with Zen 3's 32 MiB L3, where the footprint rule
+    (1.5 LLCs) would keep them cached; a plain elementwise result of the same size is not."""
+    src = ("fn f(x: f32[1152, 2048]) -> (f32[2048, 1152], f32[2048, 1152], f32[1152, 2048]) {\n"
+           "  return x.t().contiguous(), x.t() * 2, x * 2\n}")
+    env_min = os.environ.pop("TDSL_STREAM_MIN", None)
+    try:
+        p = emit_text(tdslc, src, "kernels", ["--cpu=znver3"])
+    finally:
+        if env_min is not None:
+            os.environ["TDSL_STREAM_MIN"] = env_min
+    args = re.findall(r"^  args: (.*)$", p.stdout, re.M)
+    want = ["b0 (read), b1 (write stream)", "b0 (read), b2 (write stream)", "b0 (read), b3 (write)"]
+    t.check("tiled results streamed whatever the LLC", p.returncode == 0 and args == want, f"{args} {p.stderr[-300:]}")
 
 
 def check_split_reductions(tdslc, t):
@@ -462,6 +499,7 @@ def main():
     os.environ["TDSL_STREAM_MIN"] = str(8 << 20)
     t = Tally()
     check_copies(tdslc, t)
+    check_tile_streams(tdslc, t)
     check_split_reductions(tdslc, t)
     check_streamed_elementwise(tdslc, t)
     check_stream_form_values(tdslc, t)
