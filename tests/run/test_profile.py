@@ -186,7 +186,8 @@ def sysfs_cache_bytes():
     """More bytes than the caches hold, from sysfs's sizes for cpu0: its highest level (the
     last-level cache, shared) once, each lower level (L1d, L1i, L2) once per CPU, and a
     quarter more. tdslc counts the same caches (its last level, and each thread's L1d and L2;
-    L1i is slack), so a kernel moving this much streams from memory."""
+    L1i is slack), so a kernel moving this much streams from memory. Without an L3 the last
+    level is an L2, which tdslc counts once more per thread: here too."""
     sizes = {}
     base = "/sys/devices/system/cpu/cpu0/cache"
     for d in sorted(os.listdir(base)) if os.path.isdir(base) else []:
@@ -202,7 +203,7 @@ def sysfs_cache_bytes():
     if not sizes:
         return 0
     top = max(sizes)
-    lower = sum(sum(v) for lv, v in sizes.items() if lv != top)
+    lower = sum(sum(v) for lv, v in sizes.items() if lv != top or top <= 2)
     return (sum(sizes[top]) + lower * (os.cpu_count() or 1)) * 5 // 4
 
 
