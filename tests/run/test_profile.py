@@ -183,18 +183,28 @@ def bound_of(ai, gbps, peak, bandwidth):
 
 
 def sysfs_cache_bytes():
-    """The cache sizes sysfs lists for cpu0 summed, times the CPUs (more than they hold)."""
-    total = 0
+    """More bytes than the caches hold, from sysfs's sizes for cpu0: its highest level (the
+    last-level cache, shared) once, each lower level (L1d, L1i, L2) once per CPU, and a
+    quarter more. tdslc counts the same caches (its last level, and each thread's L1d and L2;
+    L1i is slack), so a kernel moving this much streams from memory. Without an L3 the last
+    level is an L2, which tdslc counts once more per thread: here too."""
+    sizes = {}
     base = "/sys/devices/system/cpu/cpu0/cache"
     for d in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         try:
             with open(os.path.join(base, d, "size")) as f:
                 s = f.read().strip()
-        except OSError:
+            with open(os.path.join(base, d, "level")) as f:
+                level = int(f.read())
+        except (OSError, ValueError):
             continue
         mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(s[-1:], 1)
-        total += int(s.rstrip("KMG") or 0) * mult
-    return total * (os.cpu_count() or 1)
+        sizes.setdefault(level, []).append(int(s.rstrip("KMG") or 0) * mult)
+    if not sizes:
+        return 0
+    top = max(sizes)
+    lower = sum(sum(v) for lv, v in sizes.items() if lv != top or top <= 2)
+    return (sum(sizes[top]) + lower * (os.cpu_count() or 1)) * 5 // 4
 
 
 def invariants(name, doc, path, want):
@@ -392,9 +402,8 @@ try:
               and doc4["machine"]["peak_f64_gflops"] > 1 and peak4 > 1, p4.stderr + p4.stdout[:400])
         # a cached bandwidth that a kernel streaming more than the caches hold outran (by
         # far: 0.001 GB/s) is measured again too; the peaks far above anything
-        n = 1 << 20
-        while n * 2 * F32 <= 2 * sysfs_cache_bytes() and n < (1 << 27):
-            n *= 2
+        # (read and written: 2 x 4 bytes an element; 2^20 elements at least, 2^27 at most)
+        n = min(max(1 << 20, (sysfs_cache_bytes() // (2 * F32) + 1024) // 1024 * 1024), 1 << 27)
         with open(cache, "w") as f:
             f.write("\t".join([cpu, threads, "1e+06", "1e+06", "0.001", when]) + "\n")
         big = write("stream.tdsl", f"fn f(x: f32[{n}]) -> f32[{n}] {{\n    return x * 2\n}}\n")
