@@ -40,7 +40,13 @@
     "            bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training=True,\n" \
     "            key_padding_mask=None, need_weights=True, attn_mask=None, use_separate_proj_weight=False,\n" \
     "            q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,\n" \
-    "            average_attn_weights=True) {\n" \
+    "            average_attn_weights=True, _batch_first=False) {\n" \
+    "        # _batch_first (nn.MultiheadAttention's batch_first=True): query, key and value are batch-first" \
+        " tensors\n" \
+    "        # transposed; the projections run on their rows as stored, the same values without the strided GEMM\n" \
+    "        fn proj(t, w, b) {\n" \
+    "            return F.linear(t.transpose(0, 1), w, b).transpose(0, 1) if _batch_first else F.linear(t, w, b)\n" \
+    "        }\n" \
     "        if query.dim() == 3 {\n" \
     "            is_batched = True\n" \
     "            assert key.dim() == 3 and value.dim() == 3, f\"For batched (3-D) `query`, expected `key` and" \
@@ -106,16 +112,16 @@
         " None\"\n" \
     "            E = query.size(-1)\n" \
     "            if key is value and query is key {\n" \
-    "                q, k, v = F.linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)\n" \
+    "                q, k, v = proj(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)\n" \
     "            } elif key is value {\n" \
     "                w_q, w_kv = in_proj_weight.split([E, E * 2])\n" \
     "                b_q, b_kv = (None, None) if in_proj_bias is None else in_proj_bias.split([E, E * 2])\n" \
-    "                q = F.linear(query, w_q, b_q)\n" \
-    "                k, v = F.linear(key, w_kv, b_kv).chunk(2, dim=-1)\n" \
+    "                q = proj(query, w_q, b_q)\n" \
+    "                k, v = proj(key, w_kv, b_kv).chunk(2, dim=-1)\n" \
     "            } else {\n" \
     "                w_q, w_k, w_v = in_proj_weight.chunk(3)\n" \
     "                b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)\n" \
-    "                q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)\n" \
+    "                q, k, v = proj(query, w_q, b_q), proj(key, w_k, b_k), proj(value, w_v, b_v)\n" \
     "            }\n" \
     "        } else {\n" \
     "            assert q_proj_weight is not None, \"use_separate_proj_weight is True but q_proj_weight is None\"\n" \
@@ -131,7 +137,7 @@
         " {v_proj_weight.shape}\"\n" \
     "            assert b_q is None or b_q.shape == (Eq,), f\"expecting query bias shape of {(Eq,)}, but got" \
         " {b_q.shape}\"\n" \
-    "            q, k, v = F.linear(query, q_proj_weight, b_q), F.linear(key, k_proj_weight, b_k), F.linear(value," \
+    "            q, k, v = proj(query, q_proj_weight, b_q), proj(key, k_proj_weight, b_k), proj(value," \
         " v_proj_weight, b_v)\n" \
     "        }\n" \
     "        if attn_mask is not None {\n" \
@@ -241,9 +247,14 @@
     "        } else {\n" \
     "            attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)\n" \
     "        }\n" \
-    "        attn_output = attn_output.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)\n" \
-    "        attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)\n" \
-    "        attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))\n" \
+    "        if _batch_first {\n" \
+    "            attn_output = attn_output.permute(0, 2, 1, 3).reshape(bsz, tgt_len, embed_dim)\n" \
+    "            attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias).transpose(0, 1)\n" \
+    "        } else {\n" \
+    "            attn_output = attn_output.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)\n" \
+    "            attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)\n" \
+    "            attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))\n" \
+    "        }\n" \
     "        if need_weights {\n" \
     "            if average_attn_weights {\n" \
     "                attn_output_weights = attn_output_weights.sum(dim=1) / num_heads\n" \
@@ -317,7 +328,7 @@ static const char mha_source[] =
     "        key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,\n"
     "        use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,\n"
     "        k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,\n"
-    "        average_attn_weights=average_attn_weights)\n"
+    "        average_attn_weights=average_attn_weights, _batch_first=self.batch_first and is_batched)\n"
     "    if self.batch_first and is_batched {\n"
     "        return attn_output.transpose(1, 0), attn_output_weights\n"
     "    }\n"

@@ -109,6 +109,7 @@ static bool module_has(const char *m, const char *a) {
                                         "complex128", "cdouble", "finfo", "iinfo", "_assert", NULL};
     for (int i = 0; other[i]; i++)
       if (!strcmp(a, other[i])) return true;
+    if (!strcmp(m, "torch.nn.functional") && !strcmp(a, "multi_head_attention_forward")) return true;  // sema_mha.c
     return builtin_find_form(a, !strcmp(m, "torch") ? F_TORCH : F_NNF) != NULL;
   }
   if (!strcmp(m, "math")) {
