@@ -351,7 +351,9 @@ def compare(outs, want, kinds):
 # both ways, in f32 and f64; F.multi_head_attention_forward; nn.TransformerEncoderLayer post-norm
 # (relu, batch_first, a key padding mask) and pre-norm (gelu by name, a float src_mask);
 # nn.TransformerDecoderLayer; a torchvision-style EncoderBlock whose norm_layer default is
-# functools.partial(nn.LayerNorm, eps=1e-6) and whose act_layer is nn.GELU passed as a value.
+# functools.partial(nn.LayerNorm, eps=1e-6) and whose act_layer is nn.GELU passed as a value; a helper
+# whose Callable[..., nn.Module] defaults are nn.LayerNorm and nn.GELU (and an Optional[torch.Tensor]),
+# and partial(nn.LayerNorm, eps=0.5) given.
 MODULES_SRC = r"""import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -397,11 +399,19 @@ fn tel(w: Tensor, b: Tensor, w1: Tensor, w2: Tensor, nw: Tensor, layer: Callable
     return layer
 }
 
+fn normed(x: Tensor, g: Tensor, norm_layer: Callable[..., nn.Module] = nn.LayerNorm, act_layer=nn.GELU,
+          shift: Optional[torch.Tensor] = None) -> Tensor {
+    norm = norm_layer(8)
+    norm.weight, norm.bias = g, g - 1
+    y = act_layer()(norm(x))
+    return y if shift is None else y + shift
+}
+
 fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f32[64], w6: f32[16, 6],
      w1: f32[16, 8], w2: f32[8, 16], nw: f32[8], am: bool[5, 5], fm: f32[4, 5, 4], kpm: bool[2, 4],
      kp5: bool[2, 5], fm2: f32[5, 5]) -> (f32[2, 5, 8], f32[2, 5, 5], f32[5, 2, 8], f32[2, 2, 5, 4],
      f32[2, 5, 8], f32[2, 5, 6], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8], f32[5, 2, 8], f32[2, 5, 5], f32[2, 5, 8],
-     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8]) {
+     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8]) {
     a1 = mha(w, b, nn.MultiheadAttention(8, 2, batch_first=True))
     o1, w1_ = a1(x, x, x, attn_mask=am)
     a2 = mha(w, b, nn.MultiheadAttention(8, 2))
@@ -433,7 +443,7 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
     t3.norm3.weight, t3.norm3.bias = nw + 1, b[56:64]
     o10 = t3(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm)
     return (o1, w1_, o2, w2_, o3, w3_, o4, t1(x, src_key_padding_mask=kp5), t2(q, src_mask=fm2), o7, w7_, blk(x),
-            o8, w8_, o9, o10)
+            o8, w8_, o9, o10, normed(x[0], nw), normed(x[0], nw, partial(nn.LayerNorm, eps=0.5), nn.Tanh, x[1]))
 }
 """
 
@@ -506,6 +516,10 @@ def modules_oracle(inputs):
         t3.norm3.weight.copy_(nw + 1)
         t3.norm3.bias.copy_(b[56:64])
         outs.append(t3(x, mem, tgt_mask=a["fm2"], memory_key_padding_mask=a["kpm"]))
+        for norm, act in ((nn.LayerNorm(8, **dd), nn.GELU()), (partial(nn.LayerNorm, eps=0.5)(8, **dd), nn.Tanh())):
+            norm.weight.copy_(nw)
+            norm.bias.copy_(nw - 1)
+            outs.append(act(norm(x[0])) + (0 if isinstance(act, nn.GELU) else x[1]))
     return [o.numpy() for o in outs]
 
 
@@ -527,7 +541,7 @@ def nn_modules(tdslc, t):
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
-        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 2)
+        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 4)
     t.report("nn.MultiheadAttention, nn.TransformerEncoderLayer and DecoderLayer, F.multi_head_attention_forward "
              "and module classes as values, against PyTorch", errs, MODULES_SRC)
 
