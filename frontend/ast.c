@@ -601,28 +601,7 @@ Ast *ast_while(Ctx *cx, Ast *cond, Ast *body, Loc loc) {
   return finish(cx, a);
 }
 
-// typing's form of an annotation written inside Optional[...] or Union[...]: torch.Tensor,
-// int, Tuple[int, int], 'Block' as the word a parameter's type is (ast_scalar_type); NULL
-// for any other expression.
-static Ast *typing_word(Ctx *cx, const Ast *e) {
-  if (e->kind == AST_INDEX && (e->lhs->kind == AST_NAME || e->lhs->kind == AST_ATTR))
-    e = e->lhs;  // Tuple[int, int], typing.List[...]: the container's word
-  if (e->kind == AST_NAME || e->kind == AST_ATTR || e->kind == AST_STR)
-    return ast_scalar_type(cx, e->name, e->loc);
-  return NULL;
-}
-
 Ast *ast_unknown_type(Ctx *cx, const char *word, Ast *dims, Loc wordloc, Loc loc) {
-  // Optional[T] and Union[T, None] (either order) are T | None
-  int n = dims ? dims->list.len : 0;
-  bool optional = !strcmp(word, "Optional") && n == 1;
-  bool union_none = !strcmp(word, "Union") && n == 2 &&
-                    (dims->list.data[0]->kind == AST_NONE) != (dims->list.data[1]->kind == AST_NONE);
-  if (optional || union_none) {
-    Ast *inner = dims->list.data[union_none && dims->list.data[0]->kind == AST_NONE];
-    Ast *t = typing_word(cx, inner);
-    if (t) return ast_optional(cx, t, loc);
-  }
   Ast *a = ast_type(cx, DT_COUNT, dims, loc);
   a->name = word;
   a->oploc = wordloc;

@@ -643,6 +643,14 @@ static bool check_default(Sema *sema, Ast *p) {
   Ast *t = p->type;
   if (object_kind(p) == TY_NONE) return true;  // untyped, of a local def: any value
   if (d->kind == TY_NONE) return true;  // x: f32[N] = None is optional, as Python runs it
+  // a function or a class as a Callable's default (norm_layer=nn.LayerNorm, act=F.gelu, partial(...)): one
+  // object for every call, as Python's, and none with state of its own (an nn module object is refused)
+  bool fn_value = (is_lambda(d) && !is_instance(d)) ||
+                  (d->kind == TY_MODULE && !strcmp(d->module, "functools.partial"));
+  if (fn_value && (object_kind(p) == TY_MODULE || (t->kind == AST_SCALAR_TYPE && !t->name))) {
+    if (!t->name) t->name = "Callable";  // act=nn.GELU: a Callable
+    return true;
+  }
   if (t->kind == AST_SCALAR_TYPE && !t->name) {  // k=3: the default's kind
     if (is_scalar(d) || d->kind == TY_STR) return true;
     diag_error(sema->cx, p->rhs->loc, "parameter '%s' has no type: write %s: TYPE = ..., a tensor's TYPE as "
@@ -668,6 +676,27 @@ static bool check_default(Sema *sema, Ast *p) {
   return false;
 }
 
+// A parameter annotated with typing's generics as pasted code writes them (parsed as a tensor type
+// of an unknown word): Callable[..., nn.Module] is a Callable, Optional[T] and Union[T, None] (either
+// order) are T | None, T a word object_kind knows (Callable, Tuple, List, Dict, torch.Tensor) or a
+// Python scalar (int, float, bool, str); p's type rewritten so.
+static void typing_param(Sema *sema, Ast *p) {
+  Ast *t = p->type;
+  if (t->kind != AST_TYPE || t->dtype != DT_COUNT || !t->name) return;
+  int n = t->list.len;
+  bool un = !strcmp(t->name, "Union") && n == 2 && (t->list.data[0]->kind == AST_NONE) != (t->list.data[1]->kind == AST_NONE);
+  bool opt = (!strcmp(t->name, "Optional") && n == 1) || un;
+  const Ast *in = opt ? t->list.data[un && t->list.data[0]->kind == AST_NONE] : NULL;
+  while (in && in->kind == AST_INDEX) in = in->lhs;  // Optional[Callable[..., nn.Module]]: Callable
+  const char *w = opt ? (in && (in->kind == AST_NAME || in->kind == AST_ATTR) ? in->name : NULL) : t->name;
+  static const char *const words[] = {"Callable", "Tuple", "List", "Dict", "int", "float", "bool", "str", NULL};
+  bool known = w && opt && strlen(w) >= 6 && !strcmp(w + strlen(w) - 6, "Tensor");
+  for (int i = 0; w && words[i] && !known; i++) known = !strcmp(w, words[i]) && (opt || i < 4);
+  if (!known) return;
+  Ast *s = ast_scalar_type(sema->cx, w, t->loc);
+  p->type = opt || t->bval ? ast_optional(sema->cx, s, t->loc) : s;
+}
+
 static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   int np = fn->list.len;
   for (int i = 0; i < fn->rets.len; i++) {
@@ -684,6 +713,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
   int stars = 0;
   for (int j = 0; j < np; j++) {  // Python's rules of a parameter list
     Ast *p = fn->list.data[j];
+    typing_param(sema, p);
     if (p->ival == PARAM_STAR && stars++)
       diag_error(sema->cx, name_loc(p), "* argument may appear only once");
     if (j + 1 < np && p->ival == PARAM_KWARGS)

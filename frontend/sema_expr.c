@@ -170,8 +170,7 @@ static TType *module_attr(Sema *sema, Ast *e, const TType *m) {
     if (layout) return layout;
   }
   if (!strcmp(m->module, "torch.nn") && !strcmp(e->name, "functional")) return ty_module(sema, "torch.nn.functional");
-  TType *cls = !strcmp(m->module, "torch.nn") ? nn_class_value(sema, e) : NULL;  // norm_layer = nn.BatchNorm2d
-  if (cls) return cls;
+  if (!strcmp(m->module, "torch.nn") && nn_names_class(e->name)) return function_named(sema, e);  // nn.LayerNorm
   static const char *const other_dtypes[] = {"complex32", "chalf", "qint8", "qint32", "quint8", "quint4x2", "quint2x4"};
   for (size_t i = 0; !strcmp(m->module, "torch") && i < sizeof other_dtypes / sizeof other_dtypes[0]; i++) {
     if (!strcmp(e->name, other_dtypes[i])) {
@@ -377,6 +376,10 @@ static TType *check_call(Sema *sema, Ast *e) {
     if (r) return r;
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
     return poison(sema);
+  }
+  if (self && self->kind == TY_MODULE && self->ctor && !is_class(self)) {  // layer.norm1(x) (sema_mha.c)
+    TType *r = object_attr_call(sema, e, self);
+    if (r) return r;
   }
   if (is_class(self)) {  // Cls.m(x) of a @staticmethod m (sema_class.c)
     TType *r = static_method(sema, e, self, true);

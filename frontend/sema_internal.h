@@ -556,6 +556,7 @@ TType *lambda_closure(Sema *sema, Ast *e, TType *f);  // f passed in helper call
 void bind_hidden(Sema *sema, Ast *e, const char *hidden, Ast *v, Loc loc);  // v bound to hidden where e runs
 void partial_bind_now(Sema *sema, Ast *e);  // functools.partial(...) e: its bound values read now
 Sym *hidden_syms(Sema *sema, const Sym *scope);  // the hidden names of scope, for a helper's body
+void relocate(Ast *a, Loc loc);  // every node of a (a clone of built-in source) placed at loc
 TType *lambda_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // f(args) of a lambda value f  // einops.parse_shape(x, 'b c _ _'): a dict (sema_einops.c)  // del a, xs[i], xs[a:b] (the statement's call "del"); false after an error  // t += u, t *= n of a sequence t; false after an error
 void local_def(Sema *sema, Ast *st);  // fn NAME(...) { ... } inside a body: binds NAME to the function value
 void fn_locals(Arena *arena, const Ast *fn, NameList *out);  // the names fn binds: parameters, assigned
@@ -729,6 +730,7 @@ const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 bool is_nn_class(const char *name);          // nn.NAME a class tdsl has (Linear, Sequential ...)
 TType *nn_class_value(Sema *sema, Ast *e);  // nn.NAME as a value: a function constructing the class, or NULL
 TType *nn_attr(Sema *sema, Ast *e, const TType *m);  // m.NAME of a module object: its constructor's argument
+bool nn_names_class(const char *name);  // nn.NAME is a module class tdsl makes (nn.LayerNorm as a value)
 // inplace= of e's call of d (an activation or dropout that has it): taken out of the
 // arguments into *inplace; false after an error. inplace_result: e's result r written into
 // its input (e becomes that store).
@@ -773,6 +775,15 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i);             // e (m.
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v);   // binds m.name = v where at runs
 TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
 TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a callable object m called on args
+
+// ---- sema_mha.c: nn.MultiheadAttention, nn.TransformerEncoderLayer/DecoderLayer: modules made of modules ----
+bool is_composite(const TType *m);                  // an object of one of these classes
+bool composite_names(const char *cls);              // MultiheadAttention ...: one of these classes
+TType *composite_construct(Sema *sema, Ast *e);     // nn.NAME(args) of one; NULL: NAME is none of them
+TType *composite_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // its forward on args
+bool composite_setattr_ok(Sema *sema, const TType *m, const char *name, const Ast *v);  // a parameter's check
+TType *mha_functional(Sema *sema, Ast *e);          // F.multi_head_attention_forward(...)
+TType *object_attr_call(Sema *sema, Ast *e, TType *m);  // m.name(args) of an attribute holding a module; NULL: none
 
 // ---- user classes (sema_class.c) ----
 bool is_class(const TType *t);     // a class of the file (a const's value)

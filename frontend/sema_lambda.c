@@ -246,7 +246,7 @@ void local_def(Sema *sema, Ast *st) {
 // Every node of a (a clone) placed at loc: a built-in lambda's body (transformers' ACT2FN,
 // parsed from a source of tdslc's own) stands where it is called, so that the IR, the
 // profile and the messages quote the user's line rather than a line of that source.
-static void relocate(Ast *a, Loc loc) {
+void relocate(Ast *a, Loc loc) {
   for (; a; a = a->lhs) {
     a->loc = a->oploc = loc;
     relocate(a->rhs, loc);

@@ -110,6 +110,7 @@ static bool module_has(const char *m, const char *a) {
                                         "complex128", "cdouble", "finfo", "iinfo", "_assert", NULL};
     for (int i = 0; other[i]; i++)
       if (!strcmp(a, other[i])) return true;
+    if (!strcmp(m, "torch.nn.functional") && !strcmp(a, "multi_head_attention_forward")) return true;  // sema_mha.c
     return builtin_find_form(a, !strcmp(m, "torch") ? F_TORCH : F_NNF) != NULL;
   }
   if (!strcmp(m, "math")) {
@@ -385,6 +386,14 @@ static const NnClass *nn_class(const char *cls) {
   return NULL;
 }
 
+bool nn_names_class(const char *name) {
+  static const char *const others[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+                                       "Parameter", NULL};
+  for (int i = 0; others[i]; i++)
+    if (!strcmp(others[i], name)) return true;
+  return nn_class(name) || composite_names(name);
+}
+
 // Parameter k of a "name=default, ..." list: its name into buf, the default's text (NULL:
 // required); false past the end.
 static bool nth_param(const char *params, int k, char *buf, size_t n, const char **dflt) {
@@ -599,7 +608,7 @@ TType *module_setattr(Sema *sema, Ast *e) {
       return poison(sema);
     }
   }
-  if (!obj_set(sema, e, m, name, v)) return poison(sema);
+  if (!composite_setattr_ok(sema, m, name, v) || !obj_set(sema, e, m, name, v)) return poison(sema);
   return ty_new(sema, TY_NONE);
 }
 
@@ -610,6 +619,8 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "Parameter")) return nn_parameter(sema, e);
   const NnClass *c = nn_class(e->name);
   if (!c) {
+    TType *composite = composite_construct(sema, e);  // nn.MultiheadAttention ... (sema_mha.c)
+    if (composite) return composite;
     static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
                                              "ParameterDict", NULL};
     for (int i = 0; containers[i]; i++)
@@ -772,6 +783,7 @@ static TType *partial_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
 
 static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   if (!strcmp(m->module, "functools.partial")) return partial_apply(sema, e, m, args);
+  if (is_composite(m)) return composite_apply(sema, e, m, args);
   if (is_einops_layer(m)) return einops_apply(sema, e, m, args);
   const Ast *ctor = m->ctor;
   const NnClass *c = nn_class(strrchr(m->module, '.') + 1);
@@ -1104,6 +1116,8 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch.nn.init")) return nn_init(sema, e);
+  if (!strcmp(m, "torch.nn.functional") && !strcmp(e->name, "multi_head_attention_forward"))
+    return mha_functional(sema, e);  // sema_mha.c
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
   if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);

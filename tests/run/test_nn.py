@@ -344,6 +344,208 @@ def compare(outs, want, kinds):
     return errs
 
 
+# ---- nn modules made of modules (frontend/sema_mha.c), against PyTorch 1.13 itself ----
+# One program: nn.MultiheadAttention batch-first and sequence-first, self- and cross-attention,
+# bool, uint8 and float attn_mask (2-D and 3-D), bool and float key_padding_mask, kdim/vdim with
+# add_bias_kv and add_zero_attn, bias=False on unbatched inputs, need_weights and average_attn_weights
+# both ways, in f32 and f64; F.multi_head_attention_forward; nn.TransformerEncoderLayer post-norm
+# (relu, batch_first, a key padding mask) and pre-norm (gelu by name, a float src_mask);
+# nn.TransformerDecoderLayer; a torchvision-style EncoderBlock whose norm_layer default is
+# functools.partial(nn.LayerNorm, eps=1e-6) and whose act_layer is nn.GELU passed as a value; a helper
+# whose Callable[..., nn.Module] defaults are nn.LayerNorm and nn.GELU (and an Optional[torch.Tensor]),
+# and partial(nn.LayerNorm, eps=0.5) given.
+MODULES_SRC = r"""import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from functools import partial
+from typing import Callable, Optional
+
+class EncoderBlock(nn.Module) {
+    fn __init__(self, num_heads: int, hidden_dim: int, mlp_dim: int, dropout: float, attention_dropout: float,
+                norm_layer: Callable[..., torch.nn.Module] = partial(nn.LayerNorm, eps=1e-6),
+                act_layer: Optional[Callable[..., nn.Module]] = None) {
+        super().__init__()
+        if act_layer is None {
+            act_layer = nn.ReLU
+        }
+        self.ln_1 = norm_layer(hidden_dim)
+        self.self_attention = nn.MultiheadAttention(hidden_dim, num_heads, dropout=attention_dropout, batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.ln_2 = norm_layer(hidden_dim)
+        self.mlp = nn.Sequential(nn.Linear(hidden_dim, mlp_dim), act_layer(), nn.Linear(mlp_dim, hidden_dim))
+    }
+    fn forward(self, input: torch.Tensor) {
+        x = self.ln_1(input)
+        x, _ = self.self_attention(x, x, x, need_weights=False)
+        x = self.dropout(x) + input
+        return x + self.mlp(self.ln_2(x))
+    }
+}
+
+fn mha(w: Tensor, b: Tensor, m: Callable) -> nn.Module {
+    m.in_proj_weight = w[0:24]
+    m.in_proj_bias = b[0:24]
+    m.out_proj.weight = w[24:32]
+    m.out_proj.bias = b[24:32]
+    return m
+}
+
+fn tel(w: Tensor, b: Tensor, w1: Tensor, w2: Tensor, nw: Tensor, layer: Callable) -> nn.Module {
+    mha(w, b, layer.self_attn)
+    layer.linear1.weight, layer.linear1.bias = w1, b[32:48]
+    layer.linear2.weight, layer.linear2.bias = w2, b[48:56]
+    layer.norm1.weight, layer.norm1.bias = nw, b[56:64]
+    layer.norm2.weight, layer.norm2.bias = nw * 2, b[56:64] - 1
+    return layer
+}
+
+fn normed(x: Tensor, g: Tensor, norm_layer: Callable[..., nn.Module] = nn.LayerNorm, act_layer=nn.GELU,
+          shift: Optional[torch.Tensor] = None) -> Tensor {
+    norm = norm_layer(8)
+    norm.weight, norm.bias = g, g - 1
+    y = act_layer()(norm(x))
+    return y if shift is None else y + shift
+}
+
+fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f32[64], w6: f32[16, 6],
+     w1: f32[16, 8], w2: f32[8, 16], nw: f32[8], am: bool[5, 5], fm: f32[4, 5, 4], kpm: bool[2, 4],
+     kp5: bool[2, 5], fm2: f32[5, 5]) -> (f32[2, 5, 8], f32[2, 5, 5], f32[5, 2, 8], f32[2, 2, 5, 4],
+     f32[2, 5, 8], f32[2, 5, 6], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8], f32[5, 2, 8], f32[2, 5, 5], f32[2, 5, 8],
+     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8]) {
+    a1 = mha(w, b, nn.MultiheadAttention(8, 2, batch_first=True))
+    o1, w1_ = a1(x, x, x, attn_mask=am)
+    a2 = mha(w, b, nn.MultiheadAttention(8, 2))
+    q, kv = x.transpose(0, 1), mem.transpose(0, 1)
+    o2, w2_ = a2(q, kv, kv, attn_mask=fm, key_padding_mask=kpm, average_attn_weights=False)
+    a3 = nn.MultiheadAttention(8, 2, kdim=6, vdim=6, add_bias_kv=True, add_zero_attn=True, batch_first=True)
+    a3.q_proj_weight, a3.k_proj_weight, a3.v_proj_weight = w[32:40], w6[0:8], w6[8:16]
+    a3.in_proj_bias = b[0:24]
+    a3.bias_k, a3.bias_v = w[40:41].unsqueeze(0), w[41:42].unsqueeze(0)
+    a3.out_proj.weight, a3.out_proj.bias = w[24:32], b[24:32]
+    o3, w3_ = a3(x, kv6, kv6, key_padding_mask=kpm)
+    a4 = nn.MultiheadAttention(8, 2, bias=False)
+    a4.in_proj_weight, a4.out_proj.weight = w[0:24], w[24:32]
+    o4, none4 = a4(x[0], mem[0], mem[0], need_weights=False)
+    assert none4 is None
+    t1 = tel(w, b, w1, w2, nw, nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True))
+    t2 = tel(w, b, w1, w2, nw, nn.TransformerEncoderLayer(8, 2, 16, 0.0, "gelu", layer_norm_eps=1e-6, norm_first=True))
+    o7, w7_ = F.multi_head_attention_forward(q, q, q, 8, 2, w[0:24], b[0:24], None, None, False, 0.0, w[24:32],
+                                             b[24:32], training=False, key_padding_mask=kp5)
+    blk = EncoderBlock(2, 8, 16, 0.1, 0.0, act_layer=nn.GELU)
+    blk.ln_1.weight, blk.ln_1.bias, blk.ln_2.weight, blk.ln_2.bias = nw, b[56:64], nw * 2, b[56:64] - 1
+    mha(w, b, blk.self_attention)
+    blk.mlp[0].weight, blk.mlp[0].bias, blk.mlp[2].weight, blk.mlp[2].bias = w1, b[32:48], w2, b[48:56]
+    a8 = mha(w.double(), b.double(), nn.MultiheadAttention(8, 2, batch_first=True, dtype=torch.float64))
+    o8, w8_ = a8(x.double(), x.double(), x.double(), attn_mask=fm2.double())
+    o9 = a1(x, x, x, attn_mask=am.to(torch.uint8), key_padding_mask=kp5.float() * -2.0, need_weights=False)[0]
+    t3 = tel(w, b, w1, w2, nw, nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, batch_first=True))
+    mha(w * 0.5, b, t3.multihead_attn)
+    t3.norm3.weight, t3.norm3.bias = nw + 1, b[56:64]
+    o10 = t3(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm)
+    return (o1, w1_, o2, w2_, o3, w3_, o4, t1(x, src_key_padding_mask=kp5), t2(q, src_mask=fm2), o7, w7_, blk(x),
+            o8, w8_, o9, o10, normed(x[0], nw), normed(x[0], nw, partial(nn.LayerNorm, eps=0.5), nn.Tanh, x[1]))
+}
+"""
+
+
+def modules_oracle(inputs):
+    """The same modules in PyTorch 1.13 (float64, eval mode, no grad), on the same inputs."""
+    import torch
+    from functools import partial
+    nn = torch.nn
+    a = {k: torch.from_numpy(v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in inputs.items()}
+    x, mem, kv6, w, b, w6, w1, w2, nw = (a[k] for k in ("x", "mem", "kv6", "w", "b", "w6", "w1", "w2", "nw"))
+    dd = dict(dtype=torch.float64)
+
+    def mha(m, w=w, b=b):
+        m.in_proj_weight.copy_(w[0:24])
+        m.in_proj_bias.copy_(b[0:24])
+        m.out_proj.weight.copy_(w[24:32])
+        m.out_proj.bias.copy_(b[24:32])
+        return m.eval()
+
+    def tel(layer):
+        mha(layer.self_attn)
+        for lin, wt, bias in ((layer.linear1, w1, b[32:48]), (layer.linear2, w2, b[48:56]),
+                              (layer.norm1, nw, b[56:64]), (layer.norm2, nw * 2, b[56:64] - 1)):
+            lin.weight.copy_(wt)
+            lin.bias.copy_(bias)
+        return layer.eval()
+
+    with torch.no_grad():
+        o1, w1_ = mha(nn.MultiheadAttention(8, 2, batch_first=True, **dd))(x, x, x, attn_mask=a["am"])
+        q, kv = x.transpose(0, 1), mem.transpose(0, 1)
+        o2, w2_ = mha(nn.MultiheadAttention(8, 2, **dd))(q, kv, kv, attn_mask=a["fm"], key_padding_mask=a["kpm"],
+                                                         average_attn_weights=False)
+        a3 = nn.MultiheadAttention(8, 2, kdim=6, vdim=6, add_bias_kv=True, add_zero_attn=True, batch_first=True, **dd)
+        for p, v in ((a3.q_proj_weight, w[32:40]), (a3.k_proj_weight, w6[0:8]), (a3.v_proj_weight, w6[8:16]),
+                     (a3.in_proj_bias, b[0:24]), (a3.bias_k, w[40:41][None]), (a3.bias_v, w[41:42][None]),
+                     (a3.out_proj.weight, w[24:32]), (a3.out_proj.bias, b[24:32])):
+            p.copy_(v)
+        o3, w3_ = a3.eval()(x, kv6, kv6, key_padding_mask=a["kpm"])
+        a4 = nn.MultiheadAttention(8, 2, bias=False, **dd)
+        a4.in_proj_weight.copy_(w[0:24])
+        a4.out_proj.weight.copy_(w[24:32])
+        o4, _ = a4.eval()(x[0], mem[0], mem[0], need_weights=False)
+        t1 = tel(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True, **dd))
+        t2 = tel(nn.TransformerEncoderLayer(8, 2, 16, 0.0, "gelu", layer_norm_eps=1e-6, norm_first=True, **dd))
+        o7, w7_ = torch.nn.functional.multi_head_attention_forward(
+            q, q, q, 8, 2, w[0:24], b[0:24], None, None, False, 0.0, w[24:32], b[24:32], training=False,
+            key_padding_mask=a["kp5"])
+        ln = partial(nn.LayerNorm, eps=1e-6, **dd)
+        blk_ln1, blk_ln2 = ln(8), ln(8)
+        for m, wt, bias in ((blk_ln1, nw, b[56:64]), (blk_ln2, nw * 2, b[56:64] - 1)):
+            m.weight.copy_(wt)
+            m.bias.copy_(bias)
+        sa = mha(nn.MultiheadAttention(8, 2, batch_first=True, **dd))
+        h = blk_ln1(x)
+        h = sa(h, h, h, need_weights=False)[0] + x
+        mlp = nn.Sequential(nn.Linear(8, 16, **dd), nn.GELU(), nn.Linear(16, 8, **dd))
+        for i, wt, bias in ((0, w1, b[32:48]), (2, w2, b[48:56])):
+            mlp[i].weight.copy_(wt)
+            mlp[i].bias.copy_(bias)
+        blk = h + mlp(blk_ln2(h))
+        o8, w8_ = mha(nn.MultiheadAttention(8, 2, batch_first=True, **dd))(x, x, x, attn_mask=a["fm2"])
+        o9 = mha(nn.MultiheadAttention(8, 2, batch_first=True, **dd))(
+            x, x, x, attn_mask=a["am"].to(torch.uint8), key_padding_mask=a["kp5"].double() * -2.0,
+            need_weights=False)[0]
+        outs = [o1, w1_, o2, w2_, o3, w3_, o4, t1(x, src_key_padding_mask=a["kp5"]), t2(q, src_mask=a["fm2"]), o7,
+                w7_, blk, o8, w8_, o9]
+        t3 = tel(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, batch_first=True, **dd))
+        mha(t3.multihead_attn, w * 0.5)
+        t3.norm3.weight.copy_(nw + 1)
+        t3.norm3.bias.copy_(b[56:64])
+        outs.append(t3(x, mem, tgt_mask=a["fm2"], memory_key_padding_mask=a["kpm"]))
+        for norm, act in ((nn.LayerNorm(8, **dd), nn.GELU()), (partial(nn.LayerNorm, eps=0.5)(8, **dd), nn.Tanh())):
+            norm.weight.copy_(nw)
+            norm.bias.copy_(nw - 1)
+            outs.append(act(norm(x[0])) + (0 if isinstance(act, nn.GELU) else x[1]))
+    return [o.numpy() for o in outs]
+
+
+def nn_modules(tdslc, t):
+    rng = np.random.default_rng(41)
+
+    def r(*shape, scale=0.5):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    am = rng.random((5, 5)) < 0.4
+    np.fill_diagonal(am, False)  # no row with every key hidden
+    kpm = np.array([[False, False, True, False], [False, True, False, True]])
+    kp5 = np.array([[False, False, False, False, True], [False, True, False, False, False]])
+    inputs = {"x": r(2, 5, 8, scale=1.0), "mem": r(2, 4, 8, scale=1.0), "kv6": r(2, 4, 6, scale=1.0), "w": r(48, 8),
+              "b": r(64, scale=0.2), "w6": r(16, 6), "w1": r(16, 8), "w2": r(8, 16), "nw": 1 + r(8, scale=0.1),
+              "am": am, "fm": r(4, 5, 4), "kpm": kpm, "kp5": kp5, "fm2": r(5, 5)}
+    want = modules_oracle(inputs)
+    p, outs = run_outputs(tdslc, MODULES_SRC, inputs)
+    if p.returncode != 0:
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
+    else:
+        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 4)
+    t.report("nn.MultiheadAttention, nn.TransformerEncoderLayer and DecoderLayer, F.multi_head_attention_forward "
+             "and module classes as values, against PyTorch", errs, MODULES_SRC)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -360,6 +562,7 @@ def main():
         else:
             errs = compare(outs, want, kinds)
         t.report(name, errs, src)
+    nn_modules(tdslc, t)
     # an index outside the table is PyTorch's run-time error, at the call
     src = "fn f(i: i64[3], w: f32[4, 2]) -> f32[3, 2] {\n    return F.embedding(i, w)\n}\n"
     p, _ = run_outputs(tdslc, src, {"i": np.array([0, 4, 1]), "w": randn(4, 2)})

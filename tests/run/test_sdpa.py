@@ -312,12 +312,31 @@ def merged_heads_plan(tdslc, t):
             and "k0: scaled_dot_product_attention" in plan and "k1: matmul" in plan, p.stdout + p.stderr)
 
 
+def mha_plan(tdslc, t):
+    """--emit=ir: nn.MultiheadAttention without its weights is the in-projection GEMM, one attention
+    kernel (the key padding and attention masks combined inside it) and the out-projection GEMM, as
+    F.scaled_dot_product_attention between two F.linear calls is."""
+    src = ("import torch.nn as nn\n"
+           "fn f(x: f32[2, 5, 8], w: f32[24, 8], b: f32[24], ow: f32[8, 8], ob: f32[8], kpm: bool[2, 5], "
+           "am: bool[5, 5]) -> f32[2, 5, 8] {\n"
+           "    mha = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+           "    mha.in_proj_weight, mha.in_proj_bias, mha.out_proj.weight, mha.out_proj.bias = w, b, ow, ob\n"
+           "    return mha(x, x, x, need_weights=False, key_padding_mask=kpm, attn_mask=am)[0]\n}\n")
+    p = emit_text(tdslc, src, "ir")
+    plan = p.stdout.split("kernels:")[1] if p.returncode == 0 else ""
+    t.check("emit_ir_multihead_attention_is_gemm_attention_gemm",
+            "kernels: 3" in p.stdout and "k0: matmul add" in plan and "k2: matmul add" in plan
+            and "scaled_dot_product_attention  lines" in plan.split("k1:")[1].split("\n")[0]
+            and "softmax" not in plan and "contiguous" not in plan, p.stdout + p.stderr)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
     t = Tally()
     one_kernel(tdslc, t)
     merged_heads_plan(tdslc, t)
+    mha_plan(tdslc, t)
     for seed, dt in list(enumerate(("f32", "f16")))[::test_subset()]:
         merged_heads(tdslc, t, dt, seed)
     for seed, dt in list(enumerate(("f32", "f64", "f16", "bf16")))[::test_subset()]:  # the sanitizer pass: a subset
