@@ -708,11 +708,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
-      if (!strcmp(n, ANY_TYPE) && fn->op != DEF_LOCAL && !p->rhs)
-        diag_error(sema->cx, name_loc(p), "parameter '%s' of '%s' has no type: write %s: TYPE (a tensor's as "
-                   "f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another "
-                   "takes untyped parameters", p->name, fn->name, p->name);
-      else if (!strcmp(n, ANY_TYPE))
+      if (!strcmp(n, ANY_TYPE))  // a helper's, as Python's: any value (an entry point's: sema_check_fns)
         ;
       else if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
@@ -807,14 +803,49 @@ static bool is_libc_name(const char *name) {
   return false;
 }
 
-static void check_fn_name(Sema *sema, Ast *fn) {
-  const char *n = fn->name, *why = NULL;
-  if (!strcmp(n, "main")) why = "it is the C program's entry point";
-  else if (!strncmp(n, "tdsl_", 5)) why = "names beginning with 'tdsl_' belong to the runtime";
-  else if (in_list(c_keywords, n)) why = "it is a C keyword";
-  else if (is_libc_name(n)) why = "it is a C library function";
-  if (why) diag_error(sema->cx, name_loc(fn), "invalid function name '%s': %s", n, why);
+// Why fn's name cannot be a C symbol (an entry point's), or NULL.
+static const char *bad_c_name(const Ast *fn) {
+  const char *n = fn->name;
+  if (!strcmp(n, "main")) return "it is the C program's entry point";
+  if (!strncmp(n, "tdsl_", 5)) return "names beginning with 'tdsl_' belong to the runtime";
+  if (in_list(c_keywords, n)) return "it is a C keyword";
+  if (is_libc_name(n)) return "it is a C library function";
+  return NULL;
 }
+
+// Whether statements stmts return a value (not into a def or lambda inside).
+static bool returns_value(const AstList *stmts) {
+  for (int i = 0; i < stmts->len; i++) {
+    const Ast *st = stmts->data[i];
+    if (st->kind == AST_RETURN && st->list.len && !(st->list.len == 1 && st->list.data[0]->kind == AST_NONE))
+      return true;
+    if ((st->kind == AST_IF || st->kind == AST_FOR || st->kind == AST_WHILE) && returns_value(&st->body)) return true;
+    if (st->kind == AST_IF && returns_value(&st->list)) return true;
+  }
+  return false;
+}
+
+// The parameter of fn that has no type and no default, or NULL.
+static const Ast *untyped_param(const Ast *fn) {
+  for (int j = 0; j < fn->list.len; j++) {
+    const Ast *p = fn->list.data[j];
+    if (p->type->kind == AST_SCALAR_TYPE && p->type->name && !strcmp(p->type->name, ANY_TYPE) && !p->rhs &&
+        p->ival != PARAM_STAR && p->ival != PARAM_KWARGS)
+      return p;
+  }
+  return NULL;
+}
+
+// A function of the file written as Python writes a helper (`fn exists(val) { return val is
+// not None }`): a parameter without a type, or a value returned without an arrow. Its
+// annotations are unchecked and each call types it by its arguments, as a fn inside another;
+// it is no entry point (its name need not be a C symbol's).
+bool python_helper(const Ast *fn) {
+  return fn->op != DEF_LOCAL && (untyped_param(fn) || (!fn->rets.len && returns_value(&fn->body)));
+}
+
+// Whether fn is the file's function chosen as the entry point (--fn).
+static bool chosen_entry(const Program *p, const Ast *fn) { return p->entry && !strcmp(p->entry, fn->name); }
 
 // What a const may hold: Python values known when compiling, no tensor among them (a
 // module-level table: ACT2FN = {"gelu": lambda t: F.gelu(t), ...}).
@@ -969,7 +1000,6 @@ bool sema_declare(Ctx *cx, Program *p) {
       diag_note(cx, name_loc(prev), "previous definition of '%s' is here", d->name);
       continue;
     }
-    check_fn_name(sema, d);
     add_fn(cx, p, d);
   }
   for (int i = 0; i < p->ast->list.len; i++) {  // imports, then constants, in order
@@ -989,6 +1019,12 @@ bool sema_declare(Ctx *cx, Program *p) {
                  "class", p->fns.data[i]->deco == 'p' ? "property" : "classmethod");
   }
   find_helpers(cx, p);
+  for (int i = 0; i < p->fns.len; i++) {  // an entry point's name becomes a C symbol; a helper's is inlined
+    Ast *fn = p->fns.data[i];
+    const char *why = bad_c_name(fn);
+    if (why && (chosen_entry(p, fn) || !(python_helper(fn) || p->sigs[i].caller)))
+      diag_error(cx, name_loc(fn), "invalid function name '%s': %s", fn->name, why);
+  }
   sema_budget(sema);
   sema->ok = cx->nerrors == before;
   return sema->ok;
@@ -1011,8 +1047,21 @@ bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
       int j = sema_dims_find(dims, sig->dims[k]);
       if (j >= 0) sig->values[k] = dims->values[j], bound++;
     }
-    if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
     Ast *fn = p->fns.data[i];
+    if (python_helper(fn) || (sig->caller && bad_c_name(fn) && !chosen_entry(p, fn))) {
+      sig->helper_only = true;  // compiled only where it is called (compile.c's note)
+      const Ast *u = untyped_param(fn);
+      if (chosen_entry(p, fn) && u)
+        diag_error(cx, name_loc(u), "'%s' is a helper, not an entry point: its parameter '%s' has no type (an entry "
+                   "point's are typed: %s: f32[dims], int, float or bool); it compiles where another function calls "
+                   "it", fn->name, u->name, u->name);
+      else if (chosen_entry(p, fn))
+        diag_error(cx, name_loc(fn), "'%s' is a helper, not an entry point: it returns a value but is declared "
+                   "without a result (an entry point's is written -> f32[dims]); it compiles where another function "
+                   "calls it", fn->name);
+      continue;
+    }
+    if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
     if (sig->caller && !(p->entry && !strcmp(p->entry, fn->name))) {  // a helper: it may need its calls' values
       sig->checked = check_entry_quietly(sema, fn, sig->values);
       sig->helper_only = !sig->checked;

@@ -412,3 +412,52 @@ TType *py_isinstance(Sema *sema, Ast *e) {
   int r = instance_of(sema, t, e->list.data[1]);
   return r < 0 ? poison(sema) : ty_bool(sema, r);
 }
+
+// ============================================================================
+// map and filter
+// ============================================================================
+// map(f, xs, ...) as the generator (f(v0, v1, ...) for v0, v1, ... in zip(xs, ...)), filter(f, xs)
+// as (v for v in xs if f(v)) (filter(None, xs): if v), which tdsl unrolls: Python's lazy
+// iterator read as its uses read it (q, k, v = map(lambda t: rearrange(t, ...), qkv); list(),
+// tuple(), a for loop). e becomes that AST_COMP, its variables hidden names ("(map 3) 0");
+// false after Python's message for the wrong arguments.
+bool py_map_form(Sema *sema, Ast *e) {
+  Ctx *cx = sema->cx;
+  bool map = !strcmp(e->name, "map");
+  Loc at = call_loc(e);
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind == AST_KWARG) {
+      diag_error(cx, e->list.data[i]->loc, "TypeError: %s() takes no keyword arguments", e->name);
+      return false;
+    }
+  int n = e->list.len;
+  if (map ? n < 2 : n != 2) {
+    if (map) diag_error(cx, at, "TypeError: map() must have at least two arguments.");
+    else diag_error(cx, at, "TypeError: filter expected 2 arguments, got %d", n);
+    return false;
+  }
+  int id = ++sema->lambdas;
+  Ast *f = e->list.data[0], *targets = ast_list(cx, e->loc), *vals = ast_list(cx, e->loc);
+  for (int i = 1; i < n; i++) {
+    const char *v = arena_printf(&cx->arena, "(%s %d) %d", e->name, id, i - 1);
+    ast_append(cx, targets, ast_name(cx, v, e->list.data[i]->loc));
+    ast_append(cx, vals, ast_name(cx, v, e->list.data[i]->loc));
+  }
+  Ast *iter = e->list.data[1];
+  if (n > 2) {
+    Ast *rest = ast_list(cx, e->loc);
+    for (int i = 1; i < n; i++) ast_append(cx, rest, e->list.data[i]);
+    iter = ast_call(cx, NULL, "zip", rest, e->oploc, e->loc);
+  }
+  Ast *clauses = ast_list_of(cx, ast_for(cx, targets, iter, NULL, e->loc), e->loc), *elem;
+  if (map) {
+    elem = ast_call_of(cx, ast_clone(cx, f), vals, f->loc);
+  } else {
+    elem = vals->list.data[0];
+    Ast *test = f->kind == AST_NONE ? ast_clone(cx, elem) : ast_call_of(cx, ast_clone(cx, f), ast_list_of(cx, ast_clone(cx, elem), f->loc), f->loc);
+    ast_append(cx, clauses, ast_if(cx, test, NULL, NULL, f->loc));
+  }
+  Ast *comp = ast_comp(cx, true, elem, clauses, e->loc);
+  *e = *comp;
+  return true;
+}

@@ -580,14 +580,48 @@ CASES = [
     ("@property, @classmethod, any result annotation, an f-string in triple quotes", PROPS, props, ["f32"] * 5),
 ]
 
+def helpers(x, w):
+    def heads(t):
+        return t.reshape(2, 2, 3).transpose(1, 0, 2).reshape(2, 6)
+    return [x + w[0] + w[1] + 3.0, heads(x), heads(x + 1) + 2 * heads(x * 3), x * w[:2] + x * w[2:4], x * 2,
+            np.stack([x, x + 5, x * 2])]
+
+
+# lucidrains' helpers as Python writes them (untyped parameters, no arrow, names C reserves:
+# inlined, no entry points), map of a lambda over a tuple and over two lists, filter
+HELPERS = """from einops import rearrange
+fn exists(val) { return val is not None }
+fn default(val, d) { return val if exists(val) else d }
+fn main(x) { return x * 2 }
+fn double(x: f32[2, 6]) { return x * 2 }
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[3, 2, 6]) {
+    q, k, v = map(lambda t: rearrange(t, 'b (h d) -> h b d', h=2).reshape(2, 6), (x, x + 1, x * 3))
+    ys = list(map(lambda a, c: a * c, (x, x), [w[:2], w[2:4]]))
+    zs = torch.stack(tuple(filter(lambda t: t.shape[0] == 2, [x, w, x + 5])) + (main(x),))
+    return x + default(None, w[0]) + default(w[1], 7) + default(None, 3.0), q, k + double(v), ys[0] + ys[1], main(x), zs
+}
+"""
+
+CASES.append(("helpers as Python writes them (untyped, no arrow, C's names), map, filter", HELPERS, helpers,
+              ["f32"] * 6))
+
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
 
 # (name, program, the first line of stderr after 'case.tdsl:')
 FAILURES = [
-    ("an untyped parameter of a top-level fn",
-     "fn f(a) -> f32[3] { return a }", "1:6: error: parameter 'a' of 'f' has no type: write a: TYPE (a tensor's "
-     "as f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another takes untyped "
-     "parameters"),
+    ("an untyped parameter of the entry point",
+     "fn f(a) -> f32[3] { return a }", "1:6: error: 'f' is a helper, not an entry point: its parameter 'a' has no "
+     "type (an entry point's are typed: a: f32[dims], int, float or bool); it compiles where another function calls "
+     "it"),
+    ("an entry point returning a value without an arrow", "fn f(a: f32[3]) { return a }",
+     "1:4: error: 'f' is a helper, not an entry point: it returns a value but is declared without a result (an entry "
+     "point's is written -> f32[dims]); it compiles where another function calls it"),
+    ("an entry point named as C's keyword", "fn default(a: f32[3]) -> f32[3] { return a }",
+     "1:4: error: invalid function name 'default': it is a C keyword"),
+    ("map of one argument", "fn f(a: f32[3]) -> f32[3] {\n    return tuple(map(abs))[0]\n}",
+     "2:18: error: TypeError: map() must have at least two arguments."),
+    ("filter of three", "fn f(a: f32[3]) -> f32[3] {\n    return tuple(filter(None, [a], [a]))[0]\n}",
+     "2:18: error: TypeError: filter expected 2 arguments, got 3"),
     ("a local def called with a keyword it lacks",
      "fn f(a: f32[3]) -> f32[3] {\n    fn g(t) { return t }\n    return g(a, u=1)\n}",
      "3:17: error: g() got an unexpected keyword argument 'u'"),
