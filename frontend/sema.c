@@ -99,7 +99,7 @@ static TyKind object_kind(const Ast *p) {
          : !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
          : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
-         : !strcmp(n, "Callable") || !strcmp(n, "callable") ? TY_MODULE
+         : !strcmp(n, "Callable") || !strcmp(n, "callable") || !strcmp(n, "Module") ? TY_MODULE
                                                     : TY_POISON;
 }
 
@@ -978,6 +978,20 @@ FnSig *local_sig(Sema *sema, Ast *def) {
   return sig;
 }
 
+// fn's parameters annotated with a module type (m: nn.Module, block: "Block", a class of the
+// file; `| None`): typed "Module", a module object (or None), as Callable's are.
+void module_params(Sema *sema, Ast *fn) {
+  for (int j = 0; j < fn->list.len; j++) {
+    Ast *t = fn->list.data[j]->type;
+    const char *n = t->kind == AST_SCALAR_TYPE ? t->name : NULL;
+    if (!n) continue;
+    const char *dot = strrchr(n, '.');
+    const Const *c = find_const(sema, dot ? dot + 1 : n);
+    bool cls = c && c->src && c->src->kind == AST_FN && c->src->op == DEF_CLASS;
+    if (cls || !strcmp(dot ? dot + 1 : n, "Module")) t->name = "Module";
+  }
+}
+
 bool sema_declare(Ctx *cx, Program *p) {
   Sema *sema = arena_alloc(&cx->arena, sizeof *sema);
   sema->cx = cx;
@@ -1011,6 +1025,7 @@ bool sema_declare(Ctx *cx, Program *p) {
     if (d->kind == AST_CONST) check_const(sema, d);
   }
   p->sigs = arena_alloc(&cx->arena, sizeof(FnSig) * (size_t)(p->fns.len + 1));
+  for (int i = 0; i < p->fns.len; i++) module_params(sema, p->fns.data[i]);
   for (int i = 0; i < p->fns.len; i++) {
     p->sigs[i].pristine = ast_clone(cx, p->fns.data[i]);  // before any check annotates the declaration
     declare_sig(sema, p->fns.data[i], &p->sigs[i]);

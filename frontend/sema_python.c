@@ -461,3 +461,64 @@ bool py_map_form(Sema *sema, Ast *e) {
   *e = *comp;
   return true;
 }
+
+// ============================================================================
+// with statements
+// ============================================================================
+// The dotted name e spells (torch.cuda.amp.autocast; a call's callee) into buf; false for
+// any other expression.
+static bool dotted_name(const Ast *e, char *buf, size_t n) {
+  if (e->kind == AST_NAME || (e->kind == AST_CALL && !e->lhs)) return (size_t)snprintf(buf, n, "%s", e->name) < n;
+  if ((e->kind != AST_ATTR && e->kind != AST_CALL) || !e->lhs || !dotted_name(e->lhs, buf, n)) return false;
+  size_t len = strlen(buf);
+  return (size_t)snprintf(buf + len, n - len, ".%s", e->name) < n - len;
+}
+
+// Whether autocast call c (torch.autocast(device_type, dtype, enabled), torch.cuda.amp.autocast(enabled,
+// dtype)) is given enabled=False, a compile-time value; its position: enabled_at.
+static bool autocast_off(Sema *sema, Ast *c, int enabled_at) {
+  const Ast *v = NULL;
+  for (int i = 0, k = 0; i < c->list.len; i++) {
+    const Ast *a = c->list.data[i];
+    if (a->kind == AST_KWARG ? !strcmp(a->name, "enabled") : k++ == enabled_at) v = a->kind == AST_KWARG ? a->rhs : a;
+  }
+  if (!v) return false;
+  TType *t = check_expr(sema, (Ast *)v);
+  return is_scalar(t) && t->dtype == DT_BOOL && !t->ival;
+}
+
+// The hidden call "(with)" of a with statement's context managers (grammar/parser.y): those
+// that change nothing a forward pass computes (torch.no_grad(), torch.inference_mode(),
+// torch.enable_grad(), torch.set_grad_enabled(b), torch.backends.cuda.sdp_kernel(...), an
+// autocast given enabled=False, contextlib.nullcontext()), the body run as written: a
+// compile-time True. An autocast that runs changes the ops' dtypes: refused, located.
+TType *py_with(Sema *sema, Ast *e) {
+  static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.enable_grad",
+                                      "torch.set_grad_enabled", "torch.backends.cuda.sdp_kernel",
+                                      "torch.nn.attention.sdpa_kernel", "sdpa_kernel", "contextlib.nullcontext",
+                                      "nullcontext", "torch.autograd.no_grad", NULL};
+  static const char *const autocast[] = {"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+                                         "torch.amp.autocast", "autocast", NULL};
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *c = e->list.data[i];
+    char name[128];
+    bool known = c->kind == AST_CALL && dotted_name(c, name, sizeof name), ok = false;
+    for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
+    for (int k = 0; known && !ok && autocast[k]; k++) {
+      if (strcmp(name, autocast[k])) continue;
+      if (!autocast_off(sema, c, strstr(name, "amp.") ? 0 : 2)) {
+        diag_error(sema->cx, c->loc, "%s() changes the dtypes of the ops inside it, which tdsl computes as written: "
+                   "cast them yourself (x.half(), x.to(torch.bfloat16)), or give enabled=False", name);
+        return poison(sema);
+      }
+      ok = true;
+    }
+    if (!ok) {
+      diag_error(sema->cx, c->loc, "this context manager is not supported: tdsl runs a with statement's body as "
+                 "written under torch.no_grad(), torch.inference_mode(), torch.set_grad_enabled(), "
+                 "torch.backends.cuda.sdp_kernel(), contextlib.nullcontext() and an autocast given enabled=False");
+      return poison(sema);
+    }
+  }
+  return ty_bool(sema, true);
+}
