@@ -175,6 +175,8 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   p->entry = co->fn;  // checked as the entry point even when another function calls it
   bool ok = sema_declare(cx, p);
   SemaDims dims = {0};
+  if (ok && co->one_fn && !co->fn && p->fns.len == 1)
+    p->entry = p->fns.data[0]->name;  // the one function: the entry point (a helper there says why it is not)
   int rc = ok ? compile_bind_dims(cx, p, co, chosen_fn(p, co), &dims) : 0;
   if (rc)
     return rc;
@@ -201,8 +203,13 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     if (out->fn && f != out->fn)
       continue;
     if (p->sigs[i].helper_only) {
-      fprintf(cx->diag_out, "tdslc: note: skipping '%s': a helper of '%s' that compiles only where it is called "
-              "(tdslc --fn %s says why it does not compile alone)\n", f->name, p->sigs[i].caller, f->name);
+      if (p->sigs[i].caller)
+        fprintf(cx->diag_out, "tdslc: note: skipping '%s': a helper of '%s' that compiles only where it is called "
+                "(tdslc --fn %s says why it does not compile alone)\n", f->name, p->sigs[i].caller, f->name);
+      else
+        fprintf(cx->diag_out, "tdslc: note: skipping '%s': a helper as Python writes it (an untyped parameter, or a "
+                "result without an arrow) compiles only where it is called (tdslc --fn %s says why)\n", f->name,
+                f->name);
       continue;
     }
     if (!p->sigs[i].checked) {

@@ -99,7 +99,7 @@ static TyKind object_kind(const Ast *p) {
          : !strcmp(n, "tuple") || !strcmp(n, "Tuple") ? TY_TUPLE
          : !strcmp(n, "list") || !strcmp(n, "List") ? TY_LIST
          : !strcmp(n, "dict") || !strcmp(n, "Dict") ? TY_DICT
-         : !strcmp(n, "Callable") || !strcmp(n, "callable") ? TY_MODULE
+         : !strcmp(n, "Callable") || !strcmp(n, "callable") || !strcmp(n, "Module") ? TY_MODULE
                                                     : TY_POISON;
 }
 
@@ -678,8 +678,8 @@ static bool check_default(Sema *sema, Ast *p) {
 
 // A parameter annotated with typing's generics as pasted code writes them (parsed as a tensor type
 // of an unknown word): Callable[..., nn.Module] is a Callable, Optional[T] and Union[T, None] (either
-// order) are T | None, T a word object_kind knows (Callable, Tuple, List, Dict, torch.Tensor) or a
-// Python scalar (int, float, bool, str); p's type rewritten so.
+// order) are T | None, T any word of a parameter's type (torch.Tensor, int, Tuple, nn.Module,
+// "Block"); p's type rewritten so.
 static void typing_param(Sema *sema, Ast *p) {
   Ast *t = p->type;
   if (t->kind != AST_TYPE || t->dtype != DT_COUNT || !t->name) return;
@@ -688,10 +688,11 @@ static void typing_param(Sema *sema, Ast *p) {
   bool opt = (!strcmp(t->name, "Optional") && n == 1) || un;
   const Ast *in = opt ? t->list.data[un && t->list.data[0]->kind == AST_NONE] : NULL;
   while (in && in->kind == AST_INDEX) in = in->lhs;  // Optional[Callable[..., nn.Module]]: Callable
-  const char *w = opt ? (in && (in->kind == AST_NAME || in->kind == AST_ATTR) ? in->name : NULL) : t->name;
-  static const char *const words[] = {"Callable", "Tuple", "List", "Dict", "int", "float", "bool", "str", NULL};
-  bool known = w && opt && strlen(w) >= 6 && !strcmp(w + strlen(w) - 6, "Tensor");
-  for (int i = 0; w && words[i] && !known; i++) known = !strcmp(w, words[i]) && (opt || i < 4);
+  const char *w = !opt ? t->name : in && (in->kind == AST_NAME || in->kind == AST_ATTR || in->kind == AST_STR) ? in->name
+                                  : NULL;  // Optional[nn.Module], Optional["Block"]: module_params' words
+  static const char *const words[] = {"Callable", "Tuple", "List", "Dict", NULL};
+  bool known = w && opt;
+  for (int i = 0; w && words[i] && !known; i++) known = !strcmp(w, words[i]);
   if (!known) return;
   Ast *s = ast_scalar_type(sema->cx, w, t->loc);
   p->type = opt || t->bval ? ast_optional(sema->cx, s, t->loc) : s;
@@ -739,11 +740,7 @@ static void declare_sig(Sema *sema, const Ast *fn, FnSig *sig) {
     if (t->kind == AST_SCALAR_TYPE) {
       const char *n = t->name;
       DType dt;
-      if (!strcmp(n, ANY_TYPE) && fn->op != DEF_LOCAL && !p->rhs)
-        diag_error(sema->cx, name_loc(p), "parameter '%s' of '%s' has no type: write %s: TYPE (a tensor's as "
-                   "f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another "
-                   "takes untyped parameters", p->name, fn->name, p->name);
-      else if (!strcmp(n, ANY_TYPE))
+      if (!strcmp(n, ANY_TYPE))  // a helper's, as Python's: any value (an entry point's: sema_check_fns)
         ;
       else if (strcmp(n, "bool") && dtype_from_name(n, &dt))  // bool alone is Python's bool
         diag_error(sema->cx, t->loc, "parameter '%s' has no dims: a 0-d tensor is written %s[], a Python scalar "
@@ -838,14 +835,49 @@ static bool is_libc_name(const char *name) {
   return false;
 }
 
-static void check_fn_name(Sema *sema, Ast *fn) {
-  const char *n = fn->name, *why = NULL;
-  if (!strcmp(n, "main")) why = "it is the C program's entry point";
-  else if (!strncmp(n, "tdsl_", 5)) why = "names beginning with 'tdsl_' belong to the runtime";
-  else if (in_list(c_keywords, n)) why = "it is a C keyword";
-  else if (is_libc_name(n)) why = "it is a C library function";
-  if (why) diag_error(sema->cx, name_loc(fn), "invalid function name '%s': %s", n, why);
+// Why fn's name cannot be a C symbol (an entry point's), or NULL.
+static const char *bad_c_name(const Ast *fn) {
+  const char *n = fn->name;
+  if (!strcmp(n, "main")) return "it is the C program's entry point";
+  if (!strncmp(n, "tdsl_", 5)) return "names beginning with 'tdsl_' belong to the runtime";
+  if (in_list(c_keywords, n)) return "it is a C keyword";
+  if (is_libc_name(n)) return "it is a C library function";
+  return NULL;
 }
+
+// Whether statements stmts return a value (not into a def or lambda inside).
+static bool returns_value(const AstList *stmts) {
+  for (int i = 0; i < stmts->len; i++) {
+    const Ast *st = stmts->data[i];
+    if (st->kind == AST_RETURN && st->list.len && !(st->list.len == 1 && st->list.data[0]->kind == AST_NONE))
+      return true;
+    if ((st->kind == AST_IF || st->kind == AST_FOR || st->kind == AST_WHILE) && returns_value(&st->body)) return true;
+    if (st->kind == AST_IF && returns_value(&st->list)) return true;
+  }
+  return false;
+}
+
+// The parameter of fn that has no type and no default, or NULL.
+static const Ast *untyped_param(const Ast *fn) {
+  for (int j = 0; j < fn->list.len; j++) {
+    const Ast *p = fn->list.data[j];
+    if (p->type->kind == AST_SCALAR_TYPE && p->type->name && !strcmp(p->type->name, ANY_TYPE) && !p->rhs &&
+        p->ival != PARAM_STAR && p->ival != PARAM_KWARGS)
+      return p;
+  }
+  return NULL;
+}
+
+// A function of the file written as Python writes a helper (`fn exists(val) { return val is
+// not None }`): a parameter without a type, or a value returned without an arrow. Its
+// annotations are unchecked and each call types it by its arguments, as a fn inside another;
+// it is no entry point (its name need not be a C symbol's).
+bool python_helper(const Ast *fn) {
+  return fn->op != DEF_LOCAL && (untyped_param(fn) || (!fn->rets.len && returns_value(&fn->body)));
+}
+
+// Whether fn is the file's function chosen as the entry point (--fn).
+static bool chosen_entry(const Program *p, const Ast *fn) { return p->entry && !strcmp(p->entry, fn->name); }
 
 // What a const may hold: Python values known when compiling, no tensor among them (a
 // module-level table: ACT2FN = {"gelu": lambda t: F.gelu(t), ...}).
@@ -997,6 +1029,21 @@ FnSig *local_sig(Sema *sema, Ast *def) {
   return sig;
 }
 
+// fn's parameters annotated with a module type (m: nn.Module, block: "Block", a class of the
+// file; `| None`): typed "Module", a module object (or None), as Callable's are.
+void module_params(Sema *sema, Ast *fn) {
+  for (int j = 0; j < fn->list.len; j++) {
+    typing_param(sema, fn->list.data[j]);  // Optional[nn.Module]: Module | None
+    Ast *t = fn->list.data[j]->type;
+    const char *n = t->kind == AST_SCALAR_TYPE ? t->name : NULL;
+    if (!n) continue;
+    const char *dot = strrchr(n, '.');
+    const Const *c = find_const(sema, dot ? dot + 1 : n);
+    bool cls = c && c->src && c->src->kind == AST_FN && c->src->op == DEF_CLASS;
+    if (cls || !strcmp(dot ? dot + 1 : n, "Module")) t->name = "Module";
+  }
+}
+
 bool sema_declare(Ctx *cx, Program *p) {
   Sema *sema = arena_alloc(&cx->arena, sizeof *sema);
   sema->cx = cx;
@@ -1019,7 +1066,6 @@ bool sema_declare(Ctx *cx, Program *p) {
       diag_note(cx, name_loc(prev), "previous definition of '%s' is here", d->name);
       continue;
     }
-    check_fn_name(sema, d);
     add_fn(cx, p, d);
   }
   for (int i = 0; i < p->ast->list.len; i++) {  // imports, then constants, in order
@@ -1031,6 +1077,7 @@ bool sema_declare(Ctx *cx, Program *p) {
     if (d->kind == AST_CONST) check_const(sema, d);
   }
   p->sigs = arena_alloc(&cx->arena, sizeof(FnSig) * (size_t)(p->fns.len + 1));
+  for (int i = 0; i < p->fns.len; i++) module_params(sema, p->fns.data[i]);
   for (int i = 0; i < p->fns.len; i++) {
     p->sigs[i].pristine = ast_clone(cx, p->fns.data[i]);  // before any check annotates the declaration
     declare_sig(sema, p->fns.data[i], &p->sigs[i]);
@@ -1039,6 +1086,12 @@ bool sema_declare(Ctx *cx, Program *p) {
                  "class", p->fns.data[i]->deco == 'c' ? "classmethod" : "property");
   }
   find_helpers(cx, p);
+  for (int i = 0; i < p->fns.len; i++) {  // an entry point's name becomes a C symbol; a helper's is inlined
+    Ast *fn = p->fns.data[i];
+    const char *why = bad_c_name(fn);
+    if (why && (chosen_entry(p, fn) || !(python_helper(fn) || p->sigs[i].caller)))
+      diag_error(cx, name_loc(fn), "invalid function name '%s': %s", fn->name, why);
+  }
   sema_budget(sema);
   sema->ok = cx->nerrors == before;
   return sema->ok;
@@ -1061,8 +1114,21 @@ bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
       int j = sema_dims_find(dims, sig->dims[k]);
       if (j >= 0) sig->values[k] = dims->values[j], bound++;
     }
-    if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
     Ast *fn = p->fns.data[i];
+    if (python_helper(fn) || (sig->caller && bad_c_name(fn) && !chosen_entry(p, fn))) {
+      sig->helper_only = true;  // compiled only where it is called (compile.c's note)
+      const Ast *u = untyped_param(fn);
+      if (chosen_entry(p, fn) && u)
+        diag_error(cx, name_loc(u), "'%s' is a helper, not an entry point: its parameter '%s' has no type (an entry "
+                   "point's are typed: %s: f32[dims], int, float or bool); it compiles where another function calls "
+                   "it", fn->name, u->name, u->name);
+      else if (chosen_entry(p, fn))
+        diag_error(cx, name_loc(fn), "'%s' is a helper, not an entry point: it returns a value but is declared "
+                   "without a result (an entry point's is written -> f32[dims]); it compiles where another function "
+                   "calls it", fn->name);
+      continue;
+    }
+    if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked
     if (sig->caller && !(p->entry && !strcmp(p->entry, fn->name))) {  // a helper: it may need its calls' values
       sig->checked = check_entry_quietly(sema, fn, sig->values);
       sig->helper_only = !sig->checked;

@@ -350,6 +350,9 @@ static TType *check_call(Sema *sema, Ast *e) {
   if (!e->lhs && !find_local(sema, e->name) && !find_const(sema, e->name)) {
     Ast *fn = sema_find_fn(sema->p, e->name);
     if (fn) return inline_call(sema, e, fn);
+    if (!strcmp(e->name, "map") || !strcmp(e->name, "filter"))  // Python's, as a generator (sema_python.c)
+      return py_map_form(sema, e) ? check_expr(sema, e) : poison(sema);
+    if (!strcmp(e->name, "(with)")) return py_with(sema, e);  // a with statement's managers (sema_python.c)
   }
   if (!e->lhs && !strcmp(e->name, "isinstance") && !find_local(sema, e->name)) return py_isinstance(sema, e);
   if (!e->lhs && !strcmp(e->name, "setattr") && e->op == 1) {  // x.attr = v reached (parse.c)

@@ -565,6 +565,10 @@ void rename_names(Ast *a, const char *const *from, const char *const *to, int n)
 FnSig *local_sig(Sema *sema, Ast *def);  // sema.c
 // -> torch.Tensor, -> Tuple[...], any Python annotation: the result as returned (sema.c)
 bool any_result(const Ast *fn);
+bool python_helper(const Ast *fn);
+void module_params(Sema *sema, Ast *fn);
+bool py_map_form(Sema *sema, Ast *e);
+TType *py_with(Sema *sema, Ast *e);
 // name (a local sequence) rebound to the sequence of kind k of items, at node at (its
 // `unrolled` holds the bindings lowering runs); aliases: every name holding the same list.
 void seq_rebind(Sema *sema, Ast *at, const Ast *name, Ast **items, int n, TyKind k, bool aliases);

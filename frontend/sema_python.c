@@ -416,3 +416,113 @@ TType *py_isinstance(Sema *sema, Ast *e) {
   int r = instance_of(sema, t, e->list.data[1]);
   return r < 0 ? poison(sema) : ty_bool(sema, r);
 }
+
+// ============================================================================
+// map and filter
+// ============================================================================
+// map(f, xs, ...) as the generator (f(v0, v1, ...) for v0, v1, ... in zip(xs, ...)), filter(f, xs)
+// as (v for v in xs if f(v)) (filter(None, xs): if v), which tdsl unrolls: Python's lazy
+// iterator read as its uses read it (q, k, v = map(lambda t: rearrange(t, ...), qkv); list(),
+// tuple(), a for loop). e becomes that AST_COMP, its variables hidden names ("(map 3) 0");
+// false after Python's message for the wrong arguments.
+bool py_map_form(Sema *sema, Ast *e) {
+  Ctx *cx = sema->cx;
+  bool map = !strcmp(e->name, "map");
+  Loc at = call_loc(e);
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind == AST_KWARG) {
+      diag_error(cx, e->list.data[i]->loc, "TypeError: %s() takes no keyword arguments", e->name);
+      return false;
+    }
+  int n = e->list.len;
+  if (map ? n < 2 : n != 2) {
+    if (map) diag_error(cx, at, "TypeError: map() must have at least two arguments.");
+    else diag_error(cx, at, "TypeError: filter expected 2 arguments, got %d", n);
+    return false;
+  }
+  int id = ++sema->lambdas;
+  Ast *f = e->list.data[0], *targets = ast_list(cx, e->loc), *vals = ast_list(cx, e->loc);
+  for (int i = 1; i < n; i++) {
+    const char *v = arena_printf(&cx->arena, "(%s %d) %d", e->name, id, i - 1);
+    ast_append(cx, targets, ast_name(cx, v, e->list.data[i]->loc));
+    ast_append(cx, vals, ast_name(cx, v, e->list.data[i]->loc));
+  }
+  Ast *iter = e->list.data[1];
+  if (n > 2) {
+    Ast *rest = ast_list(cx, e->loc);
+    for (int i = 1; i < n; i++) ast_append(cx, rest, e->list.data[i]);
+    iter = ast_call(cx, NULL, "zip", rest, e->oploc, e->loc);
+  }
+  Ast *clauses = ast_list_of(cx, ast_for(cx, targets, iter, NULL, e->loc), e->loc), *elem;
+  if (map) {
+    elem = ast_call_of(cx, ast_clone(cx, f), vals, f->loc);
+  } else {
+    elem = vals->list.data[0];
+    Ast *test = f->kind == AST_NONE ? ast_clone(cx, elem) : ast_call_of(cx, ast_clone(cx, f), ast_list_of(cx, ast_clone(cx, elem), f->loc), f->loc);
+    ast_append(cx, clauses, ast_if(cx, test, NULL, NULL, f->loc));
+  }
+  Ast *comp = ast_comp(cx, true, elem, clauses, e->loc);
+  *e = *comp;
+  return true;
+}
+
+// ============================================================================
+// with statements
+// ============================================================================
+// The dotted name e spells (torch.cuda.amp.autocast; a call's callee) into buf; false for
+// any other expression.
+static bool dotted_name(const Ast *e, char *buf, size_t n) {
+  if (e->kind == AST_NAME || (e->kind == AST_CALL && !e->lhs)) return (size_t)snprintf(buf, n, "%s", e->name) < n;
+  if ((e->kind != AST_ATTR && e->kind != AST_CALL) || !e->lhs || !dotted_name(e->lhs, buf, n)) return false;
+  size_t len = strlen(buf);
+  return (size_t)snprintf(buf + len, n - len, ".%s", e->name) < n - len;
+}
+
+// Whether autocast call c (torch.autocast(device_type, dtype, enabled), torch.cuda.amp.autocast(enabled,
+// dtype)) is given enabled=False, a compile-time value; its position: enabled_at.
+static bool autocast_off(Sema *sema, Ast *c, int enabled_at) {
+  const Ast *v = NULL;
+  for (int i = 0, k = 0; i < c->list.len; i++) {
+    const Ast *a = c->list.data[i];
+    if (a->kind == AST_KWARG ? !strcmp(a->name, "enabled") : k++ == enabled_at) v = a->kind == AST_KWARG ? a->rhs : a;
+  }
+  if (!v) return false;
+  TType *t = check_expr(sema, (Ast *)v);
+  return is_scalar(t) && t->dtype == DT_BOOL && !t->ival;
+}
+
+// The hidden call "(with)" of a with statement's context managers (grammar/parser.y): those
+// that change nothing a forward pass computes (torch.no_grad(), torch.inference_mode(),
+// torch.enable_grad(), torch.set_grad_enabled(b), torch.backends.cuda.sdp_kernel(...), an
+// autocast given enabled=False, contextlib.nullcontext()), the body run as written: a
+// compile-time True. An autocast that runs changes the ops' dtypes: refused, located.
+TType *py_with(Sema *sema, Ast *e) {
+  static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.enable_grad",
+                                      "torch.set_grad_enabled", "torch.backends.cuda.sdp_kernel",
+                                      "torch.nn.attention.sdpa_kernel", "sdpa_kernel", "contextlib.nullcontext",
+                                      "nullcontext", "torch.autograd.no_grad", NULL};
+  static const char *const autocast[] = {"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+                                         "torch.amp.autocast", "autocast", NULL};
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *c = e->list.data[i];
+    char name[128];
+    bool known = c->kind == AST_CALL && dotted_name(c, name, sizeof name), ok = false;
+    for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
+    for (int k = 0; known && !ok && autocast[k]; k++) {
+      if (strcmp(name, autocast[k])) continue;
+      if (!autocast_off(sema, c, strstr(name, "amp.") ? 0 : 2)) {
+        diag_error(sema->cx, c->loc, "%s() changes the dtypes of the ops inside it, which tdsl computes as written: "
+                   "cast them yourself (x.half(), x.to(torch.bfloat16)), or give enabled=False", name);
+        return poison(sema);
+      }
+      ok = true;
+    }
+    if (!ok) {
+      diag_error(sema->cx, c->loc, "this context manager is not supported: tdsl runs a with statement's body as "
+                 "written under torch.no_grad(), torch.inference_mode(), torch.set_grad_enabled(), "
+                 "torch.backends.cuda.sdp_kernel(), contextlib.nullcontext() and an autocast given enabled=False");
+      return poison(sema);
+    }
+  }
+  return ty_bool(sema, true);
+}

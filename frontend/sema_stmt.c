@@ -185,7 +185,8 @@ static void check_return(Sema *sema, Body *body, Ast *st) {
     ts = ts[0]->elems;
   }
   if (fn->rets.len == 0 && n == 1 && ts[0]->kind == TY_NONE) n = 0;  // return None
-  if ((fn->op == DEF_LOCAL && fn->rets.len == 0) || any_result(fn)) {  // a def inside a function, without an arrow: Python's
+  if ((fn->rets.len == 0 && (fn->op == DEF_LOCAL || fn != sema->entry)) || any_result(fn)) {  // a def inside a function
+    // or an inlined helper, without an arrow: Python's
     body->ret = bad ? poison(sema) : n == 0 ? ty_new(sema, TY_NONE) : spread || st->list.len == 1 ? st->list.data[0]->ty
                                                                        : tuple_of(sema, ts, n);
     return;

@@ -123,7 +123,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %token FN "fn" FN_TOP "fn " CONST "const" MUT "mut" RETURN "return" TRUE "true" FALSE "false" NONE "None"
 %token FOR "for" IN "in" IF "if" ELIF "elif" ELSE "else" WHILE "while" AND "and" OR "or" NOT "not" IS "is"
 %token BREAK "break" CONTINUE "continue" ASSERT "assert" PASS "pass" RAISE "raise" DEL "del" LAMBDA "lambda"
-%token IMPORT "import" FROM "from" AS "as" CLASS "class" NONLOCAL "nonlocal" GLOBAL "global"
+%token IMPORT "import" FROM "from" AS "as" CLASS "class" NONLOCAL "nonlocal" GLOBAL "global" WITH "with"
 %token <ast> FSTRING "f-string"  /* f"...": its pieces, parsed by frontend/parse.c */
 %token START_EXPR  /* first token of an expression parse (parse.c), never written */
 %token NEWLINE "newline"
@@ -137,7 +137,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
-%type <ast> comp_clauses comp_for comp_if strings
+%type <ast> comp_clauses comp_for comp_if strings with_items
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
 %type <ast> primary args arg_list arg items item opt_expr star_expr dict_items dict_item lambda_params lambda_param
@@ -317,6 +317,8 @@ one_type
   | IDENT                       { $$ = ast_scalar_type(p->cx, $1, @1); }
   | IDENT '.' IDENT             { $$ = ast_scalar_type(p->cx, $3, @$); }  /* x: torch.Tensor */
   | IDENT '.' IDENT '[' dims opt_comma ']' { $$ = ast_unknown_type(p->cx, $3, $5, @3, @$); }  /* typing.Optional[...] */
+  | IDENT '.' IDENT '.' IDENT   { $$ = ast_scalar_type(p->cx, $5, @$); }  /* m: torch.nn.Module */
+  | STRING                      { $$ = ast_scalar_type(p->cx, $1, @$); }  /* block: "Block", as Python quotes it */
   | DTYPE                       { $$ = ast_scalar_type(p->cx, dtype_name($1), @1); }
   ;
 
@@ -369,8 +371,16 @@ compound
   : FOR for_targets IN expr block { $$ = ast_for(p->cx, $2, $4, $5, @$); }
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
+  | WITH with_items block       { $$ = ast_if(p->cx, ast_call(p->cx, NULL, "(with)", $2, @1, @2), $3, NULL, @$); }
   | local_fn                    /* a def inside a function: a local function value (sema_lambda.c) */
   | decorators local_fn         { $$ = parse_decorated(p->cx, $1, $2); }
+  ;
+
+/* with torch.no_grad(), nullcontext() { ... }: the body runs as written where sema takes the
+   context managers (an `if` of the hidden call "(with)" of them, sema_python.c's py_with) */
+with_items
+  : expr                        { $$ = ast_list_of(p->cx, $1, @$); }
+  | with_items ',' expr         { $$ = ast_append(p->cx, $1, $3); }
   ;
 
 /* @staticmethod, @torch.no_grad(), ... one a line, over a fn */

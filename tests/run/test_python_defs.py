@@ -774,14 +774,73 @@ CASES = [
      GPT2_MLP, gpt2_mlp, ["f32"] * 2),
 ]
 
+def helpers(x, w):
+    def heads(t):
+        return t.reshape(2, 2, 3).transpose(1, 0, 2).reshape(2, 6)
+    relu = np.maximum(x, 0)
+    r = np.maximum(2 * x, 0) + x + 2 * x + relu + 2 * x
+    return [x + w[0] + w[1] + 3.0 + r, heads(x), heads(x + 1) + 2 * heads(x * 3), x * w[:2] + x * w[2:4], x * 4 + 1,
+            np.stack([x, x + 5, x * 2])]
+
+
+# lucidrains' helpers as Python writes them (untyped parameters, no arrow, names C reserves:
+# inlined, no entry points), map of a lambda over a tuple and over two lists, filter;
+# parameters annotated with a module type (torchvision's downsample: nn.Module | None = None);
+# with statements whose body runs as written
+HELPERS = """from einops import rearrange
+import contextlib
+fn exists(val) { return val is not None }
+fn default(val, d) { return val if exists(val) else d }
+fn main(x) { return x * 2 }
+fn double(x: f32[2, 6]) { return x * 2 }
+class Block(nn.Module) {
+    fn forward(self, x) { return x * 2 }
+}
+fn run(block: "Block", m: nn.Module, x: torch.Tensor, downsample: torch.nn.Module | None = None, b: Block = None) {
+    return m(block(x)) + (downsample(x) if downsample is not None else x) + (b(x) if b is not None else 0)
+}
+fn f(x: f32[2, 6], w: f32[6, 6]) -> (f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[2, 6], f32[3, 2, 6]) {
+    q, k, v = map(lambda t: rearrange(t, 'b (h d) -> h b d', h=2).reshape(2, 6), (x, x + 1, x * 3))
+    ys = list(map(lambda a, c: a * c, (x, x), [w[:2], w[2:4]]))
+    zs = torch.stack(tuple(filter(lambda t: t.shape[0] == 2, [x, w, x + 5])) + (main(x),))
+    r = run(Block(), nn.ReLU(), x) + run(Block(), nn.Identity(), x, nn.ReLU(), Block())
+    with torch.no_grad(), contextlib.nullcontext() {
+        h = x * 2
+    }
+    with torch.cuda.amp.autocast(enabled=False), torch.backends.cuda.sdp_kernel(enable_flash=False) {
+        h = h + 1
+    }
+    return x + default(None, w[0]) + default(w[1], 7) + default(None, 3.0) + r, q, k + double(v), ys[0] + ys[1], main(x) + h, zs
+}
+"""
+
+CASES.append(("helpers as Python writes them (untyped, no arrow, C's names), map, filter", HELPERS, helpers,
+              ["f32"] * 6))
+
 CLS = 'class S(nn.Module) {\n    fn __init__(self, d: int, k: float = 2.0) {\n        super().__init__()\n        self.k = k\n    }\n    fn forward(self, x) { return x * self.k }\n}\n'
 
 # (name, program, the first line of stderr after 'case.tdsl:')
 FAILURES = [
-    ("an untyped parameter of a top-level fn",
-     "fn f(a) -> f32[3] { return a }", "1:6: error: parameter 'a' of 'f' has no type: write a: TYPE (a tensor's "
-     "as f32[dims], or int, float, bool, str, tuple, list, dict, Callable); only a fn inside another takes untyped "
-     "parameters"),
+    ("an untyped parameter of the entry point",
+     "fn f(a) -> f32[3] { return a }", "1:6: error: 'f' is a helper, not an entry point: its parameter 'a' has no "
+     "type (an entry point's are typed: a: f32[dims], int, float or bool); it compiles where another function calls "
+     "it"),
+    ("an entry point returning a value without an arrow", "fn f(a: f32[3]) { return a }",
+     "1:4: error: 'f' is a helper, not an entry point: it returns a value but is declared without a result (an entry "
+     "point's is written -> f32[dims]); it compiles where another function calls it"),
+    ("an entry point named as C's keyword", "fn default(a: f32[3]) -> f32[3] { return a }",
+     "1:4: error: invalid function name 'default': it is a C keyword"),
+    ("map of one argument", "fn f(a: f32[3]) -> f32[3] {\n    return tuple(map(abs))[0]\n}",
+     "2:18: error: TypeError: map() must have at least two arguments."),
+    ("an autocast that runs", "fn f(a: f32[3]) -> f32[3] {\n    with torch.autocast('cpu') {\n        a = a * 2\n"
+     "    }\n    return a\n}", "2:10: error: torch.autocast() changes the dtypes of the ops inside it, which tdsl "
+     "computes as written: cast them yourself (x.half(), x.to(torch.bfloat16)), or give enabled=False"),
+    ("a context manager tdsl lacks", "fn f(a: f32[3]) -> f32[3] {\n    with open('x') {\n        a = a * 2\n"
+     "    }\n    return a\n}", "2:10: error: this context manager is not supported: tdsl runs a with statement's "
+     "body as written under torch.no_grad(), torch.inference_mode(), torch.set_grad_enabled(), "
+     "torch.backends.cuda.sdp_kernel(), contextlib.nullcontext() and an autocast given enabled=False"),
+    ("filter of three", "fn f(a: f32[3]) -> f32[3] {\n    return tuple(filter(None, [a], [a]))[0]\n}",
+     "2:18: error: TypeError: filter expected 2 arguments, got 3"),
     ("a local def called with a keyword it lacks",
      "fn f(a: f32[3]) -> f32[3] {\n    fn g(t) { return t }\n    return g(a, u=1)\n}",
      "3:17: error: g() got an unexpected keyword argument 'u'"),

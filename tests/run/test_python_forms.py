@@ -114,6 +114,20 @@ CASES = [
      "    bias = (x @ w)[:, :4]\n    return attend(x, x), attend(x, x, bias, scale=0.5), attend(x, x, mask=m, scale=2)\n}\n",
      {"x": X, "w": W},
      lambda x, w: [x @ x.T, 0.5 * (x @ x.T) + (x @ w)[:, :4], 2 * (x @ x.T)], ["f32"] * 3),
+    ("typing's Optional[T], Union[T, None] and typing.Optional[T] on a helper's parameters, any tensor dtype",
+     "class Twice(nn.Module) {\n    fn __init__(self) {\n        super().__init__()\n    }\n"
+     "    fn forward(self, x) {\n        return x * 2\n    }\n}\n"
+     "fn g(x: torch.Tensor, m: Optional[torch.Tensor] = None, b: Optional[int] = None,\n"
+     "     c: Optional[Tuple[int, int]] = None, d: Union[None, float] = None, f: Optional[\"Twice\"] = None,\n"
+     "     e: typing.Optional[torch.Tensor] = None, n: Optional[nn.Module] = None) -> torch.Tensor {\n"
+     "    if m is not None {\n        x = x.masked_fill(m, 0.0)\n    }\n"
+     "    if b is not None {\n        x = x + b\n    }\n    if c is not None {\n        x = x + c[0] * c[1]\n    }\n"
+     "    if d is not None {\n        x = x * d\n    }\n    if f is not None {\n        x = f(x)\n    }\n"
+     "    if e is not None {\n        x = x + e\n    }\n    if n is not None {\n        x = n(x)\n    }\n"
+     "    return x\n}\n"
+     "fn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6], f32[4, 6], f32[4, 6]) {\n"
+     "    return g(x), g(x, x > 0), g(x, b=1, c=(2, 3), d=0.5), g(x, f=Twice(), e=x, n=nn.ReLU())\n}\n",
+     {"x": X}, lambda x: [x, np.where(x > 0, 0, x), (x + 7) * 0.5, np.maximum(3 * x, 0)], ["f32"] * 4),
     ("results typed (T, None); a helper without a result writes its mut parameter",
      "fn two(x: f32[4, 6]) -> (f32[4, 6], None) {\n    return x * 3, None\n}\n"
      "fn fill(mut o: f32[4, 6], v: f32[4, 6]) {\n    o.copy_(v + 1)\n}\n"
