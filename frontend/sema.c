@@ -1115,17 +1115,16 @@ bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
       if (j >= 0) sig->values[k] = dims->values[j], bound++;
     }
     Ast *fn = p->fns.data[i];
-    if (python_helper(fn) || (sig->caller && bad_c_name(fn) && !chosen_entry(p, fn))) {
-      sig->helper_only = true;  // compiled only where it is called (compile.c's note)
-      const Ast *u = untyped_param(fn);
+    const Ast *u = untyped_param(fn);
+    // A helper compiles only where it is called (compile.c's note). One chosen as the entry with
+    // typed parameters, which returns a value without an arrow, is checked as an entry: its
+    // body's errors first, then the result it lacks (sema_stmt.c).
+    if ((python_helper(fn) && !(chosen_entry(p, fn) && !u)) || (sig->caller && bad_c_name(fn) && !chosen_entry(p, fn))) {
+      sig->helper_only = true;
       if (chosen_entry(p, fn) && u)
         diag_error(cx, name_loc(u), "'%s' is a helper, not an entry point: its parameter '%s' has no type (an entry "
                    "point's are typed: %s: f32[dims], int, float or bool); it compiles where another function calls "
                    "it", fn->name, u->name, u->name);
-      else if (chosen_entry(p, fn))
-        diag_error(cx, name_loc(fn), "'%s' is a helper, not an entry point: it returns a value but is declared "
-                   "without a result (an entry point's is written -> f32[dims]); it compiles where another function "
-                   "calls it", fn->name);
       continue;
     }
     if (bound < sig->ndims) continue;  // a generic function nothing binds: unchecked

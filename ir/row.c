@@ -1687,6 +1687,9 @@ static void col_join(KernelBuilder *kb, const NodeList *ns, int nrow, Col *c, co
   LocalVal saved[COL_JOIN_NODES];
   if (ns->len > COL_JOIN_NODES)
     return;
+  for (int i = 0; i < nrow; i++)  // a scan's result has the input's dims, no reduced local: not probed
+    if (op_is_scan(ns->data[i]->op))
+      return;
   for (int i = 0; i < nrow; i++) {  // the results as locals of the probe index, as col_instance leaves them
     const Node *n = ns->data[i];
     saved[i] = kb->lv[n->id];

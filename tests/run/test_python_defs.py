@@ -825,9 +825,8 @@ FAILURES = [
      "fn f(a) -> f32[3] { return a }", "1:6: error: 'f' is a helper, not an entry point: its parameter 'a' has no "
      "type (an entry point's are typed: a: f32[dims], int, float or bool); it compiles where another function calls "
      "it"),
-    ("an entry point returning a value without an arrow", "fn f(a: f32[3]) { return a }",
-     "1:4: error: 'f' is a helper, not an entry point: it returns a value but is declared without a result (an entry "
-     "point's is written -> f32[dims]); it compiles where another function calls it"),
+    ("an entry point returning a value without an arrow: checked as an entry, its body's errors first",
+     "fn f(a: f32[3]) { return a }", "1:19: error: 'f' returns 1 value but is declared without a result (it returns None)"),
     ("an entry point named as C's keyword", "fn default(a: f32[3]) -> f32[3] { return a }",
      "1:4: error: invalid function name 'default': it is a C keyword"),
     ("map of one argument", "fn f(a: f32[3]) -> f32[3] {\n    return tuple(map(abs))[0]\n}",
