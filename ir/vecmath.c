@@ -19,7 +19,8 @@
 //            parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2; times 2^a 2^b,
 //            a + b = n, the two exponent fields half of n + 2 bias and the rest (an integer
 //            shift and subtract of the sum's bits), each factor normal, so results that
-//            overflow give inf and subnormal ones round once.
+//            overflow give inf and subnormal ones round once: those from a normal sum's bits,
+//            no float operation forming a subnormal (scale2_t; exp_nonpos, one factor).
 //   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
 //            2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once (the 2 exact, or the overflow);
 //            x itself for |x| < 2^-25 (2^-54).
@@ -28,7 +29,8 @@
 //            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
 //            f + s (T(s^2) - f) (2 atanh s = 2s + s T(s^2)); plus e ln2 in two parts.
 //   log1p    u = 1 + x and its rounding error c (Fast2Sum); 1 + x = 2^e (1 + f + c 2^-e),
-//            then as log.
+//            then as log. softplus's f32 log1p(v), v = e^-|a| in [0, 1]: 2 atanh(w/2), w =
+//            v / (1 + v/2) and its roundings undone, no reduction (vm_log1p_exp).
 //   log2, log10: log's parts times 1/ln2 (1/ln10), e exact.
 //   tanh     |x| < 0.625: x + x (z P(z)), z = x^2 + 2^-90 (f64 2^-600); else 1 - 2 / (e^(2|x|)
 //            + 1), sign restored.
@@ -415,24 +417,26 @@ static LExpr *exp_horner(VM *m, const ExpRed *e, double a) {
 // q 2^b rounds once (a subnormal result) or overflows to inf.
 //
 // No float operation forms a subnormal (an x86 core takes a microcode assist, ~100+
-// cycles, for each vector that does: exp of (-104, -87) was 12x slower than of normal
-// results): where n <= -bias (t at most shift + bias; a NaN t is not) the result r = q 2^b
-// is below 2^-126 (f64 2^-1022) and comes from y = fma(q, 2^b, 2^-126), the exact product
-// plus the smallest normal rounded once on y's grid, which is the subnormals' (2^-149, f64
-// 2^-1074): y's bits less 2^-126's are r's, the value the product rounds to. Elsewhere the
-// addend is 0 and y the product. n = 1 - bias with p < 1 (e^x for x in (-87.68, -87.34),
-// f64 (-708.74, -708.40)) still rounds a subnormal product, and without FMA the product
-// rounds before the sum (the same values, the assist kept). Two vector operations more
-// than the plain product (the compare and the addend's select; the bits' subtract; the sum
-// with 1 gone into q's FMA): exp 0-3% slower on normal results. gcc gets the addend's bits
-// from an integer select (a float one, with the bits taken from it, it threads into masked
-// compares).
-static LExpr *scale2_t(VM *m, LExpr *s, LExpr *g, LExpr *t) {
+// cycles, for each vector that does: exp of (-104, -87) was 11x slower than of normal
+// results): in the lanes of sub (the caller's: exp's and pow's x below (1/2 - bias) ln2 by
+// a margin, exp2's x below 1/2 - bias; NULL (erfc): n <= -bias, from t; a NaN is in none) the result r =
+// q 2^b is below 2^-126 (f64 2^-1022) and comes from y = fma(q, 2^b, 2^-126), the exact
+// product plus the smallest normal rounded once on y's grid, which is the subnormals'
+// (2^-149, f64 2^-1074): y's bits less 2^-126's are r's, the value the product rounds to.
+// Elsewhere the addend is 0 and y the product (a lane with n = -bias and p < 1, or one just
+// inside the caller's margin, still rounds a subnormal product: the same value). Without
+// FMA the product rounds before the sum (the same values, the assist kept). Two vector
+// operations more than the plain product (the compare and the addend's select, the bits'
+// subtract; the sum with 1 gone into q's FMA): exp and exp2 0-3% slower on normal results.
+// gcc gets the addend's bits from an integer select, and x's compare, not t's: it threads
+// a condition on a value derived from the clamp through the clamp's own compare.
+static LExpr *scale2_t(VM *m, LExpr *s, LExpr *g, LExpr *t, LExpr *sub) {
   LExpr *ti = let(m, bits(m, t)), *ha = let(m, isra(m, ti, 1));
   LExpr *hb = ibin(m, OP_SUB, ti, ha);
   LExpr *pa = let(m, fbits(m, ishl(m, ha, m->f->mant)));
   // n <= -bias: t (an integer) at most shift + bias (a NaN t: false)
-  LExpr *sub = let(m, lt(m, t, m->f->shift + m->f->bias + 1));
+  if (!sub)
+    sub = let(m, lt(m, t, m->f->shift + m->f->bias + 1));
   LExpr *c, *cb;
   if (m->c_source) {
     cb = let(m, sel(m, sub, I(m, bits_of(m, m->f->min_normal)), I(m, 0)));
@@ -446,11 +450,17 @@ static LExpr *scale2_t(VM *m, LExpr *s, LExpr *g, LExpr *t) {
   return fbits(m, ibin(m, OP_SUB, bits(m, y), cb));
 }
 
+// scale2_t's lanes for e^x (x before its clamp): x below (1/2 - bias) ln2 by a margin
+// (f32 2^-12, f64 2^-40), where n <= -bias.
+static LExpr *sub_below(VM *m, LExpr *x) {
+  return let(m, lt(m, x, f32(m) ? (double)(float)(-126.5 * LN2 - 0x1p-12) : -1022.5 * LN2 - 0x1p-40));
+}
+
 // g e^x over the whole range (g NULL: 1; else a factor in [2^-4, 1]).
 static LExpr *exp_full(VM *m, LExpr *x, LExpr *g) {
   LExpr *c = clamp(m, x, pick(m, -104, -746), pick(m, 88.8, 709.8));
   ExpRed e = exp_reduce(m, c, 1, 2 * m->f->bias, false);
-  return scale2_t(m, expm1_r(m, e.rs), g, e.t);
+  return scale2_t(m, expm1_r(m, e.rs), g, e.t, g ? NULL : sub_below(m, x));
 }
 
 // e^x for x <= 0 or NaN: only the lower clamp, and one factor where exp_full needs two.
@@ -480,7 +490,8 @@ static LExpr *exp_nonpos(VM *m, LExpr *x) {
   LExpr *sub = let(m, lt(m, x, x0));
   if (m->c_source) {
     LExpr *cbv = let(m, sel(m, sub, I(m, cb), I(m, 0)));
-    LExpr *a = let(m, fbits(m, ibin(m, OP_ADD, ishl(m, bits(m, e.t), m->f->mant), ibin(m, OP_BITWISE_AND, cbv, I(m, ~step)))));
+    LExpr *off = ibin(m, OP_BITWISE_AND, cbv, I(m, ~step));
+    LExpr *a = let(m, fbits(m, ibin(m, OP_ADD, ishl(m, bits(m, e.t), m->f->mant), off)));
     LExpr *y = add(m, fmadd(m, a, expm1_r(m, e.rs), a), fbits(m, cbv));
     return fbits(m, ibin(m, OP_SUB, bits(m, y), cbv));
   }
@@ -513,7 +524,7 @@ static LExpr *vm_exp2(VM *m, LExpr *x) {
   double k = m->f->shift + 2 * m->f->bias;
   LExpr *t = let(m, addk(m, c, k));  // n + k: c rounded to an integer n
   LExpr *r = let(m, mulk(m, sub(m, c, sub(m, t, K(m, k))), LN2));
-  return scale2_t(m, expm1_r(m, r), NULL, t);
+  return scale2_t(m, expm1_r(m, r), NULL, t, let(m, lt(m, x, 0.5 - m->f->bias)));
 }
 
 static LExpr *vm_expm1(VM *m, LExpr *x) {
@@ -582,26 +593,23 @@ static LExpr *log_special(VM *m, LExpr *x, LExpr *r, double zero_at) {
 
 typedef enum { LOG_E, LOG_2, LOG_10 } LogBase;
 
-// x = 2^e (1 + f) for a positive x, normal or subnormal: f and *e (a float, exact). A
-// subnormal x (bits M < 2^p) is first made the normal M itself, without a float operation
-// on x (one that reads a subnormal takes a microcode assist on x86: log of subnormals was
-// 14x slower than of normal numbers): M = (2^p with M in its mantissa field) - 2^p, an OR
-// of the bits and an exact subtraction, so x = M 2^-(bias + p - 1) and e is M's exponent
-// less bias + p - 1 = 2^p (p - 1 + bias) / 2^p, the subtracted 2^p times a constant (one
-// multiply-add; 0 where x is normal and the 2^p is 0). The scale's exponent comes from the
-// selected 2^p, not from the condition again: gcc 12's jump threading turns a condition
-// that two selects share into branches, and the loop then does not vectorize.
-static LExpr *unsubnormal(VM *m, LExpr *x, LExpr **e) {
-  double two_p = ldexp(1, m->f->mant);
-  LExpr *s = let(m, sel(m, lt(m, x, m->f->min_normal), K(m, two_p), K(m, 0)));
-  LExpr *xs = let(m, sub(m, fbits(m, ibin(m, OP_BITWISE_OR, bits(m, x), bits(m, s))), s)), *k, *f;
-  decompose(m, xs, &k, &f);
-  *e = let(m, fmadd(m, s, K(m, -(m->f->bias + m->f->mant - 1) / two_p), int_float(m, k)));
+// x times 2^24 (f64: 2^54) where it is subnormal; *k (an int) less that exponent.
+// The scale's exponent comes from its bits, not from the condition again: gcc 12's jump
+// threading turns a condition that two selects share into branches, and the loop then
+// does not vectorize.
+static LExpr *unsubnormal(VM *m, LExpr *x, LExpr **k) {
+  int sc = f32(m) ? 24 : 54;
+  LExpr *s = let(m, sel(m, lt(m, x, m->f->min_normal), K(m, ldexp(1, sc)), K(m, 1)));
+  LExpr *xs = let(m, mul(m, x, s)), *f;
+  decompose(m, xs, k, &f);
+  LExpr *es = iaddk(m, isra(m, bits(m, s), m->f->mant), -m->f->bias);  // 0 or sc
+  *k = let(m, ibin(m, OP_SUB, *k, es));
   return f;
 }
 
 static LExpr *vm_log(VM *m, LExpr *x, LogBase base) {
-  LExpr *e, *f = unsubnormal(m, x, &e);
+  LExpr *k, *f = unsubnormal(m, x, &k);
+  LExpr *e = let(m, int_float(m, k));
   LExpr *r;
   if (base == LOG_E) {
     r = log_parts(m, e, f);
@@ -996,7 +1004,8 @@ static LExpr *vm_sincos_full(VM *m, LExpr *x, bool cosine) {
 // log(ax) = hi + lo to about 2^-68 relative (f32: 2^-40), for a positive finite ax (0
 // and inf give garbage the caller replaces).
 static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
-  LExpr *e, *f = unsubnormal(m, ax, &e);
+  LExpr *k, *f = unsubnormal(m, ax, &k);
+  LExpr *e = let(m, int_float(m, k));
   // s + sl = f / (2 + f)
   LExpr *dh = let(m, addk(m, f, 2)), *dl = let(m, add(m, sub(m, K(m, 2), dh), f));
   LExpr *s = let(m, dvd(m, f, dh)), *rem;
@@ -1073,7 +1082,7 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   LExpr *c0 = let(m, add(m, rlo, pl)), *rr = let(m, mul(m, r, r)), *pp = let(m, horner(m, r, p, np));
   LExpr *q = fmadd(m, rr, pp, r);
   LExpr *u = let(m, fmadd(m, rr, pp, fmadd(m, c0, q, c0)));
-  LExpr *core = let(m, scale2_t(m, add(m, r, u), NULL, e.t));
+  LExpr *core = let(m, scale2_t(m, add(m, r, u), NULL, e.t, sub_below(m, ph)));
   return pow_special(m, x, y, ax, core);
 }
 
@@ -1135,7 +1144,7 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   LExpr *c = clamp(&d, ph, -746, 709.8);
   ExpRed e = exp_reduce(&d, c, 1, 2 * d.f->bias, false);
   LExpr *r = let(&d, add(&d, e.rs, pl));
-  LExpr *core = scale2_t(&d, expm1_r(&d, r), NULL, e.t);
+  LExpr *core = scale2_t(&d, expm1_r(&d, r), NULL, e.t, sub_below(&d, ph));
   return pow_special(&d, x, y, ax, core);
 }
 

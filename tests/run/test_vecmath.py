@@ -57,9 +57,10 @@ UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "erf",
 # 3.01 f64 on dense sweeps; this sweep 2.71, 2.76; without the h (1 - t) step where it
 # belongs, 3.28 f32)
 MISH_BOUND = {"f32": 3.0, "f64": 3.25}
-# softplus: f32 max 1.52 ULP on a sweep of 10^8 floats (docs/vecmath.md), this sweep's 1.47;
-# f64 (log1p's reduction, as before) 1.31
-SOFTPLUS_BOUND = {"f32": 1.75, "f64": 1.75}
+# softplus: f32 max 1.52 ULP on a sweep of 5.5*10^7 floats (docs/vecmath.md), this sweep's
+# 1.45 (main's form 1.62; without w's correction 2.86 there); f64 (log1p's reduction, as
+# main's) 1.65 here
+SOFTPLUS_BOUND = {"f32": 1.75, "f64": 2.0}
 BOUND = {
     "f32": {"exp": 1.5, "exp2": 1.5, "expm1": 1.5, "log": 1.5, "log2": 1.5, "log10": 1.5, "log1p": 2, "tanh": 2,
             "erf": 1.5, "erfc": 1.5, "sin": 1, "cos": 1, "sigmoid": 2.5, "silu": 2.5, "pow": 1, "hypot": 0.51},
@@ -486,7 +487,7 @@ KERNEL = re.compile(r"^tdsl_g_f_(?P<k>k\d+)(?:_|\.|$)")
 
 # a call of a function kernels share (the GEMM micro-kernel, tdsl_g_f_fN)
 SHARED_FUNC = re.compile(r"^(?P<f>tdsl_g_f_f\d+)(?:_|\.|$)")
-OTHER_BODY = re.compile(r"\btdsl_g_f_(?P<k>k\d+)_p\d+\b")
+OTHER_BODY = re.compile(r"\btdsl_g_f_(?P<k>k\d+)_p\d+")
 SHARED_CALL = re.compile(r"\b(?:call|callq|jmp)\s+(?:[0-9a-f]+\s+<)?(?P<f>tdsl_g_f_f\d+)\b")
 
 
@@ -532,6 +533,8 @@ def code_check(tag, asm, kernels, vec_regs, llvm):
         name = f"{tag}: {', '.join(ks)} ({' '.join(ops)})"
         trig = "sin" in ops or "cos" in ops
         allowed = {"sin", "cos"} if trig else set()  # f64's cold path; f32's has none
+        if ks is inlined and any(op in ("sin", "cos") for k in kernels for op in kernels[k]):
+            allowed = {"sin", "cos"}  # the entry may hold the inlined head of a cold path (gcc's partial inlining)
         bad = sorted({m.group("f") for m in LIBM.finditer(text)} - allowed)
         want_vec = vec_regs and not (llvm and trig and "sum" in ops)
         # x ** 2 is one multiply, x ** 1 a copy; f32 hypot six instructions (in f64)
