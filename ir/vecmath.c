@@ -19,7 +19,8 @@
 //            parts (n * LN2_HI exact); e^r = 1 + r + r^2 P(r) on |r| <= ln2/2; times 2^a 2^b,
 //            a + b = n, the two exponent fields half of n + 2 bias and the rest (an integer
 //            shift and subtract of the sum's bits), each factor normal, so results that
-//            overflow give inf and subnormal ones round once.
+//            overflow give inf and subnormal ones round once: those from a normal sum's bits,
+//            no float operation forming a subnormal (scale2_t; exp_nonpos, one factor).
 //   expm1    the same n and r, r's rounding error kept; q = e^r - 1 in two parts; then
 //            2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once (the 2 exact, or the overflow);
 //            x itself for |x| < 2^-25 (2^-54).
@@ -28,7 +29,8 @@
 //            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
 //            f + s (T(s^2) - f) (2 atanh s = 2s + s T(s^2)); plus e ln2 in two parts.
 //   log1p    u = 1 + x and its rounding error c (Fast2Sum); 1 + x = 2^e (1 + f + c 2^-e),
-//            then as log.
+//            then as log. softplus's f32 log1p(v), v = e^-|a| in [0, 1]: 2 atanh(w/2), w =
+//            v / (1 + v/2) and its roundings undone, no reduction (vm_log1p_exp).
 //   log2, log10: log's parts times 1/ln2 (1/ln10), e exact.
 //   tanh     |x| < 0.625: x + x (z P(z)), z = x^2 + 2^-90 (f64 2^-600); else 1 - 2 / (e^(2|x|)
 //            + 1), sign restored.
@@ -137,6 +139,9 @@ static const double SIN_F64[] = {-0x1.5555555555555p-3, 0x1.1111111111069p-7, -0
 static const double COS_F64[] = {0x1.5555555555555p-5,  -0x1.6c16c16c16b30p-10, 0x1.a01a019ffcb74p-16,
                                  -0x1.27e4fb5a1ec3fp-22, 0x1.1eed6f7dcfefcp-29, -0x1.93744f21515bdp-37,
                                  0x1.9dac3cc26b8cfp-45};
+// log1p(v) = 2 atanh(s) for v in [0, 1] (softplus's f32 log1p(e^-|a|)): s = v / (2 + v),
+// T(z) = z (c0 + c1 z + ...), z = s^2 <= 1/9 (fit.py log1pe4_f32: 2^-26.7)
+static const double LOG1PE_F32[] = {0x1.5555p-1, 0x1.99d2a2p-2, 0x1.1eb334p-2, 0x1.1f083ep-2};
 // pow's log (f64): T(z) = (2/3) z + z^2 (c1 + c2 z + ...), c0 held at 2/3 (added as a
 // double-double: TWO_THIRDS_HI + TWO_THIRDS_LO)
 static const double LOGDD_F64[] = {0x1.5555555555555p-1, 0x1.9999999999b4ep-2, 0x1.249249245426bp-2,
@@ -404,32 +409,97 @@ static LExpr *exp_horner(VM *m, const ExpRed *e, double a) {
   return horner(m, e->rs, c, np + 2);
 }
 
-// p 2^n over exp's whole range, from a reduction with off = 2 bias (n in [-151, 129],
-// f64 [-1076, 1025]): t's bits less shift's hold F = n + 2 bias; 2^a 2^b with a + bias =
-// floor(F/2) (an integer shift of the bits: shift's are even) and b + bias = F less that,
-// both normal; p 2^a is exact (p in [2^-4, 2]) and the second product rounds once (a
-// subnormal result) or overflows to inf.
-static LExpr *scale2_t(VM *m, LExpr *p, LExpr *t) {
+// (1 + s) g 2^n over exp's whole range (g NULL: 1; else a factor in [2^-4, 1]), from a
+// reduction with off = 2 bias (n in [-151, 129], f64 [-1076, 1025]): t's bits less shift's
+// hold F = n + 2 bias; 2^a 2^b with a + bias = floor(F/2) (an integer shift of the bits:
+// shift's are even) and b + bias = F less that, both normal. q = p 2^a is p rounded, scaled
+// exactly (g NULL: fma(2^a, s, 2^a), the sum with 1 and the scale in one operation), and
+// q 2^b rounds once (a subnormal result) or overflows to inf.
+//
+// No float operation forms a subnormal (an x86 core takes a microcode assist, ~100+
+// cycles, for each vector that does: exp of (-104, -87) was 11x slower than of normal
+// results): in the lanes of sub (the caller's: exp's and pow's x below (1/2 - bias) ln2 by
+// a margin, exp2's x below 1/2 - bias; NULL (erfc): n <= -bias, from t; a NaN is in none) the result r =
+// q 2^b is below 2^-126 (f64 2^-1022) and comes from y = fma(q, 2^b, 2^-126), the exact
+// product plus the smallest normal rounded once on y's grid, which is the subnormals'
+// (2^-149, f64 2^-1074): y's bits less 2^-126's are r's, the value the product rounds to.
+// Elsewhere the addend is 0 and y the product (a lane with n = -bias and p < 1, or one just
+// inside the caller's margin, still rounds a subnormal product: the same value). Without
+// FMA the product rounds before the sum (the same values, the assist kept). Two vector
+// operations more than the plain product (the compare and the addend's select, the bits'
+// subtract; the sum with 1 gone into q's FMA): exp and exp2 0-3% slower on normal results.
+// gcc gets the addend's bits from an integer select, and x's compare, not t's: it threads
+// a condition on a value derived from the clamp through the clamp's own compare.
+static LExpr *scale2_t(VM *m, LExpr *s, LExpr *g, LExpr *t, LExpr *sub) {
   LExpr *ti = let(m, bits(m, t)), *ha = let(m, isra(m, ti, 1));
   LExpr *hb = ibin(m, OP_SUB, ti, ha);
-  return mul(m, mul(m, p, fbits(m, ishl(m, ha, m->f->mant))), fbits(m, ishl(m, hb, m->f->mant)));
+  LExpr *pa = let(m, fbits(m, ishl(m, ha, m->f->mant)));
+  // n <= -bias: t (an integer) at most shift + bias (a NaN t: false)
+  if (!sub)
+    sub = let(m, lt(m, t, m->f->shift + m->f->bias + 1));
+  LExpr *c, *cb;
+  if (m->c_source) {
+    cb = let(m, sel(m, sub, I(m, bits_of(m, m->f->min_normal)), I(m, 0)));
+    c = fbits(m, cb);
+  } else {
+    c = let(m, sel(m, sub, K(m, m->f->min_normal), K(m, 0)));
+    cb = bits(m, c);
+  }
+  LExpr *q = g ? mul(m, mul(m, addk(m, s, 1), g), pa) : fmadd(m, pa, s, pa);
+  LExpr *y = fmadd(m, q, fbits(m, ishl(m, hb, m->f->mant)), c);
+  return fbits(m, ibin(m, OP_SUB, bits(m, y), cb));
 }
 
-// mul * e^x over the whole range (mul NULL: 1; else a factor in [2^-4, 1]).
-static LExpr *exp_full(VM *m, LExpr *x, LExpr *mulby) {
+// scale2_t's lanes for e^x (x before its clamp): x below (1/2 - bias) ln2 by a margin
+// (f32 2^-12, f64 2^-40), where n <= -bias.
+static LExpr *sub_below(VM *m, LExpr *x) {
+  return let(m, lt(m, x, f32(m) ? (double)(float)(-126.5 * LN2 - 0x1p-12) : -1022.5 * LN2 - 0x1p-40));
+}
+
+// g e^x over the whole range (g NULL: 1; else a factor in [2^-4, 1]).
+static LExpr *exp_full(VM *m, LExpr *x, LExpr *g) {
   LExpr *c = clamp(m, x, pick(m, -104, -746), pick(m, 88.8, 709.8));
   ExpRed e = exp_reduce(m, c, 1, 2 * m->f->bias, false);
-  LExpr *p = addk(m, expm1_r(m, e.rs), 1);
-  if (mulby)
-    p = mul(m, p, mulby);
-  return scale2_t(m, p, e.t);
+  return scale2_t(m, expm1_r(m, e.rs), g, e.t, g ? NULL : sub_below(m, x));
 }
 
-// e^x for x <= 0 or NaN: only the lower clamp.
+// e^x for x <= 0 or NaN: only the lower clamp, and one factor where exp_full needs two.
+// Below X0 (-126 ln2 less 2^-12, f64 2^-40: n <= -127, or n = -126 with p < 1), the result
+// r = p 2^n is below 2^-126; there the factor is 2^(n + D), D = 64 (f64 512), so q = p
+// 2^(n + D) is normal (p rounded, scaled exactly), y = q + 2^(D - 126) rounds it once on the
+// subnormal grid scaled by 2^D (scale2_t's sum, scaled), and y's bits less the addend's are
+// r's. Elsewhere the factor is 2^n, the addend 0 and r = q. No float operation forms or
+// reads a subnormal but in [X0, -126 ln2), where q is r itself, rounded once. The values are
+// those of p 2^n rounded (exp_full's). LLVM: three selects on one mask (a masked add, a
+// masked sum, a masked subtract on AVX-512: 6 vector operations from t to r where the two
+// factors took 7); gcc, which turns selects that share a condition into a tangle of masked
+// compares, gets one select, the addend's bits cb = (D + 1) << mant with D + 1 odd, and the
+// factor's offset D << mant as cb without its lowest bit (8 operations; softmax's and mish's
+// loops 2-4% slower than the two factors'). The mask is x's compare, not c's or t's: gcc
+// threads a condition on the clamped value through the clamp's own (c = lo there).
 static LExpr *exp_nonpos(VM *m, LExpr *x) {
-  LExpr *c = let(m, sel(m, lt(m, x, pick(m, -104, -746)), K(m, pick(m, -104, -746)), x));
-  ExpRed e = exp_reduce(m, c, 1, 2 * m->f->bias, false);
-  return scale2_t(m, addk(m, expm1_r(m, e.rs), 1), e.t);
+  double lo = pick(m, -104, -746);
+  LExpr *c = let(m, sel(m, lt(m, x, lo), K(m, lo), x));
+  ExpRed e = exp_reduce(m, c, 1, m->f->bias, false);
+  int d = f32(m) ? 64 : 512;
+  int64_t step = (int64_t)1 << m->f->mant, cb = (int64_t)(d + 1) << m->f->mant;
+  // x below X0 = -126 ln2 - 2^-12 (f64 -1022 ln2 - 2^-40): n <= -127, or n = -126 with r <
+  // -2^-12, p < 1 (a NaN x: false). On x, not on c or t: gcc threads a condition on the
+  // clamped value through the clamp's own (c = lo there) into a tangle of masked compares.
+  double x0 = f32(m) ? (double)(float)(-126 * LN2 - 0x1p-12) : -1022 * LN2 - 0x1p-40;
+  LExpr *sub = let(m, lt(m, x, x0));
+  if (m->c_source) {
+    LExpr *cbv = let(m, sel(m, sub, I(m, cb), I(m, 0)));
+    LExpr *off = ibin(m, OP_BITWISE_AND, cbv, I(m, ~step));
+    LExpr *a = let(m, fbits(m, ibin(m, OP_ADD, ishl(m, bits(m, e.t), m->f->mant), off)));
+    LExpr *y = add(m, fmadd(m, a, expm1_r(m, e.rs), a), fbits(m, cbv));
+    return fbits(m, ibin(m, OP_SUB, bits(m, y), cbv));
+  }
+  LExpr *ab = let(m, ishl(m, bits(m, e.t), m->f->mant));
+  LExpr *a = let(m, fbits(m, sel(m, sub, iaddk(m, ab, cb - step), ab)));
+  LExpr *q = let(m, fmadd(m, a, expm1_r(m, e.rs), a));
+  LExpr *y = let(m, sel(m, sub, addk(m, q, ldexp(1, d - m->f->bias + 1)), q));
+  return fbits(m, sel(m, sub, iaddk(m, bits(m, y), -cb), bits(m, y)));
 }
 
 // e^(s x) where the caller adds it to 1 (sigmoid's, silu's e^-x: s = -1, x itself
@@ -454,7 +524,7 @@ static LExpr *vm_exp2(VM *m, LExpr *x) {
   double k = m->f->shift + 2 * m->f->bias;
   LExpr *t = let(m, addk(m, c, k));  // n + k: c rounded to an integer n
   LExpr *r = let(m, mulk(m, sub(m, c, sub(m, t, K(m, k))), LN2));
-  return scale2_t(m, addk(m, expm1_r(m, r), 1), t);
+  return scale2_t(m, expm1_r(m, r), NULL, t, let(m, lt(m, x, 0.5 - m->f->bias)));
 }
 
 static LExpr *vm_expm1(VM *m, LExpr *x) {
@@ -584,12 +654,34 @@ static LExpr *vm_log1p(VM *m, LExpr *x) {
 // a NaN v, and the rounding error of 1 + v (NaN) carries it into the result. For a > 0 the
 // sum a + log1p(e^-a) rounds once more, a term below ln 2 against a result above it.
 static LExpr *vm_log1p_exp(VM *m, LExpr *a) {
-  LExpr *v = let(m, exp_nonpos(m, let(m, neg(m, fabs_(m, a))))), *u = let(m, addk(m, v, 1)), *k, *f;
-  decompose(m, u, &k, &f);
-  LExpr *e = let(m, int_float(m, k));
-  LExpr *c = sub(m, v, addk(m, u, -1));  // Fast2Sum: v <= 1
-  LExpr *g = let(m, fmadd(m, c, fmadd(m, e, K(m, -0.5), K(m, 1)), f));
-  LExpr *r = add(m, sel(m, gt(m, a, 0), a, K(m, 0)), log_parts(m, e, g));
+  LExpr *v = let(m, exp_nonpos(m, let(m, neg(m, fabs_(m, a))))), *l;
+  if (f32(m)) {
+    // log1p(v) = 2 atanh(s), s = v / (2 + v) <= 1/3, with no reduction: w = 2s = v / (1 +
+    // v/2), 2 atanh(w/2) = w + w z Q(z), z = w^2, Q = LOG1PE_F32 scaled (c_j / (8 4^j):
+    // exact). v below 2^-30 takes 2^-30 here (the select below returns v there), so no
+    // lane forms a subnormal (w^2 would below 2^-63).
+    LExpr *vl = let(m, sel(m, lt(m, v, 0x1p-30), K(m, 0x1p-30), v));
+    LExpr *d = let(m, fmadd(m, vl, K(m, 0.5), K(m, 1)));
+    LExpr *w = let(m, dvd(m, vl, d)), *z = let(m, mul(m, w, w));
+    double q[LEN(LOG1PE_F32)];
+    for (int j = 0; j < LEN(q); j++)
+      q[j] = ldexp(LOG1PE_F32[j], -3 - 2 * j);
+    // w's two roundings (d's and the quotient's), undone to first order: with d + ed = 1 + v/2
+    // exactly and v - w d = rem exactly (FMAs), v / (1 + v/2) = w + (rem - w ed) / d, and
+    // 1/d (d in [1, 1.5]) as 2.9 / 2 - d/2... (a linear fit: 6% off, of a term below w's ULP)
+    LExpr *ed = fmadd(m, vl, K(m, 0.5), sub(m, K(m, 1), d));
+    LExpr *num = fmadd(m, neg(m, w), ed, fmadd(m, neg(m, w), d, vl));
+    LExpr *dl = mul(m, num, fmadd(m, d, K(m, -0.5), K(m, 1.45)));
+    l = add(m, w, fmadd(m, mul(m, w, z), horner(m, z, q, LEN(q)), dl));  // one rounding at l's scale
+  } else {
+    LExpr *u = let(m, addk(m, v, 1)), *k, *f;
+    decompose(m, u, &k, &f);
+    LExpr *e = let(m, int_float(m, k));
+    LExpr *c = sub(m, v, addk(m, u, -1));  // Fast2Sum: v <= 1
+    LExpr *g = let(m, fmadd(m, c, fmadd(m, e, K(m, -0.5), K(m, 1)), f));
+    l = log_parts(m, e, g);
+  }
+  LExpr *r = add(m, sel(m, gt(m, a, 0), a, K(m, 0)), l);
   // far below 0, log1p(v) rounds to v (v < 2^-24, f64 2^-53), and v, e^a rounded once, is
   // the result: the polynomial on a subnormal v would round again (softplus(-100) 4 units off)
   r = sel(m, lt(m, a, pick(m, -17, -38)), v, r);
@@ -990,7 +1082,7 @@ static LExpr *pow_f32(VM *m, LExpr *x, LExpr *y) {
   LExpr *c0 = let(m, add(m, rlo, pl)), *rr = let(m, mul(m, r, r)), *pp = let(m, horner(m, r, p, np));
   LExpr *q = fmadd(m, rr, pp, r);
   LExpr *u = let(m, fmadd(m, rr, pp, fmadd(m, c0, q, c0)));
-  LExpr *core = let(m, scale2_t(m, addk(m, add(m, r, u), 1), e.t));
+  LExpr *core = let(m, scale2_t(m, add(m, r, u), NULL, e.t, sub_below(m, ph)));
   return pow_special(m, x, y, ax, core);
 }
 
@@ -1052,7 +1144,7 @@ static LExpr *vm_pow(VM *m, LExpr *x, LExpr *y) {
   LExpr *c = clamp(&d, ph, -746, 709.8);
   ExpRed e = exp_reduce(&d, c, 1, 2 * d.f->bias, false);
   LExpr *r = let(&d, add(&d, e.rs, pl));
-  LExpr *core = scale2_t(&d, addk(&d, expm1_r(&d, r), 1), e.t);
+  LExpr *core = scale2_t(&d, expm1_r(&d, r), NULL, e.t, sub_below(&d, ph));
   return pow_special(&d, x, y, ax, core);
 }
 

@@ -4,13 +4,15 @@ binaries and both CPU backends, timed in one process, interleaved call by call
 (bench/vecmath/ab.c): the A/B of a change against main on a shared, noisy machine.
 
     bench/vecmath/ab.py FILE.tdsl --fn NAME --shape 4096,4096 NAME=TDSLC [NAME=TDSLC...]
-        [--backends c,llvm] [--rounds 40] [--runs 3] [--chrt]
+        [--backends c,llvm] [--rounds 40] [--runs 3] [--chrt] [--cpu NAME]
 
 Each entry takes one f32 tensor of --shape (uniform in [-8, 8)). The entries' global
 symbols are renamed per variant (objcopy --redefine-sym) and linked into one driver with
 the runtime of the first tdslc. --chrt runs the driver under `chrt -f 10` (real-time
 FIFO: other tenants wait; needs root), as bench/GAPS.md describes. The first variant is
-the base of the printed ratios (> 1: slower than it).
+the base of the printed ratios (> 1: slower than it). --cpu NAME compiles for that CPU
+alone (tdslc --cpu=NAME, gcc -march=NAME), not the host: `--cpu znver3` gives both backends
+Zen 3's AVX2 code and schedules on any x86 host that has AVX2 and FMA.
 """
 import argparse
 import os
@@ -38,9 +40,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--chrt", action="store_true")
+    ap.add_argument("--cpu", default="")
     ap.add_argument("variants", nargs="+", help="NAME=TDSLC")
     a = ap.parse_args()
     variants = [v.split("=", 1) for v in a.variants]
+    cpu = [f"--cpu={a.cpu}"] if a.cpu else []
+    cflags = [f if not (a.cpu and f == "-march=native") else f"-march={a.cpu}" for f in CFLAGS
+              if not (a.cpu and f.startswith("-mprefer-vector-width"))]
     first = variants[0][1]
     inc = run([first, "--print-include-dir"]).strip()
     lib = run([first, "--print-lib-dir"]).strip()
@@ -51,11 +57,11 @@ def main():
                 tag = f"{vname}_{be}"
                 obj = os.path.join(d, tag + ".o")
                 if be == "llvm":
-                    run([tdslc, a.file, "--emit=obj", "--fn", a.fn, "-o", obj])
+                    run([tdslc, a.file, "--emit=obj", "--fn", a.fn, "-o", obj] + cpu)
                 else:
                     src = os.path.join(d, tag + ".c")
-                    run([tdslc, a.file, "--emit=c", "--fn", a.fn, "-o", src])
-                    run(["cc"] + CFLAGS + ["-c", src, "-I", inc, "-o", obj])
+                    run([tdslc, a.file, "--emit=c", "--fn", a.fn, "-o", src] + cpu)
+                    run(["cc"] + cflags + ["-c", src, "-I", inc, "-o", obj])
                 syms = [ln.split()[-1] for ln in run(["nm", "--defined-only", "-g", obj]).splitlines() if ln.strip()]
                 ren = []
                 for s in syms:

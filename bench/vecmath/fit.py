@@ -332,6 +332,10 @@ def tables():
     zl = S_MAX * S_MAX * D("1.01")
     t["log_f32"] = ("f32", log_t, lambda z: D(1), D("1e-9"), zl, range(1, 4))
     t["log_f64"] = ("f64", log_t, lambda z: D(1), D("1e-12"), zl, range(1, 8))
+    # log1p(v) for v in [0, 1] without a reduction (softplus's f32 log1p(e^-|a|)): s = v /
+    # (2 + v) <= 1/3, 2 atanh(s) = 2s + s T(s^2) on z <= 1/9
+    for k in (3, 4, 5):
+        t[f"log1pe{k}_f32"] = ("f32", log_t, lambda z: D(1), D("1e-9"), D(1) / 9 * D("1.001"), range(1, k + 1))
     # pow's log: the same with the z coefficient held at 2/3 (the code adds (2/3) s^3 as
     # a double-double)
     t["logdd_f64"] = ("f64", log_t, lambda z: D(1), D("1e-12"), zl, range(1, 9), {0: D(2) / 3})
