@@ -1542,10 +1542,11 @@ static void count_vector_moves(const LStmtList *l, int *shuffles, int *store_byt
   }
 }
 
-// W for elements of `size` bytes on cpu t (ir/ew.c).
+// W for elements of `size` bytes on cpu t, both dims at least 32 (ir/ew.c): the widest
+// vector's elements, at most all the registers with AVX-512's 32, half of them with 16.
 static int block_w(const CpuTarget *t, int size) {
-  int w = t->vec_bytes / size;
-  return w > t->nregs / 2 ? t->nregs / 2 : w;
+  int w = t->vec_bytes / size, half = t->nregs / 2, cap = half >= 16 ? 2 * half : half;
+  return w > cap ? cap : w;
 }
 
 // Copies of permuted views move W x W blocks through vector registers, W from the
