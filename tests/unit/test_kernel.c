@@ -1542,10 +1542,15 @@ static void count_vector_moves(const LStmtList *l, int *shuffles, int *store_byt
   }
 }
 
-// W for elements of `size` bytes on cpu t (ir/ew.c).
-static int block_w(const CpuTarget *t, int size) {
-  int w = t->vec_bytes / size;
-  return w > t->nregs / 2 ? t->nregs / 2 : w;
+// W for elements of `size` bytes on cpu t, both dims at least `dims` (ir/ew.c: at most
+// all the vector registers with 32 of them, else half; halved, down to half of them, for a
+// shorter dim).
+static int block_w(const CpuTarget *t, int size, int dims) {
+  int w = t->vec_bytes / size, half = t->nregs / 2, most = half >= 16 ? 2 * half : half;
+  w = w > most ? most : w;
+  while (w > half && dims < w)
+    w /= 2;
+  return w;
 }
 
 // Copies of permuted views move W x W blocks through vector registers, W from the
@@ -1565,7 +1570,7 @@ static void transposed_copies_move_register_blocks_in_every_dtype(void **state) 
       char src[512];
       snprintf(src, sizeof src, "fn f(x: %s[130, 37]) -> %s[37, 130] {\n  return x.t().contiguous()\n}\n", dts[d], dts[d]);
       Run *r = same_as_naive(src, true);
-      int shuffles = 0, store_bytes = 0, lanes = 0, w = block_w(cpus[c], sizes[d]), rounds = 0;
+      int shuffles = 0, store_bytes = 0, lanes = 0, w = block_w(cpus[c], sizes[d], 37), rounds = 0;
       for (int u = 1; u < w; u *= 2)
         rounds++;
       count_vector_moves(&r->lp->kernels.data[0]->body, &shuffles, &store_bytes, &lanes);
