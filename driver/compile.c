@@ -198,6 +198,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   // nothing bound is skipped with a note; none left is an error).
   const Ast **fns = arena_alloc(&cx->arena, sizeof *fns * (size_t)(p->fns.len + 1));
   const FnSig **sigs = arena_alloc(&cx->arena, sizeof *sigs * (size_t)(p->fns.len + 1));
+  int ngeneric = 0;
   for (int i = 0; i < p->fns.len; i++) {
     const Ast *f = p->fns.data[i];
     if (out->fn && f != out->fn)
@@ -213,6 +214,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
       continue;
     }
     if (!p->sigs[i].checked) {
+      ngeneric++;
       fprintf(cx->diag_out, "tdslc: note: skipping generic function '%s': dims %s are unbound (give %s)\n", f->name,
               unbound_dims(cx, &p->sigs[i], &dims, false), unbound_dims(cx, &p->sigs[i], &dims, true));
       continue;
@@ -220,8 +222,11 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
     sigs[out->nfns] = &p->sigs[i];
     fns[out->nfns++] = f;
   }
-  if (!out->nfns && p->fns.len)
+  if (!out->nfns && p->fns.len && ngeneric)
     return usage_error("%s: every function is generic and unbound: give its dims with --dim NAME=SIZE", co->file);
+  if (!out->nfns && p->fns.len)  // (helpers only: the notes above say why each is one)
+    return usage_error("%s: no entry point: every function is a helper that compiles only where another calls it",
+                       co->file);
   // A file without functions compiles, as an empty module does in Python and an empty
   // translation unit in C: the output names the file and declares nothing. Almost
   // surely not what was meant, so it is said.

@@ -347,6 +347,12 @@ def empty(tdslc, backend, rng):
     for (m, k, n) in ((0, 5, 4), (3, 0, 4), (3, 5, 0)):
         case(tdslc, backend, rng, f"empty {m}x{k}x{n}", [("a", (m, k)), ("b", (k, n))], "a @ b",
              epilogue=mm(lambda v: v["a"], lambda v: v["b"]))
+    # with a bias read in the product's kernel (the empty product's local read at no index: F.linear and
+    # nn.MultiheadAttention of an empty batch or sequence)
+    for pre, (m, k, n) in (((), (0, 5, 4)), ((2,), (0, 5, 4)), ((), (3, 5, 0))):
+        case(tdslc, backend, rng, f"empty {pre}{m}x{k}x{n} + bias", [("a", pre + (m, k)), ("b", (n, k)), ("c", (n,))],
+             "a @ b.t() + c", epilogue=lambda v: (v["a"] @ v["b"].T + v["c"],
+                                                 np.abs(v["a"]) @ np.abs(v["b"].T) + np.abs(v["c"]), v["a"].shape[-1]))
 
 
 def schedules(tdslc):

@@ -114,6 +114,10 @@ def entry_bound(t, rng):
             h.returncode == 2 and "every function is generic and unbound" in h.stderr and
             "skipping generic function 'rms': dims N, D are unbound (give --dim N=... --dim D=...)" in h.stderr,
             h.stderr)
+    h = emit_text(TDSLC, "fn exists(val) {\n    return val is not None\n}\n", "c")
+    t.check("a file of helpers only: no entry point (nothing is generic)",
+            h.returncode == 2 and "no entry point: every function is a helper" in h.stderr and "generic" not in h.stderr,
+            h.stderr)
     h = emit_text(TDSLC, RMS, "ir", ["--dim", "N=4"])
     t.check("a per-function kind names the unbound dims",
             h.returncode == 2 and "function 'rms' has unbound dims D: give --dim D=..." in h.stderr, h.stderr)
