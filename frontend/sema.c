@@ -684,12 +684,13 @@ static void typing_param(Sema *sema, Ast *p) {
   Ast *t = p->type;
   if (t->kind != AST_TYPE || t->dtype != DT_COUNT || !t->name) return;
   int n = t->list.len;
-  bool un = !strcmp(t->name, "Union") && n == 2 && (t->list.data[0]->kind == AST_NONE) != (t->list.data[1]->kind == AST_NONE);
+  bool none0 = n == 2 && t->list.data[0]->kind == AST_NONE, none1 = n == 2 && t->list.data[1]->kind == AST_NONE;
+  bool un = !strcmp(t->name, "Union") && none0 != none1;
   bool opt = (!strcmp(t->name, "Optional") && n == 1) || un;
-  const Ast *in = opt ? t->list.data[un && t->list.data[0]->kind == AST_NONE] : NULL;
+  const Ast *in = opt ? t->list.data[un && none0] : NULL;
   while (in && in->kind == AST_INDEX) in = in->lhs;  // Optional[Callable[..., nn.Module]]: Callable
-  const char *w = !opt ? t->name : in && (in->kind == AST_NAME || in->kind == AST_ATTR || in->kind == AST_STR) ? in->name
-                                  : NULL;  // Optional[nn.Module], Optional["Block"]: module_params' words
+  bool word = in && (in->kind == AST_NAME || in->kind == AST_ATTR || in->kind == AST_STR);
+  const char *w = !opt ? t->name : word ? in->name : NULL;  // Optional[nn.Module], Optional["Block"]: module_params'
   static const char *const words[] = {"Callable", "Tuple", "List", "Dict", NULL};
   bool known = w && opt;
   for (int i = 0; w && words[i] && !known; i++) known = !strcmp(w, words[i]);
@@ -1119,7 +1120,8 @@ bool sema_check_fns(Ctx *cx, Program *p, const SemaDims *dims) {
     // A helper compiles only where it is called (compile.c's note). One chosen as the entry with
     // typed parameters, which returns a value without an arrow, is checked as an entry: its
     // body's errors first, then the result it lacks (sema_stmt.c).
-    if ((python_helper(fn) && !(chosen_entry(p, fn) && !u)) || (sig->caller && bad_c_name(fn) && !chosen_entry(p, fn))) {
+    bool entry = chosen_entry(p, fn);
+    if ((python_helper(fn) && !(entry && !u)) || (sig->caller && bad_c_name(fn) && !entry)) {
       sig->helper_only = true;
       if (chosen_entry(p, fn) && u)
         diag_error(cx, name_loc(u), "'%s' is a helper, not an entry point: its parameter '%s' has no type (an entry "

@@ -458,7 +458,8 @@ bool py_map_form(Sema *sema, Ast *e) {
     elem = ast_call_of(cx, ast_clone(cx, f), vals, f->loc);
   } else {
     elem = vals->list.data[0];
-    Ast *test = f->kind == AST_NONE ? ast_clone(cx, elem) : ast_call_of(cx, ast_clone(cx, f), ast_list_of(cx, ast_clone(cx, elem), f->loc), f->loc);
+    Ast *test = f->kind == AST_NONE ? ast_clone(cx, elem)
+                                    : ast_call_of(cx, ast_clone(cx, f), ast_list_of(cx, ast_clone(cx, elem), f->loc), f->loc);
     ast_append(cx, clauses, ast_if(cx, test, NULL, NULL, f->loc));
   }
   Ast *comp = ast_comp(cx, true, elem, clauses, e->loc);
