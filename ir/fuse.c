@@ -451,6 +451,45 @@ static int reads_lone_matmul(const Fuse *f, const Node *n, int depth) {
   return -1;
 }
 
+// The matmul whose result pointwise n reads, directly or through at most depth - 1
+// inline pointwise nodes (at any index: a split's half), else -1.
+static int reads_matmul(const Fuse *f, const Node *n, int depth) {
+  for (int s = 0; s < n->nsrc && op_is_pointwise(n->op); s++) {
+    int p = producer_of(n->srcs[s]);
+    if (p >= 0 && node_of(f, p)->op == OP_MATMUL)
+      return p;
+    int q = p >= 0 && depth > 1 && f->inl[p] ? reads_matmul(f, node_of(f, p), depth - 1) : -1;
+    if (q >= 0)
+      return q;
+  }
+  return -1;
+}
+
+// y * silu(x @ w.t()) read only by matmuls that pack it (Mamba's out_proj): recomputed as
+// it is packed, it keeps y, the matmul's result and the pack buffer live together; stored,
+// it is that matmul's epilogue written over y (ir/inplace.c) and the matmul's result is
+// never stored. The node i reads at its own index, of i's size, reading no matmul's
+// result, where i also reads a matmul's result; else -1. (gelu(x @ w.t() + b) reads no
+// other tensor of its size: it stays inline, the pack computing it.)
+static int packed_over(const Fuse *f, int i) {
+  const Node *n = node_of(f, i);
+  if (!f->g->cpu || f->readers[i].len == 0 || reads_matmul(f, n, 2) < 0)
+    return -1;
+  for (int e = 0; e < f->readers[i].len; e++)
+    if (node_of(f, f->readers[i].data[e].reader)->op != OP_MATMUL)
+      return -1;
+  const View *nv = &n->out->view;
+  for (int s = 0; s < n->nsrc; s++) {
+    int p = producer_of(n->srcs[s]);
+    if (p < 0 || node_of(f, p)->op == OP_MATMUL || reads_matmul(f, node_of(f, p), 1) >= 0)
+      continue;
+    const View *pv = &node_of(f, p)->out->view;
+    if (is_identity(n->srcs[s]->view, pv->ndim, pv->shape) && same_shape(pv->ndim, pv->shape, nv->ndim, nv->shape))
+      return p;
+  }
+  return -1;
+}
+
 // Why elementwise node i is not recomputed by its readers (FW_NONE: it is).
 static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   Node *n = node_of(f, i);
@@ -529,6 +568,9 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   int mm = multi && *reduced ? reads_lone_matmul(f, n, 2) : -1;
   if (mm >= 0)
     return why(FW_MATMUL_EPILOGUE, mm, -1);
+  int big = packed_over(f, i);
+  if (big >= 0)
+    return why(FW_PACK_EPILOGUE, reads_matmul(f, n, 2), big);
   return why(FW_NONE, -1, -1);
 }
 

@@ -196,6 +196,7 @@ typedef enum {
                      // ops (more than `limit`) or `trans` transcendental ops (more than `tlimit`)
   FW_NESTED_REDUCED, // reduced and read again, it recomputes `node`, reduced and read again too
   FW_MATMUL_EPILOGUE,// reduced and read again, it reads the matmul `node`'s result, read by nothing else
+  FW_PACK_EPILOGUE,  // packed by matmuls, it reads the matmul `node`'s result and the stored tensor `other`
   FW_READ_OUTSIDE,   // `node`, in another kernel, reads it
   FW_SCAN,           // a scan's result is always stored (its readers read it from memory)
   FW_OWN,            // its op writes its result itself (sort, cat, stack, store, attention, ...)

@@ -98,6 +98,13 @@ void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out) {
     ref(g, w.node, out);
     fputs(", read by nothing else: stored as that matmul's epilogue instead", out);
     return;
+  case FW_PACK_EPILOGUE:
+    fputs("packed by a matmul, it reads ", out);
+    ref(g, w.node, out);
+    fputs(", read by nothing else, and ", out);
+    ref(g, w.other, out);
+    fputs(" of its size: stored as that matmul's epilogue over it (one of the two live, not both and the pack)", out);
+    return;
   case FW_READ_OUTSIDE:
     fprintf(out, "read by another kernel: ");
     ref(g, w.node, out);

@@ -6,7 +6,7 @@
   - softmax and log_softmax are one kernel each; the seed layer norm at most two;
     relu(x @ w + b) is one kernel; a layer or RMS norm before a linear is computed as
     the matmul packs its operand (never stored); a residual stream after a linear is
-    stored by that linear's kernel;
+    stored by that linear's kernel, and so is y * silu(x @ w.t()) read by a linear;
   - programs of views only, contiguous() of a contiguous tensor and a same-dtype
     .to() have no kernel;
   - a transposed or sliced matmul operand is read through its strides: no kernel
@@ -188,6 +188,15 @@ def main():
     mm = [k["ops"] for k in doc["kernels"] if k["ops"][:1] == ["matmul"]] if doc else []
     report("residual_stored_by_its_matmul", [err] if err else [] if ["matmul", "add", "add"] in mm else
            [f"no kernel stores x + (h @ w.t() + b) as a matmul's epilogue: {mm}"], src, doc)
+    # Mamba's y * silu(res), packed by out_proj: stored as res's matmul's epilogue (over y,
+    # ir/fuse.c's packed_over), not recomputed in out_proj's pack with y and res both live
+    src = ("fn f(x: f32[16, 64], z: f32[16, 32], w: f32[32, 64], v: f32[24, 32]) -> f32[16, 24] {\n"
+           "    y = z * 2.0\n    return F.linear(y * F.silu(F.linear(x, w)), v)\n}")
+    doc, err = plan(src)
+    ks = [k["ops"] for k in doc["kernels"]] if doc else []
+    report("gated_packed_operand_is_an_epilogue", [err] if err else [] if any(
+        "matmul" in k and "silu" in k[k.index("matmul"):] for k in ks) else [f"silu(x @ w.t()) is no matmul's epilogue: {ks}"],
+        src, doc)
 
     # no kernels at all
     with open(os.path.join(EXAMPLES, "storage_views.tdsl"), encoding="utf-8") as f:
