@@ -318,10 +318,31 @@ static const NnClass nn_classes[] = {
      NULL, NULL, NULL, NULL},
     {"AvgPool2d", "avg_pool2d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
                                        "divisor_override=None", NULL, NULL, NULL, NULL},
+    {"MaxPool3d", "max_pool3d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
+                                       "ceil_mode=False", NULL, NULL, NULL, NULL},
+    {"AvgPool3d", "avg_pool3d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+                                       "divisor_override=None", NULL, NULL, NULL, NULL},
     {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
     {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
     {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
     {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
+    {"AdaptiveAvgPool3d", "adaptive_avg_pool3d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
+    {"AdaptiveMaxPool3d", "adaptive_max_pool3d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
+    {"PixelShuffle", "pixel_shuffle", F_NNF, "upscale_factor", NULL, NULL, NULL, NULL},
+    {"PixelUnshuffle", "pixel_unshuffle", F_NNF, "downscale_factor", NULL, NULL, NULL, NULL},
+    {"LocalResponseNorm", "local_response_norm", F_NNF, "size, alpha=0.0001, beta=0.75, k=1.0", NULL, NULL, NULL, NULL},
+    {"UpsamplingNearest2d", "upsample_nearest", F_NNF, "size=None, scale_factor=None", NULL, NULL, NULL, NULL},
+    {"UpsamplingBilinear2d", "upsample_bilinear", F_NNF, "size=None, scale_factor=None", NULL, NULL, NULL, NULL},
+    // the padding layers: F.pad, their padding its `pad` (an int on each side of the last N dims)
+    {"ZeroPad2d", "pad", F_NNF, "padding", NULL, NULL, NULL, NULL},
+    {"ConstantPad1d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
+    {"ConstantPad2d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
+    {"ConstantPad3d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
+    {"ReflectionPad1d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
+    {"ReflectionPad2d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
+    {"ReplicationPad1d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
+    {"ReplicationPad2d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
+    {"ReplicationPad3d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
     {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL, NULL, NULL, NULL},
     {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL, NULL, NULL, NULL},
     {"CrossEntropyLoss", "cross_entropy", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, "
@@ -354,6 +375,9 @@ static const NnClass nn_classes[] = {
     {"Conv2d", "conv2d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
                                 "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
      "stride, padding, dilation, groups"},
+    {"Conv3d", "conv3d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+                                "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
+     "stride, padding, dilation, groups"},
     {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                                       "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
      NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
@@ -363,9 +387,14 @@ static const NnClass nn_classes[] = {
     {"BatchNorm2d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
                                          "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
      "running_mean, running_var, weight, bias", "momentum, eps"},
+    {"BatchNorm3d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
+                                         "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
+     "running_mean, running_var, weight, bias", "momentum, eps"},
     {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
     {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                                               "track_running_stats=False", NULL, "affine", NULL, NULL},
+    {"InstanceNorm3d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
 };
 
@@ -818,6 +847,15 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     }
     if (has_state(c, m) && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
+    if (!strcmp(c->fn, "pad") && !strcmp(pname, "padding")) {  // nn.ZeroPad2d(1): (1, 1, 1, 1)
+      pname = "pad";
+      if (is_scalar(v->ty)) {
+        Ast *sides[6];
+        int n = 2 * (c->cls[strlen(c->cls) - 2] - '0');
+        for (int k = 0; k < n; k++) sides[k] = v;
+        v = part_seq(sema, v, TY_TUPLE, sides, n);
+      }
+    }
     if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
     if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
         !strcmp(pname, "track_running_stats"))
@@ -1075,6 +1113,19 @@ static bool is_ordered_dict(Sema *sema, const Ast *e) {
   return false;
 }
 
+// torch.manual_seed(seed): nothing to seed (tdsl has no random ops: a model's dropout is eval
+// mode's identity), so a statement that does nothing; the seed an int, as PyTorch checks it.
+static TType *manual_seed(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  const Ast *a = e->list.len == 1 ? e->list.data[0] : NULL;
+  if (a && a->kind == AST_KWARG && !strcmp(a->name, "seed")) a = a->rhs;
+  if (!a || a->kind == AST_KWARG || !is_scalar(a->ty) || a->ty->dtype == DT_F64 || a->ty->dtype == DT_F32) {
+    diag_error(sema->cx, a ? a->loc : call_loc(e), "manual_seed() takes one int, the seed");
+    return poison(sema);
+  }
+  return ty_new(sema, TY_NONE);
+}
+
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
   if (is_ordered_dict(sema, e)) {  // a dict (ordered as Python's are), marked: nn.Sequential names its modules
@@ -1119,6 +1170,7 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!strcmp(m, "torch.nn.functional") && !strcmp(e->name, "multi_head_attention_forward"))
     return mha_functional(sema, e);  // sema_mha.c
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
+  if (!strcmp(m, "torch") && !strcmp(e->name, "manual_seed")) return manual_seed(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
   if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);
   return NULL;

@@ -546,6 +546,65 @@ def nn_modules(tdslc, t):
              "and module classes as values, against PyTorch", errs, MODULES_SRC)
 
 
+# ---- the layers a torchvision-style CNN builds besides (3-D conv, norm and pools, pixel shuffles, the
+# padding layers, LRN, the old upsampling layers), as module objects, against PyTorch 1.13 ----
+LAYERS_BODY = """    torch.manual_seed(0)
+    conv = nn.Conv3d(2, 3, 2, padding=1)
+    conv.weight = w3
+    conv.bias = b3
+    bn = nn.BatchNorm3d(3, eps=1e-3)
+    bn.running_mean, bn.running_var, bn.weight, bn.bias = b3, rv, rv - 0.5, b3 * 2.0
+    y = bn(conv(x5))
+    return (y, nn.MaxPool3d(2)(y), nn.AvgPool3d(2, stride=1)(y), nn.AdaptiveAvgPool3d(1)(y),
+            nn.AdaptiveMaxPool3d((1, 2, 1))(y), nn.InstanceNorm3d(3)(y), nn.PixelShuffle(2)(x4),
+            nn.PixelUnshuffle(2)(x4), nn.LocalResponseNorm(2)(x4), nn.UpsamplingNearest2d(scale_factor=2)(x4),
+            nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
+            nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
+            nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4), nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5))
+"""
+
+
+def layers_oracle(a):
+    import torch
+    nn = torch.nn
+    a = {k: torch.from_numpy(v.astype(np.float64)) for k, v in a.items()}
+    x4, x5, x3, w3, b3, rv = (a[k] for k in ("x4", "x5", "x3", "w3", "b3", "rv"))
+    with torch.no_grad():
+        conv = nn.Conv3d(2, 3, 2, padding=1).double()
+        bn = nn.BatchNorm3d(3, eps=1e-3).double().eval()
+        conv.load_state_dict({"weight": w3, "bias": b3})
+        bn.load_state_dict({"running_mean": b3, "running_var": rv, "weight": rv - 0.5, "bias": b3 * 2.0,
+                            "num_batches_tracked": torch.tensor(0)})
+        y = bn(conv(x5))
+        outs = [y, nn.MaxPool3d(2)(y), nn.AvgPool3d(2, stride=1)(y), nn.AdaptiveAvgPool3d(1)(y),
+                nn.AdaptiveMaxPool3d((1, 2, 1))(y), nn.InstanceNorm3d(3)(y), nn.PixelShuffle(2)(x4),
+                nn.PixelUnshuffle(2)(x4), nn.LocalResponseNorm(2)(x4), nn.UpsamplingNearest2d(scale_factor=2)(x4),
+                nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
+                nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
+                nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4),
+                nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5)]
+    return [o.numpy() for o in outs]
+
+
+def more_layers(tdslc, t):
+    rng = np.random.default_rng(43)
+    inputs = {k: rng.standard_normal(s).astype(np.float32) for k, s in
+              (("x4", (1, 4, 4, 4)), ("x5", (1, 2, 3, 4, 4)), ("x3", (1, 2, 5)), ("w3", (3, 2, 2, 2, 2)),
+               ("b3", (3,)))}
+    inputs["rv"] = (1 + rng.random(3)).astype(np.float32)
+    want = layers_oracle(inputs)
+    params = ", ".join(f"{k}: f32[{', '.join(map(str, v.shape))}]" for k, v in inputs.items())
+    rets = ", ".join(f"f32[{', '.join(map(str, w.shape))}]" for w in want)
+    src = f"import torch\nimport torch.nn as nn\n\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n"
+    p, outs = run_outputs(tdslc, src, inputs)
+    if p.returncode != 0:
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
+    else:
+        errs = compare(outs, want, ["f32"] * len(want))
+    t.report("nn.Conv3d, BatchNorm3d, the 3-D pools, InstanceNorm3d, PixelShuffle, LocalResponseNorm, the padding "
+             "and upsampling layers as module objects, against PyTorch", errs, src)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -563,6 +622,7 @@ def main():
             errs = compare(outs, want, kinds)
         t.report(name, errs, src)
     nn_modules(tdslc, t)
+    more_layers(tdslc, t)
     # an index outside the table is PyTorch's run-time error, at the call
     src = "fn f(i: i64[3], w: f32[4, 2]) -> f32[3, 2] {\n    return F.embedding(i, w)\n}\n"
     p, _ = run_outputs(tdslc, src, {"i": np.array([0, 4, 1]), "w": randn(4, 2)})
