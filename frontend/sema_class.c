@@ -441,6 +441,92 @@ TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   return call_method(sema, e, (TType *)f, fwd, owner, args);
 }
 
+// ---- nn.Module's walk of its modules: modules(), children(), named_modules(), named_children() ----
+// The modules found so far, each with its dotted name and an expression reading it (unchecked: a
+// clone of the receiver followed by attributes and indices, as the program would write it).
+typedef struct ModWalk {
+  int n;
+  const TType *ty[MAX_LIST];
+  const char *name[MAX_LIST];
+  Ast *path[MAX_LIST];
+} ModWalk;
+
+static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep);
+
+// The direct submodules of module t read by path, in PyTorch's order (the order its attributes
+// were first set; a container's in its order), each added (deep: with its own).
+static void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, Ast *path, bool deep) {
+  Ctx *cx = sema->cx;
+  const char *dot = *prefix ? "." : "";
+  if (is_container(t)) {
+    for (int i = 0; i < t->nelem; i++) {
+      const TType *c = t->elems[i];
+      if (!is_nn_module(sema, c)) continue;  // None
+      bool dict = t->kind == TY_DICT;
+      const char *key = dict ? t->keys[i]->module : arena_printf(&cx->arena, "%d", i);
+      Ast *k = dict ? ast_str(cx, key, path->loc) : ast_int(cx, i, path->loc);
+      Ast *at = ast_index(cx, ast_clone(cx, path), ast_list_of(cx, k, path->loc), path->loc, path->loc);
+      walk_add(sema, w, c, arena_printf(&cx->arena, "%s%s%s", prefix, dot, key), at, deep);
+    }
+    return;
+  }
+  for (int k = 0; t->attrs && k < t->attrs->n; k++) {
+    const TType *c = t->attrs->ty[k];
+    const char *name = t->attrs->names[k];
+    if (!c) continue;
+    if (!strcmp(name, MODULES_ATTR)) {  // class Stack(nn.Sequential): its modules, as its own
+      walk_children(sema, w, c, prefix, ast_attr(cx, ast_clone(cx, path), name, path->loc, path->loc), deep);
+      continue;
+    }
+    if (!is_nn_module(sema, c)) continue;
+    Ast *at = ast_attr(cx, ast_clone(cx, path), name, path->loc, path->loc);
+    walk_add(sema, w, c, arena_printf(&cx->arena, "%s%s%s", prefix, dot, name), at, deep);
+  }
+}
+
+static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep) {
+  for (int i = 0; i < w->n; i++)
+    if (w->ty[i] == t) return;  // a module held twice: once, as PyTorch's memo keeps it
+  if (w->n == MAX_LIST) return;
+  w->ty[w->n] = t, w->name[w->n] = name, w->path[w->n] = path;
+  w->n++;
+  if (deep) walk_children(sema, w, t, name, path, deep);
+}
+
+// recv.modules() (children(), named_modules(), named_children()) at call e of module t: the list
+// of those modules (of ("name", module) tuples), which e becomes; NULL for any other method.
+TType *module_walk(Sema *sema, Ast *e, const TType *t) {
+  bool named = !strncmp(e->name, "named_", 6);
+  const char *what = e->name + (named ? 6 : 0);
+  bool all = !strcmp(what, "modules");
+  if (!all && strcmp(what, "children")) return NULL;
+  if (e->list.len) {
+    diag_error(sema->cx, e->list.data[0]->loc, "%s() of tdsl takes no arguments (PyTorch's memo, prefix and "
+               "remove_duplicate keep their defaults)", e->name);
+    return poison(sema);
+  }
+  ModWalk w = {0};
+  Ast *recv = ast_clone(sema->cx, e->lhs);
+  if (all) walk_add(sema, &w, t, "", recv, true);
+  else walk_children(sema, &w, t, "", recv, false);
+  if (w.n == MAX_LIST) {
+    diag_error(sema->cx, e->oploc, "%s(): more than %d modules: tdsl walks at most that many", e->name, MAX_LIST - 1);
+    return poison(sema);
+  }
+  Ast *list = ast_new(sema->cx, AST_LIST, e->loc);
+  for (int i = 0; i < w.n; i++) {
+    Ast *item = w.path[i];
+    if (named) {
+      item = ast_new(sema->cx, AST_TUPLE, e->loc);
+      vec_push(&sema->cx->arena, &item->list, ast_str(sema->cx, w.name[i], e->loc));
+      vec_push(&sema->cx->arena, &item->list, w.path[i]);
+    }
+    vec_push(&sema->cx->arena, &list->list, item);
+  }
+  *e = *list;
+  return check_expr(sema, e);
+}
+
 // inst.name(args) at call e (its arguments not yet checked): a method's call, or the call of
 // an attribute holding a callable (self.act(x)); NULL when inst has neither (the caller's error).
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
@@ -452,6 +538,10 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
     st->lhs = e->lhs;
     vec_push(&sema->cx->arena, &e->unrolled, st);
     return inst;
+  }
+  if (!m && k < 0 && class_is_module(sema, inst->ctor)) {  // self.modules() ...: nn.Module's walk
+    TType *r = module_walk(sema, e, inst);
+    if (r) return r;
   }
   if (!m && k < 0 && derived_modules(sema, inst)) {  // self.append(m): its container's method
     e->lhs = modules_node(sema, e->lhs);

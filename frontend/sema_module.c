@@ -15,6 +15,7 @@
 // A module object is a TY_MODULE value ("torch.nn.ReLU") holding the call that made it.
 #include "frontend/sema_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -911,6 +912,8 @@ static const char *nn_class_name(const TType *t) {
 // ...) of an object's attribute leaves the attribute unset, as tdsl has no random numbers (a read of
 // it is the error "not set", a set of it from the entry's parameters, as load_state_dict sets it, is
 // what a compiled model does); of anything else, the located error.
+static TType *fill_unset(Sema *sema, Ast *e, Ast *t, double v);
+
 static TType *nn_init(Sema *sema, Ast *e) {
   static const char *const random[] = {"normal_", "uniform_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
                                        "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_", NULL};
@@ -928,6 +931,8 @@ static TType *nn_init(Sema *sema, Ast *e) {
   }
   if (fill) {  // t.zero_(), t.fill_(1.0), t.fill_(val)
     bool zeros = e->name[0] == 'z', ones = e->name[0] == 'o';
+    TType *r = fill_unset(sema, e, t, zeros ? 0.0 : ones ? 1.0 : NAN);
+    if (r) return r;
     AstList rest = {0};
     for (int i = 1; i < e->list.len; i++) vec_push(&sema->cx->arena, &rest, e->list.data[i]);
     if (ones) vec_push(&sema->cx->arena, &rest, ast_float(sema->cx, 1.0, e->loc));
@@ -952,6 +957,38 @@ static TType *nn_init(Sema *sema, Ast *e) {
   }
   obj->attrs->ty[k] = NULL;  // unset: the entry sets it, as load_state_dict does
   obj->attrs->hidden[k] = NULL;
+  return ty_new(sema, TY_NONE);
+}
+
+// nn.init.constant_(m.weight, 1) (zeros_, ones_) of a parameter of an nn module object not set yet
+// (a torchvision model's `for m in self.modules()` loop in its __init__): the parameter set to
+// torch.full of the shape its constructor gives it (f32), as PyTorch's fills the one __init__ made;
+// v NAN: constant_'s value argument. NULL when t is no such parameter (the fill of a tensor).
+static TType *fill_unset(Sema *sema, Ast *e, Ast *t, double v) {
+  if (t->kind != AST_ATTR) return NULL;
+  TType *obj = check_expr(sema, t->lhs);
+  if (is_poison(obj)) return obj;
+  const NnClass *c = obj->kind == TY_MODULE && obj->attrs && !strncmp(obj->module, "torch.nn.", 9)
+                         ? nn_class(obj->module + 9) : NULL;
+  int k = c ? obj_find(obj->attrs, t->name) : -1, nd;
+  int64_t shape[TD_MAX_DIMS];
+  if (k < 0 || obj->attrs->ty[k] || !state_shape(sema, obj, c, t->name, &nd, shape)) return NULL;
+  Ast *val = NULL;
+  for (int i = 1; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind != AST_KWARG || !strcmp(a->name, "val")) val = a->kind == AST_KWARG ? a->rhs : a;
+  }
+  if (isnan(v) && !val) return NULL;  // constant_'s own error
+  Ast *full = ast_new(sema->cx, AST_CALL, e->loc), *size = ast_new(sema->cx, AST_TUPLE, e->loc);
+  full->lhs = ast_name(sema->cx, "torch", e->loc);
+  full->name = "full";
+  full->oploc = e->oploc;
+  for (int i = 0; i < nd; i++) vec_push(&sema->cx->arena, &size->list, ast_int(sema->cx, shape[i], e->loc));
+  vec_push(&sema->cx->arena, &full->list, size);
+  vec_push(&sema->cx->arena, &full->list, isnan(v) ? val : ast_float(sema->cx, v, e->loc));
+  Ast *dt = ast_attr(sema->cx, ast_name(sema->cx, "torch", e->loc), "float32", e->loc, e->loc);
+  vec_push(&sema->cx->arena, &full->list, ast_kwarg(sema->cx, "dtype", dt, e->loc, e->loc));
+  if (is_poison(check_expr(sema, full)) || !obj_set(sema, e, obj, obj->attrs->names[k], full)) return poison(sema);
   return ty_new(sema, TY_NONE);
 }
 

@@ -605,6 +605,106 @@ def more_layers(tdslc, t):
              "and upsampling layers as module objects, against PyTorch", errs, src)
 
 
+# ---- a torchvision-style CNN: its __init__'s loop over self.modules() (nn.init.constant_ of each BatchNorm's
+# weight and bias, kaiming_normal_ of each conv's weight, set by the entry), the entry setting each conv's weight
+# by its name from named_modules(), against PyTorch's model with the same state_dict ----
+CNN_SRC = r"""import torch
+import torch.nn as nn
+
+class Block(nn.Module) {
+    fn __init__(self, c: int) {
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.act = nn.ReLU(inplace=True)
+    }
+    fn forward(self, x) { return self.act(self.bn(self.conv(x))) + x }
+}
+
+class Net(nn.Module) {
+    fn __init__(self) {
+        super().__init__()
+        self.stem = nn.Conv2d(2, 3, 1)
+        self.layers = nn.Sequential(Block(3), Block(3))
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        for m in self.modules() {
+            if isinstance(m, nn.Conv2d) {
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            } elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)) {
+                nn.init.constant_(m.weight, 1)
+                nn.init.constant_(m.bias, 0)
+            }
+        }
+    }
+    fn forward(self, x) { return torch.flatten(self.pool(self.layers(self.stem(x))), 1) }
+}
+
+fn f(x: f32[2, 2, 5, 5], w0: f32[3, 2, 1, 1], b0: f32[3], w1: f32[3, 3, 3, 3], w2: f32[3, 3, 3, 3], rm: f32[3],
+     rv: f32[3]) -> f32[2, 3] {
+    torch.manual_seed(0)
+    net = Net()
+    ws = {"stem": w0, "layers.0.conv": w1, "layers.1.conv": w2}
+    for name, m in net.named_modules() {
+        if isinstance(m, nn.Conv2d) {
+            m.weight = ws[name]
+        } elif isinstance(m, nn.BatchNorm2d) {
+            m.running_mean, m.running_var = rm, rv
+        }
+    }
+    net.stem.bias = b0
+    assert [n for n, _ in net.named_children()] == ["stem", "layers", "pool"]
+    assert len(list(net.layers[1].children())) == 3
+    return net.eval()(x)
+}
+"""
+
+
+def cnn_oracle(a):
+    import torch
+    nn = torch.nn
+    t = {k: torch.from_numpy(v.astype(np.float64)) for k, v in a.items()}
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(c)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.act(self.bn(self.conv(x))) + x
+
+    net = nn.Sequential()
+    net.stem = nn.Conv2d(2, 3, 1)
+    net.layers = nn.Sequential(Block(3), Block(3))
+    net.pool = nn.AdaptiveAvgPool2d(1)
+    net.flat = nn.Flatten(1)
+    sd = net.double().state_dict()
+    sd.update({"stem.weight": t["w0"], "stem.bias": t["b0"], "layers.0.conv.weight": t["w1"],
+               "layers.1.conv.weight": t["w2"]})
+    for i in range(2):
+        sd[f"layers.{i}.bn.running_mean"], sd[f"layers.{i}.bn.running_var"] = t["rm"], t["rv"]
+    net.load_state_dict(sd)
+    with torch.no_grad():
+        return [net.eval()(t["x"]).numpy()]
+
+
+def cnn_modules(tdslc, t):
+    rng = np.random.default_rng(44)
+    inputs = {k: (rng.standard_normal(s) * 0.5).astype(np.float32) for k, s in
+              (("x", (2, 2, 5, 5)), ("w0", (3, 2, 1, 1)), ("b0", (3,)), ("w1", (3, 3, 3, 3)), ("w2", (3, 3, 3, 3)),
+               ("rm", (3,)))}
+    inputs["rv"] = (1 + rng.random(3)).astype(np.float32)
+    want = cnn_oracle(inputs)
+    p, outs = run_outputs(tdslc, CNN_SRC, inputs)
+    if p.returncode != 0:
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
+    else:
+        errs = compare(outs, want, ["f32"])
+    t.report("a torchvision-style CNN: self.modules() in __init__ with nn.init fills, named_modules() and "
+             "named_children(), against PyTorch", errs, CNN_SRC)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -623,6 +723,7 @@ def main():
         t.report(name, errs, src)
     nn_modules(tdslc, t)
     more_layers(tdslc, t)
+    cnn_modules(tdslc, t)
     # an index outside the table is PyTorch's run-time error, at the call
     src = "fn f(i: i64[3], w: f32[4, 2]) -> f32[3, 2] {\n    return F.embedding(i, w)\n}\n"
     p, _ = run_outputs(tdslc, src, {"i": np.array([0, 4, 1]), "w": randn(4, 2)})
