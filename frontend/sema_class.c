@@ -441,6 +441,29 @@ TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   return call_method(sema, e, (TType *)f, fwd, owner, args);
 }
 
+// type(v).__name__ and v.__class__.__name__ (e the __name__ attribute): the name of v's class as a
+// str, which e becomes (Net, Linear, Sequential, Tensor, int ...); NULL when e is neither form.
+TType *class_name_of(Sema *sema, Ast *e) {
+  const Ast *l = e->lhs;
+  Ast *v = !strcmp(e->name, "__name__") && l->kind == AST_CALL && !l->lhs && !strcmp(l->name, "type") &&
+                   l->list.len == 1 && l->list.data[0]->kind != AST_KWARG
+               ? l->list.data[0]
+           : !strcmp(e->name, "__name__") && l->kind == AST_ATTR && !strcmp(l->name, "__class__") ? l->lhs : NULL;
+  if (!v || (l->kind == AST_CALL && (find_local(sema, "type") || find_const(sema, "type")))) return NULL;
+  TType *t = check_expr(sema, v);
+  if (is_poison(t)) return t;
+  const char *n = is_container(t)                                               ? t->container
+                  : is_instance(t)                                              ? t->ctor->name
+                  : t->kind == TY_MODULE && t->ctor && !strncmp(t->module, "torch.nn.", 9) ? t->module + 9
+                  : is_tensor(t) && !t->wrapped                                 ? "Tensor"
+                  : t->kind == TY_SCALAR || is_tensor(t) ? (t->dtype == DT_BOOL ? "bool" : t->dtype == DT_F64 ? "float"
+                                                                                                            : "int")
+                                                         : py_type_name(t);
+  Ast *s = ast_str(sema->cx, n, e->loc);
+  *e = *s;
+  return check_expr(sema, e);
+}
+
 // ---- nn.Module's walk of its modules: modules(), children(), named_modules(), named_children() ----
 // The modules found so far, each with its dotted name and an expression reading it (unchecked: a
 // clone of the receiver followed by attributes and indices, as the program would write it).
@@ -493,9 +516,62 @@ static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, A
   if (deep) walk_children(sema, w, t, name, path, deep);
 }
 
+// The first module of walk w whose training mode changes what it computes (a dropout with p > 0, a
+// BatchNorm's batch statistics, a layer made of modules with a dropout), or -1.
+static int trains_differently(Sema *sema, const ModWalk *w) {
+  for (int i = 0; i < w->n; i++) {
+    const TType *t = w->ty[i];
+    if (t->kind != TY_MODULE || is_instance(t) || strncmp(t->module, "torch.nn.", 9)) continue;
+    const char *cls = t->module + 9;
+    if (!strncmp(cls, "BatchNorm", 9) || is_composite(t)) return i;
+    const TType *p = strstr(cls, "Dropout") ? nn_arg(sema, t, "p") : NULL;
+    if (p && !(is_scalar(p) && p->fval == 0 && p->ival == 0)) return i;
+  }
+  return -1;
+}
+
+// m.eval(), m.train(False), m.requires_grad_(...), m.zero_grad(): m itself, which e becomes (tdsl's
+// modules are in eval mode and have no gradients); m.train() of a model whose training mode computes
+// otherwise, the located error. NULL for any other method.
+static TType *module_mode(Sema *sema, Ast *e, const TType *t) {
+  bool train = !strcmp(e->name, "train"), zero = !strcmp(e->name, "zero_grad");
+  if (!train && !zero && strcmp(e->name, "eval") && strcmp(e->name, "requires_grad_")) return NULL;
+  if (!check_args(sema, e)) return poison(sema);
+  int max = train || zero || !strcmp(e->name, "requires_grad_") ? 1 : 0;
+  if (e->list.len > max) {
+    diag_error(sema->cx, e->list.data[max]->loc, "%s() takes %d positional argument%s but %d were given", e->name,
+               max + 1, max ? "s" : "", e->list.len + 1);
+    return poison(sema);
+  }
+  const Ast *mode = e->list.len ? e->list.data[0] : NULL;
+  if (mode && mode->kind == AST_KWARG) mode = mode->rhs;
+  if (train && (!mode || !is_scalar(mode->ty) || mode->ty->ival)) {
+    ModWalk w = {0};
+    walk_add(sema, &w, t, "", ast_clone(sema->cx, e->lhs), true);
+    int i = trains_differently(sema, &w);
+    if (i >= 0) {
+      diag_error(sema->cx, e->oploc, "train(): tdsl compiles modules in eval mode, and %s%s%s (%s) computes "
+                 "otherwise in training mode: call eval() or train(False)", *w.name[i] ? "'" : "the module itself",
+                 w.name[i], *w.name[i] ? "'" : "", py_type_name(w.ty[i]));
+      return poison(sema);
+    }
+  }
+  if (zero) {  // None, once the receiver is made
+    Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);
+    st->lhs = e->lhs;
+    vec_push(&sema->cx->arena, &e->unrolled, st);
+    return ty_new(sema, TY_NONE);
+  }
+  Ast *recv = e->lhs;
+  *e = *recv;
+  return e->ty;
+}
+
 // recv.modules() (children(), named_modules(), named_children()) at call e of module t: the list
 // of those modules (of ("name", module) tuples), which e becomes; NULL for any other method.
 TType *module_walk(Sema *sema, Ast *e, const TType *t) {
+  TType *mode = module_mode(sema, e, t);
+  if (mode) return mode;
   bool named = !strncmp(e->name, "named_", 6);
   const char *what = e->name + (named ? 6 : 0);
   bool all = !strcmp(what, "modules");

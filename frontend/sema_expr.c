@@ -461,6 +461,8 @@ TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
 }
 
 static TType *check_attr(Sema *sema, Ast *e) {
+  TType *cn = class_name_of(sema, e);  // type(m).__name__ (sema_class.c)
+  if (cn) return cn;
   TType *self = check_expr(sema, e->lhs);
   if (is_poison(self)) return poison(sema);
   if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p

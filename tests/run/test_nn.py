@@ -654,7 +654,9 @@ fn f(x: f32[2, 2, 5, 5], w0: f32[3, 2, 1, 1], b0: f32[3], w1: f32[3, 3, 3, 3], w
     net.stem.bias = b0
     assert [n for n, _ in net.named_children()] == ["stem", "layers", "pool"]
     assert len(list(net.layers[1].children())) == 3
-    return net.eval()(x)
+    assert [type(net).__name__, net.layers[0].__class__.__name__, type(net.stem).__name__] == ["Net", "Block", "Conv2d"]
+    net.requires_grad_(False).zero_grad()
+    return net.train(False)(x) + nn.Sequential(nn.Identity(), nn.Dropout(0.0)).train().eval()(x[:, 0, 0, :3]) * 0.0
 }
 """
 
@@ -701,8 +703,8 @@ def cnn_modules(tdslc, t):
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
         errs = compare(outs, want, ["f32"])
-    t.report("a torchvision-style CNN: self.modules() in __init__ with nn.init fills, named_modules() and "
-             "named_children(), against PyTorch", errs, CNN_SRC)
+    t.report("a torchvision-style CNN: self.modules() in __init__ with nn.init fills, named_modules(), "
+             "named_children(), train(False), requires_grad_, type(m).__name__, against PyTorch", errs, CNN_SRC)
 
 
 def main():
