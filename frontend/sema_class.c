@@ -452,13 +452,13 @@ TType *class_name_of(Sema *sema, Ast *e) {
   if (!v || (l->kind == AST_CALL && (find_local(sema, "type") || find_const(sema, "type")))) return NULL;
   TType *t = check_expr(sema, v);
   if (is_poison(t)) return t;
-  const char *n = is_container(t)                                               ? t->container
-                  : is_instance(t)                                              ? t->ctor->name
-                  : t->kind == TY_MODULE && t->ctor && !strncmp(t->module, "torch.nn.", 9) ? t->module + 9
-                  : is_tensor(t) && !t->wrapped                                 ? "Tensor"
-                  : t->kind == TY_SCALAR || is_tensor(t) ? (t->dtype == DT_BOOL ? "bool" : t->dtype == DT_F64 ? "float"
-                                                                                                            : "int")
-                                                         : py_type_name(t);
+  const char *n = py_type_name(t);  // str, list, tuple, dict ...
+  if (is_container(t)) n = t->container;
+  else if (is_instance(t)) n = t->ctor->name;
+  else if (t->kind == TY_MODULE && t->ctor && !strncmp(t->module, "torch.nn.", 9)) n = t->module + 9;
+  else if (is_tensor(t) && !t->wrapped) n = "Tensor";
+  else if (t->kind == TY_SCALAR || is_tensor(t)) n = t->dtype == DT_BOOL ? "bool" : dtype_is_float(t->dtype) ? "float"
+                                                                                                            : "int";
   Ast *s = ast_str(sema->cx, n, e->loc);
   *e = *s;
   return check_expr(sema, e);

@@ -245,8 +245,9 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
     } else {
       info = arena_printf(ar, "size=%s", ARG("size"));
     }
-    const char *mode = !strcmp(cls, "UpsamplingNearest2d") ? "nearest" : !strcmp(cls, "UpsamplingBilinear2d") ? "bilinear"
-                                                                                                       : ARG("mode");
+    const char *mode = !strcmp(cls, "UpsamplingNearest2d")    ? "nearest"
+                       : !strcmp(cls, "UpsamplingBilinear2d") ? "bilinear"
+                                                              : ARG("mode");
     return arena_printf(ar, "%s, mode=%s", info, mode);
   }
 #undef ARG
