@@ -332,8 +332,9 @@ static const NnClass nn_classes[] = {
     {"PixelShuffle", "pixel_shuffle", F_NNF, "upscale_factor", NULL, NULL, NULL, NULL},
     {"PixelUnshuffle", "pixel_unshuffle", F_NNF, "downscale_factor", NULL, NULL, NULL, NULL},
     {"LocalResponseNorm", "local_response_norm", F_NNF, "size, alpha=0.0001, beta=0.75, k=1.0", NULL, NULL, NULL, NULL},
-    {"UpsamplingNearest2d", "upsample_nearest", F_NNF, "size=None, scale_factor=None", NULL, NULL, NULL, NULL},
-    {"UpsamplingBilinear2d", "upsample_bilinear", F_NNF, "size=None, scale_factor=None", NULL, NULL, NULL, NULL},
+    {"UpsamplingNearest2d", "interpolate", F_NNF, "size=None, scale_factor=None", "mode='nearest'", NULL, NULL, NULL},
+    {"UpsamplingBilinear2d", "interpolate", F_NNF, "size=None, scale_factor=None", "mode='bilinear', align_corners=True",
+     NULL, NULL, NULL},
     // the padding layers: F.pad, their padding its `pad` (an int on each side of the last N dims)
     {"ZeroPad2d", "pad", F_NNF, "padding", NULL, NULL, NULL, NULL},
     {"ConstantPad1d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
@@ -907,6 +908,39 @@ static const char *nn_class_name(const TType *t) {
   return t && t->kind == TY_MODULE && !t->ctor && !strncmp(t->module, NN_CLASS, n) ? t->module + n : NULL;
 }
 
+// nn.Embedding.from_pretrained(embeddings, freeze=True, padding_idx=None, ...) at call e: the
+// module nn.Embedding(rows, cols, ..., _weight=embeddings) its classmethod makes, which e becomes
+// (freeze changes nothing without autograd).
+static TType *from_pretrained(Sema *sema, Ast *e) {
+  Ast *w = e->list.len && e->list.data[0]->kind != AST_KWARG ? e->list.data[0] : NULL;
+  for (int i = 0; i < e->list.len && !w; i++)
+    if (!strcmp(e->list.data[i]->name, "embeddings")) w = e->list.data[i]->rhs;
+  TType *wt = w ? check_expr(sema, ast_clone(sema->cx, w)) : NULL;
+  if (wt && is_poison(wt)) return wt;
+  if (!wt || !is_tensor(wt) || wt->view.ndim != 2) {
+    diag_error(sema->cx, w ? w->loc : call_loc(e), "Embeddings parameter is expected to be 2-dimensional");
+    return poison(sema);
+  }
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
+  call->lhs = ast_name(sema->cx, "nn", e->loc);
+  call->name = "Embedding";
+  call->oploc = e->oploc;
+  vec_push(&sema->cx->arena, &call->list, ast_int(sema->cx, wt->view.shape[0], e->loc));
+  vec_push(&sema->cx->arena, &call->list, ast_int(sema->cx, wt->view.shape[1], e->loc));
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind != AST_KWARG && i > 0) {
+      diag_error(sema->cx, a->loc, "from_pretrained() takes the embeddings by position, the rest by name");
+      return poison(sema);
+    }
+    if (a->kind == AST_KWARG && strcmp(a->name, "embeddings") && strcmp(a->name, "freeze"))
+      vec_push(&sema->cx->arena, &call->list, a);
+  }
+  vec_push(&sema->cx->arena, &call->list, ast_kwarg(sema->cx, "_weight", w, e->loc, e->loc));
+  *e = *call;
+  return nn_construct(sema, e);
+}
+
 // nn.init.NAME(tensor, ...), as a module's __init__ initialises its parameters: zeros_, ones_ and
 // constant_ fill the tensor in place (its zero_() and fill_()); a random one (normal_, xavier_uniform_
 // ...) of an object's attribute leaves the attribute unset, as tdsl has no random numbers (a read of
@@ -1201,6 +1235,10 @@ TType *module_call(Sema *sema, Ast *e) {
   }
   if (!strcmp(e->name, "signature") && is_inspect(sema, e->lhs)) return inspect_signature(sema, e);
   const char *m = module_path(sema, e->lhs);
+  if (!m && e->lhs->kind == AST_ATTR && !strcmp(e->lhs->name, "Embedding") && !strcmp(e->name, "from_pretrained")) {
+    const char *nn = module_path(sema, e->lhs->lhs);
+    if (nn && !strcmp(nn, "torch.nn")) return from_pretrained(sema, e);
+  }
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch.nn.init")) return nn_init(sema, e);

@@ -549,6 +549,7 @@ def nn_modules(tdslc, t):
 # ---- the layers a torchvision-style CNN builds besides (3-D conv, norm and pools, pixel shuffles, the
 # padding layers, LRN, the old upsampling layers), as module objects, against PyTorch 1.13 ----
 LAYERS_BODY = """    torch.manual_seed(0)
+    emb = nn.Embedding.from_pretrained(x4[0, 0], padding_idx=1)
     conv = nn.Conv3d(2, 3, 2, padding=1)
     conv.weight = w3
     conv.bias = b3
@@ -560,14 +561,15 @@ LAYERS_BODY = """    torch.manual_seed(0)
             nn.PixelUnshuffle(2)(x4), nn.LocalResponseNorm(2)(x4), nn.UpsamplingNearest2d(scale_factor=2)(x4),
             nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
             nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
-            nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4), nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5))
+            nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4), nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5),
+            emb(ix))
 """
 
 
 def layers_oracle(a):
     import torch
     nn = torch.nn
-    a = {k: torch.from_numpy(v.astype(np.float64)) for k, v in a.items()}
+    a = {k: torch.from_numpy(v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in a.items()}
     x4, x5, x3, w3, b3, rv = (a[k] for k in ("x4", "x5", "x3", "w3", "b3", "rv"))
     with torch.no_grad():
         conv = nn.Conv3d(2, 3, 2, padding=1).double()
@@ -582,7 +584,7 @@ def layers_oracle(a):
                 nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
                 nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
                 nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4),
-                nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5)]
+                nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5), nn.Embedding.from_pretrained(x4[0, 0], padding_idx=1)(a["ix"])]
     return [o.numpy() for o in outs]
 
 
@@ -592,8 +594,10 @@ def more_layers(tdslc, t):
               (("x4", (1, 4, 4, 4)), ("x5", (1, 2, 3, 4, 4)), ("x3", (1, 2, 5)), ("w3", (3, 2, 2, 2, 2)),
                ("b3", (3,)))}
     inputs["rv"] = (1 + rng.random(3)).astype(np.float32)
+    inputs["ix"] = np.array([3, 0, 1], dtype=np.int64)
     want = layers_oracle(inputs)
-    params = ", ".join(f"{k}: f32[{', '.join(map(str, v.shape))}]" for k, v in inputs.items())
+    params = ", ".join(f"{k}: {'i64' if v.dtype == np.int64 else 'f32'}[{', '.join(map(str, v.shape))}]"
+                       for k, v in inputs.items())
     rets = ", ".join(f"f32[{', '.join(map(str, w.shape))}]" for w in want)
     src = f"import torch\nimport torch.nn as nn\n\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n"
     p, outs = run_outputs(tdslc, src, inputs)
@@ -602,7 +606,7 @@ def more_layers(tdslc, t):
     else:
         errs = compare(outs, want, ["f32"] * len(want))
     t.report("nn.Conv3d, BatchNorm3d, the 3-D pools, InstanceNorm3d, PixelShuffle, LocalResponseNorm, the padding "
-             "and upsampling layers as module objects, against PyTorch", errs, src)
+             "and upsampling layers as module objects, Embedding.from_pretrained, against PyTorch", errs, src)
 
 
 # ---- a torchvision-style CNN: its __init__'s loop over self.modules() (nn.init.constant_ of each BatchNorm's
