@@ -441,6 +441,168 @@ TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args) {
   return call_method(sema, e, (TType *)f, fwd, owner, args);
 }
 
+// type(v).__name__ and v.__class__.__name__ (e the __name__ attribute): the name of v's class as a
+// str, which e becomes (Net, Linear, Sequential, Tensor, int ...); NULL when e is neither form.
+TType *class_name_of(Sema *sema, Ast *e) {
+  const Ast *l = e->lhs;
+  Ast *v = !strcmp(e->name, "__name__") && l->kind == AST_CALL && !l->lhs && !strcmp(l->name, "type") &&
+                   l->list.len == 1 && l->list.data[0]->kind != AST_KWARG
+               ? l->list.data[0]
+           : !strcmp(e->name, "__name__") && l->kind == AST_ATTR && !strcmp(l->name, "__class__") ? l->lhs : NULL;
+  if (!v || (l->kind == AST_CALL && (find_local(sema, "type") || find_const(sema, "type")))) return NULL;
+  TType *t = check_expr(sema, v);
+  if (is_poison(t)) return t;
+  const char *n = py_type_name(t);  // str, list, tuple, dict ...
+  if (is_container(t)) n = t->container;
+  else if (is_instance(t)) n = t->ctor->name;
+  else if (t->kind == TY_MODULE && t->ctor && !strncmp(t->module, "torch.nn.", 9)) n = t->module + 9;
+  else if (is_tensor(t) && !t->wrapped) n = "Tensor";
+  else if (t->kind == TY_SCALAR || is_tensor(t)) n = t->dtype == DT_BOOL ? "bool" : dtype_is_float(t->dtype) ? "float"
+                                                                                                            : "int";
+  Ast *s = ast_str(sema->cx, n, e->loc);
+  *e = *s;
+  return check_expr(sema, e);
+}
+
+// ---- nn.Module's walk of its modules: modules(), children(), named_modules(), named_children() ----
+// The modules found so far, each with its dotted name and an expression reading it (unchecked: a
+// clone of the receiver followed by attributes and indices, as the program would write it).
+typedef struct ModWalk {
+  int n;
+  const TType *ty[MAX_LIST];
+  const char *name[MAX_LIST];
+  Ast *path[MAX_LIST];
+} ModWalk;
+
+static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep);
+
+// The direct submodules of module t read by path, in PyTorch's order (the order its attributes
+// were first set; a container's in its order), each added (deep: with its own).
+static void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, Ast *path, bool deep) {
+  Ctx *cx = sema->cx;
+  const char *dot = *prefix ? "." : "";
+  if (is_container(t)) {
+    for (int i = 0; i < t->nelem; i++) {
+      const TType *c = t->elems[i];
+      if (!is_nn_module(sema, c)) continue;  // None
+      bool dict = t->kind == TY_DICT;
+      const char *key = dict ? t->keys[i]->module : arena_printf(&cx->arena, "%d", i);
+      Ast *k = dict ? ast_str(cx, key, path->loc) : ast_int(cx, i, path->loc);
+      Ast *at = ast_index(cx, ast_clone(cx, path), ast_list_of(cx, k, path->loc), path->loc, path->loc);
+      walk_add(sema, w, c, arena_printf(&cx->arena, "%s%s%s", prefix, dot, key), at, deep);
+    }
+    return;
+  }
+  for (int k = 0; t->attrs && k < t->attrs->n; k++) {
+    const TType *c = t->attrs->ty[k];
+    const char *name = t->attrs->names[k];
+    if (!c) continue;
+    if (!strcmp(name, MODULES_ATTR)) {  // class Stack(nn.Sequential): its modules, as its own
+      walk_children(sema, w, c, prefix, ast_attr(cx, ast_clone(cx, path), name, path->loc, path->loc), deep);
+      continue;
+    }
+    if (!is_nn_module(sema, c)) continue;
+    Ast *at = ast_attr(cx, ast_clone(cx, path), name, path->loc, path->loc);
+    walk_add(sema, w, c, arena_printf(&cx->arena, "%s%s%s", prefix, dot, name), at, deep);
+  }
+}
+
+static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep) {
+  for (int i = 0; i < w->n; i++)
+    if (w->ty[i] == t) return;  // a module held twice: once, as PyTorch's memo keeps it
+  if (w->n == MAX_LIST) return;
+  w->ty[w->n] = t, w->name[w->n] = name, w->path[w->n] = path;
+  w->n++;
+  if (deep) walk_children(sema, w, t, name, path, deep);
+}
+
+// The first module of walk w whose training mode changes what it computes (a dropout with p > 0, a
+// BatchNorm's batch statistics, a layer made of modules with a dropout), or -1.
+static int trains_differently(Sema *sema, const ModWalk *w) {
+  for (int i = 0; i < w->n; i++) {
+    const TType *t = w->ty[i];
+    if (t->kind != TY_MODULE || is_instance(t) || strncmp(t->module, "torch.nn.", 9)) continue;
+    const char *cls = t->module + 9;
+    if (!strncmp(cls, "BatchNorm", 9) || is_composite(t)) return i;
+    const TType *p = strstr(cls, "Dropout") ? nn_arg(sema, t, "p") : NULL;
+    if (p && !(is_scalar(p) && p->fval == 0 && p->ival == 0)) return i;
+  }
+  return -1;
+}
+
+// m.eval(), m.train(False), m.requires_grad_(...), m.zero_grad(): m itself, which e becomes (tdsl's
+// modules are in eval mode and have no gradients); m.train() of a model whose training mode computes
+// otherwise, the located error. NULL for any other method.
+static TType *module_mode(Sema *sema, Ast *e, const TType *t) {
+  bool train = !strcmp(e->name, "train"), zero = !strcmp(e->name, "zero_grad");
+  if (!train && !zero && strcmp(e->name, "eval") && strcmp(e->name, "requires_grad_")) return NULL;
+  if (!check_args(sema, e)) return poison(sema);
+  int max = train || zero || !strcmp(e->name, "requires_grad_") ? 1 : 0;
+  if (e->list.len > max) {
+    diag_error(sema->cx, e->list.data[max]->loc, "%s() takes %d positional argument%s but %d were given", e->name,
+               max + 1, max ? "s" : "", e->list.len + 1);
+    return poison(sema);
+  }
+  const Ast *mode = e->list.len ? e->list.data[0] : NULL;
+  if (mode && mode->kind == AST_KWARG) mode = mode->rhs;
+  if (train && (!mode || !is_scalar(mode->ty) || mode->ty->ival)) {
+    ModWalk w = {0};
+    walk_add(sema, &w, t, "", ast_clone(sema->cx, e->lhs), true);
+    int i = trains_differently(sema, &w);
+    if (i >= 0) {
+      diag_error(sema->cx, e->oploc, "train(): tdsl compiles modules in eval mode, and %s%s%s (%s) computes "
+                 "otherwise in training mode: call eval() or train(False)", *w.name[i] ? "'" : "the module itself",
+                 w.name[i], *w.name[i] ? "'" : "", py_type_name(w.ty[i]));
+      return poison(sema);
+    }
+  }
+  if (zero) {  // None, once the receiver is made
+    Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);
+    st->lhs = e->lhs;
+    vec_push(&sema->cx->arena, &e->unrolled, st);
+    return ty_new(sema, TY_NONE);
+  }
+  Ast *recv = e->lhs;
+  *e = *recv;
+  return e->ty;
+}
+
+// recv.modules() (children(), named_modules(), named_children()) at call e of module t: the list
+// of those modules (of ("name", module) tuples), which e becomes; NULL for any other method.
+TType *module_walk(Sema *sema, Ast *e, const TType *t) {
+  TType *mode = module_mode(sema, e, t);
+  if (mode) return mode;
+  bool named = !strncmp(e->name, "named_", 6);
+  const char *what = e->name + (named ? 6 : 0);
+  bool all = !strcmp(what, "modules");
+  if (!all && strcmp(what, "children")) return NULL;
+  if (e->list.len) {
+    diag_error(sema->cx, e->list.data[0]->loc, "%s() of tdsl takes no arguments (PyTorch's memo, prefix and "
+               "remove_duplicate keep their defaults)", e->name);
+    return poison(sema);
+  }
+  ModWalk w = {0};
+  Ast *recv = ast_clone(sema->cx, e->lhs);
+  if (all) walk_add(sema, &w, t, "", recv, true);
+  else walk_children(sema, &w, t, "", recv, false);
+  if (w.n == MAX_LIST) {
+    diag_error(sema->cx, e->oploc, "%s(): more than %d modules: tdsl walks at most that many", e->name, MAX_LIST - 1);
+    return poison(sema);
+  }
+  Ast *list = ast_new(sema->cx, AST_LIST, e->loc);
+  for (int i = 0; i < w.n; i++) {
+    Ast *item = w.path[i];
+    if (named) {
+      item = ast_new(sema->cx, AST_TUPLE, e->loc);
+      vec_push(&sema->cx->arena, &item->list, ast_str(sema->cx, w.name[i], e->loc));
+      vec_push(&sema->cx->arena, &item->list, w.path[i]);
+    }
+    vec_push(&sema->cx->arena, &list->list, item);
+  }
+  *e = *list;
+  return check_expr(sema, e);
+}
+
 // inst.name(args) at call e (its arguments not yet checked): a method's call, or the call of
 // an attribute holding a callable (self.act(x)); NULL when inst has neither (the caller's error).
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
@@ -452,6 +614,10 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
     st->lhs = e->lhs;
     vec_push(&sema->cx->arena, &e->unrolled, st);
     return inst;
+  }
+  if (!m && k < 0 && class_is_module(sema, inst->ctor)) {  // self.modules() ...: nn.Module's walk
+    TType *r = module_walk(sema, e, inst);
+    if (r) return r;
   }
   if (!m && k < 0 && derived_modules(sema, inst)) {  // self.append(m): its container's method
     e->lhs = modules_node(sema, e->lhs);

@@ -380,6 +380,10 @@ static TType *check_call(Sema *sema, Ast *e) {
     diag_error(sema->cx, e->oploc, "'%s' object has no attribute '%s'", py_type_name(self), e->name);
     return poison(sema);
   }
+  if (self && !bad && !is_instance(self) && is_nn_module(sema, self)) {  // bn.modules(), seq.children() ...
+    TType *r = module_walk(sema, e, self);
+    if (r) return r;
+  }
   if (self && self->kind == TY_MODULE && self->ctor && !is_class(self)) {  // layer.norm1(x) (sema_mha.c)
     TType *r = object_attr_call(sema, e, self);
     if (r) return r;
@@ -457,6 +461,8 @@ TType *check_builtin(Sema *sema, Ast *e, const BuiltinDef *d) {
 }
 
 static TType *check_attr(Sema *sema, Ast *e) {
+  TType *cn = class_name_of(sema, e);  // type(m).__name__ (sema_class.c)
+  if (cn) return cn;
   TType *self = check_expr(sema, e->lhs);
   if (is_poison(self)) return poison(sema);
   if (self->kind == TY_MODULE && self->ctor) return nn_attr(sema, e, self);  // nn.Dropout(0.1).p

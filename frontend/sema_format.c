@@ -218,7 +218,16 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
     return maxp ? arena_printf(ar, "%s, dilation=%s, ceil_mode=%s", s, ARG("dilation"), ARG("ceil_mode")) : s;
   }
   if (!strncmp(cls, "Adaptive", 8)) return arena_printf(ar, "output_size=%s", ARG("output_size"));
-  if (!strcmp(cls, "Upsample")) {
+  if (!strcmp(cls, "PixelShuffle")) return arena_printf(ar, "upscale_factor=%s", ARG("upscale_factor"));
+  if (!strcmp(cls, "PixelUnshuffle")) return arena_printf(ar, "downscale_factor=%s", ARG("downscale_factor"));
+  if (!strcmp(cls, "LocalResponseNorm"))
+    return arena_printf(ar, "%s, alpha=%s, beta=%s, k=%s", ARG("size"), ARG("alpha"), ARG("beta"), ARG("k"));
+  size_t len = strlen(cls);
+  if (len > 5 && !strcmp(cls + len - 5, "Pad1d") + !strcmp(cls + len - 5, "Pad2d") + !strcmp(cls + len - 5, "Pad3d")) {
+    const char *pad = tuple_str(sema, m, "padding", 2 * (cls[len - 2] - '0'), loc);  // _ntuple(2 n)
+    return strncmp(cls, "ConstantPad", 11) ? pad : arena_printf(ar, "padding=%s, value=%s", pad, ARG("value"));
+  }
+  if (!strcmp(cls, "Upsample") || !strncmp(cls, "Upsampling", 10)) {
     a = nn_arg(sema, m, "scale_factor");
     const char *info;
     if (a && a->kind != TY_NONE && !(is_scalar(a) && !a->fval)) {  // float(scale_factor), each of a tuple's
@@ -236,7 +245,10 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
     } else {
       info = arena_printf(ar, "size=%s", ARG("size"));
     }
-    return arena_printf(ar, "%s, mode=%s", info, ARG("mode"));
+    const char *mode = !strcmp(cls, "UpsamplingNearest2d")    ? "nearest"
+                       : !strcmp(cls, "UpsamplingBilinear2d") ? "bilinear"
+                                                              : ARG("mode");
+    return arena_printf(ar, "%s, mode=%s", info, mode);
   }
 #undef ARG
 #undef ON

@@ -793,6 +793,8 @@ TType *object_attr_call(Sema *sema, Ast *e, TType *m);  // m.name(args) of an at
 bool is_class(const TType *t);     // a class of the file (a const's value)
 const char *nn_container_base(Sema *sema, const Ast *cls);  // "Sequential" of class Stack(nn.Sequential), or NULL
 const TType *derived_modules(Sema *sema, const TType *t);  // the modules of an instance of such a class, or NULL
+TType *class_name_of(Sema *sema, Ast *e);  // type(v).__name__, v.__class__.__name__: the str; NULL: no such
+TType *module_walk(Sema *sema, Ast *e, const TType *t);  // m.modules(), children() ...: the list; NULL: no such
 Ast *modules_node(Sema *sema, Ast *v);         // v (such an instance) as its modules: the checked read
 bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module

@@ -98,7 +98,8 @@ TType *lambda_value(Sema *sema, Ast *e) {
 // own parameters hide them in its body.
 void rename_names(Ast *a, const char *const *from, const char *const *to, int n) {
   for (; a; a = a->lhs) {
-    const char **name = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) ? &a->name : NULL;
+    const char **name = a->kind == AST_NAME || (a->kind == AST_CALL && !a->lhs) || (a->kind == AST_FOR && a->name)
+                            ? &a->name : NULL;  // a for loop's variable, as its body's uses of it
     for (int j = 0; name && j < n; j++)
       if (!strcmp(*name, from[j])) *name = to[j];
     if (a->kind == AST_FN) {  // a lambda inside: its defaults, and its body unless it rebinds the names

@@ -15,6 +15,7 @@
 // A module object is a TY_MODULE value ("torch.nn.ReLU") holding the call that made it.
 #include "frontend/sema_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,10 +319,32 @@ static const NnClass nn_classes[] = {
      NULL, NULL, NULL, NULL},
     {"AvgPool2d", "avg_pool2d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
                                        "divisor_override=None", NULL, NULL, NULL, NULL},
+    {"MaxPool3d", "max_pool3d", F_NNF, "kernel_size, stride=None, padding=0, dilation=1, return_indices=False, "
+                                       "ceil_mode=False", NULL, NULL, NULL, NULL},
+    {"AvgPool3d", "avg_pool3d", F_NNF, "kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, "
+                                       "divisor_override=None", NULL, NULL, NULL, NULL},
     {"AdaptiveAvgPool1d", "adaptive_avg_pool1d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
     {"AdaptiveAvgPool2d", "adaptive_avg_pool2d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
     {"AdaptiveMaxPool1d", "adaptive_max_pool1d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
     {"AdaptiveMaxPool2d", "adaptive_max_pool2d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
+    {"AdaptiveAvgPool3d", "adaptive_avg_pool3d", F_NNF, "output_size", NULL, NULL, NULL, NULL},
+    {"AdaptiveMaxPool3d", "adaptive_max_pool3d", F_NNF, "output_size, return_indices=False", NULL, NULL, NULL, NULL},
+    {"PixelShuffle", "pixel_shuffle", F_NNF, "upscale_factor", NULL, NULL, NULL, NULL},
+    {"PixelUnshuffle", "pixel_unshuffle", F_NNF, "downscale_factor", NULL, NULL, NULL, NULL},
+    {"LocalResponseNorm", "local_response_norm", F_NNF, "size, alpha=0.0001, beta=0.75, k=1.0", NULL, NULL, NULL, NULL},
+    {"UpsamplingNearest2d", "interpolate", F_NNF, "size=None, scale_factor=None", "mode='nearest'", NULL, NULL, NULL},
+    {"UpsamplingBilinear2d", "interpolate", F_NNF, "size=None, scale_factor=None", "mode='bilinear', align_corners=True",
+     NULL, NULL, NULL},
+    // the padding layers: F.pad, their padding its `pad` (an int on each side of the last N dims)
+    {"ZeroPad2d", "pad", F_NNF, "padding", NULL, NULL, NULL, NULL},
+    {"ConstantPad1d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
+    {"ConstantPad2d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
+    {"ConstantPad3d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
+    {"ReflectionPad1d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
+    {"ReflectionPad2d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
+    {"ReplicationPad1d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
+    {"ReplicationPad2d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
+    {"ReplicationPad3d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
     {"CosineSimilarity", "cosine_similarity", F_NNF, "dim=1, eps=1e-08", NULL, NULL, NULL, NULL},
     {"PairwiseDistance", "pairwise_distance", F_NNF, "p=2.0, eps=1e-06, keepdim=False", NULL, NULL, NULL, NULL},
     {"CrossEntropyLoss", "cross_entropy", F_NNF, "weight=None, size_average=None, ignore_index=-100, reduce=None, "
@@ -354,6 +377,9 @@ static const NnClass nn_classes[] = {
     {"Conv2d", "conv2d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
                                 "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
      "stride, padding, dilation, groups"},
+    {"Conv3d", "conv3d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
+                                "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
+     "stride, padding, dilation, groups"},
     {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                                       "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
      NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
@@ -363,9 +389,14 @@ static const NnClass nn_classes[] = {
     {"BatchNorm2d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
                                          "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
      "running_mean, running_var, weight, bias", "momentum, eps"},
+    {"BatchNorm3d", "batch_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=True, "
+                                         "track_running_stats=True, device=None, dtype=None", "training=False", NULL,
+     "running_mean, running_var, weight, bias", "momentum, eps"},
     {"InstanceNorm1d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
     {"InstanceNorm2d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
+                                               "track_running_stats=False", NULL, "affine", NULL, NULL},
+    {"InstanceNorm3d", "instance_norm", F_NNF, "num_features, eps=1e-05, momentum=0.1, affine=False, "
                                                "track_running_stats=False", NULL, "affine", NULL, NULL},
 };
 
@@ -818,6 +849,15 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     }
     if (has_state(c, m) && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
+    if (!strcmp(c->fn, "pad") && !strcmp(pname, "padding")) {  // nn.ZeroPad2d(1): (1, 1, 1, 1)
+      pname = "pad";
+      if (is_scalar(v->ty)) {
+        Ast *sides[6];
+        int n = 2 * (c->cls[strlen(c->cls) - 2] - '0');
+        for (int k = 0; k < n; k++) sides[k] = v;
+        v = part_seq(sema, v, TY_TUPLE, sides, n);
+      }
+    }
     if (!strcmp(pname, "normalized_shape") && is_scalar(v->ty)) v = part_seq(sema, v, TY_TUPLE, &v, 1);  // nn.LayerNorm(C)
     if ((c->affine && !strcmp(pname, c->affine)) || !strcmp(pname, "num_channels") || !strcmp(pname, "num_features") ||
         !strcmp(pname, "track_running_stats"))
@@ -868,11 +908,46 @@ static const char *nn_class_name(const TType *t) {
   return t && t->kind == TY_MODULE && !t->ctor && !strncmp(t->module, NN_CLASS, n) ? t->module + n : NULL;
 }
 
+// nn.Embedding.from_pretrained(embeddings, freeze=True, padding_idx=None, ...) at call e: the
+// module nn.Embedding(rows, cols, ..., _weight=embeddings) its classmethod makes, which e becomes
+// (freeze changes nothing without autograd).
+static TType *from_pretrained(Sema *sema, Ast *e) {
+  Ast *w = e->list.len && e->list.data[0]->kind != AST_KWARG ? e->list.data[0] : NULL;
+  for (int i = 0; i < e->list.len && !w; i++)
+    if (!strcmp(e->list.data[i]->name, "embeddings")) w = e->list.data[i]->rhs;
+  TType *wt = w ? check_expr(sema, ast_clone(sema->cx, w)) : NULL;
+  if (wt && is_poison(wt)) return wt;
+  if (!wt || !is_tensor(wt) || wt->view.ndim != 2) {
+    diag_error(sema->cx, w ? w->loc : call_loc(e), "Embeddings parameter is expected to be 2-dimensional");
+    return poison(sema);
+  }
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);
+  call->lhs = ast_name(sema->cx, "nn", e->loc);
+  call->name = "Embedding";
+  call->oploc = e->oploc;
+  vec_push(&sema->cx->arena, &call->list, ast_int(sema->cx, wt->view.shape[0], e->loc));
+  vec_push(&sema->cx->arena, &call->list, ast_int(sema->cx, wt->view.shape[1], e->loc));
+  for (int i = 0; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind != AST_KWARG && i > 0) {
+      diag_error(sema->cx, a->loc, "from_pretrained() takes the embeddings by position, the rest by name");
+      return poison(sema);
+    }
+    if (a->kind == AST_KWARG && strcmp(a->name, "embeddings") && strcmp(a->name, "freeze"))
+      vec_push(&sema->cx->arena, &call->list, a);
+  }
+  vec_push(&sema->cx->arena, &call->list, ast_kwarg(sema->cx, "_weight", w, e->loc, e->loc));
+  *e = *call;
+  return nn_construct(sema, e);
+}
+
 // nn.init.NAME(tensor, ...), as a module's __init__ initialises its parameters: zeros_, ones_ and
 // constant_ fill the tensor in place (its zero_() and fill_()); a random one (normal_, xavier_uniform_
 // ...) of an object's attribute leaves the attribute unset, as tdsl has no random numbers (a read of
 // it is the error "not set", a set of it from the entry's parameters, as load_state_dict sets it, is
 // what a compiled model does); of anything else, the located error.
+static TType *fill_unset(Sema *sema, Ast *e, Ast *t, double v);
+
 static TType *nn_init(Sema *sema, Ast *e) {
   static const char *const random[] = {"normal_", "uniform_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
                                        "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_", NULL};
@@ -890,6 +965,8 @@ static TType *nn_init(Sema *sema, Ast *e) {
   }
   if (fill) {  // t.zero_(), t.fill_(1.0), t.fill_(val)
     bool zeros = e->name[0] == 'z', ones = e->name[0] == 'o';
+    TType *r = fill_unset(sema, e, t, zeros ? 0.0 : ones ? 1.0 : NAN);
+    if (r) return r;
     AstList rest = {0};
     for (int i = 1; i < e->list.len; i++) vec_push(&sema->cx->arena, &rest, e->list.data[i]);
     if (ones) vec_push(&sema->cx->arena, &rest, ast_float(sema->cx, 1.0, e->loc));
@@ -914,6 +991,38 @@ static TType *nn_init(Sema *sema, Ast *e) {
   }
   obj->attrs->ty[k] = NULL;  // unset: the entry sets it, as load_state_dict does
   obj->attrs->hidden[k] = NULL;
+  return ty_new(sema, TY_NONE);
+}
+
+// nn.init.constant_(m.weight, 1) (zeros_, ones_) of a parameter of an nn module object not set yet
+// (a torchvision model's `for m in self.modules()` loop in its __init__): the parameter set to
+// torch.full of the shape its constructor gives it (f32), as PyTorch's fills the one __init__ made;
+// v NAN: constant_'s value argument. NULL when t is no such parameter (the fill of a tensor).
+static TType *fill_unset(Sema *sema, Ast *e, Ast *t, double v) {
+  if (t->kind != AST_ATTR) return NULL;
+  TType *obj = check_expr(sema, t->lhs);
+  if (is_poison(obj)) return obj;
+  const NnClass *c = obj->kind == TY_MODULE && obj->attrs && !strncmp(obj->module, "torch.nn.", 9)
+                         ? nn_class(obj->module + 9) : NULL;
+  int k = c ? obj_find(obj->attrs, t->name) : -1, nd;
+  int64_t shape[TD_MAX_DIMS];
+  if (k < 0 || obj->attrs->ty[k] || !state_shape(sema, obj, c, t->name, &nd, shape)) return NULL;
+  Ast *val = NULL;
+  for (int i = 1; i < e->list.len; i++) {
+    Ast *a = e->list.data[i];
+    if (a->kind != AST_KWARG || !strcmp(a->name, "val")) val = a->kind == AST_KWARG ? a->rhs : a;
+  }
+  if (isnan(v) && !val) return NULL;  // constant_'s own error
+  Ast *full = ast_new(sema->cx, AST_CALL, e->loc), *size = ast_new(sema->cx, AST_TUPLE, e->loc);
+  full->lhs = ast_name(sema->cx, "torch", e->loc);
+  full->name = "full";
+  full->oploc = e->oploc;
+  for (int i = 0; i < nd; i++) vec_push(&sema->cx->arena, &size->list, ast_int(sema->cx, shape[i], e->loc));
+  vec_push(&sema->cx->arena, &full->list, size);
+  vec_push(&sema->cx->arena, &full->list, isnan(v) ? val : ast_float(sema->cx, v, e->loc));
+  Ast *dt = ast_attr(sema->cx, ast_name(sema->cx, "torch", e->loc), "float32", e->loc, e->loc);
+  vec_push(&sema->cx->arena, &full->list, ast_kwarg(sema->cx, "dtype", dt, e->loc, e->loc));
+  if (is_poison(check_expr(sema, full)) || !obj_set(sema, e, obj, obj->attrs->names[k], full)) return poison(sema);
   return ty_new(sema, TY_NONE);
 }
 
@@ -1075,6 +1184,19 @@ static bool is_ordered_dict(Sema *sema, const Ast *e) {
   return false;
 }
 
+// torch.manual_seed(seed): nothing to seed (tdsl has no random ops: a model's dropout is eval
+// mode's identity), so a statement that does nothing; the seed an int, as PyTorch checks it.
+static TType *manual_seed(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  const Ast *a = e->list.len == 1 ? e->list.data[0] : NULL;
+  if (a && a->kind == AST_KWARG && !strcmp(a->name, "seed")) a = a->rhs;
+  if (!a || a->kind == AST_KWARG || !is_scalar(a->ty) || a->ty->dtype == DT_F64 || a->ty->dtype == DT_F32) {
+    diag_error(sema->cx, a ? a->loc : call_loc(e), "manual_seed() takes one int, the seed");
+    return poison(sema);
+  }
+  return ty_new(sema, TY_NONE);
+}
+
 TType *module_call(Sema *sema, Ast *e) {
   if (is_partial(sema, e)) return functools_partial(sema, e);
   if (is_ordered_dict(sema, e)) {  // a dict (ordered as Python's are), marked: nn.Sequential names its modules
@@ -1113,12 +1235,17 @@ TType *module_call(Sema *sema, Ast *e) {
   }
   if (!strcmp(e->name, "signature") && is_inspect(sema, e->lhs)) return inspect_signature(sema, e);
   const char *m = module_path(sema, e->lhs);
+  if (!m && e->lhs->kind == AST_ATTR && !strcmp(e->lhs->name, "Embedding") && !strcmp(e->name, "from_pretrained")) {
+    const char *nn = module_path(sema, e->lhs->lhs);
+    if (nn && !strcmp(nn, "torch.nn")) return from_pretrained(sema, e);
+  }
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch.nn.init")) return nn_init(sema, e);
   if (!strcmp(m, "torch.nn.functional") && !strcmp(e->name, "multi_head_attention_forward"))
     return mha_functional(sema, e);  // sema_mha.c
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
+  if (!strcmp(m, "torch") && !strcmp(e->name, "manual_seed")) return manual_seed(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);
   if (!strcmp(m, "einops") && !strcmp(e->name, "parse_shape")) return einops_parse_shape(sema, e);
   return NULL;

@@ -546,6 +546,171 @@ def nn_modules(tdslc, t):
              "and module classes as values, against PyTorch", errs, MODULES_SRC)
 
 
+# ---- the layers a torchvision-style CNN builds besides (3-D conv, norm and pools, pixel shuffles, the
+# padding layers, LRN, the old upsampling layers), as module objects, against PyTorch 1.13 ----
+LAYERS_BODY = """    torch.manual_seed(0)
+    emb = nn.Embedding.from_pretrained(x4[0, 0], padding_idx=1)
+    conv = nn.Conv3d(2, 3, 2, padding=1)
+    conv.weight = w3
+    conv.bias = b3
+    bn = nn.BatchNorm3d(3, eps=1e-3)
+    bn.running_mean, bn.running_var, bn.weight, bn.bias = b3, rv, rv - 0.5, b3 * 2.0
+    y = bn(conv(x5))
+    return (y, nn.MaxPool3d(2)(y), nn.AvgPool3d(2, stride=1)(y), nn.AdaptiveAvgPool3d(1)(y),
+            nn.AdaptiveMaxPool3d((1, 2, 1))(y), nn.InstanceNorm3d(3)(y), nn.PixelShuffle(2)(x4),
+            nn.PixelUnshuffle(2)(x4), nn.LocalResponseNorm(2)(x4), nn.UpsamplingNearest2d(scale_factor=2)(x4),
+            nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
+            nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
+            nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4), nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5),
+            emb(ix))
+"""
+
+
+def layers_oracle(a):
+    import torch
+    nn = torch.nn
+    a = {k: torch.from_numpy(v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in a.items()}
+    x4, x5, x3, w3, b3, rv = (a[k] for k in ("x4", "x5", "x3", "w3", "b3", "rv"))
+    with torch.no_grad():
+        conv = nn.Conv3d(2, 3, 2, padding=1).double()
+        bn = nn.BatchNorm3d(3, eps=1e-3).double().eval()
+        conv.load_state_dict({"weight": w3, "bias": b3})
+        bn.load_state_dict({"running_mean": b3, "running_var": rv, "weight": rv - 0.5, "bias": b3 * 2.0,
+                            "num_batches_tracked": torch.tensor(0)})
+        y = bn(conv(x5))
+        outs = [y, nn.MaxPool3d(2)(y), nn.AvgPool3d(2, stride=1)(y), nn.AdaptiveAvgPool3d(1)(y),
+                nn.AdaptiveMaxPool3d((1, 2, 1))(y), nn.InstanceNorm3d(3)(y), nn.PixelShuffle(2)(x4),
+                nn.PixelUnshuffle(2)(x4), nn.LocalResponseNorm(2)(x4), nn.UpsamplingNearest2d(scale_factor=2)(x4),
+                nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
+                nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
+                nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4),
+                nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5), nn.Embedding.from_pretrained(x4[0, 0], padding_idx=1)(a["ix"])]
+    return [o.numpy() for o in outs]
+
+
+def more_layers(tdslc, t):
+    rng = np.random.default_rng(43)
+    inputs = {k: rng.standard_normal(s).astype(np.float32) for k, s in
+              (("x4", (1, 4, 4, 4)), ("x5", (1, 2, 3, 4, 4)), ("x3", (1, 2, 5)), ("w3", (3, 2, 2, 2, 2)),
+               ("b3", (3,)))}
+    inputs["rv"] = (1 + rng.random(3)).astype(np.float32)
+    inputs["ix"] = np.array([3, 0, 1], dtype=np.int64)
+    want = layers_oracle(inputs)
+    params = ", ".join(f"{k}: {'i64' if v.dtype == np.int64 else 'f32'}[{', '.join(map(str, v.shape))}]"
+                       for k, v in inputs.items())
+    rets = ", ".join(f"f32[{', '.join(map(str, w.shape))}]" for w in want)
+    src = f"import torch\nimport torch.nn as nn\n\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n"
+    p, outs = run_outputs(tdslc, src, inputs)
+    if p.returncode != 0:
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
+    else:
+        errs = compare(outs, want, ["f32"] * len(want))
+    t.report("nn.Conv3d, BatchNorm3d, the 3-D pools, InstanceNorm3d, PixelShuffle, LocalResponseNorm, the padding "
+             "and upsampling layers as module objects, Embedding.from_pretrained, against PyTorch", errs, src)
+
+
+# ---- a torchvision-style CNN: its __init__'s loop over self.modules() (nn.init.constant_ of each BatchNorm's
+# weight and bias, kaiming_normal_ of each conv's weight, set by the entry), the entry setting each conv's weight
+# by its name from named_modules(), against PyTorch's model with the same state_dict ----
+CNN_SRC = r"""import torch
+import torch.nn as nn
+
+class Block(nn.Module) {
+    fn __init__(self, c: int) {
+        super().__init__()
+        self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c)
+        self.act = nn.ReLU(inplace=True)
+    }
+    fn forward(self, x) { return self.act(self.bn(self.conv(x))) + x }
+}
+
+class Net(nn.Module) {
+    fn __init__(self) {
+        super().__init__()
+        self.stem = nn.Conv2d(2, 3, 1)
+        self.layers = nn.Sequential(Block(3), Block(3))
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        for m in self.modules() {
+            if isinstance(m, nn.Conv2d) {
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            } elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)) {
+                nn.init.constant_(m.weight, 1)
+                nn.init.constant_(m.bias, 0)
+            }
+        }
+    }
+    fn forward(self, x) { return torch.flatten(self.pool(self.layers(self.stem(x))), 1) }
+}
+
+fn f(x: f32[2, 2, 5, 5], w0: f32[3, 2, 1, 1], b0: f32[3], w1: f32[3, 3, 3, 3], w2: f32[3, 3, 3, 3], rm: f32[3],
+     rv: f32[3]) -> f32[2, 3] {
+    torch.manual_seed(0)
+    net = Net()
+    ws = {"stem": w0, "layers.0.conv": w1, "layers.1.conv": w2}
+    for name, m in net.named_modules() {
+        if isinstance(m, nn.Conv2d) {
+            m.weight = ws[name]
+        } elif isinstance(m, nn.BatchNorm2d) {
+            m.running_mean, m.running_var = rm, rv
+        }
+    }
+    net.stem.bias = b0
+    assert [n for n, _ in net.named_children()] == ["stem", "layers", "pool"]
+    assert len(list(net.layers[1].children())) == 3
+    assert [type(net).__name__, net.layers[0].__class__.__name__, type(net.stem).__name__] == ["Net", "Block", "Conv2d"]
+    net.requires_grad_(False).zero_grad()
+    return net.train(False)(x) + nn.Sequential(nn.Identity(), nn.Dropout(0.0)).train().eval()(x[:, 0, 0, :3]) * 0.0
+}
+"""
+
+
+def cnn_oracle(a):
+    import torch
+    nn = torch.nn
+    t = {k: torch.from_numpy(v.astype(np.float64)) for k, v in a.items()}
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(c)
+            self.act = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.act(self.bn(self.conv(x))) + x
+
+    net = nn.Sequential()
+    net.stem = nn.Conv2d(2, 3, 1)
+    net.layers = nn.Sequential(Block(3), Block(3))
+    net.pool = nn.AdaptiveAvgPool2d(1)
+    net.flat = nn.Flatten(1)
+    sd = net.double().state_dict()
+    sd.update({"stem.weight": t["w0"], "stem.bias": t["b0"], "layers.0.conv.weight": t["w1"],
+               "layers.1.conv.weight": t["w2"]})
+    for i in range(2):
+        sd[f"layers.{i}.bn.running_mean"], sd[f"layers.{i}.bn.running_var"] = t["rm"], t["rv"]
+    net.load_state_dict(sd)
+    with torch.no_grad():
+        return [net.eval()(t["x"]).numpy()]
+
+
+def cnn_modules(tdslc, t):
+    rng = np.random.default_rng(44)
+    inputs = {k: (rng.standard_normal(s) * 0.5).astype(np.float32) for k, s in
+              (("x", (2, 2, 5, 5)), ("w0", (3, 2, 1, 1)), ("b0", (3,)), ("w1", (3, 3, 3, 3)), ("w2", (3, 3, 3, 3)),
+               ("rm", (3,)))}
+    inputs["rv"] = (1 + rng.random(3)).astype(np.float32)
+    want = cnn_oracle(inputs)
+    p, outs = run_outputs(tdslc, CNN_SRC, inputs)
+    if p.returncode != 0:
+        errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
+    else:
+        errs = compare(outs, want, ["f32"])
+    t.report("a torchvision-style CNN: self.modules() in __init__ with nn.init fills, named_modules(), "
+             "named_children(), train(False), requires_grad_, type(m).__name__, against PyTorch", errs, CNN_SRC)
+
+
 def main():
     tdslc = sys.argv[1]
     require_backend(tdslc)
@@ -563,6 +728,8 @@ def main():
             errs = compare(outs, want, kinds)
         t.report(name, errs, src)
     nn_modules(tdslc, t)
+    more_layers(tdslc, t)
+    cnn_modules(tdslc, t)
     # an index outside the table is PyTorch's run-time error, at the call
     src = "fn f(i: i64[3], w: f32[4, 2]) -> f32[3, 2] {\n    return F.embedding(i, w)\n}\n"
     p, _ = run_outputs(tdslc, src, {"i": np.array([0, 4, 1]), "w": randn(4, 2)})
