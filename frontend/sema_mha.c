@@ -1,39 +1,30 @@
 // frontend/sema_mha.c: the nn modules made of other modules, as pasted model code makes them:
 //   nn.MultiheadAttention(embed_dim, num_heads, ...), nn.TransformerEncoderLayer(d_model, nhead, ...)
 // and nn.TransformerDecoderLayer, and F.multi_head_attention_forward(...); and a call through an nn
-// object of an attribute holding a module (layer.norm1(x)). Each is PyTorch 1.13's own Python
-// (torch/nn/functional.py, modules/activation.py, modules/transformer.py) written in tdsl below: its
-// __init__ sets the object's attributes (its submodules made as any nn.Linear or nn.LayerNorm is), its
-// forward computes from them, in eval mode (dropout is the identity; training=True with dropout_p > 0
-// is refused as F.dropout refuses it). The attention itself is F.scaled_dot_product_attention (one
-// fused kernel) when the weights are not asked for, else PyTorch's scaled scores, softmax and product.
-// The heads are kept as (bsz, num_heads, len, head_dim) views where PyTorch reshapes them to
-// (bsz * num_heads, len, head_dim) batches: the same values, without the copies.
+// object of an attribute holding a module (layer.norm1(x)). Each is our own tdsl program below, written
+// from PyTorch 1.13's documentation of these classes and its observable results: __init__ sets the
+// attributes and submodules the documentation names (made as any nn.Linear or nn.LayerNorm is), forward
+// computes in eval mode (dropout is the identity; training=True with dropout_p > 0 is refused as
+// F.dropout refuses it). The attention runs on heads viewed as (batch, heads, len, head_dim) in place
+// from the projections, which run on the caller's rows as given (batch-first or not): no copies. The
+// attention mask and the key padding mask become one additive mask; without the weights the attention
+// is F.scaled_dot_product_attention (one fused kernel, the masks computed inside it), else the scaled
+// scores, their softmax and the product with the values. Shape and type errors give PyTorch's messages.
 // An object is TY_MODULE "torch.nn.MultiheadAttention" (ctor its construction call) with attributes
-// (sema_object.c): the parameters PyTorch registers start unset, to be set by the program as an
-// nn.Linear's are (`mha.in_proj_weight = w`, checked as load_state_dict checks them), those PyTorch
-// registers as None set to None by __init__.
+// (sema_object.c): its parameters start unset, to be set by the program as an nn.Linear's are
+// (`mha.in_proj_weight = w`, checked as load_state_dict checks them), the unused ones are set to None
+// by __init__.
 // Invariants: each __init__ and forward is a fn inside a function (sema_lambda.c's DEF_LOCAL, its
 // parameters untyped), parsed anew from the source here for each construction and each call and
-// placed at that call (relocate), so that every message, Python's argument errors and PyTorch's
-// asserts alike, is located at the user's line; its name is the method's ("MultiheadAttention.forward").
+// placed at that call (relocate), so that every message, Python's argument errors and the checks'
+// alike, is located at the user's line; its name is the method's ("MultiheadAttention.forward").
 #include "frontend/sema_internal.h"
 
 #include <string.h>
 
-// _get_activation_fn(activation) of a str, as __init__ runs it
-#define ACTIVATION_BY_NAME \
-    "    if isinstance(activation, str) {\n" \
-    "        if activation == \"relu\" {\n" \
-    "            activation = F.relu\n" \
-    "        } elif activation == \"gelu\" {\n" \
-    "            activation = F.gelu\n" \
-    "        } else {\n" \
-    "            raise RuntimeError(f\"activation should be relu/gelu, not {activation}\")\n" \
-    "        }\n" \
-    "    }\n" \
-    "    self.activation = activation\n"
-
+// F.multi_head_attention_forward, nested in MultiheadAttention.forward. _batch_first (ours): query, key
+// and value are (batch, len, E), else (len, batch, E); the heads (bsz, num_heads, len, head_dim) are
+// views of the projections either way.
 #define MHA_FUNCTIONAL \
     "    fn multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight," \
         " in_proj_bias,\n" \
@@ -41,389 +32,259 @@
     "            key_padding_mask=None, need_weights=True, attn_mask=None, use_separate_proj_weight=False,\n" \
     "            q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None, static_v=None,\n" \
     "            average_attn_weights=True, _batch_first=False) {\n" \
-    "        # _batch_first (nn.MultiheadAttention's batch_first=True): query, key and value are batch-first" \
-        " tensors\n" \
-    "        # transposed; the projections run on their rows as stored, the same values without the strided GEMM\n" \
-    "        fn proj(t, w, b) {\n" \
-    "            return F.linear(t.transpose(0, 1), w, b).transpose(0, 1) if _batch_first else F.linear(t, w, b)\n" \
+    "        nd = query.dim()\n" \
+    "        if nd != 2 and nd != 3 {\n" \
+    "            raise AssertionError(f\"query should be unbatched 2D or batched 3D tensor but received {nd}-D" \
+        " query tensor\")\n" \
     "        }\n" \
-    "        if query.dim() == 3 {\n" \
-    "            is_batched = True\n" \
-    "            assert key.dim() == 3 and value.dim() == 3, f\"For batched (3-D) `query`, expected `key` and" \
-        " `value` to be 3-D but found {key.dim()}-D and {value.dim()}-D tensors respectively\"\n" \
-    "            if key_padding_mask is not None {\n" \
-    "                assert key_padding_mask.dim() == 2, f\"For batched (3-D) `query`, expected `key_padding_mask`" \
-        " to be `None` or 2-D but found {key_padding_mask.dim()}-D tensor instead\"\n" \
-    "            }\n" \
-    "            if attn_mask is not None {\n" \
-    "                assert attn_mask.dim() in (2, 3), f\"For batched (3-D) `query`, expected `attn_mask` to be" \
-        " `None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor instead\"\n" \
-    "            }\n" \
-    "        } elif query.dim() == 2 {\n" \
-    "            is_batched = False\n" \
-    "            assert key.dim() == 2 and value.dim() == 2, f\"For unbatched (2-D) `query`, expected `key` and" \
-        " `value` to be 2-D but found {key.dim()}-D and {value.dim()}-D tensors respectively\"\n" \
-    "            if key_padding_mask is not None {\n" \
-    "                assert key_padding_mask.dim() == 1, f\"For unbatched (2-D) `query`, expected `key_padding_mask`" \
-        " to be `None` or 1-D but found {key_padding_mask.dim()}-D tensor instead\"\n" \
-    "            }\n" \
-    "            if attn_mask is not None {\n" \
-    "                assert attn_mask.dim() in (2, 3), f\"For unbatched (2-D) `query`, expected `attn_mask` to be" \
-        " `None`, 2-D or 3-D but found {attn_mask.dim()}-D tensor instead\"\n" \
-    "                if attn_mask.dim() == 3 {\n" \
-    "                    expected_shape = (num_heads, query.shape[0], key.shape[0])\n" \
-    "                    assert attn_mask.shape == expected_shape, f\"Expected `attn_mask` shape to be" \
-        " {expected_shape} but got {attn_mask.shape}\"\n" \
-    "                }\n" \
-    "            }\n" \
-    "        } else {\n" \
-    "            raise AssertionError(f\"query should be unbatched 2D or batched 3D tensor but received" \
-        " {query.dim()}-D query tensor\")\n" \
-    "        }\n" \
-    "        if not is_batched {\n" \
-    "            query = query.unsqueeze(1)\n" \
-    "            key = key.unsqueeze(1)\n" \
-    "            value = value.unsqueeze(1)\n" \
-    "            if key_padding_mask is not None {\n" \
-    "                key_padding_mask = key_padding_mask.unsqueeze(0)\n" \
-    "            }\n" \
-    "        }\n" \
-    "        tgt_len, bsz, embed_dim = query.shape\n" \
-    "        src_len, _, _ = key.shape\n" \
-    "        if key_padding_mask is not None {\n" \
-    "            if key_padding_mask.dtype != torch.bool and not torch.is_floating_point(key_padding_mask) {\n" \
+    "        which = \"For batched (3-D) `query`\" if nd == 3 else \"For unbatched (2-D) `query`\"\n" \
+    "        assert key.dim() == nd and value.dim() == nd, f\"{which}, expected `key` and `value` to be {nd}-D" \
+        " but found {key.dim()}-D and {value.dim()}-D tensors respectively\"\n" \
+    "        kpm, mask = key_padding_mask, attn_mask\n" \
+    "        if kpm is not None {\n" \
+    "            assert kpm.dim() == nd - 1, f\"{which}, expected `key_padding_mask` to be `None` or {nd - 1}-D" \
+        " but found {kpm.dim()}-D tensor instead\"\n" \
+    "            if kpm.dtype != torch.bool and not kpm.is_floating_point() {\n" \
     "                raise AssertionError(\"only bool and floating types of key_padding_mask are supported\")\n" \
     "            }\n" \
     "        }\n" \
-    "        assert embed_dim == embed_dim_to_check, f\"was expecting embedding dimension of {embed_dim_to_check}," \
-        " but got {embed_dim}\"\n" \
-    "        head_dim = embed_dim // num_heads\n" \
-    "        assert head_dim * num_heads == embed_dim, f\"embed_dim {embed_dim} not divisible by num_heads" \
-        " {num_heads}\"\n" \
-    "        if use_separate_proj_weight {\n" \
-    "            assert key.shape[:2] == value.shape[:2], f\"key's sequence and batch dims {key.shape[:2]} do not" \
-        " match value's {value.shape[:2]}\"\n" \
-    "        } else {\n" \
-    "            assert key.shape == value.shape, f\"key shape {key.shape} does not match value shape" \
-        " {value.shape}\"\n" \
+    "        if mask is not None {\n" \
+    "            assert mask.dim() in (2, 3), f\"{which}, expected `attn_mask` to be `None`, 2-D or 3-D but found" \
+        " {mask.dim()}-D tensor instead\"\n" \
     "        }\n" \
-    "        if not use_separate_proj_weight {\n" \
+    "        fused_qkv = query is key and key is value\n" \
+    "        fused_kv = key is value\n" \
+    "        seq = 1 if _batch_first else 0\n" \
+    "        if nd == 2 {\n" \
+    "            query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)\n" \
+    "            kpm = None if kpm is None else kpm.unsqueeze(0)\n" \
+    "        }\n" \
+    "        L, bsz, E, S = query.shape[seq], query.shape[1 - seq], query.shape[2], key.shape[seq]\n" \
+    "        assert E == embed_dim_to_check, f\"was expecting embedding dimension of {embed_dim_to_check}, but" \
+        " got {E}\"\n" \
+    "        hd = E // num_heads\n" \
+    "        assert hd * num_heads == E, f\"embed_dim {E} not divisible by num_heads {num_heads}\"\n" \
+    "        ks = key.transpose(0, 1).shape if _batch_first else key.shape\n" \
+    "        vs = value.transpose(0, 1).shape if _batch_first else value.shape\n" \
+    "        if use_separate_proj_weight {\n" \
+    "            assert ks[:2] == vs[:2], f\"key's sequence and batch dims {ks[:2]} do not match value's" \
+        " {vs[:2]}\"\n" \
+    "        } else {\n" \
+    "            assert ks == vs, f\"key shape {ks} does not match value shape {vs}\"\n" \
+    "        }\n" \
+    "        bq, bk, bv = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)\n" \
+    "        if use_separate_proj_weight {\n" \
+    "            fn weight(w, c, what, want) {\n" \
+    "                assert w is not None, f\"use_separate_proj_weight is True but {c}_proj_weight is None\"\n" \
+    "                assert w.shape == want, f\"expecting {what} weights shape of {want}, but got {w.shape}\"\n" \
+    "                return w\n" \
+    "            }\n" \
+    "            ws = (weight(q_proj_weight, \"q\", \"query\", (E, E)), weight(k_proj_weight, \"k\", \"key\", (E," \
+        " key.size(-1))),\n" \
+    "                  weight(v_proj_weight, \"v\", \"value\", (E, value.size(-1))))\n" \
+    "            assert bq is None or bq.shape == (E,), f\"expecting query bias shape of {(E,)}, but got" \
+        " {bq.shape}\"\n" \
+    "        } else {\n" \
     "            assert in_proj_weight is not None, \"use_separate_proj_weight is False but in_proj_weight is" \
         " None\"\n" \
-    "            E = query.size(-1)\n" \
-    "            if key is value and query is key {\n" \
-    "                q, k, v = proj(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)\n" \
-    "            } elif key is value {\n" \
-    "                w_q, w_kv = in_proj_weight.split([E, E * 2])\n" \
-    "                b_q, b_kv = (None, None) if in_proj_bias is None else in_proj_bias.split([E, E * 2])\n" \
-    "                q = proj(query, w_q, b_q)\n" \
-    "                k, v = proj(key, w_kv, b_kv).chunk(2, dim=-1)\n" \
-    "            } else {\n" \
-    "                w_q, w_k, w_v = in_proj_weight.chunk(3)\n" \
-    "                b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)\n" \
-    "                q, k, v = proj(query, w_q, b_q), proj(key, w_k, b_k), proj(value, w_v, b_v)\n" \
-    "            }\n" \
+    "            ws = None\n" \
+    "        }\n" \
+    "        # one GEMM for the rows projected together: all three (self-attention), or key and value\n" \
+    "        if ws is None and fused_qkv {\n" \
+    "            q, k, v = F.linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)\n" \
+    "        } elif ws is None and fused_kv {\n" \
+    "            q = F.linear(query, in_proj_weight[:E], bq)\n" \
+    "            k, v = F.linear(key, in_proj_weight[E:], None if bk is None else in_proj_bias[E:]).chunk(2," \
+        " dim=-1)\n" \
     "        } else {\n" \
-    "            assert q_proj_weight is not None, \"use_separate_proj_weight is True but q_proj_weight is None\"\n" \
-    "            assert k_proj_weight is not None, \"use_separate_proj_weight is True but k_proj_weight is None\"\n" \
-    "            assert v_proj_weight is not None, \"use_separate_proj_weight is True but v_proj_weight is None\"\n" \
-    "            b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)\n" \
-    "            Eq, Ek, Ev = query.size(-1), key.size(-1), value.size(-1)\n" \
-    "            assert q_proj_weight.shape == (Eq, Eq), f\"expecting query weights shape of {(Eq, Eq)}, but got" \
-        " {q_proj_weight.shape}\"\n" \
-    "            assert k_proj_weight.shape == (Eq, Ek), f\"expecting key weights shape of {(Eq, Ek)}, but got" \
-        " {k_proj_weight.shape}\"\n" \
-    "            assert v_proj_weight.shape == (Eq, Ev), f\"expecting value weights shape of {(Eq, Ev)}, but got" \
-        " {v_proj_weight.shape}\"\n" \
-    "            assert b_q is None or b_q.shape == (Eq,), f\"expecting query bias shape of {(Eq,)}, but got" \
-        " {b_q.shape}\"\n" \
-    "            q, k, v = proj(query, q_proj_weight, b_q), proj(key, k_proj_weight, b_k), proj(value," \
-        " v_proj_weight, b_v)\n" \
+    "            wq, wk, wv = in_proj_weight.chunk(3) if ws is None else ws\n" \
+    "            q, k, v = F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)\n" \
     "        }\n" \
-    "        if attn_mask is not None {\n" \
-    "            if attn_mask.dtype == torch.uint8 {\n" \
-    "                attn_mask = attn_mask.to(torch.bool)\n" \
-    "            } else {\n" \
-    "                assert attn_mask.is_floating_point() or attn_mask.dtype == torch.bool, f\"Only float, byte, and" \
-        " bool types are supported for attn_mask, not {attn_mask.dtype}\"\n" \
-    "            }\n" \
-    "            if attn_mask.dim() == 2 {\n" \
-    "                correct_2d_size = (tgt_len, src_len)\n" \
-    "                if attn_mask.shape != correct_2d_size {\n" \
-    "                    raise RuntimeError(f\"The shape of the 2D attn_mask is {attn_mask.shape}, but should be" \
-        " {correct_2d_size}.\")\n" \
-    "                }\n" \
-    "                attn_mask = attn_mask.unsqueeze(0)\n" \
-    "            } elif attn_mask.dim() == 3 {\n" \
-    "                correct_3d_size = (bsz * num_heads, tgt_len, src_len)\n" \
-    "                if attn_mask.shape != correct_3d_size {\n" \
-    "                    raise RuntimeError(f\"The shape of the 3D attn_mask is {attn_mask.shape}, but should be" \
-        " {correct_3d_size}.\")\n" \
-    "                }\n" \
-    "            } else {\n" \
-    "                raise RuntimeError(f\"attn_mask's dimension {attn_mask.dim()} is not supported\")\n" \
-    "            }\n" \
+    "        fn heads(t) {\n" \
+    "            t = t.view(t.shape[0], t.shape[1], num_heads, hd)\n" \
+    "            return t.permute(0, 2, 1, 3) if _batch_first else t.permute(1, 2, 0, 3)\n" \
     "        }\n" \
-    "        if bias_k is not None and bias_v is not None {\n" \
+    "        if mask is not None {\n" \
+    "            if mask.dtype == torch.uint8 {\n" \
+    "                mask = mask.to(torch.bool)\n" \
+    "            }\n" \
+    "            assert mask.is_floating_point() or mask.dtype == torch.bool, f\"Only float, byte, and bool types" \
+        " are supported for attn_mask, not {mask.dtype}\"\n" \
+    "            want = (L, S) if mask.dim() == 2 else (bsz * num_heads, L, S)\n" \
+    "            if nd == 2 and mask.dim() == 3 {\n" \
+    "                assert mask.shape == want, f\"Expected `attn_mask` shape to be {want} but got {mask.shape}\"\n" \
+    "            }\n" \
+    "            if mask.shape != want {\n" \
+    "                raise RuntimeError(f\"The shape of the {mask.dim()}D attn_mask is {mask.shape}, but should be" \
+        " {want}.\")\n" \
+    "            }\n" \
+    "            mask = mask.view(1, 1, L, S) if mask.dim() == 2 else mask.view(bsz, num_heads, L, S)\n" \
+    "        }\n" \
+    "        # the keys and values: projected or given (static_k, static_v), then the extra columns\n" \
+    "        fn given(t, name) {\n" \
+    "            assert t.size(0) == bsz * num_heads, f\"expecting {name}.size(0) of {bsz * num_heads}, but got" \
+        " {t.size(0)}\"\n" \
+    "            assert t.size(2) == hd, f\"expecting {name}.size(2) of {hd}, but got {t.size(2)}\"\n" \
+    "            return t.view(bsz, num_heads, t.size(1), hd)\n" \
+    "        }\n" \
+    "        q = heads(q)\n" \
+    "        k = heads(k) if static_k is None else given(static_k, \"static_k\")\n" \
+    "        v = heads(v) if static_v is None else given(static_v, \"static_v\")\n" \
+    "        extra = []\n" \
+    "        if bias_k is not None or bias_v is not None {\n" \
+    "            assert bias_k is not None and bias_v is not None\n" \
     "            assert static_k is None, \"bias cannot be added to static key.\"\n" \
     "            assert static_v is None, \"bias cannot be added to static value.\"\n" \
-    "            k = torch.cat([k, bias_k.repeat(1, bsz, 1)])\n" \
-    "            v = torch.cat([v, bias_v.repeat(1, bsz, 1)])\n" \
-    "            if attn_mask is not None {\n" \
-    "                attn_mask = F.pad(attn_mask, (0, 1))\n" \
-    "            }\n" \
-    "            if key_padding_mask is not None {\n" \
-    "                key_padding_mask = F.pad(key_padding_mask, (0, 1))\n" \
-    "            }\n" \
-    "        } else {\n" \
-    "            assert bias_k is None\n" \
-    "            assert bias_v is None\n" \
-    "        }\n" \
-    "        # as PyTorch's (bsz * num_heads, len, head_dim) batches, kept as (bsz, num_heads, len, head_dim) views\n" \
-    "        q = q.view(tgt_len, bsz, num_heads, head_dim).permute(1, 2, 0, 3)\n" \
-    "        if static_k is None {\n" \
-    "            k = k.view(k.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)\n" \
-    "        } else {\n" \
-    "            assert static_k.size(0) == bsz * num_heads, f\"expecting static_k.size(0) of {bsz * num_heads}, but" \
-        " got {static_k.size(0)}\"\n" \
-    "            assert static_k.size(2) == head_dim, f\"expecting static_k.size(2) of {head_dim}, but got" \
-        " {static_k.size(2)}\"\n" \
-    "            k = static_k.view(bsz, num_heads, static_k.size(1), head_dim)\n" \
-    "        }\n" \
-    "        if static_v is None {\n" \
-    "            v = v.view(v.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)\n" \
-    "        } else {\n" \
-    "            assert static_v.size(0) == bsz * num_heads, f\"expecting static_v.size(0) of {bsz * num_heads}, but" \
-        " got {static_v.size(0)}\"\n" \
-    "            assert static_v.size(2) == head_dim, f\"expecting static_v.size(2) of {head_dim}, but got" \
-        " {static_v.size(2)}\"\n" \
-    "            v = static_v.view(bsz, num_heads, static_v.size(1), head_dim)\n" \
-    "        }\n" \
-    "        if attn_mask is not None {\n" \
-    "            attn_mask = attn_mask.view(1, 1, tgt_len, attn_mask.size(-1)) if attn_mask.size(0) == 1 else" \
-        " attn_mask.view(bsz, num_heads, tgt_len, attn_mask.size(-1))\n" \
+    "            extra = [(bias_k, bias_v)]\n" \
     "        }\n" \
     "        if add_zero_attn {\n" \
-    "            zero_attn_shape = (bsz, num_heads, 1, head_dim)\n" \
-    "            k = torch.cat([k, torch.zeros(zero_attn_shape, dtype=k.dtype)], dim=2)\n" \
-    "            v = torch.cat([v, torch.zeros(zero_attn_shape, dtype=v.dtype)], dim=2)\n" \
-    "            if attn_mask is not None {\n" \
-    "                attn_mask = F.pad(attn_mask, (0, 1))\n" \
-    "            }\n" \
-    "            if key_padding_mask is not None {\n" \
-    "                key_padding_mask = F.pad(key_padding_mask, (0, 1))\n" \
+    "            zero = torch.zeros(1, 1, E, dtype=q.dtype)\n" \
+    "            extra = extra + [(zero, zero)]\n" \
+    "        }\n" \
+    "        for ek, ev in extra {\n" \
+    "            k = torch.cat([k, ek.view(1, num_heads, 1, hd).expand(bsz, num_heads, 1, hd)], dim=2)\n" \
+    "            v = torch.cat([v, ev.view(1, num_heads, 1, hd).expand(bsz, num_heads, 1, hd)], dim=2)\n" \
+    "        }\n" \
+    "        # the extra key columns are never masked\n" \
+    "        n = len(extra)\n" \
+    "        S = k.size(2)\n" \
+    "        if mask is not None and n > 0 {\n" \
+    "            mask = F.pad(mask, (0, n))\n" \
+    "        }\n" \
+    "        if kpm is not None {\n" \
+    "            kpm = F.pad(kpm, (0, n)) if n > 0 else kpm\n" \
+    "            assert kpm.shape == (bsz, S), f\"expecting key_padding_mask shape of {(bsz, S)}, but got" \
+        " {kpm.shape}\"\n" \
+    "            kpm = kpm.view(bsz, 1, 1, S)\n" \
+    "            # PyTorch 1.13 next to an attn_mask: a float key padding mask hides where nonzero by a bool\n" \
+    "            # attn_mask, and is left out by a float one\n" \
+    "            if mask is not None and kpm.dtype != torch.bool {\n" \
+    "                kpm = kpm != 0 if mask.dtype == torch.bool else None\n" \
     "            }\n" \
     "        }\n" \
-    "        src_len = k.size(2)\n" \
-    "        if key_padding_mask is not None {\n" \
-    "            assert key_padding_mask.shape == (bsz, src_len), f\"expecting key_padding_mask shape of {(bsz," \
-        " src_len)}, but got {key_padding_mask.shape}\"\n" \
-    "            key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len)\n" \
-    "            if attn_mask is None {\n" \
-    "                attn_mask = key_padding_mask\n" \
-    "            } elif attn_mask.dtype == torch.bool {\n" \
-    "                attn_mask = attn_mask.logical_or(key_padding_mask)\n" \
-    "            } else {\n" \
-    "                attn_mask = attn_mask.masked_fill(key_padding_mask, float(\"-inf\"))\n" \
-    "            }\n" \
+    "        fn additive(m) {\n" \
+    "            return torch.where(m, float(\"-inf\"), 0.0).to(q.dtype) if m.dtype == torch.bool else m\n" \
     "        }\n" \
-    "        if attn_mask is not None and attn_mask.dtype == torch.bool {\n" \
-    "            attn_mask = torch.zeros_like(attn_mask, dtype=q.dtype).masked_fill(attn_mask, float(\"-inf\"))\n" \
+    "        if kpm is not None {\n" \
+    "            mask = additive(kpm) if mask is None else additive(mask) + additive(kpm)\n" \
+    "        } elif mask is not None {\n" \
+    "            mask = additive(mask)\n" \
     "        }\n" \
-    "        if not training {\n" \
-    "            dropout_p = 0.0\n" \
-    "        }\n" \
-    "        if need_weights or dropout_p > 0.0 {\n" \
-    "            q_scaled = q / math.sqrt(head_dim)\n" \
-    "            attn_output_weights = q_scaled @ k.transpose(-2, -1)\n" \
-    "            if attn_mask is not None {\n" \
-    "                attn_output_weights = attn_mask + attn_output_weights\n" \
-    "            }\n" \
-    "            attn_output_weights = F.softmax(attn_output_weights, dim=-1)\n" \
-    "            if dropout_p > 0.0 {\n" \
-    "                attn_output_weights = F.dropout(attn_output_weights, p=dropout_p)\n" \
-    "            }\n" \
-    "            attn_output = attn_output_weights @ v\n" \
+    "        p = dropout_p if training else 0.0\n" \
+    "        if need_weights or p > 0.0 {\n" \
+    "            scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)\n" \
+    "            weights = F.softmax(scores if mask is None else scores + mask, dim=-1)\n" \
+    "            out = (F.dropout(weights, p=p) if p > 0.0 else weights) @ v\n" \
     "        } else {\n" \
-    "            attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)\n" \
+    "            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)\n" \
     "        }\n" \
-    "        if _batch_first {\n" \
-    "            attn_output = attn_output.permute(0, 2, 1, 3).reshape(bsz, tgt_len, embed_dim)\n" \
-    "            attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias).transpose(0, 1)\n" \
-    "        } else {\n" \
-    "            attn_output = attn_output.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)\n" \
-    "            attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)\n" \
-    "            attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))\n" \
+    "        out = out.permute(0, 2, 1, 3) if _batch_first else out.permute(2, 0, 1, 3)\n" \
+    "        out = F.linear(out.reshape(out.shape[0], out.shape[1], E), out_proj_weight, out_proj_bias)\n" \
+    "        out = out.squeeze(1) if nd == 2 else out\n" \
+    "        if not need_weights {\n" \
+    "            return out, None\n" \
     "        }\n" \
-    "        if need_weights {\n" \
-    "            if average_attn_weights {\n" \
-    "                attn_output_weights = attn_output_weights.sum(dim=1) / num_heads\n" \
-    "            }\n" \
-    "            if not is_batched {\n" \
-    "                attn_output = attn_output.squeeze(1)\n" \
-    "                attn_output_weights = attn_output_weights.squeeze(0)\n" \
-    "            }\n" \
-    "            return attn_output, attn_output_weights\n" \
-    "        }\n" \
-    "        if not is_batched {\n" \
-    "            attn_output = attn_output.squeeze(1)\n" \
-    "        }\n" \
-    "        return attn_output, None\n" \
+    "        weights = weights.mean(dim=1) if average_attn_weights else weights\n" \
+    "        return out, (weights.squeeze(0) if nd == 2 else weights)\n" \
     "    }\n"
 
 static const char mha_source[] =
     "fn __init__(self, embed_dim, num_heads, dropout=0., bias=True, add_bias_kv=False, add_zero_attn=False,"
         " kdim=None,\n"
     "        vdim=None, batch_first=False, device=None, dtype=None) {\n"
-    "    self.embed_dim = embed_dim\n"
-    "    self.kdim = kdim if kdim is not None else embed_dim\n"
-    "    self.vdim = vdim if vdim is not None else embed_dim\n"
-    "    self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim\n"
-    "    self.num_heads = num_heads\n"
-    "    self.dropout = dropout\n"
-    "    self.batch_first = batch_first\n"
-    "    self.head_dim = embed_dim // num_heads\n"
-    "    assert self.head_dim * num_heads == self.embed_dim, \"embed_dim must be divisible by num_heads\"\n"
-    "    if not self._qkv_same_embed_dim {\n"
-    "        self.in_proj_weight = None\n"
+    "    assert embed_dim % num_heads == 0, \"embed_dim must be divisible by num_heads\"\n"
+    "    self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads\n"
+    "    self.kdim = embed_dim if kdim is None else kdim\n"
+    "    self.vdim = embed_dim if vdim is None else vdim\n"
+    "    self._qkv_same_embed_dim = (self.kdim, self.vdim) == (embed_dim, embed_dim)\n"
+    "    self.dropout, self.batch_first, self.add_zero_attn = dropout, batch_first, add_zero_attn\n"
+    "    # the parameters not used by this configuration are None; the others the program sets\n"
+    "    if self._qkv_same_embed_dim {\n"
+    "        self.q_proj_weight, self.k_proj_weight, self.v_proj_weight = None, None, None\n"
     "    } else {\n"
-    "        self.q_proj_weight = None\n"
-    "        self.k_proj_weight = None\n"
-    "        self.v_proj_weight = None\n"
+    "        self.in_proj_weight = None\n"
     "    }\n"
     "    if not bias {\n"
     "        self.in_proj_bias = None\n"
     "    }\n"
-    "    self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)\n"
     "    if not add_bias_kv {\n"
-    "        self.bias_k = None\n"
-    "        self.bias_v = None\n"
+    "        self.bias_k, self.bias_v = None, None\n"
     "    }\n"
-    "    self.add_zero_attn = add_zero_attn\n"
+    "    self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)\n"
     "}\n"
     "fn forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,\n"
     "        average_attn_weights=True) {\n"
     MHA_FUNCTIONAL
-    "    is_batched = query.dim() == 3\n"
-    "    if key_padding_mask is not None {\n"
-    "        if key_padding_mask.dtype != torch.bool and not torch.is_floating_point(key_padding_mask) {\n"
-    "            raise AssertionError(\"only bool and floating types of key_padding_mask are supported\")\n"
-    "        }\n"
-    "    }\n"
-    "    if self.batch_first and is_batched {\n"
-    "        if key is value {\n"
-    "            if query is key {\n"
-    "                query = key = value = query.transpose(1, 0)\n"
-    "            } else {\n"
-    "                query, key = query.transpose(1, 0), key.transpose(1, 0)\n"
-    "                value = key\n"
-    "            }\n"
-    "        } else {\n"
-    "            query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)\n"
-    "        }\n"
-    "    }\n"
-    "    attn_output, attn_output_weights = multi_head_attention_forward(query, key, value, self.embed_dim,\n"
-    "        self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn,\n"
-    "        self.dropout, self.out_proj.weight, self.out_proj.bias, training=False,\n"
-    "        key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,\n"
-    "        use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,\n"
-    "        k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,\n"
-    "        average_attn_weights=average_attn_weights, _batch_first=self.batch_first and is_batched)\n"
-    "    if self.batch_first and is_batched {\n"
-    "        return attn_output.transpose(1, 0), attn_output_weights\n"
-    "    }\n"
-    "    return attn_output, attn_output_weights\n"
+    "    return multi_head_attention_forward(query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,\n"
+    "        self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight,\n"
+    "        self.out_proj.bias, training=False, key_padding_mask=key_padding_mask, need_weights=need_weights,\n"
+    "        attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,\n"
+    "        q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,\n"
+    "        average_attn_weights=average_attn_weights, _batch_first=self.batch_first and query.dim() == 3)\n"
     "}\n";
 
-static const char tel_source[] =
-    "fn __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,\n"
-    "        batch_first=False, norm_first=False, device=None, dtype=None) {\n"
-    "    self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,"
-        " device=device,\n"
-    "        dtype=dtype)\n"
-    "    self.linear1 = nn.Linear(d_model, dim_feedforward, device=device, dtype=dtype)\n"
-    "    self.dropout = nn.Dropout(dropout)\n"
-    "    self.linear2 = nn.Linear(dim_feedforward, d_model, device=device, dtype=dtype)\n"
-    "    self.norm_first = norm_first\n"
-    "    self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
-    "    self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
-    "    self.dropout1 = nn.Dropout(dropout)\n"
-    "    self.dropout2 = nn.Dropout(dropout)\n"
-    ACTIVATION_BY_NAME
+// The encoder and decoder layers: the submodules the documentation names (their parameters set by the
+// program), an activation by name or any callable, and forward as a chain of residual blocks: each
+// block adds to its input, after the block's norm (norm_first) or normed after the sum.
+#define LAYER_INIT(ATTNS, NORMS) \
+    "fn __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,\n" \
+    "        batch_first=False, norm_first=False, device=None, dtype=None) {\n" \
+    "    fn attention() {\n" \
+    "        return nn.MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first, device=device,\n" \
+    "            dtype=dtype)\n" \
+    "    }\n" \
+    "    fn norm() {\n" \
+    "        return nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n" \
+    "    }\n" \
+    ATTNS \
+    "    self.linear1 = nn.Linear(d_model, dim_feedforward, device=device, dtype=dtype)\n" \
+    "    self.linear2 = nn.Linear(dim_feedforward, d_model, device=device, dtype=dtype)\n" \
+    NORMS \
+    "    self.dropout = nn.Dropout(dropout)\n" \
+    "    self.norm_first = norm_first\n" \
+    "    if isinstance(activation, str) {\n" \
+    "        if activation != \"relu\" and activation != \"gelu\" {\n" \
+    "            raise RuntimeError(f\"activation should be relu/gelu, not {activation}\")\n" \
+    "        }\n" \
+    "        activation = F.relu if activation == \"relu\" else F.gelu\n" \
+    "    }\n" \
+    "    self.activation = activation\n" \
     "}\n"
+
+// residual(x, norm, block): one residual step; attend(m, x, kv, mask, kpm): m's output alone
+#define LAYER_STEPS \
+    "    fn residual(x, norm, block) {\n" \
+    "        return x + block(norm(x)) if self.norm_first else norm(x + block(x))\n" \
+    "    }\n" \
+    "    fn attend(m, x, kv, mask, kpm) {\n" \
+    "        return m(x, kv, kv, attn_mask=mask, key_padding_mask=kpm, need_weights=False)[0]\n" \
+    "    }\n" \
+    "    fn feed_forward(x) {\n" \
+    "        return self.linear2(self.activation(self.linear1(x)))\n" \
+    "    }\n"
+
+static const char tel_source[] =
+    LAYER_INIT("    self.self_attn = attention()\n",
+               "    self.norm1, self.norm2 = norm(), norm()\n"
+               "    self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)\n")
     "fn forward(self, src, src_mask=None, src_key_padding_mask=None) {\n"
-    "    if src_key_padding_mask is not None {\n"
-    "        if src_key_padding_mask.dtype != torch.bool and not torch.is_floating_point(src_key_padding_mask) {\n"
-    "            raise AssertionError(\"only bool and floating types of key_padding_mask are supported\")\n"
-    "        }\n"
-    "    }\n"
-    "    fn _sa_block(x, attn_mask, key_padding_mask) {\n"
-    "        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,"
-        " need_weights=False)[0]\n"
-    "        return self.dropout1(x)\n"
-    "    }\n"
-    "    fn _ff_block(x) {\n"
-    "        x = self.linear2(self.dropout(self.activation(self.linear1(x))))\n"
-    "        return self.dropout2(x)\n"
-    "    }\n"
-    "    x = src\n"
-    "    if self.norm_first {\n"
-    "        x = x + _sa_block(self.norm1(x), src_mask, src_key_padding_mask)\n"
-    "        x = x + _ff_block(self.norm2(x))\n"
-    "    } else {\n"
-    "        x = self.norm1(x + _sa_block(x, src_mask, src_key_padding_mask))\n"
-    "        x = self.norm2(x + _ff_block(x))\n"
-    "    }\n"
-    "    return x\n"
+    LAYER_STEPS
+    "    x = residual(src, self.norm1, lambda h: attend(self.self_attn, h, h, src_mask, src_key_padding_mask))\n"
+    "    return residual(x, self.norm2, feed_forward)\n"
     "}\n";
 
 static const char tdl_source[] =
-    "fn __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,\n"
-    "        batch_first=False, norm_first=False, device=None, dtype=None) {\n"
-    "    self.self_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,"
-        " device=device,\n"
-    "        dtype=dtype)\n"
-    "    self.multihead_attn = nn.MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,\n"
-    "        device=device, dtype=dtype)\n"
-    "    self.linear1 = nn.Linear(d_model, dim_feedforward, device=device, dtype=dtype)\n"
-    "    self.dropout = nn.Dropout(dropout)\n"
-    "    self.linear2 = nn.Linear(dim_feedforward, d_model, device=device, dtype=dtype)\n"
-    "    self.norm_first = norm_first\n"
-    "    self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
-    "    self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
-    "    self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
-    "    self.dropout1 = nn.Dropout(dropout)\n"
-    "    self.dropout2 = nn.Dropout(dropout)\n"
-    "    self.dropout3 = nn.Dropout(dropout)\n"
-    ACTIVATION_BY_NAME
-    "}\n"
+    LAYER_INIT("    self.self_attn, self.multihead_attn = attention(), attention()\n",
+               "    self.norm1, self.norm2, self.norm3 = norm(), norm(), norm()\n"
+               "    self.dropout1, self.dropout2, self.dropout3 = nn.Dropout(dropout), nn.Dropout(dropout),"
+                   " nn.Dropout(dropout)\n")
     "fn forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,\n"
     "        memory_key_padding_mask=None) {\n"
-    "    fn _sa_block(x, attn_mask, key_padding_mask) {\n"
-    "        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,"
-        " need_weights=False)[0]\n"
-    "        return self.dropout1(x)\n"
-    "    }\n"
-    "    fn _mha_block(x, mem, attn_mask, key_padding_mask) {\n"
-    "        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,\n"
-    "            need_weights=False)[0]\n"
-    "        return self.dropout2(x)\n"
-    "    }\n"
-    "    fn _ff_block(x) {\n"
-    "        x = self.linear2(self.dropout(self.activation(self.linear1(x))))\n"
-    "        return self.dropout3(x)\n"
-    "    }\n"
-    "    x = tgt\n"
-    "    if self.norm_first {\n"
-    "        x = x + _sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)\n"
-    "        x = x + _mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)\n"
-    "        x = x + _ff_block(self.norm3(x))\n"
-    "    } else {\n"
-    "        x = self.norm1(x + _sa_block(x, tgt_mask, tgt_key_padding_mask))\n"
-    "        x = self.norm2(x + _mha_block(x, memory, memory_mask, memory_key_padding_mask))\n"
-    "        x = self.norm3(x + _ff_block(x))\n"
-    "    }\n"
-    "    return x\n"
+    LAYER_STEPS
+    "    x = residual(tgt, self.norm1, lambda h: attend(self.self_attn, h, h, tgt_mask, tgt_key_padding_mask))\n"
+    "    x = residual(x, self.norm2, lambda h: attend(self.multihead_attn, h, memory, memory_mask,\n"
+    "        memory_key_padding_mask))\n"
+    "    return residual(x, self.norm3, feed_forward)\n"
     "}\n";
 
 typedef struct Composite {

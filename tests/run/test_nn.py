@@ -348,7 +348,8 @@ def compare(outs, want, kinds):
 # One program: nn.MultiheadAttention batch-first and sequence-first, self- and cross-attention,
 # bool, uint8 and float attn_mask (2-D and 3-D), bool and float key_padding_mask, kdim/vdim with
 # add_bias_kv and add_zero_attn, bias=False on unbatched inputs, need_weights and average_attn_weights
-# both ways, in f32 and f64; F.multi_head_attention_forward; nn.TransformerEncoderLayer post-norm
+# both ways, in f32 and f64 (and a float key_padding_mask next to a float attn_mask, which PyTorch 1.13
+# leaves out); F.multi_head_attention_forward; nn.TransformerEncoderLayer post-norm
 # (relu, batch_first, a key padding mask) and pre-norm (gelu by name, a float src_mask);
 # nn.TransformerDecoderLayer; a torchvision-style EncoderBlock whose norm_layer default is
 # functools.partial(nn.LayerNorm, eps=1e-6) and whose act_layer is nn.GELU passed as a value; a helper
@@ -411,7 +412,7 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
      w1: f32[16, 8], w2: f32[8, 16], nw: f32[8], am: bool[5, 5], fm: f32[4, 5, 4], kpm: bool[2, 4],
      kp5: bool[2, 5], fm2: f32[5, 5]) -> (f32[2, 5, 8], f32[2, 5, 5], f32[5, 2, 8], f32[2, 2, 5, 4],
      f32[2, 5, 8], f32[2, 5, 6], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8], f32[5, 2, 8], f32[2, 5, 5], f32[2, 5, 8],
-     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8]) {
+     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8], f32[2, 5, 8]) {
     a1 = mha(w, b, nn.MultiheadAttention(8, 2, batch_first=True))
     o1, w1_ = a1(x, x, x, attn_mask=am)
     a2 = mha(w, b, nn.MultiheadAttention(8, 2))
@@ -443,7 +444,8 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
     t3.norm3.weight, t3.norm3.bias = nw + 1, b[56:64]
     o10 = t3(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm)
     return (o1, w1_, o2, w2_, o3, w3_, o4, t1(x, src_key_padding_mask=kp5), t2(q, src_mask=fm2), o7, w7_, blk(x),
-            o8, w8_, o9, o10, normed(x[0], nw), normed(x[0], nw, partial(nn.LayerNorm, eps=0.5), nn.Tanh, x[1]))
+            o8, w8_, o9, o10, normed(x[0], nw), normed(x[0], nw, partial(nn.LayerNorm, eps=0.5), nn.Tanh, x[1]),
+            a1(x, x, x, attn_mask=fm2, key_padding_mask=kp5.float() - 1.0, need_weights=False)[0])
 }
 """
 
@@ -520,6 +522,8 @@ def modules_oracle(inputs):
             norm.weight.copy_(nw)
             norm.bias.copy_(nw - 1)
             outs.append(act(norm(x[0])) + (0 if isinstance(act, nn.GELU) else x[1]))
+        outs.append(mha(nn.MultiheadAttention(8, 2, batch_first=True, **dd))(
+            x, x, x, attn_mask=a["fm2"], key_padding_mask=a["kp5"].double() - 1.0, need_weights=False)[0])
     return [o.numpy() for o in outs]
 
 
@@ -541,7 +545,7 @@ def nn_modules(tdslc, t):
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
-        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 4)
+        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 5)
     t.report("nn.MultiheadAttention, nn.TransformerEncoderLayer and DecoderLayer, F.multi_head_attention_forward "
              "and module classes as values, against PyTorch", errs, MODULES_SRC)
 
