@@ -147,7 +147,7 @@ def llc_bytes():
 def streaming_size(tdslc):
     """Which results stream: 8 MiB or more, written by a row kernel or by a kernel whose
     buffers exceed 1.5 last-level caches (smaller ones are faster written plainly,
-    ir/sched.c), or TDSL_STREAM_MIN bytes or more. The knob is checked both ways on one
+    ir/sched.c; the cache as it counts it, at most 32 MiB per CPU), or TDSL_STREAM_MIN bytes or more. The knob is checked both ways on one
     2 MiB result; without it (where sysfs tells the cache's size), x * 2 of half the cache
     and an outer sum of the whole cache are not streamed, x * 2 of the whole cache, an
     outer sum of twice it and x minus its row means (a row kernel) of half the cache are."""
@@ -169,6 +169,8 @@ def streaming_size(tdslc):
                     ("stream)" in kernels_text(tdslc, ew(512))) == streams)
         os.environ.pop("TDSL_STREAM_MIN", None)
         llc = llc_bytes()
+        if llc:  # the cache ir/sched.c's usable_llc counts: at most 32 MiB per online CPU (at least 32 MiB)
+            llc = min(llc, max(32 << 20, (os.sysconf("SC_NPROCESSORS_ONLN") or 1) * (32 << 20)))
         if llc and llc >= 16 << 20:
             rows = llc // (1024 * 4)  # a result of the whole cache
             for what, src, streams in (("x * 2, half the cache", ew(rows // 2), False),

@@ -188,8 +188,9 @@ def known_cases(path):
                   None)
     T.check("residual: the layers' kernels repeat with a period of at most two layers (6 kernels)",
             period is not None and period <= 6 and len(ops) >= 3 * period, pl.text)
-    T.check("residual: a stored x says it is a residual stream",
-            "x" in pl.buffers and re.search(r"\n  x .*# reduced and read again, .*\(a residual stream\)", pl.text),
+    T.check("residual: a stored x says why: reduced and read again, stored by the matmul it reads as its epilogue",
+            "x" in pl.buffers and re.search(r"\n  x .*# stored: reduced and read again, it reads matmul at line \d+ "
+                                            r"\(k\d+\), read by nothing else: stored as that matmul's epilogue", pl.text),
             pl.text)
     check_consistent("residual", pl)
 
