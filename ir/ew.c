@@ -457,7 +457,8 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     const Node *n = ns->data[0];
     DType dt = n->out->dtype;
     int64_t vl = kb->cpu ? EW_LINE / dtype_size(dt) : 0;  // (a line: streamed whole with AVX2 too)
-    if (ns->len == 1 && !kb->naive && (dt == DT_F16 || dt == DT_BF16) && t.dj == ov->ndim - 1 && vl >= 2 &&
+    bool half = dt == DT_F16 || dt == DT_BF16;
+    if (ns->len == 1 && !kb->naive && half && ov->ndim > 0 && t.dj == ov->ndim - 1 && vl >= 2 &&
         !split && ov->shape[t.dj] >= vl) {
       LExpr *e = kb_node_expr(kb, n, pidx);
       LIndex oi = kb_view_index(kb, &n->out->view, pidx);
