@@ -199,7 +199,7 @@ TType *class_value(Sema *sema, Ast *e) {
 }
 
 // A node standing for the value t (the instance as self).
-static Ast *value_node(Sema *sema, TType *t, Loc loc) {
+Ast *value_node(Sema *sema, TType *t, Loc loc) {
   Ast *n = ast_new(sema->cx, AST_NONE, loc);
   n->ty = t;
   return n;

@@ -732,7 +732,6 @@ TType *check_apply(Sema *sema, Ast *e);  // AST_APPLY: nn.ReLU()(x)
 // class has no such parameter or m is no nn module of sema_module.c's table.
 const TType *nn_arg(Sema *sema, const TType *m, const char *name);
 bool is_nn_class(const char *name);          // nn.NAME a class tdsl has (Linear, Sequential ...)
-TType *nn_class_value(Sema *sema, Ast *e);  // nn.NAME as a value: a function constructing the class, or NULL
 TType *nn_attr(Sema *sema, Ast *e, const TType *m);  // m.NAME of a module object: its constructor's argument
 bool nn_names_class(const char *name);  // nn.NAME is a module class tdsl makes (nn.LayerNorm as a value)
 // inplace= of e's call of d (an activation or dropout that has it): taken out of the
@@ -799,6 +798,7 @@ Ast *modules_node(Sema *sema, Ast *v);         // v (such an instance) as its mo
 bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module
 TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
+Ast *value_node(Sema *sema, TType *t, Loc loc);  // a node standing for the value t (an instance as self)
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward
 TType *instance_method_call(Sema *sema, Ast *e, TType *inst);  // inst.m(args); NULL: no such method or attribute
 TType *bound_method(Sema *sema, Ast *e, TType *inst);          // inst.m as a value; NULL: no such method

@@ -348,13 +348,6 @@ static TType *method_of(Sema *sema, const char *path, const char *src, size_t le
   return t;
 }
 
-// A node standing for the object m (self).
-static Ast *self_node(Sema *sema, TType *m, Loc loc) {
-  Ast *n = ast_new(sema->cx, AST_NONE, loc);
-  n->ty = m;
-  return n;
-}
-
 // Method fname of composite c called at e on self m and args.
 static TType *call_method(Sema *sema, Ast *e, const Composite *c, TType *m, const char *fname, AstList *args) {
   Loc at = e->kind == AST_CALL ? call_loc(e) : e->loc;
@@ -363,7 +356,7 @@ static TType *call_method(Sema *sema, Ast *e, const Composite *c, TType *m, cons
   TType *f = method_of(sema, path, c->source, c->len, fname, qual, at);
   if (is_poison(f)) return f;
   AstList all = {0};
-  vec_push(&sema->cx->arena, &all, self_node(sema, m, e->loc));
+  vec_push(&sema->cx->arena, &all, value_node(sema, m, e->loc));
   for (int i = 0; i < args->len; i++) vec_push(&sema->cx->arena, &all, args->data[i]);
   return lambda_call(sema, e, f, &all);
 }

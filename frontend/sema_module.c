@@ -885,27 +885,13 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return become(sema, e, f);
 }
 
-// nn.NAME as a value, not called (`norm_layer = nn.BatchNorm2d`, then `norm_layer(planes)`): the
-// class, a TY_MODULE "(nn class) NAME" whose call constructs it; NULL when NAME is no class of the
-// table or container.
-#define NN_CLASS "(nn class) "
-
+// Whether nn.NAME is a class tdsl has (Linear, Sequential ...): isinstance's second argument.
 bool is_nn_class(const char *name) {
   static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
                                            NULL};
   bool known = nn_class(name) != NULL;
   for (int i = 0; containers[i] && !known; i++) known = !strcmp(containers[i], name);
   return known;
-}
-
-TType *nn_class_value(Sema *sema, Ast *e) {
-  return is_nn_class(e->name) ? ty_module(sema, arena_printf(&sema->cx->arena, NN_CLASS "%s", e->name)) : NULL;
-}
-
-// The class an nn class value names (BatchNorm2d), or NULL.
-static const char *nn_class_name(const TType *t) {
-  size_t n = strlen(NN_CLASS);
-  return t && t->kind == TY_MODULE && !t->ctor && !strncmp(t->module, NN_CLASS, n) ? t->module + n : NULL;
 }
 
 // nn.Embedding.from_pretrained(embeddings, freeze=True, padding_idx=None, ...) at call e: the
@@ -1212,10 +1198,6 @@ TType *module_call(Sema *sema, Ast *e) {
     return super_value(sema, e);
   if (!e->lhs) {
     Sym *s = find_local(sema, e->name);
-    if (s && nn_class_name(s->ty)) {  // norm_layer(planes) of norm_layer = nn.BatchNorm2d
-      e->name = nn_class_name(s->ty);
-      return nn_construct(sema, e);
-    }
     if (s && is_container(s->ty)) return check_args(sema, e) ? container_call(sema, e, s->ty, &e->list) : poison(sema);
     if (s && s->ty->kind == TY_MODULE && s->ty->ctor) {
       if (!check_args(sema, e)) return poison(sema);
@@ -1257,10 +1239,6 @@ TType *check_apply(Sema *sema, Ast *e) {
   bool ok = check_items(sema, &e->list);
   if (is_poison(c) || !ok) return poison(sema);
   if (is_lambda(c)) return lambda_call(sema, e, c, &e->list);
-  if (nn_class_name(c)) {  // (nn.BatchNorm2d if bn else nn.Identity)(d)
-    e->name = nn_class_name(c);
-    return nn_construct(sema, e);
-  }
   if (c->kind == TY_MODULE && c->ctor) return nn_apply(sema, e, c, &e->list);
   if (is_container(c)) return container_call(sema, e, c, &e->list);
   diag_error(sema->cx, e->lhs->loc, "'%s' object is not callable", py_type_name(c));
