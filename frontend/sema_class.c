@@ -626,10 +626,18 @@ TType *instance_method_call(Sema *sema, Ast *e, TType *inst) {
   if (!m && k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
   if (m && k < 0 && m->deco != 'p') return call_method(sema, e, inst, m, owner, &e->list);
+  Ast *at = attr_of_call(sema, e);
+  return call_attr_value(sema, e, m && m->deco == 'p' ? property_value(sema, at, inst) : obj_read(sema, at, inst, k));
+}
+
+Ast *attr_of_call(Sema *sema, const Ast *e) {
   Ast *at = ast_new(sema->cx, AST_ATTR, e->loc);
   at->name = e->name;
   at->oploc = e->oploc;
-  TType *v = m && m->deco == 'p' ? property_value(sema, at, inst) : obj_read(sema, at, inst, k);
+  return at;
+}
+
+TType *call_attr_value(Sema *sema, Ast *e, TType *v) {
   if (is_poison(v)) return v;
   if (is_container(v)) return container_call(sema, e, v, &e->list);  // self.net(x) of a Sequential
   if (v->kind != TY_MODULE || !v->ctor) {

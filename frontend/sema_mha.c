@@ -442,15 +442,5 @@ TType *object_attr_call(Sema *sema, Ast *e, TType *m) {
   int k = obj_find(m->attrs, e->name);
   if (k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
-  Ast *at = ast_new(sema->cx, AST_ATTR, e->loc);
-  at->name = e->name;
-  at->oploc = e->oploc;
-  TType *v = obj_read(sema, at, m, k);
-  if (is_poison(v)) return v;
-  if (is_container(v)) return container_call(sema, e, v, &e->list);  // layer.mlp(x) of a Sequential
-  if (v->kind != TY_MODULE || !v->ctor) {
-    diag_error(sema->cx, e->oploc, "'%s' object is not callable", py_type_name(v));
-    return poison(sema);
-  }
-  return module_apply(sema, e, v, &e->list);
+  return call_attr_value(sema, e, obj_read(sema, attr_of_call(sema, e), m, k));  // layer.mlp(x) of a Sequential too
 }
