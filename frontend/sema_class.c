@@ -394,6 +394,10 @@ static TType *method_value(Sema *sema, Ast *e, const Ast *m) {
     p->rhs = ast_name(sema->cx, h, p->rhs->loc);
     check_expr(sema, p->rhs);
   }
+  return def_value(sema, def);
+}
+
+TType *def_value(Sema *sema, Ast *def) {
   int before = sema->cx->nerrors;
   local_sig(sema, def);
   if (sema->cx->nerrors > before) return poison(sema);

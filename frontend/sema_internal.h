@@ -799,6 +799,7 @@ bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module
 TType *class_value(Sema *sema, Ast *e);  // class Name(...) { ... } (an AST_FN of op DEF_CLASS) as a value
 Ast *value_node(Sema *sema, TType *t, Loc loc);  // a node standing for the value t (an instance as self)
+TType *def_value(Sema *sema, Ast *def);  // def checked as a fn inside a function: a function value (poison: error)
 Ast *attr_of_call(Sema *sema, const Ast *e);  // the attribute read e->name of method-style call e
 TType *call_attr_value(Sema *sema, Ast *e, TType *v);  // v, read for call e, called: a container's, a module's, else the error
 TType *class_call(Sema *sema, Ast *e, const TType *f, AstList *args);  // Name(args): an instance; inst(x): forward

@@ -340,12 +340,7 @@ static TType *method_of(Sema *sema, const char *path, const char *src, size_t le
     if (p->type->kind == AST_SCALAR_TYPE && !p->type->name) p->type = ast_scalar_type(sema->cx, ANY_TYPE, p->type->loc);
     if (p->rhs && is_poison(check_expr(sema, p->rhs))) return poison(sema);  // literals, and F.relu
   }
-  int before = sema->cx->nerrors;
-  local_sig(sema, def);
-  if (sema->cx->nerrors > before) return poison(sema);
-  TType *t = ty_module(sema, "builtins.function");
-  t->ctor = def;
-  return t;
+  return def_value(sema, def);
 }
 
 // Method fname of composite c called at e on self m and args.
