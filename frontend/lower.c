@@ -63,6 +63,7 @@ static Value *lower_expr(Lower *lw, const Ast *e);
 static LSeq *lower_seq(Lower *lw, const Ast *e);
 static void lower_block(Lower *lw, const AstList *stmts, Rets *rets);
 static void lower_object(Lower *lw, const Ast *e);
+static void lower_callee(Lower *lw, const Ast *e);
 
 static bool is_seq(const TType *t) { return t->kind == TY_TUPLE || t->kind == TY_LIST || t->kind == TY_DICT; }
 static bool is_value(const TType *t) { return t->kind == TY_TENSOR || t->kind == TY_SCALAR; }
@@ -170,6 +171,7 @@ static LSeq *lower_call(Lower *lw, const Ast *call) {
   for (int j = 0; j < np; j++) {
     const Ast *a = call->operands[j];
     args[j] = a && is_value(a->ty) ? lower_expr(lw, a) : NULL;
+    if (a && a->ty && a->ty->kind == TY_MODULE) lower_object(lw, a);  // f(nn.Embedding(n, d, _weight=w)): its making
   }
   LSeq **seqs = arena_alloc(&lw->cx->arena, sizeof(LSeq *) * (size_t)(np + 1));
   for (int j = 0; j < np; j++)  // a tuple, list or dict parameter: the caller's object
@@ -322,6 +324,7 @@ static Value *operand(void *ctx, int i) {
 static const Memo *lower_built(Lower *lw, const Ast *e) {
   const Memo *m = memo_get(lw, e);
   if (m) return m;
+  lower_callee(lw, e);
   int n = e->noperands;
   BuildIn *in = arena_alloc(&lw->cx->arena, sizeof *in * (size_t)(n ? n : 1));
   for (int i = 0; i < n; i++) {
@@ -337,6 +340,19 @@ static const Memo *lower_built(Lower *lw, const Ast *e) {
   return memo_get(lw, e);
 }
 
+// callee(x) of a module object or container made inline (nn.Embedding(n, d, _weight=w)(i), B()(x),
+// nn.Sequential(B(), ...)(x)): the callee's making first, the bindings its constructor or __init__ left
+// (sema's obj_set, run_init), which the call's value reads. Memoized there.
+static void lower_callee(Lower *lw, const Ast *e) {
+  if (e->kind != AST_APPLY) return;
+  const Ast *c = e->lhs;
+  while (is_element(c)) c = c->lhs;  // nn.ModuleList([...])[1](x): the list made
+  if (!c->ty || c->kind == AST_NAME || c->kind == AST_NONE) return;  // made where bound; a step of a Sequential's
+                                                                      // call (sema's container_call): made already
+  if (is_seq(c->ty)) lower_seq(lw, c);  // each module of the container made
+  else lower_object(lw, c);
+}
+
 // xs.pop(), d.get(k): a call of Python's whose value is another expression's (its one
 // operand, of the same type), the list's or dict's new value bound first (e->unrolled);
 // NULL for any other node.
@@ -344,7 +360,7 @@ static const Ast *taken(Lower *lw, const Ast *e) {
   if ((e->kind != AST_CALL && e->kind != AST_APPLY) || e->bi || e->inlined || e->noperands != 1 ||
       e->operands[0]->ty != e->ty)
     return NULL;
-  if (e->kind == AST_APPLY) lower_object(lw, e->lhs);  // B()(x): the instance made first, its __init__'s bindings
+  lower_callee(lw, e);
   Rets none = {0};
   lower_block(lw, &e->unrolled, &none);
   return e->operands[0];
@@ -356,6 +372,7 @@ static LSeq *lower_seq(Lower *lw, const Ast *e) {
   if (e->comp) lower_comp(lw, e->comp);  // an element of a comprehension (read by another sequence)
   Memo *m = memo_get(lw, e);
   if (m) return m->seq;
+  lower_callee(lw, e);
   LSeq *s;
   const Ast *el = taken(lw, e);
   if (el) {
@@ -404,6 +421,7 @@ static Value *lower_expr(Lower *lw, const Ast *e) {
     TD_ASSERT(m->value);
     return m->value;
   }
+  lower_callee(lw, e);
   if (e->bi && e->bi->kind == BK_BUILD) return lower_built(lw, e)->value;  // memoized there
   // a + b + c ...: the chain of first operands lowered from the innermost out in a loop,
   // so a flat expression of any length costs no depth of C stack

@@ -566,7 +566,10 @@ LAYERS_BODY = """    torch.manual_seed(0)
             nn.UpsamplingBilinear2d(size=(5, 6))(x4), nn.ZeroPad2d(1)(x4), nn.ConstantPad1d((1, 2), 3.5)(x3),
             nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
             nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4), nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5),
-            emb(ix))
+            emb(ix), nn.Embedding(4, 4, _weight=x4[0, 1])(ix),
+            nn.Sequential(nn.Identity(), nn.Embedding.from_pretrained(x4[0, 2]), nn.ReLU())(ix),
+            torch.stack([nn.Embedding(4, 4, _weight=x4[0, j])(ix) * 2.0 for j in range(2)]),
+            call_on(nn.Embedding(4, 4, _weight=x4[0, 3]), ix))
 """
 
 
@@ -589,6 +592,11 @@ def layers_oracle(a):
                 nn.ConstantPad3d(1, -1.0)(x5), nn.ReflectionPad1d(2)(x3), nn.ReflectionPad2d((1, 0, 2, 1))(x4),
                 nn.ReplicationPad1d((0, 2))(x3), nn.ReplicationPad2d(1)(x4),
                 nn.ReplicationPad3d((1, 0, 0, 1, 1, 0))(x5), nn.Embedding.from_pretrained(x4[0, 0], padding_idx=1)(a["ix"])]
+        ix = a["ix"]  # modules made and called inline, their parameters set by the constructor
+        outs += [nn.Embedding(4, 4, _weight=x4[0, 1])(ix),
+                 nn.Sequential(nn.Identity(), nn.Embedding.from_pretrained(x4[0, 2]), nn.ReLU())(ix),
+                 torch.stack([nn.Embedding(4, 4, _weight=x4[0, j])(ix) * 2.0 for j in range(2)]),
+                 nn.Embedding(4, 4, _weight=x4[0, 3])(ix)]
     return [o.numpy() for o in outs]
 
 
@@ -603,14 +611,15 @@ def more_layers(tdslc, t):
     params = ", ".join(f"{k}: {'i64' if v.dtype == np.int64 else 'f32'}[{', '.join(map(str, v.shape))}]"
                        for k, v in inputs.items())
     rets = ", ".join(f"f32[{', '.join(map(str, w.shape))}]" for w in want)
-    src = f"import torch\nimport torch.nn as nn\n\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n"
+    src = f"import torch\nimport torch.nn as nn\n\nfn call_on(m, x) {{ return m(x) }}\n\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n"
     p, outs = run_outputs(tdslc, src, inputs)
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
         errs = compare(outs, want, ["f32"] * len(want))
     t.report("nn.Conv3d, BatchNorm3d, the 3-D pools, InstanceNorm3d, PixelShuffle, LocalResponseNorm, the padding "
-             "and upsampling layers as module objects, Embedding.from_pretrained, against PyTorch", errs, src)
+             "and upsampling layers as module objects, Embedding.from_pretrained, nn.Embedding(n, d, _weight=w) made "
+             "and called inline (alone, in a Sequential, a comprehension, as an argument), against PyTorch", errs, src)
 
 
 # ---- a torchvision-style CNN: its __init__'s loop over self.modules() (nn.init.constant_ of each BatchNorm's

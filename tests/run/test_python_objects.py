@@ -177,6 +177,14 @@ CASES += [
          "return act(a), mul(a) + mul(b, k=1), acts['twice'](a) + (lambda t: t * 2)(b), compose(acts['relu'], mul)(a)"]),
      {"a": A, "b": B},
      lambda a, b: [gelu_tanh(a), a * 30 + b * 10, gelu_tanh(gelu_tanh(a)) + 2 * b, np.maximum(a * 30, 0)], ["f32"] * 4),
+    # --- a module made inline, never named: its __init__'s bindings lowered before its call reads them ---
+    ("an instance of a file's class made inline in a Sequential, a ModuleList and as an argument",
+     "class Scale(nn.Module) {\n    fn __init__(self, w) { super().__init__(); self.w = w }\n"
+     "    fn forward(self, x) { return x * self.w }\n}\nfn call_on(m, t) { return m(t) }\n" +
+     fn("a: f32[3], b: f32[3]) -> (f32[3], f32[3], f32[3])",
+        ["return (nn.Sequential(nn.Sequential(nn.Tanh(), Scale(b)), nn.ReLU())(a), "
+         "nn.ModuleList([nn.Tanh(), Scale(b)])[1](a), call_on(Scale(b + 1.0), a))"]),
+     {"a": A, "b": B}, lambda a, b: [np.maximum(np.tanh(a) * b, 0), a * b, a * (b + 1)], ["f32"] * 3),
     # --- einops' layers and parse_shape ---
     ("einops' Rearrange and Reduce layers, inline and bound",
      "from einops.layers.torch import Rearrange, Reduce\nimport einops\n"
