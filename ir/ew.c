@@ -79,7 +79,7 @@ enum { EW_ROW_BYTES = 128, EW_RUN_BYTES = 2048, EW_MIN_TILES = 8, EW_MAX_W = 32,
 
 typedef struct EwTile {
   const NodeList *ns;
-  const KbCuts *cuts;         // the inline cats' piece bounds along each dim (ew_cuts)
+  const KbCuts *cuts;         // the inline cats' piece bounds along each dim (kb_cuts_sorted)
   const View *ov;
   int di, dj;                 // the tiled dims (di < dj)
   int64_t tile[TD_MAX_DIMS];  // di and dj: Ti and Tj
@@ -358,36 +358,6 @@ static void ew_nest(KernelBuilder *kb, EwTile *t, LStmtList *into, int d, bool p
   }
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-// The cuts the probe recorded (c: where the inline cats the nodes read change pieces,
-// the comment at ir/scalar.c's cat_expr) of the dims of ov, made sorted, distinct and
-// inside each dim, in place: each range's loops then read one piece of each cat
-// directly. None where a cat's index is no single dim's (bad: it reads through
-// selects). Whether any dim is split.
-static bool ew_cuts(KbCuts *c, const View *ov) {
-  if (c->bad) {
-    memset(c->n, 0, sizeof c->n);
-    return false;
-  }
-  bool split = false;
-  for (int d = 0; d < ov->ndim; d++) {
-    qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_i64);
-    int m = 0;
-    for (int j = 0; j < c->n[d]; j++) {
-      int64_t x = c->at[d][j];
-      if (x > 0 && x < ov->shape[d] && (!m || c->at[d][m - 1] != x))
-        c->at[d][m++] = x;
-    }
-    c->n[d] = m;
-    split |= m > 0;
-  }
-  return split;
-}
-
 // Whether node n, split at t's cuts, is a copy in every range between them (one load of
 // its own dtype, unit-stride along t->di: a piece of each cat): ranges of the cut dims
 // one combination after another (at most EW_MAX_RANGES), each probed with its extents.
@@ -441,7 +411,7 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
     copy = ns->len == 1 && t.di >= 0 && copy_load(e, n, t.di);
   }
   kb->cuts = NULL;
-  bool split = ew_cuts(&cuts, ov);
+  bool split = kb_cuts_sorted(&cuts, ov);  // each range's loops read one piece of each cat directly
   if (split && t.di >= 0)  // (tiles lie within the ranges between cuts)
     copy = ns->len == 1 && ew_copy_pieces(kb, &t, ns->data[0]);
   kb->k->args.len = nargs;

@@ -40,6 +40,7 @@
 //     element, so parallel iterations never share one.
 #include "ir/kernel.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -116,6 +117,31 @@ int kb_let_local(KernelBuilder *kb, LStmtList *into, LExpr *val) {
   int l = kb_new_local(kb, val->dt);
   kb_push(kb, into, kb_let(kb, l, val));
   return l;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+bool kb_cuts_sorted(KbCuts *c, const View *v) {
+  if (c->bad) {
+    memset(c->n, 0, sizeof c->n);
+    return false;
+  }
+  bool split = false;
+  for (int d = 0; d < v->ndim; d++) {
+    qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_i64);
+    int m = 0;
+    for (int j = 0; j < c->n[d]; j++) {
+      int64_t x = c->at[d][j];
+      if (x > 0 && x < v->shape[d] && (!m || c->at[d][m - 1] != x))
+        c->at[d][m++] = x;
+    }
+    c->n[d] = m;
+    split |= m > 0;
+  }
+  return split;
 }
 
 bool kb_same_shape(const View *a, const View *b) {

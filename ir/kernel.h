@@ -118,6 +118,9 @@ LStmtList *kb_step_loop(KernelBuilder *kb, LStmtList *into, int64_t n, LIndex ba
 // (the dim is innermost: vector loops stay whole); 0 when fewer than two blocks fill.
 int64_t kb_block_size(int64_t S, int64_t w);
 int kb_let_local(KernelBuilder *kb, LStmtList *into, LExpr *val);  // a new local let to val
+// The cuts c the probe recorded, of the dims of v, made sorted, distinct and inside each dim,
+// in place (all dropped where c is bad: a cat read through selects); whether any dim is split.
+bool kb_cuts_sorted(KbCuts *c, const View *v);
 bool kb_same_shape(const View *a, const View *b);
 int64_t kb_ix_coef(const LIndex *x, int var);  // the coefficient of var in x (0 if it has none)
 // A load of / a store to program buffer buf (of its own dtype: val is cast to it).

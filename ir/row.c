@@ -1189,11 +1189,6 @@ static bool build_strip(KernelBuilder *kb, const NodeList *ns, Row *r) {
 
 enum { COL_JOIN_NODES = 32 };  // a kernel of more nodes is not probed (no cuts, no dims joined)
 
-static int cmp_cut(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 // Where the inline cats the kernel's nodes read change pieces along the dims of its
 // input xv (ir/scalar.c's cat_expr records them while kb->cuts is set; ir/ew.c probes
 // its kernels so): sorted, distinct, inside each dim. False where there are none, or a
@@ -1243,19 +1238,7 @@ static bool row_cuts(KernelBuilder *kb, const NodeList *ns, const View *xv, uint
     kb->lv[ns->data[i]->id] = saved[i];
   kb->k->args.len = nargs;
   kb->k->errors.len = nerr;
-  bool split = false;
-  for (int d = 0; d < xv->ndim; d++) {
-    qsort(c->at[d], (size_t)c->n[d], sizeof(int64_t), cmp_cut);
-    int m = 0;
-    for (int j = 0; j < c->n[d]; j++) {
-      int64_t x = c->at[d][j];
-      if (x > 0 && x < xv->shape[d] && (!m || c->at[d][m - 1] != x))
-        c->at[d][m++] = x;
-    }
-    c->n[d] = c->bad ? 0 : m;
-    split |= c->n[d] > 0;
-  }
-  return split;
+  return kb_cuts_sorted(c, xv);
 }
 
 // The rows of a kernel reading an inline cat (cuts): the outer loops once per range of
