@@ -885,14 +885,9 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return become(sema, e, f);
 }
 
-// Whether nn.NAME is a class tdsl has (Linear, Sequential ...): isinstance's second argument.
-bool is_nn_class(const char *name) {
-  static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-                                           NULL};
-  bool known = nn_class(name) != NULL;
-  for (int i = 0; containers[i] && !known; i++) known = !strcmp(containers[i], name);
-  return known;
-}
+// Whether nn.NAME is a module class tdsl has (Linear, Sequential, MultiheadAttention ...):
+// isinstance's second argument (nn.Parameter is no module class).
+bool is_nn_class(const char *name) { return strcmp(name, "Parameter") && nn_names_class(name); }
 
 // nn.Embedding.from_pretrained(embeddings, freeze=True, padding_idx=None, ...) at call e: the
 // module nn.Embedding(rows, cols, ..., _weight=embeddings) its classmethod makes, which e becomes

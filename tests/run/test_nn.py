@@ -428,6 +428,7 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
     a4.in_proj_weight, a4.out_proj.weight = w[0:24], w[24:32]
     o4, none4 = a4(x[0], mem[0], mem[0], need_weights=False)
     assert none4 is None
+    assert isinstance(a4, nn.MultiheadAttention) and not isinstance(a4, nn.Linear) and isinstance(a4.out_proj, nn.Linear)
     t1 = tel(w, b, w1, w2, nw, nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True))
     t2 = tel(w, b, w1, w2, nw, nn.TransformerEncoderLayer(8, 2, 16, 0.0, "gelu", layer_norm_eps=1e-6, norm_first=True))
     o7, w7_ = F.multi_head_attention_forward(q, q, q, 8, 2, w[0:24], b[0:24], None, None, False, 0.0, w[24:32],
