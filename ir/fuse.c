@@ -429,36 +429,24 @@ static bool matmul_packs(const Fuse *f, const Node *r, int src) {
   return o->strides[src == 0 ? o->ndim - 2 : o->ndim - 1] == 1;
 }
 
-// The CPU matmul whose result elementwise n reads at its own index (through at most
-// `depth` inline pointwise nodes, each read only there), with no other reader, else -1.
-static int reads_lone_matmul(const Fuse *f, const Node *n, int depth) {
-  if (!f->g->cpu || !op_is_pointwise(n->op))
-    return -1;
-  for (int s = 0; s < n->nsrc; s++) {
+// The matmul whose result pointwise n reads, directly or through at most depth - 1 inline
+// pointwise nodes; lone: each read at its own index, of n's shape, read by nothing else
+// and no output (the matmul can store n in place of its result); else only some read of
+// one (at any index: a split's half). -1 when none.
+static int reads_matmul(const Fuse *f, const Node *n, int depth, bool lone) {
+  for (int s = 0; s < n->nsrc && op_is_pointwise(n->op); s++) {
     int p = producer_of(n->srcs[s]);
-    if (p < 0 || f->readers[p].len != 1 || f->output[p] || f->target[p])
+    if (p < 0)
       continue;
     const Node *pn = node_of(f, p);
     const View *pv = &pn->out->view, *nv = &n->out->view;
-    if (!is_identity(n->srcs[s]->view, pv->ndim, pv->shape) || !same_shape(pv->ndim, pv->shape, nv->ndim, nv->shape))
+    if (lone && (f->readers[p].len != 1 || f->output[p] || f->target[p] ||
+                 !is_identity(n->srcs[s]->view, pv->ndim, pv->shape) ||
+                 !same_shape(pv->ndim, pv->shape, nv->ndim, nv->shape)))
       continue;
     if (pn->op == OP_MATMUL)
       return p;
-    int q = depth > 1 && f->inl[p] ? reads_lone_matmul(f, pn, depth - 1) : -1;
-    if (q >= 0)
-      return q;
-  }
-  return -1;
-}
-
-// The matmul whose result pointwise n reads, directly or through at most depth - 1
-// inline pointwise nodes (at any index: a split's half), else -1.
-static int reads_matmul(const Fuse *f, const Node *n, int depth) {
-  for (int s = 0; s < n->nsrc && op_is_pointwise(n->op); s++) {
-    int p = producer_of(n->srcs[s]);
-    if (p >= 0 && node_of(f, p)->op == OP_MATMUL)
-      return p;
-    int q = p >= 0 && depth > 1 && f->inl[p] ? reads_matmul(f, node_of(f, p), depth - 1) : -1;
+    int q = depth > 1 && f->inl[p] ? reads_matmul(f, pn, depth - 1, lone) : -1;
     if (q >= 0)
       return q;
   }
@@ -473,7 +461,7 @@ static int reads_matmul(const Fuse *f, const Node *n, int depth) {
 // other tensor of its size: it stays inline, the pack computing it.)
 static int packed_over(const Fuse *f, int i) {
   const Node *n = node_of(f, i);
-  if (!f->g->cpu || f->readers[i].len == 0 || reads_matmul(f, n, 2) < 0)
+  if (!f->g->cpu || f->readers[i].len == 0 || reads_matmul(f, n, 2, false) < 0)
     return -1;
   for (int e = 0; e < f->readers[i].len; e++)
     if (node_of(f, f->readers[i].data[e].reader)->op != OP_MATMUL)
@@ -481,7 +469,7 @@ static int packed_over(const Fuse *f, int i) {
   const View *nv = &n->out->view;
   for (int s = 0; s < n->nsrc; s++) {
     int p = producer_of(n->srcs[s]);
-    if (p < 0 || node_of(f, p)->op == OP_MATMUL || reads_matmul(f, node_of(f, p), 1) >= 0)
+    if (p < 0 || node_of(f, p)->op == OP_MATMUL || reads_matmul(f, node_of(f, p), 1, false) >= 0)
       continue;
     const View *pv = &node_of(f, p)->out->view;
     if (is_identity(n->srcs[s]->view, pv->ndim, pv->shape) && same_shape(pv->ndim, pv->shape, nv->ndim, nv->shape))
@@ -565,12 +553,12 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
   // a block's last linear): stored, its matmul computes it as an epilogue and stores it in
   // place of its own result, which only this read; every reader then reads one tensor, not
   // the matmul's result and x (nanoGPT's block: 3 readers, 3 x 1.5 MB read less).
-  int mm = multi && *reduced ? reads_lone_matmul(f, n, 2) : -1;
+  int mm = multi && *reduced && f->g->cpu ? reads_matmul(f, n, 2, true) : -1;
   if (mm >= 0)
     return why(FW_MATMUL_EPILOGUE, mm, -1);
   int big = packed_over(f, i);
   if (big >= 0)
-    return why(FW_PACK_EPILOGUE, reads_matmul(f, n, 2), big);
+    return why(FW_PACK_EPILOGUE, reads_matmul(f, n, 2, false), big);
   return why(FW_NONE, -1, -1);
 }
 
