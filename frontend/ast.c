@@ -637,6 +637,15 @@ Ast *ast_optional(Ctx *cx, Ast *type, Loc loc) {
   return type;
 }
 
+bool ast_dotted_name(const Ast *e, char *buf, size_t n) {
+  if (e->kind == AST_NAME || (e->kind == AST_CALL && !e->lhs))
+    return (size_t)snprintf(buf, n, "%s", e->name) < n;
+  if ((e->kind != AST_ATTR && e->kind != AST_CALL) || !e->lhs || !ast_dotted_name(e->lhs, buf, n))
+    return false;
+  size_t len = strlen(buf);
+  return (size_t)snprintf(buf + len, n - len, ".%s", e->name) < n - len;
+}
+
 Ast *ast_dotted(Ctx *cx, Ast *path, const char *name, Loc loc) {
   return ast_name(cx, arena_printf(&cx->arena, "%s.%s", path->name, name), loc);
 }

@@ -194,6 +194,9 @@ Ast *ast_lambda(Ctx *cx, Ast *params, Ast *body, Loc loc);
 Ast *ast_lambda_param(Ctx *cx, const char *name, Ast *dflt, Loc loc);  // type NULL: k=3
 Ast *ast_optional(Ctx *cx, Ast *type, Loc loc);  // T | None
 Ast *ast_dotted(Ctx *cx, Ast *path, const char *name, Loc loc);  // a.b: an AST_NAME "a.b"
+// The dotted name e spells into buf (torch.jit.script; a call's callee: torch.no_grad() is
+// torch.no_grad), false for any other expression or where buf is too short.
+bool ast_dotted_name(const Ast *e, char *buf, size_t n);
 Ast *ast_alias(Ctx *cx, Ast *path, Ast *as, Loc loc);
 Ast *ast_import(Ctx *cx, Ast *from, Ast *items, Loc loc);
 Ast *ast_type(Ctx *cx, DType t, Ast *dims, Loc loc);

@@ -470,15 +470,6 @@ bool py_map_form(Sema *sema, Ast *e) {
 // ============================================================================
 // with statements
 // ============================================================================
-// The dotted name e spells (torch.cuda.amp.autocast; a call's callee) into buf; false for
-// any other expression.
-static bool dotted_name(const Ast *e, char *buf, size_t n) {
-  if (e->kind == AST_NAME || (e->kind == AST_CALL && !e->lhs)) return (size_t)snprintf(buf, n, "%s", e->name) < n;
-  if ((e->kind != AST_ATTR && e->kind != AST_CALL) || !e->lhs || !dotted_name(e->lhs, buf, n)) return false;
-  size_t len = strlen(buf);
-  return (size_t)snprintf(buf + len, n - len, ".%s", e->name) < n - len;
-}
-
 // Whether autocast call c (torch.autocast(device_type, dtype, enabled), torch.cuda.amp.autocast(enabled,
 // dtype)) is given enabled=False, a compile-time value; its position: enabled_at.
 static bool autocast_off(Sema *sema, Ast *c, int enabled_at) {
@@ -507,7 +498,7 @@ TType *py_with(Sema *sema, Ast *e) {
   for (int i = 0; i < e->list.len; i++) {
     Ast *c = e->list.data[i];
     char name[128];
-    bool known = c->kind == AST_CALL && dotted_name(c, name, sizeof name), ok = false;
+    bool known = c->kind == AST_CALL && ast_dotted_name(c, name, sizeof name), ok = false;
     for (int k = 0; known && inert[k]; k++) ok |= !strcmp(name, inert[k]);
     for (int k = 0; known && !ok && autocast[k]; k++) {
       if (strcmp(name, autocast[k])) continue;

@@ -792,17 +792,6 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
     diag_error(p->cx, *loc, "%s", msg);
 }
 
-// The dotted name decorator e spells (staticmethod, torch.jit.script; a call's callee:
-// torch.no_grad() is torch.no_grad) into buf; false for any other expression.
-static bool decorator_name(const Ast *e, char *buf, size_t n) {
-  if (e->kind == AST_NAME) return (size_t)snprintf(buf, n, "%s", e->name) < n;
-  if ((e->kind != AST_ATTR && e->kind != AST_CALL) || !e->lhs) return e->kind == AST_CALL && !e->lhs &&
-                                                                       (size_t)snprintf(buf, n, "%s", e->name) < n;
-  if (!decorator_name(e->lhs, buf, n)) return false;
-  size_t len = strlen(buf);
-  return (size_t)snprintf(buf + len, n - len, ".%s", e->name) < n - len;
-}
-
 // @decorators over fn, as Python applies them: @staticmethod marks a method that takes no
 // self (fn->bval, read by sema_class.c), @property and @classmethod one read as an attribute
 // or given its class, @x.setter one run by a store to the attribute (fn->deco); those
@@ -815,7 +804,7 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
   for (int i = 0; i < decorators->list.len; i++) {
     const Ast *d = decorators->list.data[i];
     char name[128];
-    bool known = decorator_name(d, name, sizeof name), ok = false;
+    bool known = ast_dotted_name(d, name, sizeof name), ok = false;
     if (known && !strcmp(name, "staticmethod") && d->kind == AST_NAME) {
       fn->bval = true;
       continue;
@@ -844,7 +833,7 @@ Ast *parse_decorated(Ctx *cx, Ast *decorators, Ast *fn) {
 // Whether annotation t is typing's ClassVar[...] (not a field of a @dataclass).
 static bool is_classvar(const Ast *t) {
   char name[128];
-  return t && t->kind == AST_INDEX && t->lhs && decorator_name(t->lhs, name, sizeof name) &&
+  return t && t->kind == AST_INDEX && t->lhs && ast_dotted_name(t->lhs, name, sizeof name) &&
          (!strcmp(name, "ClassVar") || !strcmp(name, "typing.ClassVar"));
 }
 
@@ -866,7 +855,7 @@ Ast *parse_dataclass(Ctx *cx, Ast *decorators, Ast *cls) {
   for (int i = 0; i < decorators->list.len; i++) {
     const Ast *d = decorators->list.data[i];
     char name[128];
-    if (!decorator_name(d, name, sizeof name) || (strcmp(name, "dataclass") && strcmp(name, "dataclasses.dataclass"))) {
+    if (!ast_dotted_name(d, name, sizeof name) || (strcmp(name, "dataclass") && strcmp(name, "dataclasses.dataclass"))) {
       diag_error(cx, d->loc, "this decorator of a class is not supported: tdsl takes @dataclass");
       continue;
     }
