@@ -417,12 +417,17 @@ static const NnClass *nn_class(const char *cls) {
   return NULL;
 }
 
+// Whether nn.NAME is a container class (sema_container.c).
+static bool nn_container_class(const char *name) {
+  static const char *const names[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+                                      NULL};
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(names[i], name)) return true;
+  return false;
+}
+
 bool nn_names_class(const char *name) {
-  static const char *const others[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-                                       "Parameter", NULL};
-  for (int i = 0; others[i]; i++)
-    if (!strcmp(others[i], name)) return true;
-  return nn_class(name) || composite_names(name);
+  return !strcmp(name, "Parameter") || nn_container_class(name) || nn_class(name) || composite_names(name);
 }
 
 // Parameter k of a "name=default, ..." list: its name into buf, the default's text (NULL:
@@ -652,10 +657,7 @@ static TType *nn_construct(Sema *sema, Ast *e) {
   if (!c) {
     TType *composite = composite_construct(sema, e);  // nn.MultiheadAttention ... (sema_mha.c)
     if (composite) return composite;
-    static const char *const containers[] = {"Sequential", "ModuleList", "ModuleDict", "ParameterList",
-                                             "ParameterDict", NULL};
-    for (int i = 0; containers[i]; i++)
-      if (!strcmp(containers[i], e->name)) return container_construct(sema, e);  // sema_container.c
+    if (nn_container_class(e->name)) return container_construct(sema, e);  // sema_container.c
     for (size_t i = 0; i < sizeof nn_with_params / sizeof nn_with_params[0]; i++)
       if (!strcmp(nn_with_params[i].cls, e->name)) {
         diag_error(sema->cx, call_loc(e), "nn.%s has parameters: pass them to the function as its parameters and "
