@@ -151,6 +151,9 @@ def layouts(tdslc, backend, rng):
         for m, k, n in SIZES:
             sa, sb = shapes(m, k, n)
             case(tdslc, backend, rng, f"{lname} {m}x{k}x{n}", [("a", sa), ("b", sb)], expr, epilogue=mm(fa, fb))
+    # A packed with K past a block (KC_PACKED_MAX): blocks of 368, 368 and 364 terms
+    case(tdslc, backend, rng, "tn long k", [("a", (1100, 100)), ("b", (1100, 200))], "a.t() @ b",
+         epilogue=mm(lambda v: v["a"].T, lambda v: v["b"]))
 
 
 def views_and_batches(tdslc, backend, rng):
@@ -404,6 +407,13 @@ def schedules(tdslc):
     kc = re.search(r"\bkc (\d+)", m.group(1)) if m else None
     T.check("--cpu=skylake-avx512: 64 x 3072 @ w.t(): no k split for the L1 (k blocks of half the L2 at most)",
             p.returncode == 0 and m and (not kc or int(kc.group(1)) >= 1536), p.stdout + p.stderr)
+    # a.t() @ b at 2048^2: A packed in k blocks of at most 512 terms, a block of it under
+    # a tenth of the data, so packed whole with the column blocks parallel (COLS)
+    src5 = "fn f(a: f32[2048, 2048], b: f32[2048, 2048]) -> f32[2048, 2048] {\n    return a.t() @ b\n}"
+    outs = [emit_text(tdslc, src5, "kernels", [f"--cpu={cpu}"]) for cpu in ("znver3", "skylake-avx512")]
+    cols = r"schedule: gemm packed \d+x\d+ cols nc \d+ kc 512\b"
+    T.check("--cpu=znver3 and skylake-avx512: a.t() @ b at 2048^2 is COLS with k blocks of 512",
+            all(p.returncode == 0 and re.search(cols, p.stdout) for p in outs), "".join(p.stdout + p.stderr for p in outs))
     p = emit_text(tdslc, src, "kernels")
     nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
     T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
