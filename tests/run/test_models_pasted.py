@@ -7,7 +7,9 @@ BasicBlock and Bottleneck, Whisper's encoder block, mamba-minimal's MambaBlock, 
 block, a ConvNeXt block, a BERT layer, a GPT-NeoX layer, transformers' T5 encoder layer,
 GPT-2 block, LLaMA decoder layer and CLIP encoder layer, and nanoGPT's whole GPT pasted as
 written (its nn.ModuleDict, nn.ModuleList of Blocks, MLP as nn.Sequential), torchvision's BasicBlock
-as written (nn.Conv2d and nn.BatchNorm2d objects, norm_layer a class as a value). Each runs on small shapes with seeded
+as written (nn.Conv2d and nn.BatchNorm2d objects, norm_layer a class as a value), and four modules written as a user
+writes them (a BERT-style encoder layer with a padding mask, a diffusion UNet level, MobileNetV2's inverted residual,
+a Whisper-style audio encoder stem with nn.MultiheadAttention). Each runs on small shapes with seeded
 inputs and is compared with the same model written here in NumPy (float64).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -410,6 +412,82 @@ def tv_basicblock(p):
     return [y, relu(bn(conv2d(relu(bn(conv2d(y, p["c3"], padding=1))), p["c4"], padding=1)) + y)]
 
 
+def group_norm(x, groups, w, b, eps):
+    g = x.reshape(x.shape[0], groups, -1)
+    g = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + eps)
+    return g.reshape(x.shape) * w[None, :, None, None] + b[None, :, None, None]
+
+
+def bert_encoder(p):
+    x = p["x"]
+    q, k, v = (heads(linear(x, p[n + "_weight"], p[n + "_bias"]), 4) for n in "qkv")
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    s = np.where(p["mask"][:, None, None, :] == 0, -np.inf, s)
+    x = layer_norm(x + linear(merge(softmax(s) @ v), p["o_weight"], p["o_bias"]), p["ln1_weight"], p["ln1_bias"],
+                   1e-12)
+    f = linear(gelu(linear(x, p["ff1_weight"], p["ff1_bias"])), p["ff2_weight"], p["ff2_bias"])
+    return [layer_norm(x + f, p["ln2_weight"], p["ln2_bias"], 1e-12)]
+
+
+def unet_block(p):
+    def block(x, pre, nin):
+        h = conv2d(silu(group_norm(x, 4, p[pre + "_norm1_weight"], p[pre + "_norm1_bias"], 1e-6)),
+                   p[pre + "_conv1_weight"], p[pre + "_conv1_bias"], padding=1)
+        h = h + linear(silu(p["temb"]), p[pre + "_temb_weight"], p[pre + "_temb_bias"])[:, :, None, None]
+        h = conv2d(silu(group_norm(h, 4, p[pre + "_norm2_weight"], p[pre + "_norm2_bias"], 1e-6)),
+                   p[pre + "_conv2_weight"], p[pre + "_conv2_bias"], padding=1)
+        return (conv2d(x, p[pre + "_nin_weight"], p[pre + "_nin_bias"]) if nin else x) + h
+
+    h1 = block(p["x"], "d", True)
+    h = block(conv2d(h1, p["down_weight"], p["down_bias"], stride=2, padding=1), "m", False)
+    h = conv2d(h.repeat(2, axis=2).repeat(2, axis=3), p["up_weight"], p["up_bias"], padding=1)
+    return [block(np.concatenate([h, h1], axis=1), "u", True)]
+
+
+def mobilenet_ir(p):
+    def bn(t, s):
+        return batch_norm(t, s[0], np.abs(s[1]) + 0.5, s[2], s[3])
+
+    def block(x, pre, stride, sh, so):
+        h = np.clip(bn(conv2d(x, p[pre + "_expand"]), sh), 0, 6)
+        h = np.clip(bn(conv2d(h, p[pre + "_dw"], stride=stride, padding=1, groups=h.shape[1]), sh), 0, 6)
+        return bn(conv2d(h, p[pre + "_project"]), so)
+
+    y = block(p["x"], "a", 2, p["s96"], p["s24"])
+    return [y, y + block(y, "b", 1, p["s144"], p["s24"])]
+
+
+def whisper_stem(p):
+    def conv1d_padded(x, w, b, stride):
+        xp = np.pad(x, ((0, 0), (0, 0), (1, 1)))[:, :, None, :]
+        return conv2d(xp, w[:, :, None, :], b, stride=stride)[:, :, 0, :]
+
+    x = gelu(conv1d_padded(p["mel"], p["conv1_weight"], p["conv1_bias"], 1))
+    x = gelu(conv1d_padded(x, p["conv2_weight"], p["conv2_bias"], 2)).transpose(0, 2, 1)
+    t, c = x.shape[1:]
+    st = np.arange(t)[:, None] * np.exp(-math.log(10000) / (c // 2 - 1) * np.arange(c // 2))[None, :]
+    x = x + np.concatenate([np.sin(st), np.cos(st)], axis=1)
+    h = layer_norm(x, p["attn_ln_weight"], p["attn_ln_bias"])
+    w3, b3 = np.split(p["in_proj_weight"], 3), np.split(p["in_proj_bias"], 3)
+    q, k, v = (heads(linear(h, w, b), 4) for w, b in zip(w3, b3))
+    x = x + linear(merge(attention(q, k, v)), p["out_proj_weight"], p["out_proj_bias"])
+    h = layer_norm(x, p["mlp_ln_weight"], p["mlp_ln_bias"])
+    x = x + linear(gelu(linear(h, p["fc1_weight"], p["fc1_bias"])), p["fc2_weight"], p["fc2_bias"])
+    return [layer_norm(x, p["ln_post_weight"], p["ln_post_bias"])]
+
+
+def fan_in(rng, shape):
+    """A conv weight as PyTorch initialises one (scale 1 / sqrt(fan-in)), so the UNet's activations stay O(1)."""
+    return (rng.standard_normal(shape) / math.sqrt(np.prod(shape[1:]))).astype(np.float32)
+
+
+def padding_mask(rng, shape):
+    m = np.ones(shape, np.float32)
+    m[0, -3:] = 0
+    m[1, -1:] = 0
+    return m
+
+
 def tril_mask(rng, shape):
     return np.tril(np.ones(shape[-2:], np.float32))[None, None]
 
@@ -451,6 +529,10 @@ MODELS_TABLE = [
     ("clip_layer.tdsl", "clip_layer", clip, {}),
     ("nanogpt_model.tdsl", "gpt", nanogpt_model, {"idx": token_ids, "targets": targets_ignoring}),
     ("torchvision_basicblock.tdsl", "tv_basic_block", tv_basicblock, {}),
+    ("bert_encoder.tdsl", "bert_encoder", bert_encoder, {"mask": padding_mask}),
+    ("unet_block.tdsl", "unet_block", unet_block, {f"{b}_conv{i}_weight": fan_in for b in "dmu" for i in (1, 2)}),
+    ("mobilenet_ir.tdsl", "mobilenet_ir", mobilenet_ir, {}),
+    ("whisper_stem.tdsl", "whisper_stem", whisper_stem, {}),
 ]
 
 
