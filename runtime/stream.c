@@ -33,10 +33,11 @@
 // calls of each form, or of 2 taken before the load changed, decides by chance. Measured
 // with a busy loop on one of this 2-core VM's cores, x * 2 + 1 of 64 MiB on 2 threads
 // (non-temporal 2.65 ms a call quiet, plain 4.2; loaded 50-150 ms either), 4 sites of
-// 100 calls per process, 3 processes alternated: the share of calls 11-100 run with
-// plain stores was 0.42-0.52 deciding on unconfirmed samples and on a margin of 1/32,
-// 0.08-0.28 with confirmed samples and a margin of 1/16, 0.03-0.11 with the second
-// sample too (the tries' own calls included: a site that never swaps runs 0.03-0.05).
+// 100 calls per process, processes alternated (two sets of 3 each): the share of calls
+// 11-100 run with plain stores was 0.17-0.52 deciding on unconfirmed samples and on a
+// margin of 1/32, 0.08-0.28 with confirmed samples and a margin of 1/16, 0.03-0.12 with
+// the second sample too (the tries' own calls included: 0.07-0.08 on the quiet host
+// under either rule, every site keeping non-temporal stores).
 //
 // A change of state is also found within a run: DRIFT calls in a row of the kept form,
 // each off its last sample's fastest call (slower by half or more, or faster by 1/8 or
