@@ -324,7 +324,12 @@ static void measure(int n, Roofline *r) {
     rd.v[rd.nv++] = (Variant){.fn = round_fma, .fma = f32[w], .iters = calibrate(f32[w])};
     rd.v[rd.nv++] = (Variant){.fn = round_fma, .fma = f64[w], .iters = calibrate(f64[w])};
   }
-  int64_t bytes = 4 * cpu_target(NULL).llc;  // (ir/cpu.c: sysfs's highest level, else sysconf's L3)
+  // The last-level cache as every schedule sees it (ir/cpu.c: sysfs's highest level, else
+  // sysconf's L3, at most 32 MiB a CPU). This 2-core VM's raw 480 MiB sysfs L3 made arrays
+  // of 1.9 GB, 35-37 GB/s; 4 x the bounded 64 MiB (256 MiB) measures 40-45 GB/s, arrays of
+  // 512 MiB the same (alternated runs): past the cache either way, the larger arrays
+  // slower for other reasons (blocks of 8 MiB over the 1.9 GB arrays: 36-39 GB/s).
+  int64_t bytes = 4 * cpu_target(NULL).llc;
   if (bytes < ((int64_t)128 << 20))
     bytes = (int64_t)128 << 20;
   long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);

@@ -498,7 +498,7 @@ typedef struct CpuTarget {
   int nregs;         // vector registers: 16, or 32 with AVX-512
   bool fma;          // fused multiply-add instructions
   int64_t l1d, l2;   // data cache bytes per core
-  int64_t llc;       // last-level cache bytes (shared by the cores)
+  int64_t llc;       // last-level cache bytes (shared by the cores; the host's bounded by cpu_usable_llc)
   int64_t stream_min;  // TDSL_STREAM_MIN=BYTES (>= 1): results from this size on are
                        // streamed (LArg.stream); 0: ir/sched.c's rule (the footprint's)
   bool c_source;  // the kernels go through a C compiler (the C backend), not LLVM: gcc
@@ -508,6 +508,9 @@ typedef struct CpuTarget {
 // cpu NULL or "host": the machine tdslc runs on (cpuid, sysconf cache sizes; sane
 // defaults where they say nothing); else an LLVM CPU name (--cpu), by its family.
 CpuTarget cpu_target(const char *cpu);
+// The last-level cache cpu_target keeps for the host: `reported` (sysfs, sysconf), at
+// most 32 MiB per CPU of `cpus` (online), at least 32 MiB (ir/cpu.c says why).
+int64_t cpu_usable_llc(int64_t reported, int64_t cpus);
 
 // ---- kernel.c: the fused graph -> loop IR (the kernel builder, ir/kernel.h's files) ----
 // cpu: the schedules for that CPU (ir/gemm.c for every matmul); NULL: a GPU program.

@@ -30,7 +30,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ir/vecmath.h"
 
@@ -931,29 +930,9 @@ static bool buf_read(const LProgram *p, int b) {
 // marked its written args: those are streamed whatever the footprint. Both CPU backends
 // act on the mark (above).
 //
-// The cache the rule compares with is the host's last-level cache, but at most
-// LLC_PER_CPU per online CPU, and at least LLC_BOUND_MIN (a named CPU's 32 MiB, ir/cpu.c,
-// is never cut): a VM of few cores on a large server sees the whole chip's shared L3,
-// most of which other tenants' cores hold. This 2-core Xeon VM reports a 480 MiB L3 and behaves
-// like 43-85 MiB, `tdslc bench` with TDSL_STREAM_MIN/TDSL_STREAM_FORM, both backends,
-// non-temporal against plain: buffers of 64 MiB still gain from plain stores (x * 2 + 1
-// of 32 MiB 1.18 ms both; an outer sum of 32 MiB 0.59 against 0.71 ms, of 64 MiB 1.2-1.3
-// against 1.46-1.50) but of 128 MiB lose 1.2-1.5x (relu(x * 2 + 1) * sigmoid(x) of
-// 64 MiB 2.8 ms against 4.0-4.3, x * 2 + 1 2.4-2.5 against 2.9-3.1, an outer sum of
-// 128 MiB 2.8 against 3.9-4.3). The largest shipping per-core L3 shares are 12-48 MiB
-// (V-Cache parts); 32 MiB a CPU puts this VM's bound at 64 MiB, between the two.
+// The cache the rule compares with is CpuTarget.llc: the host's bounded per CPU, where a
+// VM's reported L3 is most of a server chip's (ir/cpu.c, cpu_usable_llc).
 static const int64_t STREAM_FLOOR = (int64_t)8 << 20;
-static const int64_t LLC_PER_CPU = (int64_t)32 << 20, LLC_BOUND_MIN = (int64_t)32 << 20;
-
-// The last-level cache the streaming rule assumes (above): the host's, bounded per CPU.
-static int64_t usable_llc(const CpuTarget *cpu) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  int64_t bound = td_sat_mul(n > 0 ? n : 1, LLC_PER_CPU);
-  if (bound < LLC_BOUND_MIN)
-    bound = LLC_BOUND_MIN;
-  return cpu->llc < bound ? cpu->llc : bound;
-}
-
 // Saturating: a buffer's element count may be near 2^62 (its allocation fails at run
 // time with a clear error, tests/fuzz/regressions/matmul_flops_overflow.tdsl).
 static int64_t buf_bytes(const LProgram *p, int b) {
@@ -961,7 +940,7 @@ static int64_t buf_bytes(const LProgram *p, int b) {
 }
 
 static void mark_streams(LProgram *p, const CpuTarget *cpu) {
-  int64_t llc = usable_llc(cpu);
+  int64_t llc = cpu->llc;
   for (int i = 0; i < p->kernels.len; i++) {
     const LKernel *k = p->kernels.data[i];
     int64_t footprint = 0;

@@ -15,14 +15,29 @@
 // rule's choice), uncounted; a sample of the kept form; the try's first call of the
 // other form, uncounted (it finds the caches as the other form left them: plain stores
 // after streaming find none of the result in the cache; streaming after plain stores
-// writes back and drops the lines plain stores left); a sample of the other form. A
+// writes back and drops the lines plain stores left); a sample of the other form; where
+// the try won, the kept form's first call again, uncounted, and its second sample. A
 // sample's time is its fastest call (noise only ever adds time), confirmed: the sample
 // goes on, MAX_SAMPLE calls at most, until it has SAMPLE calls, its second fastest
-// within 1/16 of the fastest (on a loaded host a call of a form can be slow by 2x, and
-// one slow call of each form among two would decide by chance), and SAMPLE_NS in all (a
-// kernel of microseconds). The try wins when it beats the kept form's sample by more
-// than 1/32: the forms swap and the next run is FIRST_RUN calls; a try that loses makes
-// the next run 4 times as long, up to LONGEST_RUN.
+// within 1/16 of the fastest, and SAMPLE_NS in all (a kernel of microseconds). The try
+// wins when its sample and the kept form's are confirmed and it is faster by more than
+// 1/MARGIN; the forms swap when the kept form's second sample is confirmed too, agrees
+// with its first within 1/8 (the host's load did not change under the comparison), and
+// the try still wins against the faster of the two. Then the next run is FIRST_RUN
+// calls; a check that ends otherwise makes the next run 4 times as long, up to
+// LONGEST_RUN.
+//
+// Where timing cannot decide, the kept form stays (at first the compile-time rule's,
+// from the sizes: non-temporal stores for a result past 1.5 last-level caches,
+// ir/sched.c): on a loaded host a call can be slow by 2-40x, and the fastest of 8 such
+// calls of each form, or of 2 taken before the load changed, decides by chance. Measured
+// with a busy loop on one of this 2-core VM's cores, x * 2 + 1 of 64 MiB on 2 threads
+// (non-temporal 2.65 ms a call quiet, plain 4.2; loaded 50-150 ms either), 4 sites of
+// 100 calls per process, processes alternated (two sets of 3 each): the share of calls
+// 11-100 run with plain stores was 0.17-0.52 deciding on unconfirmed samples and on a
+// margin of 1/32, 0.08-0.28 with confirmed samples and a margin of 1/16, 0.03-0.12 with
+// the second sample too (the tries' own calls included: 0.07-0.08 on the quiet host
+// under either rule, every site keeping non-temporal stores).
 //
 // A change of state is also found within a run: DRIFT calls in a row of the kept form,
 // each off its last sample's fastest call (slower by half or more, or faster by 1/8 or
@@ -36,8 +51,9 @@
 // So the first choice is made early: a site's first run is its first call alone (page
 // faults of fresh outputs, cold caches), and a kernel of SAMPLE_NS / SAMPLE or more per
 // call (every result streamed by default, 8 MiB and up) whose calls of a form agree has
-// its form chosen after TDSL_STREAM_SETTLE = 6 calls (non-temporal 1-3, plain 4-6) and
-// runs the winner from call 7 on; otherwise after 2 * (1 + MAX_SAMPLE) calls at most.
+// its form chosen after TDSL_STREAM_SETTLE = 9 calls at most (non-temporal 1-3, plain
+// 4-6; where plain won, non-temporal 7-9) and runs the winner from call 10 on (from call
+// 7 where non-temporal stores stay); otherwise after 3 * (1 + MAX_SAMPLE) calls at most.
 // The first choice is checked by a try FIRST_RUN calls later; a settled choice then
 // costs 3 calls of the slower form (and one transition back) every LONGEST_RUN + 6 or
 // so, and a change of the memory's state is found within that (0.6 s of 64 MiB results
@@ -59,11 +75,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-enum { FIRST_RUN = 16, LONGEST_RUN = 512, SAMPLE = 2, MAX_SAMPLE = 8, DRIFT = 3 };
+enum { FIRST_RUN = 16, LONGEST_RUN = 512, SAMPLE = 2, MAX_SAMPLE = 8, DRIFT = 3, MARGIN = 16 };
 enum { SAMPLE_NS = 50000 };
-enum { RUN, KEPT_SAMPLE, TRY_FIRST, TRY_SAMPLE };  // a site's phases, in order
+enum { RUN, KEPT_SAMPLE, TRY_FIRST, TRY_SAMPLE, BACK_FIRST, BACK_SAMPLE };  // a site's phases, in order
 _Static_assert(sizeof(tdsl_stream_site) == 16 * sizeof(int64_t), "generated code allocates 16 words per site");
-_Static_assert(TDSL_STREAM_SETTLE == 1 + SAMPLE + 1 + SAMPLE, "tdsl.h's settle length is the rule's");
+_Static_assert(TDSL_STREAM_SETTLE == 1 + SAMPLE + 1 + SAMPLE + 1 + SAMPLE, "tdsl.h's settle length is the rule's");
 
 static int64_t now_ns(void) {
   struct timespec t;
@@ -90,7 +106,8 @@ static int fixed_form(void) {
 
 // The form the site runs now: 1 non-temporal, 0 plain.
 static int site_form(const tdsl_stream_site *s) {
-  bool trying = __atomic_load_n(&s->phase, __ATOMIC_RELAXED) >= TRY_FIRST;
+  int64_t phase = __atomic_load_n(&s->phase, __ATOMIC_RELAXED);
+  bool trying = phase == TRY_FIRST || phase == TRY_SAMPLE;
   return !(__atomic_load_n(&s->plain, __ATOMIC_RELAXED) ^ trying);
 }
 
@@ -108,7 +125,13 @@ static void to_phase(tdsl_stream_site *s, int64_t phase) {
   __atomic_store_n(&s->phase, phase, __ATOMIC_RELAXED);
 }
 
-// One more call of t ns in the current sample; true when the sample is complete.
+// Whether a sample's fastest call is confirmed by its second fastest (within 1/16).
+static bool confirmed(const tdsl_stream_site *s, int64_t fastest) {
+  return s->second - fastest <= fastest / 16;  // (second >= fastest >= 0: no overflow)
+}
+
+// One more call of t ns in the current sample; true when the sample is complete
+// (confirmed, or MAX_SAMPLE calls).
 static bool sampled(tdsl_stream_site *s, int64_t *fastest, int64_t t) {
   if (s->n++ == 0) {
     *fastest = t;
@@ -120,8 +143,13 @@ static bool sampled(tdsl_stream_site *s, int64_t *fastest, int64_t t) {
     s->second = t;
   }
   s->sum = t < INT64_MAX - s->sum ? s->sum + t : INT64_MAX;
-  bool agree = s->second - *fastest <= *fastest / 16;  // (second >= fastest >= 0: no overflow)
-  return s->n >= MAX_SAMPLE || (s->n >= SAMPLE && agree && s->sum >= SAMPLE_NS);
+  return s->n >= MAX_SAMPLE || (s->n >= SAMPLE && confirmed(s, *fastest) && s->sum >= SAMPLE_NS);
+}
+
+// The check ends without a swap: the kept form's next run, 4 times the last.
+static void keep(tdsl_stream_site *s) {
+  s->run = !s->run ? FIRST_RUN : s->run * 4 < LONGEST_RUN ? s->run * 4 : LONGEST_RUN;
+  to_phase(s, RUN);
 }
 
 // One more call of t ns in the kept form's run: true when DRIFT calls in a row were
@@ -150,23 +178,41 @@ static void count(tdsl_stream_site *s, int64_t t) {
       to_phase(s, KEPT_SAMPLE);
     return;
   case KEPT_SAMPLE:
-    if (sampled(s, &s->best, t))
+    if (!sampled(s, &s->best, t))
+      return;
+    if (confirmed(s, s->best))
       to_phase(s, TRY_FIRST);
+    else
+      keep(s);  // no time to hold a try to
     return;
   case TRY_FIRST:
     to_phase(s, TRY_SAMPLE);
     return;
-  default:
+  case TRY_SAMPLE:
     if (!sampled(s, &s->tried, t))
       return;
-    if (s->tried < s->best - s->best / 32) {
+    if (confirmed(s, s->tried) && s->tried < s->best - s->best / MARGIN)
+      to_phase(s, BACK_FIRST);
+    else
+      keep(s);
+    return;
+  case BACK_FIRST:
+    to_phase(s, BACK_SAMPLE);
+    return;
+  default: {
+    if (!sampled(s, &s->again, t))
+      return;
+    int64_t lo = s->again < s->best ? s->again : s->best, hi = s->again < s->best ? s->best : s->again;
+    if (confirmed(s, s->again) && hi - lo <= lo / 8 && s->tried < lo - lo / MARGIN) {
       __atomic_store_n(&s->plain, !s->plain, __ATOMIC_RELAXED);
       s->best = s->tried;  // the kept form's time now (what a run's calls are held to)
       s->run = FIRST_RUN;
+      to_phase(s, RUN);
     } else {
-      s->run = !s->run ? FIRST_RUN : s->run * 4 < LONGEST_RUN ? s->run * 4 : LONGEST_RUN;
+      s->best = s->again;
+      keep(s);
     }
-    to_phase(s, RUN);
+  }
   }
 }
 

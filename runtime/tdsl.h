@@ -294,7 +294,8 @@ void *tdsl_scratch(int64_t bytes);
 typedef struct tdsl_stream_site {
   int64_t lock;    // 1 while one thread counts a call
   int64_t plain;   // the kept form: 0 non-temporal, 1 plain
-  int64_t phase;   // 0 the kept form's run, 1 its sample, 2 the other form's first call, 3 its sample
+  int64_t phase;   // 0 the kept form's run, 1 its sample, 2 the other form's first call, 3 its sample,
+                   // 4 the kept form's first call again, 5 its second sample (after a winning try)
   int64_t n;       // calls of the current phase
   int64_t run;     // calls of the kept form's run (0: the first run: one call)
   int64_t best;    // the kept form's fastest call (ns) in its last sample
@@ -303,12 +304,14 @@ typedef struct tdsl_stream_site {
   int64_t second;  // the current sample's second fastest call (ns)
   int64_t drift;   // consecutive calls of the kept form's run off its sample's time, agreeing
   int64_t level;   // the first of them (ns)
-  int64_t reserved[5];
+  int64_t again;   // the kept form's fastest call (ns) in its second sample
+  int64_t reserved[4];
 } tdsl_stream_site;
 // Calls a site makes before its first choice (kernels of 25 us or more: every result
-// streamed by default, whose calls of a form agree; others take more, 18 at most): a
+// streamed by default, whose calls of a form agree; others take more, 27 at most, or
+// keep the non-temporal form where their calls never agree): a
 // warm-up of this many calls is enough for a benchmark to time the chosen form.
-#define TDSL_STREAM_SETTLE 6
+#define TDSL_STREAM_SETTLE 9
 // Returns a token: bit 0 the form to run (1: non-temporal), bit 1 set when the call is
 // timed, bits 2 and up its start (CLOCK_MONOTONIC, ns); tdsl_stream_end counts it.
 int64_t tdsl_stream_begin(tdsl_stream_site *s);

@@ -249,8 +249,8 @@ def main():
           sorted(doc) == ["backend", "bytes", "flops", "gbps", "gflops", "max_ms", "median_ms", "min_ms", "peak_bytes",
                           "threads", "warmup_calls"],
           p.stderr.decode())
-    check("bench --json counts its warm-up: TDSL_STREAM_SETTLE (6) calls before 3 timed ones",
-          doc.get("warmup_calls") == 6, str(doc))
+    check("bench --json counts its warm-up: TDSL_STREAM_SETTLE (9) calls before 3 timed ones",
+          doc.get("warmup_calls") == 9, str(doc))
     check("bench --json names its backend and threads", doc.get("backend") in ("llvm", "c") and doc.get("threads", 0) >= 1,
           str(doc))
     check("bench counts 2*M*N*K flops for the matmul plus one per relu element",

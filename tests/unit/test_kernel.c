@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frontend/frontend.h"
 #include "ir/kernel.h"
@@ -1418,6 +1419,23 @@ static void gemm_schedule_and_tile_follow_the_shape_and_the_cpu(void **state) {
   }
 }
 
+// The last-level cache every reader of CpuTarget.llc sees (ir/cpu.c): the reported size,
+// at most 32 MiB per online CPU, at least 32 MiB; a named CPU keeps its 32 MiB.
+static void the_llc_is_bounded_by_32_mib_a_cpu(void **state) {
+  (void)state;
+  const int64_t MiB = (int64_t)1 << 20;
+  assert_int_equal(cpu_usable_llc(480 * MiB, 2), 64 * MiB);  // this VM's sysfs figure
+  assert_int_equal(cpu_usable_llc(480 * MiB, 1), 32 * MiB);
+  assert_int_equal(cpu_usable_llc(480 * MiB, 0), 32 * MiB);  // sysconf's -1 or 0: one CPU
+  assert_int_equal(cpu_usable_llc(16 * MiB, 1), 16 * MiB);   // a small cache as it is
+  assert_int_equal(cpu_usable_llc(64 * MiB, 16), 64 * MiB);  // a 16-core Zen 3
+  assert_int_equal(cpu_usable_llc(INT64_MAX, INT64_MAX), INT64_MAX);  // saturates
+  assert_int_equal(cpu_target("znver3").llc, 32 * MiB);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int64_t bound = (cpus > 1 ? cpus : 1) * 32 * MiB;
+  assert_true(host_cpu.llc <= bound || host_cpu.llc <= 32 * MiB);
+}
+
 // Every matmul of a program calls the same micro-kernel (one function per tile shape
 // and dtype), whatever its shape: a second matmul adds no function.
 static void gemm_micro_kernel_is_one_function_for_the_program(void **state) {
@@ -1922,6 +1940,7 @@ int main(void) {
       cmocka_unit_test(matmul_with_transposed_rhs_keeps_the_k_loop_innermost),
       cmocka_unit_test(gemm_tiles_of_every_layout_stay_near_the_naive_sum),
       cmocka_unit_test(gemm_schedule_and_tile_follow_the_shape_and_the_cpu),
+      cmocka_unit_test(the_llc_is_bounded_by_32_mib_a_cpu),
       cmocka_unit_test(gemm_micro_kernel_is_one_function_for_the_program),
       cmocka_unit_test(gemm_is_parallel_over_batches_rows_or_columns),
       cmocka_unit_test(transposed_copies_run_in_tiles_of_both_dims),

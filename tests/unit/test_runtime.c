@@ -977,16 +977,19 @@ static void a_stream_site_chooses_the_faster_store_form_on_its_first_calls(void 
   char got[64];
   // non-temporal for calls 1-3 (the first uncounted: page faults, cold caches), plain
   // for 4-6 (the first uncounted: the caches as streaming left them); plain is faster
-  // by far more than 1/32, so it is kept from call 7 on (TDSL_STREAM_SETTLE calls)
+  // by far more than 1/16, so non-temporal stores are sampled again (7-9: the load did
+  // not change) and plain is kept from call 10 on (TDSL_STREAM_SETTLE calls)
   stream_forms(got, 31, 1000, 300);
-  assert_string_equal(got, "nnnppp" "pppppppppppppppp" "pp" "nnn" "pppp");
-  assert_int_equal(TDSL_STREAM_SETTLE, 6);
+  assert_string_equal(got, "nnnppp" "nnn" "pppppppppppppppp" "pp" "nnn" "p");
+  assert_int_equal(TDSL_STREAM_SETTLE, 9);
   // non-temporal faster: the first choice keeps it; FIRST_RUN (16) calls and a sample
   // (2) later, plain stores are tried again
   stream_forms(got, 31, 300, 1000);
   assert_string_equal(got, "nnnppp" "nnnnnnnnnnnnnnnn" "nn" "ppp" "nnnn");
-  // within 1/32: no swap
+  // within 1/32, or 1/16 (MARGIN): no swap
   stream_forms(got, 8, 1000, 980);
+  assert_string_equal(got, "nnnppp" "nn");
+  stream_forms(got, 8, 1000, 950);
   assert_string_equal(got, "nnnppp" "nn");
 }
 
@@ -1001,14 +1004,15 @@ static void a_stream_site_finds_a_change_of_the_faster_form_within_a_run(void **
   (void)state;
   tdsl_stream_site s = {0};
   char got[64];
-  stream_more(&s, got, 6, 1000, 300);
-  assert_string_equal(got, "nnnppp");  // plain kept, its sample's fastest call 0.3 ms
+  stream_more(&s, got, 9, 1000, 300);
+  assert_string_equal(got, "nnnppp" "nnn");  // plain kept, its sample's fastest call 0.3 ms
   // the memory changed: plain takes 1 ms now. DRIFT (3) calls off the sample by more
   // than half, agreeing, end the run of 16: a sample of plain (2), the try of
-  // non-temporal stores (3), which wins; then non-temporal stores run their 16 calls
-  // and a sample, held to the try's time (not to plain's old 0.3 ms: no new try)
-  stream_more(&s, got, 3 + 2 + 3 + 18, 300, 1000);
-  assert_string_equal(got, "ppp" "pp" "nnn" "nnnnnnnnnnnnnnnnnn");
+  // non-temporal stores (3), which wins, plain's second sample (3: as its first); then
+  // non-temporal stores run their 16 calls and a sample, held to the try's time (not to
+  // plain's old 0.3 ms: no new try)
+  stream_more(&s, got, 3 + 2 + 3 + 3 + 18, 300, 1000);
+  assert_string_equal(got, "ppp" "pp" "nnn" "ppp" "nnnnnnnnnnnnnnnnnn");
   // the try of plain stores due after that sample loses, so the next run is 64 calls;
   // non-temporal stores faster by 1/8 or more, agreeing, are a change too: the run
   // ends after DRIFT calls, and plain stores are tried again at once
@@ -1020,7 +1024,7 @@ static void a_stream_sites_run_goes_on_through_calls_off_its_time_that_disagree(
   (void)state;
   tdsl_stream_site s = {0};
   char got[64];
-  stream_more(&s, got, 6, 1000, 300);  // plain kept at 0.3 ms
+  stream_more(&s, got, 9, 1000, 300);  // plain kept at 0.3 ms
   // a run of 16 plain calls (a loaded host): off by 2-3x but never DRIFT in a row that
   // agree within 1/8 (600 after 1000), or in a row at all (300 within the sample's time)
   int plain_us[16] = {1000, 600, 1000, 600, 900, 1000, 300, 1000, 1000, 300, 700, 1000, 600, 900, 600, 1000};
@@ -1041,8 +1045,8 @@ static void a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed(vo
   int nt[] = {5000, 1000, 2000, 2000, 1040};
   for (int i = 0; i < 5; i++)
     assert_int_equal(stream_call(&s, nt[i], 300), 1);
-  for (int i = 0; i < 3 + 16; i++)
-    assert_int_equal(stream_call(&s, 1000, 300), 0);
+  for (int i = 0; i < 3 + 3 + 16; i++)  // plain's try, non-temporal's second sample, plain
+    assert_int_equal(stream_call(&s, 1000, 300), i >= 3 && i < 6);
   // plain calls from 1.1 ms that never agree (each 1.5 times the last): a sample of
   // MAX_SAMPLE (8) calls
   tdsl_stream_site u = {0};
@@ -1054,6 +1058,32 @@ static void a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed(vo
   }
   for (int i = 0; i < 13; i++)
     assert_int_equal(forms[i], i < 3 || i == 12);  // plain: 1 uncounted + 8, then non-temporal (1 ms) kept
+}
+
+// Where timing cannot decide, the kept form stays (runtime/stream.c: on a loaded host).
+static void a_stream_site_swaps_only_on_confirmed_samples_taken_under_the_same_load(void **state) {
+  (void)state;
+  // non-temporal calls that never agree (each 1.5 times the last): its sample ends at
+  // MAX_SAMPLE (8) unconfirmed, and no try is made (plain stores at 0.3 ms would win
+  // it); the next sample comes after a run of FIRST_RUN (16)
+  tdsl_stream_site s = {0};
+  int nt_us = 1000;
+  for (int i = 0; i < 1 + 8 + 16; i++) {
+    assert_int_equal(stream_call(&s, nt_us, 300), 1);
+    nt_us = nt_us * 3 / 2 > 100000 ? 1000 : nt_us * 3 / 2;
+  }
+  // plain stores win their try against non-temporal stores at 1 ms, but non-temporal
+  // stores' second sample takes 2 ms (the load changed under the comparison): no swap,
+  // the kept form's time is the second sample's, and the next run is 16 calls
+  tdsl_stream_site u = {0};
+  int at[] = {1000, 1000, 1000, 300, 300, 300, 2000, 2000, 2000};
+  for (int i = 0; i < 9; i++)
+    assert_int_equal(stream_call(&u, at[i], at[i]), i < 3 || i >= 6);
+  for (int i = 0; i < 16 + 2; i++)
+    assert_int_equal(stream_call(&u, 2000, 300), 1);
+  for (int i = 0; i < 3 + 3; i++)  // the next check: the same load throughout, so plain is kept
+    assert_int_equal(stream_call(&u, 2000, 300), i >= 3);
+  assert_int_equal(stream_call(&u, 2000, 300), 0);
 }
 
 static void a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run(void **state) {
@@ -1102,6 +1132,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(a_stream_site_finds_a_change_of_the_faster_form_within_a_run),
       cmocka_unit_test(a_stream_sites_run_goes_on_through_calls_off_its_time_that_disagree),
       cmocka_unit_test(a_stream_sites_sample_goes_on_until_its_fastest_call_is_confirmed),
+      cmocka_unit_test(a_stream_site_swaps_only_on_confirmed_samples_taken_under_the_same_load),
       cmocka_unit_test(a_short_kernels_sample_is_longer_and_losing_tries_lengthen_the_run),
       cmocka_unit_test(f16_conversion_rounds_to_nearest_even),
       cmocka_unit_test(f16_conversion_handles_subnormals_and_nan),
