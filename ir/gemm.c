@@ -90,6 +90,7 @@ enum {
   DIRECT_MAX_M = 16,         // a contraction of at most this many rows (a depthwise convolution's 1) is DIRECT
   DIRECT_MAX_R = 4,          // DIRECT: rows of a block
   DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
+  PF_MAX_PANELS = 4,         // ROWS: at most this many column panels prefetch A's rows (gemm_build's pf)
 };
 
 typedef struct Gemm {
@@ -117,6 +118,7 @@ typedef struct Gemm {
   bool bdirect;             // ... its columns' operand's rows in place (unit along them),
   int64_t ldb;              //   ldb elements between rows (a few rows of A: packing B would
                             //   cost more than it saves)
+  bool pf;                  // ROWS, A's rows in place streamed: the micro-kernel prefetches the next panel
   int sched, mode;
   bool par, par_bat;        // par: the work is worth threads; par_bat: the batch loop is the parallel one
   int64_t kc, nc, mc;       // the blocks: k terms, columns, rows (ROWS)
@@ -535,6 +537,11 @@ static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *ke
       fn_push(cx, &kl->body,
               ls_set(cx, acc[r][v], lx_fma(cx, x, lx_local_v(cx, cd, V, w[v]), lx_local_v(cx, cd, V, acc[r][v]))));
   }
+  if (m->prefetch && m->aform == GA_ROWS) {  // a[MR*lda + MR*k] (gemm_build's pf)
+    LIndex at = arg_row(cx, 3, MR, 0);
+    at.nterms = 1, at.var[0] = 0, at.coef[0] = MR;
+    fn_push(cx, &kl->body, ls_prefetch(cx, 0, at));
+  }
   // c[r*ldc + v*V + 0..V] = acc[r][v]
   for (int r = 0; r < MR; r++)
     for (int v = 0; v < nv; v++)
@@ -550,8 +557,8 @@ static void micro_reach(const GemmMicro *m, int64_t kc, int64_t lda, int64_t ldb
 }
 
 static const char *micro_key(Ctx *cx, const GemmMicro *m) {
-  return arena_printf(&cx->arena, "gemm micro-kernel %s %dx%d%s%s", dtype_name(m->cd), m->MR, m->NR,
-                      AFORM_NAMES[m->aform], m->binplace ? ", b in place" : "");
+  return arena_printf(&cx->arena, "gemm micro-kernel %s %dx%d%s%s%s", dtype_name(m->cd), m->MR, m->NR,
+                      AFORM_NAMES[m->aform], m->binplace ? ", b in place" : "", m->prefetch ? ", prefetching" : "");
 }
 
 // The program's micro-kernel m (made on first use), its bounds grown for a call of kc
@@ -631,7 +638,7 @@ static int tail_width(const Gemm *G, int mr, int64_t n) {
 // tile's values.
 static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int nr, int64_t kc,
                        int64_t ldc, LExpr *load) {
-  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace};
+  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace, G->pf && G->adirect};
   gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
 }
 
@@ -2311,6 +2318,14 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nc = G.nc < G.NR ? G.NR : G.nc;
     G.mc = mc_l2 < mc_par ? mc_l2 : mc_par;
     G.mc = G.mc >= G.R ? G.R : G.mc;
+    // few column panels (nn.Linear's x @ w.t() at 64 tokens: one of 64 columns) make the
+    // rows read in place a stream (each weight row from memory, met by one or a few tiles,
+    // the first of them waiting on memory): the micro-kernel then prefetches the next row
+    // panel a whole tile ahead, where the rows are contiguous and one k block (lda = kc:
+    // a[MR*lda + MR*k] walks the next panel). GPT-2 at (1, 64), weights cycled from DRAM
+    // (16 x 9.4 MB, 64 x 3072 x 768 each): 1.4x faster, as fast as with them in the cache.
+    int64_t col_panels = (G.C + G.NR - 1) / G.NR;
+    G.pf = G.adirect && G.nk == 1 && G.kc == G.K && G.lda == G.K && col_panels <= PF_MAX_PANELS;
   }
   G.nc = G.nc >= G.C ? G.C : G.nc;
   // the buffers: scratch (b's block, a's block, the tile T), and the temps

@@ -273,6 +273,7 @@ static void exec_stmt(Run *r, const LStmt *s) {
     return;
   }
   case LS_CALL: exec_call(r, s->call); return;
+  case LS_PREFETCH: return;
   case LS_LET:
   case LS_SET: r->locals[s->local] = eval(r, s->val); return;
   case LS_IF:
