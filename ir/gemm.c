@@ -1238,12 +1238,14 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
     // 1024^2 (48 KB L1, 2 MB L2, C and LLVM)
     int64_t line = 64 / dtype_size(G->cd), kfull = klen / line * line;
     bool by_lines = k_inner && G->nk == 1 && w > 1 && kfull > 0 && !(role == 1 && width < G->V);
+    // one panel (x @ w.t()'s x at 64 tokens, a GELU computed at packing): its lines in parallel
+    bool par_lines = par && np == 1 && kfull / line > 1 && width * klen >= PARALLEL_WORK;
     for (int kpart = 0; kpart < (by_lines && kfull < klen ? 2 : 1); kpart++) {
       LIndex k[TD_MAX_DIMS], kl, q;
       LStmtList *in;
       if (by_lines) {  // kpart 0: the whole lines, 1: the terms left
         LIndex l0 = kb_ix_const(kfull);
-        in = kpart ? body : kb_step_loop(kb, body, kfull / line, kb_ix_const(0), line, false, &l0);
+        in = kpart ? body : kb_step_loop(kb, body, kfull / line, kb_ix_const(0), line, par_lines, &l0);
         in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
         in = kb_step_loop(kb, in, kpart ? klen - kfull : line, l0, 1, false, &kl);
         k[0] = ixsum(kb, k0, &kl, 1);
