@@ -90,7 +90,7 @@ enum {
   DIRECT_MAX_M = 16,         // a contraction of at most this many rows (a depthwise convolution's 1) is DIRECT
   DIRECT_MAX_R = 4,          // DIRECT: rows of a block
   DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
-  PF_MAX_PANELS = 4,         // ROWS: at most this many column panels prefetch A's rows (gemm_build's pf)
+  PF_MAX_COLS = 64,          // ROWS: at most this many columns prefetch A's rows (gemm_build's pf)
 };
 
 typedef struct Gemm {
@@ -2320,14 +2320,15 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
     G.nc = G.nc < G.NR ? G.NR : G.nc;
     G.mc = mc_l2 < mc_par ? mc_l2 : mc_par;
     G.mc = G.mc >= G.R ? G.R : G.mc;
-    // few column panels (nn.Linear's x @ w.t() at 64 tokens: one of 64 columns) make the
-    // rows read in place a stream (each weight row from memory, met by one or a few tiles,
-    // the first of them waiting on memory): the micro-kernel then prefetches the next row
-    // panel a whole tile ahead, where the rows are contiguous and one k block (lda = kc:
-    // a[MR*lda + MR*k] walks the next panel). GPT-2 at (1, 64), weights cycled from DRAM
-    // (16 x 9.4 MB, 64 x 3072 x 768 each): 1.4x faster, as fast as with them in the cache.
-    int64_t col_panels = (G.C + G.NR - 1) / G.NR;
-    G.pf = G.adirect && G.nk == 1 && G.kc == G.K && G.lda == G.K && col_panels <= PF_MAX_PANELS;
+    // few columns (nn.Linear's x @ w.t() at 64 tokens) make the rows read in place a
+    // stream: each weight element from memory feeds 2 * C flops (at C = 64 the 2 cores'
+    // peak needs 14 GB/s of weights, 60% of this DRAM's copy rate), and the first tile to
+    // meet a row waits on it (the hardware prefetchers start each row's stream late). The
+    // micro-kernel then prefetches the next row panel a whole tile ahead, where the rows
+    // are contiguous and one k block (lda = kc: a[MR*lda + MR*k] walks the next panel). 16
+    // cycled 64 x 3072 x 768 GEMMs (weights from DRAM): 1.31x faster; GPT-2 at (1, 64)
+    // 1.18x. At C = 128 (a second pass over the rows, from the L2) it measured no faster.
+    G.pf = G.adirect && G.nk == 1 && G.kc == G.K && G.lda == G.K && G.C <= PF_MAX_COLS;
   }
   G.nc = G.nc >= G.C ? G.C : G.nc;
   // the buffers: scratch (b's block, a's block, the tile T), and the temps
