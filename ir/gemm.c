@@ -1238,8 +1238,10 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
     // 1024^2 (48 KB L1, 2 MB L2, C and LLVM)
     int64_t line = 64 / dtype_size(G->cd), kfull = klen / line * line;
     bool by_lines = k_inner && G->nk == 1 && w > 1 && kfull > 0 && !(role == 1 && width < G->V);
-    // one panel (x @ w.t()'s x at 64 tokens, a GELU computed at packing): its lines in parallel
-    bool par_lines = par && np == 1 && kfull / line > 1 && width * klen >= PARALLEL_WORK;
+    // the operand one panel (x @ w.t()'s x at 64 tokens, a GELU computed at packing): its
+    // lines in parallel (two panels, as Mamba's 80 columns of 48 and 32, stay serial: one
+    // parallel loop each measured no faster)
+    bool par_lines = par && n <= full_w && kfull / line > 1 && width * klen >= PARALLEL_WORK;
     for (int kpart = 0; kpart < (by_lines && kfull < klen ? 2 : 1); kpart++) {
       LIndex k[TD_MAX_DIMS], kl, q;
       LStmtList *in;
