@@ -27,6 +27,8 @@
 //         block of b is packed once into a temp (in parallel), then the row blocks of MC
 //         rows are the parallel loop: each packs its block of a into scratch (L2) and
 //         multiplies it by the column panels (columns outer: a panel of b stays in L1);
+//         with A's rows read in place and few columns (x @ w.t() at 64 tokens: the
+//         weights a stream from memory) the micro-kernel prefetches the next row panel;
 //   BATCH (batches enough for the threads, as attention's heads; or little work): each
 //         batch (in parallel) is one serial task: its column blocks, k blocks and all
 //         its rows, both operands packed into scratch.
@@ -638,7 +640,7 @@ static int tail_width(const Gemm *G, int mr, int64_t n) {
 // tile's values.
 static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int nr, int64_t kc,
                        int64_t ldc, LExpr *load) {
-  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace, G->pf && G->adirect};
+  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace, G->pf};
   gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
 }
 
