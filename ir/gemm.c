@@ -58,7 +58,8 @@
 // accumulators and operands fit the registers (MR * nv + nv + 1 of them), of the
 // shapes those allow the one that wastes the least on the output's edges (AVX-512 f32:
 // 14x32, 8x48 or 6x64; AVX2: 6x16 or 4x24). KC keeps a block of b within half the L2
-// (ROWS with A's rows in place: the rows within the L1, where they or the block overflow).
+// (ROWS with A's rows in place: the rows within the L1, where they or the block overflow;
+// A packed: at most 512 terms, which makes a.t() @ b at 2048^2 COLS).
 // Float sums use LX_FMA (fused where the target has FMA), so results differ from the
 // naive k order in rounding. f16/bf16 operands are packed as f32 (the accumulation
 // dtype); DOT reads only operands of the accumulation dtype.
@@ -82,6 +83,7 @@ enum {
   MAX_NV = 4,
   MAX_DOT_NR = 4,        // a last panel of at most this many columns is new_micro_dot's
   KC_MAX = 768,          // k terms per block: a panel of b (KC x NR) stays in L2
+  KC_PACKED_MAX = 512,   //   with A packed (a.t() @ b) at most this many (gemm_build)
   KC_MIN = 128,          // ROWS' k blocks sized for the rows read in place (in L1): at least this
   A_SHARED_BYTES = 1 << 20,  // COLS: a k block of a packed in a temp, at most this or 10% of the data
   B_SHARED_BYTES = 4 << 20,  // ROWS: a packed block of b (KC x NC) in a temp, at most this
@@ -2255,8 +2257,14 @@ bool gemm_build(KernelBuilder *kb, const NodeList *ns) {
   // as many as the whole L2 holds: its K of 9 taps a channel, 2304 and 4608 in
   // ResNet-50, is then one block, and each block costs two parallel loops and a pass
   // over the sums: 6-7% faster at 14 x 14 and 7 x 7 with 2 threads on a loaded
-  // machine, the same with one). ROWS re-blocks below.
-  int64_t kc_max = KC_MAX, l2_share = G.nk > 1 ? t->l2 : t->l2 / 2;
+  // machine, the same with one). A packed with one k dim (a.t() @ b: A's rows are not
+  // unit-stride in k), KC_PACKED_MAX terms: at 2048^2 a k block of A is then under a
+  // tenth of the data (4.2 MB, blocks of 688 were 5.6), so A's block is packed whole and
+  // the column blocks are the parallel loop (COLS), the block of B in L2 meeting every
+  // row panel: 1.19x faster (C and LLVM, 2 threads; Zen 3's tiles on this machine
+  // 1.13x) than ROWS' row blocks of 140 over a shared block of B in L3; 584 terms as
+  // fast, 624 (ROWS again) as slow. ROWS re-blocks below.
+  int64_t kc_max = !G.adirect && G.nk == 1 ? KC_PACKED_MAX : KC_MAX, l2_share = G.nk > 1 ? t->l2 : t->l2 / 2;
   if (G.adirect && l2_share / ((int64_t)G.NR * cds) > kc_max)
     kc_max = l2_share / ((int64_t)G.NR * cds);
   if (residual_through_t(&G, kc_max))

@@ -26,6 +26,11 @@
 // the two arguments then become one (merge_args), so no restrict or noalias pair names
 // one storage, and such kernels match each other again, not their old group.
 //
+// Before the slots, a result may take a temp: the entry allocates results before the
+// kernels run, so a temp whose life ends in the kernel that first writes a result, in
+// place over it (ir/inplace.c), lives in the result's storage and takes no buffer of
+// its own (temps_in_results): a block's input kept for its residual, out = x + f(x).
+//
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
 #include "ir/loop.h"
@@ -535,6 +540,32 @@ static void relink_merged(Ctx *cx, LProgram *p, const bool *merged) {
   }
 }
 
+// Each result whose first kernel reads a temp for the last time and writes the result in
+// place over it (the largest such temp of its dtype that it holds) takes that temp:
+// map[temp] = the result, taken[temp] set. A temp living in the result's storage from
+// its first kernel on is safe there: the result's storage is the entry's from before
+// the first kernel, and no kernel touches it before the result's first.
+static void temps_in_results(Lives *lv, int *map, bool *taken) {
+  const LProgram *p = lv->p;
+  int nb = p->bufs.len;
+  for (int r = 0; r < nb; r++) {
+    const LBuf *rb = &p->bufs.data[r];
+    if (rb->kind != LB_RESULT || lv->first[r] < 0)
+      continue;
+    int best = -1;
+    for (int y = 0; y < nb; y++) {
+      const LBuf *yb = &p->bufs.data[y];
+      if (yb->kind != LB_TEMP || yb->scratch || taken[y] || lv->last[y] != lv->first[r] || yb->dtype != rb->dtype ||
+          yb->numel > rb->numel || (best >= 0 && yb->numel <= p->bufs.data[best].numel))
+        continue;
+      if (in_place(lv, r, y))
+        best = y;
+    }
+    if (best >= 0)
+      map[best] = r, taken[best] = true;
+  }
+}
+
 static void share_temps(Ctx *cx, LProgram *p) {
   int nb = p->bufs.len, nk = p->kernels.len;
   int *first = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
@@ -551,13 +582,15 @@ static void share_temps(Ctx *cx, LProgram *p) {
       last[b] = k;
     }
   }
+  Lives lv = {.cx = cx, .p = p, .first = first, .last = last};
+  bool *taken = arena_alloc(&cx->arena, (size_t)(nb + 1));  // (zeroed)
+  temps_in_results(&lv, map, taken);
   TempOrder *order = arena_alloc(&cx->arena, sizeof *order * (size_t)(nb + 1));
   int nt = 0;
   for (int b = 0; b < nb; b++)
-    if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0)
+    if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0 && !taken[b])
       order[nt++] = (TempOrder){p->bufs.data[b].scratch ? 0 : p->bufs.data[b].numel, first[b], b};
   qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
-  Lives lv = {.cx = cx, .p = p, .first = first, .last = last};
   const Plan *use = NULL;
   for (int over = 0; over < 2; over++) {
     Plan *a = arena_alloc(&cx->arena, sizeof *a), *b = arena_alloc(&cx->arena, sizeof *b);

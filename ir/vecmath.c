@@ -25,9 +25,10 @@
 //            2 (2^(n-1) q + (2^(n-1) - 1/2)), rounded once (the 2 exact, or the overflow);
 //            x itself for |x| < 2^-25 (2^-54).
 //   exp2     n = round(x), r = (x - n) ln2, then as exp.
-//   log      x = 2^e m, m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled by
-//            2^24 / 2^54 first); f = m - 1 (exact); s = f / (2 + f); log(1 + f) =
-//            f + s (T(s^2) - f) (2 atanh s = 2s + s T(s^2)); plus e ln2 in two parts.
+//   log      x = 2^e m, m in [sqrt(1/2), sqrt(2)) from the bits (a subnormal's bits, as
+//            an integer, first: no multiply reads it); f = m - 1 (exact); s = f / (2 + f);
+//            log(1 + f) = f + s (T(s^2) - f) (2 atanh s = 2s + s T(s^2)); plus e ln2 in
+//            two parts.
 //   log1p    u = 1 + x and its rounding error c (Fast2Sum); 1 + x = 2^e (1 + f + c 2^-e),
 //            then as log. softplus's f32 log1p(v), v = e^-|a| in [0, 1]: 2 atanh(w/2), w =
 //            v / (1 + v/2) and its roundings undone, no reduction (vm_log1p_exp).
@@ -593,23 +594,35 @@ static LExpr *log_special(VM *m, LExpr *x, LExpr *r, double zero_at) {
 
 typedef enum { LOG_E, LOG_2, LOG_10 } LogBase;
 
-// x times 2^24 (f64: 2^54) where it is subnormal; *k (an int) less that exponent.
-// The scale's exponent comes from its bits, not from the condition again: gcc 12's jump
-// threading turns a condition that two selects share into branches, and the loop then
-// does not vectorize.
-static LExpr *unsubnormal(VM *m, LExpr *x, LExpr **k) {
-  int sc = f32(m) ? 24 : 54;
-  LExpr *s = let(m, sel(m, lt(m, x, m->f->min_normal), K(m, ldexp(1, sc)), K(m, 1)));
-  LExpr *xs = let(m, mul(m, x, s)), *f;
-  decompose(m, xs, k, &f);
-  LExpr *es = iaddk(m, isra(m, bits(m, s), m->f->mant), -m->f->bias);  // 0 or sc
-  *k = let(m, ibin(m, OP_SUB, *k, es));
+// x for log: a positive subnormal x as xs = x 2^(bias + mant - 1) (f32 2^149, f64 2^1074),
+// a normal one as itself, and *e, xs's exponent as a float less that scale's. No multiply
+// reads the subnormal (an x86 core takes a microcode assist, ~100 cycles, for each vector
+// whose multiply, FMA or division reads one; adds and compares take them at full speed;
+// x times 2^24 here made log of subnormals 10x slower than of normal x): with s = 2^mant
+// for a subnormal x (else 0), x's bits or s's are 2^mant + i, i x's bits, and less s
+// (exact) that is i = xs, normal. *e's offset, s (bias + mant - 1) 2^-mant, is exact and
+// enters the multiply-add that int_float's subtraction becomes. The C backend's form
+// selects xs by s's compare (not x's again: gcc 12's jump threading turns a condition two
+// selects share into branches, and the loop then does not vectorize), which gcc makes an
+// unmasked OR and a masked subtract: its log of normal x 7% slower than with the multiply
+// (AVX-512; Zen 3's code: the same), where the OR of s's bits was 15%.
+static LExpr *unsubnormal(VM *m, LExpr *x, LExpr **e) {
+  double two_p = ldexp(1, m->f->mant);
+  LExpr *s = let(m, sel(m, lt(m, x, m->f->min_normal), K(m, two_p), K(m, 0))), *xs, *k, *f;
+  if (m->c_source)
+    xs = let(m, sel(m, gt(m, s, 0), sub(m, fbits(m, ibin(m, OP_BITWISE_OR, bits(m, x), I(m, bits_of(m, two_p)))),
+                                        K(m, two_p)), x));
+  else
+    xs = let(m, sub(m, fbits(m, ibin(m, OP_BITWISE_OR, bits(m, x), bits(m, s))), s));
+  decompose(m, xs, &k, &f);
+  LExpr *ks = fbits(m, ibin(m, OP_ADD, k, I(m, bits_of(m, m->f->shift))));  // shift + k
+  double off = ldexp(m->f->bias + m->f->mant - 1, -m->f->mant);
+  *e = let(m, sub(m, fmadd(m, s, K(m, -off), ks), K(m, m->f->shift)));
   return f;
 }
 
 static LExpr *vm_log(VM *m, LExpr *x, LogBase base) {
-  LExpr *k, *f = unsubnormal(m, x, &k);
-  LExpr *e = let(m, int_float(m, k));
+  LExpr *e, *f = unsubnormal(m, x, &e);
   LExpr *r;
   if (base == LOG_E) {
     r = log_parts(m, e, f);
@@ -1004,8 +1017,7 @@ static LExpr *vm_sincos_full(VM *m, LExpr *x, bool cosine) {
 // log(ax) = hi + lo to about 2^-68 relative (f32: 2^-40), for a positive finite ax (0
 // and inf give garbage the caller replaces).
 static void log_dd(VM *m, LExpr *ax, LExpr **hi, LExpr **lo) {
-  LExpr *k, *f = unsubnormal(m, ax, &k);
-  LExpr *e = let(m, int_float(m, k));
+  LExpr *e, *f = unsubnormal(m, ax, &e);
   // s + sl = f / (2 + f)
   LExpr *dh = let(m, addk(m, f, 2)), *dl = let(m, add(m, sub(m, K(m, 2), dh), f));
   LExpr *s = let(m, dvd(m, f, dh)), *rem;

@@ -6,8 +6,10 @@ binaries and both CPU backends, timed in one process, interleaved call by call
     bench/vecmath/ab.py FILE.tdsl --fn NAME --shape 4096,4096 NAME=TDSLC [NAME=TDSLC...]
         [--backends c,llvm] [--rounds 40] [--runs 3] [--chrt] [--cpu NAME]
 
-Each entry takes one f32 tensor of --shape (uniform in [-8, 8)). The entries' global
-symbols are renamed per variant (objcopy --redefine-sym) and linked into one driver with
+Each entry takes one f32 tensor of --shape (uniform in [-8, 8); with AB_S or AB_B in the
+environment, u of that as (u + 8.5) AB_S + AB_B, made in the driver: subnormal inputs
+without a kernel forming them). The entries' global symbols are renamed per variant
+(objcopy --redefine-sym) and linked into one driver with
 the runtime of the first tdslc. --chrt runs the driver under `chrt -f 10` (real-time
 FIFO: other tenants wait; needs root), as bench/GAPS.md describes. The first variant is
 the base of the printed ratios (> 1: slower than it). --cpu NAME compiles for that CPU

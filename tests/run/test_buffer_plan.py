@@ -27,7 +27,11 @@ the same programs run against NumPy.
     result, bn(conv3) + identity and its ReLU, over the identity it reads last: a
     downsample's result, then the block before's) hold one block output, not two. And where the reuse would be wrong, a
     cumsum reading the one before flipped (the element it writes over is read later in
-    the row), the two keep apart: checked by the plan and by the values, against NumPy.
+    the row), the two keep apart: checked by the plan and by the values, against NumPy;
+  - a result written in place over a temp its first kernel reads last (ConvNeXt's block:
+    its input kept for the residual, out = y + f(y) read through a permute) takes no
+    buffer for that temp: it lives in the result's storage (ir/share.c); read flipped,
+    the temp keeps a buffer of its own.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -51,6 +55,7 @@ ML, MD, MN = 32, 64, 16
 ROWS, COLS = 64, 256
 LR, LK, LH = 64, 96, 128
 RC, RC4, RW, RH = 16, 32, 8, 12
+QB, QC, QS = 2, 24, 5
 SRC = f"""fn steps(a: f32[{T_}, {D}, {N}], u: f32[{T_}, {D}], c: f32[{T_}, {N}]) -> f32[{D}, {T_}] {{
     x = torch.zeros({D}, {N})
     ys = []
@@ -120,6 +125,16 @@ fn same(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
     c2 = torch.cumsum(c1 * 2.0, 1)
     return torch.cumsum(c2, 0).t().contiguous()
 }}
+fn resid(x: f32[{QB}, {QC}, {QS}, {QS}], w: f32[{QC}, {QC}]) -> f32[{QB}, {QC}, {QS}, {QS}] {{
+    y = torch.cumsum(x, 1)
+    h = F.linear(y.permute(0, 2, 3, 1), w)
+    return y + h.permute(0, 3, 1, 2)
+}}
+fn rflip(x: f32[{QB}, {QC}, {QS}, {QS}], w: f32[{QC}, {QC}]) -> f32[{QB}, {QC}, {QS}, {QS}] {{
+    y = torch.cumsum(x, 1)
+    h = F.linear(y.permute(0, 2, 3, 1), w)
+    return y.flip(1) + h.permute(0, 3, 1, 2)
+}}
 fn flip(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
     c1 = torch.cumsum(x, 1)
     c2 = torch.cumsum(c1.flip(1) * 2.0, 1)
@@ -188,6 +203,17 @@ else:
            int(np.prod([int(d) for d in BUF.match(ln).group(4).split(",")])) * 4 >= blk]
     T.check("bottle: a bottleneck's output written over its identity", len(big) <= 1,
             f"{len(big)} temps of a block output's {blk} bytes or more, want 1:\n" + "\n".join(lines))
+# the residual's input in the result's storage: of the two temps of its size (y and the
+# linear's channels-last h) only h keeps a buffer; read flipped, y keeps one too
+qv = QB * QC * QS * QS * 4
+for fn, want_n in (("resid", 1), ("rflip", 2)):
+    got, lines = temp_bytes(fn)
+    if got is None:
+        T.report(f"{fn}: --emit=kernels", [lines], SRC)
+        continue
+    big = [ln for ln in lines if int(np.prod([int(d) for d in BUF.match(ln).group(4).split(",")])) * 4 >= qv]
+    T.check(f"{fn}: {want_n} temps of the block's size", len(big) == want_n,
+            f"{len(big)} temps of {qv} bytes or more, want {want_n}:\n" + "\n".join(lines))
 got, lines = temp_bytes("flip")
 if got is None:
     T.report("flip: --emit=kernels", [lines], SRC)
@@ -294,6 +320,12 @@ b64 = {k: a.astype(np.float64) for k, a in bi.items()}
 y = np_block(b64["x"][0], np_bn(np_conv(b64["x"][0], b64["wd"]), b64["pd"]), b64["w1"], b64["w2"], b64["w3"],
              b64["p3"])
 runs.append(("bottle", bi, np_block(y, y, b64["v1"], b64["v2"], b64["v3"], b64["q3"])[None], 1e-5))
+qx = rng.uniform(-1, 1, (QB, QC, QS, QS)).astype(np.float32)
+qw = rng.uniform(-0.3, 0.3, (QC, QC)).astype(np.float32)
+qy = np.cumsum(qx.astype(np.float64), 1)
+qh = (qy.transpose(0, 2, 3, 1) @ qw.astype(np.float64).T).transpose(0, 3, 1, 2)
+runs.append(("resid", {"x": qx, "w": qw}, qy + qh, 1e-5))
+runs.append(("rflip", {"x": qx, "w": qw}, qy[:, ::-1] + qh, 1e-5))
 for fn, ins, want, tol in runs:
     p, outs = run_outputs(TDSLC, SRC, ins, fn=fn, backend=BACKEND)
     if p.returncode != 0 or len(outs) != 1:

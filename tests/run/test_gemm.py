@@ -151,6 +151,9 @@ def layouts(tdslc, backend, rng):
         for m, k, n in SIZES:
             sa, sb = shapes(m, k, n)
             case(tdslc, backend, rng, f"{lname} {m}x{k}x{n}", [("a", sa), ("b", sb)], expr, epilogue=mm(fa, fb))
+    # A packed with K past a block (KC_PACKED_MAX): blocks of 368, 368 and 364 terms
+    case(tdslc, backend, rng, "tn long k", [("a", (1100, 100)), ("b", (1100, 200))], "a.t() @ b",
+         epilogue=mm(lambda v: v["a"].T, lambda v: v["b"]))
 
 
 def views_and_batches(tdslc, backend, rng):
@@ -408,12 +411,19 @@ def schedules(tdslc):
     kc = re.search(r"\bkc (\d+)", m.group(1)) if m else None
     T.check("--cpu=skylake-avx512: 64 x 3072 @ w.t(): no k split for the L1 (k blocks of half the L2 at most)",
             p.returncode == 0 and m and (not kc or int(kc.group(1)) >= 1536), p.stdout + p.stderr)
+    # a.t() @ b at 2048^2: A packed in k blocks of at most 512 terms, a block of it under
+    # a tenth of the data, so packed whole with the column blocks parallel (COLS)
+    src5 = "fn f(a: f32[2048, 2048], b: f32[2048, 2048]) -> f32[2048, 2048] {\n    return a.t() @ b\n}"
+    outs = [emit_text(tdslc, src5, "kernels", [f"--cpu={cpu}"]) for cpu in ("znver3", "skylake-avx512")]
+    cols = r"schedule: gemm packed \d+x\d+ cols nc \d+ kc 512\b"
+    T.check("--cpu=znver3 and skylake-avx512: a.t() @ b at 2048^2 is COLS with k blocks of 512",
+            all(p.returncode == 0 and re.search(cols, p.stdout) for p in outs), "".join(p.stdout + p.stderr for p in outs))
     # x @ w.t() at 64 tokens streams w's rows: its micro-kernel prefetches the next row
     # panel; a square a @ b.t() (16 or 64 column panels meet each row panel) does not
-    src5 = "fn f(x: f32[64, 768], w: f32[3072, 768]) -> f32[64, 3072] {\n    return x @ w.t()\n}"
+    src7 = "fn f(x: f32[64, 768], w: f32[3072, 768]) -> f32[64, 3072] {\n    return x @ w.t()\n}"
+    src8 = "fn f(a: f32[1024, 256], b: f32[1024, 256]) -> f32[1024, 1024] {\n    return a @ b.t()\n}"
     for cpu in ("host", "znver3"):
-        src6 = "fn f(a: f32[1024, 256], b: f32[1024, 256]) -> f32[1024, 1024] {\n    return a @ b.t()\n}"
-        for s, want in ((src5, True), (src6, False)):
+        for s, want in ((src7, True), (src8, False)):
             p = emit_text(tdslc, s, "kernels", [f"--cpu={cpu}"])
             got = bool(re.search(r"^\s*prefetch b\d+\[", p.stdout, re.M))
             T.check(f"--cpu={cpu}: {s.splitlines()[0]!r} prefetches A's next rows: {want}",

@@ -31,6 +31,8 @@ twice more, for the code check).
   cos: only the cold path's, and a GEMM epilogue's; docs/vecmath.md), in the LLVM backend's
   --emit=asm for an AVX2 and an AVX-512 CPU, and in the C backend's object as it ran
   (a `cc` in PATH keeps it; objdump -d).
+- log, log2 and log10 of subnormal x: no multiply reads x in the emitted C (x86's
+  microcode assist; subnormal_reads).
 """
 import json
 import math
@@ -472,6 +474,30 @@ def composites(P, dt, rng):
         P.out(expr, dt, ref.shape, check)
 
 
+# ---- subnormal inputs without microcode assists ----
+# An x86 core takes a microcode assist (~100 cycles a vector) for each multiply, FMA or
+# division that reads a subnormal; adds, compares, selects and integer operations take
+# them at full speed (docs/vecmath.md). log, log2 and log10 bring a subnormal x to normal
+# range by integer operations: in the C kernel (--emit=c) no multiply, division or FMA
+# reads the loaded x (main's x * 2^24 did: 6.7-7.2x the time of normal x on this
+# repository's Intel hosts; bench/vecmath/ab.py measures it). Speed itself is the bench's.
+MUL_READS = r"(?:\b{0}\s*[*/]|[*/]\s*{0}\b|\bfmaf?\(\s*{0}\s*,|\bfmaf?\([^;]*,\s*{0}\s*[,)])"
+
+
+def subnormal_reads(tdslc):
+    for fn in ("log", "log2", "log10"):
+        for dt, ct in (("f32", "float"), ("f64", "double")):
+            p = emit_text(tdslc, f"fn f(x: {dt}[64]) -> {dt}[64] {{ return torch.{fn}(x) }}", "c")
+            errs = [p.stderr[:300]] if p.returncode != 0 else []
+            m = re.search(rf"\b{ct} (t\d+) = b0\[", p.stdout) if not errs else None
+            if not errs and not m:
+                errs.append("no load of x in the emitted kernel")
+            if m:
+                bad = [ln.strip() for ln in p.stdout.splitlines() if re.search(MUL_READS.format(m.group(1)), ln)]
+                errs += [f"a multiply reads x: {ln[:160]}" for ln in bad[:2]]
+            T.report(f"torch.{fn}, {dt}: no multiply reads x (subnormal x without assists)", errs)
+
+
 # ---- the generated code ----
 LIBM = re.compile(r"\b(?:call|callq|jmp)\s+(?:\*|[0-9a-f]+\s+<)?(?P<f>(?:exp|exp2|expm1|log|log2|log10|log1p|tanh|erf|"
                   r"erfc|sin|cos|pow|sqrt|fma|fabs|copysign|trunc)f?)(?:@PLT|@plt)?\b")
@@ -614,6 +640,8 @@ def main():
         for (_, _, check), got in zip(P.outs, outs):
             check(got)
         generated_code(tdslc, backend, src, os.path.join(d, "fn.so"))
+    if backend in (None, "c"):
+        subnormal_reads(tdslc)
     return T.summary(recap=True)
 
 
