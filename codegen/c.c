@@ -127,6 +127,18 @@ static void call_stmt(CKernelGen *c, const LCall *call) {
   buf_puts(g->b, ");\n");
 }
 
+// A prefetch hint, where the compiler has one (the address is only computed: it may lie
+// outside the buffer).
+static void prefetch_stmt(CKernelGen *c, const LStmt *s) {
+  CExprGen *g = &c->g;
+  g->arg_used[s->buf] = true;
+  buf_puts(g->b, "#if defined(__GNUC__) || defined(__clang__)\n");
+  buf_indent(g->b, g->depth);
+  buf_printf(g->b, "__builtin_prefetch(b%d + ", s->buf);
+  cexpr_index(g, &s->idx);
+  buf_puts(g->b, ");\n#endif\n");
+}
+
 // The error record, the error index and the rank of the current iteration (inside an
 // outlined loop the record is the body's parameter tdsl_g_e).
 static void err_args(CExprGen *g, int err) {
@@ -234,6 +246,7 @@ static bool int_accumulates(const LProgram *p, const LKernel *k, const LStmtList
     case LS_VAR:   // (the GPU form's: never in a C kernel)
     case LS_SYNC:
     case LS_CALL:
+    case LS_PREFETCH:
     case LS_COUNT: break;
     }
   }
@@ -465,6 +478,7 @@ static void stmt(CKernelGen *c, const LStmt *s) {
     cexpr_close(g);
     return;
   case LS_CALL: call_stmt(c, s->call); return;
+  case LS_PREFETCH: prefetch_stmt(c, s); return;
   case LS_VAR:   // the GPU form's (codegen/cuda.c)
   case LS_SYNC:
   case LS_COUNT: break;

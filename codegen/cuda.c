@@ -452,7 +452,8 @@ static void stmt(CudaKernelGen *c, const LStmt *s) {
     buf_puts(g->b, ";\n");
     return;
   case LS_SYNC: line(c, s->extent ? "__syncwarp();" : "__syncthreads();"); return;
-  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
+  case LS_CALL:  // (GPU programs call no functions and prefetch nothing: ir/loop.h)
+  case LS_PREFETCH:
   case LS_COUNT: break;
   }
   td_unreachable();

@@ -325,7 +325,8 @@ static void stmt(LlvmKernelGen *c, const LStmt *s) {
       intrinsic(g, "llvm.nvvm.barrier0", NULL, 0);
     }
     return;
-  case LS_CALL:  // (GPU programs call no functions: ir/loop.h)
+  case LS_CALL:  // (GPU programs call no functions and prefetch nothing: ir/loop.h)
+  case LS_PREFETCH:
   case LS_COUNT: break;
   }
   td_unreachable();

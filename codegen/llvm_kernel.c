@@ -382,6 +382,15 @@ void llvm_stmt(LlvmKernelGen *c, const LStmt *s) {
     return;
   }
   case LS_IF: build_if(c, s, llvm_expr(c, s->cond), llvm_stmts); return;
+  case LS_PREFETCH: {  // llvm.prefetch(p, read, keep in every level, data)
+    LLVMValueRef p = llvm_elem_ptr(c, s->buf, &s->idx);
+    LLVMTypeRef pt = LLVMTypeOf(p);
+    unsigned id = LLVMLookupIntrinsicID("llvm.prefetch", 13);
+    LLVMValueRef av[] = {p, ci(g->i32, 0), ci(g->i32, 3), ci(g->i32, 1)};
+    LLVMBuildCall2(b, LLVMIntrinsicGetType(g->lc, id, &pt, 1), LLVMGetIntrinsicDeclaration(g->m, id, &pt, 1), av, 4,
+                   "");
+    return;
+  }
   case LS_VAR:   // the GPU form's (llvm_gpu.c builds its kernels)
   case LS_SYNC:
   case LS_COUNT: break;

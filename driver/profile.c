@@ -115,7 +115,8 @@ static void walk_stmts(Walk *w, const LStmtList *l) {
     case LS_VAR:  // the GPU form's (a var of no extent here: what it indexes counts whole)
       walk_expr(w, s->val);
       break;
-    case LS_SYNC: break;
+    case LS_SYNC:
+    case LS_PREFETCH: break;  // (a hint: no traffic of its own)
     case LS_CALL: {  // a function of p->funcs: `reach` elements of each pointer from `at` on
       // (a GEMM micro-kernel's tile it writes, it reads back only to add to what this
       // kernel wrote there in an earlier k block: a write, never traffic in)

@@ -39,6 +39,7 @@ static bool scan_body(Hoist *h, const LStmtList *l) {
     case LS_LOOP:
     case LS_IF: call |= scan_body(h, &s->body); break;
     case LS_CALL: call = true; break;
+    case LS_PREFETCH: break;  // (a hint: reads nothing the body computes, writes nothing)
     default: call = true; break;  // (GPU statements: never in the CPU form; keep all in place)
     }
   }

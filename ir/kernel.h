@@ -199,6 +199,8 @@ typedef struct GemmMicro {
   int MR, NR, V;
   GemmAForm aform;
   bool binplace;
+  bool prefetch;  // A's rows in place: each term also prefetches a[MR*lda + MR*k], which walks the
+                  // next MR rows (the next panel, its rows contiguous: lda = kc) a tile ahead
 } GemmMicro;
 // A call: A from element a of arg aa (lda: A's rows or columns apart), B from b of ba
 // (ldb: its rows apart, in place), the tile at c of ca (rows ldc apart); load (i64)

@@ -200,6 +200,13 @@ LStmt *ls_store(Ctx *cx, int buf, LIndex idx, LExpr *val) {
   return s;
 }
 
+LStmt *ls_prefetch(Ctx *cx, int buf, LIndex idx) {
+  LStmt *s = new_stmt(cx, LS_PREFETCH);
+  s->buf = buf;
+  s->idx = idx;
+  return s;
+}
+
 LStmt *ls_let(Ctx *cx, int local, LExpr *val) {
   LStmt *s = new_stmt(cx, LS_LET);
   s->local = local;
@@ -685,6 +692,16 @@ static void verify_stmt(Verify *V, const LStmt *s) {
   }
   case LS_SYNC: TD_ASSERT(k->gpu && (s->extent == 0 || s->extent == 32)); return;
   case LS_CALL: verify_call(V, s->call); return;
+  case LS_PREFETCH: {  // (its element may lie outside the buffer: unbounded)
+    TD_ASSERT(!k->gpu && s->buf >= 0 && s->buf < k->args.len && s->idx.nterms >= 0 && s->idx.nterms <= LI_MAX_TERMS);
+    for (int t = 0; t < s->idx.nterms; t++)
+      TD_ASSERT(s->idx.var[t] >= 0 && s->idx.var[t] < k->nvars && V->extent[s->idx.var[t]] >= 0);
+    if (s->idx.dyn) {
+      TD_ASSERT(dtype_is_int(s->idx.dyn->dt));
+      verify_expr(V, s->idx.dyn);
+    }
+    return;
+  }
   case LS_COUNT: break;
   }
   td_unreachable();

@@ -217,6 +217,8 @@ typedef enum {
   LS_VAR,    // GPU: loop var `var` = val from here on in the list
   LS_SYNC,   // GPU: the block's threads (extent 0) or the warp's lanes (32) wait for each other
   LS_CALL,   // call: a function of LProgram.funcs (see Functions)
+  LS_PREFETCH,  // CPU: a hint that the line of buf[idx] is read soon (never faults: idx may
+                // lie outside the buffer, and goes unchecked; the backends may drop it)
   LS_COUNT
 } LStmtKind;
 
@@ -245,8 +247,8 @@ struct LStmt {
   LExpr *n;         // LS_LOOP in a function: when set, it runs n iterations (an i64
                     // expression of the scalar arguments, 0 <= n <= extent)
   LStmtList body;   // LS_LOOP, LS_IF
-  int buf;          // LS_STORE
-  LIndex idx;       // LS_STORE
+  int buf;          // LS_STORE, LS_PREFETCH
+  LIndex idx;       // LS_STORE, LS_PREFETCH
   LExpr *val;       // LS_STORE, LS_LET, LS_SET
   int local;        // LS_LET, LS_SET
   LExpr *cond;      // LS_IF
@@ -473,6 +475,7 @@ LStmt *ls_set(Ctx *cx, int local, LExpr *val);
 LStmt *ls_if(Ctx *cx, LExpr *cond);
 LExpr *lx_arg(Ctx *cx, int i);                                  // scalar argument i (i64)
 LStmt *ls_call(Ctx *cx, int fn, int nptr, int nval);            // args filled by the caller
+LStmt *ls_prefetch(Ctx *cx, int buf, LIndex idx);
 LIndex li_affine(const View *v, const int *vars);  // v's index over loop vars (vars[k] for dim k; -1: index 0)
 // Structural equality: the same kind, dtype, op, constant bits, variables, locals,
 // buffers and indices (terms in the same order), down to the leaves.

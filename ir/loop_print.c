@@ -330,6 +330,11 @@ static void print_simple(Pr *P, const LStmt *s) {
     }
     fputc(')', out);
     return;
+  case LS_PREFETCH:
+    fprintf(out, "prefetch b%d[", arg_buf(P->k, s->buf));
+    print_index(P, &s->idx);
+    fputc(']', out);
+    return;
   default: td_unreachable();
   }
 }
@@ -367,6 +372,7 @@ static void print_stmt(Pr *P, const LStmt *s, int depth, bool full) {
   case LS_LET:
   case LS_SET:
   case LS_CALL:
+  case LS_PREFETCH:
     print_simple(P, s);
     fputc('\n', out);
     return;

@@ -261,6 +261,10 @@ def epilogues(tdslc, backend, rng):
         return g @ v["w"].T + v["d"], np.abs(g) @ np.abs(v["w"]).T + np.abs(v["d"]), v["x"].shape[-1] + 8
     case(tdslc, backend, rng, "gelu prologue k blocks", [("x", (150, 1790)), ("c", (1790,)), ("w", (70, 1790)),
          ("d", (70,))], "F.gelu(x + c) @ w.t() + d", epilogue=gelu_pro)
+    # x's 13 rows one column panel (AVX2 and AVX-512): its pack's k lines in parallel (2096
+    # terms, then 4), w's rows streamed with the next row panel prefetched (90 rows: 15 panels)
+    case(tdslc, backend, rng, "gelu prologue one panel", [("x", (13, 2100)), ("c", (2100,)), ("w", (90, 2100)),
+         ("d", (90,))], "F.gelu(x + c) @ w.t() + d", epilogue=gelu_pro)
 
     def relu_bias(v):
         p = v["x"] @ v["w"].T + v["d"]
@@ -414,10 +418,21 @@ def schedules(tdslc):
     cols = r"schedule: gemm packed \d+x\d+ cols nc \d+ kc 512\b"
     T.check("--cpu=znver3 and skylake-avx512: a.t() @ b at 2048^2 is COLS with k blocks of 512",
             all(p.returncode == 0 and re.search(cols, p.stdout) for p in outs), "".join(p.stdout + p.stderr for p in outs))
+    # x @ w.t() at 64 tokens streams w's rows: its micro-kernel prefetches the next row
+    # panel; a square a @ b.t() (16 or 64 column panels meet each row panel) does not
+    src7 = "fn f(x: f32[64, 768], w: f32[3072, 768]) -> f32[64, 3072] {\n    return x @ w.t()\n}"
+    src8 = "fn f(a: f32[1024, 256], b: f32[1024, 256]) -> f32[1024, 1024] {\n    return a @ b.t()\n}"
+    for cpu in ("host", "znver3"):
+        for s, want in ((src7, True), (src8, False)):
+            p = emit_text(tdslc, s, "kernels", [f"--cpu={cpu}"])
+            got = bool(re.search(r"^\s*prefetch b\d+\[", p.stdout, re.M))
+            T.check(f"--cpu={cpu}: {s.splitlines()[0]!r} prefetches A's next rows: {want}",
+                    p.returncode == 0 and got == want, p.stdout[:3000] + p.stderr)
     p = emit_text(tdslc, src, "kernels")
-    nfun = len(re.findall(r"^function f\d+", p.stdout, re.M))
-    T.check("three matmuls call at most two micro-kernel functions", p.returncode == 0 and 1 <= nfun <= 2,
-            p.stdout[:2000])
+    funs = re.split(r"^function f\d+", p.stdout, flags=re.M)[1:]
+    plain = [f for f in funs if not re.search(r"^\s*prefetch ", f.split("\nkernel ")[0], re.M)]
+    T.check("three matmuls call at most two micro-kernel functions (and x @ w.t()'s prefetching one)",
+            p.returncode == 0 and 1 <= len(plain) <= 2 and len(funs) <= 3, p.stdout[:2000])
 
 
 def main():
