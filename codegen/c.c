@@ -127,16 +127,17 @@ static void call_stmt(CKernelGen *c, const LCall *call) {
   buf_puts(g->b, ");\n");
 }
 
-// A prefetch hint, where the compiler has one (the address is only computed: it may lie
-// outside the buffer).
+// A prefetch hint, where the compiler has one. The address may lie past the buffer (the
+// next panel after the last), so it is computed as an integer: a pointer moved outside
+// its array would be undefined behaviour, and a prefetch never faults.
 static void prefetch_stmt(CKernelGen *c, const LStmt *s) {
   CExprGen *g = &c->g;
   g->arg_used[s->buf] = true;
   buf_puts(g->b, "#if defined(__GNUC__) || defined(__clang__)\n");
   buf_indent(g->b, g->depth);
-  buf_printf(g->b, "__builtin_prefetch(b%d + ", s->buf);
+  buf_printf(g->b, "__builtin_prefetch((const void *)((uintptr_t)b%d + sizeof *b%d * (uintptr_t)(", s->buf, s->buf);
   cexpr_index(g, &s->idx);
-  buf_puts(g->b, ");\n#endif\n");
+  buf_puts(g->b, ")));\n#endif\n");
 }
 
 // The error record, the error index and the rank of the current iteration (inside an
