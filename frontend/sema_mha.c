@@ -238,9 +238,9 @@ static const char mha_source[] =
     "    }\n" \
     ATTNS \
     "    self.linear1 = nn.Linear(d_model, dim_feedforward, device=device, dtype=dtype)\n" \
+    "    self.dropout = nn.Dropout(dropout)\n" \
     "    self.linear2 = nn.Linear(dim_feedforward, d_model, device=device, dtype=dtype)\n" \
     NORMS \
-    "    self.dropout = nn.Dropout(dropout)\n" \
     "    self.norm_first = norm_first\n" \
     "    if isinstance(activation, str) {\n" \
     "        if activation != \"relu\" and activation != \"gelu\" {\n" \
@@ -287,6 +287,68 @@ static const char tdl_source[] =
     "    return residual(x, self.norm3, feed_forward)\n"
     "}\n";
 
+// nn.TransformerEncoder and nn.TransformerDecoder: num_layers deep copies of the layer given (each its
+// own parameters, set by the program: `enc.layers[1].linear1.weight = w`), applied in turn, then the
+// optional norm.
+static const char te_source[] =
+    "fn __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True) {\n"
+    "    self.layers = nn.ModuleList([copy.deepcopy(encoder_layer) for i in range(num_layers)])\n"
+    "    self.num_layers, self.norm = num_layers, norm\n"
+    "    self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check\n"
+    "}\n"
+    "fn forward(self, src, mask=None, src_key_padding_mask=None) {\n"
+    "    kpm = src_key_padding_mask\n"
+    "    if kpm is not None and kpm.dtype != torch.bool and not torch.is_floating_point(kpm) {\n"
+    "        raise AssertionError(\"only bool and floating types of key_padding_mask are supported\")\n"
+    "    }\n"
+    "    output = src\n"
+    "    for mod in self.layers {\n"
+    "        output = mod(output, src_mask=mask, src_key_padding_mask=kpm)\n"
+    "    }\n"
+    "    return output if self.norm is None else self.norm(output)\n"
+    "}\n";
+
+static const char td_source[] =
+    "fn __init__(self, decoder_layer, num_layers, norm=None) {\n"
+    "    self.layers = nn.ModuleList([copy.deepcopy(decoder_layer) for i in range(num_layers)])\n"
+    "    self.num_layers, self.norm = num_layers, norm\n"
+    "}\n"
+    "fn forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,\n"
+    "        memory_key_padding_mask=None) {\n"
+    "    output = tgt\n"
+    "    for mod in self.layers {\n"
+    "        output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,\n"
+    "            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)\n"
+    "    }\n"
+    "    return output if self.norm is None else self.norm(output)\n"
+    "}\n";
+
+// nn.ChannelShuffle(groups), and F.channel_shuffle(input, groups) nested in its forward: the channels
+// viewed as (groups, C / groups), transposed, flattened back.
+static const char cs_source[] =
+    "fn __init__(self, groups) {\n"
+    "    self.groups = groups\n"
+    "}\n"
+    "fn forward(self, input) {\n"
+    "    fn channel_shuffle(input, groups) {\n"
+    "        if input.dim() <= 2 {\n"
+    "            raise RuntimeError(f\"channel_shuffle expects input with > 2 dims, but got input with sizes\"\n"
+    "                f\" {list(input.shape)}\")\n"
+    "        }\n"
+    "        if groups <= 0 {\n"
+    "            raise RuntimeError(f\"Number of groups to divide channels in must be positive. Value of groups:\"\n"
+    "                f\"{groups}\")\n"
+    "        }\n"
+    "        s = input.shape\n"
+    "        if s[1] % groups != 0 {\n"
+    "            raise RuntimeError(f\"Number of channels must be divisible by groups. Got {s[1]} channels and\"\n"
+    "                f\" {groups} groups.\")\n"
+    "        }\n"
+    "        return input.reshape((s[0], groups, s[1] // groups) + tuple(s[2:])).transpose(1, 2).reshape(s)\n"
+    "    }\n"
+    "    return channel_shuffle(input, self.groups)\n"
+    "}\n";
+
 typedef struct Composite {
   const char *cls;          // MultiheadAttention
   const char *source;       // its __init__ and forward
@@ -302,6 +364,9 @@ static const Composite composites[] = {
     {"MultiheadAttention", mha_source, sizeof mha_source - 1, mha_params},
     {"TransformerEncoderLayer", tel_source, sizeof tel_source - 1, no_params},
     {"TransformerDecoderLayer", tdl_source, sizeof tdl_source - 1, no_params},
+    {"TransformerEncoder", te_source, sizeof te_source - 1, no_params},
+    {"TransformerDecoder", td_source, sizeof td_source - 1, no_params},
+    {"ChannelShuffle", cs_source, sizeof cs_source - 1, no_params},
 };
 
 static const Composite *composite_of(const char *cls) {
@@ -429,6 +494,14 @@ TType *mha_functional(Sema *sema, Ast *e) {
   if (!check_args(sema, e)) return poison(sema);
   TType *f = method_of(sema, "<torch.nn.functional>", mha_source, sizeof mha_source - 1,
                        "multi_head_attention_forward", "multi_head_attention_forward", call_loc(e));
+  if (is_poison(f)) return f;
+  return lambda_call(sema, e, f, &e->list);
+}
+
+TType *channel_shuffle_functional(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  TType *f = method_of(sema, "<torch.nn.functional>", cs_source, sizeof cs_source - 1, "channel_shuffle",
+                       "channel_shuffle", call_loc(e));
   if (is_poison(f)) return f;
   return lambda_call(sema, e, f, &e->list);
 }

@@ -5,7 +5,7 @@ lists and tuples that hold values (not names), append/extend, comprehensions, co
 expressions, chained and parenthesised assignment targets, starred targets, None as a value
 and optional parameters, default values, helpers whose scalar parameters size shapes,
 short-circuit and/or, number literals, string prefixes (r, u, fr), f-strings, assert and torch._assert (compile time
-and run time), imports, nn modules constructed and called inline, functions without a
+and run time), `with ... as NAME`, functools.reduce, imports, nn modules constructed and called inline, functions without a
 result.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -199,6 +199,18 @@ CASES = [
                            + len(Rf'{2}\t') * 10000),
                 x.T],
      ["f32"] * 3),
+    ("with ... as NAME (None of no_grad, nullcontext's enter_result), functools.reduce of function values",
+     "import contextlib\nimport functools\nfrom functools import reduce\n"
+     "fn mul(a, b) { return a * b }\n"
+     "fn f(x: f32[4, 6]) -> (f32[4, 6], f32[6], f32[6], f32[6]) {\n"
+     "    with torch.no_grad() as g, contextlib.nullcontext(x * 2) as y, torch.autocast('cpu', enabled=False) {\n"
+     "        assert g is None\n        z = y + 1\n    }\n"
+     "    with contextlib.nullcontext(enter_result=3) as k {\n        z = z * k\n    }\n"
+     "    n = functools.reduce(lambda a, b: a * b, x.shape, 1)\n"
+     "    assert n == 24 and reduce(lambda a, b: a + b, [1, 2, 3]) == 6\n"
+     "    return (z, reduce(lambda a, b: a - b, [x[0], x[1], x[2]]), functools.reduce(mul, (x[1], x[3]), x[2]),\n"
+     "            reduce(torch.maximum, list(x)))\n}\n",
+     {"x": X}, lambda x: [(x * 2 + 1) * 3, x[0] - x[1] - x[2], x[2] * x[1] * x[3], x.max(0)], ["f32"] * 4),
     ("parameterless norms as nn modules, and a module's attributes",
      "import torch.nn as nn\nfn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n"
      "    norm = nn.LayerNorm(6, elementwise_affine=False, eps=1e-6)\n    drop = nn.Dropout(0.25)\n"
