@@ -283,18 +283,31 @@ static bool module_text(Sema *sema, Str *b, const TType *m, const char *name, Lo
     const char *g = k >= 0 && m->attrs->ty[k] ? py_str(sema, m->attrs->ty[k], false, loc) : NULL;
     extra = arena_printf(&sema->cx->arena, "groups=%s", g ? g : "");
   }
+  if (is_instance(m)) {  // the class's own extra_repr(self), a method returning a str
+    Ast *call = ast_new(sema->cx, AST_CALL, loc);
+    call->name = "extra_repr";
+    call->oploc = loc;
+    call->lhs = value_node(sema, (TType *)m, loc);
+    TType *r = instance_method_call(sema, call, (TType *)m);
+    if (r && is_poison(r)) return false;
+    if (r && r->kind != TY_STR) {
+      diag_error(sema->cx, loc, "%s.extra_repr() returned %s, not a str", cls, py_type_name(r));
+      return false;
+    }
+    if (r) extra = r->module;
+  }
   int nchildren = 0;
   for (int i = 0; m->attrs && i < m->attrs->n; i++) nchildren += is_child_module(m->attrs->ty[i]);
   puts_(sema, b, cls);
   puts_(sema, b, "(");
-  if (!nchildren) {
+  if (!nchildren && !strchr(extra, '\n')) {
     puts_(sema, b, extra);
     puts_(sema, b, ")");
     return true;
   }
-  if (*extra) {
+  if (*extra) {  // each of its lines indented
     puts_(sema, b, "\n  ");
-    puts_(sema, b, extra);
+    for (const char *c = extra; *c; c++) puts_(sema, b, *c == '\n' ? "\n  " : (char[2]){*c, 0});
   }
   bool mha = !strcmp(m->module, "torch.nn.MultiheadAttention");
   for (int i = 0; i < m->attrs->n; i++) {
