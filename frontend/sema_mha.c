@@ -349,6 +349,47 @@ static const char cs_source[] =
     "    return channel_shuffle(input, self.groups)\n"
     "}\n";
 
+// nn.Transformer: an encoder and a decoder of such layers, each stack normed (or the custom ones given).
+static const char tr_source[] =
+    "fn __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,\n"
+    "        dropout=0.1, activation=F.relu, custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,\n"
+    "        batch_first=False, norm_first=False, device=None, dtype=None) {\n"
+    "    fn norm() {\n"
+    "        return nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
+    "    }\n"
+    "    if custom_encoder is not None {\n"
+    "        self.encoder = custom_encoder\n"
+    "    } else {\n"
+    "        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,\n"
+    "            activation, layer_norm_eps, batch_first, norm_first, device=device, dtype=dtype), num_encoder_layers,\n"
+    "            norm())\n"
+    "    }\n"
+    "    if custom_decoder is not None {\n"
+    "        self.decoder = custom_decoder\n"
+    "    } else {\n"
+    "        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,\n"
+    "            activation, layer_norm_eps, batch_first, norm_first, device=device, dtype=dtype), num_decoder_layers,\n"
+    "            norm())\n"
+    "    }\n"
+    "    self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first\n"
+    "}\n"
+    "fn forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,\n"
+    "        tgt_key_padding_mask=None, memory_key_padding_mask=None) {\n"
+    "    is_batched = src.dim() == 3\n"
+    "    if is_batched and src.size(0 if self.batch_first else 1) != tgt.size(0 if self.batch_first else 1) {\n"
+    "        raise RuntimeError(\"the batch number of src and tgt must be equal\")\n"
+    "    }\n"
+    "    if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model {\n"
+    "        raise RuntimeError(\"the feature number of src and tgt must be equal to d_model\")\n"
+    "    }\n"
+    "    memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)\n"
+    "    return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,\n"
+    "        tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)\n"
+    "}\n"
+    "fn generate_square_subsequent_mask(sz, device=\"cpu\") {\n"
+    "    return torch.triu(torch.full((sz, sz), float(\"-inf\")), diagonal=1)\n"
+    "}\n";
+
 typedef struct Composite {
   const char *cls;          // MultiheadAttention
   const char *source;       // its __init__ and forward
@@ -367,6 +408,7 @@ static const Composite composites[] = {
     {"TransformerEncoder", te_source, sizeof te_source - 1, no_params},
     {"TransformerDecoder", td_source, sizeof td_source - 1, no_params},
     {"ChannelShuffle", cs_source, sizeof cs_source - 1, no_params},
+    {"Transformer", tr_source, sizeof tr_source - 1, no_params},
 };
 
 static const Composite *composite_of(const char *cls) {
@@ -506,8 +548,31 @@ TType *channel_shuffle_functional(Sema *sema, Ast *e) {
   return lambda_call(sema, e, f, &e->list);
 }
 
+// Whether composite c's source has a static method fname (a fn at its top level taking no self).
+static bool static_method_of(const Composite *c, const char *fname) {
+  size_t n = strlen(fname);
+  for (const char *p = strstr(c->source, "fn "); p; p = strstr(p + 3, "fn "))
+    if ((p == c->source || p[-1] == '\n') && !strncmp(p + 3, fname, n) && p[3 + n] == '(' &&
+        strncmp(p + 4 + n, "self", 4))
+      return true;
+  return false;
+}
+
+// Cls.name(args) (nn.Transformer.generate_square_subsequent_mask(sz)) or obj.name(args) of a static method
+// of composite class cls at call e; NULL when it has none.
+TType *composite_static_call(Sema *sema, Ast *e, const char *cls) {
+  const Composite *c = composite_of(cls);
+  if (!c || !static_method_of(c, e->name)) return NULL;
+  if (!check_args(sema, e)) return poison(sema);
+  TType *f = method_of(sema, arena_printf(&sema->cx->arena, "<torch.nn.%s>", c->cls), c->source, c->len, e->name,
+                       arena_printf(&sema->cx->arena, "%s.%s", c->cls, e->name), call_loc(e));
+  if (is_poison(f)) return f;
+  return lambda_call(sema, e, f, &e->list);
+}
+
 TType *object_attr_call(Sema *sema, Ast *e, TType *m) {
   int k = obj_find(m->attrs, e->name);
+  if (k < 0 && is_composite(m)) return composite_static_call(sema, e, m->module + 9);
   if (k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
   return call_attr_value(sema, e, obj_read(sema, attr_of_call(sema, e), m, k));  // layer.mlp(x) of a Sequential too

@@ -968,6 +968,11 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   if (has_state(c, m) && !strncmp(c->cls, "ConvTranspose", 13) && (ninputs == 2 || args->len == 2) &&
       !(args = with_output_padding(sema, e, m, c, args, &opad)))
     return poison(sema);
+  if (bil && ninputs < 2 && args->len == ninputs) {
+    diag_error(sema->cx, e->loc, "Bilinear.forward() missing %d required positional argument%s: %s",
+               2 - ninputs, ninputs ? "" : "s", ninputs ? "'input2'" : "'input1' and 'input2'");
+    return poison(sema);
+  }
   if (has_state(c, m) && (ninputs != 1 + bil || args->len != 1 + bil)) {  // forward(self, input)
     diag_error(sema->cx, e->loc, "%s.forward() takes %d positional arguments but %d were given", c->cls, 2 + bil,
                ninputs + 1);
@@ -1477,6 +1482,11 @@ TType *module_call(Sema *sema, Ast *e) {
   if (!m && e->lhs->kind == AST_ATTR && !strcmp(e->lhs->name, "Embedding") && !strcmp(e->name, "from_pretrained")) {
     const char *nn = module_path(sema, e->lhs->lhs);
     if (nn && !strcmp(nn, "torch.nn")) return from_pretrained(sema, e);
+  }
+  if (!m && e->lhs->kind == AST_ATTR && module_path(sema, e->lhs->lhs) &&
+      !strcmp(module_path(sema, e->lhs->lhs), "torch.nn")) {  // nn.Transformer.generate_square_subsequent_mask(sz)
+    TType *r = composite_static_call(sema, e, e->lhs->name);
+    if (r) return r;
   }
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);

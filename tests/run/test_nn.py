@@ -355,7 +355,9 @@ def compare(outs, want, kinds):
 # functools.partial(nn.LayerNorm, eps=1e-6) and whose act_layer is nn.GELU passed as a value; a helper
 # whose Callable[..., nn.Module] defaults are nn.LayerNorm and nn.GELU (and an Optional[torch.Tensor]),
 # and partial(nn.LayerNorm, eps=0.5) given; nn.TransformerEncoder (its norm, a clone's parameters set in a loop)
-# and nn.TransformerDecoder of the decoder layer above (its copies: one of them changed after).
+# and nn.TransformerDecoder of the decoder layer above (its copies: one of them changed after); nn.Transformer
+# batch-first with a key padding mask (computed as PyTorch does with gradients enabled: no nested fast path)
+# and its generate_square_subsequent_mask.
 MODULES_SRC = r"""import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -414,7 +416,7 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
      kp5: bool[2, 5], fm2: f32[5, 5]) -> (f32[2, 5, 8], f32[2, 5, 5], f32[5, 2, 8], f32[2, 2, 5, 4],
      f32[2, 5, 8], f32[2, 5, 6], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8], f32[5, 2, 8], f32[2, 5, 5], f32[2, 5, 8],
      f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8],
-     f32[2, 5, 8]) {
+     f32[2, 5, 8], f32[2, 4, 8]) {
     a1 = mha(w, b, nn.MultiheadAttention(8, 2, batch_first=True))
     o1, w1_ = a1(x, x, x, attn_mask=am)
     a2 = mha(w, b, nn.MultiheadAttention(8, 2))
@@ -453,10 +455,19 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
     enc.norm.weight, enc.norm.bias = nw, b[0:8]
     dec = nn.TransformerDecoder(t3, 2)
     dec.layers[1].linear1.weight = w1 * 0.5
+    tr = nn.Transformer(8, 2, 1, 1, 16, activation="gelu", batch_first=True)
+    tel(w, b, w1, w2, nw, tr.encoder.layers[0])
+    td = tel(w * 0.5, b, w1, w2, nw, tr.decoder.layers[0])
+    mha(w, b * 2, td.multihead_attn)
+    td.norm3.weight, td.norm3.bias = nw, b[0:8]
+    for n in (tr.encoder.norm, tr.decoder.norm) {
+        n.weight, n.bias = nw + 0.5, b[8:16]
+    }
     return (o1, w1_, o2, w2_, o3, w3_, o4, t1(x, src_key_padding_mask=kp5), t2(q, src_mask=fm2), o7, w7_, blk(x),
             o8, w8_, o9, o10, normed(x[0], nw), normed(x[0], nw, partial(nn.LayerNorm, eps=0.5), nn.Tanh, x[1]),
             a1(x, x, x, attn_mask=fm2, key_padding_mask=kp5.float() - 1.0, need_weights=False)[0],
-            enc(q, mask=fm2, src_key_padding_mask=kp5), dec(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm))
+            enc(q, mask=fm2, src_key_padding_mask=kp5), dec(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm),
+            tr(x, mem, tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), src_key_padding_mask=kp5))
 }
 """
 
@@ -549,6 +560,25 @@ def modules_oracle(inputs):
         dec = nn.TransformerDecoder(t3, 2).eval()
         dec.layers[1].linear1.weight.copy_(w1 * 0.5)
         outs.append(dec(x, mem, tgt_mask=a["fm2"], memory_key_padding_mask=a["kpm"]))
+        tr = nn.Transformer(8, 2, 1, 1, 16, activation="gelu", batch_first=True, **dd).eval()
+        mha(tr.encoder.layers[0].self_attn)
+        td = tr.decoder.layers[0]
+        mha(td.self_attn, w * 0.5)
+        mha(td.multihead_attn, w, b * 2)
+        for layer in (tr.encoder.layers[0], td):
+            for lin, wt, bias in ((layer.linear1, w1, b[32:48]), (layer.linear2, w2, b[48:56]),
+                                  (layer.norm1, nw, b[56:64]), (layer.norm2, nw * 2, b[56:64] - 1)):
+                lin.weight.copy_(wt)
+                lin.bias.copy_(bias)
+        td.norm3.weight.copy_(nw)
+        td.norm3.bias.copy_(b[0:8])
+        for n in (tr.encoder.norm, tr.decoder.norm):
+            n.weight.copy_(nw + 0.5)
+            n.bias.copy_(b[8:16])
+        with torch.enable_grad():  # PyTorch's nested-tensor fast path only without gradients
+            want = tr(x, mem, tgt_mask=nn.Transformer.generate_square_subsequent_mask(4).double(),
+                      src_key_padding_mask=a["kp5"])
+        outs.append(want.detach())
     return [o.numpy() for o in outs]
 
 
@@ -570,7 +600,7 @@ def nn_modules(tdslc, t):
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
-        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 7)
+        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 8)
     t.report("nn.MultiheadAttention, nn.TransformerEncoderLayer and DecoderLayer, F.multi_head_attention_forward "
              "and module classes as values, against PyTorch", errs, MODULES_SRC)
 
