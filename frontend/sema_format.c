@@ -265,7 +265,7 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
 // Whether attribute value t is a module PyTorch registers as a child (an nn module, a container, an
 // instance of a class of the file), not a function, a class or a partial.
 static bool is_child_module(const TType *t) {
-  if (is_container(t)) return !strncmp(t->container, "Parameter", 9) ? false : true;
+  if (is_container(t)) return true;  // a ParameterList too: an nn.Module
   if (!t || t->kind != TY_MODULE || !t->ctor) return false;
   if (is_instance(t)) return true;
   return t->ctor->kind == AST_CALL && (!strncmp(t->module, "torch.nn.", 9) || !strncmp(t->module, "einops.", 7));
@@ -273,10 +273,9 @@ static bool is_child_module(const TType *t) {
 
 // Module.__repr__ of module object m (an instance of a class of the file, or an nn module made of modules):
 // its name, its extra_repr's lines, then each child module as "(name): " and its own repr indented two
-// more; "Name()" with neither, "Name(extra)" with one line of extra_repr alone. name: the class's name
-// to print, or NULL for m's own.
-static bool module_text(Sema *sema, Str *b, const TType *m, const char *name, Loc loc) {
-  const char *cls = name ? name : is_instance(m) ? py_type_name(m) : m->module + 9;
+// more; "Name()" with neither, "Name(extra)" with one line of extra_repr alone.
+static bool module_text(Sema *sema, Str *b, const TType *m, Loc loc) {
+  const char *cls = is_instance(m) ? py_type_name(m) : m->module + 9;
   const char *extra = "";
   if (!strcmp(cls, "ChannelShuffle")) {
     int k = obj_find(m->attrs, "groups");
@@ -350,7 +349,7 @@ static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
       return container_text(sema, b, &c, loc);
     }
     if (!t->ctor) puts_(sema, b, arena_printf(&sema->cx->arena, "<module '%s'>", t->module));
-    else if (is_instance(t) || is_composite(t)) return module_text(sema, b, t, NULL, loc);
+    else if (is_instance(t) || is_composite(t)) return module_text(sema, b, t, loc);
     else if (!strncmp(t->module, "torch.nn.", 9) && t->ctor->kind == AST_CALL)
       puts_(sema, b, arena_printf(&sema->cx->arena, "%s(%s)", t->module + 9,
                                   extra_repr(sema, t, t->module + 9, loc)));

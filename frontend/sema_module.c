@@ -873,7 +873,8 @@ static TType *partial_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
 // An int or a sequence of n ints a (a constructor's argument) as n ints; false otherwise.
 static bool ints_of(const TType *a, int n, int64_t *out) {
   for (int i = 0; i < n; i++) {
-    const TType *v = a && is_scalar(a) ? a : a && (a->kind == TY_TUPLE || a->kind == TY_LIST) && a->nelem == n ? a->elems[i] : NULL;
+    bool seq = a && (a->kind == TY_TUPLE || a->kind == TY_LIST) && a->nelem == n;
+    const TType *v = a && is_scalar(a) ? a : seq ? a->elems[i] : NULL;
     if (!v || !is_scalar(v) || v->dtype == DT_F32 || v->dtype == DT_F64) return false;
     out[i] = v->ival;
   }
