@@ -1401,26 +1401,52 @@ typedef struct CopyMemo {
   int n;
 } CopyMemo;
 
-static TType *module_copy(Sema *sema, Loc at, const TType *m, CopyMemo *memo) {
+static bool copyable(const TType *t) {
+  return t && ((t->kind == TY_MODULE && t->attrs && !is_class(t) && (is_instance(t) || !is_lambda(t))) ||
+              is_container(t));
+}
+
+static Ast *container_node(Sema *sema, TType *c, Loc loc);
+
+static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *memo) {
   for (int i = 0; i < memo->n; i++)
     if (memo->from[i] == m) return memo->to[i];
-  if (is_container(m) || !m->attrs || memo->n == 64) {
-    diag_error(sema->cx, at, "copy.deepcopy() of %s is not supported yet: tdsl copies nn modules and instances of "
-               "the file's classes whose modules are attributes (not in a container)", py_type_name(m));
+  bool params = is_container(m) && !strncmp(m->container, "Parameter", 9);
+  if (params || memo->n == 64) {
+    diag_error(sema->cx, at, "copy.deepcopy() of %s is not supported yet: tdsl copies nn modules, their containers "
+               "and instances of the file's classes", params ? m->container : "a module this deep");
     return NULL;
   }
-  TType *c = ty_new(sema, TY_MODULE);
+  TType *c = ty_new(sema, m->kind);
   *c = *m;
   memo->from[memo->n] = m, memo->to[memo->n++] = c;
+  if (is_container(m)) {  // a Sequential, ModuleList or ModuleDict: its modules copied
+    c->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(m->nelem ? m->nelem : 1));
+    for (int i = 0; i < m->nelem; i++)
+      if (!(c->elems[i] = copyable(m->elems[i]) ? module_copy(sema, e, at, m->elems[i], memo) : m->elems[i])) return NULL;
+    if (!m->attrs) return c;
+  }
   obj_init(sema, c, (const char *const *)m->attrs->names, m->attrs->n);
   for (int i = 0; i < m->attrs->n; i++) {
     TType *t = m->attrs->ty[i];
-    bool sub = t && t->kind == TY_MODULE && t->attrs && !is_class(t) && !is_lambda(t);
-    c->attrs->ty[i] = sub ? module_copy(sema, at, t, memo) : t;
+    bool sub = copyable(t);
+    c->attrs->ty[i] = sub ? module_copy(sema, e, at, t, memo) : t;
     c->attrs->hidden[i] = sub ? NULL : m->attrs->hidden[i];
     if (sub && !c->attrs->ty[i]) return NULL;
+    if (sub && is_container(t) && !obj_set(sema, e, c, c->attrs->names[i], container_node(sema, c->attrs->ty[i], at)))
+      return NULL;  // a list or dict value: bound where the copy is made, as obj_set binds one
   }
   return c;
+}
+
+// A node standing for container c (a list or dict of modules): one operand a node for each module, as
+// lowering reads a sequence's items (a module is nothing to compute).
+static Ast *container_node(Sema *sema, TType *c, Loc loc) {
+  Ast *n = value_node(sema, c, loc);
+  Ast **elems = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(c->nelem ? c->nelem : 1));
+  for (int i = 0; i < c->nelem; i++) elems[i] = value_node(sema, c->elems[i], loc);
+  set_operands(sema, n, elems, c->nelem);
+  return n;
 }
 
 // copy.deepcopy(x) at call e: a module object's copy (module_copy); a compile-time value itself.
@@ -1431,7 +1457,7 @@ static TType *deepcopy_call(Sema *sema, Ast *e) {
     diag_error(sema->cx, call_loc(e), "deepcopy() takes the object to copy and an optional memo");
     return poison(sema);
   }
-  if (x->ty->kind != TY_MODULE || is_class(x->ty) || is_lambda(x->ty) || !x->ty->attrs) {
+  if (!copyable(x->ty)) {
     if (x->ty->kind != TY_SCALAR && x->ty->kind != TY_STR && x->ty->kind != TY_NONE && x->ty->kind != TY_DTYPE) {
       diag_error(sema->cx, x->loc, "copy.deepcopy() of %s is not supported yet: tdsl copies module objects (x.clone() "
                  "copies a tensor)", py_type_name(x->ty));
@@ -1440,7 +1466,8 @@ static TType *deepcopy_call(Sema *sema, Ast *e) {
     return x->ty;  // a number, a string, None, a dtype: immutable
   }
   CopyMemo memo = {.n = 0};
-  TType *c = module_copy(sema, x->loc, x->ty, &memo);
+  TType *c = module_copy(sema, e, x->loc, x->ty, &memo);
+  if (c && is_container(c)) set_operands(sema, e, container_node(sema, c, e->loc)->operands, c->nelem);
   return c ? c : poison(sema);
 }
 

@@ -5,7 +5,7 @@ lists and tuples that hold values (not names), append/extend, comprehensions, co
 expressions, chained and parenthesised assignment targets, starred targets, None as a value
 and optional parameters, default values, helpers whose scalar parameters size shapes,
 short-circuit and/or, number literals, string prefixes (r, u, fr), f-strings, assert and torch._assert (compile time
-and run time), `with ... as NAME`, functools.reduce, imports, nn modules constructed and called inline, functions without a
+and run time), `with ... as NAME`, functools.reduce, copy.deepcopy of modules, imports, nn modules constructed and called inline, functions without a
 result.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -211,6 +211,23 @@ CASES = [
      "    return (z, reduce(lambda a, b: a - b, [x[0], x[1], x[2]]), functools.reduce(mul, (x[1], x[3]), x[2]),\n"
      "            reduce(torch.maximum, list(x)))\n}\n",
      {"x": X}, lambda x: [(x * 2 + 1) * 3, x[0] - x[1] - x[2], x[2] * x[1] * x[3], x.max(0)], ["f32"] * 4),
+    ("copy.deepcopy of an instance holding a Sequential and a ModuleList: the parameters set carried over, "
+     "each copy's own after",
+     "import torch.nn as nn\nimport copy\n"
+     "class Block(nn.Module) {\n    fn __init__(self) {\n        super().__init__()\n"
+     "        self.mlp = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 6))\n"
+     "        self.heads = nn.ModuleList([nn.Linear(6, 2), nn.Linear(6, 6)])\n    }\n"
+     "    fn forward(self, x) { return self.heads[1](self.mlp(x)) }\n}\n"
+     "fn f(x: f32[4, 6], w: f32[6, 6]) -> (f32[4, 6], f32[4, 6], f32[4, 6]) {\n    a = Block()\n"
+     "    a.mlp[0].weight, a.mlp[0].bias, a.mlp[2].weight, a.mlp[2].bias = w, w[0], w, w[1]\n"
+     "    a.heads[1].weight, a.heads[1].bias = w.t(), w[2]\n    c = copy.deepcopy(a)\n"
+     "    c.mlp[2].weight = w * 2\n    layers = nn.ModuleList([copy.deepcopy(a) for _ in range(2)])\n"
+     "    layers[0].heads[1].bias = w[3]\n    return (a(x), c(x), layers[0](x))\n}\n",
+     {"x": X, "w": W},
+     lambda x, w: [(lambda h: h @ w + w[2])(np.maximum(x @ w.T + w[0], 0) @ w.T + w[1]),
+                   (lambda h: h @ w + w[2])(np.maximum(x @ w.T + w[0], 0) @ (2 * w).T + w[1]),
+                   (lambda h: h @ w + w[3])(np.maximum(x @ w.T + w[0], 0) @ w.T + w[1])],
+     ["f32"] * 3),
     ("parameterless norms as nn modules, and a module's attributes",
      "import torch.nn as nn\nfn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n"
      "    norm = nn.LayerNorm(6, elementwise_affine=False, eps=1e-6)\n    drop = nn.Dropout(0.25)\n"
