@@ -488,8 +488,8 @@ def modules_oracle(inputs):
         m.out_proj.bias.copy_(b[24:32])
         return m.eval()
 
-    def tel(layer):
-        mha(layer.self_attn)
+    def tel(layer, wm=w):
+        mha(layer.self_attn, wm)
         for lin, wt, bias in ((layer.linear1, w1, b[32:48]), (layer.linear2, w2, b[48:56]),
                               (layer.norm1, nw, b[56:64]), (layer.norm2, nw * 2, b[56:64] - 1)):
             lin.weight.copy_(wt)
@@ -549,11 +549,7 @@ def modules_oracle(inputs):
         enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, **dd), 2,
                                     norm=nn.LayerNorm(8, **dd)).eval()
         for i, layer in enumerate(enc.layers):
-            mha(layer.self_attn, w * (i + 1))
-            for lin, wt, bias in ((layer.linear1, w1, b[32:48]), (layer.linear2, w2, b[48:56]),
-                                  (layer.norm1, nw, b[56:64]), (layer.norm2, nw * 2, b[56:64] - 1)):
-                lin.weight.copy_(wt)
-                lin.bias.copy_(bias)
+            tel(layer, w * (i + 1))
         enc.norm.weight.copy_(nw)
         enc.norm.bias.copy_(b[0:8])
         outs.append(enc(q, mask=a["fm2"], src_key_padding_mask=a["kp5"]))
@@ -561,15 +557,9 @@ def modules_oracle(inputs):
         dec.layers[1].linear1.weight.copy_(w1 * 0.5)
         outs.append(dec(x, mem, tgt_mask=a["fm2"], memory_key_padding_mask=a["kpm"]))
         tr = nn.Transformer(8, 2, 1, 1, 16, activation="gelu", batch_first=True, **dd).eval()
-        mha(tr.encoder.layers[0].self_attn)
-        td = tr.decoder.layers[0]
-        mha(td.self_attn, w * 0.5)
+        tel(tr.encoder.layers[0])
+        td = tel(tr.decoder.layers[0], w * 0.5)
         mha(td.multihead_attn, w, b * 2)
-        for layer in (tr.encoder.layers[0], td):
-            for lin, wt, bias in ((layer.linear1, w1, b[32:48]), (layer.linear2, w2, b[48:56]),
-                                  (layer.norm1, nw, b[56:64]), (layer.norm2, nw * 2, b[56:64] - 1)):
-                lin.weight.copy_(wt)
-                lin.bias.copy_(bias)
         td.norm3.weight.copy_(nw)
         td.norm3.bias.copy_(b[0:8])
         for n in (tr.encoder.norm, tr.decoder.norm):
