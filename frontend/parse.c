@@ -68,6 +68,33 @@ Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc) {
   return ast_expr_stmt(cx, call, loc);
 }
 
+// `manager as target` of a with statement: the marker call "(with as)" of the manager and the statement
+// `target = (with)(manager)` (op 2: the value its __enter__ returns, sema_python.c's py_with), which
+// parse_with takes apart.
+Ast *parse_with_as(Ctx *cx, Ast *manager, Ast *target, Loc asloc, Loc loc) {
+  Ast *enter = ast_call(cx, NULL, "(with)", ast_list_of(cx, ast_clone(cx, manager), manager->loc), manager->loc,
+                        manager->loc);
+  enter->op = 2;
+  Ast *args = ast_list_of(cx, manager, manager->loc);
+  ast_append(cx, args, parse_assign(cx, target, ast_list_of(cx, enter, manager->loc), asloc, loc));
+  return ast_call(cx, NULL, "(with as)", args, asloc, loc);
+}
+
+// with m1, m2 as t { body }: an `if` of the hidden call "(with)" of the managers (sema_python.c's
+// py_with: true, or the error of a manager tdsl does not take), its block the body after each `as`
+// target's assignment, in order, as Python binds them on entering.
+Ast *parse_with(Ctx *cx, Ast *items, Ast *block, Loc withloc, Loc itemsloc, Loc loc) {
+  Ast *body = ast_list(cx, block->loc);
+  for (int i = 0; i < items->list.len; i++) {
+    Ast *it = items->list.data[i];
+    if (it->kind != AST_CALL || it->lhs || strcmp(it->name, "(with as)")) continue;
+    ast_append(cx, body, it->list.data[1]);
+    items->list.data[i] = it->list.data[0];
+  }
+  for (int i = 0; i < block->list.len; i++) ast_append(cx, body, block->list.data[i]);
+  return ast_if(cx, ast_call(cx, NULL, "(with)", items, withloc, itemsloc), body, NULL, loc);
+}
+
 // target: annotation = value and target: annotation, as Python's annotated assignment: the
 // annotation is kept unevaluated (st->type: a @dataclass's field), a value assigned as `=`
 // assigns it; alone it binds nothing (an AST_PASS whose step is the target). A target that

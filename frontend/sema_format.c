@@ -53,6 +53,7 @@ static void str_repr(Sema *sema, Str *b, const char *t) {
 }
 
 static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc);
+static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc loc);
 
 // An nn container as PyTorch's Module.__repr__ prints it: "ModuleList(\n  (0): Tanh()\n)", each
 // module's own lines indented two more (an empty one: "Sequential()").
@@ -150,8 +151,8 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
   if (!strcmp(cls, "Linear"))
     return arena_printf(ar, "in_features=%s, out_features=%s, bias=%s", ARG("in_features"), ARG("out_features"),
                         ON("bias") ? "True" : "False");
-  if (!strncmp(cls, "Conv", 4) && strlen(cls) == 6) {
-    int n = cls[4] - '0';
+  if (!strncmp(cls, "Conv", 4) && (strlen(cls) == 6 || !strncmp(cls, "ConvTranspose", 13))) {
+    int n = cls[strlen(cls) - 2] - '0';
     Str b = {0};
     puts_(sema, &b, arena_printf(ar, "%s, %s, kernel_size=%s, stride=%s", ARG("in_channels"), ARG("out_channels"),
                                  tuple_str(sema, m, "kernel_size", n, loc), tuple_str(sema, m, "stride", n, loc)));
@@ -159,12 +160,18 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
       puts_(sema, &b, arena_printf(ar, ", padding=%s", tuple_str(sema, m, "padding", n, loc)));
     if (!all_are(nn_arg(sema, m, "dilation"), 1))
       puts_(sema, &b, arena_printf(ar, ", dilation=%s", tuple_str(sema, m, "dilation", n, loc)));
+    if (nn_arg(sema, m, "output_padding") && !all_are(nn_arg(sema, m, "output_padding"), 0))
+      puts_(sema, &b, arena_printf(ar, ", output_padding=%s", tuple_str(sema, m, "output_padding", n, loc)));
     if (!all_are(nn_arg(sema, m, "groups"), 1)) puts_(sema, &b, arena_printf(ar, ", groups=%s", ARG("groups")));
     if (!ON("bias")) puts_(sema, &b, ", bias=False");
     if (strcmp(ARG("padding_mode"), "zeros"))
       puts_(sema, &b, arena_printf(ar, ", padding_mode=%s", ARG("padding_mode")));
     return b.s;
   }
+  if (!strcmp(cls, "PReLU")) return arena_printf(ar, "num_parameters=%s", ARG("num_parameters"));
+  if (!strcmp(cls, "Bilinear"))
+    return arena_printf(ar, "in1_features=%s, in2_features=%s, out_features=%s, bias=%s", ARG("in1_features"),
+                        ARG("in2_features"), ARG("out_features"), ON("bias") ? "True" : "False");
   if (!strcmp(cls, "LayerNorm"))
     return arena_printf(ar, "%s, eps=%s, elementwise_affine=%s", tuple_str(sema, m, "normalized_shape", 0, loc),
                         ARG("eps"), ARG("elementwise_affine"));
@@ -255,6 +262,70 @@ static const char *extra_repr(Sema *sema, const TType *m, const char *cls, Loc l
   return "";
 }
 
+// Whether attribute value t is a module PyTorch registers as a child (an nn module, a container, an
+// instance of a class of the file), not a function, a class or a partial.
+static bool is_child_module(const TType *t) {
+  if (is_container(t)) return true;  // a ParameterList too: an nn.Module
+  if (!t || t->kind != TY_MODULE || !t->ctor) return false;
+  if (is_instance(t)) return true;
+  return t->ctor->kind == AST_CALL && (!strncmp(t->module, "torch.nn.", 9) || !strncmp(t->module, "einops.", 7));
+}
+
+// Module.__repr__ of module object m (an instance of a class of the file, or an nn module made of modules):
+// its name, its extra_repr's lines, then each child module as "(name): " and its own repr indented two
+// more; "Name()" with neither, "Name(extra)" with one line of extra_repr alone.
+static bool module_text(Sema *sema, Str *b, const TType *m, Loc loc) {
+  const char *cls = is_instance(m) ? py_type_name(m) : m->module + 9;
+  const char *extra = "";
+  if (!strcmp(cls, "ChannelShuffle")) {
+    int k = obj_find(m->attrs, "groups");
+    const char *g = k >= 0 && m->attrs->ty[k] ? py_str(sema, m->attrs->ty[k], false, loc) : NULL;
+    extra = arena_printf(&sema->cx->arena, "groups=%s", g ? g : "");
+  }
+  if (is_instance(m)) {  // the class's own extra_repr(self), a method returning a str
+    Ast *call = ast_new(sema->cx, AST_CALL, loc);
+    call->name = "extra_repr";
+    call->oploc = loc;
+    call->lhs = value_node(sema, (TType *)m, loc);
+    TType *r = instance_method_call(sema, call, (TType *)m);
+    if (r && is_poison(r)) return false;
+    if (r && r->kind != TY_STR) {
+      diag_error(sema->cx, loc, "%s.extra_repr() returned %s, not a str", cls, py_type_name(r));
+      return false;
+    }
+    if (r) extra = r->module;
+  }
+  int nchildren = 0;
+  for (int i = 0; m->attrs && i < m->attrs->n; i++) nchildren += is_child_module(m->attrs->ty[i]);
+  puts_(sema, b, cls);
+  puts_(sema, b, "(");
+  if (!nchildren && !strchr(extra, '\n')) {
+    puts_(sema, b, extra);
+    puts_(sema, b, ")");
+    return true;
+  }
+  if (*extra) {  // each of its lines indented
+    puts_(sema, b, "\n  ");
+    for (const char *c = extra; *c; c++) puts_(sema, b, *c == '\n' ? "\n  " : (char[2]){*c, 0});
+  }
+  bool mha = !strcmp(m->module, "torch.nn.MultiheadAttention");
+  for (int i = 0; i < m->attrs->n; i++) {
+    const TType *c = m->attrs->ty[i];
+    if (!is_child_module(c)) continue;
+    Str child = {0};
+    const char *key = m->attrs->names[i];
+    if (mha && !strcmp(key, "out_proj"))  // PyTorch's class of it, a Linear by another name
+      puts_(sema, &child, arena_printf(&sema->cx->arena, "NonDynamicallyQuantizableLinear(%s)",
+                                       extra_repr(sema, c, "Linear", loc)));
+    else if (!value_text(sema, &child, c, true, loc))
+      return false;
+    puts_(sema, b, arena_printf(&sema->cx->arena, "\n  (%s): ", key));
+    for (size_t k = 0; k < child.n; k++) puts_(sema, b, child.s[k] == '\n' ? "\n  " : (char[2]){child.s[k], 0});
+  }
+  puts_(sema, b, "\n)");
+  return true;
+}
+
 // str(t) (repr false) or repr(t) appended to b; false after an error at loc.
 static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
   char buf[64];
@@ -278,6 +349,7 @@ static bool value_text(Sema *sema, Str *b, const TType *t, bool repr, Loc loc) {
       return container_text(sema, b, &c, loc);
     }
     if (!t->ctor) puts_(sema, b, arena_printf(&sema->cx->arena, "<module '%s'>", t->module));
+    else if (is_instance(t) || is_composite(t)) return module_text(sema, b, t, loc);
     else if (!strncmp(t->module, "torch.nn.", 9) && t->ctor->kind == AST_CALL)
       puts_(sema, b, arena_printf(&sema->cx->arena, "%s(%s)", t->module + 9,
                                   extra_repr(sema, t, t->module + 9, loc)));

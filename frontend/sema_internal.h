@@ -786,6 +786,8 @@ TType *composite_construct(Sema *sema, Ast *e);     // nn.NAME(args) of one; NUL
 TType *composite_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // its forward on args
 bool composite_setattr_ok(Sema *sema, const TType *m, const char *name, const Ast *v);  // a parameter's check
 TType *mha_functional(Sema *sema, Ast *e);          // F.multi_head_attention_forward(...)
+TType *channel_shuffle_functional(Sema *sema, Ast *e);  // F.channel_shuffle(input, groups)
+TType *composite_static_call(Sema *sema, Ast *e, const char *cls);  // nn.Transformer.generate_square_subsequent_mask
 TType *object_attr_call(Sema *sema, Ast *e, TType *m);  // m.name(args) of an attribute holding a module; NULL: none
 
 // ---- user classes (sema_class.c) ----

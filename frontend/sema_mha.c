@@ -238,9 +238,9 @@ static const char mha_source[] =
     "    }\n" \
     ATTNS \
     "    self.linear1 = nn.Linear(d_model, dim_feedforward, device=device, dtype=dtype)\n" \
+    "    self.dropout = nn.Dropout(dropout)\n" \
     "    self.linear2 = nn.Linear(dim_feedforward, d_model, device=device, dtype=dtype)\n" \
     NORMS \
-    "    self.dropout = nn.Dropout(dropout)\n" \
     "    self.norm_first = norm_first\n" \
     "    if isinstance(activation, str) {\n" \
     "        if activation != \"relu\" and activation != \"gelu\" {\n" \
@@ -287,6 +287,109 @@ static const char tdl_source[] =
     "    return residual(x, self.norm3, feed_forward)\n"
     "}\n";
 
+// nn.TransformerEncoder and nn.TransformerDecoder: num_layers deep copies of the layer given (each its
+// own parameters, set by the program: `enc.layers[1].linear1.weight = w`), applied in turn, then the
+// optional norm.
+static const char te_source[] =
+    "fn __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True) {\n"
+    "    self.layers = nn.ModuleList([copy.deepcopy(encoder_layer) for i in range(num_layers)])\n"
+    "    self.num_layers, self.norm = num_layers, norm\n"
+    "    self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check\n"
+    "}\n"
+    "fn forward(self, src, mask=None, src_key_padding_mask=None) {\n"
+    "    kpm = src_key_padding_mask\n"
+    "    if kpm is not None and kpm.dtype != torch.bool and not torch.is_floating_point(kpm) {\n"
+    "        raise AssertionError(\"only bool and floating types of key_padding_mask are supported\")\n"
+    "    }\n"
+    "    output = src\n"
+    "    for mod in self.layers {\n"
+    "        output = mod(output, src_mask=mask, src_key_padding_mask=kpm)\n"
+    "    }\n"
+    "    return output if self.norm is None else self.norm(output)\n"
+    "}\n";
+
+static const char td_source[] =
+    "fn __init__(self, decoder_layer, num_layers, norm=None) {\n"
+    "    self.layers = nn.ModuleList([copy.deepcopy(decoder_layer) for i in range(num_layers)])\n"
+    "    self.num_layers, self.norm = num_layers, norm\n"
+    "}\n"
+    "fn forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,\n"
+    "        memory_key_padding_mask=None) {\n"
+    "    output = tgt\n"
+    "    for mod in self.layers {\n"
+    "        output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,\n"
+    "            tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)\n"
+    "    }\n"
+    "    return output if self.norm is None else self.norm(output)\n"
+    "}\n";
+
+// nn.ChannelShuffle(groups), and F.channel_shuffle(input, groups) nested in its forward: the channels
+// viewed as (groups, C / groups), transposed, flattened back.
+static const char cs_source[] =
+    "fn __init__(self, groups) {\n"
+    "    self.groups = groups\n"
+    "}\n"
+    "fn forward(self, input) {\n"
+    "    fn channel_shuffle(input, groups) {\n"
+    "        if input.dim() <= 2 {\n"
+    "            raise RuntimeError(f\"channel_shuffle expects input with > 2 dims, but got input with sizes\"\n"
+    "                f\" {list(input.shape)}\")\n"
+    "        }\n"
+    "        if groups <= 0 {\n"
+    "            raise RuntimeError(f\"Number of groups to divide channels in must be positive. Value of groups:\"\n"
+    "                f\"{groups}\")\n"
+    "        }\n"
+    "        s = input.shape\n"
+    "        if s[1] % groups != 0 {\n"
+    "            raise RuntimeError(f\"Number of channels must be divisible by groups. Got {s[1]} channels and\"\n"
+    "                f\" {groups} groups.\")\n"
+    "        }\n"
+    "        return input.reshape((s[0], groups, s[1] // groups) + tuple(s[2:])).transpose(1, 2).reshape(s)\n"
+    "    }\n"
+    "    return channel_shuffle(input, self.groups)\n"
+    "}\n";
+
+// nn.Transformer: an encoder and a decoder of such layers, each stack normed (or the custom ones given).
+static const char tr_source[] =
+    "fn __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,\n"
+    "        dropout=0.1, activation=F.relu, custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,\n"
+    "        batch_first=False, norm_first=False, device=None, dtype=None) {\n"
+    "    fn norm() {\n"
+    "        return nn.LayerNorm(d_model, eps=layer_norm_eps, device=device, dtype=dtype)\n"
+    "    }\n"
+    "    if custom_encoder is not None {\n"
+    "        self.encoder = custom_encoder\n"
+    "    } else {\n"
+    "        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,\n"
+    "            activation, layer_norm_eps, batch_first, norm_first, device=device, dtype=dtype), num_encoder_layers,\n"
+    "            norm())\n"
+    "    }\n"
+    "    if custom_decoder is not None {\n"
+    "        self.decoder = custom_decoder\n"
+    "    } else {\n"
+    "        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout,\n"
+    "            activation, layer_norm_eps, batch_first, norm_first, device=device, dtype=dtype), num_decoder_layers,\n"
+    "            norm())\n"
+    "    }\n"
+    "    self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first\n"
+    "}\n"
+    "fn forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,\n"
+    "        tgt_key_padding_mask=None, memory_key_padding_mask=None) {\n"
+    "    is_batched = src.dim() == 3\n"
+    "    if is_batched and src.size(0 if self.batch_first else 1) != tgt.size(0 if self.batch_first else 1) {\n"
+    "        raise RuntimeError(\"the batch number of src and tgt must be equal\")\n"
+    "    }\n"
+    "    if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model {\n"
+    "        raise RuntimeError(\"the feature number of src and tgt must be equal to d_model\")\n"
+    "    }\n"
+    "    memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)\n"
+    "    return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,\n"
+    "        tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)\n"
+    "}\n"
+    "fn generate_square_subsequent_mask(sz, device=\"cpu\") {\n"
+    "    return torch.triu(torch.full((sz, sz), float(\"-inf\")), diagonal=1)\n"
+    "}\n";
+
 typedef struct Composite {
   const char *cls;          // MultiheadAttention
   const char *source;       // its __init__ and forward
@@ -302,6 +405,10 @@ static const Composite composites[] = {
     {"MultiheadAttention", mha_source, sizeof mha_source - 1, mha_params},
     {"TransformerEncoderLayer", tel_source, sizeof tel_source - 1, no_params},
     {"TransformerDecoderLayer", tdl_source, sizeof tdl_source - 1, no_params},
+    {"TransformerEncoder", te_source, sizeof te_source - 1, no_params},
+    {"TransformerDecoder", td_source, sizeof td_source - 1, no_params},
+    {"ChannelShuffle", cs_source, sizeof cs_source - 1, no_params},
+    {"Transformer", tr_source, sizeof tr_source - 1, no_params},
 };
 
 static const Composite *composite_of(const char *cls) {
@@ -433,8 +540,39 @@ TType *mha_functional(Sema *sema, Ast *e) {
   return lambda_call(sema, e, f, &e->list);
 }
 
+TType *channel_shuffle_functional(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  TType *f = method_of(sema, "<torch.nn.functional>", cs_source, sizeof cs_source - 1, "channel_shuffle",
+                       "channel_shuffle", call_loc(e));
+  if (is_poison(f)) return f;
+  return lambda_call(sema, e, f, &e->list);
+}
+
+// Whether composite c's source has a static method fname (a fn at its top level taking no self).
+static bool static_method_of(const Composite *c, const char *fname) {
+  size_t n = strlen(fname);
+  for (const char *p = strstr(c->source, "fn "); p; p = strstr(p + 3, "fn "))
+    if ((p == c->source || p[-1] == '\n') && !strncmp(p + 3, fname, n) && p[3 + n] == '(' &&
+        strncmp(p + 4 + n, "self", 4))
+      return true;
+  return false;
+}
+
+// Cls.name(args) (nn.Transformer.generate_square_subsequent_mask(sz)) or obj.name(args) of a static method
+// of composite class cls at call e; NULL when it has none.
+TType *composite_static_call(Sema *sema, Ast *e, const char *cls) {
+  const Composite *c = composite_of(cls);
+  if (!c || !static_method_of(c, e->name)) return NULL;
+  if (!check_args(sema, e)) return poison(sema);
+  TType *f = method_of(sema, arena_printf(&sema->cx->arena, "<torch.nn.%s>", c->cls), c->source, c->len, e->name,
+                       arena_printf(&sema->cx->arena, "%s.%s", c->cls, e->name), call_loc(e));
+  if (is_poison(f)) return f;
+  return lambda_call(sema, e, f, &e->list);
+}
+
 TType *object_attr_call(Sema *sema, Ast *e, TType *m) {
   int k = obj_find(m->attrs, e->name);
+  if (k < 0 && is_composite(m)) return composite_static_call(sema, e, m->module + 9);
   if (k < 0) return NULL;
   if (!check_args(sema, e)) return poison(sema);
   return call_attr_value(sema, e, obj_read(sema, attr_of_call(sema, e), m, k));  // layer.mlp(x) of a Sequential too

@@ -15,6 +15,7 @@
 // A module object is a TY_MODULE value ("torch.nn.ReLU") holding the call that made it.
 #include "frontend/sema_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,7 @@ static bool module_has(const char *m, const char *a) {
     for (int i = 0; other[i]; i++)
       if (!strcmp(a, other[i])) return true;
     if (!strcmp(m, "torch.nn.functional") && !strcmp(a, "multi_head_attention_forward")) return true;  // sema_mha.c
+    if (!strcmp(a, "channel_shuffle")) return true;                                                      // sema_mha.c
     return builtin_find_form(a, !strcmp(m, "torch") ? F_TORCH : F_NNF) != NULL;
   }
   if (!strcmp(m, "math")) {
@@ -275,6 +277,10 @@ typedef struct NnClass {
   const char *pass;    // with parameters: the constructor's arguments its call passes on to `fn`
 } NnClass;
 
+#define CONV_TRANSPOSE_PARAMS \
+  "in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1, " \
+  "padding_mode='zeros', device=None, dtype=None"
+
 static const NnClass nn_classes[] = {
     {"ReLU", "relu", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
     {"ReLU6", "relu6", F_NNF, "inplace=False", NULL, NULL, NULL, NULL},
@@ -342,6 +348,7 @@ static const NnClass nn_classes[] = {
     {"ConstantPad3d", "pad", F_NNF, "padding, value", NULL, NULL, NULL, NULL},
     {"ReflectionPad1d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
     {"ReflectionPad2d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
+    {"ReflectionPad3d", "pad", F_NNF, "padding", "mode='reflect'", NULL, NULL, NULL},
     {"ReplicationPad1d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
     {"ReplicationPad2d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
     {"ReplicationPad3d", "pad", F_NNF, "padding", "mode='replicate'", NULL, NULL, NULL},
@@ -380,6 +387,15 @@ static const NnClass nn_classes[] = {
     {"Conv3d", "conv3d", F_NNF, "in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, "
                                 "bias=True, padding_mode='zeros', device=None, dtype=None", NULL, NULL, "weight, bias",
      "stride, padding, dilation, groups"},
+    {"ConvTranspose1d", "conv_transpose1d", F_NNF, CONV_TRANSPOSE_PARAMS, NULL, NULL, "weight, bias",
+     "stride, padding, output_padding, groups, dilation"},
+    {"ConvTranspose2d", "conv_transpose2d", F_NNF, CONV_TRANSPOSE_PARAMS, NULL, NULL, "weight, bias",
+     "stride, padding, output_padding, groups, dilation"},
+    {"ConvTranspose3d", "conv_transpose3d", F_NNF, CONV_TRANSPOSE_PARAMS, NULL, NULL, "weight, bias",
+     "stride, padding, output_padding, groups, dilation"},
+    {"PReLU", "prelu", F_NNF, "num_parameters=1, init=0.25, device=None, dtype=None", NULL, NULL, "weight", ""},
+    {"Bilinear", "bilinear", F_NNF, "in1_features, in2_features, out_features, bias=True, device=None, dtype=None",
+     NULL, NULL, "weight, bias", ""},
     {"Embedding", "embedding", F_NNF, "num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                                       "scale_grad_by_freq=False, sparse=False, _weight=None, device=None, dtype=None",
      NULL, NULL, "weight", "padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse"},
@@ -404,10 +420,6 @@ static const NnClass nn_classes[] = {
 static const struct {
   const char *cls, *fn;
 } nn_with_params[] = {
-    {"Bilinear", "F.bilinear(x1, x2, weight, bias)"},
-    {"ConvTranspose1d", "F.conv_transpose1d(x, weight, bias, ...)"},
-    {"ConvTranspose2d", "F.conv_transpose2d(x, weight, bias, ...)"},
-    {"PReLU", "F.prelu(x, weight)"},
     {"RMSNorm", "F.rms_norm(x, shape, weight, eps)"},
 };
 
@@ -529,20 +541,37 @@ static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char
     }
     return *nd > 0;
   }
-  bool lin = !strcmp(cls, "Linear"), emb = !strcmp(cls, "Embedding");
-  const char *rows = lin ? "out_features" : emb ? "num_embeddings" : "out_channels";
-  const char *cols = lin ? "in_features" : emb ? "embedding_dim" : "in_channels";
+  if (!strcmp(cls, "PReLU")) {  // [num_parameters]
+    const TType *np = nn_arg(sema, m, "num_parameters");
+    if (!is_scalar(np)) return false;
+    shape[(*nd)++] = np->ival;
+    return true;
+  }
+  bool lin = !strcmp(cls, "Linear"), emb = !strcmp(cls, "Embedding"), bil = !strcmp(cls, "Bilinear");
+  bool tr = !strncmp(cls, "ConvTranspose", 13);  // [in_channels, out_channels / groups, *kernel_size]
+  const char *rows = lin || bil ? "out_features" : emb ? "num_embeddings" : "out_channels";
+  const char *cols = lin ? "in_features" : emb ? "embedding_dim" : bil ? "in1_features" : "in_channels";
   const TType *r = nn_arg(sema, m, rows), *k = nn_arg(sema, m, cols);
   if (!is_scalar(r) || !is_scalar(k)) return false;
-  shape[(*nd)++] = r->ival;
-  if (!strcmp(name, "bias")) return true;
-  int64_t cols_n = k->ival;
+  if (!strcmp(name, "bias")) {
+    shape[(*nd)++] = r->ival;
+    return true;
+  }
+  shape[(*nd)++] = tr ? k->ival : r->ival;
+  int64_t cols_n = tr ? r->ival : k->ival;
+  if (bil) {  // [out_features, in1_features, in2_features]
+    const TType *k2 = nn_arg(sema, m, "in2_features");
+    if (!is_scalar(k2)) return false;
+    shape[(*nd)++] = k->ival;
+    shape[(*nd)++] = k2->ival;
+    return true;
+  }
   if (!strncmp(cls, "Conv", 4)) {
     const TType *g = nn_arg(sema, m, "groups"), *ks = nn_arg(sema, m, "kernel_size");
     if (!is_scalar(g) || g->ival <= 0) return false;
     cols_n /= g->ival;
     shape[(*nd)++] = cols_n;
-    int spatial = cls[4] - '0';
+    int spatial = cls[strlen(cls) - 2] - '0';
     for (int i = 0; i < spatial; i++) {
       const TType *ki = is_scalar(ks) ? ks : ks && (ks->kind == TY_TUPLE || ks->kind == TY_LIST) && ks->nelem == spatial
                                                  ? ks->elems[i] : NULL;
@@ -553,6 +582,28 @@ static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char
   }
   shape[(*nd)++] = cols_n;
   return true;
+}
+
+// nn.PReLU(num_parameters=1, init=0.25, device=None, dtype=None) made by call e: its weight, as its
+// __init__ sets it, torch.full((num_parameters,), init, dtype=dtype) (float32 unless dtype says).
+static bool prelu_init(Sema *sema, Ast *e, TType *m) {
+  const TType *np = nn_arg(sema, m, "num_parameters"), *init = nn_arg(sema, m, "init"), *dt = nn_arg(sema, m, "dtype");
+  if (!is_scalar(np) || np->dtype == DT_F32 || np->dtype == DT_F64 || !is_scalar(init)) {
+    diag_error(sema->cx, call_loc(e), "nn.PReLU takes an int num_parameters and a number init");
+    return false;
+  }
+  Ast *full = ast_new(sema->cx, AST_CALL, e->loc), *size = ast_new(sema->cx, AST_TUPLE, e->loc);
+  full->lhs = ast_name(sema->cx, "torch", e->loc);
+  full->name = "full";
+  full->oploc = call_loc(e);
+  vec_push(&sema->cx->arena, &size->list, ast_int(sema->cx, np->ival, e->loc));
+  vec_push(&sema->cx->arena, &full->list, size);
+  vec_push(&sema->cx->arena, &full->list, ast_float(sema->cx, init->fval, e->loc));
+  Ast *dtype = dt && dt->kind == TY_DTYPE ? ast_dtype(sema->cx, dt->dtype, e->loc)
+                                          : ast_attr(sema->cx, ast_name(sema->cx, "torch", e->loc), "float32", e->loc,
+                                                     e->loc);
+  vec_push(&sema->cx->arena, &full->list, ast_kwarg(sema->cx, "dtype", dtype, e->loc, e->loc));
+  return !is_poison(check_expr(sema, full)) && obj_set(sema, e, m, "weight", full);
 }
 
 // nn.Linear(d, o), nn.Conv2d(...), nn.LayerNorm(C) ...: the module object m with its
@@ -566,6 +617,10 @@ static TType *nn_with_state(Sema *sema, Ast *e, const NnClass *c, TType *m) {
   for (int k = 0; n < 4 && nth_param(c->state, k, buf, sizeof buf, &dflt); k++)
     names[n++] = arena_strdup(&sema->cx->arena, buf);
   const TType *pm = nn_arg(sema, m, "padding_mode");
+  if (pm && pm->kind == TY_STR && strcmp(pm->module, "zeros") && !strncmp(c->cls, "ConvTranspose", 13)) {
+    diag_error(sema->cx, call_loc(e), "ValueError: Only \"zeros\" padding mode is supported for %s", c->cls);
+    return poison(sema);
+  }
   if (pm && pm->kind == TY_STR && strcmp(pm->module, "zeros")) {
     diag_error(sema->cx, call_loc(e), "nn.%s with padding_mode='%s' is not supported yet: pad with F.pad(x, ..., "
                "mode='%s') and use padding=0", c->cls, pm->module, pm->module);
@@ -582,6 +637,7 @@ static TType *nn_with_state(Sema *sema, Ast *e, const NnClass *c, TType *m) {
   if (b && is_scalar(b) && b->ival == 0) m->attrs->ty[obj_find(m->attrs, "bias")] = ty_new(sema, TY_NONE);
   if (af && is_scalar(af) && af->ival == 0 && c->state && in_params(c->state, "running_mean"))  // BatchNorm
     for (int i = 0; i < 2; i++) m->attrs->ty[obj_find(m->attrs, i ? "bias" : "weight")] = ty_new(sema, TY_NONE);
+  if (!strcmp(c->cls, "PReLU") && !prelu_init(sema, e, m)) return poison(sema);
   for (int i = 0; i < e->list.len; i++) {  // Embedding(n, d, _weight=w)
     Ast *a = e->list.data[i];
     if (a->kind == AST_KWARG && !strcmp(a->name, "_weight") && a->rhs->ty->kind != TY_NONE &&
@@ -814,6 +870,83 @@ static TType *partial_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   return nn_apply(sema, e, f, &all);
 }
 
+// An int or a sequence of n ints a (a constructor's argument) as n ints; false otherwise.
+static bool ints_of(const TType *a, int n, int64_t *out) {
+  for (int i = 0; i < n; i++) {
+    bool seq = a && (a->kind == TY_TUPLE || a->kind == TY_LIST) && a->nelem == n;
+    const TType *v = a && is_scalar(a) ? a : seq ? a->elems[i] : NULL;
+    if (!v || !is_scalar(v) || v->dtype == DT_F32 || v->dtype == DT_F64) return false;
+    out[i] = v->ival;
+  }
+  return true;
+}
+
+// ConvTransposeNd's forward(input, output_size) at call e (args: the input and output_size, by
+// position or name): the arguments without output_size, the module's output_padding replaced by the
+// one that makes the output that size, as PyTorch's forward computes it (output_size may name the
+// batch and channel dims too); NULL after PyTorch's ValueError.
+static AstList *with_output_padding(Sema *sema, Ast *e, const TType *m, const NnClass *c, AstList *args,
+                                    Ast **opad) {
+  Ast *x = NULL, *os = NULL;
+  for (int i = 0; i < args->len; i++) {
+    Ast *a = args->data[i];
+    if (a->kind == AST_KWARG && !strcmp(a->name, "output_size") && !os) os = a->rhs;
+    else if (a->kind != AST_KWARG && !x) x = a;
+    else if (a->kind != AST_KWARG && !os) os = a;
+    else {
+      diag_error(sema->cx, a->loc, "%s.forward() got an unexpected argument", c->cls);
+      return NULL;
+    }
+  }
+  if (!x || !is_tensor(x->ty)) {
+    diag_error(sema->cx, x ? x->loc : e->loc, "%s.forward() takes a tensor input", c->cls);
+    return NULL;
+  }
+  AstList *rest = arena_alloc(&sema->cx->arena, sizeof *rest);
+  *rest = (AstList){0};
+  vec_push(&sema->cx->arena, rest, x);
+  if (!os || os->ty->kind == TY_NONE) return rest;
+  int nsp = c->cls[strlen(c->cls) - 2] - '0', nd = x->ty->view.ndim, skip = nd == nsp + 2 ? 2 : 1;
+  const TType *st = nn_arg(sema, m, "stride"), *pa = nn_arg(sema, m, "padding"), *ks = nn_arg(sema, m, "kernel_size"),
+              *di = nn_arg(sema, m, "dilation");
+  int64_t s[3], p[3], k[3], d[3], want[5], lo[3], hi[3];
+  int n = os->ty->kind == TY_TUPLE || os->ty->kind == TY_LIST ? os->ty->nelem : -1;
+  if (n < 0 || !ints_of(os->ty, n, want)) {
+    diag_error(sema->cx, os->loc, "%s.forward(): output_size must be a list or tuple of ints, not %s", c->cls,
+               py_type_name(os->ty));
+    return NULL;
+  }
+  if (n == nsp + skip) memmove(want, want + skip, sizeof(int64_t) * (size_t)nsp);
+  else if (n != nsp) {
+    diag_error(sema->cx, os->loc, "ValueError: ConvTranspose%dD: for %dD input, output_size must have %d or %d "
+               "elements (got %d)", nsp, nd, nsp, nsp + skip, n);
+    return NULL;
+  }
+  if (!ints_of(st, nsp, s) || !ints_of(pa, nsp, p) || !ints_of(ks, nsp, k) || !ints_of(di, nsp, d) || nd < nsp + 1) {
+    diag_error(sema->cx, os->loc, "%s.forward(): output_size needs int stride, padding, kernel_size and dilation",
+               c->cls);
+    return NULL;
+  }
+  bool ok = true;
+  for (int i = 0; i < nsp; i++) {
+    lo[i] = (x->ty->view.shape[nd - nsp + i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1;
+    hi[i] = lo[i] + s[i] - 1;
+    ok &= want[i] >= lo[i] && want[i] <= hi[i];
+  }
+  if (!ok) {
+    const char *req = "";
+    for (int i = 0; i < nsp; i++) req = arena_printf(&sema->cx->arena, "%s%s%" PRId64, req, i ? ", " : "", want[i]);
+    bool list = os->ty->kind == TY_LIST;
+    diag_error(sema->cx, os->loc, "ValueError: requested an output size of %s%s%s, but valid sizes range from %s to %s "
+               "(for an input of torch.Size(%s))", list ? "[" : "(", req, list ? "]" : nsp == 1 ? ",)" : ")",
+               shape_str(sema, nsp, lo), shape_str(sema, nsp, hi), shape_str(sema, nsp, x->ty->view.shape + nd - nsp));
+    return NULL;
+  }
+  for (int i = 0; i < nsp; i++) want[i] -= lo[i];
+  *opad = part_ints(sema, os, nsp, want);
+  return rest;
+}
+
 static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
   if (!strcmp(m->module, "functools.partial")) return partial_apply(sema, e, m, args);
   if (is_composite(m)) return composite_apply(sema, e, m, args);
@@ -831,8 +964,19 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     if (!is_tensor(args->data[0]->ty)) return args->data[0]->ty;
     return identity_of(sema, e, args->data[0]);
   }
-  if (has_state(c, m) && (ninputs != 1 || args->len != 1)) {  // forward(self, input)
-    diag_error(sema->cx, e->loc, "%s.forward() takes 2 positional arguments but %d were given", c->cls, ninputs + 1);
+  bool bil = !strcmp(c->cls, "Bilinear");
+  Ast *opad = NULL;  // ConvTransposeNd's output_padding for its output_size
+  if (has_state(c, m) && !strncmp(c->cls, "ConvTranspose", 13) && (ninputs == 2 || args->len == 2) &&
+      !(args = with_output_padding(sema, e, m, c, args, &opad)))
+    return poison(sema);
+  if (bil && ninputs < 2 && args->len == ninputs) {
+    diag_error(sema->cx, e->loc, "Bilinear.forward() missing %d required positional argument%s: %s",
+               2 - ninputs, ninputs ? "" : "s", ninputs ? "'input2'" : "'input1' and 'input2'");
+    return poison(sema);
+  }
+  if (has_state(c, m) && (ninputs != 1 + bil || args->len != 1 + bil)) {  // forward(self, input)
+    diag_error(sema->cx, e->loc, "%s.forward() takes %d positional arguments but %d were given", c->cls, 2 + bil,
+               ninputs + 1);
     return poison(sema);
   }
   Ast *f = ast_new(sema->cx, AST_CALL, e->loc);
@@ -850,6 +994,7 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
       pname = arena_strdup(&sema->cx->arena, name);
     }
     if (has_state(c, m) && !in_params(c->pass, pname)) continue;  // nn.Linear(d, o): no argument of F.linear
+    if (opad && !strcmp(pname, "output_padding")) continue;
     if (!strcmp(pname, "unflattened_size")) pname = "sizes";
     if (!strcmp(c->fn, "pad") && !strcmp(pname, "padding")) {  // nn.ZeroPad2d(1): (1, 1, 1, 1)
       pname = "pad";
@@ -868,6 +1013,8 @@ static TType *nn_apply(Sema *sema, Ast *e, const TType *m, AstList *args) {
     kw->ty = v->ty;
     vec_push(&sema->cx->arena, &f->list, kw);
   }
+  if (opad) vec_push(&sema->cx->arena, &f->list, ast_kwarg(sema->cx, "output_padding", opad, e->loc, e->loc));
+  if (opad) f->list.data[f->list.len - 1]->ty = opad->ty;
   if (has_state(c, m) && !state_args(sema, e, m, c, f)) return poison(sema);
   for (int k = 0; c->fixed && nth_param(c->fixed, k, name, sizeof name, &dflt); k++) {  // unless given
     bool given = false;
@@ -1075,18 +1222,67 @@ static bool is_inspect(Sema *sema, const Ast *e) {
   return false;
 }
 
-// Whether call e is functools.partial(...): `from functools import partial` or `import
+// Whether call e is functools.NAME(...) (partial, reduce): `from functools import NAME` or `import
 // functools` (a module tdsl otherwise does not compile) bound the name it calls.
-static bool is_partial(Sema *sema, const Ast *e) {
+static bool is_functools(Sema *sema, const Ast *e, const char *name) {
   const Ast *n = e->lhs ? e->lhs : e;
   if (n->kind != AST_NAME && n->kind != AST_CALL) return false;
-  if ((e->lhs && strcmp(e->name, "partial")) || find_local(sema, n->name) || find_const(sema, n->name)) return false;
+  if ((e->lhs ? strcmp(e->name, name) : false) || find_local(sema, n->name) || find_const(sema, n->name)) return false;
   for (int i = sema->imports.len - 1; i >= 0; i--) {
     const Import *im = &sema->imports.data[i];
     if (strcmp(im->name, n->name)) continue;
-    return im->inert && !strcmp(im->module, "functools") && (e->lhs ? !im->attr : im->attr && !strcmp(im->attr, "partial"));
+    return im->inert && !strcmp(im->module, "functools") && (e->lhs ? !im->attr : im->attr && !strcmp(im->attr, name));
   }
   return false;
+}
+
+// functools.reduce(function, iterable[, initial]) at call e: function applied cumulatively, left to right,
+// f(f(f(initial, xs[0]), xs[1]), ...), to a list or tuple (its items read from a hidden name bound
+// to it), as Python's; e becomes that call's value. Python's messages for the wrong arguments.
+static TType *functools_reduce(Sema *sema, Ast *e) {
+  Ctx *cx = sema->cx;
+  Loc at = call_loc(e);
+  for (int i = 0; i < e->list.len; i++)
+    if (e->list.data[i]->kind == AST_KWARG) {
+      diag_error(cx, e->list.data[i]->loc, "TypeError: reduce() takes no keyword arguments");
+      return poison(sema);
+    }
+  if (e->list.len < 2 || e->list.len > 3) {
+    diag_error(cx, at, "TypeError: reduce expected at %s arguments, got %d", e->list.len < 2 ? "least 2" : "most 3",
+               e->list.len);
+    return poison(sema);
+  }
+  Ast *f = e->list.data[0], *xs = e->list.data[1], *init = e->list.len == 3 ? e->list.data[2] : NULL;
+  TType *t = check_expr(sema, xs);
+  if (is_poison(t)) return t;
+  if (t->kind != TY_LIST && t->kind != TY_TUPLE) {
+    diag_error(cx, xs->loc, "TypeError: '%s' object is not iterable by tdsl's reduce(): it takes a list or a tuple",
+               py_type_name(t));
+    return poison(sema);
+  }
+  if (!init && t->nelem == 0) {
+    diag_error(cx, at, "TypeError: reduce() of empty iterable with no initial value");
+    return poison(sema);
+  }
+  const char *items = arena_printf(&cx->arena, "(reduce %d) items", ++sema->lambdas);
+  bind_hidden(sema, e, items, xs, xs->loc);
+  Ast *acc = init;
+  for (int i = 0; i < t->nelem; i++) {
+    Ast *ix = ast_index(cx, ast_name(cx, items, xs->loc), ast_list_of(cx, ast_int(cx, i, xs->loc), xs->loc), xs->loc,
+                        xs->loc);
+    if (!acc) {
+      acc = ix;
+      continue;
+    }
+    Ast *args = ast_list_of(cx, acc, f->loc);
+    ast_append(cx, args, ix);
+    acc = ast_call_of(cx, ast_clone(cx, f), args, f->loc);
+  }
+  TType *r = check_expr(sema, acc);
+  if (is_poison(r)) return r;
+  if (is_tensor(r)) return identity_of(sema, e, acc);
+  set_operand1(sema, e, acc);
+  return r;
 }
 
 // functools.partial(f, *args, **kw): a partial object (TY_MODULE "functools.partial"
@@ -1180,8 +1376,105 @@ static TType *manual_seed(Sema *sema, Ast *e) {
   return ty_new(sema, TY_NONE);
 }
 
+// Whether call e is copy.deepcopy(...): `import copy` (or `from copy import deepcopy`) bound the name it
+// calls, or `copy` is bound to nothing (torch.nn's own sources call it so).
+static bool is_deepcopy(Sema *sema, const Ast *e) {
+  const Ast *n = e->lhs ? e->lhs : e;
+  if (n->kind != AST_NAME || (e->lhs && strcmp(e->name, "deepcopy")) || find_local(sema, n->name) ||
+      find_const(sema, n->name) || sema_find_fn(sema->p, n->name))
+    return false;
+  for (int i = sema->imports.len - 1; i >= 0; i--) {
+    const Import *im = &sema->imports.data[i];
+    if (strcmp(im->name, n->name)) continue;
+    return im->inert && !strcmp(im->module, "copy") && (e->lhs ? !im->attr : im->attr && !strcmp(im->attr, "deepcopy"));
+  }
+  return e->lhs && !strcmp(n->name, "copy");
+}
+
+// A deep copy of module object m, as copy.deepcopy makes it: its own attributes, each module it holds
+// copied in turn (a module held twice copied once, as deepcopy's memo does), the other values shared
+// (a tensor is a value in tdsl: the copy's attribute is set to it, as a copied parameter holds the same
+// numbers). NULL (after the error at at) for what tdsl cannot copy.
+typedef struct CopyMemo {
+  const TType *from[64];
+  TType *to[64];
+  int n;
+} CopyMemo;
+
+static bool copyable(const TType *t) {
+  return t && ((t->kind == TY_MODULE && t->attrs && !is_class(t) && (is_instance(t) || !is_lambda(t))) ||
+              is_container(t));
+}
+
+static Ast *container_node(Sema *sema, TType *c, Loc loc);
+
+static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *memo) {
+  for (int i = 0; i < memo->n; i++)
+    if (memo->from[i] == m) return memo->to[i];
+  bool params = is_container(m) && !strncmp(m->container, "Parameter", 9);
+  if (params || memo->n == 64) {
+    diag_error(sema->cx, at, "copy.deepcopy() of %s is not supported yet: tdsl copies nn modules, their containers "
+               "and instances of the file's classes", params ? m->container : "a module this deep");
+    return NULL;
+  }
+  TType *c = ty_new(sema, m->kind);
+  *c = *m;
+  memo->from[memo->n] = m, memo->to[memo->n++] = c;
+  if (is_container(m)) {  // a Sequential, ModuleList or ModuleDict: its modules copied
+    c->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(m->nelem ? m->nelem : 1));
+    for (int i = 0; i < m->nelem; i++)
+      if (!(c->elems[i] = copyable(m->elems[i]) ? module_copy(sema, e, at, m->elems[i], memo) : m->elems[i])) return NULL;
+    if (!m->attrs) return c;
+  }
+  obj_init(sema, c, (const char *const *)m->attrs->names, m->attrs->n);
+  for (int i = 0; i < m->attrs->n; i++) {
+    TType *t = m->attrs->ty[i];
+    bool sub = copyable(t);
+    c->attrs->ty[i] = sub ? module_copy(sema, e, at, t, memo) : t;
+    c->attrs->hidden[i] = sub ? NULL : m->attrs->hidden[i];
+    if (sub && !c->attrs->ty[i]) return NULL;
+    if (sub && is_container(t) && !obj_set(sema, e, c, c->attrs->names[i], container_node(sema, c->attrs->ty[i], at)))
+      return NULL;  // a list or dict value: bound where the copy is made, as obj_set binds one
+  }
+  return c;
+}
+
+// A node standing for container c (a list or dict of modules): one operand a node for each module, as
+// lowering reads a sequence's items (a module is nothing to compute).
+static Ast *container_node(Sema *sema, TType *c, Loc loc) {
+  Ast *n = value_node(sema, c, loc);
+  Ast **elems = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(c->nelem ? c->nelem : 1));
+  for (int i = 0; i < c->nelem; i++) elems[i] = value_node(sema, c->elems[i], loc);
+  set_operands(sema, n, elems, c->nelem);
+  return n;
+}
+
+// copy.deepcopy(x) at call e: a module object's copy (module_copy); a compile-time value itself.
+static TType *deepcopy_call(Sema *sema, Ast *e) {
+  if (!check_args(sema, e)) return poison(sema);
+  Ast *x = e->list.len ? e->list.data[0] : NULL;
+  if (!x || x->kind == AST_KWARG || e->list.len > 2) {
+    diag_error(sema->cx, call_loc(e), "deepcopy() takes the object to copy and an optional memo");
+    return poison(sema);
+  }
+  if (!copyable(x->ty)) {
+    if (x->ty->kind != TY_SCALAR && x->ty->kind != TY_STR && x->ty->kind != TY_NONE && x->ty->kind != TY_DTYPE) {
+      diag_error(sema->cx, x->loc, "copy.deepcopy() of %s is not supported yet: tdsl copies module objects (x.clone() "
+                 "copies a tensor)", py_type_name(x->ty));
+      return poison(sema);
+    }
+    return x->ty;  // a number, a string, None, a dtype: immutable
+  }
+  CopyMemo memo = {.n = 0};
+  TType *c = module_copy(sema, e, x->loc, x->ty, &memo);
+  if (c && is_container(c)) set_operands(sema, e, container_node(sema, c, e->loc)->operands, c->nelem);
+  return c ? c : poison(sema);
+}
+
 TType *module_call(Sema *sema, Ast *e) {
-  if (is_partial(sema, e)) return functools_partial(sema, e);
+  if (is_functools(sema, e, "partial")) return functools_partial(sema, e);
+  if (is_functools(sema, e, "reduce")) return functools_reduce(sema, e);
+  if (is_deepcopy(sema, e)) return deepcopy_call(sema, e);
   if (is_ordered_dict(sema, e)) {  // a dict (ordered as Python's are), marked: nn.Sequential names its modules
     e->lhs = NULL;
     e->name = "dict";
@@ -1218,11 +1511,18 @@ TType *module_call(Sema *sema, Ast *e) {
     const char *nn = module_path(sema, e->lhs->lhs);
     if (nn && !strcmp(nn, "torch.nn")) return from_pretrained(sema, e);
   }
+  if (!m && e->lhs->kind == AST_ATTR && module_path(sema, e->lhs->lhs) &&
+      !strcmp(module_path(sema, e->lhs->lhs), "torch.nn")) {  // nn.Transformer.generate_square_subsequent_mask(sz)
+    TType *r = composite_static_call(sema, e, e->lhs->name);
+    if (r) return r;
+  }
   if (!m) return NULL;
   if (!strcmp(m, "torch.nn")) return nn_construct(sema, e);
   if (!strcmp(m, "torch.nn.init")) return nn_init(sema, e);
   if (!strcmp(m, "torch.nn.functional") && !strcmp(e->name, "multi_head_attention_forward"))
     return mha_functional(sema, e);  // sema_mha.c
+  if ((!strcmp(m, "torch.nn.functional") || !strcmp(m, "torch")) && !strcmp(e->name, "channel_shuffle"))
+    return channel_shuffle_functional(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "_assert")) return torch_assert(sema, e);
   if (!strcmp(m, "torch") && !strcmp(e->name, "manual_seed")) return manual_seed(sema, e);
   if (!strncmp(m, "einops.layers", 13)) return einops_layer(sema, e, m);

@@ -483,11 +483,41 @@ static bool autocast_off(Sema *sema, Ast *c, int enabled_at) {
   return is_scalar(t) && t->dtype == DT_BOOL && !t->ival;
 }
 
+// What `with c as t` binds t to (e: the hidden call "(with)" of op 2 holding the manager c, named
+// name): its __enter__'s value, nullcontext(enter_result)'s enter_result, None for the others
+// (torch.no_grad(), autocast ...); sdp_kernel's is refused.
+static TType *enter_value(Sema *sema, Ast *e, Ast *c, const char *name) {
+  if (strstr(name, "sdp")) {
+    diag_error(sema->cx, c->loc, "'with %s() as NAME' is not supported: bind nothing (with %s() { ... })", name, name);
+    return poison(sema);
+  }
+  Ast *v = NULL;
+  for (int i = 0; strstr(name, "nullcontext") && i < c->list.len; i++) {
+    Ast *a = c->list.data[i];
+    if (a->kind == AST_KWARG && strcmp(a->name, "enter_result")) {
+      diag_error(sema->cx, a->oploc, "nullcontext.__init__() got an unexpected keyword argument '%s'", a->name);
+      return poison(sema);
+    }
+    if (i > 0) {
+      diag_error(sema->cx, a->loc, "nullcontext.__init__() takes from 1 to 2 positional arguments but %d were given",
+                 c->list.len + 1);
+      return poison(sema);
+    }
+    v = a->kind == AST_KWARG ? a->rhs : a;
+  }
+  if (!v) return ty_new(sema, TY_NONE);
+  TType *t = check_expr(sema, v);
+  if (is_poison(t)) return t;
+  set_operand1(sema, e, v);
+  return t;
+}
+
 // The hidden call "(with)" of a with statement's context managers (grammar/parser.y): those
 // that change nothing a forward pass computes (torch.no_grad(), torch.inference_mode(),
 // torch.enable_grad(), torch.set_grad_enabled(b), torch.backends.cuda.sdp_kernel(...), an
 // autocast given enabled=False, contextlib.nullcontext()), the body run as written: a
-// compile-time True. An autocast that runs changes the ops' dtypes: refused, located.
+// compile-time True. An autocast that runs changes the ops' dtypes: refused, located. Op 2 (one
+// manager, `with m as t`): the value t is bound to (enter_value).
 TType *py_with(Sema *sema, Ast *e) {
   static const char *const inert[] = {"torch.no_grad", "torch.inference_mode", "torch.enable_grad",
                                       "torch.set_grad_enabled", "torch.backends.cuda.sdp_kernel",
@@ -515,6 +545,7 @@ TType *py_with(Sema *sema, Ast *e) {
                  "torch.backends.cuda.sdp_kernel(), contextlib.nullcontext() and an autocast given enabled=False");
       return poison(sema);
     }
+    if (e->op == 2) return enter_value(sema, e, c, name);
   }
   return ty_bool(sema, true);
 }

@@ -53,6 +53,8 @@ int tdslc_yylex(YYSTYPE *yylval, YYLTYPE *yylloc, yyscan_t scanner);
 Ast *parse_set_display(Ctx *cx, Ast *items, Loc loc);
 // targets = value (ast_assign); x.attr = v: a statement that is the error where it runs (parse.c)
 Ast *parse_assign(Ctx *cx, Ast *first, Ast *tail, Loc oploc, Loc loc);
+Ast *parse_with_as(Ctx *cx, Ast *manager, Ast *target, Loc asloc, Loc loc);
+Ast *parse_with(Ctx *cx, Ast *items, Ast *block, Loc withloc, Loc itemsloc, Loc loc);
 // target: annotation [= value] (value NULL: none), Python's annotated assignment; a tuple or
 // list target is Python's SyntaxError (parse.c)
 Ast *parse_annotated(Ctx *cx, Ast *target, Ast *annotation, Ast *value, Loc oploc, Loc loc);
@@ -137,7 +139,7 @@ static void tdslc_yyerror(const Loc *loc, yyscan_t scanner, Parse *p, const char
 %type <ast> block body stmt compound if_stmt else_part exprs expr exprs_value assign_tail
 %type <ast> for_targets for_target ret_types ret_type param_type one_type opt_default
 %type <ast> import_decl dotted import_items import_item from_items from_item names
-%type <ast> comp_clauses comp_for comp_if strings with_items
+%type <ast> comp_clauses comp_for comp_if strings with_items with_item
 %type <ast> or_test and_test not_test comparison bitor bitxor bitand shift additive multiplic
 %type <ast> unary power postfix
 %type <ast> primary args arg_list arg items item opt_expr star_expr dict_items dict_item lambda_params lambda_param
@@ -371,7 +373,7 @@ compound
   : FOR for_targets IN expr block { $$ = ast_for(p->cx, $2, $4, $5, @$); }
   | if_stmt
   | WHILE expr block            { $$ = ast_while(p->cx, $2, $3, @$); }
-  | WITH with_items block       { $$ = ast_if(p->cx, ast_call(p->cx, NULL, "(with)", $2, @1, @2), $3, NULL, @$); }
+  | WITH with_items block       { $$ = parse_with(p->cx, $2, $3, @1, @2, @$); }
   | local_fn                    /* a def inside a function: a local function value (sema_lambda.c) */
   | decorators local_fn         { $$ = parse_decorated(p->cx, $1, $2); }
   ;
@@ -379,8 +381,14 @@ compound
 /* with torch.no_grad(), nullcontext() { ... }: the body runs as written where sema takes the
    context managers (an `if` of the hidden call "(with)" of them, sema_python.c's py_with) */
 with_items
-  : expr                        { $$ = ast_list_of(p->cx, $1, @$); }
-  | with_items ',' expr         { $$ = ast_append(p->cx, $1, $3); }
+  : with_item                   { $$ = ast_list_of(p->cx, $1, @$); }
+  | with_items ',' with_item    { $$ = ast_append(p->cx, $1, $3); }
+  ;
+
+/* a context manager, or one whose __enter__'s value `as` binds to a target (parse_with_as) */
+with_item
+  : expr
+  | expr AS postfix             { $$ = parse_with_as(p->cx, $1, $3, @2, @$); }
   ;
 
 /* @staticmethod, @torch.no_grad(), ... one a line, over a fn */

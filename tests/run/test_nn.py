@@ -354,7 +354,10 @@ def compare(outs, want, kinds):
 # nn.TransformerDecoderLayer; a torchvision-style EncoderBlock whose norm_layer default is
 # functools.partial(nn.LayerNorm, eps=1e-6) and whose act_layer is nn.GELU passed as a value; a helper
 # whose Callable[..., nn.Module] defaults are nn.LayerNorm and nn.GELU (and an Optional[torch.Tensor]),
-# and partial(nn.LayerNorm, eps=0.5) given.
+# and partial(nn.LayerNorm, eps=0.5) given; nn.TransformerEncoder (its norm, a clone's parameters set in a loop)
+# and nn.TransformerDecoder of the decoder layer above (its copies: one of them changed after); nn.Transformer
+# batch-first with a key padding mask (computed as PyTorch does with gradients enabled: no nested fast path)
+# and its generate_square_subsequent_mask.
 MODULES_SRC = r"""import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -412,7 +415,8 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
      w1: f32[16, 8], w2: f32[8, 16], nw: f32[8], am: bool[5, 5], fm: f32[4, 5, 4], kpm: bool[2, 4],
      kp5: bool[2, 5], fm2: f32[5, 5]) -> (f32[2, 5, 8], f32[2, 5, 5], f32[5, 2, 8], f32[2, 2, 5, 4],
      f32[2, 5, 8], f32[2, 5, 6], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8], f32[5, 2, 8], f32[2, 5, 5], f32[2, 5, 8],
-     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8], f32[2, 5, 8]) {
+     f64[2, 5, 8], f64[2, 5, 5], f32[2, 5, 8], f32[2, 5, 8], f32[5, 8], f32[5, 8], f32[2, 5, 8], f32[5, 2, 8],
+     f32[2, 5, 8], f32[2, 4, 8]) {
     a1 = mha(w, b, nn.MultiheadAttention(8, 2, batch_first=True))
     o1, w1_ = a1(x, x, x, attn_mask=am)
     a2 = mha(w, b, nn.MultiheadAttention(8, 2))
@@ -444,9 +448,26 @@ fn f(x: f32[2, 5, 8], mem: f32[2, 4, 8], kv6: f32[2, 4, 6], w: f32[48, 8], b: f3
     mha(w * 0.5, b, t3.multihead_attn)
     t3.norm3.weight, t3.norm3.bias = nw + 1, b[56:64]
     o10 = t3(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm)
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16), 2, norm=nn.LayerNorm(8))
+    for i, l in enumerate(enc.layers) {
+        tel(w * (i + 1), b, w1, w2, nw, l)
+    }
+    enc.norm.weight, enc.norm.bias = nw, b[0:8]
+    dec = nn.TransformerDecoder(t3, 2)
+    dec.layers[1].linear1.weight = w1 * 0.5
+    tr = nn.Transformer(8, 2, 1, 1, 16, activation="gelu", batch_first=True)
+    tel(w, b, w1, w2, nw, tr.encoder.layers[0])
+    td = tel(w * 0.5, b, w1, w2, nw, tr.decoder.layers[0])
+    mha(w, b * 2, td.multihead_attn)
+    td.norm3.weight, td.norm3.bias = nw, b[0:8]
+    for n in (tr.encoder.norm, tr.decoder.norm) {
+        n.weight, n.bias = nw + 0.5, b[8:16]
+    }
     return (o1, w1_, o2, w2_, o3, w3_, o4, t1(x, src_key_padding_mask=kp5), t2(q, src_mask=fm2), o7, w7_, blk(x),
             o8, w8_, o9, o10, normed(x[0], nw), normed(x[0], nw, partial(nn.LayerNorm, eps=0.5), nn.Tanh, x[1]),
-            a1(x, x, x, attn_mask=fm2, key_padding_mask=kp5.float() - 1.0, need_weights=False)[0])
+            a1(x, x, x, attn_mask=fm2, key_padding_mask=kp5.float() - 1.0, need_weights=False)[0],
+            enc(q, mask=fm2, src_key_padding_mask=kp5), dec(x, mem, tgt_mask=fm2, memory_key_padding_mask=kpm),
+            tr(x, mem, tgt_mask=nn.Transformer.generate_square_subsequent_mask(4), src_key_padding_mask=kp5))
 }
 """
 
@@ -467,8 +488,8 @@ def modules_oracle(inputs):
         m.out_proj.bias.copy_(b[24:32])
         return m.eval()
 
-    def tel(layer):
-        mha(layer.self_attn)
+    def tel(layer, wm=w):
+        mha(layer.self_attn, wm)
         for lin, wt, bias in ((layer.linear1, w1, b[32:48]), (layer.linear2, w2, b[48:56]),
                               (layer.norm1, nw, b[56:64]), (layer.norm2, nw * 2, b[56:64] - 1)):
             lin.weight.copy_(wt)
@@ -525,6 +546,29 @@ def modules_oracle(inputs):
             outs.append(act(norm(x[0])) + (0 if isinstance(act, nn.GELU) else x[1]))
         outs.append(mha(nn.MultiheadAttention(8, 2, batch_first=True, **dd))(
             x, x, x, attn_mask=a["fm2"], key_padding_mask=a["kp5"].double() - 1.0, need_weights=False)[0])
+        enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, **dd), 2,
+                                    norm=nn.LayerNorm(8, **dd)).eval()
+        for i, layer in enumerate(enc.layers):
+            tel(layer, w * (i + 1))
+        enc.norm.weight.copy_(nw)
+        enc.norm.bias.copy_(b[0:8])
+        outs.append(enc(q, mask=a["fm2"], src_key_padding_mask=a["kp5"]))
+        dec = nn.TransformerDecoder(t3, 2).eval()
+        dec.layers[1].linear1.weight.copy_(w1 * 0.5)
+        outs.append(dec(x, mem, tgt_mask=a["fm2"], memory_key_padding_mask=a["kpm"]))
+        tr = nn.Transformer(8, 2, 1, 1, 16, activation="gelu", batch_first=True, **dd).eval()
+        tel(tr.encoder.layers[0])
+        td = tel(tr.decoder.layers[0], w * 0.5)
+        mha(td.multihead_attn, w, b * 2)
+        td.norm3.weight.copy_(nw)
+        td.norm3.bias.copy_(b[0:8])
+        for n in (tr.encoder.norm, tr.decoder.norm):
+            n.weight.copy_(nw + 0.5)
+            n.bias.copy_(b[8:16])
+        with torch.enable_grad():  # PyTorch's nested-tensor fast path only without gradients
+            want = tr(x, mem, tgt_mask=nn.Transformer.generate_square_subsequent_mask(4).double(),
+                      src_key_padding_mask=a["kp5"])
+        outs.append(want.detach())
     return [o.numpy() for o in outs]
 
 
@@ -546,7 +590,7 @@ def nn_modules(tdslc, t):
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
-        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 5)
+        errs = compare(outs, want, ["f32"] * 12 + ["f64"] * 2 + ["f32"] * 8)
     t.report("nn.MultiheadAttention, nn.TransformerEncoderLayer and DecoderLayer, F.multi_head_attention_forward "
              "and module classes as values, against PyTorch", errs, MODULES_SRC)
 
@@ -570,7 +614,27 @@ LAYERS_BODY = """    torch.manual_seed(0)
             emb(ix), nn.Embedding(4, 4, _weight=x4[0, 1])(ix),
             nn.Sequential(nn.Identity(), nn.Embedding.from_pretrained(x4[0, 2]), nn.ReLU())(ix),
             torch.stack([nn.Embedding(4, 4, _weight=x4[0, j])(ix) * 2.0 for j in range(2)]),
-            call_on(nn.Embedding(4, 4, _weight=x4[0, 3]), ix))
+            call_on(nn.Embedding(4, 4, _weight=x4[0, 3]), ix), *more(x4, x5, x3, y, w3, b3, wt2, wt1, wbl))
+"""
+
+# PReLU (its init, one weight per channel, float64), ConvTranspose1d/2d/3d (groups, dilation, output_padding
+# and forward's output_size), Bilinear, ChannelShuffle (and F.channel_shuffle of bools), ReflectionPad3d
+MORE_SRC = r"""fn more(x4, x5, x3, y, w3, b3, wt2, wt1, wbl) {
+    p = nn.PReLU(4, init=0.1)
+    p.weight = x4[0, 0, 0]
+    ct2 = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, groups=2)
+    ct2.weight, ct2.bias = wt2, wt2[0, 0, 0].repeat(2)
+    ct1 = nn.ConvTranspose1d(2, 3, 2, dilation=2, bias=False)
+    ct1.weight = wt1
+    ct3 = nn.ConvTranspose3d(3, 2, 2, stride=(1, 2, 1), output_padding=(0, 1, 0))
+    ct3.weight, ct3.bias = w3, b3[0:2]
+    bl = nn.Bilinear(4, 5, 3)
+    bl.weight, bl.bias = wbl, b3
+    shuffled = F.channel_shuffle(x5 > 0.0, 2)
+    return (nn.PReLU()(x4), p(x4), nn.PReLU(dtype=torch.float64)(x4.double()).float(), ct2(x4),
+            ct2(x4, output_size=(1, 6, 8, 8)), ct1(x3), ct3(y), bl(x4[0, 0, 0:2], x3[0]), nn.ChannelShuffle(2)(x4),
+            shuffled.float(), nn.ReflectionPad3d(1)(x5), nn.ReflectionPad3d((1, 0, 2, 1, 0, 1))(x5[0]))
+}
 """
 
 
@@ -598,6 +662,20 @@ def layers_oracle(a):
                  nn.Sequential(nn.Identity(), nn.Embedding.from_pretrained(x4[0, 2]), nn.ReLU())(ix),
                  torch.stack([nn.Embedding(4, 4, _weight=x4[0, j])(ix) * 2.0 for j in range(2)]),
                  nn.Embedding(4, 4, _weight=x4[0, 3])(ix)]
+        p = nn.PReLU(4, init=0.1).double()
+        p.weight.copy_(x4[0, 0, 0])
+        ct2 = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, groups=2).double()
+        ct2.load_state_dict({"weight": a["wt2"], "bias": a["wt2"][0, 0, 0].repeat(2)})
+        ct1 = nn.ConvTranspose1d(2, 3, 2, dilation=2, bias=False).double()
+        ct1.weight.copy_(a["wt1"])
+        ct3 = nn.ConvTranspose3d(3, 2, 2, stride=(1, 2, 1), output_padding=(0, 1, 0)).double()
+        ct3.load_state_dict({"weight": w3, "bias": b3[0:2]})
+        bl = nn.Bilinear(4, 5, 3).double()
+        bl.load_state_dict({"weight": a["wbl"], "bias": b3})
+        outs += [nn.PReLU().double()(x4), p(x4), nn.PReLU(dtype=torch.float64)(x4), ct2(x4),
+                 ct2(x4, output_size=(1, 6, 8, 8)), ct1(x3), ct3(y), bl(x4[0, 0, 0:2], x3[0]),
+                 nn.ChannelShuffle(2)(x4), torch.nn.functional.channel_shuffle(x5 > 0, 2).double(),
+                 nn.ReflectionPad3d(1)(x5), nn.ReflectionPad3d((1, 0, 2, 1, 0, 1))(x5[0])]
     return [o.numpy() for o in outs]
 
 
@@ -605,21 +683,22 @@ def more_layers(tdslc, t):
     rng = np.random.default_rng(43)
     inputs = {k: rng.standard_normal(s).astype(np.float32) for k, s in
               (("x4", (1, 4, 4, 4)), ("x5", (1, 2, 3, 4, 4)), ("x3", (1, 2, 5)), ("w3", (3, 2, 2, 2, 2)),
-               ("b3", (3,)))}
+               ("b3", (3,)), ("wt2", (4, 3, 3, 3)), ("wt1", (2, 3, 2)), ("wbl", (3, 4, 5)))}
     inputs["rv"] = (1 + rng.random(3)).astype(np.float32)
     inputs["ix"] = np.array([3, 0, 1], dtype=np.int64)
     want = layers_oracle(inputs)
     params = ", ".join(f"{k}: {'i64' if v.dtype == np.int64 else 'f32'}[{', '.join(map(str, v.shape))}]"
                        for k, v in inputs.items())
     rets = ", ".join(f"f32[{', '.join(map(str, w.shape))}]" for w in want)
-    src = f"import torch\nimport torch.nn as nn\n\nfn call_on(m, x) {{ return m(x) }}\n\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n"
+    src = (f"import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nfn call_on(m, x) {{ return m(x) }}\n\n"
+           f"{MORE_SRC}\nfn f({params}) -> ({rets}) {{\n{LAYERS_BODY}}}\n")
     p, outs = run_outputs(tdslc, src, inputs)
     if p.returncode != 0:
         errs = [f"exit {p.returncode}: {p.stderr.decode(errors='replace').strip()[:600]}"]
     else:
         errs = compare(outs, want, ["f32"] * len(want))
     t.report("nn.Conv3d, BatchNorm3d, the 3-D pools, InstanceNorm3d, PixelShuffle, LocalResponseNorm, the padding "
-             "and upsampling layers as module objects, Embedding.from_pretrained, nn.Embedding(n, d, _weight=w) made "
+             "and upsampling layers, PReLU, ConvTranspose1d/2d/3d, Bilinear, ChannelShuffle as module objects, Embedding.from_pretrained, nn.Embedding(n, d, _weight=w) made "
              "and called inline (alone, in a Sequential, a comprehension, as an argument), against PyTorch", errs, src)
 
 

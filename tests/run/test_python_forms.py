@@ -5,7 +5,7 @@ lists and tuples that hold values (not names), append/extend, comprehensions, co
 expressions, chained and parenthesised assignment targets, starred targets, None as a value
 and optional parameters, default values, helpers whose scalar parameters size shapes,
 short-circuit and/or, number literals, string prefixes (r, u, fr), f-strings, assert and torch._assert (compile time
-and run time), imports, nn modules constructed and called inline, functions without a
+and run time), `with ... as NAME`, functools.reduce, copy.deepcopy of modules, imports, nn modules constructed and called inline, functions without a
 result.
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
@@ -198,6 +198,35 @@ CASES = [
                 gelu(x) * (len(r"a\b") * 100 + len(r'a\'b') * 10 + len(fr"x\{1}") + len(U"ab") * 1000
                            + len(Rf'{2}\t') * 10000),
                 x.T],
+     ["f32"] * 3),
+    ("with ... as NAME (None of no_grad, nullcontext's enter_result), functools.reduce of function values",
+     "import contextlib\nimport functools\nfrom functools import reduce\n"
+     "fn mul(a, b) { return a * b }\n"
+     "fn f(x: f32[4, 6]) -> (f32[4, 6], f32[6], f32[6], f32[6]) {\n"
+     "    with torch.no_grad() as g, contextlib.nullcontext(x * 2) as y, torch.autocast('cpu', enabled=False) {\n"
+     "        assert g is None\n        z = y + 1\n    }\n"
+     "    with contextlib.nullcontext(enter_result=3) as k {\n        z = z * k\n    }\n"
+     "    n = functools.reduce(lambda a, b: a * b, x.shape, 1)\n"
+     "    assert n == 24 and reduce(lambda a, b: a + b, [1, 2, 3]) == 6\n"
+     "    return (z, reduce(lambda a, b: a - b, [x[0], x[1], x[2]]), functools.reduce(mul, (x[1], x[3]), x[2]),\n"
+     "            reduce(torch.maximum, list(x)))\n}\n",
+     {"x": X}, lambda x: [(x * 2 + 1) * 3, x[0] - x[1] - x[2], x[2] * x[1] * x[3], x.max(0)], ["f32"] * 4),
+    ("copy.deepcopy of an instance holding a Sequential and a ModuleList: the parameters set carried over, "
+     "each copy's own after",
+     "import torch.nn as nn\nimport copy\n"
+     "class Block(nn.Module) {\n    fn __init__(self) {\n        super().__init__()\n"
+     "        self.mlp = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 6))\n"
+     "        self.heads = nn.ModuleList([nn.Linear(6, 2), nn.Linear(6, 6)])\n    }\n"
+     "    fn forward(self, x) { return self.heads[1](self.mlp(x)) }\n}\n"
+     "fn f(x: f32[4, 6], w: f32[6, 6]) -> (f32[4, 6], f32[4, 6], f32[4, 6]) {\n    a = Block()\n"
+     "    a.mlp[0].weight, a.mlp[0].bias, a.mlp[2].weight, a.mlp[2].bias = w, w[0], w, w[1]\n"
+     "    a.heads[1].weight, a.heads[1].bias = w.t(), w[2]\n    c = copy.deepcopy(a)\n"
+     "    c.mlp[2].weight = w * 2\n    layers = nn.ModuleList([copy.deepcopy(a) for _ in range(2)])\n"
+     "    layers[0].heads[1].bias = w[3]\n    return (a(x), c(x), layers[0](x))\n}\n",
+     {"x": X, "w": W},
+     lambda x, w: [(lambda h: h @ w + w[2])(np.maximum(x @ w.T + w[0], 0) @ w.T + w[1]),
+                   (lambda h: h @ w + w[2])(np.maximum(x @ w.T + w[0], 0) @ (2 * w).T + w[1]),
+                   (lambda h: h @ w + w[3])(np.maximum(x @ w.T + w[0], 0) @ w.T + w[1])],
      ["f32"] * 3),
     ("parameterless norms as nn modules, and a module's attributes",
      "import torch.nn as nn\nfn f(x: f32[4, 6]) -> (f32[4, 6], f32[4, 6]) {\n"
