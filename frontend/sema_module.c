@@ -555,6 +555,12 @@ static bool state_shape(Sema *sema, const TType *m, const NnClass *c, const char
   return true;
 }
 
+bool nn_state_shape(Sema *sema, const TType *m, const char *name, int *nd, int64_t *shape) {
+  const NnClass *c = m->kind == TY_MODULE && m->module && !strncmp(m->module, "torch.nn.", 9) ? nn_class(m->module + 9)
+                                                                                             : NULL;
+  return c && c->state && in_params(c->state, name) && state_shape(sema, m, c, name, nd, shape);
+}
+
 // nn.Linear(d, o), nn.Conv2d(...), nn.LayerNorm(C) ...: the module object m with its
 // parameters unset (sema_object.c; bias=False leaves bias None), to be set by the program
 // (`m.weight = w`) before its call.

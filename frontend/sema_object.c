@@ -9,6 +9,10 @@
 // TType, so a set is seen through all of them (Python's identity); the hidden names outlive
 // the call that binds them (check_body and lower.c's lower_call hand them to the caller), so
 // an attribute set in a helper or a method is the caller's too, as it is in Python.
+// Each attribute also has the role nn.Module gives it (a parameter, a buffer or a plain
+// attribute: what parameters(), buffers() and state_dict() walk, sema_state.c): an nn module's
+// state is a parameter (its running statistics buffers), `self.w = nn.Parameter(t)` makes one,
+// and a later set keeps the role, as Module.__setattr__ keeps a registered name's.
 #include "frontend/sema_internal.h"
 
 #include <string.h>
@@ -19,19 +23,45 @@ static void obj_grow(Sema *sema, ObjAttrs *a) {
   const char **names = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)cap);
   const char **hidden = arena_alloc(&sema->cx->arena, sizeof(char *) * (size_t)cap);
   TType **ty = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)cap);
-  for (int i = 0; i < a->n; i++) names[i] = a->names[i], hidden[i] = a->hidden[i], ty[i] = a->ty[i];
-  a->names = names, a->hidden = hidden, a->ty = ty, a->cap = cap;
+  char *role = arena_alloc(&sema->cx->arena, (size_t)cap);
+  DType *want = arena_alloc(&sema->cx->arena, sizeof(DType) * (size_t)cap);
+  const void **ident = arena_alloc(&sema->cx->arena, sizeof(void *) * (size_t)cap);
+  for (int i = 0; i < a->n; i++) {
+    names[i] = a->names[i], hidden[i] = a->hidden[i], ty[i] = a->ty[i], role[i] = a->role[i], want[i] = a->want[i];
+    ident[i] = a->ident[i];
+  }
+  a->names = names, a->hidden = hidden, a->ty = ty, a->role = role, a->want = want, a->ident = ident, a->cap = cap;
+}
+
+int obj_add(Sema *sema, TType *m, const char *name) {
+  ObjAttrs *a = m->attrs;
+  int i = obj_find(a, name);
+  if (i >= 0) return i;
+  obj_grow(sema, a);
+  i = a->n++;
+  a->names[i] = name, a->hidden[i] = NULL, a->ty[i] = NULL, a->role[i] = 0, a->want[i] = DT_COUNT;
+  a->ident[i] = NULL;
+  return i;
+}
+
+const void *value_ident(Sema *sema, const Ast *v) {
+  for (int depth = 0; v->kind == AST_NAME && depth < 64; depth++) {  // p = q; m.w = p: what q was bound to
+    Sym *s = find_local(sema, v->name);
+    if (!s) break;
+    if (!s->src) return s;  // a parameter of the function
+    v = s->src;
+  }
+  return v;
 }
 
 void obj_init(Sema *sema, TType *m, const char *const *params, int n) {
   ObjAttrs *a = arena_alloc(&sema->cx->arena, sizeof *a);
   *a = (ObjAttrs){0};
-  for (int i = 0; i < n; i++) {
-    obj_grow(sema, a);
-    a->names[a->n] = params[i], a->hidden[a->n] = NULL, a->ty[a->n] = NULL;
-    a->n++;
-  }
   m->attrs = a;
+  for (int i = 0; i < n; i++) {  // an nn module's state: parameters, its running statistics buffers
+    int k = obj_add(sema, m, params[i]);
+    a->role[k] = strncmp(params[i], "running_", 8) ? 'p' : 'b';
+  }
 }
 
 int obj_find(const ObjAttrs *a, const char *name) {
@@ -52,17 +82,37 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i) {
   e->kind = AST_NAME;  // the value bound where it was set
   e->name = a->hidden[i];
   e->lhs = NULL;
-  return check_expr(sema, e);
+  TType *t = check_expr(sema, e);
+  return a->role[i] == 'p' ? as_parameter(sema, e) : t;
+}
+
+TType *as_parameter(Sema *sema, Ast *e) {
+  if (!is_tensor(e->ty) || e->ty->requires_grad) return e->ty;
+  TType *t = ty_new(sema, TY_TENSOR);
+  *t = *e->ty;
+  t->requires_grad = true;
+  return e->ty = t;
+}
+
+// Whether v is nn.Parameter(t) (sema_module.c's nn_parameter: the tensor itself, checked).
+static bool is_parameter_call(const Ast *v) {
+  return v->kind == AST_CALL && v->name && !strcmp(v->name, "Parameter") && v->bi && !strcmp(v->bi->name, "identity");
 }
 
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
   ObjAttrs *a = m->attrs;
-  int i = obj_find(a, name);
-  if (i < 0) {
-    obj_grow(sema, a);
-    i = a->n++;
-    a->names[i] = name;
+  int i = obj_add(sema, m, name);
+  TyKind vk = v->ty->kind;
+  char r = a->role[i];
+  if (r && vk != TY_TENSOR && vk != TY_NONE) {  // Module.__setattr__'s checks of a registered name
+    diag_error(sema->cx, v->loc, r == 'p' ? "cannot assign '%s' as parameter '%s' (torch.nn.Parameter or None "
+               "expected)" : "cannot assign '%s' as buffer '%s' (torch.Tensor or None expected)", py_type_name(v->ty),
+               name);
+    return false;
   }
+  if (is_parameter_call(v)) a->role[i] = 'p';
+  a->want[i] = DT_COUNT;
+  a->ident[i] = value_ident(sema, v);
   a->hidden[i] = NULL;
   a->ty[i] = v->ty;
   TyKind k = v->ty->kind;
