@@ -127,6 +127,8 @@ typedef struct Sema {
   Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
   int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
   int lambda_depth;          // lambda bodies being checked, nested
+  VEC(struct Ident { const char *hidden; const void *ident; }) idents;  // each attribute binding's tensor
+                                                                          // identity (sema_object.c's value_ident)
   VEC(LocalSig) local_sigs;  // the local defs checked so far
   VEC(Changed) changed;      // every in-place change of a list or dict, in order: a call's are its caller's too
   struct {                   // set by a local def's call for inline_call: its captures, renamed in
@@ -784,6 +786,7 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i);             // e (m.
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v);   // binds m.name = v where at runs
 int obj_add(Sema *sema, TType *m, const char *name);  // attribute name of m, added unset if m lacks it: its index
 const void *value_ident(Sema *sema, const Ast *v);     // the identity of value v (ObjAttrs' ident)
+void obj_ident(Sema *sema, TType *m, int i, const void *ident);  // attribute i of m is (now holds) that tensor
 TType *as_parameter(Sema *sema, Ast *e);  // tensor e read as a module's parameter: its type, requires_grad set
 TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
 // The shape PyTorch gives parameter name of nn module object m (from its constructor's arguments); false: unknown

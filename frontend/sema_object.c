@@ -46,12 +46,22 @@ int obj_add(Sema *sema, TType *m, const char *name) {
 
 const void *value_ident(Sema *sema, const Ast *v) {
   for (int depth = 0; v->kind == AST_NAME && depth < 64; depth++) {  // p = q; m.w = p: what q was bound to
+    for (int k = sema->idents.len - 1; k >= 0; k--)  // an attribute's binding: its tensor's
+      if (!strcmp(sema->idents.data[k].hidden, v->name)) return sema->idents.data[k].ident;
     Sym *s = find_local(sema, v->name);
     if (!s) break;
     if (!s->src) return s;  // a parameter of the function
     v = s->src;
   }
   return v;
+}
+
+void obj_ident(Sema *sema, TType *m, int i, const void *ident) {
+  ObjAttrs *a = m->attrs;
+  a->ident[i] = ident;
+  if (!a->hidden[i]) return;
+  struct Ident id = {a->hidden[i], ident};
+  vec_push(&sema->cx->arena, &sema->idents, id);
 }
 
 void obj_init(Sema *sema, TType *m, const char *const *params, int n) {
@@ -112,7 +122,6 @@ bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
   }
   if (is_parameter_call(v)) a->role[i] = 'p';
   a->want[i] = DT_COUNT;
-  a->ident[i] = value_ident(sema, v);
   a->hidden[i] = NULL;
   a->ty[i] = v->ty;
   TyKind k = v->ty->kind;
@@ -121,5 +130,6 @@ bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
     bind_hidden(sema, at, a->hidden[i], v, v->loc);
     a->ty[i] = find_local(sema, a->hidden[i])->ty;
   }
+  obj_ident(sema, m, i, value_ident(sema, v));
   return true;
 }

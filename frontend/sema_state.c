@@ -375,6 +375,12 @@ static TType *load_state(Sema *sema, Ast *e, TType *t) {
                py_type_name(sd->ty));
     return poison(sema);
   }
+  if (sd->kind == AST_CALL && !sd->bi && sd->noperands == 1 && sd->operands[0]->ty == sd->ty) {
+    Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);  // b.load_state_dict(a.state_dict()): a's dict, once made
+    st->lhs = sd;
+    vec_push(&sema->cx->arena, &e->unrolled, st);
+    sd = sd->operands[0];
+  }
   Ast **vals;
   int n;
   seq_items(sema, sd, &vals, &n);
@@ -451,7 +457,7 @@ static TType *load_state(Sema *sema, Ast *e, TType *t) {
     DType dt = en.ty ? en.ty->dtype : is_param_container(en.owner) ? DT_COUNT : en.owner->attrs->want[en.at];
     if (!set_entry(sema, e, &en, vals[match[i]], dt)) return poison(sema);
     if (!is_param_container(en.owner))  // copied into it (a tied parameter stays tied), or a tensor of its own
-      en.owner->attrs->ident[en.at] = en.ty ? en.ident : vals[match[i]];
+      obj_ident(sema, en.owner, en.at, en.ty ? en.ident : vals[match[i]]);
   }
   Ast *lists[2];
   for (int l = 0; l < 2; l++) {
@@ -532,7 +538,7 @@ static TType *convert(Sema *sema, Ast *e, TType *t) {
     if (!floating || en->ty->dtype == dt) continue;
     Ast *r = read_entry(sema, en, qual, e->oploc);
     if (!r || !set_entry(sema, e, en, r, dt)) return poison(sema);
-    if (!is_param_container(en->owner)) en->owner->attrs->ident[en->at] = en->ident;  // param.data = ...: the same
+    if (!is_param_container(en->owner)) obj_ident(sema, en->owner, en->at, en->ident);  // param.data = ...: the same
   }
   return result(sema, e, itself(sema, recv));
 }
@@ -547,8 +553,9 @@ static bool apply_to(Sema *sema, Ast *e, Ast *fn, const TType *t, const char *pr
   walk_children(sema, &kids, t, prefix, path, false);
   for (int i = 0; i < kids.n; i++)
     if (!apply_to(sema, e, fn, kids.ty[i], kids.name[i], kids.path[i], depth + 1)) return false;
-  Ast *call = ast_new(sema->cx, AST_APPLY, e->loc);
-  call->lhs = ast_clone(sema->cx, fn);
+  Ast *call = ast_new(sema->cx, AST_CALL, e->loc);  // (state 3) fn(m): the function value's call
+  call->name = fn->name;
+  call->oploc = e->oploc;
   vec_push(&sema->cx->arena, &call->list, ast_clone(sema->cx, path));
   int before = sema->cx->nerrors;
   if (is_poison(check_expr(sema, call))) {
