@@ -547,6 +547,14 @@ static TType *module_mode(Sema *sema, Ast *e, const TType *t) {
       return poison(sema);
     }
   }
+  if (!strcmp(e->name, "requires_grad_")) {  // each parameter's p.requires_grad (sema_state.c)
+    if (mode && (!is_scalar(mode->ty) || mode->ty->dtype != DT_BOOL)) {
+      diag_error(sema->cx, mode->loc, "requires_grad_(): argument 'requires_grad' must be bool, not %s",
+                 py_type_name(mode->ty));
+      return poison(sema);
+    }
+    module_requires_grad(sema, (TType *)t, !mode || mode->ty->ival);
+  }
   if (zero) {  // None, once the receiver is made
     Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);
     st->lhs = e->lhs;

@@ -773,8 +773,9 @@ typedef struct ObjAttrs {
   const char **names;   // each attribute's name
   const char **hidden;  // the hidden name its value is bound to (a tensor, a sequence), or NULL
   TType **ty;           // its type (NULL: a parameter not set yet)
-  char *role;           // what nn.Module registers it as: 'p' a parameter, 'b' a buffer, 'n' a buffer
-                        // registered with persistent=False, 0 a plain attribute (sema_state.c)
+  char *role;           // what nn.Module registers it as: 'p' a parameter ('f' one whose requires_grad is
+                        // False), 'b' a buffer, 'n' a buffer registered with persistent=False, 0 a plain
+                        // attribute (sema_state.c)
   DType *want;          // a parameter not set yet: the dtype m.to(dtype) gave it (load_state_dict converts to
                         // it), else DT_COUNT
   const void **ident;   // a tensor's identity (Python's `is`: tied weights are one parameter): the binding its
@@ -826,7 +827,8 @@ void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *pat
 // register_buffer(...), register_parameter(...), apply(fn), to(dtype), half(), float(), double(), bfloat16(),
 // cpu(), cuda() at call e of module t (its arguments not yet checked); NULL for any other method.
 TType *module_state(Sema *sema, Ast *e, TType *t);
-bool is_module_float_dtype(DType t);  // what Module.to() converts: floating point and complex
+void module_requires_grad(Sema *sema, TType *t, bool on);  // m.requires_grad_(on): each parameter's flag
+static inline bool is_param_role(char r) { return r == 'p' || r == 'f'; }  // ObjAttrs' role of a parameter
 Ast *modules_node(Sema *sema, Ast *v);         // v (such an instance) as its modules: the checked read
 bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module

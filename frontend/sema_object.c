@@ -104,9 +104,18 @@ TType *as_parameter(Sema *sema, Ast *e) {
   return e->ty = t;
 }
 
-// Whether v is nn.Parameter(t) (sema_module.c's nn_parameter: the tensor itself, checked).
-static bool is_parameter_call(const Ast *v) {
-  return v->kind == AST_CALL && v->name && !strcmp(v->name, "Parameter") && v->bi && !strcmp(v->bi->name, "identity");
+// The role nn.Parameter(t, requires_grad=True) as v (sema_module.c's nn_parameter: the tensor itself, checked)
+// gives an attribute ('p', 'f' with requires_grad=False), else 0.
+static char parameter_call(const Ast *v) {
+  if (v->kind != AST_CALL || !v->name || strcmp(v->name, "Parameter") || !v->bi || strcmp(v->bi->name, "identity"))
+    return 0;
+  for (int i = 0; i < v->list.len; i++) {
+    const Ast *a = v->list.data[i];
+    const Ast *x = a->kind == AST_KWARG ? a->rhs : i == 1 ? a : NULL;
+    if (x && (a->kind != AST_KWARG || !strcmp(a->name, "requires_grad")) && is_scalar(x->ty) && !x->ty->ival)
+      return 'f';
+  }
+  return 'p';
 }
 
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
@@ -115,12 +124,12 @@ bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
   TyKind vk = v->ty->kind;
   char r = a->role[i];
   if (r && vk != TY_TENSOR && vk != TY_NONE) {  // Module.__setattr__'s checks of a registered name
-    diag_error(sema->cx, v->loc, r == 'p' ? "cannot assign '%s' as parameter '%s' (torch.nn.Parameter or None "
+    diag_error(sema->cx, v->loc, is_param_role(r) ? "cannot assign '%s' as parameter '%s' (torch.nn.Parameter or None "
                "expected)" : "cannot assign '%s' as buffer '%s' (torch.Tensor or None expected)", py_type_name(v->ty),
                name);
     return false;
   }
-  if (is_parameter_call(v)) a->role[i] = 'p';
+  if (parameter_call(v)) a->role[i] = parameter_call(v);
   a->want[i] = DT_COUNT;
   a->hidden[i] = NULL;
   a->ty[i] = v->ty;

@@ -18,7 +18,6 @@
 // module holds; a state_dict without it loads, as PyTorch's fills it in.
 #include "frontend/sema_internal.h"
 
-#include <inttypes.h>
 #include <string.h>
 
 #define BATCHES "num_batches_tracked"
@@ -31,7 +30,7 @@ typedef struct Entry {
   const char *leaf;  // its name in owner ("weight", "0")
   Ast *owner_path;   // an expression reading owner (unchecked; cloned for each use)
   const TType *ty;   // its value's type; NULL: not set yet
-  char role;         // 'p' a parameter, 'b' a buffer, 'n' a non-persistent buffer
+  char role;         // ObjAttrs' role: 'p' (or 'f') a parameter, 'b' a buffer, 'n' a non-persistent buffer
   const void *ident; // its identity (ObjAttrs' ident)
 } Entry;
 
@@ -70,8 +69,9 @@ static void own_state(Sema *sema, Walk *w, TType *t, const char *prefix, Ast *pa
   for (int pass = 0; a && pass < 2; pass++) {
     for (int k = 0; k < a->n; k++) {
       const TType *v = a->ty[k];
-      if (!a->role[k] || (a->role[k] == 'p') != (pass == 0) || (v && !is_tensor(v))) continue;  // None: none
-      add_entry(sema, w, (Entry){joined(sema, prefix, a->names[k]), t, k, a->names[k], path, v, a->role[k], a->ident[k]});
+      if (!a->role[k] || is_param_role(a->role[k]) != (pass == 0) || (v && !is_tensor(v))) continue;  // None: none
+      const char *key = joined(sema, prefix, a->names[k]);
+      add_entry(sema, w, (Entry){key, t, k, a->names[k], path, v, a->role[k], a->ident[k]});
     }
     if (pass == 1 && is_batchnorm(t) && obj_find(a, BATCHES) < 0)
       add_entry(sema, w, (Entry){joined(sema, prefix, BATCHES), t, -1, BATCHES, path, NULL, 'b', NULL});
@@ -88,7 +88,8 @@ static void walk_state(Sema *sema, Walk *w, TType *t, const char *prefix, Ast *p
   if (!recurse) return;
   ModWalk kids = {0};
   walk_children(sema, &kids, t, prefix, path, false);
-  for (int i = 0; i < kids.n; i++) walk_state(sema, w, (TType *)kids.ty[i], kids.name[i], kids.path[i], true, depth + 1);
+  for (int i = 0; i < kids.n; i++)
+    walk_state(sema, w, (TType *)kids.ty[i], kids.name[i], kids.path[i], true, depth + 1);
 }
 
 // The walk's entries with a tensor held twice kept once (named_parameters' memo).
@@ -110,7 +111,7 @@ static Ast *read_entry(Sema *sema, const Entry *en, const char *what, Loc at) {
     r = ast_call(cx, ast_name(cx, "torch", at), "tensor", ast_list_of(cx, ast_int(cx, 0, at), at), at, at);
   } else if (!en->ty) {
     diag_error(cx, at, "%s: %s '%s' is not set: tdsl has no initial values for parameters; set it first (m.%s = w, "
-               "or load_state_dict)", what, en->role == 'p' ? "parameter" : "buffer", en->key, en->leaf);
+               "or load_state_dict)", what, is_param_role(en->role) ? "parameter" : "buffer", en->key, en->leaf);
     return NULL;
   } else if (is_param_container(en->owner)) {
     Ast *k = en->owner->kind == TY_DICT ? ast_str(cx, en->leaf, at) : ast_int(cx, en->at, at);
@@ -252,7 +253,7 @@ static TType *state_list(Sema *sema, Ast *e, TType *t) {
   const char *what = arena_printf(&sema->cx->arena, "%s()", n);
   for (int i = 0; i < w.e.len; i++) {
     const Entry *en = &w.e.data[i];
-    if (dict ? en->role == 'n' : (en->role == 'p') != params) continue;
+    if (dict ? en->role == 'n' : is_param_role(en->role) != params) continue;
     Ast *r = read_entry(sema, en, what, e->oploc);
     if (!r) return poison(sema);
     Ast *key = ast_str(sema->cx, en->key, e->loc);
@@ -307,7 +308,7 @@ static TType *register_state(Sema *sema, Ast *e, TType *t) {
                "KeyError: '%s name can\\'t be empty string \"\"'", kind);
     return poison(sema);
   }
-  if (k >= 0 && (buffer ? had != 'b' && had != 'n' : had != 'p')) {  // hasattr(self, name), not one of these
+  if (k >= 0 && (buffer ? had != 'b' && had != 'n' : !is_param_role(had))) {  // hasattr(self, name), not one of these
     diag_error(sema->cx, v[0]->loc, "KeyError: \"attribute '%s' already exists\"", name);
     return poison(sema);
   }
@@ -318,7 +319,8 @@ static TType *register_state(Sema *sema, Ast *e, TType *t) {
     return poison(sema);
   }
   if (!obj_set(sema, e, t, name, v[1])) return poison(sema);
-  t->attrs->role[obj_find(t->attrs, name)] = buffer ? (persistent ? 'b' : 'n') : 'p';
+  int at = obj_find(t->attrs, name);
+  if (buffer || !is_param_role(t->attrs->role[at])) t->attrs->role[at] = buffer ? (persistent ? 'b' : 'n') : 'p';
   Ast *none = ast_new(sema->cx, AST_NONE, e->loc);
   none->ty = ty_new(sema, TY_NONE);
   return result(sema, e, none);
@@ -476,7 +478,7 @@ static TType *load_state(Sema *sema, Ast *e, TType *t) {
 }
 
 // ---- to(dtype), half(), float(), double(), bfloat16(); cpu(), cuda(), to(device) ----
-bool is_module_float_dtype(DType t) { return dtype_is_float(t) || dtype_is_complex(t); }
+static bool is_module_float_dtype(DType t) { return dtype_is_float(t) || dtype_is_complex(t); }
 
 static TType *convert(Sema *sema, Ast *e, TType *t) {
   static const struct {
@@ -587,11 +589,76 @@ static TType *apply_fn(Sema *sema, Ast *e, TType *t) {
   return result(sema, e, itself(sema, path));
 }
 
+// ---- get_submodule(target), get_parameter(target), get_buffer(target) ----
+static TType *get_member(Sema *sema, Ast *e, TType *t) {
+  const char *n = e->name;
+  char want = !strcmp(n, "get_submodule") ? 'm' : !strcmp(n, "get_parameter") ? 'p' : !strcmp(n, "get_buffer") ? 'b'
+                                                                                                             : 0;
+  if (!want) return NULL;
+  static const char *const names[] = {"target"};
+  Ast *v[1];
+  const char *target = NULL;
+  const char *qual = arena_printf(&sema->cx->arena, "Module.%s", n);
+  if (!take_args(sema, e, qual, names, 1, 1, v) || !str_arg(sema, v[0], "target", &target)) return poison(sema);
+  if (!target) {
+    diag_error(sema->cx, call_loc(e), "%s() missing 1 required positional argument: 'target'", qual);
+    return poison(sema);
+  }
+  const char *leaf = want == 'm' ? "" : strrchr(target, '.') ? strrchr(target, '.') + 1 : target;
+  size_t mlen = want == 'm' ? strlen(target) : (size_t)(leaf - target) - (leaf > target);
+  TType *m = t;
+  Ast *path = receiver(sema, e);
+  Loc at = v[0]->loc;
+  for (size_t i = 0; i < mlen;) {  // the modules named by target's atoms, in turn
+    size_t j = i;
+    while (j < mlen && target[j] != '.') j++;
+    const char *atom = arena_strndup(&sema->cx->arena, target + i, j - i);
+    ModWalk kids = {0};
+    walk_children(sema, &kids, m, "", path, false);
+    int k = 0;
+    while (k < kids.n && strcmp(kids.name[k], atom)) k++;
+    if (k == kids.n) {
+      bool attr = m->kind == TY_MODULE && obj_find(m->attrs, atom) >= 0;
+      diag_error(sema->cx, at, attr ? "AttributeError: `%s` is not an nn.Module" : "AttributeError: %s has no "
+                 "attribute `%s`", attr ? atom : module_class(m), atom);
+      return poison(sema);
+    }
+    m = (TType *)kids.ty[k], path = kids.path[k];
+    i = j + 1;
+  }
+  if (want == 'm') return result(sema, e, itself(sema, path));
+  Walk w = {0};
+  own_state(sema, &w, m, "", path);
+  int k = 0;
+  while (k < w.e.len && strcmp(w.e.data[k].leaf, leaf)) k++;
+  bool kind_ok = k < w.e.len && (want == 'p') == is_param_role(w.e.data[k].role);
+  if (!kind_ok) {
+    bool attr = k < w.e.len || (m->kind == TY_MODULE && obj_find(m->attrs, leaf) >= 0);
+    if (attr)
+      diag_error(sema->cx, at, want == 'p' ? "AttributeError: `%s` is not an nn.Parameter" : "AttributeError: `%s` "
+                 "is not a buffer", leaf);
+    else
+      diag_error(sema->cx, at, "AttributeError: %s has no attribute `%s`", module_class(m), leaf);
+    return poison(sema);
+  }
+  Ast *r = read_entry(sema, &w.e.data[k], qual, e->oploc);
+  return r ? result(sema, e, r) : poison(sema);
+}
+
+void module_requires_grad(Sema *sema, TType *t, bool on) {
+  Walk w = {.memo = true};
+  walk_state(sema, &w, t, "", value_node(sema, t, t->ctor ? t->ctor->loc : (Loc){0}), true, 0);
+  for (int i = 0; i < w.e.len; i++)
+    if (is_param_role(w.e.data[i].role) && !is_param_container(w.e.data[i].owner))
+      w.e.data[i].owner->attrs->role[w.e.data[i].at] = on ? 'p' : 'f';
+}
+
 TType *module_state(Sema *sema, Ast *e, TType *t) {
   TType *r = state_list(sema, e, t);
   if (!r) r = load_state(sema, e, t);
   if (!r) r = register_state(sema, e, t);
   if (!r) r = convert(sema, e, t);
   if (!r) r = apply_fn(sema, e, t);
+  if (!r) r = get_member(sema, e, t);
   return r;
 }

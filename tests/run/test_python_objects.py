@@ -287,7 +287,14 @@ SD = "{" + ", ".join(f"'{k}': s{i}" for i, k in enumerate(STATE)) + "}"
 SIG = "idx: i64[5], " + ", ".join(f"s{i}: f32{list(v.shape)}" for i, v in enumerate(STATE.values()))
 
 
-def torch_net(double=False, tie=False, init=False):
+def torch_members():
+    """NET's get_parameter, get_buffer and get_submodule, summed."""
+    return [np.array([NET.get_parameter("blocks.1.mlp.0.bias").sum().item(),
+                      NET.get_buffer("bn.running_var").sum().item(),
+                      NET.get_submodule("blocks.0.ln").weight.sum().item()], dtype=np.float32)]
+
+
+def torch_net(double=False, tie=False, init=False, freeze=False):
     """NET's forward on IDX and its (parameters, buffers) counts, after what the case does to a copy."""
     import copy
     net = copy.deepcopy(NET)
@@ -297,6 +304,8 @@ def torch_net(double=False, tie=False, init=False):
         net.apply(lambda m: isinstance(m, TORCH.nn.Linear) and m.bias is not None and TORCH.nn.init.zeros_(m.bias))
     if double:
         net.double()
+    if freeze:
+        net.blocks[0].requires_grad_(False)
     with TORCH.no_grad():
         y = net(TORCH.from_numpy(IDX)).numpy()
     return [y, np.array([sum(p.numel() for p in net.parameters()),
@@ -306,8 +315,8 @@ def torch_net(double=False, tie=False, init=False):
 
 CASES += [
     ("nn.Module's state: load_state_dict of the function's tensors, state_dict's, named_parameters' and "
-     "named_buffers' names as PyTorch's, parameters counted",
-     STATE_CLASSES + fn(SIG + ") -> (f32[5, 10], f32[3])",
+     "named_buffers' names as PyTorch's, parameters counted, get_parameter/get_buffer/get_submodule",
+     STATE_CLASSES + fn(SIG + ") -> (f32[5, 10], f32[3], f32[3])",
                         ["model = Net(10, 8)", f"r = model.load_state_dict({SD})",
                          f"assert list(model.state_dict().keys()) == {list(NET.state_dict().keys())!r}",
                          f"assert [n for n, p in model.named_parameters()] == "
@@ -316,17 +325,22 @@ CASES += [
                          "assert r.missing_keys == [] and r.unexpected_keys == []",
                          "n = sum(p.numel() for p in model.parameters())",
                          "g = sum(p.numel() for p in model.parameters() if p.requires_grad)",
-                         "return model(idx), torch.tensor([n, g, sum(b.numel() for b in model.buffers())]).float()"]),
-     {"idx": IDX, **ARGS}, lambda *_: torch_net(), ["f32"] * 2),
-    ("nn.Module's state: tied weights counted once, state_dict() into another model, apply(fn), double()",
+                         "got = torch.stack([model.get_parameter('blocks.1.mlp.0.bias').sum(), "
+                         "model.get_buffer('bn.running_var').sum(), model.get_submodule('blocks.0.ln').weight.sum()])",
+                         "return model(idx), torch.tensor([n, g, sum(b.numel() for b in model.buffers())]).float(), "
+                         "got"]),
+     {"idx": IDX, **ARGS}, lambda *_: torch_net() + torch_members(), ["f32"] * 3),
+    ("nn.Module's state: tied weights counted once, state_dict() into another model, apply(fn), double(), "
+     "requires_grad_(False)",
      STATE_CLASSES + fn(SIG + ") -> (f64[5, 10], f32[3])",
                         ["a = Net(10, 8)", f"a.load_state_dict({SD})", "a.head.weight = a.wte.weight",
                          "b = Net(10, 8)", "r = b.load_state_dict(a.state_dict(), strict=False)",
                          "b.head.weight = b.wte.weight", "m = b.apply(init).double()",
+                         "m.blocks[0].requires_grad_(False)",
                          "n = sum(p.numel() for p in m.parameters())",
                          "g = sum(p.numel() for p in m.parameters() if p.requires_grad)",
                          "return m(idx), torch.tensor([n, g, sum(b.numel() for b in m.buffers())]).float()"]),
-     {"idx": IDX, **ARGS}, lambda *_: torch_net(double=True, tie=True, init=True), ["f64", "f32"]),
+     {"idx": IDX, **ARGS}, lambda *_: torch_net(double=True, tie=True, init=True, freeze=True), ["f64", "f32"]),
 ]
 
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
@@ -344,6 +358,9 @@ FAILURES = [
     ("Module.to an integer dtype", fn("a: f32[3]) -> f32[3]", ["m = nn.Linear(3, 3).to(torch.long)", "return a"]),
      "2:28: error: TypeError: nn.Module.to only accepts floating point or complex dtypes, but got desired "
      "dtype=torch.int64"),
+    ("get_parameter of a buffer", fn("a: f32[3]) -> f32[3]", [
+        "m = nn.Sequential(nn.BatchNorm1d(3))", "return m.get_parameter('0.running_mean')"]),
+     "3:28: error: AttributeError: `running_mean` is not an nn.Parameter"),
     ("parameters() of a parameter not set", fn("a: f32[3]) -> f32[3]", [
         "m = nn.Linear(3, 3)", "n = sum(p.numel() for p in m.parameters())", "return a"]),
      "3:34: error: parameters(): parameter 'weight' is not set: tdsl has no initial values for parameters; set it "
