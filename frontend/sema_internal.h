@@ -789,6 +789,7 @@ int obj_add(Sema *sema, TType *m, const char *name);  // attribute name of m, ad
 const void *value_ident(Sema *sema, const Ast *v);     // the identity of value v (ObjAttrs' ident)
 void obj_ident(Sema *sema, TType *m, int i, const void *ident);  // attribute i of m is (now holds) that tensor
 TType *as_parameter(Sema *sema, Ast *e);  // tensor e read as a module's parameter: its type, requires_grad set
+bool unset_parameter(Sema *sema, Ast *e);  // e (m.bias, m a name) is a module's parameter not set yet: no None
 TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
 // The shape PyTorch gives parameter name of nn module object m (from its constructor's arguments); false: unknown
 bool nn_state_shape(Sema *sema, const TType *m, const char *name, int *nd, int64_t *shape);

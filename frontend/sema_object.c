@@ -96,6 +96,13 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i) {
   return a->role[i] == 'p' ? as_parameter(sema, e) : t;
 }
 
+bool unset_parameter(Sema *sema, Ast *e) {
+  const Sym *s = e->kind == AST_ATTR && e->lhs->kind == AST_NAME ? find_local(sema, e->lhs->name) : NULL;
+  const TType *m = s ? s->ty : NULL;
+  int i = m && m->kind == TY_MODULE && m->attrs ? obj_find(m->attrs, e->name) : -1;
+  return i >= 0 && !m->attrs->ty[i] && m->attrs->role[i];
+}
+
 TType *as_parameter(Sema *sema, Ast *e) {
   if (!is_tensor(e->ty) || e->ty->requires_grad) return e->ty;
   TType *t = ty_new(sema, TY_TENSOR);

@@ -130,7 +130,7 @@ static Ast *receiver(Sema *sema, Ast *e) {
   Ast *l = e->lhs;
   while (l->kind == AST_ATTR || (l->kind == AST_INDEX && l->list.len == 1 && l->list.data[0]->kind != AST_SLICE))
     l = l->lhs;
-  if (l->kind == AST_NAME || l->kind == AST_NONE) return e->lhs;
+  if (l->kind == AST_NAME) return e->lhs;
   const char *h = arena_printf(&sema->cx->arena, "(state %d) self", ++sema->lambdas);
   bind_hidden(sema, e, h, e->lhs, e->lhs->loc);
   Ast *n = ast_name(sema->cx, h, e->lhs->loc);

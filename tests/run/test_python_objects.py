@@ -343,6 +343,39 @@ CASES += [
      {"idx": IDX, **ARGS}, lambda *_: torch_net(double=True, tie=True, init=True, freeze=True), ["f64", "f32"]),
 ]
 
+INIT_CLASS = """\
+class MLP(nn.Module) {
+    fn __init__(self, d: int) {
+        super().__init__()
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.c_proj = nn.Linear(4 * d, d)
+        self.apply(self._init_weights)
+    }
+    fn _init_weights(self, module) {
+        if isinstance(module, nn.Linear) {
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None { torch.nn.init.zeros_(module.bias) }
+        }
+    }
+    fn forward(self, x) { return self.c_proj(F.gelu(self.c_fc(x))) }
+}
+"""
+W1 = np.random.default_rng(24).standard_normal((12, 3)).astype(np.float32)
+W2 = np.random.default_rng(25).standard_normal((3, 12)).astype(np.float32)
+CASES += [
+    ("nanoGPT's init: apply(self._init_weights) in __init__ (bias is not None of a parameter not set), double() "
+     "before load_state_dict converts what it loads",
+     INIT_CLASS + fn("x: f64[2, 3], w1: f32[12, 3], w2: f32[3, 12]) -> (f64[2, 3], f32[1])",
+                     ["m = MLP(3).double()",
+                      "r = m.load_state_dict({'c_fc.weight': w1, 'c_proj.weight': w2}, strict=False)",
+                      "assert r.missing_keys == ['c_fc.bias', 'c_proj.bias'] and r.unexpected_keys == []",
+                      "assert all(p.dtype == torch.float64 for p in m.parameters())",
+                      "return m(x), torch.tensor([sum(p.numel() for p in m.parameters())]).float()"]),
+     {"x": X[0, :2, 0, :3].astype(np.float64), "w1": W1, "w2": W2},
+     lambda x, w1, w2: [TORCH.nn.functional.gelu(TORCH.from_numpy(x) @ TORCH.from_numpy(w1).T).numpy() @ w2.T,
+                        np.array([12 * 3 + 12 + 3 * 12 + 3], dtype=np.float32)], ["f64", "f32"]),
+]
+
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
 FAILURES = [
     # --- nn.Module's state: PyTorch's messages ---
