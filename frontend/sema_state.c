@@ -149,32 +149,25 @@ static const char *module_class(const TType *t) {
 // The arguments of call e (checked) matched to the parameters names[0..n) (the first npos positional,
 // the others keyword-only), as Python matches them (qual: the method); false after its message.
 static bool take_args(Sema *sema, Ast *e, const char *qual, const char *const *names, int n, int npos, Ast **vals) {
-  for (int j = 0; j < n; j++) vals[j] = NULL;
+  Ctx *cx = sema->cx;
   if (!check_args(sema, e)) return false;
-  int pos = 0;
-  for (int i = 0; i < e->list.len; i++) {
-    Ast *a = e->list.data[i];
-    int j = 0;
-    if (a->kind == AST_KWARG) {
-      while (j < n && strcmp(names[j], a->name)) j++;
-      if (j == n) {
-        diag_error(sema->cx, a->loc, "%s() got an unexpected keyword argument '%s'", qual, a->name);
-        return false;
-      }
-      if (vals[j]) {
-        diag_error(sema->cx, a->loc, "%s() got multiple values for argument '%s'", qual, a->name);
-        return false;
-      }
-      vals[j] = a->rhs;
-      continue;
-    }
-    if (pos >= npos) {
-      diag_error(sema->cx, a->loc, "%s() takes %d positional argument%s but %d were given", qual, npos + 1,
-                 npos ? "s" : "", e->list.len + 1);
-      return false;
-    }
-    vals[j = pos++] = a;
+  Ast sig = {.kind = AST_FN};  // def qual(self, names[0..npos), *args, names[npos..n))
+  Ast **all = arena_alloc(&cx->arena, sizeof(Ast *) * (size_t)(n + 3));
+  for (int j = 0; j <= n + 1; j++) {
+    Ast *p = ast_name(cx, j == 0 ? "self" : j == npos + 1 ? "args" : names[j - 1 - (j > npos + 1)], e->loc);
+    p->ival = j == npos + 1 ? PARAM_STAR : 0;
+    vec_push(&cx->arena, &sig.list, p);
+    all[j] = NULL;
   }
+  int star, given = 0;
+  if (!bind_params(sema, e, &sig, 1, &e->list, qual, false, all, &star)) return false;
+  for (int i = 0; i < e->list.len; i++) given += e->list.data[i]->kind != AST_KWARG;
+  if (given > npos) {
+    diag_error(sema->cx, e->list.data[npos]->loc, "%s() takes %d positional argument%s but %d were given", qual,
+               npos + 1, npos ? "s" : "", given + 1);
+    return false;
+  }
+  for (int j = 0; j < n; j++) vals[j] = all[1 + j + (j >= npos)];
   return true;
 }
 
