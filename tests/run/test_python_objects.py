@@ -359,20 +359,22 @@ class MLP(nn.Module) {
     }
     fn forward(self, x) { return self.c_proj(F.gelu(self.c_fc(x))) }
 }
+fn shift_bias(m) { m.bias = m.bias + 1.0 }
 """
 W1 = np.random.default_rng(24).standard_normal((12, 3)).astype(np.float32)
 W2 = np.random.default_rng(25).standard_normal((3, 12)).astype(np.float32)
 CASES += [
     ("nanoGPT's init: apply(self._init_weights) in __init__ (bias is not None of a parameter not set), double() "
-     "before load_state_dict converts what it loads",
+     "before load_state_dict converts what it loads; g = fn; g(m) sets m's attribute",
      INIT_CLASS + fn("x: f64[2, 3], w1: f32[12, 3], w2: f32[3, 12]) -> (f64[2, 3], f32[1])",
                      ["m = MLP(3).double()",
                       "r = m.load_state_dict({'c_fc.weight': w1, 'c_proj.weight': w2}, strict=False)",
                       "assert r.missing_keys == ['c_fc.bias', 'c_proj.bias'] and r.unexpected_keys == []",
                       "assert all(p.dtype == torch.float64 for p in m.parameters())",
+                      "g = shift_bias", "g(m.c_proj)  # a function value setting an attribute",
                       "return m(x), torch.tensor([sum(p.numel() for p in m.parameters())]).float()"]),
      {"x": X[0, :2, 0, :3].astype(np.float64), "w1": W1, "w2": W2},
-     lambda x, w1, w2: [TORCH.nn.functional.gelu(TORCH.from_numpy(x) @ TORCH.from_numpy(w1).T).numpy() @ w2.T,
+     lambda x, w1, w2: [TORCH.nn.functional.gelu(TORCH.from_numpy(x) @ TORCH.from_numpy(w1).T).numpy() @ w2.T + 1,
                         np.array([12 * 3 + 12 + 3 * 12 + 3], dtype=np.float32)], ["f64", "f32"]),
 ]
 
