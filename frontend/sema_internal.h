@@ -780,6 +780,10 @@ typedef struct ObjAttrs {
                         // it), else DT_COUNT
   const void **ident;   // a tensor's identity (Python's `is`: tied weights are one parameter): the binding its
                         // value was read from (m.b.weight = m.a.weight: a's), else the value's own node
+  struct ObjTie {       // a parameter tied to another not set yet (self.wte.weight = self.lm_head.weight in
+    struct TType *m;    // __init__): that one's module and index, read and set through it; m NULL for none
+    int i;
+  } *tie;
 } ObjAttrs;
 void obj_init(Sema *sema, TType *m, const char *const *params, int n);  // m: an object with params unset
 int obj_find(const ObjAttrs *a, const char *name);                      // its index, or -1
@@ -790,6 +794,9 @@ const void *value_ident(Sema *sema, const Ast *v);     // the identity of value 
 void obj_ident(Sema *sema, TType *m, int i, const void *ident);  // attribute i of m is (now holds) that tensor
 TType *as_parameter(Sema *sema, Ast *e);  // tensor e read as a module's parameter: its type, requires_grad set
 bool unset_parameter(Sema *sema, Ast *e);  // e (m.bias, m a name) is a module's parameter not set yet: no None
+bool obj_tie(Sema *sema, TType *m, const char *name, Ast *v);  // m.name = v (unchecked) of a parameter not set
+                                                              // yet: tied to it; false: v is none
+void obj_untie(TType **m, int *i);  // attribute *i of *m: the attribute it is tied to, if any
 TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
 // The shape PyTorch gives parameter name of nn module object m (from its constructor's arguments); false: unknown
 bool nn_state_shape(Sema *sema, const TType *m, const char *name, int *nd, int64_t *shape);

@@ -632,6 +632,7 @@ TType *module_setattr(Sema *sema, Ast *e) {
                m->ctor->name);
     return poison(sema);
   }
+  if (obj_tie(sema, m, name, v)) return ty_new(sema, TY_NONE);  // tied to a parameter not set yet (sema_object.c)
   if (is_poison(check_expr(sema, v))) return poison(sema);
   const NnClass *c = !strncmp(m->module, "torch.nn.", 9) ? nn_class(m->module + 9) : NULL;
   if (c && c->state && in_params(c->state, name)) {

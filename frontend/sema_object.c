@@ -26,11 +26,13 @@ static void obj_grow(Sema *sema, ObjAttrs *a) {
   char *role = arena_alloc(&sema->cx->arena, (size_t)cap);
   DType *want = arena_alloc(&sema->cx->arena, sizeof(DType) * (size_t)cap);
   const void **ident = arena_alloc(&sema->cx->arena, sizeof(void *) * (size_t)cap);
+  struct ObjTie *tie = arena_alloc(&sema->cx->arena, sizeof *tie * (size_t)cap);
   for (int i = 0; i < a->n; i++) {
     names[i] = a->names[i], hidden[i] = a->hidden[i], ty[i] = a->ty[i], role[i] = a->role[i], want[i] = a->want[i];
-    ident[i] = a->ident[i];
+    ident[i] = a->ident[i], tie[i] = a->tie[i];
   }
-  a->names = names, a->hidden = hidden, a->ty = ty, a->role = role, a->want = want, a->ident = ident, a->cap = cap;
+  a->names = names, a->hidden = hidden, a->ty = ty, a->role = role, a->want = want, a->ident = ident, a->tie = tie;
+  a->cap = cap;
 }
 
 int obj_add(Sema *sema, TType *m, const char *name) {
@@ -40,8 +42,35 @@ int obj_add(Sema *sema, TType *m, const char *name) {
   obj_grow(sema, a);
   i = a->n++;
   a->names[i] = name, a->hidden[i] = NULL, a->ty[i] = NULL, a->role[i] = 0, a->want[i] = DT_COUNT;
-  a->ident[i] = NULL;
+  a->ident[i] = NULL, a->tie[i] = (struct ObjTie){NULL, 0};
   return i;
+}
+
+void obj_untie(TType **m, int *i) {
+  for (int depth = 0; (*m)->attrs->tie[*i].m && depth < 64; depth++) {
+    const struct ObjTie t = (*m)->attrs->tie[*i];
+    *m = t.m, *i = t.i;
+  }
+}
+
+bool obj_tie(Sema *sema, TType *m, const char *name, Ast *v) {
+  const Ast *root = v;
+  while (root->kind == AST_ATTR) root = root->lhs;
+  if (v->kind != AST_ATTR || root->kind != AST_NAME || !find_local(sema, root->name)) return false;
+  int before = sema->cx->nerrors;
+  Ast *owner = ast_clone(sema->cx, v->lhs);  // a clone: v itself is checked by the caller when it is none
+  TType *src = check_expr(sema, owner);
+  if (sema->cx->nerrors > before || !src || src->kind != TY_MODULE || !src->attrs) return false;
+  int j = obj_find(src->attrs, v->name), k = obj_find(m->attrs, name);
+  if (j < 0 || !is_param_role(src->attrs->role[j])) return false;
+  obj_untie(&src, &j);
+  if (src->attrs->ty[j] || (k >= 0 && m->attrs->role[k] && !is_param_role(m->attrs->role[k]))) return false;
+  k = obj_add(sema, m, name);
+  if (m == src && k == j) return true;  // m.w = m.w
+  m->attrs->tie[k] = (struct ObjTie){src, j};
+  m->attrs->ty[k] = NULL, m->attrs->hidden[k] = NULL;
+  if (!m->attrs->role[k]) m->attrs->role[k] = src->attrs->role[j];
+  return true;
 }
 
 const void *value_ident(Sema *sema, const Ast *v) {
@@ -81,7 +110,9 @@ int obj_find(const ObjAttrs *a, const char *name) {
 }
 
 TType *obj_read(Sema *sema, Ast *e, const TType *m, int i) {
-  const ObjAttrs *a = m->attrs;
+  TType *src = (TType *)m;
+  obj_untie(&src, &i);  // a tied parameter: the one it is tied to
+  const ObjAttrs *a = (m = src)->attrs;
   if (!a->ty[i]) {
     diag_error(sema->cx, e->oploc.end > e->oploc.begin ? e->oploc : e->loc, "%s's %s is not set: tdsl has no "
                "initial values for parameters; set it from a parameter of the function first (m.%s = w)",
@@ -98,8 +129,9 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i) {
 
 bool unset_parameter(Sema *sema, Ast *e) {
   const Sym *s = e->kind == AST_ATTR && e->lhs->kind == AST_NAME ? find_local(sema, e->lhs->name) : NULL;
-  const TType *m = s ? s->ty : NULL;
+  TType *m = s ? s->ty : NULL;
   int i = m && m->kind == TY_MODULE && m->attrs ? obj_find(m->attrs, e->name) : -1;
+  if (i >= 0) obj_untie(&m, &i);
   return i >= 0 && !m->attrs->ty[i] && m->attrs->role[i];
 }
 
@@ -137,6 +169,7 @@ bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
     return false;
   }
   if (parameter_call(v)) a->role[i] = parameter_call(v);
+  a->tie[i] = (struct ObjTie){NULL, 0};  // a value of its own: untied
   a->want[i] = DT_COUNT;
   a->hidden[i] = NULL;
   a->ty[i] = v->ty;

@@ -68,10 +68,15 @@ static void own_state(Sema *sema, Walk *w, TType *t, const char *prefix, Ast *pa
   const ObjAttrs *a = t->kind == TY_MODULE ? t->attrs : NULL;
   for (int pass = 0; a && pass < 2; pass++) {
     for (int k = 0; k < a->n; k++) {
-      const TType *v = a->ty[k];
+      TType *src = t;
+      int at = k;
+      obj_untie(&src, &at);  // a tied parameter: the one it is tied to's value, set through it
+      const TType *v = src->attrs->ty[at];
       if (!a->role[k] || is_param_role(a->role[k]) != (pass == 0) || (v && !is_tensor(v))) continue;  // None: none
       const char *key = joined(sema, prefix, a->names[k]);
-      add_entry(sema, w, (Entry){key, t, k, a->names[k], path, v, a->role[k], a->ident[k]});
+      const void *ident = src == t && at == k ? a->ident[k] : src->attrs->ident[at] ? src->attrs->ident[at]
+                                                                                   : (const void *)&src->attrs->tie[at];
+      add_entry(sema, w, (Entry){key, t, k, a->names[k], path, v, a->role[k], ident});
     }
     if (pass == 1 && is_batchnorm(t) && obj_find(a, BATCHES) < 0)
       add_entry(sema, w, (Entry){joined(sema, prefix, BATCHES), t, -1, BATCHES, path, NULL, 'b', NULL});
@@ -320,14 +325,25 @@ static TType *register_state(Sema *sema, Ast *e, TType *t) {
 }
 
 // Sets entry en to value v (checked) where e runs, converted to dtype dt unless DT_COUNT; false after an error.
+// The attribute entry en (no container's element) is set through: its own, or the one it is tied to.
+static ObjAttrs *source_of(const Entry *en, TType **m, int *at) {
+  *m = en->owner, *at = en->at;
+  obj_untie(m, at);
+  return (*m)->attrs;
+}
+
 static bool set_entry(Sema *sema, Ast *e, const Entry *en, Ast *v, DType dt) {
   Ctx *cx = sema->cx;
   if (dt != DT_COUNT && is_tensor(v->ty) && v->ty->dtype != dt) {
     v = ast_call(cx, v, "to", ast_list_of(cx, ast_dtype(cx, dt, v->loc), v->loc), v->loc, v->loc);
     if (is_poison(check_expr(sema, v))) return false;
   }
-  if (!is_param_container(en->owner))
-    return composite_setattr_ok(sema, en->owner, en->leaf, v) && obj_set(sema, e, en->owner, en->leaf, v);
+  if (!is_param_container(en->owner)) {
+    TType *m;
+    int at;
+    const char *leaf = source_of(en, &m, &at)->names[at];
+    return composite_setattr_ok(sema, m, leaf, v) && obj_set(sema, e, m, leaf, v);
+  }
   Ast *k = en->owner->kind == TY_DICT ? ast_str(cx, en->leaf, e->loc) : ast_int(cx, en->at, e->loc);
   Ast *st = ast_new(cx, AST_STORE, e->loc);  // plist[i] = v, seen by every holder
   st->op = -1;
@@ -449,10 +465,12 @@ static TType *load_state(Sema *sema, Ast *e, TType *t) {
       if (!obj_set(sema, e, en.owner, BATCHES, vals[match[i]])) return poison(sema);
       continue;
     }
-    DType dt = en.ty ? en.ty->dtype : is_param_container(en.owner) ? DT_COUNT : en.owner->attrs->want[en.at];
+    TType *src = NULL;
+    int at = 0;
+    DType dt = en.ty ? en.ty->dtype : is_param_container(en.owner) ? DT_COUNT : source_of(&en, &src, &at)->want[at];
     if (!set_entry(sema, e, &en, vals[match[i]], dt)) return poison(sema);
-    if (!is_param_container(en.owner))  // copied into it (a tied parameter stays tied), or a tensor of its own
-      obj_ident(sema, en.owner, en.at, en.ty ? en.ident : vals[match[i]]);
+    if (!is_param_container(en.owner) && source_of(&en, &src, &at))  // copied into it (a tied parameter stays
+      obj_ident(sema, src, at, en.ty ? en.ident : vals[match[i]]);  // tied), or a tensor of its own
   }
   Ast *lists[2];
   for (int l = 0; l < 2; l++) {
@@ -525,15 +543,18 @@ static TType *convert(Sema *sema, Ast *e, TType *t) {
     Entry *en = &w.e.data[i];
     if (en->at < 0) continue;  // num_batches_tracked: int64, unchanged
     bool to = !strcmp(e->name, "to");
+    TType *src;
+    int at;
     if (!en->ty) {  // not set yet: load_state_dict converts what it loads
-      if (!is_param_container(en->owner)) en->owner->attrs->want[en->at] = dt;
+      if (!is_param_container(en->owner)) source_of(en, &src, &at)->want[at] = dt;
       continue;
     }
     bool floating = to ? is_module_float_dtype(en->ty->dtype) : dtype_is_float(en->ty->dtype);
     if (!floating || en->ty->dtype == dt) continue;
     Ast *r = read_entry(sema, en, qual, e->oploc);
     if (!r || !set_entry(sema, e, en, r, dt)) return poison(sema);
-    if (!is_param_container(en->owner)) obj_ident(sema, en->owner, en->at, en->ident);  // param.data = ...: the same
+    if (!is_param_container(en->owner) && source_of(en, &src, &at))  // param.data = ...: the same tensor
+      obj_ident(sema, src, at, en->ident);
   }
   return result(sema, e, itself(sema, recv));
 }
@@ -642,8 +663,11 @@ void module_requires_grad(Sema *sema, TType *t, bool on) {
   Walk w = {.memo = true};
   walk_state(sema, &w, t, "", value_node(sema, t, t->ctor ? t->ctor->loc : (Loc){0}), true, 0);
   for (int i = 0; i < w.e.len; i++)
-    if (is_param_role(w.e.data[i].role) && !is_param_container(w.e.data[i].owner))
-      w.e.data[i].owner->attrs->role[w.e.data[i].at] = on ? 'p' : 'f';
+    if (is_param_role(w.e.data[i].role) && !is_param_container(w.e.data[i].owner)) {
+      TType *src;
+      int at;
+      w.e.data[i].owner->attrs->role[w.e.data[i].at] = source_of(&w.e.data[i], &src, &at)->role[at] = on ? 'p' : 'f';
+    }
 }
 
 TType *module_state(Sema *sema, Ast *e, TType *t) {

@@ -378,6 +378,40 @@ CASES += [
                         np.array([12 * 3 + 12 + 3 * 12 + 3], dtype=np.float32)], ["f64", "f32"]),
 ]
 
+TIED_CLASS = """\
+class GPT(nn.Module) {
+    fn __init__(self, v: int, d: int) {
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(v, d), ln_f=nn.LayerNorm(d)))
+        self.lm_head = nn.Linear(d, v, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+    }
+    fn forward(self, idx) { return self.lm_head(self.transformer.ln_f(self.transformer.wte(idx))) }
+}
+"""
+
+
+def tied_gpt(idx, w, g, b):
+    """TIED_CLASS's forward in NumPy: the embedding and the head one matrix."""
+    h = w[idx.astype(np.int64)]
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * g + b
+    return [h @ w.T, np.array([10 * 4 + 4 + 4], dtype=np.float32)]
+
+
+CASES += [
+    ("tied weights in __init__ before they are set (nanoGPT's wte.weight = lm_head.weight): one parameter, loaded "
+     "through either key",
+     TIED_CLASS + fn("idx: i64[3], w: f32[10, 4], g: f32[4], b: f32[4]) -> (f32[3, 10], f32[1])",
+                     ["m = GPT(10, 4)",
+                      "m.load_state_dict({'transformer.wte.weight': w, 'transformer.ln_f.weight': g, "
+                      "'transformer.ln_f.bias': b, 'lm_head.weight': w})",
+                      "assert list(m.state_dict().keys()) == ['transformer.wte.weight', 'transformer.ln_f.weight', "
+                      "'transformer.ln_f.bias', 'lm_head.weight']",
+                      "return m(idx), torch.tensor([sum(p.numel() for p in m.parameters())]).float()"]),
+     {"idx": IDX[:3], "w": np.random.default_rng(26).standard_normal((10, 4)).astype(np.float32),
+      "g": A[[0, 1, 2, 0]].copy(), "b": B[[0, 1, 2, 1]].copy()}, tied_gpt, ["f32"] * 2),
+]
+
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
 FAILURES = [
     # --- nn.Module's state: PyTorch's messages ---
