@@ -123,8 +123,7 @@ TType *obj_read(Sema *sema, Ast *e, const TType *m, int i) {
   e->kind = AST_NAME;  // the value bound where it was set
   e->name = a->hidden[i];
   e->lhs = NULL;
-  TType *t = check_expr(sema, e);
-  return a->role[i] == 'p' ? as_parameter(sema, e) : t;
+  return check_expr(sema, e);
 }
 
 bool unset_parameter(Sema *sema, Ast *e) {
@@ -177,7 +176,14 @@ bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v) {
   if (k == TY_TENSOR || k == TY_TUPLE || k == TY_LIST || k == TY_DICT || k == TY_MODULE) {  // a module: its making
     a->hidden[i] = arena_printf(&sema->cx->arena, "(attr %d) %s", ++sema->lambdas, name);
     bind_hidden(sema, at, a->hidden[i], v, v->loc);
-    a->ty[i] = find_local(sema, a->hidden[i])->ty;
+    Sym *sym = find_local(sema, a->hidden[i]);
+    if (is_param_role(a->role[i]) && k == TY_TENSOR && !sym->ty->requires_grad) {  // a Parameter: its own
+      TType *t = ty_new(sema, TY_TENSOR);  // type, read alike by every read (`is`), p.requires_grad True
+      *t = *sym->ty;
+      t->requires_grad = a->role[i] == 'p';
+      sym->ty = t;
+    }
+    a->ty[i] = sym->ty;
   }
   obj_ident(sema, m, i, value_ident(sema, v));
   return true;

@@ -316,9 +316,10 @@ static TType *register_state(Sema *sema, Ast *e, TType *t) {
                "None required)", py_type_name(v[1]->ty), name);
     return poison(sema);
   }
+  int at = obj_add(sema, t, name);
+  if (!buffer && !is_param_role(t->attrs->role[at])) t->attrs->role[at] = 'p';
   if (!obj_set(sema, e, t, name, v[1])) return poison(sema);
-  int at = obj_find(t->attrs, name);
-  if (buffer || !is_param_role(t->attrs->role[at])) t->attrs->role[at] = buffer ? (persistent ? 'b' : 'n') : 'p';
+  if (buffer) t->attrs->role[at] = persistent ? 'b' : 'n';
   Ast *none = ast_new(sema->cx, AST_NONE, e->loc);
   none->ty = ty_new(sema, TY_NONE);
   return result(sema, e, none);
@@ -666,7 +667,10 @@ void module_requires_grad(Sema *sema, TType *t, bool on) {
     if (is_param_role(w.e.data[i].role) && !is_param_container(w.e.data[i].owner)) {
       TType *src;
       int at;
-      w.e.data[i].owner->attrs->role[w.e.data[i].at] = source_of(&w.e.data[i], &src, &at)->role[at] = on ? 'p' : 'f';
+      ObjAttrs *a = source_of(&w.e.data[i], &src, &at);
+      w.e.data[i].owner->attrs->role[w.e.data[i].at] = a->role[at] = on ? 'p' : 'f';
+      Sym *s = a->hidden[at] ? find_local(sema, a->hidden[at]) : NULL;
+      if (s && is_tensor(s->ty)) s->ty->requires_grad = on;  // the parameter's own type (obj_set)
     }
 }
 
