@@ -248,6 +248,7 @@ struct TType {
   bool writable;         // TENSOR: a local or a 'mut' parameter's storage
   const Ast *bits_of;    // TENSOR: views the result of this x.view(dtype) call, a copy of x's
                          // bits where PyTorch's is a view of x: writes to it are refused
+  bool requires_grad;    // TENSOR: read as an nn.Module's parameter (p.requires_grad; sema_object.c)
   bool wrapped;          // TENSOR: a run-time Python scalar (an entry's `eps: float`): a 0-d
                          // tensor of f64/i64/bool that promotes as a wrapped number does;
                          // also arithmetic of them (k * 2; floats computed in f32)

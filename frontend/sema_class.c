@@ -469,20 +469,7 @@ TType *class_name_of(Sema *sema, Ast *e) {
 }
 
 // ---- nn.Module's walk of its modules: modules(), children(), named_modules(), named_children() ----
-// The modules found so far, each with its dotted name and an expression reading it (unchecked: a
-// clone of the receiver followed by attributes and indices, as the program would write it).
-typedef struct ModWalk {
-  int n;
-  const TType *ty[MAX_LIST];
-  const char *name[MAX_LIST];
-  Ast *path[MAX_LIST];
-} ModWalk;
-
-static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep);
-
-// The direct submodules of module t read by path, in PyTorch's order (the order its attributes
-// were first set; a container's in its order), each added (deep: with its own).
-static void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, Ast *path, bool deep) {
+void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, Ast *path, bool deep) {
   Ctx *cx = sema->cx;
   const char *dot = *prefix ? "." : "";
   if (is_container(t)) {
@@ -511,7 +498,7 @@ static void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *pr
   }
 }
 
-static void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep) {
+void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep) {
   for (int i = 0; i < w->n; i++)
     if (w->ty[i] == t) return;  // a module held twice: once, as PyTorch's memo keeps it
   if (w->n == MAX_LIST) return;
@@ -560,6 +547,14 @@ static TType *module_mode(Sema *sema, Ast *e, const TType *t) {
       return poison(sema);
     }
   }
+  if (!strcmp(e->name, "requires_grad_")) {  // each parameter's p.requires_grad (sema_state.c)
+    if (mode && (!is_scalar(mode->ty) || mode->ty->dtype != DT_BOOL)) {
+      diag_error(sema->cx, mode->loc, "requires_grad_(): argument 'requires_grad' must be bool, not %s",
+                 py_type_name(mode->ty));
+      return poison(sema);
+    }
+    module_requires_grad(sema, (TType *)t, !mode || mode->ty->ival);
+  }
   if (zero) {  // None, once the receiver is made
     Ast *st = ast_new(sema->cx, AST_EXPR, e->loc);
     st->lhs = e->lhs;
@@ -575,6 +570,7 @@ static TType *module_mode(Sema *sema, Ast *e, const TType *t) {
 // of those modules (of ("name", module) tuples), which e becomes; NULL for any other method.
 TType *module_walk(Sema *sema, Ast *e, const TType *t) {
   TType *mode = module_mode(sema, e, t);
+  if (!mode) mode = module_state(sema, e, (TType *)t);  // parameters(), state_dict() ... (sema_state.c)
   if (mode) return mode;
   bool named = !strncmp(e->name, "named_", 6);
   const char *what = e->name + (named ? 6 : 0);

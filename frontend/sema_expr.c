@@ -624,6 +624,9 @@ static TType *check_logic(Sema *sema, Ast *e) {
   Ast *a = e;
   for (; a->kind == AST_LOGIC && (a->op == LOGIC_AND || a->op == LOGIC_OR || a == e); a = a->lhs)
     vec_push(&sema->cx->arena, &chain, a);
+  bool is = e->op == LOGIC_IS || e->op == LOGIC_IS_NOT;
+  if (is && e->rhs->kind == AST_NONE && !e->rhs->ty && unset_parameter(sema, a))  // m.bias is not None of a
+    return ty_bool(sema, e->op == LOGIC_IS_NOT);                                   // parameter not set yet
   TType *t = check_expr(sema, a);
   for (int i = chain.len - 1; i >= 0; i--) {
     t = check_logic_one(sema, chain.data[i], t);

@@ -127,6 +127,8 @@ typedef struct Sema {
   Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
   int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
   int lambda_depth;          // lambda bodies being checked, nested
+  VEC(struct Ident { const char *hidden; const void *ident; }) idents;  // each attribute binding's tensor
+                                                                          // identity (sema_object.c's value_ident)
   VEC(LocalSig) local_sigs;  // the local defs checked so far
   VEC(Changed) changed;      // every in-place change of a list or dict, in order: a call's are its caller's too
   struct {                   // set by a local def's call for inline_call: its captures, renamed in
@@ -771,12 +773,33 @@ typedef struct ObjAttrs {
   const char **names;   // each attribute's name
   const char **hidden;  // the hidden name its value is bound to (a tensor, a sequence), or NULL
   TType **ty;           // its type (NULL: a parameter not set yet)
+  char *role;           // what nn.Module registers it as: 'p' a parameter ('f' one whose requires_grad is
+                        // False), 'b' a buffer, 'n' a buffer registered with persistent=False, 0 a plain
+                        // attribute (sema_state.c)
+  DType *want;          // a parameter not set yet: the dtype m.to(dtype) gave it (load_state_dict converts to
+                        // it), else DT_COUNT
+  const void **ident;   // a tensor's identity (Python's `is`: tied weights are one parameter): the binding its
+                        // value was read from (m.b.weight = m.a.weight: a's), else the value's own node
+  struct ObjTie {       // a parameter tied to another not set yet (self.wte.weight = self.lm_head.weight in
+    struct TType *m;    // __init__): that one's module and index, read and set through it; m NULL for none
+    int i;
+  } *tie;
 } ObjAttrs;
 void obj_init(Sema *sema, TType *m, const char *const *params, int n);  // m: an object with params unset
 int obj_find(const ObjAttrs *a, const char *name);                      // its index, or -1
 TType *obj_read(Sema *sema, Ast *e, const TType *m, int i);             // e (m.name) becomes attribute i's value
 bool obj_set(Sema *sema, Ast *at, TType *m, const char *name, Ast *v);   // binds m.name = v where at runs
+int obj_add(Sema *sema, TType *m, const char *name);  // attribute name of m, added unset if m lacks it: its index
+const void *value_ident(Sema *sema, const Ast *v);     // the identity of value v (ObjAttrs' ident)
+void obj_ident(Sema *sema, TType *m, int i, const void *ident);  // attribute i of m is (now holds) that tensor
+TType *as_parameter(Sema *sema, Ast *e);  // tensor e read as a module's parameter: its type, requires_grad set
+bool unset_parameter(Sema *sema, Ast *e);  // e (m.bias, m a name) is a module's parameter not set yet: no None
+bool obj_tie(Sema *sema, TType *m, const char *name, Ast *v);  // m.name = v (unchecked) of a parameter not set
+                                                              // yet: tied to it; false: v is none
+void obj_untie(TType **m, int *i);  // attribute *i of *m: the attribute it is tied to, if any
 TType *module_setattr(Sema *sema, Ast *e);  // m.name = v of an object (sema_module.c); NULL: no object
+// The shape PyTorch gives parameter name of nn module object m (from its constructor's arguments); false: unknown
+bool nn_state_shape(Sema *sema, const TType *m, const char *name, int *nd, int64_t *shape);
 TType *module_apply(Sema *sema, Ast *e, const TType *m, AstList *args);  // a callable object m called on args
 
 // ---- sema_mha.c: nn.MultiheadAttention, nn.TransformerEncoderLayer/DecoderLayer: modules made of modules ----
@@ -796,6 +819,26 @@ const char *nn_container_base(Sema *sema, const Ast *cls);  // "Sequential" of c
 const TType *derived_modules(Sema *sema, const TType *t);  // the modules of an instance of such a class, or NULL
 TType *class_name_of(Sema *sema, Ast *e);  // type(v).__name__, v.__class__.__name__: the str; NULL: no such
 TType *module_walk(Sema *sema, Ast *e, const TType *t);  // m.modules(), children() ...: the list; NULL: no such
+// nn.Module's walk of its modules: those found so far, each with its dotted name and an expression reading it
+// (unchecked: the receiver's followed by attributes and indices, as the program would write it).
+typedef struct ModWalk {
+  int n;
+  const TType *ty[MAX_LIST];
+  const char *name[MAX_LIST];
+  Ast *path[MAX_LIST];
+} ModWalk;
+// The direct submodules of module t read by path, in PyTorch's order (its attributes in the order first set; a
+// container's in its order), each added (deep: with its own); a module added once.
+void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, Ast *path, bool deep);
+void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep);  // t and (deep) its own
+
+// ---- sema_state.c: nn.Module's parameters and buffers ----
+// m.parameters(), named_parameters(), buffers(), named_buffers(), state_dict(), load_state_dict(sd),
+// register_buffer(...), register_parameter(...), apply(fn), to(dtype), half(), float(), double(), bfloat16(),
+// cpu(), cuda() at call e of module t (its arguments not yet checked); NULL for any other method.
+TType *module_state(Sema *sema, Ast *e, TType *t);
+void module_requires_grad(Sema *sema, TType *t, bool on);  // m.requires_grad_(on): each parameter's flag
+static inline bool is_param_role(char r) { return r == 'p' || r == 'f'; }  // ObjAttrs' role of a parameter
 Ast *modules_node(Sema *sema, Ast *v);         // v (such an instance) as its modules: the checked read
 bool is_instance(const TType *t);  // an instance of one
 bool class_is_module(Sema *sema, const Ast *cls);  // class cls derives from nn.Module

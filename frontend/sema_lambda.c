@@ -189,7 +189,8 @@ static TType *named_call(Sema *sema, Ast *e, const Ast *named, AstList *args) {
   }
   sema->lambda_depth--;
   if (is_poison(t)) return t;
-  if (named->op == DEF_LOCAL && e->kind == AST_CALL) {  // e is the inlined call: lowered even as a statement
+  if ((named->op == DEF_LOCAL || call->inlined) && e->kind == AST_CALL) {  // e is the inlined call: lowered even
+                                                                           // as a statement (g = init; g(m))
     e->inlined = call->inlined;
     e->operands = call->operands;
     e->noperands = call->noperands;

@@ -606,6 +606,12 @@ static bool prelu_init(Sema *sema, Ast *e, TType *m) {
   return !is_poison(check_expr(sema, full)) && obj_set(sema, e, m, "weight", full);
 }
 
+bool nn_state_shape(Sema *sema, const TType *m, const char *name, int *nd, int64_t *shape) {
+  const NnClass *c = m->kind == TY_MODULE && m->module && !strncmp(m->module, "torch.nn.", 9) ? nn_class(m->module + 9)
+                                                                                             : NULL;
+  return c && c->state && in_params(c->state, name) && state_shape(sema, m, c, name, nd, shape);
+}
+
 // nn.Linear(d, o), nn.Conv2d(...), nn.LayerNorm(C) ...: the module object m with its
 // parameters unset (sema_object.c; bias=False leaves bias None), to be set by the program
 // (`m.weight = w`) before its call.
@@ -682,6 +688,7 @@ TType *module_setattr(Sema *sema, Ast *e) {
                m->ctor->name);
     return poison(sema);
   }
+  if (obj_tie(sema, m, name, v)) return ty_new(sema, TY_NONE);  // tied to a parameter not set yet (sema_object.c)
   if (is_poison(check_expr(sema, v))) return poison(sema);
   const NnClass *c = !strncmp(m->module, "torch.nn.", 9) ? nn_class(m->module + 9) : NULL;
   if (c && c->state && in_params(c->state, name)) {

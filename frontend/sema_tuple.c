@@ -537,6 +537,7 @@ TType *tensor_attr(Sema *sema, Ast *e) {
   if (!strcmp(e->name, "ndim")) return ty_int(sema, x->view.ndim);
   if (!strcmp(e->name, "dtype")) return ty_dtype(sema, x->dtype);
   if (!strcmp(e->name, "device")) return tensor_device(sema);
+  if (!strcmp(e->name, "requires_grad")) return ty_bool(sema, x->requires_grad);  // a module's parameter
   bool mT = !strcmp(e->name, "mT"), mH = !strcmp(e->name, "mH"), H = !strcmp(e->name, "H");
   if (mT || mH || H) {  // of a real tensor: the last two dims swapped, a view (a 0-d one itself)
     int nd = x->view.ndim;

@@ -203,8 +203,237 @@ CASES += [
      {"x": X}, lambda x: [x.reshape(2, 3, 20), x.reshape(2, 3, 20), x[:, 0, 0, :].T], ["f32"] * 3),
 ]
 
+# --- nn.Module's parameters and buffers, against PyTorch's own module on the same state ---
+STATE_CLASSES = """\
+class Block(nn.Module) {
+    fn __init__(self, d: int) {
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d, bias=False))
+        self.gamma = nn.Parameter(torch.ones(d))
+        self.plain = torch.ones(d)
+    }
+    fn forward(self, x) { return x + self.mlp(self.ln(x)) * self.gamma * self.plain }
+}
+class Net(nn.Module) {
+    fn __init__(self, v: int, d: int) {
+        super().__init__()
+        self.wte = nn.Embedding(v, d)
+        self.blocks = nn.ModuleList([Block(d) for _ in range(2)])
+        self.bn = nn.BatchNorm1d(d)
+        self.head = nn.Linear(d, v, bias=False)
+        self.register_buffer("shift", torch.zeros(d))
+        self.register_buffer("mask", torch.ones(d), persistent=False)
+        self.gains = nn.ParameterList([nn.Parameter(torch.ones(d)) for _ in range(2)])
+    }
+    fn forward(self, idx) {
+        x = self.wte(idx)
+        for b in self.blocks { x = b(x) }
+        return self.head(self.bn(x) * self.mask * self.gains[1] + self.shift)
+    }
+}
+fn init(m) {
+    if isinstance(m, nn.Linear) and m.bias is not None { m.bias = torch.zeros(m.out_features) }
+}
+"""
+IDX = np.array([3, 1, 4, 1, 5], dtype=np.int64)
+
+
+def torch_state():
+    """PyTorch's Net (STATE_CLASSES written in Python) with seeded random state, and that state as arrays."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.ln = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d, bias=False))
+            self.gamma = nn.Parameter(torch.ones(d))
+            self.plain = torch.ones(d)
+
+        def forward(self, x):
+            return x + self.mlp(self.ln(x)) * self.gamma * self.plain
+
+    class Net(nn.Module):
+        def __init__(self, v, d):
+            super().__init__()
+            self.wte = nn.Embedding(v, d)
+            self.blocks = nn.ModuleList([Block(d) for _ in range(2)])
+            self.bn = nn.BatchNorm1d(d)
+            self.head = nn.Linear(d, v, bias=False)
+            self.register_buffer("shift", torch.zeros(d))
+            self.register_buffer("mask", torch.ones(d), persistent=False)
+            self.gains = nn.ParameterList([nn.Parameter(torch.ones(d)) for _ in range(2)])
+
+        def forward(self, idx):
+            x = self.wte(idx)
+            for b in self.blocks:
+                x = b(x)
+            return self.head(self.bn(x) * self.mask * self.gains[1] + self.shift)
+
+    torch.manual_seed(5)
+    net = Net(10, 8).eval()
+    with torch.no_grad():
+        for k, t in net.state_dict().items():
+            if t.is_floating_point():
+                t.copy_(torch.rand_like(t) + 0.5 if "running_var" in k else torch.randn_like(t))
+    return torch, net, {k: t.numpy().copy() for k, t in net.state_dict().items() if t.is_floating_point()}
+
+
+TORCH, NET, STATE = torch_state()
+ARGS = {f"s{i}": v for i, v in enumerate(STATE.values())}
+SD = "{" + ", ".join(f"'{k}': s{i}" for i, k in enumerate(STATE)) + "}"
+SIG = "idx: i64[5], " + ", ".join(f"s{i}: f32{list(v.shape)}" for i, v in enumerate(STATE.values()))
+
+
+def torch_members():
+    """NET's get_parameter, get_buffer and get_submodule, summed."""
+    return [np.array([NET.get_parameter("blocks.1.mlp.0.bias").sum().item(),
+                      NET.get_buffer("bn.running_var").sum().item(),
+                      NET.get_submodule("blocks.0.ln").weight.sum().item()], dtype=np.float32)]
+
+
+def torch_net(double=False, tie=False, init=False, freeze=False):
+    """NET's forward on IDX and its (parameters, buffers) counts, after what the case does to a copy."""
+    import copy
+    net = copy.deepcopy(NET)
+    if tie:
+        net.head.weight = net.wte.weight
+    if init:
+        net.apply(lambda m: isinstance(m, TORCH.nn.Linear) and m.bias is not None and TORCH.nn.init.zeros_(m.bias))
+    if double:
+        net.double()
+    if freeze:
+        net.blocks[0].requires_grad_(False)
+    with TORCH.no_grad():
+        y = net(TORCH.from_numpy(IDX)).numpy()
+    return [y, np.array([sum(p.numel() for p in net.parameters()),
+                         sum(p.numel() for p in net.parameters() if p.requires_grad),
+                         sum(b.numel() for b in net.buffers())], dtype=np.float32)]
+
+
+CASES += [
+    ("nn.Module's state: load_state_dict of the function's tensors, state_dict's, named_parameters' and "
+     "named_buffers' names as PyTorch's, parameters counted, get_parameter/get_buffer/get_submodule",
+     STATE_CLASSES + fn(SIG + ") -> (f32[5, 10], f32[3], f32[3])",
+                        ["model = Net(10, 8)", f"r = model.load_state_dict({SD})",
+                         f"assert list(model.state_dict().keys()) == {list(NET.state_dict().keys())!r}",
+                         f"assert [n for n, p in model.named_parameters()] == "
+                         f"{[n for n, _ in NET.named_parameters()]!r}",
+                         f"assert [n for n, b in model.named_buffers()] == {[n for n, _ in NET.named_buffers()]!r}",
+                         "assert r.missing_keys == [] and r.unexpected_keys == []",
+                         "n = sum(p.numel() for p in model.parameters())",
+                         "g = sum(p.numel() for p in model.parameters() if p.requires_grad)",
+                         "got = torch.stack([model.get_parameter('blocks.1.mlp.0.bias').sum(), "
+                         "model.get_buffer('bn.running_var').sum(), model.get_submodule('blocks.0.ln').weight.sum()])",
+                         "return model(idx), torch.tensor([n, g, sum(b.numel() for b in model.buffers())]).float(), "
+                         "got"]),
+     {"idx": IDX, **ARGS}, lambda *_: torch_net() + torch_members(), ["f32"] * 3),
+    ("nn.Module's state: tied weights counted once, state_dict() into another model, apply(fn), double(), "
+     "requires_grad_(False)",
+     STATE_CLASSES + fn(SIG + ") -> (f64[5, 10], f32[3])",
+                        ["a = Net(10, 8)", f"a.load_state_dict({SD})", "a.head.weight = a.wte.weight",
+                         "b = Net(10, 8)", "r = b.load_state_dict(a.state_dict(), strict=False)",
+                         "b.head.weight = b.wte.weight", "m = b.apply(init).double()",
+                         "m.blocks[0].requires_grad_(False)",
+                         "n = sum(p.numel() for p in m.parameters())",
+                         "g = sum(p.numel() for p in m.parameters() if p.requires_grad)",
+                         "return m(idx), torch.tensor([n, g, sum(b.numel() for b in m.buffers())]).float()"]),
+     {"idx": IDX, **ARGS}, lambda *_: torch_net(double=True, tie=True, init=True, freeze=True), ["f64", "f32"]),
+]
+
+INIT_CLASS = """\
+class MLP(nn.Module) {
+    fn __init__(self, d: int) {
+        super().__init__()
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.c_proj = nn.Linear(4 * d, d)
+        self.apply(self._init_weights)
+    }
+    fn _init_weights(self, module) {
+        if isinstance(module, nn.Linear) {
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None { torch.nn.init.zeros_(module.bias) }
+        }
+    }
+    fn forward(self, x) { return self.c_proj(F.gelu(self.c_fc(x))) }
+}
+fn shift_bias(m) { m.bias = m.bias + 1.0 }
+"""
+W1 = np.random.default_rng(24).standard_normal((12, 3)).astype(np.float32)
+W2 = np.random.default_rng(25).standard_normal((3, 12)).astype(np.float32)
+CASES += [
+    ("nanoGPT's init: apply(self._init_weights) in __init__ (bias is not None of a parameter not set), double() "
+     "before load_state_dict converts what it loads; g = fn; g(m) sets m's attribute",
+     INIT_CLASS + fn("x: f64[2, 3], w1: f32[12, 3], w2: f32[3, 12]) -> (f64[2, 3], f32[1])",
+                     ["m = MLP(3).double()",
+                      "r = m.load_state_dict({'c_fc.weight': w1, 'c_proj.weight': w2}, strict=False)",
+                      "assert r.missing_keys == ['c_fc.bias', 'c_proj.bias'] and r.unexpected_keys == []",
+                      "assert all(p.dtype == torch.float64 for p in m.parameters())",
+                      "g = shift_bias", "g(m.c_proj)  # a function value setting an attribute",
+                      "return m(x), torch.tensor([sum(p.numel() for p in m.parameters())]).float()"]),
+     {"x": X[0, :2, 0, :3].astype(np.float64), "w1": W1, "w2": W2},
+     lambda x, w1, w2: [TORCH.nn.functional.gelu(TORCH.from_numpy(x) @ TORCH.from_numpy(w1).T).numpy() @ w2.T + 1,
+                        np.array([12 * 3 + 12 + 3 * 12 + 3], dtype=np.float32)], ["f64", "f32"]),
+]
+
+TIED_CLASS = """\
+class GPT(nn.Module) {
+    fn __init__(self, v: int, d: int) {
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(v, d), ln_f=nn.LayerNorm(d)))
+        self.lm_head = nn.Linear(d, v, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+    }
+    fn forward(self, idx) { return self.lm_head(self.transformer.ln_f(self.transformer.wte(idx))) }
+}
+"""
+
+
+def tied_gpt(idx, w, g, b):
+    """TIED_CLASS's forward in NumPy: the embedding and the head one matrix."""
+    h = w[idx.astype(np.int64)]
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * g + b
+    return [h @ w.T, np.array([10 * 4 + 4 + 4], dtype=np.float32)]
+
+
+CASES += [
+    ("tied weights in __init__ before they are set (nanoGPT's wte.weight = lm_head.weight): one parameter, loaded "
+     "through either key",
+     TIED_CLASS + fn("idx: i64[3], w: f32[10, 4], g: f32[4], b: f32[4]) -> (f32[3, 10], f32[1])",
+                     ["m = GPT(10, 4)",
+                      "m.load_state_dict({'transformer.wte.weight': w, 'transformer.ln_f.weight': g, "
+                      "'transformer.ln_f.bias': b, 'lm_head.weight': w})",
+                      "assert list(m.state_dict().keys()) == ['transformer.wte.weight', 'transformer.ln_f.weight', "
+                      "'transformer.ln_f.bias', 'lm_head.weight']",
+                      "return m(idx), torch.tensor([sum(p.numel() for p in m.parameters())]).float()"]),
+     {"idx": IDX[:3], "w": np.random.default_rng(26).standard_normal((10, 4)).astype(np.float32),
+      "g": A[[0, 1, 2, 0]].copy(), "b": B[[0, 1, 2, 1]].copy()}, tied_gpt, ["f32"] * 2),
+]
+
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
 FAILURES = [
+    # --- nn.Module's state: PyTorch's messages ---
+    ("load_state_dict: a missing key", STATE_CLASSES + fn("a: f32[3]) -> f32[3]", [
+        "m = Block(3)", "m.load_state_dict({'gamma': a})", "return a"]),
+     "33:7: error: RuntimeError: Error(s) in loading state_dict for Block:"),
+    ("load_state_dict: a size mismatch", STATE_CLASSES + fn("a: f32[3]) -> f32[3]", [
+        "m = nn.Linear(3, 2)", "m.load_state_dict({'weight': a, 'bias': a}, strict=False)", "return a"]),
+     "33:7: error: RuntimeError: Error(s) in loading state_dict for Linear:"),
+    ("register_buffer over an attribute", STATE_CLASSES + fn("a: f32[3]) -> f32[3]", [
+        "m = Block(3)", "m.register_buffer('ln', a)", "return a"]),
+     "33:23: error: KeyError: \"attribute 'ln' already exists\""),
+    ("Module.to an integer dtype", fn("a: f32[3]) -> f32[3]", ["m = nn.Linear(3, 3).to(torch.long)", "return a"]),
+     "2:28: error: TypeError: nn.Module.to only accepts floating point or complex dtypes, but got desired "
+     "dtype=torch.int64"),
+    ("get_parameter of a buffer", fn("a: f32[3]) -> f32[3]", [
+        "m = nn.Sequential(nn.BatchNorm1d(3))", "return m.get_parameter('0.running_mean')"]),
+     "3:28: error: AttributeError: `running_mean` is not an nn.Parameter"),
+    ("parameters() of a parameter not set", fn("a: f32[3]) -> f32[3]", [
+        "m = nn.Linear(3, 3)", "n = sum(p.numel() for p in m.parameters())", "return a"]),
+     "3:34: error: parameters(): parameter 'weight' is not set: tdsl has no initial values for parameters; set it "
+     "first (m.weight = w, or load_state_dict)"),
     ("pop from an empty list", fn("a: f32[3]) -> f32[3]", ["xs = []", "y = xs.pop()", "return a"]),
      "3:12: error: pop from empty list"),
     ("pop index out of range", fn("a: f32[3]) -> f32[3]", ["xs = [a]", "return xs.pop(1)"]),
