@@ -499,7 +499,7 @@ void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, A
 }
 
 void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep) {
-  for (int i = 0; i < w->n; i++)
+  for (int i = 0; i < w->n && !w->repeats; i++)
     if (w->ty[i] == t) return;  // a module held twice: once, as PyTorch's memo keeps it
   if (w->n == MAX_LIST) return;
   w->ty[w->n] = t, w->name[w->n] = name, w->path[w->n] = path;

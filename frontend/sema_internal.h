@@ -823,12 +823,13 @@ TType *module_walk(Sema *sema, Ast *e, const TType *t);  // m.modules(), childre
 // (unchecked: the receiver's followed by attributes and indices, as the program would write it).
 typedef struct ModWalk {
   int n;
+  bool repeats;  // a module held twice listed twice (state_dict()'s walk of _modules, which keeps no memo)
   const TType *ty[MAX_LIST];
   const char *name[MAX_LIST];
   Ast *path[MAX_LIST];
 } ModWalk;
 // The direct submodules of module t read by path, in PyTorch's order (its attributes in the order first set; a
-// container's in its order), each added (deep: with its own); a module added once.
+// container's in its order), each added (deep: with its own); a module added once (unless w->repeats).
 void walk_children(Sema *sema, ModWalk *w, const TType *t, const char *prefix, Ast *path, bool deep);
 void walk_add(Sema *sema, ModWalk *w, const TType *t, const char *name, Ast *path, bool deep);  // t and (deep) its own
 

@@ -1406,7 +1406,28 @@ typedef struct CopyMemo {
   const TType *from[64];
   TType *to[64];
   int n;
+  struct {  // the copies' parameter identities: each original tensor's (tied ones stay tied in the copy)
+    const void **from, **to;
+    int n, cap;
+  } ids;
 } CopyMemo;
+
+// The identity the copy's parameter takes for the original's ident: a new one (copy.deepcopy's parameters
+// are tensors of their own), the same for every attribute holding that tensor (NULL: none).
+static const void *copy_ident(Sema *sema, CopyMemo *memo, const void *ident) {
+  if (!ident) return NULL;
+  for (int i = 0; i < memo->ids.n; i++)
+    if (memo->ids.from[i] == ident) return memo->ids.to[i];
+  if (memo->ids.n == memo->ids.cap) {
+    int cap = memo->ids.cap ? 2 * memo->ids.cap : 16;
+    const void **f = arena_alloc(&sema->cx->arena, sizeof(void *) * (size_t)cap);
+    const void **t = arena_alloc(&sema->cx->arena, sizeof(void *) * (size_t)cap);
+    for (int i = 0; i < memo->ids.n; i++) f[i] = memo->ids.from[i], t[i] = memo->ids.to[i];
+    memo->ids.from = f, memo->ids.to = t, memo->ids.cap = cap;
+  }
+  memo->ids.from[memo->ids.n] = ident;
+  return memo->ids.to[memo->ids.n++] = arena_alloc(&sema->cx->arena, 1);
+}
 
 static bool copyable(const TType *t) {
   return t && ((t->kind == TY_MODULE && t->attrs && !is_class(t) && (is_instance(t) || !is_lambda(t))) ||
@@ -1437,6 +1458,9 @@ static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *
   for (int i = 0; i < m->attrs->n; i++) {
     TType *t = m->attrs->ty[i];
     bool sub = copyable(t);
+    c->attrs->role[i] = m->attrs->role[i];  // (obj_init's roles are an nn module's state names')
+    c->attrs->want[i] = m->attrs->want[i];
+    c->attrs->ident[i] = sub ? NULL : copy_ident(sema, memo, m->attrs->ident[i]);
     c->attrs->ty[i] = sub ? module_copy(sema, e, at, t, memo) : t;
     c->attrs->hidden[i] = sub ? NULL : m->attrs->hidden[i];
     if (sub && !c->attrs->ty[i]) return NULL;

@@ -91,7 +91,7 @@ static void walk_state(Sema *sema, Walk *w, TType *t, const char *prefix, Ast *p
   vec_push(&sema->cx->arena, &w->prefixes, prefix);
   own_state(sema, w, t, prefix, path);
   if (!recurse) return;
-  ModWalk kids = {0};
+  ModWalk kids = {.repeats = !w->memo};  // state_dict(): a module held twice under both names
   walk_children(sema, &kids, t, prefix, path, false);
   for (int i = 0; i < kids.n; i++)
     walk_state(sema, w, (TType *)kids.ty[i], kids.name[i], kids.path[i], true, depth + 1);

@@ -412,6 +412,19 @@ CASES += [
       "g": A[[0, 1, 2, 0]].copy(), "b": B[[0, 1, 2, 1]].copy()}, tied_gpt, ["f32"] * 2),
 ]
 
+CASES += [
+    ("copy.deepcopy of a module whose weights are set: the copy's parameters its own (counted apart; torch's "
+     "counts), a module held twice in the original held twice in the copy",
+     "import copy\n" + fn("x: f32[2, 4], w: f32[4, 4], b: f32[4]) -> (f32[2, 4], f32[2])",
+                          ["a = nn.Linear(4, 4)", "a.weight = w", "a.bias = b", "s = nn.Sequential(a, a)",
+                           "c = copy.deepcopy(s)", "c[1].bias = b * 2",
+                           "both = nn.ModuleList([s, c, s])",
+                           "return c(x), torch.tensor([len(list(both.parameters())), len(both.state_dict())]).float()"]),
+     {"x": X[0, :2, 0, :4].copy(), "w": (np.arange(16, dtype=np.float32).reshape(4, 4) - 7) / 8,
+      "b": B[[0, 1, 2, 1]].copy()},
+     lambda x, w, b: [(x @ w.T + b * 2) @ w.T + b * 2, np.array([4, 12], dtype=np.float32)], ["f32"] * 2),
+]
+
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
 FAILURES = [
     # --- nn.Module's state: PyTorch's messages ---
