@@ -177,6 +177,10 @@ void attn_rope_pair(KernelBuilder *kb, const Node *n, int s, const LIndex *idx, 
 // taken (nothing to compute, or too few query rows to fill the lanes), build the rows
 // of attn.c ----
 bool attn_tile_build(KernelBuilder *kb, const NodeList *ns);
+// ---- gemm_chain.c: an MLP chain (ir/fuse.c's chain_of: ns = the first matmul, the second,
+// the second's epilogues) on a CPU by blocks of rows; false: not taken (a naive build, or
+// weights it cannot read in place), ir/matmul.c then stores the hidden ----
+bool gemm_chain_build(KernelBuilder *kb, const NodeList *ns);
 // ---- attn_gpu.c: a GPU program's facts of attention n (sets kb->k->attn) ----
 void attn_gpu_facts(KernelBuilder *kb, const Node *n);
 
@@ -236,6 +240,14 @@ void kb_ix_addmul(KernelBuilder *kb, LIndex *acc, const LIndex *x, int64_t m);  
 LExpr *kb_ix_expr(KernelBuilder *kb, const LIndex *x);                          // as an i64 expression
 LIndex kb_view_index(KernelBuilder *kb, const View *v, const LIndex *idx);      // storage element of v at idx
 bool kb_ix_equal(const LIndex *a, const LIndex *b);
+static inline LIndex kb_ix_plus(LIndex x, int64_t c) {  // x + c
+  x.base += c;
+  return x;
+}
+static inline LIndex kb_ix_sum(KernelBuilder *kb, LIndex a, const LIndex *x, int64_t m) {  // a + m * x
+  kb_ix_addmul(kb, &a, x, m);
+  return a;
+}
 
 // ---- scalar.c: values ----
 DType kb_result_type(Value *const *vs, int n);  // torch.result_type over values (scalars included)

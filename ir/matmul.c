@@ -175,9 +175,23 @@ void kb_store_epilogues(KernelBuilder *kb, LStmtList *into, const NodeList *ns, 
       kb->lv[ns->data[i]->srcs[0]->buf->producer->id].kind = LV_NONE;
 }
 
+// An MLP chain not built by ir/gemm_chain.c (kernel_build_naive's): the hidden into a temp
+// of its own by the plain nest, then the second matmul's (its LMatmul the second's).
+static void chain_unfused(KernelBuilder *kb, const NodeList *ns) {
+  Node *h = (Node *)ns->data[0];
+  NodeMode mode = h->mode;
+  kb->buf_of[h->out->buf->id] = kb_new_temp(kb, h->out->dtype, view_numel(h->out->view), "hidden");
+  h->mode = NM_STORED;
+  build_matmul(kb, &(NodeList){.data = (const Node **)&ns->data[0], .len = 1});
+  kb->lv[h->id].kind = LV_NONE;
+  build_matmul(kb, &(NodeList){.data = (const Node **)&ns->data[1], .len = ns->len - 1});
+  h->mode = mode;
+}
+
 void matmul_build(KernelBuilder *kb, const NodeList *ns) {
-  const Node *mm = ns->data[0];
-  TD_ASSERT(mm->op == OP_MATMUL);
+  bool chain = ns->len > 1 && ns->data[1]->op == OP_MATMUL;  // (ir/fuse.c's chain_of)
+  const Node *mm = ns->data[chain ? 1 : 0];
+  TD_ASSERT(mm->op == OP_MATMUL && ns->data[0]->op == OP_MATMUL);
   const View *ov = &mm->out->view;
   LMatmul *m = arena_alloc(&kb->cx->arena, sizeof *m);
   m->dt = dtype_compute(mm->out->dtype);
@@ -193,7 +207,12 @@ void matmul_build(KernelBuilder *kb, const NodeList *ns) {
   kb->k->mm = m;
   // on a CPU every matmul with arithmetic to do goes through ir/gemm.c; a GPU program
   // gets the plain nest, whose facts ir/matmul_gpu.c tiles
-  if (!kb->naive && kb->cpu && gemm_build(kb, ns))
+  if (chain) {
+    if (gemm_chain_build(kb, ns))
+      m->form = LM_GEMM;
+    else
+      chain_unfused(kb, ns);
+  } else if (!kb->naive && kb->cpu && gemm_build(kb, ns))
     m->form = LM_GEMM;
   else
     build_matmul(kb, ns);

@@ -13,7 +13,10 @@
     with a "contiguous" op;
   - each kernel's "lines" are the source lines of its ops; values computed inside a
     kernel are "fused" (no strides, offset or storage), the result is a buffer
-    whose storage is that kernel.
+    whose storage is that kernel;
+  - an MLP, act(x @ w1.t() [+ b1]) @ w2.t(), of at least 96 rows and small weights is one
+    kernel (ir/gemm_chain.c: the hidden by row blocks, never stored), its results those
+    of NumPy on both CPU backends; of 64 rows it stays two GEMMs.
 """
 import json
 import os
@@ -22,7 +25,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from oracle import EXAMPLES, Tally, emit_text  # noqa: E402
+import numpy as np  # noqa: E402
+from oracle import EXAMPLES, Tally, backend_available, compare, emit_text, run_outputs  # noqa: E402
 
 TDSLC = os.path.abspath(sys.argv[1])
 T = Tally()
@@ -123,6 +127,60 @@ def chain(seed, length):
             cur = f"r{i}"  # (u8 and i8 name dtypes)
     src = f"fn f({PARAMS}) -> f32[6, 6] {{\n" + "\n".join(body) + f"\n    return {cur} * 1.0\n}}"
     return src, names[:], list(range(2, len(body) + 3))
+
+
+# MLP chains (ir/fuse.c's chain_of, ir/gemm_chain.c): rows, C, H, O not multiples of the
+# tiles (48-row blocks, 8 or 6 hidden units a call, 256 a chunk), two and three leading
+# dims, a bias-less linear, GELU erf and tanh, ReLU, SiLU, a layer norm computed as the
+# rows are packed, a residual epilogue. One program, one run per backend.
+MLP_SRC = """fn f(a: f32[101, 37], a1: f32[75, 37], a2: f32[29, 75], ab: f32[29],
+      b: f32[3, 35, 24], b1: f32[40, 24], b2: f32[20, 40], bb: f32[40],
+      c: f32[2, 7, 9, 16], c1: f32[33, 16], c2: f32[17, 33], cb: f32[33],
+      d: f32[97, 40], d1: f32[601, 40], d2: f32[40, 601], db: f32[601]) -> (
+      f32[101, 29], f32[3, 35, 20], f32[2, 7, 9, 17], f32[97, 40]) {
+    ya = F.linear(F.gelu(F.linear(a, a1), approximate='tanh'), a2, ab)
+    yb = F.linear(F.relu(F.linear(b, b1, bb)), b2)
+    yc = F.linear(F.silu(F.linear(c, c1, cb)), c2)
+    yd = d + F.linear(F.gelu(F.linear(F.layer_norm(d, (40,)), d1, db)), d2)
+    return ya, yb, yc, yd
+}"""
+
+
+def mlp_chains():
+    from math import erf, sqrt
+    doc, err = plan(MLP_SRC)
+    chains = [k for k in doc["kernels"] if k["ops"].count("matmul") == 2] if doc else []
+    report("mlp_chain_plan", [err] if err else [] if len(chains) == 4 and not any(
+        b.get("name") in ("h",) for b in doc.get("buffers", [])) else
+        [f"{len(chains)} kernels hold both linears of an MLP, want 4: {[k['ops'] for k in doc['kernels']]}"],
+        MLP_SRC, doc)
+    src64 = ("fn f(x: f32[64, 32], w1: f32[64, 32], w2: f32[32, 64]) -> f32[64, 32] {\n"
+             "    return F.linear(F.gelu(F.linear(x, w1)), w2)\n}")
+    check("mlp_64_rows_two_gemms", src64, nkernels=2)
+    rng = np.random.default_rng(27)
+    shapes = {"a": [101, 37], "a1": [75, 37], "a2": [29, 75], "ab": [29], "b": [3, 35, 24], "b1": [40, 24],
+              "b2": [20, 40], "bb": [40], "c": [2, 7, 9, 16], "c1": [33, 16], "c2": [17, 33], "cb": [33],
+              "d": [97, 40], "d1": [601, 40], "d2": [40, 601], "db": [601]}
+    ins = {n: (rng.standard_normal(s) / (np.sqrt(s[-1]) if n[-1] in "12" else 1)).astype(np.float32)
+           for n, s in shapes.items()}
+    x = {n: v.astype(np.float64) for n, v in ins.items()}
+    gelu = np.vectorize(lambda h: 0.5 * h * (1 + erf(h / sqrt(2))))
+    tanh_gelu = lambda h: 0.5 * h * (1 + np.tanh(sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))  # noqa: E731
+    dn = (x["d"] - x["d"].mean(-1, keepdims=True)) / np.sqrt(x["d"].var(-1, keepdims=True) + 1e-5)
+    want = [tanh_gelu(x["a"] @ x["a1"].T) @ x["a2"].T + x["ab"],
+            np.maximum(x["b"] @ x["b1"].T + x["bb"], 0) @ x["b2"].T,
+            (lambda h: h / (1 + np.exp(-h)))(x["c"] @ x["c1"].T + x["cb"]) @ x["c2"].T,
+            x["d"] + gelu(dn @ x["d1"].T + x["db"]) @ x["d2"].T]
+    for be in ("c", "llvm"):
+        if not backend_available(TDSLC, be)[0]:
+            continue
+        p, outs = run_outputs(TDSLC, MLP_SRC, ins, backend=be)
+        errs = [] if p.returncode == 0 and len(outs) == 4 else [f"exit {p.returncode}: {p.stderr.strip()[-800:]}"]
+        for i, (g, w) in enumerate(zip(outs, want)):
+            e = compare(g, w, "f32", "red", w.shape[-1] * 8)
+            if e:
+                errs.append(f"output {i}: {e}")
+        report(f"mlp_chain_values_{be}", errs, MLP_SRC)
 
 
 def main():
@@ -245,6 +303,7 @@ def main():
         if any(b.get("name") in ("s", "a") for b in doc.get("buffers", [])):
             errs.append(f"scores or probabilities stored: {[b.get('name') for b in doc['buffers']]}")
     report("attention_views", errs)
+    mlp_chains()
 
     return T.summary()
 
