@@ -730,17 +730,31 @@ static void row_cache(KernelBuilder *kb, Row *r) {
   }
   if (!r->ncached)
     return;
-  int tbuf = kb_new_temp(kb, r->cached[0]->out->dtype, r->ncached * r->n, "row");
-  kb->p->bufs.data[tbuf].scratch = true;
+  // the kernel's row buffer: built once per piece of a cat (build_row_cut), its rows share one
+  DType dt = r->cached[0]->out->dtype;
+  const char *name = arena_printf(&kb->cx->arena, "%s.row", kb->k->name);
+  int tbuf = -1;
+  for (int b = 0; b < kb->p->bufs.len; b++) {
+    LBuf *lb = &kb->p->bufs.data[b];
+    if (lb->kind == LB_TEMP && lb->scratch && lb->dtype == dt && !strcmp(lb->name, name))
+      tbuf = b;
+  }
+  if (tbuf < 0) {
+    tbuf = kb_new_temp(kb, dt, r->ncached * r->n, "row");
+    kb->p->bufs.data[tbuf].scratch = true;
+  }
+  LBuf *lb = &kb->p->bufs.data[tbuf];
+  lb->numel = lb->numel < r->ncached * r->n ? r->ncached * r->n : lb->numel;
   int arg = kb_arg(kb, tbuf, true, true);
   LIndex idx[TD_MAX_DIMS];
   LStmtList *in = row_pass(kb, r, idx, 0);
-  for (int i = 0; i < r->ncached; i++) {
-    const Node *p = r->cached[i];
+  for (int i = 0; i < r->ncached; i++) {  // (each computed in full: one may read another at other indices)
     LIndex at = row_position(kb, r->xv, r->mask, idx);
     at.base += i * r->n;
-    kb_push(kb, in, kb_store_stmt(kb, arg, at, kb_value(kb, p->out, idx)));
-    LocalVal *lv = &kb->lv[p->id];  // (a later one's value may read it: stored above at the same index)
+    kb_push(kb, in, kb_store_stmt(kb, arg, at, kb_value(kb, r->cached[i]->out, idx)));
+  }
+  for (int i = 0; i < r->ncached; i++) {
+    LocalVal *lv = &kb->lv[r->cached[i]->id];
     lv->kind = LV_ROWBUF;
     lv->local = arg;
     lv->base = i * r->n;

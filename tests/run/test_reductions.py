@@ -166,7 +166,8 @@ def act_rows():
     computed once per row into per-thread scratch "kN.row", every pass reading it):
     layer_norm of gelu (f32, and over the permuted channels of a [B, C, T] input plus a
     positional term), of silu (f64), rms_norm of tanh-gelu, softmax of tanh, log_softmax
-    of exp, a standardization of silu by its std (f64), against NumPy, rows not a multiple
+    of exp, a standardization of silu by its std (f64), a layer_norm of tanh plus the tanh
+    flipped and rolled over rows, against NumPy, rows not a multiple
     of the vector (one program); every kernel keeps its rows. And the moments pass in vector
     lanes: LLVM's code for LayerNorm(GELU) of [4, 384] on Zen 3 and on an AVX-512 CPU has
     no scalar FMA (the old pass evaluated the GELU in 16 scalar lanes: 22 scalar FMAs,
@@ -192,7 +193,7 @@ def act_rows():
     gt = 0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64 ** 3)))
     sy = y / (1 + np.exp(-y))
     gz = (0.5 * z64 * (1 + erf(z64 / np.sqrt(2)))).transpose(0, 2, 1) + pos
-    body = ["g = F.gelu(x, approximate='tanh')", "s = F.silu(y)"]
+    body = ["g = F.gelu(x, approximate='tanh')", "s = F.silu(y)", "t = torch.tanh(x)"]
     cases = [("F.layer_norm(F.gelu(x), (45,), w, b)", ln(gelu) * w + b, "f32"),
              ("F.layer_norm(s, (27,))", ln(sy), "f64"),
              ("g * torch.rsqrt(g.pow(2).mean(-1, keepdim=True) + 1e-6) * w",
@@ -201,7 +202,10 @@ def act_rows():
              ("torch.log_softmax(torch.exp(x * 0.3), -1)", np.log(sm(np.exp(x64 * 0.3))), "f32"),
              ("F.layer_norm(F.gelu(z).permute(0, 2, 1) + pos, (37,))", ln(gz), "f32"),
              ("(s - s.mean(-1, keepdim=True)) / s.std(-1, keepdim=True)",
-              (sy - sy.mean(-1, keepdims=True)) / sy.std(-1, ddof=1, keepdims=True), "f64")]
+              (sy - sy.mean(-1, keepdims=True)) / sy.std(-1, ddof=1, keepdims=True), "f64"),
+             # the kept values read at other places of the row, and of other rows (recomputed)
+             ("F.layer_norm(t, (45,)) + t.flip(-1) + t.roll(1, 0)",
+              ln(np.tanh(x64)) + np.tanh(x64)[:, ::-1] + np.roll(np.tanh(x64), 1, 0), "f32")]
     params = "x: f32[7, 45], y: f64[5, 27], z: f32[2, 37, 5], pos: f32[5, 37], w: f32[45], b: f32[45]"
     errs, src = run_case(sys.argv[1], params, body, ", ".join(c for c, _, _ in cases), [k for _, _, k in cases],
                          [np.asarray(v, np.float64) for _, v, _ in cases],
