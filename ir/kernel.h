@@ -36,6 +36,8 @@ typedef enum {
   LV_NONE,
   LV_LOCAL,    // local `local` (dtype: the computation dtype) holds the value at index `at`
   LV_SOFTMAX,  // a softmax/log_softmax row: recomputed from its input with locals max/sum
+  LV_ROWBUF,   // an inline node's values on the current row, kept in scratch arg `local` at
+               // base + sum(rstride[p] * index[p]) (ir/row.c's row_cache); elsewhere recomputed
 } LocalKind;
 
 typedef struct LocalVal {
@@ -45,6 +47,8 @@ typedef struct LocalVal {
   int nat;             // LV_LOCAL/LV_SOFTMAX: dims of `at` that must match a reader's index
   LIndex at[TD_MAX_DIMS];
   bool fixed[TD_MAX_DIMS];  // which dims of `at` are checked
+  int64_t rstride[TD_MAX_DIMS];  // LV_ROWBUF: the row buffer's stride of each dim (0: a kept dim)
+  int64_t base;                  // LV_ROWBUF: where the row starts in it
 } LocalVal;
 
 enum {

@@ -314,6 +314,14 @@ static void check_at(const LocalVal *lv, const Value *v, const int64_t *shape, c
       TD_ASSERT(kb_ix_equal(&lv->at[p], &pidx[p]));
 }
 
+// Whether pidx is on the row an LV_ROWBUF holds (else its reader recomputes the value).
+static bool on_row(const LocalVal *lv, const int64_t *shape, const LIndex *pidx) {
+  for (int p = 0; p < lv->nat; p++)
+    if (lv->fixed[p] && shape[p] > 1 && !kb_ix_equal(&lv->at[p], &pidx[p]))
+      return false;
+  return true;
+}
+
 // The move of v per step when v is a leaf of the recurrence step being built, or NULL.
 static const RecurLeaf *recur_leaf(const KernelBuilder *kb, const Value *v) {
   if (!kb->recur)
@@ -352,6 +360,15 @@ LExpr *kb_value(KernelBuilder *kb, const Value *v, const LIndex *idx) {
       if (lv->kind == LV_LOCAL) {
         check_at(lv, v, n->out->view.shape, pidx);
         return kb_cast(kb, kb_local_ref(kb, lv->local), n->out->dtype);
+      }
+      if (lv->kind == LV_ROWBUF && on_row(lv, n->out->view.shape, pidx)) {
+        LExpr *e = kb_expr(kb, LX_LOAD, n->out->dtype);
+        e->buf = lv->local;
+        e->idx = kb_ix_const(lv->base);
+        for (int p = 0; p < lv->nat; p++)
+          if (lv->rstride[p])
+            kb_ix_addmul(kb, &e->idx, &pidx[p], lv->rstride[p]);
+        return e;
       }
       if (lv->kind == LV_SOFTMAX) {
         check_at(lv, v, n->out->view.shape, pidx);

@@ -7,7 +7,9 @@ schedule's vector accumulators (ir/sched.c: 16 f32 or 8 f64 lanes and a remainde
 NaN (in the vector part and in the remainder), +-inf and +-0 rows: NaN anywhere gives NaN,
 and the index of the first NaN, as NumPy's max/argmax.
 """
+import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -155,6 +157,75 @@ def strip_rows():
     return t.summary()
 
 
+def erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+def act_rows():
+    """Row kernels over a costly elementwise producer (ir/row.c's row_cache: the producer
+    computed once per row into per-thread scratch "kN.row", every pass reading it):
+    layer_norm of gelu (f32, and over the permuted channels of a [B, C, T] input plus a
+    positional term), of silu (f64), rms_norm of tanh-gelu, softmax of tanh, log_softmax
+    of exp, a standardization of silu by its std (f64), a layer_norm of tanh plus the tanh
+    flipped and rolled over rows, against NumPy, rows not a multiple
+    of the vector (one program); every kernel keeps its rows. And the moments pass in vector
+    lanes: LLVM's code for LayerNorm(GELU) of [4, 384] on Zen 3 and on an AVX-512 CPU has
+    no scalar FMA (the old pass evaluated the GELU in 16 scalar lanes: 22 scalar FMAs,
+    and its polynomials in 220 FMAs against 22)."""
+    t = Tally()
+    rng = np.random.default_rng(41)
+    x = (2 * rng.standard_normal((7, 45))).astype(np.float32)
+    y = 2 * rng.standard_normal((5, 27))
+    z = (2 * rng.standard_normal((2, 37, 5))).astype(np.float32)
+    pos = rng.standard_normal((5, 37)).astype(np.float32)
+    w, b = rng.standard_normal(45).astype(np.float32), rng.standard_normal(45).astype(np.float32)
+    x64, z64 = x.astype(np.float64), z.astype(np.float64)
+
+    def ln(a, eps=1e-5):
+        u = a.mean(-1, keepdims=True)
+        return (a - u) / np.sqrt(((a - u) ** 2).mean(-1, keepdims=True) + eps)
+
+    def sm(a):
+        e = np.exp(a - a.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    gelu = 0.5 * x64 * (1 + erf(x64 / np.sqrt(2)))
+    gt = 0.5 * x64 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x64 + 0.044715 * x64 ** 3)))
+    sy = y / (1 + np.exp(-y))
+    gz = (0.5 * z64 * (1 + erf(z64 / np.sqrt(2)))).transpose(0, 2, 1) + pos
+    body = ["g = F.gelu(x, approximate='tanh')", "s = F.silu(y)", "t = torch.tanh(x)"]
+    cases = [("F.layer_norm(F.gelu(x), (45,), w, b)", ln(gelu) * w + b, "f32"),
+             ("F.layer_norm(s, (27,))", ln(sy), "f64"),
+             ("g * torch.rsqrt(g.pow(2).mean(-1, keepdim=True) + 1e-6) * w",
+              gt / np.sqrt((gt ** 2).mean(-1, keepdims=True) + 1e-6) * w, "f32"),
+             ("torch.softmax(torch.tanh(y), -1)", sm(np.tanh(y)), "f64"),
+             ("torch.log_softmax(torch.exp(x * 0.3), -1)", np.log(sm(np.exp(x64 * 0.3))), "f32"),
+             ("F.layer_norm(F.gelu(z).permute(0, 2, 1) + pos, (37,))", ln(gz), "f32"),
+             ("(s - s.mean(-1, keepdim=True)) / s.std(-1, keepdim=True)",
+              (sy - sy.mean(-1, keepdims=True)) / sy.std(-1, ddof=1, keepdims=True), "f64"),
+             # the kept values read at other places of the row, and of other rows (recomputed)
+             ("F.layer_norm(t, (45,)) + t.flip(-1) + t.roll(1, 0)",
+              ln(np.tanh(x64)) + np.tanh(x64)[:, ::-1] + np.roll(np.tanh(x64), 1, 0), "f32")]
+    params = "x: f32[7, 45], y: f64[5, 27], z: f32[2, 37, 5], pos: f32[5, 37], w: f32[45], b: f32[45]"
+    errs, src = run_case(sys.argv[1], params, body, ", ".join(c for c, _, _ in cases), [k for _, _, k in cases],
+                         [np.asarray(v, np.float64) for _, v, _ in cases],
+                         {"x": x, "y": y, "z": z, "pos": pos, "w": w, "b": b})
+    lines = emit_text(sys.argv[1], src, "kernels").stdout.splitlines()
+    rbufs = {ln.split()[1] for ln in lines if ln.startswith("buffer") and ln.endswith(".row")}
+    kept = sum(1 for ln in lines if ln.startswith("  args:") and any(f"{r} (" in ln for r in rbufs))
+    nk = sum(1 for ln in lines if ln.startswith("kernel "))
+    if kept != nk or nk < 5:
+        errs = errs + [f"{kept} of {nk} kernels keep their row, want all"]
+    one = "fn f(x: f32[4, 384], w: f32[384], b: f32[384]) -> f32[4, 384] { return F.layer_norm(F.gelu(x), (384,), w, b) }"
+    for cpu in ("znver3", "skylake-avx512"):
+        asm = emit_text(sys.argv[1], one, "asm", [f"--cpu={cpu}"]).stdout
+        ss, ps = len(re.findall(r"\bvfn?m(?:add|sub)\w*ss\b", asm)), len(re.findall(r"\bvfn?m(?:add|sub)\w*ps\b", asm))
+        if ss or not 0 < ps < 100:
+            errs = errs + [f"--cpu={cpu}: {ss} scalar and {ps} vector FMAs in LayerNorm(GELU), want 0 and 1..99"]
+    t.report("act_rows", errs, src)
+    return t.summary()
+
+
 if __name__ == "__main__":
     require_backend(sys.argv[1])
-    sys.exit(run_families({"reductions"}) | nan_rows() | argext_rows() | strip_rows())
+    sys.exit(run_families({"reductions"}) | nan_rows() | argext_rows() | strip_rows() | act_rows())
