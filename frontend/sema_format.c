@@ -274,7 +274,7 @@ static bool is_child_module(const TType *t) {
 // Module.__repr__ of module object m (an instance of a class of the file, or an nn module made of modules):
 // its name, its extra_repr's lines, then each child module as "(name): " and its own repr indented two
 // more; "Name()" with neither, "Name(extra)" with one line of extra_repr alone.
-static bool module_text(Sema *sema, Str *b, const TType *m, Loc loc) {
+static bool module_text_at(Sema *sema, Str *b, const TType *m, Loc loc) {
   const char *cls = is_instance(m) ? py_type_name(m) : m->module + 9;
   const char *extra = "";
   if (!strcmp(cls, "ChannelShuffle")) {
@@ -324,6 +324,21 @@ static bool module_text(Sema *sema, Str *b, const TType *m, Loc loc) {
   }
   puts_(sema, b, "\n)");
   return true;
+}
+
+// module_text_at, nested at most REPR_MAX_DEPTH deep: a module holding itself (m.sub = m) is
+// PyTorch's RecursionError, not a stack overflow.
+enum { REPR_MAX_DEPTH = 64 };
+static bool module_text(Sema *sema, Str *b, const TType *m, Loc loc) {
+  if (sema->repr_depth >= REPR_MAX_DEPTH) {
+    diag_error(sema->cx, loc, "RecursionError: maximum recursion depth exceeded in the repr of a module (%s holds "
+               "itself)", is_instance(m) ? py_type_name(m) : m->module + 9);
+    return false;
+  }
+  sema->repr_depth++;
+  bool ok = module_text_at(sema, b, m, loc);
+  sema->repr_depth--;
+  return ok;
 }
 
 // str(t) (repr false) or repr(t) appended to b; false after an error at loc.

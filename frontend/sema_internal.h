@@ -127,6 +127,7 @@ typedef struct Sema {
   Ast **param_src;           // set for check_body by a call: the arguments (a tuple parameter's elements)
   int lambdas;               // calls of lambdas so far: names each call's parameters (sema_lambda.c)
   int lambda_depth;          // lambda bodies being checked, nested
+  int repr_depth;            // module reprs being written, nested (sema_format.c: a module holding itself)
   VEC(struct Ident { const char *hidden; const void *ident; }) idents;  // each attribute binding's tensor
                                                                           // identity (sema_object.c's value_ident)
   VEC(LocalSig) local_sigs;  // the local defs checked so far
