@@ -599,6 +599,12 @@ static TType *apply_fn(Sema *sema, Ast *e, TType *t) {
   Ast *path = receiver(sema, e);
   const char *h = arena_printf(&sema->cx->arena, "(state %d) fn", ++sema->lambdas);
   bind_hidden(sema, e, h, v[0], v[0]->loc);
+  const TType *ft = v[0]->ty;
+  if (!ft || is_poison(ft)) return poison(sema);
+  if (ft->kind != TY_MODULE && !is_container(ft)) {  // (function values, classes and modules are TY_MODULE)
+    diag_error(sema->cx, v[0]->loc, "TypeError: '%s' object is not callable", py_type_name(ft));
+    return poison(sema);
+  }
   Ast *fn = ast_name(sema->cx, h, v[0]->loc);
   if (!apply_to(sema, e, fn, t, "", path, 0)) return poison(sema);
   return result(sema, e, itself(sema, path));
