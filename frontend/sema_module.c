@@ -1403,9 +1403,10 @@ static bool is_deepcopy(Sema *sema, const Ast *e) {
 // (a tensor is a value in tdsl: the copy's attribute is set to it, as a copied parameter holds the same
 // numbers). NULL (after the error at at) for what tdsl cannot copy.
 typedef struct CopyMemo {
-  const TType *from[64];
-  TType *to[64];
-  int n;
+  const TType **from;  // the modules copied so far and their copies (n of cap)
+  TType **to;
+  int n, cap;
+  int depth;  // modules being copied, nested (COPY_MAX_DEPTH: a bound on the recursion)
   struct {  // the copies' parameter identities: each original tensor's (tied ones stay tied in the copy)
     const void **from, **to;
     int n, cap;
@@ -1436,17 +1437,28 @@ static bool copyable(const TType *t) {
 
 static Ast *container_node(Sema *sema, TType *c, Loc loc);
 
-static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *memo) {
+enum { COPY_MAX_DEPTH = 64 };
+
+static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *memo);
+
+static TType *module_copy_at(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *memo) {
   for (int i = 0; i < memo->n; i++)
     if (memo->from[i] == m) return memo->to[i];
   bool params = is_container(m) && !strncmp(m->container, "Parameter", 9);
-  if (params || memo->n == 64) {
+  if (params || memo->depth > COPY_MAX_DEPTH) {
     diag_error(sema->cx, at, "copy.deepcopy() of %s is not supported yet: tdsl copies nn modules, their containers "
                "and instances of the file's classes", params ? m->container : "a module this deep");
     return NULL;
   }
   TType *c = ty_new(sema, m->kind);
   *c = *m;
+  if (memo->n == memo->cap) {
+    int cap = memo->cap ? 2 * memo->cap : 64;
+    const TType **f = arena_alloc(&sema->cx->arena, sizeof *f * (size_t)cap);
+    TType **t = arena_alloc(&sema->cx->arena, sizeof *t * (size_t)cap);
+    for (int i = 0; i < memo->n; i++) f[i] = memo->from[i], t[i] = memo->to[i];
+    memo->from = f, memo->to = t, memo->cap = cap;
+  }
   memo->from[memo->n] = m, memo->to[memo->n++] = c;
   if (is_container(m)) {  // a Sequential, ModuleList or ModuleDict: its modules copied
     c->elems = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(m->nelem ? m->nelem : 1));
@@ -1470,12 +1482,22 @@ static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *
   return c;
 }
 
+// module_copy_at, nested at most COPY_MAX_DEPTH deep (a module holding itself is in the memo by then).
+static TType *module_copy(Sema *sema, Ast *e, Loc at, const TType *m, CopyMemo *memo) {
+  memo->depth++;
+  TType *c = module_copy_at(sema, e, at, m, memo);
+  memo->depth--;
+  return c;
+}
+
 // A node standing for container c (a list or dict of modules): one operand a node for each module, as
-// lowering reads a sequence's items (a module is nothing to compute).
+// lowering reads a sequence's items (a module is nothing to compute), a container's its own container_node
+// (a Sequential of Sequentials: lowering reads their items too).
 static Ast *container_node(Sema *sema, TType *c, Loc loc) {
   Ast *n = value_node(sema, c, loc);
   Ast **elems = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(c->nelem ? c->nelem : 1));
-  for (int i = 0; i < c->nelem; i++) elems[i] = value_node(sema, c->elems[i], loc);
+  for (int i = 0; i < c->nelem; i++)
+    elems[i] = is_container(c->elems[i]) ? container_node(sema, c->elems[i], loc) : value_node(sema, c->elems[i], loc);
   set_operands(sema, n, elems, c->nelem);
   return n;
 }

@@ -423,6 +423,15 @@ CASES += [
      {"x": X[0, :2, 0, :4].copy(), "w": (np.arange(16, dtype=np.float32).reshape(4, 4) - 7) / 8,
       "b": B[[0, 1, 2, 1]].copy()},
      lambda x, w, b: [(x @ w.T + b * 2) @ w.T + b * 2, np.array([4, 12], dtype=np.float32)], ["f32"] * 2),
+    ("copy.deepcopy of a module holding more than 64 modules (100 here: its memo grows; once an error 'a module "
+     "this deep')",
+     "import copy\n" + fn("x: f32[2, 4], w: f32[4, 4], b: f32[4]) -> (f32[2, 4], f32[2, 4])",
+                          ["a = nn.Linear(4, 4)", "a.weight = w", "a.bias = b",
+                           "s = nn.Sequential(*[nn.Sequential(nn.Identity(), nn.ReLU()) for _ in range(33)], a)",
+                           "c = copy.deepcopy(s)", "c[33].bias = b * 2", "return c(x), s(x)"]),
+     {"x": X[0, :2, 0, :4].copy(), "w": (np.arange(16, dtype=np.float32).reshape(4, 4) - 7) / 8,
+      "b": B[[0, 1, 2, 1]].copy()},
+     lambda x, w, b: [np.maximum(x, 0) @ w.T + b * 2, np.maximum(x, 0) @ w.T + b], ["f32"] * 2),
 ]
 
 # (name, program, the first line tdslc prints on stderr after the path): compile-time errors
