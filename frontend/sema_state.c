@@ -41,6 +41,7 @@ typedef struct Walk {
   VEC(const TType *) mods;
   VEC(const char *) prefixes;
   bool memo;  // named_parameters()'s: a module and a tensor once
+  bool deep;  // a walk without the memo went past 64 modules deep (a module holding itself): it stops there
 } Walk;
 
 static bool is_param_container(const TType *t) { return is_container(t) && !strncmp(t->container, "Parameter", 9); }
@@ -86,7 +87,13 @@ static void own_state(Sema *sema, Walk *w, TType *t, const char *prefix, Ast *pa
 static void walk_state(Sema *sema, Walk *w, TType *t, const char *prefix, Ast *path, bool recurse, int depth) {
   for (int i = 0; w->memo && i < w->mods.len; i++)
     if (w->mods.data[i] == t) return;
-  if (depth > 64) return;  // a module holding itself: PyTorch's RecursionError, or its memo's one visit
+  // a module holding itself: its memo's one visit, or PyTorch's RecursionError (the caller's), the walk
+  // stopped (m.a = m; m.b = m would take 2^64 steps)
+  if (w->deep) return;
+  if (depth > 64) {
+    w->deep = !w->memo;
+    return;
+  }
   vec_push(&sema->cx->arena, &w->mods, t);
   vec_push(&sema->cx->arena, &w->prefixes, prefix);
   own_state(sema, w, t, prefix, path);
@@ -244,6 +251,11 @@ static TType *state_list(Sema *sema, Ast *e, TType *t) {
   }
   Walk w = {.memo = !dict};
   walk_state(sema, &w, t, prefix, receiver(sema, e), recurse, 0);
+  if (w.deep) {
+    diag_error(sema->cx, e->oploc, "RecursionError: maximum recursion depth exceeded in %s() (a module holding "
+               "itself)", n);
+    return poison(sema);
+  }
   if (w.memo) drop_repeats(&w);
   Ast **items = arena_alloc(&sema->cx->arena, sizeof(Ast *) * (size_t)(w.e.len + 1));
   TType **keys = arena_alloc(&sema->cx->arena, sizeof(TType *) * (size_t)(w.e.len + 1));
@@ -398,6 +410,11 @@ static TType *load_state(Sema *sema, Ast *e, TType *t) {
   seq_items(sema, sd, &vals, &n);
   Walk w = {0};
   walk_state(sema, &w, t, "", receiver(sema, e), true, 0);
+  if (w.deep) {
+    diag_error(sema->cx, e->oploc, "RecursionError: maximum recursion depth exceeded in load_state_dict() (a "
+               "module holding itself)");
+    return poison(sema);
+  }
   bool *used = arena_alloc(&sema->cx->arena, (size_t)n + 1);
   for (int j = 0; j < n; j++) used[j] = false;
   VEC(const char *) missing = {0}, msgs = {0};
