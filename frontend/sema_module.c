@@ -632,6 +632,17 @@ static TType *nn_with_state(Sema *sema, Ast *e, const NnClass *c, TType *m) {
                "mode='%s') and use padding=0", c->cls, pm->module, pm->module);
     return poison(sema);
   }
+  const TType *g = !strncmp(c->cls, "Conv", 4) ? nn_arg(sema, m, "groups") : NULL;
+  if (g && is_scalar(g) && dtype_is_int(g->dtype)) {  // _ConvNd.__init__'s checks
+    const TType *ci = nn_arg(sema, m, "in_channels"), *co = nn_arg(sema, m, "out_channels");
+    bool cin = is_scalar(ci) && dtype_is_int(ci->dtype) && g->ival > 0 && ci->ival % g->ival;
+    bool cout = is_scalar(co) && dtype_is_int(co->dtype) && g->ival > 0 && co->ival % g->ival;
+    if (g->ival <= 0 || cin || cout) {
+      diag_error(sema->cx, call_loc(e), "ValueError: %s", g->ival <= 0 ? "groups must be a positive integer"
+                 : cin ? "in_channels must be divisible by groups" : "out_channels must be divisible by groups");
+      return poison(sema);
+    }
+  }
   const TType *trs = nn_arg(sema, m, "track_running_stats");
   if (trs && is_scalar(trs) && !trs->ival) {
     diag_error(sema->cx, call_loc(e), "nn.%s with track_running_stats=False is not supported yet: it normalizes by "

@@ -73,6 +73,13 @@ static bool aug_other(Sema *sema, Ast *st, Ast *target) {
 // target (of type t) may be written: a local or a 'mut' parameter, no element twice.
 bool store_writable(Sema *sema, const Ast *st, const Ast *target, const TType *t) {
   const char *name = target_name(target);
+  if (!t->writable && name[0] == '(') {  // a module's tensor read through its hidden binding ("(attr 4) bias")
+    const char *close = strchr(name, ')');
+    const char *attr = close && close[1] == ' ' ? close + 2 : name;
+    diag_error(sema->cx, target->loc, "cannot write in place to a module's tensor '%s': it is read-only in tdsl; "
+               "set the attribute anew (m.%s = m.%s * 2)", attr, attr, attr);
+    return false;
+  }
   if (!t->writable) {
     diag_error(sema->cx, target->loc, "cannot write to '%s': parameters are read-only unless declared 'mut'", name);
     const Ast *r = root_name(target);
