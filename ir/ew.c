@@ -1,6 +1,8 @@
 // ir/ew.c: the kernel builder's EW and ONE kernels (ir/kernel.h). EW: elementwise
 // nodes over one shape, each stored at every index of it, in the output's row-major
-// order or, when an operand is read transposed, in tiles (below); ONE: cat and stack
+// order or, when an operand is read transposed, in tiles (below), then the stores
+// into the whole result that joined them (ir/fuse.c's store_fits: y.add_(r) after
+// y = x * w), each element written once, its last value (ew_stores); ONE: cat and stack
 // (one nest per operand, writing its slice of the result) and stores into a view of a
 // buffer (x[idx] = v, x[idx] op= v), each node alone in its kernel.
 //
@@ -125,13 +127,56 @@ static int64_t cut_range(const EwTile *t, int d, int c, int64_t *from) {
   return c < t->cuts->n[d] ? t->cuts->at[d][c] : t->ov->shape[d];
 }
 
-// The stores of every node at idx.
+// What store n writes at target index idx, of the target's dtype: val (the value there)
+// or, for x[idx] op= v, x[idx] op val.
+static LExpr *store_value(KernelBuilder *kb, const Node *n, LExpr *val, const LIndex *idx) {
+  const Value *t = n->srcs[0], *v = n->srcs[1];
+  if (n->attr.aug != OP_COUNT) {
+    Value *both[2] = {(Value *)t, (Value *)v};
+    DType cd = dtype_compute(kb_result_type(both, 2));
+    if (n->attr.aug == OP_DIV && !dtype_is_float(cd))
+      cd = DT_F32;
+    LExpr *cur = kb_cast(kb, kb_value(kb, t, idx), cd);
+    val = kb_arith(kb, (Op)n->attr.aug, cd, cur, kb_cast(kb, val, cd));
+  }
+  return kb_cast(kb, val, t->dtype);
+}
+
+// Member n's value at idx: an elementwise node's, or a store's, of the target's dtype
+// (ir/fuse.c's store_fits: into the whole result of the kernel's first node, of a value
+// of its shape or a scalar).
+static LExpr *ew_value(KernelBuilder *kb, const Node *n, const LIndex *idx) {
+  if (n->op != OP_STORE)
+    return kb_node_expr(kb, n, idx);
+  const Value *t = n->srcs[0], *v = n->srcs[1];
+  TD_ASSERT(kb_same_shape(&t->view, &t->buf->producer->out->view) &&
+            (v->is_scalar || kb_same_shape(&v->view, &t->view)));
+  return store_value(kb, n, kb_value(kb, v, idx), idx);
+}
+
+// The stores of every node at idx. A result that a later store of the kernel writes
+// over, whole (y = x * w + b; y.clamp_(0, 6)), is not stored but kept in a local, which
+// that store's value reads: each element is written once, with its final value.
 static void ew_stores(KernelBuilder *kb, const EwTile *t, LStmtList *into, const LIndex *idx) {
   for (int i = 0; i < t->ns->len; i++) {
     const Node *n = t->ns->data[i];
-    TD_ASSERT(op_is_elementwise(n->op) && kb_same_shape(&n->out->view, t->ov));
-    kb_store_node(kb, into, n, idx, kb_node_expr(kb, n, idx));
+    const Node *own = n->op == OP_STORE ? n->srcs[0]->buf->producer : n;  // the node whose result it writes
+    TD_ASSERT((op_is_elementwise(n->op) || n->op == OP_STORE) && kb_same_shape(&own->out->view, t->ov));
+    bool over = false;
+    for (int j = i + 1; j < t->ns->len && !over; j++)
+      over = t->ns->data[j]->op == OP_STORE && t->ns->data[j]->srcs[0]->buf == own->out->buf;
+    LExpr *val = ew_value(kb, n, idx);
+    if (over)
+      kb_local_at(kb, own, kb_let_local(kb, into, kb_cast(kb, val, own->out->dtype)), idx);
+    else if (n->op == OP_STORE)
+      kb_push(kb, into, kb_store_stmt(kb, kb_arg(kb, kb->buf_of[n->srcs[0]->buf->id], false, true),
+                                      kb_view_index(kb, &n->srcs[0]->view, idx), val));
+    else
+      kb_store_node(kb, into, n, idx, val);
   }
+  for (int i = 0; i < t->ns->len; i++)  // (the bindings made above)
+    if (t->ns->data[i]->op == OP_STORE)
+      kb->lv[t->ns->data[i]->srcs[0]->buf->producer->id].kind = LV_NONE;
 }
 
 // The scalar nest of the part of a tile from idx (di and dj: that part's first) with
@@ -404,8 +449,8 @@ void ew_build(KernelBuilder *kb, const NodeList *ns) {
   kb->cuts = &cuts;
   for (int i = 0; i < ns->len; i++) {
     const Node *n = ns->data[i];
-    LExpr *e = kb_node_expr(kb, n, pidx);
-    if (t.dj < 0 || t.di >= 0 || kb->naive)
+    LExpr *e = ew_value(kb, n, pidx);  // (a store's: for the cuts of the cats it reads)
+    if (t.dj < 0 || t.di >= 0 || kb->naive || n->op == OP_STORE)
       continue;
     t.di = transposed_dim(e, ov->ndim, t.dj);
     copy = ns->len == 1 && t.di >= 0 && copy_load(e, n, t.di);
@@ -523,17 +568,8 @@ static void build_store(KernelBuilder *kb, const Node *n) {
     for (int j = 0; j < v->view.ndim; j++)
       vidx[j] = (j + lead < 0 || v->view.shape[j] == 1) ? kb_ix_const(0) : idx[j + lead];
   }
-  LExpr *val = kb_value(kb, v, vidx);
-  if (n->attr.aug != OP_COUNT) {
-    Value *both[2] = {(Value *)t, (Value *)v};
-    DType cd = dtype_compute(kb_result_type(both, 2));
-    if (n->attr.aug == OP_DIV && !dtype_is_float(cd))
-      cd = DT_F32;
-    LExpr *cur = kb_cast(kb, kb_value(kb, t, idx), cd);
-    val = kb_arith(kb, (Op)n->attr.aug, cd, cur, kb_cast(kb, val, cd));
-  }
-  int arg = kb_arg(kb, buf, false, true);
-  kb_push(kb, body, kb_store_stmt(kb, arg, kb_view_index(kb, &t->view, idx), kb_cast(kb, val, t->dtype)));
+  LExpr *val = store_value(kb, n, kb_value(kb, v, vidx), idx);
+  kb_push(kb, body, kb_store_stmt(kb, kb_arg(kb, buf, false, true), kb_view_index(kb, &t->view, idx), val));
 }
 
 void ew_build_one(KernelBuilder *kb, const Node *n) {

@@ -26,7 +26,9 @@
 //     An attention (scaled_dot_product_attention) is a kernel alone. On a CPU, a store
 //     into the whole last result of a MATMUL kernel (out += identity) joins it as an
 //     epilogue (store_fits), and the result read after it may be written over the
-//     stored-into buffer (store_results_over); a convolution's zero padding read by its
+//     stored-into buffer (store_results_over); so does a store into the whole result of
+//     an EW kernel (y.clamp_(0, 6) after y = x * w + b), which then writes each element
+//     once, the stored value (ir/ew.c); a convolution's zero padding read by its
 //     contraction alone is inline (plan_pads: ir/gemm.c packs from the unpadded input).
 //  3. modes: a row node or matmul read only by its own kernel (and not returned) is
 //     NM_LOCAL, other roots NM_STORED; kernels are numbered by execution position; an
@@ -898,21 +900,34 @@ static void check_outside_leaf(Fuse *f, void *ctx, const Leaf *leaf) {
   oc->ok &= p < 0 || !kern_has(oc->k, p) || (p == oc->e && leaf->known && is_identity(leaf->v, pv->ndim, pv->shape));
 }
 
+// The same for a CPU elementwise kernel (an in-place op after a pointwise producer: y =
+// x * w + b; F.relu6(y, inplace=True)), of any dtype and augmented op: ir/ew.c computes
+// the result, then the stored value from it, and writes the buffer once.
 static bool store_fits(Fuse *f, Kern *k, int i) {
   const Node *n = node_of(f, i);
-  if (!f->g->cpu || n->op != OP_STORE || k->kind != KK_MATMUL)
+  bool ew = k->kind == KK_EW;
+  if (!f->g->cpu || n->op != OP_STORE || (k->kind != KK_MATMUL && !ew))
     return false;
   const Value *t = n->srcs[0], *v = n->srcs[1];
+  if (ew && (t->cplx || (!v->is_scalar && v->cplx)))
+    return false;
   int m = k->members.len - 1;  // (past the stores into the same result: x.mul_(s).add_(r))
   while (m > 0 && node_of(f, k->members.data[m])->op == OP_STORE &&
          node_of(f, k->members.data[m])->srcs[0]->buf == t->buf)
     m--;
   int e = k->members.data[m];
-  const View *ov = &k->mm->out->view, *ev = &node_of(f, e)->out->view;
+  const View *ev = &node_of(f, e)->out->view, *ov = ew ? ev : &k->mm->out->view;
   if (producer_of(t) != e || !is_identity(t->view, ev->ndim, ev->shape) ||
       !same_shape(ev->ndim, ev->shape, ov->ndim, ov->shape) ||
       (!v->is_scalar && !same_shape(v->view.ndim, v->view.shape, ov->ndim, ov->shape)) ||
-      !dtype_is_float(t->dtype) || (n->attr.aug != OP_COUNT && n->attr.aug != OP_ADD && n->attr.aug != OP_MUL))
+      (!ew && (!dtype_is_float(t->dtype) || (n->attr.aug != OP_COUNT && n->attr.aug != OP_ADD && n->attr.aug != OP_MUL))))
+    return false;
+  if (ew && n->attr.aug == OP_COUNT && f->raises[e])  // (a result no store reads would not raise)
+    return false;
+  const Node *en = node_of(f, e);  // (ir/ew.c moves a permuted copy of memory in register blocks)
+  bool copy = ew && (en->op == OP_COPY || en->op == OP_CLONE);
+  int src = copy ? producer_of(en->srcs[0]) : -1;
+  if (copy && (src < 0 || !f->inl[src]) && !view_is_contiguous(en->srcs[0]->view))
     return false;
   OutsideCheck oc = {k, e, true};
   Walk w = {f, check_outside_leaf, &oc, -1};

@@ -187,6 +187,84 @@ def mlp_chains():
         report(f"mlp_chain_values_{be}", errs, MLP_SRC)
 
 
+# In-place ops on an elementwise kernel's result (ir/fuse.c's store_fits, ir/ew.c's
+# ew_stores): a store into the whole result, reading it at the same index only, is that
+# kernel's, which writes each element once; the traps (the value read at other elements,
+# a view stored into, a kernel or an inline node reading the old value, a store into part
+# of it in between) keep PyTorch's values. One program, one run per backend, exact against NumPy.
+INPLACE_SRC = """fn f(x: f32[6, 8], w: f32[8], b: f32[8], s: f32[6, 8], r: f32[6, 8], a: i32[6, 8], c: i32[6, 8],
+      h: f16[6, 8], g: f16[6, 8], q: f32[8, 8]) -> (f32[6, 8], f32[6, 8], f32[6, 8], i32[6, 8], f16[6, 8],
+      f32[6, 8], f32[6, 8], f32[6, 8], f32[8], f32[8, 8], f32[8, 8], f32[8, 8], f32[6, 8], f32[6, 8]) {
+    y = x * w + b
+    F.relu6(y, inplace=True)
+    y2 = x * 3.0
+    y2.mul_(s).add_(r)
+    ai = a * 3 + c
+    ai += c
+    ai.clamp_(min=0)
+    hh = h * g
+    hh.add_(g)
+    t = x - 1.0
+    t.add_(t.flip(0))
+    u = x * 2.0
+    u[1:].add_(1.0)
+    v = x + w
+    sv = v.sum(0)
+    v.mul_(2.0)
+    z0 = q * 2.0
+    z1 = z0 + 1.0
+    z0.mul_(3.0)
+    zt = q * 2.0
+    zt.add_(q.t())
+    d = x / 2.0
+    d.zero_()
+    e = x * 5.0
+    e[0] = 7.0
+    e.sub_(s)
+    return y, y, y2, ai, hh, t, u, v, sv, z0, z1, zt, d, e
+}"""
+
+
+def inplace_stores():
+    src = ("fn f(x: f32[64, 32], w: f32[32], b: f32[32]) -> f32[64, 32] {\n    y = x * w + b\n"
+           "    F.relu6(y, inplace=True)\n    return y\n}")
+    check("inplace_after_elementwise", src, nkernels=1, lines=[2, 3], ops=["mul", "add", "clamp", "store"])
+    src = ("fn f(x: i32[64, 32], s: i32[64, 32]) -> i32[64, 32] {\n    y = x * 3\n"
+           "    y.mul_(s).add_(x)\n    y.clamp_(min=0)\n    return y\n}")
+    check("inplace_chain_after_elementwise", src, nkernels=1)
+    src = ("fn f(x: f32[8, 8]) -> (f32[8, 8], f32[8]) {\n    y = x * 2.0\n    m = y.sum(0)\n"
+           "    y.add_(y.t())\n    return y, m\n}")
+    check("inplace_other_index_kept_apart", src, nkernels=4)
+    rng = np.random.default_rng(5)
+    f32 = lambda *sh: rng.standard_normal(sh).astype(np.float32)  # noqa: E731
+    ins = {"x": f32(6, 8) * 4, "w": f32(8), "b": f32(8), "s": f32(6, 8), "r": f32(6, 8),
+           "a": rng.integers(-9, 9, (6, 8)).astype(np.int32), "c": rng.integers(-9, 9, (6, 8)).astype(np.int32),
+           "h": f32(6, 8).astype(np.float16), "g": f32(6, 8).astype(np.float16), "q": f32(8, 8)}
+    x, w, b, s, r, a, c, h, g, q = (ins[k] for k in "x w b s r a c h g q".split())
+    y = np.clip(x * w + b, np.float32(0), np.float32(6))
+    ai = np.maximum((a * 3 + c) + c, 0).astype(np.int32)
+    t = x - np.float32(1)
+    u = x * np.float32(2)
+    u[1:] += np.float32(1)
+    v = x + w
+    e = x * np.float32(5)
+    e[0] = 7
+    e -= s
+    want = [y, y, (x * np.float32(3)) * s + r, ai, (h * g) + g, t + t[::-1], u, v * np.float32(2),
+            v.sum(0), q * np.float32(6), q * np.float32(2) + np.float32(1), q * np.float32(2) + q.T, np.zeros_like(x), e]
+    for be in ("c", "llvm"):
+        if not backend_available(TDSLC, be)[0]:
+            continue
+        p, outs = run_outputs(TDSLC, INPLACE_SRC, ins, backend=be)
+        errs = [] if p.returncode == 0 and len(outs) == len(want) else [
+            f"exit {p.returncode}: {p.stderr.strip()[-800:]}"]
+        for i, (got, wv) in enumerate(zip(outs, want)):
+            e = compare(got, wv, "f32", "red", 8) if i == 8 else compare(got, wv, str(got.dtype), "exact")
+            if e:
+                errs.append(f"output {i}: {e}")
+        report(f"inplace_store_values_{be}", errs, INPLACE_SRC)
+
+
 def main():
     for length in (1, 2, 3, 5, 8, 13, 21, 40):
         for seed in range(3):
@@ -308,6 +386,7 @@ def main():
             errs.append(f"scores or probabilities stored: {[b.get('name') for b in doc['buffers']]}")
     report("attention_views", errs)
     mlp_chains()
+    inplace_stores()
 
     return T.summary()
 
