@@ -89,16 +89,6 @@ typedef struct Rows {
   int mr, all;
 } Rows;
 
-static LIndex plus(LIndex x, int64_t c) {
-  x.base += c;
-  return x;
-}
-
-static LIndex sum(KernelBuilder *kb, LIndex a, const LIndex *b, int64_t m) {
-  kb_ix_addmul(kb, &a, b, m);
-  return a;
-}
-
 static LExpr *fc(const Tile *T, double v) { return kb_fconst(T->kb, T->cd, v); }
 static LExpr *bin(const Tile *T, Op op, LExpr *x, LExpr *y) { return kb_binary(T->kb, op, T->cd, x, y); }
 static LExpr *ref(const Tile *T, int local) { return kb_local_ref(T->kb, local); }
@@ -143,11 +133,11 @@ static void rope_pair(const Tile *T, int s, LIndex i, LIndex c, LExpr **lo, LExp
 // tile's region: MR x w elements per batch when the batch loop is the parallel one (the
 // tiles of a batch take turns), per tile when the tile loop is, else one for all.
 static LIndex tile_at(const Tile *T, const Rows *R, int64_t w, LIndex x, LIndex r) {
-  LIndex at = sum(T->kb, r, &x, T->MR);
+  LIndex at = kb_ix_sum(T->kb, r, &x, T->MR);
   if (T->slots == SLOT_BATCH)
-    at = sum(T->kb, at, &T->bat, T->MR * w);
+    at = kb_ix_sum(T->kb, at, &T->bat, T->MR * w);
   if (T->slots == SLOT_TILE)
-    at = sum(T->kb, sum(T->kb, at, &T->bat, T->Lpad * w), &R->i0, w);
+    at = kb_ix_sum(T->kb, kb_ix_sum(T->kb, at, &T->bat, T->Lpad * w), &R->i0, w);
   return at;
 }
 
@@ -199,9 +189,9 @@ typedef enum { COPY_Q, COPY_OUT } CopyKind;
 // One element of a copy: row r of the tile, column e; l: the local holding 1 / l (out).
 static void copy_elem(const Tile *T, LStmtList *into, const Rows *R, CopyKind kind, LIndex r, LIndex e, int l) {
   KernelBuilder *kb = T->kb;
-  LIndex i = sum(kb, R->i0, &r, 1);
+  LIndex i = kb_ix_sum(kb, R->i0, &r, 1);
   if (kind == COPY_Q) {
-    LExpr *qv = T->qr >= 0 ? kb_buf_load(kb, T->qr, sum(kb, sum(kb, kb_ix_const(0), &r, T->E), &e, 1))
+    LExpr *qv = T->qr >= 0 ? kb_buf_load(kb, T->qr, kb_ix_sum(kb, kb_ix_sum(kb, kb_ix_const(0), &r, T->E), &e, 1))
                            : value_at(T, T->q, i, e);
     LExpr *qs = bin(T, OP_MUL, qv, fc(T, T->n->attr.scale));
     kb_buf_store(kb, into, T->qt, tile_at(T, R, T->E, e, r), qs);
@@ -222,7 +212,7 @@ static void copy_row(const Tile *T, LStmtList *into, const Rows *R, CopyKind kin
     if (n > 1)
       into->data[into->len - 1]->vector = 1;  // (kb_step_loop's loop: keep it scalar)
     for (int u = 0; u < COPY_UNROLL; u++)
-      copy_elem(T, in, R, kind, r, plus(e, u), l);
+      copy_elem(T, in, R, kind, r, kb_ix_plus(e, u), l);
   }
   for (int64_t c = c0 + n * COPY_UNROLL; c < w; c++)
     copy_elem(T, into, R, kind, r, kb_ix_const(c), l);
@@ -252,16 +242,17 @@ static void copy_block_v(const Tile *T, LStmtList *into, const Rows *R, CopyKind
   for (int k = 0; k < V; k++) {
     LExpr *x;
     if (kind == COPY_Q) {  // row r0 + k: columns e0..
-      LIndex i = plus(R->i0, r0 + k);
+      LIndex i = kb_ix_plus(R->i0, r0 + k);
       if (T->qr >= 0) {
-        x = vload(T, T->qr, sum(kb, kb_ix_const((int64_t)(r0 + k) * T->E), &e0, 1), V);
+        x = vload(T, T->qr, kb_ix_sum(kb, kb_ix_const((int64_t)(r0 + k) * T->E), &e0, 1), V);
       } else {
         row_side(T, kind, i, e0, &arg, &at);
         x = lx_vload(kb->cx, T->cd, V, arg, at);
       }
       x = lx_binary(kb->cx, OP_MUL, T->cd, x, splat(T, V, fc(T, T->n->attr.scale)));
     } else {  // column e0 + k: rows r0..
-      x = lx_binary(kb->cx, OP_MUL, T->cd, vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, k), rr), V), vref(T, V, l));
+      x = lx_binary(kb->cx, OP_MUL, T->cd, vload(T, T->acc, tile_at(T, R, T->Ev, kb_ix_plus(e0, k), rr), V),
+                    vref(T, V, l));
     }
     x->lanes = V;
     in[k] = kb_let_local(kb, into, x);
@@ -270,10 +261,10 @@ static void copy_block_v(const Tile *T, LStmtList *into, const Rows *R, CopyKind
   for (int k = 0; k < V; k++) {
     LExpr *x = vref(T, V, out[k]);
     if (kind == COPY_Q) {  // column e0 + k: rows r0..
-      vstore(T, into, T->qt, tile_at(T, R, T->E, plus(e0, k), rr), x);
+      vstore(T, into, T->qt, tile_at(T, R, T->E, kb_ix_plus(e0, k), rr), x);
       continue;
     }
-    row_side(T, kind, plus(R->i0, r0 + k), e0, &arg, &at);  // row r0 + k: columns e0..
+    row_side(T, kind, kb_ix_plus(R->i0, r0 + k), e0, &arg, &at);  // row r0 + k: columns e0..
     kb_push(kb, into, kb_store_stmt(kb, arg, at, x));
   }
 }
@@ -320,7 +311,7 @@ static int row_vectors(const Tile *T, const Rows *R, int *lanes) {
 // k[jb + c0 + c, e] * qt[e][..]; kr x (row vectors) accumulators.
 static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, LIndex c0, int kr) {
   KernelBuilder *kb = T->kb;
-  LIndex j = sum(kb, jb, &c0, 1), e;
+  LIndex j = kb_ix_sum(kb, jb, &c0, 1), e;
   int lanes[MAX_RV], nv = row_vectors(T, R, lanes), s[MAX_REG][MAX_RV], x[MAX_RV];
   for (int c = 0; c < kr; c++)
     for (int h = 0; h < nv; h++)
@@ -329,15 +320,16 @@ static void scores_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb,
   for (int h = 0; h < nv; h++)
     x[h] = kb_let_local(kb, in, vload(T, T->qt, tile_at(T, R, T->E, e, kb_ix_const(h * T->V)), lanes[h]));
   for (int c = 0; c < kr; c++) {
-    LExpr *kx = T->krot ? kb_buf_load(kb, T->kr, sum(kb, sum(kb, kb_ix_const(c * T->E), &j, T->E), &e, 1))
-                        : value_at(T, T->k, plus(j, c), e);
+    LExpr *kx = T->krot ? kb_buf_load(kb, T->kr, kb_ix_sum(kb, kb_ix_sum(kb, kb_ix_const(c * T->E), &j, T->E), &e, 1))
+                        : value_at(T, T->k, kb_ix_plus(j, c), e);
     int w = kb_let_local(kb, in, kx);
     for (int h = 0; h < nv; h++)
       kb_push(kb, in, kb_set(kb, s[c][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], x[h]), s[c][h])));
   }
   for (int c = 0; c < kr; c++)
     for (int h = 0; h < nv; h++)
-      vstore(T, into, T->sc, tile_at(T, R, T->KB, plus(c0, c), kb_ix_const(h * T->V)), vref(T, lanes[h], s[c][h]));
+      vstore(T, into, T->sc, tile_at(T, R, T->KB, kb_ix_plus(c0, c), kb_ix_const(h * T->V)),
+             vref(T, lanes[h], s[c][h]));
 }
 
 // values: columns e0 + 0..ec, acc[e][..] = acc * c + sum over jj of v[jb + jj, e] *
@@ -354,7 +346,7 @@ static void values_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb,
     }
     int c = kb_let_local(kb, into, vload(T, T->st, st_at(T, R, ST_C, rh), lanes[h]));
     for (int e = 0; e < ec; e++) {
-      LExpr *old = vload(T, T->acc, tile_at(T, R, T->Ev, plus(e0, e), rh), lanes[h]);
+      LExpr *old = vload(T, T->acc, tile_at(T, R, T->Ev, kb_ix_plus(e0, e), rh), lanes[h]);
       LExpr *x = lx_binary(kb->cx, OP_MUL, T->cd, old, vref(T, lanes[h], c));
       x->lanes = lanes[h];
       a[e][h] = kb_let_local(kb, into, x);
@@ -362,17 +354,18 @@ static void values_sub(const Tile *T, LStmtList *into, const Rows *R, LIndex jb,
   }
   LIndex jj;
   LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
-  LIndex j = sum(kb, jb, &jj, 1);
+  LIndex j = kb_ix_sum(kb, jb, &jj, 1);
   for (int h = 0; h < nv; h++)
     p[h] = kb_let_local(kb, in, vload(T, T->sc, tile_at(T, R, T->KB, jj, kb_ix_const(h * T->V)), lanes[h]));
   for (int e = 0; e < ec; e++) {
-    int w = kb_let_local(kb, in, value_at(T, T->v, j, plus(e0, e)));
+    int w = kb_let_local(kb, in, value_at(T, T->v, j, kb_ix_plus(e0, e)));
     for (int h = 0; h < nv; h++)
       kb_push(kb, in, kb_set(kb, a[e][h], fma_v(T, lanes[h], ref(T, w), vref(T, lanes[h], p[h]), a[e][h])));
   }
   for (int e = 0; e < ec; e++)
     for (int h = 0; h < nv; h++)
-      vstore(T, into, T->acc, tile_at(T, R, T->Ev, plus(e0, e), kb_ix_const(h * T->V)), vref(T, lanes[h], a[e][h]));
+      vstore(T, into, T->acc, tile_at(T, R, T->Ev, kb_ix_plus(e0, e), kb_ix_const(h * T->V)),
+             vref(T, lanes[h], a[e][h]));
 }
 
 // ---- the softmax step of a block ----
@@ -391,7 +384,7 @@ static void softmax(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, in
     kb_buf_store(kb, in, T->st, st_at(T, R, ST_L, r), fc(T, 0));
   in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &jj);
   in = state_loop(T, in, R, &r);
-  LIndex i = sum(kb, R->i0, &r, 1), j = sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
+  LIndex i = kb_ix_sum(kb, R->i0, &r, 1), j = kb_ix_sum(kb, jb, &jj, 1), at = tile_at(T, R, T->KB, jj, r);
   LExpr *x = kb_buf_load(kb, T->sc, at);
   bool plain = true;  // x is s
   if (T->mask && T->mask->dtype != DT_BOOL)
@@ -461,8 +454,8 @@ static void copy_block(const Tile *T, LStmtList *into, const Value *src, int64_t
   LIndex j, e;
   LStmtList *in = kb_step_loop(kb, into, nb, kb_ix_const(0), 1, false, &j);
   in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &e);
-  LIndex at = sum(kb, sum(kb, kb_ix_const(off), &j, w), &e, 1);
-  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T->kv, true, true), at, value_at(T, src, sum(kb, jb, &j, 1), e)));
+  LIndex at = kb_ix_sum(kb, kb_ix_sum(kb, kb_ix_const(off), &j, w), &e, 1);
+  kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T->kv, true, true), at, value_at(T, src, kb_ix_sum(kb, jb, &j, 1), e)));
 }
 
 // Where the micro-kernel reads src's key j (from jb), column c: src itself, its copy, or
@@ -471,15 +464,15 @@ static void micro_at(const Tile *T, const Value *src, bool copied, int64_t w, in
                      LIndex c, int *arg, LIndex *at) {
   if (src == T->k && T->krot) {
     *arg = kb_arg(T->kb, T->kr, true, true);
-    *at = sum(T->kb, sum(T->kb, sum(T->kb, kb_ix_const(0), &jb, T->E), &j, T->E), &c, 1);
+    *at = kb_ix_sum(T->kb, kb_ix_sum(T->kb, kb_ix_sum(T->kb, kb_ix_const(0), &jb, T->E), &j, T->E), &c, 1);
     return;
   }
   if (!copied) {
-    elem_at(T, src, sum(T->kb, jb, &j, 1), c, arg, at);
+    elem_at(T, src, kb_ix_sum(T->kb, jb, &j, 1), c, arg, at);
     return;
   }
   *arg = kb_arg(T->kb, T->kv, true, true);
-  *at = sum(T->kb, sum(T->kb, kb_ix_const(off), &j, w), &c, 1);
+  *at = kb_ix_sum(T->kb, kb_ix_sum(T->kb, kb_ix_const(off), &j, w), &c, 1);
 }
 
 // scores of keys jb + 0..nb as the GEMM micro-kernel: sc[c][..] = sum over e of
@@ -536,7 +529,7 @@ static void values_micro(const Tile *T, LStmtList *into, const Rows *R, LIndex j
 static void key_block(const Tile *T, LStmtList *into, const Rows *R, LIndex jb, int64_t nb) {
   KernelBuilder *kb = T->kb;
   if (T->n->attr.causal) {  // the block is seen by the tile's last row
-    LIndex last = plus(R->i0, R->mr - 1);
+    LIndex last = kb_ix_plus(R->i0, R->mr - 1);
     LStmt *s = kb_if(kb, kb_binary(kb, OP_LE, DT_BOOL, kb_ix_expr(kb, &jb), kb_ix_expr(kb, &last)));
     kb_push(kb, into, s);
     into = &s->body;
@@ -580,10 +573,10 @@ static void tile(const Tile *T, LStmtList *into, LIndex i0, int mr) {
     LIndex c, el, eh;
     LExpr *lo, *hi;
     in = kb_step_loop(kb, rows_loop(T, into, &R, &r), T->E / 2, kb_ix_const(0), 1, false, &c);
-    rope_pair(T, 0, sum(kb, R.i0, &r, 1), c, &lo, &hi, &el, &eh);
-    LIndex row = sum(kb, kb_ix_const(0), &r, T->E);
-    kb_buf_store(kb, in, T->qr, sum(kb, row, &el, 1), lo);
-    kb_buf_store(kb, in, T->qr, sum(kb, row, &eh, 1), hi);
+    rope_pair(T, 0, kb_ix_sum(kb, R.i0, &r, 1), c, &lo, &hi, &el, &eh);
+    LIndex row = kb_ix_sum(kb, kb_ix_const(0), &r, T->E);
+    kb_buf_store(kb, in, T->qr, kb_ix_sum(kb, row, &el, 1), lo);
+    kb_buf_store(kb, in, T->qr, kb_ix_sum(kb, row, &eh, 1), hi);
   }
   copy_tile(T, into, &R, COPY_Q, T->E);
   if (!T->one) {  // (the only block sets them itself)
@@ -771,10 +764,10 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
     LStmtList *in = kb_step_loop(kb, body, T.S, kb_ix_const(0), 1, false, &j);
     in = kb_step_loop(kb, in, T.E / 2, kb_ix_const(0), 1, false, &e);
     LExpr *lo, *hi;
-    LIndex el, eh, row = sum(kb, kb_ix_const(0), &j, T.E);
+    LIndex el, eh, row = kb_ix_sum(kb, kb_ix_const(0), &j, T.E);
     rope_pair(&T, 1, j, e, &lo, &hi, &el, &eh);
-    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), sum(kb, row, &el, 1), lo));
-    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), sum(kb, row, &eh, 1), hi));
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), kb_ix_sum(kb, row, &el, 1), lo));
+    kb_push(kb, in, kb_store_stmt(kb, kb_arg(kb, T.kr, true, true), kb_ix_sum(kb, row, &eh, 1), hi));
   }
   if (tiles) {
     LIndex i0;

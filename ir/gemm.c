@@ -149,16 +149,6 @@ typedef struct Gemm {
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-static LIndex plus(LIndex x, int64_t c) {
-  x.base += c;
-  return x;
-}
-
-static LIndex ixsum(KernelBuilder *kb, LIndex x, const LIndex *y, int64_t m) {
-  kb_ix_addmul(kb, &x, y, m);
-  return x;
-}
-
 // The output index of row i and column j (of the current batch).
 static void out_index(const Gemm *G, LIndex i, LIndex j, LIndex *o) {
   memcpy(o, G->o, sizeof(LIndex) * TD_MAX_DIMS);
@@ -674,14 +664,14 @@ static LStmtList *k_loops(Gemm *G, LStmtList *into, LIndex k0, int64_t klen, LIn
   KernelBuilder *kb = G->kb;
   if (G->nk == 1) {
     into = kb_step_loop(kb, into, klen, kb_ix_const(0), 1, false, lin);
-    k[0] = ixsum(kb, k0, lin, 1);
+    k[0] = kb_ix_sum(kb, k0, lin, 1);
     return into;
   }
   int64_t P = kc_inner(G);
   TD_ASSERT(klen % P == 0);
   LIndex c0 = k_outer(G, k0), c;
   into = kb_step_loop(kb, into, klen / P, kb_ix_const(0), 1, false, &c);
-  k[0] = ixsum(kb, c0, &c, 1);
+  k[0] = kb_ix_sum(kb, c0, &c, 1);
   *lin = kb_ix_const(0);
   kb_ix_addmul(kb, lin, &c, P);
   int64_t stride = P;
@@ -701,14 +691,14 @@ typedef struct Panels {
   int64_t pstride;
 } Panels;
 
-static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return ixsum(G->kb, P->at, &p, P->pstride); }
+static LIndex panel_at(Gemm *G, const Panels *P, LIndex p) { return kb_ix_sum(G->kb, P->at, &p, P->pstride); }
 
 // Element (k, q) of a panel of `width` columns at `at`: k * width + q, or in B's panel
 // narrower than a vector (a last panel for new_micro_dot) by columns, q * klen + k.
 static LIndex panel_elem(Gemm *G, int role, LIndex at, LIndex k, LIndex q, int width, int64_t klen) {
   if (role == 1 && width < G->V)
-    return ixsum(G->kb, ixsum(G->kb, at, &q, klen), &k, 1);
-  return ixsum(G->kb, ixsum(G->kb, at, &k, width), &q, 1);
+    return kb_ix_sum(G->kb, kb_ix_sum(G->kb, at, &q, klen), &k, 1);
+  return kb_ix_sum(G->kb, kb_ix_sum(G->kb, at, &k, width), &q, 1);
 }
 
 static void fill_pad_tables(Gemm *G, LStmtList *in, bool cols, LIndex at, const LIndex *k);
@@ -1012,7 +1002,7 @@ static void pad_copy(Gemm *G, LStmtList *into) {
   for (int d = 0; d < xv->ndim; d++) {
     in = kb_step_loop(kb, in, xv->shape[d], kb_ix_const(0), 1, par && xv->shape[d] > 1, &x[d]);
     par &= xv->shape[d] <= 1;
-    pc[d] = plus(x[d], G->pl[d]);
+    pc[d] = kb_ix_plus(x[d], G->pl[d]);
   }
   kb_push(kb, in, kb_store_stmt(kb, arg, kb_view_index(kb, G->pv, pc), kb_value(kb, G->px, x)));
 }
@@ -1186,24 +1176,25 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
       LStmtList *body = kb_step_loop(kb, into, nch, kb_ix_const(0), csize, nch > 1, &c0);
       bool ppar = par && nch == 1 && np > 1 && np * width * klen >= PARALLEL_WORK;
       body = kb_step_loop(kb, body, np, kb_ix_const(0), 1, ppar, &p);
-      LIndex at = ixsum(kb, panel_at(G, &P, p), &c0, G->NR);
-      pack_runs(G, body, ixsum(kb, start, &p, G->NR), ixsum(kb, k0, &c0, 1), csize, P.arg, at);
+      LIndex at = kb_ix_sum(kb, panel_at(G, &P, p), &c0, G->NR);
+      pack_runs(G, body, kb_ix_sum(kb, start, &p, G->NR), kb_ix_sum(kb, k0, &c0, 1), csize, P.arg, at);
       continue;
     }
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
-    LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
+    LIndex at = panel_at(G, &P, kb_ix_plus(p, part ? full : 0));
     LStmtList *in = k_loops(G, body, k0, klen, k, &kl);
     in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
-    LIndex x = ixsum(kb, plus(start, part ? full * G->NR : 0), &p, width);
+    LIndex x = kb_ix_sum(kb, kb_ix_plus(start, part ? full * G->NR : 0), &p, width);
     kb_ix_addmul(kb, &x, &q, 1);
-    LExpr *v = G->pclip ? clipped_load(G, x, ixsum(kb, kl, &k0, 1)) : kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
+    LExpr *v = G->pclip ? clipped_load(G, x, kb_ix_sum(kb, kl, &k0, 1))
+                        : kb_cast(kb, folded_load(G, k, lx_load(kb->cx, DT_I64, ca, x)), G->cd);
     kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, 1, at, kl, q, width, klen), v));
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;
       LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
       zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
-      kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
+      kb_push(kb, zl, kb_store_stmt(kb, P.arg, kb_ix_sum(kb, kb_ix_sum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
     }
   }
 }
@@ -1231,10 +1222,10 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
     if (!np)
       continue;
     LIndex p;
-    LIndex first = plus(start, part ? full * full_w : 0);
+    LIndex first = kb_ix_plus(start, part ? full * full_w : 0);
     LStmtList *body =
         kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
-    LIndex at = panel_at(G, &P, plus(p, part ? full : 0));
+    LIndex at = panel_at(G, &P, kb_ix_plus(p, part ? full : 0));
     // k inner where the source is unit-stride along it: a line of each row at a time (a
     // cache-blocked transpose; the rows' lines read and the panel's written stay in the
     // L1) where whole lines are, then the terms left; a row at a time, a panel's rows far
@@ -1254,7 +1245,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
         in = kpart ? body : kb_step_loop(kb, body, kfull / line, kb_ix_const(0), line, par_lines, &l0);
         in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
         in = kb_step_loop(kb, in, kpart ? klen - kfull : line, l0, 1, false, &kl);
-        k[0] = ixsum(kb, k0, &kl, 1);
+        k[0] = kb_ix_sum(kb, k0, &kl, 1);
       } else if (k_inner) {
         in = kb_step_loop(kb, body, w, kb_ix_const(0), 1, false, &q);
         in = k_loops(G, in, k0, klen, k, &kl);
@@ -1262,7 +1253,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
         in = k_loops(G, body, k0, klen, k, &kl);
         in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
       }
-      LIndex x = ixsum(kb, first, &p, width);
+      LIndex x = kb_ix_sum(kb, first, &p, width);
       kb_ix_addmul(kb, &x, &q, 1);
       LExpr *v = kb_cast(kb, role_value(G, role, x, k), G->cd);
       kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, role, at, kl, q, width, klen), v));
@@ -1271,7 +1262,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
       LIndex kz, qz;
       LStmtList *zl = kb_step_loop(kb, body, klen, kb_ix_const(0), 1, false, &kz);
       zl = kb_step_loop(kb, zl, width - w, kb_ix_const(w), 1, false, &qz);
-      kb_push(kb, zl, kb_store_stmt(kb, P.arg, ixsum(kb, ixsum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
+      kb_push(kb, zl, kb_store_stmt(kb, P.arg, kb_ix_sum(kb, kb_ix_sum(kb, at, &kz, width), &qz, 1), zero(G, 1)));
     }
   }
 }
@@ -1369,8 +1360,8 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
   LStmtList *resume = G->own ? when(G, into, resumes, true) : NULL;
   if (resume) {
     in = tile_loops(G, resume, mr, nr, &r, &c);
-    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
-    kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1),
+    tile_out(G, kb_ix_sum(kb, x, &r, 1), kb_ix_sum(kb, y, &c, 1), o);
+    kb_push(kb, in, kb_store_stmt(kb, sa, kb_ix_sum(kb, kb_ix_sum(kb, tr, &r, G->NR), &c, 1),
                                   lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
   micro_call(G, into, a, b, bin, (Ptr){sa, t0}, nrf, kc, G->NR, G->own ? load : kb_iconst(kb, DT_I64, 0));
@@ -1379,8 +1370,8 @@ static void tile(Gemm *G, LStmtList *into, LIndex x, int mr, LIndex y, int nr, P
     if (!at)
       continue;
     in = tile_loops(G, at, mr, nr, &r, &c);
-    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
-    LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, tr, &r, G->NR), &c, 1));
+    tile_out(G, kb_ix_sum(kb, x, &r, 1), kb_ix_sum(kb, y, &c, 1), o);
+    LExpr *v = lx_load(cx, G->cd, sa, kb_ix_sum(kb, kb_ix_sum(kb, tr, &r, G->NR), &c, 1));
     if (fin)
       epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
     else  // a k block before the last: the sums wait in own's buffer
@@ -1406,13 +1397,14 @@ static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np,
   if (resume) {
     in = kb_step_loop(kb, resume, nr, kb_ix_const(0), 1, false, &c);
     in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
-    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
-    kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1),
+    tile_out(G, kb_ix_sum(kb, x, &r, 1), kb_ix_sum(kb, y, &c, 1), o);
+    kb_push(kb, in, kb_store_stmt(kb, sa, kb_ix_sum(kb, kb_ix_sum(kb, t0, &r, G->NR), &c, 1),
                                   lx_load(cx, G->cd, own_arg(G), own_at(G, o))));
   }
   in = kb_step_loop(kb, into, np, kb_ix_const(0), 1, false, &pp);
-  Ptr a = G->adirect ? direct_at(G, ixsum(kb, x, &pp, G->MR), k0) : (Ptr){A->arg, panel_at(G, A, ixsum(kb, p, &pp, 1))};
-  micro_call(G, in, a, b, false, (Ptr){sa, ixsum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, G->NR, kc, G->NR,
+  Ptr a = G->adirect ? direct_at(G, kb_ix_sum(kb, x, &pp, G->MR), k0)
+                     : (Ptr){A->arg, panel_at(G, A, kb_ix_sum(kb, p, &pp, 1))};
+  micro_call(G, in, a, b, false, (Ptr){sa, kb_ix_sum(kb, t0, &pp, (int64_t)G->MR * G->NR)}, G->NR, kc, G->NR,
              G->own ? load : kb_iconst(kb, DT_I64, 0));
   for (int fin = 0; fin < 2; fin++) {
     LStmtList *at = when(G, into, last, fin);
@@ -1426,14 +1418,14 @@ static void tile_group(Gemm *G, LStmtList *into, LIndex x, LIndex p, int64_t np,
     if (tr) {
       in = kb_step_loop(kb, at, rows, kb_ix_const(0), 1, false, &r);
       in = kb_step_loop(kb, in, nr, kb_ix_const(0), 1, false, &c);
-      kb_push(kb, in, kb_store_stmt(kb, sa, ixsum(kb, ixsum(kb, u0, &c, rows), &r, 1),
-                                    lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1))));
+      kb_push(kb, in, kb_store_stmt(kb, sa, kb_ix_sum(kb, kb_ix_sum(kb, u0, &c, rows), &r, 1),
+                                    lx_load(cx, G->cd, sa, kb_ix_sum(kb, kb_ix_sum(kb, t0, &r, G->NR), &c, 1))));
     }
     in = kb_step_loop(kb, at, nr, kb_ix_const(0), 1, false, &c);
     in = kb_step_loop(kb, in, rows, kb_ix_const(0), 1, false, &r);
-    tile_out(G, ixsum(kb, x, &r, 1), ixsum(kb, y, &c, 1), o);
-    LExpr *v = tr ? lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, u0, &c, rows), &r, 1))
-                  : lx_load(cx, G->cd, sa, ixsum(kb, ixsum(kb, t0, &r, G->NR), &c, 1));
+    tile_out(G, kb_ix_sum(kb, x, &r, 1), kb_ix_sum(kb, y, &c, 1), o);
+    LExpr *v = tr ? lx_load(cx, G->cd, sa, kb_ix_sum(kb, kb_ix_sum(kb, u0, &c, rows), &r, 1))
+                  : lx_load(cx, G->cd, sa, kb_ix_sum(kb, kb_ix_sum(kb, t0, &r, G->NR), &c, 1));
     if (fin)
       epilogue_at(G, in, o, kb_let_local(kb, in, v), NULL);
     else
@@ -1459,14 +1451,14 @@ static void tiles(Gemm *G, LStmtList *into, LIndex x0, int64_t nrows, LIndex y0,
         LIndex q, g;
         LStmtList *in = kb_step_loop(kb, into, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
         Ptr b = {B->arg, panel_at(G, B, q)};
-        LIndex y = ixsum(kb, y0, &q, G->NR);
+        LIndex y = kb_ix_sum(kb, y0, &q, G->NR);
         int64_t ng = fr / G->tg, rest = fr % G->tg;
         if (ng) {
           LStmtList *gl = kb_step_loop(kb, in, ng, kb_ix_const(0), G->tg, false, &g);
-          tile_group(G, gl, ixsum(kb, x0, &g, G->MR), g, G->tg, y, cpart ? ec : G->NR, A, k0, b, kc, load, last);
+          tile_group(G, gl, kb_ix_sum(kb, x0, &g, G->MR), g, G->tg, y, cpart ? ec : G->NR, A, k0, b, kc, load, last);
         }
         if (rest)
-          tile_group(G, in, plus(x0, ng * G->tg * G->MR), kb_ix_const(ng * G->tg), rest, y, cpart ? ec : G->NR, A,
+          tile_group(G, in, kb_ix_plus(x0, ng * G->tg * G->MR), kb_ix_const(ng * G->tg), rest, y, cpart ? ec : G->NR, A,
                      k0, b, kc, load, last);
         continue;
       }
@@ -1479,11 +1471,11 @@ static void tiles(Gemm *G, LStmtList *into, LIndex x0, int64_t nrows, LIndex y0,
         in = kb_step_loop(kb, into, nr_, kb_ix_const(rpart ? fr : 0), 1, false, &p);
         in = kb_step_loop(kb, in, nc_, kb_ix_const(cpart ? fc : 0), 1, false, &q);
       }
-      LIndex x = ixsum(kb, x0, &p, G->MR), y = ixsum(kb, y0, &q, G->NR);
+      LIndex x = kb_ix_sum(kb, x0, &p, G->MR), y = kb_ix_sum(kb, y0, &q, G->NR);
       int shift = G->adirect && rpart ? G->MR - er : 0;  // (rows read in place all exist)
       int cshift = G->bdirect && cpart ? G->NR - ec : 0;
-      Ptr a = G->adirect ? direct_at(G, plus(x, -shift), k0) : (Ptr){A->arg, panel_at(G, A, p)};
-      Ptr b = G->bdirect ? bdirect_at(G, plus(y, -cshift), k0) : (Ptr){B->arg, panel_at(G, B, q)};
+      Ptr a = G->adirect ? direct_at(G, kb_ix_plus(x, -shift), k0) : (Ptr){A->arg, panel_at(G, A, p)};
+      Ptr b = G->bdirect ? bdirect_at(G, kb_ix_plus(y, -cshift), k0) : (Ptr){B->arg, panel_at(G, B, q)};
       tile(G, in, x, rpart ? er : G->MR, y, cpart ? ec : G->NR, a, b, G->bdirect, kc, load, last, shift, cshift);
     }
   }
@@ -1625,8 +1617,8 @@ static void rest_rows(Gemm *G, LStmtList *into, LIndex x0, int64_t rows, LIndex 
     if (!cl[part])
       continue;
     Panels Bq = *B;  // (B's panel of column yq: kc terms of NR columns each, yq / NR panels on)
-    Bq.at = part ? plus(B->at, full * B->pstride) : ixsum(kb, B->at, &yq, blk->kc);
-    LIndex y = part ? plus(y0, full * G->NR) : ixsum(kb, y0, &yq, 1);
+    Bq.at = part ? kb_ix_plus(B->at, full * B->pstride) : kb_ix_sum(kb, B->at, &yq, blk->kc);
+    LIndex y = part ? kb_ix_plus(y0, full * G->NR) : kb_ix_sum(kb, y0, &yq, 1);
     tiles(G, cl[part], x0, rows, y, part ? ncols % G->NR : G->NR, A, &Bq, blk->k0, blk->kc, blk->load, blk->last,
           true);
   }
@@ -1700,11 +1692,11 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
   int xs[DOT_IB], ws[DOT_JB];
   for (int r = 0; r < ib; r++) {
     xs[r] = kb_new_local(kb, G->cd);
-    kb_push(G->kb, in, kb_let(kb, xs[r], operand_vec(G, 0, plus(i0, r), j0, &kv, V)));
+    kb_push(G->kb, in, kb_let(kb, xs[r], operand_vec(G, 0, kb_ix_plus(i0, r), j0, &kv, V)));
   }
   for (int c = 0; c < jb; c++) {
     ws[c] = kb_new_local(kb, G->cd);
-    kb_push(G->kb, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, plus(j0, c), &kv, V)));
+    kb_push(G->kb, in, kb_let(kb, ws[c], operand_vec(G, 1, i0, kb_ix_plus(j0, c), &kv, V)));
   }
   for (int r = 0; r < ib; r++)
     for (int c = 0; c < jb; c++)
@@ -1719,11 +1711,12 @@ static void dot_tile(Gemm *G, LStmtList *into, LIndex i0, int ib, LIndex j0, int
       if (G->K % V) {
         LIndex k;
         LStmtList *tail = kb_step_loop(G->kb, into, G->K % V, kb_ix_const(G->K - G->K % V), 1, false, &k);
-        LExpr *x = operand_cd(G, 0, plus(i0, r), plus(j0, c), &k), *y = operand_cd(G, 1, plus(i0, r), plus(j0, c), &k);
+        LIndex i = kb_ix_plus(i0, r), j = kb_ix_plus(j0, c);
+        LExpr *x = operand_cd(G, 0, i, j, &k), *y = operand_cd(G, 1, i, j, &k);
         kb_push(G->kb, tail, kb_set(kb, s, mul_add(G, x, y, kb_local_ref(kb, s))));
       }
       LIndex o[TD_MAX_DIMS];
-      out_index(G, plus(i0, r), plus(j0, c), o);
+      out_index(G, kb_ix_plus(i0, r), kb_ix_plus(j0, c), o);
       epilogue_at(G, into, o, s, NULL);
     }
 }
@@ -1765,7 +1758,7 @@ static LExpr *direct_bvec(Gemm *G, LStmtList *into, LIndex i, LIndex j, const LI
   LExpr *e = operand(G, 1, i, j, k);
   TD_ASSERT(e->kind == LX_LOAD && e->dt == G->cd && !e->idx.dyn && bs == 2);
   int lo = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, e->idx));
-  int hi = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, plus(e->idx, V - 1)));
+  int hi = kb_let_local(kb, into, lx_vload(cx, e->dt, V, e->buf, kb_ix_plus(e->idx, V - 1)));
   int sel[64];
   TD_ASSERT(V <= 64);
   for (int l = 0; l < V; l++)
@@ -1796,12 +1789,12 @@ static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, 
   LStmtList *in = k_loops(G, into, kb_ix_const(0), G->K, k, &lin);
   int bv[DIRECT_MAX_U];
   for (int u = 0; u < nvec; u++) {
-    LExpr *b = direct_bvec(G, in, i0, plus(j0, (int64_t)u * V), k, (int)stride_along(G, 1, 1, true));
+    LExpr *b = direct_bvec(G, in, i0, kb_ix_plus(j0, (int64_t)u * V), k, (int)stride_along(G, 1, 1, true));
     bv[u] = kb_new_local(kb, G->cd);
     kb_push(kb, in, kb_let(kb, bv[u], b));
   }
   for (int r = 0; r < R; r++) {
-    LExpr *a = lx_splat(cx, V, operand_cd(G, 0, plus(i0, r), j0, k));
+    LExpr *a = lx_splat(cx, V, operand_cd(G, 0, kb_ix_plus(i0, r), j0, k));
     for (int u = 0; u < nvec; u++)
       kb_push(kb, in,
               kb_set(kb, acc[r][u], mul_add(G, a, lx_local_v(cx, G->cd, V, bv[u]), lx_local_v(cx, G->cd, V, acc[r][u]))));
@@ -1811,7 +1804,7 @@ static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, 
   if (G->own && G->ns->len == 1) {  // no epilogue: the sums straight into the result (an overlap
     for (int r = 0; r < R; r++)     // stores the same sums again)
       for (int u = 0; u < nvec; u++) {
-        out_index(G, plus(i0, r), plus(j0, (int64_t)u * V), o);
+        out_index(G, kb_ix_plus(i0, r), kb_ix_plus(j0, (int64_t)u * V), o);
         kb_push(kb, into, kb_store_stmt(kb, own_arg(G), own_at(G, o), lx_local_v(cx, G->cd, V, acc[r][u])));
       }
     return;
@@ -1823,8 +1816,8 @@ static void direct_block(Gemm *G, LStmtList *into, LIndex i0, int R, LIndex j0, 
               kb_store_stmt(kb, sa, kb_ix_const((int64_t)r * w + u * V), lx_local_v(cx, G->cd, V, acc[r][u])));
   LStmtList *el = kb_step_loop(kb, into, R, kb_ix_const(0), 1, false, &rr);
   el = kb_step_loop(kb, el, w - skip, kb_ix_const(skip), 1, false, &c);
-  out_index(G, ixsum(kb, i0, &rr, 1), ixsum(kb, j0, &c, 1), o);
-  LExpr *v = lx_load(cx, G->cd, sa, ixsum(kb, c, &rr, w));
+  out_index(G, kb_ix_sum(kb, i0, &rr, 1), kb_ix_sum(kb, j0, &c, 1), o);
+  LExpr *v = lx_load(cx, G->cd, sa, kb_ix_sum(kb, c, &rr, w));
   epilogue_at(G, el, o, kb_let_local(kb, el, v), NULL);
 }
 
