@@ -997,7 +997,7 @@ static FuseWhy row_fits(Fuse *f, Kern *k, int i) {
 // A thread's scratch, (C + min(H, 256) + O) x 48 floats (ir/gemm_chain.c), is at most
 // CHAIN_MAX_SCRATCH: wide inputs or outputs (x [96, 60000] through 8 hidden units: 11.5 MB
 // a thread for a 3 KB hidden) keep the two GEMMs.
-enum { CHAIN_MIN_ROWS = 96, CHAIN_DEPTH = 4, CHAIN_SCRATCH_ROWS = 48, CHAIN_SCRATCH_HIDDEN = 256 };
+enum { CHAIN_MIN_ROWS = 96, CHAIN_DEPTH = 4 };
 static const int64_t CHAIN_MAX_WEIGHTS = 8 << 20, CHAIN_MAX_SCRATCH = 1 << 20;
 
 // Weights read as x @ w.t(): a 2-D f32 operand, unit-stride in k, from memory.
@@ -1041,7 +1041,7 @@ static Kern *chain_of(Fuse *f, int i) {
   }
   int64_t wbytes = 4 * (view_numel(mn->srcs[1]->view) + view_numel(n->srcs[1]->view));
   int64_t C = mn->srcs[0]->view.shape[o1->ndim - 1], H = o1->shape[o1->ndim - 1], O = o2->shape[o2->ndim - 1];
-  int64_t scratch = 4 * CHAIN_SCRATCH_ROWS * (C + (H < CHAIN_SCRATCH_HIDDEN ? H : CHAIN_SCRATCH_HIDDEN) + O);
+  int64_t scratch = 4 * GEMM_CHAIN_ROWS * (C + (H < GEMM_CHAIN_HIDDEN ? H : GEMM_CHAIN_HIDDEN) + O);
   if (rows < CHAIN_MIN_ROWS || O == 0 || wbytes > CHAIN_MAX_WEIGHTS || scratch > CHAIN_MAX_SCRATCH)
     return NULL;
   return can_move(f, k, i).code == FW_NONE ? k : NULL;

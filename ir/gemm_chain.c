@@ -21,8 +21,6 @@
 
 #include <inttypes.h>
 
-enum { CHAIN_MB = 48, CHAIN_HC = 256 };
-
 typedef struct Chain {
   KernelBuilder *kb;
   const Node *mm1, *mm2;
@@ -218,12 +216,12 @@ bool gemm_chain_build(KernelBuilder *kb, const NodeList *ns) {
   bool wide = kb->cpu->nregs >= 32;  // (ir/gemm.c's tiles: 8 x 3 vectors with 32 registers, else 6 x 2)
   X.MR = wide ? 8 : 6;
   X.NR = (wide ? 3 : 2) * X.V;
-  X.MB = (CHAIN_MB + X.NR - 1) / X.NR * X.NR;
+  X.MB = (GEMM_CHAIN_ROWS + X.NR - 1) / X.NR * X.NR;
   vec_push(&kb->cx->arena, &X.epi, X.mm2);
   for (int i = 2; i < ns->len; i++)
     vec_push(&kb->cx->arena, &X.epi, ns->data[i]);
   X.xt = 0;
-  X.HC = X.H < CHAIN_HC ? X.H : CHAIN_HC / X.MR * X.MR;
+  X.HC = X.H < GEMM_CHAIN_HIDDEN ? X.H : GEMM_CHAIN_HIDDEN / X.MR * X.MR;
   X.ht = X.C * X.MB;
   X.ot = X.ht + X.HC * X.MB;
   X.s = kb_new_temp(kb, X.cd, X.ot + X.O * X.MB, "chain");

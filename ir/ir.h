@@ -348,6 +348,9 @@ typedef enum { KK_EW, KK_ROW, KK_MATMUL, KK_ONE, KK_SORT, KK_ATTN, KK_RECUR } Ke
 // fuse_graph first rewrites attention written as its parts (softmax(q @ k^T ...) @ v)
 // into scaled_dot_product_attention nodes (attn_fuse.c; ids renumbered); then plans.
 void fuse_graph(Graph *g);
+// An MLP chain's blocks (ir/fuse.c's chain_of plans it, ir/gemm_chain.c builds it): rows a
+// block (rounded up to the micro-kernel's panel) and hidden units a chunk of its scratch.
+enum { GEMM_CHAIN_ROWS = 48, GEMM_CHAIN_HIDDEN = 256 };
 // A convolution's zero padding (cats of zero fulls, one dim after another) that B, a
 // contraction's operand, reads: the unpadded value, and pl[d] the zeros before it along
 // each dim; NULL when b is no such padding. Fusion leaves such cats NM_INLINE where the
