@@ -23,9 +23,10 @@ void *arena_alloc(Arena *a, size_t size) {
   ArenaChunk *c = a->head;
   if (!c || c->cap - c->used < size) {
     size_t cap = size > CHUNK_MIN ? size : CHUNK_MIN;
-    c = calloc(1, sizeof(ArenaChunk) + cap);
-    if (!c)
-      out_of_memory(size);
+    c = malloc(sizeof(ArenaChunk) + cap);  // (each allocation is zeroed, not the chunk:
+    if (!c)                                 // a short-lived arena of one small formula,
+      out_of_memory(size);                  // ir/opmath.c's, cleared 64 KB a call)
+    c->used = 0;
     c->cap = cap;
     c->next = a->head;
     a->head = c;
@@ -33,7 +34,7 @@ void *arena_alloc(Arena *a, size_t size) {
   void *p = c->data + c->used;
   c->used += size;
   a->total += size;
-  return p;
+  return memset(p, 0, size);
 }
 
 char *arena_strndup(Arena *a, const char *s, size_t n) {
