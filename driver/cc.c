@@ -115,10 +115,30 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
 #else
 #define TD_CC_WIDTH
 #endif
-  char *argv[] = {"cc", "-std=c11", "-O2", "-march=native", TD_CC_WIDTH "-fvect-cost-model=dynamic",
-                  "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC", "-Wl,-Bsymbolic", inc, "-o", so, src,
-                  "-lm", NULL};
+  char *fixed[] = {"cc", "-std=c11", "-O2", "-march=native", TD_CC_WIDTH "-fvect-cost-model=dynamic",
+                   "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC", "-Wl,-Bsymbolic"};
 #undef TD_CC_WIDTH
+  // TDSL_CFLAGS: more flags, split at white space, after these (a later -O wins: the
+  // tests build their op-by-op programs at -O0, docs/tdslc.1) and before the files.
+  enum { MAX_EXTRA = 32 };
+  char *argv[sizeof fixed / sizeof *fixed + MAX_EXTRA + 6];
+  int argc = 0;
+  for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+    argv[argc++] = fixed[i];
+  const char *extra = getenv("TDSL_CFLAGS");
+  for (const char *s = extra ? extra : ""; *s;) {
+    size_t n = strcspn(s, " \t\n");
+    if (n && argc == (int)(sizeof fixed / sizeof *fixed) + MAX_EXTRA) {
+      rc = usage_error("TDSL_CFLAGS holds more than %d flags", MAX_EXTRA);
+      goto out;
+    }
+    if (n)
+      argv[argc++] = arena_printf(&cx->arena, "%.*s", (int)n, s);
+    s += n + strspn(s + n, " \t\n");
+  }
+  char *tail[] = {inc, "-o", so, src, "-lm", NULL};
+  for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+    argv[argc++] = tail[i];
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -140,6 +160,8 @@ int cc_build_and_load(Ctx *cx, LProgram *p, Timer *tm, RunFn *fn) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
       rc = internal_error("cannot run the C compiler 'cc' (exit status 127):");
+    else if (extra && extra[strspn(extra, " \t\n")])  // the user's flags may be why
+      rc = internal_error("the C compiler failed on the generated code with TDSL_CFLAGS='%s':", extra);
     else
       rc = internal_error("the C compiler failed on the generated code:");
     show_log(log);

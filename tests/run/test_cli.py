@@ -221,6 +221,17 @@ def main():
           p.returncode == 0 and doc["outputs"][0]["storage"] == "new", p.stderr.decode())
     p_c = tdslc("run", kern, "--json", "--backend", "c")
     p_l = tdslc("run", kern, "--json", "--backend", "llvm")
+    # TDSL_CFLAGS: more flags for cc, after tdslc's own and before the files
+    cflags = lambda v: dict(os.environ, TDSL_CFLAGS=v)  # noqa: E731
+    p = tdslc("run", kern, "--json", "--backend", "c", env=cflags("  -O0\t-g  -DTDSL_CLI_TEST=1 "))
+    check("TDSL_CFLAGS='-O0 -g ...' builds the same results",
+          p.returncode == 0 and p_c.returncode == 0 and json.loads(p.stdout) == json.loads(p_c.stdout), p.stderr.decode())
+    stop = write("stop.h", "#error TDSL_CFLAGS reached cc\n")
+    p = tdslc("run", kern, "--backend", "c", env=cflags(f"-include {stop}"))
+    expect("TDSL_CFLAGS reaches cc, whose failure names them: exit 4", p, 4,
+           r"with TDSL_CFLAGS='-include .*stop\.h'(.|\n)*TDSL_CFLAGS reached cc")
+    p = tdslc("run", kern, "--backend", "c", env=cflags(" ".join(["-g"] * 33)))
+    expect("TDSL_CFLAGS of more than 32 flags: exit 2", p, 2, r"^tdslc: error: TDSL_CFLAGS holds more than 32 flags$")
     llvm_built = not (p_l.returncode == 2 and b"built without LLVM" in p_l.stderr)
     if llvm_built:
         check("--backend llvm runs and agrees with --backend c",
