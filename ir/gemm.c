@@ -96,7 +96,7 @@ enum {
   DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
   PF_MAX_COLS = 64,          // ROWS: at most this many columns prefetch A's rows (gemm_build's pf)
   PF_TERMS = 16,             // A and B packed: the micro-kernel prefetches their panels this many terms ahead
-  MICRO_UNROLL = 4,          // A's rows in place: the micro-kernel's k loop takes this many terms a step
+  MICRO_UNROLL = 4,          // rows in place or both packed: the micro-kernel takes this many terms a step
 };
 
 typedef struct Gemm {
@@ -682,13 +682,14 @@ static int tail_width(const Gemm *G, int mr, int64_t n) {
 }
 
 // The micro-kernel of an mr x nr tile (B's rows in place with binplace). Unrolled where
-// A's rows are read in place (a.b, a @ b.t(), a.t() @ b.t() at 1024^2: 1.09-1.10x with
+// A's rows are read in place (a @ b, a @ b.t(), a.t() @ b.t() at 1024^2: 1.09-1.10x with
 // 4 terms a step, 1.07-1.08x with 2, 1.04x with 8; the loop's address arithmetic, LSR
 // being off, then runs once every 4 terms), and with both panels packed (a.t() @ b)
 // prefetching them PF_TERMS terms ahead, a line at a time: B's panel of 512 x 32 (64 KB)
 // overflows the L1 and meets 5 row panels; 1.05-1.10x at 1024^2 with 16 to 64 terms
 // (1.10x with Zen 3's 4x24 tile, whose rows are 1.5 lines). Prefetching B's panel with
-// A's rows in place measured slower once unrolled (0.90-0.99x at 8 to 64 terms).
+// A's rows in place measured slower once unrolled (0.90-0.99x at 8 to 64 terms). B's
+// rows in place (a few rows of A: attention's p @ v) keep the loop as it was (not measured).
 static GemmMicro micro_of(const Gemm *G, int mr, int nr, bool binplace) {
   GemmMicro m = {G->cd, mr, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace, G->pf, 0, 1};
   if (m.aform == GA_PACKED && !binplace)
