@@ -709,8 +709,8 @@ bool attn_tile_build(KernelBuilder *kb, const NodeList *ns) {
   // 8: their pointers fit the registers), values columns x MR lanes (v's columns in
   // place: as many as divide Ev, up to the registers' room)
   int nv = T.MR / T.V, room = (t->nregs - nv - 1) / nv;
-  T.km = (GemmMicro){T.cd, room < 8 ? room : 8, T.MR, T.V, GA_ROWS, false, false};
-  T.vm = (GemmMicro){T.cd, 0, T.MR, T.V, GA_COLS, false, false};
+  T.km = (GemmMicro){T.cd, room < 8 ? room : 8, T.MR, T.V, GA_ROWS, false, false, 0, 0};
+  T.vm = (GemmMicro){T.cd, 0, T.MR, T.V, GA_COLS, false, false, 0, 0};
   for (int r = room < 14 ? room : 14; r >= 4 && !T.vm.MR; r--)
     if (T.Ev % r == 0)
       T.vm.MR = r;

@@ -95,6 +95,8 @@ enum {
   DIRECT_MAX_R = 4,          // DIRECT: rows of a block
   DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
   PF_MAX_COLS = 64,          // ROWS: at most this many columns prefetch A's rows (gemm_build's pf)
+  PF_TERMS = 16,             // A and B packed: the micro-kernel prefetches their panels this many terms ahead
+  MICRO_UNROLL = 4,          // rows in place or both packed: the micro-kernel takes this many terms a step
 };
 
 typedef struct Gemm {
@@ -470,6 +472,64 @@ static void new_micro_dot(Ctx *cx, LKernel *k, const GemmMicro *m) {
       fn_push(cx, &k->body, ls_store(cx, 2, arg_row(cx, 1, r, q), lx_local(cx, cd, sum[r][q])));
 }
 
+// The element at + coef * k of term k: k = U*i0 + u (the unrolled k loop), or the i64
+// expression kx (the terms left after it).
+static LIndex at_term(Ctx *cx, LIndex at, int64_t coef, int U, int u, LExpr *kx) {
+  if (kx) {
+    LExpr *d = coef == 1 ? kx : lx_binary(cx, OP_MUL, DT_I64, kx, lx_const_i(cx, DT_I64, coef));
+    at.dyn = at.dyn ? lx_binary(cx, OP_ADD, DT_I64, at.dyn, d) : d;
+    return at;
+  }
+  TD_ASSERT(at.nterms == 0);
+  at.base += coef * u;
+  at.nterms = 1, at.var[0] = 0, at.coef[0] = coef * U;
+  return at;
+}
+
+// Term k (at_term's) times the i64 scalar argument arg, at element base + that.
+static LIndex at_term_arg(Ctx *cx, int64_t base, int arg, int U, int u, LExpr *kx) {
+  if (!kx) {
+    kx = U > 1 ? lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_const_i(cx, DT_I64, U)) : lx_var(cx, 0);
+    kx = u ? lx_binary(cx, OP_ADD, DT_I64, kx, lx_const_i(cx, DT_I64, u)) : kx;
+  }
+  return (LIndex){.base = base, .dyn = lx_binary(cx, OP_MUL, DT_I64, kx, lx_arg(cx, arg))};
+}
+
+// One term of new_micro's k loop into body: w[v] = B's row k; acc[r][v] += splat(A(r, k)) * w[v]; and its
+// prefetches.
+static void micro_term(Ctx *cx, LKernel *k, const GemmMicro *m, LStmtList *body, int acc[][MAX_NV], int U, int u,
+                       LExpr *kx) {
+  int MR = m->MR, V = m->V, NR = m->NR, nv = NR / V;
+  DType cd = m->cd;
+  int w[MAX_NV];
+  for (int v = 0; v < nv; v++) {
+    w[v] = fn_local(cx, k, cd);
+    LIndex at = m->binplace ? at_term_arg(cx, v * V, 4, U, u, kx) : at_term(cx, kb_ix_const(v * V), NR, U, u, kx);
+    fn_push(cx, body, ls_let(cx, w[v], lx_vload(cx, cd, V, 1, at)));
+  }
+  for (int r = 0; r < MR; r++) {
+    LIndex at = m->aform == GA_ROWS   ? at_term(cx, arg_row(cx, 3, r, 0), 1, U, u, kx)
+                : m->aform == GA_COLS ? at_term_arg(cx, r, 3, U, u, kx)
+                                      : at_term(cx, kb_ix_const(r), MR, U, u, kx);
+    LExpr *x = lx_splat(cx, V, lx_load(cx, cd, 0, at));
+    for (int v = 0; v < nv; v++)
+      fn_push(cx, body,
+              ls_set(cx, acc[r][v], lx_fma(cx, x, lx_local_v(cx, cd, V, w[v]), lx_local_v(cx, cd, V, acc[r][v]))));
+  }
+  if (m->prefetch && m->aform == GA_ROWS)  // a[MR*lda + MR*k] (gemm_build's pf)
+    fn_push(cx, body, ls_prefetch(cx, 0, at_term(cx, arg_row(cx, 3, MR, 0), MR, U, u, kx)));
+}
+
+// The prefetches of one step of new_micro's unrolled k loop (U terms from k = U*i0):
+// the lines of B's rows and of A's columns (packed) pfk terms on, one a line.
+static void micro_prefetch(Ctx *cx, const GemmMicro *m, LStmtList *body, int U) {
+  int64_t line = 64 / dtype_size(m->cd);
+  for (int64_t e = 0; e < (int64_t)U * m->NR; e += line)
+    fn_push(cx, body, ls_prefetch(cx, 1, at_term(cx, kb_ix_const(m->pfk * m->NR + e), m->NR, U, 0, NULL)));
+  for (int64_t e = 0; m->aform == GA_PACKED && e < (int64_t)U * m->MR; e += line)
+    fn_push(cx, body, ls_prefetch(cx, 0, at_term(cx, kb_ix_const(m->pfk * m->MR + e), m->MR, U, 0, NULL)));
+}
+
 static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *key, int index) {
   Ctx *cx = kb->cx;
   const LProgram *p = kb->p;
@@ -507,34 +567,25 @@ static LProgram *new_micro(KernelBuilder *kb, const GemmMicro *m, const char *ke
   for (int r = 0; r < MR; r++)
     for (int v = 0; v < nv; v++)
       fn_push(cx, &load->body, ls_set(cx, acc[r][v], lx_vload(cx, cd, V, 2, arg_row(cx, 1, r, v * V))));
-  // for k < kc: w[v] = bp[k*NR + v*V + 0..V]; acc[r][v] = fma(splat(A(r, k)), w[v], acc[r][v])
-  k->nvars = 1;
-  LStmt *kl = ls_loop(cx, 0, 1);
-  kl->n = lx_arg(cx, 0);
+  // for k < kc: w[v] = bp[k*NR + v*V + 0..V]; acc[r][v] = fma(splat(A(r, k)), w[v], acc[r][v]),
+  // unrolled: a loop of kc / U steps of U terms, then one over the kc % U terms left
+  int U = m->unroll > 1 ? m->unroll : 1;
+  k->nvars = U > 1 ? 2 : 1;
+  LStmt *kl = ls_loop(cx, 0, U > 1 ? 0 : 1);  // (its bound grows with the calls: micro_fn)
+  kl->n = U > 1 ? lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, U)) : lx_arg(cx, 0);
   fn_push(cx, &k->body, kl);
-  int w[MAX_NV];
-  for (int v = 0; v < nv; v++) {
-    w[v] = fn_local(cx, k, cd);
-    LIndex at = {.base = v * V, .nterms = 1, .var = {0}, .coef = {NR}};
-    if (m->binplace)
-      at = (LIndex){.base = v * V, .dyn = lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_arg(cx, 4))};
-    fn_push(cx, &kl->body, ls_let(cx, w[v], lx_vload(cx, cd, V, 1, at)));
-  }
-  for (int r = 0; r < MR; r++) {
-    LIndex at = {.base = r, .nterms = 1, .var = {0}, .coef = {MR}};
-    if (m->aform == GA_ROWS)
-      at = arg_row(cx, 3, r, 0), at.nterms = 1, at.var[0] = 0, at.coef[0] = 1;
-    if (m->aform == GA_COLS)
-      at = (LIndex){.base = r, .dyn = lx_binary(cx, OP_MUL, DT_I64, lx_var(cx, 0), lx_arg(cx, 3))};
-    LExpr *x = lx_splat(cx, V, lx_load(cx, cd, 0, at));
-    for (int v = 0; v < nv; v++)
-      fn_push(cx, &kl->body,
-              ls_set(cx, acc[r][v], lx_fma(cx, x, lx_local_v(cx, cd, V, w[v]), lx_local_v(cx, cd, V, acc[r][v]))));
-  }
-  if (m->prefetch && m->aform == GA_ROWS) {  // a[MR*lda + MR*k] (gemm_build's pf)
-    LIndex at = arg_row(cx, 3, MR, 0);
-    at.nterms = 1, at.var[0] = 0, at.coef[0] = MR;
-    fn_push(cx, &kl->body, ls_prefetch(cx, 0, at));
+  for (int u = 0; u < U; u++)
+    micro_term(cx, k, m, &kl->body, acc, U, u, NULL);
+  if (m->pfk && !m->binplace)
+    micro_prefetch(cx, m, &kl->body, U);
+  if (U > 1) {
+    LStmt *rl = ls_loop(cx, 1, U - 1);
+    rl->n = lx_binary(cx, OP_REMAINDER, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, U));
+    fn_push(cx, &k->body, rl);
+    LExpr *steps = lx_binary(cx, OP_FLOOR_DIVIDE, DT_I64, lx_arg(cx, 0), lx_const_i(cx, DT_I64, U));
+    LExpr *kx = lx_binary(cx, OP_ADD, DT_I64, lx_binary(cx, OP_MUL, DT_I64, steps, lx_const_i(cx, DT_I64, U)),
+                          lx_var(cx, 1));
+    micro_term(cx, k, m, &rl->body, acc, 1, 0, kx);
   }
   // c[r*ldc + v*V + 0..V] = acc[r][v]
   for (int r = 0; r < MR; r++)
@@ -551,8 +602,10 @@ static void micro_reach(const GemmMicro *m, int64_t kc, int64_t lda, int64_t ldb
 }
 
 static const char *micro_key(Ctx *cx, const GemmMicro *m) {
-  return arena_printf(&cx->arena, "gemm micro-kernel %s %dx%d%s%s%s", dtype_name(m->cd), m->MR, m->NR,
-                      AFORM_NAMES[m->aform], m->binplace ? ", b in place" : "", m->prefetch ? ", prefetching" : "");
+  return arena_printf(&cx->arena, "gemm micro-kernel %s %dx%d%s%s%s%s%s", dtype_name(m->cd), m->MR, m->NR,
+                      AFORM_NAMES[m->aform], m->binplace ? ", b in place" : "", m->prefetch ? ", prefetching" : "",
+                      m->pfk ? arena_printf(&cx->arena, ", prefetching %d ahead", m->pfk) : "",
+                      m->unroll > 1 ? arena_printf(&cx->arena, ", unrolled %d", m->unroll) : "");
 }
 
 // The program's micro-kernel m (made on first use), its bounds grown for a call of kc
@@ -571,17 +624,18 @@ static int micro_fn(KernelBuilder *kb, const GemmMicro *m, int64_t kc, int64_t l
     if (fp->kernels.data[0]->body.data[i]->kind == LS_LOOP)
       kl = fp->kernels.data[0]->body.data[i];
   TD_ASSERT(kl);
-  int64_t steps = m->NR < m->V ? kc / m->V : kc;  // (few columns: the k loop steps by vectors)
+  int U = m->NR >= m->V && m->unroll > 1 ? m->unroll : 1;
+  int64_t steps = m->NR < m->V ? kc / m->V : kc / U;  // (few columns: the k loop steps by vectors)
   if (steps > kl->extent)
     kl->extent = steps;
-  int64_t reach[3];
+  int64_t reach[3], kmax = kl->extent * U;  // (the unrolled loop's bound checks: k < extent * U)
   micro_reach(m, kc, lda, ldb, ldc, reach);
-  if (m->aform == GA_PACKED)
-    reach[0] = kl->extent * m->MR;
-  if (m->aform == GA_COLS && reach[0] < (kl->extent - 1) * lda + m->MR)  // (its bound check: k < extent)
-    reach[0] = (kl->extent - 1) * lda + m->MR;
-  if (!m->binplace && m->NR >= m->V)
-    reach[1] = kl->extent * m->NR;
+  if (m->aform == GA_PACKED && reach[0] < kmax * m->MR)
+    reach[0] = kmax * m->MR;
+  if (m->aform == GA_COLS && reach[0] < (kmax - 1) * lda + m->MR)  // (its bound check: k < extent)
+    reach[0] = (kmax - 1) * lda + m->MR;
+  if (!m->binplace && m->NR >= m->V && reach[1] < kmax * m->NR)
+    reach[1] = kmax * m->NR;
   for (int i = 0; i < 3; i++)
     if (fp->bufs.data[i].numel < reach[i])
       fp->bufs.data[i].numel = reach[i];
@@ -627,12 +681,30 @@ static int tail_width(const Gemm *G, int mr, int64_t n) {
   return (int)round_up(n, G->V);
 }
 
+// The micro-kernel of an mr x nr tile (B's rows in place with binplace). Unrolled where
+// A's rows are read in place (a @ b, a @ b.t(), a.t() @ b.t() at 1024^2: 1.09-1.10x with
+// 4 terms a step, 1.07-1.08x with 2, 1.04x with 8; the loop's address arithmetic, LSR
+// being off, then runs once every 4 terms), and with both panels packed (a.t() @ b)
+// prefetching them PF_TERMS terms ahead, a line at a time: B's panel of 512 x 32 (64 KB)
+// overflows the L1 and meets 5 row panels; 1.05-1.10x at 1024^2 with 16 to 64 terms
+// (1.10x with Zen 3's 4x24 tile, whose rows are 1.5 lines). Prefetching B's panel with
+// A's rows in place measured slower once unrolled (0.90-0.99x at 8 to 64 terms). B's
+// rows in place (a few rows of A: attention's p @ v) keep the loop as it was (not measured).
+static GemmMicro micro_of(const Gemm *G, int mr, int nr, bool binplace) {
+  GemmMicro m = {G->cd, mr, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace, G->pf, 0, 1};
+  if (m.aform == GA_PACKED && !binplace)
+    m.pfk = PF_TERMS;
+  if (nr >= G->V && !binplace && (G->adirect || m.pfk))
+    m.unroll = MICRO_UNROLL;
+  return m;
+}
+
 // A call of the micro-kernel nr columns wide: kc terms from A at a and B at b (its rows in place when
 // binplace), into the tile at c, rows ldc apart; load: an i64, non-zero to add to the
 // tile's values.
 static void micro_call(Gemm *G, LStmtList *into, Ptr a, Ptr b, bool binplace, Ptr c, int nr, int64_t kc,
                        int64_t ldc, LExpr *load) {
-  GemmMicro m = {G->cd, G->MR, nr, G->V, G->adirect ? GA_ROWS : GA_PACKED, binplace, G->pf};
+  GemmMicro m = micro_of(G, G->MR, nr, binplace);
   gemm_micro_call(G->kb, into, &m, a.arg, a.at, G->lda, b.arg, b.at, G->ldb, c.arg, c.at, kc, ldc, load);
 }
 
@@ -2090,10 +2162,14 @@ static bool existing_tile(const Gemm *G, int i, int *mr, int *nv) {
   const LProgram *p = G->kb->p;
   for (int f = 0; f < p->funcs.len; f++) {
     char dt[16];
-    int r, nr, n = 0;
+    int r, nr;
     const char *key = p->funcs.data[f]->kernels.data[0]->sched;
-    if (sscanf(key, "gemm micro-kernel %15s %dx%d%n", dt, &r, &nr, &n) != 3 || strcmp(dt, dtype_name(G->cd)) ||
-        strcmp(key + n, AFORM_NAMES[G->adirect ? GA_ROWS : GA_PACKED]) || nr % G->V || i-- > 0)
+    if (sscanf(key, "gemm micro-kernel %15s %dx%d", dt, &r, &nr) != 3 || strcmp(dt, dtype_name(G->cd)) ||
+        nr % G->V || r < 1 || r > MAX_MR)
+      continue;
+    GemmMicro m = micro_of(G, r, nr, false);
+    m.prefetch = false;
+    if (strcmp(key, micro_key(G->kb->cx, &m)) || i-- > 0)
       continue;
     *mr = r, *nv = nr / G->V;
     return true;

@@ -209,6 +209,10 @@ typedef struct GemmMicro {
   bool binplace;
   bool prefetch;  // A's rows in place: each term also prefetches a[MR*lda + MR*k], which walks the
                   // next MR rows (the next panel, its rows contiguous: lda = kc) a tile ahead
+  int pfk;        // B packed: each step of the k loop also prefetches, a line at a time, B's rows
+                  // (and A's columns where packed) pfk terms on (b[(k+pfk)*NR], a[(k+pfk)*MR]); 0: none
+  int unroll;     // NR >= V: the k loop's terms a step (then a loop over the kc % unroll left;
+                  // 0 or 1: not unrolled)
 } GemmMicro;
 // A call: A from element a of arg aa (lda: A's rows or columns apart), B from b of ba
 // (ldb: its rows apart, in place), the tile at c of ca (rows ldc apart); load (i64)

@@ -428,6 +428,23 @@ def schedules(tdslc):
             got = bool(re.search(r"^\s*prefetch b\d+\[", p.stdout, re.M))
             T.check(f"--cpu={cpu}: {s.splitlines()[0]!r} prefetches A's next rows: {want}",
                     p.returncode == 0 and got == want, p.stdout[:3000] + p.stderr)
+    # the micro-kernel's k loop takes 4 terms a step (then the kc % 4 left) where A's rows
+    # are read in place (a @ b) or both operands are packed (a.t() @ b), and the packed
+    # panels' lines are prefetched ahead, a line (16 f32 terms) at a time: 4 * NR terms of
+    # B a step and 4 * MR of A
+    for cpu in ("znver3", "skylake-avx512"):
+        for s, pf in (("a @ b", False), ("a.t() @ b", True)):
+            p = emit_text(tdslc, "fn f(a: f32[200, 200], b: f32[200, 200]) -> f32[200, 200] {\n    return %s\n}" % s,
+                          "kernels", [f"--cpu={cpu}"])
+            fn = p.stdout.split("\nkernel ")[0]
+            steps = re.search(r"^  for i0 in 0\.\.floor_divide\(a0, 4\) .*\n(?:    .*\n)*?  \}\n"
+                              r"  for i1 in 0\.\.remainder\(a0, 4\)", fn, re.M)
+            got = (len(re.findall(r"^    prefetch b1\[", fn, re.M)), len(re.findall(r"^    prefetch b0\[", fn, re.M)))
+            tile = re.search(r"schedule: gemm packed (\d+)x(\d+)", p.stdout)
+            mr, nr = (int(tile.group(1)), int(tile.group(2))) if tile else (0, 0)
+            want = ((4 * nr + 15) // 16, (4 * mr + 15) // 16) if pf else (0, 0)
+            T.check(f"--cpu={cpu}: {s}'s micro-kernel takes 4 terms a step, prefetching {want} lines of B and A",
+                    p.returncode == 0 and steps and got == want, f"{got}\n" + fn[:3000] + p.stderr)
     p = emit_text(tdslc, src, "kernels")
     funs = re.split(r"^function f\d+", p.stdout, flags=re.M)[1:]
     plain = [f for f in funs if not re.search(r"^\s*prefetch ", f.split("\nkernel ")[0], re.M)]

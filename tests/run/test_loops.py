@@ -377,8 +377,10 @@ def check_gpt2_plan(t, tdslc):
             p.returncode == 0 and rolled == [11] and calls == 17, f"{rolled} {calls} {p.stderr}")
     # Issue 31's size budget for the whole model's C (kernels shared, micro-kernels once):
     # a kernel printed twice (the vocabulary projection's plain-store twin) read 61,530.
+    # 55,426 before the GEMM micro-kernel's k loop was unrolled 4 terms a step (ir/gemm.c's
+    # micro_of: the linears' 6x64 kernel, 1.05x on this forward with LLVM), 66,688 after.
     size = len(p.stdout.encode())
-    t.check("GPT-2 small: --emit=c within 60,000 bytes", p.returncode == 0 and size <= 60000, f"{size} bytes")
+    t.check("GPT-2 small: --emit=c within 68,000 bytes", p.returncode == 0 and size <= 68000, f"{size} bytes")
     if env_backend() == "llvm":
         ll = emit_text(tdslc, src, "llvm", args)
         entry = ll.stdout[ll.stdout.find("define i32 @gpt2("):]
