@@ -576,7 +576,9 @@ static void temps_in_results(Lives *lv, int *map, bool *taken) {
 // (and apart from a temp temps_in_results put at its start), each offset a multiple of
 // 64 bytes. Largest first, each at the lowest offset that fits: off[temp] its offset,
 // res[temp] the result (-1: none).
-static bool lives_meet(const Lives *lv, int a, int b) { return lv->first[a] <= lv->last[b] && lv->first[b] <= lv->last[a]; }
+static bool lives_meet(const Lives *lv, int a, int b) {
+  return lv->first[a] <= lv->last[b] && lv->first[b] <= lv->last[a];
+}
 
 static void results_before(Lives *lv, const int *map, const bool *taken, int *res, int64_t *off) {
   const LProgram *p = lv->p;
