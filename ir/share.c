@@ -30,6 +30,10 @@
 // kernels run, so a temp whose life ends in the kernel that first writes a result, in
 // place over it (ir/inplace.c), lives in the result's storage and takes no buffer of
 // its own (temps_in_results): a block's input kept for its residual, out = x + f(x).
+// Temps whose lives end before the result's first kernel live there too, apart where
+// their lives meet (results_before): Mamba's x_dbl and GEMM packs, GPT-2's layers in its
+// logits. Those stay only where the slots then take fewer bytes; a kernel naming two of
+// them names the result's storage twice, at disjoint ranges.
 //
 // Nodes may be reached twice (an expression shared by two statements): a node's index
 // is moved once, remembered in a pointer set.
@@ -566,6 +570,71 @@ static void temps_in_results(Lives *lv, int *map, bool *taken) {
   }
 }
 
+// Temps whose lives end before a result's first kernel (results_before): until then the
+// result's storage (the entry's from before the first kernel, uninitialised) holds
+// nothing, so such temps can live in it, at offsets apart where their lives overlap
+// (and apart from a temp temps_in_results put at its start), each offset a multiple of
+// 64 bytes. Largest first, each at the lowest offset that fits: off[temp] its offset,
+// res[temp] the result (-1: none).
+static bool lives_meet(const Lives *lv, int a, int b) {
+  return lv->first[a] <= lv->last[b] && lv->first[b] <= lv->last[a];
+}
+
+static void results_before(Lives *lv, const int *map, const bool *taken, int *res, int64_t *off) {
+  const LProgram *p = lv->p;
+  int nb = p->bufs.len;
+  TempOrder *order = arena_alloc(&lv->cx->arena, sizeof *order * (size_t)(nb + 1));
+  int *in = arena_alloc(&lv->cx->arena, sizeof(int) * (size_t)(nb + 1));  // temps placed in r so far
+  for (int r = 0; r < nb; r++) {
+    const LBuf *rb = &p->bufs.data[r];
+    if (rb->kind != LB_RESULT || lv->first[r] < 0)
+      continue;
+    int nt = 0, nin = 0;
+    for (int y = 0; y < nb; y++) {
+      const LBuf *yb = &p->bufs.data[y];
+      if (taken[y] && map[y] == r)
+        in[nin++] = y;  // (temps_in_results': at offset 0)
+      else if (yb->kind == LB_TEMP && !yb->scratch && !taken[y] && res[y] < 0 && lv->first[y] >= 0 &&
+               lv->last[y] < lv->first[r] && yb->dtype == rb->dtype && yb->numel <= rb->numel)
+        order[nt++] = (TempOrder){yb->numel, lv->first[y], y};
+    }
+    qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
+    int64_t align = 64 / dtype_size(rb->dtype);
+    for (int t = 0; t < nt; t++) {
+      int y = order[t].buf;
+      int64_t at = 0, n = order[t].numel;
+      for (bool moved = true; moved && at + n <= rb->numel;) {
+        moved = false;
+        for (int i = 0; i < nin; i++) {
+          int q = in[i];
+          int64_t qa = res[q] == r ? off[q] : 0, qn = p->bufs.data[q].numel;
+          if (lives_meet(lv, q, y) && at < qa + qn && qa < at + n)
+            at = (qa + qn + align - 1) / align * align, moved = true;
+        }
+      }
+      if (at + n > rb->numel)
+        continue;
+      res[y] = r, off[y] = at;
+      in[nin++] = y;
+    }
+  }
+}
+
+// The slots of the temps in `order`: the plan of fewest bytes of plan_slots' four.
+static const Plan *best_plan(Lives *lv, const TempOrder *order, int nt) {
+  const Plan *use = NULL;
+  for (int over = 0; over < 2; over++) {
+    Plan *a = arena_alloc(&lv->cx->arena, sizeof *a), *b = arena_alloc(&lv->cx->arena, sizeof *b);
+    *a = plan_slots(lv, order, nt, NULL, over);
+    *b = plan_slots(lv, order, nt, a, over);
+    if (!use || plan_bytes(b) < plan_bytes(use))
+      use = b;
+    if (plan_bytes(a) < plan_bytes(use))
+      use = a;
+  }
+  return use;
+}
+
 static void share_temps(Ctx *cx, LProgram *p) {
   int nb = p->bufs.len, nk = p->kernels.len;
   int *first = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
@@ -585,21 +654,44 @@ static void share_temps(Ctx *cx, LProgram *p) {
   Lives lv = {.cx = cx, .p = p, .first = first, .last = last};
   bool *taken = arena_alloc(&cx->arena, (size_t)(nb + 1));  // (zeroed)
   temps_in_results(&lv, map, taken);
-  TempOrder *order = arena_alloc(&cx->arena, sizeof *order * (size_t)(nb + 1));
-  int nt = 0;
+  int *res = arena_alloc(&cx->arena, sizeof(int) * (size_t)(nb + 1));
+  int64_t *off = arena_alloc(&cx->arena, sizeof(int64_t) * (size_t)(nb + 1));
   for (int b = 0; b < nb; b++)
-    if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0 && !taken[b])
+    res[b] = -1;
+  results_before(&lv, map, taken, res, off);
+  // the slots with and without the temps results_before placed; those stay only where
+  // their slots' bytes fall (a model's first layers put in its result alone would keep
+  // the entry from rolling the layers' calls into one loop, for nothing)
+  TempOrder *order = arena_alloc(&cx->arena, sizeof *order * (size_t)(nb + 1));
+  TempOrder *rest = arena_alloc(&cx->arena, sizeof *rest * (size_t)(nb + 1));
+  int nt = 0, nr = 0;
+  for (int b = 0; b < nb; b++)
+    if (p->bufs.data[b].kind == LB_TEMP && first[b] >= 0 && !taken[b]) {
       order[nt++] = (TempOrder){p->bufs.data[b].scratch ? 0 : p->bufs.data[b].numel, first[b], b};
+      if (res[b] < 0)
+        rest[nr++] = order[nt - 1];
+    }
   qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
-  const Plan *use = NULL;
-  for (int over = 0; over < 2; over++) {
-    Plan *a = arena_alloc(&cx->arena, sizeof *a), *b = arena_alloc(&cx->arena, sizeof *b);
-    *a = plan_slots(&lv, order, nt, NULL, over);
-    *b = plan_slots(&lv, order, nt, a, over);
-    if (!use || plan_bytes(b) < plan_bytes(use))
-      use = b;
-    if (plan_bytes(a) < plan_bytes(use))
-      use = a;
+  qsort(rest, (size_t)nr, sizeof *rest, cmp_temp_order);
+  const Plan *use = best_plan(&lv, order, nt);
+  bool **placed = arena_alloc(&cx->arena, sizeof *placed * (size_t)(nk + 1));  // per kernel arg: such a temp
+  if (nr < nt) {
+    const Plan *pl = best_plan(&lv, rest, nr);
+    if (plan_bytes(pl) < plan_bytes(use)) {
+      use = pl;
+      for (int k = 0; k < nk; k++) {
+        LKernel *kr = p->kernels.data[k];
+        placed[k] = arena_alloc(&cx->arena, (size_t)kr->args.len + 1);
+        for (int a = 0; a < kr->args.len; a++) {
+          int b = kr->args.data[a].buf;
+          if (res[b] >= 0)
+            kr->args.data[a].at += off[b], placed[k][a] = true;
+        }
+      }
+      for (int b = 0; b < nb; b++)
+        if (res[b] >= 0)
+          map[b] = res[b], taken[b] = true;
+    }
   }
   for (int s = 0; s < use->n; s++) {
     const Slot *sl = &use->slot[s];
@@ -630,7 +722,9 @@ static void share_temps(Ctx *cx, LProgram *p) {
     LKernel *kr = p->kernels.data[k];
     for (int a = 0; a < kr->args.len; a++)
       for (int c = 0; c < a; c++) {
-        if (kr->args.data[a].buf != kr->args.data[c].buf)
+        // (a temp results_before put in a result's storage is apart from whatever else
+        // the kernel reaches there)
+        if (kr->args.data[a].buf != kr->args.data[c].buf || (placed[k] && (placed[k][a] || placed[k][c])))
           continue;
         int x = kr->args.data[a].written ? a : c, y = x == a ? c : a;
         bool asked = false;
@@ -641,6 +735,8 @@ static void share_temps(Ctx *cx, LProgram *p) {
         if (!asked)
           td_internal_error(__FILE__, __LINE__, "kernel %d args %d %d share buffer %d", k, a, c, kr->args.data[a].buf);
         merge_args(cx, kr, x, y);
+        if (placed[k])  // (arg y went)
+          memmove(&placed[k][y], &placed[k][y + 1], (size_t)(kr->args.len - y));
         merged[k] = true;
         a = 0;  // (the args moved: again from the start)
         break;

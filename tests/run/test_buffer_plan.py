@@ -31,7 +31,11 @@ the same programs run against NumPy.
   - a result written in place over a temp its first kernel reads last (ConvNeXt's block:
     its input kept for the residual, out = y + f(y) read through a permute) takes no
     buffer for that temp: it lives in the result's storage (ir/share.c); read flipped,
-    the temp keeps a buffer of its own.
+    the temp keeps a buffer of its own;
+  - temps whose lives end before the result's first kernel live in the result's storage,
+    which holds nothing until then (ir/share.c: Mamba's x_dbl and GEMM packs, GPT-2's
+    layers in its logits): a cumsum read only by a reduction the result reads takes no
+    buffer, and two such temps read by one kernel lie apart in it (early, early2).
 
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and
 exits 77 (skip) when tdslc lacks it, see oracle.require_backend.
@@ -135,10 +139,21 @@ fn rflip(x: f32[{QB}, {QC}, {QS}, {QS}], w: f32[{QC}, {QC}]) -> f32[{QB}, {QC}, 
     h = F.linear(y.permute(0, 2, 3, 1), w)
     return y.flip(1) + h.permute(0, 3, 1, 2)
 }}
-fn flip(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}, {ROWS}] {{
+fn flip(x: f32[{ROWS}, {COLS}]) -> f32[{COLS}] {{
     c1 = torch.cumsum(x, 1)
     c2 = torch.cumsum(c1.flip(1) * 2.0, 1)
-    return torch.cumsum(c2, 0).t().contiguous()
+    return torch.cumsum(c2, 0).t().contiguous().sum(1)
+}}
+fn early(x: f32[{ROWS}, {COLS}]) -> f32[{ROWS}, {COLS}] {{
+    c = torch.cumsum(x, 1)
+    s = c.amax(0, keepdim=True)
+    return torch.cumsum(x * s, 1)
+}}
+fn early2(x: f32[{ROWS}, {2 * COLS}]) -> f32[{ROWS}, {2 * COLS}] {{
+    c = torch.cumsum(x[:, :{COLS}], 1)
+    d = torch.cumsum(c.flip(1), 1)
+    s = (c * d).amax(1, keepdim=True)
+    return torch.cumsum(x * s, 1)
 }}"""
 
 BUF = re.compile(r"^buffer b\d+ (\w+)( scratch)? (\w+)\[([\d, ]*)\] (\S+)")
@@ -214,12 +229,15 @@ for fn, want_n in (("resid", 1), ("rflip", 2)):
     big = [ln for ln in lines if int(np.prod([int(d) for d in BUF.match(ln).group(4).split(",")])) * 4 >= qv]
     T.check(f"{fn}: {want_n} temps of the block's size", len(big) == want_n,
             f"{len(big)} temps of {qv} bytes or more, want {want_n}:\n" + "\n".join(lines))
-got, lines = temp_bytes("flip")
+got, lines = temp_bytes("flip")  # (its result, summed, cannot hold c1)
 if got is None:
     T.report("flip: --emit=kernels", [lines], SRC)
 else:
     T.check("flip: a flipped read is not written over", got >= 2 * v,
             f"temps take {got} bytes, want at least {2 * v} (two intermediates):\n" + "\n".join(lines))
+# early temps in the result's storage: only the reductions' rows keep buffers
+check_bound("early: a temp dead before the result's kernel lives in it", "early", COLS * 4, f"a row of {COLS * 4}")
+check_bound("early2: two such temps, one kernel reading both", "early2", ROWS * 4, f"a column of {ROWS * 4}")
 
 # the same programs, run
 rng = np.random.default_rng(27)
@@ -284,7 +302,13 @@ runs = [("mtail", {"dt": dt_, "A": A_, "Bm": Bm_, "Cm": Cm_, "u0": u0_, "Dp": Dp
 for fn, flipped in (("same", False), ("flip", True)):
     c1 = np.cumsum(xin.astype(np.float64), 1)
     c2 = np.cumsum((c1[:, ::-1] if flipped else c1) * 2.0, 1)
-    runs.append((fn, {"x": xin}, np.cumsum(c2, 0).T, 1e-5))
+    runs.append((fn, {"x": xin}, np.cumsum(c2, 0).T.sum(1) if flipped else np.cumsum(c2, 0).T, 1e-5))
+ex = xin.astype(np.float64)
+runs.append(("early", {"x": xin}, np.cumsum(ex * np.cumsum(ex, 1).max(0, keepdims=True), 1), 1e-5))
+x2 = rng.uniform(-1, 1, (ROWS, 2 * COLS)).astype(np.float32)
+ec = np.cumsum(x2[:, :COLS].astype(np.float64), 1)
+es = (ec * np.cumsum(ec[:, ::-1], 1)).max(1, keepdims=True)
+runs.append(("early2", {"x": x2}, np.cumsum(x2.astype(np.float64) * es, 1), 1e-5))
 
 
 def np_conv(x, w, pad=0):
