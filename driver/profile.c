@@ -192,7 +192,8 @@ static void count_bytes(Profile *pr) {
         continue;
       if (u->first == 1 && (b->kind == LB_PARAM || written[arg->buf]))
         bytes = td_sat_add(bytes, td_sat_mul(span_elems(&u->rd, n), size));
-      if (u->wr.any && (b->kind == LB_RESULT || b->kind == LB_PARAM || last_reader[arg->buf] > ki))
+      bool result = b->kind == LB_RESULT && !arg->lent;  // (lent: a temp in a result's storage, ir/share.c)
+      if (u->wr.any && (result || b->kind == LB_PARAM || last_reader[arg->buf] > ki))
         bytes = td_sat_add(bytes, td_sat_mul(span_elems(&u->wr, n), size));
     }
     for (int a = 0; a < k->args.len; a++)

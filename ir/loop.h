@@ -268,6 +268,9 @@ typedef struct LArg {
                  // there, and the entry (on the GPU the launch) passes the storage plus
                  // `at` (a multiple of 64 bytes, so alignment holds). 0 unless
                  // share_kernels moved it.
+  bool lent;     // a temp that ir/share.c put in a result's storage before the result's
+                 // first kernel (results_before): what the kernel does there is the temp's
+                 // (driver/profile.c counts it as a temp's traffic, not the result's)
 } LArg;
 
 // ---- what the kernel builder records about a kernel it built (LKernel.mm, .softmax) ----

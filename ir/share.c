@@ -685,7 +685,7 @@ static void share_temps(Ctx *cx, LProgram *p) {
         for (int a = 0; a < kr->args.len; a++) {
           int b = kr->args.data[a].buf;
           if (res[b] >= 0)
-            kr->args.data[a].at += off[b], placed[k][a] = true;
+            kr->args.data[a].at += off[b], placed[k][a] = kr->args.data[a].lent = true;
         }
       }
       for (int b = 0; b < nb; b++)
