@@ -559,13 +559,14 @@ static Value *convolve(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value
 // [C, 1...], one elementwise chain in the taps' order. Its kernel keeps each output's sum
 // in a register (lanes along the output row, every tap a shifted load) where the GEMM
 // path's direct schedule ran at a fifth of the memory roof (ConvNeXt's 7x7: 2-2.5x
-// faster; Mamba's causal conv1d, read transposed by its reader: 4.5x). A padded 2-D or
-// 3-D one is one depthwise_conv node instead (depthwise_node, ir/depthwise.c: on a CPU each
+// faster; Mamba's causal conv1d, read transposed by its reader: 4.5x). A padded 2-D
+// one is one depthwise_conv node instead (depthwise_node, ir/depthwise.c: on a CPU each
 // channel padded in a per-thread scratch plane, no padded copy in memory, one kernel where
 // the chain took two; [2, 384, 14, 14] 7x7: 1.13-1.68x faster) unless its edges need too
 // many nests for a GPU (then padded into a copy, depthwise_pad); a 1-D one is padded by
-// the pad's cat, inline, so that the chain stays inline in a transposed reader. A 3x3 stays on the GEMM path, which reads the
-// padding inline: the copy costs about what the chain saves (even on C and LLVM). 3-D too.
+// the pad's cat, inline, so that the chain stays inline in a transposed reader. A 3x3
+// stays on the GEMM path, which reads the padding inline: the copy costs about what the
+// chain saves (even on C and LLVM). 3-D too.
 enum { DW_TAPS_MIN = 9, DW_TAPS_MAX = 49 };
 
 static bool depthwise(const ConvArgs *a, const Value *w) {
@@ -615,7 +616,7 @@ static Value *depthwise_taps(Builder *b, const ConvArgs *a, Value *xp, Value *w,
   return acc;
 }
 
-// A padded depthwise convolution of two or three spatial dims as one node reading x in
+// A padded depthwise convolution of two spatial dims as one node reading x in
 // place (ir/depthwise.c: a nest per combination of the runs of outputs whose windows keep
 // the same taps inside the input), where those combinations are few (DW_MAX_NESTS); else NULL.
 enum { DW_MAX_NESTS = 64 };

@@ -1,6 +1,6 @@
 // ir/depthwise.c: the kernel builder's depthwise convolution (OP_DWCONV, a ONE kernel
-// of its own; ir/kernel.h), built by ir/build_conv.c for a padded depthwise conv of two or
-// three spatial dims: out[n, c, o...] = bias[c] + sum over the taps t of
+// of its own; ir/kernel.h), built by ir/build_conv.c for a padded depthwise conv2d (the
+// kernel takes one to three spatial dims): out[n, c, o...] = bias[c] + sum over the taps t of
 // x[n, c, o s - p + t d] w[c, t], the taps outside the input reading the zero padding.
 // No padded copy of the input is made in memory:
 //   - on a CPU (build_plane), the image and channel loops (one parallel loop) each copy
