@@ -370,6 +370,8 @@ bool attn_fuse(Graph *g);  // (attn_fuse.c) whether it rewrote any
 // later part inserted before its first reader (ids renumbered). CPU programs only.
 void fuse_late_half(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
+// The node whose split says why kernel k starts (its first node), or NULL.
+const Node *fuse_kernel_root(const Graph *g, int kernel);
 
 // ir/depthwise.c: the runs of `out` outputs along one spatial dim of a depthwise conv (input
 // `in`, kernel k, padding p before it, stride s, dilation d) whose windows keep the same taps
@@ -377,8 +379,6 @@ KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 enum { DEPTHWISE_MAX_RUNS = 16 };
 int depthwise_runs(int64_t out, int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, int max, int64_t *o0,
                    int64_t *t0, int64_t *t1);
-// The node whose split says why kernel k starts (its first node), or NULL.
-const Node *fuse_kernel_root(const Graph *g, int kernel);
 
 // ---- why.c: the words of FuseWhy (--emit=ir, --emit=dot) ----
 // The reason w of node n as one line of words (no newline, no double quote).
