@@ -577,6 +577,7 @@ void ew_build_one(KernelBuilder *kb, const Node *n) {
   case OP_CAT: case OP_STACK: build_cat(kb, n); break;
   case OP_STORE: build_store(kb, n); break;
   case OP_INDEX_PUT: case OP_SCATTER: scatter_build(kb, n); break;
+  case OP_DWCONV: depthwise_build(kb, n); break;
   default: td_unreachable();
   }
 }

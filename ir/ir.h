@@ -55,7 +55,7 @@ typedef enum {
 } Op;
 typedef enum {
   OC_COPY, OC_UNARY, OC_BINARY, OC_SELECT, OC_GATHER, OC_CREATE,  // elementwise
-  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE, OC_SORT, OC_ATTN,
+  OC_REDUCE, OC_ROW, OC_SCAN, OC_MATMUL, OC_JOIN, OC_STORE, OC_SORT, OC_ATTN, OC_CONV,
 } OpClass;
 enum {  // OpFlags: what ir/ops.def's flags column says
   OF_NUM = 1 << 0,       // the loop IR computes it in ints, f32 and f64
@@ -123,6 +123,8 @@ typedef struct NodeAttr {
   // (k) the complex form's view_as_complex(x) * freqs), each one's cos and sin tables
   // sources after the mask (q's, then k's): ir/attn.c
   uint8_t rope;
+  // OP_DWCONV, per spatial dim: the padding before the input, the stride, the dilation
+  int64_t conv_p[3], conv_s[3], conv_d[3];
 } NodeAttr;
 
 // OP_INDEX_PUT's forms: setitem and index_put_ (negative indices wrap, the message
@@ -370,6 +372,13 @@ void fuse_late_half(Graph *g);
 KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.
 const Node *fuse_kernel_root(const Graph *g, int kernel);
+
+// ir/depthwise.c: the runs of `out` outputs along one spatial dim of a depthwise conv (input
+// `in`, kernel k, padding p before it, stride s, dilation d) whose windows keep the same taps
+// [t0, t1) inside the input, run j the outputs [o0[j], o0[j + 1]); how many, or -1 past max.
+enum { DEPTHWISE_MAX_RUNS = 16 };
+int depthwise_runs(int64_t out, int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, int max, int64_t *o0,
+                   int64_t *t0, int64_t *t1);
 
 // ---- why.c: the words of FuseWhy (--emit=ir, --emit=dot) ----
 // The reason w of node n as one line of words (no newline, no double quote).

@@ -6,6 +6,7 @@
 //   ir/ew.c      EW kernels (elementwise nodes over one shape, tiled transposed reads)
 //                and ONE kernels (cat, stack, store);
 //   ir/scatter.c ONE kernels that write at run-time positions (index_put, scatter);
+//   ir/depthwise.c  ONE kernels of a depthwise convolution (its input read in place);
 //   ir/matmul.c  MATMUL kernels: the plain nest, the GPU row schedule, the glue to
 //                ir/gemm.c (the CPU schedules); fills LKernel.mm;
 //   ir/row.c     ROW kernels: reductions and softmax row by row, or (COL) by columns;
@@ -146,6 +147,8 @@ void ew_build_one(KernelBuilder *kb, const Node *n);   // cat, stack, store
 void ew_transpose(KernelBuilder *kb, LStmtList *into, DType dt, int W, const int *rows, int *col);
 // scatter.c: index_put and scatter, writing at run-time positions (ONE kernels)
 void scatter_build(KernelBuilder *kb, const Node *n);
+// depthwise.c: a depthwise convolution reading its input in place (a ONE kernel)
+void depthwise_build(KernelBuilder *kb, const Node *n);
 
 // ---- matmul.c: MATMUL kernels (sets kb->k->mm) ----
 void matmul_build(KernelBuilder *kb, const NodeList *ns);

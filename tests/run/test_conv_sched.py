@@ -4,7 +4,8 @@ convolution schedules (ir/gemm.c), each compared with NumPy (test_conv_nd.np_con
 over the taps of the zero-padded input, in f64):
   TAPS    depthwise conv1d and conv2d of more than 9 taps: no GEMM, the taps' chain in one
           elementwise kernel (kernels longer than the input, padding past half the kernel,
-          strides, dilation, odd widths);
+          strides, dilation, odd widths); a padded conv2d or conv3d is ir/depthwise.c's kernel
+          instead (PLANE: each channel padded in a per-thread scratch plane, no padded copy);
   DIRECT  few output rows per group (depthwise conv2d 3x3 and 3d, a channel multiplier, up to
           16 output channels) of a stride-1 or stride-2 window view: B read in place
           (stride 2: two loads, their even and odd lanes), blocks of 4 rows and a
@@ -82,7 +83,8 @@ def channels_first_norm(x, g, h, eps=1e-6):
 # the GEMM kernel's own temp), "residual" (the in-place adds and what follows them in the
 # GEMM's epilogue: no kernel but the GEMM's), "cat stored" (one padded dim outside a 2-D
 # conv: the pad's cat a kernel of its own, as one copy in the GEMM kernel would be, but not
-# live beside the GEMM's input and output) or None)
+# live beside the GEMM's input and output), "plane" (ir/depthwise.c's depthwise_conv kernel:
+# no zeros, no padded copy) or None)
 CASES = [
     ("depthwise conv1d, causal (Mamba), relu", {"x": (1, 40, 131), "w": (40, 1, 4), "b": (40,)},
      "F.relu(F.conv1d(x, w, b, padding=3, groups=40)[:, :, :131])",
@@ -96,13 +98,29 @@ CASES = [
      lambda x, w: np_conv(x, w, stride=2, padding=5, groups=4), "taps"),
     ("depthwise conv2d 7x7 (ConvNeXt), kernel larger than the input, bias", {"x": (2, 6, 5, 4), "w": (6, 1, 7, 7),
                                                                              "b": (6,)},
-     "F.conv2d(x, w, b, padding=3, groups=6)", lambda x, w, b: np_conv(x, w, b, padding=3, groups=6), "taps"),
+     "F.conv2d(x, w, b, padding=3, groups=6)", lambda x, w, b: np_conv(x, w, b, padding=3, groups=6), "plane"),
     ("depthwise conv2d 7x7 padding 3 (ConvNeXt's) at odd 13 x 11, bias", {"x": (2, 5, 13, 11), "w": (5, 1, 7, 7),
                                                                            "b": (5,)},
-     "F.conv2d(x, w, b, padding=3, groups=5)", lambda x, w, b: np_conv(x, w, b, padding=3, groups=5), "taps"),
+     "F.conv2d(x, w, b, padding=3, groups=5)", lambda x, w, b: np_conv(x, w, b, padding=3, groups=5), "plane"),
     ("depthwise conv2d 5x5, padding 4, stride 2, dilation (1, 2), 19 columns", {"x": (1, 5, 9, 19), "w": (5, 1, 5, 5)},
      "F.conv2d(x, w, stride=2, padding=4, dilation=(1, 2), groups=5)",
-     lambda x, w: np_conv(x, w, stride=2, padding=4, dilation=(1, 2), groups=5), "taps"),
+     lambda x, w: np_conv(x, w, stride=2, padding=4, dilation=(1, 2), groups=5), "plane"),
+    # the taps' borders (ir/build_conv.c's depthwise): every output of these reads the padding
+    ("depthwise conv2d 7x7 pad 3 stride 2 at 13x11, bias", {"x": (1, 4, 13, 11), "w": (4, 1, 7, 7), "b": (4,)},
+     "F.conv2d(x, w, b, stride=2, padding=3, groups=4)",
+     lambda x, w, b: np_conv(x, w, b, stride=2, padding=3, groups=4), "plane"),
+    ("depthwise conv2d 7x7 dilation 2 pad 6 at 15x9, 3 channels, relu", {"x": (1, 3, 15, 9), "w": (3, 1, 7, 7)},
+     "F.relu(F.conv2d(x, w, padding=6, dilation=2, groups=3))",
+     lambda x, w: relu(np_conv(x, w, padding=6, dilation=2, groups=3)), "plane"),
+    ("depthwise conv1d k 7 pad 3 stride 2 dilation 2 at 29, 3 channels, bias", {"x": (2, 3, 29), "w": (3, 1, 7),
+                                                                               "b": (3,)},
+     "F.conv1d(x, w, b, stride=2, padding=3, dilation=2, groups=3)",
+     lambda x, w, b: np_conv(x, w, b, stride=2, padding=3, dilation=2, groups=3), "taps"),
+    ("depthwise conv2d 4x4 'same' (one more zero bottom and right), unbatched", {"x": (5, 11, 13), "w": (5, 1, 4, 4)},
+     "F.conv2d(x, w, padding='same', groups=5)",
+     lambda x, w: np_conv(np.pad(x[None], ((0, 0), (0, 0), (1, 2), (1, 2))), w, groups=5)[0], "plane"),
+    ("conv2d 7x7 pad 3 of one channel (groups 1) at 9x13", {"x": (2, 1, 9, 13), "w": (1, 1, 7, 7)},
+     "F.conv2d(x, w, padding=3)", lambda x, w: np_conv(x, w, padding=3), None),
     ("conv1d, channel multiplier 3 (3 rows)", {"x": (2, 4, 37), "w": (12, 1, 5), "b": (12,)},
      "F.conv1d(x, w, b, groups=4)", lambda x, w, b: np_conv(x, w, b, groups=4), "direct"),
     ("conv1d, 7 output channels (4 + 3 rows)", {"x": (2, 5, 70), "w": (7, 5, 3)},
@@ -279,6 +297,10 @@ def check_schedule(t, tdslc, name, src, want):
     if not errs and want == "taps":  # (depthwise: the taps' chain in an elementwise kernel, no GEMM)
         if scheds or not re.search(r"^  ops: .*mul add", p.stdout, re.M):
             errs.append(f"GEMM kernels {scheds}, want the taps' elementwise chain")
+    elif not errs and want == "plane":  # (ir/depthwise.c: no padded copy, no zeros, no store kernel)
+        ops = re.findall(r"^  ops: (.*?)  lines", p.stdout, re.M)
+        if scheds or "depthwise_conv" not in ops or any(o.split()[0] in ("full", "store") for o in ops):
+            errs.append(f"kernels {ops}, want depthwise_conv reading its input in place")
     elif not errs and len(scheds) != 1:
         errs.append(f"{len(scheds)} GEMM kernels: {scheds}")
     elif not errs and want == "direct" and not scheds[0].startswith("gemm direct"):
