@@ -328,6 +328,9 @@ def epilogues(tdslc, backend, rng):
     for dt, pad in (("f64", 0), ("f32", 1)):
         case(tdslc, backend, rng, f"relu conv 3x3 {dt} pad {pad}", [("x", (2, 5, 13, 17)), ("w", (11, 5, 3, 3))],
              f"F.conv2d(relu(x), w, padding={pad})", dt=dt, epilogue=relu_conv(pad))
+    # a 1x1 conv's unfolded B, one full panel (AVX-512) or five (AVX2): its k split among the threads
+    case(tdslc, backend, rng, "relu conv 1x1 k split", [("x", (1, 1024, 9, 9)), ("w", (64, 1024, 1, 1))],
+         "F.conv2d(relu(x), w)", epilogue=relu_conv(0))
 
 
 def index_epilogues(tdslc, backend, rng):
