@@ -423,13 +423,8 @@ static bool store_value_inlinable(Fuse *f, const Node *st, const Node *p) {
 // Whether a CPU matmul r packs its operand src into panels (ir/gemm.c), where an
 // inline expression is then computed as it is packed: it reads the other operand in
 // place when that one is unit-stride in k (x @ w.t(): w's rows), and packs this one.
-// A contraction's B (a convolution's window view) is always packed: its producer is
-// computed as it is packed (ir/gemm.c's computed packs: ConvNeXt's downsample layer
-// norm, a ResNet block's last ReLU, never stored).
 // (A GPU matmul reads its operands once per product: they are stored.)
 static bool matmul_packs(const Fuse *f, const Node *r, int src) {
-  if (f->g->cpu && r->attr.nk && src == 1)
-    return true;
   if (!f->g->cpu || r->attr.nk || r->srcs[src]->view.ndim < 2 || r->srcs[1 - src]->view.ndim < 2)
     return false;
   const View *o = &r->srcs[1 - src]->view;

@@ -1271,69 +1271,6 @@ static void pack_folded(Gemm *G, LStmtList *into, LIndex start, int64_t n, LInde
   }
 }
 
-// ---- a computed, folded B packed by runs ----
-// B computed at packing (ir/fuse.c's matmul_packs: a layer norm of a convolution's
-// input) with folded columns and few full panels at a constant start: each panel's
-// columns are the runs of the output rows it meets, known when the kernel is built, so
-// a run is a loop along the output row whose loads are affine in it (B's stride along
-// jd: a vector loop of strided loads), not a division and a gather per element. k
-// outside, the runs inside; the k terms split among the threads (whole units of
-// kc_inner). At most RUNS_COMPUTED_MAX runs in all (the loops are unrolled by panel and
-// run: ConvNeXt's downsample at 14 x 14, 196 columns, makes 17 with AVX-512's panels of
-// 64 and 20 with AVX2's of 24).
-enum { RUNS_COMPUTED_MAX = 32 };
-
-// The run from column j at q0 of its panel: to the end of j's output row or of the panel.
-static int64_t run_len(const Gemm *G, int64_t j, int64_t q0) {
-  int64_t rowlen = G->mm->out->view.shape[G->jd];
-  return rowlen - j % rowlen < G->NR - q0 ? rowlen - j % rowlen : G->NR - q0;
-}
-
-static bool computed_runs_fit(Gemm *G, LIndex start, int64_t np) {
-  if (!G->nfold || G->px || start.nterms || start.dyn || G->mm->out->view.shape[G->jd] < RUNS_MIN_ROW)
-    return false;
-  int64_t runs = 0;
-  for (int64_t p = 0; p < np; p++)
-    for (int64_t q0 = 0; q0 < G->NR; q0 += run_len(G, start.base + p * G->NR + q0, q0))
-      runs++;
-  return runs <= RUNS_COMPUTED_MAX;
-}
-
-static void pack_computed_runs(Gemm *G, LStmtList *into, int64_t start, int64_t np, LIndex k0, int64_t klen,
-                               Panels P, bool par) {
-  KernelBuilder *kb = G->kb;
-  const int64_t *shape = G->mm->out->view.shape;
-  int64_t units = klen / kc_inner(G), nch = 1;
-  if (par && np * G->NR * klen >= PARALLEL_WORK)
-    for (int64_t c = PARALLEL_MIN_ITERS; c > 1 && nch == 1; c--)
-      nch = units % c == 0 ? c : 1;
-  int64_t kn = klen / nch;
-  LIndex c0;
-  LStmtList *body = kb_step_loop(kb, into, nch, kb_ix_const(0), kn, nch > 1, &c0);
-  LIndex kc0 = kb_ix_sum(kb, k0, &c0, 1), k[TD_MAX_DIMS], kl;
-  LStmtList *in = k_loops(G, body, kc0, kn, k, &kl);
-  for (int64_t p = 0; p < np; p++) {
-    LIndex at = kb_ix_sum(kb, kb_ix_sum(kb, panel_at(G, &P, kb_ix_const(p)), &c0, G->NR), &kl, G->NR);
-    for (int64_t q0 = 0, len; q0 < G->NR; q0 += len) {
-      int64_t j = start + p * G->NR + q0;
-      len = run_len(G, j, q0);
-      LIndex o[TD_MAX_DIMS], ai[TD_MAX_DIMS], bi[TD_MAX_DIMS], q;
-      out_index(G, kb_ix_const(0), kb_ix_const(0), o);
-      int64_t rest = j;
-      for (int f = G->nfold; f >= 0; f--) {
-        int d = f == G->nfold ? G->jd : G->fold[f];
-        o[d] = kb_ix_const(f ? rest % shape[d] : rest);
-        rest /= shape[d];
-      }
-      LStmtList *rl = kb_step_loop(kb, in, len, kb_ix_const(0), 1, false, &q);
-      kb_ix_addmul(kb, &o[G->jd], &q, 1);
-      kb_matmul_indices(G->mm, o, k, ai, bi);
-      LExpr *v = kb_cast(kb, kb_value(kb, G->mm->srcs[1], bi), G->cd);
-      kb_push(kb, rl, kb_store_stmt(kb, P.arg, kb_ix_sum(kb, kb_ix_plus(at, q0), &q, 1), v));
-    }
-  }
-}
-
 // Packs role's (A: rows, B: columns) start + 0..n, k terms k0 + 0..klen, into P in
 // panels of width (MR or NR); a last panel of fewer is padded with zeros. par: the
 // loop over full panels is parallel (when it has the work for it).
@@ -1350,13 +1287,7 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
   // the source's unit-stride dim inside: k when it moves by 1, else the panel's (the
   // panel's first where k spans several dims: its last is a window's short row)
   bool p_unit = unit_along(G, w_op, w_op ? 1 : 0, false);
-  // a contraction's B computed at packing (a layer norm or ReLU of a convolution's
-  // input, ir/fuse.c's matmul_packs): k outside, the panel's columns inside, a loop
-  // along the columns that the compilers vectorize (a term of k at a time, a scalar
-  // divide and square root per element, made ConvNeXt's downsample conv 1.4x slower
-  // than its layer norm stored)
-  bool computed = role == 1 && G->mm->attr.nk && G->nk > 1 && !plain_load(G, w_op);
-  bool k_inner = !computed && (!p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false)));
+  bool k_inner = !p_unit || (G->nk == 1 && unit_along(G, w_op, 2, false));
   for (int part = 0; part < 2; part++) {
     int64_t np = part ? (rest ? 1 : 0) : full;
     int w = part ? rest : full_w, width = part && role ? tail_width(G, G->MR, rest) : full_w;
@@ -1364,25 +1295,9 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
       continue;
     LIndex p;
     LIndex first = kb_ix_plus(start, part ? full * full_w : 0);
-    if (computed && !part && computed_runs_fit(G, first, np)) {
-      pack_computed_runs(G, into, first.base, np, k0, klen, P, par);
-      continue;
-    }
-    // computed, its full panels too few for the threads: the k terms split among them
-    // (chunks of whole units of kc_inner), as pack_folded's runs
-    int64_t nch = 1;
-    if (computed && !part && par && np < PARALLEL_MIN_ITERS && np * width * klen >= PARALLEL_WORK) {
-      int64_t units = klen / kc_inner(G);
-      for (int64_t c = PARALLEL_MIN_ITERS; c > 1 && nch == 1; c--)
-        nch = units % c == 0 ? c : 1;
-    }
-    LIndex c0 = kb_ix_const(0);
-    LStmtList *body = nch > 1 ? kb_step_loop(kb, into, nch, kb_ix_const(0), klen / nch, true, &c0) : into;
-    body = kb_step_loop(kb, body, np, kb_ix_const(0), 1,
-                        par && nch == 1 && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
-    LIndex at = kb_ix_sum(kb, panel_at(G, &P, kb_ix_plus(p, part ? full : 0)), &c0, width);
-    LIndex kc0 = kb_ix_sum(kb, k0, &c0, 1);
-    int64_t kn = klen / nch;
+    LStmtList *body =
+        kb_step_loop(kb, into, np, kb_ix_const(0), 1, par && np > 1 && np * width * klen >= PARALLEL_WORK, &p);
+    LIndex at = panel_at(G, &P, kb_ix_plus(p, part ? full : 0));
     // k inner where the source is unit-stride along it: a line of each row at a time (a
     // cache-blocked transpose; the rows' lines read and the panel's written stay in the
     // L1) where whole lines are, then the terms left; a row at a time, a panel's rows far
@@ -1405,15 +1320,15 @@ static void pack(Gemm *G, LStmtList *into, int role, LIndex start, int64_t n, LI
         k[0] = kb_ix_sum(kb, k0, &kl, 1);
       } else if (k_inner) {
         in = kb_step_loop(kb, body, w, kb_ix_const(0), 1, false, &q);
-        in = k_loops(G, in, kc0, kn, k, &kl);
+        in = k_loops(G, in, k0, klen, k, &kl);
       } else {
-        in = k_loops(G, body, kc0, kn, k, &kl);
+        in = k_loops(G, body, k0, klen, k, &kl);
         in = kb_step_loop(kb, in, w, kb_ix_const(0), 1, false, &q);
       }
       LIndex x = kb_ix_sum(kb, first, &p, width);
       kb_ix_addmul(kb, &x, &q, 1);
       LExpr *v = kb_cast(kb, role_value(G, role, x, k), G->cd);
-      kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, role, at, kl, q, width, kn), v));
+      kb_push(kb, in, kb_store_stmt(kb, P.arg, panel_elem(G, role, at, kl, q, width, klen), v));
     }
     if (part && w < width) {  // the padding: zeros
       LIndex kz, qz;

@@ -292,47 +292,6 @@ def epilogues(tdslc, backend, rng):
          epilogue=back)
 
 
-    # a convolution's B computed at packing (ir/fuse.c's matmul_packs, ir/gemm.c's
-    # computed packs): a channels-first layer norm (ConvNeXt's downsample) under a 2x2
-    # stride-2 conv, its output rows folded into the columns: one, three and (AVX2) many
-    # full panels, k split among the threads, and a tail panel; a ReLU under a 3x3 conv
-    def conv(x, w, s, pad):
-        x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-        o, _, kh, kw = w.shape
-        oh, ow = (x.shape[2] - kh) // s + 1, (x.shape[3] - kw) // s + 1
-        out = np.zeros((x.shape[0], o, oh, ow))
-        for i in range(kh):
-            for j in range(kw):
-                out += np.einsum("nchw,oc->nohw", x[:, :, i:i + s * oh:s, j:j + s * ow:s], w[:, :, i, j])
-        return out
-
-    def cf_norm(v):
-        x = v["x"]
-        u = x.mean(1, keepdims=True)
-        n = (x - u) / np.sqrt(((x - u) ** 2).mean(1, keepdims=True) + 1e-6) * v["g"][:, None, None] \
-            + v["h"][:, None, None]
-        return (conv(n, v["w"], 2, 0) + v["c"][:, None, None], conv(np.abs(n), np.abs(v["w"]), 2, 0)
-                + np.abs(v["c"][:, None, None]), v["w"][0].size + 8)
-    cf = ("F.conv2d(g[:, None, None] * ((x - x.mean(1, keepdim=true)) / torch.sqrt((x - x.mean(1, keepdim=true))"
-          ".pow(2).mean(1, keepdim=true) + 1e-6)) + h[:, None, None], w, c, stride=2)")
-    for dt, n, ch, hh, ww, o in (("f32", 2, 6, 18, 22, 10), ("f64", 1, 64, 26, 30, 48), ("f32", 1, 64, 26, 30, 48)):
-        case(tdslc, backend, rng, f"channels-first layer norm conv {dt} {ch}x{hh}x{ww}",
-             [("x", (n, ch, hh, ww)), ("g", (ch,)), ("h", (ch,)), ("w", (o, ch, 2, 2)), ("c", (o,))], cf,
-             dt=dt, epilogue=cf_norm)
-
-    def relu_conv(pad):
-        def f(v):
-            r = np.maximum(v["x"], 0)
-            return conv(r, v["w"], 1, pad), conv(r, np.abs(v["w"]), 1, pad), v["w"][0].size
-        return f
-    for dt, pad in (("f64", 0), ("f32", 1)):
-        case(tdslc, backend, rng, f"relu conv 3x3 {dt} pad {pad}", [("x", (2, 5, 13, 17)), ("w", (11, 5, 3, 3))],
-             f"F.conv2d(relu(x), w, padding={pad})", dt=dt, epilogue=relu_conv(pad))
-    # a 1x1 conv's unfolded B, one full panel (AVX-512) or five (AVX2): its k split among the threads
-    case(tdslc, backend, rng, "relu conv 1x1 k split", [("x", (1, 1024, 9, 9)), ("w", (64, 1024, 1, 1))],
-         "F.conv2d(relu(x), w)", epilogue=relu_conv(0))
-
-
 def index_epilogues(tdslc, backend, rng):
     """Epilogues that compute with the output index (tril/triu's mask, a causal mask,
     arange, eye) fused after a matmul. Where w reads no batch dim the batch would fold
