@@ -239,8 +239,7 @@ int compile_fn(Ctx *cx, const CompileOptions *co, Timer *tm, Compiled *out) {
   cpu.c_source = co->c_source;
   out->lps = arena_alloc(&cx->arena, sizeof *out->lps * (size_t)(out->nfns ? out->nfns : 1));
   for (int i = 0; i < out->nfns; i++) {
-    Graph *g = lower_fn(cx, p, fns[i]);
-    g->cpu = cpu_prog;  // (fusion: a CPU matmul packs its operands, so may recompute them)
+    Graph *g = lower_fn(cx, p, fns[i], cpu_prog);
     fuse_graph(g);
     out->graph = g;
     if (co->time_kernels)

@@ -323,6 +323,7 @@ int sema_fn_index(const Program *p, const char *name);  // its index in p->fns, 
 // ============================================================================
 // lower.c — a checked function -> Graph (view ops become View edits, no nodes)
 // ============================================================================
-Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn);
+// cpu: the graph is for a CPU (Graph.cpu), which builders may read (ir/build_conv.c)
+Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn, bool cpu);
 
 #endif

@@ -579,9 +579,10 @@ static void lower_block(Lower *lw, const AstList *stmts, Rets *rets) {
     lower_stmt(lw, stmts->data[i], rets);
 }
 
-Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn) {
+Graph *lower_fn(Ctx *cx, const Program *p, const Ast *fn, bool cpu) {
   Lower lw = {.cx = cx, .prog = p};
   lw.g = graph_new(cx, fn->name, fn->loc);
+  lw.g->cpu = cpu;  // (before the builders run: a depthwise conv's node is the CPU's)
   for (int i = 0; i < fn->list.len; i++) {
     const Ast *prm = fn->list.data[i];
     if (prm->ty && prm->ty->kind == TY_STR) continue;  // act: str = 'gelu': fixed to its default, no parameter

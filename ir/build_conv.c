@@ -562,8 +562,8 @@ static Value *convolve(Builder *b, const ConvArgs *a, Value *xp, Value *w, Value
 // faster; Mamba's causal conv1d, read transposed by its reader: 4.5x). A padded 2-D
 // one is one depthwise_conv node instead (depthwise_node, ir/depthwise.c: on a CPU each
 // channel padded in a per-thread scratch plane, no padded copy in memory, one kernel where
-// the chain took two; [2, 384, 14, 14] 7x7: 1.13-1.68x faster) unless its edges need too
-// many nests for a GPU (then padded into a copy, depthwise_pad); a 1-D one is padded by
+// the chain took two; [2, 384, 14, 14] 7x7: 1.13-1.68x faster) in a CPU program; a GPU
+// program pads into a copy (depthwise_pad) and its taps read it; a 1-D one is padded by
 // the pad's cat, inline, so that the chain stays inline in a transposed reader. A 3x3
 // stays on the GEMM path, which reads the padding inline: the copy costs about what the
 // chain saves (even on C and LLVM). 3-D too.
@@ -616,25 +616,19 @@ static Value *depthwise_taps(Builder *b, const ConvArgs *a, Value *xp, Value *w,
   return acc;
 }
 
-// A padded depthwise convolution of two spatial dims as one node reading x in
-// place (ir/depthwise.c: a nest per combination of the runs of outputs whose windows keep
-// the same taps inside the input), where those combinations are few (DW_MAX_NESTS); else NULL.
-enum { DW_MAX_NESTS = 64 };
-
+// A padded depthwise convolution of two spatial dims as one node reading x in place
+// (ir/depthwise.c: each channel's plane padded in the thread's scratch).
 static Value *depthwise_node(Builder *b, const ConvArgs *a, Value *x, Value *w, Value *bias) {
   int nsp = a->nsp, nd = nsp + 2;
   const View *xv = &x->view, *wv = &w->view;
-  int64_t shape[TD_MAX_DIMS] = {xv->shape[0], wv->shape[0]}, nests = 1;
+  int64_t shape[TD_MAX_DIMS] = {xv->shape[0], wv->shape[0]};
   View wk = {nsp + 1, {wv->shape[0]}, {wv->strides[0]}, wv->offset};  // [C, k...]
   NodeAttr at = {0};
   for (int i = 0; i < nsp; i++) {
-    int64_t k = wv->shape[2 + i], o0[DEPTHWISE_MAX_RUNS + 1], t0[DEPTHWISE_MAX_RUNS], t1[DEPTHWISE_MAX_RUNS];
+    int64_t k = wv->shape[2 + i];
     shape[2 + i] = (xv->shape[2 + i] + a->pl[i] + a->pr[i] - a->dil[i] * (k - 1) - 1) / a->s[i] + 1;
     wk.shape[1 + i] = k, wk.strides[1 + i] = wv->strides[2 + i];
     at.conv_p[i] = a->pl[i], at.conv_s[i] = a->s[i], at.conv_d[i] = a->dil[i];
-    int runs = depthwise_runs(shape[2 + i], xv->shape[2 + i], k, a->pl[i], a->s[i], a->dil[i], DEPTHWISE_MAX_RUNS,
-                              o0, t0, t1);
-    if (runs < 0 || (nests *= runs) > DW_MAX_NESTS) return NULL;
   }
   Value *srcs[3] = {x, build_view(b, w, wk), bias};
   return build_node(b, OP_DWCONV, x->dtype, nd, shape, srcs, bias ? 3 : 2, at);
@@ -673,15 +667,15 @@ static Value *conv(Builder *b, const ConvArgs *a, Value *x, Value *w, Value *bia
     padded |= a->pl[i] || a->pr[i];
   }
   bool dw = depthwise(a, w);
-  Value *r = dw && nsp > 1 && padded ? depthwise_node(b, a, xb, w, bias) : NULL;
-  if (r) {
+  if (dw && nsp > 1 && padded && b->g && b->g->cpu) {  // (a GPU program: the padded copy)
+    Value *r = depthwise_node(b, a, xb, w, bias);
     if (!a->batched) r = build_squeeze(b, r, 0);
     return build_down(b, r, dt);
   }
   Value *xp = !padded            ? xb
               : dw && nsp > 1      ? depthwise_pad(b, a, xb)
                                    : build_pad_value(b, xb, nsp, pads, PAD_CONSTANT, NULL);
-  r = dw ? depthwise_taps(b, a, xp, w, bias) : convolve(b, a, xp, w, bias);
+  Value *r = dw ? depthwise_taps(b, a, xp, w, bias) : convolve(b, a, xp, w, bias);
   if (!a->batched) r = build_squeeze(b, r, 0);
   return build_down(b, r, dt);
 }

@@ -508,8 +508,8 @@ static FuseWhy inline_why(Fuse *f, int i, bool *reduced) {
     *reduced |= op_class(r->op) == OC_REDUCE || op_class(r->op) == OC_ROW;
     if (r->op == OP_MATMUL && !matmul_packs(f, r, ed.src))
       return why(FW_MATMUL_READ, ed.reader, -1);
-    if (r->op == OP_MATMUL || (r->op == OP_DWCONV && !f->g->cpu))
-      multi = true;  // (computed as it is packed, or once per tap by a GPU program's depthwise conv)
+    if (r->op == OP_MATMUL)
+      multi = true;  // (computed as it is packed)
     if (op_is_gather(r->op))
       return why(FW_GATHER_READ, ed.reader, -1);
     if (op_class(r->op) == OC_ATTN && ed.src < 3)

@@ -373,13 +373,6 @@ KernelKind fuse_kernel_kind(const Graph *g, int kernel);
 // The node whose split says why kernel k starts (its first node), or NULL.
 const Node *fuse_kernel_root(const Graph *g, int kernel);
 
-// ir/depthwise.c: the runs of `out` outputs along one spatial dim of a depthwise conv (input
-// `in`, kernel k, padding p before it, stride s, dilation d) whose windows keep the same taps
-// [t0, t1) inside the input, run j the outputs [o0[j], o0[j + 1]); how many, or -1 past max.
-enum { DEPTHWISE_MAX_RUNS = 16 };
-int depthwise_runs(int64_t out, int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, int max, int64_t *o0,
-                   int64_t *t0, int64_t *t1);
-
 // ---- why.c: the words of FuseWhy (--emit=ir, --emit=dot) ----
 // The reason w of node n as one line of words (no newline, no double quote).
 void why_print(const Graph *g, const Node *n, FuseWhy w, FILE *out);

@@ -24,7 +24,7 @@ static int compile(Ctx *cx, const char *src, const CpuTarget *cpu, LProgram **ou
   assert_int_equal(cx->nerrors, 0);
   assert_true(prog.fns.len <= max);
   for (int i = 0; i < prog.fns.len; i++) {
-    Graph *g = lower_fn(cx, &prog, prog.fns.data[i]);
+    Graph *g = lower_fn(cx, &prog, prog.fns.data[i], false);  // (Graph.cpu false: fusion stores a matmul's operands)
     fuse_graph(g);
     out[i] = kernel_build(cx, g, cpu);
     loop_verify(out[i]);

@@ -382,7 +382,7 @@ static Run *compile_plan(const char *src, const PlanStep *plan, int nplan, int n
   r->prog.ast = parse_program(&r->cx, f);
   assert_non_null(r->prog.ast);
   assert_true(sema_check(&r->cx, &r->prog));
-  r->g = lower_fn(&r->cx, &r->prog, r->prog.fns.data[0]);
+  r->g = lower_fn(&r->cx, &r->prog, r->prog.fns.data[0], false);
   if (!graph_is_view_only(r->g))
     fuse_graph(r->g);
   if (trivial_plan && !nplan) {

@@ -42,7 +42,7 @@ static Graph *plan(const char *src) {
   assert_non_null(prog.ast);
   assert_true(sema_check(&cx, &prog));
   assert_int_equal(cx.nerrors, 0);
-  Graph *g = lower_fn(&cx, &prog, prog.fns.data[0]);
+  Graph *g = lower_fn(&cx, &prog, prog.fns.data[0], false);
   fuse_graph(g);
   return g;
 }

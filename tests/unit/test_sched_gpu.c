@@ -26,7 +26,7 @@ static LProgram *gpu_program(Ctx *cx, const char *src, int sm) {
   prog.ast = parse_program(cx, f);
   assert_non_null(prog.ast);
   assert_true(sema_check(cx, &prog));
-  Graph *g = lower_fn(cx, &prog, prog.fns.data[0]);
+  Graph *g = lower_fn(cx, &prog, prog.fns.data[0], false);
   fuse_graph(g);
   LProgram *p = kernel_build(cx, g, NULL);
   loop_verify(p);
