@@ -96,7 +96,6 @@ enum {
   DIRECT_MAX_U = 4,          //   and vectors of columns it keeps per row
   PF_MAX_COLS = 64,          // ROWS: at most this many columns prefetch A's rows (gemm_build's pf)
   PF_TERMS = 16,             // A and B packed: the micro-kernel prefetches their panels this many terms ahead
-  MICRO_UNROLL = 4,          // rows in place or both packed: the micro-kernel takes this many terms a step
 };
 
 typedef struct Gemm {
@@ -695,7 +694,7 @@ static GemmMicro micro_of(const Gemm *G, int mr, int nr, bool binplace) {
   if (m.aform == GA_PACKED && !binplace)
     m.pfk = PF_TERMS;
   if (nr >= G->V && !binplace && (G->adirect || m.pfk))
-    m.unroll = MICRO_UNROLL;
+    m.unroll = GEMM_MICRO_UNROLL;
   return m;
 }
 

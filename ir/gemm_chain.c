@@ -109,7 +109,7 @@ static void product(Chain *X, LStmtList *into, const Value *w, int wbuf, int64_t
     int64_t first = pass ? n / X->MR * X->MR : 0;
     LIndex h0;
     LStmtList *in = kb_step_loop(kb, into, cnt, kb_ix_const(first), X->MR, false, &h0);
-    GemmMicro m = {X->cd, (int)rows, nr, X->V, GA_ROWS, false, false, 0, nr >= X->V ? 4 : 0};
+    GemmMicro m = {X->cd, (int)rows, nr, X->V, GA_ROWS, false, false, 0, nr >= X->V ? GEMM_MICRO_UNROLL : 0};
     LIndex wi[2] = {k0, kb_ix_sum(kb, a0, &h0, 1)};
     LIndex a = kb_view_index(kb, &w->view, wi);
     for (int q = 0; q < W / nr; q++)

@@ -217,6 +217,8 @@ typedef struct GemmMicro {
   int unroll;     // NR >= V: the k loop's terms a step (then a loop over the kc % unroll left;
                   // 0 or 1: not unrolled)
 } GemmMicro;
+// The terms a step of an unrolled micro-kernel (ir/gemm.c's micro_of, ir/gemm_chain.c)
+enum { GEMM_MICRO_UNROLL = 4 };
 // A call: A from element a of arg aa (lda: A's rows or columns apart), B from b of ba
 // (ldb: its rows apart, in place), the tile at c of ca (rows ldc apart); load (i64)
 // non-zero adds to the tile's values.

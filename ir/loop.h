@@ -267,7 +267,7 @@ typedef struct LArg {
   int64_t at;    // the kernel sees the buffer from element `at` on: its indices count from
                  // there, and the entry (on the GPU the launch) passes the storage plus
                  // `at` (a multiple of 64 bytes, so alignment holds). 0 unless
-                 // share_kernels moved it.
+                 // share_kernels moved it or ir/share.c lent it a result (lent).
   bool lent;     // a temp that ir/share.c put in a result's storage before the result's
                  // first kernel (results_before): what the kernel does there is the temp's
                  // (driver/profile.c counts it as a temp's traffic, not the result's)

@@ -4,7 +4,7 @@ convolution schedules (ir/gemm.c), each compared with NumPy (test_conv_nd.np_con
 over the taps of the zero-padded input, in f64):
   TAPS    depthwise conv1d and conv2d of more than 9 taps: no GEMM, the taps' chain in one
           elementwise kernel (kernels longer than the input, padding past half the kernel,
-          strides, dilation, odd widths); a padded conv2d or conv3d is ir/depthwise.c's kernel
+          strides, dilation, odd widths); a padded conv2d is ir/depthwise.c's kernel
           instead (PLANE: each channel padded in a per-thread scratch plane, no padded copy);
   DIRECT  few output rows per group (depthwise conv2d 3x3 and 3d, a channel multiplier, up to
           16 output channels) of a stride-1 or stride-2 window view: B read in place
