@@ -4,9 +4,10 @@
 // over the taps t of x[n, c, o s - p + t d] w[c, t], the taps outside the input reading
 // the zero padding. No padded copy of the input is made in memory: the image and channel
 // loops (one parallel loop) each copy their channel's plane into the thread's scratch,
-// zero-padded (1.6 KB at ConvNeXt's 14 x 14 with its 7 x 7 taps in f32, 55 KB at 112 x 112), then compute
-// every output row from it, all taps, lanes along the row: the old path's padded copy
-// (ir/build_conv.c's depthwise_pad, which GPU programs keep) one plane at a time.
+// zero-padded (1.6 KB at ConvNeXt's 14 x 14 with its 7 x 7 taps in f32, 55 KB at
+// 112 x 112), then compute every output row from it, all taps, lanes along the row: the
+// old path's padded copy (ir/build_conv.c's depthwise_pad, which GPU programs keep) one
+// plane at a time.
 // Invariants: every output element is written once; its terms are added in the taps'
 // row-major order, after the bias (the skipped taps add zeros: the same sum).
 #include "ir/kernel.h"

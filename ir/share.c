@@ -674,18 +674,16 @@ static void share_temps(Ctx *cx, LProgram *p) {
   qsort(order, (size_t)nt, sizeof *order, cmp_temp_order);
   qsort(rest, (size_t)nr, sizeof *rest, cmp_temp_order);
   const Plan *use = best_plan(&lv, order, nt);
-  bool **placed = arena_alloc(&cx->arena, sizeof *placed * (size_t)(nk + 1));  // per kernel arg: such a temp
   if (nr < nt) {
     const Plan *pl = best_plan(&lv, rest, nr);
     if (plan_bytes(pl) < plan_bytes(use)) {
       use = pl;
       for (int k = 0; k < nk; k++) {
         LKernel *kr = p->kernels.data[k];
-        placed[k] = arena_alloc(&cx->arena, (size_t)kr->args.len + 1);
         for (int a = 0; a < kr->args.len; a++) {
           int b = kr->args.data[a].buf;
           if (res[b] >= 0)
-            kr->args.data[a].at += off[b], placed[k][a] = kr->args.data[a].lent = true;
+            kr->args.data[a].at += off[b], kr->args.data[a].lent = true;
         }
       }
       for (int b = 0; b < nb; b++)
@@ -724,7 +722,7 @@ static void share_temps(Ctx *cx, LProgram *p) {
       for (int c = 0; c < a; c++) {
         // (a temp results_before put in a result's storage is apart from whatever else
         // the kernel reaches there)
-        if (kr->args.data[a].buf != kr->args.data[c].buf || (placed[k] && (placed[k][a] || placed[k][c])))
+        if (kr->args.data[a].buf != kr->args.data[c].buf || kr->args.data[a].lent || kr->args.data[c].lent)
           continue;
         int x = kr->args.data[a].written ? a : c, y = x == a ? c : a;
         bool asked = false;
@@ -735,8 +733,6 @@ static void share_temps(Ctx *cx, LProgram *p) {
         if (!asked)
           td_internal_error(__FILE__, __LINE__, "kernel %d args %d %d share buffer %d", k, a, c, kr->args.data[a].buf);
         merge_args(cx, kr, x, y);
-        if (placed[k])  // (arg y went)
-          memmove(&placed[k][y], &placed[k][y + 1], (size_t)(kr->args.len - y));
         merged[k] = true;
         a = 0;  // (the args moved: again from the start)
         break;
