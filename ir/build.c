@@ -422,7 +422,7 @@ Value *build_flatten(Builder *b, Value *x) {
 // contiguous) tiled one dim at a time, each a [pre, 1, rest] view expanded to [pre, r, rest]
 // and copied.
 static Value *repeat_by_dims(Builder *b, Value *x, int k, const int64_t *r) {
-  int64_t shape[TD_MAX_DIMS];
+  int64_t shape[TD_MAX_DIMS] = {0};  // (gcc -O1 of the sanitizer build cannot see k >= 1)
   int lead = k - x->view.ndim;
   for (int i = 0; i < k; i++) shape[i] = i < lead ? 1 : x->view.shape[i - lead];
   Value *y = build_reshape(b, x, k, shape);

@@ -42,6 +42,8 @@ the taps' strided views, larger ones a reduction over the window view; both are 
 -inf in the input) against test_conv_nd.np_pool, and checked to take their form (a
 padded max chain: clipped to the input dim by dim, no -inf padding made).
 
+The sanitizer pass (oracle.test_subset) runs every Nth case and pool.
+
 Runs on the backend named by TDSL_BACKEND (c or llvm; unset: tdslc's default) and exits
 77 (skip) when tdslc lacks it, see oracle.require_backend.
 """
@@ -54,7 +56,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from oracle import (Tally, compare_kinds, emit_text, load_outputs, require_backend, rnd, run_cleanup,  # noqa: E402
-                    tdslc_run, to_npy)
+                    tdslc_run, test_subset, to_npy)
 from test_conv_nd import np_conv, np_pool  # noqa: E402  (rank-generic: 1-3 spatial dims, f64)
 
 RNG = np.random.default_rng(271)
@@ -396,16 +398,18 @@ def main():
     # every group in one run per dtype: the cases whose schedule depends on the CPU on a
     # fixed one (their long sums of small terms, so that f32's rounding stays within its
     # tolerance), the others on this host's, then the pools
-    fixed = [c for c in CASES if cpu_args(c[4])]
-    host = [c for c in CASES if not cpu_args(c[4])]
+    # (the sanitizer pass, TDSL_TEST_SUBSET=k: every kth case and pool, the rest having run in the plain pass)
+    k = test_subset()
+    fixed = [c for c in CASES[::k] if cpu_args(c[4])]
+    host = [c for c in CASES[::k] if not cpu_args(c[4])]
     bases = [{p: RNG.uniform(-1, 1, s) for p, s in c[1].items()} for c in host]
     run_bundle(t, tdslc, host, bases, [],
                lambda name, src, c: c[4] and check_schedule(t, tdslc, name, src, c[4]))
     bases = [{p: RNG.uniform(-0.25, 0.25, s) for p, s in c[1].items()} for c in fixed]
     run_bundle(t, tdslc, fixed, bases, FIXED_CPU, lambda name, src, c: check_schedule(t, tdslc, name, src, c[4]))
-    pools = [(name, {"x": shape}, expr, model, op) for name, shape, expr, model, op in POOLS]
+    pools = [(name, {"x": shape}, expr, model, op) for name, shape, expr, model, op in POOLS[::k]]
     bases = []
-    for _, shape, _, _, op in POOLS:
+    for _, shape, _, _, op in POOLS[::k]:
         base = RNG.uniform(-1, 1, shape)
         if op.split()[0] in ("maximum", "amax"):  # NaN propagates; -inf is a value like any other
             base.flat[5] = np.nan
