@@ -33,6 +33,8 @@ twice more, for the code check).
   (a `cc` in PATH keeps it; objdump -d).
 - log, log2 and log10 of subnormal x: no multiply reads x in the emitted C (x86's
   microcode assist; subnormal_reads).
+With TDSL_EMIT_ONLY=1 (the sanitizer pass) the program is emitted as C and its LLVM code
+checked as above, but not run: the sweep and NumPy's reference are no work of tdslc's.
 """
 import json
 import math
@@ -630,6 +632,13 @@ def main():
         pows(P, dt, rng)
         composites(P, dt, rng)
     src = P.source()
+    if os.environ.get("TDSL_EMIT_ONLY"):  # the sanitizer pass: tdslc's part alone (the program
+        # emitted as C, the LLVM backend's code checked); the sweep and NumPy's reference, no work
+        # of tdslc's, ran in the plain pass
+        c = emit_text(tdslc, src, "c")
+        T.report("--emit=c", [] if c.returncode == 0 else [c.stderr])
+        generated_code(tdslc, "llvm", src, None)
+        return T.summary(" (TDSL_EMIT_ONLY: the sweep not run)")
     with tempfile.TemporaryDirectory() as d:
         path = os.environ.get("PATH", "")
         if backend == "c":
