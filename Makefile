@@ -52,7 +52,7 @@ demo: deps
 
 # The suite twice (README.md, "Testing"): every test on the release build, then, on a build
 # with the address and undefined-behaviour sanitizers, what can find a bug there: work done by
-# tdslc and libtdslrt, on every 8th program of the long scripts (TDSL_TEST_SUBSET=8, see
+# tdslc and libtdslrt, on every 16th program of the long scripts (TDSL_TEST_SUBSET=16, see
 # tests/run/oracle.py; tests/CMakeLists.txt says what that build leaves out). Each test prints
 # a line as it ends (N/TOTAL); the slow ones start first (COST).
 # While the release pass runs, the sanitizer build is configured and built beside it at the
@@ -82,7 +82,7 @@ test-asan: deps
 	@$(MAKE) --no-print-directory build-asan
 	@echo "== make test, $(PASS)$$(cd $(ASAN_BUILD) && ctest -N | tail -1 | sed 's/Total Tests: //') tests on the sanitizer build, $(JOBS) at a time"
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		TDSL_TEST_SUBSET=8 \
+		TDSL_TEST_SUBSET=16 \
 		ctest --output-on-failure -j $(JOBS)
 
 # The sanitizer build alone (test-asan's first step).
