@@ -70,7 +70,7 @@ test: build
 	wait $$asan; exit $$rc
 	@$(MAKE) --no-print-directory test-asan PASS="pass 2 of 2: "
 
-# The release build's tests without the ten labelled slow (about 17 s of CPU or more each;
+# The release build's tests without the eight labelled slow (about 17 s of CPU or more each;
 # the rest is 53% of the pass's CPU, spread over 158 tests): a quick check while working;
 # `make test` runs them all.
 test-fast: build
