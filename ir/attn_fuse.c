@@ -164,8 +164,7 @@ static const double *node_values(Evals *ev, const Node *n) {
         a[s] = src[s][elem_of(n->srcs[s], ov->ndim, idx)];
     if (!eval_node(n, idx, a, &vals[at]))
       vals = NULL;
-    for (int d = ov->ndim - 1; d >= 0 && ++idx[d] == ov->shape[d]; d--)  // the next index, row-major
-      idx[d] = 0;
+    view_next_index(ov->ndim, idx, ov->shape);
   }
   vec_push(&ev->arena, &ev->done, ((Evaluated){n, vals}));
   return vals;
@@ -228,8 +227,7 @@ static bool eval_causal(Evals *ev, const Value *m, bool keep, int64_t L, int64_t
     double x = vals[elem_of(m, v->ndim, idx)];
     if (((x != 0) == keep) != (idx[v->ndim - 1] <= idx[v->ndim - 2]))
       return false;
-    for (int d = v->ndim - 1; d >= 0 && ++idx[d] == v->shape[d]; d--)
-      idx[d] = 0;
+    view_next_index(v->ndim, idx, v->shape);
   }
   return true;
 }

@@ -155,12 +155,6 @@ static View tap_view(const View *xv, int nsp, const int64_t *t, const int64_t *o
 }
 
 // t advanced to the next tap of windows of k (the last dim fastest); false after the last
-static bool next_tap(int nsp, int64_t *t, const int64_t *k) {
-  int i = nsp - 1;
-  while (i >= 0 && ++t[i] == k[i]) t[i--] = 0;
-  return i >= 0;
-}
-
 // op (maximum, add) over the taps of xp's windows, each tap through up (halves to f32)
 // when `up`
 static Value *reduce_taps(Builder *b, Op op, Value *xp, int nsp, const int64_t *out, const int64_t *k,
@@ -171,7 +165,7 @@ static Value *reduce_taps(Builder *b, Op op, Value *xp, int nsp, const int64_t *
     Value *tap = build_view(b, xp, tap_view(&xp->view, nsp, t, out, s, dil));
     if (up) tap = build_up(b, tap);
     acc = acc ? b_bin(b, op, acc, tap) : tap;
-  } while (next_tap(nsp, t, k));
+  } while (view_next_index(nsp, t, k));
   return acc;
 }
 
@@ -612,7 +606,7 @@ static Value *depthwise_taps(Builder *b, const ConvArgs *a, Value *xp, Value *w,
     for (int i = 0; i < nsp; i++) wt.offset += t[i] * wv->strides[2 + i];
     Value *p = b_mul(b, build_view(b, xp, tap_view(xv, nsp, t, out, a->s, a->dil)), build_view(b, w, wt));
     acc = acc ? b_add(b, acc, p) : p;
-  } while (next_tap(nsp, t, k));
+  } while (view_next_index(nsp, t, k));
   return acc;
 }
 

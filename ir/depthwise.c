@@ -64,7 +64,7 @@ static void build_plane(KernelBuilder *kb, const Node *n) {
     into = kb_step_loop(kb, into, ov->shape[2 + i], kb_ix_const(0), 1, false, &idx[2 + i]);
   LExpr *acc = bias ? kb_cast(kb, kb_value(kb, bias, &idx[1]), cd) : kb_fconst(kb, cd, 0);
   int64_t t[DW_NSP] = {0};
-  for (bool more = true; more;) {
+  do {
     LIndex wi[TD_MAX_DIMS] = {idx[1]}, pi = kb_ix_const(0);
     for (int i = 0; i < nsp; i++) {
       wi[1 + i] = kb_ix_const(t[i]);
@@ -73,11 +73,7 @@ static void build_plane(KernelBuilder *kb, const Node *n) {
     }
     LExpr *term = kb_binary(kb, OP_MUL, cd, kb_buf_load(kb, sbuf, pi), kb_cast(kb, kb_value(kb, n->srcs[1], wi), cd));
     acc = kb_binary(kb, OP_ADD, cd, acc, term);
-    int i = nsp - 1;  // the next tap, the last dim fastest
-    while (i >= 0 && ++t[i] == wv->shape[1 + i])
-      t[i--] = 0;
-    more = i >= 0;
-  }
+  } while (view_next_index(nsp, t, &wv->shape[1]));
   kb_store_node(kb, into, n, idx, acc);
 }
 

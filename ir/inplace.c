@@ -250,8 +250,7 @@ static bool mark_store(const StoreAt *st, int64_t at, unsigned char *seen, int64
     if (e < 0 || e > numel - run || memchr(seen + e, 1, (size_t)run))
       return false;
     memset(seen + e, 1, (size_t)run);
-    for (int d = nl - 1; d >= 0 && ++it[d] == ext[d]; d--)
-      it[d] = 0;
+    view_next_index(nl, it, ext);
   }
   return true;
 }

@@ -427,6 +427,13 @@ int64_t view_index(View v, const int64_t *idx) {
   return e;
 }
 
+bool view_next_index(int ndim, int64_t *idx, const int64_t *shape) {
+  int d = ndim - 1;
+  for (; d >= 0 && ++idx[d] == shape[d]; d--)
+    idx[d] = 0;
+  return d >= 0;
+}
+
 // Unravels r's offset into per-dim starts, then gives each reader dim the outermost
 // dim whose contiguous stride divides its own; the bounds check makes the unravel unique.
 bool view_decompose(View r, int pndim, const int64_t *pshape, ViewMap *m) {

@@ -82,6 +82,9 @@ bool view_as_strided(int ndim, const int64_t *shape, const int64_t *strides, int
                      int64_t storage_numel, View *out);
 // Storage element of a logical index (idx has v.ndim entries).
 int64_t view_index(View v, const int64_t *idx);
+// idx (ndim entries) steps to the next index of shape in row-major order, the last dim
+// fastest; false after the last one (idx is back to all zeros).
+bool view_next_index(int ndim, int64_t *idx, const int64_t *shape);
 
 // How a View r over a contiguous tensor of shape pshape walks that tensor's logical
 // index: per reader dim d, pdim[d] is the dim it walks (-1: none — broadcast or size 1)

@@ -122,6 +122,20 @@ static void index_is_offset_plus_strided_sum(void **state) {
   assert_int_equal(view_index(view_scalar(), NULL), 0);
 }
 
+static void next_index_walks_row_major_then_wraps(void **state) {
+  (void)state;
+  const int64_t shape[2] = {2, 3};
+  int64_t idx[2] = {0, 0}, seen = 1;
+  while (seen < 7 && view_next_index(2, idx, shape)) {  // (a bound: a walk that never ends fails)
+    assert_int_equal(idx[0] * 3 + idx[1], seen);  // the last dim fastest, one step at a time
+    seen++;
+  }
+  assert_int_equal(seen, 6);
+  assert_int_equal(idx[0], 0);  // back to zeros after the last index
+  assert_int_equal(idx[1], 0);
+  assert_false(view_next_index(0, NULL, NULL));  // a 0-d shape has one index
+}
+
 // --- reordering ------------------------------------------------------------------------
 
 static void transpose_swaps_shape_and_strides(void **state) {
@@ -521,6 +535,7 @@ int main(void) {
       cmocka_unit_test(same_elems_ignores_the_strides_of_size_1_dims),
     cmocka_unit_test(extent_spans_negative_and_positive_strides),
     cmocka_unit_test(index_is_offset_plus_strided_sum),
+    cmocka_unit_test(next_index_walks_row_major_then_wraps),
     cmocka_unit_test(transpose_swaps_shape_and_strides),
     cmocka_unit_test(permute_reorders_dims_and_keeps_offset),
     cmocka_unit_test(unsqueeze_gives_the_new_dim_the_span_of_the_next),
